@@ -1,0 +1,196 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/assent-hq/assent/internal/wire"
+	"github.com/assent-hq/assent/models"
+)
+
+// The admin endpoints manage the caller's own organisation; every store
+// call takes the principal's organisation id.
+
+func orgID(c *gin.Context) string { return principal(c).Organization.ID }
+
+func (h *handlers) getOrganization(c *gin.Context) {
+	c.JSON(http.StatusOK, wire.NewOrganization(principal(c).Organization))
+}
+
+func (h *handlers) updateOrganization(c *gin.Context) {
+	var in models.OrganizationPatch
+	if err := bind(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	org, err := h.store.UpdateOrganization(c.Request.Context(), orgID(c), in)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, wire.NewOrganization(org))
+}
+
+func (h *handlers) createMember(c *gin.Context) {
+	var in models.NewMember
+	if err := bind(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	m, err := h.store.CreateMember(c.Request.Context(), orgID(c), in)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusCreated, wire.NewMember(m))
+}
+
+func (h *handlers) listMembers(c *gin.Context) {
+	p, err := page(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	rows, next, err := h.store.ListMembers(c.Request.Context(), orgID(c), p)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, newList(rows, next, wire.NewMember))
+}
+
+func (h *handlers) updateMember(c *gin.Context) {
+	var in models.MemberPatch
+	if err := bind(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	m, err := h.store.UpdateMember(c.Request.Context(), orgID(c), c.Param("id"), in)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, wire.NewMember(m))
+}
+
+type tokenResponse struct {
+	ID    string `json:"id"`
+	Token string `json:"token"`
+}
+
+func (h *handlers) createMemberToken(c *gin.Context) {
+	if err := bind(c, &struct{}{}); err != nil {
+		fail(c, err)
+		return
+	}
+	k, secret, err := h.store.CreateMemberToken(c.Request.Context(), orgID(c), c.Param("id"))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusCreated, tokenResponse{ID: k.ID, Token: secret})
+}
+
+func (h *handlers) createTeam(c *gin.Context) {
+	var in models.NewTeam
+	if err := bind(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	t, err := h.store.CreateTeam(c.Request.Context(), orgID(c), in)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusCreated, wire.NewTeam(t))
+}
+
+func (h *handlers) listTeams(c *gin.Context) {
+	p, err := page(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	rows, next, err := h.store.ListTeams(c.Request.Context(), orgID(c), p)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, newList(rows, next, wire.NewTeam))
+}
+
+func (h *handlers) createGuest(c *gin.Context) {
+	var in models.NewGuest
+	if err := bind(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	g, created, err := h.store.CreateGuest(c.Request.Context(), orgID(c), in)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	c.JSON(status, wire.NewGuest(g))
+}
+
+func (h *handlers) listGuests(c *gin.Context) {
+	p, err := page(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	rows, next, err := h.store.ListGuests(c.Request.Context(), orgID(c), p)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, newList(rows, next, wire.NewGuest))
+}
+
+// createdKey is the only response that carries a key's secret.
+type createdKey struct {
+	wire.Key
+	Secret string `json:"key"`
+}
+
+func (h *handlers) createKey(c *gin.Context) {
+	var in models.NewKey
+	if err := bind(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	k, secret, err := h.store.CreateKey(c.Request.Context(), orgID(c), in)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusCreated, createdKey{Key: wire.NewKey(k), Secret: secret})
+}
+
+func (h *handlers) listKeys(c *gin.Context) {
+	p, err := page(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	rows, next, err := h.store.ListKeys(c.Request.Context(), orgID(c), p)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, newList(rows, next, wire.NewKey))
+}
+
+func (h *handlers) revokeKey(c *gin.Context) {
+	k, err := h.store.RevokeKey(c.Request.Context(), orgID(c), c.Param("id"))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, wire.NewKey(k))
+}

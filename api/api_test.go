@@ -1,0 +1,345 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/server/temporaltest"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/api"
+	"github.com/assent-hq/assent/internal/scopes"
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/models"
+)
+
+// fixture is one organisation with a key of every kind, plus a second
+// organisation to prove isolation.
+type fixture struct {
+	srv         *httptest.Server
+	store       *models.Store
+	org         *models.Organization
+	agentKey    string
+	readOnlyKey string
+	adminKey    string
+	memberToken string
+	member      *models.Member
+	otherAdmin  string
+	otherMember *models.Member
+}
+
+func newFixture(t *testing.T, db *gorm.DB) *fixture {
+	t.Helper()
+	ctx := context.Background()
+	s := models.NewStore(db)
+	f := &fixture{store: s}
+	var err error
+	f.org, err = s.CreateOrganization(ctx, models.NewOrganization{Name: "Acme"})
+	require.NoError(t, err)
+	_, f.agentKey, err = s.CreateKey(ctx, f.org.ID, models.NewKey{Name: "agent", Kind: models.KeyAgent, Scopes: scopes.All})
+	require.NoError(t, err)
+	_, f.readOnlyKey, err = s.CreateKey(ctx, f.org.ID, models.NewKey{Name: "ro", Kind: models.KeyAgent, Scopes: []string{scopes.ApprovalsRead}})
+	require.NoError(t, err)
+	_, f.adminKey, err = s.CreateKey(ctx, f.org.ID, models.NewKey{Name: "admin", Kind: models.KeyAdmin})
+	require.NoError(t, err)
+	f.member, err = s.CreateMember(ctx, f.org.ID, models.NewMember{Email: "ada@example.com", Name: "Ada", Role: models.RoleOwner})
+	require.NoError(t, err)
+	_, f.memberToken, err = s.CreateMemberToken(ctx, f.org.ID, f.member.ID)
+	require.NoError(t, err)
+
+	other, err := s.CreateOrganization(ctx, models.NewOrganization{Name: "Other"})
+	require.NoError(t, err)
+	_, f.otherAdmin, err = s.CreateKey(ctx, other.ID, models.NewKey{Name: "admin", Kind: models.KeyAdmin})
+	require.NoError(t, err)
+	f.otherMember, err = s.CreateMember(ctx, other.ID, models.NewMember{Email: "eve@example.com"})
+	require.NoError(t, err)
+
+	f.srv = httptest.NewServer(api.New(api.Deps{Store: s, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), BaseURL: "http://assent.test"}))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+type response struct {
+	status  int
+	header  http.Header
+	body    []byte
+	decoded map[string]any
+}
+
+func (f *fixture) do(t *testing.T, method, path, key, body string, headers map[string]string) response {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, f.srv.URL+path, r)
+	require.NoError(t, err)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	out := response{status: resp.StatusCode, header: resp.Header}
+	out.body, err = io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	_ = json.Unmarshal(out.body, &out.decoded)
+	return out
+}
+
+func errField(r response, name string) string {
+	e, _ := r.decoded["error"].(map[string]any)
+	s, _ := e[name].(string)
+	return s
+}
+
+// TestAPIScenarios covers auth, scopes, the error envelope and wire manners
+// in one table, on SQLite and PostgreSQL.
+func TestAPIScenarios(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		f := newFixture(t, db)
+		key := map[string]string{"agent": f.agentKey, "readonly": f.readOnlyKey, "admin": f.adminKey,
+			"member": f.memberToken, "other": f.otherAdmin, "bogus": "asnt_agent_nope", "none": ""}
+
+		tests := []struct {
+			name     string
+			method   string
+			path     string
+			key      string
+			body     string
+			headers  map[string]string
+			status   int
+			code     string
+			field    string
+			contains []string
+			msgHas   string
+		}{
+			{name: "no key", method: "GET", path: "/api/v1/me", key: "none", status: 401, code: "unauthorized"},
+			{name: "unknown key", method: "GET", path: "/api/v1/me", key: "bogus", status: 401, code: "unauthorized"},
+			{name: "wrong scheme", method: "GET", path: "/api/v1/me", key: "none", headers: map[string]string{"Authorization": "Basic " + f.agentKey}, status: 401, code: "unauthorized"},
+			{name: "me as agent", method: "GET", path: "/api/v1/me", key: "agent", status: 200, contains: []string{`"kind":"agent"`, `"approvals:write"`, `"member":null`, f.org.ID}},
+			{name: "me as member", method: "GET", path: "/api/v1/me", key: "member", status: 200, contains: []string{`"kind":"member"`, `"email":"ada@example.com"`}},
+			{name: "me as admin", method: "GET", path: "/api/v1/me", key: "admin", status: 200, contains: []string{`"kind":"admin"`, `"scopes":[]`}},
+			{name: "admin route with agent key", method: "GET", path: "/api/v1/admin/members", key: "agent", status: 403, code: "forbidden"},
+			{name: "admin route with member token", method: "GET", path: "/api/v1/admin/members", key: "member", status: 403, code: "forbidden"},
+			{name: "list members", method: "GET", path: "/api/v1/admin/members", key: "admin", status: 200, contains: []string{`"nextCursor":null`, "ada@example.com"}},
+			{name: "members are scoped", method: "GET", path: "/api/v1/admin/members", key: "other", status: 200, contains: []string{"eve@example.com"}},
+			{name: "bad limit", method: "GET", path: "/api/v1/admin/members?limit=500", key: "admin", status: 400, code: "invalid_request", field: "limit"},
+			{name: "bad cursor", method: "GET", path: "/api/v1/admin/members?cursor=zzz", key: "admin", status: 400, code: "invalid_request", field: "cursor"},
+			{name: "create member", method: "POST", path: "/api/v1/admin/members", key: "admin", body: `{"email":"Bob@Example.com","name":"Bob","role":"admin"}`, status: 201, contains: []string{`"email":"bob@example.com"`, `"role":"admin"`, `"id":"mem_`, `"active":true`}},
+			{name: "duplicate member", method: "POST", path: "/api/v1/admin/members", key: "admin", body: `{"email":"ada@example.com"}`, status: 409, code: "conflict", field: "email"},
+			{name: "unknown field", method: "POST", path: "/api/v1/admin/members", key: "admin", body: `{"email":"c@example.com","nmae":"C"}`, status: 400, code: "invalid_request", field: "nmae"},
+			{name: "malformed JSON", method: "POST", path: "/api/v1/admin/members", key: "admin", body: `{"email":`, status: 400, code: "invalid_request"},
+			{name: "syntax error", method: "POST", path: "/api/v1/admin/members", key: "admin", body: `{"email" "x"}`, status: 400, code: "invalid_request", msgHas: "malformed JSON"},
+			{name: "wrong type", method: "POST", path: "/api/v1/admin/members", key: "admin", body: `{"email":42}`, status: 400, code: "invalid_request", field: "email", msgHas: "must be a string"},
+			{name: "array body", method: "POST", path: "/api/v1/admin/members", key: "admin", body: `[]`, status: 400, code: "invalid_request"},
+			{name: "trailing data", method: "POST", path: "/api/v1/admin/members", key: "admin", body: `{"email":"d@example.com"} {}`, status: 400, code: "invalid_request"},
+			{name: "missing field", method: "POST", path: "/api/v1/admin/members", key: "admin", body: `{}`, status: 400, code: "invalid_request", field: "email", msgHas: "email is required"},
+			{name: "bad email", method: "POST", path: "/api/v1/admin/members", key: "admin", body: `{"email":"nope"}`, status: 400, code: "invalid_request", field: "email"},
+			{name: "bad role", method: "POST", path: "/api/v1/admin/members", key: "admin", body: `{"email":"e@example.com","role":"god"}`, status: 400, code: "invalid_request", field: "role", msgHas: "owner, admin, member"},
+			{name: "not JSON content type", method: "POST", path: "/api/v1/admin/members", key: "admin", body: `{"email":"f@example.com"}`, headers: map[string]string{"Content-Type": "text/plain"}, status: 415, code: "unsupported_media_type"},
+			{name: "oversized body", method: "POST", path: "/api/v1/admin/members", key: "admin", body: `{"name":"` + strings.Repeat("x", api.DefaultBodyLimit) + `"}`, status: 413, code: "payload_too_large"},
+			{name: "patch member in other org", method: "PATCH", path: "/api/v1/admin/members/" + f.otherMember.ID, key: "admin", body: `{"role":"admin"}`, status: 404, code: "not_found"},
+			{name: "deactivate last owner", method: "PATCH", path: "/api/v1/admin/members/" + f.member.ID, key: "admin", body: `{"active":false}`, status: 409, code: "invalid_state"},
+			{name: "token for other org member", method: "POST", path: "/api/v1/admin/members/" + f.otherMember.ID + "/tokens", key: "admin", status: 404, code: "not_found"},
+			{name: "token for member", method: "POST", path: "/api/v1/admin/members/" + f.member.ID + "/tokens", key: "admin", status: 201, contains: []string{`"token":"asnt_member_`}},
+			{name: "team with unknown member", method: "POST", path: "/api/v1/admin/teams", key: "admin", body: `{"name":"Ops","kind":"team","members":["ghost@example.com"]}`, status: 400, code: "invalid_request", field: "members", msgHas: "ghost@example.com"},
+			{name: "team with other org member", method: "POST", path: "/api/v1/admin/teams", key: "admin", body: `{"name":"Ops","kind":"team","members":["` + f.otherMember.ID + `"]}`, status: 400, code: "invalid_request", field: "members"},
+			{name: "team bad kind", method: "POST", path: "/api/v1/admin/teams", key: "admin", body: `{"name":"Ops","kind":"tribe"}`, status: 400, code: "invalid_request", field: "kind"},
+			{name: "create team", method: "POST", path: "/api/v1/admin/teams", key: "admin", body: `{"name":"Finance","kind":"group","members":["ada@example.com"]}`, status: 201, contains: []string{`"id":"team_`, `"kind":"group"`, "ada@example.com"}},
+			{name: "guest", method: "POST", path: "/api/v1/admin/guests", key: "admin", body: `{"email":"guest@partner.io"}`, status: 201, contains: []string{`"id":"gst_`}},
+			{name: "guest again", method: "POST", path: "/api/v1/admin/guests", key: "admin", body: `{"email":"GUEST@partner.io"}`, status: 200},
+			{name: "member as guest", method: "POST", path: "/api/v1/admin/guests", key: "admin", body: `{"email":"ada@example.com"}`, status: 409, code: "conflict", field: "email"},
+			{name: "key with unknown scope", method: "POST", path: "/api/v1/admin/keys", key: "admin", body: `{"name":"k","kind":"agent","scopes":["approvals:delete"]}`, status: 400, code: "invalid_request", field: "scopes", msgHas: "approvals:delete"},
+			{name: "agent key without scopes", method: "POST", path: "/api/v1/admin/keys", key: "admin", body: `{"name":"k","kind":"agent"}`, status: 400, code: "invalid_request", field: "scopes"},
+			{name: "member kind refused", method: "POST", path: "/api/v1/admin/keys", key: "admin", body: `{"name":"k","kind":"member"}`, status: 400, code: "invalid_request", field: "kind"},
+			{name: "create key", method: "POST", path: "/api/v1/admin/keys", key: "admin", body: `{"name":"k","kind":"agent","scopes":["flows:write"]}`, status: 201, contains: []string{`"key":"asnt_agent_`, `"id":"key_`, `"scopes":["flows:write"]`}},
+			{name: "keys list hides secrets", method: "GET", path: "/api/v1/admin/keys", key: "admin", status: 200, contains: []string{`"prefix":"asnt_`}},
+			{name: "revoke other org key", method: "DELETE", path: "/api/v1/admin/keys/key_nope", key: "admin", status: 404, code: "not_found"},
+			{name: "organization patch", method: "PATCH", path: "/api/v1/admin/organization", key: "admin", body: `{"plan":"enterprise","guestsMayApprove":true}`, status: 200, contains: []string{`"plan":"enterprise"`, `"guestsMayApprove":true`}},
+			{name: "organization bad plan", method: "PATCH", path: "/api/v1/admin/organization", key: "admin", body: `{"plan":"gold"}`, status: 400, code: "invalid_request", field: "plan"},
+			{name: "organization bad expiry", method: "PATCH", path: "/api/v1/admin/organization", key: "admin", body: `{"maxApprovalExpirySeconds":5}`, status: 400, code: "invalid_request", field: "maxApprovalExpirySeconds"},
+			{name: "unknown route", method: "GET", path: "/api/v1/nope", key: "agent", status: 404, code: "not_found"},
+			{name: "wrong method", method: "PUT", path: "/api/v1/me", key: "agent", status: 405, code: "method_not_allowed"},
+			{name: "idempotency key too long", method: "POST", path: "/api/v1/admin/guests", key: "admin", body: `{"email":"g2@partner.io"}`, headers: map[string]string{"Idempotency-Key": strings.Repeat("k", 256)}, status: 400, code: "invalid_request", field: "Idempotency-Key"},
+			{name: "healthz", method: "GET", path: "/healthz", key: "none", status: 200, contains: []string{`"status":"ok"`}},
+			{name: "readyz without temporal", method: "GET", path: "/readyz", key: "none", status: 503, contains: []string{`"temporal":"down`, `"database":"ok"`}},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				r := f.do(t, tc.method, tc.path, key[tc.key], tc.body, tc.headers)
+				require.Equal(t, tc.status, r.status, "body: %s", r.body)
+				assert.Equal(t, "application/json; charset=utf-8", r.header.Get("Content-Type"))
+				if tc.code != "" {
+					assert.Equal(t, tc.code, errField(r, "code"), "body: %s", r.body)
+					assert.NotEmpty(t, errField(r, "message"))
+				}
+				if tc.field != "" {
+					assert.Equal(t, tc.field, errField(r, "field"), "body: %s", r.body)
+				}
+				if tc.msgHas != "" {
+					assert.Contains(t, errField(r, "message"), tc.msgHas)
+				}
+				for _, s := range tc.contains {
+					assert.Contains(t, string(r.body), s)
+				}
+			})
+		}
+	})
+}
+
+func TestRevokedKeyFailsAtOnce(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		f := newFixture(t, db)
+		r := f.do(t, "POST", "/api/v1/admin/keys", f.adminKey, `{"name":"short-lived","kind":"agent","scopes":["approvals:read"]}`, nil)
+		require.Equal(t, 201, r.status)
+		secret, id := r.decoded["key"].(string), r.decoded["id"].(string)
+		require.Equal(t, 200, f.do(t, "GET", "/api/v1/me", secret, "", nil).status)
+
+		// Another organisation's admin cannot revoke it.
+		require.Equal(t, 404, f.do(t, "DELETE", "/api/v1/admin/keys/"+id, f.otherAdmin, "", nil).status)
+		r = f.do(t, "DELETE", "/api/v1/admin/keys/"+id, f.adminKey, "", nil)
+		require.Equal(t, 200, r.status)
+		assert.NotNil(t, r.decoded["revokedAt"])
+		assert.Equal(t, 401, f.do(t, "GET", "/api/v1/me", secret, "", nil).status)
+	})
+}
+
+func TestIdempotency(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		f := newFixture(t, db)
+		hdr := map[string]string{"Idempotency-Key": "create-bob"}
+		body := `{"email":"bob@example.com","name":"Bob"}`
+
+		first := f.do(t, "POST", "/api/v1/admin/members", f.adminKey, body, hdr)
+		require.Equal(t, 201, first.status, "%s", first.body)
+		assert.Empty(t, first.header.Get("Idempotency-Replayed"))
+
+		replay := f.do(t, "POST", "/api/v1/admin/members", f.adminKey, body, hdr)
+		assert.Equal(t, 201, replay.status)
+		assert.Equal(t, "true", replay.header.Get("Idempotency-Replayed"))
+		assert.Equal(t, first.body, replay.body, "replay must be byte for byte")
+
+		reused := f.do(t, "POST", "/api/v1/admin/members", f.adminKey, `{"email":"carol@example.com"}`, hdr)
+		assert.Equal(t, 422, reused.status)
+		assert.Equal(t, "idempotency_key_reused", errField(reused, "code"))
+
+		// The same key on another path is a different request.
+		other := f.do(t, "POST", "/api/v1/admin/guests", f.adminKey, body[:len(body)-13]+"}", hdr)
+		assert.Equal(t, 422, other.status)
+
+		// Keys are per organisation: another organisation may use the same one.
+		elsewhere := f.do(t, "POST", "/api/v1/admin/members", f.otherAdmin, body, hdr)
+		assert.Equal(t, 201, elsewhere.status)
+		assert.Empty(t, elsewhere.header.Get("Idempotency-Replayed"))
+
+		// A refusal is stored and replayed too.
+		bad := map[string]string{"Idempotency-Key": "bad-one"}
+		r1 := f.do(t, "POST", "/api/v1/admin/members", f.adminKey, `{"email":"nope"}`, bad)
+		r2 := f.do(t, "POST", "/api/v1/admin/members", f.adminKey, `{"email":"nope"}`, bad)
+		assert.Equal(t, 400, r1.status)
+		assert.Equal(t, r1.body, r2.body)
+		assert.Equal(t, "true", r2.header.Get("Idempotency-Replayed"))
+
+		members, _, err := f.store.ListMembers(context.Background(), f.org.ID, models.Page{Limit: 50})
+		require.NoError(t, err)
+		bobs := 0
+		for _, m := range members {
+			if m.Email == "bob@example.com" {
+				bobs++
+			}
+		}
+		assert.Equal(t, 1, bobs)
+	})
+}
+
+// TestIdempotencyUnderConcurrency sends 20 requests with one key at once:
+// exactly one executes; the rest are replays or told it is in progress.
+func TestIdempotencyUnderConcurrency(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		f := newFixture(t, db)
+		body := `{"name":"concurrent","kind":"agent","scopes":["approvals:read"]}`
+		var wg sync.WaitGroup
+		results := make([]response, 20)
+		start := make(chan struct{})
+		for i := range results {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				results[i] = f.do(t, "POST", "/api/v1/admin/keys", f.adminKey, body, map[string]string{"Idempotency-Key": "same"})
+			}()
+		}
+		close(start)
+		wg.Wait()
+
+		var executed, replayed, inProgress int
+		var firstBody []byte
+		for _, r := range results {
+			switch {
+			case r.status == 201 && r.header.Get("Idempotency-Replayed") == "":
+				executed++
+				firstBody = r.body
+			case r.status == 201:
+				replayed++
+			case r.status == 409 && errField(r, "code") == "idempotency_in_progress":
+				inProgress++
+			default:
+				t.Errorf("unexpected response %d %s", r.status, r.body)
+			}
+		}
+		t.Logf("executed %d, replayed %d, in progress %d", executed, replayed, inProgress)
+		assert.Equal(t, 1, executed)
+		assert.Equal(t, 20, executed+replayed+inProgress)
+		for _, r := range results {
+			if r.status == 201 {
+				assert.True(t, bytes.Equal(firstBody, r.body))
+			}
+		}
+		keys, _, err := f.store.ListKeys(context.Background(), f.org.ID, models.Page{Limit: 200})
+		require.NoError(t, err)
+		n := 0
+		for _, k := range keys {
+			if k.Name == "concurrent" {
+				n++
+			}
+		}
+		assert.Equal(t, 1, n, "exactly one key must have been created")
+	})
+}
+
+func TestReadyzChecksTemporal(t *testing.T) {
+	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	db := testenv.OpenDB(t, "sqlite")
+	srv := httptest.NewServer(api.New(api.Deps{Store: models.NewStore(db), Temporal: ts.GetDefaultClient(),
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/readyz")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, 200, resp.StatusCode)
+
+	require.NoError(t, models.Close(db))
+	resp, err = http.Get(srv.URL + "/readyz")
+	require.NoError(t, err)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, 503, resp.StatusCode)
+	assert.Contains(t, string(b), `"database":"down`)
+}

@@ -1,0 +1,52 @@
+package api
+
+import (
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/models"
+)
+
+const principalKey = "assent.principal"
+
+// authenticate resolves the bearer key to a principal or refuses with 401.
+func (h *handlers) authenticate(c *gin.Context) {
+	scheme, secret, _ := strings.Cut(c.GetHeader("Authorization"), " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		secret = ""
+	}
+	p, err := h.store.Authenticate(c.Request.Context(), strings.TrimSpace(secret))
+	if err != nil {
+		c.Header("WWW-Authenticate", `Bearer realm="assent"`)
+		fail(c, err)
+		return
+	}
+	c.Set(principalKey, p)
+	c.Next()
+}
+
+func principal(c *gin.Context) *models.Principal {
+	return c.MustGet(principalKey).(*models.Principal)
+}
+
+// requireScope refuses keys that lack scope, naming it.
+func requireScope(scope string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if !principal(c).HasScope(scope) {
+			fail(c, apperr.New(apperr.InsufficientScope, "this key lacks the scope %s", scope))
+			return
+		}
+		c.Next()
+	}
+}
+
+// requireAdmin admits admin keys only.
+func requireAdmin(c *gin.Context) {
+	if principal(c).Key.Kind != models.KeyAdmin {
+		fail(c, apperr.New(apperr.Forbidden, "this endpoint needs an admin key"))
+		return
+	}
+	c.Next()
+}

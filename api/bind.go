@@ -1,0 +1,150 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/validate"
+	"github.com/assent-hq/assent/internal/wire"
+	"github.com/assent-hq/assent/models"
+)
+
+// DefaultBodyLimit bounds JSON request bodies; routes that take documents
+// raise it.
+const DefaultBodyLimit = 1 << 20
+
+const bodyKey = "assent.body"
+
+// readBody reads the whole request body once, within limit, and checks its
+// content type. Handlers and the idempotency check share the bytes.
+func readBody(limit int64) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if c.Request.Body == nil || c.Request.Method == http.MethodGet || c.Request.Method == http.MethodDelete {
+			c.Next()
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, limit))
+		if err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				fail(c, apperr.New(apperr.PayloadTooLarge, "the request body is larger than %d bytes", limit))
+				return
+			}
+			fail(c, apperr.New(apperr.InvalidRequest, "the request body could not be read"))
+			return
+		}
+		if len(bytes.TrimSpace(body)) > 0 {
+			mt, _, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
+			if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+				fail(c, apperr.New(apperr.UnsupportedMedia, "send the request body as application/json"))
+				return
+			}
+		}
+		c.Set(bodyKey, body)
+		c.Request.Body = io.NopCloser(bytes.NewReader(body))
+		c.Next()
+	}
+}
+
+func rawBody(c *gin.Context) []byte {
+	if b, ok := c.Get(bodyKey); ok {
+		return b.([]byte)
+	}
+	return nil
+}
+
+// bind decodes the body strictly into dst (unknown fields, wrong types and
+// trailing data are refused, naming the field) and validates it. An empty
+// body is an empty object, so a missing field is reported by name.
+func bind(c *gin.Context, dst any) error {
+	body := bytes.TrimSpace(rawBody(c))
+	if len(body) == 0 {
+		body = []byte("{}")
+	}
+	if body[0] != '{' {
+		return apperr.New(apperr.InvalidRequest, "the request body must be a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return decodeError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return apperr.New(apperr.InvalidRequest, "the request body has data after the JSON object")
+	}
+	return validate.Struct(dst)
+}
+
+func decodeError(err error) error {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		return apperr.New(apperr.InvalidRequest, "malformed JSON at byte %d: %v", syntax.Offset, syntax)
+	case errors.As(err, &typ):
+		if typ.Field == "" {
+			return apperr.New(apperr.InvalidRequest, "the request body must be a JSON object")
+		}
+		return apperr.Field(apperr.InvalidRequest, typ.Field, "%s must be %s, not %s", typ.Field, jsonType(typ.Type.Kind().String()), typ.Value)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return apperr.New(apperr.InvalidRequest, "malformed JSON: the body ends early")
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		field, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
+		return apperr.Field(apperr.InvalidRequest, field, "unknown field %q", field)
+	}
+	return apperr.New(apperr.InvalidRequest, "invalid JSON: %v", err)
+}
+
+func jsonType(goKind string) string {
+	switch goKind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "slice", "array":
+		return "an array"
+	case "map", "struct":
+		return "an object"
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return "an integer"
+	case "float32", "float64":
+		return "a number"
+	}
+	return "of another type"
+}
+
+// page reads limit and cursor: limit defaults to 50 and may be at most 200.
+func page(c *gin.Context) (models.Page, error) {
+	p := models.Page{Limit: 50, Cursor: c.Query("cursor")}
+	if s := c.Query("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 200 {
+			return p, apperr.Field(apperr.InvalidRequest, "limit", "limit must be an integer from 1 to 200")
+		}
+		p.Limit = n
+	}
+	return p, nil
+}
+
+// listResponse is the envelope of every list.
+type listResponse[T any] struct {
+	Data       []T     `json:"data"`
+	NextCursor *string `json:"nextCursor"`
+}
+
+func newList[S any, T any](rows []S, next string, ser func(*S) T) listResponse[T] {
+	out := listResponse[T]{Data: wire.All(rows, ser)}
+	if next != "" {
+		out.NextCursor = &next
+	}
+	return out
+}

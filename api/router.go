@@ -1,0 +1,90 @@
+// Package api is the REST interface: the route table, middleware (errors,
+// auth, scopes, idempotency, body limits) and one file per resource.
+package api
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"go.temporal.io/sdk/client"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/models"
+)
+
+// Deps are what the handlers need.
+type Deps struct {
+	Store    *models.Store
+	Temporal client.Client
+	Logger   *slog.Logger
+	// BaseURL is the public address of the API and pages.
+	BaseURL string
+	// Mount adds routes outside /api/v1, such as the dev mailbox.
+	Mount func(*gin.Engine)
+}
+
+type handlers struct {
+	store    *models.Store
+	temporal client.Client
+	log      *slog.Logger
+	baseURL  string
+}
+
+func init() { gin.SetMode(gin.ReleaseMode) }
+
+// New returns the HTTP handler for the API and health checks.
+func New(d Deps) http.Handler {
+	h := &handlers{store: d.Store, temporal: d.Temporal, log: d.Logger, baseURL: d.BaseURL}
+	r := gin.New()
+	r.HandleMethodNotAllowed = true
+	r.ContextWithFallback = true
+	r.Use(accessLog(d.Logger), errorsMiddleware(d.Logger))
+	r.NoRoute(func(c *gin.Context) {
+		fail(c, apperr.New(apperr.NotFound, "no such endpoint: %s %s", c.Request.Method, c.Request.URL.Path))
+	})
+	r.NoMethod(func(c *gin.Context) {
+		fail(c, apperr.New(apperr.MethodNotAllowed, "%s is not allowed here", c.Request.Method))
+	})
+
+	r.GET("/healthz", h.healthz)
+	r.GET("/readyz", h.readyz)
+
+	v1 := r.Group("/api/v1", readBody(DefaultBodyLimit), h.authenticate, h.idempotency)
+	v1.GET("/me", h.me)
+
+	admin := v1.Group("/admin", requireAdmin)
+	admin.GET("/organization", h.getOrganization)
+	admin.PATCH("/organization", h.updateOrganization)
+	admin.POST("/members", h.createMember)
+	admin.GET("/members", h.listMembers)
+	admin.PATCH("/members/:id", h.updateMember)
+	admin.POST("/members/:id/tokens", h.createMemberToken)
+	admin.POST("/teams", h.createTeam)
+	admin.GET("/teams", h.listTeams)
+	admin.POST("/guests", h.createGuest)
+	admin.GET("/guests", h.listGuests)
+	admin.POST("/keys", h.createKey)
+	admin.GET("/keys", h.listKeys)
+	admin.DELETE("/keys/:id", h.revokeKey)
+
+	if d.Mount != nil {
+		d.Mount(r)
+	}
+	return r
+}
+
+// accessLog writes one JSON line per request.
+func accessLog(log *slog.Logger) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		start := time.Now()
+		c.Next()
+		attrs := []any{"method", c.Request.Method, "path", c.Request.URL.Path, "status", c.Writer.Status(),
+			"duration_ms", time.Since(start).Milliseconds()}
+		if p, ok := c.Get(principalKey); ok {
+			attrs = append(attrs, "organization", p.(*models.Principal).Organization.ID)
+		}
+		log.InfoContext(c.Request.Context(), "http request", attrs...)
+	}
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
+)
+
+type composeFile struct {
+	Services map[string]struct {
+		Image       string
+		Build       any
+		Command     []string
+		Entrypoint  any
+		Environment map[string]string
+		DependsOn   map[string]struct{ Condition string } `yaml:"depends_on"`
+		Volumes     []string
+		Ports       []string
+	}
+}
+
+// TestComposeWiring checks docker-compose.yml without a Docker engine:
+// every assent process gets the settings its command reads, and they point
+// at services the file defines.
+func TestComposeWiring(t *testing.T) {
+	raw, err := os.ReadFile("../../docker-compose.yml")
+	require.NoError(t, err)
+	var cf composeFile
+	require.NoError(t, yaml.Unmarshal(raw, &cf))
+
+	pg := cf.Services["postgres"]
+	require.NotEmpty(t, pg.Image)
+	temporal := cf.Services["temporal"]
+	assert.True(t, strings.HasPrefix(temporal.Image, "temporalio/server:"), "Temporal runs the server image, not the deprecated auto-setup")
+	assert.Equal(t, "postgres12", temporal.Environment["DB"])
+	assert.Equal(t, "postgres", temporal.Environment["POSTGRES_SEEDS"])
+	assert.Equal(t, pg.Environment["POSTGRES_USER"], temporal.Environment["POSTGRES_USER"])
+	assert.Equal(t, pg.Environment["POSTGRES_PASSWORD"], temporal.Environment["POSTGRES_PWD"])
+	assert.Contains(t, cf.Services["temporal-schema"].Image, "temporalio/admin-tools")
+	assert.Equal(t, "service_completed_successfully", temporal.DependsOn["temporal-schema"].Condition)
+	for _, v := range cf.Services["temporal-schema"].Volumes {
+		local := strings.SplitN(v, ":", 2)[0]
+		_, err := os.Stat("../../" + local)
+		assert.NoError(t, err, "mounted path %s exists", local)
+	}
+	assert.Equal(t, "temporal:7233", cf.Services["temporal-ui"].Environment["TEMPORAL_ADDRESS"])
+
+	needs := map[string][]string{
+		"migrate": {"ASSENT_DATABASE_URL"},
+		"serve":   {"ASSENT_DATABASE_URL", "ASSENT_TEMPORAL_ADDRESS", "ASSENT_TEMPORAL_NAMESPACE", "ASSENT_HTTP_ADDR", "ASSENT_BASE_URL"},
+		"worker":  {"ASSENT_DATABASE_URL", "ASSENT_TEMPORAL_ADDRESS", "ASSENT_TEMPORAL_NAMESPACE"},
+	}
+	for name, vars := range needs {
+		svc, ok := cf.Services[name]
+		require.True(t, ok, "service %s", name)
+		assert.Equal(t, []string{name}, svc.Command, "service %s runs `assent %s`", name, name)
+		assert.NotNil(t, svc.Build, "service %s builds the Dockerfile", name)
+		for _, v := range vars {
+			assert.NotEmpty(t, svc.Environment[v], "service %s needs %s", name, v)
+		}
+		db, err := url.Parse(svc.Environment["ASSENT_DATABASE_URL"])
+		require.NoError(t, err)
+		assert.Equal(t, "postgres", db.Scheme)
+		assert.Equal(t, "postgres:5432", db.Host)
+		assert.Equal(t, pg.Environment["POSTGRES_USER"], db.User.Username())
+		pw, _ := db.User.Password()
+		assert.Equal(t, pg.Environment["POSTGRES_PASSWORD"], pw)
+		assert.Equal(t, "/"+pg.Environment["POSTGRES_DB"], db.Path)
+		if addr := svc.Environment["ASSENT_TEMPORAL_ADDRESS"]; addr != "" {
+			assert.Equal(t, "temporal:7233", addr)
+		}
+		if name != "migrate" {
+			assert.Equal(t, "service_completed_successfully", svc.DependsOn["migrate"].Condition, "%s waits for migrations", name)
+			assert.Equal(t, "service_completed_successfully", svc.DependsOn["temporal-namespace"].Condition, "%s waits for the namespace", name)
+		}
+	}
+	assert.True(t, strings.HasPrefix(cf.Services["serve"].Environment["ASSENT_HTTP_ADDR"], "0.0.0.0:"), "serve listens beyond the container")
+
+	dockerfile, err := os.ReadFile("../../Dockerfile")
+	require.NoError(t, err)
+	assert.Contains(t, string(dockerfile), "./cmd/assent")
+	assert.Contains(t, string(dockerfile), `ENTRYPOINT ["assent"]`)
+}

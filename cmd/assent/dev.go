@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/gin-gonic/gin"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/assent-hq/assent/api"
+	"github.com/assent-hq/assent/internal/bootstrap"
+	"github.com/assent-hq/assent/internal/devtemporal"
+	"github.com/assent-hq/assent/internal/mail"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/worker"
+)
+
+// runDev runs the whole service in one process for a newcomer's laptop.
+func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, log, err := parse("dev", args, stderr)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return err
+	}
+
+	temporal, err := devtemporal.Start(ctx, embeddedTemporal(cfg, log))
+	if err != nil {
+		return err
+	}
+	defer temporal.Stop()
+	cfg.TemporalAddress = temporal.FrontendAddress()
+
+	db, err := openDB(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer models.Close(db)
+	if err := models.Migrate(db); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	store := models.NewStore(db)
+
+	tc, err := dialTemporal(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	if err := worker.RegisterSearchAttributes(ctx, tc, cfg.TemporalNamespace); err != nil {
+		return err
+	}
+
+	l, baseURL, err := listen(cfg)
+	if err != nil {
+		return err
+	}
+	boot, created, err := bootstrap.Ensure(ctx, store, cfg.DataDir, baseURL)
+	if err != nil {
+		l.Close()
+		return fmt.Errorf("bootstrap: %w", err)
+	}
+
+	mailbox := mail.NewMailbox(500)
+	handler := api.New(api.Deps{Store: store, Temporal: tc, Logger: log, BaseURL: baseURL,
+		Mount: func(r *gin.Engine) { mailbox.Mount(r) }})
+
+	w := worker.New(tc)
+	if err := w.Start(); err != nil {
+		l.Close()
+		return fmt.Errorf("start worker: %w", err)
+	}
+	defer w.Stop()
+
+	printBanner(stdout, cfg.DataDir, baseURL, temporal.UIAddress(), boot, created)
+
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return serveHTTP(gctx, l, handler, log) })
+	g.Go(func() error { purgeIdempotencyKeys(gctx, store, log); return nil })
+	return g.Wait()
+}
+
+func printBanner(w io.Writer, dataDir, baseURL, uiAddr string, b *bootstrap.Bootstrap, created bool) {
+	state := "Restarted with the existing data"
+	if created {
+		state = "Created the demo organisation"
+	}
+	ui := "disabled"
+	if uiAddr != "" {
+		ui = "http://" + uiAddr
+	}
+	fmt.Fprintf(w, `
+Assent is running (dev). %s in %s.
+
+  API and pages   %s
+  Temporal UI     %s
+  Dev mailbox     %s/dev/mail
+  Agent key       %s
+
+  Try it:   curl -H "Authorization: Bearer %s" %s/api/v1/me
+
+  Sign in: the demo people (owner@example.com, admin@example.com, mia@example.com, …)
+  and their member tokens are in %s; sign-in links land in the dev mailbox.
+
+`, state, dataDir, baseURL, ui, baseURL, b.AgentKey, b.AgentKey, baseURL, filepath.Join(dataDir, bootstrap.FileName))
+}

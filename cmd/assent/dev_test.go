@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/assent-hq/assent/internal/bootstrap"
+	"github.com/assent-hq/assent/workflows"
+)
+
+// syncBuffer is a bytes.Buffer safe to read while the command writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var (
+	apiLine = regexp.MustCompile(`API and pages\s+(\S+)`)
+	uiLine  = regexp.MustCompile(`Temporal UI\s+(\S+)`)
+)
+
+// startDev runs `assent dev` in-process on free ports and returns the
+// banner's API and UI addresses and a stop function that waits for a clean
+// exit.
+func startDev(t *testing.T, dataDir string) (apiURL, uiURL, banner string, stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"dev", "--data-dir", dataDir, "--http-addr", "127.0.0.1:0",
+			"--temporal-port", "0", "--temporal-ui-port", "0", "--log-level", "warn"}, &out, io.Discard)
+	}()
+	require.Eventually(t, func() bool {
+		select {
+		case err := <-done:
+			t.Fatalf("assent dev exited early: %v", err)
+		default:
+		}
+		return apiLine.MatchString(out.String())
+	}, 90*time.Second, 50*time.Millisecond)
+	banner = out.String()
+	stop = func() {
+		cancel()
+		select {
+		case err := <-done:
+			require.NoError(t, err, "assent dev must shut down cleanly")
+		case <-time.After(30 * time.Second):
+			t.Fatal("assent dev did not stop within 30s")
+		}
+	}
+	return apiLine.FindStringSubmatch(banner)[1], uiLine.FindStringSubmatch(banner)[1], banner, stop
+}
+
+func getJSON(t *testing.T, url, key string, into any) int {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	if into != nil {
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(into))
+	}
+	return resp.StatusCode
+}
+
+func TestDevBootstrapsOnceAndRestarts(t *testing.T) {
+	dataDir := filepath.Join(t.TempDir(), ".assent")
+	apiURL, uiURL, banner, stop := startDev(t, dataDir)
+
+	boot, err := bootstrap.Load(dataDir)
+	require.NoError(t, err)
+	assert.Equal(t, apiURL, boot.BaseURL)
+	assert.Contains(t, banner, boot.AgentKey)
+	assert.Contains(t, banner, "Created the demo organisation")
+	require.Len(t, boot.Members, 5)
+	roles := map[string]int{}
+	for _, m := range boot.Members {
+		roles[m.Role]++
+		assert.NotEmpty(t, m.Token)
+	}
+	assert.Equal(t, map[string]int{"owner": 1, "admin": 1, "member": 3}, roles)
+	require.Len(t, boot.Teams, 1)
+	info, err := os.Stat(filepath.Join(dataDir, bootstrap.FileName))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "bootstrap.json holds keys")
+
+	var me struct {
+		Kind         string
+		Scopes       []string
+		Organization struct{ ID string }
+	}
+	require.Equal(t, 200, getJSON(t, apiURL+"/api/v1/me", boot.AgentKey, &me))
+	assert.Equal(t, "agent", me.Kind)
+	assert.Equal(t, boot.OrganizationID, me.Organization.ID)
+	assert.Len(t, me.Scopes, 14, "the demo agent key holds every scope")
+
+	var memberMe struct{ Member struct{ Email string } }
+	require.Equal(t, 200, getJSON(t, apiURL+"/api/v1/me", boot.Members[2].Token, &memberMe))
+	assert.Equal(t, boot.Members[2].Email, memberMe.Member.Email)
+
+	assert.Equal(t, 200, getJSON(t, apiURL+"/readyz", "", nil))
+	resp, err := http.Get(uiURL + "/")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, 200, resp.StatusCode, "the Temporal UI answers")
+	var mail []any
+	assert.Equal(t, 200, getJSON(t, apiURL+"/dev/mail.json", "", &mail))
+
+	stop()
+
+	// A restart keeps the data and does not bootstrap again.
+	apiURL2, _, banner2, stop2 := startDev(t, dataDir)
+	defer stop2()
+	assert.Contains(t, banner2, "Restarted with the existing data")
+	boot2, err := bootstrap.Load(dataDir)
+	require.NoError(t, err)
+	assert.Equal(t, boot.OrganizationID, boot2.OrganizationID)
+	require.Equal(t, 200, getJSON(t, apiURL2+"/api/v1/me", boot.AgentKey, &me))
+	assert.Equal(t, boot.OrganizationID, me.Organization.ID)
+	var members struct{ Data []any }
+	require.Equal(t, 200, getJSON(t, apiURL2+"/api/v1/admin/members", boot.AdminKey, &members))
+	assert.Len(t, members.Data, 5, "no second demo organisation")
+}
+
+func TestDevRegistersSearchAttributes(t *testing.T) {
+	dataDir := t.TempDir()
+	port := freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	var out syncBuffer
+	go func() {
+		done <- run(ctx, []string{"dev", "--data-dir", dataDir, "--http-addr", "127.0.0.1:0",
+			"--temporal-port", port, "--temporal-ui-port", "-1", "--log-level", "warn"}, &out, io.Discard)
+	}()
+	defer func() { cancel(); require.NoError(t, <-done) }()
+	require.Eventually(t, func() bool { return apiLine.MatchString(out.String()) }, 90*time.Second, 50*time.Millisecond)
+
+	c, err := client.Dial(client.Options{HostPort: "127.0.0.1:" + port, Namespace: "default"})
+	require.NoError(t, err)
+	defer c.Close()
+	resp, err := c.OperatorService().ListSearchAttributes(context.Background(), &operatorservice.ListSearchAttributesRequest{Namespace: "default"})
+	require.NoError(t, err)
+	for name := range workflows.SearchAttributes() {
+		assert.Contains(t, resp.GetCustomAttributes(), name)
+	}
+}

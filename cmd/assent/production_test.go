@@ -1,0 +1,165 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/workflows"
+)
+
+// buildBinary compiles assent once per test run.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "assent")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Run(), "go build")
+	return bin
+}
+
+type proc struct {
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	done chan error
+}
+
+func start(t *testing.T, bin string, env []string, args ...string) *proc {
+	t.Helper()
+	p := &proc{cmd: exec.Command(bin, args...), out: &syncBuffer{}, done: make(chan error, 1)}
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stdout = p.out
+	p.cmd.Stderr = p.out
+	require.NoError(t, p.cmd.Start())
+	go func() { p.done <- p.cmd.Wait() }()
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil {
+			_ = p.cmd.Process.Kill()
+		}
+	})
+	return p
+}
+
+// stop sends SIGTERM and expects a clean exit.
+func (p *proc) stop(t *testing.T) {
+	t.Helper()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-p.done:
+		require.NoError(t, err, "%s exited uncleanly; output:\n%s", p.cmd.Args[1], p.out.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s did not stop on SIGTERM", p.cmd.Args[1])
+	}
+}
+
+func runJSON(t *testing.T, bin string, env []string, into any, args ...string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.Output()
+	require.NoError(t, err, "assent %v: %s", args, out)
+	if into != nil {
+		require.NoError(t, json.Unmarshal(out, into), "%s", out)
+	}
+}
+
+// TestProductionShape runs assent temporal, migrate, serve and worker as
+// separate processes against PostgreSQL.
+func TestProductionShape(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	pg := testenv.PostgresURL(t)
+	bin := buildBinary(t)
+	temporalPort, httpPort := freePort(t), freePort(t)
+	env := []string{
+		"ASSENT_DATABASE_URL=" + pg,
+		"ASSENT_TEMPORAL_ADDRESS=127.0.0.1:" + temporalPort,
+		"ASSENT_TEMPORAL_NAMESPACE=default",
+		"ASSENT_DATA_DIR=" + t.TempDir(),
+	}
+
+	temporal := start(t, bin, env, "temporal", "--temporal-port", temporalPort, "--temporal-ui-port", "0")
+	require.Eventually(t, func() bool { return strings.Contains(temporal.out.String(), "Temporal UI") }, 60*time.Second, 50*time.Millisecond, "temporal output: %s", temporal.out.String())
+
+	// serve refuses a database that was never migrated.
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err)
+	assert.Contains(t, string(out), "assent migrate")
+
+	runJSON(t, bin, env, nil, "migrate")
+	runJSON(t, bin, env, nil, "migrate") // idempotent
+	var org struct{ ID string }
+	runJSON(t, bin, env, &org, "admin", "org", "create", "--name", "Prod Co", "--plan", "team")
+	var key struct{ Key string }
+	runJSON(t, bin, env, &key, "admin", "key", "create", "--name", "agent", "--kind", "agent", "--scopes", "approvals:read,approvals:write")
+	require.True(t, strings.HasPrefix(key.Key, "asnt_agent_"))
+
+	serve := start(t, bin, append(env, "ASSENT_HTTP_ADDR=127.0.0.1:"+httpPort), "serve")
+	worker := start(t, bin, env, "worker")
+	base := "http://127.0.0.1:" + httpPort
+	require.Eventually(t, func() bool {
+		resp, err := httpGet(base + "/readyz")
+		return err == nil && resp == 200
+	}, 60*time.Second, 100*time.Millisecond, "serve output: %s", serve.out.String())
+
+	var me struct {
+		Kind         string
+		Organization struct{ ID string }
+	}
+	require.Equal(t, 200, getJSON(t, base+"/api/v1/me", key.Key, &me))
+	assert.Equal(t, org.ID, me.Organization.ID)
+
+	// The worker polls the assent task queue.
+	c, err := client.Dial(client.Options{HostPort: "127.0.0.1:" + temporalPort, Namespace: "default"})
+	require.NoError(t, err)
+	defer c.Close()
+	require.Eventually(t, func() bool {
+		resp, err := c.WorkflowService().DescribeTaskQueue(context.Background(), &workflowservice.DescribeTaskQueueRequest{
+			Namespace: "default", TaskQueue: &taskqueuepb.TaskQueue{Name: workflows.TaskQueue}, TaskQueueType: enumspb.TASK_QUEUE_TYPE_ACTIVITY})
+		return err == nil && len(resp.GetPollers()) > 0
+	}, 30*time.Second, 200*time.Millisecond, "worker output: %s", worker.out.String())
+
+	// Logs are JSON lines.
+	sc := bufio.NewScanner(strings.NewReader(serve.out.String()))
+	for sc.Scan() {
+		var line map[string]any
+		assert.NoError(t, json.Unmarshal(sc.Bytes(), &line), "log line is not JSON: %s", sc.Text())
+	}
+
+	worker.stop(t)
+	serve.stop(t)
+	temporal.stop(t)
+}
+
+func httpGet(url string) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}

@@ -1,0 +1,124 @@
+// Package apperr is the one error type that crosses layers. Its Code is a
+// spec error code; Status maps codes to HTTP statuses in one table.
+package apperr
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Codes used across the service. The spec's codes keep their spelling.
+const (
+	InvalidRequest      = "invalid_request"
+	Unauthorized        = "unauthorized"
+	InsufficientScope   = "insufficient_scope"
+	Forbidden           = "forbidden"
+	NotFound            = "not_found"
+	MethodNotAllowed    = "method_not_allowed"
+	Conflict            = "conflict"
+	InvalidState        = "invalid_state"
+	PayloadTooLarge     = "payload_too_large"
+	UnsupportedMedia    = "unsupported_media_type"
+	IdempotencyReused   = "idempotency_key_reused"
+	IdempotencyInFlight = "idempotency_in_progress"
+	RateLimited         = "rate_limited"
+	Internal            = "internal_error"
+	Unavailable         = "service_unavailable"
+	UnknownApprover     = "unknown_approver"
+	AmbiguousApprover   = "ambiguous_approver"
+	InvalidCallbackURL  = "invalid_callback_url"
+	NotAnApprover       = "not_an_approver"
+	QuestionPending     = "question_pending"
+	QuestionNotFound    = "question_not_found"
+	AlreadyAnswered     = "already_answered"
+	VersionConflict     = "version_conflict"
+	PlanRequired        = "plan_required"
+	PublicSharingDenied = "public_sharing_denied"
+	UploadNotFound      = "upload_not_found"
+	QuoteNotFound       = "quote_not_found"
+	QuoteAmbiguous      = "quote_ambiguous"
+	UnknownReviewer     = "unknown_reviewer"
+	SharingDenied       = "sharing_denied"
+	UnknownAudience     = "unknown_audience"
+	AmbiguousAudience   = "ambiguous_audience"
+)
+
+var statusByCode = map[string]int{
+	InvalidRequest:      http.StatusBadRequest,
+	Unauthorized:        http.StatusUnauthorized,
+	InsufficientScope:   http.StatusForbidden,
+	Forbidden:           http.StatusForbidden,
+	NotFound:            http.StatusNotFound,
+	MethodNotAllowed:    http.StatusMethodNotAllowed,
+	Conflict:            http.StatusConflict,
+	InvalidState:        http.StatusConflict,
+	PayloadTooLarge:     http.StatusRequestEntityTooLarge,
+	UnsupportedMedia:    http.StatusUnsupportedMediaType,
+	IdempotencyReused:   http.StatusUnprocessableEntity,
+	IdempotencyInFlight: http.StatusConflict,
+	RateLimited:         http.StatusTooManyRequests,
+	Internal:            http.StatusInternalServerError,
+	Unavailable:         http.StatusServiceUnavailable,
+	UnknownApprover:     http.StatusBadRequest,
+	AmbiguousApprover:   http.StatusBadRequest,
+	InvalidCallbackURL:  http.StatusBadRequest,
+	NotAnApprover:       http.StatusForbidden,
+	QuestionPending:     http.StatusConflict,
+	QuestionNotFound:    http.StatusNotFound,
+	AlreadyAnswered:     http.StatusConflict,
+	VersionConflict:     http.StatusConflict,
+	PlanRequired:        http.StatusPaymentRequired,
+	PublicSharingDenied: http.StatusForbidden,
+	UploadNotFound:      http.StatusNotFound,
+	QuoteNotFound:       http.StatusNotFound,
+	QuoteAmbiguous:      http.StatusBadRequest,
+	UnknownReviewer:     http.StatusBadRequest,
+	SharingDenied:       http.StatusForbidden,
+	UnknownAudience:     http.StatusBadRequest,
+	AmbiguousAudience:   http.StatusBadRequest,
+}
+
+// Error is a failure the caller can act on.
+type Error struct {
+	Code       string   `json:"code"`
+	Message    string   `json:"message"`
+	Field      string   `json:"field,omitempty"`
+	Candidates []string `json:"candidates,omitempty"`
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// Status is the HTTP status for the error's code.
+func (e *Error) Status() int { return Status(e.Code) }
+
+// Status maps a code to its HTTP status; unknown codes are internal errors.
+func Status(code string) int {
+	if s, ok := statusByCode[code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// New returns an Error with a formatted message.
+func New(code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Field returns an Error about one request field.
+func Field(code, field, format string, args ...any) *Error {
+	return &Error{Code: code, Field: field, Message: fmt.Sprintf(format, args...)}
+}
+
+// As extracts an *Error from err's chain.
+func As(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}
+
+// Is reports whether err carries the given code.
+func Is(err error, code string) bool {
+	e, ok := As(err)
+	return ok && e.Code == code
+}

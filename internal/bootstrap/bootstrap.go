@@ -1,0 +1,125 @@
+// Package bootstrap creates the demo organisation `assent dev` starts with
+// and records its keys in <data dir>/bootstrap.json.
+package bootstrap
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+
+	"github.com/assent-hq/assent/internal/scopes"
+	"github.com/assent-hq/assent/models"
+)
+
+// FileName is the bootstrap record inside the data dir.
+const FileName = "bootstrap.json"
+
+// Member is a demo person with a token to act through the API.
+type Member struct {
+	ID    string `json:"id"`
+	Email string `json:"email"`
+	Name  string `json:"name"`
+	Role  string `json:"role"`
+	Token string `json:"token"`
+}
+
+// Team is the demo team; Members holds emails.
+type Team struct {
+	ID      string   `json:"id"`
+	Name    string   `json:"name"`
+	Kind    string   `json:"kind"`
+	Members []string `json:"members"`
+}
+
+// Bootstrap is what bootstrap.json holds.
+type Bootstrap struct {
+	BaseURL        string   `json:"baseUrl"`
+	OrganizationID string   `json:"organizationId"`
+	AgentKey       string   `json:"agentKey"`
+	AdminKey       string   `json:"adminKey"`
+	Members        []Member `json:"members"`
+	Teams          []Team   `json:"teams"`
+}
+
+var demoMembers = []models.NewMember{
+	{Email: "owner@example.com", Name: "Olivia Owner", Role: models.RoleOwner},
+	{Email: "admin@example.com", Name: "Adam Admin", Role: models.RoleAdmin},
+	{Email: "mia@example.com", Name: "Mia Member", Role: models.RoleMember},
+	{Email: "max@example.com", Name: "Max Member", Role: models.RoleMember},
+	{Email: "maya@example.com", Name: "Maya Member", Role: models.RoleMember},
+}
+
+// Load reads an earlier bootstrap from dataDir; os.ErrNotExist means none.
+func Load(dataDir string) (*Bootstrap, error) {
+	b, err := os.ReadFile(filepath.Join(dataDir, FileName))
+	if err != nil {
+		return nil, err
+	}
+	var out Bootstrap
+	return &out, json.Unmarshal(b, &out)
+}
+
+// Ensure returns the existing bootstrap or creates the demo organisation.
+// The file is written last, so an interrupted first start simply runs again.
+func Ensure(ctx context.Context, s *models.Store, dataDir, baseURL string) (b *Bootstrap, created bool, err error) {
+	if b, err := Load(dataDir); err == nil {
+		return b, false, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, false, err
+	}
+	b, err = create(ctx, s, baseURL)
+	if err != nil {
+		return nil, false, err
+	}
+	return b, true, write(dataDir, b)
+}
+
+func create(ctx context.Context, s *models.Store, baseURL string) (*Bootstrap, error) {
+	org, err := s.CreateOrganization(ctx, models.NewOrganization{Name: "Demo Organization", Plan: models.PlanTeam})
+	if err != nil {
+		return nil, err
+	}
+	b := &Bootstrap{BaseURL: baseURL, OrganizationID: org.ID}
+	for _, in := range demoMembers {
+		m, err := s.CreateMember(ctx, org.ID, in)
+		if err != nil {
+			return nil, err
+		}
+		_, token, err := s.CreateMemberToken(ctx, org.ID, m.ID)
+		if err != nil {
+			return nil, err
+		}
+		b.Members = append(b.Members, Member{ID: m.ID, Email: m.Email, Name: m.Name, Role: m.Role, Token: token})
+	}
+	team := models.NewTeam{Name: "Operations", Kind: models.TeamKindTeam}
+	for _, m := range b.Members[2:] {
+		team.Members = append(team.Members, m.Email)
+	}
+	t, err := s.CreateTeam(ctx, org.ID, team)
+	if err != nil {
+		return nil, err
+	}
+	b.Teams = []Team{{ID: t.ID, Name: t.Name, Kind: t.Kind, Members: team.Members}}
+	if _, b.AgentKey, err = s.CreateKey(ctx, org.ID, models.NewKey{Name: "demo agent", Kind: models.KeyAgent, Scopes: scopes.All}); err != nil {
+		return nil, err
+	}
+	if _, b.AdminKey, err = s.CreateKey(ctx, org.ID, models.NewKey{Name: "demo admin", Kind: models.KeyAdmin}); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// write stores b atomically, readable by the owner only: it holds keys.
+func write(dataDir string, b *Bootstrap) error {
+	data, err := json.MarshalIndent(b, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dataDir, FileName+".tmp")
+	if err := os.WriteFile(tmp, append(data, '\n'), 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dataDir, FileName))
+}

@@ -1,0 +1,58 @@
+// Package config reads the process settings: defaults, then ASSENT_*
+// environment variables, then command-line flags.
+package config
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// Config is every setting a subcommand may use.
+type Config struct {
+	HTTPAddr          string
+	BaseURL           string
+	DataDir           string
+	DatabaseURL       string
+	TemporalAddress   string
+	TemporalNamespace string
+	TemporalPort      int
+	TemporalUIPort    int
+	LogLevel          string
+}
+
+// Register declares the flags, with defaults taken from the environment.
+func (c *Config) Register(fs *flag.FlagSet) {
+	fs.StringVar(&c.HTTPAddr, "http-addr", env("ASSENT_HTTP_ADDR", "127.0.0.1:8080"), "address for the API and pages (ASSENT_HTTP_ADDR); port 0 picks a free one")
+	fs.StringVar(&c.BaseURL, "base-url", env("ASSENT_BASE_URL", ""), "public address of the API and pages (ASSENT_BASE_URL); default http://<http-addr>")
+	fs.StringVar(&c.DataDir, "data-dir", env("ASSENT_DATA_DIR", ".assent"), "folder for dev data (ASSENT_DATA_DIR)")
+	fs.StringVar(&c.DatabaseURL, "database-url", env("ASSENT_DATABASE_URL", ""), "postgres://… or sqlite:<path> (ASSENT_DATABASE_URL); default SQLite in the data dir")
+	fs.StringVar(&c.TemporalAddress, "temporal-address", env("ASSENT_TEMPORAL_ADDRESS", "127.0.0.1:7233"), "Temporal frontend host:port (ASSENT_TEMPORAL_ADDRESS)")
+	fs.StringVar(&c.TemporalNamespace, "temporal-namespace", env("ASSENT_TEMPORAL_NAMESPACE", "default"), "Temporal namespace (ASSENT_TEMPORAL_NAMESPACE)")
+	fs.IntVar(&c.TemporalPort, "temporal-port", envInt("ASSENT_TEMPORAL_PORT", 7233), "embedded Temporal frontend port (ASSENT_TEMPORAL_PORT); 0 picks a free one")
+	fs.IntVar(&c.TemporalUIPort, "temporal-ui-port", envInt("ASSENT_TEMPORAL_UI_PORT", 8233), "embedded Temporal UI port (ASSENT_TEMPORAL_UI_PORT); 0 picks a free one")
+	fs.StringVar(&c.LogLevel, "log-level", env("ASSENT_LOG_LEVEL", "info"), "debug, info, warn or error (ASSENT_LOG_LEVEL)")
+}
+
+// Database is the database URL, defaulting to SQLite in the data dir.
+func (c *Config) Database() string {
+	if c.DatabaseURL != "" {
+		return c.DatabaseURL
+	}
+	return "sqlite:" + filepath.Join(c.DataDir, "assent.db")
+}
+
+func env(name, def string) string {
+	if v, ok := os.LookupEnv(name); ok && v != "" {
+		return v
+	}
+	return def
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,262 @@
+// Package devtemporal runs an embedded Temporal server with SQLite
+// persistence and the Temporal Web UI inside the assent process. It is a
+// small version of what `temporal server start-dev` does, for `assent dev`
+// and `assent temporal`.
+package devtemporal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	uiserver "github.com/temporalio/ui-server/v2/server"
+	uiconfig "github.com/temporalio/ui-server/v2/server/config"
+	uiserveroptions "github.com/temporalio/ui-server/v2/server/server_options"
+	"go.temporal.io/server/common/cluster"
+	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/common/dynamicconfig"
+	"go.temporal.io/server/common/membership/static"
+	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
+	"go.temporal.io/server/common/primitives"
+	sqliteschema "go.temporal.io/server/schema/sqlite"
+	"go.temporal.io/server/temporal"
+
+	"github.com/assent-hq/assent/internal/logging"
+)
+
+const clusterName = "active"
+
+// Options configure the embedded server. Zero ports pick free ones.
+type Options struct {
+	// IP the frontend and UI listen on; 127.0.0.1 when empty.
+	IP string
+	// FrontendPort is the gRPC port clients and workers dial.
+	FrontendPort int
+	// UIPort is the Temporal Web UI port; a negative value disables the UI.
+	UIPort int
+	// DatabaseFile holds the server's state. Empty keeps it in memory.
+	DatabaseFile string
+	// Namespace is created on start when missing.
+	Namespace string
+	Logger    *slog.Logger
+}
+
+// Server is a running embedded Temporal server.
+type Server struct {
+	server       temporal.Server
+	ui           *uiserver.Server
+	frontendAddr string
+	uiAddr       string
+}
+
+// Start brings the server (and the UI unless disabled) up and returns once
+// the frontend accepts connections.
+func Start(ctx context.Context, o Options) (*Server, error) {
+	if o.IP == "" {
+		o.IP = "127.0.0.1"
+	}
+	if o.Namespace == "" {
+		return nil, errors.New("devtemporal: namespace is required")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	var err error
+	if o.FrontendPort, err = portOrFree(o.IP, o.FrontendPort); err != nil {
+		return nil, fmt.Errorf("frontend port: %w", err)
+	}
+	httpPort, err := portOrFree(o.IP, 0)
+	if err != nil {
+		return nil, err
+	}
+
+	sqlConf, err := sqlConfig(o)
+	if err != nil {
+		return nil, err
+	}
+	conf, err := serverConfig(o, httpPort, sqlConf)
+	if err != nil {
+		return nil, err
+	}
+	hosts := map[primitives.ServiceName]static.Hosts{}
+	for name, svc := range conf.Services {
+		hosts[primitives.ServiceName(name)] = static.SingleLocalHost(net.JoinHostPort(o.IP, strconv.Itoa(svc.RPC.GRPCPort)))
+	}
+	dyn := dynamicconfig.StaticClient{
+		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
+		// Newly added search attributes must be usable at once.
+		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): true,
+	}
+	srv, err := temporal.NewServer(
+		temporal.WithConfig(conf),
+		temporal.ForServices(temporal.DefaultServices),
+		temporal.WithStaticHosts(hosts),
+		temporal.WithLogger(logging.Server(o.Logger, slog.LevelWarn)),
+		temporal.WithDynamicConfigClient(dyn),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("create temporal server: %w", err)
+	}
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("start temporal server: %w", err)
+	}
+	s := &Server{server: srv, frontendAddr: net.JoinHostPort(o.IP, strconv.Itoa(o.FrontendPort))}
+
+	if o.UIPort >= 0 {
+		if o.UIPort, err = portOrFree(o.IP, o.UIPort); err != nil {
+			s.Stop()
+			return nil, fmt.Errorf("ui port: %w", err)
+		}
+		s.uiAddr = net.JoinHostPort(o.IP, strconv.Itoa(o.UIPort))
+		s.ui = uiserver.NewServer(uiserveroptions.WithConfigProvider(&uiconfig.Config{
+			Host:                o.IP,
+			Port:                o.UIPort,
+			TemporalGRPCAddress: s.frontendAddr,
+			EnableUI:            true,
+			DefaultNamespace:    o.Namespace,
+			CORS:                uiconfig.CORS{CookieInsecure: true},
+			HideLogs:            true,
+			DisableNewsFetch:    true,
+		}))
+		go func() {
+			if err := s.ui.Start(); err != nil {
+				o.Logger.Error("temporal ui stopped", "error", err)
+			}
+		}()
+		if err := waitHTTP(ctx, "http://"+s.uiAddr+"/"); err != nil {
+			s.Stop()
+			return nil, fmt.Errorf("temporal ui: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// FrontendAddress is host:port for Temporal clients.
+func (s *Server) FrontendAddress() string { return s.frontendAddr }
+
+// UIAddress is host:port of the Web UI, empty when disabled.
+func (s *Server) UIAddress() string { return s.uiAddr }
+
+// Stop shuts the UI and the server down.
+func (s *Server) Stop() {
+	if s.ui != nil {
+		s.ui.Stop()
+	}
+	_ = s.server.Stop()
+}
+
+func sqlConfig(o Options) (*config.SQL, error) {
+	conf := &config.SQL{PluginName: sqliteplugin.PluginName}
+	if o.DatabaseFile == "" {
+		conf.ConnectAttributes = map[string]string{"mode": "memory", "cache": "shared"}
+		conf.DatabaseName = fmt.Sprintf("assent-%d", time.Now().UnixNano())
+	} else {
+		conf.ConnectAttributes = map[string]string{"mode": "rwc", "_journal_mode": "WAL", "_busy_timeout": "5000"}
+		conf.DatabaseName = o.DatabaseFile
+	}
+	fresh := o.DatabaseFile == ""
+	if !fresh {
+		if _, err := os.Stat(o.DatabaseFile); errors.Is(err, os.ErrNotExist) {
+			fresh = true
+			if err := os.MkdirAll(filepath.Dir(o.DatabaseFile), 0o700); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if fresh {
+		if err := sqliteschema.SetupSchema(conf); err != nil {
+			return nil, fmt.Errorf("set up temporal schema: %w", err)
+		}
+	}
+	ns, err := sqliteschema.NewNamespaceConfig(clusterName, o.Namespace, false, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := sqliteschema.CreateNamespaces(conf, ns); err != nil {
+		return nil, fmt.Errorf("create namespace: %w", err)
+	}
+	return conf, nil
+}
+
+func serverConfig(o Options, httpPort int, sqlConf *config.SQL) (*config.Config, error) {
+	frontend := net.JoinHostPort(o.IP, strconv.Itoa(o.FrontendPort))
+	conf := &config.Config{}
+	conf.Global.Membership.MaxJoinDuration = 30 * time.Second
+	conf.Global.Membership.BroadcastAddress = o.IP
+	conf.Persistence.DefaultStore = "sqlite"
+	conf.Persistence.VisibilityStore = "sqlite"
+	conf.Persistence.NumHistoryShards = 1
+	conf.Persistence.DataStores = map[string]config.DataStore{"sqlite": {SQL: sqlConf}}
+	conf.ClusterMetadata = &cluster.Config{
+		FailoverVersionIncrement: 10,
+		MasterClusterName:        clusterName,
+		CurrentClusterName:       clusterName,
+		ClusterInformation: map[string]cluster.ClusterInformation{
+			clusterName: {
+				Enabled:                true,
+				InitialFailoverVersion: 1,
+				RPCAddress:             frontend,
+				HTTPAddress:            net.JoinHostPort(o.IP, strconv.Itoa(httpPort)),
+				ClusterID:              "assent-dev",
+			},
+		},
+	}
+	conf.DCRedirectionPolicy.Policy = "noop"
+	conf.Services = map[string]config.Service{}
+	for _, name := range []string{"frontend", "history", "matching", "worker"} {
+		var svc config.Service
+		svc.RPC.BindOnIP = o.IP
+		if name == "frontend" {
+			svc.RPC.GRPCPort = o.FrontendPort
+			svc.RPC.HTTPPort = httpPort
+		} else {
+			p, err := portOrFree(o.IP, 0)
+			if err != nil {
+				return nil, err
+			}
+			svc.RPC.GRPCPort = p
+		}
+		conf.Services[name] = svc
+	}
+	conf.Archival.History.State = "disabled"
+	conf.Archival.Visibility.State = "disabled"
+	conf.NamespaceDefaults.Archival.History.State = "disabled"
+	conf.NamespaceDefaults.Archival.Visibility.State = "disabled"
+	conf.PublicClient.HostPort = frontend
+	return conf, nil
+}
+
+// portOrFree returns port, or a free one when port is 0. A fixed port is
+// checked first, because the UI server exits the process when it cannot bind.
+func portOrFree(ip string, port int) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func waitHTTP(ctx context.Context, url string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}

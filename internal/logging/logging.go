@@ -1,0 +1,58 @@
+// Package logging builds the process logger: JSON through log/slog, with
+// Temporal's server and SDK loggers bridged into it.
+package logging
+
+import (
+	"context"
+	"io"
+	"log/slog"
+
+	sdklog "go.temporal.io/sdk/log"
+	serverlog "go.temporal.io/server/common/log"
+	"go.temporal.io/server/common/log/tag"
+)
+
+// New returns a JSON slog logger writing to w at the given level.
+func New(w io.Writer, level slog.Leveler) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// SDK adapts l for the Temporal SDK (clients and workers).
+func SDK(l *slog.Logger) sdklog.Logger {
+	return sdklog.NewStructuredLogger(l)
+}
+
+// Server adapts l for the embedded Temporal server. The server is chatty, so
+// records below minLevel are dropped.
+func Server(l *slog.Logger, minLevel slog.Level) serverlog.Logger {
+	return serverLogger{log: l.With("component", "temporal-server"), min: minLevel}
+}
+
+type serverLogger struct {
+	log *slog.Logger
+	min slog.Level
+}
+
+var _ serverlog.Logger = serverLogger{}
+
+func (s serverLogger) Debug(msg string, tags ...tag.Tag) { s.emit(slog.LevelDebug, msg, tags) }
+func (s serverLogger) Info(msg string, tags ...tag.Tag)  { s.emit(slog.LevelInfo, msg, tags) }
+func (s serverLogger) Warn(msg string, tags ...tag.Tag)  { s.emit(slog.LevelWarn, msg, tags) }
+func (s serverLogger) Error(msg string, tags ...tag.Tag) { s.emit(slog.LevelError, msg, tags) }
+
+// The server's panic and fatal levels are logged as errors: the embedding
+// process decides whether to stop, not the logger.
+func (s serverLogger) DPanic(msg string, tags ...tag.Tag) { s.emit(slog.LevelError, msg, tags) }
+func (s serverLogger) Panic(msg string, tags ...tag.Tag)  { s.emit(slog.LevelError, msg, tags) }
+func (s serverLogger) Fatal(msg string, tags ...tag.Tag)  { s.emit(slog.LevelError, msg, tags) }
+
+func (s serverLogger) emit(level slog.Level, msg string, tags []tag.Tag) {
+	if level < s.min || !s.log.Enabled(context.Background(), level) {
+		return
+	}
+	attrs := make([]slog.Attr, len(tags))
+	for i, t := range tags {
+		attrs[i] = slog.Any(t.Key(), t.Value())
+	}
+	s.log.LogAttrs(context.Background(), level, msg, attrs...)
+}

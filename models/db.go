@@ -1,0 +1,83 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"gorm.io/driver/postgres"
+	"gorm.io/driver/sqlite"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// Now is the clock every record uses: UTC, at the precision both databases
+// keep, so a record reads back exactly as it was written.
+func Now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+
+// Open connects to the database named by url: postgres://… or
+// postgresql://… for PostgreSQL, sqlite:<path> or a bare path for SQLite.
+func Open(url string) (*gorm.DB, error) {
+	conf := &gorm.Config{
+		NowFunc:        Now,
+		TranslateError: true,
+		Logger:         logger.Discard,
+	}
+	var dialector gorm.Dialector
+	switch {
+	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
+		dialector = postgres.Open(url)
+	default:
+		path := strings.TrimPrefix(url, "sqlite:")
+		if path == "" {
+			return nil, errors.New("database url is empty")
+		}
+		if dir := filepath.Dir(path); dir != "." {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return nil, err
+			}
+		}
+		// WAL lets readers run beside the writer; IMMEDIATE transactions take
+		// the write lock up front so two writers queue instead of deadlocking.
+		dialector = sqlite.Open("file:" + path + "?_journal_mode=WAL&_busy_timeout=10000&_foreign_keys=on&_txlock=immediate")
+	}
+	db, err := gorm.Open(dialector, conf)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, err
+	}
+	if db.Dialector.Name() == "sqlite" {
+		// One writer at a time is SQLite's nature; a small pool keeps
+		// lock waits short.
+		sqlDB.SetMaxOpenConns(4)
+	} else {
+		sqlDB.SetMaxOpenConns(25)
+		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+	}
+	return db, nil
+}
+
+// Ping checks that the database answers.
+func Ping(ctx context.Context, db *gorm.DB) error {
+	sqlDB, err := db.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.PingContext(ctx)
+}
+
+// Close releases the connection pool.
+func Close(db *gorm.DB) error {
+	sqlDB, err := db.DB()
+	if err != nil {
+		return err
+	}
+	return sqlDB.Close()
+}

@@ -1,0 +1,163 @@
+package models
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base32"
+	"encoding/hex"
+	"errors"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/internal/scopes"
+)
+
+// Secret prefixes say what a key is when it turns up in a log or a leak
+// scanner.
+var secretPrefix = map[string]string{
+	KeyAgent:  "asnt_agent_",
+	KeyAdmin:  "asnt_admin_",
+	KeyMember: "asnt_member_",
+}
+
+// NewKey is the input for CreateKey.
+type NewKey struct {
+	Name   string   `json:"name" validate:"required,max=200"`
+	Kind   string   `json:"kind" validate:"required,oneof=agent admin"`
+	Scopes []string `json:"scopes" validate:"max=50"`
+}
+
+// Principal is who a request acts for.
+type Principal struct {
+	Key          *APIKey
+	Organization *Organization
+	// Member is set for member tokens.
+	Member *Member
+}
+
+// HasScope reports whether the principal may use scope.
+func (p *Principal) HasScope(scope string) bool { return p.Key.Scopes.Contains(scope) }
+
+// HashSecret is how a key's secret is stored and looked up. Keys carry 256
+// random bits, so a fast hash is enough; a slow one would tax every request.
+func HashSecret(secret string) string {
+	sum := sha256.Sum256([]byte(secret))
+	return hex.EncodeToString(sum[:])
+}
+
+func newSecret(kind string) string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return secretPrefix[kind] + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
+}
+
+// CreateKey issues an agent or admin key and returns its secret, which is
+// never stored and cannot be shown again.
+func (s *Store) CreateKey(ctx context.Context, orgID string, in NewKey) (*APIKey, string, error) {
+	var keyScopes StringList
+	switch in.Kind {
+	case KeyAgent:
+		if len(in.Scopes) == 0 {
+			return nil, "", apperr.Field(apperr.InvalidRequest, "scopes", "an agent key needs at least one scope")
+		}
+		for _, sc := range in.Scopes {
+			if !scopes.Valid(sc) {
+				return nil, "", apperr.Field(apperr.InvalidRequest, "scopes", "unknown scope %q; known scopes: %s", sc, strings.Join(scopes.All, ", "))
+			}
+			if !keyScopes.Contains(sc) {
+				keyScopes = append(keyScopes, sc)
+			}
+		}
+	case KeyAdmin:
+		if len(in.Scopes) > 0 {
+			return nil, "", apperr.Field(apperr.InvalidRequest, "scopes", "admin keys manage the organisation and carry no scopes")
+		}
+		keyScopes = StringList{}
+	}
+	return s.insertKey(ctx, &APIKey{OrganizationID: orgID, Kind: in.Kind, Name: in.Name, Scopes: keyScopes})
+}
+
+// CreateMemberToken issues a token for a person acting through the API. It
+// carries every scope; what the person may do is decided per request.
+func (s *Store) CreateMemberToken(ctx context.Context, orgID, memberID string) (*APIKey, string, error) {
+	m, err := s.GetMember(ctx, orgID, memberID)
+	if err != nil {
+		return nil, "", err
+	}
+	if !m.Active {
+		return nil, "", apperr.New(apperr.InvalidState, "member %s is inactive", m.Email)
+	}
+	return s.insertKey(ctx, &APIKey{OrganizationID: orgID, Kind: KeyMember, Name: "token for " + m.Email,
+		Scopes: append(StringList{}, scopes.All...), MemberID: &m.ID})
+}
+
+func (s *Store) insertKey(ctx context.Context, k *APIKey) (*APIKey, string, error) {
+	secret := newSecret(k.Kind)
+	k.ID = newID(ids.Key)
+	k.Hash = HashSecret(secret)
+	k.Prefix = secret[:len(secretPrefix[k.Kind])+4]
+	if err := s.db.WithContext(ctx).Create(k).Error; err != nil {
+		return nil, "", err
+	}
+	return k, secret, nil
+}
+
+// ListKeys pages through keys and tokens, revoked ones included.
+func (s *Store) ListKeys(ctx context.Context, orgID string, p Page) ([]APIKey, string, error) {
+	q := s.db.WithContext(ctx).Where("organization_id = ?", orgID)
+	return list(q, p, func(k *APIKey) string { return k.ID })
+}
+
+// RevokeKey stops a key from authenticating; the next request it signs fails.
+func (s *Store) RevokeKey(ctx context.Context, orgID, id string) (*APIKey, error) {
+	var k APIKey
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Where("organization_id = ? AND id = ?", orgID, id).Take(&k).Error; err != nil {
+			return notFound(err, "key")
+		}
+		if k.RevokedAt != nil {
+			return nil
+		}
+		now := Now()
+		k.RevokedAt = &now
+		return tx.Model(&k).Update("revoked_at", now).Error
+	})
+	return &k, err
+}
+
+var errUnauthorized = apperr.New(apperr.Unauthorized, "the API key is missing, unknown or revoked")
+
+// Authenticate finds who a bearer secret acts for.
+func (s *Store) Authenticate(ctx context.Context, secret string) (*Principal, error) {
+	if secret == "" {
+		return nil, errUnauthorized
+	}
+	db := s.db.WithContext(ctx)
+	var k APIKey
+	if err := db.Where("hash = ? AND revoked_at IS NULL", HashSecret(secret)).Take(&k).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil, errUnauthorized
+		}
+		return nil, err
+	}
+	p := &Principal{Key: &k}
+	var err error
+	if p.Organization, err = s.GetOrganization(ctx, k.OrganizationID); err != nil {
+		return nil, err
+	}
+	if k.MemberID != nil {
+		if p.Member, err = s.GetMember(ctx, k.OrganizationID, *k.MemberID); err != nil {
+			return nil, err
+		}
+		if !p.Member.Active {
+			return nil, apperr.New(apperr.Unauthorized, "the member this token belongs to is inactive")
+		}
+	}
+	return p, nil
+}

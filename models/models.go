@@ -1,0 +1,133 @@
+// Package models holds the GORM records, their queries and the versioned
+// migrations. It is the read model the API serves from.
+package models
+
+import (
+	"time"
+)
+
+// Plans an organisation can be on.
+const (
+	PlanFree       = "free"
+	PlanTeam       = "team"
+	PlanEnterprise = "enterprise"
+)
+
+// Member roles.
+const (
+	RoleOwner  = "owner"
+	RoleAdmin  = "admin"
+	RoleMember = "member"
+)
+
+// Team kinds: named sets of members.
+const (
+	TeamKindTeam      = "team"
+	TeamKindGroup     = "group"
+	TeamKindWorkspace = "workspace"
+)
+
+// Key kinds.
+const (
+	KeyAgent  = "agent"
+	KeyAdmin  = "admin"
+	KeyMember = "member"
+)
+
+// DefaultMaxApprovalExpiry is how long a request may wait when the caller
+// sets no expiry and the organisation sets no other maximum.
+const DefaultMaxApprovalExpiry = 30 * 24 * time.Hour
+
+// Organization is a tenant; every other record belongs to one.
+type Organization struct {
+	ID                       string `gorm:"primaryKey;size:40"`
+	Name                     string `gorm:"size:200;not null"`
+	Plan                     string `gorm:"size:20;not null"`
+	GuestsMayApprove         bool   `gorm:"not null"`
+	MaxApprovalExpirySeconds int64  `gorm:"not null"`
+	CreatedAt                time.Time
+	UpdatedAt                time.Time
+}
+
+// MaxApprovalExpiry is the longest a request may wait undecided.
+func (o *Organization) MaxApprovalExpiry() time.Duration {
+	if o.MaxApprovalExpirySeconds <= 0 {
+		return DefaultMaxApprovalExpiry
+	}
+	return time.Duration(o.MaxApprovalExpirySeconds) * time.Second
+}
+
+// Member is a person in an organisation.
+type Member struct {
+	ID             string `gorm:"primaryKey;size:40"`
+	OrganizationID string `gorm:"size:40;not null;uniqueIndex:idx_members_org_email,priority:1"`
+	Email          string `gorm:"size:320;not null;uniqueIndex:idx_members_org_email,priority:2"`
+	Name           string `gorm:"size:200;not null"`
+	Role           string `gorm:"size:20;not null"`
+	Active         bool   `gorm:"not null"`
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// DisplayName is the name, or the email when no name is set.
+func (m *Member) DisplayName() string {
+	if m.Name != "" {
+		return m.Name
+	}
+	return m.Email
+}
+
+// Team is a named set of members: a team, a directory group or a workspace.
+type Team struct {
+	ID             string   `gorm:"primaryKey;size:40"`
+	OrganizationID string   `gorm:"size:40;not null;uniqueIndex:idx_teams_org_name,priority:1"`
+	Name           string   `gorm:"size:200;not null;uniqueIndex:idx_teams_org_name,priority:2"`
+	Kind           string   `gorm:"size:20;not null"`
+	Members        []Member `gorm:"many2many:team_members"`
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+}
+
+// Guest is an admitted address outside the organisation's members.
+type Guest struct {
+	ID             string `gorm:"primaryKey;size:40"`
+	OrganizationID string `gorm:"size:40;not null;uniqueIndex:idx_guests_org_email,priority:1"`
+	Email          string `gorm:"size:320;not null;uniqueIndex:idx_guests_org_email,priority:2"`
+	Name           string `gorm:"size:200;not null"`
+	CreatedAt      time.Time
+}
+
+// APIKey is a bearer credential. Only the SHA-256 of the secret is kept.
+type APIKey struct {
+	ID             string     `gorm:"primaryKey;size:40"`
+	OrganizationID string     `gorm:"size:40;not null;index"`
+	Kind           string     `gorm:"size:20;not null"`
+	Name           string     `gorm:"size:200;not null"`
+	Scopes         StringList `gorm:"type:text;not null"`
+	Hash           string     `gorm:"size:64;not null;uniqueIndex"`
+	Prefix         string     `gorm:"size:32;not null"`
+	MemberID       *string    `gorm:"size:40;index"`
+	CreatedAt      time.Time
+	RevokedAt      *time.Time
+}
+
+// TableName keeps the table name readable.
+func (APIKey) TableName() string { return "api_keys" }
+
+// IdempotencyKey records one Idempotency-Key's request and, once finished,
+// its response, so replays across processes return the same bytes.
+type IdempotencyKey struct {
+	OrganizationID string `gorm:"primaryKey;size:40"`
+	Key            string `gorm:"column:idempotency_key;primaryKey;size:255"`
+	RequestHash    string `gorm:"size:64;not null"`
+	// Completed is false while the first request runs.
+	Completed    bool   `gorm:"not null"`
+	StatusCode   int    `gorm:"not null"`
+	ContentType  string `gorm:"size:100;not null"`
+	ResponseBody []byte
+	// LockedUntil bounds how long an unfinished attempt (a crashed process)
+	// blocks the key.
+	LockedUntil time.Time `gorm:"not null"`
+	ExpiresAt   time.Time `gorm:"not null;index"`
+	CreatedAt   time.Time
+}

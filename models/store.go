@@ -1,0 +1,85 @@
+package models
+
+import (
+	"encoding/base64"
+	"errors"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/ids"
+)
+
+// Store runs the service's queries. Every method that reads or writes an
+// organisation's records takes its id, so no query crosses tenants.
+type Store struct {
+	db *gorm.DB
+}
+
+// NewStore wraps db.
+func NewStore(db *gorm.DB) *Store { return &Store{db: db} }
+
+// DB is the underlying handle, for health checks and tests.
+func (s *Store) DB() *gorm.DB { return s.db }
+
+// Page selects one page of a list: at most Limit rows after Cursor.
+type Page struct {
+	Limit  int
+	Cursor string
+}
+
+// EncodeCursor makes an opaque cursor from the last id of a page.
+func EncodeCursor(id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(id))
+}
+
+// decodeCursor returns the id a cursor stands for.
+func decodeCursor(c string) (string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || !strings.Contains(string(b), "_") {
+		return "", apperr.Field(apperr.InvalidRequest, "cursor", "cursor is not one this service issued")
+	}
+	return string(b), nil
+}
+
+// list returns one page of q, newest first. Ids sort by creation time, so
+// the id is the cursor.
+func list[T any](q *gorm.DB, p Page, idOf func(*T) string) ([]T, string, error) {
+	if p.Cursor != "" {
+		after, err := decodeCursor(p.Cursor)
+		if err != nil {
+			return nil, "", err
+		}
+		q = q.Where("id < ?", after)
+	}
+	var rows []T
+	if err := q.Order("id DESC").Limit(p.Limit + 1).Find(&rows).Error; err != nil {
+		return nil, "", err
+	}
+	next := ""
+	if len(rows) > p.Limit {
+		rows = rows[:p.Limit]
+		next = EncodeCursor(idOf(&rows[len(rows)-1]))
+	}
+	return rows, next, nil
+}
+
+// notFound turns gorm's missing-record error into the API's 404. A record
+// of another organisation is missing too: the query is scoped.
+func notFound(err error, what string) error {
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return apperr.New(apperr.NotFound, "%s not found", what)
+	}
+	return err
+}
+
+// duplicate turns a unique-constraint violation into a 409 naming field.
+func duplicate(err error, field, format string, args ...any) error {
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		return apperr.Field(apperr.Conflict, field, format, args...)
+	}
+	return err
+}
+
+func newID(prefix string) string { return ids.New(prefix) }

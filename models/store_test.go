@@ -1,0 +1,234 @@
+package models_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/models"
+)
+
+func newOrg(t *testing.T, s *models.Store) *models.Organization {
+	t.Helper()
+	org, err := s.CreateOrganization(context.Background(), models.NewOrganization{Name: "Acme"})
+	require.NoError(t, err)
+	return org
+}
+
+func TestMigrateTwiceIsANoOp(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		require.NoError(t, models.Migrate(db))
+	})
+}
+
+func TestMembersAreScopedAndUnique(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db)
+		a, b := newOrg(t, s), newOrg(t, s)
+
+		m, err := s.CreateMember(ctx, a.ID, models.NewMember{Email: " Ada@Example.COM ", Name: "Ada"})
+		require.NoError(t, err)
+		assert.Equal(t, "ada@example.com", m.Email)
+		assert.Equal(t, models.RoleMember, m.Role)
+		assert.True(t, m.Active)
+
+		_, err = s.CreateMember(ctx, a.ID, models.NewMember{Email: "ada@example.com"})
+		assert.True(t, apperr.Is(err, apperr.Conflict), "duplicate email: %v", err)
+
+		// The same address in another organisation is another person.
+		_, err = s.CreateMember(ctx, b.ID, models.NewMember{Email: "ada@example.com"})
+		require.NoError(t, err)
+
+		_, err = s.GetMember(ctx, b.ID, m.ID)
+		assert.True(t, apperr.Is(err, apperr.NotFound), "cross-org read: %v", err)
+	})
+}
+
+func TestLastOwnerCannotBeRemoved(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db)
+		org := newOrg(t, s)
+		owner, err := s.CreateMember(ctx, org.ID, models.NewMember{Email: "o@example.com", Role: models.RoleOwner})
+		require.NoError(t, err)
+		inactive := false
+		_, err = s.UpdateMember(ctx, org.ID, owner.ID, models.MemberPatch{Active: &inactive})
+		assert.True(t, apperr.Is(err, apperr.InvalidState), "%v", err)
+
+		second, err := s.CreateMember(ctx, org.ID, models.NewMember{Email: "o2@example.com", Role: models.RoleOwner})
+		require.NoError(t, err)
+		_, err = s.UpdateMember(ctx, org.ID, owner.ID, models.MemberPatch{Active: &inactive})
+		require.NoError(t, err)
+		member := models.RoleMember
+		_, err = s.UpdateMember(ctx, org.ID, second.ID, models.MemberPatch{Role: &member})
+		assert.True(t, apperr.Is(err, apperr.InvalidState), "%v", err)
+	})
+}
+
+func TestTeamsResolveMembersByEmailOrID(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db)
+		org, other := newOrg(t, s), newOrg(t, s)
+		a, _ := s.CreateMember(ctx, org.ID, models.NewMember{Email: "a@example.com"})
+		b, _ := s.CreateMember(ctx, org.ID, models.NewMember{Email: "b@example.com"})
+		stranger, _ := s.CreateMember(ctx, other.ID, models.NewMember{Email: "s@example.com"})
+
+		team, err := s.CreateTeam(ctx, org.ID, models.NewTeam{Name: "Finance", Kind: "group",
+			Members: []string{a.ID, "B@example.com", a.Email}})
+		require.NoError(t, err)
+		assert.Len(t, team.Members, 2)
+
+		_, err = s.CreateTeam(ctx, org.ID, models.NewTeam{Name: "Ops", Kind: "team",
+			Members: []string{stranger.ID, "nobody@example.com"}})
+		e, ok := apperr.As(err)
+		require.True(t, ok, "%v", err)
+		assert.Equal(t, "members", e.Field)
+		assert.Contains(t, e.Message, stranger.ID)
+		assert.Contains(t, e.Message, "nobody@example.com")
+
+		_, err = s.CreateTeam(ctx, org.ID, models.NewTeam{Name: "Finance", Kind: "team"})
+		assert.True(t, apperr.Is(err, apperr.Conflict), "%v", err)
+
+		teams, next, err := s.ListTeams(ctx, org.ID, models.Page{Limit: 10})
+		require.NoError(t, err)
+		assert.Empty(t, next)
+		require.Len(t, teams, 1)
+		assert.ElementsMatch(t, []string{a.ID, b.ID}, []string{teams[0].Members[0].ID, teams[0].Members[1].ID})
+	})
+}
+
+func TestListPagesWithOpaqueCursor(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db)
+		org := newOrg(t, s)
+		for _, e := range []string{"1@x.io", "2@x.io", "3@x.io", "4@x.io", "5@x.io"} {
+			_, err := s.CreateMember(ctx, org.ID, models.NewMember{Email: e})
+			require.NoError(t, err)
+		}
+		var seen []string
+		cursor := ""
+		for pages := 0; ; pages++ {
+			require.Less(t, pages, 5)
+			ms, next, err := s.ListMembers(ctx, org.ID, models.Page{Limit: 2, Cursor: cursor})
+			require.NoError(t, err)
+			for _, m := range ms {
+				seen = append(seen, m.Email)
+			}
+			if next == "" {
+				break
+			}
+			cursor = next
+		}
+		assert.Equal(t, []string{"5@x.io", "4@x.io", "3@x.io", "2@x.io", "1@x.io"}, seen)
+
+		_, _, err := s.ListMembers(ctx, org.ID, models.Page{Limit: 2, Cursor: "!!"})
+		assert.True(t, apperr.Is(err, apperr.InvalidRequest))
+	})
+}
+
+func TestKeysAuthenticateUntilRevoked(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db)
+		org := newOrg(t, s)
+		k, secret, err := s.CreateKey(ctx, org.ID, models.NewKey{Name: "bot", Kind: models.KeyAgent,
+			Scopes: []string{"approvals:read", "approvals:read"}})
+		require.NoError(t, err)
+		assert.Equal(t, models.StringList{"approvals:read"}, k.Scopes)
+		assert.NotContains(t, k.Hash, secret)
+		assert.Equal(t, models.HashSecret(secret), k.Hash)
+
+		p, err := s.Authenticate(ctx, secret)
+		require.NoError(t, err)
+		assert.Equal(t, org.ID, p.Organization.ID)
+		assert.True(t, p.HasScope("approvals:read"))
+		assert.False(t, p.HasScope("approvals:write"))
+
+		_, err = s.RevokeKey(ctx, org.ID, k.ID)
+		require.NoError(t, err)
+		_, err = s.Authenticate(ctx, secret)
+		assert.True(t, apperr.Is(err, apperr.Unauthorized))
+
+		_, _, err = s.CreateKey(ctx, org.ID, models.NewKey{Name: "x", Kind: models.KeyAgent, Scopes: []string{"root"}})
+		assert.True(t, apperr.Is(err, apperr.InvalidRequest))
+	})
+}
+
+func TestMemberTokensStopWhenMemberIsInactive(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db)
+		org := newOrg(t, s)
+		m, _ := s.CreateMember(ctx, org.ID, models.NewMember{Email: "m@example.com"})
+		_, secret, err := s.CreateMemberToken(ctx, org.ID, m.ID)
+		require.NoError(t, err)
+		p, err := s.Authenticate(ctx, secret)
+		require.NoError(t, err)
+		assert.Equal(t, m.ID, p.Member.ID)
+
+		off := false
+		_, err = s.UpdateMember(ctx, org.ID, m.ID, models.MemberPatch{Active: &off})
+		require.NoError(t, err)
+		_, err = s.Authenticate(ctx, secret)
+		assert.True(t, apperr.Is(err, apperr.Unauthorized))
+	})
+}
+
+func TestIdempotencyClaimIsExclusive(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db)
+		org := newOrg(t, s)
+
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		won, inFlight := 0, 0
+		for range 20 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				prev, err := s.ClaimIdempotencyKey(ctx, org.ID, "k1", "h1")
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil && prev == nil:
+					won++
+				case apperr.Is(err, apperr.IdempotencyInFlight):
+					inFlight++
+				default:
+					t.Errorf("unexpected claim result: %v %v", prev, err)
+				}
+			}()
+		}
+		wg.Wait()
+		assert.Equal(t, 1, won)
+		assert.Equal(t, 19, inFlight)
+
+		_, err := s.ClaimIdempotencyKey(ctx, org.ID, "k1", "other")
+		assert.True(t, apperr.Is(err, apperr.IdempotencyReused))
+
+		require.NoError(t, s.CompleteIdempotencyKey(ctx, org.ID, "k1", 201, "application/json", []byte(`{"a":1}`)))
+		prev, err := s.ClaimIdempotencyKey(ctx, org.ID, "k1", "h1")
+		require.NoError(t, err)
+		require.NotNil(t, prev)
+		assert.Equal(t, 201, prev.StatusCode)
+		assert.Equal(t, `{"a":1}`, string(prev.ResponseBody))
+
+		// A released claim lets the client retry.
+		_, err = s.ClaimIdempotencyKey(ctx, org.ID, "k2", "h")
+		require.NoError(t, err)
+		require.NoError(t, s.ReleaseIdempotencyKey(ctx, org.ID, "k2"))
+		prev, err = s.ClaimIdempotencyKey(ctx, org.ID, "k2", "h")
+		require.NoError(t, err)
+		assert.Nil(t, prev)
+	})
+}

@@ -1,0 +1,211 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// Audit actions and events an approval transition records.
+const (
+	ActionCreated   = "created"
+	ActionApproved  = "approved"
+	ActionRejected  = "rejected"
+	ActionAsked     = "asked"
+	ActionAnswered  = "answered"
+	ActionExpired   = "expired"
+	ActionCancelled = "cancelled"
+)
+
+// ApprovalTransition is what PersistApproval writes: the new state, the
+// audit entry and, when Event is set, the event for the outbox.
+type ApprovalTransition struct {
+	ApprovalID     string
+	OrganizationID string
+	Action         string
+	Event          string
+	ActorID        string
+	ActorName      string
+	// Detail is the audit entry's free text: a question, a note, a change.
+	Detail string
+	At     time.Time
+	State  ApprovalState
+}
+
+// persistOptions retry until the database takes the write: a transition
+// the workflow made must reach the read model.
+var persistOptions = workflow.ActivityOptions{
+	StartToCloseTimeout: 10 * time.Second,
+	RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
+}
+
+// Approval is the workflow of one approval: it waits for decisions,
+// questions, answers and cancellation (Updates) and for expiry (a timer).
+func Approval(ctx workflow.Context, in ApprovalInput) (ApprovalState, error) {
+	a := &approval{in: in, state: ApprovalState{Status: StatusPending, ApprovedBy: []string{}, Questions: []Question{}}}
+	if a.in.RequiredApprovals < 1 {
+		a.in.RequiredApprovals = 1
+	}
+	a.lock = workflow.NewMutex(ctx)
+	if err := a.setup(ctx); err != nil {
+		return a.state, err
+	}
+	return a.run(ctx)
+}
+
+type approval struct {
+	in    ApprovalInput
+	state ApprovalState
+	lock  workflow.Mutex
+}
+
+func (a *approval) setup(ctx workflow.Context) error {
+	handlers := []struct {
+		name      string
+		handler   any
+		validator any
+	}{
+		{UpdateDecide, a.decide, func(ctx workflow.Context, r DecideRequest) error { return checkDecide(&a.in, &a.state, r) }},
+		{UpdateAsk, a.ask, func(ctx workflow.Context, r AskRequest) error { return checkAsk(&a.in, &a.state, r) }},
+		{UpdateAnswer, a.answer, func(ctx workflow.Context, r AnswerRequest) error { return checkAnswer(&a.state, r) }},
+		{UpdateCancel, a.cancel, func(ctx workflow.Context) error { return a.state.checkPending() }},
+	}
+	for _, h := range handlers {
+		if err := workflow.SetUpdateHandlerWithOptions(ctx, h.name, h.handler, workflow.UpdateHandlerOptions{Validator: h.validator}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (a *approval) run(ctx workflow.Context) (ApprovalState, error) {
+	if err := a.persist(ctx, ApprovalTransition{Action: ActionCreated, Event: "approval.requested"}); err != nil {
+		return a.state, err
+	}
+	settled, err := workflow.AwaitWithTimeout(ctx, a.in.ExpiresAt.Sub(workflow.Now(ctx)), func() bool {
+		return a.state.Status != StatusPending
+	})
+	if err != nil {
+		return a.state, err
+	}
+	if !settled {
+		if err := a.transition(ctx, func() (ApprovalTransition, error) {
+			if a.state.Status != StatusPending {
+				return ApprovalTransition{}, nil // settled while we waited for the lock
+			}
+			a.state.Status = StatusExpired
+			return ApprovalTransition{Action: ActionExpired, Event: "approval.expired"}, nil
+		}); err != nil {
+			return a.state, err
+		}
+	}
+	// Let in-flight updates finish before the workflow completes.
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+		return a.state, err
+	}
+	return a.state, nil
+}
+
+// transition applies one change under the lock and persists it before the
+// update returns, so the caller's next GET shows it.
+func (a *approval) transition(ctx workflow.Context, apply func() (ApprovalTransition, error)) error {
+	if err := a.lock.Lock(ctx); err != nil {
+		return err
+	}
+	defer a.lock.Unlock()
+	t, err := apply()
+	if err != nil || t.Action == "" {
+		return err
+	}
+	return a.persist(ctx, t)
+}
+
+func (a *approval) persist(ctx workflow.Context, t ApprovalTransition) error {
+	t.ApprovalID, t.OrganizationID = a.in.ApprovalID, a.in.OrganizationID
+	t.At = workflow.Now(ctx).UTC()
+	t.State = a.state
+	if err := workflow.UpsertTypedSearchAttributes(ctx, SearchStatus.ValueSet(a.state.Status)); err != nil {
+		return err
+	}
+	ctx = workflow.WithActivityOptions(ctx, persistOptions)
+	return workflow.ExecuteActivity(ctx, ActivityPersistApproval, t).Get(ctx, nil)
+}
+
+func (a *approval) decide(ctx workflow.Context, req DecideRequest) (ApprovalState, error) {
+	err := a.transition(ctx, func() (ApprovalTransition, error) {
+		if err := checkDecide(&a.in, &a.state, req); err != nil {
+			return ApprovalTransition{}, err
+		}
+		t := ApprovalTransition{ActorID: req.ActorID, ActorName: req.ActorName, Detail: req.Note}
+		if req.Decision == DecisionReject {
+			a.settle(ctx, StatusRejected, req)
+			t.Action, t.Event = ActionRejected, "approval.rejected"
+			return t, nil
+		}
+		a.state.ApprovedBy = append(a.state.ApprovedBy, req.ActorID)
+		a.state.ApprovalsSoFar = len(a.state.ApprovedBy)
+		t.Action = ActionApproved
+		if a.state.ApprovalsSoFar < a.in.RequiredApprovals {
+			return t, nil // recorded; more approvals needed
+		}
+		a.settle(ctx, StatusApproved, req)
+		if a.in.RequiredApprovals == 1 {
+			a.state.ApprovedInput, a.state.Changes = applyCorrections(a.in.Input, req.Corrections)
+		} else {
+			// Several approvers agreed to the proposal as sent.
+			a.state.ApprovedInput, a.state.Changes = applyCorrections(a.in.Input, nil)
+		}
+		t.Event = "approval.approved"
+		return t, nil
+	})
+	return a.state, err
+}
+
+func (a *approval) settle(ctx workflow.Context, status string, req DecideRequest) {
+	now := workflow.Now(ctx).UTC()
+	a.state.Status = status
+	a.state.DecidedByID, a.state.DecidedByName, a.state.DecidedAt = req.ActorID, req.ActorName, &now
+	a.state.Note, a.state.Reason = req.Note, req.Reason
+}
+
+func (a *approval) ask(ctx workflow.Context, req AskRequest) (ApprovalState, error) {
+	err := a.transition(ctx, func() (ApprovalTransition, error) {
+		if err := checkAsk(&a.in, &a.state, req); err != nil {
+			return ApprovalTransition{}, err
+		}
+		a.state.Questions = append(a.state.Questions, Question{QuestionID: req.QuestionID, Question: req.Question,
+			AskedBy: req.ActorName, AskedAt: workflow.Now(ctx).UTC()})
+		return ApprovalTransition{Action: ActionAsked, Event: "approval.question", ActorID: req.ActorID,
+			ActorName: req.ActorName, Detail: req.Question}, nil
+	})
+	return a.state, err
+}
+
+func (a *approval) answer(ctx workflow.Context, req AnswerRequest) (ApprovalState, error) {
+	err := a.transition(ctx, func() (ApprovalTransition, error) {
+		if err := checkAnswer(&a.state, req); err != nil {
+			return ApprovalTransition{}, err
+		}
+		now := workflow.Now(ctx).UTC()
+		for i := range a.state.Questions {
+			if a.state.Questions[i].QuestionID == req.QuestionID {
+				answer := req.Answer
+				a.state.Questions[i].Answer, a.state.Questions[i].AnsweredAt = &answer, &now
+			}
+		}
+		return ApprovalTransition{Action: ActionAnswered, Event: "approval.answered", Detail: req.Answer}, nil
+	})
+	return a.state, err
+}
+
+func (a *approval) cancel(ctx workflow.Context) (ApprovalState, error) {
+	err := a.transition(ctx, func() (ApprovalTransition, error) {
+		if err := a.state.checkPending(); err != nil {
+			return ApprovalTransition{}, err
+		}
+		a.state.Status = StatusCancelled
+		return ApprovalTransition{Action: ActionCancelled}, nil
+	})
+	return a.state, err
+}

@@ -1,0 +1,255 @@
+package workflows_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/assent-hq/assent/workflows"
+)
+
+var start = time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
+
+// harness runs the approval workflow in the test environment with a
+// recording persistence activity.
+type harness struct {
+	t           *testing.T
+	env         *testsuite.TestWorkflowEnvironment
+	mu          sync.Mutex
+	transitions []workflows.ApprovalTransition
+	results     map[string]result
+}
+
+type result struct {
+	state   workflows.ApprovalState
+	err     error
+	refused bool
+}
+
+func newHarness(t *testing.T) *harness {
+	var suite testsuite.WorkflowTestSuite
+	h := &harness{t: t, env: suite.NewTestWorkflowEnvironment(), results: map[string]result{}}
+	h.env.SetStartTime(start)
+	h.env.RegisterWorkflow(workflows.Approval)
+	h.env.RegisterActivityWithOptions(func(_ context.Context, tr workflows.ApprovalTransition) error {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.transitions = append(h.transitions, tr)
+		return nil
+	}, activity.RegisterOptions{Name: workflows.ActivityPersistApproval})
+	return h
+}
+
+func baseInput() workflows.ApprovalInput {
+	return workflows.ApprovalInput{
+		ApprovalID: "apr_1", OrganizationID: "org_1", Risk: "medium",
+		ExpiresAt:         start.Add(24 * time.Hour),
+		RequiredApprovals: 1,
+		ApproverIDs:       []string{"mem_a", "mem_b"},
+		RequesterMemberID: "mem_req",
+		Input:             map[string]any{"amount": 100.0, "currency": "EUR", "urgent": false, "memo": "x"},
+		EditableFields:    []string{"amount", "urgent"},
+	}
+}
+
+// update sends an update at offset after the start and records its result
+// under key.
+func (h *harness) update(offset time.Duration, key, name string, args ...any) {
+	h.env.RegisterDelayedCallback(func() {
+		h.env.UpdateWorkflow(name, key, &testsuite.TestUpdateCallback{
+			OnAccept: func() {},
+			OnReject: func(err error) { h.results[key] = result{err: err, refused: true} },
+			OnComplete: func(v any, err error) {
+				r := result{err: err}
+				if s, ok := v.(workflows.ApprovalState); ok {
+					r.state = s
+				}
+				h.results[key] = r
+			},
+		}, args...)
+	}, offset)
+}
+
+func (h *harness) run(in workflows.ApprovalInput) workflows.ApprovalState {
+	h.env.ExecuteWorkflow(workflows.Approval, in)
+	require.True(h.t, h.env.IsWorkflowCompleted())
+	require.NoError(h.t, h.env.GetWorkflowError())
+	var s workflows.ApprovalState
+	require.NoError(h.t, h.env.GetWorkflowResult(&s))
+	return s
+}
+
+func errType(err error) string {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return app.Type()
+	}
+	return ""
+}
+
+func (h *harness) refusedWith(key, code string) {
+	h.t.Helper()
+	r, ok := h.results[key]
+	require.True(h.t, ok, "update %s never ran", key)
+	require.Error(h.t, r.err, "update %s should be refused", key)
+	assert.Equal(h.t, code, errType(r.err), "update %s: %v", key, r.err)
+}
+
+func (h *harness) actions() []string {
+	var out []string
+	for _, t := range h.transitions {
+		out = append(out, t.Action)
+	}
+	return out
+}
+
+func TestApprovalExpiresAtTheExactInstant(t *testing.T) {
+	h := newHarness(t)
+	in := baseInput()
+	in.ExpiresAt = start.Add(90 * time.Minute)
+	s := h.run(in)
+	assert.Equal(t, workflows.StatusExpired, s.Status)
+	require.Len(t, h.transitions, 2)
+	assert.Equal(t, "approval.requested", h.transitions[0].Event)
+	assert.Equal(t, "approval.expired", h.transitions[1].Event)
+	assert.Equal(t, in.ExpiresAt, h.transitions[1].At, "expired exactly at expiresAt")
+}
+
+func TestQuestionBlocksDecisionsUntilAnswered(t *testing.T) {
+	h := newHarness(t)
+	h.update(time.Minute, "ask", workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"})
+	h.update(2*time.Minute, "ask-again", workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_b", QuestionID: "qst_2", Question: "And?"})
+	h.update(3*time.Minute, "decide-blocked", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", Decision: "approve"})
+	h.update(4*time.Minute, "answer-unknown", workflows.UpdateAnswer, workflows.AnswerRequest{QuestionID: "qst_9", Answer: "?"})
+	h.update(5*time.Minute, "answer", workflows.UpdateAnswer, workflows.AnswerRequest{QuestionID: "qst_1", Answer: "Acme Ltd"})
+	h.update(6*time.Minute, "answer-twice", workflows.UpdateAnswer, workflows.AnswerRequest{QuestionID: "qst_1", Answer: "Other"})
+	h.update(7*time.Minute, "decide", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: "approve"})
+	s := h.run(baseInput())
+
+	h.refusedWith("ask-again", workflows.ErrQuestionPending)
+	h.refusedWith("decide-blocked", workflows.ErrQuestionPending)
+	h.refusedWith("answer-unknown", workflows.ErrQuestionNotFound)
+	h.refusedWith("answer-twice", workflows.ErrAlreadyAnswered)
+	assert.Equal(t, workflows.StatusApproved, s.Status)
+	require.Len(t, s.Questions, 1)
+	require.NotNil(t, s.Questions[0].Answer)
+	assert.Equal(t, "Acme Ltd", *s.Questions[0].Answer, "the first answer stays readable")
+	assert.Equal(t, start.Add(5*time.Minute), *s.Questions[0].AnsweredAt)
+	assert.Equal(t, []string{"created", "asked", "answered", "approved"}, h.actions())
+	assert.Equal(t, "approval.question", h.transitions[1].Event)
+}
+
+func TestSeveralApprovalsAreCountedPerPerson(t *testing.T) {
+	h := newHarness(t)
+	in := baseInput()
+	in.RequiredApprovals = 2
+	h.update(time.Minute, "a", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve",
+		Corrections: map[string]any{"amount": 80.0}})
+	h.update(2*time.Minute, "a-again", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.update(3*time.Minute, "b", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: "approve",
+		Corrections: map[string]any{"amount": 70.0}})
+	s := h.run(in)
+
+	assert.Equal(t, 1, h.results["a"].state.ApprovalsSoFar)
+	assert.Equal(t, workflows.StatusPending, h.results["a"].state.Status)
+	h.refusedWith("a-again", workflows.ErrInvalidState)
+	assert.Equal(t, workflows.StatusApproved, s.Status)
+	assert.Equal(t, 2, s.ApprovalsSoFar)
+	assert.Equal(t, in.Input, s.ApprovedInput, "several approvers approve the proposal as sent")
+	assert.Empty(t, s.Changes)
+	assert.Equal(t, "mem_b", s.DecidedByID)
+	// The first approval is audited without an event; the settling one emits approval.approved.
+	require.Len(t, h.transitions, 3)
+	assert.Equal(t, "", h.transitions[1].Event)
+	assert.Equal(t, "approval.approved", h.transitions[2].Event)
+}
+
+func TestOneRejectionSettlesRegardlessOfRequiredApprovals(t *testing.T) {
+	h := newHarness(t)
+	in := baseInput()
+	in.RequiredApprovals = 2
+	h.update(time.Minute, "a", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.update(2*time.Minute, "b", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: "reject", Note: "too costly"})
+	s := h.run(in)
+	assert.Equal(t, workflows.StatusRejected, s.Status)
+	assert.Equal(t, "too costly", s.Note)
+	assert.Equal(t, "Ben", s.DecidedByName)
+	assert.Equal(t, start.Add(2*time.Minute), *s.DecidedAt)
+	// A settled workflow completes; the API answers later updates from the
+	// record with 409 invalid_state.
+}
+
+func TestCorrectionsRules(t *testing.T) {
+	cases := []struct {
+		name        string
+		corrections map[string]any
+		field       string
+	}{
+		{"not editable", map[string]any{"currency": "USD"}, "corrections.currency"},
+		{"added field", map[string]any{"extra": 1.0}, "corrections.extra"},
+		{"type change", map[string]any{"amount": "eighty"}, "corrections.amount"},
+		{"not flat", map[string]any{"amount": map[string]any{"v": 1.0}}, "corrections.amount"},
+		{"bool to number", map[string]any{"urgent": 1.0}, "corrections.urgent"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			h.update(time.Minute, "bad", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve", Corrections: tc.corrections})
+			h.update(2*time.Minute, "cancel", workflows.UpdateCancel)
+			s := h.run(baseInput())
+			h.refusedWith("bad", workflows.ErrInvalidRequest)
+			var app *temporal.ApplicationError
+			require.True(t, errors.As(h.results["bad"].err, &app))
+			var field string
+			require.NoError(t, app.Details(&field))
+			assert.Equal(t, tc.field, field)
+			assert.Equal(t, workflows.StatusCancelled, s.Status)
+		})
+	}
+
+	t.Run("applied when one approval settles", func(t *testing.T) {
+		h := newHarness(t)
+		h.update(time.Minute, "ok", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", ActorName: "Ann", Decision: "approve",
+			Corrections: map[string]any{"amount": 80.0, "urgent": false}})
+		s := h.run(baseInput())
+		assert.Equal(t, workflows.StatusApproved, s.Status)
+		assert.Equal(t, map[string]any{"amount": 80.0, "currency": "EUR", "urgent": false, "memo": "x"}, s.ApprovedInput)
+		assert.Equal(t, []workflows.Change{{Field: "amount", From: 100.0, To: 80.0}}, s.Changes, "an unchanged value is no change")
+	})
+}
+
+func TestWhoMayDecide(t *testing.T) {
+	h := newHarness(t)
+	in := baseInput()
+	in.ApproverIDs = append(in.ApproverIDs, "mem_req")
+	in.ReasonRequired = true
+	h.update(time.Minute, "stranger", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_x", Decision: "reject"})
+	h.update(2*time.Minute, "requester", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_req", Decision: "approve", Reason: "mine"})
+	h.update(3*time.Minute, "no-reason", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.update(4*time.Minute, "bad-decision", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "maybe"})
+	h.update(5*time.Minute, "with-reason", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve", Reason: "checked with legal"})
+	s := h.run(in)
+	h.refusedWith("stranger", workflows.ErrNotAnApprover)
+	h.refusedWith("requester", workflows.ErrNotAnApprover)
+	h.refusedWith("no-reason", workflows.ErrInvalidRequest)
+	h.refusedWith("bad-decision", workflows.ErrInvalidRequest)
+	assert.Equal(t, workflows.StatusApproved, s.Status)
+	assert.Equal(t, "checked with legal", s.Reason)
+}
+
+func TestCancelWithdrawsAPendingApproval(t *testing.T) {
+	h := newHarness(t)
+	h.update(time.Hour, "cancel", workflows.UpdateCancel)
+	s := h.run(baseInput())
+	assert.Equal(t, workflows.StatusCancelled, s.Status)
+	assert.Equal(t, []string{"created", "cancelled"}, h.actions())
+	assert.Equal(t, start.Add(time.Hour), h.transitions[1].At)
+}
