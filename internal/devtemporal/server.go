@@ -28,6 +28,7 @@ import (
 	sqliteschema "go.temporal.io/server/schema/sqlite"
 	"go.temporal.io/server/temporal"
 
+	"github.com/assent-hq/assent/internal/freeport"
 	"github.com/assent-hq/assent/internal/logging"
 )
 
@@ -94,18 +95,9 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		// Newly added search attributes must be usable at once.
 		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): true,
 	}
-	srv, err := temporal.NewServer(
-		temporal.WithConfig(conf),
-		temporal.ForServices(temporal.DefaultServices),
-		temporal.WithStaticHosts(hosts),
-		temporal.WithLogger(logging.Server(o.Logger, slog.LevelWarn)),
-		temporal.WithDynamicConfigClient(dyn),
-	)
+	srv, err := newServer(conf, hosts, o.Logger, dyn)
 	if err != nil {
-		return nil, fmt.Errorf("create temporal server: %w", err)
-	}
-	if err := srv.Start(); err != nil {
-		return nil, fmt.Errorf("start temporal server: %w", err)
+		return nil, err
 	}
 	s := &Server{server: srv, frontendAddr: net.JoinHostPort(o.IP, strconv.Itoa(o.FrontendPort))}
 
@@ -136,6 +128,31 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		}
 	}
 	return s, nil
+}
+
+// newServer builds and starts the server. The server's constructor logs
+// fatal errors (a port it cannot bind, say) by panicking; that becomes an
+// error here so `assent dev` can say what went wrong and exit cleanly.
+func newServer(conf *config.Config, hosts map[primitives.ServiceName]static.Hosts, log *slog.Logger, dyn dynamicconfig.StaticClient) (srv temporal.Server, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("start temporal server: %v", r)
+		}
+	}()
+	srv, err = temporal.NewServer(
+		temporal.WithConfig(conf),
+		temporal.ForServices(temporal.DefaultServices),
+		temporal.WithStaticHosts(hosts),
+		temporal.WithLogger(logging.Server(log, slog.LevelWarn)),
+		temporal.WithDynamicConfigClient(dyn),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("create temporal server: %w", err)
+	}
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("start temporal server: %w", err)
+	}
+	return srv, nil
 }
 
 // FrontendAddress is host:port for Temporal clients.
@@ -236,12 +253,15 @@ func serverConfig(o Options, httpPort int, sqlConf *config.SQL) (*config.Config,
 // portOrFree returns port, or a free one when port is 0. A fixed port is
 // checked first, because the UI server exits the process when it cannot bind.
 func portOrFree(ip string, port int) (int, error) {
+	if port == 0 {
+		return freeport.Pick(ip)
+	}
 	l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
 	if err != nil {
 		return 0, err
 	}
 	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return port, nil
 }
 
 func waitHTTP(ctx context.Context, url string) error {
