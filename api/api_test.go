@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/server/temporaltest"
 	"gorm.io/gorm"
 
@@ -35,10 +36,17 @@ type fixture struct {
 	memberToken string
 	member      *models.Member
 	otherAdmin  string
+	otherAgent  string
 	otherMember *models.Member
 }
 
 func newFixture(t *testing.T, db *gorm.DB) *fixture {
+	t.Helper()
+	return newFixtureWith(t, db, nil)
+}
+
+// newFixtureWith serves the API with tc as its Temporal client.
+func newFixtureWith(t *testing.T, db *gorm.DB, tc client.Client) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	s := models.NewStore(db)
@@ -61,10 +69,12 @@ func newFixture(t *testing.T, db *gorm.DB) *fixture {
 	require.NoError(t, err)
 	_, f.otherAdmin, err = s.CreateKey(ctx, other.ID, models.NewKey{Name: "admin", Kind: models.KeyAdmin})
 	require.NoError(t, err)
+	_, f.otherAgent, err = s.CreateKey(ctx, other.ID, models.NewKey{Name: "agent", Kind: models.KeyAgent, Scopes: scopes.All})
+	require.NoError(t, err)
 	f.otherMember, err = s.CreateMember(ctx, other.ID, models.NewMember{Email: "eve@example.com"})
 	require.NoError(t, err)
 
-	f.srv = httptest.NewServer(api.New(api.Deps{Store: s, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), BaseURL: "http://assent.test"}))
+	f.srv = httptest.NewServer(api.New(api.Deps{Store: s, Temporal: tc, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), BaseURL: "http://assent.test"}))
 	t.Cleanup(f.srv.Close)
 	return f
 }

@@ -13,10 +13,13 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 )
 
+// idempotencyHeader names the key a caller sends to run a POST once.
+const idempotencyHeader = "Idempotency-Key"
+
 // idempotency makes a POST with an Idempotency-Key run once per
 // organisation: a replay gets the first response byte for byte.
 func (h *handlers) idempotency(c *gin.Context) {
-	key := c.GetHeader("Idempotency-Key")
+	key := c.GetHeader(idempotencyHeader)
 	if c.Request.Method != http.MethodPost || key == "" {
 		c.Next()
 		return

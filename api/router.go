@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/models"
 )
 
@@ -30,13 +31,15 @@ type handlers struct {
 	temporal client.Client
 	log      *slog.Logger
 	baseURL  string
+	watcher  *statusWatcher
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
 
 // New returns the HTTP handler for the API and health checks.
 func New(d Deps) http.Handler {
-	h := &handlers{store: d.Store, temporal: d.Temporal, log: d.Logger, baseURL: d.BaseURL}
+	h := &handlers{store: d.Store, temporal: d.Temporal, log: d.Logger, baseURL: d.BaseURL,
+		watcher: newStatusWatcher(d.Store, d.Logger, 250*time.Millisecond)}
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
@@ -53,6 +56,21 @@ func New(d Deps) http.Handler {
 
 	v1 := r.Group("/api/v1", readBody(DefaultBodyLimit), h.authenticate, h.idempotency)
 	v1.GET("/me", h.me)
+
+	v1.POST("/approvals", requireScope(scopes.ApprovalsWrite), h.createApproval)
+	v1.GET("/approvals", requireScope(scopes.ApprovalsRead), h.listApprovals)
+	v1.GET("/approvals/:id", requireScope(scopes.ApprovalsRead), h.getApproval)
+	v1.POST("/approvals/:id/answers", requireScope(scopes.ApprovalsWrite), h.answerQuestion)
+	v1.POST("/approvals/:id/cancel", requireScope(scopes.ApprovalsWrite), h.cancelApproval)
+	// A person's actions: member tokens only; the workflow decides who may.
+	v1.POST("/approvals/:id/decision", h.decideApproval)
+	v1.POST("/approvals/:id/questions", h.askQuestion)
+	v1.GET("/inbox", h.inbox)
+
+	v1.POST("/flows", requireScope(scopes.FlowsWrite), h.createFlow)
+	v1.GET("/flows/:id", requireScope(scopes.FlowsRead), h.getFlow)
+	v1.POST("/flows/:id/complete", requireScope(scopes.FlowsWrite), h.completeFlow)
+	v1.POST("/flows/:id/cancel", requireScope(scopes.FlowsWrite), h.cancelFlow)
 
 	admin := v1.Group("/admin", requireAdmin)
 	admin.GET("/organization", h.getOrganization)

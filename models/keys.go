@@ -42,6 +42,15 @@ type Principal struct {
 // HasScope reports whether the principal may use scope.
 func (p *Principal) HasScope(scope string) bool { return p.Key.Scopes.Contains(scope) }
 
+// Actor is the principal as it appears in audit entries: a person for a
+// member token, otherwise the key.
+func (p *Principal) Actor() Actor {
+	if p.Member != nil {
+		return Actor{ID: p.Member.ID, Name: p.Member.DisplayName()}
+	}
+	return Actor{ID: p.Key.ID, Name: p.Key.Name}
+}
+
 // HashSecret is how a key's secret is stored and looked up. Keys carry 256
 // random bits, so a fast hash is enough; a slow one would tax every request.
 func HashSecret(secret string) string {

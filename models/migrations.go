@@ -90,6 +90,94 @@ var migrations = []*gormigrate.Migration{
 			return tx.Migrator().DropTable("idempotency_keys", "api_keys", "guests", "team_members", "teams", "members", "organizations")
 		},
 	},
+	{
+		ID: "202611220002_approvals_flows",
+		Migrate: func(tx *gorm.DB) error {
+			type Approval struct {
+				ID                string    `gorm:"primaryKey;size:40"`
+				OrganizationID    string    `gorm:"size:40;not null;index:idx_approvals_org_status,priority:1;index:idx_approvals_org_external,priority:1"`
+				Status            string    `gorm:"size:20;not null;index:idx_approvals_org_status,priority:2"`
+				Title             string    `gorm:"size:200;not null"`
+				Description       string    `gorm:"type:text;not null"`
+				Risk              string    `gorm:"size:20;not null"`
+				Factors           string    `gorm:"type:text;not null"`
+				Links             string    `gorm:"type:text;not null"`
+				ReportID          *string   `gorm:"size:40"`
+				Approvers         string    `gorm:"type:text;not null"`
+				ApproverIDs       string    `gorm:"type:text;not null"`
+				ExpiresAt         time.Time `gorm:"not null"`
+				ExternalID        *string   `gorm:"size:255;index:idx_approvals_org_external,priority:2"`
+				FlowID            *string   `gorm:"size:40;index"`
+				Metadata          *string   `gorm:"type:text"`
+				Input             *string   `gorm:"type:text"`
+				EditableFields    string    `gorm:"type:text;not null"`
+				CallbackURL       *string   `gorm:"size:2048"`
+				CallbackSecret    *string   `gorm:"size:100"`
+				Requester         string    `gorm:"size:60;not null"`
+				RequestedBy       string    `gorm:"size:320;not null"`
+				RequiredApprovals int       `gorm:"not null"`
+				ApprovalsSoFar    int       `gorm:"not null"`
+				ApprovedBy        string    `gorm:"type:text;not null"`
+				Questions         string    `gorm:"type:text;not null"`
+				DecidedBy         *string   `gorm:"size:320"`
+				DecidedByID       *string   `gorm:"size:40"`
+				DecidedAt         *time.Time
+				Note              *string `gorm:"type:text"`
+				Reason            *string `gorm:"type:text"`
+				ApprovedInput     *string `gorm:"type:text"`
+				Changes           *string `gorm:"type:text"`
+				Concerns          string  `gorm:"type:text;not null"`
+				RestrictedFields  string  `gorm:"type:text;not null"`
+				Seq               int     `gorm:"not null;index"`
+				CreatedAt         time.Time
+				UpdatedAt         time.Time
+			}
+			type ApprovalApprover struct {
+				ApprovalID string `gorm:"primaryKey;size:40"`
+				PersonID   string `gorm:"primaryKey;size:40;index"`
+			}
+			type AuditEntry struct {
+				ID             string    `gorm:"primaryKey;size:40"`
+				OrganizationID string    `gorm:"size:40;not null;index"`
+				FlowID         *string   `gorm:"size:40;index"`
+				SubjectType    string    `gorm:"size:20;not null"`
+				SubjectID      string    `gorm:"size:40;not null;uniqueIndex:idx_audit_subject_seq,priority:1"`
+				Seq            int       `gorm:"not null;uniqueIndex:idx_audit_subject_seq,priority:2"`
+				Action         string    `gorm:"size:40;not null"`
+				ActorID        string    `gorm:"size:60;not null"`
+				ActorName      string    `gorm:"size:320;not null"`
+				Detail         string    `gorm:"type:text;not null"`
+				At             time.Time `gorm:"not null"`
+			}
+			type Event struct {
+				ID             string     `gorm:"primaryKey;size:40"`
+				OrganizationID string     `gorm:"size:40;not null;index"`
+				Kind           string     `gorm:"size:60;not null"`
+				SubjectType    string     `gorm:"size:20;not null"`
+				SubjectID      string     `gorm:"size:40;not null;index"`
+				Data           string     `gorm:"type:text;not null"`
+				CreatedAt      time.Time  `gorm:"not null"`
+				DispatchedAt   *time.Time `gorm:"index"`
+			}
+			type Flow struct {
+				ID             string  `gorm:"primaryKey;size:40"`
+				OrganizationID string  `gorm:"size:40;not null;index"`
+				Title          string  `gorm:"size:200;not null"`
+				ExternalID     *string `gorm:"size:255;index"`
+				Status         string  `gorm:"size:20;not null"`
+				StartedBy      string  `gorm:"size:60;not null"`
+				StartedByName  string  `gorm:"size:320;not null"`
+				CompletedAt    *time.Time
+				CancelledAt    *time.Time
+				CreatedAt      time.Time
+				UpdatedAt      time.Time
+			}
+			return tx.Migrator().CreateTable(&Approval{}, &ApprovalApprover{}, &AuditEntry{}, &Event{}, &Flow{})
+		},
+		Rollback: func(tx *gorm.DB) error {
+			return tx.Migrator().DropTable("flows", "events", "audit_entries", "approval_approvers", "approvals")
+		},
+	},
 }
 
 // RequireMigrated fails when the database lacks a migration this binary

@@ -27,6 +27,9 @@ type ApprovalTransition struct {
 	Event          string
 	ActorID        string
 	ActorName      string
+	// Seq numbers the workflow's transitions from 1, so a retried write is
+	// recognised and skipped.
+	Seq int
 	// Detail is the audit entry's free text: a question, a note, a change.
 	Detail string
 	At     time.Time
@@ -58,6 +61,7 @@ type approval struct {
 	in    ApprovalInput
 	state ApprovalState
 	lock  workflow.Mutex
+	seq   int
 }
 
 func (a *approval) setup(ctx workflow.Context) error {
@@ -68,8 +72,8 @@ func (a *approval) setup(ctx workflow.Context) error {
 	}{
 		{UpdateDecide, a.decide, func(ctx workflow.Context, r DecideRequest) error { return checkDecide(&a.in, &a.state, r) }},
 		{UpdateAsk, a.ask, func(ctx workflow.Context, r AskRequest) error { return checkAsk(&a.in, &a.state, r) }},
-		{UpdateAnswer, a.answer, func(ctx workflow.Context, r AnswerRequest) error { return checkAnswer(&a.state, r) }},
-		{UpdateCancel, a.cancel, func(ctx workflow.Context) error { return a.state.checkPending() }},
+		{UpdateAnswer, a.answer, func(ctx workflow.Context, r AnswerRequest) error { return checkAnswer(&a.in, &a.state, r) }},
+		{UpdateCancel, a.cancel, func(ctx workflow.Context, r CancelRequest) error { return a.state.checkPending() }},
 	}
 	for _, h := range handlers {
 		if err := workflow.SetUpdateHandlerWithOptions(ctx, h.name, h.handler, workflow.UpdateHandlerOptions{Validator: h.validator}); err != nil {
@@ -123,6 +127,8 @@ func (a *approval) transition(ctx workflow.Context, apply func() (ApprovalTransi
 
 func (a *approval) persist(ctx workflow.Context, t ApprovalTransition) error {
 	t.ApprovalID, t.OrganizationID = a.in.ApprovalID, a.in.OrganizationID
+	a.seq++
+	t.Seq = a.seq
 	t.At = workflow.Now(ctx).UTC()
 	t.State = a.state
 	if err := workflow.UpsertTypedSearchAttributes(ctx, SearchStatus.ValueSet(a.state.Status)); err != nil {
@@ -184,7 +190,7 @@ func (a *approval) ask(ctx workflow.Context, req AskRequest) (ApprovalState, err
 
 func (a *approval) answer(ctx workflow.Context, req AnswerRequest) (ApprovalState, error) {
 	err := a.transition(ctx, func() (ApprovalTransition, error) {
-		if err := checkAnswer(&a.state, req); err != nil {
+		if err := checkAnswer(&a.in, &a.state, req); err != nil {
 			return ApprovalTransition{}, err
 		}
 		now := workflow.Now(ctx).UTC()
@@ -194,18 +200,18 @@ func (a *approval) answer(ctx workflow.Context, req AnswerRequest) (ApprovalStat
 				a.state.Questions[i].Answer, a.state.Questions[i].AnsweredAt = &answer, &now
 			}
 		}
-		return ApprovalTransition{Action: ActionAnswered, Event: "approval.answered", Detail: req.Answer}, nil
+		return ApprovalTransition{Action: ActionAnswered, Event: "approval.answered", ActorID: req.Requester, Detail: req.Answer}, nil
 	})
 	return a.state, err
 }
 
-func (a *approval) cancel(ctx workflow.Context) (ApprovalState, error) {
+func (a *approval) cancel(ctx workflow.Context, req CancelRequest) (ApprovalState, error) {
 	err := a.transition(ctx, func() (ApprovalTransition, error) {
 		if err := a.state.checkPending(); err != nil {
 			return ApprovalTransition{}, err
 		}
 		a.state.Status = StatusCancelled
-		return ApprovalTransition{Action: ActionCancelled}, nil
+		return ApprovalTransition{Action: ActionCancelled, ActorID: req.ActorID, ActorName: req.ActorName}, nil
 	})
 	return a.state, err
 }

@@ -18,6 +18,9 @@ const (
 	StatusCancelled = "cancelled"
 )
 
+// ApprovalStatuses lists every approval state.
+var ApprovalStatuses = []string{StatusPending, StatusApproved, StatusRejected, StatusExpired, StatusCancelled}
+
 // Decisions an approver gives.
 const (
 	DecisionApprove = "approve"
@@ -37,8 +40,11 @@ type ApprovalInput struct {
 	// RequesterMemberID is set when a person created the request with a
 	// member token; that person may not approve it.
 	RequesterMemberID string
-	Input             map[string]any
-	EditableFields    []string
+	// Requester is who created the request (a member id, or the key id
+	// for an agent); only the requester answers questions.
+	Requester      string
+	Input          map[string]any
+	EditableFields []string
 	// ReasonRequired is set when an ethics rule matched.
 	ReasonRequired bool
 }
@@ -64,8 +70,16 @@ type AskRequest struct {
 
 // AnswerRequest is the requester's answer.
 type AnswerRequest struct {
+	// Requester is whoever answers, identified as in ApprovalInput.
+	Requester  string
 	QuestionID string
 	Answer     string
+}
+
+// CancelRequest withdraws a pending approval.
+type CancelRequest struct {
+	ActorID   string
+	ActorName string
 }
 
 // Question is a question on an approval.
@@ -110,6 +124,7 @@ const (
 	ErrQuestionNotFound = "question_not_found"
 	ErrAlreadyAnswered  = "already_answered"
 	ErrInvalidRequest   = "invalid_request"
+	ErrNotTheRequester  = "not_the_requester"
 )
 
 func refuse(code, format string, args ...any) error {
@@ -248,7 +263,10 @@ func checkAsk(in *ApprovalInput, s *ApprovalState, req AskRequest) error {
 	return nil
 }
 
-func checkAnswer(s *ApprovalState, req AnswerRequest) error {
+func checkAnswer(in *ApprovalInput, s *ApprovalState, req AnswerRequest) error {
+	if req.Requester != in.Requester {
+		return refuse(ErrNotTheRequester, "only the requester may answer questions")
+	}
 	for _, q := range s.Questions {
 		if q.QuestionID != req.QuestionID {
 			continue

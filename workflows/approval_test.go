@@ -55,6 +55,7 @@ func baseInput() workflows.ApprovalInput {
 		RequiredApprovals: 1,
 		ApproverIDs:       []string{"mem_a", "mem_b"},
 		RequesterMemberID: "mem_req",
+		Requester:         "member:mem_req",
 		Input:             map[string]any{"amount": 100.0, "currency": "EUR", "urgent": false, "memo": "x"},
 		EditableFields:    []string{"amount", "urgent"},
 	}
@@ -128,9 +129,10 @@ func TestQuestionBlocksDecisionsUntilAnswered(t *testing.T) {
 	h.update(time.Minute, "ask", workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"})
 	h.update(2*time.Minute, "ask-again", workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_b", QuestionID: "qst_2", Question: "And?"})
 	h.update(3*time.Minute, "decide-blocked", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", Decision: "approve"})
-	h.update(4*time.Minute, "answer-unknown", workflows.UpdateAnswer, workflows.AnswerRequest{QuestionID: "qst_9", Answer: "?"})
-	h.update(5*time.Minute, "answer", workflows.UpdateAnswer, workflows.AnswerRequest{QuestionID: "qst_1", Answer: "Acme Ltd"})
-	h.update(6*time.Minute, "answer-twice", workflows.UpdateAnswer, workflows.AnswerRequest{QuestionID: "qst_1", Answer: "Other"})
+	h.update(4*time.Minute, "answer-unknown", workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "member:mem_req", QuestionID: "qst_9", Answer: "?"})
+	h.update(4*time.Minute+30*time.Second, "answer-by-approver", workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "member:mem_a", QuestionID: "qst_1", Answer: "Me"})
+	h.update(5*time.Minute, "answer", workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "member:mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"})
+	h.update(6*time.Minute, "answer-twice", workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "member:mem_req", QuestionID: "qst_1", Answer: "Other"})
 	h.update(7*time.Minute, "decide", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: "approve"})
 	s := h.run(baseInput())
 
@@ -138,6 +140,7 @@ func TestQuestionBlocksDecisionsUntilAnswered(t *testing.T) {
 	h.refusedWith("decide-blocked", workflows.ErrQuestionPending)
 	h.refusedWith("answer-unknown", workflows.ErrQuestionNotFound)
 	h.refusedWith("answer-twice", workflows.ErrAlreadyAnswered)
+	h.refusedWith("answer-by-approver", workflows.ErrNotTheRequester)
 	assert.Equal(t, workflows.StatusApproved, s.Status)
 	require.Len(t, s.Questions, 1)
 	require.NotNil(t, s.Questions[0].Answer)
@@ -145,6 +148,9 @@ func TestQuestionBlocksDecisionsUntilAnswered(t *testing.T) {
 	assert.Equal(t, start.Add(5*time.Minute), *s.Questions[0].AnsweredAt)
 	assert.Equal(t, []string{"created", "asked", "answered", "approved"}, h.actions())
 	assert.Equal(t, "approval.question", h.transitions[1].Event)
+	for i, tr := range h.transitions {
+		assert.Equal(t, i+1, tr.Seq, "transitions are numbered in order")
+	}
 }
 
 func TestSeveralApprovalsAreCountedPerPerson(t *testing.T) {
@@ -203,7 +209,7 @@ func TestCorrectionsRules(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
 			h.update(time.Minute, "bad", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve", Corrections: tc.corrections})
-			h.update(2*time.Minute, "cancel", workflows.UpdateCancel)
+			h.update(2*time.Minute, "cancel", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "key_1", ActorName: "agent"})
 			s := h.run(baseInput())
 			h.refusedWith("bad", workflows.ErrInvalidRequest)
 			var app *temporal.ApplicationError
@@ -247,7 +253,7 @@ func TestWhoMayDecide(t *testing.T) {
 
 func TestCancelWithdrawsAPendingApproval(t *testing.T) {
 	h := newHarness(t)
-	h.update(time.Hour, "cancel", workflows.UpdateCancel)
+	h.update(time.Hour, "cancel", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "key_1", ActorName: "agent"})
 	s := h.run(baseInput())
 	assert.Equal(t, workflows.StatusCancelled, s.Status)
 	assert.Equal(t, []string{"created", "cancelled"}, h.actions())

@@ -68,7 +68,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	handler := api.New(api.Deps{Store: store, Temporal: tc, Logger: log, BaseURL: baseURL,
 		Mount: func(r *gin.Engine) { mailbox.Mount(r) }})
 
-	w := worker.New(tc)
+	w := worker.New(tc, worker.Deps{Store: store, BaseURL: baseURL, Logger: log})
 	if err := w.Start(); err != nil {
 		l.Close()
 		return fmt.Errorf("start worker: %w", err)
@@ -80,6 +80,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return serveHTTP(gctx, l, handler, log) })
 	g.Go(func() error { purgeIdempotencyKeys(gctx, store, log); return nil })
+	g.Go(func() error { worker.RunReconciler(gctx, tc, store, log, reconcileInterval); return nil })
 	return g.Wait()
 }
 

@@ -4,10 +4,16 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
+	"time"
 
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/worker"
 )
+
+// reconcileInterval is how often a worker looks for approvals whose
+// workflow start was lost.
+const reconcileInterval = 5 * time.Minute
 
 // runWorker runs the Temporal worker until interrupted.
 func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
@@ -31,12 +37,16 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := worker.RegisterSearchAttributes(ctx, tc, cfg.TemporalNamespace); err != nil {
 		return err
 	}
-	w := worker.New(tc)
+	if cfg.BaseURL == "" {
+		log.Warn("ASSENT_BASE_URL is not set: page links in events will be relative")
+	}
+	store := models.NewStore(db)
+	w := worker.New(tc, worker.Deps{Store: store, BaseURL: strings.TrimSuffix(cfg.BaseURL, "/"), Logger: log})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
 	log.Info("worker started", "temporal", cfg.TemporalAddress, "namespace", cfg.TemporalNamespace)
-	<-ctx.Done()
+	worker.RunReconciler(ctx, tc, store, log, reconcileInterval)
 	log.Info("stopping worker")
 	w.Stop()
 	return nil

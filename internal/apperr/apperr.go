@@ -29,6 +29,7 @@ const (
 	AmbiguousApprover   = "ambiguous_approver"
 	InvalidCallbackURL  = "invalid_callback_url"
 	NotAnApprover       = "not_an_approver"
+	NotTheRequester     = "not_the_requester"
 	QuestionPending     = "question_pending"
 	QuestionNotFound    = "question_not_found"
 	AlreadyAnswered     = "already_answered"
@@ -64,6 +65,7 @@ var statusByCode = map[string]int{
 	AmbiguousApprover:   http.StatusBadRequest,
 	InvalidCallbackURL:  http.StatusBadRequest,
 	NotAnApprover:       http.StatusForbidden,
+	NotTheRequester:     http.StatusForbidden,
 	QuestionPending:     http.StatusConflict,
 	QuestionNotFound:    http.StatusNotFound,
 	AlreadyAnswered:     http.StatusConflict,

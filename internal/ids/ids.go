@@ -27,6 +27,7 @@ const (
 	Event        = "evt"
 	Question     = "qst"
 	Rule         = "rul"
+	Audit        = "aud"
 )
 
 // New returns prefix_<lowercase ULID>. ULIDs sort by creation time, so ids

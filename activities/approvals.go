@@ -1,0 +1,111 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/assent-hq/assent/internal/wire"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/workflows"
+)
+
+// Activities are the worker's side effects. Register them with
+// RegisterActivity so each method is known by its name.
+type Activities struct {
+	Store *models.Store
+	// BaseURL makes the page urls in event data.
+	BaseURL string
+}
+
+// systemActor names Assent itself in audit entries (expiry).
+var systemActor = models.Actor{ID: "system", Name: "Assent"}
+
+// PersistApproval writes one approval transition: the record, its audit
+// entry and its outbox event, in one transaction. A retry of a transition
+// already written changes nothing.
+func (a *Activities) PersistApproval(ctx context.Context, t workflows.ApprovalTransition) error {
+	_, err := a.Store.ApplyApprovalChange(ctx, models.ApprovalChange{
+		OrganizationID: t.OrganizationID,
+		ApprovalID:     t.ApprovalID,
+		Seq:            t.Seq,
+		Apply: func(rec *models.Approval) (models.AuditEntry, error) {
+			applyApprovalState(rec, &t)
+			return models.AuditEntry{Action: t.Action, ActorID: t.ActorID, ActorName: t.ActorName, Detail: t.Detail, At: t.At}, nil
+		},
+		Event: t.Event,
+		EventData: func(rec *models.Approval) ([]byte, error) {
+			return json.Marshal(wire.NewApproval(rec, a.BaseURL))
+		},
+	})
+	return err
+}
+
+// applyApprovalState copies the workflow's state onto the record and
+// completes the audit entry's actor and detail.
+func applyApprovalState(rec *models.Approval, t *workflows.ApprovalTransition) {
+	s := &t.State
+	rec.Status = s.Status
+	rec.ApprovalsSoFar = s.ApprovalsSoFar
+	rec.ApprovedBy = s.ApprovedBy
+	rec.Questions.V = make([]models.Question, len(s.Questions))
+	for i, q := range s.Questions {
+		rec.Questions.V[i] = models.Question{QuestionID: q.QuestionID, Question: q.Question, AskedBy: q.AskedBy,
+			AskedAt: q.AskedAt, Answer: q.Answer, AnsweredAt: q.AnsweredAt}
+	}
+	if s.DecidedAt != nil {
+		rec.DecidedByID, rec.DecidedBy, rec.DecidedAt = &s.DecidedByID, &s.DecidedByName, s.DecidedAt
+		rec.Note, rec.Reason = optional(s.Note), optional(s.Reason)
+	}
+	if s.ApprovedInput != nil {
+		rec.ApprovedInput = approvedInput(rec.Input, s.Changes)
+		rec.Changes.V = make([]models.Change, len(s.Changes))
+		for i, c := range s.Changes {
+			rec.Changes.V[i] = models.Change{Field: c.Field, From: c.From, To: c.To}
+		}
+	}
+	// Fill in who acted where the workflow could not know it.
+	switch {
+	case t.Action == workflows.ActionExpired:
+		t.ActorID, t.ActorName = systemActor.ID, systemActor.Name
+	case t.ActorID == "" || t.ActorID == rec.Requester:
+		t.ActorID, t.ActorName = rec.Requester, rec.RequestedBy
+	}
+	if t.Action == workflows.ActionApproved && len(s.Changes) > 0 {
+		t.Detail = strings.TrimSpace(t.Detail + "\n" + describeChanges(s.Changes))
+	}
+}
+
+// approvedInput applies changes to the input as sent. Fields left alone
+// keep their exact JSON, so large numbers survive unrounded.
+func approvedInput(input models.RawJSON, changes []workflows.Change) models.RawJSON {
+	if len(changes) == 0 {
+		if input == nil {
+			return models.RawJSON("{}")
+		}
+		return input
+	}
+	fields := map[string]json.RawMessage{}
+	_ = json.Unmarshal(input, &fields)
+	for _, c := range changes {
+		fields[c.Field], _ = json.Marshal(c.To)
+	}
+	out, _ := json.Marshal(fields)
+	return out
+}
+
+func describeChanges(changes []workflows.Change) string {
+	parts := make([]string, len(changes))
+	for i, c := range changes {
+		parts[i] = fmt.Sprintf("corrected %s: %v → %v", c.Field, c.From, c.To)
+	}
+	return strings.Join(parts, "\n")
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

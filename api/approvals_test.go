@@ -1,0 +1,475 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/server/temporaltest"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/worker"
+	"github.com/assent-hq/assent/workflows"
+)
+
+// stack is the fixture plus a real in-process Temporal server and worker,
+// and the people approvals resolve against:
+//   - Ada: owner (the fixture's member), Bob: admin, Cy: member, Dee: inactive;
+//   - the team Finance (Bob, Cy); the guest gus@partner.example;
+//   - ops@example.com is both a member and a team's name.
+type stack struct {
+	*fixture
+	tc                *temporaltest.TestServer
+	bob, cy           *models.Member
+	bobToken, cyToken string
+	team              *models.Team
+}
+
+func newStack(t *testing.T, db *gorm.DB) *stack {
+	t.Helper()
+	ctx := context.Background()
+	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	tc := ts.GetDefaultClient()
+	require.NoError(t, worker.RegisterSearchAttributes(ctx, tc, ts.GetDefaultNamespace()))
+	f := newFixtureWith(t, db, tc)
+	w := worker.New(tc, worker.Deps{Store: f.store, BaseURL: "http://assent.test"})
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+
+	s := &stack{fixture: f, tc: ts}
+	st := f.store
+	var err error
+	s.bob, err = st.CreateMember(ctx, f.org.ID, models.NewMember{Email: "bob@example.com", Name: "Bob", Role: models.RoleAdmin})
+	require.NoError(t, err)
+	s.cy, err = st.CreateMember(ctx, f.org.ID, models.NewMember{Email: "cy@example.com", Role: models.RoleMember})
+	require.NoError(t, err)
+	dee, err := st.CreateMember(ctx, f.org.ID, models.NewMember{Email: "dee@example.com", Name: "Dee"})
+	require.NoError(t, err)
+	inactive := false
+	_, err = st.UpdateMember(ctx, f.org.ID, dee.ID, models.MemberPatch{Active: &inactive})
+	require.NoError(t, err)
+	_, s.bobToken, err = st.CreateMemberToken(ctx, f.org.ID, s.bob.ID)
+	require.NoError(t, err)
+	_, s.cyToken, err = st.CreateMemberToken(ctx, f.org.ID, s.cy.ID)
+	require.NoError(t, err)
+	s.team, err = st.CreateTeam(ctx, f.org.ID, models.NewTeam{Name: "Finance", Kind: models.TeamKindTeam, Members: []string{s.bob.ID, s.cy.ID}})
+	require.NoError(t, err)
+	_, err = st.CreateMember(ctx, f.org.ID, models.NewMember{Email: "ops@example.com"})
+	require.NoError(t, err)
+	_, err = st.CreateTeam(ctx, f.org.ID, models.NewTeam{Name: "ops@example.com", Kind: models.TeamKindGroup, Members: []string{s.bob.ID}})
+	require.NoError(t, err)
+	_, _, err = st.CreateGuest(ctx, f.org.ID, models.NewGuest{Email: "gus@partner.example"})
+	require.NoError(t, err)
+	return s
+}
+
+// create posts an approval and returns its id, failing unless it is 201.
+func (s *stack) create(t *testing.T, key, body string) map[string]any {
+	t.Helper()
+	r := s.do(t, "POST", "/api/v1/approvals", key, body, nil)
+	require.Equal(t, 201, r.status, string(r.body))
+	return r.decoded
+}
+
+func TestCreateApprovalValidation(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		flow := s.do(t, "POST", "/api/v1/flows", s.agentKey, `{"title":"done job"}`, nil)
+		require.Equal(t, 201, flow.status, string(flow.body))
+		done := flow.decoded["id"].(string)
+		require.Equal(t, 200, s.do(t, "POST", "/api/v1/flows/"+done+"/complete", s.agentKey, "", nil).status)
+
+		many := func(n int, item string) string {
+			return "[" + strings.TrimSuffix(strings.Repeat(item+",", n), ",") + "]"
+		}
+		past := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+		tooFar := time.Now().Add(31 * 24 * time.Hour).UTC().Format(time.RFC3339)
+		cases := []struct {
+			name, key, body string
+			status          int
+			code, field     string
+		}{
+			{"title missing", s.agentKey, `{}`, 400, "invalid_request", "title"},
+			{"title blank", s.agentKey, `{"title":"   "}`, 400, "invalid_request", "title"},
+			{"title too long", s.agentKey, `{"title":"` + strings.Repeat("é", 201) + `"}`, 400, "invalid_request", "title"},
+			{"title wrong type", s.agentKey, `{"title":5}`, 400, "invalid_request", "title"},
+			{"unknown field", s.agentKey, `{"title":"x","titel":"y"}`, 400, "invalid_request", "titel"},
+			{"malformed JSON", s.agentKey, `{"title":`, 400, "invalid_request", ""},
+			{"risk", s.agentKey, `{"title":"x","risk":"extreme"}`, 400, "invalid_request", "risk"},
+			{"too many factors", s.agentKey, `{"title":"x","factors":` + many(21, `{"label":"a","status":"ok"}`) + `}`, 400, "invalid_request", "factors"},
+			{"factor status", s.agentKey, `{"title":"x","factors":[{"label":"a","status":"bad"}]}`, 400, "invalid_request", "factors[0].status"},
+			{"too many links", s.agentKey, `{"title":"x","links":` + many(11, `{"label":"a","url":"https://a.example"}`) + `}`, 400, "invalid_request", "links"},
+			{"link url", s.agentKey, `{"title":"x","links":[{"label":"a","url":"not a url"}]}`, 400, "invalid_request", "links[0].url"},
+			{"too many approvers", s.agentKey, `{"title":"x","approvers":` + many(21, `"bob@example.com"`) + `}`, 400, "invalid_request", "approvers"},
+			{"unknown approver", s.agentKey, `{"title":"x","approvers":["nobody@example.com","bob@example.com"]}`, 400, "unknown_approver", "approvers"},
+			{"inactive approver", s.agentKey, `{"title":"x","approvers":["dee@example.com"]}`, 400, "unknown_approver", "approvers"},
+			{"guest not allowed", s.agentKey, `{"title":"x","approvers":["gus@partner.example"]}`, 400, "unknown_approver", "approvers"},
+			{"ambiguous approver", s.agentKey, `{"title":"x","approvers":["bob@example.com","ops@example.com"]}`, 400, "ambiguous_approver", "approvers[1]"},
+			{"expiry in the past", s.agentKey, `{"title":"x","expiresAt":"` + past + `"}`, 400, "invalid_request", "expiresAt"},
+			{"expiry beyond maximum", s.agentKey, `{"title":"x","expiresAt":"` + tooFar + `"}`, 400, "invalid_request", "expiresAt"},
+			{"expiry malformed", s.agentKey, `{"title":"x","expiresAt":"tomorrow"}`, 400, "invalid_request", "expiresAt"},
+			{"metadata not an object", s.agentKey, `{"title":"x","metadata":[1]}`, 400, "invalid_request", "metadata"},
+			{"input not an object", s.agentKey, `{"title":"x","input":"rm -rf"}`, 400, "invalid_request", "input"},
+			{"editable field not in input", s.agentKey, `{"title":"x","input":{"a":1},"editableFields":["b"]}`, 400, "invalid_request", "editableFields[0]"},
+			{"editable field not flat", s.agentKey, `{"title":"x","input":{"a":1,"b":{"c":2}},"editableFields":["a","b"]}`, 400, "invalid_request", "editableFields[1]"},
+			{"callback not https", s.agentKey, `{"title":"x","callbackUrl":"http://93.184.216.34/hook"}`, 400, "invalid_callback_url", "callbackUrl"},
+			{"callback private", s.agentKey, `{"title":"x","callbackUrl":"https://10.0.0.7/hook"}`, 400, "invalid_callback_url", "callbackUrl"},
+			{"callback metadata address", s.agentKey, `{"title":"x","callbackUrl":"https://169.254.169.254/"}`, 400, "invalid_callback_url", "callbackUrl"},
+			{"callback loopback name", s.agentKey, `{"title":"x","callbackUrl":"https://localhost/hook"}`, 400, "invalid_callback_url", "callbackUrl"},
+			{"unknown flow", s.agentKey, `{"title":"x","flowId":"flw_nope"}`, 400, "invalid_request", "flowId"},
+			{"completed flow", s.agentKey, `{"title":"x","flowId":"` + done + `"}`, 409, "invalid_state", "flowId"},
+			{"read-only key", s.readOnlyKey, `{"title":"x"}`, 403, "insufficient_scope", ""},
+			{"no key", "", `{"title":"x"}`, 401, "unauthorized", ""},
+		}
+		for _, tc := range cases {
+			r := s.do(t, "POST", "/api/v1/approvals", tc.key, tc.body, nil)
+			assert.Equal(t, tc.status, r.status, "%s: %s", tc.name, r.body)
+			assert.Equal(t, tc.code, errField(r, "code"), tc.name)
+			assert.Equal(t, tc.field, errField(r, "field"), "%s: %s", tc.name, r.body)
+			if tc.code == "unknown_approver" {
+				assert.NotContains(t, errField(r, "message"), "bob@example.com", "only the unknown entries are named")
+			}
+		}
+		r := s.do(t, "POST", "/api/v1/approvals", s.agentKey, `{"title":"x","approvers":["ops@example.com"]}`, nil)
+		e := r.decoded["error"].(map[string]any)
+		assert.Len(t, e["candidates"], 2, "an ambiguous name lists the person and the team")
+
+		list := s.do(t, "GET", "/api/v1/approvals", s.agentKey, "", nil)
+		assert.Empty(t, list.decoded["data"], "no refused request left anything behind")
+	})
+}
+
+func TestCreateApprovalDefaultsAndResolution(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		before := time.Now()
+		a := s.create(t, s.agentKey, `{"title":"Pay invoice","metadata":{"b":2,"a":[1,2]},"input":{"amount":12345678901234567890},
+			"externalId":"inv-7","callbackUrl":"https://93.184.216.34/hook"}`)
+		assert.Equal(t, "pending", a["status"])
+		assert.Equal(t, "medium", a["risk"])
+		assert.Equal(t, "http://assent.test/approvals/"+a["id"].(string), a["url"])
+		assert.Equal(t, "inv-7", a["externalId"])
+		assert.Equal(t, "agent", a["requestedBy"])
+		assert.Equal(t, []any{}, a["questions"])
+		assert.Equal(t, []any{}, a["concerns"])
+		assert.Nil(t, a["decidedBy"])
+		assert.NotContains(t, a, "requiredApprovals", "shown only when a rule needs more than one approval")
+		secret, _ := a["callbackSecret"].(string)
+		assert.True(t, strings.HasPrefix(secret, "asnt_cbs_"), "the create response carries the callback secret")
+		exp, err := time.Parse(time.RFC3339, a["expiresAt"].(string))
+		require.NoError(t, err)
+		assert.WithinDuration(t, before.Add(30*24*time.Hour), exp, time.Minute, "no expiry means the organisation's maximum")
+
+		got := s.do(t, "GET", "/api/v1/approvals/"+a["id"].(string), s.agentKey, "", nil)
+		require.Equal(t, 200, got.status)
+		assert.NotContains(t, got.decoded, "callbackSecret", "the secret is shown once")
+		assert.Contains(t, string(got.body), `"metadata":{"b":2,"a":[1,2]}`, "metadata returned unchanged")
+		assert.Contains(t, string(got.body), `"input":{"amount":12345678901234567890}`, "input returned unchanged")
+
+		// Default approvers are the owners and administrators; a team is
+		// expanded once, at creation.
+		rec, err := s.store.GetApproval(context.Background(), s.org.ID, a["id"].(string))
+		require.NoError(t, err)
+		assert.ElementsMatch(t, []string{s.member.ID, s.bob.ID}, []string(rec.ApproverIDs))
+
+		team := s.create(t, s.agentKey, `{"title":"t","approvers":["Finance","bob@example.com"]}`)
+		rec, err = s.store.GetApproval(context.Background(), s.org.ID, team["id"].(string))
+		require.NoError(t, err)
+		assert.Equal(t, []string{s.bob.ID, s.cy.ID}, []string(rec.ApproverIDs))
+		require.NoError(t, s.store.DB().Model(s.team).Association("Members").Clear())
+		rec, err = s.store.GetApproval(context.Background(), s.org.ID, team["id"].(string))
+		require.NoError(t, err)
+		assert.Equal(t, []string{s.bob.ID, s.cy.ID}, []string(rec.ApproverIDs), "later membership changes do not move it")
+
+		everyone := s.create(t, s.agentKey, `{"title":"e","approvers":["everyone"]}`)
+		rec, err = s.store.GetApproval(context.Background(), s.org.ID, everyone["id"].(string))
+		require.NoError(t, err)
+		assert.Len(t, rec.ApproverIDs, 4, "every active member: Ada, Bob, Cy, ops")
+
+		// Guests approve once the organisation allows it.
+		r := s.do(t, "PATCH", "/api/v1/admin/organization", s.adminKey, `{"guestsMayApprove":true}`, nil)
+		require.Equal(t, 200, r.status, string(r.body))
+		s.create(t, s.agentKey, `{"title":"g","approvers":["gus@partner.example"]}`)
+
+		// The workflow runs with the search attributes an operator filters by.
+		waitFor(t, func() bool {
+			d, err := s.tc.GetDefaultClient().DescribeWorkflowExecution(context.Background(), workflows.ApprovalWorkflowID(a["id"].(string)), "")
+			if err != nil {
+				return false
+			}
+			fields := d.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()
+			return strings.Contains(string(fields["AssentStatus"].GetData()), "pending") &&
+				strings.Contains(string(fields["AssentExternalId"].GetData()), "inv-7") &&
+				strings.Contains(string(fields["AssentOrganization"].GetData()), s.org.ID)
+		})
+
+		list := s.do(t, "GET", "/api/v1/approvals?externalId=inv-7", s.agentKey, "", nil)
+		require.Equal(t, 200, list.status)
+		assert.Len(t, list.decoded["data"], 1)
+		bad := s.do(t, "GET", "/api/v1/approvals?status=done", s.agentKey, "", nil)
+		assert.Equal(t, "status", errField(bad, "field"))
+		other := s.do(t, "GET", "/api/v1/approvals/"+a["id"].(string), s.otherAgent, "", nil)
+		assert.Equal(t, 404, other.status, "another organisation's approval does not exist for the caller")
+		assert.Empty(t, s.do(t, "GET", "/api/v1/approvals", s.otherAgent, "", nil).decoded["data"])
+		cancel := s.do(t, "POST", "/api/v1/approvals/"+a["id"].(string)+"/cancel", s.otherAgent, "", nil)
+		assert.Equal(t, 404, cancel.status, "nor can it be cancelled from there")
+	})
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	require.Eventually(t, cond, 15*time.Second, 50*time.Millisecond)
+}
+
+// TestApprovalLifecycle walks one request through questions, refusals and
+// an approval with a correction, checking every rule on the way.
+func TestApprovalLifecycle(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		a := s.create(t, s.agentKey, `{"title":"Refund","approvers":["Finance"],
+			"input":{"amount":100,"currency":"EUR","urgent":false},"editableFields":["amount","urgent"]}`)
+		id := a["id"].(string)
+		path := "/api/v1/approvals/" + id
+
+		inbox := s.do(t, "GET", "/api/v1/inbox", s.cyToken, "", nil)
+		require.Equal(t, 200, inbox.status, string(inbox.body))
+		assert.Len(t, inbox.decoded["data"], 1, "Cy may decide it")
+		assert.Empty(t, s.do(t, "GET", "/api/v1/inbox", s.memberToken, "", nil).decoded["data"], "Ada is not an approver")
+		assert.Equal(t, 403, s.do(t, "GET", "/api/v1/inbox", s.agentKey, "", nil).status, "an inbox belongs to a person")
+
+		// A long-poll started now returns when the request settles.
+		var polled response
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			polled = s.do(t, "GET", path+"?wait=30s", s.agentKey, "", nil)
+		}()
+
+		steps := []struct {
+			name, key, sub, body string
+			status               int
+			code, field          string
+		}{
+			{"not an approver", s.memberToken, "/decision", `{"decision":"approve"}`, 403, "not_an_approver", ""},
+			{"agent keys do not decide", s.agentKey, "/decision", `{"decision":"approve"}`, 403, "forbidden", ""},
+			{"decision value", s.bobToken, "/decision", `{"decision":"maybe"}`, 400, "invalid_request", "decision"},
+			{"ask", s.bobToken, "/questions", `{"question":"Which customer?"}`, 201, "", ""},
+			{"second open question", s.cyToken, "/questions", `{"question":"And?"}`, 409, "question_pending", ""},
+			{"question blocks decisions", s.cyToken, "/decision", `{"decision":"approve"}`, 409, "question_pending", ""},
+			{"only the requester answers", s.cyToken, "/answers", `{"questionId":"QID","answer":"me"}`, 403, "not_the_requester", ""},
+			{"unknown question", s.agentKey, "/answers", `{"questionId":"qst_nope","answer":"x"}`, 404, "question_not_found", ""},
+			{"answer", s.agentKey, "/answers", `{"questionId":"QID","answer":"ACME Ltd"}`, 200, "", ""},
+			{"answered twice", s.agentKey, "/answers", `{"questionId":"QID","answer":"Other"}`, 409, "already_answered", ""},
+			{"correction of a field not editable", s.bobToken, "/decision", `{"decision":"approve","corrections":{"currency":"USD"}}`, 400, "invalid_request", "corrections.currency"},
+			{"correction changes type", s.bobToken, "/decision", `{"decision":"approve","corrections":{"amount":"80"}}`, 400, "invalid_request", "corrections.amount"},
+			{"correction adds a field", s.bobToken, "/decision", `{"decision":"approve","corrections":{"extra":1}}`, 400, "invalid_request", "corrections.extra"},
+			{"approve with a correction", s.bobToken, "/decision", `{"decision":"approve","note":"ok at 80","corrections":{"amount":80}}`, 200, "", ""},
+			{"decide a settled request", s.cyToken, "/decision", `{"decision":"reject"}`, 409, "invalid_state", ""},
+			{"cancel a settled request", s.agentKey, "/cancel", ``, 409, "invalid_state", ""},
+			{"ask on a settled request", s.cyToken, "/questions", `{"question":"late?"}`, 409, "invalid_state", ""},
+		}
+		questionID := ""
+		for _, st := range steps {
+			body := strings.ReplaceAll(st.body, "QID", questionID)
+			r := s.do(t, "POST", path+st.sub, st.key, body, nil)
+			require.Equal(t, st.status, r.status, "%s: %s", st.name, r.body)
+			assert.Equal(t, st.code, errField(r, "code"), st.name)
+			assert.Equal(t, st.field, errField(r, "field"), st.name)
+			if st.name == "ask" {
+				questionID = r.decoded["questionId"].(string)
+				assert.Equal(t, "Bob", r.decoded["askedBy"])
+				assert.Nil(t, r.decoded["answer"])
+			}
+		}
+
+		wg.Wait()
+		assert.Equal(t, 200, polled.status)
+		assert.Equal(t, "approved", polled.decoded["status"], "the long-poll returned the outcome")
+
+		got := s.do(t, "GET", path, s.agentKey, "", nil).decoded
+		assert.Equal(t, "approved", got["status"])
+		assert.Equal(t, map[string]any{"amount": 80.0, "currency": "EUR", "urgent": false}, got["approvedInput"])
+		assert.Equal(t, []any{map[string]any{"field": "amount", "from": 100.0, "to": 80.0}}, got["changes"])
+		assert.Equal(t, "Bob", got["decidedBy"])
+		assert.Equal(t, s.bob.ID, got["decidedById"])
+		assert.Equal(t, "ok at 80", got["note"])
+		assert.NotNil(t, got["decidedAt"])
+		q := got["questions"].([]any)[0].(map[string]any)
+		assert.Equal(t, "ACME Ltd", q["answer"], "the first answer stays readable")
+		assert.Empty(t, s.do(t, "GET", "/api/v1/inbox", s.cyToken, "", nil).decoded["data"], "settled requests leave the inbox")
+
+		// Every transition reached the outbox with the approval as data.
+		events, err := s.store.ListEvents(context.Background(), s.org.ID, id)
+		require.NoError(t, err)
+		var kinds []string
+		for _, e := range events {
+			kinds = append(kinds, e.Kind)
+		}
+		assert.Equal(t, []string{"approval.requested", "approval.question", "approval.answered", "approval.approved"}, kinds)
+		var data map[string]any
+		require.NoError(t, json.Unmarshal(events[3].Data, &data))
+		assert.Equal(t, got["approvedInput"], data["approvedInput"])
+		assert.Equal(t, got["changes"], data["changes"])
+	})
+}
+
+func TestApprovalRejectCancelExpireAndMemberRequests(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+
+		rej := s.create(t, s.agentKey, `{"title":"r","approvers":["cy@example.com"]}`)
+		r := s.do(t, "POST", "/api/v1/approvals/"+rej["id"].(string)+"/decision", s.cyToken, `{"decision":"reject","note":"not now"}`, nil)
+		require.Equal(t, 200, r.status, string(r.body))
+		assert.Equal(t, "rejected", r.decoded["status"])
+		assert.Equal(t, "not now", r.decoded["note"])
+		assert.Equal(t, "cy@example.com", r.decoded["decidedBy"], "no name: the email")
+
+		can := s.create(t, s.agentKey, `{"title":"c"}`)
+		r = s.do(t, "POST", "/api/v1/approvals/"+can["id"].(string)+"/cancel", s.agentKey, "", nil)
+		require.Equal(t, 200, r.status, string(r.body))
+		assert.Equal(t, "cancelled", r.decoded["status"])
+		r = s.do(t, "POST", "/api/v1/approvals/"+can["id"].(string)+"/decision", s.bobToken, `{"decision":"approve"}`, nil)
+		assert.Equal(t, 409, r.status)
+		assert.Equal(t, "invalid_state", errField(r, "code"))
+		assert.Contains(t, errField(r, "message"), "cancelled")
+
+		// The requester, a person, cannot approve their own request, but
+		// answers its questions.
+		own := s.create(t, s.bobToken, `{"title":"mine","approvers":["Finance"]}`)
+		assert.Equal(t, "Bob", own["requestedBy"])
+		ownPath := "/api/v1/approvals/" + own["id"].(string)
+		r = s.do(t, "POST", ownPath+"/decision", s.bobToken, `{"decision":"approve"}`, nil)
+		assert.Equal(t, 403, r.status)
+		assert.Equal(t, "not_an_approver", errField(r, "code"))
+		q := s.do(t, "POST", ownPath+"/questions", s.cyToken, `{"question":"why?"}`, nil)
+		require.Equal(t, 201, q.status, string(q.body))
+		r = s.do(t, "POST", ownPath+"/answers", s.agentKey, fmt.Sprintf(`{"questionId":%q,"answer":"x"}`, q.decoded["questionId"]), nil)
+		assert.Equal(t, "not_the_requester", errField(r, "code"), "the agent is not the requester here")
+		r = s.do(t, "POST", ownPath+"/answers", s.bobToken, fmt.Sprintf(`{"questionId":%q,"answer":"because"}`, q.decoded["questionId"]), nil)
+		assert.Equal(t, 200, r.status, string(r.body))
+
+		// Expiry at expiresAt, seen through a long-poll.
+		exp := s.create(t, s.agentKey, fmt.Sprintf(`{"title":"soon","expiresAt":%q}`, time.Now().Add(2*time.Second).UTC().Format(time.RFC3339Nano)))
+		r = s.do(t, "GET", "/api/v1/approvals/"+exp["id"].(string)+"?wait=20", s.agentKey, "", nil)
+		assert.Equal(t, "expired", r.decoded["status"])
+
+		// A long-poll on a request that stays pending returns at its time.
+		start := time.Now()
+		r = s.do(t, "GET", "/api/v1/approvals/"+own["id"].(string)+"?wait=1s", s.agentKey, "", nil)
+		assert.Equal(t, "pending", r.decoded["status"])
+		assert.GreaterOrEqual(t, time.Since(start), time.Second)
+		assert.Equal(t, "wait", errField(s.do(t, "GET", "/api/v1/approvals/"+own["id"].(string)+"?wait=61s", s.agentKey, "", nil), "field"))
+
+		// A retried decision with the same Idempotency-Key runs once.
+		dup := s.create(t, s.agentKey, `{"title":"d","approvers":["cy@example.com"]}`)
+		hdr := map[string]string{"Idempotency-Key": "decide-1"}
+		first := s.do(t, "POST", "/api/v1/approvals/"+dup["id"].(string)+"/decision", s.cyToken, `{"decision":"approve"}`, hdr)
+		again := s.do(t, "POST", "/api/v1/approvals/"+dup["id"].(string)+"/decision", s.cyToken, `{"decision":"approve"}`, hdr)
+		require.Equal(t, 200, first.status, string(first.body))
+		assert.Equal(t, first.body, again.body)
+		assert.Equal(t, "true", again.header.Get("Idempotency-Replayed"))
+	})
+}
+
+// failingStart is a Temporal client whose workflow starts fail, as when
+// the cluster is unreachable at the moment of creation.
+type failingStart struct{ client.Client }
+
+func (failingStart) ExecuteWorkflow(context.Context, client.StartWorkflowOptions, any, ...any) (client.WorkflowRun, error) {
+	return nil, fmt.Errorf("connection refused")
+}
+
+func TestFailedStartLeavesNothingAndReconcilerStartsOrphans(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		broken := newFixtureWith(t, db, failingStart{s.tc.GetDefaultClient()})
+		r := broken.do(t, "POST", "/api/v1/approvals", broken.agentKey, `{"title":"x"}`, nil)
+		assert.Equal(t, 503, r.status, string(r.body))
+		assert.Equal(t, "service_unavailable", errField(r, "code"))
+		assert.Empty(t, broken.do(t, "GET", "/api/v1/approvals", broken.agentKey, "", nil).decoded["data"], "nothing was created")
+
+		// A process that died between the insert and the start leaves a
+		// record with no workflow; the reconciler starts it.
+		ctx := context.Background()
+		rec := &models.Approval{OrganizationID: s.org.ID, Title: "orphan", Risk: "low", ApproverIDs: models.StringList{s.cy.ID},
+			ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: "key_x", RequestedBy: "agent"}
+		require.NoError(t, s.store.CreateApproval(ctx, rec))
+		n, err := worker.Reconcile(ctx, s.tc.GetDefaultClient(), s.store, time.Now().Add(worker.ReconcileGrace), 10)
+		require.NoError(t, err)
+		assert.Equal(t, 1, n)
+		waitFor(t, func() bool {
+			got, err := s.store.GetApproval(ctx, s.org.ID, rec.ID)
+			return err == nil && got.Seq == 1
+		})
+		r = s.do(t, "POST", "/api/v1/approvals/"+rec.ID+"/decision", s.cyToken, `{"decision":"approve"}`, nil)
+		assert.Equal(t, 200, r.status, string(r.body))
+		n, err = worker.Reconcile(ctx, s.tc.GetDefaultClient(), s.store, time.Now().Add(worker.ReconcileGrace), 10)
+		require.NoError(t, err)
+		assert.Zero(t, n, "an owned record is left alone")
+	})
+}
+
+func TestFlows(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		f := s.do(t, "POST", "/api/v1/flows", s.agentKey, `{"title":"Quarter close","externalId":"q4"}`, nil)
+		require.Equal(t, 201, f.status, string(f.body))
+		id := f.decoded["id"].(string)
+		assert.Equal(t, true, f.decoded["allSettled"])
+
+		a := s.create(t, s.agentKey, fmt.Sprintf(`{"title":"Pay","approvers":["cy@example.com"],"flowId":%q}`, id))
+		// Attaching needs approvals:write, not flows:write.
+		_, narrow, err := s.store.CreateKey(context.Background(), s.org.ID, models.NewKey{Name: "narrow", Kind: models.KeyAgent, Scopes: []string{"approvals:write", "approvals:read"}})
+		require.NoError(t, err)
+		s.create(t, narrow, fmt.Sprintf(`{"title":"Also","approvers":["cy@example.com"],"flowId":%q}`, id))
+
+		got := s.do(t, "GET", "/api/v1/flows/"+id, s.agentKey, "", nil)
+		require.Equal(t, 200, got.status, string(got.body))
+		assert.Len(t, got.decoded["members"], 2)
+		assert.Equal(t, false, got.decoded["allSettled"])
+
+		require.Equal(t, 200, s.do(t, "POST", "/api/v1/approvals/"+a["id"].(string)+"/decision", s.cyToken, `{"decision":"approve"}`, nil).status)
+		waitFor(t, func() bool {
+			tl := s.do(t, "GET", "/api/v1/flows/"+id, s.agentKey, "", nil).decoded["timeline"].([]any)
+			return len(tl) == 4 // flow created, two approvals created, one approved
+		})
+		got = s.do(t, "GET", "/api/v1/flows/"+id, s.agentKey, "", nil)
+		var actions []string
+		for _, step := range got.decoded["timeline"].([]any) {
+			st := step.(map[string]any)
+			actions = append(actions, st["subjectType"].(string)+":"+st["action"].(string))
+		}
+		assert.Equal(t, []string{"flow:created", "approval:created", "approval:created", "approval:approved"}, actions)
+		last := got.decoded["timeline"].([]any)[3].(map[string]any)
+		assert.Equal(t, "cy@example.com", last["actor"])
+
+		assert.Equal(t, 403, s.do(t, "POST", "/api/v1/flows/"+id+"/complete", narrow, "", nil).status, "narrow lacks flows:write")
+		_, other, err := s.store.CreateKey(context.Background(), s.org.ID, models.NewKey{Name: "other", Kind: models.KeyAgent, Scopes: []string{"flows:write", "flows:read"}})
+		require.NoError(t, err)
+		r := s.do(t, "POST", "/api/v1/flows/"+id+"/complete", other, "", nil)
+		assert.Equal(t, 403, r.status, "only the starter completes")
+		assert.Equal(t, "forbidden", errField(r, "code"))
+		r = s.do(t, "POST", "/api/v1/flows/"+id+"/complete", s.agentKey, "", nil)
+		require.Equal(t, 200, r.status, string(r.body))
+		r = s.do(t, "POST", "/api/v1/flows/"+id+"/cancel", s.agentKey, "", nil)
+		assert.Equal(t, 409, r.status)
+		r = s.do(t, "POST", "/api/v1/approvals", s.agentKey, fmt.Sprintf(`{"title":"late","flowId":%q}`, id), nil)
+		assert.Equal(t, 409, r.status, "a completed flow takes no more requests")
+
+		c := s.do(t, "POST", "/api/v1/flows", s.agentKey, `{"title":"abandoned"}`, nil)
+		r = s.do(t, "POST", "/api/v1/flows/"+c.decoded["id"].(string)+"/cancel", other, "", nil)
+		assert.Equal(t, 200, r.status, "anyone with flows:write may call a flow off")
+		assert.Equal(t, 404, s.do(t, "GET", "/api/v1/flows/"+id, s.otherAgent, "", nil).status)
+		assert.Equal(t, "title", errField(s.do(t, "POST", "/api/v1/flows", s.agentKey, `{}`, nil), "field"))
+	})
+}

@@ -1,0 +1,44 @@
+package netguard
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestCheckURL(t *testing.T) {
+	ok := []string{
+		"https://93.184.216.34/hooks/assent",
+		"https://93.184.216.34:443/x?y=1",
+		"https://[2606:4700:4700::1111]/hook",
+	}
+	for _, u := range ok {
+		assert.NoError(t, CheckURL(context.Background(), u), u)
+	}
+	refused := map[string]string{
+		"http://93.184.216.34/hook":       "https",
+		"https://93.184.216.34:8443/hook": "port 443",
+		"https://user:pw@93.184.216.34/":  "credentials",
+		"https://127.0.0.1/hook":          "not a public address",
+		"https://localhost/hook":          "not a public address",
+		"https://10.1.2.3/hook":           "not a public address",
+		"https://172.16.0.1/hook":         "not a public address",
+		"https://192.168.1.1/hook":        "not a public address",
+		"https://169.254.169.254/latest":  "not a public address",
+		"https://100.64.0.1/hook":         "not a public address",
+		"https://0.0.0.0/hook":            "not a public address",
+		"https://[::1]/hook":              "not a public address",
+		"https://[fd00::1]/hook":          "not a public address",
+		"https://[::ffff:10.0.0.1]/hook":  "not a public address",
+		"https://assent-nowhere.invalid/": "does not resolve",
+		"/relative":                       "absolute",
+		"https:///nohost":                 "absolute",
+	}
+	for u, want := range refused {
+		err := CheckURL(context.Background(), u)
+		if assert.Error(t, err, u) {
+			assert.Contains(t, err.Error(), want, u)
+		}
+	}
+}

@@ -1,0 +1,52 @@
+package wire
+
+import "github.com/assent-hq/assent/models"
+
+// Flow is a flow on the wire. Its state is not shown (spec 3.4); allSettled
+// says whether anything is outstanding now.
+type Flow struct {
+	ID         string         `json:"id"`
+	Title      string         `json:"title"`
+	ExternalID *string        `json:"externalId"`
+	Members    []FlowMember   `json:"members"`
+	Timeline   []TimelineStep `json:"timeline"`
+	AllSettled bool           `json:"allSettled"`
+	StartedBy  string         `json:"startedBy"`
+	CreatedAt  Time           `json:"createdAt"`
+}
+
+// FlowMember is a request attached to a flow.
+type FlowMember struct {
+	Type   string `json:"type"`
+	ID     string `json:"id"`
+	Title  string `json:"title"`
+	Status string `json:"status"`
+	URL    string `json:"url"`
+}
+
+// TimelineStep is one audited step.
+type TimelineStep struct {
+	At          Time   `json:"at"`
+	SubjectType string `json:"subjectType"`
+	SubjectID   string `json:"subjectId"`
+	Action      string `json:"action"`
+	Actor       string `json:"actor"`
+	Detail      string `json:"detail"`
+}
+
+// NewTimelineStep serializes e.
+func NewTimelineStep(e *models.AuditEntry) TimelineStep {
+	return TimelineStep{At: Time(e.At), SubjectType: e.SubjectType, SubjectID: e.SubjectID, Action: e.Action,
+		Actor: e.ActorName, Detail: e.Detail}
+}
+
+// NewFlow serializes a flow with its members and timeline.
+func NewFlow(d *models.FlowDetail, baseURL string) Flow {
+	out := Flow{ID: d.Flow.ID, Title: d.Flow.Title, ExternalID: d.Flow.ExternalID, AllSettled: d.AllSettled(),
+		StartedBy: d.Flow.StartedByName, CreatedAt: Time(d.Flow.CreatedAt),
+		Members: make([]FlowMember, len(d.Approvals)), Timeline: All(d.Timeline, NewTimelineStep)}
+	for i, a := range d.Approvals {
+		out.Members[i] = FlowMember{Type: "approval", ID: a.ID, Title: a.Title, Status: a.Status, URL: ApprovalURL(baseURL, a.ID)}
+	}
+	return out
+}

@@ -1,0 +1,294 @@
+package models
+
+import (
+	"context"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/ids"
+)
+
+// Approval risks and states.
+const (
+	RiskLow      = "low"
+	RiskMedium   = "medium"
+	RiskHigh     = "high"
+	RiskCritical = "critical"
+
+	ApprovalPending = "pending"
+)
+
+// Factor is one line of an approval's checklist.
+type Factor struct {
+	Label  string `json:"label"`
+	Status string `json:"status"`
+	Detail string `json:"detail"`
+}
+
+// Link is a labelled address shown with a request.
+type Link struct {
+	Label string `json:"label"`
+	URL   string `json:"url"`
+}
+
+// Question is an approver's question and the requester's answer.
+type Question struct {
+	QuestionID string     `json:"questionId"`
+	Question   string     `json:"question"`
+	AskedBy    string     `json:"askedBy"`
+	AskedAt    time.Time  `json:"askedAt"`
+	Answer     *string    `json:"answer"`
+	AnsweredAt *time.Time `json:"answeredAt"`
+}
+
+// Change is one correction an approver applied.
+type Change struct {
+	Field string `json:"field"`
+	From  any    `json:"from"`
+	To    any    `json:"to"`
+}
+
+// Concern is what an ethics rule raised about a request.
+type Concern struct {
+	Principle string `json:"principle"`
+	Rule      string `json:"rule"`
+	Concern   string `json:"concern"`
+}
+
+// Approval is an approval request. The API writes it at creation; after
+// that only its workflow changes it, through the PersistApproval activity.
+type Approval struct {
+	ID             string         `gorm:"primaryKey;size:40"`
+	OrganizationID string         `gorm:"size:40;not null;index:idx_approvals_org_status,priority:1;index:idx_approvals_org_external,priority:1"`
+	Status         string         `gorm:"size:20;not null;index:idx_approvals_org_status,priority:2"`
+	Title          string         `gorm:"size:200;not null"`
+	Description    string         `gorm:"type:text;not null"`
+	Risk           string         `gorm:"size:20;not null"`
+	Factors        JSON[[]Factor] `gorm:"type:text;not null"`
+	Links          JSON[[]Link]   `gorm:"type:text;not null"`
+	ReportID       *string        `gorm:"size:40"`
+	Approvers      StringList     `gorm:"type:text;not null"`
+	ApproverIDs    StringList     `gorm:"type:text;not null"`
+	ExpiresAt      time.Time      `gorm:"not null"`
+	ExternalID     *string        `gorm:"size:255;index:idx_approvals_org_external,priority:2"`
+	FlowID         *string        `gorm:"size:40;index"`
+	Metadata       RawJSON        `gorm:"type:text"`
+	Input          RawJSON        `gorm:"type:text"`
+	EditableFields StringList     `gorm:"type:text;not null"`
+	CallbackURL    *string        `gorm:"size:2048"`
+	CallbackSecret *string        `gorm:"size:100"`
+	// Requester is who created it: a member id for a member token, else
+	// the key id. Only the requester answers questions.
+	Requester         string           `gorm:"size:60;not null"`
+	RequestedBy       string           `gorm:"size:320;not null"`
+	RequiredApprovals int              `gorm:"not null"`
+	ApprovalsSoFar    int              `gorm:"not null"`
+	ApprovedBy        StringList       `gorm:"type:text;not null"`
+	Questions         JSON[[]Question] `gorm:"type:text;not null"`
+	DecidedBy         *string          `gorm:"size:320"`
+	DecidedByID       *string          `gorm:"size:40"`
+	DecidedAt         *time.Time
+	Note              *string         `gorm:"type:text"`
+	Reason            *string         `gorm:"type:text"`
+	ApprovedInput     RawJSON         `gorm:"type:text"`
+	Changes           JSON[[]Change]  `gorm:"type:text"`
+	Concerns          JSON[[]Concern] `gorm:"type:text;not null"`
+	RestrictedFields  StringList      `gorm:"type:text;not null"`
+	// Seq is the last workflow transition applied; zero until the workflow
+	// has run its first step, which is how the reconciler finds records no
+	// workflow owns.
+	Seq       int `gorm:"not null;index"`
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// ApprovalApprover lists a person (member or guest) who may decide an
+// approval; it answers "what is in my inbox" with an index.
+type ApprovalApprover struct {
+	ApprovalID string `gorm:"primaryKey;size:40"`
+	PersonID   string `gorm:"primaryKey;size:40;index"`
+}
+
+// AuditEntry is one step in a record's history. Entries are only ever
+// inserted; (SubjectID, Seq) is unique, so a retried write is a no-op.
+type AuditEntry struct {
+	ID             string    `gorm:"primaryKey;size:40"`
+	OrganizationID string    `gorm:"size:40;not null;index"`
+	FlowID         *string   `gorm:"size:40;index"`
+	SubjectType    string    `gorm:"size:20;not null"`
+	SubjectID      string    `gorm:"size:40;not null;uniqueIndex:idx_audit_subject_seq,priority:1"`
+	Seq            int       `gorm:"not null;uniqueIndex:idx_audit_subject_seq,priority:2"`
+	Action         string    `gorm:"size:40;not null"`
+	ActorID        string    `gorm:"size:60;not null"`
+	ActorName      string    `gorm:"size:320;not null"`
+	Detail         string    `gorm:"type:text;not null"`
+	At             time.Time `gorm:"not null"`
+}
+
+// Event is an outbox row: written in the transaction that caused it and
+// delivered later, so a crash loses none.
+type Event struct {
+	ID             string     `gorm:"primaryKey;size:40"`
+	OrganizationID string     `gorm:"size:40;not null;index"`
+	Kind           string     `gorm:"size:60;not null"`
+	SubjectType    string     `gorm:"size:20;not null"`
+	SubjectID      string     `gorm:"size:40;not null;index"`
+	Data           RawJSON    `gorm:"type:text;not null"`
+	CreatedAt      time.Time  `gorm:"not null"`
+	DispatchedAt   *time.Time `gorm:"index"`
+}
+
+// CreateApproval inserts a new pending approval and its approver index.
+// The flow, when named, must be open.
+func (s *Store) CreateApproval(ctx context.Context, a *Approval) error {
+	a.ID = newID(ids.Approval)
+	a.Status = ApprovalPending
+	a.CreatedAt = Now()
+	a.UpdatedAt = a.CreatedAt
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if a.FlowID != nil {
+			if err := requireOpenFlow(tx, a.OrganizationID, *a.FlowID); err != nil {
+				return err
+			}
+		}
+		if err := tx.Create(a).Error; err != nil {
+			return err
+		}
+		rows := make([]ApprovalApprover, len(a.ApproverIDs))
+		for i, id := range a.ApproverIDs {
+			rows[i] = ApprovalApprover{ApprovalID: a.ID, PersonID: id}
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		return tx.Create(&rows).Error
+	})
+}
+
+// DeleteUnstartedApproval removes an approval whose workflow never started,
+// so a failed creation leaves nothing behind.
+func (s *Store) DeleteUnstartedApproval(ctx context.Context, orgID, id string) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Where("organization_id = ? AND id = ? AND seq = 0", orgID, id).Delete(&Approval{})
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		return tx.Where("approval_id = ?", id).Delete(&ApprovalApprover{}).Error
+	})
+}
+
+// GetApproval returns one of the organisation's approvals.
+func (s *Store) GetApproval(ctx context.Context, orgID, id string) (*Approval, error) {
+	var a Approval
+	err := s.db.WithContext(ctx).Where("organization_id = ? AND id = ?", orgID, id).Take(&a).Error
+	return &a, notFound(err, "approval "+id)
+}
+
+// ApprovalFilter narrows a list of approvals.
+type ApprovalFilter struct {
+	Status     string
+	ExternalID string
+	// ApproverID limits the list to requests this person may decide.
+	ApproverID string
+}
+
+// ListApprovals pages through the organisation's approvals, newest first.
+func (s *Store) ListApprovals(ctx context.Context, orgID string, f ApprovalFilter, p Page) ([]Approval, string, error) {
+	q := s.db.WithContext(ctx).Where("organization_id = ?", orgID)
+	if f.Status != "" {
+		q = q.Where("status = ?", f.Status)
+	}
+	if f.ExternalID != "" {
+		q = q.Where("external_id = ?", f.ExternalID)
+	}
+	if f.ApproverID != "" {
+		q = q.Where("id IN (?)", s.db.Model(&ApprovalApprover{}).Select("approval_id").Where("person_id = ?", f.ApproverID))
+	}
+	return list(q, p, func(a *Approval) string { return a.ID })
+}
+
+// ApprovalStatuses returns the status of each approval that exists among
+// ids. The long-poll uses it to wake waiters with one query.
+func (s *Store) ApprovalStatuses(ctx context.Context, ids []string) (map[string]string, error) {
+	var rows []struct{ ID, Status string }
+	if err := s.db.WithContext(ctx).Model(&Approval{}).Select("id, status").Where("id IN ?", ids).Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(rows))
+	for _, r := range rows {
+		out[r.ID] = r.Status
+	}
+	return out, nil
+}
+
+// UnownedApprovals lists pending approvals whose workflow has not run its
+// first step although they were created before olderThan.
+func (s *Store) UnownedApprovals(ctx context.Context, olderThan time.Time, limit int) ([]Approval, error) {
+	var out []Approval
+	err := s.db.WithContext(ctx).Where("seq = 0 AND status = ? AND created_at < ?", ApprovalPending, olderThan).
+		Order("id").Limit(limit).Find(&out).Error
+	return out, err
+}
+
+// ApprovalChange is one workflow transition to apply to the read model.
+type ApprovalChange struct {
+	OrganizationID string
+	ApprovalID     string
+	Seq            int
+	// Apply copies the workflow's state onto the record and returns the
+	// audit entry's action, actor, detail and time.
+	Apply func(*Approval) (AuditEntry, error)
+	// Event, when set, is the outbox event's kind; EventData builds its
+	// data from the updated record.
+	Event     string
+	EventData func(*Approval) ([]byte, error)
+}
+
+// ApplyApprovalChange writes a transition, its audit entry and its event in
+// one transaction. A change already applied (Seq not newer) is skipped, so
+// the activity may be retried freely.
+func (s *Store) ApplyApprovalChange(ctx context.Context, ch ApprovalChange) (*Approval, error) {
+	var a Approval
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		err := tx.Clauses(lockForUpdate(tx)...).Where("organization_id = ? AND id = ?", ch.OrganizationID, ch.ApprovalID).Take(&a).Error
+		if err != nil {
+			return notFound(err, "approval "+ch.ApprovalID)
+		}
+		if a.Seq >= ch.Seq {
+			return nil
+		}
+		entry, err := ch.Apply(&a)
+		if err != nil {
+			return err
+		}
+		a.Seq = ch.Seq
+		a.UpdatedAt = Now()
+		if err := tx.Save(&a).Error; err != nil {
+			return err
+		}
+		entry.ID, entry.OrganizationID, entry.FlowID = newID(ids.Audit), a.OrganizationID, a.FlowID
+		entry.SubjectType, entry.SubjectID, entry.Seq = "approval", a.ID, ch.Seq
+		if err := tx.Create(&entry).Error; err != nil {
+			return err
+		}
+		if ch.Event == "" {
+			return nil
+		}
+		data, err := ch.EventData(&a)
+		if err != nil {
+			return err
+		}
+		return tx.Create(&Event{ID: newID(ids.Event), OrganizationID: a.OrganizationID, Kind: ch.Event,
+			SubjectType: "approval", SubjectID: a.ID, Data: data, CreatedAt: entry.At}).Error
+	})
+	return &a, err
+}
+
+// ListEvents returns the organisation's outbox events about a subject, in
+// order. Used by tests and, later, the dispatcher.
+func (s *Store) ListEvents(ctx context.Context, orgID, subjectID string) ([]Event, error) {
+	var out []Event
+	err := s.db.WithContext(ctx).Where("organization_id = ? AND subject_id = ?", orgID, subjectID).Order("id").Find(&out).Error
+	return out, err
+}

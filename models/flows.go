@@ -1,0 +1,146 @@
+package models
+
+import (
+	"context"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/ids"
+)
+
+// Flow states. They are not shown on the wire (spec 3.4); they decide
+// whether a request may still attach.
+const (
+	FlowOpen      = "open"
+	FlowCompleted = "completed"
+	FlowCancelled = "cancelled"
+)
+
+// Flow groups the requests of one job.
+type Flow struct {
+	ID             string  `gorm:"primaryKey;size:40"`
+	OrganizationID string  `gorm:"size:40;not null;index"`
+	Title          string  `gorm:"size:200;not null"`
+	ExternalID     *string `gorm:"size:255;index"`
+	Status         string  `gorm:"size:20;not null"`
+	// StartedBy is the starter: a member id for a member token, else the
+	// key id. Only the starter completes the flow.
+	StartedBy     string `gorm:"size:60;not null"`
+	StartedByName string `gorm:"size:320;not null"`
+	CompletedAt   *time.Time
+	CancelledAt   *time.Time
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
+// Actor is who acts in an audited step.
+type Actor struct {
+	// ID is a member id for a person, a key id for an agent.
+	ID   string
+	Name string
+}
+
+// CreateFlow starts an open flow.
+func (s *Store) CreateFlow(ctx context.Context, orgID, title string, externalID *string, by Actor) (*Flow, error) {
+	now := Now()
+	f := &Flow{ID: newID(ids.Flow), OrganizationID: orgID, Title: title, ExternalID: externalID, Status: FlowOpen,
+		StartedBy: by.ID, StartedByName: by.Name, CreatedAt: now, UpdatedAt: now}
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(f).Error; err != nil {
+			return err
+		}
+		return tx.Create(flowAudit(f, 1, "created", by, now)).Error
+	})
+	return f, err
+}
+
+// GetFlow returns one of the organisation's flows.
+func (s *Store) GetFlow(ctx context.Context, orgID, id string) (*Flow, error) {
+	var f Flow
+	err := s.db.WithContext(ctx).Where("organization_id = ? AND id = ?", orgID, id).Take(&f).Error
+	return &f, notFound(err, "flow "+id)
+}
+
+// FlowDetail is a flow with its members and timeline.
+type FlowDetail struct {
+	Flow      *Flow
+	Approvals []Approval
+	Timeline  []AuditEntry
+}
+
+// AllSettled reports whether nothing in the flow is outstanding now.
+func (d *FlowDetail) AllSettled() bool {
+	for _, a := range d.Approvals {
+		if a.Status == ApprovalPending {
+			return false
+		}
+	}
+	return true
+}
+
+// GetFlowDetail returns a flow, the requests attached to it and every
+// audited step of the flow and its requests, in order.
+func (s *Store) GetFlowDetail(ctx context.Context, orgID, id string) (*FlowDetail, error) {
+	f, err := s.GetFlow(ctx, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	d := &FlowDetail{Flow: f}
+	db := s.db.WithContext(ctx)
+	if err := db.Where("organization_id = ? AND flow_id = ?", orgID, id).Order("id").Find(&d.Approvals).Error; err != nil {
+		return nil, err
+	}
+	err = db.Where("organization_id = ? AND flow_id = ?", orgID, id).Order("at, id").Find(&d.Timeline).Error
+	return d, err
+}
+
+// FinishFlow completes or cancels an open flow. Only the starter completes.
+func (s *Store) FinishFlow(ctx context.Context, orgID, id, to string, by Actor) (*Flow, error) {
+	var f Flow
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Clauses(lockForUpdate(tx)...).Where("organization_id = ? AND id = ?", orgID, id).Take(&f).Error; err != nil {
+			return notFound(err, "flow "+id)
+		}
+		if f.Status != FlowOpen {
+			return apperr.New(apperr.InvalidState, "the flow is already %s", f.Status)
+		}
+		if to == FlowCompleted && by.ID != f.StartedBy {
+			return apperr.New(apperr.Forbidden, "only whoever started the flow may complete it")
+		}
+		now := Now()
+		f.Status, f.UpdatedAt = to, now
+		if to == FlowCompleted {
+			f.CompletedAt = &now
+		} else {
+			f.CancelledAt = &now
+		}
+		if err := tx.Save(&f).Error; err != nil {
+			return err
+		}
+		return tx.Create(flowAudit(&f, 2, to, by, now)).Error
+	})
+	return &f, err
+}
+
+func flowAudit(f *Flow, seq int, action string, by Actor, at time.Time) *AuditEntry {
+	return &AuditEntry{ID: newID(ids.Audit), OrganizationID: f.OrganizationID, FlowID: &f.ID, SubjectType: "flow",
+		SubjectID: f.ID, Seq: seq, Action: action, ActorID: by.ID, ActorName: by.Name, At: at}
+}
+
+// requireOpenFlow refuses attaching to a flow that is missing, of another
+// organisation, completed or cancelled.
+func requireOpenFlow(tx *gorm.DB, orgID, id string) error {
+	var f Flow
+	if err := tx.Where("organization_id = ? AND id = ?", orgID, id).Take(&f).Error; err != nil {
+		if err == gorm.ErrRecordNotFound {
+			return apperr.Field(apperr.InvalidRequest, "flowId", "flow %s not found", id)
+		}
+		return err
+	}
+	if f.Status != FlowOpen {
+		return apperr.Field(apperr.InvalidState, "flowId", "flow %s is %s; requests can attach to open flows only", id, f.Status)
+	}
+	return nil
+}
