@@ -19,6 +19,7 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/netguard"
+	"github.com/assent-hq/assent/internal/rules"
 	"github.com/assent-hq/assent/internal/start"
 	"github.com/assent-hq/assent/internal/wire"
 	"github.com/assent-hq/assent/models"
@@ -137,7 +138,57 @@ func (h *handlers) newApproval(ctx context.Context, p *models.Principal, in *cre
 	if len(rec.ApproverIDs) == 0 {
 		return nil, apperr.Field(apperr.UnknownApprover, "approvers", "nobody could approve this request: the organisation has no active owner or administrator")
 	}
+	if err := h.applyRules(ctx, rec, in); err != nil {
+		return nil, err
+	}
 	return rec, nil
+}
+
+// applyRules evaluates the organisation's rules over the request as sent
+// and records what they ask: more approvals, concerns, hidden fields.
+func (h *handlers) applyRules(ctx context.Context, rec *models.Approval, in *createApprovalRequest) error {
+	stored, err := h.store.EnabledRules(ctx, rec.OrganizationID)
+	if err != nil || len(stored) == 0 {
+		return err
+	}
+	rs := make([]rules.Rule, len(stored))
+	for i, r := range stored {
+		rs[i] = rules.Rule{Name: r.Name, Kind: r.Kind, Condition: r.Condition, RequiredApprovals: r.RequiredApprovals,
+			Principle: r.Principle, Concern: r.Concern, Fields: r.Fields}
+	}
+	request, err := ruleInput(in, rec.Risk)
+	if err != nil {
+		return err
+	}
+	out := rules.Evaluate(rs, request)
+	for _, e := range out.Errors {
+		h.log.Warn("rule did not evaluate", "organization", rec.OrganizationID, "error", e)
+	}
+	eligible := slices.DeleteFunc(slices.Clone(rec.ApproverIDs), func(id string) bool { return id == rec.Requester })
+	if out.RequiredApprovals > len(eligible) {
+		return apperr.Field(apperr.InvalidRequest, "approvers", "an organisation rule needs %d approvals, but only %d people can approve this request", out.RequiredApprovals, len(eligible))
+	}
+	rec.RequiredApprovals = out.RequiredApprovals
+	for _, c := range out.Concerns {
+		rec.Concerns.V = append(rec.Concerns.V, models.Concern(c))
+	}
+	rec.RestrictedFields = out.RestrictedFields
+	return nil
+}
+
+// ruleInput is the request as rule conditions see it: the fields as sent,
+// with the default risk filled in.
+func ruleInput(in *createApprovalRequest, risk string) (map[string]any, error) {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, err
+	}
+	out["risk"] = risk
+	return out, nil
 }
 
 // expiry is the requested expiry, which must lie in the future and within

@@ -86,6 +86,10 @@ func New(d Deps) http.Handler {
 	admin.POST("/keys", h.createKey)
 	admin.GET("/keys", h.listKeys)
 	admin.DELETE("/keys/:id", h.revokeKey)
+	admin.POST("/rules", h.createRule)
+	admin.GET("/rules", h.listRules)
+	admin.PATCH("/rules/:id", h.updateRule)
+	admin.DELETE("/rules/:id", h.deleteRule)
 
 	if d.Mount != nil {
 		d.Mount(r)

@@ -178,6 +178,27 @@ var migrations = []*gormigrate.Migration{
 			return tx.Migrator().DropTable("flows", "events", "audit_entries", "approval_approvers", "approvals")
 		},
 	},
+	{
+		ID: "202611220003_rules",
+		Migrate: func(tx *gorm.DB) error {
+			type Rule struct {
+				ID                string `gorm:"primaryKey;size:40"`
+				OrganizationID    string `gorm:"size:40;not null;uniqueIndex:idx_rules_org_name,priority:1"`
+				Name              string `gorm:"size:200;not null;uniqueIndex:idx_rules_org_name,priority:2"`
+				Kind              string `gorm:"size:20;not null"`
+				Condition         string `gorm:"type:text;not null"`
+				RequiredApprovals int    `gorm:"not null"`
+				Principle         string `gorm:"size:200;not null"`
+				Concern           string `gorm:"type:text;not null"`
+				Fields            string `gorm:"type:text;not null"`
+				Enabled           bool   `gorm:"not null"`
+				CreatedAt         time.Time
+				UpdatedAt         time.Time
+			}
+			return tx.Migrator().CreateTable(&Rule{})
+		},
+		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("rules") },
+	},
 }
 
 // RequireMigrated fails when the database lacks a migration this binary

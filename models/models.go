@@ -131,3 +131,21 @@ type IdempotencyKey struct {
 	ExpiresAt   time.Time `gorm:"not null;index"`
 	CreatedAt   time.Time
 }
+
+// Rule is an organisation rule applied to new approvals: it raises the
+// approvals needed, raises an ethics concern, or restricts fields.
+type Rule struct {
+	ID             string `gorm:"primaryKey;size:40"`
+	OrganizationID string `gorm:"size:40;not null;uniqueIndex:idx_rules_org_name,priority:1"`
+	Name           string `gorm:"size:200;not null;uniqueIndex:idx_rules_org_name,priority:2"`
+	Kind           string `gorm:"size:20;not null"`
+	// Condition is a CEL expression over the request; empty matches all.
+	Condition         string     `gorm:"type:text;not null"`
+	RequiredApprovals int        `gorm:"not null"`
+	Principle         string     `gorm:"size:200;not null"`
+	Concern           string     `gorm:"type:text;not null"`
+	Fields            StringList `gorm:"type:text;not null"`
+	Enabled           bool       `gorm:"not null"`
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+}

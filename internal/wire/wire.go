@@ -129,3 +129,29 @@ func NewKey(k *models.APIKey) Key {
 	return Key{ID: k.ID, Name: k.Name, Kind: k.Kind, Scopes: sc, Prefix: k.Prefix, MemberID: k.MemberID,
 		CreatedAt: Time(k.CreatedAt), RevokedAt: TimePtr(k.RevokedAt)}
 }
+
+// Rule is an organisation rule on the wire.
+type Rule struct {
+	ID                string   `json:"id"`
+	Name              string   `json:"name"`
+	Kind              string   `json:"kind"`
+	Condition         string   `json:"condition"`
+	RequiredApprovals *int     `json:"requiredApprovals,omitempty"`
+	Principle         string   `json:"principle,omitempty"`
+	Concern           string   `json:"concern,omitempty"`
+	Fields            []string `json:"fields,omitempty"`
+	Enabled           bool     `json:"enabled"`
+	CreatedAt         Time     `json:"createdAt"`
+	UpdatedAt         Time     `json:"updatedAt"`
+}
+
+// NewRule serializes r.
+func NewRule(r *models.Rule) Rule {
+	out := Rule{ID: r.ID, Name: r.Name, Kind: r.Kind, Condition: r.Condition, Principle: r.Principle,
+		Concern: r.Concern, Fields: r.Fields, Enabled: r.Enabled, CreatedAt: Time(r.CreatedAt), UpdatedAt: Time(r.UpdatedAt)}
+	if r.RequiredApprovals > 0 {
+		n := r.RequiredApprovals
+		out.RequiredApprovals = &n
+	}
+	return out
+}

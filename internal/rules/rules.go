@@ -1,0 +1,143 @@
+// Package rules evaluates an organisation's rules over a new request. A
+// rule's condition is a CEL expression over `request`, a map with the
+// request's fields as the API takes them (title, description, risk,
+// factors, links, approvers, externalId, flowId, metadata, input).
+package rules
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
+)
+
+// Rule kinds.
+const (
+	// KindApproval raises the number of approvals a request needs.
+	KindApproval = "approval"
+	// KindEthics raises a concern; approving then needs a written reason.
+	KindEthics = "ethics"
+	// KindRestricted hides fields from the sign-in-free page and the model
+	// screen.
+	KindRestricted = "restricted"
+)
+
+// Kinds lists every rule kind.
+var Kinds = []string{KindApproval, KindEthics, KindRestricted}
+
+// Rule is what evaluation needs of a stored rule.
+type Rule struct {
+	Name string
+	Kind string
+	// Condition is a CEL expression yielding a bool; empty matches always.
+	Condition         string
+	RequiredApprovals int
+	Principle         string
+	Concern           string
+	Fields            []string
+}
+
+// Concern is an ethics rule's finding.
+type Concern struct {
+	Principle string
+	Rule      string
+	Concern   string
+}
+
+// Outcome is what the matching rules ask of a request.
+type Outcome struct {
+	RequiredApprovals int
+	Concerns          []Concern
+	RestrictedFields  []string
+	// Errors name the rules whose condition failed to evaluate (a missing
+	// key, say). Such a rule does not match; guard with has().
+	Errors []error
+}
+
+var (
+	env = func() *cel.Env {
+		e, err := cel.NewEnv(cel.Variable("request", cel.MapType(cel.StringType, cel.DynType)))
+		if err != nil {
+			panic(err)
+		}
+		return e
+	}()
+	programs sync.Map // condition → cel.Program
+)
+
+// Check compiles a condition and requires it to yield a bool; the error
+// is a sentence for the person who wrote it.
+func Check(condition string) error {
+	_, err := program(condition)
+	return err
+}
+
+func program(condition string) (cel.Program, error) {
+	if p, ok := programs.Load(condition); ok {
+		return p.(cel.Program), nil
+	}
+	ast, iss := env.Compile(condition)
+	if iss.Err() != nil {
+		return nil, fmt.Errorf("the condition does not compile: %v", iss.Err())
+	}
+	// A bare field (request.urgent) is dyn; asking for == true keeps every
+	// saved condition provably boolean.
+	if t := ast.OutputType(); t != cel.BoolType {
+		return nil, fmt.Errorf("the condition must yield a bool, not %s (compare a field, e.g. request.input.urgent == true)", t)
+	}
+	p, err := env.Program(ast, cel.CostLimit(100_000))
+	if err != nil {
+		return nil, fmt.Errorf("the condition cannot run: %v", err)
+	}
+	programs.Store(condition, p)
+	return p, nil
+}
+
+// Evaluate applies every rule to request.
+func Evaluate(rs []Rule, request map[string]any) Outcome {
+	out := Outcome{RequiredApprovals: 1}
+	for _, r := range rs {
+		matched, err := matches(r.Condition, request)
+		if err != nil {
+			out.Errors = append(out.Errors, fmt.Errorf("rule %q: %w", r.Name, err))
+			continue
+		}
+		if !matched {
+			continue
+		}
+		switch r.Kind {
+		case KindApproval:
+			out.RequiredApprovals = max(out.RequiredApprovals, r.RequiredApprovals)
+		case KindEthics:
+			out.Concerns = append(out.Concerns, Concern{Principle: r.Principle, Rule: r.Name, Concern: r.Concern})
+		case KindRestricted:
+			for _, f := range r.Fields {
+				if !slices.Contains(out.RestrictedFields, f) {
+					out.RestrictedFields = append(out.RestrictedFields, f)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func matches(condition string, request map[string]any) (bool, error) {
+	if condition == "" {
+		return true, nil
+	}
+	p, err := program(condition)
+	if err != nil {
+		return false, err
+	}
+	v, _, err := p.Eval(map[string]any{"request": request})
+	if err != nil {
+		return false, err
+	}
+	b, ok := v.(types.Bool)
+	if !ok {
+		return false, fmt.Errorf("the condition yielded %s, not a bool", v.Type())
+	}
+	return bool(b), nil
+}

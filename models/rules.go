@@ -1,0 +1,68 @@
+package models
+
+import (
+	"context"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/ids"
+)
+
+// NewRule is the input for CreateRule; the API checks the fields each kind
+// needs and compiles the condition.
+type NewRule struct {
+	Name              string   `json:"name" validate:"required,max=200"`
+	Kind              string   `json:"kind" validate:"required,oneof=approval ethics restricted"`
+	Condition         string   `json:"condition" validate:"max=4000"`
+	RequiredApprovals int      `json:"requiredApprovals" validate:"omitempty,min=2,max=20"`
+	Principle         string   `json:"principle" validate:"max=200"`
+	Concern           string   `json:"concern" validate:"max=2000"`
+	Fields            []string `json:"fields" validate:"max=100,dive,required,max=200"`
+	Enabled           *bool    `json:"enabled"`
+}
+
+// CreateRule saves a rule, enabled unless said otherwise.
+func (s *Store) CreateRule(ctx context.Context, orgID string, in NewRule) (*Rule, error) {
+	now := Now()
+	r := &Rule{ID: newID(ids.Rule), OrganizationID: orgID, Name: strings.TrimSpace(in.Name), Kind: in.Kind,
+		Condition: in.Condition, RequiredApprovals: in.RequiredApprovals, Principle: in.Principle, Concern: in.Concern,
+		Fields: append(StringList{}, in.Fields...), Enabled: in.Enabled == nil || *in.Enabled, CreatedAt: now, UpdatedAt: now}
+	err := s.db.WithContext(ctx).Create(r).Error
+	return r, duplicate(err, "name", "a rule named %q already exists", r.Name)
+}
+
+// ListRules pages through the organisation's rules.
+func (s *Store) ListRules(ctx context.Context, orgID string, p Page) ([]Rule, string, error) {
+	return list(s.db.WithContext(ctx).Where("organization_id = ?", orgID), p, func(r *Rule) string { return r.ID })
+}
+
+// EnabledRules returns the rules that apply to new requests, oldest first.
+func (s *Store) EnabledRules(ctx context.Context, orgID string) ([]Rule, error) {
+	var out []Rule
+	err := s.db.WithContext(ctx).Where("organization_id = ? AND enabled", orgID).Order("id").Find(&out).Error
+	return out, err
+}
+
+// SetRuleEnabled switches a rule on or off; requests already created keep
+// what the rules gave them.
+func (s *Store) SetRuleEnabled(ctx context.Context, orgID, id string, enabled bool) (*Rule, error) {
+	var r Rule
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Where("organization_id = ? AND id = ?", orgID, id).Take(&r).Error; err != nil {
+			return notFound(err, "rule "+id)
+		}
+		r.Enabled, r.UpdatedAt = enabled, Now()
+		return tx.Save(&r).Error
+	})
+	return &r, err
+}
+
+// DeleteRule removes a rule.
+func (s *Store) DeleteRule(ctx context.Context, orgID, id string) error {
+	res := s.db.WithContext(ctx).Where("organization_id = ? AND id = ?", orgID, id).Delete(&Rule{})
+	if res.Error == nil && res.RowsAffected == 0 {
+		return notFound(gorm.ErrRecordNotFound, "rule "+id)
+	}
+	return res.Error
+}
