@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
 	"github.com/assent-hq/assent/internal/bootstrap"
@@ -152,7 +154,11 @@ func TestDevBootstrapsOnceAndRestarts(t *testing.T) {
 	assert.Len(t, members.Data, 5, "no second demo organisation")
 }
 
-func TestDevRegistersSearchAttributes(t *testing.T) {
+// TestDevApprovalEndToEnd is the issue's "done when" on `assent dev`: an
+// agent creates an approval over HTTP, a person approves it with a
+// correction, the agent's long-poll returns the outcome, and Temporal lists
+// the workflow by its search attributes.
+func TestDevApprovalEndToEnd(t *testing.T) {
 	dataDir := t.TempDir()
 	port := freePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -164,6 +170,9 @@ func TestDevRegistersSearchAttributes(t *testing.T) {
 	}()
 	defer func() { cancel(); require.NoError(t, <-done) }()
 	require.Eventually(t, func() bool { return apiLine.MatchString(out.String()) }, 90*time.Second, 50*time.Millisecond)
+	apiURL := apiLine.FindStringSubmatch(out.String())[1]
+	boot, err := bootstrap.Load(dataDir)
+	require.NoError(t, err)
 
 	c, err := client.Dial(client.Options{HostPort: "127.0.0.1:" + port, Namespace: "default"})
 	require.NoError(t, err)
@@ -173,4 +182,52 @@ func TestDevRegistersSearchAttributes(t *testing.T) {
 	for name := range workflows.SearchAttributes() {
 		assert.Contains(t, resp.GetCustomAttributes(), name)
 	}
+
+	var created map[string]any
+	require.Equal(t, 201, postJSON(t, apiURL+"/api/v1/approvals", boot.AgentKey,
+		`{"title":"Refund order 42","risk":"low","externalId":"order-42","input":{"amount":120,"currency":"EUR"},"editableFields":["amount"]}`, &created))
+	id := created["id"].(string)
+
+	polled := make(chan map[string]any, 1)
+	go func() {
+		var got map[string]any
+		getJSON(t, apiURL+"/api/v1/approvals/"+id+"?wait=30s", boot.AgentKey, &got)
+		polled <- got
+	}()
+
+	var admin bootstrap.Member
+	for _, m := range boot.Members {
+		if m.Role == "admin" {
+			admin = m
+		}
+	}
+	var decided map[string]any
+	require.Eventually(t, func() bool {
+		// The first attempt may come before the workflow's first step.
+		return postJSON(t, apiURL+"/api/v1/approvals/"+id+"/decision", admin.Token,
+			`{"decision":"approve","corrections":{"amount":100}}`, &decided) == 200
+	}, 15*time.Second, 100*time.Millisecond)
+
+	got := <-polled
+	assert.Equal(t, "approved", got["status"])
+	assert.Equal(t, map[string]any{"amount": 100.0, "currency": "EUR"}, got["approvedInput"])
+	assert.Equal(t, []any{map[string]any{"field": "amount", "from": 120.0, "to": 100.0}}, got["changes"])
+
+	query := "AssentStatus = 'approved' AND AssentExternalId = 'order-42' AND AssentOrganization = '" + boot.OrganizationID + "'"
+	require.Eventually(t, func() bool {
+		list, err := c.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Namespace: "default", Query: query})
+		return err == nil && len(list.GetExecutions()) == 1 && list.GetExecutions()[0].GetExecution().GetWorkflowId() == workflows.ApprovalWorkflowID(id)
+	}, 15*time.Second, 200*time.Millisecond, "the Temporal UI finds the workflow by its search attributes")
+}
+
+func postJSON(t *testing.T, url, key, body string, into any) int {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(into))
+	return resp.StatusCode
 }

@@ -139,6 +139,26 @@ func TestProductionShape(t *testing.T) {
 		return err == nil && len(resp.GetPollers()) > 0
 	}, 30*time.Second, 200*time.Millisecond, "worker output: %s", worker.out.String())
 
+	// An approval created through serve is owned by a workflow on worker;
+	// the expiry happens in worker and reaches serve's long-poll through
+	// the database.
+	var owner struct{ ID string }
+	runJSON(t, bin, env, &owner, "admin", "member", "add", "--email", "owner@prod.example", "--role", "owner")
+	var token struct{ Token string }
+	runJSON(t, bin, env, &token, "admin", "token", "create", "--member", owner.ID)
+	var created map[string]any
+	expires := time.Now().Add(3 * time.Second).UTC().Format(time.RFC3339Nano)
+	require.Equal(t, 201, postJSON(t, base+"/api/v1/approvals", key.Key, `{"title":"expire me","expiresAt":"`+expires+`"}`, &created))
+	var expired map[string]any
+	require.Equal(t, 200, getJSON(t, base+"/api/v1/approvals/"+created["id"].(string)+"?wait=30s", key.Key, &expired))
+	assert.Equal(t, "expired", expired["status"], "worker output: %s", worker.out.String())
+	require.Equal(t, 201, postJSON(t, base+"/api/v1/approvals", key.Key, `{"title":"approve me"}`, &created))
+	var decided map[string]any
+	require.Eventually(t, func() bool {
+		return postJSON(t, base+"/api/v1/approvals/"+created["id"].(string)+"/decision", token.Token, `{"decision":"approve"}`, &decided) == 200
+	}, 15*time.Second, 100*time.Millisecond)
+	assert.Equal(t, "approved", decided["status"])
+
 	// Logs are JSON lines.
 	sc := bufio.NewScanner(strings.NewReader(serve.out.String()))
 	for sc.Scan() {
