@@ -53,7 +53,7 @@ func TestComposeWiring(t *testing.T) {
 	needs := map[string][]string{
 		"migrate": {"ASSENT_DATABASE_URL"},
 		"serve":   {"ASSENT_DATABASE_URL", "ASSENT_TEMPORAL_ADDRESS", "ASSENT_TEMPORAL_NAMESPACE", "ASSENT_HTTP_ADDR", "ASSENT_BASE_URL"},
-		"worker":  {"ASSENT_DATABASE_URL", "ASSENT_TEMPORAL_ADDRESS", "ASSENT_TEMPORAL_NAMESPACE"},
+		"worker":  {"ASSENT_DATABASE_URL", "ASSENT_TEMPORAL_ADDRESS", "ASSENT_TEMPORAL_NAMESPACE", "ASSENT_BASE_URL"},
 	}
 	for name, vars := range needs {
 		svc, ok := cf.Services[name]
