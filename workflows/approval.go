@@ -62,6 +62,8 @@ type approval struct {
 	state ApprovalState
 	lock  workflow.Mutex
 	seq   int
+	// created is set once the "created" transition is written.
+	created bool
 }
 
 func (a *approval) setup(ctx workflow.Context) error {
@@ -87,6 +89,7 @@ func (a *approval) run(ctx workflow.Context) (ApprovalState, error) {
 	if err := a.persist(ctx, ApprovalTransition{Action: ActionCreated, Event: "approval.requested"}); err != nil {
 		return a.state, err
 	}
+	a.created = true
 	settled, err := workflow.AwaitWithTimeout(ctx, a.in.ExpiresAt.Sub(workflow.Now(ctx)), func() bool {
 		return a.state.Status != StatusPending
 	})
@@ -114,6 +117,11 @@ func (a *approval) run(ctx workflow.Context) (ApprovalState, error) {
 // transition applies one change under the lock and persists it before the
 // update returns, so the caller's next GET shows it.
 func (a *approval) transition(ctx workflow.Context, apply func() (ApprovalTransition, error)) error {
+	// An Update may be delivered before the main function has written
+	// "created"; it waits, so the record and its history read in order.
+	if err := workflow.Await(ctx, func() bool { return a.created }); err != nil {
+		return err
+	}
 	if err := a.lock.Lock(ctx); err != nil {
 		return err
 	}

@@ -55,7 +55,7 @@ func baseInput() workflows.ApprovalInput {
 		RequiredApprovals: 1,
 		ApproverIDs:       []string{"mem_a", "mem_b"},
 		RequesterMemberID: "mem_req",
-		Requester:         "member:mem_req",
+		Requester:         "mem_req",
 		Input:             map[string]any{"amount": 100.0, "currency": "EUR", "urgent": false, "memo": "x"},
 		EditableFields:    []string{"amount", "urgent"},
 	}
@@ -129,10 +129,10 @@ func TestQuestionBlocksDecisionsUntilAnswered(t *testing.T) {
 	h.update(time.Minute, "ask", workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"})
 	h.update(2*time.Minute, "ask-again", workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_b", QuestionID: "qst_2", Question: "And?"})
 	h.update(3*time.Minute, "decide-blocked", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", Decision: "approve"})
-	h.update(4*time.Minute, "answer-unknown", workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "member:mem_req", QuestionID: "qst_9", Answer: "?"})
-	h.update(4*time.Minute+30*time.Second, "answer-by-approver", workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "member:mem_a", QuestionID: "qst_1", Answer: "Me"})
-	h.update(5*time.Minute, "answer", workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "member:mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"})
-	h.update(6*time.Minute, "answer-twice", workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "member:mem_req", QuestionID: "qst_1", Answer: "Other"})
+	h.update(4*time.Minute, "answer-unknown", workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_9", Answer: "?"})
+	h.update(4*time.Minute+30*time.Second, "answer-by-approver", workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_a", QuestionID: "qst_1", Answer: "Me"})
+	h.update(5*time.Minute, "answer", workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"})
+	h.update(6*time.Minute, "answer-twice", workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Other"})
 	h.update(7*time.Minute, "decide", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: "approve"})
 	s := h.run(baseInput())
 
@@ -258,4 +258,18 @@ func TestCancelWithdrawsAPendingApproval(t *testing.T) {
 	assert.Equal(t, workflows.StatusCancelled, s.Status)
 	assert.Equal(t, []string{"created", "cancelled"}, h.actions())
 	assert.Equal(t, start.Add(time.Hour), h.transitions[1].At)
+}
+
+// An Update can be delivered in the workflow's first task, before the main
+// function has written "created"; it must still be written after it.
+func TestUpdateAtStartIsWrittenAfterCreated(t *testing.T) {
+	h := newHarness(t)
+	h.update(0, "ask", workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Now?"})
+	h.update(time.Minute, "cancel", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "key_1", ActorName: "agent"})
+	s := h.run(baseInput())
+	assert.Equal(t, workflows.StatusCancelled, s.Status)
+	assert.Equal(t, []string{"created", "asked", "cancelled"}, h.actions())
+	for i, tr := range h.transitions {
+		assert.Equal(t, i+1, tr.Seq)
+	}
 }

@@ -1,0 +1,138 @@
+package workflows_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/api/temporalproto"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/server/temporaltest"
+
+	"github.com/assent-hq/assent/workflows"
+)
+
+const historiesDir = "testdata/histories"
+
+// TestApprovalReplaysSavedHistories replays histories recorded from real
+// runs against the current workflow code. A change that would break a
+// workflow already in flight (a new, removed or reordered command) fails
+// here instead of in production.
+func TestApprovalReplaysSavedHistories(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(historiesDir, "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files, "no histories in %s: the test would prove nothing", historiesDir)
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			f, err := os.Open(file)
+			require.NoError(t, err)
+			defer f.Close()
+			history, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+			require.NoError(t, err)
+			replayer := worker.NewWorkflowReplayer()
+			replayer.RegisterWorkflow(workflows.Approval)
+			require.NoError(t, replayer.ReplayWorkflowHistory(nil, history))
+		})
+	}
+}
+
+// recordStep is one Update a recorded scenario sends, in order.
+type recordStep struct {
+	update string
+	arg    any
+}
+
+// TestRecordHistories runs the approval workflow on an embedded Temporal
+// server and saves each run's history for the replay test. It only runs on
+// request and only writes histories that do not exist yet, because the
+// saved files are meant to stay as they are; see
+// testdata/histories/README.md.
+func TestRecordHistories(t *testing.T) {
+	if os.Getenv("ASSENT_RECORD_HISTORIES") == "" {
+		t.Skip("set ASSENT_RECORD_HISTORIES=1 to record the histories in " + historiesDir)
+	}
+	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	c := ts.GetDefaultClient()
+	// A bound, so a stuck run fails the recording instead of hanging it.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// The workflow upserts AssentStatus, which the namespace must know. This
+	// is what worker.RegisterSearchAttributes does, without pulling the
+	// database packages into this test binary.
+	_, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
+		Namespace: ts.GetDefaultNamespace(), SearchAttributes: workflows.SearchAttributes()})
+	require.NoError(t, err)
+	ts.NewWorker(workflows.TaskQueue, func(r worker.Registry) {
+		r.RegisterWorkflow(workflows.Approval)
+		// The history records the activity's result, so a no-op is enough.
+		r.RegisterActivityWithOptions(func(context.Context, workflows.ApprovalTransition) error { return nil },
+			activity.RegisterOptions{Name: workflows.ActivityPersistApproval})
+	})
+
+	scenarios := []struct {
+		name      string
+		expiresIn time.Duration
+		steps     []recordStep
+		status    string
+	}{
+		{"approval_question_correction", 24 * time.Hour, []recordStep{
+			{workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
+			{workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
+			{workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove,
+				Note: "capped", Corrections: map[string]any{"amount": 80.0}}},
+		}, workflows.StatusApproved},
+		{"approval_cancelled", 24 * time.Hour, []recordStep{
+			{workflows.UpdateCancel, workflows.CancelRequest{ActorID: "key_1", ActorName: "agent"}},
+		}, workflows.StatusCancelled},
+		// No updates: the expiry timer fires and settles the approval.
+		{"approval_expired", 2 * time.Second, nil, workflows.StatusExpired},
+	}
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			file := filepath.Join(historiesDir, sc.name+".json")
+			// An existing history stands for workflows already running on
+			// older code: never overwrite it by accident.
+			if _, err := os.Stat(file); err == nil {
+				t.Skipf("%s exists; delete it first to record it again", file)
+			}
+			in := baseInput()
+			in.ApprovalID, in.ExpiresAt = "apr_"+sc.name, time.Now().Add(sc.expiresIn)
+			run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+				ID: workflows.ApprovalWorkflowID(in.ApprovalID), TaskQueue: workflows.TaskQueue}, workflows.Approval, in)
+			require.NoError(t, err)
+			for i, step := range sc.steps {
+				h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+					WorkflowID: run.GetID(), RunID: run.GetRunID(), UpdateID: fmt.Sprintf("%s-%d", step.update, i+1),
+					UpdateName: step.update, Args: []any{step.arg}, WaitForStage: client.WorkflowUpdateStageCompleted})
+				require.NoError(t, err)
+				require.NoError(t, h.Get(ctx, nil), "update %s", step.update)
+			}
+			var final workflows.ApprovalState
+			require.NoError(t, run.Get(ctx, &final))
+			require.Equal(t, sc.status, final.Status)
+
+			history := &historypb.History{}
+			iter := c.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+			for iter.HasNext() {
+				event, err := iter.Next()
+				require.NoError(t, err)
+				history.Events = append(history.Events, event)
+			}
+			// The same encoding as `temporal workflow show --output json`,
+			// which client.HistoryFromJSON reads.
+			b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(history)
+			require.NoError(t, err)
+			require.NoError(t, os.MkdirAll(historiesDir, 0o755))
+			require.NoError(t, os.WriteFile(file, append(b, '\n'), 0o644))
+		})
+	}
+}
