@@ -18,7 +18,6 @@ import (
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
-	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/rules"
 	"github.com/assent-hq/assent/internal/start"
 	"github.com/assent-hq/assent/internal/wire"
@@ -126,7 +125,7 @@ func (h *handlers) newApproval(ctx context.Context, p *models.Principal, in *cre
 		return nil, err
 	}
 	if in.CallbackURL != nil {
-		if err := netguard.CheckURL(ctx, *in.CallbackURL); err != nil {
+		if err := h.netPolicy.CheckURL(ctx, *in.CallbackURL); err != nil {
 			return nil, apperr.Field(apperr.InvalidCallbackURL, "callbackUrl", "callbackUrl is refused: %v", err)
 		}
 		secret := newCallbackSecret()

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/models"
 )
@@ -24,6 +25,9 @@ type Deps struct {
 	BaseURL string
 	// Mount adds routes outside /api/v1, such as the dev mailbox.
 	Mount func(*gin.Engine)
+	// NetPolicy says which receiver addresses may be saved; nil is
+	// netguard.Public.
+	NetPolicy *netguard.Policy
 }
 
 type handlers struct {
@@ -32,6 +36,8 @@ type handlers struct {
 	log      *slog.Logger
 	baseURL  string
 	watcher  *statusWatcher
+	// netPolicy checks callback and webhook addresses when they are saved.
+	netPolicy *netguard.Policy
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -39,7 +45,10 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 // New returns the HTTP handler for the API and health checks.
 func New(d Deps) http.Handler {
 	h := &handlers{store: d.Store, temporal: d.Temporal, log: d.Logger, baseURL: d.BaseURL,
-		watcher: newStatusWatcher(d.Store, d.Logger, 250*time.Millisecond)}
+		watcher: newStatusWatcher(d.Store, d.Logger, 250*time.Millisecond), netPolicy: d.NetPolicy}
+	if h.netPolicy == nil {
+		h.netPolicy = netguard.Public
+	}
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true

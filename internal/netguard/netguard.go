@@ -1,6 +1,7 @@
 // Package netguard decides which addresses Assent may send requests to:
 // public hosts on port 443 only, never private, loopback, link-local,
-// CGNAT, metadata or unspecified addresses.
+// CGNAT, metadata or unspecified addresses. The same Policy checks a
+// receiver URL when it is saved and every connection when it is dialled.
 package netguard
 
 import (
@@ -9,34 +10,56 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"syscall"
 	"time"
 
 	"code.dny.dev/ssrf"
 )
 
-// guardian holds the address rules; the outbound client's dialer uses the
-// same one at connect time.
-var guardian = ssrf.New(ssrf.WithPorts(443))
+// Policy is a set of address rules.
+type Policy struct {
+	guardian *ssrf.Guardian
+	// loopback admits http:// and any port on 127.0.0.0/8 and ::1.
+	loopback bool
+}
 
-// Guardian returns the rules as an ssrf.Guardian, for a dialer's Control.
-func Guardian() *ssrf.Guardian { return guardian }
+// Public is the production policy: HTTPS to public addresses on port 443.
+var Public = &Policy{guardian: ssrf.New(ssrf.WithPorts(443))}
 
-// CheckURL refuses a receiver address that is not HTTPS on a public host.
-// The host is resolved now, so a name that points inside is refused at
-// once; the dialer checks again at each connection, so rebinding fails.
-func CheckURL(ctx context.Context, raw string) error {
+// DevLoopback also admits receivers on this machine (http://127.0.0.1:any)
+// for `assent dev` and tests; serve and worker refuse to use it.
+var DevLoopback = &Policy{loopback: true, guardian: ssrf.New(ssrf.WithAnyPort(),
+	ssrf.WithAllowedV4Prefixes(netip.MustParsePrefix("127.0.0.0/8")),
+	ssrf.WithAllowedV6Prefixes(netip.MustParsePrefix("::1/128")))}
+
+// Control is a net.Dialer Control function: it refuses a connection to a
+// forbidden address after DNS resolution, so a name that rebinds to an
+// inside address fails at connect time.
+func (p *Policy) Control(network, address string, c syscall.RawConn) error {
+	return p.guardian.Safe(network, address, c)
+}
+
+// CheckURL refuses a receiver address that breaks the policy. The host is
+// resolved now, so a name that points inside is refused at once.
+func (p *Policy) CheckURL(ctx context.Context, raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || !u.IsAbs() || u.Host == "" {
 		return fmt.Errorf("%q is not an absolute URL", raw)
 	}
-	if u.Scheme != "https" {
+	if u.Scheme != "https" && !(p.loopback && u.Scheme == "http") {
 		return fmt.Errorf("the URL must use https, not %s", u.Scheme)
 	}
 	if u.User != nil {
 		return fmt.Errorf("the URL must not carry credentials")
 	}
-	if p := u.Port(); p != "" && p != "443" {
-		return fmt.Errorf("the URL must use port 443, not %s", p)
+	port := 443
+	if u.Scheme == "http" {
+		port = 80
+	}
+	if s := u.Port(); s != "" {
+		if _, err := fmt.Sscanf(s, "%d", &port); err != nil {
+			return fmt.Errorf("the URL's port %q is not a number", s)
+		}
 	}
 	host := u.Hostname()
 	addrs, err := resolve(ctx, host)
@@ -44,7 +67,10 @@ func CheckURL(ctx context.Context, raw string) error {
 		return err
 	}
 	for _, a := range addrs {
-		if err := guardian.SafeAddr(a.Unmap()); err != nil {
+		if err := p.guardian.SafeAddrPort(netip.AddrPortFrom(a.Unmap(), uint16(port))); err != nil {
+			if port != 443 && !p.loopback {
+				return fmt.Errorf("the URL must use port 443, not %d", port)
+			}
 			return fmt.Errorf("%s resolves to %s, which is not a public address", host, a)
 		}
 	}

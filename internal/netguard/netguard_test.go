@@ -14,7 +14,7 @@ func TestCheckURL(t *testing.T) {
 		"https://[2606:4700:4700::1111]/hook",
 	}
 	for _, u := range ok {
-		assert.NoError(t, CheckURL(context.Background(), u), u)
+		assert.NoError(t, Public.CheckURL(context.Background(), u), u)
 	}
 	refused := map[string]string{
 		"http://93.184.216.34/hook":       "https",
@@ -36,9 +36,20 @@ func TestCheckURL(t *testing.T) {
 		"https:///nohost":                 "absolute",
 	}
 	for u, want := range refused {
-		err := CheckURL(context.Background(), u)
+		err := Public.CheckURL(context.Background(), u)
 		if assert.Error(t, err, u) {
 			assert.Contains(t, err.Error(), want, u)
 		}
+	}
+}
+
+func TestDevLoopbackAdmitsThisMachineOnly(t *testing.T) {
+	ctx := context.Background()
+	for _, u := range []string{"http://127.0.0.1:8081/hook", "https://127.0.0.1:9443/", "http://[::1]:8080/", "http://localhost:3000/x"} {
+		assert.NoError(t, DevLoopback.CheckURL(ctx, u), u)
+		assert.Error(t, Public.CheckURL(ctx, u), u)
+	}
+	for _, u := range []string{"http://10.0.0.1:8080/", "http://169.254.169.254/", "ftp://127.0.0.1/"} {
+		assert.Error(t, DevLoopback.CheckURL(ctx, u), u)
 	}
 }
