@@ -1,0 +1,56 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// ActivityDeliver makes one attempt to deliver one event to one receiver.
+const ActivityDeliver = "Deliver"
+
+// ErrDeliveryRejected is the error type of an attempt that must not be
+// retried: the receiver answered a 4xx other than 408 and 429, or a
+// redirect. Every other failure is retried.
+const ErrDeliveryRejected = "delivery_rejected"
+
+// DeliveryAttempts is how many attempts a delivery gets (spec 6.2).
+const DeliveryAttempts = 5
+
+// DeliveryInput names the delivery; the activity loads the rest, so a
+// retry 64 minutes later sends the current secret and a fresh signature.
+type DeliveryInput struct {
+	DeliveryID string
+	// RetryUnit scales the schedule; zero is one minute. `assent dev` and
+	// tests shorten it (ASSENT_DEV_RETRY_UNIT).
+	RetryUnit time.Duration
+}
+
+// DeliveryWorkflowID is the workflow id of a delivery: one workflow per
+// event and receiver, so the system never delivers an event twice.
+func DeliveryWorkflowID(deliveryID string) string { return "delivery/" + deliveryID }
+
+// DeliveryRetryPolicy waits 1, 4, 16 and 64 units between five attempts.
+func DeliveryRetryPolicy(unit time.Duration) *temporal.RetryPolicy {
+	if unit <= 0 {
+		unit = time.Minute
+	}
+	return &temporal.RetryPolicy{
+		InitialInterval:        unit,
+		BackoffCoefficient:     4,
+		MaximumInterval:        64 * unit,
+		MaximumAttempts:        DeliveryAttempts,
+		NonRetryableErrorTypes: []string{ErrDeliveryRejected},
+	}
+}
+
+// Delivery runs the attempts of one delivery. It fails, visibly in the
+// Temporal UI, when the last attempt fails.
+func Delivery(ctx workflow.Context, in DeliveryInput) error {
+	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Second,
+		RetryPolicy:         DeliveryRetryPolicy(in.RetryUnit),
+	})
+	return workflow.ExecuteActivity(ctx, ActivityDeliver, in.DeliveryID).Get(ctx, nil)
+}
