@@ -58,7 +58,10 @@ func Open(url string) (*gorm.DB, error) {
 		// lock waits short.
 		sqlDB.SetMaxOpenConns(4)
 	} else {
+		// Keep as many idle as may be open: Go's default of 2 idle made
+		// PostgreSQL open a new session for most requests under load.
 		sqlDB.SetMaxOpenConns(25)
+		sqlDB.SetMaxIdleConns(25)
 		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 	}
 	return db, nil

@@ -46,7 +46,8 @@ var persistOptions = workflow.ActivityOptions{
 // Approval is the workflow of one approval: it waits for decisions,
 // questions, answers and cancellation (Updates) and for expiry (a timer).
 func Approval(ctx workflow.Context, in ApprovalInput) (ApprovalState, error) {
-	a := &approval{in: in, state: ApprovalState{Status: StatusPending, ApprovedBy: []string{}, Questions: []Question{}}}
+	a := &approval{in: in, state: ApprovalState{Status: StatusPending, ApprovedBy: []string{}, Questions: []Question{}},
+		indexedStatus: StatusPending}
 	if a.in.RequiredApprovals < 1 {
 		a.in.RequiredApprovals = 1
 	}
@@ -64,6 +65,8 @@ type approval struct {
 	seq   int
 	// created is set once the "created" transition is written.
 	created bool
+	// indexedStatus is the AssentStatus search attribute's value.
+	indexedStatus string
 }
 
 func (a *approval) setup(ctx workflow.Context) error {
@@ -139,8 +142,13 @@ func (a *approval) persist(ctx workflow.Context, t ApprovalTransition) error {
 	t.Seq = a.seq
 	t.At = workflow.Now(ctx).UTC()
 	t.State = a.state
-	if err := workflow.UpsertTypedSearchAttributes(ctx, SearchStatus.ValueSet(a.state.Status)); err != nil {
-		return err
+	// The start sets AssentStatus to pending; upsert only a change, since
+	// each upsert is one more history event and server write.
+	if a.state.Status != a.indexedStatus {
+		if err := workflow.UpsertTypedSearchAttributes(ctx, SearchStatus.ValueSet(a.state.Status)); err != nil {
+			return err
+		}
+		a.indexedStatus = a.state.Status
 	}
 	ctx = workflow.WithActivityOptions(ctx, persistOptions)
 	return workflow.ExecuteActivity(ctx, ActivityPersistApproval, t).Get(ctx, nil)

@@ -175,7 +175,9 @@ func sqlConfig(o Options) (*config.SQL, error) {
 		conf.ConnectAttributes = map[string]string{"mode": "memory", "cache": "shared"}
 		conf.DatabaseName = fmt.Sprintf("assent-%d", time.Now().UnixNano())
 	} else {
-		conf.ConnectAttributes = map[string]string{"mode": "rwc", "_journal_mode": "WAL", "_busy_timeout": "5000"}
+		// The plugin turns every key but a few URI parameters into a pragma
+		// of that exact name: "journal_mode", not "_journal_mode".
+		conf.ConnectAttributes = map[string]string{"mode": "rwc", "journal_mode": "wal", "busy_timeout": "5000", "synchronous": "normal"}
 		conf.DatabaseName = o.DatabaseFile
 	}
 	fresh := o.DatabaseFile == ""

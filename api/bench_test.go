@@ -1,0 +1,244 @@
+package api_test
+
+// Benchmarks of approvals on the stack `assent dev` runs: the embedded
+// Temporal server on a SQLite file, the worker and the API over real HTTP,
+// all in this process. Results and how to run them: docs/benchmarks.md.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/assent-hq/assent/api"
+	"github.com/assent-hq/assent/internal/devtemporal"
+	"github.com/assent-hq/assent/internal/logging"
+	"github.com/assent-hq/assent/internal/scopes"
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/worker"
+)
+
+// benchClients are the numbers of concurrent clients each case runs with.
+var benchClients = []int{1, 16}
+
+const benchBody = `{"title":"Pay invoice","approvers":["bob@example.com"]}`
+
+var quiet = slog.New(slog.DiscardHandler)
+
+// benchTemporal starts the embedded Temporal server exactly as `assent dev`
+// does (devtemporal, SQLite file, one history shard) and dials it.
+func benchTemporal(b *testing.B) client.Client {
+	b.Helper()
+	srv, err := devtemporal.Start(context.Background(), devtemporal.Options{
+		UIPort: -1, DatabaseFile: filepath.Join(b.TempDir(), "temporal.db"), Namespace: "default", Logger: quiet})
+	require.NoError(b, err)
+	b.Cleanup(srv.Stop)
+	tc, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: "default", Logger: logging.SDK(quiet)})
+	require.NoError(b, err)
+	b.Cleanup(tc.Close)
+	return tc
+}
+
+// benchStack is the API, its worker and Temporal, with an agent key.
+type benchStack struct {
+	store *models.Store
+	url   string
+	key   string
+	http  *http.Client
+}
+
+func newBenchStack(b *testing.B, kind string) *benchStack {
+	b.Helper()
+	ctx := context.Background()
+	db := testenv.OpenDB(b, kind)
+	tc := benchTemporal(b)
+	require.NoError(b, worker.RegisterSearchAttributes(ctx, tc, "default"))
+	store := models.NewStore(db)
+	org, err := store.CreateOrganization(ctx, models.NewOrganization{Name: "Acme"})
+	require.NoError(b, err)
+	_, key, err := store.CreateKey(ctx, org.ID, models.NewKey{Name: "agent", Kind: models.KeyAgent, Scopes: scopes.All})
+	require.NoError(b, err)
+	for _, m := range []models.NewMember{{Email: "ada@example.com", Role: models.RoleOwner}, {Email: "bob@example.com", Role: models.RoleMember}} {
+		_, err = store.CreateMember(ctx, org.ID, m)
+		require.NoError(b, err)
+	}
+	w := worker.New(tc, worker.Deps{Store: store, BaseURL: "http://assent.test", Logger: quiet})
+	require.NoError(b, w.Start())
+	b.Cleanup(w.Stop)
+	srv := httptest.NewServer(api.New(api.Deps{Store: store, Temporal: tc, Logger: quiet, BaseURL: "http://assent.test"}))
+	b.Cleanup(srv.Close)
+	// Enough idle connections for every client: agents keep theirs alive,
+	// and the default of 2 per host would measure TCP handshakes instead.
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
+	b.Cleanup(hc.CloseIdleConnections)
+	return &benchStack{store: store, url: srv.URL, key: key, http: hc}
+}
+
+// call sends one request and returns the body, failing unless the status is want.
+func (s *benchStack) call(method, path, body string, want int) ([]byte, error) {
+	req, err := http.NewRequest(method, s.url+path, strings.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+s.key)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := s.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != want {
+		err = fmt.Errorf("%s %s: %d %s", method, path, resp.StatusCode, out)
+	}
+	return out, err
+}
+
+// settle waits until the worker has persisted the first transition of every
+// approval created, so a worker that falls behind counts against the rate.
+func (s *benchStack) settle(b *testing.B) {
+	b.Helper()
+	catchUp(b, func() bool {
+		var n int64
+		require.NoError(b, s.store.DB().Model(&models.Approval{}).Where("seq = 0").Count(&n).Error)
+		return n == 0
+	})
+}
+
+// catchUp polls done, failing rather than hanging should the worker never
+// catch up (a workflow failing on every retry, say).
+func catchUp(b *testing.B, done func() bool) {
+	b.Helper()
+	for deadline := time.Now().Add(time.Minute); !done(); time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatal("the worker did not catch up within a minute")
+		}
+	}
+}
+
+// measure spreads b.N calls of op over clients goroutines, as that many
+// concurrent clients would, runs settle inside the timed region, and
+// reports the rate with the p50 and p99 of the client-side latency.
+func measure(b *testing.B, clients int, op func(i int) error, settle func()) {
+	var next atomic.Int64
+	lat := make([][]time.Duration, clients)
+	errs := make([]error, clients)
+	var wg sync.WaitGroup
+	b.ResetTimer()
+	for c := range clients {
+		wg.Go(func() {
+			for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
+				start := time.Now()
+				if errs[c] = op(int(i)); errs[c] != nil {
+					return
+				}
+				lat[c] = append(lat[c], time.Since(start))
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(b, err)
+	}
+	settle()
+	b.StopTimer()
+	all := slices.Concat(lat...)
+	slices.Sort(all)
+	ms := func(q int) float64 { return float64(all[len(all)*q/100]) / float64(time.Millisecond) }
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
+	b.ReportMetric(ms(50), "p50-ms")
+	b.ReportMetric(ms(99), "p99-ms")
+}
+
+// BenchmarkBareStartWorkflow is the baseline: client.ExecuteWorkflow of a
+// workflow that does nothing, run by a worker, on the same kind of server.
+// Settling waits until the worker has run every one.
+func BenchmarkBareStartWorkflow(b *testing.B) {
+	tc := benchTemporal(b)
+	// The workflow counts itself so settling knows when every one has run;
+	// a replay would count twice.
+	var ran atomic.Int64
+	noop := func(ctx workflow.Context) error {
+		if !workflow.IsReplaying(ctx) {
+			ran.Add(1)
+		}
+		return nil
+	}
+	w := sdkworker.New(tc, "bench-bare", sdkworker.Options{})
+	w.RegisterWorkflowWithOptions(noop, workflow.RegisterOptions{Name: "BenchNoop"})
+	require.NoError(b, w.Start())
+	b.Cleanup(w.Stop)
+	ctx := context.Background()
+	for _, clients := range benchClients {
+		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
+			want := ran.Load() + int64(b.N)
+			measure(b, clients, func(int) error {
+				_, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: "bench-bare"}, "BenchNoop")
+				return err
+			}, func() { catchUp(b, func() bool { return ran.Load() >= want }) })
+		})
+	}
+}
+
+// BenchmarkCreateApproval measures POST /api/v1/approvals: validation, the
+// insert, the workflow start and, by settling, the worker's first write.
+func BenchmarkCreateApproval(b *testing.B) {
+	for _, kind := range testenv.Databases {
+		b.Run(kind, func(b *testing.B) {
+			s := newBenchStack(b, kind)
+			for _, clients := range benchClients {
+				b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
+					measure(b, clients, func(int) error {
+						_, err := s.call("POST", "/api/v1/approvals", benchBody, http.StatusCreated)
+						return err
+					}, func() { s.settle(b) })
+				})
+			}
+		})
+	}
+}
+
+// BenchmarkGetApproval measures GET /api/v1/approvals/{id} over a set of
+// settled approvals while the worker idles.
+func BenchmarkGetApproval(b *testing.B) {
+	for _, kind := range testenv.Databases {
+		b.Run(kind, func(b *testing.B) {
+			s := newBenchStack(b, kind)
+			ids := make([]string, 100)
+			for i := range ids {
+				body, err := s.call("POST", "/api/v1/approvals", benchBody, http.StatusCreated)
+				require.NoError(b, err)
+				var a struct{ ID string }
+				require.NoError(b, json.Unmarshal(body, &a))
+				ids[i] = a.ID
+			}
+			s.settle(b)
+			for _, clients := range benchClients {
+				b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
+					measure(b, clients, func(i int) error {
+						_, err := s.call("GET", "/api/v1/approvals/"+ids[i%len(ids)], "", http.StatusOK)
+						return err
+					}, func() {})
+				})
+			}
+		})
+	}
+}
