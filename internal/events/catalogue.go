@@ -1,0 +1,104 @@
+package events
+
+import "slices"
+
+// Event kinds. The names are part of the public interface: never rename one.
+const (
+	// Asking a person (spec 6.1).
+	ApprovalRequested      = "approval.requested"
+	ApprovalApproved       = "approval.approved"
+	ApprovalRejected       = "approval.rejected"
+	ApprovalExpired        = "approval.expired"
+	ApprovalEscalated      = "approval.escalated"
+	ApprovalQuestion       = "approval.question"
+	ApprovalAnswered       = "approval.answered"
+	ReviewRequested        = "review.requested"
+	ReviewApproved         = "review.approved"
+	ReviewChangesRequested = "review.changes_requested"
+	CollectionRequested    = "collection.requested"
+	CollectionCompleted    = "collection.completed"
+
+	// Flows and gate. There is deliberately no gate.allowed: a gate that
+	// needs a person raises an ordinary approval.
+	FlowCompleted = "flow.completed"
+	GateDenied    = "gate.denied"
+
+	// Publishing.
+	ReportPublished = "report.published"
+	ReportUpdated   = "report.updated"
+	ReportShared    = "report.shared"
+	ReportViewed    = "report.viewed"
+	CommentCreated  = "comment.created"
+	AccessRequested = "access.requested"
+	ScheduleDue     = "schedule.due"
+	PublishHeld     = "publish.held"
+
+	// Callback-only kinds (spec 6.3): not in the webhook catalogue.
+	ReviewExpired     = "review.expired"
+	CollectionExpired = "collection.expired"
+)
+
+// Request types, as sent in a callback's requestType.
+const (
+	RequestApproval   = "approval"
+	RequestReview     = "review"
+	RequestCollection = "collection"
+)
+
+// webhookKinds is the organisation webhook catalogue in spec order; new
+// kinds go at the end so the order stays stable for admin pages and docs.
+var webhookKinds = []string{
+	ApprovalRequested, ApprovalApproved, ApprovalRejected, ApprovalExpired,
+	ApprovalEscalated, ApprovalQuestion, ApprovalAnswered,
+	ReviewRequested, ReviewApproved, ReviewChangesRequested,
+	CollectionRequested, CollectionCompleted,
+	FlowCompleted, GateDenied,
+	ReportPublished, ReportUpdated, ReportShared, ReportViewed,
+	CommentCreated, AccessRequested, ScheduleDue, PublishHeld,
+}
+
+// allKinds is the webhook catalogue followed by the callback-only kinds.
+var allKinds = append(slices.Clone(webhookKinds), ReviewExpired, CollectionExpired)
+
+// callbackKinds is table 6.3: what each request type's callback receives.
+var callbackKinds = map[string][]string{
+	RequestApproval:   {ApprovalApproved, ApprovalRejected, ApprovalExpired, ApprovalQuestion},
+	RequestReview:     {ReviewApproved, ReviewChangesRequested, ReviewExpired},
+	RequestCollection: {CollectionCompleted, CollectionExpired},
+}
+
+// Kinds returns every event kind in a stable order. It is a copy, so
+// callers may keep or change it.
+func Kinds() []string { return slices.Clone(allKinds) }
+
+// WebhookKinds returns the kinds an organisation webhook can subscribe to
+// (spec 6.1), in spec order.
+func WebhookKinds() []string { return slices.Clone(webhookKinds) }
+
+// Valid reports whether kind is a known event kind.
+func Valid(kind string) bool { return slices.Contains(allKinds, kind) }
+
+// IsWebhookEvent reports whether kind is in the organisation webhook
+// catalogue (spec 6.1).
+func IsWebhookEvent(kind string) bool { return slices.Contains(webhookKinds, kind) }
+
+// CallbackEvents returns the kinds sent to a request's callbackUrl for
+// requestType, or nil for an unknown type.
+func CallbackEvents(requestType string) []string {
+	return slices.Clone(callbackKinds[requestType])
+}
+
+// IsCallbackEvent reports whether kind is sent to the callbackUrl of a
+// request of requestType (table 6.3). Other kinds are audited or go to
+// organisation webhooks only.
+func IsCallbackEvent(requestType, kind string) bool {
+	return slices.Contains(callbackKinds[requestType], kind)
+}
+
+// Subscribed reports whether an endpoint subscribed to events receives
+// kind. An empty list means every event, including kinds added after the
+// endpoint was created, so kind is deliberately not checked against the
+// catalogue.
+func Subscribed(events []string, kind string) bool {
+	return len(events) == 0 || slices.Contains(events, kind)
+}
