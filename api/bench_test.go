@@ -187,14 +187,18 @@ func BenchmarkBareStartWorkflow(b *testing.B) {
 	require.NoError(b, w.Start())
 	b.Cleanup(w.Stop)
 	ctx := context.Background()
-	for _, clients := range benchClients {
-		b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
-			want := ran.Load() + int64(b.N)
-			measure(b, clients, func(int) error {
-				_, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: "bench-bare"}, "BenchNoop")
-				return err
-			}, func() { catchUp(b, func() bool { return ran.Load() >= want }) })
-		})
+	// Plain is the StartWorkflow call the goal names; eager is the same with
+	// eager start, which creates use, so both comparisons are on record.
+	for _, eager := range []bool{false, true} {
+		for _, clients := range benchClients {
+			b.Run(fmt.Sprintf("eager=%t/clients=%d", eager, clients), func(b *testing.B) {
+				want := ran.Load() + int64(b.N)
+				measure(b, clients, func(int) error {
+					_, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: "bench-bare", EnableEagerStart: eager}, "BenchNoop")
+					return err
+				}, func() { catchUp(b, func() bool { return ran.Load() >= want }) })
+			})
+		}
 	}
 }
 

@@ -40,7 +40,10 @@ func Approval(ctx context.Context, c client.Client, rec *models.Approval) error 
 		TaskQueue:                workflows.TaskQueue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		TypedSearchAttributes:    temporal.NewSearchAttributes(attrs...),
+		// Where this process also runs the worker (assent dev), the first
+		// workflow task comes back with the start: one round trip fewer.
+		EnableEagerStart:      true,
+		TypedSearchAttributes: temporal.NewSearchAttributes(attrs...),
 	}, workflows.Approval, in)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if errors.As(err, &started) {
