@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/assent-hq/assent/internal/wire"
@@ -17,6 +18,8 @@ type Activities struct {
 	Store *models.Store
 	// BaseURL makes the page urls in event data.
 	BaseURL string
+	// HTTP sends deliveries: outbound.NewClient with the process's policy.
+	HTTP *http.Client
 }
 
 // systemActor names Assent itself in audit entries (expiry).

@@ -19,6 +19,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/api"
+	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -45,8 +46,9 @@ func newFixture(t *testing.T, db *gorm.DB) *fixture {
 	return newFixtureWith(t, db, nil)
 }
 
-// newFixtureWith serves the API with tc as its Temporal client.
-func newFixtureWith(t *testing.T, db *gorm.DB, tc client.Client) *fixture {
+// newFixtureWith serves the API with tc as its Temporal client and, when
+// given, a receiver address policy other than the public one.
+func newFixtureWith(t *testing.T, db *gorm.DB, tc client.Client, policy ...*netguard.Policy) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	s := models.NewStore(db)
@@ -74,7 +76,11 @@ func newFixtureWith(t *testing.T, db *gorm.DB, tc client.Client) *fixture {
 	f.otherMember, err = s.CreateMember(ctx, other.ID, models.NewMember{Email: "eve@example.com"})
 	require.NoError(t, err)
 
-	f.srv = httptest.NewServer(api.New(api.Deps{Store: s, Temporal: tc, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), BaseURL: "http://assent.test"}))
+	deps := api.Deps{Store: s, Temporal: tc, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), BaseURL: "http://assent.test"}
+	if len(policy) > 0 {
+		deps.NetPolicy = policy[0]
+	}
+	f.srv = httptest.NewServer(api.New(deps))
 	t.Cleanup(f.srv.Close)
 	return f
 }

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/server/temporaltest"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/worker"
@@ -34,14 +35,17 @@ type stack struct {
 	team              *models.Team
 }
 
-func newStack(t *testing.T, db *gorm.DB) *stack {
+func newStack(t *testing.T, db *gorm.DB) *stack { return newStackWith(t, db, netguard.Public) }
+
+// newStackWith uses policy for receiver addresses in the API and worker.
+func newStackWith(t *testing.T, db *gorm.DB, policy *netguard.Policy) *stack {
 	t.Helper()
 	ctx := context.Background()
 	ts := temporaltest.NewServer(temporaltest.WithT(t))
 	tc := ts.GetDefaultClient()
 	require.NoError(t, worker.RegisterSearchAttributes(ctx, tc, ts.GetDefaultNamespace()))
-	f := newFixtureWith(t, db, tc)
-	w := worker.New(tc, worker.Deps{Store: f.store, BaseURL: "http://assent.test"})
+	f := newFixtureWith(t, db, tc, policy)
+	w := worker.New(tc, worker.Deps{Store: f.store, BaseURL: "http://assent.test", NetPolicy: policy})
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 

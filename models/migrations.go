@@ -199,6 +199,55 @@ var migrations = []*gormigrate.Migration{
 		},
 		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("rules") },
 	},
+	{
+		ID: "202611220004_deliveries",
+		Migrate: func(tx *gorm.DB) error {
+			type WebhookEndpoint struct {
+				ID                  string  `gorm:"primaryKey;size:40"`
+				OrganizationID      string  `gorm:"size:40;not null;index"`
+				URL                 string  `gorm:"type:text;not null"`
+				Format              string  `gorm:"size:20;not null"`
+				Events              string  `gorm:"type:text;not null"`
+				Enabled             bool    `gorm:"not null"`
+				Secret              string  `gorm:"size:100;not null"`
+				PreviousSecret      *string `gorm:"size:100"`
+				PreviousSecretUntil *time.Time
+				ConsecutiveFailures int `gorm:"not null"`
+				SwitchedOffAt       *time.Time
+				LastError           string `gorm:"type:text;not null"`
+				CreatedAt           time.Time
+				UpdatedAt           time.Time
+			}
+			type Delivery struct {
+				ID             string     `gorm:"primaryKey;size:40"`
+				OrganizationID string     `gorm:"size:40;not null;index"`
+				EventID        string     `gorm:"size:40;not null;uniqueIndex:idx_deliveries_event_target,priority:1"`
+				Target         string     `gorm:"size:20;not null;uniqueIndex:idx_deliveries_event_target,priority:2"`
+				EndpointID     *string    `gorm:"size:40;uniqueIndex:idx_deliveries_event_target,priority:3;index"`
+				Status         string     `gorm:"size:20;not null;index"`
+				Attempts       int        `gorm:"not null"`
+				LastStatusCode int        `gorm:"not null"`
+				LastError      string     `gorm:"type:text;not null"`
+				StartedAt      *time.Time `gorm:"index"`
+				DeliveredAt    *time.Time
+				CreatedAt      time.Time
+				UpdatedAt      time.Time
+			}
+			type DeliveryAttempt struct {
+				ID         uint      `gorm:"primaryKey"`
+				DeliveryID string    `gorm:"size:40;not null;index"`
+				Attempt    int       `gorm:"not null"`
+				At         time.Time `gorm:"not null"`
+				StatusCode int       `gorm:"not null"`
+				LatencyMS  int64     `gorm:"not null"`
+				Error      string    `gorm:"type:text;not null"`
+			}
+			return tx.Migrator().CreateTable(&WebhookEndpoint{}, &Delivery{}, &DeliveryAttempt{})
+		},
+		Rollback: func(tx *gorm.DB) error {
+			return tx.Migrator().DropTable("delivery_attempts", "deliveries", "webhook_endpoints")
+		},
+	},
 }
 
 // RequireMigrated fails when the database lacks a migration this binary

@@ -16,6 +16,8 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/assent-hq/assent/activities"
+	"github.com/assent-hq/assent/internal/netguard"
+	"github.com/assent-hq/assent/internal/outbound"
 	"github.com/assent-hq/assent/internal/start"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/workflows"
@@ -27,13 +29,19 @@ type Deps struct {
 	// BaseURL makes page urls in event data.
 	BaseURL string
 	Logger  *slog.Logger
+	// NetPolicy says where deliveries may go; nil is netguard.Public.
+	NetPolicy *netguard.Policy
 }
 
 // New returns a worker on the assent task queue with everything registered.
 func New(c client.Client, d Deps) sdkworker.Worker {
 	w := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{})
+	if d.NetPolicy == nil {
+		d.NetPolicy = netguard.Public
+	}
 	w.RegisterWorkflow(workflows.Approval)
-	w.RegisterActivity(&activities.Activities{Store: d.Store, BaseURL: d.BaseURL})
+	w.RegisterWorkflow(workflows.Delivery)
+	w.RegisterActivity(&activities.Activities{Store: d.Store, BaseURL: d.BaseURL, HTTP: outbound.NewClient(d.NetPolicy)})
 	return w
 }
 
@@ -96,4 +104,57 @@ func RunReconciler(ctx context.Context, c client.Client, store *models.Store, lo
 		case <-time.After(interval):
 		}
 	}
+}
+
+// Dispatcher turns outbox events into deliveries and starts their
+// workflows. Several may run: PostgreSQL hands each event to one of them
+// (SKIP LOCKED), SQLite serialises them.
+type Dispatcher struct {
+	Client client.Client
+	Store  *models.Store
+	Log    *slog.Logger
+	// RetryUnit scales the delivery schedule; zero is one minute.
+	RetryUnit time.Duration
+	// Interval is the pause between empty rounds.
+	Interval time.Duration
+}
+
+// Run dispatches until ctx ends.
+func (d *Dispatcher) Run(ctx context.Context) {
+	for ctx.Err() == nil {
+		n, err := d.Round(ctx)
+		if err != nil && ctx.Err() == nil {
+			d.Log.Error("dispatch events", "error", err)
+		}
+		if n == 0 || err != nil {
+			select {
+			case <-ctx.Done():
+			case <-time.After(d.Interval):
+			}
+		}
+	}
+}
+
+// Round dispatches one batch of events and restarts deliveries whose start
+// was lost, returning how many deliveries it started.
+func (d *Dispatcher) Round(ctx context.Context) (int, error) {
+	ds, err := d.Store.DispatchEvents(ctx, 100)
+	if err != nil {
+		return 0, err
+	}
+	lost, err := d.Store.UnstartedDeliveries(ctx, models.Now().Add(-10*time.Second), 100)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, dl := range append(ds, lost...) {
+		if err := start.Delivery(ctx, d.Client, dl.ID, d.RetryUnit); err != nil {
+			return n, err
+		}
+		if err := d.Store.MarkDeliveryStarted(ctx, dl.ID); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
 }

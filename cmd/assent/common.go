@@ -29,6 +29,10 @@ func parse(name string, args []string, stderr io.Writer) (*config.Config, *slog.
 	if err := fs.Parse(args); err != nil {
 		return nil, nil, err
 	}
+	// Only the production processes refuse them; dev and tools may see them.
+	if err := cfg.CheckDevSettings(name != "serve" && name != "worker"); err != nil {
+		return nil, nil, err
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
 		return nil, nil, fmt.Errorf("log level: %w", err)

@@ -14,6 +14,7 @@ import (
 	"github.com/assent-hq/assent/internal/bootstrap"
 	"github.com/assent-hq/assent/internal/devtemporal"
 	"github.com/assent-hq/assent/internal/mail"
+	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/worker"
 )
@@ -65,10 +66,14 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 
 	mailbox := mail.NewMailbox(500)
-	handler := api.New(api.Deps{Store: store, Temporal: tc, Logger: log, BaseURL: baseURL,
+	policy := netguard.Public
+	if cfg.DevAllowLoopback {
+		policy = netguard.DevLoopback
+	}
+	handler := api.New(api.Deps{Store: store, Temporal: tc, Logger: log, BaseURL: baseURL, NetPolicy: policy,
 		Mount: func(r *gin.Engine) { mailbox.Mount(r) }})
 
-	w := worker.New(tc, worker.Deps{Store: store, BaseURL: baseURL, Logger: log})
+	w := worker.New(tc, worker.Deps{Store: store, BaseURL: baseURL, Logger: log, NetPolicy: policy})
 	if err := w.Start(); err != nil {
 		l.Close()
 		return fmt.Errorf("start worker: %w", err)
@@ -81,6 +86,8 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	g.Go(func() error { return serveHTTP(gctx, l, handler, log) })
 	g.Go(func() error { purgeIdempotencyKeys(gctx, store, log); return nil })
 	g.Go(func() error { worker.RunReconciler(gctx, tc, store, log, reconcileInterval); return nil })
+	dispatcher := &worker.Dispatcher{Client: tc, Store: store, Log: log, RetryUnit: cfg.DevRetryUnit, Interval: dispatchInterval}
+	g.Go(func() error { dispatcher.Run(gctx); return nil })
 	return g.Wait()
 }
 

@@ -15,6 +15,9 @@ import (
 // workflow start was lost.
 const reconcileInterval = 5 * time.Minute
 
+// dispatchInterval is the outbox dispatcher's pause when it finds nothing.
+const dispatchInterval = 200 * time.Millisecond
+
 // runWorker runs the Temporal worker until interrupted.
 func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	cfg, log, err := parse("worker", args, stderr)
@@ -46,6 +49,8 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 		return fmt.Errorf("start worker: %w", err)
 	}
 	log.Info("worker started", "temporal", cfg.TemporalAddress, "namespace", cfg.TemporalNamespace)
+	dispatcher := &worker.Dispatcher{Client: tc, Store: store, Log: log, Interval: dispatchInterval}
+	go dispatcher.Run(ctx)
 	worker.RunReconciler(ctx, tc, store, log, reconcileInterval)
 	log.Info("stopping worker")
 	w.Stop()

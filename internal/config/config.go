@@ -3,10 +3,13 @@
 package config
 
 import (
+	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 )
 
 // Config is every setting a subcommand may use.
@@ -20,6 +23,13 @@ type Config struct {
 	TemporalPort      int
 	TemporalUIPort    int
 	LogLevel          string
+	// DevRetryUnit scales the delivery retry schedule (1s: 1, 4, 16, 64
+	// seconds). Dev and tests only.
+	DevRetryUnit time.Duration
+	// DevAllowLoopback admits receivers on this machine, any port, http.
+	// Dev and tests only.
+	DevAllowLoopback bool
+	devRetryErr      error
 }
 
 // Register declares the flags, with defaults taken from the environment.
@@ -33,6 +43,20 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.IntVar(&c.TemporalPort, "temporal-port", envInt("ASSENT_TEMPORAL_PORT", 7233), "embedded Temporal frontend port (ASSENT_TEMPORAL_PORT); 0 picks a free one")
 	fs.IntVar(&c.TemporalUIPort, "temporal-ui-port", envInt("ASSENT_TEMPORAL_UI_PORT", 8233), "embedded Temporal UI port (ASSENT_TEMPORAL_UI_PORT); 0 picks a free one")
 	fs.StringVar(&c.LogLevel, "log-level", env("ASSENT_LOG_LEVEL", "info"), "debug, info, warn or error (ASSENT_LOG_LEVEL)")
+	c.DevRetryUnit, c.devRetryErr = time.ParseDuration(env("ASSENT_DEV_RETRY_UNIT", "0s"))
+	c.DevAllowLoopback = os.Getenv("ASSENT_DEV_ALLOW_LOOPBACK") == "1"
+}
+
+// CheckDevSettings refuses the dev-only settings unless dev is true, so a
+// production process never shortens retries or delivers inside the network.
+func (c *Config) CheckDevSettings(dev bool) error {
+	if c.devRetryErr != nil {
+		return fmt.Errorf("ASSENT_DEV_RETRY_UNIT: %w", c.devRetryErr)
+	}
+	if !dev && (c.DevRetryUnit != 0 || c.DevAllowLoopback) {
+		return errors.New("ASSENT_DEV_RETRY_UNIT and ASSENT_DEV_ALLOW_LOOPBACK are for `assent dev` and tests only; unset them")
+	}
+	return nil
 }
 
 // Database is the database URL, defaulting to SQLite in the data dir.

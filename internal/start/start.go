@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -80,4 +81,21 @@ func ApprovalInput(rec *models.Approval) (workflows.ApprovalInput, error) {
 		}
 	}
 	return in, nil
+}
+
+// Delivery starts the workflow of one delivery; an existing one counts as
+// started, so an event is never sent twice to a receiver by our doing.
+func Delivery(ctx context.Context, c client.Client, deliveryID string, retryUnit time.Duration) error {
+	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                       workflows.DeliveryWorkflowID(deliveryID),
+		TaskQueue:                workflows.TaskQueue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		EnableEagerStart:         true,
+	}, workflows.Delivery, workflows.DeliveryInput{DeliveryID: deliveryID, RetryUnit: retryUnit})
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if err != nil && !errors.As(err, &started) {
+		return fmt.Errorf("start delivery workflow %s: %w", deliveryID, err)
+	}
+	return nil
 }

@@ -1,0 +1,193 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/netguard"
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/worker"
+)
+
+// receiver is a local HTTP endpoint that verifies every delivery's
+// signature on the raw body and answers with the next status in turn.
+type receiver struct {
+	t       *testing.T
+	secret  string
+	srv     *httptest.Server
+	mu      sync.Mutex
+	got     []received
+	answers []int
+}
+
+type received struct {
+	event, delivery, attempt string
+	body                     map[string]any
+	verified                 error
+}
+
+func newReceiver(t *testing.T, secret string, answers ...int) *receiver {
+	r := &receiver{t: t, secret: secret, answers: answers}
+	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		raw, _ := io.ReadAll(req.Body)
+		rec := received{event: req.Header.Get(events.HeaderEvent), delivery: req.Header.Get(events.HeaderDelivery),
+			attempt: req.Header.Get(events.HeaderAttempt)}
+		rec.verified = events.Verify(req.Header.Get(events.HeaderSignature), raw, r.secretNow(), time.Now(), events.DefaultTolerance)
+		_ = json.Unmarshal(raw, &rec.body)
+		r.mu.Lock()
+		r.got = append(r.got, rec)
+		status := 200
+		if len(r.answers) > 0 {
+			status, r.answers = r.answers[0], r.answers[1:]
+		}
+		r.mu.Unlock()
+		w.WriteHeader(status)
+	}))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *receiver) secretNow() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.secret
+}
+
+func (r *receiver) received() []received {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]received(nil), r.got...)
+}
+
+func (r *receiver) events() []string {
+	var out []string
+	for _, g := range r.received() {
+		out = append(out, g.event)
+	}
+	return out
+}
+
+// deliveryStack is the stack with receivers on this machine admitted and
+// the dispatcher running on a 100 ms retry unit.
+func deliveryStack(t *testing.T, db *gorm.DB) *stack {
+	s := newStackWith(t, db, netguard.DevLoopback)
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &worker.Dispatcher{Client: s.tc.GetDefaultClient(), Store: s.store, Log: quiet, RetryUnit: 100 * time.Millisecond, Interval: 20 * time.Millisecond}
+	done := make(chan struct{})
+	go func() { d.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return s
+}
+
+func TestApprovalEventsReachWebhookAndCallback(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := deliveryStack(t, db)
+		ctx := context.Background()
+		hook := newReceiver(t, "whsec_hook")
+		_, err := s.store.CreateWebhookEndpoint(ctx, s.org.ID, models.NewWebhookEndpoint{URL: hook.srv.URL + "/hook", Format: models.FormatJSON, Enabled: true, Secret: "whsec_hook"})
+		require.NoError(t, err)
+		cb := newReceiver(t, "")
+		a := s.create(t, s.agentKey, fmt.Sprintf(`{"title":"Refund","approvers":["cy@example.com"],"input":{"amount":100},
+			"editableFields":["amount"],"callbackUrl":%q}`, cb.srv.URL+"/cb"))
+		cb.mu.Lock()
+		cb.secret = a["callbackSecret"].(string)
+		cb.mu.Unlock()
+
+		r := s.do(t, "POST", "/api/v1/approvals/"+a["id"].(string)+"/decision", s.cyToken, `{"decision":"approve","corrections":{"amount":90}}`, nil)
+		require.Equal(t, 200, r.status, string(r.body))
+
+		waitFor(t, func() bool { return len(hook.received()) == 2 && len(cb.received()) == 1 })
+		assert.Equal(t, []string{"approval.requested", "approval.approved"}, hook.events())
+		assert.Equal(t, []string{"approval.approved"}, cb.events(), "callbacks carry table 6.3's events only")
+		for _, g := range append(hook.received(), cb.received()...) {
+			assert.NoError(t, g.verified, "signature of %s", g.event)
+			assert.Equal(t, "1", g.attempt)
+			assert.NotEmpty(t, g.delivery)
+		}
+		approved := hook.received()[1].body
+		assert.Equal(t, "approval.approved", approved["event"])
+		data := approved["data"].(map[string]any)
+		assert.Equal(t, map[string]any{"amount": 90.0}, data["approvedInput"])
+		assert.Equal(t, []any{map[string]any{"field": "amount", "from": 100.0, "to": 90.0}}, data["changes"])
+		call := cb.received()[0].body
+		assert.Equal(t, "approval", call["requestType"])
+		assert.Equal(t, a["id"], call["requestId"])
+		assert.Equal(t, data, call["data"], "the callback carries the webhook's data")
+	})
+}
+
+func TestDeliveryRetriesThenSucceedsWithOneDeliveryID(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := deliveryStack(t, db)
+		ctx := context.Background()
+		hook := newReceiver(t, "whsec_x", 500, 503, 200)
+		ep, err := s.store.CreateWebhookEndpoint(ctx, s.org.ID, models.NewWebhookEndpoint{URL: hook.srv.URL, Format: models.FormatJSON,
+			Events: []string{"approval.requested"}, Enabled: true, Secret: "whsec_x"})
+		require.NoError(t, err)
+		s.create(t, s.agentKey, `{"title":"x"}`)
+
+		waitFor(t, func() bool { return len(hook.received()) == 3 })
+		got := hook.received()
+		assert.Equal(t, got[0].delivery, got[1].delivery)
+		assert.Equal(t, got[0].delivery, got[2].delivery, "one delivery id across retries")
+		assert.Equal(t, []string{"1", "2", "3"}, []string{got[0].attempt, got[1].attempt, got[2].attempt})
+		waitFor(t, func() bool {
+			ds, err := s.store.ListDeliveries(ctx, s.org.ID)
+			return err == nil && len(ds) == 1 && ds[0].Status == models.DeliveryDelivered
+		})
+		attempts, err := s.store.ListAttempts(ctx, got[0].delivery)
+		require.NoError(t, err)
+		require.Len(t, attempts, 3)
+		assert.Equal(t, []int{500, 503, 200}, []int{attempts[0].StatusCode, attempts[1].StatusCode, attempts[2].StatusCode})
+		var fresh models.WebhookEndpoint
+		require.NoError(t, s.store.DB().Where("id = ?", ep.ID).Take(&fresh).Error)
+		assert.Zero(t, fresh.ConsecutiveFailures, "a success resets the count")
+		time.Sleep(300 * time.Millisecond)
+		assert.Len(t, hook.received(), 3, "nothing more after the success")
+	})
+}
+
+func TestEndpointSwitchesOffAfterTwentyFailures(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := deliveryStack(t, db)
+		ctx := context.Background()
+		answers := make([]int, 30)
+		for i := range answers {
+			answers[i] = 410 // not retried: one attempt per delivery
+		}
+		hook := newReceiver(t, "whsec_y", answers...)
+		ep, err := s.store.CreateWebhookEndpoint(ctx, s.org.ID, models.NewWebhookEndpoint{URL: hook.srv.URL, Format: models.FormatJSON,
+			Events: []string{"approval.requested"}, Enabled: true, Secret: "whsec_y"})
+		require.NoError(t, err)
+		for range 20 {
+			s.create(t, s.agentKey, `{"title":"x"}`)
+		}
+		var fresh models.WebhookEndpoint
+		waitFor(t, func() bool {
+			return s.store.DB().Where("id = ?", ep.ID).Take(&fresh).Error == nil && fresh.SwitchedOffAt != nil
+		})
+		assert.Equal(t, 20, fresh.ConsecutiveFailures)
+		assert.Contains(t, fresh.LastError, "410")
+		assert.Len(t, hook.received(), 20, "a 410 is not retried")
+
+		s.create(t, s.agentKey, `{"title":"after"}`)
+		waitFor(t, func() bool {
+			ds, err := s.store.ListDeliveries(ctx, s.org.ID)
+			return err == nil && len(ds) == 21 && ds[20].Status == models.DeliverySkipped
+		})
+		assert.Len(t, hook.received(), 20, "a switched-off endpoint gets nothing; the delivery is kept as skipped")
+	})
+}

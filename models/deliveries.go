@@ -1,0 +1,315 @@
+package models
+
+import (
+	"context"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/ids"
+)
+
+// Webhook formats.
+const (
+	FormatJSON  = "json"
+	FormatSlack = "slack"
+	FormatTeams = "teams"
+)
+
+// SwitchOffAfter is how many consecutive failed attempts switch an
+// endpoint off (spec 6.2).
+const SwitchOffAfter = 20
+
+// WebhookEndpoint is an organisation's receiver of events.
+type WebhookEndpoint struct {
+	ID             string `gorm:"primaryKey;size:40"`
+	OrganizationID string `gorm:"size:40;not null;index"`
+	// URL is a credential for Slack and Teams: never log it in full.
+	URL    string     `gorm:"type:text;not null"`
+	Format string     `gorm:"size:20;not null"`
+	Events StringList `gorm:"type:text;not null"`
+	// Enabled is the administrator's switch.
+	Enabled bool   `gorm:"not null"`
+	Secret  string `gorm:"size:100;not null"`
+	// PreviousSecret still signs until PreviousSecretUntil (a rotation).
+	PreviousSecret      *string `gorm:"size:100"`
+	PreviousSecretUntil *time.Time
+	ConsecutiveFailures int `gorm:"not null"`
+	// SwitchedOffAt is set after SwitchOffAfter consecutive failures.
+	SwitchedOffAt *time.Time
+	LastError     string `gorm:"type:text;not null"`
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
+// Secrets are the secrets that sign a delivery sent at now.
+func (w *WebhookEndpoint) Secrets(now time.Time) []string {
+	out := []string{w.Secret}
+	if w.PreviousSecret != nil && w.PreviousSecretUntil != nil && now.Before(*w.PreviousSecretUntil) {
+		out = append(out, *w.PreviousSecret)
+	}
+	return out
+}
+
+// Delivery targets and states.
+const (
+	TargetWebhook  = "webhook"
+	TargetCallback = "callback"
+
+	DeliveryPending   = "pending"
+	DeliveryDelivered = "delivered"
+	DeliveryFailed    = "failed"
+	DeliverySkipped   = "skipped"
+)
+
+// Delivery is one event to one receiver: an endpoint, or a request's
+// callbackUrl. Its id is the Assent-Delivery header and the workflow id.
+type Delivery struct {
+	ID             string  `gorm:"primaryKey;size:40"`
+	OrganizationID string  `gorm:"size:40;not null;index"`
+	EventID        string  `gorm:"size:40;not null;uniqueIndex:idx_deliveries_event_target,priority:1"`
+	Target         string  `gorm:"size:20;not null;uniqueIndex:idx_deliveries_event_target,priority:2"`
+	EndpointID     *string `gorm:"size:40;uniqueIndex:idx_deliveries_event_target,priority:3;index"`
+	Status         string  `gorm:"size:20;not null;index"`
+	Attempts       int     `gorm:"not null"`
+	LastStatusCode int     `gorm:"not null"`
+	LastError      string  `gorm:"type:text;not null"`
+	// StartedAt is set once its workflow is started; the dispatcher starts
+	// any pending delivery without one.
+	StartedAt   *time.Time `gorm:"index"`
+	DeliveredAt *time.Time
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+// DeliveryAttempt is one try: when, the answer and how long it took.
+type DeliveryAttempt struct {
+	ID         uint      `gorm:"primaryKey"`
+	DeliveryID string    `gorm:"size:40;not null;index"`
+	Attempt    int       `gorm:"not null"`
+	At         time.Time `gorm:"not null"`
+	StatusCode int       `gorm:"not null"`
+	LatencyMS  int64     `gorm:"not null"`
+	Error      string    `gorm:"type:text;not null"`
+}
+
+// DispatchEvents turns up to limit undispatched outbox events into
+// deliveries, in the same transaction that marks them dispatched, so an
+// event is fanned out exactly once. It returns the deliveries to start.
+func (s *Store) DispatchEvents(ctx context.Context, limit int) ([]Delivery, error) {
+	var out []Delivery
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var evs []Event
+		q := tx.Where("dispatched_at IS NULL").Order("id").Limit(limit)
+		if tx.Dialector.Name() == "postgres" {
+			q = q.Clauses(clause.Locking{Strength: "UPDATE", Options: "SKIP LOCKED"})
+		}
+		if err := q.Find(&evs).Error; err != nil || len(evs) == 0 {
+			return err
+		}
+		now := Now()
+		for _, ev := range evs {
+			ds, err := fanOut(tx, &ev, now)
+			if err != nil {
+				return err
+			}
+			out = append(out, ds...)
+			if err := tx.Model(&Event{}).Where("id = ?", ev.ID).Update("dispatched_at", now).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// fanOut creates the deliveries of one event: one per subscribed endpoint
+// (kept as skipped while the endpoint is switched off, so recover can send
+// it later) and the request's callback when table 6.3 lists the event.
+func fanOut(tx *gorm.DB, ev *Event, now time.Time) ([]Delivery, error) {
+	var eps []WebhookEndpoint
+	if err := tx.Where("organization_id = ? AND enabled", ev.OrganizationID).Order("id").Find(&eps).Error; err != nil {
+		return nil, err
+	}
+	var out []Delivery
+	for _, ep := range eps {
+		if !events.Subscribed(ep.Events, ev.Kind) {
+			continue
+		}
+		d := Delivery{ID: newID(ids.Delivery), OrganizationID: ev.OrganizationID, EventID: ev.ID, Target: TargetWebhook,
+			EndpointID: &ep.ID, Status: DeliveryPending, CreatedAt: now, UpdatedAt: now}
+		if ep.SwitchedOffAt != nil {
+			d.Status = DeliverySkipped
+		}
+		out = append(out, d)
+	}
+	if ev.SubjectType == "approval" && events.IsCallbackEvent(events.RequestApproval, ev.Kind) {
+		var a Approval
+		if err := tx.Select("id, callback_url").Where("id = ?", ev.SubjectID).Take(&a).Error; err != nil {
+			return nil, err
+		}
+		if a.CallbackURL != nil {
+			out = append(out, Delivery{ID: newID(ids.Delivery), OrganizationID: ev.OrganizationID, EventID: ev.ID,
+				Target: TargetCallback, Status: DeliveryPending, CreatedAt: now, UpdatedAt: now})
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	if err := tx.Create(&out).Error; err != nil {
+		return nil, err
+	}
+	pending := out[:0:0]
+	for _, d := range out {
+		if d.Status == DeliveryPending {
+			pending = append(pending, d)
+		}
+	}
+	return pending, nil
+}
+
+// UnstartedDeliveries lists pending deliveries whose workflow start was
+// not recorded, created before olderThan.
+func (s *Store) UnstartedDeliveries(ctx context.Context, olderThan time.Time, limit int) ([]Delivery, error) {
+	var out []Delivery
+	err := s.db.WithContext(ctx).Where("status = ? AND started_at IS NULL AND created_at < ?", DeliveryPending, olderThan).
+		Order("id").Limit(limit).Find(&out).Error
+	return out, err
+}
+
+// MarkDeliveryStarted records that a delivery's workflow exists.
+func (s *Store) MarkDeliveryStarted(ctx context.Context, id string) error {
+	return s.db.WithContext(ctx).Model(&Delivery{}).Where("id = ? AND started_at IS NULL", id).Update("started_at", Now()).Error
+}
+
+// DeliveryWork is what one attempt needs.
+type DeliveryWork struct {
+	Delivery Delivery
+	Event    Event
+	// Endpoint is set for webhook deliveries.
+	Endpoint *WebhookEndpoint
+	// URL and Secrets are where and with what the attempt is sent.
+	URL     string
+	Secrets []string
+}
+
+// LoadDeliveryWork reads a delivery with its event and receiver.
+func (s *Store) LoadDeliveryWork(ctx context.Context, id string, now time.Time) (*DeliveryWork, error) {
+	db := s.db.WithContext(ctx)
+	w := &DeliveryWork{}
+	if err := db.Where("id = ?", id).Take(&w.Delivery).Error; err != nil {
+		return nil, notFound(err, "delivery "+id)
+	}
+	if err := db.Where("id = ?", w.Delivery.EventID).Take(&w.Event).Error; err != nil {
+		return nil, err
+	}
+	if w.Delivery.Target == TargetWebhook {
+		w.Endpoint = &WebhookEndpoint{}
+		if err := db.Where("id = ?", *w.Delivery.EndpointID).Take(w.Endpoint).Error; err != nil {
+			return nil, err
+		}
+		w.URL, w.Secrets = w.Endpoint.URL, w.Endpoint.Secrets(now)
+		return w, nil
+	}
+	var a Approval
+	if err := db.Where("id = ?", w.Event.SubjectID).Take(&a).Error; err != nil {
+		return nil, err
+	}
+	if a.CallbackURL == nil || a.CallbackSecret == nil {
+		return nil, notFound(gorm.ErrRecordNotFound, "callback of "+a.ID)
+	}
+	w.URL, w.Secrets = *a.CallbackURL, []string{*a.CallbackSecret}
+	return w, nil
+}
+
+// AttemptResult is how an attempt ended.
+type AttemptResult struct {
+	Attempt    int
+	At         time.Time
+	StatusCode int
+	Latency    time.Duration
+	// Err is empty for a delivered attempt.
+	Err string
+	// Final marks the last attempt the delivery will get.
+	Final bool
+}
+
+// RecordAttempt logs an attempt, moves the delivery on and keeps the
+// endpoint's consecutive-failure count, switching it off at
+// SwitchOffAfter. A success resets the count.
+func (s *Store) RecordAttempt(ctx context.Context, d *Delivery, r AttemptResult) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&DeliveryAttempt{DeliveryID: d.ID, Attempt: r.Attempt, At: r.At, StatusCode: r.StatusCode,
+			LatencyMS: r.Latency.Milliseconds(), Error: r.Err}).Error; err != nil {
+			return err
+		}
+		upd := map[string]any{"attempts": r.Attempt, "last_status_code": r.StatusCode, "last_error": r.Err, "updated_at": r.At}
+		switch {
+		case r.Err == "":
+			upd["status"], upd["delivered_at"] = DeliveryDelivered, r.At
+		case r.Final:
+			upd["status"] = DeliveryFailed
+		}
+		if err := tx.Model(&Delivery{}).Where("id = ?", d.ID).Updates(upd).Error; err != nil {
+			return err
+		}
+		if d.EndpointID == nil {
+			return nil
+		}
+		if r.Err == "" {
+			return tx.Model(&WebhookEndpoint{}).Where("id = ?", *d.EndpointID).
+				Updates(map[string]any{"consecutive_failures": 0, "updated_at": r.At}).Error
+		}
+		var ep WebhookEndpoint
+		if err := tx.Clauses(lockForUpdate(tx)...).Where("id = ?", *d.EndpointID).Take(&ep).Error; err != nil {
+			return err
+		}
+		ep.ConsecutiveFailures++
+		ep.LastError, ep.UpdatedAt = r.Err, r.At
+		if ep.ConsecutiveFailures >= SwitchOffAfter && ep.SwitchedOffAt == nil {
+			ep.SwitchedOffAt = &r.At
+		}
+		return tx.Save(&ep).Error
+	})
+}
+
+// SkipDelivery marks a delivery skipped: its endpoint was switched off or
+// disabled after it was queued.
+func (s *Store) SkipDelivery(ctx context.Context, id string) error {
+	return s.db.WithContext(ctx).Model(&Delivery{}).Where("id = ?", id).
+		Updates(map[string]any{"status": DeliverySkipped, "updated_at": Now()}).Error
+}
+
+// ListDeliveries returns an organisation's deliveries of a subject's
+// events, for tests and the admin delivery log.
+func (s *Store) ListDeliveries(ctx context.Context, orgID string) ([]Delivery, error) {
+	var out []Delivery
+	err := s.db.WithContext(ctx).Where("organization_id = ?", orgID).Order("id").Find(&out).Error
+	return out, err
+}
+
+// ListAttempts returns a delivery's attempts in order.
+func (s *Store) ListAttempts(ctx context.Context, deliveryID string) ([]DeliveryAttempt, error) {
+	var out []DeliveryAttempt
+	err := s.db.WithContext(ctx).Where("delivery_id = ?", deliveryID).Order("attempt, id").Find(&out).Error
+	return out, err
+}
+
+// NewWebhookEndpoint is what CreateWebhookEndpoint stores.
+type NewWebhookEndpoint struct {
+	URL     string
+	Format  string
+	Events  []string
+	Enabled bool
+	Secret  string
+}
+
+// CreateWebhookEndpoint saves an endpoint.
+func (s *Store) CreateWebhookEndpoint(ctx context.Context, orgID string, in NewWebhookEndpoint) (*WebhookEndpoint, error) {
+	now := Now()
+	ep := &WebhookEndpoint{ID: newID(ids.Webhook), OrganizationID: orgID, URL: in.URL, Format: in.Format,
+		Events: append(StringList{}, in.Events...), Enabled: in.Enabled, Secret: in.Secret, CreatedAt: now, UpdatedAt: now}
+	return ep, s.db.WithContext(ctx).Create(ep).Error
+}
