@@ -128,7 +128,7 @@ func (h *handlers) newApproval(ctx context.Context, p *models.Principal, in *cre
 		if err := h.netPolicy.CheckURL(ctx, *in.CallbackURL); err != nil {
 			return nil, apperr.Field(apperr.InvalidCallbackURL, "callbackUrl", "callbackUrl is refused: %v", err)
 		}
-		secret := newCallbackSecret()
+		secret := newSecret("asnt_cbs_")
 		rec.CallbackURL, rec.CallbackSecret = in.CallbackURL, &secret
 	}
 	if rec.ApproverIDs, err = h.store.ResolveApprovers(ctx, p.Organization, in.Approvers); err != nil {
@@ -251,10 +251,12 @@ func checkEditableFields(input models.RawJSON, fields []string) error {
 	return nil
 }
 
-func newCallbackSecret() string {
+// newSecret makes a signing secret: 256 random bits after a prefix that
+// says what it signs (asnt_cbs_ callbacks, whsec_ webhooks).
+func newSecret(prefix string) string {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
-	return "asnt_cbs_" + hex.EncodeToString(b)
+	return prefix + hex.EncodeToString(b)
 }
 
 func (h *handlers) listApprovals(c *gin.Context) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/netguard"
+	"github.com/assent-hq/assent/internal/outbound"
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/models"
 )
@@ -38,6 +39,8 @@ type handlers struct {
 	watcher  *statusWatcher
 	// netPolicy checks callback and webhook addresses when they are saved.
 	netPolicy *netguard.Policy
+	// outbound sends Send-test deliveries under netPolicy.
+	outbound *http.Client
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -49,6 +52,7 @@ func New(d Deps) http.Handler {
 	if h.netPolicy == nil {
 		h.netPolicy = netguard.Public
 	}
+	h.outbound = outbound.NewClient(h.netPolicy)
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
@@ -99,6 +103,13 @@ func New(d Deps) http.Handler {
 	admin.GET("/rules", h.listRules)
 	admin.PATCH("/rules/:id", h.updateRule)
 	admin.DELETE("/rules/:id", h.deleteRule)
+	admin.POST("/webhooks", h.createWebhook)
+	admin.GET("/webhooks", h.listWebhooks)
+	admin.GET("/webhooks/:id", h.getWebhook)
+	admin.PATCH("/webhooks/:id", h.updateWebhook)
+	admin.DELETE("/webhooks/:id", h.deleteWebhook)
+	admin.POST("/webhooks/:id/rotate-secret", h.rotateWebhookSecret)
+	admin.POST("/webhooks/:id/test", h.testWebhook)
 
 	if d.Mount != nil {
 		d.Mount(r)
