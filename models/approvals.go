@@ -180,9 +180,7 @@ func (s *Store) DeleteUnstartedApproval(ctx context.Context, orgID, id string) e
 
 // GetApproval returns one of the organisation's approvals.
 func (s *Store) GetApproval(ctx context.Context, orgID, id string) (*Approval, error) {
-	var a Approval
-	err := s.db.WithContext(ctx).Where("organization_id = ? AND id = ?", orgID, id).Take(&a).Error
-	return &a, notFound(err, "approval "+id)
+	return take[Approval](s.db.WithContext(ctx), orgID, id, "approval "+id)
 }
 
 // ApprovalFilter narrows a list of approvals.
@@ -249,22 +247,22 @@ type ApprovalChange struct {
 // one transaction. A change already applied (Seq not newer) is skipped, so
 // the activity may be retried freely.
 func (s *Store) ApplyApprovalChange(ctx context.Context, ch ApprovalChange) (*Approval, error) {
-	var a Approval
+	var a *Approval
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		err := tx.Clauses(lockForUpdate(tx)...).Where("organization_id = ? AND id = ?", ch.OrganizationID, ch.ApprovalID).Take(&a).Error
-		if err != nil {
-			return notFound(err, "approval "+ch.ApprovalID)
+		var err error
+		if a, err = take[Approval](tx.Clauses(lockForUpdate(tx)...), ch.OrganizationID, ch.ApprovalID, "approval "+ch.ApprovalID); err != nil {
+			return err
 		}
 		if a.Seq >= ch.Seq {
 			return nil
 		}
-		entry, err := ch.Apply(&a)
+		entry, err := ch.Apply(a)
 		if err != nil {
 			return err
 		}
 		a.Seq = ch.Seq
 		a.UpdatedAt = Now()
-		if err := tx.Save(&a).Error; err != nil {
+		if err := tx.Save(a).Error; err != nil {
 			return err
 		}
 		entry.ID, entry.OrganizationID, entry.FlowID = newID(ids.Audit), a.OrganizationID, a.FlowID
@@ -275,14 +273,14 @@ func (s *Store) ApplyApprovalChange(ctx context.Context, ch ApprovalChange) (*Ap
 		if ch.Event == "" {
 			return nil
 		}
-		data, err := ch.EventData(&a)
+		data, err := ch.EventData(a)
 		if err != nil {
 			return err
 		}
 		return tx.Create(&Event{ID: newID(ids.Event), OrganizationID: a.OrganizationID, Kind: ch.Event,
 			SubjectType: "approval", SubjectID: a.ID, Data: data, CreatedAt: entry.At}).Error
 	})
-	return &a, err
+	return a, err
 }
 
 // ListEvents returns the organisation's outbox events about a subject, in

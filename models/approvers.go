@@ -153,9 +153,9 @@ func memberIDs(ms []Member) []string {
 // organisation: the name, or the email when no name is set.
 func (s *Store) PersonName(ctx context.Context, orgID, personID string) (string, error) {
 	if ids.HasPrefix(personID, ids.Guest) {
-		var g Guest
-		if err := s.db.WithContext(ctx).Where("organization_id = ? AND id = ?", orgID, personID).Take(&g).Error; err != nil {
-			return "", notFound(err, "guest "+personID)
+		g, err := take[Guest](s.db.WithContext(ctx), orgID, personID, "guest "+personID)
+		if err != nil {
+			return "", err
 		}
 		if g.Name != "" {
 			return g.Name, nil

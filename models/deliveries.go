@@ -316,9 +316,7 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, orgID string, in NewW
 
 // GetWebhookEndpoint returns one of the organisation's endpoints.
 func (s *Store) GetWebhookEndpoint(ctx context.Context, orgID, id string) (*WebhookEndpoint, error) {
-	var ep WebhookEndpoint
-	err := s.db.WithContext(ctx).Where("organization_id = ? AND id = ?", orgID, id).Take(&ep).Error
-	return &ep, notFound(err, "webhook endpoint "+id)
+	return take[WebhookEndpoint](s.db.WithContext(ctx), orgID, id, "webhook endpoint "+id)
 }
 
 // ListWebhookEndpoints pages through the organisation's endpoints.
@@ -366,23 +364,20 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, orgID, id, secret strin
 }
 
 func (s *Store) changeWebhookEndpoint(ctx context.Context, orgID, id string, change func(*WebhookEndpoint)) (*WebhookEndpoint, error) {
-	var ep WebhookEndpoint
+	var ep *WebhookEndpoint
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Clauses(lockForUpdate(tx)...).Where("organization_id = ? AND id = ?", orgID, id).Take(&ep).Error; err != nil {
-			return notFound(err, "webhook endpoint "+id)
+		var err error
+		if ep, err = take[WebhookEndpoint](tx.Clauses(lockForUpdate(tx)...), orgID, id, "webhook endpoint "+id); err != nil {
+			return err
 		}
-		change(&ep)
+		change(ep)
 		ep.UpdatedAt = Now()
-		return tx.Save(&ep).Error
+		return tx.Save(ep).Error
 	})
-	return &ep, err
+	return ep, err
 }
 
 // DeleteWebhookEndpoint removes an endpoint; its delivery log stays.
 func (s *Store) DeleteWebhookEndpoint(ctx context.Context, orgID, id string) error {
-	res := s.db.WithContext(ctx).Where("organization_id = ? AND id = ?", orgID, id).Delete(&WebhookEndpoint{})
-	if res.Error == nil && res.RowsAffected == 0 {
-		return notFound(gorm.ErrRecordNotFound, "webhook endpoint "+id)
-	}
-	return res.Error
+	return remove[WebhookEndpoint](s.db.WithContext(ctx), orgID, id, "webhook endpoint "+id)
 }

@@ -111,9 +111,7 @@ func (s *Store) CreateMember(ctx context.Context, orgID string, in NewMember) (*
 
 // GetMember reads one member of the organisation.
 func (s *Store) GetMember(ctx context.Context, orgID, id string) (*Member, error) {
-	var m Member
-	err := s.db.WithContext(ctx).Where("organization_id = ? AND id = ?", orgID, id).Take(&m).Error
-	return &m, notFound(err, "member")
+	return take[Member](s.db.WithContext(ctx), orgID, id, "member")
 }
 
 // ListMembers pages through the organisation's members, newest first.
@@ -126,10 +124,11 @@ func (s *Store) ListMembers(ctx context.Context, orgID string, p Page) ([]Member
 // can be neither demoted nor deactivated, so an organisation never loses
 // its owner.
 func (s *Store) UpdateMember(ctx context.Context, orgID, id string, p MemberPatch) (*Member, error) {
-	var m Member
+	var m *Member
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Clauses(lockForUpdate(tx)...).Where("organization_id = ? AND id = ?", orgID, id).Take(&m).Error; err != nil {
-			return notFound(err, "member")
+		var err error
+		if m, err = take[Member](tx.Clauses(lockForUpdate(tx)...), orgID, id, "member"); err != nil {
+			return err
 		}
 		losesOwner := m.Role == RoleOwner && m.Active &&
 			((p.Role != nil && *p.Role != RoleOwner) || (p.Active != nil && !*p.Active))
@@ -152,9 +151,9 @@ func (s *Store) UpdateMember(ctx context.Context, orgID, id string, p MemberPatc
 		if p.Active != nil {
 			m.Active = *p.Active
 		}
-		return tx.Save(&m).Error
+		return tx.Save(m).Error
 	})
-	return &m, err
+	return m, err
 }
 
 // lockForUpdate locks selected rows on PostgreSQL; SQLite's IMMEDIATE

@@ -58,9 +58,7 @@ func (s *Store) CreateFlow(ctx context.Context, orgID, title string, externalID 
 
 // GetFlow returns one of the organisation's flows.
 func (s *Store) GetFlow(ctx context.Context, orgID, id string) (*Flow, error) {
-	var f Flow
-	err := s.db.WithContext(ctx).Where("organization_id = ? AND id = ?", orgID, id).Take(&f).Error
-	return &f, notFound(err, "flow "+id)
+	return take[Flow](s.db.WithContext(ctx), orgID, id, "flow "+id)
 }
 
 // FlowDetail is a flow with its members and timeline.
@@ -98,10 +96,11 @@ func (s *Store) GetFlowDetail(ctx context.Context, orgID, id string) (*FlowDetai
 
 // FinishFlow completes or cancels an open flow. Only the starter completes.
 func (s *Store) FinishFlow(ctx context.Context, orgID, id, to string, by Actor) (*Flow, error) {
-	var f Flow
+	var f *Flow
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Clauses(lockForUpdate(tx)...).Where("organization_id = ? AND id = ?", orgID, id).Take(&f).Error; err != nil {
-			return notFound(err, "flow "+id)
+		var err error
+		if f, err = take[Flow](tx.Clauses(lockForUpdate(tx)...), orgID, id, "flow "+id); err != nil {
+			return err
 		}
 		if f.Status != FlowOpen {
 			return apperr.New(apperr.InvalidState, "the flow is already %s", f.Status)
@@ -116,12 +115,12 @@ func (s *Store) FinishFlow(ctx context.Context, orgID, id, to string, by Actor) 
 		} else {
 			f.CancelledAt = &now
 		}
-		if err := tx.Save(&f).Error; err != nil {
+		if err := tx.Save(f).Error; err != nil {
 			return err
 		}
-		return tx.Create(flowAudit(&f, 2, to, by, now)).Error
+		return tx.Create(flowAudit(f, 2, to, by, now)).Error
 	})
-	return &f, err
+	return f, err
 }
 
 func flowAudit(f *Flow, seq int, action string, by Actor, at time.Time) *AuditEntry {
@@ -132,11 +131,11 @@ func flowAudit(f *Flow, seq int, action string, by Actor, at time.Time) *AuditEn
 // requireOpenFlow refuses attaching to a flow that is missing, of another
 // organisation, completed or cancelled.
 func requireOpenFlow(tx *gorm.DB, orgID, id string) error {
-	var f Flow
-	if err := tx.Where("organization_id = ? AND id = ?", orgID, id).Take(&f).Error; err != nil {
-		if err == gorm.ErrRecordNotFound {
-			return apperr.Field(apperr.InvalidRequest, "flowId", "flow %s not found", id)
-		}
+	f, err := take[Flow](tx, orgID, id, "flow "+id)
+	if apperr.Is(err, apperr.NotFound) {
+		return apperr.Field(apperr.InvalidRequest, "flowId", "flow %s not found", id)
+	}
+	if err != nil {
 		return err
 	}
 	if f.Status != FlowOpen {

@@ -125,19 +125,20 @@ func (s *Store) ListKeys(ctx context.Context, orgID string, p Page) ([]APIKey, s
 
 // RevokeKey stops a key from authenticating; the next request it signs fails.
 func (s *Store) RevokeKey(ctx context.Context, orgID, id string) (*APIKey, error) {
-	var k APIKey
+	var k *APIKey
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Where("organization_id = ? AND id = ?", orgID, id).Take(&k).Error; err != nil {
-			return notFound(err, "key")
+		var err error
+		if k, err = take[APIKey](tx, orgID, id, "key"); err != nil {
+			return err
 		}
 		if k.RevokedAt != nil {
 			return nil
 		}
 		now := Now()
 		k.RevokedAt = &now
-		return tx.Model(&k).Update("revoked_at", now).Error
+		return tx.Model(k).Update("revoked_at", now).Error
 	})
-	return &k, err
+	return k, err
 }
 
 var errUnauthorized = apperr.New(apperr.Unauthorized, "the API key is missing, unknown or revoked")

@@ -47,22 +47,19 @@ func (s *Store) EnabledRules(ctx context.Context, orgID string) ([]Rule, error) 
 // SetRuleEnabled switches a rule on or off; requests already created keep
 // what the rules gave them.
 func (s *Store) SetRuleEnabled(ctx context.Context, orgID, id string, enabled bool) (*Rule, error) {
-	var r Rule
+	var r *Rule
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Where("organization_id = ? AND id = ?", orgID, id).Take(&r).Error; err != nil {
-			return notFound(err, "rule "+id)
+		var err error
+		if r, err = take[Rule](tx, orgID, id, "rule "+id); err != nil {
+			return err
 		}
 		r.Enabled, r.UpdatedAt = enabled, Now()
-		return tx.Save(&r).Error
+		return tx.Save(r).Error
 	})
-	return &r, err
+	return r, err
 }
 
 // DeleteRule removes a rule.
 func (s *Store) DeleteRule(ctx context.Context, orgID, id string) error {
-	res := s.db.WithContext(ctx).Where("organization_id = ? AND id = ?", orgID, id).Delete(&Rule{})
-	if res.Error == nil && res.RowsAffected == 0 {
-		return notFound(gorm.ErrRecordNotFound, "rule "+id)
-	}
-	return res.Error
+	return remove[Rule](s.db.WithContext(ctx), orgID, id, "rule "+id)
 }

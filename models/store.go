@@ -65,6 +65,26 @@ func list[T any](q *gorm.DB, p Page, idOf func(*T) string) ([]T, string, error) 
 	return rows, next, nil
 }
 
+// take reads the organisation's record of type T with id; q may carry
+// locking clauses. A record of another organisation is missing too: what
+// names the record in the 404.
+func take[T any](q *gorm.DB, orgID, id, what string) (*T, error) {
+	var rec T
+	if err := q.Where("organization_id = ? AND id = ?", orgID, id).Take(&rec).Error; err != nil {
+		return nil, notFound(err, what)
+	}
+	return &rec, nil
+}
+
+// remove deletes the organisation's record of type T with id, or 404s.
+func remove[T any](q *gorm.DB, orgID, id, what string) error {
+	res := q.Where("organization_id = ? AND id = ?", orgID, id).Delete(new(T))
+	if res.Error == nil && res.RowsAffected == 0 {
+		return notFound(gorm.ErrRecordNotFound, what)
+	}
+	return res.Error
+}
+
 // notFound turns gorm's missing-record error into the API's 404. A record
 // of another organisation is missing too: the query is scoped.
 func notFound(err error, what string) error {
