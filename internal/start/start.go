@@ -36,24 +36,10 @@ func Approval(ctx context.Context, c client.Client, rec *models.Approval) error 
 	if rec.ExternalID != nil {
 		attrs = append(attrs, workflows.SearchExternalID.ValueSet(*rec.ExternalID))
 	}
-	_, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                       workflows.ApprovalWorkflowID(rec.ID),
-		TaskQueue:                workflows.TaskQueue,
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		// Where this process also runs the worker (assent dev), the first
-		// workflow task comes back with the start: one round trip fewer.
-		EnableEagerStart:      true,
+	return once(ctx, c, client.StartWorkflowOptions{
+		ID:                    workflows.ApprovalWorkflowID(rec.ID),
 		TypedSearchAttributes: temporal.NewSearchAttributes(attrs...),
 	}, workflows.Approval, in)
-	var started *serviceerror.WorkflowExecutionAlreadyStarted
-	if errors.As(err, &started) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("start approval workflow %s: %w", rec.ID, err)
-	}
-	return nil
 }
 
 // ApprovalInput is what the workflow of rec needs.
@@ -86,16 +72,23 @@ func ApprovalInput(rec *models.Approval) (workflows.ApprovalInput, error) {
 // Delivery starts the workflow of one delivery; an existing one counts as
 // started, so an event is never sent twice to a receiver by our doing.
 func Delivery(ctx context.Context, c client.Client, deliveryID string, retryUnit time.Duration) error {
-	_, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                       workflows.DeliveryWorkflowID(deliveryID),
-		TaskQueue:                workflows.TaskQueue,
-		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-		EnableEagerStart:         true,
-	}, workflows.Delivery, workflows.DeliveryInput{DeliveryID: deliveryID, RetryUnit: retryUnit})
+	return once(ctx, c, client.StartWorkflowOptions{ID: workflows.DeliveryWorkflowID(deliveryID)},
+		workflows.Delivery, workflows.DeliveryInput{DeliveryID: deliveryID, RetryUnit: retryUnit})
+}
+
+// once starts a workflow that must exist at most once, ever, for its id: a
+// workflow already started under it counts as started. Eager start hands
+// the first task straight to a worker in this process (assent dev), saving
+// a round trip.
+func once(ctx context.Context, c client.Client, o client.StartWorkflowOptions, wf, arg any) error {
+	o.TaskQueue = workflows.TaskQueue
+	o.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL
+	o.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
+	o.EnableEagerStart = true
+	_, err := c.ExecuteWorkflow(ctx, o, wf, arg)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if err != nil && !errors.As(err, &started) {
-		return fmt.Errorf("start delivery workflow %s: %w", deliveryID, err)
+		return fmt.Errorf("start workflow %s: %w", o.ID, err)
 	}
 	return nil
 }
