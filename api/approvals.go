@@ -41,7 +41,7 @@ type approvalLink struct {
 
 // createApprovalRequest is spec 2.1's create body with its limits.
 type createApprovalRequest struct {
-	Title          string           `json:"title" validate:"required,max=200"`
+	Title          string           `json:"title" validate:"required,notblank,max=200"`
 	Description    string           `json:"description" validate:"max=20000"`
 	Risk           string           `json:"risk" validate:"omitempty,oneof=low medium high critical"`
 	Factors        []approvalFactor `json:"factors" validate:"max=20,dive"`
@@ -98,9 +98,6 @@ func (h *handlers) newApproval(ctx context.Context, p *models.Principal, in *cre
 		Risk: in.Risk, ReportID: in.ReportID, Approvers: in.Approvers, ExternalID: in.ExternalID, FlowID: in.FlowID,
 		EditableFields: in.EditableFields, RequiredApprovals: 1, Requester: p.Actor().ID, RequestedBy: p.Actor().Name,
 		ApprovedBy: models.StringList{},
-	}
-	if rec.Title == "" {
-		return nil, apperr.Field(apperr.InvalidRequest, "title", "title is required")
 	}
 	if rec.Risk == "" {
 		rec.Risk = models.RiskMedium

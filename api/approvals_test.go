@@ -475,5 +475,8 @@ func TestFlows(t *testing.T) {
 		assert.Equal(t, 200, r.status, "anyone with flows:write may call a flow off")
 		assert.Equal(t, 404, s.do(t, "GET", "/api/v1/flows/"+id, s.otherAgent, "", nil).status)
 		assert.Equal(t, "title", errField(s.do(t, "POST", "/api/v1/flows", s.agentKey, `{}`, nil), "field"))
+		blank := s.do(t, "POST", "/api/v1/flows", s.agentKey, `{"title":"   "}`, nil)
+		assert.Equal(t, "title", errField(blank, "field"))
+		assert.Equal(t, "title is required", errField(blank, "message"))
 	})
 }

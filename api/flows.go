@@ -6,13 +6,12 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/wire"
 	"github.com/assent-hq/assent/models"
 )
 
 type createFlowRequest struct {
-	Title      string  `json:"title" validate:"required,max=200"`
+	Title      string  `json:"title" validate:"required,notblank,max=200"`
 	ExternalID *string `json:"externalId" validate:"omitempty,max=255"`
 }
 
@@ -22,12 +21,7 @@ func (h *handlers) createFlow(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	title := strings.TrimSpace(in.Title)
-	if title == "" {
-		fail(c, apperr.Field(apperr.InvalidRequest, "title", "title is required"))
-		return
-	}
-	f, err := h.store.CreateFlow(c.Request.Context(), orgID(c), title, in.ExternalID, principal(c).Actor())
+	f, err := h.store.CreateFlow(c.Request.Context(), orgID(c), strings.TrimSpace(in.Title), in.ExternalID, principal(c).Actor())
 	if err != nil {
 		fail(c, err)
 		return

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/go-playground/validator/v10"
+	"github.com/go-playground/validator/v10/non-standard/validators"
 
 	"github.com/assent-hq/assent/internal/apperr"
 )
@@ -30,6 +31,10 @@ func Engine() *validator.Validate {
 			}
 			return name
 		})
+		// notblank: a string of spaces is as missing as an empty one.
+		if err := v.RegisterValidation("notblank", validators.NotBlank); err != nil {
+			panic(err)
+		}
 	})
 	return v
 }
@@ -59,7 +64,7 @@ func fieldPath(ns string) string {
 
 func message(field string, fe validator.FieldError) string {
 	switch fe.Tag() {
-	case "required":
+	case "required", "notblank":
 		return field + " is required"
 	case "email":
 		return field + " must be an email address"
