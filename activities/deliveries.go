@@ -3,7 +3,6 @@ package activities
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/activity"
@@ -66,12 +65,9 @@ func deliveryBody(w *models.DeliveryWork, sentAt time.Time) ([]byte, error) {
 		}
 		return json.Marshal(b)
 	}
-	if f := w.Endpoint.Format; f != models.FormatJSON {
-		return nil, fmt.Errorf("the %s format is not available yet", f)
-	}
 	b, err := events.NewWebhookBody(w.Event.Kind, data, sentAt)
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(b)
+	return events.EncodeWebhook(w.Endpoint.Format, b)
 }

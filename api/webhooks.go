@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -156,10 +155,6 @@ func (h *handlers) testWebhook(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	if ep.Format != models.FormatJSON {
-		fail(c, apperr.New(apperr.InvalidState, "the %s format is not available yet", ep.Format))
-		return
-	}
 	kind := events.ApprovalRequested
 	if len(ep.Events) > 0 {
 		kind = ep.Events[0]
@@ -171,9 +166,9 @@ func (h *handlers) testWebhook(c *gin.Context) {
 		return
 	}
 	body.Test = true
-	raw, err := json.Marshal(body)
+	raw, err := events.EncodeWebhook(ep.Format, body)
 	if err != nil {
-		fail(c, err)
+		fail(c, apperr.New(apperr.InvalidState, "%v", err))
 		return
 	}
 	headers := events.DeliveryHeaders(kind, "test_"+ep.ID, 1, now, raw, ep.Secrets(now)...)

@@ -11,11 +11,11 @@ import (
 	"github.com/assent-hq/assent/internal/ids"
 )
 
-// Webhook formats.
+// Webhook formats, as the events package encodes them.
 const (
-	FormatJSON  = "json"
-	FormatSlack = "slack"
-	FormatTeams = "teams"
+	FormatJSON  = events.FormatJSON
+	FormatSlack = events.FormatSlack
+	FormatTeams = events.FormatTeams
 )
 
 // SwitchOffAfter is how many consecutive failed attempts switch an

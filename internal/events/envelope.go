@@ -25,6 +25,23 @@ type WebhookBody struct {
 	Test bool `json:"test,omitempty"`
 }
 
+// Webhook endpoint formats: the signed JSON envelope, a Slack incoming
+// webhook or a Microsoft Teams workflow (spec 6.1).
+const (
+	FormatJSON  = "json"
+	FormatSlack = "slack"
+	FormatTeams = "teams"
+)
+
+// EncodeWebhook writes b in an endpoint's format: the bytes that are
+// signed and sent.
+func EncodeWebhook(format string, b WebhookBody) ([]byte, error) {
+	if format != FormatJSON {
+		return nil, fmt.Errorf("the %s format is not available yet", format)
+	}
+	return json.Marshal(b)
+}
+
 // CallbackBody is the envelope POSTed to a request's callbackUrl (spec
 // 6.3). Data is the same object the organisation webhook carries.
 type CallbackBody struct {
