@@ -336,13 +336,13 @@ func waitParam(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// person is the member behind a member token; what needs returns an error
-// naming the action for other keys.
-func person(c *gin.Context, what string) (*models.Member, error) {
-	if m := principal(c).Member; m != nil {
-		return m, nil
+// person is the member behind a member token, as an actor; for other keys
+// the error names the action (what) that needs a person.
+func person(c *gin.Context, what string) (models.Actor, error) {
+	if p := principal(c); p.Member != nil {
+		return p.Actor(), nil
 	}
-	return nil, apperr.New(apperr.Forbidden, "%s belongs to a person: use a member token", what)
+	return models.Actor{}, apperr.New(apperr.Forbidden, "%s belongs to a person: use a member token", what)
 }
 
 type decisionRequest struct {
@@ -363,7 +363,7 @@ func (h *handlers) decideApproval(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	req := workflows.DecideRequest{ActorID: m.ID, ActorName: m.DisplayName(), Decision: in.Decision,
+	req := workflows.DecideRequest{ActorID: m.ID, ActorName: m.Name, Decision: in.Decision,
 		Note: in.Note, Reason: in.Reason, Corrections: in.Corrections}
 	h.respondUpdate(c, workflows.UpdateDecide, req)
 }
@@ -383,7 +383,7 @@ func (h *handlers) askQuestion(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	req := workflows.AskRequest{ActorID: m.ID, ActorName: m.DisplayName(), QuestionID: ids.New(ids.Question), Question: in.Question}
+	req := workflows.AskRequest{ActorID: m.ID, ActorName: m.Name, QuestionID: ids.New(ids.Question), Question: in.Question}
 	a, err := h.updateApproval(c, workflows.UpdateAsk, req)
 	if err != nil {
 		fail(c, err)
