@@ -148,23 +148,3 @@ func memberIDs(ms []Member) []string {
 	}
 	return out
 }
-
-// PersonName returns the display name of a member or guest of the
-// organisation: the name, or the email when no name is set.
-func (s *Store) PersonName(ctx context.Context, orgID, personID string) (string, error) {
-	if ids.HasPrefix(personID, ids.Guest) {
-		g, err := take[Guest](s.db.WithContext(ctx), orgID, personID, "guest "+personID)
-		if err != nil {
-			return "", err
-		}
-		if g.Name != "" {
-			return g.Name, nil
-		}
-		return g.Email, nil
-	}
-	m, err := s.GetMember(ctx, orgID, personID)
-	if err != nil {
-		return "", err
-	}
-	return m.DisplayName(), nil
-}
