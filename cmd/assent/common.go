@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -71,7 +70,7 @@ func listen(cfg *config.Config) (net.Listener, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	base := strings.TrimSuffix(cfg.BaseURL, "/")
+	base := cfg.PublicBaseURL()
 	if base == "" {
 		base = "http://" + l.Addr().String()
 	}

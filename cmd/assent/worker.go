@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/assent-hq/assent/models"
@@ -44,7 +43,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 		log.Warn("ASSENT_BASE_URL is not set: page links in events will be relative")
 	}
 	store := models.NewStore(db)
-	w := worker.New(tc, worker.Deps{Store: store, BaseURL: strings.TrimSuffix(cfg.BaseURL, "/"), Logger: log})
+	w := worker.New(tc, worker.Deps{Store: store, BaseURL: cfg.PublicBaseURL(), Logger: log})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}

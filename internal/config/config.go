@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -58,6 +59,10 @@ func (c *Config) CheckDevSettings(dev bool) error {
 	}
 	return nil
 }
+
+// PublicBaseURL is the configured base URL without a trailing slash, so
+// paths can be appended; empty when none is set.
+func (c *Config) PublicBaseURL() string { return strings.TrimSuffix(c.BaseURL, "/") }
 
 // Database is the database URL, defaulting to SQLite in the data dir.
 func (c *Config) Database() string {
