@@ -65,13 +65,18 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("bootstrap: %w", err)
 	}
 
-	mailbox := mail.NewMailbox(500)
+	mailbox := mail.NewMailbox(mail.DefaultMailboxSize)
 	policy := netguard.Public
 	if cfg.DevAllowLoopback {
 		policy = netguard.DevLoopback
 	}
 	handler := api.New(api.Deps{Store: store, Temporal: tc, Logger: log, BaseURL: baseURL, NetPolicy: policy,
-		Mount: func(r *gin.Engine) { mailbox.Mount(r) }})
+		Mount: func(r *gin.Engine) {
+			h := gin.WrapH(mailbox.Handler())
+			r.GET("/dev/mail", h)
+			r.GET("/dev/mail.json", h)
+			r.GET("/dev/mail/:id", h)
+		}})
 
 	w := worker.New(tc, worker.Deps{Store: store, BaseURL: baseURL, Logger: log, NetPolicy: policy})
 	if err := w.Start(); err != nil {

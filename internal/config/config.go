@@ -24,6 +24,16 @@ type Config struct {
 	TemporalPort      int
 	TemporalUIPort    int
 	LogLevel          string
+	// SMTP settings; an empty SMTPHost means no SMTP (the dev mailbox in
+	// `assent dev`). SMTPPort 0 picks the TLS mode's port (587, 465, 25).
+	SMTPHost     string
+	SMTPPort     int
+	SMTPUsername string
+	// SMTPPassword comes from the environment only: a flag would show it
+	// in the process list.
+	SMTPPassword string
+	SMTPFrom     string
+	SMTPTLS      string
 	// DevRetryUnit scales the delivery retry schedule (1s: 1, 4, 16, 64
 	// seconds). Dev and tests only.
 	DevRetryUnit time.Duration
@@ -44,6 +54,12 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.IntVar(&c.TemporalPort, "temporal-port", envInt("ASSENT_TEMPORAL_PORT", 7233), "embedded Temporal frontend port (ASSENT_TEMPORAL_PORT); 0 picks a free one")
 	fs.IntVar(&c.TemporalUIPort, "temporal-ui-port", envInt("ASSENT_TEMPORAL_UI_PORT", 8233), "embedded Temporal UI port (ASSENT_TEMPORAL_UI_PORT); 0 picks a free one")
 	fs.StringVar(&c.LogLevel, "log-level", env("ASSENT_LOG_LEVEL", "info"), "debug, info, warn or error (ASSENT_LOG_LEVEL)")
+	fs.StringVar(&c.SMTPHost, "smtp-host", env("ASSENT_SMTP_HOST", ""), "SMTP server for email (ASSENT_SMTP_HOST); empty sends none")
+	fs.IntVar(&c.SMTPPort, "smtp-port", envInt("ASSENT_SMTP_PORT", 0), "SMTP port (ASSENT_SMTP_PORT); 0 means 587 for starttls, 465 for tls, 25 for none")
+	fs.StringVar(&c.SMTPUsername, "smtp-username", env("ASSENT_SMTP_USERNAME", ""), "SMTP user name (ASSENT_SMTP_USERNAME); the password is read from ASSENT_SMTP_PASSWORD only")
+	fs.StringVar(&c.SMTPFrom, "smtp-from", env("ASSENT_SMTP_FROM", ""), `sender address, e.g. "Assent <assent@example.com>" (ASSENT_SMTP_FROM)`)
+	fs.StringVar(&c.SMTPTLS, "smtp-tls", env("ASSENT_SMTP_TLS", "starttls"), "starttls, tls (implicit, SMTPS) or none (ASSENT_SMTP_TLS)")
+	c.SMTPPassword = os.Getenv("ASSENT_SMTP_PASSWORD")
 	c.DevRetryUnit, c.devRetryErr = time.ParseDuration(env("ASSENT_DEV_RETRY_UNIT", "0s"))
 	c.DevAllowLoopback = os.Getenv("ASSENT_DEV_ALLOW_LOOPBACK") == "1"
 }

@@ -1,26 +1,21 @@
-// Package mail sends the service's email. In dev every message lands in an
-// in-process mailbox instead of an SMTP server.
+// Package mail sends the service's email: over SMTP in production, into an
+// in-process Mailbox in `assent dev` and tests.
 package mail
 
 import (
 	"context"
-	"regexp"
-	"slices"
-	"sync"
-	"time"
-
-	"github.com/assent-hq/assent/internal/ids"
+	"errors"
+	"fmt"
+	netmail "net/mail"
 )
 
-// Message is one email.
+// Message is one email. Text is required; HTML, when set, is sent as the
+// alternative part so clients that render HTML show it.
 type Message struct {
-	ID      string    `json:"id"`
-	To      []string  `json:"to"`
-	Subject string    `json:"subject"`
-	Text    string    `json:"text"`
-	HTML    string    `json:"html"`
-	Links   []string  `json:"links"`
-	SentAt  time.Time `json:"sentAt"`
+	To      []string
+	Subject string
+	Text    string
+	HTML    string
 }
 
 // Sender delivers messages.
@@ -28,39 +23,22 @@ type Sender interface {
 	Send(ctx context.Context, m Message) error
 }
 
-// Mailbox is the dev sender: it keeps every message in memory, newest
-// first, bounded so a long dev session cannot grow without limit.
-type Mailbox struct {
-	mu       sync.Mutex
-	messages []Message
-	max      int
-}
-
-// NewMailbox keeps at most max messages.
-func NewMailbox(max int) *Mailbox { return &Mailbox{max: max} }
-
-var linkPattern = regexp.MustCompile(`https?://[^\s"'<>]+`)
-
-// Send stores m with its links extracted from the text.
-func (b *Mailbox) Send(_ context.Context, m Message) error {
-	m.ID = ids.New("msg")
-	m.SentAt = time.Now().UTC()
-	m.Links = linkPattern.FindAllString(m.Text, -1)
-	if m.Links == nil {
-		m.Links = []string{}
+// validate applies the same rules in every sender, so a message the dev
+// mailbox accepts is one SMTP would accept too.
+func (m Message) validate() error {
+	if len(m.To) == 0 {
+		return errors.New("mail: message has no recipient")
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.messages = append([]Message{m}, b.messages...)
-	if len(b.messages) > b.max {
-		b.messages = b.messages[:b.max]
+	for _, to := range m.To {
+		if _, err := netmail.ParseAddress(to); err != nil {
+			return fmt.Errorf("mail: recipient %q: %w", to, err)
+		}
+	}
+	if m.Subject == "" {
+		return errors.New("mail: message has no subject")
+	}
+	if m.Text == "" {
+		return errors.New("mail: message has no text body")
 	}
 	return nil
-}
-
-// Messages returns a copy of the stored messages, newest first.
-func (b *Mailbox) Messages() []Message {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return slices.Clone(b.messages)
 }
