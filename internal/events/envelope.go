@@ -36,10 +36,15 @@ const (
 // EncodeWebhook writes b in an endpoint's format: the bytes that are
 // signed and sent.
 func EncodeWebhook(format string, b WebhookBody) ([]byte, error) {
-	if format != FormatJSON {
-		return nil, fmt.Errorf("the %s format is not available yet", format)
+	switch format {
+	case FormatJSON:
+		return json.Marshal(b)
+	case FormatSlack:
+		return encodeSlack(b)
+	case FormatTeams:
+		return encodeTeams(b)
 	}
-	return json.Marshal(b)
+	return nil, fmt.Errorf("events: unknown webhook format %q", format)
 }
 
 // CallbackBody is the envelope POSTed to a request's callbackUrl (spec

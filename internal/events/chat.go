@@ -1,0 +1,344 @@
+package events
+
+import (
+	"encoding/json"
+	"net/url"
+	"slices"
+	"strings"
+	"unicode/utf16"
+)
+
+// The slack and teams formats post a native chat message instead of the
+// JSON envelope (spec 6.1): a headline for the event kind, the subject's
+// title and a button to its page. Everything shown is read leniently from
+// the event's data, because each kind carries a different object.
+
+// chatKind is how a chat message presents one event kind.
+type chatKind struct {
+	headline string // the bold first line
+	button   string // label of the button to the subject's page
+	act      bool   // the event asks someone to act: Slack shows a primary button
+}
+
+// chatKinds covers every kind in the catalogue (a test checks), so a new
+// kind cannot go out with a bare name for a headline.
+var chatKinds = map[string]chatKind{
+	ApprovalRequested:      {"Approval requested", "Open approval", true},
+	ApprovalApproved:       {"Approved", "Open approval", false},
+	ApprovalRejected:       {"Rejected", "Open approval", false},
+	ApprovalExpired:        {"Approval expired", "Open approval", false},
+	ApprovalEscalated:      {"Approval escalated", "Open approval", true}, // new approvers must act
+	ApprovalQuestion:       {"Question asked", "Open approval", false},
+	ApprovalAnswered:       {"Question answered", "Open approval", false},
+	ReviewRequested:        {"Review requested", "Open review", true},
+	ReviewApproved:         {"Review approved", "Open review", false},
+	ReviewChangesRequested: {"Changes requested", "Open review", false},
+	ReviewExpired:          {"Review expired", "Open review", false},
+	CollectionRequested:    {"Collection requested", "Open", true},
+	CollectionCompleted:    {"Collection completed", "Open", false},
+	CollectionExpired:      {"Collection expired", "Open", false},
+	FlowCompleted:          {"Flow completed", "Open flow", false},
+	GateDenied:             {"Gate denied", "Open", false},
+	ReportPublished:        {"Report published", "Open report", false},
+	ReportUpdated:          {"Report updated", "Open report", false},
+	ReportShared:           {"Report shared", "Open report", false},
+	ReportViewed:           {"Report viewed", "Open report", false},
+	CommentCreated:         {"New comment", "Open", false},
+	AccessRequested:        {"Access requested", "Open", true},
+	ScheduleDue:            {"Schedule due", "Open", false},
+	PublishHeld:            {"Publishing held", "Open", false},
+}
+
+// Limits. Slack rejects the whole message when a block is over its limit,
+// so text is cut with "…"; a URL is dropped instead, since a cut one leads
+// somewhere else.
+const (
+	slackSectionMax = 3000 // section text
+	slackButtonMax  = 75   // button text
+	urlMax          = 3000 // button url (Slack); Teams gets the same rule
+	teamsTitleMax   = 2000 // keeps a card far below Teams' 28 KB message limit
+	statusMax       = 100
+	testNote        = "Test delivery from Assent"
+)
+
+var risks = []string{"low", "medium", "high", "critical"}
+
+// chatView is what both chat formats show. Fields are raw user text, one
+// line each; every renderer escapes them for its own markup.
+type chatView struct {
+	kind   chatKind
+	event  string
+	title  string // the data's title, else a test's message
+	risk   string // one of risks, or empty
+	status string
+	url    string // absolute http(s), or empty: no button
+	when   string // sentAt in UTC, or empty
+	test   bool
+}
+
+func newChatView(b WebhookBody) chatView {
+	var data map[string]json.RawMessage
+	_ = json.Unmarshal(b.Data, &data) // not an object: no fields
+	field := func(key string) string {
+		var s string
+		_ = json.Unmarshal(data[key], &s) // absent or not a string: ""
+		return strings.Join(strings.Fields(s), " ")
+	}
+	v := chatView{event: b.Event, title: field("title"), status: field("status"), url: pageURL(field("url")), test: b.Test}
+	if v.title == "" {
+		v.title = field("message")
+	}
+	if r := field("risk"); slices.Contains(risks, r) {
+		v.risk = r
+	}
+	if !b.SentAt.IsZero() {
+		v.when = b.SentAt.UTC().Format("2006-01-02 15:04 UTC")
+	}
+	var ok bool
+	if v.kind, ok = chatKinds[b.Event]; !ok {
+		v.kind = chatKind{headline: b.Event, button: "Open"}
+	}
+	if b.Test {
+		v.kind.button = "Open Assent" // a test links to the base URL, not a subject
+	}
+	return v
+}
+
+// pageURL returns raw if it is an absolute http(s) URL within urlMax, else
+// "" (javascript:, relative, too long). It is re-encoded so that a stray
+// space cannot make Slack refuse the message.
+func pageURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return ""
+	}
+	if s := u.String(); len(s) <= urlMax {
+		return s
+	}
+	return ""
+}
+
+// note is the small print: test marker, event kind and time. A catalogue
+// kind is plain [a-z._] and shown as is; anything else is escaped.
+func (v chatView) note(esc func(r rune, first bool) string) string {
+	var parts []string
+	if v.test {
+		parts = append(parts, testNote)
+	}
+	kind := v.event
+	if !Valid(kind) {
+		kind = clip(kind, 100, esc)
+	}
+	parts = append(parts, kind)
+	if v.when != "" {
+		parts = append(parts, v.when)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// clip escapes s rune by rune with esc and cuts the result to max UTF-16
+// units, ending in "…" when cut. Counting escaped pieces means a cut never
+// splits an entity or an escape pair; UTF-16 units (how Slack, in
+// JavaScript, counts) are never fewer than runes.
+func clip(s string, max int, esc func(r rune, first bool) string) string {
+	var pieces []string
+	total := 0
+	for i, r := range s {
+		p := esc(r, i == 0)
+		pieces = append(pieces, p)
+		total += width(p)
+	}
+	if total <= max {
+		return strings.Join(pieces, "")
+	}
+	var out strings.Builder
+	n := 0
+	for _, p := range pieces {
+		if n+width(p) > max-1 { // room for the "…"
+			break
+		}
+		out.WriteString(p)
+		n += width(p)
+	}
+	return out.String() + "…"
+}
+
+func width(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
+
+// Slack.
+
+type slackMessage struct {
+	Text   string       `json:"text"` // the notification, and the fallback where blocks are not shown
+	Blocks []slackBlock `json:"blocks"`
+}
+
+type slackBlock struct {
+	Type     string     `json:"type"`
+	Text     *slackText `json:"text,omitempty"`
+	Elements []any      `json:"elements,omitempty"` // slackText in a context, slackButton in actions
+}
+
+type slackText struct {
+	Type string `json:"type"` // mrkdwn or plain_text
+	Text string `json:"text"`
+	// Verbatim stops Slack linking bare URLs and channel names in user text.
+	Verbatim bool `json:"verbatim,omitempty"`
+}
+
+type slackButton struct {
+	Type     string    `json:"type"`
+	Text     slackText `json:"text"`
+	URL      string    `json:"url"`
+	ActionID string    `json:"action_id"`
+	Style    string    `json:"style,omitempty"`
+}
+
+// slackEscape makes user text literal in Slack mrkdwn. &, < and > become
+// entities, Slack's own rule, which also stops <url|text> links and
+// <!channel> mentions. Slack has no escape for its formatting marks, so
+// *, _, ~ and ` become look-alike characters rather than make a title
+// bold, italic, struck or code.
+func slackEscape(r rune, _ bool) string {
+	switch r {
+	case '&':
+		return "&amp;"
+	case '<':
+		return "&lt;"
+	case '>':
+		return "&gt;"
+	case '*':
+		return "\u2217" // asterisk operator
+	case '_':
+		return "\u02cd" // modifier letter low macron
+	case '~':
+		return "\u223c" // tilde operator
+	case '`':
+		return "\u02cb" // modifier letter grave accent
+	}
+	return string(r)
+}
+
+func encodeSlack(b WebhookBody) ([]byte, error) {
+	v := newChatView(b)
+	head := clip(v.kind.headline, 200, slackEscape)
+	text := "*" + head + "*"
+	if v.risk != "" {
+		text += " · " + v.risk + " risk"
+	}
+	fallback := head
+	if v.test {
+		fallback = "[Test] " + fallback
+	}
+	if v.title != "" {
+		title := clip(v.title, slackSectionMax-width(text)-1, slackEscape)
+		text += "\n" + title
+		fallback += ": " + title
+	}
+	msg := slackMessage{Text: fallback, Blocks: []slackBlock{
+		{Type: "section", Text: &slackText{Type: "mrkdwn", Text: text, Verbatim: true}},
+		{Type: "context", Elements: []any{slackText{Type: "mrkdwn", Text: v.note(slackEscape), Verbatim: true}}},
+	}}
+	if v.url != "" {
+		button := slackButton{Type: "button", URL: v.url, ActionID: "open",
+			Text: slackText{Type: "plain_text", Text: clip(v.kind.button, slackButtonMax, keep)}}
+		if v.kind.act {
+			button.Style = "primary"
+		}
+		msg.Blocks = append(msg.Blocks, slackBlock{Type: "actions", Elements: []any{button}})
+	}
+	return json.Marshal(msg)
+}
+
+func keep(r rune, _ bool) string { return string(r) }
+
+// Microsoft Teams: a workflow "Post to a channel when a webhook request is
+// received" takes a message with one Adaptive Card attachment.
+
+type teamsMessage struct {
+	Type        string            `json:"type"`
+	Attachments []teamsAttachment `json:"attachments"`
+}
+
+type teamsAttachment struct {
+	ContentType string       `json:"contentType"`
+	ContentURL  *string      `json:"contentUrl"` // always null: the card is inline
+	Content     adaptiveCard `json:"content"`
+}
+
+type adaptiveCard struct {
+	Schema  string       `json:"$schema"`
+	Type    string       `json:"type"`
+	Version string       `json:"version"`
+	Body    []any        `json:"body"` // cardText and cardFacts
+	Actions []cardAction `json:"actions,omitempty"`
+}
+
+type cardText struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	Weight   string `json:"weight,omitempty"`
+	Size     string `json:"size,omitempty"`
+	IsSubtle bool   `json:"isSubtle,omitempty"`
+	Wrap     bool   `json:"wrap"`
+}
+
+type cardFacts struct {
+	Type  string     `json:"type"`
+	Facts []cardFact `json:"facts"`
+}
+
+type cardFact struct {
+	Title string `json:"title"`
+	Value string `json:"value"`
+}
+
+type cardAction struct {
+	Type  string `json:"type"`
+	Title string `json:"title"`
+	URL   string `json:"url"`
+}
+
+// teamsEscape makes user text literal in an Adaptive Card, whose TextBlock
+// and FactSet render a markdown subset. It puts a backslash (CommonMark's
+// escape, which Teams' renderers honour) before each mark that could
+// format or link, \ ` * _ [ ] ( ) # ~ < > (the last two make <url>
+// autolinks), and before a leading - or +, which would start a list.
+// Backslashes were chosen over stripping so the text reads as typed.
+func teamsEscape(r rune, first bool) string {
+	if strings.ContainsRune("\\`*_[]()#~<>", r) || first && (r == '-' || r == '+') {
+		return `\` + string(r)
+	}
+	return string(r)
+}
+
+func encodeTeams(b WebhookBody) ([]byte, error) {
+	v := newChatView(b)
+	body := []any{cardText{Type: "TextBlock", Text: clip(v.kind.headline, 200, teamsEscape), Weight: "bolder", Size: "medium", Wrap: true}}
+	if v.title != "" {
+		body = append(body, cardText{Type: "TextBlock", Text: clip(v.title, teamsTitleMax, teamsEscape), Wrap: true})
+	}
+	var facts []cardFact
+	if v.risk != "" {
+		facts = append(facts, cardFact{Title: "Risk", Value: v.risk})
+	}
+	if v.status != "" {
+		facts = append(facts, cardFact{Title: "Status", Value: clip(v.status, statusMax, teamsEscape)})
+	}
+	if facts != nil {
+		body = append(body, cardFacts{Type: "FactSet", Facts: facts})
+	}
+	body = append(body, cardText{Type: "TextBlock", Text: v.note(teamsEscape), Size: "small", IsSubtle: true, Wrap: true})
+	card := adaptiveCard{Schema: "http://adaptivecards.io/schemas/adaptive-card.json", Type: "AdaptiveCard", Version: "1.4", Body: body}
+	if v.url != "" {
+		card.Actions = []cardAction{{Type: "Action.OpenUrl", Title: v.kind.button, URL: v.url}}
+	}
+	return json.Marshal(teamsMessage{Type: "message", Attachments: []teamsAttachment{
+		{ContentType: "application/vnd.microsoft.card.adaptive", Content: card},
+	}})
+}
