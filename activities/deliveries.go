@@ -19,12 +19,13 @@ import (
 // The attempt is recorded whatever its outcome; a rejected attempt is a
 // non-retryable error of type workflows.ErrDeliveryRejected.
 func (a *Activities) Deliver(ctx context.Context, deliveryID string) error {
-	attempt := int(activity.GetInfo(ctx).Attempt)
+	try := int(activity.GetInfo(ctx).Attempt) // within this send, for the retry policy
 	now := models.Now()
 	w, err := a.Store.LoadDeliveryWork(ctx, deliveryID, now)
 	if err != nil {
 		return err
 	}
+	attempt := w.Delivery.Attempts + 1 // numbered across sends, for the log and Assent-Attempt
 	if w.Delivery.Status != models.DeliveryPending {
 		return nil // settled by an earlier attempt whose completion was lost
 	}
@@ -39,7 +40,7 @@ func (a *Activities) Deliver(ctx context.Context, deliveryID string) error {
 	headers := events.DeliveryHeaders(w.Event.Kind, deliveryID, attempt, now, body, w.Secrets...)
 	o := outbound.Post(ctx, a.HTTP, w.URL, body, headers)
 	result := models.AttemptResult{Attempt: attempt, At: now, StatusCode: o.StatusCode, Latency: o.Latency,
-		Final: o.Err != nil && (!o.Retryable || attempt >= workflows.DeliveryAttempts)}
+		Final: o.Err != nil && (!o.Retryable || try >= workflows.DeliveryAttempts)}
 	if o.Err != nil {
 		result.Err = o.Err.Error()
 	}

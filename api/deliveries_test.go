@@ -199,3 +199,140 @@ func TestEndpointSwitchesOffAfterTwentyFailures(t *testing.T) {
 		assert.Len(t, hook.received(), 20, "a switched-off endpoint gets nothing; the delivery is kept as skipped")
 	})
 }
+
+// TestDeliveryLogResendAndRecover shows the delivery log, a resend under
+// the same delivery id, and recovering what a switched-off endpoint missed.
+func TestDeliveryLogResendAndRecover(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := deliveryStack(t, db)
+		ctx := context.Background()
+		hook := newReceiver(t, "whsec_r", 410) // then 200s
+		ep, err := s.store.CreateWebhookEndpoint(ctx, s.org.ID, models.NewWebhookEndpoint{URL: hook.srv.URL, Format: models.FormatJSON,
+			Events: []string{"approval.requested"}, Enabled: true, Secret: "whsec_r"})
+		require.NoError(t, err)
+		logURL := "/api/v1/admin/webhooks/" + ep.ID + "/deliveries"
+		start := time.Now().Add(-time.Second)
+		s.create(t, s.agentKey, `{"title":"one"}`)
+
+		var log response
+		waitFor(t, func() bool {
+			log = s.do(t, "GET", logURL, s.adminKey, "", nil)
+			rows, _ := log.decoded["data"].([]any)
+			return len(rows) == 1 && rows[0].(map[string]any)["status"] == "failed"
+		})
+		d := log.decoded["data"].([]any)[0].(map[string]any)
+		assert.Equal(t, "approval.requested", d["event"])
+		assert.Equal(t, "webhook", d["target"])
+		attempts := d["attempts"].([]any)
+		require.Len(t, attempts, 1)
+		first := attempts[0].(map[string]any)
+		assert.Equal(t, 1.0, first["attempt"])
+		assert.Equal(t, 410.0, first["statusCode"])
+		assert.Contains(t, first["error"], "410")
+		assert.NotEmpty(t, first["at"])
+		assert.Contains(t, first, "latencyMs")
+		id := d["id"].(string)
+
+		// Resend: the same delivery id, numbered on from the first attempt.
+		r := s.do(t, "POST", "/api/v1/admin/deliveries/"+id+"/resend", s.adminKey, "", nil)
+		require.Equal(t, 202, r.status, string(r.body))
+		assert.Equal(t, "pending", r.decoded["status"])
+		assert.Equal(t, 1.0, r.decoded["sends"])
+		waitFor(t, func() bool {
+			return s.do(t, "GET", "/api/v1/admin/deliveries/"+id, s.adminKey, "", nil).decoded["status"] == "delivered"
+		})
+		got := hook.received()
+		require.Len(t, got, 2)
+		assert.Equal(t, []string{id, id}, []string{got[0].delivery, got[1].delivery})
+		assert.Equal(t, []string{"1", "2"}, []string{got[0].attempt, got[1].attempt})
+		assert.NoError(t, got[1].verified)
+		assert.Len(t, s.do(t, "GET", "/api/v1/admin/deliveries/"+id, s.adminKey, "", nil).decoded["attempts"], 2)
+
+		// A delivery still being attempted is not sent twice at once.
+		require.NoError(t, s.store.DB().Model(&models.Delivery{}).Where("id = ?", id).Update("status", models.DeliveryPending).Error)
+		r = s.do(t, "POST", "/api/v1/admin/deliveries/"+id+"/resend", s.adminKey, "", nil)
+		assert.Equal(t, 409, r.status)
+		assert.Equal(t, "invalid_state", errField(r, "code"))
+		require.NoError(t, s.store.DB().Model(&models.Delivery{}).Where("id = ?", id).Update("status", models.DeliveryDelivered).Error)
+		assert.Equal(t, 404, s.do(t, "POST", "/api/v1/admin/deliveries/dlv_nope/resend", s.adminKey, "", nil).status)
+		assert.Equal(t, 403, s.do(t, "POST", "/api/v1/admin/deliveries/"+id+"/resend", s.agentKey, "", nil).status)
+
+		// While switched off, deliveries are kept as skipped; recover sends
+		// them once the endpoint is on again.
+		require.NoError(t, s.store.DB().Model(&models.WebhookEndpoint{}).Where("id = ?", ep.ID).Update("switched_off_at", time.Now()).Error)
+		s.create(t, s.agentKey, `{"title":"two"}`)
+		s.create(t, s.agentKey, `{"title":"three"}`)
+		waitFor(t, func() bool {
+			rows, _ := s.do(t, "GET", logURL+"?status=skipped", s.adminKey, "", nil).decoded["data"].([]any)
+			return len(rows) == 2
+		})
+		body := `{"since":"` + start.UTC().Format(time.RFC3339) + `"}`
+		r = s.do(t, "POST", "/api/v1/admin/webhooks/"+ep.ID+"/recover", s.adminKey, body, nil)
+		assert.Equal(t, 409, r.status, "switched off: enable it first")
+		assert.Contains(t, errField(r, "message"), "enable it first")
+		for _, bad := range []string{`{}`, `{"since":"yesterday"}`, `{"since":"2999-01-01T00:00:00Z"}`} {
+			r = s.do(t, "POST", "/api/v1/admin/webhooks/"+ep.ID+"/recover", s.adminKey, bad, nil)
+			assert.Equal(t, 400, r.status, bad)
+			assert.Equal(t, "since", errField(r, "field"), bad)
+		}
+		require.Equal(t, 200, s.do(t, "PATCH", "/api/v1/admin/webhooks/"+ep.ID, s.adminKey, `{"enabled":true}`, nil).status)
+		r = s.do(t, "POST", "/api/v1/admin/webhooks/"+ep.ID+"/recover", s.adminKey, body, nil)
+		require.Equal(t, 202, r.status, string(r.body))
+		assert.Equal(t, 2.0, r.decoded["recovered"])
+		waitFor(t, func() bool {
+			rows, _ := s.do(t, "GET", logURL+"?status=delivered", s.adminKey, "", nil).decoded["data"].([]any)
+			return len(rows) == 3
+		})
+		assert.Len(t, hook.received(), 4)
+		r = s.do(t, "POST", "/api/v1/admin/webhooks/"+ep.ID+"/recover", s.adminKey, body, nil)
+		assert.Equal(t, 0.0, r.decoded["recovered"], "nothing left to recover")
+
+		assert.Equal(t, "status", errField(s.do(t, "GET", logURL+"?status=lost", s.adminKey, "", nil), "field"))
+		assert.Equal(t, 404, s.do(t, "GET", "/api/v1/admin/webhooks/wh_nope/deliveries", s.adminKey, "", nil).status)
+		paged := s.do(t, "GET", logURL+"?limit=2", s.adminKey, "", nil)
+		assert.Len(t, paged.decoded["data"], 2)
+		assert.NotEmpty(t, paged.decoded["nextCursor"])
+	})
+}
+
+// TestChatFormatsAreDeliveredSigned sends an approval.requested event to a
+// Slack and a Teams endpoint: each gets its native message with a button to
+// the approval's page, still signed, and the admin API hides the address.
+func TestChatFormatsAreDeliveredSigned(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := deliveryStack(t, db)
+		slack, teams := newReceiver(t, "whsec_s"), newReceiver(t, "whsec_t")
+		for _, ep := range []struct {
+			r      *receiver
+			format string
+		}{{slack, models.FormatSlack}, {teams, models.FormatTeams}} {
+			r := s.do(t, "POST", "/api/v1/admin/webhooks", s.adminKey,
+				fmt.Sprintf(`{"url":%q,"format":%q,"events":["approval.requested"]}`, ep.r.srv.URL+"/services/T000/B000/token", ep.format), nil)
+			require.Equal(t, 201, r.status, string(r.body))
+			assert.NotContains(t, r.decoded["url"], "token", "a chat webhook address is a credential")
+			ep.r.mu.Lock()
+			ep.r.secret = r.decoded["secret"].(string)
+			ep.r.mu.Unlock()
+		}
+		a := s.create(t, s.agentKey, `{"title":"Pay <b>supplier</b>","risk":"high"}`)
+		waitFor(t, func() bool { return len(slack.received()) == 1 && len(teams.received()) == 1 })
+		page := "http://assent.test/approvals/" + a["id"].(string)
+
+		sl := slack.received()[0]
+		assert.NoError(t, sl.verified)
+		assert.Equal(t, "approval.requested", sl.event)
+		raw, _ := json.Marshal(sl.body)
+		assert.Contains(t, sl.body["text"], "Approval requested")
+		assert.Contains(t, string(raw), `"url":"`+page+`"`, "a button to the approval")
+		assert.Contains(t, sl.body["text"], "&lt;b&gt;supplier", "Slack markup is escaped")
+
+		tm := teams.received()[0]
+		assert.NoError(t, tm.verified)
+		assert.Equal(t, "message", tm.body["type"])
+		card := tm.body["attachments"].([]any)[0].(map[string]any)
+		assert.Equal(t, "application/vnd.microsoft.card.adaptive", card["contentType"])
+		raw, _ = json.Marshal(card)
+		assert.Contains(t, string(raw), `"Action.OpenUrl"`)
+		assert.Contains(t, string(raw), `"url":"`+page+`"`)
+	})
+}

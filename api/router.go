@@ -110,6 +110,10 @@ func New(d Deps) http.Handler {
 	admin.DELETE("/webhooks/:id", h.deleteWebhook)
 	admin.POST("/webhooks/:id/rotate-secret", h.rotateWebhookSecret)
 	admin.POST("/webhooks/:id/test", h.testWebhook)
+	admin.GET("/webhooks/:id/deliveries", h.listDeliveries)
+	admin.POST("/webhooks/:id/recover", h.recoverDeliveries)
+	admin.GET("/deliveries/:id", h.getDelivery)
+	admin.POST("/deliveries/:id/resend", h.resendDelivery)
 
 	if d.Mount != nil {
 		d.Mount(r)

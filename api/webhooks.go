@@ -160,7 +160,7 @@ func (h *handlers) testWebhook(c *gin.Context) {
 		kind = ep.Events[0]
 	}
 	now := models.Now()
-	body, err := events.NewWebhookBody(kind, map[string]any{"message": "A test delivery from Assent."}, now)
+	body, err := events.NewWebhookBody(kind, map[string]any{"message": "A test delivery from Assent.", "url": h.baseURL}, now)
 	if err != nil {
 		fail(c, err)
 		return

@@ -7,6 +7,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
 )
@@ -76,6 +77,9 @@ type Delivery struct {
 	Attempts       int     `gorm:"not null"`
 	LastStatusCode int     `gorm:"not null"`
 	LastError      string  `gorm:"type:text;not null"`
+	// Sends counts the times an administrator sent it again (resend,
+	// recover); each send is its own workflow run.
+	Sends int `gorm:"not null;default:0"`
 	// StartedAt is set once its workflow is started; the dispatcher starts
 	// any pending delivery without one.
 	StartedAt   *time.Time `gorm:"index"`
@@ -170,11 +174,12 @@ func fanOut(tx *gorm.DB, ev *Event, now time.Time) ([]Delivery, error) {
 	return pending, nil
 }
 
-// UnstartedDeliveries lists pending deliveries whose workflow start was
-// not recorded, created before olderThan.
+// UnstartedDeliveries lists pending deliveries whose workflow has not
+// been started: ones sent again by an administrator, and ones created
+// before olderThan whose start was lost.
 func (s *Store) UnstartedDeliveries(ctx context.Context, olderThan time.Time, limit int) ([]Delivery, error) {
 	var out []Delivery
-	err := s.db.WithContext(ctx).Where("status = ? AND started_at IS NULL AND created_at < ?", DeliveryPending, olderThan).
+	err := s.db.WithContext(ctx).Where("status = ? AND started_at IS NULL AND (sends > 0 OR created_at < ?)", DeliveryPending, olderThan).
 		Order("id").Limit(limit).Find(&out).Error
 	return out, err
 }
@@ -280,6 +285,157 @@ func (s *Store) RecordAttempt(ctx context.Context, d *Delivery, r AttemptResult)
 func (s *Store) SkipDelivery(ctx context.Context, id string) error {
 	return s.db.WithContext(ctx).Model(&Delivery{}).Where("id = ?", id).
 		Updates(map[string]any{"status": DeliverySkipped, "updated_at": Now()}).Error
+}
+
+// ResendDelivery queues one of the organisation's deliveries to be sent
+// again under its own id, whatever became of it, unless it is still being
+// attempted or its endpoint cannot take it.
+func (s *Store) ResendDelivery(ctx context.Context, orgID, id string) (*DeliveryLog, error) {
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		d, err := take[Delivery](tx.Clauses(lockForUpdate(tx)...), orgID, id, "delivery "+id)
+		if err != nil {
+			return err
+		}
+		if d.Status == DeliveryPending {
+			return apperr.New(apperr.InvalidState, "delivery %s is still being attempted", id)
+		}
+		if d.EndpointID != nil {
+			ep, err := take[WebhookEndpoint](tx, orgID, *d.EndpointID, "webhook endpoint "+*d.EndpointID)
+			if err != nil {
+				return apperr.New(apperr.InvalidState, "the endpoint of delivery %s was deleted", id)
+			}
+			if err := ep.checkReceiving(); err != nil {
+				return err
+			}
+		}
+		_, err = requeue(tx.Where("id = ?", id))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.GetDelivery(ctx, orgID, id)
+}
+
+// RecoverDeliveries queues every failed or skipped delivery to an endpoint
+// created at or after since to be sent again, returning how many.
+func (s *Store) RecoverDeliveries(ctx context.Context, orgID, endpointID string, since time.Time) (int64, error) {
+	var n int64
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		ep, err := take[WebhookEndpoint](tx, orgID, endpointID, "webhook endpoint "+endpointID)
+		if err != nil {
+			return err
+		}
+		if err := ep.checkReceiving(); err != nil {
+			return err
+		}
+		q := tx.Where("organization_id = ? AND endpoint_id = ? AND status IN ? AND created_at >= ?",
+			orgID, endpointID, []string{DeliveryFailed, DeliverySkipped}, since)
+		n, err = requeue(q)
+		return err
+	})
+	return n, err
+}
+
+// requeue makes the deliveries q selects pending again with a new send
+// number, returning how many; the dispatcher starts their workflows.
+func requeue(q *gorm.DB) (int64, error) {
+	res := q.Model(&Delivery{}).Updates(map[string]any{"status": DeliveryPending, "sends": gorm.Expr("sends + 1"),
+		"started_at": nil, "updated_at": Now()})
+	return res.RowsAffected, res.Error
+}
+
+// checkReceiving refuses to queue deliveries to an endpoint that would
+// only skip them.
+func (w *WebhookEndpoint) checkReceiving() error {
+	switch {
+	case !w.Enabled:
+		return apperr.New(apperr.InvalidState, "webhook endpoint %s is disabled; enable it first", w.ID)
+	case w.SwitchedOffAt != nil:
+		return apperr.New(apperr.InvalidState, "webhook endpoint %s was switched off after %d failures; enable it first", w.ID, SwitchOffAfter)
+	}
+	return nil
+}
+
+// DeliveryLog is a delivery with its event kind and every attempt, for
+// the admin delivery log.
+type DeliveryLog struct {
+	Delivery
+	EventKind   string
+	AttemptList []DeliveryAttempt
+}
+
+// DeliveryFilter narrows a delivery log.
+type DeliveryFilter struct {
+	EndpointID string
+	// Status is one of the Delivery* states, or empty for all.
+	Status string
+}
+
+// ListDeliveryLog pages through an endpoint's deliveries, newest first,
+// each with its attempts.
+func (s *Store) ListDeliveryLog(ctx context.Context, orgID string, f DeliveryFilter, p Page) ([]DeliveryLog, string, error) {
+	db := s.db.WithContext(ctx)
+	if _, err := take[WebhookEndpoint](db, orgID, f.EndpointID, "webhook endpoint "+f.EndpointID); err != nil {
+		return nil, "", err
+	}
+	q := db.Where("organization_id = ? AND endpoint_id = ?", orgID, f.EndpointID)
+	if f.Status != "" {
+		q = q.Where("status = ?", f.Status)
+	}
+	ds, next, err := list(q, p, func(d *Delivery) string { return d.ID })
+	if err != nil {
+		return nil, "", err
+	}
+	out, err := s.withAttempts(ctx, ds)
+	return out, next, err
+}
+
+// GetDelivery returns one of the organisation's deliveries with its
+// attempts.
+func (s *Store) GetDelivery(ctx context.Context, orgID, id string) (*DeliveryLog, error) {
+	d, err := take[Delivery](s.db.WithContext(ctx), orgID, id, "delivery "+id)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.withAttempts(ctx, []Delivery{*d})
+	if err != nil {
+		return nil, err
+	}
+	return &out[0], nil
+}
+
+// withAttempts adds event kinds and attempts to ds in two queries.
+func (s *Store) withAttempts(ctx context.Context, ds []Delivery) ([]DeliveryLog, error) {
+	out := make([]DeliveryLog, len(ds))
+	if len(ds) == 0 {
+		return out, nil
+	}
+	ids, eventIDs := make([]string, len(ds)), make([]string, len(ds))
+	for i, d := range ds {
+		ids[i], eventIDs[i] = d.ID, d.EventID
+	}
+	db := s.db.WithContext(ctx)
+	var evs []Event
+	if err := db.Select("id, kind").Where("id IN ?", eventIDs).Find(&evs).Error; err != nil {
+		return nil, err
+	}
+	kinds := make(map[string]string, len(evs))
+	for _, e := range evs {
+		kinds[e.ID] = e.Kind
+	}
+	var atts []DeliveryAttempt
+	if err := db.Where("delivery_id IN ?", ids).Order("attempt, id").Find(&atts).Error; err != nil {
+		return nil, err
+	}
+	byDelivery := make(map[string][]DeliveryAttempt, len(ds))
+	for _, a := range atts {
+		byDelivery[a.DeliveryID] = append(byDelivery[a.DeliveryID], a)
+	}
+	for i, d := range ds {
+		out[i] = DeliveryLog{Delivery: d, EventKind: kinds[d.EventID], AttemptList: byDelivery[d.ID]}
+	}
+	return out, nil
 }
 
 // ListDeliveries returns an organisation's deliveries of a subject's

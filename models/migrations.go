@@ -248,6 +248,21 @@ var migrations = []*gormigrate.Migration{
 			return tx.Migrator().DropTable("delivery_attempts", "deliveries", "webhook_endpoints")
 		},
 	},
+	{
+		// A delivery sent again by an administrator (resend or recover)
+		// runs under a new workflow id; sends numbers those runs.
+		ID: "202611220005_delivery_sends",
+		Migrate: func(tx *gorm.DB) error {
+			type Delivery struct {
+				Sends int `gorm:"not null;default:0"`
+			}
+			return tx.Migrator().AddColumn(&Delivery{}, "Sends")
+		},
+		Rollback: func(tx *gorm.DB) error {
+			type Delivery struct{ Sends int }
+			return tx.Migrator().DropColumn(&Delivery{}, "Sends")
+		},
+	},
 }
 
 // RequireMigrated fails when the database lacks a migration this binary

@@ -135,8 +135,8 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	}
 }
 
-// Round dispatches one batch of events and restarts deliveries whose start
-// was lost, returning how many deliveries it started.
+// Round dispatches one batch of events and starts deliveries sent again by
+// an administrator or whose start was lost, returning how many it started.
 func (d *Dispatcher) Round(ctx context.Context) (int, error) {
 	ds, err := d.Store.DispatchEvents(ctx, 100)
 	if err != nil {
@@ -148,7 +148,7 @@ func (d *Dispatcher) Round(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, dl := range append(ds, lost...) {
-		if err := start.Delivery(ctx, d.Client, dl.ID, d.RetryUnit); err != nil {
+		if err := start.Delivery(ctx, d.Client, &dl, d.RetryUnit); err != nil {
 			return n, err
 		}
 		if err := d.Store.MarkDeliveryStarted(ctx, dl.ID); err != nil {

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"strconv"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -27,9 +28,16 @@ type DeliveryInput struct {
 	RetryUnit time.Duration
 }
 
-// DeliveryWorkflowID is the workflow id of a delivery: one workflow per
-// event and receiver, so the system never delivers an event twice.
-func DeliveryWorkflowID(deliveryID string) string { return "delivery/" + deliveryID }
+// DeliveryWorkflowID is the workflow id of one send of a delivery: one
+// workflow per event and receiver, so the system never delivers an event
+// twice of its own accord. Each send an administrator asks for (send > 0)
+// is a run of its own.
+func DeliveryWorkflowID(deliveryID string, send int) string {
+	if send == 0 {
+		return "delivery/" + deliveryID
+	}
+	return "delivery/" + deliveryID + "/send-" + strconv.Itoa(send)
+}
 
 // DeliveryRetryPolicy waits 1, 4, 16 and 64 units between five attempts.
 func DeliveryRetryPolicy(unit time.Duration) *temporal.RetryPolicy {

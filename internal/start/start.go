@@ -69,11 +69,12 @@ func ApprovalInput(rec *models.Approval) (workflows.ApprovalInput, error) {
 	return in, nil
 }
 
-// Delivery starts the workflow of one delivery; an existing one counts as
-// started, so an event is never sent twice to a receiver by our doing.
-func Delivery(ctx context.Context, c client.Client, deliveryID string, retryUnit time.Duration) error {
-	return once(ctx, c, client.StartWorkflowOptions{ID: workflows.DeliveryWorkflowID(deliveryID)},
-		workflows.Delivery, workflows.DeliveryInput{DeliveryID: deliveryID, RetryUnit: retryUnit})
+// Delivery starts the workflow of a delivery's current send; an existing
+// one counts as started, so an event is never sent twice to a receiver by
+// our doing.
+func Delivery(ctx context.Context, c client.Client, d *models.Delivery, retryUnit time.Duration) error {
+	return once(ctx, c, client.StartWorkflowOptions{ID: workflows.DeliveryWorkflowID(d.ID, d.Sends)},
+		workflows.Delivery, workflows.DeliveryInput{DeliveryID: d.ID, RetryUnit: retryUnit})
 }
 
 // once starts a workflow that must exist at most once, ever, for its id: a

@@ -1,6 +1,10 @@
 package wire
 
-import "github.com/assent-hq/assent/models"
+import (
+	"net/url"
+
+	"github.com/assent-hq/assent/models"
+)
 
 // WebhookEndpoint is an endpoint on the wire; the secret appears once, in
 // the create and rotate responses.
@@ -19,10 +23,65 @@ type WebhookEndpoint struct {
 	UpdatedAt           Time     `json:"updatedAt"`
 }
 
-// NewWebhookEndpoint serializes w without its secret.
+// NewWebhookEndpoint serializes w without its secret. A Slack or Teams
+// address is itself a credential, so only its host is shown.
 func NewWebhookEndpoint(w *models.WebhookEndpoint) WebhookEndpoint {
-	return WebhookEndpoint{ID: w.ID, URL: w.URL, Format: w.Format, Events: nonNil(w.Events), Enabled: w.Enabled,
+	addr := w.URL
+	if w.Format != models.FormatJSON {
+		addr = RedactURL(addr)
+	}
+	return WebhookEndpoint{ID: w.ID, URL: addr, Format: w.Format, Events: nonNil(w.Events), Enabled: w.Enabled,
 		PreviousSecretUntil: TimePtr(w.PreviousSecretUntil), SwitchedOffAt: TimePtr(w.SwitchedOffAt),
 		ConsecutiveFailures: w.ConsecutiveFailures, LastError: w.LastError,
 		CreatedAt: Time(w.CreatedAt), UpdatedAt: Time(w.UpdatedAt)}
+}
+
+// Delivery is one event to one receiver, with every attempt: the admin
+// delivery log.
+type Delivery struct {
+	ID      string `json:"id"`
+	EventID string `json:"eventId"`
+	Event   string `json:"event"`
+	// Target is webhook or callback.
+	Target     string  `json:"target"`
+	EndpointID *string `json:"endpointId"`
+	// Status is pending, delivered, failed or skipped.
+	Status string `json:"status"`
+	// Sends counts the times an administrator sent it again.
+	Sends       int               `json:"sends"`
+	Attempts    []DeliveryAttempt `json:"attempts"`
+	DeliveredAt *Time             `json:"deliveredAt"`
+	CreatedAt   Time              `json:"createdAt"`
+	UpdatedAt   Time              `json:"updatedAt"`
+}
+
+// DeliveryAttempt is one try. StatusCode is 0 when no answer came.
+type DeliveryAttempt struct {
+	Attempt    int    `json:"attempt"`
+	At         Time   `json:"at"`
+	StatusCode int    `json:"statusCode"`
+	LatencyMS  int64  `json:"latencyMs"`
+	Error      string `json:"error"`
+}
+
+// NewDelivery serializes a delivery with its attempts.
+func NewDelivery(d *models.DeliveryLog) Delivery {
+	out := Delivery{ID: d.ID, EventID: d.EventID, Event: d.EventKind, Target: d.Target, EndpointID: d.EndpointID,
+		Status: d.Status, Sends: d.Sends, Attempts: make([]DeliveryAttempt, len(d.AttemptList)),
+		DeliveredAt: TimePtr(d.DeliveredAt), CreatedAt: Time(d.CreatedAt), UpdatedAt: Time(d.UpdatedAt)}
+	for i, a := range d.AttemptList {
+		out.Attempts[i] = DeliveryAttempt{Attempt: a.Attempt, At: Time(a.At), StatusCode: a.StatusCode,
+			LatencyMS: a.LatencyMS, Error: a.Error}
+	}
+	return out
+}
+
+// RedactURL keeps an address's scheme and host and hides the rest, which
+// for chat webhooks holds the token.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "…"
+	}
+	return u.Scheme + "://" + u.Host + "/…"
 }

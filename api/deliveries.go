@@ -1,0 +1,89 @@
+package api
+
+import (
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/wire"
+	"github.com/assent-hq/assent/models"
+)
+
+var deliveryStatuses = []string{models.DeliveryPending, models.DeliveryDelivered, models.DeliveryFailed, models.DeliverySkipped}
+
+// listDeliveries is an endpoint's delivery log, newest first.
+func (h *handlers) listDeliveries(c *gin.Context) {
+	p, err := page(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	f := models.DeliveryFilter{EndpointID: c.Param("id"), Status: c.Query("status")}
+	if f.Status != "" && !slices.Contains(deliveryStatuses, f.Status) {
+		fail(c, apperr.Field(apperr.InvalidRequest, "status", "status must be one of: %s", strings.Join(deliveryStatuses, ", ")))
+		return
+	}
+	rows, next, err := h.store.ListDeliveryLog(c.Request.Context(), orgID(c), f, p)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, newList(rows, next, wire.NewDelivery))
+}
+
+func (h *handlers) getDelivery(c *gin.Context) {
+	d, err := h.store.GetDelivery(c.Request.Context(), orgID(c), c.Param("id"))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, wire.NewDelivery(d))
+}
+
+// resendDelivery sends a settled delivery again under the same delivery
+// id, with a fresh schedule of attempts. The dispatcher starts it.
+func (h *handlers) resendDelivery(c *gin.Context) {
+	d, err := h.store.ResendDelivery(c.Request.Context(), orgID(c), c.Param("id"))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusAccepted, wire.NewDelivery(d))
+}
+
+type recoverRequest struct {
+	Since string `json:"since" validate:"required"`
+}
+
+type recoverResponse struct {
+	Recovered int64 `json:"recovered"`
+}
+
+// recoverDeliveries sends again every failed or skipped delivery to an
+// endpoint since a time, such as the start of an outage.
+func (h *handlers) recoverDeliveries(c *gin.Context) {
+	var in recoverRequest
+	if err := bind(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	since, err := time.Parse(time.RFC3339Nano, in.Since)
+	if err != nil {
+		fail(c, apperr.Field(apperr.InvalidRequest, "since", "since must be an RFC 3339 timestamp such as 2026-01-02T15:04:05Z"))
+		return
+	}
+	if since.After(models.Now()) {
+		fail(c, apperr.Field(apperr.InvalidRequest, "since", "since must not be in the future"))
+		return
+	}
+	n, err := h.store.RecoverDeliveries(c.Request.Context(), orgID(c), c.Param("id"), since)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusAccepted, recoverResponse{Recovered: n})
+}
