@@ -28,6 +28,7 @@ import (
 	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/internal/devtemporal"
 	"github.com/assent-hq/assent/internal/logging"
+	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -55,15 +56,23 @@ func benchTemporal(b *testing.B) client.Client {
 	return tc
 }
 
-// benchStack is the API, its worker and Temporal, with an agent key.
+// benchStack is the API, its worker and Temporal, with an agent key and
+// the token of Bob, an approver.
 type benchStack struct {
-	store *models.Store
-	url   string
-	key   string
-	http  *http.Client
+	store    *models.Store
+	tc       client.Client
+	url      string
+	key      string
+	bobToken string
+	http     *http.Client
 }
 
 func newBenchStack(b *testing.B, kind string) *benchStack {
+	return newBenchStackWith(b, kind, netguard.Public)
+}
+
+// newBenchStackWith admits receiver addresses by policy.
+func newBenchStackWith(b *testing.B, kind string, policy *netguard.Policy) *benchStack {
 	b.Helper()
 	ctx := context.Background()
 	db := testenv.OpenDB(b, kind)
@@ -74,29 +83,37 @@ func newBenchStack(b *testing.B, kind string) *benchStack {
 	require.NoError(b, err)
 	_, key, err := store.CreateKey(ctx, org.ID, models.NewKey{Name: "agent", Kind: models.KeyAgent, Scopes: scopes.All})
 	require.NoError(b, err)
+	var bob *models.Member
 	for _, m := range []models.NewMember{{Email: "ada@example.com", Role: models.RoleOwner}, {Email: "bob@example.com", Role: models.RoleMember}} {
-		_, err = store.CreateMember(ctx, org.ID, m)
+		bob, err = store.CreateMember(ctx, org.ID, m)
 		require.NoError(b, err)
 	}
-	w := worker.New(tc, worker.Deps{Store: store, BaseURL: "http://assent.test", Logger: quiet})
+	_, bobToken, err := store.CreateMemberToken(ctx, org.ID, bob.ID)
+	require.NoError(b, err)
+	w := worker.New(tc, worker.Deps{Store: store, BaseURL: "http://assent.test", Logger: quiet, NetPolicy: policy})
 	require.NoError(b, w.Start())
 	b.Cleanup(w.Stop)
-	srv := httptest.NewServer(api.New(api.Deps{Store: store, Temporal: tc, Logger: quiet, BaseURL: "http://assent.test"}))
+	srv := httptest.NewServer(api.New(api.Deps{Store: store, Temporal: tc, Logger: quiet, BaseURL: "http://assent.test", NetPolicy: policy}))
 	b.Cleanup(srv.Close)
 	// Enough idle connections for every client: agents keep theirs alive,
 	// and the default of 2 per host would measure TCP handshakes instead.
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	b.Cleanup(hc.CloseIdleConnections)
-	return &benchStack{store: store, url: srv.URL, key: key, http: hc}
+	return &benchStack{store: store, tc: tc, url: srv.URL, key: key, bobToken: bobToken, http: hc}
 }
 
 // call sends one request and returns the body, failing unless the status is want.
 func (s *benchStack) call(method, path, body string, want int) ([]byte, error) {
+	return s.callAs(s.key, method, path, body, want)
+}
+
+// callAs is call with another key or token.
+func (s *benchStack) callAs(key, method, path, body string, want int) ([]byte, error) {
 	req, err := http.NewRequest(method, s.url+path, strings.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Authorization", "Bearer "+s.key)
+	req.Header.Set("Authorization", "Bearer "+key)
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}

@@ -66,6 +66,17 @@ func TestWebhookAdmin(t *testing.T) {
 		ds, err := s.store.ListDeliveries(context.Background(), s.org.ID)
 		require.NoError(t, err)
 		assert.Empty(t, ds, "a test is not a delivery")
+		// Even one failure short of the switch-off, a failed test leaves it on.
+		require.NoError(t, s.store.DB().Model(&models.WebhookEndpoint{}).Where("id = ?", id).Update("consecutive_failures", models.SwitchOffAfter-1).Error)
+		hook.mu.Lock()
+		hook.answers = []int{500}
+		hook.mu.Unlock()
+		assert.Equal(t, 500.0, s.do(t, "POST", "/api/v1/admin/webhooks/"+id+"/test", s.adminKey, "", nil).decoded["statusCode"])
+		ep, err = s.store.GetWebhookEndpoint(context.Background(), s.org.ID, id)
+		require.NoError(t, err)
+		assert.Equal(t, models.SwitchOffAfter-1, ep.ConsecutiveFailures)
+		assert.Nil(t, ep.SwitchedOffAt)
+		require.NoError(t, s.store.DB().Model(&models.WebhookEndpoint{}).Where("id = ?", id).Update("consecutive_failures", 0).Error)
 
 		// Rotation: both secrets sign for 24 hours.
 		r = s.do(t, "POST", "/api/v1/admin/webhooks/"+id+"/rotate-secret", s.adminKey, "", nil)
@@ -76,13 +87,13 @@ func TestWebhookAdmin(t *testing.T) {
 		require.NoError(t, err)
 		assert.WithinDuration(t, time.Now().Add(24*time.Hour), until, time.Minute)
 		require.Equal(t, 200, s.do(t, "POST", "/api/v1/admin/webhooks/"+id+"/test", s.adminKey, "", nil).status)
-		last := hook.received()[2]
+		last := hook.received()[3]
 		assert.NoError(t, last.verified, "a receiver still on the old secret accepts")
 		hook.mu.Lock()
 		hook.secret = fresh
 		hook.mu.Unlock()
 		require.Equal(t, 200, s.do(t, "POST", "/api/v1/admin/webhooks/"+id+"/test", s.adminKey, "", nil).status)
-		assert.NoError(t, hook.received()[3].verified, "and so does one on the new secret")
+		assert.NoError(t, hook.received()[4].verified, "and so does one on the new secret")
 
 		// Switching a switched-off endpoint on again resets it.
 		now := models.Now()

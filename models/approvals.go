@@ -248,6 +248,7 @@ type ApprovalChange struct {
 // the activity may be retried freely.
 func (s *Store) ApplyApprovalChange(ctx context.Context, ch ApprovalChange) (*Approval, error) {
 	var a *Approval
+	wroteEvent := false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
 		if a, err = take[Approval](tx.Clauses(lockForUpdate(tx)...), ch.OrganizationID, ch.ApprovalID, "approval "+ch.ApprovalID); err != nil {
@@ -277,9 +278,13 @@ func (s *Store) ApplyApprovalChange(ctx context.Context, ch ApprovalChange) (*Ap
 		if err != nil {
 			return err
 		}
+		wroteEvent = true
 		return tx.Create(&Event{ID: newID(ids.Event), OrganizationID: a.OrganizationID, Kind: ch.Event,
 			SubjectType: "approval", SubjectID: a.ID, Data: data, CreatedAt: entry.At}).Error
 	})
+	if err == nil && wroteEvent {
+		s.notifyEventsWritten()
+	}
 	return a, err
 }
 

@@ -15,10 +15,24 @@ import (
 // organisation's records takes its id, so no query crosses tenants.
 type Store struct {
 	db *gorm.DB
+	// eventsWritten wakes this process's dispatcher when it commits an
+	// outbox event, so a delivery need not wait for the next poll.
+	eventsWritten chan struct{}
 }
 
 // NewStore wraps db.
-func NewStore(db *gorm.DB) *Store { return &Store{db: db} }
+func NewStore(db *gorm.DB) *Store { return &Store{db: db, eventsWritten: make(chan struct{}, 1)} }
+
+// EventsWritten receives after this process commits an outbox event. It is
+// a hint: other processes write events too, so dispatchers still poll.
+func (s *Store) EventsWritten() <-chan struct{} { return s.eventsWritten }
+
+func (s *Store) notifyEventsWritten() {
+	select {
+	case s.eventsWritten <- struct{}{}:
+	default: // a wake-up is already pending
+	}
+}
 
 // DB is the underlying handle, for health checks and tests.
 func (s *Store) DB() *gorm.DB { return s.db }

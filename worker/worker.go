@@ -129,6 +129,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		if n == 0 || err != nil {
 			select {
 			case <-ctx.Done():
+			case <-d.Store.EventsWritten():
 			case <-time.After(d.Interval):
 			}
 		}

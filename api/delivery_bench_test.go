@@ -1,0 +1,123 @@
+package api_test
+
+// Benchmarks of deliveries on the stack `assent dev` runs, with receivers
+// on this machine admitted. Results: docs/benchmarks.md.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/internal/netguard"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/worker"
+)
+
+// deliveryBenchStack is the bench stack with the dispatcher `assent dev`
+// runs (200 ms between empty rounds).
+func deliveryBenchStack(b *testing.B, kind string) *benchStack {
+	s := newBenchStackWith(b, kind, netguard.DevLoopback)
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &worker.Dispatcher{Client: s.tc, Store: s.store, Log: quiet, Interval: 200 * time.Millisecond}
+	done := make(chan struct{})
+	go func() { d.Run(ctx); close(done) }()
+	b.Cleanup(func() { cancel(); <-done })
+	return s
+}
+
+// BenchmarkDecisionToCallback times a person's decision, from the POST
+// until the request's callback receiver has the approval.approved event.
+func BenchmarkDecisionToCallback(b *testing.B) {
+	for _, kind := range []string{"sqlite", "postgres"} {
+		b.Run(kind, func(b *testing.B) {
+			s := deliveryBenchStack(b, kind)
+			var mu sync.Mutex
+			arrived := map[string]chan time.Time{}
+			waiter := func(id string) chan time.Time {
+				mu.Lock()
+				defer mu.Unlock()
+				if arrived[id] == nil {
+					arrived[id] = make(chan time.Time, 1)
+				}
+				return arrived[id]
+			}
+			recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				at := time.Now()
+				var body struct{ RequestID string }
+				raw, _ := io.ReadAll(r.Body)
+				_ = json.Unmarshal(raw, &body)
+				waiter(body.RequestID) <- at
+			}))
+			b.Cleanup(recv.Close)
+
+			lat := make([]time.Duration, 0, b.N)
+			b.ResetTimer()
+			for range b.N {
+				b.StopTimer()
+				out, err := s.call("POST", "/api/v1/approvals", fmt.Sprintf(`{"title":"Pay","approvers":["bob@example.com"],"callbackUrl":%q}`, recv.URL), 201)
+				require.NoError(b, err)
+				var a struct{ ID string }
+				require.NoError(b, json.Unmarshal(out, &a))
+				got := waiter(a.ID)
+				b.StartTimer()
+				start := time.Now()
+				_, err = s.callAs(s.bobToken, "POST", "/api/v1/approvals/"+a.ID+"/decision", `{"decision":"approve"}`, 200)
+				require.NoError(b, err)
+				select {
+				case at := <-got:
+					lat = append(lat, at.Sub(start))
+				case <-time.After(30 * time.Second):
+					b.Fatal("no callback within 30 s")
+				}
+			}
+			b.StopTimer()
+			slices.Sort(lat)
+			ms := func(q int) float64 { return float64(lat[len(lat)*q/100]) / float64(time.Millisecond) }
+			b.ReportMetric(ms(50), "p50-ms")
+			b.ReportMetric(ms(99), "p99-ms")
+		})
+	}
+}
+
+// BenchmarkDeliveriesPerSecond writes b.N outbox events at once and times
+// them until a local webhook receiver has every one.
+func BenchmarkDeliveriesPerSecond(b *testing.B) {
+	for _, kind := range []string{"sqlite", "postgres"} {
+		b.Run(kind, func(b *testing.B) {
+			s := deliveryBenchStack(b, kind)
+			var got atomic.Int64
+			recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got.Add(1) }))
+			b.Cleanup(recv.Close)
+			ctx := context.Background()
+			var org models.Organization
+			require.NoError(b, s.store.DB().Take(&org).Error)
+			_, err := s.store.CreateWebhookEndpoint(ctx, org.ID, models.NewWebhookEndpoint{URL: recv.URL, Format: models.FormatJSON,
+				Enabled: true, Secret: "whsec_bench"})
+			require.NoError(b, err)
+
+			evs := make([]models.Event, b.N)
+			now := models.Now()
+			for i := range evs {
+				evs[i] = models.Event{ID: ids.New(ids.Event), OrganizationID: org.ID, Kind: events.ApprovalRequested,
+					SubjectType: "approval", SubjectID: "apr_bench", Data: models.RawJSON(`{"id":"apr_bench"}`), CreatedAt: now}
+			}
+			b.ResetTimer()
+			require.NoError(b, s.store.DB().CreateInBatches(evs, 500).Error)
+			catchUp(b, func() bool { return got.Load() >= int64(b.N) })
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "deliveries/s")
+		})
+	}
+}
