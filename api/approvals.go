@@ -14,10 +14,9 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"go.temporal.io/sdk/client"
 
+	"github.com/assent-hq/assent/actions"
 	"github.com/assent-hq/assent/internal/apperr"
-	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/rules"
 	"github.com/assent-hq/assent/internal/start"
 	"github.com/assent-hq/assent/internal/wire"
@@ -345,15 +344,8 @@ func person(c *gin.Context, what string) (models.Actor, error) {
 	return models.Actor{}, apperr.New(apperr.Forbidden, "%s belongs to a person: use a member token", what)
 }
 
-type decisionRequest struct {
-	Decision    string         `json:"decision" validate:"required,oneof=approve reject"`
-	Note        string         `json:"note" validate:"max=5000"`
-	Reason      string         `json:"reason" validate:"max=5000"`
-	Corrections map[string]any `json:"corrections" validate:"max=100"`
-}
-
 func (h *handlers) decideApproval(c *gin.Context) {
-	var in decisionRequest
+	var in actions.Decision
 	if err := bind(c, &in); err != nil {
 		fail(c, err)
 		return
@@ -363,17 +355,12 @@ func (h *handlers) decideApproval(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	req := workflows.DecideRequest{ActorID: m.ID, ActorName: m.Name, Decision: in.Decision,
-		Note: in.Note, Reason: in.Reason, Corrections: in.Corrections}
-	h.respondUpdate(c, workflows.UpdateDecide, req)
-}
-
-type questionRequest struct {
-	Question string `json:"question" validate:"required,max=5000"`
+	a, err := h.actions.Decide(c.Request.Context(), orgID(c), c.Param("id"), c.GetHeader(idempotencyHeader), m, in)
+	h.respondApproval(c, a, err)
 }
 
 func (h *handlers) askQuestion(c *gin.Context) {
-	var in questionRequest
+	var in actions.Question
 	if err := bind(c, &in); err != nil {
 		fail(c, err)
 		return
@@ -383,19 +370,12 @@ func (h *handlers) askQuestion(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	req := workflows.AskRequest{ActorID: m.ID, ActorName: m.Name, QuestionID: ids.New(ids.Question), Question: in.Question}
-	a, err := h.updateApproval(c, workflows.UpdateAsk, req)
+	_, q, err := h.actions.Ask(c.Request.Context(), orgID(c), c.Param("id"), c.GetHeader(idempotencyHeader), m, in)
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	for i := range a.Questions.V {
-		if q := &a.Questions.V[i]; q.QuestionID == req.QuestionID {
-			c.JSON(http.StatusCreated, wire.NewQuestion(q))
-			return
-		}
-	}
-	fail(c, fmt.Errorf("question %s missing after it was asked", req.QuestionID))
+	c.JSON(http.StatusCreated, wire.NewQuestion(q))
 }
 
 type answerRequest struct {
@@ -418,38 +398,17 @@ func (h *handlers) cancelApproval(c *gin.Context) {
 	h.respondUpdate(c, workflows.UpdateCancel, workflows.CancelRequest{ActorID: actor.ID, ActorName: actor.Name})
 }
 
+// respondUpdate sends an Update on the approval in the path and answers
+// with the approval as the workflow left it.
 func (h *handlers) respondUpdate(c *gin.Context, name string, arg any) {
-	a, err := h.updateApproval(c, name, arg)
+	a, err := h.actions.Update(c.Request.Context(), orgID(c), c.Param("id"), c.GetHeader(idempotencyHeader), name, arg)
+	h.respondApproval(c, a, err)
+}
+
+func (h *handlers) respondApproval(c *gin.Context, a *models.Approval, err error) {
 	if err != nil {
 		fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewApproval(a, h.baseURL))
-}
-
-// updateApproval sends an Update to the approval's workflow and returns
-// the record as the workflow left it: the transition is persisted before
-// the Update completes. The Idempotency-Key, when given, is the Update's
-// id, so Temporal also runs a retried request once.
-func (h *handlers) updateApproval(c *gin.Context, name string, arg any) (*models.Approval, error) {
-	ctx := c.Request.Context()
-	a, err := h.store.GetApproval(ctx, orgID(c), c.Param("id"))
-	if err != nil {
-		return nil, err
-	}
-	handle, err := h.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID:   workflows.ApprovalWorkflowID(a.ID),
-		UpdateID:     c.GetHeader(idempotencyHeader),
-		UpdateName:   name,
-		Args:         []any{arg},
-		WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
-	if err == nil {
-		err = handle.Get(ctx, nil)
-	}
-	if err != nil {
-		return nil, h.workflowError(ctx, a, err)
-	}
-	h.watcher.Notify(a.ID)
-	return h.store.GetApproval(ctx, a.OrganizationID, a.ID)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"go.temporal.io/sdk/client"
 
+	"github.com/assent-hq/assent/actions"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/outbound"
@@ -37,6 +38,7 @@ type handlers struct {
 	log      *slog.Logger
 	baseURL  string
 	watcher  *statusWatcher
+	actions  *actions.Service
 	// netPolicy checks callback and webhook addresses when they are saved.
 	netPolicy *netguard.Policy
 	// outbound sends Send-test deliveries under netPolicy.
@@ -49,6 +51,7 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 func New(d Deps) http.Handler {
 	h := &handlers{store: d.Store, temporal: d.Temporal, log: d.Logger, baseURL: d.BaseURL,
 		watcher: newStatusWatcher(d.Store, d.Logger, 250*time.Millisecond), netPolicy: d.NetPolicy}
+	h.actions = &actions.Service{Store: d.Store, Temporal: d.Temporal, Changed: h.watcher.Notify}
 	if h.netPolicy == nil {
 		h.netPolicy = netguard.Public
 	}

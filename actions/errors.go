@@ -1,4 +1,4 @@
-package api
+package actions
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 //   - A refusal from the workflow is a typed application error whose type
 //     is the API error code and whose detail is the field at fault.
 //   - A completed workflow (the approval settled) is an invalid_state.
-func (h *handlers) workflowError(ctx context.Context, a *models.Approval, err error) error {
+func (s *Service) workflowError(ctx context.Context, a *models.Approval, err error) error {
 	var refusal *temporal.ApplicationError
 	if errors.As(err, &refusal) && apperr.Status(refusal.Type()) != http.StatusInternalServerError {
 		e := apperr.New(refusal.Type(), "%s", refusal.Message())
@@ -29,7 +29,7 @@ func (h *handlers) workflowError(ctx context.Context, a *models.Approval, err er
 	var missing *serviceerror.NotFound
 	if errors.As(err, &missing) {
 		// The workflow completes when the approval settles; read why.
-		if fresh, ferr := h.store.GetApproval(ctx, a.OrganizationID, a.ID); ferr == nil && fresh.Status != models.ApprovalPending {
+		if fresh, ferr := s.Store.GetApproval(ctx, a.OrganizationID, a.ID); ferr == nil && fresh.Status != models.ApprovalPending {
 			return apperr.New(apperr.InvalidState, "the approval is already %s", fresh.Status)
 		}
 		return apperr.New(apperr.Unavailable, "the approval's workflow is not running yet; try again shortly")
