@@ -263,6 +263,47 @@ var migrations = []*gormigrate.Migration{
 			return tx.Migrator().DropColumn(&Delivery{}, "Sends")
 		},
 	},
+	{
+		// Sign-in by emailed link and browser sessions. Only hashes of the
+		// link and session tokens are kept. Sign-in looks people up by email
+		// across organisations, hence the two email indexes.
+		ID: "202611220006_sessions",
+		Migrate: func(tx *gorm.DB) error {
+			type SignInLink struct {
+				TokenHash      string    `gorm:"primaryKey;size:64"`
+				OrganizationID string    `gorm:"size:40;not null;index"`
+				PersonID       string    `gorm:"size:40;not null;index"`
+				ExpiresAt      time.Time `gorm:"not null;index"`
+				UsedAt         *time.Time
+				CreatedAt      time.Time `gorm:"not null"`
+			}
+			type Session struct {
+				ID             string    `gorm:"primaryKey;size:40"`
+				TokenHash      string    `gorm:"size:64;not null;uniqueIndex"`
+				OrganizationID string    `gorm:"size:40;not null;index"`
+				PersonID       string    `gorm:"size:40;not null;index"`
+				CSRFSecret     string    `gorm:"size:64;not null"`
+				CreatedAt      time.Time `gorm:"not null"`
+				LastSeenAt     time.Time `gorm:"not null"`
+				ExpiresAt      time.Time `gorm:"not null;index"`
+			}
+			if err := tx.Migrator().CreateTable(&SignInLink{}, &Session{}); err != nil {
+				return err
+			}
+			if err := tx.Exec("CREATE INDEX idx_members_email ON members (email)").Error; err != nil {
+				return err
+			}
+			return tx.Exec("CREATE INDEX idx_guests_email ON guests (email)").Error
+		},
+		Rollback: func(tx *gorm.DB) error {
+			for _, idx := range []string{"idx_members_email", "idx_guests_email"} {
+				if err := tx.Exec("DROP INDEX " + idx).Error; err != nil {
+					return err
+				}
+			}
+			return tx.Migrator().DropTable("sessions", "sign_in_links")
+		},
+	},
 }
 
 // RequireMigrated fails when the database lacks a migration this binary

@@ -10,12 +10,14 @@ import (
 	"github.com/gin-gonic/gin"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/assent-hq/assent/actions"
 	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/internal/bootstrap"
 	"github.com/assent-hq/assent/internal/devtemporal"
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/web"
 	"github.com/assent-hq/assent/worker"
 )
 
@@ -70,12 +72,15 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if cfg.DevAllowLoopback {
 		policy = netguard.DevLoopback
 	}
+	pages := web.New(web.Deps{Store: store, Mailer: mailbox, BaseURL: baseURL, Logger: log,
+		Actions: &actions.Service{Store: store, Temporal: tc}})
 	handler := api.New(api.Deps{Store: store, Temporal: tc, Logger: log, BaseURL: baseURL, NetPolicy: policy,
 		Mount: func(r *gin.Engine) {
 			h := gin.WrapH(mailbox.Handler())
 			r.GET("/dev/mail", h)
 			r.GET("/dev/mail.json", h)
 			r.GET("/dev/mail/:id", h)
+			pages.Mount(r)
 		}})
 
 	w := worker.New(tc, worker.Deps{Store: store, BaseURL: baseURL, Logger: log, NetPolicy: policy})
@@ -90,6 +95,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return serveHTTP(gctx, l, handler, log) })
 	g.Go(func() error { purgeIdempotencyKeys(gctx, store, log); return nil })
+	g.Go(func() error { purgeSignIns(gctx, store, log); return nil })
 	g.Go(func() error { worker.RunReconciler(gctx, tc, store, log, reconcileInterval); return nil })
 	dispatcher := &worker.Dispatcher{Client: tc, Store: store, Log: log, RetryUnit: cfg.DevRetryUnit, Interval: dispatchInterval}
 	g.Go(func() error { dispatcher.Run(gctx); return nil })
@@ -109,14 +115,15 @@ func printBanner(w io.Writer, dataDir, baseURL, uiAddr string, b *bootstrap.Boot
 Assent is running (dev). %s in %s.
 
   API and pages   %s
+  Sign in         %s/signin
   Temporal UI     %s
   Dev mailbox     %s/dev/mail
   Agent key       %s
 
   Try it:   curl -H "Authorization: Bearer %s" %s/api/v1/me
 
-  Sign in: the demo people (owner@example.com, admin@example.com, mia@example.com, …)
-  and their member tokens are in %s; sign-in links land in the dev mailbox.
+  Sign in as one of the demo people (owner@example.com, admin@example.com, mia@example.com, …);
+  the sign-in link lands in the dev mailbox. Their member tokens are in %s.
 
-`, state, dataDir, baseURL, ui, baseURL, b.AgentKey, b.AgentKey, baseURL, filepath.Join(dataDir, bootstrap.FileName))
+`, state, dataDir, baseURL, baseURL, ui, baseURL, b.AgentKey, b.AgentKey, baseURL, filepath.Join(dataDir, bootstrap.FileName))
 }

@@ -3,11 +3,17 @@ package main
 import (
 	"context"
 	"io"
+	"log/slog"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/assent-hq/assent/actions"
 	"github.com/assent-hq/assent/api"
+	"github.com/assent-hq/assent/internal/config"
+	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/web"
 )
 
 // runServe runs the API and pages only. It keeps no state of its own, so
@@ -31,14 +37,52 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer tc.Close()
+	mailer, err := newMailer(cfg, log)
+	if err != nil {
+		return err
+	}
 	l, baseURL, err := listen(cfg)
 	if err != nil {
 		return err
 	}
 	log.Info("serving", "address", l.Addr().String(), "baseUrl", baseURL)
-	handler := api.New(api.Deps{Store: store, Temporal: tc, Logger: log, BaseURL: baseURL})
+	pages := web.New(web.Deps{Store: store, Mailer: mailer, BaseURL: baseURL, Logger: log,
+		Actions: &actions.Service{Store: store, Temporal: tc}})
+	handler := api.New(api.Deps{Store: store, Temporal: tc, Logger: log, BaseURL: baseURL, Mount: pages.Mount})
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return serveHTTP(gctx, l, handler, log) })
 	g.Go(func() error { purgeIdempotencyKeys(gctx, store, log); return nil })
+	g.Go(func() error { purgeSignIns(gctx, store, log); return nil })
 	return g.Wait()
+}
+
+// newMailer is SMTP when ASSENT_SMTP_HOST is set. Without it the process
+// still starts, so the API works, but cannot email: sign-in answers as
+// usual and logs an error per email not sent.
+func newMailer(cfg *config.Config, log *slog.Logger) (mail.Sender, error) {
+	if cfg.SMTPHost == "" {
+		log.Warn("ASSENT_SMTP_HOST is not set: no email can be sent, so nobody can sign in to the pages by email")
+		return nil, nil
+	}
+	return mail.NewSMTP(mail.SMTPSettings{Host: cfg.SMTPHost, Port: cfg.SMTPPort, Username: cfg.SMTPUsername,
+		Password: cfg.SMTPPassword, From: cfg.SMTPFrom, TLS: cfg.SMTPTLS})
+}
+
+// purgeSignIns drops ended sessions and used or expired sign-in links
+// hourly while ctx lives.
+func purgeSignIns(ctx context.Context, s *models.Store, log *slog.Logger) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if n, err := s.PurgeSignIns(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("purge sessions and sign-in links", "error", err)
+		} else if n > 0 {
+			log.Info("purged sessions and sign-in links", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

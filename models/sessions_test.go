@@ -1,0 +1,254 @@
+package models_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/models"
+)
+
+func TestSignInLinksOnePerPersonAcrossOrganisations(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db)
+		a, b, c := newOrg(t, s), newOrg(t, s), newOrg(t, s)
+		m, err := s.CreateMember(ctx, a.ID, models.NewMember{Email: "ada@example.com", Name: "Ada"})
+		require.NoError(t, err)
+		g, _, err := s.CreateGuest(ctx, b.ID, models.NewGuest{Email: "ada@example.com"})
+		require.NoError(t, err)
+		// An inactive member of a third organisation gets no link.
+		off, err := s.CreateMember(ctx, c.ID, models.NewMember{Email: "ada@example.com"})
+		require.NoError(t, err)
+		_, err = s.UpdateMember(ctx, c.ID, off.ID, models.MemberPatch{Active: new(false)})
+		require.NoError(t, err)
+
+		links, err := s.CreateSignInLinks(ctx, "  ADA@example.com ")
+		require.NoError(t, err)
+		require.Len(t, links, 2)
+		got := map[string]string{}
+		for _, l := range links {
+			assert.Len(t, l.Token, 43, "32 bytes, URL-safe base64")
+			assert.NotContains(t, l.Token, "=")
+			assert.WithinDuration(t, time.Now().Add(models.SignInLinkLifetime), l.ExpiresAt, 5*time.Second)
+			got[l.Person.ID()] = l.Person.Organization.ID
+		}
+		assert.Equal(t, map[string]string{m.ID: a.ID, g.ID: b.ID}, got)
+
+		// Only the hash is stored.
+		var stored []string
+		require.NoError(t, db.Model(&models.SignInLink{}).Order("token_hash").Pluck("token_hash", &stored).Error)
+		assert.ElementsMatch(t, []string{models.HashSecret(links[0].Token), models.HashSecret(links[1].Token)}, stored)
+
+		none, err := s.CreateSignInLinks(ctx, "nobody@example.com")
+		require.NoError(t, err, "an unknown address is no error")
+		assert.Empty(t, none)
+	})
+}
+
+func TestSignInLinkIsSingleUse(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db)
+		org := newOrg(t, s)
+		m, err := s.CreateMember(ctx, org.ID, models.NewMember{Email: "ada@example.com"})
+		require.NoError(t, err)
+		links, err := s.CreateSignInLinks(ctx, "ada@example.com")
+		require.NoError(t, err)
+		require.Len(t, links, 1)
+		token := links[0].Token
+
+		// Looking does not use it up.
+		p, err := s.PeekSignInLink(ctx, token)
+		require.NoError(t, err)
+		assert.Equal(t, m.ID, p.ID())
+		assert.Equal(t, org.Name, p.Organization.Name)
+
+		// Two racing uses: exactly one wins.
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i := range errs {
+			wg.Add(1)
+			go func() { defer wg.Done(); _, errs[i] = s.ConsumeSignInLink(ctx, token) }()
+		}
+		wg.Wait()
+		won := 0
+		for _, err := range errs {
+			if err == nil {
+				won++
+			} else {
+				assert.ErrorIs(t, err, models.ErrSignInLinkUsed)
+			}
+		}
+		assert.Equal(t, 1, won)
+
+		_, err = s.ConsumeSignInLink(ctx, token)
+		assert.ErrorIs(t, err, models.ErrSignInLinkUsed)
+		_, err = s.PeekSignInLink(ctx, token)
+		assert.ErrorIs(t, err, models.ErrSignInLinkUsed)
+		_, err = s.ConsumeSignInLink(ctx, "not-a-token")
+		assert.ErrorIs(t, err, models.ErrSignInLinkInvalid)
+		_, err = s.ConsumeSignInLink(ctx, "")
+		assert.ErrorIs(t, err, models.ErrSignInLinkInvalid)
+	})
+}
+
+func TestSignInLinkExpiresAndRefusesDeactivatedMembers(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db)
+		org := newOrg(t, s)
+		m, err := s.CreateMember(ctx, org.ID, models.NewMember{Email: "ada@example.com"})
+		require.NoError(t, err)
+		links, err := s.CreateSignInLinks(ctx, "ada@example.com")
+		require.NoError(t, err)
+		old := links[0].Token
+
+		require.NoError(t, db.Model(&models.SignInLink{}).Where("token_hash = ?", models.HashSecret(old)).
+			Update("expires_at", models.Now().Add(-time.Second)).Error)
+		_, err = s.ConsumeSignInLink(ctx, old)
+		assert.ErrorIs(t, err, models.ErrSignInLinkExpired)
+
+		links, err = s.CreateSignInLinks(ctx, "ada@example.com")
+		require.NoError(t, err)
+		fresh := links[0].Token
+		_, err = s.UpdateMember(ctx, org.ID, m.ID, models.MemberPatch{Active: new(false)})
+		require.NoError(t, err)
+		_, err = s.ConsumeSignInLink(ctx, fresh)
+		assert.ErrorIs(t, err, models.ErrPersonInactive)
+
+		// Reactivated, the unused link still works: the refusal used nothing up.
+		_, err = s.UpdateMember(ctx, org.ID, m.ID, models.MemberPatch{Active: new(true)})
+		require.NoError(t, err)
+		p, err := s.ConsumeSignInLink(ctx, fresh)
+		require.NoError(t, err)
+		assert.Equal(t, m.ID, p.ID())
+	})
+}
+
+func TestSignInLinksAreCappedPerPerson(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db)
+		org := newOrg(t, s)
+		_, err := s.CreateMember(ctx, org.ID, models.NewMember{Email: "ada@example.com"})
+		require.NoError(t, err)
+		issued := 0
+		for range 8 {
+			links, err := s.CreateSignInLinks(ctx, "ada@example.com")
+			require.NoError(t, err)
+			issued += len(links)
+		}
+		assert.Equal(t, 5, issued, "a person holds at most five unused links")
+	})
+}
+
+func TestSessions(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db)
+		org, other := newOrg(t, s), newOrg(t, s)
+		m, err := s.CreateMember(ctx, org.ID, models.NewMember{Email: "ada@example.com", Name: "Ada"})
+		require.NoError(t, err)
+		g, _, err := s.CreateGuest(ctx, org.ID, models.NewGuest{Email: "gus@example.com"})
+		require.NoError(t, err)
+
+		sess, token, err := s.CreateSession(ctx, org.ID, m.ID)
+		require.NoError(t, err)
+		assert.NotEmpty(t, sess.CSRFSecret)
+		assert.NotEqual(t, token, sess.CSRFSecret)
+		assert.Equal(t, models.HashSecret(token), sess.TokenHash)
+		assert.WithinDuration(t, time.Now().Add(models.SessionLifetime), sess.ExpiresAt, 5*time.Second)
+
+		got, p, err := s.LoadSession(ctx, token)
+		require.NoError(t, err)
+		assert.Equal(t, sess.ID, got.ID)
+		assert.Equal(t, sess.CSRFSecret, got.CSRFSecret)
+		assert.Equal(t, models.Actor{ID: m.ID, Name: "Ada"}, p.Actor())
+
+		_, _, err = s.LoadSession(ctx, "wrong")
+		assert.ErrorIs(t, err, models.ErrSessionInvalid)
+		_, _, err = s.CreateSession(ctx, other.ID, m.ID)
+		assert.Error(t, err, "a person of another organisation")
+
+		// A guest signs in too.
+		_, gtoken, err := s.CreateSession(ctx, org.ID, g.ID)
+		require.NoError(t, err)
+		_, gp, err := s.LoadSession(ctx, gtoken)
+		require.NoError(t, err)
+		assert.Equal(t, models.Actor{ID: g.ID, Name: "gus@example.com"}, gp.Actor())
+		assert.Nil(t, gp.Member)
+
+		// Idle: unused for the idle timeout, it ends; a touch keeps it alive.
+		setSession(t, db, sess.ID, "last_seen_at", models.Now().Add(-models.SessionIdleTimeout+time.Hour))
+		got, _, err = s.LoadSession(ctx, token)
+		require.NoError(t, err, "idle for less than the timeout")
+		require.NoError(t, s.TouchSession(ctx, got))
+		got, _, err = s.LoadSession(ctx, token)
+		require.NoError(t, err)
+		assert.WithinDuration(t, time.Now().Add(models.SessionIdleTimeout), got.EndsAt(), 5*time.Second, "a touch pushes the idle end back")
+		setSession(t, db, sess.ID, "last_seen_at", models.Now().Add(-models.SessionIdleTimeout))
+		_, _, err = s.LoadSession(ctx, token)
+		assert.ErrorIs(t, err, models.ErrSessionInvalid)
+
+		// Absolute: past its lifetime it ends however recently used.
+		setSession(t, db, sess.ID, "last_seen_at", models.Now())
+		setSession(t, db, sess.ID, "expires_at", models.Now().Add(-time.Second))
+		_, _, err = s.LoadSession(ctx, token)
+		assert.ErrorIs(t, err, models.ErrSessionInvalid)
+		n, err := s.PurgeSignIns(ctx)
+		require.NoError(t, err)
+		assert.EqualValues(t, 1, n)
+
+		// Deactivation takes a session's power; sign-out deletes it.
+		sess, token, err = s.CreateSession(ctx, org.ID, m.ID)
+		require.NoError(t, err)
+		_, err = s.UpdateMember(ctx, org.ID, m.ID, models.MemberPatch{Active: new(false)})
+		require.NoError(t, err)
+		_, _, err = s.LoadSession(ctx, token)
+		assert.ErrorIs(t, err, models.ErrSessionInvalid)
+		_, _, err = s.CreateSession(ctx, org.ID, m.ID)
+		assert.ErrorIs(t, err, models.ErrPersonInactive)
+		_, err = s.UpdateMember(ctx, org.ID, m.ID, models.MemberPatch{Active: new(true)})
+		require.NoError(t, err)
+		_, _, err = s.LoadSession(ctx, token)
+		require.NoError(t, err)
+		require.NoError(t, s.DeleteSession(ctx, org.ID, sess.ID))
+		_, _, err = s.LoadSession(ctx, token)
+		assert.ErrorIs(t, err, models.ErrSessionInvalid)
+	})
+}
+
+func TestTouchSessionWritesAtMostOncePerMinute(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db)
+		org := newOrg(t, s)
+		m, err := s.CreateMember(ctx, org.ID, models.NewMember{Email: "ada@example.com"})
+		require.NoError(t, err)
+		sess, _, err := s.CreateSession(ctx, org.ID, m.ID)
+		require.NoError(t, err)
+		seen := sess.LastSeenAt
+		require.NoError(t, s.TouchSession(ctx, sess))
+		assert.Equal(t, seen, sess.LastSeenAt, "touched within the minute: no write")
+
+		past := models.Now().Add(-2 * time.Minute)
+		setSession(t, db, sess.ID, "last_seen_at", past)
+		sess.LastSeenAt = past
+		require.NoError(t, s.TouchSession(ctx, sess))
+		var row models.Session
+		require.NoError(t, db.Where("id = ?", sess.ID).Take(&row).Error)
+		assert.True(t, row.LastSeenAt.After(past))
+	})
+}
+
+func setSession(t *testing.T, db *gorm.DB, id, column string, v time.Time) {
+	t.Helper()
+	require.NoError(t, db.Model(&models.Session{}).Where("id = ?", id).Update(column, v).Error)
+}

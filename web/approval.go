@@ -1,0 +1,234 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/assent-hq/assent/actions"
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/internal/validate"
+	"github.com/assent-hq/assent/models"
+)
+
+// field is one input field as the page shows it.
+type field struct {
+	Name string
+	// Value is the JSON value as text: a string unquoted, anything else
+	// as JSON.
+	Value    string
+	Kind     string // string, number, boolean or json
+	Editable bool
+}
+
+// approvalPage is the approval page's data.
+type approvalPage struct {
+	A        *models.Approval
+	Fields   []field
+	Metadata []field
+	// Approver is whether the signed-in person may decide; Pending whether
+	// anyone still can.
+	Approver, Pending bool
+	// AlreadyApproved is set when this approver approved and others must
+	// still approve.
+	AlreadyApproved bool
+	// Submission makes a form's submission idempotent: it is the Update id.
+	Submission string
+	// Problem is why the last action was refused, shown above the forms.
+	Problem string
+	Form    decisionForm
+}
+
+// decisionForm is what the person typed, kept when an action is refused.
+type decisionForm struct {
+	Note, Reason, Question string
+}
+
+func (p *Pages) approval(c *gin.Context) {
+	p.showApproval(c, http.StatusOK, "", decisionForm{})
+}
+
+// showApproval renders the approval in the path for the signed-in person,
+// with problem (a refused action) and what they typed.
+func (p *Pages) showApproval(c *gin.Context, status int, problem string, form decisionForm) {
+	person := CurrentPerson(c)
+	a, err := p.store.GetApproval(c.Request.Context(), person.Organization.ID, c.Param("id"))
+	if err != nil {
+		p.Fail(c, err)
+		return
+	}
+	page := approvalPage{A: a, Approver: slices.Contains(a.ApproverIDs, person.ID()),
+		Pending: a.Status == models.ApprovalPending, AlreadyApproved: slices.Contains(a.ApprovedBy, person.ID()),
+		Submission: ids.New("sub"), Problem: problem, Form: form}
+	if page.Fields, err = fields(a.Input, a.EditableFields); err != nil {
+		p.Fail(c, err)
+		return
+	}
+	if page.Metadata, err = fields(a.Metadata, nil); err != nil {
+		p.Fail(c, err)
+		return
+	}
+	p.Render(c, status, "approval", page)
+}
+
+// decide handles the decision form: approve (with any corrected fields) or
+// reject, through the same code as the REST endpoint.
+func (p *Pages) decide(c *gin.Context) {
+	person := CurrentPerson(c)
+	ctx := c.Request.Context()
+	form := decisionForm{Note: c.PostForm("note"), Reason: c.PostForm("reason")}
+	a, err := p.store.GetApproval(ctx, person.Organization.ID, c.Param("id"))
+	if err != nil {
+		p.Fail(c, err)
+		return
+	}
+	d := actions.Decision{Decision: c.PostForm("decision"), Note: form.Note, Reason: form.Reason}
+	if d.Decision == "approve" {
+		if d.Corrections, err = corrections(c, a); err != nil {
+			p.refused(c, err, form)
+			return
+		}
+	}
+	if err := validate.Struct(&d); err != nil {
+		p.refused(c, err, form)
+		return
+	}
+	if _, err := p.actions.Decide(ctx, a.OrganizationID, a.ID, c.PostForm("submission"), person.Actor(), d); err != nil {
+		p.refused(c, err, form)
+		return
+	}
+	c.Redirect(http.StatusSeeOther, "/approvals/"+a.ID)
+}
+
+// ask handles the question form.
+func (p *Pages) ask(c *gin.Context) {
+	person := CurrentPerson(c)
+	form := decisionForm{Question: c.PostForm("question")}
+	q := actions.Question{Question: form.Question}
+	if err := validate.Struct(&q); err != nil {
+		p.refused(c, err, form)
+		return
+	}
+	if _, _, err := p.actions.Ask(c.Request.Context(), person.Organization.ID, c.Param("id"), c.PostForm("submission"), person.Actor(), q); err != nil {
+		p.refused(c, err, form)
+		return
+	}
+	c.Redirect(http.StatusSeeOther, "/approvals/"+c.Param("id"))
+}
+
+// refused shows the page again with why the action was refused, keeping
+// what the person typed. Errors that are not the person's are a 500.
+func (p *Pages) refused(c *gin.Context, err error, form decisionForm) {
+	e, ok := apperr.As(err)
+	if !ok {
+		p.internalError(c, err)
+		return
+	}
+	msg := e.Message
+	if e.Field != "" && !strings.Contains(msg, e.Field) {
+		msg = e.Field + ": " + msg
+	}
+	p.showApproval(c, e.Status(), msg, form)
+}
+
+// corrections reads the editable fields from the form and returns those
+// the person changed, typed like the original value.
+func corrections(c *gin.Context, a *models.Approval) (map[string]any, error) {
+	current, err := fields(a.Input, a.EditableFields)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{}
+	for _, f := range current {
+		raw, sent := c.GetPostForm("field." + f.Name)
+		if !f.Editable || !sent || raw == f.Value {
+			continue
+		}
+		v, err := parseField(f, raw)
+		if err != nil {
+			return nil, apperr.Field(apperr.InvalidRequest, f.Name, "%s: %v", f.Name, err)
+		}
+		out[f.Name] = v
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// parseField reads a corrected value as the kind of the original.
+func parseField(f field, raw string) (any, error) {
+	raw = strings.TrimSpace(raw)
+	switch f.Kind {
+	case "string":
+		return raw, nil
+	case "number":
+		var n json.Number
+		if err := json.Unmarshal([]byte(raw), &n); err != nil {
+			return nil, fmt.Errorf("must be a number")
+		}
+		return n, nil
+	case "boolean":
+		if raw != "true" && raw != "false" {
+			return nil, fmt.Errorf("must be true or false")
+		}
+		return raw == "true", nil
+	}
+	var v any
+	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		return nil, fmt.Errorf("must be valid JSON")
+	}
+	return v, nil
+}
+
+// fields lists a JSON object's members in their order, marking editable
+// ones. An empty object gives none.
+func fields(raw models.RawJSON, editable []string) ([]field, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, fmt.Errorf("stored object is not a JSON object")
+	}
+	var out []field
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		name, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, describe(name, v, slices.Contains(editable, name)))
+	}
+	if _, err := dec.Token(); err != nil && err != io.EOF {
+		return nil, err
+	}
+	return out, nil
+}
+
+func describe(name string, v json.RawMessage, editable bool) field {
+	f := field{Name: name, Value: string(v), Kind: "json", Editable: editable}
+	switch {
+	case len(v) > 0 && v[0] == '"':
+		var s string
+		_ = json.Unmarshal(v, &s)
+		f.Kind, f.Value = "string", s
+	case string(v) == "true" || string(v) == "false":
+		f.Kind = "boolean"
+	case len(v) > 0 && (v[0] == '-' || (v[0] >= '0' && v[0] <= '9')):
+		f.Kind = "number"
+	}
+	return f
+}

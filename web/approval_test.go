@@ -1,0 +1,159 @@
+package web_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/server/temporaltest"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/actions"
+	"github.com/assent-hq/assent/internal/start"
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/worker"
+)
+
+// decidingSite is the pages with Temporal and the worker behind them, so
+// decisions run the approval's workflow.
+func decidingSite(t *testing.T, db *gorm.DB) *site {
+	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	tc := ts.GetDefaultClient()
+	require.NoError(t, worker.RegisterSearchAttributes(context.Background(), tc, ts.GetDefaultNamespace()))
+	store := models.NewStore(db)
+	w := worker.New(tc, worker.Deps{Store: store, BaseURL: "http://assent.test"})
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	s := newSiteWith(t, store, &actions.Service{Store: store, Temporal: tc})
+	s.temporal = tc
+	return s
+}
+
+// started stores a as a new request and starts its workflow, as the API does.
+func (s *site) started(t *testing.T, a *models.Approval) *models.Approval {
+	t.Helper()
+	a.OrganizationID, a.Requester, a.RequestedBy = s.org.ID, "key_test", "billing agent"
+	if a.Risk == "" {
+		a.Risk = models.RiskMedium
+	}
+	a.RequiredApprovals, a.ExpiresAt = 1, time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	ctx := context.Background()
+	require.NoError(t, s.store.CreateApproval(ctx, a))
+	require.NoError(t, start.Approval(ctx, s.temporal, a))
+	return a
+}
+
+func TestApprovalPageDecides(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := decidingSite(t, db)
+		ctx := context.Background()
+		bob, err := s.store.CreateMember(ctx, s.org.ID, models.NewMember{Email: "bob@example.com", Name: "Bob"})
+		require.NoError(t, err)
+		a := s.started(t, &models.Approval{Title: `Pay <script>alert(1)</script>`, Description: "Invoice 7 from Initech.",
+			ApproverIDs: []string{s.ada.ID}, Input: models.RawJSON(`{"amount":120,"currency":"EUR","rush":false,"big":12345678901234567890}`),
+			EditableFields: []string{"amount", "rush"},
+			Factors:        models.JSON[[]models.Factor]{V: []models.Factor{{Label: "Supplier verified", Status: "ok"}}},
+			Links:          models.JSON[[]models.Link]{V: []models.Link{{Label: "Invoice", URL: "https://example.com/inv/7"}, {Label: "Bad", URL: "javascript:alert(1)"}}},
+			Metadata:       models.RawJSON(`{"ticket":"T-9"}`)})
+
+		b := s.browser(t)
+		r := b.get("/approvals/" + a.ID)
+		assert.Equal(t, http.StatusSeeOther, r.status, "sign-in first")
+		b.signIn(s, "ada@example.com")
+		page := b.get("/approvals/" + a.ID)
+		require.Equal(t, http.StatusOK, page.status, page.body)
+		body := page.body
+		assert.Contains(t, body, "Pay &lt;script&gt;alert(1)&lt;/script&gt;")
+		assert.NotContains(t, body, "<script>")
+		assert.Contains(t, body, "Invoice 7 from Initech.")
+		assert.Contains(t, body, "Supplier verified")
+		assert.Contains(t, body, `href="https://example.com/inv/7"`)
+		assert.NotContains(t, body, `href="javascript:`, "unsafe links are neutralised")
+		assert.Contains(t, body, `name="field.amount" value="120"`)
+		assert.Contains(t, body, `<select id="field-rush" name="field.rush">`)
+		assert.NotContains(t, body, `name="field.currency"`, "not editable")
+		assert.Contains(t, body, "T-9")
+
+		// No CSRF token, no decision.
+		r = b.post("/approvals/"+a.ID+"/decision", url.Values{"decision": {"approve"}})
+		assert.Equal(t, http.StatusForbidden, r.status)
+		// A bad correction names the field and keeps the note.
+		form := url.Values{"csrf": {page.csrf(t)}, "decision": {"approve"}, "field.amount": {"a lot"}, "note": {"checked"}, "submission": {"s1"}}
+		r = b.post("/approvals/"+a.ID+"/decision", form)
+		assert.Equal(t, http.StatusBadRequest, r.status)
+		assert.Contains(t, r.body, "amount: must be a number")
+		assert.Contains(t, r.body, ">checked</textarea>")
+
+		form.Set("field.amount", "100")
+		form.Set("submission", "s2")
+		r = b.post("/approvals/"+a.ID+"/decision", form)
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		assert.Equal(t, "/approvals/"+a.ID, r.header.Get("Location"))
+		// The same submission again (a double click) changes nothing more.
+		r = b.post("/approvals/"+a.ID+"/decision", form)
+		assert.Equal(t, http.StatusSeeOther, r.status, r.body)
+
+		done := b.get("/approvals/" + a.ID)
+		assert.Contains(t, done.body, "By Ada Lovelace")
+		assert.Contains(t, done.body, "<code>amount</code>: 120 → 100")
+		assert.NotContains(t, done.body, `value="approve"`, "no actions once settled")
+		got, err := s.store.GetApproval(ctx, s.org.ID, a.ID)
+		require.NoError(t, err)
+		assert.Equal(t, "approved", got.Status)
+		assert.JSONEq(t, `{"amount":100,"currency":"EUR","rush":false,"big":12345678901234567890}`, string(got.ApprovedInput))
+		assert.Contains(t, string(got.ApprovedInput), "12345678901234567890", "untouched numbers stay exact")
+		assert.Equal(t, "checked", *got.Note)
+
+		// Concerns come first, and approving then needs a written reason.
+		c := s.started(t, &models.Approval{Title: "Scrape profiles", ApproverIDs: []string{s.ada.ID},
+			Concerns: models.JSON[[]models.Concern]{V: []models.Concern{{Principle: "privacy", Concern: "Personal data without consent"}}}})
+		page = b.get("/approvals/" + c.ID)
+		assert.Less(t, strings.Index(page.body, "Ethics concerns"), strings.Index(page.body, "<h1>"))
+		r = b.post("/approvals/"+c.ID+"/decision", url.Values{"csrf": {page.csrf(t)}, "decision": {"approve"}, "note": {"fine"}, "submission": {"s3"}})
+		assert.Equal(t, http.StatusBadRequest, r.status)
+		assert.Contains(t, r.body, "needs a written reason")
+		assert.Contains(t, r.body, ">fine</textarea>", "what was typed is kept")
+		r = b.post("/approvals/"+c.ID+"/decision", url.Values{"csrf": {page.csrf(t)}, "decision": {"approve"},
+			"reason": {"Consent is on file."}, "submission": {"s4"}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		assert.Contains(t, b.get("/approvals/"+c.ID).body, "Reason: Consent is on file.")
+
+		// A rejection with a note.
+		rj := s.started(t, &models.Approval{Title: "Refund twice", ApproverIDs: []string{s.ada.ID}})
+		page = b.get("/approvals/" + rj.ID)
+		r = b.post("/approvals/"+rj.ID+"/decision", url.Values{"csrf": {page.csrf(t)}, "decision": {"reject"}, "note": {"Duplicate."}, "submission": {"s7"}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		assert.Contains(t, b.get("/approvals/"+rj.ID).body, "Note: Duplicate.")
+
+		// A question to the requester.
+		q := s.started(t, &models.Approval{Title: "Ask first", ApproverIDs: []string{s.ada.ID}})
+		page = b.get("/approvals/" + q.ID)
+		r = b.post("/approvals/"+q.ID+"/questions", url.Values{"csrf": {page.csrf(t)}, "question": {"Which <b>invoice</b>?"}, "submission": {"s5"}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		assert.Contains(t, b.get("/approvals/"+q.ID).body, "Which &lt;b&gt;invoice&lt;/b&gt;?")
+
+		// Someone who is not an approver reads, and is refused if they try.
+		bb := s.browser(t)
+		bb.signIn(s, bob.Email)
+		page = bb.get("/approvals/" + q.ID)
+		require.Equal(t, http.StatusOK, page.status)
+		assert.Contains(t, page.body, "only its approvers can decide it")
+		assert.NotContains(t, page.body, `value="approve"`)
+		r = bb.post("/approvals/"+q.ID+"/decision", url.Values{"csrf": {page.csrf(t)}, "decision": {"approve"}, "submission": {"s6"}})
+		assert.Equal(t, http.StatusForbidden, r.status, r.body)
+
+		// Another organisation's request does not exist here.
+		other, err := s.store.CreateOrganization(ctx, models.NewOrganization{Name: "Other"})
+		require.NoError(t, err)
+		foreign := &models.Approval{OrganizationID: other.ID, Title: "Theirs", Risk: models.RiskLow, RequiredApprovals: 1,
+			ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "x"}
+		require.NoError(t, s.store.CreateApproval(ctx, foreign))
+		assert.Equal(t, http.StatusNotFound, b.get("/approvals/"+foreign.ID).status)
+	})
+}

@@ -1,0 +1,93 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/assent-hq/assent/models"
+)
+
+// SessionCookie holds the session token. It is HttpOnly, SameSite=Lax,
+// Path=/ and Secure unless the base URL is http:// (dev).
+const SessionCookie = "assent_session"
+
+// noExpiry makes a cookie that ends with the browser session.
+var noExpiry time.Time
+
+const (
+	sessionKey = "assent.web.session"
+	personKey  = "assent.web.person"
+)
+
+// loadSession finds who is signed in from the cookie. A cookie whose
+// session has ended is cleared, and the request goes on signed out.
+func (p *Pages) loadSession(c *gin.Context) {
+	token, err := c.Cookie(SessionCookie)
+	if err != nil || token == "" {
+		c.Next()
+		return
+	}
+	ctx := c.Request.Context()
+	sess, person, err := p.store.LoadSession(ctx, token)
+	switch {
+	case errors.Is(err, models.ErrSessionInvalid):
+		p.setCookie(c, SessionCookie, "", time.Time{})
+	case err != nil:
+		p.internalError(c, err)
+		return
+	default:
+		if err := p.store.TouchSession(ctx, sess); err != nil {
+			// The page can still be served; the session just ages a little.
+			p.log.WarnContext(ctx, "touch session", "session", sess.ID, "error", err)
+		}
+		c.Set(sessionKey, sess)
+		c.Set(personKey, person)
+	}
+	c.Next()
+}
+
+// CurrentPerson is who is signed in (a member or a guest, with their
+// organisation), or nil. Its Actor() is whom actions are recorded for.
+func CurrentPerson(c *gin.Context) *models.Person {
+	if v, ok := c.Get(personKey); ok {
+		return v.(*models.Person)
+	}
+	return nil
+}
+
+func currentSession(c *gin.Context) *models.Session {
+	if v, ok := c.Get(sessionKey); ok {
+		return v.(*models.Session)
+	}
+	return nil
+}
+
+// RequireSignIn sends a signed-out visitor to the sign-in page, which
+// brings them back to the page they asked for.
+func RequireSignIn(c *gin.Context) {
+	if CurrentPerson(c) != nil {
+		c.Next()
+		return
+	}
+	target := "/signin"
+	if c.Request.Method == http.MethodGet || c.Request.Method == http.MethodHead {
+		target += "?next=" + url.QueryEscape(c.Request.URL.RequestURI())
+	}
+	c.Redirect(http.StatusSeeOther, target)
+	c.Abort()
+}
+
+// setCookie writes one of our cookies with the flags they all share. A
+// zero expires makes a browser-session cookie; an empty value deletes.
+func (p *Pages) setCookie(c *gin.Context, name, value string, expires time.Time) {
+	ck := &http.Cookie{Name: name, Value: value, Path: "/", Expires: expires,
+		HttpOnly: true, Secure: p.secure, SameSite: http.SameSiteLaxMode}
+	if value == "" {
+		ck.MaxAge = -1
+	}
+	http.SetCookie(c.Writer, ck)
+}

@@ -1,0 +1,235 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	htmltemplate "html/template"
+	"net/http"
+	netmail "net/mail"
+	"net/url"
+	"strings"
+	texttemplate "text/template"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/mail"
+	"github.com/assent-hq/assent/models"
+)
+
+// defaultNext is where signing in leads when no (safe) page was asked for.
+const defaultNext = "/inbox"
+
+// linkMinutes is how long a sign-in link works, as pages and emails say.
+const linkMinutes = int(models.SignInLinkLifetime / time.Minute)
+
+// sendTimeout bounds one sign-in email, which goes out after the response.
+const sendTimeout = time.Minute
+
+// safeNext returns next when it is a path on this site, else defaultNext,
+// so a crafted sign-in link cannot send a person elsewhere: no scheme, no
+// host, no "//" or "\" (browsers read both as another host), no control
+// characters.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.Contains(next, `\`) {
+		return defaultNext
+	}
+	for _, r := range next {
+		if r < 0x20 || r == 0x7f {
+			return defaultNext
+		}
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil {
+		return defaultNext
+	}
+	return next
+}
+
+func (p *Pages) home(c *gin.Context) {
+	if CurrentPerson(c) != nil {
+		c.Redirect(http.StatusFound, defaultNext)
+		return
+	}
+	c.Redirect(http.StatusFound, "/signin")
+}
+
+type signInPage struct {
+	Email     string
+	Next      string
+	Error     string
+	SignedOut bool
+}
+
+func (p *Pages) signInForm(c *gin.Context) {
+	next := safeNext(c.Query("next"))
+	if CurrentPerson(c) != nil {
+		c.Redirect(http.StatusFound, next)
+		return
+	}
+	p.Render(c, http.StatusOK, "signin", signInPage{Next: next, SignedOut: c.Query("signedout") == "1"})
+}
+
+// sendSignInLink emails links to whoever has the address and answers the
+// same whether anyone has it or not, so the form cannot tell who has an
+// account. The email goes out after the response, so neither can timing.
+func (p *Pages) sendSignInLink(c *gin.Context) {
+	email := models.NormalizeEmail(c.PostForm("email"))
+	next := safeNext(c.PostForm("next"))
+	if !validEmail(email) {
+		p.Render(c, http.StatusBadRequest, "signin", signInPage{Email: c.PostForm("email"), Next: next,
+			Error: "Enter your email address, such as name@example.com."})
+		return
+	}
+	ctx := c.Request.Context()
+	links, err := p.store.CreateSignInLinks(ctx, email)
+	if err != nil {
+		p.Fail(c, err)
+		return
+	}
+	if len(links) > 0 {
+		p.mailLinks(ctx, email, next, links)
+	}
+	p.Render(c, http.StatusOK, "signin_sent", struct {
+		Email   string
+		Minutes int
+	}{email, linkMinutes})
+}
+
+func validEmail(email string) bool {
+	a, err := netmail.ParseAddress(email)
+	return err == nil && a.Address == email && len(email) <= 320
+}
+
+func (p *Pages) mailLinks(ctx context.Context, email, next string, links []models.IssuedSignInLink) {
+	msg, err := p.signInMessage(email, next, links)
+	if err != nil {
+		p.log.ErrorContext(ctx, "sign-in email not built", "error", err)
+		return
+	}
+	ctx = context.WithoutCancel(ctx)
+	p.sending.Add(1)
+	go func() {
+		defer p.sending.Done()
+		ctx, cancel := context.WithTimeout(ctx, sendTimeout)
+		defer cancel()
+		if err := p.mailer.Send(ctx, msg); err != nil {
+			p.log.ErrorContext(ctx, "sign-in email not sent", "to", email, "error", err)
+		}
+	}()
+}
+
+// errNoMailer is what sign-in reports when the process has no way to send
+// email; the person sees the usual answer, the operator sees this.
+var errNoMailer = errors.New("email is not configured: set ASSENT_SMTP_HOST (and ASSENT_SMTP_FROM) so sign-in links can be sent")
+
+type noMailer struct{}
+
+func (noMailer) Send(context.Context, mail.Message) error { return errNoMailer }
+
+type signInMail struct {
+	Email   string
+	Minutes int
+	Links   []signInMailLink
+}
+
+type signInMailLink struct {
+	Organization string
+	Name         string
+	Guest        bool
+	URL          string
+}
+
+var (
+	signInText = texttemplate.Must(texttemplate.ParseFS(files, "templates/mail/signin.txt"))
+	signInHTML = htmltemplate.Must(htmltemplate.ParseFS(files, "templates/mail/signin.html"))
+)
+
+// signInMessage is one email with a link per organisation the address
+// belongs to; each link signs in to the organisation it names.
+func (p *Pages) signInMessage(email, next string, links []models.IssuedSignInLink) (mail.Message, error) {
+	data := signInMail{Email: email, Minutes: linkMinutes}
+	for _, l := range links {
+		q := url.Values{"token": {l.Token}}
+		if next != defaultNext {
+			q.Set("next", next)
+		}
+		data.Links = append(data.Links, signInMailLink{Organization: l.Person.Organization.Name,
+			Name: l.Person.DisplayName(), Guest: l.Person.Guest != nil, URL: p.baseURL + "/signin/link?" + q.Encode()})
+	}
+	var text, html bytes.Buffer
+	if err := signInText.Execute(&text, data); err != nil {
+		return mail.Message{}, err
+	}
+	if err := signInHTML.Execute(&html, data); err != nil {
+		return mail.Message{}, err
+	}
+	return mail.Message{To: []string{email}, Subject: "Sign in to Assent", Text: text.String(), HTML: html.String()}, nil
+}
+
+type linkPage struct {
+	Token  string
+	Next   string
+	Person *models.Person
+}
+
+// confirmSignIn shows whom a link signs in and asks for a click: mail
+// scanners open links, and opening must not use up a single-use link.
+func (p *Pages) confirmSignIn(c *gin.Context) {
+	// The address holds the token; keep it out of any Referer.
+	c.Header("Referrer-Policy", "no-referrer")
+	token := c.Query("token")
+	person, err := p.store.PeekSignInLink(c.Request.Context(), token)
+	if err != nil {
+		p.linkFailed(c, err)
+		return
+	}
+	p.Render(c, http.StatusOK, "signin_link", linkPage{Token: token, Next: safeNext(c.Query("next")), Person: person})
+}
+
+// signIn uses the link up, starts a session in the organisation the link
+// names, and goes on to the page asked for.
+func (p *Pages) signIn(c *gin.Context) {
+	ctx := c.Request.Context()
+	person, err := p.store.ConsumeSignInLink(ctx, c.PostForm("token"))
+	if err != nil {
+		p.linkFailed(c, err)
+		return
+	}
+	if old := currentSession(c); old != nil {
+		if err := p.store.DeleteSession(ctx, old.OrganizationID, old.ID); err != nil {
+			p.Fail(c, err)
+			return
+		}
+	}
+	sess, token, err := p.store.CreateSession(ctx, person.Organization.ID, person.ID())
+	if err != nil {
+		p.Fail(c, err)
+		return
+	}
+	p.setCookie(c, SessionCookie, token, sess.ExpiresAt)
+	c.Redirect(http.StatusSeeOther, safeNext(c.PostForm("next")))
+}
+
+func (p *Pages) linkFailed(c *gin.Context, err error) {
+	e, ok := apperr.As(err)
+	if !ok {
+		p.internalError(c, err)
+		return
+	}
+	p.Render(c, e.Status(), "error", problem{Title: "This sign-in link cannot be used", Message: e.Message,
+		Retry: "/signin", RetryLabel: "Email me a new link"})
+}
+
+func (p *Pages) signOut(c *gin.Context) {
+	if s := currentSession(c); s != nil {
+		if err := p.store.DeleteSession(c.Request.Context(), s.OrganizationID, s.ID); err != nil {
+			p.Fail(c, err)
+			return
+		}
+	}
+	p.setCookie(c, SessionCookie, "", noExpiry)
+	c.Redirect(http.StatusSeeOther, "/signin?signedout=1")
+}

@@ -1,0 +1,248 @@
+// Package web is the person's side of Assent: server-rendered pages for
+// signing in and for the requests waiting on someone. The pages share the
+// API's gin engine and binary; they need no JavaScript. Templates and the
+// stylesheet are embedded, so the binary is all there is to deploy.
+package web
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"path"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/assent-hq/assent/actions"
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/mail"
+	"github.com/assent-hq/assent/models"
+)
+
+//go:embed templates static
+var files embed.FS
+
+// Deps are what the pages need.
+type Deps struct {
+	Store *models.Store
+	// Mailer sends sign-in links. Nil means the process cannot send email:
+	// sign-in answers as usual and logs an error for the operator.
+	Mailer mail.Sender
+	// BaseURL is the public address; emailed links start with it, and an
+	// http:// address (dev) lets cookies go without the Secure flag.
+	BaseURL string
+	Logger  *slog.Logger
+	// Actions runs a person's decisions and questions, the same code the
+	// REST endpoints run.
+	Actions *actions.Service
+}
+
+// Pages serves the web pages. Create it with New and add it to an engine
+// with Mount.
+type Pages struct {
+	store   *models.Store
+	actions *actions.Service
+	mailer  mail.Sender
+	baseURL string
+	log     *slog.Logger
+	// secure marks cookies Secure; off only for an http:// base URL.
+	secure bool
+	pages  map[string]*template.Template
+	// sending tracks emails still going out after their response.
+	sending sync.WaitGroup
+}
+
+// View is what every page template sees: the layout reads Person and CSRF,
+// the page reads Page.
+type View struct {
+	// Person is who is signed in, or nil.
+	Person *models.Person
+	// CSRF is the token every form carries in its "csrf" field.
+	CSRF string
+	// Stylesheet is the stylesheet's address, versioned by its content.
+	Stylesheet string
+	// Page is the page's own data.
+	Page any
+}
+
+// stylesheet is served at a path that changes with its content, so
+// browsers may cache it for long.
+var stylesheet = func() struct {
+	path string
+	body []byte
+} {
+	b, err := files.ReadFile("static/style.css")
+	if err != nil {
+		panic(err)
+	}
+	sum := sha256.Sum256(b)
+	return struct {
+		path string
+		body []byte
+	}{"/assets/style-" + hex.EncodeToString(sum[:6]) + ".css", b}
+}()
+
+// New parses the embedded templates; a template that does not parse is a
+// programming error and panics at start, not at a person's first visit.
+func New(d Deps) *Pages {
+	log := d.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	p := &Pages{store: d.Store, actions: d.Actions, mailer: d.Mailer, baseURL: strings.TrimSuffix(d.BaseURL, "/"), log: log,
+		secure: !strings.HasPrefix(d.BaseURL, "http://"), pages: map[string]*template.Template{}}
+	if p.mailer == nil {
+		p.mailer = noMailer{}
+	}
+	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html"))
+	names, err := fs.Glob(files, "templates/*.html")
+	if err != nil {
+		panic(err)
+	}
+	for _, file := range names {
+		name := strings.TrimSuffix(path.Base(file), ".html")
+		if name == "layout" {
+			continue
+		}
+		p.pages[name] = template.Must(template.Must(layout.Clone()).ParseFS(files, file))
+	}
+	return p
+}
+
+// Mount adds the pages to r. Page routes live here, in one table.
+func (p *Pages) Mount(r *gin.Engine) {
+	r.GET(stylesheet.path, serveStylesheet)
+
+	g := p.Group(r)
+	g.GET("/", p.home)
+	g.GET("/signin", p.signInForm)
+	g.POST("/signin", p.sendSignInLink)
+	g.GET("/signin/link", p.confirmSignIn)
+	g.POST("/signin/link", p.signIn)
+	g.POST("/signout", p.signOut)
+	g.GET("/inbox", RequireSignIn, p.inbox)
+	g.GET("/approvals/:id", RequireSignIn, p.approval)
+	g.POST("/approvals/:id/decision", RequireSignIn, p.decide)
+	g.POST("/approvals/:id/questions", RequireSignIn, p.ask)
+}
+
+// Group returns a route group whose pages know who is signed in and
+// whose forms are checked for their CSRF token. Every page route belongs
+// in one.
+func (p *Pages) Group(r gin.IRouter) *gin.RouterGroup {
+	return r.Group("/", pageHeaders, limitForms, p.loadSession, p.CSRF)
+}
+
+// maxFormBytes bounds a form post; a person's longest input is a note or
+// a corrected field.
+const maxFormBytes = 1 << 20
+
+func limitForms(c *gin.Context) {
+	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, maxFormBytes)
+	c.Next()
+}
+
+// pageHeaders keep pages out of frames and caches and off other origins:
+// no script runs, forms post only here, and nothing personal is cached.
+func pageHeaders(c *gin.Context) {
+	h := c.Writer.Header()
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("Cache-Control", "no-store")
+	c.Next()
+}
+
+func serveStylesheet(c *gin.Context) {
+	c.Header("Cache-Control", "public, max-age=31536000, immutable")
+	c.Header("X-Content-Type-Options", "nosniff")
+	c.Data(http.StatusOK, "text/css; charset=utf-8", stylesheet.body)
+}
+
+// Render writes the page template name inside the layout, with the
+// signed-in person and the CSRF token filled in. The page is rendered in
+// full before anything is sent, so a template error is a clean 500.
+func (p *Pages) Render(c *gin.Context, status int, name string, data any) {
+	t, ok := p.pages[name]
+	if !ok {
+		p.internalError(c, fmt.Errorf("no page template %q", name))
+		return
+	}
+	var buf bytes.Buffer
+	v := View{Person: CurrentPerson(c), CSRF: p.csrfToken(c), Stylesheet: stylesheet.path, Page: data}
+	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
+		p.internalError(c, fmt.Errorf("render %s: %w", name, err))
+		return
+	}
+	c.Data(status, "text/html; charset=utf-8", buf.Bytes())
+}
+
+// problem is the error page's data.
+type problem struct {
+	Title   string
+	Message string
+	// Retry, when set, is where the person can start over.
+	Retry      string
+	RetryLabel string
+}
+
+// Fail shows err as an error page. An apperr.Error is the person's to act
+// on and is shown with its status; anything else is logged and shown as a
+// generic failure.
+func (p *Pages) Fail(c *gin.Context, err error) {
+	e, ok := apperr.As(err)
+	if !ok {
+		p.internalError(c, err)
+		return
+	}
+	p.Render(c, e.Status(), "error", problem{Title: http.StatusText(e.Status()), Message: e.Message})
+	c.Abort()
+}
+
+func (p *Pages) internalError(c *gin.Context, err error) {
+	p.log.ErrorContext(c.Request.Context(), "page failed", "method", c.Request.Method, "path", c.Request.URL.Path, "error", err)
+	c.Data(http.StatusInternalServerError, "text/plain; charset=utf-8",
+		[]byte("Something went wrong on our side and it has been logged. Try again in a moment."))
+	c.Abort()
+}
+
+// funcs are the helpers templates may call.
+var funcs = template.FuncMap{
+	"rfc3339": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"utc":     func(t time.Time) string { return t.UTC().Format("2 Jan 2006, 15:04 UTC") },
+	"until":   until,
+}
+
+// until says how long until t, coarsely, as people say it.
+func until(t time.Time) string {
+	d := time.Until(t)
+	if d <= 0 {
+		return "expired"
+	}
+	switch {
+	case d < time.Minute:
+		return "in less than a minute"
+	case d < time.Hour:
+		return plural(int(d/time.Minute), "minute")
+	case d < 48*time.Hour:
+		return plural(int(d/time.Hour), "hour")
+	default:
+		return plural(int(d/(24*time.Hour)), "day")
+	}
+}
+
+func plural(n int, unit string) string {
+	if n == 1 {
+		return "in 1 " + unit
+	}
+	return fmt.Sprintf("in %d %ss", n, unit)
+}

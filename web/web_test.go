@@ -1,0 +1,417 @@
+package web_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/actions"
+	"github.com/assent-hq/assent/internal/mail"
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/web"
+)
+
+func init() { gin.SetMode(gin.TestMode) }
+
+// site is the pages on a real store and a real mailbox, served over HTTP.
+type site struct {
+	url     string
+	pages   *web.Pages
+	store   *models.Store
+	mailbox *mail.Mailbox
+	db      *gorm.DB
+	org     *models.Organization
+	ada     *models.Member
+	// temporal is set on a site whose pages act (decidingSite).
+	temporal client.Client
+}
+
+func newSite(t *testing.T, db *gorm.DB) *site { return newSiteWith(t, models.NewStore(db), nil) }
+
+// newSiteWith serves the pages on store, acting through acts (nil for
+// pages that only read).
+func newSiteWith(t *testing.T, store *models.Store, acts *actions.Service) *site {
+	t.Helper()
+	ctx := context.Background()
+	s := &site{store: store, mailbox: mail.NewMailbox(0), db: store.DB()}
+	engine := gin.New()
+	srv := httptest.NewServer(engine)
+	t.Cleanup(srv.Close)
+	s.url = srv.URL
+	s.pages = web.New(web.Deps{Store: s.store, Mailer: s.mailbox, BaseURL: srv.URL, Actions: acts})
+	s.pages.Mount(engine)
+
+	var err error
+	s.org, err = s.store.CreateOrganization(ctx, models.NewOrganization{Name: "Acme & Co"})
+	require.NoError(t, err)
+	s.ada, err = s.store.CreateMember(ctx, s.org.ID, models.NewMember{Email: "ada@example.com", Name: "Ada Lovelace"})
+	require.NoError(t, err)
+	return s
+}
+
+// approval stores a pending request; the inbox reads rows, so no workflow
+// is needed.
+func (s *site) approval(t *testing.T, title, risk string, expiresAt time.Time, approvers ...string) *models.Approval {
+	t.Helper()
+	a := &models.Approval{OrganizationID: s.org.ID, Title: title, Risk: risk, ApproverIDs: approvers,
+		ExpiresAt: expiresAt.UTC().Truncate(time.Second), RequiredApprovals: 1, Requester: "key_test", RequestedBy: "billing agent"}
+	require.NoError(t, s.store.CreateApproval(context.Background(), a))
+	return a
+}
+
+// link asks the store for a fresh sign-in link token for email.
+func (s *site) link(t *testing.T, email string) string {
+	t.Helper()
+	links, err := s.store.CreateSignInLinks(context.Background(), email)
+	require.NoError(t, err)
+	require.Len(t, links, 1)
+	return links[0].Token
+}
+
+// browser keeps cookies like a browser and does not follow redirects, so
+// tests see each one.
+type browser struct {
+	t    *testing.T
+	base string
+	c    *http.Client
+}
+
+func (s *site) browser(t *testing.T) *browser {
+	jar, err := cookiejar.New(nil)
+	require.NoError(t, err)
+	return &browser{t: t, base: s.url, c: &http.Client{Jar: jar,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+type page struct {
+	status int
+	body   string
+	header http.Header
+	resp   *http.Response
+}
+
+func (b *browser) do(req *http.Request) page {
+	b.t.Helper()
+	resp, err := b.c.Do(req)
+	require.NoError(b.t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(b.t, err)
+	return page{status: resp.StatusCode, body: string(body), header: resp.Header, resp: resp}
+}
+
+func (b *browser) get(path string) page {
+	b.t.Helper()
+	if !strings.HasPrefix(path, "http") {
+		path = b.base + path
+	}
+	req, err := http.NewRequest(http.MethodGet, path, nil)
+	require.NoError(b.t, err)
+	return b.do(req)
+}
+
+func (b *browser) post(path string, form url.Values) page {
+	b.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, b.base+path, strings.NewReader(form.Encode()))
+	require.NoError(b.t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return b.do(req)
+}
+
+func (b *browser) cookie(name string) *http.Cookie {
+	u, _ := url.Parse(b.base)
+	for _, c := range b.c.Jar.Cookies(u) {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+var (
+	csrfField   = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+	hiddenToken = regexp.MustCompile(`name="token" value="([^"]+)"`)
+)
+
+func (p page) csrf(t *testing.T) string {
+	t.Helper()
+	m := csrfField.FindStringSubmatch(p.body)
+	require.NotNil(t, m, "no csrf field in:\n%s", p.body)
+	return m[1]
+}
+
+// signIn goes through the sign-in link pages with a fresh link and
+// returns the CSRF token of the signed-in session.
+func (b *browser) signIn(s *site, email string) string {
+	b.t.Helper()
+	confirm := b.get("/signin/link?token=" + s.link(b.t, email))
+	require.Equal(b.t, http.StatusOK, confirm.status, confirm.body)
+	r := b.post("/signin/link", url.Values{"csrf": {confirm.csrf(b.t)}, "token": {hiddenToken.FindStringSubmatch(confirm.body)[1]}})
+	require.Equal(b.t, http.StatusSeeOther, r.status, r.body)
+	inbox := b.get("/inbox")
+	require.Equal(b.t, http.StatusOK, inbox.status, inbox.body)
+	return inbox.csrf(b.t)
+}
+
+func TestSignInFlowEndToEnd(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newSite(t, db)
+		ctx := context.Background()
+		other, err := s.store.CreateMember(ctx, s.org.ID, models.NewMember{Email: "bob@example.com"})
+		require.NoError(t, err)
+		soon, later := time.Now().Add(2*time.Hour), time.Now().Add(48*time.Hour)
+		script := s.approval(t, `<script>alert("x")</script> Pay invoice`, models.RiskLow, later, s.ada.ID)
+		urgent := s.approval(t, "Rotate keys", models.RiskMedium, soon, s.ada.ID)
+		critical := s.approval(t, "Delete backups", models.RiskCritical, later, s.ada.ID, other.ID)
+		notMine := s.approval(t, "Not for Ada", models.RiskHigh, soon, other.ID)
+		decided := s.approval(t, "Already decided", models.RiskHigh, soon, s.ada.ID)
+		require.NoError(t, db.Model(&models.Approval{}).Where("id = ?", decided.ID).Update("status", "approved").Error)
+
+		b := s.browser(t)
+		r := b.get("/inbox")
+		assert.Equal(t, http.StatusSeeOther, r.status)
+		assert.Equal(t, "/signin?next=%2Finbox", r.header.Get("Location"))
+		r = b.get("/")
+		assert.Equal(t, http.StatusFound, r.status)
+		assert.Equal(t, "/signin", r.header.Get("Location"))
+
+		form := b.get("/signin")
+		require.Equal(t, http.StatusOK, form.status)
+		assert.Contains(t, form.body, `<label for="email">`)
+		assert.Contains(t, form.header.Get("Content-Security-Policy"), "default-src 'none'")
+		r = b.post("/signin", url.Values{"csrf": {form.csrf(t)}, "email": {" ADA@example.com "}})
+		require.Equal(t, http.StatusOK, r.status, r.body)
+		assert.Contains(t, r.body, "Check your email")
+
+		s.pages.WaitForMail()
+		msgs := s.mailbox.Messages()
+		require.Len(t, msgs, 1)
+		msg := msgs[0]
+		assert.Equal(t, []string{"ada@example.com"}, msg.To)
+		assert.Equal(t, "Sign in to Assent", msg.Subject)
+		assert.Contains(t, msg.Text, "Acme & Co")
+		assert.Contains(t, msg.HTML, "Acme &amp; Co")
+		require.Len(t, msg.Links, 1)
+		link := msg.Links[0]
+		require.True(t, strings.HasPrefix(link, s.url+"/signin/link?token="), link)
+
+		// Opening the link (as a mail scanner would) changes nothing.
+		for range 2 {
+			r = b.get(link)
+			require.Equal(t, http.StatusOK, r.status, r.body)
+		}
+		assert.Contains(t, r.body, "Sign in to Acme &amp; Co")
+		assert.Contains(t, r.body, "Ada Lovelace")
+		assert.Equal(t, "no-referrer", r.header.Get("Referrer-Policy"))
+		assert.Nil(t, b.cookie(web.SessionCookie))
+
+		token := hiddenToken.FindStringSubmatch(r.body)[1]
+		r = b.post("/signin/link", url.Values{"csrf": {r.csrf(t)}, "token": {token}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		assert.Equal(t, "/inbox", r.header.Get("Location"))
+		var sc *http.Cookie
+		for _, c := range r.resp.Cookies() {
+			if c.Name == web.SessionCookie {
+				sc = c
+			}
+		}
+		require.NotNil(t, sc, "session cookie set")
+		assert.True(t, sc.HttpOnly)
+		assert.Equal(t, http.SameSiteLaxMode, sc.SameSite)
+		assert.Equal(t, "/", sc.Path)
+		assert.False(t, sc.Secure, "http:// base URL: dev")
+		assert.WithinDuration(t, time.Now().Add(models.SessionLifetime), sc.Expires, time.Minute)
+
+		inbox := b.get("/inbox")
+		require.Equal(t, http.StatusOK, inbox.status, inbox.body)
+		body := inbox.body
+		assert.Contains(t, body, "Ada Lovelace")
+		assert.Contains(t, body, `action="/signout"`)
+		assert.Contains(t, body, "3 waiting on you, 1 due within a day.")
+		assert.Contains(t, body, "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; Pay invoice")
+		assert.NotContains(t, body, "<script>")
+		assert.NotContains(t, body, notMine.Title)
+		assert.NotContains(t, body, decided.Title)
+		// Earliest expiry first, then the highest risk.
+		iu := strings.Index(body, `href="/approvals/`+urgent.ID+`"`)
+		ic := strings.Index(body, `href="/approvals/`+critical.ID+`"`)
+		is := strings.Index(body, `href="/approvals/`+script.ID+`"`)
+		require.True(t, iu > 0 && ic > 0 && is > 0, body)
+		assert.True(t, iu < ic && ic < is, "order: urgent, critical, low")
+		r = b.get("/")
+		assert.Equal(t, "/inbox", r.header.Get("Location"))
+
+		// The link is used up.
+		r = b.post("/signin/link", url.Values{"csrf": {inbox.csrf(t)}, "token": {token}})
+		assert.Equal(t, http.StatusConflict, r.status)
+		assert.Contains(t, r.body, "already been used")
+		r = s.browser(t).get(link)
+		assert.Equal(t, http.StatusConflict, r.status)
+
+		// Signing out ends the session for good, not just in this browser.
+		stolen := b.cookie(web.SessionCookie).Value
+		r = b.post("/signout", url.Values{"csrf": {inbox.csrf(t)}})
+		assert.Equal(t, http.StatusSeeOther, r.status)
+		assert.Equal(t, "/signin?signedout=1", r.header.Get("Location"))
+		assert.Nil(t, b.cookie(web.SessionCookie), "cookie cleared")
+		_, _, err = s.store.LoadSession(ctx, stolen)
+		assert.ErrorIs(t, err, models.ErrSessionInvalid)
+		r = b.get("/inbox")
+		assert.Equal(t, http.StatusSeeOther, r.status)
+		assert.Contains(t, b.get("/signin?signedout=1").body, "You are signed out.")
+	})
+}
+
+func TestUnknownAddressGetsTheSameAnswer(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newSite(t, db)
+		b := s.browser(t)
+		csrf := b.get("/signin").csrf(t)
+		known := b.post("/signin", url.Values{"csrf": {csrf}, "email": {"ada@example.com"}})
+		unknown := b.post("/signin", url.Values{"csrf": {csrf}, "email": {"eve@example.com"}})
+		assert.Equal(t, known.status, unknown.status)
+		assert.Equal(t, known.body, strings.ReplaceAll(unknown.body, "eve@", "ada@"))
+		s.pages.WaitForMail()
+		assert.Len(t, s.mailbox.Messages(), 1, "only the known address gets mail")
+
+		bad := b.post("/signin", url.Values{"csrf": {csrf}, "email": {"not an address"}})
+		assert.Equal(t, http.StatusBadRequest, bad.status)
+		assert.Contains(t, bad.body, `aria-invalid="true"`)
+	})
+}
+
+func TestSignInLinkOfDeactivatedMemberIsRefused(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newSite(t, db)
+		ctx := context.Background()
+		b := s.browser(t)
+		b.signIn(s, "ada@example.com")
+		token := s.link(t, "ada@example.com")
+		off := false
+		_, err := s.store.UpdateMember(ctx, s.org.ID, s.ada.ID, models.MemberPatch{Active: &off})
+		require.NoError(t, err)
+
+		r := b.get("/inbox")
+		assert.Equal(t, http.StatusSeeOther, r.status, "a deactivated member's session has no power")
+		r = b.post("/signin/link", url.Values{"csrf": {b.get("/signin").csrf(t)}, "token": {token}})
+		assert.Equal(t, http.StatusForbidden, r.status)
+		assert.Contains(t, r.body, "deactivated")
+	})
+}
+
+func TestNextMustBeALocalPath(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newSite(t, db)
+		cases := map[string]string{
+			"/approvals/apr_1?tab=questions": "/approvals/apr_1?tab=questions",
+			"":                               "/inbox",
+			"//evil.example/x":               "/inbox",
+			"https://evil.example/":          "/inbox",
+			"http:evil.example":              "/inbox",
+			`/\evil.example`:                 "/inbox",
+			`\\evil.example`:                 "/inbox",
+			"/%0d%0aSet-Cookie:x=1":          "/%0d%0aSet-Cookie:x=1",
+			"/\r\nSet-Cookie: x=1":           "/inbox",
+			"javascript:alert(1)":            "/inbox",
+			"inbox":                          "/inbox",
+		}
+		for next, want := range cases {
+			b := s.browser(t)
+			confirm := b.get("/signin/link?token=" + s.link(t, "ada@example.com") + "&next=" + url.QueryEscape(next))
+			require.Equal(t, http.StatusOK, confirm.status)
+			r := b.post("/signin/link", url.Values{"csrf": {confirm.csrf(t)},
+				"token": {hiddenToken.FindStringSubmatch(confirm.body)[1]}, "next": {next}})
+			require.Equal(t, http.StatusSeeOther, r.status, "next %q: %s", next, r.body)
+			assert.Equal(t, want, r.header.Get("Location"), "next %q", next)
+		}
+
+		// A page asked for before sign-in is where the emailed link leads.
+		b := s.browser(t)
+		r := b.get("/signin?next=" + url.QueryEscape("/approvals/apr_2"))
+		r = b.post("/signin", url.Values{"csrf": {r.csrf(t)}, "email": {"ada@example.com"}, "next": {"/approvals/apr_2"}})
+		require.Equal(t, http.StatusOK, r.status)
+		s.pages.WaitForMail()
+		link := s.mailbox.Messages()[0].Links[0]
+		confirm := b.get(link)
+		assert.Contains(t, confirm.body, `name="next" value="/approvals/apr_2"`)
+		r = b.post("/signin/link", url.Values{"csrf": {confirm.csrf(t)},
+			"token": {hiddenToken.FindStringSubmatch(confirm.body)[1]}, "next": {"/approvals/apr_2"}})
+		assert.Equal(t, "/approvals/apr_2", r.header.Get("Location"))
+	})
+}
+
+func TestPostsWithoutTheCSRFTokenAreRefused(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newSite(t, db)
+
+		// Signed out: the double-submit cookie must match the field.
+		b := s.browser(t)
+		csrf := b.get("/signin").csrf(t)
+		for _, form := range []url.Values{
+			{"email": {"ada@example.com"}},
+			{"email": {"ada@example.com"}, "csrf": {"wrong"}},
+		} {
+			r := b.post("/signin", form)
+			assert.Equal(t, http.StatusForbidden, r.status)
+			assert.Contains(t, r.body, "This form has expired")
+		}
+		r := s.browser(t).post("/signin", url.Values{"email": {"ada@example.com"}, "csrf": {csrf}})
+		assert.Equal(t, http.StatusForbidden, r.status, "a token without its cookie")
+		s.pages.WaitForMail()
+		assert.Empty(t, s.mailbox.Messages())
+
+		// Signed in: the session's token.
+		csrf = b.signIn(s, "ada@example.com")
+		r = b.post("/signout", url.Values{})
+		assert.Equal(t, http.StatusForbidden, r.status)
+		r = b.post("/signout", url.Values{"csrf": {b.cookie("assent_csrf").Value}})
+		assert.Equal(t, http.StatusForbidden, r.status, "the signed-out token no longer counts")
+		assert.Equal(t, http.StatusOK, b.get("/inbox").status, "still signed in")
+		r = b.post("/signout", url.Values{"csrf": {csrf}})
+		assert.Equal(t, http.StatusSeeOther, r.status)
+	})
+}
+
+func TestGuestsSignInToo(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newSite(t, db)
+		g, _, err := s.store.CreateGuest(context.Background(), s.org.ID, models.NewGuest{Email: "gus@example.com", Name: "Gus"})
+		require.NoError(t, err)
+		s.approval(t, "For the guest", models.RiskLow, time.Now().Add(time.Hour), g.ID)
+		b := s.browser(t)
+		b.signIn(s, "gus@example.com")
+		inbox := b.get("/inbox")
+		assert.Contains(t, inbox.body, "For the guest")
+		assert.Contains(t, inbox.body, "Gus")
+	})
+}
+
+func TestSecureCookiesOutsideDev(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		store := models.NewStore(db)
+		engine := gin.New()
+		web.New(web.Deps{Store: store, Mailer: mail.NewMailbox(0), BaseURL: "https://assent.example"}).Mount(engine)
+		w := httptest.NewRecorder()
+		engine.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/signin", nil))
+		require.Equal(t, http.StatusOK, w.Code)
+		c := w.Result().Cookies()
+		require.Len(t, c, 1)
+		assert.True(t, c[0].Secure)
+		assert.True(t, c[0].HttpOnly)
+		assert.Equal(t, http.SameSiteLaxMode, c[0].SameSite)
+	})
+}
