@@ -99,15 +99,16 @@ func serveHTTP(ctx context.Context, l net.Listener, h http.Handler, log *slog.Lo
 	return nil
 }
 
-// purgeIdempotencyKeys drops expired keys hourly while ctx lives.
-func purgeIdempotencyKeys(ctx context.Context, s *models.Store, log *slog.Logger) {
+// purgeHourly runs purge at start and then hourly while ctx lives,
+// logging what it removed; what names the rows for the log.
+func purgeHourly(ctx context.Context, log *slog.Logger, what string, purge func(context.Context) (int64, error)) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
 	for {
-		if n, err := s.PurgeExpiredIdempotencyKeys(ctx); err != nil && ctx.Err() == nil {
-			log.Warn("purge idempotency keys", "error", err)
+		if n, err := purge(ctx); err != nil && ctx.Err() == nil {
+			log.Warn("purge "+what, "error", err)
 		} else if n > 0 {
-			log.Info("purged idempotency keys", "count", n)
+			log.Info("purged "+what, "count", n)
 		}
 		select {
 		case <-ctx.Done():

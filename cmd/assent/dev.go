@@ -94,8 +94,11 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return serveHTTP(gctx, l, handler, log) })
-	g.Go(func() error { purgeIdempotencyKeys(gctx, store, log); return nil })
-	g.Go(func() error { purgeSignIns(gctx, store, log); return nil })
+	g.Go(func() error {
+		purgeHourly(gctx, log, "idempotency keys", store.PurgeExpiredIdempotencyKeys)
+		return nil
+	})
+	g.Go(func() error { purgeHourly(gctx, log, "sessions and sign-in links", store.PurgeSignIns); return nil })
 	g.Go(func() error { worker.RunReconciler(gctx, tc, store, log, reconcileInterval); return nil })
 	dispatcher := &worker.Dispatcher{Client: tc, Store: store, Log: log, RetryUnit: cfg.DevRetryUnit, Interval: dispatchInterval}
 	g.Go(func() error { dispatcher.Run(gctx); return nil })

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -51,8 +50,11 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	handler := api.New(api.Deps{Store: store, Temporal: tc, Logger: log, BaseURL: baseURL, Mount: pages.Mount})
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return serveHTTP(gctx, l, handler, log) })
-	g.Go(func() error { purgeIdempotencyKeys(gctx, store, log); return nil })
-	g.Go(func() error { purgeSignIns(gctx, store, log); return nil })
+	g.Go(func() error {
+		purgeHourly(gctx, log, "idempotency keys", store.PurgeExpiredIdempotencyKeys)
+		return nil
+	})
+	g.Go(func() error { purgeHourly(gctx, log, "sessions and sign-in links", store.PurgeSignIns); return nil })
 	return g.Wait()
 }
 
@@ -66,23 +68,4 @@ func newMailer(cfg *config.Config, log *slog.Logger) (mail.Sender, error) {
 	}
 	return mail.NewSMTP(mail.SMTPSettings{Host: cfg.SMTPHost, Port: cfg.SMTPPort, Username: cfg.SMTPUsername,
 		Password: cfg.SMTPPassword, From: cfg.SMTPFrom, TLS: cfg.SMTPTLS})
-}
-
-// purgeSignIns drops ended sessions and used or expired sign-in links
-// hourly while ctx lives.
-func purgeSignIns(ctx context.Context, s *models.Store, log *slog.Logger) {
-	t := time.NewTicker(time.Hour)
-	defer t.Stop()
-	for {
-		if n, err := s.PurgeSignIns(ctx); err != nil && ctx.Err() == nil {
-			log.Warn("purge sessions and sign-in links", "error", err)
-		} else if n > 0 {
-			log.Info("purged sessions and sign-in links", "count", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }
