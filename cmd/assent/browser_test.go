@@ -36,12 +36,7 @@ func TestBrowserDecidesAnApproval(t *testing.T) {
 	defer stop()
 	boot, err := bootstrap.Load(dataDir)
 	require.NoError(t, err)
-	var admin bootstrap.Member
-	for _, m := range boot.Members {
-		if m.Role == "admin" {
-			admin = m
-		}
-	}
+	admin := demoMember(t, boot, "admin")
 	var created map[string]any
 	require.Equal(t, 201, postJSON(t, apiURL+"/api/v1/approvals", boot.AgentKey, fmt.Sprintf(`{"title":"Refund <script>alert(1)</script> order 42",
 		"description":"The customer was charged twice.","risk":"medium","approvers":[%q],

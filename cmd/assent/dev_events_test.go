@@ -61,12 +61,7 @@ func TestDevDeliversEveryTransition(t *testing.T) {
 	defer stop()
 	boot, err := bootstrap.Load(dataDir)
 	require.NoError(t, err)
-	var admin bootstrap.Member
-	for _, m := range boot.Members {
-		if m.Role == "admin" {
-			admin = m
-		}
-	}
+	admin := demoMember(t, boot, "admin")
 	var ep map[string]any
 	require.Equal(t, 201, postJSON(t, apiURL+"/api/v1/admin/webhooks", boot.AdminKey, fmt.Sprintf(`{"url":%q}`, recv.URL+"/hook"), &ep))
 	mu.Lock()

@@ -195,12 +195,7 @@ func TestDevApprovalEndToEnd(t *testing.T) {
 		polled <- got
 	}()
 
-	var admin bootstrap.Member
-	for _, m := range boot.Members {
-		if m.Role == "admin" {
-			admin = m
-		}
-	}
+	admin := demoMember(t, boot, "admin")
 	var decided map[string]any
 	require.Eventually(t, func() bool {
 		// The first attempt may come before the workflow's first step.
