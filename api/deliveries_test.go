@@ -156,8 +156,9 @@ func TestDeliveryRetriesThenSucceedsWithOneDeliveryID(t *testing.T) {
 			ds, err := s.store.ListDeliveries(ctx, s.org.ID)
 			return err == nil && len(ds) == 1 && ds[0].Status == models.DeliveryDelivered
 		})
-		attempts, err := s.store.ListAttempts(ctx, got[0].delivery)
+		d, err := s.store.GetDelivery(ctx, s.org.ID, got[0].delivery)
 		require.NoError(t, err)
+		attempts := d.AttemptList
 		require.Len(t, attempts, 3)
 		assert.Equal(t, []int{500, 503, 200}, []int{attempts[0].StatusCode, attempts[1].StatusCode, attempts[2].StatusCode})
 		var fresh models.WebhookEndpoint

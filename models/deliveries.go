@@ -301,8 +301,11 @@ func (s *Store) ResendDelivery(ctx context.Context, orgID, id string) (*Delivery
 		}
 		if d.EndpointID != nil {
 			ep, err := take[WebhookEndpoint](tx, orgID, *d.EndpointID, "webhook endpoint "+*d.EndpointID)
-			if err != nil {
+			if apperr.Is(err, apperr.NotFound) {
 				return apperr.New(apperr.InvalidState, "the endpoint of delivery %s was deleted", id)
+			}
+			if err != nil {
+				return err
 			}
 			if err := ep.checkReceiving(); err != nil {
 				return err
@@ -438,18 +441,11 @@ func (s *Store) withAttempts(ctx context.Context, ds []Delivery) ([]DeliveryLog,
 	return out, nil
 }
 
-// ListDeliveries returns an organisation's deliveries of a subject's
-// events, for tests and the admin delivery log.
+// ListDeliveries returns all of an organisation's deliveries, oldest
+// first, for tests; the admin delivery log pages with ListDeliveryLog.
 func (s *Store) ListDeliveries(ctx context.Context, orgID string) ([]Delivery, error) {
 	var out []Delivery
 	err := s.db.WithContext(ctx).Where("organization_id = ?", orgID).Order("id").Find(&out).Error
-	return out, err
-}
-
-// ListAttempts returns a delivery's attempts in order.
-func (s *Store) ListAttempts(ctx context.Context, deliveryID string) ([]DeliveryAttempt, error) {
-	var out []DeliveryAttempt
-	err := s.db.WithContext(ctx).Where("delivery_id = ?", deliveryID).Order("attempt, id").Find(&out).Error
 	return out, err
 }
 
