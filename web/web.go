@@ -43,6 +43,8 @@ type Deps struct {
 	// Actions runs a person's decisions and questions, the same code the
 	// REST endpoints run.
 	Actions *actions.Service
+	// OIDC, when set, offers single sign-on beside the emailed link.
+	OIDC *OIDCSettings
 }
 
 // Pages serves the web pages. Create it with New and add it to an engine
@@ -132,6 +134,8 @@ func (p *Pages) Mount(r *gin.Engine) {
 	g.GET("/approvals/:id", RequireSignIn, p.approval)
 	g.POST("/approvals/:id/decision", RequireSignIn, p.decide)
 	g.POST("/approvals/:id/questions", RequireSignIn, p.ask)
+	p.mountAdmin(g)
+	p.mountOIDC(g)
 }
 
 // Group returns a route group whose pages know who is signed in and
