@@ -9,6 +9,7 @@ import (
 
 	"github.com/assent-hq/assent/internal/wire"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/notify"
 	"github.com/assent-hq/assent/workflows"
 )
 
@@ -20,6 +21,8 @@ type Activities struct {
 	BaseURL string
 	// HTTP sends deliveries: outbound.NewClient with the process's policy.
 	HTTP *http.Client
+	// Notify emails approvers and askers.
+	Notify *notify.Notifier
 }
 
 // systemActor names Assent itself in audit entries (expiry).
@@ -43,6 +46,17 @@ func (a *Activities) PersistApproval(ctx context.Context, t workflows.ApprovalTr
 		},
 	})
 	return err
+}
+
+// EmailApprovers emails the approval's approvers the page url, and a
+// sign-in-free link where the risk allows one.
+func (a *Activities) EmailApprovers(ctx context.Context, in workflows.EmailApproversInput) error {
+	return a.Notify.Approvers(ctx, in.OrganizationID, in.ApprovalID)
+}
+
+// EmailAnswer emails whoever asked a question its answer.
+func (a *Activities) EmailAnswer(ctx context.Context, in workflows.EmailAnswerInput) error {
+	return a.Notify.Answer(ctx, in.OrganizationID, in.ApprovalID, in.QuestionID, in.AskerID)
 }
 
 // applyApprovalState copies the workflow's state onto the record and

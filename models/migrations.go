@@ -304,6 +304,27 @@ var migrations = []*gormigrate.Migration{
 			return tx.Migrator().DropTable("sessions", "sign_in_links")
 		},
 	},
+	{
+		ID: "202611220007_decision_links",
+		Migrate: func(tx *gorm.DB) error {
+			type DecisionLink struct {
+				TokenHash      string    `gorm:"primaryKey;size:64"`
+				OrganizationID string    `gorm:"size:40;not null;index"`
+				ApprovalID     string    `gorm:"size:40;not null;index"`
+				PersonID       string    `gorm:"size:40;not null"`
+				ExpiresAt      time.Time `gorm:"not null;index"`
+				UsedAt         *time.Time
+				CreatedAt      time.Time `gorm:"not null"`
+			}
+			type Notice struct {
+				ID             string    `gorm:"primaryKey;size:200"`
+				OrganizationID string    `gorm:"size:40;not null;index"`
+				SentAt         time.Time `gorm:"not null"`
+			}
+			return tx.Migrator().CreateTable(&DecisionLink{}, &Notice{})
+		},
+		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("notices", "decision_links") },
+	},
 }
 
 // RequireMigrated fails when the database lacks a migration this binary

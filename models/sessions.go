@@ -345,7 +345,9 @@ func (s *Store) DeleteSession(ctx context.Context, orgID, id string) error {
 	return s.db.WithContext(ctx).Where("organization_id = ? AND id = ?", orgID, id).Delete(&Session{}).Error
 }
 
-// PurgeSignIns removes ended sessions and used or expired sign-in links.
+// PurgeSignIns removes ended sessions, used or expired sign-in links and
+// the decision links of expired approvals. A used decision link stays
+// until then, so its page can still say it was used.
 func (s *Store) PurgeSignIns(ctx context.Context) (int64, error) {
 	db := s.db.WithContext(ctx)
 	now := Now()
@@ -353,8 +355,12 @@ func (s *Store) PurgeSignIns(ctx context.Context) (int64, error) {
 	if links.Error != nil {
 		return 0, links.Error
 	}
+	decisions := db.Where("expires_at <= ?", now).Delete(&DecisionLink{})
+	if decisions.Error != nil {
+		return 0, decisions.Error
+	}
 	sessions := endedSessions(db, now).Delete(&Session{})
-	return links.RowsAffected + sessions.RowsAffected, sessions.Error
+	return links.RowsAffected + decisions.RowsAffected + sessions.RowsAffected, sessions.Error
 }
 
 // endedSessions narrows q to sessions past EndsAt; it is EndsAt in SQL.

@@ -33,12 +33,18 @@ type approvalPage struct {
 	A        *models.Approval
 	Fields   []field
 	Metadata []field
-	// Approver is whether the signed-in person may decide; Pending whether
-	// anyone still can.
+	// Approver is whether the viewer may decide; Pending whether anyone
+	// still can.
 	Approver, Pending bool
 	// AlreadyApproved is set when this approver approved and others must
 	// still approve.
 	AlreadyApproved bool
+	// Action is where the decision form posts.
+	Action string
+	// Link is set on the page an emailed link opens without signing in:
+	// it decides as the link's person, hides restricted fields and
+	// offers no question form.
+	Link *linkView
 	// Submission makes a form's submission idempotent: it is the Update id.
 	Submission string
 	// Problem is why the last action was refused, shown above the forms.
@@ -46,10 +52,22 @@ type approvalPage struct {
 	Form    decisionForm
 }
 
+// linkView is what the decision-link page adds.
+type linkView struct {
+	Person *models.Person
+	// Hidden counts the restricted fields left out.
+	Hidden int
+	// Ended says why the link no longer decides (used or expired).
+	Ended string
+}
+
 // decisionForm is what the person typed, kept when an action is refused.
 type decisionForm struct {
 	Note, Reason, Question string
 }
+
+// shower renders an approval page again with a problem and what was typed.
+type shower func(c *gin.Context, status int, problem string, form decisionForm)
 
 func (p *Pages) approval(c *gin.Context) {
 	p.showApproval(c, http.StatusOK, "", decisionForm{})
@@ -64,18 +82,27 @@ func (p *Pages) showApproval(c *gin.Context, status int, problem string, form de
 		p.Fail(c, err)
 		return
 	}
-	page := approvalPage{A: a, Approver: slices.Contains(a.ApproverIDs, person.ID()),
-		Pending: a.Status == models.ApprovalPending, AlreadyApproved: slices.Contains(a.ApprovedBy, person.ID()),
+	page := approvalPage{A: a, Approver: slices.Contains(a.ApproverIDs, person.ID()), Action: "/approvals/" + a.ID + "/decision",
 		Submission: ids.New("sub"), Problem: problem, Form: form}
-	if page.Fields, err = fields(a.Input, a.EditableFields); err != nil {
+	p.renderApproval(c, status, &page, person.ID(), nil)
+}
+
+// renderApproval fills in what every approval page shows, leaving out the
+// hidden fields, and renders it for personID.
+func (p *Pages) renderApproval(c *gin.Context, status int, page *approvalPage, personID string, hidden []string) {
+	a := page.A
+	page.Pending = a.Status == models.ApprovalPending
+	page.AlreadyApproved = slices.Contains(a.ApprovedBy, personID)
+	var err error
+	if page.Fields, err = fields(a.Input, a.EditableFields, hidden); err != nil {
 		p.Fail(c, err)
 		return
 	}
-	if page.Metadata, err = fields(a.Metadata, nil); err != nil {
+	if page.Metadata, err = fields(a.Metadata, nil, hidden); err != nil {
 		p.Fail(c, err)
 		return
 	}
-	p.Render(c, status, "approval", page)
+	p.Render(c, status, "approval", *page)
 }
 
 // decide handles the decision form: approve (with any corrected fields) or
@@ -83,28 +110,43 @@ func (p *Pages) showApproval(c *gin.Context, status int, problem string, form de
 func (p *Pages) decide(c *gin.Context) {
 	person := CurrentPerson(c)
 	ctx := c.Request.Context()
-	form := decisionForm{Note: c.PostForm("note"), Reason: c.PostForm("reason")}
 	a, err := p.store.GetApproval(ctx, person.Organization.ID, c.Param("id"))
 	if err != nil {
 		p.Fail(c, err)
 		return
 	}
+	visible, err := fields(a.Input, a.EditableFields, nil)
+	if err != nil {
+		p.Fail(c, err)
+		return
+	}
+	if p.decideAs(c, a, person, visible, c.PostForm("submission"), p.showApproval) {
+		c.Redirect(http.StatusSeeOther, "/approvals/"+a.ID)
+	}
+}
+
+// decideAs reads the decision form and decides a as person, correcting
+// only the visible fields; updateID makes a repeated submission run once.
+// A refusal is shown with show; it reports whether the decision was made.
+func (p *Pages) decideAs(c *gin.Context, a *models.Approval, person *models.Person, visible []field, updateID string, show shower) bool {
+	form := decisionForm{Note: c.PostForm("note"), Reason: c.PostForm("reason")}
 	d := actions.Decision{Decision: c.PostForm("decision"), Note: form.Note, Reason: form.Reason}
+	var err error
 	if d.Decision == "approve" {
-		if d.Corrections, err = corrections(c, a); err != nil {
-			p.refused(c, err, form)
-			return
+		if d.Corrections, err = corrections(c, visible); err != nil {
+			p.refused(c, err, form, show)
+			return false
 		}
 	}
 	if err := validate.Struct(&d); err != nil {
-		p.refused(c, err, form)
-		return
+		p.refused(c, err, form, show)
+		return false
 	}
-	if _, err := p.actions.Decide(ctx, a.OrganizationID, a.ID, c.PostForm("submission"), person.Actor(), d); err != nil {
-		p.refused(c, err, form)
-		return
+	if _, err := p.actions.Decide(c.Request.Context(), a.OrganizationID, a.ID, updateID, person.Actor(), d); err != nil {
+		p.refused(c, err, form, show)
+		return false
 	}
-	c.Redirect(http.StatusSeeOther, "/approvals/"+a.ID)
+	return true
 }
 
 // ask handles the question form.
@@ -113,11 +155,11 @@ func (p *Pages) ask(c *gin.Context) {
 	form := decisionForm{Question: c.PostForm("question")}
 	q := actions.Question{Question: form.Question}
 	if err := validate.Struct(&q); err != nil {
-		p.refused(c, err, form)
+		p.refused(c, err, form, p.showApproval)
 		return
 	}
 	if _, _, err := p.actions.Ask(c.Request.Context(), person.Organization.ID, c.Param("id"), c.PostForm("submission"), person.Actor(), q); err != nil {
-		p.refused(c, err, form)
+		p.refused(c, err, form, p.showApproval)
 		return
 	}
 	c.Redirect(http.StatusSeeOther, "/approvals/"+c.Param("id"))
@@ -125,7 +167,7 @@ func (p *Pages) ask(c *gin.Context) {
 
 // refused shows the page again with why the action was refused, keeping
 // what the person typed. Errors that are not the person's are a 500.
-func (p *Pages) refused(c *gin.Context, err error, form decisionForm) {
+func (p *Pages) refused(c *gin.Context, err error, form decisionForm, show shower) {
 	e, ok := apperr.As(err)
 	if !ok {
 		p.internalError(c, err)
@@ -135,16 +177,13 @@ func (p *Pages) refused(c *gin.Context, err error, form decisionForm) {
 	if e.Field != "" && !strings.Contains(msg, e.Field) {
 		msg = e.Field + ": " + msg
 	}
-	p.showApproval(c, e.Status(), msg, form)
+	show(c, e.Status(), msg, form)
 }
 
-// corrections reads the editable fields from the form and returns those
-// the person changed, typed like the original value.
-func corrections(c *gin.Context, a *models.Approval) (map[string]any, error) {
-	current, err := fields(a.Input, a.EditableFields)
-	if err != nil {
-		return nil, err
-	}
+// corrections reads the editable fields among current from the form and
+// returns those the person changed, typed like the original value. A field
+// not in current (a hidden one) cannot be corrected.
+func corrections(c *gin.Context, current []field) (map[string]any, error) {
 	out := map[string]any{}
 	for _, f := range current {
 		raw, sent := c.GetPostForm("field." + f.Name)
@@ -189,8 +228,8 @@ func parseField(f field, raw string) (any, error) {
 }
 
 // fields lists a JSON object's members in their order, marking editable
-// ones. An empty object gives none.
-func fields(raw models.RawJSON, editable []string) ([]field, error) {
+// ones and leaving out hidden ones. An empty object gives none.
+func fields(raw models.RawJSON, editable, hidden []string) ([]field, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, nil
 	}
@@ -210,7 +249,9 @@ func fields(raw models.RawJSON, editable []string) ([]field, error) {
 		if err := dec.Decode(&v); err != nil {
 			return nil, err
 		}
-		out = append(out, describe(name, v, slices.Contains(editable, name)))
+		if !slices.Contains(hidden, name) {
+			out = append(out, describe(name, v, slices.Contains(editable, name)))
+		}
 	}
 	if _, err := dec.Token(); err != nil && err != io.EOF {
 		return nil, err

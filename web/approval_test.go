@@ -27,11 +27,12 @@ func decidingSite(t *testing.T, db *gorm.DB) *site {
 	tc := ts.GetDefaultClient()
 	require.NoError(t, worker.RegisterSearchAttributes(context.Background(), tc, ts.GetDefaultNamespace()))
 	store := models.NewStore(db)
-	w := worker.New(tc, worker.Deps{Store: store, BaseURL: "http://assent.test"})
-	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
 	s := newSiteWith(t, store, &actions.Service{Store: store, Temporal: tc})
 	s.temporal = tc
+	// The worker emails approvers into the site's mailbox, with links to it.
+	w := worker.New(tc, worker.Deps{Store: store, BaseURL: s.url, Mailer: s.mailbox})
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
 	return s
 }
 

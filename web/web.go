@@ -134,6 +134,8 @@ func (p *Pages) Mount(r *gin.Engine) {
 	g.GET("/approvals/:id", RequireSignIn, p.approval)
 	g.POST("/approvals/:id/decision", RequireSignIn, p.decide)
 	g.POST("/approvals/:id/questions", RequireSignIn, p.ask)
+	g.GET("/approvals/:id/link/:token", p.linkApproval)
+	g.POST("/approvals/:id/link/:token", p.decideByLink)
 	p.mountAdmin(g)
 	p.mountOIDC(g)
 }

@@ -16,10 +16,12 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/assent-hq/assent/activities"
+	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/outbound"
 	"github.com/assent-hq/assent/internal/start"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/notify"
 	"github.com/assent-hq/assent/workflows"
 )
 
@@ -31,6 +33,8 @@ type Deps struct {
 	Logger  *slog.Logger
 	// NetPolicy says where deliveries may go; nil is netguard.Public.
 	NetPolicy *netguard.Policy
+	// Mailer emails approvers and askers; nil logs each email as not sent.
+	Mailer mail.Sender
 }
 
 // New returns a worker on the assent task queue with everything registered.
@@ -41,7 +45,8 @@ func New(c client.Client, d Deps) sdkworker.Worker {
 	}
 	w.RegisterWorkflow(workflows.Approval)
 	w.RegisterWorkflow(workflows.Delivery)
-	w.RegisterActivity(&activities.Activities{Store: d.Store, BaseURL: d.BaseURL, HTTP: outbound.NewClient(d.NetPolicy)})
+	w.RegisterActivity(&activities.Activities{Store: d.Store, BaseURL: d.BaseURL, HTTP: outbound.NewClient(d.NetPolicy),
+		Notify: &notify.Notifier{Store: d.Store, Mailer: d.Mailer, BaseURL: d.BaseURL, Logger: d.Logger}})
 	return w
 }
 

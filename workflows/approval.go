@@ -43,6 +43,20 @@ var persistOptions = workflow.LocalActivityOptions{
 	RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
 }
 
+// emailChange marks where the workflow started emailing approvers and
+// askers; histories from before it replay without the emails.
+const emailChange = "email-people"
+
+// emailOptions send an email on the delivery schedule: five attempts, 1,
+// 4, 16 and 64 minutes apart.
+// Cancelling one waits for the server to confirm, so the workflow never
+// completes in the task that answers an Update while an email is in flight.
+var emailOptions = workflow.ActivityOptions{
+	StartToCloseTimeout: time.Minute,
+	RetryPolicy:         DeliveryRetryPolicy(time.Minute),
+	WaitForCancellation: true,
+}
+
 // Approval is the workflow of one approval: it waits for decisions,
 // questions, answers and cancellation (Updates) and for expiry (a timer).
 func Approval(ctx workflow.Context, in ApprovalInput) (ApprovalState, error) {
@@ -65,6 +79,13 @@ type approval struct {
 	seq   int
 	// created is set once the "created" transition is written.
 	created bool
+	// emails is whether this run emails people (see emailChange).
+	emails bool
+	// emailCtx is cancelled when the request settles: nobody needs an
+	// email about it any more. emailing counts the emails in flight.
+	emailCtx     workflow.Context
+	cancelEmails workflow.CancelFunc
+	emailing     int
 	// indexedStatus is the AssentStatus search attribute's value.
 	indexedStatus string
 }
@@ -92,6 +113,9 @@ func (a *approval) run(ctx workflow.Context) (ApprovalState, error) {
 	if err := a.persist(ctx, ApprovalTransition{Action: ActionCreated, Event: "approval.requested"}); err != nil {
 		return a.state, err
 	}
+	a.emails = workflow.GetVersion(ctx, emailChange, workflow.DefaultVersion, 1) >= 1
+	a.emailCtx, a.cancelEmails = workflow.WithCancel(workflow.WithActivityOptions(ctx, emailOptions))
+	a.email(ctx, ActivityEmailApprovers, EmailApproversInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID})
 	a.created = true
 	settled, err := workflow.AwaitWithTimeout(ctx, a.in.ExpiresAt.Sub(workflow.Now(ctx)), func() bool {
 		return a.state.Status != StatusPending
@@ -113,6 +137,16 @@ func (a *approval) run(ctx workflow.Context) (ApprovalState, error) {
 	// Let in-flight updates finish before the workflow completes.
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 		return a.state, err
+	}
+	// Stop emails still in flight and wait for the server to say so. The
+	// confirmation arrives in a later task than the Update that settled
+	// the request: completing in the same task as an email's result would
+	// fail that task, and with it the Update.
+	if a.emailing > 0 {
+		a.cancelEmails()
+		if err := workflow.Await(ctx, func() bool { return a.emailing == 0 }); err != nil {
+			return a.state, err
+		}
 	}
 	return a.state, nil
 }
@@ -200,7 +234,7 @@ func (a *approval) ask(ctx workflow.Context, req AskRequest) (ApprovalState, err
 			return ApprovalTransition{}, err
 		}
 		a.state.Questions = append(a.state.Questions, Question{QuestionID: req.QuestionID, Question: req.Question,
-			AskedBy: req.ActorName, AskedAt: workflow.Now(ctx).UTC()})
+			AskedBy: req.ActorName, AskedByID: req.ActorID, AskedAt: workflow.Now(ctx).UTC()})
 		return ApprovalTransition{Action: ActionAsked, Event: "approval.question", ActorID: req.ActorID,
 			ActorName: req.ActorName, Detail: req.Question}, nil
 	})
@@ -208,20 +242,45 @@ func (a *approval) ask(ctx workflow.Context, req AskRequest) (ApprovalState, err
 }
 
 func (a *approval) answer(ctx workflow.Context, req AnswerRequest) (ApprovalState, error) {
+	var asker string
 	err := a.transition(ctx, func() (ApprovalTransition, error) {
 		if err := checkAnswer(&a.in, &a.state, req); err != nil {
 			return ApprovalTransition{}, err
 		}
 		now := workflow.Now(ctx).UTC()
 		for i := range a.state.Questions {
-			if a.state.Questions[i].QuestionID == req.QuestionID {
+			if q := &a.state.Questions[i]; q.QuestionID == req.QuestionID {
 				answer := req.Answer
-				a.state.Questions[i].Answer, a.state.Questions[i].AnsweredAt = &answer, &now
+				q.Answer, q.AnsweredAt = &answer, &now
+				asker = q.AskedByID
 			}
 		}
 		return ApprovalTransition{Action: ActionAnswered, Event: "approval.answered", ActorID: req.Requester, Detail: req.Answer}, nil
 	})
+	if err == nil && asker != "" {
+		a.email(ctx, ActivityEmailAnswer, EmailAnswerInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID,
+			QuestionID: req.QuestionID, AskerID: asker})
+	}
 	return a.state, err
+}
+
+// email starts an email activity without waiting for it: a slow or failing
+// mail server must not hold up a decision. A send that fails for good is
+// logged and visible in the workflow's history; one still retrying when
+// the request settles is cancelled.
+func (a *approval) email(ctx workflow.Context, activity string, arg any) {
+	if !a.emails {
+		return
+	}
+	f := workflow.ExecuteActivity(a.emailCtx, activity, arg)
+	a.emailing++
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		err := f.Get(ctx, nil)
+		a.emailing--
+		if err != nil && !temporal.IsCanceledError(err) {
+			workflow.GetLogger(ctx).Warn("email not sent", "activity", activity, "error", err)
+		}
+	})
 }
 
 func (a *approval) cancel(ctx workflow.Context, req CancelRequest) (ApprovalState, error) {

@@ -87,6 +87,8 @@ type Question struct {
 	QuestionID string
 	Question   string
 	AskedBy    string
+	// AskedByID is who gets the answer by email.
+	AskedByID  string
 	AskedAt    time.Time
 	Answer     *string
 	AnsweredAt *time.Time

@@ -26,6 +26,9 @@ type harness struct {
 	mu          sync.Mutex
 	transitions []workflows.ApprovalTransition
 	results     map[string]result
+	emails      []email
+	// failEmails, when set, is every email attempt's error.
+	failEmails error
 }
 
 type result struct {
@@ -45,7 +48,28 @@ func newHarness(t *testing.T) *harness {
 		h.transitions = append(h.transitions, tr)
 		return nil
 	}, activity.RegisterOptions{Name: workflows.ActivityPersistApproval})
+	h.env.RegisterActivityWithOptions(func(ctx context.Context, in workflows.EmailApproversInput) error {
+		return h.sent(ctx, in)
+	}, activity.RegisterOptions{Name: workflows.ActivityEmailApprovers})
+	h.env.RegisterActivityWithOptions(func(ctx context.Context, in workflows.EmailAnswerInput) error {
+		return h.sent(ctx, in)
+	}, activity.RegisterOptions{Name: workflows.ActivityEmailAnswer})
 	return h
+}
+
+// email is one attempt of an email activity.
+type email struct {
+	input   any
+	attempt int32
+	at      time.Time
+}
+
+// sent records an email attempt and answers with failEmails.
+func (h *harness) sent(ctx context.Context, in any) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.emails = append(h.emails, email{input: in, attempt: activity.GetInfo(ctx).Attempt, at: h.env.Now().UTC()})
+	return h.failEmails
 }
 
 func baseInput() workflows.ApprovalInput {

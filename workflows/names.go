@@ -43,3 +43,23 @@ const ActivityPersistApproval = "PersistApproval"
 
 // ApprovalWorkflowID is the workflow id of approval id.
 func ApprovalWorkflowID(id string) string { return "approval/" + id }
+
+// Activities that email people about an approval.
+const (
+	ActivityEmailApprovers = "EmailApprovers"
+	ActivityEmailAnswer    = "EmailAnswer"
+)
+
+// EmailApproversInput names the approval whose approvers are emailed.
+type EmailApproversInput struct {
+	OrganizationID string
+	ApprovalID     string
+}
+
+// EmailAnswerInput names the answered question and who asked it.
+type EmailAnswerInput struct {
+	OrganizationID string
+	ApprovalID     string
+	QuestionID     string
+	AskerID        string
+}

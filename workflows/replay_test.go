@@ -76,6 +76,10 @@ func TestRecordHistories(t *testing.T) {
 		// The history records the activity's result, so a no-op is enough.
 		r.RegisterActivityWithOptions(func(context.Context, workflows.ApprovalTransition) error { return nil },
 			activity.RegisterOptions{Name: workflows.ActivityPersistApproval})
+		r.RegisterActivityWithOptions(func(context.Context, workflows.EmailApproversInput) error { return nil },
+			activity.RegisterOptions{Name: workflows.ActivityEmailApprovers})
+		r.RegisterActivityWithOptions(func(context.Context, workflows.EmailAnswerInput) error { return nil },
+			activity.RegisterOptions{Name: workflows.ActivityEmailAnswer})
 	})
 
 	scenarios := []struct {
@@ -93,6 +97,12 @@ func TestRecordHistories(t *testing.T) {
 		{"approval_cancelled", 24 * time.Hour, []recordStep{
 			{workflows.UpdateCancel, workflows.CancelRequest{ActorID: "key_1", ActorName: "agent"}},
 		}, workflows.StatusCancelled},
+		// Recorded after approvers and askers were emailed (emailChange).
+		{"approval_emailed_question_answered", 24 * time.Hour, []recordStep{
+			{workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
+			{workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
+			{workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionReject, Note: "no"}},
+		}, workflows.StatusRejected},
 		// No updates: the expiry timer fires and settles the approval.
 		{"approval_expired", 2 * time.Second, nil, workflows.StatusExpired},
 	}

@@ -26,6 +26,33 @@ func screenshotDir(t *testing.T) string {
 	return t.TempDir()
 }
 
+// devMailMessage is an email as the dev mailbox lists it.
+type devMailMessage struct {
+	To      []string
+	Subject string
+	Text    string
+	Links   []string
+}
+
+// devMail waits for the email to address whose subject starts with
+// subject to reach the dev mailbox.
+func devMail(t *testing.T, apiURL, address, subject string) devMailMessage {
+	t.Helper()
+	var found devMailMessage
+	require.Eventually(t, func() bool {
+		var mail []devMailMessage
+		getJSON(t, apiURL+"/dev/mail.json", "", &mail)
+		for _, m := range mail {
+			if len(m.To) == 1 && m.To[0] == address && strings.HasPrefix(m.Subject, subject) {
+				found = m
+				return true
+			}
+		}
+		return false
+	}, 15*time.Second, 100*time.Millisecond, "no email %q to %s in the dev mailbox", subject, address)
+	return found
+}
+
 // TestBrowserDecidesAnApproval is issue 5's "done when" in a real browser:
 // on `assent dev`, an agent creates an approval with curl's request, a
 // person signs in from the dev mailbox, opens it from the inbox, approves
@@ -53,19 +80,7 @@ func TestBrowserDecidesAnApproval(t *testing.T) {
 	b.ClickAndWait(`form[action="/signin"] button`)
 	assert.Contains(t, b.Text("main"), "Check your email")
 
-	var link string
-	require.Eventually(t, func() bool {
-		var mail []struct{ To, Links []string }
-		getJSON(t, apiURL+"/dev/mail.json", "", &mail)
-		for _, m := range mail {
-			if len(m.To) == 1 && m.To[0] == admin.Email && len(m.Links) > 0 {
-				link = m.Links[0]
-				return true
-			}
-		}
-		return false
-	}, 10*time.Second, 100*time.Millisecond, "the sign-in email reaches the dev mailbox")
-	b.Navigate(link)
+	b.Navigate(devMail(t, apiURL, admin.Email, "Sign in to Assent").Links[0])
 	b.ClickAndWait(`form[action="/signin/link"] button`)
 	require.True(t, strings.HasSuffix(b.Location(), "/inbox"), b.Location())
 	assert.Contains(t, b.Text("main"), "Refund <script>alert(1)</script> order 42", "the title is text, not markup")
@@ -88,4 +103,71 @@ func TestBrowserDecidesAnApproval(t *testing.T) {
 	assert.Equal(t, "approved", got["status"])
 	assert.Equal(t, map[string]any{"amount": 100.0, "currency": "EUR"}, got["approvedInput"])
 	assert.Equal(t, []any{map[string]any{"field": "amount", "from": 120.0, "to": 100.0}}, got["changes"])
+}
+
+// TestBrowserEmailLinks follows the approvers' emails in a real browser: a
+// low-risk request's link decides without signing in and hides a
+// restricted field; a form without its CSRF token changes nothing; a
+// high-risk request's email leads to sign-in.
+func TestBrowserEmailLinks(t *testing.T) {
+	dataDir := filepath.Join(t.TempDir(), ".assent")
+	apiURL, _, _, stop := startDev(t, dataDir)
+	defer stop()
+	boot, err := bootstrap.Load(dataDir)
+	require.NoError(t, err)
+	admin := demoMember(t, boot, "admin")
+	var rule map[string]any
+	require.Equal(t, 201, postJSON(t, apiURL+"/api/v1/admin/rules", boot.AdminKey,
+		`{"name":"Hide bank details","kind":"restricted","fields":["iban"]}`, &rule), rule)
+
+	var low map[string]any
+	require.Equal(t, 201, postJSON(t, apiURL+"/api/v1/approvals", boot.AgentKey, fmt.Sprintf(`{"title":"Pay supplier 7",
+		"risk":"low","approvers":[%q],"input":{"amount":120,"iban":"DE89370400440532013000"},"editableFields":["amount"]}`, admin.Email), &low))
+	lowID := low["id"].(string)
+	mail := devMail(t, apiURL, admin.Email, "Approval needed: Pay supplier 7")
+	var link string
+	for _, l := range mail.Links {
+		if strings.Contains(l, "/approvals/"+lowID+"/link/") {
+			link = l
+		}
+	}
+	require.NotEmpty(t, link, "the email carries a sign-in-free link: %v", mail.Links)
+
+	b := browsertest.New(t)
+	b.Navigate(link)
+	assert.Contains(t, b.Text("main"), "deciding as "+admin.Name)
+	assert.NotContains(t, b.Text("main"), "DE89370400440532013000", "the restricted field is hidden")
+	assert.Contains(t, b.Text("main"), "1 sensitive field is hidden")
+
+	// A form stripped of its token (as a forged cross-site post would be)
+	// is refused and decides nothing.
+	_, err = chromedp.Run(b.Context(), chromedp.Evaluate[bool](`document.querySelector("form.decision input[name=csrf]").remove(), true`))
+	require.NoError(t, err)
+	b.ClickAndWait(`button[value="approve"]`)
+	assert.Contains(t, b.Text("main"), "This form has expired")
+	var got map[string]any
+	require.Equal(t, 200, getJSON(t, apiURL+"/api/v1/approvals/"+lowID, boot.AgentKey, &got))
+	assert.Equal(t, "pending", got["status"])
+
+	// Reject with a note, from the link, signed out.
+	b.Navigate(link)
+	b.Run(chromedp.SendKeys(chromedp.CSS("#note"), "Wrong supplier."))
+	b.ClickAndWait(`button[value="reject"]`)
+	assert.Contains(t, b.Text(".settled"), "Rejected")
+	assert.Contains(t, b.Text("main"), "already been used")
+	require.Equal(t, 200, getJSON(t, apiURL+"/api/v1/approvals/"+lowID, boot.AgentKey, &got))
+	assert.Equal(t, "rejected", got["status"])
+	assert.Equal(t, "Wrong supplier.", got["note"])
+	assert.Equal(t, admin.Name, got["decidedBy"])
+
+	// A high-risk request's email has only the page, which asks for sign-in.
+	var high map[string]any
+	require.Equal(t, 201, postJSON(t, apiURL+"/api/v1/approvals", boot.AgentKey, fmt.Sprintf(`{"title":"Delete old backups",
+		"risk":"high","approvers":[%q]}`, admin.Email), &high))
+	mail = devMail(t, apiURL, admin.Email, "Approval needed: Delete old backups")
+	require.Equal(t, []string{apiURL + "/approvals/" + high["id"].(string)}, mail.Links)
+	fresh := browsertest.New(t)
+	fresh.Navigate(mail.Links[0])
+	assert.Contains(t, fresh.Location(), "/signin?next=")
+	assert.Contains(t, fresh.Text("main"), "Sign in")
 }

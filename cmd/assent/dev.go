@@ -83,7 +83,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			pages.Mount(r)
 		}})
 
-	w := worker.New(tc, worker.Deps{Store: store, BaseURL: baseURL, Logger: log, NetPolicy: policy})
+	w := worker.New(tc, worker.Deps{Store: store, BaseURL: baseURL, Logger: log, NetPolicy: policy, Mailer: mailbox})
 	if err := w.Start(); err != nil {
 		l.Close()
 		return fmt.Errorf("start worker: %w", err)
@@ -98,7 +98,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		purgeHourly(gctx, log, "idempotency keys", store.PurgeExpiredIdempotencyKeys)
 		return nil
 	})
-	g.Go(func() error { purgeHourly(gctx, log, "sessions and sign-in links", store.PurgeSignIns); return nil })
+	g.Go(func() error { purgeHourly(gctx, log, "sessions and links", store.PurgeSignIns); return nil })
 	g.Go(func() error { worker.RunReconciler(gctx, tc, store, log, reconcileInterval); return nil })
 	dispatcher := &worker.Dispatcher{Client: tc, Store: store, Log: log, RetryUnit: cfg.DevRetryUnit, Interval: dispatchInterval}
 	g.Go(func() error { dispatcher.Run(gctx); return nil })

@@ -54,7 +54,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		purgeHourly(gctx, log, "idempotency keys", store.PurgeExpiredIdempotencyKeys)
 		return nil
 	})
-	g.Go(func() error { purgeHourly(gctx, log, "sessions and sign-in links", store.PurgeSignIns); return nil })
+	g.Go(func() error { purgeHourly(gctx, log, "sessions and links", store.PurgeSignIns); return nil })
 	return g.Wait()
 }
 
@@ -63,7 +63,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 // usual and logs an error per email not sent.
 func newMailer(cfg *config.Config, log *slog.Logger) (mail.Sender, error) {
 	if cfg.SMTPHost == "" {
-		log.Warn("ASSENT_SMTP_HOST is not set: no email can be sent, so nobody can sign in to the pages by email")
+		log.Warn("ASSENT_SMTP_HOST is not set: no email can be sent, so nobody can sign in by email and approvers are not emailed")
 		return nil, nil
 	}
 	return mail.NewSMTP(mail.SMTPSettings{Host: cfg.SMTPHost, Port: cfg.SMTPPort, Username: cfg.SMTPUsername,

@@ -42,8 +42,12 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	if cfg.BaseURL == "" {
 		log.Warn("ASSENT_BASE_URL is not set: page links in events will be relative")
 	}
+	mailer, err := newMailer(cfg, log)
+	if err != nil {
+		return err
+	}
 	store := models.NewStore(db)
-	w := worker.New(tc, worker.Deps{Store: store, BaseURL: cfg.PublicBaseURL(), Logger: log})
+	w := worker.New(tc, worker.Deps{Store: store, BaseURL: cfg.PublicBaseURL(), Logger: log, Mailer: mailer})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}

@@ -1,0 +1,139 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/assent-hq/assent/internal/apperr"
+)
+
+// Errors of decision links, in words the person can act on.
+var (
+	ErrDecisionLinkInvalid = apperr.New(apperr.NotFound, "this link is not valid; open the request from your inbox instead")
+	ErrDecisionLinkUsed    = apperr.New(apperr.InvalidState, "this link has already been used to decide; sign in to see the request")
+	ErrDecisionLinkExpired = apperr.New(apperr.InvalidState, "this link has expired with its request")
+)
+
+// DecisionLink is the sign-in-free way for one approver to decide one low- or
+// medium-risk approval from an email. Only the SHA-256 of its token is
+// stored; the token is 256 random bits, so the row is the link's signature.
+// It works once, until the approval expires.
+type DecisionLink struct {
+	TokenHash      string    `gorm:"primaryKey;size:64"`
+	OrganizationID string    `gorm:"size:40;not null;index"`
+	ApprovalID     string    `gorm:"size:40;not null;index"`
+	PersonID       string    `gorm:"size:40;not null"`
+	ExpiresAt      time.Time `gorm:"not null;index"`
+	UsedAt         *time.Time
+	CreatedAt      time.Time `gorm:"not null"`
+}
+
+// SignInFree says whether an approval of this risk may be decided from an
+// emailed link without signing in (spec 2.1: low and medium only).
+func SignInFree(risk string) bool { return risk == RiskLow || risk == RiskMedium }
+
+// CreateDecisionLink makes a link for personID to decide a, returning the
+// token, which goes into the email only.
+func (s *Store) CreateDecisionLink(ctx context.Context, a *Approval, personID string) (string, error) {
+	if !SignInFree(a.Risk) {
+		return "", apperr.New(apperr.Forbidden, "a %s-risk approval can only be decided after signing in", a.Risk)
+	}
+	token := NewToken()
+	l := &DecisionLink{TokenHash: HashSecret(token), OrganizationID: a.OrganizationID, ApprovalID: a.ID,
+		PersonID: personID, ExpiresAt: a.ExpiresAt, CreatedAt: Now()}
+	return token, s.db.WithContext(ctx).Create(l).Error
+}
+
+// OpenedDecisionLink is a link with what it opens: the approval it decides
+// and the person it acts for.
+type OpenedDecisionLink struct {
+	Link     *DecisionLink
+	Person   *Person
+	Approval *Approval
+}
+
+// OpenDecisionLink finds the link for token and the approval it is for. A
+// used or expired link is returned with ErrDecisionLinkUsed or
+// ErrDecisionLinkExpired, so the page can still say how the request ended.
+func (s *Store) OpenDecisionLink(ctx context.Context, approvalID, token string) (*OpenedDecisionLink, error) {
+	if token == "" {
+		return nil, ErrDecisionLinkInvalid
+	}
+	db := s.db.WithContext(ctx)
+	var l DecisionLink
+	err := db.Where("token_hash = ? AND approval_id = ?", HashSecret(token), approvalID).Take(&l).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, ErrDecisionLinkInvalid
+	}
+	if err != nil {
+		return nil, err
+	}
+	p, err := loadPerson(db, l.OrganizationID, l.PersonID)
+	if err != nil {
+		return nil, err
+	}
+	a, err := s.GetApproval(ctx, l.OrganizationID, l.ApprovalID)
+	if err != nil {
+		return nil, err
+	}
+	out := &OpenedDecisionLink{Link: &l, Person: p, Approval: a}
+	switch {
+	case l.UsedAt != nil:
+		return out, ErrDecisionLinkUsed
+	case !Now().Before(l.ExpiresAt):
+		return out, ErrDecisionLinkExpired
+	}
+	return out, nil
+}
+
+// UseDecisionLink records that the link decided its approval.
+func (s *Store) UseDecisionLink(ctx context.Context, l *DecisionLink) error {
+	return s.db.WithContext(ctx).Model(&DecisionLink{}).Where("token_hash = ? AND used_at IS NULL", l.TokenHash).
+		Update("used_at", Now()).Error
+}
+
+// Notice records an email sent about a request, so a retried send skips
+// the people already told. ID names the email, such as
+// "approval/<id>/<person>".
+type Notice struct {
+	ID             string    `gorm:"primaryKey;size:200"`
+	OrganizationID string    `gorm:"size:40;not null;index"`
+	SentAt         time.Time `gorm:"not null"`
+}
+
+// NoticeSent says whether the email id names was sent.
+func (s *Store) NoticeSent(ctx context.Context, id string) (bool, error) {
+	var n int64
+	err := s.db.WithContext(ctx).Model(&Notice{}).Where("id = ?", id).Count(&n).Error
+	return n > 0, err
+}
+
+// RecordNotice records that the email id names was sent; recording it
+// again changes nothing.
+func (s *Store) RecordNotice(ctx context.Context, orgID, id string) error {
+	return s.db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).
+		Create(&Notice{ID: id, OrganizationID: orgID, SentAt: Now()}).Error
+}
+
+// People returns the members and guests with these ids in orgID, in the
+// order given, leaving out deactivated members and ids no longer found:
+// they are not to be emailed.
+func (s *Store) People(ctx context.Context, orgID string, personIDs []string) ([]*Person, error) {
+	db := s.db.WithContext(ctx)
+	var out []*Person
+	for _, id := range personIDs {
+		p, err := loadPerson(db, orgID, id)
+		switch {
+		case errors.Is(err, ErrPersonInactive) || apperr.Is(err, apperr.NotFound):
+			continue
+		case err != nil:
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}

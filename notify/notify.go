@@ -1,0 +1,204 @@
+// Package notify emails people about requests: each approver when an
+// approval arrives, with a sign-in-free decision link when its risk allows
+// one, and whoever asked a question when the requester answers it. The
+// approval workflow calls it through activities, so a failed send is
+// retried on a fixed schedule; a retry skips the people already emailed.
+package notify
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"fmt"
+	htmltemplate "html/template"
+	"log/slog"
+	"strings"
+	texttemplate "text/template"
+	"time"
+	"unicode/utf8"
+
+	"github.com/assent-hq/assent/internal/mail"
+	"github.com/assent-hq/assent/internal/wire"
+	"github.com/assent-hq/assent/models"
+)
+
+//go:embed templates
+var files embed.FS
+
+// Notifier sends the emails about requests.
+type Notifier struct {
+	Store *models.Store
+	// Mailer sends the emails; nil means the process cannot send email,
+	// and each email is logged as not sent instead of retried forever.
+	Mailer mail.Sender
+	// BaseURL starts every link in the emails.
+	BaseURL string
+	Logger  *slog.Logger
+}
+
+// DecisionLinkPath is the page a sign-in-free link opens.
+func DecisionLinkPath(approvalID, token string) string {
+	return "/approvals/" + approvalID + "/link/" + token
+}
+
+// descriptionLimit keeps an email short; the page has the whole text.
+const descriptionLimit = 1500
+
+// approverMail is the data of the email to one approver.
+type approverMail struct {
+	Name         string
+	Organization string
+	Guest        bool
+	Title        string
+	Description  string
+	Risk         string
+	RequestedBy  string
+	Expires      string
+	Concerns     bool
+	PageURL      string
+	// LinkURL is the sign-in-free decision link; empty for high and
+	// critical risk.
+	LinkURL string
+}
+
+// Approvers emails each approver of the approval who has not been emailed
+// about it yet. Nothing is sent once the approval is no longer pending.
+func (n *Notifier) Approvers(ctx context.Context, orgID, approvalID string) error {
+	a, err := n.Store.GetApproval(ctx, orgID, approvalID)
+	if err != nil || a.Status != models.ApprovalPending {
+		return err
+	}
+	people, err := n.Store.People(ctx, orgID, a.ApproverIDs)
+	if err != nil {
+		return err
+	}
+	for _, p := range people {
+		if p.ID() == a.Requester {
+			continue // the requester cannot approve their own request
+		}
+		if err := n.once(ctx, orgID, "approval/"+a.ID+"/"+p.ID(), func() (mail.Message, error) {
+			return n.approverMessage(ctx, a, p)
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (n *Notifier) approverMessage(ctx context.Context, a *models.Approval, p *models.Person) (mail.Message, error) {
+	data := approverMail{Name: p.DisplayName(), Organization: p.Organization.Name, Guest: p.Guest != nil,
+		Title: a.Title, Description: shorten(a.Description, descriptionLimit), Risk: a.Risk, RequestedBy: a.RequestedBy,
+		Expires: a.ExpiresAt.UTC().Format("2 Jan 2006, 15:04 UTC"), Concerns: len(a.Concerns.V) > 0,
+		PageURL: wire.ApprovalURL(n.BaseURL, a.ID)}
+	if models.SignInFree(a.Risk) {
+		token, err := n.Store.CreateDecisionLink(ctx, a, p.ID())
+		if err != nil {
+			return mail.Message{}, err
+		}
+		data.LinkURL = n.BaseURL + DecisionLinkPath(a.ID, token)
+	}
+	return render("approver", p.Email(), "Approval needed: "+a.Title, data)
+}
+
+// answerMail is the data of the email that brings an answer.
+type answerMail struct {
+	Name     string
+	Title    string
+	Question string
+	Answer   string
+	PageURL  string
+}
+
+// Answer emails whoever asked questionID its answer. An asker who is no
+// longer a member, or an agent's key, gets nothing.
+func (n *Notifier) Answer(ctx context.Context, orgID, approvalID, questionID, askerID string) error {
+	a, err := n.Store.GetApproval(ctx, orgID, approvalID)
+	if err != nil {
+		return err
+	}
+	var q *models.Question
+	for i := range a.Questions.V {
+		if a.Questions.V[i].QuestionID == questionID {
+			q = &a.Questions.V[i]
+		}
+	}
+	if q == nil || q.Answer == nil {
+		return fmt.Errorf("question %s of approval %s has no answer to send", questionID, approvalID)
+	}
+	people, err := n.Store.People(ctx, orgID, []string{askerID})
+	if err != nil || len(people) == 0 {
+		return err
+	}
+	p := people[0]
+	return n.once(ctx, orgID, "answer/"+questionID, func() (mail.Message, error) {
+		return render("answer", p.Email(), "Answered: "+a.Title, answerMail{Name: p.DisplayName(), Title: a.Title,
+			Question: q.Question, Answer: *q.Answer, PageURL: wire.ApprovalURL(n.BaseURL, a.ID)})
+	})
+}
+
+// sendTimeout bounds one email; the activity's retry covers a slow server.
+const sendTimeout = 30 * time.Second
+
+// once sends the message build makes unless the notice id records it as
+// sent, and records it after: a crash in between sends it again rather
+// than never.
+func (n *Notifier) once(ctx context.Context, orgID, id string, build func() (mail.Message, error)) error {
+	sent, err := n.Store.NoticeSent(ctx, id)
+	if err != nil || sent {
+		return err
+	}
+	if n.Mailer == nil {
+		n.logger().WarnContext(ctx, "email not sent: set ASSENT_SMTP_HOST so approvers are emailed", "notice", id)
+		return nil
+	}
+	msg, err := build()
+	if err != nil {
+		return err
+	}
+	sendCtx, cancel := context.WithTimeout(ctx, sendTimeout)
+	defer cancel()
+	if err := n.Mailer.Send(sendCtx, msg); err != nil {
+		return fmt.Errorf("email %s: %w", id, err)
+	}
+	return n.Store.RecordNotice(ctx, orgID, id)
+}
+
+func (n *Notifier) logger() *slog.Logger {
+	if n.Logger != nil {
+		return n.Logger
+	}
+	return slog.Default()
+}
+
+var (
+	texts = texttemplate.Must(texttemplate.ParseFS(files, "templates/*.txt"))
+	htmls = htmltemplate.Must(htmltemplate.ParseFS(files, "templates/*.html"))
+)
+
+// render makes a message from the templates name.txt and name.html.
+func render(name, to, subject string, data any) (mail.Message, error) {
+	var text, html bytes.Buffer
+	if err := texts.ExecuteTemplate(&text, name+".txt", data); err != nil {
+		return mail.Message{}, err
+	}
+	if err := htmls.ExecuteTemplate(&html, name+".html", data); err != nil {
+		return mail.Message{}, err
+	}
+	return mail.Message{To: []string{to}, Subject: oneLine(subject), Text: text.String(), HTML: html.String()}, nil
+}
+
+// oneLine folds a subject made from a request's title onto one line.
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// shorten cuts s to at most n characters, at a word where it can.
+func shorten(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)[:n]
+	cut := string(r)
+	if i := strings.LastIndexAny(cut, " \n"); i > n/2 {
+		cut = cut[:i]
+	}
+	return strings.TrimSpace(cut) + " …"
+}

@@ -1,0 +1,107 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/notify"
+)
+
+// The pages an emailed decision link opens: a low- or medium-risk approval,
+// decided without signing in, as the person the link was sent to. Restricted
+// fields are hidden and cannot be corrected there; the link decides once.
+
+func (p *Pages) linkApproval(c *gin.Context) {
+	p.showLink(c, http.StatusOK, "", decisionForm{})
+}
+
+// showLink renders the approval the link in the path opens.
+func (p *Pages) showLink(c *gin.Context, status int, problem string, form decisionForm) {
+	opened, ended, ok := p.openLink(c)
+	if !ok {
+		return
+	}
+	a, person := opened.Approval, opened.Person
+	page := approvalPage{A: a, Approver: ended == "" && slices.Contains(a.ApproverIDs, person.ID()),
+		Action:     notify.DecisionLinkPath(a.ID, c.Param("token")),
+		Link:       &linkView{Person: person, Hidden: hiddenCount(a), Ended: ended},
+		Problem:    problem, Form: form}
+	p.renderApproval(c, status, &page, person.ID(), a.RestrictedFields)
+}
+
+// decideByLink decides as the link's person. Every submission through one
+// link is the same Update, so the link yields at most one decision even
+// when two tabs race; the link is marked used once it has.
+func (p *Pages) decideByLink(c *gin.Context) {
+	opened, ended, ok := p.openLink(c)
+	if !ok {
+		return
+	}
+	if ended != "" {
+		p.showLink(c, http.StatusConflict, ended, decisionForm{})
+		return
+	}
+	a := opened.Approval
+	visible, err := fields(a.Input, a.EditableFields, a.RestrictedFields)
+	if err != nil {
+		p.Fail(c, err)
+		return
+	}
+	if !p.decideAs(c, a, opened.Person, visible, "link-"+opened.Link.TokenHash[:32], p.showLink) {
+		return
+	}
+	if err := p.store.UseDecisionLink(c.Request.Context(), opened.Link); err != nil {
+		p.Fail(c, err)
+		return
+	}
+	c.Redirect(http.StatusSeeOther, notify.DecisionLinkPath(a.ID, c.Param("token")))
+}
+
+// openLink finds the link in the path. A link that has ended (used, or
+// expired with its request) still opens, read-only, with ended saying why.
+// A link for a request that needs sign-in leads there; an unknown link is
+// an error page. ok is false when a response was written.
+func (p *Pages) openLink(c *gin.Context) (opened *models.OpenedDecisionLink, ended string, ok bool) {
+	// The address holds the token; keep it out of any Referer.
+	c.Header("Referrer-Policy", "no-referrer")
+	opened, err := p.store.OpenDecisionLink(c.Request.Context(), c.Param("id"), c.Param("token"))
+	switch {
+	case errors.Is(err, models.ErrDecisionLinkUsed), errors.Is(err, models.ErrDecisionLinkExpired):
+		e, _ := apperr.As(err)
+		ended = e.Message
+	case err != nil:
+		if e, isApp := apperr.As(err); isApp {
+			p.Render(c, e.Status(), "error", problem{Title: "This link cannot be used", Message: e.Message,
+				Retry: "/signin", RetryLabel: "Sign in instead"})
+			return nil, "", false
+		}
+		p.internalError(c, err)
+		return nil, "", false
+	}
+	if !models.SignInFree(opened.Approval.Risk) {
+		// Links are only made for low and medium risk; this is the backstop.
+		c.Redirect(http.StatusSeeOther, "/signin?next="+url.QueryEscape("/approvals/"+opened.Approval.ID))
+		return nil, "", false
+	}
+	return opened, ended, true
+}
+
+// hiddenCount counts the restricted fields a carries in its input and
+// metadata, for the page to say how many it leaves out.
+func hiddenCount(a *models.Approval) int {
+	input, _ := fields(a.Input, nil, nil)
+	meta, _ := fields(a.Metadata, nil, nil)
+	n := 0
+	for _, f := range append(input, meta...) {
+		if slices.Contains(a.RestrictedFields, f.Name) {
+			n++
+		}
+	}
+	return n
+}
