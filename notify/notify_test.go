@@ -1,0 +1,115 @@
+package notify_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/mail"
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/notify"
+)
+
+// flaky refuses mail to one address the first time, then delivers to
+// the mailbox.
+type flaky struct {
+	*mail.Mailbox
+	mu      sync.Mutex
+	refuse  string
+	refused bool
+}
+
+func (f *flaky) Send(ctx context.Context, m mail.Message) error {
+	f.mu.Lock()
+	if m.To[0] == f.refuse && !f.refused {
+		f.refused = true
+		f.mu.Unlock()
+		return errors.New("451 try again later")
+	}
+	f.mu.Unlock()
+	return f.Mailbox.Send(ctx, m)
+}
+
+func recipients(b *mail.Mailbox) []string {
+	var out []string
+	for _, m := range b.Messages() {
+		out = append(out, m.To...)
+	}
+	return out
+}
+
+func TestApproversAreEmailedOnceEachAcrossRetries(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		store := models.NewStore(db)
+		org, err := store.CreateOrganization(ctx, models.NewOrganization{Name: "Acme"})
+		require.NoError(t, err)
+		member := func(email string, active bool) *models.Member {
+			m, err := store.CreateMember(ctx, org.ID, models.NewMember{Email: email, Name: strings.Split(email, "@")[0]})
+			require.NoError(t, err)
+			if !active {
+				_, err = store.UpdateMember(ctx, org.ID, m.ID, models.MemberPatch{Active: &active})
+				require.NoError(t, err)
+			}
+			return m
+		}
+		ann, ben, gone, req := member("ann@example.com", true), member("ben@example.com", true),
+			member("gone@example.com", false), member("req@example.com", true)
+		a := &models.Approval{OrganizationID: org.ID, Title: "Pay\r\nBcc: evil@example.com", Risk: models.RiskMedium,
+			Description: strings.Repeat("word ", 1000), ApproverIDs: []string{ann.ID, ben.ID, gone.ID, req.ID},
+			ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: req.ID, RequestedBy: "req"}
+		require.NoError(t, store.CreateApproval(ctx, a))
+
+		box := &flaky{Mailbox: mail.NewMailbox(0), refuse: "ben@example.com"}
+		n := &notify.Notifier{Store: store, Mailer: box, BaseURL: "https://assent.example"}
+		err = n.Approvers(ctx, org.ID, a.ID)
+		require.Error(t, err, "the refused send fails the attempt, so Temporal retries it")
+		assert.Equal(t, []string{"ann@example.com"}, recipients(box.Mailbox))
+
+		require.NoError(t, n.Approvers(ctx, org.ID, a.ID), "the retry")
+		require.NoError(t, n.Approvers(ctx, org.ID, a.ID), "and another changes nothing")
+		assert.ElementsMatch(t, []string{"ann@example.com", "ben@example.com"}, recipients(box.Mailbox),
+			"each approver once; not the deactivated member, not the requester")
+
+		msg := box.Messages()[1] // newest first: Ann's was the first sent
+		assert.Equal(t, "Approval needed: Pay Bcc: evil@example.com", msg.Subject, "the title cannot add headers")
+		assert.Less(t, len(msg.Text), 2500, "the description is cut short")
+		assert.Contains(t, msg.Text, "https://assent.example/approvals/"+a.ID+"\n")
+		assert.Contains(t, msg.Text, "https://assent.example/approvals/"+a.ID+"/link/")
+
+		// A settled request emails nobody new.
+		require.NoError(t, db.Model(&models.Approval{}).Where("id = ?", a.ID).Update("status", "approved").Error)
+		cy := member("cy@example.com", true)
+		require.NoError(t, db.Model(&models.Approval{}).Where("id = ?", a.ID).
+			Update("approver_ids", models.StringList{ann.ID, cy.ID}).Error)
+		require.NoError(t, n.Approvers(ctx, org.ID, a.ID))
+		assert.Len(t, box.Messages(), 2)
+	})
+}
+
+func TestWithoutAMailerNothingIsRetried(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		store := models.NewStore(db)
+		org, err := store.CreateOrganization(ctx, models.NewOrganization{Name: "Acme"})
+		require.NoError(t, err)
+		m, err := store.CreateMember(ctx, org.ID, models.NewMember{Email: "ann@example.com"})
+		require.NoError(t, err)
+		a := &models.Approval{OrganizationID: org.ID, Title: "T", Risk: models.RiskHigh, ApproverIDs: []string{m.ID},
+			ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: "key_1", RequestedBy: "agent"}
+		require.NoError(t, store.CreateApproval(ctx, a))
+		n := &notify.Notifier{Store: store, BaseURL: "https://assent.example"}
+		assert.NoError(t, n.Approvers(ctx, org.ID, a.ID))
+		var links int64
+		require.NoError(t, db.Model(&models.DecisionLink{}).Count(&links).Error)
+		assert.Zero(t, links)
+	})
+}
