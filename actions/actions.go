@@ -20,9 +20,6 @@ import (
 type Service struct {
 	Store    *models.Store
 	Temporal client.Client
-	// Changed, when set, hears of each approval an action changed, so
-	// long-polls in this process answer at once.
-	Changed func(approvalID string)
 }
 
 // Decision is a person's decision on an approval. Its tags are the limits
@@ -84,8 +81,8 @@ func (s *Service) Update(ctx context.Context, orgID, approvalID, updateID, name 
 	if err != nil {
 		return nil, s.workflowError(ctx, a, err)
 	}
-	if s.Changed != nil {
-		s.Changed(a.ID)
-	}
+	// The transition may have been persisted by a worker in another
+	// process; long-polls in this one hear of it here.
+	s.Store.ApprovalChanged(a.ID)
 	return s.Store.GetApproval(ctx, a.OrganizationID, a.ID)
 }

@@ -51,7 +51,7 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 func New(d Deps) http.Handler {
 	h := &handlers{store: d.Store, temporal: d.Temporal, log: d.Logger, baseURL: d.BaseURL,
 		watcher: newStatusWatcher(d.Store, d.Logger, 250*time.Millisecond), netPolicy: d.NetPolicy}
-	h.actions = &actions.Service{Store: d.Store, Temporal: d.Temporal, Changed: h.watcher.Notify}
+	h.actions = &actions.Service{Store: d.Store, Temporal: d.Temporal}
 	if h.netPolicy == nil {
 		h.netPolicy = netguard.Public
 	}

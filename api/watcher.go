@@ -14,8 +14,8 @@ import (
 // statusWatcher wakes long-polls when their approval leaves pending. While
 // anyone waits, one goroutine per process checks every waited id with a
 // single query each interval; a waiter holds no connection and no
-// goroutine of its own. Changes made through this process wake waiters at
-// once through Notify.
+// goroutine of its own. Changes made through this process (the store's
+// WatchApprovals) wake waiters at once.
 type statusWatcher struct {
 	store    *models.Store
 	log      *slog.Logger
@@ -27,7 +27,9 @@ type statusWatcher struct {
 }
 
 func newStatusWatcher(store *models.Store, log *slog.Logger, interval time.Duration) *statusWatcher {
-	return &statusWatcher{store: store, log: log, interval: interval, waiters: map[string]map[chan struct{}]struct{}{}}
+	w := &statusWatcher{store: store, log: log, interval: interval, waiters: map[string]map[chan struct{}]struct{}{}}
+	store.WatchApprovals(w.Notify)
+	return w
 }
 
 // Wait returns when approval id may have left pending or ctx ends.

@@ -285,6 +285,9 @@ func (s *Store) ApplyApprovalChange(ctx context.Context, ch ApprovalChange) (*Ap
 	if err == nil && wroteEvent {
 		s.notifyEventsWritten()
 	}
+	if err == nil {
+		s.ApprovalChanged(ch.ApprovalID)
+	}
 	return a, err
 }
 

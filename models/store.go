@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"strings"
+	"sync"
 
 	"gorm.io/gorm"
 
@@ -18,6 +19,11 @@ type Store struct {
 	// eventsWritten wakes this process's dispatcher when it commits an
 	// outbox event, so a delivery need not wait for the next poll.
 	eventsWritten chan struct{}
+
+	mu sync.Mutex
+	// approvalWatchers hear of each approval changed through this
+	// process, so long-polls answer at once.
+	approvalWatchers []func(approvalID string)
 }
 
 // NewStore wraps db.
@@ -31,6 +37,26 @@ func (s *Store) notifyEventsWritten() {
 	select {
 	case s.eventsWritten <- struct{}{}:
 	default: // a wake-up is already pending
+	}
+}
+
+// WatchApprovals calls fn with the id of each approval this process
+// changes from now on: a workflow transition it persisted, or an action it
+// sent (whose transition a worker elsewhere may have persisted). It is a
+// hint; changes made in other processes are only seen by polling.
+func (s *Store) WatchApprovals(fn func(approvalID string)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.approvalWatchers = append(s.approvalWatchers, fn)
+}
+
+// ApprovalChanged tells the watchers that approval id changed.
+func (s *Store) ApprovalChanged(id string) {
+	s.mu.Lock()
+	watchers := s.approvalWatchers
+	s.mu.Unlock()
+	for _, fn := range watchers {
+		fn(id)
 	}
 }
 
