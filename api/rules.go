@@ -5,8 +5,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/assent-hq/assent/internal/apperr"
-	"github.com/assent-hq/assent/internal/rules"
 	"github.com/assent-hq/assent/internal/wire"
 	"github.com/assent-hq/assent/models"
 )
@@ -17,7 +15,7 @@ func (h *handlers) createRule(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	if err := checkRule(&in); err != nil {
+	if err := in.Check(); err != nil {
 		fail(c, err)
 		return
 	}
@@ -27,37 +25,6 @@ func (h *handlers) createRule(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusCreated, wire.NewRule(r))
-}
-
-// checkRule requires what each kind needs and a condition that compiles to
-// a bool, so a broken rule is refused when saved, not when a request comes.
-func checkRule(in *models.NewRule) error {
-	switch in.Kind {
-	case rules.KindApproval:
-		if in.RequiredApprovals == 0 {
-			return apperr.Field(apperr.InvalidRequest, "requiredApprovals", "an approval rule needs requiredApprovals, from 2 to 20")
-		}
-	case rules.KindEthics:
-		if in.Principle == "" {
-			return apperr.Field(apperr.InvalidRequest, "principle", "an ethics rule needs the principle it protects")
-		}
-		if in.Concern == "" {
-			return apperr.Field(apperr.InvalidRequest, "concern", "an ethics rule needs the concern approvers read first")
-		}
-	case rules.KindRestricted:
-		if len(in.Fields) == 0 {
-			return apperr.Field(apperr.InvalidRequest, "fields", "a restricted-fields rule needs the fields it hides")
-		}
-	}
-	if in.Kind != rules.KindApproval && in.RequiredApprovals != 0 {
-		return apperr.Field(apperr.InvalidRequest, "requiredApprovals", "requiredApprovals belongs to approval rules")
-	}
-	if in.Condition != "" {
-		if err := rules.Check(in.Condition); err != nil {
-			return apperr.Field(apperr.InvalidRequest, "condition", "%v", err)
-		}
-	}
-	return nil
 }
 
 func (h *handlers) listRules(c *gin.Context) {

@@ -2,6 +2,8 @@ package models
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -64,6 +66,10 @@ const (
 	DeliveryFailed    = "failed"
 	DeliverySkipped   = "skipped"
 )
+
+// DeliveryStatuses lists every delivery state, in the order a delivery log
+// offers them as filters.
+var DeliveryStatuses = []string{DeliveryPending, DeliveryDelivered, DeliveryFailed, DeliverySkipped}
 
 // Delivery is one event to one receiver: an endpoint, or a request's
 // callbackUrl. Its id is the Assent-Delivery header and the workflow id.
@@ -321,8 +327,12 @@ func (s *Store) ResendDelivery(ctx context.Context, orgID, id string) (*Delivery
 }
 
 // RecoverDeliveries queues every failed or skipped delivery to an endpoint
-// created at or after since to be sent again, returning how many.
+// created at or after since to be sent again, returning how many. A since
+// in the future is refused, naming the field.
 func (s *Store) RecoverDeliveries(ctx context.Context, orgID, endpointID string, since time.Time) (int64, error) {
+	if since.After(Now()) {
+		return 0, apperr.Field(apperr.InvalidRequest, "since", "since must not be in the future")
+	}
 	var n int64
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		ep, err := take[WebhookEndpoint](tx, orgID, endpointID, "webhook endpoint "+endpointID)
@@ -375,9 +385,20 @@ type DeliveryFilter struct {
 	Status string
 }
 
+// Check refuses a status that is not a delivery state, naming the field.
+func (f DeliveryFilter) Check() error {
+	if f.Status != "" && !slices.Contains(DeliveryStatuses, f.Status) {
+		return apperr.Field(apperr.InvalidRequest, "status", "status must be one of: %s", strings.Join(DeliveryStatuses, ", "))
+	}
+	return nil
+}
+
 // ListDeliveryLog pages through an endpoint's deliveries, newest first,
-// each with its attempts.
+// each with its attempts. An unknown status is refused (DeliveryFilter.Check).
 func (s *Store) ListDeliveryLog(ctx context.Context, orgID string, f DeliveryFilter, p Page) ([]DeliveryLog, string, error) {
+	if err := f.Check(); err != nil {
+		return nil, "", err
+	}
 	db := s.db.WithContext(ctx)
 	if _, err := take[WebhookEndpoint](db, orgID, f.EndpointID, "webhook endpoint "+f.EndpointID); err != nil {
 		return nil, "", err

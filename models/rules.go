@@ -6,11 +6,13 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/internal/rules"
 )
 
-// NewRule is the input for CreateRule; the API checks the fields each kind
-// needs and compiles the condition.
+// NewRule is the input for CreateRule. Its tags check each field on its
+// own; Check checks what each kind needs and compiles the condition.
 type NewRule struct {
 	Name              string   `json:"name" validate:"required,max=200"`
 	Kind              string   `json:"kind" validate:"required,oneof=approval ethics restricted"`
@@ -20,6 +22,39 @@ type NewRule struct {
 	Concern           string   `json:"concern" validate:"max=2000"`
 	Fields            []string `json:"fields" validate:"max=100,dive,required,max=200"`
 	Enabled           *bool    `json:"enabled"`
+}
+
+// Check requires what each kind needs and a condition that compiles to a
+// bool, so a broken rule is refused when saved, not when a request comes.
+// Every caller that saves a rule (the API, the admin pages) runs it after
+// the tag validation.
+func (in *NewRule) Check() error {
+	switch in.Kind {
+	case rules.KindApproval:
+		if in.RequiredApprovals == 0 {
+			return apperr.Field(apperr.InvalidRequest, "requiredApprovals", "an approval rule needs requiredApprovals, from 2 to 20")
+		}
+	case rules.KindEthics:
+		if in.Principle == "" {
+			return apperr.Field(apperr.InvalidRequest, "principle", "an ethics rule needs the principle it protects")
+		}
+		if in.Concern == "" {
+			return apperr.Field(apperr.InvalidRequest, "concern", "an ethics rule needs the concern approvers read first")
+		}
+	case rules.KindRestricted:
+		if len(in.Fields) == 0 {
+			return apperr.Field(apperr.InvalidRequest, "fields", "a restricted-fields rule needs the fields it hides")
+		}
+	}
+	if in.Kind != rules.KindApproval && in.RequiredApprovals != 0 {
+		return apperr.Field(apperr.InvalidRequest, "requiredApprovals", "requiredApprovals belongs to approval rules")
+	}
+	if in.Condition != "" {
+		if err := rules.Check(in.Condition); err != nil {
+			return apperr.Field(apperr.InvalidRequest, "condition", "%v", err)
+		}
+	}
+	return nil
 }
 
 // CreateRule saves a rule, enabled unless said otherwise.

@@ -29,9 +29,9 @@ func (p *Pages) showLink(c *gin.Context, status int, problem string, form decisi
 	}
 	a, person := opened.Approval, opened.Person
 	page := approvalPage{A: a, Approver: ended == "" && slices.Contains(a.ApproverIDs, person.ID()),
-		Action:     notify.DecisionLinkPath(a.ID, c.Param("token")),
-		Link:       &linkView{Person: person, Hidden: hiddenCount(a), Ended: ended},
-		Problem:    problem, Form: form}
+		Action:  notify.DecisionLinkPath(a.ID, c.Param("token")),
+		Link:    &linkView{Person: person, Hidden: hiddenCount(a), Ended: ended},
+		Problem: problem, Form: form}
 	p.renderApproval(c, status, &page, person.ID(), a.RestrictedFields)
 }
 

@@ -1,0 +1,221 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/validate"
+	"github.com/assent-hq/assent/models"
+)
+
+// The directory pages: members, teams and groups, guests.
+
+var (
+	roles     = []string{models.RoleMember, models.RoleAdmin, models.RoleOwner}
+	teamKinds = []string{models.TeamKindTeam, models.TeamKindGroup, models.TeamKindWorkspace}
+)
+
+// ownersOnly is refused when an administrator who is not an owner tries
+// to make an owner or change one: only owners hand out or take away
+// ownership, so an administrator cannot take over the organisation.
+var ownersOnly = apperr.New(apperr.Forbidden, "only an owner can make someone an owner or change an owner's role or state")
+
+type membersPage struct {
+	adminBase
+	Members []models.Member
+	Pager   pager
+	Form    models.NewMember
+	Roles   []string
+	// Me is the signed-in member's id.
+	Me string
+}
+
+func (p *Pages) adminMembers(c *gin.Context) {
+	p.showMembers(c, http.StatusOK, nil, models.NewMember{Role: models.RoleMember})
+}
+
+// showMembers renders the member list with prob (a refused action) and
+// what was typed into the add form.
+func (p *Pages) showMembers(c *gin.Context, status int, prob *formProblem, form models.NewMember) {
+	rows, next, err := p.store.ListMembers(c.Request.Context(), orgOf(c), adminPage(c))
+	if err != nil {
+		p.Fail(c, err)
+		return
+	}
+	page := membersPage{adminBase: base(c, "members"), Members: rows, Pager: newPager(c, "/admin/members", next),
+		Form: form, Roles: roles, Me: CurrentPerson(c).Member.ID}
+	page.Problem = prob
+	p.Render(c, status, "admin_members", page)
+}
+
+// membersRefused shows the member list again with why the action was
+// refused.
+func (p *Pages) membersRefused(c *gin.Context, err error, form models.NewMember) {
+	if prob, status, ok := p.refusedBy(c, err); ok {
+		p.showMembers(c, status, prob, form)
+	}
+}
+
+func (p *Pages) addMember(c *gin.Context) {
+	in := models.NewMember{Email: c.PostForm("email"), Name: c.PostForm("name"), Role: c.PostForm("role")}
+	if err := validate.Struct(&in); err != nil {
+		p.membersRefused(c, err, in)
+		return
+	}
+	if in.Role == models.RoleOwner && CurrentPerson(c).Member.Role != models.RoleOwner {
+		p.membersRefused(c, ownersOnly, in)
+		return
+	}
+	if _, err := p.store.CreateMember(c.Request.Context(), orgOf(c), in); err != nil {
+		p.membersRefused(c, err, in)
+		return
+	}
+	done(c, "/admin/members", "member-added")
+}
+
+func (p *Pages) changeRole(c *gin.Context) {
+	role := c.PostForm("role")
+	patch := models.MemberPatch{Role: &role}
+	if err := p.updateMember(c, patch); err != nil {
+		p.membersRefused(c, err, models.NewMember{Role: models.RoleMember})
+		return
+	}
+	done(c, "/admin/members", "role-changed")
+}
+
+func (p *Pages) setMemberActive(c *gin.Context) {
+	active, err := formBool(c, "active")
+	if err == nil {
+		err = p.updateMember(c, models.MemberPatch{Active: &active})
+	}
+	if err != nil {
+		p.membersRefused(c, err, models.NewMember{Role: models.RoleMember})
+		return
+	}
+	if active {
+		done(c, "/admin/members", "member-reactivated")
+		return
+	}
+	done(c, "/admin/members", "member-deactivated")
+}
+
+// updateMember applies patch to the member in the path. The store keeps
+// the last active owner; here only owners may touch ownership.
+func (p *Pages) updateMember(c *gin.Context, patch models.MemberPatch) error {
+	if err := validate.Struct(&patch); err != nil {
+		return err
+	}
+	ctx, org := c.Request.Context(), orgOf(c)
+	if CurrentPerson(c).Member.Role != models.RoleOwner {
+		m, err := p.store.GetMember(ctx, org, c.Param("id"))
+		if err != nil {
+			return err
+		}
+		if m.Role == models.RoleOwner || (patch.Role != nil && *patch.Role == models.RoleOwner) {
+			return ownersOnly
+		}
+	}
+	_, err := p.store.UpdateMember(ctx, org, c.Param("id"), patch)
+	return err
+}
+
+// formBool reads a true/false form field.
+func formBool(c *gin.Context, name string) (bool, error) {
+	switch c.PostForm(name) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, apperr.Field(apperr.InvalidRequest, name, "%s must be true or false", name)
+}
+
+type teamsPage struct {
+	adminBase
+	Teams []models.Team
+	Pager pager
+	Form  teamForm
+	Kinds []string
+}
+
+// teamForm is what was typed into the new-team form; Members as typed.
+type teamForm struct {
+	Name, Kind, Members string
+}
+
+func (p *Pages) adminTeams(c *gin.Context) {
+	p.showTeams(c, http.StatusOK, nil, teamForm{Kind: models.TeamKindTeam})
+}
+
+func (p *Pages) showTeams(c *gin.Context, status int, prob *formProblem, form teamForm) {
+	rows, next, err := p.store.ListTeams(c.Request.Context(), orgOf(c), adminPage(c))
+	if err != nil {
+		p.Fail(c, err)
+		return
+	}
+	page := teamsPage{adminBase: base(c, "teams"), Teams: rows, Pager: newPager(c, "/admin/teams", next), Form: form, Kinds: teamKinds}
+	page.Problem = prob
+	p.Render(c, status, "admin_teams", page)
+}
+
+func (p *Pages) createTeam(c *gin.Context) {
+	form := teamForm{Name: c.PostForm("name"), Kind: c.PostForm("kind"), Members: c.PostForm("members")}
+	in := models.NewTeam{Name: form.Name, Kind: form.Kind, Members: splitList(form.Members)}
+	err := validate.Struct(&in)
+	if err == nil {
+		_, err = p.store.CreateTeam(c.Request.Context(), orgOf(c), in)
+	}
+	if err != nil {
+		if prob, status, ok := p.refusedBy(c, err); ok {
+			p.showTeams(c, status, prob, form)
+		}
+		return
+	}
+	done(c, "/admin/teams", "team-created")
+}
+
+type guestsPage struct {
+	adminBase
+	Guests []models.Guest
+	Pager  pager
+	Form   models.NewGuest
+}
+
+func (p *Pages) adminGuests(c *gin.Context) {
+	p.showGuests(c, http.StatusOK, nil, models.NewGuest{})
+}
+
+func (p *Pages) showGuests(c *gin.Context, status int, prob *formProblem, form models.NewGuest) {
+	rows, next, err := p.store.ListGuests(c.Request.Context(), orgOf(c), adminPage(c))
+	if err != nil {
+		p.Fail(c, err)
+		return
+	}
+	page := guestsPage{adminBase: base(c, "guests"), Guests: rows, Pager: newPager(c, "/admin/guests", next), Form: form}
+	page.Problem = prob
+	p.Render(c, status, "admin_guests", page)
+}
+
+// admitGuest admits an address; admitting it again says so and changes
+// nothing.
+func (p *Pages) admitGuest(c *gin.Context) {
+	in := models.NewGuest{Email: c.PostForm("email"), Name: c.PostForm("name")}
+	err := validate.Struct(&in)
+	created := false
+	if err == nil {
+		_, created, err = p.store.CreateGuest(c.Request.Context(), orgOf(c), in)
+	}
+	if err != nil {
+		if prob, status, ok := p.refusedBy(c, err); ok {
+			p.showGuests(c, status, prob, in)
+		}
+		return
+	}
+	if !created {
+		done(c, "/admin/guests", "guest-existed")
+		return
+	}
+	done(c, "/admin/guests", "guest-admitted")
+}

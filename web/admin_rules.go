@@ -1,0 +1,104 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/rules"
+	"github.com/assent-hq/assent/internal/validate"
+	"github.com/assent-hq/assent/models"
+)
+
+type rulesPage struct {
+	adminBase
+	Rules []models.Rule
+	Pager pager
+	Form  ruleForm
+	Kinds []string
+}
+
+// ruleForm is what was typed into the new-rule form. Its field names are
+// the API's, so a refusal naming a field marks the right input.
+type ruleForm struct {
+	Name, Kind, Condition, RequiredApprovals, Principle, Concern, Fields string
+}
+
+func (p *Pages) adminRules(c *gin.Context) {
+	p.showRules(c, http.StatusOK, nil, ruleForm{Kind: rules.KindApproval})
+}
+
+func (p *Pages) showRules(c *gin.Context, status int, prob *formProblem, form ruleForm) {
+	rows, next, err := p.store.ListRules(c.Request.Context(), orgOf(c), adminPage(c))
+	if err != nil {
+		p.Fail(c, err)
+		return
+	}
+	page := rulesPage{adminBase: base(c, "rules"), Rules: rows, Pager: newPager(c, "/admin/rules", next), Form: form, Kinds: rules.Kinds}
+	page.Problem = prob
+	p.Render(c, status, "admin_rules", page)
+}
+
+func (p *Pages) rulesRefused(c *gin.Context, err error, form ruleForm) {
+	if prob, status, ok := p.refusedBy(c, err); ok {
+		p.showRules(c, status, prob, form)
+	}
+}
+
+// createRule saves a rule after the same checks as the API: the input's
+// tags, then NewRule.Check (what each kind needs, a condition that
+// compiles).
+func (p *Pages) createRule(c *gin.Context) {
+	form := ruleForm{Name: c.PostForm("name"), Kind: c.PostForm("kind"), Condition: c.PostForm("condition"),
+		RequiredApprovals: strings.TrimSpace(c.PostForm("requiredApprovals")), Principle: c.PostForm("principle"),
+		Concern: c.PostForm("concern"), Fields: c.PostForm("fields")}
+	in := models.NewRule{Name: form.Name, Kind: form.Kind, Condition: form.Condition,
+		Principle: form.Principle, Concern: form.Concern, Fields: splitList(form.Fields)}
+	if form.RequiredApprovals != "" {
+		n, err := strconv.Atoi(form.RequiredApprovals)
+		if err != nil {
+			p.rulesRefused(c, apperr.Field(apperr.InvalidRequest, "requiredApprovals", "requiredApprovals must be a whole number"), form)
+			return
+		}
+		in.RequiredApprovals = n
+	}
+	err := validate.Struct(&in)
+	if err == nil {
+		err = in.Check()
+	}
+	if err == nil {
+		_, err = p.store.CreateRule(c.Request.Context(), orgOf(c), in)
+	}
+	if err != nil {
+		p.rulesRefused(c, err, form)
+		return
+	}
+	done(c, "/admin/rules", "rule-created")
+}
+
+func (p *Pages) setRuleEnabled(c *gin.Context) {
+	enabled, err := formBool(c, "enabled")
+	if err == nil {
+		_, err = p.store.SetRuleEnabled(c.Request.Context(), orgOf(c), c.Param("id"), enabled)
+	}
+	if err != nil {
+		p.rulesRefused(c, err, ruleForm{Kind: rules.KindApproval})
+		return
+	}
+	if enabled {
+		done(c, "/admin/rules", "rule-enabled")
+		return
+	}
+	done(c, "/admin/rules", "rule-disabled")
+}
+
+func (p *Pages) deleteRule(c *gin.Context) {
+	if err := p.store.DeleteRule(c.Request.Context(), orgOf(c), c.Param("id")); err != nil {
+		p.rulesRefused(c, err, ruleForm{Kind: rules.KindApproval})
+		return
+	}
+	done(c, "/admin/rules", "rule-deleted")
+}

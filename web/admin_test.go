@@ -1,0 +1,585 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"html"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/api"
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/internal/scopes"
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/models"
+)
+
+// adminSite is a site whose first member, Ada, is the owner. CreateMember
+// makes plain members unless told, so she is promoted here.
+func adminSite(t *testing.T, db *gorm.DB) *site {
+	t.Helper()
+	s := newSite(t, db)
+	owner := models.RoleOwner
+	var err error
+	s.ada, err = s.store.UpdateMember(context.Background(), s.org.ID, s.ada.ID, models.MemberPatch{Role: &owner})
+	require.NoError(t, err)
+	return s
+}
+
+// member adds a member of s's organisation with role.
+func (s *site) member(t *testing.T, email, role string) *models.Member {
+	t.Helper()
+	m, err := s.store.CreateMember(context.Background(), s.org.ID, models.NewMember{Email: email, Name: strings.Split(email, "@")[0], Role: role})
+	require.NoError(t, err)
+	return m
+}
+
+// otherOrg is a second organisation with a member, for checks that its
+// records stay out of reach.
+func (s *site) otherOrg(t *testing.T) *models.Organization {
+	t.Helper()
+	o, err := s.store.CreateOrganization(context.Background(), models.NewOrganization{Name: "Other Ltd"})
+	require.NoError(t, err)
+	return o
+}
+
+// problem is the text of the page's problem box.
+var problemBox = regexp.MustCompile(`(?s)<p class="problem" role="alert" id="problem">(.*?)</p>`)
+
+func problemOf(t *testing.T, p page) string {
+	t.Helper()
+	m := problemBox.FindStringSubmatch(p.body)
+	require.NotNil(t, m, "no problem shown in:\n%s", p.body)
+	return html.UnescapeString(m[1])
+}
+
+func TestAdminPagesAreForOwnersAndAdministrators(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := adminSite(t, db)
+		s.member(t, "bob@example.com", models.RoleMember)
+		s.member(t, "cy@example.com", models.RoleAdmin)
+		_, _, err := s.store.CreateGuest(context.Background(), s.org.ID, models.NewGuest{Email: "gus@example.com"})
+		require.NoError(t, err)
+		paths := []string{"/admin", "/admin/members", "/admin/teams", "/admin/guests", "/admin/keys", "/admin/webhooks", "/admin/rules"}
+
+		// Signed out: to sign-in, and back here after.
+		out := s.browser(t)
+		r := out.get("/admin/keys")
+		assert.Equal(t, http.StatusSeeOther, r.status)
+		assert.Equal(t, "/signin?next=%2Fadmin%2Fkeys", r.header.Get("Location"))
+
+		for _, who := range []string{"bob@example.com", "gus@example.com"} {
+			b := s.browser(t)
+			csrf := b.signIn(s, who)
+			assert.NotContains(t, b.get("/inbox").body, `href="/admin"`, "%s sees no admin link", who)
+			for _, path := range paths {
+				r := b.get(path)
+				assert.Equal(t, http.StatusForbidden, r.status, "%s GET %s", who, path)
+				assert.Contains(t, r.body, "Only the organisation&#39;s owners and administrators")
+			}
+			r := b.post("/admin/members", url.Values{"csrf": {csrf}, "email": {"eve@example.com"}})
+			assert.Equal(t, http.StatusForbidden, r.status, who)
+		}
+		rows, _, err := s.store.ListMembers(context.Background(), s.org.ID, models.Page{Limit: 10})
+		require.NoError(t, err)
+		assert.Len(t, rows, 3, "nobody was added")
+
+		for _, who := range []string{"ada@example.com", "cy@example.com"} {
+			b := s.browser(t)
+			b.signIn(s, who)
+			assert.Contains(t, b.get("/inbox").body, `<a href="/admin">Admin</a>`)
+			for _, path := range paths {
+				r := b.get(path)
+				require.Equal(t, http.StatusOK, r.status, "%s GET %s: %s", who, path, r.body)
+				assert.Contains(t, r.body, `aria-label="Admin sections"`)
+				assert.Contains(t, r.header.Get("Content-Security-Policy"), "default-src 'none'")
+			}
+		}
+	})
+}
+
+func TestAdminFormsNeedTheCSRFToken(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := adminSite(t, db)
+		b := s.browser(t)
+		csrf := b.signIn(s, "ada@example.com")
+		for _, form := range []url.Values{
+			{"email": {"eve@example.com"}},
+			{"email": {"eve@example.com"}, "csrf": {"wrong"}},
+		} {
+			r := b.post("/admin/members", form)
+			assert.Equal(t, http.StatusForbidden, r.status)
+			assert.Contains(t, r.body, "This form has expired")
+		}
+		r := b.post("/admin/keys", url.Values{"name": {"sneaky"}, "scopes": {scopes.ApprovalsRead}})
+		assert.Equal(t, http.StatusForbidden, r.status)
+		keys, _, err := s.store.ListKeys(context.Background(), s.org.ID, models.Page{Limit: 10})
+		require.NoError(t, err)
+		assert.Empty(t, keys)
+		assert.NotContains(t, b.get("/admin/members").body, "eve@example.com")
+
+		// Every admin form carries the token.
+		for _, path := range []string{"/admin/members", "/admin/teams", "/admin/guests", "/admin/keys", "/admin/rules"} {
+			p := b.get(path)
+			forms := strings.Count(p.body, `method="post"`)
+			assert.Equal(t, forms, strings.Count(p.body, `name="csrf" value="`+csrf+`"`), path)
+		}
+	})
+}
+
+func TestAdminManagesMembers(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := adminSite(t, db)
+		ctx := context.Background()
+		b := s.browser(t)
+		csrf := b.signIn(s, "ada@example.com")
+
+		page := b.get("/admin/members")
+		require.Equal(t, http.StatusOK, page.status)
+		assert.Contains(t, page.body, "<caption>Members of the organisation</caption>")
+		assert.Contains(t, page.body, `<th scope="col">Role</th>`)
+		assert.Contains(t, page.body, `<label for="email">Email address</label>`)
+
+		// A bad address names the field and keeps what was typed.
+		r := b.post("/admin/members", url.Values{"csrf": {csrf}, "email": {"not-an-address"}, "name": {"Bob <Builder>"}, "role": {"member"}})
+		assert.Equal(t, http.StatusBadRequest, r.status)
+		assert.Equal(t, "email must be an email address", problemOf(t, r))
+		assert.Contains(t, r.body, `value="not-an-address" aria-invalid="true" aria-describedby="problem"`)
+		assert.Contains(t, r.body, `value="Bob &lt;Builder&gt;"`)
+
+		r = b.post("/admin/members", url.Values{"csrf": {csrf}, "email": {"Bob@Example.com"}, "name": {"Bob"}, "role": {"member"}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		assert.Equal(t, "/admin/members?done=member-added", r.header.Get("Location"))
+		list := b.get(r.header.Get("Location"))
+		assert.Contains(t, list.body, "The member was added.")
+		assert.Contains(t, list.body, "bob@example.com")
+		r = b.post("/admin/members", url.Values{"csrf": {csrf}, "email": {"bob@example.com"}, "role": {"member"}})
+		assert.Equal(t, http.StatusConflict, r.status)
+		assert.Contains(t, problemOf(t, r), "already exists")
+
+		rows, _, err := s.store.ListMembers(ctx, s.org.ID, models.Page{Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, rows, 2)
+		bob := rows[0]
+		require.Equal(t, "bob@example.com", bob.Email)
+
+		// Change a role.
+		r = b.post("/admin/members/"+bob.ID+"/role", url.Values{"csrf": {csrf}, "role": {"admin"}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		got, err := s.store.GetMember(ctx, s.org.ID, bob.ID)
+		require.NoError(t, err)
+		assert.Equal(t, models.RoleAdmin, got.Role)
+		r = b.post("/admin/members/"+bob.ID+"/role", url.Values{"csrf": {csrf}, "role": {"emperor"}})
+		assert.Equal(t, http.StatusBadRequest, r.status)
+		assert.Equal(t, "role must be one of: owner, admin, member", problemOf(t, r))
+
+		// The last owner cannot be demoted or deactivated, and the page says why.
+		for _, form := range []url.Values{{"role": {"member"}}, {"active": {"false"}}} {
+			form.Set("csrf", csrf)
+			action := "/role"
+			if form.Has("active") {
+				action = "/active"
+			}
+			r = b.post("/admin/members/"+s.ada.ID+action, form)
+			assert.Equal(t, http.StatusConflict, r.status)
+			assert.Equal(t, "ada@example.com is the last active owner; make another member owner first", problemOf(t, r))
+		}
+		got, err = s.store.GetMember(ctx, s.org.ID, s.ada.ID)
+		require.NoError(t, err)
+		assert.Equal(t, models.RoleOwner, got.Role)
+		assert.True(t, got.Active)
+
+		// Deactivate and reactivate.
+		r = b.post("/admin/members/"+bob.ID+"/active", url.Values{"csrf": {csrf}, "active": {"false"}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		assert.Contains(t, b.get(r.header.Get("Location")).body, "Deactivated")
+		got, _ = s.store.GetMember(ctx, s.org.ID, bob.ID)
+		assert.False(t, got.Active)
+		r = b.post("/admin/members/"+bob.ID+"/active", url.Values{"csrf": {csrf}, "active": {"true"}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		got, _ = s.store.GetMember(ctx, s.org.ID, bob.ID)
+		assert.True(t, got.Active)
+
+		// An administrator who is not an owner cannot hand out or take away
+		// ownership.
+		bb := s.browser(t)
+		bcsrf := bb.signIn(s, "bob@example.com")
+		r = bb.post("/admin/members/"+bob.ID+"/role", url.Values{"csrf": {bcsrf}, "role": {"owner"}})
+		assert.Equal(t, http.StatusForbidden, r.status)
+		assert.Contains(t, problemOf(t, r), "only an owner")
+		r = bb.post("/admin/members/"+s.ada.ID+"/active", url.Values{"csrf": {bcsrf}, "active": {"false"}})
+		assert.Equal(t, http.StatusForbidden, r.status)
+		r = bb.post("/admin/members", url.Values{"csrf": {bcsrf}, "email": {"own@example.com"}, "role": {"owner"}})
+		assert.Equal(t, http.StatusForbidden, r.status)
+		assert.Contains(t, r.body, `value="own@example.com"`)
+		r = bb.post("/admin/members", url.Values{"csrf": {bcsrf}, "email": {"dee@example.com"}, "role": {"member"}})
+		assert.Equal(t, http.StatusSeeOther, r.status, "administrators add members")
+
+		// Another organisation's member is not found.
+		other := s.otherOrg(t)
+		foreign, err := s.store.CreateMember(ctx, other.ID, models.NewMember{Email: "zed@example.com", Role: models.RoleOwner})
+		require.NoError(t, err)
+		r = b.post("/admin/members/"+foreign.ID+"/role", url.Values{"csrf": {csrf}, "role": {"member"}})
+		assert.Equal(t, http.StatusNotFound, r.status)
+		got, _ = s.store.GetMember(ctx, other.ID, foreign.ID)
+		assert.Equal(t, models.RoleOwner, got.Role)
+	})
+}
+
+func TestAdminTeamsAndGuests(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := adminSite(t, db)
+		s.member(t, "bob@example.com", models.RoleMember)
+		b := s.browser(t)
+		csrf := b.signIn(s, "ada@example.com")
+
+		r := b.post("/admin/teams", url.Values{"csrf": {csrf}, "name": {"Finance"}, "kind": {"team"}, "members": {"ada@example.com, nobody@example.com"}})
+		assert.Equal(t, http.StatusBadRequest, r.status)
+		assert.Equal(t, "unknown members: nobody@example.com", problemOf(t, r))
+		assert.Contains(t, r.body, ">ada@example.com, nobody@example.com</textarea>")
+		r = b.post("/admin/teams", url.Values{"csrf": {csrf}, "name": {"Finance"}, "kind": {"team"}, "members": {"ada@example.com\nbob@example.com"}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		teams := b.get(r.header.Get("Location"))
+		assert.Contains(t, teams.body, "Finance")
+		assert.Contains(t, teams.body, "Ada Lovelace, bob")
+		r = b.post("/admin/teams", url.Values{"csrf": {csrf}, "name": {"Finance"}, "kind": {"group"}})
+		assert.Equal(t, http.StatusConflict, r.status)
+		assert.Contains(t, problemOf(t, r), `a team named "Finance" already exists`)
+
+		r = b.post("/admin/guests", url.Values{"csrf": {csrf}, "email": {"gus@example.com"}, "name": {"Gus"}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		assert.Equal(t, "/admin/guests?done=guest-admitted", r.header.Get("Location"))
+		assert.Contains(t, b.get("/admin/guests").body, "gus@example.com")
+		r = b.post("/admin/guests", url.Values{"csrf": {csrf}, "email": {"gus@example.com"}})
+		assert.Equal(t, "/admin/guests?done=guest-existed", r.header.Get("Location"))
+		r = b.post("/admin/guests", url.Values{"csrf": {csrf}, "email": {"bob@example.com"}})
+		assert.Equal(t, http.StatusConflict, r.status)
+		assert.Equal(t, "email: bob@example.com is a member, not a guest", problemOf(t, r), "the message names the field")
+	})
+}
+
+var agentSecret = regexp.MustCompile(`asnt_agent_[a-z2-7]{20,}`)
+
+func TestAdminKeysShowTheSecretOnce(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := adminSite(t, db)
+		ctx := context.Background()
+		b := s.browser(t)
+		csrf := b.signIn(s, "ada@example.com")
+
+		page := b.get("/admin/keys")
+		for _, sc := range scopes.All {
+			assert.Contains(t, page.body, `name="scopes" value="`+sc+`"`)
+		}
+		r := b.post("/admin/keys", url.Values{"csrf": {csrf}, "name": {"billing agent"}})
+		assert.Equal(t, http.StatusBadRequest, r.status)
+		assert.Equal(t, "scopes: an agent key needs at least one scope", problemOf(t, r))
+		assert.Contains(t, r.body, `value="billing agent"`)
+		r = b.post("/admin/keys", url.Values{"csrf": {csrf}, "scopes": {scopes.ApprovalsRead}})
+		assert.Equal(t, http.StatusBadRequest, r.status)
+		assert.Equal(t, "name is required", problemOf(t, r))
+		assert.Contains(t, r.body, `value="approvals:read" checked`, "ticked scopes stay ticked")
+
+		created := b.post("/admin/keys", url.Values{"csrf": {csrf}, "name": {"billing agent"}, "scopes": {scopes.ApprovalsRead, scopes.ApprovalsWrite}})
+		require.Equal(t, http.StatusCreated, created.status, created.body)
+		secrets := agentSecret.FindAllString(created.body, -1)
+		require.Len(t, secrets, 1, "the secret is on the page, once")
+		secret := secrets[0]
+		assert.Contains(t, created.body, "This is the only time it is shown")
+		assert.Equal(t, "no-store", created.header.Get("Cache-Control"))
+
+		p, err := s.store.Authenticate(ctx, secret)
+		require.NoError(t, err, "the key works")
+		assert.Equal(t, s.org.ID, p.Organization.ID)
+		assert.Equal(t, models.KeyAgent, p.Key.Kind)
+		assert.True(t, p.HasScope(scopes.ApprovalsWrite))
+		assert.False(t, p.HasScope(scopes.ReportsShare))
+
+		for range 2 {
+			list := b.get("/admin/keys")
+			require.Equal(t, http.StatusOK, list.status)
+			assert.NotContains(t, list.body, secret, "never shown again")
+			assert.Empty(t, agentSecret.FindAllString(list.body, -1))
+			assert.Contains(t, list.body, "<code>"+p.Key.Prefix+"…</code>")
+			assert.Contains(t, list.body, "billing agent")
+			assert.NotContains(t, list.body, "This is the only time it is shown")
+		}
+
+		// Revoking stops it at once.
+		r = b.post("/admin/keys/"+p.Key.ID+"/revoke", url.Values{"csrf": {csrf}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		assert.Contains(t, b.get(r.header.Get("Location")).body, "Revoked <time")
+		_, err = s.store.Authenticate(ctx, secret)
+		assert.True(t, apperr.Is(err, apperr.Unauthorized), "revoked: %v", err)
+
+		// Another organisation's key cannot be revoked from here.
+		other := s.otherOrg(t)
+		k, theirs, err := s.store.CreateKey(ctx, other.ID, models.NewKey{Name: "theirs", Kind: models.KeyAgent, Scopes: []string{scopes.ApprovalsRead}})
+		require.NoError(t, err)
+		r = b.post("/admin/keys/"+k.ID+"/revoke", url.Values{"csrf": {csrf}})
+		assert.Equal(t, http.StatusNotFound, r.status)
+		_, err = s.store.Authenticate(ctx, theirs)
+		assert.NoError(t, err)
+		assert.NotContains(t, b.get("/admin/keys").body, "theirs")
+	})
+}
+
+// apiError posts body to the API at path with key and returns the error
+// message it answers with.
+func apiError(t *testing.T, store *models.Store, key, path, body string) (int, string) {
+	t.Helper()
+	srv := httptest.NewServer(api.New(api.Deps{Store: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), BaseURL: "http://assent.test"}))
+	defer srv.Close()
+	req, err := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var env struct {
+		Error struct{ Message string } `json:"error"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&env))
+	return resp.StatusCode, env.Error.Message
+}
+
+func TestAdminRulesAreCheckedLikeTheAPI(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := adminSite(t, db)
+		ctx := context.Background()
+		b := s.browser(t)
+		csrf := b.signIn(s, "ada@example.com")
+		_, adminKey, err := s.store.CreateKey(ctx, s.org.ID, models.NewKey{Name: "admin", Kind: models.KeyAdmin})
+		require.NoError(t, err)
+
+		bad := "request.risk =="
+		r := b.post("/admin/rules", url.Values{"csrf": {csrf}, "name": {"big"}, "kind": {"approval"}, "requiredApprovals": {"2"}, "condition": {bad}})
+		assert.Equal(t, http.StatusBadRequest, r.status)
+		status, want := apiError(t, s.store, adminKey, "/api/v1/admin/rules", `{"name":"big","kind":"approval","requiredApprovals":2,"condition":"request.risk =="}`)
+		require.Equal(t, http.StatusBadRequest, status)
+		require.Contains(t, want, "the condition does not compile")
+		assert.Equal(t, want, problemOf(t, r), "the page and the API refuse alike")
+		assert.Contains(t, r.body, `>request.risk ==</textarea>`, "what was typed is kept")
+		assert.Contains(t, r.body, `id="condition" name="condition" rows="3" maxlength="4000" class="mono" aria-invalid="true"`)
+
+		for _, tc := range []struct {
+			form url.Values
+			want string
+		}{
+			{url.Values{"name": {"a"}, "kind": {"approval"}}, "an approval rule needs requiredApprovals, from 2 to 20"},
+			{url.Values{"name": {"a"}, "kind": {"approval"}, "requiredApprovals": {"1"}}, "requiredApprovals must be at least 2"},
+			{url.Values{"name": {"a"}, "kind": {"approval"}, "requiredApprovals": {"two"}}, "requiredApprovals must be a whole number"},
+			{url.Values{"name": {"a"}, "kind": {"ethics"}, "principle": {"privacy"}}, "an ethics rule needs the concern approvers read first"},
+			{url.Values{"name": {"a"}, "kind": {"restricted"}}, "a restricted-fields rule needs the fields it hides"},
+			{url.Values{"name": {"a"}, "kind": {"magic"}}, "kind must be one of: approval, ethics, restricted"},
+		} {
+			tc.form.Set("csrf", csrf)
+			r := b.post("/admin/rules", tc.form)
+			assert.Equal(t, http.StatusBadRequest, r.status, tc.want)
+			assert.Equal(t, tc.want, problemOf(t, r))
+		}
+
+		r = b.post("/admin/rules", url.Values{"csrf": {csrf}, "name": {"big payments"}, "kind": {"approval"}, "requiredApprovals": {"2"},
+			"condition": {"has(request.input.amount) && request.input.amount > 1000"}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		r = b.post("/admin/rules", url.Values{"csrf": {csrf}, "name": {"bank details"}, "kind": {"restricted"}, "fields": {"iban, bic"}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		list := b.get("/admin/rules")
+		assert.Contains(t, list.body, "has(request.input.amount) &amp;&amp; request.input.amount &gt; 1000")
+		assert.Contains(t, list.body, "Needs 2 approvals")
+		assert.Contains(t, list.body, "Hides <code>iban</code>, <code>bic</code>")
+		r = b.post("/admin/rules", url.Values{"csrf": {csrf}, "name": {"big payments"}, "kind": {"restricted"}, "fields": {"x"}})
+		assert.Equal(t, http.StatusConflict, r.status)
+
+		rules, _, err := s.store.ListRules(ctx, s.org.ID, models.Page{Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, rules, 2)
+		big := rules[1]
+		require.Equal(t, "big payments", big.Name)
+		assert.True(t, big.Enabled)
+		assert.Equal(t, []string{"iban", "bic"}, []string(rules[0].Fields))
+
+		r = b.post("/admin/rules/"+big.ID+"/enabled", url.Values{"csrf": {csrf}, "enabled": {"false"}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		enabled, err := s.store.EnabledRules(ctx, s.org.ID)
+		require.NoError(t, err)
+		assert.Len(t, enabled, 1)
+		r = b.post("/admin/rules/"+big.ID+"/delete", url.Values{"csrf": {csrf}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		assert.NotContains(t, b.get("/admin/rules").body, "big payments")
+		assert.Equal(t, http.StatusNotFound, b.post("/admin/rules/"+big.ID+"/delete", url.Values{"csrf": {csrf}}).status)
+
+		other := s.otherOrg(t)
+		theirs, err := s.store.CreateRule(ctx, other.ID, models.NewRule{Name: "theirs", Kind: "restricted", Fields: []string{"x"}})
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusNotFound, b.post("/admin/rules/"+theirs.ID+"/enabled", url.Values{"csrf": {csrf}, "enabled": {"false"}}).status)
+		assert.Equal(t, http.StatusNotFound, b.post("/admin/rules/"+theirs.ID+"/delete", url.Values{"csrf": {csrf}}).status)
+	})
+}
+
+// failedDelivery stores an event and its delivery to ep that failed twice.
+func (s *site) failedDelivery(t *testing.T, orgID string, ep *models.WebhookEndpoint) *models.Delivery {
+	t.Helper()
+	ctx := context.Background()
+	now := models.Now()
+	ev := models.Event{ID: ids.New(ids.Event), OrganizationID: orgID, Kind: events.ApprovalRequested,
+		SubjectType: "approval", SubjectID: "apr_test", Data: models.RawJSON(`{"id":"apr_test"}`), CreatedAt: now, DispatchedAt: &now}
+	require.NoError(t, s.db.Create(&ev).Error)
+	d := &models.Delivery{ID: ids.New(ids.Delivery), OrganizationID: orgID, EventID: ev.ID, Target: models.TargetWebhook,
+		EndpointID: &ep.ID, Status: models.DeliveryPending, StartedAt: &now, CreatedAt: now, UpdatedAt: now}
+	require.NoError(t, s.db.Create(d).Error)
+	require.NoError(t, s.store.RecordAttempt(ctx, d, models.AttemptResult{Attempt: 1, At: now, StatusCode: 503,
+		Latency: 120 * time.Millisecond, Err: "the receiver answered 503"}))
+	require.NoError(t, s.store.RecordAttempt(ctx, d, models.AttemptResult{Attempt: 2, At: now.Add(time.Minute),
+		Latency: 10 * time.Second, Err: "the receiver did not answer within the time allowed", Final: true}))
+	return d
+}
+
+func TestAdminWebhookPages(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := adminSite(t, db)
+		ctx := context.Background()
+		b := s.browser(t)
+		csrf := b.signIn(s, "ada@example.com")
+
+		slack, err := s.store.CreateWebhookEndpoint(ctx, s.org.ID, models.NewWebhookEndpoint{URL: "https://hooks.slack.com/services/T0/B0/sEcReTtOkEn",
+			Format: models.FormatSlack, Enabled: true, Secret: "whsec_slack"})
+		require.NoError(t, err)
+		ep, err := s.store.CreateWebhookEndpoint(ctx, s.org.ID, models.NewWebhookEndpoint{URL: "https://receiver.example/hook",
+			Format: models.FormatJSON, Events: []string{events.ApprovalRequested}, Enabled: true, Secret: "whsec_json"})
+		require.NoError(t, err)
+		d := s.failedDelivery(t, s.org.ID, ep)
+		// The endpoint failed too often and was switched off.
+		off := models.Now()
+		require.NoError(t, db.Model(&models.WebhookEndpoint{}).Where("id = ?", ep.ID).
+			Updates(map[string]any{"switched_off_at": off, "consecutive_failures": models.SwitchOffAfter}).Error)
+
+		list := b.get("/admin/webhooks")
+		require.Equal(t, http.StatusOK, list.status, list.body)
+		assert.Contains(t, list.body, "https://hooks.slack.com/…", "a chat address is shown redacted")
+		assert.NotContains(t, list.body, "sEcReTtOkEn")
+		assert.NotContains(t, list.body, "whsec_")
+		assert.Contains(t, list.body, `href="/admin/webhooks/`+slack.ID+`"`)
+		assert.Contains(t, list.body, "https://receiver.example/hook")
+		assert.Contains(t, list.body, `<span class="state state-off">switched off</span>`)
+		assert.Contains(t, b.get("/admin").body, "Webhook endpoints switched off", "the overview points it out")
+
+		page := b.get("/admin/webhooks/" + ep.ID)
+		require.Equal(t, http.StatusOK, page.status, page.body)
+		assert.Contains(t, page.body, `<h2 id="off-h">Switched off</h2>`)
+		assert.Contains(t, page.body, "<dt>Failures in a row</dt><dd>20</dd>")
+		assert.Contains(t, page.body, "<code>"+d.ID+"</code>")
+		assert.Contains(t, page.body, "<code>approval.requested</code>")
+		assert.Contains(t, page.body, `<span class="status status-failed">failed</span>`)
+		assert.Contains(t, page.body, "Attempt 1: <time")
+		assert.Contains(t, page.body, "HTTP 503 · 120 ms · the receiver answered 503")
+		assert.Contains(t, page.body, "Attempt 2: <time")
+		assert.Contains(t, page.body, "no answer · 10000 ms · the receiver did not answer within the time allowed")
+		assert.Contains(t, page.body, `action="/admin/deliveries/`+d.ID+`/resend"`)
+		filtered := b.get("/admin/webhooks/" + ep.ID + "?status=delivered")
+		assert.NotContains(t, filtered.body, "<code>"+d.ID+"</code>")
+		assert.Contains(t, filtered.body, "No deliveries with status delivered.")
+		assert.Equal(t, http.StatusBadRequest, b.get("/admin/webhooks/"+ep.ID+"?status=lost").status)
+
+		// Switched off: resend and recover say to switch it on first.
+		r := b.post("/admin/deliveries/"+d.ID+"/resend", url.Values{"csrf": {csrf}})
+		assert.Equal(t, http.StatusConflict, r.status)
+		assert.Contains(t, problemOf(t, r), "switched off after 20 failures; enable it first")
+		since := time.Now().UTC().Add(-time.Hour).Format("2006-01-02T15:04")
+		r = b.post("/admin/webhooks/"+ep.ID+"/recover", url.Values{"csrf": {csrf}, "since": {since}})
+		assert.Equal(t, http.StatusConflict, r.status)
+		assert.Contains(t, problemOf(t, r), "enable it first")
+
+		// Switch it on again: the failure count starts afresh.
+		r = b.post("/admin/webhooks/"+ep.ID+"/enabled", url.Values{"csrf": {csrf}, "enabled": {"true"}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		assert.Equal(t, "/admin/webhooks/"+ep.ID+"?done=webhook-enabled", r.header.Get("Location"))
+		got, err := s.store.GetWebhookEndpoint(ctx, s.org.ID, ep.ID)
+		require.NoError(t, err)
+		assert.Nil(t, got.SwitchedOffAt)
+		assert.Zero(t, got.ConsecutiveFailures)
+		assert.True(t, got.Enabled)
+		page = b.get(r.header.Get("Location"))
+		assert.Contains(t, page.body, "The endpoint is on again")
+		assert.NotContains(t, page.body, `<h2 id="off-h">`)
+		assert.Contains(t, page.body, "Disable endpoint")
+
+		// Resend queues the same delivery again.
+		r = b.post("/admin/deliveries/"+d.ID+"/resend", url.Values{"csrf": {csrf}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		assert.Equal(t, "/admin/webhooks/"+ep.ID+"?done=delivery-resent", r.header.Get("Location"))
+		dl, err := s.store.GetDelivery(ctx, s.org.ID, d.ID)
+		require.NoError(t, err)
+		assert.Equal(t, models.DeliveryPending, dl.Status)
+		assert.Equal(t, 1, dl.Sends)
+		queued, err := s.store.UnstartedDeliveries(ctx, time.Now(), 10)
+		require.NoError(t, err)
+		require.Len(t, queued, 1, "the dispatcher will start it")
+		assert.Equal(t, d.ID, queued[0].ID)
+		page = b.get(r.header.Get("Location"))
+		assert.Contains(t, page.body, "queued to be sent again under the same delivery id")
+		assert.NotContains(t, page.body, `action="/admin/deliveries/`+d.ID+`/resend"`, "no resend while it is being attempted")
+		r = b.post("/admin/deliveries/"+d.ID+"/resend", url.Values{"csrf": {csrf}})
+		assert.Equal(t, http.StatusConflict, r.status)
+		assert.Contains(t, problemOf(t, r), "still being attempted")
+
+		// Recover: the time is checked, then what failed since is queued.
+		for _, tc := range []struct{ since, want string }{
+			{"yesterday", "since must be a date and time in UTC, such as 2026-01-02T15:04"},
+			{time.Now().UTC().Add(time.Hour).Format("2006-01-02T15:04"), "since must not be in the future"},
+		} {
+			r = b.post("/admin/webhooks/"+ep.ID+"/recover", url.Values{"csrf": {csrf}, "since": {tc.since}})
+			assert.Equal(t, http.StatusBadRequest, r.status, tc.since)
+			assert.Equal(t, tc.want, problemOf(t, r))
+			assert.Contains(t, r.body, `value="`+tc.since+`" aria-invalid="true"`)
+		}
+		second := s.failedDelivery(t, s.org.ID, ep)
+		r = b.post("/admin/webhooks/"+ep.ID+"/recover", url.Values{"csrf": {csrf}, "since": {since}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		assert.Contains(t, b.get(r.header.Get("Location")).body, "Queued 1 failed or skipped delivery to be sent again.")
+		dl, err = s.store.GetDelivery(ctx, s.org.ID, second.ID)
+		require.NoError(t, err)
+		assert.Equal(t, models.DeliveryPending, dl.Status)
+
+		// Disable, then delete.
+		r = b.post("/admin/webhooks/"+slack.ID+"/enabled", url.Values{"csrf": {csrf}, "enabled": {"false"}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		got, _ = s.store.GetWebhookEndpoint(ctx, s.org.ID, slack.ID)
+		assert.False(t, got.Enabled)
+		assert.Contains(t, b.get("/admin/webhooks/"+slack.ID).body, "Enable endpoint")
+		r = b.post("/admin/webhooks/"+slack.ID+"/delete", url.Values{"csrf": {csrf}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		assert.Equal(t, http.StatusNotFound, b.get("/admin/webhooks/"+slack.ID).status)
+
+		// Another organisation's endpoint and deliveries are not found.
+		other := s.otherOrg(t)
+		theirs, err := s.store.CreateWebhookEndpoint(ctx, other.ID, models.NewWebhookEndpoint{URL: "https://them.example/",
+			Format: models.FormatJSON, Enabled: false, Secret: "whsec_them"})
+		require.NoError(t, err)
+		theirDelivery := s.failedDelivery(t, other.ID, theirs)
+		r = b.get("/admin/webhooks/" + theirs.ID)
+		assert.Equal(t, http.StatusNotFound, r.status)
+		assert.NotContains(t, r.body, "them.example")
+		assert.Equal(t, http.StatusNotFound, b.post("/admin/webhooks/"+theirs.ID+"/enabled", url.Values{"csrf": {csrf}, "enabled": {"true"}}).status)
+		assert.Equal(t, http.StatusNotFound, b.post("/admin/webhooks/"+theirs.ID+"/recover", url.Values{"csrf": {csrf}, "since": {since}}).status)
+		assert.Equal(t, http.StatusNotFound, b.post("/admin/webhooks/"+theirs.ID+"/delete", url.Values{"csrf": {csrf}}).status)
+		assert.Equal(t, http.StatusNotFound, b.post("/admin/deliveries/"+theirDelivery.ID+"/resend", url.Values{"csrf": {csrf}}).status)
+		got, err = s.store.GetWebhookEndpoint(ctx, other.ID, theirs.ID)
+		require.NoError(t, err)
+		assert.False(t, got.Enabled, "untouched")
+	})
+}
