@@ -61,6 +61,8 @@ type signInPage struct {
 	Next      string
 	Error     string
 	SignedOut bool
+	// OIDCLabel is the single sign-on button's text; empty hides it.
+	OIDCLabel string
 }
 
 func (p *Pages) signInForm(c *gin.Context) {
@@ -69,7 +71,7 @@ func (p *Pages) signInForm(c *gin.Context) {
 		c.Redirect(http.StatusFound, next)
 		return
 	}
-	p.Render(c, http.StatusOK, "signin", signInPage{Next: next, SignedOut: c.Query("signedout") == "1"})
+	p.Render(c, http.StatusOK, "signin", signInPage{Next: next, SignedOut: c.Query("signedout") == "1", OIDCLabel: p.oidcLabel()})
 }
 
 // sendSignInLink emails links to whoever has the address and answers the
@@ -80,7 +82,7 @@ func (p *Pages) sendSignInLink(c *gin.Context) {
 	next := safeNext(c.PostForm("next"))
 	if !validEmail(email) {
 		p.Render(c, http.StatusBadRequest, "signin", signInPage{Email: c.PostForm("email"), Next: next,
-			Error: "Enter your email address, such as name@example.com."})
+			Error: "Enter your email address, such as name@example.com.", OIDCLabel: p.oidcLabel()})
 		return
 	}
 	ctx := c.Request.Context()

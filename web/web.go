@@ -60,6 +60,8 @@ type Pages struct {
 	pages  map[string]*template.Template
 	// sending tracks emails still going out after their response.
 	sending sync.WaitGroup
+	// oidc is single sign-on, nil when not configured.
+	oidc *oidcSignIn
 }
 
 // View is what every page template sees: the layout reads Person and CSRF,
@@ -104,6 +106,7 @@ func New(d Deps) *Pages {
 	if p.mailer == nil {
 		p.mailer = noMailer{}
 	}
+	p.oidc = newOIDC(d.OIDC, p.baseURL)
 	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html"))
 	names, err := fs.Glob(files, "templates/*.html")
 	if err != nil {

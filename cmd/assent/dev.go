@@ -73,7 +73,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		policy = netguard.DevLoopback
 	}
 	pages := web.New(web.Deps{Store: store, Mailer: mailbox, BaseURL: baseURL, Logger: log,
-		Actions: &actions.Service{Store: store, Temporal: tc}})
+		OIDC: oidcSettings(cfg), Actions: &actions.Service{Store: store, Temporal: tc}})
 	handler := api.New(api.Deps{Store: store, Temporal: tc, Logger: log, BaseURL: baseURL, NetPolicy: policy,
 		Mount: func(r *gin.Engine) {
 			h := gin.WrapH(mailbox.Handler())

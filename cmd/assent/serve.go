@@ -46,7 +46,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	log.Info("serving", "address", l.Addr().String(), "baseUrl", baseURL)
 	pages := web.New(web.Deps{Store: store, Mailer: mailer, BaseURL: baseURL, Logger: log,
-		Actions: &actions.Service{Store: store, Temporal: tc}})
+		OIDC: oidcSettings(cfg), Actions: &actions.Service{Store: store, Temporal: tc}})
 	handler := api.New(api.Deps{Store: store, Temporal: tc, Logger: log, BaseURL: baseURL, Mount: pages.Mount})
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return serveHTTP(gctx, l, handler, log) })
@@ -68,4 +68,13 @@ func newMailer(cfg *config.Config, log *slog.Logger) (mail.Sender, error) {
 	}
 	return mail.NewSMTP(mail.SMTPSettings{Host: cfg.SMTPHost, Port: cfg.SMTPPort, Username: cfg.SMTPUsername,
 		Password: cfg.SMTPPassword, From: cfg.SMTPFrom, TLS: cfg.SMTPTLS})
+}
+
+// oidcSettings is single sign-on for the pages, nil when not configured.
+func oidcSettings(cfg *config.Config) *web.OIDCSettings {
+	if !cfg.OIDCEnabled() {
+		return nil
+	}
+	return &web.OIDCSettings{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID,
+		ClientSecret: cfg.OIDCClientSecret, Label: cfg.OIDCLabel}
 }

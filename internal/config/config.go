@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -41,6 +42,13 @@ type Config struct {
 	// Dev and tests only.
 	DevAllowLoopback bool
 	devRetryErr      error
+	// OIDC single sign-on for the pages: all of issuer, client id and
+	// secret, or none (off). OIDCLabel is the sign-in button's text.
+	OIDCIssuer   string
+	OIDCClientID string
+	// OIDCClientSecret comes from the environment only, like SMTPPassword.
+	OIDCClientSecret string
+	OIDCLabel        string
 }
 
 // Register declares the flags, with defaults taken from the environment.
@@ -60,6 +68,10 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.SMTPFrom, "smtp-from", env("ASSENT_SMTP_FROM", ""), `sender address, e.g. "Assent <assent@example.com>" (ASSENT_SMTP_FROM)`)
 	fs.StringVar(&c.SMTPTLS, "smtp-tls", env("ASSENT_SMTP_TLS", "starttls"), "starttls, tls (implicit, SMTPS) or none (ASSENT_SMTP_TLS)")
 	c.SMTPPassword = os.Getenv("ASSENT_SMTP_PASSWORD")
+	fs.StringVar(&c.OIDCIssuer, "oidc-issuer", env("ASSENT_OIDC_ISSUER", ""), "OpenID Connect issuer URL for single sign-on (ASSENT_OIDC_ISSUER); empty turns it off")
+	fs.StringVar(&c.OIDCClientID, "oidc-client-id", env("ASSENT_OIDC_CLIENT_ID", ""), "OpenID Connect client id (ASSENT_OIDC_CLIENT_ID); the secret is read from ASSENT_OIDC_CLIENT_SECRET only")
+	fs.StringVar(&c.OIDCLabel, "oidc-label", env("ASSENT_OIDC_LABEL", ""), `sign-in button text, e.g. "Sign in with Okta" (ASSENT_OIDC_LABEL)`)
+	c.OIDCClientSecret = os.Getenv("ASSENT_OIDC_CLIENT_SECRET")
 	c.DevRetryUnit, c.devRetryErr = time.ParseDuration(env("ASSENT_DEV_RETRY_UNIT", "0s"))
 	c.DevAllowLoopback = os.Getenv("ASSENT_DEV_ALLOW_LOOPBACK") == "1"
 }
@@ -74,6 +86,50 @@ func (c *Config) CheckDevSettings(dev bool) error {
 		return errors.New("ASSENT_DEV_RETRY_UNIT and ASSENT_DEV_ALLOW_LOOPBACK are for `assent dev` and tests only; unset them")
 	}
 	return nil
+}
+
+// OIDCEnabled reports whether single sign-on is configured; CheckOIDC
+// says whether the configuration is whole.
+func (c *Config) OIDCEnabled() bool { return c.OIDCIssuer != "" }
+
+// CheckOIDC refuses a partial single sign-on configuration, naming what
+// is missing: the issuer, client id and client secret go together.
+func (c *Config) CheckOIDC() error {
+	settings := []struct{ name, value string }{
+		{"ASSENT_OIDC_ISSUER", c.OIDCIssuer},
+		{"ASSENT_OIDC_CLIENT_ID", c.OIDCClientID},
+		{"ASSENT_OIDC_CLIENT_SECRET", c.OIDCClientSecret},
+	}
+	var set, missing []string
+	for _, s := range settings {
+		if strings.TrimSpace(s.value) == "" {
+			missing = append(missing, s.name)
+		} else {
+			set = append(set, s.name)
+		}
+	}
+	if len(set) == 0 {
+		if c.OIDCLabel != "" {
+			return errors.New("ASSENT_OIDC_LABEL is set but single sign-on is not configured: set ASSENT_OIDC_ISSUER, ASSENT_OIDC_CLIENT_ID and ASSENT_OIDC_CLIENT_SECRET, or unset the label")
+		}
+		return nil
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("single sign-on needs ASSENT_OIDC_ISSUER, ASSENT_OIDC_CLIENT_ID and ASSENT_OIDC_CLIENT_SECRET together: %s %s set but %s %s not",
+			strings.Join(set, " and "), isAre(len(set)), strings.Join(missing, " and "), isAre(len(missing)))
+	}
+	u, err := url.Parse(c.OIDCIssuer)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("ASSENT_OIDC_ISSUER must be the issuer URL (https://…) exactly as the provider states it, with no query; got %q", c.OIDCIssuer)
+	}
+	return nil
+}
+
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
 }
 
 // PublicBaseURL is the configured base URL without a trailing slash, so

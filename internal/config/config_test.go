@@ -52,3 +52,88 @@ func TestSMTPDefaultsAndNoPasswordFlag(t *testing.T) {
 	assert.Empty(t, c.SMTPPassword)
 	assert.Nil(t, fs.Lookup("smtp-password"), "a password flag would show in the process list")
 }
+
+// oidcEnv are the single sign-on variables, cleared so the machine's own
+// environment cannot leak into a test.
+var oidcEnv = []string{"ASSENT_OIDC_ISSUER", "ASSENT_OIDC_CLIENT_ID", "ASSENT_OIDC_CLIENT_SECRET", "ASSENT_OIDC_LABEL"}
+
+func TestOIDCSettingsFromEnvironment(t *testing.T) {
+	t.Setenv("ASSENT_OIDC_ISSUER", "https://acme.okta.com")
+	t.Setenv("ASSENT_OIDC_CLIENT_ID", "assent")
+	t.Setenv("ASSENT_OIDC_CLIENT_SECRET", "s3cret")
+	t.Setenv("ASSENT_OIDC_LABEL", "Sign in with Okta")
+	c, fs := parse(t)
+	require.NoError(t, c.CheckOIDC())
+	assert.True(t, c.OIDCEnabled())
+	assert.Equal(t, "https://acme.okta.com", c.OIDCIssuer)
+	assert.Equal(t, "assent", c.OIDCClientID)
+	assert.Equal(t, "s3cret", c.OIDCClientSecret)
+	assert.Equal(t, "Sign in with Okta", c.OIDCLabel)
+	assert.Nil(t, fs.Lookup("oidc-client-secret"), "a secret flag would show in the process list")
+
+	c, _ = parse(t, "-oidc-label", "Sign in with Acme SSO")
+	assert.Equal(t, "Sign in with Acme SSO", c.OIDCLabel, "flags win over the environment")
+}
+
+func TestOIDCIsOffByDefault(t *testing.T) {
+	for _, k := range oidcEnv {
+		t.Setenv(k, "")
+	}
+	c, _ := parse(t)
+	require.NoError(t, c.CheckOIDC())
+	assert.False(t, c.OIDCEnabled())
+	assert.Empty(t, c.OIDCClientSecret)
+}
+
+func TestOIDCNeedsIssuerClientIDAndSecretTogether(t *testing.T) {
+	full := map[string]string{
+		"ASSENT_OIDC_ISSUER":        "https://sso.example.com/realms/acme",
+		"ASSENT_OIDC_CLIENT_ID":     "assent",
+		"ASSENT_OIDC_CLIENT_SECRET": "s3cret",
+	}
+	for _, missing := range []string{"ASSENT_OIDC_ISSUER", "ASSENT_OIDC_CLIENT_ID", "ASSENT_OIDC_CLIENT_SECRET"} {
+		t.Run(missing, func(t *testing.T) {
+			for _, k := range oidcEnv {
+				t.Setenv(k, full[k])
+			}
+			t.Setenv(missing, "")
+			c, _ := parse(t)
+			err := c.CheckOIDC()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), missing+" is not", "the message names what is missing")
+		})
+	}
+
+	for _, k := range oidcEnv {
+		t.Setenv(k, "")
+	}
+	t.Setenv("ASSENT_OIDC_CLIENT_SECRET", "s3cret")
+	c, _ := parse(t)
+	err := c.CheckOIDC()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ASSENT_OIDC_CLIENT_SECRET is set")
+	assert.Contains(t, err.Error(), "ASSENT_OIDC_ISSUER and ASSENT_OIDC_CLIENT_ID are not")
+
+	t.Setenv("ASSENT_OIDC_CLIENT_SECRET", "")
+	t.Setenv("ASSENT_OIDC_LABEL", "Sign in with Okta")
+	c, _ = parse(t)
+	err = c.CheckOIDC()
+	require.Error(t, err, "a label without a provider is a mistake, not a silent no-op")
+	assert.Contains(t, err.Error(), "ASSENT_OIDC_LABEL")
+}
+
+func TestOIDCIssuerMustBeAURL(t *testing.T) {
+	t.Setenv("ASSENT_OIDC_CLIENT_ID", "assent")
+	t.Setenv("ASSENT_OIDC_CLIENT_SECRET", "s3cret")
+	t.Setenv("ASSENT_OIDC_LABEL", "")
+	for _, bad := range []string{"acme.okta.com", "ftp://acme.okta.com", "https://", "https://acme.okta.com?x=1"} {
+		t.Setenv("ASSENT_OIDC_ISSUER", bad)
+		c, _ := parse(t)
+		err := c.CheckOIDC()
+		require.Error(t, err, bad)
+		assert.Contains(t, err.Error(), "ASSENT_OIDC_ISSUER", bad)
+	}
+	t.Setenv("ASSENT_OIDC_ISSUER", "http://127.0.0.1:8180/realms/dev")
+	c, _ := parse(t)
+	assert.NoError(t, c.CheckOIDC(), "a local provider over http is allowed")
+}
