@@ -17,6 +17,7 @@ import (
 	"github.com/assent-hq/assent/internal/start"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/web"
 	"github.com/assent-hq/assent/worker"
 )
 
@@ -27,7 +28,7 @@ func decidingSite(t *testing.T, db *gorm.DB) *site {
 	tc := ts.GetDefaultClient()
 	require.NoError(t, worker.RegisterSearchAttributes(context.Background(), tc, ts.GetDefaultNamespace()))
 	store := models.NewStore(db)
-	s := newSiteWith(t, store, &actions.Service{Store: store, Temporal: tc})
+	s := newSiteWith(t, store, web.Deps{Actions: &actions.Service{Store: store, Temporal: tc}})
 	s.temporal = tc
 	// The worker emails approvers into the site's mailbox, with links to it.
 	w := worker.New(tc, worker.Deps{Store: store, BaseURL: s.url, Mailer: s.mailbox})

@@ -4,20 +4,17 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/gin-gonic/gin"
 	"github.com/oauth2-proxy/mockoidc"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
-	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/web"
@@ -75,21 +72,7 @@ func (idp *identityProvider) settings(label string) *web.OIDCSettings {
 
 // newOIDCSite is newSite with single sign-on configured (nil: off).
 func newOIDCSite(t *testing.T, db *gorm.DB, oidc *web.OIDCSettings) *site {
-	t.Helper()
-	ctx := context.Background()
-	s := &site{store: models.NewStore(db), mailbox: mail.NewMailbox(0), db: db}
-	engine := gin.New()
-	srv := httptest.NewServer(engine)
-	t.Cleanup(srv.Close)
-	s.url = srv.URL
-	s.pages = web.New(web.Deps{Store: s.store, Mailer: s.mailbox, BaseURL: srv.URL, OIDC: oidc})
-	s.pages.Mount(engine)
-	var err error
-	s.org, err = s.store.CreateOrganization(ctx, models.NewOrganization{Name: "Acme & Co"})
-	require.NoError(t, err)
-	s.ada, err = s.store.CreateMember(ctx, s.org.ID, models.NewMember{Email: "ada@example.com", Name: "Ada Lovelace"})
-	require.NoError(t, err)
-	return s
+	return newSiteWith(t, models.NewStore(db), web.Deps{OIDC: oidc})
 }
 
 // startSSO follows the sign-in button to the provider's authorize

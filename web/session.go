@@ -91,3 +91,22 @@ func (p *Pages) setCookie(c *gin.Context, name, value string, expires time.Time)
 	}
 	http.SetCookie(c.Writer, ck)
 }
+
+// startSession signs person in, replacing this browser's session if any,
+// and goes on to next: the end of every way of signing in.
+func (p *Pages) startSession(c *gin.Context, person *models.Person, next string) {
+	ctx := c.Request.Context()
+	if old := currentSession(c); old != nil {
+		if err := p.store.DeleteSession(ctx, old.OrganizationID, old.ID); err != nil {
+			p.Fail(c, err)
+			return
+		}
+	}
+	sess, token, err := p.store.CreateSession(ctx, person.Organization.ID, person.ID())
+	if err != nil {
+		p.Fail(c, err)
+		return
+	}
+	p.setCookie(c, SessionCookie, token, sess.ExpiresAt)
+	c.Redirect(http.StatusSeeOther, next)
+}

@@ -194,25 +194,12 @@ func (p *Pages) confirmSignIn(c *gin.Context) {
 // signIn uses the link up, starts a session in the organisation the link
 // names, and goes on to the page asked for.
 func (p *Pages) signIn(c *gin.Context) {
-	ctx := c.Request.Context()
-	person, err := p.store.ConsumeSignInLink(ctx, c.PostForm("token"))
+	person, err := p.store.ConsumeSignInLink(c.Request.Context(), c.PostForm("token"))
 	if err != nil {
 		p.linkFailed(c, err)
 		return
 	}
-	if old := currentSession(c); old != nil {
-		if err := p.store.DeleteSession(ctx, old.OrganizationID, old.ID); err != nil {
-			p.Fail(c, err)
-			return
-		}
-	}
-	sess, token, err := p.store.CreateSession(ctx, person.Organization.ID, person.ID())
-	if err != nil {
-		p.Fail(c, err)
-		return
-	}
-	p.setCookie(c, SessionCookie, token, sess.ExpiresAt)
-	c.Redirect(http.StatusSeeOther, safeNext(c.PostForm("next")))
+	p.startSession(c, person, safeNext(c.PostForm("next")))
 }
 
 func (p *Pages) linkFailed(c *gin.Context, err error) {

@@ -18,7 +18,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"gorm.io/gorm"
 
-	"github.com/assent-hq/assent/actions"
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -40,11 +39,12 @@ type site struct {
 	temporal client.Client
 }
 
-func newSite(t *testing.T, db *gorm.DB) *site { return newSiteWith(t, models.NewStore(db), nil) }
+func newSite(t *testing.T, db *gorm.DB) *site { return newSiteWith(t, models.NewStore(db), web.Deps{}) }
 
-// newSiteWith serves the pages on store, acting through acts (nil for
-// pages that only read).
-func newSiteWith(t *testing.T, store *models.Store, acts *actions.Service) *site {
+// newSiteWith serves the pages on store with the rest of deps (Actions nil
+// for pages that only read, OIDC nil for no single sign-on); the store,
+// mailbox and base URL are the site's own.
+func newSiteWith(t *testing.T, store *models.Store, deps web.Deps) *site {
 	t.Helper()
 	ctx := context.Background()
 	s := &site{store: store, mailbox: mail.NewMailbox(0), db: store.DB()}
@@ -52,7 +52,8 @@ func newSiteWith(t *testing.T, store *models.Store, acts *actions.Service) *site
 	srv := httptest.NewServer(engine)
 	t.Cleanup(srv.Close)
 	s.url = srv.URL
-	s.pages = web.New(web.Deps{Store: s.store, Mailer: s.mailbox, BaseURL: srv.URL, Actions: acts})
+	deps.Store, deps.Mailer, deps.BaseURL = s.store, s.mailbox, srv.URL
+	s.pages = web.New(deps)
 	s.pages.Mount(engine)
 
 	var err error
