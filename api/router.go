@@ -13,8 +13,8 @@ import (
 	"github.com/assent-hq/assent/actions"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/netguard"
-	"github.com/assent-hq/assent/internal/outbound"
 	"github.com/assent-hq/assent/internal/scopes"
+	"github.com/assent-hq/assent/internal/webhooks"
 	"github.com/assent-hq/assent/models"
 )
 
@@ -41,8 +41,8 @@ type handlers struct {
 	actions  *actions.Service
 	// netPolicy checks callback and webhook addresses when they are saved.
 	netPolicy *netguard.Policy
-	// outbound sends Send-test deliveries under netPolicy.
-	outbound *http.Client
+	// webhooks manages webhook endpoints under netPolicy.
+	webhooks *webhooks.Service
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -55,7 +55,7 @@ func New(d Deps) http.Handler {
 	if h.netPolicy == nil {
 		h.netPolicy = netguard.Public
 	}
-	h.outbound = outbound.NewClient(h.netPolicy)
+	h.webhooks = webhooks.New(d.Store, h.netPolicy, d.BaseURL)
 	r := gin.New()
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true

@@ -46,7 +46,11 @@ func (p *Pages) mountAdmin(g *gin.RouterGroup) {
 	a.POST("/keys/:id/revoke", p.revokeKey)
 
 	a.GET("/webhooks", p.adminWebhooks)
+	a.POST("/webhooks", p.createWebhook)
 	a.GET("/webhooks/:id", p.adminWebhook)
+	a.POST("/webhooks/:id", p.updateWebhook)
+	a.POST("/webhooks/:id/test", p.sendTestWebhook)
+	a.POST("/webhooks/:id/rotate-secret", p.rotateWebhookSecret)
 	a.POST("/webhooks/:id/enabled", p.setWebhookEnabled)
 	a.POST("/webhooks/:id/recover", p.recoverDeliveries)
 	a.POST("/webhooks/:id/delete", p.deleteWebhook)
@@ -122,6 +126,7 @@ var notices = map[string]string{
 	"guest-admitted":     "The guest was admitted. They sign in with their email address.",
 	"guest-existed":      "That address was already admitted as a guest.",
 	"key-revoked":        "The key was revoked; requests signed with it now fail.",
+	"webhook-updated":    "The endpoint's settings were saved.",
 	"webhook-enabled":    "The endpoint is on again, with its failure count reset.",
 	"webhook-disabled":   "The endpoint is disabled; new events are not sent to it.",
 	"webhook-deleted":    "The endpoint was deleted; its delivery log is kept.",

@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,16 +24,21 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/web"
 )
 
 // adminSite is a site whose first member, Ada, is the owner. CreateMember
 // makes plain members unless told, so she is promoted here.
-func adminSite(t *testing.T, db *gorm.DB) *site {
+func adminSite(t *testing.T, db *gorm.DB) *site { return adminSiteWith(t, db, web.Deps{}) }
+
+// adminSiteWith is adminSite with the rest of the pages' deps.
+func adminSiteWith(t *testing.T, db *gorm.DB, deps web.Deps) *site {
 	t.Helper()
-	s := newSite(t, db)
+	s := newSiteWith(t, models.NewStore(db), deps)
 	owner := models.RoleOwner
 	var err error
 	s.ada, err = s.store.UpdateMember(context.Background(), s.org.ID, s.ada.ID, models.MemberPatch{Role: &owner})
@@ -126,13 +133,18 @@ func TestAdminFormsNeedTheCSRFToken(t *testing.T) {
 		}
 		r := b.post("/admin/keys", url.Values{"name": {"sneaky"}, "scopes": {scopes.ApprovalsRead}})
 		assert.Equal(t, http.StatusForbidden, r.status)
+		r = b.post("/admin/webhooks", url.Values{"url": {"https://receiver.example/"}, "format": {"json"}})
+		assert.Equal(t, http.StatusForbidden, r.status)
 		keys, _, err := s.store.ListKeys(context.Background(), s.org.ID, models.Page{Limit: 10})
 		require.NoError(t, err)
 		assert.Empty(t, keys)
 		assert.NotContains(t, b.get("/admin/members").body, "eve@example.com")
 
 		// Every admin form carries the token.
-		for _, path := range []string{"/admin/members", "/admin/teams", "/admin/guests", "/admin/keys", "/admin/rules"} {
+		ep, err := s.store.CreateWebhookEndpoint(context.Background(), s.org.ID, models.NewWebhookEndpoint{URL: "https://receiver.example/",
+			Format: models.FormatJSON, Enabled: true, Secret: "whsec_x"})
+		require.NoError(t, err)
+		for _, path := range []string{"/admin/members", "/admin/teams", "/admin/guests", "/admin/keys", "/admin/rules", "/admin/webhooks", "/admin/webhooks/" + ep.ID} {
 			p := b.get(path)
 			forms := strings.Count(p.body, `method="post"`)
 			assert.Equal(t, forms, strings.Count(p.body, `name="csrf" value="`+csrf+`"`), path)
@@ -581,5 +593,192 @@ func TestAdminWebhookPages(t *testing.T) {
 		got, err = s.store.GetWebhookEndpoint(ctx, other.ID, theirs.ID)
 		require.NoError(t, err)
 		assert.False(t, got.Enabled, "untouched")
+	})
+}
+
+// receiver is a webhook receiver on this machine that answers with status
+// and keeps what it was sent.
+type receiver struct {
+	*httptest.Server
+	status atomic.Int32
+	mu     sync.Mutex
+	got    []receivedPost
+}
+
+type receivedPost struct {
+	header http.Header
+	body   []byte
+}
+
+func newReceiver(t *testing.T) *receiver {
+	r := &receiver{}
+	r.status.Store(http.StatusOK)
+	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		r.got = append(r.got, receivedPost{header: req.Header.Clone(), body: body})
+		r.mu.Unlock()
+		w.WriteHeader(int(r.status.Load()))
+	}))
+	t.Cleanup(r.Close)
+	return r
+}
+
+func (r *receiver) last(t *testing.T) receivedPost {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	require.NotEmpty(t, r.got, "nothing received")
+	return r.got[len(r.got)-1]
+}
+
+var webhookSecret = regexp.MustCompile(`whsec_[0-9a-f]{64}`)
+
+func TestAdminAddsTestsAndRotatesWebhooks(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		// The loopback policy admits the receiver on this machine, as
+		// `assent dev` with ASSENT_DEV_ALLOW_LOOPBACK=1 does.
+		s := adminSiteWith(t, db, web.Deps{NetPolicy: netguard.DevLoopback})
+		ctx := context.Background()
+		b := s.browser(t)
+		csrf := b.signIn(s, "ada@example.com")
+		rcv := newReceiver(t)
+
+		list := b.get("/admin/webhooks")
+		require.Equal(t, http.StatusOK, list.status, list.body)
+		for _, k := range events.WebhookKinds() {
+			assert.Contains(t, list.body, `name="events" value="`+k+`"`)
+		}
+		assert.Contains(t, list.body, `<option value="json" selected>Signed JSON</option>`)
+
+		// Refused as the API refuses them, with what was typed kept.
+		for _, tc := range []struct {
+			form  url.Values
+			field string
+		}{
+			{url.Values{"url": {"http://169.254.169.254/latest"}, "format": {"json"}}, "url"},
+			{url.Values{"url": {"ftp://receiver.example/"}, "format": {"json"}}, "url"},
+			{url.Values{"url": {""}, "format": {"json"}}, "url"},
+			{url.Values{"url": {rcv.URL}, "format": {"json"}, "events": {events.ApprovalApproved, "approval.maybe"}}, "events[1]"},
+			{url.Values{"url": {rcv.URL}, "format": {"carrier-pigeon"}}, "format"},
+		} {
+			tc.form.Set("csrf", csrf)
+			r := b.post("/admin/webhooks", tc.form)
+			assert.Equal(t, http.StatusBadRequest, r.status, tc.form)
+			msg := problemOf(t, r)
+			assert.True(t, strings.HasPrefix(msg, tc.field), "%q names %s", msg, tc.field)
+			assert.Contains(t, r.body, `value="`+html.EscapeString(tc.form.Get("url"))+`"`, "the address typed stays")
+			assert.Empty(t, webhookSecret.FindAllString(r.body, -1))
+		}
+		eps, _, err := s.store.ListWebhookEndpoints(ctx, s.org.ID, models.Page{Limit: 10})
+		require.NoError(t, err)
+		assert.Empty(t, eps, "nothing was added")
+
+		// Added: the endpoint's page shows the secret, this once.
+		created := b.post("/admin/webhooks", url.Values{"csrf": {csrf}, "url": {rcv.URL + "/hook"}, "format": {"json"},
+			"events": {events.ApprovalApproved, events.ApprovalRejected}})
+		require.Equal(t, http.StatusCreated, created.status, created.body)
+		assert.Equal(t, "no-store", created.header.Get("Cache-Control"))
+		secrets := webhookSecret.FindAllString(created.body, -1)
+		require.Len(t, secrets, 1, "the secret is on the page, once")
+		secret := secrets[0]
+		eps, _, err = s.store.ListWebhookEndpoints(ctx, s.org.ID, models.Page{Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, eps, 1)
+		ep := eps[0]
+		assert.Equal(t, rcv.URL+"/hook", ep.URL)
+		assert.Equal(t, models.FormatJSON, ep.Format)
+		assert.Equal(t, models.StringList{events.ApprovalApproved, events.ApprovalRejected}, ep.Events)
+		assert.True(t, ep.Enabled)
+		assert.Equal(t, secret, ep.Secret)
+		assert.Contains(t, created.body, `action="/admin/webhooks/`+ep.ID+`/test"`)
+		page := b.get("/admin/webhooks/" + ep.ID)
+		assert.Empty(t, webhookSecret.FindAllString(page.body, -1), "never shown again")
+		assert.Contains(t, page.body, `value="approval.approved" checked`, "the settings form holds the endpoint's events")
+		assert.NotContains(t, page.body, `value="approval.requested" checked`)
+
+		// Send test: signed with the secret, marked as a test, not logged.
+		tested := b.post("/admin/webhooks/"+ep.ID+"/test", url.Values{"csrf": {csrf}})
+		require.Equal(t, http.StatusOK, tested.status, tested.body)
+		assert.Regexp(t, `The test was delivered: HTTP 200 in \d+ ms\.`, tested.body)
+		got := rcv.last(t)
+		require.NoError(t, events.Verify(got.header.Get("Assent-Signature"), got.body, secret, time.Now(), 5*time.Minute))
+		assert.Equal(t, events.ApprovalApproved, got.header.Get("Assent-Event"), "the test names an event the endpoint takes")
+		var body map[string]any
+		require.NoError(t, json.Unmarshal(got.body, &body))
+		assert.Equal(t, true, body["test"])
+
+		rcv.status.Store(http.StatusInternalServerError)
+		tested = b.post("/admin/webhooks/"+ep.ID+"/test", url.Values{"csrf": {csrf}})
+		require.Equal(t, http.StatusOK, tested.status, tested.body)
+		assert.Contains(t, tested.body, "The test was not delivered: HTTP 500")
+		after, err := s.store.GetWebhookEndpoint(ctx, s.org.ID, ep.ID)
+		require.NoError(t, err)
+		assert.Zero(t, after.ConsecutiveFailures, "a test never counts toward switch-off")
+		logged, _, err := s.store.ListDeliveryLog(ctx, s.org.ID, models.DeliveryFilter{EndpointID: ep.ID}, models.Page{Limit: 10})
+		require.NoError(t, err)
+		assert.Empty(t, logged, "a test is not a delivery")
+		rcv.status.Store(http.StatusOK)
+
+		// Rotate: a new secret, shown once; both sign for a day.
+		rotated := b.post("/admin/webhooks/"+ep.ID+"/rotate-secret", url.Values{"csrf": {csrf}})
+		require.Equal(t, http.StatusOK, rotated.status, rotated.body)
+		secrets = webhookSecret.FindAllString(rotated.body, -1)
+		require.Len(t, secrets, 1)
+		newSecret := secrets[0]
+		assert.NotEqual(t, secret, newSecret)
+		assert.Contains(t, rotated.body, "The previous secret keeps signing beside it until")
+		b.post("/admin/webhooks/"+ep.ID+"/test", url.Values{"csrf": {csrf}})
+		got = rcv.last(t)
+		for _, sec := range []string{secret, newSecret} {
+			assert.NoError(t, events.Verify(got.header.Get("Assent-Signature"), got.body, sec, time.Now(), 5*time.Minute))
+		}
+
+		// Settings: an empty address keeps the current one; no event
+		// ticked means every event.
+		r := b.post("/admin/webhooks/"+ep.ID, url.Values{"csrf": {csrf}, "url": {""}, "format": {"slack"}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		assert.Equal(t, "/admin/webhooks/"+ep.ID+"?done=webhook-updated", r.header.Get("Location"))
+		after, err = s.store.GetWebhookEndpoint(ctx, s.org.ID, ep.ID)
+		require.NoError(t, err)
+		assert.Equal(t, rcv.URL+"/hook", after.URL)
+		assert.Equal(t, models.FormatSlack, after.Format)
+		assert.Empty(t, after.Events)
+		page = b.get(r.header.Get("Location"))
+		assert.Contains(t, page.body, "The endpoint&#39;s settings were saved.")
+		assert.Contains(t, page.body, "All events, including ones added later")
+		r = b.post("/admin/webhooks/"+ep.ID, url.Values{"csrf": {csrf}, "url": {"https://10.0.0.7/hook"}, "format": {"json"},
+			"events": {events.ApprovalExpired}})
+		assert.Equal(t, http.StatusBadRequest, r.status)
+		assert.True(t, strings.HasPrefix(problemOf(t, r), "url"), problemOf(t, r))
+		assert.Contains(t, r.body, `value="approval.expired" checked`, "what was ticked stays ticked")
+		after, err = s.store.GetWebhookEndpoint(ctx, s.org.ID, ep.ID)
+		require.NoError(t, err)
+		assert.Equal(t, models.FormatSlack, after.Format, "a refused change changes nothing")
+
+		// The page refuses exactly what the API refuses.
+		_, adminKey, err := s.store.CreateKey(ctx, s.org.ID, models.NewKey{Name: "admin", Kind: models.KeyAdmin})
+		require.NoError(t, err)
+		status, apiMsg := apiError(t, s.store, adminKey, "/api/v1/admin/webhooks", `{"url":"https://10.0.0.7/hook"}`)
+		assert.Equal(t, http.StatusBadRequest, status)
+		r = b.post("/admin/webhooks", url.Values{"csrf": {csrf}, "url": {"https://10.0.0.7/hook"}, "format": {"json"}})
+		assert.Equal(t, apiMsg, problemOf(t, r))
+
+		// Another organisation's endpoint is not found, and not changed.
+		other := s.otherOrg(t)
+		theirs, err := s.store.CreateWebhookEndpoint(ctx, other.ID, models.NewWebhookEndpoint{URL: rcv.URL + "/them",
+			Format: models.FormatJSON, Enabled: true, Secret: "whsec_them"})
+		require.NoError(t, err)
+		sent := len(rcv.got)
+		for _, path := range []string{"", "/test", "/rotate-secret"} {
+			r := b.post("/admin/webhooks/"+theirs.ID+path, url.Values{"csrf": {csrf}, "format": {"slack"}})
+			assert.Equal(t, http.StatusNotFound, r.status, path)
+			assert.NotContains(t, r.body, "whsec_")
+		}
+		unchanged, err := s.store.GetWebhookEndpoint(ctx, other.ID, theirs.ID)
+		require.NoError(t, err)
+		assert.Equal(t, "whsec_them", unchanged.Secret)
+		assert.Equal(t, models.FormatJSON, unchanged.Format)
+		assert.Len(t, rcv.got, sent, "nothing was sent to them")
 	})
 }

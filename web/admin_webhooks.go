@@ -3,6 +3,7 @@ package web
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -10,6 +11,9 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/validate"
+	"github.com/assent-hq/assent/internal/webhooks"
 	"github.com/assent-hq/assent/internal/wire"
 	"github.com/assent-hq/assent/models"
 )
@@ -47,19 +51,90 @@ type webhooksPage struct {
 	Pager     pager
 	// SwitchOffAfter is the failure count that switches an endpoint off.
 	SwitchOffAfter int
+	// Form is the new-endpoint form; Choices what it offers.
+	Form webhookForm
+	webhookChoices
+}
+
+// Editing tells the settings form it adds an endpoint.
+func (webhooksPage) Editing() bool { return false }
+
+// webhookForm is what was typed into an endpoint's settings form.
+type webhookForm struct {
+	URL    string
+	Format string
+	Events []string
+}
+
+// Has reports whether the form had event kind ticked.
+func (f webhookForm) Has(kind string) bool { return slices.Contains(f.Events, kind) }
+
+// webhookChoices are the formats and event kinds an endpoint can have.
+type webhookChoices struct {
+	Formats []formatChoice
+	Kinds   []string
+}
+
+type formatChoice struct{ Value, Label string }
+
+var endpointChoices = webhookChoices{
+	Formats: []formatChoice{
+		{models.FormatJSON, "Signed JSON"},
+		{models.FormatSlack, "Slack incoming webhook"},
+		{models.FormatTeams, "Microsoft Teams workflow"},
+	},
+	Kinds: events.WebhookKinds(),
+}
+
+// readWebhookForm reads an endpoint's settings form. No event ticked means
+// every event, including ones added later; an empty address on an existing
+// endpoint keeps the one it has (the page cannot show a Slack or Teams
+// address, which is a credential).
+func readWebhookForm(c *gin.Context) (webhookForm, webhooks.Settings) {
+	f := webhookForm{URL: strings.TrimSpace(c.PostForm("url")), Format: c.PostForm("format"), Events: c.PostFormArray("events")}
+	in := webhooks.Settings{Format: &f.Format, Events: &f.Events}
+	if f.URL != "" {
+		in.URL = &f.URL
+	}
+	return f, in
 }
 
 func (p *Pages) adminWebhooks(c *gin.Context) {
+	p.showWebhooks(c, http.StatusOK, nil, webhookForm{Format: models.FormatJSON})
+}
+
+func (p *Pages) showWebhooks(c *gin.Context, status int, prob *formProblem, form webhookForm) {
 	rows, next, err := p.store.ListWebhookEndpoints(c.Request.Context(), orgOf(c), adminPage(c))
 	if err != nil {
 		p.Fail(c, err)
 		return
 	}
-	page := webhooksPage{adminBase: base(c, "webhooks"), Pager: newPager(c, "/admin/webhooks", next), SwitchOffAfter: models.SwitchOffAfter}
+	page := webhooksPage{adminBase: base(c, "webhooks"), Pager: newPager(c, "/admin/webhooks", next),
+		SwitchOffAfter: models.SwitchOffAfter, Form: form, webhookChoices: endpointChoices}
+	page.Problem = prob
 	for i := range rows {
 		page.Endpoints = append(page.Endpoints, newEndpointView(&rows[i]))
 	}
-	p.Render(c, http.StatusOK, "admin_webhooks", page)
+	p.Render(c, status, "admin_webhooks", page)
+}
+
+// createWebhook adds an endpoint through the same checks as the API. Its
+// answer is the endpoint's page showing the signing secret, the one time
+// the page shows it.
+func (p *Pages) createWebhook(c *gin.Context) {
+	form, in := readWebhookForm(c)
+	err := validate.Struct(&in)
+	var ep *models.WebhookEndpoint
+	if err == nil {
+		ep, err = p.webhooks.Create(c.Request.Context(), orgOf(c), in)
+	}
+	if err != nil {
+		if prob, status, ok := p.refusedBy(c, err); ok {
+			p.showWebhooks(c, status, prob, form)
+		}
+		return
+	}
+	p.showWebhook(c, ep.ID, http.StatusCreated, webhookPage{Secret: &shownSecret{Value: ep.Secret}})
 }
 
 type webhookPage struct {
@@ -73,26 +148,52 @@ type webhookPage struct {
 	// Since is what the recover form holds.
 	Since          string
 	SwitchOffAfter int
+	// Secret is a signing secret just made, shown this once.
+	Secret *shownSecret
+	// Test is what the receiver answered to Send test.
+	Test *webhooks.TestResult
+	// Form is the settings form; Choices what it offers.
+	Form webhookForm
+	webhookChoices
+}
+
+// Editing tells the settings form it changes an endpoint.
+func (webhookPage) Editing() bool { return true }
+
+// shownSecret is a signing secret on the one page that shows it. After a
+// rotation, the previous secret signs beside it until PreviousUntil.
+type shownSecret struct {
+	Value         string
+	PreviousUntil *time.Time
 }
 
 // sinceLayout is how the recover form's datetime-local field sends a time.
 const sinceLayout = "2006-01-02T15:04"
 
 func (p *Pages) adminWebhook(c *gin.Context) {
-	p.showWebhook(c, c.Param("id"), http.StatusOK, nil, time.Now().UTC().Add(-24*time.Hour).Format(sinceLayout))
+	p.showWebhook(c, c.Param("id"), http.StatusOK, webhookPage{})
 }
 
-// showWebhook renders endpoint id with its delivery log, prob (a refused
-// action) and what the recover form held.
-func (p *Pages) showWebhook(c *gin.Context, id string, status int, prob *formProblem, since string) {
+// showWebhook renders endpoint id with its delivery log and settings form.
+// seed carries what an action adds: a refused action's problem, what the
+// forms held, a secret to show once, a test's result.
+func (p *Pages) showWebhook(c *gin.Context, id string, status int, seed webhookPage) {
 	ctx, org := c.Request.Context(), orgOf(c)
 	ep, err := p.store.GetWebhookEndpoint(ctx, org, id)
 	if err != nil {
 		p.Fail(c, err)
 		return
 	}
-	page := webhookPage{adminBase: base(c, "webhooks"), E: newEndpointView(ep), Statuses: models.DeliveryStatuses,
-		Since: since, SwitchOffAfter: models.SwitchOffAfter}
+	page := seed
+	page.adminBase = base(c, "webhooks")
+	page.Problem = seed.Problem
+	page.E, page.Statuses, page.SwitchOffAfter, page.webhookChoices = newEndpointView(ep), models.DeliveryStatuses, models.SwitchOffAfter, endpointChoices
+	if page.Since == "" {
+		page.Since = time.Now().UTC().Add(-24 * time.Hour).Format(sinceLayout)
+	}
+	if page.Form.Format == "" {
+		page.Form = webhookForm{Format: ep.Format, Events: ep.Events}
+	}
 	if c.Request.Method == http.MethodGet {
 		page.Status = c.Query("status")
 		if page.Notice != "" && c.Query("done") == "recovered" {
@@ -107,7 +208,6 @@ func (p *Pages) showWebhook(c *gin.Context, id string, status int, prob *formPro
 		return
 	}
 	page.Pager = newPager(c, "/admin/webhooks/"+ep.ID, next)
-	page.Problem = prob
 	p.Render(c, status, "admin_webhook", page)
 }
 
@@ -118,11 +218,52 @@ func deliveries(n int) string {
 	return "deliveries"
 }
 
-// webhookRefused shows endpoint id again with why the action was refused.
-func (p *Pages) webhookRefused(c *gin.Context, id string, err error, since string) {
+// webhookRefused shows endpoint id again with why the action was refused
+// and what its form held.
+func (p *Pages) webhookRefused(c *gin.Context, id string, err error, seed webhookPage) {
 	if prob, status, ok := p.refusedBy(c, err); ok {
-		p.showWebhook(c, id, status, prob, since)
+		seed.Problem = prob
+		p.showWebhook(c, id, status, seed)
 	}
+}
+
+// updateWebhook saves the settings form: address, format and events.
+func (p *Pages) updateWebhook(c *gin.Context) {
+	id := c.Param("id")
+	form, in := readWebhookForm(c)
+	err := validate.Struct(&in)
+	if err == nil {
+		_, err = p.webhooks.Update(c.Request.Context(), orgOf(c), id, in)
+	}
+	if err != nil {
+		p.webhookRefused(c, id, err, webhookPage{Form: form})
+		return
+	}
+	done(c, "/admin/webhooks/"+id, "webhook-updated")
+}
+
+// rotateWebhookSecret makes a new signing secret and shows it once; the
+// old one keeps signing beside it for webhooks.RotationOverlap.
+func (p *Pages) rotateWebhookSecret(c *gin.Context) {
+	id := c.Param("id")
+	ep, err := p.webhooks.RotateSecret(c.Request.Context(), orgOf(c), id)
+	if err != nil {
+		p.webhookRefused(c, id, err, webhookPage{})
+		return
+	}
+	p.showWebhook(c, id, http.StatusOK, webhookPage{Secret: &shownSecret{Value: ep.Secret, PreviousUntil: ep.PreviousSecretUntil}})
+}
+
+// sendTestWebhook posts a test event now and shows what the receiver
+// answered; like the API's, it is not retried, logged or counted.
+func (p *Pages) sendTestWebhook(c *gin.Context) {
+	id := c.Param("id")
+	res, err := p.webhooks.SendTest(c.Request.Context(), orgOf(c), id)
+	if err != nil {
+		p.webhookRefused(c, id, err, webhookPage{})
+		return
+	}
+	p.showWebhook(c, id, http.StatusOK, webhookPage{Test: &res})
 }
 
 // setWebhookEnabled switches an endpoint on or off. Switching on an
@@ -135,7 +276,7 @@ func (p *Pages) setWebhookEnabled(c *gin.Context) {
 		_, err = p.store.UpdateWebhookEndpoint(c.Request.Context(), orgOf(c), id, models.WebhookEndpointPatch{Enabled: &enabled})
 	}
 	if err != nil {
-		p.webhookRefused(c, id, err, "")
+		p.webhookRefused(c, id, err, webhookPage{})
 		return
 	}
 	if enabled {
@@ -155,7 +296,7 @@ func (p *Pages) recoverDeliveries(c *gin.Context) {
 		n, err = p.store.RecoverDeliveries(c.Request.Context(), orgOf(c), id, since)
 	}
 	if err != nil {
-		p.webhookRefused(c, id, err, typed)
+		p.webhookRefused(c, id, err, webhookPage{Since: typed})
 		return
 	}
 	done(c, "/admin/webhooks/"+id+"?n="+strconv.FormatInt(n, 10), "recovered")
@@ -178,7 +319,7 @@ func parseSince(s string) (time.Time, error) {
 
 func (p *Pages) deleteWebhook(c *gin.Context) {
 	if err := p.store.DeleteWebhookEndpoint(c.Request.Context(), orgOf(c), c.Param("id")); err != nil {
-		p.webhookRefused(c, c.Param("id"), err, "")
+		p.webhookRefused(c, c.Param("id"), err, webhookPage{})
 		return
 	}
 	done(c, "/admin/webhooks", "webhook-deleted")
@@ -202,7 +343,7 @@ func (p *Pages) resendDelivery(c *gin.Context) {
 		// callback): then on the error page.
 		if d.EndpointID != nil {
 			if _, gone := p.store.GetWebhookEndpoint(ctx, org, *d.EndpointID); gone == nil {
-				p.webhookRefused(c, *d.EndpointID, err, "")
+				p.webhookRefused(c, *d.EndpointID, err, webhookPage{})
 				return
 			}
 		}

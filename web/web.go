@@ -24,6 +24,8 @@ import (
 	"github.com/assent-hq/assent/actions"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/mail"
+	"github.com/assent-hq/assent/internal/netguard"
+	"github.com/assent-hq/assent/internal/webhooks"
 	"github.com/assent-hq/assent/models"
 )
 
@@ -45,6 +47,9 @@ type Deps struct {
 	Actions *actions.Service
 	// OIDC, when set, offers single sign-on beside the emailed link.
 	OIDC *OIDCSettings
+	// NetPolicy says which webhook addresses the admin pages may save and
+	// test, as the API's does; nil is netguard.Public.
+	NetPolicy *netguard.Policy
 }
 
 // Pages serves the web pages. Create it with New and add it to an engine
@@ -61,7 +66,8 @@ type Pages struct {
 	// sending tracks emails still going out after their response.
 	sending sync.WaitGroup
 	// oidc is single sign-on, nil when not configured.
-	oidc *oidcSignIn
+	oidc     *oidcSignIn
+	webhooks *webhooks.Service
 }
 
 // View is what every page template sees: the layout reads Person and CSRF,
@@ -107,6 +113,7 @@ func New(d Deps) *Pages {
 		p.mailer = noMailer{}
 	}
 	p.oidc = newOIDC(d.OIDC, p.baseURL)
+	p.webhooks = webhooks.New(d.Store, d.NetPolicy, p.baseURL)
 	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html"))
 	names, err := fs.Glob(files, "templates/*.html")
 	if err != nil {

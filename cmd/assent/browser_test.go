@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +17,7 @@ import (
 
 	"github.com/assent-hq/assent/internal/bootstrap"
 	"github.com/assent-hq/assent/internal/browsertest"
+	"github.com/assent-hq/assent/internal/events"
 )
 
 // screenshotDir is where the browser test saves its screenshots: the
@@ -53,6 +57,22 @@ func devMail(t *testing.T, apiURL, address, subject string) devMailMessage {
 	return found
 }
 
+// signInFromDevMail signs email in as a person does: the address typed on
+// the sign-in page the app's address leads to, then the emailed link
+// followed from the dev mailbox. It ends on the inbox.
+func signInFromDevMail(t *testing.T, b *browsertest.Browser, apiURL, email string) {
+	t.Helper()
+	b.Navigate(apiURL + "/")
+	assert.Contains(t, b.Location(), "/signin")
+	b.Run(chromedp.SendKeys(chromedp.CSS("#email"), email))
+	b.ClickAndWait(`form[action="/signin"] button`)
+	assert.Contains(t, b.Text("main"), "Check your email")
+
+	b.Navigate(devMail(t, apiURL, email, "Sign in to Assent").Links[0])
+	b.ClickAndWait(`form[action="/signin/link"] button`)
+	require.True(t, strings.HasSuffix(b.Location(), "/inbox"), b.Location())
+}
+
 // TestBrowserDecidesAnApproval is issue 5's "done when" in a real browser:
 // on `assent dev`, an agent creates an approval with curl's request, a
 // person signs in from the dev mailbox, opens it from the inbox, approves
@@ -74,15 +94,7 @@ func TestBrowserDecidesAnApproval(t *testing.T) {
 	shots := screenshotDir(t)
 
 	b := browsertest.New(t)
-	b.Navigate(apiURL + "/")
-	assert.Contains(t, b.Location(), "/signin")
-	b.Run(chromedp.SendKeys(chromedp.CSS("#email"), admin.Email))
-	b.ClickAndWait(`form[action="/signin"] button`)
-	assert.Contains(t, b.Text("main"), "Check your email")
-
-	b.Navigate(devMail(t, apiURL, admin.Email, "Sign in to Assent").Links[0])
-	b.ClickAndWait(`form[action="/signin/link"] button`)
-	require.True(t, strings.HasSuffix(b.Location(), "/inbox"), b.Location())
+	signInFromDevMail(t, b, apiURL, admin.Email)
 	assert.Contains(t, b.Text("main"), "Refund <script>alert(1)</script> order 42", "the title is text, not markup")
 	b.Screenshot(filepath.Join(shots, "inbox.png"))
 
@@ -170,4 +182,65 @@ func TestBrowserEmailLinks(t *testing.T) {
 	fresh.Navigate(mail.Links[0])
 	assert.Contains(t, fresh.Location(), "/signin?next=")
 	assert.Contains(t, fresh.Text("main"), "Sign in")
+}
+
+// TestBrowserAdminAddsAWebhook: an administrator adds a webhook endpoint
+// from the admin pages, copies its secret from the one page that shows
+// it, and sends a test that the receiver verifies with that secret.
+func TestBrowserAdminAddsAWebhook(t *testing.T) {
+	t.Setenv("ASSENT_DEV_ALLOW_LOOPBACK", "1")
+	dataDir := filepath.Join(t.TempDir(), ".assent")
+	apiURL, _, _, stop := startDev(t, dataDir)
+	defer stop()
+	boot, err := bootstrap.Load(dataDir)
+	require.NoError(t, err)
+	admin := demoMember(t, boot, "admin")
+	type post struct {
+		signature string
+		body      []byte
+	}
+	received := make(chan post, 4)
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		received <- post{r.Header.Get("Assent-Signature"), body}
+	}))
+	defer rcv.Close()
+	shots := screenshotDir(t)
+
+	b := browsertest.New(t)
+	signInFromDevMail(t, b, apiURL, admin.Email)
+	b.ClickAndWait(`a[href="/admin"]`)
+	b.ClickAndWait(`nav.admin-nav a[href="/admin/webhooks"]`)
+	b.Run(chromedp.SendKeys(chromedp.CSS("#url"), rcv.URL+"/assent"),
+		chromedp.Click(chromedp.CSS(`input[value="approval.approved"]`)),
+		chromedp.Click(chromedp.CSS(`input[value="approval.rejected"]`)))
+	b.ClickAndWait(`form[action="/admin/webhooks"] button[type=submit]`)
+	secret, err := chromedp.Run(b.Context(), chromedp.Value(chromedp.CSS("#secret")))
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(secret, "whsec_"), secret)
+	assert.Contains(t, b.Text(".secret"), "only one that shows it")
+
+	b.ClickAndWait(`form[action$="/test"] button`)
+	assert.Contains(t, b.Text("#test-result"), "The test was delivered: HTTP 200")
+	b.Screenshot(filepath.Join(shots, "admin-webhook.png"))
+	select {
+	case p := <-received:
+		require.NoError(t, events.Verify(p.signature, p.body, secret, time.Now(), events.DefaultTolerance))
+		assert.Contains(t, string(p.body), `"test":true`)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the receiver got nothing")
+	}
+
+	var hooks struct {
+		Data []struct {
+			URL    string
+			Events []string
+		}
+	}
+	require.Equal(t, 200, getJSON(t, apiURL+"/api/v1/admin/webhooks", boot.AdminKey, &hooks))
+	require.Len(t, hooks.Data, 1)
+	assert.Equal(t, rcv.URL+"/assent", hooks.Data[0].URL)
+	assert.Equal(t, []string{"approval.approved", "approval.rejected"}, hooks.Data[0].Events)
+	b.Navigate(apiURL + "/admin/webhooks")
+	assert.NotContains(t, b.Text("main"), secret, "the secret is not shown again")
 }

@@ -72,7 +72,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if cfg.DevAllowLoopback {
 		policy = netguard.DevLoopback
 	}
-	pages := web.New(web.Deps{Store: store, Mailer: mailbox, BaseURL: baseURL, Logger: log,
+	pages := web.New(web.Deps{Store: store, Mailer: mailbox, BaseURL: baseURL, Logger: log, NetPolicy: policy,
 		OIDC: oidcSettings(cfg), Actions: &actions.Service{Store: store, Temporal: tc}})
 	handler := api.New(api.Deps{Store: store, Temporal: tc, Logger: log, BaseURL: baseURL, NetPolicy: policy,
 		Mount: func(r *gin.Engine) {
