@@ -16,8 +16,9 @@ import (
 // members, teams, guests, agent keys, webhook endpoints and rules. Every
 // query takes the signed-in person's organisation id, so another
 // organisation's record is simply not found. Every change is a POST
-// answered with a 303 back to the page it came from, except creating a
-// key, whose answer is the one page that shows the secret.
+// answered with a 303 back to the page it came from, except those whose
+// answer shows something once: a new key or signing secret, or what a
+// webhook test got back.
 
 // adminPageSize is how many rows an admin list shows per page.
 const adminPageSize = 50
