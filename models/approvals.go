@@ -206,6 +206,53 @@ func (s *Store) ListApprovals(ctx context.Context, orgID string, f ApprovalFilte
 	return list(q, p, func(a *Approval) string { return a.ID })
 }
 
+// Inbox is what waits on one person: the most urgent pending approvals
+// and counts over all of them.
+type Inbox struct {
+	// Items are at most the limit asked for, the earliest expiry first,
+	// then the highest risk.
+	Items []Approval
+	// Total counts every pending approval the person may decide.
+	Total int
+	// ByRisk counts them by risk.
+	ByRisk map[string]int
+	// DueBefore counts those expiring before the time asked for.
+	DueBefore int
+}
+
+// riskOrder ranks risks for SQL, most severe first.
+const riskOrder = "CASE risk WHEN '" + RiskCritical + "' THEN 0 WHEN '" + RiskHigh + "' THEN 1 WHEN '" + RiskMedium + "' THEN 2 ELSE 3 END"
+
+// PendingFor returns the inbox of personID: its most urgent limit items,
+// sorted by the database so that a long backlog cannot hide the most
+// urgent request, and counts over the whole backlog.
+func (s *Store) PendingFor(ctx context.Context, orgID, personID string, dueBefore time.Time, limit int) (*Inbox, error) {
+	db := s.db.WithContext(ctx)
+	pending := func() *gorm.DB {
+		return db.Model(&Approval{}).Where("organization_id = ? AND status = ?", orgID, ApprovalPending).
+			Where("id IN (?)", db.Model(&ApprovalApprover{}).Select("approval_id").Where("person_id = ?", personID))
+	}
+	in := &Inbox{ByRisk: map[string]int{}}
+	if err := pending().Order("expires_at").Order(riskOrder).Order("id").Limit(limit).Find(&in.Items).Error; err != nil {
+		return nil, err
+	}
+	var counts []struct {
+		Risk    string
+		Count   int
+		DueSoon int
+	}
+	if err := pending().Select("risk, COUNT(*) AS count, SUM(CASE WHEN expires_at < ? THEN 1 ELSE 0 END) AS due_soon", dueBefore.UTC()).
+		Group("risk").Scan(&counts).Error; err != nil {
+		return nil, err
+	}
+	for _, c := range counts {
+		in.ByRisk[c.Risk] = c.Count
+		in.Total += c.Count
+		in.DueBefore += c.DueSoon
+	}
+	return in, nil
+}
+
 // ApprovalStatuses returns the status of each approval that exists among
 // ids. The long-poll uses it to wake waiters with one query.
 func (s *Store) ApprovalStatuses(ctx context.Context, ids []string) (map[string]string, error) {
