@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/assent-hq/assent/internal/bootstrap"
 	"github.com/assent-hq/assent/internal/browsertest"
 	"github.com/assent-hq/assent/internal/events"
 )
@@ -78,12 +77,8 @@ func signInFromDevMail(t *testing.T, b *browsertest.Browser, apiURL, email strin
 // person signs in from the dev mailbox, opens it from the inbox, approves
 // it with a correction, and the agent's GET shows the outcome.
 func TestBrowserDecidesAnApproval(t *testing.T) {
-	dataDir := filepath.Join(t.TempDir(), ".assent")
-	apiURL, _, _, stop := startDev(t, dataDir)
+	apiURL, boot, admin, stop := startDemo(t)
 	defer stop()
-	boot, err := bootstrap.Load(dataDir)
-	require.NoError(t, err)
-	admin := demoMember(t, boot, "admin")
 	var created map[string]any
 	require.Equal(t, 201, postJSON(t, apiURL+"/api/v1/approvals", boot.AgentKey, fmt.Sprintf(`{"title":"Refund <script>alert(1)</script> order 42",
 		"description":"The customer was charged twice.","risk":"medium","approvers":[%q],
@@ -122,12 +117,8 @@ func TestBrowserDecidesAnApproval(t *testing.T) {
 // restricted field; a form without its CSRF token changes nothing; a
 // high-risk request's email leads to sign-in.
 func TestBrowserEmailLinks(t *testing.T) {
-	dataDir := filepath.Join(t.TempDir(), ".assent")
-	apiURL, _, _, stop := startDev(t, dataDir)
+	apiURL, boot, admin, stop := startDemo(t)
 	defer stop()
-	boot, err := bootstrap.Load(dataDir)
-	require.NoError(t, err)
-	admin := demoMember(t, boot, "admin")
 	var rule map[string]any
 	require.Equal(t, 201, postJSON(t, apiURL+"/api/v1/admin/rules", boot.AdminKey,
 		`{"name":"Hide bank details","kind":"restricted","fields":["iban"]}`, &rule), rule)
@@ -153,7 +144,7 @@ func TestBrowserEmailLinks(t *testing.T) {
 
 	// A form stripped of its token (as a forged cross-site post would be)
 	// is refused and decides nothing.
-	_, err = chromedp.Run(b.Context(), chromedp.Evaluate[bool](`document.querySelector("form.decision input[name=csrf]").remove(), true`))
+	_, err := chromedp.Run(b.Context(), chromedp.Evaluate[bool](`document.querySelector("form.decision input[name=csrf]").remove(), true`))
 	require.NoError(t, err)
 	b.ClickAndWait(`button[value="approve"]`)
 	assert.Contains(t, b.Text("main"), "This form has expired")
@@ -189,12 +180,8 @@ func TestBrowserEmailLinks(t *testing.T) {
 // it, and sends a test that the receiver verifies with that secret.
 func TestBrowserAdminAddsAWebhook(t *testing.T) {
 	t.Setenv("ASSENT_DEV_ALLOW_LOOPBACK", "1")
-	dataDir := filepath.Join(t.TempDir(), ".assent")
-	apiURL, _, _, stop := startDev(t, dataDir)
+	apiURL, boot, admin, stop := startDemo(t)
 	defer stop()
-	boot, err := bootstrap.Load(dataDir)
-	require.NoError(t, err)
-	admin := demoMember(t, boot, "admin")
 	type post struct {
 		signature string
 		body      []byte

@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -14,7 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/assent-hq/assent/internal/bootstrap"
 	"github.com/assent-hq/assent/internal/events"
 )
 
@@ -56,12 +54,8 @@ func TestDevDeliversEveryTransition(t *testing.T) {
 	}))
 	defer recv.Close()
 
-	dataDir := filepath.Join(t.TempDir(), ".assent")
-	apiURL, _, _, stop := startDev(t, dataDir)
+	apiURL, boot, admin, stop := startDemo(t)
 	defer stop()
-	boot, err := bootstrap.Load(dataDir)
-	require.NoError(t, err)
-	admin := demoMember(t, boot, "admin")
 	var ep map[string]any
 	require.Equal(t, 201, postJSON(t, apiURL+"/api/v1/admin/webhooks", boot.AdminKey, fmt.Sprintf(`{"url":%q}`, recv.URL+"/hook"), &ep))
 	mu.Lock()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strconv"
 	"testing"
 
@@ -15,6 +16,22 @@ func freePort(t *testing.T) string {
 	p, err := freeport.Pick("127.0.0.1")
 	require.NoError(t, err)
 	return strconv.Itoa(p)
+}
+
+// demoMember is the demo organisation's member with role.
+// startDemo runs `assent dev` on a fresh data folder and returns its
+// address, the demo organisation it created and that organisation's
+// administrator.
+func startDemo(t *testing.T) (apiURL string, boot *bootstrap.Bootstrap, admin bootstrap.Member, stop func()) {
+	t.Helper()
+	dataDir := filepath.Join(t.TempDir(), ".assent")
+	apiURL, _, _, stop = startDev(t, dataDir)
+	boot, err := bootstrap.Load(dataDir)
+	if err != nil {
+		stop()
+		t.Fatalf("load the demo organisation: %v", err)
+	}
+	return apiURL, boot, demoMember(t, boot, "admin"), stop
 }
 
 // demoMember is the demo organisation's member with role.
