@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -37,4 +38,20 @@ func TestRequireScopeNamesTheMissingScope(t *testing.T) {
 	w = httptest.NewRecorder()
 	r.ServeHTTP(w, httptest.NewRequest("GET", "/y", nil))
 	assert.Equal(t, 204, w.Code)
+}
+
+func TestAccessLogRedactsLinkTokens(t *testing.T) {
+	var logged bytes.Buffer
+	log := slog.New(slog.NewJSONHandler(&logged, nil))
+	r := gin.New()
+	r.Use(accessLog(log))
+	r.GET("/approvals/:id/link/:token", func(c *gin.Context) { c.Status(http.StatusOK) })
+	r.GET("/approvals/:id", func(c *gin.Context) { c.Status(http.StatusOK) })
+
+	const token = "q8Jx0bXo7-secret-token"
+	r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/approvals/apr_1/link/"+token, nil))
+	r.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/approvals/apr_2", nil))
+	assert.NotContains(t, logged.String(), token, "whoever reads the logs cannot replay the link")
+	assert.Contains(t, logged.String(), `"path":"/approvals/apr_1/link/REDACTED"`)
+	assert.Contains(t, logged.String(), `"path":"/approvals/apr_2"`)
 }

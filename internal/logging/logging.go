@@ -6,7 +6,9 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 
+	"github.com/gin-gonic/gin"
 	sdklog "go.temporal.io/sdk/log"
 	serverlog "go.temporal.io/server/common/log"
 	"go.temporal.io/server/common/log/tag"
@@ -15,6 +17,23 @@ import (
 // New returns a JSON slog logger writing to w at the given level.
 func New(w io.Writer, level slog.Leveler) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+// secretParams are route parameters that carry a secret, such as the
+// token of an emailed decision link.
+var secretParams = []string{"token"}
+
+// RequestPath is the request's path for a log line, with the values of
+// secret route parameters replaced: whoever reads the logs must not be
+// able to replay an emailed link.
+func RequestPath(c *gin.Context) string {
+	path := c.Request.URL.Path
+	for _, name := range secretParams {
+		if v := c.Param(name); v != "" {
+			path = strings.ReplaceAll(path, v, "REDACTED")
+		}
+	}
+	return path
 }
 
 // SDK adapts l for the Temporal SDK (clients and workers).
