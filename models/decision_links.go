@@ -48,6 +48,12 @@ func (s *Store) CreateDecisionLink(ctx context.Context, a *Approval, personID st
 	return token, s.db.WithContext(ctx).Create(l).Error
 }
 
+// DiscardDecisionLink deletes the unused link for token, made for an email
+// that was not sent.
+func (s *Store) DiscardDecisionLink(ctx context.Context, token string) error {
+	return s.db.WithContext(ctx).Where("token_hash = ? AND used_at IS NULL", HashSecret(token)).Delete(&DecisionLink{}).Error
+}
+
 // OpenedDecisionLink is a link with what it opens: the approval it decides
 // and the person it acts for.
 type OpenedDecisionLink struct {

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"embed"
+	"errors"
 	"fmt"
 	htmltemplate "html/template"
 	"log/slog"
@@ -72,32 +73,50 @@ func (n *Notifier) Approvers(ctx context.Context, orgID, approvalID string) erro
 	if err != nil {
 		return err
 	}
+	// One address the mail server refuses must not keep the rest from
+	// being emailed: every approver is tried, and the attempt fails (to be
+	// retried for those not reached) if any send failed.
+	var errs []error
 	for _, p := range people {
 		if p.ID() == a.Requester {
 			continue // the requester cannot approve their own request
 		}
-		if err := n.once(ctx, orgID, "approval/"+a.ID+"/"+p.ID(), func() (mail.Message, error) {
+		errs = append(errs, n.once(ctx, orgID, "approval/"+a.ID+"/"+p.ID(), func() (draft, error) {
 			return n.approverMessage(ctx, a, p)
-		}); err != nil {
-			return err
-		}
+		}))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
-func (n *Notifier) approverMessage(ctx context.Context, a *models.Approval, p *models.Person) (mail.Message, error) {
+// draft is an email ready to send, with how to undo what making it
+// created when it is not sent.
+type draft struct {
+	msg mail.Message
+	// discard, when set, undoes what building the email made.
+	discard func(context.Context) error
+}
+
+func (n *Notifier) approverMessage(ctx context.Context, a *models.Approval, p *models.Person) (draft, error) {
 	data := approverMail{Name: p.DisplayName(), Organization: p.Organization.Name, Guest: p.Guest != nil,
 		Title: a.Title, Description: shorten(a.Description, descriptionLimit), Risk: a.Risk, RequestedBy: a.RequestedBy,
 		Expires: a.ExpiresAt.UTC().Format("2 Jan 2006, 15:04 UTC"), Concerns: len(a.Concerns.V) > 0,
 		PageURL: wire.ApprovalURL(n.BaseURL, a.ID)}
+	var d draft
 	if models.SignInFree(a.Risk) {
 		token, err := n.Store.CreateDecisionLink(ctx, a, p.ID())
 		if err != nil {
-			return mail.Message{}, err
+			return draft{}, err
 		}
 		data.LinkURL = n.BaseURL + DecisionLinkPath(a.ID, token)
+		// A link in an email that was not sent must not stay live.
+		d.discard = func(ctx context.Context) error { return n.Store.DiscardDecisionLink(ctx, token) }
 	}
-	return render("approver", p.Email(), "Approval needed: "+a.Title, data)
+	var err error
+	d.msg, err = render("approver", p.Email(), "Approval needed: "+a.Title, data)
+	if err != nil && d.discard != nil {
+		err = errors.Join(err, d.discard(ctx))
+	}
+	return d, err
 }
 
 // answerMail is the data of the email that brings an answer.
@@ -130,19 +149,20 @@ func (n *Notifier) Answer(ctx context.Context, orgID, approvalID, questionID, as
 		return err
 	}
 	p := people[0]
-	return n.once(ctx, orgID, "answer/"+questionID, func() (mail.Message, error) {
-		return render("answer", p.Email(), "Answered: "+a.Title, answerMail{Name: p.DisplayName(), Title: a.Title,
+	return n.once(ctx, orgID, "answer/"+questionID, func() (draft, error) {
+		msg, err := render("answer", p.Email(), "Answered: "+a.Title, answerMail{Name: p.DisplayName(), Title: a.Title,
 			Question: q.Question, Answer: *q.Answer, PageURL: wire.ApprovalURL(n.BaseURL, a.ID)})
+		return draft{msg: msg}, err
 	})
 }
 
 // sendTimeout bounds one email; the activity's retry covers a slow server.
 const sendTimeout = 30 * time.Second
 
-// once sends the message build makes unless the notice id records it as
+// once sends the email build makes unless the notice id records it as
 // sent, and records it after: a crash in between sends it again rather
-// than never.
-func (n *Notifier) once(ctx context.Context, orgID, id string, build func() (mail.Message, error)) error {
+// than never. An email that fails to send is discarded.
+func (n *Notifier) once(ctx context.Context, orgID, id string, build func() (draft, error)) error {
 	sent, err := n.Store.NoticeSent(ctx, id)
 	if err != nil || sent {
 		return err
@@ -151,14 +171,20 @@ func (n *Notifier) once(ctx context.Context, orgID, id string, build func() (mai
 		n.logger().WarnContext(ctx, "email not sent: set ASSENT_SMTP_HOST so approvers are emailed", "notice", id)
 		return nil
 	}
-	msg, err := build()
+	d, err := build()
 	if err != nil {
 		return err
 	}
 	sendCtx, cancel := context.WithTimeout(ctx, sendTimeout)
 	defer cancel()
-	if err := n.Mailer.Send(sendCtx, msg); err != nil {
-		return fmt.Errorf("email %s: %w", id, err)
+	if err := n.Mailer.Send(sendCtx, d.msg); err != nil {
+		err = fmt.Errorf("email %s: %w", id, err)
+		if d.discard != nil {
+			// A server that took the email yet answered with an error
+			// leaves a dead link in it, which is the safe side.
+			err = errors.Join(err, d.discard(context.WithoutCancel(ctx)))
+		}
+		return err
 	}
 	return n.Store.RecordNotice(ctx, orgID, id)
 }

@@ -68,18 +68,29 @@ func TestApproversAreEmailedOnceEachAcrossRetries(t *testing.T) {
 			ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: req.ID, RequestedBy: "req"}
 		require.NoError(t, store.CreateApproval(ctx, a))
 
-		box := &flaky{Mailbox: mail.NewMailbox(0), refuse: "ben@example.com"}
+		liveLinks := func(personID string) int64 {
+			var n int64
+			require.NoError(t, db.Model(&models.DecisionLink{}).Where("person_id = ? AND used_at IS NULL", personID).Count(&n).Error)
+			return n
+		}
+		box := &flaky{Mailbox: mail.NewMailbox(0), refuse: "ann@example.com"}
 		n := &notify.Notifier{Store: store, Mailer: box, BaseURL: "https://assent.example"}
 		err = n.Approvers(ctx, org.ID, a.ID)
 		require.Error(t, err, "the refused send fails the attempt, so Temporal retries it")
-		assert.Equal(t, []string{"ann@example.com"}, recipients(box.Mailbox))
+		assert.Contains(t, err.Error(), "451 try again later")
+		assert.Equal(t, []string{"ben@example.com"}, recipients(box.Mailbox), "one refused address does not stop the rest")
+		assert.Zero(t, liveLinks(ann.ID), "the link in the email that was not sent is gone")
+		assert.EqualValues(t, 1, liveLinks(ben.ID))
 
 		require.NoError(t, n.Approvers(ctx, org.ID, a.ID), "the retry")
 		require.NoError(t, n.Approvers(ctx, org.ID, a.ID), "and another changes nothing")
 		assert.ElementsMatch(t, []string{"ann@example.com", "ben@example.com"}, recipients(box.Mailbox),
 			"each approver once; not the deactivated member, not the requester")
 
-		msg := box.Messages()[1] // newest first: Ann's was the first sent
+		assert.EqualValues(t, 1, liveLinks(ann.ID), "one live link each: the one sent")
+		assert.EqualValues(t, 1, liveLinks(ben.ID))
+
+		msg := box.Messages()[0] // newest first: Ann's was the last sent
 		assert.Equal(t, "Approval needed: Pay Bcc: evil@example.com", msg.Subject, "the title cannot add headers")
 		assert.Less(t, len(msg.Text), 2500, "the description is cut short")
 		assert.Contains(t, msg.Text, "https://assent.example/approvals/"+a.ID+"\n")
