@@ -26,6 +26,9 @@ type field struct {
 	Value    string
 	Kind     string // string, number, boolean or json
 	Editable bool
+	// Multiline is a string with line breaks, which a text input would
+	// drop; the page offers a text area instead.
+	Multiline bool
 }
 
 // approvalPage is the approval page's data.
@@ -50,6 +53,8 @@ type approvalPage struct {
 	// Problem is why the last action was refused, shown above the forms.
 	Problem string
 	Form    decisionForm
+	// Changes are the corrections the decision made, less hidden fields.
+	Changes []models.Change
 }
 
 // linkView is what the decision-link page adds.
@@ -82,7 +87,13 @@ func (p *Pages) showApproval(c *gin.Context, status int, problem string, form de
 		p.Fail(c, err)
 		return
 	}
-	page := approvalPage{A: a, Approver: slices.Contains(a.ApproverIDs, person.ID()), Action: "/approvals/" + a.ID + "/decision",
+	approver := slices.Contains(a.ApproverIDs, person.ID())
+	if person.Guest != nil && !approver {
+		// A guest is an outsider: only what they are asked is theirs to see.
+		p.Fail(c, apperr.New(apperr.NotFound, "approval %s not found", a.ID))
+		return
+	}
+	page := approvalPage{A: a, Approver: approver, Action: "/approvals/" + a.ID + "/decision",
 		Submission: ids.New("sub"), Problem: problem, Form: form}
 	p.renderApproval(c, status, &page, person.ID(), nil)
 }
@@ -93,6 +104,11 @@ func (p *Pages) renderApproval(c *gin.Context, status int, page *approvalPage, p
 	a := page.A
 	page.Pending = a.Status == models.ApprovalPending
 	page.AlreadyApproved = slices.Contains(a.ApprovedBy, personID)
+	for _, ch := range a.Changes.V {
+		if !slices.Contains(hidden, ch.Field) {
+			page.Changes = append(page.Changes, ch)
+		}
+	}
 	var err error
 	if page.Fields, err = fields(a.Input, a.EditableFields, hidden); err != nil {
 		p.Fail(c, err)
@@ -187,7 +203,10 @@ func corrections(c *gin.Context, current []field) (map[string]any, error) {
 	out := map[string]any{}
 	for _, f := range current {
 		raw, sent := c.GetPostForm("field." + f.Name)
-		if !f.Editable || !sent || raw == f.Value {
+		// Browsers send a text area's line breaks as CRLF, whatever the
+		// original had.
+		raw = lf(raw)
+		if !f.Editable || !sent || raw == lf(f.Value) {
 			continue
 		}
 		v, err := parseField(f, raw)
@@ -202,12 +221,16 @@ func corrections(c *gin.Context, current []field) (map[string]any, error) {
 	return out, nil
 }
 
-// parseField reads a corrected value as the kind of the original.
+func lf(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
+
+// parseField reads a corrected value as the kind of the original. A
+// string is kept as typed; the rest are read without surrounding spaces.
 func parseField(f field, raw string) (any, error) {
+	if f.Kind == "string" {
+		return raw, nil
+	}
 	raw = strings.TrimSpace(raw)
 	switch f.Kind {
-	case "string":
-		return raw, nil
 	case "number":
 		var n json.Number
 		if err := json.Unmarshal([]byte(raw), &n); err != nil {
@@ -265,7 +288,7 @@ func describe(name string, v json.RawMessage, editable bool) field {
 	case len(v) > 0 && v[0] == '"':
 		var s string
 		_ = json.Unmarshal(v, &s)
-		f.Kind, f.Value = "string", s
+		f.Kind, f.Value, f.Multiline = "string", s, strings.ContainsAny(s, "\r\n")
 	case string(v) == "true" || string(v) == "false":
 		f.Kind = "boolean"
 	case len(v) > 0 && (v[0] == '-' || (v[0] >= '0' && v[0] <= '9')):

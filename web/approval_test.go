@@ -159,3 +159,69 @@ func TestApprovalPageDecides(t *testing.T) {
 		assert.Equal(t, http.StatusNotFound, b.get("/approvals/"+foreign.ID).status)
 	})
 }
+
+// TestMultilineTextSurvivesThePage: a string with line breaks is offered
+// in a text area (a text input would drop them), approving without
+// touching it changes nothing, and a correction keeps its lines and spaces.
+func TestMultilineTextSurvivesThePage(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := decidingSite(t, db)
+		ctx := context.Background()
+		b := s.browser(t)
+		b.signIn(s, "ada@example.com")
+		approve := func(a *models.Approval, message string) *models.Approval {
+			t.Helper()
+			page := b.get("/approvals/" + a.ID)
+			require.Equal(t, http.StatusOK, page.status, page.body)
+			assert.Contains(t, page.body, "<textarea id=\"field-message\" name=\"field.message\" rows=\"3\">\n\nHi,\nDone.</textarea>",
+				"a text area, with the value's own first newline kept")
+			// As a browser sends a text area: line breaks as CRLF.
+			r := b.post("/approvals/"+a.ID+"/decision", url.Values{"csrf": {page.csrf(t)}, "decision": {"approve"},
+				"field.message": {message}, "submission": {page.submission(t)}})
+			require.Equal(t, http.StatusSeeOther, r.status, r.body)
+			got, err := s.store.GetApproval(ctx, s.org.ID, a.ID)
+			require.NoError(t, err)
+			return got
+		}
+		input := models.RawJSON(`{"message":"\nHi,\nDone."}`)
+
+		a := s.started(t, &models.Approval{Title: "Send the note", ApproverIDs: []string{s.ada.ID}, Input: input, EditableFields: []string{"message"}})
+		got := approve(a, "\r\nHi,\r\nDone.")
+		assert.Equal(t, "approved", got.Status)
+		assert.JSONEq(t, string(input), string(got.ApprovedInput))
+		assert.Empty(t, got.Changes.V, "untouched is unchanged")
+
+		a = s.started(t, &models.Approval{Title: "Send the note again", ApproverIDs: []string{s.ada.ID}, Input: input, EditableFields: []string{"message"}})
+		got = approve(a, "  Hi,\r\n  Done, thanks.  ")
+		assert.JSONEq(t, `{"message":"  Hi,\n  Done, thanks.  "}`, string(got.ApprovedInput), "kept as typed")
+	})
+}
+
+// TestAGuestSeesOnlyWhatTheyAreAsked: a guest is an outsider; another
+// request in the organisation is not found for them, while a member who
+// is not an approver may read it.
+func TestAGuestSeesOnlyWhatTheyAreAsked(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newSite(t, db)
+		ctx := context.Background()
+		guest, _, err := s.store.CreateGuest(ctx, s.org.ID, models.NewGuest{Email: "gail@partner.example", Name: "Gail"})
+		require.NoError(t, err)
+		_, err = s.store.CreateMember(ctx, s.org.ID, models.NewMember{Email: "bob@example.com", Name: "Bob"})
+		require.NoError(t, err)
+		hers := s.approval(t, "Share the report", models.RiskLow, time.Now().Add(time.Hour), s.ada.ID, guest.ID)
+		internal := s.approval(t, "Salary review", models.RiskLow, time.Now().Add(time.Hour), s.ada.ID)
+
+		g := s.browser(t)
+		g.signIn(s, "gail@partner.example")
+		assert.Equal(t, http.StatusOK, g.get("/approvals/"+hers.ID).status)
+		r := g.get("/approvals/" + internal.ID)
+		assert.Equal(t, http.StatusNotFound, r.status)
+		assert.NotContains(t, r.body, "Salary review")
+
+		bob := s.browser(t)
+		bob.signIn(s, "bob@example.com")
+		r = bob.get("/approvals/" + internal.ID)
+		assert.Equal(t, http.StatusOK, r.status)
+		assert.Contains(t, r.body, "only its approvers can decide it")
+	})
+}

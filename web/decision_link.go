@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/notify"
 )
@@ -29,15 +30,17 @@ func (p *Pages) showLink(c *gin.Context, status int, problem string, form decisi
 	}
 	a, person := opened.Approval, opened.Person
 	page := approvalPage{A: a, Approver: ended == "" && slices.Contains(a.ApproverIDs, person.ID()),
-		Action:  notify.DecisionLinkPath(a.ID, c.Param("token")),
-		Link:    &linkView{Person: person, Hidden: hiddenCount(a), Ended: ended},
-		Problem: problem, Form: form}
+		Action:     notify.DecisionLinkPath(a.ID, c.Param("token")),
+		Link:       &linkView{Person: person, Hidden: hiddenCount(a), Ended: ended},
+		Submission: ids.New("sub"), Problem: problem, Form: form}
 	p.renderApproval(c, status, &page, person.ID(), a.RestrictedFields)
 }
 
-// decideByLink decides as the link's person. Every submission through one
-// link is the same Update, so the link yields at most one decision even
-// when two tabs race; the link is marked used once it has.
+// decideByLink decides as the link's person. Like the signed-in page, each
+// rendered form is its own Update, so a double click acts once and a
+// refusal is not replayed to the next try; the workflow takes at most one
+// decision from a person, so two tabs racing decide once. The link is
+// marked used once it has decided.
 func (p *Pages) decideByLink(c *gin.Context) {
 	opened, ended, ok := p.openLink(c)
 	if !ok {
@@ -53,7 +56,7 @@ func (p *Pages) decideByLink(c *gin.Context) {
 		p.Fail(c, err)
 		return
 	}
-	if !p.decideAs(c, a, opened.Person, visible, "link-"+opened.Link.TokenHash[:32], p.showLink) {
+	if !p.decideAs(c, a, opened.Person, visible, c.PostForm("submission"), p.showLink) {
 		return
 	}
 	if err := p.store.UseDecisionLink(c.Request.Context(), opened.Link); err != nil {

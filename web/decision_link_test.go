@@ -217,3 +217,38 @@ func TestAGuestDecidesFromThePageAndTheAskerGetsTheAnswer(t *testing.T) {
 		assert.Equal(t, "Gail", *got.DecidedBy)
 	})
 }
+
+// TestTheLinkPageHidesARestrictedFieldsCorrection: a restricted field may be
+// editable; corrected by a signed-in approver, its old and new values are
+// still hidden from the page an emailed link opens.
+func TestTheLinkPageHidesARestrictedFieldsCorrection(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := decidingSite(t, db)
+		ctx := context.Background()
+		_, err := s.store.CreateMember(ctx, s.org.ID, models.NewMember{Email: "bob@example.com", Name: "Bob"})
+		require.NoError(t, err)
+		bob, err := s.store.PeopleWithEmail(ctx, "bob@example.com")
+		require.NoError(t, err)
+		a := s.started(t, &models.Approval{Title: "Pay supplier", Risk: models.RiskLow,
+			ApproverIDs: []string{s.ada.ID, bob[0].ID()}, Input: models.RawJSON(`{"amount":120,"iban":"DE-OLD-IBAN"}`),
+			EditableFields: []string{"amount", "iban"}, RestrictedFields: []string{"iban"}})
+		link := decisionLink.FindString(s.mailTo(t, "bob@example.com", "Approval needed").Text)
+		require.NotEmpty(t, link)
+
+		ada := s.browser(t)
+		ada.signIn(s, "ada@example.com")
+		page := ada.get("/approvals/" + a.ID)
+		r := ada.post("/approvals/"+a.ID+"/decision", url.Values{"csrf": {page.csrf(t)}, "decision": {"approve"},
+			"field.amount": {"100"}, "field.iban": {"DE-NEW-IBAN"}, "submission": {page.submission(t)}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		signedIn := ada.get("/approvals/" + a.ID)
+		assert.Contains(t, signedIn.body, "DE-NEW-IBAN", "signed in, the change is shown")
+
+		late := s.browser(t).get(s.path(t, link))
+		require.Equal(t, http.StatusOK, late.status, late.body)
+		assert.Contains(t, late.body, "<code>amount</code>: 120 → 100")
+		assert.NotContains(t, late.body, "DE-OLD-IBAN")
+		assert.NotContains(t, late.body, "DE-NEW-IBAN")
+		assert.NotContains(t, late.body, "iban")
+	})
+}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/assent-hq/assent/actions"
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/logging"
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/webhooks"
@@ -225,11 +226,16 @@ func (p *Pages) Fail(c *gin.Context, err error) {
 }
 
 func (p *Pages) internalError(c *gin.Context, err error) {
-	p.log.ErrorContext(c.Request.Context(), "page failed", "method", c.Request.Method, "path", c.Request.URL.Path, "error", err)
+	p.log.ErrorContext(c.Request.Context(), "page failed", "method", c.Request.Method, "path", logging.RequestPath(c), "error", err)
 	c.Data(http.StatusInternalServerError, "text/plain; charset=utf-8",
 		[]byte("Something went wrong on our side and it has been logged. Try again in a moment."))
 	c.Abort()
 }
+
+// Wait returns once the sign-in emails still going out after their
+// responses have been sent or have failed (each within its timeout). Call
+// it after the server stops taking requests, so none is lost at shutdown.
+func (p *Pages) Wait() { p.sending.Wait() }
 
 // funcs are the helpers templates may call.
 var funcs = template.FuncMap{

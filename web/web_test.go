@@ -144,14 +144,24 @@ func (b *browser) cookie(name string) *http.Cookie {
 }
 
 var (
-	csrfField   = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
-	hiddenToken = regexp.MustCompile(`name="token" value="([^"]+)"`)
+	csrfField       = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+	hiddenToken     = regexp.MustCompile(`name="token" value="([^"]+)"`)
+	submissionField = regexp.MustCompile(`name="submission" value="([^"]+)"`)
 )
 
 func (p page) csrf(t *testing.T) string {
 	t.Helper()
 	m := csrfField.FindStringSubmatch(p.body)
 	require.NotNil(t, m, "no csrf field in:\n%s", p.body)
+	return m[1]
+}
+
+// submission is the first form's submission id, which makes its Update
+// run once.
+func (p page) submission(t *testing.T) string {
+	t.Helper()
+	m := submissionField.FindStringSubmatch(p.body)
+	require.NotNil(t, m, "no submission field in:\n%s", p.body)
 	return m[1]
 }
 
@@ -198,7 +208,7 @@ func TestSignInFlowEndToEnd(t *testing.T) {
 		require.Equal(t, http.StatusOK, r.status, r.body)
 		assert.Contains(t, r.body, "Check your email")
 
-		s.pages.WaitForMail()
+		s.pages.Wait()
 		msgs := s.mailbox.Messages()
 		require.Len(t, msgs, 1)
 		msg := msgs[0]
@@ -286,7 +296,7 @@ func TestUnknownAddressGetsTheSameAnswer(t *testing.T) {
 		unknown := b.post("/signin", url.Values{"csrf": {csrf}, "email": {"eve@example.com"}})
 		assert.Equal(t, known.status, unknown.status)
 		assert.Equal(t, known.body, strings.ReplaceAll(unknown.body, "eve@", "ada@"))
-		s.pages.WaitForMail()
+		s.pages.Wait()
 		assert.Len(t, s.mailbox.Messages(), 1, "only the known address gets mail")
 
 		bad := b.post("/signin", url.Values{"csrf": {csrf}, "email": {"not an address"}})
@@ -345,7 +355,7 @@ func TestNextMustBeALocalPath(t *testing.T) {
 		r := b.get("/signin?next=" + url.QueryEscape("/approvals/apr_2"))
 		r = b.post("/signin", url.Values{"csrf": {r.csrf(t)}, "email": {"ada@example.com"}, "next": {"/approvals/apr_2"}})
 		require.Equal(t, http.StatusOK, r.status)
-		s.pages.WaitForMail()
+		s.pages.Wait()
 		link := s.mailbox.Messages()[0].Links[0]
 		confirm := b.get(link)
 		assert.Contains(t, confirm.body, `name="next" value="/approvals/apr_2"`)
@@ -372,7 +382,7 @@ func TestPostsWithoutTheCSRFTokenAreRefused(t *testing.T) {
 		}
 		r := s.browser(t).post("/signin", url.Values{"email": {"ada@example.com"}, "csrf": {csrf}})
 		assert.Equal(t, http.StatusForbidden, r.status, "a token without its cookie")
-		s.pages.WaitForMail()
+		s.pages.Wait()
 		assert.Empty(t, s.mailbox.Messages())
 
 		// Signed in: the session's token.

@@ -93,7 +93,11 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	printBanner(stdout, cfg.DataDir, baseURL, temporal.UIAddress(), boot, created)
 
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return serveHTTP(gctx, l, handler, log) })
+	g.Go(func() error {
+		err := serveHTTP(gctx, l, handler, log)
+		pages.Wait()
+		return err
+	})
 	g.Go(func() error {
 		purgeHourly(gctx, log, "idempotency keys", store.PurgeExpiredIdempotencyKeys)
 		return nil

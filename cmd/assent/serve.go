@@ -49,7 +49,11 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		OIDC: oidcSettings(cfg), Actions: &actions.Service{Store: store, Temporal: tc}})
 	handler := api.New(api.Deps{Store: store, Temporal: tc, Logger: log, BaseURL: baseURL, Mount: pages.Mount})
 	g, gctx := errgroup.WithContext(ctx)
-	g.Go(func() error { return serveHTTP(gctx, l, handler, log) })
+	g.Go(func() error {
+		err := serveHTTP(gctx, l, handler, log)
+		pages.Wait()
+		return err
+	})
 	g.Go(func() error {
 		purgeHourly(gctx, log, "idempotency keys", store.PurgeExpiredIdempotencyKeys)
 		return nil
