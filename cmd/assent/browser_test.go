@@ -89,8 +89,11 @@ func TestBrowserDecidesAnApproval(t *testing.T) {
 	shots := screenshotDir(t)
 
 	b := browsertest.New(t)
+	b.Navigate(apiURL + "/signin")
+	b.CheckAccessibility("the sign-in page")
 	signInFromDevMail(t, b, apiURL, admin.Email)
 	assert.Contains(t, b.Text("main"), "Refund <script>alert(1)</script> order 42", "the title is text, not markup")
+	b.CheckAccessibility("the inbox")
 	b.Screenshot(filepath.Join(shots, "inbox.png"))
 
 	b.ClickAndWait(`a[href="/approvals/` + id + `"]`)
@@ -98,11 +101,13 @@ func TestBrowserDecidesAnApproval(t *testing.T) {
 	scripts, err := chromedp.Run(b.Context(), chromedp.Evaluate[int](`document.querySelectorAll("script").length`))
 	require.NoError(t, err)
 	assert.Zero(t, scripts, "no script element on the page")
+	b.CheckAccessibility("the approval page")
 	b.Screenshot(filepath.Join(shots, "approval.png"))
 
 	b.Run(chromedp.SetValue(chromedp.CSS("#field-amount"), "100"), chromedp.SendKeys(chromedp.CSS("#note"), "Refund the duplicate only."))
 	b.ClickAndWait(`button[value="approve"]`)
 	assert.Contains(t, b.Text(".settled"), "By "+admin.Name)
+	b.CheckAccessibility("the decided approval")
 	b.Screenshot(filepath.Join(shots, "decided.png"))
 
 	var got map[string]any
@@ -141,6 +146,7 @@ func TestBrowserEmailLinks(t *testing.T) {
 	assert.Contains(t, b.Text("main"), "deciding as "+admin.Name)
 	assert.NotContains(t, b.Text("main"), "DE89370400440532013000", "the restricted field is hidden")
 	assert.Contains(t, b.Text("main"), "1 sensitive field is hidden")
+	b.CheckAccessibility("the emailed link's page")
 
 	// A form stripped of its token (as a forged cross-site post would be)
 	// is refused and decides nothing.
@@ -148,6 +154,7 @@ func TestBrowserEmailLinks(t *testing.T) {
 	require.NoError(t, err)
 	b.ClickAndWait(`button[value="approve"]`)
 	assert.Contains(t, b.Text("main"), "This form has expired")
+	b.CheckAccessibility("the error page")
 	var got map[string]any
 	require.Equal(t, 200, getJSON(t, apiURL+"/api/v1/approvals/"+lowID, boot.AgentKey, &got))
 	assert.Equal(t, "pending", got["status"])
@@ -197,7 +204,14 @@ func TestBrowserAdminAddsAWebhook(t *testing.T) {
 	b := browsertest.New(t)
 	signInFromDevMail(t, b, apiURL, admin.Email)
 	b.ClickAndWait(`a[href="/admin"]`)
+	for _, section := range []string{"members", "teams", "guests", "keys", "rules"} {
+		b.Navigate(apiURL + "/admin/" + section)
+		b.CheckAccessibility("/admin/" + section)
+	}
+	b.Navigate(apiURL + "/admin")
+	b.CheckAccessibility("the admin overview")
 	b.ClickAndWait(`nav.admin-nav a[href="/admin/webhooks"]`)
+	b.CheckAccessibility("the webhooks page")
 	b.Run(chromedp.SendKeys(chromedp.CSS("#url"), rcv.URL+"/assent"),
 		chromedp.Click(chromedp.CSS(`input[value="approval.approved"]`)),
 		chromedp.Click(chromedp.CSS(`input[value="approval.rejected"]`)))
@@ -209,6 +223,7 @@ func TestBrowserAdminAddsAWebhook(t *testing.T) {
 
 	b.ClickAndWait(`form[action$="/test"] button`)
 	assert.Contains(t, b.Text("#test-result"), "The test was delivered: HTTP 200")
+	b.CheckAccessibility("a webhook endpoint's page")
 	b.Screenshot(filepath.Join(shots, "admin-webhook.png"))
 	select {
 	case p := <-received:

@@ -161,3 +161,45 @@ func recordDialogs(t *testing.T, ctx context.Context) func() []string {
 		return append([]string(nil), dialogs...)
 	}
 }
+
+// TestAccessibilityFindsWhatBreaksWCAG: the check reports an unlabelled
+// field and grey-on-white text, and nothing on a page that has neither.
+func TestAccessibilityFindsWhatBreaksWCAG(t *testing.T) {
+	pages := map[string]string{
+		"/bad": `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>bad</title></head><body><main>
+<h1>Bad</h1><form><input name="q" type="text"></form><p style="color:#bbb;background:#fff">faint</p></main></body></html>`,
+		"/good": `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>good</title></head><body><main>
+<h1>Good</h1><form><label for="q">Search</label><input id="q" name="q" type="text"></form><p style="color:#222;background:#fff">clear</p></main></body></html>`,
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		// The app's own policy: axe-core must run under it too.
+		w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+		_, _ = w.Write([]byte(pages[r.URL.Path]))
+	}))
+	defer srv.Close()
+	b := browsertest.New(t)
+
+	b.Navigate(srv.URL + "/bad")
+	var ids []string
+	for _, v := range b.Accessibility() {
+		ids = append(ids, v.ID)
+		if !strings.Contains(v.String(), "\n    at ") {
+			t.Errorf("violation %s names no element: %s", v.ID, v)
+		}
+	}
+	for _, want := range []string{"label", "color-contrast"} {
+		found := false
+		for _, id := range ids {
+			found = found || id == want
+		}
+		if !found {
+			t.Errorf("want %q among %v", want, ids)
+		}
+	}
+
+	b.Navigate(srv.URL + "/good")
+	if v := b.Accessibility(); len(v) != 0 {
+		t.Errorf("a clean page has violations: %v", v)
+	}
+}
