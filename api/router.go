@@ -3,6 +3,7 @@
 package api
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -31,6 +32,10 @@ type Deps struct {
 	// NetPolicy says which receiver addresses may be saved; nil is
 	// netguard.Public.
 	NetPolicy *netguard.Policy
+	// TrustedProxies are the IPs or CIDR ranges whose X-Forwarded-For
+	// names the client (config.CheckTrustedProxies has read them); none
+	// means the connection's address is the client's.
+	TrustedProxies []string
 }
 
 type handlers struct {
@@ -58,6 +63,11 @@ func New(d Deps) http.Handler {
 	}
 	h.webhooks = webhooks.New(d.Store, h.netPolicy, d.BaseURL)
 	r := gin.New()
+	// gin trusts every proxy unless told: anyone could then name their own
+	// address in X-Forwarded-For and escape a per-client limit.
+	if err := r.SetTrustedProxies(d.TrustedProxies); err != nil {
+		panic(fmt.Sprintf("trusted proxies: %v", err)) // config checked them
+	}
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
 	r.Use(accessLog(d.Logger), errorsMiddleware(d.Logger))

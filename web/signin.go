@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	htmltemplate "html/template"
+	"math"
 	"net/http"
 	netmail "net/mail"
 	"net/url"
+	"strconv"
 	"strings"
 	texttemplate "text/template"
 	"time"
@@ -74,12 +76,28 @@ func (p *Pages) signInForm(c *gin.Context) {
 	p.Render(c, http.StatusOK, "signin", signInPage{Next: next, SignedOut: c.Query("signedout") == "1", OIDCLabel: p.oidcLabel()})
 }
 
+// Sign-in requests are limited per client address: each sends email, so
+// an unlimited form would let anyone flood the members' mailboxes. A
+// person signs in rarely (sessions last SessionLifetime), so the bucket
+// is generous for an office behind one address.
+const (
+	signInBurst = 20
+	signInEvery = 30 * time.Second
+)
+
 // sendSignInLink emails links to whoever has the address and answers the
 // same whether anyone has it or not, so the form cannot tell who has an
 // account. The email goes out after the response, so neither can timing.
 func (p *Pages) sendSignInLink(c *gin.Context) {
 	email := models.NormalizeEmail(c.PostForm("email"))
 	next := safeNext(c.PostForm("next"))
+	if ok, wait := p.signIns.Allow(c.ClientIP()); !ok {
+		minutes := int(math.Ceil(wait.Minutes()))
+		c.Header("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		p.Render(c, http.StatusTooManyRequests, "signin", signInPage{Email: c.PostForm("email"), Next: next, OIDCLabel: p.oidcLabel(),
+			Error: "Too many sign-in requests have come from your network. Try again " + plural(minutes, "minute") + "."})
+		return
+	}
 	if !validEmail(email) {
 		p.Render(c, http.StatusBadRequest, "signin", signInPage{Email: c.PostForm("email"), Next: next,
 			Error: "Enter your email address, such as name@example.com.", OIDCLabel: p.oidcLabel()})

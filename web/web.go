@@ -26,6 +26,7 @@ import (
 	"github.com/assent-hq/assent/internal/logging"
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/netguard"
+	"github.com/assent-hq/assent/internal/ratelimit"
 	"github.com/assent-hq/assent/internal/webhooks"
 	"github.com/assent-hq/assent/models"
 )
@@ -67,7 +68,9 @@ type Pages struct {
 	// sending tracks emails still going out after their response.
 	sending sync.WaitGroup
 	// oidc is single sign-on, nil when not configured.
-	oidc     *oidcSignIn
+	oidc *oidcSignIn
+	// signIns limits sign-in requests per client address.
+	signIns  *ratelimit.Keyed
 	webhooks *webhooks.Service
 }
 
@@ -114,6 +117,7 @@ func New(d Deps) *Pages {
 		p.mailer = noMailer{}
 	}
 	p.oidc = newOIDC(d.OIDC, p.baseURL)
+	p.signIns = ratelimit.New(signInEvery, signInBurst)
 	p.webhooks = webhooks.New(d.Store, d.NetPolicy, p.baseURL)
 	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html"))
 	names, err := fs.Glob(files, "templates/*.html")

@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -18,6 +19,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -89,6 +91,8 @@ type browser struct {
 	t    *testing.T
 	base string
 	c    *http.Client
+	// header is sent with every request, as a proxy in front would add it.
+	header http.Header
 }
 
 func (s *site) browser(t *testing.T) *browser {
@@ -107,6 +111,9 @@ type page struct {
 
 func (b *browser) do(req *http.Request) page {
 	b.t.Helper()
+	for k, v := range b.header {
+		req.Header[k] = v
+	}
 	resp, err := b.c.Do(req)
 	require.NoError(b.t, err)
 	defer resp.Body.Close()
@@ -424,5 +431,60 @@ func TestSecureCookiesOutsideDev(t *testing.T) {
 		assert.True(t, c[0].Secure)
 		assert.True(t, c[0].HttpOnly)
 		assert.Equal(t, http.SameSiteLaxMode, c[0].SameSite)
+	})
+}
+
+// apiSite serves the pages mounted on the API's engine, as serve does, so
+// the engine's settings (trusted proxies) apply.
+func apiSite(t *testing.T, db *gorm.DB, trusted []string) *site {
+	t.Helper()
+	s := &site{store: models.NewStore(db), mailbox: mail.NewMailbox(0), db: db}
+	var handler http.Handler
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
+	t.Cleanup(srv.Close)
+	s.url = srv.URL
+	s.pages = web.New(web.Deps{Store: s.store, Mailer: s.mailbox, BaseURL: srv.URL})
+	handler = api.New(api.Deps{Store: s.store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), BaseURL: srv.URL,
+		TrustedProxies: trusted, Mount: s.pages.Mount})
+	return s
+}
+
+func TestSignInIsLimitedPerClientAddress(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		signIn := func(b *browser) page {
+			t.Helper()
+			form := b.get("/signin")
+			require.Equal(t, http.StatusOK, form.status, form.body)
+			return b.post("/signin", url.Values{"csrf": {form.csrf(t)}, "email": {"nobody@example.com"}})
+		}
+
+		// No proxy trusted: the connection's address counts, and a forged
+		// X-Forwarded-For changes nothing.
+		s := apiSite(t, db, nil)
+		b := s.browser(t)
+		for i := range 20 {
+			r := signIn(b)
+			require.Equal(t, http.StatusOK, r.status, "request %d", i+1)
+		}
+		r := signIn(b)
+		assert.Equal(t, http.StatusTooManyRequests, r.status)
+		assert.Equal(t, "30", r.header.Get("Retry-After"))
+		assert.Contains(t, r.body, "Too many sign-in requests have come from your network. Try again in 1 minute.")
+		assert.Contains(t, r.body, `value="nobody@example.com"`, "what was typed stays")
+		forged := s.browser(t)
+		forged.header = http.Header{"X-Forwarded-For": {"203.0.113.9"}}
+		assert.Equal(t, http.StatusTooManyRequests, signIn(forged).status)
+
+		// Behind a trusted proxy each client named has its own allowance.
+		s = apiSite(t, db, []string{"127.0.0.1"})
+		office := s.browser(t)
+		office.header = http.Header{"X-Forwarded-For": {"198.51.100.7"}}
+		for range 20 {
+			require.Equal(t, http.StatusOK, signIn(office).status)
+		}
+		assert.Equal(t, http.StatusTooManyRequests, signIn(office).status)
+		home := s.browser(t)
+		home.header = http.Header{"X-Forwarded-For": {"198.51.100.8"}}
+		assert.Equal(t, http.StatusOK, signIn(home).status)
 	})
 }

@@ -74,7 +74,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	pages := web.New(web.Deps{Store: store, Mailer: mailbox, BaseURL: baseURL, Logger: log, NetPolicy: policy,
 		OIDC: oidcSettings(cfg), Actions: &actions.Service{Store: store, Temporal: tc}})
-	handler := api.New(api.Deps{Store: store, Temporal: tc, Logger: log, BaseURL: baseURL, NetPolicy: policy,
+	handler := api.New(api.Deps{Store: store, Temporal: tc, Logger: log, BaseURL: baseURL, TrustedProxies: cfg.TrustedProxies, NetPolicy: policy,
 		Mount: func(r *gin.Engine) {
 			h := gin.WrapH(mailbox.Handler())
 			r.GET("/dev/mail", h)

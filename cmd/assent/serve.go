@@ -47,7 +47,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	log.Info("serving", "address", l.Addr().String(), "baseUrl", baseURL)
 	pages := web.New(web.Deps{Store: store, Mailer: mailer, BaseURL: baseURL, Logger: log,
 		OIDC: oidcSettings(cfg), Actions: &actions.Service{Store: store, Temporal: tc}})
-	handler := api.New(api.Deps{Store: store, Temporal: tc, Logger: log, BaseURL: baseURL, Mount: pages.Mount})
+	handler := api.New(api.Deps{Store: store, Temporal: tc, Logger: log, BaseURL: baseURL, TrustedProxies: cfg.TrustedProxies, Mount: pages.Mount})
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		err := serveHTTP(gctx, l, handler, log)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -49,6 +50,11 @@ type Config struct {
 	// OIDCClientSecret comes from the environment only, like SMTPPassword.
 	OIDCClientSecret string
 	OIDCLabel        string
+	// TrustedProxies are the addresses (IPs or CIDR ranges) of the load
+	// balancers in front of serve, whose X-Forwarded-For names the
+	// client. Empty: the connection's own address is the client's.
+	TrustedProxies []string
+	trustedRaw     string
 }
 
 // Register declares the flags, with defaults taken from the environment.
@@ -72,6 +78,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.OIDCClientID, "oidc-client-id", env("ASSENT_OIDC_CLIENT_ID", ""), "OpenID Connect client id (ASSENT_OIDC_CLIENT_ID); the secret is read from ASSENT_OIDC_CLIENT_SECRET only")
 	fs.StringVar(&c.OIDCLabel, "oidc-label", env("ASSENT_OIDC_LABEL", ""), `sign-in button text, e.g. "Sign in with Okta" (ASSENT_OIDC_LABEL)`)
 	c.OIDCClientSecret = os.Getenv("ASSENT_OIDC_CLIENT_SECRET")
+	fs.StringVar(&c.trustedRaw, "trusted-proxies", env("ASSENT_TRUSTED_PROXIES", ""), "comma-separated IPs or CIDR ranges of the proxies whose X-Forwarded-For names the client (ASSENT_TRUSTED_PROXIES); empty trusts none")
 	c.DevRetryUnit, c.devRetryErr = time.ParseDuration(env("ASSENT_DEV_RETRY_UNIT", "0s"))
 	c.DevAllowLoopback = os.Getenv("ASSENT_DEV_ALLOW_LOOPBACK") == "1"
 }
@@ -84,6 +91,25 @@ func (c *Config) CheckDevSettings(dev bool) error {
 	}
 	if !dev && (c.DevRetryUnit != 0 || c.DevAllowLoopback) {
 		return errors.New("ASSENT_DEV_RETRY_UNIT and ASSENT_DEV_ALLOW_LOOPBACK are for `assent dev` and tests only; unset them")
+	}
+	return nil
+}
+
+// CheckTrustedProxies reads the trusted proxies into TrustedProxies,
+// refusing anything that is not an IP address or a CIDR range.
+func (c *Config) CheckTrustedProxies() error {
+	c.TrustedProxies = nil
+	for _, p := range strings.Split(c.trustedRaw, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		if _, err := netip.ParseAddr(p); err != nil {
+			if _, err := netip.ParsePrefix(p); err != nil {
+				return fmt.Errorf("ASSENT_TRUSTED_PROXIES: %q is neither an IP address nor a CIDR range such as 10.0.0.0/8", p)
+			}
+		}
+		c.TrustedProxies = append(c.TrustedProxies, p)
 	}
 	return nil
 }

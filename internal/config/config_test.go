@@ -137,3 +137,21 @@ func TestOIDCIssuerMustBeAURL(t *testing.T) {
 	c, _ := parse(t)
 	assert.NoError(t, c.CheckOIDC(), "a local provider over http is allowed")
 }
+
+func TestTrustedProxies(t *testing.T) {
+	t.Setenv("ASSENT_TRUSTED_PROXIES", "")
+	c, _ := parse(t)
+	require.NoError(t, c.CheckTrustedProxies())
+	assert.Empty(t, c.TrustedProxies, "none trusted unless told")
+
+	t.Setenv("ASSENT_TRUSTED_PROXIES", " 10.0.0.0/8, 192.168.1.10 ,fd00::/8,")
+	c, _ = parse(t)
+	require.NoError(t, c.CheckTrustedProxies())
+	assert.Equal(t, []string{"10.0.0.0/8", "192.168.1.10", "fd00::/8"}, c.TrustedProxies)
+
+	c, _ = parse(t, "-trusted-proxies", "lb.internal")
+	err := c.CheckTrustedProxies()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ASSENT_TRUSTED_PROXIES")
+	assert.Contains(t, err.Error(), `"lb.internal"`)
+}

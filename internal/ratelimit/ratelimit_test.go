@@ -1,0 +1,44 @@
+package ratelimit
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestKeyedAllowsABurstThenOneEachInterval(t *testing.T) {
+	now := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+	k := New(30*time.Second, 3)
+	k.now = func() time.Time { return now }
+
+	for i := range 3 {
+		ok, _ := k.Allow("10.0.0.1")
+		assert.True(t, ok, "action %d of the burst", i+1)
+	}
+	ok, wait := k.Allow("10.0.0.1")
+	assert.False(t, ok)
+	assert.Equal(t, 30*time.Second, wait)
+	ok, _ = k.Allow("10.0.0.2")
+	assert.True(t, ok, "another key has its own bucket")
+
+	// A refusal takes nothing: after the interval exactly one more.
+	now = now.Add(30 * time.Second)
+	ok, _ = k.Allow("10.0.0.1")
+	assert.True(t, ok)
+	ok, wait = k.Allow("10.0.0.1")
+	assert.False(t, ok)
+	assert.Equal(t, 30*time.Second, wait)
+}
+
+func TestKeyedForgetsRefilledBuckets(t *testing.T) {
+	now := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
+	k := New(time.Second, 2)
+	k.now = func() time.Time { return now }
+	k.Allow("a")
+	k.Allow("b")
+	assert.Equal(t, 2, k.Len())
+	now = now.Add(time.Minute)
+	k.Allow("c")
+	assert.Equal(t, 1, k.Len(), "a and b have refilled and are dropped")
+}
