@@ -51,7 +51,7 @@ type webhooksPage struct {
 	Pager     pager
 	// SwitchOffAfter is the failure count that switches an endpoint off.
 	SwitchOffAfter int
-	// Form is the new-endpoint form; Choices what it offers.
+	// Form is the new-endpoint form; webhookChoices what it offers.
 	Form webhookForm
 	webhookChoices
 }
@@ -152,7 +152,7 @@ type webhookPage struct {
 	Secret *shownSecret
 	// Test is what the receiver answered to Send test.
 	Test *webhooks.TestResult
-	// Form is the settings form; Choices what it offers.
+	// Form is the settings form; webhookChoices what it offers.
 	Form webhookForm
 	webhookChoices
 }
