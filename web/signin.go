@@ -73,7 +73,14 @@ func (p *Pages) signInForm(c *gin.Context) {
 		c.Redirect(http.StatusFound, next)
 		return
 	}
-	p.Render(c, http.StatusOK, "signin", signInPage{Next: next, SignedOut: c.Query("signedout") == "1", OIDCLabel: p.oidcLabel()})
+	p.showSignIn(c, http.StatusOK, signInPage{Next: next, SignedOut: c.Query("signedout") == "1"})
+}
+
+// showSignIn renders the sign-in form, with the single sign-on button
+// when it is configured.
+func (p *Pages) showSignIn(c *gin.Context, status int, page signInPage) {
+	page.OIDCLabel = p.oidcLabel()
+	p.Render(c, status, "signin", page)
 }
 
 // Sign-in requests are limited per client address: each sends email, so
@@ -94,13 +101,13 @@ func (p *Pages) sendSignInLink(c *gin.Context) {
 	if ok, wait := p.signIns.Allow(c.ClientIP()); !ok {
 		minutes := int(math.Ceil(wait.Minutes()))
 		c.Header("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-		p.Render(c, http.StatusTooManyRequests, "signin", signInPage{Email: c.PostForm("email"), Next: next, OIDCLabel: p.oidcLabel(),
+		p.showSignIn(c, http.StatusTooManyRequests, signInPage{Email: c.PostForm("email"), Next: next,
 			Error: "Too many sign-in requests have come from your network. Try again " + plural(minutes, "minute") + "."})
 		return
 	}
 	if !validEmail(email) {
-		p.Render(c, http.StatusBadRequest, "signin", signInPage{Email: c.PostForm("email"), Next: next,
-			Error: "Enter your email address, such as name@example.com.", OIDCLabel: p.oidcLabel()})
+		p.showSignIn(c, http.StatusBadRequest, signInPage{Email: c.PostForm("email"), Next: next,
+			Error: "Enter your email address, such as name@example.com."})
 		return
 	}
 	p.mailLinks(c.Request.Context(), email, next)
