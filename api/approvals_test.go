@@ -15,9 +15,11 @@ import (
 	"go.temporal.io/server/temporaltest"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/worker"
 	"github.com/assent-hq/assent/workflows"
 )
@@ -408,7 +410,7 @@ func TestFailedStartLeavesNothingAndReconcilerStartsOrphans(t *testing.T) {
 		rec := &models.Approval{OrganizationID: s.org.ID, Title: "orphan", Risk: "low", ApproverIDs: models.StringList{s.cy.ID},
 			ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: "key_x", RequestedBy: "agent"}
 		require.NoError(t, s.store.CreateApproval(ctx, rec))
-		n, err := worker.Reconcile(ctx, s.tc.GetDefaultClient(), s.store, time.Now().Add(worker.ReconcileGrace), 10)
+		n, err := requests.Reconcile(ctx, time.Now().Add(requests.ReconcileGrace), 10, approvals.New(approvals.Deps{Store: s.store, Temporal: s.tc.GetDefaultClient()}))
 		require.NoError(t, err)
 		assert.Equal(t, 1, n)
 		waitFor(t, func() bool {
@@ -417,7 +419,7 @@ func TestFailedStartLeavesNothingAndReconcilerStartsOrphans(t *testing.T) {
 		})
 		r = s.do(t, "POST", "/api/v1/approvals/"+rec.ID+"/decision", s.cyToken, `{"decision":"approve"}`, nil)
 		assert.Equal(t, 200, r.status, string(r.body))
-		n, err = worker.Reconcile(ctx, s.tc.GetDefaultClient(), s.store, time.Now().Add(worker.ReconcileGrace), 10)
+		n, err = requests.Reconcile(ctx, time.Now().Add(requests.ReconcileGrace), 10, approvals.New(approvals.Deps{Store: s.store, Temporal: s.tc.GetDefaultClient()}))
 		require.NoError(t, err)
 		assert.Zero(t, n, "an owned record is left alone")
 	})

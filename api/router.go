@@ -11,7 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"go.temporal.io/sdk/client"
 
-	"github.com/assent-hq/assent/actions"
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/logging"
 	"github.com/assent-hq/assent/internal/netguard"
@@ -29,8 +29,12 @@ type Deps struct {
 	BaseURL string
 	// Mount adds routes outside /api/v1, such as the dev mailbox.
 	Mount func(*gin.Engine)
-	// NetPolicy says which receiver addresses may be saved; nil is
-	// netguard.Public.
+	// Approvals and Webhooks are the domain services, shared with the
+	// pages; nil builds one of their own from the fields above (tests).
+	Approvals *approvals.Service
+	Webhooks  *webhooks.Service
+	// NetPolicy says which receiver addresses may be saved when the
+	// services are built here; nil is netguard.Public.
 	NetPolicy *netguard.Policy
 	// TrustedProxies are the IPs or CIDR ranges whose X-Forwarded-For
 	// names the client (config.CheckTrustedProxies has read them); none
@@ -39,16 +43,12 @@ type Deps struct {
 }
 
 type handlers struct {
-	store    *models.Store
-	temporal client.Client
-	log      *slog.Logger
-	baseURL  string
-	watcher  *statusWatcher
-	actions  *actions.Service
-	// netPolicy checks callback and webhook addresses when they are saved.
-	netPolicy *netguard.Policy
-	// webhooks manages webhook endpoints under netPolicy.
-	webhooks *webhooks.Service
+	store     *models.Store
+	temporal  client.Client
+	log       *slog.Logger
+	baseURL   string
+	approvals *approvals.Service
+	webhooks  *webhooks.Service
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -56,12 +56,13 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 // New returns the HTTP handler for the API and health checks.
 func New(d Deps) http.Handler {
 	h := &handlers{store: d.Store, temporal: d.Temporal, log: d.Logger, baseURL: d.BaseURL,
-		watcher: newStatusWatcher(d.Store, d.Logger, 250*time.Millisecond), netPolicy: d.NetPolicy}
-	h.actions = &actions.Service{Store: d.Store, Temporal: d.Temporal}
-	if h.netPolicy == nil {
-		h.netPolicy = netguard.Public
+		approvals: d.Approvals, webhooks: d.Webhooks}
+	if h.approvals == nil {
+		h.approvals = approvals.New(approvals.Deps{Store: d.Store, Temporal: d.Temporal, Logger: d.Logger, NetPolicy: d.NetPolicy})
 	}
-	h.webhooks = webhooks.New(d.Store, h.netPolicy, d.BaseURL)
+	if h.webhooks == nil {
+		h.webhooks = webhooks.New(d.Store, d.NetPolicy, d.BaseURL)
+	}
 	r := gin.New()
 	// gin trusts every proxy unless told: anyone could then name their own
 	// address in X-Forwarded-For and escape a per-client limit.

@@ -330,10 +330,10 @@ func (s *Store) ApplyApprovalChange(ctx context.Context, ch ApprovalChange) (*Ap
 			SubjectType: "approval", SubjectID: a.ID, Data: data, CreatedAt: entry.At}).Error
 	})
 	if err == nil && wroteEvent {
-		s.notifyEventsWritten()
+		s.changes.EventWritten()
 	}
 	if err == nil {
-		s.ApprovalChanged(ch.ApprovalID)
+		s.changes.Changed(ch.ApprovalID)
 	}
 	return a, err
 }

@@ -40,6 +40,8 @@ type Actor struct {
 	// ID is a member id for a person, a key id for an agent.
 	ID   string
 	Name string
+	// Person is set when a person acts (a member token, a page), not a key.
+	Person bool
 }
 
 // CreateFlow starts an open flow.

@@ -46,7 +46,7 @@ func (p *Principal) HasScope(scope string) bool { return p.Key.Scopes.Contains(s
 // member token, otherwise the key.
 func (p *Principal) Actor() Actor {
 	if p.Member != nil {
-		return Actor{ID: p.Member.ID, Name: p.Member.DisplayName()}
+		return Actor{ID: p.Member.ID, Name: p.Member.DisplayName(), Person: true}
 	}
 	return Actor{ID: p.Key.ID, Name: p.Key.Name}
 }

@@ -170,7 +170,7 @@ func TestSessions(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, sess.ID, got.ID)
 		assert.Equal(t, sess.CSRFSecret, got.CSRFSecret)
-		assert.Equal(t, models.Actor{ID: m.ID, Name: "Ada"}, p.Actor())
+		assert.Equal(t, models.Actor{ID: m.ID, Name: "Ada", Person: true}, p.Actor())
 
 		_, _, err = s.LoadSession(ctx, "wrong")
 		assert.ErrorIs(t, err, models.ErrSessionInvalid)
@@ -182,7 +182,7 @@ func TestSessions(t *testing.T) {
 		require.NoError(t, err)
 		_, gp, err := s.LoadSession(ctx, gtoken)
 		require.NoError(t, err)
-		assert.Equal(t, models.Actor{ID: g.ID, Name: "gus@example.com"}, gp.Actor())
+		assert.Equal(t, models.Actor{ID: g.ID, Name: "gus@example.com", Person: true}, gp.Actor())
 		assert.Nil(t, gp.Member)
 
 		// Idle: unused for the idle timeout, it ends; a touch keeps it alive.

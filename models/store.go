@@ -4,11 +4,11 @@ import (
 	"encoding/base64"
 	"errors"
 	"strings"
-	"sync"
 
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/changes"
 	"github.com/assent-hq/assent/internal/ids"
 )
 
@@ -16,49 +16,18 @@ import (
 // organisation's records takes its id, so no query crosses tenants.
 type Store struct {
 	db *gorm.DB
-	// eventsWritten wakes this process's dispatcher when it commits an
-	// outbox event, so a delivery need not wait for the next poll.
-	eventsWritten chan struct{}
-
-	mu sync.Mutex
-	// approvalWatchers hear of each approval changed through this
-	// process, so long-polls answer at once.
-	approvalWatchers []func(approvalID string)
+	// changes hears of what this process commits: changed records and
+	// outbox events.
+	changes *changes.Hub
 }
 
 // NewStore wraps db.
-func NewStore(db *gorm.DB) *Store { return &Store{db: db, eventsWritten: make(chan struct{}, 1)} }
+func NewStore(db *gorm.DB) *Store { return &Store{db: db, changes: changes.New()} }
 
-// EventsWritten receives after this process commits an outbox event. It is
-// a hint: other processes write events too, so dispatchers still poll.
-func (s *Store) EventsWritten() <-chan struct{} { return s.eventsWritten }
-
-func (s *Store) notifyEventsWritten() {
-	select {
-	case s.eventsWritten <- struct{}{}:
-	default: // a wake-up is already pending
-	}
-}
-
-// WatchApprovals calls fn with the id of each approval this process
-// changes from now on: a workflow transition it persisted, or an action it
-// sent (whose transition a worker elsewhere may have persisted). It is a
-// hint; changes made in other processes are only seen by polling.
-func (s *Store) WatchApprovals(fn func(approvalID string)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.approvalWatchers = append(s.approvalWatchers, fn)
-}
-
-// ApprovalChanged tells the watchers that approval id changed.
-func (s *Store) ApprovalChanged(id string) {
-	s.mu.Lock()
-	watchers := s.approvalWatchers
-	s.mu.Unlock()
-	for _, fn := range watchers {
-		fn(id)
-	}
-}
+// Changes is the hub that hears of each record this store changes and
+// each outbox event it writes, so long-polls and the dispatcher need not
+// wait for their next poll.
+func (s *Store) Changes() *changes.Hub { return s.changes }
 
 // DB is the underlying handle, for health checks and tests.
 func (s *Store) DB() *gorm.DB { return s.db }

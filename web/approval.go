@@ -11,7 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/assent-hq/assent/actions"
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/validate"
@@ -52,7 +52,7 @@ type approvalPage struct {
 	Submission string
 	// Problem is why the last action was refused, shown above the forms.
 	Problem string
-	Form    decisionForm
+	Form    typed
 	// Changes are the corrections the decision made, less hidden fields.
 	Changes []models.Change
 }
@@ -66,34 +66,28 @@ type linkView struct {
 	Ended string
 }
 
-// decisionForm is what the person typed, kept when an action is refused.
-type decisionForm struct {
+// typed is what the person typed, kept when an action is refused.
+type typed struct {
 	Note, Reason, Question string
 }
 
 // shower renders an approval page again with a problem and what was typed.
-type shower func(c *gin.Context, status int, problem string, form decisionForm)
+type shower func(c *gin.Context, status int, problem string, form typed)
 
 func (p *Pages) approval(c *gin.Context) {
-	p.showApproval(c, http.StatusOK, "", decisionForm{})
+	p.showApproval(c, http.StatusOK, "", typed{})
 }
 
 // showApproval renders the approval in the path for the signed-in person,
 // with problem (a refused action) and what they typed.
-func (p *Pages) showApproval(c *gin.Context, status int, problem string, form decisionForm) {
+func (p *Pages) showApproval(c *gin.Context, status int, problem string, form typed) {
 	person := CurrentPerson(c)
-	a, err := p.store.GetApproval(c.Request.Context(), person.Organization.ID, c.Param("id"))
+	a, err := p.approvals.View(c.Request.Context(), person, c.Param("id"))
 	if err != nil {
 		p.Fail(c, err)
 		return
 	}
-	approver := slices.Contains(a.ApproverIDs, person.ID())
-	if person.Guest != nil && !approver {
-		// A guest is an outsider: only what they are asked is theirs to see.
-		p.Fail(c, apperr.New(apperr.NotFound, "approval %s not found", a.ID))
-		return
-	}
-	page := approvalPage{A: a, Approver: approver, Action: "/approvals/" + a.ID + "/decision",
+	page := approvalPage{A: a, Approver: slices.Contains(a.ApproverIDs, person.ID()), Action: "/approvals/" + a.ID + "/decision",
 		Submission: ids.New("sub"), Problem: problem, Form: form}
 	p.renderApproval(c, status, &page, person.ID(), nil)
 }
@@ -122,59 +116,56 @@ func (p *Pages) renderApproval(c *gin.Context, status int, page *approvalPage, p
 }
 
 // decide handles the decision form: approve (with any corrected fields) or
-// reject, through the same code as the REST endpoint.
+// reject, through the same code as the REST endpoint. Each rendered form is
+// its own Update (its submission id), so a double click acts once and a
+// refusal is not replayed to the next try.
 func (p *Pages) decide(c *gin.Context) {
 	person := CurrentPerson(c)
 	ctx := c.Request.Context()
-	a, err := p.store.GetApproval(ctx, person.Organization.ID, c.Param("id"))
+	a, err := p.approvals.View(ctx, person, c.Param("id"))
 	if err != nil {
 		p.Fail(c, err)
 		return
 	}
-	visible, err := fields(a.Input, a.EditableFields, nil)
+	d, form, err := decisionForm(c, a, nil)
+	if err == nil {
+		_, err = p.approvals.Decide(ctx, a.OrganizationID, a.ID, c.PostForm("submission"), person.Actor(), d)
+	}
 	if err != nil {
-		p.Fail(c, err)
+		p.refused(c, err, form, p.showApproval)
 		return
 	}
-	if p.decideAs(c, a, person, visible, c.PostForm("submission"), p.showApproval) {
-		c.Redirect(http.StatusSeeOther, "/approvals/"+a.ID)
-	}
+	c.Redirect(http.StatusSeeOther, "/approvals/"+a.ID)
 }
 
-// decideAs reads the decision form and decides a as person, correcting
-// only the visible fields; updateID makes a repeated submission run once.
-// A refusal is shown with show; it reports whether the decision was made.
-func (p *Pages) decideAs(c *gin.Context, a *models.Approval, person *models.Person, visible []field, updateID string, show shower) bool {
-	form := decisionForm{Note: c.PostForm("note"), Reason: c.PostForm("reason")}
-	d := actions.Decision{Decision: c.PostForm("decision"), Note: form.Note, Reason: form.Reason}
-	var err error
+// decisionForm reads the decision form on a: the decision, and the
+// corrections to editable fields that are not hidden. form keeps what the
+// person typed, to show again with a refusal.
+func decisionForm(c *gin.Context, a *models.Approval, hidden []string) (approvals.Decision, typed, error) {
+	form := typed{Note: c.PostForm("note"), Reason: c.PostForm("reason")}
+	d := approvals.Decision{Decision: c.PostForm("decision"), Note: form.Note, Reason: form.Reason}
 	if d.Decision == "approve" {
+		visible, err := fields(a.Input, a.EditableFields, hidden)
+		if err != nil {
+			return d, form, err
+		}
 		if d.Corrections, err = corrections(c, visible); err != nil {
-			p.refused(c, err, form, show)
-			return false
+			return d, form, err
 		}
 	}
-	if err := validate.Struct(&d); err != nil {
-		p.refused(c, err, form, show)
-		return false
-	}
-	if _, err := p.actions.Decide(c.Request.Context(), a.OrganizationID, a.ID, updateID, person.Actor(), d); err != nil {
-		p.refused(c, err, form, show)
-		return false
-	}
-	return true
+	return d, form, validate.Struct(&d)
 }
 
 // ask handles the question form.
 func (p *Pages) ask(c *gin.Context) {
 	person := CurrentPerson(c)
-	form := decisionForm{Question: c.PostForm("question")}
-	q := actions.Question{Question: form.Question}
+	form := typed{Question: c.PostForm("question")}
+	q := approvals.Question{Question: form.Question}
 	if err := validate.Struct(&q); err != nil {
 		p.refused(c, err, form, p.showApproval)
 		return
 	}
-	if _, _, err := p.actions.Ask(c.Request.Context(), person.Organization.ID, c.Param("id"), c.PostForm("submission"), person.Actor(), q); err != nil {
+	if _, _, err := p.approvals.Ask(c.Request.Context(), person.Organization.ID, c.Param("id"), c.PostForm("submission"), person.Actor(), q); err != nil {
 		p.refused(c, err, form, p.showApproval)
 		return
 	}
@@ -183,7 +174,7 @@ func (p *Pages) ask(c *gin.Context) {
 
 // refused shows the page again with why the action was refused, keeping
 // what the person typed. Errors that are not the person's are a 500.
-func (p *Pages) refused(c *gin.Context, err error, form decisionForm, show shower) {
+func (p *Pages) refused(c *gin.Context, err error, form typed, show shower) {
 	e, ok := apperr.As(err)
 	if !ok {
 		p.internalError(c, err)

@@ -13,8 +13,7 @@ import (
 	"go.temporal.io/server/temporaltest"
 	"gorm.io/gorm"
 
-	"github.com/assent-hq/assent/actions"
-	"github.com/assent-hq/assent/internal/start"
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/web"
@@ -28,8 +27,9 @@ func decidingSite(t *testing.T, db *gorm.DB) *site {
 	tc := ts.GetDefaultClient()
 	require.NoError(t, worker.RegisterSearchAttributes(context.Background(), tc, ts.GetDefaultNamespace()))
 	store := models.NewStore(db)
-	s := newSiteWith(t, store, web.Deps{Actions: &actions.Service{Store: store, Temporal: tc}})
-	s.temporal = tc
+	service := approvals.New(approvals.Deps{Store: store, Temporal: tc})
+	s := newSiteWith(t, store, web.Deps{Approvals: service})
+	s.temporal, s.approvals = tc, service
 	// The worker emails approvers into the site's mailbox, with links to it.
 	w := worker.New(tc, worker.Deps{Store: store, BaseURL: s.url, Mailer: s.mailbox})
 	require.NoError(t, w.Start())
@@ -47,7 +47,7 @@ func (s *site) started(t *testing.T, a *models.Approval) *models.Approval {
 	a.RequiredApprovals, a.ExpiresAt = 1, time.Now().Add(time.Hour).UTC().Truncate(time.Second)
 	ctx := context.Background()
 	require.NoError(t, s.store.CreateApproval(ctx, a))
-	require.NoError(t, start.Approval(ctx, s.temporal, a))
+	require.NoError(t, s.approvals.Start(ctx, a))
 	return a
 }
 

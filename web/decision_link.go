@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/models"
@@ -19,11 +20,11 @@ import (
 // fields are hidden and cannot be corrected there; the link decides once.
 
 func (p *Pages) linkApproval(c *gin.Context) {
-	p.showLink(c, http.StatusOK, "", decisionForm{})
+	p.showLink(c, http.StatusOK, "", typed{})
 }
 
 // showLink renders the approval the link in the path opens.
-func (p *Pages) showLink(c *gin.Context, status int, problem string, form decisionForm) {
+func (p *Pages) showLink(c *gin.Context, status int, problem string, form typed) {
 	opened, ended, ok := p.openLink(c)
 	if !ok {
 		return
@@ -36,48 +37,42 @@ func (p *Pages) showLink(c *gin.Context, status int, problem string, form decisi
 	p.renderApproval(c, status, &page, person.ID(), a.RestrictedFields)
 }
 
-// decideByLink decides as the link's person. Like the signed-in page, each
-// rendered form is its own Update, so a double click acts once and a
-// refusal is not replayed to the next try; the workflow takes at most one
-// decision from a person, so two tabs racing decide once. The link is
-// marked used once it has decided.
+// decideByLink decides as the link's person, correcting only fields that
+// are not restricted. Like the signed-in page, each rendered form is its
+// own Update.
 func (p *Pages) decideByLink(c *gin.Context) {
 	opened, ended, ok := p.openLink(c)
 	if !ok {
 		return
 	}
 	if ended != "" {
-		p.showLink(c, http.StatusConflict, ended, decisionForm{})
+		p.showLink(c, http.StatusConflict, ended, typed{})
 		return
 	}
 	a := opened.Approval
-	visible, err := fields(a.Input, a.EditableFields, a.RestrictedFields)
+	d, form, err := decisionForm(c, a, a.RestrictedFields)
+	if err == nil {
+		err = p.approvals.DecideByLink(c.Request.Context(), opened, c.PostForm("submission"), d)
+	}
 	if err != nil {
-		p.Fail(c, err)
-		return
-	}
-	if !p.decideAs(c, a, opened.Person, visible, c.PostForm("submission"), p.showLink) {
-		return
-	}
-	if err := p.store.UseDecisionLink(c.Request.Context(), opened.Link); err != nil {
-		p.Fail(c, err)
+		p.refused(c, err, form, p.showLink)
 		return
 	}
 	c.Redirect(http.StatusSeeOther, notify.DecisionLinkPath(a.ID, c.Param("token")))
 }
 
-// openLink finds the link in the path. A link that has ended (used, or
+// openLink opens the link in the path. A link that has ended (used, or
 // expired with its request) still opens, read-only, with ended saying why.
 // A link for a request that needs sign-in leads there; an unknown link is
 // an error page. ok is false when a response was written.
 func (p *Pages) openLink(c *gin.Context) (opened *models.OpenedDecisionLink, ended string, ok bool) {
 	// The address holds the token; keep it out of any Referer.
 	c.Header("Referrer-Policy", "no-referrer")
-	opened, err := p.store.OpenDecisionLink(c.Request.Context(), c.Param("id"), c.Param("token"))
+	opened, ended, err := p.approvals.OpenLink(c.Request.Context(), c.Param("id"), c.Param("token"))
 	switch {
-	case errors.Is(err, models.ErrDecisionLinkUsed), errors.Is(err, models.ErrDecisionLinkExpired):
-		e, _ := apperr.As(err)
-		ended = e.Message
+	case errors.Is(err, approvals.ErrSignInNeeded):
+		c.Redirect(http.StatusSeeOther, "/signin?next="+url.QueryEscape("/approvals/"+opened.Approval.ID))
+		return nil, "", false
 	case err != nil:
 		if e, isApp := apperr.As(err); isApp {
 			p.Render(c, e.Status(), "error", problem{Title: "This link cannot be used", Message: e.Message,
@@ -85,11 +80,6 @@ func (p *Pages) openLink(c *gin.Context) (opened *models.OpenedDecisionLink, end
 			return nil, "", false
 		}
 		p.internalError(c, err)
-		return nil, "", false
-	}
-	if !models.SignInFree(opened.Approval.Risk) {
-		// Links are only made for low and medium risk; this is the backstop.
-		c.Redirect(http.StatusSeeOther, "/signin?next="+url.QueryEscape("/approvals/"+opened.Approval.ID))
 		return nil, "", false
 	}
 	return opened, ended, true

@@ -13,11 +13,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
-	"github.com/assent-hq/assent/actions"
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
-	"github.com/assent-hq/assent/workflows"
 )
 
 // mailTo waits for the worker's email to address whose subject starts
@@ -195,9 +194,8 @@ func TestAGuestDecidesFromThePageAndTheAskerGetsTheAnswer(t *testing.T) {
 		got, err := s.store.GetApproval(ctx, s.org.ID, a.ID)
 		require.NoError(t, err)
 		require.Len(t, got.Questions.V, 1)
-		acts := &actions.Service{Store: s.store, Temporal: s.temporal}
-		_, err = acts.Update(ctx, s.org.ID, a.ID, "", workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "key_test",
-			QuestionID: got.Questions.V[0].QuestionID, Answer: "The Q3 <numbers>"})
+		_, err = s.approvals.Answer(ctx, s.org.ID, a.ID, "", models.Actor{ID: "key_test"},
+			approvals.Answer{QuestionID: got.Questions.V[0].QuestionID, Answer: "The Q3 <numbers>"})
 		require.NoError(t, err)
 		answer := s.mailTo(t, "ada@example.com", "Answered: Share the report")
 		assert.Contains(t, answer.Text, "Which report?")

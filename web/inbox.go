@@ -34,7 +34,7 @@ type inboxPage struct {
 // first: the earliest expiry, then the highest risk.
 func (p *Pages) inbox(c *gin.Context) {
 	person := CurrentPerson(c)
-	in, err := p.store.PendingFor(c.Request.Context(), person.Organization.ID, person.ID(), time.Now().Add(dueSoon), inboxLimit)
+	in, err := p.approvals.Inbox(c.Request.Context(), person, time.Now().Add(dueSoon), inboxLimit)
 	if err != nil {
 		p.Fail(c, err)
 		return

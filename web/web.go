@@ -21,7 +21,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/assent-hq/assent/actions"
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/logging"
 	"github.com/assent-hq/assent/internal/mail"
@@ -44,24 +44,25 @@ type Deps struct {
 	// http:// address (dev) lets cookies go without the Secure flag.
 	BaseURL string
 	Logger  *slog.Logger
-	// Actions runs a person's decisions and questions, the same code the
-	// REST endpoints run.
-	Actions *actions.Service
+	// Approvals and Webhooks are the domain services the REST endpoints
+	// share; nil builds one of their own from Store and NetPolicy (tests).
+	Approvals *approvals.Service
+	Webhooks  *webhooks.Service
 	// OIDC, when set, offers single sign-on beside the emailed link.
 	OIDC *OIDCSettings
 	// NetPolicy says which webhook addresses the admin pages may save and
-	// test, as the API's does; nil is netguard.Public.
+	// test when Webhooks is built here; nil is netguard.Public.
 	NetPolicy *netguard.Policy
 }
 
 // Pages serves the web pages. Create it with New and add it to an engine
 // with Mount.
 type Pages struct {
-	store   *models.Store
-	actions *actions.Service
-	mailer  mail.Sender
-	baseURL string
-	log     *slog.Logger
+	store     *models.Store
+	approvals *approvals.Service
+	mailer    mail.Sender
+	baseURL   string
+	log       *slog.Logger
 	// secure marks cookies Secure; off only for an http:// base URL.
 	secure bool
 	pages  map[string]*template.Template
@@ -111,14 +112,19 @@ func New(d Deps) *Pages {
 	if log == nil {
 		log = slog.Default()
 	}
-	p := &Pages{store: d.Store, actions: d.Actions, mailer: d.Mailer, baseURL: strings.TrimSuffix(d.BaseURL, "/"), log: log,
+	p := &Pages{store: d.Store, approvals: d.Approvals, webhooks: d.Webhooks, mailer: d.Mailer, baseURL: strings.TrimSuffix(d.BaseURL, "/"), log: log,
 		secure: !strings.HasPrefix(d.BaseURL, "http://"), pages: map[string]*template.Template{}}
 	if p.mailer == nil {
 		p.mailer = noMailer{}
 	}
 	p.oidc = newOIDC(d.OIDC, p.baseURL)
 	p.signIns = ratelimit.New(signInEvery, signInBurst)
-	p.webhooks = webhooks.New(d.Store, d.NetPolicy, p.baseURL)
+	if p.approvals == nil {
+		p.approvals = approvals.New(approvals.Deps{Store: d.Store, Logger: log})
+	}
+	if p.webhooks == nil {
+		p.webhooks = webhooks.New(d.Store, d.NetPolicy, p.baseURL)
+	}
 	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html"))
 	names, err := fs.Glob(files, "templates/*.html")
 	if err != nil {

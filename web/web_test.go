@@ -20,6 +20,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/api"
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -37,13 +38,15 @@ type site struct {
 	db      *gorm.DB
 	org     *models.Organization
 	ada     *models.Member
-	// temporal is set on a site whose pages act (decidingSite).
-	temporal client.Client
+	// temporal and approvals are set on a site whose pages act
+	// (decidingSite).
+	temporal  client.Client
+	approvals *approvals.Service
 }
 
 func newSite(t *testing.T, db *gorm.DB) *site { return newSiteWith(t, models.NewStore(db), web.Deps{}) }
 
-// newSiteWith serves the pages on store with the rest of deps (Actions nil
+// newSiteWith serves the pages on store with the rest of deps (Approvals nil
 // for pages that only read, OIDC nil for no single sign-on); the store,
 // mailbox and base URL are the site's own.
 func newSiteWith(t *testing.T, store *models.Store, deps web.Deps) *site {

@@ -1,6 +1,5 @@
 // Package worker registers every workflow and activity in one place,
-// prepares the Temporal namespace they need and reconciles records whose
-// workflow start was lost.
+// prepares the Temporal namespace they need and dispatches the outbox.
 package worker
 
 import (
@@ -19,9 +18,9 @@ import (
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/outbound"
-	"github.com/assent-hq/assent/internal/start"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/notify"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/workflows"
 )
 
@@ -74,43 +73,6 @@ func RegisterSearchAttributes(ctx context.Context, c client.Client, namespace st
 	return nil
 }
 
-// ReconcileGrace is how old an unowned record must be before the reconciler
-// starts its workflow: younger ones may still be in their creating request.
-const ReconcileGrace = time.Minute
-
-// Reconcile starts the workflow of pending approvals that no workflow has
-// taken up, such as one whose creating process died between writing the
-// record and starting the workflow; at most batch per call. It returns how
-// many it started.
-func Reconcile(ctx context.Context, c client.Client, store *models.Store, now time.Time, batch int) (int, error) {
-	recs, err := store.UnownedApprovals(ctx, now.Add(-ReconcileGrace), batch)
-	if err != nil {
-		return 0, err
-	}
-	for i := range recs {
-		if err := start.Approval(ctx, c, &recs[i]); err != nil {
-			return i, err
-		}
-	}
-	return len(recs), nil
-}
-
-// RunReconciler reconciles at start and then every interval until ctx ends.
-func RunReconciler(ctx context.Context, c client.Client, store *models.Store, log *slog.Logger, interval time.Duration) {
-	for {
-		if n, err := Reconcile(ctx, c, store, models.Now(), 500); err != nil {
-			log.Error("reconcile unowned approvals", "error", err)
-		} else if n > 0 {
-			log.Warn("started workflows for approvals that had none", "count", n)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(interval):
-		}
-	}
-}
-
 // Dispatcher turns outbox events into deliveries and starts their
 // workflows. Several may run: PostgreSQL hands each event to one of them
 // (SKIP LOCKED), SQLite serialises them.
@@ -134,7 +96,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		if n == 0 || err != nil {
 			select {
 			case <-ctx.Done():
-			case <-d.Store.EventsWritten():
+			case <-d.Store.Changes().EventsWritten():
 			case <-time.After(d.Interval):
 			}
 		}
@@ -154,7 +116,7 @@ func (d *Dispatcher) Round(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, dl := range append(ds, lost...) {
-		if err := start.Delivery(ctx, d.Client, &dl, d.RetryUnit); err != nil {
+		if err := d.start(ctx, &dl); err != nil {
 			return n, err
 		}
 		if err := d.Store.MarkDeliveryStarted(ctx, dl.ID); err != nil {
@@ -163,4 +125,12 @@ func (d *Dispatcher) Round(ctx context.Context) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// start starts the workflow of a delivery's current send; an existing one
+// counts as started, so an event is never sent twice to a receiver by our
+// doing.
+func (d *Dispatcher) start(ctx context.Context, dl *models.Delivery) error {
+	return requests.StartOnce(ctx, d.Client, client.StartWorkflowOptions{ID: workflows.DeliveryWorkflowID(dl.ID, dl.Sends)},
+		workflows.Delivery, workflows.DeliveryInput{DeliveryID: dl.ID, RetryUnit: d.RetryUnit})
 }

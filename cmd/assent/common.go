@@ -11,12 +11,21 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/gin-gonic/gin"
 	"go.temporal.io/sdk/client"
+	"golang.org/x/sync/errgroup"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/api"
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/logging"
+	"github.com/assent-hq/assent/internal/mail"
+	"github.com/assent-hq/assent/internal/netguard"
+	"github.com/assent-hq/assent/internal/webhooks"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/web"
+	"github.com/assent-hq/assent/worker"
 )
 
 // parse reads a subcommand's flags on top of the environment.
@@ -45,14 +54,108 @@ func parse(name string, args []string, stderr io.Writer) (*config.Config, *slog.
 	return &cfg, logging.New(stderr, level), nil
 }
 
-func openDB(cfg *config.Config, log *slog.Logger) (*gorm.DB, error) {
-	url := cfg.Database()
-	db, err := models.Open(url)
+// resources are what a subcommand works with: the database and its store
+// and, when asked for, the Temporal client and the mailer.
+type resources struct {
+	db       *gorm.DB
+	store    *models.Store
+	temporal client.Client
+	mailer   mail.Sender
+}
+
+// needs says what a subcommand opens.
+type needs struct {
+	// migrate applies pending migrations (dev, migrate); otherwise the
+	// database must already be up to date.
+	migrate bool
+	// temporal dials Temporal; searchAttributes also registers the search
+	// attributes the workflows upsert (dev, worker).
+	temporal, searchAttributes bool
+	// mailer sends email over SMTP as configured (serve, worker).
+	mailer bool
+}
+
+// open opens what n asks for, the same way for every subcommand. On error
+// it closes what it had opened.
+func open(ctx context.Context, cfg *config.Config, log *slog.Logger, n needs) (_ *resources, err error) {
+	r := &resources{}
+	defer func() {
+		if err != nil {
+			r.Close()
+		}
+	}()
+	if r.db, err = models.Open(cfg.Database()); err != nil {
+		return nil, err
+	}
+	log.Info("database opened", "driver", r.db.Dialector.Name())
+	if n.migrate {
+		err = models.Migrate(r.db)
+	} else {
+		err = models.RequireMigrated(r.db)
+	}
 	if err != nil {
 		return nil, err
 	}
-	log.Info("database opened", "driver", db.Dialector.Name())
-	return db, nil
+	r.store = models.NewStore(r.db)
+	if n.temporal {
+		if r.temporal, err = dialTemporal(ctx, cfg, log); err != nil {
+			return nil, err
+		}
+		if n.searchAttributes {
+			if err = worker.RegisterSearchAttributes(ctx, r.temporal, cfg.TemporalNamespace); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if n.mailer {
+		if r.mailer, err = newMailer(cfg, log); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+// Close releases what open opened.
+func (r *resources) Close() {
+	if r.temporal != nil {
+		r.temporal.Close()
+	}
+	if r.db != nil {
+		models.Close(r.db)
+	}
+}
+
+// services are the domain services, built once per process and shared by
+// the API, the pages and the reconciler, so a decision made on a page
+// wakes a long-poll on the API.
+type services struct {
+	approvals *approvals.Service
+	webhooks  *webhooks.Service
+}
+
+// services builds them; policy says which receiver addresses may be saved
+// (nil is netguard.Public).
+func (r *resources) services(log *slog.Logger, baseURL string, policy *netguard.Policy) *services {
+	return &services{
+		approvals: approvals.New(approvals.Deps{Store: r.store, Temporal: r.temporal, Logger: log, NetPolicy: policy}),
+		webhooks:  webhooks.New(r.store, policy, baseURL),
+	}
+}
+
+// handler is the API and the pages over svc. mount adds the dev-only
+// routes.
+func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string, svc *services, mount func(*gin.Engine)) (http.Handler, *web.Pages) {
+	pages := web.New(web.Deps{Store: r.store, Mailer: r.mailer, BaseURL: baseURL, Logger: log, OIDC: oidcSettings(cfg),
+		Approvals: svc.approvals, Webhooks: svc.webhooks})
+	h := api.New(api.Deps{Store: r.store, Temporal: r.temporal, Logger: log, BaseURL: baseURL, TrustedProxies: cfg.TrustedProxies,
+		Approvals: svc.approvals, Webhooks: svc.webhooks,
+		Mount: func(e *gin.Engine) {
+			if mount != nil {
+				mount(e)
+			}
+			pages.Mount(e)
+		}})
+	return h, pages
 }
 
 func dialTemporal(ctx context.Context, cfg *config.Config, log *slog.Logger) (client.Client, error) {
@@ -67,6 +170,37 @@ func dialTemporal(ctx context.Context, cfg *config.Config, log *slog.Logger) (cl
 		return nil, fmt.Errorf("connect to Temporal at %s: %w", cfg.TemporalAddress, err)
 	}
 	return c, nil
+}
+
+// newMailer is SMTP when ASSENT_SMTP_HOST is set. Without it the process
+// still starts, so the API works, but cannot email: sign-in answers as
+// usual and logs an error per email not sent.
+func newMailer(cfg *config.Config, log *slog.Logger) (mail.Sender, error) {
+	if cfg.SMTPHost == "" {
+		log.Warn("ASSENT_SMTP_HOST is not set: no email can be sent, so nobody can sign in by email and approvers are not emailed")
+		return nil, nil
+	}
+	return mail.NewSMTP(mail.SMTPSettings{Host: cfg.SMTPHost, Port: cfg.SMTPPort, Username: cfg.SMTPUsername,
+		Password: cfg.SMTPPassword, From: cfg.SMTPFrom, TLS: cfg.SMTPTLS})
+}
+
+// oidcSettings is single sign-on for the pages, nil when not configured.
+func oidcSettings(cfg *config.Config) *web.OIDCSettings {
+	if !cfg.OIDCEnabled() {
+		return nil
+	}
+	return &web.OIDCSettings{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID,
+		ClientSecret: cfg.OIDCClientSecret, Label: cfg.OIDCLabel}
+}
+
+// runBackground runs what every process that serves HTTP runs beside it:
+// the hourly purges of expired idempotency keys and sign-ins.
+func runBackground(ctx context.Context, g *errgroup.Group, log *slog.Logger, store *models.Store) {
+	g.Go(func() error {
+		purgeHourly(ctx, log, "idempotency keys", store.PurgeExpiredIdempotencyKeys)
+		return nil
+	})
+	g.Go(func() error { purgeHourly(ctx, log, "sessions and links", store.PurgeSignIns); return nil })
 }
 
 // listen opens the HTTP listener and derives the base URL from the bound

@@ -10,14 +10,11 @@ import (
 	"github.com/gin-gonic/gin"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/assent-hq/assent/actions"
-	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/internal/bootstrap"
 	"github.com/assent-hq/assent/internal/devtemporal"
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/netguard"
-	"github.com/assent-hq/assent/models"
-	"github.com/assent-hq/assent/web"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/worker"
 )
 
@@ -38,52 +35,37 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	defer temporal.Stop()
 	cfg.TemporalAddress = temporal.FrontendAddress()
 
-	db, err := openDB(cfg, log)
+	r, err := open(ctx, cfg, log, needs{migrate: true, temporal: true, searchAttributes: true})
 	if err != nil {
 		return err
 	}
-	defer models.Close(db)
-	if err := models.Migrate(db); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	store := models.NewStore(db)
-
-	tc, err := dialTemporal(ctx, cfg, log)
-	if err != nil {
-		return err
-	}
-	defer tc.Close()
-	if err := worker.RegisterSearchAttributes(ctx, tc, cfg.TemporalNamespace); err != nil {
-		return err
-	}
+	defer r.Close()
+	mailbox := mail.NewMailbox(mail.DefaultMailboxSize)
+	r.mailer = mailbox
 
 	l, baseURL, err := listen(cfg)
 	if err != nil {
 		return err
 	}
-	boot, created, err := bootstrap.Ensure(ctx, store, cfg.DataDir, baseURL)
+	boot, created, err := bootstrap.Ensure(ctx, r.store, cfg.DataDir, baseURL)
 	if err != nil {
 		l.Close()
 		return fmt.Errorf("bootstrap: %w", err)
 	}
 
-	mailbox := mail.NewMailbox(mail.DefaultMailboxSize)
 	policy := netguard.Public
 	if cfg.DevAllowLoopback {
 		policy = netguard.DevLoopback
 	}
-	pages := web.New(web.Deps{Store: store, Mailer: mailbox, BaseURL: baseURL, Logger: log, NetPolicy: policy,
-		OIDC: oidcSettings(cfg), Actions: &actions.Service{Store: store, Temporal: tc}})
-	handler := api.New(api.Deps{Store: store, Temporal: tc, Logger: log, BaseURL: baseURL, TrustedProxies: cfg.TrustedProxies, NetPolicy: policy,
-		Mount: func(r *gin.Engine) {
-			h := gin.WrapH(mailbox.Handler())
-			r.GET("/dev/mail", h)
-			r.GET("/dev/mail.json", h)
-			r.GET("/dev/mail/:id", h)
-			pages.Mount(r)
-		}})
+	svc := r.services(log, baseURL, policy)
+	handler, pages := r.handler(cfg, log, baseURL, svc, func(e *gin.Engine) {
+		h := gin.WrapH(mailbox.Handler())
+		e.GET("/dev/mail", h)
+		e.GET("/dev/mail.json", h)
+		e.GET("/dev/mail/:id", h)
+	})
 
-	w := worker.New(tc, worker.Deps{Store: store, BaseURL: baseURL, Logger: log, NetPolicy: policy, Mailer: mailbox})
+	w := worker.New(r.temporal, worker.Deps{Store: r.store, BaseURL: baseURL, Logger: log, NetPolicy: policy, Mailer: mailbox})
 	if err := w.Start(); err != nil {
 		l.Close()
 		return fmt.Errorf("start worker: %w", err)
@@ -98,13 +80,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		pages.Wait()
 		return err
 	})
-	g.Go(func() error {
-		purgeHourly(gctx, log, "idempotency keys", store.PurgeExpiredIdempotencyKeys)
-		return nil
-	})
-	g.Go(func() error { purgeHourly(gctx, log, "sessions and links", store.PurgeSignIns); return nil })
-	g.Go(func() error { worker.RunReconciler(gctx, tc, store, log, reconcileInterval); return nil })
-	dispatcher := &worker.Dispatcher{Client: tc, Store: store, Log: log, RetryUnit: cfg.DevRetryUnit, Interval: dispatchInterval}
+	runBackground(gctx, g, log, r.store)
+	g.Go(func() error { requests.RunReconciler(gctx, log, reconcileInterval, svc.approvals); return nil })
+	dispatcher := &worker.Dispatcher{Client: r.temporal, Store: r.store, Log: log, RetryUnit: cfg.DevRetryUnit, Interval: dispatchInterval}
 	g.Go(func() error { dispatcher.Run(gctx); return nil })
 	return g.Wait()
 }

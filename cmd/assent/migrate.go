@@ -4,24 +4,19 @@ import (
 	"context"
 	"fmt"
 	"io"
-
-	"github.com/assent-hq/assent/models"
 )
 
 // runMigrate applies pending database migrations.
-func runMigrate(_ context.Context, args []string, stdout, stderr io.Writer) error {
+func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, log, err := parse("migrate", args, stderr)
 	if err != nil {
 		return err
 	}
-	db, err := openDB(cfg, log)
+	r, err := open(ctx, cfg, log, needs{migrate: true})
 	if err != nil {
-		return err
-	}
-	defer models.Close(db)
-	if err := models.Migrate(db); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
+	r.Close()
 	fmt.Fprintln(stdout, "migrations applied")
 	return nil
 }

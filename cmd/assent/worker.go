@@ -6,11 +6,11 @@ import (
 	"io"
 	"time"
 
-	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/worker"
 )
 
-// reconcileInterval is how often a worker looks for approvals whose
+// reconcileInterval is how often a worker looks for requests whose
 // workflow start was lost.
 const reconcileInterval = 5 * time.Minute
 
@@ -23,38 +23,22 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	db, err := openDB(cfg, log)
+	r, err := open(ctx, cfg, log, needs{temporal: true, searchAttributes: true, mailer: true})
 	if err != nil {
 		return err
 	}
-	defer models.Close(db)
-	if err := models.RequireMigrated(db); err != nil {
-		return err
-	}
-	tc, err := dialTemporal(ctx, cfg, log)
-	if err != nil {
-		return err
-	}
-	defer tc.Close()
-	if err := worker.RegisterSearchAttributes(ctx, tc, cfg.TemporalNamespace); err != nil {
-		return err
-	}
+	defer r.Close()
 	if cfg.BaseURL == "" {
 		log.Warn("ASSENT_BASE_URL is not set: page links in events will be relative")
 	}
-	mailer, err := newMailer(cfg, log)
-	if err != nil {
-		return err
-	}
-	store := models.NewStore(db)
-	w := worker.New(tc, worker.Deps{Store: store, BaseURL: cfg.PublicBaseURL(), Logger: log, Mailer: mailer})
+	w := worker.New(r.temporal, worker.Deps{Store: r.store, BaseURL: cfg.PublicBaseURL(), Logger: log, Mailer: r.mailer})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
 	log.Info("worker started", "temporal", cfg.TemporalAddress, "namespace", cfg.TemporalNamespace)
-	dispatcher := &worker.Dispatcher{Client: tc, Store: store, Log: log, Interval: dispatchInterval}
+	dispatcher := &worker.Dispatcher{Client: r.temporal, Store: r.store, Log: log, Interval: dispatchInterval}
 	go dispatcher.Run(ctx)
-	worker.RunReconciler(ctx, tc, store, log, reconcileInterval)
+	requests.RunReconciler(ctx, log, reconcileInterval, r.services(log, cfg.PublicBaseURL(), nil).approvals)
 	log.Info("stopping worker")
 	w.Stop()
 	return nil

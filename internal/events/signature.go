@@ -2,6 +2,7 @@ package events
 
 import (
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -9,6 +10,22 @@ import (
 	"strings"
 	"time"
 )
+
+// Signing secret prefixes say what a secret signs, so one pasted in the
+// wrong place is recognised.
+const (
+	WebhookSecretPrefix  = "whsec_"
+	CallbackSecretPrefix = "asnt_cbs_"
+)
+
+// NewSecret makes a signing secret: 256 random bits in hex after prefix.
+func NewSecret(prefix string) string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return prefix + hex.EncodeToString(b)
+}
 
 // DefaultTolerance is how far a signature's t may be from the receiver's
 // clock, in either direction (spec 6.2: five minutes).

@@ -6,8 +6,6 @@ package webhooks
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net/http"
 	"time"
@@ -22,10 +20,6 @@ import (
 // RotationOverlap is how long an old signing secret keeps signing after a
 // rotation, so receivers can switch without missing a delivery.
 const RotationOverlap = 24 * time.Hour
-
-// secretPrefix starts every signing secret, so one pasted in the wrong
-// place is recognisable.
-const secretPrefix = "whsec_"
 
 // Settings is what an administrator sets on an endpoint; a nil field is
 // left as it is (on create: the default). Its tags are the limits for the
@@ -89,7 +83,7 @@ func (s *Service) Create(ctx context.Context, orgID string, in Settings) (*model
 	if err := s.check(ctx, in); err != nil {
 		return nil, err
 	}
-	n := models.NewWebhookEndpoint{URL: *in.URL, Format: models.FormatJSON, Enabled: true, Secret: newSecret()}
+	n := models.NewWebhookEndpoint{URL: *in.URL, Format: models.FormatJSON, Enabled: true, Secret: events.NewSecret(events.WebhookSecretPrefix)}
 	if in.Format != nil {
 		n.Format = *in.Format
 	}
@@ -116,7 +110,7 @@ func (s *Service) Update(ctx context.Context, orgID, id string, in Settings) (*m
 // endpoint's Secret, to be shown once); the old one keeps signing beside
 // it for RotationOverlap.
 func (s *Service) RotateSecret(ctx context.Context, orgID, id string) (*models.WebhookEndpoint, error) {
-	return s.store.RotateWebhookSecret(ctx, orgID, id, newSecret(), models.Now().Add(RotationOverlap))
+	return s.store.RotateWebhookSecret(ctx, orgID, id, events.NewSecret(events.WebhookSecretPrefix), models.Now().Add(RotationOverlap))
 }
 
 // SendTest posts a test event at once, signed like any delivery. It is not
@@ -149,12 +143,4 @@ func (s *Service) SendTest(ctx context.Context, orgID, id string) (TestResult, e
 		out.Error = o.Err.Error()
 	}
 	return out, nil
-}
-
-func newSecret() string {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		panic(err) // crypto/rand never fails on supported platforms
-	}
-	return secretPrefix + hex.EncodeToString(b)
 }

@@ -1,0 +1,137 @@
+package approvals
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/workflows"
+)
+
+// What people and agents do to an approval once it exists. Each action is
+// an Update to the approval's workflow, which decides who may act; the
+// Update returns once the transition is persisted, so the record read
+// afterwards shows it. updateID, when set (an Idempotency-Key, a form's
+// submission id), makes Temporal run a repeated request once.
+
+// Decision is a person's decision on an approval. Its tags are the limits
+// for the REST body and the page's form alike.
+type Decision struct {
+	Decision    string         `json:"decision" validate:"required,oneof=approve reject"`
+	Note        string         `json:"note" validate:"max=5000"`
+	Reason      string         `json:"reason" validate:"max=5000"`
+	Corrections map[string]any `json:"corrections" validate:"max=100"`
+}
+
+// Question is an approver's question to the requester.
+type Question struct {
+	Question string `json:"question" validate:"required,max=5000"`
+}
+
+// Answer is the requester's answer to a question.
+type Answer struct {
+	QuestionID string `json:"questionId" validate:"required,max=40"`
+	Answer     string `json:"answer" validate:"required,max=5000"`
+}
+
+// Decide records who decides what; the workflow refuses a person who may
+// not, or a decision the request's state forbids.
+func (s *Service) Decide(ctx context.Context, orgID, id, updateID string, who models.Actor, d Decision) (*models.Approval, error) {
+	if err := needPerson(who, "deciding"); err != nil {
+		return nil, err
+	}
+	return s.update(ctx, orgID, id, updateID, workflows.UpdateDecide, workflows.DecideRequest{ActorID: who.ID,
+		ActorName: who.Name, Decision: d.Decision, Note: d.Note, Reason: d.Reason, Corrections: d.Corrections})
+}
+
+// Ask puts a question to the requester and returns the approval with the
+// question asked.
+func (s *Service) Ask(ctx context.Context, orgID, id, updateID string, who models.Actor, q Question) (*models.Approval, *models.Question, error) {
+	if err := needPerson(who, "asking the requester"); err != nil {
+		return nil, nil, err
+	}
+	req := workflows.AskRequest{ActorID: who.ID, ActorName: who.Name, QuestionID: ids.New(ids.Question), Question: q.Question}
+	a, err := s.update(ctx, orgID, id, updateID, workflows.UpdateAsk, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	for i := range a.Questions.V {
+		if asked := &a.Questions.V[i]; asked.QuestionID == req.QuestionID {
+			return a, asked, nil
+		}
+	}
+	return nil, nil, fmt.Errorf("question %s missing after it was asked", req.QuestionID)
+}
+
+// Answer answers a question; only the requester may.
+func (s *Service) Answer(ctx context.Context, orgID, id, updateID string, who models.Actor, in Answer) (*models.Approval, error) {
+	return s.update(ctx, orgID, id, updateID, workflows.UpdateAnswer,
+		workflows.AnswerRequest{Requester: who.ID, QuestionID: in.QuestionID, Answer: in.Answer})
+}
+
+// Cancel withdraws a pending approval; the record remains.
+func (s *Service) Cancel(ctx context.Context, orgID, id, updateID string, who models.Actor) (*models.Approval, error) {
+	return s.update(ctx, orgID, id, updateID, workflows.UpdateCancel, workflows.CancelRequest{ActorID: who.ID, ActorName: who.Name})
+}
+
+// update sends an Update to the approval's workflow and returns the record
+// as the workflow left it.
+func (s *Service) update(ctx context.Context, orgID, id, updateID, name string, arg any) (*models.Approval, error) {
+	a, err := s.store.GetApproval(ctx, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	handle, err := s.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID:   workflows.ApprovalWorkflowID(a.ID),
+		UpdateID:     updateID,
+		UpdateName:   name,
+		Args:         []any{arg},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = handle.Get(ctx, nil)
+	}
+	if err != nil {
+		return nil, s.workflowError(ctx, a, err)
+	}
+	// The transition may have been persisted by a worker in another
+	// process; long-polls in this one hear of it here.
+	s.store.Changes().Changed(a.ID)
+	return s.store.GetApproval(ctx, a.OrganizationID, a.ID)
+}
+
+// workflowError maps what an Update on an approval's workflow returned to
+// the API's errors. This is the one place that knows Temporal's errors.
+//   - A refusal from the workflow is a typed application error whose type
+//     is the API error code and whose detail is the field at fault.
+//   - A completed workflow (the approval settled) is an invalid_state.
+func (s *Service) workflowError(ctx context.Context, a *models.Approval, err error) error {
+	var refusal *temporal.ApplicationError
+	if errors.As(err, &refusal) && apperr.Status(refusal.Type()) != http.StatusInternalServerError {
+		e := apperr.New(refusal.Type(), "%s", refusal.Message())
+		if refusal.HasDetails() {
+			_ = refusal.Details(&e.Field)
+		}
+		return e
+	}
+	var missing *serviceerror.NotFound
+	if errors.As(err, &missing) {
+		// The workflow completes when the approval settles; read why.
+		if fresh, ferr := s.store.GetApproval(ctx, a.OrganizationID, a.ID); ferr == nil && fresh.Status != models.ApprovalPending {
+			return apperr.New(apperr.InvalidState, "the approval is already %s", fresh.Status)
+		}
+		return apperr.New(apperr.Unavailable, "the approval's workflow is not running yet; try again shortly")
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return apperr.New(apperr.Unavailable, "the approval's workflow did not answer in time; try again")
+	}
+	return err
+}

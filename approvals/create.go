@@ -1,0 +1,318 @@
+package approvals
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/internal/rules"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/workflows"
+)
+
+// Factor is one line of the checklist shown with a request.
+type Factor struct {
+	Label  string `json:"label" validate:"required,max=200"`
+	Status string `json:"status" validate:"required,oneof=ok warning info"`
+	Detail string `json:"detail" validate:"max=2000"`
+}
+
+// Link is a labelled address shown with a request.
+type Link struct {
+	Label string `json:"label" validate:"required,max=200"`
+	URL   string `json:"url" validate:"required,max=2048,http_url"`
+}
+
+// CreateInput is spec 2.1's create body with its limits. The tags are
+// checked where it is bound; Create checks what tags cannot.
+type CreateInput struct {
+	Title          string          `json:"title" validate:"required,notblank,max=200"`
+	Description    string          `json:"description" validate:"max=20000"`
+	Risk           string          `json:"risk" validate:"omitempty,oneof=low medium high critical"`
+	Factors        []Factor        `json:"factors" validate:"max=20,dive"`
+	Links          []Link          `json:"links" validate:"max=10,dive"`
+	ReportID       *string         `json:"reportId" validate:"omitempty,max=40"`
+	Approvers      []string        `json:"approvers" validate:"max=20,dive,required,max=320"`
+	ExpiresAt      *string         `json:"expiresAt"`
+	ExternalID     *string         `json:"externalId" validate:"omitempty,max=255"`
+	FlowID         *string         `json:"flowId" validate:"omitempty,max=40"`
+	Metadata       json.RawMessage `json:"metadata"`
+	Input          json.RawMessage `json:"input"`
+	EditableFields []string        `json:"editableFields" validate:"max=100,dive,required,max=200"`
+	CallbackURL    *string         `json:"callbackUrl" validate:"omitempty,max=2048"`
+}
+
+// approverRole is how approvers are resolved and refused (spec 2.1 rules
+// 1–3).
+func approverRole(org *models.Organization) requests.Role {
+	return requests.Role{Field: "approvers", Unknown: apperr.UnknownApprover, Ambiguous: apperr.AmbiguousApprover,
+		Guests: org.GuestsMayApprove, GuestRefusal: "a guest; this organisation does not let guests approve"}
+}
+
+// Create makes a pending approval for the caller and starts its workflow.
+// The returned record carries the callback secret, shown once.
+func (s *Service) Create(ctx context.Context, p *models.Principal, in *CreateInput) (*models.Approval, error) {
+	rec, err := s.build(ctx, p, in)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.store.CreateApproval(ctx, rec); err != nil {
+		return nil, err
+	}
+	if err := s.Start(ctx, rec); err != nil {
+		// Nothing may be left that no workflow owns: take the record back.
+		// Should that fail too, the reconciler starts it later.
+		if derr := s.store.DeleteUnstartedApproval(context.WithoutCancel(ctx), rec.OrganizationID, rec.ID); derr != nil {
+			s.log.Error("remove approval after failed start", "approval", rec.ID, "error", derr)
+		}
+		s.log.Error("start approval workflow", "approval", rec.ID, "error", err)
+		return nil, apperr.New(apperr.Unavailable, "the approval could not be started, so nothing was created; try again")
+	}
+	return rec, nil
+}
+
+// build checks what the validator tags cannot and builds the record.
+func (s *Service) build(ctx context.Context, p *models.Principal, in *CreateInput) (*models.Approval, error) {
+	now := models.Now()
+	rec := &models.Approval{
+		OrganizationID: p.Organization.ID, Title: strings.TrimSpace(in.Title), Description: in.Description,
+		Risk: in.Risk, ReportID: in.ReportID, Approvers: in.Approvers, ExternalID: in.ExternalID, FlowID: in.FlowID,
+		EditableFields: in.EditableFields, RequiredApprovals: 1, Requester: p.Actor().ID, RequestedBy: p.Actor().Name,
+		ApprovedBy: models.StringList{},
+	}
+	if rec.Risk == "" {
+		rec.Risk = models.RiskMedium
+	}
+	for _, f := range in.Factors {
+		rec.Factors.V = append(rec.Factors.V, models.Factor(f))
+	}
+	for _, l := range in.Links {
+		rec.Links.V = append(rec.Links.V, models.Link(l))
+	}
+	var err error
+	if rec.ExpiresAt, err = expiry(in.ExpiresAt, now, p.Organization.MaxApprovalExpiry()); err != nil {
+		return nil, err
+	}
+	if rec.Metadata, err = jsonObject("metadata", in.Metadata); err != nil {
+		return nil, err
+	}
+	if rec.Input, err = jsonObject("input", in.Input); err != nil {
+		return nil, err
+	}
+	if err := checkEditableFields(rec.Input, in.EditableFields); err != nil {
+		return nil, err
+	}
+	if in.CallbackURL != nil {
+		if err := s.netPolicy.CheckURL(ctx, *in.CallbackURL); err != nil {
+			return nil, apperr.Field(apperr.InvalidCallbackURL, "callbackUrl", "callbackUrl is refused: %v", err)
+		}
+		secret := events.NewSecret(events.CallbackSecretPrefix)
+		rec.CallbackURL, rec.CallbackSecret = in.CallbackURL, &secret
+	}
+	if rec.ApproverIDs, err = s.approvers(ctx, p.Organization, in.Approvers); err != nil {
+		return nil, err
+	}
+	if err := s.applyRules(ctx, rec, in); err != nil {
+		return nil, err
+	}
+	return rec, nil
+}
+
+// approvers resolves the approvers named; none named means the
+// organisation's owners and administrators.
+func (s *Service) approvers(ctx context.Context, org *models.Organization, refs []string) ([]string, error) {
+	if len(refs) > 0 {
+		return requests.Resolve(ctx, s.store, org.ID, refs, approverRole(org))
+	}
+	owners, err := s.store.ActiveMembers(ctx, org.ID, models.RoleOwner, models.RoleAdmin)
+	if err != nil {
+		return nil, err
+	}
+	if len(owners) == 0 {
+		return nil, apperr.Field(apperr.UnknownApprover, "approvers", "nobody could approve this request: the organisation has no active owner or administrator")
+	}
+	out := make([]string, len(owners))
+	for i, m := range owners {
+		out[i] = m.ID
+	}
+	return out, nil
+}
+
+// applyRules evaluates the organisation's rules over the request as sent
+// and records what they ask: more approvals, concerns, hidden fields.
+func (s *Service) applyRules(ctx context.Context, rec *models.Approval, in *CreateInput) error {
+	stored, err := s.store.EnabledRules(ctx, rec.OrganizationID)
+	if err != nil || len(stored) == 0 {
+		return err
+	}
+	rs := make([]rules.Rule, len(stored))
+	for i, r := range stored {
+		rs[i] = rules.Rule{Name: r.Name, Kind: r.Kind, Condition: r.Condition, RequiredApprovals: r.RequiredApprovals,
+			Principle: r.Principle, Concern: r.Concern, Fields: r.Fields}
+	}
+	request, err := ruleInput(in, rec.Risk)
+	if err != nil {
+		return err
+	}
+	out := rules.Evaluate(rs, request)
+	for _, e := range out.Errors {
+		s.log.Warn("rule did not evaluate", "organization", rec.OrganizationID, "error", e)
+	}
+	eligible := slices.DeleteFunc(slices.Clone(rec.ApproverIDs), func(id string) bool { return id == rec.Requester })
+	if out.RequiredApprovals > len(eligible) {
+		return apperr.Field(apperr.InvalidRequest, "approvers", "an organisation rule needs %d approvals, but only %d people can approve this request", out.RequiredApprovals, len(eligible))
+	}
+	rec.RequiredApprovals = out.RequiredApprovals
+	for _, c := range out.Concerns {
+		rec.Concerns.V = append(rec.Concerns.V, models.Concern(c))
+	}
+	rec.RestrictedFields = out.RestrictedFields
+	return nil
+}
+
+// ruleInput is the request as rule conditions see it: the fields as sent,
+// with the default risk filled in.
+func ruleInput(in *CreateInput, risk string) (map[string]any, error) {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return nil, err
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, err
+	}
+	out["risk"] = risk
+	return out, nil
+}
+
+// expiry is the requested expiry, which must lie in the future and within
+// the organisation's maximum; absent, it is the maximum, so nothing waits
+// forever.
+func expiry(raw *string, now time.Time, max time.Duration) (time.Time, error) {
+	if raw == nil {
+		return now.Add(max), nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, *raw)
+	if err != nil {
+		return time.Time{}, apperr.Field(apperr.InvalidRequest, "expiresAt", "expiresAt must be an RFC 3339 timestamp such as 2026-01-02T15:04:05Z")
+	}
+	t = t.UTC().Truncate(time.Microsecond)
+	switch {
+	case !t.After(now):
+		return time.Time{}, apperr.Field(apperr.InvalidRequest, "expiresAt", "expiresAt must be in the future")
+	case t.After(now.Add(max)):
+		return time.Time{}, apperr.Field(apperr.InvalidRequest, "expiresAt", "expiresAt may be at most %s ahead (the organisation's maximum)", max)
+	}
+	return t, nil
+}
+
+// jsonObject keeps a JSON object as sent (compacted); null means absent.
+func jsonObject(field string, raw json.RawMessage) (models.RawJSON, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if raw[0] != '{' {
+		return nil, apperr.Field(apperr.InvalidRequest, field, "%s must be a JSON object", field)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, apperr.Field(apperr.InvalidRequest, field, "%s is not valid JSON", field)
+	}
+	return buf.Bytes(), nil
+}
+
+// checkEditableFields requires each editable field to name a key of input
+// whose value is flat: a string, number or boolean.
+func checkEditableFields(input models.RawJSON, fields []string) error {
+	var values map[string]json.RawMessage
+	if len(input) > 0 {
+		_ = json.Unmarshal(input, &values)
+	}
+	for i, f := range fields {
+		field := fmt.Sprintf("editableFields[%d]", i)
+		v, ok := values[f]
+		if !ok {
+			return apperr.Field(apperr.InvalidRequest, field, "editable field %q is not a key of input", f)
+		}
+		if slices.Contains(fields[:i], f) {
+			return apperr.Field(apperr.InvalidRequest, field, "editable field %q is listed twice", f)
+		}
+		switch v[0] {
+		case '{', '[', 'n':
+			return apperr.Field(apperr.InvalidRequest, field, "editable field %q must hold a string, number or boolean", f)
+		}
+	}
+	return nil
+}
+
+// Start starts the workflow of rec, a record already stored: Create and
+// the reconciler start every approval this way. A workflow that already
+// exists for rec counts as started: its id is the record's id.
+func (s *Service) Start(ctx context.Context, rec *models.Approval) error {
+	in, err := workflowInput(rec)
+	if err != nil {
+		return err
+	}
+	return requests.StartOnce(ctx, s.temporal, client.StartWorkflowOptions{
+		ID: workflows.ApprovalWorkflowID(rec.ID),
+		TypedSearchAttributes: requests.Attributes(rec.OrganizationID, Kind, rec.Status, rec.ExternalID,
+			workflows.SearchRisk.ValueSet(rec.Risk)),
+	}, workflows.Approval, in)
+}
+
+// workflowInput is what the workflow of rec needs.
+func workflowInput(rec *models.Approval) (workflows.ApprovalInput, error) {
+	in := workflows.ApprovalInput{
+		ApprovalID:        rec.ID,
+		OrganizationID:    rec.OrganizationID,
+		Risk:              rec.Risk,
+		ExpiresAt:         rec.ExpiresAt,
+		RequiredApprovals: rec.RequiredApprovals,
+		ApproverIDs:       rec.ApproverIDs,
+		Requester:         rec.Requester,
+		EditableFields:    rec.EditableFields,
+		ReasonRequired:    len(rec.Concerns.V) > 0,
+	}
+	if rec.ExternalID != nil {
+		in.ExternalID = *rec.ExternalID
+	}
+	if ids.HasPrefix(rec.Requester, ids.Member) {
+		in.RequesterMemberID = rec.Requester
+	}
+	if len(rec.Input) > 0 {
+		if err := json.Unmarshal(rec.Input, &in.Input); err != nil {
+			return in, fmt.Errorf("approval %s input: %w", rec.ID, err)
+		}
+	}
+	return in, nil
+}
+
+// Kind names the kind for the reconciler.
+func (s *Service) Kind() string { return Kind }
+
+// StartUnowned starts the workflows of pending approvals created before
+// olderThan that no workflow has taken up, such as one whose creating
+// process died between writing the record and starting the workflow.
+func (s *Service) StartUnowned(ctx context.Context, olderThan time.Time, batch int) (int, error) {
+	recs, err := s.store.UnownedApprovals(ctx, olderThan, batch)
+	if err != nil {
+		return 0, err
+	}
+	for i := range recs {
+		if err := s.Start(ctx, &recs[i]); err != nil {
+			return i, err
+		}
+	}
+	return len(recs), nil
+}

@@ -1,0 +1,44 @@
+package approvals
+
+import (
+	"context"
+	"errors"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/models"
+)
+
+// ErrSignInNeeded is returned for a decision link to a request whose risk
+// needs the person to sign in. Links are only made for low and medium
+// risk; this is the backstop.
+var ErrSignInNeeded = apperr.New(apperr.Forbidden, "this request needs you to sign in to decide it")
+
+// OpenLink opens the sign-in-free decision link token of approval id. A
+// link that has ended (used, or expired with its request) still opens,
+// read-only, with ended saying why, so the page can show how the request
+// ended.
+func (s *Service) OpenLink(ctx context.Context, id, token string) (opened *models.OpenedDecisionLink, ended string, err error) {
+	opened, err = s.store.OpenDecisionLink(ctx, id, token)
+	switch {
+	case errors.Is(err, models.ErrDecisionLinkUsed), errors.Is(err, models.ErrDecisionLinkExpired):
+		e, _ := apperr.As(err)
+		ended = e.Message
+	case err != nil:
+		return nil, "", err
+	}
+	if !models.SignInFree(opened.Approval.Risk) {
+		return opened, ended, ErrSignInNeeded
+	}
+	return opened, ended, nil
+}
+
+// DecideByLink decides as the person a link was sent to, then marks the
+// link used: it decides once. The workflow takes at most one decision from
+// a person, so two tabs racing decide once.
+func (s *Service) DecideByLink(ctx context.Context, opened *models.OpenedDecisionLink, updateID string, d Decision) error {
+	a := opened.Approval
+	if _, err := s.Decide(ctx, a.OrganizationID, a.ID, updateID, opened.Person.Actor(), d); err != nil {
+		return err
+	}
+	return s.store.UseDecisionLink(ctx, opened.Link)
+}

@@ -1,0 +1,134 @@
+// Package approvals is the approval kind's domain: creating a request
+// (rules, expiry, editable fields, approvers), reading and waiting for it,
+// and what people and agents do to it afterwards (decide, ask, answer,
+// cancel). The adapters (api, web) bind input, call a Service and write
+// output; the workflow (workflows.Approval) decides who may act and when.
+package approvals
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/netguard"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/workflows"
+)
+
+// Kind is the request kind's name in search attributes, audit entries and
+// callbacks.
+const Kind = "approval"
+
+// Deps are what the service needs.
+type Deps struct {
+	Store    *models.Store
+	Temporal client.Client
+	Logger   *slog.Logger
+	// NetPolicy checks callback addresses when a request is created; nil
+	// is netguard.Public.
+	NetPolicy *netguard.Policy
+}
+
+// Service runs the approval kind's operations. Build one per process and
+// share it between the adapters, so long-polls hear of every change.
+type Service struct {
+	store     *models.Store
+	temporal  client.Client
+	log       *slog.Logger
+	netPolicy *netguard.Policy
+	watcher   *requests.Watcher
+}
+
+// pollInterval is how often a long-poll checks for changes made in other
+// processes; changes made in this one wake it at once.
+const pollInterval = 250 * time.Millisecond
+
+// New returns the service.
+func New(d Deps) *Service {
+	s := &Service{store: d.Store, temporal: d.Temporal, log: d.Logger, netPolicy: d.NetPolicy}
+	if s.netPolicy == nil {
+		s.netPolicy = netguard.Public
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	s.watcher = requests.NewWatcher(d.Store.Changes(), s.settled, s.log, pollInterval)
+	return s
+}
+
+// Get returns one of the organisation's approvals.
+func (s *Service) Get(ctx context.Context, orgID, id string) (*models.Approval, error) {
+	return s.store.GetApproval(ctx, orgID, id)
+}
+
+// View returns the approval for a person on the pages: members see their
+// organisation's approvals, a guest (an outsider) only those they are
+// asked to decide.
+func (s *Service) View(ctx context.Context, person *models.Person, id string) (*models.Approval, error) {
+	a, err := s.store.GetApproval(ctx, person.Organization.ID, id)
+	if err != nil {
+		return nil, err
+	}
+	if person.Guest != nil && !slices.Contains(a.ApproverIDs, person.ID()) {
+		return nil, apperr.New(apperr.NotFound, "approval %s not found", a.ID)
+	}
+	return a, nil
+}
+
+// Wait returns the approval once it has left pending, or after timeout
+// (0 to requests.MaxWait) as it then is.
+func (s *Service) Wait(ctx context.Context, orgID, id string, timeout time.Duration) (*models.Approval, error) {
+	return requests.Wait(ctx, s.watcher, id, timeout,
+		func(ctx context.Context) (*models.Approval, error) { return s.store.GetApproval(ctx, orgID, id) },
+		func(a *models.Approval) bool { return a.Status == models.ApprovalPending })
+}
+
+// settled returns those of ids that are no longer pending, for the
+// long-poll's watcher.
+func (s *Service) settled(ctx context.Context, ids []string) ([]string, error) {
+	statuses, err := s.store.ApprovalStatuses(ctx, ids)
+	var out []string
+	for id, status := range statuses {
+		if status != models.ApprovalPending {
+			out = append(out, id)
+		}
+	}
+	return out, err
+}
+
+// List pages through the organisation's approvals, newest first.
+func (s *Service) List(ctx context.Context, orgID string, f models.ApprovalFilter, p models.Page) ([]models.Approval, string, error) {
+	if f.Status != "" && !slices.Contains(workflows.ApprovalStatuses, f.Status) {
+		return nil, "", apperr.Field(apperr.InvalidRequest, "status", "status must be one of: %s", strings.Join(workflows.ApprovalStatuses, ", "))
+	}
+	return s.store.ListApprovals(ctx, orgID, f, p)
+}
+
+// Waiting pages through the pending approvals who may decide, newest
+// first.
+func (s *Service) Waiting(ctx context.Context, orgID string, who models.Actor, p models.Page) ([]models.Approval, string, error) {
+	if err := needPerson(who, "an inbox"); err != nil {
+		return nil, "", err
+	}
+	return s.store.ListApprovals(ctx, orgID, models.ApprovalFilter{Status: models.ApprovalPending, ApproverID: who.ID}, p)
+}
+
+// Inbox is what waits on a person, most urgent first, with counts over
+// the whole backlog; dueBefore sets what counts as due soon.
+func (s *Service) Inbox(ctx context.Context, person *models.Person, dueBefore time.Time, limit int) (*models.Inbox, error) {
+	return s.store.PendingFor(ctx, person.Organization.ID, person.ID(), dueBefore, limit)
+}
+
+// needPerson refuses an action that only a person takes when a key acts.
+func needPerson(who models.Actor, what string) error {
+	if !who.Person {
+		return apperr.New(apperr.Forbidden, "%s belongs to a person: use a member token", what)
+	}
+	return nil
+}

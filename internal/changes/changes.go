@@ -1,0 +1,48 @@
+// Package changes is the process's hub of change signals: a record changed
+// (to wake long-polls waiting on it) and an outbox event was written (to
+// wake the dispatcher). Signals are hints about this process only; other
+// processes change records too, so listeners also poll.
+package changes
+
+import "sync"
+
+// Hub carries the signals. The zero value is not usable; call New.
+type Hub struct {
+	eventsWritten chan struct{}
+
+	mu       sync.Mutex
+	watchers []func(id string)
+}
+
+// New returns an empty hub.
+func New() *Hub { return &Hub{eventsWritten: make(chan struct{}, 1)} }
+
+// EventsWritten receives after this process commits an outbox event.
+func (h *Hub) EventsWritten() <-chan struct{} { return h.eventsWritten }
+
+// EventWritten says an outbox event was committed; several in a row
+// collapse into one wake-up.
+func (h *Hub) EventWritten() {
+	select {
+	case h.eventsWritten <- struct{}{}:
+	default: // a wake-up is already pending
+	}
+}
+
+// Watch calls fn with the id of each record this process changes from
+// now on.
+func (h *Hub) Watch(fn func(id string)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.watchers = append(h.watchers, fn)
+}
+
+// Changed tells the watchers that the record id changed.
+func (h *Hub) Changed(id string) {
+	h.mu.Lock()
+	watchers := h.watchers
+	h.mu.Unlock()
+	for _, fn := range watchers {
+		fn(id)
+	}
+}

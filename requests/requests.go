@@ -1,0 +1,100 @@
+// Package requests is what every kind of request shares (approvals now;
+// requests for information and reviews next): resolving the people a
+// request names, starting the one workflow that owns each record exactly
+// once, starting the workflows whose start was lost, and waiting for a
+// record to settle. Each kind's own package (approvals, …) builds on it.
+package requests
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/assent-hq/assent/workflows"
+)
+
+// StartOnce starts a workflow that must exist at most once, ever, for its
+// id: a workflow already started under it counts as started, so a retried
+// create or a reconciler racing the API starts nothing twice. Eager start
+// hands the first task straight to a worker in this process (assent dev),
+// saving a round trip.
+func StartOnce(ctx context.Context, c client.Client, o client.StartWorkflowOptions, wf, arg any) error {
+	o.TaskQueue = workflows.TaskQueue
+	o.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL
+	o.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
+	o.EnableEagerStart = true
+	_, err := c.ExecuteWorkflow(ctx, o, wf, arg)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if err != nil && !errors.As(err, &started) {
+		return fmt.Errorf("start workflow %s: %w", o.ID, err)
+	}
+	return nil
+}
+
+// Attributes are the search attributes a request's workflow starts with,
+// so an operator finds it in the Temporal UI by organisation, kind, status
+// and external id; extra adds the kind's own (an approval's risk).
+func Attributes(orgID, kind, status string, externalID *string, extra ...temporal.SearchAttributeUpdate) temporal.SearchAttributes {
+	attrs := append([]temporal.SearchAttributeUpdate{
+		workflows.SearchOrganization.ValueSet(orgID),
+		workflows.SearchKind.ValueSet(kind),
+		workflows.SearchStatus.ValueSet(status),
+	}, extra...)
+	if externalID != nil {
+		attrs = append(attrs, workflows.SearchExternalID.ValueSet(*externalID))
+	}
+	return temporal.NewSearchAttributes(attrs...)
+}
+
+// Owned is a kind of request whose records each have one workflow.
+type Owned interface {
+	// Kind names the kind in logs: "approval".
+	Kind() string
+	// StartUnowned starts the workflows of open records created before
+	// olderThan that no workflow has taken up, at most batch of them, and
+	// returns how many it started.
+	StartUnowned(ctx context.Context, olderThan time.Time, batch int) (int, error)
+}
+
+// ReconcileGrace is how old an unowned record must be before the
+// reconciler starts its workflow: younger ones may still be in their
+// creating request.
+const ReconcileGrace = time.Minute
+
+// Reconcile starts, for each kind, the workflows of records whose creating
+// process died between writing the record and starting its workflow; at
+// most batch per kind. It returns how many it started.
+func Reconcile(ctx context.Context, now time.Time, batch int, kinds ...Owned) (int, error) {
+	total := 0
+	for _, k := range kinds {
+		n, err := k.StartUnowned(ctx, now.Add(-ReconcileGrace), batch)
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("reconcile %ss: %w", k.Kind(), err)
+		}
+	}
+	return total, nil
+}
+
+// RunReconciler reconciles at start and then every interval until ctx ends.
+func RunReconciler(ctx context.Context, log *slog.Logger, interval time.Duration, kinds ...Owned) {
+	for {
+		if n, err := Reconcile(ctx, time.Now(), 500, kinds...); err != nil {
+			log.Error("reconcile unowned requests", "error", err)
+		} else if n > 0 {
+			log.Warn("started workflows for requests that had none", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+	}
+}
