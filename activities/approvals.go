@@ -7,9 +7,9 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/assent-hq/assent/internal/wire"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/notify"
+	"github.com/assent-hq/assent/wire"
 	"github.com/assent-hq/assent/workflows"
 )
 

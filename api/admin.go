@@ -5,8 +5,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/assent-hq/assent/internal/wire"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/wire"
 )
 
 // The admin endpoints manage the caller's own organisation; every store

@@ -9,8 +9,8 @@ import (
 
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
-	"github.com/assent-hq/assent/internal/wire"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/wire"
 )
 
 func (h *handlers) createApproval(c *gin.Context) {

@@ -14,8 +14,8 @@ import (
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/validate"
-	"github.com/assent-hq/assent/internal/wire"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/wire"
 )
 
 // DefaultBodyLimit bounds JSON request bodies; routes that take documents

@@ -7,8 +7,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/assent-hq/assent/internal/apperr"
-	"github.com/assent-hq/assent/internal/wire"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/wire"
 )
 
 // listDeliveries is an endpoint's delivery log, newest first.

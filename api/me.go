@@ -5,7 +5,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/assent-hq/assent/internal/wire"
+	"github.com/assent-hq/assent/wire"
 )
 
 type meResponse struct {

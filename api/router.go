@@ -16,8 +16,8 @@ import (
 	"github.com/assent-hq/assent/internal/logging"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/scopes"
-	"github.com/assent-hq/assent/internal/webhooks"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/webhooks"
 )
 
 // Deps are what the handlers need.

@@ -5,8 +5,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/assent-hq/assent/internal/webhooks"
-	"github.com/assent-hq/assent/internal/wire"
+	"github.com/assent-hq/assent/webhooks"
+	"github.com/assent-hq/assent/wire"
 )
 
 func (h *handlers) createWebhook(c *gin.Context) {

@@ -19,8 +19,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/assent-hq/assent/internal/mail"
-	"github.com/assent-hq/assent/internal/wire"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/wire"
 )
 
 //go:embed templates

@@ -13,9 +13,9 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/validate"
-	"github.com/assent-hq/assent/internal/webhooks"
-	"github.com/assent-hq/assent/internal/wire"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/webhooks"
+	"github.com/assent-hq/assent/wire"
 )
 
 // endpointView is a webhook endpoint as the pages show it.

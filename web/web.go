@@ -27,8 +27,8 @@ import (
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/ratelimit"
-	"github.com/assent-hq/assent/internal/webhooks"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/webhooks"
 )
 
 //go:embed templates static

@@ -11,8 +11,8 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/validate"
-	"github.com/assent-hq/assent/internal/wire"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/wire"
 )
 
 const adminUsage = `usage: assent admin <resource> <action> [flags]

@@ -22,9 +22,9 @@ import (
 	"github.com/assent-hq/assent/internal/logging"
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/netguard"
-	"github.com/assent-hq/assent/internal/webhooks"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/web"
+	"github.com/assent-hq/assent/webhooks"
 	"github.com/assent-hq/assent/worker"
 )
 

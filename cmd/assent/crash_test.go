@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/assent-hq/assent/internal/bootstrap"
 	"github.com/assent-hq/assent/internal/events"
 )
 
@@ -60,7 +59,7 @@ func TestDeliveryOutlivesAKilledProcess(t *testing.T) {
 	}
 
 	p, apiURL := startDevProc()
-	boot, err := bootstrap.Load(dataDir)
+	boot, err := loadBootstrap(dataDir)
 	require.NoError(t, err)
 	var ep map[string]any
 	require.Equal(t, 201, postJSON(t, apiURL+"/api/v1/admin/webhooks", boot.AdminKey,

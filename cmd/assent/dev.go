@@ -10,7 +10,6 @@ import (
 	"github.com/gin-gonic/gin"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/assent-hq/assent/internal/bootstrap"
 	"github.com/assent-hq/assent/internal/devtemporal"
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/netguard"
@@ -47,7 +46,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	boot, created, err := bootstrap.Ensure(ctx, r.store, cfg.DataDir, baseURL)
+	boot, created, err := ensureBootstrap(ctx, r.store, cfg.DataDir, baseURL)
 	if err != nil {
 		l.Close()
 		return fmt.Errorf("bootstrap: %w", err)
@@ -87,7 +86,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return g.Wait()
 }
 
-func printBanner(w io.Writer, dataDir, baseURL, uiAddr string, b *bootstrap.Bootstrap, created bool) {
+func printBanner(w io.Writer, dataDir, baseURL, uiAddr string, b *bootstrap, created bool) {
 	state := "Restarted with the existing data"
 	if created {
 		state = "Created the demo organisation"
@@ -110,5 +109,5 @@ Assent is running (dev). %s in %s.
   Sign in as one of the demo people (owner@example.com, admin@example.com, mia@example.com, …);
   the sign-in link lands in the dev mailbox. Their member tokens are in %s.
 
-`, state, dataDir, baseURL, baseURL, ui, baseURL, b.AgentKey, b.AgentKey, baseURL, filepath.Join(dataDir, bootstrap.FileName))
+`, state, dataDir, baseURL, baseURL, ui, baseURL, b.AgentKey, b.AgentKey, baseURL, filepath.Join(dataDir, bootstrapFile))
 }

@@ -20,7 +20,6 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
-	"github.com/assent-hq/assent/internal/bootstrap"
 	"github.com/assent-hq/assent/workflows"
 )
 
@@ -99,7 +98,7 @@ func TestDevBootstrapsOnceAndRestarts(t *testing.T) {
 	dataDir := filepath.Join(t.TempDir(), ".assent")
 	apiURL, uiURL, banner, stop := startDev(t, dataDir)
 
-	boot, err := bootstrap.Load(dataDir)
+	boot, err := loadBootstrap(dataDir)
 	require.NoError(t, err)
 	assert.Equal(t, apiURL, boot.BaseURL)
 	assert.Contains(t, banner, boot.AgentKey)
@@ -112,7 +111,7 @@ func TestDevBootstrapsOnceAndRestarts(t *testing.T) {
 	}
 	assert.Equal(t, map[string]int{"owner": 1, "admin": 1, "member": 3}, roles)
 	require.Len(t, boot.Teams, 1)
-	info, err := os.Stat(filepath.Join(dataDir, bootstrap.FileName))
+	info, err := os.Stat(filepath.Join(dataDir, bootstrapFile))
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "bootstrap.json holds keys")
 
@@ -144,7 +143,7 @@ func TestDevBootstrapsOnceAndRestarts(t *testing.T) {
 	apiURL2, _, banner2, stop2 := startDev(t, dataDir)
 	defer stop2()
 	assert.Contains(t, banner2, "Restarted with the existing data")
-	boot2, err := bootstrap.Load(dataDir)
+	boot2, err := loadBootstrap(dataDir)
 	require.NoError(t, err)
 	assert.Equal(t, boot.OrganizationID, boot2.OrganizationID)
 	require.Equal(t, 200, getJSON(t, apiURL2+"/api/v1/me", boot.AgentKey, &me))
@@ -171,7 +170,7 @@ func TestDevApprovalEndToEnd(t *testing.T) {
 	defer func() { cancel(); require.NoError(t, <-done) }()
 	require.Eventually(t, func() bool { return apiLine.MatchString(out.String()) }, 90*time.Second, 50*time.Millisecond)
 	apiURL := apiLine.FindStringSubmatch(out.String())[1]
-	boot, err := bootstrap.Load(dataDir)
+	boot, err := loadBootstrap(dataDir)
 	require.NoError(t, err)
 
 	c, err := client.Dial(client.Options{HostPort: "127.0.0.1:" + port, Namespace: "default"})

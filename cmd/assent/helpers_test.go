@@ -7,7 +7,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/assent-hq/assent/internal/bootstrap"
 	"github.com/assent-hq/assent/internal/freeport"
 )
 
@@ -22,11 +21,11 @@ func freePort(t *testing.T) string {
 // startDemo runs `assent dev` on a fresh data folder and returns its
 // address, the demo organisation it created and that organisation's
 // administrator.
-func startDemo(t *testing.T) (apiURL string, boot *bootstrap.Bootstrap, admin bootstrap.Member, stop func()) {
+func startDemo(t *testing.T) (apiURL string, boot *bootstrap, admin demoPerson, stop func()) {
 	t.Helper()
 	dataDir := filepath.Join(t.TempDir(), ".assent")
 	apiURL, _, _, stop = startDev(t, dataDir)
-	boot, err := bootstrap.Load(dataDir)
+	boot, err := loadBootstrap(dataDir)
 	if err != nil {
 		stop()
 		t.Fatalf("load the demo organisation: %v", err)
@@ -35,7 +34,7 @@ func startDemo(t *testing.T) (apiURL string, boot *bootstrap.Bootstrap, admin bo
 }
 
 // demoMember is the demo organisation's member with role.
-func demoMember(t *testing.T, boot *bootstrap.Bootstrap, role string) bootstrap.Member {
+func demoMember(t *testing.T, boot *bootstrap, role string) demoPerson {
 	t.Helper()
 	for _, m := range boot.Members {
 		if m.Role == role {
@@ -43,5 +42,5 @@ func demoMember(t *testing.T, boot *bootstrap.Bootstrap, role string) bootstrap.
 		}
 	}
 	t.Fatalf("the demo organisation has no %s", role)
-	return bootstrap.Member{}
+	return demoPerson{}
 }

@@ -1,6 +1,7 @@
-// Package bootstrap creates the demo organisation `assent dev` starts with
-// and records its keys in <data dir>/bootstrap.json.
-package bootstrap
+package main
+
+// The demo organisation `assent dev` starts with, and its keys recorded in
+// <data dir>/bootstrap.json.
 
 import (
 	"context"
@@ -13,11 +14,11 @@ import (
 	"github.com/assent-hq/assent/models"
 )
 
-// FileName is the bootstrap record inside the data dir.
-const FileName = "bootstrap.json"
+// bootstrapFile is the bootstrap record inside the data dir.
+const bootstrapFile = "bootstrap.json"
 
-// Member is a demo person with a token to act through the API.
-type Member struct {
+// demoPerson is a demo person with a token to act through the API.
+type demoPerson struct {
 	ID    string `json:"id"`
 	Email string `json:"email"`
 	Name  string `json:"name"`
@@ -25,22 +26,22 @@ type Member struct {
 	Token string `json:"token"`
 }
 
-// Team is the demo team; Members holds emails.
-type Team struct {
+// demoGroup is the demo team; Members holds emails.
+type demoGroup struct {
 	ID      string   `json:"id"`
 	Name    string   `json:"name"`
 	Kind    string   `json:"kind"`
 	Members []string `json:"members"`
 }
 
-// Bootstrap is what bootstrap.json holds.
-type Bootstrap struct {
-	BaseURL        string   `json:"baseUrl"`
-	OrganizationID string   `json:"organizationId"`
-	AgentKey       string   `json:"agentKey"`
-	AdminKey       string   `json:"adminKey"`
-	Members        []Member `json:"members"`
-	Teams          []Team   `json:"teams"`
+// bootstrap is what bootstrap.json holds.
+type bootstrap struct {
+	BaseURL        string       `json:"baseUrl"`
+	OrganizationID string       `json:"organizationId"`
+	AgentKey       string       `json:"agentKey"`
+	AdminKey       string       `json:"adminKey"`
+	Members        []demoPerson `json:"members"`
+	Teams          []demoGroup  `json:"teams"`
 }
 
 var demoMembers = []models.NewMember{
@@ -51,37 +52,37 @@ var demoMembers = []models.NewMember{
 	{Email: "maya@example.com", Name: "Maya Member", Role: models.RoleMember},
 }
 
-// Load reads an earlier bootstrap from dataDir; os.ErrNotExist means none.
-func Load(dataDir string) (*Bootstrap, error) {
-	b, err := os.ReadFile(filepath.Join(dataDir, FileName))
+// loadBootstrap reads an earlier bootstrap from dataDir; os.ErrNotExist means none.
+func loadBootstrap(dataDir string) (*bootstrap, error) {
+	b, err := os.ReadFile(filepath.Join(dataDir, bootstrapFile))
 	if err != nil {
 		return nil, err
 	}
-	var out Bootstrap
+	var out bootstrap
 	return &out, json.Unmarshal(b, &out)
 }
 
-// Ensure returns the existing bootstrap or creates the demo organisation.
+// ensureBootstrap returns the existing bootstrap or creates the demo organisation.
 // The file is written last, so an interrupted first start simply runs again.
-func Ensure(ctx context.Context, s *models.Store, dataDir, baseURL string) (b *Bootstrap, created bool, err error) {
-	if b, err := Load(dataDir); err == nil {
+func ensureBootstrap(ctx context.Context, s *models.Store, dataDir, baseURL string) (b *bootstrap, created bool, err error) {
+	if b, err := loadBootstrap(dataDir); err == nil {
 		return b, false, nil
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, false, err
 	}
-	b, err = create(ctx, s, baseURL)
+	b, err = createDemo(ctx, s, baseURL)
 	if err != nil {
 		return nil, false, err
 	}
-	return b, true, write(dataDir, b)
+	return b, true, writeBootstrap(dataDir, b)
 }
 
-func create(ctx context.Context, s *models.Store, baseURL string) (*Bootstrap, error) {
+func createDemo(ctx context.Context, s *models.Store, baseURL string) (*bootstrap, error) {
 	org, err := s.CreateOrganization(ctx, models.NewOrganization{Name: "Demo Organization", Plan: models.PlanTeam})
 	if err != nil {
 		return nil, err
 	}
-	b := &Bootstrap{BaseURL: baseURL, OrganizationID: org.ID}
+	b := &bootstrap{BaseURL: baseURL, OrganizationID: org.ID}
 	for _, in := range demoMembers {
 		m, err := s.CreateMember(ctx, org.ID, in)
 		if err != nil {
@@ -91,7 +92,7 @@ func create(ctx context.Context, s *models.Store, baseURL string) (*Bootstrap, e
 		if err != nil {
 			return nil, err
 		}
-		b.Members = append(b.Members, Member{ID: m.ID, Email: m.Email, Name: m.Name, Role: m.Role, Token: token})
+		b.Members = append(b.Members, demoPerson{ID: m.ID, Email: m.Email, Name: m.Name, Role: m.Role, Token: token})
 	}
 	team := models.NewTeam{Name: "Operations", Kind: models.TeamKindTeam}
 	for _, m := range b.Members[2:] {
@@ -101,7 +102,7 @@ func create(ctx context.Context, s *models.Store, baseURL string) (*Bootstrap, e
 	if err != nil {
 		return nil, err
 	}
-	b.Teams = []Team{{ID: t.ID, Name: t.Name, Kind: t.Kind, Members: team.Members}}
+	b.Teams = []demoGroup{{ID: t.ID, Name: t.Name, Kind: t.Kind, Members: team.Members}}
 	if _, b.AgentKey, err = s.CreateKey(ctx, org.ID, models.NewKey{Name: "demo agent", Kind: models.KeyAgent, Scopes: scopes.All}); err != nil {
 		return nil, err
 	}
@@ -111,15 +112,15 @@ func create(ctx context.Context, s *models.Store, baseURL string) (*Bootstrap, e
 	return b, nil
 }
 
-// write stores b atomically, readable by the owner only: it holds keys.
-func write(dataDir string, b *Bootstrap) error {
+// writeBootstrap stores b atomically, readable by the owner only: it holds keys.
+func writeBootstrap(dataDir string, b *bootstrap) error {
 	data, err := json.MarshalIndent(b, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(dataDir, FileName+".tmp")
+	tmp := filepath.Join(dataDir, bootstrapFile+".tmp")
 	if err := os.WriteFile(tmp, append(data, '\n'), 0o600); err != nil {
 		return err
 	}
-	return os.Rename(tmp, filepath.Join(dataDir, FileName))
+	return os.Rename(tmp, filepath.Join(dataDir, bootstrapFile))
 }
