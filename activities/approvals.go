@@ -76,7 +76,7 @@ func applyApprovalState(rec *models.Approval, t *workflows.ApprovalTransition) {
 		rec.Note, rec.Reason = optional(s.Note), optional(s.Reason)
 	}
 	if s.ApprovedInput != nil {
-		rec.ApprovedInput = approvedInput(rec.Input, s.Changes)
+		rec.ApprovedInput = models.RawJSON(s.ApprovedInput)
 		rec.Changes.V = make([]models.Change, len(s.Changes))
 		for i, c := range s.Changes {
 			rec.Changes.V[i] = models.Change{Field: c.Field, From: c.From, To: c.To}
@@ -90,32 +90,14 @@ func applyApprovalState(rec *models.Approval, t *workflows.ApprovalTransition) {
 		t.ActorID, t.ActorName = rec.Requester, rec.RequestedBy
 	}
 	if t.Action == workflows.ActionApproved && len(s.Changes) > 0 {
-		t.Detail = strings.TrimSpace(t.Detail + "\n" + describeChanges(s.Changes))
+		t.Detail = strings.TrimSpace(t.Detail + "\n" + describeChanges(rec.Changes.V))
 	}
 }
 
-// approvedInput applies changes to the input as sent. Fields left alone
-// keep their exact JSON, so large numbers survive unrounded.
-func approvedInput(input models.RawJSON, changes []workflows.Change) models.RawJSON {
-	if len(changes) == 0 {
-		if input == nil {
-			return models.RawJSON("{}")
-		}
-		return input
-	}
-	fields := map[string]json.RawMessage{}
-	_ = json.Unmarshal(input, &fields)
-	for _, c := range changes {
-		fields[c.Field], _ = json.Marshal(c.To)
-	}
-	out, _ := json.Marshal(fields)
-	return out
-}
-
-func describeChanges(changes []workflows.Change) string {
+func describeChanges(changes []models.Change) string {
 	parts := make([]string, len(changes))
 	for i, c := range changes {
-		parts[i] = fmt.Sprintf("corrected %s: %v → %v", c.Field, c.From, c.To)
+		parts[i] = fmt.Sprintf("corrected %s: %s → %s", c.Field, c.FromText(), c.ToText())
 	}
 	return strings.Join(parts, "\n")
 }

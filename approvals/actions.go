@@ -2,6 +2,7 @@ package approvals
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/workflows"
 )
@@ -25,10 +27,11 @@ import (
 // Decision is a person's decision on an approval. Its tags are the limits
 // for the REST body and the page's form alike.
 type Decision struct {
-	Decision    string         `json:"decision" validate:"required,oneof=approve reject"`
-	Note        string         `json:"note" validate:"max=5000"`
-	Reason      string         `json:"reason" validate:"max=5000"`
-	Corrections map[string]any `json:"corrections" validate:"max=100"`
+	Decision string `json:"decision" validate:"required,oneof=approve reject"`
+	Note     string `json:"note" validate:"max=5000"`
+	Reason   string `json:"reason" validate:"max=5000"`
+	// Corrections are new values for editable fields, kept as sent.
+	Corrections map[string]json.RawMessage `json:"corrections" validate:"max=100"`
 }
 
 // Question is an approver's question to the requester.
@@ -125,7 +128,7 @@ func (s *Service) workflowError(ctx context.Context, a *models.Approval, err err
 	var missing *serviceerror.NotFound
 	if errors.As(err, &missing) {
 		// The workflow completes when the approval settles; read why.
-		if fresh, ferr := s.store.GetApproval(ctx, a.OrganizationID, a.ID); ferr == nil && fresh.Status != models.ApprovalPending {
+		if fresh, ferr := s.store.GetApproval(ctx, a.OrganizationID, a.ID); ferr == nil && fresh.Status != states.Pending {
 			return apperr.New(apperr.InvalidState, "the approval is already %s", fresh.Status)
 		}
 		return apperr.New(apperr.Unavailable, "the approval's workflow is not running yet; try again shortly")

@@ -260,19 +260,15 @@ func checkEditableFields(input models.RawJSON, fields []string) error {
 // the reconciler start every approval this way. A workflow that already
 // exists for rec counts as started: its id is the record's id.
 func (s *Service) Start(ctx context.Context, rec *models.Approval) error {
-	in, err := workflowInput(rec)
-	if err != nil {
-		return err
-	}
 	return requests.StartOnce(ctx, s.temporal, client.StartWorkflowOptions{
 		ID: workflows.ApprovalWorkflowID(rec.ID),
 		TypedSearchAttributes: requests.Attributes(rec.OrganizationID, Kind, rec.Status, rec.ExternalID,
 			workflows.SearchRisk.ValueSet(rec.Risk)),
-	}, workflows.Approval, in)
+	}, workflows.Approval, workflowInput(rec))
 }
 
 // workflowInput is what the workflow of rec needs.
-func workflowInput(rec *models.Approval) (workflows.ApprovalInput, error) {
+func workflowInput(rec *models.Approval) workflows.ApprovalInput {
 	in := workflows.ApprovalInput{
 		ApprovalID:        rec.ID,
 		OrganizationID:    rec.OrganizationID,
@@ -283,6 +279,7 @@ func workflowInput(rec *models.Approval) (workflows.ApprovalInput, error) {
 		Requester:         rec.Requester,
 		EditableFields:    rec.EditableFields,
 		ReasonRequired:    len(rec.Concerns.V) > 0,
+		Input:             json.RawMessage(rec.Input),
 	}
 	if rec.ExternalID != nil {
 		in.ExternalID = *rec.ExternalID
@@ -290,12 +287,7 @@ func workflowInput(rec *models.Approval) (workflows.ApprovalInput, error) {
 	if ids.HasPrefix(rec.Requester, ids.Member) {
 		in.RequesterMemberID = rec.Requester
 	}
-	if len(rec.Input) > 0 {
-		if err := json.Unmarshal(rec.Input, &in.Input); err != nil {
-			return in, fmt.Errorf("approval %s input: %w", rec.ID, err)
-		}
-	}
-	return in, nil
+	return in
 }
 
 // Kind names the kind for the reconciler.

@@ -16,9 +16,9 @@ import (
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/netguard"
+	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
-	"github.com/assent-hq/assent/workflows"
 )
 
 // Kind is the request kind's name in search attributes, audit entries and
@@ -86,7 +86,7 @@ func (s *Service) View(ctx context.Context, person *models.Person, id string) (*
 func (s *Service) Wait(ctx context.Context, orgID, id string, timeout time.Duration) (*models.Approval, error) {
 	return requests.Wait(ctx, s.watcher, id, timeout,
 		func(ctx context.Context) (*models.Approval, error) { return s.store.GetApproval(ctx, orgID, id) },
-		func(a *models.Approval) bool { return a.Status == models.ApprovalPending })
+		func(a *models.Approval) bool { return a.Status == states.Pending })
 }
 
 // settled returns those of ids that are no longer pending, for the
@@ -95,7 +95,7 @@ func (s *Service) settled(ctx context.Context, ids []string) ([]string, error) {
 	statuses, err := s.store.ApprovalStatuses(ctx, ids)
 	var out []string
 	for id, status := range statuses {
-		if status != models.ApprovalPending {
+		if status != states.Pending {
 			out = append(out, id)
 		}
 	}
@@ -104,8 +104,8 @@ func (s *Service) settled(ctx context.Context, ids []string) ([]string, error) {
 
 // List pages through the organisation's approvals, newest first.
 func (s *Service) List(ctx context.Context, orgID string, f models.ApprovalFilter, p models.Page) ([]models.Approval, string, error) {
-	if f.Status != "" && !slices.Contains(workflows.ApprovalStatuses, f.Status) {
-		return nil, "", apperr.Field(apperr.InvalidRequest, "status", "status must be one of: %s", strings.Join(workflows.ApprovalStatuses, ", "))
+	if f.Status != "" && !slices.Contains(states.Approval, f.Status) {
+		return nil, "", apperr.Field(apperr.InvalidRequest, "status", "status must be one of: %s", strings.Join(states.Approval, ", "))
 	}
 	return s.store.ListApprovals(ctx, orgID, f, p)
 }
@@ -116,7 +116,7 @@ func (s *Service) Waiting(ctx context.Context, orgID string, who models.Actor, p
 	if err := needPerson(who, "an inbox"); err != nil {
 		return nil, "", err
 	}
-	return s.store.ListApprovals(ctx, orgID, models.ApprovalFilter{Status: models.ApprovalPending, ApproverID: who.ID}, p)
+	return s.store.ListApprovals(ctx, orgID, models.ApprovalFilter{Status: states.Pending, ApproverID: who.ID}, p)
 }
 
 // Inbox is what waits on a person, most urgent first, with counts over

@@ -2,21 +2,21 @@ package models
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/internal/states"
 )
 
-// Approval risks and states.
+// Approval risks.
 const (
 	RiskLow      = "low"
 	RiskMedium   = "medium"
 	RiskHigh     = "high"
 	RiskCritical = "critical"
-
-	ApprovalPending = "pending"
 )
 
 // Factor is one line of an approval's checklist.
@@ -42,11 +42,28 @@ type Question struct {
 	AnsweredAt *time.Time `json:"answeredAt"`
 }
 
-// Change is one correction an approver applied.
+// Change is one correction an approver applied; From and To are JSON
+// values as sent, so numbers keep their exact text.
 type Change struct {
-	Field string `json:"field"`
-	From  any    `json:"from"`
-	To    any    `json:"to"`
+	Field string          `json:"field"`
+	From  json.RawMessage `json:"from"`
+	To    json.RawMessage `json:"to"`
+}
+
+// FromText is the value before, as a person reads it.
+func (c Change) FromText() string { return plainJSON(c.From) }
+
+// ToText is the value after, as a person reads it.
+func (c Change) ToText() string { return plainJSON(c.To) }
+
+// plainJSON shows a JSON value as a person reads it: a string without its
+// quotes, anything else as JSON.
+func plainJSON(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
 }
 
 // Concern is what an ethics rule raised about a request.
@@ -143,7 +160,7 @@ type Event struct {
 // The flow, when named, must be open.
 func (s *Store) CreateApproval(ctx context.Context, a *Approval) error {
 	a.ID = newID(ids.Approval)
-	a.Status = ApprovalPending
+	a.Status = states.Pending
 	a.CreatedAt = Now()
 	a.UpdatedAt = a.CreatedAt
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -229,7 +246,7 @@ const riskOrder = "CASE risk WHEN '" + RiskCritical + "' THEN 0 WHEN '" + RiskHi
 func (s *Store) PendingFor(ctx context.Context, orgID, personID string, dueBefore time.Time, limit int) (*Inbox, error) {
 	db := s.db.WithContext(ctx)
 	pending := func() *gorm.DB {
-		return db.Model(&Approval{}).Where("organization_id = ? AND status = ?", orgID, ApprovalPending).
+		return db.Model(&Approval{}).Where("organization_id = ? AND status = ?", orgID, states.Pending).
 			Where("id IN (?)", db.Model(&ApprovalApprover{}).Select("approval_id").Where("person_id = ?", personID))
 	}
 	in := &Inbox{ByRisk: map[string]int{}}
@@ -271,7 +288,7 @@ func (s *Store) ApprovalStatuses(ctx context.Context, ids []string) (map[string]
 // first step although they were created before olderThan.
 func (s *Store) UnownedApprovals(ctx context.Context, olderThan time.Time, limit int) ([]Approval, error) {
 	var out []Approval
-	err := s.db.WithContext(ctx).Where("seq = 0 AND status = ? AND created_at < ?", ApprovalPending, olderThan).
+	err := s.db.WithContext(ctx).Where("seq = 0 AND status = ? AND created_at < ?", states.Pending, olderThan).
 		Order("id").Limit(limit).Find(&out).Error
 	return out, err
 }

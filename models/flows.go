@@ -8,6 +8,7 @@ import (
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/internal/states"
 )
 
 // Flow states. They are not shown on the wire (spec 3.4); they decide
@@ -73,7 +74,7 @@ type FlowDetail struct {
 // AllSettled reports whether nothing in the flow is outstanding now.
 func (d *FlowDetail) AllSettled() bool {
 	for _, a := range d.Approvals {
-		if a.Status == ApprovalPending {
+		if a.Status == states.Pending {
 			return false
 		}
 	}

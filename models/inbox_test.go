@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 )
@@ -33,17 +34,17 @@ func TestPendingForPutsTheMostUrgentFirstWhateverTheBacklog(t *testing.T) {
 
 		// The most urgent are the oldest: a list read newest first and cut
 		// short would miss them.
-		urgentLow := create("urgent low", models.RiskLow, now.Add(time.Hour), models.ApprovalPending, org.ID, ada.ID)
-		urgentCritical := create("urgent critical", models.RiskCritical, now.Add(time.Hour), models.ApprovalPending, org.ID, ada.ID, bob.ID)
+		urgentLow := create("urgent low", models.RiskLow, now.Add(time.Hour), states.Pending, org.ID, ada.ID)
+		urgentCritical := create("urgent critical", models.RiskCritical, now.Add(time.Hour), states.Pending, org.ID, ada.ID, bob.ID)
 		for i := range 5 {
-			create("later", models.RiskMedium, now.Add(time.Duration(48+i)*time.Hour), models.ApprovalPending, org.ID, ada.ID)
+			create("later", models.RiskMedium, now.Add(time.Duration(48+i)*time.Hour), states.Pending, org.ID, ada.ID)
 		}
-		soonHigh := create("soon high", models.RiskHigh, now.Add(3*time.Hour), models.ApprovalPending, org.ID, ada.ID)
+		soonHigh := create("soon high", models.RiskHigh, now.Add(3*time.Hour), states.Pending, org.ID, ada.ID)
 		// Not Ada's to decide, not pending, or another organisation's.
-		create("bob's", models.RiskCritical, now.Add(time.Minute), models.ApprovalPending, org.ID, bob.ID)
+		create("bob's", models.RiskCritical, now.Add(time.Minute), states.Pending, org.ID, bob.ID)
 		create("decided", models.RiskCritical, now.Add(time.Minute), "approved", org.ID, ada.ID)
 		other := newOrg(t, s)
-		create("elsewhere", models.RiskCritical, now.Add(time.Minute), models.ApprovalPending, other.ID, ada.ID)
+		create("elsewhere", models.RiskCritical, now.Add(time.Minute), states.Pending, other.ID, ada.ID)
 
 		in, err := s.PendingFor(ctx, org.ID, ada.ID, now.Add(24*time.Hour), 3)
 		require.NoError(t, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/validate"
 	"github.com/assent-hq/assent/models"
 )
@@ -96,7 +97,7 @@ func (p *Pages) showApproval(c *gin.Context, status int, problem string, form ty
 // hidden fields, and renders it for personID.
 func (p *Pages) renderApproval(c *gin.Context, status int, page *approvalPage, personID string, hidden []string) {
 	a := page.A
-	page.Pending = a.Status == models.ApprovalPending
+	page.Pending = a.Status == states.Pending
 	page.AlreadyApproved = slices.Contains(a.ApprovedBy, personID)
 	for _, ch := range a.Changes.V {
 		if !slices.Contains(hidden, ch.Field) {
@@ -188,10 +189,10 @@ func (p *Pages) refused(c *gin.Context, err error, form typed, show shower) {
 }
 
 // corrections reads the editable fields among current from the form and
-// returns those the person changed, typed like the original value. A field
-// not in current (a hidden one) cannot be corrected.
-func corrections(c *gin.Context, current []field) (map[string]any, error) {
-	out := map[string]any{}
+// returns those the person changed, as JSON typed like the original
+// value. A field not in current (a hidden one) cannot be corrected.
+func corrections(c *gin.Context, current []field) (map[string]json.RawMessage, error) {
+	out := map[string]json.RawMessage{}
 	for _, f := range current {
 		raw, sent := c.GetPostForm("field." + f.Name)
 		// Browsers send a text area's line breaks as CRLF, whatever the
@@ -214,11 +215,18 @@ func corrections(c *gin.Context, current []field) (map[string]any, error) {
 
 func lf(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
 
-// parseField reads a corrected value as the kind of the original. A
-// string is kept as typed; the rest are read without surrounding spaces.
-func parseField(f field, raw string) (any, error) {
+// parseField reads a corrected value as the kind of the original, as
+// JSON. A string is kept as typed; the rest are read without surrounding
+// spaces, and a number keeps the digits typed.
+func parseField(f field, raw string) (json.RawMessage, error) {
 	if f.Kind == "string" {
-		return raw, nil
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(raw); err != nil {
+			return nil, err
+		}
+		return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 	}
 	raw = strings.TrimSpace(raw)
 	switch f.Kind {
@@ -227,18 +235,17 @@ func parseField(f field, raw string) (any, error) {
 		if err := json.Unmarshal([]byte(raw), &n); err != nil {
 			return nil, fmt.Errorf("must be a number")
 		}
-		return n, nil
+		return json.RawMessage(n), nil
 	case "boolean":
 		if raw != "true" && raw != "false" {
 			return nil, fmt.Errorf("must be true or false")
 		}
-		return raw == "true", nil
+		return json.RawMessage(raw), nil
 	}
-	var v any
-	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+	if !json.Valid([]byte(raw)) {
 		return nil, fmt.Errorf("must be valid JSON")
 	}
-	return v, nil
+	return json.RawMessage(raw), nil
 }
 
 // fields lists a JSON object's members in their order, marking editable

@@ -5,6 +5,9 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/states"
 )
 
 // Audit actions and events an approval transition records.
@@ -60,8 +63,8 @@ var emailOptions = workflow.ActivityOptions{
 // Approval is the workflow of one approval: it waits for decisions,
 // questions, answers and cancellation (Updates) and for expiry (a timer).
 func Approval(ctx workflow.Context, in ApprovalInput) (ApprovalState, error) {
-	a := &approval{in: in, state: ApprovalState{Status: StatusPending, ApprovedBy: []string{}, Questions: []Question{}},
-		indexedStatus: StatusPending}
+	a := &approval{in: in, state: ApprovalState{Status: states.Pending, ApprovedBy: []string{}, Questions: []Question{}},
+		indexedStatus: states.Pending}
 	if a.in.RequiredApprovals < 1 {
 		a.in.RequiredApprovals = 1
 	}
@@ -110,7 +113,7 @@ func (a *approval) setup(ctx workflow.Context) error {
 }
 
 func (a *approval) run(ctx workflow.Context) (ApprovalState, error) {
-	if err := a.persist(ctx, ApprovalTransition{Action: ActionCreated, Event: "approval.requested"}); err != nil {
+	if err := a.persist(ctx, ApprovalTransition{Action: ActionCreated, Event: events.ApprovalRequested}); err != nil {
 		return a.state, err
 	}
 	a.emails = workflow.GetVersion(ctx, emailChange, workflow.DefaultVersion, 1) >= 1
@@ -118,18 +121,18 @@ func (a *approval) run(ctx workflow.Context) (ApprovalState, error) {
 	a.email(ctx, ActivityEmailApprovers, EmailApproversInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID})
 	a.created = true
 	settled, err := workflow.AwaitWithTimeout(ctx, a.in.ExpiresAt.Sub(workflow.Now(ctx)), func() bool {
-		return a.state.Status != StatusPending
+		return a.state.Status != states.Pending
 	})
 	if err != nil {
 		return a.state, err
 	}
 	if !settled {
 		if err := a.transition(ctx, func() (ApprovalTransition, error) {
-			if a.state.Status != StatusPending {
+			if a.state.Status != states.Pending {
 				return ApprovalTransition{}, nil // settled while we waited for the lock
 			}
-			a.state.Status = StatusExpired
-			return ApprovalTransition{Action: ActionExpired, Event: "approval.expired"}, nil
+			a.state.Status = states.Expired
+			return ApprovalTransition{Action: ActionExpired, Event: events.ApprovalExpired}, nil
 		}); err != nil {
 			return a.state, err
 		}
@@ -198,8 +201,8 @@ func (a *approval) decide(ctx workflow.Context, req DecideRequest) (ApprovalStat
 		}
 		t := ApprovalTransition{ActorID: req.ActorID, ActorName: req.ActorName, Detail: req.Note}
 		if req.Decision == DecisionReject {
-			a.settle(ctx, StatusRejected, req)
-			t.Action, t.Event = ActionRejected, "approval.rejected"
+			a.settle(ctx, states.Rejected, req)
+			t.Action, t.Event = ActionRejected, events.ApprovalRejected
 			return t, nil
 		}
 		a.state.ApprovedBy = append(a.state.ApprovedBy, req.ActorID)
@@ -208,14 +211,14 @@ func (a *approval) decide(ctx workflow.Context, req DecideRequest) (ApprovalStat
 		if a.state.ApprovalsSoFar < a.in.RequiredApprovals {
 			return t, nil // recorded; more approvals needed
 		}
-		a.settle(ctx, StatusApproved, req)
+		a.settle(ctx, states.Approved, req)
 		if a.in.RequiredApprovals == 1 {
 			a.state.ApprovedInput, a.state.Changes = applyCorrections(a.in.Input, req.Corrections)
 		} else {
 			// Several approvers agreed to the proposal as sent.
 			a.state.ApprovedInput, a.state.Changes = applyCorrections(a.in.Input, nil)
 		}
-		t.Event = "approval.approved"
+		t.Event = events.ApprovalApproved
 		return t, nil
 	})
 	return a.state, err
@@ -235,7 +238,7 @@ func (a *approval) ask(ctx workflow.Context, req AskRequest) (ApprovalState, err
 		}
 		a.state.Questions = append(a.state.Questions, Question{QuestionID: req.QuestionID, Question: req.Question,
 			AskedBy: req.ActorName, AskedByID: req.ActorID, AskedAt: workflow.Now(ctx).UTC()})
-		return ApprovalTransition{Action: ActionAsked, Event: "approval.question", ActorID: req.ActorID,
+		return ApprovalTransition{Action: ActionAsked, Event: events.ApprovalQuestion, ActorID: req.ActorID,
 			ActorName: req.ActorName, Detail: req.Question}, nil
 	})
 	return a.state, err
@@ -255,7 +258,7 @@ func (a *approval) answer(ctx workflow.Context, req AnswerRequest) (ApprovalStat
 				asker = q.AskedByID
 			}
 		}
-		return ApprovalTransition{Action: ActionAnswered, Event: "approval.answered", ActorID: req.Requester, Detail: req.Answer}, nil
+		return ApprovalTransition{Action: ActionAnswered, Event: events.ApprovalAnswered, ActorID: req.Requester, Detail: req.Answer}, nil
 	})
 	if err == nil && asker != "" {
 		a.email(ctx, ActivityEmailAnswer, EmailAnswerInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID,
@@ -288,7 +291,7 @@ func (a *approval) cancel(ctx workflow.Context, req CancelRequest) (ApprovalStat
 		if err := a.state.checkPending(); err != nil {
 			return ApprovalTransition{}, err
 		}
-		a.state.Status = StatusCancelled
+		a.state.Status = states.Cancelled
 		return ApprovalTransition{Action: ActionCancelled, ActorID: req.ActorID, ActorName: req.ActorName}, nil
 	})
 	return a.state, err

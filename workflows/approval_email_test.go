@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/workflows"
 )
 
@@ -18,7 +19,7 @@ func TestApproversAreEmailedAtCreationAndAskersWhenAnswered(t *testing.T) {
 	h.update(7*time.Minute, "decide", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", Decision: "reject"})
 	s := h.run(baseInput())
 
-	assert.Equal(t, workflows.StatusRejected, s.Status)
+	assert.Equal(t, states.Rejected, s.Status)
 	require.Len(t, h.emails, 2)
 	assert.Equal(t, workflows.EmailApproversInput{OrganizationID: "org_1", ApprovalID: "apr_1"}, h.emails[0].input)
 	assert.Equal(t, start, h.emails[0].at, "approvers are emailed when the request is created")
@@ -36,7 +37,7 @@ func TestFailingEmailIsRetriedOnTheDeliveryScheduleAndBlocksNothing(t *testing.T
 	in.ExpiresAt = start.Add(3 * time.Hour)
 	s := h.run(in)
 
-	assert.Equal(t, workflows.StatusExpired, s.Status, "a failed email does not fail the request")
+	assert.Equal(t, states.Expired, s.Status, "a failed email does not fail the request")
 	var offsets []time.Duration
 	for i, e := range h.emails {
 		assert.Equal(t, int32(i+1), e.attempt)
@@ -48,7 +49,7 @@ func TestFailingEmailIsRetriedOnTheDeliveryScheduleAndBlocksNothing(t *testing.T
 	h.failEmails = errors.New("421 mail server busy")
 	h.update(2*time.Minute, "decide", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
 	s = h.run(baseInput())
-	assert.Equal(t, workflows.StatusApproved, s.Status)
+	assert.Equal(t, states.Approved, s.Status)
 	assert.Equal(t, start.Add(2*time.Minute), *s.DecidedAt, "the decision did not wait for the email")
 	assert.Len(t, h.emails, 2, "attempts at 0 and 1 minute; the retry due at 5 minutes was cancelled by the decision")
 }

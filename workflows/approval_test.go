@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"testing"
@@ -13,6 +14,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/workflows"
 )
 
@@ -80,8 +83,8 @@ func baseInput() workflows.ApprovalInput {
 		ApproverIDs:       []string{"mem_a", "mem_b"},
 		RequesterMemberID: "mem_req",
 		Requester:         "mem_req",
-		Input:             map[string]any{"amount": 100.0, "currency": "EUR", "urgent": false, "memo": "x"},
-		EditableFields:    []string{"amount", "urgent"},
+		Input:             json.RawMessage(`{"amount":100,"currency":"EUR","urgent":false,"memo":"x","big":12345678901234567890}`),
+		EditableFields:    []string{"amount", "urgent", "memo"},
 	}
 }
 
@@ -141,7 +144,7 @@ func TestApprovalExpiresAtTheExactInstant(t *testing.T) {
 	in := baseInput()
 	in.ExpiresAt = start.Add(90 * time.Minute)
 	s := h.run(in)
-	assert.Equal(t, workflows.StatusExpired, s.Status)
+	assert.Equal(t, states.Expired, s.Status)
 	require.Len(t, h.transitions, 2)
 	assert.Equal(t, "approval.requested", h.transitions[0].Event)
 	assert.Equal(t, "approval.expired", h.transitions[1].Event)
@@ -160,12 +163,12 @@ func TestQuestionBlocksDecisionsUntilAnswered(t *testing.T) {
 	h.update(7*time.Minute, "decide", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: "approve"})
 	s := h.run(baseInput())
 
-	h.refusedWith("ask-again", workflows.ErrQuestionPending)
-	h.refusedWith("decide-blocked", workflows.ErrQuestionPending)
-	h.refusedWith("answer-unknown", workflows.ErrQuestionNotFound)
-	h.refusedWith("answer-twice", workflows.ErrAlreadyAnswered)
-	h.refusedWith("answer-by-approver", workflows.ErrNotTheRequester)
-	assert.Equal(t, workflows.StatusApproved, s.Status)
+	h.refusedWith("ask-again", apperr.QuestionPending)
+	h.refusedWith("decide-blocked", apperr.QuestionPending)
+	h.refusedWith("answer-unknown", apperr.QuestionNotFound)
+	h.refusedWith("answer-twice", apperr.AlreadyAnswered)
+	h.refusedWith("answer-by-approver", apperr.NotTheRequester)
+	assert.Equal(t, states.Approved, s.Status)
 	require.Len(t, s.Questions, 1)
 	require.NotNil(t, s.Questions[0].Answer)
 	assert.Equal(t, "Acme Ltd", *s.Questions[0].Answer, "the first answer stays readable")
@@ -182,16 +185,16 @@ func TestSeveralApprovalsAreCountedPerPerson(t *testing.T) {
 	in := baseInput()
 	in.RequiredApprovals = 2
 	h.update(time.Minute, "a", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve",
-		Corrections: map[string]any{"amount": 80.0}})
+		Corrections: raw(`{"amount":80}`)})
 	h.update(2*time.Minute, "a-again", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
 	h.update(3*time.Minute, "b", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: "approve",
-		Corrections: map[string]any{"amount": 70.0}})
+		Corrections: raw(`{"amount":70}`)})
 	s := h.run(in)
 
 	assert.Equal(t, 1, h.results["a"].state.ApprovalsSoFar)
-	assert.Equal(t, workflows.StatusPending, h.results["a"].state.Status)
-	h.refusedWith("a-again", workflows.ErrInvalidState)
-	assert.Equal(t, workflows.StatusApproved, s.Status)
+	assert.Equal(t, states.Pending, h.results["a"].state.Status)
+	h.refusedWith("a-again", apperr.InvalidState)
+	assert.Equal(t, states.Approved, s.Status)
 	assert.Equal(t, 2, s.ApprovalsSoFar)
 	assert.Equal(t, in.Input, s.ApprovedInput, "several approvers approve the proposal as sent")
 	assert.Empty(t, s.Changes)
@@ -209,7 +212,7 @@ func TestOneRejectionSettlesRegardlessOfRequiredApprovals(t *testing.T) {
 	h.update(time.Minute, "a", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
 	h.update(2*time.Minute, "b", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: "reject", Note: "too costly"})
 	s := h.run(in)
-	assert.Equal(t, workflows.StatusRejected, s.Status)
+	assert.Equal(t, states.Rejected, s.Status)
 	assert.Equal(t, "too costly", s.Note)
 	assert.Equal(t, "Ben", s.DecidedByName)
 	assert.Equal(t, start.Add(2*time.Minute), *s.DecidedAt)
@@ -220,39 +223,52 @@ func TestOneRejectionSettlesRegardlessOfRequiredApprovals(t *testing.T) {
 func TestCorrectionsRules(t *testing.T) {
 	cases := []struct {
 		name        string
-		corrections map[string]any
+		corrections string
 		field       string
 	}{
-		{"not editable", map[string]any{"currency": "USD"}, "corrections.currency"},
-		{"added field", map[string]any{"extra": 1.0}, "corrections.extra"},
-		{"type change", map[string]any{"amount": "eighty"}, "corrections.amount"},
-		{"not flat", map[string]any{"amount": map[string]any{"v": 1.0}}, "corrections.amount"},
-		{"bool to number", map[string]any{"urgent": 1.0}, "corrections.urgent"},
+		{"not editable", `{"currency":"USD"}`, "corrections.currency"},
+		{"added field", `{"extra":1}`, "corrections.extra"},
+		{"type change", `{"amount":"eighty"}`, "corrections.amount"},
+		{"not flat", `{"amount":{"v":1}}`, "corrections.amount"},
+		{"null", `{"amount":null}`, "corrections.amount"},
+		{"bool to number", `{"urgent":1}`, "corrections.urgent"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
-			h.update(time.Minute, "bad", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve", Corrections: tc.corrections})
+			h.update(time.Minute, "bad", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve", Corrections: raw(tc.corrections)})
 			h.update(2*time.Minute, "cancel", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "key_1", ActorName: "agent"})
 			s := h.run(baseInput())
-			h.refusedWith("bad", workflows.ErrInvalidRequest)
+			h.refusedWith("bad", apperr.InvalidRequest)
 			var app *temporal.ApplicationError
 			require.True(t, errors.As(h.results["bad"].err, &app))
 			var field string
 			require.NoError(t, app.Details(&field))
 			assert.Equal(t, tc.field, field)
-			assert.Equal(t, workflows.StatusCancelled, s.Status)
+			assert.Equal(t, states.Cancelled, s.Status)
 		})
 	}
 
 	t.Run("applied when one approval settles", func(t *testing.T) {
 		h := newHarness(t)
 		h.update(time.Minute, "ok", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", ActorName: "Ann", Decision: "approve",
-			Corrections: map[string]any{"amount": 80.0, "urgent": false}})
+			Corrections: raw(`{"amount":80.50,"urgent":false,"memo":"\u0078"}`)})
 		s := h.run(baseInput())
-		assert.Equal(t, workflows.StatusApproved, s.Status)
-		assert.Equal(t, map[string]any{"amount": 80.0, "currency": "EUR", "urgent": false, "memo": "x"}, s.ApprovedInput)
-		assert.Equal(t, []workflows.Change{{Field: "amount", From: 100.0, To: 80.0}}, s.Changes, "an unchanged value is no change")
+		assert.Equal(t, states.Approved, s.Status)
+		assert.JSONEq(t, `{"amount":80.50,"currency":"EUR","urgent":false,"memo":"x","big":12345678901234567890}`, string(s.ApprovedInput))
+		assert.Contains(t, string(s.ApprovedInput), `"amount":80.50`, "a correction keeps the digits sent")
+		assert.Contains(t, string(s.ApprovedInput), "12345678901234567890", "untouched numbers stay exact")
+		assert.Equal(t, []workflows.Change{{Field: "amount", From: json.RawMessage("100"), To: json.RawMessage("80.50")}}, s.Changes,
+			"an unchanged value (the same boolean, the same string spelled otherwise) is no change")
+	})
+
+	t.Run("the same number written otherwise is no change", func(t *testing.T) {
+		h := newHarness(t)
+		h.update(time.Minute, "ok", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", ActorName: "Ann", Decision: "approve",
+			Corrections: raw(`{"amount":100.0}`)})
+		s := h.run(baseInput())
+		assert.Empty(t, s.Changes)
+		assert.Equal(t, baseInput().Input, s.ApprovedInput, "nothing changed: the input as sent")
 	})
 }
 
@@ -267,11 +283,11 @@ func TestWhoMayDecide(t *testing.T) {
 	h.update(4*time.Minute, "bad-decision", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "maybe"})
 	h.update(5*time.Minute, "with-reason", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve", Reason: "checked with legal"})
 	s := h.run(in)
-	h.refusedWith("stranger", workflows.ErrNotAnApprover)
-	h.refusedWith("requester", workflows.ErrNotAnApprover)
-	h.refusedWith("no-reason", workflows.ErrInvalidRequest)
-	h.refusedWith("bad-decision", workflows.ErrInvalidRequest)
-	assert.Equal(t, workflows.StatusApproved, s.Status)
+	h.refusedWith("stranger", apperr.NotAnApprover)
+	h.refusedWith("requester", apperr.NotAnApprover)
+	h.refusedWith("no-reason", apperr.InvalidRequest)
+	h.refusedWith("bad-decision", apperr.InvalidRequest)
+	assert.Equal(t, states.Approved, s.Status)
 	assert.Equal(t, "checked with legal", s.Reason)
 }
 
@@ -279,7 +295,7 @@ func TestCancelWithdrawsAPendingApproval(t *testing.T) {
 	h := newHarness(t)
 	h.update(time.Hour, "cancel", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "key_1", ActorName: "agent"})
 	s := h.run(baseInput())
-	assert.Equal(t, workflows.StatusCancelled, s.Status)
+	assert.Equal(t, states.Cancelled, s.Status)
 	assert.Equal(t, []string{"created", "cancelled"}, h.actions())
 	assert.Equal(t, start.Add(time.Hour), h.transitions[1].At)
 }
@@ -291,9 +307,18 @@ func TestUpdateAtStartIsWrittenAfterCreated(t *testing.T) {
 	h.update(0, "ask", workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Now?"})
 	h.update(time.Minute, "cancel", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "key_1", ActorName: "agent"})
 	s := h.run(baseInput())
-	assert.Equal(t, workflows.StatusCancelled, s.Status)
+	assert.Equal(t, states.Cancelled, s.Status)
 	assert.Equal(t, []string{"created", "asked", "cancelled"}, h.actions())
 	for i, tr := range h.transitions {
 		assert.Equal(t, i+1, tr.Seq)
 	}
+}
+
+// raw decodes corrections written as a JSON object.
+func raw(object string) map[string]json.RawMessage {
+	var out map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(object), &out); err != nil {
+		panic(err)
+	}
+	return out
 }

@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/server/temporaltest"
 
+	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/workflows"
 )
 
@@ -92,19 +93,26 @@ func TestRecordHistories(t *testing.T) {
 			{workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
 			{workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
 			{workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove,
-				Note: "capped", Corrections: map[string]any{"amount": 80.0}}},
-		}, workflows.StatusApproved},
+				Note: "capped", Corrections: raw(`{"amount":80}`)}},
+		}, states.Approved},
 		{"approval_cancelled", 24 * time.Hour, []recordStep{
 			{workflows.UpdateCancel, workflows.CancelRequest{ActorID: "key_1", ActorName: "agent"}},
-		}, workflows.StatusCancelled},
+		}, states.Cancelled},
 		// Recorded after approvers and askers were emailed (emailChange).
 		{"approval_emailed_question_answered", 24 * time.Hour, []recordStep{
 			{workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
 			{workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
 			{workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionReject, Note: "no"}},
-		}, workflows.StatusRejected},
+		}, states.Rejected},
+		// Recorded after approvedInput was computed in the workflow from
+		// the raw input (exact numbers; no version marker: no command
+		// changed, which the older histories' replay proves).
+		{"approval_raw_input_corrected", 24 * time.Hour, []recordStep{
+			{workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove,
+				Corrections: raw(`{"amount":80.50}`)}},
+		}, states.Approved},
 		// No updates: the expiry timer fires and settles the approval.
-		{"approval_expired", 2 * time.Second, nil, workflows.StatusExpired},
+		{"approval_expired", 2 * time.Second, nil, states.Expired},
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {

@@ -1,0 +1,210 @@
+package workflows
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math/big"
+	"slices"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/states"
+)
+
+// refuse is how a workflow refuses an Update: a non-retryable application
+// error whose type is an apperr code, which the approvals service maps to
+// the API's error (refusals_test.go holds every code to a status other
+// than 500).
+func refuse(code, format string, args ...any) error {
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, args...), code, nil)
+}
+
+// refuseField names the request field at fault in the error details.
+func refuseField(field, format string, args ...any) error {
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, args...), apperr.InvalidRequest, nil, field)
+}
+
+// checkPending refuses any change to a settled approval.
+func (s *ApprovalState) checkPending() error {
+	if s.Status != states.Pending {
+		return refuse(apperr.InvalidState, "the approval is already %s", s.Status)
+	}
+	return nil
+}
+
+func (s *ApprovalState) openQuestion() *Question {
+	for i := range s.Questions {
+		if s.Questions[i].Answer == nil {
+			return &s.Questions[i]
+		}
+	}
+	return nil
+}
+
+// checkDecide says whether req may be applied now. The validator calls it
+// to refuse early; the handler calls it again under the lock, because two
+// updates can pass validation before either runs.
+func checkDecide(in *ApprovalInput, s *ApprovalState, req DecideRequest) error {
+	if err := s.checkPending(); err != nil {
+		return err
+	}
+	if err := checkApprover(in, req.ActorID); err != nil {
+		return err
+	}
+	if q := s.openQuestion(); q != nil {
+		return refuse(apperr.QuestionPending, "question %s is waiting for the requester's answer; nobody can decide until it is answered", q.QuestionID)
+	}
+	switch req.Decision {
+	case DecisionReject:
+		if len(req.Corrections) > 0 {
+			return refuseField("corrections", "corrections apply to approvals only")
+		}
+		return nil
+	case DecisionApprove:
+	default:
+		return refuseField("decision", "decision must be approve or reject")
+	}
+	if slices.Contains(s.ApprovedBy, req.ActorID) {
+		return refuse(apperr.InvalidState, "you have already approved this request")
+	}
+	if in.ReasonRequired && req.Reason == "" {
+		return refuseField("reason", "an ethics rule matched this request, so approving it needs a written reason")
+	}
+	return checkCorrections(in, req.Corrections)
+}
+
+func checkApprover(in *ApprovalInput, actorID string) error {
+	if in.RequesterMemberID != "" && actorID == in.RequesterMemberID {
+		return refuse(apperr.NotAnApprover, "you created this request, so you cannot decide it")
+	}
+	if !slices.Contains(in.ApproverIDs, actorID) {
+		return refuse(apperr.NotAnApprover, "you are not among this request's approvers")
+	}
+	return nil
+}
+
+// checkCorrections holds corrections to the rules: editable fields only,
+// flat values of the same type as the proposal.
+func checkCorrections(in *ApprovalInput, corrections map[string]json.RawMessage) error {
+	proposed := fields(in.Input)
+	for _, field := range slices.Sorted(maps.Keys(corrections)) {
+		path := "corrections." + field
+		if !slices.Contains(in.EditableFields, field) {
+			return refuseField(path, "%s is not an editable field", field)
+		}
+		want, got := flatKind(proposed[field]), flatKind(corrections[field])
+		if got == "" {
+			return refuseField(path, "%s must be a string, number or boolean", field)
+		}
+		if got != want {
+			return refuseField(path, "%s must stay a %s", field, want)
+		}
+	}
+	return nil
+}
+
+// fields are the members of a JSON object, as raw JSON; none for anything
+// else.
+func fields(object json.RawMessage) map[string]json.RawMessage {
+	out := map[string]json.RawMessage{}
+	_ = json.Unmarshal(object, &out)
+	return out
+}
+
+// flatKind names a JSON scalar's type, or "" for anything else.
+func flatKind(v json.RawMessage) string {
+	switch {
+	case len(v) == 0:
+		return ""
+	case v[0] == '"':
+		return "string"
+	case v[0] == '-' || (v[0] >= '0' && v[0] <= '9'):
+		return "number"
+	case string(v) == "true" || string(v) == "false":
+		return "boolean"
+	}
+	return ""
+}
+
+// applyCorrections returns input with corrections applied, and the
+// changes sorted by field; a correction equal to the proposal is no
+// change. It works on the raw JSON, so every value keeps its exact text.
+// This is the one place approvedInput is computed.
+func applyCorrections(input json.RawMessage, corrections map[string]json.RawMessage) (json.RawMessage, []Change) {
+	out := fields(input)
+	changes := []Change{}
+	for _, field := range slices.Sorted(maps.Keys(corrections)) {
+		if sameValue(out[field], corrections[field]) {
+			continue
+		}
+		changes = append(changes, Change{Field: field, From: out[field], To: corrections[field]})
+	}
+	if len(changes) == 0 {
+		if len(input) == 0 {
+			return json.RawMessage("{}"), changes
+		}
+		return input, changes
+	}
+	for _, c := range changes {
+		out[c.Field] = c.To
+	}
+	b, _ := json.Marshal(out) // raw values of a decoded object always encode
+	return b, changes
+}
+
+// sameValue reports whether two JSON scalars are equal as values: 100 and
+// 100.0 are the same number, "\u0041" and "A" the same string.
+func sameValue(a, b json.RawMessage) bool {
+	switch ka := flatKind(a); {
+	case ka == "" || ka != flatKind(b):
+		return false
+	case ka == "number":
+		x, okx := new(big.Rat).SetString(string(a))
+		y, oky := new(big.Rat).SetString(string(b))
+		return okx && oky && x.Cmp(y) == 0
+	case ka == "string":
+		var x, y string
+		return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && x == y
+	}
+	return string(a) == string(b)
+}
+
+func checkAsk(in *ApprovalInput, s *ApprovalState, req AskRequest) error {
+	if err := s.checkPending(); err != nil {
+		return err
+	}
+	if err := checkApprover(in, req.ActorID); err != nil {
+		return err
+	}
+	if req.Question == "" {
+		return refuseField("question", "question is required")
+	}
+	if q := s.openQuestion(); q != nil {
+		return refuse(apperr.QuestionPending, "question %s is still waiting for an answer", q.QuestionID)
+	}
+	return nil
+}
+
+func checkAnswer(in *ApprovalInput, s *ApprovalState, req AnswerRequest) error {
+	if req.Requester != in.Requester {
+		return refuse(apperr.NotTheRequester, "only the requester may answer questions")
+	}
+	for _, q := range s.Questions {
+		if q.QuestionID != req.QuestionID {
+			continue
+		}
+		if q.Answer != nil {
+			return refuse(apperr.AlreadyAnswered, "question %s already has an answer", q.QuestionID)
+		}
+		if err := s.checkPending(); err != nil {
+			return err
+		}
+		if req.Answer == "" {
+			return refuseField("answer", "answer is required")
+		}
+		return nil
+	}
+	return refuse(apperr.QuestionNotFound, "question %s is not on this approval", req.QuestionID)
+}

@@ -1,0 +1,107 @@
+package workflows
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Decisions an approver gives.
+const (
+	DecisionApprove = "approve"
+	DecisionReject  = "reject"
+)
+
+// ApprovalInput is what the workflow needs from the created record. The
+// approvers are already resolved to person ids (teams expanded once).
+type ApprovalInput struct {
+	ApprovalID        string
+	OrganizationID    string
+	Risk              string
+	ExternalID        string
+	ExpiresAt         time.Time
+	RequiredApprovals int
+	ApproverIDs       []string
+	// RequesterMemberID is set when a person created the request with a
+	// member token; that person may not approve it.
+	RequesterMemberID string
+	// Requester is who created the request (a member id, or the key id
+	// for an agent); only the requester answers questions.
+	Requester string
+	// Input is the input as the agent sent it: raw JSON, so numbers keep
+	// their exact text through to approvedInput.
+	Input          json.RawMessage
+	EditableFields []string
+	// ReasonRequired is set when an ethics rule matched.
+	ReasonRequired bool
+}
+
+// DecideRequest is one approver's decision.
+type DecideRequest struct {
+	ActorID   string
+	ActorName string
+	Decision  string
+	Note      string
+	Reason    string
+	// Corrections are new values for editable fields, as raw JSON.
+	Corrections map[string]json.RawMessage
+}
+
+// AskRequest is an approver's question to the requester. The caller makes
+// QuestionID so the workflow stays deterministic.
+type AskRequest struct {
+	ActorID    string
+	ActorName  string
+	QuestionID string
+	Question   string
+}
+
+// AnswerRequest is the requester's answer.
+type AnswerRequest struct {
+	// Requester is whoever answers, identified as in ApprovalInput.
+	Requester  string
+	QuestionID string
+	Answer     string
+}
+
+// CancelRequest withdraws a pending approval.
+type CancelRequest struct {
+	ActorID   string
+	ActorName string
+}
+
+// Question is a question on an approval.
+type Question struct {
+	QuestionID string
+	Question   string
+	AskedBy    string
+	// AskedByID is who gets the answer by email.
+	AskedByID  string
+	AskedAt    time.Time
+	Answer     *string
+	AnsweredAt *time.Time
+}
+
+// Change is one applied correction; From and To are raw JSON values.
+type Change struct {
+	Field string          `json:"field"`
+	From  json.RawMessage `json:"from"`
+	To    json.RawMessage `json:"to"`
+}
+
+// ApprovalState is the workflow's view of an approval; every transition
+// persists a copy.
+type ApprovalState struct {
+	Status        string
+	ApprovedBy    []string
+	Questions     []Question
+	DecidedByID   string
+	DecidedByName string
+	DecidedAt     *time.Time
+	Note          string
+	Reason        string
+	// ApprovedInput is Input with the corrections applied (raw JSON); set
+	// when the approval is approved.
+	ApprovedInput  json.RawMessage
+	Changes        []Change
+	ApprovalsSoFar int
+}
