@@ -18,6 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/wire"
@@ -66,7 +67,7 @@ type approverMail struct {
 // about it yet. Nothing is sent once the approval is no longer pending.
 func (n *Notifier) Approvers(ctx context.Context, orgID, approvalID string) error {
 	a, err := n.Store.GetApproval(ctx, orgID, approvalID)
-	if err != nil || a.Status != models.ApprovalPending {
+	if err != nil || a.Status != states.Pending {
 		return err
 	}
 	people, err := n.Store.People(ctx, orgID, a.ApproverIDs)
