@@ -7,6 +7,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/states"
 )
@@ -331,7 +332,7 @@ func (s *Store) ApplyApprovalChange(ctx context.Context, ch ApprovalChange) (*Ap
 			return err
 		}
 		entry.ID, entry.OrganizationID, entry.FlowID = newID(ids.Audit), a.OrganizationID, a.FlowID
-		entry.SubjectType, entry.SubjectID, entry.Seq = "approval", a.ID, ch.Seq
+		entry.SubjectType, entry.SubjectID, entry.Seq = events.RequestApproval, a.ID, ch.Seq
 		if err := tx.Create(&entry).Error; err != nil {
 			return err
 		}
@@ -344,7 +345,7 @@ func (s *Store) ApplyApprovalChange(ctx context.Context, ch ApprovalChange) (*Ap
 		}
 		wroteEvent = true
 		return tx.Create(&Event{ID: newID(ids.Event), OrganizationID: a.OrganizationID, Kind: ch.Event,
-			SubjectType: "approval", SubjectID: a.ID, Data: data, CreatedAt: entry.At}).Error
+			SubjectType: events.RequestApproval, SubjectID: a.ID, Data: data, CreatedAt: entry.At}).Error
 	})
 	if err == nil && wroteEvent {
 		s.changes.EventWritten()

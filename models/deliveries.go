@@ -155,12 +155,12 @@ func fanOut(tx *gorm.DB, ev *Event, now time.Time) ([]Delivery, error) {
 		}
 		out = append(out, d)
 	}
-	if ev.SubjectType == "approval" && events.IsCallbackEvent(events.RequestApproval, ev.Kind) {
-		var a Approval
-		if err := tx.Select("id, callback_url").Where("id = ?", ev.SubjectID).Take(&a).Error; err != nil {
+	if events.IsCallbackEvent(ev.SubjectType, ev.Kind) {
+		cb, err := callbackOf(tx, ev.SubjectType, ev.SubjectID)
+		if err != nil {
 			return nil, err
 		}
-		if a.CallbackURL != nil {
+		if cb.URL != nil {
 			out = append(out, Delivery{ID: newID(ids.Delivery), OrganizationID: ev.OrganizationID, EventID: ev.ID,
 				Target: TargetCallback, Status: DeliveryPending, CreatedAt: now, UpdatedAt: now})
 		}
@@ -224,15 +224,41 @@ func (s *Store) LoadDeliveryWork(ctx context.Context, id string, now time.Time) 
 		w.URL, w.Secrets = w.Endpoint.URL, w.Endpoint.Secrets(now)
 		return w, nil
 	}
-	var a Approval
-	if err := db.Where("id = ?", w.Event.SubjectID).Take(&a).Error; err != nil {
+	cb, err := callbackOf(db, w.Event.SubjectType, w.Event.SubjectID)
+	if err != nil {
 		return nil, err
 	}
-	if a.CallbackURL == nil || a.CallbackSecret == nil {
-		return nil, notFound(gorm.ErrRecordNotFound, "callback of "+a.ID)
+	if cb.URL == nil || cb.Secret == nil {
+		return nil, notFound(gorm.ErrRecordNotFound, "callback of "+w.Event.SubjectID)
 	}
-	w.URL, w.Secrets = *a.CallbackURL, []string{*a.CallbackSecret}
+	w.URL, w.Secrets = *cb.URL, []string{*cb.Secret}
 	return w, nil
+}
+
+// requestRecords are the records whose events may go to a callback, by the
+// events' subject type (a callback's requestType). Each has the columns
+// callback_url and callback_secret; a new kind of request adds its record
+// here, and its events are routed like an approval's.
+var requestRecords = map[string]any{
+	events.RequestApproval: &Approval{},
+}
+
+// callback is where a request's callbacks go and the secret that signs
+// them; both nil when it set no callbackUrl.
+type callback struct {
+	URL    *string `gorm:"column:callback_url"`
+	Secret *string `gorm:"column:callback_secret"`
+}
+
+// callbackOf reads the callback of the request an event is about.
+func callbackOf(db *gorm.DB, subjectType, id string) (*callback, error) {
+	record, ok := requestRecords[subjectType]
+	if !ok {
+		return &callback{}, nil
+	}
+	var cb callback
+	err := db.Model(record).Select("callback_url, callback_secret").Where("id = ?", id).Take(&cb).Error
+	return &cb, notFound(err, subjectType+" "+id)
 }
 
 // AttemptResult is how an attempt ended.
