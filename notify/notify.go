@@ -18,8 +18,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/mail"
+	"github.com/assent-hq/assent/internal/paths"
+	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/wire"
 )
@@ -36,11 +37,6 @@ type Notifier struct {
 	// BaseURL starts every link in the emails.
 	BaseURL string
 	Logger  *slog.Logger
-}
-
-// DecisionLinkPath is the page a sign-in-free link opens.
-func DecisionLinkPath(approvalID, token string) string {
-	return "/approvals/" + approvalID + "/link/" + token
 }
 
 // descriptionLimit keeps an email short; the page has the whole text.
@@ -108,7 +104,7 @@ func (n *Notifier) approverMessage(ctx context.Context, a *models.Approval, p *m
 		if err != nil {
 			return draft{}, err
 		}
-		data.LinkURL = n.BaseURL + DecisionLinkPath(a.ID, token)
+		data.LinkURL = n.BaseURL + paths.DecisionLink(a.ID, token)
 		// A link in an email that was not sent must not stay live.
 		d.discard = func(ctx context.Context) error { return n.Store.DiscardDecisionLink(ctx, token) }
 	}

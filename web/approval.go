@@ -14,6 +14,7 @@ import (
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/validate"
 	"github.com/assent-hq/assent/models"
@@ -88,7 +89,7 @@ func (p *Pages) showApproval(c *gin.Context, status int, problem string, form ty
 		p.Fail(c, err)
 		return
 	}
-	page := approvalPage{A: a, Approver: slices.Contains(a.ApproverIDs, person.ID()), Action: "/approvals/" + a.ID + "/decision",
+	page := approvalPage{A: a, Approver: slices.Contains(a.ApproverIDs, person.ID()), Action: paths.Approval(a.ID) + "/decision",
 		Submission: ids.New("sub"), Problem: problem, Form: form}
 	p.renderApproval(c, status, &page, person.ID(), nil)
 }
@@ -136,7 +137,7 @@ func (p *Pages) decide(c *gin.Context) {
 		p.refused(c, err, form, p.showApproval)
 		return
 	}
-	c.Redirect(http.StatusSeeOther, "/approvals/"+a.ID)
+	c.Redirect(http.StatusSeeOther, paths.Approval(a.ID))
 }
 
 // decisionForm reads the decision form on a: the decision, and the
@@ -170,7 +171,7 @@ func (p *Pages) ask(c *gin.Context) {
 		p.refused(c, err, form, p.showApproval)
 		return
 	}
-	c.Redirect(http.StatusSeeOther, "/approvals/"+c.Param("id"))
+	c.Redirect(http.StatusSeeOther, paths.Approval(c.Param("id")))
 }
 
 // refused shows the page again with why the action was refused, keeping

@@ -11,8 +11,8 @@ import (
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/models"
-	"github.com/assent-hq/assent/notify"
 )
 
 // The pages an emailed decision link opens: a low- or medium-risk approval,
@@ -31,7 +31,7 @@ func (p *Pages) showLink(c *gin.Context, status int, problem string, form typed)
 	}
 	a, person := opened.Approval, opened.Person
 	page := approvalPage{A: a, Approver: ended == "" && slices.Contains(a.ApproverIDs, person.ID()),
-		Action:     notify.DecisionLinkPath(a.ID, c.Param("token")),
+		Action:     paths.DecisionLink(a.ID, c.Param("token")),
 		Link:       &linkView{Person: person, Hidden: hiddenCount(a), Ended: ended},
 		Submission: ids.New("sub"), Problem: problem, Form: form}
 	p.renderApproval(c, status, &page, person.ID(), a.RestrictedFields)
@@ -58,7 +58,7 @@ func (p *Pages) decideByLink(c *gin.Context) {
 		p.refused(c, err, form, p.showLink)
 		return
 	}
-	c.Redirect(http.StatusSeeOther, notify.DecisionLinkPath(a.ID, c.Param("token")))
+	c.Redirect(http.StatusSeeOther, paths.DecisionLink(a.ID, c.Param("token")))
 }
 
 // openLink opens the link in the path. A link that has ended (used, or
@@ -71,7 +71,7 @@ func (p *Pages) openLink(c *gin.Context) (opened *models.OpenedDecisionLink, end
 	opened, ended, err := p.approvals.OpenLink(c.Request.Context(), c.Param("id"), c.Param("token"))
 	switch {
 	case errors.Is(err, approvals.ErrSignInNeeded):
-		c.Redirect(http.StatusSeeOther, "/signin?next="+url.QueryEscape("/approvals/"+opened.Approval.ID))
+		c.Redirect(http.StatusSeeOther, "/signin?next="+url.QueryEscape(paths.Approval(opened.Approval.ID)))
 		return nil, "", false
 	case err != nil:
 		if e, isApp := apperr.As(err); isApp {

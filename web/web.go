@@ -26,6 +26,7 @@ import (
 	"github.com/assent-hq/assent/internal/logging"
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/netguard"
+	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/ratelimit"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/webhooks"
@@ -152,11 +153,11 @@ func (p *Pages) Mount(r *gin.Engine) {
 	g.POST("/signin/link", p.signIn)
 	g.POST("/signout", p.signOut)
 	g.GET("/inbox", RequireSignIn, p.inbox)
-	g.GET("/approvals/:id", RequireSignIn, p.approval)
+	g.GET(paths.ApprovalPage, RequireSignIn, p.approval)
 	g.POST("/approvals/:id/decision", RequireSignIn, p.decide)
 	g.POST("/approvals/:id/questions", RequireSignIn, p.ask)
-	g.GET("/approvals/:id/link/:token", p.linkApproval)
-	g.POST("/approvals/:id/link/:token", p.decideByLink)
+	g.GET(paths.DecisionLinkPage, p.linkApproval)
+	g.POST(paths.DecisionLinkPage, p.decideByLink)
 	p.mountAdmin(g)
 	p.mountOIDC(g)
 }

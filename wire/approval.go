@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/models"
 )
 
@@ -61,7 +62,7 @@ func NewQuestion(q *models.Question) Question {
 }
 
 // ApprovalURL is the page approvers use.
-func ApprovalURL(baseURL, id string) string { return baseURL + "/approvals/" + id }
+func ApprovalURL(baseURL, id string) string { return baseURL + paths.Approval(id) }
 
 // NewApproval serializes a; baseURL makes the page url.
 func NewApproval(a *models.Approval, baseURL string) Approval {

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/assent-hq/assent/activities"
 	"github.com/assent-hq/assent/internal/mail"
@@ -42,8 +43,8 @@ func New(c client.Client, d Deps) sdkworker.Worker {
 	if d.NetPolicy == nil {
 		d.NetPolicy = netguard.Public
 	}
-	w.RegisterWorkflow(workflows.Approval)
-	w.RegisterWorkflow(workflows.Delivery)
+	w.RegisterWorkflowWithOptions(workflows.Approval, workflow.RegisterOptions{Name: workflows.WorkflowApproval})
+	w.RegisterWorkflowWithOptions(workflows.Delivery, workflow.RegisterOptions{Name: workflows.WorkflowDelivery})
 	w.RegisterActivity(&activities.Activities{Store: d.Store, BaseURL: d.BaseURL, HTTP: outbound.NewClient(d.NetPolicy),
 		Notify: &notify.Notifier{Store: d.Store, Mailer: d.Mailer, BaseURL: d.BaseURL, Logger: d.Logger}})
 	return w

@@ -105,3 +105,17 @@ type ApprovalState struct {
 	Changes        []Change
 	ApprovalsSoFar int
 }
+
+// EmailApproversInput names the approval whose approvers are emailed.
+type EmailApproversInput struct {
+	OrganizationID string
+	ApprovalID     string
+}
+
+// EmailAnswerInput names the answered question and who asked it.
+type EmailAnswerInput struct {
+	OrganizationID string
+	ApprovalID     string
+	QuestionID     string
+	AskerID        string
+}

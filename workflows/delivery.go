@@ -1,15 +1,11 @@
 package workflows
 
 import (
-	"strconv"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 )
-
-// ActivityDeliver makes one attempt to deliver one event to one receiver.
-const ActivityDeliver = "Deliver"
 
 // ErrDeliveryRejected is the error type of an attempt that must not be
 // retried: the receiver answered a 4xx other than 408 and 429, or a
@@ -26,17 +22,6 @@ type DeliveryInput struct {
 	// RetryUnit scales the schedule; zero is one minute. `assent dev` and
 	// tests shorten it (ASSENT_DEV_RETRY_UNIT).
 	RetryUnit time.Duration
-}
-
-// DeliveryWorkflowID is the workflow id of one send of a delivery: one
-// workflow per event and receiver, so the system never delivers an event
-// twice of its own accord. Each send an administrator asks for (send > 0)
-// is a run of its own.
-func DeliveryWorkflowID(deliveryID string, send int) string {
-	if send == 0 {
-		return "delivery/" + deliveryID
-	}
-	return "delivery/" + deliveryID + "/send-" + strconv.Itoa(send)
 }
 
 // DeliveryRetryPolicy waits 1, 4, 16 and 64 units between five attempts.

@@ -2,31 +2,33 @@
 // gorm or net/http and never reads the wall clock.
 package workflows
 
-import (
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/temporal"
-)
+import "strconv"
+
+// This file holds every name the workflows are known by outside this
+// package, and only names.
 
 // TaskQueue is where every assent workflow and activity runs.
 const TaskQueue = "assent"
 
-// Search attributes an operator filters requests by in the Temporal UI.
-var (
-	SearchOrganization = temporal.NewSearchAttributeKeyKeyword("AssentOrganization")
-	SearchKind         = temporal.NewSearchAttributeKeyKeyword("AssentKind")
-	SearchStatus       = temporal.NewSearchAttributeKeyKeyword("AssentStatus")
-	SearchRisk         = temporal.NewSearchAttributeKeyKeyword("AssentRisk")
-	SearchExternalID   = temporal.NewSearchAttributeKeyKeyword("AssentExternalId")
+// Workflow type names, as registered by the worker (each is its
+// function's name, which histories already carry).
+const (
+	WorkflowApproval = "Approval"
+	WorkflowDelivery = "Delivery"
 )
 
-// SearchAttributes lists every custom search attribute with its type, for
-// registration on a namespace.
-func SearchAttributes() map[string]enumspb.IndexedValueType {
-	out := map[string]enumspb.IndexedValueType{}
-	for _, k := range []temporal.SearchAttributeKeyKeyword{SearchOrganization, SearchKind, SearchStatus, SearchRisk, SearchExternalID} {
-		out[k.GetName()] = enumspb.INDEXED_VALUE_TYPE_KEYWORD
+// ApprovalWorkflowID is the workflow id of approval id.
+func ApprovalWorkflowID(id string) string { return "approval/" + id }
+
+// DeliveryWorkflowID is the workflow id of one send of a delivery: one
+// workflow per event and receiver, so the system never delivers an event
+// twice of its own accord. Each send an administrator asks for (send > 0)
+// is a run of its own.
+func DeliveryWorkflowID(deliveryID string, send int) string {
+	if send == 0 {
+		return "delivery/" + deliveryID
 	}
-	return out
+	return "delivery/" + deliveryID + "/send-" + strconv.Itoa(send)
 }
 
 // Update names the approval workflow accepts.
@@ -37,29 +39,16 @@ const (
 	UpdateCancel = "cancel"
 )
 
-// ActivityPersistApproval writes an approval transition, its audit entry
-// and its event to the database in one transaction.
-const ActivityPersistApproval = "PersistApproval"
-
-// ApprovalWorkflowID is the workflow id of approval id.
-func ApprovalWorkflowID(id string) string { return "approval/" + id }
-
-// Activities that email people about an approval.
+// Activity names.
 const (
+	// ActivityPersistApproval writes an approval transition, its audit
+	// entry and its event to the database in one transaction.
+	ActivityPersistApproval = "PersistApproval"
+	// ActivityEmailApprovers and ActivityEmailAnswer email people about
+	// an approval.
 	ActivityEmailApprovers = "EmailApprovers"
 	ActivityEmailAnswer    = "EmailAnswer"
+	// ActivityDeliver makes one attempt to deliver one event to one
+	// receiver.
+	ActivityDeliver = "Deliver"
 )
-
-// EmailApproversInput names the approval whose approvers are emailed.
-type EmailApproversInput struct {
-	OrganizationID string
-	ApprovalID     string
-}
-
-// EmailAnswerInput names the answered question and who asked it.
-type EmailAnswerInput struct {
-	OrganizationID string
-	ApprovalID     string
-	QuestionID     string
-	AskerID        string
-}

@@ -1,0 +1,18 @@
+// Package paths holds the addresses of the pages other packages link to
+// (emails, event data, redirects): each route pattern beside the function
+// that builds its URL, so the two cannot drift apart.
+package paths
+
+// ApprovalPage is the route of an approval's page, where approvers decide;
+// Approval builds its path.
+const ApprovalPage = "/approvals/:id"
+
+// Approval is the path of approval id's page.
+func Approval(id string) string { return "/approvals/" + id }
+
+// DecisionLinkPage is the route of the page a sign-in-free decision link
+// opens; DecisionLink builds its path.
+const DecisionLinkPage = "/approvals/:id/link/:token"
+
+// DecisionLink is the path of the decision link token for approval id.
+func DecisionLink(id, token string) string { return Approval(id) + "/link/" + token }
