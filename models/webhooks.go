@@ -1,0 +1,138 @@
+package models
+
+import (
+	"context"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/ids"
+)
+
+// Webhook formats, as the events package encodes them.
+const (
+	FormatJSON  = events.FormatJSON
+	FormatSlack = events.FormatSlack
+	FormatTeams = events.FormatTeams
+)
+
+// SwitchOffAfter is how many consecutive failed attempts switch an
+// endpoint off (spec 6.2).
+const SwitchOffAfter = 20
+
+// WebhookEndpoint is an organisation's receiver of events.
+type WebhookEndpoint struct {
+	ID             string `gorm:"primaryKey;size:40"`
+	OrganizationID string `gorm:"size:40;not null;index"`
+	// URL is a credential for Slack and Teams: never log it in full.
+	URL    string     `gorm:"type:text;not null"`
+	Format string     `gorm:"size:20;not null"`
+	Events StringList `gorm:"type:text;not null"`
+	// Enabled is the administrator's switch.
+	Enabled bool   `gorm:"not null"`
+	Secret  string `gorm:"size:100;not null"`
+	// PreviousSecret still signs until PreviousSecretUntil (a rotation).
+	PreviousSecret      *string `gorm:"size:100"`
+	PreviousSecretUntil *time.Time
+	ConsecutiveFailures int `gorm:"not null"`
+	// SwitchedOffAt is set after SwitchOffAfter consecutive failures.
+	SwitchedOffAt *time.Time
+	LastError     string `gorm:"type:text;not null"`
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
+// Secrets are the secrets that sign a delivery sent at now.
+func (w *WebhookEndpoint) Secrets(now time.Time) []string {
+	out := []string{w.Secret}
+	if w.PreviousSecret != nil && w.PreviousSecretUntil != nil && now.Before(*w.PreviousSecretUntil) {
+		out = append(out, *w.PreviousSecret)
+	}
+	return out
+}
+
+// NewWebhookEndpoint is what CreateWebhookEndpoint stores.
+type NewWebhookEndpoint struct {
+	URL     string
+	Format  string
+	Events  []string
+	Enabled bool
+	Secret  string
+}
+
+// CreateWebhookEndpoint saves an endpoint.
+func (s *Store) CreateWebhookEndpoint(ctx context.Context, orgID string, in NewWebhookEndpoint) (*WebhookEndpoint, error) {
+	now := Now()
+	ep := &WebhookEndpoint{ID: newID(ids.Webhook), OrganizationID: orgID, URL: in.URL, Format: in.Format,
+		Events: append(StringList{}, in.Events...), Enabled: in.Enabled, Secret: in.Secret, CreatedAt: now, UpdatedAt: now}
+	return ep, s.db.WithContext(ctx).Create(ep).Error
+}
+
+// GetWebhookEndpoint returns one of the organisation's endpoints.
+func (s *Store) GetWebhookEndpoint(ctx context.Context, orgID, id string) (*WebhookEndpoint, error) {
+	return take[WebhookEndpoint](s.db.WithContext(ctx), orgID, id, "webhook endpoint "+id)
+}
+
+// ListWebhookEndpoints pages through the organisation's endpoints.
+func (s *Store) ListWebhookEndpoints(ctx context.Context, orgID string, p Page) ([]WebhookEndpoint, string, error) {
+	return list(s.db.WithContext(ctx).Where("organization_id = ?", orgID), p, func(w *WebhookEndpoint) string { return w.ID })
+}
+
+// WebhookEndpointPatch changes what is set.
+type WebhookEndpointPatch struct {
+	URL     *string
+	Format  *string
+	Events  *[]string
+	Enabled *bool
+}
+
+// UpdateWebhookEndpoint applies p. Enabling a switched-off endpoint
+// switches it on again with a fresh failure count.
+func (s *Store) UpdateWebhookEndpoint(ctx context.Context, orgID, id string, p WebhookEndpointPatch) (*WebhookEndpoint, error) {
+	return s.changeWebhookEndpoint(ctx, orgID, id, func(ep *WebhookEndpoint) {
+		if p.URL != nil {
+			ep.URL = *p.URL
+		}
+		if p.Format != nil {
+			ep.Format = *p.Format
+		}
+		if p.Events != nil {
+			ep.Events = append(StringList{}, (*p.Events)...)
+		}
+		if p.Enabled != nil {
+			ep.Enabled = *p.Enabled
+			if ep.Enabled {
+				ep.SwitchedOffAt, ep.ConsecutiveFailures = nil, 0
+			}
+		}
+	})
+}
+
+// RotateWebhookSecret makes secret the signing secret; the old one keeps
+// signing too until until.
+func (s *Store) RotateWebhookSecret(ctx context.Context, orgID, id, secret string, until time.Time) (*WebhookEndpoint, error) {
+	return s.changeWebhookEndpoint(ctx, orgID, id, func(ep *WebhookEndpoint) {
+		old := ep.Secret
+		ep.Secret, ep.PreviousSecret, ep.PreviousSecretUntil = secret, &old, &until
+	})
+}
+
+func (s *Store) changeWebhookEndpoint(ctx context.Context, orgID, id string, change func(*WebhookEndpoint)) (*WebhookEndpoint, error) {
+	var ep *WebhookEndpoint
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		if ep, err = take[WebhookEndpoint](tx.Clauses(lockForUpdate(tx)...), orgID, id, "webhook endpoint "+id); err != nil {
+			return err
+		}
+		change(ep)
+		ep.UpdatedAt = Now()
+		return tx.Save(ep).Error
+	})
+	return ep, err
+}
+
+// DeleteWebhookEndpoint removes an endpoint; its delivery log stays.
+func (s *Store) DeleteWebhookEndpoint(ctx context.Context, orgID, id string) error {
+	return remove[WebhookEndpoint](s.db.WithContext(ctx), orgID, id, "webhook endpoint "+id)
+}
