@@ -24,7 +24,7 @@ import (
 // id: a workflow already started under it counts as started, so a retried
 // create or a reconciler racing the API starts nothing twice. Eager start
 // hands the first task straight to a worker in this process (assent dev),
-// saving a round trip.
+// saving a round trip. The outbox dispatcher starts deliveries the same way.
 func StartOnce(ctx context.Context, c client.Client, o client.StartWorkflowOptions, wf, arg any) error {
 	o.TaskQueue = workflows.TaskQueue
 	o.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL

@@ -1,0 +1,71 @@
+package requests_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
+)
+
+// Resolve serves every role the same way; the role only names the field
+// and the codes a refusal carries. Here a role other than approvers shows
+// that nothing of the approval kind is built in.
+func TestResolveForAnyRole(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		store := models.NewStore(db)
+		org, err := store.CreateOrganization(ctx, models.NewOrganization{Name: "Acme"})
+		require.NoError(t, err)
+		ann, err := store.CreateMember(ctx, org.ID, models.NewMember{Email: "ann@example.com", Name: "Ann"})
+		require.NoError(t, err)
+		bo, err := store.CreateMember(ctx, org.ID, models.NewMember{Email: "bo@example.com", Name: "Bo"})
+		require.NoError(t, err)
+		off := false
+		_, err = store.UpdateMember(ctx, org.ID, bo.ID, models.MemberPatch{Active: &off})
+		require.NoError(t, err)
+		cy, err := store.CreateMember(ctx, org.ID, models.NewMember{Email: "cy@example.com", Name: "Cy"})
+		require.NoError(t, err)
+		_, err = store.CreateTeam(ctx, org.ID, models.NewTeam{Name: "Ops", Kind: models.TeamKindTeam, Members: []string{ann.Email, cy.Email}})
+		require.NoError(t, err)
+		_, err = store.CreateTeam(ctx, org.ID, models.NewTeam{Name: "ann@example.com", Kind: models.TeamKindGroup, Members: []string{cy.Email}})
+		require.NoError(t, err)
+		guest, _, err := store.CreateGuest(ctx, org.ID, models.NewGuest{Email: "gus@partner.example"})
+		require.NoError(t, err)
+
+		role := requests.Role{Field: "reviewers", Unknown: apperr.UnknownReviewer, Ambiguous: apperr.AmbiguousAudience,
+			GuestRefusal: "a guest; guests may not review here"}
+
+		got, err := requests.Resolve(ctx, store, org.ID, []string{"Ops", cy.ID, " CY@example.com "}, role)
+		require.NoError(t, err)
+		assert.Equal(t, []string{ann.ID, cy.ID}, got, "a team expands once; each person is named once, in order")
+
+		_, err = requests.Resolve(ctx, store, org.ID, []string{"nobody@example.com", bo.Email, guest.Email, "Ops"}, role)
+		e, ok := apperr.As(err)
+		require.True(t, ok, "%v", err)
+		assert.Equal(t, apperr.UnknownReviewer, e.Code)
+		assert.Equal(t, "reviewers", e.Field)
+		assert.Contains(t, e.Message, "nobody@example.com")
+		assert.Contains(t, e.Message, "bo@example.com (inactive)")
+		assert.Contains(t, e.Message, "gus@partner.example (a guest; guests may not review here)")
+		assert.NotContains(t, e.Message, "Ops", "only refused entries are named")
+
+		_, err = requests.Resolve(ctx, store, org.ID, []string{cy.ID, "ann@example.com"}, role)
+		e, ok = apperr.As(err)
+		require.True(t, ok, "%v", err)
+		assert.Equal(t, apperr.AmbiguousAudience, e.Code)
+		assert.Equal(t, "reviewers[1]", e.Field)
+		assert.Len(t, e.Candidates, 2)
+
+		role.Guests = true
+		got, err = requests.Resolve(ctx, store, org.ID, []string{guest.ID, requests.Everyone}, role)
+		require.NoError(t, err)
+		assert.Equal(t, []string{guest.ID, ann.ID, cy.ID}, got, "everyone is every active member; guests only when named")
+	})
+}
