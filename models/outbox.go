@@ -1,0 +1,43 @@
+package models
+
+import (
+	"context"
+	"time"
+)
+
+// AuditEntry is one step in a record's history. Entries are only ever
+// inserted; (SubjectID, Seq) is unique, so a retried write is a no-op.
+type AuditEntry struct {
+	ID             string    `gorm:"primaryKey;size:40"`
+	OrganizationID string    `gorm:"size:40;not null;index"`
+	FlowID         *string   `gorm:"size:40;index"`
+	SubjectType    string    `gorm:"size:20;not null"`
+	SubjectID      string    `gorm:"size:40;not null;uniqueIndex:idx_audit_subject_seq,priority:1"`
+	Seq            int       `gorm:"not null;uniqueIndex:idx_audit_subject_seq,priority:2"`
+	Action         string    `gorm:"size:40;not null"`
+	ActorID        string    `gorm:"size:60;not null"`
+	ActorName      string    `gorm:"size:320;not null"`
+	Detail         string    `gorm:"type:text;not null"`
+	At             time.Time `gorm:"not null"`
+}
+
+// Event is an outbox row: written in the transaction that caused it and
+// delivered later, so a crash loses none.
+type Event struct {
+	ID             string     `gorm:"primaryKey;size:40"`
+	OrganizationID string     `gorm:"size:40;not null;index"`
+	Kind           string     `gorm:"size:60;not null"`
+	SubjectType    string     `gorm:"size:20;not null"`
+	SubjectID      string     `gorm:"size:40;not null;index"`
+	Data           RawJSON    `gorm:"type:text;not null"`
+	CreatedAt      time.Time  `gorm:"not null"`
+	DispatchedAt   *time.Time `gorm:"index"`
+}
+
+// ListEvents returns the organisation's outbox events about a subject, in
+// order. Used by tests and, later, the dispatcher.
+func (s *Store) ListEvents(ctx context.Context, orgID, subjectID string) ([]Event, error) {
+	var out []Event
+	err := s.db.WithContext(ctx).Where("organization_id = ? AND subject_id = ?", orgID, subjectID).Order("id").Find(&out).Error
+	return out, err
+}
