@@ -134,18 +134,11 @@ func (s *Service) approvers(ctx context.Context, org *models.Organization, refs 
 	if len(refs) > 0 {
 		return requests.Resolve(ctx, s.store, org.ID, refs, approverRole(org))
 	}
-	owners, err := s.store.ActiveMembers(ctx, org.ID, models.RoleOwner, models.RoleAdmin)
-	if err != nil {
-		return nil, err
+	owners, err := s.store.ActiveMemberIDs(ctx, org.ID, models.RoleOwner, models.RoleAdmin)
+	if err == nil && len(owners) == 0 {
+		err = apperr.Field(apperr.UnknownApprover, "approvers", "nobody could approve this request: the organisation has no active owner or administrator")
 	}
-	if len(owners) == 0 {
-		return nil, apperr.Field(apperr.UnknownApprover, "approvers", "nobody could approve this request: the organisation has no active owner or administrator")
-	}
-	out := make([]string, len(owners))
-	for i, m := range owners {
-		out[i] = m.ID
-	}
-	return out, nil
+	return owners, err
 }
 
 // applyRules evaluates the organisation's rules over the request as sent

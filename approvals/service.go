@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
@@ -23,7 +24,7 @@ import (
 
 // Kind is the request kind's name in search attributes, audit entries and
 // callbacks.
-const Kind = "approval"
+const Kind = events.RequestApproval
 
 // Deps are what the service needs.
 type Deps struct {

@@ -70,14 +70,14 @@ func (d *Directory) Team(ref string) *Team {
 	return nil
 }
 
-// ActiveMembers lists the organisation's active members in id order;
-// roles, when given, keeps only those roles.
-func (s *Store) ActiveMembers(ctx context.Context, orgID string, roles ...string) ([]Member, error) {
-	q := s.db.WithContext(ctx).Where("organization_id = ? AND active", orgID)
+// ActiveMemberIDs lists the ids of the organisation's active members in
+// order; roles, when given, keeps only those roles.
+func (s *Store) ActiveMemberIDs(ctx context.Context, orgID string, roles ...string) ([]string, error) {
+	q := s.db.WithContext(ctx).Model(&Member{}).Where("organization_id = ? AND active", orgID)
 	if len(roles) > 0 {
 		q = q.Where("role IN ?", roles)
 	}
-	var out []Member
-	err := q.Order("id").Find(&out).Error
+	var out []string
+	err := q.Order("id").Pluck("id", &out).Error
 	return out, err
 }

@@ -40,22 +40,17 @@ func Resolve(ctx context.Context, store *models.Store, orgID string, refs []stri
 		return nil, err
 	}
 	var out, unknown []string
-	add := func(ms ...models.Member) {
-		for _, m := range ms {
-			if !slices.Contains(out, m.ID) {
-				out = append(out, m.ID)
+	add := func(ids ...string) {
+		for _, id := range ids {
+			if !slices.Contains(out, id) {
+				out = append(out, id)
 			}
-		}
-	}
-	addGuest := func(g *models.Guest) {
-		if !slices.Contains(out, g.ID) {
-			out = append(out, g.ID)
 		}
 	}
 	for i, ref := range refs {
 		ref = strings.TrimSpace(ref)
 		if ref == Everyone {
-			all, err := store.ActiveMembers(ctx, orgID)
+			all, err := store.ActiveMemberIDs(ctx, orgID)
 			if err != nil {
 				return nil, err
 			}
@@ -79,17 +74,22 @@ func Resolve(ctx context.Context, store *models.Store, orgID string, refs []stri
 		case member != nil && !member.Active:
 			unknown = append(unknown, ref+" (inactive)")
 		case member != nil:
-			add(*member)
+			add(member.ID)
 		case guest != nil && !role.Guests:
 			unknown = append(unknown, ref+" ("+role.GuestRefusal+")")
 		case guest != nil:
-			addGuest(guest)
+			add(guest.ID)
 		case team != nil:
-			active := slices.DeleteFunc(slices.Clone(team.Members), func(m models.Member) bool { return !m.Active })
-			if len(active) == 0 {
+			active := 0
+			for _, m := range team.Members {
+				if m.Active {
+					add(m.ID)
+					active++
+				}
+			}
+			if active == 0 {
 				unknown = append(unknown, ref+" (a "+team.Kind+" with no active members)")
 			}
-			add(active...)
 		default:
 			unknown = append(unknown, ref)
 		}

@@ -1,6 +1,9 @@
 package wire
 
-import "github.com/assent-hq/assent/models"
+import (
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/models"
+)
 
 // Flow is a flow on the wire. Its state is not shown (spec 3.4); allSettled
 // says whether anything is outstanding now.
@@ -46,7 +49,7 @@ func NewFlow(d *models.FlowDetail, baseURL string) Flow {
 		StartedBy: d.Flow.StartedByName, CreatedAt: Time(d.Flow.CreatedAt),
 		Members: make([]FlowMember, len(d.Approvals)), Timeline: All(d.Timeline, NewTimelineStep)}
 	for i, a := range d.Approvals {
-		out.Members[i] = FlowMember{Type: "approval", ID: a.ID, Title: a.Title, Status: a.Status, URL: ApprovalURL(baseURL, a.ID)}
+		out.Members[i] = FlowMember{Type: events.RequestApproval, ID: a.ID, Title: a.Title, Status: a.Status, URL: ApprovalURL(baseURL, a.ID)}
 	}
 	return out
 }
