@@ -18,7 +18,12 @@ import (
 // now, so a retry carries a fresh t and the endpoint's current secrets.
 // The attempt is recorded whatever its outcome; a rejected attempt is a
 // non-retryable error of type workflows.ErrDeliveryRejected.
-func (a *Activities) Deliver(ctx context.Context, deliveryID string) error {
+//
+// firstAttempt numbers the send's first attempt; the attempt sent is
+// numbered from it by Temporal's count, which includes an attempt whose
+// outcome a crash kept from being recorded. Zero (a workflow started
+// before firstAttempt existed) numbers from the attempts recorded.
+func (a *Activities) Deliver(ctx context.Context, deliveryID string, firstAttempt int) error {
 	try := int(activity.GetInfo(ctx).Attempt) // within this send, for the retry policy
 	now := models.Now()
 	w, err := a.Store.LoadDeliveryWork(ctx, deliveryID, now)
@@ -26,6 +31,9 @@ func (a *Activities) Deliver(ctx context.Context, deliveryID string) error {
 		return err
 	}
 	attempt := w.Delivery.Attempts + 1 // numbered across sends, for the log and Assent-Attempt
+	if firstAttempt > 0 {
+		attempt = max(attempt, firstAttempt+try-1)
+	}
 	if w.Delivery.Status != models.DeliveryPending {
 		return nil // settled by an earlier attempt whose completion was lost
 	}

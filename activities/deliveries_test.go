@@ -10,7 +10,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"gorm.io/gorm"
 
@@ -78,7 +80,7 @@ func (r *switchOffRig) deliver() models.Delivery {
 		env := s.NewTestWorkflowEnvironment()
 		env.RegisterWorkflow(workflows.Delivery)
 		env.RegisterActivityWithOptions(r.acts.Deliver, activity.RegisterOptions{Name: workflows.ActivityDeliver})
-		env.ExecuteWorkflow(workflows.Delivery, workflows.DeliveryInput{DeliveryID: id})
+		env.ExecuteWorkflow(workflows.Delivery, workflows.DeliveryInput{DeliveryID: id, FirstAttempt: 1})
 		require.True(r.t, env.IsWorkflowCompleted())
 	} else {
 		require.NoError(r.t, r.store.DB().Model(&models.Delivery{}).Where("event_id = ?", ev.ID).Pluck("id", &id).Error)
@@ -137,5 +139,57 @@ func TestSuccessResetsTheFailureCount(t *testing.T) {
 		ep := r.endpoint()
 		assert.Zero(t, ep.ConsecutiveFailures)
 		assert.Nil(t, ep.SwitchedOffAt)
+	})
+}
+
+// TestAttemptCutOffByACrashStillCounts: an attempt that reached the
+// receiver but whose outcome a crash kept from being recorded is counted,
+// so the next one carries Assent-Attempt 2, not 1 again.
+func TestAttemptCutOffByACrashStillCounts(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		var mu sync.Mutex
+		var seen []string
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			seen = append(seen, r.Header.Get(events.HeaderAttempt))
+			mu.Unlock()
+			w.WriteHeader(http.StatusNoContent)
+		}))
+		defer srv.Close()
+		ctx := context.Background()
+		store := models.NewStore(db)
+		org, err := store.CreateOrganization(ctx, models.NewOrganization{Name: "Acme"})
+		require.NoError(t, err)
+		_, err = store.CreateWebhookEndpoint(ctx, org.ID, models.NewWebhookEndpoint{URL: srv.URL, Format: models.FormatJSON,
+			Enabled: true, Secret: "whsec_t"})
+		require.NoError(t, err)
+		ev := models.Event{ID: "evt_crash", OrganizationID: org.ID, Kind: events.ApprovalRequested, SubjectType: "approval",
+			SubjectID: "apr_x", Data: models.RawJSON(`{}`), CreatedAt: time.Now()}
+		require.NoError(t, store.DB().Create(&ev).Error)
+		ds, err := store.DispatchEvents(ctx, 10)
+		require.NoError(t, err)
+		require.Len(t, ds, 1)
+
+		acts := &activities.Activities{Store: store, HTTP: outbound.NewClient(netguard.DevLoopback)}
+		var s testsuite.WorkflowTestSuite
+		env := s.NewTestWorkflowEnvironment()
+		env.RegisterWorkflow(workflows.Delivery)
+		env.RegisterActivityWithOptions(func(ctx context.Context, id string, first int) error {
+			if activity.GetInfo(ctx).Attempt == 1 {
+				// The first attempt is sent, then its worker dies.
+				mu.Lock()
+				seen = append(seen, "1")
+				mu.Unlock()
+				return temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_START_TO_CLOSE, nil)
+			}
+			return acts.Deliver(ctx, id, first)
+		}, activity.RegisterOptions{Name: workflows.ActivityDeliver})
+		env.ExecuteWorkflow(workflows.Delivery, workflows.DeliveryInput{DeliveryID: ds[0].ID, FirstAttempt: ds[0].Attempts + 1})
+		require.True(t, env.IsWorkflowCompleted())
+		require.NoError(t, env.GetWorkflowError())
+		assert.Equal(t, []string{"1", "2"}, seen)
+		var d models.Delivery
+		require.NoError(t, store.DB().Where("id = ?", ds[0].ID).Take(&d).Error)
+		assert.Equal(t, 2, d.Attempts)
 	})
 }

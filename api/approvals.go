@@ -19,7 +19,7 @@ func (h *handlers) createApproval(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	rec, err := h.approvals.Create(c.Request.Context(), principal(c), &in)
+	rec, err := h.approvals.Create(c.Request.Context(), principal(c), &in, claim(c))
 	if err != nil {
 		fail(c, err)
 		return
@@ -94,7 +94,7 @@ func (h *handlers) decideApproval(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	a, err := h.approvals.Decide(c.Request.Context(), orgID(c), c.Param("id"), c.GetHeader(idempotencyHeader), principal(c).Actor(), in)
+	a, err := h.approvals.Decide(c.Request.Context(), orgID(c), c.Param("id"), claim(c).UpdateID(), principal(c).Actor(), in)
 	h.respondApproval(c, a, err)
 }
 
@@ -104,7 +104,7 @@ func (h *handlers) askQuestion(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	_, q, err := h.approvals.Ask(c.Request.Context(), orgID(c), c.Param("id"), c.GetHeader(idempotencyHeader), principal(c).Actor(), in)
+	_, q, err := h.approvals.Ask(c.Request.Context(), orgID(c), c.Param("id"), claim(c).UpdateID(), principal(c).Actor(), in)
 	if err != nil {
 		fail(c, err)
 		return
@@ -118,12 +118,12 @@ func (h *handlers) answerQuestion(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	a, err := h.approvals.Answer(c.Request.Context(), orgID(c), c.Param("id"), c.GetHeader(idempotencyHeader), principal(c).Actor(), in)
+	a, err := h.approvals.Answer(c.Request.Context(), orgID(c), c.Param("id"), claim(c).UpdateID(), principal(c).Actor(), in)
 	h.respondApproval(c, a, err)
 }
 
 func (h *handlers) cancelApproval(c *gin.Context) {
-	a, err := h.approvals.Cancel(c.Request.Context(), orgID(c), c.Param("id"), c.GetHeader(idempotencyHeader), principal(c).Actor())
+	a, err := h.approvals.Cancel(c.Request.Context(), orgID(c), c.Param("id"), claim(c).UpdateID(), principal(c).Actor())
 	h.respondApproval(c, a, err)
 }
 

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +18,7 @@ import (
 	"go.temporal.io/server/temporaltest"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/testenv"
@@ -409,7 +413,8 @@ func TestFailedStartLeavesNothingAndReconcilerStartsOrphans(t *testing.T) {
 		ctx := context.Background()
 		rec := &models.Approval{OrganizationID: s.org.ID, Title: "orphan", Risk: "low", ApproverIDs: models.StringList{s.cy.ID},
 			ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: "key_x", RequestedBy: "agent"}
-		require.NoError(t, s.store.CreateApproval(ctx, rec))
+		_, err := s.store.CreateApproval(ctx, rec, nil)
+		require.NoError(t, err)
 		n, err := requests.Reconcile(ctx, time.Now().Add(requests.ReconcileGrace), 10, approvals.New(approvals.Deps{Store: s.store, Temporal: s.tc.GetDefaultClient()}))
 		require.NoError(t, err)
 		assert.Equal(t, 1, n)
@@ -480,5 +485,65 @@ func TestFlows(t *testing.T) {
 		blank := s.do(t, "POST", "/api/v1/flows", s.agentKey, `{"title":"   "}`, nil)
 		assert.Equal(t, "title", errField(blank, "field"))
 		assert.Equal(t, "title is required", errField(blank, "message"))
+	})
+}
+
+// crashingStart dies like a process killed between writing a record and
+// starting its workflow: nothing after the write runs.
+type crashingStart struct{ client.Client }
+
+func (crashingStart) ExecuteWorkflow(context.Context, client.StartWorkflowOptions, any, ...any) (client.WorkflowRun, error) {
+	panic("killed")
+}
+
+// TestRetryAfterCrashResumes: a create whose process died after writing the
+// record, and a decision whose response was never stored, are each
+// completed by a retry with the same Idempotency-Key: one approval, its
+// workflow started, and the decision's first outcome, not a 409.
+func TestRetryAfterCrashResumes(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		crashed := httptest.NewServer(api.New(api.Deps{Store: s.store, Temporal: crashingStart{s.tc.GetDefaultClient()},
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), BaseURL: "http://assent.test"}))
+		defer crashed.Close()
+		body := `{"title":"Pay","approvers":["cy@example.com"]}`
+		key := map[string]string{"Idempotency-Key": "create-1"}
+		dead := (&fixture{srv: crashed}).do(t, "POST", "/api/v1/approvals", s.agentKey, body, key)
+		require.Equal(t, 500, dead.status, string(dead.body))
+
+		r := s.do(t, "POST", "/api/v1/approvals", s.agentKey, body, key)
+		require.Equal(t, 201, r.status, string(r.body))
+		id := r.decoded["id"].(string)
+		list := s.do(t, "GET", "/api/v1/approvals", s.agentKey, "", nil)
+		require.Len(t, list.decoded["data"], 1, "the retry made no second approval")
+		waitFor(t, func() bool {
+			got, err := s.store.GetApproval(context.Background(), s.org.ID, id)
+			return err == nil && got.Seq == 1
+		})
+		replay := s.do(t, "POST", "/api/v1/approvals", s.agentKey, body, key)
+		assert.Equal(t, "true", replay.header.Get("Idempotency-Replayed"))
+		assert.Equal(t, r.body, replay.body)
+
+		// The same key from another caller is that caller's own request.
+		other := s.do(t, "POST", "/api/v1/approvals", s.readOnlyKey, body, key)
+		assert.Equal(t, 403, other.status, string(other.body))
+		mine := s.do(t, "POST", "/api/v1/approvals", s.memberToken, body, key)
+		require.Equal(t, 201, mine.status, string(mine.body))
+		assert.NotEqual(t, id, mine.decoded["id"])
+
+		// A decision whose process died before storing its response: the
+		// retry answers the decision's own outcome.
+		decide := map[string]string{"Idempotency-Key": "decide-1"}
+		d := s.do(t, "POST", "/api/v1/approvals/"+id+"/decision", s.cyToken, `{"decision":"approve"}`, decide)
+		require.Equal(t, 200, d.status, string(d.body))
+		require.NoError(t, db.Model(&models.IdempotencyKey{}).Where("idempotency_key = ?", "decide-1").
+			Updates(map[string]any{"completed": false, "response_body": nil}).Error)
+		again := s.do(t, "POST", "/api/v1/approvals/"+id+"/decision", s.cyToken, `{"decision":"approve"}`, decide)
+		require.Equal(t, 200, again.status, string(again.body))
+		assert.Empty(t, again.header.Get("Idempotency-Replayed"), "run again, not replayed")
+		assert.Equal(t, "approved", again.decoded["status"])
+		// A different decision with a new key is refused as before.
+		late := s.do(t, "POST", "/api/v1/approvals/"+id+"/decision", s.cyToken, `{"decision":"reject"}`, nil)
+		assert.Equal(t, 409, late.status, string(late.body))
 	})
 }

@@ -31,7 +31,7 @@ func TestIdempotencyHoldsWhileTheFirstRequestRuns(t *testing.T) {
 		release := make(chan struct{})
 		r := gin.New()
 		r.Use(errorsMiddleware(h.log))
-		r.POST("/slow", readBody(DefaultBodyLimit), h.authenticate, h.idempotency, func(c *gin.Context) {
+		r.POST("/slow", readBody(DefaultBodyLimit), h.authenticate, h.idempotent(false), func(c *gin.Context) {
 			runs.Add(1)
 			<-release
 			c.JSON(http.StatusCreated, gin.H{"run": runs.Load()})
@@ -91,7 +91,7 @@ func TestIdempotencyReleasesAfterServerError(t *testing.T) {
 	var calls atomic.Int32
 	r := gin.New()
 	r.Use(errorsMiddleware(h.log))
-	r.POST("/flaky", readBody(DefaultBodyLimit), h.authenticate, h.idempotency, func(c *gin.Context) {
+	r.POST("/flaky", readBody(DefaultBodyLimit), h.authenticate, h.idempotent(false), func(c *gin.Context) {
 		if calls.Add(1) == 1 {
 			panic("boom")
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -82,58 +83,76 @@ func New(d Deps) http.Handler {
 	r.GET("/healthz", h.healthz)
 	r.GET("/readyz", h.readyz)
 
-	v1 := r.Group("/api/v1", readBody(DefaultBodyLimit), h.authenticate, h.idempotency)
+	v1 := r.Group("/api/v1", readBody(DefaultBodyLimit), h.authenticate)
 	v1.GET("/me", h.me)
 
-	v1.POST("/approvals", requireScope(scopes.ApprovalsWrite), h.createApproval)
+	h.postResumable(v1, "/approvals", requireScope(scopes.ApprovalsWrite), h.createApproval)
 	v1.GET("/approvals", requireScope(scopes.ApprovalsRead), h.listApprovals)
 	v1.GET("/approvals/:id", requireScope(scopes.ApprovalsRead), h.getApproval)
-	v1.POST("/approvals/:id/answers", requireScope(scopes.ApprovalsWrite), h.answerQuestion)
-	v1.POST("/approvals/:id/cancel", requireScope(scopes.ApprovalsWrite), h.cancelApproval)
+	h.postResumable(v1, "/approvals/:id/answers", requireScope(scopes.ApprovalsWrite), h.answerQuestion)
+	h.postResumable(v1, "/approvals/:id/cancel", requireScope(scopes.ApprovalsWrite), h.cancelApproval)
 	// A person's actions: member tokens only; the workflow decides who may.
-	v1.POST("/approvals/:id/decision", h.decideApproval)
-	v1.POST("/approvals/:id/questions", h.askQuestion)
+	h.postResumable(v1, "/approvals/:id/decision", h.decideApproval)
+	h.postResumable(v1, "/approvals/:id/questions", h.askQuestion)
 	v1.GET("/inbox", h.inbox)
 
-	v1.POST("/flows", requireScope(scopes.FlowsWrite), h.createFlow)
+	h.post(v1, "/flows", requireScope(scopes.FlowsWrite), h.createFlow)
 	v1.GET("/flows/:id", requireScope(scopes.FlowsRead), h.getFlow)
-	v1.POST("/flows/:id/complete", requireScope(scopes.FlowsWrite), h.completeFlow)
-	v1.POST("/flows/:id/cancel", requireScope(scopes.FlowsWrite), h.cancelFlow)
+	h.post(v1, "/flows/:id/complete", requireScope(scopes.FlowsWrite), h.completeFlow)
+	h.post(v1, "/flows/:id/cancel", requireScope(scopes.FlowsWrite), h.cancelFlow)
 
 	admin := v1.Group("/admin", requireAdmin)
 	admin.GET("/organization", h.getOrganization)
 	admin.PATCH("/organization", h.updateOrganization)
-	admin.POST("/members", h.createMember)
+	h.post(admin, "/members", h.createMember)
 	admin.GET("/members", h.listMembers)
 	admin.PATCH("/members/:id", h.updateMember)
-	admin.POST("/members/:id/tokens", h.createMemberToken)
-	admin.POST("/teams", h.createTeam)
+	h.post(admin, "/members/:id/tokens", h.createMemberToken)
+	h.post(admin, "/teams", h.createTeam)
 	admin.GET("/teams", h.listTeams)
-	admin.POST("/guests", h.createGuest)
+	h.post(admin, "/guests", h.createGuest)
 	admin.GET("/guests", h.listGuests)
-	admin.POST("/keys", h.createKey)
+	h.post(admin, "/keys", h.createKey)
 	admin.GET("/keys", h.listKeys)
 	admin.DELETE("/keys/:id", h.revokeKey)
-	admin.POST("/rules", h.createRule)
+	h.post(admin, "/rules", h.createRule)
 	admin.GET("/rules", h.listRules)
 	admin.PATCH("/rules/:id", h.updateRule)
 	admin.DELETE("/rules/:id", h.deleteRule)
-	admin.POST("/webhooks", h.createWebhook)
+	h.post(admin, "/webhooks", h.createWebhook)
 	admin.GET("/webhooks", h.listWebhooks)
 	admin.GET("/webhooks/:id", h.getWebhook)
 	admin.PATCH("/webhooks/:id", h.updateWebhook)
 	admin.DELETE("/webhooks/:id", h.deleteWebhook)
-	admin.POST("/webhooks/:id/rotate-secret", h.rotateWebhookSecret)
-	admin.POST("/webhooks/:id/test", h.testWebhook)
+	h.post(admin, "/webhooks/:id/rotate-secret", h.rotateWebhookSecret)
+	h.post(admin, "/webhooks/:id/test", h.testWebhook)
 	admin.GET("/webhooks/:id/deliveries", h.listDeliveries)
-	admin.POST("/webhooks/:id/recover", h.recoverDeliveries)
+	h.post(admin, "/webhooks/:id/recover", h.recoverDeliveries)
 	admin.GET("/deliveries/:id", h.getDelivery)
-	admin.POST("/deliveries/:id/resend", h.resendDelivery)
+	h.post(admin, "/deliveries/:id/resend", h.resendDelivery)
 
 	if d.Mount != nil {
 		d.Mount(r)
 	}
 	return r
+}
+
+// post registers a POST whose last handler runs once per Idempotency-Key
+// (see idempotent), after the handlers before it have authorised the
+// caller.
+func (h *handlers) post(g *gin.RouterGroup, path string, chain ...gin.HandlerFunc) {
+	h.postOnce(g, path, false, chain)
+}
+
+// postResumable is post for a handler that converges when run again after
+// a crash: a create bound to its claim or a workflow Update.
+func (h *handlers) postResumable(g *gin.RouterGroup, path string, chain ...gin.HandlerFunc) {
+	h.postOnce(g, path, true, chain)
+}
+
+func (h *handlers) postOnce(g *gin.RouterGroup, path string, resumable bool, chain []gin.HandlerFunc) {
+	last := len(chain) - 1
+	g.POST(path, append(slices.Clone(chain[:last]), h.idempotent(resumable), chain[last])...)
 }
 
 // accessLog writes one JSON line per request.

@@ -60,25 +60,57 @@ func approverRole(org *models.Organization) requests.Role {
 }
 
 // Create makes a pending approval for the caller and starts its workflow.
-// The returned record carries the callback secret, shown once.
-func (s *Service) Create(ctx context.Context, p *models.Principal, in *CreateInput) (*models.Approval, error) {
-	rec, err := s.build(ctx, p, in)
+// The returned record carries the callback secret, shown once. With a
+// claim (an Idempotency-Key), the record is bound to it as it is written,
+// so a retry after a crash at any point resumes the same approval instead
+// of making another.
+func (s *Service) Create(ctx context.Context, p *models.Principal, in *CreateInput, claim *models.Claim) (*models.Approval, error) {
+	earlier, err := s.store.ClaimedResource(ctx, claim)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.store.CreateApproval(ctx, rec); err != nil {
+	if earlier == "" {
+		rec, err := s.build(ctx, p, in)
+		if err != nil {
+			return nil, err
+		}
+		if earlier, err = s.store.CreateApproval(ctx, rec, claim); err != nil {
+			return nil, err
+		}
+		if earlier == "" {
+			if err := s.startNew(ctx, rec); err != nil {
+				return nil, err
+			}
+			// The stored row, which a resumed create answers with too.
+			return s.store.GetApproval(ctx, rec.OrganizationID, rec.ID)
+		}
+	}
+	rec, err := s.store.GetApproval(ctx, p.Organization.ID, earlier)
+	if err != nil {
 		return nil, err
 	}
-	if err := s.Start(ctx, rec); err != nil {
-		// Nothing may be left that no workflow owns: take the record back.
-		// Should that fail too, the reconciler starts it later.
-		if derr := s.store.DeleteUnstartedApproval(context.WithoutCancel(ctx), rec.OrganizationID, rec.ID); derr != nil {
-			s.log.Error("remove approval after failed start", "approval", rec.ID, "error", derr)
+	if rec.Seq == 0 { // its workflow may not have started
+		if err := s.Start(ctx, rec); err != nil {
+			s.log.Error("start approval workflow", "approval", rec.ID, "error", err)
+			return nil, apperr.New(apperr.Unavailable, "the approval could not be started yet; retry with the same Idempotency-Key")
 		}
-		s.log.Error("start approval workflow", "approval", rec.ID, "error", err)
-		return nil, apperr.New(apperr.Unavailable, "the approval could not be started, so nothing was created; try again")
 	}
 	return rec, nil
+}
+
+// startNew starts the workflow of a record just written, or takes the
+// record back when it cannot: nothing may be left that no workflow owns.
+// Should the removal fail too, the reconciler starts it later.
+func (s *Service) startNew(ctx context.Context, rec *models.Approval) error {
+	err := s.Start(ctx, rec)
+	if err == nil {
+		return nil
+	}
+	if derr := s.store.DeleteUnstartedApproval(context.WithoutCancel(ctx), rec.OrganizationID, rec.ID); derr != nil {
+		s.log.Error("remove approval after failed start", "approval", rec.ID, "error", derr)
+	}
+	s.log.Error("start approval workflow", "approval", rec.ID, "error", err)
+	return apperr.New(apperr.Unavailable, "the approval could not be started, so nothing was created; try again")
 }
 
 // build checks what the validator tags cannot and builds the record.

@@ -128,18 +128,26 @@ type ApprovalApprover struct {
 	PersonID   string `gorm:"primaryKey;size:40;index"`
 }
 
-// CreateApproval inserts a new pending approval and its approver index.
-// The flow, when named, must be open.
-func (s *Store) CreateApproval(ctx context.Context, a *Approval) error {
+// CreateApproval inserts a new pending approval and its approver index,
+// and binds claim (when not nil) to it in the same transaction. The flow,
+// when named, must be open. When an earlier attempt of the claimed request
+// already made an approval, nothing is written and its id is returned.
+func (s *Store) CreateApproval(ctx context.Context, a *Approval, claim *Claim) (earlier string, err error) {
 	a.ID = newID(ids.Approval)
 	a.Status = states.Pending
 	a.CreatedAt = Now()
 	a.UpdatedAt = a.CreatedAt
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if a.FlowID != nil {
 			if err := requireOpenFlow(tx, a.OrganizationID, *a.FlowID); err != nil {
 				return err
 			}
+		}
+		if earlier, err = BindClaim(tx, claim, a.ID); err != nil {
+			return err
+		}
+		if earlier != "" {
+			return errRollback
 		}
 		if err := tx.Create(a).Error; err != nil {
 			return err
@@ -153,15 +161,23 @@ func (s *Store) CreateApproval(ctx context.Context, a *Approval) error {
 		}
 		return tx.Create(&rows).Error
 	})
+	if earlier != "" {
+		return earlier, nil
+	}
+	return "", err
 }
 
 // DeleteUnstartedApproval removes an approval whose workflow never started,
-// so a failed creation leaves nothing behind.
+// and unbinds the claim that made it, so a failed creation leaves nothing
+// behind and a retry with the same key creates afresh.
 func (s *Store) DeleteUnstartedApproval(ctx context.Context, orgID, id string) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Where("organization_id = ? AND id = ? AND seq = 0", orgID, id).Delete(&Approval{})
 		if res.Error != nil || res.RowsAffected == 0 {
 			return res.Error
+		}
+		if err := unbindClaims(tx, orgID, id); err != nil {
+			return err
 		}
 		return tx.Where("approval_id = ?", id).Delete(&ApprovalApprover{}).Error
 	})

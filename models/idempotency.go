@@ -2,6 +2,8 @@ package models
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"time"
 
@@ -14,20 +16,55 @@ import (
 const (
 	IdempotencyTTL = 24 * time.Hour
 	// idempotencyLock bounds how long an attempt that never finished (its
-	// process died) blocks retries with the same key.
+	// process died) blocks retries with the same key, on routes that cannot
+	// resume one.
 	idempotencyLock = 2 * time.Minute
 )
 
-// ClaimIdempotencyKey reserves key for a request whose method, path and body
-// hash to requestHash. It returns the stored response when the request
-// already ran (a replay), nil when the caller should run it, or a 409/422
-// error. The primary key makes the claim atomic across processes.
-func (s *Store) ClaimIdempotencyKey(ctx context.Context, orgID, key, requestHash string) (*IdempotencyKey, error) {
+// Claim is one caller's Idempotency-Key: bound to the organisation, to the
+// key (API key or member token) that sent it and to the request it came
+// with, so nobody else's request can ever match it.
+type Claim struct {
+	OrganizationID string
+	PrincipalID    string
+	Key            string
+	// RequestHash digests the method, path and body.
+	RequestHash string
+	// Resumed is set when an earlier attempt with this key never finished
+	// (its process died) and this one takes it up.
+	Resumed bool
+}
+
+// UpdateID is the Temporal Update id of the claimed request: the same for
+// every retry of it, so Temporal applies it once and answers each retry
+// with the first outcome; nobody else's request can share it. Nil claims
+// have none (Temporal makes one).
+func (c *Claim) UpdateID() string {
+	if c == nil {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(c.OrganizationID + "\n" + c.PrincipalID + "\n" + c.Key + "\n" + c.RequestHash))
+	return "idem-" + hex.EncodeToString(sum[:16])
+}
+
+func (c *Claim) where(db *gorm.DB) *gorm.DB {
+	return db.Where("organization_id = ? AND principal_id = ? AND idempotency_key = ?", c.OrganizationID, c.PrincipalID, c.Key)
+}
+
+// ClaimIdempotencyKey reserves c's key. It returns the stored response when
+// the request already ran (a replay), nil when the caller should run it, or
+// a 409/422 error. The primary key makes the claim atomic across processes.
+//
+// An attempt still unfinished blocks the key with 409, unless resumable:
+// then the caller runs the request again and sets c.Resumed. Routes are
+// resumable when running them twice converges on one outcome: a create
+// bound to its claim (BindClaim) or an Update under c.UpdateID.
+func (s *Store) ClaimIdempotencyKey(ctx context.Context, c *Claim, resumable bool) (*IdempotencyKey, error) {
 	db := s.db.WithContext(ctx)
 	for attempt := 0; attempt < 3; attempt++ {
 		now := Now()
-		row := IdempotencyKey{OrganizationID: orgID, Key: key, RequestHash: requestHash,
-			LockedUntil: now.Add(idempotencyLock), ExpiresAt: now.Add(IdempotencyTTL)}
+		row := IdempotencyKey{OrganizationID: c.OrganizationID, PrincipalID: c.PrincipalID, Key: c.Key,
+			RequestHash: c.RequestHash, LockedUntil: now.Add(idempotencyLock), ExpiresAt: now.Add(IdempotencyTTL)}
 		err := db.Create(&row).Error
 		if err == nil {
 			return nil, nil
@@ -36,42 +73,91 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, orgID, key, requestHash
 			return nil, err
 		}
 		var prev IdempotencyKey
-		if err := db.Where("organization_id = ? AND idempotency_key = ?", orgID, key).Take(&prev).Error; err != nil {
+		if err := c.where(db).Take(&prev).Error; err != nil {
 			if errors.Is(err, gorm.ErrRecordNotFound) {
 				continue // released between our insert and read
 			}
 			return nil, err
 		}
-		stale := now.After(prev.ExpiresAt) || (!prev.Completed && now.After(prev.LockedUntil))
-		if stale {
-			if err := db.Where("organization_id = ? AND idempotency_key = ? AND created_at = ?", orgID, key, prev.CreatedAt).
-				Delete(&IdempotencyKey{}).Error; err != nil {
+		if now.After(prev.ExpiresAt) || (!prev.Completed && !resumable && now.After(prev.LockedUntil) && prev.ResourceID == "") {
+			if err := c.where(db).Where("created_at = ?", prev.CreatedAt).Delete(&IdempotencyKey{}).Error; err != nil {
 				return nil, err
 			}
 			continue
 		}
-		if prev.RequestHash != requestHash {
-			return nil, apperr.New(apperr.IdempotencyReused, "Idempotency-Key %q was used with a different request", key)
+		if prev.RequestHash != c.RequestHash {
+			return nil, apperr.New(apperr.IdempotencyReused, "Idempotency-Key %q was used with a different request", c.Key)
 		}
-		if !prev.Completed {
-			return nil, apperr.New(apperr.IdempotencyInFlight, "a request with Idempotency-Key %q is still running", key)
+		if prev.Completed {
+			return &prev, nil
 		}
-		return &prev, nil
+		if resumable {
+			c.Resumed = true
+			return nil, nil
+		}
+		return nil, apperr.New(apperr.IdempotencyInFlight, "a request with Idempotency-Key %q is still running", c.Key)
 	}
-	return nil, apperr.New(apperr.IdempotencyInFlight, "a request with Idempotency-Key %q is still running", key)
+	return nil, apperr.New(apperr.IdempotencyInFlight, "a request with Idempotency-Key %q is still running", c.Key)
+}
+
+// BindClaim records, inside tx (the transaction that inserts the record),
+// that c's request made the record id: the record and its claim are
+// written together or not at all. When an earlier attempt already bound
+// the claim, it returns that record's id, and the caller must roll back
+// and use that record instead.
+func BindClaim(tx *gorm.DB, c *Claim, id string) (earlier string, err error) {
+	if c == nil {
+		return "", nil
+	}
+	res := c.where(tx.Model(&IdempotencyKey{})).Where("resource_id = ?", "").Update("resource_id", id)
+	if res.Error != nil || res.RowsAffected == 1 {
+		return "", res.Error
+	}
+	var prev IdempotencyKey
+	if err := c.where(tx).Take(&prev).Error; err != nil {
+		return "", err
+	}
+	if prev.ResourceID == "" {
+		return "", errors.New("idempotency claim vanished while its request ran")
+	}
+	return prev.ResourceID, nil
+}
+
+// errRollback ends a transaction that must write nothing.
+var errRollback = errors.New("rolled back")
+
+// unbindClaims frees the claims bound to a record being deleted.
+func unbindClaims(tx *gorm.DB, orgID, id string) error {
+	return tx.Model(&IdempotencyKey{}).Where("organization_id = ? AND resource_id = ?", orgID, id).
+		Update("resource_id", "").Error
+}
+
+// ClaimedResource is the id of the record an earlier attempt of c's request
+// made, or "" when there is none.
+func (s *Store) ClaimedResource(ctx context.Context, c *Claim) (string, error) {
+	if c == nil || !c.Resumed {
+		return "", nil
+	}
+	var prev IdempotencyKey
+	err := c.where(s.db.WithContext(ctx)).Take(&prev).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return "", nil
+	}
+	return prev.ResourceID, err
 }
 
 // CompleteIdempotencyKey stores the response replays will return.
-func (s *Store) CompleteIdempotencyKey(ctx context.Context, orgID, key string, status int, contentType string, body []byte) error {
-	return s.db.WithContext(ctx).Model(&IdempotencyKey{}).
-		Where("organization_id = ? AND idempotency_key = ?", orgID, key).
+func (s *Store) CompleteIdempotencyKey(ctx context.Context, c *Claim, status int, contentType string, body []byte) error {
+	return c.where(s.db.WithContext(ctx).Model(&IdempotencyKey{})).
 		Updates(map[string]any{"completed": true, "status_code": status, "content_type": contentType, "response_body": body}).Error
 }
 
-// ReleaseIdempotencyKey forgets a claim whose request failed on the
-// server's side, so the client may retry with the same key.
-func (s *Store) ReleaseIdempotencyKey(ctx context.Context, orgID, key string) error {
-	return s.db.WithContext(ctx).Where("organization_id = ? AND idempotency_key = ? AND completed = ?", orgID, key, false).
+// ReleaseIdempotencyKey forgets an unfinished claim whose request failed
+// without effect, so the client may retry with the same key. A claim bound
+// to a record stays: the retry resumes that record instead of making a
+// second one.
+func (s *Store) ReleaseIdempotencyKey(ctx context.Context, c *Claim) error {
+	return c.where(s.db.WithContext(ctx)).Where("completed = ? AND resource_id = ?", false, "").
 		Delete(&IdempotencyKey{}).Error
 }
 

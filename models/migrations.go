@@ -325,6 +325,33 @@ var migrations = []*gormigrate.Migration{
 		},
 		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("notices", "decision_links") },
 	},
+	{
+		// Keys are bound to the caller that sent them and to the record
+		// their request made. The table only holds keys for 24 hours, so
+		// it is remade rather than altered (SQLite cannot change a primary
+		// key): keys sent just before the upgrade are forgotten.
+		ID: "202611230001_idempotency_claims",
+		Migrate: func(tx *gorm.DB) error {
+			type IdempotencyKey struct {
+				OrganizationID string `gorm:"primaryKey;size:40"`
+				PrincipalID    string `gorm:"primaryKey;size:40"`
+				Key            string `gorm:"column:idempotency_key;primaryKey;size:255"`
+				RequestHash    string `gorm:"size:64;not null"`
+				ResourceID     string `gorm:"size:40;not null;default:''"`
+				Completed      bool   `gorm:"not null"`
+				StatusCode     int    `gorm:"not null"`
+				ContentType    string `gorm:"size:100;not null"`
+				ResponseBody   []byte
+				LockedUntil    time.Time `gorm:"not null"`
+				ExpiresAt      time.Time `gorm:"not null;index"`
+				CreatedAt      time.Time
+			}
+			if err := tx.Migrator().DropTable("idempotency_keys"); err != nil {
+				return err
+			}
+			return tx.Migrator().CreateTable(&IdempotencyKey{})
+		},
+	},
 }
 
 // RequireMigrated fails when the database lacks a migration this binary

@@ -115,18 +115,23 @@ type APIKey struct {
 func (APIKey) TableName() string { return "api_keys" }
 
 // IdempotencyKey records one Idempotency-Key's request and, once finished,
-// its response, so replays across processes return the same bytes.
+// its response, so replays across processes return the same bytes. A key
+// belongs to the API key or member token that sent it.
 type IdempotencyKey struct {
 	OrganizationID string `gorm:"primaryKey;size:40"`
+	PrincipalID    string `gorm:"primaryKey;size:40"`
 	Key            string `gorm:"column:idempotency_key;primaryKey;size:255"`
 	RequestHash    string `gorm:"size:64;not null"`
+	// ResourceID is the record the request made, written in the same
+	// transaction as the record, so a retry after a crash resumes it.
+	ResourceID string `gorm:"size:40;not null;default:''"`
 	// Completed is false while the first request runs.
 	Completed    bool   `gorm:"not null"`
 	StatusCode   int    `gorm:"not null"`
 	ContentType  string `gorm:"size:100;not null"`
 	ResponseBody []byte
 	// LockedUntil bounds how long an unfinished attempt (a crashed process)
-	// blocks the key.
+	// blocks the key on routes that cannot resume.
 	LockedUntil time.Time `gorm:"not null"`
 	ExpiresAt   time.Time `gorm:"not null;index"`
 	CreatedAt   time.Time

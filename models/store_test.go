@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -188,6 +189,9 @@ func TestIdempotencyClaimIsExclusive(t *testing.T) {
 		ctx := context.Background()
 		s := models.NewStore(db)
 		org := newOrg(t, s)
+		claim := func(principal, key, hash string) *models.Claim {
+			return &models.Claim{OrganizationID: org.ID, PrincipalID: principal, Key: key, RequestHash: hash}
+		}
 
 		var wg sync.WaitGroup
 		var mu sync.Mutex
@@ -196,7 +200,7 @@ func TestIdempotencyClaimIsExclusive(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				prev, err := s.ClaimIdempotencyKey(ctx, org.ID, "k1", "h1")
+				prev, err := s.ClaimIdempotencyKey(ctx, claim("key_a", "k1", "h1"), false)
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
@@ -213,22 +217,84 @@ func TestIdempotencyClaimIsExclusive(t *testing.T) {
 		assert.Equal(t, 1, won)
 		assert.Equal(t, 19, inFlight)
 
-		_, err := s.ClaimIdempotencyKey(ctx, org.ID, "k1", "other")
+		_, err := s.ClaimIdempotencyKey(ctx, claim("key_a", "k1", "other"), false)
 		assert.True(t, apperr.Is(err, apperr.IdempotencyReused))
 
-		require.NoError(t, s.CompleteIdempotencyKey(ctx, org.ID, "k1", 201, "application/json", []byte(`{"a":1}`)))
-		prev, err := s.ClaimIdempotencyKey(ctx, org.ID, "k1", "h1")
+		// The same key string from another caller is that caller's own.
+		prev, err := s.ClaimIdempotencyKey(ctx, claim("key_b", "k1", "h1"), false)
+		require.NoError(t, err)
+		assert.Nil(t, prev)
+
+		require.NoError(t, s.CompleteIdempotencyKey(ctx, claim("key_a", "k1", "h1"), 201, "application/json", []byte(`{"a":1}`)))
+		prev, err = s.ClaimIdempotencyKey(ctx, claim("key_a", "k1", "h1"), false)
 		require.NoError(t, err)
 		require.NotNil(t, prev)
 		assert.Equal(t, 201, prev.StatusCode)
 		assert.Equal(t, `{"a":1}`, string(prev.ResponseBody))
+		assert.NotEqual(t, claim("key_a", "k1", "h1").UpdateID(), claim("key_b", "k1", "h1").UpdateID())
 
 		// A released claim lets the client retry.
-		_, err = s.ClaimIdempotencyKey(ctx, org.ID, "k2", "h")
+		_, err = s.ClaimIdempotencyKey(ctx, claim("key_a", "k2", "h"), false)
 		require.NoError(t, err)
-		require.NoError(t, s.ReleaseIdempotencyKey(ctx, org.ID, "k2"))
-		prev, err = s.ClaimIdempotencyKey(ctx, org.ID, "k2", "h")
+		require.NoError(t, s.ReleaseIdempotencyKey(ctx, claim("key_a", "k2", "h")))
+		prev, err = s.ClaimIdempotencyKey(ctx, claim("key_a", "k2", "h"), false)
 		require.NoError(t, err)
 		assert.Nil(t, prev)
+
+		// An unfinished claim on a resumable route lets the retry run.
+		c := claim("key_a", "k2", "h")
+		prev, err = s.ClaimIdempotencyKey(ctx, c, true)
+		require.NoError(t, err)
+		assert.Nil(t, prev)
+		assert.True(t, c.Resumed)
+	})
+}
+
+// TestClaimAndRecordAreWrittenTogether: the approval a claimed create makes
+// is bound to its claim in the insert's transaction, so a retry after a
+// crash finds that approval instead of making a second one.
+func TestClaimAndRecordAreWrittenTogether(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db)
+		org := newOrg(t, s)
+		newApproval := func() *models.Approval {
+			return &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskLow, RequiredApprovals: 1,
+				Requester: "key_a", RequestedBy: "agent", ExpiresAt: models.Now().Add(time.Hour)}
+		}
+		c := &models.Claim{OrganizationID: org.ID, PrincipalID: "key_a", Key: "create-1", RequestHash: "h"}
+		_, err := s.ClaimIdempotencyKey(ctx, c, true)
+		require.NoError(t, err)
+		first := newApproval()
+		earlier, err := s.CreateApproval(ctx, first, c)
+		require.NoError(t, err)
+		assert.Empty(t, earlier)
+
+		// The process dies here. The retry resumes the claim and finds
+		// the approval already made; creating again writes nothing.
+		retry := &models.Claim{OrganizationID: org.ID, PrincipalID: "key_a", Key: "create-1", RequestHash: "h"}
+		_, err = s.ClaimIdempotencyKey(ctx, retry, true)
+		require.NoError(t, err)
+		require.True(t, retry.Resumed)
+		id, err := s.ClaimedResource(ctx, retry)
+		require.NoError(t, err)
+		assert.Equal(t, first.ID, id)
+		earlier, err = s.CreateApproval(ctx, newApproval(), retry)
+		require.NoError(t, err)
+		assert.Equal(t, first.ID, earlier)
+		var n int64
+		require.NoError(t, db.Model(&models.Approval{}).Where("organization_id = ?", org.ID).Count(&n).Error)
+		assert.Equal(t, int64(1), n)
+
+		// A failed request does not free a claim that made a record...
+		require.NoError(t, s.ReleaseIdempotencyKey(ctx, retry))
+		id, err = s.ClaimedResource(ctx, retry)
+		require.NoError(t, err)
+		assert.Equal(t, first.ID, id)
+		// ...until the record is taken back because its workflow never started.
+		require.NoError(t, s.DeleteUnstartedApproval(ctx, org.ID, first.ID))
+		id, err = s.ClaimedResource(ctx, retry)
+		require.NoError(t, err)
+		assert.Empty(t, id)
 	})
 }

@@ -66,7 +66,8 @@ func TestApproversAreEmailedOnceEachAcrossRetries(t *testing.T) {
 		a := &models.Approval{OrganizationID: org.ID, Title: "Pay\r\nBcc: evil@example.com", Risk: models.RiskMedium,
 			Description: strings.Repeat("word ", 1000), ApproverIDs: []string{ann.ID, ben.ID, gone.ID, req.ID},
 			ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: req.ID, RequestedBy: "req"}
-		require.NoError(t, store.CreateApproval(ctx, a))
+		_, err = store.CreateApproval(ctx, a, nil)
+		require.NoError(t, err)
 
 		liveLinks := func(personID string) int64 {
 			var n int64
@@ -116,7 +117,8 @@ func TestWithoutAMailerNothingIsRetried(t *testing.T) {
 		require.NoError(t, err)
 		a := &models.Approval{OrganizationID: org.ID, Title: "T", Risk: models.RiskHigh, ApproverIDs: []string{m.ID},
 			ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: "key_1", RequestedBy: "agent"}
-		require.NoError(t, store.CreateApproval(ctx, a))
+		_, err = store.CreateApproval(ctx, a, nil)
+		require.NoError(t, err)
 		n := &notify.Notifier{Store: store, BaseURL: "https://assent.example"}
 		assert.NoError(t, n.Approvers(ctx, org.ID, a.ID))
 		var links int64

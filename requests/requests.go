@@ -26,6 +26,8 @@ import (
 // hands the first task straight to a worker in this process (assent dev),
 // saving a round trip. The outbox dispatcher starts deliveries the same way.
 func StartOnce(ctx context.Context, c client.Client, o client.StartWorkflowOptions, wf, arg any) error {
+	ctx, cancel := context.WithTimeout(ctx, StartTimeout)
+	defer cancel()
 	o.TaskQueue = workflows.TaskQueue
 	o.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL
 	o.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
@@ -63,10 +65,20 @@ type Owned interface {
 	StartUnowned(ctx context.Context, olderThan time.Time, batch int) (int, error)
 }
 
+// StartTimeout bounds a workflow start, so that a creating request gives
+// up on its record well within ReconcileGrace.
+const StartTimeout = 10 * time.Second
+
 // ReconcileGrace is how old an unowned record must be before the
 // reconciler starts its workflow: younger ones may still be in their
-// creating request.
-const ReconcileGrace = time.Minute
+// creating request, which takes the record back if its start fails.
+const ReconcileGrace = 3 * StartTimeout
+
+// ReconcileInterval is how often the reconciler looks, so a request whose
+// creating process died runs at most ReconcileGrace + ReconcileInterval
+// after it was written, expiring at once if its time has passed. (A retry
+// with the same Idempotency-Key starts it sooner.)
+const ReconcileInterval = 10 * time.Second
 
 // Reconcile starts, for each kind, the workflows of records whose creating
 // process died between writing the record and starting its workflow; at
@@ -83,8 +95,9 @@ func Reconcile(ctx context.Context, now time.Time, batch int, kinds ...Owned) (i
 	return total, nil
 }
 
-// RunReconciler reconciles at start and then every interval until ctx ends.
-func RunReconciler(ctx context.Context, log *slog.Logger, interval time.Duration, kinds ...Owned) {
+// RunReconciler reconciles at start and then every ReconcileInterval until
+// ctx ends.
+func RunReconciler(ctx context.Context, log *slog.Logger, kinds ...Owned) {
 	for {
 		if n, err := Reconcile(ctx, time.Now(), 500, kinds...); err != nil {
 			log.Error("reconcile unowned requests", "error", err)
@@ -94,7 +107,7 @@ func RunReconciler(ctx context.Context, log *slog.Logger, interval time.Duration
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(interval):
+		case <-time.After(ReconcileInterval):
 		}
 	}
 }

@@ -46,7 +46,8 @@ func (s *site) started(t *testing.T, a *models.Approval) *models.Approval {
 	}
 	a.RequiredApprovals, a.ExpiresAt = 1, time.Now().Add(time.Hour).UTC().Truncate(time.Second)
 	ctx := context.Background()
-	require.NoError(t, s.store.CreateApproval(ctx, a))
+	_, err := s.store.CreateApproval(ctx, a, nil)
+	require.NoError(t, err)
 	require.NoError(t, s.approvals.Start(ctx, a))
 	return a
 }
@@ -155,7 +156,8 @@ func TestApprovalPageDecides(t *testing.T) {
 		require.NoError(t, err)
 		foreign := &models.Approval{OrganizationID: other.ID, Title: "Theirs", Risk: models.RiskLow, RequiredApprovals: 1,
 			ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "x"}
-		require.NoError(t, s.store.CreateApproval(ctx, foreign))
+		_, err = s.store.CreateApproval(ctx, foreign, nil)
+		require.NoError(t, err)
 		assert.Equal(t, http.StatusNotFound, b.get("/approvals/"+foreign.ID).status)
 	})
 }

@@ -133,5 +133,5 @@ func (d *Dispatcher) Round(ctx context.Context) (int, error) {
 // doing.
 func (d *Dispatcher) start(ctx context.Context, dl *models.Delivery) error {
 	return requests.StartOnce(ctx, d.Client, client.StartWorkflowOptions{ID: workflows.DeliveryWorkflowID(dl.ID, dl.Sends)},
-		workflows.Delivery, workflows.DeliveryInput{DeliveryID: dl.ID, RetryUnit: d.RetryUnit})
+		workflows.Delivery, workflows.DeliveryInput{DeliveryID: dl.ID, RetryUnit: d.RetryUnit, FirstAttempt: dl.Attempts + 1})
 }

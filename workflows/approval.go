@@ -39,12 +39,32 @@ type ApprovalTransition struct {
 	State  ApprovalState
 }
 
-// persistOptions retry until the database takes the write: a transition
+// persistRetry retries until the database takes the write: a transition
 // the workflow made must reach the read model.
-var persistOptions = workflow.LocalActivityOptions{
-	StartToCloseTimeout: 10 * time.Second,
-	RetryPolicy:         &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute},
+var persistRetry = &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute}
+
+// persistOptions run the write as an activity. Temporal records the task
+// that schedules it (with the Update's acceptance or the expiry timer's
+// firing) before any worker may run it, so the database never holds a
+// transition that the workflow's history lacks. A write cut off by a crash
+// is retried after the timeout; Seq makes the retry change nothing.
+var persistOptions = workflow.ActivityOptions{
+	StartToCloseTimeout: 5 * time.Second,
+	RetryPolicy:         persistRetry,
 }
+
+// persistLocalOptions are for histories from before persistChange, which
+// wrote transitions with a local activity.
+var persistLocalOptions = workflow.LocalActivityOptions{
+	StartToCloseTimeout: 10 * time.Second,
+	RetryPolicy:         persistRetry,
+}
+
+// persistChange marks where the workflow began writing transitions with a
+// regular activity. A local activity ran inside the workflow task, so a
+// crash before the task completed left a write that Temporal never
+// recorded (and a later transition under the same Seq was skipped).
+const persistChange = "persist-after-record"
 
 // emailChange marks where the workflow started emailing approvers and
 // askers; histories from before it replay without the emails.
@@ -84,6 +104,9 @@ type approval struct {
 	created bool
 	// emails is whether this run emails people (see emailChange).
 	emails bool
+	// recorded is whether transitions are written only once recorded (see
+	// persistChange).
+	recorded bool
 	// emailCtx is cancelled when the request settles: nobody needs an
 	// email about it any more. emailing counts the emails in flight.
 	emailCtx     workflow.Context
@@ -113,6 +136,7 @@ func (a *approval) setup(ctx workflow.Context) error {
 }
 
 func (a *approval) run(ctx workflow.Context) (ApprovalState, error) {
+	a.recorded = workflow.GetVersion(ctx, persistChange, workflow.DefaultVersion, 1) >= 1
 	if err := a.persist(ctx, ApprovalTransition{Action: ActionCreated, Event: events.ApprovalRequested}); err != nil {
 		return a.state, err
 	}
@@ -187,11 +211,12 @@ func (a *approval) persist(ctx workflow.Context, t ApprovalTransition) error {
 		}
 		a.indexedStatus = a.state.Status
 	}
-	// A local activity: the write is short and runs in the worker that holds
-	// the workflow, which saves a task round trip and three history events
-	// per transition.
-	ctx = workflow.WithLocalActivityOptions(ctx, persistOptions)
-	return workflow.ExecuteLocalActivity(ctx, ActivityPersistApproval, t).Get(ctx, nil)
+	if !a.recorded {
+		ctx = workflow.WithLocalActivityOptions(ctx, persistLocalOptions)
+		return workflow.ExecuteLocalActivity(ctx, ActivityPersistApproval, t).Get(ctx, nil)
+	}
+	ctx = workflow.WithActivityOptions(ctx, persistOptions)
+	return workflow.ExecuteActivity(ctx, ActivityPersistApproval, t).Get(ctx, nil)
 }
 
 func (a *approval) decide(ctx workflow.Context, req DecideRequest) (ApprovalState, error) {

@@ -22,6 +22,9 @@ type DeliveryInput struct {
 	// RetryUnit scales the schedule; zero is one minute. `assent dev` and
 	// tests shorten it (ASSENT_DEV_RETRY_UNIT).
 	RetryUnit time.Duration
+	// FirstAttempt numbers this send's first attempt (attempts are counted
+	// across sends); zero in workflows started before it existed.
+	FirstAttempt int
 }
 
 // DeliveryRetryPolicy waits 1, 4, 16 and 64 units between five attempts.
@@ -45,5 +48,8 @@ func Delivery(ctx workflow.Context, in DeliveryInput) error {
 		StartToCloseTimeout: 10 * time.Second,
 		RetryPolicy:         DeliveryRetryPolicy(in.RetryUnit),
 	})
-	return workflow.ExecuteActivity(ctx, ActivityDeliver, in.DeliveryID).Get(ctx, nil)
+	// Temporal counts the activity's attempts durably, also one cut off by
+	// a crash after it sent, so FirstAttempt plus that count is the
+	// attempt's true number.
+	return workflow.ExecuteActivity(ctx, ActivityDeliver, in.DeliveryID, in.FirstAttempt).Get(ctx, nil)
 }

@@ -113,6 +113,16 @@ func TestRecordHistories(t *testing.T) {
 		}, states.Approved},
 		// No updates: the expiry timer fires and settles the approval.
 		{"approval_expired", 2 * time.Second, nil, states.Expired},
+		// Recorded after transitions were written by a regular activity
+		// (persistChange): ask, answer, approve with a correction; and
+		// an expiry.
+		{"approval_recorded_corrected", 24 * time.Hour, []recordStep{
+			{workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
+			{workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
+			{workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove,
+				Corrections: raw(`{"amount":80.50}`)}},
+		}, states.Approved},
+		{"approval_recorded_expired", 2 * time.Second, nil, states.Expired},
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {

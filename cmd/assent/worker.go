@@ -10,10 +10,6 @@ import (
 	"github.com/assent-hq/assent/worker"
 )
 
-// reconcileInterval is how often a worker looks for requests whose
-// workflow start was lost.
-const reconcileInterval = 5 * time.Minute
-
 // dispatchInterval is the outbox dispatcher's pause when it finds nothing.
 const dispatchInterval = 200 * time.Millisecond
 
@@ -38,7 +34,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	log.Info("worker started", "temporal", cfg.TemporalAddress, "namespace", cfg.TemporalNamespace)
 	dispatcher := &worker.Dispatcher{Client: r.temporal, Store: r.store, Log: log, Interval: dispatchInterval}
 	go dispatcher.Run(ctx)
-	requests.RunReconciler(ctx, log, reconcileInterval, r.services(log, cfg.PublicBaseURL(), nil).approvals)
+	requests.RunReconciler(ctx, log, r.services(log, cfg.PublicBaseURL(), nil).approvals)
 	log.Info("stopping worker")
 	w.Stop()
 	return nil
