@@ -47,7 +47,7 @@ func newSwitchOffRig(t *testing.T, db *gorm.DB, answers ...int) *switchOffRig {
 	}))
 	t.Cleanup(srv.Close)
 	ctx := context.Background()
-	org, err := r.store.CreateOrganization(ctx, models.NewOrganization{Name: "Acme"})
+	org, err := r.store.CreateOrganization(ctx, "Acme", "")
 	require.NoError(t, err)
 	r.ep, err = r.store.CreateWebhookEndpoint(ctx, org.ID, models.NewWebhookEndpoint{URL: srv.URL, Format: models.FormatJSON,
 		Enabled: true, Secret: "whsec_t"})
