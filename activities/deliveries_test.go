@@ -49,7 +49,7 @@ func newSwitchOffRig(t *testing.T, db *gorm.DB, answers ...int) *switchOffRig {
 	}))
 	t.Cleanup(srv.Close)
 	ctx := context.Background()
-	org, err := r.store.CreateOrganization(ctx, models.NewOrganization{Name: "Acme"})
+	org, err := r.store.CreateOrganization(ctx, "Acme", "")
 	require.NoError(t, err)
 	r.ep, err = r.store.CreateWebhookEndpoint(ctx, org.ID, models.NewWebhookEndpoint{URL: srv.URL, Format: models.FormatJSON,
 		Enabled: true, Secret: "whsec_t"})
@@ -158,7 +158,7 @@ func TestAttemptCutOffByACrashStillCounts(t *testing.T) {
 		defer srv.Close()
 		ctx := context.Background()
 		store := models.NewStore(db)
-		org, err := store.CreateOrganization(ctx, models.NewOrganization{Name: "Acme"})
+		org, err := store.CreateOrganization(ctx, "Acme", "")
 		require.NoError(t, err)
 		_, err = store.CreateWebhookEndpoint(ctx, org.ID, models.NewWebhookEndpoint{URL: srv.URL, Format: models.FormatJSON,
 			Enabled: true, Secret: "whsec_t"})

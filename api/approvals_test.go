@@ -58,26 +58,26 @@ func newStackWith(t *testing.T, db *gorm.DB, policy *netguard.Policy) *stack {
 	s := &stack{fixture: f, tc: ts}
 	st := f.store
 	var err error
-	s.bob, err = st.CreateMember(ctx, f.org.ID, models.NewMember{Email: "bob@example.com", Name: "Bob", Role: models.RoleAdmin})
+	s.bob, err = st.CreateMember(ctx, f.org.ID, "bob@example.com", "Bob", models.RoleAdmin)
 	require.NoError(t, err)
-	s.cy, err = st.CreateMember(ctx, f.org.ID, models.NewMember{Email: "cy@example.com", Role: models.RoleMember})
+	s.cy, err = st.CreateMember(ctx, f.org.ID, "cy@example.com", "", models.RoleMember)
 	require.NoError(t, err)
-	dee, err := st.CreateMember(ctx, f.org.ID, models.NewMember{Email: "dee@example.com", Name: "Dee"})
+	dee, err := st.CreateMember(ctx, f.org.ID, "dee@example.com", "Dee", "")
 	require.NoError(t, err)
 	inactive := false
-	_, err = st.UpdateMember(ctx, f.org.ID, dee.ID, models.MemberPatch{Active: &inactive})
+	_, err = st.UpdateMember(ctx, f.org.ID, dee.ID, nil, nil, &inactive)
 	require.NoError(t, err)
 	_, s.bobToken, err = st.CreateMemberToken(ctx, f.org.ID, s.bob.ID)
 	require.NoError(t, err)
 	_, s.cyToken, err = st.CreateMemberToken(ctx, f.org.ID, s.cy.ID)
 	require.NoError(t, err)
-	s.team, err = st.CreateTeam(ctx, f.org.ID, models.NewTeam{Name: "Finance", Kind: models.TeamKindTeam, Members: []string{s.bob.ID, s.cy.ID}})
+	s.team, err = st.CreateTeam(ctx, f.org.ID, "Finance", models.TeamKindTeam, []string{s.bob.ID, s.cy.ID})
 	require.NoError(t, err)
-	_, err = st.CreateMember(ctx, f.org.ID, models.NewMember{Email: "ops@example.com"})
+	_, err = st.CreateMember(ctx, f.org.ID, "ops@example.com", "", "")
 	require.NoError(t, err)
-	_, err = st.CreateTeam(ctx, f.org.ID, models.NewTeam{Name: "ops@example.com", Kind: models.TeamKindGroup, Members: []string{s.bob.ID}})
+	_, err = st.CreateTeam(ctx, f.org.ID, "ops@example.com", models.TeamKindGroup, []string{s.bob.ID})
 	require.NoError(t, err)
-	_, _, err = st.CreateGuest(ctx, f.org.ID, models.NewGuest{Email: "gus@partner.example"})
+	_, _, err = st.CreateGuest(ctx, f.org.ID, "gus@partner.example", "")
 	require.NoError(t, err)
 	return s
 }
@@ -440,7 +440,7 @@ func TestFlows(t *testing.T) {
 
 		a := s.create(t, s.agentKey, fmt.Sprintf(`{"title":"Pay","approvers":["cy@example.com"],"flowId":%q}`, id))
 		// Attaching needs approvals:write, not flows:write.
-		_, narrow, err := s.store.CreateKey(context.Background(), s.org.ID, models.NewKey{Name: "narrow", Kind: models.KeyAgent, Scopes: []string{"approvals:write", "approvals:read"}})
+		_, narrow, err := s.store.CreateKey(context.Background(), s.org.ID, "narrow", models.KeyAgent, []string{"approvals:write", "approvals:read"})
 		require.NoError(t, err)
 		s.create(t, narrow, fmt.Sprintf(`{"title":"Also","approvers":["cy@example.com"],"flowId":%q}`, id))
 
@@ -465,7 +465,7 @@ func TestFlows(t *testing.T) {
 		assert.Equal(t, "cy@example.com", last["actor"])
 
 		assert.Equal(t, 403, s.do(t, "POST", "/api/v1/flows/"+id+"/complete", narrow, "", nil).status, "narrow lacks flows:write")
-		_, other, err := s.store.CreateKey(context.Background(), s.org.ID, models.NewKey{Name: "other", Kind: models.KeyAgent, Scopes: []string{"flows:write", "flows:read"}})
+		_, other, err := s.store.CreateKey(context.Background(), s.org.ID, "other", models.KeyAgent, []string{"flows:write", "flows:read"})
 		require.NoError(t, err)
 		r := s.do(t, "POST", "/api/v1/flows/"+id+"/complete", other, "", nil)
 		assert.Equal(t, 403, r.status, "only the starter completes")

@@ -79,13 +79,13 @@ func newBenchStackWith(b *testing.B, kind string, policy *netguard.Policy) *benc
 	tc := benchTemporal(b)
 	require.NoError(b, worker.RegisterSearchAttributes(ctx, tc, "default"))
 	store := models.NewStore(db)
-	org, err := store.CreateOrganization(ctx, models.NewOrganization{Name: "Acme"})
+	org, err := store.CreateOrganization(ctx, "Acme", "")
 	require.NoError(b, err)
-	_, key, err := store.CreateKey(ctx, org.ID, models.NewKey{Name: "agent", Kind: models.KeyAgent, Scopes: scopes.All})
+	_, key, err := store.CreateKey(ctx, org.ID, "agent", models.KeyAgent, scopes.All)
 	require.NoError(b, err)
 	var bob *models.Member
-	for _, m := range []models.NewMember{{Email: "ada@example.com", Role: models.RoleOwner}, {Email: "bob@example.com", Role: models.RoleMember}} {
-		bob, err = store.CreateMember(ctx, org.ID, m)
+	for _, m := range []struct{ email, role string }{{"ada@example.com", models.RoleOwner}, {"bob@example.com", models.RoleMember}} {
+		bob, err = store.CreateMember(ctx, org.ID, m.email, "", m.role)
 		require.NoError(b, err)
 	}
 	_, bobToken, err := store.CreateMemberToken(ctx, org.ID, bob.ID)

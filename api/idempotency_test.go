@@ -119,9 +119,9 @@ func idempotencyHarness(t *testing.T, db *gorm.DB) (*handlers, string) {
 	t.Helper()
 	ctx := context.Background()
 	store := models.NewStore(db)
-	org, err := store.CreateOrganization(ctx, models.NewOrganization{Name: "Acme"})
+	org, err := store.CreateOrganization(ctx, "Acme", "")
 	require.NoError(t, err)
-	_, key, err := store.CreateKey(ctx, org.ID, models.NewKey{Name: "a", Kind: models.KeyAgent, Scopes: []string{"approvals:write"}})
+	_, key, err := store.CreateKey(ctx, org.ID, "a", models.KeyAgent, []string{"approvals:write"})
 	require.NoError(t, err)
 	return &handlers{store: store, log: slog.New(slog.NewTextHandler(io.Discard, nil))}, key
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"go.temporal.io/sdk/client"
 
+	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/logging"
@@ -30,10 +31,11 @@ type Deps struct {
 	BaseURL string
 	// Mount adds routes outside /api/v1, such as the dev mailbox.
 	Mount func(*gin.Engine)
-	// Approvals and Webhooks are the domain services, shared with the
-	// pages; nil builds one of their own from the fields above (tests).
+	// Approvals, Webhooks and Admin are the domain services, shared with
+	// the pages; nil builds one of their own from the fields above (tests).
 	Approvals *approvals.Service
 	Webhooks  *webhooks.Service
+	Admin     *admin.Service
 	// NetPolicy says which receiver addresses may be saved when the
 	// services are built here; nil is netguard.Public.
 	NetPolicy *netguard.Policy
@@ -50,6 +52,7 @@ type handlers struct {
 	baseURL   string
 	approvals *approvals.Service
 	webhooks  *webhooks.Service
+	admin     *admin.Service
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -57,12 +60,15 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 // New returns the HTTP handler for the API and health checks.
 func New(d Deps) http.Handler {
 	h := &handlers{store: d.Store, temporal: d.Temporal, log: d.Logger, baseURL: d.BaseURL,
-		approvals: d.Approvals, webhooks: d.Webhooks}
+		approvals: d.Approvals, webhooks: d.Webhooks, admin: d.Admin}
 	if h.approvals == nil {
 		h.approvals = approvals.New(approvals.Deps{Store: d.Store, Temporal: d.Temporal, Logger: d.Logger, NetPolicy: d.NetPolicy})
 	}
 	if h.webhooks == nil {
 		h.webhooks = webhooks.New(d.Store, d.NetPolicy, d.BaseURL)
+	}
+	if h.admin == nil {
+		h.admin = admin.New(d.Store)
 	}
 	r := gin.New()
 	// gin trusts every proxy unless told: anyone could then name their own
@@ -101,35 +107,35 @@ func New(d Deps) http.Handler {
 	h.post(v1, "/flows/:id/complete", requireScope(scopes.FlowsWrite), h.completeFlow)
 	h.post(v1, "/flows/:id/cancel", requireScope(scopes.FlowsWrite), h.cancelFlow)
 
-	admin := v1.Group("/admin", requireAdmin)
-	admin.GET("/organization", h.getOrganization)
-	admin.PATCH("/organization", h.updateOrganization)
-	h.post(admin, "/members", h.createMember)
-	admin.GET("/members", h.listMembers)
-	admin.PATCH("/members/:id", h.updateMember)
-	h.post(admin, "/members/:id/tokens", h.createMemberToken)
-	h.post(admin, "/teams", h.createTeam)
-	admin.GET("/teams", h.listTeams)
-	h.post(admin, "/guests", h.createGuest)
-	admin.GET("/guests", h.listGuests)
-	h.post(admin, "/keys", h.createKey)
-	admin.GET("/keys", h.listKeys)
-	admin.DELETE("/keys/:id", h.revokeKey)
-	h.post(admin, "/rules", h.createRule)
-	admin.GET("/rules", h.listRules)
-	admin.PATCH("/rules/:id", h.updateRule)
-	admin.DELETE("/rules/:id", h.deleteRule)
-	h.post(admin, "/webhooks", h.createWebhook)
-	admin.GET("/webhooks", h.listWebhooks)
-	admin.GET("/webhooks/:id", h.getWebhook)
-	admin.PATCH("/webhooks/:id", h.updateWebhook)
-	admin.DELETE("/webhooks/:id", h.deleteWebhook)
-	h.post(admin, "/webhooks/:id/rotate-secret", h.rotateWebhookSecret)
-	h.post(admin, "/webhooks/:id/test", h.testWebhook)
-	admin.GET("/webhooks/:id/deliveries", h.listDeliveries)
-	h.post(admin, "/webhooks/:id/recover", h.recoverDeliveries)
-	admin.GET("/deliveries/:id", h.getDelivery)
-	h.post(admin, "/deliveries/:id/resend", h.resendDelivery)
+	adm := v1.Group("/admin", requireAdmin)
+	adm.GET("/organization", h.getOrganization)
+	adm.PATCH("/organization", h.updateOrganization)
+	h.post(adm, "/members", h.createMember)
+	adm.GET("/members", h.listMembers)
+	adm.PATCH("/members/:id", h.updateMember)
+	h.post(adm, "/members/:id/tokens", h.createMemberToken)
+	h.post(adm, "/teams", h.createTeam)
+	adm.GET("/teams", h.listTeams)
+	h.post(adm, "/guests", h.createGuest)
+	adm.GET("/guests", h.listGuests)
+	h.post(adm, "/keys", h.createKey)
+	adm.GET("/keys", h.listKeys)
+	adm.DELETE("/keys/:id", h.revokeKey)
+	h.post(adm, "/rules", h.createRule)
+	adm.GET("/rules", h.listRules)
+	adm.PATCH("/rules/:id", h.updateRule)
+	adm.DELETE("/rules/:id", h.deleteRule)
+	h.post(adm, "/webhooks", h.createWebhook)
+	adm.GET("/webhooks", h.listWebhooks)
+	adm.GET("/webhooks/:id", h.getWebhook)
+	adm.PATCH("/webhooks/:id", h.updateWebhook)
+	adm.DELETE("/webhooks/:id", h.deleteWebhook)
+	h.post(adm, "/webhooks/:id/rotate-secret", h.rotateWebhookSecret)
+	h.post(adm, "/webhooks/:id/test", h.testWebhook)
+	adm.GET("/webhooks/:id/deliveries", h.listDeliveries)
+	h.post(adm, "/webhooks/:id/recover", h.recoverDeliveries)
+	adm.GET("/deliveries/:id", h.getDelivery)
+	h.post(adm, "/deliveries/:id/resend", h.resendDelivery)
 
 	if d.Mount != nil {
 		d.Mount(r)

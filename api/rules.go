@@ -5,21 +5,17 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/wire"
 )
 
 func (h *handlers) createRule(c *gin.Context) {
-	var in models.NewRule
+	var in admin.NewRule
 	if err := bind(c, &in); err != nil {
 		fail(c, err)
 		return
 	}
-	if err := in.Check(); err != nil {
-		fail(c, err)
-		return
-	}
-	r, err := h.store.CreateRule(c.Request.Context(), orgID(c), in)
+	r, err := h.admin.CreateRule(c.Request.Context(), orgID(c), in)
 	if err != nil {
 		fail(c, err)
 		return

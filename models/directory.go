@@ -12,25 +12,13 @@ import (
 	"github.com/assent-hq/assent/internal/ids"
 )
 
-// NewOrganization is the input for CreateOrganization.
-type NewOrganization struct {
-	Name string `json:"name" validate:"required,max=200"`
-	Plan string `json:"plan" validate:"omitempty,oneof=free team enterprise"`
-}
-
-// OrganizationPatch changes organisation settings; nil fields stay.
-type OrganizationPatch struct {
-	Name             *string `json:"name" validate:"omitempty,min=1,max=200"`
-	Plan             *string `json:"plan" validate:"omitempty,oneof=free team enterprise"`
-	GuestsMayApprove *bool   `json:"guestsMayApprove"`
-	// MaxApprovalExpirySeconds bounds how long a request may wait; it is
-	// also the expiry of a request created without one.
-	MaxApprovalExpirySeconds *int64 `json:"maxApprovalExpirySeconds" validate:"omitempty,min=60,max=31536000"`
-}
+// The directory's writes take checked input: package admin validates what
+// an administrator asks for, and the rules that need a transaction (the
+// last owner, a member's or guest's address, a team's members) are here.
 
 // CreateOrganization makes a new tenant on the free plan unless told.
-func (s *Store) CreateOrganization(ctx context.Context, in NewOrganization) (*Organization, error) {
-	org := &Organization{ID: newID(ids.Organization), Name: in.Name, Plan: in.Plan,
+func (s *Store) CreateOrganization(ctx context.Context, name, plan string) (*Organization, error) {
+	org := &Organization{ID: newID(ids.Organization), Name: name, Plan: plan,
 		MaxApprovalExpirySeconds: int64(DefaultMaxApprovalExpiry.Seconds())}
 	if org.Plan == "" {
 		org.Plan = PlanFree
@@ -51,48 +39,35 @@ func (s *Store) ListOrganizations(ctx context.Context) ([]Organization, error) {
 	return orgs, s.db.WithContext(ctx).Order("id").Find(&orgs).Error
 }
 
-// UpdateOrganization applies a patch.
-func (s *Store) UpdateOrganization(ctx context.Context, id string, p OrganizationPatch) (*Organization, error) {
+// UpdateOrganization changes the settings given; nil ones stay.
+func (s *Store) UpdateOrganization(ctx context.Context, id string, name, plan *string, guestsMayApprove *bool, maxApprovalExpirySeconds *int64) (*Organization, error) {
 	org, err := s.GetOrganization(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if p.Name != nil {
-		org.Name = *p.Name
+	if name != nil {
+		org.Name = *name
 	}
-	if p.Plan != nil {
-		org.Plan = *p.Plan
+	if plan != nil {
+		org.Plan = *plan
 	}
-	if p.GuestsMayApprove != nil {
-		org.GuestsMayApprove = *p.GuestsMayApprove
+	if guestsMayApprove != nil {
+		org.GuestsMayApprove = *guestsMayApprove
 	}
-	if p.MaxApprovalExpirySeconds != nil {
-		org.MaxApprovalExpirySeconds = *p.MaxApprovalExpirySeconds
+	if maxApprovalExpirySeconds != nil {
+		org.MaxApprovalExpirySeconds = *maxApprovalExpirySeconds
 	}
 	return org, s.db.WithContext(ctx).Save(org).Error
-}
-
-// NewMember is the input for CreateMember.
-type NewMember struct {
-	Email string `json:"email" validate:"required,email,max=320"`
-	Name  string `json:"name" validate:"max=200"`
-	Role  string `json:"role" validate:"omitempty,oneof=owner admin member"`
-}
-
-// MemberPatch changes a member; nil fields stay.
-type MemberPatch struct {
-	Name   *string `json:"name" validate:"omitempty,max=200"`
-	Role   *string `json:"role" validate:"omitempty,oneof=owner admin member"`
-	Active *bool   `json:"active"`
 }
 
 // NormalizeEmail is the one spelling of an address the service stores.
 func NormalizeEmail(e string) string { return strings.ToLower(strings.TrimSpace(e)) }
 
-// CreateMember adds an active person to the organisation.
-func (s *Store) CreateMember(ctx context.Context, orgID string, in NewMember) (*Member, error) {
-	m := &Member{ID: newID(ids.Member), OrganizationID: orgID, Email: NormalizeEmail(in.Email),
-		Name: strings.TrimSpace(in.Name), Role: in.Role, Active: true}
+// CreateMember adds an active person to the organisation, as a member
+// unless role says otherwise.
+func (s *Store) CreateMember(ctx context.Context, orgID, email, name, role string) (*Member, error) {
+	m := &Member{ID: newID(ids.Member), OrganizationID: orgID, Email: NormalizeEmail(email),
+		Name: strings.TrimSpace(name), Role: role, Active: true}
 	if m.Role == "" {
 		m.Role = RoleMember
 	}
@@ -120,10 +95,10 @@ func (s *Store) ListMembers(ctx context.Context, orgID string, p Page) ([]Member
 	return list(q, p, func(m *Member) string { return m.ID })
 }
 
-// UpdateMember changes role, name or active state. The last active owner
-// can be neither demoted nor deactivated, so an organisation never loses
-// its owner.
-func (s *Store) UpdateMember(ctx context.Context, orgID, id string, p MemberPatch) (*Member, error) {
+// UpdateMember changes name, role or active state; nil ones stay. The last
+// active owner can be neither demoted nor deactivated, so an organisation
+// never loses its owner.
+func (s *Store) UpdateMember(ctx context.Context, orgID, id string, name, role *string, active *bool) (*Member, error) {
 	var m *Member
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
@@ -131,7 +106,7 @@ func (s *Store) UpdateMember(ctx context.Context, orgID, id string, p MemberPatc
 			return err
 		}
 		losesOwner := m.Role == RoleOwner && m.Active &&
-			((p.Role != nil && *p.Role != RoleOwner) || (p.Active != nil && !*p.Active))
+			((role != nil && *role != RoleOwner) || (active != nil && !*active))
 		if losesOwner {
 			var owners int64
 			if err := tx.Model(&Member{}).Where("organization_id = ? AND role = ? AND active = ? AND id <> ?",
@@ -142,14 +117,14 @@ func (s *Store) UpdateMember(ctx context.Context, orgID, id string, p MemberPatc
 				return apperr.New(apperr.InvalidState, "%s is the last active owner; make another member owner first", m.Email)
 			}
 		}
-		if p.Name != nil {
-			m.Name = strings.TrimSpace(*p.Name)
+		if name != nil {
+			m.Name = strings.TrimSpace(*name)
 		}
-		if p.Role != nil {
-			m.Role = *p.Role
+		if role != nil {
+			m.Role = *role
 		}
-		if p.Active != nil {
-			m.Active = *p.Active
+		if active != nil {
+			m.Active = *active
 		}
 		return tx.Save(m).Error
 	})
@@ -165,18 +140,12 @@ func lockForUpdate(tx *gorm.DB) []clause.Expression {
 	return nil
 }
 
-// NewTeam is the input for CreateTeam. Members are emails or member ids.
-type NewTeam struct {
-	Name    string   `json:"name" validate:"required,max=200"`
-	Kind    string   `json:"kind" validate:"required,oneof=team group workspace"`
-	Members []string `json:"members" validate:"max=1000"`
-}
-
-// CreateTeam makes a named set of existing members.
-func (s *Store) CreateTeam(ctx context.Context, orgID string, in NewTeam) (*Team, error) {
-	t := &Team{ID: newID(ids.Team), OrganizationID: orgID, Name: strings.TrimSpace(in.Name), Kind: in.Kind}
+// CreateTeam makes a named set of existing members, each given by email or
+// member id.
+func (s *Store) CreateTeam(ctx context.Context, orgID, name, kind string, refs []string) (*Team, error) {
+	t := &Team{ID: newID(ids.Team), OrganizationID: orgID, Name: strings.TrimSpace(name), Kind: kind}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		members, err := resolveMembers(tx, orgID, in.Members)
+		members, err := resolveMembers(tx, orgID, refs)
 		if err != nil {
 			return err
 		}
@@ -233,16 +202,11 @@ func (s *Store) ListTeams(ctx context.Context, orgID string, p Page) ([]Team, st
 	return list(q, p, func(t *Team) string { return t.ID })
 }
 
-// NewGuest admits an address that is not a member.
-type NewGuest struct {
-	Email string `json:"email" validate:"required,email,max=320"`
-	Name  string `json:"name" validate:"max=200"`
-}
-
-// CreateGuest admits a guest. Admitting the same address again returns the
-// existing guest with created false, so scripts can run twice.
-func (s *Store) CreateGuest(ctx context.Context, orgID string, in NewGuest) (g *Guest, created bool, err error) {
-	g = &Guest{ID: newID(ids.Guest), OrganizationID: orgID, Email: NormalizeEmail(in.Email), Name: strings.TrimSpace(in.Name)}
+// CreateGuest admits an address that is not a member. Admitting the same
+// address again returns the existing guest with created false, so scripts
+// can run twice.
+func (s *Store) CreateGuest(ctx context.Context, orgID, email, name string) (g *Guest, created bool, err error) {
+	g = &Guest{ID: newID(ids.Guest), OrganizationID: orgID, Email: NormalizeEmail(email), Name: strings.TrimSpace(name)}
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var members int64
 		if err := tx.Model(&Member{}).Where("organization_id = ? AND email = ?", orgID, g.Email).Count(&members).Error; err != nil {

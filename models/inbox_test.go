@@ -19,9 +19,9 @@ func TestPendingForPutsTheMostUrgentFirstWhateverTheBacklog(t *testing.T) {
 		ctx := context.Background()
 		s := models.NewStore(db)
 		org := newOrg(t, s)
-		ada, err := s.CreateMember(ctx, org.ID, models.NewMember{Email: "ada@example.com"})
+		ada, err := s.CreateMember(ctx, org.ID, "ada@example.com", "", "")
 		require.NoError(t, err)
-		bob, err := s.CreateMember(ctx, org.ID, models.NewMember{Email: "bob@example.com"})
+		bob, err := s.CreateMember(ctx, org.ID, "bob@example.com", "", "")
 		require.NoError(t, err)
 		now := time.Now().UTC().Truncate(time.Second)
 		create := func(title, risk string, expires time.Time, status string, orgID string, approvers ...string) *models.Approval {

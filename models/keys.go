@@ -24,13 +24,6 @@ var secretPrefix = map[string]string{
 	KeyMember: "asnt_member_",
 }
 
-// NewKey is the input for CreateKey.
-type NewKey struct {
-	Name   string   `json:"name" validate:"required,max=200"`
-	Kind   string   `json:"kind" validate:"required,oneof=agent admin"`
-	Scopes []string `json:"scopes" validate:"max=50"`
-}
-
 // Principal is who a request acts for.
 type Principal struct {
 	Key          *APIKey
@@ -66,30 +59,11 @@ func newSecret(kind string) string {
 	return secretPrefix[kind] + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
 }
 
-// CreateKey issues an agent or admin key and returns its secret, which is
-// never stored and cannot be shown again.
-func (s *Store) CreateKey(ctx context.Context, orgID string, in NewKey) (*APIKey, string, error) {
-	var keyScopes StringList
-	switch in.Kind {
-	case KeyAgent:
-		if len(in.Scopes) == 0 {
-			return nil, "", apperr.Field(apperr.InvalidRequest, "scopes", "an agent key needs at least one scope")
-		}
-		for _, sc := range in.Scopes {
-			if !scopes.Valid(sc) {
-				return nil, "", apperr.Field(apperr.InvalidRequest, "scopes", "unknown scope %q; known scopes: %s", sc, strings.Join(scopes.All, ", "))
-			}
-			if !keyScopes.Contains(sc) {
-				keyScopes = append(keyScopes, sc)
-			}
-		}
-	case KeyAdmin:
-		if len(in.Scopes) > 0 {
-			return nil, "", apperr.Field(apperr.InvalidRequest, "scopes", "admin keys manage the organisation and carry no scopes")
-		}
-		keyScopes = StringList{}
-	}
-	return s.insertKey(ctx, &APIKey{OrganizationID: orgID, Kind: in.Kind, Name: in.Name, Scopes: keyScopes})
+// CreateKey issues an agent or admin key with keyScopes (package admin
+// checks they fit the kind) and returns its secret, which is never stored
+// and cannot be shown again.
+func (s *Store) CreateKey(ctx context.Context, orgID, name, kind string, keyScopes []string) (*APIKey, string, error) {
+	return s.insertKey(ctx, &APIKey{OrganizationID: orgID, Kind: kind, Name: name, Scopes: append(StringList{}, keyScopes...)})
 }
 
 // CreateMemberToken issues a token for a person acting through the API. It

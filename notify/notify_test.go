@@ -50,13 +50,13 @@ func TestApproversAreEmailedOnceEachAcrossRetries(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		store := models.NewStore(db)
-		org, err := store.CreateOrganization(ctx, models.NewOrganization{Name: "Acme"})
+		org, err := store.CreateOrganization(ctx, "Acme", "")
 		require.NoError(t, err)
 		member := func(email string, active bool) *models.Member {
-			m, err := store.CreateMember(ctx, org.ID, models.NewMember{Email: email, Name: strings.Split(email, "@")[0]})
+			m, err := store.CreateMember(ctx, org.ID, email, strings.Split(email, "@")[0], "")
 			require.NoError(t, err)
 			if !active {
-				_, err = store.UpdateMember(ctx, org.ID, m.ID, models.MemberPatch{Active: &active})
+				_, err = store.UpdateMember(ctx, org.ID, m.ID, nil, nil, &active)
 				require.NoError(t, err)
 			}
 			return m
@@ -111,9 +111,9 @@ func TestWithoutAMailerNothingIsRetried(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		store := models.NewStore(db)
-		org, err := store.CreateOrganization(ctx, models.NewOrganization{Name: "Acme"})
+		org, err := store.CreateOrganization(ctx, "Acme", "")
 		require.NoError(t, err)
-		m, err := store.CreateMember(ctx, org.ID, models.NewMember{Email: "ann@example.com"})
+		m, err := store.CreateMember(ctx, org.ID, "ann@example.com", "", "")
 		require.NoError(t, err)
 		a := &models.Approval{OrganizationID: org.ID, Title: "T", Risk: models.RiskHigh, ApproverIDs: []string{m.ID},
 			ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: "key_1", RequestedBy: "agent"}

@@ -5,8 +5,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/internal/apperr"
-	"github.com/assent-hq/assent/internal/validate"
 	"github.com/assent-hq/assent/models"
 )
 
@@ -17,28 +17,23 @@ var (
 	teamKinds = []string{models.TeamKindTeam, models.TeamKindGroup, models.TeamKindWorkspace}
 )
 
-// ownersOnly is refused when an administrator who is not an owner tries
-// to make an owner or change one: only owners hand out or take away
-// ownership, so an administrator cannot take over the organisation.
-var ownersOnly = apperr.New(apperr.Forbidden, "only an owner can make someone an owner or change an owner's role or state")
-
 type membersPage struct {
 	adminBase
 	Members []models.Member
 	Pager   pager
-	Form    models.NewMember
+	Form    admin.NewMember
 	Roles   []string
 	// Me is the signed-in member's id.
 	Me string
 }
 
 func (p *Pages) adminMembers(c *gin.Context) {
-	p.showMembers(c, http.StatusOK, nil, models.NewMember{Role: models.RoleMember})
+	p.showMembers(c, http.StatusOK, nil, admin.NewMember{Role: models.RoleMember})
 }
 
 // showMembers renders the member list with prob (a refused action) and
 // what was typed into the add form.
-func (p *Pages) showMembers(c *gin.Context, status int, prob *formProblem, form models.NewMember) {
+func (p *Pages) showMembers(c *gin.Context, status int, prob *formProblem, form admin.NewMember) {
 	rows, next, err := p.store.ListMembers(c.Request.Context(), orgOf(c), adminPage(c))
 	if err != nil {
 		p.Fail(c, err)
@@ -52,23 +47,15 @@ func (p *Pages) showMembers(c *gin.Context, status int, prob *formProblem, form 
 
 // membersRefused shows the member list again with why the action was
 // refused.
-func (p *Pages) membersRefused(c *gin.Context, err error, form models.NewMember) {
+func (p *Pages) membersRefused(c *gin.Context, err error, form admin.NewMember) {
 	if prob, status, ok := p.refusedBy(c, err); ok {
 		p.showMembers(c, status, prob, form)
 	}
 }
 
 func (p *Pages) addMember(c *gin.Context) {
-	in := models.NewMember{Email: c.PostForm("email"), Name: c.PostForm("name"), Role: c.PostForm("role")}
-	if err := validate.Struct(&in); err != nil {
-		p.membersRefused(c, err, in)
-		return
-	}
-	if in.Role == models.RoleOwner && CurrentPerson(c).Member.Role != models.RoleOwner {
-		p.membersRefused(c, ownersOnly, in)
-		return
-	}
-	if _, err := p.store.CreateMember(c.Request.Context(), orgOf(c), in); err != nil {
+	in := admin.NewMember{Email: c.PostForm("email"), Name: c.PostForm("name"), Role: c.PostForm("role")}
+	if _, err := p.admin.CreateMember(c.Request.Context(), orgOf(c), CurrentPerson(c).Member, in); err != nil {
 		p.membersRefused(c, err, in)
 		return
 	}
@@ -77,9 +64,9 @@ func (p *Pages) addMember(c *gin.Context) {
 
 func (p *Pages) changeRole(c *gin.Context) {
 	role := c.PostForm("role")
-	patch := models.MemberPatch{Role: &role}
+	patch := admin.MemberPatch{Role: &role}
 	if err := p.updateMember(c, patch); err != nil {
-		p.membersRefused(c, err, models.NewMember{Role: models.RoleMember})
+		p.membersRefused(c, err, admin.NewMember{Role: models.RoleMember})
 		return
 	}
 	done(c, "/admin/members", "role-changed")
@@ -88,10 +75,10 @@ func (p *Pages) changeRole(c *gin.Context) {
 func (p *Pages) setMemberActive(c *gin.Context) {
 	active, err := formBool(c, "active")
 	if err == nil {
-		err = p.updateMember(c, models.MemberPatch{Active: &active})
+		err = p.updateMember(c, admin.MemberPatch{Active: &active})
 	}
 	if err != nil {
-		p.membersRefused(c, err, models.NewMember{Role: models.RoleMember})
+		p.membersRefused(c, err, admin.NewMember{Role: models.RoleMember})
 		return
 	}
 	if active {
@@ -101,23 +88,10 @@ func (p *Pages) setMemberActive(c *gin.Context) {
 	done(c, "/admin/members", "member-deactivated")
 }
 
-// updateMember applies patch to the member in the path. The store keeps
-// the last active owner; here only owners may touch ownership.
-func (p *Pages) updateMember(c *gin.Context, patch models.MemberPatch) error {
-	if err := validate.Struct(&patch); err != nil {
-		return err
-	}
-	ctx, org := c.Request.Context(), orgOf(c)
-	if CurrentPerson(c).Member.Role != models.RoleOwner {
-		m, err := p.store.GetMember(ctx, org, c.Param("id"))
-		if err != nil {
-			return err
-		}
-		if m.Role == models.RoleOwner || (patch.Role != nil && *patch.Role == models.RoleOwner) {
-			return ownersOnly
-		}
-	}
-	_, err := p.store.UpdateMember(ctx, org, c.Param("id"), patch)
+// updateMember applies patch to the member in the path, as the signed-in
+// member: only owners may touch ownership.
+func (p *Pages) updateMember(c *gin.Context, patch admin.MemberPatch) error {
+	_, err := p.admin.UpdateMember(c.Request.Context(), orgOf(c), CurrentPerson(c).Member, c.Param("id"), patch)
 	return err
 }
 
@@ -162,12 +136,8 @@ func (p *Pages) showTeams(c *gin.Context, status int, prob *formProblem, form te
 
 func (p *Pages) createTeam(c *gin.Context) {
 	form := teamForm{Name: c.PostForm("name"), Kind: c.PostForm("kind"), Members: c.PostForm("members")}
-	in := models.NewTeam{Name: form.Name, Kind: form.Kind, Members: splitList(form.Members)}
-	err := validate.Struct(&in)
-	if err == nil {
-		_, err = p.store.CreateTeam(c.Request.Context(), orgOf(c), in)
-	}
-	if err != nil {
+	in := admin.NewTeam{Name: form.Name, Kind: form.Kind, Members: splitList(form.Members)}
+	if _, err := p.admin.CreateTeam(c.Request.Context(), orgOf(c), in); err != nil {
 		if prob, status, ok := p.refusedBy(c, err); ok {
 			p.showTeams(c, status, prob, form)
 		}
@@ -180,14 +150,14 @@ type guestsPage struct {
 	adminBase
 	Guests []models.Guest
 	Pager  pager
-	Form   models.NewGuest
+	Form   admin.NewGuest
 }
 
 func (p *Pages) adminGuests(c *gin.Context) {
-	p.showGuests(c, http.StatusOK, nil, models.NewGuest{})
+	p.showGuests(c, http.StatusOK, nil, admin.NewGuest{})
 }
 
-func (p *Pages) showGuests(c *gin.Context, status int, prob *formProblem, form models.NewGuest) {
+func (p *Pages) showGuests(c *gin.Context, status int, prob *formProblem, form admin.NewGuest) {
 	rows, next, err := p.store.ListGuests(c.Request.Context(), orgOf(c), adminPage(c))
 	if err != nil {
 		p.Fail(c, err)
@@ -201,12 +171,8 @@ func (p *Pages) showGuests(c *gin.Context, status int, prob *formProblem, form m
 // admitGuest admits an address; admitting it again says so and changes
 // nothing.
 func (p *Pages) admitGuest(c *gin.Context) {
-	in := models.NewGuest{Email: c.PostForm("email"), Name: c.PostForm("name")}
-	err := validate.Struct(&in)
-	created := false
-	if err == nil {
-		_, created, err = p.store.CreateGuest(c.Request.Context(), orgOf(c), in)
-	}
+	in := admin.NewGuest{Email: c.PostForm("email"), Name: c.PostForm("name")}
+	_, created, err := p.admin.CreateGuest(c.Request.Context(), orgOf(c), in)
 	if err != nil {
 		if prob, status, ok := p.refusedBy(c, err); ok {
 			p.showGuests(c, status, prob, in)

@@ -6,8 +6,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/internal/scopes"
-	"github.com/assent-hq/assent/internal/validate"
 	"github.com/assent-hq/assent/models"
 )
 
@@ -55,17 +55,12 @@ func (p *Pages) showKeys(c *gin.Context, status int, prob *formProblem, form key
 }
 
 // createKey issues an agent key with the ticked scopes, through the same
-// store call and checks as the API. Its answer is the only page that
+// service call and checks as the API. Its answer is the only page that
 // shows the secret; it is not stored and no later page can show it.
 func (p *Pages) createKey(c *gin.Context) {
 	form := keyForm{Name: c.PostForm("name"), Scopes: c.PostFormArray("scopes")}
-	in := models.NewKey{Name: form.Name, Kind: models.KeyAgent, Scopes: form.Scopes}
-	err := validate.Struct(&in)
-	var k *models.APIKey
-	var secret string
-	if err == nil {
-		k, secret, err = p.store.CreateKey(c.Request.Context(), orgOf(c), in)
-	}
+	in := admin.NewKey{Name: form.Name, Kind: models.KeyAgent, Scopes: form.Scopes}
+	k, secret, err := p.admin.CreateKey(c.Request.Context(), orgOf(c), in)
 	if err != nil {
 		if prob, status, ok := p.refusedBy(c, err); ok {
 			p.showKeys(c, status, prob, form, nil)

@@ -7,9 +7,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/rules"
-	"github.com/assent-hq/assent/internal/validate"
 	"github.com/assent-hq/assent/models"
 )
 
@@ -48,14 +48,14 @@ func (p *Pages) rulesRefused(c *gin.Context, err error, form ruleForm) {
 	}
 }
 
-// createRule saves a rule after the same checks as the API: the input's
-// tags, then NewRule.Check (what each kind needs, a condition that
-// compiles).
+// createRule saves a rule through the same service call and checks as the
+// API: the input's tags, then what each kind needs and a condition that
+// compiles.
 func (p *Pages) createRule(c *gin.Context) {
 	form := ruleForm{Name: c.PostForm("name"), Kind: c.PostForm("kind"), Condition: c.PostForm("condition"),
 		RequiredApprovals: strings.TrimSpace(c.PostForm("requiredApprovals")), Principle: c.PostForm("principle"),
 		Concern: c.PostForm("concern"), Fields: c.PostForm("fields")}
-	in := models.NewRule{Name: form.Name, Kind: form.Kind, Condition: form.Condition,
+	in := admin.NewRule{Name: form.Name, Kind: form.Kind, Condition: form.Condition,
 		Principle: form.Principle, Concern: form.Concern, Fields: splitList(form.Fields)}
 	if form.RequiredApprovals != "" {
 		n, err := strconv.Atoi(form.RequiredApprovals)
@@ -65,14 +65,7 @@ func (p *Pages) createRule(c *gin.Context) {
 		}
 		in.RequiredApprovals = n
 	}
-	err := validate.Struct(&in)
-	if err == nil {
-		err = in.Check()
-	}
-	if err == nil {
-		_, err = p.store.CreateRule(c.Request.Context(), orgOf(c), in)
-	}
-	if err != nil {
+	if _, err := p.admin.CreateRule(c.Request.Context(), orgOf(c), in); err != nil {
 		p.rulesRefused(c, err, form)
 		return
 	}

@@ -41,7 +41,7 @@ func adminSiteWith(t *testing.T, db *gorm.DB, deps web.Deps) *site {
 	s := newSiteWith(t, models.NewStore(db), deps)
 	owner := models.RoleOwner
 	var err error
-	s.ada, err = s.store.UpdateMember(context.Background(), s.org.ID, s.ada.ID, models.MemberPatch{Role: &owner})
+	s.ada, err = s.store.UpdateMember(context.Background(), s.org.ID, s.ada.ID, nil, &owner, nil)
 	require.NoError(t, err)
 	return s
 }
@@ -49,7 +49,7 @@ func adminSiteWith(t *testing.T, db *gorm.DB, deps web.Deps) *site {
 // member adds a member of s's organisation with role.
 func (s *site) member(t *testing.T, email, role string) *models.Member {
 	t.Helper()
-	m, err := s.store.CreateMember(context.Background(), s.org.ID, models.NewMember{Email: email, Name: strings.Split(email, "@")[0], Role: role})
+	m, err := s.store.CreateMember(context.Background(), s.org.ID, email, strings.Split(email, "@")[0], role)
 	require.NoError(t, err)
 	return m
 }
@@ -58,7 +58,7 @@ func (s *site) member(t *testing.T, email, role string) *models.Member {
 // records stay out of reach.
 func (s *site) otherOrg(t *testing.T) *models.Organization {
 	t.Helper()
-	o, err := s.store.CreateOrganization(context.Background(), models.NewOrganization{Name: "Other Ltd"})
+	o, err := s.store.CreateOrganization(context.Background(), "Other Ltd", "")
 	require.NoError(t, err)
 	return o
 }
@@ -78,7 +78,7 @@ func TestAdminPagesAreForOwnersAndAdministrators(t *testing.T) {
 		s := adminSite(t, db)
 		s.member(t, "bob@example.com", models.RoleMember)
 		s.member(t, "cy@example.com", models.RoleAdmin)
-		_, _, err := s.store.CreateGuest(context.Background(), s.org.ID, models.NewGuest{Email: "gus@example.com"})
+		_, _, err := s.store.CreateGuest(context.Background(), s.org.ID, "gus@example.com", "")
 		require.NoError(t, err)
 		paths := []string{"/admin", "/admin/members", "/admin/teams", "/admin/guests", "/admin/keys", "/admin/webhooks", "/admin/rules"}
 
@@ -242,7 +242,7 @@ func TestAdminManagesMembers(t *testing.T) {
 
 		// Another organisation's member is not found.
 		other := s.otherOrg(t)
-		foreign, err := s.store.CreateMember(ctx, other.ID, models.NewMember{Email: "zed@example.com", Role: models.RoleOwner})
+		foreign, err := s.store.CreateMember(ctx, other.ID, "zed@example.com", "", models.RoleOwner)
 		require.NoError(t, err)
 		r = b.post("/admin/members/"+foreign.ID+"/role", url.Values{"csrf": {csrf}, "role": {"member"}})
 		assert.Equal(t, http.StatusNotFound, r.status)
@@ -339,7 +339,7 @@ func TestAdminKeysShowTheSecretOnce(t *testing.T) {
 
 		// Another organisation's key cannot be revoked from here.
 		other := s.otherOrg(t)
-		k, theirs, err := s.store.CreateKey(ctx, other.ID, models.NewKey{Name: "theirs", Kind: models.KeyAgent, Scopes: []string{scopes.ApprovalsRead}})
+		k, theirs, err := s.store.CreateKey(ctx, other.ID, "theirs", models.KeyAgent, []string{scopes.ApprovalsRead})
 		require.NoError(t, err)
 		r = b.post("/admin/keys/"+k.ID+"/revoke", url.Values{"csrf": {csrf}})
 		assert.Equal(t, http.StatusNotFound, r.status)
@@ -375,7 +375,7 @@ func TestAdminRulesAreCheckedLikeTheAPI(t *testing.T) {
 		ctx := context.Background()
 		b := s.browser(t)
 		csrf := b.signIn(s, "ada@example.com")
-		_, adminKey, err := s.store.CreateKey(ctx, s.org.ID, models.NewKey{Name: "admin", Kind: models.KeyAdmin})
+		_, adminKey, err := s.store.CreateKey(ctx, s.org.ID, "admin", models.KeyAdmin, nil)
 		require.NoError(t, err)
 
 		bad := "request.risk =="
@@ -436,8 +436,8 @@ func TestAdminRulesAreCheckedLikeTheAPI(t *testing.T) {
 		assert.Equal(t, http.StatusNotFound, b.post("/admin/rules/"+big.ID+"/delete", url.Values{"csrf": {csrf}}).status)
 
 		other := s.otherOrg(t)
-		theirs, err := s.store.CreateRule(ctx, other.ID, models.NewRule{Name: "theirs", Kind: "restricted", Fields: []string{"x"}})
-		require.NoError(t, err)
+		theirs := &models.Rule{OrganizationID: other.ID, Name: "theirs", Kind: "restricted", Fields: models.StringList{"x"}, Enabled: true}
+		require.NoError(t, s.store.CreateRule(ctx, theirs))
 		assert.Equal(t, http.StatusNotFound, b.post("/admin/rules/"+theirs.ID+"/enabled", url.Values{"csrf": {csrf}, "enabled": {"false"}}).status)
 		assert.Equal(t, http.StatusNotFound, b.post("/admin/rules/"+theirs.ID+"/delete", url.Values{"csrf": {csrf}}).status)
 	})
@@ -757,7 +757,7 @@ func TestAdminAddsTestsAndRotatesWebhooks(t *testing.T) {
 		assert.Equal(t, models.FormatSlack, after.Format, "a refused change changes nothing")
 
 		// The page refuses exactly what the API refuses.
-		_, adminKey, err := s.store.CreateKey(ctx, s.org.ID, models.NewKey{Name: "admin", Kind: models.KeyAdmin})
+		_, adminKey, err := s.store.CreateKey(ctx, s.org.ID, "admin", models.KeyAdmin, nil)
 		require.NoError(t, err)
 		status, apiMsg := apiError(t, s.store, adminKey, "/api/v1/admin/webhooks", `{"url":"https://10.0.0.7/hook"}`)
 		assert.Equal(t, http.StatusBadRequest, status)

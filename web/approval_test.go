@@ -56,7 +56,7 @@ func TestApprovalPageDecides(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := decidingSite(t, db)
 		ctx := context.Background()
-		bob, err := s.store.CreateMember(ctx, s.org.ID, models.NewMember{Email: "bob@example.com", Name: "Bob"})
+		bob, err := s.store.CreateMember(ctx, s.org.ID, "bob@example.com", "Bob", "")
 		require.NoError(t, err)
 		a := s.started(t, &models.Approval{Title: `Pay <script>alert(1)</script>`, Description: "Invoice 7 from Initech.",
 			ApproverIDs: []string{s.ada.ID}, Input: models.RawJSON(`{"amount":120,"currency":"EUR","rush":false,"big":12345678901234567890}`),
@@ -152,7 +152,7 @@ func TestApprovalPageDecides(t *testing.T) {
 		assert.Equal(t, http.StatusForbidden, r.status, r.body)
 
 		// Another organisation's request does not exist here.
-		other, err := s.store.CreateOrganization(ctx, models.NewOrganization{Name: "Other"})
+		other, err := s.store.CreateOrganization(ctx, "Other", "")
 		require.NoError(t, err)
 		foreign := &models.Approval{OrganizationID: other.ID, Title: "Theirs", Risk: models.RiskLow, RequiredApprovals: 1,
 			ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "x"}
@@ -206,9 +206,9 @@ func TestAGuestSeesOnlyWhatTheyAreAsked(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSite(t, db)
 		ctx := context.Background()
-		guest, _, err := s.store.CreateGuest(ctx, s.org.ID, models.NewGuest{Email: "gail@partner.example", Name: "Gail"})
+		guest, _, err := s.store.CreateGuest(ctx, s.org.ID, "gail@partner.example", "Gail")
 		require.NoError(t, err)
-		_, err = s.store.CreateMember(ctx, s.org.ID, models.NewMember{Email: "bob@example.com", Name: "Bob"})
+		_, err = s.store.CreateMember(ctx, s.org.ID, "bob@example.com", "Bob", "")
 		require.NoError(t, err)
 		hers := s.approval(t, "Share the report", models.RiskLow, time.Now().Add(time.Hour), s.ada.ID, guest.ID)
 		internal := s.approval(t, "Salary review", models.RiskLow, time.Now().Add(time.Hour), s.ada.ID)

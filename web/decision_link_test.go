@@ -49,7 +49,7 @@ func TestEmailedLinkDecidesALowRiskApprovalWithoutSignIn(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := decidingSite(t, db)
 		ctx := context.Background()
-		bob, err := s.store.CreateMember(ctx, s.org.ID, models.NewMember{Email: "bob@example.com", Name: "Bob"})
+		bob, err := s.store.CreateMember(ctx, s.org.ID, "bob@example.com", "Bob", "")
 		require.NoError(t, err)
 		a := s.started(t, &models.Approval{Title: "Pay <b>Initech</b>", Risk: models.RiskLow, Description: "Invoice 7.",
 			ApproverIDs: []string{s.ada.ID, bob.ID}, Input: models.RawJSON(`{"amount":120,"iban":"DE89 3704 0044 0532 0130 00"}`),
@@ -158,13 +158,13 @@ func TestForgedExpiredAndMisplacedLinksDecideNothing(t *testing.T) {
 		assert.Equal(t, http.StatusConflict, r.status)
 
 		// A deactivated approver's link no longer works.
-		cy, err := s.store.CreateMember(ctx, s.org.ID, models.NewMember{Email: "cy@example.com"})
+		cy, err := s.store.CreateMember(ctx, s.org.ID, "cy@example.com", "", "")
 		require.NoError(t, err)
 		fresh := s.approval(t, "Fresh", models.RiskLow, time.Now().Add(time.Hour), cy.ID)
 		cyToken, err := s.store.CreateDecisionLink(ctx, fresh, cy.ID)
 		require.NoError(t, err)
 		inactive := false
-		_, err = s.store.UpdateMember(ctx, s.org.ID, cy.ID, models.MemberPatch{Active: &inactive})
+		_, err = s.store.UpdateMember(ctx, s.org.ID, cy.ID, nil, nil, &inactive)
 		require.NoError(t, err)
 		assert.Equal(t, http.StatusForbidden, b.get("/approvals/"+fresh.ID+"/link/"+cyToken).status)
 
@@ -179,7 +179,7 @@ func TestAGuestDecidesFromThePageAndTheAskerGetsTheAnswer(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := decidingSite(t, db)
 		ctx := context.Background()
-		guest, _, err := s.store.CreateGuest(ctx, s.org.ID, models.NewGuest{Email: "gail@partner.example", Name: "Gail"})
+		guest, _, err := s.store.CreateGuest(ctx, s.org.ID, "gail@partner.example", "Gail")
 		require.NoError(t, err)
 		a := s.started(t, &models.Approval{Title: "Share the report", ApproverIDs: []string{s.ada.ID, guest.ID}})
 		s.mailTo(t, "gail@partner.example", "Approval needed: Share the report")
@@ -223,7 +223,7 @@ func TestTheLinkPageHidesARestrictedFieldsCorrection(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := decidingSite(t, db)
 		ctx := context.Background()
-		bob, err := s.store.CreateMember(ctx, s.org.ID, models.NewMember{Email: "bob@example.com", Name: "Bob"})
+		bob, err := s.store.CreateMember(ctx, s.org.ID, "bob@example.com", "Bob", "")
 		require.NoError(t, err)
 		a := s.started(t, &models.Approval{Title: "Pay supplier", Risk: models.RiskLow,
 			ApproverIDs: []string{s.ada.ID, bob.ID}, Input: models.RawJSON(`{"amount":120,"iban":"DE-OLD-IBAN"}`),

@@ -21,6 +21,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/logging"
@@ -45,10 +46,12 @@ type Deps struct {
 	// http:// address (dev) lets cookies go without the Secure flag.
 	BaseURL string
 	Logger  *slog.Logger
-	// Approvals and Webhooks are the domain services the REST endpoints
-	// share; nil builds one of their own from Store and NetPolicy (tests).
+	// Approvals, Webhooks and Admin are the domain services the REST
+	// endpoints share; nil builds one of their own from Store and
+	// NetPolicy (tests).
 	Approvals *approvals.Service
 	Webhooks  *webhooks.Service
+	Admin     *admin.Service
 	// OIDC, when set, offers single sign-on beside the emailed link.
 	OIDC *OIDCSettings
 	// NetPolicy says which webhook addresses the admin pages may save and
@@ -74,6 +77,7 @@ type Pages struct {
 	// signIns limits sign-in requests per client address.
 	signIns  *ratelimit.Keyed
 	webhooks *webhooks.Service
+	admin    *admin.Service
 }
 
 // View is what every page template sees: the layout reads Person and CSRF,
@@ -113,7 +117,7 @@ func New(d Deps) *Pages {
 	if log == nil {
 		log = slog.Default()
 	}
-	p := &Pages{store: d.Store, approvals: d.Approvals, webhooks: d.Webhooks, mailer: d.Mailer, baseURL: strings.TrimSuffix(d.BaseURL, "/"), log: log,
+	p := &Pages{store: d.Store, approvals: d.Approvals, webhooks: d.Webhooks, admin: d.Admin, mailer: d.Mailer, baseURL: strings.TrimSuffix(d.BaseURL, "/"), log: log,
 		secure: !strings.HasPrefix(d.BaseURL, "http://"), pages: map[string]*template.Template{}}
 	if p.mailer == nil {
 		p.mailer = noMailer{}
@@ -125,6 +129,9 @@ func New(d Deps) *Pages {
 	}
 	if p.webhooks == nil {
 		p.webhooks = webhooks.New(d.Store, d.NetPolicy, p.baseURL)
+	}
+	if p.admin == nil {
+		p.admin = admin.New(d.Store)
 	}
 	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html"))
 	names, err := fs.Glob(files, "templates/*.html")

@@ -62,9 +62,9 @@ func newSiteWith(t *testing.T, store *models.Store, deps web.Deps) *site {
 	s.pages.Mount(engine)
 
 	var err error
-	s.org, err = s.store.CreateOrganization(ctx, models.NewOrganization{Name: "Acme & Co"})
+	s.org, err = s.store.CreateOrganization(ctx, "Acme & Co", "")
 	require.NoError(t, err)
-	s.ada, err = s.store.CreateMember(ctx, s.org.ID, models.NewMember{Email: "ada@example.com", Name: "Ada Lovelace"})
+	s.ada, err = s.store.CreateMember(ctx, s.org.ID, "ada@example.com", "Ada Lovelace", "")
 	require.NoError(t, err)
 	return s
 }
@@ -193,7 +193,7 @@ func TestSignInFlowEndToEnd(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSite(t, db)
 		ctx := context.Background()
-		other, err := s.store.CreateMember(ctx, s.org.ID, models.NewMember{Email: "bob@example.com"})
+		other, err := s.store.CreateMember(ctx, s.org.ID, "bob@example.com", "", "")
 		require.NoError(t, err)
 		soon, later := time.Now().Add(2*time.Hour), time.Now().Add(48*time.Hour)
 		script := s.approval(t, `<script>alert("x")</script> Pay invoice`, models.RiskLow, later, s.ada.ID)
@@ -324,7 +324,7 @@ func TestSignInLinkOfDeactivatedMemberIsRefused(t *testing.T) {
 		b.signIn(s, "ada@example.com")
 		token := s.link(t, "ada@example.com")
 		off := false
-		_, err := s.store.UpdateMember(ctx, s.org.ID, s.ada.ID, models.MemberPatch{Active: &off})
+		_, err := s.store.UpdateMember(ctx, s.org.ID, s.ada.ID, nil, nil, &off)
 		require.NoError(t, err)
 
 		r := b.get("/inbox")
@@ -411,7 +411,7 @@ func TestPostsWithoutTheCSRFTokenAreRefused(t *testing.T) {
 func TestGuestsSignInToo(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSite(t, db)
-		g, _, err := s.store.CreateGuest(context.Background(), s.org.ID, models.NewGuest{Email: "gus@example.com", Name: "Gus"})
+		g, _, err := s.store.CreateGuest(context.Background(), s.org.ID, "gus@example.com", "Gus")
 		require.NoError(t, err)
 		s.approval(t, "For the guest", models.RiskLow, time.Now().Add(time.Hour), g.ID)
 		b := s.browser(t)

@@ -8,9 +8,9 @@ import (
 	"io"
 	"strings"
 
+	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/config"
-	"github.com/assent-hq/assent/internal/validate"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/wire"
 )
@@ -37,7 +37,8 @@ Database flags (--database-url, --data-dir) work as for the other commands.
 `
 
 // runAdmin manages the directory from the shell and prints JSON. It goes
-// through the same validation and store methods as the admin API.
+// through the same admin service as the admin API, acting for the whole
+// organisation like an admin key.
 func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) < 2 {
 		fmt.Fprint(stderr, adminUsage)
@@ -68,6 +69,7 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	s := models.NewStore(db)
+	svc := admin.New(s)
 
 	org := func() (string, error) {
 		if *f["org"] != "" {
@@ -117,11 +119,8 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	err = func() error {
 		switch cmd {
 		case "org create":
-			in := models.NewOrganization{Name: *f["name"], Plan: *f["plan"]}
-			if err := validate.Struct(in); err != nil {
-				return err
-			}
-			o, err := s.CreateOrganization(ctx, in)
+			in := admin.NewOrganization{Name: *f["name"], Plan: *f["plan"]}
+			o, err := svc.CreateOrganization(ctx, in)
 			if err == nil {
 				out = wire.NewOrganization(o)
 			}
@@ -139,7 +138,7 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			if err != nil {
 				return err
 			}
-			in := models.OrganizationPatch{Name: optional("name"), Plan: optional("plan"), GuestsMayApprove: guests}
+			in := admin.OrganizationPatch{Name: optional("name"), Plan: optional("plan"), GuestsMayApprove: guests}
 			if set["max-expiry-seconds"] {
 				var n int64
 				if _, err := fmt.Sscan(*f["max-expiry-seconds"], &n); err != nil {
@@ -147,10 +146,7 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				}
 				in.MaxApprovalExpirySeconds = &n
 			}
-			if err := validate.Struct(in); err != nil {
-				return err
-			}
-			o, err := s.UpdateOrganization(ctx, id, in)
+			o, err := svc.UpdateOrganization(ctx, id, in)
 			if err == nil {
 				out = wire.NewOrganization(o)
 			}
@@ -160,11 +156,8 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			if err != nil {
 				return err
 			}
-			in := models.NewMember{Email: *f["email"], Name: *f["name"], Role: *f["role"]}
-			if err := validate.Struct(in); err != nil {
-				return err
-			}
-			m, err := s.CreateMember(ctx, id, in)
+			in := admin.NewMember{Email: *f["email"], Name: *f["name"], Role: *f["role"]}
+			m, err := svc.CreateMember(ctx, id, nil, in)
 			if err == nil {
 				out = wire.NewMember(m)
 			}
@@ -186,11 +179,8 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			if err != nil {
 				return err
 			}
-			in := models.MemberPatch{Name: optional("name"), Role: optional("role"), Active: active}
-			if err := validate.Struct(in); err != nil {
-				return err
-			}
-			m, err := s.UpdateMember(ctx, id, *f["id"], in)
+			in := admin.MemberPatch{Name: optional("name"), Role: optional("role"), Active: active}
+			m, err := svc.UpdateMember(ctx, id, nil, *f["id"], in)
 			if err == nil {
 				out = wire.NewMember(m)
 			}
@@ -200,11 +190,8 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			if err != nil {
 				return err
 			}
-			in := models.NewTeam{Name: *f["name"], Kind: *f["kind"], Members: list("members")}
-			if err := validate.Struct(in); err != nil {
-				return err
-			}
-			t, err := s.CreateTeam(ctx, id, in)
+			in := admin.NewTeam{Name: *f["name"], Kind: *f["kind"], Members: list("members")}
+			t, err := svc.CreateTeam(ctx, id, in)
 			if err == nil {
 				out = wire.NewTeam(t)
 			}
@@ -222,11 +209,8 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			if err != nil {
 				return err
 			}
-			in := models.NewGuest{Email: *f["email"], Name: *f["name"]}
-			if err := validate.Struct(in); err != nil {
-				return err
-			}
-			g, _, err := s.CreateGuest(ctx, id, in)
+			in := admin.NewGuest{Email: *f["email"], Name: *f["name"]}
+			g, _, err := svc.CreateGuest(ctx, id, in)
 			if err == nil {
 				out = wire.NewGuest(g)
 			}
@@ -244,11 +228,8 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			if err != nil {
 				return err
 			}
-			in := models.NewKey{Name: *f["name"], Kind: *f["kind"], Scopes: list("scopes")}
-			if err := validate.Struct(in); err != nil {
-				return err
-			}
-			k, secret, err := s.CreateKey(ctx, id, in)
+			in := admin.NewKey{Name: *f["name"], Kind: *f["kind"], Scopes: list("scopes")}
+			k, secret, err := svc.CreateKey(ctx, id, in)
 			if err == nil {
 				out = struct {
 					wire.Key

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/models"
 )
@@ -44,7 +45,7 @@ type bootstrap struct {
 	Teams          []demoGroup  `json:"teams"`
 }
 
-var demoMembers = []models.NewMember{
+var demoMembers = []admin.NewMember{
 	{Email: "owner@example.com", Name: "Olivia Owner", Role: models.RoleOwner},
 	{Email: "admin@example.com", Name: "Adam Admin", Role: models.RoleAdmin},
 	{Email: "mia@example.com", Name: "Mia Member", Role: models.RoleMember},
@@ -62,29 +63,30 @@ func loadBootstrap(dataDir string) (*bootstrap, error) {
 	return &out, json.Unmarshal(b, &out)
 }
 
-// ensureBootstrap returns the existing bootstrap or creates the demo organisation.
-// The file is written last, so an interrupted first start simply runs again.
-func ensureBootstrap(ctx context.Context, s *models.Store, dataDir, baseURL string) (b *bootstrap, created bool, err error) {
+// ensureBootstrap returns the existing bootstrap or creates the demo
+// organisation through the admin service, as `assent admin` would. The
+// file is written last, so an interrupted first start simply runs again.
+func ensureBootstrap(ctx context.Context, s *models.Store, a *admin.Service, dataDir, baseURL string) (b *bootstrap, created bool, err error) {
 	if b, err := loadBootstrap(dataDir); err == nil {
 		return b, false, nil
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, false, err
 	}
-	b, err = createDemo(ctx, s, baseURL)
+	b, err = createDemo(ctx, s, a, baseURL)
 	if err != nil {
 		return nil, false, err
 	}
 	return b, true, writeBootstrap(dataDir, b)
 }
 
-func createDemo(ctx context.Context, s *models.Store, baseURL string) (*bootstrap, error) {
-	org, err := s.CreateOrganization(ctx, models.NewOrganization{Name: "Demo Organization", Plan: models.PlanTeam})
+func createDemo(ctx context.Context, s *models.Store, a *admin.Service, baseURL string) (*bootstrap, error) {
+	org, err := a.CreateOrganization(ctx, admin.NewOrganization{Name: "Demo Organization", Plan: models.PlanTeam})
 	if err != nil {
 		return nil, err
 	}
 	b := &bootstrap{BaseURL: baseURL, OrganizationID: org.ID}
 	for _, in := range demoMembers {
-		m, err := s.CreateMember(ctx, org.ID, in)
+		m, err := a.CreateMember(ctx, org.ID, nil, in)
 		if err != nil {
 			return nil, err
 		}
@@ -94,19 +96,19 @@ func createDemo(ctx context.Context, s *models.Store, baseURL string) (*bootstra
 		}
 		b.Members = append(b.Members, demoPerson{ID: m.ID, Email: m.Email, Name: m.Name, Role: m.Role, Token: token})
 	}
-	team := models.NewTeam{Name: "Operations", Kind: models.TeamKindTeam}
+	team := admin.NewTeam{Name: "Operations", Kind: models.TeamKindTeam}
 	for _, m := range b.Members[2:] {
 		team.Members = append(team.Members, m.Email)
 	}
-	t, err := s.CreateTeam(ctx, org.ID, team)
+	t, err := a.CreateTeam(ctx, org.ID, team)
 	if err != nil {
 		return nil, err
 	}
 	b.Teams = []demoGroup{{ID: t.ID, Name: t.Name, Kind: t.Kind, Members: team.Members}}
-	if _, b.AgentKey, err = s.CreateKey(ctx, org.ID, models.NewKey{Name: "demo agent", Kind: models.KeyAgent, Scopes: scopes.All}); err != nil {
+	if _, b.AgentKey, err = a.CreateKey(ctx, org.ID, admin.NewKey{Name: "demo agent", Kind: models.KeyAgent, Scopes: scopes.All}); err != nil {
 		return nil, err
 	}
-	if _, b.AdminKey, err = s.CreateKey(ctx, org.ID, models.NewKey{Name: "demo admin", Kind: models.KeyAdmin}); err != nil {
+	if _, b.AdminKey, err = a.CreateKey(ctx, org.ID, admin.NewKey{Name: "demo admin", Kind: models.KeyAdmin}); err != nil {
 		return nil, err
 	}
 	return b, nil

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/config"
@@ -131,6 +132,7 @@ func (r *resources) Close() {
 type services struct {
 	approvals *approvals.Service
 	webhooks  *webhooks.Service
+	admin     *admin.Service
 }
 
 // services builds them; policy says which receiver addresses may be saved
@@ -139,6 +141,7 @@ func (r *resources) services(log *slog.Logger, baseURL string, policy *netguard.
 	return &services{
 		approvals: approvals.New(approvals.Deps{Store: r.store, Temporal: r.temporal, Logger: log, NetPolicy: policy}),
 		webhooks:  webhooks.New(r.store, policy, baseURL),
+		admin:     admin.New(r.store),
 	}
 }
 
@@ -146,9 +149,9 @@ func (r *resources) services(log *slog.Logger, baseURL string, policy *netguard.
 // routes.
 func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string, svc *services, mount func(*gin.Engine)) (http.Handler, *web.Pages) {
 	pages := web.New(web.Deps{Store: r.store, Mailer: r.mailer, BaseURL: baseURL, Logger: log, OIDC: oidcSettings(cfg),
-		Approvals: svc.approvals, Webhooks: svc.webhooks})
+		Approvals: svc.approvals, Webhooks: svc.webhooks, Admin: svc.admin})
 	h := api.New(api.Deps{Store: r.store, Temporal: r.temporal, Logger: log, BaseURL: baseURL, TrustedProxies: cfg.TrustedProxies,
-		Approvals: svc.approvals, Webhooks: svc.webhooks,
+		Approvals: svc.approvals, Webhooks: svc.webhooks, Admin: svc.admin,
 		Mount: func(e *gin.Engine) {
 			if mount != nil {
 				mount(e)

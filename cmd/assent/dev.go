@@ -46,17 +46,16 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	boot, created, err := ensureBootstrap(ctx, r.store, cfg.DataDir, baseURL)
-	if err != nil {
-		l.Close()
-		return fmt.Errorf("bootstrap: %w", err)
-	}
-
 	policy := netguard.Public
 	if cfg.DevAllowLoopback {
 		policy = netguard.DevLoopback
 	}
 	svc := r.services(log, baseURL, policy)
+	boot, created, err := ensureBootstrap(ctx, r.store, svc.admin, cfg.DataDir, baseURL)
+	if err != nil {
+		l.Close()
+		return fmt.Errorf("bootstrap: %w", err)
+	}
 	handler, pages := r.handler(cfg, log, baseURL, svc, func(e *gin.Engine) {
 		h := gin.WrapH(mailbox.Handler())
 		e.GET("/dev/mail", h)

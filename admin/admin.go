@@ -1,0 +1,139 @@
+// Package admin is an organisation's administration: its settings, members,
+// teams, guests, keys and rules. It is the one code path behind the admin
+// API, the admin pages and `assent admin`, so all three refuse the same
+// input with the same messages: each operation checks its input's tags and
+// rules itself, then calls the store, which keeps the rules that need a
+// transaction (the last owner, a member's or guest's address, a team's
+// members). Reads, revocations and deletions go to the store directly.
+package admin
+
+import (
+	"context"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/validate"
+	"github.com/assent-hq/assent/models"
+)
+
+// NewOrganization is a new tenant.
+type NewOrganization struct {
+	Name string `json:"name" validate:"required,max=200"`
+	Plan string `json:"plan" validate:"omitempty,oneof=free team enterprise"`
+}
+
+// OrganizationPatch changes organisation settings; nil fields stay.
+type OrganizationPatch struct {
+	Name             *string `json:"name" validate:"omitempty,min=1,max=200"`
+	Plan             *string `json:"plan" validate:"omitempty,oneof=free team enterprise"`
+	GuestsMayApprove *bool   `json:"guestsMayApprove"`
+	// MaxApprovalExpirySeconds bounds how long a request may wait; it is
+	// also the expiry of a request created without one.
+	MaxApprovalExpirySeconds *int64 `json:"maxApprovalExpirySeconds" validate:"omitempty,min=60,max=31536000"`
+}
+
+// NewMember adds a person; the role is member unless given.
+type NewMember struct {
+	Email string `json:"email" validate:"required,email,max=320"`
+	Name  string `json:"name" validate:"max=200"`
+	Role  string `json:"role" validate:"omitempty,oneof=owner admin member"`
+}
+
+// MemberPatch changes a member; nil fields stay.
+type MemberPatch struct {
+	Name   *string `json:"name" validate:"omitempty,max=200"`
+	Role   *string `json:"role" validate:"omitempty,oneof=owner admin member"`
+	Active *bool   `json:"active"`
+}
+
+// NewTeam is a named set of members, each an email or a member id.
+type NewTeam struct {
+	Name    string   `json:"name" validate:"required,max=200"`
+	Kind    string   `json:"kind" validate:"required,oneof=team group workspace"`
+	Members []string `json:"members" validate:"max=1000"`
+}
+
+// NewGuest admits an address that is not a member.
+type NewGuest struct {
+	Email string `json:"email" validate:"required,email,max=320"`
+	Name  string `json:"name" validate:"max=200"`
+}
+
+// ownersOnly is refused when an administrator who is not an owner tries
+// to make an owner or change one: only owners hand out or take away
+// ownership, so an administrator cannot take over the organisation.
+var ownersOnly = apperr.New(apperr.Forbidden, "only an owner can make someone an owner or change an owner's role or state")
+
+// Service runs the administration's writes against the store.
+type Service struct {
+	store *models.Store
+}
+
+// New returns the service.
+func New(store *models.Store) *Service {
+	return &Service{store: store}
+}
+
+// CreateOrganization makes a new tenant, on the free plan unless in says
+// otherwise.
+func (s *Service) CreateOrganization(ctx context.Context, in NewOrganization) (*models.Organization, error) {
+	if err := validate.Struct(&in); err != nil {
+		return nil, err
+	}
+	return s.store.CreateOrganization(ctx, in.Name, in.Plan)
+}
+
+// UpdateOrganization changes what in sets.
+func (s *Service) UpdateOrganization(ctx context.Context, orgID string, in OrganizationPatch) (*models.Organization, error) {
+	if err := validate.Struct(&in); err != nil {
+		return nil, err
+	}
+	return s.store.UpdateOrganization(ctx, orgID, in.Name, in.Plan, in.GuestsMayApprove, in.MaxApprovalExpirySeconds)
+}
+
+// CreateMember adds an active person. by is the member acting on the
+// pages, who must be an owner to add an owner; nil is an admin key or the
+// operator's shell, which act for the whole organisation.
+func (s *Service) CreateMember(ctx context.Context, orgID string, by *models.Member, in NewMember) (*models.Member, error) {
+	if err := validate.Struct(&in); err != nil {
+		return nil, err
+	}
+	if in.Role == models.RoleOwner && by != nil && by.Role != models.RoleOwner {
+		return nil, ownersOnly
+	}
+	return s.store.CreateMember(ctx, orgID, in.Email, in.Name, in.Role)
+}
+
+// UpdateMember changes what in sets. by is as for CreateMember: a member
+// who is not an owner may neither make an owner nor change one.
+func (s *Service) UpdateMember(ctx context.Context, orgID string, by *models.Member, id string, in MemberPatch) (*models.Member, error) {
+	if err := validate.Struct(&in); err != nil {
+		return nil, err
+	}
+	if by != nil && by.Role != models.RoleOwner {
+		m, err := s.store.GetMember(ctx, orgID, id)
+		if err != nil {
+			return nil, err
+		}
+		if m.Role == models.RoleOwner || (in.Role != nil && *in.Role == models.RoleOwner) {
+			return nil, ownersOnly
+		}
+	}
+	return s.store.UpdateMember(ctx, orgID, id, in.Name, in.Role, in.Active)
+}
+
+// CreateTeam makes a team, group or workspace of existing members.
+func (s *Service) CreateTeam(ctx context.Context, orgID string, in NewTeam) (*models.Team, error) {
+	if err := validate.Struct(&in); err != nil {
+		return nil, err
+	}
+	return s.store.CreateTeam(ctx, orgID, in.Name, in.Kind, in.Members)
+}
+
+// CreateGuest admits a guest; created is false when the address was
+// already admitted, and nothing changes.
+func (s *Service) CreateGuest(ctx context.Context, orgID string, in NewGuest) (g *models.Guest, created bool, err error) {
+	if err := validate.Struct(&in); err != nil {
+		return nil, false, err
+	}
+	return s.store.CreateGuest(ctx, orgID, in.Email, in.Name)
+}

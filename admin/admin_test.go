@@ -1,0 +1,196 @@
+package admin_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/admin"
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/models"
+)
+
+// refused asserts err is an apperr with code, naming field (if any) and
+// saying message.
+func refused(t *testing.T, err error, code, field, message string) {
+	t.Helper()
+	e, ok := apperr.As(err)
+	require.True(t, ok, "want %s, got %v", code, err)
+	assert.Equal(t, code, e.Code)
+	assert.Equal(t, field, e.Field)
+	assert.Equal(t, message, e.Message)
+}
+
+// The service checks its input itself, whoever calls it, and leaves the
+// rules that need a transaction to the store.
+func TestServiceChecksInputAndCallsTheStore(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		store := models.NewStore(db)
+		svc := admin.New(store)
+
+		_, err := svc.CreateOrganization(ctx, admin.NewOrganization{Plan: "gold"})
+		refused(t, err, apperr.InvalidRequest, "name", "name is required")
+		org, err := svc.CreateOrganization(ctx, admin.NewOrganization{Name: "Acme"})
+		require.NoError(t, err)
+		assert.Equal(t, models.PlanFree, org.Plan)
+		_, err = svc.UpdateOrganization(ctx, org.ID, admin.OrganizationPatch{MaxApprovalExpirySeconds: new(int64(59))})
+		refused(t, err, apperr.InvalidRequest, "maxApprovalExpirySeconds", "maxApprovalExpirySeconds must be at least 60")
+		org, err = svc.UpdateOrganization(ctx, org.ID, admin.OrganizationPatch{Plan: new(models.PlanTeam), GuestsMayApprove: new(true)})
+		require.NoError(t, err)
+		assert.Equal(t, models.PlanTeam, org.Plan)
+		assert.True(t, org.GuestsMayApprove)
+		assert.Equal(t, "Acme", org.Name)
+
+		_, err = svc.CreateMember(ctx, org.ID, nil, admin.NewMember{Email: "not-an-address"})
+		refused(t, err, apperr.InvalidRequest, "email", "email must be an email address")
+		owner, err := svc.CreateMember(ctx, org.ID, nil, admin.NewMember{Email: "Olga@Example.com", Name: " Olga ", Role: models.RoleOwner})
+		require.NoError(t, err)
+		assert.Equal(t, "olga@example.com", owner.Email)
+		assert.Equal(t, "Olga", owner.Name)
+		adm, err := svc.CreateMember(ctx, org.ID, owner, admin.NewMember{Email: "adam@example.com", Role: models.RoleAdmin})
+		require.NoError(t, err)
+
+		// Only owners hand out or take away ownership; nil (an admin key,
+		// the shell) acts for the organisation.
+		_, err = svc.CreateMember(ctx, org.ID, adm, admin.NewMember{Email: "own@example.com", Role: models.RoleOwner})
+		refused(t, err, apperr.Forbidden, "", "only an owner can make someone an owner or change an owner's role or state")
+		_, err = svc.UpdateMember(ctx, org.ID, adm, owner.ID, admin.MemberPatch{Active: new(false)})
+		assert.True(t, apperr.Is(err, apperr.Forbidden), "%v", err)
+		_, err = svc.UpdateMember(ctx, org.ID, adm, adm.ID, admin.MemberPatch{Role: new(models.RoleOwner)})
+		assert.True(t, apperr.Is(err, apperr.Forbidden), "%v", err)
+		_, err = svc.UpdateMember(ctx, org.ID, adm, "mem_nobody", admin.MemberPatch{Name: new("X")})
+		assert.True(t, apperr.Is(err, apperr.NotFound), "%v", err)
+		_, err = svc.UpdateMember(ctx, org.ID, nil, adm.ID, admin.MemberPatch{Role: new("emperor")})
+		refused(t, err, apperr.InvalidRequest, "role", "role must be one of: owner, admin, member")
+		_, err = svc.UpdateMember(ctx, org.ID, nil, owner.ID, admin.MemberPatch{Role: new(models.RoleMember)})
+		refused(t, err, apperr.InvalidState, "", "olga@example.com is the last active owner; make another member owner first")
+		m, err := svc.UpdateMember(ctx, org.ID, adm, adm.ID, admin.MemberPatch{Name: new(" Adam ")})
+		require.NoError(t, err)
+		assert.Equal(t, "Adam", m.Name)
+		assert.Equal(t, models.RoleAdmin, m.Role)
+
+		_, err = svc.CreateTeam(ctx, org.ID, admin.NewTeam{Name: "Ops", Kind: "tribe"})
+		refused(t, err, apperr.InvalidRequest, "kind", "kind must be one of: team, group, workspace")
+		_, err = svc.CreateTeam(ctx, org.ID, admin.NewTeam{Name: "Ops", Kind: models.TeamKindTeam, Members: []string{"nobody@example.com"}})
+		refused(t, err, apperr.InvalidRequest, "members", "unknown members: nobody@example.com")
+		team, err := svc.CreateTeam(ctx, org.ID, admin.NewTeam{Name: " Ops ", Kind: models.TeamKindTeam, Members: []string{owner.ID, "ADAM@example.com"}})
+		require.NoError(t, err)
+		assert.Equal(t, "Ops", team.Name)
+		assert.Len(t, team.Members, 2)
+
+		_, _, err = svc.CreateGuest(ctx, org.ID, admin.NewGuest{})
+		refused(t, err, apperr.InvalidRequest, "email", "email is required")
+		_, _, err = svc.CreateGuest(ctx, org.ID, admin.NewGuest{Email: "adam@example.com"})
+		refused(t, err, apperr.Conflict, "email", "adam@example.com is a member, not a guest")
+		g, created, err := svc.CreateGuest(ctx, org.ID, admin.NewGuest{Email: "gus@partner.example"})
+		require.NoError(t, err)
+		assert.True(t, created)
+		again, created, err := svc.CreateGuest(ctx, org.ID, admin.NewGuest{Email: "GUS@partner.example"})
+		require.NoError(t, err)
+		assert.False(t, created)
+		assert.Equal(t, g.ID, again.ID)
+	})
+}
+
+func TestServiceIssuesKeysWithScopesThatFitTheKind(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		store := models.NewStore(db)
+		svc := admin.New(store)
+		org, err := svc.CreateOrganization(ctx, admin.NewOrganization{Name: "Acme"})
+		require.NoError(t, err)
+
+		_, _, err = svc.CreateKey(ctx, org.ID, admin.NewKey{Name: "bot", Kind: "root"})
+		refused(t, err, apperr.InvalidRequest, "kind", "kind must be one of: agent, admin")
+		_, _, err = svc.CreateKey(ctx, org.ID, admin.NewKey{Name: "bot", Kind: models.KeyAgent})
+		refused(t, err, apperr.InvalidRequest, "scopes", "an agent key needs at least one scope")
+		_, _, err = svc.CreateKey(ctx, org.ID, admin.NewKey{Name: "bot", Kind: models.KeyAgent, Scopes: []string{"root"}})
+		e, ok := apperr.As(err)
+		require.True(t, ok, "%v", err)
+		assert.Equal(t, "scopes", e.Field)
+		assert.Contains(t, e.Message, `unknown scope "root"`)
+		_, _, err = svc.CreateKey(ctx, org.ID, admin.NewKey{Name: "boss", Kind: models.KeyAdmin, Scopes: []string{"approvals:read"}})
+		refused(t, err, apperr.InvalidRequest, "scopes", "admin keys manage the organisation and carry no scopes")
+
+		k, secret, err := svc.CreateKey(ctx, org.ID, admin.NewKey{Name: "bot", Kind: models.KeyAgent,
+			Scopes: []string{"approvals:read", "approvals:write", "approvals:read"}})
+		require.NoError(t, err)
+		assert.Equal(t, models.StringList{"approvals:read", "approvals:write"}, k.Scopes)
+		p, err := store.Authenticate(ctx, secret)
+		require.NoError(t, err)
+		assert.Equal(t, k.ID, p.Key.ID)
+
+		k, _, err = svc.CreateKey(ctx, org.ID, admin.NewKey{Name: "boss", Kind: models.KeyAdmin})
+		require.NoError(t, err)
+		assert.Equal(t, models.StringList{}, k.Scopes)
+	})
+}
+
+func TestServiceSavesOnlyRulesThatPassCheck(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		store := models.NewStore(db)
+		svc := admin.New(store)
+		org, err := svc.CreateOrganization(ctx, admin.NewOrganization{Name: "Acme"})
+		require.NoError(t, err)
+
+		_, err = svc.CreateRule(ctx, org.ID, admin.NewRule{Name: "big", Kind: "approval", RequiredApprovals: 21})
+		refused(t, err, apperr.InvalidRequest, "requiredApprovals", "requiredApprovals must be at most 20")
+		_, err = svc.CreateRule(ctx, org.ID, admin.NewRule{Name: "big", Kind: "approval"})
+		refused(t, err, apperr.InvalidRequest, "requiredApprovals", "an approval rule needs requiredApprovals, from 2 to 20")
+
+		r, err := svc.CreateRule(ctx, org.ID, admin.NewRule{Name: " big ", Kind: "approval", RequiredApprovals: 2,
+			Condition: `request.risk == "high"`})
+		require.NoError(t, err)
+		assert.Equal(t, "big", r.Name)
+		assert.True(t, r.Enabled)
+		assert.NotEmpty(t, r.ID)
+		_, err = svc.CreateRule(ctx, org.ID, admin.NewRule{Name: "big", Kind: "restricted", Fields: []string{"x"}})
+		refused(t, err, apperr.Conflict, "name", `a rule named "big" already exists`)
+
+		r, err = svc.CreateRule(ctx, org.ID, admin.NewRule{Name: "hide", Kind: "restricted", Fields: []string{"iban"}, Enabled: new(false)})
+		require.NoError(t, err)
+		assert.False(t, r.Enabled)
+		enabled, err := store.EnabledRules(ctx, org.ID)
+		require.NoError(t, err)
+		require.Len(t, enabled, 1)
+		assert.Equal(t, "big", enabled[0].Name)
+	})
+}
+
+// Check requires what each kind needs and a condition that compiles.
+func TestNewRuleCheck(t *testing.T) {
+	for name, tc := range map[string]struct {
+		in           admin.NewRule
+		field, words string
+	}{
+		"approval without a count":        {admin.NewRule{Kind: "approval"}, "requiredApprovals", "an approval rule needs requiredApprovals"},
+		"ethics without a principle":      {admin.NewRule{Kind: "ethics", Concern: "c"}, "principle", "needs the principle"},
+		"ethics without a concern":        {admin.NewRule{Kind: "ethics", Principle: "p"}, "concern", "needs the concern"},
+		"restricted without fields":       {admin.NewRule{Kind: "restricted"}, "fields", "needs the fields it hides"},
+		"a count on another kind":         {admin.NewRule{Kind: "restricted", Fields: []string{"x"}, RequiredApprovals: 2}, "requiredApprovals", "belongs to approval rules"},
+		"a condition that does not parse": {admin.NewRule{Kind: "approval", RequiredApprovals: 2, Condition: "request.risk =="}, "condition", ""},
+		"a condition that is not a bool":  {admin.NewRule{Kind: "approval", RequiredApprovals: 2, Condition: `request.risk`}, "condition", ""},
+		"approval":                        {admin.NewRule{Kind: "approval", RequiredApprovals: 2, Condition: `request.risk == "high"`}, "", ""},
+		"ethics":                          {admin.NewRule{Kind: "ethics", Principle: "p", Concern: "c"}, "", ""},
+		"restricted":                      {admin.NewRule{Kind: "restricted", Fields: []string{"x"}}, "", ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := tc.in.Check()
+			if tc.field == "" {
+				require.NoError(t, err)
+				return
+			}
+			e, ok := apperr.As(err)
+			require.True(t, ok, "%v", err)
+			assert.Equal(t, apperr.InvalidRequest, e.Code)
+			assert.Equal(t, tc.field, e.Field)
+			assert.Contains(t, e.Message, tc.words)
+		})
+	}
+}
