@@ -1,0 +1,289 @@
+package crashtest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+
+	"github.com/assent-hq/assent/internal/events"
+)
+
+// approval is what the check reads of an approval.
+type approval struct {
+	ID            string          `json:"id"`
+	Status        string          `json:"status"`
+	ExternalID    string          `json:"externalId"`
+	ExpiresAt     time.Time       `json:"expiresAt"`
+	DecidedByID   *string         `json:"decidedById"`
+	ApprovedInput json.RawMessage `json:"approvedInput"`
+	CallbackURL   *string         `json:"callbackUrl"`
+}
+
+// report holds every figure of one run; the goal is zero for each
+// figure after Approvals.
+type report struct {
+	Seed      uint64         `json:"seed"`
+	Kills     int            `json:"kills"`
+	Ops       map[string]int `json:"acknowledgedOps"`
+	Tries     int            `json:"tries"`
+	NetErrors int64          `json:"connectionErrors"`
+	FiveXX    int64          `json:"responses5xx"`
+	Approvals int            `json:"approvals"`
+	Events    int            `json:"eventsReceived"`
+
+	Lost                int `json:"lost"`
+	Duplicates          int `json:"duplicates"`
+	Divergences         int `json:"divergences"`
+	Unacknowledged      int `json:"unacknowledged"`
+	ActionsNotReflected int `json:"actionsNotReflected"`
+	PendingPastExpiry   int `json:"pendingPastExpiry"`
+	MissingEvents       int `json:"missingEvents"`
+	SplitDeliveries     int `json:"splitDeliveries"`
+	UnexpectedEvents    int `json:"unexpectedEvents"`
+	ReplayMismatches    int `json:"replayMismatches"`
+
+	// Problems names each failure found, for the test log.
+	Problems []string `json:"problems,omitempty"`
+}
+
+func (r *report) problem(counter *int, format string, args ...any) {
+	*counter++
+	if len(r.Problems) < 50 {
+		r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
+	}
+}
+
+// list reads every approval of the organisation.
+func (l *load) list() ([]approval, error) {
+	var all []approval
+	cursor := ""
+	for {
+		var page struct {
+			Data       []approval `json:"data"`
+			NextCursor *string    `json:"nextCursor"`
+		}
+		if err := l.get("/api/v1/approvals?limit=200&cursor="+cursor, &page); err != nil {
+			return nil, err
+		}
+		all = append(all, page.Data...)
+		if page.NextCursor == nil {
+			return all, nil
+		}
+		cursor = *page.NextCursor
+	}
+}
+
+// settle waits for every request past its expiry to expire, counts those
+// that did not, and cancels what is still pending so that every workflow
+// ends.
+func (l *load) settle(ctx context.Context, r *report) ([]approval, error) {
+	var all []approval
+	var err error
+	overdue := func() int {
+		if all, err = l.list(); err != nil {
+			return -1
+		}
+		n := 0
+		for _, a := range all {
+			if a.Status == "pending" && time.Now().After(a.ExpiresAt.Add(2*time.Second)) {
+				n++
+			}
+		}
+		return n
+	}
+	wait, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	waitUntil(wait, func() bool { return overdue() == 0 })
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range all {
+		if a.Status == "pending" && time.Now().After(a.ExpiresAt.Add(2*time.Second)) {
+			r.problem(&r.PendingPastExpiry, "%s still pending %s after its expiry", a.ID, time.Since(a.ExpiresAt).Round(time.Second))
+		}
+	}
+	for _, a := range all {
+		if a.Status == "pending" {
+			l.send(&op{kind: opCancel, path: "/api/v1/approvals/" + a.ID + "/cancel", token: l.svc.boot.AgentKey, key: "drain-" + a.ID,
+				approvalID: a.ID, body: "{}"})
+		}
+	}
+	return l.list()
+}
+
+// expected is the event kinds the final status implies (a cancellation
+// emits none).
+func expected(status string) []string {
+	out := []string{events.ApprovalRequested}
+	switch status {
+	case "approved":
+		out = append(out, events.ApprovalApproved)
+	case "rejected":
+		out = append(out, events.ApprovalRejected)
+	case "expired":
+		out = append(out, events.ApprovalExpired)
+	}
+	return out
+}
+
+// terminal are the events that settle an approval; at most one may arrive.
+var terminal = []string{events.ApprovalApproved, events.ApprovalRejected, events.ApprovalExpired}
+
+// check compares what each client was told with the final state of the
+// database, of Temporal and of the receiver.
+func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
+	all, err := l.settle(ctx, r)
+	if err != nil {
+		return err
+	}
+	r.Approvals = len(all)
+	byID := map[string]approval{}
+	byKey := map[string][]approval{}
+	for _, a := range all {
+		byID[a.ID] = a
+		byKey[a.ExternalID] = append(byKey[a.ExternalID], a)
+	}
+
+	// Every event the final state implies, under one delivery id each.
+	want := func() (missing [][3]string) {
+		got := rcv.deliveries()
+		for _, a := range all {
+			for _, kind := range expected(a.Status) {
+				if len(got[[3]string{"webhook", a.ID, kind}]) == 0 {
+					missing = append(missing, [3]string{"webhook", a.ID, kind})
+				}
+				if a.CallbackURL != nil && events.IsCallbackEvent(events.RequestApproval, kind) && len(got[[3]string{"callback", a.ID, kind}]) == 0 {
+					missing = append(missing, [3]string{"callback", a.ID, kind})
+				}
+			}
+		}
+		return missing
+	}
+	wait, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	waitUntil(wait, func() bool { return len(want()) == 0 })
+	for _, m := range want() {
+		r.problem(&r.MissingEvents, "%s never received %s for %s", m[0], m[2], m[1])
+	}
+	got := rcv.deliveries()
+	rcv.mu.Lock()
+	r.Events = len(rcv.receipts)
+	rcv.mu.Unlock()
+	for k, ids := range got {
+		if len(ids) > 1 {
+			r.problem(&r.SplitDeliveries, "%s got %s for %s under %d delivery ids", k[0], k[2], k[1], len(ids))
+		}
+	}
+	for _, a := range all {
+		for _, kind := range terminal {
+			if len(got[[3]string{"webhook", a.ID, kind}]) > 0 && !contains(expected(a.Status), kind) {
+				r.problem(&r.UnexpectedEvents, "%s is %s but the receiver got %s", a.ID, a.Status, kind)
+			}
+		}
+	}
+
+	// Creates: one approval per key, the one the client was given.
+	r.Ops = map[string]int{}
+	for _, o := range l.ops {
+		r.Tries += o.tries
+		if o.acknowledged() {
+			r.Ops[o.kind]++
+		} else if o.status == 0 {
+			r.problem(&r.Unacknowledged, "%s %s got no answer in %s", o.kind, o.key, l.giveUp)
+		}
+		if o.kind != opCreate {
+			continue
+		}
+		made := byKey[o.key]
+		if len(made) > 1 {
+			r.problem(&r.Duplicates, "key %s made %d approvals", o.key, len(made))
+		}
+		if o.acknowledged() {
+			var resp approval
+			_ = json.Unmarshal(o.respBody, &resp)
+			if len(made) == 0 || byID[resp.ID].ID == "" {
+				r.problem(&r.Lost, "key %s was answered %d with %s, which does not exist", o.key, o.status, resp.ID)
+			}
+		}
+	}
+
+	// Decisions and cancellations answered 2xx took effect as sent.
+	for _, o := range l.ops {
+		if !o.acknowledged() || o.kind == opCreate {
+			continue
+		}
+		a := byID[o.approvalID]
+		ok := true
+		switch {
+		case o.kind == opCancel:
+			ok = a.Status == "cancelled"
+		case o.decision == "reject":
+			ok = a.Status == "rejected" && a.DecidedByID != nil && *a.DecidedByID == o.deciderID
+		default:
+			ok = a.Status == "approved" && a.DecidedByID != nil && *a.DecidedByID == o.deciderID
+			if ok && o.amount != nil {
+				var in struct{ Amount float64 }
+				ok = json.Unmarshal(a.ApprovedInput, &in) == nil && in.Amount == *o.amount
+			}
+		}
+		if !ok {
+			r.problem(&r.ActionsNotReflected, "%s %s by %s on %s answered %d but the approval is %s", o.kind, o.decision, o.deciderID,
+				o.approvalID, o.status, a.Status)
+		}
+	}
+
+	// The read model says what the workflow did.
+	tc, err := client.Dial(client.Options{HostPort: l.svc.temporalAddress(),
+		Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+	if err != nil {
+		return err
+	}
+	defer tc.Close()
+	// A workflow may end a minute after its request settled: it first
+	// waits for the cancellation of an email attempt the kill cut off.
+	wctx, cancelAll := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancelAll()
+	for _, a := range all {
+		var state struct{ Status string }
+		err := tc.GetWorkflow(wctx, "approval/"+a.ID, "").Get(wctx, &state)
+		if err != nil || state.Status != a.Status {
+			r.problem(&r.Divergences, "%s reads %s but its workflow says %q (%v)", a.ID, a.Status, state.Status, err)
+		}
+	}
+
+	// Every acknowledged request, sent again, answers as it did.
+	for _, o := range l.ops {
+		if !o.acknowledged() {
+			continue
+		}
+		again := &op{kind: o.kind, path: o.path, token: o.token, key: o.key, body: o.body}
+		l.send(again)
+		if again.status != o.status || (o.kind == opCreate && idOf(again.respBody) != idOf(o.respBody)) {
+			r.problem(&r.ReplayMismatches, "%s %s answered %d (%s) then %d (%s)", o.kind, o.key, o.status, idOf(o.respBody),
+				again.status, idOf(again.respBody))
+		}
+	}
+	r.NetErrors, r.FiveXX = l.netErrors.Load(), l.fiveXX.Load()
+	return nil
+}
+
+func idOf(body []byte) string {
+	var v struct{ ID string }
+	_ = json.Unmarshal(body, &v)
+	return v.ID
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,92 @@
+// Package crashtest kills `assent dev` with SIGKILL under a mixed load of
+// agents and people, restarts it on the same data directory, and checks
+// that nothing any client was told was lost, doubled or contradicted.
+// See docs/reliability.md.
+package crashtest
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCrashSafety runs ASSENT_CRASH_KILLS kills (3 unless set) with the
+// seed ASSENT_CRASH_SEED (random unless set; printed, so a failing run can
+// be repeated) and writes its figures to ASSENT_CRASH_REPORT when set.
+func TestCrashSafety(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the crash test runs assent dev for a minute or more")
+	}
+	kills := envInt("ASSENT_CRASH_KILLS", 3)
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("ASSENT_CRASH_SEED"); s != "" {
+		var err error
+		seed, err = strconv.ParseUint(s, 10, 64)
+		require.NoError(t, err, "ASSENT_CRASH_SEED")
+	}
+	t.Logf("crash test: seed %d, %d kills (repeat with ASSENT_CRASH_SEED=%d ASSENT_CRASH_KILLS=%d)", seed, kills, seed, kills)
+
+	svc := newService(t, buildService(t))
+	svc.start()
+	rcv := newReceiver(t)
+	l := &load{svc: svc, receiver: rcv.srv.URL, client: &http.Client{Timeout: 30 * time.Second}, giveUp: 3 * time.Minute}
+	hook := &op{kind: "webhook", path: "/api/v1/admin/webhooks", token: svc.boot.AdminKey, key: "receiver",
+		body: `{"url":"` + rcv.srv.URL + `/webhook"}`}
+	l.send(hook)
+	require.Equal(t, http.StatusCreated, hook.status, string(hook.respBody))
+	l.ops = nil
+
+	ctx, stop := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l.run(ctx, rand.New(rand.NewPCG(seed, uint64(i))))
+		}()
+	}
+	rng := rand.New(rand.NewPCG(seed, 1000))
+	for k := range kills {
+		time.Sleep(time.Duration(2000+rng.IntN(6000)) * time.Millisecond)
+		t.Logf("kill %d of %d", k+1, kills)
+		svc.kill()
+		svc.start()
+	}
+	time.Sleep(3 * time.Second)
+	stop()
+	wg.Wait()
+
+	r := &report{Seed: seed, Kills: kills}
+	require.NoError(t, l.check(context.Background(), rcv, r))
+	out, _ := json.MarshalIndent(r, "", "  ")
+	t.Logf("crash test report:\n%s", out)
+	if path := os.Getenv("ASSENT_CRASH_REPORT"); path != "" {
+		require.NoError(t, os.WriteFile(path, append(out, '\n'), 0o644))
+	}
+	svc.stop()
+
+	assert.NotZero(t, r.Ops[opCreate], "the load created nothing: the test proved nothing")
+	assert.NotZero(t, r.Ops[opDecide], "the load decided nothing: the test proved nothing")
+	for name, n := range map[string]int{"lost": r.Lost, "duplicates": r.Duplicates, "divergences": r.Divergences,
+		"unacknowledged": r.Unacknowledged, "actions not reflected": r.ActionsNotReflected, "pending past expiry": r.PendingPastExpiry,
+		"missing events": r.MissingEvents, "split deliveries": r.SplitDeliveries, "unexpected events": r.UnexpectedEvents,
+		"replay mismatches": r.ReplayMismatches} {
+		assert.Zero(t, n, name)
+	}
+}
+
+func envInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil {
+		return n
+	}
+	return def
+}

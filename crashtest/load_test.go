@@ -1,0 +1,242 @@
+package crashtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Operation kinds the load sends.
+const (
+	opCreate = "create"
+	opDecide = "decide"
+	opCancel = "cancel"
+)
+
+// op is one request an agent or a person sends with an Idempotency-Key and
+// retries, as a careful client would, until it gets a definitive answer:
+// through connection errors, 5xx and 409 idempotency_in_progress.
+type op struct {
+	kind  string
+	path  string
+	token string
+	key   string
+	body  string
+
+	// What the load asked for, to check against the final state.
+	approvalID string // for decide and cancel
+	deciderID  string
+	decision   string
+	amount     *float64 // a correction to input.amount
+
+	// status is the definitive answer; 0 when the client gave up.
+	status   int
+	respBody []byte
+	tries    int
+	// replayed is whether the definitive answer was a stored replay.
+	replayed bool
+}
+
+func (o *op) acknowledged() bool { return o.status >= 200 && o.status < 300 }
+
+// created is an approval a 2xx create returned.
+type created struct {
+	id        string
+	key       string
+	approvers []string // member ids
+	expiresAt time.Time
+	callback  bool
+}
+
+// load is the mixed load of agents and people, and the ledger of what
+// each was told.
+type load struct {
+	svc      *service
+	receiver string
+	client   *http.Client
+	giveUp   time.Duration
+
+	mu        sync.Mutex
+	ops       []*op
+	approvals []*created
+	fiveXX    atomic.Int64
+	netErrors atomic.Int64
+	seq       atomic.Int64
+}
+
+// person is a member the load decides as.
+type person struct{ id, email, token string }
+
+func (l *load) people() []person {
+	var out []person
+	for _, m := range l.svc.boot.Members {
+		if m.Role == "member" {
+			out = append(out, person{m.ID, m.Email, m.Token})
+		}
+	}
+	return out
+}
+
+// run drives one client until ctx ends: each iteration creates, decides or
+// cancels, chosen by rng.
+func (l *load) run(ctx context.Context, rng *rand.Rand) {
+	people := l.people()
+	for ctx.Err() == nil {
+		switch p := rng.IntN(100); {
+		case p < 50:
+			l.create(rng, people)
+		case p < 88:
+			if a := l.pick(rng); a != nil {
+				l.decide(rng, a, people)
+			}
+		default:
+			if a := l.pick(rng); a != nil {
+				l.send(&op{kind: opCancel, path: "/api/v1/approvals/" + a.id + "/cancel", token: l.svc.boot.AgentKey,
+					key: l.newKey("cancel"), approvalID: a.id})
+			}
+		}
+		time.Sleep(time.Duration(rng.IntN(40)) * time.Millisecond)
+	}
+}
+
+func (l *load) newKey(kind string) string { return fmt.Sprintf("%s-%d", kind, l.seq.Add(1)) }
+
+func (l *load) create(rng *rand.Rand, people []person) {
+	n := 1 + rng.IntN(len(people))
+	chosen := rng.Perm(len(people))[:n]
+	var emails, ids []string
+	for _, i := range chosen {
+		emails = append(emails, people[i].email)
+		ids = append(ids, people[i].id)
+	}
+	expires := time.Now().Add(time.Hour)
+	if rng.IntN(100) < 25 {
+		expires = time.Now().Add(time.Duration(3+rng.IntN(12)) * time.Second)
+	}
+	key := l.newKey("create")
+	body := map[string]any{"title": "Pay invoice " + key, "risk": "low", "approvers": emails, "externalId": key,
+		"expiresAt": expires.UTC().Format(time.RFC3339), "input": map[string]any{"amount": 100}, "editableFields": []string{"amount"}}
+	callback := rng.IntN(100) < 30
+	if callback {
+		body["callbackUrl"] = l.receiver + "/callback"
+	}
+	b, _ := json.Marshal(body)
+	o := &op{kind: opCreate, path: "/api/v1/approvals", token: l.svc.boot.AgentKey, key: key, body: string(b)}
+	l.send(o)
+	if !o.acknowledged() {
+		return
+	}
+	var got struct {
+		ID        string    `json:"id"`
+		ExpiresAt time.Time `json:"expiresAt"`
+	}
+	if json.Unmarshal(o.respBody, &got) == nil {
+		l.mu.Lock()
+		l.approvals = append(l.approvals, &created{id: got.ID, key: key, approvers: ids, expiresAt: got.ExpiresAt, callback: callback})
+		l.mu.Unlock()
+	}
+}
+
+// pick returns a recent approval, most likely still pending.
+func (l *load) pick(rng *rand.Rand) *created {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.approvals) == 0 {
+		return nil
+	}
+	recent := min(len(l.approvals), 40)
+	return l.approvals[len(l.approvals)-1-rng.IntN(recent)]
+}
+
+func (l *load) decide(rng *rand.Rand, a *created, people []person) {
+	var who person
+	for _, p := range people {
+		if p.id == a.approvers[rng.IntN(len(a.approvers))] {
+			who = p
+		}
+	}
+	o := &op{kind: opDecide, path: "/api/v1/approvals/" + a.id + "/decision", token: who.token, key: l.newKey("decide"),
+		approvalID: a.id, deciderID: who.id, decision: "approve"}
+	body := map[string]any{"decision": "approve"}
+	switch r := rng.IntN(100); {
+	case r < 30:
+		o.decision = "reject"
+		body = map[string]any{"decision": "reject", "reason": "not this month"}
+	case r < 65:
+		amount := float64(50 + rng.IntN(50))
+		o.amount = &amount
+		body["corrections"] = map[string]any{"amount": amount}
+	}
+	b, _ := json.Marshal(body)
+	o.body = string(b)
+	l.send(o)
+}
+
+// send posts o until a definitive answer or giveUp, and records it.
+func (l *load) send(o *op) {
+	deadline := time.Now().Add(l.giveUp)
+	for time.Now().Before(deadline) {
+		o.tries++
+		status, body, replayed, err := l.post(o)
+		switch {
+		case err != nil:
+			l.netErrors.Add(1)
+		case status >= 500:
+			l.fiveXX.Add(1)
+		case status == http.StatusConflict && strings.Contains(string(body), "idempotency_in_progress"):
+		default:
+			o.status, o.respBody, o.replayed = status, body, replayed
+			l.record(o)
+			return
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	l.record(o)
+}
+
+func (l *load) post(o *op) (int, []byte, bool, error) {
+	req, err := http.NewRequest(http.MethodPost, l.svc.url(o.path), bytes.NewReader([]byte(o.body)))
+	if err != nil {
+		return 0, nil, false, err
+	}
+	req.Header.Set("Authorization", "Bearer "+o.token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Idempotency-Key", o.key)
+	resp, err := l.client.Do(req)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, b, resp.Header.Get("Idempotency-Replayed") == "true", err
+}
+
+func (l *load) record(o *op) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ops = append(l.ops, o)
+}
+
+// get reads path with the agent key into out.
+func (l *load) get(path string, out any) error {
+	req, _ := http.NewRequest(http.MethodGet, l.svc.url(path), nil)
+	req.Header.Set("Authorization", "Bearer "+l.svc.boot.AgentKey)
+	resp, err := l.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("GET %s: %d %s", path, resp.StatusCode, b)
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}

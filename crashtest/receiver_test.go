@@ -1,0 +1,72 @@
+package crashtest
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+
+	"github.com/assent-hq/assent/internal/events"
+)
+
+// receipt is one delivery attempt the receiver got.
+type receipt struct {
+	target   string // webhook or callback
+	kind     string
+	subject  string // the approval id
+	delivery string
+	attempt  int
+}
+
+// receiver is the agent's webhook and callback receiver, on loopback.
+type receiver struct {
+	srv      *httptest.Server
+	mu       sync.Mutex
+	receipts []receipt
+}
+
+func newReceiver(t *testing.T) *receiver {
+	r := &receiver{}
+	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
+	t.Cleanup(r.srv.Close)
+	return r
+}
+
+func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
+	b, _ := io.ReadAll(req.Body)
+	var body struct {
+		RequestID string `json:"requestId"`
+		Data      struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	_ = json.Unmarshal(b, &body)
+	rc := receipt{target: "webhook", kind: req.Header.Get(events.HeaderEvent), subject: body.Data.ID,
+		delivery: req.Header.Get(events.HeaderDelivery)}
+	rc.attempt, _ = strconv.Atoi(req.Header.Get(events.HeaderAttempt))
+	if req.URL.Path == "/callback" {
+		rc.target, rc.subject = "callback", body.RequestID
+	}
+	r.mu.Lock()
+	r.receipts = append(r.receipts, rc)
+	r.mu.Unlock()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// deliveries maps target, subject and kind to the delivery ids received.
+func (r *receiver) deliveries() map[[3]string]map[string]bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[[3]string]map[string]bool{}
+	for _, rc := range r.receipts {
+		k := [3]string{rc.target, rc.subject, rc.kind}
+		if out[k] == nil {
+			out[k] = map[string]bool{}
+		}
+		out[k][rc.delivery] = true
+	}
+	return out
+}

@@ -1,0 +1,119 @@
+package workflows_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/server/temporaltest"
+
+	"github.com/assent-hq/assent/internal/states"
+	"github.com/assent-hq/assent/workflows"
+)
+
+// TestTransitionsAreWrittenOnlyOnceRecorded checks, at the moment each
+// transition is written, that Temporal's history already holds what made
+// it: the Update's acceptance, or the expiry timer's firing. A write made
+// inside the workflow task (the local activity this replaced) comes before
+// the task is recorded, so a crash there left the database saying what the
+// workflow never did.
+func TestTransitionsAreWrittenOnlyOnceRecorded(t *testing.T) {
+	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	c := ts.GetDefaultClient()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
+		Namespace: ts.GetDefaultNamespace(), SearchAttributes: workflows.SearchAttributes()})
+	require.NoError(t, err)
+
+	var mu sync.Mutex
+	unrecorded := map[string][]string{} // approval id → actions written before recorded
+	written := map[string][]string{}
+	ts.NewWorker(workflows.TaskQueue, func(r worker.Registry) {
+		r.RegisterWorkflow(workflows.Approval)
+		r.RegisterActivityWithOptions(func(ctx context.Context, tr workflows.ApprovalTransition) error {
+			accepted, fired := recorded(ctx, c, workflows.ApprovalWorkflowID(tr.ApprovalID))
+			mu.Lock()
+			defer mu.Unlock()
+			updates := 0
+			for _, a := range written[tr.ApprovalID] {
+				if a != workflows.ActionCreated && a != workflows.ActionExpired {
+					updates++
+				}
+			}
+			switch tr.Action {
+			case workflows.ActionCreated:
+			case workflows.ActionExpired:
+				if !fired {
+					unrecorded[tr.ApprovalID] = append(unrecorded[tr.ApprovalID], tr.Action)
+				}
+			default:
+				if accepted <= updates {
+					unrecorded[tr.ApprovalID] = append(unrecorded[tr.ApprovalID], tr.Action)
+				}
+			}
+			written[tr.ApprovalID] = append(written[tr.ApprovalID], tr.Action)
+			return nil
+		}, activity.RegisterOptions{Name: workflows.ActivityPersistApproval})
+		r.RegisterActivityWithOptions(func(context.Context, workflows.EmailApproversInput) error { return nil },
+			activity.RegisterOptions{Name: workflows.ActivityEmailApprovers})
+		r.RegisterActivityWithOptions(func(context.Context, workflows.EmailAnswerInput) error { return nil },
+			activity.RegisterOptions{Name: workflows.ActivityEmailAnswer})
+	})
+
+	run := func(id string, expiresIn time.Duration, updates ...recordStep) string {
+		in := baseInput()
+		in.ApprovalID, in.ExpiresAt = id, time.Now().Add(expiresIn)
+		wf, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.ApprovalWorkflowID(id), TaskQueue: workflows.TaskQueue},
+			workflows.Approval, in)
+		require.NoError(t, err)
+		for _, u := range updates {
+			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: wf.GetID(), UpdateName: u.update,
+				Args: []any{u.arg}, WaitForStage: client.WorkflowUpdateStageCompleted})
+			require.NoError(t, err)
+			require.NoError(t, h.Get(ctx, nil))
+		}
+		var final workflows.ApprovalState
+		require.NoError(t, wf.Get(ctx, &final))
+		return final.Status
+	}
+	assert.Equal(t, states.Approved, run("apr_decided", time.Hour,
+		recordStep{workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
+		recordStep{workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme"}},
+		recordStep{workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove}}))
+	assert.Equal(t, states.Expired, run("apr_expired", 2*time.Second))
+
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, []string{workflows.ActionCreated, workflows.ActionAsked, workflows.ActionAnswered, workflows.ActionApproved},
+		written["apr_decided"])
+	assert.Equal(t, []string{workflows.ActionCreated, workflows.ActionExpired}, written["apr_expired"])
+	assert.Empty(t, unrecorded, "transitions written before Temporal recorded them")
+}
+
+// recorded counts the Updates the workflow's history has accepted and
+// tells whether a timer has fired.
+func recorded(ctx context.Context, c client.Client, workflowID string) (accepted int, fired bool) {
+	it := c.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			return accepted, fired
+		}
+		switch e.GetEventType() {
+		case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
+			accepted++
+		case enumspb.EVENT_TYPE_TIMER_FIRED:
+			fired = true
+		}
+	}
+	return accepted, fired
+}
