@@ -82,10 +82,25 @@ func (s *Service) CreateOrganization(ctx context.Context, in NewOrganization) (*
 	return s.store.CreateOrganization(ctx, in.Name, in.Plan)
 }
 
-// UpdateOrganization changes what in sets.
-func (s *Service) UpdateOrganization(ctx context.Context, orgID string, in OrganizationPatch) (*models.Organization, error) {
+// Changer is who changes an organisation's settings.
+type Changer int
+
+const (
+	// ByAdministrator is the organisation's own administrators, through
+	// the admin API and pages.
+	ByAdministrator Changer = iota
+	// ByOperator is the instance's operator, through `assent admin`.
+	ByOperator
+)
+
+// UpdateOrganization changes what in sets. Only the operator sets the
+// plan: an organisation may not raise its own.
+func (s *Service) UpdateOrganization(ctx context.Context, orgID string, by Changer, in OrganizationPatch) (*models.Organization, error) {
 	if err := validate.Struct(&in); err != nil {
 		return nil, err
+	}
+	if in.Plan != nil && by != ByOperator {
+		return nil, apperr.Field(apperr.Forbidden, "plan", "the plan is set by the operator of this Assent instance (assent admin), not by the organisation")
 	}
 	return s.store.UpdateOrganization(ctx, orgID, in.Name, in.Plan, in.GuestsMayApprove, in.MaxApprovalExpirySeconds)
 }

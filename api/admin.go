@@ -25,7 +25,7 @@ func (h *handlers) updateOrganization(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	org, err := h.admin.UpdateOrganization(c.Request.Context(), orgID(c), in)
+	org, err := h.admin.UpdateOrganization(c.Request.Context(), orgID(c), admin.ByAdministrator, in)
 	if err != nil {
 		fail(c, err)
 		return

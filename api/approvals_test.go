@@ -345,6 +345,14 @@ func TestApprovalRejectCancelExpireAndMemberRequests(t *testing.T) {
 		assert.Equal(t, "cy@example.com", r.decoded["decidedBy"], "no name: the email")
 
 		can := s.create(t, s.agentKey, `{"title":"c"}`)
+		// Only the requester, an owner or an administrator withdraws it.
+		_, otherAgent, err := s.store.CreateKey(context.Background(), s.org.ID, "other agent", models.KeyAgent, []string{"approvals:write"})
+		require.NoError(t, err)
+		for _, stranger := range []string{otherAgent, s.cyToken} {
+			r = s.do(t, "POST", "/api/v1/approvals/"+can["id"].(string)+"/cancel", stranger, "", nil)
+			assert.Equal(t, 403, r.status, string(r.body))
+			assert.Equal(t, "forbidden", errField(r, "code"))
+		}
 		r = s.do(t, "POST", "/api/v1/approvals/"+can["id"].(string)+"/cancel", s.agentKey, "", nil)
 		require.Equal(t, 200, r.status, string(r.body))
 		assert.Equal(t, "cancelled", r.decoded["status"])
@@ -479,7 +487,12 @@ func TestFlows(t *testing.T) {
 
 		c := s.do(t, "POST", "/api/v1/flows", s.agentKey, `{"title":"abandoned"}`, nil)
 		r = s.do(t, "POST", "/api/v1/flows/"+c.decoded["id"].(string)+"/cancel", other, "", nil)
-		assert.Equal(t, 200, r.status, "anyone with flows:write may call a flow off")
+		assert.Equal(t, 403, r.status, "another agent may not call someone's flow off")
+		r = s.do(t, "POST", "/api/v1/flows/"+c.decoded["id"].(string)+"/cancel", s.bobToken, "", nil)
+		require.Equal(t, 200, r.status, "an administrator may, for the starter: %s", r.body)
+		got = s.do(t, "GET", "/api/v1/flows/"+c.decoded["id"].(string), s.agentKey, "", nil)
+		step := got.decoded["timeline"].([]any)[1].(map[string]any)
+		assert.Equal(t, models.AsAdministrator, step["detail"])
 		assert.Equal(t, 404, s.do(t, "GET", "/api/v1/flows/"+id, s.otherAgent, "", nil).status)
 		assert.Equal(t, "title", errField(s.do(t, "POST", "/api/v1/flows", s.agentKey, `{}`, nil), "field"))
 		blank := s.do(t, "POST", "/api/v1/flows", s.agentKey, `{"title":"   "}`, nil)

@@ -80,9 +80,11 @@ func (s *Service) Answer(ctx context.Context, orgID, id, updateID string, who mo
 		workflows.AnswerRequest{Requester: who.ID, QuestionID: in.QuestionID, Answer: in.Answer})
 }
 
-// Cancel withdraws a pending approval; the record remains.
+// Cancel withdraws a pending approval; the record remains. The workflow
+// lets the requester, owners and administrators do it.
 func (s *Service) Cancel(ctx context.Context, orgID, id, updateID string, who models.Actor) (*models.Approval, error) {
-	return s.update(ctx, orgID, id, updateID, workflows.UpdateCancel, workflows.CancelRequest{ActorID: who.ID, ActorName: who.Name})
+	return s.update(ctx, orgID, id, updateID, workflows.UpdateCancel,
+		workflows.CancelRequest{ActorID: who.ID, ActorName: who.Name, Administrator: who.Administrator})
 }
 
 // update sends an Update to the approval's workflow and returns the record

@@ -43,6 +43,9 @@ type Actor struct {
 	Name string
 	// Person is set when a person acts (a member token, a page), not a key.
 	Person bool
+	// Administrator is set for an owner or administrator and for an admin
+	// key: they may withdraw a request or flow someone else started.
+	Administrator bool
 }
 
 // CreateFlow starts an open flow.
@@ -108,8 +111,15 @@ func (s *Store) FinishFlow(ctx context.Context, orgID, id, to string, by Actor) 
 		if f.Status != FlowOpen {
 			return apperr.New(apperr.InvalidState, "the flow is already %s", f.Status)
 		}
-		if to == FlowCompleted && by.ID != f.StartedBy {
-			return apperr.New(apperr.Forbidden, "only whoever started the flow may complete it")
+		detail := ""
+		if by.ID != f.StartedBy {
+			if to == FlowCompleted {
+				return apperr.New(apperr.Forbidden, "only whoever started the flow may complete it")
+			}
+			if !by.Administrator {
+				return apperr.New(apperr.Forbidden, "only whoever started the flow, an owner or an administrator may cancel it")
+			}
+			detail = AsAdministrator
 		}
 		now := Now()
 		f.Status, f.UpdatedAt = to, now
@@ -121,10 +131,16 @@ func (s *Store) FinishFlow(ctx context.Context, orgID, id, to string, by Actor) 
 		if err := tx.Save(f).Error; err != nil {
 			return err
 		}
-		return tx.Create(flowAudit(f, 2, to, by, now)).Error
+		entry := flowAudit(f, 2, to, by, now)
+		entry.Detail = detail
+		return tx.Create(entry).Error
 	})
 	return f, err
 }
+
+// AsAdministrator is the audit detail of an owner or administrator
+// withdrawing what someone else started.
+const AsAdministrator = "as an owner or administrator, for whoever started it"
 
 func flowAudit(f *Flow, seq int, action string, by Actor, at time.Time) *AuditEntry {
 	return &AuditEntry{ID: newID(ids.Audit), OrganizationID: f.OrganizationID, FlowID: &f.ID, SubjectType: "flow",

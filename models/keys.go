@@ -39,9 +39,9 @@ func (p *Principal) HasScope(scope string) bool { return p.Key.Scopes.Contains(s
 // member token, otherwise the key.
 func (p *Principal) Actor() Actor {
 	if p.Member != nil {
-		return Actor{ID: p.Member.ID, Name: p.Member.DisplayName(), Person: true}
+		return Actor{ID: p.Member.ID, Name: p.Member.DisplayName(), Person: true, Administrator: p.Member.Administers()}
 	}
-	return Actor{ID: p.Key.ID, Name: p.Key.Name}
+	return Actor{ID: p.Key.ID, Name: p.Key.Name, Administrator: p.Key.Kind == KeyAdmin}
 }
 
 // HashSecret is how a key's secret is stored and looked up. Keys carry 256

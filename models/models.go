@@ -69,6 +69,9 @@ type Member struct {
 	UpdatedAt      time.Time
 }
 
+// Administers reports whether the member is an owner or administrator.
+func (m *Member) Administers() bool { return m.Role == RoleOwner || m.Role == RoleAdmin }
+
 // DisplayName is the name, or the email when no name is set.
 func (m *Member) DisplayName() string {
 	if m.Name != "" {

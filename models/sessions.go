@@ -116,7 +116,9 @@ func (p *Person) DisplayName() string {
 }
 
 // Actor is the person as audit entries and workflow updates name them.
-func (p *Person) Actor() Actor { return Actor{ID: p.ID(), Name: p.DisplayName(), Person: true} }
+func (p *Person) Actor() Actor {
+	return Actor{ID: p.ID(), Name: p.DisplayName(), Person: true, Administrator: p.Member != nil && p.Member.Administers()}
+}
 
 // IssuedSignInLink is a link just created; Token goes into the email only
 // and cannot be recovered later.

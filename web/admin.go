@@ -80,7 +80,7 @@ func (p *Pages) parseAdminPages() {
 // member who is an owner or an administrator. Guests never may.
 func isAdmin(person *models.Person) bool {
 	return person != nil && person.Member != nil &&
-		(person.Member.Role == models.RoleOwner || person.Member.Role == models.RoleAdmin)
+		person.Member.Administers()
 }
 
 // requireAdmin refuses everyone but owners and administrators with 403.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/mail"
+	"github.com/assent-hq/assent/internal/ratelimit"
 	"github.com/assent-hq/assent/models"
 )
 
@@ -98,7 +99,7 @@ const (
 func (p *Pages) sendSignInLink(c *gin.Context) {
 	email := models.NormalizeEmail(c.PostForm("email"))
 	next := safeNext(c.PostForm("next"))
-	if ok, wait := p.signIns.Allow(c.ClientIP()); !ok {
+	if ok, wait := p.signIns.Allow(ratelimit.ClientKey(c.ClientIP())); !ok {
 		minutes := int(math.Ceil(wait.Minutes()))
 		c.Header("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 		p.showSignIn(c, http.StatusTooManyRequests, signInPage{Email: c.PostForm("email"), Next: next,

@@ -21,6 +21,10 @@ const (
 	ActionCancelled = "cancelled"
 )
 
+// CancelledForRequester is the audit detail of an owner or administrator
+// withdrawing someone else's request.
+const CancelledForRequester = "as an owner or administrator, for the requester"
+
 // ApprovalTransition is what PersistApproval writes: the new state, the
 // audit entry and, when Event is set, the event for the outbox.
 type ApprovalTransition struct {
@@ -125,7 +129,7 @@ func (a *approval) setup(ctx workflow.Context) error {
 		{UpdateDecide, a.decide, func(ctx workflow.Context, r DecideRequest) error { return checkDecide(&a.in, &a.state, r) }},
 		{UpdateAsk, a.ask, func(ctx workflow.Context, r AskRequest) error { return checkAsk(&a.in, &a.state, r) }},
 		{UpdateAnswer, a.answer, func(ctx workflow.Context, r AnswerRequest) error { return checkAnswer(&a.in, &a.state, r) }},
-		{UpdateCancel, a.cancel, func(ctx workflow.Context, r CancelRequest) error { return a.state.checkPending() }},
+		{UpdateCancel, a.cancel, func(ctx workflow.Context, r CancelRequest) error { return checkCancel(&a.in, &a.state, r) }},
 	}
 	for _, h := range handlers {
 		if err := workflow.SetUpdateHandlerWithOptions(ctx, h.name, h.handler, workflow.UpdateHandlerOptions{Validator: h.validator}); err != nil {
@@ -313,11 +317,18 @@ func (a *approval) email(ctx workflow.Context, activity string, arg any) {
 
 func (a *approval) cancel(ctx workflow.Context, req CancelRequest) (ApprovalState, error) {
 	err := a.transition(ctx, func() (ApprovalTransition, error) {
+		// Who may cancel is the validator's to check: it depends only on
+		// the request, and a handler check would change how histories of
+		// cancels accepted before it replay.
 		if err := a.state.checkPending(); err != nil {
 			return ApprovalTransition{}, err
 		}
 		a.state.Status = states.Cancelled
-		return ApprovalTransition{Action: ActionCancelled, ActorID: req.ActorID, ActorName: req.ActorName}, nil
+		t := ApprovalTransition{Action: ActionCancelled, ActorID: req.ActorID, ActorName: req.ActorName}
+		if req.ActorID != a.in.Requester {
+			t.Detail = CancelledForRequester
+		}
+		return t, nil
 	})
 	return a.state, err
 }

@@ -34,6 +34,18 @@ func (s *ApprovalState) checkPending() error {
 	return nil
 }
 
+// checkCancel lets the requester withdraw a pending request, and owners and
+// administrators withdraw anyone's.
+func checkCancel(in *ApprovalInput, s *ApprovalState, r CancelRequest) error {
+	if err := s.checkPending(); err != nil {
+		return err
+	}
+	if r.ActorID != in.Requester && !r.Administrator {
+		return refuse(apperr.Forbidden, "only the requester, an owner or an administrator may cancel this request")
+	}
+	return nil
+}
+
 func (s *ApprovalState) openQuestion() *Question {
 	for i := range s.Questions {
 		if s.Questions[i].Answer == nil {

@@ -237,7 +237,7 @@ func TestCorrectionsRules(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
 			h.update(time.Minute, "bad", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve", Corrections: raw(tc.corrections)})
-			h.update(2*time.Minute, "cancel", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "key_1", ActorName: "agent"})
+			h.update(2*time.Minute, "cancel", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "mem_req", ActorName: "Requester"})
 			s := h.run(baseInput())
 			h.refusedWith("bad", apperr.InvalidRequest)
 			var app *temporal.ApplicationError
@@ -293,11 +293,28 @@ func TestWhoMayDecide(t *testing.T) {
 
 func TestCancelWithdrawsAPendingApproval(t *testing.T) {
 	h := newHarness(t)
-	h.update(time.Hour, "cancel", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "key_1", ActorName: "agent"})
+	h.update(time.Hour, "cancel", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "mem_req", ActorName: "Requester"})
 	s := h.run(baseInput())
 	assert.Equal(t, states.Cancelled, s.Status)
 	assert.Equal(t, []string{"created", "cancelled"}, h.actions())
 	assert.Equal(t, start.Add(time.Hour), h.transitions[1].At)
+}
+
+// TestOnlyTheRequesterOrAnAdministratorCancels: anyone else is refused with
+// 403 and the request stays pending; an owner or administrator may, and
+// the timeline says for whom.
+func TestOnlyTheRequesterOrAnAdministratorCancels(t *testing.T) {
+	h := newHarness(t)
+	h.update(time.Minute, "other agent", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "key_other", ActorName: "other agent"})
+	h.update(2*time.Minute, "approver", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "mem_a", ActorName: "Ann"})
+	h.update(3*time.Minute, "owner", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "mem_owner", ActorName: "Olivia", Administrator: true})
+	s := h.run(baseInput())
+	h.refusedWith("other agent", apperr.Forbidden)
+	h.refusedWith("approver", apperr.Forbidden)
+	assert.Equal(t, states.Cancelled, s.Status)
+	assert.Equal(t, []string{"created", "cancelled"}, h.actions())
+	assert.Equal(t, "mem_owner", h.transitions[1].ActorID)
+	assert.Equal(t, workflows.CancelledForRequester, h.transitions[1].Detail)
 }
 
 // An Update can be delivered in the workflow's first task, before the main
@@ -305,7 +322,7 @@ func TestCancelWithdrawsAPendingApproval(t *testing.T) {
 func TestUpdateAtStartIsWrittenAfterCreated(t *testing.T) {
 	h := newHarness(t)
 	h.update(0, "ask", workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Now?"})
-	h.update(time.Minute, "cancel", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "key_1", ActorName: "agent"})
+	h.update(time.Minute, "cancel", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "mem_req", ActorName: "Requester"})
 	s := h.run(baseInput())
 	assert.Equal(t, states.Cancelled, s.Status)
 	assert.Equal(t, []string{"created", "asked", "cancelled"}, h.actions())

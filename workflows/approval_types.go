@@ -67,6 +67,9 @@ type AnswerRequest struct {
 type CancelRequest struct {
 	ActorID   string
 	ActorName string
+	// Administrator is set for an owner, an administrator or an admin key,
+	// who may withdraw a request someone else made.
+	Administrator bool
 }
 
 // Question is a question on an approval.

@@ -96,7 +96,7 @@ func TestRecordHistories(t *testing.T) {
 				Note: "capped", Corrections: raw(`{"amount":80}`)}},
 		}, states.Approved},
 		{"approval_cancelled", 24 * time.Hour, []recordStep{
-			{workflows.UpdateCancel, workflows.CancelRequest{ActorID: "key_1", ActorName: "agent"}},
+			{workflows.UpdateCancel, workflows.CancelRequest{ActorID: "mem_req", ActorName: "Requester"}},
 		}, states.Cancelled},
 		// Recorded after approvers and askers were emailed (emailChange).
 		{"approval_emailed_question_answered", 24 * time.Hour, []recordStep{

@@ -146,7 +146,7 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 				}
 				in.MaxApprovalExpirySeconds = &n
 			}
-			o, err := svc.UpdateOrganization(ctx, id, in)
+			o, err := svc.UpdateOrganization(ctx, id, admin.ByOperator, in)
 			if err == nil {
 				out = wire.NewOrganization(o)
 			}

@@ -109,7 +109,11 @@ func TestProductionShape(t *testing.T) {
 	runJSON(t, bin, env, nil, "migrate")
 	runJSON(t, bin, env, nil, "migrate") // idempotent
 	var org struct{ ID string }
-	runJSON(t, bin, env, &org, "admin", "org", "create", "--name", "Prod Co", "--plan", "team")
+	runJSON(t, bin, env, &org, "admin", "org", "create", "--name", "Prod Co", "--plan", "free")
+	// Only the operator sets an organisation's plan.
+	var raised struct{ Plan string }
+	runJSON(t, bin, env, &raised, "admin", "org", "update", "--org", org.ID, "--plan", "team")
+	require.Equal(t, "team", raised.Plan)
 	var key struct{ Key string }
 	runJSON(t, bin, env, &key, "admin", "key", "create", "--name", "agent", "--kind", "agent", "--scopes", "approvals:read,approvals:write")
 	require.True(t, strings.HasPrefix(key.Key, "asnt_agent_"))

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -52,13 +53,14 @@ func (p *Policy) CheckURL(ctx context.Context, raw string) error {
 	if u.User != nil {
 		return fmt.Errorf("the URL must not carry credentials")
 	}
-	port := 443
+	port := uint64(443)
 	if u.Scheme == "http" {
 		port = 80
 	}
 	if s := u.Port(); s != "" {
-		if _, err := fmt.Sscanf(s, "%d", &port); err != nil {
-			return fmt.Errorf("the URL's port %q is not a number", s)
+		// 16 bits, so 65979 is refused rather than wrapped to 443.
+		if port, err = strconv.ParseUint(s, 10, 16); err != nil {
+			return fmt.Errorf("the URL's port %q is not a port number (0 to 65535)", s)
 		}
 	}
 	host := u.Hostname()

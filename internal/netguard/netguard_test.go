@@ -19,6 +19,8 @@ func TestCheckURL(t *testing.T) {
 	refused := map[string]string{
 		"http://93.184.216.34/hook":       "https",
 		"https://93.184.216.34:8443/hook": "port 443",
+		// 65979 wraps to 443 in 16 bits; it must be refused, not wrapped.
+		"https://1.1.1.1:65979/":          "not a port number",
 		"https://user:pw@93.184.216.34/":  "credentials",
 		"https://127.0.0.1/hook":          "not a public address",
 		"https://localhost/hook":          "not a public address",

@@ -5,6 +5,7 @@
 package ratelimit
 
 import (
+	"net/netip"
 	"sync"
 	"time"
 
@@ -68,4 +69,21 @@ func (k *Keyed) Len() int {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return len(k.buckets)
+}
+
+// ClientKey is the key a client address counts under: an IPv4 address on
+// its own, an IPv6 address by its /64, since one client (one home, one
+// cloud instance) is usually handed a whole /64 and could otherwise take
+// a fresh address for every try.
+func ClientKey(ip string) string {
+	a, err := netip.ParseAddr(ip)
+	if err != nil {
+		return ip
+	}
+	a = a.Unmap()
+	if a.Is4() {
+		return a.String()
+	}
+	p, _ := a.Prefix(64)
+	return p.String()
 }

@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -41,4 +42,22 @@ func TestKeyedForgetsRefilledBuckets(t *testing.T) {
 	now = now.Add(time.Minute)
 	k.Allow("c")
 	assert.Equal(t, 1, k.Len(), "a and b have refilled and are dropped")
+}
+
+// TestClientKeyCountsIPv6ByItsSlash64: the addresses of one /64 share one
+// bucket; IPv4 addresses, also written as IPv4-mapped IPv6, count alone.
+func TestClientKeyCountsIPv6ByItsSlash64(t *testing.T) {
+	assert.Equal(t, "2001:db8:1:2::/64", ClientKey("2001:db8:1:2::1"))
+	assert.Equal(t, ClientKey("2001:db8:1:2::1"), ClientKey("2001:db8:1:2:ffff:ffff:ffff:ffff"))
+	assert.NotEqual(t, ClientKey("2001:db8:1:2::1"), ClientKey("2001:db8:1:3::1"))
+	assert.Equal(t, "192.0.2.7", ClientKey("192.0.2.7"))
+	assert.Equal(t, "192.0.2.7", ClientKey("::ffff:192.0.2.7"))
+
+	k := New(time.Hour, 2)
+	for i := range 2 {
+		ok, _ := k.Allow(ClientKey(fmt.Sprintf("2001:db8::%x", i+1)))
+		assert.True(t, ok)
+	}
+	ok, _ := k.Allow(ClientKey("2001:db8::ffff"))
+	assert.False(t, ok, "a third address of the same /64 shares the bucket")
 }
