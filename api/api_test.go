@@ -1,16 +1,19 @@
 package api_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -359,4 +362,21 @@ func TestReadyzChecksTemporal(t *testing.T) {
 	resp.Body.Close()
 	assert.Equal(t, 503, resp.StatusCode)
 	assert.Contains(t, string(b), `"database":"down`)
+}
+
+// TestSlowBodyWithoutKeyIsAnsweredAtOnce: a client without a key that
+// dribbles a body is answered 401 from its headers, without the server
+// waiting for the body.
+func TestSlowBodyWithoutKeyIsAnsweredAtOnce(t *testing.T) {
+	f := newFixture(t, testenv.OpenDB(t, "sqlite"))
+	conn, err := net.Dial("tcp", strings.TrimPrefix(f.srv.URL, "http://"))
+	require.NoError(t, err)
+	defer conn.Close()
+	_, err = conn.Write([]byte("POST /api/v1/approvals HTTP/1.1\r\nHost: assent.test\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{\"ti"))
+	require.NoError(t, err)
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(time.Second)))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err, "no answer within a second")
+	defer resp.Body.Close()
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode)
 }

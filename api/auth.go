@@ -20,6 +20,11 @@ func (h *handlers) authenticate(c *gin.Context) {
 	p, err := h.store.Authenticate(c.Request.Context(), strings.TrimSpace(secret))
 	if err != nil {
 		c.Header("WWW-Authenticate", `Bearer realm="assent"`)
+		if c.Request.ContentLength != 0 {
+			// Answer now: without this the server would first wait for
+			// the unread body, which a slow client never finishes.
+			c.Header("Connection", "close")
+		}
 		fail(c, err)
 		return
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/bodyread"
 	"github.com/assent-hq/assent/internal/validate"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/wire"
@@ -24,15 +25,19 @@ const DefaultBodyLimit = 1 << 20
 
 const bodyKey = "assent.body"
 
-// readBody reads the whole request body once, within limit, and checks its
-// content type. Handlers and the idempotency check share the bytes.
+// readBody reads the whole request body once, within limit and
+// bodyread.Timeout, and checks its content type. Handlers and the
+// idempotency check share the bytes. It runs after authenticate, so a
+// caller without a key is answered from the headers alone.
 func readBody(limit int64) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if c.Request.Body == nil || c.Request.Method == http.MethodGet || c.Request.Method == http.MethodDelete {
 			c.Next()
 			return
 		}
+		lift := bodyread.Bound(c.Writer)
 		body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, limit))
+		lift()
 		if err != nil {
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {

@@ -89,7 +89,7 @@ func New(d Deps) http.Handler {
 	r.GET("/healthz", h.healthz)
 	r.GET("/readyz", h.readyz)
 
-	v1 := r.Group("/api/v1", readBody(DefaultBodyLimit), h.authenticate)
+	v1 := r.Group("/api/v1", h.authenticate, readBody(DefaultBodyLimit))
 	v1.GET("/me", h.me)
 
 	h.postResumable(v1, "/approvals", requireScope(scopes.ApprovalsWrite), h.createApproval)

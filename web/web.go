@@ -24,6 +24,7 @@ import (
 	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/bodyread"
 	"github.com/assent-hq/assent/internal/logging"
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/netguard"
@@ -180,8 +181,13 @@ func (p *Pages) Group(r gin.IRouter) *gin.RouterGroup {
 // a corrected field.
 const maxFormBytes = 1 << 20
 
+// limitForms bounds a form post's size and the time it takes to arrive
+// (pages do not long-poll, so the deadline holds for the whole request).
 func limitForms(c *gin.Context) {
 	c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, maxFormBytes)
+	if c.Request.Method == http.MethodPost {
+		defer bodyread.Bound(c.Writer)()
+	}
 	c.Next()
 }
 
