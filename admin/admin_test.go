@@ -181,6 +181,8 @@ func TestNewRuleCheck(t *testing.T) {
 		"approval":                        {admin.NewRule{Kind: "approval", RequiredApprovals: 2, Condition: `request.risk == "high"`}, "", ""},
 		"ethics":                          {admin.NewRule{Kind: "ethics", Principle: "p", Concern: "c"}, "", ""},
 		"restricted":                      {admin.NewRule{Kind: "restricted", Fields: []string{"x"}}, "", ""},
+		"restricted path":                 {admin.NewRule{Kind: "restricted", Fields: []string{"ssn", "customer.ssn"}}, "", ""},
+		"a path that can never match":     {admin.NewRule{Kind: "restricted", Fields: []string{"ssn", "customer."}}, "fields[1]", "can never match"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			err := tc.in.Check()

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/assent-hq/assent/internal/apperr"
@@ -42,6 +43,11 @@ func (in *NewRule) Check() error {
 	case rules.KindRestricted:
 		if len(in.Fields) == 0 {
 			return apperr.Field(apperr.InvalidRequest, "fields", "a restricted-fields rule needs the fields it hides")
+		}
+		for i, f := range in.Fields {
+			if err := rules.CheckRestrictedField(f); err != nil {
+				return apperr.Field(apperr.InvalidRequest, fmt.Sprintf("fields[%d]", i), "%v", err)
+			}
 		}
 	}
 	if in.Kind != rules.KindApproval && in.RequiredApprovals != 0 {

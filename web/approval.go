@@ -15,6 +15,7 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/paths"
+	"github.com/assent-hq/assent/internal/rules"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/validate"
 	"github.com/assent-hq/assent/models"
@@ -250,7 +251,8 @@ func parseField(f field, raw string) (json.RawMessage, error) {
 }
 
 // fields lists a JSON object's members in their order, marking editable
-// ones and leaving out hidden ones. An empty object gives none.
+// ones and leaving out restricted ones (hidden) at every depth. An empty
+// object gives none.
 func fields(raw models.RawJSON, editable, hidden []string) ([]field, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, nil
@@ -271,8 +273,15 @@ func fields(raw models.RawJSON, editable, hidden []string) ([]field, error) {
 		if err := dec.Decode(&v); err != nil {
 			return nil, err
 		}
-		if !slices.Contains(hidden, name) {
-			out = append(out, describe(name, v, slices.Contains(editable, name)))
+		// Restricted members are left out at every depth; a field with
+		// something left out inside it is shown but not editable, so a
+		// correction cannot drop what the person never saw.
+		shown, isHidden, removed, err := rules.RedactMember(name, v, hidden)
+		if err != nil {
+			return nil, err
+		}
+		if !isHidden {
+			out = append(out, describe(name, shown, removed == 0 && slices.Contains(editable, name)))
 		}
 	}
 	if _, err := dec.Token(); err != nil && err != io.EOF {

@@ -12,6 +12,7 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/paths"
+	"github.com/assent-hq/assent/internal/rules"
 	"github.com/assent-hq/assent/models"
 )
 
@@ -85,16 +86,10 @@ func (p *Pages) openLink(c *gin.Context) (opened *models.OpenedDecisionLink, end
 	return opened, ended, true
 }
 
-// hiddenCount counts the restricted fields a carries in its input and
-// metadata, for the page to say how many it leaves out.
+// hiddenCount counts the restricted members a carries in its input and
+// metadata, at every depth, for the page to say how many it leaves out.
 func hiddenCount(a *models.Approval) int {
-	input, _ := fields(a.Input, nil, nil)
-	meta, _ := fields(a.Metadata, nil, nil)
-	n := 0
-	for _, f := range append(input, meta...) {
-		if slices.Contains(a.RestrictedFields, f.Name) {
-			n++
-		}
-	}
-	return n
+	_, input, _ := rules.Redact(a.Input, a.RestrictedFields)
+	_, meta, _ := rules.Redact(a.Metadata, a.RestrictedFields)
+	return input + meta
 }

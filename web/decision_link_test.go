@@ -52,9 +52,10 @@ func TestEmailedLinkDecidesALowRiskApprovalWithoutSignIn(t *testing.T) {
 		bob, err := s.store.CreateMember(ctx, s.org.ID, "bob@example.com", "Bob", "")
 		require.NoError(t, err)
 		a := s.started(t, &models.Approval{Title: "Pay <b>Initech</b>", Risk: models.RiskLow, Description: "Invoice 7.",
-			ApproverIDs: []string{s.ada.ID, bob.ID}, Input: models.RawJSON(`{"amount":120,"iban":"DE89 3704 0044 0532 0130 00"}`),
-			EditableFields: []string{"amount", "iban"}, RestrictedFields: []string{"iban", "salary"},
-			Metadata: models.RawJSON(`{"ticket":"T-9","salary":"98000"}`)})
+			ApproverIDs:    []string{s.ada.ID, bob.ID},
+			Input:          models.RawJSON(`{"amount":120,"iban":"DE89 3704 0044 0532 0130 00","payee":{"name":"Initech","ssn":"999-00-1111"}}`),
+			EditableFields: []string{"amount", "iban", "payee"}, RestrictedFields: []string{"iban", "salary", "ssn"},
+			Metadata: models.RawJSON(`{"ticket":"T-9","salary":"98000","customer":{"name":"Cy","ssn":"123-45-6789"}}`)})
 
 		// Each approver gets their own link; the email escapes the title.
 		msg := s.mailTo(t, "bob@example.com", "Approval needed: Pay <b>Initech</b>")
@@ -71,12 +72,19 @@ func TestEmailedLinkDecidesALowRiskApprovalWithoutSignIn(t *testing.T) {
 		require.Equal(t, http.StatusOK, page.status, page.body)
 		assert.Equal(t, "no-referrer", page.header.Get("Referrer-Policy"))
 		assert.Contains(t, page.body, "deciding as <strong>Bob</strong>")
-		assert.Contains(t, page.body, "2 sensitive fields are hidden")
+		assert.Contains(t, page.body, "4 sensitive fields are hidden")
 		assert.Contains(t, page.body, `name="field.amount" value="120"`)
 		assert.NotContains(t, page.body, "DE89", "a restricted input field is hidden")
 		assert.NotContains(t, page.body, "iban")
 		assert.NotContains(t, page.body, "98000", "a restricted metadata field is hidden")
 		assert.Contains(t, page.body, "T-9")
+		// At every depth: inside metadata and inside an input field, which
+		// is then shown but not editable, so no correction drops what the
+		// person never saw.
+		assert.NotContains(t, page.body, "123-45-6789")
+		assert.NotContains(t, page.body, "999-00-1111")
+		assert.Contains(t, page.body, "Initech")
+		assert.NotContains(t, page.body, `name="field.payee"`)
 		assert.NotContains(t, page.body, `action="/approvals/`+a.ID+`/questions"`, "no questions without signing in")
 		assert.Nil(t, anon.cookie("assent_session"))
 
@@ -93,7 +101,7 @@ func TestEmailedLinkDecidesALowRiskApprovalWithoutSignIn(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "approved", got.Status)
 		assert.Equal(t, bob.ID, *got.DecidedByID)
-		assert.JSONEq(t, `{"amount":100,"iban":"DE89 3704 0044 0532 0130 00"}`, string(got.ApprovedInput))
+		assert.JSONEq(t, `{"amount":100,"iban":"DE89 3704 0044 0532 0130 00","payee":{"name":"Initech","ssn":"999-00-1111"}}`, string(got.ApprovedInput))
 
 		// The link decided once; it now only shows how the request ended.
 		done := anon.get(s.path(t, link))
