@@ -51,8 +51,28 @@ func (s *Service) Decide(ctx context.Context, orgID, id, updateID string, who mo
 	if err := needPerson(who, "deciding"); err != nil {
 		return nil, err
 	}
+	if err := s.guestsMayStillApprove(ctx, orgID, who); err != nil {
+		return nil, err
+	}
 	return s.update(ctx, orgID, id, updateID, workflows.UpdateDecide, workflows.DecideRequest{ActorID: who.ID,
 		ActorName: who.Name, Decision: d.Decision, Note: d.Note, Reason: d.Reason, Corrections: d.Corrections})
+}
+
+// guestsMayStillApprove refuses a guest's decision once the organisation
+// has stopped letting guests approve: the setting counts when a guest
+// decides, not only when the request named them.
+func (s *Service) guestsMayStillApprove(ctx context.Context, orgID string, who models.Actor) error {
+	if !ids.HasPrefix(who.ID, ids.Guest) {
+		return nil
+	}
+	org, err := s.store.GetOrganization(ctx, orgID)
+	if err != nil {
+		return err
+	}
+	if !org.GuestsMayApprove {
+		return apperr.New(apperr.Forbidden, "this organisation no longer lets guests approve")
+	}
+	return nil
 }
 
 // Ask puts a question to the requester and returns the approval with the

@@ -187,6 +187,9 @@ func TestAGuestDecidesFromThePageAndTheAskerGetsTheAnswer(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := decidingSite(t, db)
 		ctx := context.Background()
+		guestsMay := true
+		_, err := s.store.UpdateOrganization(ctx, s.org.ID, nil, nil, &guestsMay, nil)
+		require.NoError(t, err)
 		guest, _, err := s.store.CreateGuest(ctx, s.org.ID, "gail@partner.example", "Gail")
 		require.NoError(t, err)
 		a := s.started(t, &models.Approval{Title: "Share the report", ApproverIDs: []string{s.ada.ID, guest.ID}})
@@ -221,6 +224,20 @@ func TestAGuestDecidesFromThePageAndTheAskerGetsTheAnswer(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "rejected", got.Status)
 		assert.Equal(t, "Gail", *got.DecidedBy)
+
+		// Once the organisation stops letting guests approve, the guest
+		// can no longer decide a request that already names them.
+		b := s.started(t, &models.Approval{Title: "Share the next report", ApproverIDs: []string{s.ada.ID, guest.ID}})
+		guestsMay = false
+		_, err = s.store.UpdateOrganization(ctx, s.org.ID, nil, nil, &guestsMay, nil)
+		require.NoError(t, err)
+		page = g.get("/approvals/" + b.ID)
+		r = g.post("/approvals/"+b.ID+"/decision", url.Values{"csrf": {page.csrf(t)}, "decision": {"approve"}, "submission": {"g2"}})
+		assert.Equal(t, http.StatusForbidden, r.status, r.body)
+		assert.Contains(t, r.body, "no longer lets guests approve")
+		got, err = s.store.GetApproval(ctx, s.org.ID, b.ID)
+		require.NoError(t, err)
+		assert.Equal(t, "pending", got.Status)
 	})
 }
 
