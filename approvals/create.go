@@ -69,23 +69,31 @@ func (s *Service) Create(ctx context.Context, p *models.Principal, in *CreateInp
 	if err != nil {
 		return nil, err
 	}
-	if earlier == "" {
-		rec, err := s.build(ctx, p, in)
-		if err != nil {
-			return nil, err
-		}
-		if earlier, err = s.store.CreateApproval(ctx, rec, claim); err != nil {
-			return nil, err
-		}
-		if earlier == "" {
-			if err := s.startNew(ctx, rec); err != nil {
-				return nil, err
-			}
-			// The stored row, which a resumed create answers with too.
-			return s.store.GetApproval(ctx, rec.OrganizationID, rec.ID)
-		}
+	if earlier != "" {
+		return s.resume(ctx, p.Organization.ID, earlier)
 	}
-	rec, err := s.store.GetApproval(ctx, p.Organization.ID, earlier)
+	rec, err := s.build(ctx, p, in)
+	if err != nil {
+		return nil, err
+	}
+	if earlier, err = s.store.CreateApproval(ctx, rec, claim); err != nil {
+		return nil, err
+	}
+	if earlier != "" {
+		return s.resume(ctx, p.Organization.ID, earlier)
+	}
+	if err := s.startNew(ctx, rec); err != nil {
+		return nil, err
+	}
+	// The stored row, which a resumed create answers with too.
+	return s.store.GetApproval(ctx, rec.OrganizationID, rec.ID)
+}
+
+// resume finishes the create an earlier attempt of the same claimed
+// request began: the approval it made, its workflow started if it may not
+// have been.
+func (s *Service) resume(ctx context.Context, orgID, id string) (*models.Approval, error) {
+	rec, err := s.store.GetApproval(ctx, orgID, id)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -182,7 +183,7 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 	}
 	for _, a := range all {
 		for _, kind := range terminal {
-			if len(got[[3]string{"webhook", a.ID, kind}]) > 0 && !contains(expected(a.Status), kind) {
+			if len(got[[3]string{"webhook", a.ID, kind}]) > 0 && !slices.Contains(expected(a.Status), kind) {
 				r.problem(&r.UnexpectedEvents, "%s is %s but the receiver got %s", a.ID, a.Status, kind)
 			}
 		}
@@ -277,13 +278,4 @@ func idOf(body []byte) string {
 	var v struct{ ID string }
 	_ = json.Unmarshal(body, &v)
 	return v.ID
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }

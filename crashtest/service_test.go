@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/assent-hq/assent/internal/freeport"
 )
 
 // service is `assent dev` as a child process on a data directory that
@@ -139,11 +140,12 @@ func (s *service) stop() {
 	s.cmd = nil
 }
 
+// freePort picks a port below the ephemeral range, so no outgoing
+// connection takes it between a kill and the restart on the same port.
 func freePort(t *testing.T) int {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := freeport.Pick("127.0.0.1")
 	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // waitUntil polls cond every 200 ms until it holds or ctx ends.

@@ -68,8 +68,11 @@ func redact(out *bytes.Buffer, raw json.RawMessage, path string, restricted []st
 		return 0, err
 	}
 	removed, first := 0, true
-	isObject := open == json.Delim('{')
-	out.WriteString(map[bool]string{true: "{", false: "["}[isObject])
+	isObject, closing := open == json.Delim('{'), byte(']')
+	if isObject {
+		closing = '}'
+	}
+	out.WriteByte(raw[0])
 	for dec.More() {
 		child := path
 		var key string
@@ -104,7 +107,7 @@ func redact(out *bytes.Buffer, raw json.RawMessage, path string, restricted []st
 		}
 		removed += n
 	}
-	out.WriteString(map[bool]string{true: "}", false: "]"}[isObject])
+	out.WriteByte(closing)
 	return removed, nil
 }
 
