@@ -39,7 +39,7 @@ type switchOffRig struct {
 }
 
 func newSwitchOffRig(t *testing.T, db *gorm.DB, answers ...int) *switchOffRig {
-	r := &switchOffRig{t: t, store: models.NewStore(db)}
+	r := &switchOffRig{t: t, store: models.NewStore(db, testenv.Keys())}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		r.mu.Lock()
 		status := answers[min(r.got, len(answers)-1)]
@@ -157,7 +157,7 @@ func TestAttemptCutOffByACrashStillCounts(t *testing.T) {
 		}))
 		defer srv.Close()
 		ctx := context.Background()
-		store := models.NewStore(db)
+		store := models.NewStore(db, testenv.Keys())
 		org, err := store.CreateOrganization(ctx, "Acme", "")
 		require.NoError(t, err)
 		_, err = store.CreateWebhookEndpoint(ctx, org.ID, models.NewWebhookEndpoint{URL: srv.URL, Format: models.FormatJSON,

@@ -30,7 +30,7 @@ func refused(t *testing.T, err error, code, field, message string) {
 func TestServiceChecksInputAndCallsTheStore(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
-		store := models.NewStore(db)
+		store := models.NewStore(db, testenv.Keys())
 		svc := admin.New(store)
 
 		_, err := svc.CreateOrganization(ctx, admin.NewOrganization{Plan: "gold"})
@@ -102,7 +102,7 @@ func TestServiceChecksInputAndCallsTheStore(t *testing.T) {
 func TestServiceIssuesKeysWithScopesThatFitTheKind(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
-		store := models.NewStore(db)
+		store := models.NewStore(db, testenv.Keys())
 		svc := admin.New(store)
 		org, err := svc.CreateOrganization(ctx, admin.NewOrganization{Name: "Acme"})
 		require.NoError(t, err)
@@ -136,7 +136,7 @@ func TestServiceIssuesKeysWithScopesThatFitTheKind(t *testing.T) {
 func TestServiceSavesOnlyRulesThatPassCheck(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
-		store := models.NewStore(db)
+		store := models.NewStore(db, testenv.Keys())
 		svc := admin.New(store)
 		org, err := svc.CreateOrganization(ctx, admin.NewOrganization{Name: "Acme"})
 		require.NoError(t, err)

@@ -54,7 +54,7 @@ func newFixture(t *testing.T, db *gorm.DB) *fixture {
 func newFixtureWith(t *testing.T, db *gorm.DB, tc client.Client, policy ...*netguard.Policy) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	s := models.NewStore(db)
+	s := models.NewStore(db, testenv.Keys())
 	f := &fixture{store: s}
 	var err error
 	f.org, err = s.CreateOrganization(ctx, "Acme", "")
@@ -347,7 +347,7 @@ func TestIdempotencyUnderConcurrency(t *testing.T) {
 func TestReadyzChecksTemporal(t *testing.T) {
 	ts := temporaltest.NewServer(temporaltest.WithT(t))
 	db := testenv.OpenDB(t, "sqlite")
-	srv := httptest.NewServer(api.New(api.Deps{Store: models.NewStore(db), Temporal: ts.GetDefaultClient(),
+	srv := httptest.NewServer(api.New(api.Deps{Store: models.NewStore(db, testenv.Keys()), Temporal: ts.GetDefaultClient(),
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/readyz")

@@ -78,7 +78,7 @@ func newBenchStackWith(b *testing.B, kind string, policy *netguard.Policy) *benc
 	db := testenv.OpenDB(b, kind)
 	tc := benchTemporal(b)
 	require.NoError(b, worker.RegisterSearchAttributes(ctx, tc, "default"))
-	store := models.NewStore(db)
+	store := models.NewStore(db, testenv.Keys())
 	org, err := store.CreateOrganization(ctx, "Acme", "")
 	require.NoError(b, err)
 	_, key, err := store.CreateKey(ctx, org.ID, "agent", models.KeyAgent, scopes.All)

@@ -118,7 +118,7 @@ func TestIdempotencyReleasesAfterServerError(t *testing.T) {
 func idempotencyHarness(t *testing.T, db *gorm.DB) (*handlers, string) {
 	t.Helper()
 	ctx := context.Background()
-	store := models.NewStore(db)
+	store := models.NewStore(db, testenv.Keys())
 	org, err := store.CreateOrganization(ctx, "Acme", "")
 	require.NoError(t, err)
 	_, key, err := store.CreateKey(ctx, org.ID, "a", models.KeyAgent, []string{"approvals:write"})

@@ -85,15 +85,24 @@ func (s *Service) Create(ctx context.Context, p *models.Principal, in *CreateInp
 	if err := s.startNew(ctx, rec); err != nil {
 		return nil, err
 	}
-	// The stored row, which a resumed create answers with too.
-	return s.store.GetApproval(ctx, rec.OrganizationID, rec.ID)
+	return s.created(ctx, rec.OrganizationID, rec.ID)
+}
+
+// created is the stored row a create answers with, resumed or not, with
+// its callback secret shown.
+func (s *Service) created(ctx context.Context, orgID, id string) (*models.Approval, error) {
+	rec, err := s.store.GetApproval(ctx, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	return rec, s.store.RevealCallbackSecret(rec)
 }
 
 // resume finishes the create an earlier attempt of the same claimed
 // request began: the approval it made, its workflow started if it may not
 // have been.
 func (s *Service) resume(ctx context.Context, orgID, id string) (*models.Approval, error) {
-	rec, err := s.store.GetApproval(ctx, orgID, id)
+	rec, err := s.created(ctx, orgID, id)
 	if err != nil {
 		return nil, err
 	}

@@ -6,13 +6,17 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"time"
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
+	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/payloadcodec"
+	"github.com/assent-hq/assent/internal/secretkey"
 )
 
 // approval is what the check reads of an approval.
@@ -240,7 +244,14 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 	}
 
 	// The read model says what the workflow did.
+	// Workflow results are encrypted with the key dev keeps in its data dir.
+	keys, err := secretkey.LoadOrCreate(filepath.Join(l.svc.dataDir, config.SecretKeyFile))
+	if err != nil {
+		return err
+	}
+	codec := payloadcodec.New(keys)
 	tc, err := client.Dial(client.Options{HostPort: l.svc.temporalAddress(),
+		DataConverter: payloadcodec.DataConverter(codec), FailureConverter: payloadcodec.FailureConverter(codec),
 		Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"gorm.io/gorm"
@@ -95,7 +96,10 @@ type Approval struct {
 	Input          RawJSON        `gorm:"type:text"`
 	EditableFields StringList     `gorm:"type:text;not null"`
 	CallbackURL    *string        `gorm:"size:2048"`
-	CallbackSecret *string        `gorm:"size:100"`
+	// CallbackSecret is set only on the approval a create returns, to be
+	// shown once; the database keeps it sealed.
+	CallbackSecret       *string `gorm:"-"`
+	SealedCallbackSecret *string `gorm:"column:callback_secret;type:text"`
 	// Requester is who created it: a member id for a member token, else
 	// the key id. Only the requester answers questions.
 	Requester         string           `gorm:"size:60;not null"`
@@ -137,6 +141,10 @@ func (s *Store) CreateApproval(ctx context.Context, a *Approval, claim *Claim) (
 	a.Status = states.Pending
 	a.CreatedAt = Now()
 	a.UpdatedAt = a.CreatedAt
+	if a.CallbackSecret != nil {
+		sealed := s.secrets.Seal(sealCallbackSecret, *a.CallbackSecret)
+		a.SealedCallbackSecret = &sealed
+	}
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if a.FlowID != nil {
 			if err := requireOpenFlow(tx, a.OrganizationID, *a.FlowID); err != nil {
@@ -165,6 +173,20 @@ func (s *Store) CreateApproval(ctx context.Context, a *Approval, claim *Claim) (
 		return earlier, nil
 	}
 	return "", err
+}
+
+// RevealCallbackSecret sets a.CallbackSecret from its sealed column, for
+// the create response that shows it (also when a retry resumes a create).
+func (s *Store) RevealCallbackSecret(a *Approval) error {
+	if a.SealedCallbackSecret == nil {
+		return nil
+	}
+	secret, err := s.secrets.Open(sealCallbackSecret, *a.SealedCallbackSecret)
+	if err != nil {
+		return fmt.Errorf("callback secret of %s: %w", a.ID, err)
+	}
+	a.CallbackSecret = &secret
+	return nil
 }
 
 // DeleteUnstartedApproval removes an approval whose workflow never started,

@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -179,7 +180,11 @@ func (s *Store) LoadDeliveryWork(ctx context.Context, id string, now time.Time) 
 		if err := db.Where("id = ?", *w.Delivery.EndpointID).Take(w.Endpoint).Error; err != nil {
 			return nil, err
 		}
-		w.URL, w.Secrets = w.Endpoint.URL, w.Endpoint.Secrets(now)
+		secrets, err := s.WebhookSecrets(w.Endpoint, now)
+		if err != nil {
+			return nil, err
+		}
+		w.URL, w.Secrets = w.Endpoint.URL, secrets
 		return w, nil
 	}
 	cb, err := callbackOf(db, w.Event.SubjectType, w.Event.SubjectID)
@@ -189,7 +194,11 @@ func (s *Store) LoadDeliveryWork(ctx context.Context, id string, now time.Time) 
 	if cb.URL == nil || cb.Secret == nil {
 		return nil, notFound(gorm.ErrRecordNotFound, "callback of "+w.Event.SubjectID)
 	}
-	w.URL, w.Secrets = *cb.URL, []string{*cb.Secret}
+	secret, err := s.secrets.Open(sealCallbackSecret, *cb.Secret)
+	if err != nil {
+		return nil, fmt.Errorf("callback secret of %s: %w", w.Event.SubjectID, err)
+	}
+	w.URL, w.Secrets = *cb.URL, []string{secret}
 	return w, nil
 }
 

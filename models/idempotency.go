@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"time"
 
 	"gorm.io/gorm"
@@ -89,6 +90,11 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, c *Claim, resumable boo
 			return nil, apperr.New(apperr.IdempotencyReused, "Idempotency-Key %q was used with a different request", c.Key)
 		}
 		if prev.Completed {
+			body, err := s.secrets.Open(sealIdempotency, string(prev.ResponseBody))
+			if err != nil {
+				return nil, fmt.Errorf("stored response of Idempotency-Key %q: %w", c.Key, err)
+			}
+			prev.ResponseBody = []byte(body)
 			return &prev, nil
 		}
 		if resumable {
@@ -146,10 +152,12 @@ func (s *Store) ClaimedResource(ctx context.Context, c *Claim) (string, error) {
 	return prev.ResourceID, err
 }
 
-// CompleteIdempotencyKey stores the response replays will return.
+// CompleteIdempotencyKey stores the response replays will return, sealed:
+// it may carry a secret shown once (a key, a callback secret).
 func (s *Store) CompleteIdempotencyKey(ctx context.Context, c *Claim, status int, contentType string, body []byte) error {
+	sealed := []byte(s.secrets.Seal(sealIdempotency, string(body)))
 	return c.where(s.db.WithContext(ctx).Model(&IdempotencyKey{})).
-		Updates(map[string]any{"completed": true, "status_code": status, "content_type": contentType, "response_body": body}).Error
+		Updates(map[string]any{"completed": true, "status_code": status, "content_type": contentType, "response_body": sealed}).Error
 }
 
 // ReleaseIdempotencyKey forgets an unfinished claim whose request failed

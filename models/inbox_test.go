@@ -17,7 +17,7 @@ import (
 func TestPendingForPutsTheMostUrgentFirstWhateverTheBacklog(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
-		s := models.NewStore(db)
+		s := models.NewStore(db, testenv.Keys())
 		org := newOrg(t, s)
 		ada, err := s.CreateMember(ctx, org.ID, "ada@example.com", "", "")
 		require.NoError(t, err)

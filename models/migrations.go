@@ -352,6 +352,19 @@ var migrations = []*gormigrate.Migration{
 			return tx.Migrator().CreateTable(&IdempotencyKey{})
 		},
 	},
+	{
+		// Secrets are kept sealed, longer than the 100 characters the
+		// clear values needed. SQLite does not enforce lengths; the values
+		// themselves are sealed after migrating (Store.ResealSecrets).
+		ID: "202611230002_sealed_secrets",
+		Migrate: func(tx *gorm.DB) error {
+			if tx.Dialector.Name() != "postgres" {
+				return nil
+			}
+			return tx.Exec(`ALTER TABLE webhook_endpoints ALTER COLUMN secret TYPE text, ALTER COLUMN previous_secret TYPE text;
+				ALTER TABLE approvals ALTER COLUMN callback_secret TYPE text`).Error
+		},
+	},
 }
 
 // RequireMigrated fails when the database lacks a migration this binary

@@ -17,7 +17,7 @@ import (
 func TestSignInLinksOnePerPersonAcrossOrganisations(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
-		s := models.NewStore(db)
+		s := models.NewStore(db, testenv.Keys())
 		a, b, c := newOrg(t, s), newOrg(t, s), newOrg(t, s)
 		m, err := s.CreateMember(ctx, a.ID, "ada@example.com", "Ada", "")
 		require.NoError(t, err)
@@ -55,7 +55,7 @@ func TestSignInLinksOnePerPersonAcrossOrganisations(t *testing.T) {
 func TestSignInLinkIsSingleUse(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
-		s := models.NewStore(db)
+		s := models.NewStore(db, testenv.Keys())
 		org := newOrg(t, s)
 		m, err := s.CreateMember(ctx, org.ID, "ada@example.com", "", "")
 		require.NoError(t, err)
@@ -102,7 +102,7 @@ func TestSignInLinkIsSingleUse(t *testing.T) {
 func TestSignInLinkExpiresAndRefusesDeactivatedMembers(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
-		s := models.NewStore(db)
+		s := models.NewStore(db, testenv.Keys())
 		org := newOrg(t, s)
 		m, err := s.CreateMember(ctx, org.ID, "ada@example.com", "", "")
 		require.NoError(t, err)
@@ -135,7 +135,7 @@ func TestSignInLinkExpiresAndRefusesDeactivatedMembers(t *testing.T) {
 func TestSignInLinksAreCappedPerPerson(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
-		s := models.NewStore(db)
+		s := models.NewStore(db, testenv.Keys())
 		org := newOrg(t, s)
 		_, err := s.CreateMember(ctx, org.ID, "ada@example.com", "", "")
 		require.NoError(t, err)
@@ -152,7 +152,7 @@ func TestSignInLinksAreCappedPerPerson(t *testing.T) {
 func TestSessions(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
-		s := models.NewStore(db)
+		s := models.NewStore(db, testenv.Keys())
 		org, other := newOrg(t, s), newOrg(t, s)
 		m, err := s.CreateMember(ctx, org.ID, "ada@example.com", "Ada", "")
 		require.NoError(t, err)
@@ -228,7 +228,7 @@ func TestSessions(t *testing.T) {
 func TestTouchSessionWritesAtMostOncePerMinute(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
-		s := models.NewStore(db)
+		s := models.NewStore(db, testenv.Keys())
 		org := newOrg(t, s)
 		m, err := s.CreateMember(ctx, org.ID, "ada@example.com", "", "")
 		require.NoError(t, err)

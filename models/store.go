@@ -10,19 +10,24 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/changes"
 	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/internal/secretkey"
 )
 
 // Store runs the service's queries. Every method that reads or writes an
 // organisation's records takes its id, so no query crosses tenants.
 type Store struct {
 	db *gorm.DB
+	// secrets seals what must be kept but never stored in clear.
+	secrets *secretkey.Ring
 	// changes hears of what this process commits: changed records and
 	// outbox events.
 	changes *changes.Hub
 }
 
-// NewStore wraps db.
-func NewStore(db *gorm.DB) *Store { return &Store{db: db, changes: changes.New()} }
+// NewStore wraps db; secrets seals the secret columns.
+func NewStore(db *gorm.DB, secrets *secretkey.Ring) *Store {
+	return &Store{db: db, secrets: secrets, changes: changes.New()}
+}
 
 // Changes is the hub that hears of each record this store changes and
 // each outbox event it writes, so long-polls and the dispatcher need not

@@ -31,7 +31,7 @@ func TestMigrateTwiceIsANoOp(t *testing.T) {
 func TestMembersAreScopedAndUnique(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
-		s := models.NewStore(db)
+		s := models.NewStore(db, testenv.Keys())
 		a, b := newOrg(t, s), newOrg(t, s)
 
 		m, err := s.CreateMember(ctx, a.ID, " Ada@Example.COM ", "Ada", "")
@@ -55,7 +55,7 @@ func TestMembersAreScopedAndUnique(t *testing.T) {
 func TestLastOwnerCannotBeRemoved(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
-		s := models.NewStore(db)
+		s := models.NewStore(db, testenv.Keys())
 		org := newOrg(t, s)
 		owner, err := s.CreateMember(ctx, org.ID, "o@example.com", "", models.RoleOwner)
 		require.NoError(t, err)
@@ -76,7 +76,7 @@ func TestLastOwnerCannotBeRemoved(t *testing.T) {
 func TestTeamsResolveMembersByEmailOrID(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
-		s := models.NewStore(db)
+		s := models.NewStore(db, testenv.Keys())
 		org, other := newOrg(t, s), newOrg(t, s)
 		a, _ := s.CreateMember(ctx, org.ID, "a@example.com", "", "")
 		b, _ := s.CreateMember(ctx, org.ID, "b@example.com", "", "")
@@ -107,7 +107,7 @@ func TestTeamsResolveMembersByEmailOrID(t *testing.T) {
 func TestListPagesWithOpaqueCursor(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
-		s := models.NewStore(db)
+		s := models.NewStore(db, testenv.Keys())
 		org := newOrg(t, s)
 		for _, e := range []string{"1@x.io", "2@x.io", "3@x.io", "4@x.io", "5@x.io"} {
 			_, err := s.CreateMember(ctx, org.ID, e, "", "")
@@ -137,7 +137,7 @@ func TestListPagesWithOpaqueCursor(t *testing.T) {
 func TestKeysAuthenticateUntilRevoked(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
-		s := models.NewStore(db)
+		s := models.NewStore(db, testenv.Keys())
 		org := newOrg(t, s)
 		k, secret, err := s.CreateKey(ctx, org.ID, "bot", models.KeyAgent, []string{"approvals:read"})
 		require.NoError(t, err)
@@ -161,7 +161,7 @@ func TestKeysAuthenticateUntilRevoked(t *testing.T) {
 func TestMemberTokensStopWhenMemberIsInactive(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
-		s := models.NewStore(db)
+		s := models.NewStore(db, testenv.Keys())
 		org := newOrg(t, s)
 		m, _ := s.CreateMember(ctx, org.ID, "m@example.com", "", "")
 		_, secret, err := s.CreateMemberToken(ctx, org.ID, m.ID)
@@ -181,7 +181,7 @@ func TestMemberTokensStopWhenMemberIsInactive(t *testing.T) {
 func TestIdempotencyClaimIsExclusive(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
-		s := models.NewStore(db)
+		s := models.NewStore(db, testenv.Keys())
 		org := newOrg(t, s)
 		claim := func(principal, key, hash string) *models.Claim {
 			return &models.Claim{OrganizationID: org.ID, PrincipalID: principal, Key: key, RequestHash: hash}
@@ -250,7 +250,7 @@ func TestIdempotencyClaimIsExclusive(t *testing.T) {
 func TestClaimAndRecordAreWrittenTogether(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
-		s := models.NewStore(db)
+		s := models.NewStore(db, testenv.Keys())
 		org := newOrg(t, s)
 		newApproval := func() *models.Approval {
 			return &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskLow, RequiredApprovals: 1,

@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"gorm.io/gorm"
@@ -30,12 +31,15 @@ type WebhookEndpoint struct {
 	Format string     `gorm:"size:20;not null"`
 	Events StringList `gorm:"type:text;not null"`
 	// Enabled is the administrator's switch.
-	Enabled bool   `gorm:"not null"`
-	Secret  string `gorm:"size:100;not null"`
-	// PreviousSecret still signs until PreviousSecretUntil (a rotation).
-	PreviousSecret      *string `gorm:"size:100"`
-	PreviousSecretUntil *time.Time
-	ConsecutiveFailures int `gorm:"not null"`
+	Enabled bool `gorm:"not null"`
+	// Secret is set only on the endpoint a create or a rotation returns,
+	// to be shown once; the database keeps it sealed.
+	Secret       string `gorm:"-"`
+	SealedSecret string `gorm:"column:secret;type:text;not null"`
+	// The previous secret still signs until PreviousSecretUntil (a rotation).
+	SealedPreviousSecret *string `gorm:"column:previous_secret;type:text"`
+	PreviousSecretUntil  *time.Time
+	ConsecutiveFailures  int `gorm:"not null"`
 	// SwitchedOffAt is set after SwitchOffAfter consecutive failures.
 	SwitchedOffAt *time.Time
 	LastError     string `gorm:"type:text;not null"`
@@ -43,13 +47,21 @@ type WebhookEndpoint struct {
 	UpdatedAt     time.Time
 }
 
-// Secrets are the secrets that sign a delivery sent at now.
-func (w *WebhookEndpoint) Secrets(now time.Time) []string {
-	out := []string{w.Secret}
-	if w.PreviousSecret != nil && w.PreviousSecretUntil != nil && now.Before(*w.PreviousSecretUntil) {
-		out = append(out, *w.PreviousSecret)
+// WebhookSecrets are the secrets that sign a delivery to w sent at now.
+func (s *Store) WebhookSecrets(w *WebhookEndpoint, now time.Time) ([]string, error) {
+	current, err := s.secrets.Open(sealWebhookSecret, w.SealedSecret)
+	if err != nil {
+		return nil, fmt.Errorf("webhook endpoint %s: secret: %w", w.ID, err)
 	}
-	return out
+	out := []string{current}
+	if w.SealedPreviousSecret != nil && w.PreviousSecretUntil != nil && now.Before(*w.PreviousSecretUntil) {
+		previous, err := s.secrets.Open(sealWebhookSecret, *w.SealedPreviousSecret)
+		if err != nil {
+			return nil, fmt.Errorf("webhook endpoint %s: previous secret: %w", w.ID, err)
+		}
+		out = append(out, previous)
+	}
+	return out, nil
 }
 
 // NewWebhookEndpoint is what CreateWebhookEndpoint stores.
@@ -65,7 +77,8 @@ type NewWebhookEndpoint struct {
 func (s *Store) CreateWebhookEndpoint(ctx context.Context, orgID string, in NewWebhookEndpoint) (*WebhookEndpoint, error) {
 	now := Now()
 	ep := &WebhookEndpoint{ID: newID(ids.Webhook), OrganizationID: orgID, URL: in.URL, Format: in.Format,
-		Events: append(StringList{}, in.Events...), Enabled: in.Enabled, Secret: in.Secret, CreatedAt: now, UpdatedAt: now}
+		Events: append(StringList{}, in.Events...), Enabled: in.Enabled, Secret: in.Secret,
+		SealedSecret: s.secrets.Seal(sealWebhookSecret, in.Secret), CreatedAt: now, UpdatedAt: now}
 	return ep, s.db.WithContext(ctx).Create(ep).Error
 }
 
@@ -113,8 +126,9 @@ func (s *Store) UpdateWebhookEndpoint(ctx context.Context, orgID, id string, p W
 // signing too until until.
 func (s *Store) RotateWebhookSecret(ctx context.Context, orgID, id, secret string, until time.Time) (*WebhookEndpoint, error) {
 	return s.changeWebhookEndpoint(ctx, orgID, id, func(ep *WebhookEndpoint) {
-		old := ep.Secret
-		ep.Secret, ep.PreviousSecret, ep.PreviousSecretUntil = secret, &old, &until
+		old := ep.SealedSecret
+		ep.Secret, ep.SealedSecret = secret, s.secrets.Seal(sealWebhookSecret, secret)
+		ep.SealedPreviousSecret, ep.PreviousSecretUntil = &old, &until
 	})
 }
 

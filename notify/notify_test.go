@@ -49,7 +49,7 @@ func recipients(b *mail.Mailbox) []string {
 func TestApproversAreEmailedOnceEachAcrossRetries(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
-		store := models.NewStore(db)
+		store := models.NewStore(db, testenv.Keys())
 		org, err := store.CreateOrganization(ctx, "Acme", "")
 		require.NoError(t, err)
 		member := func(email string, active bool) *models.Member {
@@ -110,7 +110,7 @@ func TestApproversAreEmailedOnceEachAcrossRetries(t *testing.T) {
 func TestWithoutAMailerNothingIsRetried(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
-		store := models.NewStore(db)
+		store := models.NewStore(db, testenv.Keys())
 		org, err := store.CreateOrganization(ctx, "Acme", "")
 		require.NoError(t, err)
 		m, err := store.CreateMember(ctx, org.ID, "ann@example.com", "", "")

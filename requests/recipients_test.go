@@ -20,7 +20,7 @@ import (
 func TestResolveForAnyRole(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
-		store := models.NewStore(db)
+		store := models.NewStore(db, testenv.Keys())
 		org, err := store.CreateOrganization(ctx, "Acme", "")
 		require.NoError(t, err)
 		ann, err := store.CreateMember(ctx, org.ID, "ann@example.com", "Ann", "")

@@ -26,7 +26,7 @@ func decidingSite(t *testing.T, db *gorm.DB) *site {
 	ts := temporaltest.NewServer(temporaltest.WithT(t))
 	tc := ts.GetDefaultClient()
 	require.NoError(t, worker.RegisterSearchAttributes(context.Background(), tc, ts.GetDefaultNamespace()))
-	store := models.NewStore(db)
+	store := models.NewStore(db, testenv.Keys())
 	service := approvals.New(approvals.Deps{Store: store, Temporal: tc})
 	s := newSiteWith(t, store, web.Deps{Approvals: service})
 	s.temporal, s.approvals = tc, service

@@ -72,7 +72,7 @@ func (idp *identityProvider) settings(label string) *web.OIDCSettings {
 
 // newOIDCSite is newSite with single sign-on configured (nil: off).
 func newOIDCSite(t *testing.T, db *gorm.DB, oidc *web.OIDCSettings) *site {
-	return newSiteWith(t, models.NewStore(db), web.Deps{OIDC: oidc})
+	return newSiteWith(t, models.NewStore(db, testenv.Keys()), web.Deps{OIDC: oidc})
 }
 
 // startSSO follows the sign-in button to the provider's authorize

@@ -58,6 +58,8 @@ type Deps struct {
 	// NetPolicy says which webhook addresses the admin pages may save and
 	// test when Webhooks is built here; nil is netguard.Public.
 	NetPolicy *netguard.Policy
+	// Codec, when set, serves the Temporal UI's codec endpoint.
+	Codec *CodecSettings
 }
 
 // Pages serves the web pages. Create it with New and add it to an engine
@@ -79,6 +81,8 @@ type Pages struct {
 	signIns  *ratelimit.Keyed
 	webhooks *webhooks.Service
 	admin    *admin.Service
+	// codec is the Temporal UI's codec endpoint, nil when not served.
+	codec *CodecSettings
 }
 
 // View is what every page template sees: the layout reads Person and CSRF,
@@ -124,6 +128,7 @@ func New(d Deps) *Pages {
 		p.mailer = noMailer{}
 	}
 	p.oidc = newOIDC(d.OIDC, p.baseURL)
+	p.codec = d.Codec
 	p.signIns = ratelimit.New(signInEvery, signInBurst)
 	if p.approvals == nil {
 		p.approvals = approvals.New(approvals.Deps{Store: d.Store, Logger: log})
@@ -168,6 +173,7 @@ func (p *Pages) Mount(r *gin.Engine) {
 	g.POST(paths.DecisionLinkPage, p.decideByLink)
 	p.mountAdmin(g)
 	p.mountOIDC(g)
+	p.mountCodec(r)
 }
 
 // Group returns a route group whose pages know who is signed in and

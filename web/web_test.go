@@ -44,7 +44,9 @@ type site struct {
 	approvals *approvals.Service
 }
 
-func newSite(t *testing.T, db *gorm.DB) *site { return newSiteWith(t, models.NewStore(db), web.Deps{}) }
+func newSite(t *testing.T, db *gorm.DB) *site {
+	return newSiteWith(t, models.NewStore(db, testenv.Keys()), web.Deps{})
+}
 
 // newSiteWith serves the pages on store with the rest of deps (Approvals nil
 // for pages that only read, OIDC nil for no single sign-on); the store,
@@ -424,7 +426,7 @@ func TestGuestsSignInToo(t *testing.T) {
 
 func TestSecureCookiesOutsideDev(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
-		store := models.NewStore(db)
+		store := models.NewStore(db, testenv.Keys())
 		engine := gin.New()
 		web.New(web.Deps{Store: store, Mailer: mail.NewMailbox(0), BaseURL: "https://assent.example"}).Mount(engine)
 		w := httptest.NewRecorder()
@@ -442,7 +444,7 @@ func TestSecureCookiesOutsideDev(t *testing.T) {
 // the engine's settings (trusted proxies) apply.
 func apiSite(t *testing.T, db *gorm.DB, trusted []string) *site {
 	t.Helper()
-	s := &site{store: models.NewStore(db), mailbox: mail.NewMailbox(0), db: db}
+	s := &site{store: models.NewStore(db, testenv.Keys()), mailbox: mail.NewMailbox(0), db: db}
 	var handler http.Handler
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(srv.Close)

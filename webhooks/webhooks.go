@@ -136,7 +136,11 @@ func (s *Service) SendTest(ctx context.Context, orgID, id string) (TestResult, e
 	if err != nil {
 		return TestResult{}, apperr.New(apperr.InvalidState, "%v", err)
 	}
-	headers := events.DeliveryHeaders(kind, "test_"+ep.ID, 1, now, raw, ep.Secrets(now)...)
+	secrets, err := s.store.WebhookSecrets(ep, now)
+	if err != nil {
+		return TestResult{}, err
+	}
+	headers := events.DeliveryHeaders(kind, "test_"+ep.ID, 1, now, raw, secrets...)
 	o := outbound.Post(ctx, s.client, ep.URL, raw, headers)
 	out := TestResult{StatusCode: o.StatusCode, LatencyMS: o.Latency.Milliseconds(), Delivered: o.Err == nil}
 	if o.Err != nil {

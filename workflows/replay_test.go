@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,19 +16,39 @@ import (
 	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/server/temporaltest"
 
+	"github.com/assent-hq/assent/internal/payloadcodec"
+	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/workflows"
 )
 
 const historiesDir = "testdata/histories"
 
+// historiesCodec encrypts payloads as serve, worker and dev do, under the
+// test-only key recorded beside the histories. strict refuses plain
+// payloads (a live worker); otherwise they pass, as in histories recorded
+// before payloads were encrypted.
+func historiesCodec(t *testing.T, strict bool) (converter.DataConverter, converter.FailureConverter) {
+	t.Helper()
+	keys, err := secretkey.LoadOrCreate(filepath.Join(historiesDir, "test-only.key"))
+	require.NoError(t, err)
+	codec := payloadcodec.AcceptingPlain(keys)
+	if strict {
+		codec = payloadcodec.New(keys)
+	}
+	return payloadcodec.DataConverter(codec), payloadcodec.FailureConverter(codec)
+}
+
 // TestApprovalReplaysSavedHistories replays histories recorded from real
-// runs against the current workflow code. A change that would break a
-// workflow already in flight (a new, removed or reordered command) fails
-// here instead of in production.
+// runs against the current workflow code, through the payload codec. A
+// change that would break a workflow already in flight (a new, removed or
+// reordered command) fails here instead of in production. Histories named
+// *_encrypted_* were recorded with encrypted payloads and replay with the
+// strict codec a worker runs.
 func TestApprovalReplaysSavedHistories(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(historiesDir, "*.json"))
 	require.NoError(t, err)
@@ -39,7 +60,9 @@ func TestApprovalReplaysSavedHistories(t *testing.T) {
 			defer f.Close()
 			history, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
 			require.NoError(t, err)
-			replayer := worker.NewWorkflowReplayer()
+			dc, fc := historiesCodec(t, strings.Contains(file, "_encrypted_"))
+			replayer, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{DataConverter: dc, FailureConverter: fc})
+			require.NoError(t, err)
 			replayer.RegisterWorkflow(workflows.Approval)
 			require.NoError(t, replayer.ReplayWorkflowHistory(nil, history))
 		})
@@ -61,7 +84,9 @@ func TestRecordHistories(t *testing.T) {
 	if os.Getenv("ASSENT_RECORD_HISTORIES") == "" {
 		t.Skip("set ASSENT_RECORD_HISTORIES=1 to record the histories in " + historiesDir)
 	}
-	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	dc, fc := historiesCodec(t, true)
+	ts := temporaltest.NewServer(temporaltest.WithT(t),
+		temporaltest.WithBaseClientOptions(client.Options{DataConverter: dc, FailureConverter: fc}))
 	c := ts.GetDefaultClient()
 	// A bound, so a stuck run fails the recording instead of hanging it.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -123,6 +148,13 @@ func TestRecordHistories(t *testing.T) {
 				Corrections: raw(`{"amount":80.50}`)}},
 		}, states.Approved},
 		{"approval_recorded_expired", 2 * time.Second, nil, states.Expired},
+		// Recorded with every payload encrypted (the payload codec).
+		{"approval_encrypted_corrected", 24 * time.Hour, []recordStep{
+			{workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
+			{workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
+			{workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove,
+				Corrections: raw(`{"amount":80.50}`)}},
+		}, states.Approved},
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {

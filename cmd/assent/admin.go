@@ -68,7 +68,11 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := models.RequireMigrated(db); err != nil {
 		return err
 	}
-	s := models.NewStore(db)
+	keys, err := cfg.SecretKeys(config.KeyOrDataDir)
+	if err != nil {
+		return err
+	}
+	s := models.NewStore(db, keys)
 	svc := admin.New(s)
 
 	org := func() (string, error) {

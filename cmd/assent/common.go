@@ -13,6 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"golang.org/x/sync/errgroup"
 	"gorm.io/gorm"
 
@@ -23,6 +24,8 @@ import (
 	"github.com/assent-hq/assent/internal/logging"
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/netguard"
+	"github.com/assent-hq/assent/internal/payloadcodec"
+	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/web"
 	"github.com/assent-hq/assent/webhooks"
@@ -48,6 +51,9 @@ func parse(name string, args []string, stderr io.Writer) (*config.Config, *slog.
 	if err := cfg.CheckTrustedProxies(); err != nil {
 		return nil, nil, err
 	}
+	if err := cfg.CheckOperators(); err != nil {
+		return nil, nil, err
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
 		return nil, nil, fmt.Errorf("log level: %w", err)
@@ -59,6 +65,7 @@ func parse(name string, args []string, stderr io.Writer) (*config.Config, *slog.
 // and, when asked for, the Temporal client and the mailer.
 type resources struct {
 	db       *gorm.DB
+	secrets  *secretkey.Ring
 	store    *models.Store
 	temporal client.Client
 	mailer   mail.Sender
@@ -66,6 +73,8 @@ type resources struct {
 
 // needs says what a subcommand opens.
 type needs struct {
+	// keys says where the secret key may come from.
+	keys config.KeySource
 	// migrate applies pending migrations (dev, migrate); otherwise the
 	// database must already be up to date.
 	migrate bool
@@ -89,6 +98,9 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger, n needs) (_
 		return nil, err
 	}
 	log.Info("database opened", "driver", r.db.Dialector.Name())
+	if r.secrets, err = cfg.SecretKeys(n.keys); err != nil {
+		return nil, err
+	}
 	if n.migrate {
 		err = models.Migrate(r.db)
 	} else {
@@ -97,9 +109,17 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger, n needs) (_
 	if err != nil {
 		return nil, err
 	}
-	r.store = models.NewStore(r.db)
+	r.store = models.NewStore(r.db, r.secrets)
+	if n.migrate {
+		// Values kept in clear by earlier versions are sealed now.
+		if resealed, err := r.store.ResealSecrets(ctx); err != nil {
+			return nil, fmt.Errorf("seal secrets: %w", err)
+		} else if resealed > 0 {
+			log.Info("sealed secrets under the current key", "count", resealed)
+		}
+	}
 	if n.temporal {
-		if r.temporal, err = dialTemporal(ctx, cfg, log); err != nil {
+		if r.temporal, err = dialTemporal(ctx, cfg, log, r.secrets); err != nil {
 			return nil, err
 		}
 		if n.searchAttributes {
@@ -149,7 +169,9 @@ func (r *resources) services(log *slog.Logger, baseURL string, policy *netguard.
 // routes.
 func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string, svc *services, mount func(*gin.Engine)) (http.Handler, *web.Pages) {
 	pages := web.New(web.Deps{Store: r.store, Mailer: r.mailer, BaseURL: baseURL, Logger: log, OIDC: oidcSettings(cfg),
-		Approvals: svc.approvals, Webhooks: svc.webhooks, Admin: svc.admin})
+		Approvals: svc.approvals, Webhooks: svc.webhooks, Admin: svc.admin,
+		Codec: &web.CodecSettings{Decode: converter.NewPayloadCodecHTTPHandler(payloadcodec.AcceptingPlain(r.secrets)),
+			UIOrigin: cfg.TemporalUIURL, Operators: cfg.Operators}})
 	h := api.New(api.Deps{Store: r.store, Temporal: r.temporal, Logger: log, BaseURL: baseURL, TrustedProxies: cfg.TrustedProxies,
 		Approvals: svc.approvals, Webhooks: svc.webhooks, Admin: svc.admin,
 		Mount: func(e *gin.Engine) {
@@ -161,13 +183,17 @@ func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string
 	return h, pages
 }
 
-func dialTemporal(ctx context.Context, cfg *config.Config, log *slog.Logger) (client.Client, error) {
+// dialTemporal connects with every payload encrypted under keys.
+func dialTemporal(ctx context.Context, cfg *config.Config, log *slog.Logger, keys *secretkey.Ring) (client.Client, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	codec := payloadcodec.New(keys)
 	c, err := client.DialContext(ctx, client.Options{
-		HostPort:  cfg.TemporalAddress,
-		Namespace: cfg.TemporalNamespace,
-		Logger:    logging.SDK(log.With("component", "temporal-sdk")),
+		HostPort:         cfg.TemporalAddress,
+		Namespace:        cfg.TemporalNamespace,
+		Logger:           logging.SDK(log.With("component", "temporal-sdk")),
+		DataConverter:    payloadcodec.DataConverter(codec),
+		FailureConverter: payloadcodec.FailureConverter(codec),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("connect to Temporal at %s: %w", cfg.TemporalAddress, err)

@@ -21,6 +21,7 @@ type composeFile struct {
 		DependsOn   map[string]struct{ Condition string } `yaml:"depends_on"`
 		Volumes     []string
 		Ports       []string
+		Profiles    []string
 	}
 }
 
@@ -50,10 +51,30 @@ func TestComposeWiring(t *testing.T) {
 	}
 	assert.Equal(t, "temporal:7233", cf.Services["temporal-ui"].Environment["TEMPORAL_ADDRESS"])
 
+	// Only the app is published. Temporal's frontend trusts whoever reaches
+	// it, so it has no ports at all; the UI, an operator's tool, is opt-in
+	// and bound to this machine.
+	for name, svc := range cf.Services {
+		switch name {
+		case "serve":
+			assert.Equal(t, []string{"8080:8080"}, svc.Ports)
+		case "temporal-ui":
+			assert.Equal(t, []string{"ui"}, svc.Profiles, "the UI starts only when asked for")
+			for _, p := range svc.Ports {
+				assert.True(t, strings.HasPrefix(p, "127.0.0.1:"), "the UI listens on this machine only: %s", p)
+			}
+			assert.Equal(t, "http://localhost:8080/temporal/codec", svc.Environment["TEMPORAL_CODEC_ENDPOINT"])
+			assert.Equal(t, "true", svc.Environment["TEMPORAL_CODEC_INCLUDE_CREDENTIALS"])
+		default:
+			assert.Empty(t, svc.Ports, "%s publishes no port", name)
+		}
+	}
+	assert.Equal(t, "http://localhost:8233", cf.Services["serve"].Environment["ASSENT_TEMPORAL_UI_URL"])
+
 	needs := map[string][]string{
-		"migrate": {"ASSENT_DATABASE_URL"},
-		"serve":   {"ASSENT_DATABASE_URL", "ASSENT_TEMPORAL_ADDRESS", "ASSENT_TEMPORAL_NAMESPACE", "ASSENT_HTTP_ADDR", "ASSENT_BASE_URL"},
-		"worker":  {"ASSENT_DATABASE_URL", "ASSENT_TEMPORAL_ADDRESS", "ASSENT_TEMPORAL_NAMESPACE", "ASSENT_BASE_URL"},
+		"migrate": {"ASSENT_DATABASE_URL", "ASSENT_SECRET_KEY"},
+		"serve":   {"ASSENT_DATABASE_URL", "ASSENT_TEMPORAL_ADDRESS", "ASSENT_TEMPORAL_NAMESPACE", "ASSENT_HTTP_ADDR", "ASSENT_BASE_URL", "ASSENT_SECRET_KEY"},
+		"worker":  {"ASSENT_DATABASE_URL", "ASSENT_TEMPORAL_ADDRESS", "ASSENT_TEMPORAL_NAMESPACE", "ASSENT_BASE_URL", "ASSENT_SECRET_KEY"},
 	}
 	for name, vars := range needs {
 		svc, ok := cf.Services[name]

@@ -10,10 +10,12 @@ import (
 	"github.com/gin-gonic/gin"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/devtemporal"
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/web"
 	"github.com/assent-hq/assent/worker"
 )
 
@@ -27,14 +29,30 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 
-	temporal, err := devtemporal.Start(ctx, embeddedTemporal(cfg, log))
+	l, baseURL, err := listen(cfg)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+
+	// The embedded UI decodes payloads through this process, for the
+	// demo owner unless other operators are named.
+	opts := embeddedTemporal(cfg, log)
+	opts.CodecEndpoint = baseURL + web.CodecPath
+	temporal, err := devtemporal.Start(ctx, opts)
 	if err != nil {
 		return err
 	}
 	defer temporal.Stop()
 	cfg.TemporalAddress = temporal.FrontendAddress()
+	if temporal.UIAddress() != "" && cfg.TemporalUIURL == "" {
+		cfg.TemporalUIURL = "http://" + temporal.UIAddress()
+	}
+	if len(cfg.Operators) == 0 {
+		cfg.Operators = []string{demoMembers[0].Email}
+	}
 
-	r, err := open(ctx, cfg, log, needs{migrate: true, temporal: true, searchAttributes: true})
+	r, err := open(ctx, cfg, log, needs{keys: config.KeyOrNewInDataDir, migrate: true, temporal: true, searchAttributes: true})
 	if err != nil {
 		return err
 	}
@@ -42,10 +60,6 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	mailbox := mail.NewMailbox(mail.DefaultMailboxSize)
 	r.mailer = mailbox
 
-	l, baseURL, err := listen(cfg)
-	if err != nil {
-		return err
-	}
 	policy := netguard.Public
 	if cfg.DevAllowLoopback {
 		policy = netguard.DevLoopback
@@ -53,7 +67,6 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	svc := r.services(log, baseURL, policy)
 	boot, created, err := ensureBootstrap(ctx, r.store, svc.admin, cfg.DataDir, baseURL)
 	if err != nil {
-		l.Close()
 		return fmt.Errorf("bootstrap: %w", err)
 	}
 	handler, pages := r.handler(cfg, log, baseURL, svc, func(e *gin.Engine) {
@@ -65,7 +78,6 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 	w := worker.New(r.temporal, worker.Deps{Store: r.store, BaseURL: baseURL, Logger: log, NetPolicy: policy, Mailer: mailbox})
 	if err := w.Start(); err != nil {
-		l.Close()
 		return fmt.Errorf("start worker: %w", err)
 	}
 	defer w.Stop()

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/assent-hq/assent/internal/config"
 	"io"
 )
 
@@ -12,7 +13,7 @@ func runMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	r, err := open(ctx, cfg, log, needs{migrate: true})
+	r, err := open(ctx, cfg, log, needs{keys: config.KeyOrDataDir, migrate: true})
 	if err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}

@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/workflows"
 )
@@ -94,6 +95,7 @@ func TestProductionShape(t *testing.T) {
 		"ASSENT_TEMPORAL_ADDRESS=127.0.0.1:" + temporalPort,
 		"ASSENT_TEMPORAL_NAMESPACE=default",
 		"ASSENT_DATA_DIR=" + t.TempDir(),
+		"ASSENT_SECRET_KEY=" + secretkey.Generate(),
 	}
 
 	temporal := start(t, bin, env, "temporal", "--temporal-port", temporalPort, "--temporal-ui-port", "0")

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/assent-hq/assent/internal/secretkey"
 )
 
 // Config is every setting a subcommand may use.
@@ -55,6 +57,16 @@ type Config struct {
 	// client. Empty: the connection's own address is the client's.
 	TrustedProxies []string
 	trustedRaw     string
+	// Operators are the emails of the members who run the instance: they
+	// may read decoded Temporal payloads in the Temporal UI.
+	Operators    []string
+	operatorsRaw string
+	// TemporalUIURL is the Temporal UI's address, the origin allowed to
+	// call the codec endpoint.
+	TemporalUIURL string
+	// SecretKey is the ring the service seals secrets and Temporal
+	// payloads with, from the environment only (see SecretKeys).
+	SecretKey string
 }
 
 // Register declares the flags, with defaults taken from the environment.
@@ -78,6 +90,9 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.OIDCClientID, "oidc-client-id", env("ASSENT_OIDC_CLIENT_ID", ""), "OpenID Connect client id (ASSENT_OIDC_CLIENT_ID); the secret is read from ASSENT_OIDC_CLIENT_SECRET only")
 	fs.StringVar(&c.OIDCLabel, "oidc-label", env("ASSENT_OIDC_LABEL", ""), `sign-in button text, e.g. "Sign in with Okta" (ASSENT_OIDC_LABEL)`)
 	c.OIDCClientSecret = os.Getenv("ASSENT_OIDC_CLIENT_SECRET")
+	c.SecretKey = os.Getenv(secretkey.Env)
+	fs.StringVar(&c.operatorsRaw, "operators", env("ASSENT_OPERATORS", ""), "comma-separated emails of the members who operate this instance and may see decoded payloads in the Temporal UI (ASSENT_OPERATORS)")
+	fs.StringVar(&c.TemporalUIURL, "temporal-ui-url", env("ASSENT_TEMPORAL_UI_URL", ""), "the Temporal UI's address, e.g. https://temporal.example.com, allowed to decode payloads through this instance (ASSENT_TEMPORAL_UI_URL)")
 	fs.StringVar(&c.trustedRaw, "trusted-proxies", env("ASSENT_TRUSTED_PROXIES", ""), "comma-separated IPs or CIDR ranges of the proxies whose X-Forwarded-For names the client (ASSENT_TRUSTED_PROXIES); empty trusts none")
 	c.DevRetryUnit, c.devRetryErr = time.ParseDuration(env("ASSENT_DEV_RETRY_UNIT", "0s"))
 	c.DevAllowLoopback = os.Getenv("ASSENT_DEV_ALLOW_LOOPBACK") == "1"
@@ -110,6 +125,27 @@ func (c *Config) CheckTrustedProxies() error {
 			}
 		}
 		c.TrustedProxies = append(c.TrustedProxies, p)
+	}
+	return nil
+}
+
+// CheckOperators reads the operators' emails and the Temporal UI's origin.
+func (c *Config) CheckOperators() error {
+	c.Operators = nil
+	for _, e := range strings.Split(c.operatorsRaw, ",") {
+		if e = strings.ToLower(strings.TrimSpace(e)); e != "" {
+			if !strings.Contains(e, "@") {
+				return fmt.Errorf("ASSENT_OPERATORS: %q is not an email address", e)
+			}
+			c.Operators = append(c.Operators, e)
+		}
+	}
+	if c.TemporalUIURL != "" {
+		u, err := url.Parse(c.TemporalUIURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			return fmt.Errorf("ASSENT_TEMPORAL_UI_URL must be the UI's origin, such as https://temporal.example.com; got %q", c.TemporalUIURL)
+		}
+		c.TemporalUIURL = u.Scheme + "://" + u.Host
 	}
 	return nil
 }
@@ -168,6 +204,42 @@ func (c *Config) Database() string {
 		return c.DatabaseURL
 	}
 	return "sqlite:" + filepath.Join(c.DataDir, "assent.db")
+}
+
+// SecretKeyFile is where `assent dev` keeps the key it made, in the data
+// directory, when ASSENT_SECRET_KEY is not set.
+const SecretKeyFile = "secret.key"
+
+// KeySource says where a subcommand may take the secret key from.
+type KeySource int
+
+const (
+	// KeyFromEnv: ASSENT_SECRET_KEY only (serve, worker).
+	KeyFromEnv KeySource = iota
+	// KeyOrDataDir: also the data directory's key, when there is one
+	// (the tools run beside a dev instance: admin, migrate).
+	KeyOrDataDir
+	// KeyOrNewInDataDir: also the data directory's key, made on first
+	// start (dev).
+	KeyOrNewInDataDir
+)
+
+// SecretKeys is the instance's key ring, from ASSENT_SECRET_KEY or, as
+// from allows, the data directory.
+func (c *Config) SecretKeys(from KeySource) (*secretkey.Ring, error) {
+	if c.SecretKey != "" {
+		return secretkey.Parse(c.SecretKey)
+	}
+	path := filepath.Join(c.DataDir, SecretKeyFile)
+	switch from {
+	case KeyOrNewInDataDir:
+		return secretkey.LoadOrCreate(path)
+	case KeyOrDataDir:
+		if _, err := os.Stat(path); err == nil {
+			return secretkey.LoadOrCreate(path)
+		}
+	}
+	return nil, fmt.Errorf("%s is required: a random 32-byte key in base64 (openssl rand -base64 32), the same for every serve and worker process; it seals the secrets kept in the database and every Temporal payload", secretkey.Env)
 }
 
 func env(name, def string) string {

@@ -46,7 +46,10 @@ type Options struct {
 	DatabaseFile string
 	// Namespace is created on start when missing.
 	Namespace string
-	Logger    *slog.Logger
+	// CodecEndpoint is where the UI decodes payloads (with the browser's
+	// credentials); empty shows them as stored.
+	CodecEndpoint string
+	Logger        *slog.Logger
 }
 
 // Server is a running embedded Temporal server.
@@ -116,6 +119,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 			CORS:                uiconfig.CORS{CookieInsecure: true},
 			HideLogs:            true,
 			DisableNewsFetch:    true,
+			Codec:               uiconfig.Codec{Endpoint: o.CodecEndpoint, IncludeCredentials: o.CodecEndpoint != ""},
 		}))
 		go func() {
 			if err := s.ui.Start(); err != nil {

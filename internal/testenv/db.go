@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/models"
 )
 
@@ -87,4 +88,17 @@ func PostgresURL(t testing.TB) string {
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// testKey is the secret key tests seal with; a fixed one, so a test that
+// runs a second process (or reads a store back) opens what the first sealed.
+const testKey = "dGVzdCBrZXkgZm9yIGFzc2VudCdzIHRlc3RzIG9ubHk="
+
+// Keys is the test key ring.
+func Keys() *secretkey.Ring {
+	r, err := secretkey.Parse(testKey)
+	if err != nil {
+		panic(err)
+	}
+	return r
 }
