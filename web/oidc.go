@@ -37,10 +37,9 @@ const (
 	// defaultOIDCLabel is the button's text when no label is configured.
 	defaultOIDCLabel = "Sign in with single sign-on"
 	// oidcCookie holds one sign-in in progress: state, nonce, PKCE
-	// verifier and the page to go on to. It is sent only to the sign-in
-	// routes and lasts oidcFlowLifetime.
+	// verifier and the page to go on to. It lasts oidcFlowLifetime and
+	// has Path=/ like every cookie here, which the __Host- prefix needs.
 	oidcCookie       = "assent_oidc"
-	oidcCookiePath   = "/signin/oidc"
 	oidcFlowLifetime = 10 * time.Minute
 	// oidcTimeout bounds each call to the provider: discovery, keys and
 	// the code exchange.
@@ -155,23 +154,14 @@ func (p *Pages) startOIDC(c *gin.Context) {
 		p.internalError(c, err)
 		return
 	}
-	p.setFlowCookie(c, base64.RawURLEncoding.EncodeToString(raw), time.Now().Add(oidcFlowLifetime))
+	p.setCookie(c, oidcCookie, base64.RawURLEncoding.EncodeToString(raw), time.Now().Add(oidcFlowLifetime))
 	c.Redirect(http.StatusFound, p.oidc.oauth(prov).AuthCodeURL(flow.State,
 		oidc.Nonce(flow.Nonce), oauth2.S256ChallengeOption(flow.Verifier)))
 }
 
-func (p *Pages) setFlowCookie(c *gin.Context, value string, expires time.Time) {
-	ck := &http.Cookie{Name: oidcCookie, Value: value, Path: oidcCookiePath, Expires: expires,
-		MaxAge: int(oidcFlowLifetime / time.Second), HttpOnly: true, Secure: p.secure, SameSite: http.SameSiteLaxMode}
-	if value == "" {
-		ck.MaxAge = -1
-	}
-	http.SetCookie(c.Writer, ck)
-}
-
-func readFlow(c *gin.Context) (oidcFlow, bool) {
+func (p *Pages) readFlow(c *gin.Context) (oidcFlow, bool) {
 	var f oidcFlow
-	v, err := c.Cookie(oidcCookie)
+	v, err := p.cookie(c, oidcCookie)
 	if err != nil || v == "" || len(v) > 1024 {
 		return f, false
 	}
@@ -191,9 +181,9 @@ func (p *Pages) finishOIDC(c *gin.Context) {
 	// The address holds the code; keep it out of any Referer.
 	c.Header("Referrer-Policy", "no-referrer")
 	ctx := c.Request.Context()
-	flow, ok := readFlow(c)
+	flow, ok := p.readFlow(c)
 	// The cookie serves one answer, whatever it is.
-	p.setFlowCookie(c, "", time.Time{})
+	p.setCookie(c, oidcCookie, "", noExpiry)
 	if !ok {
 		p.oidcFailed(c, http.StatusBadRequest, "This sign-in has expired",
 			fmt.Sprintf("Signing in took longer than %d minutes, or it began in another browser. Start again.", int(oidcFlowLifetime/time.Minute)), defaultNext)

@@ -12,8 +12,14 @@ import (
 )
 
 // SessionCookie holds the session token. It is HttpOnly, SameSite=Lax,
-// Path=/ and Secure unless the base URL is http:// (dev).
+// Path=/ and Secure unless the base URL is http:// (dev); when Secure its
+// name carries the __Host- prefix (see cookieName).
 const SessionCookie = "assent_session"
+
+// hostPrefix makes browsers take a cookie only when it is Secure, from
+// this very host, with Path=/ and no Domain: a sibling subdomain or a
+// network attacker cannot plant one.
+const hostPrefix = "__Host-"
 
 // noExpiry makes a cookie that ends with the browser session.
 var noExpiry time.Time
@@ -26,7 +32,7 @@ const (
 // loadSession finds who is signed in from the cookie. A cookie whose
 // session has ended is cleared, and the request goes on signed out.
 func (p *Pages) loadSession(c *gin.Context) {
-	token, err := c.Cookie(SessionCookie)
+	token, err := p.cookie(c, SessionCookie)
 	if err != nil || token == "" {
 		c.Next()
 		return
@@ -81,13 +87,34 @@ func RequireSignIn(c *gin.Context) {
 	c.Abort()
 }
 
-// setCookie writes one of our cookies with the flags they all share. A
-// zero expires makes a browser-session cookie; an empty value deletes.
+// cookieName is the name the cookie called name goes by: with the
+// __Host- prefix whenever cookies are Secure, plain over http:// (dev),
+// where browsers refuse the prefix. Every cookie is set, read and cleared
+// under this name.
+func (p *Pages) cookieName(name string) string {
+	if p.secure {
+		return hostPrefix + name
+	}
+	return name
+}
+
+// cookie reads one of our cookies, under the name cookieName gives it.
+func (p *Pages) cookie(c *gin.Context, name string) (string, error) {
+	return c.Cookie(p.cookieName(name))
+}
+
+// setCookie writes one of our cookies with the flags they all share
+// (Path=/ and no Domain, as the __Host- prefix demands). A zero expires
+// makes a browser-session cookie; an empty value deletes.
 func (p *Pages) setCookie(c *gin.Context, name, value string, expires time.Time) {
-	ck := &http.Cookie{Name: name, Value: value, Path: "/", Expires: expires,
+	ck := &http.Cookie{Name: p.cookieName(name), Value: value, Path: "/", Expires: expires,
 		HttpOnly: true, Secure: p.secure, SameSite: http.SameSiteLaxMode}
-	if value == "" {
+	switch {
+	case value == "":
 		ck.MaxAge = -1
+	case !expires.IsZero():
+		// Max-Age as well, so a client whose clock is off keeps it as long.
+		ck.MaxAge = int(time.Until(expires).Round(time.Second) / time.Second)
 	}
 	http.SetCookie(c.Writer, ck)
 }

@@ -6,6 +6,7 @@ package web
 
 import (
 	"bytes"
+	"crypto/rand"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -60,7 +61,15 @@ type Deps struct {
 	NetPolicy *netguard.Policy
 	// Codec, when set, serves the Temporal UI's codec endpoint.
 	Codec *CodecSettings
+	// SigningKey (32 bytes) signs the pre-session CSRF token. Nil makes a
+	// random key per process: tokens then hold only in this process, so
+	// instances that share visitors need the same key.
+	SigningKey []byte
 }
+
+// signingKeySize is the size of Deps.SigningKey: HMAC-SHA256's full
+// strength.
+const signingKeySize = 32
 
 // Pages serves the web pages. Create it with New and add it to an engine
 // with Mount.
@@ -70,9 +79,12 @@ type Pages struct {
 	mailer    mail.Sender
 	baseURL   string
 	log       *slog.Logger
-	// secure marks cookies Secure; off only for an http:// base URL.
+	// secure marks cookies Secure, and names them __Host-…; off only for
+	// an http:// base URL.
 	secure bool
-	pages  map[string]*template.Template
+	// signingKey signs the pre-session CSRF token.
+	signingKey []byte
+	pages      map[string]*template.Template
 	// sending tracks emails still going out after their response.
 	sending sync.WaitGroup
 	// oidc is single sign-on, nil when not configured.
@@ -127,6 +139,7 @@ func New(d Deps) *Pages {
 	if p.mailer == nil {
 		p.mailer = noMailer{}
 	}
+	p.signingKey = signingKey(d.SigningKey)
 	p.oidc = newOIDC(d.OIDC, p.baseURL)
 	p.codec = d.Codec
 	p.signIns = ratelimit.New(signInEvery, signInBurst)
@@ -152,6 +165,19 @@ func New(d Deps) *Pages {
 		p.pages[name] = template.Must(template.Must(layout.Clone()).ParseFS(files, file))
 	}
 	return p
+}
+
+// signingKey is key, or a random key when key is nil. A key of another
+// size is a programming error and panics at start.
+func signingKey(key []byte) []byte {
+	if key == nil {
+		key = make([]byte, signingKeySize)
+		_, _ = rand.Read(key) // crypto/rand.Read never fails on supported platforms
+	}
+	if len(key) != signingKeySize {
+		panic(fmt.Sprintf("web: SigningKey must be %d bytes, not %d", signingKeySize, len(key)))
+	}
+	return bytes.Clone(key)
 }
 
 // Mount adds the pages to r. Page routes live here, in one table.

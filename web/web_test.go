@@ -42,6 +42,8 @@ type site struct {
 	// (decidingSite).
 	temporal  client.Client
 	approvals *approvals.Service
+	// transport reaches the server; nil is the default (plain HTTP).
+	transport http.RoundTripper
 }
 
 func newSite(t *testing.T, db *gorm.DB) *site {
@@ -52,13 +54,23 @@ func newSite(t *testing.T, db *gorm.DB) *site {
 // for pages that only read, OIDC nil for no single sign-on); the store,
 // mailbox and base URL are the site's own.
 func newSiteWith(t *testing.T, store *models.Store, deps web.Deps) *site {
+	return serveSite(t, httptest.NewServer, store, deps)
+}
+
+// newTLSSite serves the pages over HTTPS with an https:// base URL, as in
+// production: cookies are Secure and __Host- named.
+func newTLSSite(t *testing.T, db *gorm.DB) *site {
+	return serveSite(t, httptest.NewTLSServer, models.NewStore(db), web.Deps{})
+}
+
+func serveSite(t *testing.T, serve func(http.Handler) *httptest.Server, store *models.Store, deps web.Deps) *site {
 	t.Helper()
 	ctx := context.Background()
 	s := &site{store: store, mailbox: mail.NewMailbox(0), db: store.DB()}
 	engine := gin.New()
-	srv := httptest.NewServer(engine)
+	srv := serve(engine)
 	t.Cleanup(srv.Close)
-	s.url = srv.URL
+	s.url, s.transport = srv.URL, srv.Client().Transport
 	deps.Store, deps.Mailer, deps.BaseURL = s.store, s.mailbox, srv.URL
 	s.pages = web.New(deps)
 	s.pages.Mount(engine)
@@ -104,7 +116,7 @@ type browser struct {
 func (s *site) browser(t *testing.T) *browser {
 	jar, err := cookiejar.New(nil)
 	require.NoError(t, err)
-	return &browser{t: t, base: s.url, c: &http.Client{Jar: jar,
+	return &browser{t: t, base: s.url, c: &http.Client{Transport: s.transport, Jar: jar,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }
 
@@ -434,6 +446,9 @@ func TestSecureCookiesOutsideDev(t *testing.T) {
 		require.Equal(t, http.StatusOK, w.Code)
 		c := w.Result().Cookies()
 		require.Len(t, c, 1)
+		assert.Equal(t, "__Host-assent_csrf", c[0].Name)
+		assert.Equal(t, "/", c[0].Path)
+		assert.Empty(t, c[0].Domain)
 		assert.True(t, c[0].Secure)
 		assert.True(t, c[0].HttpOnly)
 		assert.Equal(t, http.SameSiteLaxMode, c[0].SameSite)

@@ -169,7 +169,7 @@ func (r *resources) services(log *slog.Logger, baseURL string, policy *netguard.
 // routes.
 func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string, svc *services, mount func(*gin.Engine)) (http.Handler, *web.Pages) {
 	pages := web.New(web.Deps{Store: r.store, Mailer: r.mailer, BaseURL: baseURL, Logger: log, OIDC: oidcSettings(cfg),
-		Approvals: svc.approvals, Webhooks: svc.webhooks, Admin: svc.admin,
+		Approvals: svc.approvals, Webhooks: svc.webhooks, Admin: svc.admin, SigningKey: r.secrets.Derive("web-signing"),
 		Codec: &web.CodecSettings{Decode: converter.NewPayloadCodecHTTPHandler(payloadcodec.AcceptingPlain(r.secrets)),
 			UIOrigin: cfg.TemporalUIURL, Operators: cfg.Operators}})
 	h := api.New(api.Deps{Store: r.store, Temporal: r.temporal, Logger: log, BaseURL: baseURL, TrustedProxies: cfg.TrustedProxies,

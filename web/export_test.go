@@ -1,0 +1,11 @@
+package web
+
+import (
+	"time"
+
+	"github.com/assent-hq/assent/models"
+)
+
+// SignCSRF makes a pre-session CSRF token signed by p that expires at
+// expires, for tests of expiry.
+func SignCSRF(p *Pages, expires time.Time) string { return p.signCSRF(models.NewToken(), expires) }
