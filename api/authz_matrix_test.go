@@ -1,0 +1,608 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/api"
+	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/internal/netguard"
+	"github.com/assent-hq/assent/internal/scopes"
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/web"
+)
+
+// The authorisation matrix: every route the API serves, one line each
+// (a route whose answer depends on the body, like a PATCH of the
+// organisation's plan, may have a second), with the status every kind of
+// caller gets from it. TestAuthzMatrixCoversEveryRoute fails when a served
+// route has no row, so a new endpoint lands with its row; TestAuthzMatrix
+// sends every request of the matrix.
+//
+// A row is {method, path, scope, id, body, want}. Its want names every principal once (a group names several; a
+// principal named on its own overrides its group), in any order:
+//
+//	anon           no credentials
+//	agent          an agent key with exactly the row's scope (every scope when the row needs none)
+//	noscope        an agent key with every scope but the row's (no scope when the row needs none)
+//	owner          a member token of an owner (Ada)
+//	administrator  a member token of an administrator (Bob)
+//	member         a member token of a plain member (Cy)
+//	adminkey       an admin key
+//	guest          a guest's page session cookie, sent to the API
+//	otheragent     another organisation's agent key, with every scope
+//	otheradmin     another organisation's admin key
+//	othermember    a member token of another organisation's owner
+//	members        = owner administrator member
+//	others         = otheragent otheradmin othermember
+//
+// "owner=200/409" reads: 200 on a fresh resource; 409 when the route's first
+// allowed principal (the first column expecting 2xx) has already acted on the
+// same resource, as in the Idempotency-Key checks. Without "/" both are the
+// same.
+//
+// The path is the route as gin registers it; its parameter is filled with a
+// fresh resource of the first organisation (the row's id), made for every
+// single call, so state-changing calls never see each other's effects and
+// another organisation's principals act on real foreign ids. The body is
+// valid, so authorisation and not validation decides; in it {unique} is a
+// fresh name, {question} the open question of an askedApproval and
+// {receiver} a local webhook receiver.
+var authzMatrix = []authzRow{
+	{"GET", "/api/v1/me", "", noID, ``, "anon=401 agent=200 noscope=200 members=200 adminkey=200 guest=401 others=200"},
+
+	{"POST", "/api/v1/approvals", aw, noID, `{"title":"Pay"}`, "anon=401 agent=201 noscope=403 members=201 adminkey=403 guest=401 others=201 otheradmin=403"},
+	{"GET", "/api/v1/approvals", ar, noID, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=200 otheradmin=403"},
+	{"GET", "/api/v1/approvals/:id", ar, pendingApproval, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"POST", "/api/v1/approvals/:id/answers", aw, askedApproval, `{"questionId":"{question}","answer":"ACME"}`, "anon=401 agent=200 noscope=403 members=403 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"POST", "/api/v1/approvals/:id/cancel", aw, pendingApproval, ``, "anon=401 agent=200 noscope=403 owner=200/409 administrator=200/409 member=403/409 adminkey=403 guest=401 others=404 otheradmin=403"}, // adminkey: see adminKeyCancel
+	{"POST", "/api/v1/approvals/:id/decision", "", pendingApproval, `{"decision":"approve"}`, "anon=401 agent=403 noscope=403 owner=403/409 administrator=403/409 member=200 adminkey=403 guest=401 others=404 otheragent=403 otheradmin=403"},
+	{"POST", "/api/v1/approvals/:id/questions", "", pendingApproval, `{"question":"Which customer?"}`, "anon=401 agent=403 noscope=403 members=403 member=201 adminkey=403 guest=401 others=404 otheragent=403 otheradmin=403"},
+	{"GET", "/api/v1/inbox", "", noID, ``, "anon=401 agent=403 noscope=403 members=200 adminkey=403 guest=401 others=403 othermember=200"},
+
+	{"POST", "/api/v1/flows", fw, noID, `{"title":"Quarter close"}`, "anon=401 agent=201 noscope=403 members=201 adminkey=403 guest=401 others=201 otheradmin=403"},
+	{"GET", "/api/v1/flows/:id", fr, openFlow, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"POST", "/api/v1/flows/:id/complete", fw, openFlow, ``, "anon=401 agent=200 noscope=403 members=403/409 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"POST", "/api/v1/flows/:id/cancel", fw, openFlow, ``, "anon=401 agent=200 noscope=403 owner=200/409 administrator=200/409 member=403/409 adminkey=403 guest=401 others=404 otheradmin=403"}, // adminkey: see adminKeyCancel
+
+	{"GET", "/api/v1/admin/organization", "", noID, ``, adminOnly + "adminkey=200 otheradmin=200"},
+	{"PATCH", "/api/v1/admin/organization", "", noID, `{"guestsMayApprove":true}`, adminOnly + "adminkey=200 otheradmin=200"},
+	{"PATCH", "/api/v1/admin/organization", "", noID, `{"plan":"enterprise"}`, adminOnly + "adminkey=403 otheradmin=403"}, // the plan is the operator's
+	{"POST", "/api/v1/admin/members", "", noID, `{"email":"{unique}@example.com"}`, adminOnly + "adminkey=201 otheradmin=201"},
+	{"GET", "/api/v1/admin/members", "", noID, ``, adminOnly + "adminkey=200 otheradmin=200"},
+	{"PATCH", "/api/v1/admin/members/:id", "", plainMember, `{"name":"Renamed"}`, adminOnly + "adminkey=200 otheradmin=404"},
+	{"POST", "/api/v1/admin/members/:id/tokens", "", plainMember, ``, adminOnly + "adminkey=201 otheradmin=404"},
+	{"POST", "/api/v1/admin/teams", "", noID, `{"name":"{unique}","kind":"team"}`, adminOnly + "adminkey=201 otheradmin=201"},
+	{"GET", "/api/v1/admin/teams", "", noID, ``, adminOnly + "adminkey=200 otheradmin=200"},
+	{"POST", "/api/v1/admin/guests", "", noID, `{"email":"{unique}@partner.example"}`, adminOnly + "adminkey=201 otheradmin=201"},
+	{"GET", "/api/v1/admin/guests", "", noID, ``, adminOnly + "adminkey=200 otheradmin=200"},
+	{"POST", "/api/v1/admin/keys", "", noID, `{"name":"{unique}","kind":"agent","scopes":["flows:read"]}`, adminOnly + "adminkey=201 otheradmin=201"},
+	{"GET", "/api/v1/admin/keys", "", noID, ``, adminOnly + "adminkey=200 otheradmin=200"},
+	{"DELETE", "/api/v1/admin/keys/:id", "", anAgentKey, ``, adminOnly + "adminkey=200 otheradmin=404"},
+	{"POST", "/api/v1/admin/rules", "", noID, `{"name":"{unique}","kind":"approval","requiredApprovals":2,"enabled":false}`, adminOnly + "adminkey=201 otheradmin=201"},
+	{"GET", "/api/v1/admin/rules", "", noID, ``, adminOnly + "adminkey=200 otheradmin=200"},
+	{"PATCH", "/api/v1/admin/rules/:id", "", disabledRule, `{"enabled":false}`, adminOnly + "adminkey=200 otheradmin=404"},
+	{"DELETE", "/api/v1/admin/rules/:id", "", disabledRule, ``, adminOnly + "adminkey=204 otheradmin=404"},
+	{"POST", "/api/v1/admin/webhooks", "", noID, `{"url":"{receiver}"}`, adminOnly + "adminkey=201 otheradmin=201"},
+	{"GET", "/api/v1/admin/webhooks", "", noID, ``, adminOnly + "adminkey=200 otheradmin=200"},
+	{"GET", "/api/v1/admin/webhooks/:id", "", webhookEndpoint, ``, adminOnly + "adminkey=200 otheradmin=404"},
+	{"PATCH", "/api/v1/admin/webhooks/:id", "", webhookEndpoint, `{"enabled":true}`, adminOnly + "adminkey=200 otheradmin=404"},
+	{"DELETE", "/api/v1/admin/webhooks/:id", "", webhookEndpoint, ``, adminOnly + "adminkey=204 otheradmin=404"},
+	{"POST", "/api/v1/admin/webhooks/:id/rotate-secret", "", webhookEndpoint, ``, adminOnly + "adminkey=200 otheradmin=404"},
+	{"POST", "/api/v1/admin/webhooks/:id/test", "", webhookEndpoint, ``, adminOnly + "adminkey=200 otheradmin=404"},
+	{"GET", "/api/v1/admin/webhooks/:id/deliveries", "", webhookEndpoint, ``, adminOnly + "adminkey=200 otheradmin=404"},
+	{"POST", "/api/v1/admin/webhooks/:id/recover", "", webhookEndpoint, `{"since":"2020-01-01T00:00:00Z"}`, adminOnly + "adminkey=202 otheradmin=404"},
+	{"GET", "/api/v1/admin/deliveries/:id", "", failedDelivery, ``, adminOnly + "adminkey=200 otheradmin=404"},
+	{"POST", "/api/v1/admin/deliveries/:id/resend", "", failedDelivery, ``, adminOnly + "adminkey=202 otheradmin=404"},
+}
+
+// adminKeyCancel: docs/decisions.md says admin keys may cancel a request or
+// a flow on the requester's or starter's behalf, and the workflow and
+// models.FinishFlow would let them (an admin key's Actor is an
+// Administrator), but both routes require approvals:write or flows:write,
+// which an admin key never carries, so they answer 403 insufficient_scope.
+// The rows record what the routes do; which of the two is meant is open.
+
+// Short names for the matrix's scope column.
+const (
+	ar = scopes.ApprovalsRead
+	aw = scopes.ApprovalsWrite
+	fr = scopes.FlowsRead
+	fw = scopes.FlowsWrite
+)
+
+// adminOnly is what every admin route answers to all but admin keys.
+const adminOnly = "anon=401 agent=403 noscope=403 members=403 guest=401 otheragent=403 othermember=403 "
+
+// authzRow is one route and what every principal gets from it.
+type authzRow struct {
+	method, path string
+	// scope is what the route requires of agent keys; "" for none.
+	scope string
+	// id is what the path's parameter names.
+	id   matrixResource
+	body string
+	want string
+}
+
+func (r authzRow) name() string { return r.method + " " + r.path }
+
+// matrixResource is the kind of resource a row's path parameter names.
+type matrixResource int
+
+const (
+	noID matrixResource = iota
+	// pendingApproval was requested by the approvals:write agent key, with
+	// Cy (a plain member) its only approver.
+	pendingApproval
+	// askedApproval is a pendingApproval with Cy's question open.
+	askedApproval
+	// openFlow was started by the flows:write agent key.
+	openFlow
+	// plainMember is a member of the role member.
+	plainMember
+	// aGuest is a guest of the organisation.
+	aGuest
+	// anAgentKey is an agent key.
+	anAgentKey
+	// disabledRule is a rule that is not enabled.
+	disabledRule
+	// webhookEndpoint is an enabled endpoint posting to a local receiver.
+	webhookEndpoint
+	// failedDelivery is a failed delivery to a webhookEndpoint.
+	failedDelivery
+)
+
+// matrixPrincipals are the matrix's columns; the idempotency checks take
+// the first allowed one in this order as the first caller.
+var matrixPrincipals = []string{"anon", "agent", "noscope", "owner", "administrator", "member", "adminkey", "guest",
+	"otheragent", "otheradmin", "othermember"}
+
+var matrixGroups = map[string][]string{
+	"members": {"owner", "administrator", "member"},
+	"others":  {"otheragent", "otheradmin", "othermember"},
+}
+
+// outcome is one principal's expected status on a fresh resource, and
+// after the first allowed principal has acted on it.
+type outcome struct{ fresh, after int }
+
+// parseWant reads a row's want; every principal must be named exactly once.
+func parseWant(s string) (map[string]outcome, error) {
+	out := map[string]outcome{}
+	direct := map[string]bool{}
+	for _, pass := range []string{"groups", "principals"} {
+		for _, f := range strings.Fields(s) {
+			name, v, ok := strings.Cut(f, "=")
+			if !ok {
+				return nil, fmt.Errorf("%q is not name=status", f)
+			}
+			group, isGroup := matrixGroups[name]
+			if (pass == "groups") != isGroup {
+				continue
+			}
+			if !isGroup {
+				if !slices.Contains(matrixPrincipals, name) {
+					return nil, fmt.Errorf("unknown principal %q", name)
+				}
+				if direct[name] {
+					return nil, fmt.Errorf("%s is named twice", name)
+				}
+				direct[name] = true
+				group = []string{name}
+			}
+			fresh, after, twice := strings.Cut(v, "/")
+			var o outcome
+			var err error
+			if o.fresh, err = strconv.Atoi(fresh); err != nil {
+				return nil, fmt.Errorf("%s: bad status %q", name, v)
+			}
+			o.after = o.fresh
+			if twice {
+				if o.after, err = strconv.Atoi(after); err != nil {
+					return nil, fmt.Errorf("%s: bad status %q", name, v)
+				}
+			}
+			for _, p := range group {
+				if isGroup {
+					if _, set := out[p]; set {
+						return nil, fmt.Errorf("%s is in two groups", p)
+					}
+				}
+				out[p] = o
+			}
+		}
+	}
+	for _, p := range matrixPrincipals {
+		if _, ok := out[p]; !ok {
+			return nil, fmt.Errorf("no status for %s", p)
+		}
+	}
+	return out, nil
+}
+
+var routeParam = regexp.MustCompile(`:[A-Za-z]+`)
+
+// TestAuthzMatrixCoversEveryRoute fails when the engine serves a route
+// under /api/v1 that has no row, when a row names a route it does not
+// serve, or when a row cannot be read.
+func TestAuthzMatrixCoversEveryRoute(t *testing.T) {
+	h := api.New(api.Deps{Store: models.NewStore(testenv.OpenDB(t, "sqlite")), Logger: quiet})
+	engine, ok := h.(*gin.Engine)
+	require.True(t, ok, "api.New must return the *gin.Engine so its routes can be listed")
+
+	rows := map[string]bool{}
+	for _, row := range authzMatrix {
+		rows[row.name()] = true
+		_, err := parseWant(row.want)
+		assert.NoError(t, err, row.name())
+		if (row.id == noID) != !routeParam.MatchString(row.path) {
+			t.Errorf("%s: a path with a parameter needs a resource, and only such a path", row.name())
+		}
+		if strings.Count(row.path, ":") > 1 {
+			t.Errorf("%s: fill more than one path parameter in authzEnv.call first", row.name())
+		}
+	}
+	served := map[string]bool{}
+	for _, r := range engine.Routes() {
+		if !strings.HasPrefix(r.Path, "/api/v1/") {
+			continue
+		}
+		name := r.Method + " " + r.Path
+		served[name] = true
+		assert.True(t, rows[name], "%s is served but has no row in authzMatrix (api/authz_matrix_test.go)", name)
+	}
+	for name := range rows {
+		assert.True(t, served[name], "authzMatrix has a row for %s, which is not served", name)
+	}
+}
+
+// TestAuthzMatrix sends every row's request as every principal and checks
+// the status; another organisation's principals must get the same answer
+// for this organisation's real ids as for ids that do not exist, and no
+// 2xx of theirs may carry this organisation's ids. For POSTs it then
+// checks that an Idempotency-Key belongs to whoever sent it: reused by
+// another principal, first after an allowed call and then after a refused
+// one, it gets that principal's own outcome, never the stored response.
+func TestAuthzMatrix(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		env := newAuthzEnv(t, db)
+		for _, row := range authzMatrix {
+			t.Run(row.name(), func(t *testing.T) {
+				want, err := parseWant(row.want)
+				require.NoError(t, err)
+				for _, p := range matrixPrincipals {
+					env.checkCell(t, row, p, want[p].fresh)
+				}
+				if row.method == http.MethodPost {
+					env.checkIdempotency(t, row, want)
+				}
+			})
+		}
+		t.Run("plan change is the operator's", func(t *testing.T) {
+			r := env.do(t, "PATCH", "/api/v1/admin/organization", env.adminKey, `{"plan":"enterprise"}`, nil)
+			assert.Equal(t, 403, r.status)
+			assert.Equal(t, "forbidden", errField(r, "code"))
+			assert.Equal(t, "plan", errField(r, "field"))
+			org := env.do(t, "GET", "/api/v1/admin/organization", env.adminKey, "", nil)
+			assert.Equal(t, "free", org.decoded["plan"])
+		})
+		t.Run("page sessions are not API credentials", func(t *testing.T) {
+			for _, token := range []string{env.guestSession, env.memberSession} {
+				assert.Equal(t, 401, env.do(t, "GET", "/api/v1/me", token, "", nil).status, "a session token as a bearer")
+				assert.Equal(t, 401, env.do(t, "GET", "/api/v1/me", "", "", map[string]string{"Cookie": web.SessionCookie + "=" + token}).status)
+			}
+		})
+	})
+}
+
+// authzEnv is the stack with a key for each scope, another organisation's
+// owner, a guest and a member signed in to the pages, and a local webhook
+// receiver.
+type authzEnv struct {
+	*stack
+	ctx                         context.Context
+	receiver                    string
+	otherOwnerToken             string
+	guestSession, memberSession string
+	exact, allBut               map[string]string // scope → agent key
+	noScopes                    string
+	// ours are ids of the first organisation, which the other's principals
+	// must never see.
+	ours   []string
+	serial atomic.Int64
+}
+
+func newAuthzEnv(t *testing.T, db *gorm.DB) *authzEnv {
+	t.Helper()
+	ctx := context.Background()
+	e := &authzEnv{stack: newStackWith(t, db, netguard.DevLoopback), ctx: ctx,
+		exact: map[string]string{}, allBut: map[string]string{}}
+	st := e.store
+	e.receiver = newReceiver(t, "").srv.URL + "/hook"
+	e.ours = append(e.ours, e.org.ID, e.member.ID, e.bob.ID, e.cy.ID, e.team.ID)
+
+	keys := []string{}
+	for _, row := range authzMatrix {
+		if row.scope != "" && !slices.Contains(keys, row.scope) {
+			keys = append(keys, row.scope)
+		}
+	}
+	for _, sc := range keys {
+		k, secret, err := st.CreateKey(ctx, e.org.ID, "only "+sc, models.KeyAgent, []string{sc})
+		require.NoError(t, err)
+		e.exact[sc] = secret
+		e.ours = append(e.ours, k.ID)
+		rest := slices.DeleteFunc(slices.Clone(scopes.All), func(s string) bool { return s == sc })
+		k, secret, err = st.CreateKey(ctx, e.org.ID, "all but "+sc, models.KeyAgent, rest)
+		require.NoError(t, err)
+		e.allBut[sc] = secret
+		e.ours = append(e.ours, k.ID)
+	}
+	k, secret, err := st.CreateKey(ctx, e.org.ID, "no scopes", models.KeyAgent, []string{})
+	require.NoError(t, err)
+	e.noScopes = secret
+	e.ours = append(e.ours, k.ID)
+
+	other, err := st.Authenticate(ctx, e.otherAdmin)
+	require.NoError(t, err)
+	owner, err := st.CreateMember(ctx, other.Organization.ID, "olga@other.example", "Olga", models.RoleOwner)
+	require.NoError(t, err)
+	_, e.otherOwnerToken, err = st.CreateMemberToken(ctx, other.Organization.ID, owner.ID)
+	require.NoError(t, err)
+
+	guest, _, err := st.CreateGuest(ctx, e.org.ID, "gail@partner.example", "Gail")
+	require.NoError(t, err)
+	_, e.guestSession, err = st.CreateSession(ctx, e.org.ID, guest.ID)
+	require.NoError(t, err)
+	_, e.memberSession, err = st.CreateSession(ctx, e.org.ID, e.member.ID)
+	require.NoError(t, err)
+	e.ours = append(e.ours, guest.ID)
+	return e
+}
+
+// credentials returns the bearer key and headers principal p sends on row.
+func (e *authzEnv) credentials(row authzRow, p string) (string, map[string]string) {
+	switch p {
+	case "anon":
+		return "", nil
+	case "agent":
+		if row.scope == "" {
+			return e.agentKey, nil
+		}
+		return e.exact[row.scope], nil
+	case "noscope":
+		if row.scope == "" {
+			return e.noScopes, nil
+		}
+		return e.allBut[row.scope], nil
+	case "owner":
+		return e.memberToken, nil
+	case "administrator":
+		return e.bobToken, nil
+	case "member":
+		return e.cyToken, nil
+	case "adminkey":
+		return e.adminKey, nil
+	case "guest":
+		return "", map[string]string{"Cookie": web.SessionCookie + "=" + e.guestSession}
+	case "otheragent":
+		return e.otherAgent, nil
+	case "otheradmin":
+		return e.otherAdmin, nil
+	case "othermember":
+		return e.otherOwnerToken, nil
+	}
+	panic("unknown principal " + p)
+}
+
+func other(p string) bool { return strings.HasPrefix(p, "other") }
+
+// target is one request of a row: its resource and body, made fresh.
+type target struct {
+	id, body string
+}
+
+func (e *authzEnv) unique() string { return fmt.Sprintf("u%d", e.serial.Add(1)) }
+
+// fresh makes what one call of row needs.
+func (e *authzEnv) fresh(t *testing.T, row authzRow) target {
+	t.Helper()
+	vars := map[string]string{"{unique}": e.unique(), "{receiver}": e.receiver}
+	var id string
+	switch row.id {
+	case noID:
+	case pendingApproval, askedApproval:
+		id = e.create201(t, e.exact[aw], "/api/v1/approvals", `{"title":"Refund","approvers":["cy@example.com"]}`)
+		if row.id == askedApproval {
+			q := e.do(t, "POST", "/api/v1/approvals/"+id+"/questions", e.cyToken, `{"question":"Which customer?"}`, nil)
+			require.Equal(t, 201, q.status, string(q.body))
+			vars["{question}"] = q.decoded["questionId"].(string)
+			e.ours = append(e.ours, vars["{question}"])
+		}
+	case openFlow:
+		id = e.create201(t, e.exact[fw], "/api/v1/flows", `{"title":"Close"}`)
+	case plainMember:
+		id = e.create201(t, e.adminKey, "/api/v1/admin/members", `{"email":"`+e.unique()+`@example.com","role":"member"}`)
+	case aGuest:
+		id = e.create201(t, e.adminKey, "/api/v1/admin/guests", `{"email":"`+e.unique()+`@partner.example"}`)
+	case anAgentKey:
+		id = e.create201(t, e.adminKey, "/api/v1/admin/keys", `{"name":"doomed","kind":"agent","scopes":["approvals:read"]}`)
+	case disabledRule:
+		id = e.create201(t, e.adminKey, "/api/v1/admin/rules", `{"name":"`+e.unique()+`","kind":"approval","requiredApprovals":2,"enabled":false}`)
+	case webhookEndpoint, failedDelivery:
+		id = e.create201(t, e.adminKey, "/api/v1/admin/webhooks", `{"url":"`+e.receiver+`"}`)
+		if row.id == failedDelivery {
+			id = e.failedDelivery(t, id)
+		}
+	default:
+		t.Fatalf("unknown resource %d", row.id)
+	}
+	body := row.body
+	for k, v := range vars {
+		body = strings.ReplaceAll(body, k, v)
+	}
+	return target{id: id, body: body}
+}
+
+// create201 posts body as key and returns the new resource's id.
+func (e *authzEnv) create201(t *testing.T, key, path, body string) string {
+	t.Helper()
+	r := e.do(t, "POST", path, key, body, nil)
+	require.Equal(t, 201, r.status, "%s: %s", path, r.body)
+	id := r.decoded["id"].(string)
+	e.ours = append(e.ours, id)
+	return id
+}
+
+// failedDelivery records an event and its failed delivery to endpoint.
+func (e *authzEnv) failedDelivery(t *testing.T, endpoint string) string {
+	t.Helper()
+	now := models.Now()
+	ev := &models.Event{ID: ids.New(ids.Event), OrganizationID: e.org.ID, Kind: "approval.requested", SubjectType: "approval",
+		SubjectID: ids.New(ids.Approval), Data: models.RawJSON(`{}`), CreatedAt: now, DispatchedAt: &now}
+	d := &models.Delivery{ID: ids.New(ids.Delivery), OrganizationID: e.org.ID, EventID: ev.ID, Target: models.TargetWebhook,
+		EndpointID: &endpoint, Status: models.DeliveryFailed, Attempts: 1, LastStatusCode: 500, LastError: "HTTP 500",
+		StartedAt: &now, CreatedAt: now, UpdatedAt: now}
+	db := e.store.DB().WithContext(e.ctx)
+	require.NoError(t, db.Create(ev).Error)
+	require.NoError(t, db.Create(d).Error)
+	e.ours = append(e.ours, ev.ID, d.ID)
+	return d.ID
+}
+
+// call sends row's request for tg as principal p, with an Idempotency-Key
+// when idem is set.
+func (e *authzEnv) call(t *testing.T, row authzRow, p string, tg target, idem string) response {
+	t.Helper()
+	key, headers := e.credentials(row, p)
+	if idem != "" {
+		headers = mergeHeaders(headers, map[string]string{"Idempotency-Key": idem})
+	}
+	path := routeParam.ReplaceAllLiteralString(row.path, tg.id)
+	return e.do(t, row.method, path, key, tg.body, headers)
+}
+
+func mergeHeaders(a, b map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range a {
+		out[k] = v
+	}
+	for k, v := range b {
+		out[k] = v
+	}
+	return out
+}
+
+// checkCell sends row's request as p on a fresh resource.
+func (e *authzEnv) checkCell(t *testing.T, row authzRow, p string, want int) {
+	t.Helper()
+	tg := e.fresh(t, row)
+	r := e.call(t, row, p, tg, "")
+	assert.Equal(t, want, r.status, "as %s: %s", p, r.body)
+	if !other(p) {
+		return
+	}
+	if r.status < 300 {
+		e.assertNoneOfOurs(t, p, r)
+	}
+	if tg.id != "" {
+		// A foreign id must be answered as an id that does not exist.
+		prefix, _, _ := strings.Cut(tg.id, "_")
+		missing := e.call(t, row, p, target{id: prefix + "_0000000000000000000000", body: tg.body}, "")
+		assert.Equal(t, missing.status, r.status, "as %s: a real foreign id is answered unlike a missing one: %s", p, r.body)
+		assert.Equal(t, errField(missing, "code"), errField(r, "code"), "as %s", p)
+	}
+}
+
+func (e *authzEnv) assertNoneOfOurs(t *testing.T, p string, r response) {
+	t.Helper()
+	for _, id := range e.ours {
+		if strings.Contains(string(r.body), id) {
+			t.Errorf("as %s: the answer carries the first organisation's %s: %s", p, id, r.body)
+		}
+	}
+}
+
+// checkIdempotency: an Idempotency-Key is the sender's alone. The first
+// allowed principal sends the request with a key; each other principal then
+// sends the very same request with the same key and must get their own
+// outcome, not a replay. Then each refused principal goes first, and the
+// allowed one after them still gets its own success.
+func (e *authzEnv) checkIdempotency(t *testing.T, row authzRow, want map[string]outcome) {
+	t.Helper()
+	first := ""
+	for _, p := range matrixPrincipals {
+		if want[p].fresh < 300 {
+			first = p
+			break
+		}
+	}
+	require.NotEmpty(t, first, "nobody may call %s", row.name())
+
+	var last struct {
+		tg   target
+		key  string
+		body []byte
+	}
+	for _, p := range matrixPrincipals {
+		if p == first {
+			continue
+		}
+		tg := e.fresh(t, row)
+		key := "shared-" + e.unique()
+		a := e.call(t, row, first, tg, key)
+		require.Equal(t, want[first].fresh, a.status, "as %s: %s", first, a.body)
+		require.Empty(t, a.header.Get("Idempotency-Replayed"))
+		b := e.call(t, row, p, tg, key)
+		assert.Equal(t, want[p].after, b.status, "as %s, reusing %s's Idempotency-Key: %s", p, first, b.body)
+		assert.Empty(t, b.header.Get("Idempotency-Replayed"), "as %s: %s's response was replayed", p, first)
+		for _, s := range firstSecrets(a, tg.id) {
+			assert.NotContains(t, string(b.body), s, "as %s: the answer carries %s's %s", p, first, s)
+		}
+		last.tg, last.key, last.body = tg, key, a.body
+	}
+	// The same caller with the same key does get the replay, so the route
+	// does keep responses and the checks above mean something.
+	again := e.call(t, row, first, last.tg, last.key)
+	assert.Equal(t, "true", again.header.Get("Idempotency-Replayed"), "the route replays its own caller's response")
+	assert.Equal(t, string(last.body), string(again.body))
+
+	for _, p := range matrixPrincipals {
+		if p == first || want[p].fresh < 300 {
+			continue
+		}
+		tg := e.fresh(t, row)
+		key := "refused-first-" + e.unique()
+		r := e.call(t, row, p, tg, key)
+		assert.Equal(t, want[p].fresh, r.status, "as %s: %s", p, r.body)
+		a := e.call(t, row, first, tg, key)
+		assert.Equal(t, want[first].fresh, a.status, "as %s after %s's %d with the same key: %s", first, p, r.status, a.body)
+		assert.Empty(t, a.header.Get("Idempotency-Replayed"), "as %s: %s's refusal was replayed", first, p)
+	}
+}
+
+// firstSecrets are the values in r that only its caller may see: the ids
+// it made and any secret, leaving out the id the caller named in the path.
+func firstSecrets(r response, pathID string) []string {
+	var out []string
+	for _, field := range []string{"id", "questionId", "key", "token", "secret", "callbackSecret"} {
+		if s, ok := r.decoded[field].(string); ok && s != "" && s != pathID {
+			out = append(out, s)
+		}
+	}
+	return out
+}
