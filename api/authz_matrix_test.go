@@ -240,7 +240,7 @@ var routeParam = regexp.MustCompile(`:[A-Za-z]+`)
 // under /api/v1 that has no row, when a row names a route it does not
 // serve, or when a row cannot be read.
 func TestAuthzMatrixCoversEveryRoute(t *testing.T) {
-	h := api.New(api.Deps{Store: models.NewStore(testenv.OpenDB(t, "sqlite")), Logger: quiet})
+	h := api.New(api.Deps{Store: models.NewStore(testenv.OpenDB(t, "sqlite"), testenv.Keys()), Logger: quiet})
 	engine, ok := h.(*gin.Engine)
 	require.True(t, ok, "api.New must return the *gin.Engine so its routes can be listed")
 

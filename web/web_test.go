@@ -60,7 +60,7 @@ func newSiteWith(t *testing.T, store *models.Store, deps web.Deps) *site {
 // newTLSSite serves the pages over HTTPS with an https:// base URL, as in
 // production: cookies are Secure and __Host- named.
 func newTLSSite(t *testing.T, db *gorm.DB) *site {
-	return serveSite(t, httptest.NewTLSServer, models.NewStore(db), web.Deps{})
+	return serveSite(t, httptest.NewTLSServer, models.NewStore(db, testenv.Keys()), web.Deps{})
 }
 
 func serveSite(t *testing.T, serve func(http.Handler) *httptest.Server, store *models.Store, deps web.Deps) *site {

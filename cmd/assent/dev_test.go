@@ -48,16 +48,15 @@ var (
 
 // startDev runs `assent dev` in-process on free ports and returns the
 // banner's API and UI addresses and a stop function that waits for a clean
-// exit.
-func startDev(t *testing.T, dataDir string) (apiURL, uiURL, banner string, stop func()) {
+// exit. extra are more flags.
+func startDev(t *testing.T, dataDir string, extra ...string) (apiURL, uiURL, banner string, stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var out syncBuffer
 	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"dev", "--data-dir", dataDir, "--http-addr", "127.0.0.1:0",
-			"--temporal-port", "0", "--temporal-ui-port", "0", "--log-level", "warn"}, &out, io.Discard)
-	}()
+	args := append([]string{"dev", "--data-dir", dataDir, "--http-addr", "127.0.0.1:0",
+		"--temporal-port", "0", "--temporal-ui-port", "0", "--log-level", "warn"}, extra...)
+	go func() { done <- run(ctx, args, &out, io.Discard) }()
 	require.Eventually(t, func() bool {
 		select {
 		case err := <-done:
@@ -216,9 +215,18 @@ func TestDevApprovalEndToEnd(t *testing.T) {
 
 func postJSON(t *testing.T, url, key, body string, into any) int {
 	t.Helper()
+	return postJSONWithKey(t, url, key, "", body, into)
+}
+
+// postJSONWithKey is postJSON with an Idempotency-Key (none when empty).
+func postJSONWithKey(t *testing.T, url, key, idempotencyKey, body string, into any) int {
+	t.Helper()
 	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
+	if idempotencyKey != "" {
+		req.Header.Set("Idempotency-Key", idempotencyKey)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
