@@ -363,6 +363,8 @@ func (a *approval) removeApprover(ctx workflow.Context, req RemoveApproverReques
 					added = true
 				}
 			}
+		}
+		if added {
 			t.Detail += "; " + DefaultApproversAdded
 		}
 		return t, nil

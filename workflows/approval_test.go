@@ -411,3 +411,19 @@ func TestDefaultsJoinWhenTooFewCanApprove(t *testing.T) {
 	_, ran := h.results["remove-settled"]
 	assert.False(t, ran && h.results["remove-settled"].err == nil)
 }
+
+// TestNoDefaultsToAddSaysNothingOfThem: an organisation without an owner
+// or administrator gives the request nobody; the timeline does not claim
+// otherwise, and the request waits for its expiry.
+func TestNoDefaultsToAddSaysNothingOfThem(t *testing.T) {
+	h := newHarness(t)
+	in := baseInput()
+	in.ApproverIDs = []string{"gst_g"}
+	h.update(time.Minute, "remove", workflows.UpdateRemoveApprover, workflows.RemoveApproverRequest{PersonID: "gst_g",
+		PersonName: "Gus", ActorID: "operator", ActorName: "the operator"})
+	s := h.run(in)
+	assert.Equal(t, states.Expired, s.Status)
+	assert.Empty(t, s.ApproverIDs)
+	assert.Equal(t, "removed Gus from the approvers", h.transitions[1].Detail)
+	assert.Len(t, h.emails, 1)
+}
