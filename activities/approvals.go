@@ -64,6 +64,10 @@ func (a *Activities) EmailAnswer(ctx context.Context, in workflows.EmailAnswerIn
 func applyApprovalState(rec *models.Approval, t *workflows.ApprovalTransition) {
 	s := &t.State
 	rec.Status = s.Status
+	// A transition scheduled by older code carries no approvers; keep them.
+	if s.ApproverIDs != nil {
+		rec.ApproverIDs = s.ApproverIDs
+	}
 	rec.ApprovalsSoFar = s.ApprovalsSoFar
 	rec.ApprovedBy = s.ApprovedBy
 	rec.Questions.V = make([]models.Question, len(s.Questions))

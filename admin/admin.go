@@ -65,13 +65,26 @@ var ownersOnly = apperr.New(apperr.Forbidden, "only an owner can make someone an
 
 // Service runs the administration's writes against the store.
 type Service struct {
-	store *models.Store
+	store     *models.Store
+	approvers Approvers
 }
 
-// New returns the service.
-func New(store *models.Store) *Service {
-	return &Service{store: store}
+// Approvers changes who may decide requests already made, through their
+// workflows; *approvals.Service is one.
+type Approvers interface {
+	// RemoveApprover takes personID off each pending approval named.
+	RemoveApprover(ctx context.Context, orgID string, by models.Actor, personID, personName string, approvalIDs []string) error
 }
+
+// New returns the service. approvers may be nil where no workflow runs
+// (some tests); removing a guest who is still an approver then fails.
+func New(store *models.Store, approvers Approvers) *Service {
+	return &Service{store: store, approvers: approvers}
+}
+
+// Operator is the instance's operator acting through `assent admin`, as
+// the timeline names them.
+var Operator = models.Actor{ID: "operator", Name: "the operator (assent admin)", Administrator: true}
 
 // CreateOrganization makes a new tenant, on the free plan unless in says
 // otherwise.
@@ -151,4 +164,30 @@ func (s *Service) CreateGuest(ctx context.Context, orgID string, in NewGuest) (g
 		return nil, false, err
 	}
 	return s.store.CreateGuest(ctx, orgID, in.Email, in.Name)
+}
+
+// RemoveGuest removes a guest: their sessions, sign-in links and decision
+// links end with them, in one transaction, and nothing can name them any
+// more. Then each pending request they could decide drops them through its
+// workflow, which gives it the organisation's owners and administrators
+// when nobody left could settle it. by is who removes them, for the
+// timeline. Should that second step stop short, calling again with the
+// same id finishes it; an id that is neither a guest nor still on a
+// pending request is not found.
+func (s *Service) RemoveGuest(ctx context.Context, orgID, id string, by models.Actor) error {
+	removed, err := s.store.RemoveGuest(ctx, orgID, id)
+	if err != nil {
+		return err
+	}
+	if len(removed.Pending) == 0 {
+		return nil
+	}
+	if s.approvers == nil {
+		return apperr.New(apperr.Unavailable, "the guest was removed, but their pending requests cannot be changed here; retry where workflows run")
+	}
+	name := id
+	if removed.Guest != nil {
+		name = removed.Guest.Email
+	}
+	return s.approvers.RemoveApprover(ctx, orgID, by, id, name, removed.Pending)
 }

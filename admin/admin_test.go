@@ -3,6 +3,7 @@ package admin_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -31,7 +32,7 @@ func TestServiceChecksInputAndCallsTheStore(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		store := models.NewStore(db, testenv.Keys())
-		svc := admin.New(store)
+		svc := admin.New(store, nil)
 
 		_, err := svc.CreateOrganization(ctx, admin.NewOrganization{Plan: "gold"})
 		refused(t, err, apperr.InvalidRequest, "name", "name is required")
@@ -103,7 +104,7 @@ func TestServiceIssuesKeysWithScopesThatFitTheKind(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		store := models.NewStore(db, testenv.Keys())
-		svc := admin.New(store)
+		svc := admin.New(store, nil)
 		org, err := svc.CreateOrganization(ctx, admin.NewOrganization{Name: "Acme"})
 		require.NoError(t, err)
 
@@ -137,7 +138,7 @@ func TestServiceSavesOnlyRulesThatPassCheck(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		store := models.NewStore(db, testenv.Keys())
-		svc := admin.New(store)
+		svc := admin.New(store, nil)
 		org, err := svc.CreateOrganization(ctx, admin.NewOrganization{Name: "Acme"})
 		require.NoError(t, err)
 
@@ -197,4 +198,52 @@ func TestNewRuleCheck(t *testing.T) {
 			assert.Contains(t, e.Message, tc.words)
 		})
 	}
+}
+
+// approversSpy records what RemoveGuest asks of the workflows.
+type approversSpy struct {
+	calls []string
+	by    models.Actor
+}
+
+func (a *approversSpy) RemoveApprover(_ context.Context, orgID string, by models.Actor, personID, personName string, approvalIDs []string) error {
+	a.by = by
+	for _, id := range approvalIDs {
+		a.calls = append(a.calls, orgID+" "+personID+" "+personName+" "+id)
+	}
+	return nil
+}
+
+// RemoveGuest removes the guest in the store, then takes them off the
+// pending requests they could decide, through the workflows; another
+// organisation's guest is not found.
+func TestRemoveGuestTakesThemOffPendingRequests(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		store := models.NewStore(db, testenv.Keys())
+		spy := &approversSpy{}
+		svc := admin.New(store, spy)
+		org, err := svc.CreateOrganization(ctx, admin.NewOrganization{Name: "Acme"})
+		require.NoError(t, err)
+		other, err := svc.CreateOrganization(ctx, admin.NewOrganization{Name: "Other"})
+		require.NoError(t, err)
+		g, _, err := svc.CreateGuest(ctx, org.ID, admin.NewGuest{Email: "gus@partner.example"})
+		require.NoError(t, err)
+		idle, _, err := svc.CreateGuest(ctx, org.ID, admin.NewGuest{Email: "ida@partner.example"})
+		require.NoError(t, err)
+		a := &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskLow, ApproverIDs: []string{g.ID},
+			ExpiresAt: models.Now().Add(time.Hour), RequiredApprovals: 1, Requester: "key_test", RequestedBy: "agent"}
+		_, err = store.CreateApproval(ctx, a, nil)
+		require.NoError(t, err)
+
+		refused(t, svc.RemoveGuest(ctx, other.ID, g.ID, admin.Operator), apperr.NotFound, "", "guest "+g.ID+" not found")
+		require.NoError(t, svc.RemoveGuest(ctx, org.ID, g.ID, admin.Operator))
+		assert.Equal(t, []string{org.ID + " " + g.ID + " gus@partner.example " + a.ID}, spy.calls)
+		assert.Equal(t, admin.Operator, spy.by)
+
+		// Without workflows, a guest on no pending request is still removed.
+		bare := admin.New(store, nil)
+		require.NoError(t, bare.RemoveGuest(ctx, org.ID, idle.ID, admin.Operator))
+		refused(t, bare.RemoveGuest(ctx, org.ID, idle.ID, admin.Operator), apperr.NotFound, "", "guest "+idle.ID+" not found")
+	})
 }

@@ -153,6 +153,16 @@ func (h *handlers) listGuests(c *gin.Context) {
 	c.JSON(http.StatusOK, newList(rows, next, wire.NewGuest))
 }
 
+// removeGuest ends the guest's sessions and links and takes them off the
+// pending requests they could decide; 204 once done.
+func (h *handlers) removeGuest(c *gin.Context) {
+	if err := h.admin.RemoveGuest(c.Request.Context(), orgID(c), c.Param("id"), principal(c).Actor()); err != nil {
+		fail(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
 // createdKey is the only response that carries a key's secret.
 type createdKey struct {
 	wire.Key

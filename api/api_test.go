@@ -185,6 +185,8 @@ func TestAPIScenarios(t *testing.T) {
 			{name: "guest", method: "POST", path: "/api/v1/admin/guests", key: "admin", body: `{"email":"guest@partner.io"}`, status: 201, contains: []string{`"id":"gst_`}},
 			{name: "guest again", method: "POST", path: "/api/v1/admin/guests", key: "admin", body: `{"email":"GUEST@partner.io"}`, status: 200},
 			{name: "member as guest", method: "POST", path: "/api/v1/admin/guests", key: "admin", body: `{"email":"ada@example.com"}`, status: 409, code: "conflict", field: "email"},
+			{name: "remove unknown guest", method: "DELETE", path: "/api/v1/admin/guests/gst_nope", key: "admin", status: 404, code: "not_found"},
+			{name: "remove guest with agent key", method: "DELETE", path: "/api/v1/admin/guests/gst_nope", key: "agent", status: 403, code: "forbidden"},
 			{name: "key with unknown scope", method: "POST", path: "/api/v1/admin/keys", key: "admin", body: `{"name":"k","kind":"agent","scopes":["approvals:delete"]}`, status: 400, code: "invalid_request", field: "scopes", msgHas: "approvals:delete"},
 			{name: "agent key without scopes", method: "POST", path: "/api/v1/admin/keys", key: "admin", body: `{"name":"k","kind":"agent"}`, status: 400, code: "invalid_request", field: "scopes"},
 			{name: "member kind refused", method: "POST", path: "/api/v1/admin/keys", key: "admin", body: `{"name":"k","kind":"member"}`, status: 400, code: "invalid_request", field: "kind"},

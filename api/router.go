@@ -68,7 +68,7 @@ func New(d Deps) http.Handler {
 		h.webhooks = webhooks.New(d.Store, d.NetPolicy, d.BaseURL)
 	}
 	if h.admin == nil {
-		h.admin = admin.New(d.Store)
+		h.admin = admin.New(d.Store, h.approvals)
 	}
 	r := gin.New()
 	// gin trusts every proxy unless told: anyone could then name their own
@@ -118,6 +118,7 @@ func New(d Deps) http.Handler {
 	adm.GET("/teams", h.listTeams)
 	h.post(adm, "/guests", h.createGuest)
 	adm.GET("/guests", h.listGuests)
+	adm.DELETE("/guests/:id", h.removeGuest)
 	h.post(adm, "/keys", h.createKey)
 	adm.GET("/keys", h.listKeys)
 	adm.DELETE("/keys/:id", h.revokeKey)

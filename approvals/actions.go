@@ -107,6 +107,36 @@ func (s *Service) Cancel(ctx context.Context, orgID, id, updateID string, who mo
 		workflows.CancelRequest{ActorID: who.ID, ActorName: who.Name, Administrator: who.Administrator})
 }
 
+// RemoveApprover takes a person removed from the organisation off each of
+// the pending approvals named, through its workflow, which falls back to
+// the organisation's owners and administrators when nobody left could
+// settle one. A request already settled, or no longer naming the person,
+// needs nothing. Each Update's id is derived from the person, so a retry
+// is applied once.
+func (s *Service) RemoveApprover(ctx context.Context, orgID string, by models.Actor, personID, personName string, approvalIDs []string) error {
+	if len(approvalIDs) == 0 {
+		return nil
+	}
+	if s.temporal == nil {
+		return apperr.New(apperr.Unavailable, "requests cannot be changed here: no workflow service is configured")
+	}
+	defaults, err := s.defaultApprovers(ctx, orgID)
+	if err != nil {
+		return err
+	}
+	req := workflows.RemoveApproverRequest{PersonID: personID, PersonName: personName, Defaults: defaults,
+		ActorID: by.ID, ActorName: by.Name}
+	var errs []error
+	for _, id := range approvalIDs {
+		_, err := s.update(ctx, orgID, id, "remove-approver/"+personID, workflows.UpdateRemoveApprover, req)
+		if apperr.Is(err, apperr.InvalidState) || apperr.Is(err, apperr.NotAnApprover) {
+			continue
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
 // update sends an Update to the approval's workflow and returns the record
 // as the workflow left it.
 func (s *Service) update(ctx context.Context, orgID, id, updateID, name string, arg any) (*models.Approval, error) {

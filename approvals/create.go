@@ -183,11 +183,18 @@ func (s *Service) approvers(ctx context.Context, org *models.Organization, refs 
 	if len(refs) > 0 {
 		return requests.Resolve(ctx, s.store, org.ID, refs, approverRole(org))
 	}
-	owners, err := s.store.ActiveMemberIDs(ctx, org.ID, models.RoleOwner, models.RoleAdmin)
+	owners, err := s.defaultApprovers(ctx, org.ID)
 	if err == nil && len(owners) == 0 {
 		err = apperr.Field(apperr.UnknownApprover, "approvers", "nobody could approve this request: the organisation has no active owner or administrator")
 	}
 	return owners, err
+}
+
+// defaultApprovers are the organisation's active owners and
+// administrators: who decides a request that names nobody, or one left
+// without anyone able to settle it.
+func (s *Service) defaultApprovers(ctx context.Context, orgID string) ([]string, error) {
+	return s.store.ActiveMemberIDs(ctx, orgID, models.RoleOwner, models.RoleAdmin)
 }
 
 // applyRules evaluates the organisation's rules over the request as sent

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -160,14 +161,7 @@ func (s *Store) CreateApproval(ctx context.Context, a *Approval, claim *Claim) (
 		if err := tx.Create(a).Error; err != nil {
 			return err
 		}
-		rows := make([]ApprovalApprover, len(a.ApproverIDs))
-		for i, id := range a.ApproverIDs {
-			rows[i] = ApprovalApprover{ApprovalID: a.ID, PersonID: id}
-		}
-		if len(rows) == 0 {
-			return nil
-		}
-		return tx.Create(&rows).Error
+		return insertApprovers(tx, a.ID, a.ApproverIDs)
 	})
 	if earlier != "" {
 		return earlier, nil
@@ -331,6 +325,7 @@ func (s *Store) ApplyApprovalChange(ctx context.Context, ch ApprovalChange) (*Ap
 		if a.Seq >= ch.Seq {
 			return nil
 		}
+		approvers := slices.Clone(a.ApproverIDs)
 		entry, err := ch.Apply(a)
 		if err != nil {
 			return err
@@ -339,6 +334,11 @@ func (s *Store) ApplyApprovalChange(ctx context.Context, ch ApprovalChange) (*Ap
 		a.UpdatedAt = Now()
 		if err := tx.Save(a).Error; err != nil {
 			return err
+		}
+		if !slices.Equal(approvers, a.ApproverIDs) {
+			if err := replaceApprovers(tx, a.ID, a.ApproverIDs); err != nil {
+				return err
+			}
 		}
 		entry.ID, entry.OrganizationID, entry.FlowID = newID(ids.Audit), a.OrganizationID, a.FlowID
 		entry.SubjectType, entry.SubjectID, entry.Seq = events.RequestApproval, a.ID, ch.Seq

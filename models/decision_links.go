@@ -54,6 +54,12 @@ func (s *Store) DiscardDecisionLink(ctx context.Context, token string) error {
 	return s.db.WithContext(ctx).Where("token_hash = ? AND used_at IS NULL", HashSecret(token)).Delete(&DecisionLink{}).Error
 }
 
+// deleteDecisionLinks deletes every decision link made for a person, used
+// or not: a removed person's emailed links must not decide anything.
+func deleteDecisionLinks(tx *gorm.DB, orgID, personID string) error {
+	return tx.Where("organization_id = ? AND person_id = ?", orgID, personID).Delete(&DecisionLink{}).Error
+}
+
 // OpenedDecisionLink is a link with what it opens: the approval it decides
 // and the person it acts for.
 type OpenedDecisionLink struct {

@@ -235,3 +235,60 @@ func (s *Store) ListGuests(ctx context.Context, orgID string, p Page) ([]Guest, 
 	q := s.db.WithContext(ctx).Where("organization_id = ?", orgID)
 	return list(q, p, func(g *Guest) string { return g.ID })
 }
+
+// GuestByEmail finds the organisation's guest admitted with email.
+func (s *Store) GuestByEmail(ctx context.Context, orgID, email string) (*Guest, error) {
+	var g Guest
+	err := s.db.WithContext(ctx).Where("organization_id = ? AND email = ?", orgID, NormalizeEmail(email)).Take(&g).Error
+	return &g, notFound(err, "guest "+NormalizeEmail(email))
+}
+
+// RemovedGuest is what RemoveGuest did and what is left to do.
+type RemovedGuest struct {
+	// Guest is the removed guest; nil when an earlier call removed it.
+	Guest *Guest
+	// Pending are the pending approvals that still list the guest among
+	// their approvers. Only their workflows change that (see
+	// ApplyApprovalChange), so the caller takes the guest off each.
+	Pending []string
+}
+
+// RemoveGuest deletes a guest with, in the same transaction, their
+// sessions, sign-in links and decision links: from then on they can
+// neither sign in nor decide, and nothing new can name them. The address
+// may be admitted again later, as a new guest.
+//
+// A guest already removed whose id pending approvals still list is not
+// an error: the call that removed it may have stopped before taking it off
+// them, and a retry finishes that. Otherwise an unknown id is not found.
+func (s *Store) RemoveGuest(ctx context.Context, orgID, id string) (*RemovedGuest, error) {
+	out := &RemovedGuest{}
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		g, missing := take[Guest](tx.Clauses(lockForUpdate(tx)...), orgID, id, "guest "+id)
+		if missing != nil && !apperr.Is(missing, apperr.NotFound) {
+			return missing
+		}
+		var err error
+		if out.Pending, err = pendingApprovalsOf(tx, orgID, id); err != nil {
+			return err
+		}
+		if missing != nil {
+			if len(out.Pending) == 0 {
+				return missing
+			}
+			return nil
+		}
+		out.Guest = g
+		if err := endSignIns(tx, orgID, id); err != nil {
+			return err
+		}
+		if err := deleteDecisionLinks(tx, orgID, id); err != nil {
+			return err
+		}
+		return tx.Delete(g).Error
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

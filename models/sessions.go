@@ -347,6 +347,16 @@ func (s *Store) DeleteSession(ctx context.Context, orgID, id string) error {
 	return s.db.WithContext(ctx).Where("organization_id = ? AND id = ?", orgID, id).Delete(&Session{}).Error
 }
 
+// endSignIns deletes a person's sessions and sign-in links, so a person
+// removed from the organisation is signed out everywhere and an emailed
+// link no longer signs them in.
+func endSignIns(tx *gorm.DB, orgID, personID string) error {
+	if err := tx.Where("organization_id = ? AND person_id = ?", orgID, personID).Delete(&Session{}).Error; err != nil {
+		return err
+	}
+	return tx.Where("organization_id = ? AND person_id = ?", orgID, personID).Delete(&SignInLink{}).Error
+}
+
 // PurgeSignIns removes ended sessions, used or expired sign-in links and
 // the decision links of expired approvals. A used decision link stays
 // until then, so its page can still say it was used.

@@ -41,6 +41,7 @@ func (p *Pages) mountAdmin(g *gin.RouterGroup) {
 	a.POST("/teams", p.createTeam)
 	a.GET("/guests", p.adminGuests)
 	a.POST("/guests", p.admitGuest)
+	a.POST("/guests/:id/remove", p.removeGuest)
 
 	a.GET("/keys", p.adminKeys)
 	a.POST("/keys", p.createKey)
@@ -126,6 +127,7 @@ var notices = map[string]string{
 	"team-created":       "The team was created.",
 	"guest-admitted":     "The guest was admitted. They sign in with their email address.",
 	"guest-existed":      "That address was already admitted as a guest.",
+	"guest-removed":      "The guest was removed: they are signed out, their emailed links no longer work and they were taken off pending requests. A request left with nobody to decide it now goes to the owners and administrators.",
 	"key-revoked":        "The key was revoked; requests signed with it now fail.",
 	"webhook-updated":    "The endpoint's settings were saved.",
 	"webhook-enabled":    "The endpoint is on again, with its failure count reset.",

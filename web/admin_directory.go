@@ -185,3 +185,20 @@ func (p *Pages) admitGuest(c *gin.Context) {
 	}
 	done(c, "/admin/guests", "guest-admitted")
 }
+
+// removeGuest removes a guest once the row's box confirms it: there is no
+// script to ask, and removal cannot be undone (admitting the address again
+// makes a new guest).
+func (p *Pages) removeGuest(c *gin.Context) {
+	var err error = apperr.Field(apperr.InvalidRequest, "confirm", "tick Confirm beside the guest to remove them")
+	if c.PostForm("confirm") == "yes" {
+		err = p.admin.RemoveGuest(c.Request.Context(), orgOf(c), c.Param("id"), CurrentPerson(c).Actor())
+	}
+	if err != nil {
+		if prob, status, ok := p.refusedBy(c, err); ok {
+			p.showGuests(c, status, prob, admin.NewGuest{})
+		}
+		return
+	}
+	done(c, "/admin/guests", "guest-removed")
+}

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -19,6 +20,8 @@ const (
 	ActionAnswered  = "answered"
 	ActionExpired   = "expired"
 	ActionCancelled = "cancelled"
+	// ActionApproverRemoved is a person taken off the approvers.
+	ActionApproverRemoved = "approver_removed"
 )
 
 // CancelledForRequester is the audit detail of an owner or administrator
@@ -42,6 +45,10 @@ type ApprovalTransition struct {
 	At     time.Time
 	State  ApprovalState
 }
+
+// DefaultApproversAdded ends the timeline entry of a removal that left
+// nobody able to settle the request, so the defaults became approvers.
+const DefaultApproversAdded = "nobody left could settle the request, so the organisation's owners and administrators were made its approvers"
 
 // persistRetry retries until the database takes the write: a transition
 // the workflow made must reach the read model.
@@ -87,8 +94,8 @@ var emailOptions = workflow.ActivityOptions{
 // Approval is the workflow of one approval: it waits for decisions,
 // questions, answers and cancellation (Updates) and for expiry (a timer).
 func Approval(ctx workflow.Context, in ApprovalInput) (ApprovalState, error) {
-	a := &approval{in: in, state: ApprovalState{Status: states.Pending, ApprovedBy: []string{}, Questions: []Question{}},
-		indexedStatus: states.Pending}
+	a := &approval{in: in, state: ApprovalState{Status: states.Pending, ApproverIDs: slices.Clone(in.ApproverIDs),
+		ApprovedBy: []string{}, Questions: []Question{}}, indexedStatus: states.Pending}
 	if a.in.RequiredApprovals < 1 {
 		a.in.RequiredApprovals = 1
 	}
@@ -130,6 +137,7 @@ func (a *approval) setup(ctx workflow.Context) error {
 		{UpdateAsk, a.ask, func(ctx workflow.Context, r AskRequest) error { return checkAsk(&a.in, &a.state, r) }},
 		{UpdateAnswer, a.answer, func(ctx workflow.Context, r AnswerRequest) error { return checkAnswer(&a.in, &a.state, r) }},
 		{UpdateCancel, a.cancel, func(ctx workflow.Context, r CancelRequest) error { return checkCancel(&a.in, &a.state, r) }},
+		{UpdateRemoveApprover, a.removeApprover, func(ctx workflow.Context, r RemoveApproverRequest) error { return a.state.checkRemoveApprover(r) }},
 	}
 	for _, h := range handlers {
 		if err := workflow.SetUpdateHandlerWithOptions(ctx, h.name, h.handler, workflow.UpdateHandlerOptions{Validator: h.validator}); err != nil {
@@ -331,4 +339,51 @@ func (a *approval) cancel(ctx workflow.Context, req CancelRequest) (ApprovalStat
 		return t, nil
 	})
 	return a.state, err
+}
+
+// removeApprover takes a person off the approvers. When those left cannot
+// settle the request, the organisation's owners and administrators join
+// them, as for a request that names nobody, and are emailed like the
+// approvers at creation (the email skips whoever was already emailed).
+// The Update adds commands only to histories that receive it, so older
+// histories replay unchanged without a version marker.
+func (a *approval) removeApprover(ctx workflow.Context, req RemoveApproverRequest) (ApprovalState, error) {
+	added := false
+	err := a.transition(ctx, func() (ApprovalTransition, error) {
+		if err := a.state.checkRemoveApprover(req); err != nil {
+			return ApprovalTransition{}, err
+		}
+		a.state.ApproverIDs = slices.DeleteFunc(slices.Clone(a.state.ApproverIDs), func(id string) bool { return id == req.PersonID })
+		t := ApprovalTransition{Action: ActionApproverRemoved, ActorID: req.ActorID, ActorName: req.ActorName,
+			Detail: "removed " + req.PersonName + " from the approvers"}
+		if a.shortOfApprovers() {
+			for _, id := range req.Defaults {
+				if id != req.PersonID && !slices.Contains(a.state.ApproverIDs, id) {
+					a.state.ApproverIDs = append(a.state.ApproverIDs, id)
+					added = true
+				}
+			}
+		}
+		if added {
+			t.Detail += "; " + DefaultApproversAdded
+		}
+		return t, nil
+	})
+	if err == nil && added {
+		a.email(ctx, ActivityEmailApprovers, EmailApproversInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID})
+	}
+	return a.state, err
+}
+
+// shortOfApprovers reports whether the approvers who may still approve
+// (not the requester, not already approved) are fewer than the approvals
+// still needed.
+func (a *approval) shortOfApprovers() bool {
+	able := 0
+	for _, id := range a.state.ApproverIDs {
+		if id != a.in.RequesterMemberID && !slices.Contains(a.state.ApprovedBy, id) {
+			able++
+		}
+	}
+	return able < a.in.RequiredApprovals-a.state.ApprovalsSoFar
 }

@@ -46,6 +46,18 @@ func checkCancel(in *ApprovalInput, s *ApprovalState, r CancelRequest) error {
 	return nil
 }
 
+// checkRemoveApprover takes off a pending request's approvers only someone
+// among them; the caller treats either refusal as nothing left to do.
+func (s *ApprovalState) checkRemoveApprover(r RemoveApproverRequest) error {
+	if err := s.checkPending(); err != nil {
+		return err
+	}
+	if !slices.Contains(s.ApproverIDs, r.PersonID) {
+		return refuse(apperr.NotAnApprover, "%s is not among this request's approvers", r.PersonID)
+	}
+	return nil
+}
+
 func (s *ApprovalState) openQuestion() *Question {
 	for i := range s.Questions {
 		if s.Questions[i].Answer == nil {
@@ -62,7 +74,7 @@ func checkDecide(in *ApprovalInput, s *ApprovalState, req DecideRequest) error {
 	if err := s.checkPending(); err != nil {
 		return err
 	}
-	if err := checkApprover(in, req.ActorID); err != nil {
+	if err := checkApprover(in, s, req.ActorID); err != nil {
 		return err
 	}
 	if q := s.openQuestion(); q != nil {
@@ -87,11 +99,11 @@ func checkDecide(in *ApprovalInput, s *ApprovalState, req DecideRequest) error {
 	return checkCorrections(in, req.Corrections)
 }
 
-func checkApprover(in *ApprovalInput, actorID string) error {
+func checkApprover(in *ApprovalInput, s *ApprovalState, actorID string) error {
 	if in.RequesterMemberID != "" && actorID == in.RequesterMemberID {
 		return refuse(apperr.NotAnApprover, "you created this request, so you cannot decide it")
 	}
-	if !slices.Contains(in.ApproverIDs, actorID) {
+	if !slices.Contains(s.ApproverIDs, actorID) {
 		return refuse(apperr.NotAnApprover, "you are not among this request's approvers")
 	}
 	return nil
@@ -187,7 +199,7 @@ func checkAsk(in *ApprovalInput, s *ApprovalState, req AskRequest) error {
 	if err := s.checkPending(); err != nil {
 		return err
 	}
-	if err := checkApprover(in, req.ActorID); err != nil {
+	if err := checkApprover(in, s, req.ActorID); err != nil {
 		return err
 	}
 	if req.Question == "" {

@@ -339,3 +339,91 @@ func raw(object string) map[string]json.RawMessage {
 	}
 	return out
 }
+
+// TestRemovedApproverCannotDecide: a removed guest is off the approvers at
+// once; the others remain, so no defaults are added and nobody is emailed
+// again.
+func TestRemovedApproverCannotDecide(t *testing.T) {
+	h := newHarness(t)
+	in := baseInput()
+	in.ApproverIDs = []string{"gst_g", "mem_a"}
+	remove := workflows.RemoveApproverRequest{PersonID: "gst_g", PersonName: "gus@partner.example",
+		Defaults: []string{"mem_owner"}, ActorID: "key_admin", ActorName: "admin key"}
+	h.update(time.Minute, "remove", workflows.UpdateRemoveApprover, remove)
+	h.update(2*time.Minute, "remove-again", workflows.UpdateRemoveApprover, remove)
+	h.update(3*time.Minute, "guest", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "gst_g", Decision: "approve"})
+	h.update(4*time.Minute, "ann", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", ActorName: "Ann", Decision: "approve"})
+	s := h.run(in)
+
+	h.refusedWith("remove-again", apperr.NotAnApprover)
+	h.refusedWith("guest", apperr.NotAnApprover)
+	assert.Equal(t, states.Approved, s.Status)
+	assert.Equal(t, []string{"mem_a"}, s.ApproverIDs)
+	assert.Equal(t, []string{"created", workflows.ActionApproverRemoved, "approved"}, h.actions())
+	removed := h.transitions[1]
+	assert.Equal(t, "removed gus@partner.example from the approvers", removed.Detail)
+	assert.Equal(t, "key_admin", removed.ActorID)
+	assert.Empty(t, removed.Event, "no event kind for it: the timeline only")
+	assert.Equal(t, []string{"mem_a"}, removed.State.ApproverIDs, "the read model learns it through the persist path")
+	assert.Len(t, h.emails, 1, "only the email at creation")
+}
+
+// TestRemovingTheLastApproverFallsBackToTheDefaults: with nobody left who
+// could approve, the owners and administrators become approvers, the
+// timeline says so, and they are emailed as at creation.
+func TestRemovingTheLastApproverFallsBackToTheDefaults(t *testing.T) {
+	h := newHarness(t)
+	in := baseInput()
+	in.ApproverIDs = []string{"gst_g", "mem_req"} // the requester cannot decide their own request
+	h.update(time.Minute, "remove", workflows.UpdateRemoveApprover, workflows.RemoveApproverRequest{PersonID: "gst_g",
+		PersonName: "gus@partner.example", Defaults: []string{"mem_owner", "mem_req", "mem_admin"}, ActorID: "mem_owner", ActorName: "Olivia"})
+	h.update(2*time.Minute, "admin", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_admin", ActorName: "Al", Decision: "reject"})
+	s := h.run(in)
+
+	require.NoError(t, h.results["remove"].err)
+	assert.Equal(t, []string{"mem_req", "mem_owner", "mem_admin"}, h.results["remove"].state.ApproverIDs)
+	assert.Equal(t, states.Rejected, s.Status)
+	assert.Equal(t, "removed gus@partner.example from the approvers; "+workflows.DefaultApproversAdded, h.transitions[1].Detail)
+	require.Len(t, h.emails, 2, "the new approvers are emailed through the same activity as at creation")
+	assert.Equal(t, h.emails[0].input, h.emails[1].input)
+}
+
+// TestDefaultsJoinWhenTooFewCanApprove: with two approvals needed and one
+// given, removing one of the two others leaves too few, so the defaults
+// join; a settled request refuses the removal.
+func TestDefaultsJoinWhenTooFewCanApprove(t *testing.T) {
+	h := newHarness(t)
+	in := baseInput()
+	in.RequiredApprovals = 3
+	in.ApproverIDs = []string{"mem_a", "mem_b", "gst_g"}
+	h.update(time.Minute, "a", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.update(2*time.Minute, "remove", workflows.UpdateRemoveApprover, workflows.RemoveApproverRequest{PersonID: "gst_g",
+		PersonName: "Gus", Defaults: []string{"mem_owner"}, ActorID: "key_admin", ActorName: "admin key"})
+	h.update(3*time.Minute, "cancel", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "mem_req", ActorName: "Requester"})
+	h.update(4*time.Minute, "remove-settled", workflows.UpdateRemoveApprover, workflows.RemoveApproverRequest{PersonID: "mem_b"})
+	s := h.run(in)
+
+	assert.Equal(t, []string{"mem_a", "mem_b", "mem_owner"}, s.ApproverIDs)
+	assert.Contains(t, h.transitions[2].Detail, workflows.DefaultApproversAdded)
+	assert.Equal(t, states.Cancelled, s.Status)
+	// The workflow completed with the cancel; a later Update finds no
+	// running workflow, which the service reads as settled.
+	_, ran := h.results["remove-settled"]
+	assert.False(t, ran && h.results["remove-settled"].err == nil)
+}
+
+// TestNoDefaultsToAddSaysNothingOfThem: an organisation without an owner
+// or administrator gives the request nobody; the timeline does not claim
+// otherwise, and the request waits for its expiry.
+func TestNoDefaultsToAddSaysNothingOfThem(t *testing.T) {
+	h := newHarness(t)
+	in := baseInput()
+	in.ApproverIDs = []string{"gst_g"}
+	h.update(time.Minute, "remove", workflows.UpdateRemoveApprover, workflows.RemoveApproverRequest{PersonID: "gst_g",
+		PersonName: "Gus", ActorID: "operator", ActorName: "the operator"})
+	s := h.run(in)
+	assert.Equal(t, states.Expired, s.Status)
+	assert.Empty(t, s.ApproverIDs)
+	assert.Equal(t, "removed Gus from the approvers", h.transitions[1].Detail)
+	assert.Len(t, h.emails, 1)
+}

@@ -72,6 +72,21 @@ type CancelRequest struct {
 	Administrator bool
 }
 
+// RemoveApproverRequest takes a person off the approvers: an administrator
+// removed them from the organisation.
+type RemoveApproverRequest struct {
+	PersonID string
+	// PersonName names the person on the timeline.
+	PersonName string
+	// Defaults are the organisation's owners and administrators when the
+	// person was removed. The caller reads them, as the workflow cannot;
+	// they become approvers only if nobody left could settle the request.
+	Defaults []string
+	// ActorID and ActorName are who removed the person.
+	ActorID   string
+	ActorName string
+}
+
 // Question is a question on an approval.
 type Question struct {
 	QuestionID string
@@ -94,7 +109,10 @@ type Change struct {
 // ApprovalState is the workflow's view of an approval; every transition
 // persists a copy.
 type ApprovalState struct {
-	Status        string
+	Status string
+	// ApproverIDs are who may decide: the input's, less the people removed
+	// since, plus the defaults added when nobody left could settle it.
+	ApproverIDs   []string
 	ApprovedBy    []string
 	Questions     []Question
 	DecidedByID   string

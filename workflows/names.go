@@ -37,6 +37,8 @@ const (
 	UpdateAsk    = "ask"
 	UpdateAnswer = "answer"
 	UpdateCancel = "cancel"
+	// UpdateRemoveApprover takes a removed guest off a pending request.
+	UpdateRemoveApprover = "removeApprover"
 )
 
 // Activity names.

@@ -155,6 +155,15 @@ func TestRecordHistories(t *testing.T) {
 			{workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove,
 				Corrections: raw(`{"amount":80.50}`)}},
 		}, states.Approved},
+		// Recorded after removeApprover: both approvers removed, so the
+		// defaults join and are emailed; one of them rejects.
+		{"approval_approver_removed", 24 * time.Hour, []recordStep{
+			{workflows.UpdateRemoveApprover, workflows.RemoveApproverRequest{PersonID: "mem_a", PersonName: "Ann",
+				Defaults: []string{"mem_owner"}, ActorID: "key_admin", ActorName: "admin key"}},
+			{workflows.UpdateRemoveApprover, workflows.RemoveApproverRequest{PersonID: "mem_b", PersonName: "Ben",
+				Defaults: []string{"mem_owner"}, ActorID: "key_admin", ActorName: "admin key"}},
+			{workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_owner", ActorName: "Olivia", Decision: workflows.DecisionReject}},
+		}, states.Rejected},
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {

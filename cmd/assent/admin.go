@@ -6,11 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 
 	"github.com/assent-hq/assent/admin"
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/config"
+	"github.com/assent-hq/assent/internal/logging"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/wire"
 )
@@ -27,6 +30,7 @@ const adminUsage = `usage: assent admin <resource> <action> [flags]
   team list [--org ID]
   guest add [--org ID] --email E [--name N]
   guest list [--org ID]
+  guest remove [--org ID] --email E | --id GST   (ends their sessions and links, takes them off pending requests; needs Temporal)
   key create [--org ID] --name N --kind agent|admin [--scopes approvals:read,…]
   key list [--org ID]
   key revoke [--org ID] --id KEY
@@ -73,7 +77,7 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	s := models.NewStore(db, keys)
-	svc := admin.New(s)
+	svc := admin.New(s, nil)
 
 	org := func() (string, error) {
 		if *f["org"] != "" {
@@ -227,6 +231,27 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			rows, err := pageAll(func(p models.Page) ([]models.Guest, string, error) { return s.ListGuests(ctx, id, p) })
 			out = wire.All(rows, wire.NewGuest)
 			return err
+		case "guest remove":
+			id, err := org()
+			if err != nil {
+				return err
+			}
+			guest, err := guestRef(ctx, s, id, *f["id"], *f["email"])
+			if err != nil {
+				return err
+			}
+			// Pending requests change through their workflows.
+			tc, err := dialTemporal(ctx, &cfg, logging.New(stderr, slog.LevelWarn), keys)
+			if err != nil {
+				return err
+			}
+			defer tc.Close()
+			a := approvals.New(approvals.Deps{Store: s, Temporal: tc, Logger: logging.New(stderr, slog.LevelWarn)})
+			if err := admin.New(s, a).RemoveGuest(ctx, id, guest, admin.Operator); err != nil {
+				return err
+			}
+			out = map[string]any{"id": guest, "removed": true}
+			return nil
 		case "key create":
 			id, err := org()
 			if err != nil {
@@ -283,6 +308,22 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// guestRef is the id of the guest named by exactly one of id and email.
+// An id is taken as given, so a removal cut short can be finished by id.
+func guestRef(ctx context.Context, s *models.Store, orgID, id, email string) (string, error) {
+	switch {
+	case (id == "") == (email == ""):
+		return "", fmt.Errorf("give exactly one of --id and --email")
+	case id != "":
+		return id, nil
+	}
+	g, err := s.GuestByEmail(ctx, orgID, email)
+	if err != nil {
+		return "", err
+	}
+	return g.ID, nil
 }
 
 func pageAll[T any](fetch func(models.Page) ([]T, string, error)) ([]T, error) {

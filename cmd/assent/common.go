@@ -158,11 +158,8 @@ type services struct {
 // services builds them; policy says which receiver addresses may be saved
 // (nil is netguard.Public).
 func (r *resources) services(log *slog.Logger, baseURL string, policy *netguard.Policy) *services {
-	return &services{
-		approvals: approvals.New(approvals.Deps{Store: r.store, Temporal: r.temporal, Logger: log, NetPolicy: policy}),
-		webhooks:  webhooks.New(r.store, policy, baseURL),
-		admin:     admin.New(r.store),
-	}
+	a := approvals.New(approvals.Deps{Store: r.store, Temporal: r.temporal, Logger: log, NetPolicy: policy})
+	return &services{approvals: a, webhooks: webhooks.New(r.store, policy, baseURL), admin: admin.New(r.store, a)}
 }
 
 // handler is the API and the pages over svc. mount adds the dev-only

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/server/temporaltest"
+
+	"github.com/assent-hq/assent/admin"
+	"github.com/assent-hq/assent/approvals"
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/worker"
+	"github.com/assent-hq/assent/workflows"
+)
+
+// TestAdminGuestRemove: `assent admin guest remove` removes a guest named
+// by email through the same service as the API, and the pending request
+// they alone could decide goes to the owner, which its timeline says.
+func TestAdminGuestRemove(t *testing.T) {
+	for _, kind := range testenv.Databases {
+		t.Run(kind, func(t *testing.T) {
+			ctx := context.Background()
+			url := "sqlite:" + filepath.Join(t.TempDir(), "assent.db")
+			if kind == "postgres" {
+				url = testenv.PostgresURL(t)
+			}
+			db, err := models.Open(url)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = models.Close(db) })
+			require.NoError(t, models.Migrate(db))
+			store := models.NewStore(db, testenv.Keys())
+
+			ts := temporaltest.NewServer(temporaltest.WithT(t))
+			tc := ts.GetDefaultClient()
+			require.NoError(t, worker.RegisterSearchAttributes(ctx, tc, ts.GetDefaultNamespace()))
+			w := worker.New(tc, worker.Deps{Store: store, BaseURL: "http://assent.test"})
+			require.NoError(t, w.Start())
+			t.Cleanup(w.Stop)
+
+			org, err := store.CreateOrganization(ctx, "Acme", "")
+			require.NoError(t, err)
+			ada, err := store.CreateMember(ctx, org.ID, "ada@example.com", "Ada", models.RoleOwner)
+			require.NoError(t, err)
+			gus, _, err := store.CreateGuest(ctx, org.ID, "gus@partner.example", "")
+			require.NoError(t, err)
+			a := &models.Approval{OrganizationID: org.ID, Title: "Share", Risk: models.RiskMedium, ApproverIDs: []string{gus.ID},
+				ExpiresAt: time.Now().Add(time.Hour).UTC().Truncate(time.Second), RequiredApprovals: 1,
+				Requester: "key_test", RequestedBy: "agent"}
+			_, err = store.CreateApproval(ctx, a, nil)
+			require.NoError(t, err)
+			require.NoError(t, approvals.New(approvals.Deps{Store: store, Temporal: tc}).Start(ctx, a))
+			require.Eventually(t, func() bool {
+				got, err := store.GetApproval(ctx, org.ID, a.ID)
+				return err == nil && got.Seq > 0
+			}, 15*time.Second, 20*time.Millisecond)
+
+			run := func(args ...string) (string, error) {
+				var out, errs bytes.Buffer
+				args = append(args, "--database-url", url, "--temporal-address", ts.GetFrontendHostPort(),
+					"--temporal-namespace", ts.GetDefaultNamespace())
+				err := runAdmin(ctx, args, &out, &errs)
+				return out.String(), err
+			}
+			_, err = run("guest", "remove", "--email", "gus@partner.example", "--id", gus.ID)
+			assert.ErrorContains(t, err, "exactly one of --id and --email")
+			out, err := run("guest", "remove", "--email", "nobody@partner.example")
+			assert.Error(t, err)
+			assert.Contains(t, out, `"not_found"`)
+
+			out, err = run("guest", "remove", "--email", "GUS@partner.example")
+			require.NoError(t, err)
+			var removed struct {
+				ID      string
+				Removed bool
+			}
+			require.NoError(t, json.Unmarshal([]byte(out), &removed))
+			assert.Equal(t, gus.ID, removed.ID)
+			assert.True(t, removed.Removed)
+
+			got, err := store.GetApproval(ctx, org.ID, a.ID)
+			require.NoError(t, err)
+			assert.Equal(t, models.StringList{ada.ID}, got.ApproverIDs)
+			var last models.AuditEntry
+			require.NoError(t, db.Where("subject_id = ?", a.ID).Order("seq DESC").Take(&last).Error)
+			assert.Equal(t, workflows.ActionApproverRemoved, last.Action)
+			assert.Equal(t, admin.Operator.Name, last.ActorName)
+			assert.Contains(t, last.Detail, workflows.DefaultApproversAdded)
+
+			out, err = run("guest", "list", "--org", org.ID)
+			require.NoError(t, err)
+			assert.NotContains(t, out, "gus@partner.example")
+		})
+	}
+}

@@ -1,0 +1,113 @@
+package models_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/states"
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/models"
+)
+
+// TestRemoveGuestEndsTheirAccess: removing a guest ends their sessions,
+// sign-in links and decision links in one go and reports the pending
+// requests that still list them; only the workflow's persist path takes
+// them off those, and the address may be admitted again afterwards.
+func TestRemoveGuestEndsTheirAccess(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db, testenv.Keys())
+		org, other := newOrg(t, s), newOrg(t, s)
+		ada, err := s.CreateMember(ctx, org.ID, "ada@example.com", "", models.RoleOwner)
+		require.NoError(t, err)
+		g, _, err := s.CreateGuest(ctx, org.ID, "gus@partner.example", "Gus")
+		require.NoError(t, err)
+		// The same address is a guest of another organisation too, untouched.
+		elsewhere, _, err := s.CreateGuest(ctx, other.ID, "gus@partner.example", "")
+		require.NoError(t, err)
+
+		approval := func(status string, approvers ...string) *models.Approval {
+			a := &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskLow, ApproverIDs: approvers,
+				ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: "key_test", RequestedBy: "agent"}
+			_, err := s.CreateApproval(ctx, a, nil)
+			require.NoError(t, err)
+			require.NoError(t, db.Model(a).Update("status", status).Error)
+			return a
+		}
+		pending := approval(states.Pending, g.ID)
+		approval(states.Approved, g.ID, ada.ID)
+		approval(states.Pending, ada.ID)
+
+		_, session, err := s.CreateSession(ctx, org.ID, g.ID)
+		require.NoError(t, err)
+		_, otherSession, err := s.CreateSession(ctx, other.ID, elsewhere.ID)
+		require.NoError(t, err)
+		links, err := s.CreateSignInLinks(ctx, "gus@partner.example")
+		require.NoError(t, err)
+		require.Len(t, links, 2)
+		decision, err := s.CreateDecisionLink(ctx, pending, g.ID)
+		require.NoError(t, err)
+
+		_, err = s.RemoveGuest(ctx, other.ID, g.ID)
+		assert.True(t, apperr.Is(err, apperr.NotFound), "another organisation's guest: %v", err)
+
+		removed, err := s.RemoveGuest(ctx, org.ID, g.ID)
+		require.NoError(t, err)
+		require.NotNil(t, removed.Guest)
+		assert.Equal(t, "gus@partner.example", removed.Guest.Email)
+		assert.Equal(t, []string{pending.ID}, removed.Pending, "settled requests and other people's are left alone")
+
+		_, _, err = s.LoadSession(ctx, session)
+		assert.ErrorIs(t, err, models.ErrSessionInvalid)
+		for _, l := range links {
+			_, err = s.ConsumeSignInLink(ctx, l.Token)
+			if l.Person.Organization.ID == org.ID {
+				assert.ErrorIs(t, err, models.ErrSignInLinkInvalid)
+			} else {
+				assert.NoError(t, err, "the other organisation's guest still signs in")
+			}
+		}
+		_, _, err = s.LoadSession(ctx, otherSession)
+		assert.NoError(t, err)
+		_, err = s.OpenDecisionLink(ctx, pending.ID, decision)
+		assert.ErrorIs(t, err, models.ErrDecisionLinkInvalid)
+		d, err := s.LookUp(ctx, org.ID, []string{"gus@partner.example", g.ID})
+		require.NoError(t, err)
+		assert.Nil(t, d.Guest("gus@partner.example"), "a removed guest resolves as nobody")
+		assert.Nil(t, d.Guest(g.ID))
+		_, err = s.GuestByEmail(ctx, org.ID, "gus@partner.example")
+		assert.True(t, apperr.Is(err, apperr.NotFound))
+
+		// A retry after a crash finds the guest gone and the request still
+		// listing them: there is still something to finish.
+		again, err := s.RemoveGuest(ctx, org.ID, g.ID)
+		require.NoError(t, err)
+		assert.Nil(t, again.Guest)
+		assert.Equal(t, []string{pending.ID}, again.Pending)
+
+		// The workflow's write takes the guest off the index with the record.
+		_, err = s.ApplyApprovalChange(ctx, models.ApprovalChange{OrganizationID: org.ID, ApprovalID: pending.ID, Seq: 1,
+			Apply: func(a *models.Approval) (models.AuditEntry, error) {
+				a.ApproverIDs = models.StringList{ada.ID}
+				return models.AuditEntry{Action: "approver_removed", ActorID: "key_admin", ActorName: "admin", At: models.Now()}, nil
+			}})
+		require.NoError(t, err)
+		inbox, err := s.PendingFor(ctx, org.ID, ada.ID, time.Now(), 10)
+		require.NoError(t, err)
+		assert.Equal(t, 2, inbox.Total, "the owner now has it")
+		_, err = s.RemoveGuest(ctx, org.ID, g.ID)
+		assert.True(t, apperr.Is(err, apperr.NotFound), "nothing left to do: %v", err)
+
+		// The address may be admitted again, as a new guest.
+		back, created, err := s.CreateGuest(ctx, org.ID, "gus@partner.example", "")
+		require.NoError(t, err)
+		assert.True(t, created)
+		assert.NotEqual(t, g.ID, back.ID)
+	})
+}
