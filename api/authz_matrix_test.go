@@ -89,6 +89,7 @@ var authzMatrix = []authzRow{
 	{"GET", "/api/v1/admin/teams", "", noID, ``, adminOnly + "adminkey=200 otheradmin=200"},
 	{"POST", "/api/v1/admin/guests", "", noID, `{"email":"{unique}@partner.example"}`, adminOnly + "adminkey=201 otheradmin=201"},
 	{"GET", "/api/v1/admin/guests", "", noID, ``, adminOnly + "adminkey=200 otheradmin=200"},
+	{"DELETE", "/api/v1/admin/guests/:id", "", aGuest, ``, adminOnly + "adminkey=204 otheradmin=404"},
 	{"POST", "/api/v1/admin/keys", "", noID, `{"name":"{unique}","kind":"agent","scopes":["flows:read"]}`, adminOnly + "adminkey=201 otheradmin=201"},
 	{"GET", "/api/v1/admin/keys", "", noID, ``, adminOnly + "adminkey=200 otheradmin=200"},
 	{"DELETE", "/api/v1/admin/keys/:id", "", anAgentKey, ``, adminOnly + "adminkey=200 otheradmin=404"},

@@ -22,15 +22,16 @@ type sealedColumn struct {
 	key     []string // the primary key's columns
 	column  string
 	purpose string
+	binary  bool // a bytes column: compared and written as bytes
 }
 
 // sealedColumns are every sealed column; a new one joins here so that
 // re-sealing (after a rotation, or of values from before sealing) covers it.
 var sealedColumns = []sealedColumn{
-	{"webhook_endpoints", []string{"id"}, "secret", sealWebhookSecret},
-	{"webhook_endpoints", []string{"id"}, "previous_secret", sealWebhookSecret},
-	{"approvals", []string{"id"}, "callback_secret", sealCallbackSecret},
-	{"idempotency_keys", []string{"organization_id", "principal_id", "idempotency_key"}, "response_body", sealIdempotency},
+	{"webhook_endpoints", []string{"id"}, "secret", sealWebhookSecret, false},
+	{"webhook_endpoints", []string{"id"}, "previous_secret", sealWebhookSecret, false},
+	{"approvals", []string{"id"}, "callback_secret", sealCallbackSecret, false},
+	{"idempotency_keys", []string{"organization_id", "principal_id", "idempotency_key"}, "response_body", sealIdempotency, true},
 }
 
 // ResealSecrets seals every sealed value again under the current key: those
@@ -70,11 +71,11 @@ func (s *Store) reseal(ctx context.Context, col sealedColumn) (int, error) {
 			}
 			plain = value // written before the column was sealed
 		}
-		var resealed any = s.secrets.Seal(col.purpose, plain)
-		if _, ok := row["value"].([]byte); ok {
-			resealed = []byte(resealed.(string))
+		var was, resealed any = value, s.secrets.Seal(col.purpose, plain)
+		if col.binary {
+			was, resealed = []byte(value), []byte(resealed.(string))
 		}
-		q := db.Table(col.table).Where(col.column+" = ?", row["value"])
+		q := db.Table(col.table).Where(col.column+" = ?", was)
 		for _, k := range col.key {
 			q = q.Where(k+" = ?", row[k])
 		}

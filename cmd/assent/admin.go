@@ -35,6 +35,7 @@ const adminUsage = `usage: assent admin <resource> <action> [flags]
   key list [--org ID]
   key revoke [--org ID] --id KEY
   token create [--org ID] --member MEM
+  rotate-secret-key   re-seal every stored secret under the first key of ASSENT_SECRET_KEY
 
 --org may be left out when the database holds exactly one organisation.
 Database flags (--database-url, --data-dir) work as for the other commands.
@@ -44,11 +45,16 @@ Database flags (--database-url, --data-dir) work as for the other commands.
 // through the same admin service as the admin API, acting for the whole
 // organisation like an admin key.
 func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) < 2 {
+	var cmd string
+	switch {
+	case len(args) >= 1 && args[0] == "rotate-secret-key":
+		cmd, args = args[0], args[1:]
+	case len(args) < 2:
 		fmt.Fprint(stderr, adminUsage)
 		return fmt.Errorf("admin needs a resource and an action")
+	default:
+		cmd, args = args[0]+" "+args[1], args[2:]
 	}
-	cmd := args[0] + " " + args[1]
 	fs := flag.NewFlagSet("assent admin "+cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg config.Config
@@ -58,7 +64,7 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"id", "active", "kind", "members", "scopes", "member"} {
 		f[name] = fs.String(name, "", "")
 	}
-	if err := fs.Parse(args[2:]); err != nil {
+	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	set := map[string]bool{}
@@ -282,6 +288,12 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			k, err := s.RevokeKey(ctx, id, *f["id"])
 			if err == nil {
 				out = wire.NewKey(k)
+			}
+			return err
+		case "rotate-secret-key":
+			n, err := s.ResealSecrets(ctx)
+			if err == nil {
+				out = map[string]any{"currentKeyId": keys.CurrentID(), "resealed": n}
 			}
 			return err
 		case "token create":

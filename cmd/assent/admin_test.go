@@ -4,16 +4,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/server/temporaltest"
 
 	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/approvals"
+	"github.com/assent-hq/assent/internal/payloadcodec"
+	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/worker"
@@ -37,7 +41,11 @@ func TestAdminGuestRemove(t *testing.T) {
 			require.NoError(t, models.Migrate(db))
 			store := models.NewStore(db, testenv.Keys())
 
-			ts := temporaltest.NewServer(temporaltest.WithT(t))
+			// The command encrypts its Updates as serve does; so does the worker.
+			t.Setenv(secretkey.Env, testenv.SecretKey)
+			codec := payloadcodec.New(testenv.Keys())
+			ts := temporaltest.NewServer(temporaltest.WithT(t), temporaltest.WithBaseClientOptions(client.Options{
+				DataConverter: payloadcodec.DataConverter(codec), FailureConverter: payloadcodec.FailureConverter(codec)}))
 			tc := ts.GetDefaultClient()
 			require.NoError(t, worker.RegisterSearchAttributes(ctx, tc, ts.GetDefaultNamespace()))
 			w := worker.New(tc, worker.Deps{Store: store, BaseURL: "http://assent.test"})
@@ -98,4 +106,47 @@ func TestAdminGuestRemove(t *testing.T) {
 			assert.NotContains(t, out, "gus@partner.example")
 		})
 	}
+}
+
+// TestAdminRotateSecretKey: with the new key first in ASSENT_SECRET_KEY,
+// `assent admin rotate-secret-key` re-seals what the old key sealed, after
+// which the old key can be dropped.
+func TestAdminRotateSecretKey(t *testing.T) {
+	ctx := context.Background()
+	url := "sqlite:" + filepath.Join(t.TempDir(), "assent.db")
+	db, err := models.Open(url)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = models.Close(db) })
+	require.NoError(t, models.Migrate(db))
+	oldKey, newKey := secretkey.Generate(), secretkey.Generate()
+	oldRing, err := secretkey.Parse(oldKey)
+	require.NoError(t, err)
+	org, err := models.NewStore(db, oldRing).CreateOrganization(ctx, "Acme", "")
+	require.NoError(t, err)
+	ep, err := models.NewStore(db, oldRing).CreateWebhookEndpoint(ctx, org.ID, models.NewWebhookEndpoint{URL: "https://hooks.example/a",
+		Format: models.FormatJSON, Events: []string{"approval.approved"}, Enabled: true, Secret: "whsec_one"})
+	require.NoError(t, err)
+
+	t.Setenv(secretkey.Env, newKey+","+oldKey)
+	var out bytes.Buffer
+	require.NoError(t, runAdmin(ctx, []string{"rotate-secret-key", "--database-url", url}, &out, io.Discard))
+	newRing, err := secretkey.Parse(newKey)
+	require.NoError(t, err)
+	var got struct {
+		CurrentKeyID string
+		Resealed     int
+	}
+	require.NoError(t, json.Unmarshal(out.Bytes(), &got))
+	assert.Equal(t, newRing.CurrentID(), got.CurrentKeyID)
+	assert.Equal(t, 1, got.Resealed)
+
+	stored, err := models.NewStore(db, newRing).GetWebhookEndpoint(ctx, org.ID, ep.ID)
+	require.NoError(t, err)
+	secrets, err := models.NewStore(db, newRing).WebhookSecrets(stored, time.Now())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"whsec_one"}, secrets)
+
+	t.Setenv(secretkey.Env, "")
+	err = runAdmin(ctx, []string{"rotate-secret-key", "--database-url", url, "--data-dir", t.TempDir()}, io.Discard, io.Discard)
+	assert.ErrorContains(t, err, "ASSENT_SECRET_KEY is required")
 }

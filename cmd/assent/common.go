@@ -184,13 +184,18 @@ func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string
 func dialTemporal(ctx context.Context, cfg *config.Config, log *slog.Logger, keys *secretkey.Ring) (client.Client, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
+	tlsConf, err := cfg.TemporalTLS()
+	if err != nil {
+		return nil, err
+	}
 	codec := payloadcodec.New(keys)
 	c, err := client.DialContext(ctx, client.Options{
-		HostPort:         cfg.TemporalAddress,
-		Namespace:        cfg.TemporalNamespace,
-		Logger:           logging.SDK(log.With("component", "temporal-sdk")),
-		DataConverter:    payloadcodec.DataConverter(codec),
-		FailureConverter: payloadcodec.FailureConverter(codec),
+		ConnectionOptions: client.ConnectionOptions{TLS: tlsConf},
+		HostPort:          cfg.TemporalAddress,
+		Namespace:         cfg.TemporalNamespace,
+		Logger:            logging.SDK(log.With("component", "temporal-sdk")),
+		DataConverter:     payloadcodec.DataConverter(codec),
+		FailureConverter:  payloadcodec.FailureConverter(codec),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("connect to Temporal at %s: %w", cfg.TemporalAddress, err)

@@ -3,6 +3,8 @@
 package config
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
 	"fmt"
@@ -64,6 +66,10 @@ type Config struct {
 	// TemporalUIURL is the Temporal UI's address, the origin allowed to
 	// call the codec endpoint.
 	TemporalUIURL string
+	// TLS to the Temporal frontend: a CA to trust (else the system's), a
+	// client certificate and key for mTLS, the name the server's
+	// certificate carries. All empty: plain gRPC (the embedded server).
+	TemporalTLSCA, TemporalTLSCert, TemporalTLSKey, TemporalTLSServerName string
 	// SecretKey is the ring the service seals secrets and Temporal
 	// payloads with, from the environment only (see SecretKeys).
 	SecretKey string
@@ -91,6 +97,10 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.OIDCLabel, "oidc-label", env("ASSENT_OIDC_LABEL", ""), `sign-in button text, e.g. "Sign in with Okta" (ASSENT_OIDC_LABEL)`)
 	c.OIDCClientSecret = os.Getenv("ASSENT_OIDC_CLIENT_SECRET")
 	c.SecretKey = os.Getenv(secretkey.Env)
+	fs.StringVar(&c.TemporalTLSCA, "temporal-tls-ca", env("ASSENT_TEMPORAL_TLS_CA", ""), "PEM file of the CA that signed the Temporal frontend's certificate (ASSENT_TEMPORAL_TLS_CA); setting any TLS option turns TLS on")
+	fs.StringVar(&c.TemporalTLSCert, "temporal-tls-cert", env("ASSENT_TEMPORAL_TLS_CERT", ""), "PEM client certificate for mTLS to Temporal (ASSENT_TEMPORAL_TLS_CERT)")
+	fs.StringVar(&c.TemporalTLSKey, "temporal-tls-key", env("ASSENT_TEMPORAL_TLS_KEY", ""), "PEM private key of the client certificate (ASSENT_TEMPORAL_TLS_KEY)")
+	fs.StringVar(&c.TemporalTLSServerName, "temporal-tls-server-name", env("ASSENT_TEMPORAL_TLS_SERVER_NAME", ""), "name on the Temporal frontend's certificate, when not its address's host (ASSENT_TEMPORAL_TLS_SERVER_NAME)")
 	fs.StringVar(&c.operatorsRaw, "operators", env("ASSENT_OPERATORS", ""), "comma-separated emails of the members who operate this instance and may see decoded payloads in the Temporal UI (ASSENT_OPERATORS)")
 	fs.StringVar(&c.TemporalUIURL, "temporal-ui-url", env("ASSENT_TEMPORAL_UI_URL", ""), "the Temporal UI's address, e.g. https://temporal.example.com, allowed to decode payloads through this instance (ASSENT_TEMPORAL_UI_URL)")
 	fs.StringVar(&c.trustedRaw, "trusted-proxies", env("ASSENT_TRUSTED_PROXIES", ""), "comma-separated IPs or CIDR ranges of the proxies whose X-Forwarded-For names the client (ASSENT_TRUSTED_PROXIES); empty trusts none")
@@ -204,6 +214,36 @@ func (c *Config) Database() string {
 		return c.DatabaseURL
 	}
 	return "sqlite:" + filepath.Join(c.DataDir, "assent.db")
+}
+
+// TemporalTLS is the TLS configuration for the Temporal frontend, nil when
+// none of its settings is given.
+func (c *Config) TemporalTLS() (*tls.Config, error) {
+	if c.TemporalTLSCA == "" && c.TemporalTLSCert == "" && c.TemporalTLSKey == "" && c.TemporalTLSServerName == "" {
+		return nil, nil
+	}
+	conf := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.TemporalTLSServerName}
+	if c.TemporalTLSCA != "" {
+		pem, err := os.ReadFile(c.TemporalTLSCA)
+		if err != nil {
+			return nil, fmt.Errorf("ASSENT_TEMPORAL_TLS_CA: %w", err)
+		}
+		conf.RootCAs = x509.NewCertPool()
+		if !conf.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("ASSENT_TEMPORAL_TLS_CA: %s holds no PEM certificate", c.TemporalTLSCA)
+		}
+	}
+	if (c.TemporalTLSCert == "") != (c.TemporalTLSKey == "") {
+		return nil, errors.New("ASSENT_TEMPORAL_TLS_CERT and ASSENT_TEMPORAL_TLS_KEY go together: set both for mTLS, or neither")
+	}
+	if c.TemporalTLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(c.TemporalTLSCert, c.TemporalTLSKey)
+		if err != nil {
+			return nil, fmt.Errorf("ASSENT_TEMPORAL_TLS_CERT/KEY: %w", err)
+		}
+		conf.Certificates = []tls.Certificate{cert}
+	}
+	return conf, nil
 }
 
 // SecretKeyFile is where `assent dev` keeps the key it made, in the data

@@ -1,8 +1,19 @@
 package config_test
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"flag"
+	"math/big"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -154,4 +165,38 @@ func TestTrustedProxies(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "ASSENT_TRUSTED_PROXIES")
 	assert.Contains(t, err.Error(), `"lb.internal"`)
+}
+
+func TestTemporalTLS(t *testing.T) {
+	dir := t.TempDir()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "assent-worker"},
+		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	require.NoError(t, err)
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	require.NoError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
+	require.NoError(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600))
+
+	var none config.Config
+	conf, err := none.TemporalTLS()
+	require.NoError(t, err)
+	assert.Nil(t, conf, "no setting: plain gRPC")
+
+	c := config.Config{TemporalTLSCA: certFile, TemporalTLSCert: certFile, TemporalTLSKey: keyFile, TemporalTLSServerName: "temporal.internal"}
+	conf, err = c.TemporalTLS()
+	require.NoError(t, err)
+	assert.Equal(t, "temporal.internal", conf.ServerName)
+	assert.Len(t, conf.Certificates, 1)
+	assert.NotNil(t, conf.RootCAs)
+	assert.GreaterOrEqual(t, conf.MinVersion, uint16(tls.VersionTLS12))
+
+	_, err = (&config.Config{TemporalTLSCert: certFile}).TemporalTLS()
+	assert.ErrorContains(t, err, "go together")
+	_, err = (&config.Config{TemporalTLSCA: keyFile}).TemporalTLS()
+	assert.ErrorContains(t, err, "no PEM certificate")
 }

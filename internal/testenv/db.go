@@ -90,13 +90,13 @@ func PostgresURL(t testing.TB) string {
 	return u.String()
 }
 
-// testKey is the secret key tests seal with; a fixed one, so a test that
+// SecretKey is the secret key tests seal with; a fixed one, so a test that
 // runs a second process (or reads a store back) opens what the first sealed.
-const testKey = "dGVzdCBrZXkgZm9yIGFzc2VudCdzIHRlc3RzIG9ubHk="
+const SecretKey = "dGVzdCBrZXkgZm9yIGFzc2VudCdzIHRlc3RzIG9ubHk="
 
 // Keys is the test key ring.
 func Keys() *secretkey.Ring {
-	r, err := secretkey.Parse(testKey)
+	r, err := secretkey.Parse(SecretKey)
 	if err != nil {
 		panic(err)
 	}
