@@ -65,7 +65,9 @@ func TestApproversAreEmailedOnceEachAcrossRetries(t *testing.T) {
 			member("gone@example.com", false), member("req@example.com", true)
 		a := &models.Approval{OrganizationID: org.ID, Title: "Pay\r\nBcc: evil@example.com", Risk: models.RiskMedium,
 			Description: strings.Repeat("word ", 1000), ApproverIDs: []string{ann.ID, ben.ID, gone.ID, req.ID},
-			ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: req.ID, RequestedBy: "req"}
+			ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: req.ID, RequestedBy: "req",
+			Input: models.RawJSON(`{"payee":{"ssn":"999-00-1111"}}`), Metadata: models.RawJSON(`{"customer":{"ssn":"123-45-6789"}}`),
+			RestrictedFields: models.StringList{"ssn"}}
 		_, err = store.CreateApproval(ctx, a, nil)
 		require.NoError(t, err)
 
@@ -96,6 +98,9 @@ func TestApproversAreEmailedOnceEachAcrossRetries(t *testing.T) {
 		assert.Less(t, len(msg.Text), 2500, "the description is cut short")
 		assert.Contains(t, msg.Text, "https://assent.example/approvals/"+a.ID+"\n")
 		assert.Contains(t, msg.Text, "https://assent.example/approvals/"+a.ID+"/link/")
+		for _, hidden := range []string{"999-00-1111", "123-45-6789"} {
+			assert.NotContains(t, msg.Text+msg.HTML, hidden, "a restricted field, at any depth, is not emailed")
+		}
 
 		// A settled request emails nobody new.
 		require.NoError(t, db.Model(&models.Approval{}).Where("id = ?", a.ID).Update("status", "approved").Error)
