@@ -2,10 +2,12 @@ package web
 
 import (
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
 )
 
@@ -46,4 +48,55 @@ func (p *Pages) inbox(c *gin.Context) {
 		}
 	}
 	p.Render(c, http.StatusOK, "inbox", page)
+}
+
+// historyLimit is how many settled requests one history page lists.
+const historyLimit = 50
+
+type historyPage struct {
+	Items []historyItem
+	// Statuses are the outcomes the filter offers.
+	Statuses []string
+	Status   string
+	Role   string
+	// Older is the link to the next page, empty on the last.
+	Older string
+}
+
+type historyItem struct {
+	models.Approval
+	// SettledAt is when it was decided, or else when it expired or was
+	// cancelled.
+	SettledAt time.Time
+}
+
+// history lists the settled requests the signed-in person was asked to
+// decide or made, newest first, filtered by status and role.
+func (p *Pages) history(c *gin.Context) {
+	f := models.HistoryFilter{Status: c.Query("status"), Role: c.Query("role")}
+	items, next, err := p.approvals.History(c.Request.Context(), CurrentPerson(c), f,
+		models.Page{Limit: historyLimit, Cursor: c.Query("cursor")})
+	if err != nil {
+		p.Fail(c, err)
+		return
+	}
+	page := historyPage{Statuses: states.Settled, Status: f.Status, Role: f.Role}
+	for _, a := range items {
+		settled := a.UpdatedAt
+		if a.DecidedAt != nil {
+			settled = *a.DecidedAt
+		}
+		page.Items = append(page.Items, historyItem{Approval: a, SettledAt: settled})
+	}
+	if next != "" {
+		q := url.Values{"cursor": {next}}
+		if f.Status != "" {
+			q.Set("status", f.Status)
+		}
+		if f.Role != "" {
+			q.Set("role", f.Role)
+		}
+		page.Older = "/history?" + q.Encode()
+	}
+	p.Render(c, http.StatusOK, "history", page)
 }

@@ -192,6 +192,7 @@ func (p *Pages) Mount(r *gin.Engine) {
 	g.POST("/signin/link", p.signIn)
 	g.POST("/signout", p.signOut)
 	g.GET("/inbox", RequireSignIn, p.inbox)
+	g.GET("/history", RequireSignIn, p.history)
 	g.GET(paths.ApprovalPage, RequireSignIn, p.approval)
 	g.POST("/approvals/:id/decision", RequireSignIn, p.decide)
 	g.POST("/approvals/:id/questions", RequireSignIn, p.ask)

@@ -15,3 +15,6 @@ const (
 
 // Approval lists every state of an approval.
 var Approval = []string{Pending, Approved, Rejected, Expired, Cancelled}
+
+// Settled lists the states a request ends in.
+var Settled = []string{Approved, Rejected, Expired, Cancelled}
