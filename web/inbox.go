@@ -58,7 +58,7 @@ type historyPage struct {
 	// Statuses are the outcomes the filter offers.
 	Statuses []string
 	Status   string
-	Role   string
+	Role     string
 	// Older is the link to the next page, empty on the last.
 	Older string
 }
