@@ -52,6 +52,12 @@ type NewTeam struct {
 	Members []string `json:"members" validate:"max=1000"`
 }
 
+// TeamPatch changes a team; nil fields stay. Members replace the list.
+type TeamPatch struct {
+	Name    *string   `json:"name" validate:"omitempty,min=1,max=200"`
+	Members *[]string `json:"members" validate:"omitempty,max=1000"`
+}
+
 // NewGuest admits an address that is not a member.
 type NewGuest struct {
 	Email string `json:"email" validate:"required,email,max=320"`
@@ -155,6 +161,20 @@ func (s *Service) CreateTeam(ctx context.Context, orgID string, in NewTeam) (*mo
 		return nil, err
 	}
 	return s.store.CreateTeam(ctx, orgID, in.Name, in.Kind, in.Members)
+}
+
+// UpdateTeam renames a team or replaces its members; requests already made
+// keep the people the team stood for then.
+func (s *Service) UpdateTeam(ctx context.Context, orgID, id string, in TeamPatch) (*models.Team, error) {
+	if err := validate.Struct(&in); err != nil {
+		return nil, err
+	}
+	return s.store.UpdateTeam(ctx, orgID, id, in.Name, in.Members)
+}
+
+// DeleteTeam removes a team; requests already made are unchanged.
+func (s *Service) DeleteTeam(ctx context.Context, orgID, id string) error {
+	return s.store.DeleteTeam(ctx, orgID, id)
 }
 
 // CreateGuest admits a guest; created is false when the address was

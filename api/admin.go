@@ -155,6 +155,28 @@ func (h *handlers) listGuests(c *gin.Context) {
 
 // removeGuest ends the guest's sessions and links and takes them off the
 // pending requests they could decide; 204 once done.
+func (h *handlers) updateTeam(c *gin.Context) {
+	var in admin.TeamPatch
+	if err := bind(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	t, err := h.admin.UpdateTeam(c.Request.Context(), orgID(c), c.Param("id"), in)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, wire.NewTeam(t))
+}
+
+func (h *handlers) deleteTeam(c *gin.Context) {
+	if err := h.admin.DeleteTeam(c.Request.Context(), orgID(c), c.Param("id")); err != nil {
+		fail(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
 func (h *handlers) removeGuest(c *gin.Context) {
 	if err := h.admin.RemoveGuest(c.Request.Context(), orgID(c), c.Param("id"), principal(c).Actor()); err != nil {
 		fail(c, err)

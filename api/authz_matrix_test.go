@@ -87,6 +87,8 @@ var authzMatrix = []authzRow{
 	{"POST", "/api/v1/admin/members/:id/tokens", "", plainMember, ``, adminOnly + "adminkey=201 otheradmin=404"},
 	{"POST", "/api/v1/admin/teams", "", noID, `{"name":"{unique}","kind":"team"}`, adminOnly + "adminkey=201 otheradmin=201"},
 	{"GET", "/api/v1/admin/teams", "", noID, ``, adminOnly + "adminkey=200 otheradmin=200"},
+	{"PATCH", "/api/v1/admin/teams/:id", "", aTeam, `{"name":"{unique}"}`, adminOnly + "adminkey=200 otheradmin=404"},
+	{"DELETE", "/api/v1/admin/teams/:id", "", aTeam, ``, adminOnly + "adminkey=204 otheradmin=404"},
 	{"POST", "/api/v1/admin/guests", "", noID, `{"email":"{unique}@partner.example"}`, adminOnly + "adminkey=201 otheradmin=201"},
 	{"GET", "/api/v1/admin/guests", "", noID, ``, adminOnly + "adminkey=200 otheradmin=200"},
 	{"DELETE", "/api/v1/admin/guests/:id", "", aGuest, ``, adminOnly + "adminkey=204 otheradmin=404"},
@@ -157,6 +159,8 @@ const (
 	plainMember
 	// aGuest is a guest of the organisation.
 	aGuest
+	// aTeam is a team of the organisation.
+	aTeam
 	// anAgentKey is an agent key.
 	anAgentKey
 	// disabledRule is a rule that is not enabled.
@@ -440,6 +444,8 @@ func (e *authzEnv) fresh(t *testing.T, row authzRow) target {
 		id = e.create201(t, e.adminKey, "/api/v1/admin/members", `{"email":"`+e.unique()+`@example.com","role":"member"}`)
 	case aGuest:
 		id = e.create201(t, e.adminKey, "/api/v1/admin/guests", `{"email":"`+e.unique()+`@partner.example"}`)
+	case aTeam:
+		id = e.create201(t, e.adminKey, "/api/v1/admin/teams", `{"name":"`+e.unique()+`","kind":"team"}`)
 	case anAgentKey:
 		id = e.create201(t, e.adminKey, "/api/v1/admin/keys", `{"name":"doomed","kind":"agent","scopes":["approvals:read"]}`)
 	case disabledRule:

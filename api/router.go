@@ -116,6 +116,8 @@ func New(d Deps) http.Handler {
 	h.post(adm, "/members/:id/tokens", h.createMemberToken)
 	h.post(adm, "/teams", h.createTeam)
 	adm.GET("/teams", h.listTeams)
+	adm.PATCH("/teams/:id", h.updateTeam)
+	adm.DELETE("/teams/:id", h.deleteTeam)
 	h.post(adm, "/guests", h.createGuest)
 	adm.GET("/guests", h.listGuests)
 	adm.DELETE("/guests/:id", h.removeGuest)

@@ -155,6 +155,51 @@ func (s *Store) CreateTeam(ctx context.Context, orgID, name, kind string, refs [
 	return t, err
 }
 
+// UpdateTeam renames a team or replaces its members (nil leaves each as
+// it is). Requests already made are unchanged: they expanded the team once,
+// when they were created.
+func (s *Store) UpdateTeam(ctx context.Context, orgID, id string, name *string, refs *[]string) (*Team, error) {
+	var t *Team
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		if t, err = take[Team](tx.Clauses(lockForUpdate(tx)...), orgID, id, "team "+id); err != nil {
+			return err
+		}
+		if name != nil {
+			t.Name = strings.TrimSpace(*name)
+		}
+		t.UpdatedAt = Now()
+		if err := duplicate(tx.Omit("Members").Save(t).Error, "name", "a team named %q already exists", t.Name); err != nil {
+			return err
+		}
+		if refs == nil {
+			return tx.Model(t).Order("members.id").Association("Members").Find(&t.Members)
+		}
+		members, err := resolveMembers(tx, orgID, *refs)
+		if err != nil {
+			return err
+		}
+		t.Members = members
+		return tx.Model(t).Association("Members").Replace(members)
+	})
+	return t, err
+}
+
+// DeleteTeam removes a team and its membership list; requests that named
+// it keep the people it stood for.
+func (s *Store) DeleteTeam(ctx context.Context, orgID, id string) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		t, err := take[Team](tx, orgID, id, "team "+id)
+		if err != nil {
+			return err
+		}
+		if err := tx.Model(t).Association("Members").Clear(); err != nil {
+			return err
+		}
+		return tx.Delete(t).Error
+	})
+}
+
 // resolveMembers finds each reference (an id or an email) among the
 // organisation's members; unknown references are refused together.
 func resolveMembers(tx *gorm.DB, orgID string, refs []string) ([]Member, error) {

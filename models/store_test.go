@@ -292,3 +292,54 @@ func TestClaimAndRecordAreWrittenTogether(t *testing.T) {
 		assert.Empty(t, id)
 	})
 }
+
+// TestTeamsAreEditedAndRemoved: a team is renamed, its members replaced and
+// the team removed; requests made earlier keep the people it stood for.
+func TestTeamsAreEditedAndRemoved(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db, testenv.Keys())
+		org, other := newOrg(t, s), newOrg(t, s)
+		a, _ := s.CreateMember(ctx, org.ID, "a@example.com", "", "")
+		b, _ := s.CreateMember(ctx, org.ID, "b@example.com", "", "")
+		team, err := s.CreateTeam(ctx, org.ID, "Finance", "group", []string{a.ID})
+		require.NoError(t, err)
+		_, err = s.CreateTeam(ctx, org.ID, "Ops", "team", nil)
+		require.NoError(t, err)
+		earlier := &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskLow, ApproverIDs: []string{a.ID},
+			ExpiresAt: time.Now().Add(time.Hour), RequiredApprovals: 1, Requester: "key_x", RequestedBy: "agent"}
+		_, err = s.CreateApproval(ctx, earlier, nil)
+		require.NoError(t, err)
+
+		name := "Finance team"
+		got, err := s.UpdateTeam(ctx, org.ID, team.ID, &name, nil)
+		require.NoError(t, err)
+		assert.Equal(t, "Finance team", got.Name)
+		require.Len(t, got.Members, 1, "members stay when not given")
+
+		refs := []string{b.Email}
+		got, err = s.UpdateTeam(ctx, org.ID, team.ID, nil, &refs)
+		require.NoError(t, err)
+		require.Len(t, got.Members, 1)
+		assert.Equal(t, b.ID, got.Members[0].ID)
+
+		taken := "Ops"
+		_, err = s.UpdateTeam(ctx, org.ID, team.ID, &taken, nil)
+		assert.True(t, apperr.Is(err, apperr.Conflict), "%v", err)
+		_, err = s.UpdateTeam(ctx, other.ID, team.ID, &name, nil)
+		assert.True(t, apperr.Is(err, apperr.NotFound), "another organisation's team: %v", err)
+		assert.True(t, apperr.Is(s.DeleteTeam(ctx, other.ID, team.ID), apperr.NotFound))
+
+		require.NoError(t, s.DeleteTeam(ctx, org.ID, team.ID))
+		var links int64
+		require.NoError(t, db.Table("team_members").Where("team_id = ?", team.ID).Count(&links).Error)
+		assert.Zero(t, links, "its membership list goes with it")
+		teams, _, err := s.ListTeams(ctx, org.ID, models.Page{Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, teams, 1)
+
+		kept, err := s.GetApproval(ctx, org.ID, earlier.ID)
+		require.NoError(t, err)
+		assert.Equal(t, models.StringList{a.ID}, kept.ApproverIDs, "a request made earlier is unchanged")
+	})
+}

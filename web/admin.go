@@ -39,6 +39,8 @@ func (p *Pages) mountAdmin(g *gin.RouterGroup) {
 	a.POST("/members/:id/active", p.setMemberActive)
 	a.GET("/teams", p.adminTeams)
 	a.POST("/teams", p.createTeam)
+	a.POST("/teams/:id", p.updateTeam)
+	a.POST("/teams/:id/remove", p.removeTeam)
 	a.GET("/guests", p.adminGuests)
 	a.POST("/guests", p.admitGuest)
 	a.POST("/guests/:id/remove", p.removeGuest)
@@ -125,6 +127,8 @@ var notices = map[string]string{
 	"member-deactivated": "The member was deactivated; their sessions and tokens no longer work.",
 	"member-reactivated": "The member was reactivated.",
 	"team-created":       "The team was created.",
+	"team-updated":       "The team was saved. Requests already made keep the people they were sent to.",
+	"team-removed":       "The team was removed. Requests already made keep the people they were sent to.",
 	"guest-admitted":     "The guest was admitted. They sign in with their email address.",
 	"guest-existed":      "That address was already admitted as a guest.",
 	"guest-removed":      "The guest was removed: they are signed out, their emailed links no longer work and they were taken off pending requests. A request left with nobody to decide it now goes to the owners and administrators.",

@@ -189,6 +189,33 @@ func (p *Pages) admitGuest(c *gin.Context) {
 // removeGuest removes a guest once the row's box confirms it: there is no
 // script to ask, and removal cannot be undone (admitting the address again
 // makes a new guest).
+// updateTeam saves a team's name and members as the row's form holds them.
+func (p *Pages) updateTeam(c *gin.Context) {
+	name, members := c.PostForm("name"), splitList(c.PostForm("members"))
+	if _, err := p.admin.UpdateTeam(c.Request.Context(), orgOf(c), c.Param("id"), admin.TeamPatch{Name: &name, Members: &members}); err != nil {
+		if prob, status, ok := p.refusedBy(c, err); ok {
+			p.showTeams(c, status, prob, teamForm{Kind: models.TeamKindTeam})
+		}
+		return
+	}
+	done(c, "/admin/teams", "team-updated")
+}
+
+// removeTeam removes a team once Confirm is ticked.
+func (p *Pages) removeTeam(c *gin.Context) {
+	var err error = apperr.Field(apperr.InvalidRequest, "confirm", "tick Confirm beside the team to remove it")
+	if c.PostForm("confirm") == "yes" {
+		err = p.admin.DeleteTeam(c.Request.Context(), orgOf(c), c.Param("id"))
+	}
+	if err != nil {
+		if prob, status, ok := p.refusedBy(c, err); ok {
+			p.showTeams(c, status, prob, teamForm{Kind: models.TeamKindTeam})
+		}
+		return
+	}
+	done(c, "/admin/teams", "team-removed")
+}
+
 func (p *Pages) removeGuest(c *gin.Context) {
 	var err error = apperr.Field(apperr.InvalidRequest, "confirm", "tick Confirm beside the guest to remove them")
 	if c.PostForm("confirm") == "yes" {
