@@ -95,11 +95,10 @@ var emailOptions = workflow.ActivityOptions{
 // questions, answers and cancellation (Updates) and for expiry (a timer).
 func Approval(ctx workflow.Context, in ApprovalInput) (ApprovalState, error) {
 	a := &approval{in: in, state: ApprovalState{Status: states.Pending, ApproverIDs: slices.Clone(in.ApproverIDs),
-		ApprovedBy: []string{}, Questions: []Question{}}, indexedStatus: states.Pending}
+		ApprovedBy: []string{}, Questions: []Question{}}, request: newRequest(ctx, states.Pending)}
 	if a.in.RequiredApprovals < 1 {
 		a.in.RequiredApprovals = 1
 	}
-	a.lock = workflow.NewMutex(ctx)
 	if err := a.setup(ctx); err != nil {
 		return a.state, err
 	}
@@ -107,44 +106,22 @@ func Approval(ctx workflow.Context, in ApprovalInput) (ApprovalState, error) {
 }
 
 type approval struct {
+	request
 	in    ApprovalInput
 	state ApprovalState
-	lock  workflow.Mutex
-	seq   int
-	// created is set once the "created" transition is written.
-	created bool
-	// emails is whether this run emails people (see emailChange).
-	emails bool
 	// recorded is whether transitions are written only once recorded (see
 	// persistChange).
 	recorded bool
-	// emailCtx is cancelled when the request settles: nobody needs an
-	// email about it any more. emailing counts the emails in flight.
-	emailCtx     workflow.Context
-	cancelEmails workflow.CancelFunc
-	emailing     int
-	// indexedStatus is the AssentStatus search attribute's value.
-	indexedStatus string
 }
 
 func (a *approval) setup(ctx workflow.Context) error {
-	handlers := []struct {
-		name      string
-		handler   any
-		validator any
-	}{
+	return setUpdates(ctx, []update{
 		{UpdateDecide, a.decide, func(ctx workflow.Context, r DecideRequest) error { return checkDecide(&a.in, &a.state, r) }},
 		{UpdateAsk, a.ask, func(ctx workflow.Context, r AskRequest) error { return checkAsk(&a.in, &a.state, r) }},
 		{UpdateAnswer, a.answer, func(ctx workflow.Context, r AnswerRequest) error { return checkAnswer(&a.in, &a.state, r) }},
 		{UpdateCancel, a.cancel, func(ctx workflow.Context, r CancelRequest) error { return checkCancel(&a.in, &a.state, r) }},
 		{UpdateRemoveApprover, a.removeApprover, func(ctx workflow.Context, r RemoveApproverRequest) error { return a.state.checkRemoveApprover(r) }},
-	}
-	for _, h := range handlers {
-		if err := workflow.SetUpdateHandlerWithOptions(ctx, h.name, h.handler, workflow.UpdateHandlerOptions{Validator: h.validator}); err != nil {
-			return err
-		}
-	}
-	return nil
+	})
 }
 
 func (a *approval) run(ctx workflow.Context) (ApprovalState, error) {
@@ -153,7 +130,7 @@ func (a *approval) run(ctx workflow.Context) (ApprovalState, error) {
 		return a.state, err
 	}
 	a.emails = workflow.GetVersion(ctx, emailChange, workflow.DefaultVersion, 1) >= 1
-	a.emailCtx, a.cancelEmails = workflow.WithCancel(workflow.WithActivityOptions(ctx, emailOptions))
+	a.startEmails(ctx)
 	a.email(ctx, ActivityEmailApprovers, EmailApproversInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID})
 	a.created = true
 	settled, err := workflow.AwaitWithTimeout(ctx, a.in.ExpiresAt.Sub(workflow.Now(ctx)), func() bool {
@@ -173,56 +150,26 @@ func (a *approval) run(ctx workflow.Context) (ApprovalState, error) {
 			return a.state, err
 		}
 	}
-	// Let in-flight updates finish before the workflow completes.
-	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
-		return a.state, err
-	}
-	// Stop emails still in flight and wait for the server to say so. The
-	// confirmation arrives in a later task than the Update that settled
-	// the request: completing in the same task as an email's result would
-	// fail that task, and with it the Update.
-	if a.emailing > 0 {
-		a.cancelEmails()
-		if err := workflow.Await(ctx, func() bool { return a.emailing == 0 }); err != nil {
-			return a.state, err
-		}
-	}
-	return a.state, nil
+	return a.state, a.finish(ctx)
 }
 
-// transition applies one change under the lock and persists it before the
-// update returns, so the caller's next GET shows it.
+// transition applies one change under the lock and persists it.
 func (a *approval) transition(ctx workflow.Context, apply func() (ApprovalTransition, error)) error {
-	// An Update may be delivered before the main function has written
-	// "created"; it waits, so the record and its history read in order.
-	if err := workflow.Await(ctx, func() bool { return a.created }); err != nil {
-		return err
-	}
-	if err := a.lock.Lock(ctx); err != nil {
-		return err
-	}
-	defer a.lock.Unlock()
-	t, err := apply()
-	if err != nil || t.Action == "" {
-		return err
-	}
-	return a.persist(ctx, t)
+	var t ApprovalTransition
+	return a.locked(ctx, func() (bool, error) {
+		var err error
+		t, err = apply()
+		return err == nil && t.Action != "", err
+	}, func() error { return a.persist(ctx, t) })
 }
 
 func (a *approval) persist(ctx workflow.Context, t ApprovalTransition) error {
 	t.ApprovalID, t.OrganizationID = a.in.ApprovalID, a.in.OrganizationID
-	a.seq++
-	t.Seq = a.seq
-	t.At = workflow.Now(ctx).UTC()
-	t.State = a.state
-	// The start sets AssentStatus to pending; upsert only a change, since
-	// each upsert is one more history event and server write.
-	if a.state.Status != a.indexedStatus {
-		if err := workflow.UpsertTypedSearchAttributes(ctx, SearchStatus.ValueSet(a.state.Status)); err != nil {
-			return err
-		}
-		a.indexedStatus = a.state.Status
+	var err error
+	if t.Seq, t.At, err = a.next(ctx, a.state.Status); err != nil {
+		return err
 	}
+	t.State = a.state
 	if !a.recorded {
 		ctx = workflow.WithLocalActivityOptions(ctx, persistLocalOptions)
 		return workflow.ExecuteLocalActivity(ctx, ActivityPersistApproval, t).Get(ctx, nil)
@@ -302,25 +249,6 @@ func (a *approval) answer(ctx workflow.Context, req AnswerRequest) (ApprovalStat
 			QuestionID: req.QuestionID, AskerID: asker})
 	}
 	return a.state, err
-}
-
-// email starts an email activity without waiting for it: a slow or failing
-// mail server must not hold up a decision. A send that fails for good is
-// logged and visible in the workflow's history; one still retrying when
-// the request settles is cancelled.
-func (a *approval) email(ctx workflow.Context, activity string, arg any) {
-	if !a.emails {
-		return
-	}
-	f := workflow.ExecuteActivity(a.emailCtx, activity, arg)
-	a.emailing++
-	workflow.Go(ctx, func(ctx workflow.Context) {
-		err := f.Get(ctx, nil)
-		a.emailing--
-		if err != nil && !temporal.IsCanceledError(err) {
-			workflow.GetLogger(ctx).Warn("email not sent", "activity", activity, "error", err)
-		}
-	})
 }
 
 func (a *approval) cancel(ctx workflow.Context, req CancelRequest) (ApprovalState, error) {

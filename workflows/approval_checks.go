@@ -40,7 +40,13 @@ func checkCancel(in *ApprovalInput, s *ApprovalState, r CancelRequest) error {
 	if err := s.checkPending(); err != nil {
 		return err
 	}
-	if r.ActorID != in.Requester && !r.Administrator {
+	return mayCancel(in.Requester, r)
+}
+
+// mayCancel lets the requester withdraw their request, and owners and
+// administrators withdraw anyone's; every kind of request shares it.
+func mayCancel(requester string, r CancelRequest) error {
+	if r.ActorID != requester && !r.Administrator {
 		return refuse(apperr.Forbidden, "only the requester, an owner or an administrator may cancel this request")
 	}
 	return nil

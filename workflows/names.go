@@ -13,12 +13,16 @@ const TaskQueue = "assent"
 // Workflow type names, as registered by the worker (each is its
 // function's name, which histories already carry).
 const (
-	WorkflowApproval = "Approval"
-	WorkflowDelivery = "Delivery"
+	WorkflowApproval   = "Approval"
+	WorkflowCollection = "Collection"
+	WorkflowDelivery   = "Delivery"
 )
 
 // ApprovalWorkflowID is the workflow id of approval id.
 func ApprovalWorkflowID(id string) string { return "approval/" + id }
+
+// CollectionWorkflowID is the workflow id of collection id.
+func CollectionWorkflowID(id string) string { return "collection/" + id }
 
 // DeliveryWorkflowID is the workflow id of one send of a delivery: one
 // workflow per event and receiver, so the system never delivers an event
@@ -31,7 +35,7 @@ func DeliveryWorkflowID(deliveryID string, send int) string {
 	return "delivery/" + deliveryID + "/send-" + strconv.Itoa(send)
 }
 
-// Update names the approval workflow accepts.
+// Update names the approval and collection workflows accept.
 const (
 	UpdateDecide = "decide"
 	UpdateAsk    = "ask"
@@ -39,6 +43,8 @@ const (
 	UpdateCancel = "cancel"
 	// UpdateRemoveApprover takes a removed guest off a pending request.
 	UpdateRemoveApprover = "removeApprover"
+	// UpdateSubmitReply is a respondent's submitted reply.
+	UpdateSubmitReply = "submitReply"
 )
 
 // Activity names.
@@ -50,6 +56,11 @@ const (
 	// an approval.
 	ActivityEmailApprovers = "EmailApprovers"
 	ActivityEmailAnswer    = "EmailAnswer"
+	// ActivityPersistCollection writes a collection transition like
+	// ActivityPersistApproval; ActivityEmailRespondents emails its
+	// respondents (at creation, and the one reminder).
+	ActivityPersistCollection = "PersistCollection"
+	ActivityEmailRespondents  = "EmailRespondents"
 	// ActivityDeliver makes one attempt to deliver one event to one
 	// receiver.
 	ActivityDeliver = "Deliver"

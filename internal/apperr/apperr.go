@@ -43,6 +43,11 @@ const (
 	SharingDenied       = "sharing_denied"
 	UnknownAudience     = "unknown_audience"
 	AmbiguousAudience   = "ambiguous_audience"
+	UnknownRespondent   = "unknown_respondent"
+	AmbiguousRespondent = "ambiguous_respondent"
+	InvalidAnswer       = "invalid_answer"
+	NotARespondent      = "not_a_respondent"
+	AlreadySubmitted    = "already_submitted"
 )
 
 var statusByCode = map[string]int{
@@ -79,6 +84,11 @@ var statusByCode = map[string]int{
 	SharingDenied:       http.StatusForbidden,
 	UnknownAudience:     http.StatusBadRequest,
 	AmbiguousAudience:   http.StatusBadRequest,
+	UnknownRespondent:   http.StatusBadRequest,
+	AmbiguousRespondent: http.StatusBadRequest,
+	InvalidAnswer:       http.StatusBadRequest,
+	NotARespondent:      http.StatusForbidden,
+	AlreadySubmitted:    http.StatusConflict,
 }
 
 // Error is a failure the caller can act on.

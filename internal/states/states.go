@@ -13,8 +13,18 @@ const (
 	Cancelled = "cancelled"
 )
 
+// A request for information is open until it settles as complete,
+// expired or cancelled (spec 3.3).
+const (
+	Open     = "open"
+	Complete = "complete"
+)
+
 // Approval lists every state of an approval.
 var Approval = []string{Pending, Approved, Rejected, Expired, Cancelled}
 
+// Collection lists every state of a request for information.
+var Collection = []string{Open, Complete, Expired, Cancelled}
+
 // Settled lists the states a request ends in.
-var Settled = []string{Approved, Rejected, Expired, Cancelled}
+var Settled = []string{Approved, Rejected, Complete, Expired, Cancelled}

@@ -1,0 +1,193 @@
+package workflows
+
+import (
+	"slices"
+	"strconv"
+	"time"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/states"
+)
+
+// Audit actions a collection transition records, beside the shared
+// ActionCreated, ActionExpired and ActionCancelled.
+const (
+	ActionReplied  = "replied"
+	ActionReminded = "reminded"
+)
+
+// Collection is the workflow of one request for information: it waits for
+// submitted replies and cancellation (Updates), the reminder and expiry
+// (timers).
+func Collection(ctx workflow.Context, in CollectionInput) (CollectionState, error) {
+	c := &collection{in: in, state: CollectionState{Status: states.Open, Replies: []Reply{}}, request: newRequest(ctx, states.Open)}
+	c.emails = true
+	if c.in.RequiredResponses < 1 {
+		c.in.RequiredResponses = len(c.in.RespondentIDs)
+	}
+	if err := setUpdates(ctx, []update{
+		{UpdateSubmitReply, c.submitReply, func(ctx workflow.Context, r SubmitReplyRequest) error { return checkReply(&c.in, &c.state, r) }},
+		{UpdateCancel, c.cancel, func(ctx workflow.Context, r CancelRequest) error { return checkCancelCollection(&c.in, &c.state, r) }},
+	}); err != nil {
+		return c.state, err
+	}
+	return c.run(ctx)
+}
+
+type collection struct {
+	request
+	in    CollectionInput
+	state CollectionState
+}
+
+func (c *collection) open() bool { return c.state.Status == states.Open }
+
+func (c *collection) run(ctx workflow.Context) (CollectionState, error) {
+	createdAt := workflow.Now(ctx)
+	if err := c.persist(ctx, CollectionTransition{Action: ActionCreated, Event: events.CollectionRequested}); err != nil {
+		return c.state, err
+	}
+	c.startEmails(ctx)
+	c.email(ctx, ActivityEmailRespondents, EmailRespondentsInput{OrganizationID: c.in.OrganizationID, CollectionID: c.in.CollectionID})
+	c.created = true
+	if at, ok := CollectionReminderAt(createdAt, c.in.DueAt, c.in.ExpiresAt); ok {
+		settled, err := workflow.AwaitWithTimeout(ctx, at.Sub(workflow.Now(ctx)), func() bool { return !c.open() })
+		if err != nil {
+			return c.state, err
+		}
+		if !settled {
+			if err := c.remind(ctx); err != nil {
+				return c.state, err
+			}
+		}
+	}
+	settled, err := workflow.AwaitWithTimeout(ctx, c.in.ExpiresAt.Sub(workflow.Now(ctx)), func() bool { return !c.open() })
+	if err != nil {
+		return c.state, err
+	}
+	if !settled {
+		if err := c.transition(ctx, func() (CollectionTransition, error) {
+			if !c.open() {
+				return CollectionTransition{}, nil // settled while we waited for the lock
+			}
+			c.settle(ctx, states.Expired)
+			return CollectionTransition{Action: ActionExpired, Event: events.CollectionExpired}, nil
+		}); err != nil {
+			return c.state, err
+		}
+	}
+	return c.state, c.finish(ctx)
+}
+
+// remind emails the respondents who have not submitted, once.
+func (c *collection) remind(ctx workflow.Context) error {
+	var waiting []string
+	err := c.transition(ctx, func() (CollectionTransition, error) {
+		if !c.open() {
+			return CollectionTransition{}, nil
+		}
+		for _, id := range c.in.RespondentIDs {
+			if !c.state.submitted(id) {
+				waiting = append(waiting, id)
+			}
+		}
+		now := workflow.Now(ctx).UTC()
+		c.state.RemindedAt = &now
+		return CollectionTransition{Action: ActionReminded, Detail: "reminded " + strconv.Itoa(len(waiting)) + " respondents who had not replied"}, nil
+	})
+	if err == nil && len(waiting) > 0 {
+		c.email(ctx, ActivityEmailRespondents, EmailRespondentsInput{OrganizationID: c.in.OrganizationID, CollectionID: c.in.CollectionID,
+			Reminder: true, PersonIDs: waiting})
+	}
+	return err
+}
+
+// transition applies one change under the lock and persists it.
+func (c *collection) transition(ctx workflow.Context, apply func() (CollectionTransition, error)) error {
+	var t CollectionTransition
+	return c.locked(ctx, func() (bool, error) {
+		var err error
+		t, err = apply()
+		return err == nil && t.Action != "", err
+	}, func() error { return c.persist(ctx, t) })
+}
+
+func (c *collection) persist(ctx workflow.Context, t CollectionTransition) error {
+	t.CollectionID, t.OrganizationID = c.in.CollectionID, c.in.OrganizationID
+	var err error
+	if t.Seq, t.At, err = c.next(ctx, c.state.Status); err != nil {
+		return err
+	}
+	t.State = c.state
+	ctx = workflow.WithActivityOptions(ctx, persistOptions)
+	return workflow.ExecuteActivity(ctx, ActivityPersistCollection, t).Get(ctx, nil)
+}
+
+func (c *collection) settle(ctx workflow.Context, status string) {
+	now := workflow.Now(ctx).UTC()
+	c.state.Status, c.state.SettledAt = status, &now
+}
+
+func (c *collection) submitReply(ctx workflow.Context, req SubmitReplyRequest) (CollectionState, error) {
+	err := c.transition(ctx, func() (CollectionTransition, error) {
+		// Checked again under the lock: two replies from one person can
+		// both pass validation before either runs.
+		if err := checkReply(&c.in, &c.state, req); err != nil {
+			return CollectionTransition{}, err
+		}
+		answers, _ := checkAnswers(c.in.Questions, req.Answers)
+		c.state.Replies = append(c.state.Replies, Reply{RespondentID: req.RespondentID, RespondentName: req.RespondentName,
+			SubmittedAt: workflow.Now(ctx).UTC(), Answers: answers})
+		c.state.ResponsesSoFar = len(c.state.Replies)
+		t := CollectionTransition{Action: ActionReplied, ActorID: req.RespondentID, ActorName: req.RespondentName}
+		if c.state.ResponsesSoFar >= c.in.RequiredResponses {
+			// The reply that completes the request is audited as a reply;
+			// its event says the request is complete.
+			c.settle(ctx, states.Complete)
+			t.Event = events.CollectionCompleted
+			t.Detail = "complete: " + strconv.Itoa(c.state.ResponsesSoFar) + " of " + strconv.Itoa(len(c.in.RespondentIDs)) + " respondents replied"
+		}
+		return t, nil
+	})
+	return c.state, err
+}
+
+func (c *collection) cancel(ctx workflow.Context, req CancelRequest) (CollectionState, error) {
+	err := c.transition(ctx, func() (CollectionTransition, error) {
+		if err := c.state.checkOpen(); err != nil {
+			return CollectionTransition{}, err
+		}
+		c.settle(ctx, states.Cancelled)
+		t := CollectionTransition{Action: ActionCancelled, ActorID: req.ActorID, ActorName: req.ActorName}
+		if req.ActorID != c.in.Requester {
+			t.Detail = CancelledForRequester
+		}
+		return t, nil
+	})
+	return c.state, err
+}
+
+func (s *CollectionState) submitted(personID string) bool {
+	return slices.ContainsFunc(s.Replies, func(r Reply) bool { return r.RespondentID == personID })
+}
+
+// reminderLead is how long before dueAt the reminder goes out.
+const reminderLead = 24 * time.Hour
+
+// CollectionReminderAt is when a collection's one reminder goes out: 24
+// hours before dueAt, or halfway between creation and dueAt when dueAt is
+// less than 48 hours away (so a reminder never comes right after the
+// request). There is none without dueAt, or when it would come at or after
+// the expiry.
+func CollectionReminderAt(createdAt time.Time, dueAt *time.Time, expiresAt time.Time) (time.Time, bool) {
+	if dueAt == nil || !dueAt.After(createdAt) {
+		return time.Time{}, false
+	}
+	at := dueAt.Add(-reminderLead)
+	if half := createdAt.Add(dueAt.Sub(createdAt) / 2); half.After(at) {
+		at = half
+	}
+	return at, at.Before(expiresAt)
+}

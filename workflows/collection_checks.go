@@ -1,0 +1,55 @@
+package workflows
+
+import (
+	"encoding/json"
+	"slices"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/questions"
+	"github.com/assent-hq/assent/internal/states"
+)
+
+// checkOpen refuses any change to a settled collection.
+func (s *CollectionState) checkOpen() error {
+	if s.Status != states.Open {
+		return refuse(apperr.InvalidState, "the request for information is already %s", s.Status)
+	}
+	return nil
+}
+
+// checkReply says whether a respondent's reply may be stored now: the
+// validator calls it to refuse early, the handler again under the lock.
+func checkReply(in *CollectionInput, s *CollectionState, r SubmitReplyRequest) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	if !slices.Contains(in.RespondentIDs, r.RespondentID) {
+		return refuse(apperr.NotARespondent, "you were not asked to reply to this request for information")
+	}
+	if s.submitted(r.RespondentID) {
+		return refuse(apperr.AlreadySubmitted, "you have already submitted your reply")
+	}
+	_, err := checkAnswers(in.Questions, r.Answers)
+	return err
+}
+
+// checkAnswers types a submitted reply's answers, refusing with the
+// question at fault.
+func checkAnswers(qs []questions.Question, answers map[string]json.RawMessage) (map[string]json.RawMessage, error) {
+	typed, err := questions.Check(qs, answers, true)
+	if e, ok := apperr.As(err); ok {
+		return nil, temporal.NewNonRetryableApplicationError(e.Message, apperr.InvalidAnswer, nil, e.Field)
+	}
+	return typed, err
+}
+
+// checkCancelCollection lets the requester withdraw an open request, and
+// owners and administrators withdraw anyone's.
+func checkCancelCollection(in *CollectionInput, s *CollectionState, r CancelRequest) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	return mayCancel(in.Requester, r)
+}

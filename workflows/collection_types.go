@@ -1,0 +1,80 @@
+package workflows
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/assent-hq/assent/internal/questions"
+)
+
+// CollectionInput is what the collection workflow needs from the created
+// record. The respondents are already resolved to person ids.
+type CollectionInput struct {
+	CollectionID      string
+	OrganizationID    string
+	ExternalID        string
+	Questions         []questions.Question
+	RespondentIDs     []string
+	RequiredResponses int
+	// Requester is who created the request (a member id, or the key id
+	// for an agent).
+	Requester string
+	// DueAt, when set, is when answers are wanted; the one reminder is
+	// measured against it.
+	DueAt     *time.Time
+	ExpiresAt time.Time
+}
+
+// SubmitReplyRequest is one respondent's submitted answers, keyed by
+// question id, as raw JSON. Drafts never reach the workflow.
+type SubmitReplyRequest struct {
+	RespondentID   string
+	RespondentName string
+	Answers        map[string]json.RawMessage
+}
+
+// Reply is one submitted reply.
+type Reply struct {
+	RespondentID   string
+	RespondentName string
+	SubmittedAt    time.Time
+	// Answers are typed as their questions ask (questions.Check).
+	Answers map[string]json.RawMessage
+}
+
+// CollectionState is the workflow's view of a collection; every transition
+// persists a copy.
+type CollectionState struct {
+	Status         string
+	Replies        []Reply
+	ResponsesSoFar int
+	SettledAt      *time.Time
+	// RemindedAt is when the one reminder went out.
+	RemindedAt *time.Time
+}
+
+// CollectionTransition is what PersistCollection writes: the new state, the
+// audit entry and, when Event is set, the event for the outbox.
+type CollectionTransition struct {
+	CollectionID   string
+	OrganizationID string
+	Action         string
+	Event          string
+	ActorID        string
+	ActorName      string
+	// Seq numbers the workflow's transitions from 1 (see ApprovalTransition).
+	Seq    int
+	Detail string
+	At     time.Time
+	State  CollectionState
+}
+
+// EmailRespondentsInput names the collection whose respondents are
+// emailed: at creation every respondent, for the reminder those in
+// PersonIDs (who had not submitted).
+type EmailRespondentsInput struct {
+	OrganizationID string
+	CollectionID   string
+	Reminder       bool
+	PersonIDs      []string
+}

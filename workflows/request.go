@@ -1,0 +1,121 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// request is what every request workflow (approval, collection) shares:
+// transitions applied one at a time and numbered, the AssentStatus search
+// attribute, and emails sent without holding up the request.
+type request struct {
+	lock workflow.Mutex
+	seq  int
+	// created is set once the "created" transition is written.
+	created bool
+	// emails is whether this run emails people (see emailChange).
+	emails bool
+	// emailCtx is cancelled when the request settles: nobody needs an
+	// email about it any more. emailing counts the emails in flight.
+	emailCtx     workflow.Context
+	cancelEmails workflow.CancelFunc
+	emailing     int
+	// indexedStatus is the AssentStatus search attribute's value.
+	indexedStatus string
+}
+
+func newRequest(ctx workflow.Context, status string) request {
+	return request{lock: workflow.NewMutex(ctx), indexedStatus: status}
+}
+
+// startEmails lets the request send emails from here on.
+func (r *request) startEmails(ctx workflow.Context) {
+	r.emailCtx, r.cancelEmails = workflow.WithCancel(workflow.WithActivityOptions(ctx, emailOptions))
+}
+
+// locked applies one change under the lock; apply returns whether there is
+// a transition to write, and write writes it before the Update returns, so
+// the caller's next GET shows it.
+func (r *request) locked(ctx workflow.Context, apply func() (bool, error), write func() error) error {
+	// An Update may be delivered before the main function has written
+	// "created"; it waits, so the record and its history read in order.
+	if err := workflow.Await(ctx, func() bool { return r.created }); err != nil {
+		return err
+	}
+	if err := r.lock.Lock(ctx); err != nil {
+		return err
+	}
+	defer r.lock.Unlock()
+	changed, err := apply()
+	if err != nil || !changed {
+		return err
+	}
+	return write()
+}
+
+// next numbers a transition and indexes the status it leaves the request
+// in. The start sets AssentStatus; upsert only a change, since each upsert
+// is one more history event and server write.
+func (r *request) next(ctx workflow.Context, status string) (seq int, at time.Time, err error) {
+	r.seq++
+	at = workflow.Now(ctx).UTC()
+	if status != r.indexedStatus {
+		if err := workflow.UpsertTypedSearchAttributes(ctx, SearchStatus.ValueSet(status)); err != nil {
+			return 0, at, err
+		}
+		r.indexedStatus = status
+	}
+	return r.seq, at, nil
+}
+
+// email starts an email activity without waiting for it: a slow or failing
+// mail server must not hold up a decision. A send that fails for good is
+// logged and visible in the workflow's history; one still retrying when
+// the request settles is cancelled.
+func (r *request) email(ctx workflow.Context, activity string, arg any) {
+	if !r.emails {
+		return
+	}
+	f := workflow.ExecuteActivity(r.emailCtx, activity, arg)
+	r.emailing++
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		err := f.Get(ctx, nil)
+		r.emailing--
+		if err != nil && !temporal.IsCanceledError(err) {
+			workflow.GetLogger(ctx).Warn("email not sent", "activity", activity, "error", err)
+		}
+	})
+}
+
+// finish lets in-flight Updates end, then stops the emails still in flight
+// and waits for the server to say so. The confirmation arrives in a later
+// task than the Update that settled the request: completing in the same
+// task as an email's result would fail that task, and with it the Update.
+func (r *request) finish(ctx workflow.Context) error {
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
+		return err
+	}
+	if r.emailing > 0 {
+		r.cancelEmails()
+		return workflow.Await(ctx, func() bool { return r.emailing == 0 })
+	}
+	return nil
+}
+
+// setUpdates registers Update handlers, each with its validator.
+func setUpdates(ctx workflow.Context, handlers []update) error {
+	for _, h := range handlers {
+		if err := workflow.SetUpdateHandlerWithOptions(ctx, h.name, h.handler, workflow.UpdateHandlerOptions{Validator: h.validator}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type update struct {
+	name      string
+	handler   any
+	validator any
+}
