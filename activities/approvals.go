@@ -34,7 +34,7 @@ var systemActor = models.Actor{ID: "system", Name: "Assent"}
 func (a *Activities) PersistApproval(ctx context.Context, t workflows.ApprovalTransition) error {
 	_, err := a.Store.ApplyApprovalChange(ctx, models.ApprovalChange{
 		OrganizationID: t.OrganizationID,
-		ApprovalID:     t.ApprovalID,
+		ID:             t.ApprovalID,
 		Seq:            t.Seq,
 		Apply: func(rec *models.Approval) (models.AuditEntry, error) {
 			applyApprovalState(rec, &t)

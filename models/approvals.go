@@ -3,7 +3,6 @@ package models
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"slices"
 	"time"
 
@@ -142,45 +141,15 @@ func (s *Store) CreateApproval(ctx context.Context, a *Approval, claim *Claim) (
 	a.Status = states.Pending
 	a.CreatedAt = Now()
 	a.UpdatedAt = a.CreatedAt
-	if a.CallbackSecret != nil {
-		sealed := s.secrets.Seal(sealCallbackSecret, *a.CallbackSecret)
-		a.SealedCallbackSecret = &sealed
-	}
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if a.FlowID != nil {
-			if err := requireOpenFlow(tx, a.OrganizationID, *a.FlowID); err != nil {
-				return err
-			}
-		}
-		if earlier, err = BindClaim(tx, claim, a.ID); err != nil {
-			return err
-		}
-		if earlier != "" {
-			return errRollback
-		}
-		if err := tx.Create(a).Error; err != nil {
-			return err
-		}
-		return insertApprovers(tx, a.ID, a.ApproverIDs)
-	})
-	if earlier != "" {
-		return earlier, nil
-	}
-	return "", err
+	a.SealedCallbackSecret = s.sealCallbackSecret(a.CallbackSecret)
+	return createRequest(s, ctx, a, claim, func(tx *gorm.DB) error { return insertApprovers(tx, a.ID, a.ApproverIDs) })
 }
 
 // RevealCallbackSecret sets a.CallbackSecret from its sealed column, for
 // the create response that shows it (also when a retry resumes a create).
-func (s *Store) RevealCallbackSecret(a *Approval) error {
-	if a.SealedCallbackSecret == nil {
-		return nil
-	}
-	secret, err := s.secrets.Open(sealCallbackSecret, *a.SealedCallbackSecret)
-	if err != nil {
-		return fmt.Errorf("callback secret of %s: %w", a.ID, err)
-	}
-	a.CallbackSecret = &secret
-	return nil
+func (s *Store) RevealCallbackSecret(a *Approval) (err error) {
+	a.CallbackSecret, err = s.openCallbackSecret(a.ID, a.SealedCallbackSecret)
+	return err
 }
 
 // DeleteUnstartedApproval removes an approval whose workflow never started,
@@ -309,15 +278,7 @@ func (s *Store) SettledFor(ctx context.Context, orgID, personID string, f Histor
 // ApprovalStatuses returns the status of each approval that exists among
 // ids. The long-poll uses it to wake waiters with one query.
 func (s *Store) ApprovalStatuses(ctx context.Context, ids []string) (map[string]string, error) {
-	var rows []struct{ ID, Status string }
-	if err := s.db.WithContext(ctx).Model(&Approval{}).Select("id, status").Where("id IN ?", ids).Find(&rows).Error; err != nil {
-		return nil, err
-	}
-	out := make(map[string]string, len(rows))
-	for _, r := range rows {
-		out[r.ID] = r.Status
-	}
-	return out, nil
+	return statuses[Approval](s.db.WithContext(ctx), ids)
 }
 
 // UnownedApprovals lists pending approvals whose workflow has not run its
@@ -329,70 +290,25 @@ func (s *Store) UnownedApprovals(ctx context.Context, olderThan time.Time, limit
 	return out, err
 }
 
-// ApprovalChange is one workflow transition to apply to the read model.
-type ApprovalChange struct {
-	OrganizationID string
-	ApprovalID     string
-	Seq            int
-	// Apply copies the workflow's state onto the record and returns the
-	// audit entry's action, actor, detail and time.
-	Apply func(*Approval) (AuditEntry, error)
-	// Event, when set, is the outbox event's kind; EventData builds its
-	// data from the updated record.
-	Event     string
-	EventData func(*Approval) ([]byte, error)
+// ApprovalChange is one approval workflow transition to apply to the read
+// model.
+type ApprovalChange = RequestChange[Approval]
+
+// ApplyApprovalChange writes an approval's transition, its audit entry and
+// its event in one transaction (see applyRequestChange); a change to who
+// may decide updates the approver index with it.
+func (s *Store) ApplyApprovalChange(ctx context.Context, ch ApprovalChange) (*Approval, error) {
+	var approvers []string
+	return applyRequestChange(s, ctx, events.RequestApproval, ch,
+		func(a *Approval) { approvers = slices.Clone(a.ApproverIDs) },
+		func(tx *gorm.DB, a *Approval) error {
+			if slices.Equal(approvers, a.ApproverIDs) {
+				return nil
+			}
+			return replaceApprovers(tx, a.ID, a.ApproverIDs)
+		})
 }
 
-// ApplyApprovalChange writes a transition, its audit entry and its event in
-// one transaction. A change already applied (Seq not newer) is skipped, so
-// the activity may be retried freely.
-func (s *Store) ApplyApprovalChange(ctx context.Context, ch ApprovalChange) (*Approval, error) {
-	var a *Approval
-	wroteEvent := false
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var err error
-		if a, err = take[Approval](tx.Clauses(lockForUpdate(tx)...), ch.OrganizationID, ch.ApprovalID, "approval "+ch.ApprovalID); err != nil {
-			return err
-		}
-		if a.Seq >= ch.Seq {
-			return nil
-		}
-		approvers := slices.Clone(a.ApproverIDs)
-		entry, err := ch.Apply(a)
-		if err != nil {
-			return err
-		}
-		a.Seq = ch.Seq
-		a.UpdatedAt = Now()
-		if err := tx.Save(a).Error; err != nil {
-			return err
-		}
-		if !slices.Equal(approvers, a.ApproverIDs) {
-			if err := replaceApprovers(tx, a.ID, a.ApproverIDs); err != nil {
-				return err
-			}
-		}
-		entry.ID, entry.OrganizationID, entry.FlowID = newID(ids.Audit), a.OrganizationID, a.FlowID
-		entry.SubjectType, entry.SubjectID, entry.Seq = events.RequestApproval, a.ID, ch.Seq
-		if err := tx.Create(&entry).Error; err != nil {
-			return err
-		}
-		if ch.Event == "" {
-			return nil
-		}
-		data, err := ch.EventData(a)
-		if err != nil {
-			return err
-		}
-		wroteEvent = true
-		return tx.Create(&Event{ID: newID(ids.Event), OrganizationID: a.OrganizationID, Kind: ch.Event,
-			SubjectType: events.RequestApproval, SubjectID: a.ID, Data: data, CreatedAt: entry.At}).Error
-	})
-	if err == nil && wroteEvent {
-		s.changes.EventWritten()
-	}
-	if err == nil {
-		s.changes.Changed(ch.ApprovalID)
-	}
-	return a, err
+func (a *Approval) head() requestHead {
+	return requestHead{a.ID, a.OrganizationID, a.FlowID, &a.Seq, &a.UpdatedAt}
 }

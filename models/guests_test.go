@@ -92,7 +92,7 @@ func TestRemoveGuestEndsTheirAccess(t *testing.T) {
 		assert.Equal(t, []string{pending.ID}, again.Pending)
 
 		// The workflow's write takes the guest off the index with the record.
-		_, err = s.ApplyApprovalChange(ctx, models.ApprovalChange{OrganizationID: org.ID, ApprovalID: pending.ID, Seq: 1,
+		_, err = s.ApplyApprovalChange(ctx, models.ApprovalChange{OrganizationID: org.ID, ID: pending.ID, Seq: 1,
 			Apply: func(a *models.Approval) (models.AuditEntry, error) {
 				a.ApproverIDs = models.StringList{ada.ID}
 				return models.AuditEntry{Action: "approver_removed", ActorID: "key_admin", ActorName: "admin", At: models.Now()}, nil

@@ -365,6 +365,52 @@ var migrations = []*gormigrate.Migration{
 				ALTER TABLE approvals ALTER COLUMN callback_secret TYPE text`).Error
 		},
 	},
+	{
+		ID: "202611230003_collections",
+		Migrate: func(tx *gorm.DB) error {
+			type Collection struct {
+				ID                string `gorm:"primaryKey;size:40"`
+				OrganizationID    string `gorm:"size:40;not null;index:idx_collections_org_status,priority:1;index:idx_collections_org_external,priority:1"`
+				Status            string `gorm:"size:20;not null;index:idx_collections_org_status,priority:2"`
+				Title             string `gorm:"size:200;not null"`
+				Description       string `gorm:"type:text;not null"`
+				Questions         string `gorm:"type:text;not null"`
+				Respondents       string `gorm:"type:text;not null"`
+				RespondentIDs     string `gorm:"type:text;not null"`
+				RequiredResponses int    `gorm:"not null"`
+				ResponsesSoFar    int    `gorm:"not null"`
+				Replies           string `gorm:"type:text;not null"`
+				DueAt             *time.Time
+				ExpiresAt         time.Time `gorm:"not null"`
+				ExternalID        *string   `gorm:"size:255;index:idx_collections_org_external,priority:2"`
+				FlowID            *string   `gorm:"size:40;index"`
+				Metadata          []byte    `gorm:"type:text"`
+				CallbackURL       *string   `gorm:"size:2048"`
+				CallbackSecret    *string   `gorm:"type:text"`
+				Requester         string    `gorm:"size:60;not null"`
+				RequestedBy       string    `gorm:"size:320;not null"`
+				SettledAt         *time.Time
+				RemindedAt        *time.Time
+				Seq               int `gorm:"not null;index"`
+				CreatedAt         time.Time
+				UpdatedAt         time.Time
+			}
+			type CollectionRespondent struct {
+				CollectionID string `gorm:"primaryKey;size:40"`
+				PersonID     string `gorm:"primaryKey;size:40;index"`
+			}
+			type CollectionDraft struct {
+				CollectionID string `gorm:"primaryKey;size:40"`
+				PersonID     string `gorm:"primaryKey;size:40"`
+				Answers      []byte `gorm:"type:text;not null"`
+				UpdatedAt    time.Time
+			}
+			return tx.Migrator().CreateTable(&Collection{}, &CollectionRespondent{}, &CollectionDraft{})
+		},
+		Rollback: func(tx *gorm.DB) error {
+			return tx.Migrator().DropTable("collection_drafts", "collection_respondents", "collections")
+		},
+	},
 }
 
 // RequireMigrated fails when the database lacks a migration this binary

@@ -1,0 +1,243 @@
+package models
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/internal/questions"
+	"github.com/assent-hq/assent/internal/states"
+)
+
+// Reply is one respondent's submitted reply, its answers typed as their
+// questions ask.
+type Reply struct {
+	RespondentID    string                     `json:"respondentId"`
+	RespondentName  string                     `json:"respondentName"`
+	RespondentEmail string                     `json:"respondentEmail"`
+	SubmittedAt     time.Time                  `json:"submittedAt"`
+	Answers         map[string]json.RawMessage `json:"answers"`
+}
+
+// Collection is a request for information. The API writes it at creation;
+// after that only its workflow changes it, through PersistCollection.
+// Drafts are not part of it (CollectionDraft).
+type Collection struct {
+	ID             string                     `gorm:"primaryKey;size:40"`
+	OrganizationID string                     `gorm:"size:40;not null;index:idx_collections_org_status,priority:1;index:idx_collections_org_external,priority:1"`
+	Status         string                     `gorm:"size:20;not null;index:idx_collections_org_status,priority:2"`
+	Title          string                     `gorm:"size:200;not null"`
+	Description    string                     `gorm:"type:text;not null"`
+	Questions      JSON[[]questions.Question] `gorm:"type:text;not null"`
+	// Respondents are the entries as the agent sent them; RespondentIDs
+	// the people they were resolved to at creation.
+	Respondents          StringList    `gorm:"type:text;not null"`
+	RespondentIDs        StringList    `gorm:"type:text;not null"`
+	RequiredResponses    int           `gorm:"not null"`
+	ResponsesSoFar       int           `gorm:"not null"`
+	Replies              JSON[[]Reply] `gorm:"type:text;not null"`
+	DueAt                *time.Time
+	ExpiresAt            time.Time `gorm:"not null"`
+	ExternalID           *string   `gorm:"size:255;index:idx_collections_org_external,priority:2"`
+	FlowID               *string   `gorm:"size:40;index"`
+	Metadata             RawJSON   `gorm:"type:text"`
+	CallbackURL          *string   `gorm:"size:2048"`
+	CallbackSecret       *string   `gorm:"-"`
+	SealedCallbackSecret *string   `gorm:"column:callback_secret;type:text"`
+	// Requester is who created it: a member id for a member token, else
+	// the key id.
+	Requester   string `gorm:"size:60;not null"`
+	RequestedBy string `gorm:"size:320;not null"`
+	SettledAt   *time.Time
+	RemindedAt  *time.Time
+	// Seq is the last workflow transition applied (see Approval.Seq).
+	Seq       int `gorm:"not null;index"`
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+func (c *Collection) head() requestHead {
+	return requestHead{c.ID, c.OrganizationID, c.FlowID, &c.Seq, &c.UpdatedAt}
+}
+
+// CollectionRespondent lists a person asked to reply; it answers "what is
+// in my inbox" with an index.
+type CollectionRespondent struct {
+	CollectionID string `gorm:"primaryKey;size:40"`
+	PersonID     string `gorm:"primaryKey;size:40;index"`
+}
+
+// CollectionDraft is a respondent's unsubmitted answers, seen only by its
+// author. Drafts never touch the workflow.
+type CollectionDraft struct {
+	CollectionID string  `gorm:"primaryKey;size:40"`
+	PersonID     string  `gorm:"primaryKey;size:40"`
+	Answers      RawJSON `gorm:"type:text;not null"`
+	UpdatedAt    time.Time
+}
+
+// CreateCollection inserts a new open collection and its respondent index,
+// binding claim as CreateApproval does.
+func (s *Store) CreateCollection(ctx context.Context, c *Collection, claim *Claim) (earlier string, err error) {
+	c.ID = newID(ids.Collection)
+	c.Status = states.Open
+	c.CreatedAt = Now()
+	c.UpdatedAt = c.CreatedAt
+	if c.Replies.V == nil {
+		c.Replies.V = []Reply{}
+	}
+	c.SealedCallbackSecret = s.sealCallbackSecret(c.CallbackSecret)
+	return createRequest(s, ctx, c, claim, func(tx *gorm.DB) error {
+		rows := make([]CollectionRespondent, len(c.RespondentIDs))
+		for i, p := range c.RespondentIDs {
+			rows[i] = CollectionRespondent{CollectionID: c.ID, PersonID: p}
+		}
+		return tx.Create(&rows).Error
+	})
+}
+
+// RevealCollectionCallbackSecret sets c.CallbackSecret from its sealed
+// column, for the create response that shows it.
+func (s *Store) RevealCollectionCallbackSecret(c *Collection) (err error) {
+	c.CallbackSecret, err = s.openCallbackSecret(c.ID, c.SealedCallbackSecret)
+	return err
+}
+
+// DeleteUnstartedCollection removes a collection whose workflow never
+// started, as DeleteUnstartedApproval does.
+func (s *Store) DeleteUnstartedCollection(ctx context.Context, orgID, id string) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Where("organization_id = ? AND id = ? AND seq = 0", orgID, id).Delete(&Collection{})
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		if err := unbindClaims(tx, orgID, id); err != nil {
+			return err
+		}
+		return tx.Where("collection_id = ?", id).Delete(&CollectionRespondent{}).Error
+	})
+}
+
+// GetCollection returns one of the organisation's collections.
+func (s *Store) GetCollection(ctx context.Context, orgID, id string) (*Collection, error) {
+	return take[Collection](s.db.WithContext(ctx), orgID, id, "collection "+id)
+}
+
+// CollectionFilter narrows a list of collections.
+type CollectionFilter struct {
+	Status     string
+	ExternalID string
+	FlowID     string
+}
+
+// ListCollections pages through the organisation's collections, newest
+// first.
+func (s *Store) ListCollections(ctx context.Context, orgID string, f CollectionFilter, p Page) ([]Collection, string, error) {
+	q := s.db.WithContext(ctx).Where("organization_id = ?", orgID)
+	if f.Status != "" {
+		q = q.Where("status = ?", f.Status)
+	}
+	if f.ExternalID != "" {
+		q = q.Where("external_id = ?", f.ExternalID)
+	}
+	if f.FlowID != "" {
+		q = q.Where("flow_id = ?", f.FlowID)
+	}
+	return list(q, p, func(c *Collection) string { return c.ID })
+}
+
+// OpenCollectionsFor lists the open collections personID was asked to
+// reply to and has not, the earliest due (else expiring) first.
+func (s *Store) OpenCollectionsFor(ctx context.Context, orgID, personID string, limit int) ([]Collection, error) {
+	db := s.db.WithContext(ctx)
+	var out []Collection
+	err := db.Where("organization_id = ? AND status = ?", orgID, states.Open).
+		Where("id IN (?)", db.Model(&CollectionRespondent{}).Select("collection_id").Where("person_id = ?", personID)).
+		Order("COALESCE(due_at, expires_at)").Order("id").Find(&out).Error
+	if err != nil {
+		return nil, err
+	}
+	waiting := out[:0]
+	for _, c := range out {
+		if !c.Replied(personID) {
+			waiting = append(waiting, c)
+		}
+	}
+	if len(waiting) > limit {
+		waiting = waiting[:limit]
+	}
+	return waiting, nil
+}
+
+// Replied reports whether personID has submitted a reply.
+func (c *Collection) Replied(personID string) bool {
+	for _, r := range c.Replies.V {
+		if r.RespondentID == personID {
+			return true
+		}
+	}
+	return false
+}
+
+// CollectionStatuses returns the status of each collection that exists
+// among ids, for the long-poll.
+func (s *Store) CollectionStatuses(ctx context.Context, ids []string) (map[string]string, error) {
+	return statuses[Collection](s.db.WithContext(ctx), ids)
+}
+
+// UnownedCollections lists open collections whose workflow has not run its
+// first step although they were created before olderThan.
+func (s *Store) UnownedCollections(ctx context.Context, olderThan time.Time, limit int) ([]Collection, error) {
+	var out []Collection
+	err := s.db.WithContext(ctx).Where("seq = 0 AND status = ? AND created_at < ?", states.Open, olderThan).
+		Order("id").Limit(limit).Find(&out).Error
+	return out, err
+}
+
+// CollectionChange is one collection workflow transition to apply.
+type CollectionChange = RequestChange[Collection]
+
+// ApplyCollectionChange writes a collection's transition, its audit entry
+// and its event in one transaction (see applyRequestChange); a submitted
+// reply's draft goes with it.
+func (s *Store) ApplyCollectionChange(ctx context.Context, ch CollectionChange) (*Collection, error) {
+	replies := 0
+	return applyRequestChange(s, ctx, events.RequestCollection, ch,
+		func(c *Collection) { replies = len(c.Replies.V) },
+		func(tx *gorm.DB, c *Collection) error {
+			for _, r := range c.Replies.V[min(replies, len(c.Replies.V)):] {
+				if err := tx.Where("collection_id = ? AND person_id = ?", c.ID, r.RespondentID).Delete(&CollectionDraft{}).Error; err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+}
+
+// SaveDraft keeps personID's unsubmitted answers to an open collection.
+func (s *Store) SaveDraft(ctx context.Context, collectionID, personID string, answers json.RawMessage) error {
+	d := CollectionDraft{CollectionID: collectionID, PersonID: personID, Answers: RawJSON(answers), UpdatedAt: Now()}
+	return s.db.WithContext(ctx).Clauses(clause.OnConflict{
+		Columns:   []clause.Column{{Name: "collection_id"}, {Name: "person_id"}},
+		DoUpdates: clause.AssignmentColumns([]string{"answers", "updated_at"}),
+	}).Create(&d).Error
+}
+
+// Draft returns personID's draft of a collection, or nil.
+func (s *Store) Draft(ctx context.Context, collectionID, personID string) (*CollectionDraft, error) {
+	var d CollectionDraft
+	err := s.db.WithContext(ctx).Where("collection_id = ? AND person_id = ?", collectionID, personID).Take(&d).Error
+	if err == gorm.ErrRecordNotFound {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("draft of %s: %w", collectionID, err)
+	}
+	return &d, nil
+}

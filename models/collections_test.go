@@ -1,0 +1,107 @@
+package models_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/questions"
+	"github.com/assent-hq/assent/internal/states"
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/models"
+)
+
+// TestCollectionLifecycleInTheReadModel: a collection is written with its
+// respondent index and sealed callback secret, lists in the inbox of who
+// has not replied, keeps drafts per person, and takes workflow transitions
+// once each, with the audit entry and event beside them.
+func TestCollectionLifecycleInTheReadModel(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db, testenv.Keys())
+		org, other := newOrg(t, s), newOrg(t, s)
+		qs, err := questions.Define([]questions.Input{{Prompt: "Budget", Kind: questions.Number}})
+		require.NoError(t, err)
+		due := models.Now().Add(48 * time.Hour)
+		secret := "whsec_test"
+		c := &models.Collection{OrganizationID: org.ID, Title: "Budgets", Questions: models.JSON[[]questions.Question]{V: qs},
+			Respondents: []string{"everyone"}, RespondentIDs: []string{"mem_a", "mem_b"}, RequiredResponses: 2,
+			DueAt: &due, ExpiresAt: models.Now().Add(72 * time.Hour), Requester: "key_1", RequestedBy: "agent", CallbackSecret: &secret}
+		_, err = s.CreateCollection(ctx, c, nil)
+		require.NoError(t, err)
+		assert.Regexp(t, `^col_`, c.ID)
+		assert.Equal(t, states.Open, c.Status)
+
+		got, err := s.GetCollection(ctx, org.ID, c.ID)
+		require.NoError(t, err)
+		assert.NotEqual(t, secret, *got.SealedCallbackSecret, "the callback secret is sealed")
+		require.NoError(t, s.RevealCollectionCallbackSecret(got))
+		assert.Equal(t, secret, *got.CallbackSecret)
+		assert.Equal(t, qs, got.Questions.V)
+		_, err = s.GetCollection(ctx, other.ID, c.ID)
+		assert.True(t, apperr.Is(err, apperr.NotFound), "another organisation's collection: %v", err)
+
+		waiting, err := s.OpenCollectionsFor(ctx, org.ID, "mem_a", 10)
+		require.NoError(t, err)
+		require.Len(t, waiting, 1)
+
+		require.NoError(t, s.SaveDraft(ctx, c.ID, "mem_a", json.RawMessage(`{"q1":1}`)))
+		require.NoError(t, s.SaveDraft(ctx, c.ID, "mem_a", json.RawMessage(`{"q1":2}`)))
+		d, err := s.Draft(ctx, c.ID, "mem_a")
+		require.NoError(t, err)
+		assert.JSONEq(t, `{"q1":2}`, string(d.Answers), "a draft is replaced, not added")
+		d, err = s.Draft(ctx, c.ID, "mem_b")
+		require.NoError(t, err)
+		assert.Nil(t, d, "drafts are per person")
+
+		reply := func(seq int) models.CollectionChange {
+			return models.CollectionChange{OrganizationID: org.ID, ID: c.ID, Seq: seq,
+				Apply: func(rec *models.Collection) (models.AuditEntry, error) {
+					rec.Replies.V = append(rec.Replies.V, models.Reply{RespondentID: "mem_a", SubmittedAt: models.Now(),
+						Answers: map[string]json.RawMessage{"q1": json.RawMessage(`12345678901234567890`)}})
+					rec.ResponsesSoFar = len(rec.Replies.V)
+					return models.AuditEntry{Action: "replied", ActorID: "mem_a", At: models.Now()}, nil
+				}}
+		}
+		_, err = s.ApplyCollectionChange(ctx, reply(1))
+		require.NoError(t, err)
+		_, err = s.ApplyCollectionChange(ctx, reply(1))
+		require.NoError(t, err, "a retried transition changes nothing")
+		got, err = s.GetCollection(ctx, org.ID, c.ID)
+		require.NoError(t, err)
+		require.Len(t, got.Replies.V, 1)
+		assert.Equal(t, "12345678901234567890", string(got.Replies.V[0].Answers["q1"]))
+		d, err = s.Draft(ctx, c.ID, "mem_a")
+		require.NoError(t, err)
+		assert.Nil(t, d, "a submitted reply's draft goes")
+		waiting, err = s.OpenCollectionsFor(ctx, org.ID, "mem_a", 10)
+		require.NoError(t, err)
+		assert.Empty(t, waiting, "who replied has nothing waiting")
+
+		_, err = s.ApplyCollectionChange(ctx, models.CollectionChange{OrganizationID: org.ID, ID: c.ID, Seq: 2,
+			Apply: func(rec *models.Collection) (models.AuditEntry, error) {
+				rec.Status = states.Complete
+				return models.AuditEntry{Action: "replied", At: models.Now()}, nil
+			},
+			Event:     "collection.completed",
+			EventData: func(rec *models.Collection) ([]byte, error) { return json.Marshal(map[string]string{"id": rec.ID}) },
+		})
+		require.NoError(t, err)
+		var events []models.Event
+		require.NoError(t, db.Where("subject_id = ?", c.ID).Find(&events).Error)
+		require.Len(t, events, 1)
+		assert.Equal(t, "collection", events[0].SubjectType)
+		var audit int64
+		require.NoError(t, db.Model(&models.AuditEntry{}).Where("subject_id = ?", c.ID).Count(&audit).Error)
+		assert.Equal(t, int64(2), audit)
+		st, err := s.CollectionStatuses(ctx, []string{c.ID, "col_missing"})
+		require.NoError(t, err)
+		assert.Equal(t, map[string]string{c.ID: states.Complete}, st)
+	})
+}
