@@ -25,6 +25,24 @@ type Reply struct {
 	Answers         map[string]json.RawMessage `json:"answers"`
 }
 
+// PersonRef names a person asked, as they were when asked.
+type PersonRef struct {
+	ID    string `json:"id"`
+	Name  string `json:"name"`
+	Email string `json:"email"`
+	// Kind is "member" or "guest".
+	Kind string `json:"kind"`
+}
+
+// Ref names p as asked now.
+func (p *Person) Ref() PersonRef {
+	kind := "member"
+	if p.Guest != nil {
+		kind = "guest"
+	}
+	return PersonRef{ID: p.ID(), Name: p.DisplayName(), Email: p.Email(), Kind: kind}
+}
+
 // Collection is a request for information. The API writes it at creation;
 // after that only its workflow changes it, through PersistCollection.
 // Drafts are not part of it (CollectionDraft).
@@ -36,12 +54,14 @@ type Collection struct {
 	Description    string                     `gorm:"type:text;not null"`
 	Questions      JSON[[]questions.Question] `gorm:"type:text;not null"`
 	// Respondents are the entries as the agent sent them; RespondentIDs
-	// the people they were resolved to at creation.
-	Respondents          StringList    `gorm:"type:text;not null"`
-	RespondentIDs        StringList    `gorm:"type:text;not null"`
-	RequiredResponses    int           `gorm:"not null"`
-	ResponsesSoFar       int           `gorm:"not null"`
-	Replies              JSON[[]Reply] `gorm:"type:text;not null"`
+	// the people they were resolved to at creation, and Asked those
+	// people as they were then.
+	Respondents          StringList        `gorm:"type:text;not null"`
+	RespondentIDs        StringList        `gorm:"type:text;not null"`
+	Asked                JSON[[]PersonRef] `gorm:"type:text;not null"`
+	RequiredResponses    int               `gorm:"not null"`
+	ResponsesSoFar       int               `gorm:"not null"`
+	Replies              JSON[[]Reply]     `gorm:"type:text;not null"`
 	DueAt                *time.Time
 	ExpiresAt            time.Time `gorm:"not null"`
 	ExternalID           *string   `gorm:"size:255;index:idx_collections_org_external,priority:2"`
@@ -91,6 +111,9 @@ func (s *Store) CreateCollection(ctx context.Context, c *Collection, claim *Clai
 	c.UpdatedAt = c.CreatedAt
 	if c.Replies.V == nil {
 		c.Replies.V = []Reply{}
+	}
+	if c.Asked.V == nil {
+		c.Asked.V = []PersonRef{}
 	}
 	c.SealedCallbackSecret = s.sealCallbackSecret(c.CallbackSecret)
 	return createRequest(s, ctx, c, claim, func(tx *gorm.DB) error {

@@ -96,7 +96,7 @@ type draft struct {
 func (n *Notifier) approverMessage(ctx context.Context, a *models.Approval, p *models.Person) (draft, error) {
 	data := approverMail{Name: p.DisplayName(), Organization: p.Organization.Name, Guest: p.Guest != nil,
 		Title: a.Title, Description: shorten(a.Description, descriptionLimit), Risk: a.Risk, RequestedBy: a.RequestedBy,
-		Expires: a.ExpiresAt.UTC().Format("2 Jan 2006, 15:04 UTC"), Concerns: len(a.Concerns.V) > 0,
+		Expires: mailTime(a.ExpiresAt), Concerns: len(a.Concerns.V) > 0,
 		PageURL: wire.ApprovalURL(n.BaseURL, a.ID)}
 	var d draft
 	if models.SignInFree(a.Risk) {
@@ -209,6 +209,9 @@ func render(name, to, subject string, data any) (mail.Message, error) {
 	}
 	return mail.Message{To: []string{to}, Subject: oneLine(subject), Text: text.String(), HTML: html.String()}, nil
 }
+
+// mailTime is how emails show a time.
+func mailTime(t time.Time) string { return t.UTC().Format("2 Jan 2006, 15:04 UTC") }
 
 // oneLine folds a subject made from a request's title onto one line.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

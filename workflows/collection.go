@@ -139,7 +139,7 @@ func (c *collection) submitReply(ctx workflow.Context, req SubmitReplyRequest) (
 		}
 		answers, _ := checkAnswers(c.in.Questions, req.Answers)
 		c.state.Replies = append(c.state.Replies, Reply{RespondentID: req.RespondentID, RespondentName: req.RespondentName,
-			SubmittedAt: workflow.Now(ctx).UTC(), Answers: answers})
+			RespondentEmail: req.RespondentEmail, SubmittedAt: workflow.Now(ctx).UTC(), Answers: answers})
 		c.state.ResponsesSoFar = len(c.state.Replies)
 		t := CollectionTransition{Action: ActionReplied, ActorID: req.RespondentID, ActorName: req.RespondentName}
 		if c.state.ResponsesSoFar >= c.in.RequiredResponses {

@@ -28,16 +28,18 @@ type CollectionInput struct {
 // SubmitReplyRequest is one respondent's submitted answers, keyed by
 // question id, as raw JSON. Drafts never reach the workflow.
 type SubmitReplyRequest struct {
-	RespondentID   string
-	RespondentName string
-	Answers        map[string]json.RawMessage
+	RespondentID    string
+	RespondentName  string
+	RespondentEmail string
+	Answers         map[string]json.RawMessage
 }
 
 // Reply is one submitted reply.
 type Reply struct {
-	RespondentID   string
-	RespondentName string
-	SubmittedAt    time.Time
+	RespondentID    string
+	RespondentName  string
+	RespondentEmail string
+	SubmittedAt     time.Time
 	// Answers are typed as their questions ask (questions.Check).
 	Answers map[string]json.RawMessage
 }

@@ -16,3 +16,10 @@ const DecisionLinkPage = "/approvals/:id/link/:token"
 
 // DecisionLink is the path of the decision link token for approval id.
 func DecisionLink(id, token string) string { return Approval(id) + "/link/" + token }
+
+// CollectionPage is the route of a request for information's page, where
+// respondents answer; Collection builds its path.
+const CollectionPage = "/collections/:id"
+
+// Collection is the path of collection id's page.
+func Collection(id string) string { return "/collections/" + id }
