@@ -55,9 +55,12 @@ type Delivery struct {
 
 // DeliveryAttempt is one try: when, the answer and how long it took.
 type DeliveryAttempt struct {
-	ID         uint      `gorm:"primaryKey"`
-	DeliveryID string    `gorm:"size:40;not null;index"`
-	Attempt    int       `gorm:"not null"`
+	ID         uint   `gorm:"primaryKey"`
+	DeliveryID string `gorm:"size:40;not null;index"`
+	Attempt    int    `gorm:"not null"`
+	// Send is the delivery's Sends when the attempt was made: 0 for the
+	// first send, n for the nth time an administrator sent it again.
+	Send       int       `gorm:"not null;default:0"`
 	At         time.Time `gorm:"not null"`
 	StatusCode int       `gorm:"not null"`
 	LatencyMS  int64     `gorm:"not null"`
@@ -245,7 +248,7 @@ type AttemptResult struct {
 // SwitchOffAfter. A success resets the count.
 func (s *Store) RecordAttempt(ctx context.Context, d *Delivery, r AttemptResult) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Create(&DeliveryAttempt{DeliveryID: d.ID, Attempt: r.Attempt, At: r.At, StatusCode: r.StatusCode,
+		if err := tx.Create(&DeliveryAttempt{DeliveryID: d.ID, Attempt: r.Attempt, Send: d.Sends, At: r.At, StatusCode: r.StatusCode,
 			LatencyMS: r.Latency.Milliseconds(), Error: r.Err}).Error; err != nil {
 			return err
 		}

@@ -411,6 +411,21 @@ var migrations = []*gormigrate.Migration{
 			return tx.Migrator().DropTable("collection_drafts", "collection_respondents", "collections")
 		},
 	},
+	{
+		// Each attempt records which send it belongs to, so the delivery
+		// log shows a resend apart from the sends before it.
+		ID: "202611230004_delivery_attempt_send",
+		Migrate: func(tx *gorm.DB) error {
+			type DeliveryAttempt struct {
+				Send int `gorm:"not null;default:0"`
+			}
+			return tx.Migrator().AddColumn(&DeliveryAttempt{}, "Send")
+		},
+		Rollback: func(tx *gorm.DB) error {
+			type DeliveryAttempt struct{ Send int }
+			return tx.Migrator().DropColumn(&DeliveryAttempt{}, "Send")
+		},
+	},
 }
 
 // RequireMigrated fails when the database lacks a migration this binary

@@ -175,11 +175,17 @@ func (p *Pages) refusedBy(c *gin.Context, err error) (prob *formProblem, status 
 		p.Fail(c, err)
 		return nil, 0, false
 	}
-	msg := e.Message
-	if e.Field != "" && !strings.Contains(msg, e.Field) {
-		msg = e.Field + ": " + msg
+	return &formProblem{Field: e.Field, Message: pageMessage(e)}, e.Status(), true
+}
+
+// confirmed refuses a change that cannot be undone unless its form's
+// Confirm box was ticked (the admin-confirm part); what names the row's
+// kind, such as "key".
+func confirmed(c *gin.Context, what string) error {
+	if c.PostForm("confirm") == "yes" {
+		return nil
 	}
-	return &formProblem{Field: e.Field, Message: msg}, e.Status(), true
+	return apperr.Field(apperr.InvalidRequest, "confirm", "tick Confirm beside the %s first", what)
 }
 
 // pager links to the newest page and the next older one; the query keeps

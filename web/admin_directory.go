@@ -203,8 +203,8 @@ func (p *Pages) updateTeam(c *gin.Context) {
 
 // removeTeam removes a team once Confirm is ticked.
 func (p *Pages) removeTeam(c *gin.Context) {
-	var err error = apperr.Field(apperr.InvalidRequest, "confirm", "tick Confirm beside the team to remove it")
-	if c.PostForm("confirm") == "yes" {
+	err := confirmed(c, "team")
+	if err == nil {
 		err = p.admin.DeleteTeam(c.Request.Context(), orgOf(c), c.Param("id"))
 	}
 	if err != nil {

@@ -47,7 +47,7 @@ func TestAdminRemovesAGuest(t *testing.T) {
 		// guest is not found.
 		r := b.post("/admin/guests/"+guest.ID+"/remove", url.Values{"csrf": {csrf}})
 		assert.Equal(t, http.StatusBadRequest, r.status)
-		assert.Equal(t, "confirm: tick Confirm beside the guest to remove them", problemOf(t, r))
+		assert.Equal(t, "Tick Confirm beside the guest to remove them", problemOf(t, r))
 		assert.Equal(t, http.StatusNotFound, b.post("/admin/guests/"+foreign.ID+"/remove", url.Values{"csrf": {csrf}, "confirm": {"yes"}}).status)
 		require.Equal(t, http.StatusOK, g.get("/approvals/"+a.ID).status, "the guest is still in")
 

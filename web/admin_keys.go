@@ -71,7 +71,11 @@ func (p *Pages) createKey(c *gin.Context) {
 }
 
 func (p *Pages) revokeKey(c *gin.Context) {
-	if _, err := p.store.RevokeKey(c.Request.Context(), orgOf(c), c.Param("id")); err != nil {
+	err := confirmed(c, "key")
+	if err == nil {
+		_, err = p.store.RevokeKey(c.Request.Context(), orgOf(c), c.Param("id"))
+	}
+	if err != nil {
 		if prob, status, ok := p.refusedBy(c, err); ok {
 			p.showKeys(c, status, prob, keyForm{}, nil)
 		}

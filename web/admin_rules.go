@@ -89,7 +89,11 @@ func (p *Pages) setRuleEnabled(c *gin.Context) {
 }
 
 func (p *Pages) deleteRule(c *gin.Context) {
-	if err := p.store.DeleteRule(c.Request.Context(), orgOf(c), c.Param("id")); err != nil {
+	err := confirmed(c, "rule")
+	if err == nil {
+		err = p.store.DeleteRule(c.Request.Context(), orgOf(c), c.Param("id"))
+	}
+	if err != nil {
 		p.rulesRefused(c, err, ruleForm{Kind: rules.KindApproval})
 		return
 	}

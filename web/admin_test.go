@@ -168,7 +168,7 @@ func TestAdminManagesMembers(t *testing.T) {
 		// A bad address names the field and keeps what was typed.
 		r := b.post("/admin/members", url.Values{"csrf": {csrf}, "email": {"not-an-address"}, "name": {"Bob <Builder>"}, "role": {"member"}})
 		assert.Equal(t, http.StatusBadRequest, r.status)
-		assert.Equal(t, "email must be an email address", problemOf(t, r))
+		assert.Equal(t, "Email must be an email address", problemOf(t, r))
 		assert.Contains(t, r.body, `value="not-an-address" aria-invalid="true" aria-describedby="problem"`)
 		assert.Contains(t, r.body, `value="Bob &lt;Builder&gt;"`)
 
@@ -196,7 +196,7 @@ func TestAdminManagesMembers(t *testing.T) {
 		assert.Equal(t, models.RoleAdmin, got.Role)
 		r = b.post("/admin/members/"+bob.ID+"/role", url.Values{"csrf": {csrf}, "role": {"emperor"}})
 		assert.Equal(t, http.StatusBadRequest, r.status)
-		assert.Equal(t, "role must be one of: owner, admin, member", problemOf(t, r))
+		assert.Equal(t, "Role must be one of: owner, admin, member", problemOf(t, r))
 
 		// The last owner cannot be demoted or deactivated, and the page says why.
 		for _, form := range []url.Values{{"role": {"member"}}, {"active": {"false"}}} {
@@ -231,7 +231,7 @@ func TestAdminManagesMembers(t *testing.T) {
 		bcsrf := bb.signIn(s, "bob@example.com")
 		r = bb.post("/admin/members/"+bob.ID+"/role", url.Values{"csrf": {bcsrf}, "role": {"owner"}})
 		assert.Equal(t, http.StatusForbidden, r.status)
-		assert.Contains(t, problemOf(t, r), "only an owner")
+		assert.Contains(t, problemOf(t, r), "Only an owner")
 		r = bb.post("/admin/members/"+s.ada.ID+"/active", url.Values{"csrf": {bcsrf}, "active": {"false"}})
 		assert.Equal(t, http.StatusForbidden, r.status)
 		r = bb.post("/admin/members", url.Values{"csrf": {bcsrf}, "email": {"own@example.com"}, "role": {"owner"}})
@@ -260,7 +260,7 @@ func TestAdminTeamsAndGuests(t *testing.T) {
 
 		r := b.post("/admin/teams", url.Values{"csrf": {csrf}, "name": {"Finance"}, "kind": {"team"}, "members": {"ada@example.com, nobody@example.com"}})
 		assert.Equal(t, http.StatusBadRequest, r.status)
-		assert.Equal(t, "unknown members: nobody@example.com", problemOf(t, r))
+		assert.Equal(t, "Unknown members: nobody@example.com", problemOf(t, r))
 		assert.Contains(t, r.body, ">ada@example.com, nobody@example.com</textarea>")
 		r = b.post("/admin/teams", url.Values{"csrf": {csrf}, "name": {"Finance"}, "kind": {"team"}, "members": {"ada@example.com\nbob@example.com"}})
 		require.Equal(t, http.StatusSeeOther, r.status, r.body)
@@ -269,7 +269,7 @@ func TestAdminTeamsAndGuests(t *testing.T) {
 		assert.Contains(t, teams.body, "Ada Lovelace, bob")
 		r = b.post("/admin/teams", url.Values{"csrf": {csrf}, "name": {"Finance"}, "kind": {"group"}})
 		assert.Equal(t, http.StatusConflict, r.status)
-		assert.Contains(t, problemOf(t, r), `a team named "Finance" already exists`)
+		assert.Contains(t, problemOf(t, r), `A team named "Finance" already exists`)
 
 		r = b.post("/admin/guests", url.Values{"csrf": {csrf}, "email": {"gus@example.com"}, "name": {"Gus"}})
 		require.Equal(t, http.StatusSeeOther, r.status, r.body)
@@ -279,7 +279,7 @@ func TestAdminTeamsAndGuests(t *testing.T) {
 		assert.Equal(t, "/admin/guests?done=guest-existed", r.header.Get("Location"))
 		r = b.post("/admin/guests", url.Values{"csrf": {csrf}, "email": {"bob@example.com"}})
 		assert.Equal(t, http.StatusConflict, r.status)
-		assert.Equal(t, "email: bob@example.com is a member, not a guest", problemOf(t, r), "the message names the field")
+		assert.Equal(t, "Email: bob@example.com is a member, not a guest", problemOf(t, r), "the message names the field")
 	})
 }
 
@@ -298,11 +298,11 @@ func TestAdminKeysShowTheSecretOnce(t *testing.T) {
 		}
 		r := b.post("/admin/keys", url.Values{"csrf": {csrf}, "name": {"billing agent"}})
 		assert.Equal(t, http.StatusBadRequest, r.status)
-		assert.Equal(t, "scopes: an agent key needs at least one scope", problemOf(t, r))
+		assert.Equal(t, "Scopes: an agent key needs at least one scope", problemOf(t, r))
 		assert.Contains(t, r.body, `value="billing agent"`)
 		r = b.post("/admin/keys", url.Values{"csrf": {csrf}, "scopes": {scopes.ApprovalsRead}})
 		assert.Equal(t, http.StatusBadRequest, r.status)
-		assert.Equal(t, "name is required", problemOf(t, r))
+		assert.Equal(t, "Name is required", problemOf(t, r))
 		assert.Contains(t, r.body, `value="approvals:read" checked`, "ticked scopes stay ticked")
 
 		created := b.post("/admin/keys", url.Values{"csrf": {csrf}, "name": {"billing agent"}, "scopes": {scopes.ApprovalsRead, scopes.ApprovalsWrite}})
@@ -331,7 +331,7 @@ func TestAdminKeysShowTheSecretOnce(t *testing.T) {
 		}
 
 		// Revoking stops it at once.
-		r = b.post("/admin/keys/"+p.Key.ID+"/revoke", url.Values{"csrf": {csrf}})
+		r = b.post("/admin/keys/"+p.Key.ID+"/revoke", url.Values{"csrf": {csrf}, "confirm": {"yes"}})
 		require.Equal(t, http.StatusSeeOther, r.status, r.body)
 		assert.Contains(t, b.get(r.header.Get("Location")).body, "Revoked <time")
 		_, err = s.store.Authenticate(ctx, secret)
@@ -341,7 +341,7 @@ func TestAdminKeysShowTheSecretOnce(t *testing.T) {
 		other := s.otherOrg(t)
 		k, theirs, err := s.store.CreateKey(ctx, other.ID, "theirs", models.KeyAgent, []string{scopes.ApprovalsRead})
 		require.NoError(t, err)
-		r = b.post("/admin/keys/"+k.ID+"/revoke", url.Values{"csrf": {csrf}})
+		r = b.post("/admin/keys/"+k.ID+"/revoke", url.Values{"csrf": {csrf}, "confirm": {"yes"}})
 		assert.Equal(t, http.StatusNotFound, r.status)
 		_, err = s.store.Authenticate(ctx, theirs)
 		assert.NoError(t, err)
@@ -384,7 +384,7 @@ func TestAdminRulesAreCheckedLikeTheAPI(t *testing.T) {
 		status, want := apiError(t, s.store, adminKey, "/api/v1/admin/rules", `{"name":"big","kind":"approval","requiredApprovals":2,"condition":"request.risk =="}`)
 		require.Equal(t, http.StatusBadRequest, status)
 		require.Contains(t, want, "the condition does not compile")
-		assert.Equal(t, want, problemOf(t, r), "the page and the API refuse alike")
+		assert.Equal(t, "T"+want[1:], problemOf(t, r), "the page and the API refuse alike, the page with a capital")
 		assert.Contains(t, r.body, `>request.risk ==</textarea>`, "what was typed is kept")
 		assert.Contains(t, r.body, `id="condition" name="condition" rows="3" maxlength="4000" class="mono" aria-invalid="true"`)
 
@@ -392,12 +392,12 @@ func TestAdminRulesAreCheckedLikeTheAPI(t *testing.T) {
 			form url.Values
 			want string
 		}{
-			{url.Values{"name": {"a"}, "kind": {"approval"}}, "an approval rule needs requiredApprovals, from 2 to 20"},
+			{url.Values{"name": {"a"}, "kind": {"approval"}}, "An approval rule needs requiredApprovals, from 2 to 20"},
 			{url.Values{"name": {"a"}, "kind": {"approval"}, "requiredApprovals": {"1"}}, "requiredApprovals must be at least 2"},
 			{url.Values{"name": {"a"}, "kind": {"approval"}, "requiredApprovals": {"two"}}, "requiredApprovals must be a whole number"},
-			{url.Values{"name": {"a"}, "kind": {"ethics"}, "principle": {"privacy"}}, "an ethics rule needs the concern approvers read first"},
-			{url.Values{"name": {"a"}, "kind": {"restricted"}}, "a restricted-fields rule needs the fields it hides"},
-			{url.Values{"name": {"a"}, "kind": {"magic"}}, "kind must be one of: approval, ethics, restricted"},
+			{url.Values{"name": {"a"}, "kind": {"ethics"}, "principle": {"privacy"}}, "An ethics rule needs the concern approvers read first"},
+			{url.Values{"name": {"a"}, "kind": {"restricted"}}, "A restricted-fields rule needs the fields it hides"},
+			{url.Values{"name": {"a"}, "kind": {"magic"}}, "Kind must be one of: approval, ethics, restricted"},
 		} {
 			tc.form.Set("csrf", csrf)
 			r := b.post("/admin/rules", tc.form)
@@ -430,16 +430,16 @@ func TestAdminRulesAreCheckedLikeTheAPI(t *testing.T) {
 		enabled, err := s.store.EnabledRules(ctx, s.org.ID)
 		require.NoError(t, err)
 		assert.Len(t, enabled, 1)
-		r = b.post("/admin/rules/"+big.ID+"/delete", url.Values{"csrf": {csrf}})
+		r = b.post("/admin/rules/"+big.ID+"/delete", url.Values{"csrf": {csrf}, "confirm": {"yes"}})
 		require.Equal(t, http.StatusSeeOther, r.status, r.body)
 		assert.NotContains(t, b.get("/admin/rules").body, "big payments")
-		assert.Equal(t, http.StatusNotFound, b.post("/admin/rules/"+big.ID+"/delete", url.Values{"csrf": {csrf}}).status)
+		assert.Equal(t, http.StatusNotFound, b.post("/admin/rules/"+big.ID+"/delete", url.Values{"csrf": {csrf}, "confirm": {"yes"}}).status)
 
 		other := s.otherOrg(t)
 		theirs := &models.Rule{OrganizationID: other.ID, Name: "theirs", Kind: "restricted", Fields: models.StringList{"x"}, Enabled: true}
 		require.NoError(t, s.store.CreateRule(ctx, theirs))
 		assert.Equal(t, http.StatusNotFound, b.post("/admin/rules/"+theirs.ID+"/enabled", url.Values{"csrf": {csrf}, "enabled": {"false"}}).status)
-		assert.Equal(t, http.StatusNotFound, b.post("/admin/rules/"+theirs.ID+"/delete", url.Values{"csrf": {csrf}}).status)
+		assert.Equal(t, http.StatusNotFound, b.post("/admin/rules/"+theirs.ID+"/delete", url.Values{"csrf": {csrf}, "confirm": {"yes"}}).status)
 	})
 }
 
@@ -551,8 +551,8 @@ func TestAdminWebhookPages(t *testing.T) {
 
 		// Recover: the time is checked, then what failed since is queued.
 		for _, tc := range []struct{ since, want string }{
-			{"yesterday", "since must be a date and time in UTC, such as 2026-01-02T15:04"},
-			{time.Now().UTC().Add(time.Hour).Format("2006-01-02T15:04"), "since must not be in the future"},
+			{"yesterday", "Since must be a date and time in UTC, such as 2026-01-02T15:04"},
+			{time.Now().UTC().Add(time.Hour).Format("2006-01-02T15:04"), "Since must not be in the future"},
 		} {
 			r = b.post("/admin/webhooks/"+ep.ID+"/recover", url.Values{"csrf": {csrf}, "since": {tc.since}})
 			assert.Equal(t, http.StatusBadRequest, r.status, tc.since)
@@ -573,7 +573,7 @@ func TestAdminWebhookPages(t *testing.T) {
 		got, _ = s.store.GetWebhookEndpoint(ctx, s.org.ID, slack.ID)
 		assert.False(t, got.Enabled)
 		assert.Contains(t, b.get("/admin/webhooks/"+slack.ID).body, "Enable endpoint")
-		r = b.post("/admin/webhooks/"+slack.ID+"/delete", url.Values{"csrf": {csrf}})
+		r = b.post("/admin/webhooks/"+slack.ID+"/delete", url.Values{"csrf": {csrf}, "confirm": {"yes"}})
 		require.Equal(t, http.StatusSeeOther, r.status, r.body)
 		assert.Equal(t, http.StatusNotFound, b.get("/admin/webhooks/"+slack.ID).status)
 
@@ -588,7 +588,7 @@ func TestAdminWebhookPages(t *testing.T) {
 		assert.NotContains(t, r.body, "them.example")
 		assert.Equal(t, http.StatusNotFound, b.post("/admin/webhooks/"+theirs.ID+"/enabled", url.Values{"csrf": {csrf}, "enabled": {"true"}}).status)
 		assert.Equal(t, http.StatusNotFound, b.post("/admin/webhooks/"+theirs.ID+"/recover", url.Values{"csrf": {csrf}, "since": {since}}).status)
-		assert.Equal(t, http.StatusNotFound, b.post("/admin/webhooks/"+theirs.ID+"/delete", url.Values{"csrf": {csrf}}).status)
+		assert.Equal(t, http.StatusNotFound, b.post("/admin/webhooks/"+theirs.ID+"/delete", url.Values{"csrf": {csrf}, "confirm": {"yes"}}).status)
 		assert.Equal(t, http.StatusNotFound, b.post("/admin/deliveries/"+theirDelivery.ID+"/resend", url.Values{"csrf": {csrf}}).status)
 		got, err = s.store.GetWebhookEndpoint(ctx, other.ID, theirs.ID)
 		require.NoError(t, err)
@@ -666,7 +666,7 @@ func TestAdminAddsTestsAndRotatesWebhooks(t *testing.T) {
 			r := b.post("/admin/webhooks", tc.form)
 			assert.Equal(t, http.StatusBadRequest, r.status, tc.form)
 			msg := problemOf(t, r)
-			assert.True(t, strings.HasPrefix(msg, tc.field), "%q names %s", msg, tc.field)
+			assert.True(t, strings.HasPrefix(strings.ToLower(msg), tc.field), "%q names %s", msg, tc.field)
 			assert.Contains(t, r.body, `value="`+html.EscapeString(tc.form.Get("url"))+`"`, "the address typed stays")
 			assert.Empty(t, webhookSecret.FindAllString(r.body, -1))
 		}
@@ -752,7 +752,7 @@ func TestAdminAddsTestsAndRotatesWebhooks(t *testing.T) {
 		r = b.post("/admin/webhooks/"+ep.ID, url.Values{"csrf": {csrf}, "url": {"https://10.0.0.7/hook"}, "format": {"json"},
 			"events": {events.ApprovalExpired}})
 		assert.Equal(t, http.StatusBadRequest, r.status)
-		assert.True(t, strings.HasPrefix(problemOf(t, r), "url"), problemOf(t, r))
+		assert.True(t, strings.HasPrefix(problemOf(t, r), "URL"), problemOf(t, r))
 		assert.Contains(t, r.body, `value="approval.expired" checked`, "what was ticked stays ticked")
 		after, err = s.store.GetWebhookEndpoint(ctx, s.org.ID, ep.ID)
 		require.NoError(t, err)
@@ -764,7 +764,7 @@ func TestAdminAddsTestsAndRotatesWebhooks(t *testing.T) {
 		status, apiMsg := apiError(t, s.store, adminKey, "/api/v1/admin/webhooks", `{"url":"https://10.0.0.7/hook"}`)
 		assert.Equal(t, http.StatusBadRequest, status)
 		r = b.post("/admin/webhooks", url.Values{"csrf": {csrf}, "url": {"https://10.0.0.7/hook"}, "format": {"json"}})
-		assert.Equal(t, apiMsg, problemOf(t, r))
+		assert.Equal(t, "URL"+strings.TrimPrefix(apiMsg, "url"), problemOf(t, r), "the page refuses as the API does, the page with a capital")
 
 		// Another organisation's endpoint is not found, and not changed.
 		other := s.otherOrg(t)

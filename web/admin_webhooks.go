@@ -140,7 +140,7 @@ func (p *Pages) createWebhook(c *gin.Context) {
 type webhookPage struct {
 	adminBase
 	E          endpointView
-	Deliveries []models.DeliveryLog
+	Deliveries []deliveryView
 	Pager      pager
 	// Status filters the log; Statuses are the choices.
 	Status   string
@@ -201,14 +201,59 @@ func (p *Pages) showWebhook(c *gin.Context, id string, status int, seed webhookP
 			page.Notice = fmt.Sprintf("Queued %d failed or skipped %s to be sent again.", n, deliveries(n))
 		}
 	}
-	var next string
-	page.Deliveries, next, err = p.store.ListDeliveryLog(ctx, org, models.DeliveryFilter{EndpointID: ep.ID, Status: page.Status}, adminPage(c))
+	rows, next, err := p.store.ListDeliveryLog(ctx, org, models.DeliveryFilter{EndpointID: ep.ID, Status: page.Status}, adminPage(c))
 	if err != nil {
 		p.Fail(c, err)
 		return
 	}
+	for _, d := range rows {
+		page.Deliveries = append(page.Deliveries, newDeliveryView(d))
+	}
 	page.Pager = newPager(c, "/admin/webhooks/"+ep.ID, next)
 	p.Render(c, status, "admin_webhook", page)
+}
+
+// deliveryView is a delivery in the log, its attempts grouped by send: a
+// resend shows its own state and attempts apart from the sends before.
+type deliveryView struct {
+	models.DeliveryLog
+	SendList []sendView
+}
+
+// sendView is one send of a delivery: N is 0 for the first, n for the nth
+// time it was sent again.
+type sendView struct {
+	N        int
+	State    string
+	Attempts []models.DeliveryAttempt
+}
+
+func newDeliveryView(d models.DeliveryLog) deliveryView {
+	v := deliveryView{DeliveryLog: d, SendList: make([]sendView, d.Sends+1)}
+	for n := range v.SendList {
+		v.SendList[n].N = n
+	}
+	for _, a := range d.AttemptList {
+		if a.Send >= 0 && a.Send <= d.Sends {
+			v.SendList[a.Send].Attempts = append(v.SendList[a.Send].Attempts, a)
+		}
+	}
+	// The delivery's status is its latest send's; an earlier send ended as
+	// its last attempt did, or skipped if it made none.
+	for n := range v.SendList {
+		s := &v.SendList[n]
+		switch {
+		case n == d.Sends:
+			s.State = d.Status
+		case len(s.Attempts) == 0:
+			s.State = models.DeliverySkipped
+		case s.Attempts[len(s.Attempts)-1].Error == "":
+			s.State = models.DeliveryDelivered
+		default:
+			s.State = models.DeliveryFailed
+		}
+	}
+	return v
 }
 
 func deliveries(n int) string {
@@ -318,7 +363,11 @@ func parseSince(s string) (time.Time, error) {
 }
 
 func (p *Pages) deleteWebhook(c *gin.Context) {
-	if err := p.store.DeleteWebhookEndpoint(c.Request.Context(), orgOf(c), c.Param("id")); err != nil {
+	err := confirmed(c, "Delete endpoint button")
+	if err == nil {
+		err = p.store.DeleteWebhookEndpoint(c.Request.Context(), orgOf(c), c.Param("id"))
+	}
+	if err != nil {
 		p.webhookRefused(c, c.Param("id"), err, webhookPage{})
 		return
 	}

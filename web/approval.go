@@ -183,11 +183,7 @@ func (p *Pages) refused(c *gin.Context, err error, form typed, show shower) {
 		p.internalError(c, err)
 		return
 	}
-	msg := e.Message
-	if e.Field != "" && !strings.Contains(msg, e.Field) {
-		msg = e.Field + ": " + msg
-	}
-	show(c, e.Status(), msg, form)
+	show(c, e.Status(), pageMessage(e), form)
 }
 
 // corrections reads the editable fields among current from the form and

@@ -90,7 +90,7 @@ func TestApprovalPageDecides(t *testing.T) {
 		form := url.Values{"csrf": {page.csrf(t)}, "decision": {"approve"}, "field.amount": {"a lot"}, "note": {"checked"}, "submission": {"s1"}}
 		r = b.post("/approvals/"+a.ID+"/decision", form)
 		assert.Equal(t, http.StatusBadRequest, r.status)
-		assert.Contains(t, r.body, "amount: must be a number")
+		assert.Contains(t, r.body, "Amount: must be a number")
 		assert.Contains(t, r.body, ">checked</textarea>")
 
 		form.Set("field.amount", "100")

@@ -76,7 +76,7 @@ func (p *Pages) openLink(c *gin.Context) (opened *models.OpenedDecisionLink, end
 		return nil, "", false
 	case err != nil:
 		if e, isApp := apperr.As(err); isApp {
-			p.Render(c, e.Status(), "error", problem{Title: "This link cannot be used", Message: e.Message,
+			p.Render(c, e.Status(), "error", problem{Title: "This link cannot be used", Message: pageMessage(e),
 				Retry: "/signin", RetryLabel: "Sign in instead"})
 			return nil, "", false
 		}

@@ -9,3 +9,6 @@ import (
 // SignCSRF makes a pre-session CSRF token signed by p that expires at
 // expires, for tests of expiry.
 func SignCSRF(p *Pages, expires time.Time) string { return p.signCSRF(models.NewToken(), expires) }
+
+// PageMessage is how a page shows an error's message.
+var PageMessage = pageMessage

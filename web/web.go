@@ -278,9 +278,39 @@ func (p *Pages) Fail(c *gin.Context, err error) {
 		p.internalError(c, err)
 		return
 	}
-	p.Render(c, e.Status(), "error", problem{Title: http.StatusText(e.Status()), Message: e.Message})
+	page := problem{Title: http.StatusText(e.Status()), Message: pageMessage(e)}
+	if e.Code == apperr.NotFound {
+		page.Retry, page.RetryLabel = "/inbox", "Back to your inbox"
+	}
+	p.Render(c, e.Status(), "error", page)
 	c.Abort()
 }
+
+// pageMessage is e's message as a page shows it: naming the field it is
+// about, and starting with a capital letter unless it starts with a name
+// whose case matters (requiredApprovals, events[1], an email address). The
+// API keeps the message as it is.
+func pageMessage(e *apperr.Error) string {
+	msg := e.Message
+	if e.Field != "" && !strings.Contains(strings.ToLower(msg), strings.ToLower(e.Field)) {
+		msg = e.Field + ": " + msg
+	}
+	end := strings.IndexAny(msg, " :,;")
+	if end < 0 {
+		end = len(msg)
+	}
+	word := msg[:end]
+	if word == "" || strings.TrimFunc(word, func(r rune) bool { return r >= 'a' && r <= 'z' }) != "" {
+		return msg
+	}
+	if up, ok := initialisms[word]; ok {
+		return up + msg[end:]
+	}
+	return strings.ToUpper(word[:1]) + msg[1:]
+}
+
+// initialisms are the field names a sentence writes in capitals.
+var initialisms = map[string]string{"url": "URL", "id": "ID"}
 
 func (p *Pages) internalError(c *gin.Context, err error) {
 	p.log.ErrorContext(c.Request.Context(), "page failed", "method", c.Request.Method, "path", logging.RequestPath(c), "error", err)

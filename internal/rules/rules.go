@@ -19,8 +19,8 @@ const (
 	KindApproval = "approval"
 	// KindEthics raises a concern; approving then needs a written reason.
 	KindEthics = "ethics"
-	// KindRestricted hides fields from the sign-in-free page and the model
-	// screen.
+	// KindRestricted hides fields on the page an emailed link opens
+	// without signing in.
 	KindRestricted = "restricted"
 )
 
