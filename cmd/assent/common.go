@@ -253,7 +253,7 @@ func listen(cfg *config.Config) (net.Listener, string, error) {
 // bound: the address, why, and the setting that moves it.
 func cannotListen(addr, setting string, err error) error {
 	if errors.Is(err, syscall.EADDRINUSE) {
-		return fmt.Errorf("%s is already in use (by another assent, or another program); choose another port with %s", addr, setting)
+		return fmt.Errorf("%s is in use by another program (is assent already running?); choose another port with %s", addr, setting)
 	}
 	return fmt.Errorf("cannot listen on %s (%v); choose another address with %s", addr, err, setting)
 }
