@@ -66,6 +66,9 @@ type signInPage struct {
 	SignedOut bool
 	// OIDCLabel is the single sign-on button's text; empty hides it.
 	OIDCLabel string
+	// DemoPeople are the addresses `assent dev` made, each a link that
+	// fills the form; nil outside dev.
+	DemoPeople []string
 }
 
 func (p *Pages) signInForm(c *gin.Context) {
@@ -74,13 +77,17 @@ func (p *Pages) signInForm(c *gin.Context) {
 		c.Redirect(http.StatusFound, next)
 		return
 	}
-	p.showSignIn(c, http.StatusOK, signInPage{Next: next, SignedOut: c.Query("signedout") == "1"})
+	// ?email= fills the form, for the demo people's links.
+	p.showSignIn(c, http.StatusOK, signInPage{Email: c.Query("email"), Next: next, SignedOut: c.Query("signedout") == "1"})
 }
 
 // showSignIn renders the sign-in form, with the single sign-on button
 // when it is configured.
 func (p *Pages) showSignIn(c *gin.Context, status int, page signInPage) {
 	page.OIDCLabel = p.oidcLabel()
+	if p.dev != nil {
+		page.DemoPeople = p.dev.People
+	}
 	p.Render(c, status, "signin", page)
 }
 
@@ -112,10 +119,16 @@ func (p *Pages) sendSignInLink(c *gin.Context) {
 		return
 	}
 	p.mailLinks(c.Request.Context(), email, next)
+	var mailbox string
+	if p.dev != nil {
+		mailbox = p.dev.Mailbox
+	}
 	p.Render(c, http.StatusOK, "signin_sent", struct {
 		Email   string
 		Minutes int
-	}{email, linkMinutes})
+		// Mailbox is the dev mailbox's path; empty outside dev.
+		Mailbox string
+	}{email, linkMinutes, mailbox})
 }
 
 func validEmail(email string) bool {

@@ -65,6 +65,17 @@ type Deps struct {
 	// random key per process: tokens then hold only in this process, so
 	// instances that share visitors need the same key.
 	SigningKey []byte
+	// Dev, set by `assent dev` only, points a newcomer at what dev has
+	// instead of real email and real people.
+	Dev *DevSettings
+}
+
+// DevSettings are what the pages show only in `assent dev`.
+type DevSettings struct {
+	// Mailbox is the dev mailbox's path, linked from "check your email".
+	Mailbox string
+	// People are the demo people's addresses, offered on the sign-in page.
+	People []string
 }
 
 // signingKeySize is the size of Deps.SigningKey: HMAC-SHA256's full
@@ -95,6 +106,8 @@ type Pages struct {
 	admin    *admin.Service
 	// codec is the Temporal UI's codec endpoint, nil when not served.
 	codec *CodecSettings
+	// dev is nil outside `assent dev`.
+	dev *DevSettings
 }
 
 // View is what every page template sees: the layout reads Person and CSRF,
@@ -142,6 +155,7 @@ func New(d Deps) *Pages {
 	p.signingKey = signingKey(d.SigningKey)
 	p.oidc = newOIDC(d.OIDC, p.baseURL)
 	p.codec = d.Codec
+	p.dev = d.Dev
 	p.signIns = ratelimit.New(signInEvery, signInBurst)
 	if p.approvals == nil {
 		p.approvals = approvals.New(approvals.Deps{Store: d.Store, Logger: log})

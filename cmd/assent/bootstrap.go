@@ -66,9 +66,14 @@ func loadBootstrap(dataDir string) (*bootstrap, error) {
 // ensureBootstrap returns the existing bootstrap or creates the demo
 // organisation through the admin service, as `assent admin` would. The
 // file is written last, so an interrupted first start simply runs again.
+// Its baseUrl follows the address this start listens on.
 func ensureBootstrap(ctx context.Context, s *models.Store, a *admin.Service, dataDir, baseURL string) (b *bootstrap, created bool, err error) {
 	if b, err := loadBootstrap(dataDir); err == nil {
-		return b, false, nil
+		if b.BaseURL == baseURL {
+			return b, false, nil
+		}
+		b.BaseURL = baseURL
+		return b, false, writeBootstrap(dataDir, b)
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, false, err
 	}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"syscall"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -163,12 +164,12 @@ func (r *resources) services(log *slog.Logger, baseURL string, policy *netguard.
 }
 
 // handler is the API and the pages over svc. mount adds the dev-only
-// routes.
-func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string, svc *services, mount func(*gin.Engine)) (http.Handler, *web.Pages) {
+// routes and dev what the pages show of them (both nil outside dev).
+func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string, svc *services, mount func(*gin.Engine), dev *web.DevSettings) (http.Handler, *web.Pages) {
 	pages := web.New(web.Deps{Store: r.store, Mailer: r.mailer, BaseURL: baseURL, Logger: log, OIDC: oidcSettings(cfg),
 		Approvals: svc.approvals, Webhooks: svc.webhooks, Admin: svc.admin, SigningKey: r.secrets.Derive("web-signing"),
 		Codec: &web.CodecSettings{Decode: converter.NewPayloadCodecHTTPHandler(payloadcodec.AcceptingPlain(r.secrets)),
-			UIOrigin: cfg.TemporalUIURL, Operators: cfg.Operators}})
+			UIOrigin: cfg.TemporalUIURL, Operators: cfg.Operators}, Dev: dev})
 	h := api.New(api.Deps{Store: r.store, Temporal: r.temporal, Logger: log, BaseURL: baseURL, TrustedProxies: cfg.TrustedProxies,
 		Approvals: svc.approvals, Webhooks: svc.webhooks, Admin: svc.admin,
 		Mount: func(e *gin.Engine) {
@@ -239,13 +240,22 @@ func runBackground(ctx context.Context, g *errgroup.Group, log *slog.Logger, sto
 func listen(cfg *config.Config) (net.Listener, string, error) {
 	l, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
-		return nil, "", err
+		return nil, "", cannotListen(cfg.HTTPAddr, "ASSENT_HTTP_ADDR or --http-addr", err)
 	}
 	base := cfg.PublicBaseURL()
 	if base == "" {
 		base = "http://" + l.Addr().String()
 	}
 	return l, base, nil
+}
+
+// cannotListen is the one line a person reads when a port cannot be
+// bound: the address, why, and the setting that moves it.
+func cannotListen(addr, setting string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%s is in use by another program (is assent already running?); choose another port with %s", addr, setting)
+	}
+	return fmt.Errorf("cannot listen on %s (%v); choose another address with %s", addr, err, setting)
 }
 
 // serveHTTP serves h on l until ctx ends, then drains for up to 10 s.

@@ -11,7 +11,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/assent-hq/assent/internal/config"
-	"github.com/assent-hq/assent/internal/devtemporal"
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/requests"
@@ -39,7 +38,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// demo owner unless other operators are named.
 	opts := embeddedTemporal(cfg, log)
 	opts.CodecEndpoint = baseURL + web.CodecPath
-	temporal, err := devtemporal.Start(ctx, opts)
+	temporal, err := startTemporal(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -71,10 +70,10 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	handler, pages := r.handler(cfg, log, baseURL, svc, func(e *gin.Engine) {
 		h := gin.WrapH(mailbox.Handler())
-		e.GET("/dev/mail", h)
-		e.GET("/dev/mail.json", h)
-		e.GET("/dev/mail/:id", h)
-	})
+		e.GET(devMailPath, h)
+		e.GET(devMailPath+".json", h)
+		e.GET(devMailPath+"/:id", h)
+	}, &web.DevSettings{Mailbox: devMailPath, People: demoEmails()})
 
 	w := worker.New(r.temporal, worker.Deps{Store: r.store, BaseURL: baseURL, Logger: log, NetPolicy: policy, Mailer: mailbox})
 	if err := w.Start(); err != nil {
@@ -82,7 +81,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	defer w.Stop()
 
-	printBanner(stdout, cfg.DataDir, baseURL, temporal.UIAddress(), boot, created)
+	printBanner(stdout, cfg, baseURL, temporal.UIAddress(), boot, created)
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
@@ -97,7 +96,19 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return g.Wait()
 }
 
-func printBanner(w io.Writer, dataDir, baseURL, uiAddr string, b *bootstrap, created bool) {
+// devMailPath is where the dev mailbox shows the email dev sends.
+const devMailPath = "/dev/mail"
+
+// demoEmails are the demo people's addresses, for the sign-in page.
+func demoEmails() []string {
+	emails := make([]string, len(demoMembers))
+	for i, m := range demoMembers {
+		emails[i] = m.Email
+	}
+	return emails
+}
+
+func printBanner(w io.Writer, cfg *config.Config, baseURL, uiAddr string, b *bootstrap, created bool) {
 	state := "Restarted with the existing data"
 	if created {
 		state = "Created the demo organisation"
@@ -106,19 +117,30 @@ func printBanner(w io.Writer, dataDir, baseURL, uiAddr string, b *bootstrap, cre
 	if uiAddr != "" {
 		ui = "http://" + uiAddr
 	}
+	loopback := "off: receivers on this machine are refused; ASSENT_DEV_ALLOW_LOOPBACK=1 admits them"
+	if cfg.DevAllowLoopback {
+		loopback = "on: webhooks and callbacks may go to this machine (ASSENT_DEV_ALLOW_LOOPBACK=1)"
+	}
+	retries := "off: a failed delivery waits 1, 4, 16, 64 minutes, as in production; ASSENT_DEV_RETRY_UNIT=1s makes those seconds"
+	if cfg.DevRetryUnit > 0 {
+		retries = fmt.Sprintf("on: a failed delivery waits 1, 4, 16, 64 times %s (ASSENT_DEV_RETRY_UNIT=%s)", cfg.DevRetryUnit, cfg.DevRetryUnit)
+	}
 	fmt.Fprintf(w, `
 Assent is running (dev). %s in %s.
 
-  API and pages   %s
-  Sign in         %s/signin
-  Temporal UI     %s
-  Dev mailbox     %s/dev/mail
-  Agent key       %s
+  API and pages       %s
+  Sign in             %s/signin
+  Temporal UI         %s
+  Dev mailbox         %s%s
+  Agent key           %s
+  Loopback receivers  %s
+  Short retries       %s
 
   Try it:   curl -H "Authorization: Bearer %s" %s/api/v1/me
 
   Sign in as one of the demo people (owner@example.com, admin@example.com, mia@example.com, …);
   the sign-in link lands in the dev mailbox. Their member tokens are in %s.
 
-`, state, dataDir, baseURL, baseURL, ui, baseURL, b.AgentKey, b.AgentKey, baseURL, filepath.Join(dataDir, bootstrapFile))
+`, state, cfg.DataDir, baseURL, baseURL, ui, baseURL, devMailPath, b.AgentKey, loopback, retries, b.AgentKey, baseURL,
+		filepath.Join(cfg.DataDir, bootstrapFile))
 }

@@ -102,6 +102,8 @@ func TestDevBootstrapsOnceAndRestarts(t *testing.T) {
 	assert.Equal(t, apiURL, boot.BaseURL)
 	assert.Contains(t, banner, boot.AgentKey)
 	assert.Contains(t, banner, "Created the demo organisation")
+	assert.Regexp(t, `Loopback receivers\s+off: `, banner)
+	assert.Regexp(t, `Short retries\s+off: `, banner)
 	require.Len(t, boot.Members, 5)
 	roles := map[string]int{}
 	for _, m := range boot.Members {
@@ -138,13 +140,17 @@ func TestDevBootstrapsOnceAndRestarts(t *testing.T) {
 
 	stop()
 
-	// A restart keeps the data and does not bootstrap again.
+	// A restart keeps the data and does not bootstrap again; it listens on
+	// another port, which bootstrap.json follows.
 	apiURL2, _, banner2, stop2 := startDev(t, dataDir)
 	defer stop2()
 	assert.Contains(t, banner2, "Restarted with the existing data")
 	boot2, err := loadBootstrap(dataDir)
 	require.NoError(t, err)
 	assert.Equal(t, boot.OrganizationID, boot2.OrganizationID)
+	require.NotEqual(t, apiURL, apiURL2)
+	assert.Equal(t, apiURL2, boot2.BaseURL)
+	assert.Equal(t, boot.AgentKey, boot2.AgentKey)
 	require.Equal(t, 200, getJSON(t, apiURL2+"/api/v1/me", boot.AgentKey, &me))
 	assert.Equal(t, boot.OrganizationID, me.Organization.ID)
 	var members struct{ Data []any }

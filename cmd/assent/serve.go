@@ -14,17 +14,19 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Listen first, so a taken port is the first and only thing reported.
+	l, baseURL, err := listen(cfg)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
 	r, err := open(ctx, cfg, log, needs{temporal: true, mailer: true})
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	l, baseURL, err := listen(cfg)
-	if err != nil {
-		return err
-	}
 	log.Info("serving", "address", l.Addr().String(), "baseUrl", baseURL)
-	handler, pages := r.handler(cfg, log, baseURL, r.services(log, baseURL, nil), nil)
+	handler, pages := r.handler(cfg, log, baseURL, r.services(log, baseURL, nil), nil, nil)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		err := serveHTTP(gctx, l, handler, log)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -22,7 +23,7 @@ func runTemporal(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return err
 	}
-	srv, err := devtemporal.Start(ctx, embeddedTemporal(cfg, log))
+	srv, err := startTemporal(ctx, embeddedTemporal(cfg, log))
 	if err != nil {
 		return err
 	}
@@ -43,4 +44,18 @@ func embeddedTemporal(cfg *config.Config, log *slog.Logger) devtemporal.Options 
 		Namespace:    cfg.TemporalNamespace,
 		Logger:       log,
 	}
+}
+
+// startTemporal starts the embedded server; a port it cannot bind is
+// reported with the setting that moves it.
+func startTemporal(ctx context.Context, o devtemporal.Options) (*devtemporal.Server, error) {
+	srv, err := devtemporal.Start(ctx, o)
+	if pe, ok := errors.AsType[*devtemporal.PortError](err); ok {
+		setting := "ASSENT_TEMPORAL_PORT or --temporal-port"
+		if pe.Port == devtemporal.UIPort {
+			setting = "ASSENT_TEMPORAL_UI_PORT or --temporal-ui-port"
+		}
+		return nil, cannotListen(pe.Addr, setting, pe.Err)
+	}
+	return srv, err
 }

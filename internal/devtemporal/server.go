@@ -55,6 +55,7 @@ type Options struct {
 // Server is a running embedded Temporal server.
 type Server struct {
 	server       temporal.Server
+	log          *logging.ServerLogger
 	ui           *uiserver.Server
 	frontendAddr string
 	uiAddr       string
@@ -72,11 +73,18 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	// Both fixed ports are checked before anything starts: a server started
+	// and stopped again would bury the one line that matters in warnings.
 	var err error
-	if o.FrontendPort, err = portOrFree(o.IP, o.FrontendPort); err != nil {
-		return nil, fmt.Errorf("frontend port: %w", err)
+	if o.FrontendPort, err = portOrFree(o.IP, o.FrontendPort, FrontendPort); err != nil {
+		return nil, err
 	}
-	httpPort, err := portOrFree(o.IP, 0)
+	if o.UIPort >= 0 {
+		if o.UIPort, err = portOrFree(o.IP, o.UIPort, UIPort); err != nil {
+			return nil, err
+		}
+	}
+	httpPort, err := freeport.Pick(o.IP)
 	if err != nil {
 		return nil, err
 	}
@@ -98,17 +106,14 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		// Newly added search attributes must be usable at once.
 		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): true,
 	}
-	srv, err := newServer(conf, hosts, o.Logger, dyn)
+	log := logging.Server(o.Logger, slog.LevelWarn)
+	srv, err := newServer(conf, hosts, log, dyn)
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{server: srv, frontendAddr: net.JoinHostPort(o.IP, strconv.Itoa(o.FrontendPort))}
+	s := &Server{server: srv, log: log, frontendAddr: net.JoinHostPort(o.IP, strconv.Itoa(o.FrontendPort))}
 
 	if o.UIPort >= 0 {
-		if o.UIPort, err = portOrFree(o.IP, o.UIPort); err != nil {
-			s.Stop()
-			return nil, fmt.Errorf("ui port: %w", err)
-		}
 		s.uiAddr = net.JoinHostPort(o.IP, strconv.Itoa(o.UIPort))
 		s.ui = uiserver.NewServer(uiserveroptions.WithConfigProvider(&uiconfig.Config{
 			Host:                o.IP,
@@ -137,7 +142,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 // newServer builds and starts the server. The server's constructor logs
 // fatal errors (a port it cannot bind, say) by panicking; that becomes an
 // error here so `assent dev` can say what went wrong and exit cleanly.
-func newServer(conf *config.Config, hosts map[primitives.ServiceName]static.Hosts, log *slog.Logger, dyn dynamicconfig.StaticClient) (srv temporal.Server, err error) {
+func newServer(conf *config.Config, hosts map[primitives.ServiceName]static.Hosts, log *logging.ServerLogger, dyn dynamicconfig.StaticClient) (srv temporal.Server, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("start temporal server: %v", r)
@@ -147,7 +152,7 @@ func newServer(conf *config.Config, hosts map[primitives.ServiceName]static.Host
 		temporal.WithConfig(conf),
 		temporal.ForServices(temporal.DefaultServices),
 		temporal.WithStaticHosts(hosts),
-		temporal.WithLogger(logging.Server(log, slog.LevelWarn)),
+		temporal.WithLogger(log),
 		temporal.WithDynamicConfigClient(dyn),
 	)
 	if err != nil {
@@ -165,8 +170,9 @@ func (s *Server) FrontendAddress() string { return s.frontendAddr }
 // UIAddress is host:port of the Web UI, empty when disabled.
 func (s *Server) UIAddress() string { return s.uiAddr }
 
-// Stop shuts the UI and the server down.
+// Stop shuts the UI and the server down, quietly: see ServerLogger.Stopping.
 func (s *Server) Stop() {
+	s.log.Stopping()
 	if s.ui != nil {
 		s.ui.Stop()
 	}
@@ -227,7 +233,8 @@ func serverConfig(o Options, httpPort int, sqlConf *config.SQL) (*config.Config,
 				InitialFailoverVersion: 1,
 				RPCAddress:             frontend,
 				HTTPAddress:            net.JoinHostPort(o.IP, strconv.Itoa(httpPort)),
-				ClusterID:              "assent-dev",
+				// No ClusterID: the server makes one (a UUID) on first
+				// start and warns about any other.
 			},
 		},
 	}
@@ -240,7 +247,7 @@ func serverConfig(o Options, httpPort int, sqlConf *config.SQL) (*config.Config,
 			svc.RPC.GRPCPort = o.FrontendPort
 			svc.RPC.HTTPPort = httpPort
 		} else {
-			p, err := portOrFree(o.IP, 0)
+			p, err := freeport.Pick(o.IP)
 			if err != nil {
 				return nil, err
 			}
@@ -256,15 +263,43 @@ func serverConfig(o Options, httpPort int, sqlConf *config.SQL) (*config.Config,
 	return conf, nil
 }
 
+// Port names one of Options' ports, for a PortError.
+type Port int
+
+const (
+	FrontendPort Port = iota
+	UIPort
+)
+
+func (p Port) String() string {
+	if p == UIPort {
+		return "UI port"
+	}
+	return "frontend port"
+}
+
+// PortError is a fixed port that cannot be bound; Port says which, so
+// the caller can name the setting that moves it.
+type PortError struct {
+	Port Port
+	Addr string
+	Err  error
+}
+
+func (e *PortError) Error() string { return fmt.Sprintf("temporal %s %s: %v", e.Port, e.Addr, e.Err) }
+func (e *PortError) Unwrap() error { return e.Err }
+
 // portOrFree returns port, or a free one when port is 0. A fixed port is
-// checked first, because the UI server exits the process when it cannot bind.
-func portOrFree(ip string, port int) (int, error) {
+// checked by binding it: the UI server exits the process when it cannot
+// bind, and the Temporal server only fails after starting its services.
+func portOrFree(ip string, port int, which Port) (int, error) {
 	if port == 0 {
 		return freeport.Pick(ip)
 	}
-	l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
+	addr := net.JoinHostPort(ip, strconv.Itoa(port))
+	l, err := net.Listen("tcp", addr)
 	if err != nil {
-		return 0, err
+		return 0, &PortError{Port: which, Addr: addr, Err: err}
 	}
 	defer l.Close()
 	return port, nil

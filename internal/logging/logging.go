@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 
 	"github.com/gin-gonic/gin"
 	sdklog "go.temporal.io/sdk/log"
@@ -43,29 +44,40 @@ func SDK(l *slog.Logger) sdklog.Logger {
 
 // Server adapts l for the embedded Temporal server. The server is chatty, so
 // records below minLevel are dropped.
-func Server(l *slog.Logger, minLevel slog.Level) serverlog.Logger {
-	return serverLogger{log: l.With("component", "temporal-server"), min: minLevel}
+func Server(l *slog.Logger, minLevel slog.Level) *ServerLogger {
+	return &ServerLogger{log: l.With("component", "temporal-server"), min: minLevel}
 }
 
-type serverLogger struct {
-	log *slog.Logger
-	min slog.Level
+// ServerLogger is the embedded Temporal server's logger.
+type ServerLogger struct {
+	log      *slog.Logger
+	min      slog.Level
+	stopping atomic.Bool
 }
 
-var _ serverlog.Logger = serverLogger{}
+var _ serverlog.Logger = (*ServerLogger)(nil)
 
-func (s serverLogger) Debug(msg string, tags ...tag.Tag) { s.emit(slog.LevelDebug, msg, tags) }
-func (s serverLogger) Info(msg string, tags ...tag.Tag)  { s.emit(slog.LevelInfo, msg, tags) }
-func (s serverLogger) Warn(msg string, tags ...tag.Tag)  { s.emit(slog.LevelWarn, msg, tags) }
-func (s serverLogger) Error(msg string, tags ...tag.Tag) { s.emit(slog.LevelError, msg, tags) }
+// Stopping says the server is shutting down. Its services then lose their
+// connections to one another and their pollers fail, each with a warning
+// that means nothing on a clean stop; from now on those are debug records.
+// Errors still show.
+func (s *ServerLogger) Stopping() { s.stopping.Store(true) }
+
+func (s *ServerLogger) Debug(msg string, tags ...tag.Tag) { s.emit(slog.LevelDebug, msg, tags) }
+func (s *ServerLogger) Info(msg string, tags ...tag.Tag)  { s.emit(slog.LevelInfo, msg, tags) }
+func (s *ServerLogger) Warn(msg string, tags ...tag.Tag)  { s.emit(slog.LevelWarn, msg, tags) }
+func (s *ServerLogger) Error(msg string, tags ...tag.Tag) { s.emit(slog.LevelError, msg, tags) }
 
 // The server's panic and fatal levels are logged as errors: the embedding
 // process decides whether to stop, not the logger.
-func (s serverLogger) DPanic(msg string, tags ...tag.Tag) { s.emit(slog.LevelError, msg, tags) }
-func (s serverLogger) Panic(msg string, tags ...tag.Tag)  { s.emit(slog.LevelError, msg, tags) }
-func (s serverLogger) Fatal(msg string, tags ...tag.Tag)  { s.emit(slog.LevelError, msg, tags) }
+func (s *ServerLogger) DPanic(msg string, tags ...tag.Tag) { s.emit(slog.LevelError, msg, tags) }
+func (s *ServerLogger) Panic(msg string, tags ...tag.Tag)  { s.emit(slog.LevelError, msg, tags) }
+func (s *ServerLogger) Fatal(msg string, tags ...tag.Tag)  { s.emit(slog.LevelError, msg, tags) }
 
-func (s serverLogger) emit(level slog.Level, msg string, tags []tag.Tag) {
+func (s *ServerLogger) emit(level slog.Level, msg string, tags []tag.Tag) {
+	if level < slog.LevelError && s.stopping.Load() {
+		level = slog.LevelDebug
+	}
 	if level < s.min || !s.log.Enabled(context.Background(), level) {
 		return
 	}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// noisy matches a log line at WARN or ERROR.
+var noisy = regexp.MustCompile(`"level":"(WARN|ERROR)"`)
+
+// takePort holds a free port on 127.0.0.1 until the test ends.
+func takePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:"+freePort(t))
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	return l.Addr().String()
+}
+
+// A port already taken is reported with the setting that moves it, before
+// the embedded Temporal server starts, with nothing else logged.
+func TestTakenPortNamesItsSetting(t *testing.T) {
+	taken := takePort(t)
+	_, takenPort, _ := net.SplitHostPort(taken)
+	free := func() string { return freePort(t) }
+	for _, c := range []struct {
+		name    string
+		args    []string
+		setting string
+	}{
+		{"dev http", []string{"dev", "--http-addr", taken, "--temporal-port", free(), "--temporal-ui-port", free()}, "ASSENT_HTTP_ADDR or --http-addr"},
+		{"dev temporal", []string{"dev", "--http-addr", "127.0.0.1:0", "--temporal-port", takenPort, "--temporal-ui-port", free()}, "ASSENT_TEMPORAL_PORT or --temporal-port"},
+		{"dev ui", []string{"dev", "--http-addr", "127.0.0.1:0", "--temporal-port", free(), "--temporal-ui-port", takenPort}, "ASSENT_TEMPORAL_UI_PORT or --temporal-ui-port"},
+		{"temporal ui", []string{"temporal", "--temporal-port", free(), "--temporal-ui-port", takenPort}, "ASSENT_TEMPORAL_UI_PORT or --temporal-ui-port"},
+		// serve needs a database and Temporal, but the port comes first.
+		{"serve http", []string{"serve", "--http-addr", taken}, "ASSENT_HTTP_ADDR or --http-addr"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dataDir := t.TempDir()
+			var stderr syncBuffer
+			err := run(context.Background(), append(c.args, "--data-dir", dataDir), &syncBuffer{}, &stderr)
+			require.Error(t, err)
+			assert.Equal(t, taken+" is in use by another program (is assent already running?); choose another port with "+c.setting, err.Error())
+			assert.NotRegexp(t, noisy, stderr.String())
+			_, statErr := os.Stat(filepath.Join(dataDir, "temporal.db"))
+			assert.ErrorIs(t, statErr, os.ErrNotExist, "the Temporal server never started")
+		})
+	}
+}
+
+// TestDevStartsAndStopsQuietly runs the binary as a person would: the
+// banner states the dev delivery settings, a second `assent dev` on the
+// same ports exits 1 with one line naming the setting, and Ctrl-C stops
+// the first cleanly, with no warning or error logged.
+func TestDevStartsAndStopsQuietly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := buildBinary(t)
+	httpAddr, temporalPort := "127.0.0.1:"+freePort(t), freePort(t)
+	args := []string{"dev", "--data-dir", t.TempDir(), "--http-addr", httpAddr, "--temporal-port", temporalPort, "--temporal-ui-port", freePort(t)}
+	p := start(t, bin, []string{"ASSENT_DEV_ALLOW_LOOPBACK=1", "ASSENT_DEV_RETRY_UNIT=1s"}, args...)
+	require.Eventually(t, func() bool { return apiLine.MatchString(p.out.String()) }, 120*time.Second, 100*time.Millisecond,
+		"assent dev did not start; output:\n%s", p.out.String())
+	banner := p.out.String()
+	assert.Regexp(t, `Loopback receivers\s+on: `, banner)
+	assert.Regexp(t, `Short retries\s+on: .* 1s`, banner)
+
+	// Some work for the worker, so its pollers are busy when it stops.
+	boot, err := loadBootstrap(args[2])
+	require.NoError(t, err)
+	var created map[string]any
+	require.Equal(t, 201, postJSON(t, "http://"+httpAddr+"/api/v1/approvals", boot.AgentKey, `{"title":"Stop quietly"}`, &created))
+
+	second := start(t, bin, nil, "dev", "--data-dir", t.TempDir(), "--http-addr", "127.0.0.1:0", "--temporal-port", temporalPort, "--temporal-ui-port", "-1")
+	select {
+	case err := <-second.done:
+		var exit interface{ ExitCode() int }
+		require.ErrorAs(t, err, &exit)
+		assert.Equal(t, 1, exit.ExitCode())
+	case <-time.After(30 * time.Second):
+		t.Fatal("a second assent dev on a taken port did not exit")
+	}
+	assert.Equal(t, "assent: 127.0.0.1:"+temporalPort+" is in use by another program (is assent already running?); choose another port with ASSENT_TEMPORAL_PORT or --temporal-port\n",
+		second.out.String())
+
+	time.Sleep(2 * time.Second) // let the pollers settle into long polls
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGINT))
+	select {
+	case err := <-p.done:
+		require.NoError(t, err, "assent dev exited uncleanly; output:\n%s", p.out.String())
+	case <-time.After(30 * time.Second):
+		t.Fatal("assent dev did not stop on SIGINT")
+	}
+	var lines []string
+	for _, l := range strings.Split(p.out.String(), "\n") {
+		if noisy.MatchString(l) {
+			lines = append(lines, l)
+		}
+	}
+	assert.Empty(t, lines, "a clean stop logs no warnings or errors")
+}
