@@ -19,6 +19,7 @@ import (
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/webhook"
 	"github.com/assent-hq/assent/worker"
 )
 
@@ -45,7 +46,7 @@ func newReceiver(t *testing.T, secret string, answers ...int) *receiver {
 		raw, _ := io.ReadAll(req.Body)
 		rec := received{event: req.Header.Get(events.HeaderEvent), delivery: req.Header.Get(events.HeaderDelivery),
 			attempt: req.Header.Get(events.HeaderAttempt)}
-		rec.verified = events.Verify(req.Header.Get(events.HeaderSignature), raw, r.secretNow(), time.Now(), events.DefaultTolerance)
+		rec.verified = webhook.Verify(req.Header.Get(events.HeaderSignature), raw, r.secretNow(), time.Now(), webhook.DefaultTolerance)
 		_ = json.Unmarshal(raw, &rec.body)
 		r.mu.Lock()
 		r.got = append(r.got, rec)

@@ -22,6 +22,10 @@ type keysPage struct {
 	Created *createdKey
 }
 
+// NotYet reports whether no endpoint requires scope yet: the picker says
+// so and does not offer it (the API still accepts it).
+func (keysPage) NotYet(scope string) bool { return !scopes.IsAvailable(scope) }
+
 // keyForm is what was typed into the new-key form.
 type keyForm struct {
 	Name   string

@@ -29,6 +29,7 @@ import (
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/web"
+	"github.com/assent-hq/assent/webhook"
 )
 
 // adminSite is a site whose first member, Ada, is the owner. CreateMember
@@ -704,7 +705,7 @@ func TestAdminAddsTestsAndRotatesWebhooks(t *testing.T) {
 		require.Equal(t, http.StatusOK, tested.status, tested.body)
 		assert.Regexp(t, `The test was delivered: HTTP 200 in \d+ ms\.`, tested.body)
 		got := rcv.last(t)
-		require.NoError(t, events.Verify(got.header.Get("Assent-Signature"), got.body, secret, time.Now(), 5*time.Minute))
+		require.NoError(t, webhook.Verify(got.header.Get("Assent-Signature"), got.body, secret, time.Now(), 5*time.Minute))
 		assert.Equal(t, events.ApprovalApproved, got.header.Get("Assent-Event"), "the test names an event the endpoint takes")
 		var body map[string]any
 		require.NoError(t, json.Unmarshal(got.body, &body))
@@ -733,7 +734,7 @@ func TestAdminAddsTestsAndRotatesWebhooks(t *testing.T) {
 		b.post("/admin/webhooks/"+ep.ID+"/test", url.Values{"csrf": {csrf}})
 		got = rcv.last(t)
 		for _, sec := range []string{secret, newSecret} {
-			assert.NoError(t, events.Verify(got.header.Get("Assent-Signature"), got.body, sec, time.Now(), 5*time.Minute))
+			assert.NoError(t, webhook.Verify(got.header.Get("Assent-Signature"), got.body, sec, time.Now(), 5*time.Minute))
 		}
 
 		// Settings: an empty address keeps the current one; no event

@@ -75,6 +75,10 @@ type webhookChoices struct {
 	Kinds   []string
 }
 
+// NotYet reports whether nothing sends kind yet: the picker says so, and
+// offers it only to keep an existing subscription (the API accepts it).
+func (webhookChoices) NotYet(kind string) bool { return !events.IsEmitted(kind) }
+
 type formatChoice struct{ Value, Label string }
 
 var endpointChoices = webhookChoices{

@@ -110,7 +110,9 @@ func createDemo(ctx context.Context, s *models.Store, a *admin.Service, baseURL 
 		return nil, err
 	}
 	b.Teams = []demoGroup{{ID: t.ID, Name: t.Name, Kind: t.Kind, Members: team.Members}}
-	if _, b.AgentKey, err = a.CreateKey(ctx, org.ID, admin.NewKey{Name: "demo agent", Kind: models.KeyAgent, Scopes: scopes.All}); err != nil {
+	// Only scopes an endpoint requires today: the demo key should not
+	// suggest features that answer 404.
+	if _, b.AgentKey, err = a.CreateKey(ctx, org.ID, admin.NewKey{Name: "demo agent", Kind: models.KeyAgent, Scopes: scopes.Available()}); err != nil {
 		return nil, err
 	}
 	if _, b.AdminKey, err = a.CreateKey(ctx, org.ID, admin.NewKey{Name: "demo admin", Kind: models.KeyAdmin}); err != nil {

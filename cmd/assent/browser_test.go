@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assent-hq/assent/internal/browsertest"
-	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/webhook"
 )
 
 // screenshotDir is where the browser test saves its screenshots: the
@@ -227,7 +227,7 @@ func TestBrowserAdminAddsAWebhook(t *testing.T) {
 	b.Screenshot(filepath.Join(shots, "admin-webhook.png"))
 	select {
 	case p := <-received:
-		require.NoError(t, events.Verify(p.signature, p.body, secret, time.Now(), events.DefaultTolerance))
+		require.NoError(t, webhook.Verify(p.signature, p.body, secret, time.Now(), webhook.DefaultTolerance))
 		assert.Contains(t, string(p.body), `"test":true`)
 	case <-time.After(5 * time.Second):
 		t.Fatal("the receiver got nothing")

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/webhook"
 )
 
 // TestDeliveryOutlivesAKilledProcess kills `assent dev` (worker, dispatcher
@@ -31,7 +32,7 @@ func TestDeliveryOutlivesAKilledProcess(t *testing.T) {
 		raw, _ := io.ReadAll(r.Body)
 		mu.Lock()
 		defer mu.Unlock()
-		if err := events.Verify(r.Header.Get(events.HeaderSignature), raw, secret, time.Now(), events.DefaultTolerance); err != nil {
+		if err := webhook.Verify(r.Header.Get(events.HeaderSignature), raw, secret, time.Now(), webhook.DefaultTolerance); err != nil {
 			badSig = err
 		}
 		hits = append(hits, hit{r.Header.Get(events.HeaderDelivery), r.Header.Get(events.HeaderAttempt)})

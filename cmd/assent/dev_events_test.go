@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/webhook"
 )
 
 // TestDevDeliversEveryTransition is issue 4's "done when" on `assent dev`
@@ -48,7 +49,7 @@ func TestDevDeliversEveryTransition(t *testing.T) {
 		} else {
 			hooks = append(hooks, got{body.Event, body.Data.ID})
 		}
-		if err := events.Verify(r.Header.Get(events.HeaderSignature), raw, secret, time.Now(), events.DefaultTolerance); err != nil {
+		if err := webhook.Verify(r.Header.Get(events.HeaderSignature), raw, secret, time.Now(), webhook.DefaultTolerance); err != nil {
 			unverified = append(unverified, r.URL.Path+" "+body.Event+": "+err.Error())
 		}
 	}))

@@ -6,14 +6,16 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/assent-hq/assent/webhook"
 )
 
-// Header names. The spec's neutral "Service-" prefix is "Assent-" here.
+// Header names, as package webhook defines them for receivers.
 const (
-	HeaderEvent     = "Assent-Event"     // the event kind
-	HeaderDelivery  = "Assent-Delivery"  // delivery id, the same across retries and resends
-	HeaderSignature = "Assent-Signature" // t=<unix>,v1=<hex>[,v1=<hex>…]
-	HeaderAttempt   = "Assent-Attempt"   // 1-based attempt number
+	HeaderEvent     = webhook.HeaderEvent
+	HeaderDelivery  = webhook.HeaderDelivery
+	HeaderSignature = webhook.HeaderSignature
+	HeaderAttempt   = webhook.HeaderAttempt
 )
 
 // WebhookBody is the envelope POSTed to an organisation webhook (spec 6.2).
@@ -107,7 +109,7 @@ func DeliveryHeaders(kind, deliveryID string, attempt int, t time.Time, body []b
 	h.Set(HeaderEvent, kind)
 	h.Set(HeaderDelivery, deliveryID)
 	h.Set(HeaderAttempt, strconv.Itoa(attempt))
-	h.Set(HeaderSignature, SignatureHeader(t, body, secrets...))
+	h.Set(HeaderSignature, webhook.SignatureHeader(t, body, secrets...))
 	return h
 }
 

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/assent-hq/assent/webhook"
 )
 
 func TestWebhookBodyJSON(t *testing.T) {
@@ -73,7 +75,7 @@ func TestDeliveryHeaders(t *testing.T) {
 	assert.Equal(t, "approval.requested", h.Get("Assent-Event"))
 	assert.Equal(t, "dlv_1", h.Get("Assent-Delivery"))
 	assert.Equal(t, "3", h.Get("Assent-Attempt"))
-	assert.NoError(t, Verify(h.Get("Assent-Signature"), body, "s", now, 0))
+	assert.NoError(t, webhook.Verify(h.Get("Assent-Signature"), body, "s", now, 0))
 	// The constants are already in canonical form, so a map lookup works too.
 	for _, k := range []string{HeaderEvent, HeaderDelivery, HeaderSignature, HeaderAttempt} {
 		assert.Len(t, h[k], 1, k)

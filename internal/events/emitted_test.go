@@ -1,0 +1,119 @@
+package events
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestNotYetEmittedMatchesTheCode keeps the not-yet-emitted list true: a
+// kind is sent exactly when code outside this package names its constant
+// (a workflow recording it, an API sending it). So a kind the code names
+// must be off the list, and one it never names must be on it.
+func TestNotYetEmittedMatchesTheCode(t *testing.T) {
+	kindOf := constants(t, "catalogue.go")
+	named := referencedOutside(t, "github.com/assent-hq/assent/internal/events", filepath.Join("internal", "events"))
+	for name, kind := range kindOf {
+		if !Valid(kind) {
+			continue // a request type, not an event kind
+		}
+		if named[name] {
+			assert.True(t, IsEmitted(kind), "%s (events.%s) is used by the code: take it off notYetEmitted", kind, name)
+		} else {
+			assert.False(t, IsEmitted(kind), "nothing outside internal/events uses events.%s: add %s to notYetEmitted", name, kind)
+		}
+	}
+	assert.Contains(t, NotYetEmitted(), ReviewRequested)
+	assert.True(t, IsEmitted(ApprovalApproved))
+	assert.False(t, IsEmitted("no.such.kind"))
+	for _, k := range NotYetEmitted() {
+		assert.True(t, Valid(k), "%q is listed as not yet emitted but is no kind", k)
+	}
+}
+
+// constants maps the names of file's string constants to their values.
+func constants(t *testing.T, file string) map[string]string {
+	f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+	require.NoError(t, err)
+	out := map[string]string{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if vs, ok := n.(*ast.ValueSpec); ok {
+			for i, name := range vs.Names {
+				if i < len(vs.Values) {
+					if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						out[name.Name], _ = strconv.Unquote(lit.Value)
+					}
+				}
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// referencedOutside returns the identifiers of the package at importPath
+// that the repository's non-test Go files name, skipping the package's own
+// folder skip (relative to the repository root).
+func referencedOutside(t *testing.T, importPath, skip string) map[string]bool {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	named := map[string]bool{}
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() {
+			if rel == skip || (rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "testdata")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+		if err != nil {
+			return err
+		}
+		local := ""
+		for _, imp := range f.Imports {
+			if p, _ := strconv.Unquote(imp.Path.Value); p == importPath {
+				local = filepath.Base(importPath)
+				if imp.Name != nil {
+					local = imp.Name.Name
+				}
+			}
+		}
+		if local == "" {
+			return nil
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if sel, ok := n.(*ast.SelectorExpr); ok {
+				if id, ok := sel.X.(*ast.Ident); ok && id.Name == local {
+					named[sel.Sel.Name] = true
+				}
+			}
+			return true
+		})
+		return nil
+	})
+	require.NoError(t, err)
+	require.NotEmpty(t, named, "no file outside %s imports %s", skip, importPath)
+	return named
+}
+
+func TestNotYetEmittedIsInCatalogueOrder(t *testing.T) {
+	all := Kinds()
+	idx := func(k string) int { return slices.Index(all, k) }
+	assert.True(t, slices.IsSortedFunc(NotYetEmitted(), func(a, b string) int { return idx(a) - idx(b) }))
+}
