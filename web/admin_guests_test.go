@@ -114,9 +114,11 @@ func TestAdminRenamesAGuest(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, models.StringList{guest.ID}, kept.ApproverIDs, "the request made earlier is unchanged")
 		g := s.browser(t)
-		g.signIn(s, "gus@partner.example")
+		gcsrf := g.signIn(s, "gus@partner.example")
 		page := g.get("/approvals/" + a.ID)
 		require.Equal(t, http.StatusOK, page.status)
 		assert.Contains(t, page.body, `class="decision"`, "the guest still decides it")
+		r = g.post("/admin/guests/"+guest.ID, url.Values{"csrf": {gcsrf}, "name": {"Mallory"}})
+		assert.Equal(t, http.StatusForbidden, r.status, "a guest renames nobody, not even themselves")
 	})
 }
