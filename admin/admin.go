@@ -64,6 +64,12 @@ type NewGuest struct {
 	Name  string `json:"name" validate:"max=200"`
 }
 
+// GuestPatch changes a guest; nil fields stay. The address is who the
+// guest is, so it is not changed here.
+type GuestPatch struct {
+	Name *string `json:"name" validate:"omitempty,max=200"`
+}
+
 // ownersOnly is refused when an administrator who is not an owner tries
 // to make an owner or change one: only owners hand out or take away
 // ownership, so an administrator cannot take over the organisation.
@@ -184,6 +190,14 @@ func (s *Service) CreateGuest(ctx context.Context, orgID string, in NewGuest) (g
 		return nil, false, err
 	}
 	return s.store.CreateGuest(ctx, orgID, in.Email, in.Name)
+}
+
+// UpdateGuest renames a guest; requests already made keep them as asked.
+func (s *Service) UpdateGuest(ctx context.Context, orgID, id string, in GuestPatch) (*models.Guest, error) {
+	if err := validate.Struct(&in); err != nil {
+		return nil, err
+	}
+	return s.store.UpdateGuest(ctx, orgID, id, in.Name)
 }
 
 // RemoveGuest removes a guest: their sessions, sign-in links and decision

@@ -2,6 +2,7 @@ package admin_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,6 +98,14 @@ func TestServiceChecksInputAndCallsTheStore(t *testing.T) {
 		require.NoError(t, err)
 		assert.False(t, created)
 		assert.Equal(t, g.ID, again.ID)
+
+		_, err = svc.UpdateGuest(ctx, org.ID, g.ID, admin.GuestPatch{Name: new(strings.Repeat("x", 201))})
+		refused(t, err, apperr.InvalidRequest, "name", "name must be at most 200 characters")
+		renamed, err := svc.UpdateGuest(ctx, org.ID, g.ID, admin.GuestPatch{Name: new(" Gus ")})
+		require.NoError(t, err)
+		assert.Equal(t, "Gus", renamed.Name)
+		_, err = svc.UpdateGuest(ctx, org.ID, "gst_nobody", admin.GuestPatch{Name: new("X")})
+		assert.True(t, apperr.Is(err, apperr.NotFound), "%v", err)
 	})
 }
 

@@ -153,8 +153,21 @@ func (h *handlers) listGuests(c *gin.Context) {
 	c.JSON(http.StatusOK, newList(rows, next, wire.NewGuest))
 }
 
-// removeGuest ends the guest's sessions and links and takes them off the
-// pending requests they could decide; 204 once done.
+// updateGuest renames a guest; requests already made are unchanged.
+func (h *handlers) updateGuest(c *gin.Context) {
+	var in admin.GuestPatch
+	if err := bind(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	g, err := h.admin.UpdateGuest(c.Request.Context(), orgID(c), c.Param("id"), in)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, wire.NewGuest(g))
+}
+
 func (h *handlers) updateTeam(c *gin.Context) {
 	var in admin.TeamPatch
 	if err := bind(c, &in); err != nil {
@@ -177,6 +190,8 @@ func (h *handlers) deleteTeam(c *gin.Context) {
 	c.Status(http.StatusNoContent)
 }
 
+// removeGuest ends the guest's sessions and links and takes them off the
+// pending requests they could decide; 204 once done.
 func (h *handlers) removeGuest(c *gin.Context) {
 	if err := h.admin.RemoveGuest(c.Request.Context(), orgID(c), c.Param("id"), principal(c).Actor()); err != nil {
 		fail(c, err)

@@ -91,6 +91,7 @@ var authzMatrix = []authzRow{
 	{"DELETE", "/api/v1/admin/teams/:id", "", aTeam, ``, adminOnly + "adminkey=204 otheradmin=404"},
 	{"POST", "/api/v1/admin/guests", "", noID, `{"email":"{unique}@partner.example"}`, adminOnly + "adminkey=201 otheradmin=201"},
 	{"GET", "/api/v1/admin/guests", "", noID, ``, adminOnly + "adminkey=200 otheradmin=200"},
+	{"PATCH", "/api/v1/admin/guests/:id", "", aGuest, `{"name":"{unique}"}`, adminOnly + "adminkey=200 otheradmin=404"},
 	{"DELETE", "/api/v1/admin/guests/:id", "", aGuest, ``, adminOnly + "adminkey=204 otheradmin=404"},
 	{"POST", "/api/v1/admin/keys", "", noID, `{"name":"{unique}","kind":"agent","scopes":["flows:read"]}`, adminOnly + "adminkey=201 otheradmin=201"},
 	{"GET", "/api/v1/admin/keys", "", noID, ``, adminOnly + "adminkey=200 otheradmin=200"},

@@ -88,3 +88,37 @@ func TestRemovingAGuestEndsTheirAccessAndHandsOnTheirRequests(t *testing.T) {
 		assert.NotEqual(t, gus.ID, again.decoded["id"])
 	})
 }
+
+// TestRenamingAGuestLeavesTheirRequestsAsAsked: an administrator renames a
+// guest; a request made earlier still shows the approvers it was asked of
+// and still waits on the guest. Another organisation's admin key cannot
+// rename them.
+func TestRenamingAGuestLeavesTheirRequestsAsAsked(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		ctx := context.Background()
+		require.Equal(t, 200, s.do(t, "PATCH", "/api/v1/admin/organization", s.adminKey, `{"guestsMayApprove":true}`, nil).status)
+		gus, err := s.store.GuestByEmail(ctx, s.org.ID, "gus@partner.example")
+		require.NoError(t, err)
+		id := s.create(t, s.agentKey, `{"title":"Share the report","risk":"low","approvers":["gus@partner.example"]}`)["id"].(string)
+
+		path := "/api/v1/admin/guests/" + gus.ID
+		r := s.do(t, "PATCH", path, s.otherAdmin, `{"name":"Mallory"}`, nil)
+		assert.Equal(t, 404, r.status, "another organisation's admin key: %s", r.body)
+		r = s.do(t, "PATCH", path, s.adminKey, `{"name":" Gus Grey "}`, nil)
+		require.Equal(t, 200, r.status, string(r.body))
+		assert.Equal(t, gus.ID, r.decoded["id"])
+		assert.Equal(t, "Gus Grey", r.decoded["name"])
+		assert.Equal(t, "gus@partner.example", r.decoded["email"])
+		r = s.do(t, "PATCH", path, s.adminKey, `{}`, nil)
+		require.Equal(t, 200, r.status, string(r.body))
+		assert.Equal(t, "Gus Grey", r.decoded["name"], "what is not given stays")
+
+		got := s.do(t, "GET", "/api/v1/approvals/"+id, s.agentKey, "", nil)
+		require.Equal(t, 200, got.status, string(got.body))
+		assert.Equal(t, []any{"gus@partner.example"}, got.decoded["approvers"])
+		a, err := s.store.GetApproval(ctx, s.org.ID, id)
+		require.NoError(t, err)
+		assert.Equal(t, models.StringList{gus.ID}, a.ApproverIDs, "the guest still decides it")
+	})
+}

@@ -120,6 +120,7 @@ func New(d Deps) http.Handler {
 	adm.DELETE("/teams/:id", h.deleteTeam)
 	h.post(adm, "/guests", h.createGuest)
 	adm.GET("/guests", h.listGuests)
+	adm.PATCH("/guests/:id", h.updateGuest)
 	adm.DELETE("/guests/:id", h.removeGuest)
 	h.post(adm, "/keys", h.createKey)
 	adm.GET("/keys", h.listKeys)

@@ -281,6 +281,25 @@ func (s *Store) ListGuests(ctx context.Context, orgID string, p Page) ([]Guest, 
 	return list(q, p, func(g *Guest) string { return g.ID })
 }
 
+// UpdateGuest renames a guest (nil leaves the name). The address is who
+// the guest is, so it does not change: admit the new address instead.
+// Requests already made name the guest by id and are unchanged.
+func (s *Store) UpdateGuest(ctx context.Context, orgID, id string, name *string) (*Guest, error) {
+	var g *Guest
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		if g, err = take[Guest](tx.Clauses(lockForUpdate(tx)...), orgID, id, "guest "+id); err != nil {
+			return err
+		}
+		if name == nil {
+			return nil
+		}
+		g.Name = strings.TrimSpace(*name)
+		return tx.Save(g).Error
+	})
+	return g, err
+}
+
 // GuestByEmail finds the organisation's guest admitted with email.
 func (s *Store) GuestByEmail(ctx context.Context, orgID, email string) (*Guest, error) {
 	var g Guest

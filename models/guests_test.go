@@ -111,3 +111,45 @@ func TestRemoveGuestEndsTheirAccess(t *testing.T) {
 		assert.NotEqual(t, g.ID, back.ID)
 	})
 }
+
+// TestUpdateGuestRenames: a guest is renamed in place; the address stays,
+// another organisation's guest is not found, and a request made earlier
+// still lists the guest and still waits on them.
+func TestUpdateGuestRenames(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db, testenv.Keys())
+		org, other := newOrg(t, s), newOrg(t, s)
+		g, _, err := s.CreateGuest(ctx, org.ID, "gus@partner.example", "Gus")
+		require.NoError(t, err)
+		earlier := &models.Approval{OrganizationID: org.ID, Title: "Share", Risk: models.RiskLow, ApproverIDs: []string{g.ID},
+			ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: "key_test", RequestedBy: "agent"}
+		_, err = s.CreateApproval(ctx, earlier, nil)
+		require.NoError(t, err)
+
+		name := "  Gus Grey "
+		got, err := s.UpdateGuest(ctx, org.ID, g.ID, &name)
+		require.NoError(t, err)
+		assert.Equal(t, "Gus Grey", got.Name)
+		assert.Equal(t, "gus@partner.example", got.Email)
+		got, err = s.UpdateGuest(ctx, org.ID, g.ID, nil)
+		require.NoError(t, err)
+		assert.Equal(t, "Gus Grey", got.Name, "nil leaves the name")
+		d, err := s.LookUp(ctx, org.ID, []string{g.ID})
+		require.NoError(t, err)
+		require.NotNil(t, d.Guest(g.ID))
+		assert.Equal(t, "Gus Grey", d.Guest(g.ID).Name)
+
+		_, err = s.UpdateGuest(ctx, other.ID, g.ID, &name)
+		assert.True(t, apperr.Is(err, apperr.NotFound), "another organisation's guest: %v", err)
+		_, err = s.UpdateGuest(ctx, org.ID, "gst_nobody", &name)
+		assert.True(t, apperr.Is(err, apperr.NotFound), "%v", err)
+
+		kept, err := s.GetApproval(ctx, org.ID, earlier.ID)
+		require.NoError(t, err)
+		assert.Equal(t, models.StringList{g.ID}, kept.ApproverIDs, "a request made earlier is unchanged")
+		inbox, err := s.PendingFor(ctx, org.ID, g.ID, time.Now(), 10)
+		require.NoError(t, err)
+		assert.Equal(t, 1, inbox.Total, "and still waits on the guest")
+	})
+}

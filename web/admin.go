@@ -43,6 +43,7 @@ func (p *Pages) mountAdmin(g *gin.RouterGroup) {
 	a.POST("/teams/:id/remove", p.removeTeam)
 	a.GET("/guests", p.adminGuests)
 	a.POST("/guests", p.admitGuest)
+	a.POST("/guests/:id", p.updateGuest)
 	a.POST("/guests/:id/remove", p.removeGuest)
 
 	a.GET("/keys", p.adminKeys)
@@ -131,6 +132,7 @@ var notices = map[string]string{
 	"team-removed":       "The team was removed. Requests already made keep the people they were sent to.",
 	"guest-admitted":     "The guest was admitted. They sign in with their email address.",
 	"guest-existed":      "That address was already admitted as a guest.",
+	"guest-updated":      "The guest was saved. Requests already made keep them as they were asked.",
 	"guest-removed":      "The guest was removed: they are signed out, their emailed links no longer work and they were taken off pending requests. A request left with nobody to decide it now goes to the owners and administrators.",
 	"key-revoked":        "The key was revoked; requests signed with it now fail.",
 	"webhook-updated":    "The endpoint's settings were saved.",

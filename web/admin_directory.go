@@ -186,9 +186,6 @@ func (p *Pages) admitGuest(c *gin.Context) {
 	done(c, "/admin/guests", "guest-admitted")
 }
 
-// removeGuest removes a guest once the row's box confirms it: there is no
-// script to ask, and removal cannot be undone (admitting the address again
-// makes a new guest).
 // updateTeam saves a team's name and members as the row's form holds them.
 func (p *Pages) updateTeam(c *gin.Context) {
 	name, members := c.PostForm("name"), splitList(c.PostForm("members"))
@@ -216,6 +213,21 @@ func (p *Pages) removeTeam(c *gin.Context) {
 	done(c, "/admin/teams", "team-removed")
 }
 
+// updateGuest saves a guest's name as the row's form holds it.
+func (p *Pages) updateGuest(c *gin.Context) {
+	name := c.PostForm("name")
+	if _, err := p.admin.UpdateGuest(c.Request.Context(), orgOf(c), c.Param("id"), admin.GuestPatch{Name: &name}); err != nil {
+		if prob, status, ok := p.refusedBy(c, err); ok {
+			p.showGuests(c, status, prob, admin.NewGuest{})
+		}
+		return
+	}
+	done(c, "/admin/guests", "guest-updated")
+}
+
+// removeGuest removes a guest once the row's box confirms it: there is no
+// script to ask, and removal cannot be undone (admitting the address again
+// makes a new guest).
 func (p *Pages) removeGuest(c *gin.Context) {
 	var err error = apperr.Field(apperr.InvalidRequest, "confirm", "tick Confirm beside the guest to remove them")
 	if c.PostForm("confirm") == "yes" {

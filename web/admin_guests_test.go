@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -67,5 +68,57 @@ func TestAdminRemovesAGuest(t *testing.T) {
 		assert.Equal(t, models.StringList{s.ada.ID}, got.ApproverIDs)
 		s.mailTo(t, "ada@example.com", "Approval needed: Share the report")
 		assert.Contains(t, b.get("/inbox").body, "Share the report", "the owner has it now")
+	})
+}
+
+// TestAdminRenamesAGuest: the guests page renames a guest from the row's
+// form; the request they were asked before still waits on them, and
+// another organisation's guest is not found.
+func TestAdminRenamesAGuest(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := decidingSite(t, db)
+		ctx := context.Background()
+		admin := models.RoleAdmin
+		_, err := s.store.UpdateMember(ctx, s.org.ID, s.ada.ID, nil, &admin, nil)
+		require.NoError(t, err)
+		guest, _, err := s.store.CreateGuest(ctx, s.org.ID, "gus@partner.example", "Gus")
+		require.NoError(t, err)
+		foreign, _, err := s.store.CreateGuest(ctx, s.otherOrg(t).ID, "fay@partner.example", "Fay")
+		require.NoError(t, err)
+		a := s.started(t, &models.Approval{Title: "Share the report", Risk: models.RiskLow, ApproverIDs: []string{guest.ID}})
+
+		b := s.browser(t)
+		csrf := b.signIn(s, "ada@example.com")
+		list := b.get("/admin/guests")
+		assert.Contains(t, list.body, `action="/admin/guests/`+guest.ID+`"`)
+		assert.Contains(t, list.body, `name="name" value="Gus"`, "the form holds the name")
+
+		r := b.post("/admin/guests/"+guest.ID, url.Values{"name": {"Mallory"}})
+		assert.Equal(t, http.StatusForbidden, r.status, "not without the form's token")
+		r = b.post("/admin/guests/"+guest.ID, url.Values{"csrf": {csrf}, "name": {strings.Repeat("x", 201)}})
+		assert.Equal(t, http.StatusBadRequest, r.status)
+		assert.Equal(t, "name must be at most 200 characters", problemOf(t, r))
+		assert.Equal(t, http.StatusNotFound, b.post("/admin/guests/"+foreign.ID, url.Values{"csrf": {csrf}, "name": {"Mine"}}).status)
+
+		r = b.post("/admin/guests/"+guest.ID, url.Values{"csrf": {csrf}, "name": {"Gus Grey"}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		assert.Equal(t, "/admin/guests?done=guest-updated", r.header.Get("Location"))
+		after := b.get(r.header.Get("Location"))
+		assert.Contains(t, after.body, "The guest was saved")
+		assert.Contains(t, after.body, `name="name" value="Gus Grey"`)
+		got, err := s.store.GuestByEmail(ctx, s.org.ID, "gus@partner.example")
+		require.NoError(t, err)
+		assert.Equal(t, "Gus Grey", got.Name)
+
+		kept, err := s.store.GetApproval(ctx, s.org.ID, a.ID)
+		require.NoError(t, err)
+		assert.Equal(t, models.StringList{guest.ID}, kept.ApproverIDs, "the request made earlier is unchanged")
+		g := s.browser(t)
+		gcsrf := g.signIn(s, "gus@partner.example")
+		page := g.get("/approvals/" + a.ID)
+		require.Equal(t, http.StatusOK, page.status)
+		assert.Contains(t, page.body, `class="decision"`, "the guest still decides it")
+		r = g.post("/admin/guests/"+guest.ID, url.Values{"csrf": {gcsrf}, "name": {"Mallory"}})
+		assert.Equal(t, http.StatusForbidden, r.status, "a guest renames nobody, not even themselves")
 	})
 }

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/assent-hq/assent/admin"
@@ -14,63 +16,337 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/logging"
+	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/wire"
 )
 
-const adminUsage = `usage: assent admin <resource> <action> [flags]
+// adminFlag is one of a command's own flags; every one is a string, read
+// by the command's run.
+type adminFlag struct{ name, usage string }
 
-  org create --name N [--plan free|team|enterprise]
-  org list
-  org update [--org ID] [--name N] [--plan P] [--guests-may-approve true|false] [--max-expiry-seconds S]
-  member add [--org ID] --email E [--name N] [--role owner|admin|member]
-  member list [--org ID]
-  member update [--org ID] --id MEM [--name N] [--role R] [--active true|false]
-  team create [--org ID] --name N --kind team|group|workspace [--members a@x,mem_…]
-  team list [--org ID]
-  guest add [--org ID] --email E [--name N]
-  guest list [--org ID]
-  guest remove [--org ID] --email E | --id GST   (ends their sessions and links, takes them off pending requests; needs Temporal)
-  key create [--org ID] --name N --kind agent|admin [--scopes approvals:read,…]
-  key list [--org ID]
-  key revoke [--org ID] --id KEY
-  token create [--org ID] --member MEM
-  rotate-secret-key   re-seal every stored secret under the first key of ASSENT_SECRET_KEY
+// adminCommand is one `assent admin` command: what `--help` shows about it
+// and what it does. run returns what is printed as JSON.
+type adminCommand struct {
+	name, summary string
+	flags         []adminFlag
+	// temporal offers the Temporal connection flags, for commands that
+	// change pending requests through their workflows.
+	temporal bool
+	run      func(r *adminRun) (any, error)
+}
 
---org may be left out when the database holds exactly one organisation.
-Database flags (--database-url, --data-dir) work as for the other commands.
-`
+// The flags several commands share.
+var (
+	orgFlag    = adminFlag{"org", "the organisation's `id` (org_…); may be left out when the database holds exactly one"}
+	guestID    = adminFlag{"id", "the guest's `id` (gst_…); give this or --email"}
+	guestEmail = adminFlag{"email", "the guest's `address`; give this or --id"}
+)
+
+// The configuration flags the commands read: every command opens the
+// database; some also reach Temporal.
+var (
+	databaseFlags = []string{"database-url", "data-dir"}
+	temporalFlags = []string{"temporal-address", "temporal-namespace", "temporal-tls-ca", "temporal-tls-cert", "temporal-tls-key", "temporal-tls-server-name"}
+)
+
+var adminCommands = []adminCommand{
+	{name: "org create", summary: "make an organisation (a tenant)",
+		flags: []adminFlag{{"name", "the organisation's `name` (required)"}, {"plan", "the `plan`: free, team or enterprise (default free)"}},
+		run: func(r *adminRun) (any, error) {
+			o, err := r.svc.CreateOrganization(r.ctx, admin.NewOrganization{Name: r.str("name"), Plan: r.str("plan")})
+			return ret(o, err, wire.NewOrganization)
+		}},
+	{name: "org list", summary: "list every organisation",
+		run: func(r *adminRun) (any, error) {
+			orgs, err := r.store.ListOrganizations(r.ctx)
+			return wire.All(orgs, wire.NewOrganization), err
+		}},
+	{name: "org update", summary: "change an organisation's name, plan or settings",
+		flags: []adminFlag{orgFlag, {"name", "a new `name`"}, {"plan", "the `plan`: free, team or enterprise"},
+			{"guests-may-approve", "`true|false`: whether guests may decide requests"},
+			{"max-expiry-seconds", "the longest a request may wait, in `seconds` (60 to 31536000); also the expiry of a request made without one"}},
+		run: func(r *adminRun) (any, error) {
+			id, err := r.org()
+			if err != nil {
+				return nil, err
+			}
+			in := admin.OrganizationPatch{Name: r.optional("name"), Plan: r.optional("plan")}
+			if in.GuestsMayApprove, err = r.optionalBool("guests-may-approve"); err != nil {
+				return nil, err
+			}
+			if r.set["max-expiry-seconds"] {
+				var n int64
+				if _, err := fmt.Sscan(r.str("max-expiry-seconds"), &n); err != nil {
+					return nil, fmt.Errorf("--max-expiry-seconds must be an integer")
+				}
+				in.MaxApprovalExpirySeconds = &n
+			}
+			o, err := r.svc.UpdateOrganization(r.ctx, id, admin.ByOperator, in)
+			return ret(o, err, wire.NewOrganization)
+		}},
+	{name: "member add", summary: "add a person to an organisation",
+		flags: []adminFlag{orgFlag, {"email", "their email `address` (required)"}, {"name", "their `name`"},
+			{"role", "the `role`: owner, admin or member (default member)"}},
+		run: func(r *adminRun) (any, error) {
+			id, err := r.org()
+			if err != nil {
+				return nil, err
+			}
+			m, err := r.svc.CreateMember(r.ctx, id, nil, admin.NewMember{Email: r.str("email"), Name: r.str("name"), Role: r.str("role")})
+			return ret(m, err, wire.NewMember)
+		}},
+	{name: "member list", summary: "list an organisation's members",
+		flags: []adminFlag{orgFlag},
+		run: func(r *adminRun) (any, error) {
+			id, err := r.org()
+			if err != nil {
+				return nil, err
+			}
+			rows, err := pageAll(func(p models.Page) ([]models.Member, string, error) { return r.store.ListMembers(r.ctx, id, p) })
+			return wire.All(rows, wire.NewMember), err
+		}},
+	{name: "member update", summary: "rename a member, change their role or (de)activate them",
+		flags: []adminFlag{orgFlag, {"id", "the member's `id` (mem_…, required)"}, {"name", "a new `name`"},
+			{"role", "the `role`: owner, admin or member"}, {"active", "`true|false`: false ends their sessions and tokens, true lets them back in"}},
+		run: func(r *adminRun) (any, error) {
+			id, err := r.org()
+			if err != nil {
+				return nil, err
+			}
+			active, err := r.optionalBool("active")
+			if err != nil {
+				return nil, err
+			}
+			m, err := r.svc.UpdateMember(r.ctx, id, nil, r.str("id"), admin.MemberPatch{Name: r.optional("name"), Role: r.optional("role"), Active: active})
+			return ret(m, err, wire.NewMember)
+		}},
+	{name: "team create", summary: "make a team, group or workspace of members",
+		flags: []adminFlag{orgFlag, {"name", "the team's `name` (required)"}, {"kind", "the `kind`: team, group or workspace (required)"},
+			{"members", "a comma-separated `list` of member emails or ids"}},
+		run: func(r *adminRun) (any, error) {
+			id, err := r.org()
+			if err != nil {
+				return nil, err
+			}
+			t, err := r.svc.CreateTeam(r.ctx, id, admin.NewTeam{Name: r.str("name"), Kind: r.str("kind"), Members: r.list("members")})
+			return ret(t, err, wire.NewTeam)
+		}},
+	{name: "team list", summary: "list teams, groups and workspaces with their members",
+		flags: []adminFlag{orgFlag},
+		run: func(r *adminRun) (any, error) {
+			id, err := r.org()
+			if err != nil {
+				return nil, err
+			}
+			rows, err := pageAll(func(p models.Page) ([]models.Team, string, error) { return r.store.ListTeams(r.ctx, id, p) })
+			return wire.All(rows, wire.NewTeam), err
+		}},
+	{name: "team update", summary: "rename a team or replace its members; requests already made are unchanged",
+		flags: []adminFlag{orgFlag, {"id", "the team's `id` (team_…, required)"}, {"name", "a new `name`"},
+			{"members", "a comma-separated `list` of member emails or ids that replaces the team's; empty leaves it with none"}},
+		run: func(r *adminRun) (any, error) {
+			id, err := r.org()
+			if err != nil {
+				return nil, err
+			}
+			in := admin.TeamPatch{Name: r.optional("name")}
+			if r.set["members"] {
+				members := append([]string{}, r.list("members")...)
+				in.Members = &members
+			}
+			t, err := r.svc.UpdateTeam(r.ctx, id, r.str("id"), in)
+			return ret(t, err, wire.NewTeam)
+		}},
+	{name: "team remove", summary: "remove a team; requests already made keep the people it stood for",
+		flags: []adminFlag{orgFlag, {"id", "the team's `id` (team_…, required)"}},
+		run: func(r *adminRun) (any, error) {
+			id, err := r.org()
+			if err != nil {
+				return nil, err
+			}
+			if err := r.svc.DeleteTeam(r.ctx, id, r.str("id")); err != nil {
+				return nil, err
+			}
+			return map[string]any{"id": r.str("id"), "removed": true}, nil
+		}},
+	{name: "guest add", summary: "admit an address that is not a member, to answer what is sent to it",
+		flags: []adminFlag{orgFlag, {"email", "their email `address` (required)"}, {"name", "their `name`"}},
+		run: func(r *adminRun) (any, error) {
+			id, err := r.org()
+			if err != nil {
+				return nil, err
+			}
+			g, _, err := r.svc.CreateGuest(r.ctx, id, admin.NewGuest{Email: r.str("email"), Name: r.str("name")})
+			return ret(g, err, wire.NewGuest)
+		}},
+	{name: "guest list", summary: "list admitted guests",
+		flags: []adminFlag{orgFlag},
+		run: func(r *adminRun) (any, error) {
+			id, err := r.org()
+			if err != nil {
+				return nil, err
+			}
+			rows, err := pageAll(func(p models.Page) ([]models.Guest, string, error) { return r.store.ListGuests(r.ctx, id, p) })
+			return wire.All(rows, wire.NewGuest), err
+		}},
+	{name: "guest update", summary: "rename a guest; requests already made are unchanged",
+		flags: []adminFlag{orgFlag, guestID, guestEmail, {"name", "a new `name`"}},
+		run: func(r *adminRun) (any, error) {
+			id, err := r.org()
+			if err != nil {
+				return nil, err
+			}
+			guest, err := guestRef(r.ctx, r.store, id, r.str("id"), r.str("email"))
+			if err != nil {
+				return nil, err
+			}
+			g, err := r.svc.UpdateGuest(r.ctx, id, guest, admin.GuestPatch{Name: r.optional("name")})
+			return ret(g, err, wire.NewGuest)
+		}},
+	{name: "guest remove", summary: "remove a guest: ends their sessions and links, takes them off pending requests (needs Temporal)",
+		flags: []adminFlag{orgFlag, guestID, guestEmail}, temporal: true,
+		run: func(r *adminRun) (any, error) {
+			id, err := r.org()
+			if err != nil {
+				return nil, err
+			}
+			guest, err := guestRef(r.ctx, r.store, id, r.str("id"), r.str("email"))
+			if err != nil {
+				return nil, err
+			}
+			// Pending requests change through their workflows.
+			log := logging.New(r.stderr, slog.LevelWarn)
+			tc, err := dialTemporal(r.ctx, r.cfg, log, r.keys)
+			if err != nil {
+				return nil, err
+			}
+			defer tc.Close()
+			a := approvals.New(approvals.Deps{Store: r.store, Temporal: tc, Logger: log})
+			if err := admin.New(r.store, a).RemoveGuest(r.ctx, id, guest, admin.Operator); err != nil {
+				return nil, err
+			}
+			return map[string]any{"id": guest, "removed": true}, nil
+		}},
+	{name: "key create", summary: "issue an API key; its secret is printed this once",
+		flags: []adminFlag{orgFlag, {"name", "a `name` to know the key by (required)"}, {"kind", "the `kind`: agent or admin (required)"},
+			{"scopes", "a comma-separated `list` of an agent key's scopes, e.g. approvals:read,approvals:write"}},
+		run: func(r *adminRun) (any, error) {
+			id, err := r.org()
+			if err != nil {
+				return nil, err
+			}
+			k, secret, err := r.svc.CreateKey(r.ctx, id, admin.NewKey{Name: r.str("name"), Kind: r.str("kind"), Scopes: r.list("scopes")})
+			if err != nil {
+				return nil, err
+			}
+			return struct {
+				wire.Key
+				Secret string `json:"key"`
+			}{wire.NewKey(k), secret}, nil
+		}},
+	{name: "key list", summary: "list API keys (without their secrets)",
+		flags: []adminFlag{orgFlag},
+		run: func(r *adminRun) (any, error) {
+			id, err := r.org()
+			if err != nil {
+				return nil, err
+			}
+			rows, err := pageAll(func(p models.Page) ([]models.APIKey, string, error) { return r.store.ListKeys(r.ctx, id, p) })
+			return wire.All(rows, wire.NewKey), err
+		}},
+	{name: "key revoke", summary: "revoke an API key; requests signed with it fail at once",
+		flags: []adminFlag{orgFlag, {"id", "the key's `id` (key_…, required)"}},
+		run: func(r *adminRun) (any, error) {
+			id, err := r.org()
+			if err != nil {
+				return nil, err
+			}
+			k, err := r.store.RevokeKey(r.ctx, id, r.str("id"))
+			return ret(k, err, wire.NewKey)
+		}},
+	{name: "token create", summary: "issue a member token, with which a person calls the API as themselves",
+		flags: []adminFlag{orgFlag, {"member", "the member's `id` (mem_…, required)"}},
+		run: func(r *adminRun) (any, error) {
+			id, err := r.org()
+			if err != nil {
+				return nil, err
+			}
+			k, secret, err := r.store.CreateMemberToken(r.ctx, id, r.str("member"))
+			if err != nil {
+				return nil, err
+			}
+			return map[string]string{"id": k.ID, "token": secret}, nil
+		}},
+	{name: "rotate-secret-key", summary: "re-seal every stored secret under the first key of ASSENT_SECRET_KEY",
+		run: func(r *adminRun) (any, error) {
+			n, err := r.store.ResealSecrets(r.ctx)
+			if err != nil {
+				return nil, err
+			}
+			return map[string]any{"currentKeyId": r.keys.CurrentID(), "resealed": n}, nil
+		}},
+}
+
+// ret is v on the wire, or err.
+func ret[T, W any](v *T, err error, toWire func(*T) W) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	return toWire(v), nil
+}
+
+// adminUsage lists the commands with their summaries.
+func adminUsage(w io.Writer) {
+	fmt.Fprint(w, "usage: assent admin <command> [flags]\n\ncommands:\n")
+	for _, c := range adminCommands {
+		fmt.Fprintf(w, "  %-18s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, `
+Run "assent admin <command> --help" for a command's flags.
+Every command prints JSON; --org may be left out when the database holds exactly one organisation.
+`)
+}
+
+// findAdminCommand is the command args start with ("team update",
+// "rotate-secret-key") and the arguments after its name.
+func findAdminCommand(args []string) (*adminCommand, []string) {
+	for n := min(2, len(args)); n > 0; n-- {
+		name := strings.Join(args[:n], " ")
+		for i := range adminCommands {
+			if adminCommands[i].name == name {
+				return &adminCommands[i], args[n:]
+			}
+		}
+	}
+	return nil, nil
+}
 
 // runAdmin manages the directory from the shell and prints JSON. It goes
 // through the same admin service as the admin API, acting for the whole
 // organisation like an admin key.
 func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var cmd string
-	switch {
-	case len(args) >= 1 && args[0] == "rotate-secret-key":
-		cmd, args = args[0], args[1:]
-	case len(args) < 2:
-		fmt.Fprint(stderr, adminUsage)
-		return fmt.Errorf("admin needs a resource and an action")
-	default:
-		cmd, args = args[0]+" "+args[1], args[2:]
+	if len(args) == 1 && (args[0] == "help" || args[0] == "-h" || args[0] == "--help") {
+		adminUsage(stdout)
+		return nil
 	}
-	fs := flag.NewFlagSet("assent admin "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var cfg config.Config
-	cfg.Register(fs)
-	f := map[string]*string{}
-	for _, name := range []string{"org", "name", "plan", "guests-may-approve", "max-expiry-seconds", "email", "role",
-		"id", "active", "kind", "members", "scopes", "member"} {
-		f[name] = fs.String(name, "", "")
+	cmd, rest := findAdminCommand(args)
+	if cmd == nil {
+		adminUsage(stderr)
+		if len(args) == 0 {
+			return fmt.Errorf("admin needs a command")
+		}
+		return fmt.Errorf("unknown admin command %q; the commands are listed above", strings.Join(args[:min(2, len(args))], " "))
 	}
-	if err := fs.Parse(args); err != nil {
+	r, err := cmd.parse(ctx, rest, stdout, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
 		return err
 	}
-	set := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 
-	db, err := models.Open(cfg.Database())
+	db, err := models.Open(r.cfg.Database())
 	if err != nil {
 		return err
 	}
@@ -78,238 +354,13 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := models.RequireMigrated(db); err != nil {
 		return err
 	}
-	keys, err := cfg.SecretKeys(config.KeyOrDataDir)
-	if err != nil {
+	if r.keys, err = r.cfg.SecretKeys(config.KeyOrDataDir); err != nil {
 		return err
 	}
-	s := models.NewStore(db, keys)
-	svc := admin.New(s, nil)
+	r.store = models.NewStore(db, r.keys)
+	r.svc = admin.New(r.store, nil)
 
-	org := func() (string, error) {
-		if *f["org"] != "" {
-			return *f["org"], nil
-		}
-		orgs, err := s.ListOrganizations(ctx)
-		if err != nil {
-			return "", err
-		}
-		if len(orgs) != 1 {
-			return "", fmt.Errorf("--org is required: the database holds %d organisations", len(orgs))
-		}
-		return orgs[0].ID, nil
-	}
-	optional := func(name string) *string {
-		if !set[name] {
-			return nil
-		}
-		return f[name]
-	}
-	optionalBool := func(name string) (*bool, error) {
-		if !set[name] {
-			return nil, nil
-		}
-		switch *f[name] {
-		case "true":
-			v := true
-			return &v, nil
-		case "false":
-			v := false
-			return &v, nil
-		}
-		return nil, fmt.Errorf("--%s must be true or false", name)
-	}
-	list := func(name string) []string {
-		if *f[name] == "" {
-			return nil
-		}
-		parts := strings.Split(*f[name], ",")
-		for i := range parts {
-			parts[i] = strings.TrimSpace(parts[i])
-		}
-		return parts
-	}
-
-	var out any
-	err = func() error {
-		switch cmd {
-		case "org create":
-			in := admin.NewOrganization{Name: *f["name"], Plan: *f["plan"]}
-			o, err := svc.CreateOrganization(ctx, in)
-			if err == nil {
-				out = wire.NewOrganization(o)
-			}
-			return err
-		case "org list":
-			orgs, err := s.ListOrganizations(ctx)
-			out = wire.All(orgs, wire.NewOrganization)
-			return err
-		case "org update":
-			id, err := org()
-			if err != nil {
-				return err
-			}
-			guests, err := optionalBool("guests-may-approve")
-			if err != nil {
-				return err
-			}
-			in := admin.OrganizationPatch{Name: optional("name"), Plan: optional("plan"), GuestsMayApprove: guests}
-			if set["max-expiry-seconds"] {
-				var n int64
-				if _, err := fmt.Sscan(*f["max-expiry-seconds"], &n); err != nil {
-					return fmt.Errorf("--max-expiry-seconds must be an integer")
-				}
-				in.MaxApprovalExpirySeconds = &n
-			}
-			o, err := svc.UpdateOrganization(ctx, id, admin.ByOperator, in)
-			if err == nil {
-				out = wire.NewOrganization(o)
-			}
-			return err
-		case "member add":
-			id, err := org()
-			if err != nil {
-				return err
-			}
-			in := admin.NewMember{Email: *f["email"], Name: *f["name"], Role: *f["role"]}
-			m, err := svc.CreateMember(ctx, id, nil, in)
-			if err == nil {
-				out = wire.NewMember(m)
-			}
-			return err
-		case "member list":
-			id, err := org()
-			if err != nil {
-				return err
-			}
-			rows, err := pageAll(func(p models.Page) ([]models.Member, string, error) { return s.ListMembers(ctx, id, p) })
-			out = wire.All(rows, wire.NewMember)
-			return err
-		case "member update":
-			id, err := org()
-			if err != nil {
-				return err
-			}
-			active, err := optionalBool("active")
-			if err != nil {
-				return err
-			}
-			in := admin.MemberPatch{Name: optional("name"), Role: optional("role"), Active: active}
-			m, err := svc.UpdateMember(ctx, id, nil, *f["id"], in)
-			if err == nil {
-				out = wire.NewMember(m)
-			}
-			return err
-		case "team create":
-			id, err := org()
-			if err != nil {
-				return err
-			}
-			in := admin.NewTeam{Name: *f["name"], Kind: *f["kind"], Members: list("members")}
-			t, err := svc.CreateTeam(ctx, id, in)
-			if err == nil {
-				out = wire.NewTeam(t)
-			}
-			return err
-		case "team list":
-			id, err := org()
-			if err != nil {
-				return err
-			}
-			rows, err := pageAll(func(p models.Page) ([]models.Team, string, error) { return s.ListTeams(ctx, id, p) })
-			out = wire.All(rows, wire.NewTeam)
-			return err
-		case "guest add":
-			id, err := org()
-			if err != nil {
-				return err
-			}
-			in := admin.NewGuest{Email: *f["email"], Name: *f["name"]}
-			g, _, err := svc.CreateGuest(ctx, id, in)
-			if err == nil {
-				out = wire.NewGuest(g)
-			}
-			return err
-		case "guest list":
-			id, err := org()
-			if err != nil {
-				return err
-			}
-			rows, err := pageAll(func(p models.Page) ([]models.Guest, string, error) { return s.ListGuests(ctx, id, p) })
-			out = wire.All(rows, wire.NewGuest)
-			return err
-		case "guest remove":
-			id, err := org()
-			if err != nil {
-				return err
-			}
-			guest, err := guestRef(ctx, s, id, *f["id"], *f["email"])
-			if err != nil {
-				return err
-			}
-			// Pending requests change through their workflows.
-			tc, err := dialTemporal(ctx, &cfg, logging.New(stderr, slog.LevelWarn), keys)
-			if err != nil {
-				return err
-			}
-			defer tc.Close()
-			a := approvals.New(approvals.Deps{Store: s, Temporal: tc, Logger: logging.New(stderr, slog.LevelWarn)})
-			if err := admin.New(s, a).RemoveGuest(ctx, id, guest, admin.Operator); err != nil {
-				return err
-			}
-			out = map[string]any{"id": guest, "removed": true}
-			return nil
-		case "key create":
-			id, err := org()
-			if err != nil {
-				return err
-			}
-			in := admin.NewKey{Name: *f["name"], Kind: *f["kind"], Scopes: list("scopes")}
-			k, secret, err := svc.CreateKey(ctx, id, in)
-			if err == nil {
-				out = struct {
-					wire.Key
-					Secret string `json:"key"`
-				}{wire.NewKey(k), secret}
-			}
-			return err
-		case "key list":
-			id, err := org()
-			if err != nil {
-				return err
-			}
-			rows, err := pageAll(func(p models.Page) ([]models.APIKey, string, error) { return s.ListKeys(ctx, id, p) })
-			out = wire.All(rows, wire.NewKey)
-			return err
-		case "key revoke":
-			id, err := org()
-			if err != nil {
-				return err
-			}
-			k, err := s.RevokeKey(ctx, id, *f["id"])
-			if err == nil {
-				out = wire.NewKey(k)
-			}
-			return err
-		case "rotate-secret-key":
-			n, err := s.ResealSecrets(ctx)
-			if err == nil {
-				out = map[string]any{"currentKeyId": keys.CurrentID(), "resealed": n}
-			}
-			return err
-		case "token create":
-			id, err := org()
-			if err != nil {
-				return err
-			}
-			k, secret, err := s.CreateMemberToken(ctx, id, *f["member"])
-			if err == nil {
-				out = map[string]string{"id": k.ID, "token": secret}
-			}
-			return err
-		}
-		fmt.Fprint(stderr, adminUsage)
-		return fmt.Errorf("unknown admin command %q", cmd)
-	}()
+	out, err := cmd.run(r)
 	if err != nil {
 		if e, ok := apperr.As(err); ok {
 			b, _ := json.Marshal(map[string]any{"error": e})
@@ -320,6 +371,130 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")
 	return enc.Encode(out)
+}
+
+// parse reads the command's own flags and the configuration flags it
+// uses; --help prints just those and returns flag.ErrHelp.
+func (c *adminCommand) parse(ctx context.Context, args []string, stdout, stderr io.Writer) (*adminRun, error) {
+	r := &adminRun{ctx: ctx, stderr: stderr, cfg: &config.Config{}, values: map[string]*string{}, set: map[string]bool{}}
+	// The configuration registers all its flags (and reads the
+	// environment); the command offers only those it uses.
+	all := flag.NewFlagSet("", flag.ContinueOnError)
+	r.cfg.Register(all)
+	settings := databaseFlags
+	if c.temporal {
+		settings = slices.Concat(databaseFlags, temporalFlags)
+	}
+
+	fs := flag.NewFlagSet("assent admin "+c.name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	for _, f := range c.flags {
+		r.values[f.name] = fs.String(f.name, "", f.usage)
+	}
+	for _, name := range settings {
+		f := all.Lookup(name)
+		fs.Var(f.Value, f.Name, f.Usage)
+	}
+	// Help goes to stdout; after a mistake, to stderr below the error.
+	fs.Usage = func() {}
+	usage := func(w io.Writer) {
+		fmt.Fprintf(w, "usage: assent admin %s [flags]\n\n%s\n", c.name, c.summary)
+		if len(c.flags) > 0 {
+			fmt.Fprint(w, "\nflags:\n")
+			for _, f := range c.flags {
+				printFlag(w, fs.Lookup(f.name))
+			}
+		}
+		fmt.Fprint(w, "\nsettings (each also read from the environment variable named):\n")
+		for _, name := range settings {
+			printFlag(w, fs.Lookup(name))
+		}
+	}
+	err := fs.Parse(args)
+	if err == nil && fs.NArg() > 0 {
+		err = fmt.Errorf("assent admin %s takes only flags; got %q", c.name, fs.Arg(0))
+	}
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		usage(stdout)
+		return nil, err
+	case err != nil:
+		usage(stderr)
+		return nil, err
+	}
+	fs.Visit(func(f *flag.Flag) { r.set[f.Name] = true })
+	return r, nil
+}
+
+// printFlag writes one flag and its description. Unlike
+// flag.PrintDefaults it shows no current value: a database URL read from
+// the environment may hold a password.
+func printFlag(w io.Writer, f *flag.Flag) {
+	arg, usage := flag.UnquoteUsage(f)
+	fmt.Fprintf(w, "  --%s %s\n      %s\n", f.Name, arg, usage)
+}
+
+// adminRun is what a command's run works with: its flags and the store.
+type adminRun struct {
+	ctx    context.Context
+	stderr io.Writer
+	cfg    *config.Config
+	keys   *secretkey.Ring
+	store  *models.Store
+	svc    *admin.Service
+	values map[string]*string
+	// set holds the flags given on the command line.
+	set map[string]bool
+}
+
+func (r *adminRun) str(name string) string { return *r.values[name] }
+
+// optional is the flag's value when given, nil otherwise.
+func (r *adminRun) optional(name string) *string {
+	if !r.set[name] {
+		return nil
+	}
+	return r.values[name]
+}
+
+func (r *adminRun) optionalBool(name string) (*bool, error) {
+	if !r.set[name] {
+		return nil, nil
+	}
+	switch r.str(name) {
+	case "true":
+		return new(true), nil
+	case "false":
+		return new(false), nil
+	}
+	return nil, fmt.Errorf("--%s must be true or false", name)
+}
+
+// list splits a comma-separated flag; empty is nil.
+func (r *adminRun) list(name string) []string {
+	if r.str(name) == "" {
+		return nil
+	}
+	parts := strings.Split(r.str(name), ",")
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	return parts
+}
+
+// org is --org, or the only organisation there is.
+func (r *adminRun) org() (string, error) {
+	if id := r.str("org"); id != "" {
+		return id, nil
+	}
+	orgs, err := r.store.ListOrganizations(r.ctx)
+	if err != nil {
+		return "", err
+	}
+	if len(orgs) != 1 {
+		return "", fmt.Errorf("--org is required: the database holds %d organisations", len(orgs))
+	}
+	return orgs[0].ID, nil
 }
 
 // guestRef is the id of the guest named by exactly one of id and email.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,8 +72,10 @@ func TestAdminGuestRemove(t *testing.T) {
 
 			run := func(args ...string) (string, error) {
 				var out, errs bytes.Buffer
-				args = append(args, "--database-url", url, "--temporal-address", ts.GetFrontendHostPort(),
-					"--temporal-namespace", ts.GetDefaultNamespace())
+				args = append(args, "--database-url", url)
+				if args[1] == "remove" {
+					args = append(args, "--temporal-address", ts.GetFrontendHostPort(), "--temporal-namespace", ts.GetDefaultNamespace())
+				}
 				err := runAdmin(ctx, args, &out, &errs)
 				return out.String(), err
 			}
@@ -149,4 +152,160 @@ func TestAdminRotateSecretKey(t *testing.T) {
 	t.Setenv(secretkey.Env, "")
 	err = runAdmin(ctx, []string{"rotate-secret-key", "--database-url", url, "--data-dir", t.TempDir()}, io.Discard, io.Discard)
 	assert.ErrorContains(t, err, "ASSENT_SECRET_KEY is required")
+}
+
+// TestAdminHelp: `assent admin --help` lists the commands with what each
+// does; `assent admin <command> --help` shows only that command's flags,
+// each described, and the settings it reads; an unknown command says so
+// and lists the commands.
+func TestAdminHelp(t *testing.T) {
+	ctx := context.Background()
+	help := func(args ...string) (string, string, error) {
+		var out, errs bytes.Buffer
+		err := runAdmin(ctx, args, &out, &errs)
+		return out.String(), errs.String(), err
+	}
+	out, _, err := help("--help")
+	require.NoError(t, err)
+	assert.Contains(t, out, "usage: assent admin <command> [flags]")
+	assert.Regexp(t, `(?m)^  team update +rename a team or replace its members`, out)
+	assert.Regexp(t, `(?m)^  guest update +rename a guest`, out)
+	assert.Regexp(t, `(?m)^  rotate-secret-key +re-seal every stored secret`, out)
+
+	out, _, err = help("team", "update", "--help")
+	require.NoError(t, err)
+	assert.Contains(t, out, "usage: assent admin team update [flags]")
+	assert.Contains(t, out, "  --members list\n      a comma-separated list of member emails or ids that replaces the team's")
+	assert.Contains(t, out, "  --id id\n      the team's id (team_…, required)")
+	assert.Contains(t, out, "  --database-url string\n")
+	for _, other := range []string{"--kind", "--email", "--scopes", "--temporal-address", "--http-addr", "--smtp-host"} {
+		assert.NotContains(t, out, other, "team update does not take %s", other)
+	}
+	out, _, err = help("guest", "remove", "-h")
+	require.NoError(t, err)
+	assert.Contains(t, out, "--temporal-address", "removing a guest reaches Temporal")
+
+	// Every flag of every command is described.
+	for _, c := range adminCommands {
+		out, _, err := help(append(strings.Fields(c.name), "--help")...)
+		require.NoError(t, err, c.name)
+		for _, f := range c.flags {
+			assert.Regexp(t, `(?m)^  --`+f.name+` \S+\n      \S`, out, "%s --%s", c.name, f.name)
+		}
+	}
+
+	_, errs, err := help("team", "frob")
+	assert.EqualError(t, err, `unknown admin command "team frob"; the commands are listed above`)
+	assert.Contains(t, errs, "  team remove ")
+	_, errs, err = help("team", "list", "--kind", "team")
+	assert.EqualError(t, err, "flag provided but not defined: -kind")
+	assert.Contains(t, errs, "usage: assent admin team list [flags]")
+	_, _, err = help("guest", "update", "gus@partner.example")
+	assert.EqualError(t, err, `assent admin guest update takes only flags; got "gus@partner.example"`)
+	_, _, err = help()
+	assert.EqualError(t, err, "admin needs a command")
+}
+
+// TestAdminEditsTeamsAndGuests: `assent admin team update` renames a team
+// and replaces or empties its members, `team remove` removes it, and
+// `guest update` renames a guest named by email or id; a request made
+// before keeps the people it was asked of.
+func TestAdminEditsTeamsAndGuests(t *testing.T) {
+	for _, kind := range testenv.Databases {
+		t.Run(kind, func(t *testing.T) { testAdminEditsTeamsAndGuests(t, kind) })
+	}
+}
+
+func testAdminEditsTeamsAndGuests(t *testing.T, kind string) {
+	ctx := context.Background()
+	url := "sqlite:" + filepath.Join(t.TempDir(), "assent.db")
+	if kind == "postgres" {
+		url = testenv.PostgresURL(t)
+	}
+	db, err := models.Open(url)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = models.Close(db) })
+	require.NoError(t, models.Migrate(db))
+	store := models.NewStore(db, testenv.Keys())
+	t.Setenv(secretkey.Env, testenv.SecretKey)
+	org, err := store.CreateOrganization(ctx, "Acme", "")
+	require.NoError(t, err)
+	ada, err := store.CreateMember(ctx, org.ID, "ada@example.com", "Ada", models.RoleOwner)
+	require.NoError(t, err)
+	bob, err := store.CreateMember(ctx, org.ID, "bob@example.com", "Bob", "")
+	require.NoError(t, err)
+	team, err := store.CreateTeam(ctx, org.ID, "Finance", models.TeamKindTeam, []string{ada.ID})
+	require.NoError(t, err)
+	gus, _, err := store.CreateGuest(ctx, org.ID, "gus@partner.example", "Gus")
+	require.NoError(t, err)
+	earlier := &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskLow, ApproverIDs: []string{ada.ID, gus.ID},
+		ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: "key_test", RequestedBy: "agent"}
+	_, err = store.CreateApproval(ctx, earlier, nil)
+	require.NoError(t, err)
+
+	run := func(args ...string) (string, error) {
+		var out bytes.Buffer
+		err := runAdmin(ctx, append(args, "--database-url", url), &out, io.Discard)
+		return out.String(), err
+	}
+	var got struct {
+		ID, Name, Email string
+		Members         []struct{ Email string }
+		Removed         bool
+	}
+	decode := func(out string) {
+		t.Helper()
+		got.Members, got.Removed = nil, false
+		require.NoError(t, json.Unmarshal([]byte(out), &got), out)
+	}
+
+	out, err := run("team", "update", "--id", team.ID, "--name", "Finance team")
+	require.NoError(t, err, out)
+	decode(out)
+	assert.Equal(t, "Finance team", got.Name)
+	require.Len(t, got.Members, 1, "members stay when not given")
+	out, err = run("team", "update", "--id", team.ID, "--members", "bob@example.com, "+ada.ID)
+	require.NoError(t, err, out)
+	decode(out)
+	assert.Equal(t, "Finance team", got.Name)
+	require.Len(t, got.Members, 2)
+	assert.ElementsMatch(t, []string{ada.Email, bob.Email}, []string{got.Members[0].Email, got.Members[1].Email})
+	out, err = run("team", "update", "--id", team.ID, "--members", "")
+	require.NoError(t, err, out)
+	decode(out)
+	assert.Empty(t, got.Members, "an empty list empties the team")
+	out, err = run("team", "update", "--id", team.ID, "--members", "nobody@example.com")
+	assert.Error(t, err)
+	assert.Contains(t, out, `"field":"members"`)
+	assert.Contains(t, out, "nobody@example.com")
+
+	out, err = run("guest", "update", "--email", "GUS@partner.example", "--name", "Gus Grey")
+	require.NoError(t, err, out)
+	decode(out)
+	assert.Equal(t, gus.ID, got.ID)
+	assert.Equal(t, "Gus Grey", got.Name)
+	out, err = run("guest", "update", "--id", gus.ID, "--name", strings.Repeat("x", 201))
+	assert.Error(t, err)
+	assert.Contains(t, out, `"field":"name"`)
+	out, err = run("guest", "update", "--email", "nobody@partner.example", "--name", "X")
+	assert.Error(t, err)
+	assert.Contains(t, out, `"not_found"`)
+	_, err = run("guest", "update", "--name", "X")
+	assert.EqualError(t, err, "give exactly one of --id and --email")
+
+	out, err = run("team", "remove", "--id", team.ID)
+	require.NoError(t, err, out)
+	decode(out)
+	assert.Equal(t, team.ID, got.ID)
+	assert.True(t, got.Removed)
+	out, err = run("team", "remove", "--id", team.ID)
+	assert.Error(t, err)
+	assert.Contains(t, out, `"not_found"`)
+	teams, _, err := store.ListTeams(ctx, org.ID, models.Page{Limit: 10})
+	require.NoError(t, err)
+	assert.Empty(t, teams)
+
+	kept, err := store.GetApproval(ctx, org.ID, earlier.ID)
+	require.NoError(t, err)
+	assert.Equal(t, models.StringList{ada.ID, gus.ID}, kept.ApproverIDs, "a request made earlier is unchanged")
 }
