@@ -199,6 +199,12 @@ func TestAPIScenarios(t *testing.T) {
 			{name: "organization bad expiry", method: "PATCH", path: "/api/v1/admin/organization", key: "admin", body: `{"maxApprovalExpirySeconds":5}`, status: 400, code: "invalid_request", field: "maxApprovalExpirySeconds"},
 			{name: "unknown route", method: "GET", path: "/api/v1/nope", key: "agent", status: 404, code: "not_found"},
 			{name: "wrong method", method: "PUT", path: "/api/v1/me", key: "agent", status: 405, code: "method_not_allowed"},
+			// A near miss is answered in JSON, never redirected (a POST would lose its body).
+			{name: "trailing slash", method: "GET", path: "/api/v1/approvals/", key: "agent", status: 404, code: "not_found", msgHas: "GET /api/v1/approvals/"},
+			{name: "trailing slash POST", method: "POST", path: "/api/v1/approvals/", key: "agent", body: `{"title":"x"}`, status: 404, code: "not_found"},
+			{name: "trailing slash admin", method: "GET", path: "/api/v1/admin/members/", key: "admin", status: 404, code: "not_found"},
+			{name: "wrong case", method: "GET", path: "/api/v1/ME", key: "agent", status: 404, code: "not_found"},
+			{name: "trailing slash without key", method: "GET", path: "/api/v1/me/", key: "none", status: 404, code: "not_found"},
 			{name: "idempotency key too long", method: "POST", path: "/api/v1/admin/guests", key: "admin", body: `{"email":"g2@partner.io"}`, headers: map[string]string{"Idempotency-Key": strings.Repeat("k", 256)}, status: 400, code: "invalid_request", field: "Idempotency-Key"},
 			{name: "healthz", method: "GET", path: "/healthz", key: "none", status: 200, contains: []string{`"status":"ok"`}},
 			{name: "readyz without temporal", method: "GET", path: "/readyz", key: "none", status: 503, contains: []string{`"temporal":"down`, `"database":"ok"`}},
