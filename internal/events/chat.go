@@ -92,7 +92,7 @@ func newChatView(b WebhookBody) chatView {
 		v.risk = r
 	}
 	if !b.SentAt.IsZero() {
-		v.when = b.SentAt.UTC().Format("2006-01-02 15:04 UTC")
+		v.when = b.SentAt.Time().Format("2006-01-02 15:04 UTC")
 	}
 	var ok bool
 	if v.kind, ok = chatKinds[b.Event]; !ok {
