@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -277,13 +279,27 @@ func TestIdempotency(t *testing.T) {
 		assert.Equal(t, 201, elsewhere.status)
 		assert.Empty(t, elsewhere.header.Get("Idempotency-Replayed"))
 
-		// A refusal is stored and replayed too.
+		// The same JSON laid out otherwise is the same request.
+		spaced := f.do(t, "POST", "/api/v1/admin/members", f.adminKey, "{ \"name\": \"Bob\",\n  \"email\": \"bob@example.com\" }", hdr)
+		assert.Equal(t, 201, spaced.status, "%s", spaced.body)
+		assert.Equal(t, "true", spaced.header.Get("Idempotency-Replayed"))
+		assert.Equal(t, first.body, spaced.body)
+
+		// A refusal is not kept: the caller fixes the body and retries with the key.
 		bad := map[string]string{"Idempotency-Key": "bad-one"}
 		r1 := f.do(t, "POST", "/api/v1/admin/members", f.adminKey, `{"email":"nope"}`, bad)
-		r2 := f.do(t, "POST", "/api/v1/admin/members", f.adminKey, `{"email":"nope"}`, bad)
 		assert.Equal(t, 400, r1.status)
-		assert.Equal(t, r1.body, r2.body)
-		assert.Equal(t, "true", r2.header.Get("Idempotency-Replayed"))
+		r2 := f.do(t, "POST", "/api/v1/admin/members", f.adminKey, `{"email":"nope@example.com"}`, bad)
+		assert.Equal(t, 201, r2.status, "%s", r2.body)
+		assert.Empty(t, r2.header.Get("Idempotency-Replayed"))
+		assert.Equal(t, "true", f.do(t, "POST", "/api/v1/admin/members", f.adminKey, `{"email":"nope@example.com"}`, bad).header.Get("Idempotency-Replayed"))
+
+		// So is a lookup that failed: the retry may name another path.
+		lost := map[string]string{"Idempotency-Key": "token-for-ada"}
+		r1 = f.do(t, "POST", "/api/v1/admin/members/mem_nope/tokens", f.adminKey, "", lost)
+		assert.Equal(t, 404, r1.status)
+		r2 = f.do(t, "POST", "/api/v1/admin/members/"+f.member.ID+"/tokens", f.adminKey, "", lost)
+		assert.Equal(t, 201, r2.status, "%s", r2.body)
 
 		members, _, err := f.store.ListMembers(context.Background(), f.org.ID, models.Page{Limit: 50})
 		require.NoError(t, err)
@@ -294,6 +310,36 @@ func TestIdempotency(t *testing.T) {
 			}
 		}
 		assert.Equal(t, 1, bobs)
+	})
+}
+
+// TestIdempotencyKeepsKeysStoredBeforeCanonicalHashing: a key stored with
+// the hash of the body as sent (before bodies were compared as canonical
+// JSON) still replays for the same bytes, and is still refused for another
+// body.
+func TestIdempotencyKeepsKeysStoredBeforeCanonicalHashing(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		f := newFixture(t, db)
+		ctx := context.Background()
+		p, err := f.store.Authenticate(ctx, f.adminKey)
+		require.NoError(t, err)
+		body := `{"email": "old@example.com"}`
+		raw := sha256.Sum256([]byte("POST /api/v1/admin/guests\n" + body))
+		c := &models.Claim{OrganizationID: f.org.ID, PrincipalID: p.Key.ID, Key: "from-before", RequestHash: hex.EncodeToString(raw[:])}
+		prev, err := f.store.ClaimIdempotencyKey(ctx, c, false)
+		require.NoError(t, err)
+		require.Nil(t, prev)
+		require.NoError(t, f.store.CompleteIdempotencyKey(ctx, c, 201, "application/json; charset=utf-8", []byte(`{"stored":true}`)))
+
+		hdr := map[string]string{"Idempotency-Key": "from-before"}
+		replay := f.do(t, "POST", "/api/v1/admin/guests", f.adminKey, body, hdr)
+		assert.Equal(t, 201, replay.status)
+		assert.Equal(t, "true", replay.header.Get("Idempotency-Replayed"))
+		assert.JSONEq(t, `{"stored":true}`, string(replay.body))
+
+		other := f.do(t, "POST", "/api/v1/admin/guests", f.adminKey, `{"email": "new@example.com"}`, hdr)
+		assert.Equal(t, 422, other.status)
+		assert.Equal(t, "idempotency_key_reused", errField(other, "code"))
 	})
 }
 
