@@ -47,6 +47,7 @@ var chatKinds = map[string]chatKind{
 	AccessRequested:        {"Access requested", "Open", true},
 	ScheduleDue:            {"Schedule due", "Open", false},
 	PublishHeld:            {"Publishing held", "Open", false},
+	WebhookTest:            {"Test delivery", "Open Assent", false},
 }
 
 // Limits. Slack rejects the whole message when a block is over its limit,
