@@ -153,7 +153,8 @@ func TestAPIScenarios(t *testing.T) {
 		}{
 			{name: "no key", method: "GET", path: "/api/v1/me", key: "none", status: 401, code: "unauthorized"},
 			{name: "unknown key", method: "GET", path: "/api/v1/me", key: "bogus", status: 401, code: "unauthorized"},
-			{name: "wrong scheme", method: "GET", path: "/api/v1/me", key: "none", headers: map[string]string{"Authorization": "Basic " + f.agentKey}, status: 401, code: "unauthorized"},
+			{name: "wrong scheme", method: "GET", path: "/api/v1/me", key: "none", headers: map[string]string{"Authorization": "Basic " + f.agentKey}, status: 401, code: "unauthorized", msgHas: `"Bearer "`},
+			{name: "key without scheme", method: "GET", path: "/api/v1/me", key: "none", headers: map[string]string{"Authorization": f.agentKey}, status: 401, code: "unauthorized", msgHas: `must be "Bearer " followed by the key`},
 			{name: "me as agent", method: "GET", path: "/api/v1/me", key: "agent", status: 200, contains: []string{`"kind":"agent"`, `"approvals:write"`, `"member":null`, f.org.ID}},
 			{name: "me as member", method: "GET", path: "/api/v1/me", key: "member", status: 200, contains: []string{`"kind":"member"`, `"email":"ada@example.com"`}},
 			{name: "me as admin", method: "GET", path: "/api/v1/me", key: "admin", status: 200, contains: []string{`"kind":"admin"`, `"scopes":[]`}},

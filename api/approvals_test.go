@@ -149,6 +149,9 @@ func TestCreateApprovalValidation(t *testing.T) {
 				assert.NotContains(t, errField(r, "message"), "bob@example.com", "only the unknown entries are named")
 			}
 		}
+		// Limits read as people write them.
+		far := s.do(t, "POST", "/api/v1/approvals", s.agentKey, `{"title":"x","expiresAt":"`+tooFar+`"}`, nil)
+		assert.Contains(t, errField(far, "message"), "at most 30 days ahead", string(far.body))
 		r := s.do(t, "POST", "/api/v1/approvals", s.agentKey, `{"title":"x","approvers":["ops@example.com"]}`, nil)
 		e := r.decoded["error"].(map[string]any)
 		assert.Len(t, e["candidates"], 2, "an ambiguous name lists the person and the team")
@@ -386,7 +389,9 @@ func TestApprovalRejectCancelExpireAndMemberRequests(t *testing.T) {
 		r = s.do(t, "GET", "/api/v1/approvals/"+own["id"].(string)+"?wait=1s", s.agentKey, "", nil)
 		assert.Equal(t, "pending", r.decoded["status"])
 		assert.GreaterOrEqual(t, time.Since(start), time.Second)
-		assert.Equal(t, "wait", errField(s.do(t, "GET", "/api/v1/approvals/"+own["id"].(string)+"?wait=61s", s.agentKey, "", nil), "field"))
+		long := s.do(t, "GET", "/api/v1/approvals/"+own["id"].(string)+"?wait=61s", s.agentKey, "", nil)
+		assert.Equal(t, "wait", errField(long, "field"))
+		assert.Contains(t, errField(long, "message"), "from 0 to 1 minute")
 
 		// A retried decision with the same Idempotency-Key runs once.
 		dup := s.create(t, s.agentKey, `{"title":"d","approvers":["cy@example.com"]}`)
