@@ -188,6 +188,14 @@ func TestCreateApprovalDefaultsAndResolution(t *testing.T) {
 		assert.Contains(t, string(got.body), `"metadata":{"b":2,"a":[1,2]}`, "metadata returned unchanged")
 		assert.Contains(t, string(got.body), `"input":{"amount":12345678901234567890}`, "input returned unchanged")
 
+		// Who will decide is in the answer, though the request named nobody.
+		assert.Equal(t, []any{}, a["approvers"])
+		assert.ElementsMatch(t, []any{
+			map[string]any{"id": s.member.ID, "name": "Ada", "email": "ada@example.com", "kind": "member"},
+			map[string]any{"id": s.bob.ID, "name": "Bob", "email": "bob@example.com", "kind": "member"},
+		}, a["resolvedApprovers"])
+		assert.Equal(t, a["resolvedApprovers"], got.decoded["resolvedApprovers"])
+
 		// Default approvers are the owners and administrators; a team is
 		// expanded once, at creation.
 		rec, err := s.store.GetApproval(context.Background(), s.org.ID, a["id"].(string))
@@ -211,7 +219,11 @@ func TestCreateApprovalDefaultsAndResolution(t *testing.T) {
 		// Guests approve once the organisation allows it.
 		r := s.do(t, "PATCH", "/api/v1/admin/organization", s.adminKey, `{"guestsMayApprove":true}`, nil)
 		require.Equal(t, 200, r.status, string(r.body))
-		s.create(t, s.agentKey, `{"title":"g","approvers":["gus@partner.example"]}`)
+		guest := s.create(t, s.agentKey, `{"title":"g","approvers":["gus@partner.example"]}`)
+		require.Len(t, guest["resolvedApprovers"], 1)
+		gus := guest["resolvedApprovers"].([]any)[0].(map[string]any)
+		assert.Equal(t, "guest", gus["kind"])
+		assert.Equal(t, "gus@partner.example", gus["email"])
 
 		// The workflow runs with the search attributes an operator filters by.
 		waitFor(t, func() bool {
@@ -228,6 +240,7 @@ func TestCreateApprovalDefaultsAndResolution(t *testing.T) {
 		list := s.do(t, "GET", "/api/v1/approvals?externalId=inv-7", s.agentKey, "", nil)
 		require.Equal(t, 200, list.status)
 		assert.Len(t, list.decoded["data"], 1)
+		assert.Len(t, list.decoded["data"].([]any)[0].(map[string]any)["resolvedApprovers"], 2, "lists show them too")
 		bad := s.do(t, "GET", "/api/v1/approvals?status=done", s.agentKey, "", nil)
 		assert.Equal(t, "status", errField(bad, "field"))
 		other := s.do(t, "GET", "/api/v1/approvals/"+a["id"].(string), s.otherAgent, "", nil)

@@ -9,23 +9,26 @@ import (
 // Approval is an approval on the wire: the REST read, and the data of its
 // webhooks and callbacks.
 type Approval struct {
-	ID             string          `json:"id"`
-	Status         string          `json:"status"`
-	URL            string          `json:"url"`
-	Title          string          `json:"title"`
-	Description    string          `json:"description"`
-	Risk           string          `json:"risk"`
-	Factors        []models.Factor `json:"factors"`
-	Links          []models.Link   `json:"links"`
-	ReportID       *string         `json:"reportId"`
-	Approvers      []string        `json:"approvers"`
-	ExpiresAt      wiretime.Time   `json:"expiresAt"`
-	ExternalID     *string         `json:"externalId"`
-	FlowID         *string         `json:"flowId"`
-	Metadata       models.RawJSON  `json:"metadata"`
-	Input          models.RawJSON  `json:"input"`
-	EditableFields []string        `json:"editableFields"`
-	CallbackURL    *string         `json:"callbackUrl"`
+	ID          string          `json:"id"`
+	Status      string          `json:"status"`
+	URL         string          `json:"url"`
+	Title       string          `json:"title"`
+	Description string          `json:"description"`
+	Risk        string          `json:"risk"`
+	Factors     []models.Factor `json:"factors"`
+	Links       []models.Link   `json:"links"`
+	ReportID    *string         `json:"reportId"`
+	Approvers   []string        `json:"approvers"`
+	// ResolvedApprovers are the people who may decide it: those approvers
+	// named, or the owners and administrators when it named nobody.
+	ResolvedApprovers []Approver     `json:"resolvedApprovers"`
+	ExpiresAt         wiretime.Time  `json:"expiresAt"`
+	ExternalID        *string        `json:"externalId"`
+	FlowID            *string        `json:"flowId"`
+	Metadata          models.RawJSON `json:"metadata"`
+	Input             models.RawJSON `json:"input"`
+	EditableFields    []string       `json:"editableFields"`
+	CallbackURL       *string        `json:"callbackUrl"`
 	// CallbackSecret is set in the create response only.
 	CallbackSecret *string `json:"callbackSecret,omitempty"`
 	// RequiredApprovals and ApprovalsSoFar appear when a rule needs more
@@ -44,6 +47,15 @@ type Approval struct {
 	RequestedBy       string           `json:"requestedBy"`
 	CreatedAt         wiretime.Time    `json:"createdAt"`
 	UpdatedAt         wiretime.Time    `json:"updatedAt"`
+}
+
+// Approver is a person who may decide an approval; kind is member or
+// guest. Name and email are empty for a guest removed since.
+type Approver struct {
+	ID    string `json:"id"`
+	Name  string `json:"name"`
+	Email string `json:"email"`
+	Kind  string `json:"kind"`
 }
 
 // Question is a question on an approval and its answer (null until given).
@@ -70,12 +82,15 @@ func NewApproval(a *models.Approval, baseURL string) Approval {
 	out := Approval{
 		ID: a.ID, Status: a.Status, URL: ApprovalURL(baseURL, a.ID), Title: a.Title, Description: a.Description,
 		Risk: a.Risk, Factors: nonNil(a.Factors.V), Links: nonNil(a.Links.V), ReportID: a.ReportID,
-		Approvers: nonNil(a.Approvers), ExpiresAt: wiretime.New(a.ExpiresAt), ExternalID: a.ExternalID, FlowID: a.FlowID,
+		Approvers: nonNil(a.Approvers), ResolvedApprovers: make([]Approver, len(a.ResolvedApprovers)), ExpiresAt: wiretime.New(a.ExpiresAt), ExternalID: a.ExternalID, FlowID: a.FlowID,
 		Metadata: a.Metadata, Input: a.Input, EditableFields: nonNil(a.EditableFields), CallbackURL: a.CallbackURL,
 		DecidedBy: a.DecidedBy, DecidedByID: a.DecidedByID, DecidedAt: wiretime.Ptr(a.DecidedAt), Note: a.Note,
 		Reason: a.Reason, ApprovedInput: a.ApprovedInput, Changes: a.Changes.V,
 		Questions: All(a.Questions.V, NewQuestion), Concerns: nonNil(a.Concerns.V), RequestedBy: a.RequestedBy,
 		CreatedAt: wiretime.New(a.CreatedAt), UpdatedAt: wiretime.New(a.UpdatedAt),
+	}
+	for i, p := range a.ResolvedApprovers {
+		out.ResolvedApprovers[i] = Approver(p)
 	}
 	if a.RequiredApprovals > 1 {
 		required, so := a.RequiredApprovals, a.ApprovalsSoFar

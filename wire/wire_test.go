@@ -55,6 +55,7 @@ func TestEventPayloadAgreesWithLaterRead(t *testing.T) {
 		read, err := json.Marshal(wire.NewApproval(rec, "http://assent.test"))
 		require.NoError(t, err)
 		assert.JSONEq(t, string(read), string(payload))
+		assert.Contains(t, string(payload), `"resolvedApprovers":[{"id":"`+ada.ID+`","name":"Ada","email":"ada@example.com","kind":"member"}]`)
 
 		var out struct {
 			DecidedAt, CreatedAt, UpdatedAt, ExpiresAt string
