@@ -170,6 +170,7 @@ func TestAPIScenarios(t *testing.T) {
 			{name: "malformed JSON", method: "POST", path: "/api/v1/admin/members", key: "admin", body: `{"email":`, status: 400, code: "invalid_request"},
 			{name: "syntax error", method: "POST", path: "/api/v1/admin/members", key: "admin", body: `{"email" "x"}`, status: 400, code: "invalid_request", msgHas: "malformed JSON"},
 			{name: "wrong type", method: "POST", path: "/api/v1/admin/members", key: "admin", body: `{"email":42}`, status: 400, code: "invalid_request", field: "email", msgHas: "must be a string"},
+			{name: "wrong type in a list", method: "POST", path: "/api/v1/admin/teams", key: "admin", body: `{"name":"Ops","kind":"team","members":["ada@example.com", 5]}`, status: 400, code: "invalid_request", field: "members[1]", msgHas: "members[1] must be a string, not number"},
 			{name: "array body", method: "POST", path: "/api/v1/admin/members", key: "admin", body: `[]`, status: 400, code: "invalid_request"},
 			{name: "trailing data", method: "POST", path: "/api/v1/admin/members", key: "admin", body: `{"email":"d@example.com"} {}`, status: 400, code: "invalid_request"},
 			{name: "missing field", method: "POST", path: "/api/v1/admin/members", key: "admin", body: `{}`, status: 400, code: "invalid_request", field: "email", msgHas: "email is required"},
