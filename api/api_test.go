@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -151,7 +153,8 @@ func TestAPIScenarios(t *testing.T) {
 		}{
 			{name: "no key", method: "GET", path: "/api/v1/me", key: "none", status: 401, code: "unauthorized"},
 			{name: "unknown key", method: "GET", path: "/api/v1/me", key: "bogus", status: 401, code: "unauthorized"},
-			{name: "wrong scheme", method: "GET", path: "/api/v1/me", key: "none", headers: map[string]string{"Authorization": "Basic " + f.agentKey}, status: 401, code: "unauthorized"},
+			{name: "wrong scheme", method: "GET", path: "/api/v1/me", key: "none", headers: map[string]string{"Authorization": "Basic " + f.agentKey}, status: 401, code: "unauthorized", msgHas: `"Bearer "`},
+			{name: "key without scheme", method: "GET", path: "/api/v1/me", key: "none", headers: map[string]string{"Authorization": f.agentKey}, status: 401, code: "unauthorized", msgHas: `must be "Bearer " followed by the key`},
 			{name: "me as agent", method: "GET", path: "/api/v1/me", key: "agent", status: 200, contains: []string{`"kind":"agent"`, `"approvals:write"`, `"member":null`, f.org.ID}},
 			{name: "me as member", method: "GET", path: "/api/v1/me", key: "member", status: 200, contains: []string{`"kind":"member"`, `"email":"ada@example.com"`}},
 			{name: "me as admin", method: "GET", path: "/api/v1/me", key: "admin", status: 200, contains: []string{`"kind":"admin"`, `"scopes":[]`}},
@@ -167,6 +170,7 @@ func TestAPIScenarios(t *testing.T) {
 			{name: "malformed JSON", method: "POST", path: "/api/v1/admin/members", key: "admin", body: `{"email":`, status: 400, code: "invalid_request"},
 			{name: "syntax error", method: "POST", path: "/api/v1/admin/members", key: "admin", body: `{"email" "x"}`, status: 400, code: "invalid_request", msgHas: "malformed JSON"},
 			{name: "wrong type", method: "POST", path: "/api/v1/admin/members", key: "admin", body: `{"email":42}`, status: 400, code: "invalid_request", field: "email", msgHas: "must be a string"},
+			{name: "wrong type in a list", method: "POST", path: "/api/v1/admin/teams", key: "admin", body: `{"name":"Ops","kind":"team","members":["ada@example.com", 5]}`, status: 400, code: "invalid_request", field: "members[1]", msgHas: "members[1] must be a string, not number"},
 			{name: "array body", method: "POST", path: "/api/v1/admin/members", key: "admin", body: `[]`, status: 400, code: "invalid_request"},
 			{name: "trailing data", method: "POST", path: "/api/v1/admin/members", key: "admin", body: `{"email":"d@example.com"} {}`, status: 400, code: "invalid_request"},
 			{name: "missing field", method: "POST", path: "/api/v1/admin/members", key: "admin", body: `{}`, status: 400, code: "invalid_request", field: "email", msgHas: "email is required"},
@@ -202,6 +206,12 @@ func TestAPIScenarios(t *testing.T) {
 			{name: "organization bad expiry", method: "PATCH", path: "/api/v1/admin/organization", key: "admin", body: `{"maxApprovalExpirySeconds":5}`, status: 400, code: "invalid_request", field: "maxApprovalExpirySeconds"},
 			{name: "unknown route", method: "GET", path: "/api/v1/nope", key: "agent", status: 404, code: "not_found"},
 			{name: "wrong method", method: "PUT", path: "/api/v1/me", key: "agent", status: 405, code: "method_not_allowed"},
+			// A near miss is answered in JSON, never redirected (a POST would lose its body).
+			{name: "trailing slash", method: "GET", path: "/api/v1/approvals/", key: "agent", status: 404, code: "not_found", msgHas: "GET /api/v1/approvals/"},
+			{name: "trailing slash POST", method: "POST", path: "/api/v1/approvals/", key: "agent", body: `{"title":"x"}`, status: 404, code: "not_found"},
+			{name: "trailing slash admin", method: "GET", path: "/api/v1/admin/members/", key: "admin", status: 404, code: "not_found"},
+			{name: "wrong case", method: "GET", path: "/api/v1/ME", key: "agent", status: 404, code: "not_found"},
+			{name: "trailing slash without key", method: "GET", path: "/api/v1/me/", key: "none", status: 404, code: "not_found"},
 			{name: "idempotency key too long", method: "POST", path: "/api/v1/admin/guests", key: "admin", body: `{"email":"g2@partner.io"}`, headers: map[string]string{"Idempotency-Key": strings.Repeat("k", 256)}, status: 400, code: "invalid_request", field: "Idempotency-Key"},
 			{name: "healthz", method: "GET", path: "/healthz", key: "none", status: 200, contains: []string{`"status":"ok"`}},
 			{name: "readyz without temporal", method: "GET", path: "/readyz", key: "none", status: 503, contains: []string{`"temporal":"down`, `"database":"ok"`}},
@@ -274,13 +284,27 @@ func TestIdempotency(t *testing.T) {
 		assert.Equal(t, 201, elsewhere.status)
 		assert.Empty(t, elsewhere.header.Get("Idempotency-Replayed"))
 
-		// A refusal is stored and replayed too.
+		// The same JSON laid out otherwise is the same request.
+		spaced := f.do(t, "POST", "/api/v1/admin/members", f.adminKey, "{ \"name\": \"Bob\",\n  \"email\": \"bob@example.com\" }", hdr)
+		assert.Equal(t, 201, spaced.status, "%s", spaced.body)
+		assert.Equal(t, "true", spaced.header.Get("Idempotency-Replayed"))
+		assert.Equal(t, first.body, spaced.body)
+
+		// A refusal is not kept: the caller fixes the body and retries with the key.
 		bad := map[string]string{"Idempotency-Key": "bad-one"}
 		r1 := f.do(t, "POST", "/api/v1/admin/members", f.adminKey, `{"email":"nope"}`, bad)
-		r2 := f.do(t, "POST", "/api/v1/admin/members", f.adminKey, `{"email":"nope"}`, bad)
 		assert.Equal(t, 400, r1.status)
-		assert.Equal(t, r1.body, r2.body)
-		assert.Equal(t, "true", r2.header.Get("Idempotency-Replayed"))
+		r2 := f.do(t, "POST", "/api/v1/admin/members", f.adminKey, `{"email":"nope@example.com"}`, bad)
+		assert.Equal(t, 201, r2.status, "%s", r2.body)
+		assert.Empty(t, r2.header.Get("Idempotency-Replayed"))
+		assert.Equal(t, "true", f.do(t, "POST", "/api/v1/admin/members", f.adminKey, `{"email":"nope@example.com"}`, bad).header.Get("Idempotency-Replayed"))
+
+		// So is a lookup that failed: the retry may name another path.
+		lost := map[string]string{"Idempotency-Key": "token-for-ada"}
+		r1 = f.do(t, "POST", "/api/v1/admin/members/mem_nope/tokens", f.adminKey, "", lost)
+		assert.Equal(t, 404, r1.status)
+		r2 = f.do(t, "POST", "/api/v1/admin/members/"+f.member.ID+"/tokens", f.adminKey, "", lost)
+		assert.Equal(t, 201, r2.status, "%s", r2.body)
 
 		members, _, err := f.store.ListMembers(context.Background(), f.org.ID, models.Page{Limit: 50})
 		require.NoError(t, err)
@@ -291,6 +315,36 @@ func TestIdempotency(t *testing.T) {
 			}
 		}
 		assert.Equal(t, 1, bobs)
+	})
+}
+
+// TestIdempotencyKeepsKeysStoredBeforeCanonicalHashing: a key stored with
+// the hash of the body as sent (before bodies were compared as canonical
+// JSON) still replays for the same bytes, and is still refused for another
+// body.
+func TestIdempotencyKeepsKeysStoredBeforeCanonicalHashing(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		f := newFixture(t, db)
+		ctx := context.Background()
+		p, err := f.store.Authenticate(ctx, f.adminKey)
+		require.NoError(t, err)
+		body := `{"email": "old@example.com"}`
+		raw := sha256.Sum256([]byte("POST /api/v1/admin/guests\n" + body))
+		c := &models.Claim{OrganizationID: f.org.ID, PrincipalID: p.Key.ID, Key: "from-before", RequestHash: hex.EncodeToString(raw[:])}
+		prev, err := f.store.ClaimIdempotencyKey(ctx, c, false)
+		require.NoError(t, err)
+		require.Nil(t, prev)
+		require.NoError(t, f.store.CompleteIdempotencyKey(ctx, c, 201, "application/json; charset=utf-8", []byte(`{"stored":true}`)))
+
+		hdr := map[string]string{"Idempotency-Key": "from-before"}
+		replay := f.do(t, "POST", "/api/v1/admin/guests", f.adminKey, body, hdr)
+		assert.Equal(t, 201, replay.status)
+		assert.Equal(t, "true", replay.header.Get("Idempotency-Replayed"))
+		assert.JSONEq(t, `{"stored":true}`, string(replay.body))
+
+		other := f.do(t, "POST", "/api/v1/admin/guests", f.adminKey, `{"email": "new@example.com"}`, hdr)
+		assert.Equal(t, 422, other.status)
+		assert.Equal(t, "idempotency_key_reused", errField(other, "code"))
 	})
 }
 

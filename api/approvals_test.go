@@ -120,6 +120,9 @@ func TestCreateApprovalValidation(t *testing.T) {
 			{"too many links", s.agentKey, `{"title":"x","links":` + many(11, `{"label":"a","url":"https://a.example"}`) + `}`, 400, "invalid_request", "links"},
 			{"link url", s.agentKey, `{"title":"x","links":[{"label":"a","url":"not a url"}]}`, 400, "invalid_request", "links[0].url"},
 			{"too many approvers", s.agentKey, `{"title":"x","approvers":` + many(21, `"bob@example.com"`) + `}`, 400, "invalid_request", "approvers"},
+			{"blank approver", s.agentKey, `{"title":"x","approvers":["bob@example.com",""]}`, 400, "invalid_request", "approvers[1]"},
+			{"approver not a string", s.agentKey, `{"title":"x","approvers":["bob@example.com",5]}`, 400, "invalid_request", "approvers[1]"},
+			{"factor label not a string", s.agentKey, `{"title":"x","factors":[{"label":"a","status":"ok"},{"label":7,"status":"ok"}]}`, 400, "invalid_request", "factors[1].label"},
 			{"unknown approver", s.agentKey, `{"title":"x","approvers":["nobody@example.com","bob@example.com"]}`, 400, "unknown_approver", "approvers"},
 			{"inactive approver", s.agentKey, `{"title":"x","approvers":["dee@example.com"]}`, 400, "unknown_approver", "approvers"},
 			{"guest not allowed", s.agentKey, `{"title":"x","approvers":["gus@partner.example"]}`, 400, "unknown_approver", "approvers"},
@@ -149,6 +152,9 @@ func TestCreateApprovalValidation(t *testing.T) {
 				assert.NotContains(t, errField(r, "message"), "bob@example.com", "only the unknown entries are named")
 			}
 		}
+		// Limits read as people write them.
+		far := s.do(t, "POST", "/api/v1/approvals", s.agentKey, `{"title":"x","expiresAt":"`+tooFar+`"}`, nil)
+		assert.Contains(t, errField(far, "message"), "at most 30 days ahead", string(far.body))
 		r := s.do(t, "POST", "/api/v1/approvals", s.agentKey, `{"title":"x","approvers":["ops@example.com"]}`, nil)
 		e := r.decoded["error"].(map[string]any)
 		assert.Len(t, e["candidates"], 2, "an ambiguous name lists the person and the team")
@@ -185,6 +191,14 @@ func TestCreateApprovalDefaultsAndResolution(t *testing.T) {
 		assert.Contains(t, string(got.body), `"metadata":{"b":2,"a":[1,2]}`, "metadata returned unchanged")
 		assert.Contains(t, string(got.body), `"input":{"amount":12345678901234567890}`, "input returned unchanged")
 
+		// Who will decide is in the answer, though the request named nobody.
+		assert.Equal(t, []any{}, a["approvers"])
+		assert.ElementsMatch(t, []any{
+			map[string]any{"id": s.member.ID, "name": "Ada", "email": "ada@example.com", "kind": "member"},
+			map[string]any{"id": s.bob.ID, "name": "Bob", "email": "bob@example.com", "kind": "member"},
+		}, a["resolvedApprovers"])
+		assert.Equal(t, a["resolvedApprovers"], got.decoded["resolvedApprovers"])
+
 		// Default approvers are the owners and administrators; a team is
 		// expanded once, at creation.
 		rec, err := s.store.GetApproval(context.Background(), s.org.ID, a["id"].(string))
@@ -208,7 +222,11 @@ func TestCreateApprovalDefaultsAndResolution(t *testing.T) {
 		// Guests approve once the organisation allows it.
 		r := s.do(t, "PATCH", "/api/v1/admin/organization", s.adminKey, `{"guestsMayApprove":true}`, nil)
 		require.Equal(t, 200, r.status, string(r.body))
-		s.create(t, s.agentKey, `{"title":"g","approvers":["gus@partner.example"]}`)
+		guest := s.create(t, s.agentKey, `{"title":"g","approvers":["gus@partner.example"]}`)
+		require.Len(t, guest["resolvedApprovers"], 1)
+		gus := guest["resolvedApprovers"].([]any)[0].(map[string]any)
+		assert.Equal(t, "guest", gus["kind"])
+		assert.Equal(t, "gus@partner.example", gus["email"])
 
 		// The workflow runs with the search attributes an operator filters by.
 		waitFor(t, func() bool {
@@ -225,6 +243,7 @@ func TestCreateApprovalDefaultsAndResolution(t *testing.T) {
 		list := s.do(t, "GET", "/api/v1/approvals?externalId=inv-7", s.agentKey, "", nil)
 		require.Equal(t, 200, list.status)
 		assert.Len(t, list.decoded["data"], 1)
+		assert.Len(t, list.decoded["data"].([]any)[0].(map[string]any)["resolvedApprovers"], 2, "lists show them too")
 		bad := s.do(t, "GET", "/api/v1/approvals?status=done", s.agentKey, "", nil)
 		assert.Equal(t, "status", errField(bad, "field"))
 		other := s.do(t, "GET", "/api/v1/approvals/"+a["id"].(string), s.otherAgent, "", nil)
@@ -386,7 +405,9 @@ func TestApprovalRejectCancelExpireAndMemberRequests(t *testing.T) {
 		r = s.do(t, "GET", "/api/v1/approvals/"+own["id"].(string)+"?wait=1s", s.agentKey, "", nil)
 		assert.Equal(t, "pending", r.decoded["status"])
 		assert.GreaterOrEqual(t, time.Since(start), time.Second)
-		assert.Equal(t, "wait", errField(s.do(t, "GET", "/api/v1/approvals/"+own["id"].(string)+"?wait=61s", s.agentKey, "", nil), "field"))
+		long := s.do(t, "GET", "/api/v1/approvals/"+own["id"].(string)+"?wait=61s", s.agentKey, "", nil)
+		assert.Equal(t, "wait", errField(long, "field"))
+		assert.Contains(t, errField(long, "message"), "from 0 to 1 minute")
 
 		// A retried decision with the same Idempotency-Key runs once.
 		dup := s.create(t, s.agentKey, `{"title":"d","approvers":["cy@example.com"]}`)

@@ -13,11 +13,16 @@ const principalKey = "assent.principal"
 
 // authenticate resolves the bearer key to a principal or refuses with 401.
 func (h *handlers) authenticate(c *gin.Context) {
-	scheme, secret, _ := strings.Cut(c.GetHeader("Authorization"), " ")
-	if !strings.EqualFold(scheme, "Bearer") {
-		secret = ""
+	header := c.GetHeader("Authorization")
+	scheme, secret, _ := strings.Cut(header, " ")
+	var p *models.Principal
+	var err error
+	if header != "" && !strings.EqualFold(scheme, "Bearer") {
+		// Most often the key itself, sent without its scheme.
+		err = apperr.New(apperr.Unauthorized, `the Authorization header must be "Bearer " followed by the key`)
+	} else {
+		p, err = h.store.Authenticate(c.Request.Context(), strings.TrimSpace(secret))
 	}
-	p, err := h.store.Authenticate(c.Request.Context(), strings.TrimSpace(secret))
 	if err != nil {
 		c.Header("WWW-Authenticate", `Bearer realm="assent"`)
 		if c.Request.ContentLength != 0 {

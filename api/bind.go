@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -81,7 +82,7 @@ func bind(c *gin.Context, dst any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
-		return decodeError(err)
+		return decodeError(err, body)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return apperr.New(apperr.InvalidRequest, "the request body has data after the JSON object")
@@ -89,7 +90,7 @@ func bind(c *gin.Context, dst any) error {
 	return validate.Struct(dst)
 }
 
-func decodeError(err error) error {
+func decodeError(err error, body []byte) error {
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
@@ -99,7 +100,11 @@ func decodeError(err error) error {
 		if typ.Field == "" {
 			return apperr.New(apperr.InvalidRequest, "the request body must be a JSON object")
 		}
-		return apperr.Field(apperr.InvalidRequest, typ.Field, "%s must be %s, not %s", typ.Field, jsonType(typ.Type.Kind().String()), typ.Value)
+		field := typ.Field
+		if p := pathAt(body, typ.Offset); p != "" {
+			field = p
+		}
+		return apperr.Field(apperr.InvalidRequest, field, "%s must be %s, not %s", field, jsonType(typ.Type.Kind().String()), typ.Value)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return apperr.New(apperr.InvalidRequest, "malformed JSON: the body ends early")
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
@@ -107,6 +112,63 @@ func decodeError(err error) error {
 		return apperr.Field(apperr.InvalidRequest, field, "unknown field %q", field)
 	}
 	return apperr.New(apperr.InvalidRequest, "invalid JSON: %v", err)
+}
+
+// pathAt names the value of body that ends at offset down to the element
+// ("approvers[0]", "factors[1].label"): encoding/json's type errors give
+// the field path without the indices. It returns "" if none ends there.
+func pathAt(body []byte, offset int64) string {
+	type frame struct {
+		array   bool
+		index   int
+		key     string
+		wantKey bool
+	}
+	var stack []frame
+	done := func() { // a value ended: the parent moves on
+		if n := len(stack); n > 0 {
+			stack[n-1].index++
+			stack[n-1].wantKey = !stack[n-1].array
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+			done()
+			continue
+		}
+		if n := len(stack); n > 0 && stack[n-1].wantKey {
+			stack[n-1].key, stack[n-1].wantKey = tok.(string), false
+			continue
+		}
+		if dec.InputOffset() >= offset {
+			var b strings.Builder
+			for _, f := range stack {
+				switch {
+				case f.array:
+					fmt.Fprintf(&b, "[%d]", f.index)
+				case b.Len() > 0:
+					b.WriteString("." + f.key)
+				default:
+					b.WriteString(f.key)
+				}
+			}
+			return b.String()
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, frame{wantKey: true})
+		case json.Delim('['):
+			stack = append(stack, frame{array: true})
+		default:
+			done()
+		}
+	}
 }
 
 func jsonType(goKind string) string {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"io"
 	"net/http"
 	"unicode"
 
@@ -21,7 +23,8 @@ const idempotencyHeader = "Idempotency-Key"
 const claimKey = "assent.claim"
 
 // idempotent makes a POST with an Idempotency-Key run once per caller: a
-// replay gets the first response byte for byte. It runs after the route's
+// replay gets the first response byte for byte. Only responses below 400
+// are kept; bodies are compared as canonical JSON. It runs after the route's
 // authorisation, so a replay never reaches a caller the route refuses, and
 // a key belongs to the API key or token that sent it.
 //
@@ -41,11 +44,9 @@ func (h *handlers) idempotent(resumable bool) gin.HandlerFunc {
 		}
 		ctx := c.Request.Context()
 		p := principal(c)
-		sum := sha256.New()
-		sum.Write([]byte(c.Request.Method + " " + c.Request.URL.Path + "\n"))
-		sum.Write(rawBody(c))
+		target := c.Request.Method + " " + c.Request.URL.Path + "\n"
 		claim := &models.Claim{OrganizationID: p.Organization.ID, PrincipalID: p.Key.ID, Key: key,
-			RequestHash: hex.EncodeToString(sum.Sum(nil))}
+			RequestHash: digest(target, canonicalJSON(rawBody(c))), RawHash: digest(target, rawBody(c))}
 		prev, err := h.store.ClaimIdempotencyKey(ctx, claim, resumable)
 		if err != nil {
 			fail(c, err)
@@ -65,9 +66,11 @@ func (h *handlers) idempotent(resumable bool) gin.HandlerFunc {
 		defer func() {
 			settle := context.WithoutCancel(ctx)
 			status := rec.Status()
-			if !rec.Written() || status >= 500 || status == http.StatusUnauthorized || status == http.StatusForbidden {
-				// The server failed, so the request may be retried with the
-				// key; a refusal is never replayed to a later, allowed call.
+			if !rec.Written() || status >= 400 {
+				// A refusal (4xx) did nothing, so the caller may fix the
+				// request and send it again with the same key; a failure
+				// (5xx) may be retried with it. A claim already bound to a
+				// record stays (ReleaseIdempotencyKey).
 				_ = h.store.ReleaseIdempotencyKey(settle, claim)
 				return
 			}
@@ -79,6 +82,36 @@ func (h *handlers) idempotent(resumable bool) gin.HandlerFunc {
 		// Write a handler's error now, so the stored response includes it.
 		flushError(c, h.log)
 	}
+}
+
+// digest hashes a request: its method and path, then its body.
+func digest(target string, body []byte) string {
+	sum := sha256.Sum256(append([]byte(target), body...))
+	return hex.EncodeToString(sum[:])
+}
+
+// canonicalJSON is body with its keys sorted and no insignificant space,
+// so a retry that sends the same JSON differently laid out is the same
+// request. Numbers keep their spelling. A body that is not one JSON value
+// is hashed as sent.
+func canonicalJSON(body []byte) []byte {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return []byte("{}") // bind reads an empty body as {}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return body
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return body
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return body
+	}
+	return out
 }
 
 // claim is the request's Idempotency-Key claim, nil without a key.

@@ -78,10 +78,12 @@ func New(d Deps) http.Handler {
 	}
 	r.HandleMethodNotAllowed = true
 	r.ContextWithFallback = true
+	// gin would answer a near miss (a trailing slash, a wrong case) with a
+	// redirect and an HTML body, and a POST would lose its body on the way:
+	// a path is served as registered or answered by NoRoute.
+	r.RedirectTrailingSlash, r.RedirectFixedPath = false, false
 	r.Use(accessLog(d.Logger), errorsMiddleware(d.Logger))
-	r.NoRoute(func(c *gin.Context) {
-		fail(c, apperr.New(apperr.NotFound, "no such endpoint: %s %s", c.Request.Method, c.Request.URL.Path))
-	})
+	r.NoRoute(noRoute)
 	r.NoMethod(func(c *gin.Context) {
 		fail(c, apperr.New(apperr.MethodNotAllowed, "%s is not allowed here", c.Request.Method))
 	})
@@ -145,6 +147,13 @@ func New(d Deps) http.Handler {
 		d.Mount(r)
 	}
 	return r
+}
+
+// noRoute answers a path nothing serves. Pages share the engine and get
+// the same 404: a page path with a trailing slash is as unknown as any
+// other.
+func noRoute(c *gin.Context) {
+	fail(c, apperr.New(apperr.NotFound, "no such endpoint: %s %s", c.Request.Method, c.Request.URL.Path))
 }
 
 // post registers a POST whose last handler runs once per Idempotency-Key

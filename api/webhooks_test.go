@@ -24,6 +24,8 @@ func TestWebhookAdmin(t *testing.T) {
 			{"private address", `{"url":"http://10.0.0.1/hook"}`, "url"},
 			{"metadata address", `{"url":"http://169.254.169.254/"}`, "url"},
 			{"unknown event", `{"url":"` + hook.srv.URL + `","events":["approval.requested","approval.maybe"]}`, "events[1]"},
+			{"callback-only event", `{"url":"` + hook.srv.URL + `","events":["review.expired"]}`, "events[0]"},
+			{"test event", `{"url":"` + hook.srv.URL + `","events":["webhook.test"]}`, "events[0]"},
 			{"format", `{"url":"` + hook.srv.URL + `","format":"xml"}`, "format"},
 		}
 		for _, tc := range refused {
@@ -31,6 +33,10 @@ func TestWebhookAdmin(t *testing.T) {
 			assert.Equal(t, 400, r.status, tc.name)
 			assert.Equal(t, tc.field, errField(r, "field"), "%s: %s", tc.name, r.body)
 		}
+		// A misspelt kind is answered with the kinds there are.
+		msg := errField(s.do(t, "POST", "/api/v1/admin/webhooks", s.adminKey, `{"url":"`+hook.srv.URL+`","events":["approval.aproved"]}`, nil), "message")
+		assert.Contains(t, msg, `unknown event "approval.aproved"`)
+		assert.Contains(t, msg, "approval.approved, approval.rejected")
 		assert.Equal(t, 403, s.do(t, "POST", "/api/v1/admin/webhooks", s.agentKey, `{"url":"`+hook.srv.URL+`"}`, nil).status)
 
 		r := s.do(t, "POST", "/api/v1/admin/webhooks", s.adminKey, `{"url":"`+hook.srv.URL+`"}`, nil)
@@ -55,6 +61,9 @@ func TestWebhookAdmin(t *testing.T) {
 		require.Len(t, hook.received(), 1)
 		assert.NoError(t, hook.received()[0].verified)
 		assert.Equal(t, true, hook.received()[0].body["test"])
+		// Its own kind, so a receiver acting on the header never acts on a test.
+		assert.Equal(t, events.WebhookTest, hook.received()[0].event)
+		assert.Equal(t, events.WebhookTest, hook.received()[0].body["event"])
 		r = s.do(t, "POST", "/api/v1/admin/webhooks/"+id+"/test", s.adminKey, "", nil)
 		assert.Equal(t, 500.0, r.decoded["statusCode"])
 		assert.Equal(t, false, r.decoded["delivered"])

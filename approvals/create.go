@@ -15,6 +15,7 @@ import (
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/rules"
+	"github.com/assent-hq/assent/internal/validate"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/workflows"
@@ -260,7 +261,7 @@ func expiry(raw *string, now time.Time, max time.Duration) (time.Time, error) {
 	case !t.After(now):
 		return time.Time{}, apperr.Field(apperr.InvalidRequest, "expiresAt", "expiresAt must be in the future")
 	case t.After(now.Add(max)):
-		return time.Time{}, apperr.Field(apperr.InvalidRequest, "expiresAt", "expiresAt may be at most %s ahead (the organisation's maximum)", max)
+		return time.Time{}, apperr.Field(apperr.InvalidRequest, "expiresAt", "expiresAt may be at most %s ahead (the organisation's maximum)", validate.Duration(max))
 	}
 	return t, nil
 }

@@ -89,13 +89,16 @@ type Approval struct {
 	ReportID       *string        `gorm:"size:40"`
 	Approvers      StringList     `gorm:"type:text;not null"`
 	ApproverIDs    StringList     `gorm:"type:text;not null"`
-	ExpiresAt      time.Time      `gorm:"not null"`
-	ExternalID     *string        `gorm:"size:255;index:idx_approvals_org_external,priority:2"`
-	FlowID         *string        `gorm:"size:40;index"`
-	Metadata       RawJSON        `gorm:"type:text"`
-	Input          RawJSON        `gorm:"type:text"`
-	EditableFields StringList     `gorm:"type:text;not null"`
-	CallbackURL    *string        `gorm:"size:2048"`
+	// ResolvedApprovers are the people ApproverIDs name, filled in when
+	// the record is read (GetApproval, ListApprovals) or changed.
+	ResolvedApprovers []PersonRef `gorm:"-"`
+	ExpiresAt         time.Time   `gorm:"not null"`
+	ExternalID        *string     `gorm:"size:255;index:idx_approvals_org_external,priority:2"`
+	FlowID            *string     `gorm:"size:40;index"`
+	Metadata          RawJSON     `gorm:"type:text"`
+	Input             RawJSON     `gorm:"type:text"`
+	EditableFields    StringList  `gorm:"type:text;not null"`
+	CallbackURL       *string     `gorm:"size:2048"`
 	// CallbackSecret is set only on the approval a create returns, to be
 	// shown once; the database keeps it sealed.
 	CallbackSecret       *string `gorm:"-"`
@@ -170,7 +173,12 @@ func (s *Store) DeleteUnstartedApproval(ctx context.Context, orgID, id string) e
 
 // GetApproval returns one of the organisation's approvals.
 func (s *Store) GetApproval(ctx context.Context, orgID, id string) (*Approval, error) {
-	return take[Approval](s.db.WithContext(ctx), orgID, id, "approval "+id)
+	db := s.db.WithContext(ctx)
+	a, err := take[Approval](db, orgID, id, "approval "+id)
+	if err != nil {
+		return nil, err
+	}
+	return a, resolveApprovers(db, orgID, []*Approval{a})
 }
 
 // ApprovalFilter narrows a list of approvals.
@@ -193,7 +201,15 @@ func (s *Store) ListApprovals(ctx context.Context, orgID string, f ApprovalFilte
 	if f.ApproverID != "" {
 		q = q.Where("id IN (?)", s.db.Model(&ApprovalApprover{}).Select("approval_id").Where("person_id = ?", f.ApproverID))
 	}
-	return list(q, p, func(a *Approval) string { return a.ID })
+	rows, next, err := list(q, p, func(a *Approval) string { return a.ID })
+	if err != nil {
+		return nil, "", err
+	}
+	ptrs := make([]*Approval, len(rows))
+	for i := range rows {
+		ptrs[i] = &rows[i]
+	}
+	return rows, next, resolveApprovers(s.db.WithContext(ctx), orgID, ptrs)
 }
 
 // Inbox is what waits on one person: the most urgent pending approvals
@@ -302,10 +318,13 @@ func (s *Store) ApplyApprovalChange(ctx context.Context, ch ApprovalChange) (*Ap
 	return applyRequestChange(s, ctx, events.RequestApproval, ch,
 		func(a *Approval) { approvers = slices.Clone(a.ApproverIDs) },
 		func(tx *gorm.DB, a *Approval) error {
-			if slices.Equal(approvers, a.ApproverIDs) {
-				return nil
+			if !slices.Equal(approvers, a.ApproverIDs) {
+				if err := replaceApprovers(tx, a.ID, a.ApproverIDs); err != nil {
+					return err
+				}
 			}
-			return replaceApprovers(tx, a.ID, a.ApproverIDs)
+			// The event data names who is asked, as a later read does.
+			return resolveApprovers(tx, a.OrganizationID, []*Approval{a})
 		})
 }
 

@@ -3,6 +3,7 @@ package models
 import (
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/states"
 )
 
@@ -38,4 +39,52 @@ func pendingApprovalsOf(tx *gorm.DB, orgID, personID string) ([]string, error) {
 		Where("id IN (?)", tx.Model(&ApprovalApprover{}).Select("approval_id").Where("person_id = ?", personID)).
 		Order("id").Pluck("id", &out).Error
 	return out, err
+}
+
+// Kinds of approver.
+const (
+	ApproverMember = "member"
+	ApproverGuest  = "guest"
+)
+
+// resolveApprovers fills rows' ResolvedApprovers, in ApproverIDs order,
+// from the organisation's directory. A guest removed since keeps their id
+// and kind, without a name or address.
+func resolveApprovers(tx *gorm.DB, orgID string, rows []*Approval) error {
+	var personIDs []string
+	for _, a := range rows {
+		personIDs = append(personIDs, a.ApproverIDs...)
+	}
+	if len(personIDs) == 0 {
+		return nil
+	}
+	var members []Member
+	if err := tx.Where("organization_id = ? AND id IN ?", orgID, personIDs).Find(&members).Error; err != nil {
+		return err
+	}
+	var guests []Guest
+	if err := tx.Where("organization_id = ? AND id IN ?", orgID, personIDs).Find(&guests).Error; err != nil {
+		return err
+	}
+	known := make(map[string]PersonRef, len(members)+len(guests))
+	for _, m := range members {
+		known[m.ID] = PersonRef{ID: m.ID, Name: m.Name, Email: m.Email, Kind: ApproverMember}
+	}
+	for _, g := range guests {
+		known[g.ID] = PersonRef{ID: g.ID, Name: g.Name, Email: g.Email, Kind: ApproverGuest}
+	}
+	for _, a := range rows {
+		a.ResolvedApprovers = make([]PersonRef, len(a.ApproverIDs))
+		for i, id := range a.ApproverIDs {
+			p, ok := known[id]
+			if !ok {
+				p = PersonRef{ID: id, Kind: ApproverMember}
+				if ids.HasPrefix(id, ids.Guest) {
+					p.Kind = ApproverGuest
+				}
+			}
+			a.ResolvedApprovers[i] = p
+		}
+	}
+	return nil
 }

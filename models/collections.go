@@ -30,15 +30,15 @@ type PersonRef struct {
 	ID    string `json:"id"`
 	Name  string `json:"name"`
 	Email string `json:"email"`
-	// Kind is "member" or "guest".
+	// Kind is ApproverMember or ApproverGuest.
 	Kind string `json:"kind"`
 }
 
 // Ref names p as asked now.
 func (p *Person) Ref() PersonRef {
-	kind := "member"
+	kind := ApproverMember
 	if p.Guest != nil {
-		kind = "guest"
+		kind = ApproverGuest
 	}
 	return PersonRef{ID: p.ID(), Name: p.DisplayName(), Email: p.Email(), Kind: kind}
 }

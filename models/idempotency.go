@@ -29,8 +29,11 @@ type Claim struct {
 	OrganizationID string
 	PrincipalID    string
 	Key            string
-	// RequestHash digests the method, path and body.
+	// RequestHash digests the method, path and body (as canonical JSON).
 	RequestHash string
+	// RawHash digests the body as sent, as keys stored before bodies were
+	// canonicalised were hashed: such a key still matches its retry.
+	RawHash string
 	// Resumed is set when an earlier attempt with this key never finished
 	// (its process died) and this one takes it up.
 	Resumed bool
@@ -87,7 +90,10 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, c *Claim, resumable boo
 			continue
 		}
 		if prev.RequestHash != c.RequestHash {
-			return nil, apperr.New(apperr.IdempotencyReused, "Idempotency-Key %q was used with a different request", c.Key)
+			if c.RawHash == "" || prev.RequestHash != c.RawHash {
+				return nil, apperr.New(apperr.IdempotencyReused, "Idempotency-Key %q was used with a different request", c.Key)
+			}
+			c.RequestHash = prev.RequestHash // so UpdateID is the first attempt's
 		}
 		if prev.Completed {
 			body, err := s.secrets.Open(sealIdempotency, string(prev.ResponseBody))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/changes"
+	"github.com/assent-hq/assent/internal/validate"
 )
 
 // MaxWait bounds a long-poll.
@@ -116,7 +117,7 @@ func (w *Watcher) check(ids []string) {
 // long-poll and any other caller that blocks on an outcome.
 func Wait[T any](ctx context.Context, w *Watcher, id string, timeout time.Duration, load func(context.Context) (*T, error), open func(*T) bool) (*T, error) {
 	if timeout < 0 || timeout > MaxWait {
-		return nil, apperr.Field(apperr.InvalidRequest, "wait", "wait must be a duration from 0s to %s, such as 30s", MaxWait)
+		return nil, apperr.Field(apperr.InvalidRequest, "wait", "wait must be a duration from 0 to %s, such as 30s", validate.Duration(MaxWait))
 	}
 	rec, err := load(ctx)
 	if err != nil || timeout == 0 {

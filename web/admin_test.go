@@ -706,10 +706,11 @@ func TestAdminAddsTestsAndRotatesWebhooks(t *testing.T) {
 		assert.Regexp(t, `The test was delivered: HTTP 200 in \d+ ms\.`, tested.body)
 		got := rcv.last(t)
 		require.NoError(t, webhook.Verify(got.header.Get("Assent-Signature"), got.body, secret, time.Now(), 5*time.Minute))
-		assert.Equal(t, events.ApprovalApproved, got.header.Get("Assent-Event"), "the test names an event the endpoint takes")
+		assert.Equal(t, events.WebhookTest, got.header.Get("Assent-Event"), "a test never names a real event")
 		var body map[string]any
 		require.NoError(t, json.Unmarshal(got.body, &body))
 		assert.Equal(t, true, body["test"])
+		assert.Equal(t, events.WebhookTest, body["event"])
 
 		rcv.status.Store(http.StatusInternalServerError)
 		tested = b.post("/admin/webhooks/"+ep.ID+"/test", url.Values{"csrf": {csrf}})

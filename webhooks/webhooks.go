@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/assent-hq/assent/internal/apperr"
@@ -66,8 +67,9 @@ func (s *Service) check(ctx context.Context, in Settings) error {
 	}
 	if in.Events != nil {
 		for i, k := range *in.Events {
-			if !events.Valid(k) {
-				return apperr.Field(apperr.InvalidRequest, fmt.Sprintf("events[%d]", i), "unknown event %q", k)
+			if !events.IsWebhookEvent(k) {
+				return apperr.Field(apperr.InvalidRequest, fmt.Sprintf("events[%d]", i), "unknown event %q; known events: %s",
+					k, strings.Join(events.WebhookKinds(), ", "))
 			}
 		}
 	}
@@ -113,7 +115,8 @@ func (s *Service) RotateSecret(ctx context.Context, orgID, id string) (*models.W
 	return s.store.RotateWebhookSecret(ctx, orgID, id, events.NewSecret(events.WebhookSecretPrefix), models.Now().Add(RotationOverlap))
 }
 
-// SendTest posts a test event at once, signed like any delivery. It is not
+// SendTest posts a webhook.test event at once, signed like any delivery,
+// whatever events the endpoint takes. It is not
 // retried, not logged as a delivery and never counts toward switch-off;
 // the receiver's body is not kept. A receiver that fails is a result, not
 // an error.
@@ -122,10 +125,7 @@ func (s *Service) SendTest(ctx context.Context, orgID, id string) (TestResult, e
 	if err != nil {
 		return TestResult{}, err
 	}
-	kind := events.ApprovalRequested
-	if len(ep.Events) > 0 {
-		kind = ep.Events[0]
-	}
+	kind := events.WebhookTest
 	now := models.Now()
 	body, err := events.NewWebhookBody(kind, map[string]any{"message": "A test delivery from Assent.", "url": s.baseURL}, now)
 	if err != nil {

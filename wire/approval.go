@@ -2,29 +2,33 @@ package wire
 
 import (
 	"github.com/assent-hq/assent/internal/paths"
+	"github.com/assent-hq/assent/internal/wiretime"
 	"github.com/assent-hq/assent/models"
 )
 
 // Approval is an approval on the wire: the REST read, and the data of its
 // webhooks and callbacks.
 type Approval struct {
-	ID             string          `json:"id"`
-	Status         string          `json:"status"`
-	URL            string          `json:"url"`
-	Title          string          `json:"title"`
-	Description    string          `json:"description"`
-	Risk           string          `json:"risk"`
-	Factors        []models.Factor `json:"factors"`
-	Links          []models.Link   `json:"links"`
-	ReportID       *string         `json:"reportId"`
-	Approvers      []string        `json:"approvers"`
-	ExpiresAt      Time            `json:"expiresAt"`
-	ExternalID     *string         `json:"externalId"`
-	FlowID         *string         `json:"flowId"`
-	Metadata       models.RawJSON  `json:"metadata"`
-	Input          models.RawJSON  `json:"input"`
-	EditableFields []string        `json:"editableFields"`
-	CallbackURL    *string         `json:"callbackUrl"`
+	ID          string          `json:"id"`
+	Status      string          `json:"status"`
+	URL         string          `json:"url"`
+	Title       string          `json:"title"`
+	Description string          `json:"description"`
+	Risk        string          `json:"risk"`
+	Factors     []models.Factor `json:"factors"`
+	Links       []models.Link   `json:"links"`
+	ReportID    *string         `json:"reportId"`
+	Approvers   []string        `json:"approvers"`
+	// ResolvedApprovers are the people who may decide it: those approvers
+	// named, or the owners and administrators when it named nobody.
+	ResolvedApprovers []Person       `json:"resolvedApprovers"`
+	ExpiresAt         wiretime.Time  `json:"expiresAt"`
+	ExternalID        *string        `json:"externalId"`
+	FlowID            *string        `json:"flowId"`
+	Metadata          models.RawJSON `json:"metadata"`
+	Input             models.RawJSON `json:"input"`
+	EditableFields    []string       `json:"editableFields"`
+	CallbackURL       *string        `json:"callbackUrl"`
 	// CallbackSecret is set in the create response only.
 	CallbackSecret *string `json:"callbackSecret,omitempty"`
 	// RequiredApprovals and ApprovalsSoFar appear when a rule needs more
@@ -33,7 +37,7 @@ type Approval struct {
 	ApprovalsSoFar    *int             `json:"approvalsSoFar,omitempty"`
 	DecidedBy         *string          `json:"decidedBy"`
 	DecidedByID       *string          `json:"decidedById"`
-	DecidedAt         *Time            `json:"decidedAt"`
+	DecidedAt         *wiretime.Time   `json:"decidedAt"`
 	Note              *string          `json:"note"`
 	Reason            *string          `json:"reason"`
 	ApprovedInput     models.RawJSON   `json:"approvedInput"`
@@ -41,24 +45,24 @@ type Approval struct {
 	Questions         []Question       `json:"questions"`
 	Concerns          []models.Concern `json:"concerns"`
 	RequestedBy       string           `json:"requestedBy"`
-	CreatedAt         Time             `json:"createdAt"`
-	UpdatedAt         Time             `json:"updatedAt"`
+	CreatedAt         wiretime.Time    `json:"createdAt"`
+	UpdatedAt         wiretime.Time    `json:"updatedAt"`
 }
 
 // Question is a question on an approval and its answer (null until given).
 type Question struct {
-	QuestionID string  `json:"questionId"`
-	Question   string  `json:"question"`
-	AskedBy    string  `json:"askedBy"`
-	AskedAt    Time    `json:"askedAt"`
-	Answer     *string `json:"answer"`
-	AnsweredAt *Time   `json:"answeredAt"`
+	QuestionID string         `json:"questionId"`
+	Question   string         `json:"question"`
+	AskedBy    string         `json:"askedBy"`
+	AskedAt    wiretime.Time  `json:"askedAt"`
+	Answer     *string        `json:"answer"`
+	AnsweredAt *wiretime.Time `json:"answeredAt"`
 }
 
 // NewQuestion serializes q.
 func NewQuestion(q *models.Question) Question {
-	return Question{QuestionID: q.QuestionID, Question: q.Question, AskedBy: q.AskedBy, AskedAt: Time(q.AskedAt),
-		Answer: q.Answer, AnsweredAt: TimePtr(q.AnsweredAt)}
+	return Question{QuestionID: q.QuestionID, Question: q.Question, AskedBy: q.AskedBy, AskedAt: wiretime.New(q.AskedAt),
+		Answer: q.Answer, AnsweredAt: wiretime.Ptr(q.AnsweredAt)}
 }
 
 // ApprovalURL is the page approvers use.
@@ -69,12 +73,15 @@ func NewApproval(a *models.Approval, baseURL string) Approval {
 	out := Approval{
 		ID: a.ID, Status: a.Status, URL: ApprovalURL(baseURL, a.ID), Title: a.Title, Description: a.Description,
 		Risk: a.Risk, Factors: nonNil(a.Factors.V), Links: nonNil(a.Links.V), ReportID: a.ReportID,
-		Approvers: nonNil(a.Approvers), ExpiresAt: Time(a.ExpiresAt), ExternalID: a.ExternalID, FlowID: a.FlowID,
+		Approvers: nonNil(a.Approvers), ResolvedApprovers: make([]Person, len(a.ResolvedApprovers)), ExpiresAt: wiretime.New(a.ExpiresAt), ExternalID: a.ExternalID, FlowID: a.FlowID,
 		Metadata: a.Metadata, Input: a.Input, EditableFields: nonNil(a.EditableFields), CallbackURL: a.CallbackURL,
-		DecidedBy: a.DecidedBy, DecidedByID: a.DecidedByID, DecidedAt: TimePtr(a.DecidedAt), Note: a.Note,
+		DecidedBy: a.DecidedBy, DecidedByID: a.DecidedByID, DecidedAt: wiretime.Ptr(a.DecidedAt), Note: a.Note,
 		Reason: a.Reason, ApprovedInput: a.ApprovedInput, Changes: a.Changes.V,
 		Questions: All(a.Questions.V, NewQuestion), Concerns: nonNil(a.Concerns.V), RequestedBy: a.RequestedBy,
-		CreatedAt: Time(a.CreatedAt), UpdatedAt: Time(a.UpdatedAt),
+		CreatedAt: wiretime.New(a.CreatedAt), UpdatedAt: wiretime.New(a.UpdatedAt),
+	}
+	for i, p := range a.ResolvedApprovers {
+		out.ResolvedApprovers[i] = Person(p)
 	}
 	if a.RequiredApprovals > 1 {
 		required, so := a.RequiredApprovals, a.ApprovalsSoFar

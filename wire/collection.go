@@ -5,6 +5,7 @@ import (
 
 	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/questions"
+	"github.com/assent-hq/assent/internal/wiretime"
 	"github.com/assent-hq/assent/models"
 )
 
@@ -18,35 +19,38 @@ type Collection struct {
 	Description         string               `json:"description"`
 	Questions           []questions.Question `json:"questions"`
 	Respondents         []string             `json:"respondents"`
-	ResolvedRespondents []models.PersonRef   `json:"resolvedRespondents"`
+	ResolvedRespondents []Person             `json:"resolvedRespondents"`
 	RequiredResponses   int                  `json:"requiredResponses"`
 	ResponsesSoFar      int                  `json:"responsesSoFar"`
 	Replies             []Reply              `json:"replies"`
-	DueAt               *Time                `json:"dueAt"`
-	ExpiresAt           Time                 `json:"expiresAt"`
+	DueAt               *wiretime.Time       `json:"dueAt"`
+	ExpiresAt           wiretime.Time        `json:"expiresAt"`
 	ExternalID          *string              `json:"externalId"`
 	FlowID              *string              `json:"flowId"`
 	Metadata            models.RawJSON       `json:"metadata"`
 	CallbackURL         *string              `json:"callbackUrl"`
 	// CallbackSecret is set in the create response only.
-	CallbackSecret *string `json:"callbackSecret,omitempty"`
-	RequestedBy    string  `json:"requestedBy"`
-	CreatedAt      Time    `json:"createdAt"`
-	UpdatedAt      Time    `json:"updatedAt"`
-	SettledAt      *Time   `json:"settledAt"`
+	CallbackSecret *string        `json:"callbackSecret,omitempty"`
+	RequestedBy    string         `json:"requestedBy"`
+	CreatedAt      wiretime.Time  `json:"createdAt"`
+	UpdatedAt      wiretime.Time  `json:"updatedAt"`
+	SettledAt      *wiretime.Time `json:"settledAt"`
 }
 
-// Person names a respondent in a reply.
+// Person is someone a request asked: a member or a guest (kind). Name
+// and email are empty for a guest removed since; a reply's respondent
+// carries no kind.
 type Person struct {
 	ID    string `json:"id"`
 	Name  string `json:"name"`
 	Email string `json:"email"`
+	Kind  string `json:"kind,omitempty"`
 }
 
 // Reply is one submitted reply with its typed answers.
 type Reply struct {
 	Respondent  Person                     `json:"respondent"`
-	SubmittedAt Time                       `json:"submittedAt"`
+	SubmittedAt wiretime.Time              `json:"submittedAt"`
 	Answers     map[string]json.RawMessage `json:"answers"`
 }
 
@@ -58,14 +62,14 @@ func NewCollection(c *models.Collection, baseURL string) Collection {
 	replies := make([]Reply, len(c.Replies.V))
 	for i, r := range c.Replies.V {
 		replies[i] = Reply{Respondent: Person{ID: r.RespondentID, Name: r.RespondentName, Email: r.RespondentEmail},
-			SubmittedAt: Time(r.SubmittedAt), Answers: r.Answers}
+			SubmittedAt: wiretime.New(r.SubmittedAt), Answers: r.Answers}
 	}
 	return Collection{
 		ID: c.ID, Status: c.Status, URL: CollectionURL(baseURL, c.ID), Title: c.Title, Description: c.Description,
-		Questions: nonNil(c.Questions.V), Respondents: nonNil(c.Respondents), ResolvedRespondents: nonNil(c.Asked.V),
+		Questions: nonNil(c.Questions.V), Respondents: nonNil(c.Respondents), ResolvedRespondents: All(c.Asked.V, func(p *models.PersonRef) Person { return Person(*p) }),
 		RequiredResponses: c.RequiredResponses, ResponsesSoFar: c.ResponsesSoFar, Replies: replies,
-		DueAt: TimePtr(c.DueAt), ExpiresAt: Time(c.ExpiresAt), ExternalID: c.ExternalID, FlowID: c.FlowID,
+		DueAt: wiretime.Ptr(c.DueAt), ExpiresAt: wiretime.New(c.ExpiresAt), ExternalID: c.ExternalID, FlowID: c.FlowID,
 		Metadata: c.Metadata, CallbackURL: c.CallbackURL, RequestedBy: c.RequestedBy,
-		CreatedAt: Time(c.CreatedAt), UpdatedAt: Time(c.UpdatedAt), SettledAt: TimePtr(c.SettledAt),
+		CreatedAt: wiretime.New(c.CreatedAt), UpdatedAt: wiretime.New(c.UpdatedAt), SettledAt: wiretime.Ptr(c.SettledAt),
 	}
 }

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/wiretime"
 	"github.com/assent-hq/assent/models"
 )
 
@@ -15,7 +16,7 @@ type Flow struct {
 	Timeline   []TimelineStep `json:"timeline"`
 	AllSettled bool           `json:"allSettled"`
 	StartedBy  string         `json:"startedBy"`
-	CreatedAt  Time           `json:"createdAt"`
+	CreatedAt  wiretime.Time  `json:"createdAt"`
 }
 
 // FlowMember is a request attached to a flow.
@@ -29,24 +30,24 @@ type FlowMember struct {
 
 // TimelineStep is one audited step.
 type TimelineStep struct {
-	At          Time   `json:"at"`
-	SubjectType string `json:"subjectType"`
-	SubjectID   string `json:"subjectId"`
-	Action      string `json:"action"`
-	Actor       string `json:"actor"`
-	Detail      string `json:"detail"`
+	At          wiretime.Time `json:"at"`
+	SubjectType string        `json:"subjectType"`
+	SubjectID   string        `json:"subjectId"`
+	Action      string        `json:"action"`
+	Actor       string        `json:"actor"`
+	Detail      string        `json:"detail"`
 }
 
 // NewTimelineStep serializes e.
 func NewTimelineStep(e *models.AuditEntry) TimelineStep {
-	return TimelineStep{At: Time(e.At), SubjectType: e.SubjectType, SubjectID: e.SubjectID, Action: e.Action,
+	return TimelineStep{At: wiretime.New(e.At), SubjectType: e.SubjectType, SubjectID: e.SubjectID, Action: e.Action,
 		Actor: e.ActorName, Detail: e.Detail}
 }
 
 // NewFlow serializes a flow with its members and timeline.
 func NewFlow(d *models.FlowDetail, baseURL string) Flow {
 	out := Flow{ID: d.Flow.ID, Title: d.Flow.Title, ExternalID: d.Flow.ExternalID, AllSettled: d.AllSettled(),
-		StartedBy: d.Flow.StartedByName, CreatedAt: Time(d.Flow.CreatedAt),
+		StartedBy: d.Flow.StartedByName, CreatedAt: wiretime.New(d.Flow.CreatedAt),
 		Members: make([]FlowMember, len(d.Approvals)), Timeline: All(d.Timeline, NewTimelineStep)}
 	for i, a := range d.Approvals {
 		out.Members[i] = FlowMember{Type: events.RequestApproval, ID: a.ID, Title: a.Title, Status: a.Status, URL: ApprovalURL(baseURL, a.ID)}

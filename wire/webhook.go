@@ -3,24 +3,25 @@ package wire
 import (
 	"net/url"
 
+	"github.com/assent-hq/assent/internal/wiretime"
 	"github.com/assent-hq/assent/models"
 )
 
 // WebhookEndpoint is an endpoint on the wire; the secret appears once, in
 // the create and rotate responses.
 type WebhookEndpoint struct {
-	ID                  string   `json:"id"`
-	URL                 string   `json:"url"`
-	Format              string   `json:"format"`
-	Events              []string `json:"events"`
-	Enabled             bool     `json:"enabled"`
-	Secret              *string  `json:"secret,omitempty"`
-	PreviousSecretUntil *Time    `json:"previousSecretValidUntil"`
-	SwitchedOffAt       *Time    `json:"switchedOffAt"`
-	ConsecutiveFailures int      `json:"consecutiveFailures"`
-	LastError           string   `json:"lastError"`
-	CreatedAt           Time     `json:"createdAt"`
-	UpdatedAt           Time     `json:"updatedAt"`
+	ID                  string         `json:"id"`
+	URL                 string         `json:"url"`
+	Format              string         `json:"format"`
+	Events              []string       `json:"events"`
+	Enabled             bool           `json:"enabled"`
+	Secret              *string        `json:"secret,omitempty"`
+	PreviousSecretUntil *wiretime.Time `json:"previousSecretValidUntil"`
+	SwitchedOffAt       *wiretime.Time `json:"switchedOffAt"`
+	ConsecutiveFailures int            `json:"consecutiveFailures"`
+	LastError           string         `json:"lastError"`
+	CreatedAt           wiretime.Time  `json:"createdAt"`
+	UpdatedAt           wiretime.Time  `json:"updatedAt"`
 }
 
 // NewWebhookEndpoint serializes w without its secret. A Slack or Teams
@@ -31,9 +32,9 @@ func NewWebhookEndpoint(w *models.WebhookEndpoint) WebhookEndpoint {
 		addr = RedactURL(addr)
 	}
 	return WebhookEndpoint{ID: w.ID, URL: addr, Format: w.Format, Events: nonNil(w.Events), Enabled: w.Enabled,
-		PreviousSecretUntil: TimePtr(w.PreviousSecretUntil), SwitchedOffAt: TimePtr(w.SwitchedOffAt),
+		PreviousSecretUntil: wiretime.Ptr(w.PreviousSecretUntil), SwitchedOffAt: wiretime.Ptr(w.SwitchedOffAt),
 		ConsecutiveFailures: w.ConsecutiveFailures, LastError: w.LastError,
-		CreatedAt: Time(w.CreatedAt), UpdatedAt: Time(w.UpdatedAt)}
+		CreatedAt: wiretime.New(w.CreatedAt), UpdatedAt: wiretime.New(w.UpdatedAt)}
 }
 
 // Delivery is one event to one receiver, with every attempt: the admin
@@ -50,27 +51,27 @@ type Delivery struct {
 	// Sends counts the times an administrator sent it again.
 	Sends       int               `json:"sends"`
 	Attempts    []DeliveryAttempt `json:"attempts"`
-	DeliveredAt *Time             `json:"deliveredAt"`
-	CreatedAt   Time              `json:"createdAt"`
-	UpdatedAt   Time              `json:"updatedAt"`
+	DeliveredAt *wiretime.Time    `json:"deliveredAt"`
+	CreatedAt   wiretime.Time     `json:"createdAt"`
+	UpdatedAt   wiretime.Time     `json:"updatedAt"`
 }
 
 // DeliveryAttempt is one try. StatusCode is 0 when no answer came.
 type DeliveryAttempt struct {
-	Attempt    int    `json:"attempt"`
-	At         Time   `json:"at"`
-	StatusCode int    `json:"statusCode"`
-	LatencyMS  int64  `json:"latencyMs"`
-	Error      string `json:"error"`
+	Attempt    int           `json:"attempt"`
+	At         wiretime.Time `json:"at"`
+	StatusCode int           `json:"statusCode"`
+	LatencyMS  int64         `json:"latencyMs"`
+	Error      string        `json:"error"`
 }
 
 // NewDelivery serializes a delivery with its attempts.
 func NewDelivery(d *models.DeliveryLog) Delivery {
 	out := Delivery{ID: d.ID, EventID: d.EventID, Event: d.EventKind, Target: d.Target, EndpointID: d.EndpointID,
 		Status: d.Status, Sends: d.Sends, Attempts: make([]DeliveryAttempt, len(d.AttemptList)),
-		DeliveredAt: TimePtr(d.DeliveredAt), CreatedAt: Time(d.CreatedAt), UpdatedAt: Time(d.UpdatedAt)}
+		DeliveredAt: wiretime.Ptr(d.DeliveredAt), CreatedAt: wiretime.New(d.CreatedAt), UpdatedAt: wiretime.New(d.UpdatedAt)}
 	for i, a := range d.AttemptList {
-		out.Attempts[i] = DeliveryAttempt{Attempt: a.Attempt, At: Time(a.At), StatusCode: a.StatusCode,
+		out.Attempts[i] = DeliveryAttempt{Attempt: a.Attempt, At: wiretime.New(a.At), StatusCode: a.StatusCode,
 			LatencyMS: a.LatencyMS, Error: a.Error}
 	}
 	return out

@@ -3,28 +3,9 @@
 package wire
 
 import (
-	"encoding/json"
-	"time"
-
+	"github.com/assent-hq/assent/internal/wiretime"
 	"github.com/assent-hq/assent/models"
 )
-
-// Time is the wire form of every timestamp: RFC 3339 in UTC.
-type Time time.Time
-
-// MarshalJSON implements json.Marshaler.
-func (t Time) MarshalJSON() ([]byte, error) {
-	return json.Marshal(time.Time(t).UTC().Format(time.RFC3339Nano))
-}
-
-// TimePtr converts an optional time.
-func TimePtr(t *time.Time) *Time {
-	if t == nil {
-		return nil
-	}
-	w := Time(*t)
-	return &w
-}
 
 // All serializes every row with ser.
 func All[S, T any](rows []S, ser func(*S) T) []T {
@@ -37,37 +18,37 @@ func All[S, T any](rows []S, ser func(*S) T) []T {
 
 // Organization is an organisation on the wire.
 type Organization struct {
-	ID                       string `json:"id"`
-	Name                     string `json:"name"`
-	Plan                     string `json:"plan"`
-	GuestsMayApprove         bool   `json:"guestsMayApprove"`
-	MaxApprovalExpirySeconds int64  `json:"maxApprovalExpirySeconds"`
-	CreatedAt                Time   `json:"createdAt"`
-	UpdatedAt                Time   `json:"updatedAt"`
+	ID                       string        `json:"id"`
+	Name                     string        `json:"name"`
+	Plan                     string        `json:"plan"`
+	GuestsMayApprove         bool          `json:"guestsMayApprove"`
+	MaxApprovalExpirySeconds int64         `json:"maxApprovalExpirySeconds"`
+	CreatedAt                wiretime.Time `json:"createdAt"`
+	UpdatedAt                wiretime.Time `json:"updatedAt"`
 }
 
 // NewOrganization serializes o.
 func NewOrganization(o *models.Organization) Organization {
 	return Organization{ID: o.ID, Name: o.Name, Plan: o.Plan, GuestsMayApprove: o.GuestsMayApprove,
 		MaxApprovalExpirySeconds: int64(o.MaxApprovalExpiry().Seconds()),
-		CreatedAt:                Time(o.CreatedAt), UpdatedAt: Time(o.UpdatedAt)}
+		CreatedAt:                wiretime.New(o.CreatedAt), UpdatedAt: wiretime.New(o.UpdatedAt)}
 }
 
 // Member is a member on the wire.
 type Member struct {
-	ID        string `json:"id"`
-	Email     string `json:"email"`
-	Name      string `json:"name"`
-	Role      string `json:"role"`
-	Active    bool   `json:"active"`
-	CreatedAt Time   `json:"createdAt"`
-	UpdatedAt Time   `json:"updatedAt"`
+	ID        string        `json:"id"`
+	Email     string        `json:"email"`
+	Name      string        `json:"name"`
+	Role      string        `json:"role"`
+	Active    bool          `json:"active"`
+	CreatedAt wiretime.Time `json:"createdAt"`
+	UpdatedAt wiretime.Time `json:"updatedAt"`
 }
 
 // NewMember serializes m.
 func NewMember(m *models.Member) Member {
 	return Member{ID: m.ID, Email: m.Email, Name: m.Name, Role: m.Role, Active: m.Active,
-		CreatedAt: Time(m.CreatedAt), UpdatedAt: Time(m.UpdatedAt)}
+		CreatedAt: wiretime.New(m.CreatedAt), UpdatedAt: wiretime.New(m.UpdatedAt)}
 }
 
 // TeamMember is a team's member, briefly.
@@ -79,16 +60,16 @@ type TeamMember struct {
 
 // Team is a team, group or workspace on the wire.
 type Team struct {
-	ID        string       `json:"id"`
-	Name      string       `json:"name"`
-	Kind      string       `json:"kind"`
-	Members   []TeamMember `json:"members"`
-	CreatedAt Time         `json:"createdAt"`
+	ID        string        `json:"id"`
+	Name      string        `json:"name"`
+	Kind      string        `json:"kind"`
+	Members   []TeamMember  `json:"members"`
+	CreatedAt wiretime.Time `json:"createdAt"`
 }
 
 // NewTeam serializes t with its members.
 func NewTeam(t *models.Team) Team {
-	out := Team{ID: t.ID, Name: t.Name, Kind: t.Kind, Members: make([]TeamMember, len(t.Members)), CreatedAt: Time(t.CreatedAt)}
+	out := Team{ID: t.ID, Name: t.Name, Kind: t.Kind, Members: make([]TeamMember, len(t.Members)), CreatedAt: wiretime.New(t.CreatedAt)}
 	for i, m := range t.Members {
 		out.Members[i] = TeamMember{ID: m.ID, Email: m.Email, Name: m.Name}
 	}
@@ -97,27 +78,27 @@ func NewTeam(t *models.Team) Team {
 
 // Guest is an admitted guest on the wire.
 type Guest struct {
-	ID        string `json:"id"`
-	Email     string `json:"email"`
-	Name      string `json:"name"`
-	CreatedAt Time   `json:"createdAt"`
+	ID        string        `json:"id"`
+	Email     string        `json:"email"`
+	Name      string        `json:"name"`
+	CreatedAt wiretime.Time `json:"createdAt"`
 }
 
 // NewGuest serializes g.
 func NewGuest(g *models.Guest) Guest {
-	return Guest{ID: g.ID, Email: g.Email, Name: g.Name, CreatedAt: Time(g.CreatedAt)}
+	return Guest{ID: g.ID, Email: g.Email, Name: g.Name, CreatedAt: wiretime.New(g.CreatedAt)}
 }
 
 // Key describes a key without its secret.
 type Key struct {
-	ID        string   `json:"id"`
-	Name      string   `json:"name"`
-	Kind      string   `json:"kind"`
-	Scopes    []string `json:"scopes"`
-	Prefix    string   `json:"prefix"`
-	MemberID  *string  `json:"memberId"`
-	CreatedAt Time     `json:"createdAt"`
-	RevokedAt *Time    `json:"revokedAt"`
+	ID        string         `json:"id"`
+	Name      string         `json:"name"`
+	Kind      string         `json:"kind"`
+	Scopes    []string       `json:"scopes"`
+	Prefix    string         `json:"prefix"`
+	MemberID  *string        `json:"memberId"`
+	CreatedAt wiretime.Time  `json:"createdAt"`
+	RevokedAt *wiretime.Time `json:"revokedAt"`
 }
 
 // NewKey serializes k.
@@ -127,28 +108,28 @@ func NewKey(k *models.APIKey) Key {
 		sc = []string{}
 	}
 	return Key{ID: k.ID, Name: k.Name, Kind: k.Kind, Scopes: sc, Prefix: k.Prefix, MemberID: k.MemberID,
-		CreatedAt: Time(k.CreatedAt), RevokedAt: TimePtr(k.RevokedAt)}
+		CreatedAt: wiretime.New(k.CreatedAt), RevokedAt: wiretime.Ptr(k.RevokedAt)}
 }
 
 // Rule is an organisation rule on the wire.
 type Rule struct {
-	ID                string   `json:"id"`
-	Name              string   `json:"name"`
-	Kind              string   `json:"kind"`
-	Condition         string   `json:"condition"`
-	RequiredApprovals *int     `json:"requiredApprovals,omitempty"`
-	Principle         string   `json:"principle,omitempty"`
-	Concern           string   `json:"concern,omitempty"`
-	Fields            []string `json:"fields,omitempty"`
-	Enabled           bool     `json:"enabled"`
-	CreatedAt         Time     `json:"createdAt"`
-	UpdatedAt         Time     `json:"updatedAt"`
+	ID                string        `json:"id"`
+	Name              string        `json:"name"`
+	Kind              string        `json:"kind"`
+	Condition         string        `json:"condition"`
+	RequiredApprovals *int          `json:"requiredApprovals,omitempty"`
+	Principle         string        `json:"principle,omitempty"`
+	Concern           string        `json:"concern,omitempty"`
+	Fields            []string      `json:"fields,omitempty"`
+	Enabled           bool          `json:"enabled"`
+	CreatedAt         wiretime.Time `json:"createdAt"`
+	UpdatedAt         wiretime.Time `json:"updatedAt"`
 }
 
 // NewRule serializes r.
 func NewRule(r *models.Rule) Rule {
 	out := Rule{ID: r.ID, Name: r.Name, Kind: r.Kind, Condition: r.Condition, Principle: r.Principle,
-		Concern: r.Concern, Fields: r.Fields, Enabled: r.Enabled, CreatedAt: Time(r.CreatedAt), UpdatedAt: Time(r.UpdatedAt)}
+		Concern: r.Concern, Fields: r.Fields, Enabled: r.Enabled, CreatedAt: wiretime.New(r.CreatedAt), UpdatedAt: wiretime.New(r.UpdatedAt)}
 	if r.RequiredApprovals > 0 {
 		n := r.RequiredApprovals
 		out.RequiredApprovals = &n

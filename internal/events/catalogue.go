@@ -36,6 +36,12 @@ const (
 	// Callback-only kinds (spec 6.3): not in the webhook catalogue.
 	ReviewExpired     = "review.expired"
 	CollectionExpired = "collection.expired"
+
+	// WebhookTest is what Send test posts, whatever the endpoint takes. It
+	// is not in the webhook catalogue: nobody subscribes to it, and a
+	// receiver that acts on the kind never mistakes a test for a real
+	// event.
+	WebhookTest = "webhook.test"
 )
 
 // Request types, as sent in a callback's requestType.
@@ -57,8 +63,9 @@ var webhookKinds = []string{
 	CommentCreated, AccessRequested, ScheduleDue, PublishHeld,
 }
 
-// allKinds is the webhook catalogue followed by the callback-only kinds.
-var allKinds = append(slices.Clone(webhookKinds), ReviewExpired, CollectionExpired)
+// allKinds is the webhook catalogue followed by the callback-only kinds
+// and the test kind.
+var allKinds = append(slices.Clone(webhookKinds), ReviewExpired, CollectionExpired, WebhookTest)
 
 // callbackKinds is table 6.3: what each request type's callback receives.
 var callbackKinds = map[string][]string{

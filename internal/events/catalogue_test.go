@@ -8,7 +8,7 @@ import (
 
 func TestKinds(t *testing.T) {
 	all := Kinds()
-	assert.Len(t, all, 24, "22 webhook kinds (spec 6.1) and 2 callback-only kinds (6.3)")
+	assert.Len(t, all, 25, "22 webhook kinds (spec 6.1), 2 callback-only kinds (6.3) and the test kind")
 	seen := map[string]bool{}
 	for _, k := range all {
 		assert.False(t, seen[k], "duplicate kind %q", k)
@@ -32,8 +32,9 @@ func TestValid(t *testing.T) {
 	for _, k := range []string{"", "approval", "gate.allowed", "Approval.Requested", "approval.requested "} {
 		assert.False(t, Valid(k), "%q", k)
 	}
-	// Callback-only kinds are real kinds but not organisation webhook events.
-	for _, k := range []string{ReviewExpired, CollectionExpired} {
+	// Callback-only kinds and the test kind are real kinds but not
+	// organisation webhook events.
+	for _, k := range []string{ReviewExpired, CollectionExpired, WebhookTest} {
 		assert.True(t, Valid(k))
 		assert.False(t, IsWebhookEvent(k))
 	}

@@ -47,6 +47,7 @@ var chatKinds = map[string]chatKind{
 	AccessRequested:        {"Access requested", "Open", true},
 	ScheduleDue:            {"Schedule due", "Open", false},
 	PublishHeld:            {"Publishing held", "Open", false},
+	WebhookTest:            {"Test delivery", "Open Assent", false},
 }
 
 // Limits. Slack rejects the whole message when a block is over its limit,
@@ -92,7 +93,7 @@ func newChatView(b WebhookBody) chatView {
 		v.risk = r
 	}
 	if !b.SentAt.IsZero() {
-		v.when = b.SentAt.UTC().Format("2006-01-02 15:04 UTC")
+		v.when = b.SentAt.Time().Format("2006-01-02 15:04 UTC")
 	}
 	var ok bool
 	if v.kind, ok = chatKinds[b.Event]; !ok {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/assent-hq/assent/internal/wiretime"
 )
 
 func TestChatKindsCoverCatalogue(t *testing.T) {
@@ -25,8 +27,8 @@ func TestChatKindsCoverCatalogue(t *testing.T) {
 func TestEncodeWebhookJSONUnchanged(t *testing.T) {
 	sent := time.Date(2026, 1, 2, 3, 4, 5, 123456789, time.UTC)
 	for _, b := range []WebhookBody{
-		{Event: ApprovalRequested, SentAt: sent, Data: json.RawMessage(`{"id":"apr_1","title":"<b>*x*</b>"}`)},
-		{Event: ApprovalApproved, SentAt: sent, Test: true},
+		{Event: ApprovalRequested, SentAt: wiretime.New(sent), Data: json.RawMessage(`{"id":"apr_1","title":"<b>*x*</b>"}`)},
+		{Event: ApprovalApproved, SentAt: wiretime.New(sent), Test: true},
 	} {
 		want, err := json.Marshal(b)
 		require.NoError(t, err)
@@ -173,7 +175,7 @@ func TestChatFormats(t *testing.T) {
 	sent := time.Date(2026, 1, 2, 3, 4, 5, 0, time.FixedZone("x", 3600))
 	const page = "https://assent.example/approvals/apr_1"
 	approval := func(data string) WebhookBody {
-		return WebhookBody{Event: ApprovalRequested, SentAt: sent, Data: json.RawMessage(data)}
+		return WebhookBody{Event: ApprovalRequested, SentAt: wiretime.New(sent), Data: json.RawMessage(data)}
 	}
 	long := strings.Repeat("é", 5000)
 	cases := []struct {
@@ -204,7 +206,7 @@ func TestChatFormats(t *testing.T) {
 		},
 		{
 			name: "decided approval: plain button, unknown risk ignored",
-			body: WebhookBody{Event: ApprovalApproved, SentAt: sent, Data: json.RawMessage(`{"title":"Refund","risk":"extreme","decidedBy":"ann@example.com","url":"` + page + `"}`)},
+			body: WebhookBody{Event: ApprovalApproved, SentAt: wiretime.New(sent), Data: json.RawMessage(`{"title":"Refund","risk":"extreme","decidedBy":"ann@example.com","url":"` + page + `"}`)},
 			slack: func(t *testing.T, s shown) {
 				assert.Equal(t, "*Approved*\nRefund", s.head)
 				assert.Equal(t, page, s.url)
@@ -248,7 +250,7 @@ func TestChatFormats(t *testing.T) {
 		},
 		{
 			name: "no data",
-			body: WebhookBody{Event: ApprovalRequested, SentAt: sent},
+			body: WebhookBody{Event: ApprovalRequested, SentAt: wiretime.New(sent)},
 			slack: func(t *testing.T, s shown) {
 				assert.Equal(t, "*Approval requested*", s.head)
 				assert.Equal(t, "Approval requested", s.fallback)
@@ -275,7 +277,7 @@ func TestChatFormats(t *testing.T) {
 		},
 		{
 			name: "test delivery",
-			body: WebhookBody{Event: ReviewRequested, SentAt: sent, Test: true,
+			body: WebhookBody{Event: ReviewRequested, SentAt: wiretime.New(sent), Test: true,
 				Data: json.RawMessage(`{"message":"A test delivery from Assent.","url":"https://assent.example"}`)},
 			slack: func(t *testing.T, s shown) {
 				assert.Equal(t, "*Review requested*\nA test delivery from Assent.", s.head)

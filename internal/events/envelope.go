@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/assent-hq/assent/internal/wiretime"
 	"github.com/assent-hq/assent/webhook"
 )
 
@@ -21,7 +22,7 @@ const (
 // WebhookBody is the envelope POSTed to an organisation webhook (spec 6.2).
 type WebhookBody struct {
 	Event  string          `json:"event"`
-	SentAt time.Time       `json:"sentAt"`
+	SentAt wiretime.Time   `json:"sentAt"`
 	Data   json.RawMessage `json:"data"`
 	// Test is set only on a delivery made by the Send test control.
 	Test bool `json:"test,omitempty"`
@@ -53,7 +54,7 @@ func EncodeWebhook(format string, b WebhookBody) ([]byte, error) {
 // 6.3). Data is the same object the organisation webhook carries.
 type CallbackBody struct {
 	Event       string          `json:"event"`
-	SentAt      time.Time       `json:"sentAt"`
+	SentAt      wiretime.Time   `json:"sentAt"`
 	RequestType string          `json:"requestType"`
 	RequestID   string          `json:"requestId"`
 	Data        json.RawMessage `json:"data"`
@@ -68,7 +69,7 @@ func NewWebhookBody(kind string, data any, sentAt time.Time) (WebhookBody, error
 	if err != nil {
 		return WebhookBody{}, err
 	}
-	return WebhookBody{Event: kind, SentAt: sentAt, Data: raw}, nil
+	return WebhookBody{Event: kind, SentAt: wiretime.New(sentAt), Data: raw}, nil
 }
 
 // NewCallbackBody builds a callback envelope, refusing a kind that table
@@ -81,24 +82,22 @@ func NewCallbackBody(requestType, requestID, kind string, data any, sentAt time.
 	if err != nil {
 		return CallbackBody{}, err
 	}
-	return CallbackBody{Event: kind, SentAt: sentAt, RequestType: requestType, RequestID: requestID, Data: raw}, nil
+	return CallbackBody{Event: kind, SentAt: wiretime.New(sentAt), RequestType: requestType, RequestID: requestID, Data: raw}, nil
 }
 
-// MarshalJSON writes sentAt in UTC at microsecond precision (the
-// project's timestamp form) and an absent data as {}.
+// MarshalJSON writes an absent data as {}.
 func (b WebhookBody) MarshalJSON() ([]byte, error) {
 	type plain WebhookBody // drops the method, so no recursion
 	p := plain(b)
-	p.SentAt, p.Data = wireTime(p.SentAt), orEmpty(p.Data)
+	p.Data = orEmpty(p.Data)
 	return json.Marshal(p)
 }
 
-// MarshalJSON writes sentAt in UTC at microsecond precision and an absent
-// data as {}.
+// MarshalJSON writes an absent data as {}.
 func (b CallbackBody) MarshalJSON() ([]byte, error) {
 	type plain CallbackBody
 	p := plain(b)
-	p.SentAt, p.Data = wireTime(p.SentAt), orEmpty(p.Data)
+	p.Data = orEmpty(p.Data)
 	return json.Marshal(p)
 }
 
@@ -112,8 +111,6 @@ func DeliveryHeaders(kind, deliveryID string, attempt int, t time.Time, body []b
 	h.Set(HeaderSignature, webhook.SignatureHeader(t, body, secrets...))
 	return h
 }
-
-func wireTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
 
 func orEmpty(d json.RawMessage) json.RawMessage {
 	if len(d) == 0 {

@@ -31,7 +31,7 @@ func TestWebhookBodyJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal(out, &back))
 	assert.Equal(t, "approval.approved", back.Event)
 	assert.True(t, back.Test)
-	assert.True(t, back.SentAt.Equal(sent.Truncate(time.Microsecond)))
+	assert.True(t, back.SentAt.Time().Equal(sent.Truncate(time.Microsecond)))
 }
 
 func TestCallbackBodyJSON(t *testing.T) {
@@ -40,7 +40,7 @@ func TestCallbackBodyJSON(t *testing.T) {
 	require.NoError(t, err)
 	out, err := json.Marshal(b)
 	require.NoError(t, err)
-	assert.Equal(t, `{"event":"review.changes_requested","sentAt":"2026-01-02T03:04:05Z","requestType":"review","requestId":"rev_1","data":{"id":"rev_1"}}`, string(out))
+	assert.Equal(t, `{"event":"review.changes_requested","sentAt":"2026-01-02T03:04:05.000000Z","requestType":"review","requestId":"rev_1","data":{"id":"rev_1"}}`, string(out))
 
 	_, err = NewCallbackBody(RequestReview, "rev_1", ReviewRequested, nil, sent)
 	assert.Error(t, err, "review.requested is not sent to callbacks")

@@ -73,7 +73,10 @@ func (p *Policy) CheckURL(ctx context.Context, raw string) error {
 			if port != 443 && !p.loopback {
 				return fmt.Errorf("the URL must use port 443, not %d", port)
 			}
-			return fmt.Errorf("%s resolves to %s, which is not a public address", host, a)
+			if _, err := netip.ParseAddr(host); err == nil {
+				return fmt.Errorf("%s is a private or reserved address", host)
+			}
+			return fmt.Errorf("%s resolves to %s, a private or reserved address", host, a.Unmap())
 		}
 	}
 	return nil

@@ -16,6 +16,8 @@ import (
 	"net/url"
 	"time"
 
+	"code.dny.dev/ssrf"
+
 	"github.com/assent-hq/assent/internal/netguard"
 )
 
@@ -98,7 +100,12 @@ func describe(err error) error {
 	if errors.As(err, &uerr) {
 		err = uerr.Err
 	}
-	if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
+	switch {
+	case errors.Is(err, ssrf.ErrProhibitedIP):
+		return errors.New("the receiver's address is a private or reserved address")
+	case errors.Is(err, ssrf.ErrProhibitedPort):
+		return errors.New("the receiver's port is not allowed (only 443)")
+	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
 		return errors.New("the receiver did not answer within the time allowed")
 	}
 	return fmt.Errorf("could not reach the receiver: %v", err)

@@ -5,6 +5,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -81,6 +83,9 @@ func TestPublicPolicyRefusesInsideAddressesAtDial(t *testing.T) {
 			o := Post(context.Background(), c, "https://"+host+":"+p+"/hook", nil, nil)
 			assert.Error(t, o.Err, host)
 			assert.Zero(t, o.StatusCode, host)
+			if _, err := netip.ParseAddr(strings.Trim(host, "[]")); p == "443" && (err == nil || host == "localhost") {
+				assert.ErrorContains(t, o.Err, "is a private or reserved address", host)
+			}
 		}
 	}
 }
