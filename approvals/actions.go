@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/models"
