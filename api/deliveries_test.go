@@ -37,6 +37,7 @@ type receiver struct {
 type received struct {
 	event, delivery, attempt string
 	body                     map[string]any
+	raw                      []byte
 	verified                 error
 }
 
@@ -45,7 +46,7 @@ func newReceiver(t *testing.T, secret string, answers ...int) *receiver {
 	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		raw, _ := io.ReadAll(req.Body)
 		rec := received{event: req.Header.Get(events.HeaderEvent), delivery: req.Header.Get(events.HeaderDelivery),
-			attempt: req.Header.Get(events.HeaderAttempt)}
+			attempt: req.Header.Get(events.HeaderAttempt), raw: raw}
 		rec.verified = webhook.Verify(req.Header.Get(events.HeaderSignature), raw, r.secretNow(), time.Now(), webhook.DefaultTolerance)
 		_ = json.Unmarshal(raw, &rec.body)
 		r.mu.Lock()
@@ -91,6 +92,42 @@ func deliveryStack(t *testing.T, db *gorm.DB) *stack {
 	go func() { d.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return s
+}
+
+// TestCollectionEventsReachWebhookAndCallback: a collection's requested
+// and completed events reach the webhook, and its signed callback carries
+// collection.completed with requestType "collection".
+func TestCollectionEventsReachWebhookAndCallback(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := deliveryStack(t, db)
+		ctx := context.Background()
+		hook := newReceiver(t, "whsec_hook")
+		_, err := s.store.CreateWebhookEndpoint(ctx, s.org.ID, models.NewWebhookEndpoint{URL: hook.srv.URL + "/hook", Format: models.FormatJSON, Enabled: true, Secret: "whsec_hook"})
+		require.NoError(t, err)
+		cb := newReceiver(t, "")
+		r := s.do(t, "POST", "/api/v1/collections", s.agentKey, fmt.Sprintf(`{"title":"Budget","respondents":["cy@example.com"],
+			"questions":[{"id":"amount","prompt":"Amount","kind":"number"}],"callbackUrl":%q}`, cb.srv.URL+"/cb"), nil)
+		require.Equal(t, 201, r.status, string(r.body))
+		cb.mu.Lock()
+		cb.secret = r.decoded["callbackSecret"].(string)
+		cb.mu.Unlock()
+		id := r.decoded["id"].(string)
+		reply := s.do(t, "POST", "/api/v1/collections/"+id+"/replies", s.cyToken, `{"answers":{"amount":12345678901234567890},"submit":true}`, nil)
+		require.Equal(t, 200, reply.status, string(reply.body))
+
+		waitFor(t, func() bool { return len(hook.received()) == 2 && len(cb.received()) == 1 })
+		assert.ElementsMatch(t, []string{"collection.requested", "collection.completed"}, hook.events())
+		assert.Equal(t, []string{"collection.completed"}, cb.events())
+		for _, g := range append(hook.received(), cb.received()...) {
+			assert.NoError(t, g.verified, "signature of %s", g.event)
+		}
+		call := cb.received()[0]
+		assert.Equal(t, "collection", call.body["requestType"])
+		assert.Equal(t, id, call.body["requestId"])
+		data := call.body["data"].(map[string]any)
+		assert.Equal(t, "complete", data["status"])
+		assert.Contains(t, string(call.raw), `"amount":12345678901234567890`, "the number keeps its exact text")
+	})
 }
 
 func TestApprovalEventsReachWebhookAndCallback(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/approvals"
+	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/logging"
 	"github.com/assent-hq/assent/internal/netguard"
@@ -33,9 +34,10 @@ type Deps struct {
 	Mount func(*gin.Engine)
 	// Approvals, Webhooks and Admin are the domain services, shared with
 	// the pages; nil builds one of their own from the fields above (tests).
-	Approvals *approvals.Service
-	Webhooks  *webhooks.Service
-	Admin     *admin.Service
+	Approvals   *approvals.Service
+	Collections *collections.Service
+	Webhooks    *webhooks.Service
+	Admin       *admin.Service
 	// NetPolicy says which receiver addresses may be saved when the
 	// services are built here; nil is netguard.Public.
 	NetPolicy *netguard.Policy
@@ -46,13 +48,14 @@ type Deps struct {
 }
 
 type handlers struct {
-	store     *models.Store
-	temporal  client.Client
-	log       *slog.Logger
-	baseURL   string
-	approvals *approvals.Service
-	webhooks  *webhooks.Service
-	admin     *admin.Service
+	store       *models.Store
+	temporal    client.Client
+	log         *slog.Logger
+	baseURL     string
+	approvals   *approvals.Service
+	collections *collections.Service
+	webhooks    *webhooks.Service
+	admin       *admin.Service
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -60,7 +63,10 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 // New returns the HTTP handler for the API and health checks.
 func New(d Deps) http.Handler {
 	h := &handlers{store: d.Store, temporal: d.Temporal, log: d.Logger, baseURL: d.BaseURL,
-		approvals: d.Approvals, webhooks: d.Webhooks, admin: d.Admin}
+		approvals: d.Approvals, collections: d.Collections, webhooks: d.Webhooks, admin: d.Admin}
+	if h.collections == nil {
+		h.collections = collections.New(collections.Deps{Store: d.Store, Temporal: d.Temporal, Logger: d.Logger, NetPolicy: d.NetPolicy})
+	}
 	if h.approvals == nil {
 		h.approvals = approvals.New(approvals.Deps{Store: d.Store, Temporal: d.Temporal, Logger: d.Logger, NetPolicy: d.NetPolicy})
 	}
@@ -103,6 +109,13 @@ func New(d Deps) http.Handler {
 	h.postResumable(v1, "/approvals/:id/decision", h.decideApproval)
 	h.postResumable(v1, "/approvals/:id/questions", h.askQuestion)
 	v1.GET("/inbox", h.inbox)
+
+	h.postResumable(v1, "/collections", requireScope(scopes.CollectionsWrite), h.createCollection)
+	v1.GET("/collections", requireScope(scopes.CollectionsRead), h.listCollections)
+	v1.GET("/collections/:id", requireScope(scopes.CollectionsRead), h.getCollection)
+	h.postResumable(v1, "/collections/:id/cancel", requireScope(scopes.CollectionsWrite), h.cancelCollection)
+	// A respondent's reply: member tokens only; the workflow decides who may.
+	h.postResumable(v1, "/collections/:id/replies", h.replyToCollection)
 
 	h.post(v1, "/flows", requireScope(scopes.FlowsWrite), h.createFlow)
 	v1.GET("/flows/:id", requireScope(scopes.FlowsRead), h.getFlow)

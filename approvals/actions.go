@@ -5,15 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
-	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/workflows"
 )
@@ -140,53 +134,5 @@ func (s *Service) RemoveApprover(ctx context.Context, orgID string, by models.Ac
 // update sends an Update to the approval's workflow and returns the record
 // as the workflow left it.
 func (s *Service) update(ctx context.Context, orgID, id, updateID, name string, arg any) (*models.Approval, error) {
-	a, err := s.store.GetApproval(ctx, orgID, id)
-	if err != nil {
-		return nil, err
-	}
-	handle, err := s.temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID:   workflows.ApprovalWorkflowID(a.ID),
-		UpdateID:     updateID,
-		UpdateName:   name,
-		Args:         []any{arg},
-		WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
-	if err == nil {
-		err = handle.Get(ctx, nil)
-	}
-	if err != nil {
-		return nil, s.workflowError(ctx, a, err)
-	}
-	// The transition may have been persisted by a worker in another
-	// process; long-polls in this one hear of it here.
-	s.store.Changes().Changed(a.ID)
-	return s.store.GetApproval(ctx, a.OrganizationID, a.ID)
-}
-
-// workflowError maps what an Update on an approval's workflow returned to
-// the API's errors. This is the one place that knows Temporal's errors.
-//   - A refusal from the workflow is a typed application error whose type
-//     is the API error code and whose detail is the field at fault.
-//   - A completed workflow (the approval settled) is an invalid_state.
-func (s *Service) workflowError(ctx context.Context, a *models.Approval, err error) error {
-	var refusal *temporal.ApplicationError
-	if errors.As(err, &refusal) && apperr.Status(refusal.Type()) != http.StatusInternalServerError {
-		e := apperr.New(refusal.Type(), "%s", refusal.Message())
-		if refusal.HasDetails() {
-			_ = refusal.Details(&e.Field)
-		}
-		return e
-	}
-	var missing *serviceerror.NotFound
-	if errors.As(err, &missing) {
-		// The workflow completes when the approval settles; read why.
-		if fresh, ferr := s.store.GetApproval(ctx, a.OrganizationID, a.ID); ferr == nil && fresh.Status != states.Pending {
-			return apperr.New(apperr.InvalidState, "the approval is already %s", fresh.Status)
-		}
-		return apperr.New(apperr.Unavailable, "the approval's workflow is not running yet; try again shortly")
-	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return apperr.New(apperr.Unavailable, "the approval's workflow did not answer in time; try again")
-	}
-	return err
+	return s.records.Update(ctx, s.store, s.temporal, orgID, id, updateID, name, arg)
 }

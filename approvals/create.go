@@ -1,7 +1,6 @@
 package approvals
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,10 +11,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/assent-hq/assent/internal/apperr"
-	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/rules"
-	"github.com/assent-hq/assent/internal/validate"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/workflows"
@@ -66,69 +63,7 @@ func approverRole(org *models.Organization) requests.Role {
 // so a retry after a crash at any point resumes the same approval instead
 // of making another.
 func (s *Service) Create(ctx context.Context, p *models.Principal, in *CreateInput, claim *models.Claim) (*models.Approval, error) {
-	earlier, err := s.store.ClaimedResource(ctx, claim)
-	if err != nil {
-		return nil, err
-	}
-	if earlier != "" {
-		return s.resume(ctx, p.Organization.ID, earlier)
-	}
-	rec, err := s.build(ctx, p, in)
-	if err != nil {
-		return nil, err
-	}
-	if earlier, err = s.store.CreateApproval(ctx, rec, claim); err != nil {
-		return nil, err
-	}
-	if earlier != "" {
-		return s.resume(ctx, p.Organization.ID, earlier)
-	}
-	if err := s.startNew(ctx, rec); err != nil {
-		return nil, err
-	}
-	return s.created(ctx, rec.OrganizationID, rec.ID)
-}
-
-// created is the stored row a create answers with, resumed or not, with
-// its callback secret shown.
-func (s *Service) created(ctx context.Context, orgID, id string) (*models.Approval, error) {
-	rec, err := s.store.GetApproval(ctx, orgID, id)
-	if err != nil {
-		return nil, err
-	}
-	return rec, s.store.RevealCallbackSecret(rec)
-}
-
-// resume finishes the create an earlier attempt of the same claimed
-// request began: the approval it made, its workflow started if it may not
-// have been.
-func (s *Service) resume(ctx context.Context, orgID, id string) (*models.Approval, error) {
-	rec, err := s.created(ctx, orgID, id)
-	if err != nil {
-		return nil, err
-	}
-	if rec.Seq == 0 { // its workflow may not have started
-		if err := s.Start(ctx, rec); err != nil {
-			s.log.Error("start approval workflow", "approval", rec.ID, "error", err)
-			return nil, apperr.New(apperr.Unavailable, "the approval could not be started yet; retry with the same Idempotency-Key")
-		}
-	}
-	return rec, nil
-}
-
-// startNew starts the workflow of a record just written, or takes the
-// record back when it cannot: nothing may be left that no workflow owns.
-// Should the removal fail too, the reconciler starts it later.
-func (s *Service) startNew(ctx context.Context, rec *models.Approval) error {
-	err := s.Start(ctx, rec)
-	if err == nil {
-		return nil
-	}
-	if derr := s.store.DeleteUnstartedApproval(context.WithoutCancel(ctx), rec.OrganizationID, rec.ID); derr != nil {
-		s.log.Error("remove approval after failed start", "approval", rec.ID, "error", derr)
-	}
-	s.log.Error("start approval workflow", "approval", rec.ID, "error", err)
-	return apperr.New(apperr.Unavailable, "the approval could not be started, so nothing was created; try again")
+	return s.records.Create(ctx, s.store, claim, func() (*models.Approval, error) { return s.build(ctx, p, in) })
 }
 
 // build checks what the validator tags cannot and builds the record.
@@ -150,24 +85,20 @@ func (s *Service) build(ctx context.Context, p *models.Principal, in *CreateInpu
 		rec.Links.V = append(rec.Links.V, models.Link(l))
 	}
 	var err error
-	if rec.ExpiresAt, err = expiry(in.ExpiresAt, now, p.Organization.MaxApprovalExpiry()); err != nil {
+	if rec.ExpiresAt, err = requests.Expiry(in.ExpiresAt, now, p.Organization.MaxApprovalExpiry()); err != nil {
 		return nil, err
 	}
-	if rec.Metadata, err = jsonObject("metadata", in.Metadata); err != nil {
+	if rec.Metadata, err = requests.JSONObject("metadata", in.Metadata); err != nil {
 		return nil, err
 	}
-	if rec.Input, err = jsonObject("input", in.Input); err != nil {
+	if rec.Input, err = requests.JSONObject("input", in.Input); err != nil {
 		return nil, err
 	}
 	if err := checkEditableFields(rec.Input, in.EditableFields); err != nil {
 		return nil, err
 	}
-	if in.CallbackURL != nil {
-		if err := s.netPolicy.CheckURL(ctx, *in.CallbackURL); err != nil {
-			return nil, apperr.Field(apperr.InvalidCallbackURL, "callbackUrl", "callbackUrl is refused: %v", err)
-		}
-		secret := events.NewSecret(events.CallbackSecretPrefix)
-		rec.CallbackURL, rec.CallbackSecret = in.CallbackURL, &secret
+	if rec.CallbackURL, rec.CallbackSecret, err = requests.Callback(ctx, s.netPolicy, in.CallbackURL); err != nil {
+		return nil, err
 	}
 	if rec.ApproverIDs, err = s.approvers(ctx, p.Organization, in.Approvers); err != nil {
 		return nil, err
@@ -243,43 +174,6 @@ func ruleInput(in *CreateInput, risk string) (map[string]any, error) {
 	}
 	out["risk"] = risk
 	return out, nil
-}
-
-// expiry is the requested expiry, which must lie in the future and within
-// the organisation's maximum; absent, it is the maximum, so nothing waits
-// forever.
-func expiry(raw *string, now time.Time, max time.Duration) (time.Time, error) {
-	if raw == nil {
-		return now.Add(max), nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, *raw)
-	if err != nil {
-		return time.Time{}, apperr.Field(apperr.InvalidRequest, "expiresAt", "expiresAt must be an RFC 3339 timestamp such as 2026-01-02T15:04:05Z")
-	}
-	t = t.UTC().Truncate(time.Microsecond)
-	switch {
-	case !t.After(now):
-		return time.Time{}, apperr.Field(apperr.InvalidRequest, "expiresAt", "expiresAt must be in the future")
-	case t.After(now.Add(max)):
-		return time.Time{}, apperr.Field(apperr.InvalidRequest, "expiresAt", "expiresAt may be at most %s ahead (the organisation's maximum)", validate.Duration(max))
-	}
-	return t, nil
-}
-
-// jsonObject keeps a JSON object as sent (compacted); null means absent.
-func jsonObject(field string, raw json.RawMessage) (models.RawJSON, error) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	if raw[0] != '{' {
-		return nil, apperr.Field(apperr.InvalidRequest, field, "%s must be a JSON object", field)
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, raw); err != nil {
-		return nil, apperr.Field(apperr.InvalidRequest, field, "%s is not valid JSON", field)
-	}
-	return buf.Bytes(), nil
 }
 
 // checkEditableFields requires each editable field to name a key of input

@@ -20,6 +20,7 @@ import (
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/workflows"
 )
 
 // Kind is the request kind's name in search attributes, audit entries and
@@ -44,11 +45,8 @@ type Service struct {
 	log       *slog.Logger
 	netPolicy *netguard.Policy
 	watcher   *requests.Watcher
+	records   *requests.Records[models.Approval]
 }
-
-// pollInterval is how often a long-poll checks for changes made in other
-// processes; changes made in this one wake it at once.
-const pollInterval = 250 * time.Millisecond
 
 // New returns the service.
 func New(d Deps) *Service {
@@ -59,7 +57,15 @@ func New(d Deps) *Service {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	s.watcher = requests.NewWatcher(d.Store.Changes(), s.settled, s.log, pollInterval)
+	s.watcher = requests.NewWatcher(d.Store.Changes(), s.settled, s.log, requests.PollInterval)
+	s.records = &requests.Records[models.Approval]{
+		Kind: Kind, Open: states.Pending, Get: s.store.GetApproval, Insert: s.store.CreateApproval,
+		DeleteUnstarted: s.store.DeleteUnstartedApproval, Reveal: s.store.RevealCallbackSecret,
+		Start: s.Start, WorkflowID: workflows.ApprovalWorkflowID, Log: s.log,
+		Head: func(a *models.Approval) requests.Head {
+			return requests.Head{ID: a.ID, OrganizationID: a.OrganizationID, Status: a.Status, Started: a.Seq > 0}
+		},
+	}
 	return s
 }
 

@@ -210,7 +210,8 @@ func (s *Store) LoadDeliveryWork(ctx context.Context, id string, now time.Time) 
 // callback_url and callback_secret; a new kind of request adds its record
 // here, and its events are routed like an approval's.
 var requestRecords = map[string]any{
-	events.RequestApproval: &Approval{},
+	events.RequestApproval:   &Approval{},
+	events.RequestCollection: &Collection{},
 }
 
 // callback is where a request's callbacks go and the secret that signs

@@ -44,6 +44,14 @@ func (p *Principal) Actor() Actor {
 	return Actor{ID: p.Key.ID, Name: p.Key.Name, Administrator: p.Key.Kind == KeyAdmin}
 }
 
+// Person is the member behind a member token, or nil for a key.
+func (p *Principal) Person() *Person {
+	if p.Member == nil {
+		return nil
+	}
+	return &Person{Organization: p.Organization, Member: p.Member}
+}
+
 // HashSecret is how a key's secret is stored and looked up. Keys carry 256
 // random bits, so a fast hash is enough; a slow one would tax every request.
 func HashSecret(secret string) string {

@@ -377,6 +377,7 @@ var migrations = []*gormigrate.Migration{
 				Questions         string `gorm:"type:text;not null"`
 				Respondents       string `gorm:"type:text;not null"`
 				RespondentIDs     string `gorm:"type:text;not null"`
+				Asked             string `gorm:"type:text;not null"`
 				RequiredResponses int    `gorm:"not null"`
 				ResponsesSoFar    int    `gorm:"not null"`
 				Replies           string `gorm:"type:text;not null"`

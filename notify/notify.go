@@ -165,7 +165,7 @@ func (n *Notifier) once(ctx context.Context, orgID, id string, build func() (dra
 		return err
 	}
 	if n.Mailer == nil {
-		n.logger().WarnContext(ctx, "email not sent: set ASSENT_SMTP_HOST so approvers are emailed", "notice", id)
+		n.logger().WarnContext(ctx, "email not sent: set ASSENT_SMTP_HOST so people are emailed", "notice", id)
 		return nil
 	}
 	d, err := build()

@@ -21,6 +21,7 @@ import (
 	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/approvals"
+	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/logging"
 	"github.com/assent-hq/assent/internal/mail"
@@ -28,6 +29,7 @@ import (
 	"github.com/assent-hq/assent/internal/payloadcodec"
 	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/web"
 	"github.com/assent-hq/assent/webhooks"
 	"github.com/assent-hq/assent/worker"
@@ -151,16 +153,21 @@ func (r *resources) Close() {
 // the API, the pages and the reconciler, so a decision made on a page
 // wakes a long-poll on the API.
 type services struct {
-	approvals *approvals.Service
-	webhooks  *webhooks.Service
-	admin     *admin.Service
+	approvals   *approvals.Service
+	collections *collections.Service
+	webhooks    *webhooks.Service
+	admin       *admin.Service
 }
+
+// owned are the kinds of request whose workflows the reconciler starts.
+func (s *services) owned() []requests.Owned { return []requests.Owned{s.approvals, s.collections} }
 
 // services builds them; policy says which receiver addresses may be saved
 // (nil is netguard.Public).
 func (r *resources) services(log *slog.Logger, baseURL string, policy *netguard.Policy) *services {
 	a := approvals.New(approvals.Deps{Store: r.store, Temporal: r.temporal, Logger: log, NetPolicy: policy})
-	return &services{approvals: a, webhooks: webhooks.New(r.store, policy, baseURL), admin: admin.New(r.store, a)}
+	col := collections.New(collections.Deps{Store: r.store, Temporal: r.temporal, Logger: log, NetPolicy: policy})
+	return &services{approvals: a, collections: col, webhooks: webhooks.New(r.store, policy, baseURL), admin: admin.New(r.store, a)}
 }
 
 // handler is the API and the pages over svc. mount adds the dev-only
@@ -171,7 +178,7 @@ func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string
 		Codec: &web.CodecSettings{Decode: converter.NewPayloadCodecHTTPHandler(payloadcodec.AcceptingPlain(r.secrets)),
 			UIOrigin: cfg.TemporalUIURL, Operators: cfg.Operators}, Dev: dev})
 	h := api.New(api.Deps{Store: r.store, Temporal: r.temporal, Logger: log, BaseURL: baseURL, TrustedProxies: cfg.TrustedProxies,
-		Approvals: svc.approvals, Webhooks: svc.webhooks, Admin: svc.admin,
+		Approvals: svc.approvals, Collections: svc.collections, Webhooks: svc.webhooks, Admin: svc.admin,
 		Mount: func(e *gin.Engine) {
 			if mount != nil {
 				mount(e)

@@ -90,7 +90,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	})
 	runBackground(gctx, g, log, r.store)
-	g.Go(func() error { requests.RunReconciler(gctx, log, svc.approvals); return nil })
+	g.Go(func() error { requests.RunReconciler(gctx, log, svc.owned()...); return nil })
 	dispatcher := &worker.Dispatcher{Client: r.temporal, Store: r.store, Log: log, RetryUnit: cfg.DevRetryUnit, Interval: dispatchInterval}
 	g.Go(func() error { dispatcher.Run(gctx); return nil })
 	return g.Wait()

@@ -34,7 +34,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	log.Info("worker started", "temporal", cfg.TemporalAddress, "namespace", cfg.TemporalNamespace)
 	dispatcher := &worker.Dispatcher{Client: r.temporal, Store: r.store, Log: log, Interval: dispatchInterval}
 	go dispatcher.Run(ctx)
-	requests.RunReconciler(ctx, log, r.services(log, cfg.PublicBaseURL(), nil).approvals)
+	requests.RunReconciler(ctx, log, r.services(log, cfg.PublicBaseURL(), nil).owned()...)
 	log.Info("stopping worker")
 	w.Stop()
 	return nil

@@ -1,0 +1,86 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/assent-hq/assent/collections"
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/wire"
+)
+
+func (h *handlers) createCollection(c *gin.Context) {
+	var in collections.CreateInput
+	if err := bind(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	rec, err := h.collections.Create(c.Request.Context(), principal(c), &in, claim(c))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	out := wire.NewCollection(rec, h.baseURL)
+	out.CallbackSecret = rec.CallbackSecret
+	c.Header("Location", "/api/v1/collections/"+rec.ID)
+	c.JSON(http.StatusCreated, out)
+}
+
+func (h *handlers) listCollections(c *gin.Context) {
+	p, err := page(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	f := models.CollectionFilter{Status: c.Query("status"), ExternalID: c.Query("externalId"), FlowID: c.Query("flowId")}
+	rows, next, err := h.collections.List(c.Request.Context(), orgID(c), f, p)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, newList(rows, next, func(r *models.Collection) wire.Collection { return wire.NewCollection(r, h.baseURL) }))
+}
+
+// getCollection returns the collection; with ?wait= it first waits for it
+// to settle.
+func (h *handlers) getCollection(c *gin.Context) {
+	wait, err := waitParam(c.Query("wait"))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	rec, err := h.collections.Wait(c.Request.Context(), orgID(c), c.Param("id"), wait)
+	h.respondCollection(c, rec, err)
+}
+
+func (h *handlers) cancelCollection(c *gin.Context) {
+	rec, err := h.collections.Cancel(c.Request.Context(), orgID(c), c.Param("id"), claim(c).UpdateID(), principal(c).Actor())
+	h.respondCollection(c, rec, err)
+}
+
+// replyToCollection saves a respondent's draft or submits their reply;
+// only a person (a member token) replies.
+func (h *handlers) replyToCollection(c *gin.Context) {
+	person := principal(c).Person()
+	if person == nil {
+		fail(c, apperr.New(apperr.Forbidden, "replying belongs to a person: use a member token"))
+		return
+	}
+	var in collections.ReplyInput
+	if err := bind(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	rec, err := h.collections.Reply(c.Request.Context(), person, c.Param("id"), claim(c).UpdateID(), in)
+	h.respondCollection(c, rec, err)
+}
+
+func (h *handlers) respondCollection(c *gin.Context, rec *models.Collection, err error) {
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, wire.NewCollection(rec, h.baseURL))
+}

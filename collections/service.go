@@ -1,0 +1,289 @@
+// Package collections is the domain of requests for information: an agent
+// asks people typed questions (internal/questions), each respondent
+// replies, and the agent reads typed answers. Creating, reading and
+// waiting follow approvals through the shared requests package; the
+// workflow (workflows.Collection) decides who may reply and when.
+package collections
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/netguard"
+	"github.com/assent-hq/assent/internal/questions"
+	"github.com/assent-hq/assent/internal/states"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/workflows"
+)
+
+// Kind is the request kind's name in search attributes, audit entries and
+// callbacks.
+const Kind = events.RequestCollection
+
+// Deps are what the service needs.
+type Deps struct {
+	Store    *models.Store
+	Temporal client.Client
+	Logger   *slog.Logger
+	// NetPolicy checks callback addresses; nil is netguard.Public.
+	NetPolicy *netguard.Policy
+}
+
+// Service runs the collection kind's operations; build one per process.
+type Service struct {
+	store     *models.Store
+	temporal  client.Client
+	log       *slog.Logger
+	netPolicy *netguard.Policy
+	watcher   *requests.Watcher
+	records   *requests.Records[models.Collection]
+}
+
+// New returns the service.
+func New(d Deps) *Service {
+	s := &Service{store: d.Store, temporal: d.Temporal, log: d.Logger, netPolicy: d.NetPolicy}
+	if s.netPolicy == nil {
+		s.netPolicy = netguard.Public
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	s.watcher = requests.NewWatcher(d.Store.Changes(), s.settled, s.log, requests.PollInterval)
+	s.records = &requests.Records[models.Collection]{
+		Kind: "request for information", Open: states.Open, Get: s.store.GetCollection, Insert: s.store.CreateCollection,
+		DeleteUnstarted: s.store.DeleteUnstartedCollection, Reveal: s.store.RevealCollectionCallbackSecret,
+		Start: s.Start, WorkflowID: workflows.CollectionWorkflowID, Log: s.log,
+		Head: func(c *models.Collection) requests.Head {
+			return requests.Head{ID: c.ID, OrganizationID: c.OrganizationID, Status: c.Status, Started: c.Seq > 0}
+		},
+	}
+	return s
+}
+
+// Limits of a collection beyond its questions.
+const (
+	MaxRespondents = 50
+)
+
+// CreateInput is the create body with its limits; Create checks what the
+// tags cannot.
+type CreateInput struct {
+	Title             string            `json:"title" validate:"required,notblank,max=200"`
+	Description       string            `json:"description" validate:"max=20000"`
+	Questions         []questions.Input `json:"questions" validate:"required,min=1,max=40"`
+	Respondents       []string          `json:"respondents" validate:"required,min=1,max=50,dive,required,max=320"`
+	DueAt             *string           `json:"dueAt"`
+	ExpiresAt         *string           `json:"expiresAt"`
+	RequiredResponses *int              `json:"requiredResponses"`
+	ExternalID        *string           `json:"externalId" validate:"omitempty,max=255"`
+	FlowID            *string           `json:"flowId" validate:"omitempty,max=40"`
+	Metadata          json.RawMessage   `json:"metadata"`
+	CallbackURL       *string           `json:"callbackUrl" validate:"omitempty,max=2048"`
+}
+
+// respondentRole is how respondents are resolved and refused: guests an
+// organisation admitted may always be asked for information.
+var respondentRole = requests.Role{Field: "respondents", Unknown: apperr.UnknownRespondent, Ambiguous: apperr.AmbiguousRespondent, Guests: true}
+
+// Create makes an open collection for the caller and starts its workflow,
+// exactly once per claim (see requests.Records.Create).
+func (s *Service) Create(ctx context.Context, p *models.Principal, in *CreateInput, claim *models.Claim) (*models.Collection, error) {
+	return s.records.Create(ctx, s.store, claim, func() (*models.Collection, error) { return s.build(ctx, p, in) })
+}
+
+func (s *Service) build(ctx context.Context, p *models.Principal, in *CreateInput) (*models.Collection, error) {
+	now := models.Now()
+	rec := &models.Collection{OrganizationID: p.Organization.ID, Title: strings.TrimSpace(in.Title), Description: in.Description,
+		Respondents: in.Respondents, ExternalID: in.ExternalID, FlowID: in.FlowID,
+		Requester: p.Actor().ID, RequestedBy: p.Actor().Name}
+	var err error
+	if rec.Questions.V, err = questions.Define(in.Questions); err != nil {
+		return nil, err
+	}
+	if rec.ExpiresAt, err = requests.Expiry(in.ExpiresAt, now, p.Organization.MaxApprovalExpiry()); err != nil {
+		return nil, err
+	}
+	if in.DueAt != nil {
+		due, err := requests.Timestamp("dueAt", *in.DueAt)
+		if err != nil {
+			return nil, err
+		}
+		if !due.After(now) || due.After(rec.ExpiresAt) {
+			return nil, apperr.Field(apperr.InvalidRequest, "dueAt", "dueAt must be in the future and no later than expiresAt")
+		}
+		rec.DueAt = &due
+	}
+	if rec.Metadata, err = requests.JSONObject("metadata", in.Metadata); err != nil {
+		return nil, err
+	}
+	if rec.CallbackURL, rec.CallbackSecret, err = requests.Callback(ctx, s.netPolicy, in.CallbackURL); err != nil {
+		return nil, err
+	}
+	if rec.RespondentIDs, err = requests.Resolve(ctx, s.store, p.Organization.ID, in.Respondents, respondentRole); err != nil {
+		return nil, err
+	}
+	people, err := s.store.People(ctx, p.Organization.ID, rec.RespondentIDs)
+	if err != nil {
+		return nil, err
+	}
+	for _, person := range people {
+		rec.Asked.V = append(rec.Asked.V, person.Ref())
+	}
+	rec.RequiredResponses = len(rec.RespondentIDs)
+	if in.RequiredResponses != nil {
+		if n := *in.RequiredResponses; n < 1 || n > len(rec.RespondentIDs) {
+			return nil, apperr.Field(apperr.InvalidRequest, "requiredResponses",
+				"requiredResponses must be between 1 and the %d people asked", len(rec.RespondentIDs))
+		}
+		rec.RequiredResponses = *in.RequiredResponses
+	}
+	return rec, nil
+}
+
+// Start starts the workflow of rec, a record already stored: Create and
+// the reconciler start every collection this way.
+func (s *Service) Start(ctx context.Context, rec *models.Collection) error {
+	in := workflows.CollectionInput{CollectionID: rec.ID, OrganizationID: rec.OrganizationID, Questions: rec.Questions.V,
+		RespondentIDs: rec.RespondentIDs, RequiredResponses: rec.RequiredResponses, Requester: rec.Requester,
+		DueAt: rec.DueAt, ExpiresAt: rec.ExpiresAt}
+	if rec.ExternalID != nil {
+		in.ExternalID = *rec.ExternalID
+	}
+	return requests.StartOnce(ctx, s.temporal, client.StartWorkflowOptions{
+		ID:                    workflows.CollectionWorkflowID(rec.ID),
+		TypedSearchAttributes: requests.Attributes(rec.OrganizationID, Kind, rec.Status, rec.ExternalID),
+	}, workflows.Collection, in)
+}
+
+// Kind names the kind for the reconciler.
+func (s *Service) Kind() string { return Kind }
+
+// StartUnowned starts the workflows of open collections no workflow took
+// up (see requests.Reconcile).
+func (s *Service) StartUnowned(ctx context.Context, olderThan time.Time, batch int) (int, error) {
+	recs, err := s.store.UnownedCollections(ctx, olderThan, batch)
+	if err != nil {
+		return 0, err
+	}
+	for i := range recs {
+		if err := s.Start(ctx, &recs[i]); err != nil {
+			return i, err
+		}
+	}
+	return len(recs), nil
+}
+
+// Get returns one of the organisation's collections.
+func (s *Service) Get(ctx context.Context, orgID, id string) (*models.Collection, error) {
+	return s.store.GetCollection(ctx, orgID, id)
+}
+
+// View returns the collection for a person: members see their
+// organisation's, a guest only those they were asked to reply to.
+func (s *Service) View(ctx context.Context, person *models.Person, id string) (*models.Collection, error) {
+	c, err := s.store.GetCollection(ctx, person.Organization.ID, id)
+	if err != nil {
+		return nil, err
+	}
+	if person.Guest != nil && !slices.Contains(c.RespondentIDs, person.ID()) {
+		return nil, apperr.New(apperr.NotFound, "collection %s not found", c.ID)
+	}
+	return c, nil
+}
+
+// Wait returns the collection once it has settled, or after timeout.
+func (s *Service) Wait(ctx context.Context, orgID, id string, timeout time.Duration) (*models.Collection, error) {
+	return requests.Wait(ctx, s.watcher, id, timeout,
+		func(ctx context.Context) (*models.Collection, error) { return s.store.GetCollection(ctx, orgID, id) },
+		func(c *models.Collection) bool { return c.Status == states.Open })
+}
+
+func (s *Service) settled(ctx context.Context, ids []string) ([]string, error) {
+	statuses, err := s.store.CollectionStatuses(ctx, ids)
+	var out []string
+	for id, status := range statuses {
+		if status != states.Open {
+			out = append(out, id)
+		}
+	}
+	return out, err
+}
+
+// List pages through the organisation's collections, newest first.
+func (s *Service) List(ctx context.Context, orgID string, f models.CollectionFilter, p models.Page) ([]models.Collection, string, error) {
+	if f.Status != "" && !slices.Contains(states.Collection, f.Status) {
+		return nil, "", apperr.Field(apperr.InvalidRequest, "status", "status must be one of: %s", strings.Join(states.Collection, ", "))
+	}
+	return s.store.ListCollections(ctx, orgID, f, p)
+}
+
+// Waiting lists the open collections a person has yet to reply to, the
+// earliest due first.
+func (s *Service) Waiting(ctx context.Context, person *models.Person, limit int) ([]models.Collection, error) {
+	return s.store.OpenCollectionsFor(ctx, person.Organization.ID, person.ID(), limit)
+}
+
+// Cancel withdraws an open collection; the record remains. The workflow
+// lets the requester, owners and administrators do it.
+func (s *Service) Cancel(ctx context.Context, orgID, id, updateID string, who models.Actor) (*models.Collection, error) {
+	return s.records.Update(ctx, s.store, s.temporal, orgID, id, updateID, workflows.UpdateCancel,
+		workflows.CancelRequest{ActorID: who.ID, ActorName: who.Name, Administrator: who.Administrator})
+}
+
+// ReplyInput is a respondent's answers, keyed by question id; Submit
+// false saves them as a draft only its author sees.
+type ReplyInput struct {
+	Answers map[string]json.RawMessage `json:"answers" validate:"max=40"`
+	Submit  bool                       `json:"submit"`
+}
+
+// Reply saves a person's draft or submits their reply. A draft is checked
+// for its types and kept here; a submission goes to the workflow, which
+// decides whether this person may reply now.
+func (s *Service) Reply(ctx context.Context, person *models.Person, id, updateID string, in ReplyInput) (*models.Collection, error) {
+	c, err := s.View(ctx, person, id)
+	if err != nil {
+		return nil, err
+	}
+	if in.Submit {
+		return s.records.Update(ctx, s.store, s.temporal, c.OrganizationID, id, updateID, workflows.UpdateSubmitReply,
+			workflows.SubmitReplyRequest{RespondentID: person.ID(), RespondentName: person.DisplayName(),
+				RespondentEmail: person.Email(), Answers: in.Answers})
+	}
+	switch {
+	case c.Status != states.Open:
+		return nil, apperr.New(apperr.InvalidState, "the request for information is already %s", c.Status)
+	case !slices.Contains(c.RespondentIDs, person.ID()):
+		return nil, apperr.New(apperr.NotARespondent, "you were not asked to reply to this request for information")
+	case c.Replied(person.ID()):
+		return nil, apperr.New(apperr.AlreadySubmitted, "you have already submitted your reply")
+	}
+	answers, err := questions.Check(c.Questions.V, in.Answers, false)
+	if err != nil {
+		return nil, err
+	}
+	draft, err := json.Marshal(answers)
+	if err != nil {
+		return nil, err
+	}
+	return c, s.store.SaveDraft(ctx, c.ID, person.ID(), draft)
+}
+
+// Draft returns the person's saved answers to a collection, or none.
+func (s *Service) Draft(ctx context.Context, person *models.Person, id string) (map[string]json.RawMessage, error) {
+	d, err := s.store.Draft(ctx, id, person.ID())
+	if err != nil || d == nil {
+		return nil, err
+	}
+	var out map[string]json.RawMessage
+	return out, json.Unmarshal(d.Answers, &out)
+}

@@ -1,0 +1,78 @@
+package requests
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/netguard"
+	"github.com/assent-hq/assent/internal/validate"
+)
+
+// The fields every kind of request takes alike, checked one way.
+
+// PollInterval is how often a long-poll checks for changes made in other
+// processes; changes made in this one wake it at once.
+const PollInterval = 250 * time.Millisecond
+
+// Timestamp parses a request's RFC 3339 timestamp field, to the
+// microsecond the database keeps.
+func Timestamp(field, raw string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, raw)
+	if err != nil {
+		return time.Time{}, apperr.Field(apperr.InvalidRequest, field, "%s must be an RFC 3339 timestamp such as 2026-01-02T15:04:05Z", field)
+	}
+	return t.UTC().Truncate(time.Microsecond), nil
+}
+
+// Expiry is the requested expiry, which must lie in the future and within
+// the organisation's maximum; absent, it is the maximum, so nothing waits
+// forever.
+func Expiry(raw *string, now time.Time, max time.Duration) (time.Time, error) {
+	if raw == nil {
+		return now.Add(max), nil
+	}
+	t, err := Timestamp("expiresAt", *raw)
+	if err != nil {
+		return time.Time{}, err
+	}
+	switch {
+	case !t.After(now):
+		return time.Time{}, apperr.Field(apperr.InvalidRequest, "expiresAt", "expiresAt must be in the future")
+	case t.After(now.Add(max)):
+		return time.Time{}, apperr.Field(apperr.InvalidRequest, "expiresAt", "expiresAt may be at most %s ahead (the organisation's maximum)", validate.Duration(max))
+	}
+	return t, nil
+}
+
+// JSONObject keeps a JSON object as sent (compacted); null means absent.
+func JSONObject(field string, raw json.RawMessage) ([]byte, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if raw[0] != '{' {
+		return nil, apperr.Field(apperr.InvalidRequest, field, "%s must be a JSON object", field)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return nil, apperr.Field(apperr.InvalidRequest, field, "%s is not valid JSON", field)
+	}
+	return buf.Bytes(), nil
+}
+
+// Callback checks a request's callback address against policy and makes
+// the secret its callbacks are signed with, shown once.
+func Callback(ctx context.Context, policy *netguard.Policy, url *string) (*string, *string, error) {
+	if url == nil {
+		return nil, nil, nil
+	}
+	if err := policy.CheckURL(ctx, *url); err != nil {
+		return nil, nil, apperr.Field(apperr.InvalidCallbackURL, "callbackUrl", "callbackUrl is refused: %v", err)
+	}
+	secret := events.NewSecret(events.CallbackSecretPrefix)
+	return url, &secret, nil
+}

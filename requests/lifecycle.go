@@ -1,0 +1,178 @@
+package requests
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/models"
+)
+
+// Records is how the shared create and update paths handle one kind's
+// records (T): each kind's service fills it in once.
+type Records[T any] struct {
+	// Kind names the kind in messages and logs: "approval".
+	Kind string
+	// Open is the status of a record still waiting.
+	Open string
+	Get  func(ctx context.Context, orgID, id string) (*T, error)
+	// Insert writes a new record bound to claim (see
+	// models.Store.CreateApproval) and returns the id of a record an
+	// earlier attempt of the claim made, if any.
+	Insert func(ctx context.Context, rec *T, claim *models.Claim) (earlier string, err error)
+	// DeleteUnstarted takes back a record whose workflow never started.
+	DeleteUnstarted func(ctx context.Context, orgID, id string) error
+	// Reveal sets the once-shown callback secret on a create's answer.
+	Reveal func(*T) error
+	// Start starts the record's workflow exactly once (StartOnce).
+	Start      func(ctx context.Context, rec *T) error
+	WorkflowID func(id string) string
+	// Head reads what the shared paths need of a record.
+	Head func(*T) Head
+	Log  *slog.Logger
+}
+
+// Head is what the shared paths read of a record.
+type Head struct {
+	ID, OrganizationID, Status string
+	// Started is false until the workflow has written its first step.
+	Started bool
+}
+
+// Create stores the record build makes and starts its workflow. With a
+// claim (an Idempotency-Key), the record is bound to it as it is written,
+// so a retry after a crash at any point resumes the same record instead of
+// making another. The answer carries the callback secret, shown once.
+func (r *Records[T]) Create(ctx context.Context, store *models.Store, claim *models.Claim, build func() (*T, error)) (*T, error) {
+	earlier, err := store.ClaimedResource(ctx, claim)
+	if err != nil {
+		return nil, err
+	}
+	if earlier != "" {
+		return r.resume(ctx, claim.OrganizationID, earlier)
+	}
+	rec, err := build()
+	if err != nil {
+		return nil, err
+	}
+	if earlier, err = r.Insert(ctx, rec, claim); err != nil {
+		return nil, err
+	}
+	h := r.Head(rec)
+	if earlier != "" {
+		return r.resume(ctx, h.OrganizationID, earlier)
+	}
+	if err := r.startNew(ctx, rec); err != nil {
+		return nil, err
+	}
+	return r.created(ctx, h.OrganizationID, h.ID)
+}
+
+// created is the stored row a create answers with, with its callback
+// secret shown.
+func (r *Records[T]) created(ctx context.Context, orgID, id string) (*T, error) {
+	rec, err := r.Get(ctx, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	return rec, r.Reveal(rec)
+}
+
+// resume finishes the create an earlier attempt of the same claimed
+// request began: the record it made, its workflow started if it may not
+// have been.
+func (r *Records[T]) resume(ctx context.Context, orgID, id string) (*T, error) {
+	rec, err := r.created(ctx, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	if !r.Head(rec).Started {
+		if err := r.Start(ctx, rec); err != nil {
+			r.Log.Error("start "+r.Kind+" workflow", r.Kind, id, "error", err)
+			return nil, apperr.New(apperr.Unavailable, "the %s could not be started yet; retry with the same Idempotency-Key", r.Kind)
+		}
+	}
+	return rec, nil
+}
+
+// startNew starts the workflow of a record just written, or takes the
+// record back when it cannot: nothing may be left that no workflow owns.
+// Should the removal fail too, the reconciler starts it later.
+func (r *Records[T]) startNew(ctx context.Context, rec *T) error {
+	err := r.Start(ctx, rec)
+	if err == nil {
+		return nil
+	}
+	h := r.Head(rec)
+	if derr := r.DeleteUnstarted(context.WithoutCancel(ctx), h.OrganizationID, h.ID); derr != nil {
+		r.Log.Error("remove "+r.Kind+" after failed start", r.Kind, h.ID, "error", derr)
+	}
+	r.Log.Error("start "+r.Kind+" workflow", r.Kind, h.ID, "error", err)
+	return apperr.New(apperr.Unavailable, "the %s could not be started, so nothing was created; try again", r.Kind)
+}
+
+// Update sends an Update to the record's workflow and returns the record
+// as the workflow left it. updateID, when set (an Idempotency-Key, a
+// form's submission id), makes Temporal run a repeated request once.
+func (r *Records[T]) Update(ctx context.Context, store *models.Store, tc client.Client, orgID, id, updateID, name string, arg any) (*T, error) {
+	rec, err := r.Get(ctx, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	if tc == nil {
+		return nil, apperr.New(apperr.Unavailable, "requests cannot be changed here: no workflow service is configured")
+	}
+	handle, err := tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+		WorkflowID:   r.WorkflowID(id),
+		UpdateID:     updateID,
+		UpdateName:   name,
+		Args:         []any{arg},
+		WaitForStage: client.WorkflowUpdateStageCompleted,
+	})
+	if err == nil {
+		err = handle.Get(ctx, nil)
+	}
+	if err != nil {
+		return nil, r.workflowError(ctx, r.Head(rec), err)
+	}
+	// The transition may have been persisted by a worker in another
+	// process; long-polls in this one hear of it here.
+	store.Changes().Changed(id)
+	return r.Get(ctx, orgID, id)
+}
+
+// workflowError maps what an Update on a request's workflow returned to
+// the API's errors. This is the one place that knows Temporal's errors.
+//   - A refusal from the workflow is a typed application error whose type
+//     is the API error code and whose detail is the field at fault.
+//   - A completed workflow (the request settled) is an invalid_state.
+func (r *Records[T]) workflowError(ctx context.Context, h Head, err error) error {
+	var refusal *temporal.ApplicationError
+	if errors.As(err, &refusal) && apperr.Status(refusal.Type()) != http.StatusInternalServerError {
+		e := apperr.New(refusal.Type(), "%s", refusal.Message())
+		if refusal.HasDetails() {
+			_ = refusal.Details(&e.Field)
+		}
+		return e
+	}
+	var missing *serviceerror.NotFound
+	if errors.As(err, &missing) {
+		// The workflow completes when the request settles; read why.
+		if fresh, ferr := r.Get(ctx, h.OrganizationID, h.ID); ferr == nil {
+			if status := r.Head(fresh).Status; status != r.Open {
+				return apperr.New(apperr.InvalidState, "the %s is already %s", r.Kind, status)
+			}
+		}
+		return apperr.New(apperr.Unavailable, "the %s's workflow is not running yet; try again shortly", r.Kind)
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return apperr.New(apperr.Unavailable, "the %s's workflow did not answer in time; try again", r.Kind)
+	}
+	return err
+}
