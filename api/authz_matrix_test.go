@@ -71,6 +71,12 @@ var authzMatrix = []authzRow{
 	{"POST", "/api/v1/approvals/:id/cancel", aw, pendingApproval, ``, "anon=401 agent=200 noscope=403 owner=200/409 administrator=200/409 member=403/409 adminkey=403 guest=401 others=404 otheradmin=403"}, // adminkey: see adminKeyCancel
 	{"POST", "/api/v1/approvals/:id/decision", "", pendingApproval, `{"decision":"approve"}`, "anon=401 agent=403 noscope=403 owner=403/409 administrator=403/409 member=200 adminkey=403 guest=401 others=404 otheragent=403 otheradmin=403"},
 	{"POST", "/api/v1/approvals/:id/questions", "", pendingApproval, `{"question":"Which customer?"}`, "anon=401 agent=403 noscope=403 members=403 member=201 adminkey=403 guest=401 others=404 otheragent=403 otheradmin=403"},
+
+	{"POST", "/api/v1/collections", cw, noID, `{"title":"Facts","questions":[{"prompt":"Budget?","kind":"number"}],"respondents":["everyone"]}`, "anon=401 agent=201 noscope=403 members=201 adminkey=403 guest=401 others=201 otheradmin=403"},
+	{"GET", "/api/v1/collections", cr, noID, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=200 otheradmin=403"},
+	{"GET", "/api/v1/collections/:id", cr, openCollection, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"POST", "/api/v1/collections/:id/cancel", cw, openCollection, ``, "anon=401 agent=200 noscope=403 owner=200/409 administrator=200/409 member=403/409 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"POST", "/api/v1/collections/:id/replies", "", openCollection, `{"answers":{"q1":42},"submit":true}`, "anon=401 agent=403 noscope=403 owner=403/409 administrator=403/409 member=200 adminkey=403 guest=401 others=404 otheragent=403 otheradmin=403"},
 	{"GET", "/api/v1/inbox", "", noID, ``, "anon=401 agent=403 noscope=403 members=200 adminkey=403 guest=401 others=403 othermember=200"},
 
 	{"POST", "/api/v1/flows", fw, noID, `{"title":"Quarter close"}`, "anon=401 agent=201 noscope=403 members=201 adminkey=403 guest=401 others=201 otheradmin=403"},
@@ -126,6 +132,8 @@ const (
 	aw = scopes.ApprovalsWrite
 	fr = scopes.FlowsRead
 	fw = scopes.FlowsWrite
+	cr = scopes.CollectionsRead
+	cw = scopes.CollectionsWrite
 )
 
 // adminOnly is what every admin route answers to all but admin keys.
@@ -156,6 +164,9 @@ const (
 	askedApproval
 	// openFlow was started by the flows:write agent key.
 	openFlow
+	// openCollection was requested by the collections:write agent key,
+	// with Cy its only respondent and one number question, q1.
+	openCollection
 	// plainMember is a member of the role member.
 	plainMember
 	// aGuest is a guest of the organisation.
@@ -441,6 +452,8 @@ func (e *authzEnv) fresh(t *testing.T, row authzRow) target {
 		}
 	case openFlow:
 		id = e.create201(t, e.exact[fw], "/api/v1/flows", `{"title":"Close"}`)
+	case openCollection:
+		id = e.create201(t, e.exact[cw], "/api/v1/collections", `{"title":"Facts","questions":[{"prompt":"Budget?","kind":"number"}],"respondents":["cy@example.com"]}`)
 	case plainMember:
 		id = e.create201(t, e.adminKey, "/api/v1/admin/members", `{"email":"`+e.unique()+`@example.com","role":"member"}`)
 	case aGuest:
