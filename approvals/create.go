@@ -237,18 +237,8 @@ func workflowInput(rec *models.Approval) workflows.ApprovalInput {
 // Kind names the kind for the reconciler.
 func (s *Service) Kind() string { return Kind }
 
-// StartUnowned starts the workflows of pending approvals created before
-// olderThan that no workflow has taken up, such as one whose creating
-// process died between writing the record and starting the workflow.
+// StartUnowned starts the workflows of pending approvals no workflow took
+// up (see requests.Reconcile).
 func (s *Service) StartUnowned(ctx context.Context, olderThan time.Time, batch int) (int, error) {
-	recs, err := s.store.UnownedApprovals(ctx, olderThan, batch)
-	if err != nil {
-		return 0, err
-	}
-	for i := range recs {
-		if err := s.Start(ctx, &recs[i]); err != nil {
-			return i, err
-		}
-	}
-	return len(recs), nil
+	return s.records.StartUnowned(ctx, olderThan, batch)
 }

@@ -44,7 +44,6 @@ type Service struct {
 	temporal  client.Client
 	log       *slog.Logger
 	netPolicy *netguard.Policy
-	watcher   *requests.Watcher
 	records   *requests.Records[models.Approval]
 }
 
@@ -57,15 +56,16 @@ func New(d Deps) *Service {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	s.watcher = requests.NewWatcher(d.Store.Changes(), s.settled, s.log, requests.PollInterval)
 	s.records = &requests.Records[models.Approval]{
 		Kind: Kind, Open: states.Pending, Get: s.store.GetApproval, Insert: s.store.CreateApproval,
 		DeleteUnstarted: s.store.DeleteUnstartedApproval, Reveal: s.store.RevealCallbackSecret,
 		Start: s.Start, WorkflowID: workflows.ApprovalWorkflowID, Log: s.log,
+		Statuses: s.store.ApprovalStatuses, Unowned: s.store.UnownedApprovals,
 		Head: func(a *models.Approval) requests.Head {
 			return requests.Head{ID: a.ID, OrganizationID: a.OrganizationID, Status: a.Status, Started: a.Seq > 0}
 		},
 	}
+	s.records.Watch(d.Store.Changes())
 	return s
 }
 
@@ -91,22 +91,7 @@ func (s *Service) View(ctx context.Context, person *models.Person, id string) (*
 // Wait returns the approval once it has left pending, or after timeout
 // (0 to requests.MaxWait) as it then is.
 func (s *Service) Wait(ctx context.Context, orgID, id string, timeout time.Duration) (*models.Approval, error) {
-	return requests.Wait(ctx, s.watcher, id, timeout,
-		func(ctx context.Context) (*models.Approval, error) { return s.store.GetApproval(ctx, orgID, id) },
-		func(a *models.Approval) bool { return a.Status == states.Pending })
-}
-
-// settled returns those of ids that are no longer pending, for the
-// long-poll's watcher.
-func (s *Service) settled(ctx context.Context, ids []string) ([]string, error) {
-	statuses, err := s.store.ApprovalStatuses(ctx, ids)
-	var out []string
-	for id, status := range statuses {
-		if status != states.Pending {
-			out = append(out, id)
-		}
-	}
-	return out, err
+	return s.records.Wait(ctx, orgID, id, timeout)
 }
 
 // List pages through the organisation's approvals, newest first.

@@ -44,7 +44,6 @@ type Service struct {
 	temporal  client.Client
 	log       *slog.Logger
 	netPolicy *netguard.Policy
-	watcher   *requests.Watcher
 	records   *requests.Records[models.Collection]
 }
 
@@ -57,15 +56,16 @@ func New(d Deps) *Service {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	s.watcher = requests.NewWatcher(d.Store.Changes(), s.settled, s.log, requests.PollInterval)
 	s.records = &requests.Records[models.Collection]{
 		Kind: "request for information", Open: states.Open, Get: s.store.GetCollection, Insert: s.store.CreateCollection,
 		DeleteUnstarted: s.store.DeleteUnstartedCollection, Reveal: s.store.RevealCollectionCallbackSecret,
 		Start: s.Start, WorkflowID: workflows.CollectionWorkflowID, Log: s.log,
+		Statuses: s.store.CollectionStatuses, Unowned: s.store.UnownedCollections,
 		Head: func(c *models.Collection) requests.Head {
 			return requests.Head{ID: c.ID, OrganizationID: c.OrganizationID, Status: c.Status, Started: c.Seq > 0}
 		},
 	}
+	s.records.Watch(d.Store.Changes())
 	return s
 }
 
@@ -170,16 +170,7 @@ func (s *Service) Kind() string { return Kind }
 // StartUnowned starts the workflows of open collections no workflow took
 // up (see requests.Reconcile).
 func (s *Service) StartUnowned(ctx context.Context, olderThan time.Time, batch int) (int, error) {
-	recs, err := s.store.UnownedCollections(ctx, olderThan, batch)
-	if err != nil {
-		return 0, err
-	}
-	for i := range recs {
-		if err := s.Start(ctx, &recs[i]); err != nil {
-			return i, err
-		}
-	}
-	return len(recs), nil
+	return s.records.StartUnowned(ctx, olderThan, batch)
 }
 
 // Get returns one of the organisation's collections.
@@ -202,20 +193,7 @@ func (s *Service) View(ctx context.Context, person *models.Person, id string) (*
 
 // Wait returns the collection once it has settled, or after timeout.
 func (s *Service) Wait(ctx context.Context, orgID, id string, timeout time.Duration) (*models.Collection, error) {
-	return requests.Wait(ctx, s.watcher, id, timeout,
-		func(ctx context.Context) (*models.Collection, error) { return s.store.GetCollection(ctx, orgID, id) },
-		func(c *models.Collection) bool { return c.Status == states.Open })
-}
-
-func (s *Service) settled(ctx context.Context, ids []string) ([]string, error) {
-	statuses, err := s.store.CollectionStatuses(ctx, ids)
-	var out []string
-	for id, status := range statuses {
-		if status != states.Open {
-			out = append(out, id)
-		}
-	}
-	return out, err
+	return s.records.Wait(ctx, orgID, id, timeout)
 }
 
 // List pages through the organisation's collections, newest first.

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"time"
 
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/changes"
 	"github.com/assent-hq/assent/models"
 )
 
@@ -35,7 +37,55 @@ type Records[T any] struct {
 	WorkflowID func(id string) string
 	// Head reads what the shared paths need of a record.
 	Head func(*T) Head
-	Log  *slog.Logger
+	// Statuses reads the status of each of ids that exists, for the
+	// long-poll; Unowned lists open records no workflow has taken up.
+	Statuses func(ctx context.Context, ids []string) (map[string]string, error)
+	Unowned  func(ctx context.Context, olderThan time.Time, limit int) ([]T, error)
+	Log      *slog.Logger
+	watcher  *Watcher
+}
+
+// Watch starts the long-poll's watcher over hub; call it once, when the
+// Records are filled in.
+func (r *Records[T]) Watch(hub *changes.Hub) {
+	r.watcher = NewWatcher(hub, r.settled, r.Log, PollInterval)
+}
+
+// settled returns those of ids that no longer wait, for the watcher.
+func (r *Records[T]) settled(ctx context.Context, ids []string) ([]string, error) {
+	statuses, err := r.Statuses(ctx, ids)
+	var out []string
+	for id, status := range statuses {
+		if status != r.Open {
+			out = append(out, id)
+		}
+	}
+	return out, err
+}
+
+// Wait returns the record once it has settled, or after timeout (0 to
+// MaxWait) as it then is.
+func (r *Records[T]) Wait(ctx context.Context, orgID, id string, timeout time.Duration) (*T, error) {
+	return Wait(ctx, r.watcher, id, timeout,
+		func(ctx context.Context) (*T, error) { return r.Get(ctx, orgID, id) },
+		func(rec *T) bool { return r.Head(rec).Status == r.Open })
+}
+
+// StartUnowned starts the workflows of open records created before
+// olderThan that no workflow took up, such as one whose creating process
+// died between writing the record and starting the workflow (see
+// Reconcile).
+func (r *Records[T]) StartUnowned(ctx context.Context, olderThan time.Time, batch int) (int, error) {
+	recs, err := r.Unowned(ctx, olderThan, batch)
+	if err != nil {
+		return 0, err
+	}
+	for i := range recs {
+		if err := r.Start(ctx, &recs[i]); err != nil {
+			return i, err
+		}
+	}
+	return len(recs), nil
 }
 
 // Head is what the shared paths read of a record.
