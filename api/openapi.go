@@ -27,16 +27,16 @@ var OpenAPIYAML []byte
 //go:embed docs/index.html docs/init.js docs/swagger-ui-bundle.js docs/swagger-ui.css
 var docsFiles embed.FS
 
-// openAPI is the document as JSON, converted once at start.
-var openAPI = func() struct {
-	body []byte
-	etag string
-} { body, err := yaml.YAMLToJSON(OpenAPIYAML); if err != nil {
-	panic(fmt.Sprintf("api/openapi.yaml: %v", err)) // the tests load it
-}; sum := sha256.Sum256(body); return struct {
-	body []byte
-	etag string
-}{body, `"` + hex.EncodeToString(sum[:16]) + `"`} }()
+// openAPIJSON is the document as JSON, converted once at start, and its
+// ETag.
+var openAPIJSON, openAPIETag = func() ([]byte, string) {
+	body, err := yaml.YAMLToJSON(OpenAPIYAML)
+	if err != nil {
+		panic(fmt.Sprintf("api/openapi.yaml: %v", err)) // the tests load it
+	}
+	sum := sha256.Sum256(body)
+	return body, `"` + hex.EncodeToString(sum[:16]) + `"`
+}()
 
 // docsPolicy lets the viewer run its own files only: no inline script, no
 // other origin.
@@ -52,13 +52,13 @@ var docsTypes = map[string]string{
 // serveOpenAPI answers the document to anyone: it holds no secret, and a
 // client reads it before it has a key.
 func serveOpenAPI(c *gin.Context) {
-	c.Header("ETag", openAPI.etag)
+	c.Header("ETag", openAPIETag)
 	c.Header("Cache-Control", "no-cache")
-	if c.GetHeader("If-None-Match") == openAPI.etag {
+	if c.GetHeader("If-None-Match") == openAPIETag {
 		c.Status(http.StatusNotModified)
 		return
 	}
-	c.Data(http.StatusOK, "application/json; charset=utf-8", openAPI.body)
+	c.Data(http.StatusOK, "application/json; charset=utf-8", openAPIJSON)
 }
 
 // serveDocs answers the viewer's page at /api/docs and its files below it.
