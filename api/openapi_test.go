@@ -127,6 +127,9 @@ func (f *fixture) authenticateForContract(ctx context.Context, in *openapi3filte
 	if !strings.EqualFold(scheme, "Bearer") || !strings.HasPrefix(secret, keyPrefixes[in.SecuritySchemeName]) {
 		return fmt.Errorf("not a %s", in.SecuritySchemeName)
 	}
+	if f.store == nil {
+		return nil // a bare fixture around another server: the key's kind is all there is to check
+	}
 	p, err := f.store.Authenticate(ctx, secret)
 	if err != nil {
 		return err
