@@ -114,6 +114,9 @@ func (f *fixture) do(t *testing.T, method, path, key, body string, headers map[s
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
+	// A twin of the request, body and all, for the contract check.
+	sent := req.Clone(req.Context())
+	sent.Body = io.NopCloser(strings.NewReader(body))
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
@@ -121,6 +124,7 @@ func (f *fixture) do(t *testing.T, method, path, key, body string, headers map[s
 	out.body, err = io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	_ = json.Unmarshal(out.body, &out.decoded)
+	f.checkContract(t, sent, out)
 	return out
 }
 

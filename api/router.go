@@ -96,6 +96,9 @@ func New(d Deps) http.Handler {
 
 	r.GET("/healthz", h.healthz)
 	r.GET("/readyz", h.readyz)
+	r.GET("/api/v1/openapi.json", serveOpenAPI)
+	r.GET("/api/docs", serveDocs)
+	r.GET("/api/docs/:file", serveDocs)
 
 	v1 := r.Group("/api/v1", h.authenticate, readBody(DefaultBodyLimit))
 	v1.GET("/me", h.me)
