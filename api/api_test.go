@@ -338,13 +338,14 @@ func TestIdempotencyKeepsKeysStoredBeforeCanonicalHashing(t *testing.T) {
 		prev, err := f.store.ClaimIdempotencyKey(ctx, c, false)
 		require.NoError(t, err)
 		require.Nil(t, prev)
-		require.NoError(t, f.store.CompleteIdempotencyKey(ctx, c, 201, "application/json; charset=utf-8", []byte(`{"stored":true}`)))
+		stored := `{"id":"gst_stored","email":"old@example.com","name":"","createdAt":"2026-01-02T15:04:05.123456Z"}`
+		require.NoError(t, f.store.CompleteIdempotencyKey(ctx, c, 201, "application/json; charset=utf-8", []byte(stored)))
 
 		hdr := map[string]string{"Idempotency-Key": "from-before"}
 		replay := f.do(t, "POST", "/api/v1/admin/guests", f.adminKey, body, hdr)
 		assert.Equal(t, 201, replay.status)
 		assert.Equal(t, "true", replay.header.Get("Idempotency-Replayed"))
-		assert.JSONEq(t, `{"stored":true}`, string(replay.body))
+		assert.JSONEq(t, stored, string(replay.body), "the stored answer, not a new guest")
 
 		other := f.do(t, "POST", "/api/v1/admin/guests", f.adminKey, `{"email": "new@example.com"}`, hdr)
 		assert.Equal(t, 422, other.status)

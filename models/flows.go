@@ -69,15 +69,21 @@ func (s *Store) GetFlow(ctx context.Context, orgID, id string) (*Flow, error) {
 
 // FlowDetail is a flow with its members and timeline.
 type FlowDetail struct {
-	Flow      *Flow
-	Approvals []Approval
-	Timeline  []AuditEntry
+	Flow        *Flow
+	Approvals   []Approval
+	Collections []Collection
+	Timeline    []AuditEntry
 }
 
 // AllSettled reports whether nothing in the flow is outstanding now.
 func (d *FlowDetail) AllSettled() bool {
 	for _, a := range d.Approvals {
 		if a.Status == states.Pending {
+			return false
+		}
+	}
+	for _, c := range d.Collections {
+		if c.Status == states.Open {
 			return false
 		}
 	}
@@ -94,6 +100,9 @@ func (s *Store) GetFlowDetail(ctx context.Context, orgID, id string) (*FlowDetai
 	d := &FlowDetail{Flow: f}
 	db := s.db.WithContext(ctx)
 	if err := db.Where("organization_id = ? AND flow_id = ?", orgID, id).Order("id").Find(&d.Approvals).Error; err != nil {
+		return nil, err
+	}
+	if err := db.Where("organization_id = ? AND flow_id = ?", orgID, id).Order("id").Find(&d.Collections).Error; err != nil {
 		return nil, err
 	}
 	err = db.Where("organization_id = ? AND flow_id = ?", orgID, id).Order("at, id").Find(&d.Timeline).Error

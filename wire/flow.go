@@ -1,6 +1,9 @@
 package wire
 
 import (
+	"slices"
+	"time"
+
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/wiretime"
 	"github.com/assent-hq/assent/models"
@@ -48,9 +51,22 @@ func NewTimelineStep(e *models.AuditEntry) TimelineStep {
 func NewFlow(d *models.FlowDetail, baseURL string) Flow {
 	out := Flow{ID: d.Flow.ID, Title: d.Flow.Title, ExternalID: d.Flow.ExternalID, AllSettled: d.AllSettled(),
 		StartedBy: d.Flow.StartedByName, CreatedAt: wiretime.New(d.Flow.CreatedAt),
-		Members: make([]FlowMember, len(d.Approvals)), Timeline: All(d.Timeline, NewTimelineStep)}
-	for i, a := range d.Approvals {
-		out.Members[i] = FlowMember{Type: events.RequestApproval, ID: a.ID, Title: a.Title, Status: a.Status, URL: ApprovalURL(baseURL, a.ID)}
+		Members: []FlowMember{}, Timeline: All(d.Timeline, NewTimelineStep)}
+	type joined struct {
+		at     time.Time
+		member FlowMember
+	}
+	var all []joined
+	for _, a := range d.Approvals {
+		all = append(all, joined{a.CreatedAt, FlowMember{Type: events.RequestApproval, ID: a.ID, Title: a.Title, Status: a.Status, URL: ApprovalURL(baseURL, a.ID)}})
+	}
+	for _, c := range d.Collections {
+		all = append(all, joined{c.CreatedAt, FlowMember{Type: events.RequestCollection, ID: c.ID, Title: c.Title, Status: c.Status, URL: CollectionURL(baseURL, c.ID)}})
+	}
+	// Members in the order they joined, whatever their kind.
+	slices.SortStableFunc(all, func(a, b joined) int { return a.at.Compare(b.at) })
+	for _, j := range all {
+		out.Members = append(out.Members, j.member)
 	}
 	return out
 }
