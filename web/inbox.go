@@ -24,12 +24,17 @@ type riskCount struct {
 
 type inboxPage struct {
 	Items []models.Approval
+	// Collections are the requests for information waiting on the
+	// person's reply, the earliest due first.
+	Collections []models.Collection
 	// Total counts every request waiting, listed or not.
 	Total int
 	// ByRisk counts them by risk, most severe first, risks with none
 	// left out.
 	ByRisk  []riskCount
 	DueSoon int
+	// More is set when approvals beyond those listed wait.
+	More bool
 }
 
 // inbox lists the requests waiting on the signed-in person, most urgent
@@ -41,7 +46,18 @@ func (p *Pages) inbox(c *gin.Context) {
 		p.Fail(c, err)
 		return
 	}
-	page := inboxPage{Items: in.Items, Total: in.Total, DueSoon: in.DueBefore}
+	cols, err := p.collections.Waiting(c.Request.Context(), person, inboxLimit)
+	if err != nil {
+		p.Fail(c, err)
+		return
+	}
+	page := inboxPage{Items: in.Items, Collections: cols, Total: in.Total + len(cols), DueSoon: in.DueBefore, More: len(in.Items) < in.Total}
+	soon := time.Now().Add(dueSoon)
+	for _, col := range cols {
+		if (col.DueAt != nil && col.DueAt.Before(soon)) || col.ExpiresAt.Before(soon) {
+			page.DueSoon++
+		}
+	}
 	for _, r := range []string{models.RiskCritical, models.RiskHigh, models.RiskMedium, models.RiskLow} {
 		if n := in.ByRisk[r]; n > 0 {
 			page.ByRisk = append(page.ByRisk, riskCount{r, n})

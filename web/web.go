@@ -24,6 +24,7 @@ import (
 
 	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/approvals"
+	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/bodyread"
 	"github.com/assent-hq/assent/internal/logging"
@@ -52,8 +53,11 @@ type Deps struct {
 	// endpoints share; nil builds one of their own from Store and
 	// NetPolicy (tests).
 	Approvals *approvals.Service
-	Webhooks  *webhooks.Service
-	Admin     *admin.Service
+	// Collections serves the pages of requests for information; nil builds
+	// one (without Temporal, so it can show but not submit).
+	Collections *collections.Service
+	Webhooks    *webhooks.Service
+	Admin       *admin.Service
 	// OIDC, when set, offers single sign-on beside the emailed link.
 	OIDC *OIDCSettings
 	// NetPolicy says which webhook addresses the admin pages may save and
@@ -85,11 +89,12 @@ const signingKeySize = 32
 // Pages serves the web pages. Create it with New and add it to an engine
 // with Mount.
 type Pages struct {
-	store     *models.Store
-	approvals *approvals.Service
-	mailer    mail.Sender
-	baseURL   string
-	log       *slog.Logger
+	store       *models.Store
+	approvals   *approvals.Service
+	collections *collections.Service
+	mailer      mail.Sender
+	baseURL     string
+	log         *slog.Logger
 	// secure marks cookies Secure, and names them __Host-…; off only for
 	// an http:// base URL.
 	secure bool
@@ -147,7 +152,7 @@ func New(d Deps) *Pages {
 	if log == nil {
 		log = slog.Default()
 	}
-	p := &Pages{store: d.Store, approvals: d.Approvals, webhooks: d.Webhooks, admin: d.Admin, mailer: d.Mailer, baseURL: strings.TrimSuffix(d.BaseURL, "/"), log: log,
+	p := &Pages{store: d.Store, approvals: d.Approvals, collections: d.Collections, webhooks: d.Webhooks, admin: d.Admin, mailer: d.Mailer, baseURL: strings.TrimSuffix(d.BaseURL, "/"), log: log,
 		secure: !strings.HasPrefix(d.BaseURL, "http://"), pages: map[string]*template.Template{}}
 	if p.mailer == nil {
 		p.mailer = noMailer{}
@@ -159,6 +164,9 @@ func New(d Deps) *Pages {
 	p.signIns = ratelimit.New(signInEvery, signInBurst)
 	if p.approvals == nil {
 		p.approvals = approvals.New(approvals.Deps{Store: d.Store, Logger: log})
+	}
+	if p.collections == nil {
+		p.collections = collections.New(collections.Deps{Store: d.Store, Logger: log})
 	}
 	if p.webhooks == nil {
 		p.webhooks = webhooks.New(d.Store, d.NetPolicy, p.baseURL)
@@ -210,6 +218,8 @@ func (p *Pages) Mount(r *gin.Engine) {
 	g.GET(paths.ApprovalPage, RequireSignIn, p.approval)
 	g.POST("/approvals/:id/decision", RequireSignIn, p.decide)
 	g.POST("/approvals/:id/questions", RequireSignIn, p.ask)
+	g.GET(paths.CollectionPage, RequireSignIn, p.collection)
+	g.POST("/collections/:id/replies", RequireSignIn, p.reply)
 	g.GET(paths.DecisionLinkPage, p.linkApproval)
 	g.POST(paths.DecisionLinkPage, p.decideByLink)
 	p.mountAdmin(g)

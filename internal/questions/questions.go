@@ -154,7 +154,7 @@ func Check(qs []Question, answers map[string]json.RawMessage, submit bool) (map[
 		raw := bytes.TrimSpace(answers[q.ID])
 		if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 			if submit && q.Required {
-				return nil, refuse(q.ID, "%q is required", q.Prompt)
+				return nil, refuse(q.ID, "an answer is required")
 			}
 			continue
 		}
@@ -164,7 +164,7 @@ func Check(qs []Question, answers map[string]json.RawMessage, submit bool) (map[
 		}
 		if empty {
 			if submit && q.Required {
-				return nil, refuse(q.ID, "%q is required", q.Prompt)
+				return nil, refuse(q.ID, "an answer is required")
 			}
 			continue
 		}
