@@ -204,6 +204,9 @@ func TestReadmeQuickstartRuns(t *testing.T) {
 		30*time.Second, 200*time.Millisecond, "the resend arrives\n%s", report())
 	assert.NotContains(t, otherOut(1), "refused", report())
 	assert.Contains(t, output.String(), `"recovered":0`, report())
+	// The request for information completed with typed answers.
+	assert.Contains(t, output.String(), `"status": "complete"`, report())
+	assert.Contains(t, output.String(), `"budget": 12000`, report())
 }
 
 // stopGroup ends a process group: politely first, so `go run` removes the
