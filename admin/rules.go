@@ -36,7 +36,7 @@ func (in *NewRule) Check() error {
 	switch in.Kind {
 	case rules.KindApproval:
 		if in.RequiredApprovals == 0 && in.Escalation == nil {
-			return apperr.Field(apperr.InvalidRequest, "requiredApprovals", "an approval rule needs requiredApprovals, from 2 to 20, or an escalation")
+			return apperr.Field(apperr.InvalidRequest, "requiredApprovals", "an approval rule needs requiredApprovals, from 2 to 20")
 		}
 		if in.Escalation != nil {
 			if _, err := requests.Duration("escalation.after", in.Escalation.After); err != nil {
