@@ -49,8 +49,12 @@ func (a *Activities) PersistApproval(ctx context.Context, t workflows.ApprovalTr
 }
 
 // EmailApprovers emails the approval's approvers the page url, and a
-// sign-in-free link where the risk allows one.
+// sign-in-free link where the risk allows one: each approver not emailed
+// yet, or the one reminder.
 func (a *Activities) EmailApprovers(ctx context.Context, in workflows.EmailApproversInput) error {
+	if in.Reminder {
+		return a.Notify.ApproverReminder(ctx, in.OrganizationID, in.ApprovalID, in.PersonIDs)
+	}
 	return a.Notify.Approvers(ctx, in.OrganizationID, in.ApprovalID)
 }
 
@@ -69,6 +73,9 @@ func applyApprovalState(rec *models.Approval, t *workflows.ApprovalTransition) {
 		rec.ApproverIDs = s.ApproverIDs
 	}
 	rec.ApprovalsSoFar = s.ApprovalsSoFar
+	if s.EscalatedAt != nil {
+		rec.EscalatedAt = s.EscalatedAt
+	}
 	rec.ApprovedBy = s.ApprovedBy
 	rec.Questions.V = make([]models.Question, len(s.Questions))
 	for i, q := range s.Questions {
@@ -88,7 +95,7 @@ func applyApprovalState(rec *models.Approval, t *workflows.ApprovalTransition) {
 	}
 	// Fill in who acted where the workflow could not know it.
 	switch {
-	case t.Action == workflows.ActionExpired:
+	case t.Action == workflows.ActionExpired || t.Action == workflows.ActionReminded || t.Action == workflows.ActionEscalated:
 		t.ActorID, t.ActorName = systemActor.ID, systemActor.Name
 	case t.ActorID == "" || t.ActorID == rec.Requester:
 		t.ActorID, t.ActorName = rec.Requester, rec.RequestedBy

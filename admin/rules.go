@@ -4,24 +4,29 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/rules"
 	"github.com/assent-hq/assent/internal/validate"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 )
 
 // NewRule is an organisation rule to save. Its tags check each field on
 // its own; Check checks what each kind needs and compiles the condition.
 type NewRule struct {
-	Name              string   `json:"name" validate:"required,max=200"`
-	Kind              string   `json:"kind" validate:"required,oneof=approval ethics restricted"`
-	Condition         string   `json:"condition" validate:"max=4000"`
-	RequiredApprovals int      `json:"requiredApprovals" validate:"omitempty,min=2,max=20"`
-	Principle         string   `json:"principle" validate:"max=200"`
-	Concern           string   `json:"concern" validate:"max=2000"`
-	Fields            []string `json:"fields" validate:"max=100,dive,required,max=200"`
-	Enabled           *bool    `json:"enabled"`
+	Name              string `json:"name" validate:"required,max=200"`
+	Kind              string `json:"kind" validate:"required,oneof=approval ethics restricted"`
+	Condition         string `json:"condition" validate:"max=4000"`
+	RequiredApprovals int    `json:"requiredApprovals" validate:"omitempty,min=2,max=20"`
+	// Escalation is an approval rule's, read as a request's escalation is.
+	Escalation *approvals.Escalation `json:"escalation"`
+	Principle  string                `json:"principle" validate:"max=200"`
+	Concern    string                `json:"concern" validate:"max=2000"`
+	Fields     []string              `json:"fields" validate:"max=100,dive,required,max=200"`
+	Enabled    *bool                 `json:"enabled"`
 }
 
 // Check requires what each kind needs and a condition that compiles to a
@@ -30,8 +35,13 @@ type NewRule struct {
 func (in *NewRule) Check() error {
 	switch in.Kind {
 	case rules.KindApproval:
-		if in.RequiredApprovals == 0 {
+		if in.RequiredApprovals == 0 && in.Escalation == nil {
 			return apperr.Field(apperr.InvalidRequest, "requiredApprovals", "an approval rule needs requiredApprovals, from 2 to 20")
+		}
+		if in.Escalation != nil {
+			if _, err := requests.Duration("escalation.after", in.Escalation.After); err != nil {
+				return err
+			}
 		}
 	case rules.KindEthics:
 		if in.Principle == "" {
@@ -53,6 +63,9 @@ func (in *NewRule) Check() error {
 	if in.Kind != rules.KindApproval && in.RequiredApprovals != 0 {
 		return apperr.Field(apperr.InvalidRequest, "requiredApprovals", "requiredApprovals belongs to approval rules")
 	}
+	if in.Kind != rules.KindApproval && in.Escalation != nil {
+		return apperr.Field(apperr.InvalidRequest, "escalation", "escalation belongs to approval rules")
+	}
 	if in.Condition != "" {
 		if err := rules.Check(in.Condition); err != nil {
 			return apperr.Field(apperr.InvalidRequest, "condition", "%v", err)
@@ -73,6 +86,10 @@ func (s *Service) CreateRule(ctx context.Context, orgID string, in NewRule) (*mo
 	r := &models.Rule{OrganizationID: orgID, Name: strings.TrimSpace(in.Name), Kind: in.Kind, Condition: in.Condition,
 		RequiredApprovals: in.RequiredApprovals, Principle: in.Principle, Concern: in.Concern,
 		Fields: append(models.StringList{}, in.Fields...), Enabled: in.Enabled == nil || *in.Enabled}
+	if in.Escalation != nil {
+		after, _ := requests.Duration("escalation.after", in.Escalation.After) // checked above
+		r.EscalationAfter, r.EscalationTo = int(after/time.Second), in.Escalation.To
+	}
 	if err := s.store.CreateRule(ctx, r); err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package approvals
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/rules"
+	"github.com/assent-hq/assent/internal/validate"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/workflows"
@@ -48,6 +50,22 @@ type CreateInput struct {
 	Input          json.RawMessage `json:"input"`
 	EditableFields []string        `json:"editableFields" validate:"max=100,dive,required,max=200"`
 	CallbackURL    *string         `json:"callbackUrl" validate:"omitempty,max=2048"`
+	Escalation     *Escalation     `json:"escalation"`
+}
+
+// Escalation asks that the people in To become approvers if the request is
+// still pending After its creation (a duration such as "4h", or seconds).
+type Escalation struct {
+	After json.RawMessage `json:"after" validate:"required"`
+	To    []string        `json:"to" validate:"required,min=1,max=20,dive,required,max=320"`
+}
+
+// escalationRole resolves an escalation's people as approvers are, naming
+// the escalation's field.
+func escalationRole(org *models.Organization) requests.Role {
+	r := approverRole(org)
+	r.Field = "escalation.to"
+	return r
 }
 
 // approverRole is how approvers are resolved and refused (spec 2.1 rules
@@ -103,10 +121,31 @@ func (s *Service) build(ctx context.Context, p *models.Principal, in *CreateInpu
 	if rec.ApproverIDs, err = s.approvers(ctx, p.Organization, in.Approvers); err != nil {
 		return nil, err
 	}
-	if err := s.applyRules(ctx, rec, in); err != nil {
+	if in.Escalation != nil {
+		after, err := requests.Duration("escalation.after", in.Escalation.After)
+		if err != nil {
+			return nil, err
+		}
+		if !now.Add(after).Before(rec.ExpiresAt) {
+			return nil, apperr.Field(apperr.InvalidRequest, "escalation.after", "escalation.after must be shorter than the time until expiresAt (%s)",
+				validate.Duration(rec.ExpiresAt.Sub(now).Truncate(time.Second)))
+		}
+		ids, err := requests.Resolve(ctx, s.store, p.Organization.ID, in.Escalation.To, escalationRole(p.Organization))
+		if err != nil {
+			return nil, err
+		}
+		setEscalation(rec, after, in.Escalation.To, ids)
+	}
+	if err := s.applyRules(ctx, p.Organization, rec, in); err != nil {
 		return nil, err
 	}
 	return rec, nil
+}
+
+// setEscalation records an escalation on rec.
+func setEscalation(rec *models.Approval, after time.Duration, to, ids []string) {
+	seconds := int(after / time.Second)
+	rec.EscalationAfter, rec.EscalationTo, rec.EscalationIDs = &seconds, to, ids
 }
 
 // approvers resolves the approvers named; none named means the
@@ -131,7 +170,7 @@ func (s *Service) defaultApprovers(ctx context.Context, orgID string) ([]string,
 
 // applyRules evaluates the organisation's rules over the request as sent
 // and records what they ask: more approvals, concerns, hidden fields.
-func (s *Service) applyRules(ctx context.Context, rec *models.Approval, in *CreateInput) error {
+func (s *Service) applyRules(ctx context.Context, org *models.Organization, rec *models.Approval, in *CreateInput) error {
 	stored, err := s.store.EnabledRules(ctx, rec.OrganizationID)
 	if err != nil || len(stored) == 0 {
 		return err
@@ -139,7 +178,8 @@ func (s *Service) applyRules(ctx context.Context, rec *models.Approval, in *Crea
 	rs := make([]rules.Rule, len(stored))
 	for i, r := range stored {
 		rs[i] = rules.Rule{Name: r.Name, Kind: r.Kind, Condition: r.Condition, RequiredApprovals: r.RequiredApprovals,
-			Principle: r.Principle, Concern: r.Concern, Fields: r.Fields}
+			Principle: r.Principle, Concern: r.Concern, Fields: r.Fields,
+			EscalationAfter: time.Duration(r.EscalationAfter) * time.Second, EscalationTo: r.EscalationTo}
 	}
 	request, err := ruleInput(in, rec.Risk)
 	if err != nil {
@@ -158,6 +198,33 @@ func (s *Service) applyRules(ctx context.Context, rec *models.Approval, in *Crea
 		rec.Concerns.V = append(rec.Concerns.V, models.Concern(c))
 	}
 	rec.RestrictedFields = out.RestrictedFields
+	return s.ruleEscalation(ctx, org, rec, out.Escalation)
+}
+
+// ruleEscalation applies a rule's escalation when it comes sooner than the
+// request's own and before the expiry. Its people are resolved now; a rule
+// naming nobody who can approve any more is logged and skipped, since the
+// agent cannot fix the organisation's rule.
+func (s *Service) ruleEscalation(ctx context.Context, org *models.Organization, rec *models.Approval, e *rules.Escalation) error {
+	if e == nil {
+		return nil
+	}
+	if rec.EscalationAfter != nil && time.Duration(*rec.EscalationAfter)*time.Second <= e.After {
+		return nil
+	}
+	if !models.Now().Add(e.After).Before(rec.ExpiresAt) {
+		return nil
+	}
+	ids, err := requests.Resolve(ctx, s.store, org.ID, e.To, escalationRole(org))
+	var refused *apperr.Error
+	if errors.As(err, &refused) {
+		s.log.Warn("rule escalation skipped", "organization", org.ID, "rule", e.Rule, "error", err)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	setEscalation(rec, e.After, e.To, ids)
 	return nil
 }
 
@@ -224,6 +291,10 @@ func workflowInput(rec *models.Approval) workflows.ApprovalInput {
 		EditableFields:    rec.EditableFields,
 		ReasonRequired:    len(rec.Concerns.V) > 0,
 		Input:             json.RawMessage(rec.Input),
+	}
+	if rec.EscalationAfter != nil {
+		in.Escalation = &workflows.Escalation{At: rec.CreatedAt.Add(time.Duration(*rec.EscalationAfter) * time.Second),
+			ApproverIDs: rec.EscalationIDs}
 	}
 	if rec.ExternalID != nil {
 		in.ExternalID = *rec.ExternalID

@@ -120,6 +120,14 @@ type Approval struct {
 	Changes           JSON[[]Change]  `gorm:"type:text"`
 	Concerns          JSON[[]Concern] `gorm:"type:text;not null"`
 	RestrictedFields  StringList      `gorm:"type:text;not null"`
+	// EscalationAfter (seconds after creation) and EscalationTo (people as
+	// named) are the escalation the request or a rule asked for;
+	// EscalationIDs the people EscalationTo resolved to at creation, and
+	// EscalatedAt when they were made approvers.
+	EscalationAfter *int
+	EscalationTo    StringList `gorm:"type:text"`
+	EscalationIDs   StringList `gorm:"type:text"`
+	EscalatedAt     *time.Time
 	// Seq is the last workflow transition applied; zero until the workflow
 	// has run its first step, which is how the reconciler finds records no
 	// workflow owns.

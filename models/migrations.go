@@ -427,6 +427,49 @@ var migrations = []*gormigrate.Migration{
 			return tx.Migrator().DropColumn(&DeliveryAttempt{}, "Send")
 		},
 	},
+	{
+		// An approval's escalation, asked for by the request or an
+		// approval rule.
+		ID: "202611230005_approval_escalation",
+		Migrate: func(tx *gorm.DB) error {
+			type Approval struct {
+				EscalationAfter *int
+				EscalationTo    StringList `gorm:"type:text"`
+				EscalationIDs   StringList `gorm:"type:text"`
+				EscalatedAt     *time.Time
+			}
+			type Rule struct {
+				EscalationAfter int        `gorm:"not null;default:0"`
+				EscalationTo    StringList `gorm:"type:text"`
+			}
+			for _, c := range []string{"EscalationAfter", "EscalationTo", "EscalationIDs", "EscalatedAt"} {
+				if err := tx.Migrator().AddColumn(&Approval{}, c); err != nil {
+					return err
+				}
+			}
+			for _, c := range []string{"EscalationAfter", "EscalationTo"} {
+				if err := tx.Migrator().AddColumn(&Rule{}, c); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Rollback: func(tx *gorm.DB) error {
+			type Approval struct{}
+			type Rule struct{}
+			for _, c := range []string{"escalation_after", "escalation_to", "escalation_ids", "escalated_at"} {
+				if err := tx.Migrator().DropColumn(&Approval{}, c); err != nil {
+					return err
+				}
+			}
+			for _, c := range []string{"escalation_after", "escalation_to"} {
+				if err := tx.Migrator().DropColumn(&Rule{}, c); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	},
 }
 
 // RequireMigrated fails when the database lacks a migration this binary

@@ -153,7 +153,11 @@ type Rule struct {
 	Principle         string     `gorm:"size:200;not null"`
 	Concern           string     `gorm:"type:text;not null"`
 	Fields            StringList `gorm:"type:text;not null"`
-	Enabled           bool       `gorm:"not null"`
-	CreatedAt         time.Time
-	UpdatedAt         time.Time
+	// EscalationAfter (seconds, 0 for none) and EscalationTo are an
+	// approval rule's escalation.
+	EscalationAfter int        `gorm:"not null;default:0"`
+	EscalationTo    StringList `gorm:"type:text"`
+	Enabled         bool       `gorm:"not null"`
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
 }

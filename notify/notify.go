@@ -13,6 +13,7 @@ import (
 	"fmt"
 	htmltemplate "html/template"
 	"log/slog"
+	"slices"
 	"strings"
 	texttemplate "text/template"
 	"time"
@@ -47,6 +48,7 @@ type approverMail struct {
 	Name         string
 	Organization string
 	Guest        bool
+	Reminder     bool
 	Title        string
 	Description  string
 	Risk         string
@@ -62,11 +64,27 @@ type approverMail struct {
 // Approvers emails each approver of the approval who has not been emailed
 // about it yet. Nothing is sent once the approval is no longer pending.
 func (n *Notifier) Approvers(ctx context.Context, orgID, approvalID string) error {
+	return n.approvers(ctx, orgID, approvalID, false, nil)
+}
+
+// ApproverReminder emails the approval's one reminder to personIDs (who
+// had not decided when it was due), less whoever approved since, each
+// once. Nothing is sent once the approval is no longer pending.
+func (n *Notifier) ApproverReminder(ctx context.Context, orgID, approvalID string, personIDs []string) error {
+	return n.approvers(ctx, orgID, approvalID, true, personIDs)
+}
+
+func (n *Notifier) approvers(ctx context.Context, orgID, approvalID string, reminder bool, personIDs []string) error {
 	a, err := n.Store.GetApproval(ctx, orgID, approvalID)
 	if err != nil || a.Status != states.Pending {
 		return err
 	}
-	people, err := n.Store.People(ctx, orgID, a.ApproverIDs)
+	ids, notice := a.ApproverIDs, "approval/"+a.ID+"/"
+	if reminder {
+		ids = slices.DeleteFunc(slices.Clone(personIDs), func(id string) bool { return !a.ApproverIDs.Contains(id) || a.ApprovedBy.Contains(id) })
+		notice += "reminder/"
+	}
+	people, err := n.Store.People(ctx, orgID, ids)
 	if err != nil {
 		return err
 	}
@@ -78,8 +96,8 @@ func (n *Notifier) Approvers(ctx context.Context, orgID, approvalID string) erro
 		if p.ID() == a.Requester {
 			continue // the requester cannot approve their own request
 		}
-		errs = append(errs, n.once(ctx, orgID, "approval/"+a.ID+"/"+p.ID(), func() (draft, error) {
-			return n.approverMessage(ctx, a, p)
+		errs = append(errs, n.once(ctx, orgID, notice+p.ID(), func() (draft, error) {
+			return n.approverMessage(ctx, a, p, reminder)
 		}))
 	}
 	return errors.Join(errs...)
@@ -93,8 +111,8 @@ type draft struct {
 	discard func(context.Context) error
 }
 
-func (n *Notifier) approverMessage(ctx context.Context, a *models.Approval, p *models.Person) (draft, error) {
-	data := approverMail{Name: p.DisplayName(), Organization: p.Organization.Name, Guest: p.Guest != nil,
+func (n *Notifier) approverMessage(ctx context.Context, a *models.Approval, p *models.Person, reminder bool) (draft, error) {
+	data := approverMail{Name: p.DisplayName(), Organization: p.Organization.Name, Guest: p.Guest != nil, Reminder: reminder,
 		Title: a.Title, Description: shorten(a.Description, descriptionLimit), Risk: a.Risk, RequestedBy: a.RequestedBy,
 		Expires: mailTime(a.ExpiresAt), Concerns: len(a.Concerns.V) > 0,
 		PageURL: wire.ApprovalURL(n.BaseURL, a.ID)}
@@ -109,7 +127,11 @@ func (n *Notifier) approverMessage(ctx context.Context, a *models.Approval, p *m
 		d.discard = func(ctx context.Context) error { return n.Store.DiscardDecisionLink(ctx, token) }
 	}
 	var err error
-	d.msg, err = render("approver", p.Email(), "Approval needed: "+a.Title, data)
+	subject := "Approval needed: "
+	if reminder {
+		subject = "Reminder, approval needed: "
+	}
+	d.msg, err = render("approver", p.Email(), subject+a.Title, data)
 	if err != nil && d.discard != nil {
 		err = errors.Join(err, d.discard(ctx))
 	}

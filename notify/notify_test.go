@@ -131,3 +131,37 @@ func TestWithoutAMailerNothingIsRetried(t *testing.T) {
 		assert.Zero(t, links)
 	})
 }
+
+// TestApproverReminderGoesOnceToWhoHasNotDecided: the reminder skips who
+// approved since it was due and who is no longer an approver, and a retry
+// sends nothing twice.
+func TestApproverReminderGoesOnceToWhoHasNotDecided(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		store := models.NewStore(db, testenv.Keys())
+		org, err := store.CreateOrganization(ctx, "Acme", "")
+		require.NoError(t, err)
+		var ids []string
+		for _, e := range []string{"ann@example.com", "ben@example.com", "cy@example.com"} {
+			m, err := store.CreateMember(ctx, org.ID, e, "", "")
+			require.NoError(t, err)
+			ids = append(ids, m.ID)
+		}
+		a := &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskHigh, ApproverIDs: ids[:2],
+			ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 2, Requester: "key_1", RequestedBy: "agent",
+			ApprovedBy: models.StringList{ids[1]}}
+		_, err = store.CreateApproval(ctx, a, nil)
+		require.NoError(t, err)
+		box := mail.NewMailbox(0)
+		n := &notify.Notifier{Store: store, Mailer: box, BaseURL: "https://assent.example"}
+		require.NoError(t, n.ApproverReminder(ctx, org.ID, a.ID, ids))
+		require.NoError(t, n.ApproverReminder(ctx, org.ID, a.ID, ids), "a retry")
+		assert.Equal(t, []string{"ann@example.com"}, recipients(box), "not Ben, who approved, nor Cy, who is not asked")
+		msg := box.Messages()[0]
+		assert.Equal(t, "Reminder, approval needed: Pay", msg.Subject)
+		assert.Contains(t, msg.Text, "A reminder: agent is still waiting for your approval")
+
+		require.NoError(t, n.Approvers(ctx, org.ID, a.ID))
+		assert.Len(t, box.Messages(), 3, "the reminder is not the email at creation: Ann and Ben still get that once")
+	})
+}

@@ -48,6 +48,29 @@ func Expiry(raw *string, now time.Time, max time.Duration) (time.Time, error) {
 	return t, nil
 }
 
+// Duration reads a duration field given as a string ("4h", "90m") or as
+// whole seconds (14400); it must be a positive whole number of seconds.
+func Duration(field string, raw json.RawMessage) (time.Duration, error) {
+	var d time.Duration
+	var text string
+	var seconds int64
+	switch {
+	case json.Unmarshal(raw, &seconds) == nil:
+		d = time.Duration(seconds) * time.Second
+	case json.Unmarshal(raw, &text) == nil:
+		var err error
+		if d, err = time.ParseDuration(text); err != nil {
+			return 0, apperr.Field(apperr.InvalidRequest, field, "%s must be a duration such as \"4h\" or whole seconds", field)
+		}
+	default:
+		return 0, apperr.Field(apperr.InvalidRequest, field, "%s must be a duration such as \"4h\" or whole seconds", field)
+	}
+	if d <= 0 || d%time.Second != 0 {
+		return 0, apperr.Field(apperr.InvalidRequest, field, "%s must be a positive whole number of seconds", field)
+	}
+	return d, nil
+}
+
 // JSONObject keeps a JSON object as sent (compacted); null means absent.
 func JSONObject(field string, raw json.RawMessage) ([]byte, error) {
 	raw = bytes.TrimSpace(raw)

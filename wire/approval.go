@@ -44,9 +44,18 @@ type Approval struct {
 	Changes           []models.Change  `json:"changes"`
 	Questions         []Question       `json:"questions"`
 	Concerns          []models.Concern `json:"concerns"`
+	Escalation        *Escalation      `json:"escalation"`
 	RequestedBy       string           `json:"requestedBy"`
 	CreatedAt         wiretime.Time    `json:"createdAt"`
 	UpdatedAt         wiretime.Time    `json:"updatedAt"`
+}
+
+// Escalation is an approval's escalation: after seconds, the people named
+// in to become approvers too, at escalatedAt.
+type Escalation struct {
+	After       int            `json:"after"`
+	To          []string       `json:"to"`
+	EscalatedAt *wiretime.Time `json:"escalatedAt"`
 }
 
 // Question is a question on an approval and its answer (null until given).
@@ -82,6 +91,9 @@ func NewApproval(a *models.Approval, baseURL string) Approval {
 	}
 	for i, p := range a.ResolvedApprovers {
 		out.ResolvedApprovers[i] = Person(p)
+	}
+	if a.EscalationAfter != nil {
+		out.Escalation = &Escalation{After: *a.EscalationAfter, To: nonNil(a.EscalationTo), EscalatedAt: wiretime.Ptr(a.EscalatedAt)}
 	}
 	if a.RequiredApprovals > 1 {
 		required, so := a.RequiredApprovals, a.ApprovalsSoFar

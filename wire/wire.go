@@ -113,17 +113,24 @@ func NewKey(k *models.APIKey) Key {
 
 // Rule is an organisation rule on the wire.
 type Rule struct {
-	ID                string        `json:"id"`
-	Name              string        `json:"name"`
-	Kind              string        `json:"kind"`
-	Condition         string        `json:"condition"`
-	RequiredApprovals *int          `json:"requiredApprovals,omitempty"`
-	Principle         string        `json:"principle,omitempty"`
-	Concern           string        `json:"concern,omitempty"`
-	Fields            []string      `json:"fields,omitempty"`
-	Enabled           bool          `json:"enabled"`
-	CreatedAt         wiretime.Time `json:"createdAt"`
-	UpdatedAt         wiretime.Time `json:"updatedAt"`
+	ID                string          `json:"id"`
+	Name              string          `json:"name"`
+	Kind              string          `json:"kind"`
+	Condition         string          `json:"condition"`
+	RequiredApprovals *int            `json:"requiredApprovals,omitempty"`
+	Escalation        *RuleEscalation `json:"escalation,omitempty"`
+	Principle         string          `json:"principle,omitempty"`
+	Concern           string          `json:"concern,omitempty"`
+	Fields            []string        `json:"fields,omitempty"`
+	Enabled           bool            `json:"enabled"`
+	CreatedAt         wiretime.Time   `json:"createdAt"`
+	UpdatedAt         wiretime.Time   `json:"updatedAt"`
+}
+
+// RuleEscalation is an approval rule's escalation: after seconds.
+type RuleEscalation struct {
+	After int      `json:"after"`
+	To    []string `json:"to"`
 }
 
 // NewRule serializes r.
@@ -133,6 +140,9 @@ func NewRule(r *models.Rule) Rule {
 	if r.RequiredApprovals > 0 {
 		n := r.RequiredApprovals
 		out.RequiredApprovals = &n
+	}
+	if r.EscalationAfter > 0 {
+		out.Escalation = &RuleEscalation{After: r.EscalationAfter, To: nonNil(r.EscalationTo)}
 	}
 	return out
 }

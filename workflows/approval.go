@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"slices"
+	"strconv"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -22,6 +23,8 @@ const (
 	ActionCancelled = "cancelled"
 	// ActionApproverRemoved is a person taken off the approvers.
 	ActionApproverRemoved = "approver_removed"
+	// ActionEscalated is the escalation's people made approvers.
+	ActionEscalated = "escalated"
 )
 
 // CancelledForRequester is the audit detail of an owner or administrator
@@ -81,6 +84,10 @@ const persistChange = "persist-after-record"
 // askers; histories from before it replay without the emails.
 const emailChange = "email-people"
 
+// timersChange marks where the workflow began reminding approvers and
+// escalating; histories from before it replay without either timer.
+const timersChange = "approval-timers"
+
 // emailOptions send an email on the delivery schedule: five attempts, 1,
 // 4, 16 and 64 minutes apart.
 // Cancelling one waits for the server to confirm, so the workflow never
@@ -125,6 +132,7 @@ func (a *approval) setup(ctx workflow.Context) error {
 }
 
 func (a *approval) run(ctx workflow.Context) (ApprovalState, error) {
+	createdAt := workflow.Now(ctx)
 	a.recorded = workflow.GetVersion(ctx, persistChange, workflow.DefaultVersion, 1) >= 1
 	if err := a.persist(ctx, ApprovalTransition{Action: ActionCreated, Event: events.ApprovalRequested}); err != nil {
 		return a.state, err
@@ -133,6 +141,11 @@ func (a *approval) run(ctx workflow.Context) (ApprovalState, error) {
 	a.startEmails(ctx)
 	a.email(ctx, ActivityEmailApprovers, EmailApproversInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID})
 	a.created = true
+	if workflow.GetVersion(ctx, timersChange, workflow.DefaultVersion, 1) >= 1 {
+		if err := a.await(ctx, a.pending, a.timers(createdAt)); err != nil {
+			return a.state, err
+		}
+	}
 	settled, err := workflow.AwaitWithTimeout(ctx, a.in.ExpiresAt.Sub(workflow.Now(ctx)), func() bool {
 		return a.state.Status != states.Pending
 	})
@@ -314,4 +327,69 @@ func (a *approval) shortOfApprovers() bool {
 		}
 	}
 	return able < a.in.RequiredApprovals-a.state.ApprovalsSoFar
+}
+
+func (a *approval) pending() bool { return a.state.Status == states.Pending }
+
+// timers are the approval's reminder and escalation, each only when due
+// before it expires.
+func (a *approval) timers(createdAt time.Time) []timer {
+	var ts []timer
+	if at, ok := ApprovalReminderAt(createdAt, a.in.ExpiresAt); ok {
+		ts = append(ts, timer{at, a.remind})
+	}
+	if e := a.in.Escalation; e != nil && e.At.Before(a.in.ExpiresAt) {
+		ts = append(ts, timer{e.At, a.escalate})
+	}
+	return ts
+}
+
+// remind emails the approvers who have not decided, once.
+func (a *approval) remind(ctx workflow.Context) error {
+	var waiting []string
+	err := a.transition(ctx, func() (ApprovalTransition, error) {
+		if !a.pending() {
+			return ApprovalTransition{}, nil
+		}
+		for _, id := range a.state.ApproverIDs {
+			if id != a.in.RequesterMemberID && !slices.Contains(a.state.ApprovedBy, id) {
+				waiting = append(waiting, id)
+			}
+		}
+		now := workflow.Now(ctx).UTC()
+		a.state.RemindedAt = &now
+		return ApprovalTransition{Action: ActionReminded, Detail: "reminded " + strconv.Itoa(len(waiting)) + " approvers who had not decided"}, nil
+	})
+	if err == nil && len(waiting) > 0 {
+		a.email(ctx, ActivityEmailApprovers, EmailApproversInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID,
+			Reminder: true, PersonIDs: waiting})
+	}
+	return err
+}
+
+// escalate makes the escalation's people approvers of a request still
+// pending and emails them the page (the email skips whoever was emailed
+// already).
+func (a *approval) escalate(ctx workflow.Context) error {
+	added := 0
+	err := a.transition(ctx, func() (ApprovalTransition, error) {
+		if !a.pending() {
+			return ApprovalTransition{}, nil
+		}
+		ids := slices.Clone(a.state.ApproverIDs)
+		for _, id := range a.in.Escalation.ApproverIDs {
+			if !slices.Contains(ids, id) {
+				ids = append(ids, id)
+				added++
+			}
+		}
+		now := workflow.Now(ctx).UTC()
+		a.state.ApproverIDs, a.state.EscalatedAt = ids, &now
+		return ApprovalTransition{Action: ActionEscalated, Event: events.ApprovalEscalated,
+			Detail: "still pending, so it was escalated: " + strconv.Itoa(added) + " more approvers asked"}, nil
+	})
+	if err == nil && added > 0 {
+		a.email(ctx, ActivityEmailApprovers, EmailApproversInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID})
+	}
+	return err
 }

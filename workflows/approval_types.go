@@ -33,6 +33,16 @@ type ApprovalInput struct {
 	EditableFields []string
 	// ReasonRequired is set when an ethics rule matched.
 	ReasonRequired bool
+	// Escalation, when set, adds approvers if the approval is still
+	// pending at its At.
+	Escalation *Escalation
+}
+
+// Escalation is who joins an approval's approvers, and when, if nobody
+// has settled it by then. The people were resolved at creation.
+type Escalation struct {
+	At          time.Time
+	ApproverIDs []string
 }
 
 // DecideRequest is one approver's decision.
@@ -125,12 +135,20 @@ type ApprovalState struct {
 	ApprovedInput  json.RawMessage
 	Changes        []Change
 	ApprovalsSoFar int
+	// RemindedAt and EscalatedAt are when the one reminder and the
+	// escalation happened.
+	RemindedAt  *time.Time
+	EscalatedAt *time.Time
 }
 
-// EmailApproversInput names the approval whose approvers are emailed.
+// EmailApproversInput names the approval whose approvers are emailed:
+// every approver not emailed yet, or for the reminder those in PersonIDs
+// (who had not decided).
 type EmailApproversInput struct {
 	OrganizationID string
 	ApprovalID     string
+	Reminder       bool     `json:",omitempty"`
+	PersonIDs      []string `json:",omitempty"`
 }
 
 // EmailAnswerInput names the answered question and who asked it.

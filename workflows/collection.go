@@ -3,7 +3,6 @@ package workflows
 import (
 	"slices"
 	"strconv"
-	"time"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -53,14 +52,8 @@ func (c *collection) run(ctx workflow.Context) (CollectionState, error) {
 	c.email(ctx, ActivityEmailRespondents, EmailRespondentsInput{OrganizationID: c.in.OrganizationID, CollectionID: c.in.CollectionID})
 	c.created = true
 	if at, ok := CollectionReminderAt(createdAt, c.in.DueAt, c.in.ExpiresAt); ok {
-		settled, err := workflow.AwaitWithTimeout(ctx, at.Sub(workflow.Now(ctx)), func() bool { return !c.open() })
-		if err != nil {
+		if err := c.await(ctx, c.open, []timer{{at, c.remind}}); err != nil {
 			return c.state, err
-		}
-		if !settled {
-			if err := c.remind(ctx); err != nil {
-				return c.state, err
-			}
 		}
 	}
 	settled, err := workflow.AwaitWithTimeout(ctx, c.in.ExpiresAt.Sub(workflow.Now(ctx)), func() bool { return !c.open() })
@@ -171,23 +164,4 @@ func (c *collection) cancel(ctx workflow.Context, req CancelRequest) (Collection
 
 func (s *CollectionState) submitted(personID string) bool {
 	return slices.ContainsFunc(s.Replies, func(r Reply) bool { return r.RespondentID == personID })
-}
-
-// reminderLead is how long before dueAt the reminder goes out.
-const reminderLead = 24 * time.Hour
-
-// CollectionReminderAt is when a collection's one reminder goes out: 24
-// hours before dueAt, or halfway between creation and dueAt when dueAt is
-// less than 48 hours away (so a reminder never comes right after the
-// request). There is none without dueAt, or when it would come at or after
-// the expiry.
-func CollectionReminderAt(createdAt time.Time, dueAt *time.Time, expiresAt time.Time) (time.Time, bool) {
-	if dueAt == nil || !dueAt.After(createdAt) {
-		return time.Time{}, false
-	}
-	at := dueAt.Add(-reminderLead)
-	if half := createdAt.Add(dueAt.Sub(createdAt) / 2); half.After(at) {
-		at = half
-	}
-	return at, at.Before(expiresAt)
 }

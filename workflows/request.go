@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"slices"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -118,4 +119,66 @@ type update struct {
 	name      string
 	handler   any
 	validator any
+}
+
+// timer is a moment at which an open request acts: a reminder, an
+// escalation.
+type timer struct {
+	at   time.Time
+	fire func(ctx workflow.Context) error
+}
+
+// await waits for each timer in turn, earliest first, and fires it if the
+// request is still open then. It returns once every timer fired or the
+// request settled; expiry is the caller's to wait for after it.
+func (r *request) await(ctx workflow.Context, open func() bool, timers []timer) error {
+	slices.SortStableFunc(timers, func(a, b timer) int { return a.at.Compare(b.at) })
+	for _, t := range timers {
+		settled, err := workflow.AwaitWithTimeout(ctx, t.at.Sub(workflow.Now(ctx)), func() bool { return !open() })
+		if err != nil || settled {
+			return err
+		}
+		if err := t.fire(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// The one reminder of a request goes out halfway to its deadline, or
+// later for a collection with a distant dueAt.
+
+// reminderLead is how long before a collection's dueAt its reminder goes
+// out.
+const reminderLead = 24 * time.Hour
+
+// minReminderWait is the shortest wait after creation an approval's
+// reminder may have: sooner, the approvers' first email is still fresh.
+const minReminderWait = time.Hour
+
+// halfway is the moment between from and to.
+func halfway(from, to time.Time) time.Time { return from.Add(to.Sub(from) / 2) }
+
+// CollectionReminderAt is when a collection's one reminder goes out: 24
+// hours before dueAt, or halfway between creation and dueAt when dueAt is
+// less than 48 hours away (so a reminder never comes right after the
+// request). There is none without dueAt, or when it would come at or after
+// the expiry.
+func CollectionReminderAt(createdAt time.Time, dueAt *time.Time, expiresAt time.Time) (time.Time, bool) {
+	if dueAt == nil || !dueAt.After(createdAt) {
+		return time.Time{}, false
+	}
+	at := dueAt.Add(-reminderLead)
+	if half := halfway(createdAt, *dueAt); half.After(at) {
+		at = half
+	}
+	return at, at.Before(expiresAt)
+}
+
+// ApprovalReminderAt is when an approval's one reminder goes out: halfway
+// between creation and expiresAt, when that is at least an hour after
+// creation.
+func ApprovalReminderAt(createdAt, expiresAt time.Time) (time.Time, bool) {
+	at := halfway(createdAt, expiresAt)
+	return at, at.Sub(createdAt) >= minReminderWait
 }

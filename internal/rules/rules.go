@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
@@ -37,6 +38,17 @@ type Rule struct {
 	Principle         string
 	Concern           string
 	Fields            []string
+	// EscalationAfter (0 for none) and EscalationTo are an approval rule's
+	// escalation.
+	EscalationAfter time.Duration
+	EscalationTo    []string
+}
+
+// Escalation is the escalation a request gets from the rules.
+type Escalation struct {
+	Rule  string
+	After time.Duration
+	To    []string
 }
 
 // Concern is an ethics rule's finding.
@@ -51,6 +63,9 @@ type Outcome struct {
 	RequiredApprovals int
 	Concerns          []Concern
 	RestrictedFields  []string
+	// Escalation is the soonest of the matching approval rules'
+	// escalations (the first rule's among equals), or nil.
+	Escalation *Escalation
 	// Errors name the rules whose condition failed to evaluate (a missing
 	// key, say). Such a rule does not match; guard with has().
 	Errors []error
@@ -110,6 +125,9 @@ func Evaluate(rs []Rule, request map[string]any) Outcome {
 		switch r.Kind {
 		case KindApproval:
 			out.RequiredApprovals = max(out.RequiredApprovals, r.RequiredApprovals)
+			if r.EscalationAfter > 0 && (out.Escalation == nil || r.EscalationAfter < out.Escalation.After) {
+				out.Escalation = &Escalation{Rule: r.Name, After: r.EscalationAfter, To: r.EscalationTo}
+			}
 		case KindEthics:
 			out.Concerns = append(out.Concerns, Concern{Principle: r.Principle, Rule: r.Name, Concern: r.Concern})
 		case KindRestricted:

@@ -1,0 +1,136 @@
+package workflows_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/states"
+	"github.com/assent-hq/assent/workflows"
+)
+
+// reminders are the reminder emails the harness saw.
+func (h *harness) reminders() []email {
+	var out []email
+	for _, e := range h.emails {
+		if in, ok := e.input.(workflows.EmailApproversInput); ok && in.Reminder {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// TestApprovalReminderGoesOnceHalfwayToWhoHasNotDecided: with two
+// approvals needed, Ann approves; halfway to the expiry only Ben (not Ann,
+// not the requester) is reminded, once, and the request then expires.
+func TestApprovalReminderGoesOnceHalfwayToWhoHasNotDecided(t *testing.T) {
+	h := newHarness(t)
+	in := baseInput()
+	in.RequiredApprovals = 2
+	in.ApproverIDs = []string{"mem_a", "mem_b", "mem_req"}
+	h.update(time.Hour, "a", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	s := h.run(in)
+
+	assert.Equal(t, states.Expired, s.Status)
+	require.Len(t, h.reminders(), 1, "exactly one reminder")
+	r := h.reminders()[0]
+	assert.Equal(t, start.Add(12*time.Hour), r.at, "halfway between creation and expiresAt")
+	assert.Equal(t, workflows.EmailApproversInput{OrganizationID: "org_1", ApprovalID: "apr_1", Reminder: true,
+		PersonIDs: []string{"mem_b"}}, r.input)
+	assert.Equal(t, []string{"created", "approved", workflows.ActionReminded, "expired"}, h.actions())
+	assert.Equal(t, "reminded 1 approvers who had not decided", h.transitions[2].Detail)
+	assert.Empty(t, h.transitions[2].Event, "the timeline only")
+	assert.Equal(t, start.Add(12*time.Hour), *s.RemindedAt)
+}
+
+// TestNoApprovalReminderAfterSettling: a request decided before halfway
+// gets no reminder.
+func TestNoApprovalReminderAfterSettling(t *testing.T) {
+	h := newHarness(t)
+	h.update(11*time.Hour, "a", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "reject"})
+	s := h.run(baseInput())
+	assert.Equal(t, states.Rejected, s.Status)
+	assert.Empty(t, h.reminders())
+	assert.Nil(t, s.RemindedAt)
+	assert.Equal(t, []string{"created", "rejected"}, h.actions())
+}
+
+// TestNoApprovalReminderWhenHalfwayIsUnderAnHour: an expiry under two
+// hours away leaves no room for a reminder; at two hours it is due at one.
+func TestNoApprovalReminderWhenHalfwayIsUnderAnHour(t *testing.T) {
+	h := newHarness(t)
+	in := baseInput()
+	in.ExpiresAt = start.Add(2*time.Hour - time.Second)
+	h.run(in)
+	assert.Empty(t, h.reminders())
+	assert.Equal(t, []string{"created", "expired"}, h.actions())
+
+	h = newHarness(t)
+	in.ExpiresAt = start.Add(2 * time.Hour)
+	h.run(in)
+	require.Len(t, h.reminders(), 1)
+	assert.Equal(t, start.Add(time.Hour), h.reminders()[0].at)
+
+	at, ok := workflows.ApprovalReminderAt(start, start.Add(2*time.Hour-time.Second))
+	assert.False(t, ok)
+	assert.Equal(t, start.Add(time.Hour-time.Second/2), at)
+}
+
+// TestEscalationAddsApproversAtExactlyAfter: still pending after four
+// hours, the escalation's people join the approvers (one already was),
+// are emailed, the event fires, and a new approver can then decide.
+func TestEscalationAddsApproversAtExactlyAfter(t *testing.T) {
+	h := newHarness(t)
+	in := baseInput()
+	in.Escalation = &workflows.Escalation{At: start.Add(4 * time.Hour), ApproverIDs: []string{"mem_boss", "mem_a"}}
+	h.update(4*time.Hour-time.Minute, "boss-early", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_boss", Decision: "approve"})
+	h.update(5*time.Hour, "boss", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_boss", ActorName: "Bo", Decision: "approve"})
+	s := h.run(in)
+
+	h.refusedWith("boss-early", apperr.NotAnApprover)
+	assert.Equal(t, states.Approved, s.Status)
+	assert.Equal(t, "mem_boss", s.DecidedByID)
+	assert.Equal(t, []string{"mem_a", "mem_b", "mem_boss"}, s.ApproverIDs)
+	assert.Equal(t, []string{"created", workflows.ActionEscalated, "approved"}, h.actions())
+	esc := h.transitions[1]
+	assert.Equal(t, start.Add(4*time.Hour), esc.At, "escalated exactly at after")
+	assert.Equal(t, "approval.escalated", esc.Event)
+	assert.Equal(t, []string{"mem_a", "mem_b", "mem_boss"}, esc.State.ApproverIDs, "the event's data names the new approvers")
+	assert.Equal(t, start.Add(4*time.Hour), *esc.State.EscalatedAt)
+	assert.Equal(t, "still pending, so it was escalated: 1 more approvers asked", esc.Detail)
+	require.Len(t, h.emails, 2)
+	assert.Equal(t, workflows.EmailApproversInput{OrganizationID: "org_1", ApprovalID: "apr_1"}, h.emails[1].input,
+		"the new approvers are emailed by the email at creation, which skips who was emailed")
+	assert.Equal(t, start.Add(4*time.Hour), h.emails[1].at)
+}
+
+// TestNoEscalationOnceSettled: a request decided before `after` is not
+// escalated, and nobody else is emailed.
+func TestNoEscalationOnceSettled(t *testing.T) {
+	h := newHarness(t)
+	in := baseInput()
+	in.Escalation = &workflows.Escalation{At: start.Add(4 * time.Hour), ApproverIDs: []string{"mem_boss"}}
+	h.update(3*time.Hour, "a", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	s := h.run(in)
+	assert.Equal(t, states.Approved, s.Status)
+	assert.Nil(t, s.EscalatedAt)
+	assert.Equal(t, []string{"created", "approved"}, h.actions())
+	assert.Len(t, h.emails, 1)
+}
+
+// TestEscalationAndReminderInTimeOrder: an escalation after the halfway
+// point comes after the reminder; the reminder went only to the first
+// approvers, and each timer fires once before the expiry.
+func TestEscalationAndReminderInTimeOrder(t *testing.T) {
+	h := newHarness(t)
+	in := baseInput()
+	in.Escalation = &workflows.Escalation{At: start.Add(20 * time.Hour), ApproverIDs: []string{"mem_boss"}}
+	s := h.run(in)
+	assert.Equal(t, states.Expired, s.Status)
+	assert.Equal(t, []string{"created", workflows.ActionReminded, workflows.ActionEscalated, "expired"}, h.actions())
+	assert.Equal(t, []string{"mem_a", "mem_b"}, h.reminders()[0].input.(workflows.EmailApproversInput).PersonIDs)
+	assert.Len(t, h.emails, 3, "at creation, the reminder, the escalation")
+}
