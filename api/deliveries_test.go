@@ -127,6 +127,19 @@ func TestCollectionEventsReachWebhookAndCallback(t *testing.T) {
 		data := call.body["data"].(map[string]any)
 		assert.Equal(t, "complete", data["status"])
 		assert.Contains(t, string(call.raw), `"amount":12345678901234567890`, "the number keeps its exact text")
+
+		// One left unanswered expires: the webhook and the callback hear of it.
+		expires := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
+		r = s.do(t, "POST", "/api/v1/collections", s.agentKey, fmt.Sprintf(`{"title":"Late","respondents":["cy@example.com"],
+			"questions":[{"prompt":"Amount","kind":"number"}],"expiresAt":%q,"callbackUrl":%q}`, expires, cb.srv.URL+"/cb"), nil)
+		require.Equal(t, 201, r.status, string(r.body))
+		cb.mu.Lock()
+		cb.secret = r.decoded["callbackSecret"].(string)
+		cb.mu.Unlock()
+		waitFor(t, func() bool { return len(hook.received()) == 4 && len(cb.received()) == 2 })
+		assert.Contains(t, hook.events(), "collection.expired")
+		assert.Equal(t, "collection.expired", cb.events()[1])
+		assert.NoError(t, cb.received()[1].verified)
 	})
 }
 
