@@ -69,8 +69,20 @@ type report struct {
 	AuditGaps      int `json:"auditGaps"`
 	RemindersWrong int `json:"remindersWrong"`
 
+	// Seconds each phase of the check took, to keep the run short.
+	Phases map[string]float64 `json:"checkSeconds"`
+
 	// Problems names each failure found, for the test log.
 	Problems []string `json:"problems,omitempty"`
+}
+
+// phase records the seconds since *since under name and restarts the clock.
+func (r *report) phase(name string, since *time.Time) {
+	if r.Phases == nil {
+		r.Phases = map[string]float64{}
+	}
+	r.Phases[name] = time.Since(*since).Round(100 * time.Millisecond).Seconds()
+	*since = time.Now()
 }
 
 func (r *report) problem(counter *int, format string, args ...any) {
@@ -159,7 +171,9 @@ var terminal = []string{events.ApprovalApproved, events.ApprovalRejected, events
 // check compares what each client was told with the final state of the
 // database, of Temporal and of the receiver.
 func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
+	clock := time.Now()
 	all, err := l.settle(ctx, r)
+	r.phase("approvals settled", &clock)
 	if err != nil {
 		return err
 	}
@@ -267,6 +281,7 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 	defer tc.Close()
 	// A workflow may end a minute after its request settled: it first
 	// waits for the cancellation of an email attempt the kill cut off.
+	r.phase("approval events and creates", &clock)
 	wctx, cancelAll := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancelAll()
 	for _, a := range all {
@@ -277,7 +292,9 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 		}
 	}
 
+	r.phase("approval workflows ended", &clock)
 	cols, err := l.checkCollections(ctx, rcv, tc, r)
+	r.phase("collections", &clock)
 	if err != nil {
 		return err
 	}
@@ -293,6 +310,7 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 		return err
 	}
 
+	r.phase("audit and outbox", &clock)
 	// Every acknowledged request, sent again, answers as it did.
 	for _, o := range l.ops {
 		if !o.acknowledged() {
@@ -306,6 +324,7 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 				again.status, idOf(again.respBody))
 		}
 	}
+	r.phase("replays", &clock)
 	r.NetErrors, r.FiveXX = l.netErrors.Load(), l.fiveXX.Load()
 	return nil
 }
