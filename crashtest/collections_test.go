@@ -117,6 +117,11 @@ type collection struct {
 		} `json:"respondent"`
 		Answers map[string]json.RawMessage `json:"answers"`
 	} `json:"replies"`
+
+	// started is when its workflow started, read from Temporal: the
+	// reminder is measured from it, and the reconciler may start a
+	// workflow 30 seconds or more after its record was created.
+	started time.Time
 }
 
 // repliesBy counts the submitted replies of personID.
@@ -302,7 +307,10 @@ func (l *load) checkCollections(ctx context.Context, rcv *receiver, tc client.Cl
 	// The read model says what the workflow did.
 	wctx, cancelAll := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancelAll()
-	for _, c := range all {
+	for i, c := range all {
+		if d, err := tc.DescribeWorkflowExecution(wctx, workflows.CollectionWorkflowID(c.ID), ""); err == nil {
+			all[i].started = d.GetWorkflowExecutionInfo().GetStartTime().AsTime()
+		}
 		var state workflows.CollectionState
 		err := tc.GetWorkflow(wctx, workflows.CollectionWorkflowID(c.ID), "").Get(wctx, &state)
 		if err != nil || state.Status != c.Status || len(state.Replies) != len(c.Replies) {
