@@ -263,3 +263,32 @@ func BenchmarkGetApproval(b *testing.B) {
 		})
 	}
 }
+
+const benchCollectionBody = `{"title":"Quarterly budget","questions":[{"prompt":"Budget","kind":"number"}],"respondents":["bob@example.com"]}`
+
+// BenchmarkCreateCollection measures POST /api/v1/collections as
+// BenchmarkCreateApproval measures approvals: validation, the respondents'
+// resolution, the insert, the workflow start and, by settling, the
+// worker's first write. Run it with BenchmarkBareStartWorkflow for its
+// baseline.
+func BenchmarkCreateCollection(b *testing.B) {
+	for _, kind := range testenv.Databases {
+		b.Run(kind, func(b *testing.B) {
+			s := newBenchStack(b, kind)
+			for _, clients := range benchClients {
+				b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
+					measure(b, clients, func(int) error {
+						_, err := s.call("POST", "/api/v1/collections", benchCollectionBody, http.StatusCreated)
+						return err
+					}, func() {
+						catchUp(b, func() bool {
+							var n int64
+							require.NoError(b, s.store.DB().Model(&models.Collection{}).Where("seq = 0").Count(&n).Error)
+							return n == 0
+						})
+					})
+				})
+			}
+		})
+	}
+}

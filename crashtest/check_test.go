@@ -31,7 +31,7 @@ type approval struct {
 }
 
 // report holds every figure of one run; the goal is zero for each
-// figure after Approvals.
+// figure from Lost on.
 type report struct {
 	Seed      uint64         `json:"seed"`
 	Kills     int            `json:"kills"`
@@ -40,7 +40,13 @@ type report struct {
 	NetErrors int64          `json:"connectionErrors"`
 	FiveXX    int64          `json:"responses5xx"`
 	Approvals int            `json:"approvals"`
-	Events    int            `json:"eventsReceived"`
+	// Collections, the replies they hold, and collections reminded.
+	Collections   int `json:"collections"`
+	RepliesStored int `json:"repliesStored"`
+	Reminders     int `json:"collectionsReminded"`
+	Events        int `json:"eventsReceived"`
+	AuditEntries  int `json:"auditEntries"`
+	OutboxEvents  int `json:"outboxEvents"`
 
 	Lost                int `json:"lost"`
 	Duplicates          int `json:"duplicates"`
@@ -52,9 +58,31 @@ type report struct {
 	SplitDeliveries     int `json:"splitDeliveries"`
 	UnexpectedEvents    int `json:"unexpectedEvents"`
 	ReplayMismatches    int `json:"replayMismatches"`
+	// CompletionMismatches are collections complete without their
+	// required replies, or open, expired or cancelled with them.
+	CompletionMismatches int `json:"completionMismatches"`
+	// OutboxMismatches are requests whose outbox events are not exactly
+	// those their final state implies, each once.
+	OutboxMismatches int `json:"outboxMismatches"`
+	// AuditGaps are requests whose audit seqs are not 1 to their last
+	// transition.
+	AuditGaps      int `json:"auditGaps"`
+	RemindersWrong int `json:"remindersWrong"`
+
+	// Seconds each phase of the check took, to keep the run short.
+	Phases map[string]float64 `json:"checkSeconds"`
 
 	// Problems names each failure found, for the test log.
 	Problems []string `json:"problems,omitempty"`
+}
+
+// phase records the seconds since *since under name and restarts the clock.
+func (r *report) phase(name string, since *time.Time) {
+	if r.Phases == nil {
+		r.Phases = map[string]float64{}
+	}
+	r.Phases[name] = time.Since(*since).Round(100 * time.Millisecond).Seconds()
+	*since = time.Now()
 }
 
 func (r *report) problem(counter *int, format string, args ...any) {
@@ -143,7 +171,9 @@ var terminal = []string{events.ApprovalApproved, events.ApprovalRejected, events
 // check compares what each client was told with the final state of the
 // database, of Temporal and of the receiver.
 func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
+	clock := time.Now()
 	all, err := l.settle(ctx, r)
+	r.phase("approvals settled", &clock)
 	if err != nil {
 		return err
 	}
@@ -177,14 +207,6 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 		r.problem(&r.MissingEvents, "%s never received %s for %s", m[0], m[2], m[1])
 	}
 	got := rcv.deliveries()
-	rcv.mu.Lock()
-	r.Events = len(rcv.receipts)
-	rcv.mu.Unlock()
-	for k, ids := range got {
-		if len(ids) > 1 {
-			r.problem(&r.SplitDeliveries, "%s got %s for %s under %d delivery ids", k[0], k[2], k[1], len(ids))
-		}
-	}
 	for _, a := range all {
 		for _, kind := range terminal {
 			if len(got[[3]string{"webhook", a.ID, kind}]) > 0 && !slices.Contains(expected(a.Status), kind) {
@@ -220,7 +242,7 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 
 	// Decisions and cancellations answered 2xx took effect as sent.
 	for _, o := range l.ops {
-		if !o.acknowledged() || o.kind == opCreate {
+		if !o.acknowledged() || (o.kind != opDecide && o.kind != opCancel) {
 			continue
 		}
 		a := byID[o.approvalID]
@@ -259,6 +281,7 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 	defer tc.Close()
 	// A workflow may end a minute after its request settled: it first
 	// waits for the cancellation of an email attempt the kill cut off.
+	r.phase("approval events and creates", &clock)
 	wctx, cancelAll := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancelAll()
 	for _, a := range all {
@@ -269,6 +292,25 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 		}
 	}
 
+	r.phase("approval workflows ended", &clock)
+	cols, err := l.checkCollections(ctx, rcv, tc, r)
+	r.phase("collections", &clock)
+	if err != nil {
+		return err
+	}
+	rcv.mu.Lock()
+	r.Events = len(rcv.receipts)
+	rcv.mu.Unlock()
+	for k, ids := range rcv.deliveries() {
+		if len(ids) > 1 {
+			r.problem(&r.SplitDeliveries, "%s got %s for %s under %d delivery ids", k[0], k[2], k[1], len(ids))
+		}
+	}
+	if err := l.checkRecords(all, cols, r); err != nil {
+		return err
+	}
+
+	r.phase("audit and outbox", &clock)
 	// Every acknowledged request, sent again, answers as it did.
 	for _, o := range l.ops {
 		if !o.acknowledged() {
@@ -276,11 +318,13 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 		}
 		again := &op{kind: o.kind, path: o.path, token: o.token, key: o.key, body: o.body}
 		l.send(again)
-		if again.status != o.status || (o.kind == opCreate && idOf(again.respBody) != idOf(o.respBody)) {
+		creates := o.kind == opCreate || o.kind == opCreateCollection
+		if again.status != o.status || (creates && idOf(again.respBody) != idOf(o.respBody)) {
 			r.problem(&r.ReplayMismatches, "%s %s answered %d (%s) then %d (%s)", o.kind, o.key, o.status, idOf(o.respBody),
 				again.status, idOf(again.respBody))
 		}
 	}
+	r.phase("replays", &clock)
 	r.NetErrors, r.FiveXX = l.netErrors.Load(), l.fiveXX.Load()
 	return nil
 }

@@ -76,10 +76,13 @@ func TestCrashSafety(t *testing.T) {
 
 	assert.NotZero(t, r.Ops[opCreate], "the load created nothing: the test proved nothing")
 	assert.NotZero(t, r.Ops[opDecide], "the load decided nothing: the test proved nothing")
+	assert.NotZero(t, r.Ops[opCreateCollection], "the load created no collection: the test proved nothing")
+	assert.NotZero(t, r.Ops[opReply], "the load submitted no reply: the test proved nothing")
 	for name, n := range map[string]int{"lost": r.Lost, "duplicates": r.Duplicates, "divergences": r.Divergences,
 		"unacknowledged": r.Unacknowledged, "actions not reflected": r.ActionsNotReflected, "pending past expiry": r.PendingPastExpiry,
 		"missing events": r.MissingEvents, "split deliveries": r.SplitDeliveries, "unexpected events": r.UnexpectedEvents,
-		"replay mismatches": r.ReplayMismatches} {
+		"replay mismatches": r.ReplayMismatches, "completion mismatches": r.CompletionMismatches,
+		"outbox mismatches": r.OutboxMismatches, "audit gaps": r.AuditGaps, "reminders wrong": r.RemindersWrong} {
 		assert.Zero(t, n, name)
 	}
 }

@@ -19,6 +19,10 @@ const (
 	opCreate = "create"
 	opDecide = "decide"
 	opCancel = "cancel"
+
+	opCreateCollection = "collection create"
+	opReply            = "reply"
+	opCancelCollection = "collection cancel"
 )
 
 // op is one request an agent or a person sends with an Idempotency-Key and
@@ -36,6 +40,9 @@ type op struct {
 	deciderID  string
 	decision   string
 	amount     *float64 // a correction to input.amount
+
+	collectionID string // for reply and collection cancel
+	answers      map[string]any
 
 	// status is the definitive answer; 0 when the client gave up.
 	status   int
@@ -67,6 +74,7 @@ type load struct {
 	mu        sync.Mutex
 	ops       []*op
 	approvals []*created
+	asked     []*asked
 	fiveXX    atomic.Int64
 	netErrors atomic.Int64
 	seq       atomic.Int64
@@ -85,22 +93,33 @@ func (l *load) people() []person {
 	return out
 }
 
-// run drives one client until ctx ends: each iteration creates, decides or
-// cancels, chosen by rng.
+// run drives one client until ctx ends: each iteration creates, decides,
+// replies to or cancels an approval or a collection, chosen by rng.
 func (l *load) run(ctx context.Context, rng *rand.Rand) {
 	people := l.people()
 	for ctx.Err() == nil {
 		switch p := rng.IntN(100); {
-		case p < 50:
+		case p < 28:
 			l.create(rng, people)
-		case p < 88:
+		case p < 48:
 			if a := l.pick(rng); a != nil {
 				l.decide(rng, a, people)
 			}
-		default:
+		case p < 54:
 			if a := l.pick(rng); a != nil {
 				l.send(&op{kind: opCancel, path: "/api/v1/approvals/" + a.id + "/cancel", token: l.svc.boot.AgentKey,
 					key: l.newKey("cancel"), approvalID: a.id})
+			}
+		case p < 72:
+			l.createCollection(rng, people)
+		case p < 95:
+			if c := l.pickCollection(rng); c != nil {
+				l.reply(rng, c, people)
+			}
+		default:
+			if c := l.pickCollection(rng); c != nil {
+				l.send(&op{kind: opCancelCollection, path: "/api/v1/collections/" + c.id + "/cancel", token: l.svc.boot.AgentKey,
+					key: l.newKey("colcancel"), collectionID: c.id})
 			}
 		}
 		time.Sleep(time.Duration(rng.IntN(40)) * time.Millisecond)

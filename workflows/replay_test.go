@@ -43,13 +43,14 @@ func historiesCodec(t *testing.T, strict bool) (converter.DataConverter, convert
 	return payloadcodec.DataConverter(codec), payloadcodec.FailureConverter(codec)
 }
 
-// TestApprovalReplaysSavedHistories replays histories recorded from real
-// runs against the current workflow code, through the payload codec. A
+// TestReplaysSavedHistories replays histories recorded from real runs of
+// the approval and collection workflows against the current code, through
+// the payload codec. A
 // change that would break a workflow already in flight (a new, removed or
 // reordered command) fails here instead of in production. Histories named
-// *_encrypted_* were recorded with encrypted payloads and replay with the
-// strict codec a worker runs.
-func TestApprovalReplaysSavedHistories(t *testing.T) {
+// *_encrypted_* and every collection_* history were recorded with encrypted
+// payloads and replay with the strict codec a worker runs.
+func TestReplaysSavedHistories(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(historiesDir, "*.json"))
 	require.NoError(t, err)
 	require.NotEmpty(t, files, "no histories in %s: the test would prove nothing", historiesDir)
@@ -60,10 +61,13 @@ func TestApprovalReplaysSavedHistories(t *testing.T) {
 			defer f.Close()
 			history, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
 			require.NoError(t, err)
-			dc, fc := historiesCodec(t, strings.Contains(file, "_encrypted_"))
+			// Collections came after payload encryption: all theirs are encrypted.
+			strict := strings.Contains(file, "_encrypted_") || strings.HasPrefix(filepath.Base(file), "collection_")
+			dc, fc := historiesCodec(t, strict)
 			replayer, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{DataConverter: dc, FailureConverter: fc})
 			require.NoError(t, err)
 			replayer.RegisterWorkflow(workflows.Approval)
+			replayer.RegisterWorkflow(workflows.Collection)
 			require.NoError(t, replayer.ReplayWorkflowHistory(nil, history))
 		})
 	}
@@ -75,8 +79,9 @@ type recordStep struct {
 	arg    any
 }
 
-// TestRecordHistories runs the approval workflow on an embedded Temporal
-// server and saves each run's history for the replay test. It only runs on
+// TestRecordHistories runs the approval and collection workflows on an
+// embedded Temporal server and saves each run's history for the replay
+// test. It only runs on
 // request and only writes histories that do not exist yet, because the
 // saved files are meant to stay as they are; see
 // testdata/histories/README.md.
@@ -97,8 +102,22 @@ func TestRecordHistories(t *testing.T) {
 	_, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
 		Namespace: ts.GetDefaultNamespace(), SearchAttributes: workflows.SearchAttributes()})
 	require.NoError(t, err)
+	// The collection scenario waits for its reminder before its last reply.
+	reminded := make(chan struct{}, 1)
 	ts.NewWorker(workflows.TaskQueue, func(r worker.Registry) {
 		r.RegisterWorkflow(workflows.Approval)
+		r.RegisterWorkflow(workflows.Collection)
+		r.RegisterActivityWithOptions(func(_ context.Context, tr workflows.CollectionTransition) error {
+			if tr.Action == workflows.ActionReminded {
+				select {
+				case reminded <- struct{}{}:
+				default:
+				}
+			}
+			return nil
+		}, activity.RegisterOptions{Name: workflows.ActivityPersistCollection})
+		r.RegisterActivityWithOptions(func(context.Context, workflows.EmailRespondentsInput) error { return nil },
+			activity.RegisterOptions{Name: workflows.ActivityEmailRespondents})
 		// The history records the activity's result, so a no-op is enough.
 		r.RegisterActivityWithOptions(func(context.Context, workflows.ApprovalTransition) error { return nil },
 			activity.RegisterOptions{Name: workflows.ActivityPersistApproval})
@@ -188,20 +207,58 @@ func TestRecordHistories(t *testing.T) {
 			var final workflows.ApprovalState
 			require.NoError(t, run.Get(ctx, &final))
 			require.Equal(t, sc.status, final.Status)
-
-			history := &historypb.History{}
-			iter := c.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-			for iter.HasNext() {
-				event, err := iter.Next()
-				require.NoError(t, err)
-				history.Events = append(history.Events, event)
-			}
-			// The same encoding as `temporal workflow show --output json`,
-			// which client.HistoryFromJSON reads.
-			b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(history)
-			require.NoError(t, err)
-			require.NoError(t, os.MkdirAll(historiesDir, 0o755))
-			require.NoError(t, os.WriteFile(file, append(b, '\n'), 0o644))
+			saveHistory(ctx, t, c, run, file)
 		})
 	}
+
+	// A collection: created with a due time 4 seconds out, so its one
+	// reminder fires after 2; one of the two replies it needs comes
+	// before the reminder, the completing one after.
+	t.Run("collection_reminded_complete", func(t *testing.T) {
+		file := filepath.Join(historiesDir, "collection_reminded_complete.json")
+		if _, err := os.Stat(file); err == nil {
+			t.Skipf("%s exists; delete it first to record it again", file)
+		}
+		in := collectionInput(t)
+		due := time.Now().Add(4 * time.Second)
+		in.CollectionID, in.DueAt, in.ExpiresAt = "col_reminded_complete", &due, time.Now().Add(time.Hour)
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+			ID: workflows.CollectionWorkflowID(in.CollectionID), TaskQueue: workflows.TaskQueue}, workflows.Collection, in)
+		require.NoError(t, err)
+		submit := func(id string, r workflows.SubmitReplyRequest) {
+			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
+				UpdateID: id, UpdateName: workflows.UpdateSubmitReply, Args: []any{r}, WaitForStage: client.WorkflowUpdateStageCompleted})
+			require.NoError(t, err)
+			require.NoError(t, h.Get(ctx, nil), "reply %s", id)
+		}
+		submit("reply-a", reply("mem_a", `{"budget":12345678901234567890,"vendor":"Acme","notes":"before the reminder"}`))
+		select {
+		case <-reminded:
+		case <-ctx.Done():
+			t.Fatal("the reminder never fired")
+		}
+		submit("reply-b", reply("mem_b", `{"budget":3,"vendor":"Globex"}`))
+		var final workflows.CollectionState
+		require.NoError(t, run.Get(ctx, &final))
+		require.Equal(t, states.Complete, final.Status)
+		require.NotNil(t, final.RemindedAt)
+		saveHistory(ctx, t, c, run, file)
+	})
+}
+
+// saveHistory writes the full history of run to file.
+func saveHistory(ctx context.Context, t *testing.T, c client.Client, run client.WorkflowRun, file string) {
+	history := &historypb.History{}
+	iter := c.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for iter.HasNext() {
+		event, err := iter.Next()
+		require.NoError(t, err)
+		history.Events = append(history.Events, event)
+	}
+	// The same encoding as `temporal workflow show --output json`, which
+	// client.HistoryFromJSON reads.
+	b, err := temporalproto.CustomJSONMarshalOptions{Indent: "  "}.Marshal(history)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(historiesDir, 0o755))
+	require.NoError(t, os.WriteFile(file, append(b, '\n'), 0o644))
 }

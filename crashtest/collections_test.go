@@ -1,0 +1,353 @@
+package crashtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"net/http"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/workflows"
+)
+
+// asked is a collection a 2xx create returned.
+type asked struct {
+	id          string
+	respondents []string // member ids
+}
+
+// collectionQuestions are asked by every collection of the load: a number,
+// a choice, a boolean and an optional text, so that replies carry typed
+// answers the check can compare.
+var collectionQuestions = []map[string]any{
+	{"id": "budget", "prompt": "Budget", "kind": "number"},
+	{"id": "vendor", "prompt": "Vendor", "kind": "choice", "options": []string{"Acme", "Globex", "Initech"}},
+	{"id": "urgent", "prompt": "Urgent?", "kind": "boolean"},
+	{"id": "note", "prompt": "Anything else", "kind": "text", "required": false},
+}
+
+func (l *load) createCollection(rng *rand.Rand, people []person) {
+	n := 1 + rng.IntN(len(people))
+	chosen := rng.Perm(len(people))[:n]
+	var emails, ids []string
+	for _, i := range chosen {
+		emails = append(emails, people[i].email)
+		ids = append(ids, people[i].id)
+	}
+	now := time.Now()
+	expires := now.Add(time.Hour)
+	if rng.IntN(100) < 25 {
+		expires = now.Add(time.Duration(3+rng.IntN(12)) * time.Second)
+	}
+	key := l.newKey("collection")
+	body := map[string]any{"title": "Quarterly budget " + key, "questions": collectionQuestions, "respondents": emails,
+		"requiredResponses": 1 + rng.IntN(n), "externalId": key, "expiresAt": expires.UTC().Format(time.RFC3339)}
+	// A due time a few seconds out puts the one reminder (halfway to it)
+	// inside the run, among the kills.
+	if due := now.Add(time.Duration(4+rng.IntN(12)) * time.Second); rng.IntN(100) < 40 && due.Before(expires) {
+		body["dueAt"] = due.UTC().Format(time.RFC3339)
+	}
+	if rng.IntN(100) < 30 {
+		body["callbackUrl"] = l.receiver + "/callback"
+	}
+	b, _ := json.Marshal(body)
+	o := &op{kind: opCreateCollection, path: "/api/v1/collections", token: l.svc.boot.AgentKey, key: key, body: string(b)}
+	l.send(o)
+	if !o.acknowledged() {
+		return
+	}
+	if id := idOf(o.respBody); id != "" {
+		l.mu.Lock()
+		l.asked = append(l.asked, &asked{id: id, respondents: ids})
+		l.mu.Unlock()
+	}
+}
+
+// pickCollection returns a recent collection, most likely still open.
+func (l *load) pickCollection(rng *rand.Rand) *asked {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.asked) == 0 {
+		return nil
+	}
+	recent := min(len(l.asked), 40)
+	return l.asked[len(l.asked)-1-rng.IntN(recent)]
+}
+
+// reply submits one respondent's typed answers.
+func (l *load) reply(rng *rand.Rand, c *asked, people []person) {
+	var who person
+	for _, p := range people {
+		if p.id == c.respondents[rng.IntN(len(c.respondents))] {
+			who = p
+		}
+	}
+	answers := map[string]any{"budget": 1000 + rng.IntN(9000), "vendor": []string{"Acme", "Globex", "Initech"}[rng.IntN(3)],
+		"urgent": rng.IntN(2) == 0}
+	if rng.IntN(2) == 0 {
+		answers["note"] = "from " + who.email
+	}
+	b, _ := json.Marshal(map[string]any{"answers": answers, "submit": true})
+	l.send(&op{kind: opReply, path: "/api/v1/collections/" + c.id + "/replies", token: who.token, key: l.newKey("reply"),
+		body: string(b), collectionID: c.id, deciderID: who.id, answers: answers})
+}
+
+// collection is what the check reads of a collection.
+type collection struct {
+	ID                string     `json:"id"`
+	Status            string     `json:"status"`
+	ExternalID        string     `json:"externalId"`
+	RequiredResponses int        `json:"requiredResponses"`
+	ResponsesSoFar    int        `json:"responsesSoFar"`
+	CreatedAt         time.Time  `json:"createdAt"`
+	DueAt             *time.Time `json:"dueAt"`
+	ExpiresAt         time.Time  `json:"expiresAt"`
+	SettledAt         *time.Time `json:"settledAt"`
+	CallbackURL       *string    `json:"callbackUrl"`
+	Replies           []struct {
+		Respondent struct {
+			ID string `json:"id"`
+		} `json:"respondent"`
+		Answers map[string]json.RawMessage `json:"answers"`
+	} `json:"replies"`
+
+	// started is when its workflow started, read from Temporal: the
+	// reminder is measured from it, and the reconciler may start a
+	// workflow 30 seconds or more after its record was created.
+	started time.Time
+}
+
+// repliesBy counts the submitted replies of personID.
+func (c *collection) repliesBy(personID string) int {
+	n := 0
+	for _, r := range c.Replies {
+		if r.Respondent.ID == personID {
+			n++
+		}
+	}
+	return n
+}
+
+// listCollections reads every collection of the organisation.
+func (l *load) listCollections() ([]collection, error) {
+	var all []collection
+	cursor := ""
+	for {
+		var page struct {
+			Data       []collection `json:"data"`
+			NextCursor *string      `json:"nextCursor"`
+		}
+		if err := l.get("/api/v1/collections?limit=200&cursor="+cursor, &page); err != nil {
+			return nil, err
+		}
+		all = append(all, page.Data...)
+		if page.NextCursor == nil {
+			return all, nil
+		}
+		cursor = *page.NextCursor
+	}
+}
+
+// settleCollections waits for every collection past its expiry to expire,
+// counts those that did not, and cancels what is still open.
+func (l *load) settleCollections(ctx context.Context, r *report) ([]collection, error) {
+	var all []collection
+	var err error
+	overdue := func(c collection) bool { return c.Status == "open" && time.Now().After(c.ExpiresAt.Add(2*time.Second)) }
+	wait, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	waitUntil(wait, func() bool {
+		if all, err = l.listCollections(); err != nil {
+			return false
+		}
+		for _, c := range all {
+			if overdue(c) {
+				return false
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range all {
+		if overdue(c) {
+			r.problem(&r.PendingPastExpiry, "%s still open %s after its expiry", c.ID, time.Since(c.ExpiresAt).Round(time.Second))
+		}
+	}
+	for _, c := range all {
+		if c.Status == "open" {
+			l.send(&op{kind: opCancelCollection, path: "/api/v1/collections/" + c.ID + "/cancel", token: l.svc.boot.AgentKey,
+				key: "drain-" + c.ID, collectionID: c.ID, body: "{}"})
+		}
+	}
+	return l.listCollections()
+}
+
+// expectedCollection is the event kinds the final status of a collection
+// implies (a cancellation emits none).
+func expectedCollection(status string) []string {
+	out := []string{events.CollectionRequested}
+	switch status {
+	case "complete":
+		out = append(out, events.CollectionCompleted)
+	case "expired":
+		out = append(out, events.CollectionExpired)
+	}
+	return out
+}
+
+// checkCollections compares what agents and respondents were told with the
+// final collections, their workflows and the receiver. It runs once
+// checkApprovals has settled the approvals and their events.
+func (l *load) checkCollections(ctx context.Context, rcv *receiver, tc client.Client, r *report) ([]collection, error) {
+	all, err := l.settleCollections(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	r.Collections = len(all)
+	byID := map[string]collection{}
+	byKey := map[string][]collection{}
+	for _, c := range all {
+		byID[c.ID] = c
+		byKey[c.ExternalID] = append(byKey[c.ExternalID], c)
+		r.RepliesStored += len(c.Replies)
+	}
+
+	// Every event the final state implies, under one delivery id each; a
+	// webhook endpoint subscribed to nothing in particular gets every kind.
+	want := func() (missing [][3]string) {
+		got := rcv.deliveries()
+		for _, c := range all {
+			for _, kind := range expectedCollection(c.Status) {
+				if len(got[[3]string{"webhook", c.ID, kind}]) == 0 {
+					missing = append(missing, [3]string{"webhook", c.ID, kind})
+				}
+				if c.CallbackURL != nil && events.IsCallbackEvent(events.RequestCollection, kind) && len(got[[3]string{"callback", c.ID, kind}]) == 0 {
+					missing = append(missing, [3]string{"callback", c.ID, kind})
+				}
+			}
+		}
+		return missing
+	}
+	wait, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	waitUntil(wait, func() bool { return len(want()) == 0 })
+	for _, m := range want() {
+		r.problem(&r.MissingEvents, "%s never received %s for %s", m[0], m[2], m[1])
+	}
+	got := rcv.deliveries()
+	for _, c := range all {
+		for _, target := range []string{"webhook", "callback"} {
+			for _, kind := range []string{events.CollectionCompleted, events.CollectionExpired} {
+				if len(got[[3]string{target, c.ID, kind}]) > 0 && !slices.Contains(expectedCollection(c.Status), kind) {
+					r.problem(&r.UnexpectedEvents, "%s is %s but the %s got %s", c.ID, c.Status, target, kind)
+				}
+			}
+		}
+	}
+
+	// Complete exactly when the submitted replies reached requiredResponses,
+	// each respondent at most once.
+	for _, c := range all {
+		complete := len(c.Replies) >= c.RequiredResponses
+		if (c.Status == "complete") != complete || len(c.Replies) > c.RequiredResponses || c.ResponsesSoFar != len(c.Replies) {
+			r.problem(&r.CompletionMismatches, "%s is %s with %d replies (responsesSoFar %d) of %d required", c.ID, c.Status,
+				len(c.Replies), c.ResponsesSoFar, c.RequiredResponses)
+		}
+		for _, rep := range c.Replies {
+			if n := c.repliesBy(rep.Respondent.ID); n > 1 {
+				r.problem(&r.Duplicates, "%s holds %d replies by %s", c.ID, n, rep.Respondent.ID)
+				break
+			}
+		}
+	}
+
+	// Creates: one collection per key, the one the agent was given. Replies
+	// and cancellations answered 2xx took effect as sent; a reply refused
+	// as already submitted has a stored reply by that person.
+	for _, o := range l.ops {
+		switch o.kind {
+		case opCreateCollection:
+			made := byKey[o.key]
+			if len(made) > 1 {
+				r.problem(&r.Duplicates, "key %s made %d collections", o.key, len(made))
+			}
+			if o.acknowledged() && (len(made) == 0 || byID[idOf(o.respBody)].ID == "") {
+				r.problem(&r.Lost, "key %s was answered %d with %s, which does not exist", o.key, o.status, idOf(o.respBody))
+			}
+		case opCancelCollection:
+			if c := byID[o.collectionID]; o.acknowledged() && c.Status != "cancelled" {
+				r.problem(&r.ActionsNotReflected, "cancel %s of %s answered %d but the collection is %s", o.key, o.collectionID, o.status, c.Status)
+			}
+		case opReply:
+			c := byID[o.collectionID]
+			switch {
+			case o.acknowledged():
+				if !c.holds(o.deciderID, o.answers) {
+					r.problem(&r.ActionsNotReflected, "reply %s by %s to %s answered %d but the collection (%s) does not hold it once",
+						o.key, o.deciderID, o.collectionID, o.status, c.Status)
+				}
+			case o.status == http.StatusConflict && strings.Contains(string(o.respBody), "already_submitted"):
+				if c.repliesBy(o.deciderID) != 1 {
+					r.problem(&r.ActionsNotReflected, "reply %s by %s to %s was refused as already submitted but the collection holds %d of theirs",
+						o.key, o.deciderID, o.collectionID, c.repliesBy(o.deciderID))
+				}
+			}
+		}
+	}
+
+	// The read model says what the workflow did.
+	wctx, cancelAll := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancelAll()
+	for i, c := range all {
+		if d, err := tc.DescribeWorkflowExecution(wctx, workflows.CollectionWorkflowID(c.ID), ""); err == nil {
+			all[i].started = d.GetWorkflowExecutionInfo().GetStartTime().AsTime()
+		}
+		var state workflows.CollectionState
+		err := tc.GetWorkflow(wctx, workflows.CollectionWorkflowID(c.ID), "").Get(wctx, &state)
+		if err != nil || state.Status != c.Status || len(state.Replies) != len(c.Replies) {
+			r.problem(&r.Divergences, "%s reads %s with %d replies but its workflow says %q with %d (%v)", c.ID, c.Status,
+				len(c.Replies), state.Status, len(state.Replies), err)
+		}
+	}
+	return all, nil
+}
+
+// holds reports whether c holds exactly one reply by personID, with the
+// answers sent (compared as JSON values: numbers come back typed).
+func (c *collection) holds(personID string, sent map[string]any) bool {
+	if c.repliesBy(personID) != 1 {
+		return false
+	}
+	for _, rep := range c.Replies {
+		if rep.Respondent.ID != personID {
+			continue
+		}
+		for q, v := range sent {
+			want, _ := json.Marshal(v)
+			if !sameJSON(want, rep.Answers[q]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func sameJSON(a, b []byte) bool {
+	var x, y any
+	da, db := json.NewDecoder(bytes.NewReader(a)), json.NewDecoder(bytes.NewReader(b))
+	da.UseNumber()
+	db.UseNumber()
+	if da.Decode(&x) != nil || db.Decode(&y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}

@@ -1,0 +1,119 @@
+package crashtest
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/workflows"
+)
+
+// databaseURL is the application database `assent dev` used: the one the
+// environment names, else the SQLite file in its data directory.
+func (s *service) databaseURL() string {
+	if u := os.Getenv("ASSENT_DATABASE_URL"); u != "" {
+		return u
+	}
+	return "sqlite:" + filepath.Join(s.dataDir, "assent.db")
+}
+
+// checkRecords reads what the API does not show, the audit trail and the
+// outbox, once every request has settled: each request's audit entries are
+// numbered 1 to its last transition without a gap, the outbox holds each
+// event its final state implies exactly once and no other, and a
+// collection was reminded at most once, never after settling, and not
+// skipped when it stayed open well past its reminder.
+func (l *load) checkRecords(approvals []approval, collections []collection, r *report) error {
+	db, err := models.Open(l.svc.databaseURL())
+	if err != nil {
+		return err
+	}
+	if sqlDB, err := db.DB(); err == nil {
+		defer sqlDB.Close()
+	}
+	var heads []struct {
+		ID  string
+		Seq int
+	}
+	if err := db.Raw("SELECT id, seq FROM approvals UNION ALL SELECT id, seq FROM collections").Scan(&heads).Error; err != nil {
+		return fmt.Errorf("read request heads: %w", err)
+	}
+	var audit []struct {
+		SubjectID string
+		Seq       int
+		Action    string
+	}
+	if err := db.Raw("SELECT subject_id, seq, action FROM audit_entries WHERE subject_type IN (?, ?) ORDER BY subject_id, seq",
+		events.RequestApproval, events.RequestCollection).Scan(&audit).Error; err != nil {
+		return fmt.Errorf("read audit entries: %w", err)
+	}
+	var outbox []struct{ SubjectID, Kind string }
+	if err := db.Raw("SELECT subject_id, kind FROM events WHERE subject_type IN (?, ?)",
+		events.RequestApproval, events.RequestCollection).Scan(&outbox).Error; err != nil {
+		return fmt.Errorf("read outbox: %w", err)
+	}
+	seqs := map[string][]int{}
+	reminded := map[string][]int{}
+	for _, a := range audit {
+		seqs[a.SubjectID] = append(seqs[a.SubjectID], a.Seq)
+		if a.Action == workflows.ActionReminded {
+			reminded[a.SubjectID] = append(reminded[a.SubjectID], a.Seq)
+		}
+	}
+	for _, h := range heads {
+		got := seqs[h.ID]
+		gapless := len(got) == h.Seq
+		for i, s := range got {
+			gapless = gapless && s == i+1
+		}
+		if !gapless {
+			r.problem(&r.AuditGaps, "%s is at transition %d but its audit seqs are %v", h.ID, h.Seq, got)
+		}
+	}
+	r.AuditEntries = len(audit)
+
+	// Kinds per subject in the outbox, against the kinds the final state
+	// implies, each once.
+	kinds := map[string][]string{}
+	for _, e := range outbox {
+		kinds[e.SubjectID] = append(kinds[e.SubjectID], e.Kind)
+	}
+	r.OutboxEvents = len(outbox)
+	compare := func(id string, want []string) {
+		got := slices.Clone(kinds[id])
+		slices.Sort(got)
+		want = slices.Sorted(slices.Values(want))
+		if !slices.Equal(got, want) {
+			r.problem(&r.OutboxMismatches, "%s: the outbox holds %v, its final state implies %v", id, got, want)
+		}
+	}
+	for _, a := range approvals {
+		compare(a.ID, expected(a.Status))
+	}
+	for _, c := range collections {
+		compare(c.ID, expectedCollection(c.Status))
+		last := len(seqs[c.ID])
+		switch at := reminded[c.ID]; {
+		case len(at) > 1:
+			r.problem(&r.RemindersWrong, "%s was reminded %d times (audit seqs %v)", c.ID, len(at), at)
+		case len(at) == 1 && at[0] == last:
+			r.problem(&r.RemindersWrong, "%s was reminded after it settled (audit seq %d of %d)", c.ID, at[0], last)
+		case len(at) == 0 && c.SettledAt != nil:
+			// The timer is measured from the workflow's start; a kill may
+			// delay its firing by a restart.
+			if due, ok := workflows.CollectionReminderAt(c.started, c.DueAt, c.ExpiresAt); ok && !c.started.IsZero() &&
+				c.SettledAt.After(due.Add(30*time.Second)) {
+				r.problem(&r.RemindersWrong, "%s stayed open until %s, past its reminder at %s, and was never reminded", c.ID,
+					c.SettledAt.Format(time.RFC3339), due.Format(time.RFC3339))
+			}
+		}
+		if len(reminded[c.ID]) > 0 {
+			r.Reminders++
+		}
+	}
+	return nil
+}
