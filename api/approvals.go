@@ -9,6 +9,7 @@ import (
 
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/wire"
 )
@@ -41,15 +42,24 @@ func (h *handlers) listApprovals(c *gin.Context) {
 	h.respondApprovals(c, rows, next, err)
 }
 
-// inbox lists the requests the calling person may decide that are pending.
+// inbox lists what waits on the calling person: by default the pending
+// approvals they may decide, with ?kind=collection the requests for
+// information they have yet to reply to.
 func (h *handlers) inbox(c *gin.Context) {
 	p, err := page(c)
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	rows, next, err := h.approvals.Waiting(c.Request.Context(), orgID(c), principal(c).Actor(), p)
-	h.respondApprovals(c, rows, next, err)
+	switch c.DefaultQuery("kind", events.RequestApproval) {
+	case events.RequestApproval:
+		rows, next, err := h.approvals.Waiting(c.Request.Context(), orgID(c), principal(c).Actor(), p)
+		h.respondApprovals(c, rows, next, err)
+	case events.RequestCollection:
+		h.collectionInbox(c, p)
+	default:
+		fail(c, apperr.Field(apperr.InvalidRequest, "kind", "kind must be approval or collection"))
+	}
 }
 
 func (h *handlers) respondApprovals(c *gin.Context, rows []models.Approval, next string, err error) {

@@ -84,3 +84,19 @@ func (h *handlers) respondCollection(c *gin.Context, rec *models.Collection, err
 	}
 	c.JSON(http.StatusOK, wire.NewCollection(rec, h.baseURL))
 }
+
+// collectionInbox lists the open collections the calling person has yet
+// to reply to, the earliest due first.
+func (h *handlers) collectionInbox(c *gin.Context, p models.Page) {
+	person := principal(c).Person()
+	if person == nil {
+		fail(c, apperr.New(apperr.Forbidden, "an inbox belongs to a person: use a member token"))
+		return
+	}
+	rows, err := h.collections.Waiting(c.Request.Context(), person, p.Limit)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, newList(rows, "", func(r *models.Collection) wire.Collection { return wire.NewCollection(r, h.baseURL) }))
+}

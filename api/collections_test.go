@@ -91,6 +91,15 @@ func TestCollectionLifecycle(t *testing.T) {
 		require.Equal(t, 200, got.status)
 		assert.Equal(t, 404, s.do(t, "GET", path, s.otherAgent, "", nil).status, "another organisation's collection")
 
+		inbox := s.do(t, "GET", "/api/v1/inbox?kind=collection", s.cyToken, "", nil)
+		require.Equal(t, 200, inbox.status, string(inbox.body))
+		require.Len(t, inbox.decoded["data"], 1, "Cy was asked")
+		assert.Equal(t, id, inbox.decoded["data"].([]any)[0].(map[string]any)["id"])
+		assert.Equal(t, 403, s.do(t, "GET", "/api/v1/inbox?kind=collection", s.agentKey, "", nil).status, "an inbox belongs to a person")
+		bad := s.do(t, "GET", "/api/v1/inbox?kind=review", s.cyToken, "", nil)
+		assert.Equal(t, 400, bad.status)
+		assert.Equal(t, "kind", errField(bad, "field"))
+
 		var polled response
 		var wg sync.WaitGroup
 		wg.Add(1)
@@ -146,10 +155,11 @@ func TestCollectionLifecycle(t *testing.T) {
 		assert.EqualValues(t, 2, polled.decoded["responsesSoFar"])
 		assert.NotNil(t, polled.decoded["settledAt"])
 
+		assert.Empty(t, s.do(t, "GET", "/api/v1/inbox?kind=collection", s.bobToken, "", nil).decoded["data"], "who replied has nothing waiting")
 		list := s.do(t, "GET", "/api/v1/collections?status=complete&externalId=job-7", s.agentKey, "", nil)
 		require.Equal(t, 200, list.status, string(list.body))
 		assert.Len(t, list.decoded["data"], 1)
-		bad := s.do(t, "GET", "/api/v1/collections?status=done", s.agentKey, "", nil)
+		bad = s.do(t, "GET", "/api/v1/collections?status=done", s.agentKey, "", nil)
 		assert.Equal(t, 400, bad.status)
 		assert.Equal(t, "status", errField(bad, "field"))
 
