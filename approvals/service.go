@@ -9,7 +9,6 @@ import (
 	"context"
 	"log/slog"
 	"slices"
-	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -60,7 +59,7 @@ func New(d Deps) *Service {
 		Kind: Kind, Open: states.Pending, Get: s.store.GetApproval, Insert: s.store.CreateApproval,
 		DeleteUnstarted: s.store.DeleteUnstartedApproval, Reveal: s.store.RevealCallbackSecret,
 		Start: s.Start, WorkflowID: workflows.ApprovalWorkflowID, Log: s.log,
-		Statuses: s.store.ApprovalStatuses, Unowned: s.store.UnownedApprovals,
+		Statuses: s.store.ApprovalStatuses, Asked: func(r *models.Approval) []string { return r.ApproverIDs }, Unowned: s.store.UnownedApprovals,
 		Head: func(a *models.Approval) requests.Head {
 			return requests.Head{ID: a.ID, OrganizationID: a.OrganizationID, Status: a.Status, Started: a.Seq > 0}
 		},
@@ -75,17 +74,9 @@ func (s *Service) Get(ctx context.Context, orgID, id string) (*models.Approval, 
 }
 
 // View returns the approval for a person on the pages: members see their
-// organisation's approvals, a guest (an outsider) only those they are
-// asked to decide.
+// organisation's, a guest only those asking them to act.
 func (s *Service) View(ctx context.Context, person *models.Person, id string) (*models.Approval, error) {
-	a, err := s.store.GetApproval(ctx, person.Organization.ID, id)
-	if err != nil {
-		return nil, err
-	}
-	if person.Guest != nil && !slices.Contains(a.ApproverIDs, person.ID()) {
-		return nil, apperr.New(apperr.NotFound, "approval %s not found", a.ID)
-	}
-	return a, nil
+	return s.records.View(ctx, person, id)
 }
 
 // Wait returns the approval once it has left pending, or after timeout
@@ -96,8 +87,8 @@ func (s *Service) Wait(ctx context.Context, orgID, id string, timeout time.Durat
 
 // List pages through the organisation's approvals, newest first.
 func (s *Service) List(ctx context.Context, orgID string, f models.ApprovalFilter, p models.Page) ([]models.Approval, string, error) {
-	if f.Status != "" && !slices.Contains(states.Approval, f.Status) {
-		return nil, "", apperr.Field(apperr.InvalidRequest, "status", "status must be one of: %s", strings.Join(states.Approval, ", "))
+	if err := requests.CheckStatus(f.Status, states.Approval); err != nil {
+		return nil, "", err
 	}
 	return s.store.ListApprovals(ctx, orgID, f, p)
 }

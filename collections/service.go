@@ -60,7 +60,7 @@ func New(d Deps) *Service {
 		Kind: "request for information", Open: states.Open, Get: s.store.GetCollection, Insert: s.store.CreateCollection,
 		DeleteUnstarted: s.store.DeleteUnstartedCollection, Reveal: s.store.RevealCollectionCallbackSecret,
 		Start: s.Start, WorkflowID: workflows.CollectionWorkflowID, Log: s.log,
-		Statuses: s.store.CollectionStatuses, Unowned: s.store.UnownedCollections,
+		Statuses: s.store.CollectionStatuses, Asked: func(r *models.Collection) []string { return r.RespondentIDs }, Unowned: s.store.UnownedCollections,
 		Head: func(c *models.Collection) requests.Head {
 			return requests.Head{ID: c.ID, OrganizationID: c.OrganizationID, Status: c.Status, Started: c.Seq > 0}
 		},
@@ -178,17 +178,10 @@ func (s *Service) Get(ctx context.Context, orgID, id string) (*models.Collection
 	return s.store.GetCollection(ctx, orgID, id)
 }
 
-// View returns the collection for a person: members see their
-// organisation's, a guest only those they were asked to reply to.
+// View returns the request for information for a person on the pages: members see their
+// organisation's, a guest only those asking them to act.
 func (s *Service) View(ctx context.Context, person *models.Person, id string) (*models.Collection, error) {
-	c, err := s.store.GetCollection(ctx, person.Organization.ID, id)
-	if err != nil {
-		return nil, err
-	}
-	if person.Guest != nil && !slices.Contains(c.RespondentIDs, person.ID()) {
-		return nil, apperr.New(apperr.NotFound, "collection %s not found", c.ID)
-	}
-	return c, nil
+	return s.records.View(ctx, person, id)
 }
 
 // Wait returns the collection once it has settled, or after timeout.
@@ -198,8 +191,8 @@ func (s *Service) Wait(ctx context.Context, orgID, id string, timeout time.Durat
 
 // List pages through the organisation's collections, newest first.
 func (s *Service) List(ctx context.Context, orgID string, f models.CollectionFilter, p models.Page) ([]models.Collection, string, error) {
-	if f.Status != "" && !slices.Contains(states.Collection, f.Status) {
-		return nil, "", apperr.Field(apperr.InvalidRequest, "status", "status must be one of: %s", strings.Join(states.Collection, ", "))
+	if err := requests.CheckStatus(f.Status, states.Collection); err != nil {
+		return nil, "", err
 	}
 	return s.store.ListCollections(ctx, orgID, f, p)
 }

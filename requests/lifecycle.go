@@ -5,6 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"go.temporal.io/api/serviceerror"
@@ -37,6 +39,9 @@ type Records[T any] struct {
 	WorkflowID func(id string) string
 	// Head reads what the shared paths need of a record.
 	Head func(*T) Head
+	// Asked lists the people a record asks to act (approvers,
+	// respondents): the only records a guest may see.
+	Asked func(*T) []string
 	// Statuses reads the status of each of ids that exists, for the
 	// long-poll; Unowned lists open records no workflow has taken up.
 	Statuses func(ctx context.Context, ids []string) (map[string]string, error)
@@ -61,6 +66,28 @@ func (r *Records[T]) settled(ctx context.Context, ids []string) ([]string, error
 		}
 	}
 	return out, err
+}
+
+// View returns the record for a person on the pages: members see their
+// organisation's, a guest (an outsider) only those asking them to act.
+func (r *Records[T]) View(ctx context.Context, person *models.Person, id string) (*T, error) {
+	rec, err := r.Get(ctx, person.Organization.ID, id)
+	if err != nil {
+		return nil, err
+	}
+	if person.Guest != nil && !slices.Contains(r.Asked(rec), person.ID()) {
+		return nil, apperr.New(apperr.NotFound, "%s %s not found", r.Kind, id)
+	}
+	return rec, nil
+}
+
+// CheckStatus refuses a status filter that names none of the kind's
+// states.
+func CheckStatus(status string, all []string) error {
+	if status != "" && !slices.Contains(all, status) {
+		return apperr.Field(apperr.InvalidRequest, "status", "status must be one of: %s", strings.Join(all, ", "))
+	}
+	return nil
 }
 
 // Wait returns the record once it has settled, or after timeout (0 to
