@@ -40,6 +40,10 @@ func (a *Activities) EmailRespondents(ctx context.Context, in workflows.EmailRes
 func applyCollectionState(rec *models.Collection, t *workflows.CollectionTransition) {
 	s := &t.State
 	rec.Status = s.Status
+	// A transition scheduled by older code carries no respondents; keep them.
+	if s.RespondentIDs != nil {
+		rec.RespondentIDs, rec.RequiredResponses = s.RespondentIDs, s.RequiredResponses
+	}
 	rec.ResponsesSoFar = s.ResponsesSoFar
 	rec.SettledAt, rec.RemindedAt = s.SettledAt, s.RemindedAt
 	rec.Replies.V = make([]models.Reply, len(s.Replies))

@@ -9,6 +9,7 @@ package admin
 
 import (
 	"context"
+	"errors"
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/validate"
@@ -79,6 +80,8 @@ var ownersOnly = apperr.New(apperr.Forbidden, "only an owner can make someone an
 type Service struct {
 	store     *models.Store
 	approvers Approvers
+	// respondents is nil where no workflow runs (see WithRespondents).
+	respondents Respondents
 }
 
 // Approvers changes who may decide requests already made, through their
@@ -86,6 +89,19 @@ type Service struct {
 type Approvers interface {
 	// RemoveApprover takes personID off each pending approval named.
 	RemoveApprover(ctx context.Context, orgID string, by models.Actor, personID, personName string, approvalIDs []string) error
+}
+
+// Respondents takes a removed person off open requests for information.
+type Respondents interface {
+	// RemoveRespondent takes personID off each open collection named.
+	RemoveRespondent(ctx context.Context, orgID string, by models.Actor, personID, personName string, collectionIDs []string) error
+}
+
+// WithRespondents lets removing a guest take them off the open requests
+// for information they were asked, through respondents; it returns s.
+func (s *Service) WithRespondents(respondents Respondents) *Service {
+	s.respondents = respondents
+	return s
 }
 
 // New returns the service. approvers may be nil where no workflow runs
@@ -213,15 +229,22 @@ func (s *Service) RemoveGuest(ctx context.Context, orgID, id string, by models.A
 	if err != nil {
 		return err
 	}
-	if len(removed.Pending) == 0 {
+	if len(removed.Pending) == 0 && len(removed.Open) == 0 {
 		return nil
 	}
-	if s.approvers == nil {
+	if (len(removed.Pending) > 0 && s.approvers == nil) || (len(removed.Open) > 0 && s.respondents == nil) {
 		return apperr.New(apperr.Unavailable, "the guest was removed, but their pending requests cannot be changed here; retry where workflows run")
 	}
 	name := id
 	if removed.Guest != nil {
 		name = removed.Guest.Email
 	}
-	return s.approvers.RemoveApprover(ctx, orgID, by, id, name, removed.Pending)
+	var errs []error
+	if len(removed.Pending) > 0 {
+		errs = append(errs, s.approvers.RemoveApprover(ctx, orgID, by, id, name, removed.Pending))
+	}
+	if len(removed.Open) > 0 {
+		errs = append(errs, s.respondents.RemoveRespondent(ctx, orgID, by, id, name, removed.Open))
+	}
+	return errors.Join(errs...)
 }

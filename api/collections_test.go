@@ -225,3 +225,35 @@ func TestCollectionJoinsItsFlow(t *testing.T) {
 		assert.Equal(t, []string{"flow:created", "collection:created", "collection:replied"}, actions)
 	})
 }
+
+// TestRemovingAGuestTakesThemOffOpenCollections: a guest removed from the
+// organisation no longer holds up a request for information: they leave
+// its respondents, and it completes when the replies already reach what
+// the people left can give.
+func TestRemovingAGuestTakesThemOffOpenCollections(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		ctx := context.Background()
+		gus, err := s.store.GuestByEmail(ctx, s.org.ID, "gus@partner.example")
+		require.NoError(t, err)
+		r := s.do(t, "POST", "/api/v1/collections", s.agentKey, `{"title":"Partner facts","respondents":["cy@example.com","gus@partner.example"],
+			"questions":[{"prompt":"Ready?","kind":"boolean"}]}`, nil)
+		require.Equal(t, 201, r.status, string(r.body))
+		path := "/api/v1/collections/" + r.decoded["id"].(string)
+		assert.EqualValues(t, 2, r.decoded["requiredResponses"])
+		reply := s.do(t, "POST", path+"/replies", s.cyToken, `{"answers":{"q1":true},"submit":true}`, nil)
+		require.Equal(t, 200, reply.status, string(reply.body))
+		assert.Equal(t, "open", reply.decoded["status"], "Gus has not replied")
+
+		removed := s.do(t, "DELETE", "/api/v1/admin/guests/"+gus.ID, s.adminKey, "", nil)
+		require.Equal(t, 204, removed.status, string(removed.body))
+		got := s.do(t, "GET", path, s.agentKey, "", nil)
+		assert.Equal(t, "complete", got.decoded["status"], "the one person left replied")
+		assert.EqualValues(t, 1, got.decoded["requiredResponses"])
+		assert.Len(t, got.decoded["resolvedRespondents"], 2, "who was asked stays as asked")
+		events, err := s.store.ListEvents(ctx, s.org.ID, r.decoded["id"].(string))
+		require.NoError(t, err)
+		require.Len(t, events, 2)
+		assert.Equal(t, "collection.completed", events[1].Kind)
+	})
+}

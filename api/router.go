@@ -74,7 +74,7 @@ func New(d Deps) http.Handler {
 		h.webhooks = webhooks.New(d.Store, d.NetPolicy, d.BaseURL)
 	}
 	if h.admin == nil {
-		h.admin = admin.New(d.Store, h.approvals)
+		h.admin = admin.New(d.Store, h.approvals).WithRespondents(h.collections)
 	}
 	r := gin.New()
 	// gin trusts every proxy unless told: anyone could then name their own

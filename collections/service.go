@@ -8,6 +8,7 @@ package collections
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"slices"
 	"strings"
@@ -257,4 +258,22 @@ func (s *Service) Draft(ctx context.Context, person *models.Person, id string) (
 	}
 	var out map[string]json.RawMessage
 	return out, json.Unmarshal(d.Answers, &out)
+}
+
+// RemoveRespondent takes a person removed from the organisation off each
+// of the open collections named, through its workflow (see
+// workflows.Collection removeRespondent). A request already settled, or
+// where the person replied or is no longer asked, needs nothing. Each
+// Update's id is derived from the person, so a retry is applied once.
+func (s *Service) RemoveRespondent(ctx context.Context, orgID string, by models.Actor, personID, personName string, collectionIDs []string) error {
+	req := workflows.RemoveRespondentRequest{PersonID: personID, PersonName: personName, ActorID: by.ID, ActorName: by.Name}
+	var errs []error
+	for _, id := range collectionIDs {
+		_, err := s.records.Update(ctx, s.store, s.temporal, orgID, id, "remove-respondent/"+personID, workflows.UpdateRemoveRespondent, req)
+		if apperr.Is(err, apperr.InvalidState) || apperr.Is(err, apperr.NotARespondent) || apperr.Is(err, apperr.AlreadySubmitted) {
+			continue
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -116,13 +117,35 @@ func (s *Store) CreateCollection(ctx context.Context, c *Collection, claim *Clai
 		c.Asked.V = []PersonRef{}
 	}
 	c.SealedCallbackSecret = s.sealCallbackSecret(c.CallbackSecret)
-	return createRequest(s, ctx, c, claim, func(tx *gorm.DB) error {
-		rows := make([]CollectionRespondent, len(c.RespondentIDs))
-		for i, p := range c.RespondentIDs {
-			rows[i] = CollectionRespondent{CollectionID: c.ID, PersonID: p}
+	return createRequest(s, ctx, c, claim, func(tx *gorm.DB) error { return insertRespondents(tx, c.ID, c.RespondentIDs) })
+}
+
+// insertRespondents indexes personIDs as respondents of collection id.
+func insertRespondents(tx *gorm.DB, id string, personIDs []string) error {
+	if len(personIDs) == 0 {
+		return nil
+	}
+	rows := make([]CollectionRespondent, len(personIDs))
+	for i, p := range personIDs {
+		rows[i] = CollectionRespondent{CollectionID: id, PersonID: p}
+	}
+	return tx.Create(&rows).Error
+}
+
+// openCollectionsOf lists the ids of the organisation's open collections
+// that ask personID and have no reply from them, oldest first.
+func openCollectionsOf(tx *gorm.DB, orgID, personID string) ([]string, error) {
+	var open []Collection
+	err := tx.Where("organization_id = ? AND status = ?", orgID, states.Open).
+		Where("id IN (?)", tx.Model(&CollectionRespondent{}).Select("collection_id").Where("person_id = ?", personID)).
+		Order("id").Find(&open).Error
+	var out []string
+	for _, c := range open {
+		if !c.Replied(personID) {
+			out = append(out, c.ID)
 		}
-		return tx.Create(&rows).Error
-	})
+	}
+	return out, err
 }
 
 // RevealCollectionCallbackSecret sets c.CallbackSecret from its sealed
@@ -228,12 +251,22 @@ type CollectionChange = RequestChange[Collection]
 
 // ApplyCollectionChange writes a collection's transition, its audit entry
 // and its event in one transaction (see applyRequestChange); a submitted
-// reply's draft goes with it.
+// reply's draft goes with it, and a change to who is asked updates the
+// respondent index.
 func (s *Store) ApplyCollectionChange(ctx context.Context, ch CollectionChange) (*Collection, error) {
 	replies := 0
+	var respondents []string
 	return applyRequestChange(s, ctx, events.RequestCollection, ch,
-		func(c *Collection) { replies = len(c.Replies.V) },
+		func(c *Collection) { replies, respondents = len(c.Replies.V), slices.Clone(c.RespondentIDs) },
 		func(tx *gorm.DB, c *Collection) error {
+			if !slices.Equal(respondents, c.RespondentIDs) {
+				if err := tx.Where("collection_id = ?", c.ID).Delete(&CollectionRespondent{}).Error; err != nil {
+					return err
+				}
+				if err := insertRespondents(tx, c.ID, c.RespondentIDs); err != nil {
+					return err
+				}
+			}
 			for _, r := range c.Replies.V[min(replies, len(c.Replies.V)):] {
 				if err := tx.Where("collection_id = ? AND person_id = ?", c.ID, r.RespondentID).Delete(&CollectionDraft{}).Error; err != nil {
 					return err

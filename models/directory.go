@@ -315,6 +315,9 @@ type RemovedGuest struct {
 	// their approvers. Only their workflows change that (see
 	// ApplyApprovalChange), so the caller takes the guest off each.
 	Pending []string
+	// Open are the open collections that still list the guest among
+	// their respondents without a reply from them.
+	Open []string
 }
 
 // RemoveGuest deletes a guest with, in the same transaction, their
@@ -336,8 +339,11 @@ func (s *Store) RemoveGuest(ctx context.Context, orgID, id string) (*RemovedGues
 		if out.Pending, err = pendingApprovalsOf(tx, orgID, id); err != nil {
 			return err
 		}
+		if out.Open, err = openCollectionsOf(tx, orgID, id); err != nil {
+			return err
+		}
 		if missing != nil {
-			if len(out.Pending) == 0 {
+			if len(out.Pending) == 0 && len(out.Open) == 0 {
 				return missing
 			}
 			return nil

@@ -172,7 +172,7 @@ func New(d Deps) *Pages {
 		p.webhooks = webhooks.New(d.Store, d.NetPolicy, p.baseURL)
 	}
 	if p.admin == nil {
-		p.admin = admin.New(d.Store, p.approvals)
+		p.admin = admin.New(d.Store, p.approvals).WithRespondents(p.collections)
 	}
 	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html"))
 	names, err := fs.Glob(files, "templates/*.html")

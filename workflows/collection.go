@@ -15,20 +15,24 @@ import (
 const (
 	ActionReplied  = "replied"
 	ActionReminded = "reminded"
+	// ActionRespondentRemoved is a person taken off the respondents.
+	ActionRespondentRemoved = "respondent_removed"
 )
 
 // Collection is the workflow of one request for information: it waits for
 // submitted replies and cancellation (Updates), the reminder and expiry
 // (timers).
 func Collection(ctx workflow.Context, in CollectionInput) (CollectionState, error) {
-	c := &collection{in: in, state: CollectionState{Status: states.Open, Replies: []Reply{}}, request: newRequest(ctx, states.Open)}
+	c := &collection{in: in, state: CollectionState{Status: states.Open, Replies: []Reply{},
+		RespondentIDs: slices.Clone(in.RespondentIDs), RequiredResponses: in.RequiredResponses}, request: newRequest(ctx, states.Open)}
 	c.emails = true
-	if c.in.RequiredResponses < 1 {
-		c.in.RequiredResponses = len(c.in.RespondentIDs)
+	if c.state.RequiredResponses < 1 {
+		c.state.RequiredResponses = len(c.state.RespondentIDs)
 	}
 	if err := setUpdates(ctx, []update{
 		{UpdateSubmitReply, c.submitReply, func(ctx workflow.Context, r SubmitReplyRequest) error { return checkReply(&c.in, &c.state, r) }},
 		{UpdateCancel, c.cancel, func(ctx workflow.Context, r CancelRequest) error { return checkCancelCollection(&c.in, &c.state, r) }},
+		{UpdateRemoveRespondent, c.removeRespondent, func(ctx workflow.Context, r RemoveRespondentRequest) error { return c.state.checkRemoveRespondent(r) }},
 	}); err != nil {
 		return c.state, err
 	}
@@ -81,7 +85,7 @@ func (c *collection) remind(ctx workflow.Context) error {
 		if !c.open() {
 			return CollectionTransition{}, nil
 		}
-		for _, id := range c.in.RespondentIDs {
+		for _, id := range c.state.RespondentIDs {
 			if !c.state.submitted(id) {
 				waiting = append(waiting, id)
 			}
@@ -135,12 +139,12 @@ func (c *collection) submitReply(ctx workflow.Context, req SubmitReplyRequest) (
 			RespondentEmail: req.RespondentEmail, SubmittedAt: workflow.Now(ctx).UTC(), Answers: answers})
 		c.state.ResponsesSoFar = len(c.state.Replies)
 		t := CollectionTransition{Action: ActionReplied, ActorID: req.RespondentID, ActorName: req.RespondentName}
-		if c.state.ResponsesSoFar >= c.in.RequiredResponses {
+		if c.state.ResponsesSoFar >= c.state.RequiredResponses {
 			// The reply that completes the request is audited as a reply;
 			// its event says the request is complete.
 			c.settle(ctx, states.Complete)
 			t.Event = events.CollectionCompleted
-			t.Detail = "complete: " + strconv.Itoa(c.state.ResponsesSoFar) + " of " + strconv.Itoa(len(c.in.RespondentIDs)) + " respondents replied"
+			t.Detail = c.state.completeDetail()
 		}
 		return t, nil
 	})
@@ -160,6 +164,38 @@ func (c *collection) cancel(ctx workflow.Context, req CancelRequest) (Collection
 		return t, nil
 	})
 	return c.state, err
+}
+
+// removeRespondent takes a person removed from the organisation off an
+// open collection. A reply they submitted stays. requiredResponses is
+// lowered to the people left, so the request can still complete: it does
+// at once when the replies already reach it, and with nobody left it is
+// cancelled. The Update adds commands only to histories that receive it.
+func (c *collection) removeRespondent(ctx workflow.Context, req RemoveRespondentRequest) (CollectionState, error) {
+	err := c.transition(ctx, func() (CollectionTransition, error) {
+		if err := c.state.checkRemoveRespondent(req); err != nil {
+			return CollectionTransition{}, err
+		}
+		c.state.RespondentIDs = slices.DeleteFunc(slices.Clone(c.state.RespondentIDs), func(id string) bool { return id == req.PersonID })
+		t := CollectionTransition{Action: ActionRespondentRemoved, ActorID: req.ActorID, ActorName: req.ActorName,
+			Detail: "removed " + req.PersonName + " from the respondents"}
+		c.state.RequiredResponses = min(c.state.RequiredResponses, len(c.state.RespondentIDs))
+		switch {
+		case c.state.RequiredResponses == 0:
+			c.settle(ctx, states.Cancelled)
+			t.Detail += "; nobody is left to reply, so the request was cancelled"
+		case c.state.ResponsesSoFar >= c.state.RequiredResponses:
+			c.settle(ctx, states.Complete)
+			t.Event = events.CollectionCompleted
+			t.Detail += "; " + c.state.completeDetail()
+		}
+		return t, nil
+	})
+	return c.state, err
+}
+
+func (s *CollectionState) completeDetail() string {
+	return "complete: " + strconv.Itoa(s.ResponsesSoFar) + " of " + strconv.Itoa(len(s.RespondentIDs)) + " respondents replied"
 }
 
 func (s *CollectionState) submitted(personID string) bool {

@@ -25,7 +25,7 @@ func checkReply(in *CollectionInput, s *CollectionState, r SubmitReplyRequest) e
 	if err := s.checkOpen(); err != nil {
 		return err
 	}
-	if !slices.Contains(in.RespondentIDs, r.RespondentID) {
+	if !slices.Contains(s.RespondentIDs, r.RespondentID) {
 		return refuse(apperr.NotARespondent, "you were not asked to reply to this request for information")
 	}
 	if s.submitted(r.RespondentID) {
@@ -52,4 +52,19 @@ func checkCancelCollection(in *CollectionInput, s *CollectionState, r CancelRequ
 		return err
 	}
 	return mayCancel(in.Requester, r)
+}
+
+// checkRemoveRespondent takes off an open request only someone asked who
+// has not replied; the caller treats any refusal as nothing left to do.
+func (s *CollectionState) checkRemoveRespondent(r RemoveRespondentRequest) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	if !slices.Contains(s.RespondentIDs, r.PersonID) {
+		return refuse(apperr.NotARespondent, "%s is not among this request's respondents", r.PersonID)
+	}
+	if s.submitted(r.PersonID) {
+		return refuse(apperr.AlreadySubmitted, "%s has already replied", r.PersonID)
+	}
+	return nil
 }

@@ -258,3 +258,42 @@ func TestCollectionReminderAt(t *testing.T) {
 		})
 	}
 }
+
+func TestRemovingARespondentLowersWhatCompletesIt(t *testing.T) {
+	h := newCollectionHarness(t)
+	in := collectionInput(t) // mem_a, mem_b, mem_c; two replies complete it
+	in.RequiredResponses = 3
+	remove := func(id string) workflows.RemoveRespondentRequest {
+		return workflows.RemoveRespondentRequest{PersonID: id, PersonName: "Guest " + id, ActorID: "key_admin", ActorName: "admin"}
+	}
+	h.update(time.Minute, "a", workflows.UpdateSubmitReply, reply("mem_a", `{"budget":1,"vendor":"Acme"}`))
+	h.update(2*time.Minute, "remove-replied", workflows.UpdateRemoveRespondent, remove("mem_a"))
+	h.update(3*time.Minute, "remove-stranger", workflows.UpdateRemoveRespondent, remove("mem_x"))
+	h.update(4*time.Minute, "b", workflows.UpdateSubmitReply, reply("mem_b", `{"budget":2,"vendor":"Acme"}`))
+	h.update(5*time.Minute, "remove-c", workflows.UpdateRemoveRespondent, remove("mem_c"))
+	s := h.run(in)
+
+	h.refusedWith("remove-replied", apperr.AlreadySubmitted)
+	h.refusedWith("remove-stranger", apperr.NotARespondent)
+	assert.Equal(t, states.Complete, s.Status, "two of the two people left replied")
+	assert.Equal(t, 2, s.RequiredResponses)
+	assert.Equal(t, []string{"mem_a", "mem_b"}, s.RespondentIDs)
+	assert.Equal(t, []string{"created", "replied", "replied", "respondent_removed"}, h.actions())
+	last := h.transitions[3]
+	assert.Equal(t, "collection.completed", last.Event)
+	assert.Contains(t, last.Detail, "removed Guest mem_c from the respondents; complete")
+}
+
+func TestRemovingTheLastRespondentCancels(t *testing.T) {
+	h := newCollectionHarness(t)
+	in := collectionInput(t)
+	in.RespondentIDs, in.RequiredResponses = []string{"gst_1"}, 1
+	h.update(time.Minute, "remove", workflows.UpdateRemoveRespondent,
+		workflows.RemoveRespondentRequest{PersonID: "gst_1", PersonName: "Gus", ActorID: "key_admin", ActorName: "admin"})
+	h.update(2*time.Minute, "reply-after", workflows.UpdateSubmitReply, reply("gst_1", `{"budget":1,"vendor":"Acme"}`))
+	s := h.run(in)
+	assert.Equal(t, states.Cancelled, s.Status)
+	assert.Contains(t, h.transitions[1].Detail, "nobody is left to reply")
+	assert.Empty(t, h.transitions[1].Event)
+	assert.Empty(t, s.RespondentIDs)
+}

@@ -47,10 +47,14 @@ type Reply struct {
 // CollectionState is the workflow's view of a collection; every transition
 // persists a copy.
 type CollectionState struct {
-	Status         string
-	Replies        []Reply
-	ResponsesSoFar int
-	SettledAt      *time.Time
+	Status string
+	// RespondentIDs are who may reply: the input's, less the people
+	// removed since; RequiredResponses is lowered to match.
+	RespondentIDs     []string
+	RequiredResponses int
+	Replies           []Reply
+	ResponsesSoFar    int
+	SettledAt         *time.Time
 	// RemindedAt is when the one reminder went out.
 	RemindedAt *time.Time
 }
@@ -79,4 +83,13 @@ type EmailRespondentsInput struct {
 	CollectionID   string
 	Reminder       bool
 	PersonIDs      []string
+}
+
+// RemoveRespondentRequest takes a person off an open collection: an
+// administrator removed them from the organisation.
+type RemoveRespondentRequest struct {
+	PersonID   string
+	PersonName string
+	ActorID    string
+	ActorName  string
 }

@@ -45,6 +45,8 @@ const (
 	UpdateRemoveApprover = "removeApprover"
 	// UpdateSubmitReply is a respondent's submitted reply.
 	UpdateSubmitReply = "submitReply"
+	// UpdateRemoveRespondent takes a removed guest off an open collection.
+	UpdateRemoveRespondent = "removeRespondent"
 )
 
 // Activity names.

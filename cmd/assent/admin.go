@@ -13,6 +13,7 @@ import (
 
 	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/approvals"
+	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/logging"
@@ -223,7 +224,8 @@ var adminCommands = []adminCommand{
 			}
 			defer tc.Close()
 			a := approvals.New(approvals.Deps{Store: r.store, Temporal: tc, Logger: log})
-			if err := admin.New(r.store, a).RemoveGuest(r.ctx, id, guest, admin.Operator); err != nil {
+			col := collections.New(collections.Deps{Store: r.store, Temporal: tc, Logger: log})
+			if err := admin.New(r.store, a).WithRespondents(col).RemoveGuest(r.ctx, id, guest, admin.Operator); err != nil {
 				return nil, err
 			}
 			return map[string]any{"id": guest, "removed": true}, nil

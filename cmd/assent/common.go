@@ -167,7 +167,7 @@ func (s *services) owned() []requests.Owned { return []requests.Owned{s.approval
 func (r *resources) services(log *slog.Logger, baseURL string, policy *netguard.Policy) *services {
 	a := approvals.New(approvals.Deps{Store: r.store, Temporal: r.temporal, Logger: log, NetPolicy: policy})
 	col := collections.New(collections.Deps{Store: r.store, Temporal: r.temporal, Logger: log, NetPolicy: policy})
-	return &services{approvals: a, collections: col, webhooks: webhooks.New(r.store, policy, baseURL), admin: admin.New(r.store, a)}
+	return &services{approvals: a, collections: col, webhooks: webhooks.New(r.store, policy, baseURL), admin: admin.New(r.store, a).WithRespondents(col)}
 }
 
 // handler is the API and the pages over svc. mount adds the dev-only
