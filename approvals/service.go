@@ -27,14 +27,7 @@ import (
 const Kind = events.RequestApproval
 
 // Deps are what the service needs.
-type Deps struct {
-	Store    *models.Store
-	Temporal client.Client
-	Logger   *slog.Logger
-	// NetPolicy checks callback addresses when a request is created; nil
-	// is netguard.Public.
-	NetPolicy *netguard.Policy
-}
+type Deps = requests.Deps
 
 // Service runs the approval kind's operations. Build one per process and
 // share it between the adapters, so long-polls hear of every change.
@@ -48,13 +41,8 @@ type Service struct {
 
 // New returns the service.
 func New(d Deps) *Service {
+	d = d.Filled()
 	s := &Service{store: d.Store, temporal: d.Temporal, log: d.Logger, netPolicy: d.NetPolicy}
-	if s.netPolicy == nil {
-		s.netPolicy = netguard.Public
-	}
-	if s.log == nil {
-		s.log = slog.Default()
-	}
 	s.records = &requests.Records[models.Approval]{
 		Kind: Kind, Open: states.Pending, Get: s.store.GetApproval, Insert: s.store.CreateApproval,
 		DeleteUnstarted: s.store.DeleteUnstartedApproval, Reveal: s.store.RevealCallbackSecret,

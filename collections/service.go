@@ -31,13 +31,7 @@ import (
 const Kind = events.RequestCollection
 
 // Deps are what the service needs.
-type Deps struct {
-	Store    *models.Store
-	Temporal client.Client
-	Logger   *slog.Logger
-	// NetPolicy checks callback addresses; nil is netguard.Public.
-	NetPolicy *netguard.Policy
-}
+type Deps = requests.Deps
 
 // Service runs the collection kind's operations; build one per process.
 type Service struct {
@@ -50,13 +44,8 @@ type Service struct {
 
 // New returns the service.
 func New(d Deps) *Service {
+	d = d.Filled()
 	s := &Service{store: d.Store, temporal: d.Temporal, log: d.Logger, netPolicy: d.NetPolicy}
-	if s.netPolicy == nil {
-		s.netPolicy = netguard.Public
-	}
-	if s.log == nil {
-		s.log = slog.Default()
-	}
 	s.records = &requests.Records[models.Collection]{
 		Kind: "request for information", Open: states.Open, Get: s.store.GetCollection, Insert: s.store.CreateCollection,
 		DeleteUnstarted: s.store.DeleteUnstartedCollection, Reveal: s.store.RevealCollectionCallbackSecret,
@@ -70,17 +59,12 @@ func New(d Deps) *Service {
 	return s
 }
 
-// Limits of a collection beyond its questions.
-const (
-	MaxRespondents = 50
-)
-
 // CreateInput is the create body with its limits; Create checks what the
 // tags cannot.
 type CreateInput struct {
 	Title             string            `json:"title" validate:"required,notblank,max=200"`
 	Description       string            `json:"description" validate:"max=20000"`
-	Questions         []questions.Input `json:"questions" validate:"required,min=1,max=40"`
+	Questions         []questions.Input `json:"questions"` // checked by questions.Define
 	Respondents       []string          `json:"respondents" validate:"required,min=1,max=50,dive,required,max=320"`
 	DueAt             *string           `json:"dueAt"`
 	ExpiresAt         *string           `json:"expiresAt"`

@@ -93,15 +93,18 @@ func (r *report) problem(counter *int, format string, args ...any) {
 }
 
 // list reads every approval of the organisation.
-func (l *load) list() ([]approval, error) {
-	var all []approval
+func (l *load) list() ([]approval, error) { return listAll[approval](l, "/api/v1/approvals") }
+
+// listAll reads every page of the organisation's records at path.
+func listAll[T any](l *load, path string) ([]T, error) {
+	var all []T
 	cursor := ""
 	for {
 		var page struct {
-			Data       []approval `json:"data"`
-			NextCursor *string    `json:"nextCursor"`
+			Data       []T     `json:"data"`
+			NextCursor *string `json:"nextCursor"`
 		}
-		if err := l.get("/api/v1/approvals?limit=200&cursor="+cursor, &page); err != nil {
+		if err := l.get(path+"?limit=200&cursor="+cursor, &page); err != nil {
 			return nil, err
 		}
 		all = append(all, page.Data...)

@@ -137,22 +137,7 @@ func (c *collection) repliesBy(personID string) int {
 
 // listCollections reads every collection of the organisation.
 func (l *load) listCollections() ([]collection, error) {
-	var all []collection
-	cursor := ""
-	for {
-		var page struct {
-			Data       []collection `json:"data"`
-			NextCursor *string      `json:"nextCursor"`
-		}
-		if err := l.get("/api/v1/collections?limit=200&cursor="+cursor, &page); err != nil {
-			return nil, err
-		}
-		all = append(all, page.Data...)
-		if page.NextCursor == nil {
-			return all, nil
-		}
-		cursor = *page.NextCursor
-	}
+	return listAll[collection](l, "/api/v1/collections")
 }
 
 // settleCollections waits for every collection past its expiry to expire,

@@ -167,16 +167,7 @@ func (s *Store) RevealCallbackSecret(a *Approval) (err error) {
 // and unbinds the claim that made it, so a failed creation leaves nothing
 // behind and a retry with the same key creates afresh.
 func (s *Store) DeleteUnstartedApproval(ctx context.Context, orgID, id string) error {
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		res := tx.Where("organization_id = ? AND id = ? AND seq = 0", orgID, id).Delete(&Approval{})
-		if res.Error != nil || res.RowsAffected == 0 {
-			return res.Error
-		}
-		if err := unbindClaims(tx, orgID, id); err != nil {
-			return err
-		}
-		return tx.Where("approval_id = ?", id).Delete(&ApprovalApprover{}).Error
-	})
+	return deleteUnstarted[Approval](s, ctx, orgID, id, &ApprovalApprover{}, "approval_id")
 }
 
 // GetApproval returns one of the organisation's approvals.
@@ -308,10 +299,7 @@ func (s *Store) ApprovalStatuses(ctx context.Context, ids []string) (map[string]
 // UnownedApprovals lists pending approvals whose workflow has not run its
 // first step although they were created before olderThan.
 func (s *Store) UnownedApprovals(ctx context.Context, olderThan time.Time, limit int) ([]Approval, error) {
-	var out []Approval
-	err := s.db.WithContext(ctx).Where("seq = 0 AND status = ? AND created_at < ?", states.Pending, olderThan).
-		Order("id").Limit(limit).Find(&out).Error
-	return out, err
+	return unowned[Approval](s.db.WithContext(ctx), states.Pending, olderThan, limit)
 }
 
 // ApprovalChange is one approval workflow transition to apply to the read

@@ -132,20 +132,30 @@ func insertRespondents(tx *gorm.DB, id string, personIDs []string) error {
 	return tx.Create(&rows).Error
 }
 
-// openCollectionsOf lists the ids of the organisation's open collections
-// that ask personID and have no reply from them, oldest first.
-func openCollectionsOf(tx *gorm.DB, orgID, personID string) ([]string, error) {
-	var open []Collection
-	err := tx.Where("organization_id = ? AND status = ?", orgID, states.Open).
-		Where("id IN (?)", tx.Model(&CollectionRespondent{}).Select("collection_id").Where("person_id = ?", personID)).
-		Order("id").Find(&open).Error
-	var out []string
-	for _, c := range open {
-		if !c.Replied(personID) {
-			out = append(out, c.ID)
-		}
+// waitingOn lists the organisation's open collections that ask personID
+// and have no reply from them, in order.
+func waitingOn(tx *gorm.DB, orgID, personID string, order ...string) ([]Collection, error) {
+	q := tx.Where("organization_id = ? AND status = ?", orgID, states.Open).
+		Where("id IN (?)", tx.Model(&CollectionRespondent{}).Select("collection_id").Where("person_id = ?", personID))
+	for _, o := range order {
+		q = q.Order(o)
 	}
-	return out, err
+	var open []Collection
+	if err := q.Find(&open).Error; err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(open, func(c Collection) bool { return c.Replied(personID) }), nil
+}
+
+// openCollectionsOf lists the ids of the collections waiting on personID
+// (waitingOn), oldest first.
+func openCollectionsOf(tx *gorm.DB, orgID, personID string) ([]string, error) {
+	open, err := waitingOn(tx, orgID, personID, "id")
+	ids := make([]string, len(open))
+	for i, c := range open {
+		ids[i] = c.ID
+	}
+	return ids, err
 }
 
 // RevealCollectionCallbackSecret sets c.CallbackSecret from its sealed
@@ -158,16 +168,7 @@ func (s *Store) RevealCollectionCallbackSecret(c *Collection) (err error) {
 // DeleteUnstartedCollection removes a collection whose workflow never
 // started, as DeleteUnstartedApproval does.
 func (s *Store) DeleteUnstartedCollection(ctx context.Context, orgID, id string) error {
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		res := tx.Where("organization_id = ? AND id = ? AND seq = 0", orgID, id).Delete(&Collection{})
-		if res.Error != nil || res.RowsAffected == 0 {
-			return res.Error
-		}
-		if err := unbindClaims(tx, orgID, id); err != nil {
-			return err
-		}
-		return tx.Where("collection_id = ?", id).Delete(&CollectionRespondent{}).Error
-	})
+	return deleteUnstarted[Collection](s, ctx, orgID, id, &CollectionRespondent{}, "collection_id")
 }
 
 // GetCollection returns one of the organisation's collections.
@@ -201,24 +202,8 @@ func (s *Store) ListCollections(ctx context.Context, orgID string, f CollectionF
 // OpenCollectionsFor lists the open collections personID was asked to
 // reply to and has not, the earliest due (else expiring) first.
 func (s *Store) OpenCollectionsFor(ctx context.Context, orgID, personID string, limit int) ([]Collection, error) {
-	db := s.db.WithContext(ctx)
-	var out []Collection
-	err := db.Where("organization_id = ? AND status = ?", orgID, states.Open).
-		Where("id IN (?)", db.Model(&CollectionRespondent{}).Select("collection_id").Where("person_id = ?", personID)).
-		Order("COALESCE(due_at, expires_at)").Order("id").Find(&out).Error
-	if err != nil {
-		return nil, err
-	}
-	waiting := out[:0]
-	for _, c := range out {
-		if !c.Replied(personID) {
-			waiting = append(waiting, c)
-		}
-	}
-	if len(waiting) > limit {
-		waiting = waiting[:limit]
-	}
-	return waiting, nil
+	waiting, err := waitingOn(s.db.WithContext(ctx), orgID, personID, "COALESCE(due_at, expires_at)", "id")
+	return waiting[:min(limit, len(waiting))], err
 }
 
 // Replied reports whether personID has submitted a reply.
@@ -240,10 +225,7 @@ func (s *Store) CollectionStatuses(ctx context.Context, ids []string) (map[strin
 // UnownedCollections lists open collections whose workflow has not run its
 // first step although they were created before olderThan.
 func (s *Store) UnownedCollections(ctx context.Context, olderThan time.Time, limit int) ([]Collection, error) {
-	var out []Collection
-	err := s.db.WithContext(ctx).Where("seq = 0 AND status = ? AND created_at < ?", states.Open, olderThan).
-		Order("id").Limit(limit).Find(&out).Error
-	return out, err
+	return unowned[Collection](s.db.WithContext(ctx), states.Open, olderThan, limit)
 }
 
 // CollectionChange is one collection workflow transition to apply.

@@ -158,3 +158,29 @@ func (s *Store) openCallbackSecret(id string, sealed *string) (*string, error) {
 	}
 	return &secret, nil
 }
+
+// deleteUnstarted removes a request of type T whose workflow never started
+// (Seq 0), what indexes it (the index table's rows whose column names it),
+// and unbinds the claim that made it, so a failed creation leaves nothing
+// behind and a retry with the same key creates afresh.
+func deleteUnstarted[T any](s *Store, ctx context.Context, orgID, id string, index any, column string) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Where("organization_id = ? AND id = ? AND seq = 0", orgID, id).Delete(new(T))
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		if err := unbindClaims(tx, orgID, id); err != nil {
+			return err
+		}
+		return tx.Where(column+" = ?", id).Delete(index).Error
+	})
+}
+
+// unowned lists requests of type T still in their open status whose
+// workflow has not run its first step although they were created before
+// olderThan: the reconciler starts them.
+func unowned[T any](db *gorm.DB, open string, olderThan time.Time, limit int) ([]T, error) {
+	var out []T
+	err := db.Where("seq = 0 AND status = ? AND created_at < ?", open, olderThan).Order("id").Limit(limit).Find(&out).Error
+	return out, err
+}

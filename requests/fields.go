@@ -4,15 +4,41 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"time"
+
+	"go.temporal.io/sdk/client"
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/validate"
+	"github.com/assent-hq/assent/models"
 )
 
 // The fields every kind of request takes alike, checked one way.
+
+// Deps are what every kind's service needs.
+type Deps struct {
+	Store    *models.Store
+	Temporal client.Client
+	Logger   *slog.Logger
+	// NetPolicy checks callback addresses when a request is created; nil
+	// is netguard.Public.
+	NetPolicy *netguard.Policy
+}
+
+// Filled returns d with its defaults: the public address policy and the
+// default logger.
+func (d Deps) Filled() Deps {
+	if d.NetPolicy == nil {
+		d.NetPolicy = netguard.Public
+	}
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	return d
+}
 
 // PollInterval is how often a long-poll checks for changes made in other
 // processes; changes made in this one wake it at once.

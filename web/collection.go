@@ -40,9 +40,10 @@ type answeredQuestion struct {
 	// Values are the answer as the form holds it: one value, or the
 	// options chosen.
 	Values []string
-	// Text is the answer as a person reads it, for the read-only view.
-	Text string
 }
+
+// Text is the answer as a person reads it, for the read-only view.
+func (q answeredQuestion) Text() string { return strings.Join(q.Values, ", ") }
 
 // Has reports whether v is among the values (a chosen option).
 func (q answeredQuestion) Has(v string) bool { return slices.Contains(q.Values, v) }
@@ -94,7 +95,6 @@ func (p *Pages) showCollection(c *gin.Context, status int, problem, problemField
 		} else {
 			aq.Values = formValues(answers[q.ID])
 		}
-		aq.Text = strings.Join(aq.Values, ", ")
 		page.Questions = append(page.Questions, aq)
 	}
 	p.Render(c, status, "collection", page)
