@@ -95,7 +95,7 @@ func (s *service) start() {
 	for time.Now().Before(deadline) {
 		select {
 		case <-s.exited:
-			s.t.Fatalf("assent dev exited while starting; see %s", s.logFile.Name())
+			s.t.Fatalf("assent dev exited while starting; its log ends:\n%s", s.logTail())
 		default:
 		}
 		if resp, err := http.Get(s.url("/readyz")); err == nil {
@@ -109,7 +109,7 @@ func (s *service) start() {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	s.t.Fatalf("assent dev did not become ready in 2 minutes; see %s", s.logFile.Name())
+	s.t.Fatalf("assent dev did not become ready in 2 minutes; its log ends:\n%s", s.logTail())
 }
 
 // kill sends SIGKILL to the whole process group and waits for the exit.
@@ -160,4 +160,18 @@ func waitUntil(ctx context.Context, cond func() bool) bool {
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
+}
+
+// logTail is the end of the service's log, for a failure message: the
+// test's folder, and the log with it, is gone once the test ends.
+func (s *service) logTail() string {
+	b, err := os.ReadFile(s.logFile.Name())
+	if err != nil {
+		return err.Error()
+	}
+	const keep = 4000
+	if len(b) > keep {
+		b = b[len(b)-keep:]
+	}
+	return string(b)
 }
