@@ -48,6 +48,9 @@ const (
 	InvalidAnswer       = "invalid_answer"
 	NotARespondent      = "not_a_respondent"
 	AlreadySubmitted    = "already_submitted"
+	SlugTaken           = "slug_taken"
+	ContentTooLarge     = "content_too_large"
+	InvalidArchive      = "invalid_archive"
 )
 
 var statusByCode = map[string]int{
@@ -89,6 +92,9 @@ var statusByCode = map[string]int{
 	InvalidAnswer:       http.StatusBadRequest,
 	NotARespondent:      http.StatusForbidden,
 	AlreadySubmitted:    http.StatusConflict,
+	SlugTaken:           http.StatusConflict,
+	ContentTooLarge:     http.StatusRequestEntityTooLarge,
+	InvalidArchive:      http.StatusBadRequest,
 }
 
 // Error is a failure the caller can act on.
