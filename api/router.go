@@ -20,6 +20,7 @@ import (
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/webhooks"
 )
 
@@ -36,6 +37,7 @@ type Deps struct {
 	// the pages; nil builds one of their own from the fields above (tests).
 	Approvals   *approvals.Service
 	Collections *collections.Service
+	Reports     *reports.Service
 	Webhooks    *webhooks.Service
 	Admin       *admin.Service
 	// NetPolicy says which receiver addresses may be saved when the
@@ -54,6 +56,7 @@ type handlers struct {
 	baseURL     string
 	approvals   *approvals.Service
 	collections *collections.Service
+	reports     *reports.Service
 	webhooks    *webhooks.Service
 	admin       *admin.Service
 }
@@ -63,7 +66,7 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 // New returns the HTTP handler for the API and health checks.
 func New(d Deps) http.Handler {
 	h := &handlers{store: d.Store, temporal: d.Temporal, log: d.Logger, baseURL: d.BaseURL,
-		approvals: d.Approvals, collections: d.Collections, webhooks: d.Webhooks, admin: d.Admin}
+		approvals: d.Approvals, collections: d.Collections, reports: d.Reports, webhooks: d.Webhooks, admin: d.Admin}
 	if h.collections == nil {
 		h.collections = collections.New(collections.Deps{Store: d.Store, Temporal: d.Temporal, Logger: d.Logger, NetPolicy: d.NetPolicy})
 	}
@@ -89,7 +92,16 @@ func New(d Deps) http.Handler {
 	// a path is served as registered or answered by NoRoute.
 	r.RedirectTrailingSlash, r.RedirectFixedPath = false, false
 	r.Use(accessLog(d.Logger), errorsMiddleware(d.Logger))
-	r.NoRoute(noRoute)
+	// Routes match the path as sent, so a slug's %2F stays inside its
+	// parameter; a slug sent with bare slashes is routed again, encoded.
+	r.UseRawPath = true
+	r.NoRoute(func(c *gin.Context) {
+		if unencodedSlug(c.Request.URL) {
+			r.HandleContext(c)
+			return
+		}
+		noRoute(c)
+	})
 	r.NoMethod(func(c *gin.Context) {
 		fail(c, apperr.New(apperr.MethodNotAllowed, "%s is not allowed here", c.Request.Method))
 	})
@@ -119,6 +131,18 @@ func New(d Deps) http.Handler {
 	h.postResumable(v1, "/collections/:id/cancel", requireScope(scopes.CollectionsWrite), h.cancelCollection)
 	// A respondent's reply: member tokens only; the workflow decides who may.
 	h.postResumable(v1, "/collections/:id/replies", h.replyToCollection)
+
+	h.post(v1, "/uploads", requireScope(scopes.ReportsWrite), h.createUpload)
+	r.PUT(reports.UploadPath(":ticket"), h.receiveUpload)
+	// Publishes carry documents: their group reads larger bodies.
+	docs := r.Group("/api/v1", h.authenticate, readBody(ReportBodyLimit))
+	h.postResumable(docs, "/reports", requireScope(scopes.ReportsWrite), h.createReport)
+	h.postResumable(docs, "/reports/:idOrSlug/versions", requireScope(scopes.ReportsWrite), h.publishVersion)
+	v1.GET("/reports", requireScope(scopes.ReportsRead), h.listReports)
+	v1.GET("/reports/:idOrSlug", requireScope(scopes.ReportsRead), h.getReport)
+	v1.GET("/reports/:idOrSlug/versions", requireScope(scopes.ReportsRead), h.listVersions)
+	h.post(v1, "/reports/:idOrSlug/rollback", requireScope(scopes.ReportsWrite), h.rollbackReport)
+	h.post(v1, "/reports/:idOrSlug/archive", requireScope(scopes.ReportsWrite), h.archiveReport)
 
 	h.post(v1, "/flows", requireScope(scopes.FlowsWrite), h.createFlow)
 	v1.GET("/flows/:id", requireScope(scopes.FlowsRead), h.getFlow)
@@ -158,6 +182,9 @@ func New(d Deps) http.Handler {
 	h.post(adm, "/webhooks/:id/recover", h.recoverDeliveries)
 	adm.GET("/deliveries/:id", h.getDelivery)
 	h.post(adm, "/deliveries/:id/resend", h.resendDelivery)
+	adm.GET("/held-versions", h.listHeldVersions)
+	h.postResumable(adm, "/held-versions/:id/release", h.releaseHeld)
+	h.postResumable(adm, "/held-versions/:id/decline", h.declineHeld)
 
 	if d.Mount != nil {
 		d.Mount(r)

@@ -470,6 +470,67 @@ var migrations = []*gormigrate.Migration{
 			return nil
 		},
 	},
+	{
+		// Report publishing: reports, their versions and upload tickets.
+		ID: "202611240001_reports",
+		Migrate: func(tx *gorm.DB) error {
+			type Report struct {
+				ID             string     `gorm:"primaryKey;size:40"`
+				OrganizationID string     `gorm:"size:40;not null;uniqueIndex:idx_reports_org_slug,priority:1"`
+				Slug           string     `gorm:"size:200;not null;uniqueIndex:idx_reports_org_slug,priority:2"`
+				Key            string     `gorm:"size:40;not null;uniqueIndex"`
+				Title          string     `gorm:"size:200;not null"`
+				Living         bool       `gorm:"not null"`
+				Classification string     `gorm:"size:20;not null"`
+				Audience       StringList `gorm:"type:text;not null"`
+				Archived       bool       `gorm:"not null"`
+				OwnerID        string     `gorm:"size:60;not null"`
+				OwnerName      string     `gorm:"size:320;not null"`
+				OwnerPerson    bool       `gorm:"not null"`
+				FlowID         *string    `gorm:"size:40;index"`
+				LatestVersion  int        `gorm:"not null"`
+				LiveVersion    *int
+				AuditSeq       int `gorm:"not null"`
+				CreatedAt      time.Time
+				UpdatedAt      time.Time
+			}
+			type ReportVersion struct {
+				ID              string `gorm:"primaryKey;size:40"`
+				OrganizationID  string `gorm:"size:40;not null;index:idx_report_versions_org_state,priority:1"`
+				ReportID        string `gorm:"size:40;not null;uniqueIndex:idx_report_versions_number,priority:1"`
+				Version         int    `gorm:"not null;uniqueIndex:idx_report_versions_number,priority:2"`
+				State           string `gorm:"size:20;not null;index:idx_report_versions_org_state,priority:2"`
+				ChangeSummary   string `gorm:"type:text;not null"`
+				PublishedBy     string `gorm:"size:60;not null"`
+				PublishedByName string `gorm:"size:320;not null"`
+				Files           string `gorm:"type:text;not null"`
+				Bytes           int64  `gorm:"not null"`
+				Findings        string `gorm:"type:text;not null"`
+				HoldStarted     bool   `gorm:"not null"`
+				DecidedBy       *string
+				DecidedByName   *string
+				DecidedAt       *time.Time
+				CreatedAt       time.Time
+			}
+			type Upload struct {
+				ID             string `gorm:"primaryKey;size:40"`
+				OrganizationID string `gorm:"size:40;not null;index"`
+				TicketHash     string `gorm:"size:64;not null;uniqueIndex"`
+				CreatedBy      string `gorm:"size:60;not null"`
+				ContentType    string `gorm:"size:40;not null"`
+				Size           int64  `gorm:"not null"`
+				Blob           string `gorm:"size:80;not null"`
+				UploadedAt     *time.Time
+				ConsumedAt     *time.Time
+				ExpiresAt      time.Time `gorm:"not null"`
+				CreatedAt      time.Time
+			}
+			return tx.Migrator().CreateTable(&Report{}, &ReportVersion{}, &Upload{})
+		},
+		Rollback: func(tx *gorm.DB) error {
+			return tx.Migrator().DropTable("uploads", "report_versions", "reports")
+		},
+	},
 }
 
 // RequireMigrated fails when the database lacks a migration this binary

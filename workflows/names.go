@@ -16,6 +16,7 @@ const (
 	WorkflowApproval   = "Approval"
 	WorkflowCollection = "Collection"
 	WorkflowDelivery   = "Delivery"
+	WorkflowHold       = "PublishHold"
 )
 
 // ApprovalWorkflowID is the workflow id of approval id.
@@ -23,6 +24,9 @@ func ApprovalWorkflowID(id string) string { return "approval/" + id }
 
 // CollectionWorkflowID is the workflow id of collection id.
 func CollectionWorkflowID(id string) string { return "collection/" + id }
+
+// HoldWorkflowID is the workflow id of held version id.
+func HoldWorkflowID(versionID string) string { return "publish-hold/" + versionID }
 
 // DeliveryWorkflowID is the workflow id of one send of a delivery: one
 // workflow per event and receiver, so the system never delivers an event
@@ -47,6 +51,9 @@ const (
 	UpdateSubmitReply = "submitReply"
 	// UpdateRemoveRespondent takes a removed guest off an open collection.
 	UpdateRemoveRespondent = "removeRespondent"
+	// UpdateDecideHold releases or declines a version the publish scan
+	// held.
+	UpdateDecideHold = "decideHold"
 )
 
 // Activity names.
@@ -66,4 +73,8 @@ const (
 	// ActivityDeliver makes one attempt to deliver one event to one
 	// receiver.
 	ActivityDeliver = "Deliver"
+	// ActivityStartHold records that a held version's workflow took it
+	// up; ActivityDecideHeld writes its release or decline.
+	ActivityStartHold  = "StartHold"
+	ActivityDecideHeld = "DecideHeld"
 )

@@ -22,13 +22,16 @@ import (
 	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
+	"github.com/assent-hq/assent/internal/blobstore"
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/logging"
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/payloadcodec"
+	"github.com/assent-hq/assent/internal/publishscan"
 	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/web"
 	"github.com/assent-hq/assent/webhooks"
@@ -72,6 +75,9 @@ type resources struct {
 	store    *models.Store
 	temporal client.Client
 	mailer   mail.Sender
+	// blobs and scanner publish reports (serve, dev).
+	blobs   *blobstore.Store
+	scanner *publishscan.Scanner
 }
 
 // needs says what a subcommand opens.
@@ -86,6 +92,9 @@ type needs struct {
 	temporal, searchAttributes bool
 	// mailer sends email over SMTP as configured (serve, worker).
 	mailer bool
+	// publishing opens the blob store and builds the publish scan (serve,
+	// dev).
+	publishing bool
 }
 
 // open opens what n asks for, the same way for every subcommand. On error
@@ -136,11 +145,22 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger, n needs) (_
 			return nil, err
 		}
 	}
+	if n.publishing {
+		if r.blobs, err = blobstore.Open(ctx, cfg.BlobURL, cfg.BlobDir()); err != nil {
+			return nil, err
+		}
+		if r.scanner, err = publishscan.New(); err != nil {
+			return nil, fmt.Errorf("publish scan: %w", err)
+		}
+	}
 	return r, nil
 }
 
 // Close releases what open opened.
 func (r *resources) Close() {
+	if r.blobs != nil {
+		r.blobs.Close()
+	}
 	if r.temporal != nil {
 		r.temporal.Close()
 	}
@@ -155,19 +175,24 @@ func (r *resources) Close() {
 type services struct {
 	approvals   *approvals.Service
 	collections *collections.Service
+	reports     *reports.Service
 	webhooks    *webhooks.Service
 	admin       *admin.Service
 }
 
-// owned are the kinds of request whose workflows the reconciler starts.
-func (s *services) owned() []requests.Owned { return []requests.Owned{s.approvals, s.collections} }
+// owned are the kinds of record whose workflows the reconciler starts.
+func (s *services) owned() []requests.Owned {
+	return []requests.Owned{s.approvals, s.collections, s.reports}
+}
 
 // services builds them; policy says which receiver addresses may be saved
 // (nil is netguard.Public).
 func (r *resources) services(log *slog.Logger, baseURL string, policy *netguard.Policy) *services {
 	a := approvals.New(approvals.Deps{Store: r.store, Temporal: r.temporal, Logger: log, NetPolicy: policy})
 	col := collections.New(collections.Deps{Store: r.store, Temporal: r.temporal, Logger: log, NetPolicy: policy})
-	return &services{approvals: a, collections: col, webhooks: webhooks.New(r.store, policy, baseURL), admin: admin.New(r.store, a).WithRespondents(col)}
+	rep := reports.New(reports.Deps{Store: r.store, Temporal: r.temporal, Blobs: r.blobs, Scanner: r.scanner, Logger: log, BaseURL: baseURL})
+	return &services{approvals: a, collections: col, reports: rep, webhooks: webhooks.New(r.store, policy, baseURL),
+		admin: admin.New(r.store, a).WithRespondents(col)}
 }
 
 // handler is the API and the pages over svc. mount adds the dev-only
@@ -178,7 +203,7 @@ func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string
 		Codec: &web.CodecSettings{Decode: converter.NewPayloadCodecHTTPHandler(payloadcodec.AcceptingPlain(r.secrets)),
 			UIOrigin: cfg.TemporalUIURL, Operators: cfg.Operators}, Dev: dev})
 	h := api.New(api.Deps{Store: r.store, Temporal: r.temporal, Logger: log, BaseURL: baseURL, TrustedProxies: cfg.TrustedProxies,
-		Approvals: svc.approvals, Collections: svc.collections, Webhooks: svc.webhooks, Admin: svc.admin,
+		Approvals: svc.approvals, Collections: svc.collections, Reports: svc.reports, Webhooks: svc.webhooks, Admin: svc.admin,
 		Mount: func(e *gin.Engine) {
 			if mount != nil {
 				mount(e)
@@ -234,7 +259,8 @@ func oidcSettings(cfg *config.Config) *web.OIDCSettings {
 
 // runBackground runs what every process that serves HTTP runs beside it:
 // the hourly purges of expired idempotency keys and sign-ins.
-func runBackground(ctx context.Context, g *errgroup.Group, log *slog.Logger, store *models.Store) {
+func runBackground(ctx context.Context, g *errgroup.Group, log *slog.Logger, store *models.Store, rep *reports.Service) {
+	g.Go(func() error { purgeHourly(ctx, log, "uploads", rep.PurgeUploads); return nil })
 	g.Go(func() error {
 		purgeHourly(ctx, log, "idempotency keys", store.PurgeExpiredIdempotencyKeys)
 		return nil

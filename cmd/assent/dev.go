@@ -51,7 +51,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		cfg.Operators = []string{demoMembers[0].Email}
 	}
 
-	r, err := open(ctx, cfg, log, needs{keys: config.KeyOrNewInDataDir, migrate: true, temporal: true, searchAttributes: true})
+	r, err := open(ctx, cfg, log, needs{keys: config.KeyOrNewInDataDir, migrate: true, temporal: true, searchAttributes: true, publishing: true})
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		pages.Wait()
 		return err
 	})
-	runBackground(gctx, g, log, r.store)
+	runBackground(gctx, g, log, r.store, svc.reports)
 	g.Go(func() error { requests.RunReconciler(gctx, log, svc.owned()...); return nil })
 	dispatcher := &worker.Dispatcher{Client: r.temporal, Store: r.store, Log: log, RetryUnit: cfg.DevRetryUnit, Interval: dispatchInterval}
 	g.Go(func() error { dispatcher.Run(gctx); return nil })

@@ -20,19 +20,23 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer l.Close()
-	r, err := open(ctx, cfg, log, needs{temporal: true, mailer: true})
+	r, err := open(ctx, cfg, log, needs{temporal: true, mailer: true, publishing: true})
 	if err != nil {
 		return err
 	}
 	defer r.Close()
 	log.Info("serving", "address", l.Addr().String(), "baseUrl", baseURL)
-	handler, pages := r.handler(cfg, log, baseURL, r.services(log, baseURL, nil), nil, nil)
+	if cfg.BlobURL == "" {
+		log.Warn("ASSENT_BLOB_URL is not set: report files are kept in " + cfg.BlobDir() + ", which only this process sees; set it to S3-compatible storage when more than one assent serve runs")
+	}
+	svc := r.services(log, baseURL, nil)
+	handler, pages := r.handler(cfg, log, baseURL, svc, nil, nil)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		err := serveHTTP(gctx, l, handler, log)
 		pages.Wait()
 		return err
 	})
-	runBackground(gctx, g, log, r.store)
+	runBackground(gctx, g, log, r.store, svc.reports)
 	return g.Wait()
 }

@@ -21,10 +21,14 @@ import (
 
 // Config is every setting a subcommand may use.
 type Config struct {
-	HTTPAddr          string
-	BaseURL           string
-	DataDir           string
-	DatabaseURL       string
+	HTTPAddr    string
+	BaseURL     string
+	DataDir     string
+	DatabaseURL string
+	// BlobURL is where report files are kept: s3://… for S3-compatible
+	// storage, file:///… for a folder; empty is the data dir's blobs
+	// folder.
+	BlobURL           string
 	TemporalAddress   string
 	TemporalNamespace string
 	TemporalPort      int
@@ -81,6 +85,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.BaseURL, "base-url", env("ASSENT_BASE_URL", ""), "public address of the API and pages (ASSENT_BASE_URL); default http://<http-addr>")
 	fs.StringVar(&c.DataDir, "data-dir", env("ASSENT_DATA_DIR", ".assent"), "folder for dev data (ASSENT_DATA_DIR)")
 	fs.StringVar(&c.DatabaseURL, "database-url", env("ASSENT_DATABASE_URL", ""), "postgres://… or sqlite:<path> (ASSENT_DATABASE_URL); default SQLite in the data dir")
+	fs.StringVar(&c.BlobURL, "blob-url", env("ASSENT_BLOB_URL", ""), "where report files are kept (ASSENT_BLOB_URL): s3://bucket?region=…&endpoint=…&use_path_style=true or file:///path; default the blobs folder in the data dir")
 	fs.StringVar(&c.TemporalAddress, "temporal-address", env("ASSENT_TEMPORAL_ADDRESS", "127.0.0.1:7233"), "Temporal frontend host:port (ASSENT_TEMPORAL_ADDRESS)")
 	fs.StringVar(&c.TemporalNamespace, "temporal-namespace", env("ASSENT_TEMPORAL_NAMESPACE", "default"), "Temporal namespace (ASSENT_TEMPORAL_NAMESPACE)")
 	fs.IntVar(&c.TemporalPort, "temporal-port", envInt("ASSENT_TEMPORAL_PORT", 7233), "embedded Temporal frontend port (ASSENT_TEMPORAL_PORT); 0 picks a free one")
@@ -203,6 +208,9 @@ func isAre(n int) string {
 	}
 	return "are"
 }
+
+// BlobDir is the folder report files are kept in when BlobURL is empty.
+func (c *Config) BlobDir() string { return filepath.Join(c.DataDir, "blobs") }
 
 // PublicBaseURL is the configured base URL without a trailing slash, so
 // paths can be appended; empty when none is set.

@@ -23,3 +23,10 @@ const CollectionPage = "/collections/:id"
 
 // Collection is the path of collection id's page.
 func Collection(id string) string { return "/collections/" + id }
+
+// ReportPage is the route of a report's page in the app; Report builds its
+// path. A slug's slashes stay slashes, so the address reads as the slug.
+const ReportPage = "/reports/*slug"
+
+// Report is the path of the page of the report with slug.
+func Report(slug string) string { return "/reports/" + slug }

@@ -1,0 +1,34 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/wire"
+	"github.com/assent-hq/assent/workflows"
+)
+
+// StartHold records that a held version's workflow took it up, so the
+// reconciler leaves it alone.
+func (a *Activities) StartHold(ctx context.Context, in workflows.PublishHoldInput) error {
+	return a.Store.MarkHoldStarted(ctx, in.OrganizationID, in.VersionID)
+}
+
+// DecideHeld writes a held version's release or decline: the version, the
+// report's live version when it goes live, the audit entry and the event.
+// A retry of a decision already written changes nothing.
+func (a *Activities) DecideHeld(ctx context.Context, o workflows.HoldOutcome) error {
+	by := models.Actor{ID: o.ActorID, Name: o.ActorName}
+	if o.Timeout {
+		by = systemActor
+	}
+	_, _, err := a.Store.DecideHeld(ctx, o.OrganizationID, o.VersionID, o.Decision == workflows.HoldRelease, by, a.reportEventData)
+	return err
+}
+
+// reportEventData is a report event's data: the report with the version
+// concerned.
+func (a *Activities) reportEventData(r *models.Report, v *models.ReportVersion) ([]byte, error) {
+	return json.Marshal(wire.NewReport(r, v, a.BaseURL))
+}

@@ -1,0 +1,714 @@
+package models
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/ids"
+)
+
+// Report classifications, read by the organisation's sharing rules.
+const (
+	ClassPublic       = "public"
+	ClassInternal     = "internal"
+	ClassConfidential = "confidential"
+	ClassRestricted   = "restricted"
+)
+
+// Classifications lists them from least to most guarded.
+var Classifications = []string{ClassPublic, ClassInternal, ClassConfidential, ClassRestricted}
+
+// What became of a version. Live and previous are not stored: a published
+// version is live when it is the report's LiveVersion, previous otherwise.
+const (
+	VersionPublished = "published"
+	VersionHeld      = "held"
+	VersionDeclined  = "declined"
+	// VersionLive and VersionPrevious are the wire statuses of published
+	// versions.
+	VersionLive     = "live"
+	VersionPrevious = "previous"
+)
+
+// Report is a published HTML document at a stable address. Its content is
+// in its versions; Audience is kept as sent until sharing resolves it.
+type Report struct {
+	ID             string `gorm:"primaryKey;size:40"`
+	OrganizationID string `gorm:"size:40;not null;uniqueIndex:idx_reports_org_slug,priority:1"`
+	Slug           string `gorm:"size:200;not null;uniqueIndex:idx_reports_org_slug,priority:2"`
+	// Key names the report's own origin when readers open it: random and
+	// stable, unlike the slug, so a host name reveals nothing.
+	Key            string     `gorm:"size:40;not null;uniqueIndex"`
+	Title          string     `gorm:"size:200;not null"`
+	Living         bool       `gorm:"not null"`
+	Classification string     `gorm:"size:20;not null"`
+	Audience       StringList `gorm:"type:text;not null"`
+	Archived       bool       `gorm:"not null"`
+	// OwnerID is the member who published it, or the key for an agent.
+	OwnerID     string  `gorm:"size:60;not null"`
+	OwnerName   string  `gorm:"size:320;not null"`
+	OwnerPerson bool    `gorm:"not null"`
+	FlowID      *string `gorm:"size:40;index"`
+	// LatestVersion is the highest number taken, held and declined ones
+	// included; LiveVersion the one served, nil until one goes live.
+	LatestVersion int `gorm:"not null"`
+	LiveVersion   *int
+	// AuditSeq numbers the report's audit entries.
+	AuditSeq  int `gorm:"not null"`
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// ManifestFile is one file of a version, stored in the blob store under
+// its SHA-256.
+type ManifestFile struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	Size   int64  `json:"size"`
+}
+
+// Finding is something the publish scan found, its secret redacted.
+type Finding struct {
+	Rule     string `json:"rule"`
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Excerpt  string `json:"excerpt"`
+	Severity string `json:"severity"`
+}
+
+// ReportVersion is one publish of a report: live, previous, held by the
+// scan for an administrator, or declined.
+type ReportVersion struct {
+	ID             string `gorm:"primaryKey;size:40"`
+	OrganizationID string `gorm:"size:40;not null;index:idx_report_versions_org_state,priority:1"`
+	ReportID       string `gorm:"size:40;not null;uniqueIndex:idx_report_versions_number,priority:1"`
+	Version        int    `gorm:"not null;uniqueIndex:idx_report_versions_number,priority:2"`
+	State          string `gorm:"size:20;not null;index:idx_report_versions_org_state,priority:2"`
+	ChangeSummary  string `gorm:"type:text;not null"`
+	// PublishedBy is a member id or a key id.
+	PublishedBy     string               `gorm:"size:60;not null"`
+	PublishedByName string               `gorm:"size:320;not null"`
+	Files           JSON[[]ManifestFile] `gorm:"type:text;not null"`
+	Bytes           int64                `gorm:"not null"`
+	Findings        JSON[[]Finding]      `gorm:"type:text;not null"`
+	// HoldStarted is set by the hold's workflow when it takes the held
+	// version up; the reconciler starts it for those left without.
+	HoldStarted   bool `gorm:"not null"`
+	DecidedBy     *string
+	DecidedByName *string
+	DecidedAt     *time.Time
+	CreatedAt     time.Time
+}
+
+// Status is the version as the API shows it: live, previous, held or
+// declined.
+func (v *ReportVersion) Status(r *Report) string {
+	if v.State != VersionPublished {
+		return v.State
+	}
+	if r.LiveVersion != nil && *r.LiveVersion == v.Version {
+		return VersionLive
+	}
+	return VersionPrevious
+}
+
+// FileCount is how many files the version holds.
+func (v *ReportVersion) FileCount() int { return len(v.Files.V) }
+
+// Upload is a ticket to upload the content of one publish: the PUT
+// carries the ticket, which is kept only hashed.
+type Upload struct {
+	ID             string `gorm:"primaryKey;size:40"`
+	OrganizationID string `gorm:"size:40;not null;index"`
+	TicketHash     string `gorm:"size:64;not null;uniqueIndex"`
+	CreatedBy      string `gorm:"size:60;not null"`
+	ContentType    string `gorm:"size:40;not null"`
+	Size           int64  `gorm:"not null"`
+	// Blob names the bytes in the blob store: each PUT writes its own, so
+	// of two racing PUTs the one recorded is the one whose bytes are kept.
+	Blob           string `gorm:"size:80;not null"`
+	UploadedAt     *time.Time
+	ConsumedAt     *time.Time
+	ExpiresAt      time.Time `gorm:"not null"`
+	CreatedAt      time.Time
+}
+
+// UploadLifetime is how long an upload ticket may be used.
+const UploadLifetime = time.Hour
+
+// uploadNotFound is the one answer for an upload that is unknown, of
+// another organisation, expired or consumed (spec 4.5 rule 2).
+func uploadNotFound(id string) error {
+	return apperr.Field(apperr.UploadNotFound, "uploadId", "upload %s does not exist, has expired or was already published", id)
+}
+
+// CreateUpload issues an upload ticket, returned once.
+func (s *Store) CreateUpload(ctx context.Context, orgID string, by Actor) (*Upload, string, error) {
+	ticket := RandomToken(32)
+	now := Now()
+	u := &Upload{ID: newID(ids.Upload), OrganizationID: orgID, TicketHash: HashSecret(ticket), CreatedBy: by.ID,
+		ExpiresAt: now.Add(UploadLifetime), CreatedAt: now}
+	return u, ticket, s.db.WithContext(ctx).Create(u).Error
+}
+
+// UploadByTicket returns the upload a PUT's ticket names, if it may still
+// receive its bytes.
+func (s *Store) UploadByTicket(ctx context.Context, ticket string) (*Upload, error) {
+	var u Upload
+	err := s.db.WithContext(ctx).Where("ticket_hash = ?", HashSecret(ticket)).Take(&u).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && (u.ConsumedAt != nil || Now().After(u.ExpiresAt))) {
+		return nil, apperr.New(apperr.UploadNotFound, "this upload URL is unknown, has expired or was already published")
+	}
+	return &u, err
+}
+
+// MarkUploaded records that an upload's bytes are stored. Its bytes are
+// written once: a second PUT is refused.
+func (s *Store) MarkUploaded(ctx context.Context, id, blob, contentType string, size int64) error {
+	now := Now()
+	res := s.db.WithContext(ctx).Model(&Upload{}).Where("id = ? AND uploaded_at IS NULL", id).
+		Updates(map[string]any{"uploaded_at": now, "blob": blob, "content_type": contentType, "size": size})
+	if res.Error == nil && res.RowsAffected == 0 {
+		return apperr.New(apperr.InvalidState, "this upload already has its content; ask for a new upload URL to send other content")
+	}
+	return res.Error
+}
+
+// GetUpload returns an upload a publish may read: the organisation's,
+// not expired, not consumed, with its content.
+func (s *Store) GetUpload(ctx context.Context, orgID, id string) (*Upload, error) {
+	var u Upload
+	err := s.db.WithContext(ctx).Where("organization_id = ? AND id = ?", orgID, id).Take(&u).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && (u.ConsumedAt != nil || Now().After(u.ExpiresAt))) {
+		return nil, uploadNotFound(id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if u.UploadedAt == nil {
+		return nil, apperr.Field(apperr.InvalidState, "uploadId", "upload %s has no content yet: PUT the file to its uploadUrl first", id)
+	}
+	return &u, nil
+}
+
+// consumeUpload marks an upload read by the publish in tx; a concurrent
+// publish that read it too loses here.
+func consumeUpload(tx *gorm.DB, orgID, id string) error {
+	res := tx.Model(&Upload{}).Where("organization_id = ? AND id = ? AND consumed_at IS NULL", orgID, id).
+		Update("consumed_at", Now())
+	if res.Error == nil && res.RowsAffected == 0 {
+		return uploadNotFound(id)
+	}
+	return res.Error
+}
+
+// ExpiredUploads lists uploads whose bytes may go: expired an hour ago or
+// more, so no publish that read one in time is still reading it.
+func (s *Store) ExpiredUploads(ctx context.Context, limit int) ([]Upload, error) {
+	var out []Upload
+	err := s.db.WithContext(ctx).Where("expires_at < ?", Now().Add(-time.Hour)).Order("id").Limit(limit).Find(&out).Error
+	return out, err
+}
+
+// DeleteUploads forgets uploads whose bytes are gone.
+func (s *Store) DeleteUploads(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	return s.db.WithContext(ctx).Where("id IN ?", ids).Delete(&Upload{}).Error
+}
+
+// Publication is one publish: the files the scan passed or not, and what
+// the caller said of them.
+type Publication struct {
+	State         string
+	ChangeSummary string
+	Files         []ManifestFile
+	Findings      []Finding
+	By            Actor
+	// UploadID, when the content came from an upload, is consumed by this
+	// publish.
+	UploadID string
+}
+
+// ReportEventData builds an event's data from the report and the version
+// it concerns (the wire serializer, which models cannot import).
+type ReportEventData func(*Report, *ReportVersion) ([]byte, error)
+
+// NewReport is a report to create with its first version.
+type NewReport struct {
+	OrganizationID string
+	Title          string
+	Slug           string
+	// SlugGiven is false when the slug was derived from the title: then a
+	// taken slug gets a numbered suffix instead of a 409.
+	SlugGiven      bool
+	Living         bool
+	Classification string
+	Audience       []string
+	FlowID         *string
+}
+
+// CreateReport creates a report with its first version, binding claim to
+// the report. When an earlier attempt of the claimed request already made
+// it, that report and its first version are returned.
+func (s *Store) CreateReport(ctx context.Context, in NewReport, pub Publication, claim *Claim, data ReportEventData) (*Report, *ReportVersion, error) {
+	now := Now()
+	r := &Report{ID: newID(ids.Report), OrganizationID: in.OrganizationID, Key: strings.ToLower(RandomToken(20)),
+		Title: in.Title, Living: in.Living, Classification: in.Classification, Audience: append(StringList{}, in.Audience...),
+		OwnerID: pub.By.ID, OwnerName: pub.By.Name, OwnerPerson: pub.By.Person, FlowID: in.FlowID, CreatedAt: now, UpdatedAt: now}
+	var v *ReportVersion
+	var earlier string
+	wrote := false
+	for suffix := 1; ; suffix++ {
+		r.Slug = in.Slug
+		if suffix > 1 {
+			r.Slug = numberedSlug(in.Slug, suffix)
+		}
+		err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			if r.FlowID != nil {
+				if err := requireOpenFlow(tx, r.OrganizationID, *r.FlowID); err != nil {
+					return err
+				}
+			}
+			var err error
+			if earlier, err = BindClaim(tx, claim, r.ID); err != nil || earlier != "" {
+				if earlier != "" {
+					return errRollback
+				}
+				return err
+			}
+			var n int64
+			if err := tx.Model(&Report{}).Where("organization_id = ? AND slug = ?", r.OrganizationID, r.Slug).Count(&n).Error; err != nil {
+				return err
+			}
+			if n > 0 {
+				return errSlugTaken
+			}
+			if err := tx.Create(r).Error; err != nil {
+				if errors.Is(err, gorm.ErrDuplicatedKey) {
+					return errSlugTaken
+				}
+				return err
+			}
+			v, wrote, err = s.addVersion(tx, r, newID(ids.Version), pub, data)
+			return err
+		})
+		if earlier != "" {
+			return s.claimedReport(ctx, in.OrganizationID, earlier)
+		}
+		if errors.Is(err, errSlugTaken) {
+			if in.SlugGiven {
+				return nil, nil, apperr.Field(apperr.SlugTaken, "slug", "slug %q is already used by another report in this organisation", r.Slug)
+			}
+			if suffix < 100 {
+				continue
+			}
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		break
+	}
+	s.reportChanged(r.ID, wrote)
+	return r, v, nil
+}
+
+var errSlugTaken = errors.New("slug taken")
+
+// numberedSlug is slug with -n on its last segment, within the slug limit.
+func numberedSlug(slug string, n int) string {
+	suffix := fmt.Sprintf("-%d", n)
+	if len(slug)+len(suffix) > MaxSlug {
+		slug = strings.TrimRight(slug[:MaxSlug-len(suffix)], "-/")
+	}
+	return slug + suffix
+}
+
+// MaxSlug bounds a report's slug.
+const MaxSlug = 200
+
+// claimedReport returns the report an earlier attempt created and its
+// first version.
+func (s *Store) claimedReport(ctx context.Context, orgID, id string) (*Report, *ReportVersion, error) {
+	r, err := s.GetReport(ctx, orgID, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := s.GetVersionNumber(ctx, r, 1)
+	return r, v, err
+}
+
+// ClaimedVersion returns the report and version an earlier attempt of a
+// claimed publish made, or nils when there was none.
+func (s *Store) ClaimedVersion(ctx context.Context, claim *Claim) (*Report, *ReportVersion, error) {
+	id, err := s.ClaimedResource(ctx, claim)
+	if err != nil || id == "" {
+		return nil, nil, err
+	}
+	if ids.HasPrefix(id, ids.Report) {
+		return s.claimedReport(ctx, claim.OrganizationID, id)
+	}
+	var v ReportVersion
+	if err := s.db.WithContext(ctx).Where("organization_id = ? AND id = ?", claim.OrganizationID, id).Take(&v).Error; err != nil {
+		return nil, nil, notFound(err, "version "+id)
+	}
+	r, err := s.GetReport(ctx, claim.OrganizationID, v.ReportID)
+	return r, &v, err
+}
+
+// PublishVersion adds the next version to a report. expected, when set,
+// must be the report's latest version number (version_conflict
+// otherwise); the report's row is locked, so of two publishes expecting
+// the same number one wins.
+func (s *Store) PublishVersion(ctx context.Context, orgID, reportID string, expected *int, pub Publication, claim *Claim, data ReportEventData) (*Report, *ReportVersion, error) {
+	var r *Report
+	var v *ReportVersion
+	var earlier string
+	wrote := false
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		if r, err = take[Report](tx.Clauses(lockForUpdate(tx)...), orgID, reportID, "report "+reportID); err != nil {
+			return err
+		}
+		if expected != nil && *expected != r.LatestVersion {
+			return apperr.Field(apperr.VersionConflict, "expectedVersion",
+				"expectedVersion is %d but the report's latest version is %d: read the versions and publish again", *expected, r.LatestVersion)
+		}
+		id := newID(ids.Version)
+		if earlier, err = BindClaim(tx, claim, id); err != nil || earlier != "" {
+			if earlier != "" {
+				return errRollback
+			}
+			return err
+		}
+		v, wrote, err = s.addVersion(tx, r, id, pub, data)
+		return err
+	})
+	if earlier != "" {
+		return s.ClaimedVersion(ctx, claim)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	s.reportChanged(r.ID, wrote)
+	return r, v, nil
+}
+
+// addVersion writes r's next version, id, from pub in tx, with its audit
+// entry and event, and consumes its upload.
+func (s *Store) addVersion(tx *gorm.DB, r *Report, id string, pub Publication, data ReportEventData) (*ReportVersion, bool, error) {
+	if pub.UploadID != "" {
+		if err := consumeUpload(tx, r.OrganizationID, pub.UploadID); err != nil {
+			return nil, false, err
+		}
+	}
+	now := Now()
+	var size int64
+	for _, f := range pub.Files {
+		size += f.Size
+	}
+	r.LatestVersion++
+	v := &ReportVersion{ID: id, OrganizationID: r.OrganizationID, ReportID: r.ID, Version: r.LatestVersion,
+		State: pub.State, ChangeSummary: pub.ChangeSummary, PublishedBy: pub.By.ID, PublishedByName: pub.By.Name,
+		Files: JSON[[]ManifestFile]{V: nonNil(pub.Files)}, Bytes: size, Findings: JSON[[]Finding]{V: nonNil(pub.Findings)}, CreatedAt: now}
+	if err := tx.Create(v).Error; err != nil {
+		return nil, false, err
+	}
+	action, event := "published", ""
+	switch pub.State {
+	case VersionPublished:
+		event = goLive(r, v)
+	case VersionHeld:
+		action, event = "held", PublishHeldEvent
+	case VersionDeclined:
+		action = "declined"
+	}
+	detail := fmt.Sprintf("version %d", v.Version)
+	if n := len(pub.Findings); n > 0 {
+		detail += fmt.Sprintf(", %d finding(s) of the publish scan", n)
+	}
+	wrote, err := s.reportStep(tx, r, v, action, detail, pub.By, event, data, now)
+	return v, wrote, err
+}
+
+// Event kinds written here; the catalogue is internal/events, which the
+// callers' tests hold these to.
+const (
+	ReportPublishedEvent = "report.published"
+	ReportUpdatedEvent   = "report.updated"
+	PublishHeldEvent     = "publish.held"
+)
+
+// goLive makes v the live version of r and names the event it causes: a
+// report's first live version is published, any later one updates it.
+func goLive(r *Report, v *ReportVersion) string {
+	first := r.LiveVersion == nil // once live, a report always has a live version
+	n := v.Version
+	r.LiveVersion = &n
+	if first {
+		return ReportPublishedEvent
+	}
+	return ReportUpdatedEvent
+}
+
+// reportStep saves r, writes an audit entry about it and, when event is
+// set, the outbox event with data about r and v.
+func (s *Store) reportStep(tx *gorm.DB, r *Report, v *ReportVersion, action, detail string, by Actor, event string, data ReportEventData, now time.Time) (bool, error) {
+	r.AuditSeq++
+	r.UpdatedAt = now
+	if err := tx.Save(r).Error; err != nil {
+		return false, err
+	}
+	entry := &AuditEntry{ID: newID(ids.Audit), OrganizationID: r.OrganizationID, FlowID: r.FlowID, SubjectType: "report",
+		SubjectID: r.ID, Seq: r.AuditSeq, Action: action, ActorID: by.ID, ActorName: by.Name, Detail: detail, At: now}
+	if err := tx.Create(entry).Error; err != nil {
+		return false, err
+	}
+	if event == "" {
+		return false, nil
+	}
+	b, err := data(r, v)
+	if err != nil {
+		return false, err
+	}
+	return true, tx.Create(&Event{ID: newID(ids.Event), OrganizationID: r.OrganizationID, Kind: event,
+		SubjectType: "report", SubjectID: r.ID, Data: b, CreatedAt: now}).Error
+}
+
+func (s *Store) reportChanged(id string, wroteEvent bool) {
+	if wroteEvent {
+		s.changes.EventWritten()
+	}
+	s.changes.Changed(id)
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// GetReport returns one of the organisation's reports by id or slug.
+func (s *Store) GetReport(ctx context.Context, orgID, idOrSlug string) (*Report, error) {
+	return getReport(s.db.WithContext(ctx), orgID, idOrSlug)
+}
+
+func getReport(q *gorm.DB, orgID, idOrSlug string) (*Report, error) {
+	var r Report
+	col := "slug"
+	if ids.HasPrefix(idOrSlug, ids.Report) {
+		col = "id"
+	}
+	if err := q.Where("organization_id = ? AND "+col+" = ?", orgID, idOrSlug).Take(&r).Error; err != nil {
+		return nil, notFound(err, "report "+idOrSlug)
+	}
+	return &r, nil
+}
+
+// ReportFilter narrows a list of reports.
+type ReportFilter struct {
+	FlowID   string
+	Archived *bool
+}
+
+// ListReports returns a page of the organisation's reports, newest first.
+func (s *Store) ListReports(ctx context.Context, orgID string, f ReportFilter, p Page) ([]Report, string, error) {
+	q := s.db.WithContext(ctx).Where("organization_id = ?", orgID)
+	if f.FlowID != "" {
+		q = q.Where("flow_id = ?", f.FlowID)
+	}
+	if f.Archived != nil {
+		q = q.Where("archived = ?", *f.Archived)
+	}
+	return list(q, p, func(r *Report) string { return r.ID })
+}
+
+// ListVersions returns every version of a report, newest first.
+func (s *Store) ListVersions(ctx context.Context, r *Report) ([]ReportVersion, error) {
+	var out []ReportVersion
+	err := s.db.WithContext(ctx).Where("organization_id = ? AND report_id = ?", r.OrganizationID, r.ID).
+		Order("version DESC").Find(&out).Error
+	return out, err
+}
+
+// GetVersionNumber returns version n of r.
+func (s *Store) GetVersionNumber(ctx context.Context, r *Report, n int) (*ReportVersion, error) {
+	var v ReportVersion
+	err := s.db.WithContext(ctx).Where("organization_id = ? AND report_id = ? AND version = ?", r.OrganizationID, r.ID, n).Take(&v).Error
+	if err != nil {
+		return nil, notFound(err, fmt.Sprintf("version %d of report %s", n, r.ID))
+	}
+	return &v, nil
+}
+
+// GetVersion returns one of the organisation's versions by id.
+func (s *Store) GetVersion(ctx context.Context, orgID, id string) (*ReportVersion, error) {
+	return take[ReportVersion](s.db.WithContext(ctx), orgID, id, "version "+id)
+}
+
+// LiveVersion returns r's live version, or an invalid_state error when
+// none went live.
+func (s *Store) LiveVersion(ctx context.Context, r *Report) (*ReportVersion, error) {
+	if r.LiveVersion == nil {
+		return nil, apperr.New(apperr.InvalidState, "report %s has no live version yet", r.Slug)
+	}
+	return s.GetVersionNumber(ctx, r, *r.LiveVersion)
+}
+
+// Rollback makes an earlier version that went live the live one again.
+// Nothing is deleted; rolling forward is the same call with a later
+// number. Making the live version live again changes nothing.
+func (s *Store) Rollback(ctx context.Context, orgID, idOrSlug string, version int, by Actor, data ReportEventData) (*Report, *ReportVersion, error) {
+	var r *Report
+	var v ReportVersion
+	wrote := false
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		if r, err = getReport(tx.Clauses(lockForUpdate(tx)...), orgID, idOrSlug); err != nil {
+			return err
+		}
+		if err := tx.Where("report_id = ? AND version = ?", r.ID, version).Take(&v).Error; err != nil {
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return apperr.Field(apperr.NotFound, "version", "report %s has no version %d", r.Slug, version)
+			}
+			return err
+		}
+		if v.State != VersionPublished {
+			return apperr.Field(apperr.InvalidState, "version", "version %d was %s by the publish scan and never went live", version, v.State)
+		}
+		if r.LiveVersion != nil && *r.LiveVersion == version {
+			return nil
+		}
+		from := "none"
+		if r.LiveVersion != nil {
+			from = fmt.Sprint(*r.LiveVersion)
+		}
+		event := goLive(r, &v)
+		wrote, err = s.reportStep(tx, r, &v, "rolled back", fmt.Sprintf("live version %s → %d", from, version), by, event, data, Now())
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	s.reportChanged(r.ID, wrote)
+	return r, &v, nil
+}
+
+// SetArchived archives a report (its address stops serving) or restores
+// it with the same live version and audience.
+func (s *Store) SetArchived(ctx context.Context, orgID, idOrSlug string, archived bool, by Actor) (*Report, error) {
+	var r *Report
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		if r, err = getReport(tx.Clauses(lockForUpdate(tx)...), orgID, idOrSlug); err != nil {
+			return err
+		}
+		if r.Archived == archived {
+			return nil
+		}
+		r.Archived = archived
+		action := "archived"
+		if !archived {
+			action = "restored"
+		}
+		_, err = s.reportStep(tx, r, nil, action, "", by, "", nil, Now())
+		return err
+	})
+	if err == nil {
+		s.changes.Changed(r.ID)
+	}
+	return r, err
+}
+
+// HeldVersions lists the organisation's versions waiting for an owner or
+// administrator, oldest first.
+func (s *Store) HeldVersions(ctx context.Context, orgID string) ([]ReportVersion, error) {
+	var out []ReportVersion
+	err := s.db.WithContext(ctx).Where("organization_id = ? AND state = ?", orgID, VersionHeld).Order("id").Find(&out).Error
+	return out, err
+}
+
+// UnstartedHolds lists held versions created before olderThan whose hold
+// workflow has not taken them up.
+func (s *Store) UnstartedHolds(ctx context.Context, olderThan time.Time, limit int) ([]ReportVersion, error) {
+	var out []ReportVersion
+	err := s.db.WithContext(ctx).Where("state = ? AND hold_started = ? AND created_at < ?", VersionHeld, false, olderThan).
+		Order("id").Limit(limit).Find(&out).Error
+	return out, err
+}
+
+// MarkHoldStarted records that a held version's workflow took it up.
+func (s *Store) MarkHoldStarted(ctx context.Context, orgID, versionID string) error {
+	return s.db.WithContext(ctx).Model(&ReportVersion{}).Where("organization_id = ? AND id = ?", orgID, versionID).
+		Update("hold_started", true).Error
+}
+
+// DecideHeld releases or declines a held version. A released version goes
+// live as if published now, unless a newer version is live, when it
+// becomes previous. Deciding a version already decided the same way is a
+// no-op, so the hold workflow's activity may be retried.
+func (s *Store) DecideHeld(ctx context.Context, orgID, versionID string, release bool, by Actor, data ReportEventData) (*Report, *ReportVersion, error) {
+	var r *Report
+	var v *ReportVersion
+	wrote := false
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		if v, err = take[ReportVersion](tx, orgID, versionID, "version "+versionID); err != nil {
+			return err
+		}
+		// The report's lock orders deciders; the version is read again
+		// under it, so two decisions never both find it held.
+		if r, err = getReport(tx.Clauses(lockForUpdate(tx)...), orgID, v.ReportID); err != nil {
+			return err
+		}
+		if v, err = take[ReportVersion](tx, orgID, versionID, "version "+versionID); err != nil {
+			return err
+		}
+		if v.State != VersionHeld {
+			if release == (v.State == VersionPublished) {
+				return nil
+			}
+			return apperr.New(apperr.InvalidState, "version %d is already %s", v.Version, v.State)
+		}
+		now := Now()
+		v.DecidedBy, v.DecidedByName, v.DecidedAt = &by.ID, &by.Name, &now
+		action, event := "declined", ""
+		if release {
+			v.State, action = VersionPublished, "released"
+			if r.LiveVersion == nil || *r.LiveVersion < v.Version {
+				event = goLive(r, v)
+			}
+		} else {
+			v.State = VersionDeclined
+		}
+		if err := tx.Save(v).Error; err != nil {
+			return err
+		}
+		wrote, err = s.reportStep(tx, r, v, action, fmt.Sprintf("version %d", v.Version), by, event, data, now)
+		return err
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	s.reportChanged(r.ID, wrote)
+	return r, v, nil
+}
+
+// RandomToken is n random bytes in lower-case base32.
+func RandomToken(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
+}

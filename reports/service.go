@@ -1,0 +1,210 @@
+// Package reports is the domain of report publishing: uploads, publishing
+// a report and its versions (each scanned before anything goes live),
+// rollback, archive, copies and templates, and the held versions an
+// owner or administrator releases or declines. Reports are plain
+// request/response over the database and the blob store; only a held
+// version waits in a workflow (workflows.PublishHold).
+package reports
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strings"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/blobstore"
+	"github.com/assent-hq/assent/internal/bundle"
+	"github.com/assent-hq/assent/internal/publishscan"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/wire"
+)
+
+// Deps are what the service needs.
+type Deps struct {
+	Store    *models.Store
+	Temporal client.Client
+	Blobs    *blobstore.Store
+	Scanner  *publishscan.Scanner
+	Logger   *slog.Logger
+	// BaseURL makes report urls in responses and event data.
+	BaseURL string
+	// TempDir holds a ZIP upload while it is read; "" is the system's.
+	TempDir string
+}
+
+// Service runs the publishing operations; build one per process.
+type Service struct {
+	store    *models.Store
+	temporal client.Client
+	blobs    *blobstore.Store
+	scanner  *publishscan.Scanner
+	log      *slog.Logger
+	baseURL  string
+	tempDir  string
+}
+
+// New returns the service.
+func New(d Deps) *Service {
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	return &Service{store: d.Store, temporal: d.Temporal, blobs: d.Blobs, scanner: d.Scanner, log: d.Logger,
+		baseURL: d.BaseURL, tempDir: d.TempDir}
+}
+
+// Source is a publish's content: exactly one of content, files or
+// uploadId.
+type Source struct {
+	Content  *string              `json:"content"`
+	Files    *[]bundle.InlineFile `json:"files"`
+	UploadID *string              `json:"uploadId" validate:"omitempty,max=40"`
+}
+
+// given counts the fields set and refuses anything but one.
+func (src *Source) check() error {
+	n := 0
+	for _, set := range []bool{src.Content != nil, src.Files != nil, src.UploadID != nil} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return apperr.Field(apperr.InvalidRequest, "content, files, uploadId",
+			"send exactly one of content (one HTML document), files ([{path, content}]) or uploadId")
+	}
+	return nil
+}
+
+// CreateInput is a new report and its first version.
+type CreateInput struct {
+	Title string  `json:"title" validate:"required,notblank,max=200"`
+	Slug  *string `json:"slug" validate:"omitempty,max=200"`
+	Source
+	Audience       []string `json:"audience" validate:"omitempty,max=50,dive,required,max=320"`
+	Living         bool     `json:"living"`
+	Classification string   `json:"classification" validate:"omitempty,oneof=public internal confidential restricted"`
+	ChangeSummary  string   `json:"changeSummary" validate:"max=2000"`
+	FlowID         *string  `json:"flowId" validate:"omitempty,max=40"`
+}
+
+// VersionInput is a report's next version.
+type VersionInput struct {
+	Source
+	ChangeSummary   string `json:"changeSummary" validate:"max=2000"`
+	ExpectedVersion *int   `json:"expectedVersion" validate:"omitempty,min=0"`
+}
+
+// Create publishes a new report with its first version, once per claim:
+// a retry of a create that made its report answers with that report.
+func (s *Service) Create(ctx context.Context, p *models.Principal, in *CreateInput, claim *models.Claim) (*models.Report, *models.ReportVersion, error) {
+	if r, v, err := s.store.ClaimedVersion(ctx, claim); err != nil || r != nil {
+		return r, v, err
+	}
+	if err := in.Source.check(); err != nil {
+		return nil, nil, err
+	}
+	nr := models.NewReport{OrganizationID: p.Organization.ID, Title: strings.TrimSpace(in.Title), Living: in.Living,
+		Classification: in.Classification, Audience: in.Audience, FlowID: in.FlowID}
+	if nr.Classification == "" {
+		nr.Classification = models.ClassInternal
+	}
+	if in.Slug != nil {
+		if err := CheckSlug(*in.Slug); err != nil {
+			return nil, nil, err
+		}
+		nr.Slug, nr.SlugGiven = *in.Slug, true
+	} else {
+		nr.Slug = DeriveSlug(nr.Title)
+	}
+	pub, err := s.prepare(ctx, p, &in.Source, in.ChangeSummary)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, v, err := s.store.CreateReport(ctx, nr, pub, claim, s.eventData)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.hold(ctx, v)
+	return r, v, nil
+}
+
+// Publish adds the next version to a report, once per claim.
+func (s *Service) Publish(ctx context.Context, p *models.Principal, idOrSlug string, in *VersionInput, claim *models.Claim) (*models.Report, *models.ReportVersion, error) {
+	if r, v, err := s.store.ClaimedVersion(ctx, claim); err != nil || r != nil {
+		return r, v, err
+	}
+	if err := in.Source.check(); err != nil {
+		return nil, nil, err
+	}
+	r, err := s.store.GetReport(ctx, p.Organization.ID, idOrSlug)
+	if err != nil {
+		return nil, nil, err
+	}
+	// A stale expectedVersion is refused before the content is read and
+	// scanned; the store checks it again under the report's lock.
+	if in.ExpectedVersion != nil && *in.ExpectedVersion != r.LatestVersion {
+		return nil, nil, apperr.Field(apperr.VersionConflict, "expectedVersion",
+			"expectedVersion is %d but the report's latest version is %d: read the versions and publish again", *in.ExpectedVersion, r.LatestVersion)
+	}
+	pub, err := s.prepare(ctx, p, &in.Source, in.ChangeSummary)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, v, err := s.store.PublishVersion(ctx, p.Organization.ID, r.ID, in.ExpectedVersion, pub, claim, s.eventData)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.hold(ctx, v)
+	return r, v, nil
+}
+
+// Get returns one of the organisation's reports by id or slug.
+func (s *Service) Get(ctx context.Context, orgID, idOrSlug string) (*models.Report, error) {
+	return s.store.GetReport(ctx, orgID, idOrSlug)
+}
+
+// List returns a page of the organisation's reports.
+func (s *Service) List(ctx context.Context, orgID string, f models.ReportFilter, p models.Page) ([]models.Report, string, error) {
+	return s.store.ListReports(ctx, orgID, f, p)
+}
+
+// Versions returns a report and every version of it, newest first.
+func (s *Service) Versions(ctx context.Context, orgID, idOrSlug string) (*models.Report, []models.ReportVersion, error) {
+	r, err := s.store.GetReport(ctx, orgID, idOrSlug)
+	if err != nil {
+		return nil, nil, err
+	}
+	vs, err := s.store.ListVersions(ctx, r)
+	return r, vs, err
+}
+
+// RollbackInput names the version to serve.
+type RollbackInput struct {
+	Version *int `json:"version" validate:"required,min=1"`
+}
+
+// Rollback serves an earlier version that went live again (or a later
+// one: rolling forward is the same).
+func (s *Service) Rollback(ctx context.Context, p *models.Principal, idOrSlug string, in *RollbackInput) (*models.Report, *models.ReportVersion, error) {
+	return s.store.Rollback(ctx, p.Organization.ID, idOrSlug, *in.Version, p.Actor(), s.eventData)
+}
+
+// ArchiveInput archives a report, or restores it with archived false.
+type ArchiveInput struct {
+	Archived *bool `json:"archived"`
+}
+
+// Archive stops a report's address serving, or restores it.
+func (s *Service) Archive(ctx context.Context, p *models.Principal, idOrSlug string, in *ArchiveInput) (*models.Report, error) {
+	archived := in.Archived == nil || *in.Archived
+	return s.store.SetArchived(ctx, p.Organization.ID, idOrSlug, archived, p.Actor())
+}
+
+// eventData is a report event's data: the report with the version
+// concerned, as the API shows it.
+func (s *Service) eventData(r *models.Report, v *models.ReportVersion) ([]byte, error) {
+	return json.Marshal(wire.NewReport(r, v, s.baseURL))
+}
