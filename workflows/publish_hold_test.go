@@ -1,0 +1,121 @@
+package workflows_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/workflows"
+)
+
+// holdHarness runs the hold workflow with recording activities.
+type holdHarness struct {
+	env       *testsuite.TestWorkflowEnvironment
+	started   []string
+	written   []workflows.HoldOutcome
+	writtenAt []time.Time
+	results   map[string]error
+}
+
+func newHoldHarness() *holdHarness {
+	var suite testsuite.WorkflowTestSuite
+	h := &holdHarness{env: suite.NewTestWorkflowEnvironment(), results: map[string]error{}}
+	h.env.SetStartTime(start)
+	h.env.RegisterWorkflow(workflows.PublishHold)
+	h.env.RegisterActivityWithOptions(func(_ context.Context, in workflows.PublishHoldInput) error {
+		h.started = append(h.started, in.VersionID)
+		return nil
+	}, activity.RegisterOptions{Name: workflows.ActivityStartHold})
+	h.env.RegisterActivityWithOptions(func(_ context.Context, o workflows.HoldOutcome) error {
+		h.written = append(h.written, o)
+		h.writtenAt = append(h.writtenAt, h.env.Now().UTC())
+		return nil
+	}, activity.RegisterOptions{Name: workflows.ActivityDecideHeld})
+	return h
+}
+
+func (h *holdHarness) decide(offset time.Duration, key string, d workflows.HoldDecision) {
+	h.env.RegisterDelayedCallback(func() {
+		h.env.UpdateWorkflow(workflows.UpdateDecideHold, key, &testsuite.TestUpdateCallback{
+			OnAccept:   func() {},
+			OnReject:   func(err error) { h.results[key] = err },
+			OnComplete: func(_ any, err error) { h.results[key] = err },
+		}, d)
+	}, offset)
+}
+
+func (h *holdHarness) run(heldAt time.Time) workflows.HoldOutcome {
+	h.env.ExecuteWorkflow(workflows.PublishHold, workflows.PublishHoldInput{OrganizationID: "org_1", VersionID: "ver_1", HeldAt: heldAt})
+	var out workflows.HoldOutcome
+	if h.env.IsWorkflowCompleted() && h.env.GetWorkflowError() == nil {
+		_ = h.env.GetWorkflowResult(&out)
+	}
+	return out
+}
+
+func refusal(t *testing.T, err error) string {
+	t.Helper()
+	var app *temporal.ApplicationError
+	require.ErrorAs(t, err, &app)
+	return app.Type()
+}
+
+// TestHeldVersionReleased: an administrator's release is written once and
+// answered; a second decision is refused, as is a decision that is
+// neither. (Once the workflow completes, the client maps a decision to
+// invalid_state from the record.)
+func TestHeldVersionReleased(t *testing.T) {
+	h := newHoldHarness()
+	h.decide(time.Hour, "bad", workflows.HoldDecision{Decision: "publish", ActorID: "mem_a", ActorName: "Ada"})
+	h.decide(2*time.Hour, "release", workflows.HoldDecision{Decision: workflows.HoldRelease, ActorID: "mem_a", ActorName: "Ada"})
+	h.decide(2*time.Hour, "again", workflows.HoldDecision{Decision: workflows.HoldDecline, ActorID: "mem_b", ActorName: "Bo"})
+	out := h.run(start)
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.NoError(t, h.env.GetWorkflowError())
+
+	assert.Equal(t, []string{"ver_1"}, h.started)
+	require.Len(t, h.written, 1)
+	assert.Equal(t, workflows.HoldRelease, h.written[0].Decision)
+	assert.Equal(t, "mem_a", h.written[0].ActorID)
+	assert.False(t, h.written[0].Timeout)
+	assert.Equal(t, start.Add(2*time.Hour), h.writtenAt[0])
+	assert.Equal(t, h.written[0], out)
+	assert.NoError(t, h.results["release"])
+	assert.Equal(t, apperr.InvalidRequest, refusal(t, h.results["bad"]))
+	assert.Equal(t, apperr.InvalidState, refusal(t, h.results["again"]), "a second decision while the first is written")
+}
+
+// TestHeldVersionDeclinedAfterSevenDays: undecided, a held version is
+// declined by Assent at exactly seven days after it was held, counted
+// from when the scan held it, not from the workflow's start.
+func TestHeldVersionDeclinedAfterSevenDays(t *testing.T) {
+	h := newHoldHarness()
+	heldAt := start.Add(-time.Hour) // the reconciler started it an hour late
+	out := h.run(heldAt)
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.NoError(t, h.env.GetWorkflowError())
+	require.Len(t, h.written, 1)
+	assert.Equal(t, workflows.HoldDecline, out.Decision)
+	assert.True(t, out.Timeout)
+	assert.Equal(t, heldAt.Add(workflows.HoldTimeout), h.writtenAt[0])
+}
+
+// TestHeldVersionDeclineJustBeforeTimeout: a decision a second before the
+// timeout is the one written; the timeout writes nothing more.
+func TestHeldVersionDeclineJustBeforeTimeout(t *testing.T) {
+	h := newHoldHarness()
+	h.decide(workflows.HoldTimeout-time.Second, "decline", workflows.HoldDecision{Decision: workflows.HoldDecline, ActorID: "mem_a", ActorName: "Ada"})
+	out := h.run(start)
+	require.NoError(t, h.env.GetWorkflowError())
+	require.Len(t, h.written, 1)
+	assert.False(t, out.Timeout)
+	assert.Equal(t, "mem_a", out.ActorID)
+	assert.NoError(t, h.results["decline"])
+}
