@@ -24,10 +24,13 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/api"
+	"github.com/assent-hq/assent/internal/blobstore"
+	"github.com/assent-hq/assent/internal/publishscan"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/reports"
 )
 
 // fixture is one organisation with a key of every kind, plus a second
@@ -81,13 +84,29 @@ func newFixtureWith(t *testing.T, db *gorm.DB, tc client.Client, policy ...*netg
 	f.otherMember, err = s.CreateMember(ctx, other.ID, "eve@example.com", "", "")
 	require.NoError(t, err)
 
-	deps := api.Deps{Store: s, Temporal: tc, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), BaseURL: "http://assent.test"}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	deps := api.Deps{Store: s, Temporal: tc, Logger: quiet, BaseURL: "http://assent.test",
+		Reports: newReports(t, s, tc, quiet)}
 	if len(policy) > 0 {
 		deps.NetPolicy = policy[0]
 	}
 	f.srv = httptest.NewServer(api.New(deps))
 	t.Cleanup(f.srv.Close)
 	return f
+}
+
+// scanner is the publish scan, built once: its rules take a while to load.
+var scanner = sync.OnceValues(publishscan.New)
+
+// newReports is the publishing service over a blob folder of the test's.
+func newReports(t *testing.T, s *models.Store, tc client.Client, log *slog.Logger) *reports.Service {
+	t.Helper()
+	blobs, err := blobstore.Open(context.Background(), "", t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { blobs.Close() })
+	sc, err := scanner()
+	require.NoError(t, err)
+	return reports.New(reports.Deps{Store: s, Temporal: tc, Blobs: blobs, Scanner: sc, Logger: log, BaseURL: "http://assent.test"})
 }
 
 type response struct {

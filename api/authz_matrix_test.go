@@ -80,6 +80,17 @@ var authzMatrix = []authzRow{
 	{"POST", "/api/v1/collections/:id/replies", "", openCollection, `{"answers":{"q1":42},"submit":true}`, "anon=401 agent=403 noscope=403 owner=403/409 administrator=403/409 member=200 adminkey=403 guest=401 others=404 otheragent=403 otheradmin=403"},
 	{"GET", "/api/v1/inbox", "", noID, ``, "anon=401 agent=403 noscope=403 members=200 adminkey=403 guest=401 others=403 othermember=200"},
 
+	{"POST", "/api/v1/uploads", rw, noID, ``, "anon=401 agent=201 noscope=403 members=201 adminkey=403 guest=401 others=201 otheradmin=403"},
+	{"POST", "/api/v1/reports", rw, noID, `{"title":"Q3","content":"<h1>Q3</h1>"}`, "anon=401 agent=201 noscope=403 members=201 adminkey=403 guest=401 others=201 otheradmin=403"},
+	{"GET", "/api/v1/reports", rr, noID, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=200 otheradmin=403"},
+	{"GET", "/api/v1/reports/:idOrSlug", rr, liveReport, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"GET", "/api/v1/reports/:idOrSlug/versions", rr, liveReport, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"POST", "/api/v1/reports/:idOrSlug/versions", rw, liveReport, `{"content":"<h1>v2</h1>"}`, "anon=401 agent=201 noscope=403 members=201 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"POST", "/api/v1/reports/:idOrSlug/rollback", rw, liveReport, `{"version":1}`, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"POST", "/api/v1/reports/:idOrSlug/archive", rw, liveReport, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"POST", "/api/v1/reports/:idOrSlug/copy", rw, liveReport, ``, "anon=401 agent=201 noscope=403 members=201 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"GET", "/api/v1/templates", rr, noID, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=200 otheradmin=403"},
+
 	{"POST", "/api/v1/flows", fw, noID, `{"title":"Quarter close"}`, "anon=401 agent=201 noscope=403 members=201 adminkey=403 guest=401 others=201 otheradmin=403"},
 	{"GET", "/api/v1/flows/:id", fr, openFlow, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"POST", "/api/v1/flows/:id/complete", fw, openFlow, ``, "anon=401 agent=200 noscope=403 members=403/409 adminkey=403 guest=401 others=404 otheradmin=403"},
@@ -118,6 +129,9 @@ var authzMatrix = []authzRow{
 	{"POST", "/api/v1/admin/webhooks/:id/recover", "", webhookEndpoint, `{"since":"2020-01-01T00:00:00Z"}`, adminOnly + "adminkey=202 otheradmin=404"},
 	{"GET", "/api/v1/admin/deliveries/:id", "", failedDelivery, ``, adminOnly + "adminkey=200 otheradmin=404"},
 	{"POST", "/api/v1/admin/deliveries/:id/resend", "", failedDelivery, ``, adminOnly + "adminkey=202 otheradmin=404"},
+	{"GET", "/api/v1/admin/held-versions", "", noID, ``, adminOnly + "adminkey=200 otheradmin=200"},
+	{"POST", "/api/v1/admin/held-versions/:id/release", "", heldVersion, ``, adminOnly + "adminkey=200/409 otheradmin=404"},
+	{"POST", "/api/v1/admin/held-versions/:id/decline", "", heldVersion, ``, adminOnly + "adminkey=200/409 otheradmin=404"},
 }
 
 // adminKeyCancel: docs/decisions.md says admin keys may cancel a request or
@@ -135,6 +149,8 @@ const (
 	fw = scopes.FlowsWrite
 	cr = scopes.CollectionsRead
 	cw = scopes.CollectionsWrite
+	rr = scopes.ReportsRead
+	rw = scopes.ReportsWrite
 )
 
 // adminOnly is what every admin route answers to all but admin keys.
@@ -182,6 +198,12 @@ const (
 	webhookEndpoint
 	// failedDelivery is a failed delivery to a webhookEndpoint.
 	failedDelivery
+	// liveReport was published by the reports:write agent key, its
+	// version 1 live.
+	liveReport
+	// heldVersion is version 1 of a report the reports:write agent key
+	// published, held by the publish scan.
+	heldVersion
 )
 
 // matrixPrincipals are the matrix's columns; the idempotency checks take
@@ -465,6 +487,13 @@ func (e *authzEnv) fresh(t *testing.T, row authzRow) target {
 		id = e.create201(t, e.adminKey, "/api/v1/admin/keys", `{"name":"doomed","kind":"agent","scopes":["approvals:read"]}`)
 	case disabledRule:
 		id = e.create201(t, e.adminKey, "/api/v1/admin/rules", `{"name":"`+e.unique()+`","kind":"approval","requiredApprovals":2,"enabled":false}`)
+	case liveReport:
+		id = e.create201(t, e.exact[rw], "/api/v1/reports", `{"title":"Q3","content":"<h1>Q3</h1>"}`)
+	case heldVersion:
+		r := e.do(t, "POST", "/api/v1/reports", e.exact[rw], `{"title":"Held","content":"<base href=\"https://elsewhere.example/\">"}`, nil)
+		require.Equal(t, 201, r.status, string(r.body))
+		id = r.decoded["version"].(map[string]any)["id"].(string)
+		e.ours = append(e.ours, r.decoded["id"].(string), id)
 	case webhookEndpoint, failedDelivery:
 		id = e.create201(t, e.adminKey, "/api/v1/admin/webhooks", `{"url":"`+e.receiver+`"}`)
 		if row.id == failedDelivery {

@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/reporttemplates"
 	"github.com/assent-hq/assent/internal/wiretime"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
@@ -153,21 +154,13 @@ func (h *handlers) archiveReport(c *gin.Context) {
 	c.JSON(http.StatusOK, wire.NewReport(r, nil, h.baseURL))
 }
 
-// heldVersion is a held version with the report it belongs to.
-type heldVersion struct {
-	wire.Version
-	Report wire.Report `json:"report"`
-}
-
 func (h *handlers) listHeldVersions(c *gin.Context) {
 	held, err := h.reports.Held(c.Request.Context(), orgID(c))
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, newList(held, "", func(x *reports.HeldVersion) heldVersion {
-		return heldVersion{Version: wire.NewVersion(x.Report, &x.Version), Report: wire.NewReport(x.Report, nil, h.baseURL)}
-	}))
+	c.JSON(http.StatusOK, newList(held, "", func(x *reports.HeldVersion) wire.Report { return wire.NewReport(x.Report, &x.Version, h.baseURL) }))
 }
 
 func (h *handlers) releaseHeld(c *gin.Context) { h.decideHeld(c, true) }
@@ -217,4 +210,32 @@ func unencodedSlug(u *url.URL) bool {
 	}
 	u.Path, u.RawPath = p, raw
 	return true
+}
+
+func (h *handlers) copyReport(c *gin.Context) {
+	var in reports.CopyInput
+	if err := bind(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	r, v, err := h.reports.Copy(c.Request.Context(), principal(c), reportParam(c), &in, claim(c))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.Header("Location", "/api/v1/reports/"+r.ID)
+	c.JSON(http.StatusCreated, wire.NewReport(r, v, h.baseURL))
+}
+
+// template is a built-in template on the wire.
+type template struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+func (h *handlers) listTemplates(c *gin.Context) {
+	c.JSON(http.StatusOK, newList(h.reports.Templates(), "", func(t *reporttemplates.Template) template {
+		return template{ID: t.ID, Name: t.Name, Description: t.Description}
+	}))
 }

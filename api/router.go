@@ -143,6 +143,8 @@ func New(d Deps) http.Handler {
 	v1.GET("/reports/:idOrSlug/versions", requireScope(scopes.ReportsRead), h.listVersions)
 	h.post(v1, "/reports/:idOrSlug/rollback", requireScope(scopes.ReportsWrite), h.rollbackReport)
 	h.post(v1, "/reports/:idOrSlug/archive", requireScope(scopes.ReportsWrite), h.archiveReport)
+	h.postResumable(v1, "/reports/:idOrSlug/copy", requireScope(scopes.ReportsWrite), h.copyReport)
+	v1.GET("/templates", requireScope(scopes.ReportsRead), h.listTemplates)
 
 	h.post(v1, "/flows", requireScope(scopes.FlowsWrite), h.createFlow)
 	v1.GET("/flows/:id", requireScope(scopes.FlowsRead), h.getFlow)

@@ -12,6 +12,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
 )
 
@@ -428,7 +429,7 @@ func (s *Store) addVersion(tx *gorm.DB, r *Report, id string, pub Publication, d
 	case VersionPublished:
 		event = goLive(r, v)
 	case VersionHeld:
-		action, event = "held", PublishHeldEvent
+		action, event = "held", events.PublishHeld
 	case VersionDeclined:
 		action = "declined"
 	}
@@ -440,14 +441,6 @@ func (s *Store) addVersion(tx *gorm.DB, r *Report, id string, pub Publication, d
 	return v, wrote, err
 }
 
-// Event kinds written here; the catalogue is internal/events, which the
-// callers' tests hold these to.
-const (
-	ReportPublishedEvent = "report.published"
-	ReportUpdatedEvent   = "report.updated"
-	PublishHeldEvent     = "publish.held"
-)
-
 // goLive makes v the live version of r and names the event it causes: a
 // report's first live version is published, any later one updates it.
 func goLive(r *Report, v *ReportVersion) string {
@@ -455,9 +448,9 @@ func goLive(r *Report, v *ReportVersion) string {
 	n := v.Version
 	r.LiveVersion = &n
 	if first {
-		return ReportPublishedEvent
+		return events.ReportPublished
 	}
-	return ReportUpdatedEvent
+	return events.ReportUpdated
 }
 
 // reportStep saves r, writes an audit entry about it and, when event is

@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 )
@@ -100,8 +101,8 @@ func TestReportVersionsInTheReadModel(t *testing.T) {
 		for _, e := range evs {
 			kinds = append(kinds, e.Kind)
 		}
-		assert.Equal(t, []string{models.PublishHeldEvent, models.ReportPublishedEvent, models.ReportUpdatedEvent,
-			models.ReportUpdatedEvent, models.ReportUpdatedEvent}, kinds,
+		assert.Equal(t, []string{events.PublishHeld, events.ReportPublished, events.ReportUpdated,
+			events.ReportUpdated, events.ReportUpdated}, kinds,
 			"held 1, publish 2, publish 4, rollback to 2, forward to 4; the declined 3 and the release of 1 as previous send nothing")
 
 		vs, err := s.ListVersions(ctx, r)

@@ -48,6 +48,11 @@ func (s *Service) prepare(ctx context.Context, p *models.Principal, src *Source,
 	if err != nil {
 		return pub, err
 	}
+	return s.fromFiles(ctx, pub, files)
+}
+
+// fromFiles scans files held in memory and stores them unless declined.
+func (s *Service) fromFiles(ctx context.Context, pub models.Publication, files []bundle.File) (models.Publication, error) {
 	var sc scan
 	for _, f := range files {
 		if err := s.scanFile(ctx, &sc, f); err != nil {

@@ -86,8 +86,8 @@ var callbackKinds = map[string][]string{
 var notYetEmitted = []string{
 	ReviewRequested, ReviewApproved, ReviewChangesRequested,
 	FlowCompleted, GateDenied,
-	ReportPublished, ReportUpdated, ReportShared, ReportViewed,
-	CommentCreated, AccessRequested, ScheduleDue, PublishHeld,
+	ReportShared, ReportViewed,
+	CommentCreated, AccessRequested, ScheduleDue,
 	ReviewExpired,
 }
 

@@ -1,0 +1,98 @@
+package reports
+
+import (
+	"context"
+	"fmt"
+	"io/fs"
+	"strings"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/bundle"
+	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/internal/reporttemplates"
+	"github.com/assent-hq/assent/models"
+)
+
+// CopyInput names the copy; both default from what is copied.
+type CopyInput struct {
+	Title *string `json:"title" validate:"omitempty,notblank,max=200"`
+	Slug  *string `json:"slug" validate:"omitempty,max=200"`
+}
+
+// Copy makes a new report from a report's live version, or from a
+// built-in template when from is a template id, without audience or
+// comments: the caller owns the copy. A report's live version is copied
+// as it is (it passed the scan or was released); a template is scanned
+// like any publish.
+func (s *Service) Copy(ctx context.Context, p *models.Principal, from string, in *CopyInput, claim *models.Claim) (*models.Report, *models.ReportVersion, error) {
+	if r, v, err := s.store.ClaimedVersion(ctx, claim); err != nil || r != nil {
+		return r, v, err
+	}
+	nr := models.NewReport{OrganizationID: p.Organization.ID, Classification: models.ClassInternal}
+	pub := models.Publication{By: p.Actor(), State: models.VersionPublished}
+	if ids.HasPrefix(from, ids.Template) {
+		t, ok := reporttemplates.Get(from)
+		if !ok {
+			return nil, nil, apperr.New(apperr.NotFound, "template %s not found; GET /api/v1/templates lists them", from)
+		}
+		files, err := templateFiles(t)
+		if err != nil {
+			return nil, nil, err
+		}
+		nr.Title, pub.ChangeSummary = t.Name, "From the template "+t.Name
+		if pub, err = s.fromFiles(ctx, pub, files); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		src, err := s.store.GetReport(ctx, p.Organization.ID, from)
+		if err != nil {
+			return nil, nil, err
+		}
+		live, err := s.store.LiveVersion(ctx, src)
+		if err != nil {
+			return nil, nil, err
+		}
+		nr.Title, nr.Living, nr.Classification = "Copy of "+src.Title, src.Living, src.Classification
+		if len(nr.Title) > 200 {
+			nr.Title = strings.TrimSpace(nr.Title[:200])
+		}
+		pub.Files, pub.ChangeSummary = live.Files.V, fmt.Sprintf("Copied from %s, version %d", src.Slug, live.Version)
+	}
+	if in.Title != nil {
+		nr.Title = strings.TrimSpace(*in.Title)
+	}
+	if in.Slug != nil {
+		if err := CheckSlug(*in.Slug); err != nil {
+			return nil, nil, err
+		}
+		nr.Slug, nr.SlugGiven = *in.Slug, true
+	} else {
+		nr.Slug = DeriveSlug(nr.Title)
+	}
+	r, v, err := s.store.CreateReport(ctx, nr, pub, claim, s.eventData)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.hold(ctx, v)
+	return r, v, nil
+}
+
+// Templates lists the built-in templates.
+func (s *Service) Templates() []reporttemplates.Template { return reporttemplates.List() }
+
+// templateFiles reads a template's files.
+func templateFiles(t reporttemplates.Template) ([]bundle.File, error) {
+	var files []bundle.File
+	err := fs.WalkDir(t.Files, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(t.Files, path)
+		if err != nil {
+			return err
+		}
+		files = append(files, bundle.File{Path: path, Content: b})
+		return nil
+	})
+	return files, err
+}
