@@ -151,7 +151,7 @@ func CleanPath(p string) (string, error) {
 // archive unpacked. index.html must be at the root or inside one top
 // folder, which then is the root. Structural refusals are 400
 // invalid_archive naming the entry; more than MaxArchiveBytes
-// uncompressed, counted as read (never trusting the headers), is 413.
+// uncompressed is 413, refused before it is unpacked.
 func ReadZip(r io.ReaderAt, size int64, each func(File) error) error {
 	zr, err := zip.NewReader(r, size)
 	if err != nil {
@@ -164,29 +164,47 @@ func ReadZip(r io.ReaderAt, size int64, each func(File) error) error {
 	if err != nil {
 		return err
 	}
-	budget := int64(MaxArchiveBytes)
+	budget := uint64(MaxArchiveBytes)
 	for _, f := range entries {
-		rc, err := f.Open()
-		if err != nil {
-			return entryError(f.Name, "cannot be read (%v)", err)
-		}
-		b, err := io.ReadAll(io.LimitReader(rc, budget+1))
-		rc.Close()
-		if err != nil {
-			if errors.Is(err, zip.ErrChecksum) || errors.Is(err, zip.ErrFormat) {
-				return entryError(f.Name, "damaged (%v)", err)
-			}
-			return entryError(f.Name, "cannot be read (%v)", err)
-		}
-		budget -= int64(len(b))
-		if budget < 0 {
+		// archive/zip refuses an entry that holds more than its header
+		// declares (ErrFormat), so the declared size bounds what is read
+		// and is checked against the budget before anything is.
+		if f.UncompressedSize64 > budget {
 			return tooLarge()
+		}
+		budget -= f.UncompressedSize64
+		b, err := readEntry(f)
+		if err != nil {
+			return err
 		}
 		if err := each(File{Path: strings.TrimPrefix(f.Name, root), Content: b}); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// readEntry reads one entry of its declared size, then to its end, where
+// archive/zip checks the checksum.
+func readEntry(f *zip.File) ([]byte, error) {
+	rc, err := f.Open()
+	if err != nil {
+		return nil, entryError(f.Name, "cannot be read (%v)", err)
+	}
+	defer rc.Close()
+	b := make([]byte, f.UncompressedSize64)
+	if _, err = io.ReadFull(rc, b); err == nil {
+		var one [1]byte
+		if n, end := rc.Read(one[:]); n > 0 {
+			err = zip.ErrFormat
+		} else if end != io.EOF {
+			err = end
+		}
+	}
+	if err != nil {
+		return nil, entryError(f.Name, "damaged (%v)", err)
+	}
+	return b, nil
 }
 
 // plan checks every entry's name and kind from the central directory,

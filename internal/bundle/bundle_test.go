@@ -99,7 +99,7 @@ func TestReadZip(t *testing.T) {
 }
 
 // TestZipBombIsStopped: 200 MB of zeros in a small archive is refused
-// after the budget is read, without holding it.
+// from its declared size, before any of it is read.
 func TestZipBombIsStopped(t *testing.T) {
 	var buf bytes.Buffer
 	w := zip.NewWriter(&buf)
@@ -119,9 +119,7 @@ func TestZipBombIsStopped(t *testing.T) {
 	_, err = readAll(buf.Bytes())
 	runtime.ReadMemStats(&after)
 	assert.True(t, apperr.Is(err, apperr.PayloadTooLarge), "%v", err)
-	// Reading up to the 100 MB budget allocates at most a few times that
-	// (ReadAll grows its buffer); the 200 MB behind it is never read.
-	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(350<<20))
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(10<<20), "nothing of the bomb was unpacked")
 }
 
 // TestZipThatLiesAboutItsSize: an entry whose header declares fewer bytes
