@@ -324,15 +324,15 @@ func TestCopyAndTemplates(t *testing.T) {
 		assert.Equal(t, 404, f.do(t, "POST", "/api/v1/reports/tpl_nope/copy", f.agentKey, "", nil).status)
 
 		src := f.publish(t, `{"title":"Source","slug":"src","classification":"confidential","audience":["Finance"],"files":[{"path":"index.html","content":"<h1>s</h1>"},{"path":"a.css","content":"h1{}"}]}`)
-		cp := f.do(t, "POST", "/api/v1/reports/src/copy", f.memberToken, `{"slug":"team/copy"}`, nil)
+		cp := f.do(t, "POST", "/api/v1/reports/src/copy", f.memberToken, `{"slug":"team/copied"}`, nil)
 		require.Equal(t, 201, cp.status, string(cp.body))
 		assert.Equal(t, "Copy of Source", cp.decoded["title"])
-		assert.Equal(t, "team/copy", cp.decoded["slug"])
+		assert.Equal(t, "team/copied", cp.decoded["slug"])
 		assert.Equal(t, []any{}, cp.decoded["audience"])
 		assert.Equal(t, "confidential", cp.decoded["classification"])
 		assert.EqualValues(t, 2, version(cp.decoded)["files"])
 		assert.NotEqual(t, src["id"], cp.decoded["id"])
-		assert.Equal(t, 409, f.do(t, "POST", "/api/v1/reports/src/copy", f.agentKey, `{"slug":"team/copy"}`, nil).status)
+		assert.Equal(t, 409, f.do(t, "POST", "/api/v1/reports/src/copy", f.agentKey, `{"slug":"team/copied"}`, nil).status)
 
 		held := f.publish(t, `{"title":"Held","content":`+jsonString(html(`<base href="https://elsewhere.example/">`))+`}`)
 		noLive := f.do(t, "POST", "/api/v1/reports/"+held["id"].(string)+"/copy", f.agentKey, "", nil)

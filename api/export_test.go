@@ -1,0 +1,4 @@
+package api
+
+// UnencodedSlug lets the contract check route a slug as the server does.
+var UnencodedSlug = unencodedSlug
