@@ -269,11 +269,8 @@ func (s *Store) CreateReport(ctx context.Context, in NewReport, pub Publication,
 	var v *ReportVersion
 	var earlier string
 	wrote := false
-	for suffix := 1; ; suffix++ {
-		r.Slug = in.Slug
-		if suffix > 1 {
-			r.Slug = numberedSlug(in.Slug, suffix)
-		}
+	for attempt := 1; ; attempt++ {
+		r.Slug = derivedSlug(in.Slug, attempt)
 		err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 			if r.FlowID != nil {
 				if err := requireOpenFlow(tx, r.OrganizationID, *r.FlowID); err != nil {
@@ -310,7 +307,7 @@ func (s *Store) CreateReport(ctx context.Context, in NewReport, pub Publication,
 			if in.SlugGiven {
 				return nil, nil, apperr.Field(apperr.SlugTaken, "slug", "slug %q is already used by another report in this organisation", r.Slug)
 			}
-			if suffix < 100 {
+			if attempt < 20 {
 				continue
 			}
 		}
@@ -325,9 +322,16 @@ func (s *Store) CreateReport(ctx context.Context, in NewReport, pub Publication,
 
 var errSlugTaken = errors.New("slug taken")
 
-// numberedSlug is slug with -n on its last segment, within the slug limit.
-func numberedSlug(slug string, n int) string {
+// derivedSlug is the slug to try on the nth attempt: slug itself, then
+// slug-2 to slug-9, then slug with a random suffix, within the slug limit.
+func derivedSlug(slug string, n int) string {
+	if n == 1 {
+		return slug
+	}
 	suffix := fmt.Sprintf("-%d", n)
+	if n >= 10 {
+		suffix = "-" + RandomToken(4)[:6]
+	}
 	if len(slug)+len(suffix) > MaxSlug {
 		slug = strings.TrimRight(slug[:MaxSlug-len(suffix)], "-/")
 	}

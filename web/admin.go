@@ -65,6 +65,10 @@ func (p *Pages) mountAdmin(g *gin.RouterGroup) {
 	a.POST("/rules", p.createRule)
 	a.POST("/rules/:id/enabled", p.setRuleEnabled)
 	a.POST("/rules/:id/delete", p.deleteRule)
+
+	a.GET("/held-versions", p.publishing, p.adminHeld)
+	a.POST("/held-versions/:id/release", p.publishing, p.releaseHeld)
+	a.POST("/held-versions/:id/decline", p.publishing, p.declineHeld)
 }
 
 // parseAdminPages parses each admin page with the parts they share; New
@@ -145,6 +149,8 @@ var notices = map[string]string{
 	"rule-enabled":       "The rule is enabled and applies to new requests.",
 	"rule-disabled":      "The rule is disabled; requests already created keep what it gave them.",
 	"rule-deleted":       "The rule was deleted.",
+	"version-released":   "The version was released: it is live unless a newer version is.",
+	"version-declined":   "The version was declined; it keeps its number and is never served.",
 }
 
 // base is the page's shared data: its section and the notice the query

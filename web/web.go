@@ -33,6 +33,7 @@ import (
 	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/ratelimit"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/webhooks"
 )
 
@@ -56,8 +57,11 @@ type Deps struct {
 	// Collections serves the pages of requests for information; nil builds
 	// one (without Temporal, so it can show but not submit).
 	Collections *collections.Service
-	Webhooks    *webhooks.Service
-	Admin       *admin.Service
+	// Reports releases and declines held versions on the admin pages; nil
+	// leaves those pages without any (tests).
+	Reports  *reports.Service
+	Webhooks *webhooks.Service
+	Admin    *admin.Service
 	// OIDC, when set, offers single sign-on beside the emailed link.
 	OIDC *OIDCSettings
 	// NetPolicy says which webhook addresses the admin pages may save and
@@ -92,6 +96,7 @@ type Pages struct {
 	store       *models.Store
 	approvals   *approvals.Service
 	collections *collections.Service
+	reports     *reports.Service
 	mailer      mail.Sender
 	baseURL     string
 	log         *slog.Logger
@@ -152,7 +157,7 @@ func New(d Deps) *Pages {
 	if log == nil {
 		log = slog.Default()
 	}
-	p := &Pages{store: d.Store, approvals: d.Approvals, collections: d.Collections, webhooks: d.Webhooks, admin: d.Admin, mailer: d.Mailer, baseURL: strings.TrimSuffix(d.BaseURL, "/"), log: log,
+	p := &Pages{store: d.Store, approvals: d.Approvals, collections: d.Collections, reports: d.Reports, webhooks: d.Webhooks, admin: d.Admin, mailer: d.Mailer, baseURL: strings.TrimSuffix(d.BaseURL, "/"), log: log,
 		secure: !strings.HasPrefix(d.BaseURL, "http://"), pages: map[string]*template.Template{}}
 	if p.mailer == nil {
 		p.mailer = noMailer{}
