@@ -32,3 +32,11 @@ func (a *Activities) DecideHeld(ctx context.Context, o workflows.HoldOutcome) er
 func (a *Activities) reportEventData(r *models.Report, v *models.ReportVersion) ([]byte, error) {
 	return json.Marshal(wire.NewReport(r, v, a.BaseURL))
 }
+
+// ScheduleDue writes schedule.due for a schedule's run, once per moment.
+func (a *Activities) ScheduleDue(ctx context.Context, e workflows.ScheduleDueEvent) error {
+	_, err := a.Store.ScheduleDue(ctx, e.OrganizationID, e.ScheduleID, e.DueAt, func(sc *models.Schedule, r *models.Report) ([]byte, error) {
+		return json.Marshal(wire.ScheduleDue{Schedule: wire.NewSchedule(sc), Report: wire.NewReport(r, nil, a.BaseURL)})
+	})
+	return err
+}

@@ -59,8 +59,9 @@ import (
 // single call, so state-changing calls never see each other's effects and
 // another organisation's principals act on real foreign ids. The body is
 // valid, so authorisation and not validation decides; in it {unique} is a
-// fresh name, {question} the open question of an askedApproval and
-// {receiver} a local webhook receiver.
+// fresh name, {question} the open question of an askedApproval,
+// {receiver} a local webhook receiver and {livingReport} a fresh living
+// report.
 var authzMatrix = []authzRow{
 	{"GET", "/api/v1/me", "", noID, ``, "anon=401 agent=200 noscope=200 members=200 adminkey=200 guest=401 others=200"},
 	{"GET", "/api/v1/openapi.json", "", noID, ``, "anon=200 agent=200 noscope=200 members=200 adminkey=200 guest=200 others=200"}, // the contract is public
@@ -89,6 +90,12 @@ var authzMatrix = []authzRow{
 	{"POST", "/api/v1/reports/:idOrSlug/rollback", rw, liveReport, `{"version":1}`, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"POST", "/api/v1/reports/:idOrSlug/archive", rw, liveReport, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"POST", "/api/v1/reports/:idOrSlug/copy", rw, liveReport, ``, "anon=401 agent=201 noscope=403 members=201 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"POST", "/api/v1/schedules", sw, noID, `{"reportId":"{livingReport}","every":"24h"}`, "anon=401 agent=201 noscope=403 members=201 adminkey=403 guest=401 others=400 otheradmin=403"},
+	{"GET", "/api/v1/schedules", sw, noID, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=200 otheradmin=403"},
+	{"GET", "/api/v1/schedules/:id", sw, aSchedule, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"POST", "/api/v1/schedules/:id/pause", sw, aSchedule, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"POST", "/api/v1/schedules/:id/resume", sw, aSchedule, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"DELETE", "/api/v1/schedules/:id", sw, aSchedule, ``, "anon=401 agent=204 noscope=403 members=204 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"GET", "/api/v1/templates", rr, noID, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=200 otheradmin=403"},
 
 	{"POST", "/api/v1/flows", fw, noID, `{"title":"Quarter close"}`, "anon=401 agent=201 noscope=403 members=201 adminkey=403 guest=401 others=201 otheradmin=403"},
@@ -151,6 +158,7 @@ const (
 	cw = scopes.CollectionsWrite
 	rr = scopes.ReportsRead
 	rw = scopes.ReportsWrite
+	sw = scopes.SchedulesWrite
 )
 
 // adminOnly is what every admin route answers to all but admin keys.
@@ -204,6 +212,8 @@ const (
 	// heldVersion is version 1 of a report the reports:write agent key
 	// published, held by the publish scan.
 	heldVersion
+	// aSchedule is a daily schedule of a living report.
+	aSchedule
 )
 
 // matrixPrincipals are the matrix's columns; the idempotency checks take
@@ -494,6 +504,9 @@ func (e *authzEnv) fresh(t *testing.T, row authzRow) target {
 		require.Equal(t, 201, r.status, string(r.body))
 		id = r.decoded["version"].(map[string]any)["id"].(string)
 		e.ours = append(e.ours, r.decoded["id"].(string), id)
+	case aSchedule:
+		report := e.create201(t, e.exact[rw], "/api/v1/reports", `{"title":"Weekly","living":true,"content":"<h1>w</h1>"}`)
+		id = e.create201(t, e.exact[sw], "/api/v1/schedules", `{"reportId":"`+report+`","every":"24h"}`)
 	case webhookEndpoint, failedDelivery:
 		id = e.create201(t, e.adminKey, "/api/v1/admin/webhooks", `{"url":"`+e.receiver+`"}`)
 		if row.id == failedDelivery {
@@ -501,6 +514,9 @@ func (e *authzEnv) fresh(t *testing.T, row authzRow) target {
 		}
 	default:
 		t.Fatalf("unknown resource %d", row.id)
+	}
+	if strings.Contains(row.body, "{livingReport}") {
+		vars["{livingReport}"] = e.create201(t, e.exact[rw], "/api/v1/reports", `{"title":"Weekly","living":true,"content":"<h1>w</h1>"}`)
 	}
 	body := row.body
 	for k, v := range vars {

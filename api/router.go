@@ -145,6 +145,12 @@ func New(d Deps) http.Handler {
 	h.post(v1, "/reports/:idOrSlug/archive", requireScope(scopes.ReportsWrite), h.archiveReport)
 	h.postResumable(v1, "/reports/:idOrSlug/copy", requireScope(scopes.ReportsWrite), h.copyReport)
 	v1.GET("/templates", requireScope(scopes.ReportsRead), h.listTemplates)
+	h.postResumable(v1, "/schedules", requireScope(scopes.SchedulesWrite), h.createSchedule)
+	v1.GET("/schedules", requireScope(scopes.SchedulesWrite), h.listSchedules)
+	v1.GET("/schedules/:id", requireScope(scopes.SchedulesWrite), h.getSchedule)
+	h.post(v1, "/schedules/:id/pause", requireScope(scopes.SchedulesWrite), h.pauseSchedule)
+	h.post(v1, "/schedules/:id/resume", requireScope(scopes.SchedulesWrite), h.resumeSchedule)
+	v1.DELETE("/schedules/:id", requireScope(scopes.SchedulesWrite), h.deleteSchedule)
 
 	h.post(v1, "/flows", requireScope(scopes.FlowsWrite), h.createFlow)
 	v1.GET("/flows/:id", requireScope(scopes.FlowsRead), h.getFlow)

@@ -531,6 +531,30 @@ var migrations = []*gormigrate.Migration{
 			return tx.Migrator().DropTable("uploads", "report_versions", "reports")
 		},
 	},
+	{
+		// Schedules of living reports, each beside its Temporal Schedule.
+		ID: "202611240002_schedules",
+		Migrate: func(tx *gorm.DB) error {
+			type Schedule struct {
+				ID             string  `gorm:"primaryKey;size:40"`
+				OrganizationID string  `gorm:"size:40;not null;index"`
+				ReportID       string  `gorm:"size:40;not null;index"`
+				Cron           *string `gorm:"size:200"`
+				EverySeconds   *int64
+				Timezone       string `gorm:"size:64;not null"`
+				Note           string `gorm:"type:text;not null"`
+				Paused         bool   `gorm:"not null"`
+				CreatedBy      string `gorm:"size:60;not null"`
+				CreatedByName  string `gorm:"size:320;not null"`
+				Registered     bool   `gorm:"not null"`
+				LastDueAt      *time.Time
+				CreatedAt      time.Time
+				UpdatedAt      time.Time
+			}
+			return tx.Migrator().CreateTable(&Schedule{})
+		},
+		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("schedules") },
+	},
 }
 
 // RequireMigrated fails when the database lacks a migration this binary

@@ -135,11 +135,11 @@ type Upload struct {
 	Size           int64  `gorm:"not null"`
 	// Blob names the bytes in the blob store: each PUT writes its own, so
 	// of two racing PUTs the one recorded is the one whose bytes are kept.
-	Blob           string `gorm:"size:80;not null"`
-	UploadedAt     *time.Time
-	ConsumedAt     *time.Time
-	ExpiresAt      time.Time `gorm:"not null"`
-	CreatedAt      time.Time
+	Blob       string `gorm:"size:80;not null"`
+	UploadedAt *time.Time
+	ConsumedAt *time.Time
+	ExpiresAt  time.Time `gorm:"not null"`
+	CreatedAt  time.Time
 }
 
 // UploadLifetime is how long an upload ticket may be used.

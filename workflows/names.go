@@ -17,6 +17,9 @@ const (
 	WorkflowCollection = "Collection"
 	WorkflowDelivery   = "Delivery"
 	WorkflowHold       = "PublishHold"
+	// WorkflowScheduleDue is started by a report schedule's Temporal
+	// Schedule.
+	WorkflowScheduleDue = "ScheduleDue"
 )
 
 // ApprovalWorkflowID is the workflow id of approval id.
@@ -27,6 +30,14 @@ func CollectionWorkflowID(id string) string { return "collection/" + id }
 
 // HoldWorkflowID is the workflow id of held version id.
 func HoldWorkflowID(versionID string) string { return "publish-hold/" + versionID }
+
+// ReportScheduleID is the id of the Temporal Schedule of report
+// schedule id; ScheduleDueWorkflowID the id its runs start under (Temporal
+// appends the time of each).
+func ReportScheduleID(id string) string { return "report-schedule/" + id }
+
+// ScheduleDueWorkflowID is the workflow id prefix of schedule id's runs.
+func ScheduleDueWorkflowID(id string) string { return "schedule-due/" + id }
 
 // DeliveryWorkflowID is the workflow id of one send of a delivery: one
 // workflow per event and receiver, so the system never delivers an event
@@ -77,4 +88,6 @@ const (
 	// up; ActivityDecideHeld writes its release or decline.
 	ActivityStartHold  = "StartHold"
 	ActivityDecideHeld = "DecideHeld"
+	// ActivityScheduleDue writes a report schedule's schedule.due.
+	ActivityScheduleDue = "ScheduleDue"
 )

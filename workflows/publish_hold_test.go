@@ -119,3 +119,28 @@ func TestHeldVersionDeclineJustBeforeTimeout(t *testing.T) {
 	assert.Equal(t, "mem_a", out.ActorID)
 	assert.NoError(t, h.results["decline"])
 }
+
+// TestScheduleDueWritesItsMoment: a schedule's run writes schedule.due for
+// the moment it started, which a retry carries alike.
+func TestScheduleDueWritesItsMoment(t *testing.T) {
+	var suite testsuite.WorkflowTestSuite
+	env := suite.NewTestWorkflowEnvironment()
+	env.SetStartTime(start)
+	var got []workflows.ScheduleDueEvent
+	attempts := 0
+	env.RegisterActivityWithOptions(func(_ context.Context, e workflows.ScheduleDueEvent) error {
+		attempts++
+		got = append(got, e)
+		if attempts == 1 {
+			return assert.AnError // the database was away: retried
+		}
+		return nil
+	}, activity.RegisterOptions{Name: workflows.ActivityScheduleDue})
+	env.ExecuteWorkflow(workflows.ScheduleDue, workflows.ScheduleDueInput{OrganizationID: "org_1", ScheduleID: "sch_1"})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	require.Len(t, got, 2)
+	assert.Equal(t, got[0], got[1], "the retry carries the same moment")
+	assert.Equal(t, "sch_1", got[0].ScheduleID)
+	assert.True(t, got[0].DueAt.Equal(start), "%v", got[0].DueAt)
+}

@@ -87,7 +87,7 @@ var notYetEmitted = []string{
 	ReviewRequested, ReviewApproved, ReviewChangesRequested,
 	FlowCompleted, GateDenied,
 	ReportShared, ReportViewed,
-	CommentCreated, AccessRequested, ScheduleDue,
+	CommentCreated, AccessRequested,
 	ReviewExpired,
 }
 

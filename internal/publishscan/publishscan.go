@@ -21,9 +21,11 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/rs/zerolog"
@@ -125,10 +127,17 @@ func (s *Scanner) Scan(ctx context.Context, files []File) ([]Finding, error) {
 			continue
 		}
 		ext := strings.ToLower(path.Ext(f.Path))
-		out = append(out, s.secrets(ctx, f, markup[ext])...)
+		found, secrets := s.secrets(ctx, f, markup[ext])
 		if ext == ".html" || ext == ".htm" {
-			out = append(out, unsafeHTML(f)...)
+			found = append(found, unsafeHTML(f)...)
 		}
+		// An excerpt shows more of its line than its own finding: every
+		// secret found in the file is redacted from every excerpt, and so
+		// is any long token, which may be a secret no rule knows.
+		for i := range found {
+			found[i].Excerpt = clip(maskTokens(redact(found[i].Excerpt, secrets...)), excerptWidth)
+		}
+		out = append(out, found...)
 	}
 	slices.SortStableFunc(out, func(a, b Finding) int {
 		if c := strings.Compare(a.File, b.File); c != 0 {
@@ -177,35 +186,39 @@ var brackets = strings.NewReplacer("<", " ", ">", " ")
 // secrets runs gitleaks over one file, markup through its text view. The
 // file's path is not given to gitleaks, so no path allowlist of its
 // configuration exempts a file.
-func (s *Scanner) secrets(ctx context.Context, f File, isMarkup bool) []Finding {
+// It returns the findings, their excerpts not yet redacted, and the
+// secrets found.
+func (s *Scanner) secrets(ctx context.Context, f File, isMarkup bool) ([]Finding, []string) {
 	text := string(f.Content)
 	if isMarkup {
 		text = textView(f.Content)
 	}
 	found := s.detector.DetectContext(ctx, detect.Fragment{Raw: text})
 	out := make([]Finding, 0, len(found))
+	var secrets []string
 	for _, x := range found {
 		sev := Hold
 		if slices.Contains(declining, x.RuleID) {
 			sev = Decline
 		}
 		out = append(out, Finding{Rule: x.RuleID, File: f.Path, Line: x.StartLine + 1, Excerpt: excerpt(x), Severity: sev})
+		secrets = append(secrets, x.Secret, x.Match)
 	}
-	return out
+	return out, secrets
 }
 
 // excerptWidth bounds an excerpt, in characters.
 const excerptWidth = 160
 
-// excerpt is the finding's line around the match, every line of the
-// secret in it redacted.
+// excerpt is the finding's line around the match, its own secret
+// redacted (Scan redacts the file's other secrets).
 func excerpt(x report.Finding) string {
 	line := x.Line
 	if i := strings.Index(line, firstLine(x.Match)); i >= 0 && len(line) > 4*excerptWidth {
 		// A minified file is one long line: keep the part around the match.
 		line = line[max(0, i-excerptWidth):min(len(line), i+len(x.Match)+excerptWidth)]
 	}
-	return clip(redact(strings.TrimSpace(line), x.Secret, x.Match), excerptWidth)
+	return redact(strings.TrimSpace(line), x.Secret, x.Match)
 }
 
 // redact replaces every line of each secret with its first four
@@ -225,6 +238,21 @@ func redact(s string, secrets ...string) string {
 		}
 	}
 	return s
+}
+
+// longToken is a run of characters secrets are made of, long enough to be
+// one: a key, a token, a hash (one with letters and digits both).
+var longToken = regexp.MustCompile(`[A-Za-z0-9+/_-]{16,}`)
+
+// maskTokens redacts every long token of s that mixes letters and digits
+// but for its first four characters; words and names stay.
+func maskTokens(s string) string {
+	return longToken.ReplaceAllStringFunc(s, func(tok string) string {
+		if !strings.ContainsAny(tok, "0123456789") || strings.IndexFunc(tok, unicode.IsLetter) < 0 {
+			return tok
+		}
+		return tok[:4] + "…[REDACTED]"
+	})
 }
 
 func firstLine(s string) string {

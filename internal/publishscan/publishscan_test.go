@@ -195,6 +195,20 @@ func TestUnsafeHTML(t *testing.T) {
 	assert.Empty(t, found)
 }
 
+// TestEverySecretIsRedactedFromEveryExcerpt: beside the key id a rule
+// finds, a secret no rule finds is masked in the excerpt too.
+func TestEverySecretIsRedactedFromEveryExcerpt(t *testing.T) {
+	keyID, secret := fakes[0].secret, rnd(12, 40, alnum)
+	line := "<p>aws_access_key_id = " + keyID + "</p><p>aws_secret_access_key = " + secret + "</p>"
+	found, err := shared.Scan(context.Background(), []File{{Path: "index.html", Content: []byte(line)}})
+	require.NoError(t, err)
+	require.NotEmpty(t, found)
+	out, err := json.Marshal(found)
+	require.NoError(t, err)
+	assert.NotContains(t, string(out), keyID[4:])
+	assert.NotContains(t, string(out), secret[4:])
+}
+
 func TestExcerptsAreShortAndRedacted(t *testing.T) {
 	key := fakes[0].secret
 	long := strings.Repeat("<td>1</td>", 5000) + "aws_access_key_id=" + key + strings.Repeat("<td>2</td>", 5000)

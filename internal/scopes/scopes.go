@@ -39,7 +39,7 @@ var All = []string{
 var NotYetAvailable = []string{
 	ReviewsRead, ReviewsWrite,
 	ReportsShare,
-	CommentsWrite, AudiencesRead, SchedulesWrite,
+	CommentsWrite, AudiencesRead,
 }
 
 // Valid reports whether s names a scope.

@@ -1,0 +1,71 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/reports"
+	"github.com/assent-hq/assent/wire"
+)
+
+func (h *handlers) createSchedule(c *gin.Context) {
+	var in reports.ScheduleInput
+	if err := bind(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	sc, err := h.reports.CreateSchedule(c.Request.Context(), principal(c), &in, claim(c))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.Header("Location", "/api/v1/schedules/"+sc.ID)
+	c.JSON(http.StatusCreated, wire.NewSchedule(sc))
+}
+
+func (h *handlers) listSchedules(c *gin.Context) {
+	p, err := page(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	rows, next, err := h.reports.ListSchedules(c.Request.Context(), orgID(c), c.Query("reportId"), p)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, newList(rows, next, wire.NewSchedule))
+}
+
+func (h *handlers) getSchedule(c *gin.Context) {
+	sc, err := h.reports.GetSchedule(c.Request.Context(), orgID(c), c.Param("id"))
+	h.respondSchedule(c, sc, err)
+}
+
+func (h *handlers) pauseSchedule(c *gin.Context) {
+	sc, err := h.reports.PauseSchedule(c.Request.Context(), orgID(c), c.Param("id"), true)
+	h.respondSchedule(c, sc, err)
+}
+
+func (h *handlers) resumeSchedule(c *gin.Context) {
+	sc, err := h.reports.PauseSchedule(c.Request.Context(), orgID(c), c.Param("id"), false)
+	h.respondSchedule(c, sc, err)
+}
+
+func (h *handlers) deleteSchedule(c *gin.Context) {
+	if err := h.reports.DeleteSchedule(c.Request.Context(), orgID(c), c.Param("id")); err != nil {
+		fail(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+func (h *handlers) respondSchedule(c *gin.Context, sc *models.Schedule, err error) {
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, wire.NewSchedule(sc))
+}

@@ -1,0 +1,111 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/workflows"
+)
+
+// TestSchedules: a living report's schedule is a Temporal Schedule that
+// fires schedule.due with the schedule and the report; pause, resume and
+// delete reach the Temporal Schedule; refusals name their field.
+func TestSchedules(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		ctx := context.Background()
+		living := s.publish(t, `{"title":"Weekly","slug":"team/weekly","living":true,"content":`+jsonString(html("w"))+`}`)
+		fixed := s.publish(t, `{"title":"Once","content":`+jsonString(html("o"))+`}`)
+
+		cases := []struct {
+			name, body  string
+			status      int
+			code, field string
+		}{
+			{"neither", `{"reportId":"team/weekly"}`, 400, "invalid_request", "cron, every"},
+			{"both", `{"reportId":"team/weekly","cron":"0 9 * * *","every":"1h"}`, 400, "invalid_request", "cron, every"},
+			{"too often", `{"reportId":"team/weekly","every":"30s"}`, 400, "invalid_request", "every"},
+			{"not a duration", `{"reportId":"team/weekly","every":"soon"}`, 400, "invalid_request", "every"},
+			{"cron of three fields", `{"reportId":"team/weekly","cron":"0 9 *"}`, 400, "invalid_request", "cron"},
+			{"cron Temporal refuses", `{"reportId":"team/weekly","cron":"99 99 * * *"}`, 400, "invalid_request", "cron"},
+			{"time zone", `{"reportId":"team/weekly","every":"1h","timezone":"Mars/Olympus"}`, 400, "invalid_request", "timezone"},
+			{"no such report", `{"reportId":"nope","every":"1h"}`, 400, "invalid_request", "reportId"},
+			{"not living", `{"reportId":"` + fixed["id"].(string) + `","every":"1h"}`, 409, "invalid_state", "reportId"},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				r := s.do(t, "POST", "/api/v1/schedules", s.agentKey, c.body, nil)
+				require.Equal(t, c.status, r.status, string(r.body))
+				assert.Equal(t, c.code, errField(r, "code"))
+				assert.Equal(t, c.field, errField(r, "field"))
+			})
+		}
+		r := s.do(t, "POST", "/api/v1/schedules", s.otherAgent, `{"reportId":"`+living["id"].(string)+`","every":"1h"}`, nil)
+		assert.Equal(t, 400, r.status, "another organisation's report is not found")
+
+		created := s.do(t, "POST", "/api/v1/schedules", s.agentKey, `{"reportId":"team/weekly","cron":"0 9 * * MON","timezone":"Europe/Paris","note":"Monday figures"}`, nil)
+		require.Equal(t, 201, created.status, string(created.body))
+		id := created.decoded["id"].(string)
+		assert.Regexp(t, `^sch_`, id)
+		assert.Equal(t, living["id"], created.decoded["reportId"])
+		assert.Equal(t, "Europe/Paris", created.decoded["timezone"])
+		every := s.do(t, "POST", "/api/v1/schedules", s.agentKey, `{"reportId":"team/weekly","every":"24h"}`, nil)
+		require.Equal(t, 201, every.status, string(every.body))
+		assert.EqualValues(t, 86400, every.decoded["every"])
+		assert.Equal(t, "UTC", every.decoded["timezone"])
+
+		h := s.tc.GetDefaultClient().ScheduleClient().GetHandle(ctx, workflows.ReportScheduleID(id))
+		desc, err := h.Describe(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, "Europe/Paris", desc.Schedule.Spec.TimeZoneName)
+
+		// Fire it now: schedule.due arrives once, with the schedule and
+		// the report.
+		require.NoError(t, h.Trigger(ctx, client.ScheduleTriggerOptions{}))
+		var data map[string]any
+		require.Eventually(t, func() bool {
+			evs, err := s.store.ListEvents(ctx, s.org.ID, id)
+			if err != nil || len(evs) == 0 {
+				return false
+			}
+			require.Len(t, evs, 1)
+			assert.Equal(t, "schedule.due", evs[0].Kind)
+			require.NoError(t, json.Unmarshal(evs[0].Data, &data))
+			return true
+		}, 20*time.Second, 100*time.Millisecond)
+		assert.Equal(t, id, data["schedule"].(map[string]any)["id"])
+		assert.Equal(t, "team/weekly", data["report"].(map[string]any)["slug"])
+		got := s.do(t, "GET", "/api/v1/schedules/"+id, s.agentKey, "", nil)
+		require.Equal(t, 200, got.status)
+		assert.NotNil(t, got.decoded["lastDueAt"])
+
+		paused := s.do(t, "POST", "/api/v1/schedules/"+id+"/pause", s.agentKey, "", nil)
+		require.Equal(t, 200, paused.status, string(paused.body))
+		assert.Equal(t, true, paused.decoded["paused"])
+		desc, err = h.Describe(ctx)
+		require.NoError(t, err)
+		assert.True(t, desc.Schedule.State.Paused)
+		resumed := s.do(t, "POST", "/api/v1/schedules/"+id+"/resume", s.agentKey, "", nil)
+		require.Equal(t, 200, resumed.status)
+		assert.Equal(t, false, resumed.decoded["paused"])
+
+		list := s.do(t, "GET", "/api/v1/schedules?reportId="+living["id"].(string), s.agentKey, "", nil)
+		require.Equal(t, 200, list.status)
+		assert.Len(t, list.decoded["data"], 2)
+		assert.Equal(t, 404, s.do(t, "GET", "/api/v1/schedules/"+id, s.otherAgent, "", nil).status)
+		assert.Equal(t, 404, s.do(t, "DELETE", "/api/v1/schedules/"+id, s.otherAgent, "", nil).status)
+
+		require.Equal(t, 204, s.do(t, "DELETE", "/api/v1/schedules/"+id, s.agentKey, "", nil).status)
+		assert.Equal(t, 404, s.do(t, "GET", "/api/v1/schedules/"+id, s.agentKey, "", nil).status)
+		_, err = h.Describe(ctx)
+		assert.Error(t, err, "the Temporal Schedule is deleted too")
+	})
+}

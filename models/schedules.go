@@ -1,0 +1,148 @@
+package models
+
+import (
+	"context"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/ids"
+)
+
+// Schedule asks the agent that owns a living report for its next version
+// on a cron or an interval. Its timer is a Temporal Schedule with the same
+// id; this row is what the API reads.
+type Schedule struct {
+	ID             string  `gorm:"primaryKey;size:40"`
+	OrganizationID string  `gorm:"size:40;not null;index"`
+	ReportID       string  `gorm:"size:40;not null;index"`
+	Cron           *string `gorm:"size:200"`
+	// EverySeconds is the interval, for a schedule without a cron.
+	EverySeconds  *int64
+	Timezone      string `gorm:"size:64;not null"`
+	Note          string `gorm:"type:text;not null"`
+	Paused        bool   `gorm:"not null"`
+	CreatedBy     string `gorm:"size:60;not null"`
+	CreatedByName string `gorm:"size:320;not null"`
+	// Registered is set once its Temporal Schedule exists; the reconciler
+	// registers those a crash left without one.
+	Registered bool `gorm:"not null"`
+	// LastDueAt is when schedule.due last fired; a retried emit of the same
+	// moment writes nothing.
+	LastDueAt *time.Time
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// NewScheduleID makes a schedule's id before its Temporal Schedule is
+// created under it.
+func NewScheduleID() string { return newID(ids.Schedule) }
+
+// CreateSchedule writes a new schedule bound to claim, before its
+// Temporal Schedule is registered. When an earlier attempt of the claimed
+// request already wrote one, that one's id is returned instead.
+func (s *Store) CreateSchedule(ctx context.Context, sc *Schedule, claim *Claim) (earlier string, err error) {
+	now := Now()
+	sc.CreatedAt, sc.UpdatedAt = now, now
+	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if earlier, err = BindClaim(tx, claim, sc.ID); err != nil || earlier != "" {
+			if earlier != "" {
+				return errRollback
+			}
+			return err
+		}
+		return tx.Create(sc).Error
+	})
+	if earlier != "" {
+		return earlier, nil
+	}
+	return "", err
+}
+
+// MarkScheduleRegistered records that a schedule's Temporal Schedule
+// exists.
+func (s *Store) MarkScheduleRegistered(ctx context.Context, id string) error {
+	return s.db.WithContext(ctx).Model(&Schedule{}).Where("id = ?", id).Update("registered", true).Error
+}
+
+// UnregisteredSchedules lists schedules created before olderThan whose
+// Temporal Schedule was never confirmed.
+func (s *Store) UnregisteredSchedules(ctx context.Context, olderThan time.Time, limit int) ([]Schedule, error) {
+	var out []Schedule
+	err := s.db.WithContext(ctx).Where("registered = ? AND created_at < ?", false, olderThan).Order("id").Limit(limit).Find(&out).Error
+	return out, err
+}
+
+// GetSchedule returns one of the organisation's schedules.
+func (s *Store) GetSchedule(ctx context.Context, orgID, id string) (*Schedule, error) {
+	return take[Schedule](s.db.WithContext(ctx), orgID, id, "schedule "+id)
+}
+
+// ListSchedules returns a page of the organisation's schedules, newest
+// first, those of one report when reportID is set.
+func (s *Store) ListSchedules(ctx context.Context, orgID, reportID string, p Page) ([]Schedule, string, error) {
+	q := s.db.WithContext(ctx).Where("organization_id = ?", orgID)
+	if reportID != "" {
+		q = q.Where("report_id = ?", reportID)
+	}
+	return list(q, p, func(sc *Schedule) string { return sc.ID })
+}
+
+// SetSchedulePaused records a pause or resume.
+func (s *Store) SetSchedulePaused(ctx context.Context, orgID, id string, paused bool) (*Schedule, error) {
+	res := s.db.WithContext(ctx).Model(&Schedule{}).Where("organization_id = ? AND id = ?", orgID, id).
+		Updates(map[string]any{"paused": paused, "updated_at": Now()})
+	if res.Error != nil {
+		return nil, res.Error
+	}
+	return s.GetSchedule(ctx, orgID, id)
+}
+
+// DeleteSchedule forgets a schedule.
+func (s *Store) DeleteSchedule(ctx context.Context, orgID, id string) error {
+	return remove[Schedule](s.db.WithContext(ctx), orgID, id, "schedule "+id)
+}
+
+// ScheduleEventData builds schedule.due's data from the schedule and its
+// report.
+type ScheduleEventData func(*Schedule, *Report) ([]byte, error)
+
+// ScheduleDue writes schedule.due for the moment dueAt, once: a retry of
+// the same moment, or a moment before the last, writes nothing, and so
+// does a schedule or report that is gone. It reports whether it wrote.
+func (s *Store) ScheduleDue(ctx context.Context, orgID, id string, dueAt time.Time, data ScheduleEventData) (bool, error) {
+	wrote := false
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		sc, err := take[Schedule](tx.Clauses(lockForUpdate(tx)...), orgID, id, "schedule "+id)
+		if err != nil {
+			return err
+		}
+		if sc.LastDueAt != nil && !dueAt.After(*sc.LastDueAt) {
+			return nil
+		}
+		r, err := getReport(tx, orgID, sc.ReportID)
+		if err != nil {
+			return err
+		}
+		sc.LastDueAt = &dueAt
+		if err := tx.Model(sc).Update("last_due_at", dueAt).Error; err != nil {
+			return err
+		}
+		b, err := data(sc, r)
+		if err != nil {
+			return err
+		}
+		wrote = true
+		return tx.Create(&Event{ID: newID(ids.Event), OrganizationID: orgID, Kind: events.ScheduleDue,
+			SubjectType: "schedule", SubjectID: sc.ID, Data: b, CreatedAt: Now()}).Error
+	})
+	if apperr.Is(err, apperr.NotFound) {
+		return false, nil
+	}
+	if wrote {
+		s.changes.EventWritten()
+	}
+	return wrote, err
+}

@@ -1,0 +1,227 @@
+package reports
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+	_ "time/tzdata" // time zones by name, also where the system has none
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/workflows"
+)
+
+// MinEvery is the shortest interval a schedule may have.
+const MinEvery = time.Minute
+
+// scheduleKind names report schedules in search attributes and logs.
+const scheduleKind = "report_schedule"
+
+// ScheduleInput is a new schedule of a living report: exactly one of cron
+// and every.
+type ScheduleInput struct {
+	ReportID string `json:"reportId" validate:"required,max=200"`
+	// Cron is a cron expression ("0 9 * * MON"), read in Timezone.
+	Cron *string `json:"cron" validate:"omitempty,notblank,max=200"`
+	// Every is an interval: a duration ("24h") or whole seconds.
+	Every    json.RawMessage `json:"every"`
+	Timezone *string         `json:"timezone" validate:"omitempty,max=64"`
+	Note     string          `json:"note" validate:"max=2000"`
+}
+
+// CreateSchedule schedules schedule.due for a living report, once per
+// claim: the row is written bound to the claim first, then its Temporal
+// Schedule is registered; a retry, or else the reconciler, registers one
+// a crash left without.
+func (s *Service) CreateSchedule(ctx context.Context, p *models.Principal, in *ScheduleInput, claim *models.Claim) (*models.Schedule, error) {
+	if id, err := s.store.ClaimedResource(ctx, claim); err != nil || id != "" {
+		if err != nil {
+			return nil, err
+		}
+		return s.registered(ctx, p.Organization.ID, id)
+	}
+	sc, err := s.newSchedule(ctx, p, in)
+	if err != nil {
+		return nil, err
+	}
+	earlier, err := s.store.CreateSchedule(ctx, sc, claim)
+	if err != nil {
+		return nil, err
+	}
+	if earlier != "" {
+		return s.registered(ctx, p.Organization.ID, earlier)
+	}
+	if err := s.register(ctx, sc); err != nil {
+		if del := s.store.DeleteSchedule(context.WithoutCancel(ctx), sc.OrganizationID, sc.ID); del != nil {
+			s.log.Error("take back a schedule whose registration failed; the reconciler will register it", "schedule", sc.ID, "error", del)
+		}
+		return nil, err
+	}
+	return s.store.GetSchedule(ctx, sc.OrganizationID, sc.ID)
+}
+
+// newSchedule checks in and makes the schedule it asks for.
+func (s *Service) newSchedule(ctx context.Context, p *models.Principal, in *ScheduleInput) (*models.Schedule, error) {
+	if (in.Cron == nil) == (len(in.Every) == 0 || string(in.Every) == "null") {
+		return nil, apperr.Field(apperr.InvalidRequest, "cron, every", "send exactly one of cron (such as \"0 9 * * MON\") and every (such as \"24h\")")
+	}
+	r, err := s.store.GetReport(ctx, p.Organization.ID, in.ReportID)
+	if apperr.Is(err, apperr.NotFound) {
+		return nil, apperr.Field(apperr.InvalidRequest, "reportId", "report %s not found", in.ReportID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !r.Living {
+		return nil, apperr.Field(apperr.InvalidState, "reportId", "report %s is not living: only reports meant to be updated at the same address have schedules", r.Slug)
+	}
+	sc := &models.Schedule{ID: models.NewScheduleID(), OrganizationID: p.Organization.ID, ReportID: r.ID, Cron: in.Cron,
+		Timezone: "UTC", Note: in.Note, CreatedBy: p.Actor().ID, CreatedByName: p.Actor().Name}
+	if in.Timezone != nil {
+		if _, err := time.LoadLocation(*in.Timezone); err != nil || *in.Timezone == "" || strings.EqualFold(*in.Timezone, "local") {
+			return nil, apperr.Field(apperr.InvalidRequest, "timezone", "timezone must be an IANA time zone name such as Europe/Paris")
+		}
+		sc.Timezone = *in.Timezone
+	}
+	if in.Cron != nil {
+		cron := strings.TrimSpace(*in.Cron)
+		if n := len(strings.Fields(cron)); !strings.HasPrefix(cron, "@") && (n < 5 || n > 7) {
+			return nil, apperr.Field(apperr.InvalidRequest, "cron", "cron must have five fields (minute hour day month weekday), such as \"0 9 * * MON\"")
+		}
+		sc.Cron = &cron
+		return sc, nil
+	}
+	every, err := requests.Duration("every", in.Every)
+	if err != nil {
+		return nil, err
+	}
+	if every < MinEvery {
+		return nil, apperr.Field(apperr.InvalidRequest, "every", "every must be at least %s", MinEvery)
+	}
+	seconds := int64(every / time.Second)
+	sc.EverySeconds = &seconds
+	return sc, nil
+}
+
+// register creates the schedule's Temporal Schedule, or finds it made.
+func (s *Service) register(ctx context.Context, sc *models.Schedule) error {
+	if s.temporal == nil {
+		return apperr.New(apperr.Unavailable, "schedules cannot be made here: no workflow service is configured")
+	}
+	spec := client.ScheduleSpec{TimeZoneName: sc.Timezone}
+	if sc.Cron != nil {
+		spec.CronExpressions = []string{*sc.Cron}
+	} else {
+		spec.Intervals = []client.ScheduleIntervalSpec{{Every: time.Duration(*sc.EverySeconds) * time.Second}}
+	}
+	_, err := s.temporal.ScheduleClient().Create(ctx, client.ScheduleOptions{
+		ID:     workflows.ReportScheduleID(sc.ID),
+		Spec:   spec,
+		Paused: sc.Paused,
+		Action: &client.ScheduleWorkflowAction{
+			ID: workflows.ScheduleDueWorkflowID(sc.ID), Workflow: workflows.WorkflowScheduleDue, TaskQueue: workflows.TaskQueue,
+			Args:                  []any{workflows.ScheduleDueInput{OrganizationID: sc.OrganizationID, ScheduleID: sc.ID}},
+			TypedSearchAttributes: requests.Attributes(sc.OrganizationID, scheduleKind, "scheduled", nil),
+		},
+	})
+	var invalid *serviceerror.InvalidArgument
+	switch {
+	case errors.As(err, &invalid) && sc.Cron != nil:
+		return apperr.Field(apperr.InvalidRequest, "cron", "cron %q is not a valid cron expression: %s", *sc.Cron, invalid.Message)
+	case errors.Is(err, temporal.ErrScheduleAlreadyRunning):
+		// An earlier attempt registered it.
+	case err != nil:
+		return err
+	}
+	return s.store.MarkScheduleRegistered(ctx, sc.ID)
+}
+
+// registered returns schedule id of the organisation, registering it
+// first when an earlier attempt did not get that far.
+func (s *Service) registered(ctx context.Context, orgID, id string) (*models.Schedule, error) {
+	sc, err := s.store.GetSchedule(ctx, orgID, id)
+	if err != nil || sc.Registered {
+		return sc, err
+	}
+	if err := s.register(ctx, sc); err != nil {
+		return nil, err
+	}
+	return s.store.GetSchedule(ctx, orgID, id)
+}
+
+// GetSchedule returns one of the organisation's schedules.
+func (s *Service) GetSchedule(ctx context.Context, orgID, id string) (*models.Schedule, error) {
+	return s.store.GetSchedule(ctx, orgID, id)
+}
+
+// ListSchedules returns a page of the organisation's schedules.
+func (s *Service) ListSchedules(ctx context.Context, orgID, reportID string, p models.Page) ([]models.Schedule, string, error) {
+	return s.store.ListSchedules(ctx, orgID, reportID, p)
+}
+
+// PauseSchedule pauses or resumes a schedule.
+func (s *Service) PauseSchedule(ctx context.Context, orgID, id string, paused bool) (*models.Schedule, error) {
+	if s.temporal == nil {
+		return nil, apperr.New(apperr.Unavailable, "schedules cannot be changed here: no workflow service is configured")
+	}
+	sc, err := s.registered(ctx, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	h := s.temporal.ScheduleClient().GetHandle(ctx, workflows.ReportScheduleID(sc.ID))
+	if paused {
+		err = h.Pause(ctx, client.SchedulePauseOptions{Note: "paused through the API"})
+	} else {
+		err = h.Unpause(ctx, client.ScheduleUnpauseOptions{Note: "resumed through the API"})
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.store.SetSchedulePaused(ctx, orgID, id, paused)
+}
+
+// DeleteSchedule deletes a schedule and its Temporal Schedule.
+func (s *Service) DeleteSchedule(ctx context.Context, orgID, id string) error {
+	sc, err := s.store.GetSchedule(ctx, orgID, id)
+	if err != nil {
+		return err
+	}
+	if s.temporal == nil {
+		return apperr.New(apperr.Unavailable, "schedules cannot be changed here: no workflow service is configured")
+	}
+	err = s.temporal.ScheduleClient().GetHandle(ctx, workflows.ReportScheduleID(sc.ID)).Delete(ctx)
+	var missing *serviceerror.NotFound
+	if err != nil && !errors.As(err, &missing) {
+		return err
+	}
+	return s.store.DeleteSchedule(ctx, orgID, id)
+}
+
+// Schedules are the report schedules the reconciler registers.
+func (s *Service) Schedules() requests.Owned { return scheduleRegistrar{s} }
+
+type scheduleRegistrar struct{ s *Service }
+
+func (r scheduleRegistrar) Kind() string { return scheduleKind }
+
+// StartUnowned registers the Temporal Schedules of schedules a crash left
+// without one.
+func (r scheduleRegistrar) StartUnowned(ctx context.Context, olderThan time.Time, batch int) (int, error) {
+	scs, err := r.s.store.UnregisteredSchedules(ctx, olderThan, batch)
+	if err != nil {
+		return 0, err
+	}
+	for i := range scs {
+		if err := r.s.register(ctx, &scs[i]); err != nil {
+			return i, err
+		}
+	}
+	return len(scs), nil
+}
