@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/url"
 	"os"
 	"strings"
@@ -101,6 +102,19 @@ func TestComposeWiring(t *testing.T) {
 		}
 	}
 	assert.True(t, strings.HasPrefix(cf.Services["serve"].Environment["ASSENT_HTTP_ADDR"], "0.0.0.0:"), "serve listens beyond the container")
+
+	// Report files go to the MinIO bucket the minio-bucket service makes,
+	// with the credentials MinIO was given.
+	serve, minio := cf.Services["serve"], cf.Services["minio"]
+	blobs, err := url.Parse(serve.Environment["ASSENT_BLOB_URL"])
+	require.NoError(t, err)
+	assert.Equal(t, "s3", blobs.Scheme)
+	assert.Contains(t, fmt.Sprint(cf.Services["minio-bucket"].Entrypoint), "local/"+blobs.Host)
+	assert.Equal(t, "http://minio:9000", blobs.Query().Get("endpoint"))
+	assert.Equal(t, "true", blobs.Query().Get("use_path_style"))
+	assert.Equal(t, minio.Environment["MINIO_ROOT_USER"], serve.Environment["AWS_ACCESS_KEY_ID"])
+	assert.Equal(t, minio.Environment["MINIO_ROOT_PASSWORD"], serve.Environment["AWS_SECRET_ACCESS_KEY"])
+	assert.Equal(t, "service_completed_successfully", serve.DependsOn["minio-bucket"].Condition)
 
 	dockerfile, err := os.ReadFile("../../Dockerfile")
 	require.NoError(t, err)
