@@ -164,15 +164,16 @@ func ReadZip(r io.ReaderAt, size int64, each func(File) error) error {
 	if err != nil {
 		return err
 	}
-	budget := uint64(MaxArchiveBytes)
+	// archive/zip refuses an entry that holds more than its header declares
+	// (ErrFormat), so the declared sizes bound what is read: they are added
+	// up before anything is.
+	var total uint64
 	for _, f := range entries {
-		// archive/zip refuses an entry that holds more than its header
-		// declares (ErrFormat), so the declared size bounds what is read
-		// and is checked against the budget before anything is.
-		if f.UncompressedSize64 > budget {
+		if total += f.UncompressedSize64; total > MaxArchiveBytes || f.UncompressedSize64 > MaxArchiveBytes {
 			return tooLarge()
 		}
-		budget -= f.UncompressedSize64
+	}
+	for _, f := range entries {
 		b, err := readEntry(f)
 		if err != nil {
 			return err

@@ -134,6 +134,27 @@ func TestZipThatLiesAboutItsSize(t *testing.T) {
 	assert.True(t, apperr.Is(err, apperr.InvalidArchive), "%v", err)
 }
 
+// TestManyEntriesTooLargeInAll: entries of 30 MB each, 120 MB in all,
+// are refused before the first is read.
+func TestManyEntriesTooLargeInAll(t *testing.T) {
+	var buf bytes.Buffer
+	w := zip.NewWriter(&buf)
+	zeros := make([]byte, 1<<20)
+	for _, name := range []string{"index.html", "a.bin", "b.bin", "c.bin"} {
+		fw, err := w.Create(name)
+		require.NoError(t, err)
+		for range 30 {
+			_, err := fw.Write(zeros)
+			require.NoError(t, err)
+		}
+	}
+	require.NoError(t, w.Close())
+	read := 0
+	err := ReadZip(bytes.NewReader(buf.Bytes()), int64(buf.Len()), func(File) error { read++; return nil })
+	assert.True(t, apperr.Is(err, apperr.PayloadTooLarge), "%v", err)
+	assert.Zero(t, read)
+}
+
 func TestTooManyEntries(t *testing.T) {
 	entries := []entry{{name: "index.html", content: "x"}}
 	for i := range MaxArchiveEntries {
