@@ -107,7 +107,7 @@ func readmeBlocks(t *testing.T, path string) []readmeBlock {
 // the README's tools are installed.
 func readmeTools(t *testing.T) {
 	t.Helper()
-	for _, tool := range []string{"bash", "curl", "jq", "date"} {
+	for _, tool := range []string{"bash", "curl", "jq", "zip", "date"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv("ASSENT_REQUIRE_README_TOOLS") == "1" {
 				t.Fatalf("the README needs %s, which is not installed (ASSENT_REQUIRE_README_TOOLS=1)", tool)
@@ -207,6 +207,17 @@ func TestReadmeQuickstartRuns(t *testing.T) {
 	// The request for information completed with typed answers.
 	assert.Contains(t, output.String(), `"status": "complete"`, report())
 	assert.Contains(t, output.String(), `"budget": 12000`, report())
+	// The report: its ZIP published as version 1 with both files, a stale
+	// publish refused, rollback and forward, a version declined with its
+	// key redacted, and a held one released.
+	assert.Contains(t, output.String(), `"files": 2`, report())
+	assert.Contains(t, output.String(), `"version_conflict"`, report())
+	assert.Contains(t, output.String(), `"status": "declined"`, report())
+	assert.NotContains(t, output.String(), "AKIA"+"Z7QWERTYUIOPASDF", report())
+	assert.Contains(t, output.String(), `{"version":4,"status":"live"}
+{"version":3,"status":"declined"}
+{"version":2,"status":"previous"}
+{"version":1,"status":"previous"}`, report())
 }
 
 // stopGroup ends a process group: politely first, so `go run` removes the
