@@ -99,7 +99,7 @@ func newFixtureWith(t *testing.T, db *gorm.DB, tc client.Client, policy ...*netg
 var scanner = sync.OnceValues(publishscan.New)
 
 // newReports is the publishing service over a blob folder of the test's.
-func newReports(t *testing.T, s *models.Store, tc client.Client, log *slog.Logger) *reports.Service {
+func newReports(t testing.TB, s *models.Store, tc client.Client, log *slog.Logger) *reports.Service {
 	t.Helper()
 	blobs, err := blobstore.Open(context.Background(), "", t.TempDir())
 	require.NoError(t, err)

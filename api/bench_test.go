@@ -93,7 +93,8 @@ func newBenchStackWith(b *testing.B, kind string, policy *netguard.Policy) *benc
 	w := worker.New(tc, worker.Deps{Store: store, BaseURL: "http://assent.test", Logger: quiet, NetPolicy: policy})
 	require.NoError(b, w.Start())
 	b.Cleanup(w.Stop)
-	srv := httptest.NewServer(api.New(api.Deps{Store: store, Temporal: tc, Logger: quiet, BaseURL: "http://assent.test", NetPolicy: policy}))
+	srv := httptest.NewServer(api.New(api.Deps{Store: store, Temporal: tc, Logger: quiet, BaseURL: "http://assent.test", NetPolicy: policy,
+		Reports: newReports(b, store, tc, quiet)}))
 	b.Cleanup(srv.Close)
 	// Enough idle connections for every client: agents keep theirs alive,
 	// and the default of 2 per host would measure TCP handshakes instead.
