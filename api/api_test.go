@@ -37,6 +37,7 @@ import (
 // organisation to prove isolation.
 type fixture struct {
 	srv         *httptest.Server
+	reports     *reports.Service
 	store       *models.Store
 	org         *models.Organization
 	agentKey    string
@@ -85,8 +86,8 @@ func newFixtureWith(t *testing.T, db *gorm.DB, tc client.Client, policy ...*netg
 	require.NoError(t, err)
 
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	deps := api.Deps{Store: s, Temporal: tc, Logger: quiet, BaseURL: "http://assent.test",
-		Reports: newReports(t, s, tc, quiet)}
+	f.reports = newReports(t, s, tc, quiet)
+	deps := api.Deps{Store: s, Temporal: tc, Logger: quiet, BaseURL: "http://assent.test", Reports: f.reports}
 	if len(policy) > 0 {
 		deps.NetPolicy = policy[0]
 	}

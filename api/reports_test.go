@@ -12,12 +12,14 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/models"
 )
 
 // Fake secrets, built from pieces so this file holds none a scanner
@@ -404,5 +406,65 @@ func TestHeldVersionsOnTheRealStack(t *testing.T) {
 		assert.EqualValues(t, 2, dec.decoded["latestVersion"])
 		list := s.do(t, "GET", "/api/v1/admin/held-versions", s.adminKey, "", nil)
 		assert.Empty(t, list.decoded["data"])
+	})
+}
+
+// TestReportsJoinFlows: a report published with flowId is a member of the
+// flow, its steps on the flow's timeline; a finished flow takes none.
+func TestReportsJoinFlows(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		f := newFixture(t, db)
+		flow := f.do(t, "POST", "/api/v1/flows", f.agentKey, `{"title":"Quarter close"}`, nil)
+		require.Equal(t, 201, flow.status)
+		flowID := flow.decoded["id"].(string)
+		rep := f.publish(t, `{"title":"Q3","flowId":"`+flowID+`","content":`+jsonString(html("q3"))+`}`)
+		assert.Equal(t, flowID, rep["flowId"])
+		got := f.do(t, "GET", "/api/v1/flows/"+flowID, f.agentKey, "", nil)
+		require.Equal(t, 200, got.status, string(got.body))
+		members := got.decoded["members"].([]any)
+		require.Len(t, members, 1)
+		m := members[0].(map[string]any)
+		assert.Equal(t, "report", m["type"])
+		assert.Equal(t, "live", m["status"])
+		assert.Equal(t, rep["url"], m["url"])
+		timeline := got.decoded["timeline"].([]any)
+		last := timeline[len(timeline)-1].(map[string]any)
+		assert.Equal(t, "published", last["action"])
+		assert.Equal(t, rep["id"], last["subjectId"])
+
+		require.Equal(t, 200, f.do(t, "POST", "/api/v1/flows/"+flowID+"/complete", f.agentKey, "", nil).status)
+		late := f.do(t, "POST", "/api/v1/reports", f.agentKey, `{"title":"Late","flowId":"`+flowID+`","content":"x"}`, nil)
+		assert.Equal(t, 409, late.status, string(late.body))
+		assert.Equal(t, "flowId", errField(late, "field"))
+	})
+}
+
+// TestLostHoldIsStartedByTheReconciler: a held version whose workflow
+// never started (its process died) is taken up by the reconciler and can
+// then be released.
+func TestLostHoldIsStartedByTheReconciler(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		ctx := context.Background()
+		page := "<base href=\"https://elsewhere.example/\">"
+		r, v, err := s.store.CreateReport(ctx, models.NewReport{OrganizationID: s.org.ID, Title: "Lost", Slug: "lost", Classification: "internal"},
+			models.Publication{State: models.VersionHeld, By: models.Actor{ID: "key_x", Name: "agent"},
+				Findings: []models.Finding{{Rule: "base-off-origin", File: "index.html", Line: 1, Excerpt: page, Severity: "hold"}}}, nil,
+			func(*models.Report, *models.ReportVersion) ([]byte, error) { return []byte(`{}`), nil })
+		require.NoError(t, err)
+		n, err := s.reports.StartUnowned(ctx, time.Now().Add(time.Minute), 10)
+		require.NoError(t, err)
+		assert.Equal(t, 1, n)
+		require.Eventually(t, func() bool {
+			got, err := s.store.GetVersion(ctx, s.org.ID, v.ID)
+			return err == nil && got.HoldStarted
+		}, 10*time.Second, 50*time.Millisecond)
+		n, err = s.reports.StartUnowned(ctx, time.Now().Add(time.Minute), 10)
+		require.NoError(t, err)
+		assert.Zero(t, n, "started once")
+		rel := s.do(t, "POST", "/api/v1/admin/held-versions/"+v.ID+"/release", s.adminKey, "", nil)
+		require.Equal(t, 200, rel.status, string(rel.body))
+		assert.Equal(t, r.ID, rel.decoded["id"])
+		assert.EqualValues(t, 1, rel.decoded["liveVersion"])
 	})
 }

@@ -72,6 +72,7 @@ type FlowDetail struct {
 	Flow        *Flow
 	Approvals   []Approval
 	Collections []Collection
+	Reports     []Report
 	Timeline    []AuditEntry
 }
 
@@ -103,6 +104,9 @@ func (s *Store) GetFlowDetail(ctx context.Context, orgID, id string) (*FlowDetai
 		return nil, err
 	}
 	if err := db.Where("organization_id = ? AND flow_id = ?", orgID, id).Order("id").Find(&d.Collections).Error; err != nil {
+		return nil, err
+	}
+	if err := db.Where("organization_id = ? AND flow_id = ?", orgID, id).Order("id").Find(&d.Reports).Error; err != nil {
 		return nil, err
 	}
 	err = db.Where("organization_id = ? AND flow_id = ?", orgID, id).Order("at, id").Find(&d.Timeline).Error

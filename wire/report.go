@@ -80,6 +80,18 @@ func NewVersion(r *models.Report, v *models.ReportVersion) Version {
 		DecidedBy: v.DecidedByName, DecidedAt: wiretime.Ptr(v.DecidedAt)}
 }
 
+// ReportStatus is a report's state in a list of a flow's members:
+// archived, live (a version is served) or unpublished (none went live).
+func ReportStatus(r *models.Report) string {
+	switch {
+	case r.Archived:
+		return "archived"
+	case r.LiveVersion != nil:
+		return "live"
+	}
+	return "unpublished"
+}
+
 func owner(person bool, id, name string) Owner {
 	if person {
 		return Owner{Type: "member", ID: id, Name: name}
