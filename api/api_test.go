@@ -25,8 +25,8 @@ import (
 
 	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/internal/blobstore"
-	"github.com/assent-hq/assent/internal/publishscan"
 	"github.com/assent-hq/assent/internal/netguard"
+	"github.com/assent-hq/assent/internal/publishscan"
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
