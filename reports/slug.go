@@ -41,16 +41,22 @@ func CheckSlug(slug string) error {
 	return nil
 }
 
+// latin spells the letters NFKD does not split into an ASCII letter and an
+// accent.
+var latin = strings.NewReplacer("ß", "ss", "æ", "ae", "œ", "oe", "ø", "o", "đ", "d", "ł", "l", "þ", "th")
+
 // DeriveSlug makes a slug from a title: accents dropped, anything but
 // letters and digits a hyphen ("Q3 Café Report!" → "q3-cafe-report").
 func DeriveSlug(title string) string {
 	var b strings.Builder
 	hyphen := false
-	for _, r := range norm.NFKD.String(strings.ToLower(title)) {
+	for _, r := range norm.NFKD.String(latin.Replace(strings.ToLower(title))) {
 		switch {
 		case unicode.Is(unicode.Mn, r):
 			continue // a combining accent, split off by NFKD
-		case r < unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)):
+		case r >= unicode.MaxASCII && (unicode.IsLetter(r) || unicode.IsDigit(r)):
+			continue // a letter with no ASCII form is left out, not a word break
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			if hyphen && b.Len() > 0 {
 				b.WriteByte('-')
 			}
