@@ -138,6 +138,12 @@ func New(d Deps) http.Handler {
 	docs := r.Group("/api/v1", h.authenticate, readBody(ReportBodyLimit))
 	h.postResumable(docs, "/reports", requireScope(scopes.ReportsWrite), h.createReport)
 	h.postResumable(docs, "/reports/:idOrSlug/versions", requireScope(scopes.ReportsWrite), h.publishVersion)
+	// Datasets are stored as sent, up to their own limit.
+	data := r.Group("/api/v1", h.authenticate, readBody(models.MaxDatasetBytes))
+	data.PUT("/reports/:idOrSlug/data/:name", requireScope(scopes.ReportsWrite), h.putDataset)
+	v1.GET("/reports/:idOrSlug/data", requireScope(scopes.ReportsRead), h.listDatasets)
+	v1.GET("/reports/:idOrSlug/data/:name", requireScope(scopes.ReportsRead), h.getDataset)
+	v1.DELETE("/reports/:idOrSlug/data/:name", requireScope(scopes.ReportsWrite), h.deleteDataset)
 	v1.GET("/reports", requireScope(scopes.ReportsRead), h.listReports)
 	v1.GET("/reports/:idOrSlug", requireScope(scopes.ReportsRead), h.getReport)
 	v1.GET("/reports/:idOrSlug/versions", requireScope(scopes.ReportsRead), h.listVersions)

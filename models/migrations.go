@@ -555,6 +555,23 @@ var migrations = []*gormigrate.Migration{
 		},
 		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("schedules") },
 	},
+	{
+		// The datasets reports read at _data/<name>.
+		ID: "202611240003_datasets",
+		Migrate: func(tx *gorm.DB) error {
+			type Dataset struct {
+				ReportID       string `gorm:"primaryKey;size:40"`
+				Name           string `gorm:"primaryKey;size:64"`
+				OrganizationID string `gorm:"size:40;not null;index"`
+				Data           []byte `gorm:"not null"`
+				Bytes          int    `gorm:"not null"`
+				CreatedAt      time.Time
+				UpdatedAt      time.Time
+			}
+			return tx.Migrator().CreateTable(&Dataset{})
+		},
+		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("datasets") },
+	},
 }
 
 // RequireMigrated fails when the database lacks a migration this binary

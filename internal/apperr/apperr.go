@@ -51,6 +51,7 @@ const (
 	SlugTaken           = "slug_taken"
 	ContentTooLarge     = "content_too_large"
 	InvalidArchive      = "invalid_archive"
+	LimitReached        = "limit_reached"
 )
 
 var statusByCode = map[string]int{
@@ -95,6 +96,7 @@ var statusByCode = map[string]int{
 	SlugTaken:           http.StatusConflict,
 	ContentTooLarge:     http.StatusRequestEntityTooLarge,
 	InvalidArchive:      http.StatusBadRequest,
+	LimitReached:        http.StatusConflict,
 }
 
 // Error is a failure the caller can act on.

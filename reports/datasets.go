@@ -1,0 +1,41 @@
+package reports
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/models"
+)
+
+// datasetName is what a dataset may be called: it is a path segment of
+// the report's own origin (_data/<name>).
+var datasetName = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
+
+// PutDataset stores body, a JSON document kept byte for byte, as the
+// report's dataset name; it reports whether the dataset is new.
+func (s *Service) PutDataset(ctx context.Context, orgID, idOrSlug, name string, body []byte) (*models.Dataset, bool, error) {
+	if !datasetName.MatchString(name) {
+		return nil, false, apperr.Field(apperr.InvalidRequest, "name", "a dataset's name is 1 to 64 lowercase letters, digits, - or _")
+	}
+	if len(body) == 0 || !json.Valid(body) {
+		return nil, false, apperr.New(apperr.InvalidRequest, "a dataset is one JSON document: send it as the request body")
+	}
+	return s.store.PutDataset(ctx, orgID, idOrSlug, name, body)
+}
+
+// Dataset returns one of the report's datasets.
+func (s *Service) Dataset(ctx context.Context, orgID, idOrSlug, name string) (*models.Dataset, error) {
+	return s.store.GetDataset(ctx, orgID, idOrSlug, name)
+}
+
+// Datasets lists the report's datasets without their data.
+func (s *Service) Datasets(ctx context.Context, orgID, idOrSlug string) ([]models.Dataset, error) {
+	return s.store.ListDatasets(ctx, orgID, idOrSlug)
+}
+
+// DeleteDataset removes one of the report's datasets.
+func (s *Service) DeleteDataset(ctx context.Context, orgID, idOrSlug, name string) error {
+	return s.store.DeleteDataset(ctx, orgID, idOrSlug, name)
+}
