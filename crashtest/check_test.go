@@ -44,9 +44,13 @@ type report struct {
 	Collections   int `json:"collections"`
 	RepliesStored int `json:"repliesStored"`
 	Reminders     int `json:"collectionsReminded"`
-	Events        int `json:"eventsReceived"`
-	AuditEntries  int `json:"auditEntries"`
-	OutboxEvents  int `json:"outboxEvents"`
+	// Reports, their versions, and the versions held by the scan.
+	Reports      int `json:"reports"`
+	Versions     int `json:"versions"`
+	Held         int `json:"heldVersions"`
+	Events       int `json:"eventsReceived"`
+	AuditEntries int `json:"auditEntries"`
+	OutboxEvents int `json:"outboxEvents"`
 
 	Lost                int `json:"lost"`
 	Duplicates          int `json:"duplicates"`
@@ -301,6 +305,10 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 	if err != nil {
 		return err
 	}
+	if err := l.checkReports(ctx, rcv, tc, r); err != nil {
+		return err
+	}
+	r.phase("reports", &clock)
 	rcv.mu.Lock()
 	r.Events = len(rcv.receipts)
 	rcv.mu.Unlock()
@@ -321,8 +329,8 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 		}
 		again := &op{kind: o.kind, path: o.path, token: o.token, key: o.key, body: o.body}
 		l.send(again)
-		creates := o.kind == opCreate || o.kind == opCreateCollection
-		if again.status != o.status || (creates && idOf(again.respBody) != idOf(o.respBody)) {
+		creates := o.kind == opCreate || o.kind == opCreateCollection || o.kind == opCreateReport || o.kind == opPublishVersion
+		if again.status != o.status || (creates && idOf(again.respBody) != idOf(o.respBody)) || versionOf(again.respBody) != versionOf(o.respBody) {
 			r.problem(&r.ReplayMismatches, "%s %s answered %d (%s) then %d (%s)", o.kind, o.key, o.status, idOf(o.respBody),
 				again.status, idOf(again.respBody))
 		}
@@ -330,6 +338,13 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 	r.phase("replays", &clock)
 	r.NetErrors, r.FiveXX = l.netErrors.Load(), l.fiveXX.Load()
 	return nil
+}
+
+// versionOf is the id of the version a publish's answer names, if any.
+func versionOf(body []byte) string {
+	var v struct{ Version struct{ ID string } }
+	_ = json.Unmarshal(body, &v)
+	return v.Version.ID
 }
 
 func idOf(body []byte) string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	enumspb "go.temporal.io/api/enums/v1"
 	"math/rand/v2"
 	"net/http"
 	"reflect"
@@ -118,10 +119,27 @@ type collection struct {
 		Answers map[string]json.RawMessage `json:"answers"`
 	} `json:"replies"`
 
-	// started is when its workflow started, read from Temporal: the
-	// reminder is measured from it, and the reconciler may start a
-	// workflow 30 seconds or more after its record was created.
-	started time.Time
+	// reminderDue is when its workflow's reminder timer was set to fire,
+	// read from the workflow's history: the workflow measures it from its
+	// first task, which a kill may delay past the workflow's start, as
+	// the reconciler may delay the start past the record's creation.
+	reminderDue time.Time
+}
+
+// firstTimerDue is when the first timer of a workflow's history was set to
+// fire (a collection's reminder comes before its expiry), or zero.
+func firstTimerDue(ctx context.Context, tc client.Client, workflowID string) time.Time {
+	it := tc.GetWorkflowHistory(ctx, workflowID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			return time.Time{}
+		}
+		if a := e.GetTimerStartedEventAttributes(); a != nil {
+			return e.GetEventTime().AsTime().Add(a.GetStartToFireTimeout().AsDuration())
+		}
+	}
+	return time.Time{}
 }
 
 // repliesBy counts the submitted replies of personID.
@@ -293,9 +311,7 @@ func (l *load) checkCollections(ctx context.Context, rcv *receiver, tc client.Cl
 	wctx, cancelAll := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancelAll()
 	for i, c := range all {
-		if d, err := tc.DescribeWorkflowExecution(wctx, workflows.CollectionWorkflowID(c.ID), ""); err == nil {
-			all[i].started = d.GetWorkflowExecutionInfo().GetStartTime().AsTime()
-		}
+		all[i].reminderDue = firstTimerDue(wctx, tc, workflows.CollectionWorkflowID(c.ID))
 		var state workflows.CollectionState
 		err := tc.GetWorkflow(wctx, workflows.CollectionWorkflowID(c.ID), "").Get(wctx, &state)
 		if err != nil || state.Status != c.Status || len(state.Replies) != len(c.Replies) {

@@ -78,6 +78,7 @@ func TestCrashSafety(t *testing.T) {
 	assert.NotZero(t, r.Ops[opDecide], "the load decided nothing: the test proved nothing")
 	assert.NotZero(t, r.Ops[opCreateCollection], "the load created no collection: the test proved nothing")
 	assert.NotZero(t, r.Ops[opReply], "the load submitted no reply: the test proved nothing")
+	assert.NotZero(t, r.Ops[opPublishVersion], "the load published no version: the test proved nothing")
 	for name, n := range map[string]int{"lost": r.Lost, "duplicates": r.Duplicates, "divergences": r.Divergences,
 		"unacknowledged": r.Unacknowledged, "actions not reflected": r.ActionsNotReflected, "pending past expiry": r.PendingPastExpiry,
 		"missing events": r.MissingEvents, "split deliveries": r.SplitDeliveries, "unexpected events": r.UnexpectedEvents,

@@ -44,6 +44,8 @@ type op struct {
 	collectionID string // for reply and collection cancel
 	answers      map[string]any
 
+	reportID string // for report publish
+
 	// status is the definitive answer; 0 when the client gave up.
 	status   int
 	respBody []byte
@@ -75,6 +77,7 @@ type load struct {
 	ops       []*op
 	approvals []*created
 	asked     []*asked
+	reports   []string
 	fiveXX    atomic.Int64
 	netErrors atomic.Int64
 	seq       atomic.Int64
@@ -110,8 +113,10 @@ func (l *load) run(ctx context.Context, rng *rand.Rand) {
 				l.send(&op{kind: opCancel, path: "/api/v1/approvals/" + a.id + "/cancel", token: l.svc.boot.AgentKey,
 					key: l.newKey("cancel"), approvalID: a.id})
 			}
-		case p < 72:
+		case p < 62:
 			l.createCollection(rng, people)
+		case p < 72:
+			l.publish(rng)
 		case p < 95:
 			if c := l.pickCollection(rng); c != nil {
 				l.reply(rng, c, people)

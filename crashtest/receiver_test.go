@@ -16,7 +16,7 @@ import (
 type receipt struct {
 	target   string // webhook or callback
 	kind     string
-	subject  string // the approval id
+	subject  string // the request's id, or report id/version id
 	delivery string
 	attempt  int
 }
@@ -40,13 +40,20 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	var body struct {
 		RequestID string `json:"requestId"`
 		Data      struct {
-			ID string `json:"id"`
+			ID      string `json:"id"`
+			Version struct {
+				ID string `json:"id"`
+			} `json:"version"`
 		} `json:"data"`
 	}
 	_ = json.Unmarshal(b, &body)
 	rc := receipt{target: "webhook", kind: req.Header.Get(events.HeaderEvent), subject: body.Data.ID,
 		delivery: req.Header.Get(events.HeaderDelivery)}
 	rc.attempt, _ = strconv.Atoi(req.Header.Get(events.HeaderAttempt))
+	if body.Data.Version.ID != "" {
+		// A report's events are per version.
+		rc.subject += "/" + body.Data.Version.ID
+	}
 	if req.URL.Path == "/callback" {
 		rc.target, rc.subject = "callback", body.RequestID
 	}

@@ -103,12 +103,12 @@ func (l *load) checkRecords(approvals []approval, collections []collection, r *r
 		case len(at) == 1 && at[0] == last:
 			r.problem(&r.RemindersWrong, "%s was reminded after it settled (audit seq %d of %d)", c.ID, at[0], last)
 		case len(at) == 0 && c.SettledAt != nil:
-			// The timer is measured from the workflow's start; a kill may
-			// delay its firing by a restart.
-			if due, ok := workflows.CollectionReminderAt(c.started, c.DueAt, c.ExpiresAt); ok && !c.started.IsZero() &&
-				c.SettledAt.After(due.Add(30*time.Second)) {
+			// Its reminder timer was due then; a kill may delay its firing
+			// by a restart.
+			if _, ok := workflows.CollectionReminderAt(c.CreatedAt, c.DueAt, c.ExpiresAt); ok && !c.reminderDue.IsZero() &&
+				c.SettledAt.After(c.reminderDue.Add(30*time.Second)) {
 				r.problem(&r.RemindersWrong, "%s stayed open until %s, past its reminder at %s, and was never reminded", c.ID,
-					c.SettledAt.Format(time.RFC3339), due.Format(time.RFC3339))
+					c.SettledAt.Format(time.RFC3339), c.reminderDue.Format(time.RFC3339))
 			}
 		}
 		if len(reminded[c.ID]) > 0 {
