@@ -8,7 +8,6 @@ package approvals
 import (
 	"context"
 	"log/slog"
-	"slices"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -94,19 +93,6 @@ func (s *Service) Waiting(ctx context.Context, orgID string, who models.Actor, p
 // the whole backlog; dueBefore sets what counts as due soon.
 func (s *Service) Inbox(ctx context.Context, person *models.Person, dueBefore time.Time, limit int) (*models.Inbox, error) {
 	return s.store.PendingFor(ctx, person.Organization.ID, person.ID(), dueBefore, limit)
-}
-
-// History pages through the settled requests a person was asked to decide
-// or made, newest first. A filter outside the settled statuses and the two
-// roles is refused, naming it.
-func (s *Service) History(ctx context.Context, person *models.Person, f models.HistoryFilter, p models.Page) ([]models.Approval, string, error) {
-	if f.Status != "" && !slices.Contains(states.Settled, f.Status) {
-		return nil, "", apperr.Field(apperr.InvalidRequest, "status", "status must be one of approved, rejected, expired, cancelled")
-	}
-	if f.Role != "" && f.Role != models.RoleAsked && f.Role != models.RoleMade {
-		return nil, "", apperr.Field(apperr.InvalidRequest, "role", "role must be asked or made")
-	}
-	return s.store.SettledFor(ctx, person.Organization.ID, person.ID(), f, p)
 }
 
 // needPerson refuses an action that only a person takes when a key acts.

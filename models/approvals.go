@@ -258,38 +258,6 @@ func (s *Store) PendingFor(ctx context.Context, orgID, personID string, dueBefor
 	return in, nil
 }
 
-// History roles: a person was asked to decide a request, or made it.
-const (
-	RoleAsked = "asked"
-	RoleMade  = "made"
-)
-
-// HistoryFilter narrows a person's history; empty fields match all.
-type HistoryFilter struct {
-	Status string // a settled status
-	Role   string // RoleAsked or RoleMade
-}
-
-// SettledFor pages through the settled requests personID was asked to
-// decide or made, newest first.
-func (s *Store) SettledFor(ctx context.Context, orgID, personID string, f HistoryFilter, p Page) ([]Approval, string, error) {
-	db := s.db.WithContext(ctx)
-	asked := db.Model(&ApprovalApprover{}).Select("approval_id").Where("person_id = ?", personID)
-	q := db.Where("organization_id = ? AND status <> ?", orgID, states.Pending)
-	switch f.Role {
-	case RoleAsked:
-		q = q.Where("id IN (?)", asked)
-	case RoleMade:
-		q = q.Where("requester = ?", personID)
-	default:
-		q = q.Where("(id IN (?) OR requester = ?)", asked, personID)
-	}
-	if f.Status != "" {
-		q = q.Where("status = ?", f.Status)
-	}
-	return list(q, p, func(a *Approval) string { return a.ID })
-}
-
 // ApprovalStatuses returns the status of each approval that exists among
 // ids. The long-poll uses it to wake waiters with one query.
 func (s *Store) ApprovalStatuses(ctx context.Context, ids []string) (map[string]string, error) {

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/assent-hq/assent/admin"
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/rules"
 	"github.com/assent-hq/assent/models"
@@ -22,9 +24,11 @@ type rulesPage struct {
 }
 
 // ruleForm is what was typed into the new-rule form. Its field names are
-// the API's, so a refusal naming a field marks the right input.
+// the API's, so a refusal naming a field marks the right input: the
+// escalation's are escalation.after and escalation.to.
 type ruleForm struct {
 	Name, Kind, Condition, RequiredApprovals, Principle, Concern, Fields string
+	EscalationAfter, EscalationTo                                        string
 }
 
 func (p *Pages) adminRules(c *gin.Context) {
@@ -54,9 +58,13 @@ func (p *Pages) rulesRefused(c *gin.Context, err error, form ruleForm) {
 func (p *Pages) createRule(c *gin.Context) {
 	form := ruleForm{Name: c.PostForm("name"), Kind: c.PostForm("kind"), Condition: c.PostForm("condition"),
 		RequiredApprovals: strings.TrimSpace(c.PostForm("requiredApprovals")), Principle: c.PostForm("principle"),
-		Concern: c.PostForm("concern"), Fields: c.PostForm("fields")}
+		Concern: c.PostForm("concern"), Fields: c.PostForm("fields"),
+		EscalationAfter: strings.TrimSpace(c.PostForm("escalation.after")), EscalationTo: c.PostForm("escalation.to")}
 	in := admin.NewRule{Name: form.Name, Kind: form.Kind, Condition: form.Condition,
 		Principle: form.Principle, Concern: form.Concern, Fields: splitList(form.Fields)}
+	if to := splitList(form.EscalationTo); form.EscalationAfter != "" || len(to) > 0 {
+		in.Escalation = &approvals.Escalation{After: durationField(form.EscalationAfter), To: to}
+	}
 	if form.RequiredApprovals != "" {
 		n, err := strconv.Atoi(form.RequiredApprovals)
 		if err != nil {
@@ -98,4 +106,18 @@ func (p *Pages) deleteRule(c *gin.Context) {
 		return
 	}
 	done(c, "/admin/rules", "rule-deleted")
+}
+
+// durationField is a duration typed into a form as the API reads it: whole
+// seconds as a number, anything else ("4h", "90m") as a string; empty is
+// absent.
+func durationField(typed string) json.RawMessage {
+	if typed == "" {
+		return nil
+	}
+	if _, err := strconv.ParseUint(typed, 10, 63); err == nil {
+		return json.RawMessage(typed)
+	}
+	b, _ := json.Marshal(typed) // a string always marshals
+	return b
 }

@@ -788,3 +788,78 @@ func TestAdminAddsTestsAndRotatesWebhooks(t *testing.T) {
 		assert.Len(t, rcv.got, sent, "nothing was sent to them")
 	})
 }
+
+// TestAdminRuleEscalation: the rule form takes an approval rule's
+// escalation (after as typed, "4h" or whole seconds; to as a list), saves
+// it through the admin service as the API does, refuses what the API
+// refuses with the same words, marking the input and keeping what was
+// typed, and the list shows it.
+func TestAdminRuleEscalation(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := adminSite(t, db)
+		ctx := context.Background()
+		b := s.browser(t)
+		csrf := b.signIn(s, "ada@example.com")
+		_, adminKey, err := s.store.CreateKey(ctx, s.org.ID, "admin", models.KeyAdmin, nil)
+		require.NoError(t, err)
+
+		for _, tc := range []struct {
+			form url.Values
+			api  string
+			// page is the page's words: the API's, with a capital unless
+			// they start with the field's name.
+			page  string
+			field string
+		}{
+			{url.Values{"kind": {"approval"}, "escalation.after": {"soon"}, "escalation.to": {"finance-leads"}},
+				`{"kind":"approval","escalation":{"after":"soon","to":["finance-leads"]}}`,
+				`escalation.after must be a duration such as "4h" or whole seconds`, "escalation.after"},
+			{url.Values{"kind": {"approval"}, "escalation.after": {"0"}, "escalation.to": {"finance-leads"}},
+				`{"kind":"approval","escalation":{"after":0,"to":["finance-leads"]}}`,
+				"escalation.after must be a positive whole number of seconds", "escalation.after"},
+			{url.Values{"kind": {"approval"}, "escalation.after": {"4h"}},
+				`{"kind":"approval","escalation":{"after":"4h"}}`, "escalation.to is required", "escalation.to"},
+			{url.Values{"kind": {"approval"}, "escalation.to": {"finance-leads"}},
+				`{"kind":"approval","escalation":{"to":["finance-leads"]}}`, "escalation.after is required", "escalation.after"},
+			{url.Values{"kind": {"ethics"}, "principle": {"privacy"}, "concern": {"c"}, "escalation.after": {"4h"}, "escalation.to": {"finance-leads"}},
+				`{"kind":"ethics","principle":"privacy","concern":"c","escalation":{"after":"4h","to":["finance-leads"]}}`,
+				"Escalation belongs to approval rules", ""},
+		} {
+			tc.form.Set("csrf", csrf)
+			tc.form.Set("name", "late")
+			r := b.post("/admin/rules", tc.form)
+			require.Equal(t, http.StatusBadRequest, r.status, tc.api)
+			assert.Equal(t, tc.page, problemOf(t, r), tc.api)
+			status, want := apiError(t, s.store, adminKey, "/api/v1/admin/rules", `{"name":"late",`+tc.api[1:])
+			require.Equal(t, http.StatusBadRequest, status, tc.api)
+			assert.Equal(t, strings.ToLower(tc.page[:1])+tc.page[1:], want, "the page and the API refuse alike: %s", tc.api)
+			if tc.field != "" {
+				assert.Contains(t, r.body, `id="`+tc.field+`" name="`+tc.field+`" type="text" value="`+html.EscapeString(tc.form.Get(tc.field))+`" aria-invalid="true"`,
+					"%s marked, what was typed kept", tc.field)
+			}
+		}
+
+		r := b.post("/admin/rules", url.Values{"csrf": {csrf}, "name": {"slow refunds"}, "kind": {"approval"},
+			"escalation.after": {" 4h "}, "escalation.to": {"finance-leads, ada@example.com"}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		r = b.post("/admin/rules", url.Values{"csrf": {csrf}, "name": {"big payments"}, "kind": {"approval"}, "requiredApprovals": {"2"},
+			"escalation.after": {"5400"}, "escalation.to": {"cfo@example.com"}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+
+		rules, _, err := s.store.ListRules(ctx, s.org.ID, models.Page{Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, rules, 2)
+		big, slow := rules[0], rules[1]
+		assert.Equal(t, 0, slow.RequiredApprovals)
+		assert.Equal(t, 4*60*60, slow.EscalationAfter)
+		assert.Equal(t, []string{"finance-leads", "ada@example.com"}, []string(slow.EscalationTo))
+		assert.Equal(t, 2, big.RequiredApprovals)
+		assert.Equal(t, 5400, big.EscalationAfter, "whole seconds")
+		assert.Equal(t, []string{"cfo@example.com"}, []string(big.EscalationTo))
+
+		list := b.get("/admin/rules")
+		assert.Contains(t, list.body, "Escalates after 4 hours to <code>finance-leads</code>, <code>ada@example.com</code>")
+		assert.Contains(t, list.body, "Needs 2 approvals; escalates after 90 minutes to <code>cfo@example.com</code>")
+		assert.NotContains(t, list.body, "Needs 0 approvals")
+	})
+}

@@ -78,4 +78,14 @@ func TestBrowserAnswersACollection(t *testing.T) {
 	assert.Equal(t, `"2027-01-31"`, string(answers["start"]))
 	assert.JSONEq(t, `["EU"]`, string(answers["regions"]))
 	assert.Equal(t, "true", string(answers["ok"]))
+
+	// Settled, it is in Ada's history, which links back to the reply.
+	b.ClickAndWait(`nav a[href="/history"]`)
+	entry := b.Text(`li:has(a[href="/collections/` + c.ID + `"])`)
+	assert.Contains(t, entry, "Request for information requested by purchasing agent")
+	assert.Contains(t, entry, "complete")
+	b.CheckAccessibility("the history")
+	b.Screenshot(filepath.Join(shots, "history.png"))
+	b.ClickAndWait(`a[href="/collections/` + c.ID + `"]`)
+	assert.Contains(t, b.Text("main"), "Your reply")
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 )
@@ -25,9 +26,12 @@ func TestHistoryListsSettledRequests(t *testing.T) {
 		ctx := context.Background()
 		bob, err := s.store.CreateMember(ctx, s.org.ID, "bob@example.com", "Bob", "")
 		require.NoError(t, err)
+		// Each settles a minute after the one before.
+		settledAt := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
 		settle := func(a *models.Approval, status string) {
+			settledAt = settledAt.Add(time.Minute)
 			require.NoError(t, db.Model(&models.Approval{}).Where("id = ?", a.ID).
-				Updates(map[string]any{"status": status, "seq": 1}).Error)
+				Updates(map[string]any{"status": status, "seq": 1, "updated_at": settledAt}).Error)
 		}
 		in := time.Now().Add(time.Hour)
 		approved := s.approval(t, "Refund order 42", models.RiskLow, in, s.ada.ID)
@@ -66,8 +70,98 @@ func TestHistoryListsSettledRequests(t *testing.T) {
 
 		bad := b.get("/history?status=pending")
 		assert.Equal(t, http.StatusBadRequest, bad.status)
-		assert.Contains(t, bad.body, "approved, rejected, expired, cancelled")
+		assert.Contains(t, bad.body, "approved, rejected, complete, expired, cancelled")
 
 		assert.Equal(t, http.StatusSeeOther, s.browser(t).get("/history").status, "signed out: to the sign-in page")
+	})
+}
+
+// TestHistoryListsSettledRequestsForInformation: the history lists the
+// settled requests for information a person was asked or made beside the
+// approvals, in one list by when each settled, each with its kind, its
+// outcome and a link to its page; open ones, other people's and another
+// organisation's stay out, and a guest sees only what asked them.
+func TestHistoryListsSettledRequestsForInformation(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newSite(t, db)
+		ctx := context.Background()
+		bob, err := s.store.CreateMember(ctx, s.org.ID, "bob@example.com", "Bob", "")
+		require.NoError(t, err)
+		gus, _, err := s.store.CreateGuest(ctx, s.org.ID, "gus@partner.example", "Gus")
+		require.NoError(t, err)
+		now := time.Now().UTC().Truncate(time.Second)
+		collection := func(orgID, title, status string, settledAt time.Time, respondents ...string) *models.Collection {
+			c := &models.Collection{OrganizationID: orgID, Title: title, RespondentIDs: respondents, RequiredResponses: 1,
+				ExpiresAt: now.Add(time.Hour), Requester: "key_test", RequestedBy: "purchasing agent"}
+			_, err := s.store.CreateCollection(ctx, c, nil)
+			require.NoError(t, err)
+			if status != states.Open {
+				require.NoError(t, db.Model(&models.Collection{}).Where("id = ?", c.ID).
+					Updates(map[string]any{"status": status, "seq": 2, "settled_at": settledAt}).Error)
+			}
+			return c
+		}
+		complete := collection(s.org.ID, "Vendor check", states.Complete, now.Add(-time.Hour), s.ada.ID, bob.ID)
+		expired := collection(s.org.ID, "Office survey", states.Expired, now.Add(-3*time.Hour), s.ada.ID)
+		open := collection(s.org.ID, "Still open", states.Open, time.Time{}, s.ada.ID)
+		bobs := collection(s.org.ID, "Bob's questions", states.Cancelled, now.Add(-time.Minute), bob.ID)
+		guests := collection(s.org.ID, "Partner details", states.Complete, now.Add(-time.Minute), gus.ID)
+		elsewhere := collection(s.otherOrg(t).ID, "Another organisation's", states.Complete, now, s.ada.ID)
+		made := collection(s.org.ID, "Ada asked the team", states.Cancelled, now.Add(-4*time.Hour), bob.ID)
+		require.NoError(t, db.Model(&models.Collection{}).Where("id = ?", made.ID).Update("requester", s.ada.ID).Error)
+		// An approval settled between the two requests for information.
+		decided := s.approval(t, "Refund order 42", models.RiskLow, now.Add(time.Hour), s.ada.ID)
+		require.NoError(t, db.Model(&models.Approval{}).Where("id = ?", decided.ID).
+			Updates(map[string]any{"status": states.Approved, "seq": 2, "decided_by": "Ada Lovelace", "decided_at": now.Add(-2 * time.Hour)}).Error)
+
+		b := s.browser(t)
+		b.signIn(s, "ada@example.com")
+		all := b.get("/history")
+		require.Equal(t, http.StatusOK, all.status, all.body)
+		assert.Contains(t, all.body, `href="/collections/`+complete.ID+`"`)
+		assert.Contains(t, all.body, `href="/collections/`+expired.ID+`"`)
+		assert.Contains(t, all.body, `href="/collections/`+made.ID+`"`, "one Ada made")
+		assert.Contains(t, all.body, `href="/approvals/`+decided.ID+`"`)
+		for _, c := range []*models.Collection{open, bobs, guests, elsewhere} {
+			assert.NotContains(t, all.body, c.ID, c.Title)
+		}
+		order := []string{complete.ID, decided.ID, expired.ID, made.ID}
+		for i := 1; i < len(order); i++ {
+			assert.Less(t, strings.Index(all.body, order[i-1]), strings.Index(all.body, order[i]), "the most recently settled first")
+		}
+		item := func(body, id string) string {
+			start := strings.Index(body, id)
+			require.GreaterOrEqual(t, start, 0, id)
+			return body[start : start+strings.Index(body[start:], "</li>")]
+		}
+		vendor := item(all.body, complete.ID)
+		assert.Contains(t, vendor, `<span class="status status-complete">complete</span>`, "its outcome")
+		assert.Contains(t, vendor, "Request for information requested by purchasing agent · complete", "its kind")
+		assert.NotContains(t, vendor, "risk")
+		assert.Contains(t, item(all.body, expired.ID), `<span class="status status-expired">expired</span>`)
+		refund := item(all.body, decided.ID)
+		assert.Contains(t, refund, "Approval requested by billing agent · approved by Ada Lovelace")
+		assert.Contains(t, refund, `<time datetime="`+now.Add(-2*time.Hour).Format(time.RFC3339)+`"`, "when it was decided")
+
+		onlyComplete := b.get("/history?status=complete")
+		assert.Contains(t, onlyComplete.body, complete.ID)
+		assert.NotContains(t, onlyComplete.body, decided.ID)
+		assert.NotContains(t, onlyComplete.body, expired.ID)
+		mine := b.get("/history?role=made")
+		assert.Contains(t, mine.body, made.ID)
+		assert.NotContains(t, mine.body, complete.ID)
+
+		page := b.get("/collections/" + complete.ID)
+		require.Equal(t, http.StatusOK, page.status, "the link opens its page")
+		assert.Contains(t, page.body, "This request is complete")
+
+		g := s.browser(t)
+		g.signIn(s, "gus@partner.example")
+		seen := g.get("/history")
+		require.Equal(t, http.StatusOK, seen.status, seen.body)
+		assert.Contains(t, seen.body, guests.ID)
+		for _, id := range []string{complete.ID, expired.ID, made.ID, decided.ID} {
+			assert.NotContains(t, seen.body, id, "a guest sees only what asked them")
+		}
 	})
 }

@@ -7,8 +7,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 )
 
 // inboxLimit is how many requests the inbox lists; the counts cover all.
@@ -79,30 +82,32 @@ type historyPage struct {
 	Older string
 }
 
+// historyItem is one settled request with its page and the name of its
+// kind.
 type historyItem struct {
-	models.Approval
-	// SettledAt is when it was decided, or else when it expired or was
-	// cancelled.
-	SettledAt time.Time
+	models.Settled
+	Path string
+	What string
 }
 
-// history lists the settled requests the signed-in person was asked to
-// decide or made, newest first, filtered by status and role.
+// history lists the settled requests, of every kind, the signed-in person
+// was asked or made, the most recently settled first, filtered by outcome
+// and role.
 func (p *Pages) history(c *gin.Context) {
 	f := models.HistoryFilter{Status: c.Query("status"), Role: c.Query("role")}
-	items, next, err := p.approvals.History(c.Request.Context(), CurrentPerson(c), f,
+	items, next, err := requests.History(c.Request.Context(), p.store, CurrentPerson(c), f,
 		models.Page{Limit: historyLimit, Cursor: c.Query("cursor")})
 	if err != nil {
 		p.Fail(c, err)
 		return
 	}
 	page := historyPage{Statuses: states.Settled, Status: f.Status, Role: f.Role}
-	for _, a := range items {
-		settled := a.UpdatedAt
-		if a.DecidedAt != nil {
-			settled = *a.DecidedAt
+	for _, s := range items {
+		item := historyItem{Settled: s, Path: paths.Approval(s.ID), What: "Approval"}
+		if s.Kind == events.RequestCollection {
+			item.Path, item.What = paths.Collection(s.ID), "Request for information"
 		}
-		page.Items = append(page.Items, historyItem{Approval: a, SettledAt: settled})
+		page.Items = append(page.Items, item)
 	}
 	if next != "" {
 		q := url.Values{"cursor": {next}}

@@ -32,6 +32,7 @@ import (
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/ratelimit"
+	"github.com/assent-hq/assent/internal/validate"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/webhooks"
@@ -358,6 +359,8 @@ var funcs = template.FuncMap{
 	"rfc3339": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"utc":     func(t time.Time) string { return t.UTC().Format("2 Jan 2006, 15:04 UTC") },
 	"until":   until,
+	// seconds writes a whole number of seconds as people write it.
+	"seconds": func(n int) string { return validate.Duration(time.Duration(n) * time.Second) },
 }
 
 // until says how long until t, coarsely, as people say it.

@@ -86,9 +86,9 @@ func TestTransitionsAreWrittenOnlyOnceRecorded(t *testing.T) {
 		return final.Status
 	}
 	assert.Equal(t, states.Approved, run("apr_decided", time.Hour,
-		recordStep{workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
-		recordStep{workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme"}},
-		recordStep{workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove}}))
+		recordStep{update: workflows.UpdateAsk, arg: workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
+		recordStep{update: workflows.UpdateAnswer, arg: workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme"}},
+		recordStep{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove}}))
 	assert.Equal(t, states.Expired, run("apr_expired", 2*time.Second))
 
 	mu.Lock()

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
+	"slices"
 	"testing"
 	"time"
 
@@ -43,13 +43,26 @@ func historiesCodec(t *testing.T, strict bool) (converter.DataConverter, convert
 	return payloadcodec.DataConverter(codec), payloadcodec.FailureConverter(codec)
 }
 
+// plainHistories were recorded before payloads were encrypted; every other
+// history replays with the strict codec a worker runs.
+var plainHistories = []string{
+	"approval_approver_removed.json",
+	"approval_cancelled.json",
+	"approval_emailed_question_answered.json",
+	"approval_expired.json",
+	"approval_question_correction.json",
+	"approval_raw_input_corrected.json",
+	"approval_recorded_corrected.json",
+	"approval_recorded_expired.json",
+}
+
 // TestReplaysSavedHistories replays histories recorded from real runs of
 // the approval and collection workflows against the current code, through
 // the payload codec. A
 // change that would break a workflow already in flight (a new, removed or
-// reordered command) fails here instead of in production. Histories named
-// *_encrypted_* and every collection_* history were recorded with encrypted
-// payloads and replay with the strict codec a worker runs.
+// reordered command) fails here instead of in production. Histories
+// recorded with encrypted payloads (all but plainHistories) replay with
+// the strict codec a worker runs.
 func TestReplaysSavedHistories(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(historiesDir, "*.json"))
 	require.NoError(t, err)
@@ -61,8 +74,7 @@ func TestReplaysSavedHistories(t *testing.T) {
 			defer f.Close()
 			history, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
 			require.NoError(t, err)
-			// Collections came after payload encryption: all theirs are encrypted.
-			strict := strings.Contains(file, "_encrypted_") || strings.HasPrefix(filepath.Base(file), "collection_")
+			strict := !slices.Contains(plainHistories, filepath.Base(file))
 			dc, fc := historiesCodec(t, strict)
 			replayer, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{DataConverter: dc, FailureConverter: fc})
 			require.NoError(t, err)
@@ -73,11 +85,17 @@ func TestReplaysSavedHistories(t *testing.T) {
 	}
 }
 
-// recordStep is one Update a recorded scenario sends, in order.
+// recordStep is one Update a recorded scenario sends, in order. A step
+// with after set first waits for the workflow to persist that action (a
+// timer's: the reminder, the escalation); one with no update only waits.
 type recordStep struct {
 	update string
 	arg    any
+	after  string
 }
+
+// persisted is one approval transition the recording's worker wrote.
+type persisted struct{ approvalID, action string }
 
 // TestRecordHistories runs the approval and collection workflows on an
 // embedded Temporal server and saves each run's history for the replay
@@ -93,17 +111,25 @@ func TestRecordHistories(t *testing.T) {
 	ts := temporaltest.NewServer(temporaltest.WithT(t),
 		temporaltest.WithBaseClientOptions(client.Options{DataConverter: dc, FailureConverter: fc}))
 	c := ts.GetDefaultClient()
-	// A bound, so a stuck run fails the recording instead of hanging it.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	// Bounds, so a stuck run fails the recording instead of hanging it:
+	// two minutes for the set-up and for each scenario, more for one
+	// that waits for its timers.
+	bounded := func(t *testing.T, d time.Duration) context.Context {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		t.Cleanup(cancel)
+		return ctx
+	}
+	ctx := bounded(t, 2*time.Minute)
 	// The workflow upserts AssentStatus, which the namespace must know. This
 	// is what worker.RegisterSearchAttributes does, without pulling the
 	// database packages into this test binary.
 	_, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
 		Namespace: ts.GetDefaultNamespace(), SearchAttributes: workflows.SearchAttributes()})
 	require.NoError(t, err)
-	// The collection scenario waits for its reminder before its last reply.
+	// The collection scenario waits for its reminder before its last reply;
+	// the approval scenarios with timers wait for theirs (timerActions).
 	reminded := make(chan struct{}, 1)
+	timerActions := make(chan persisted, 8)
 	ts.NewWorker(workflows.TaskQueue, func(r worker.Registry) {
 		r.RegisterWorkflow(workflows.Approval)
 		r.RegisterWorkflow(workflows.Collection)
@@ -118,9 +144,14 @@ func TestRecordHistories(t *testing.T) {
 		}, activity.RegisterOptions{Name: workflows.ActivityPersistCollection})
 		r.RegisterActivityWithOptions(func(context.Context, workflows.EmailRespondentsInput) error { return nil },
 			activity.RegisterOptions{Name: workflows.ActivityEmailRespondents})
-		// The history records the activity's result, so a no-op is enough.
-		r.RegisterActivityWithOptions(func(context.Context, workflows.ApprovalTransition) error { return nil },
-			activity.RegisterOptions{Name: workflows.ActivityPersistApproval})
+		// The history records the activity's result, so a no-op is enough;
+		// it only tells the scenarios when a timer acted.
+		r.RegisterActivityWithOptions(func(_ context.Context, tr workflows.ApprovalTransition) error {
+			if tr.Action == workflows.ActionReminded || tr.Action == workflows.ActionEscalated {
+				timerActions <- persisted{tr.ApprovalID, tr.Action}
+			}
+			return nil
+		}, activity.RegisterOptions{Name: workflows.ActivityPersistApproval})
 		r.RegisterActivityWithOptions(func(context.Context, workflows.EmailApproversInput) error { return nil },
 			activity.RegisterOptions{Name: workflows.ActivityEmailApprovers})
 		r.RegisterActivityWithOptions(func(context.Context, workflows.EmailAnswerInput) error { return nil },
@@ -130,59 +161,85 @@ func TestRecordHistories(t *testing.T) {
 	scenarios := []struct {
 		name      string
 		expiresIn time.Duration
-		steps     []recordStep
-		status    string
+		// escalateIn, when set, escalates to mem_esc that long after the
+		// start, as a rule's escalation.after does.
+		escalateIn time.Duration
+		steps      []recordStep
+		status     string
 	}{
-		{"approval_question_correction", 24 * time.Hour, []recordStep{
-			{workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
-			{workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
-			{workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove,
+		{"approval_question_correction", 24 * time.Hour, 0, []recordStep{
+			{update: workflows.UpdateAsk, arg: workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
+			{update: workflows.UpdateAnswer, arg: workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
+			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove,
 				Note: "capped", Corrections: raw(`{"amount":80}`)}},
 		}, states.Approved},
-		{"approval_cancelled", 24 * time.Hour, []recordStep{
-			{workflows.UpdateCancel, workflows.CancelRequest{ActorID: "mem_req", ActorName: "Requester"}},
+		{"approval_cancelled", 24 * time.Hour, 0, []recordStep{
+			{update: workflows.UpdateCancel, arg: workflows.CancelRequest{ActorID: "mem_req", ActorName: "Requester"}},
 		}, states.Cancelled},
 		// Recorded after approvers and askers were emailed (emailChange).
-		{"approval_emailed_question_answered", 24 * time.Hour, []recordStep{
-			{workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
-			{workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
-			{workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionReject, Note: "no"}},
+		{"approval_emailed_question_answered", 24 * time.Hour, 0, []recordStep{
+			{update: workflows.UpdateAsk, arg: workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
+			{update: workflows.UpdateAnswer, arg: workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
+			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionReject, Note: "no"}},
 		}, states.Rejected},
 		// Recorded after approvedInput was computed in the workflow from
 		// the raw input (exact numbers; no version marker: no command
 		// changed, which the older histories' replay proves).
-		{"approval_raw_input_corrected", 24 * time.Hour, []recordStep{
-			{workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove,
+		{"approval_raw_input_corrected", 24 * time.Hour, 0, []recordStep{
+			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove,
 				Corrections: raw(`{"amount":80.50}`)}},
 		}, states.Approved},
 		// No updates: the expiry timer fires and settles the approval.
-		{"approval_expired", 2 * time.Second, nil, states.Expired},
+		{"approval_expired", 2 * time.Second, 0, nil, states.Expired},
 		// Recorded after transitions were written by a regular activity
 		// (persistChange): ask, answer, approve with a correction; and
 		// an expiry.
-		{"approval_recorded_corrected", 24 * time.Hour, []recordStep{
-			{workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
-			{workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
-			{workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove,
+		{"approval_recorded_corrected", 24 * time.Hour, 0, []recordStep{
+			{update: workflows.UpdateAsk, arg: workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
+			{update: workflows.UpdateAnswer, arg: workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
+			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove,
 				Corrections: raw(`{"amount":80.50}`)}},
 		}, states.Approved},
-		{"approval_recorded_expired", 2 * time.Second, nil, states.Expired},
+		{"approval_recorded_expired", 2 * time.Second, 0, nil, states.Expired},
 		// Recorded with every payload encrypted (the payload codec).
-		{"approval_encrypted_corrected", 24 * time.Hour, []recordStep{
-			{workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
-			{workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
-			{workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove,
+		{"approval_encrypted_corrected", 24 * time.Hour, 0, []recordStep{
+			{update: workflows.UpdateAsk, arg: workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
+			{update: workflows.UpdateAnswer, arg: workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
+			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove,
 				Corrections: raw(`{"amount":80.50}`)}},
 		}, states.Approved},
 		// Recorded after removeApprover: both approvers removed, so the
 		// defaults join and are emailed; one of them rejects.
-		{"approval_approver_removed", 24 * time.Hour, []recordStep{
-			{workflows.UpdateRemoveApprover, workflows.RemoveApproverRequest{PersonID: "mem_a", PersonName: "Ann",
+		{"approval_approver_removed", 24 * time.Hour, 0, []recordStep{
+			{update: workflows.UpdateRemoveApprover, arg: workflows.RemoveApproverRequest{PersonID: "mem_a", PersonName: "Ann",
 				Defaults: []string{"mem_owner"}, ActorID: "key_admin", ActorName: "admin key"}},
-			{workflows.UpdateRemoveApprover, workflows.RemoveApproverRequest{PersonID: "mem_b", PersonName: "Ben",
+			{update: workflows.UpdateRemoveApprover, arg: workflows.RemoveApproverRequest{PersonID: "mem_b", PersonName: "Ben",
 				Defaults: []string{"mem_owner"}, ActorID: "key_admin", ActorName: "admin key"}},
-			{workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_owner", ActorName: "Olivia", Decision: workflows.DecisionReject}},
+			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_owner", ActorName: "Olivia", Decision: workflows.DecisionReject}},
 		}, states.Rejected},
+		// Recorded after approval-timers (timersChange): an escalation due
+		// in 3 seconds and no reminder (the expiry is under two hours
+		// away); the escalation fires, mem_esc joins, is emailed and
+		// approves.
+		{"approval_escalated_approved", 10 * time.Minute, 3 * time.Second, []recordStep{
+			{after: workflows.ActionEscalated},
+			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_esc", ActorName: "Esme", Decision: workflows.DecisionApprove}},
+		}, states.Approved},
+		// After approval-timers, both timers fire: the reminder halfway to
+		// an expiry a little over two hours away (an approval's reminder
+		// comes an hour after creation at the earliest, so this takes an
+		// hour of real time), then the escalation half a minute later;
+		// the escalation's person rejects.
+		{"approval_reminded_escalated_rejected", 2*time.Hour + 20*time.Second, time.Hour + 40*time.Second, []recordStep{
+			{after: workflows.ActionReminded},
+			{after: workflows.ActionEscalated},
+			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_esc", ActorName: "Esme", Decision: workflows.DecisionReject, Note: "too late"}},
+		}, states.Rejected},
+		// After approval-timers, settled before either timer: the
+		// reminder and the escalation never fire.
+		{"approval_timers_cancelled", 24 * time.Hour, 12 * time.Hour, []recordStep{
+			{update: workflows.UpdateCancel, arg: workflows.CancelRequest{ActorID: "mem_req", ActorName: "Requester"}},
+		}, states.Cancelled},
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {
@@ -192,12 +249,33 @@ func TestRecordHistories(t *testing.T) {
 			if _, err := os.Stat(file); err == nil {
 				t.Skipf("%s exists; delete it first to record it again", file)
 			}
+			bound := 2 * time.Minute
+			if slices.ContainsFunc(sc.steps, func(s recordStep) bool { return s.after != "" }) {
+				bound += sc.escalateIn // the last timer waited for
+			}
+			ctx := bounded(t, bound)
 			in := baseInput()
 			in.ApprovalID, in.ExpiresAt = "apr_"+sc.name, time.Now().Add(sc.expiresIn)
+			if sc.escalateIn > 0 {
+				in.Escalation = &workflows.Escalation{At: time.Now().Add(sc.escalateIn), ApproverIDs: []string{"mem_esc"}}
+			}
 			run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 				ID: workflows.ApprovalWorkflowID(in.ApprovalID), TaskQueue: workflows.TaskQueue}, workflows.Approval, in)
 			require.NoError(t, err)
 			for i, step := range sc.steps {
+				for step.after != "" {
+					select {
+					case p := <-timerActions:
+						if p.approvalID == in.ApprovalID && p.action == step.after {
+							step.after = ""
+						}
+					case <-ctx.Done():
+						t.Fatalf("the workflow never persisted %q", step.after)
+					}
+				}
+				if step.update == "" {
+					continue
+				}
 				h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 					WorkflowID: run.GetID(), RunID: run.GetRunID(), UpdateID: fmt.Sprintf("%s-%d", step.update, i+1),
 					UpdateName: step.update, Args: []any{step.arg}, WaitForStage: client.WorkflowUpdateStageCompleted})
@@ -219,6 +297,7 @@ func TestRecordHistories(t *testing.T) {
 		if _, err := os.Stat(file); err == nil {
 			t.Skipf("%s exists; delete it first to record it again", file)
 		}
+		ctx := bounded(t, 2*time.Minute)
 		in := collectionInput(t)
 		due := time.Now().Add(4 * time.Second)
 		in.CollectionID, in.DueAt, in.ExpiresAt = "col_reminded_complete", &due, time.Now().Add(time.Hour)
@@ -242,6 +321,37 @@ func TestRecordHistories(t *testing.T) {
 		require.NoError(t, run.Get(ctx, &final))
 		require.Equal(t, states.Complete, final.Status)
 		require.NotNil(t, final.RemindedAt)
+		saveHistory(ctx, t, c, run, file)
+	})
+
+	// After removeRespondent: all three of three replies needed; two
+	// reply, then the third is removed, which lowers what completes it to
+	// two and completes it.
+	t.Run("collection_respondent_removed", func(t *testing.T) {
+		file := filepath.Join(historiesDir, "collection_respondent_removed.json")
+		if _, err := os.Stat(file); err == nil {
+			t.Skipf("%s exists; delete it first to record it again", file)
+		}
+		ctx := bounded(t, 2*time.Minute)
+		in := collectionInput(t)
+		in.CollectionID, in.RequiredResponses, in.ExpiresAt = "col_respondent_removed", 3, time.Now().Add(time.Hour)
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+			ID: workflows.CollectionWorkflowID(in.CollectionID), TaskQueue: workflows.TaskQueue}, workflows.Collection, in)
+		require.NoError(t, err)
+		send := func(id, name string, arg any) {
+			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
+				UpdateID: id, UpdateName: name, Args: []any{arg}, WaitForStage: client.WorkflowUpdateStageCompleted})
+			require.NoError(t, err)
+			require.NoError(t, h.Get(ctx, nil), "update %s", id)
+		}
+		send("reply-a", workflows.UpdateSubmitReply, reply("mem_a", `{"budget":1,"vendor":"Acme"}`))
+		send("reply-b", workflows.UpdateSubmitReply, reply("mem_b", `{"budget":2,"vendor":"Globex"}`))
+		send("remove-c", workflows.UpdateRemoveRespondent, workflows.RemoveRespondentRequest{PersonID: "mem_c",
+			PersonName: "Guest C", ActorID: "key_admin", ActorName: "admin key"})
+		var final workflows.CollectionState
+		require.NoError(t, run.Get(ctx, &final))
+		require.Equal(t, states.Complete, final.Status)
+		require.Equal(t, 2, final.RequiredResponses)
 		saveHistory(ctx, t, c, run, file)
 	})
 }

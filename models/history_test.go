@@ -1,0 +1,106 @@
+package models_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/states"
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/models"
+)
+
+// TestSettledForPagesBothKindsBySettledTime: a person's history pages
+// through approvals and requests for information together, the most
+// recently settled first whenever each was created, and the pages join up
+// with nothing lost or repeated, requests settled at the same moment
+// included; an approval expired or cancelled settled at its last write.
+func TestSettledForPagesBothKindsBySettledTime(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db, testenv.Keys())
+		org := newOrg(t, s)
+		ada, err := s.CreateMember(ctx, org.ID, "ada@example.com", "", "")
+		require.NoError(t, err)
+		base := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+		// Workflow times keep nanoseconds; the page must still join up.
+		at := func(minutes int) time.Time { return base.Add(time.Duration(minutes)*time.Minute + 123456789) }
+		approval := func(status string, settled time.Time, decided bool) string {
+			a := &models.Approval{OrganizationID: org.ID, Title: "a", Risk: models.RiskLow, ApproverIDs: []string{ada.ID},
+				ExpiresAt: base.Add(time.Hour), RequiredApprovals: 1, Requester: "key_test", RequestedBy: "agent"}
+			_, err := s.CreateApproval(ctx, a, nil)
+			require.NoError(t, err)
+			set := map[string]any{"status": status, "updated_at": settled}
+			if decided {
+				set["decided_at"], set["updated_at"] = settled, settled.Add(time.Hour)
+			}
+			require.NoError(t, db.Model(&models.Approval{}).Where("id = ?", a.ID).Updates(set).Error)
+			return a.ID
+		}
+		collection := func(status string, settled time.Time) string {
+			c := &models.Collection{OrganizationID: org.ID, Title: "c", RespondentIDs: []string{ada.ID}, RequiredResponses: 1,
+				ExpiresAt: base.Add(time.Hour), Requester: "key_test", RequestedBy: "agent"}
+			_, err := s.CreateCollection(ctx, c, nil)
+			require.NoError(t, err)
+			require.NoError(t, db.Model(&models.Collection{}).Where("id = ?", c.ID).
+				Updates(map[string]any{"status": status, "settled_at": settled, "updated_at": settled.Add(time.Hour)}).Error)
+			return c.ID
+		}
+		// Created in one order, settled in another; three at minute 5.
+		want := map[string]time.Time{}
+		add := func(id string, settled time.Time) { want[id] = settled.UTC() }
+		add(collection(states.Complete, at(9)), at(9))
+		add(approval(states.Approved, at(1), true), at(1))
+		add(approval(states.Expired, at(7), false), at(7))
+		add(collection(states.Expired, at(5)), at(5))
+		add(approval(states.Rejected, at(5), true), at(5))
+		add(collection(states.Cancelled, at(5)), at(5))
+		add(approval(states.Cancelled, at(3), false), at(3))
+		add(collection(states.Complete, at(2)), at(2))
+
+		var got []models.Settled
+		cursor := ""
+		for pages := 0; ; pages++ {
+			require.Less(t, pages, 10, "the pages never end")
+			page, next, err := s.SettledFor(ctx, org.ID, ada.ID, models.HistoryFilter{}, models.Page{Limit: 3, Cursor: cursor})
+			require.NoError(t, err)
+			require.LessOrEqual(t, len(page), 3)
+			got = append(got, page...)
+			if next == "" {
+				break
+			}
+			cursor = next
+		}
+		require.Len(t, got, len(want), "every request once")
+		seen := map[string]bool{}
+		for i, g := range got {
+			assert.False(t, seen[g.ID], "%s twice", g.ID)
+			seen[g.ID] = true
+			// PostgreSQL keeps microseconds.
+			assert.True(t, want[g.ID].Truncate(time.Microsecond).Equal(g.SettledAt.Truncate(time.Microsecond)),
+				"%s settled at %s, not %s", g.ID, want[g.ID], g.SettledAt)
+			if i > 0 {
+				assert.False(t, g.SettledAt.After(got[i-1].SettledAt), "the most recently settled first")
+			}
+			kind := events.RequestApproval
+			if g.Title == "c" {
+				kind = events.RequestCollection
+			}
+			assert.Equal(t, kind, g.Kind)
+		}
+
+		only, _, err := s.SettledFor(ctx, org.ID, ada.ID, models.HistoryFilter{Status: states.Expired}, models.Page{Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, only, 2, "an expired approval and an expired request for information")
+		assert.NotEqual(t, only[0].Kind, only[1].Kind)
+
+		_, _, err = s.SettledFor(ctx, org.ID, ada.ID, models.HistoryFilter{}, models.Page{Limit: 3, Cursor: models.EncodeCursor("apr_1")})
+		assert.True(t, apperr.Is(err, apperr.InvalidRequest), "a cursor of another list: %v", err)
+	})
+}
