@@ -14,6 +14,7 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/internal/publishscan"
 )
 
 // Report classifications, read by the organisation's sharing rules.
@@ -77,13 +78,7 @@ type ManifestFile struct {
 }
 
 // Finding is something the publish scan found, its secret redacted.
-type Finding struct {
-	Rule     string `json:"rule"`
-	File     string `json:"file"`
-	Line     int    `json:"line"`
-	Excerpt  string `json:"excerpt"`
-	Severity string `json:"severity"`
-}
+type Finding = publishscan.Finding
 
 // ReportVersion is one publish of a report: live, previous, held by the
 // scan for an administrator, or declined.

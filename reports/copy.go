@@ -59,13 +59,8 @@ func (s *Service) Copy(ctx context.Context, p *models.Principal, from string, in
 	if in.Title != nil {
 		nr.Title = strings.TrimSpace(*in.Title)
 	}
-	if in.Slug != nil {
-		if err := CheckSlug(*in.Slug); err != nil {
-			return nil, nil, err
-		}
-		nr.Slug, nr.SlugGiven = *in.Slug, true
-	} else {
-		nr.Slug = DeriveSlug(nr.Title)
+	if err := setSlug(&nr, in.Slug); err != nil {
+		return nil, nil, err
 	}
 	r, v, err := s.store.CreateReport(ctx, nr, pub, claim, s.eventData)
 	if err != nil {

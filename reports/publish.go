@@ -147,10 +147,7 @@ func (s *Service) scanFile(ctx context.Context, sc *scan, f bundle.File) error {
 // secret declines it, any other finding holds it.
 func (sc *scan) into(pub *models.Publication) {
 	slices.SortFunc(sc.files, func(a, b models.ManifestFile) int { return strings.Compare(a.Path, b.Path) })
-	pub.Files = sc.files
-	for _, f := range sc.findings {
-		pub.Findings = append(pub.Findings, models.Finding{Rule: f.Rule, File: f.File, Line: f.Line, Excerpt: f.Excerpt, Severity: f.Severity})
-	}
+	pub.Files, pub.Findings = sc.files, sc.findings
 	switch publishscan.Outcome(sc.findings) {
 	case "declined":
 		pub.State = models.VersionDeclined

@@ -111,13 +111,8 @@ func (s *Service) Create(ctx context.Context, p *models.Principal, in *CreateInp
 	if nr.Classification == "" {
 		nr.Classification = models.ClassInternal
 	}
-	if in.Slug != nil {
-		if err := CheckSlug(*in.Slug); err != nil {
-			return nil, nil, err
-		}
-		nr.Slug, nr.SlugGiven = *in.Slug, true
-	} else {
-		nr.Slug = DeriveSlug(nr.Title)
+	if err := setSlug(&nr, in.Slug); err != nil {
+		return nil, nil, err
 	}
 	pub, err := s.prepare(ctx, p, &in.Source, in.ChangeSummary)
 	if err != nil {

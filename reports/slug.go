@@ -75,3 +75,17 @@ func DeriveSlug(title string) string {
 	}
 	return slug
 }
+
+// setSlug gives a new report the slug asked for, checked, or else one
+// derived from its title (which a taken slug then numbers).
+func setSlug(nr *models.NewReport, given *string) error {
+	if given == nil {
+		nr.Slug = DeriveSlug(nr.Title)
+		return nil
+	}
+	if err := CheckSlug(*given); err != nil {
+		return err
+	}
+	nr.Slug, nr.SlugGiven = *given, true
+	return nil
+}
