@@ -7,10 +7,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 )
@@ -467,4 +471,52 @@ func TestLostHoldIsStartedByTheReconciler(t *testing.T) {
 		assert.Equal(t, r.ID, rel.decoded["id"])
 		assert.EqualValues(t, 1, rel.decoded["liveVersion"])
 	})
+}
+
+// TestUnencodedSlugLogsOnce: a request routed a second time, with its
+// slug encoded, writes one access-log line, with the status it got.
+func TestUnencodedSlugLogsOnce(t *testing.T) {
+	logs := &lockedBuffer{}
+	log := slog.New(slog.NewJSONHandler(logs, nil))
+	s := models.NewStore(testenv.OpenDB(t, "sqlite"), testenv.Keys())
+	ctx := context.Background()
+	org, err := s.CreateOrganization(ctx, "Acme", "")
+	require.NoError(t, err)
+	_, key, err := s.CreateKey(ctx, org.ID, "agent", models.KeyAgent, []string{"reports:read", "reports:write"})
+	require.NoError(t, err)
+	srv := httptest.NewServer(api.New(api.Deps{Store: s, Logger: log, BaseURL: "http://assent.test", Reports: newReports(t, s, nil, log)}))
+	defer srv.Close()
+	f := &fixture{srv: srv}
+	require.Equal(t, 201, f.do(t, "POST", "/api/v1/reports", key, `{"title":"Nested","slug":"team/q3","content":"<h1>n</h1>"}`, nil).status)
+	logs.Reset()
+	require.Equal(t, 200, f.do(t, "GET", "/api/v1/reports/team/q3/versions", key, "", nil).status)
+	// The line is written once the response is sent.
+	require.Eventually(t, func() bool { return strings.Contains(logs.String(), `"msg":"http request"`) }, 5*time.Second, 10*time.Millisecond)
+	time.Sleep(100 * time.Millisecond)
+	assert.Equal(t, 1, strings.Count(logs.String(), `"msg":"http request"`), logs.String())
+	assert.Contains(t, logs.String(), `"status":200`)
+}
+
+// lockedBuffer is a log the server writes while the test reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func (l *lockedBuffer) Reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b.Reset()
 }

@@ -3,6 +3,7 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -97,6 +98,7 @@ func New(d Deps) http.Handler {
 	r.UseRawPath = true
 	r.NoRoute(func(c *gin.Context) {
 		if unencodedSlug(c.Request.URL) {
+			c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), reroutedKey{}, true))
 			r.HandleContext(c)
 			return
 		}
@@ -206,6 +208,9 @@ func New(d Deps) http.Handler {
 	return r
 }
 
+// reroutedKey marks a request the engine routes a second time.
+type reroutedKey struct{}
+
 // noRoute answers a path nothing serves. Pages share the engine and get
 // the same 404: a page path with a trailing slash is as unknown as any
 // other.
@@ -235,7 +240,11 @@ func (h *handlers) postOnce(g *gin.RouterGroup, path string, resumable bool, cha
 func accessLog(log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
+		rerouted := c.Request.Context().Value(reroutedKey{}) != nil
 		c.Next()
+		if !rerouted && c.Request.Context().Value(reroutedKey{}) != nil {
+			return // routed again (unencodedSlug): that pass wrote the line
+		}
 		attrs := []any{"method", c.Request.Method, "path", logging.RequestPath(c), "status", c.Writer.Status(),
 			"duration_ms", time.Since(start).Milliseconds()}
 		if p, ok := c.Get(principalKey); ok {
