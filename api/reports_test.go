@@ -13,7 +13,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -476,7 +475,7 @@ func TestLostHoldIsStartedByTheReconciler(t *testing.T) {
 // TestUnencodedSlugLogsOnce: a request routed a second time, with its
 // slug encoded, writes one access-log line, with the status it got.
 func TestUnencodedSlugLogsOnce(t *testing.T) {
-	logs := &lockedBuffer{}
+	logs := &testenv.Buffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))
 	s := models.NewStore(testenv.OpenDB(t, "sqlite"), testenv.Keys())
 	ctx := context.Background()
@@ -495,28 +494,4 @@ func TestUnencodedSlugLogsOnce(t *testing.T) {
 	time.Sleep(100 * time.Millisecond)
 	assert.Equal(t, 1, strings.Count(logs.String(), `"msg":"http request"`), logs.String())
 	assert.Contains(t, logs.String(), `"status":200`)
-}
-
-// lockedBuffer is a log the server writes while the test reads.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func (l *lockedBuffer) Reset() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.b.Reset()
 }

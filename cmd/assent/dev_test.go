@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,26 +19,9 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/assent-hq/assent/internal/scopes"
+	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/workflows"
 )
-
-// syncBuffer is a bytes.Buffer safe to read while the command writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 var (
 	apiLine = regexp.MustCompile(`API and pages\s+(\S+)`)
@@ -53,7 +34,7 @@ var (
 func startDev(t *testing.T, dataDir string, extra ...string) (apiURL, uiURL, banner string, stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var out syncBuffer
+	var out testenv.Buffer
 	done := make(chan error, 1)
 	args := append([]string{"dev", "--data-dir", dataDir, "--http-addr", "127.0.0.1:0",
 		"--temporal-port", "0", "--temporal-ui-port", "0", "--log-level", "warn"}, extra...)
@@ -168,7 +149,7 @@ func TestDevApprovalEndToEnd(t *testing.T) {
 	port := freePort(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	var out syncBuffer
+	var out testenv.Buffer
 	go func() {
 		done <- run(ctx, []string{"dev", "--data-dir", dataDir, "--http-addr", "127.0.0.1:0",
 			"--temporal-port", port, "--temporal-ui-port", "-1", "--log-level", "warn"}, &out, io.Discard)

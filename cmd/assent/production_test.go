@@ -38,13 +38,13 @@ func buildBinary(t *testing.T) string {
 
 type proc struct {
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *testenv.Buffer
 	done chan error
 }
 
 func start(t *testing.T, bin string, env []string, args ...string) *proc {
 	t.Helper()
-	p := &proc{cmd: exec.Command(bin, args...), out: &syncBuffer{}, done: make(chan error, 1)}
+	p := &proc{cmd: exec.Command(bin, args...), out: &testenv.Buffer{}, done: make(chan error, 1)}
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout = p.out
 	p.cmd.Stderr = p.out

@@ -34,6 +34,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/assent-hq/assent/internal/testenv"
 )
 
 // readmeBlock is one fenced sh block of the README and how it runs.
@@ -174,7 +176,7 @@ func TestReadmeQuickstartRuns(t *testing.T) {
 	// long-poll) are stopped with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var output syncBuffer
+	var output testenv.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output
 	require.NoError(t, cmd.Start())
 	defer stopGroup(cmd.Process.Pid)

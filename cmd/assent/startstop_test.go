@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/assent-hq/assent/internal/testenv"
 )
 
 // noisy matches a log line at WARN or ERROR.
@@ -47,8 +49,8 @@ func TestTakenPortNamesItsSetting(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dataDir := t.TempDir()
-			var stderr syncBuffer
-			err := run(context.Background(), append(c.args, "--data-dir", dataDir), &syncBuffer{}, &stderr)
+			var stderr testenv.Buffer
+			err := run(context.Background(), append(c.args, "--data-dir", dataDir), &testenv.Buffer{}, &stderr)
 			require.Error(t, err)
 			assert.Equal(t, taken+" is in use by another program (is assent already running?); choose another port with "+c.setting, err.Error())
 			assert.NotRegexp(t, noisy, stderr.String())
