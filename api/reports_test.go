@@ -495,3 +495,30 @@ func TestUnencodedSlugLogsOnce(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(logs.String(), `"msg":"http request"`), logs.String())
 	assert.Contains(t, logs.String(), `"status":200`)
 }
+
+// TestUploadOverTheLimit: an upload of 100 MB and one byte, streamed, is
+// refused with 413 and leaves nothing to publish.
+func TestUploadOverTheLimit(t *testing.T) {
+	f := newFixture(t, testenv.OpenDB(t, "sqlite"))
+	r := f.do(t, "POST", "/api/v1/uploads", f.agentKey, "", nil)
+	require.Equal(t, 201, r.status)
+	url := strings.Replace(r.decoded["uploadUrl"].(string), "http://assent.test", f.srv.URL, 1)
+	req, err := http.NewRequest("PUT", url, io.LimitReader(zeros{}, 100<<20+1)) // no length: sent chunked
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "text/html")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, 413, resp.StatusCode, string(body))
+	assert.Contains(t, string(body), "payload_too_large")
+	unsent := f.do(t, "POST", "/api/v1/reports", f.agentKey, `{"title":"Big","uploadId":"`+r.decoded["uploadId"].(string)+`"}`, nil)
+	assert.Equal(t, 409, unsent.status, "nothing was kept: the upload still has no content")
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
