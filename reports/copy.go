@@ -3,8 +3,7 @@ package reports
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
+	"io/fs"
 	"strings"
 
 	"github.com/assent-hq/assent/internal/apperr"
@@ -37,8 +36,11 @@ func (s *Service) Copy(ctx context.Context, p *models.Principal, from string, in
 			return nil, nil, apperr.New(apperr.NotFound, "template %s not found; GET /api/v1/templates lists them", from)
 		}
 		nr.Title, pub.ChangeSummary = t.Name, "From the template "+t.Name
-		var err error
-		if pub, err = s.fromFiles(ctx, pub, templateFiles(t)); err != nil {
+		files, err := templateFiles(t)
+		if err != nil {
+			return nil, nil, err
+		}
+		if pub, err = s.fromFiles(ctx, pub, files); err != nil {
 			return nil, nil, err
 		}
 	} else {
@@ -73,11 +75,16 @@ func (s *Service) Copy(ctx context.Context, p *models.Principal, from string, in
 // Templates lists the built-in templates.
 func (s *Service) Templates() []reporttemplates.Template { return reporttemplates.List() }
 
-// templateFiles are a template's files in path order.
-func templateFiles(t reporttemplates.Template) []bundle.File {
-	files := make([]bundle.File, 0, len(t.Files))
-	for _, p := range slices.Sorted(maps.Keys(t.Files)) {
-		files = append(files, bundle.File{Path: p, Content: t.Files[p]})
-	}
-	return files
+// templateFiles reads a template's files, in path order.
+func templateFiles(t reporttemplates.Template) ([]bundle.File, error) {
+	var files []bundle.File
+	err := fs.WalkDir(t.Files, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(t.Files, path)
+		files = append(files, bundle.File{Path: path, Content: b})
+		return err
+	})
+	return files, err
 }
