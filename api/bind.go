@@ -32,7 +32,7 @@ const bodyKey = "assent.body"
 // caller without a key is answered from the headers alone.
 func readBody(limit int64) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		if c.Request.Body == nil || c.Request.Method == http.MethodGet || c.Request.Method == http.MethodDelete {
+		if c.Request.Body == nil || c.Request.Method == http.MethodGet || c.Request.Method == http.MethodHead {
 			c.Next()
 			return
 		}

@@ -100,6 +100,8 @@ func TestCreateReportValidation(t *testing.T) {
 func TestReportVersionsRollbackArchive(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
+		_, err := f.store.CreateTeam(context.Background(), f.org.ID, "Finance", models.TeamKindTeam, []string{f.member.Email})
+		require.NoError(t, err)
 		rep := f.publish(t, `{"title":"Q3 Café Review!","content":`+jsonString(html("<h1>v1</h1>"))+`,"living":true,"audience":["Finance"],"changeSummary":"first"}`)
 		id := rep["id"].(string)
 		assert.Regexp(t, `^rpt_`, id)
@@ -328,7 +330,7 @@ func TestCopyAndTemplates(t *testing.T) {
 		}
 		assert.Equal(t, 404, f.do(t, "POST", "/api/v1/reports/tpl_nope/copy", f.agentKey, "", nil).status)
 
-		src := f.publish(t, `{"title":"Source","slug":"src","classification":"confidential","audience":["Finance"],"files":[{"path":"index.html","content":"<h1>s</h1>"},{"path":"a.css","content":"h1{}"}]}`)
+		src := f.publish(t, `{"title":"Source","slug":"src","classification":"confidential","audience":["everyone"],"files":[{"path":"index.html","content":"<h1>s</h1>"},{"path":"a.css","content":"h1{}"}]}`)
 		cp := f.do(t, "POST", "/api/v1/reports/src/copy", f.memberToken, `{"slug":"team/copied"}`, nil)
 		require.Equal(t, 201, cp.status, string(cp.body))
 		assert.Equal(t, "Copy of Source", cp.decoded["title"])

@@ -10,8 +10,9 @@ import (
 )
 
 // Directory holds the people and teams a list of references might name:
-// members and guests by id or email, teams by id or name. The rules that
-// turn references into recipients live in package requests.
+// members and guests by id, email or display name, teams by id or name
+// (names in any case). The rules that turn references into recipients
+// live in package requests.
 type Directory struct {
 	members []Member
 	guests  []Guest
@@ -22,52 +23,103 @@ type Directory struct {
 // members) that any of refs might name, in three queries.
 func (s *Store) LookUp(ctx context.Context, orgID string, refs []string) (*Directory, error) {
 	db := s.db.WithContext(ctx)
-	emails := []string{""} // keeps the IN lists non-empty
-	names := []string{""}
+	idList := []string{""} // keeps the IN lists non-empty
+	lower := []string{""}
 	for _, r := range refs {
-		emails = append(emails, NormalizeEmail(r))
-		names = append(names, strings.TrimSpace(r))
+		idList = append(idList, strings.TrimSpace(r))
+		lower = append(lower, foldName(r))
 	}
 	d := &Directory{}
-	if err := db.Where("organization_id = ? AND (id IN ? OR email IN ?)", orgID, names, emails).Find(&d.members).Error; err != nil {
+	if err := db.Where("organization_id = ? AND (id IN ? OR email IN ? OR LOWER(name) IN ?)", orgID, idList, lower, lower).
+		Order("id").Find(&d.members).Error; err != nil {
 		return nil, err
 	}
-	if err := db.Where("organization_id = ? AND (id IN ? OR email IN ?)", orgID, names, emails).Find(&d.guests).Error; err != nil {
+	if err := db.Where("organization_id = ? AND (id IN ? OR email IN ? OR LOWER(name) IN ?)", orgID, idList, lower, lower).
+		Order("id").Find(&d.guests).Error; err != nil {
 		return nil, err
 	}
 	err := db.Preload("Members", func(db *gorm.DB) *gorm.DB { return db.Order("members.id") }).
-		Where("organization_id = ? AND (id IN ? OR name IN ?)", orgID, names, names).Find(&d.teams).Error
+		Where("organization_id = ? AND (id IN ? OR LOWER(name) IN ?)", orgID, idList, lower).Order("id").Find(&d.teams).Error
 	return d, err
 }
 
-// Member is the member ref names by id or email, or nil.
-func (d *Directory) Member(ref string) *Member {
+// foldName is a reference as names are compared: trimmed, one space
+// between words, lower case. Emails are stored lower case, so it folds
+// them too.
+func foldName(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
+
+// Members are the members ref names: by id or email, or, when active, by
+// display name.
+func (d *Directory) Members(ref string) []*Member {
+	var out []*Member
 	for i, m := range d.members {
-		if (ids.HasPrefix(ref, ids.Member) && m.ID == ref) || m.Email == NormalizeEmail(ref) {
-			return &d.members[i]
+		if (ids.HasPrefix(ref, ids.Member) && m.ID == ref) || m.Email == NormalizeEmail(ref) ||
+			(m.Active && m.Name != "" && foldName(m.Name) == foldName(ref)) {
+			out = append(out, &d.members[i])
 		}
 	}
-	return nil
+	return out
 }
 
-// Guest is the guest ref names by id or email, or nil.
-func (d *Directory) Guest(ref string) *Guest {
+// Guests are the guests ref names by id, email or display name.
+func (d *Directory) Guests(ref string) []*Guest {
+	var out []*Guest
 	for i, g := range d.guests {
-		if (ids.HasPrefix(ref, ids.Guest) && g.ID == ref) || g.Email == NormalizeEmail(ref) {
-			return &d.guests[i]
+		if (ids.HasPrefix(ref, ids.Guest) && g.ID == ref) || g.Email == NormalizeEmail(ref) ||
+			(g.Name != "" && foldName(g.Name) == foldName(ref)) {
+			out = append(out, &d.guests[i])
 		}
 	}
-	return nil
+	return out
 }
 
-// Team is the team, group or workspace ref names by id or name, or nil.
-func (d *Directory) Team(ref string) *Team {
+// Teams are the teams, groups and workspaces ref names by id or name.
+func (d *Directory) Teams(ref string) []*Team {
+	var out []*Team
 	for i, t := range d.teams {
-		if t.ID == ref || t.Name == strings.TrimSpace(ref) {
-			return &d.teams[i]
+		if t.ID == strings.TrimSpace(ref) || foldName(t.Name) == foldName(ref) {
+			out = append(out, &d.teams[i])
 		}
 	}
-	return nil
+	return out
+}
+
+// Entry is someone or something of the directory a reference could have
+// meant, offered as a candidate when it matched nothing.
+type Entry struct {
+	Kind  string // ApproverMember, ApproverGuest or a team kind
+	ID    string
+	Name  string
+	Email string
+}
+
+// Entries lists the organisation's active members, guests and teams,
+// for suggesting what a reference that matched nothing meant.
+func (s *Store) Entries(ctx context.Context, orgID string) ([]Entry, error) {
+	db := s.db.WithContext(ctx)
+	var members []Member
+	if err := db.Where("organization_id = ? AND active", orgID).Order("id").Find(&members).Error; err != nil {
+		return nil, err
+	}
+	var guests []Guest
+	if err := db.Where("organization_id = ?", orgID).Order("id").Find(&guests).Error; err != nil {
+		return nil, err
+	}
+	var teams []Team
+	if err := db.Where("organization_id = ?", orgID).Order("id").Find(&teams).Error; err != nil {
+		return nil, err
+	}
+	out := make([]Entry, 0, len(members)+len(guests)+len(teams))
+	for _, m := range members {
+		out = append(out, Entry{Kind: ApproverMember, ID: m.ID, Name: m.Name, Email: m.Email})
+	}
+	for _, g := range guests {
+		out = append(out, Entry{Kind: ApproverGuest, ID: g.ID, Name: g.Name, Email: g.Email})
+	}
+	for _, t := range teams {
+		out = append(out, Entry{Kind: t.Kind, ID: t.ID, Name: t.Name})
+	}
+	return out, nil
 }
 
 // ActiveMemberIDs lists the ids of the organisation's active members in
@@ -80,4 +132,17 @@ func (s *Store) ActiveMemberIDs(ctx context.Context, orgID string, roles ...stri
 	var out []string
 	err := q.Order("id").Pluck("id", &out).Error
 	return out, err
+}
+
+// ActiveMembers lists the organisation's active members in id order.
+func (s *Store) ActiveMembers(ctx context.Context, orgID string) ([]PersonRef, error) {
+	var members []Member
+	if err := s.db.WithContext(ctx).Where("organization_id = ? AND active", orgID).Order("id").Find(&members).Error; err != nil {
+		return nil, err
+	}
+	out := make([]PersonRef, len(members))
+	for i, m := range members {
+		out[i] = PersonRef{ID: m.ID, Name: m.Name, Email: m.Email, Kind: ApproverMember}
+	}
+	return out, nil
 }

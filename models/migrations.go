@@ -572,6 +572,29 @@ var migrations = []*gormigrate.Migration{
 		},
 		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("datasets") },
 	},
+	{
+		// Who may read a report. Audiences were kept as sent and granted
+		// nothing; a report's audience now lists its grants.
+		ID: "202611250001_report_grants",
+		Migrate: func(tx *gorm.DB) error {
+			type ReportGrant struct {
+				ID             string `gorm:"primaryKey;size:40"`
+				OrganizationID string `gorm:"size:40;not null;index"`
+				ReportID       string `gorm:"size:40;not null;uniqueIndex:idx_report_grants_subject,priority:1"`
+				Kind           string `gorm:"size:20;not null;uniqueIndex:idx_report_grants_subject,priority:2"`
+				SubjectID      string `gorm:"size:40;not null;uniqueIndex:idx_report_grants_subject,priority:3;index"`
+				Name           string `gorm:"size:320;not null"`
+				GrantedBy      string `gorm:"size:60;not null"`
+				GrantedByName  string `gorm:"size:320;not null"`
+				CreatedAt      time.Time
+			}
+			if err := tx.Migrator().CreateTable(&ReportGrant{}); err != nil {
+				return err
+			}
+			return tx.Exec("UPDATE reports SET audience = '[]'").Error
+		},
+		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("report_grants") },
+	},
 }
 
 // RequireMigrated fails when the database lacks a migration this binary

@@ -41,7 +41,7 @@ const (
 )
 
 // Report is a published HTML document at a stable address. Its content is
-// in its versions; Audience is kept as sent until sharing resolves it.
+// in its versions; Audience names its grants (ReportGrant).
 type Report struct {
 	ID             string `gorm:"primaryKey;size:40"`
 	OrganizationID string `gorm:"size:40;not null;uniqueIndex:idx_reports_org_slug,priority:1"`
@@ -249,8 +249,9 @@ type NewReport struct {
 	SlugGiven      bool
 	Living         bool
 	Classification string
-	Audience       []string
-	FlowID         *string
+	// Grants are who may read it besides its owner.
+	Grants []NewGrant
+	FlowID *string
 }
 
 // CreateReport creates a report with its first version, binding claim to
@@ -259,7 +260,7 @@ type NewReport struct {
 func (s *Store) CreateReport(ctx context.Context, in NewReport, pub Publication, claim *Claim, data ReportEventData) (*Report, *ReportVersion, error) {
 	now := Now()
 	r := &Report{ID: newID(ids.Report), OrganizationID: in.OrganizationID, Key: strings.ToLower(RandomToken(20)),
-		Title: in.Title, Living: in.Living, Classification: in.Classification, Audience: append(StringList{}, in.Audience...),
+		Title: in.Title, Living: in.Living, Classification: in.Classification, Audience: StringList{},
 		OwnerID: pub.By.ID, OwnerName: pub.By.Name, OwnerPerson: pub.By.Person, FlowID: in.FlowID, CreatedAt: now, UpdatedAt: now}
 	var v *ReportVersion
 	var earlier string
@@ -290,6 +291,9 @@ func (s *Store) CreateReport(ctx context.Context, in NewReport, pub Publication,
 				if errors.Is(err, gorm.ErrDuplicatedKey) {
 					return errSlugTaken
 				}
+				return err
+			}
+			if _, err := insertGrants(tx, r, in.Grants, pub.By, now); err != nil {
 				return err
 			}
 			v, wrote, err = s.addVersion(tx, r, newID(ids.Version), pub, data)

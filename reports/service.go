@@ -107,9 +107,15 @@ func (s *Service) Create(ctx context.Context, p *models.Principal, in *CreateInp
 		return nil, nil, err
 	}
 	nr := models.NewReport{OrganizationID: p.Organization.ID, Title: strings.TrimSpace(in.Title), Living: in.Living,
-		Classification: in.Classification, Audience: in.Audience, FlowID: in.FlowID}
+		Classification: in.Classification, FlowID: in.FlowID}
 	if nr.Classification == "" {
 		nr.Classification = models.ClassInternal
+	}
+	if len(in.Audience) > 0 {
+		var err error
+		if nr.Grants, err = s.grantsFor(ctx, p.Organization.ID, nr.Classification, p.Actor(), in.Audience); err != nil {
+			return nil, nil, err
+		}
 	}
 	if err := setSlug(&nr, in.Slug); err != nil {
 		return nil, nil, err

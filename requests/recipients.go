@@ -1,17 +1,25 @@
 package requests
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/agnivade/levenshtein"
+
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/models"
 )
 
-// Everyone is the reference for every active member.
-const Everyone = "everyone"
+// The phrases that name no one in the directory.
+const (
+	// Everyone is every active member of the organisation.
+	Everyone = "everyone"
+	// Public is anyone with the link, signed in or not (audiences only).
+	Public = "public"
+)
 
 // Role is what the people a request names are asked to do (approve,
 // respond, review, read). It names the request field that lists them and
@@ -20,82 +28,207 @@ type Role struct {
 	// Field is the request field holding the references, e.g. "approvers".
 	Field string
 	// Unknown is the error code for references that match nobody able to
-	// act; Ambiguous for one that names both a person and a team.
+	// act; Ambiguous for one that matches more than one person or team.
 	Unknown, Ambiguous string
 	// Guests admits guests; without it a guest is refused and
 	// GuestRefusal says why.
 	Guests       bool
 	GuestRefusal string
+	// Public admits `public`, anyone with the link (audiences only).
+	Public bool
 }
 
+// Match is what one reference means: a member, a guest, a team (group,
+// workspace), everyone or the public, with the people it stands for now.
+type Match struct {
+	Phrase  string             `json:"phrase"`
+	Kind    string             `json:"kind"`
+	ID      string             `json:"id,omitempty"`
+	Name    string             `json:"name"`
+	Members []models.PersonRef `json:"members"`
+}
+
+// Kinds of match besides people (models.ApproverMember, ApproverGuest)
+// and teams (their own kind).
+const (
+	KindEveryone = Everyone
+	KindPublic   = Public
+)
+
 // Resolve turns references into the ids of the people they name, each
-// once, in order: members by email or id, teams, groups and workspaces by
-// name or id (expanded now, once: later changes to a team do not change
-// who was asked), `everyone`, and admitted guests where the role admits
-// them. Every reference that matches nobody is refused in one error;
-// one that names a person and a team is refused with both as candidates.
+// once, in order (see ResolveEach). Teams are expanded now, once: later
+// changes to a team do not change who was asked.
 func Resolve(ctx context.Context, store *models.Store, orgID string, refs []string, role Role) ([]string, error) {
+	matches, err := ResolveEach(ctx, store, orgID, refs, role)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, m := range matches {
+		for _, p := range m.Members {
+			if !slices.Contains(out, p.ID) {
+				out = append(out, p.ID)
+			}
+		}
+	}
+	return out, nil
+}
+
+// ResolveEach says what each reference means: members by email, id or
+// display name, teams, groups and workspaces by name or id (names in any
+// case), `everyone`, admitted guests where the role admits them, and
+// `public` where it admits that. Every reference that matches nobody is
+// refused in one error, with the closest names as candidates; one that
+// matches more than one person or team is refused with all of them.
+// Nothing is ever guessed.
+func ResolveEach(ctx context.Context, store *models.Store, orgID string, refs []string, role Role) ([]Match, error) {
 	d, err := store.LookUp(ctx, orgID, refs)
 	if err != nil {
 		return nil, err
 	}
-	var out, unknown []string
-	add := func(ids ...string) {
-		for _, id := range ids {
-			if !slices.Contains(out, id) {
-				out = append(out, id)
-			}
-		}
-	}
+	var out []Match
+	var unknown, suggest []string
 	for i, ref := range refs {
 		ref = strings.TrimSpace(ref)
-		if ref == Everyone {
-			all, err := store.ActiveMemberIDs(ctx, orgID)
+		switch {
+		case ref == Everyone:
+			all, err := store.ActiveMembers(ctx, orgID)
 			if err != nil {
 				return nil, err
 			}
-			add(all...)
+			out = append(out, Match{Phrase: ref, Kind: KindEveryone, Name: "Everyone", Members: all})
+			continue
+		case ref == Public && role.Public:
+			out = append(out, Match{Phrase: ref, Kind: KindPublic, Name: "Anyone with the link", Members: []models.PersonRef{}})
 			continue
 		}
-		member, guest, team := d.Member(ref), d.Guest(ref), d.Team(ref)
-		if (member != nil || guest != nil) && team != nil {
-			var person string
-			if member != nil {
-				person = fmt.Sprintf("member %s (%s)", member.Email, member.ID)
-			} else {
-				person = fmt.Sprintf("guest %s (%s)", guest.Email, guest.ID)
-			}
+		members, guests, teams := d.Members(ref), d.Guests(ref), d.Teams(ref)
+		if len(members)+len(guests)+len(teams) > 1 {
 			e := apperr.Field(role.Ambiguous, fmt.Sprintf("%s[%d]", role.Field, i),
-				"%q names both a person and a %s; use an id to say which", ref, team.Kind)
-			e.Candidates = []string{person, fmt.Sprintf("%s %s (%s)", team.Kind, team.Name, team.ID)}
+				"%q matches more than one person or team; use an email or id to say which", ref)
+			for _, m := range members {
+				e.Candidates = append(e.Candidates, describe(models.Entry{Kind: models.ApproverMember, ID: m.ID, Name: m.Name, Email: m.Email}))
+			}
+			for _, g := range guests {
+				e.Candidates = append(e.Candidates, describe(models.Entry{Kind: models.ApproverGuest, ID: g.ID, Name: g.Name, Email: g.Email}))
+			}
+			for _, t := range teams {
+				e.Candidates = append(e.Candidates, describe(models.Entry{Kind: t.Kind, ID: t.ID, Name: t.Name}))
+			}
 			return nil, e
 		}
 		switch {
-		case member != nil && !member.Active:
+		case len(members) == 1 && !members[0].Active:
 			unknown = append(unknown, ref+" (inactive)")
-		case member != nil:
-			add(member.ID)
-		case guest != nil && !role.Guests:
+		case len(members) == 1:
+			m := members[0]
+			out = append(out, Match{Phrase: ref, Kind: models.ApproverMember, ID: m.ID, Name: m.DisplayName(),
+				Members: []models.PersonRef{{ID: m.ID, Name: m.Name, Email: m.Email, Kind: models.ApproverMember}}})
+		case len(guests) == 1 && !role.Guests:
 			unknown = append(unknown, ref+" ("+role.GuestRefusal+")")
-		case guest != nil:
-			add(guest.ID)
-		case team != nil:
-			active := 0
-			for _, m := range team.Members {
-				if m.Active {
-					add(m.ID)
-					active++
+		case len(guests) == 1:
+			g := guests[0]
+			name := g.Name
+			if name == "" {
+				name = g.Email
+			}
+			out = append(out, Match{Phrase: ref, Kind: models.ApproverGuest, ID: g.ID, Name: name,
+				Members: []models.PersonRef{{ID: g.ID, Name: g.Name, Email: g.Email, Kind: models.ApproverGuest}}})
+		case len(teams) == 1:
+			t := teams[0]
+			m := Match{Phrase: ref, Kind: t.Kind, ID: t.ID, Name: t.Name, Members: []models.PersonRef{}}
+			for _, tm := range t.Members {
+				if tm.Active {
+					m.Members = append(m.Members, models.PersonRef{ID: tm.ID, Name: tm.Name, Email: tm.Email, Kind: models.ApproverMember})
 				}
 			}
-			if active == 0 {
-				unknown = append(unknown, ref+" (a "+team.Kind+" with no active members)")
+			if len(m.Members) == 0 {
+				unknown = append(unknown, ref+" (a "+t.Kind+" with no active members)")
+				continue
 			}
+			out = append(out, m)
 		default:
 			unknown = append(unknown, ref)
+			suggest = append(suggest, ref)
 		}
 	}
-	if len(unknown) > 0 {
-		return nil, apperr.Field(role.Unknown, role.Field, "not an active member or admitted guest: %s", strings.Join(unknown, "; "))
+	if len(unknown) == 0 {
+		return out, nil
 	}
-	return out, nil
+	e := apperr.Field(role.Unknown, role.Field, "not an active member, admitted guest or team: %s", strings.Join(unknown, "; "))
+	if len(suggest) > 0 {
+		entries, err := store.Entries(ctx, orgID)
+		if err != nil {
+			return nil, err
+		}
+		for _, ref := range suggest {
+			for _, c := range closest(ref, entries, role.Guests) {
+				if !slices.Contains(e.Candidates, c) {
+					e.Candidates = append(e.Candidates, c)
+				}
+			}
+		}
+	}
+	return nil, e
+}
+
+// describe names a candidate so that its id can be sent back: "member
+// Dana Lee <dana@example.com> (mem_…)", "team Ops (team_…)".
+func describe(e models.Entry) string {
+	switch {
+	case e.Email == "":
+		return fmt.Sprintf("%s %s (%s)", e.Kind, e.Name, e.ID)
+	case e.Name == "":
+		return fmt.Sprintf("%s %s (%s)", e.Kind, e.Email, e.ID)
+	default:
+		return fmt.Sprintf("%s %s <%s> (%s)", e.Kind, e.Name, e.Email, e.ID)
+	}
+}
+
+// maxCandidates bounds the suggestions for one reference.
+const maxCandidates = 5
+
+// closest are the entries ref most likely meant: a name, email or
+// address part within a few edits of it (a near-miss spelling), or a
+// name with a word starting with it; nearest first.
+func closest(ref string, entries []models.Entry, guests bool) []string {
+	ref = strings.ToLower(strings.Join(strings.Fields(ref), " "))
+	if ref == "" {
+		return nil
+	}
+	limit := max(1, len(ref)/3)
+	type scored struct {
+		entry models.Entry
+		dist  int
+	}
+	var found []scored
+	for _, e := range entries {
+		if e.Kind == models.ApproverGuest && !guests {
+			continue
+		}
+		name := strings.ToLower(e.Name)
+		local, _, _ := strings.Cut(e.Email, "@")
+		best := limit + 1
+		for _, s := range []string{name, e.Email, local} {
+			if s != "" {
+				best = min(best, levenshtein.ComputeDistance(ref, s))
+			}
+		}
+		if best > limit && len(ref) >= 3 {
+			for _, word := range strings.Fields(name) {
+				if strings.HasPrefix(word, ref) {
+					best = limit
+				}
+			}
+		}
+		if best <= limit {
+			found = append(found, scored{e, best})
+		}
+	}
+	slices.SortStableFunc(found, func(a, b scored) int { return cmp.Compare(a.dist, b.dist) })
+	var out []string
+	for _, s := range found[:min(len(found), maxCandidates)] {
+		out = append(out, describe(s.entry))
+	}
+	return out
 }

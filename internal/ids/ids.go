@@ -31,6 +31,7 @@ const (
 	Question     = "qst"
 	Rule         = "rul"
 	Audit        = "aud"
+	Grant        = "grt"
 )
 
 // New returns prefix_<lowercase ULID>. ULIDs sort by creation time, so ids

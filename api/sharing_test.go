@@ -1,0 +1,189 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/models"
+)
+
+// people adds members, a team and a guest to the fixture's organisation:
+// two Dana Lees, Bob in Design, and a guest.
+func (f *fixture) people(t *testing.T) (dana1, dana2, bob *models.Member, design *models.Team, guest *models.Guest) {
+	t.Helper()
+	ctx := context.Background()
+	var err error
+	dana1, err = f.store.CreateMember(ctx, f.org.ID, "dana@example.com", "Dana Lee", "")
+	require.NoError(t, err)
+	dana2, err = f.store.CreateMember(ctx, f.org.ID, "dana.lee@example.com", "Dana Lee", "")
+	require.NoError(t, err)
+	bob, err = f.store.CreateMember(ctx, f.org.ID, "bob@example.com", "Bob Stone", "")
+	require.NoError(t, err)
+	design, err = f.store.CreateTeam(ctx, f.org.ID, "Design", models.TeamKindTeam, []string{bob.Email})
+	require.NoError(t, err)
+	guest, _, err = f.store.CreateGuest(ctx, f.org.ID, "gus@partner.example", "Gus Grey")
+	require.NoError(t, err)
+	return
+}
+
+// TestResolveAudience: every kind of phrase, display names in any case,
+// and refusals that list candidates instead of guessing.
+func TestResolveAudience(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		f := newFixture(t, db)
+		dana1, _, bob, design, guest := f.people(t)
+		ok := f.do(t, "POST", "/api/v1/audiences/resolve", f.agentKey,
+			`{"audience":["bob stone","design","gus@partner.example","everyone","public","`+dana1.Email+`"]}`, nil)
+		require.Equal(t, 200, ok.status, string(ok.body))
+		got := ok.decoded["audience"].([]any)
+		require.Len(t, got, 6)
+		kinds := []string{}
+		for _, m := range got {
+			kinds = append(kinds, m.(map[string]any)["kind"].(string))
+		}
+		assert.Equal(t, []string{"member", "team", "guest", "everyone", "public", "member"}, kinds)
+		assert.Equal(t, bob.ID, got[0].(map[string]any)["id"])
+		assert.Equal(t, design.ID, got[1].(map[string]any)["id"])
+		assert.Len(t, got[1].(map[string]any)["members"], 1)
+		assert.Equal(t, guest.ID, got[2].(map[string]any)["id"])
+		assert.Len(t, got[3].(map[string]any)["members"], 4, "every active member: Ada, two Danas and Bob")
+
+		cases := []struct {
+			name, body, code, field string
+			candidates            []string
+		}{
+			{"two people share a name", `{"audience":["Dana Lee"]}`, "ambiguous_audience", "audience[0]",
+				[]string{"dana@example.com", "dana.lee@example.com"}},
+			{"a near miss", `{"audience":["Bob Stoen"]}`, "unknown_audience", "audience", []string{"bob@example.com"}},
+			{"a misspelt team", `{"audience":["Desing"]}`, "unknown_audience", "audience", []string{"team Design"}},
+			{"nobody like it", `{"audience":["zzzzzz"]}`, "unknown_audience", "audience", nil},
+			{"empty", `{"audience":[]}`, "invalid_request", "audience", nil},
+			{"wrong type", `{"audience":"Design"}`, "invalid_request", "audience", nil},
+			{"unknown field", `{"audience":["Design"],"extra":1}`, "invalid_request", "extra", nil},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				r := f.do(t, "POST", "/api/v1/audiences/resolve", f.agentKey, c.body, nil)
+				require.Equal(t, 400, r.status, string(r.body))
+				assert.Equal(t, c.code, errField(r, "code"))
+				assert.Equal(t, c.field, errField(r, "field"))
+				raw, _ := json.Marshal(r.decoded["error"].(map[string]any)["candidates"])
+				for _, want := range c.candidates {
+					assert.Contains(t, string(raw), want)
+				}
+				if c.candidates == nil && c.code == "unknown_audience" {
+					assert.Equal(t, "null", string(raw), "nothing close is offered")
+				}
+			})
+		}
+		assert.Equal(t, 403, f.do(t, "POST", "/api/v1/audiences/resolve", f.readOnlyKey, `{"audience":["Design"]}`, nil).status)
+		other := f.do(t, "POST", "/api/v1/audiences/resolve", f.otherAgent, `{"audience":["Design"]}`, nil)
+		assert.Equal(t, "unknown_audience", errField(other, "code"), "another organisation's team is nobody")
+	})
+}
+
+// TestShareAndUnshare: grants are added once each, listed as the
+// report's audience, held to the sharing rules, and removed by phrase;
+// report.shared fires with who was added.
+func TestShareAndUnshare(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		f := newFixture(t, db)
+		dana1, _, bob, _, guest := f.people(t)
+		rep := f.publish(t, `{"title":"Plan","slug":"plan","content":`+jsonString(html("p"))+`,"audience":["Design"]}`)
+		assert.Equal(t, []any{"Design"}, rep["audience"], "the create's audience is granted")
+
+		share := f.do(t, "POST", "/api/v1/reports/plan/share", f.agentKey, `{"audience":["design","`+dana1.ID+`","Gus Grey"]}`, nil)
+		require.Equal(t, 200, share.status, string(share.body))
+		added := share.decoded["added"].([]any)
+		require.Len(t, added, 2, "Design was granted already")
+		assert.Equal(t, dana1.Email, added[0].(map[string]any)["name"])
+		assert.Equal(t, guest.Email, added[1].(map[string]any)["name"])
+		assert.Len(t, share.decoded["audience"], 3)
+		got := f.do(t, "GET", "/api/v1/reports/plan", f.agentKey, "", nil)
+		assert.Equal(t, []any{"Design", dana1.Email, guest.Email}, got.decoded["audience"])
+
+		events, err := f.store.ListEvents(context.Background(), f.org.ID, rep["id"].(string))
+		require.NoError(t, err)
+		var shared []models.Event
+		for _, e := range events {
+			if e.Kind == "report.shared" {
+				shared = append(shared, e)
+			}
+		}
+		require.Len(t, shared, 1, "the create's grants are part of report.published")
+		var data struct {
+			Report map[string]any   `json:"report"`
+			Added  []map[string]any `json:"added"`
+		}
+		require.NoError(t, json.Unmarshal(shared[0].Data, &data))
+		assert.Equal(t, rep["id"], data.Report["id"])
+		assert.Len(t, data.Added, 2)
+		again := f.do(t, "POST", "/api/v1/reports/plan/share", f.agentKey, `{"audience":["Design"]}`, nil)
+		assert.Empty(t, again.decoded["added"])
+
+		cases := []struct {
+			name, key, slug, class, body string
+			status                       int
+			code                         string
+		}{
+			{"agent key makes it public", f.agentKey, "c-internal", "internal", `{"audience":["public"]}`, 403, "public_sharing_denied"},
+			{"confidential never public", f.memberToken, "c-conf", "confidential", `{"audience":["public"]}`, 403, "sharing_denied"},
+			{"restricted: no teams", f.memberToken, "c-restr", "restricted", `{"audience":["Design"]}`, 403, "sharing_denied"},
+			{"restricted: no everyone", f.memberToken, "c-restr2", "restricted", `{"audience":["everyone"]}`, 403, "sharing_denied"},
+			{"restricted: a named person", f.agentKey, "c-restr3", "restricted", `{"audience":["bob@example.com"]}`, 200, ""},
+			{"a person makes it public", f.memberToken, "c-pub", "internal", `{"audience":["public"]}`, 200, ""},
+			{"one refused phrase grants nothing", f.agentKey, "c-none", "internal", `{"audience":["Design","nobody@x.example"]}`, 400, "unknown_audience"},
+			{"no scope", f.readOnlyKey, "c-scope", "internal", `{"audience":["Design"]}`, 403, "insufficient_scope"},
+			{"another organisation", f.otherAgent, "c-other", "internal", `{"audience":["everyone"]}`, 404, "not_found"},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				f.publish(t, `{"title":"C","slug":"`+c.slug+`","classification":"`+c.class+`","content":`+jsonString(html("c"))+`}`)
+				r := f.do(t, "POST", "/api/v1/reports/"+c.slug+"/share", c.key, c.body, nil)
+				require.Equal(t, c.status, r.status, string(r.body))
+				if c.code != "" {
+					assert.Equal(t, c.code, errField(r, "code"))
+					after := f.do(t, "GET", "/api/v1/reports/"+c.slug, f.agentKey, "", nil)
+					assert.Empty(t, after.decoded["audience"], "nothing granted")
+				}
+			})
+		}
+		create := f.do(t, "POST", "/api/v1/reports", f.agentKey,
+			`{"title":"P","classification":"internal","audience":["public"],"content":`+jsonString(html("x"))+`}`, nil)
+		assert.Equal(t, 403, create.status, "the create's audience follows the same rules")
+		assert.Equal(t, "public_sharing_denied", errField(create, "code"))
+		restricted := f.do(t, "POST", "/api/v1/reports", f.agentKey,
+			`{"title":"R","classification":"restricted","audience":["everyone"],"content":`+jsonString(html("x"))+`}`, nil)
+		assert.Equal(t, "sharing_denied", errField(restricted, "code"))
+
+		un := f.do(t, "DELETE", "/api/v1/reports/plan/share", f.agentKey, `{"audience":["DESIGN","gus@partner.example"]}`, nil)
+		require.Equal(t, 200, un.status, string(un.body))
+		assert.Len(t, un.decoded["removed"], 2)
+		assert.Len(t, un.decoded["audience"], 1)
+		none := f.do(t, "DELETE", "/api/v1/reports/plan/share", f.agentKey, `{"audience":["Design"]}`, nil)
+		require.Equal(t, 200, none.status)
+		assert.Empty(t, none.decoded["removed"])
+
+		// A member who published owns it: their access is not a grant.
+		mine := f.do(t, "POST", "/api/v1/reports", f.memberToken, `{"title":"Mine","slug":"mine","content":`+jsonString(html("m"))+`}`, nil)
+		require.Equal(t, 201, mine.status)
+		owner := f.do(t, "DELETE", "/api/v1/reports/mine/share", f.memberToken, `{"audience":["ada@example.com"]}`, nil)
+		assert.Equal(t, 409, owner.status)
+		assert.Equal(t, "invalid_state", errField(owner, "code"))
+
+		// A grant to someone since deactivated is removed by its name.
+		f.do(t, "POST", "/api/v1/reports/plan/share", f.agentKey, `{"audience":["bob@example.com"]}`, nil)
+		off := false
+		_, err = f.store.UpdateMember(context.Background(), f.org.ID, bob.ID, nil, nil, &off)
+		require.NoError(t, err)
+		gone := f.do(t, "DELETE", "/api/v1/reports/plan/share", f.agentKey, `{"audience":["bob@example.com"]}`, nil)
+		require.Equal(t, 200, gone.status, string(gone.body))
+		assert.Len(t, gone.decoded["removed"], 1)
+	})
+}

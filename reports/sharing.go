@@ -1,0 +1,180 @@
+package reports
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/wire"
+)
+
+// audienceRole resolves audiences: people (guests included), teams,
+// everyone and the public.
+var audienceRole = requests.Role{Field: "audience", Unknown: apperr.UnknownAudience, Ambiguous: apperr.AmbiguousAudience,
+	Guests: true, Public: true}
+
+// AudienceInput is an audience: plain-language phrases.
+type AudienceInput struct {
+	Audience []string `json:"audience" validate:"required,min=1,max=50,dive,required,max=320"`
+}
+
+// ResolveAudience says what each phrase of an audience means, or refuses
+// the audience as a share would, before anything is granted.
+func (s *Service) ResolveAudience(ctx context.Context, orgID string, in *AudienceInput) ([]requests.Match, error) {
+	return requests.ResolveEach(ctx, s.store, orgID, in.Audience, audienceRole)
+}
+
+// grantsFor resolves audience into grants of a report classified class,
+// refusing the whole audience when any phrase is unknown, ambiguous or
+// forbidden by the sharing rules.
+func (s *Service) grantsFor(ctx context.Context, orgID, class string, by models.Actor, audience []string) ([]models.NewGrant, error) {
+	matches, err := requests.ResolveEach(ctx, s.store, orgID, audience, audienceRole)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]models.NewGrant, len(matches))
+	for i, m := range matches {
+		if err := mayGrant(class, by, m.Kind, fmt.Sprintf("audience[%d]", i)); err != nil {
+			return nil, err
+		}
+		name := m.Name
+		if len(m.Members) == 1 && (m.Kind == models.ApproverMember || m.Kind == models.ApproverGuest) {
+			name = m.Members[0].Email
+		}
+		if m.Kind == requests.KindEveryone || m.Kind == requests.KindPublic {
+			name = m.Kind
+		}
+		out[i] = models.NewGrant{Kind: m.Kind, SubjectID: m.ID, Name: name}
+	}
+	return out, nil
+}
+
+// mayGrant holds a grant of kind to the sharing rules: an agent key never
+// makes a report public, a confidential report is never public, and a
+// restricted one goes only to people named one by one.
+func mayGrant(class string, by models.Actor, kind, field string) error {
+	person := kind == models.ApproverMember || kind == models.ApproverGuest
+	switch {
+	case kind == models.GrantPublic && !by.Person:
+		return apperr.Field(apperr.PublicSharingDenied, field,
+			"an agent key can never share a report with the public; a person may, from the report's page")
+	case kind == models.GrantPublic && class == models.ClassConfidential:
+		return apperr.Field(apperr.SharingDenied, field,
+			"sharing rule \"confidential reports are never public\": this report is confidential")
+	case !person && class == models.ClassRestricted:
+		return apperr.Field(apperr.SharingDenied, field,
+			"sharing rule \"restricted reports go only to named people\": this report is restricted, so it cannot be shared with %s", kindPhrase(kind))
+	}
+	return nil
+}
+
+func kindPhrase(kind string) string {
+	switch kind {
+	case models.GrantPublic:
+		return "the public"
+	case models.GrantEveryone:
+		return "everyone"
+	}
+	return "a " + kind
+}
+
+// Share grants an audience access to a report; grants it already has are
+// kept as they are.
+func (s *Service) Share(ctx context.Context, orgID string, by models.Actor, idOrSlug string, in *AudienceInput) (*wire.Sharing, error) {
+	r, err := s.store.GetReport(ctx, orgID, idOrSlug)
+	if err != nil {
+		return nil, err
+	}
+	grants, err := s.grantsFor(ctx, orgID, r.Classification, by, in.Audience)
+	if err != nil {
+		return nil, err
+	}
+	r, added, err := s.store.Share(ctx, orgID, r.ID, grants, by, s.sharedData)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.sharing(ctx, r)
+	if err == nil {
+		list := wire.NewGrants(added)
+		out.Added = &list
+	}
+	return out, err
+}
+
+// Unshare removes every grant an audience matches: by the phrase the
+// grant is listed under, or by whom the phrase resolves to. The owner's
+// own access is not a grant and cannot be removed.
+func (s *Service) Unshare(ctx context.Context, orgID string, by models.Actor, idOrSlug string, in *AudienceInput) (*wire.Sharing, error) {
+	r, err := s.store.GetReport(ctx, orgID, idOrSlug)
+	if err != nil {
+		return nil, err
+	}
+	// Phrases that name a grant directly need no resolving: a grant to
+	// someone since deactivated can still be removed.
+	var resolve []string
+	for _, phrase := range in.Audience {
+		if !slices.ContainsFunc(r.Audience, func(n string) bool { return strings.EqualFold(n, strings.TrimSpace(phrase)) }) {
+			resolve = append(resolve, phrase)
+		}
+	}
+	var matches []requests.Match
+	if len(resolve) > 0 {
+		if matches, err = requests.ResolveEach(ctx, s.store, orgID, resolve, audienceRole); err != nil {
+			return nil, err
+		}
+	}
+	for _, m := range matches {
+		if r.OwnerPerson && m.ID == r.OwnerID {
+			return nil, apperr.Field(apperr.InvalidState, "audience",
+				"%q is the report's owner, whose access cannot be removed", m.Phrase)
+		}
+	}
+	r, removed, err := s.store.Unshare(ctx, orgID, r.ID, func(have []models.ReportGrant) ([]models.ReportGrant, error) {
+		var out []models.ReportGrant
+		for _, g := range have {
+			hit := slices.ContainsFunc(in.Audience, func(p string) bool { return strings.EqualFold(g.Name, strings.TrimSpace(p)) })
+			hit = hit || slices.ContainsFunc(matches, func(m requests.Match) bool { return m.Kind == g.Kind && m.ID == g.SubjectID })
+			if hit {
+				out = append(out, g)
+			}
+		}
+		return out, nil
+	}, by)
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.sharing(ctx, r)
+	if err == nil {
+		list := wire.NewGrants(removed)
+		out.Removed = &list
+	}
+	return out, err
+}
+
+// sharing is whom r is shared with now.
+func (s *Service) sharing(ctx context.Context, r *models.Report) (*wire.Sharing, error) {
+	all, err := s.store.Grants(ctx, r.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &wire.Sharing{ReportID: r.ID, Audience: wire.NewGrants(all)}, nil
+}
+
+// Audience lists whom a report is shared with.
+func (s *Service) Audience(ctx context.Context, orgID, idOrSlug string) (*models.Report, []models.ReportGrant, error) {
+	r, err := s.store.GetReport(ctx, orgID, idOrSlug)
+	if err != nil {
+		return nil, nil, err
+	}
+	gs, err := s.store.Grants(ctx, r.ID)
+	return r, gs, err
+}
+
+func (s *Service) sharedData(r *models.Report, added []models.ReportGrant) ([]byte, error) {
+	return json.Marshal(wire.ReportShared{Report: wire.NewReport(r, nil, s.baseURL), Added: wire.NewGrants(added)})
+}
