@@ -56,7 +56,7 @@ func TestResolveAudience(t *testing.T) {
 
 		cases := []struct {
 			name, body, code, field string
-			candidates            []string
+			candidates              []string
 		}{
 			{"two people share a name", `{"audience":["Dana Lee"]}`, "ambiguous_audience", "audience[0]",
 				[]string{"dana@example.com", "dana.lee@example.com"}},

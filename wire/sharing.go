@@ -32,10 +32,10 @@ func NewGrants(gs []models.ReportGrant) []Grant {
 // Sharing answers a share or unshare: what changed and whom the report is
 // shared with now.
 type Sharing struct {
-	ReportID string  `json:"reportId"`
+	ReportID string   `json:"reportId"`
 	Added    *[]Grant `json:"added,omitempty"`
 	Removed  *[]Grant `json:"removed,omitempty"`
-	Audience []Grant `json:"audience"`
+	Audience []Grant  `json:"audience"`
 }
 
 // ReportShared is the data of report.shared: the report and the grants
