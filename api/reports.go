@@ -138,7 +138,7 @@ func (h *handlers) rollbackReport(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	r, v, err := h.reports.Rollback(c.Request.Context(), principal(c), reportParam(c), &in)
+	r, v, err := h.reports.Rollback(c.Request.Context(), orgID(c), principal(c).Actor(), reportParam(c), &in)
 	if err != nil {
 		fail(c, err)
 		return

@@ -595,6 +595,44 @@ var migrations = []*gormigrate.Migration{
 		},
 		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("report_grants") },
 	},
+	{
+		// Reading reports on their own origins: tickets, reader sessions,
+		// views and access requests.
+		ID: "202611250002_report_reading",
+		Migrate: func(tx *gorm.DB) error {
+			type ReaderTicket struct {
+				TicketHash string    `gorm:"primaryKey;size:64"`
+				ReportID   string    `gorm:"size:40;not null"`
+				SessionID  string    `gorm:"size:40;not null"`
+				ExpiresAt  time.Time `gorm:"not null;index"`
+				UsedAt     *time.Time
+			}
+			type ReaderSession struct {
+				TokenHash string    `gorm:"primaryKey;size:64"`
+				ReportID  string    `gorm:"size:40;not null"`
+				SessionID string    `gorm:"size:40;not null;index"`
+				CreatedAt time.Time `gorm:"not null"`
+			}
+			type ReportView struct {
+				ID             string    `gorm:"primaryKey;size:40"`
+				OrganizationID string    `gorm:"size:40;not null;index"`
+				ReportID       string    `gorm:"size:40;not null;index:idx_report_views_viewer,priority:1"`
+				ViewerID       string    `gorm:"size:40;not null;index:idx_report_views_viewer,priority:2"`
+				Version        int       `gorm:"not null"`
+				Notified       bool      `gorm:"not null"`
+				At             time.Time `gorm:"not null;index:idx_report_views_viewer,priority:3"`
+			}
+			type AccessRequest struct {
+				ReportID    string    `gorm:"primaryKey;size:40"`
+				PersonID    string    `gorm:"primaryKey;size:40"`
+				RequestedAt time.Time `gorm:"not null"`
+			}
+			return tx.Migrator().CreateTable(&ReaderTicket{}, &ReaderSession{}, &ReportView{}, &AccessRequest{})
+		},
+		Rollback: func(tx *gorm.DB) error {
+			return tx.Migrator().DropTable("reader_tickets", "reader_sessions", "report_views", "access_requests")
+		},
+	},
 }
 
 // RequireMigrated fails when the database lacks a migration this binary

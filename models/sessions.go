@@ -315,17 +315,24 @@ func (s *Store) LoadSession(ctx context.Context, token string) (*Session, *Perso
 		}
 		return nil, nil, err
 	}
-	if !Now().Before(sess.EndsAt()) {
-		return nil, nil, ErrSessionInvalid
-	}
-	p, err := loadPerson(db, sess.OrganizationID, sess.PersonID)
-	if apperr.Is(err, apperr.NotFound) || errors.Is(err, ErrPersonInactive) {
-		return nil, nil, ErrSessionInvalid
-	}
+	p, err := sessionPerson(db, &sess)
 	if err != nil {
 		return nil, nil, err
 	}
 	return &sess, p, nil
+}
+
+// sessionPerson is whom sess signs in, or ErrSessionInvalid once it has
+// ended or its person was removed or deactivated.
+func sessionPerson(db *gorm.DB, sess *Session) (*Person, error) {
+	if !Now().Before(sess.EndsAt()) {
+		return nil, ErrSessionInvalid
+	}
+	p, err := loadPerson(db, sess.OrganizationID, sess.PersonID)
+	if apperr.Is(err, apperr.NotFound) || errors.Is(err, ErrPersonInactive) {
+		return nil, ErrSessionInvalid
+	}
+	return p, err
 }
 
 // TouchSession records that the session was just used, which pushes back

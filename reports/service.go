@@ -189,8 +189,8 @@ type RollbackInput struct {
 
 // Rollback serves an earlier version that went live again (or a later
 // one: rolling forward is the same).
-func (s *Service) Rollback(ctx context.Context, p *models.Principal, idOrSlug string, in *RollbackInput) (*models.Report, *models.ReportVersion, error) {
-	return s.store.Rollback(ctx, p.Organization.ID, idOrSlug, *in.Version, p.Actor(), s.eventData)
+func (s *Service) Rollback(ctx context.Context, orgID string, by models.Actor, idOrSlug string, in *RollbackInput) (*models.Report, *models.ReportVersion, error) {
+	return s.store.Rollback(ctx, orgID, idOrSlug, *in.Version, by, s.eventData)
 }
 
 // ArchiveInput archives a report, or restores it with archived false.

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/wiretime"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/wire"
@@ -177,4 +178,23 @@ func (s *Service) Audience(ctx context.Context, orgID, idOrSlug string) (*models
 
 func (s *Service) sharedData(r *models.Report, added []models.ReportGrant) ([]byte, error) {
 	return json.Marshal(wire.ReportShared{Report: wire.NewReport(r, nil, s.baseURL), Added: wire.NewGrants(added)})
+}
+
+// ViewedData is report.viewed's data.
+func (s *Service) ViewedData(r *models.Report, viewer *models.Person, v *models.ReportView) ([]byte, error) {
+	out := wire.ReportViewed{Report: wire.NewReport(r, nil, s.baseURL), Version: v.Version, ViewedAt: wiretime.New(v.At)}
+	if viewer != nil {
+		ref := viewer.Ref()
+		out.Viewer = &ref
+	}
+	return json.Marshal(out)
+}
+
+// RequestAccess records that person asks to read r and tells its owner's
+// webhooks (access.requested); it reports whether the request is new,
+// not a repeat within a day.
+func (s *Service) RequestAccess(ctx context.Context, r *models.Report, person *models.Person) (bool, error) {
+	return s.store.RequestAccess(ctx, r, person, func(r *models.Report, p *models.Person) ([]byte, error) {
+		return json.Marshal(wire.AccessRequested{Report: wire.NewReport(r, nil, s.baseURL), Person: p.Ref()})
+	})
 }

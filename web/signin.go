@@ -10,7 +10,6 @@ import (
 	netmail "net/mail"
 	"net/url"
 	"strconv"
-	"strings"
 	texttemplate "text/template"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/mail"
+	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/ratelimit"
 	"github.com/assent-hq/assent/models"
 )
@@ -32,20 +32,9 @@ const linkMinutes = int(models.SignInLinkLifetime / time.Minute)
 const sendTimeout = time.Minute
 
 // safeNext returns next when it is a path on this site, else defaultNext,
-// so a crafted sign-in link cannot send a person elsewhere: no scheme, no
-// host, no "//" or "\" (browsers read both as another host), no control
-// characters.
+// so a crafted sign-in link cannot send a person elsewhere.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.Contains(next, `\`) {
-		return defaultNext
-	}
-	for _, r := range next {
-		if r < 0x20 || r == 0x7f {
-			return defaultNext
-		}
-	}
-	u, err := url.Parse(next)
-	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil {
+	if !paths.Local(next) {
 		return defaultNext
 	}
 	return next

@@ -35,6 +35,7 @@ import (
 	"github.com/assent-hq/assent/internal/validate"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
+	"github.com/assent-hq/assent/reportsite"
 	"github.com/assent-hq/assent/webhooks"
 )
 
@@ -60,7 +61,10 @@ type Deps struct {
 	Collections *collections.Service
 	// Reports releases and declines held versions on the admin pages; nil
 	// leaves those pages without any (tests).
-	Reports  *reports.Service
+	Reports *reports.Service
+	// Site serves reports on their own origins; nil when reports cannot be
+	// read (no reports domain).
+	Site     *reportsite.Site
 	Webhooks *webhooks.Service
 	Admin    *admin.Service
 	// OIDC, when set, offers single sign-on beside the emailed link.
@@ -98,6 +102,7 @@ type Pages struct {
 	approvals   *approvals.Service
 	collections *collections.Service
 	reports     *reports.Service
+	site        *reportsite.Site
 	mailer      mail.Sender
 	baseURL     string
 	log         *slog.Logger
@@ -158,7 +163,7 @@ func New(d Deps) *Pages {
 	if log == nil {
 		log = slog.Default()
 	}
-	p := &Pages{store: d.Store, approvals: d.Approvals, collections: d.Collections, reports: d.Reports, webhooks: d.Webhooks, admin: d.Admin, mailer: d.Mailer, baseURL: strings.TrimSuffix(d.BaseURL, "/"), log: log,
+	p := &Pages{store: d.Store, approvals: d.Approvals, collections: d.Collections, reports: d.Reports, site: d.Site, webhooks: d.Webhooks, admin: d.Admin, mailer: d.Mailer, baseURL: strings.TrimSuffix(d.BaseURL, "/"), log: log,
 		secure: !strings.HasPrefix(d.BaseURL, "http://"), pages: map[string]*template.Template{}}
 	if p.mailer == nil {
 		p.mailer = noMailer{}
@@ -226,6 +231,11 @@ func (p *Pages) Mount(r *gin.Engine) {
 	g.POST("/approvals/:id/questions", RequireSignIn, p.ask)
 	g.GET(paths.CollectionPage, RequireSignIn, p.collection)
 	g.POST("/collections/:id/replies", RequireSignIn, p.reply)
+	g.GET("/reports", RequireSignIn, p.reading, p.reportsList)
+	g.GET(paths.ReportPage, RequireSignIn, p.reading, p.report)
+	g.POST(paths.ReportPage, RequireSignIn, p.reading, p.report)
+	g.GET(paths.ReaderPage, RequireSignIn, p.reading, p.openReport)
+	g.POST(paths.ReaderPage+"/access", RequireSignIn, p.reading, p.requestAccess)
 	g.GET(paths.DecisionLinkPage, p.linkApproval)
 	g.POST(paths.DecisionLinkPage, p.decideByLink)
 	p.mountAdmin(g)
@@ -359,6 +369,7 @@ var funcs = template.FuncMap{
 	"rfc3339": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"utc":     func(t time.Time) string { return t.UTC().Format("2 Jan 2006, 15:04 UTC") },
 	"until":   until,
+	"reportPath": paths.Report,
 	// seconds writes a whole number of seconds as people write it.
 	"seconds": func(n int) string { return validate.Duration(time.Duration(n) * time.Second) },
 }

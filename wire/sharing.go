@@ -44,3 +44,19 @@ type ReportShared struct {
 	Report Report  `json:"report"`
 	Added  []Grant `json:"added"`
 }
+
+// ReportViewed is the data of report.viewed: the report, the version
+// opened, and who opened it (null for a public reader not signed in).
+type ReportViewed struct {
+	Report   Report            `json:"report"`
+	Viewer   *models.PersonRef `json:"viewer"`
+	Version  int               `json:"version"`
+	ViewedAt wiretime.Time     `json:"viewedAt"`
+}
+
+// AccessRequested is the data of access.requested: the report and the
+// person asking to read it.
+type AccessRequested struct {
+	Report Report           `json:"report"`
+	Person models.PersonRef `json:"person"`
+}

@@ -32,6 +32,7 @@ import (
 	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
+	"github.com/assent-hq/assent/reportsite"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/web"
 	"github.com/assent-hq/assent/webhooks"
@@ -197,9 +198,19 @@ func (r *resources) services(log *slog.Logger, baseURL string, policy *netguard.
 
 // handler is the API and the pages over svc. mount adds the dev-only
 // routes and dev what the pages show of them (both nil outside dev).
-func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string, svc *services, mount func(*gin.Engine), dev *web.DevSettings) (http.Handler, *web.Pages) {
+func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string, svc *services, mount func(*gin.Engine), dev *web.DevSettings) (http.Handler, *web.Pages, error) {
+	var site *reportsite.Site
+	if domain := cfg.ReportsDomainFor(baseURL); domain != "" {
+		var err error
+		if site, err = reportsite.New(reportsite.Deps{Store: r.store, Blobs: r.blobs, AppURL: baseURL, Domain: domain,
+			Logger: log, Viewed: svc.reports.ViewedData}); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		log.Warn("ASSENT_REPORTS_DOMAIN is not set: published reports cannot be read; set it to a domain whose subdomains reach this server, such as reports.example.com")
+	}
 	pages := web.New(web.Deps{Store: r.store, Mailer: r.mailer, BaseURL: baseURL, Logger: log, OIDC: oidcSettings(cfg),
-		Approvals: svc.approvals, Collections: svc.collections, Reports: svc.reports, Webhooks: svc.webhooks, Admin: svc.admin, SigningKey: r.secrets.Derive("web-signing"),
+		Approvals: svc.approvals, Collections: svc.collections, Reports: svc.reports, Site: site, Webhooks: svc.webhooks, Admin: svc.admin, SigningKey: r.secrets.Derive("web-signing"),
 		Codec: &web.CodecSettings{Decode: converter.NewPayloadCodecHTTPHandler(payloadcodec.AcceptingPlain(r.secrets)),
 			UIOrigin: cfg.TemporalUIURL, Operators: cfg.Operators}, Dev: dev})
 	h := api.New(api.Deps{Store: r.store, Temporal: r.temporal, Logger: log, BaseURL: baseURL, TrustedProxies: cfg.TrustedProxies,
@@ -210,7 +221,7 @@ func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string
 			}
 			pages.Mount(e)
 		}})
-	return h, pages
+	return site.Route(h), pages, nil
 }
 
 // dialTemporal connects with every payload encrypted under keys.
@@ -266,6 +277,7 @@ func runBackground(ctx context.Context, g *errgroup.Group, log *slog.Logger, sto
 		return nil
 	})
 	g.Go(func() error { purgeHourly(ctx, log, "sessions and links", store.PurgeSignIns); return nil })
+	g.Go(func() error { purgeHourly(ctx, log, "reader tickets and sessions", store.PurgeReaders); return nil })
 }
 
 // listen opens the HTTP listener and derives the base URL from the bound

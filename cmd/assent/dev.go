@@ -68,12 +68,15 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
-	handler, pages := r.handler(cfg, log, baseURL, svc, func(e *gin.Engine) {
+	handler, pages, err := r.handler(cfg, log, baseURL, svc, func(e *gin.Engine) {
 		h := gin.WrapH(mailbox.Handler())
 		e.GET(devMailPath, h)
 		e.GET(devMailPath+".json", h)
 		e.GET(devMailPath+"/:id", h)
 	}, &web.DevSettings{Mailbox: devMailPath, People: demoEmails()})
+	if err != nil {
+		return err
+	}
 
 	w := worker.New(r.temporal, worker.Deps{Store: r.store, BaseURL: baseURL, Logger: log, NetPolicy: policy, Mailer: mailbox})
 	if err := w.Start(); err != nil {

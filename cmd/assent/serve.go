@@ -30,7 +30,10 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		log.Warn("ASSENT_BLOB_URL is not set: report files are kept in " + cfg.BlobDir() + ", which only this process sees; set it to S3-compatible storage when more than one assent serve runs")
 	}
 	svc := r.services(log, baseURL, nil)
-	handler, pages := r.handler(cfg, log, baseURL, svc, nil, nil)
+	handler, pages, err := r.handler(cfg, log, baseURL, svc, nil, nil)
+	if err != nil {
+		return err
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
 		err := serveHTTP(gctx, l, handler, log)

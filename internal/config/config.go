@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"net/netip"
 	"net/url"
 	"os"
@@ -29,6 +30,8 @@ type Config struct {
 	// storage, file:///… for a folder; empty is the data dir's blobs
 	// folder.
 	BlobURL           string
+	// ReportsDomain names report hosts: <report key>.<ReportsDomain>.
+	ReportsDomain string
 	TemporalAddress   string
 	TemporalNamespace string
 	TemporalPort      int
@@ -85,6 +88,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.BaseURL, "base-url", env("ASSENT_BASE_URL", ""), "public address of the API and pages (ASSENT_BASE_URL); default http://<http-addr>")
 	fs.StringVar(&c.DataDir, "data-dir", env("ASSENT_DATA_DIR", ".assent"), "folder for dev data (ASSENT_DATA_DIR)")
 	fs.StringVar(&c.DatabaseURL, "database-url", env("ASSENT_DATABASE_URL", ""), "postgres://… or sqlite:<path> (ASSENT_DATABASE_URL); default SQLite in the data dir")
+	fs.StringVar(&c.ReportsDomain, "reports-domain", env("ASSENT_REPORTS_DOMAIN", ""), "domain whose subdomains serve reports, one origin each (ASSENT_REPORTS_DOMAIN), such as reports.example.com with a wildcard DNS record and certificate; default localhost:<port> when the base URL is on this machine")
 	fs.StringVar(&c.BlobURL, "blob-url", env("ASSENT_BLOB_URL", ""), "where report files are kept (ASSENT_BLOB_URL): s3://bucket?region=…&endpoint=…&use_path_style=true or file:///path; default the blobs folder in the data dir")
 	fs.StringVar(&c.TemporalAddress, "temporal-address", env("ASSENT_TEMPORAL_ADDRESS", "127.0.0.1:7233"), "Temporal frontend host:port (ASSENT_TEMPORAL_ADDRESS)")
 	fs.StringVar(&c.TemporalNamespace, "temporal-namespace", env("ASSENT_TEMPORAL_NAMESPACE", "default"), "Temporal namespace (ASSENT_TEMPORAL_NAMESPACE)")
@@ -207,6 +211,27 @@ func isAre(n int) string {
 		return "is"
 	}
 	return "are"
+}
+
+// ReportsDomainFor is the reports domain: the configured one, or, when the
+// base URL is on this machine, localhost with its port (browsers resolve
+// every *.localhost here); "" when reports cannot be read.
+func (c *Config) ReportsDomainFor(baseURL string) string {
+	if c.ReportsDomain != "" {
+		return c.ReportsDomain
+	}
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return ""
+	}
+	host := u.Hostname()
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return ""
+	}
+	if port := u.Port(); port != "" {
+		return "localhost:" + port
+	}
+	return "localhost"
 }
 
 // BlobDir is the folder report files are kept in when BlobURL is empty.

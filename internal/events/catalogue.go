@@ -86,8 +86,7 @@ var callbackKinds = map[string][]string{
 var notYetEmitted = []string{
 	ReviewRequested, ReviewApproved, ReviewChangesRequested,
 	FlowCompleted, GateDenied,
-	ReportShared, ReportViewed,
-	CommentCreated, AccessRequested,
+	CommentCreated,
 	ReviewExpired,
 }
 

@@ -32,6 +32,7 @@ const (
 	Rule         = "rul"
 	Audit        = "aud"
 	Grant        = "grt"
+	View         = "viw"
 )
 
 // New returns prefix_<lowercase ULID>. ULIDs sort by creation time, so ids

@@ -3,6 +3,11 @@
 // that builds its URL, so the two cannot drift apart.
 package paths
 
+import (
+	"net/url"
+	"strings"
+)
+
 // ApprovalPage is the route of an approval's page, where approvers decide;
 // Approval builds its path.
 const ApprovalPage = "/approvals/:id"
@@ -30,3 +35,36 @@ const ReportPage = "/reports/*slug"
 
 // Report is the path of the page of the report with slug.
 func Report(slug string) string { return "/reports/" + slug }
+
+// Local reports whether next is a path on the same site, safe to redirect
+// to after a sign-in: no scheme, no host, no "//" or "\" (browsers read
+// both as another host), no control characters.
+func Local(next string) bool {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.Contains(next, `\`) {
+		return false
+	}
+	for _, r := range next {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	u, err := url.Parse(next)
+	return err == nil && u.Scheme == "" && u.Host == "" && u.User == nil
+}
+
+// ReaderPage is the route where the app lets a signed-in person into a
+// report's own origin; Reader builds its path.
+const ReaderPage = "/read/:key"
+
+// Reader is the path that opens the report with key for its reader, at
+// next on the report's origin.
+func Reader(key, next string) string {
+	return "/read/" + key + "?next=" + url.QueryEscape(next)
+}
+
+// ReportEnter is where a report's origin trades a reader ticket for its
+// own cookie.
+const ReportEnter = "/_assent/enter"
+
+// ReportData is the path prefix under which a report reads its datasets.
+const ReportData = "/_data/"

@@ -1,0 +1,237 @@
+package models
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/ids"
+)
+
+// Reading a report on its own origin: the app issues a single-use ticket
+// to a signed-in person it has checked, the report's host trades it for a
+// reader session of its own. A reader session lives only as long as the
+// app session it came from, so signing out of the app ends it too.
+const (
+	ReaderTicketLifetime = 60 * time.Second
+	// ViewEventEvery is how seldom report.viewed fires for one viewer of
+	// one report; every view is recorded.
+	ViewEventEvery = 30 * time.Minute
+	// AccessRequestEvery is how seldom one person's requests for access to
+	// one report reach its owner.
+	AccessRequestEvery = 24 * time.Hour
+)
+
+// ErrReaderTicketInvalid is a ticket that is unknown, used, expired or
+// for another report: the reader starts again from the app.
+var ErrReaderTicketInvalid = errors.New("reader ticket invalid")
+
+// ReaderTicket lets one app session open one report's host once.
+type ReaderTicket struct {
+	TicketHash string    `gorm:"primaryKey;size:64"`
+	ReportID   string    `gorm:"size:40;not null"`
+	SessionID  string    `gorm:"size:40;not null"`
+	ExpiresAt  time.Time `gorm:"not null;index"`
+	UsedAt     *time.Time
+}
+
+// ReaderSession is a signed-in reader on one report's host.
+type ReaderSession struct {
+	TokenHash string    `gorm:"primaryKey;size:64"`
+	ReportID  string    `gorm:"size:40;not null"`
+	SessionID string    `gorm:"size:40;not null;index"`
+	CreatedAt time.Time `gorm:"not null"`
+}
+
+// ReportView is one opening of a report's page: who (nobody for a public
+// reader not signed in), which version, when.
+type ReportView struct {
+	ID             string `gorm:"primaryKey;size:40"`
+	OrganizationID string `gorm:"size:40;not null;index"`
+	ReportID       string `gorm:"size:40;not null;index:idx_report_views_viewer,priority:1"`
+	ViewerID       string `gorm:"size:40;not null;index:idx_report_views_viewer,priority:2"`
+	Version        int    `gorm:"not null"`
+	// Notified marks the views that fired report.viewed.
+	Notified bool      `gorm:"not null"`
+	At       time.Time `gorm:"not null;index:idx_report_views_viewer,priority:3"`
+}
+
+// AccessRequest is the last time a person asked for a report.
+type AccessRequest struct {
+	ReportID    string    `gorm:"primaryKey;size:40"`
+	PersonID    string    `gorm:"primaryKey;size:40"`
+	RequestedAt time.Time `gorm:"not null"`
+}
+
+// IssueReaderTicket makes a ticket for the app session sessionID to open
+// report reportID, and returns it; only its hash is kept.
+func (s *Store) IssueReaderTicket(ctx context.Context, reportID, sessionID string) (string, error) {
+	token := NewToken()
+	t := &ReaderTicket{TicketHash: HashSecret(token), ReportID: reportID, SessionID: sessionID,
+		ExpiresAt: Now().Add(ReaderTicketLifetime)}
+	return token, s.db.WithContext(ctx).Create(t).Error
+}
+
+// RedeemReaderTicket uses a ticket for report reportID, once, and starts
+// a reader session in its place, returning the session's token.
+func (s *Store) RedeemReaderTicket(ctx context.Context, ticket, reportID string) (string, error) {
+	token := NewToken()
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		now := Now()
+		var t ReaderTicket
+		if err := tx.Where("ticket_hash = ?", HashSecret(ticket)).Take(&t).Error; err != nil {
+			if errors.Is(err, gorm.ErrRecordNotFound) {
+				return ErrReaderTicketInvalid
+			}
+			return err
+		}
+		if t.ReportID != reportID || !now.Before(t.ExpiresAt) {
+			return ErrReaderTicketInvalid
+		}
+		// The update is the claim: of two redemptions racing, one changes
+		// the row.
+		res := tx.Model(&ReaderTicket{}).Where("ticket_hash = ? AND used_at IS NULL", t.TicketHash).Update("used_at", now)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return ErrReaderTicketInvalid
+		}
+		return tx.Create(&ReaderSession{TokenHash: HashSecret(token), ReportID: reportID, SessionID: t.SessionID, CreatedAt: now}).Error
+	})
+	return token, err
+}
+
+// LoadReader is whom a reader session's token signs in on report
+// reportID's host, or ErrSessionInvalid once the app session it came from
+// has ended (signed out, expired, or the person removed).
+func (s *Store) LoadReader(ctx context.Context, token, reportID string) (*Person, error) {
+	if token == "" {
+		return nil, ErrSessionInvalid
+	}
+	db := s.db.WithContext(ctx)
+	var rs ReaderSession
+	if err := db.Where("token_hash = ? AND report_id = ?", HashSecret(token), reportID).Take(&rs).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil, ErrSessionInvalid
+		}
+		return nil, err
+	}
+	var sess Session
+	if err := db.Where("id = ?", rs.SessionID).Take(&sess).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil, ErrSessionInvalid
+		}
+		return nil, err
+	}
+	return sessionPerson(db, &sess)
+}
+
+// ReportByKey finds a report by the key its host is named with.
+func (s *Store) ReportByKey(ctx context.Context, key string) (*Report, error) {
+	var r Report
+	err := s.db.WithContext(ctx).Where(&Report{Key: key}).Take(&r).Error
+	if err != nil {
+		return nil, notFound(err, "report")
+	}
+	return &r, nil
+}
+
+// ViewEventData builds report.viewed's data (the wire serializer).
+type ViewEventData func(r *Report, viewer *Person, v *ReportView) ([]byte, error)
+
+// RecordView records that viewer (nil: a public reader not signed in)
+// opened version of r, and writes report.viewed unless that viewer's
+// last notified view of r is less than ViewEventEvery old. The report's
+// row lock keeps two racing views from both notifying.
+func (s *Store) RecordView(ctx context.Context, r *Report, version int, viewer *Person, data ViewEventData) error {
+	viewerID := ""
+	if viewer != nil {
+		viewerID = viewer.ID()
+	}
+	wrote := false
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Clauses(lockForUpdate(tx)...).Select("id").Where("id = ?", r.ID).Take(&Report{}).Error; err != nil {
+			return err
+		}
+		now := Now()
+		var recent int64
+		if err := tx.Model(&ReportView{}).Where("report_id = ? AND viewer_id = ? AND notified AND at > ?",
+			r.ID, viewerID, now.Add(-ViewEventEvery)).Count(&recent).Error; err != nil {
+			return err
+		}
+		v := &ReportView{ID: newID(ids.View), OrganizationID: r.OrganizationID, ReportID: r.ID, ViewerID: viewerID,
+			Version: version, Notified: recent == 0, At: now}
+		if err := tx.Create(v).Error; err != nil || !v.Notified {
+			return err
+		}
+		b, err := data(r, viewer, v)
+		if err != nil {
+			return err
+		}
+		wrote = true
+		return tx.Create(&Event{ID: newID(ids.Event), OrganizationID: r.OrganizationID, Kind: events.ReportViewed,
+			SubjectType: "report", SubjectID: r.ID, Data: b, CreatedAt: now}).Error
+	})
+	if wrote {
+		s.changes.EventWritten()
+	}
+	return err
+}
+
+// Views lists a report's views, oldest first.
+func (s *Store) Views(ctx context.Context, reportID string) ([]ReportView, error) {
+	var out []ReportView
+	err := s.db.WithContext(ctx).Where("report_id = ?", reportID).Order("at, id").Find(&out).Error
+	return out, err
+}
+
+// AccessEventData builds access.requested's data (the wire serializer).
+type AccessEventData func(r *Report, person *Person) ([]byte, error)
+
+// RequestAccess records that person asks to read r and writes
+// access.requested, unless they asked less than AccessRequestEvery ago;
+// it reports whether this request is new (so the owner is emailed).
+func (s *Store) RequestAccess(ctx context.Context, r *Report, person *Person, data AccessEventData) (bool, error) {
+	fresh := false
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		now := Now()
+		var last AccessRequest
+		err := tx.Clauses(lockForUpdate(tx)...).Where("report_id = ? AND person_id = ?", r.ID, person.ID()).Take(&last).Error
+		switch {
+		case err == nil && now.Sub(last.RequestedAt) < AccessRequestEvery:
+			return nil
+		case err != nil && !errors.Is(err, gorm.ErrRecordNotFound):
+			return err
+		}
+		if err := tx.Save(&AccessRequest{ReportID: r.ID, PersonID: person.ID(), RequestedAt: now}).Error; err != nil {
+			return err
+		}
+		b, err := data(r, person)
+		if err != nil {
+			return err
+		}
+		fresh = true
+		return tx.Create(&Event{ID: newID(ids.Event), OrganizationID: r.OrganizationID, Kind: events.AccessRequested,
+			SubjectType: "report", SubjectID: r.ID, Data: b, CreatedAt: now}).Error
+	})
+	if fresh {
+		s.changes.EventWritten()
+	}
+	return fresh, err
+}
+
+// PurgeReaders removes used or expired reader tickets and the reader
+// sessions whose app session has ended.
+func (s *Store) PurgeReaders(ctx context.Context) (int64, error) {
+	db := s.db.WithContext(ctx)
+	tickets := db.Where("used_at IS NOT NULL OR expires_at <= ?", Now()).Delete(&ReaderTicket{})
+	if tickets.Error != nil {
+		return 0, tickets.Error
+	}
+	readers := db.Where("session_id NOT IN (?)", db.Model(&Session{}).Select("id")).Delete(&ReaderSession{})
+	return tickets.RowsAffected + readers.RowsAffected, readers.Error
+}

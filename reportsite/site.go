@@ -1,0 +1,368 @@
+// Package reportsite serves published reports, each from an origin of its
+// own (`<report key>.<reports domain>`), never the app's: a report's HTML
+// is written by an agent and untrusted, so it must not reach the app's
+// session, another report, or data its reader may not see. Readers come
+// in through the app, which checks who they are and hands the report's
+// host a single-use ticket; the host keeps its own cookie and checks the
+// reader's grant on every request.
+package reportsite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"path"
+	"strings"
+
+	"golang.org/x/net/publicsuffix"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/blobstore"
+	"github.com/assent-hq/assent/internal/paths"
+	"github.com/assent-hq/assent/models"
+)
+
+// Deps are what the site needs.
+type Deps struct {
+	Store *models.Store
+	Blobs *blobstore.Store
+	// AppURL is the app's public address (the base URL).
+	AppURL string
+	// Domain is the reports domain: each report is served at
+	// <key>.<Domain>, with a port when Domain has one.
+	Domain string
+	Logger *slog.Logger
+	// Viewed builds report.viewed's data.
+	Viewed models.ViewEventData
+}
+
+// Site serves every report host. Create it with New; Route puts it in
+// front of the app.
+type Site struct {
+	store     *models.Store
+	blobs     *blobstore.Store
+	log       *slog.Logger
+	viewed    models.ViewEventData
+	appURL    string
+	appOrigin string
+	scheme    string
+	domain    string
+	// secure marks the reader cookie Secure and names it __Host-…
+	secure bool
+	// sameSite is Lax when reports share the app's site, else None: the
+	// app frames a report, and a cross-site frame gets no Lax cookie.
+	sameSite http.SameSite
+}
+
+// ReaderCookie holds a reader session on one report's host.
+const ReaderCookie = "assent_reader"
+
+// New returns the site, or an error naming the setting at fault.
+func New(d Deps) (*Site, error) {
+	app, err := url.Parse(strings.TrimSuffix(d.AppURL, "/"))
+	if err != nil || app.Host == "" {
+		return nil, fmt.Errorf("reports: the base URL %q is not an absolute URL", d.AppURL)
+	}
+	domain := strings.ToLower(strings.Trim(d.Domain, "."))
+	if domain == "" || strings.ContainsAny(domain, "/@*") {
+		return nil, fmt.Errorf("reports: ASSENT_REPORTS_DOMAIN %q is not a host name (such as reports.example.com)", d.Domain)
+	}
+	if strings.EqualFold(app.Host, domain) || strings.HasSuffix(strings.ToLower(app.Host), "."+domain) {
+		return nil, fmt.Errorf("reports: the app (%s) must not be served under the reports domain %s", app.Host, domain)
+	}
+	log := d.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Site{store: d.Store, blobs: d.Blobs, log: log, viewed: d.Viewed, appURL: app.String(),
+		appOrigin: app.Scheme + "://" + app.Host, scheme: app.Scheme, domain: domain, secure: app.Scheme == "https",
+		sameSite: http.SameSiteNoneMode}
+	if sameSite(app.Hostname(), hostOnly(domain)) {
+		s.sameSite = http.SameSiteLaxMode
+	}
+	return s, nil
+}
+
+// sameSite reports whether hosts a and b belong to one registrable domain
+// (app.example.com and x.reports.example.com do; localhost and IP
+// addresses are sites of their own).
+func sameSite(a, b string) bool {
+	if net.ParseIP(a) != nil || net.ParseIP(b) != nil {
+		return false
+	}
+	sa, errA := publicsuffix.EffectiveTLDPlusOne(a)
+	sb, errB := publicsuffix.EffectiveTLDPlusOne("x." + b)
+	return errA == nil && errB == nil && sa == sb
+}
+
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return hostport
+}
+
+// Origin is the origin report key is served from.
+func (s *Site) Origin(key string) string { return s.scheme + "://" + key + "." + s.domain }
+
+// FrameSource is the CSP source that matches every report's origin.
+func (s *Site) FrameSource() string { return s.scheme + "://*." + s.domain }
+
+// EnterURL is where a reader's browser trades ticket for the host's own
+// cookie and then opens next.
+func (s *Site) EnterURL(key, ticket, next string) string {
+	return s.Origin(key) + paths.ReportEnter + "?" + url.Values{"ticket": {ticket}, "next": {next}}.Encode()
+}
+
+// keyOf is the report key a request's host names, when it is a report
+// host: any name under the reports domain is one, and never the app.
+func (s *Site) keyOf(host string) (string, bool) {
+	host = strings.ToLower(host)
+	if !strings.Contains(s.domain, ":") {
+		host = hostOnly(host)
+	}
+	key, ok := strings.CutSuffix(host, "."+s.domain)
+	return key, ok && key != ""
+}
+
+// Route sends requests for report hosts to the site and every other
+// request to app; a nil site (reports not readable) sends all to app.
+func (s *Site) Route(app http.Handler) http.Handler {
+	if s == nil {
+		return app
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if key, ok := s.keyOf(r.Host); ok {
+			s.serve(w, r, key)
+			return
+		}
+		app.ServeHTTP(w, r)
+	})
+}
+
+// secureHeaders go on every response of a report host: the document is
+// sandboxed (its own origin still, so it can read its _data), framed only
+// by the app, sends no referrer, and nothing is sniffed.
+func (s *Site) secureHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", "sandbox allow-scripts allow-same-origin allow-forms allow-popups allow-downloads; frame-ancestors "+
+		s.appOrigin+"; base-uri 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	h.Set("Cross-Origin-Resource-Policy", "same-site")
+}
+
+func (s *Site) serve(w http.ResponseWriter, r *http.Request, key string) {
+	s.secureHeaders(w.Header())
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		s.page(w, http.StatusMethodNotAllowed, "Not allowed", "A report only answers GET and HEAD.", "")
+		return
+	}
+	ctx := r.Context()
+	rep, err := s.store.ReportByKey(ctx, key)
+	if apperr.Is(err, apperr.NotFound) {
+		s.page(w, http.StatusNotFound, "No such report", "Nothing is published at this address.", "")
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if r.URL.Path == paths.ReportEnter {
+		s.enter(w, r, rep)
+		return
+	}
+	if rep.Archived {
+		s.page(w, http.StatusGone, "This report was archived", "Its owner archived it; it is no longer served.", "")
+		return
+	}
+	reader, err := s.reader(r, rep)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ok, err := s.store.CanRead(ctx, rep, reader)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	data := strings.HasPrefix(r.URL.Path, paths.ReportData)
+	switch {
+	case ok:
+	case data:
+		writeJSONError(w, http.StatusForbidden, "you may not read this report")
+		return
+	case reader == nil:
+		// Not signed in here yet: the app finds out who this is.
+		http.Redirect(w, r, s.appURL+paths.Reader(rep.Key, r.URL.RequestURI()), http.StatusSeeOther)
+		return
+	default:
+		s.page(w, http.StatusForbidden, "You cannot read this report",
+			"It is not shared with you, or no longer. You can ask its owner for access.", s.appURL+paths.Reader(rep.Key, "/"))
+		return
+	}
+	if data {
+		s.dataset(w, r, rep)
+		return
+	}
+	s.file(w, r, rep, reader)
+}
+
+// reader is who the host's cookie signs in, or nil.
+func (s *Site) reader(r *http.Request, rep *models.Report) (*models.Person, error) {
+	c, err := r.Cookie(s.cookieName())
+	if err != nil {
+		return nil, nil
+	}
+	p, err := s.store.LoadReader(r.Context(), c.Value, rep.ID)
+	if errors.Is(err, models.ErrSessionInvalid) {
+		return nil, nil
+	}
+	return p, err
+}
+
+// enter trades the app's ticket for this host's own cookie, once, and
+// opens the page the reader asked for.
+func (s *Site) enter(w http.ResponseWriter, r *http.Request, rep *models.Report) {
+	next := r.URL.Query().Get("next")
+	if !paths.Local(next) || strings.HasPrefix(next, paths.ReportEnter) {
+		next = "/"
+	}
+	token, err := s.store.RedeemReaderTicket(r.Context(), r.URL.Query().Get("ticket"), rep.ID)
+	if errors.Is(err, models.ErrReaderTicketInvalid) {
+		// A used or stale ticket (a reload, a shared address): start over
+		// from the app, which issues a fresh one.
+		http.Redirect(w, r, s.appURL+paths.Reader(rep.Key, next), http.StatusSeeOther)
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: s.cookieName(), Value: token, Path: "/", HttpOnly: true,
+		Secure: s.secure || s.sameSite == http.SameSiteNoneMode, SameSite: s.sameSite})
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+// cookieName carries the __Host- prefix over https: the cookie then
+// belongs to this very host, set Secure with Path=/ and no Domain.
+func (s *Site) cookieName() string {
+	if s.secure {
+		return "__Host-" + ReaderCookie
+	}
+	return ReaderCookie
+}
+
+// dataset serves one of the report's datasets as stored.
+func (s *Site) dataset(w http.ResponseWriter, r *http.Request, rep *models.Report) {
+	name := strings.TrimPrefix(r.URL.Path, paths.ReportData)
+	d, err := s.store.GetDataset(r.Context(), rep.OrganizationID, rep.ID, name)
+	if apperr.Is(err, apperr.NotFound) {
+		writeJSONError(w, http.StatusNotFound, "no dataset named "+name)
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodGet {
+		_, _ = w.Write(d.Data)
+	}
+}
+
+// file serves a file of the live version; an HTML page opened is a view.
+func (s *Site) file(w http.ResponseWriter, r *http.Request, rep *models.Report, reader *models.Person) {
+	ctx := r.Context()
+	v, err := s.store.LiveVersion(ctx, rep)
+	if apperr.Is(err, apperr.NotFound) {
+		s.page(w, http.StatusNotFound, "Nothing published yet", "This report has no live version yet.", "")
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	name := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
+	if name == "" || strings.HasSuffix(r.URL.Path, "/") {
+		name = path.Join(name, "index.html")
+	}
+	var f *models.ManifestFile
+	for i := range v.Files.V {
+		if v.Files.V[i].Path == name {
+			f = &v.Files.V[i]
+		}
+	}
+	if f == nil {
+		s.page(w, http.StatusNotFound, "Not found", "This report has no file "+name+".", "")
+		return
+	}
+	h := w.Header()
+	ctype := contentType(name)
+	h.Set("Content-Type", ctype)
+	// Every request comes back here, so the grant is checked each time.
+	h.Set("Cache-Control", "private, no-cache")
+	etag := `"` + f.SHA256 + `"`
+	h.Set("ETag", etag)
+	if ctype == htmlType && r.Method == http.MethodGet {
+		if err := s.store.RecordView(ctx, rep, v.Version, reader, s.viewed); err != nil {
+			s.log.ErrorContext(ctx, "report view not recorded", "report", rep.ID, "error", err)
+		}
+	}
+	if r.Header.Get("If-None-Match") == etag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	body, err := s.blobs.Open(ctx, f.SHA256)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	defer body.Close()
+	h.Set("Content-Length", fmt.Sprint(f.Size))
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodGet {
+		if _, err := io.Copy(w, body); err != nil && !errors.Is(err, context.Canceled) {
+			s.log.WarnContext(ctx, "report file not sent whole", "report", rep.ID, "file", name, "error", err)
+		}
+	}
+}
+
+func (s *Site) fail(w http.ResponseWriter, r *http.Request, err error) {
+	s.log.ErrorContext(r.Context(), "report host failed", "host", r.Host, "path", r.URL.Path, "error", err)
+	s.page(w, http.StatusInternalServerError, "Something went wrong", "It has been logged. Try again in a moment.", "")
+}
+
+func writeJSONError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = fmt.Fprintf(w, `{"error":{"message":%q}}`, msg)
+}
+
+// plainPage is the host's own page for what is not the report: plain,
+// without script or style from elsewhere.
+var plainPage = template.Must(template.New("page").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.Title}}</title></head>
+<body style="font-family: system-ui, sans-serif; max-width: 36rem; margin: 4rem auto; padding: 0 1rem; line-height: 1.5">
+<main><h1>{{.Title}}</h1><p>{{.Message}}</p>
+{{if .Action}}<p><a href="{{.Action}}" target="_blank" rel="noopener" style="display: inline-block; padding: .5rem 1rem; border: 1px solid; border-radius: .25rem">Request access</a></p>{{end}}
+</main></body></html>`))
+
+func (s *Site) page(w http.ResponseWriter, status int, title, message, action string) {
+	w.Header().Set("Content-Type", htmlType)
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = plainPage.Execute(w, struct{ Title, Message, Action string }{title, message, action})
+}

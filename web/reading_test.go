@@ -1,0 +1,303 @@
+package web_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/blobstore"
+	"github.com/assent-hq/assent/internal/bundle"
+	"github.com/assent-hq/assent/internal/mail"
+	"github.com/assent-hq/assent/internal/publishscan"
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/reports"
+	"github.com/assent-hq/assent/reportsite"
+	"github.com/assent-hq/assent/web"
+)
+
+var scanner = sync.OnceValues(publishscan.New)
+
+// readingSite is the app and the report hosts on one listener, as in
+// `assent dev`: the app at http://127.0.0.1:<port>, each report at
+// http://<key>.localhost:<port>.
+type readingSite struct {
+	*site
+	reports *reports.Service
+	domain  string
+}
+
+func newReadingSite(t *testing.T, db *gorm.DB) *readingSite {
+	t.Helper()
+	store := models.NewStore(db, testenv.Keys())
+	engine := gin.New()
+	var handler http.Handler = engine
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
+	t.Cleanup(srv.Close)
+	blobs, err := blobstore.Open(context.Background(), "", t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { blobs.Close() })
+	sc, err := scanner()
+	require.NoError(t, err)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	rep := reports.New(reports.Deps{Store: store, Blobs: blobs, Scanner: sc, Logger: quiet, BaseURL: srv.URL})
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
+	domain := "localhost:" + port
+	rs, err := reportsite.New(reportsite.Deps{Store: store, Blobs: blobs, AppURL: srv.URL, Domain: domain, Logger: quiet, Viewed: rep.ViewedData})
+	require.NoError(t, err)
+	s := &site{store: store, mailbox: mail.NewMailbox(0), db: db, url: srv.URL}
+	s.pages = web.New(web.Deps{Store: store, Mailer: s.mailbox, BaseURL: srv.URL, Reports: rep, Site: rs})
+	s.pages.Mount(engine)
+	handler = rs.Route(engine)
+	// Every host name reaches the test server, as *.localhost does in a
+	// browser.
+	s.transport = &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
+	}}
+	s.org, err = store.CreateOrganization(context.Background(), "Acme & Co", "")
+	require.NoError(t, err)
+	s.ada, err = store.CreateMember(context.Background(), s.org.ID, "ada@example.com", "Ada Lovelace", models.RoleMember)
+	require.NoError(t, err)
+	return &readingSite{site: s, reports: rep, domain: domain}
+}
+
+// publish makes a report owned by Ada, shared with audience.
+func (s *readingSite) publish(t *testing.T, slug string, audience []string, files []bundle.InlineFile) *models.Report {
+	t.Helper()
+	p := &models.Principal{Organization: s.org, Member: s.ada, Key: &models.APIKey{}}
+	r, v, err := s.reports.Create(context.Background(), p, &reports.CreateInput{Title: "Report " + slug, Slug: &slug,
+		Source: reports.Source{Files: &files}, Audience: audience}, nil)
+	require.NoError(t, err)
+	require.Equal(t, "published", v.State, "%v", v.Findings.V)
+	return r
+}
+
+func (s *readingSite) origin(r *models.Report) string { return "http://" + r.Key + "." + s.domain }
+
+// follow gets u and follows redirects one by one, as a browser would,
+// returning the last page and every address visited.
+func (b *browser) follow(u string) (page, []string) {
+	b.t.Helper()
+	var seen []string
+	for range 10 {
+		seen = append(seen, u)
+		p := b.get(u)
+		if p.status != http.StatusSeeOther && p.status != http.StatusFound {
+			return p, seen
+		}
+		loc, err := url.Parse(p.header.Get("Location"))
+		require.NoError(b.t, err)
+		base, _ := url.Parse(u)
+		u = base.ResolveReference(loc).String()
+	}
+	b.t.Fatalf("too many redirects: %v", seen)
+	return page{}, nil
+}
+
+func (s *readingSite) reader(t *testing.T, email string) *browser {
+	b := s.browser(t)
+	if email != "" {
+		b.signIn(s.site, email)
+	}
+	return b
+}
+
+func (s *readingSite) events(t *testing.T, r *models.Report, kind string) []models.Event {
+	t.Helper()
+	all, err := s.store.ListEvents(context.Background(), s.org.ID, r.ID)
+	require.NoError(t, err)
+	var out []models.Event
+	for _, e := range all {
+		if e.Kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// TestReadingAReportOnItsOwnOrigin walks the sign-in handshake, the
+// headers every report host sends, the grant checked on every request,
+// views, the request for access, archiving and signing out.
+func TestReadingAReportOnItsOwnOrigin(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newReadingSite(t, db)
+		ctx := context.Background()
+		bob, err := s.store.CreateMember(ctx, s.org.ID, "bob@example.com", "Bob Stone", "")
+		require.NoError(t, err)
+		_, err = s.store.CreateMember(ctx, s.org.ID, "cy@example.com", "Cy Young", "")
+		require.NoError(t, err)
+		_, err = s.store.CreateTeam(ctx, s.org.ID, "Design", models.TeamKindTeam, []string{bob.Email})
+		require.NoError(t, err)
+		r := s.publish(t, "dash", []string{"Design"}, []bundle.InlineFile{
+			{Path: "index.html", Content: "<!doctype html><title>Dash</title><h1>Dash</h1><script src=app.js></script>"},
+			{Path: "app.js", Content: "fetch('_data/metrics')"},
+			{Path: "data.bin", Content: "<html><script>alert(1)</script>"},
+		})
+		_, _, err = s.reports.PutDataset(ctx, s.org.ID, r.ID, "metrics", []byte(`{"kpis":[42]}`))
+		require.NoError(t, err)
+		other := s.publish(t, "other", []string{"everyone"}, []bundle.InlineFile{{Path: "index.html", Content: "<h1>Other</h1>"}})
+
+		b := s.reader(t, "bob@example.com")
+		got, seen := b.follow(s.origin(r) + "/")
+		require.Equal(t, http.StatusOK, got.status, got.body)
+		assert.Contains(t, got.body, "<h1>Dash</h1>")
+		require.Len(t, seen, 4, "report host → app → ticket back → the page: %v", seen)
+		assert.True(t, strings.HasPrefix(seen[1], s.url+"/read/"+r.Key), seen[1])
+		assert.Contains(t, seen[2], "/_assent/enter?")
+		h := got.header
+		assert.Equal(t, "sandbox allow-scripts allow-same-origin allow-forms allow-popups allow-downloads; frame-ancestors "+s.url+"; base-uri 'none'",
+			h.Get("Content-Security-Policy"))
+		assert.Equal(t, "nosniff", h.Get("X-Content-Type-Options"))
+		assert.Equal(t, "no-referrer", h.Get("Referrer-Policy"))
+		assert.Equal(t, "same-origin", h.Get("Cross-Origin-Opener-Policy"))
+		assert.Equal(t, "same-site", h.Get("Cross-Origin-Resource-Policy"))
+		assert.Equal(t, "text/html; charset=utf-8", h.Get("Content-Type"))
+
+		reportURL, _ := url.Parse(s.origin(r))
+		cookies := b.c.Jar.Cookies(reportURL)
+		require.Len(t, cookies, 1, "only the reader cookie goes to the report host, never the app's session")
+		assert.Equal(t, reportsite.ReaderCookie, cookies[0].Name)
+
+		js := b.get(s.origin(r) + "/app.js")
+		assert.Equal(t, "text/javascript; charset=utf-8", js.header.Get("Content-Type"))
+		assert.Equal(t, "application/octet-stream", b.get(s.origin(r)+"/data.bin").header.Get("Content-Type"), "types come from the extension, never sniffed")
+		data := b.get(s.origin(r) + "/_data/metrics")
+		require.Equal(t, http.StatusOK, data.status)
+		assert.Equal(t, `{"kpis":[42]}`, data.body)
+		assert.Equal(t, "application/json", data.header.Get("Content-Type"))
+		assert.Equal(t, "no-store", data.header.Get("Cache-Control"))
+		assert.Equal(t, http.StatusNotFound, b.get(s.origin(r)+"/_data/nope").status)
+		assert.Equal(t, http.StatusNotFound, b.get(s.origin(r)+"/signin").status, "a report host serves no app page")
+		req, _ := http.NewRequest(http.MethodPost, s.origin(r)+"/", nil)
+		assert.Equal(t, http.StatusMethodNotAllowed, b.do(req).status)
+
+		// A ticket works once, and only for its own report's host.
+		replay := b.get(seen[2])
+		assert.Equal(t, http.StatusSeeOther, replay.status)
+		assert.True(t, strings.HasPrefix(replay.header.Get("Location"), s.url+"/read/"), "a used ticket starts over at the app")
+		ticketed := b.get(s.url + "/read/" + r.Key + "?next=/")
+		elsewhere := strings.Replace(ticketed.header.Get("Location"), r.Key, other.Key, 1)
+		fresh := s.reader(t, "")
+		stolen := fresh.get(elsewhere)
+		assert.Equal(t, http.StatusSeeOther, stolen.status)
+		assert.Empty(t, stolen.header.Values("Set-Cookie"), "a ticket opens no other report")
+
+		// Views: every page view is recorded; report.viewed fires once per
+		// 30 minutes per viewer.
+		b.get(s.origin(r) + "/")
+		views, err := s.store.Views(ctx, r.ID)
+		require.NoError(t, err)
+		assert.Len(t, views, 2)
+		assert.Len(t, s.events(t, r, "report.viewed"), 1)
+
+		// Un-sharing takes effect on the next request.
+		_, err = s.reports.Unshare(ctx, s.org.ID, models.Actor{ID: s.ada.ID, Name: "Ada", Person: true}, r.ID, &reports.AudienceInput{Audience: []string{"Design"}})
+		require.NoError(t, err)
+		denied := b.get(s.origin(r) + "/")
+		assert.Equal(t, http.StatusForbidden, denied.status)
+		assert.Contains(t, denied.body, "Request access")
+		assert.Equal(t, http.StatusForbidden, b.get(s.origin(r)+"/_data/metrics").status)
+
+		// Cy is not in the audience: the app says so and takes a request.
+		cy := s.reader(t, "cy@example.com")
+		refused, _ := cy.follow(s.origin(r) + "/")
+		assert.Equal(t, http.StatusForbidden, refused.status)
+		req2 := cy.post("/read/"+r.Key+"/access", url.Values{"csrf": {refused.csrf(t)}})
+		assert.Equal(t, http.StatusOK, req2.status, req2.body)
+		cy.post("/read/"+r.Key+"/access", url.Values{"csrf": {refused.csrf(t)}})
+		asked := s.events(t, r, "access.requested")
+		require.Len(t, asked, 1, "asking twice in a day tells the owner once")
+		assert.Contains(t, string(asked[0].Data), "cy@example.com")
+		s.pages.Wait()
+		var toAda int
+		for _, m := range s.mailbox.Messages() {
+			if len(m.To) == 1 && m.To[0] == "ada@example.com" && strings.Contains(m.Subject, "asks to read") {
+				toAda++
+			}
+		}
+		assert.Equal(t, 1, toAda, "the owner is emailed")
+
+		// Shared again with Bob by name; signing out of the app ends the
+		// report host's session too.
+		_, err = s.reports.Share(ctx, s.org.ID, models.Actor{ID: s.ada.ID, Name: "Ada", Person: true}, r.ID, &reports.AudienceInput{Audience: []string{"Bob Stone"}})
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusOK, b.get(s.origin(r)+"/").status)
+		inbox := b.get("/inbox")
+		b.post("/signout", url.Values{"csrf": {inbox.csrf(t)}})
+		out := b.get(s.origin(r) + "/")
+		assert.Equal(t, http.StatusSeeOther, out.status, "signed out of the app, out of the report too")
+
+		// Archived: 410 on the report host and in the app.
+		_, err = s.reports.Archive(ctx, &models.Principal{Organization: s.org, Member: s.ada, Key: &models.APIKey{}}, r.ID, &reports.ArchiveInput{})
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusGone, b.get(s.origin(r)+"/").status)
+		assert.Equal(t, http.StatusNotFound, b.get("http://nosuchkey."+s.domain+"/").status)
+	})
+}
+
+// TestPublicReportsNeedNoSignIn: a report shared with the public opens in
+// a fresh browser; one not public sends it to sign in.
+func TestPublicReportsNeedNoSignIn(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newReadingSite(t, db)
+		pub := s.publish(t, "pub", []string{"public"}, []bundle.InlineFile{{Path: "index.html", Content: "<h1>Open</h1>"}})
+		closed := s.publish(t, "closed", []string{"everyone"}, []bundle.InlineFile{{Path: "index.html", Content: "<h1>Closed</h1>"}})
+		anon := s.reader(t, "")
+		got := anon.get(s.origin(pub) + "/")
+		require.Equal(t, http.StatusOK, got.status)
+		assert.Contains(t, got.body, "Open")
+		assert.Len(t, s.events(t, pub, "report.viewed"), 1)
+		away := anon.get(s.origin(closed) + "/")
+		assert.Equal(t, http.StatusSeeOther, away.status)
+		next, _ := anon.follow(s.origin(closed) + "/")
+		assert.Contains(t, next.body, "Sign in")
+	})
+}
+
+// TestReportPageInTheApp: the list of reports shared with me, the
+// report's page framing its own origin, and the owner's share form.
+func TestReportPageInTheApp(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newReadingSite(t, db)
+		ctx := context.Background()
+		_, err := s.store.CreateMember(ctx, s.org.ID, "bob@example.com", "Bob Stone", "")
+		require.NoError(t, err)
+		r := s.publish(t, "team/plan", nil, []bundle.InlineFile{{Path: "index.html", Content: "<h1>Plan</h1>"}})
+
+		bob := s.reader(t, "bob@example.com")
+		list := bob.get("/reports")
+		require.Equal(t, http.StatusOK, list.status)
+		assert.NotContains(t, list.body, "Report team/plan")
+		assert.Equal(t, http.StatusForbidden, bob.get("/reports/team/plan").status)
+
+		ada := s.reader(t, "ada@example.com")
+		page := ada.get("/reports/team/plan")
+		require.Equal(t, http.StatusOK, page.status, page.body)
+		assert.Contains(t, page.body, `<iframe class="report" src="`+s.origin(r)+`/_assent/enter?`)
+		assert.Contains(t, page.header.Get("Content-Security-Policy"), "frame-src http://*."+s.domain)
+		shared := ada.post("/reports/team/plan", url.Values{"csrf": {page.csrf(t)}, "action": {"share"}, "audience": {"Bob Stone"}})
+		require.Equal(t, http.StatusOK, shared.status, shared.body)
+		assert.Contains(t, shared.body, "Shared with Bob Stone")
+		nearMiss := ada.post("/reports/team/plan", url.Values{"csrf": {page.csrf(t)}, "action": {"share"}, "audience": {"Bbo Stone"}})
+		assert.Equal(t, http.StatusBadRequest, nearMiss.status)
+		assert.Contains(t, nearMiss.body, "bob@example.com", "the page offers the candidates")
+
+		list = bob.get("/reports")
+		assert.Contains(t, list.body, "Report team/plan")
+		assert.Equal(t, http.StatusOK, bob.get("/reports/team/plan").status)
+		assert.Equal(t, http.StatusForbidden, bob.post("/reports/team/plan", url.Values{"csrf": {list.csrf(t)}, "action": {"unshare"}, "audience": {"Bob Stone"}}).status,
+			"a reader does not manage the report")
+	})
+}

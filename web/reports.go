@@ -1,0 +1,287 @@
+package web
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/mail"
+	"github.com/assent-hq/assent/internal/paths"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/reports"
+)
+
+// The reading pages: the reports shared with me, a report's page (its live
+// version framed from its own origin, versions, audience, sharing), and
+// the way in to a report's origin.
+
+// readableLimit bounds the reports list; a person reads far fewer.
+const readableLimit = 200
+
+// reading answers 503 where reports cannot be read (no reports domain,
+// or pages built without publishing in tests).
+func (p *Pages) reading(c *gin.Context) {
+	if p.reports == nil || p.site == nil {
+		p.Fail(c, apperr.New(apperr.Unavailable, "Reports cannot be read on this server: it has no reports domain (ASSENT_REPORTS_DOMAIN)."))
+		return
+	}
+	c.Next()
+}
+
+type reportsPage struct {
+	Reports []models.Report
+}
+
+func (p *Pages) reportsList(c *gin.Context) {
+	rows, err := p.store.ReadableReports(c.Request.Context(), CurrentPerson(c), readableLimit)
+	if err != nil {
+		p.Fail(c, err)
+		return
+	}
+	p.Render(c, http.StatusOK, "reports", reportsPage{Reports: rows})
+}
+
+// reportPage is a report as its reader sees it in the app.
+type reportPage struct {
+	Report   *models.Report
+	Frame    string
+	Versions []models.ReportVersion
+	Grants   []models.ReportGrant
+	// Manage shows the share and rollback forms: the owner and the
+	// organisation's owners and administrators manage a report.
+	Manage  bool
+	Message string
+	Problem string
+	Address string
+}
+
+// report shows a report's page; posts to the same address share, unshare
+// or roll back (for those who manage it).
+func (p *Pages) report(c *gin.Context) {
+	person := CurrentPerson(c)
+	slug := strings.TrimPrefix(c.Param("slug"), "/")
+	r, err := p.reports.Get(c.Request.Context(), person.Organization.ID, slug)
+	if err != nil {
+		p.Fail(c, err)
+		return
+	}
+	if !p.mayOpen(c, r, person) {
+		return
+	}
+	page := &reportPage{Report: r, Manage: manages(r, person), Address: paths.Report(r.Slug)}
+	status := http.StatusOK
+	if c.Request.Method == http.MethodPost {
+		if !page.Manage {
+			p.Fail(c, apperr.New(apperr.Forbidden, "Only the report's owner or an administrator can change its sharing or versions."))
+			return
+		}
+		if status, err = p.manageReport(c, r, person, page); err != nil {
+			p.Fail(c, err)
+			return
+		}
+	}
+	p.showReport(c, status, r, page)
+}
+
+func (p *Pages) showReport(c *gin.Context, status int, r *models.Report, page *reportPage) {
+	ctx := c.Request.Context()
+	var err error
+	if r, page.Versions, err = p.reports.Versions(ctx, r.OrganizationID, r.ID); err != nil {
+		p.Fail(c, err)
+		return
+	}
+	page.Report = r
+	if page.Grants, err = p.store.Grants(ctx, r.ID); err != nil {
+		p.Fail(c, err)
+		return
+	}
+	if r.LiveVersion != nil {
+		ticket, err := p.store.IssueReaderTicket(ctx, r.ID, currentSession(c).ID)
+		if err != nil {
+			p.Fail(c, err)
+			return
+		}
+		page.Frame = p.site.EnterURL(r.Key, ticket, "/")
+	}
+	// The page frames the report's own origin, and only that.
+	c.Header("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-src "+
+		p.site.FrameSource()+"; frame-ancestors 'none'; base-uri 'none'")
+	p.Render(c, status, "report", page)
+}
+
+// manageReport carries out a post of the report's page through the same
+// service calls as the API.
+func (p *Pages) manageReport(c *gin.Context, r *models.Report, person *models.Person, page *reportPage) (int, error) {
+	ctx := c.Request.Context()
+	by := person.Actor()
+	audience := splitAudience(c.PostForm("audience"))
+	var err error
+	switch c.PostForm("action") {
+	case "share":
+		if _, err = p.reports.Share(ctx, r.OrganizationID, by, r.ID, &reports.AudienceInput{Audience: audience}); err == nil {
+			page.Message = "Shared with " + strings.Join(audience, ", ") + "."
+		}
+	case "unshare":
+		if _, err = p.reports.Unshare(ctx, r.OrganizationID, by, r.ID, &reports.AudienceInput{Audience: audience}); err == nil {
+			page.Message = "No longer shared with " + strings.Join(audience, ", ") + "."
+		}
+	case "rollback":
+		n, convErr := strconv.Atoi(c.PostForm("version"))
+		if convErr != nil {
+			return 0, apperr.Field(apperr.InvalidRequest, "version", "choose a version")
+		}
+		if _, _, err = p.reports.Rollback(ctx, r.OrganizationID, by, r.ID, &reports.RollbackInput{Version: &n}); err == nil {
+			page.Message = "Version " + strconv.Itoa(n) + " is live."
+		}
+	default:
+		return 0, apperr.New(apperr.InvalidRequest, "unknown action")
+	}
+	if e, ok := apperr.As(err); ok && e.Status() < 500 {
+		page.Problem = pageMessage(e)
+		if len(e.Candidates) > 0 {
+			page.Problem += " Did you mean: " + strings.Join(e.Candidates, "; ") + "?"
+		}
+		return e.Status(), nil
+	}
+	return http.StatusOK, err
+}
+
+// splitAudience reads the share form's field: phrases on lines or
+// separated by commas.
+func splitAudience(s string) []string {
+	var out []string
+	for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '\n' || r == ';' }) {
+		if part = strings.TrimSpace(part); part != "" {
+			out = append(out, part)
+		}
+	}
+	return out
+}
+
+// manages reports whether person manages r: its owner, or an owner or
+// administrator of the organisation.
+func manages(r *models.Report, person *models.Person) bool {
+	if person.Member == nil {
+		return false
+	}
+	return (r.OwnerPerson && r.OwnerID == person.Member.ID) || person.Member.Administers()
+}
+
+// mayOpen answers an archived report (410) or one the person may not read
+// (403, with a request for access); it reports whether the page goes on.
+func (p *Pages) mayOpen(c *gin.Context, r *models.Report, person *models.Person) bool {
+	if r.Archived {
+		p.Render(c, http.StatusGone, "error", problem{Title: "This report was archived",
+			Message: "Its owner archived " + r.Title + "; it is no longer served.", Retry: "/reports", RetryLabel: "Your reports"})
+		c.Abort()
+		return false
+	}
+	ok, err := p.store.CanRead(c.Request.Context(), r, person)
+	if err != nil {
+		p.Fail(c, err)
+		return false
+	}
+	if !ok {
+		p.Render(c, http.StatusForbidden, "report_denied", r)
+		c.Abort()
+	}
+	return ok
+}
+
+// openReport lets a signed-in person into a report's origin: their grant
+// is checked, then a single-use ticket for that host alone takes them to
+// the page they asked for there.
+func (p *Pages) openReport(c *gin.Context) {
+	person := CurrentPerson(c)
+	r, err := p.store.ReportByKey(c.Request.Context(), c.Param("key"))
+	if err == nil && r.OrganizationID != person.Organization.ID {
+		err = apperr.New(apperr.NotFound, "report not found")
+	}
+	if err != nil {
+		p.Fail(c, err)
+		return
+	}
+	if !p.mayOpen(c, r, person) {
+		return
+	}
+	ticket, err := p.store.IssueReaderTicket(c.Request.Context(), r.ID, currentSession(c).ID)
+	if err != nil {
+		p.Fail(c, err)
+		return
+	}
+	next := c.Query("next")
+	if !paths.Local(next) {
+		next = "/"
+	}
+	c.Redirect(http.StatusSeeOther, p.site.EnterURL(r.Key, ticket, next))
+}
+
+// requestAccess tells the report's owner that the person asks to read it:
+// access.requested to the organisation's webhooks and an email to the
+// owner (or, for a report an agent owns, the administrators). Asking again
+// within a day sends nothing more.
+func (p *Pages) requestAccess(c *gin.Context) {
+	person := CurrentPerson(c)
+	ctx := c.Request.Context()
+	r, err := p.store.ReportByKey(ctx, c.Param("key"))
+	if err == nil && r.OrganizationID != person.Organization.ID {
+		err = apperr.New(apperr.NotFound, "report not found")
+	}
+	if err != nil {
+		p.Fail(c, err)
+		return
+	}
+	fresh, err := p.reports.RequestAccess(ctx, r, person)
+	if err != nil {
+		p.Fail(c, err)
+		return
+	}
+	if fresh {
+		p.emailAccessRequest(ctx, r, person)
+	}
+	p.Render(c, http.StatusOK, "error", problem{Title: "Access requested",
+		Message: "The owner of " + r.Title + " has been told you asked to read it. You will be able to open it once they share it with you.",
+		Retry:   "/reports", RetryLabel: "Your reports"})
+}
+
+// emailAccessRequest emails whoever can share r, after the response.
+func (p *Pages) emailAccessRequest(ctx context.Context, r *models.Report, person *models.Person) {
+	var to []string
+	if r.OwnerPerson {
+		if m, err := p.store.GetMember(ctx, r.OrganizationID, r.OwnerID); err == nil && m.Active {
+			to = append(to, m.Email)
+		}
+	}
+	if len(to) == 0 {
+		ids, err := p.store.ActiveMemberIDs(ctx, r.OrganizationID, models.RoleOwner, models.RoleAdmin)
+		if err != nil {
+			p.log.ErrorContext(ctx, "access request: administrators not found", "report", r.ID, "error", err)
+			return
+		}
+		for _, id := range ids {
+			if m, err := p.store.GetMember(ctx, r.OrganizationID, id); err == nil {
+				to = append(to, m.Email)
+			}
+		}
+	}
+	if len(to) == 0 {
+		return
+	}
+	link := p.baseURL + paths.Report(r.Slug)
+	who := person.DisplayName() + " <" + person.Email() + ">"
+	msg := mail.Message{To: to, Subject: person.DisplayName() + " asks to read " + r.Title,
+		Text: who + " asks to read the report \"" + r.Title + "\".\n\nShare it with them from its page: " + link + "\n"}
+	p.sending.Add(1)
+	go func() {
+		defer p.sending.Done()
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sendTimeout)
+		defer cancel()
+		if err := p.mailer.Send(ctx, msg); err != nil {
+			p.log.ErrorContext(ctx, "access request email not sent", "report", r.ID, "error", err)
+		}
+	}()
+}
