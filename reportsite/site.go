@@ -246,8 +246,13 @@ func (s *Site) enter(w http.ResponseWriter, r *http.Request, rep *models.Report)
 		s.fail(w, r, err)
 		return
 	}
+	// Across sites (the app on another site frames the report) the cookie
+	// is SameSite=None, Secure (browsers take that from localhost too) and
+	// partitioned: kept for the app's frame alone, where browsers that
+	// block third-party cookies still allow it.
+	cross := s.sameSite == http.SameSiteNoneMode
 	http.SetCookie(w, &http.Cookie{Name: s.cookieName(), Value: token, Path: "/", HttpOnly: true,
-		Secure: s.secure || s.sameSite == http.SameSiteNoneMode, SameSite: s.sameSite})
+		Secure: s.secure || cross, SameSite: s.sameSite, Partitioned: cross})
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 

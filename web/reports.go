@@ -273,15 +273,18 @@ func (p *Pages) emailAccessRequest(ctx context.Context, r *models.Report, person
 	}
 	link := p.baseURL + paths.Report(r.Slug)
 	who := person.DisplayName() + " <" + person.Email() + ">"
-	msg := mail.Message{To: to, Subject: person.DisplayName() + " asks to read " + r.Title,
-		Text: who + " asks to read the report \"" + r.Title + "\".\n\nShare it with them from its page: " + link + "\n"}
 	p.sending.Add(1)
 	go func() {
 		defer p.sending.Done()
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sendTimeout)
 		defer cancel()
-		if err := p.mailer.Send(ctx, msg); err != nil {
-			p.log.ErrorContext(ctx, "access request email not sent", "report", r.ID, "error", err)
+		// One email each: nobody learns who else was told.
+		for _, addr := range to {
+			msg := mail.Message{To: []string{addr}, Subject: person.DisplayName() + " asks to read " + r.Title,
+				Text: who + " asks to read the report \"" + r.Title + "\".\n\nShare it with them from its page: " + link + "\n"}
+			if err := p.mailer.Send(ctx, msg); err != nil {
+				p.log.ErrorContext(ctx, "access request email not sent", "report", r.ID, "to", addr, "error", err)
+			}
 		}
 	}()
 }
