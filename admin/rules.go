@@ -18,7 +18,7 @@ import (
 // its own; Check checks what each kind needs and compiles the condition.
 type NewRule struct {
 	Name              string `json:"name" validate:"required,max=200"`
-	Kind              string `json:"kind" validate:"required,oneof=approval ethics restricted"`
+	Kind              string `json:"kind" validate:"required,oneof=approval ethics restricted sharing"`
 	Condition         string `json:"condition" validate:"max=4000"`
 	RequiredApprovals int    `json:"requiredApprovals" validate:"omitempty,min=2,max=20"`
 	// Escalation is an approval rule's, read as a request's escalation is.
@@ -50,6 +50,10 @@ func (in *NewRule) Check() error {
 		if in.Concern == "" {
 			return apperr.Field(apperr.InvalidRequest, "concern", "an ethics rule needs the concern approvers read first")
 		}
+	case rules.KindSharing:
+		if in.Condition == "" {
+			return apperr.Field(apperr.InvalidRequest, "condition", "a sharing rule needs the condition (over report and grant) of the grants it forbids")
+		}
 	case rules.KindRestricted:
 		if len(in.Fields) == 0 {
 			return apperr.Field(apperr.InvalidRequest, "fields", "a restricted-fields rule needs the fields it hides")
@@ -67,7 +71,7 @@ func (in *NewRule) Check() error {
 		return apperr.Field(apperr.InvalidRequest, "escalation", "escalation belongs to approval rules")
 	}
 	if in.Condition != "" {
-		if err := rules.Check(in.Condition); err != nil {
+		if err := rules.Check(in.Kind, in.Condition); err != nil {
 			return apperr.Field(apperr.InvalidRequest, "condition", "%v", err)
 		}
 	}

@@ -245,3 +245,20 @@ func (h *handlers) listTemplates(c *gin.Context) {
 		return template{ID: t.ID, Name: t.Name, Description: t.Description}
 	}))
 }
+
+func (h *handlers) reclassifyReport(c *gin.Context) {
+	var in reports.ReclassifyInput
+	if err := bind(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	r, removed, err := h.reports.Reclassify(c.Request.Context(), orgID(c), principal(c).Actor(), reportParam(c), &in)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	out := wire.NewReport(r, nil, h.baseURL)
+	gone := wire.NewGrants(removed)
+	out.RemovedGrants = &gone
+	c.JSON(http.StatusOK, out)
+}

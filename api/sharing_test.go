@@ -187,3 +187,58 @@ func TestShareAndUnshare(t *testing.T) {
 		assert.Len(t, gone.decoded["removed"], 1)
 	})
 }
+
+// TestSharingRulesAndReclassification: an organisation's sharing rule
+// forbids what its condition matches, a broken one is refused when saved,
+// and reclassifying removes the grants the new level does not allow.
+func TestSharingRulesAndReclassification(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		f := newFixture(t, db)
+		f.people(t)
+		bad := []struct{ body, field string }{
+			{`{"name":"x","kind":"sharing","condition":"request.risk == 'high'"}`, "condition"},
+			{`{"name":"x","kind":"sharing","condition":"grant.kind"}`, "condition"},
+			{`{"name":"x","kind":"sharing"}`, "condition"},
+		}
+		for _, b := range bad {
+			r := f.do(t, "POST", "/api/v1/admin/rules", f.adminKey, b.body, nil)
+			assert.Equal(t, 400, r.status, b.body)
+			assert.Equal(t, b.field, errField(r, "field"), b.body)
+		}
+		rule := f.do(t, "POST", "/api/v1/admin/rules", f.adminKey,
+			`{"name":"No guests on confidential reports","kind":"sharing","condition":"report.classification == 'confidential' && grant.kind == 'guest'"}`, nil)
+		require.Equal(t, 201, rule.status, string(rule.body))
+
+		f.publish(t, `{"title":"Secret","slug":"secret","classification":"confidential","content":`+jsonString(html("s"))+`}`)
+		denied := f.do(t, "POST", "/api/v1/reports/secret/share", f.agentKey, `{"audience":["Design","gus@partner.example"]}`, nil)
+		require.Equal(t, 403, denied.status, string(denied.body))
+		assert.Equal(t, "sharing_denied", errField(denied, "code"))
+		assert.Equal(t, "audience[1]", errField(denied, "field"))
+		assert.Contains(t, errField(denied, "message"), "No guests on confidential reports")
+		assert.Empty(t, f.do(t, "GET", "/api/v1/reports/secret", f.agentKey, "", nil).decoded["audience"], "nothing granted")
+		assert.Equal(t, 200, f.do(t, "POST", "/api/v1/reports/secret/share", f.agentKey, `{"audience":["Design"]}`, nil).status)
+
+		f.publish(t, `{"title":"Open","slug":"open","content":`+jsonString(html("o"))+`}`)
+		require.Equal(t, 200, f.do(t, "POST", "/api/v1/reports/open/share", f.memberToken, `{"audience":["public","Design","gus@partner.example","dana@example.com"]}`, nil).status)
+		conf := f.do(t, "PATCH", "/api/v1/reports/open", f.agentKey, `{"classification":"confidential"}`, nil)
+		require.Equal(t, 200, conf.status, string(conf.body))
+		assert.Equal(t, "confidential", conf.decoded["classification"])
+		names := func(list any) []string {
+			var out []string
+			for _, g := range list.([]any) {
+				out = append(out, g.(map[string]any)["name"].(string))
+			}
+			return out
+		}
+		assert.ElementsMatch(t, []string{"public", "gus@partner.example"}, names(conf.decoded["removedGrants"]),
+			"confidential is never public, and the organisation's rule keeps guests off it")
+		restricted := f.do(t, "PATCH", "/api/v1/reports/open", f.agentKey, `{"classification":"restricted"}`, nil)
+		require.Equal(t, 200, restricted.status)
+		assert.Equal(t, []string{"Design"}, names(restricted.decoded["removedGrants"]))
+		assert.Equal(t, []any{"dana@example.com"}, restricted.decoded["audience"])
+		same := f.do(t, "PATCH", "/api/v1/reports/open", f.agentKey, `{"classification":"restricted"}`, nil)
+		assert.Empty(t, same.decoded["removedGrants"])
+		assert.Equal(t, 400, f.do(t, "PATCH", "/api/v1/reports/open", f.agentKey, `{"classification":"secret"}`, nil).status)
+		assert.Equal(t, 404, f.do(t, "PATCH", "/api/v1/reports/open", f.otherAgent, `{"classification":"public"}`, nil).status)
+	})
+}

@@ -123,6 +123,18 @@ func (s *Store) Share(ctx context.Context, orgID, reportID string, grants []NewG
 // Unshare removes the grants of one of the organisation's reports that
 // remove picks, under the report's row lock, and returns them.
 func (s *Store) Unshare(ctx context.Context, orgID, reportID string, remove func([]ReportGrant) ([]ReportGrant, error), by Actor) (*Report, []ReportGrant, error) {
+	return s.removeGrants(ctx, orgID, reportID, "", func(_ *Report, have []ReportGrant) ([]ReportGrant, error) { return remove(have) }, by)
+}
+
+// Reclassify sets a report's classification and, in the same step,
+// removes the grants remove picks as broken by it.
+func (s *Store) Reclassify(ctx context.Context, orgID, reportID, class string, remove func(*Report, []ReportGrant) ([]ReportGrant, error), by Actor) (*Report, []ReportGrant, error) {
+	return s.removeGrants(ctx, orgID, reportID, class, remove, by)
+}
+
+// removeGrants removes the grants pick chooses, after setting the
+// report's classification to class unless class is "".
+func (s *Store) removeGrants(ctx context.Context, orgID, reportID, class string, pick func(*Report, []ReportGrant) ([]ReportGrant, error), by Actor) (*Report, []ReportGrant, error) {
 	var r *Report
 	var removed []ReportGrant
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -134,20 +146,34 @@ func (s *Store) Unshare(ctx context.Context, orgID, reportID string, remove func
 		if err := tx.Where("report_id = ?", r.ID).Order("created_at, id").Find(&have).Error; err != nil {
 			return err
 		}
-		if removed, err = remove(have); err != nil || len(removed) == 0 {
+		action, detail := "unshared", ""
+		if class != "" {
+			if class == r.Classification {
+				return nil
+			}
+			action, detail = "reclassified", r.Classification+" → "+class
+			r.Classification = class
+		}
+		if removed, err = pick(r, have); err != nil || (len(removed) == 0 && class == "") {
 			return err
 		}
-		var gone []string
-		for _, g := range removed {
-			gone = append(gone, g.ID)
+		if len(removed) > 0 {
+			var gone []string
+			for _, g := range removed {
+				gone = append(gone, g.ID)
+			}
+			if err := tx.Where("id IN ?", gone).Delete(&ReportGrant{}).Error; err != nil {
+				return err
+			}
+			if err := syncAudience(tx, r); err != nil {
+				return err
+			}
+			if detail != "" {
+				detail += "; "
+			}
+			detail += "removed " + grantNames(removed)
 		}
-		if err := tx.Where("id IN ?", gone).Delete(&ReportGrant{}).Error; err != nil {
-			return err
-		}
-		if err := syncAudience(tx, r); err != nil {
-			return err
-		}
-		_, err = s.reportStep(tx, r, nil, "unshared", grantNames(removed), by, "", nil, Now())
+		_, err = s.reportStep(tx, r, nil, action, detail, by, "", nil, Now())
 		return err
 	})
 	if err != nil {

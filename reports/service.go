@@ -111,14 +111,17 @@ func (s *Service) Create(ctx context.Context, p *models.Principal, in *CreateInp
 	if nr.Classification == "" {
 		nr.Classification = models.ClassInternal
 	}
-	if len(in.Audience) > 0 {
-		var err error
-		if nr.Grants, err = s.grantsFor(ctx, p.Organization.ID, nr.Classification, p.Actor(), in.Audience); err != nil {
-			return nil, nil, err
-		}
-	}
 	if err := setSlug(&nr, in.Slug); err != nil {
 		return nil, nil, err
+	}
+	if len(in.Audience) > 0 {
+		var err error
+		by := p.Actor()
+		draft := &models.Report{OrganizationID: nr.OrganizationID, Title: nr.Title, Slug: nr.Slug, Classification: nr.Classification,
+			Living: nr.Living, OwnerID: by.ID, OwnerName: by.Name, OwnerPerson: by.Person}
+		if nr.Grants, err = s.grantsFor(ctx, draft, by, in.Audience); err != nil {
+			return nil, nil, err
+		}
 	}
 	pub, err := s.prepare(ctx, p, &in.Source, in.ChangeSummary)
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/internal/rules"
 	"github.com/assent-hq/assent/internal/wiretime"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
@@ -30,14 +32,20 @@ func (s *Service) ResolveAudience(ctx context.Context, orgID string, in *Audienc
 	return requests.ResolveEach(ctx, s.store, orgID, in.Audience, audienceRole)
 }
 
-// grantsFor resolves audience into grants of a report classified class,
-// refusing the whole audience when any phrase is unknown, ambiguous or
-// forbidden by the sharing rules.
-func (s *Service) grantsFor(ctx context.Context, orgID, class string, by models.Actor, audience []string) ([]models.NewGrant, error) {
+// grantsFor resolves audience into grants of r, refusing the whole
+// audience when any phrase is unknown, ambiguous or forbidden by the
+// sharing rules (the built-in ones, then the organisation's).
+func (s *Service) grantsFor(ctx context.Context, r *models.Report, by models.Actor, audience []string) ([]models.NewGrant, error) {
+	orgID, class := r.OrganizationID, r.Classification
 	matches, err := requests.ResolveEach(ctx, s.store, orgID, audience, audienceRole)
 	if err != nil {
 		return nil, err
 	}
+	orgRules, err := s.sharingRules(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	report := reportInput(r)
 	out := make([]models.NewGrant, len(matches))
 	for i, m := range matches {
 		if err := mayGrant(class, by, m.Kind, fmt.Sprintf("audience[%d]", i)); err != nil {
@@ -51,8 +59,44 @@ func (s *Service) grantsFor(ctx context.Context, orgID, class string, by models.
 			name = m.Kind
 		}
 		out[i] = models.NewGrant{Kind: m.Kind, SubjectID: m.ID, Name: name}
+		if rule := rules.Forbids(orgRules, report, grantInput(out[i], by)); rule != "" {
+			return nil, apperr.Field(apperr.SharingDenied, fmt.Sprintf("audience[%d]", i),
+				"sharing rule %q of this organisation forbids sharing this report with %s", rule, name)
+		}
 	}
 	return out, nil
+}
+
+// sharingRules are the organisation's enabled sharing rules.
+func (s *Service) sharingRules(ctx context.Context, orgID string) ([]rules.Rule, error) {
+	stored, err := s.store.EnabledRules(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	var out []rules.Rule
+	for _, r := range stored {
+		if r.Kind == rules.KindSharing {
+			out = append(out, rules.Rule{Name: r.Name, Kind: r.Kind, Condition: r.Condition})
+		}
+	}
+	return out, nil
+}
+
+// reportInput is a report as sharing rules see it (the API's fields).
+func reportInput(r *models.Report) map[string]any {
+	w := wire.NewReport(r, nil, "")
+	return map[string]any{"id": w.ID, "title": w.Title, "slug": w.Slug, "classification": w.Classification, "living": w.Living,
+		"owner": map[string]any{"type": w.Owner.Type, "id": w.Owner.ID, "name": w.Owner.Name}}
+}
+
+// grantInput is a grant as sharing rules see it.
+func grantInput(g models.NewGrant, by models.Actor) map[string]any {
+	byType := "key"
+	if by.Person {
+		byType = "member"
+	}
+	return map[string]any{"kind": g.Kind, "id": g.SubjectID, "name": g.Name,
+		"by": map[string]any{"type": byType, "id": by.ID, "name": by.Name}}
 }
 
 // mayGrant holds a grant of kind to the sharing rules: an agent key never
@@ -91,7 +135,7 @@ func (s *Service) Share(ctx context.Context, orgID string, by models.Actor, idOr
 	if err != nil {
 		return nil, err
 	}
-	grants, err := s.grantsFor(ctx, orgID, r.Classification, by, in.Audience)
+	grants, err := s.grantsFor(ctx, r, by, in.Audience)
 	if err != nil {
 		return nil, err
 	}
@@ -197,4 +241,31 @@ func (s *Service) RequestAccess(ctx context.Context, r *models.Report, person *m
 	return s.store.RequestAccess(ctx, r, person, func(r *models.Report, p *models.Person) ([]byte, error) {
 		return json.Marshal(wire.AccessRequested{Report: wire.NewReport(r, nil, s.baseURL), Person: p.Ref()})
 	})
+}
+
+// ReclassifyInput sets a report's classification.
+type ReclassifyInput struct {
+	Classification string `json:"classification" validate:"required,oneof=public internal confidential restricted"`
+}
+
+// Reclassify sets a report's classification and removes, in the same
+// step, every grant the sharing rules would not allow at the new level;
+// it returns the report and the grants removed.
+func (s *Service) Reclassify(ctx context.Context, orgID string, by models.Actor, idOrSlug string, in *ReclassifyInput) (*models.Report, []models.ReportGrant, error) {
+	orgRules, err := s.sharingRules(ctx, orgID)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.store.Reclassify(ctx, orgID, idOrSlug, in.Classification, func(r *models.Report, have []models.ReportGrant) ([]models.ReportGrant, error) {
+		report := reportInput(r)
+		var broken []models.ReportGrant
+		for _, g := range have {
+			granter := models.Actor{ID: g.GrantedBy, Name: g.GrantedByName, Person: !ids.HasPrefix(g.GrantedBy, ids.Key)}
+			grant := models.NewGrant{Kind: g.Kind, SubjectID: g.SubjectID, Name: g.Name}
+			if mayGrant(r.Classification, granter, g.Kind, "") != nil || rules.Forbids(orgRules, report, grantInput(grant, granter)) != "" {
+				broken = append(broken, g)
+			}
+		}
+		return broken, nil
+	}, by)
 }

@@ -26,6 +26,9 @@ type Report struct {
 	CreatedAt      wiretime.Time `json:"createdAt"`
 	UpdatedAt      wiretime.Time `json:"updatedAt"`
 	Version        *Version      `json:"version,omitempty"`
+	// RemovedGrants answers a reclassification: the grants the new level
+	// does not allow, removed with it.
+	RemovedGrants *[]Grant `json:"removedGrants,omitempty"`
 }
 
 // Owner is who owns a report: the member who published it, or the agent

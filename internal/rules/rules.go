@@ -1,7 +1,9 @@
 // Package rules evaluates an organisation's rules over a new request. A
 // rule's condition is a CEL expression over `request`, a map with the
 // request's fields as the API takes them (title, description, risk,
-// factors, links, approvers, externalId, flowId, metadata, input).
+// factors, links, approvers, externalId, flowId, metadata, input). A
+// sharing rule's condition is over `report` and `grant` instead (see
+// Forbids).
 package rules
 
 import (
@@ -23,10 +25,12 @@ const (
 	// KindRestricted hides fields on the page an emailed link opens
 	// without signing in.
 	KindRestricted = "restricted"
+	// KindSharing forbids the report grants its condition matches.
+	KindSharing = "sharing"
 )
 
 // Kinds lists every rule kind.
-var Kinds = []string{KindApproval, KindEthics, KindRestricted}
+var Kinds = []string{KindApproval, KindEthics, KindRestricted, KindSharing}
 
 // Rule is what evaluation needs of a stored rule.
 type Rule struct {
@@ -72,28 +76,37 @@ type Outcome struct {
 }
 
 var (
-	env = func() *cel.Env {
-		e, err := cel.NewEnv(cel.Variable("request", cel.MapType(cel.StringType, cel.DynType)))
-		if err != nil {
-			panic(err)
-		}
-		return e
-	}()
-	programs sync.Map // condition → cel.Program
+	env        = newEnv(cel.Variable("request", cel.MapType(cel.StringType, cel.DynType)))
+	sharingEnv = newEnv(cel.Variable("report", cel.MapType(cel.StringType, cel.DynType)),
+		cel.Variable("grant", cel.MapType(cel.StringType, cel.DynType)))
+	programs sync.Map // kind and condition → cel.Program
 )
 
-// Check compiles a condition and requires it to yield a bool; the error
-// is a sentence for the person who wrote it.
-func Check(condition string) error {
-	_, err := program(condition)
+func newEnv(vars ...cel.EnvOption) *cel.Env {
+	e, err := cel.NewEnv(vars...)
+	if err != nil {
+		panic(err)
+	}
+	return e
+}
+
+// Check compiles a condition of a rule of kind and requires it to yield a
+// bool; the error is a sentence for the person who wrote it.
+func Check(kind, condition string) error {
+	_, err := program(kind, condition)
 	return err
 }
 
-func program(condition string) (cel.Program, error) {
-	if p, ok := programs.Load(condition); ok {
+func program(kind, condition string) (cel.Program, error) {
+	e := env
+	if kind == KindSharing {
+		e = sharingEnv
+	}
+	cacheKey := kind + "\x00" + condition
+	if p, ok := programs.Load(cacheKey); ok {
 		return p.(cel.Program), nil
 	}
-	ast, iss := env.Compile(condition)
+	ast, iss := e.Compile(condition)
 	if iss.Err() != nil {
 		return nil, fmt.Errorf("the condition does not compile: %v", iss.Err())
 	}
@@ -102,11 +115,11 @@ func program(condition string) (cel.Program, error) {
 	if t := ast.OutputType(); t != cel.BoolType {
 		return nil, fmt.Errorf("the condition must yield a bool, not %s (compare a field, e.g. request.input.urgent == true)", t)
 	}
-	p, err := env.Program(ast, cel.CostLimit(100_000))
+	p, err := e.Program(ast, cel.CostLimit(100_000))
 	if err != nil {
 		return nil, fmt.Errorf("the condition cannot run: %v", err)
 	}
-	programs.Store(condition, p)
+	programs.Store(cacheKey, p)
 	return p, nil
 }
 
@@ -114,7 +127,10 @@ func program(condition string) (cel.Program, error) {
 func Evaluate(rs []Rule, request map[string]any) Outcome {
 	out := Outcome{RequiredApprovals: 1}
 	for _, r := range rs {
-		matched, err := matches(r.Condition, request)
+		if r.Kind == KindSharing {
+			continue // about reports, not requests
+		}
+		matched, err := matches(r.Kind, r.Condition, map[string]any{"request": request})
 		if err != nil {
 			out.Errors = append(out.Errors, fmt.Errorf("rule %q: %w", r.Name, err))
 			continue
@@ -141,15 +157,33 @@ func Evaluate(rs []Rule, request map[string]any) Outcome {
 	return out
 }
 
-func matches(condition string, request map[string]any) (bool, error) {
+// Forbids is the name of the first sharing rule whose condition holds for
+// a grant of report, or "". Both are maps as the API shows them: report
+// {id, title, slug, classification, living, owner {type, id, name}} and
+// grant {kind, id, name, by {type, id, name}}. A condition that fails to
+// evaluate forbids: sharing fails closed.
+func Forbids(rs []Rule, report, grant map[string]any) string {
+	for _, r := range rs {
+		if r.Kind != KindSharing {
+			continue
+		}
+		matched, err := matches(r.Kind, r.Condition, map[string]any{"report": report, "grant": grant})
+		if matched || err != nil {
+			return r.Name
+		}
+	}
+	return ""
+}
+
+func matches(kind, condition string, vars map[string]any) (bool, error) {
 	if condition == "" {
 		return true, nil
 	}
-	p, err := program(condition)
+	p, err := program(kind, condition)
 	if err != nil {
 		return false, err
 	}
-	v, _, err := p.Eval(map[string]any{"request": request})
+	v, _, err := p.Eval(vars)
 	if err != nil {
 		return false, err
 	}

@@ -8,11 +8,11 @@ import (
 )
 
 func TestCheck(t *testing.T) {
-	assert.NoError(t, Check(`request.risk == "high"`))
-	assert.NoError(t, Check(`has(request.input.amount) && request.input.amount > 1000`))
-	assert.ErrorContains(t, Check(`request.risk ==`), "does not compile")
-	assert.ErrorContains(t, Check(`request.title + "x"`), "must yield a bool")
-	assert.ErrorContains(t, Check(`nosuch.var`), "does not compile")
+	assert.NoError(t, Check(KindApproval, `request.risk == "high"`))
+	assert.NoError(t, Check(KindApproval, `has(request.input.amount) && request.input.amount > 1000`))
+	assert.ErrorContains(t, Check(KindApproval, `request.risk ==`), "does not compile")
+	assert.ErrorContains(t, Check(KindApproval, `request.title + "x"`), "must yield a bool")
+	assert.ErrorContains(t, Check(KindApproval, `nosuch.var`), "does not compile")
 }
 
 func TestEvaluate(t *testing.T) {
@@ -36,4 +36,23 @@ func TestEvaluate(t *testing.T) {
 	assert.Empty(t, out.Concerns)
 
 	assert.Equal(t, 1, Evaluate(nil, map[string]any{}).RequiredApprovals)
+}
+
+// A sharing rule is about reports: approvals never see it, and it forbids
+// the grants its condition matches, failing closed on an error.
+func TestSharingRules(t *testing.T) {
+	require.NoError(t, Check(KindSharing, "grant.kind == 'public'"))
+	assert.Error(t, Check(KindSharing, "request.risk == 'high'"), "sharing rules see report and grant, not request")
+	assert.Error(t, Check(KindApproval, "grant.kind == 'public'"))
+	rs := []Rule{
+		{Name: "never public", Kind: KindSharing, Condition: "grant.kind == 'public'"},
+		{Name: "owners only", Kind: KindSharing, Condition: "grant.by.nope == 'x'"},
+	}
+	out := Evaluate(rs, map[string]any{"risk": "low"})
+	assert.Empty(t, out.Errors, "approvals skip sharing rules")
+	assert.Equal(t, 1, out.RequiredApprovals)
+	report := map[string]any{"classification": "internal"}
+	assert.Equal(t, "never public", Forbids(rs, report, map[string]any{"kind": "public", "by": map[string]any{}}))
+	assert.Equal(t, "owners only", Forbids(rs, report, map[string]any{"kind": "team", "by": map[string]any{}}), "a rule that fails to evaluate forbids")
+	assert.Equal(t, "", Forbids(rs[:1], report, map[string]any{"kind": "team", "by": map[string]any{}}))
 }
