@@ -366,9 +366,9 @@ func (p *Pages) Wait() { p.sending.Wait() }
 
 // funcs are the helpers templates may call.
 var funcs = template.FuncMap{
-	"rfc3339": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-	"utc":     func(t time.Time) string { return t.UTC().Format("2 Jan 2006, 15:04 UTC") },
-	"until":   until,
+	"rfc3339":    func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	"utc":        func(t time.Time) string { return t.UTC().Format("2 Jan 2006, 15:04 UTC") },
+	"until":      until,
 	"reportPath": paths.Report,
 	// seconds writes a whole number of seconds as people write it.
 	"seconds": func(n int) string { return validate.Duration(time.Duration(n) * time.Second) },

@@ -29,9 +29,9 @@ type Config struct {
 	// BlobURL is where report files are kept: s3://… for S3-compatible
 	// storage, file:///… for a folder; empty is the data dir's blobs
 	// folder.
-	BlobURL           string
+	BlobURL string
 	// ReportsDomain names report hosts: <report key>.<ReportsDomain>.
-	ReportsDomain string
+	ReportsDomain     string
 	TemporalAddress   string
 	TemporalNamespace string
 	TemporalPort      int
