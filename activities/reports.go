@@ -40,3 +40,14 @@ func (a *Activities) ScheduleDue(ctx context.Context, e workflows.ScheduleDueEve
 	})
 	return err
 }
+
+// StartSend records that a report send's workflow took it up, so the
+// reconciler leaves it alone.
+func (a *Activities) StartSend(ctx context.Context, in workflows.ReportSendInput) error {
+	return a.Store.MarkSendStarted(ctx, in.OrganizationID, in.SendID)
+}
+
+// EmailSend emails a report send's recipients, each once.
+func (a *Activities) EmailSend(ctx context.Context, in workflows.ReportSendInput) error {
+	return a.Notify.ReportSend(ctx, in.OrganizationID, in.SendID)
+}

@@ -99,6 +99,7 @@ var authzMatrix = []authzRow{
 	{"PATCH", "/api/v1/reports/:idOrSlug", rw, liveReport, `{"classification":"confidential"}`, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"POST", "/api/v1/reports/:idOrSlug/share", rs, liveReport, `{"audience":["everyone"]}`, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"DELETE", "/api/v1/reports/:idOrSlug/share", rs, liveReport, `{"audience":["everyone"]}`, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"POST", "/api/v1/reports/:idOrSlug/send", rs, liveReport, `{"to":["new.reader@partner.example"],"note":"For Monday"}`, "anon=401 agent=202 noscope=403 members=202 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"POST", "/api/v1/audiences/resolve", ad, noID, `{"audience":["everyone"]}`, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=200 otheradmin=403"},
 	{"PUT", "/api/v1/reports/:idOrSlug/data/:name", rw, reportWithData, `{"kpis":[1]}`, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"GET", "/api/v1/reports/:idOrSlug/data", rr, reportWithData, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},

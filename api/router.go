@@ -156,6 +156,7 @@ func New(d Deps) http.Handler {
 	v1.GET("/templates", requireScope(scopes.ReportsRead), h.listTemplates)
 	h.post(v1, "/reports/:idOrSlug/share", requireScope(scopes.ReportsShare), h.shareReport)
 	v1.DELETE("/reports/:idOrSlug/share", requireScope(scopes.ReportsShare), h.unshareReport)
+	h.postResumable(v1, "/reports/:idOrSlug/send", requireScope(scopes.ReportsShare), h.sendReport)
 	h.post(v1, "/audiences/resolve", requireScope(scopes.AudiencesRead), h.resolveAudience)
 	h.postResumable(v1, "/schedules", requireScope(scopes.SchedulesWrite), h.createSchedule)
 	v1.GET("/schedules", requireScope(scopes.SchedulesWrite), h.listSchedules)

@@ -55,3 +55,17 @@ func (h *handlers) unshareReport(c *gin.Context) {
 	}
 	c.JSON(http.StatusOK, out)
 }
+
+func (h *handlers) sendReport(c *gin.Context) {
+	var in reports.SendInput
+	if err := bind(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	out, err := h.reports.Send(c.Request.Context(), principal(c), reportParam(c), &in, claim(c))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusAccepted, out)
+}

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -240,5 +241,72 @@ func TestSharingRulesAndReclassification(t *testing.T) {
 		assert.Empty(t, same.decoded["removedGrants"])
 		assert.Equal(t, 400, f.do(t, "PATCH", "/api/v1/reports/open", f.agentKey, `{"classification":"secret"}`, nil).status)
 		assert.Equal(t, 404, f.do(t, "PATCH", "/api/v1/reports/open", f.otherAgent, `{"classification":"public"}`, nil).status)
+	})
+}
+
+// TestSendReport: members and guests are granted, new addresses become
+// guests, the rules hold, and a retry with the key sends once.
+func TestSendReport(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		f := newFixture(t, db)
+		_, _, bob, _, guest := f.people(t)
+		rep := f.publish(t, `{"title":"Q3","slug":"q3","content":`+jsonString(html("q"))+`}`)
+		body := `{"to":["` + bob.Email + `","GUS@partner.example","pat@new.example","pat@new.example"],"note":"For Monday"}`
+		sent := f.do(t, "POST", "/api/v1/reports/q3/send", f.agentKey, body, map[string]string{"Idempotency-Key": "send-1"})
+		require.Equal(t, 202, sent.status, string(sent.body))
+		rc := sent.decoded["recipients"].([]any)
+		require.Len(t, rc, 3, "each address once")
+		kinds := map[string]string{}
+		for _, r := range rc {
+			m := r.(map[string]any)
+			kinds[m["email"].(string)] = m["kind"].(string)
+			assert.Equal(t, m["email"] == "pat@new.example", m["admitted"], m["email"])
+		}
+		assert.Equal(t, map[string]string{bob.Email: "member", guest.Email: "guest", "pat@new.example": "guest"}, kinds)
+		pat, err := f.store.GuestByEmail(context.Background(), f.org.ID, "pat@new.example")
+		require.NoError(t, err, "a new address is admitted as a guest")
+		assert.Len(t, sent.decoded["added"], 3)
+
+		again := f.do(t, "POST", "/api/v1/reports/q3/send", f.agentKey, body, map[string]string{"Idempotency-Key": "send-1"})
+		assert.Equal(t, sent.decoded["id"], again.decoded["id"], "the key replays the send")
+		other := f.do(t, "POST", "/api/v1/reports/q3/send", f.agentKey, `{"to":["pat@new.example"]}`, nil)
+		require.Equal(t, 202, other.status)
+		assert.Empty(t, other.decoded["added"], "a send to someone with access grants nothing new")
+		var sends int64
+		require.NoError(t, db.Model(&models.ReportSend{}).Where("report_id = ?", rep["id"]).Count(&sends).Error)
+		assert.EqualValues(t, 2, sends)
+		events, err := f.store.ListEvents(context.Background(), f.org.ID, rep["id"].(string))
+		require.NoError(t, err)
+		shared := 0
+		for _, e := range events {
+			if e.Kind == "report.shared" {
+				shared++
+				assert.Contains(t, string(e.Data), pat.ID)
+			}
+		}
+		assert.Equal(t, 1, shared)
+
+		f.do(t, "POST", "/api/v1/admin/rules", f.adminKey, `{"name":"No outsiders","kind":"sharing","condition":"grant.kind == 'guest'"}`, nil)
+		cases := []struct {
+			name, body string
+			status     int
+			code, field string
+		}{
+			{"a rule forbids", `{"to":["new2@else.example"]}`, 403, "sharing_denied", "to[0]"},
+			{"not an address", `{"to":["bob"]}`, 400, "invalid_request", "to[0]"},
+			{"none", `{"to":[]}`, 400, "invalid_request", "to"},
+			{"too many", `{"to":[` + strings.Repeat(`"a@b.example",`, 50) + `"a@b.example"]}`, 400, "invalid_request", "to"},
+			{"long note", `{"to":["` + bob.Email + `"],"note":"` + strings.Repeat("n", 2001) + `"}`, 400, "invalid_request", "note"},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				r := f.do(t, "POST", "/api/v1/reports/q3/send", f.agentKey, c.body, nil)
+				require.Equal(t, c.status, r.status, string(r.body))
+				assert.Equal(t, c.code, errField(r, "code"))
+				assert.Equal(t, c.field, errField(r, "field"))
+			})
+		}
+		_, err = f.store.GuestByEmail(context.Background(), f.org.ID, "new2@else.example")
+		assert.Error(t, err, "a refused send admits nobody")
 	})
 }

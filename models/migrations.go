@@ -633,6 +633,25 @@ var migrations = []*gormigrate.Migration{
 			return tx.Migrator().DropTable("reader_tickets", "reader_sessions", "report_views", "access_requests")
 		},
 	},
+	{
+		// Reports sent by email to addresses, guests admitted on the way.
+		ID: "202611250003_report_sends",
+		Migrate: func(tx *gorm.DB) error {
+			type ReportSend struct {
+				ID             string `gorm:"primaryKey;size:40"`
+				OrganizationID string `gorm:"size:40;not null;index"`
+				ReportID       string `gorm:"size:40;not null;index"`
+				SentBy         string `gorm:"size:60;not null"`
+				SentByName     string `gorm:"size:320;not null"`
+				Note           string `gorm:"type:text;not null"`
+				Recipients     string `gorm:"type:text;not null"`
+				Started        bool   `gorm:"not null"`
+				CreatedAt      time.Time
+			}
+			return tx.Migrator().CreateTable(&ReportSend{})
+		},
+		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("report_sends") },
+	},
 }
 
 // RequireMigrated fails when the database lacks a migration this binary

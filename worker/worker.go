@@ -48,6 +48,7 @@ func New(c client.Client, d Deps) sdkworker.Worker {
 	w.RegisterWorkflowWithOptions(workflows.Delivery, workflow.RegisterOptions{Name: workflows.WorkflowDelivery})
 	w.RegisterWorkflowWithOptions(workflows.PublishHold, workflow.RegisterOptions{Name: workflows.WorkflowHold})
 	w.RegisterWorkflowWithOptions(workflows.ScheduleDue, workflow.RegisterOptions{Name: workflows.WorkflowScheduleDue})
+	w.RegisterWorkflowWithOptions(workflows.ReportSend, workflow.RegisterOptions{Name: workflows.WorkflowReportSend})
 	w.RegisterActivity(&activities.Activities{Store: d.Store, BaseURL: d.BaseURL, HTTP: outbound.NewClient(d.NetPolicy),
 		Notify: &notify.Notifier{Store: d.Store, Mailer: d.Mailer, BaseURL: d.BaseURL, Logger: d.Logger}})
 	return w

@@ -20,6 +20,7 @@ const (
 	// WorkflowScheduleDue is started by a report schedule's Temporal
 	// Schedule.
 	WorkflowScheduleDue = "ScheduleDue"
+	WorkflowReportSend  = "ReportSend"
 )
 
 // ApprovalWorkflowID is the workflow id of approval id.
@@ -30,6 +31,9 @@ func CollectionWorkflowID(id string) string { return "collection/" + id }
 
 // HoldWorkflowID is the workflow id of held version id.
 func HoldWorkflowID(versionID string) string { return "publish-hold/" + versionID }
+
+// SendWorkflowID is the workflow id of report send id.
+func SendWorkflowID(id string) string { return "report-send/" + id }
 
 // ReportScheduleID is the id of the Temporal Schedule of report
 // schedule id; ScheduleDueWorkflowID the id its runs start under (Temporal
@@ -90,4 +94,8 @@ const (
 	ActivityDecideHeld = "DecideHeld"
 	// ActivityScheduleDue writes a report schedule's schedule.due.
 	ActivityScheduleDue = "ScheduleDue"
+	// ActivityStartSend records that a report send's workflow took it up;
+	// ActivityEmailSend emails its recipients.
+	ActivityStartSend = "StartSend"
+	ActivityEmailSend = "EmailSend"
 )

@@ -183,7 +183,7 @@ type services struct {
 
 // owned are the kinds of record whose workflows the reconciler starts.
 func (s *services) owned() []requests.Owned {
-	return []requests.Owned{s.approvals, s.collections, s.reports, s.reports.Schedules()}
+	return []requests.Owned{s.approvals, s.collections, s.reports, s.reports.Schedules(), s.reports.Sends()}
 }
 
 // services builds them; policy says which receiver addresses may be saved

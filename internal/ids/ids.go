@@ -33,6 +33,7 @@ const (
 	Audit        = "aud"
 	Grant        = "grt"
 	View         = "viw"
+	Send         = "snd"
 )
 
 // New returns prefix_<lowercase ULID>. ULIDs sort by creation time, so ids

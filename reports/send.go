@@ -1,0 +1,136 @@
+package reports
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/rules"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/wire"
+	"github.com/assent-hq/assent/workflows"
+)
+
+// sendKind names report sends in search attributes and logs.
+const sendKind = "report_send"
+
+// SendInput emails a report's link to addresses with a covering note.
+type SendInput struct {
+	To   []string `json:"to" validate:"required,min=1,max=50,dive,required,email,max=320"`
+	Note string   `json:"note" validate:"max=2000"`
+}
+
+// Sent answers a send: the send, whom it went to (guests admitted on
+// the way), the grants it added and the report's audience now.
+type Sent struct {
+	ID         string                 `json:"id"`
+	ReportID   string                 `json:"reportId"`
+	Recipients []models.SendRecipient `json:"recipients"`
+	Added      []wire.Grant           `json:"added"`
+	Audience   []wire.Grant           `json:"audience"`
+}
+
+// Send emails each address a link to the report with the note. A member
+// or admitted guest is granted access; an address the organisation has
+// not seen becomes a guest, admitted by the sender. The sharing rules
+// hold as for a share, and nothing is granted or sent when one refuses.
+// The emails go out from a workflow (workflows.ReportSend), each once.
+func (s *Service) Send(ctx context.Context, p *models.Principal, idOrSlug string, in *SendInput, claim *models.Claim) (*Sent, error) {
+	orgID, by := p.Organization.ID, p.Actor()
+	r, err := s.store.GetReport(ctx, orgID, idOrSlug)
+	if err != nil {
+		return nil, err
+	}
+	var emails []string
+	for _, e := range in.To {
+		if e = models.NormalizeEmail(e); !slices.Contains(emails, e) {
+			emails = append(emails, e)
+		}
+	}
+	d, err := s.store.LookUp(ctx, orgID, emails)
+	if err != nil {
+		return nil, err
+	}
+	orgRules, err := s.sharingRules(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	report := reportInput(r)
+	send := &models.ReportSend{Note: in.Note}
+	for i, e := range emails {
+		field := fmt.Sprintf("to[%d]", i)
+		rc := models.SendRecipient{Email: e, Kind: models.ApproverGuest}
+		for _, m := range d.Members(e) {
+			if m.Email == e {
+				if !m.Active {
+					return nil, apperr.Field(apperr.InvalidRequest, field, "%s is a deactivated member of this organisation", e)
+				}
+				rc.PersonID, rc.Kind = m.ID, models.ApproverMember
+			}
+		}
+		for _, g := range d.Guests(e) {
+			if g.Email == e && rc.PersonID == "" {
+				rc.PersonID = g.ID
+			}
+		}
+		if err := mayGrant(r.Classification, by, rc.Kind, field); err != nil {
+			return nil, err
+		}
+		grant := models.NewGrant{Kind: rc.Kind, SubjectID: rc.PersonID, Name: e}
+		if rule := rules.Forbids(orgRules, report, grantInput(grant, by)); rule != "" {
+			return nil, apperr.Field(apperr.SharingDenied, field, "sharing rule %q of this organisation forbids sending this report to %s", rule, e)
+		}
+		send.Recipients.V = append(send.Recipients.V, rc)
+	}
+	r, send, added, err := s.store.SendReport(ctx, orgID, r.ID, send, by, claim, s.sharedData)
+	if err != nil {
+		return nil, err
+	}
+	if !send.Started {
+		if err := s.startSend(ctx, send); err != nil {
+			s.log.Warn("start the workflow of a report send; the reconciler will", "send", send.ID, "error", err)
+		}
+	}
+	all, err := s.store.Grants(ctx, r.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &Sent{ID: send.ID, ReportID: r.ID, Recipients: send.Recipients.V, Added: wire.NewGrants(added), Audience: wire.NewGrants(all)}, nil
+}
+
+func (s *Service) startSend(ctx context.Context, send *models.ReportSend) error {
+	if s.temporal == nil {
+		return apperr.New(apperr.Unavailable, "no workflow service is configured")
+	}
+	return requests.StartOnce(ctx, s.temporal, client.StartWorkflowOptions{
+		ID:                    workflows.SendWorkflowID(send.ID),
+		TypedSearchAttributes: requests.Attributes(send.OrganizationID, sendKind, "sending", nil),
+	}, workflows.WorkflowReportSend, workflows.ReportSendInput{OrganizationID: send.OrganizationID, SendID: send.ID})
+}
+
+// Sends is the reconciler's registrar for report sends whose workflow a
+// crash kept from starting.
+func (s *Service) Sends() requests.Owned { return sendRegistrar{s} }
+
+type sendRegistrar struct{ s *Service }
+
+func (r sendRegistrar) Kind() string { return sendKind }
+
+// StartUnowned starts the workflows of sends left without one.
+func (r sendRegistrar) StartUnowned(ctx context.Context, olderThan time.Time, batch int) (int, error) {
+	sends, err := r.s.store.UnstartedSends(ctx, olderThan, batch)
+	if err != nil {
+		return 0, err
+	}
+	for i := range sends {
+		if err := r.s.startSend(ctx, &sends[i]); err != nil {
+			return i, err
+		}
+	}
+	return len(sends), nil
+}
