@@ -288,8 +288,8 @@ func TestSendReport(t *testing.T) {
 
 		f.do(t, "POST", "/api/v1/admin/rules", f.adminKey, `{"name":"No outsiders","kind":"sharing","condition":"grant.kind == 'guest'"}`, nil)
 		cases := []struct {
-			name, body string
-			status     int
+			name, body  string
+			status      int
 			code, field string
 		}{
 			{"a rule forbids", `{"to":["new2@else.example"]}`, 403, "sharing_denied", "to[0]"},

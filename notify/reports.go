@@ -10,7 +10,7 @@ import (
 // sendMail is the data of the email a report send makes to one address.
 type sendMail struct {
 	Organization, SentBy, Title, Note, PageURL string
-	Guest                                            bool
+	Guest                                      bool
 }
 
 // ReportSend emails each recipient of a report send its link with the
