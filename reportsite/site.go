@@ -73,7 +73,10 @@ func New(d Deps) (*Site, error) {
 	if domain == "" || strings.ContainsAny(domain, "/@*") {
 		return nil, fmt.Errorf("reports: ASSENT_REPORTS_DOMAIN %q is not a host name (such as reports.example.com)", d.Domain)
 	}
-	if strings.EqualFold(app.Host, domain) || strings.HasSuffix(strings.ToLower(app.Host), "."+domain) {
+	// Every host under the domain is a report host; the app may be the
+	// domain itself (localhost:8080 beside <key>.localhost:8080), whose
+	// host-only cookies no report host receives.
+	if strings.HasSuffix(strings.ToLower(app.Host), "."+domain) {
 		return nil, fmt.Errorf("reports: the app (%s) must not be served under the reports domain %s", app.Host, domain)
 	}
 	log := d.Logger
@@ -128,7 +131,10 @@ func (s *Site) keyOf(host string) (string, bool) {
 		host = hostOnly(host)
 	}
 	key, ok := strings.CutSuffix(host, "."+s.domain)
-	return key, ok && key != ""
+	if !ok || key == "" {
+		return "", false
+	}
+	return key, true
 }
 
 // Route sends requests for report hosts to the site and every other

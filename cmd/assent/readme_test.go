@@ -220,6 +220,10 @@ func TestReadmeQuickstartRuns(t *testing.T) {
 {"version":3,"status":"declined"}
 {"version":2,"status":"previous"}
 {"version":1,"status":"previous"}`, report())
+	// Shared by team name and display name, in any case; never public
+	// from an agent key.
+	assert.Contains(t, output.String(), `[{"kind":"team","name":"Operations"},{"kind":"member","name":"mia@example.com"}]`, report())
+	assert.Contains(t, output.String(), `"public_sharing_denied"`, report())
 }
 
 // stopGroup ends a process group: politely first, so `go run` removes the

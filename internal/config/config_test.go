@@ -200,3 +200,21 @@ func TestTemporalTLS(t *testing.T) {
 	_, err = (&config.Config{TemporalTLSCA: keyFile}).TemporalTLS()
 	assert.ErrorContains(t, err, "no PEM certificate")
 }
+
+// Reports get localhost:<port> on this machine and nothing elsewhere,
+// unless a domain is set.
+func TestReportsDomainFor(t *testing.T) {
+	c := &config.Config{}
+	for base, want := range map[string]string{
+		"http://127.0.0.1:8080": "localhost:8080", "http://localhost:9000": "localhost:9000", "http://[::1]:80": "localhost:80",
+		"http://localhost": "localhost", "https://assent.example.com": "", "http://10.0.0.5:8080": "",
+	} {
+		if got := c.ReportsDomainFor(base); got != want {
+			t.Errorf("ReportsDomainFor(%q) = %q, want %q", base, got, want)
+		}
+	}
+	c.ReportsDomain = "reports.example.com"
+	if got := c.ReportsDomainFor("https://assent.example.com"); got != "reports.example.com" {
+		t.Errorf("the setting wins, got %q", got)
+	}
+}
