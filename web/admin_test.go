@@ -398,7 +398,7 @@ func TestAdminRulesAreCheckedLikeTheAPI(t *testing.T) {
 			{url.Values{"name": {"a"}, "kind": {"approval"}, "requiredApprovals": {"two"}}, "requiredApprovals must be a whole number"},
 			{url.Values{"name": {"a"}, "kind": {"ethics"}, "principle": {"privacy"}}, "An ethics rule needs the concern approvers read first"},
 			{url.Values{"name": {"a"}, "kind": {"restricted"}}, "A restricted-fields rule needs the fields it hides"},
-			{url.Values{"name": {"a"}, "kind": {"magic"}}, "Kind must be one of: approval, ethics, restricted"},
+			{url.Values{"name": {"a"}, "kind": {"magic"}}, "Kind must be one of: approval, ethics, restricted, sharing"},
 		} {
 			tc.form.Set("csrf", csrf)
 			r := b.post("/admin/rules", tc.form)
@@ -411,7 +411,12 @@ func TestAdminRulesAreCheckedLikeTheAPI(t *testing.T) {
 		require.Equal(t, http.StatusSeeOther, r.status, r.body)
 		r = b.post("/admin/rules", url.Values{"csrf": {csrf}, "name": {"bank details"}, "kind": {"restricted"}, "fields": {"iban, bic"}})
 		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		r = b.post("/admin/rules", url.Values{"csrf": {csrf}, "name": {"no guests"}, "kind": {"sharing"}, "condition": {"request.risk == 'high'"}})
+		assert.Equal(t, http.StatusBadRequest, r.status, "a sharing rule sees report and grant, not request")
+		r = b.post("/admin/rules", url.Values{"csrf": {csrf}, "name": {"no guests"}, "kind": {"sharing"}, "condition": {"grant.kind == 'guest'"}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
 		list := b.get("/admin/rules")
+		assert.Contains(t, list.body, "Forbids these report grants")
 		assert.Contains(t, list.body, "has(request.input.amount) &amp;&amp; request.input.amount &gt; 1000")
 		assert.Contains(t, list.body, "Needs 2 approvals")
 		assert.Contains(t, list.body, "Hides <code>iban</code>, <code>bic</code>")
@@ -420,17 +425,17 @@ func TestAdminRulesAreCheckedLikeTheAPI(t *testing.T) {
 
 		rules, _, err := s.store.ListRules(ctx, s.org.ID, models.Page{Limit: 10})
 		require.NoError(t, err)
-		require.Len(t, rules, 2)
-		big := rules[1]
+		require.Len(t, rules, 3)
+		big := rules[2]
 		require.Equal(t, "big payments", big.Name)
 		assert.True(t, big.Enabled)
-		assert.Equal(t, []string{"iban", "bic"}, []string(rules[0].Fields))
+		assert.Equal(t, []string{"iban", "bic"}, []string(rules[1].Fields))
 
 		r = b.post("/admin/rules/"+big.ID+"/enabled", url.Values{"csrf": {csrf}, "enabled": {"false"}})
 		require.Equal(t, http.StatusSeeOther, r.status, r.body)
 		enabled, err := s.store.EnabledRules(ctx, s.org.ID)
 		require.NoError(t, err)
-		assert.Len(t, enabled, 1)
+		assert.Len(t, enabled, 2)
 		r = b.post("/admin/rules/"+big.ID+"/delete", url.Values{"csrf": {csrf}, "confirm": {"yes"}})
 		require.Equal(t, http.StatusSeeOther, r.status, r.body)
 		assert.NotContains(t, b.get("/admin/rules").body, "big payments")

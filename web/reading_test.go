@@ -301,3 +301,25 @@ func TestReportPageInTheApp(t *testing.T) {
 			"a reader does not manage the report")
 	})
 }
+
+// TestGuestsReadOnlyWhatIsSharedWithThem: a guest signs in like a member
+// and reads a report shared with them; `everyone` means members, so a
+// report shared with everyone stays closed to them.
+func TestGuestsReadOnlyWhatIsSharedWithThem(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newReadingSite(t, db)
+		_, _, err := s.store.CreateGuest(context.Background(), s.org.ID, "gus@partner.example", "Gus")
+		require.NoError(t, err)
+		theirs := s.publish(t, "for-gus", []string{"gus@partner.example"}, []bundle.InlineFile{{Path: "index.html", Content: "<h1>For Gus</h1>"}})
+		members := s.publish(t, "members", []string{"everyone"}, []bundle.InlineFile{{Path: "index.html", Content: "<h1>Members</h1>"}})
+		gus := s.reader(t, "gus@partner.example")
+		got, _ := gus.follow(s.origin(theirs) + "/")
+		require.Equal(t, http.StatusOK, got.status, got.body)
+		assert.Contains(t, got.body, "For Gus")
+		refused, _ := gus.follow(s.origin(members) + "/")
+		assert.Equal(t, http.StatusForbidden, refused.status)
+		list := gus.get("/reports")
+		assert.Contains(t, list.body, "Report for-gus")
+		assert.NotContains(t, list.body, "Report members")
+	})
+}

@@ -136,6 +136,30 @@ func TestBrowserReadingReports(t *testing.T) {
 	assert.Equal(t, "blocked", got["inbox"], "the app's pages cannot be read from a report")
 	assert.Equal(t, "blocked", got["data"], "another report's dataset cannot be read")
 
+	// Un-sharing takes effect on the next load.
+	unshare, _ := http.NewRequest(http.MethodDelete, apiURL+"/api/v1/reports/"+dash.ID+"/share", strings.NewReader(`{"audience":["Operations"]}`))
+	unshare.Header.Set("Authorization", "Bearer "+boot.AgentKey)
+	unshare.Header.Set("Content-Type", "application/json")
+	resp, err = http.DefaultClient.Do(unshare)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, 200, resp.StatusCode)
+	mia.Navigate(dashOrigin + "/")
+	assert.Contains(t, mia.Text("main"), "You cannot read this report")
+
+	// A public report (a person may make one) opens in a fresh browser,
+	// nobody signed in.
+	owner := demoMember(t, boot, "owner")
+	var public struct{ URL string }
+	require.Equal(t, 201, postJSON(t, apiURL+"/api/v1/reports", owner.Token,
+		`{"title":"Open letter","slug":"open-letter","content":"<!doctype html><html lang=\"en\"><title>Open letter</title><main><h1>Dear all</h1></main></html>","audience":["public"]}`, &public))
+	mia.Navigate(public.URL)
+	publicOrigin := frameOrigin(t, mia)
+	stranger := browsertest.New(t)
+	stranger.Navigate(publicOrigin + "/")
+	assert.Equal(t, "Dear all", stranger.Text("h1"))
+	assert.True(t, strings.HasPrefix(stranger.Location(), publicOrigin), stranger.Location())
+
 	// Nina is outside the team: refused, she asks for access.
 	nina := browsertest.New(t)
 	signInFromDevMail(t, nina, apiURL, "nina@example.com")
