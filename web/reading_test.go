@@ -294,6 +294,16 @@ func TestReportPageInTheApp(t *testing.T) {
 		assert.Equal(t, http.StatusBadRequest, nearMiss.status)
 		assert.Contains(t, nearMiss.body, "bob@example.com", "the page offers the candidates")
 
+		_, err = s.store.CreateMember(ctx, s.org.ID, "root@example.com", "Root Admin", models.RoleAdmin)
+		require.NoError(t, err)
+		adm := s.reader(t, "root@example.com")
+		managed := adm.get("/reports/team/plan")
+		require.Equal(t, http.StatusOK, managed.status, "an administrator manages the report")
+		assert.NotContains(t, managed.body, "<iframe", "but reads it only by a grant")
+		assert.Contains(t, managed.body, "not shared with you")
+		unreadable, _ := adm.follow(s.origin(r) + "/")
+		assert.Equal(t, http.StatusForbidden, unreadable.status)
+
 		list = bob.get("/reports")
 		assert.Contains(t, list.body, "Report team/plan")
 		assert.Equal(t, http.StatusOK, bob.get("/reports/team/plan").status)

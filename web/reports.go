@@ -53,8 +53,11 @@ type reportPage struct {
 	Grants   []models.ReportGrant
 	// Manage shows the share and rollback forms: the owner and the
 	// organisation's owners and administrators manage a report.
-	Manage  bool
-	Message string
+	Manage bool
+	// Readable is false for an administrator the report is not shared
+	// with: the page then manages it without showing it.
+	Readable bool
+	Message  string
 	Problem string
 	Address string
 }
@@ -69,10 +72,18 @@ func (p *Pages) report(c *gin.Context) {
 		p.Fail(c, err)
 		return
 	}
-	if !p.mayOpen(c, r, person) {
+	manage := manages(r, person)
+	// Those who manage a report reach its page to share it even when it
+	// is not shared with them; they still read it only by a grant.
+	readable := manage && !r.Archived
+	if !readable && !p.mayOpen(c, r, person) {
 		return
 	}
-	page := &reportPage{Report: r, Manage: manages(r, person), Address: paths.Report(r.Slug)}
+	page := &reportPage{Report: r, Manage: manage, Address: paths.Report(r.Slug)}
+	if page.Readable, err = p.store.CanRead(c.Request.Context(), r, person); err != nil {
+		p.Fail(c, err)
+		return
+	}
 	status := http.StatusOK
 	if c.Request.Method == http.MethodPost {
 		if !page.Manage {
@@ -99,7 +110,7 @@ func (p *Pages) showReport(c *gin.Context, status int, r *models.Report, page *r
 		p.Fail(c, err)
 		return
 	}
-	if r.LiveVersion != nil {
+	if r.LiveVersion != nil && page.Readable {
 		ticket, err := p.store.IssueReaderTicket(ctx, r.ID, currentSession(c).ID)
 		if err != nil {
 			p.Fail(c, err)
