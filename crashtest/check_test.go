@@ -48,6 +48,7 @@ type report struct {
 	Reports      int `json:"reports"`
 	Versions     int `json:"versions"`
 	Held         int `json:"heldVersions"`
+	Sends        int `json:"reportSends"`
 	Events       int `json:"eventsReceived"`
 	AuditEntries int `json:"auditEntries"`
 	OutboxEvents int `json:"outboxEvents"`

@@ -44,6 +44,13 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 			Version struct {
 				ID string `json:"id"`
 			} `json:"version"`
+			// report.shared: the report and the grants a send added.
+			Report struct {
+				ID string `json:"id"`
+			} `json:"report"`
+			Added []struct {
+				Name string `json:"name"`
+			} `json:"added"`
 		} `json:"data"`
 	}
 	_ = json.Unmarshal(b, &body)
@@ -53,6 +60,9 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	if body.Data.Version.ID != "" {
 		// A report's events are per version.
 		rc.subject += "/" + body.Data.Version.ID
+	}
+	if body.Data.Report.ID != "" && len(body.Data.Added) > 0 {
+		rc.subject = body.Data.Report.ID + "/shared/" + body.Data.Added[0].Name
 	}
 	if req.URL.Path == "/callback" {
 		rc.target, rc.subject = "callback", body.RequestID

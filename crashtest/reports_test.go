@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 const (
 	opCreateReport   = "report create"
 	opPublishVersion = "report publish"
+	opSendReport     = "report send"
 )
 
 // heldPage is a page the publish scan holds: a password form posting to
@@ -36,6 +38,14 @@ func (l *load) publish(rng *rand.Rand) {
 		rep = l.reports[rng.IntN(n)]
 	}
 	l.mu.Unlock()
+	if rep != "" && rng.IntN(100) < 15 {
+		// A send to a new address: the address becomes a guest with a
+		// grant, and the send's workflow emails it.
+		b, _ := json.Marshal(map[string]any{"to": []string{key + "@crash.example"}, "note": key})
+		l.send(&op{kind: opSendReport, path: "/api/v1/reports/" + rep + "/send", token: l.svc.boot.AgentKey, key: key,
+			reportID: rep, body: string(b)})
+		return
+	}
 	o := &op{kind: opPublishVersion, path: "/api/v1/reports/" + rep + "/versions", token: l.svc.boot.AgentKey, key: key, reportID: rep}
 	if rep == "" {
 		body["title"], body["living"] = "Report "+key, true
@@ -97,6 +107,9 @@ func (l *load) checkReports(ctx context.Context, rcv *receiver, tc client.Client
 		}
 	}
 	r.Versions = len(all)
+	if err := l.checkSends(ctx, tc, r); err != nil {
+		return err
+	}
 	for _, o := range l.ops {
 		if o.kind != opCreateReport && o.kind != opPublishVersion {
 			continue
@@ -161,6 +174,47 @@ func (l *load) checkReports(ctx context.Context, rcv *receiver, tc client.Client
 		})
 		if !started {
 			r.problem(&r.Lost, "held version %s has no workflow", v.ID)
+		}
+	}
+	return nil
+}
+
+// checkSends: a send answered 2xx granted its address and has its
+// workflow (started by the send or, when a kill lost that start, by the
+// reconciler); a refused one granted nothing.
+func (l *load) checkSends(ctx context.Context, tc client.Client, r *report) error {
+	audiences := map[string][]string{}
+	wait, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	for _, o := range l.ops {
+		if o.kind != opSendReport {
+			continue
+		}
+		aud, ok := audiences[o.reportID]
+		if !ok {
+			var rep struct{ Audience []string }
+			if err := l.get("/api/v1/reports/"+o.reportID, &rep); err != nil {
+				return err
+			}
+			aud, audiences[o.reportID] = rep.Audience, rep.Audience
+		}
+		granted := slices.Contains(aud, o.key+"@crash.example")
+		switch {
+		case o.acknowledged() && !granted:
+			r.problem(&r.Lost, "send %s was answered %d but its address has no grant", o.key, o.status)
+		case !o.acknowledged() && granted:
+			r.problem(&r.Divergences, "send %s was answered %d yet granted its address", o.key, o.status)
+		}
+		if !o.acknowledged() {
+			continue
+		}
+		r.Sends++
+		id := idOf(o.respBody)
+		if !waitUntil(wait, func() bool {
+			_, err := tc.DescribeWorkflowExecution(ctx, "report-send/"+id, "")
+			return err == nil
+		}) {
+			r.problem(&r.Lost, "send %s (%s) has no workflow", o.key, id)
 		}
 	}
 	return nil
