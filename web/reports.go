@@ -58,8 +58,8 @@ type reportPage struct {
 	// with: the page then manages it without showing it.
 	Readable bool
 	Message  string
-	Problem string
-	Address string
+	Problem  string
+	Address  string
 }
 
 // report shows a report's page; posts to the same address share, unshare
