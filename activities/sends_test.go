@@ -52,7 +52,7 @@ func TestReportSendEmailsEachRecipientOnce(t *testing.T) {
 		require.NoError(t, err)
 		send := &models.ReportSend{Note: "For Monday's review"}
 		send.Recipients.V = []models.SendRecipient{{Email: ada.Email, PersonID: ada.ID, Kind: models.ApproverMember}, {Email: "pat@new.example"}}
-		_, send, _, err = store.SendReport(ctx, org.ID, r.ID, send, models.Actor{ID: "key_1", Name: "report agent"}, nil,
+		_, send, _, err = store.SendReport(ctx, org.ID, r.ID, send, "internal", models.Actor{ID: "key_1", Name: "report agent"}, nil,
 			func(*models.Report, []models.ReportGrant) ([]byte, error) { return []byte(`{}`), nil })
 		require.NoError(t, err)
 

@@ -35,7 +35,7 @@ func (h *handlers) putDataset(c *gin.Context) {
 }
 
 func (h *handlers) listDatasets(c *gin.Context) {
-	ds, err := h.reports.Datasets(c.Request.Context(), orgID(c), reportParam(c))
+	ds, err := h.reports.Datasets(c.Request.Context(), principal(c), reportParam(c))
 	if err != nil {
 		fail(c, err)
 		return
@@ -44,7 +44,7 @@ func (h *handlers) listDatasets(c *gin.Context) {
 }
 
 func (h *handlers) getDataset(c *gin.Context) {
-	d, err := h.reports.Dataset(c.Request.Context(), orgID(c), reportParam(c), c.Param("name"))
+	d, err := h.reports.Dataset(c.Request.Context(), principal(c), reportParam(c), c.Param("name"))
 	if err != nil {
 		fail(c, err)
 		return

@@ -310,3 +310,66 @@ func TestSendReport(t *testing.T) {
 		assert.Error(t, err, "a refused send admits nobody")
 	})
 }
+
+// TestWhoMayChangeWhoReads: a member token changes who reads a report
+// only as its owner or an administrator; an archived report is not
+// shared or sent; a member token reads datasets only by a grant; `everyone`
+// beside a team of that name is refused, not guessed.
+func TestWhoMayChangeWhoReads(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		f := newFixture(t, db)
+		ctx := context.Background()
+		_, _, bob, _, _ := f.people(t)
+		_, bobToken, err := f.store.CreateMemberToken(ctx, f.org.ID, bob.ID)
+		require.NoError(t, err)
+		f.publish(t, `{"title":"Agent's","slug":"agents","content":`+jsonString(html("a"))+`}`)
+		for _, c := range []struct{ method, path, body string }{
+			{"POST", "/api/v1/reports/agents/share", `{"audience":["bob@example.com"]}`},
+			{"DELETE", "/api/v1/reports/agents/share", `{"audience":["Design"]}`},
+			{"POST", "/api/v1/reports/agents/send", `{"to":["bob@example.com"]}`},
+			{"PATCH", "/api/v1/reports/agents", `{"classification":"public"}`},
+		} {
+			r := f.do(t, c.method, c.path, bobToken, c.body, nil)
+			assert.Equal(t, 403, r.status, c.method+" "+c.path)
+			assert.Equal(t, "forbidden", errField(r, "code"))
+		}
+		assert.Empty(t, f.do(t, "GET", "/api/v1/reports/agents", f.agentKey, "", nil).decoded["audience"], "Bob did not let himself in")
+
+		mine := f.do(t, "POST", "/api/v1/reports", bobToken, `{"title":"Bob's","slug":"bobs","content":`+jsonString(html("b"))+`}`, nil)
+		require.Equal(t, 201, mine.status, string(mine.body))
+		assert.Equal(t, 200, f.do(t, "POST", "/api/v1/reports/bobs/share", bobToken, `{"audience":["Design"]}`, nil).status, "the owner shares")
+		assert.Equal(t, 200, f.do(t, "POST", "/api/v1/reports/bobs/share", f.memberToken, `{"audience":["everyone"]}`, nil).status, "an owner of the organisation too")
+
+		require.Equal(t, 201, f.do(t, "PUT", "/api/v1/reports/agents/data/metrics", f.agentKey, `{"a":1}`, nil).status)
+		assert.Equal(t, 403, f.do(t, "GET", "/api/v1/reports/agents/data/metrics", bobToken, "", nil).status, "not shared with Bob")
+		require.Equal(t, 200, f.do(t, "POST", "/api/v1/reports/agents/share", f.agentKey, `{"audience":["Bob Stone"]}`, nil).status)
+		assert.Equal(t, 200, f.do(t, "GET", "/api/v1/reports/agents/data/metrics", bobToken, "", nil).status, "shared now")
+		assert.Equal(t, 200, f.do(t, "GET", "/api/v1/reports/agents/data/metrics", f.agentKey, "", nil).status, "an agent key reads by its scope")
+
+		require.Equal(t, 200, f.do(t, "POST", "/api/v1/reports/agents/archive", f.agentKey, "", nil).status)
+		for _, path := range []string{"/share", "/send"} {
+			body := `{"audience":["Design"]}`
+			if path == "/send" {
+				body = `{"to":["bob@example.com"]}`
+			}
+			r := f.do(t, "POST", "/api/v1/reports/agents"+path, f.agentKey, body, nil)
+			assert.Equal(t, 409, r.status, path)
+			assert.Equal(t, "invalid_state", errField(r, "code"), path)
+		}
+
+		_, err = f.store.CreateTeam(ctx, f.org.ID, "Everyone", models.TeamKindGroup, []string{bob.Email})
+		require.NoError(t, err)
+		amb := f.do(t, "POST", "/api/v1/audiences/resolve", f.agentKey, `{"audience":["everyone"]}`, nil)
+		assert.Equal(t, 400, amb.status)
+		assert.Equal(t, "ambiguous_audience", errField(amb, "code"))
+		person := f.do(t, "POST", "/api/v1/audiences/resolve", f.agentKey, `{"audience":["Design","dana@example.com","Bob Stone"]}`, nil)
+		assert.Equal(t, 200, person.status)
+		_, err = f.store.CreateTeam(ctx, f.org.ID, "Bob Stone", models.TeamKindTeam, []string{bob.Email})
+		require.NoError(t, err)
+		clash := f.do(t, "POST", "/api/v1/audiences/resolve", f.agentKey, `{"audience":["bob stone"]}`, nil)
+		assert.Equal(t, "ambiguous_audience", errField(clash, "code"), "a person and a team of one name")
+		assert.Len(t, clash.decoded["error"].(map[string]any)["candidates"], 2)
+		unknown := f.do(t, "DELETE", "/api/v1/reports/bobs/share", bobToken, `{"audience":["Nobody At All"]}`, nil)
+		assert.Equal(t, "unknown_audience", errField(unknown, "code"), "unsharing resolves like sharing")
+	})
+}

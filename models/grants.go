@@ -7,6 +7,7 @@ import (
 
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
 )
@@ -88,14 +89,18 @@ func syncAudience(tx *gorm.DB, r *Report) error {
 
 // Share adds grants to one of the organisation's reports, under its row
 // lock, and writes report.shared with those added (none when every grant
-// was already there).
-func (s *Store) Share(ctx context.Context, orgID, reportID string, grants []NewGrant, by Actor, data ShareEventData) (*Report, []ReportGrant, error) {
+// was already there). The grants were checked against the sharing rules
+// of the report classified checkedAs; a reclassification since refuses.
+func (s *Store) Share(ctx context.Context, orgID, reportID string, grants []NewGrant, checkedAs string, by Actor, data ShareEventData) (*Report, []ReportGrant, error) {
 	var r *Report
 	var added []ReportGrant
 	wrote := false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
 		if r, err = getReport(tx.Clauses(lockForUpdate(tx)...), orgID, reportID); err != nil {
+			return err
+		}
+		if err := stillClassified(r, checkedAs); err != nil {
 			return err
 		}
 		now := Now()
@@ -236,4 +241,14 @@ func (s *Store) ReadableReports(ctx context.Context, person *Person, limit int) 
 	err := readableBy(db.Model(&Report{}), db, person).Where("NOT reports.archived AND reports.live_version IS NOT NULL").
 		Order("reports.updated_at DESC, reports.id").Limit(limit).Find(&out).Error
 	return out, err
+}
+
+// stillClassified refuses grants checked against a classification the
+// report no longer has: a reclassification ran between the check and the
+// lock.
+func stillClassified(r *Report, checkedAs string) error {
+	if r.Classification != checkedAs {
+		return apperr.New(apperr.InvalidState, "report %s was reclassified %s while this was checked; send it again", r.Slug, r.Classification)
+	}
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
@@ -199,15 +200,21 @@ func (s *Store) RequestAccess(ctx context.Context, r *Report, person *Person, da
 	fresh := false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		now := Now()
-		var last AccessRequest
-		err := tx.Clauses(lockForUpdate(tx)...).Where("report_id = ? AND person_id = ?", r.ID, person.ID()).Take(&last).Error
-		switch {
-		case err == nil && now.Sub(last.RequestedAt) < AccessRequestEvery:
-			return nil
-		case err != nil && !errors.Is(err, gorm.ErrRecordNotFound):
+		// The row exists before it is locked, so two first requests at
+		// once queue on it instead of both inserting.
+		if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&AccessRequest{ReportID: r.ID, PersonID: person.ID(),
+			RequestedAt: time.Unix(0, 0).UTC()}).Error; err != nil {
 			return err
 		}
-		if err := tx.Save(&AccessRequest{ReportID: r.ID, PersonID: person.ID(), RequestedAt: now}).Error; err != nil {
+		var last AccessRequest
+		if err := tx.Clauses(lockForUpdate(tx)...).Where("report_id = ? AND person_id = ?", r.ID, person.ID()).Take(&last).Error; err != nil {
+			return err
+		}
+		if now.Sub(last.RequestedAt) < AccessRequestEvery {
+			return nil
+		}
+		if err := tx.Model(&AccessRequest{}).Where("report_id = ? AND person_id = ?", r.ID, person.ID()).
+			Update("requested_at", now).Error; err != nil {
 			return err
 		}
 		b, err := data(r, person)

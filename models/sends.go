@@ -47,7 +47,7 @@ type ReportSend struct {
 // every recipient access (report.shared with those added), and records
 // the send, bound to claim. A retry of a claimed send returns the send the
 // first attempt made.
-func (s *Store) SendReport(ctx context.Context, orgID, reportID string, send *ReportSend, by Actor, claim *Claim, data ShareEventData) (*Report, *ReportSend, []ReportGrant, error) {
+func (s *Store) SendReport(ctx context.Context, orgID, reportID string, send *ReportSend, checkedAs string, by Actor, claim *Claim, data ShareEventData) (*Report, *ReportSend, []ReportGrant, error) {
 	var r *Report
 	var added []ReportGrant
 	var earlier string
@@ -56,6 +56,9 @@ func (s *Store) SendReport(ctx context.Context, orgID, reportID string, send *Re
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
 		if r, err = getReport(tx.Clauses(lockForUpdate(tx)...), orgID, reportID); err != nil {
+			return err
+		}
+		if err := stillClassified(r, checkedAs); err != nil {
 			return err
 		}
 		if earlier, err = BindClaim(tx, claim, send.ID); err != nil || earlier != "" {

@@ -25,14 +25,40 @@ func (s *Service) PutDataset(ctx context.Context, orgID, idOrSlug, name string, 
 	return s.store.PutDataset(ctx, orgID, idOrSlug, name, body)
 }
 
-// Dataset returns one of the report's datasets.
-func (s *Service) Dataset(ctx context.Context, orgID, idOrSlug, name string) (*models.Dataset, error) {
-	return s.store.GetDataset(ctx, orgID, idOrSlug, name)
+// Dataset returns one of the report's datasets. A person (a member
+// token) reads it only where they may read the report.
+func (s *Service) Dataset(ctx context.Context, p *models.Principal, idOrSlug, name string) (*models.Dataset, error) {
+	if err := s.mayReadData(ctx, p, idOrSlug); err != nil {
+		return nil, err
+	}
+	return s.store.GetDataset(ctx, p.Organization.ID, idOrSlug, name)
 }
 
-// Datasets lists the report's datasets without their data.
-func (s *Service) Datasets(ctx context.Context, orgID, idOrSlug string) ([]models.Dataset, error) {
-	return s.store.ListDatasets(ctx, orgID, idOrSlug)
+// Datasets lists the report's datasets without their data, to those who
+// may read them.
+func (s *Service) Datasets(ctx context.Context, p *models.Principal, idOrSlug string) ([]models.Dataset, error) {
+	if err := s.mayReadData(ctx, p, idOrSlug); err != nil {
+		return nil, err
+	}
+	return s.store.ListDatasets(ctx, p.Organization.ID, idOrSlug)
+}
+
+// mayReadData holds a member token to the grants a person reads by; an
+// agent key reads by its scope.
+func (s *Service) mayReadData(ctx context.Context, p *models.Principal, idOrSlug string) error {
+	person := p.Person()
+	if person == nil {
+		return nil
+	}
+	r, err := s.store.GetReport(ctx, p.Organization.ID, idOrSlug)
+	if err != nil {
+		return err
+	}
+	ok, err := s.store.CanRead(ctx, r, person)
+	if err == nil && !ok {
+		err = apperr.New(apperr.Forbidden, "report %s is not shared with you", r.Slug)
+	}
+	return err
 }
 
 // DeleteDataset removes one of the report's datasets.

@@ -46,6 +46,9 @@ func (s *Service) Send(ctx context.Context, p *models.Principal, idOrSlug string
 	if err != nil {
 		return nil, err
 	}
+	if err := mayChange(r, by); err != nil {
+		return nil, err
+	}
 	var emails []string
 	for _, e := range in.To {
 		if e = models.NormalizeEmail(e); !slices.Contains(emails, e) {
@@ -87,7 +90,7 @@ func (s *Service) Send(ctx context.Context, p *models.Principal, idOrSlug string
 		}
 		send.Recipients.V = append(send.Recipients.V, rc)
 	}
-	r, send, added, err := s.store.SendReport(ctx, orgID, r.ID, send, by, claim, s.sharedData)
+	r, send, added, err := s.store.SendReport(ctx, orgID, r.ID, send, r.Classification, by, claim, s.sharedData)
 	if err != nil {
 		return nil, err
 	}

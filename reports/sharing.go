@@ -10,6 +10,7 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/rules"
+	"github.com/assent-hq/assent/internal/validate"
 	"github.com/assent-hq/assent/internal/wiretime"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
@@ -128,18 +129,43 @@ func kindPhrase(kind string) string {
 	return "a " + kind
 }
 
+// Manages reports whether by may change who reads r: an agent key with the
+// scope, the member who owns r, or an owner or administrator of the
+// organisation. Other members only read what is shared with them.
+func Manages(r *models.Report, by models.Actor) bool {
+	return !by.Person || by.Administrator || (r.OwnerPerson && r.OwnerID == by.ID)
+}
+
+// mayChange refuses a change to who reads r from someone who does not
+// manage it, or to an archived report.
+func mayChange(r *models.Report, by models.Actor) error {
+	if !Manages(r, by) {
+		return apperr.New(apperr.Forbidden, "only the report's owner or an administrator may change who reads %s", r.Slug)
+	}
+	if r.Archived {
+		return apperr.New(apperr.InvalidState, "report %s is archived; restore it first", r.Slug)
+	}
+	return nil
+}
+
 // Share grants an audience access to a report; grants it already has are
 // kept as they are.
 func (s *Service) Share(ctx context.Context, orgID string, by models.Actor, idOrSlug string, in *AudienceInput) (*wire.Sharing, error) {
+	if err := validate.Struct(in); err != nil {
+		return nil, err
+	}
 	r, err := s.store.GetReport(ctx, orgID, idOrSlug)
 	if err != nil {
+		return nil, err
+	}
+	if err := mayChange(r, by); err != nil {
 		return nil, err
 	}
 	grants, err := s.grantsFor(ctx, r, by, in.Audience)
 	if err != nil {
 		return nil, err
 	}
-	r, added, err := s.store.Share(ctx, orgID, r.ID, grants, by, s.sharedData)
+	r, added, err := s.store.Share(ctx, orgID, r.ID, grants, r.Classification, by, s.sharedData)
 	if err != nil {
 		return nil, err
 	}
@@ -155,9 +181,15 @@ func (s *Service) Share(ctx context.Context, orgID string, by models.Actor, idOr
 // grant is listed under, or by whom the phrase resolves to. The owner's
 // own access is not a grant and cannot be removed.
 func (s *Service) Unshare(ctx context.Context, orgID string, by models.Actor, idOrSlug string, in *AudienceInput) (*wire.Sharing, error) {
+	if err := validate.Struct(in); err != nil {
+		return nil, err
+	}
 	r, err := s.store.GetReport(ctx, orgID, idOrSlug)
 	if err != nil {
 		return nil, err
+	}
+	if !Manages(r, by) {
+		return nil, mayChange(r, by)
 	}
 	// Phrases that name a grant directly need no resolving: a grant to
 	// someone since deactivated can still be removed.
@@ -252,6 +284,13 @@ type ReclassifyInput struct {
 // step, every grant the sharing rules would not allow at the new level;
 // it returns the report and the grants removed.
 func (s *Service) Reclassify(ctx context.Context, orgID string, by models.Actor, idOrSlug string, in *ReclassifyInput) (*models.Report, []models.ReportGrant, error) {
+	r, err := s.store.GetReport(ctx, orgID, idOrSlug)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !Manages(r, by) {
+		return nil, nil, mayChange(r, by)
+	}
 	orgRules, err := s.sharingRules(ctx, orgID)
 	if err != nil {
 		return nil, nil, err

@@ -171,6 +171,10 @@ func (s *Site) serve(w http.ResponseWriter, r *http.Request, key string) {
 		s.page(w, http.StatusMethodNotAllowed, "Not allowed", "A report only answers GET and HEAD.", "")
 		return
 	}
+	if crossSiteSubresource(r) {
+		s.page(w, http.StatusForbidden, "Not here", "A report's files are read by the report itself, not by other pages.", "")
+		return
+	}
 	ctx := r.Context()
 	rep, err := s.store.ReportByKey(ctx, key)
 	if apperr.Is(err, apperr.NotFound) {
@@ -219,6 +223,17 @@ func (s *Site) serve(w http.ResponseWriter, r *http.Request, key string) {
 		return
 	}
 	s.file(w, r, rep, reader)
+}
+
+// crossSiteSubresource reports a request another origin's page makes for
+// a file (a script, a stylesheet, a fetch), by Fetch Metadata. Report hosts
+// share a site in production, and Cross-Origin-Resource-Policy: same-site
+// alone would let a sibling report load this one's scripts with the
+// reader's cookie. Navigations (the app's frame, links, the handshake)
+// pass; a browser that sends no Fetch Metadata is not refused.
+func crossSiteSubresource(r *http.Request) bool {
+	site := r.Header.Get("Sec-Fetch-Site")
+	return site != "" && site != "same-origin" && site != "none" && r.Header.Get("Sec-Fetch-Mode") != "navigate"
 }
 
 // reader is who the host's cookie signs in, or nil.

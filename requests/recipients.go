@@ -90,6 +90,21 @@ func ResolveEach(ctx context.Context, store *models.Store, orgID string, refs []
 	var unknown, suggest []string
 	for i, ref := range refs {
 		ref = strings.TrimSpace(ref)
+		if (ref == Everyone || (ref == Public && role.Public)) && len(d.Members(ref))+len(d.Guests(ref))+len(d.Teams(ref)) > 0 {
+			e := apperr.Field(role.Ambiguous, fmt.Sprintf("%s[%d]", role.Field, i),
+				"%q means %s, and also names someone or a team here; use their email or id to name them", ref, ref)
+			e.Candidates = []string{ref}
+			for _, t := range d.Teams(ref) {
+				e.Candidates = append(e.Candidates, describe(models.Entry{Kind: t.Kind, ID: t.ID, Name: t.Name}))
+			}
+			for _, m := range d.Members(ref) {
+				e.Candidates = append(e.Candidates, describe(models.Entry{Kind: models.ApproverMember, ID: m.ID, Name: m.Name, Email: m.Email}))
+			}
+			for _, g := range d.Guests(ref) {
+				e.Candidates = append(e.Candidates, describe(models.Entry{Kind: models.ApproverGuest, ID: g.ID, Name: g.Name, Email: g.Email}))
+			}
+			return nil, e
+		}
 		switch {
 		case ref == Everyone:
 			all, err := store.ActiveMembers(ctx, orgID)

@@ -180,6 +180,14 @@ func TestReadingAReportOnItsOwnOrigin(t *testing.T) {
 		assert.Equal(t, "no-store", data.header.Get("Cache-Control"))
 		assert.Equal(t, http.StatusNotFound, b.get(s.origin(r)+"/_data/nope").status)
 		assert.Equal(t, http.StatusNotFound, b.get(s.origin(r)+"/signin").status, "a report host serves no app page")
+		sibling, _ := http.NewRequest(http.MethodGet, s.origin(r)+"/app.js", nil)
+		sibling.Header.Set("Sec-Fetch-Site", "same-site")
+		sibling.Header.Set("Sec-Fetch-Mode", "no-cors")
+		assert.Equal(t, http.StatusForbidden, b.do(sibling).status, "another report's page may not load this one's script")
+		framed, _ := http.NewRequest(http.MethodGet, s.origin(r)+"/", nil)
+		framed.Header.Set("Sec-Fetch-Site", "cross-site")
+		framed.Header.Set("Sec-Fetch-Mode", "navigate")
+		assert.Equal(t, http.StatusOK, b.do(framed).status, "the app's frame navigates here")
 		req, _ := http.NewRequest(http.MethodPost, s.origin(r)+"/", nil)
 		assert.Equal(t, http.StatusMethodNotAllowed, b.do(req).status)
 
@@ -199,7 +207,7 @@ func TestReadingAReportOnItsOwnOrigin(t *testing.T) {
 		b.get(s.origin(r) + "/")
 		views, err := s.store.Views(ctx, r.ID)
 		require.NoError(t, err)
-		assert.Len(t, views, 2)
+		assert.Len(t, views, 3, "the page opened three times: signing in, framed, and again")
 		assert.Len(t, s.events(t, r, "report.viewed"), 1)
 
 		// Un-sharing takes effect on the next request.
@@ -331,5 +339,26 @@ func TestGuestsReadOnlyWhatIsSharedWithThem(t *testing.T) {
 		list := gus.get("/reports")
 		assert.Contains(t, list.body, "Report for-gus")
 		assert.NotContains(t, list.body, "Report members")
+	})
+}
+
+// TestShareFormIsCheckedLikeTheAPI: an empty share is refused, naming the
+// field, and a guest's page does not list who else reads the report.
+func TestShareFormIsCheckedLikeTheAPI(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newReadingSite(t, db)
+		_, _, err := s.store.CreateGuest(context.Background(), s.org.ID, "gus@partner.example", "Gus")
+		require.NoError(t, err)
+		s.publish(t, "plan", []string{"gus@partner.example", "everyone"}, []bundle.InlineFile{{Path: "index.html", Content: "<h1>Plan</h1>"}})
+		ada := s.reader(t, "ada@example.com")
+		page := ada.get("/reports/plan")
+		empty := ada.post("/reports/plan", url.Values{"csrf": {page.csrf(t)}, "action": {"share"}, "audience": {" , "}})
+		assert.Equal(t, http.StatusBadRequest, empty.status)
+		assert.Contains(t, empty.body, "Audience")
+		assert.Contains(t, page.body, "gus@partner.example", "a member sees the audience")
+		gus := s.reader(t, "gus@partner.example")
+		theirs := gus.get("/reports/plan")
+		require.Equal(t, http.StatusOK, theirs.status)
+		assert.NotContains(t, theirs.body, "Shared with", "a guest does not see who else reads it")
 	})
 }

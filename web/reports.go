@@ -57,9 +57,12 @@ type reportPage struct {
 	// Readable is false for an administrator the report is not shared
 	// with: the page then manages it without showing it.
 	Readable bool
-	Message  string
-	Problem  string
-	Address  string
+	// ShowAudience is false for guests: who else reads a report is the
+	// organisation's to know.
+	ShowAudience bool
+	Message      string
+	Problem      string
+	Address      string
 }
 
 // report shows a report's page; posts to the same address share, unshare
@@ -72,14 +75,14 @@ func (p *Pages) report(c *gin.Context) {
 		p.Fail(c, err)
 		return
 	}
-	manage := manages(r, person)
+	manage := person.Member != nil && reports.Manages(r, person.Actor())
 	// Those who manage a report reach its page to share it even when it
 	// is not shared with them; they still read it only by a grant.
 	readable := manage && !r.Archived
 	if !readable && !p.mayOpen(c, r, person) {
 		return
 	}
-	page := &reportPage{Report: r, Manage: manage, Address: paths.Report(r.Slug)}
+	page := &reportPage{Report: r, Manage: manage, Address: paths.Report(r.Slug), ShowAudience: person.Member != nil}
 	if page.Readable, err = p.store.CanRead(c.Request.Context(), r, person); err != nil {
 		p.Fail(c, err)
 		return
@@ -171,15 +174,6 @@ func splitAudience(s string) []string {
 		}
 	}
 	return out
-}
-
-// manages reports whether person manages r: its owner, or an owner or
-// administrator of the organisation.
-func manages(r *models.Report, person *models.Person) bool {
-	if person.Member == nil {
-		return false
-	}
-	return (r.OwnerPerson && r.OwnerID == person.Member.ID) || person.Member.Administers()
 }
 
 // mayOpen answers an archived report (410) or one the person may not read

@@ -56,6 +56,11 @@ func CleanPath(p string) (string, error) {
 	case strings.Contains(p, ":"):
 		return refuse("has a colon")
 	}
+	// The report's own origin answers these paths itself (its datasets
+	// and the reader's sign-in): a file there would never be served.
+	if first, _, _ := strings.Cut(p, "/"); first == "_data" || first == "_assent" {
+		return refuse("is under " + first + "/, which the report's address keeps for itself")
+	}
 	for seg := range strings.SplitSeq(p, "/") {
 		switch {
 		case seg == "":

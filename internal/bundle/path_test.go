@@ -15,6 +15,7 @@ func TestCleanPath(t *testing.T) {
 		"données/é.html",
 		".well-known/x.txt",
 		"..a/a..b",
+		"a/_data/x", "_database.html",
 		strings.Repeat("a", MaxSegmentBytes),
 		strings.Repeat(strings.Repeat("a", 255)+"/", 3) + strings.Repeat("a", 255), // 1023 bytes
 		strings.Repeat("a/", 511) + "aa",                                           // 1024 bytes
@@ -27,6 +28,8 @@ func TestCleanPath(t *testing.T) {
 
 	refused := []struct{ path, reason string }{
 		{"", "is empty"},
+		{"_data/metrics", "keeps for itself"},
+		{"_assent/enter", "keeps for itself"},
 		{"../x", `".." segment`},
 		{"a/../../x", `".." segment`},
 		{"a/..", `".." segment`},
