@@ -51,6 +51,8 @@ type Site struct {
 	viewed    models.ViewEventData
 	appURL    string
 	appOrigin string
+	// appHostPort is the app's host as requests name it.
+	appHostPort string
 	scheme    string
 	domain    string
 	// secure marks the reader cookie Secure and names it __Host-…
@@ -83,7 +85,7 @@ func New(d Deps) (*Site, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Site{store: d.Store, blobs: d.Blobs, log: log, viewed: d.Viewed, appURL: app.String(),
+	s := &Site{store: d.Store, blobs: d.Blobs, log: log, viewed: d.Viewed, appURL: app.String(), appHostPort: strings.ToLower(app.Host),
 		appOrigin: app.Scheme + "://" + app.Host, scheme: app.Scheme, domain: domain, secure: app.Scheme == "https",
 		sameSite: http.SameSiteNoneMode}
 	if sameSite(app.Hostname(), hostOnly(domain)) {
@@ -148,8 +150,27 @@ func (s *Site) Route(app http.Handler) http.Handler {
 			s.serve(w, r, key)
 			return
 		}
+		if !s.appHost(r.Host) && r.URL.Path != "/healthz" && r.URL.Path != "/readyz" {
+			// Another name for this server (an IP address, a rebinding
+			// domain) is not the app: its cookies and links name one host.
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.WriteHeader(http.StatusMisdirectedRequest)
+			_, _ = fmt.Fprintf(w, "This server answers as %s; open that address instead. (A proxy in front must pass the Host header on.)\n", s.appURL)
+			return
+		}
 		app.ServeHTTP(w, r)
 	})
+}
+
+// appHost reports whether host names the app, its scheme's default port
+// written or not. Health checks answer on any host.
+func (s *Site) appHost(host string) bool {
+	host = strings.ToLower(host)
+	if host == s.appHostPort {
+		return true
+	}
+	h, port, err := net.SplitHostPort(host)
+	return err == nil && h == s.appHostPort && ((s.scheme == "https" && port == "443") || (s.scheme == "http" && port == "80"))
 }
 
 // secureHeaders go on every response of a report host: the document is

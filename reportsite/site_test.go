@@ -2,6 +2,7 @@ package reportsite
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -53,4 +54,28 @@ func TestContentTypesComeFromTheExtension(t *testing.T) {
 	assert.Equal(t, "image/svg+xml", contentType("logo.svg"))
 	assert.Equal(t, "application/octet-stream", contentType("data.bin"))
 	assert.Equal(t, "application/octet-stream", contentType("noextension"))
+}
+
+// The app answers only on its own host (health checks on any), report
+// hosts only report content.
+func TestAppAnswersOnlyOnItsHost(t *testing.T) {
+	site, err := New(Deps{AppURL: "https://assent.example.com", Domain: "reports.example.com"})
+	require.NoError(t, err)
+	app := site.Route(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) }))
+	for host, want := range map[string]int{
+		"assent.example.com": http.StatusTeapot, "ASSENT.example.com:443": http.StatusTeapot,
+		"203.0.113.7": http.StatusMisdirectedRequest, "rebind.attacker.example": http.StatusMisdirectedRequest,
+		"assent.example.com:8443": http.StatusMisdirectedRequest,
+	} {
+		w := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodGet, "/inbox", nil)
+		req.Host = host
+		app.ServeHTTP(w, req)
+		assert.Equal(t, want, w.Code, host)
+	}
+	w := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, "/readyz", nil)
+	req.Host = "10.0.0.9:8080"
+	app.ServeHTTP(w, req)
+	assert.Equal(t, http.StatusTeapot, w.Code, "health checks answer on any host")
 }
