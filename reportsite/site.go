@@ -53,8 +53,8 @@ type Site struct {
 	appOrigin string
 	// appHostPort is the app's host as requests name it.
 	appHostPort string
-	scheme    string
-	domain    string
+	scheme      string
+	domain      string
 	// secure marks the reader cookie Secure and names it __Host-…
 	secure bool
 	// sameSite is Lax when reports share the app's site, else None: the
