@@ -652,6 +652,20 @@ var migrations = []*gormigrate.Migration{
 		},
 		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("report_sends") },
 	},
+	{
+		// When report.viewed last fired per viewer and report, so views
+		// need not lock the report.
+		ID: "202611250004_view_notices",
+		Migrate: func(tx *gorm.DB) error {
+			type ViewNotice struct {
+				ReportID   string    `gorm:"primaryKey;size:40"`
+				ViewerID   string    `gorm:"primaryKey;size:40"`
+				NotifiedAt time.Time `gorm:"not null"`
+			}
+			return tx.Migrator().CreateTable(&ViewNotice{})
+		},
+		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("view_notices") },
+	},
 }
 
 // RequireMigrated fails when the database lacks a migration this binary

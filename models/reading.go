@@ -144,10 +144,19 @@ func (s *Store) ReportByKey(ctx context.Context, key string) (*Report, error) {
 // ViewEventData builds report.viewed's data (the wire serializer).
 type ViewEventData func(r *Report, viewer *Person, v *ReportView) ([]byte, error)
 
+// ViewNotice is when report.viewed last fired for one viewer of one
+// report: the row both serialises racing views and remembers the time.
+type ViewNotice struct {
+	ReportID   string    `gorm:"primaryKey;size:40"`
+	ViewerID   string    `gorm:"primaryKey;size:40"`
+	NotifiedAt time.Time `gorm:"not null"`
+}
+
 // RecordView records that viewer (nil: a public reader not signed in)
-// opened version of r, and writes report.viewed unless that viewer's
-// last notified view of r is less than ViewEventEvery old. The report's
-// row lock keeps two racing views from both notifying.
+// opened version of r, and writes report.viewed unless that viewer was
+// notified of less than ViewEventEvery ago. The notice row is claimed by
+// a conditional update, so of two racing views one notifies, and views
+// of different readers never wait on each other.
 func (s *Store) RecordView(ctx context.Context, r *Report, version int, viewer *Person, data ViewEventData) error {
 	viewerID := ""
 	if viewer != nil {
@@ -155,17 +164,18 @@ func (s *Store) RecordView(ctx context.Context, r *Report, version int, viewer *
 	}
 	wrote := false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Clauses(lockForUpdate(tx)...).Select("id").Where("id = ?", r.ID).Take(&Report{}).Error; err != nil {
+		now := Now()
+		if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&ViewNotice{ReportID: r.ID, ViewerID: viewerID,
+			NotifiedAt: time.Unix(0, 0).UTC()}).Error; err != nil {
 			return err
 		}
-		now := Now()
-		var recent int64
-		if err := tx.Model(&ReportView{}).Where("report_id = ? AND viewer_id = ? AND notified AND at > ?",
-			r.ID, viewerID, now.Add(-ViewEventEvery)).Count(&recent).Error; err != nil {
-			return err
+		claim := tx.Model(&ViewNotice{}).Where("report_id = ? AND viewer_id = ? AND notified_at <= ?", r.ID, viewerID, now.Add(-ViewEventEvery)).
+			Update("notified_at", now)
+		if claim.Error != nil {
+			return claim.Error
 		}
 		v := &ReportView{ID: newID(ids.View), OrganizationID: r.OrganizationID, ReportID: r.ID, ViewerID: viewerID,
-			Version: version, Notified: recent == 0, At: now}
+			Version: version, Notified: claim.RowsAffected == 1, At: now}
 		if err := tx.Create(v).Error; err != nil || !v.Notified {
 			return err
 		}

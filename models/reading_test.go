@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -82,5 +83,19 @@ func TestReadingUnderRaces(t *testing.T) {
 		}
 		assert.Equal(t, 1, count[events.ReportViewed], "report.viewed once per viewer in 30 minutes")
 		assert.Equal(t, 1, count[events.AccessRequested], "access.requested once a day")
+
+		// Half an hour on, the next view notifies again.
+		require.NoError(t, db.Model(&models.ViewNotice{}).Where("report_id = ?", r.ID).
+			Update("notified_at", time.Now().Add(-models.ViewEventEvery-time.Second)).Error)
+		require.NoError(t, s.RecordView(ctx, r, 1, person, func(*models.Report, *models.Person, *models.ReportView) ([]byte, error) { return []byte(`{}`), nil }))
+		evs, err = s.ListEvents(ctx, org.ID, r.ID)
+		require.NoError(t, err)
+		viewed := 0
+		for _, e := range evs {
+			if e.Kind == events.ReportViewed {
+				viewed++
+			}
+		}
+		assert.Equal(t, 2, viewed)
 	})
 }
