@@ -38,9 +38,6 @@ type ReportGrant struct {
 	CreatedAt     time.Time
 }
 
-// Public reports whether the grant lets anyone read, signed in or not.
-func (g *ReportGrant) Public() bool { return g.Kind == GrantPublic }
-
 // NewGrant is a grant to make.
 type NewGrant struct {
 	Kind, SubjectID, Name string
@@ -52,8 +49,8 @@ type ShareEventData func(r *Report, added []ReportGrant) ([]byte, error)
 
 // insertGrants adds the grants r does not have yet and returns them.
 func insertGrants(tx *gorm.DB, r *Report, grants []NewGrant, by Actor, now time.Time) ([]ReportGrant, error) {
-	var have []ReportGrant
-	if err := tx.Where("report_id = ?", r.ID).Find(&have).Error; err != nil {
+	have, err := grantsOf(tx, r.ID)
+	if err != nil {
 		return nil, err
 	}
 	var added []ReportGrant
@@ -74,6 +71,15 @@ func insertGrants(tx *gorm.DB, r *Report, grants []NewGrant, by Actor, now time.
 		}
 	}
 	return added, syncAudience(tx, r)
+}
+
+// sharedEvent writes report.shared with the grants added.
+func sharedEvent(tx *gorm.DB, r *Report, added []ReportGrant, data ShareEventData, now time.Time) error {
+	b, err := data(r, added)
+	if err != nil {
+		return err
+	}
+	return reportEvent(tx, r, events.ReportShared, b, now)
 }
 
 // syncAudience makes the report's audience list name its grants, in the
@@ -110,13 +116,8 @@ func (s *Store) Share(ctx context.Context, orgID, reportID string, grants []NewG
 		if _, err = s.reportStep(tx, r, nil, "shared", grantNames(added), by, "", nil, now); err != nil {
 			return err
 		}
-		b, err := data(r, added)
-		if err != nil {
-			return err
-		}
 		wrote = true
-		return tx.Create(&Event{ID: newID(ids.Event), OrganizationID: r.OrganizationID, Kind: events.ReportShared,
-			SubjectType: "report", SubjectID: r.ID, Data: b, CreatedAt: now}).Error
+		return sharedEvent(tx, r, added, data, now)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -147,8 +148,8 @@ func (s *Store) removeGrants(ctx context.Context, orgID, reportID, class string,
 		if r, err = getReport(tx.Clauses(lockForUpdate(tx)...), orgID, reportID); err != nil {
 			return err
 		}
-		var have []ReportGrant
-		if err := tx.Where("report_id = ?", r.ID).Order("created_at, id").Find(&have).Error; err != nil {
+		have, err := grantsOf(tx, r.ID)
+		if err != nil {
 			return err
 		}
 		action, detail := "unshared", ""
@@ -198,8 +199,12 @@ func grantNames(gs []ReportGrant) string {
 
 // Grants lists a report's grants in the order they were made.
 func (s *Store) Grants(ctx context.Context, reportID string) ([]ReportGrant, error) {
+	return grantsOf(s.db.WithContext(ctx), reportID)
+}
+
+func grantsOf(q *gorm.DB, reportID string) ([]ReportGrant, error) {
 	var out []ReportGrant
-	err := s.db.WithContext(ctx).Where("report_id = ?", reportID).Order("created_at, id").Find(&out).Error
+	err := q.Where("report_id = ?", reportID).Order("created_at, id").Find(&out).Error
 	return out, err
 }
 

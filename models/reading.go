@@ -165,17 +165,13 @@ func (s *Store) RecordView(ctx context.Context, r *Report, version int, viewer *
 	wrote := false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		now := Now()
-		if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&ViewNotice{ReportID: r.ID, ViewerID: viewerID,
-			NotifiedAt: time.Unix(0, 0).UTC()}).Error; err != nil {
+		notify, err := claimEvery(tx, &ViewNotice{ReportID: r.ID, ViewerID: viewerID},
+			map[string]any{"report_id": r.ID, "viewer_id": viewerID}, "notified_at", ViewEventEvery, now)
+		if err != nil {
 			return err
 		}
-		claim := tx.Model(&ViewNotice{}).Where("report_id = ? AND viewer_id = ? AND notified_at <= ?", r.ID, viewerID, now.Add(-ViewEventEvery)).
-			Update("notified_at", now)
-		if claim.Error != nil {
-			return claim.Error
-		}
 		v := &ReportView{ID: newID(ids.View), OrganizationID: r.OrganizationID, ReportID: r.ID, ViewerID: viewerID,
-			Version: version, Notified: claim.RowsAffected == 1, At: now}
+			Version: version, Notified: notify, At: now}
 		if err := tx.Create(v).Error; err != nil || !v.Notified {
 			return err
 		}
@@ -184,8 +180,7 @@ func (s *Store) RecordView(ctx context.Context, r *Report, version int, viewer *
 			return err
 		}
 		wrote = true
-		return tx.Create(&Event{ID: newID(ids.Event), OrganizationID: r.OrganizationID, Kind: events.ReportViewed,
-			SubjectType: "report", SubjectID: r.ID, Data: b, CreatedAt: now}).Error
+		return reportEvent(tx, r, events.ReportViewed, b, now)
 	})
 	if wrote {
 		s.changes.EventWritten()
@@ -210,21 +205,9 @@ func (s *Store) RequestAccess(ctx context.Context, r *Report, person *Person, da
 	fresh := false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		now := Now()
-		// The row exists before it is locked, so two first requests at
-		// once queue on it instead of both inserting.
-		if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&AccessRequest{ReportID: r.ID, PersonID: person.ID(),
-			RequestedAt: time.Unix(0, 0).UTC()}).Error; err != nil {
-			return err
-		}
-		var last AccessRequest
-		if err := tx.Clauses(lockForUpdate(tx)...).Where("report_id = ? AND person_id = ?", r.ID, person.ID()).Take(&last).Error; err != nil {
-			return err
-		}
-		if now.Sub(last.RequestedAt) < AccessRequestEvery {
-			return nil
-		}
-		if err := tx.Model(&AccessRequest{}).Where("report_id = ? AND person_id = ?", r.ID, person.ID()).
-			Update("requested_at", now).Error; err != nil {
+		claimed, err := claimEvery(tx, &AccessRequest{ReportID: r.ID, PersonID: person.ID()},
+			map[string]any{"report_id": r.ID, "person_id": person.ID()}, "requested_at", AccessRequestEvery, now)
+		if err != nil || !claimed {
 			return err
 		}
 		b, err := data(r, person)
@@ -232,13 +215,25 @@ func (s *Store) RequestAccess(ctx context.Context, r *Report, person *Person, da
 			return err
 		}
 		fresh = true
-		return tx.Create(&Event{ID: newID(ids.Event), OrganizationID: r.OrganizationID, Kind: events.AccessRequested,
-			SubjectType: "report", SubjectID: r.ID, Data: b, CreatedAt: now}).Error
+		return reportEvent(tx, r, events.AccessRequested, b, now)
 	})
 	if fresh {
 		s.changes.EventWritten()
 	}
 	return fresh, err
+}
+
+// claimEvery claims row, a throttle found by key whose column holds when
+// it was last claimed, for now unless it was claimed less than every ago.
+// The row is made first (its column zero: never claimed) if missing; the
+// claim is one conditional update, so of two racing claims one wins, and
+// claims of other keys never wait on each other.
+func claimEvery(tx *gorm.DB, row any, key map[string]any, column string, every time.Duration, now time.Time) (bool, error) {
+	if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(row).Error; err != nil {
+		return false, err
+	}
+	res := tx.Model(row).Where(key).Where(column+" <= ?", now.Add(-every)).Update(column, now)
+	return res.RowsAffected == 1, res.Error
 }
 
 // PurgeReaders removes used or expired reader tickets and the reader

@@ -97,5 +97,22 @@ func TestReadingUnderRaces(t *testing.T) {
 			}
 		}
 		assert.Equal(t, 2, viewed)
+
+		// A public reader not signed in is a viewer of their own: notified
+		// once, without touching the member's notice.
+		noop := func(*models.Report, *models.Person, *models.ReportView) ([]byte, error) { return []byte(`{}`), nil }
+		for range 2 {
+			require.NoError(t, s.RecordView(ctx, r, 1, nil, noop))
+		}
+		require.NoError(t, s.RecordView(ctx, r, 1, person, noop))
+		evs, err = s.ListEvents(ctx, org.ID, r.ID)
+		require.NoError(t, err)
+		viewed = 0
+		for _, e := range evs {
+			if e.Kind == events.ReportViewed {
+				viewed++
+			}
+		}
+		assert.Equal(t, 3, viewed)
 	})
 }

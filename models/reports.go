@@ -476,7 +476,12 @@ func (s *Store) reportStep(tx *gorm.DB, r *Report, v *ReportVersion, action, det
 	if err != nil {
 		return false, err
 	}
-	return true, tx.Create(&Event{ID: newID(ids.Event), OrganizationID: r.OrganizationID, Kind: event,
+	return true, reportEvent(tx, r, event, b, now)
+}
+
+// reportEvent writes an outbox event of kind about r with data b.
+func reportEvent(tx *gorm.DB, r *Report, kind string, b []byte, now time.Time) error {
+	return tx.Create(&Event{ID: newID(ids.Event), OrganizationID: r.OrganizationID, Kind: kind,
 		SubjectType: "report", SubjectID: r.ID, Data: b, CreatedAt: now}).Error
 }
 

@@ -10,7 +10,6 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/internal/apperr"
-	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
 )
 
@@ -102,13 +101,8 @@ func (s *Store) SendReport(ctx context.Context, orgID, reportID string, send *Re
 		if len(added) == 0 {
 			return nil
 		}
-		b, err := data(r, added)
-		if err != nil {
-			return err
-		}
 		wrote = true
-		return tx.Create(&Event{ID: newID(ids.Event), OrganizationID: r.OrganizationID, Kind: events.ReportShared,
-			SubjectType: "report", SubjectID: r.ID, Data: b, CreatedAt: now}).Error
+		return sharedEvent(tx, r, added, data, now)
 	})
 	if earlier != "" {
 		prior, err := s.GetSend(ctx, orgID, earlier)
