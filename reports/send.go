@@ -9,7 +9,6 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/assent-hq/assent/internal/apperr"
-	"github.com/assent-hq/assent/internal/rules"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/wire"
@@ -59,11 +58,10 @@ func (s *Service) Send(ctx context.Context, p *models.Principal, idOrSlug string
 	if err != nil {
 		return nil, err
 	}
-	orgRules, err := s.sharingRules(ctx, orgID)
+	policy, err := s.policyFor(ctx, orgID)
 	if err != nil {
 		return nil, err
 	}
-	report := reportInput(r)
 	send := &models.ReportSend{Note: in.Note}
 	for i, e := range emails {
 		field := fmt.Sprintf("to[%d]", i)
@@ -81,12 +79,8 @@ func (s *Service) Send(ctx context.Context, p *models.Principal, idOrSlug string
 				rc.PersonID = g.ID
 			}
 		}
-		if err := mayGrant(r.Classification, by, rc.Kind, field); err != nil {
+		if err := policy.check(r, models.NewGrant{Kind: rc.Kind, SubjectID: rc.PersonID, Name: e}, by, field); err != nil {
 			return nil, err
-		}
-		grant := models.NewGrant{Kind: rc.Kind, SubjectID: rc.PersonID, Name: e}
-		if rule := rules.Forbids(orgRules, report, grantInput(grant, by)); rule != "" {
-			return nil, apperr.Field(apperr.SharingDenied, field, "sharing rule %q of this organisation forbids sending this report to %s", rule, e)
 		}
 		send.Recipients.V = append(send.Recipients.V, rc)
 	}

@@ -37,21 +37,17 @@ func (s *Service) ResolveAudience(ctx context.Context, orgID string, in *Audienc
 // audience when any phrase is unknown, ambiguous or forbidden by the
 // sharing rules (the built-in ones, then the organisation's).
 func (s *Service) grantsFor(ctx context.Context, r *models.Report, by models.Actor, audience []string) ([]models.NewGrant, error) {
-	orgID, class := r.OrganizationID, r.Classification
+	orgID := r.OrganizationID
 	matches, err := requests.ResolveEach(ctx, s.store, orgID, audience, audienceRole)
 	if err != nil {
 		return nil, err
 	}
-	orgRules, err := s.sharingRules(ctx, orgID)
+	policy, err := s.policyFor(ctx, orgID)
 	if err != nil {
 		return nil, err
 	}
-	report := reportInput(r)
 	out := make([]models.NewGrant, len(matches))
 	for i, m := range matches {
-		if err := mayGrant(class, by, m.Kind, fmt.Sprintf("audience[%d]", i)); err != nil {
-			return nil, err
-		}
 		name := m.Name
 		if len(m.Members) == 1 && (m.Kind == models.ApproverMember || m.Kind == models.ApproverGuest) {
 			name = m.Members[0].Email
@@ -60,27 +56,40 @@ func (s *Service) grantsFor(ctx context.Context, r *models.Report, by models.Act
 			name = m.Kind
 		}
 		out[i] = models.NewGrant{Kind: m.Kind, SubjectID: m.ID, Name: name}
-		if rule := rules.Forbids(orgRules, report, grantInput(out[i], by)); rule != "" {
-			return nil, apperr.Field(apperr.SharingDenied, fmt.Sprintf("audience[%d]", i),
-				"sharing rule %q of this organisation forbids sharing this report with %s", rule, name)
+		if err := policy.check(r, out[i], by, fmt.Sprintf("audience[%d]", i)); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
 }
 
-// sharingRules are the organisation's enabled sharing rules.
-func (s *Service) sharingRules(ctx context.Context, orgID string) ([]rules.Rule, error) {
+// sharingPolicy is every sharing rule a grant is held to: the built-in
+// ones (mayGrant), then the organisation's enabled rules of kind sharing.
+type sharingPolicy struct{ rules []rules.Rule }
+
+func (s *Service) policyFor(ctx context.Context, orgID string) (*sharingPolicy, error) {
 	stored, err := s.store.EnabledRules(ctx, orgID)
 	if err != nil {
 		return nil, err
 	}
-	var out []rules.Rule
+	p := &sharingPolicy{}
 	for _, r := range stored {
 		if r.Kind == rules.KindSharing {
-			out = append(out, rules.Rule{Name: r.Name, Kind: r.Kind, Condition: r.Condition})
+			p.rules = append(p.rules, rules.Rule{Name: r.Name, Kind: r.Kind, Condition: r.Condition})
 		}
 	}
-	return out, nil
+	return p, nil
+}
+
+// check refuses grant g of r made by by, naming field.
+func (p *sharingPolicy) check(r *models.Report, g models.NewGrant, by models.Actor, field string) error {
+	if err := mayGrant(r.Classification, by, g.Kind, field); err != nil {
+		return err
+	}
+	if rule := rules.Forbids(p.rules, reportInput(r), grantInput(g, by)); rule != "" {
+		return apperr.Field(apperr.SharingDenied, field, "sharing rule %q of this organisation forbids sharing this report with %s", rule, g.Name)
+	}
+	return nil
 }
 
 // reportInput is a report as sharing rules see it (the API's fields).
@@ -291,17 +300,15 @@ func (s *Service) Reclassify(ctx context.Context, orgID string, by models.Actor,
 	if !Manages(r, by) {
 		return nil, nil, mayChange(r, by)
 	}
-	orgRules, err := s.sharingRules(ctx, orgID)
+	policy, err := s.policyFor(ctx, orgID)
 	if err != nil {
 		return nil, nil, err
 	}
 	return s.store.Reclassify(ctx, orgID, idOrSlug, in.Classification, func(r *models.Report, have []models.ReportGrant) ([]models.ReportGrant, error) {
-		report := reportInput(r)
 		var broken []models.ReportGrant
 		for _, g := range have {
 			granter := models.Actor{ID: g.GrantedBy, Name: g.GrantedByName, Person: !ids.HasPrefix(g.GrantedBy, ids.Key)}
-			grant := models.NewGrant{Kind: g.Kind, SubjectID: g.SubjectID, Name: g.Name}
-			if mayGrant(r.Classification, granter, g.Kind, "") != nil || rules.Forbids(orgRules, report, grantInput(grant, granter)) != "" {
+			if policy.check(r, models.NewGrant{Kind: g.Kind, SubjectID: g.SubjectID, Name: g.Name}, granter, "") != nil {
 				broken = append(broken, g)
 			}
 		}
