@@ -90,19 +90,12 @@ func ResolveEach(ctx context.Context, store *models.Store, orgID string, refs []
 	var unknown, suggest []string
 	for i, ref := range refs {
 		ref = strings.TrimSpace(ref)
-		if (ref == Everyone || (ref == Public && role.Public)) && len(d.Members(ref))+len(d.Guests(ref))+len(d.Teams(ref)) > 0 {
+		members, guests, teams := d.Members(ref), d.Guests(ref), d.Teams(ref)
+		named := len(members) + len(guests) + len(teams)
+		if (ref == Everyone || (ref == Public && role.Public)) && named > 0 {
 			e := apperr.Field(role.Ambiguous, fmt.Sprintf("%s[%d]", role.Field, i),
 				"%q means %s, and also names someone or a team here; use their email or id to name them", ref, ref)
-			e.Candidates = []string{ref}
-			for _, t := range d.Teams(ref) {
-				e.Candidates = append(e.Candidates, describe(models.Entry{Kind: t.Kind, ID: t.ID, Name: t.Name}))
-			}
-			for _, m := range d.Members(ref) {
-				e.Candidates = append(e.Candidates, describe(models.Entry{Kind: models.ApproverMember, ID: m.ID, Name: m.Name, Email: m.Email}))
-			}
-			for _, g := range d.Guests(ref) {
-				e.Candidates = append(e.Candidates, describe(models.Entry{Kind: models.ApproverGuest, ID: g.ID, Name: g.Name, Email: g.Email}))
-			}
+			e.Candidates = append([]string{ref}, candidates(members, guests, teams)...)
 			return nil, e
 		}
 		switch {
@@ -117,19 +110,10 @@ func ResolveEach(ctx context.Context, store *models.Store, orgID string, refs []
 			out = append(out, Match{Phrase: ref, Kind: KindPublic, Name: "Anyone with the link", Members: []models.PersonRef{}})
 			continue
 		}
-		members, guests, teams := d.Members(ref), d.Guests(ref), d.Teams(ref)
-		if len(members)+len(guests)+len(teams) > 1 {
+		if named > 1 {
 			e := apperr.Field(role.Ambiguous, fmt.Sprintf("%s[%d]", role.Field, i),
 				"%q matches more than one person or team; use an email or id to say which", ref)
-			for _, m := range members {
-				e.Candidates = append(e.Candidates, describe(models.Entry{Kind: models.ApproverMember, ID: m.ID, Name: m.Name, Email: m.Email}))
-			}
-			for _, g := range guests {
-				e.Candidates = append(e.Candidates, describe(models.Entry{Kind: models.ApproverGuest, ID: g.ID, Name: g.Name, Email: g.Email}))
-			}
-			for _, t := range teams {
-				e.Candidates = append(e.Candidates, describe(models.Entry{Kind: t.Kind, ID: t.ID, Name: t.Name}))
-			}
+			e.Candidates = candidates(members, guests, teams)
 			return nil, e
 		}
 		switch {
@@ -185,6 +169,21 @@ func ResolveEach(ctx context.Context, store *models.Store, orgID string, refs []
 		}
 	}
 	return nil, e
+}
+
+// candidates names every match of an ambiguous reference.
+func candidates(members []*models.Member, guests []*models.Guest, teams []*models.Team) []string {
+	var out []string
+	for _, m := range members {
+		out = append(out, describe(models.Entry{Kind: models.ApproverMember, ID: m.ID, Name: m.Name, Email: m.Email}))
+	}
+	for _, g := range guests {
+		out = append(out, describe(models.Entry{Kind: models.ApproverGuest, ID: g.ID, Name: g.Name, Email: g.Email}))
+	}
+	for _, t := range teams {
+		out = append(out, describe(models.Entry{Kind: t.Kind, ID: t.ID, Name: t.Name}))
+	}
+	return out
 }
 
 // describe names a candidate so that its id can be sent back: "member
