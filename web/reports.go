@@ -75,18 +75,18 @@ func (p *Pages) report(c *gin.Context) {
 		p.Fail(c, err)
 		return
 	}
-	manage := person.Member != nil && reports.Manages(r, person.Actor())
-	// Those who manage a report reach its page to share it even when it
-	// is not shared with them; they still read it only by a grant.
-	readable := manage && !r.Archived
-	if !readable && !p.mayOpen(c, r, person) {
-		return
-	}
-	page := &reportPage{Report: r, Manage: manage, Address: paths.Report(r.Slug), ShowAudience: person.Member != nil}
-	if page.Readable, err = p.store.CanRead(c.Request.Context(), r, person); err != nil {
+	readable, err := p.store.CanRead(c.Request.Context(), r, person)
+	if err != nil {
 		p.Fail(c, err)
 		return
 	}
+	manage := person.Member != nil && reports.Manages(r, person.Actor())
+	// Those who manage a report reach its page to share it even when it
+	// is not shared with them; they still read it only by a grant.
+	if !(manage && !r.Archived) && !p.mayOpen(c, r, readable) {
+		return
+	}
+	page := &reportPage{Report: r, Manage: manage, Readable: readable, Address: paths.Report(r.Slug), ShowAudience: person.Member != nil}
 	status := http.StatusOK
 	if c.Request.Method == http.MethodPost {
 		if !page.Manage {
@@ -178,23 +178,32 @@ func splitAudience(s string) []string {
 
 // mayOpen answers an archived report (410) or one the person may not read
 // (403, with a request for access); it reports whether the page goes on.
-func (p *Pages) mayOpen(c *gin.Context, r *models.Report, person *models.Person) bool {
-	if r.Archived {
+func (p *Pages) mayOpen(c *gin.Context, r *models.Report, readable bool) bool {
+	switch {
+	case r.Archived:
 		p.Render(c, http.StatusGone, "error", problem{Title: "This report was archived",
 			Message: "Its owner archived " + r.Title + "; it is no longer served.", Retry: "/reports", RetryLabel: "Your reports"})
-		c.Abort()
-		return false
+	case !readable:
+		p.Render(c, http.StatusForbidden, "report_denied", r)
+	default:
+		return true
 	}
-	ok, err := p.store.CanRead(c.Request.Context(), r, person)
+	c.Abort()
+	return false
+}
+
+// reportByKey is the report of the person's organisation whose host is
+// named with key; another organisation's is not found.
+func (p *Pages) reportByKey(c *gin.Context, person *models.Person) (*models.Report, bool) {
+	r, err := p.store.ReportByKey(c.Request.Context(), c.Param("key"))
+	if err == nil && r.OrganizationID != person.Organization.ID {
+		err = apperr.New(apperr.NotFound, "report not found")
+	}
 	if err != nil {
 		p.Fail(c, err)
-		return false
+		return nil, false
 	}
-	if !ok {
-		p.Render(c, http.StatusForbidden, "report_denied", r)
-		c.Abort()
-	}
-	return ok
+	return r, true
 }
 
 // openReport lets a signed-in person into a report's origin: their grant
@@ -202,15 +211,16 @@ func (p *Pages) mayOpen(c *gin.Context, r *models.Report, person *models.Person)
 // the page they asked for there.
 func (p *Pages) openReport(c *gin.Context) {
 	person := CurrentPerson(c)
-	r, err := p.store.ReportByKey(c.Request.Context(), c.Param("key"))
-	if err == nil && r.OrganizationID != person.Organization.ID {
-		err = apperr.New(apperr.NotFound, "report not found")
+	r, ok := p.reportByKey(c, person)
+	if !ok {
+		return
 	}
+	readable, err := p.store.CanRead(c.Request.Context(), r, person)
 	if err != nil {
 		p.Fail(c, err)
 		return
 	}
-	if !p.mayOpen(c, r, person) {
+	if !p.mayOpen(c, r, readable) {
 		return
 	}
 	ticket, err := p.store.IssueReaderTicket(c.Request.Context(), r.ID, currentSession(c).ID)
@@ -232,12 +242,8 @@ func (p *Pages) openReport(c *gin.Context) {
 func (p *Pages) requestAccess(c *gin.Context) {
 	person := CurrentPerson(c)
 	ctx := c.Request.Context()
-	r, err := p.store.ReportByKey(ctx, c.Param("key"))
-	if err == nil && r.OrganizationID != person.Organization.ID {
-		err = apperr.New(apperr.NotFound, "report not found")
-	}
-	if err != nil {
-		p.Fail(c, err)
+	r, ok := p.reportByKey(c, person)
+	if !ok {
 		return
 	}
 	fresh, err := p.reports.RequestAccess(ctx, r, person)
