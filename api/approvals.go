@@ -57,8 +57,10 @@ func (h *handlers) inbox(c *gin.Context) {
 		h.respondApprovals(c, rows, next, err)
 	case events.RequestCollection:
 		h.collectionInbox(c, p)
+	case events.RequestReview:
+		h.reviewInbox(c, p)
 	default:
-		fail(c, apperr.Field(apperr.InvalidRequest, "kind", "kind must be approval or collection"))
+		fail(c, apperr.Field(apperr.InvalidRequest, "kind", "kind must be approval, collection or review"))
 	}
 }
 

@@ -22,6 +22,8 @@ import (
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
+	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/webhooks"
 )
 
@@ -39,6 +41,7 @@ type Deps struct {
 	Approvals   *approvals.Service
 	Collections *collections.Service
 	Reports     *reports.Service
+	Reviews     *reviews.Service
 	Webhooks    *webhooks.Service
 	Admin       *admin.Service
 	// NetPolicy says which receiver addresses may be saved when the
@@ -58,6 +61,7 @@ type handlers struct {
 	approvals   *approvals.Service
 	collections *collections.Service
 	reports     *reports.Service
+	reviews     *reviews.Service
 	webhooks    *webhooks.Service
 	admin       *admin.Service
 }
@@ -67,7 +71,10 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 // New returns the HTTP handler for the API and health checks.
 func New(d Deps) http.Handler {
 	h := &handlers{store: d.Store, temporal: d.Temporal, log: d.Logger, baseURL: d.BaseURL,
-		approvals: d.Approvals, collections: d.Collections, reports: d.Reports, webhooks: d.Webhooks, admin: d.Admin}
+		approvals: d.Approvals, collections: d.Collections, reports: d.Reports, reviews: d.Reviews, webhooks: d.Webhooks, admin: d.Admin}
+	if h.reviews == nil {
+		h.reviews = reviews.New(requests.Deps{Store: d.Store, Temporal: d.Temporal, Logger: d.Logger, NetPolicy: d.NetPolicy}, d.Reports)
+	}
 	if h.collections == nil {
 		h.collections = collections.New(collections.Deps{Store: d.Store, Temporal: d.Temporal, Logger: d.Logger, NetPolicy: d.NetPolicy})
 	}
@@ -133,6 +140,12 @@ func New(d Deps) http.Handler {
 	h.postResumable(v1, "/collections/:id/cancel", requireScope(scopes.CollectionsWrite), h.cancelCollection)
 	// A respondent's reply: member tokens only; the workflow decides who may.
 	h.postResumable(v1, "/collections/:id/replies", h.replyToCollection)
+	h.postResumable(v1, "/reviews", requireScope(scopes.ReviewsWrite), h.createReview)
+	v1.GET("/reviews", requireScope(scopes.ReviewsRead), h.listReviews)
+	v1.GET("/reviews/:id", requireScope(scopes.ReviewsRead), h.getReview)
+	h.postResumable(v1, "/reviews/:id/cancel", requireScope(scopes.ReviewsWrite), h.cancelReview)
+	// A verdict is a person's act, like a reply.
+	h.postResumable(v1, "/reviews/:id/verdict", h.reviewVerdict)
 
 	h.post(v1, "/uploads", requireScope(scopes.ReportsWrite), h.createUpload)
 	r.PUT(reports.UploadPath(":ticket"), h.receiveUpload)

@@ -212,6 +212,7 @@ func (s *Store) LoadDeliveryWork(ctx context.Context, id string, now time.Time) 
 var requestRecords = map[string]any{
 	events.RequestApproval:   &Approval{},
 	events.RequestCollection: &Collection{},
+	events.RequestReview:     &Review{},
 }
 
 // callback is where a request's callbacks go and the secret that signs

@@ -81,6 +81,15 @@ var historyKinds = []historyKind{
 		settledAt: "COALESCE(settled_at, updated_at)",
 		columns:   "id, title, status, requested_by, settled_at, updated_at",
 	},
+	{
+		kind: events.RequestReview, model: &Review{},
+		asked: func(db *gorm.DB, personID string) *gorm.DB {
+			return db.Model(&ReviewReviewer{}).Select("review_id").Where("person_id = ?", personID)
+		},
+		open: states.Open, statuses: states.Review,
+		settledAt: "COALESCE(settled_at, updated_at)",
+		columns:   "id, title, status, requested_by, settled_at, updated_at",
+	},
 }
 
 // historyRow is what historyKind.columns read. The settled time is read

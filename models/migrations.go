@@ -666,6 +666,47 @@ var migrations = []*gormigrate.Migration{
 		},
 		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("view_notices") },
 	},
+	{
+		// Reviews of a report's version, and who is asked.
+		ID: "202611260001_reviews",
+		Migrate: func(tx *gorm.DB) error {
+			type Review struct {
+				ID                   string    `gorm:"primaryKey;size:40"`
+				OrganizationID       string    `gorm:"size:40;not null;index:idx_reviews_org_status,priority:1;index:idx_reviews_org_external,priority:1"`
+				Status               string    `gorm:"size:20;not null;index:idx_reviews_org_status,priority:2"`
+				Title                string    `gorm:"size:200;not null"`
+				Instructions         string    `gorm:"type:text;not null"`
+				ReportID             string    `gorm:"size:40;not null;index"`
+				VersionID            string    `gorm:"size:40;not null"`
+				Version              int       `gorm:"not null"`
+				Reviewers            string    `gorm:"type:text;not null"`
+				ReviewerIDs          string    `gorm:"type:text;not null"`
+				Asked                string    `gorm:"type:text;not null"`
+				RequiredApprovals    int       `gorm:"not null"`
+				ApprovalsSoFar       int       `gorm:"not null"`
+				Verdicts             string    `gorm:"type:text;not null"`
+				ThreadCount          int       `gorm:"not null"`
+				ExpiresAt            time.Time `gorm:"not null"`
+				ExternalID           *string   `gorm:"size:255;index:idx_reviews_org_external,priority:2"`
+				FlowID               *string   `gorm:"size:40;index"`
+				Metadata             *string   `gorm:"type:text"`
+				CallbackURL          *string   `gorm:"size:2048"`
+				SealedCallbackSecret *string   `gorm:"column:callback_secret;type:text"`
+				Requester            string    `gorm:"size:60;not null"`
+				RequestedBy          string    `gorm:"size:320;not null"`
+				SettledAt            *time.Time
+				Seq                  int `gorm:"not null;index"`
+				CreatedAt            time.Time
+				UpdatedAt            time.Time
+			}
+			type ReviewReviewer struct {
+				ReviewID string `gorm:"primaryKey;size:40"`
+				PersonID string `gorm:"primaryKey;size:40;index"`
+			}
+			return tx.Migrator().CreateTable(&Review{}, &ReviewReviewer{})
+		},
+		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("reviews", "review_reviewers") },
+	},
 }
 
 // RequireMigrated fails when the database lacks a migration this binary

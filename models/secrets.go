@@ -32,6 +32,7 @@ var sealedColumns = []sealedColumn{
 	{"webhook_endpoints", []string{"id"}, "previous_secret", sealWebhookSecret, false},
 	{"approvals", []string{"id"}, "callback_secret", sealCallbackSecret, false},
 	{"collections", []string{"id"}, "callback_secret", sealCallbackSecret, false},
+	{"reviews", []string{"id"}, "callback_secret", sealCallbackSecret, false},
 	{"idempotency_keys", []string{"organization_id", "principal_id", "idempotency_key"}, "response_body", sealIdempotency, true},
 }
 

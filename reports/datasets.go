@@ -46,19 +46,27 @@ func (s *Service) Datasets(ctx context.Context, p *models.Principal, idOrSlug st
 // mayReadData holds a member token to the grants a person reads by; an
 // agent key reads by its scope.
 func (s *Service) mayReadData(ctx context.Context, p *models.Principal, idOrSlug string) error {
-	person := p.Person()
-	if person == nil {
-		return nil
-	}
+	_, err := s.Readable(ctx, p, idOrSlug)
+	return err
+}
+
+// Readable returns the organisation's report for p: a member token only
+// one shared with its person (403 otherwise), an agent key any, by its
+// scope.
+func (s *Service) Readable(ctx context.Context, p *models.Principal, idOrSlug string) (*models.Report, error) {
 	r, err := s.store.GetReport(ctx, p.Organization.ID, idOrSlug)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	person := p.Person()
+	if person == nil {
+		return r, nil
 	}
 	ok, err := s.store.CanRead(ctx, r, person)
 	if err == nil && !ok {
 		err = apperr.New(apperr.Forbidden, "report %s is not shared with you", r.Slug)
 	}
-	return err
+	return r, err
 }
 
 // DeleteDataset removes one of the report's datasets.

@@ -36,6 +36,7 @@ import (
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/reportsite"
+	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/webhooks"
 )
 
@@ -59,6 +60,9 @@ type Deps struct {
 	// Collections serves the pages of requests for information; nil builds
 	// one (without Temporal, so it can show but not submit).
 	Collections *collections.Service
+	// Reviews serves the review pages; nil leaves them out (tests of other
+	// pages).
+	Reviews *reviews.Service
 	// Reports releases and declines held versions on the admin pages; nil
 	// leaves those pages without any (tests).
 	Reports *reports.Service
@@ -101,6 +105,7 @@ type Pages struct {
 	store       *models.Store
 	approvals   *approvals.Service
 	collections *collections.Service
+	reviews     *reviews.Service
 	reports     *reports.Service
 	site        *reportsite.Site
 	mailer      mail.Sender
@@ -163,7 +168,7 @@ func New(d Deps) *Pages {
 	if log == nil {
 		log = slog.Default()
 	}
-	p := &Pages{store: d.Store, approvals: d.Approvals, collections: d.Collections, reports: d.Reports, site: d.Site, webhooks: d.Webhooks, admin: d.Admin, mailer: d.Mailer, baseURL: strings.TrimSuffix(d.BaseURL, "/"), log: log,
+	p := &Pages{store: d.Store, approvals: d.Approvals, collections: d.Collections, reviews: d.Reviews, reports: d.Reports, site: d.Site, webhooks: d.Webhooks, admin: d.Admin, mailer: d.Mailer, baseURL: strings.TrimSuffix(d.BaseURL, "/"), log: log,
 		secure: !strings.HasPrefix(d.BaseURL, "http://"), pages: map[string]*template.Template{}}
 	if p.mailer == nil {
 		p.mailer = noMailer{}

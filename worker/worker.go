@@ -45,6 +45,7 @@ func New(c client.Client, d Deps) sdkworker.Worker {
 	}
 	w.RegisterWorkflowWithOptions(workflows.Approval, workflow.RegisterOptions{Name: workflows.WorkflowApproval})
 	w.RegisterWorkflowWithOptions(workflows.Collection, workflow.RegisterOptions{Name: workflows.WorkflowCollection})
+	w.RegisterWorkflowWithOptions(workflows.Review, workflow.RegisterOptions{Name: workflows.WorkflowReview})
 	w.RegisterWorkflowWithOptions(workflows.Delivery, workflow.RegisterOptions{Name: workflows.WorkflowDelivery})
 	w.RegisterWorkflowWithOptions(workflows.PublishHold, workflow.RegisterOptions{Name: workflows.WorkflowHold})
 	w.RegisterWorkflowWithOptions(workflows.ScheduleDue, workflow.RegisterOptions{Name: workflows.WorkflowScheduleDue})

@@ -15,6 +15,7 @@ const TaskQueue = "assent"
 const (
 	WorkflowApproval   = "Approval"
 	WorkflowCollection = "Collection"
+	WorkflowReview     = "Review"
 	WorkflowDelivery   = "Delivery"
 	WorkflowHold       = "PublishHold"
 	// WorkflowScheduleDue is started by a report schedule's Temporal
@@ -28,6 +29,9 @@ func ApprovalWorkflowID(id string) string { return "approval/" + id }
 
 // CollectionWorkflowID is the workflow id of collection id.
 func CollectionWorkflowID(id string) string { return "collection/" + id }
+
+// ReviewWorkflowID is the workflow id of review id.
+func ReviewWorkflowID(id string) string { return "review/" + id }
 
 // HoldWorkflowID is the workflow id of held version id.
 func HoldWorkflowID(versionID string) string { return "publish-hold/" + versionID }
@@ -66,6 +70,10 @@ const (
 	UpdateSubmitReply = "submitReply"
 	// UpdateRemoveRespondent takes a removed guest off an open collection.
 	UpdateRemoveRespondent = "removeRespondent"
+	// UpdateVerdict is a reviewer's verdict; UpdateRemoveReviewer takes a
+	// removed guest off an open review.
+	UpdateVerdict        = "verdict"
+	UpdateRemoveReviewer = "removeReviewer"
 	// UpdateDecideHold releases or declines a version the publish scan
 	// held.
 	UpdateDecideHold = "decideHold"
@@ -85,6 +93,10 @@ const (
 	// respondents (at creation, and the one reminder).
 	ActivityPersistCollection = "PersistCollection"
 	ActivityEmailRespondents  = "EmailRespondents"
+	// ActivityPersistReview writes a review transition like
+	// ActivityPersistApproval; ActivityEmailReviewers emails its reviewers.
+	ActivityPersistReview  = "PersistReview"
+	ActivityEmailReviewers = "EmailReviewers"
 	// ActivityDeliver makes one attempt to deliver one event to one
 	// receiver.
 	ActivityDeliver = "Deliver"

@@ -32,6 +32,7 @@ import (
 	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
+	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/reportsite"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/web"
@@ -177,13 +178,14 @@ type services struct {
 	approvals   *approvals.Service
 	collections *collections.Service
 	reports     *reports.Service
+	reviews     *reviews.Service
 	webhooks    *webhooks.Service
 	admin       *admin.Service
 }
 
 // owned are the kinds of record whose workflows the reconciler starts.
 func (s *services) owned() []requests.Owned {
-	return []requests.Owned{s.approvals, s.collections, s.reports, s.reports.Schedules(), s.reports.Sends()}
+	return []requests.Owned{s.approvals, s.collections, s.reviews, s.reports, s.reports.Schedules(), s.reports.Sends()}
 }
 
 // services builds them; policy says which receiver addresses may be saved
@@ -192,7 +194,8 @@ func (r *resources) services(log *slog.Logger, baseURL string, policy *netguard.
 	a := approvals.New(approvals.Deps{Store: r.store, Temporal: r.temporal, Logger: log, NetPolicy: policy})
 	col := collections.New(collections.Deps{Store: r.store, Temporal: r.temporal, Logger: log, NetPolicy: policy})
 	rep := reports.New(reports.Deps{Store: r.store, Temporal: r.temporal, Blobs: r.blobs, Scanner: r.scanner, Logger: log, BaseURL: baseURL})
-	return &services{approvals: a, collections: col, reports: rep, webhooks: webhooks.New(r.store, policy, baseURL),
+	rev := reviews.New(requests.Deps{Store: r.store, Temporal: r.temporal, Logger: log, NetPolicy: policy}, rep)
+	return &services{approvals: a, collections: col, reports: rep, reviews: rev, webhooks: webhooks.New(r.store, policy, baseURL),
 		admin: admin.New(r.store, a).WithRespondents(col)}
 }
 
@@ -210,11 +213,11 @@ func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string
 		log.Warn("ASSENT_REPORTS_DOMAIN is not set: published reports cannot be read; set it to a domain whose subdomains reach this server, such as reports.example.com")
 	}
 	pages := web.New(web.Deps{Store: r.store, Mailer: r.mailer, BaseURL: baseURL, Logger: log, OIDC: oidcSettings(cfg),
-		Approvals: svc.approvals, Collections: svc.collections, Reports: svc.reports, Site: site, Webhooks: svc.webhooks, Admin: svc.admin, SigningKey: r.secrets.Derive("web-signing"),
+		Approvals: svc.approvals, Collections: svc.collections, Reports: svc.reports, Reviews: svc.reviews, Site: site, Webhooks: svc.webhooks, Admin: svc.admin, SigningKey: r.secrets.Derive("web-signing"),
 		Codec: &web.CodecSettings{Decode: converter.NewPayloadCodecHTTPHandler(payloadcodec.AcceptingPlain(r.secrets)),
 			UIOrigin: cfg.TemporalUIURL, Operators: cfg.Operators}, Dev: dev})
 	h := api.New(api.Deps{Store: r.store, Temporal: r.temporal, Logger: log, BaseURL: baseURL, TrustedProxies: cfg.TrustedProxies,
-		Approvals: svc.approvals, Collections: svc.collections, Reports: svc.reports, Webhooks: svc.webhooks, Admin: svc.admin,
+		Approvals: svc.approvals, Collections: svc.collections, Reports: svc.reports, Reviews: svc.reviews, Webhooks: svc.webhooks, Admin: svc.admin,
 		Mount: func(e *gin.Engine) {
 			if mount != nil {
 				mount(e)

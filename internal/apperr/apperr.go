@@ -40,6 +40,10 @@ const (
 	QuoteNotFound       = "quote_not_found"
 	QuoteAmbiguous      = "quote_ambiguous"
 	UnknownReviewer     = "unknown_reviewer"
+	AmbiguousReviewer   = "ambiguous_reviewer"
+	ReviewerCannotRead  = "reviewer_cannot_read"
+	NotAReviewer        = "not_a_reviewer"
+	AlreadyDecided      = "already_decided"
 	SharingDenied       = "sharing_denied"
 	UnknownAudience     = "unknown_audience"
 	AmbiguousAudience   = "ambiguous_audience"
@@ -85,6 +89,10 @@ var statusByCode = map[string]int{
 	QuoteNotFound:       http.StatusNotFound,
 	QuoteAmbiguous:      http.StatusBadRequest,
 	UnknownReviewer:     http.StatusBadRequest,
+	AmbiguousReviewer:   http.StatusBadRequest,
+	ReviewerCannotRead:  http.StatusBadRequest,
+	NotAReviewer:        http.StatusForbidden,
+	AlreadyDecided:      http.StatusConflict,
 	SharingDenied:       http.StatusForbidden,
 	UnknownAudience:     http.StatusBadRequest,
 	AmbiguousAudience:   http.StatusBadRequest,

@@ -29,6 +29,13 @@ const CollectionPage = "/collections/:id"
 // Collection is the path of collection id's page.
 func Collection(id string) string { return "/collections/" + id }
 
+// ReviewPage is the route of a review's page, where reviewers read the
+// pinned version and return verdicts; Review builds its path.
+const ReviewPage = "/reviews/:id"
+
+// Review is the path of review id's page.
+func Review(id string) string { return "/reviews/" + id }
+
 // ReportPage is the route of a report's page in the app; Report builds its
 // path. A slug's slashes stay slashes, so the address reads as the slug.
 const ReportPage = "/reports/*slug"

@@ -20,6 +20,7 @@ func TestBuildersMatchTheirRoutes(t *testing.T) {
 		{Approval("apr_1"), fill(ApprovalPage, "apr_1")},
 		{DecisionLink("apr_1", "tok"), fill(DecisionLinkPage, "apr_1", "tok")},
 		{Collection("col_1"), fill(CollectionPage, "col_1")},
+		{Review("rev_1"), fill(ReviewPage, "rev_1")},
 	}
 	for _, c := range cases {
 		if c.built != c.want {

@@ -1,0 +1,102 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/reviews"
+	"github.com/assent-hq/assent/wire"
+)
+
+func (h *handlers) createReview(c *gin.Context) {
+	var in reviews.CreateInput
+	if err := bind(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	rec, err := h.reviews.Create(c.Request.Context(), principal(c), &in, claim(c))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	out := wire.NewReview(rec, h.baseURL)
+	out.CallbackSecret = rec.CallbackSecret
+	c.Header("Location", "/api/v1/reviews/"+rec.ID)
+	c.JSON(http.StatusCreated, out)
+}
+
+func (h *handlers) listReviews(c *gin.Context) {
+	p, err := page(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	f := models.ReviewFilter{Status: c.Query("status"), ExternalID: c.Query("externalId"), FlowID: c.Query("flowId"), ReportID: c.Query("reportId")}
+	rows, next, err := h.reviews.List(c.Request.Context(), orgID(c), f, p)
+	h.respondReviews(c, rows, next, err)
+}
+
+func (h *handlers) respondReviews(c *gin.Context, rows []models.Review, next string, err error) {
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, newList(rows, next, func(r *models.Review) wire.Review { return wire.NewReview(r, h.baseURL) }))
+}
+
+// getReview returns the review; with ?wait= it first waits for it to
+// settle.
+func (h *handlers) getReview(c *gin.Context) {
+	wait, err := waitParam(c.Query("wait"))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	rec, err := h.reviews.Wait(c.Request.Context(), orgID(c), c.Param("id"), wait)
+	h.respondReview(c, rec, err)
+}
+
+func (h *handlers) cancelReview(c *gin.Context) {
+	rec, err := h.reviews.Cancel(c.Request.Context(), orgID(c), c.Param("id"), claim(c).UpdateID(), principal(c).Actor())
+	h.respondReview(c, rec, err)
+}
+
+// reviewVerdict is a reviewer's verdict; only a person (a member token)
+// gives one.
+func (h *handlers) reviewVerdict(c *gin.Context) {
+	person := principal(c).Person()
+	if person == nil {
+		fail(c, apperr.New(apperr.Forbidden, "a verdict belongs to a person: use a member token"))
+		return
+	}
+	var in reviews.VerdictInput
+	if err := bind(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	rec, err := h.reviews.Verdict(c.Request.Context(), person, c.Param("id"), claim(c).UpdateID(), in)
+	h.respondReview(c, rec, err)
+}
+
+func (h *handlers) respondReview(c *gin.Context, rec *models.Review, err error) {
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, wire.NewReview(rec, h.baseURL))
+}
+
+// reviewInbox lists the open reviews the calling person has yet to return
+// a verdict on, the earliest expiring first.
+func (h *handlers) reviewInbox(c *gin.Context, p models.Page) {
+	person := principal(c).Person()
+	if person == nil {
+		fail(c, apperr.New(apperr.Forbidden, "an inbox belongs to a person: use a member token"))
+		return
+	}
+	rows, err := h.reviews.Waiting(c.Request.Context(), person, p.Limit)
+	h.respondReviews(c, rows, "", err)
+}

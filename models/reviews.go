@@ -1,0 +1,172 @@
+package models
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/internal/states"
+)
+
+// Verdict is one reviewer's verdict on a review.
+type Verdict struct {
+	ReviewerID    string    `json:"reviewerId"`
+	ReviewerName  string    `json:"reviewerName"`
+	ReviewerEmail string    `json:"reviewerEmail"`
+	Verdict       string    `json:"verdict"`
+	Note          string    `json:"note"`
+	At            time.Time `json:"at"`
+}
+
+// Review asks people for a verdict on one version of a report. The API
+// writes it at creation; after that only its workflow changes it, through
+// PersistReview, except ThreadCount, which comments keep.
+type Review struct {
+	ID             string `gorm:"primaryKey;size:40"`
+	OrganizationID string `gorm:"size:40;not null;index:idx_reviews_org_status,priority:1;index:idx_reviews_org_external,priority:1"`
+	Status         string `gorm:"size:20;not null;index:idx_reviews_org_status,priority:2"`
+	Title          string `gorm:"size:200;not null"`
+	Instructions   string `gorm:"type:text;not null"`
+	ReportID       string `gorm:"size:40;not null;index"`
+	// VersionID and Version pin the version under review.
+	VersionID string `gorm:"size:40;not null"`
+	Version   int    `gorm:"not null"`
+	// Reviewers are the entries as the agent sent them; ReviewerIDs the
+	// people they were resolved to at creation, and Asked those people as
+	// they were then.
+	Reviewers            StringList        `gorm:"type:text;not null"`
+	ReviewerIDs          StringList        `gorm:"type:text;not null"`
+	Asked                JSON[[]PersonRef] `gorm:"type:text;not null"`
+	RequiredApprovals    int               `gorm:"not null"`
+	ApprovalsSoFar       int               `gorm:"not null"`
+	Verdicts             JSON[[]Verdict]   `gorm:"type:text;not null"`
+	ThreadCount          int               `gorm:"not null"`
+	ExpiresAt            time.Time         `gorm:"not null"`
+	ExternalID           *string           `gorm:"size:255;index:idx_reviews_org_external,priority:2"`
+	FlowID               *string           `gorm:"size:40;index"`
+	Metadata             RawJSON           `gorm:"type:text"`
+	CallbackURL          *string           `gorm:"size:2048"`
+	CallbackSecret       *string           `gorm:"-"`
+	SealedCallbackSecret *string           `gorm:"column:callback_secret;type:text"`
+	// Requester is who created it: a member id for a member token, else
+	// the key id.
+	Requester   string `gorm:"size:60;not null"`
+	RequestedBy string `gorm:"size:320;not null"`
+	SettledAt   *time.Time
+	// Seq is the last workflow transition applied (see Approval.Seq).
+	Seq       int `gorm:"not null;index"`
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+func (r *Review) head() requestHead {
+	return requestHead{r.ID, r.OrganizationID, r.FlowID, &r.Seq, &r.UpdatedAt}
+}
+
+// Reviewed reports whether personID has returned a verdict.
+func (r *Review) Reviewed(personID string) bool {
+	return slices.ContainsFunc(r.Verdicts.V, func(v Verdict) bool { return v.ReviewerID == personID })
+}
+
+// ReviewReviewer lists a person asked to review; it answers "what is in my
+// inbox" with an index.
+type ReviewReviewer struct {
+	ReviewID string `gorm:"primaryKey;size:40"`
+	PersonID string `gorm:"primaryKey;size:40;index"`
+}
+
+// CreateReview inserts a new open review and its reviewer index, binding
+// claim as CreateApproval does.
+func (s *Store) CreateReview(ctx context.Context, r *Review, claim *Claim) (earlier string, err error) {
+	r.ID = newID(ids.Review)
+	r.Status = states.Open
+	r.CreatedAt = Now()
+	r.UpdatedAt = r.CreatedAt
+	if r.Verdicts.V == nil {
+		r.Verdicts.V = []Verdict{}
+	}
+	if r.Asked.V == nil {
+		r.Asked.V = []PersonRef{}
+	}
+	r.SealedCallbackSecret = s.sealCallbackSecret(r.CallbackSecret)
+	return createRequest(s, ctx, r, claim, func(tx *gorm.DB) error {
+		rows := make([]ReviewReviewer, len(r.ReviewerIDs))
+		for i, p := range r.ReviewerIDs {
+			rows[i] = ReviewReviewer{ReviewID: r.ID, PersonID: p}
+		}
+		return tx.Create(&rows).Error
+	})
+}
+
+// RevealReviewCallbackSecret sets r.CallbackSecret from its sealed column,
+// for the create response that shows it.
+func (s *Store) RevealReviewCallbackSecret(r *Review) (err error) {
+	r.CallbackSecret, err = s.openCallbackSecret(r.ID, r.SealedCallbackSecret)
+	return err
+}
+
+// DeleteUnstartedReview removes a review whose workflow never started, as
+// DeleteUnstartedApproval does.
+func (s *Store) DeleteUnstartedReview(ctx context.Context, orgID, id string) error {
+	return deleteUnstarted[Review](s, ctx, orgID, id, &ReviewReviewer{}, "review_id")
+}
+
+// GetReview returns one of the organisation's reviews.
+func (s *Store) GetReview(ctx context.Context, orgID, id string) (*Review, error) {
+	return take[Review](s.db.WithContext(ctx), orgID, id, "review "+id)
+}
+
+// ReviewFilter narrows a list of reviews.
+type ReviewFilter struct {
+	Status     string
+	ExternalID string
+	FlowID     string
+	ReportID   string
+}
+
+// ListReviews pages through the organisation's reviews, newest first.
+func (s *Store) ListReviews(ctx context.Context, orgID string, f ReviewFilter, p Page) ([]Review, string, error) {
+	q := s.db.WithContext(ctx).Where("organization_id = ?", orgID)
+	for _, c := range [][2]string{{"status", f.Status}, {"external_id", f.ExternalID}, {"flow_id", f.FlowID}, {"report_id", f.ReportID}} {
+		if c[1] != "" {
+			q = q.Where(c[0]+" = ?", c[1])
+		}
+	}
+	return list(q, p, func(r *Review) string { return r.ID })
+}
+
+// OpenReviewsFor lists the open reviews personID was asked to review and
+// has not returned a verdict on, the earliest expiring first.
+func (s *Store) OpenReviewsFor(ctx context.Context, orgID, personID string, limit int) ([]Review, error) {
+	var open []Review
+	err := s.db.WithContext(ctx).Where("organization_id = ? AND status = ?", orgID, states.Open).
+		Where("id IN (?)", s.db.Model(&ReviewReviewer{}).Select("review_id").Where("person_id = ?", personID)).
+		Order("expires_at").Order("id").Find(&open).Error
+	open = slices.DeleteFunc(open, func(r Review) bool { return r.Reviewed(personID) })
+	return open[:min(limit, len(open))], err
+}
+
+// ReviewStatuses returns the status of each review that exists among ids,
+// for the long-poll.
+func (s *Store) ReviewStatuses(ctx context.Context, ids []string) (map[string]string, error) {
+	return statuses[Review](s.db.WithContext(ctx), ids)
+}
+
+// UnownedReviews lists open reviews whose workflow has not run its first
+// step although they were created before olderThan.
+func (s *Store) UnownedReviews(ctx context.Context, olderThan time.Time, limit int) ([]Review, error) {
+	return unowned[Review](s.db.WithContext(ctx), states.Open, olderThan, limit)
+}
+
+// ReviewChange is one review workflow transition to apply.
+type ReviewChange = RequestChange[Review]
+
+// ApplyReviewChange writes a review's transition, its audit entry and its
+// event in one transaction (see applyRequestChange).
+func (s *Store) ApplyReviewChange(ctx context.Context, ch ReviewChange) (*Review, error) {
+	return applyRequestChange(s, ctx, events.RequestReview, ch, func(*Review) {}, func(*gorm.DB, *Review) error { return nil })
+}

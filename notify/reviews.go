@@ -1,0 +1,46 @@
+package notify
+
+import (
+	"context"
+	"errors"
+
+	"github.com/assent-hq/assent/internal/states"
+	"github.com/assent-hq/assent/wire"
+)
+
+// reviewerMail is the data of the email to one reviewer.
+type reviewerMail struct {
+	Name         string
+	Organization string
+	Guest        bool
+	Title        string
+	Instructions string
+	RequestedBy  string
+	Version      int
+	Expires      string
+	PageURL      string
+}
+
+// Reviewers emails each reviewer the review's page, once. Nothing is sent
+// once the review is no longer open.
+func (n *Notifier) Reviewers(ctx context.Context, orgID, reviewID string) error {
+	r, err := n.Store.GetReview(ctx, orgID, reviewID)
+	if err != nil || r.Status != states.Open {
+		return err
+	}
+	people, err := n.Store.People(ctx, orgID, r.ReviewerIDs)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, p := range people {
+		data := reviewerMail{Name: p.DisplayName(), Organization: p.Organization.Name, Guest: p.Guest != nil,
+			Title: r.Title, Instructions: shorten(r.Instructions, descriptionLimit), RequestedBy: r.RequestedBy,
+			Version: r.Version, Expires: mailTime(r.ExpiresAt), PageURL: wire.ReviewURL(n.BaseURL, r.ID)}
+		errs = append(errs, n.once(ctx, orgID, "review/"+r.ID+"/"+p.ID(), func() (draft, error) {
+			msg, err := render("reviewer", p.Email(), "Your review is needed: "+r.Title, data)
+			return draft{msg: msg}, err
+		}))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,244 @@
+// Package reviews is the domain of reviews: an agent asks people for a
+// verdict on one version of a report, each reviewer approves or requests
+// changes, and the agent reads the outcome. Creating, reading and waiting
+// follow approvals through the shared requests package; the workflow
+// (workflows.Review) decides who may return a verdict and when.
+package reviews
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/netguard"
+	"github.com/assent-hq/assent/internal/states"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/reports"
+	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/workflows"
+)
+
+// Kind is the request kind's name in search attributes, audit entries and
+// callbacks.
+const Kind = events.RequestReview
+
+// Service runs the review kind's operations; build one per process.
+type Service struct {
+	store     *models.Store
+	temporal  client.Client
+	netPolicy *netguard.Policy
+	reports   *reports.Service
+	records   *requests.Records[models.Review]
+}
+
+// New returns the service; reports decides which reports a caller may
+// put under review.
+func New(d requests.Deps, reports *reports.Service) *Service {
+	d = d.Filled()
+	s := &Service{store: d.Store, temporal: d.Temporal, netPolicy: d.NetPolicy, reports: reports}
+	s.records = &requests.Records[models.Review]{
+		Kind: "review", Open: states.Open, Get: s.store.GetReview, Insert: s.store.CreateReview,
+		DeleteUnstarted: s.store.DeleteUnstartedReview, Reveal: s.store.RevealReviewCallbackSecret,
+		Start: s.Start, WorkflowID: workflows.ReviewWorkflowID, Log: d.Logger,
+		Statuses: s.store.ReviewStatuses, Asked: func(r *models.Review) []string { return r.ReviewerIDs }, Unowned: s.store.UnownedReviews,
+		Head: func(r *models.Review) requests.Head {
+			return requests.Head{ID: r.ID, OrganizationID: r.OrganizationID, Status: r.Status, Started: r.Seq > 0}
+		},
+	}
+	s.records.Watch(d.Store.Changes())
+	return s
+}
+
+// CreateInput is the create body with its limits; Create checks what the
+// tags cannot.
+type CreateInput struct {
+	Title             string          `json:"title" validate:"required,notblank,max=200"`
+	ReportID          string          `json:"reportId" validate:"required,max=300"`
+	Instructions      string          `json:"instructions" validate:"max=20000"`
+	Reviewers         []string        `json:"reviewers" validate:"required,min=1,max=20,dive,required,max=320"`
+	RequiredApprovals *int            `json:"requiredApprovals"`
+	VersionID         *string         `json:"versionId" validate:"omitempty,max=40"`
+	ExpiresAt         *string         `json:"expiresAt"`
+	ExternalID        *string         `json:"externalId" validate:"omitempty,max=255"`
+	FlowID            *string         `json:"flowId" validate:"omitempty,max=40"`
+	Metadata          json.RawMessage `json:"metadata"`
+	CallbackURL       *string         `json:"callbackUrl" validate:"omitempty,max=2048"`
+}
+
+// reviewerRole is how reviewers are resolved and refused: guests the
+// report is shared with may review it.
+var reviewerRole = requests.Role{Field: "reviewers", Unknown: apperr.UnknownReviewer, Ambiguous: apperr.AmbiguousReviewer, Guests: true}
+
+// Create makes an open review for the caller and starts its workflow,
+// exactly once per claim (see requests.Records.Create).
+func (s *Service) Create(ctx context.Context, p *models.Principal, in *CreateInput, claim *models.Claim) (*models.Review, error) {
+	return s.records.Create(ctx, s.store, claim, func() (*models.Review, error) { return s.build(ctx, p, in) })
+}
+
+func (s *Service) build(ctx context.Context, p *models.Principal, in *CreateInput) (*models.Review, error) {
+	report, err := s.reports.Readable(ctx, p, in.ReportID)
+	if apperr.Is(err, apperr.NotFound) {
+		return nil, apperr.Field(apperr.NotFound, "reportId", "report %s not found", in.ReportID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if report.Archived {
+		return nil, apperr.Field(apperr.InvalidState, "reportId", "report %s is archived: restore it before asking for a review", report.Slug)
+	}
+	version, err := s.pinned(ctx, report, in.VersionID)
+	if err != nil {
+		return nil, err
+	}
+	rec := &models.Review{OrganizationID: p.Organization.ID, Title: strings.TrimSpace(in.Title), Instructions: in.Instructions,
+		ReportID: report.ID, VersionID: version.ID, Version: version.Version, Reviewers: in.Reviewers,
+		ExternalID: in.ExternalID, FlowID: in.FlowID, Requester: p.Actor().ID, RequestedBy: p.Actor().Name}
+	if rec.ExpiresAt, err = requests.Expiry(in.ExpiresAt, models.Now(), p.Organization.MaxApprovalExpiry()); err != nil {
+		return nil, err
+	}
+	if rec.Metadata, err = requests.JSONObject("metadata", in.Metadata); err != nil {
+		return nil, err
+	}
+	if rec.CallbackURL, rec.CallbackSecret, err = requests.Callback(ctx, s.netPolicy, in.CallbackURL); err != nil {
+		return nil, err
+	}
+	if rec.ReviewerIDs, err = requests.Resolve(ctx, s.store, p.Organization.ID, in.Reviewers, reviewerRole); err != nil {
+		return nil, err
+	}
+	people, err := s.store.People(ctx, p.Organization.ID, rec.ReviewerIDs)
+	if err != nil {
+		return nil, err
+	}
+	var unable []string
+	for _, person := range people {
+		ok, err := s.store.CanRead(ctx, report, person)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			unable = append(unable, person.Email())
+		}
+		rec.Asked.V = append(rec.Asked.V, person.Ref())
+	}
+	if len(unable) > 0 {
+		e := apperr.Field(apperr.ReviewerCannotRead, "reviewers", "%s cannot open report %s: share it with them first",
+			strings.Join(unable, ", "), report.Slug)
+		e.Candidates = unable
+		return nil, e
+	}
+	rec.RequiredApprovals = 1
+	if in.RequiredApprovals != nil {
+		if n := *in.RequiredApprovals; n < 1 || n > len(rec.ReviewerIDs) {
+			return nil, apperr.Field(apperr.InvalidRequest, "requiredApprovals",
+				"requiredApprovals must be between 1 and the %d reviewers asked", len(rec.ReviewerIDs))
+		}
+		rec.RequiredApprovals = *in.RequiredApprovals
+	}
+	return rec, nil
+}
+
+// pinned is the version a review looks at: the one named, which must be
+// the report's and published, or else the live one.
+func (s *Service) pinned(ctx context.Context, r *models.Report, versionID *string) (*models.ReportVersion, error) {
+	if versionID == nil {
+		v, err := s.store.LiveVersion(ctx, r)
+		if apperr.Is(err, apperr.InvalidState) {
+			return nil, apperr.Field(apperr.InvalidState, "versionId", "report %s has no live version to review", r.Slug)
+		}
+		return v, err
+	}
+	v, err := s.store.GetVersion(ctx, r.OrganizationID, *versionID)
+	if apperr.Is(err, apperr.NotFound) || (err == nil && v.ReportID != r.ID) {
+		return nil, apperr.Field(apperr.NotFound, "versionId", "version %s of report %s not found", *versionID, r.Slug)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if v.State != models.VersionPublished {
+		return nil, apperr.Field(apperr.InvalidState, "versionId", "version %d was %s by the publish scan and cannot be reviewed", v.Version, v.State)
+	}
+	return v, nil
+}
+
+// Start starts the workflow of rec, a record already stored: Create and
+// the reconciler start every review this way.
+func (s *Service) Start(ctx context.Context, rec *models.Review) error {
+	in := workflows.ReviewInput{ReviewID: rec.ID, OrganizationID: rec.OrganizationID, ReviewerIDs: rec.ReviewerIDs,
+		RequiredApprovals: rec.RequiredApprovals, Requester: rec.Requester, ExpiresAt: rec.ExpiresAt}
+	if rec.ExternalID != nil {
+		in.ExternalID = *rec.ExternalID
+	}
+	return requests.StartOnce(ctx, s.temporal, client.StartWorkflowOptions{
+		ID:                    workflows.ReviewWorkflowID(rec.ID),
+		TypedSearchAttributes: requests.Attributes(rec.OrganizationID, Kind, rec.Status, rec.ExternalID),
+	}, workflows.Review, in)
+}
+
+// Kind names the kind for the reconciler.
+func (s *Service) Kind() string { return Kind }
+
+// StartUnowned starts the workflows of open reviews no workflow took up
+// (see requests.Reconcile).
+func (s *Service) StartUnowned(ctx context.Context, olderThan time.Time, batch int) (int, error) {
+	return s.records.StartUnowned(ctx, olderThan, batch)
+}
+
+// Get returns one of the organisation's reviews.
+func (s *Service) Get(ctx context.Context, orgID, id string) (*models.Review, error) {
+	return s.store.GetReview(ctx, orgID, id)
+}
+
+// View returns the review for a person on the pages: members see their
+// organisation's, a guest only those asking them to review.
+func (s *Service) View(ctx context.Context, person *models.Person, id string) (*models.Review, error) {
+	return s.records.View(ctx, person, id)
+}
+
+// Wait returns the review once it has settled, or after timeout.
+func (s *Service) Wait(ctx context.Context, orgID, id string, timeout time.Duration) (*models.Review, error) {
+	return s.records.Wait(ctx, orgID, id, timeout)
+}
+
+// List pages through the organisation's reviews, newest first.
+func (s *Service) List(ctx context.Context, orgID string, f models.ReviewFilter, p models.Page) ([]models.Review, string, error) {
+	if err := requests.CheckStatus(f.Status, states.Review); err != nil {
+		return nil, "", err
+	}
+	return s.store.ListReviews(ctx, orgID, f, p)
+}
+
+// Waiting lists the open reviews a person has yet to return a verdict on,
+// the earliest expiring first.
+func (s *Service) Waiting(ctx context.Context, person *models.Person, limit int) ([]models.Review, error) {
+	return s.store.OpenReviewsFor(ctx, person.Organization.ID, person.ID(), limit)
+}
+
+// Cancel withdraws an open review; the record remains. The workflow lets
+// the requester, owners and administrators do it.
+func (s *Service) Cancel(ctx context.Context, orgID, id, updateID string, who models.Actor) (*models.Review, error) {
+	return s.records.Update(ctx, s.store, s.temporal, orgID, id, updateID, workflows.UpdateCancel,
+		workflows.CancelRequest{ActorID: who.ID, ActorName: who.Name, Administrator: who.Administrator})
+}
+
+// VerdictInput is a reviewer's verdict.
+type VerdictInput struct {
+	Verdict string `json:"verdict" validate:"required,oneof=approved changes_requested"`
+	Note    string `json:"note" validate:"max=20000"`
+}
+
+// Verdict returns a person's verdict on a review, through the workflow,
+// which decides whether this person may give one now.
+func (s *Service) Verdict(ctx context.Context, person *models.Person, id, updateID string, in VerdictInput) (*models.Review, error) {
+	r, err := s.View(ctx, person, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.records.Update(ctx, s.store, s.temporal, r.OrganizationID, id, updateID, workflows.UpdateVerdict,
+		workflows.VerdictRequest{ReviewerID: person.ID(), ReviewerName: person.DisplayName(), ReviewerEmail: person.Email(),
+			Verdict: in.Verdict, Note: strings.TrimSpace(in.Note)})
+}

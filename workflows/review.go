@@ -1,0 +1,138 @@
+package workflows
+
+import (
+	"slices"
+	"strconv"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/states"
+)
+
+// Review is the workflow of one review: it waits for verdicts and
+// cancellation (Updates) and for expiry (a timer). One changes_requested
+// settles it; approvals from distinct reviewers settle it once they reach
+// RequiredApprovals. Verdicts are audited; only the settling one sends an
+// event (spec 6.1 rule 2).
+func Review(ctx workflow.Context, in ReviewInput) (ReviewState, error) {
+	r := &review{in: in, state: ReviewState{Status: states.Open, Verdicts: []Verdict{},
+		ReviewerIDs: slices.Clone(in.ReviewerIDs), RequiredApprovals: max(in.RequiredApprovals, 1)}, request: newRequest(ctx, states.Open)}
+	r.emails = true
+	if err := setUpdates(ctx, []update{
+		{UpdateVerdict, r.verdict, func(ctx workflow.Context, v VerdictRequest) error { return r.state.checkVerdict(v) }},
+		{UpdateCancel, r.cancel, func(ctx workflow.Context, c CancelRequest) error { return checkCancelReview(&r.in, &r.state, c) }},
+	}); err != nil {
+		return r.state, err
+	}
+	return r.run(ctx)
+}
+
+type review struct {
+	request
+	in    ReviewInput
+	state ReviewState
+}
+
+func (r *review) open() bool { return r.state.Status == states.Open }
+
+func (r *review) run(ctx workflow.Context) (ReviewState, error) {
+	if err := r.persist(ctx, ReviewTransition{Action: ActionCreated, Event: events.ReviewRequested}); err != nil {
+		return r.state, err
+	}
+	r.startEmails(ctx)
+	r.email(ctx, ActivityEmailReviewers, EmailReviewersInput{OrganizationID: r.in.OrganizationID, ReviewID: r.in.ReviewID})
+	r.created = true
+	settled, err := workflow.AwaitWithTimeout(ctx, r.in.ExpiresAt.Sub(workflow.Now(ctx)), func() bool { return !r.open() })
+	if err != nil {
+		return r.state, err
+	}
+	if !settled {
+		if err := r.transition(ctx, func() (ReviewTransition, error) {
+			if !r.open() {
+				return ReviewTransition{}, nil // settled while we waited for the lock
+			}
+			r.settle(ctx, states.Expired)
+			return ReviewTransition{Action: ActionExpired, Event: events.ReviewExpired}, nil
+		}); err != nil {
+			return r.state, err
+		}
+	}
+	return r.state, r.finish(ctx)
+}
+
+// transition applies one change under the lock and persists it.
+func (r *review) transition(ctx workflow.Context, apply func() (ReviewTransition, error)) error {
+	var t ReviewTransition
+	return r.locked(ctx, func() (bool, error) {
+		var err error
+		t, err = apply()
+		return err == nil && t.Action != "", err
+	}, func() error { return r.persist(ctx, t) })
+}
+
+func (r *review) persist(ctx workflow.Context, t ReviewTransition) error {
+	t.ReviewID, t.OrganizationID = r.in.ReviewID, r.in.OrganizationID
+	var err error
+	if t.Seq, t.At, err = r.next(ctx, r.state.Status); err != nil {
+		return err
+	}
+	t.State = r.state
+	ctx = workflow.WithActivityOptions(ctx, persistOptions)
+	return workflow.ExecuteActivity(ctx, ActivityPersistReview, t).Get(ctx, nil)
+}
+
+func (r *review) settle(ctx workflow.Context, status string) {
+	now := workflow.Now(ctx).UTC()
+	r.state.Status, r.state.SettledAt = status, &now
+}
+
+func (r *review) verdict(ctx workflow.Context, req VerdictRequest) (ReviewState, error) {
+	err := r.transition(ctx, func() (ReviewTransition, error) {
+		// Checked again under the lock: two verdicts from one person can
+		// both pass validation before either runs.
+		if err := r.state.checkVerdict(req); err != nil {
+			return ReviewTransition{}, err
+		}
+		r.state.Verdicts = append(r.state.Verdicts, Verdict{ReviewerID: req.ReviewerID, ReviewerName: req.ReviewerName,
+			ReviewerEmail: req.ReviewerEmail, Verdict: req.Verdict, Note: req.Note, At: workflow.Now(ctx).UTC()})
+		t := ReviewTransition{Action: req.Verdict, ActorID: req.ReviewerID, ActorName: req.ReviewerName, Detail: req.Note}
+		switch {
+		case req.Verdict == VerdictChangesRequested:
+			r.settle(ctx, states.ChangesRequested)
+			t.Event = events.ReviewChangesRequested
+		default:
+			r.state.ApprovalsSoFar++
+			t.Detail = r.state.approvalsDetail()
+			if req.Note != "" {
+				t.Detail += "; " + req.Note
+			}
+			if r.state.ApprovalsSoFar >= r.state.RequiredApprovals {
+				r.settle(ctx, states.Approved)
+				t.Event = events.ReviewApproved
+			}
+		}
+		return t, nil
+	})
+	return r.state, err
+}
+
+func (r *review) cancel(ctx workflow.Context, req CancelRequest) (ReviewState, error) {
+	err := r.transition(ctx, func() (ReviewTransition, error) {
+		if err := checkCancelReview(&r.in, &r.state, req); err != nil {
+			return ReviewTransition{}, err
+		}
+		r.settle(ctx, states.Cancelled)
+		t := ReviewTransition{Action: ActionCancelled, ActorID: req.ActorID, ActorName: req.ActorName}
+		if req.ActorID != r.in.Requester {
+			t.Detail = CancelledForRequester
+		}
+		return t, nil
+	})
+	return r.state, err
+}
+
+// approvalsDetail says how far the approvals have come, for the timeline.
+func (s *ReviewState) approvalsDetail() string {
+	return strconv.Itoa(s.ApprovalsSoFar) + " of " + strconv.Itoa(s.RequiredApprovals) + " approvals"
+}

@@ -1,0 +1,43 @@
+package workflows
+
+import (
+	"slices"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/states"
+)
+
+// checkOpen refuses any change to a settled review.
+func (s *ReviewState) checkOpen() error {
+	if s.Status != states.Open {
+		return refuse(apperr.InvalidState, "the review is already %s", s.Status)
+	}
+	return nil
+}
+
+// checkVerdict says whether a reviewer's verdict may be taken now: the
+// validator calls it to refuse early, the handler again under the lock.
+func (s *ReviewState) checkVerdict(r VerdictRequest) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	if !slices.Contains(s.ReviewerIDs, r.ReviewerID) {
+		return refuse(apperr.NotAReviewer, "you were not asked to review this")
+	}
+	if slices.ContainsFunc(s.Verdicts, func(v Verdict) bool { return v.ReviewerID == r.ReviewerID }) {
+		return refuse(apperr.AlreadyDecided, "you have already returned your verdict")
+	}
+	if r.Verdict != VerdictApproved && r.Verdict != VerdictChangesRequested {
+		return refuseField("verdict", "verdict must be approved or changes_requested")
+	}
+	return nil
+}
+
+// checkCancelReview lets the requester withdraw an open review, and owners
+// and administrators withdraw anyone's.
+func checkCancelReview(in *ReviewInput, s *ReviewState, r CancelRequest) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	return mayCancel(in.Requester, r)
+}
