@@ -60,8 +60,8 @@ import (
 // another organisation's principals act on real foreign ids. The body is
 // valid, so authorisation and not validation decides; in it {unique} is a
 // fresh name, {question} the open question of an askedApproval,
-// {receiver} a local webhook receiver and {livingReport} a fresh living
-// report.
+// {receiver} a local webhook receiver, {livingReport} a fresh living
+// report and {sharedReport} a fresh report every member can read.
 var authzMatrix = []authzRow{
 	{"GET", "/api/v1/me", "", noID, ``, "anon=401 agent=200 noscope=200 members=200 adminkey=200 guest=401 others=200"},
 	{"GET", "/api/v1/openapi.json", "", noID, ``, "anon=200 agent=200 noscope=200 members=200 adminkey=200 guest=200 others=200"}, // the contract is public
@@ -78,6 +78,11 @@ var authzMatrix = []authzRow{
 	{"GET", "/api/v1/collections", cr, noID, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=200 otheradmin=403"},
 	{"GET", "/api/v1/collections/:id", cr, openCollection, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"POST", "/api/v1/collections/:id/cancel", cw, openCollection, ``, "anon=401 agent=200 noscope=403 owner=200/409 administrator=200/409 member=403/409 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"POST", "/api/v1/reviews", vw, noID, `{"title":"Check","reportId":"{sharedReport}","reviewers":["cy@example.com"]}`, "anon=401 agent=201 noscope=403 members=201 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"GET", "/api/v1/reviews", vr, noID, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=200 otheradmin=403"},
+	{"GET", "/api/v1/reviews/:id", vr, openReview, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"POST", "/api/v1/reviews/:id/cancel", vw, openReview, ``, "anon=401 agent=200 noscope=403 owner=200/409 administrator=200/409 member=403/409 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"POST", "/api/v1/reviews/:id/verdict", "", openReview, `{"verdict":"approved"}`, "anon=401 agent=403 noscope=403 owner=403/409 administrator=403/409 member=200 adminkey=403 guest=401 others=404 otheragent=403 otheradmin=403"},
 	{"POST", "/api/v1/collections/:id/replies", "", openCollection, `{"answers":{"q1":42},"submit":true}`, "anon=401 agent=403 noscope=403 owner=403/409 administrator=403/409 member=200 adminkey=403 guest=401 others=404 otheragent=403 otheradmin=403"},
 	{"GET", "/api/v1/inbox", "", noID, ``, "anon=401 agent=403 noscope=403 members=200 adminkey=403 guest=401 others=403 othermember=200"},
 
@@ -170,6 +175,8 @@ const (
 	sw = scopes.SchedulesWrite
 	rs = scopes.ReportsShare
 	ad = scopes.AudiencesRead
+	vr = scopes.ReviewsRead
+	vw = scopes.ReviewsWrite
 )
 
 // datasetParam is a dataset's name in a route; the matrix names the one
@@ -210,6 +217,9 @@ const (
 	// openCollection was requested by the collections:write agent key,
 	// with Cy its only respondent and one number question, q1.
 	openCollection
+	// openReview was requested by the reviews:write agent key of a report
+	// shared with everyone, with Cy its only reviewer.
+	openReview
 	// plainMember is a member of the role member.
 	plainMember
 	// aGuest is a guest of the organisation.
@@ -488,6 +498,9 @@ type target struct {
 
 func (e *authzEnv) unique() string { return fmt.Sprintf("u%d", e.serial.Add(1)) }
 
+// sharedReport is a report every member can read, to review.
+const sharedReport = `{"title":"Q3","content":"<h1>Q3</h1>","audience":["everyone"]}`
+
 // fresh makes what one call of row needs.
 func (e *authzEnv) fresh(t *testing.T, row authzRow) target {
 	t.Helper()
@@ -507,6 +520,9 @@ func (e *authzEnv) fresh(t *testing.T, row authzRow) target {
 		id = e.create201(t, e.exact[fw], "/api/v1/flows", `{"title":"Close"}`)
 	case openCollection:
 		id = e.create201(t, e.exact[cw], "/api/v1/collections", `{"title":"Facts","questions":[{"prompt":"Budget?","kind":"number"}],"respondents":["cy@example.com"]}`)
+	case openReview:
+		report := e.create201(t, e.exact[rw], "/api/v1/reports", sharedReport)
+		id = e.create201(t, e.exact[vw], "/api/v1/reviews", `{"title":"Check","reportId":"`+report+`","reviewers":["cy@example.com"]}`)
 	case plainMember:
 		id = e.create201(t, e.adminKey, "/api/v1/admin/members", `{"email":"`+e.unique()+`@example.com","role":"member"}`)
 	case aGuest:
@@ -538,6 +554,9 @@ func (e *authzEnv) fresh(t *testing.T, row authzRow) target {
 		}
 	default:
 		t.Fatalf("unknown resource %d", row.id)
+	}
+	if strings.Contains(row.body, "{sharedReport}") {
+		vars["{sharedReport}"] = e.create201(t, e.exact[rw], "/api/v1/reports", sharedReport)
 	}
 	if strings.Contains(row.body, "{livingReport}") {
 		vars["{livingReport}"] = e.create201(t, e.exact[rw], "/api/v1/reports", `{"title":"Weekly","living":true,"content":"<h1>w</h1>"}`)

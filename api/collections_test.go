@@ -96,7 +96,7 @@ func TestCollectionLifecycle(t *testing.T) {
 		require.Len(t, inbox.decoded["data"], 1, "Cy was asked")
 		assert.Equal(t, id, inbox.decoded["data"].([]any)[0].(map[string]any)["id"])
 		assert.Equal(t, 403, s.do(t, "GET", "/api/v1/inbox?kind=collection", s.agentKey, "", nil).status, "an inbox belongs to a person")
-		bad := s.do(t, "GET", "/api/v1/inbox?kind=review", s.cyToken, "", nil)
+		bad := s.do(t, "GET", "/api/v1/inbox?kind=gate", s.cyToken, "", nil)
 		assert.Equal(t, 400, bad.status)
 		assert.Equal(t, "kind", errField(bad, "field"))
 

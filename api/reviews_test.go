@@ -1,0 +1,207 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/testenv"
+)
+
+// reviewable publishes report "q3" shared with Finance (Bob, Cy) and the
+// guest Gus, and returns it.
+func (s *stack) reviewable(t *testing.T) map[string]any {
+	t.Helper()
+	return s.publish(t, `{"title":"Q3","slug":"q3","content":`+jsonString(html("<p>Revenue rose 4% in EMEA.</p>"))+`,
+		"audience":["Finance","gus@partner.example"]}`)
+}
+
+func TestCreateReviewValidation(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		s.reviewable(t)
+		held := s.do(t, "POST", "/api/v1/reports/q3/versions", s.agentKey, `{"content":"<base href=\"https://elsewhere.example/\">"}`, nil)
+		require.Equal(t, 201, held.status, string(held.body))
+		heldID := version(held.decoded)["id"].(string)
+		other := s.publish(t, `{"title":"Other","content":`+jsonString(html("x"))+`,"audience":["Finance"]}`)
+		otherVersion := version(other)["id"].(string)
+		s.publish(t, `{"title":"Old","slug":"old","content":`+jsonString(html("x"))+`,"audience":["Finance"]}`)
+		require.Equal(t, 200, s.do(t, "POST", "/api/v1/reports/old/archive", s.agentKey, `{}`, nil).status)
+
+		cases := []struct {
+			name, body  string
+			status      int
+			code, field string
+			message     string
+		}{
+			{"no title", `{"reportId":"q3","reviewers":["Finance"]}`, 400, "invalid_request", "title", ""},
+			{"no report", `{"title":"t","reviewers":["Finance"]}`, 400, "invalid_request", "reportId", ""},
+			{"unknown report", `{"title":"t","reportId":"nope","reviewers":["Finance"]}`, 404, "not_found", "reportId", "nope"},
+			{"archived report", `{"title":"t","reportId":"old","reviewers":["Finance"]}`, 409, "invalid_state", "reportId", "archived"},
+			{"no reviewers", `{"title":"t","reportId":"q3","reviewers":[]}`, 400, "invalid_request", "reviewers", ""},
+			{"too many reviewers", `{"title":"t","reportId":"q3","reviewers":["a","b","c","d","e","f","g","h","i","j","k","l","m","n","o","p","q","r","s","t","u"]}`, 400, "invalid_request", "reviewers", ""},
+			{"unknown reviewer", `{"title":"t","reportId":"q3","reviewers":["Finance","nobody@example.com"]}`, 400, "unknown_reviewer", "reviewers", "nobody@example.com"},
+			{"ambiguous reviewer", `{"title":"t","reportId":"q3","reviewers":["ops@example.com"]}`, 400, "ambiguous_reviewer", "reviewers[0]", ""},
+			{"reviewer cannot read", `{"title":"t","reportId":"q3","reviewers":["Finance","ada@example.com"]}`, 400, "reviewer_cannot_read", "reviewers", "ada@example.com"},
+			{"too many approvals", `{"title":"t","reportId":"q3","reviewers":["Finance"],"requiredApprovals":3}`, 400, "invalid_request", "requiredApprovals", "2 reviewers"},
+			{"zero approvals", `{"title":"t","reportId":"q3","reviewers":["Finance"],"requiredApprovals":0}`, 400, "invalid_request", "requiredApprovals", ""},
+			{"held version", `{"title":"t","reportId":"q3","reviewers":["Finance"],"versionId":"` + heldID + `"}`, 409, "invalid_state", "versionId", "held"},
+			{"another report's version", `{"title":"t","reportId":"q3","reviewers":["Finance"],"versionId":"` + otherVersion + `"}`, 404, "not_found", "versionId", ""},
+			{"private callback", `{"title":"t","reportId":"q3","reviewers":["Finance"],"callbackUrl":"https://127.0.0.1/cb"}`, 400, "invalid_callback_url", "callbackUrl", ""},
+			{"unknown field", `{"title":"t","reportId":"q3","reviewers":["Finance"],"colour":"red"}`, 400, "invalid_request", "colour", ""},
+			{"wrong type", `{"title":"t","reportId":"q3","reviewers":"Finance"}`, 400, "invalid_request", "reviewers", ""},
+		}
+		for _, c := range cases {
+			r := s.do(t, "POST", "/api/v1/reviews", s.agentKey, c.body, nil)
+			require.Equal(t, c.status, r.status, "%s: %s", c.name, r.body)
+			assert.Equal(t, c.code, errField(r, "code"), c.name)
+			assert.Equal(t, c.field, errField(r, "field"), c.name)
+			assert.Contains(t, errField(r, "message"), c.message, c.name)
+		}
+		r := s.do(t, "POST", "/api/v1/reviews", s.readOnlyKey, `{"title":"t","reportId":"q3","reviewers":["Finance"]}`, nil)
+		assert.Equal(t, 403, r.status, "reviews:write is needed")
+		r = s.do(t, "POST", "/api/v1/reviews", s.memberToken, `{"title":"t","reportId":"q3","reviewers":["Finance"]}`, nil)
+		assert.Equal(t, 403, r.status, "Ada cannot read q3, so she cannot put it under review: %s", r.body)
+		r = s.do(t, "POST", "/api/v1/reviews", s.otherAgent, `{"title":"t","reportId":"q3","reviewers":["Finance"]}`, nil)
+		assert.Equal(t, 404, r.status, "another organisation's report")
+		r = s.do(t, "POST", "/api/v1/reviews", s.agentKey, `{"title":"t","reportId":"q3","reviewers":["gus@partner.example"]}`, nil)
+		assert.Equal(t, 201, r.status, "a guest the report is shared with may review it: %s", r.body)
+	})
+}
+
+func TestReviewLifecycle(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		report := s.reviewable(t)
+		v1 := version(report)["id"].(string)
+		r := s.do(t, "POST", "/api/v1/reviews", s.agentKey, `{"title":"Check Q3","reportId":"q3","instructions":"Totals first.",
+			"reviewers":["Finance"],"requiredApprovals":2,"externalId":"q3-run","metadata":{"run":3}}`, nil)
+		require.Equal(t, 201, r.status, string(r.body))
+		rev := r.decoded
+		id := rev["id"].(string)
+		path := "/api/v1/reviews/" + id
+		assert.Regexp(t, `^rev_`, id)
+		assert.Equal(t, "open", rev["status"])
+		assert.Equal(t, "http://assent.test/reviews/"+id, rev["url"])
+		assert.Equal(t, report["id"], rev["reportId"])
+		assert.Equal(t, v1, rev["versionId"], "the live version by default")
+		assert.EqualValues(t, 1, rev["version"])
+		assert.EqualValues(t, 2, rev["requiredApprovals"])
+		assert.EqualValues(t, 0, rev["approvalsSoFar"])
+		assert.EqualValues(t, 0, rev["threadCount"])
+		assert.Len(t, rev["resolvedReviewers"], 2, "Finance is Bob and Cy")
+		assert.Empty(t, rev["verdicts"])
+		assert.Nil(t, rev["callbackSecret"])
+
+		next := s.do(t, "POST", "/api/v1/reports/q3/versions", s.agentKey, `{"content":`+jsonString(html("<p>v2</p>"))+`}`, nil)
+		require.Equal(t, 201, next.status, string(next.body))
+		got := s.do(t, "GET", path, s.agentKey, "", nil)
+		require.Equal(t, 200, got.status)
+		assert.EqualValues(t, 1, got.decoded["version"], "publishing again does not move the pinned version")
+		assert.Equal(t, 404, s.do(t, "GET", path, s.otherAgent, "", nil).status, "another organisation's review")
+
+		inbox := s.do(t, "GET", "/api/v1/inbox?kind=review", s.cyToken, "", nil)
+		require.Equal(t, 200, inbox.status, string(inbox.body))
+		require.Len(t, inbox.decoded["data"], 1, "Cy was asked")
+		assert.Empty(t, s.do(t, "GET", "/api/v1/inbox?kind=review", s.memberToken, "", nil).decoded["data"], "Ada was not")
+
+		var polled response
+		var wg sync.WaitGroup
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			polled = s.do(t, "GET", path+"?wait=30s", s.agentKey, "", nil)
+		}()
+
+		steps := []struct {
+			name, key, body string
+			status          int
+			code, field     string
+			state           string
+		}{
+			{"agents give no verdict", s.agentKey, `{"verdict":"approved"}`, 403, "forbidden", "", ""},
+			{"not a reviewer", s.memberToken, `{"verdict":"approved"}`, 403, "not_a_reviewer", "", ""},
+			{"no such verdict", s.cyToken, `{"verdict":"maybe"}`, 400, "invalid_request", "verdict", ""},
+			{"no verdict", s.cyToken, `{"note":"hm"}`, 400, "invalid_request", "verdict", ""},
+			{"Cy approves", s.cyToken, `{"verdict":"approved","note":"Reads well."}`, 200, "", "", "open"},
+			{"Cy again", s.cyToken, `{"verdict":"changes_requested"}`, 409, "already_decided", "", ""},
+			{"Bob requests changes", s.bobToken, `{"verdict":"changes_requested","note":"EMEA is off."}`, 200, "", "", "changes_requested"},
+			{"settled", s.cyToken, `{"verdict":"approved"}`, 409, "invalid_state", "", ""},
+		}
+		for _, st := range steps {
+			r := s.do(t, "POST", path+"/verdict", st.key, st.body, nil)
+			require.Equal(t, st.status, r.status, "%s: %s", st.name, r.body)
+			if st.code != "" {
+				assert.Equal(t, st.code, errField(r, "code"), st.name)
+				assert.Equal(t, st.field, errField(r, "field"), st.name)
+				continue
+			}
+			assert.Equal(t, st.state, r.decoded["status"], st.name)
+		}
+		wg.Wait()
+		require.Equal(t, 200, polled.status, string(polled.body))
+		assert.Equal(t, "changes_requested", polled.decoded["status"])
+		assert.EqualValues(t, 1, polled.decoded["approvalsSoFar"])
+		assert.NotNil(t, polled.decoded["settledAt"])
+		verdicts := polled.decoded["verdicts"].([]any)
+		require.Len(t, verdicts, 2)
+		assert.Equal(t, "Reads well.", verdicts[0].(map[string]any)["note"])
+		assert.Equal(t, "bob@example.com", verdicts[1].(map[string]any)["reviewer"].(map[string]any)["email"])
+
+		assert.Equal(t, 409, s.do(t, "POST", path+"/cancel", s.agentKey, "", nil).status, "a settled review is not withdrawn")
+		assert.Empty(t, s.do(t, "GET", "/api/v1/inbox?kind=review", s.cyToken, "", nil).decoded["data"])
+		list := s.do(t, "GET", "/api/v1/reviews?status=changes_requested&externalId=q3-run&reportId="+report["id"].(string), s.agentKey, "", nil)
+		require.Equal(t, 200, list.status, string(list.body))
+		assert.Len(t, list.decoded["data"], 1)
+		bad := s.do(t, "GET", "/api/v1/reviews?status=rejected", s.agentKey, "", nil)
+		assert.Equal(t, 400, bad.status)
+		assert.Equal(t, "status", errField(bad, "field"))
+
+		events, err := s.store.ListEvents(context.Background(), s.org.ID, id)
+		require.NoError(t, err)
+		var kinds []string
+		for _, e := range events {
+			kinds = append(kinds, e.Kind)
+		}
+		assert.Equal(t, []string{"review.requested", "review.changes_requested"}, kinds, "verdicts are audited, not sent")
+		var data map[string]any
+		require.NoError(t, json.Unmarshal(events[1].Data, &data))
+		assert.Equal(t, "changes_requested", data["status"])
+		assert.Len(t, data["verdicts"], 2)
+	})
+}
+
+func TestReviewApprovedCancelledAndPinned(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		report := s.reviewable(t)
+		v1 := version(report)["id"].(string)
+		next := s.do(t, "POST", "/api/v1/reports/q3/versions", s.agentKey, `{"content":`+jsonString(html("<p>v2</p>"))+`}`, nil)
+		require.Equal(t, 201, next.status, string(next.body))
+
+		r := s.do(t, "POST", "/api/v1/reviews", s.agentKey, `{"title":"Old one","reportId":"q3","reviewers":["cy@example.com"],"versionId":"`+v1+`"}`, nil)
+		require.Equal(t, 201, r.status, string(r.body))
+		assert.EqualValues(t, 1, r.decoded["version"], "an earlier published version may be reviewed")
+		id := r.decoded["id"].(string)
+		ok := s.do(t, "POST", "/api/v1/reviews/"+id+"/verdict", s.cyToken, `{"verdict":"approved"}`, nil)
+		require.Equal(t, 200, ok.status, string(ok.body))
+		assert.Equal(t, "approved", ok.decoded["status"], "one approval of one settles it")
+
+		r = s.do(t, "POST", "/api/v1/reviews", s.agentKey, `{"title":"Withdrawn","reportId":"q3","reviewers":["cy@example.com"]}`, nil)
+		require.Equal(t, 201, r.status, string(r.body))
+		assert.EqualValues(t, 2, r.decoded["version"], "the live version")
+		id = r.decoded["id"].(string)
+		assert.Equal(t, 403, s.do(t, "POST", "/api/v1/reviews/"+id+"/cancel", s.cyToken, "", nil).status, "a reviewer does not withdraw it")
+		c := s.do(t, "POST", "/api/v1/reviews/"+id+"/cancel", s.agentKey, "", nil)
+		require.Equal(t, 200, c.status, string(c.body))
+		assert.Equal(t, "cancelled", c.decoded["status"])
+		late := s.do(t, "POST", "/api/v1/reviews/"+id+"/verdict", s.cyToken, `{"verdict":"approved"}`, nil)
+		assert.Equal(t, 409, late.status, string(late.body))
+		assert.Equal(t, "invalid_state", errField(late, "code"))
+	})
+}
