@@ -83,6 +83,13 @@ var authzMatrix = []authzRow{
 	{"GET", "/api/v1/reviews/:id", vr, openReview, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"POST", "/api/v1/reviews/:id/cancel", vw, openReview, ``, "anon=401 agent=200 noscope=403 owner=200/409 administrator=200/409 member=403/409 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"POST", "/api/v1/reviews/:id/verdict", "", openReview, `{"verdict":"approved"}`, "anon=401 agent=403 noscope=403 owner=403/409 administrator=403/409 member=200 adminkey=403 guest=401 others=404 otheragent=403 otheradmin=403"},
+	{"POST", "/api/v1/reports/:idOrSlug/comments", mw, sharedReportID, `{"body":"Looks right."}`, "anon=401 agent=201 noscope=403 members=201 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"GET", "/api/v1/reports/:idOrSlug/comments", rr, commentedReport, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"GET", "/api/v1/reports/:idOrSlug/comments/images/:sha256", rr, reportWithImage, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"DELETE", "/api/v1/reports/:idOrSlug/comments/:commentId", mw, commentedReport, ``, "anon=401 agent=204 noscope=403 members=403 adminkey=403 guest=401 others=404 otheradmin=403"}, // only its author retracts
+	{"GET", "/api/v1/comments", rr, noID, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=200 otheradmin=403"},
+	{"POST", "/api/v1/comments/:threadId/resolve", mw, openThread, `{"note":"Done."}`, "anon=401 agent=200/409 noscope=403 owner=200/409 administrator=200/409 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"POST", "/api/v1/reports/:idOrSlug/revision-briefs", rr, commentedReport, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"POST", "/api/v1/collections/:id/replies", "", openCollection, `{"answers":{"q1":42},"submit":true}`, "anon=401 agent=403 noscope=403 owner=403/409 administrator=403/409 member=200 adminkey=403 guest=401 others=404 otheragent=403 otheradmin=403"},
 	{"GET", "/api/v1/inbox", "", noID, ``, "anon=401 agent=403 noscope=403 members=200 adminkey=403 guest=401 others=403 othermember=200"},
 
@@ -177,6 +184,7 @@ const (
 	ad = scopes.AudiencesRead
 	vr = scopes.ReviewsRead
 	vw = scopes.ReviewsWrite
+	mw = scopes.CommentsWrite
 )
 
 // datasetParam is a dataset's name in a route; the matrix names the one
@@ -185,6 +193,13 @@ const (
 	datasetParam  = ":name"
 	matrixDataset = "metrics"
 )
+
+// secondParams are the path parameters a row's resource fills beside its
+// id.
+var secondParams = []string{datasetParam, ":sha256", ":commentId"}
+
+// tinyPNG is a 1×1 PNG, base64, for comment images.
+const tinyPNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 
 // adminOnly is what every admin route answers to all but admin keys.
 const adminOnly = "anon=401 agent=403 noscope=403 members=403 guest=401 otheragent=403 othermember=403 "
@@ -220,6 +235,14 @@ const (
 	// openReview was requested by the reviews:write agent key of a report
 	// shared with everyone, with Cy its only reviewer.
 	openReview
+	// sharedReportID is a report shared with everyone.
+	sharedReportID
+	// commentedReport is a sharedReportID with a thread the comments:write
+	// agent key opened (its comment the row's :commentId); reportWithImage
+	// the same with an image (:sha256); openThread names that thread.
+	commentedReport
+	reportWithImage
+	openThread
 	// plainMember is a member of the role member.
 	plainMember
 	// aGuest is a guest of the organisation.
@@ -332,7 +355,11 @@ func TestAuthzMatrixCoversEveryRoute(t *testing.T) {
 		if (row.id == noID) != !routeParam.MatchString(row.path) {
 			t.Errorf("%s: a path with a parameter needs a resource, and only such a path", row.name())
 		}
-		if strings.Count(strings.ReplaceAll(row.path, datasetParam, ""), ":") > 1 {
+		bare := row.path
+		for _, p := range secondParams {
+			bare = strings.ReplaceAll(bare, p, "")
+		}
+		if strings.Count(bare, ":") > 1 {
 			t.Errorf("%s: fill more than one path parameter in authzEnv.call first", row.name())
 		}
 	}
@@ -494,6 +521,9 @@ func other(p string) bool { return strings.HasPrefix(p, "other") }
 // target is one request of a row: its resource and body, made fresh.
 type target struct {
 	id, body string
+	// params fills a path's other parameters (secondParams but the
+	// dataset's).
+	params map[string]string
 }
 
 func (e *authzEnv) unique() string { return fmt.Sprintf("u%d", e.serial.Add(1)) }
@@ -506,6 +536,7 @@ func (e *authzEnv) fresh(t *testing.T, row authzRow) target {
 	t.Helper()
 	vars := map[string]string{"{unique}": e.unique(), "{receiver}": e.receiver}
 	var id string
+	params := map[string]string{}
 	switch row.id {
 	case noID:
 	case pendingApproval, askedApproval:
@@ -523,6 +554,25 @@ func (e *authzEnv) fresh(t *testing.T, row authzRow) target {
 	case openReview:
 		report := e.create201(t, e.exact[rw], "/api/v1/reports", sharedReport)
 		id = e.create201(t, e.exact[vw], "/api/v1/reviews", `{"title":"Check","reportId":"`+report+`","reviewers":["cy@example.com"]}`)
+	case sharedReportID:
+		id = e.create201(t, e.exact[rw], "/api/v1/reports", sharedReport)
+	case commentedReport, reportWithImage, openThread:
+		id = e.create201(t, e.exact[rw], "/api/v1/reports", sharedReport)
+		body := `{"body":"First."}`
+		if row.id == reportWithImage {
+			body = `{"body":"See this.","images":[{"data":"` + tinyPNG + `"}]}`
+		}
+		r := e.do(t, "POST", "/api/v1/reports/"+id+"/comments", e.exact[mw], body, nil)
+		require.Equal(t, 201, r.status, string(r.body))
+		e.ours = append(e.ours, r.decoded["id"].(string))
+		comment := r.decoded["comments"].([]any)[0].(map[string]any)
+		params[":commentId"] = comment["id"].(string)
+		if row.id == reportWithImage {
+			params[":sha256"] = comment["images"].([]any)[0].(map[string]any)["sha256"].(string)
+		}
+		if row.id == openThread {
+			id = r.decoded["id"].(string)
+		}
 	case plainMember:
 		id = e.create201(t, e.adminKey, "/api/v1/admin/members", `{"email":"`+e.unique()+`@example.com","role":"member"}`)
 	case aGuest:
@@ -565,7 +615,7 @@ func (e *authzEnv) fresh(t *testing.T, row authzRow) target {
 	for k, v := range vars {
 		body = strings.ReplaceAll(body, k, v)
 	}
-	return target{id: id, body: body}
+	return target{id: id, body: body, params: params}
 }
 
 // create201 posts body as key and returns the new resource's id.
@@ -602,7 +652,11 @@ func (e *authzEnv) call(t *testing.T, row authzRow, p string, tg target, idem st
 	if idem != "" {
 		headers = mergeHeaders(headers, map[string]string{"Idempotency-Key": idem})
 	}
-	path := routeParam.ReplaceAllLiteralString(strings.ReplaceAll(row.path, datasetParam, matrixDataset), tg.id)
+	path := strings.ReplaceAll(row.path, datasetParam, matrixDataset)
+	for k, v := range tg.params {
+		path = strings.ReplaceAll(path, k, v)
+	}
+	path = routeParam.ReplaceAllLiteralString(path, tg.id)
 	return e.do(t, row.method, path, key, tg.body, headers)
 }
 

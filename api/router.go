@@ -16,6 +16,7 @@ import (
 	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
+	"github.com/assent-hq/assent/comments"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/logging"
 	"github.com/assent-hq/assent/internal/netguard"
@@ -42,6 +43,7 @@ type Deps struct {
 	Collections *collections.Service
 	Reports     *reports.Service
 	Reviews     *reviews.Service
+	Comments    *comments.Service
 	Webhooks    *webhooks.Service
 	Admin       *admin.Service
 	// NetPolicy says which receiver addresses may be saved when the
@@ -62,6 +64,7 @@ type handlers struct {
 	collections *collections.Service
 	reports     *reports.Service
 	reviews     *reviews.Service
+	comments    *comments.Service
 	webhooks    *webhooks.Service
 	admin       *admin.Service
 }
@@ -71,7 +74,10 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 // New returns the HTTP handler for the API and health checks.
 func New(d Deps) http.Handler {
 	h := &handlers{store: d.Store, temporal: d.Temporal, log: d.Logger, baseURL: d.BaseURL,
-		approvals: d.Approvals, collections: d.Collections, reports: d.Reports, reviews: d.Reviews, webhooks: d.Webhooks, admin: d.Admin}
+		approvals: d.Approvals, collections: d.Collections, reports: d.Reports, reviews: d.Reviews, comments: d.Comments, webhooks: d.Webhooks, admin: d.Admin}
+	if h.comments == nil && d.Reports != nil {
+		h.comments = comments.New(comments.Deps{Store: d.Store, Blobs: d.Reports.Blobs(), Reports: d.Reports, Logger: d.Logger, BaseURL: d.BaseURL})
+	}
 	if h.reviews == nil {
 		h.reviews = reviews.New(requests.Deps{Store: d.Store, Temporal: d.Temporal, Logger: d.Logger, NetPolicy: d.NetPolicy}, d.Reports)
 	}
@@ -170,6 +176,15 @@ func New(d Deps) http.Handler {
 	h.post(v1, "/reports/:idOrSlug/share", requireScope(scopes.ReportsShare), h.shareReport)
 	v1.DELETE("/reports/:idOrSlug/share", requireScope(scopes.ReportsShare), h.unshareReport)
 	h.postResumable(v1, "/reports/:idOrSlug/send", requireScope(scopes.ReportsShare), h.sendReport)
+	// Comments may carry images, so their posts read larger bodies.
+	commentPosts := r.Group("/api/v1", h.authenticate, readBody(CommentBodyLimit))
+	h.post(commentPosts, "/reports/:idOrSlug/comments", requireScope(scopes.CommentsWrite), h.postComment)
+	v1.GET("/reports/:idOrSlug/comments", requireScope(scopes.ReportsRead), h.reportComments)
+	v1.GET("/reports/:idOrSlug/comments/images/:sha256", requireScope(scopes.ReportsRead), h.commentImage)
+	v1.DELETE("/reports/:idOrSlug/comments/:commentId", requireScope(scopes.CommentsWrite), h.retractComment)
+	v1.GET("/comments", requireScope(scopes.ReportsRead), h.openComments)
+	h.post(v1, "/comments/:threadId/resolve", requireScope(scopes.CommentsWrite), h.resolveThread)
+	h.post(v1, "/reports/:idOrSlug/revision-briefs", requireScope(scopes.ReportsRead), h.revisionBrief)
 	h.post(v1, "/audiences/resolve", requireScope(scopes.AudiencesRead), h.resolveAudience)
 	h.postResumable(v1, "/schedules", requireScope(scopes.SchedulesWrite), h.createSchedule)
 	v1.GET("/schedules", requireScope(scopes.SchedulesWrite), h.listSchedules)

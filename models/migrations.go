@@ -707,6 +707,58 @@ var migrations = []*gormigrate.Migration{
 		},
 		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("reviews", "review_reviewers") },
 	},
+	{
+		// Comment threads on reports, their comments and images.
+		ID: "202611260002_comments",
+		Migrate: func(tx *gorm.DB) error {
+			type CommentThread struct {
+				ID             string  `gorm:"primaryKey;size:40"`
+				OrganizationID string  `gorm:"size:40;not null;index:idx_comment_threads_org_status,priority:1"`
+				ReportID       string  `gorm:"size:40;not null;index"`
+				ReviewID       *string `gorm:"size:40;index"`
+				Status         string  `gorm:"size:20;not null;index:idx_comment_threads_org_status,priority:2"`
+				Quote          *string `gorm:"type:text"`
+				Context        string  `gorm:"type:text;not null"`
+				Path           string  `gorm:"size:1024;not null"`
+				MadeOnVersion  int     `gorm:"not null"`
+				AnchorState    string  `gorm:"size:20;not null"`
+				AnchorVersion  int     `gorm:"not null"`
+				CheckedVersion int     `gorm:"not null"`
+				OpenedBy       string  `gorm:"size:60;not null"`
+				OpenedByName   string  `gorm:"size:320;not null"`
+				ByReviewer     bool    `gorm:"not null"`
+				ResolvedBy     *string
+				ResolvedByName *string
+				ResolutionNote *string `gorm:"type:text"`
+				ResolvedAt     *time.Time
+				CreatedAt      time.Time
+				UpdatedAt      time.Time
+			}
+			type Comment struct {
+				ID             string    `gorm:"primaryKey;size:40"`
+				OrganizationID string    `gorm:"size:40;not null"`
+				ThreadID       string    `gorm:"size:40;not null;index"`
+				ReportID       string    `gorm:"size:40;not null"`
+				AuthorID       string    `gorm:"size:60;not null"`
+				AuthorName     string    `gorm:"size:320;not null"`
+				AuthorKind     string    `gorm:"size:20;not null"`
+				Body           string    `gorm:"type:text;not null"`
+				CreatedAt      time.Time `gorm:"not null"`
+			}
+			type CommentImage struct {
+				CommentID   string `gorm:"primaryKey;size:40"`
+				Position    int    `gorm:"primaryKey"`
+				ReportID    string `gorm:"size:40;not null;index:idx_comment_images_report,priority:1"`
+				SHA256      string `gorm:"size:64;not null;index:idx_comment_images_report,priority:2"`
+				ContentType string `gorm:"size:40;not null"`
+				Size        int64  `gorm:"not null"`
+			}
+			return tx.Migrator().CreateTable(&CommentThread{}, &Comment{}, &CommentImage{})
+		},
+		Rollback: func(tx *gorm.DB) error {
+			return tx.Migrator().DropTable("comment_threads", "comments", "comment_images")
+		},
+	},
 }
 
 // RequireMigrated fails when the database lacks a migration this binary

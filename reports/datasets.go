@@ -46,19 +46,18 @@ func (s *Service) Datasets(ctx context.Context, p *models.Principal, idOrSlug st
 // mayReadData holds a member token to the grants a person reads by; an
 // agent key reads by its scope.
 func (s *Service) mayReadData(ctx context.Context, p *models.Principal, idOrSlug string) error {
-	_, err := s.Readable(ctx, p, idOrSlug)
+	_, err := s.Readable(ctx, p.Organization.ID, p.Person(), idOrSlug)
 	return err
 }
 
-// Readable returns the organisation's report for p: a member token only
-// one shared with its person (403 otherwise), an agent key any, by its
-// scope.
-func (s *Service) Readable(ctx context.Context, p *models.Principal, idOrSlug string) (*models.Report, error) {
-	r, err := s.store.GetReport(ctx, p.Organization.ID, idOrSlug)
+// Readable returns the organisation's report for a person only when it is
+// shared with them (403 otherwise); for an agent key (person nil) any,
+// by its scope.
+func (s *Service) Readable(ctx context.Context, orgID string, person *models.Person, idOrSlug string) (*models.Report, error) {
+	r, err := s.store.GetReport(ctx, orgID, idOrSlug)
 	if err != nil {
 		return nil, err
 	}
-	person := p.Person()
 	if person == nil {
 		return r, nil
 	}

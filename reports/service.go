@@ -212,3 +212,7 @@ func (s *Service) Archive(ctx context.Context, p *models.Principal, idOrSlug str
 func (s *Service) eventData(r *models.Report, v *models.ReportVersion) ([]byte, error) {
 	return json.Marshal(wire.NewReport(r, v, s.baseURL))
 }
+
+// Blobs is the blob store the service keeps report files in, which other
+// report-bound content (comment images) shares.
+func (s *Service) Blobs() *blobstore.Store { return s.blobs }

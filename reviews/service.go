@@ -81,7 +81,7 @@ func (s *Service) Create(ctx context.Context, p *models.Principal, in *CreateInp
 }
 
 func (s *Service) build(ctx context.Context, p *models.Principal, in *CreateInput) (*models.Review, error) {
-	report, err := s.reports.Readable(ctx, p, in.ReportID)
+	report, err := s.reports.Readable(ctx, p.Organization.ID, p.Person(), in.ReportID)
 	if apperr.Is(err, apperr.NotFound) {
 		return nil, apperr.Field(apperr.NotFound, "reportId", "report %s not found", in.ReportID)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
+	"github.com/assent-hq/assent/comments"
 	"github.com/assent-hq/assent/internal/blobstore"
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/logging"
@@ -179,6 +180,7 @@ type services struct {
 	collections *collections.Service
 	reports     *reports.Service
 	reviews     *reviews.Service
+	comments    *comments.Service
 	webhooks    *webhooks.Service
 	admin       *admin.Service
 }
@@ -195,7 +197,8 @@ func (r *resources) services(log *slog.Logger, baseURL string, policy *netguard.
 	col := collections.New(collections.Deps{Store: r.store, Temporal: r.temporal, Logger: log, NetPolicy: policy})
 	rep := reports.New(reports.Deps{Store: r.store, Temporal: r.temporal, Blobs: r.blobs, Scanner: r.scanner, Logger: log, BaseURL: baseURL})
 	rev := reviews.New(requests.Deps{Store: r.store, Temporal: r.temporal, Logger: log, NetPolicy: policy}, rep)
-	return &services{approvals: a, collections: col, reports: rep, reviews: rev, webhooks: webhooks.New(r.store, policy, baseURL),
+	com := comments.New(comments.Deps{Store: r.store, Blobs: r.blobs, Reports: rep, Logger: log, BaseURL: baseURL})
+	return &services{approvals: a, collections: col, reports: rep, reviews: rev, comments: com, webhooks: webhooks.New(r.store, policy, baseURL),
 		admin: admin.New(r.store, a).WithRespondents(col)}
 }
 
@@ -217,7 +220,7 @@ func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string
 		Codec: &web.CodecSettings{Decode: converter.NewPayloadCodecHTTPHandler(payloadcodec.AcceptingPlain(r.secrets)),
 			UIOrigin: cfg.TemporalUIURL, Operators: cfg.Operators}, Dev: dev})
 	h := api.New(api.Deps{Store: r.store, Temporal: r.temporal, Logger: log, BaseURL: baseURL, TrustedProxies: cfg.TrustedProxies,
-		Approvals: svc.approvals, Collections: svc.collections, Reports: svc.reports, Reviews: svc.reviews, Webhooks: svc.webhooks, Admin: svc.admin,
+		Approvals: svc.approvals, Collections: svc.collections, Reports: svc.reports, Reviews: svc.reviews, Comments: svc.comments, Webhooks: svc.webhooks, Admin: svc.admin,
 		Mount: func(e *gin.Engine) {
 			if mount != nil {
 				mount(e)

@@ -1,0 +1,360 @@
+// Package comments is the domain of comment threads on reports: a reader
+// quotes a passage (which must occur exactly once in the version it is
+// about) or talks about the whole report, others reply, and a thread is
+// resolved with a note. Threads follow the live version (Reanchor), and a
+// revision brief (brief.go) turns the open ones into one prompt for the
+// next version.
+package comments
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/blobstore"
+	"github.com/assent-hq/assent/internal/passages"
+	"github.com/assent-hq/assent/internal/validate"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/reports"
+	"github.com/assent-hq/assent/wire"
+)
+
+// Deps are what the service needs.
+type Deps struct {
+	Store   *models.Store
+	Blobs   *blobstore.Store
+	Reports *reports.Service
+	Logger  *slog.Logger
+	BaseURL string
+}
+
+// Service runs the comment operations; build one per process.
+type Service struct {
+	Deps
+}
+
+// New returns the service.
+func New(d Deps) *Service {
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	return &Service{Deps: d}
+}
+
+// Caller is who acts: a person (a member token, or a page session of a
+// member or guest), or an agent key (Person nil).
+type Caller struct {
+	OrgID  string
+	Actor  models.Actor
+	Person *models.Person
+}
+
+// AsPrincipal is the caller behind an API key or member token.
+func AsPrincipal(p *models.Principal) Caller {
+	return Caller{OrgID: p.Organization.ID, Actor: p.Actor(), Person: p.Person()}
+}
+
+// AsPerson is a person signed in on the pages.
+func AsPerson(p *models.Person) Caller {
+	return Caller{OrgID: p.Organization.ID, Actor: p.Actor(), Person: p}
+}
+
+// authorKind names the caller on a comment.
+func (c Caller) authorKind() string {
+	switch {
+	case c.Person == nil:
+		return "agent"
+	case c.Person.Guest != nil:
+		return models.ApproverGuest
+	}
+	return models.ApproverMember
+}
+
+// Limits of a comment.
+const (
+	MaxImages     = 4
+	MaxImageBytes = 5 << 20
+	MaxQuote      = 1000
+)
+
+// ImageInput is an attached image, base64-encoded; its type is read from
+// its bytes.
+type ImageInput struct {
+	Data string `json:"data" validate:"required"`
+}
+
+// PostInput opens a thread (no threadId) or replies to one.
+type PostInput struct {
+	Body     string       `json:"body" validate:"required,notblank,max=20000"`
+	Quote    *string      `json:"quote" validate:"omitempty,max=1000"`
+	ThreadID *string      `json:"threadId" validate:"omitempty,max=40"`
+	ReviewID *string      `json:"reviewId" validate:"omitempty,max=40"`
+	Images   []ImageInput `json:"images" validate:"max=4,dive"`
+}
+
+// Post adds a comment to a report the caller may read.
+func (s *Service) Post(ctx context.Context, c Caller, idOrSlug string, in *PostInput) (*models.CommentThread, error) {
+	if err := validate.Struct(in); err != nil {
+		return nil, err
+	}
+	r, err := s.Reports.Readable(ctx, c.OrgID, c.Person, idOrSlug)
+	if err != nil {
+		return nil, err
+	}
+	if r.Archived {
+		return nil, apperr.New(apperr.InvalidState, "report %s is archived; restore it before commenting", r.Slug)
+	}
+	comment := &models.Comment{AuthorID: c.Actor.ID, AuthorName: c.Actor.Name, AuthorKind: c.authorKind(), Body: strings.TrimSpace(in.Body)}
+	if comment.Images, err = s.storeImages(ctx, r.ID, in.Images); err != nil {
+		return nil, err
+	}
+	thread := &models.CommentThread{}
+	if in.ThreadID != nil {
+		if in.Quote != nil || in.ReviewID != nil {
+			field := "quote"
+			if in.Quote == nil {
+				field = "reviewId"
+			}
+			return nil, apperr.Field(apperr.InvalidRequest, field, "a reply takes no %s: it belongs to its thread's", field)
+		}
+		thread.ID = *in.ThreadID
+	} else if thread, err = s.newThread(ctx, c, r, in); err != nil {
+		return nil, err
+	}
+	err = s.Store.AddComment(ctx, c.OrgID, models.NewComment{ReportID: r.ID, Thread: thread, Comment: comment, By: c.Actor},
+		func(t *models.CommentThread, cm *models.Comment) ([]byte, error) { return s.eventData(r, t, cm) })
+	if err != nil {
+		return nil, err
+	}
+	return s.Store.Thread(ctx, c.OrgID, thread.ID)
+}
+
+// newThread anchors a new thread: to the review's pinned version when it
+// belongs to a review, else to the live version.
+func (s *Service) newThread(ctx context.Context, c Caller, r *models.Report, in *PostInput) (*models.CommentThread, error) {
+	t := &models.CommentThread{OpenedBy: c.Actor.ID, OpenedByName: c.Actor.Name, AnchorState: models.AnchorNone}
+	var v *models.ReportVersion
+	var err error
+	if in.ReviewID != nil {
+		review, err := s.Store.GetReview(ctx, c.OrgID, *in.ReviewID)
+		if err == nil && review.ReportID != r.ID {
+			err = apperr.New(apperr.NotFound, "review %s is not about report %s", *in.ReviewID, r.Slug)
+		}
+		if err != nil {
+			return nil, fieldOf(err, "reviewId")
+		}
+		t.ReviewID = &review.ID
+		t.ByReviewer = c.Person != nil && slices.Contains(review.ReviewerIDs, c.Person.ID())
+		v, err = s.Store.GetVersionNumber(ctx, r, review.Version)
+		if err != nil {
+			return nil, err
+		}
+	} else if v, err = s.Store.LiveVersion(ctx, r); err != nil {
+		return nil, err
+	}
+	t.MadeOnVersion, t.CheckedVersion = v.Version, v.Version
+	if in.Quote == nil {
+		return t, nil
+	}
+	quote := passages.Normalize(*in.Quote)
+	if quote == "" {
+		return nil, apperr.Field(apperr.InvalidRequest, "quote", "quote must hold some text")
+	}
+	found, err := s.locate(ctx, v, quote)
+	if err != nil {
+		return nil, err
+	}
+	switch found.count {
+	case 0:
+		return nil, apperr.Field(apperr.QuoteNotFound, "quote", "the quote does not occur in version %d of %s", v.Version, r.Slug)
+	case 1:
+	default:
+		return nil, apperr.Field(apperr.QuoteAmbiguous, "quote", "the quote occurs %d times in version %d of %s: select more of the passage", found.count, v.Version, r.Slug)
+	}
+	t.Quote, t.Context, t.Path = &quote, found.context, found.path
+	t.AnchorState, t.AnchorVersion = models.AnchorAnchored, v.Version
+	return t, nil
+}
+
+// fieldOf names field on a not-found error.
+func fieldOf(err error, field string) error {
+	if e, ok := apperr.As(err); ok && e.Code == apperr.NotFound {
+		return apperr.Field(e.Code, field, "%s", e.Message)
+	}
+	return err
+}
+
+// found is where a quote occurs in a version: how often, and for a single
+// occurrence the file and the sentence around it.
+type found struct {
+	count   int
+	path    string
+	context string
+}
+
+// locate counts quote in the text of every HTML file of v.
+func (s *Service) locate(ctx context.Context, v *models.ReportVersion, quote string) (found, error) {
+	var out found
+	for _, f := range v.Files.V {
+		if ext := strings.ToLower(path.Ext(f.Path)); ext != ".html" && ext != ".htm" {
+			continue
+		}
+		b, err := s.Blobs.Get(ctx, f.SHA256)
+		if err != nil {
+			return out, fmt.Errorf("version %d file %s: %w", v.Version, f.Path, err)
+		}
+		text := passages.Text(b)
+		n, at := passages.Count(text, quote)
+		if n > 0 && out.count == 0 {
+			out.path, out.context = f.Path, passages.Sentence(text, at, len(quote))
+		}
+		out.count += n
+	}
+	return out, nil
+}
+
+// imageTypes are the image types a comment may carry.
+var imageTypes = []string{"image/png", "image/jpeg", "image/webp"}
+
+// storeImages checks each image's size and type and puts it in the blob
+// store.
+func (s *Service) storeImages(ctx context.Context, reportID string, in []ImageInput) ([]models.CommentImage, error) {
+	var out []models.CommentImage
+	for i, img := range in {
+		field := fmt.Sprintf("images[%d].data", i)
+		b, err := base64.StdEncoding.DecodeString(img.Data)
+		if err != nil {
+			return nil, apperr.Field(apperr.InvalidRequest, field, "%s must be base64", field)
+		}
+		if len(b) > MaxImageBytes {
+			return nil, apperr.Field(apperr.PayloadTooLarge, field, "an image may be at most 5 MB; this one is %d bytes", len(b))
+		}
+		kind := http.DetectContentType(b)
+		if !slices.Contains(imageTypes, kind) {
+			return nil, apperr.Field(apperr.InvalidRequest, field, "an image must be PNG, JPEG or WebP, not %s", kind)
+		}
+		sum, err := s.Blobs.Put(ctx, b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, models.CommentImage{Position: i, ReportID: reportID, SHA256: sum, ContentType: kind, Size: int64(len(b))})
+	}
+	return out, nil
+}
+
+// Threads lists a report's threads, their anchors brought up to its live
+// version first.
+func (s *Service) Threads(ctx context.Context, c Caller, idOrSlug string) (*models.Report, []models.CommentThread, error) {
+	r, err := s.Reports.Readable(ctx, c.OrgID, c.Person, idOrSlug)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := s.Reanchor(ctx, r); err != nil {
+		return nil, nil, err
+	}
+	threads, err := s.Store.Threads(ctx, c.OrgID, r.ID)
+	return r, threads, err
+}
+
+// Open pages through the open threads across the organisation that the
+// caller may read.
+func (s *Service) Open(ctx context.Context, c Caller, p models.Page) ([]models.CommentThread, string, error) {
+	return s.Store.OpenThreads(ctx, c.OrgID, c.Person, p)
+}
+
+// ResolveInput closes a thread.
+type ResolveInput struct {
+	Note string `json:"note" validate:"max=20000"`
+}
+
+// Resolve closes an open thread with a note: its opener, the report's
+// owner or an administrator, or an agent key may.
+func (s *Service) Resolve(ctx context.Context, c Caller, threadID string, in *ResolveInput) (*models.CommentThread, error) {
+	if err := validate.Struct(in); err != nil {
+		return nil, err
+	}
+	return s.Store.ResolveThread(ctx, c.OrgID, threadID, c.Actor, strings.TrimSpace(in.Note), func(t *models.CommentThread, r *models.Report) error {
+		if c.Person != nil {
+			if _, err := s.Reports.Readable(ctx, c.OrgID, c.Person, r.ID); err != nil {
+				return err
+			}
+		}
+		if t.OpenedBy != c.Actor.ID && !reports.Manages(r, c.Actor) {
+			return apperr.New(apperr.Forbidden, "only who opened the thread, the report's owner or an administrator may resolve it")
+		}
+		return nil
+	})
+}
+
+// Retract deletes the caller's own last comment in a thread nobody has
+// resolved.
+func (s *Service) Retract(ctx context.Context, c Caller, idOrSlug, commentID string) error {
+	r, err := s.Reports.Readable(ctx, c.OrgID, c.Person, idOrSlug)
+	if err != nil {
+		return err
+	}
+	return s.Store.RetractComment(ctx, c.OrgID, r.ID, commentID, c.Actor)
+}
+
+// Image returns an image attached to one of the report's comments, for a
+// caller who may read the report.
+func (s *Service) Image(ctx context.Context, c Caller, idOrSlug, sha string) (*models.CommentImage, []byte, error) {
+	r, err := s.Reports.Readable(ctx, c.OrgID, c.Person, idOrSlug)
+	if err != nil {
+		return nil, nil, err
+	}
+	img, err := s.Store.CommentImageOf(ctx, r.ID, sha)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := s.Blobs.Get(ctx, img.SHA256)
+	return img, b, err
+}
+
+// Reanchor looks for the quote of each open thread of r (review threads
+// excepted: they stay on their pinned version) in r's live version, once
+// per live version: found once, the thread is anchored there; otherwise
+// it is outdated, keeping the version it was last found in.
+func (s *Service) Reanchor(ctx context.Context, r *models.Report) error {
+	if r.LiveVersion == nil {
+		return nil
+	}
+	threads, err := s.Store.Threads(ctx, r.OrganizationID, r.ID)
+	if err != nil {
+		return err
+	}
+	var live *models.ReportVersion
+	var anchors []models.Anchor
+	for _, t := range threads {
+		if t.Status != models.ThreadOpen || t.ReviewID != nil || t.Quote == nil || t.CheckedVersion == *r.LiveVersion {
+			continue
+		}
+		if live == nil {
+			if live, err = s.Store.LiveVersion(ctx, r); err != nil {
+				return err
+			}
+		}
+		f, err := s.locate(ctx, live, *t.Quote)
+		if err != nil {
+			return err
+		}
+		a := models.Anchor{ThreadID: t.ID, State: models.AnchorOutdated, CheckedVersion: live.Version}
+		if f.count == 1 {
+			a.State, a.Version, a.Path = models.AnchorAnchored, live.Version, f.path
+		}
+		anchors = append(anchors, a)
+	}
+	return s.Store.SetAnchors(ctx, r.OrganizationID, anchors)
+}
+
+// eventData is comment.created's data: the comment with its thread.
+func (s *Service) eventData(r *models.Report, t *models.CommentThread, c *models.Comment) ([]byte, error) {
+	return json.Marshal(wire.NewCommentEvent(r, t, c, s.BaseURL))
+}
