@@ -210,10 +210,10 @@ func (s *Service) locate(ctx context.Context, v *models.ReportVersion, quote str
 		if err != nil {
 			return out, fmt.Errorf("version %d file %s: %w", v.Version, f.Path, err)
 		}
-		text := passages.Text(b)
-		n, at := passages.Count(text, quote)
+		doc := passages.Read(b)
+		n, at := passages.Count(doc.Text, quote)
 		if n > 0 && out.count == 0 {
-			out.path, out.context = f.Path, passages.Sentence(text, at, len(quote))
+			out.path, out.context = f.Path, doc.Sentence(at, len(quote))
 		}
 		out.count += n
 	}

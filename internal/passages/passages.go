@@ -15,32 +15,61 @@ import (
 // Text is the visible text of an HTML document, its whitespace collapsed
 // to single spaces. Elements that start a new block or line are spaced
 // from their neighbours, so "<td>a</td><td>b</td>" reads "a b".
-func Text(doc []byte) string {
+func Text(doc []byte) string { return Read(doc).Text }
+
+// Doc is a document's visible text and where each of its blocks starts in
+// it, which ends a sentence as surely as a full stop.
+type Doc struct {
+	Text   string
+	Breaks []int
+}
+
+// Read reads a document's text (see Text) and its block starts.
+func Read(doc []byte) Doc {
 	z := html.NewTokenizer(bytes.NewReader(doc))
 	var b strings.Builder
+	var breaks []int
+	space := false // a space is owed before the next word
 	skip := 0
 	for {
 		switch z.Next() {
 		case html.ErrorToken:
-			return Normalize(b.String())
+			return Doc{Text: b.String(), Breaks: breaks}
 		case html.TextToken:
-			if skip == 0 {
-				b.Write(z.Text())
+			if skip > 0 {
+				continue
+			}
+			raw := string(z.Text())
+			if raw != "" && unicode.IsSpace(rune(raw[0])) {
+				space = true
+			}
+			for i, w := range strings.FieldsFunc(raw, unicode.IsSpace) {
+				if (i > 0 || space) && b.Len() > 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteString(w)
+				space = false
+			}
+			if raw != "" && unicode.IsSpace(rune(raw[len(raw)-1])) {
+				space = true
 			}
 		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
 			name, _ := z.TagName()
 			a := atom.Lookup(name)
 			if hidden[a] {
-				tt := z.Token().Type
-				if tt == html.StartTagToken {
+				switch z.Token().Type {
+				case html.StartTagToken:
 					skip++
-				} else if tt == html.EndTagToken && skip > 0 {
-					skip--
+				case html.EndTagToken:
+					skip = max(skip-1, 0)
 				}
 				continue
 			}
 			if !inline[a] {
-				b.WriteByte(' ')
+				space = true
+				if n := b.Len(); n > 0 && (len(breaks) == 0 || breaks[len(breaks)-1] != n+1) {
+					breaks = append(breaks, n+1)
+				}
 			}
 		}
 	}
@@ -87,29 +116,30 @@ func Count(text, quote string) (n, first int) {
 const maxContext = 600
 
 // Sentence is the sentence around text[at:at+n]: from the end of the
-// previous sentence to the end of the one the passage ends in, at most
-// about maxContext bytes either way.
-func Sentence(text string, at, n int) string {
-	start := 0
-	for i := at - 1; i > 0; i-- {
-		if at-i > maxContext {
-			start = i
-			break
-		}
+// previous sentence or block to the end of the one the passage ends in,
+// at most about maxContext bytes either way.
+func (d Doc) Sentence(at, n int) string {
+	text := d.Text
+	start := max(0, at-maxContext)
+	for i := at - 1; i > start; i-- {
 		if text[i] == ' ' && strings.ContainsRune(".!?", rune(text[i-1])) {
 			start = i + 1
 			break
 		}
 	}
-	end := len(text)
-	for i := at + n; i < len(text); i++ {
-		if i-(at+n) > maxContext {
-			end = i
-			break
-		}
+	end := min(len(text), at+n+maxContext)
+	for i := at + n; i < end; i++ {
 		if strings.ContainsRune(".!?", rune(text[i])) && (i+1 == len(text) || text[i+1] == ' ') {
 			end = i + 1
 			break
+		}
+	}
+	for _, br := range d.Breaks {
+		if br <= at && br > start {
+			start = br
+		}
+		if br >= at+n && br-1 < end {
+			end = br - 1
 		}
 	}
 	return strings.ToValidUTF8(strings.TrimSpace(text[start:end]), "")
