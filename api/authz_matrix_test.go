@@ -97,6 +97,7 @@ var authzMatrix = []authzRow{
 	{"POST", "/api/v1/schedules/:id/resume", sw, aSchedule, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"DELETE", "/api/v1/schedules/:id", sw, aSchedule, ``, "anon=401 agent=204 noscope=403 members=204 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"PATCH", "/api/v1/reports/:idOrSlug", rw, liveReport, `{"classification":"confidential"}`, "anon=401 agent=200 noscope=403 owner=200 administrator=200 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"PATCH", "/api/v1/reports/:idOrSlug", rw, liveReport, `{"showViewers":true}`, "anon=401 agent=200 noscope=403 owner=200 administrator=200 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"POST", "/api/v1/reports/:idOrSlug/share", rs, liveReport, `{"audience":["everyone"]}`, "anon=401 agent=200 noscope=403 owner=200 administrator=200 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"DELETE", "/api/v1/reports/:idOrSlug/share", rs, liveReport, `{"audience":["everyone"]}`, "anon=401 agent=200 noscope=403 owner=200 administrator=200 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"POST", "/api/v1/reports/:idOrSlug/send", rs, liveReport, `{"to":["new.reader@partner.example"],"note":"For Monday"}`, "anon=401 agent=202 noscope=403 owner=202 administrator=202 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},

@@ -148,7 +148,7 @@ func New(d Deps) http.Handler {
 	v1.DELETE("/reports/:idOrSlug/data/:name", requireScope(scopes.ReportsWrite), h.deleteDataset)
 	v1.GET("/reports", requireScope(scopes.ReportsRead), h.listReports)
 	v1.GET("/reports/:idOrSlug", requireScope(scopes.ReportsRead), h.getReport)
-	v1.PATCH("/reports/:idOrSlug", requireScope(scopes.ReportsWrite), h.reclassifyReport)
+	v1.PATCH("/reports/:idOrSlug", requireScope(scopes.ReportsWrite), h.updateReport)
 	v1.GET("/reports/:idOrSlug/versions", requireScope(scopes.ReportsRead), h.listVersions)
 	h.post(v1, "/reports/:idOrSlug/rollback", requireScope(scopes.ReportsWrite), h.rollbackReport)
 	h.post(v1, "/reports/:idOrSlug/archive", requireScope(scopes.ReportsWrite), h.archiveReport)

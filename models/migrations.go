@@ -666,6 +666,20 @@ var migrations = []*gormigrate.Migration{
 		},
 		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("view_notices") },
 	},
+	{
+		// Whether a report's readership analytics name its readers.
+		ID: "202611260001_report_show_viewers",
+		Migrate: func(tx *gorm.DB) error {
+			type Report struct {
+				ShowViewers bool `gorm:"not null;default:false"`
+			}
+			return tx.Migrator().AddColumn(&Report{}, "ShowViewers")
+		},
+		Rollback: func(tx *gorm.DB) error {
+			type Report struct{ ShowViewers bool }
+			return tx.Migrator().DropColumn(&Report{}, "ShowViewers")
+		},
+	},
 }
 
 // RequireMigrated fails when the database lacks a migration this binary
