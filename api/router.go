@@ -150,6 +150,8 @@ func New(d Deps) http.Handler {
 	v1.GET("/reports/:idOrSlug", requireScope(scopes.ReportsRead), h.getReport)
 	v1.PATCH("/reports/:idOrSlug", requireScope(scopes.ReportsWrite), h.updateReport)
 	v1.GET("/reports/:idOrSlug/versions", requireScope(scopes.ReportsRead), h.listVersions)
+	v1.GET("/reports/:idOrSlug/analytics", requireScope(scopes.ReportsRead), h.reportAnalytics)
+	v1.GET("/analytics", requireScope(scopes.ReportsRead), h.organizationAnalytics)
 	h.post(v1, "/reports/:idOrSlug/rollback", requireScope(scopes.ReportsWrite), h.rollbackReport)
 	h.post(v1, "/reports/:idOrSlug/archive", requireScope(scopes.ReportsWrite), h.archiveReport)
 	h.postResumable(v1, "/reports/:idOrSlug/copy", requireScope(scopes.ReportsWrite), h.copyReport)
