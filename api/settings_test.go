@@ -40,6 +40,8 @@ func TestReportSettings(t *testing.T) {
 		require.Equal(t, 200, off.status)
 		assert.Equal(t, false, off.decoded["showViewers"])
 		assert.Equal(t, "confidential", off.decoded["classification"])
+		same := f.do(t, "PATCH", "/api/v1/reports/team/plan", f.agentKey, `{"classification":"confidential","showViewers":false}`, nil)
+		require.Equal(t, 200, same.status, "a change to what the report already has changes nothing")
 
 		cases := []struct {
 			name, key, body string
@@ -61,5 +63,14 @@ func TestReportSettings(t *testing.T) {
 			})
 		}
 		assert.Equal(t, false, f.do(t, "GET", "/api/v1/reports/team%2Fplan", f.agentKey, "", nil).decoded["showViewers"], "no refused change took")
+
+		var audit []models.AuditEntry
+		require.NoError(t, db.Where("organization_id = ? AND subject_id = ?", f.org.ID, rep["id"]).Order("seq").Find(&audit).Error)
+		var steps []string
+		for _, a := range audit[1:] {
+			steps = append(steps, a.Action+": "+a.Detail)
+		}
+		assert.Equal(t, []string{"reclassified: internal → confidential; viewers shown", "viewers hidden: "}, steps,
+			"one audit entry a change, none for what changed nothing")
 	})
 }

@@ -158,22 +158,25 @@ func (s *Store) removeGrants(ctx context.Context, orgID, reportID string, set Re
 		}
 		unshare := set.Classification == nil && set.ShowViewers == nil
 		reclassified := set.Classification != nil && *set.Classification != r.Classification
+		viewers := set.ShowViewers != nil && *set.ShowViewers != r.ShowViewers
+		if !unshare && !reclassified && !viewers {
+			return nil // nothing changes
+		}
 		action, details := "unshared", []string{}
-		if set.ShowViewers != nil && *set.ShowViewers != r.ShowViewers {
+		if viewers {
 			r.ShowViewers = *set.ShowViewers
 			action = "viewers hidden"
 			if r.ShowViewers {
 				action = "viewers shown"
 			}
-			details = append(details, action)
 		}
 		if reclassified {
+			details = append(details, r.Classification+" → "+*set.Classification)
+			if viewers {
+				details = append(details, action)
+			}
 			action = "reclassified"
-			details = append([]string{r.Classification + " → " + *set.Classification}, details...)
 			r.Classification = *set.Classification
-		}
-		if !unshare && len(details) == 0 {
-			return nil // nothing changes
 		}
 		if unshare || reclassified {
 			have, err := grantsOf(tx, r.ID)
