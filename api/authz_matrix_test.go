@@ -98,6 +98,10 @@ var authzMatrix = []authzRow{
 	{"GET", "/api/v1/reports", rr, noID, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=200 otheradmin=403"},
 	{"GET", "/api/v1/reports/:idOrSlug", rr, liveReport, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"GET", "/api/v1/reports/:idOrSlug/versions", rr, liveReport, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
+	// A member reads the analytics of the reports they manage or read;
+	// both organisations are on the team plan (newAuthzEnv).
+	{"GET", "/api/v1/reports/:idOrSlug/analytics", rr, liveReport, ``, "anon=401 agent=200 noscope=403 owner=200 administrator=200 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"GET", "/api/v1/analytics", rr, noID, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=200 otheradmin=403"},
 	{"POST", "/api/v1/reports/:idOrSlug/versions", rw, liveReport, `{"content":"<h1>v2</h1>"}`, "anon=401 agent=201 noscope=403 members=201 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"POST", "/api/v1/reports/:idOrSlug/rollback", rw, liveReport, `{"version":1}`, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"POST", "/api/v1/reports/:idOrSlug/archive", rw, liveReport, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
@@ -109,6 +113,7 @@ var authzMatrix = []authzRow{
 	{"POST", "/api/v1/schedules/:id/resume", sw, aSchedule, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"DELETE", "/api/v1/schedules/:id", sw, aSchedule, ``, "anon=401 agent=204 noscope=403 members=204 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"PATCH", "/api/v1/reports/:idOrSlug", rw, liveReport, `{"classification":"confidential"}`, "anon=401 agent=200 noscope=403 owner=200 administrator=200 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"PATCH", "/api/v1/reports/:idOrSlug", rw, liveReport, `{"showViewers":true}`, "anon=401 agent=200 noscope=403 owner=200 administrator=200 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"POST", "/api/v1/reports/:idOrSlug/share", rs, liveReport, `{"audience":["everyone"]}`, "anon=401 agent=200 noscope=403 owner=200 administrator=200 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"DELETE", "/api/v1/reports/:idOrSlug/share", rs, liveReport, `{"audience":["everyone"]}`, "anon=401 agent=200 noscope=403 owner=200 administrator=200 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"POST", "/api/v1/reports/:idOrSlug/send", rs, liveReport, `{"to":["new.reader@partner.example"],"note":"For Monday"}`, "anon=401 agent=202 noscope=403 owner=202 administrator=202 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},
@@ -405,7 +410,7 @@ func TestAuthzMatrix(t *testing.T) {
 			assert.Equal(t, "forbidden", errField(r, "code"))
 			assert.Equal(t, "plan", errField(r, "field"))
 			org := env.do(t, "GET", "/api/v1/admin/organization", env.adminKey, "", nil)
-			assert.Equal(t, "free", org.decoded["plan"])
+			assert.Equal(t, "team", org.decoded["plan"], "unchanged")
 		})
 		t.Run("page sessions are not API credentials", func(t *testing.T) {
 			for _, token := range []string{env.guestSession, env.memberSession} {
@@ -466,6 +471,12 @@ func newAuthzEnv(t *testing.T, db *gorm.DB) *authzEnv {
 
 	other, err := st.Authenticate(ctx, e.otherAdmin)
 	require.NoError(t, err)
+	// On the team plan, so organisation-wide analytics answer rather
+	// than ask for a plan (TestOrganizationAnalytics checks the 402).
+	for _, org := range []string{e.org.ID, other.Organization.ID} {
+		_, err = st.UpdateOrganization(ctx, org, nil, new(models.PlanTeam), nil, nil)
+		require.NoError(t, err)
+	}
 	owner, err := st.CreateMember(ctx, other.Organization.ID, "olga@other.example", "Olga", models.RoleOwner)
 	require.NoError(t, err)
 	_, e.otherOwnerToken, err = st.CreateMemberToken(ctx, other.Organization.ID, owner.ID)

@@ -246,13 +246,14 @@ func (h *handlers) listTemplates(c *gin.Context) {
 	}))
 }
 
-func (h *handlers) reclassifyReport(c *gin.Context) {
-	var in reports.ReclassifyInput
+// updateReport changes a report's sharing settings.
+func (h *handlers) updateReport(c *gin.Context) {
+	var in reports.SettingsInput
 	if err := bind(c, &in); err != nil {
 		fail(c, err)
 		return
 	}
-	r, removed, err := h.reports.Reclassify(c.Request.Context(), orgID(c), principal(c).Actor(), reportParam(c), &in)
+	r, removed, err := h.reports.UpdateSettings(c.Request.Context(), orgID(c), principal(c).Actor(), reportParam(c), &in)
 	if err != nil {
 		fail(c, err)
 		return

@@ -129,18 +129,26 @@ func (s *Store) Share(ctx context.Context, orgID, reportID string, grants []NewG
 // Unshare removes the grants of one of the organisation's reports that
 // remove picks, under the report's row lock, and returns them.
 func (s *Store) Unshare(ctx context.Context, orgID, reportID string, remove func([]ReportGrant) ([]ReportGrant, error), by Actor) (*Report, []ReportGrant, error) {
-	return s.removeGrants(ctx, orgID, reportID, "", func(_ *Report, have []ReportGrant) ([]ReportGrant, error) { return remove(have) }, by)
+	return s.removeGrants(ctx, orgID, reportID, ReportSettings{}, func(_ *Report, have []ReportGrant) ([]ReportGrant, error) { return remove(have) }, by)
 }
 
-// Reclassify sets a report's classification and, in the same step,
-// removes the grants remove picks as broken by it.
-func (s *Store) Reclassify(ctx context.Context, orgID, reportID, class string, remove func(*Report, []ReportGrant) ([]ReportGrant, error), by Actor) (*Report, []ReportGrant, error) {
-	return s.removeGrants(ctx, orgID, reportID, class, remove, by)
+// ReportSettings are a report's sharing settings to change; nil ones stay.
+type ReportSettings struct {
+	Classification *string
+	ShowViewers    *bool
 }
 
-// removeGrants removes the grants pick chooses, after setting the
-// report's classification to class unless class is "".
-func (s *Store) removeGrants(ctx context.Context, orgID, reportID, class string, pick func(*Report, []ReportGrant) ([]ReportGrant, error), by Actor) (*Report, []ReportGrant, error) {
+// UpdateSettings changes a report's sharing settings and, when its
+// classification changes, removes in the same step the grants remove
+// picks as broken by the new level.
+func (s *Store) UpdateSettings(ctx context.Context, orgID, reportID string, set ReportSettings, remove func(*Report, []ReportGrant) ([]ReportGrant, error), by Actor) (*Report, []ReportGrant, error) {
+	return s.removeGrants(ctx, orgID, reportID, set, remove, by)
+}
+
+// removeGrants applies set to the report, then removes the grants pick
+// chooses: always when set is empty (an unshare), otherwise only when the
+// classification changes.
+func (s *Store) removeGrants(ctx context.Context, orgID, reportID string, set ReportSettings, pick func(*Report, []ReportGrant) ([]ReportGrant, error), by Actor) (*Report, []ReportGrant, error) {
 	var r *Report
 	var removed []ReportGrant
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -148,20 +156,36 @@ func (s *Store) removeGrants(ctx context.Context, orgID, reportID, class string,
 		if r, err = getReport(tx.Clauses(lockForUpdate(tx)...), orgID, reportID); err != nil {
 			return err
 		}
-		have, err := grantsOf(tx, r.ID)
-		if err != nil {
-			return err
+		unshare := set.Classification == nil && set.ShowViewers == nil
+		reclassified := set.Classification != nil && *set.Classification != r.Classification
+		viewers := set.ShowViewers != nil && *set.ShowViewers != r.ShowViewers
+		if !unshare && !reclassified && !viewers {
+			return nil // nothing changes
 		}
-		action, detail := "unshared", ""
-		if class != "" {
-			if class == r.Classification {
-				return nil
+		action, details := "unshared", []string{}
+		if viewers {
+			r.ShowViewers = *set.ShowViewers
+			action = "viewers hidden"
+			if r.ShowViewers {
+				action = "viewers shown"
 			}
-			action, detail = "reclassified", r.Classification+" → "+class
-			r.Classification = class
 		}
-		if removed, err = pick(r, have); err != nil || (len(removed) == 0 && class == "") {
-			return err
+		if reclassified {
+			details = append(details, r.Classification+" → "+*set.Classification)
+			if viewers {
+				details = append(details, action)
+			}
+			action = "reclassified"
+			r.Classification = *set.Classification
+		}
+		if unshare || reclassified {
+			have, err := grantsOf(tx, r.ID)
+			if err != nil {
+				return err
+			}
+			if removed, err = pick(r, have); err != nil || (len(removed) == 0 && unshare) {
+				return err
+			}
 		}
 		if len(removed) > 0 {
 			var gone []string
@@ -174,12 +198,9 @@ func (s *Store) removeGrants(ctx context.Context, orgID, reportID, class string,
 			if err := syncAudience(tx, r); err != nil {
 				return err
 			}
-			if detail != "" {
-				detail += "; "
-			}
-			detail += "removed " + grantNames(removed)
+			details = append(details, "removed "+grantNames(removed))
 		}
-		_, err = s.reportStep(tx, r, nil, action, detail, by, "", nil, Now())
+		_, err = s.reportStep(tx, r, nil, action, strings.Join(details, "; "), by, "", nil, Now())
 		return err
 	})
 	if err != nil {

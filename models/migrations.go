@@ -759,6 +759,20 @@ var migrations = []*gormigrate.Migration{
 			return tx.Migrator().DropTable("comment_threads", "comments", "comment_images")
 		},
 	},
+	{
+		// Whether a report's readership analytics name its readers.
+		ID: "202611260003_report_show_viewers",
+		Migrate: func(tx *gorm.DB) error {
+			type Report struct {
+				ShowViewers bool `gorm:"not null;default:false"`
+			}
+			return tx.Migrator().AddColumn(&Report{}, "ShowViewers")
+		},
+		Rollback: func(tx *gorm.DB) error {
+			type Report struct{ ShowViewers bool }
+			return tx.Migrator().DropColumn(&Report{}, "ShowViewers")
+		},
+	},
 }
 
 // RequireMigrated fails when the database lacks a migration this binary

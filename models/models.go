@@ -49,6 +49,13 @@ type Organization struct {
 	UpdatedAt                time.Time
 }
 
+// ReadershipAnalytics reports whether the organisation's plan includes
+// readership analytics beyond a report's total views: team and
+// enterprise.
+func (o *Organization) ReadershipAnalytics() bool {
+	return o.Plan == PlanTeam || o.Plan == PlanEnterprise
+}
+
 // MaxApprovalExpiry is the longest a request may wait undecided.
 func (o *Organization) MaxApprovalExpiry() time.Duration {
 	if o.MaxApprovalExpirySeconds <= 0 {

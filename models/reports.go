@@ -54,6 +54,9 @@ type Report struct {
 	Classification string     `gorm:"size:20;not null"`
 	Audience       StringList `gorm:"type:text;not null"`
 	Archived       bool       `gorm:"not null"`
+	// ShowViewers lets readership analytics name who read the report;
+	// off, they count readers without saying who.
+	ShowViewers bool `gorm:"not null"`
 	// OwnerID is the member who published it, or the key for an agent.
 	OwnerID     string  `gorm:"size:60;not null"`
 	OwnerName   string  `gorm:"size:320;not null"`

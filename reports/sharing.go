@@ -284,15 +284,24 @@ func (s *Service) RequestAccess(ctx context.Context, r *models.Report, person *m
 	})
 }
 
-// ReclassifyInput sets a report's classification.
-type ReclassifyInput struct {
-	Classification string `json:"classification" validate:"required,oneof=public internal confidential restricted"`
+// SettingsInput changes a report's sharing settings: its classification,
+// whether readership analytics name its readers, or both.
+type SettingsInput struct {
+	Classification *string `json:"classification" validate:"omitempty,oneof=public internal confidential restricted"`
+	ShowViewers    *bool   `json:"showViewers"`
 }
 
-// Reclassify sets a report's classification and removes, in the same
-// step, every grant the sharing rules would not allow at the new level;
-// it returns the report and the grants removed.
-func (s *Service) Reclassify(ctx context.Context, orgID string, by models.Actor, idOrSlug string, in *ReclassifyInput) (*models.Report, []models.ReportGrant, error) {
+// UpdateSettings changes a report's sharing settings. A new
+// classification removes, in the same step, every grant the sharing rules
+// would not allow at the new level; it returns the report and the grants
+// removed.
+func (s *Service) UpdateSettings(ctx context.Context, orgID string, by models.Actor, idOrSlug string, in *SettingsInput) (*models.Report, []models.ReportGrant, error) {
+	if err := validate.Struct(in); err != nil {
+		return nil, nil, err
+	}
+	if in.Classification == nil && in.ShowViewers == nil {
+		return nil, nil, apperr.Field(apperr.InvalidRequest, "classification, showViewers", "send classification, showViewers or both")
+	}
 	r, err := s.store.GetReport(ctx, orgID, idOrSlug)
 	if err != nil {
 		return nil, nil, err
@@ -304,7 +313,8 @@ func (s *Service) Reclassify(ctx context.Context, orgID string, by models.Actor,
 	if err != nil {
 		return nil, nil, err
 	}
-	return s.store.Reclassify(ctx, orgID, idOrSlug, in.Classification, func(r *models.Report, have []models.ReportGrant) ([]models.ReportGrant, error) {
+	set := models.ReportSettings{Classification: in.Classification, ShowViewers: in.ShowViewers}
+	return s.store.UpdateSettings(ctx, orgID, r.ID, set, func(r *models.Report, have []models.ReportGrant) ([]models.ReportGrant, error) {
 		var broken []models.ReportGrant
 		for _, g := range have {
 			granter := models.Actor{ID: g.GrantedBy, Name: g.GrantedByName, Person: !ids.HasPrefix(g.GrantedBy, ids.Key)}

@@ -13,6 +13,7 @@ import (
 	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
+	"github.com/assent-hq/assent/wire"
 )
 
 // The reading pages: the reports shared with me, a report's page (its live
@@ -60,13 +61,18 @@ type reportPage struct {
 	// ShowAudience is false for guests: who else reads a report is the
 	// organisation's to know.
 	ShowAudience bool
-	Message      string
-	Problem      string
-	Address      string
+	// Analytics are the report's readership, shown to those who manage
+	// it; Chart draws its series on the plans that have one.
+	Analytics *wire.ReportAnalytics
+	Chart     *viewsChart
+	Message   string
+	Problem   string
+	Address   string
 }
 
-// report shows a report's page; posts to the same address share, unshare
-// or roll back (for those who manage it).
+// report shows a report's page; posts to the same address share, unshare,
+// roll back or change whether analytics name readers (for those who
+// manage it).
 func (p *Pages) report(c *gin.Context) {
 	person := CurrentPerson(c)
 	slug := strings.TrimPrefix(c.Param("slug"), "/")
@@ -113,6 +119,16 @@ func (p *Pages) showReport(c *gin.Context, status int, r *models.Report, page *r
 		p.Fail(c, err)
 		return
 	}
+	if page.Manage {
+		person := CurrentPerson(c)
+		if page.Analytics, err = p.reports.Analytics(ctx, person.Organization, person, r.ID); err != nil {
+			p.Fail(c, err)
+			return
+		}
+		if page.Analytics.Readership != nil {
+			page.Chart = newViewsChart(page.Analytics.Series)
+		}
+	}
 	if r.LiveVersion != nil && page.Readable {
 		ticket, err := p.store.IssueReaderTicket(ctx, r.ID, currentSession(c).ID)
 		if err != nil {
@@ -142,6 +158,14 @@ func (p *Pages) manageReport(c *gin.Context, r *models.Report, person *models.Pe
 	case "unshare":
 		if _, err = p.reports.Unshare(ctx, r.OrganizationID, by, r.ID, &reports.AudienceInput{Audience: audience}); err == nil {
 			page.Message = "No longer shared with " + strings.Join(audience, ", ") + "."
+		}
+	case "viewers":
+		show := c.PostForm("showViewers") == "true"
+		if _, _, err = p.reports.UpdateSettings(ctx, r.OrganizationID, by, r.ID, &reports.SettingsInput{ShowViewers: &show}); err == nil {
+			page.Message = "Readership analytics no longer name this report's readers."
+			if show {
+				page.Message = "Readership analytics name this report's readers."
+			}
 		}
 	case "rollback":
 		n, convErr := strconv.Atoi(c.PostForm("version"))

@@ -11,21 +11,23 @@ import (
 // events. Version is the version a create, publish, rollback or event
 // concerns.
 type Report struct {
-	ID             string        `json:"id"`
-	Title          string        `json:"title"`
-	Slug           string        `json:"slug"`
-	URL            string        `json:"url"`
-	LatestVersion  int           `json:"latestVersion"`
-	LiveVersion    *int          `json:"liveVersion"`
-	Living         bool          `json:"living"`
-	Classification string        `json:"classification"`
-	Audience       []string      `json:"audience"`
-	Archived       bool          `json:"archived"`
-	Owner          Owner         `json:"owner"`
-	FlowID         *string       `json:"flowId"`
-	CreatedAt      wiretime.Time `json:"createdAt"`
-	UpdatedAt      wiretime.Time `json:"updatedAt"`
-	Version        *Version      `json:"version,omitempty"`
+	ID             string   `json:"id"`
+	Title          string   `json:"title"`
+	Slug           string   `json:"slug"`
+	URL            string   `json:"url"`
+	LatestVersion  int      `json:"latestVersion"`
+	LiveVersion    *int     `json:"liveVersion"`
+	Living         bool     `json:"living"`
+	Classification string   `json:"classification"`
+	Audience       []string `json:"audience"`
+	Archived       bool     `json:"archived"`
+	// ShowViewers says whether readership analytics name the readers.
+	ShowViewers bool          `json:"showViewers"`
+	Owner       Owner         `json:"owner"`
+	FlowID      *string       `json:"flowId"`
+	CreatedAt   wiretime.Time `json:"createdAt"`
+	UpdatedAt   wiretime.Time `json:"updatedAt"`
+	Version     *Version      `json:"version,omitempty"`
 	// RemovedGrants answers a reclassification: the grants the new level
 	// does not allow, removed with it.
 	RemovedGrants *[]Grant `json:"removedGrants,omitempty"`
@@ -62,7 +64,7 @@ func ReportURL(baseURL, slug string) string { return baseURL + paths.Report(slug
 func NewReport(r *models.Report, v *models.ReportVersion, baseURL string) Report {
 	out := Report{ID: r.ID, Title: r.Title, Slug: r.Slug, URL: ReportURL(baseURL, r.Slug), LatestVersion: r.LatestVersion,
 		LiveVersion: r.LiveVersion, Living: r.Living, Classification: r.Classification, Audience: nonNilStrings(r.Audience),
-		Archived: r.Archived, Owner: owner(r.OwnerPerson, r.OwnerID, r.OwnerName), FlowID: r.FlowID,
+		Archived: r.Archived, ShowViewers: r.ShowViewers, Owner: owner(r.OwnerPerson, r.OwnerID, r.OwnerName), FlowID: r.FlowID,
 		CreatedAt: wiretime.New(r.CreatedAt), UpdatedAt: wiretime.New(r.UpdatedAt)}
 	if v != nil {
 		ver := NewVersion(r, v)

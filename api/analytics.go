@@ -1,0 +1,34 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/assent-hq/assent/wire"
+)
+
+func (h *handlers) reportAnalytics(c *gin.Context) {
+	p := principal(c)
+	out, err := h.reports.Analytics(c.Request.Context(), p.Organization, p.Person(), reportParam(c))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+func (h *handlers) organizationAnalytics(c *gin.Context) {
+	pg, err := page(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	p := principal(c)
+	rows, next, err := h.reports.OrganizationAnalytics(c.Request.Context(), p.Organization, p.Person(), pg)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, newList(rows, next, wire.NewReportReach))
+}

@@ -1,0 +1,99 @@
+package reports
+
+import (
+	"context"
+	"time"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/wire"
+)
+
+// Readership analytics: what the views recorded on a report's origin add
+// up to, for the API and the report's page alike.
+const (
+	// SeriesDays is how many UTC days a report's series covers, today
+	// the last.
+	SeriesDays = 30
+	// RecentReaderCount bounds a report's recent readers.
+	RecentReaderCount = 20
+)
+
+// Analytics is what report idOrSlug's views add up to: the total on every
+// plan, readers, the series and recent readers on plans with readership
+// analytics. person is the member a token or page acts for, nil for an
+// agent key, which reads by its scope.
+func (s *Service) Analytics(ctx context.Context, org *models.Organization, person *models.Person, idOrSlug string) (*wire.ReportAnalytics, error) {
+	r, err := s.store.GetReport(ctx, org.ID, idOrSlug)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.mayReadAnalytics(ctx, r, person); err != nil {
+		return nil, err
+	}
+	totals, err := s.store.ViewTotals(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	out := &wire.ReportAnalytics{ReportID: r.ID, Plan: org.Plan, TotalViews: totals.TotalViews}
+	if !org.ReadershipAnalytics() {
+		return out, nil
+	}
+	first := models.Now().Truncate(24*time.Hour).AddDate(0, 0, 1-SeriesDays)
+	days, err := s.store.DailyViews(ctx, r, first)
+	if err != nil {
+		return nil, err
+	}
+	recent, err := s.store.RecentReaders(ctx, r, RecentReaderCount, r.ShowViewers)
+	if err != nil {
+		return nil, err
+	}
+	out.Readership = wire.NewReadership(totals, series(days, first), recent, r.ShowViewers)
+	return out, nil
+}
+
+// series lays out SeriesDays days from first, a zero for each day nobody
+// opened the report.
+func series(days []models.DayViews, first time.Time) []models.DayViews {
+	byDay := map[string]models.DayViews{}
+	for _, d := range days {
+		byDay[d.Day] = d
+	}
+	out := make([]models.DayViews, SeriesDays)
+	for i := range out {
+		day := first.AddDate(0, 0, i).Format(time.DateOnly)
+		out[i] = byDay[day]
+		out[i].Day = day
+	}
+	return out
+}
+
+// mayReadAnalytics holds a member to the reports they manage or read; an
+// agent key reads by its scope.
+func (s *Service) mayReadAnalytics(ctx context.Context, r *models.Report, person *models.Person) error {
+	if person == nil || Manages(r, person.Actor()) {
+		return nil
+	}
+	ok, err := s.store.CanRead(ctx, r, person)
+	if err == nil && !ok {
+		err = apperr.New(apperr.Forbidden, "report %s is not shared with you", r.Slug)
+	}
+	return err
+}
+
+// OrganizationAnalytics pages through the organisation's live reports,
+// newest first, each with its views and readers, those nobody opened
+// included; below the team plan it is refused (402). A member sees the
+// reports they manage or read: an administrator manages every one.
+func (s *Service) OrganizationAnalytics(ctx context.Context, org *models.Organization, person *models.Person, p models.Page) ([]models.ReportReach, string, error) {
+	if !org.ReadershipAnalytics() {
+		return nil, "", apperr.New(apperr.PlanRequired,
+			"organisation-wide analytics need the %s plan or above; this organisation is on the %s plan, which the operator of this Assent instance sets",
+			models.PlanTeam, org.Plan)
+	}
+	var reader *models.Person
+	if person != nil && !person.Actor().Administrator {
+		reader = person // readable covers owned, the only reports a member manages
+	}
+	return s.store.ReportsReach(ctx, org.ID, reader, p)
+}
