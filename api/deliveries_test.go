@@ -388,3 +388,54 @@ func TestChatFormatsAreDeliveredSigned(t *testing.T) {
 		assert.Contains(t, string(raw), `"url":"`+page+`"`)
 	})
 }
+
+// TestReviewEventsReachWebhookAndCallback: a review's requested and
+// settling events reach the webhook, and its signed callback carries
+// review.changes_requested and review.expired with requestType "review";
+// a verdict that does not settle it sends nothing.
+func TestReviewEventsReachWebhookAndCallback(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := deliveryStack(t, db)
+		ctx := context.Background()
+		hook := newReceiver(t, "whsec_hook")
+		_, err := s.store.CreateWebhookEndpoint(ctx, s.org.ID, models.NewWebhookEndpoint{URL: hook.srv.URL + "/hook", Format: models.FormatJSON,
+			Enabled: true, Secret: "whsec_hook", Events: []string{"review.requested", "review.approved", "review.changes_requested", "review.expired"}})
+		require.NoError(t, err)
+		s.reviewable(t)
+		cb := newReceiver(t, "")
+		r := s.do(t, "POST", "/api/v1/reviews", s.agentKey, fmt.Sprintf(`{"title":"Q3","reportId":"q3","reviewers":["Finance"],
+			"requiredApprovals":2,"callbackUrl":%q}`, cb.srv.URL+"/cb"), nil)
+		require.Equal(t, 201, r.status, string(r.body))
+		cb.mu.Lock()
+		cb.secret = r.decoded["callbackSecret"].(string)
+		cb.mu.Unlock()
+		id := r.decoded["id"].(string)
+		require.Equal(t, 200, s.do(t, "POST", "/api/v1/reviews/"+id+"/verdict", s.cyToken, `{"verdict":"approved"}`, nil).status)
+		require.Equal(t, 200, s.do(t, "POST", "/api/v1/reviews/"+id+"/verdict", s.bobToken, `{"verdict":"changes_requested","note":"EMEA."}`, nil).status)
+
+		waitFor(t, func() bool { return len(hook.received()) == 2 && len(cb.received()) == 1 })
+		assert.ElementsMatch(t, []string{"review.requested", "review.changes_requested"}, hook.events())
+		assert.Equal(t, []string{"review.changes_requested"}, cb.events())
+		for _, g := range append(hook.received(), cb.received()...) {
+			assert.NoError(t, g.verified, "signature of %s", g.event)
+		}
+		call := cb.received()[0]
+		assert.Equal(t, "review", call.body["requestType"])
+		assert.Equal(t, id, call.body["requestId"])
+		data := call.body["data"].(map[string]any)
+		assert.Equal(t, "changes_requested", data["status"])
+		assert.Len(t, data["verdicts"], 2)
+
+		expires := time.Now().Add(2 * time.Second).UTC().Format(time.RFC3339Nano)
+		r = s.do(t, "POST", "/api/v1/reviews", s.agentKey, fmt.Sprintf(`{"title":"Late","reportId":"q3","reviewers":["cy@example.com"],
+			"expiresAt":%q,"callbackUrl":%q}`, expires, cb.srv.URL+"/cb"), nil)
+		require.Equal(t, 201, r.status, string(r.body))
+		cb.mu.Lock()
+		cb.secret = r.decoded["callbackSecret"].(string)
+		cb.mu.Unlock()
+		waitFor(t, func() bool { return len(hook.received()) == 4 && len(cb.received()) == 2 })
+		assert.Contains(t, hook.events(), "review.expired")
+		assert.Equal(t, "review.expired", cb.events()[1])
+		assert.NoError(t, cb.received()[1].verified)
+	})
+}
