@@ -40,7 +40,8 @@ type readingSite struct {
 	domain  string
 }
 
-func newReadingSite(t *testing.T, db *gorm.DB) *readingSite {
+// newReadingSite builds the site; each of with may add to the pages' deps.
+func newReadingSite(t *testing.T, db *gorm.DB, with ...func(*web.Deps)) *readingSite {
 	t.Helper()
 	store := models.NewStore(db, testenv.Keys())
 	engine := gin.New()
@@ -59,7 +60,11 @@ func newReadingSite(t *testing.T, db *gorm.DB) *readingSite {
 	rs, err := reportsite.New(reportsite.Deps{Store: store, Blobs: blobs, AppURL: srv.URL, Domain: domain, Logger: quiet, Viewed: rep.ViewedData})
 	require.NoError(t, err)
 	s := &site{store: store, mailbox: mail.NewMailbox(0), db: db, url: srv.URL}
-	s.pages = web.New(web.Deps{Store: store, Mailer: s.mailbox, BaseURL: srv.URL, Reports: rep, Site: rs})
+	deps := web.Deps{Store: store, Mailer: s.mailbox, BaseURL: srv.URL, Reports: rep, Site: rs}
+	for _, f := range with {
+		f(&deps)
+	}
+	s.pages = web.New(deps)
 	s.pages.Mount(engine)
 	handler = rs.Route(engine)
 	// Every host name reaches the test server, as *.localhost does in a
