@@ -94,19 +94,19 @@ func (p *Pages) showReview(c *gin.Context, status int, problem string, form type
 	p.Render(c, status, "review", page)
 }
 
-// reviewScript is the review page's script: it puts what the reader
-// selects in the framed report into the comment form's quote.
-const reviewScript = "script-src 'self'"
+// ownScripts lets the review page run its script, which puts what the
+// reader selects in the framed report into the comment form's quote.
+const ownScripts = "script-src 'self'"
 
 // frameVersion frames the review's pinned version for person, signed in
 // on the report's origin as the report's page does, when they may read it.
 func (p *Pages) frameVersion(c *gin.Context, page *reviewPage, person *models.Person) error {
 	if p.site == nil {
-		c.Header("Content-Security-Policy", pagePolicy(reviewScript))
+		c.Header("Content-Security-Policy", pagePolicy(ownScripts))
 		page.NotShown = "Reports cannot be read on this server: it has no reports domain (ASSENT_REPORTS_DOMAIN)."
 		return nil
 	}
-	p.framesReports(c, reviewScript)
+	p.framesReports(c, ownScripts)
 	readable, err := p.store.CanRead(c.Request.Context(), page.Report, person)
 	switch {
 	case err != nil:
@@ -127,13 +127,14 @@ func (p *Pages) frameVersion(c *gin.Context, page *reviewPage, person *models.Pe
 // on the approval page.
 func (p *Pages) verdict(c *gin.Context) {
 	in := reviews.VerdictInput{Verdict: c.PostForm("verdict"), Note: lf(c.PostForm("note"))}
+	var rev *models.Review
 	err := validate.Struct(&in)
 	if err == nil {
-		_, err = p.reviews.Verdict(c.Request.Context(), CurrentPerson(c), c.Param("id"), c.PostForm("submission"), in)
+		rev, err = p.reviews.Verdict(c.Request.Context(), CurrentPerson(c), c.Param("id"), c.PostForm("submission"), in)
 	}
 	if err != nil {
 		p.refused(c, err, typed{Note: in.Note}, p.showReview)
 		return
 	}
-	c.Redirect(http.StatusSeeOther, paths.Review(c.Param("id"))+"?done="+in.Verdict)
+	c.Redirect(http.StatusSeeOther, paths.Review(rev.ID)+"?done="+in.Verdict)
 }
