@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 
 	"golang.org/x/net/publicsuffix"
@@ -60,6 +61,8 @@ type Site struct {
 	// sameSite is Lax when reports share the app's site, else None: the
 	// app frames a report, and a cross-site frame gets no Lax cookie.
 	sameSite http.SameSite
+	// selectJS is the selection script, naming the app's origin.
+	selectJS []byte
 }
 
 // ReaderCookie holds a reader session on one report's host.
@@ -88,6 +91,7 @@ func New(d Deps) (*Site, error) {
 	s := &Site{store: d.Store, blobs: d.Blobs, log: log, viewed: d.Viewed, appURL: app.String(), appHostPort: strings.ToLower(app.Host),
 		appOrigin: app.Scheme + "://" + app.Host, scheme: app.Scheme, domain: domain, secure: app.Scheme == "https",
 		sameSite: http.SameSiteNoneMode}
+	s.selectJS = selectScriptFor(s.appOrigin)
 	if sameSite(app.Hostname(), hostOnly(domain)) {
 		s.sameSite = http.SameSiteLaxMode
 	}
@@ -224,7 +228,8 @@ func (s *Site) serve(w http.ResponseWriter, r *http.Request, key string) {
 		s.fail(w, r, err)
 		return
 	}
-	data := strings.HasPrefix(r.URL.Path, paths.ReportData)
+	at, known := parseTarget(r.URL.Path)
+	data := strings.HasPrefix(at.path, paths.ReportData)
 	switch {
 	case ok:
 	case data:
@@ -239,11 +244,78 @@ func (s *Site) serve(w http.ResponseWriter, r *http.Request, key string) {
 			"It is not shared with you, or no longer. You can ask its owner for access.", s.appURL+paths.Reader(rep.Key, "/"))
 		return
 	}
-	if data {
-		s.dataset(w, r, rep)
+	switch {
+	case r.URL.Path == paths.ReportSelectScript:
+		s.selectScript(w, r)
+		return
+	case !known:
+		s.page(w, http.StatusNotFound, "No such version", "This report has no published version at this address.", "")
+		return
+	case at.path == "":
+		// A version's root without its slash: its pages' relative links
+		// need it.
+		http.Redirect(w, r, r.URL.Path+"/", http.StatusMovedPermanently)
 		return
 	}
-	s.file(w, r, rep, reader)
+	v, err := s.version(ctx, rep, at.version)
+	if apperr.Is(err, apperr.NotFound) || apperr.Is(err, apperr.InvalidState) {
+		if at.version == 0 {
+			s.page(w, http.StatusNotFound, "Nothing published yet", "This report has no live version yet.", "")
+		} else {
+			s.page(w, http.StatusNotFound, "No such version", fmt.Sprintf("This report has no published version %d.", at.version), "")
+		}
+		return
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if data {
+		// Datasets are not versioned: every version reads the current one.
+		s.dataset(w, r, rep, strings.TrimPrefix(at.path, paths.ReportData))
+		return
+	}
+	s.file(w, r, rep, reader, v, at.path)
+}
+
+// target is what a request's path names on a report's origin: a path in
+// the live version (version 0), or, under /_assent/v/<n>/, in version n.
+type target struct {
+	version int
+	// path is the path within the version, "" for a version's root
+	// named without its slash.
+	path string
+}
+
+// parseTarget reads a request's path; a version number that is not one
+// (0, 01, x) names nothing.
+func parseTarget(p string) (target, bool) {
+	rest, pinned := strings.CutPrefix(p, paths.ReportVersions)
+	if !pinned {
+		return target{path: p}, true
+	}
+	num, tail, slash := strings.Cut(rest, "/")
+	n, err := strconv.Atoi(num)
+	if err != nil || n < 1 || strconv.Itoa(n) != num {
+		return target{}, false
+	}
+	if !slash {
+		return target{version: n}, true
+	}
+	return target{version: n, path: "/" + tail}, true
+}
+
+// version is the version a request reads: the live one (n is 0), or
+// version n if it was published (never one held or declined).
+func (s *Site) version(ctx context.Context, rep *models.Report, n int) (*models.ReportVersion, error) {
+	if n == 0 {
+		return s.store.LiveVersion(ctx, rep)
+	}
+	v, err := s.store.GetVersionNumber(ctx, rep, n)
+	if err == nil && v.State != models.VersionPublished {
+		return nil, apperr.New(apperr.NotFound, "version %d of report %s was not published", n, rep.Slug)
+	}
+	return v, err
 }
 
 // crossSiteSubresource reports a request another origin's page makes for
@@ -308,8 +380,7 @@ func (s *Site) cookieName() string {
 }
 
 // dataset serves one of the report's datasets as stored.
-func (s *Site) dataset(w http.ResponseWriter, r *http.Request, rep *models.Report) {
-	name := strings.TrimPrefix(r.URL.Path, paths.ReportData)
+func (s *Site) dataset(w http.ResponseWriter, r *http.Request, rep *models.Report, name string) {
 	d, err := s.store.GetDataset(r.Context(), rep.OrganizationID, rep.ID, name)
 	if apperr.Is(err, apperr.NotFound) {
 		writeJSONError(w, http.StatusNotFound, "no dataset named "+name)
@@ -328,20 +399,12 @@ func (s *Site) dataset(w http.ResponseWriter, r *http.Request, rep *models.Repor
 	}
 }
 
-// file serves a file of the live version; an HTML page opened is a view.
-func (s *Site) file(w http.ResponseWriter, r *http.Request, rep *models.Report, reader *models.Person) {
+// file serves the file at p in version v; an HTML page opened is a view
+// of v, and carries our selection script.
+func (s *Site) file(w http.ResponseWriter, r *http.Request, rep *models.Report, reader *models.Person, v *models.ReportVersion, p string) {
 	ctx := r.Context()
-	v, err := s.store.LiveVersion(ctx, rep)
-	if apperr.Is(err, apperr.NotFound) {
-		s.page(w, http.StatusNotFound, "Nothing published yet", "This report has no live version yet.", "")
-		return
-	}
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	name := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
-	if name == "" || strings.HasSuffix(r.URL.Path, "/") {
+	name := strings.TrimPrefix(path.Clean("/"+p), "/")
+	if name == "" || strings.HasSuffix(p, "/") {
 		name = path.Join(name, "index.html")
 	}
 	var f *models.ManifestFile
@@ -356,12 +419,19 @@ func (s *Site) file(w http.ResponseWriter, r *http.Request, rep *models.Report, 
 	}
 	h := w.Header()
 	ctype := contentType(name)
+	html := ctype == htmlType
 	h.Set("Content-Type", ctype)
 	// Every request comes back here, so the grant is checked each time.
 	h.Set("Cache-Control", "private, no-cache")
 	etag := `"` + f.SHA256 + `"`
+	size := f.Size
+	if html {
+		// What is served is the file and our tag.
+		etag = `"` + f.SHA256 + "-" + selectTagSum + `"`
+		size += int64(len(selectTag))
+	}
 	h.Set("ETag", etag)
-	if ctype == htmlType && r.Method == http.MethodGet {
+	if html && r.Method == http.MethodGet {
 		if err := s.store.RecordView(ctx, rep, v.Version, reader, s.viewed); err != nil {
 			s.log.ErrorContext(ctx, "report view not recorded", "report", rep.ID, "error", err)
 		}
@@ -370,18 +440,33 @@ func (s *Site) file(w http.ResponseWriter, r *http.Request, rep *models.Report, 
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
+	if r.Method == http.MethodHead {
+		h.Set("Content-Length", strconv.FormatInt(size, 10))
+		w.WriteHeader(http.StatusOK)
+		return
+	}
 	body, err := s.blobs.Open(ctx, f.SHA256)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	defer body.Close()
-	h.Set("Content-Length", fmt.Sprint(f.Size))
-	w.WriteHeader(http.StatusOK)
-	if r.Method == http.MethodGet {
-		if _, err := io.Copy(w, body); err != nil && !errors.Is(err, context.Canceled) {
-			s.log.WarnContext(ctx, "report file not sent whole", "report", rep.ID, "file", name, "error", err)
+	if html {
+		page, err := io.ReadAll(body)
+		if err != nil {
+			s.fail(w, r, err)
+			return
 		}
+		page = withSelectTag(page)
+		h.Set("Content-Length", strconv.Itoa(len(page)))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(page)
+		return
+	}
+	h.Set("Content-Length", strconv.FormatInt(size, 10))
+	w.WriteHeader(http.StatusOK)
+	if _, err := io.Copy(w, body); err != nil && !errors.Is(err, context.Canceled) {
+		s.log.WarnContext(ctx, "report file not sent whole", "report", rep.ID, "file", name, "error", err)
 	}
 }
 

@@ -3,6 +3,7 @@ package reportsite
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -78,4 +79,51 @@ func TestAppAnswersOnlyOnItsHost(t *testing.T) {
 	req.Host = "10.0.0.9:8080"
 	app.ServeHTTP(w, req)
 	assert.Equal(t, http.StatusTeapot, w.Code, "health checks answer on any host")
+}
+
+// Every HTML page served carries the selection script's tag: before
+// </head>, else first (after a doctype, so no page falls into quirks
+// mode); the script posts to the app's origin and no other.
+func TestPagesCarryTheSelectionScript(t *testing.T) {
+	tag := `<script src="/_assent/select.js" defer></script>`
+	for page, want := range map[string]string{
+		"<html><HEAD><title>t</title></Head ><body>x": "<html><HEAD><title>t</title>" + tag + "</Head ><body>x",
+		"<!DOCTYPE html><title>t</title><h1>x</h1>":   "<!DOCTYPE html>" + tag + "<title>t</title><h1>x</h1>",
+		"\ufeff <!-- built --> <!doctype html>\n<p>x": "\ufeff <!-- built --> <!doctype html>" + tag + "\n<p>x",
+		"<h1>No doctype</h1>":                         tag + "<h1>No doctype</h1>",
+		"":                                            tag,
+		"<title>t</title><p>a</p></head> <p>and </head> again": "<title>t</title><p>a</p>" + tag + "</head> <p>and </head> again",
+	} {
+		assert.Equal(t, want, string(withSelectTag([]byte(page))), page)
+	}
+
+	site, err := New(Deps{AppURL: "https://assent.example.com/", Domain: "reports.example.com"})
+	require.NoError(t, err)
+	js := string(site.selectJS)
+	assert.Contains(t, js, `var appOrigin = "https://assent.example.com";`)
+	assert.Contains(t, js, `postMessage({type: "assent:selection", text: text}, appOrigin)`)
+	assert.Equal(t, 1, strings.Count(js, "postMessage"), "the script posts in one place, to the app")
+	assert.Contains(t, string(selectScriptFor(`https://a.example"</script>`)), `"https://a.example\"\u003c/script\u003e"`, "the origin is a JSON string")
+}
+
+// A pinned version's address names a positive version number, written
+// plainly; anything else under the prefix names nothing.
+func TestVersionAddresses(t *testing.T) {
+	for p, want := range map[string]target{
+		"/":                       {path: "/"},
+		"/a/b.html":               {path: "/a/b.html"},
+		"/_data/x":                {path: "/_data/x"},
+		"/_assent/v/3/":           {version: 3, path: "/"},
+		"/_assent/v/12/a/b.css":   {version: 12, path: "/a/b.css"},
+		"/_assent/v/2/_data/kpis": {version: 2, path: "/_data/kpis"},
+		"/_assent/v/2":            {version: 2},
+	} {
+		got, ok := parseTarget(p)
+		assert.True(t, ok, p)
+		assert.Equal(t, want, got, p)
+	}
+	for _, p := range []string{"/_assent/v/0/", "/_assent/v/01/", "/_assent/v/-1/", "/_assent/v/x/", "/_assent/v/", "/_assent/v/+1/"} {
+		_, ok := parseTarget(p)
+		assert.False(t, ok, p)
+	}
 }

@@ -70,7 +70,7 @@ func TestHistoryListsSettledRequests(t *testing.T) {
 
 		bad := b.get("/history?status=pending")
 		assert.Equal(t, http.StatusBadRequest, bad.status)
-		assert.Contains(t, bad.body, "approved, rejected, complete, expired, cancelled")
+		assert.Contains(t, bad.body, "approved, rejected, changes_requested, complete, expired, cancelled")
 
 		assert.Equal(t, http.StatusSeeOther, s.browser(t).get("/history").status, "signed out: to the sign-in page")
 	})

@@ -30,6 +30,9 @@ type inboxPage struct {
 	// Collections are the requests for information waiting on the
 	// person's reply, the earliest due first.
 	Collections []models.Collection
+	// Reviews are the open reviews waiting on the person's verdict, the
+	// earliest expiring first.
+	Reviews []models.Review
 	// Total counts every request waiting, listed or not.
 	Total int
 	// ByRisk counts them by risk, most severe first, risks with none
@@ -54,10 +57,23 @@ func (p *Pages) inbox(c *gin.Context) {
 		p.Fail(c, err)
 		return
 	}
-	page := inboxPage{Items: in.Items, Collections: cols, Total: in.Total + len(cols), DueSoon: in.DueBefore, More: len(in.Items) < in.Total}
+	var revs []models.Review
+	if p.reviews != nil {
+		if revs, err = p.reviews.Waiting(c.Request.Context(), person, inboxLimit); err != nil {
+			p.Fail(c, err)
+			return
+		}
+	}
+	page := inboxPage{Items: in.Items, Collections: cols, Reviews: revs, Total: in.Total + len(cols) + len(revs), DueSoon: in.DueBefore,
+		More: len(in.Items) < in.Total}
 	soon := time.Now().Add(dueSoon)
 	for _, col := range cols {
 		if (col.DueAt != nil && col.DueAt.Before(soon)) || col.ExpiresAt.Before(soon) {
+			page.DueSoon++
+		}
+	}
+	for _, r := range revs {
+		if r.ExpiresAt.Before(soon) {
 			page.DueSoon++
 		}
 	}
@@ -104,8 +120,11 @@ func (p *Pages) history(c *gin.Context) {
 	page := historyPage{Statuses: states.Settled, Status: f.Status, Role: f.Role}
 	for _, s := range items {
 		item := historyItem{Settled: s, Path: paths.Approval(s.ID), What: "Approval"}
-		if s.Kind == events.RequestCollection {
+		switch s.Kind {
+		case events.RequestCollection:
 			item.Path, item.What = paths.Collection(s.ID), "Request for information"
+		case events.RequestReview:
+			item.Path, item.What = paths.Review(s.ID), "Review"
 		}
 		page.Items = append(page.Items, item)
 	}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -39,7 +40,8 @@ type readingSite struct {
 	domain  string
 }
 
-func newReadingSite(t *testing.T, db *gorm.DB) *readingSite {
+// newReadingSite builds the site; each of with may add to the pages' deps.
+func newReadingSite(t *testing.T, db *gorm.DB, with ...func(*web.Deps)) *readingSite {
 	t.Helper()
 	store := models.NewStore(db, testenv.Keys())
 	engine := gin.New()
@@ -58,7 +60,11 @@ func newReadingSite(t *testing.T, db *gorm.DB) *readingSite {
 	rs, err := reportsite.New(reportsite.Deps{Store: store, Blobs: blobs, AppURL: srv.URL, Domain: domain, Logger: quiet, Viewed: rep.ViewedData})
 	require.NoError(t, err)
 	s := &site{store: store, mailbox: mail.NewMailbox(0), db: db, url: srv.URL}
-	s.pages = web.New(web.Deps{Store: store, Mailer: s.mailbox, BaseURL: srv.URL, Reports: rep, Site: rs})
+	deps := web.Deps{Store: store, Mailer: s.mailbox, BaseURL: srv.URL, Reports: rep, Site: rs}
+	for _, f := range with {
+		f(&deps)
+	}
+	s.pages = web.New(deps)
 	s.pages.Mount(engine)
 	handler = rs.Route(engine)
 	// Every host name reaches the test server, as *.localhost does in a
@@ -360,5 +366,106 @@ func TestShareFormIsCheckedLikeTheAPI(t *testing.T) {
 		theirs := gus.get("/reports/plan")
 		require.Equal(t, http.StatusOK, theirs.status)
 		assert.NotContains(t, theirs.body, "Shared with", "a guest does not see who else reads it")
+	})
+}
+
+// TestPinnedVersionsOnTheReportsOrigin: any published version is served
+// under /_assent/v/<n>/ beside the live one, with the same handshake,
+// headers, grant check, views and archive; held and unknown versions are
+// not. Every page carries the selection script, which is a file like the
+// others: for readers with a grant only.
+func TestPinnedVersionsOnTheReportsOrigin(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newReadingSite(t, db)
+		ctx := context.Background()
+		_, err := s.store.CreateMember(ctx, s.org.ID, "bob@example.com", "Bob Stone", "")
+		require.NoError(t, err)
+		_, err = s.store.CreateMember(ctx, s.org.ID, "cy@example.com", "Cy Young", "")
+		require.NoError(t, err)
+		r := s.publish(t, "pinned", []string{"bob@example.com"}, []bundle.InlineFile{
+			{Path: "index.html", Content: "<!doctype html><html><head><title>One</title></head><body><h1>Version one</h1><a href=more/page.html>more</a></body></html>"},
+			{Path: "more/page.html", Content: "<p>Page one</p>"},
+			{Path: "style.css", Content: "h1 { color: red }"},
+		})
+		_, _, err = s.reports.PutDataset(ctx, s.org.ID, r.ID, "metrics", []byte(`{"kpis":[1]}`))
+		require.NoError(t, err)
+		ada := &models.Principal{Organization: s.org, Member: s.ada, Key: &models.APIKey{}}
+		two := "<!doctype html><h1>Version two</h1>"
+		_, v2, err := s.reports.Publish(ctx, ada, r.ID, &reports.VersionInput{Source: reports.Source{Content: &two}}, nil)
+		require.NoError(t, err)
+		require.Equal(t, "published", v2.State)
+		held := `<!doctype html><base href="https://elsewhere.example/"><h1>Held</h1>`
+		_, v3, err := s.reports.Publish(ctx, ada, r.ID, &reports.VersionInput{Source: reports.Source{Content: &held}}, nil)
+		require.NoError(t, err)
+		require.Equal(t, "held", v3.State)
+		origin := s.origin(r)
+
+		// A fresh reader is signed in and lands on the pinned version.
+		b := s.reader(t, "bob@example.com")
+		got, seen := b.follow(origin + "/_assent/v/1/")
+		require.Equal(t, http.StatusOK, got.status, got.body)
+		assert.Contains(t, got.body, "<h1>Version one</h1>")
+		assert.Equal(t, s.url+"/read/"+r.Key+"?next=%2F_assent%2Fv%2F1%2F", seen[1])
+		assert.Equal(t, origin+"/_assent/v/1/", seen[len(seen)-1])
+		assert.Contains(t, got.body, `<title>One</title><script src="/_assent/select.js" defer></script></head>`, "the tag goes on the served page")
+		assert.Equal(t, "sandbox allow-scripts allow-same-origin allow-forms allow-popups allow-downloads; frame-ancestors "+s.url+"; base-uri 'none'",
+			got.header.Get("Content-Security-Policy"))
+		assert.Equal(t, "private, no-cache", got.header.Get("Cache-Control"))
+		assert.Equal(t, strconv.Itoa(len(got.body)), got.header.Get("Content-Length"))
+		etag := got.header.Get("ETag")
+		again, _ := http.NewRequest(http.MethodGet, origin+"/_assent/v/1/", nil)
+		again.Header.Set("If-None-Match", etag)
+		assert.Equal(t, http.StatusNotModified, b.do(again).status)
+		head, _ := http.NewRequest(http.MethodHead, origin+"/_assent/v/1/", nil)
+		assert.Equal(t, strconv.Itoa(len(got.body)), b.do(head).header.Get("Content-Length"), "HEAD counts the tag too")
+
+		assert.Contains(t, b.get(origin+"/").body, "<h1>Version two</h1>", "the live version is still at the root")
+		assert.Contains(t, b.get(origin+"/_assent/v/2/").body, "<h1>Version two</h1>")
+		page := b.get(origin + "/_assent/v/1/more/page.html")
+		assert.Equal(t, http.StatusOK, page.status)
+		assert.Equal(t, `<script src="/_assent/select.js" defer></script><p>Page one</p>`, page.body)
+		css := b.get(origin + "/_assent/v/1/style.css")
+		assert.Equal(t, "text/css; charset=utf-8", css.header.Get("Content-Type"))
+		assert.Equal(t, "h1 { color: red }", css.body, "only pages get the tag")
+		assert.Equal(t, http.StatusNotFound, b.get(origin+"/style.css").status, "version 2 has no stylesheet")
+		data := b.get(origin + "/_assent/v/1/_data/metrics")
+		require.Equal(t, http.StatusOK, data.status, data.body)
+		assert.Equal(t, `{"kpis":[1]}`, data.body, "datasets are not versioned")
+		assert.Equal(t, "no-store", data.header.Get("Cache-Control"))
+		bare := b.get(origin + "/_assent/v/1")
+		assert.Equal(t, http.StatusMovedPermanently, bare.status)
+		assert.Equal(t, "/_assent/v/1/", bare.header.Get("Location"))
+		for _, p := range []string{"/_assent/v/3/", "/_assent/v/3/_data/metrics", "/_assent/v/4/", "/_assent/v/0/", "/_assent/v/01/", "/_assent/v/x/"} {
+			assert.Equal(t, http.StatusNotFound, b.get(origin+p).status, "%s: held, unknown or not a version", p)
+		}
+		views, err := s.store.Views(ctx, r.ID)
+		require.NoError(t, err)
+		var versions []int
+		for _, v := range views {
+			versions = append(versions, v.Version)
+		}
+		assert.ElementsMatch(t, []int{1, 1, 2, 2, 1}, versions, "each view names the version served")
+
+		script := b.get(origin + "/_assent/select.js")
+		require.Equal(t, http.StatusOK, script.status)
+		assert.Equal(t, "text/javascript; charset=utf-8", script.header.Get("Content-Type"))
+		assert.Equal(t, "private, max-age=300", script.header.Get("Cache-Control"))
+		assert.Contains(t, script.body, `var appOrigin = "`+s.url+`";`, "the script posts to the app's origin")
+
+		// Without a grant, nothing under the prefix either.
+		anon := s.reader(t, "")
+		assert.Equal(t, http.StatusSeeOther, anon.get(origin+"/_assent/select.js").status)
+		cy := s.reader(t, "cy@example.com")
+		refused, _ := cy.follow(origin + "/_assent/v/1/")
+		assert.Equal(t, http.StatusForbidden, refused.status)
+		noScript, _ := cy.follow(origin + "/_assent/select.js")
+		assert.Equal(t, http.StatusForbidden, noScript.status)
+		denied := cy.get(origin + "/_assent/v/1/_data/metrics")
+		assert.Equal(t, http.StatusForbidden, denied.status)
+		assert.Equal(t, "application/json", denied.header.Get("Content-Type"))
+
+		_, err = s.reports.Archive(ctx, ada, r.ID, &reports.ArchiveInput{})
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusGone, b.get(origin+"/_assent/v/1/").status)
 	})
 }

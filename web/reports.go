@@ -130,17 +130,31 @@ func (p *Pages) showReport(c *gin.Context, status int, r *models.Report, page *r
 		}
 	}
 	if r.LiveVersion != nil && page.Readable {
-		ticket, err := p.store.IssueReaderTicket(ctx, r.ID, currentSession(c).ID)
-		if err != nil {
+		if page.Frame, err = p.enterReport(c, r, "/"); err != nil {
 			p.Fail(c, err)
 			return
 		}
-		page.Frame = p.site.EnterURL(r.Key, ticket, "/")
 	}
-	// The page frames the report's own origin, and only that.
-	c.Header("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-src "+
-		p.site.FrameSource()+"; frame-ancestors 'none'; base-uri 'none'")
+	p.framesReports(c)
 	p.Render(c, status, "report", page)
+}
+
+// enterReport is the address that signs the person in on r's origin and
+// opens next there: a single-use ticket for that origin alone, issued
+// here, so the app's cookie never goes there. A page frames it, or
+// /read/{key} redirects to it.
+func (p *Pages) enterReport(c *gin.Context, r *models.Report, next string) (string, error) {
+	ticket, err := p.store.IssueReaderTicket(c.Request.Context(), r.ID, currentSession(c).ID)
+	if err != nil {
+		return "", err
+	}
+	return p.site.EnterURL(r.Key, ticket, next), nil
+}
+
+// framesReports lets a page frame reports' origins, and only those, with
+// the page's extra directives.
+func (p *Pages) framesReports(c *gin.Context, extra ...string) {
+	c.Header("Content-Security-Policy", pagePolicy(append([]string{"frame-src " + p.site.FrameSource()}, extra...)...))
 }
 
 // manageReport carries out a post of the report's page through the same
@@ -247,16 +261,16 @@ func (p *Pages) openReport(c *gin.Context) {
 	if !p.mayOpen(c, r, readable) {
 		return
 	}
-	ticket, err := p.store.IssueReaderTicket(c.Request.Context(), r.ID, currentSession(c).ID)
-	if err != nil {
-		p.Fail(c, err)
-		return
-	}
 	next := c.Query("next")
 	if !paths.Local(next) {
 		next = "/"
 	}
-	c.Redirect(http.StatusSeeOther, p.site.EnterURL(r.Key, ticket, next))
+	enter, err := p.enterReport(c, r, next)
+	if err != nil {
+		p.Fail(c, err)
+		return
+	}
+	c.Redirect(http.StatusSeeOther, enter)
 }
 
 // requestAccess tells the report's owner that the person asks to read it:

@@ -1,7 +1,8 @@
 // Package web is the person's side of Assent: server-rendered pages for
 // signing in and for the requests waiting on someone. The pages share the
-// API's gin engine and binary; they need no JavaScript. Templates and the
-// stylesheet are embedded, so the binary is all there is to deploy.
+// API's gin engine and binary; they need no JavaScript (the review page's
+// one script only fills in a quote). Templates, the stylesheet and that
+// script are embedded, so the binary is all there is to deploy.
 package web
 
 import (
@@ -16,6 +17,7 @@ import (
 	"log/slog"
 	"net/http"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -221,6 +223,7 @@ func signingKey(key []byte) []byte {
 // Mount adds the pages to r. Page routes live here, in one table.
 func (p *Pages) Mount(r *gin.Engine) {
 	r.GET(stylesheet.path, serveStylesheet)
+	r.GET("/static/review.js", serveScript("review.js"))
 
 	g := p.Group(r)
 	g.GET("/", p.home)
@@ -236,6 +239,8 @@ func (p *Pages) Mount(r *gin.Engine) {
 	g.POST("/approvals/:id/questions", RequireSignIn, p.ask)
 	g.GET(paths.CollectionPage, RequireSignIn, p.collection)
 	g.POST("/collections/:id/replies", RequireSignIn, p.reply)
+	g.GET(paths.ReviewPage, RequireSignIn, p.reviewing, p.review)
+	g.POST(paths.ReviewPage+"/verdict", RequireSignIn, p.reviewing, p.verdict)
 	g.GET("/reports", RequireSignIn, p.reading, p.reportsList)
 	g.GET(paths.ReportPage, RequireSignIn, p.reading, p.report)
 	g.POST(paths.ReportPage, RequireSignIn, p.reading, p.report)
@@ -270,10 +275,11 @@ func limitForms(c *gin.Context) {
 }
 
 // pageHeaders keep pages out of frames and caches and off other origins:
-// no script runs, forms post only here, and nothing personal is cached.
+// no script runs (but the review page's own), forms post only here, and
+// nothing personal is cached.
 func pageHeaders(c *gin.Context) {
 	h := c.Writer.Header()
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("Content-Security-Policy", pagePolicy())
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "same-origin")
@@ -281,10 +287,33 @@ func pageHeaders(c *gin.Context) {
 	c.Next()
 }
 
+// pagePolicy is every page's Content-Security-Policy, with the directives
+// a page adds: a frame-src to frame reports, a script-src for the one page
+// with a script of ours.
+func pagePolicy(extra ...string) string {
+	return strings.Join(slices.Concat([]string{"default-src 'none'", "style-src 'self'", "img-src 'self' data:", "form-action 'self'"},
+		extra, []string{"frame-ancestors 'none'", "base-uri 'none'"}), "; ")
+}
+
 func serveStylesheet(c *gin.Context) {
 	c.Header("Cache-Control", "public, max-age=31536000, immutable")
 	c.Header("X-Content-Type-Options", "nosniff")
 	c.Data(http.StatusOK, "text/css; charset=utf-8", stylesheet.body)
+}
+
+// serveScript serves the static script name, for the pages that allow
+// scripts of ours. Its address does not change with it, so it is kept
+// only a little.
+func serveScript(name string) gin.HandlerFunc {
+	body, err := files.ReadFile("static/" + name)
+	if err != nil {
+		panic(err)
+	}
+	return func(c *gin.Context) {
+		c.Header("Cache-Control", "public, max-age=300")
+		c.Header("X-Content-Type-Options", "nosniff")
+		c.Data(http.StatusOK, "text/javascript; charset=utf-8", body)
+	}
 }
 
 // Render writes the page template name inside the layout, with the

@@ -5,6 +5,7 @@ package paths
 
 import (
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -75,3 +76,14 @@ const ReportEnter = "/_assent/enter"
 
 // ReportData is the path prefix under which a report reads its datasets.
 const ReportData = "/_data/"
+
+// ReportVersions is the path prefix under which a report's origin serves
+// its published versions, each pinned: ReportVersion builds one's root.
+const ReportVersions = "/_assent/v/"
+
+// ReportVersion is the root of version n on its report's origin.
+func ReportVersion(n int) string { return ReportVersions + strconv.Itoa(n) + "/" }
+
+// ReportSelectScript is our script on a report's origin that tells the
+// app's review page what the reader selected.
+const ReportSelectScript = "/_assent/select.js"
