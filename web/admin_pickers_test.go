@@ -37,8 +37,8 @@ func TestAdminPickersMarkWhatIsNotYetThere(t *testing.T) {
 				assert.Contains(t, keys.body, `<code>`+sc+`</code> <span class="hint">not yet available</span>`)
 			}
 		}
-		// A scope not yet available that was sent stays ticked and can be
-		// sent again: the form refuses only the missing name.
+		// A scope that was sent stays ticked and can be sent again: the
+		// form refuses only the missing name.
 		r := b.post("/admin/keys", url.Values{"csrf": {csrf}, "scopes": {scopes.ReviewsRead}})
 		assert.Equal(t, http.StatusBadRequest, r.status)
 		assert.Contains(t, r.body, `value="`+scopes.ReviewsRead+`" checked>`)
@@ -58,11 +58,11 @@ func TestAdminPickersMarkWhatIsNotYetThere(t *testing.T) {
 		// An endpoint subscribed through the API to a kind not yet emitted
 		// keeps it ticked on its page.
 		ep, err := s.store.CreateWebhookEndpoint(context.Background(), s.org.ID, models.NewWebhookEndpoint{URL: "https://receiver.example/hook",
-			Format: models.FormatJSON, Events: []string{events.ReviewRequested, events.ApprovalApproved}, Enabled: true, Secret: "whsec_json"})
+			Format: models.FormatJSON, Events: []string{events.GateDenied, events.ApprovalApproved}, Enabled: true, Secret: "whsec_json"})
 		require.NoError(t, err)
 		page := b.get("/admin/webhooks/" + ep.ID)
 		require.Equal(t, http.StatusOK, page.status, page.body)
-		assert.Contains(t, page.body, `value="`+events.ReviewRequested+`" checked>`)
-		assert.Contains(t, page.body, `value="`+events.ReviewApproved+`" disabled>`)
+		assert.Contains(t, page.body, `value="`+events.GateDenied+`" checked>`)
+		assert.Contains(t, page.body, `value="`+events.FlowCompleted+`" disabled>`)
 	})
 }

@@ -65,9 +65,13 @@ type reportPage struct {
 	// it; Chart draws its series on the plans that have one.
 	Analytics *wire.ReportAnalytics
 	Chart     *viewsChart
-	Message   string
-	Problem   string
-	Address   string
+	// Threads are the report's comment threads, for its readers;
+	// ReportOrigin is the framed report's origin.
+	Threads      *threadsView
+	ReportOrigin string
+	Message      string
+	Problem      string
+	Address      string
 }
 
 // report shows a report's page; posts to the same address share, unshare,
@@ -134,8 +138,15 @@ func (p *Pages) showReport(c *gin.Context, status int, r *models.Report, page *r
 			p.Fail(c, err)
 			return
 		}
+		page.ReportOrigin = p.site.Origin(r.Key)
 	}
-	p.framesReports(c)
+	if page.Readable {
+		if page.Threads, err = p.commentThreads(c, r, "", true); err != nil {
+			p.Fail(c, err)
+			return
+		}
+	}
+	p.framesReports(c, ownScripts)
 	p.Render(c, status, "report", page)
 }
 

@@ -34,9 +34,11 @@ type reviewPage struct {
 	Reviewer, Reviewed, Open bool
 	// Submission makes the verdict form's post one Update.
 	Submission string
-	Done       string
-	Problem    string
-	Form       typed
+	// Threads are the review's comment threads.
+	Threads *threadsView
+	Done    string
+	Problem string
+	Form    typed
 }
 
 // Status is the review's status as a person reads it.
@@ -91,11 +93,16 @@ func (p *Pages) showReview(c *gin.Context, status int, problem string, form type
 		p.Fail(c, err)
 		return
 	}
+	if page.Threads, err = p.commentThreads(c, report, rev.ID, page.Open); err != nil {
+		p.Fail(c, err)
+		return
+	}
 	p.Render(c, status, "review", page)
 }
 
-// ownScripts lets the review page run its script, which puts what the
-// reader selects in the framed report into the comment form's quote.
+// ownScripts lets the review and report pages run their script, which
+// puts what the reader selects in the framed report into the comment
+// form's quote.
 const ownScripts = "script-src 'self'"
 
 // frameVersion frames the review's pinned version for person, signed in

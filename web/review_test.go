@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/server/temporaltest"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/comments"
 	"github.com/assent-hq/assent/internal/bundle"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -33,6 +34,7 @@ func newReviewingSite(t *testing.T, db *gorm.DB) (*readingSite, *reviews.Service
 	s := newReadingSite(t, db, func(d *web.Deps) {
 		service = reviews.New(requests.Deps{Store: d.Store, Temporal: tc}, d.Reports)
 		d.Reviews = service
+		d.Comments = comments.New(comments.Deps{Store: d.Store, Blobs: d.Reports.Blobs(), Reports: d.Reports})
 	})
 	w := worker.New(tc, worker.Deps{Store: s.store, BaseURL: s.url, Mailer: s.mailbox})
 	require.NoError(t, w.Start())
@@ -94,7 +96,7 @@ func TestReviewPage(t *testing.T) {
 		assert.Contains(t, csp, "script-src 'self'")
 		assert.Contains(t, page.body, `<script src="/static/review.js" defer></script>`)
 		assert.Contains(t, page.body, `<section id="threads"`)
-		assert.Regexp(t, `(?s)<form id="comment-form" method="post" action="`+address+`/comments".*name="csrf".*<textarea id="quote" name="quote"`, page.body)
+		assert.Regexp(t, `(?s)<form id="comment-form" method="post" action="/comments".*name="csrf".*name="review" value="`+rev.ID+`".*<textarea id="quote" name="quote"`, page.body)
 		framed, _ := bob.follow(frame)
 		require.Equal(t, http.StatusOK, framed.status)
 		assert.Contains(t, framed.body, "Version one", "the frame shows version 1, not the live version 2")
@@ -185,5 +187,74 @@ func TestReviewPagesNeedTheService(t *testing.T) {
 		b.signIn(s, "ada@example.com")
 		assert.Equal(t, http.StatusOK, b.get("/inbox").status)
 		assert.Equal(t, http.StatusServiceUnavailable, b.get("/reviews/rev_1").status)
+	})
+}
+
+// TestCommentsOnPages: a reviewer quotes a passage of the pinned version
+// from the review's page, a reader replies from the report's page, the
+// opener resolves it and it folds away; a quote not in the version is
+// refused on the page; someone the report is not shared with cannot
+// comment.
+func TestCommentsOnPages(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s, service := newReviewingSite(t, db)
+		ctx := context.Background()
+		for _, m := range [][2]string{{"bob@example.com", "Bob Stone"}, {"cy@example.com", "Cy Young"}, {"eve@example.com", "Eve"}} {
+			_, err := s.store.CreateMember(ctx, s.org.ID, m[0], m[1], "")
+			require.NoError(t, err)
+		}
+		r := s.publish(t, "q3", []string{"bob@example.com", "cy@example.com"},
+			[]bundle.InlineFile{{Path: "index.html", Content: "<!doctype html><h1>Q3</h1><p>Revenue rose 4% in EMEA. Costs fell.</p>"}})
+		agent := &models.Principal{Organization: s.org, Key: &models.APIKey{ID: "key_test", Name: "report agent"}}
+		rev, err := service.Create(ctx, agent, &reviews.CreateInput{Title: "Check Q3", ReportID: "q3", Reviewers: []string{"bob@example.com"}}, nil)
+		require.NoError(t, err)
+		address := "/reviews/" + rev.ID
+
+		bob := s.reader(t, "bob@example.com")
+		page := bob.get(address)
+		require.Equal(t, http.StatusOK, page.status, page.body)
+		assert.Contains(t, page.body, "No comments yet.")
+		missing := bob.post("/comments", url.Values{"csrf": {page.csrf(t)}, "report": {r.ID}, "review": {rev.ID}, "quote": {"Revenue fell"}, "body": {"?"}})
+		assert.Equal(t, http.StatusNotFound, missing.status, "a quote not in the version is refused")
+		assert.Contains(t, missing.body, "does not occur in version 1")
+		posted := bob.post("/comments", url.Values{"csrf": {page.csrf(t)}, "report": {r.ID}, "review": {rev.ID},
+			"quote": {"rose 4%\n in EMEA"}, "body": {"Before or after currency effects?"}})
+		require.Equal(t, http.StatusSeeOther, posted.status, posted.body)
+		assert.Regexp(t, `^`+address+`\?done=comment#thr_`, posted.header.Get("Location"))
+		page = bob.get(address)
+		assert.Contains(t, page.body, `<blockquote class="quote">rose 4% in EMEA</blockquote>`)
+		assert.Contains(t, page.body, "Before or after currency effects?")
+		got, err := service.Get(ctx, s.org.ID, rev.ID)
+		require.NoError(t, err)
+		assert.Equal(t, 1, got.ThreadCount, "a reviewer's thread counts on the review")
+
+		cy := s.reader(t, "cy@example.com")
+		reportPage := cy.get("/reports/q3")
+		require.Equal(t, http.StatusOK, reportPage.status, reportPage.body)
+		assert.Contains(t, reportPage.body, "rose 4% in EMEA", "the report's page lists every thread")
+		assert.Contains(t, reportPage.body, `<script src="/static/review.js" defer></script>`)
+		assert.Contains(t, reportPage.header.Get("Content-Security-Policy"), "script-src 'self'")
+		thread := regexp.MustCompile(`name="thread" value="(thr_[^"]+)"`).FindStringSubmatch(reportPage.body)
+		require.NotNil(t, thread, reportPage.body)
+		assert.NotContains(t, reportPage.body, `action="/comments/`+thread[1]+`/resolve"`, "Cy neither opened it nor manages the report")
+		replied := cy.post("/comments", url.Values{"csrf": {reportPage.csrf(t)}, "report": {r.ID}, "thread": {thread[1]}, "body": {"After, I think."}})
+		require.Equal(t, http.StatusSeeOther, replied.status, replied.body)
+		assert.Equal(t, address+"?done=comment#"+thread[1], replied.header.Get("Location"), "a review's thread lives on the review's page")
+		general := cy.post("/comments", url.Values{"csrf": {reportPage.csrf(t)}, "report": {r.ID}, "body": {"Nice chart."}})
+		require.Equal(t, http.StatusSeeOther, general.status, general.body)
+		assert.Regexp(t, `^/reports/q3\?done=comment#thr_`, general.header.Get("Location"))
+
+		page = bob.get(address)
+		assert.Contains(t, page.body, "After, I think.")
+		assert.NotContains(t, page.body, "Nice chart.", "the review's page shows the review's threads")
+		resolved := bob.post("/comments/"+thread[1]+"/resolve", url.Values{"csrf": {page.csrf(t)}, "note": {"Answered."}})
+		require.Equal(t, http.StatusSeeOther, resolved.status, resolved.body)
+		page = bob.get(address)
+		assert.Regexp(t, `(?s)<details class="resolved-threads">\s*<summary>1 resolved</summary>.*rose 4% in EMEA`, page.body)
+		assert.Contains(t, page.body, "resolved by Bob Stone: Answered.")
+
+		eve := s.reader(t, "eve@example.com")
+		refused := eve.post("/comments", url.Values{"csrf": {eve.get("/inbox").csrf(t)}, "report": {r.ID}, "body": {"Let me in."}})
+		assert.Equal(t, http.StatusForbidden, refused.status, "the report is not shared with Eve")
 	})
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
+	"github.com/assent-hq/assent/comments"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/bodyread"
 	"github.com/assent-hq/assent/internal/logging"
@@ -65,6 +66,9 @@ type Deps struct {
 	// Reviews serves the review pages; nil leaves them out (tests of other
 	// pages).
 	Reviews *reviews.Service
+	// Comments serves comment threads on the review and report pages; nil
+	// leaves them out.
+	Comments *comments.Service
 	// Reports releases and declines held versions on the admin pages; nil
 	// leaves those pages without any (tests).
 	Reports *reports.Service
@@ -108,6 +112,7 @@ type Pages struct {
 	approvals   *approvals.Service
 	collections *collections.Service
 	reviews     *reviews.Service
+	comments    *comments.Service
 	reports     *reports.Service
 	site        *reportsite.Site
 	mailer      mail.Sender
@@ -170,7 +175,7 @@ func New(d Deps) *Pages {
 	if log == nil {
 		log = slog.Default()
 	}
-	p := &Pages{store: d.Store, approvals: d.Approvals, collections: d.Collections, reviews: d.Reviews, reports: d.Reports, site: d.Site, webhooks: d.Webhooks, admin: d.Admin, mailer: d.Mailer, baseURL: strings.TrimSuffix(d.BaseURL, "/"), log: log,
+	p := &Pages{store: d.Store, approvals: d.Approvals, collections: d.Collections, reviews: d.Reviews, comments: d.Comments, reports: d.Reports, site: d.Site, webhooks: d.Webhooks, admin: d.Admin, mailer: d.Mailer, baseURL: strings.TrimSuffix(d.BaseURL, "/"), log: log,
 		secure: !strings.HasPrefix(d.BaseURL, "http://"), pages: map[string]*template.Template{}}
 	if p.mailer == nil {
 		p.mailer = noMailer{}
@@ -199,10 +204,14 @@ func New(d Deps) *Pages {
 	}
 	for _, file := range names {
 		name := strings.TrimSuffix(path.Base(file), ".html")
-		if name == "layout" {
+		if name == "layout" || name == "thread_parts" {
 			continue
 		}
-		p.pages[name] = template.Must(template.Must(layout.Clone()).ParseFS(files, file))
+		with := []string{file}
+		if threadPages[name] {
+			with = append(with, threadParts)
+		}
+		p.pages[name] = template.Must(template.Must(layout.Clone()).ParseFS(files, with...))
 	}
 	return p
 }
@@ -241,6 +250,8 @@ func (p *Pages) Mount(r *gin.Engine) {
 	g.POST("/collections/:id/replies", RequireSignIn, p.reply)
 	g.GET(paths.ReviewPage, RequireSignIn, p.reviewing, p.review)
 	g.POST(paths.ReviewPage+"/verdict", RequireSignIn, p.reviewing, p.verdict)
+	g.POST("/comments", RequireSignIn, p.commenting, p.postComment)
+	g.POST("/comments/:id/resolve", RequireSignIn, p.commenting, p.resolveThread)
 	g.GET("/reports", RequireSignIn, p.reading, p.reportsList)
 	g.GET(paths.ReportPage, RequireSignIn, p.reading, p.report)
 	g.POST(paths.ReportPage, RequireSignIn, p.reading, p.report)
@@ -404,6 +415,12 @@ var funcs = template.FuncMap{
 	"utc":        func(t time.Time) string { return t.UTC().Format("2 Jan 2006, 15:04 UTC") },
 	"until":      until,
 	"reportPath": paths.Report,
+	"deref": func(s *string) string {
+		if s == nil {
+			return ""
+		}
+		return *s
+	},
 	// seconds writes a whole number of seconds as people write it.
 	"seconds": func(n int) string { return validate.Duration(time.Duration(n) * time.Second) },
 }

@@ -3,7 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,29 +17,60 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assent-hq/assent/internal/browsertest"
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/webhook"
 )
 
 // reviewedReport is version 1 of the report under review.
 const reviewedReport = `<!doctype html><html lang="en"><head><title>Q3 numbers</title></head>
 <body><main><h1>Q3 numbers</h1><p id="claim">Revenue rose 4% in EMEA.</p></main></body></html>`
 
-// TestBrowserReview is issue 18's review page on assent dev: an agent
-// publishes a report shared with two demo people, asks both to review it
-// (two approvals required) and publishes version 2; a reviewer opens the
-// review from her inbox and reads version 1 in the frame, selecting a
-// passage there fills the comment form's quote, and she approves; the API
-// shows one approval so far.
+// TestBrowserReview is issue 18's "done when" on assent dev: an agent
+// publishes a report shared with two demo people, opens two threads on it,
+// asks both people to review version 1 (two approvals required, with a
+// callback) and publishes version 2; a reviewer opens the review from her
+// inbox and reads version 1 in the frame, selects a passage there (which
+// fills the comment form's quote), comments on it and approves; the other
+// requests changes; the callback receiver verifies
+// review.changes_requested, the agent's long-poll sees it, the revision
+// brief quotes the passage, version 2 re-anchored one thread and outdated
+// the other, and the report's analytics count both readers.
 func TestBrowserReview(t *testing.T) {
+	t.Setenv("ASSENT_DEV_ALLOW_LOOPBACK", "1")
+	var (
+		mu       sync.Mutex
+		secret   string
+		callback []string
+	)
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		var body struct{ Event, RequestType string }
+		_ = json.Unmarshal(raw, &body)
+		mu.Lock()
+		defer mu.Unlock()
+		if err := webhook.Verify(r.Header.Get(events.HeaderSignature), raw, secret, time.Now(), webhook.DefaultTolerance); err != nil {
+			callback = append(callback, "unverified "+body.Event+": "+err.Error())
+			return
+		}
+		callback = append(callback, body.RequestType+" "+body.Event)
+	}))
+	defer recv.Close()
 	apiURL, boot, _, stop := startDemo(t)
 	defer stop()
 	body, _ := json.Marshal(map[string]any{"title": "Q3 numbers", "slug": "q3", "content": reviewedReport,
 		"audience": []string{"mia@example.com", "max@example.com"}})
 	var rep map[string]any
 	require.Equal(t, 201, postJSON(t, apiURL+"/api/v1/reports", boot.AgentKey, string(body), &rep), "%v", rep)
-	var rev struct{ ID, URL string }
-	require.Equal(t, 201, postJSON(t, apiURL+"/api/v1/reviews", boot.AgentKey, `{"title":"Check the Q3 numbers","reportId":"q3",
-		"instructions":"Totals first.","reviewers":["mia@example.com","max@example.com"],"requiredApprovals":2}`, &rev))
+	var kept, lost struct{ ID string }
+	require.Equal(t, 201, postJSON(t, apiURL+"/api/v1/reports/q3/comments", boot.AgentKey, `{"body":"Add the quarter.","quote":"Q3 numbers"}`, &kept))
+	require.Equal(t, 201, postJSON(t, apiURL+"/api/v1/reports/q3/comments", boot.AgentKey, `{"body":"Source?","quote":"rose 4%"}`, &lost))
+	var rev struct{ ID, URL, CallbackSecret string }
+	require.Equal(t, 201, postJSON(t, apiURL+"/api/v1/reviews", boot.AgentKey, fmt.Sprintf(`{"title":"Check the Q3 numbers","reportId":"q3",
+		"instructions":"Totals first.","reviewers":["mia@example.com","max@example.com"],"requiredApprovals":2,"callbackUrl":%q}`, recv.URL+"/cb"), &rev))
 	assert.Equal(t, apiURL+"/reviews/"+rev.ID, rev.URL)
+	mu.Lock()
+	secret = rev.CallbackSecret
+	mu.Unlock()
 	next, _ := json.Marshal(map[string]any{"content": strings.Replace(reviewedReport, "rose 4%", "fell 2%", 1)})
 	var v2 map[string]any
 	require.Equal(t, 201, postJSON(t, apiURL+"/api/v1/reports/q3/versions", boot.AgentKey, string(next), &v2), "%v", v2)
@@ -96,6 +131,13 @@ func TestBrowserReview(t *testing.T) {
 	assert.Equal(t, "Revenue rose 4% in EMEA.", quote)
 	mia.CheckAccessibility("the review page")
 
+	// She comments on the passage she selected.
+	mia.Run(chromedp.SendKeys(chromedp.CSS("#comment-body"), "Is this before currency effects?"))
+	mia.ClickAndWait(`#comment-form button[type="submit"]`)
+	assert.Contains(t, mia.Text("#threads"), "Revenue rose 4% in EMEA.")
+	assert.Contains(t, mia.Text("#threads"), "Is this before currency effects?")
+	mia.CheckAccessibility("the review page with a thread")
+
 	mia.Run(chromedp.SendKeys(chromedp.CSS("#note"), "The EMEA figure checks out."))
 	mia.ClickAndWait(`button[value="approved"]`)
 	assert.Contains(t, mia.Text("main"), "You approved this version.")
@@ -112,4 +154,67 @@ func TestBrowserReview(t *testing.T) {
 	assert.Equal(t, 1, got.ApprovalsSoFar, fmt.Sprintf("%+v", got))
 	require.Len(t, got.Verdicts, 1)
 	assert.Equal(t, "The EMEA figure checks out.", got.Verdicts[0].Note)
+
+	// The agent waits; the other reviewer requests changes from his page.
+	polled := make(chan map[string]any, 1)
+	go func() {
+		var out map[string]any
+		getJSON(t, apiURL+"/api/v1/reviews/"+rev.ID+"?wait=60s", boot.AgentKey, &out)
+		polled <- out
+	}()
+	max := browsertest.New(t)
+	signInFromDevMail(t, max, apiURL, "max@example.com")
+	max.Navigate(rev.URL)
+	max.Run(chromedp.SendKeys(chromedp.CSS("#note"), "Say which currency."))
+	max.ClickAndWait(`button[value="changes_requested"]`)
+	assert.Contains(t, max.Text("main"), "You requested changes.")
+	select {
+	case out := <-polled:
+		assert.Equal(t, "changes_requested", out["status"], "the agent's long-poll sees the verdict")
+		assert.EqualValues(t, 1, out["threadCount"])
+	case <-time.After(70 * time.Second):
+		t.Fatal("the long-poll did not return")
+	}
+	require.Eventually(t, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(callback) > 0
+	}, 60*time.Second, 200*time.Millisecond, "the callback never came")
+	mu.Lock()
+	assert.Equal(t, []string{"review review.changes_requested"}, callback, "the receiver verified the signed callback")
+	mu.Unlock()
+
+	var brief struct {
+		Text           string
+		BasedOnVersion int
+	}
+	require.Equal(t, 200, postJSON(t, apiURL+"/api/v1/reports/q3/revision-briefs", boot.AgentKey, `{}`, &brief))
+	assert.Equal(t, 2, brief.BasedOnVersion)
+	assert.Contains(t, brief.Text, `Passage: "Revenue rose 4% in EMEA."`)
+	assert.Contains(t, brief.Text, "Is this before currency effects?")
+	assert.Contains(t, brief.Text, "changes requested by")
+	var threads struct {
+		Data []struct {
+			ID     string
+			Anchor struct {
+				State   string
+				Version int
+			}
+		}
+	}
+	require.Equal(t, 200, getJSON(t, apiURL+"/api/v1/reports/q3/comments", boot.AgentKey, &threads))
+	anchors := map[string]string{}
+	for _, th := range threads.Data {
+		anchors[th.ID] = fmt.Sprintf("%s %d", th.Anchor.State, th.Anchor.Version)
+	}
+	assert.Equal(t, "anchored 2", anchors[kept.ID], "version 2 still holds the passage")
+	assert.Equal(t, "outdated 1", anchors[lost.ID], "version 2 lost it")
+
+	var analytics struct {
+		UniqueReaders   int
+		InternalReaders int
+	}
+	require.Equal(t, 200, getJSON(t, apiURL+"/api/v1/reports/q3/analytics", boot.AgentKey, &analytics))
+	assert.Equal(t, 2, analytics.UniqueReaders, "both reviewers read the report")
+	assert.Equal(t, 2, analytics.InternalReaders)
 }

@@ -216,7 +216,7 @@ func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string
 		log.Warn("ASSENT_REPORTS_DOMAIN is not set: published reports cannot be read; set it to a domain whose subdomains reach this server, such as reports.example.com")
 	}
 	pages := web.New(web.Deps{Store: r.store, Mailer: r.mailer, BaseURL: baseURL, Logger: log, OIDC: oidcSettings(cfg),
-		Approvals: svc.approvals, Collections: svc.collections, Reports: svc.reports, Reviews: svc.reviews, Site: site, Webhooks: svc.webhooks, Admin: svc.admin, SigningKey: r.secrets.Derive("web-signing"),
+		Approvals: svc.approvals, Collections: svc.collections, Reports: svc.reports, Reviews: svc.reviews, Comments: svc.comments, Site: site, Webhooks: svc.webhooks, Admin: svc.admin, SigningKey: r.secrets.Derive("web-signing"),
 		Codec: &web.CodecSettings{Decode: converter.NewPayloadCodecHTTPHandler(payloadcodec.AcceptingPlain(r.secrets)),
 			UIOrigin: cfg.TemporalUIURL, Operators: cfg.Operators}, Dev: dev})
 	h := api.New(api.Deps{Store: r.store, Temporal: r.temporal, Logger: log, BaseURL: baseURL, TrustedProxies: cfg.TrustedProxies,

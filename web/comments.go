@@ -1,0 +1,119 @@
+package web
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/assent-hq/assent/comments"
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/paths"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/reports"
+)
+
+// threadParts are the comment threads' templates, parsed with the pages
+// in threadPages.
+const threadParts = "templates/thread_parts.html"
+
+var threadPages = map[string]bool{"review": true, "report": true}
+
+// threadsView is what a page shows of a report's comment threads: the
+// open ones, the resolved ones folded away, and the forms to comment,
+// reply and resolve.
+type threadsView struct {
+	Open, Resolved []models.CommentThread
+	ReportID       string
+	// ReviewID, when set, keeps the view to one review's threads and opens
+	// new threads in it.
+	ReviewID string
+	// Resolvable are the threads the viewer may resolve.
+	Resolvable map[string]bool
+	// Comment shows the forms: the report can take comments.
+	Comment bool
+}
+
+// commentThreads reads the threads of r a person sees on a page: a
+// review's own, or all of the report's. It is nil where comments are not
+// served or the person may not read the report.
+func (p *Pages) commentThreads(c *gin.Context, r *models.Report, reviewID string, open bool) (*threadsView, error) {
+	person := CurrentPerson(c)
+	if p.comments == nil {
+		return nil, nil
+	}
+	_, all, err := p.comments.Threads(c.Request.Context(), comments.AsPerson(person), r.ID)
+	if apperr.Is(err, apperr.Forbidden) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	v := &threadsView{ReportID: r.ID, ReviewID: reviewID, Resolvable: map[string]bool{}, Comment: open && !r.Archived && r.LiveVersion != nil}
+	manages := reports.Manages(r, person.Actor())
+	for _, t := range all {
+		if reviewID != "" && (t.ReviewID == nil || *t.ReviewID != reviewID) {
+			continue
+		}
+		if t.Status == models.ThreadOpen {
+			v.Open = append(v.Open, t)
+			v.Resolvable[t.ID] = manages || t.OpenedBy == person.ID()
+		} else {
+			v.Resolved = append(v.Resolved, t)
+		}
+	}
+	return v, nil
+}
+
+// postComment opens a thread or replies, from a review's page or a
+// report's, through the same service call as the API, and returns to the
+// page the thread belongs to.
+func (p *Pages) postComment(c *gin.Context) {
+	in := comments.PostInput{Body: lf(c.PostForm("body"))}
+	for field, dst := range map[string]**string{"quote": &in.Quote, "thread": &in.ThreadID, "review": &in.ReviewID} {
+		if v := c.PostForm(field); v != "" {
+			*dst = &v
+		}
+	}
+	person := CurrentPerson(c)
+	t, err := p.comments.Post(c.Request.Context(), comments.AsPerson(person), c.PostForm("report"), &in)
+	if err != nil {
+		p.Fail(c, err)
+		return
+	}
+	p.backToThread(c, t, "comment")
+}
+
+// resolveThread resolves a thread with the note given.
+func (p *Pages) resolveThread(c *gin.Context) {
+	t, err := p.comments.Resolve(c.Request.Context(), comments.AsPerson(CurrentPerson(c)), c.Param("id"), &comments.ResolveInput{Note: lf(c.PostForm("note"))})
+	if err != nil {
+		p.Fail(c, err)
+		return
+	}
+	p.backToThread(c, t, "resolved")
+}
+
+// backToThread returns to the page t is shown on, at the thread.
+func (p *Pages) backToThread(c *gin.Context, t *models.CommentThread, done string) {
+	to := ""
+	if t.ReviewID != nil {
+		to = paths.Review(*t.ReviewID)
+	} else {
+		r, err := p.store.GetReport(c.Request.Context(), t.OrganizationID, t.ReportID)
+		if err != nil {
+			p.Fail(c, err)
+			return
+		}
+		to = paths.Report(r.Slug)
+	}
+	c.Redirect(http.StatusSeeOther, to+"?done="+done+"#"+t.ID)
+}
+
+// commenting answers 503 where pages were built without comments.
+func (p *Pages) commenting(c *gin.Context) {
+	if p.comments == nil {
+		p.Fail(c, apperr.New(apperr.Unavailable, "Comments are not served here."))
+		return
+	}
+	c.Next()
+}
