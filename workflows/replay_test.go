@@ -80,6 +80,7 @@ func TestReplaysSavedHistories(t *testing.T) {
 			require.NoError(t, err)
 			replayer.RegisterWorkflow(workflows.Approval)
 			replayer.RegisterWorkflow(workflows.Collection)
+			replayer.RegisterWorkflow(workflows.Review)
 			require.NoError(t, replayer.ReplayWorkflowHistory(nil, history))
 		})
 	}
@@ -133,6 +134,11 @@ func TestRecordHistories(t *testing.T) {
 	ts.NewWorker(workflows.TaskQueue, func(r worker.Registry) {
 		r.RegisterWorkflow(workflows.Approval)
 		r.RegisterWorkflow(workflows.Collection)
+		r.RegisterWorkflow(workflows.Review)
+		r.RegisterActivityWithOptions(func(context.Context, workflows.ReviewTransition) error { return nil },
+			activity.RegisterOptions{Name: workflows.ActivityPersistReview})
+		r.RegisterActivityWithOptions(func(context.Context, workflows.EmailReviewersInput) error { return nil },
+			activity.RegisterOptions{Name: workflows.ActivityEmailReviewers})
 		r.RegisterActivityWithOptions(func(_ context.Context, tr workflows.CollectionTransition) error {
 			if tr.Action == workflows.ActionReminded {
 				select {
@@ -354,6 +360,56 @@ func TestRecordHistories(t *testing.T) {
 		require.Equal(t, 2, final.RequiredResponses)
 		saveHistory(ctx, t, c, run, file)
 	})
+
+	// Reviews: one approved by two distinct reviewers after a verdict
+	// refused as a repeat; one settled by a single changes_requested; one
+	// that expires.
+	for _, sc := range []struct {
+		name, status string
+		expiresIn    time.Duration
+		verdicts     []workflows.VerdictRequest
+	}{
+		{"review_approved", states.Approved, time.Hour, []workflows.VerdictRequest{
+			{ReviewerID: "mem_a", ReviewerName: "Ann", Verdict: workflows.VerdictApproved, Note: "reads well"},
+			{ReviewerID: "mem_b", ReviewerName: "Ben", Verdict: workflows.VerdictApproved}}},
+		{"review_changes_requested", states.ChangesRequested, time.Hour, []workflows.VerdictRequest{
+			{ReviewerID: "mem_a", ReviewerName: "Ann", Verdict: workflows.VerdictApproved},
+			{ReviewerID: "mem_c", ReviewerName: "Cy", Verdict: workflows.VerdictChangesRequested, Note: "EMEA is off"}}},
+		{"review_expired", states.Expired, 2 * time.Second, nil},
+	} {
+		t.Run(sc.name, func(t *testing.T) {
+			file := filepath.Join(historiesDir, sc.name+".json")
+			if _, err := os.Stat(file); err == nil {
+				t.Skipf("%s exists; delete it first to record it again", file)
+			}
+			ctx := bounded(t, 2*time.Minute)
+			in := workflows.ReviewInput{ReviewID: "rev_" + sc.name, OrganizationID: "org_1", ReviewerIDs: []string{"mem_a", "mem_b", "mem_c"},
+				RequiredApprovals: 2, Requester: "key_1", ExpiresAt: time.Now().Add(sc.expiresIn)}
+			run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+				ID: workflows.ReviewWorkflowID(in.ReviewID), TaskQueue: workflows.TaskQueue}, workflows.Review, in)
+			require.NoError(t, err)
+			for i, v := range sc.verdicts {
+				h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
+					UpdateID: fmt.Sprintf("verdict-%d", i+1), UpdateName: workflows.UpdateVerdict, Args: []any{v},
+					WaitForStage: client.WorkflowUpdateStageCompleted})
+				require.NoError(t, err)
+				require.NoError(t, h.Get(ctx, nil), "verdict %d", i+1)
+				if i == 0 {
+					// A repeat from the same reviewer is refused by the
+					// validator and leaves no trace in the history.
+					again, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
+						UpdateID: "verdict-again", UpdateName: workflows.UpdateVerdict, Args: []any{v},
+						WaitForStage: client.WorkflowUpdateStageCompleted})
+					require.NoError(t, err)
+					require.Error(t, again.Get(ctx, nil))
+				}
+			}
+			var final workflows.ReviewState
+			require.NoError(t, run.Get(ctx, &final))
+			require.Equal(t, sc.status, final.Status)
+			saveHistory(ctx, t, c, run, file)
+		})
+	}
 }
 
 // saveHistory writes the full history of run to file.
