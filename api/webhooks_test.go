@@ -24,7 +24,6 @@ func TestWebhookAdmin(t *testing.T) {
 			{"private address", `{"url":"http://10.0.0.1/hook"}`, "url"},
 			{"metadata address", `{"url":"http://169.254.169.254/"}`, "url"},
 			{"unknown event", `{"url":"` + hook.srv.URL + `","events":["approval.requested","approval.maybe"]}`, "events[1]"},
-			{"callback-only event", `{"url":"` + hook.srv.URL + `","events":["review.expired"]}`, "events[0]"},
 			{"test event", `{"url":"` + hook.srv.URL + `","events":["webhook.test"]}`, "events[0]"},
 			{"format", `{"url":"` + hook.srv.URL + `","format":"xml"}`, "format"},
 		}

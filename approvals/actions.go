@@ -97,8 +97,7 @@ func (s *Service) Answer(ctx context.Context, orgID, id, updateID string, who mo
 // Cancel withdraws a pending approval; the record remains. The workflow
 // lets the requester, owners and administrators do it.
 func (s *Service) Cancel(ctx context.Context, orgID, id, updateID string, who models.Actor) (*models.Approval, error) {
-	return s.update(ctx, orgID, id, updateID, workflows.UpdateCancel,
-		workflows.CancelRequest{ActorID: who.ID, ActorName: who.Name, Administrator: who.Administrator})
+	return s.records.Cancel(ctx, s.store, s.temporal, orgID, id, updateID, who)
 }
 
 // RemoveApprover takes a person removed from the organisation off each of

@@ -191,8 +191,7 @@ func (s *Service) Waiting(ctx context.Context, person *models.Person, limit int)
 // Cancel withdraws an open collection; the record remains. The workflow
 // lets the requester, owners and administrators do it.
 func (s *Service) Cancel(ctx context.Context, orgID, id, updateID string, who models.Actor) (*models.Collection, error) {
-	return s.records.Update(ctx, s.store, s.temporal, orgID, id, updateID, workflows.UpdateCancel,
-		workflows.CancelRequest{ActorID: who.ID, ActorName: who.Name, Administrator: who.Administrator})
+	return s.records.Cancel(ctx, s.store, s.temporal, orgID, id, updateID, who)
 }
 
 // ReplyInput is a respondent's answers, keyed by question id; Submit

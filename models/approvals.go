@@ -190,13 +190,7 @@ type ApprovalFilter struct {
 
 // ListApprovals pages through the organisation's approvals, newest first.
 func (s *Store) ListApprovals(ctx context.Context, orgID string, f ApprovalFilter, p Page) ([]Approval, string, error) {
-	q := s.db.WithContext(ctx).Where("organization_id = ?", orgID)
-	if f.Status != "" {
-		q = q.Where("status = ?", f.Status)
-	}
-	if f.ExternalID != "" {
-		q = q.Where("external_id = ?", f.ExternalID)
-	}
+	q := matching(s.db.WithContext(ctx).Where("organization_id = ?", orgID), [2]string{"status", f.Status}, [2]string{"external_id", f.ExternalID})
 	if f.ApproverID != "" {
 		q = q.Where("id IN (?)", s.db.Model(&ApprovalApprover{}).Select("approval_id").Where("person_id = ?", f.ApproverID))
 	}

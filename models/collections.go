@@ -186,16 +186,8 @@ type CollectionFilter struct {
 // ListCollections pages through the organisation's collections, newest
 // first.
 func (s *Store) ListCollections(ctx context.Context, orgID string, f CollectionFilter, p Page) ([]Collection, string, error) {
-	q := s.db.WithContext(ctx).Where("organization_id = ?", orgID)
-	if f.Status != "" {
-		q = q.Where("status = ?", f.Status)
-	}
-	if f.ExternalID != "" {
-		q = q.Where("external_id = ?", f.ExternalID)
-	}
-	if f.FlowID != "" {
-		q = q.Where("flow_id = ?", f.FlowID)
-	}
+	q := matching(s.db.WithContext(ctx).Where("organization_id = ?", orgID),
+		[2]string{"status", f.Status}, [2]string{"external_id", f.ExternalID}, [2]string{"flow_id", f.FlowID})
 	return list(q, p, func(c *Collection) string { return c.ID })
 }
 

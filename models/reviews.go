@@ -130,12 +130,8 @@ type ReviewFilter struct {
 
 // ListReviews pages through the organisation's reviews, newest first.
 func (s *Store) ListReviews(ctx context.Context, orgID string, f ReviewFilter, p Page) ([]Review, string, error) {
-	q := s.db.WithContext(ctx).Where("organization_id = ?", orgID)
-	for _, c := range [][2]string{{"status", f.Status}, {"external_id", f.ExternalID}, {"flow_id", f.FlowID}, {"report_id", f.ReportID}} {
-		if c[1] != "" {
-			q = q.Where(c[0]+" = ?", c[1])
-		}
-	}
+	q := matching(s.db.WithContext(ctx).Where("organization_id = ?", orgID),
+		[2]string{"status", f.Status}, [2]string{"external_id", f.ExternalID}, [2]string{"flow_id", f.FlowID}, [2]string{"report_id", f.ReportID})
 	return list(q, p, func(r *Review) string { return r.ID })
 }
 

@@ -79,6 +79,17 @@ func list[T any](q *gorm.DB, p Page, idOf func(*T) string) ([]T, string, error) 
 	return rows, next, nil
 }
 
+// matching narrows q to the rows whose columns hold the values given,
+// each pair {column, value}; an empty value does not narrow.
+func matching(q *gorm.DB, pairs ...[2]string) *gorm.DB {
+	for _, p := range pairs {
+		if p[1] != "" {
+			q = q.Where(p[0]+" = ?", p[1])
+		}
+	}
+	return q
+}
+
 // take reads the organisation's record of type T with id; q may carry
 // locking clauses. A record of another organisation is missing too: what
 // names the record in the 404.

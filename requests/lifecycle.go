@@ -16,6 +16,7 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/changes"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/workflows"
 )
 
 // Records is how the shared create and update paths handle one kind's
@@ -192,6 +193,13 @@ func (r *Records[T]) startNew(ctx context.Context, rec *T) error {
 	}
 	r.Log.Error("start "+r.Kind+" workflow", r.Kind, h.ID, "error", err)
 	return apperr.New(apperr.Unavailable, "the %s could not be started, so nothing was created; try again", r.Kind)
+}
+
+// Cancel withdraws an open record through its workflow's cancel Update,
+// which lets the requester, owners and administrators do it.
+func (r *Records[T]) Cancel(ctx context.Context, store *models.Store, tc client.Client, orgID, id, updateID string, who models.Actor) (*T, error) {
+	return r.Update(ctx, store, tc, orgID, id, updateID, workflows.UpdateCancel,
+		workflows.CancelRequest{ActorID: who.ID, ActorName: who.Name, Administrator: who.Administrator})
 }
 
 // Update sends an Update to the record's workflow and returns the record

@@ -61,14 +61,13 @@ var webhookKinds = []string{
 	FlowCompleted, GateDenied,
 	ReportPublished, ReportUpdated, ReportShared, ReportViewed,
 	CommentCreated, AccessRequested, ScheduleDue, PublishHeld,
-	// A request for information that closed unanswered is news to the
-	// organisation too, not only to the request's callback.
-	CollectionExpired,
+	// A request for information or a review that closed unanswered is
+	// news to the organisation too, not only to the request's callback.
+	CollectionExpired, ReviewExpired,
 }
 
-// allKinds is the webhook catalogue followed by the callback-only kind
-// and the test kind.
-var allKinds = append(slices.Clone(webhookKinds), ReviewExpired, WebhookTest)
+// allKinds is the webhook catalogue followed by the test kind.
+var allKinds = append(slices.Clone(webhookKinds), WebhookTest)
 
 // callbackKinds is table 6.3: what each request type's callback receives.
 var callbackKinds = map[string][]string{

@@ -8,7 +8,7 @@ import (
 
 func TestKinds(t *testing.T) {
 	all := Kinds()
-	assert.Len(t, all, 25, "22 webhook kinds (spec 6.1), collection.expired offered to webhooks too, review.expired for callbacks only (6.3) and the test kind")
+	assert.Len(t, all, 25, "22 webhook kinds (spec 6.1), collection.expired and review.expired offered to webhooks too, and the test kind")
 	seen := map[string]bool{}
 	for _, k := range all {
 		assert.False(t, seen[k], "duplicate kind %q", k)
@@ -19,7 +19,7 @@ func TestKinds(t *testing.T) {
 		assert.True(t, seen[k], "webhook kind %q missing from Kinds", k)
 		assert.True(t, IsWebhookEvent(k), k)
 	}
-	assert.Len(t, WebhookKinds(), 23)
+	assert.Len(t, WebhookKinds(), 24)
 
 	// Order is stable, and the returned slice is the caller's own.
 	assert.Equal(t, ApprovalRequested, all[0])
@@ -32,12 +32,10 @@ func TestValid(t *testing.T) {
 	for _, k := range []string{"", "approval", "gate.allowed", "Approval.Requested", "approval.requested "} {
 		assert.False(t, Valid(k), "%q", k)
 	}
-	// The callback-only kind and the test kind are real kinds but not
-	// organisation webhook events.
-	for _, k := range []string{ReviewExpired, WebhookTest} {
-		assert.True(t, Valid(k))
-		assert.False(t, IsWebhookEvent(k))
-	}
+	// The test kind is a real kind but no organisation webhook event.
+	assert.True(t, Valid(WebhookTest))
+	assert.False(t, IsWebhookEvent(WebhookTest))
+	assert.True(t, IsWebhookEvent(ReviewExpired), "offered to webhooks, like collection.expired")
 }
 
 func TestIsCallbackEvent(t *testing.T) {
