@@ -146,8 +146,7 @@ func (l *load) run(ctx context.Context, rng *rand.Rand) {
 			}
 		default:
 			if v := l.pickReview(rng); v != nil {
-				l.send(&op{kind: opCancelReview, path: "/api/v1/reviews/" + v.id + "/cancel", token: l.svc.boot.AgentKey,
-					key: l.newKey("revcancel"), reviewID: v.id})
+				l.cancelReview(v)
 			}
 		}
 		time.Sleep(time.Duration(rng.IntN(40)) * time.Millisecond)

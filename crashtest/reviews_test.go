@@ -19,6 +19,9 @@ import (
 type reviewed struct {
 	id        string
 	reviewers []string // member ids
+	// settled is set once an answer showed the review settled; the load
+	// then mostly leaves it alone (guarded by load.mu).
+	settled bool
 }
 
 // publishReviewReports publishes the reports the load asks reviews on, shared
@@ -74,15 +77,31 @@ func (l *load) createReview(rng *rand.Rand, people []person) {
 	}
 }
 
-// pickReview returns a recent review, most likely still open.
+// pickReview returns a recent review, most likely one still open: one in
+// six picks may fall on a review known to be settled, to be refused.
 func (l *load) pickReview(rng *rand.Rand) *reviewed {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.reviewed) == 0 {
+	recent := l.reviewed[max(0, len(l.reviewed)-30):]
+	open := slices.DeleteFunc(slices.Clone(recent), func(v *reviewed) bool { return v.settled })
+	if len(open) == 0 || rng.IntN(6) == 0 {
+		open = recent
+	}
+	if len(open) == 0 {
 		return nil
 	}
-	recent := min(len(l.reviewed), 30)
-	return l.reviewed[len(l.reviewed)-1-rng.IntN(recent)]
+	return open[rng.IntN(len(open))]
+}
+
+// noteSettled marks v settled when o's answer shows it is.
+func (l *load) noteSettled(v *reviewed, o *op) {
+	var got struct{ Status string }
+	_ = json.Unmarshal(o.respBody, &got)
+	if (o.acknowledged() && got.Status != "open") || errorCode(o.respBody) == "invalid_state" {
+		l.mu.Lock()
+		v.settled = true
+		l.mu.Unlock()
+	}
 }
 
 // verdict returns one person's verdict, its note naming its
@@ -114,8 +133,18 @@ func (l *load) verdict(rng *rand.Rand, v *reviewed, people []person) {
 		verdict = workflows.VerdictChangesRequested
 	}
 	b, _ := json.Marshal(map[string]any{"verdict": verdict, "note": key})
-	l.send(&op{kind: opVerdict, path: "/api/v1/reviews/" + v.id + "/verdict", token: who.token, key: key, body: string(b),
-		reviewID: v.id, deciderID: who.id, decision: verdict})
+	o := &op{kind: opVerdict, path: "/api/v1/reviews/" + v.id + "/verdict", token: who.token, key: key, body: string(b),
+		reviewID: v.id, deciderID: who.id, decision: verdict}
+	l.send(o)
+	l.noteSettled(v, o)
+}
+
+// cancelReview withdraws v as the agent.
+func (l *load) cancelReview(v *reviewed) {
+	o := &op{kind: opCancelReview, path: "/api/v1/reviews/" + v.id + "/cancel", token: l.svc.boot.AgentKey,
+		key: l.newKey("revcancel"), reviewID: v.id}
+	l.send(o)
+	l.noteSettled(v, o)
 }
 
 // review is what the check reads of a review.
