@@ -44,6 +44,12 @@ type report struct {
 	Collections   int `json:"collections"`
 	RepliesStored int `json:"repliesStored"`
 	Reminders     int `json:"collectionsReminded"`
+	// Reviews, the verdicts they hold, how many ended in each status, and
+	// the verdicts refused, by error code.
+	Reviews         int            `json:"reviews"`
+	VerdictsStored  int            `json:"verdictsStored"`
+	ReviewOutcomes  map[string]int `json:"reviewOutcomes"`
+	VerdictsRefused map[string]int `json:"verdictsRefused"`
 	// Reports, their versions, and the versions held by the scan.
 	Reports      int `json:"reports"`
 	Versions     int `json:"versions"`
@@ -64,7 +70,8 @@ type report struct {
 	UnexpectedEvents    int `json:"unexpectedEvents"`
 	ReplayMismatches    int `json:"replayMismatches"`
 	// CompletionMismatches are collections complete without their
-	// required replies, or open, expired or cancelled with them.
+	// required replies, or open, expired or cancelled with them, and
+	// reviews whose status does not follow from their verdicts.
 	CompletionMismatches int `json:"completionMismatches"`
 	// OutboxMismatches are requests whose outbox events are not exactly
 	// those their final state implies, each once.
@@ -306,6 +313,11 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 	if err != nil {
 		return err
 	}
+	revs, err := l.checkReviews(ctx, rcv, tc, r)
+	r.phase("reviews", &clock)
+	if err != nil {
+		return err
+	}
 	if err := l.checkReports(ctx, rcv, tc, r); err != nil {
 		return err
 	}
@@ -318,7 +330,7 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 			r.problem(&r.SplitDeliveries, "%s got %s for %s under %d delivery ids", k[0], k[2], k[1], len(ids))
 		}
 	}
-	if err := l.checkRecords(all, cols, r); err != nil {
+	if err := l.checkRecords(all, cols, revs, r); err != nil {
 		return err
 	}
 
@@ -330,7 +342,7 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 		}
 		again := &op{kind: o.kind, path: o.path, token: o.token, key: o.key, body: o.body}
 		l.send(again)
-		creates := o.kind == opCreate || o.kind == opCreateCollection || o.kind == opCreateReport || o.kind == opPublishVersion
+		creates := o.kind == opCreate || o.kind == opCreateCollection || o.kind == opCreateReview || o.kind == opCreateReport || o.kind == opPublishVersion
 		if again.status != o.status || (creates && idOf(again.respBody) != idOf(o.respBody)) || versionOf(again.respBody) != versionOf(o.respBody) {
 			r.problem(&r.ReplayMismatches, "%s %s answered %d (%s) then %d (%s)", o.kind, o.key, o.status, idOf(o.respBody),
 				again.status, idOf(again.respBody))

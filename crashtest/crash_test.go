@@ -44,6 +44,7 @@ func TestCrashSafety(t *testing.T) {
 	l.send(hook)
 	require.Equal(t, http.StatusCreated, hook.status, string(hook.respBody))
 	l.ops = nil
+	require.NoError(t, l.publishReviewReports(2))
 
 	ctx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -79,6 +80,8 @@ func TestCrashSafety(t *testing.T) {
 	assert.NotZero(t, r.Ops[opCreateCollection], "the load created no collection: the test proved nothing")
 	assert.NotZero(t, r.Ops[opReply], "the load submitted no reply: the test proved nothing")
 	assert.NotZero(t, r.Ops[opPublishVersion], "the load published no version: the test proved nothing")
+	assert.NotZero(t, r.Ops[opCreateReview], "the load created no review: the test proved nothing")
+	assert.NotZero(t, r.Ops[opVerdict], "the load returned no verdict: the test proved nothing")
 	for name, n := range map[string]int{"lost": r.Lost, "duplicates": r.Duplicates, "divergences": r.Divergences,
 		"unacknowledged": r.Unacknowledged, "actions not reflected": r.ActionsNotReflected, "pending past expiry": r.PendingPastExpiry,
 		"missing events": r.MissingEvents, "split deliveries": r.SplitDeliveries, "unexpected events": r.UnexpectedEvents,

@@ -23,6 +23,10 @@ const (
 	opCreateCollection = "collection create"
 	opReply            = "reply"
 	opCancelCollection = "collection cancel"
+
+	opCreateReview = "review create"
+	opVerdict      = "verdict"
+	opCancelReview = "review cancel"
 )
 
 // op is one request an agent or a person sends with an Idempotency-Key and
@@ -45,6 +49,8 @@ type op struct {
 	answers      map[string]any
 
 	reportID string // for report publish
+
+	reviewID string // for verdict and review cancel; the verdict is in decision
 
 	// status is the definitive answer; 0 when the client gave up.
 	status   int
@@ -78,9 +84,14 @@ type load struct {
 	approvals []*created
 	asked     []*asked
 	reports   []string
-	fiveXX    atomic.Int64
-	netErrors atomic.Int64
-	seq       atomic.Int64
+	// reviewReports are the reports reviews are asked on, shared with
+	// everyone so that every member may review them; reviewed the reviews
+	// a 2xx create returned.
+	reviewReports []string
+	reviewed      []*reviewed
+	fiveXX        atomic.Int64
+	netErrors     atomic.Int64
+	seq           atomic.Int64
 }
 
 // person is a member the load decides as.
@@ -97,34 +108,45 @@ func (l *load) people() []person {
 }
 
 // run drives one client until ctx ends: each iteration creates, decides,
-// replies to or cancels an approval or a collection, chosen by rng.
+// replies to or cancels an approval, a collection or a review, or
+// publishes, chosen by rng.
 func (l *load) run(ctx context.Context, rng *rand.Rand) {
 	people := l.people()
 	for ctx.Err() == nil {
 		switch p := rng.IntN(100); {
-		case p < 28:
+		case p < 22:
 			l.create(rng, people)
-		case p < 48:
+		case p < 38:
 			if a := l.pick(rng); a != nil {
 				l.decide(rng, a, people)
 			}
-		case p < 54:
+		case p < 43:
 			if a := l.pick(rng); a != nil {
 				l.send(&op{kind: opCancel, path: "/api/v1/approvals/" + a.id + "/cancel", token: l.svc.boot.AgentKey,
 					key: l.newKey("cancel"), approvalID: a.id})
 			}
-		case p < 62:
+		case p < 50:
 			l.createCollection(rng, people)
-		case p < 72:
+		case p < 60:
 			l.publish(rng)
-		case p < 95:
+		case p < 78:
 			if c := l.pickCollection(rng); c != nil {
 				l.reply(rng, c, people)
 			}
-		default:
+		case p < 82:
 			if c := l.pickCollection(rng); c != nil {
 				l.send(&op{kind: opCancelCollection, path: "/api/v1/collections/" + c.id + "/cancel", token: l.svc.boot.AgentKey,
 					key: l.newKey("colcancel"), collectionID: c.id})
+			}
+		case p < 88:
+			l.createReview(rng, people)
+		case p < 98:
+			if v := l.pickReview(rng); v != nil {
+				l.verdict(rng, v, people)
+			}
+		default:
+			if v := l.pickReview(rng); v != nil {
+				l.cancelReview(v)
 			}
 		}
 		time.Sleep(time.Duration(rng.IntN(40)) * time.Millisecond)

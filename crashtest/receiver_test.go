@@ -40,10 +40,10 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	var body struct {
 		RequestID string `json:"requestId"`
 		Data      struct {
-			ID      string `json:"id"`
-			Version struct {
-				ID string `json:"id"`
-			} `json:"version"`
+			ID string `json:"id"`
+			// A report event's version, an object; a review's is its
+			// number.
+			Version json.RawMessage `json:"version"`
 			// report.shared: the report and the grants a send added.
 			Report struct {
 				ID string `json:"id"`
@@ -57,9 +57,12 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	rc := receipt{target: "webhook", kind: req.Header.Get(events.HeaderEvent), subject: body.Data.ID,
 		delivery: req.Header.Get(events.HeaderDelivery)}
 	rc.attempt, _ = strconv.Atoi(req.Header.Get(events.HeaderAttempt))
-	if body.Data.Version.ID != "" {
+	var version struct {
+		ID string `json:"id"`
+	}
+	if json.Unmarshal(body.Data.Version, &version) == nil && version.ID != "" {
 		// A report's events are per version.
-		rc.subject += "/" + body.Data.Version.ID
+		rc.subject += "/" + version.ID
 	}
 	if body.Data.Report.ID != "" && len(body.Data.Added) > 0 {
 		rc.subject = body.Data.Report.ID + "/shared/" + body.Data.Added[0].Name

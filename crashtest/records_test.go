@@ -24,10 +24,11 @@ func (s *service) databaseURL() string {
 // checkRecords reads what the API does not show, the audit trail and the
 // outbox, once every request has settled: each request's audit entries are
 // numbered 1 to its last transition without a gap, the outbox holds each
-// event its final state implies exactly once and no other, and a
-// collection was reminded at most once, never after settling, and not
-// skipped when it stayed open well past its reminder.
-func (l *load) checkRecords(approvals []approval, collections []collection, r *report) error {
+// event its final state implies exactly once and no other, a collection
+// was reminded at most once, never after settling, and not skipped when it
+// stayed open well past its reminder, and a review's audit holds each of
+// its verdicts once.
+func (l *load) checkRecords(approvals []approval, collections []collection, reviews []review, r *report) error {
 	db, err := models.Open(l.svc.databaseURL())
 	if err != nil {
 		return err
@@ -39,7 +40,7 @@ func (l *load) checkRecords(approvals []approval, collections []collection, r *r
 		ID  string
 		Seq int
 	}
-	if err := db.Raw("SELECT id, seq FROM approvals UNION ALL SELECT id, seq FROM collections").Scan(&heads).Error; err != nil {
+	if err := db.Raw("SELECT id, seq FROM approvals UNION ALL SELECT id, seq FROM collections UNION ALL SELECT id, seq FROM reviews").Scan(&heads).Error; err != nil {
 		return fmt.Errorf("read request heads: %w", err)
 	}
 	var audit []struct {
@@ -47,21 +48,25 @@ func (l *load) checkRecords(approvals []approval, collections []collection, r *r
 		Seq       int
 		Action    string
 	}
-	if err := db.Raw("SELECT subject_id, seq, action FROM audit_entries WHERE subject_type IN (?, ?) ORDER BY subject_id, seq",
-		events.RequestApproval, events.RequestCollection).Scan(&audit).Error; err != nil {
+	if err := db.Raw("SELECT subject_id, seq, action FROM audit_entries WHERE subject_type IN (?, ?, ?) ORDER BY subject_id, seq",
+		events.RequestApproval, events.RequestCollection, events.RequestReview).Scan(&audit).Error; err != nil {
 		return fmt.Errorf("read audit entries: %w", err)
 	}
 	var outbox []struct{ SubjectID, Kind string }
-	if err := db.Raw("SELECT subject_id, kind FROM events WHERE subject_type IN (?, ?)",
-		events.RequestApproval, events.RequestCollection).Scan(&outbox).Error; err != nil {
+	if err := db.Raw("SELECT subject_id, kind FROM events WHERE subject_type IN (?, ?, ?)",
+		events.RequestApproval, events.RequestCollection, events.RequestReview).Scan(&outbox).Error; err != nil {
 		return fmt.Errorf("read outbox: %w", err)
 	}
 	seqs := map[string][]int{}
 	reminded := map[string][]int{}
+	verdicts := map[string]int{}
 	for _, a := range audit {
 		seqs[a.SubjectID] = append(seqs[a.SubjectID], a.Seq)
-		if a.Action == workflows.ActionReminded {
+		switch a.Action {
+		case workflows.ActionReminded:
 			reminded[a.SubjectID] = append(reminded[a.SubjectID], a.Seq)
+		case workflows.VerdictApproved, workflows.VerdictChangesRequested:
+			verdicts[a.SubjectID]++
 		}
 	}
 	for _, h := range heads {
@@ -113,6 +118,12 @@ func (l *load) checkRecords(approvals []approval, collections []collection, r *r
 		}
 		if len(reminded[c.ID]) > 0 {
 			r.Reminders++
+		}
+	}
+	for _, v := range reviews {
+		compare(v.ID, expectedReview(v.Status))
+		if verdicts[v.ID] != len(v.Verdicts) {
+			r.problem(&r.AuditGaps, "%s holds %d verdicts but its audit %d", v.ID, len(v.Verdicts), verdicts[v.ID])
 		}
 	}
 	return nil
