@@ -270,9 +270,8 @@ func (l *load) checkReviews(ctx context.Context, rcv *receiver, tc client.Client
 		r.ReviewOutcomes[v.Status]++
 	}
 
-	// The webhook gets review.requested and the settling event (an endpoint
-	// subscribed to nothing in particular gets every kind, review.expired
-	// too); the callback the settling event. Nothing else, each under one
+	// The webhook gets review.requested and the settling event
+	// (review.expired included); the callback the settling event. Nothing else, each under one
 	// delivery id (counted with the others in check).
 	want := func() (missing [][3]string) {
 		got := rcv.deliveries()
