@@ -109,6 +109,19 @@ func (p *Pages) backToThread(c *gin.Context, t *models.CommentThread, done strin
 	c.Redirect(http.StatusSeeOther, to+"?done="+done+"#"+t.ID)
 }
 
+// commentImage serves an image attached to a comment to who may read the
+// report, as the API does: its type was read from its bytes when stored.
+func (p *Pages) commentImage(c *gin.Context) {
+	img, b, err := p.comments.Image(c.Request.Context(), comments.AsPerson(CurrentPerson(c)), c.Param("report"), c.Param("sha"))
+	if err != nil {
+		p.Fail(c, err)
+		return
+	}
+	c.Header("Content-Security-Policy", "default-src 'none'; sandbox")
+	c.Header("Cache-Control", "private, max-age=3600")
+	c.Data(http.StatusOK, img.ContentType, b)
+}
+
 // commenting answers 503 where pages were built without comments.
 func (p *Pages) commenting(c *gin.Context) {
 	if p.comments == nil {

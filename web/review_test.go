@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/base64"
 	"html"
 	"net/http"
 	"net/url"
@@ -253,7 +254,22 @@ func TestCommentsOnPages(t *testing.T) {
 		assert.Regexp(t, `(?s)<details class="resolved-threads">\s*<summary>1 resolved</summary>.*rose 4% in EMEA`, page.body)
 		assert.Contains(t, page.body, "resolved by Bob Stone: Answered.")
 
+		// An image an agent attached shows on the page, served only to
+		// readers.
+		png := "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
+		with, err := comments.New(comments.Deps{Store: s.store, Blobs: s.reports.Blobs(), Reports: s.reports}).Post(ctx,
+			comments.AsPrincipal(agent), "q3", &comments.PostInput{Body: "The chart.", Images: []comments.ImageInput{{Data: base64.StdEncoding.EncodeToString([]byte(png))}}})
+		require.NoError(t, err)
+		sha := with.Comments[0].Images[0].SHA256
+		withImage := cy.get("/reports/q3")
+		assert.Contains(t, withImage.body, `<img class="comment-image" src="/comment-images/`+r.ID+`/`+sha+`" alt="Image 1 attached by report agent"`)
+		img := cy.get("/comment-images/" + r.ID + "/" + sha)
+		require.Equal(t, http.StatusOK, img.status)
+		assert.Equal(t, "image/png", img.header.Get("Content-Type"))
+		assert.Equal(t, "nosniff", img.header.Get("X-Content-Type-Options"))
+
 		eve := s.reader(t, "eve@example.com")
+		assert.Equal(t, http.StatusForbidden, eve.get("/comment-images/"+r.ID+"/"+sha).status, "only readers see a comment's image")
 		refused := eve.post("/comments", url.Values{"csrf": {eve.get("/inbox").csrf(t)}, "report": {r.ID}, "body": {"Let me in."}})
 		assert.Equal(t, http.StatusForbidden, refused.status, "the report is not shared with Eve")
 	})

@@ -252,6 +252,7 @@ func (p *Pages) Mount(r *gin.Engine) {
 	g.POST(paths.ReviewPage+"/verdict", RequireSignIn, p.reviewing, p.verdict)
 	g.POST("/comments", RequireSignIn, p.commenting, p.postComment)
 	g.POST("/comments/:id/resolve", RequireSignIn, p.commenting, p.resolveThread)
+	g.GET("/comment-images/:report/:sha", RequireSignIn, p.commenting, p.commentImage)
 	g.GET("/reports", RequireSignIn, p.reading, p.reportsList)
 	g.GET(paths.ReportPage, RequireSignIn, p.reading, p.report)
 	g.POST(paths.ReportPage, RequireSignIn, p.reading, p.report)
@@ -415,6 +416,7 @@ var funcs = template.FuncMap{
 	"utc":        func(t time.Time) string { return t.UTC().Format("2 Jan 2006, 15:04 UTC") },
 	"until":      until,
 	"reportPath": paths.Report,
+	"add":        func(a, b int) int { return a + b },
 	"deref": func(s *string) string {
 		if s == nil {
 			return ""
