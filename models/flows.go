@@ -72,6 +72,7 @@ type FlowDetail struct {
 	Flow        *Flow
 	Approvals   []Approval
 	Collections []Collection
+	Reviews     []Review
 	Reports     []Report
 	Timeline    []AuditEntry
 }
@@ -85,6 +86,11 @@ func (d *FlowDetail) AllSettled() bool {
 	}
 	for _, c := range d.Collections {
 		if c.Status == states.Open {
+			return false
+		}
+	}
+	for _, r := range d.Reviews {
+		if r.Status == states.Open {
 			return false
 		}
 	}
@@ -104,6 +110,9 @@ func (s *Store) GetFlowDetail(ctx context.Context, orgID, id string) (*FlowDetai
 		return nil, err
 	}
 	if err := db.Where("organization_id = ? AND flow_id = ?", orgID, id).Order("id").Find(&d.Collections).Error; err != nil {
+		return nil, err
+	}
+	if err := db.Where("organization_id = ? AND flow_id = ?", orgID, id).Order("id").Find(&d.Reviews).Error; err != nil {
 		return nil, err
 	}
 	if err := db.Where("organization_id = ? AND flow_id = ?", orgID, id).Order("id").Find(&d.Reports).Error; err != nil {

@@ -63,6 +63,9 @@ func NewFlow(d *models.FlowDetail, baseURL string) Flow {
 	for _, c := range d.Collections {
 		all = append(all, joined{c.CreatedAt, FlowMember{Type: events.RequestCollection, ID: c.ID, Title: c.Title, Status: c.Status, URL: CollectionURL(baseURL, c.ID)}})
 	}
+	for _, r := range d.Reviews {
+		all = append(all, joined{r.CreatedAt, FlowMember{Type: events.RequestReview, ID: r.ID, Title: r.Title, Status: r.Status, URL: ReviewURL(baseURL, r.ID)}})
+	}
 	for _, r := range d.Reports {
 		all = append(all, joined{r.CreatedAt, FlowMember{Type: "report", ID: r.ID, Title: r.Title, Status: ReportStatus(&r), URL: ReportURL(baseURL, r.Slug)}})
 	}
