@@ -57,7 +57,7 @@ func (s *Store) CreateFlow(ctx context.Context, orgID, title string, externalID 
 		if err := tx.Create(f).Error; err != nil {
 			return err
 		}
-		return tx.Create(flowAudit(f, 1, "created", by, now)).Error
+		return writeAudit(tx, flowAudit(f, 1, "created", by, now))
 	})
 	return f, err
 }
@@ -155,7 +155,7 @@ func (s *Store) FinishFlow(ctx context.Context, orgID, id, to string, by Actor) 
 		}
 		entry := flowAudit(f, 2, to, by, now)
 		entry.Detail = detail
-		return tx.Create(entry).Error
+		return writeAudit(tx, entry)
 	})
 	return f, err
 }

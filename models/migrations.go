@@ -773,6 +773,81 @@ var migrations = []*gormigrate.Migration{
 			return tx.Migrator().DropColumn(&Report{}, "ShowViewers")
 		},
 	},
+	{
+		// The tamper-evident audit trail: each entry's place in its
+		// organisation's chain and its hash, the chain's end per
+		// organisation, and the entries written before, chained in the
+		// order of their times.
+		ID: "202611260004_audit_chain",
+		Migrate: func(tx *gorm.DB) error {
+			type AuditEntry struct {
+				ID             string  `gorm:"primaryKey;size:40"`
+				OrganizationID string  `gorm:"size:40;not null;index;uniqueIndex:idx_audit_org_position,priority:1"`
+				FlowID         *string `gorm:"size:40;index"`
+				SubjectType    string  `gorm:"size:20;not null"`
+				SubjectID      string  `gorm:"size:40;not null"`
+				Seq            int     `gorm:"not null"`
+				Action         string  `gorm:"size:40;not null"`
+				ActorID        string  `gorm:"size:60;not null"`
+				ActorName      string  `gorm:"size:320;not null"`
+				Detail         string  `gorm:"type:text;not null"`
+				At             time.Time
+				Position       int64  `gorm:"not null;default:0;uniqueIndex:idx_audit_org_position,priority:2"`
+				EntryHash      string `gorm:"size:64;not null;default:''"`
+			}
+			type AuditHead struct {
+				OrganizationID string `gorm:"primaryKey;size:40"`
+				Position       int64  `gorm:"not null"`
+				Hash           string `gorm:"size:64;not null"`
+			}
+			for _, col := range []string{"Position", "EntryHash"} {
+				if err := tx.Migrator().AddColumn(&AuditEntry{}, col); err != nil {
+					return err
+				}
+			}
+			if err := tx.Migrator().CreateTable(&AuditHead{}); err != nil {
+				return err
+			}
+			var orgs []string
+			if err := tx.Model(&AuditEntry{}).Distinct("organization_id").Order("organization_id").Pluck("organization_id", &orgs).Error; err != nil {
+				return err
+			}
+			for _, org := range orgs {
+				var entries []AuditEntry
+				if err := tx.Where("organization_id = ?", org).Order("at, id").Find(&entries).Error; err != nil {
+					return err
+				}
+				prev := ""
+				for i, e := range entries {
+					chained := chainedEntry(e.ID, e.OrganizationID, e.FlowID, e.SubjectType, e.SubjectID, e.Seq, e.Action,
+						e.ActorID, e.ActorName, e.Detail, e.At, int64(i+1))
+					prev = ChainHash(prev, chained)
+					if err := tx.Model(&AuditEntry{}).Where("id = ?", e.ID).Updates(map[string]any{"position": i + 1, "entry_hash": prev}).Error; err != nil {
+						return err
+					}
+				}
+				if err := tx.Create(&AuditHead{OrganizationID: org, Position: int64(len(entries)), Hash: prev}).Error; err != nil {
+					return err
+				}
+			}
+			return tx.Migrator().CreateIndex(&AuditEntry{}, "idx_audit_org_position")
+		},
+		Rollback: func(tx *gorm.DB) error {
+			type AuditEntry struct {
+				Position  int64
+				EntryHash string
+			}
+			if err := tx.Migrator().DropIndex(&AuditEntry{}, "idx_audit_org_position"); err != nil {
+				return err
+			}
+			for _, col := range []string{"Position", "EntryHash"} {
+				if err := tx.Migrator().DropColumn(&AuditEntry{}, col); err != nil {
+					return err
+				}
+			}
+			return tx.Migrator().DropTable("audit_heads")
+		},
+	},
 }
 
 // RequireMigrated fails when the database lacks a migration this binary

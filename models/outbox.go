@@ -9,7 +9,7 @@ import (
 // inserted; (SubjectID, Seq) is unique, so a retried write is a no-op.
 type AuditEntry struct {
 	ID             string    `gorm:"primaryKey;size:40"`
-	OrganizationID string    `gorm:"size:40;not null;index"`
+	OrganizationID string    `gorm:"size:40;not null;index;uniqueIndex:idx_audit_org_position,priority:1"`
 	FlowID         *string   `gorm:"size:40;index"`
 	SubjectType    string    `gorm:"size:20;not null"`
 	SubjectID      string    `gorm:"size:40;not null;uniqueIndex:idx_audit_subject_seq,priority:1"`
@@ -19,6 +19,10 @@ type AuditEntry struct {
 	ActorName      string    `gorm:"size:320;not null"`
 	Detail         string    `gorm:"type:text;not null"`
 	At             time.Time `gorm:"not null"`
+	// Position is the entry's place in its organisation's audit chain,
+	// from 1; EntryHash chains it to the entry before (see audit.go).
+	Position  int64  `gorm:"not null;uniqueIndex:idx_audit_org_position,priority:2"`
+	EntryHash string `gorm:"size:64;not null"`
 }
 
 // Event is an outbox row: written in the transaction that caused it and

@@ -469,7 +469,7 @@ func (s *Store) reportStep(tx *gorm.DB, r *Report, v *ReportVersion, action, det
 	}
 	entry := &AuditEntry{ID: newID(ids.Audit), OrganizationID: r.OrganizationID, FlowID: r.FlowID, SubjectType: "report",
 		SubjectID: r.ID, Seq: r.AuditSeq, Action: action, ActorID: by.ID, ActorName: by.Name, Detail: detail, At: now}
-	if err := tx.Create(entry).Error; err != nil {
+	if err := writeAudit(tx, entry); err != nil {
 		return false, err
 	}
 	if event == "" {

@@ -72,7 +72,7 @@ func applyRequestChange[T any, P requestRecord[T]](s *Store, ctx context.Context
 		}
 		entry.ID, entry.OrganizationID, entry.FlowID = newID(ids.Audit), h.organizationID, h.flowID
 		entry.SubjectType, entry.SubjectID, entry.Seq = subjectType, h.id, ch.Seq
-		if err := tx.Create(&entry).Error; err != nil {
+		if err := writeAudit(tx, &entry); err != nil {
 			return err
 		}
 		if ch.Event == "" {

@@ -39,12 +39,16 @@ type TimelineStep struct {
 	Action      string        `json:"action"`
 	Actor       string        `json:"actor"`
 	Detail      string        `json:"detail"`
+	// Position and EntryHash place the step in its organisation's
+	// tamper-evident audit chain.
+	Position  int64  `json:"position"`
+	EntryHash string `json:"entryHash"`
 }
 
 // NewTimelineStep serializes e.
 func NewTimelineStep(e *models.AuditEntry) TimelineStep {
 	return TimelineStep{At: wiretime.New(e.At), SubjectType: e.SubjectType, SubjectID: e.SubjectID, Action: e.Action,
-		Actor: e.ActorName, Detail: e.Detail}
+		Actor: e.ActorName, Detail: e.Detail, Position: e.Position, EntryHash: e.EntryHash}
 }
 
 // NewFlow serializes a flow with its members and timeline.

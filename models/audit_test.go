@@ -1,0 +1,111 @@
+package models_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/models"
+)
+
+// TestAuditChainUnderConcurrentWriters: many transitions written at once
+// in one organisation leave one chain, no fork and no gap, each hash what
+// its entry and the one before give; another organisation's chain is its
+// own; changing one past entry breaks the chain at that entry.
+func TestAuditChainUnderConcurrentWriters(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db, testenv.Keys())
+		org, err := s.CreateOrganization(ctx, "Acme", "")
+		require.NoError(t, err)
+		other, err := s.CreateOrganization(ctx, "Other", "")
+		require.NoError(t, err)
+		by := models.Actor{ID: "key_1", Name: "agent"}
+		var wg sync.WaitGroup
+		errs := make(chan error, 64)
+		for i := range 32 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				o := org
+				if i%4 == 0 {
+					o = other
+				}
+				f, err := s.CreateFlow(ctx, o.ID, fmt.Sprintf("job %d", i), nil, by)
+				if err == nil {
+					_, err = s.FinishFlow(ctx, o.ID, f.ID, models.FlowCompleted, by)
+				}
+				errs <- err
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			require.NoError(t, err)
+		}
+		require.NoError(t, s.VerifyAuditChain(ctx, org.ID))
+		require.NoError(t, s.VerifyAuditChain(ctx, other.ID))
+
+		var entries []models.AuditEntry
+		require.NoError(t, db.Where("organization_id = ?", org.ID).Order("position").Find(&entries).Error)
+		require.Len(t, entries, 48, "24 flows, created and completed")
+		assert.EqualValues(t, 48, entries[47].Position)
+		require.NoError(t, models.VerifyChain(entries, 1, ""))
+
+		// One byte of one past entry changed: the chain names it.
+		require.NoError(t, db.Model(&models.AuditEntry{}).Where("id = ?", entries[10].ID).Update("detail", "x").Error)
+		err = s.VerifyAuditChain(ctx, org.ID)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), entries[10].ID)
+		// One removed: the position after it is missing.
+		require.NoError(t, db.Where("id = ?", entries[20].ID).Delete(&models.AuditEntry{}).Error)
+		entries = append(entries[:20], entries[21:]...)
+		err = models.VerifyChain(entries[11:], 12, entries[10].EntryHash)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "position 22 where 21 was due")
+	})
+}
+
+// TestAuditChainMigrationChainsEarlierEntries: entries written before the
+// chain existed are chained by the migration in the order of their times,
+// per organisation, and new entries follow on.
+func TestAuditChainMigrationChainsEarlierEntries(t *testing.T) {
+	for _, kind := range testenv.Databases {
+		t.Run(kind, func(t *testing.T) {
+			url := filepath.Join(t.TempDir(), "old.db")
+			if kind == "postgres" {
+				url = testenv.PostgresURL(t)
+			}
+			db, err := models.Open(url)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = models.Close(db) })
+			require.NoError(t, models.MigrateBefore(db, "202611260004_audit_chain"))
+			at := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+			for i, row := range []struct{ org, id string }{{"org_a", "aud_2"}, {"org_b", "aud_3"}, {"org_a", "aud_1"}, {"org_a", "aud_4"}} {
+				require.NoError(t, db.Table("audit_entries").Create(map[string]any{"id": row.id, "organization_id": row.org,
+					"subject_type": "flow", "subject_id": "flw_" + row.id, "seq": 1, "action": "created", "actor_id": "key_1",
+					"actor_name": "agent", "detail": "", "at": at.Add(time.Duration(i%3) * time.Minute)}).Error)
+			}
+			require.NoError(t, models.Migrate(db))
+			s := models.NewStore(db, testenv.Keys())
+			ctx := context.Background()
+			require.NoError(t, s.VerifyAuditChain(ctx, "org_a"))
+			require.NoError(t, s.VerifyAuditChain(ctx, "org_b"))
+			var order []string
+			require.NoError(t, db.Model(&models.AuditEntry{}).Where("organization_id = ?", "org_a").Order("position").Pluck("id", &order).Error)
+			assert.Equal(t, []string{"aud_2", "aud_4", "aud_1"}, order, "by time, then id")
+
+			_, err = s.CreateFlow(ctx, "org_a", "after", nil, models.Actor{ID: "key_1", Name: "agent"})
+			require.NoError(t, err)
+			require.NoError(t, s.VerifyAuditChain(ctx, "org_a"), "a new entry follows the migrated ones")
+		})
+	}
+}
