@@ -1,6 +1,7 @@
 package crashtest
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -26,8 +27,8 @@ func (s *service) databaseURL() string {
 // numbered 1 to its last transition without a gap, the outbox holds each
 // event its final state implies exactly once and no other, a collection
 // was reminded at most once, never after settling, and not skipped when it
-// stayed open well past its reminder, and a review's audit holds each of
-// its verdicts once.
+// stayed open well past its reminder, a review's audit holds each of its
+// verdicts once, and every organisation's audit chain is whole.
 func (l *load) checkRecords(approvals []approval, collections []collection, reviews []review, r *report) error {
 	db, err := models.Open(l.svc.databaseURL())
 	if err != nil {
@@ -80,6 +81,19 @@ func (l *load) checkRecords(approvals []approval, collections []collection, revi
 		}
 	}
 	r.AuditEntries = len(audit)
+
+	// The organisation's audit chain survived every kill whole: no fork,
+	// no gap, every hash what its entry and the one before give.
+	var orgs []string
+	if err := db.Raw("SELECT organization_id FROM audit_heads").Scan(&orgs).Error; err != nil {
+		return fmt.Errorf("read audit chains: %w", err)
+	}
+	store := models.NewStore(db, nil)
+	for _, org := range orgs {
+		if err := store.VerifyAuditChain(context.Background(), org); err != nil {
+			r.problem(&r.AuditGaps, "the audit chain of %s is broken: %v", org, err)
+		}
+	}
 
 	// Kinds per subject in the outbox, against the kinds the final state
 	// implies, each once.
