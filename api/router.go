@@ -123,6 +123,7 @@ func New(d Deps) http.Handler {
 
 	r.GET("/healthz", h.healthz)
 	r.GET("/readyz", h.readyz)
+	r.GET(EvidenceKeysPath, h.evidenceKeys)
 	r.GET("/api/v1/openapi.json", serveOpenAPI)
 	r.GET("/api/docs", serveDocs)
 	r.GET("/api/docs/:file", serveDocs)

@@ -848,6 +848,22 @@ var migrations = []*gormigrate.Migration{
 			return tx.Migrator().DropTable("audit_heads")
 		},
 	},
+	{
+		// The instance's Ed25519 keys for signing evidence exports.
+		ID: "202611260005_evidence_keys",
+		Migrate: func(tx *gorm.DB) error {
+			type EvidenceKey struct {
+				ID            string `gorm:"primaryKey;size:40"`
+				PublicKey     []byte `gorm:"not null"`
+				SealedPrivate string `gorm:"column:private_key;type:text;not null"`
+				Active        *bool  `gorm:"uniqueIndex"`
+				CreatedAt     time.Time
+				RetiredAt     *time.Time
+			}
+			return tx.Migrator().CreateTable(&EvidenceKey{})
+		},
+		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("evidence_keys") },
+	},
 }
 
 // RequireMigrated fails when the database lacks a migration this binary

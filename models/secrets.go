@@ -34,6 +34,7 @@ var sealedColumns = []sealedColumn{
 	{"collections", []string{"id"}, "callback_secret", sealCallbackSecret, false},
 	{"reviews", []string{"id"}, "callback_secret", sealCallbackSecret, false},
 	{"idempotency_keys", []string{"organization_id", "principal_id", "idempotency_key"}, "response_body", sealIdempotency, true},
+	{"evidence_keys", []string{"id"}, "private_key", sealEvidenceKey, false},
 }
 
 // ResealSecrets seals every sealed value again under the current key: those

@@ -288,6 +288,14 @@ var adminCommands = []adminCommand{
 			}
 			return map[string]any{"currentKeyId": r.keys.CurrentID(), "resealed": n}, nil
 		}},
+	{name: "rotate-evidence-key", summary: "sign evidence exports with a new key from now on; the old one stays published to check older exports",
+		run: func(r *adminRun) (any, error) {
+			k, err := r.store.RotateEvidenceKey(r.ctx)
+			if err != nil {
+				return nil, err
+			}
+			return map[string]any{"evidenceKeyId": k.ID}, nil
+		}},
 }
 
 // ret is v on the wire, or err.

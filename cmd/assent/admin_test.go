@@ -309,3 +309,35 @@ func testAdminEditsTeamsAndGuests(t *testing.T, kind string) {
 	require.NoError(t, err)
 	assert.Equal(t, models.StringList{ada.ID, gus.ID}, kept.ApproverIDs, "a request made earlier is unchanged")
 }
+
+// TestAdminRotateEvidenceKey: `assent admin rotate-evidence-key` makes a
+// new signing key and keeps the old one listed, retired.
+func TestAdminRotateEvidenceKey(t *testing.T) {
+	ctx := context.Background()
+	url := "sqlite:" + filepath.Join(t.TempDir(), "assent.db")
+	db, err := models.Open(url)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = models.Close(db) })
+	require.NoError(t, models.Migrate(db))
+	key := secretkey.Generate()
+	ring, err := secretkey.Parse(key)
+	require.NoError(t, err)
+	store := models.NewStore(db, ring)
+	first, _, err := store.SigningEvidenceKey(ctx)
+	require.NoError(t, err)
+
+	t.Setenv(secretkey.Env, key)
+	var out bytes.Buffer
+	require.NoError(t, runAdmin(ctx, []string{"rotate-evidence-key", "--database-url", url}, &out, io.Discard))
+	var got struct{ EvidenceKeyID string }
+	require.NoError(t, json.Unmarshal(out.Bytes(), &got))
+	now, _, err := store.SigningEvidenceKey(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, now.ID, got.EvidenceKeyID)
+	assert.NotEqual(t, first.ID, now.ID)
+	keys, err := store.EvidenceKeys(ctx)
+	require.NoError(t, err)
+	require.Len(t, keys, 2)
+	assert.Equal(t, first.ID, keys[0].ID)
+	assert.NotNil(t, keys[0].RetiredAt)
+}

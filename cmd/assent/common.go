@@ -132,6 +132,11 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger, n needs) (_
 		} else if resealed > 0 {
 			log.Info("sealed secrets under the current key", "count", resealed)
 		}
+		// The key evidence exports are signed with exists from the first
+		// start, so its public half can be published before any export.
+		if _, _, err := r.store.SigningEvidenceKey(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if n.temporal {
 		if r.temporal, err = dialTemporal(ctx, cfg, log, r.secrets); err != nil {

@@ -34,6 +34,7 @@ const (
 	Grant        = "grt"
 	View         = "viw"
 	Send         = "snd"
+	EvidenceKey  = "evk"
 )
 
 // New returns prefix_<lowercase ULID>. ULIDs sort by creation time, so ids
