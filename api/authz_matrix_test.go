@@ -78,6 +78,8 @@ var authzMatrix = []authzRow{
 	{"GET", "/api/v1/collections", cr, noID, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=200 otheradmin=403"},
 	{"GET", "/api/v1/collections/:id", cr, openCollection, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"POST", "/api/v1/collections/:id/cancel", cw, openCollection, ``, "anon=401 agent=200 noscope=403 owner=200/409 administrator=200/409 member=403/409 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"GET", "/api/v1/flows/:id/evidence", "", openFlow, ``, "anon=401 agent=200 noscope=403 owner=200 administrator=200 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"GET", "/api/v1/reports/:idOrSlug/evidence", "", liveReport, ``, "anon=401 agent=200 noscope=403 owner=200 administrator=200 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"POST", "/api/v1/reviews", vw, noID, `{"title":"Check","reportId":"{sharedReport}","reviewers":["cy@example.com"]}`, "anon=401 agent=201 noscope=403 members=201 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"GET", "/api/v1/reviews", vr, noID, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=200 otheradmin=403"},
 	{"GET", "/api/v1/reviews/:id", vr, openReview, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},

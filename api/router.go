@@ -17,6 +17,7 @@ import (
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/comments"
+	"github.com/assent-hq/assent/evidence"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/logging"
 	"github.com/assent-hq/assent/internal/netguard"
@@ -44,6 +45,7 @@ type Deps struct {
 	Reports     *reports.Service
 	Reviews     *reviews.Service
 	Comments    *comments.Service
+	Evidence    *evidence.Service
 	Webhooks    *webhooks.Service
 	Admin       *admin.Service
 	// NetPolicy says which receiver addresses may be saved when the
@@ -65,6 +67,7 @@ type handlers struct {
 	reports     *reports.Service
 	reviews     *reviews.Service
 	comments    *comments.Service
+	evidence    *evidence.Service
 	webhooks    *webhooks.Service
 	admin       *admin.Service
 }
@@ -74,7 +77,10 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 // New returns the HTTP handler for the API and health checks.
 func New(d Deps) http.Handler {
 	h := &handlers{store: d.Store, temporal: d.Temporal, log: d.Logger, baseURL: d.BaseURL,
-		approvals: d.Approvals, collections: d.Collections, reports: d.Reports, reviews: d.Reviews, comments: d.Comments, webhooks: d.Webhooks, admin: d.Admin}
+		approvals: d.Approvals, collections: d.Collections, reports: d.Reports, reviews: d.Reviews, comments: d.Comments, evidence: d.Evidence, webhooks: d.Webhooks, admin: d.Admin}
+	if h.evidence == nil {
+		h.evidence = &evidence.Service{Store: d.Store, BaseURL: d.BaseURL}
+	}
 	if h.comments == nil && d.Reports != nil {
 		h.comments = comments.New(comments.Deps{Store: d.Store, Blobs: d.Reports.Blobs(), Reports: d.Reports, Logger: d.Logger, BaseURL: d.BaseURL})
 	}
@@ -200,6 +206,8 @@ func New(d Deps) http.Handler {
 	v1.GET("/flows/:id", requireScope(scopes.FlowsRead), h.getFlow)
 	h.post(v1, "/flows/:id/complete", requireScope(scopes.FlowsWrite), h.completeFlow)
 	h.post(v1, "/flows/:id/cancel", requireScope(scopes.FlowsWrite), h.cancelFlow)
+	v1.GET("/flows/:id/evidence", requireEvidence, h.flowEvidence)
+	v1.GET("/reports/:idOrSlug/evidence", requireEvidence, h.reportEvidence)
 
 	adm := v1.Group("/admin", requireAdmin)
 	adm.GET("/organization", h.getOrganization)

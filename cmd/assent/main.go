@@ -22,6 +22,7 @@ commands:
   migrate   apply database migrations
   temporal  only the embedded Temporal server and its UI
   admin     manage organisations, members, teams, guests and keys; prints JSON
+  evidence verify FILE   check an evidence export offline: its entries, digest and signature
   healthcheck URL   exit 0 when URL answers 200 (for container health checks)
 
 Run "assent <command> -h" for a command's flags.
@@ -55,6 +56,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runTemporal(ctx, rest, stdout, stderr)
 	case "admin":
 		return runAdmin(ctx, rest, stdout, stderr)
+	case "evidence":
+		return runEvidence(ctx, rest, stdout, stderr)
 	case "healthcheck":
 		return runHealthcheck(ctx, rest)
 	case "help", "-h", "--help":

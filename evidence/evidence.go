@@ -1,0 +1,223 @@
+// Package evidence exports who was asked what, what they were told, what
+// they said and who heard of it, for a flow or a report, as one JSON
+// document signed with the instance's evidence key, and checks such a
+// document offline (Verify). The timeline is the audit chain's entries
+// (models/audit.go), each with the hash before it, so an edited entry
+// names itself.
+package evidence
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/wiretime"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/wire"
+)
+
+// Export is an evidence export.
+type Export struct {
+	Subject    Subject       `json:"subject"`
+	ExportedAt wiretime.Time `json:"exportedAt"`
+	Requests   []Request     `json:"requests"`
+	Timeline   []Entry       `json:"timeline"`
+	Deliveries []Delivery    `json:"deliveries"`
+	Digest     Digest        `json:"digest"`
+}
+
+// Subject is what the export is about.
+type Subject struct {
+	Type  string `json:"type"`
+	ID    string `json:"id"`
+	Title string `json:"title"`
+}
+
+// Request is one request or report as its wire serializer shows it: who
+// was asked (its resolved people), what they were told and what each
+// said. A report adds its versions' content hashes and its comment
+// threads.
+type Request struct {
+	Type     string        `json:"type"`
+	ID       string        `json:"id"`
+	Record   any           `json:"record"`
+	Versions []Version     `json:"versions,omitempty"`
+	Threads  []wire.Thread `json:"threads,omitempty"`
+}
+
+// Version is a report version as readers were shown it: its files'
+// SHA-256.
+type Version struct {
+	Version int                   `json:"version"`
+	Status  string                `json:"status"`
+	Files   []models.ManifestFile `json:"files"`
+}
+
+// Entry is one audited step, with what its chain hash covers.
+type Entry struct {
+	At             wiretime.Time `json:"at"`
+	Actor          string        `json:"actor"`
+	ActorID        string        `json:"actorId"`
+	Action         string        `json:"action"`
+	RequestType    string        `json:"requestType"`
+	RequestID      string        `json:"requestId"`
+	Detail         string        `json:"detail"`
+	EntryHash      string        `json:"entryHash"`
+	ID             string        `json:"id"`
+	OrganizationID string        `json:"organizationId"`
+	FlowID         *string       `json:"flowId"`
+	Seq            int           `json:"seq"`
+	Position       int64         `json:"position"`
+	PreviousHash   string        `json:"previousHash"`
+}
+
+// Delivery is how one event reached one receiver.
+type Delivery struct {
+	ID             string         `json:"id"`
+	Event          string         `json:"event"`
+	RequestType    string         `json:"requestType"`
+	RequestID      string         `json:"requestId"`
+	Target         string         `json:"target"`
+	EndpointID     *string        `json:"endpointId"`
+	Status         string         `json:"status"`
+	Attempts       int            `json:"attempts"`
+	LastStatusCode int            `json:"lastStatusCode"`
+	DeliveredAt    *wiretime.Time `json:"deliveredAt"`
+}
+
+// Digest says what the signature covers: the whole export without the
+// signature, in canonical JSON (Canonical), signed with the evidence key
+// keyId (publicKey, base64url, is published at
+// /.well-known/assent/evidence-keys). entriesHash is the SHA-256 of the
+// timeline's entry hashes in order; chainHead the organisation's chain
+// end when exported.
+type Digest struct {
+	Algorithm   string    `json:"algorithm"`
+	KeyID       string    `json:"keyId"`
+	PublicKey   string    `json:"publicKey"`
+	EntriesHash string    `json:"entriesHash"`
+	ChainHead   ChainHead `json:"chainHead"`
+	Signature   string    `json:"signature,omitempty"`
+}
+
+// ChainHead is an organisation's audit chain end.
+type ChainHead struct {
+	Position int64  `json:"position"`
+	Hash     string `json:"hash"`
+}
+
+// Service makes exports.
+type Service struct {
+	Store   *models.Store
+	BaseURL string
+}
+
+// Flow exports flow id of the organisation.
+func (s *Service) Flow(ctx context.Context, orgID, id string) (*Export, error) {
+	f, e, err := s.Store.FlowEvidence(ctx, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	return s.sign(ctx, Subject{Type: "flow", ID: f.ID, Title: f.Title}, e)
+}
+
+// Report exports a report of the organisation.
+func (s *Service) Report(ctx context.Context, orgID, idOrSlug string) (*Export, error) {
+	r, e, err := s.Store.ReportEvidence(ctx, orgID, idOrSlug)
+	if err != nil {
+		return nil, err
+	}
+	return s.sign(ctx, Subject{Type: "report", ID: r.ID, Title: r.Title}, e)
+}
+
+func (s *Service) sign(ctx context.Context, subject Subject, e *models.Evidence) (*Export, error) {
+	key, private, err := s.Store.SigningEvidenceKey(ctx)
+	if err != nil {
+		return nil, err
+	}
+	x := s.build(subject, e)
+	x.Digest = Digest{Algorithm: "Ed25519", KeyID: key.ID, PublicKey: base64.RawURLEncoding.EncodeToString(key.PublicKey),
+		EntriesHash: EntriesHash(x.Timeline), ChainHead: ChainHead{Position: e.Head.Position, Hash: e.Head.Hash}}
+	body, err := Canonical(x)
+	if err != nil {
+		return nil, err
+	}
+	x.Digest.Signature = base64.StdEncoding.EncodeToString(ed25519.Sign(private, body))
+	return x, nil
+}
+
+func (s *Service) build(subject Subject, e *models.Evidence) *Export {
+	x := &Export{Subject: subject, ExportedAt: wiretime.New(models.Now()), Requests: []Request{}, Timeline: []Entry{}, Deliveries: []Delivery{}}
+	for i := range e.Approvals {
+		a := &e.Approvals[i]
+		x.Requests = append(x.Requests, Request{Type: events.RequestApproval, ID: a.ID, Record: wire.NewApproval(a, s.BaseURL)})
+	}
+	for i := range e.Collections {
+		c := &e.Collections[i]
+		x.Requests = append(x.Requests, Request{Type: events.RequestCollection, ID: c.ID, Record: wire.NewCollection(c, s.BaseURL)})
+	}
+	for i := range e.Reviews {
+		r := &e.Reviews[i]
+		x.Requests = append(x.Requests, Request{Type: events.RequestReview, ID: r.ID, Record: wire.NewReview(r, s.BaseURL)})
+	}
+	for i := range e.Reports {
+		r := &e.Reports[i]
+		req := Request{Type: "report", ID: r.ID, Record: wire.NewReport(r, nil, s.BaseURL), Versions: []Version{},
+			Threads: wire.All(e.Threads[r.ID], func(t *models.CommentThread) wire.Thread { return wire.NewThread(t, s.BaseURL) })}
+		for _, v := range e.Versions[r.ID] {
+			req.Versions = append(req.Versions, Version{Version: v.Version, Status: v.Status(r), Files: v.Files.V})
+		}
+		x.Requests = append(x.Requests, req)
+	}
+	for _, en := range e.Entries {
+		x.Timeline = append(x.Timeline, Entry{At: wiretime.New(en.At), Actor: en.ActorName, ActorID: en.ActorID, Action: en.Action,
+			RequestType: en.SubjectType, RequestID: en.SubjectID, Detail: en.Detail, EntryHash: en.EntryHash, ID: en.ID,
+			OrganizationID: en.OrganizationID, FlowID: en.FlowID, Seq: en.Seq, Position: en.Position, PreviousHash: e.PreviousHash[en.Position]})
+	}
+	for _, d := range e.Deliveries {
+		x.Deliveries = append(x.Deliveries, Delivery{ID: d.ID, Event: d.Kind, RequestType: d.SubjectType, RequestID: d.SubjectID,
+			Target: d.Target, EndpointID: d.EndpointID, Status: d.Status, Attempts: d.Attempts, LastStatusCode: d.LastStatusCode,
+			DeliveredAt: wiretime.Ptr(d.DeliveredAt)})
+	}
+	return x
+}
+
+// EntriesHash is the SHA-256 (hex) of the entries' hashes, in order.
+func EntriesHash(entries []Entry) string {
+	h := sha256.New()
+	for _, e := range entries {
+		h.Write([]byte(e.EntryHash))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Canonical is v as canonical JSON: object keys sorted, no spaces, no
+// HTML escaping, numbers as written.
+func Canonical(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return canonicalBytes(b)
+}
+
+func canonicalBytes(b []byte) ([]byte, error) {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var generic any
+	if err := d.Decode(&generic); err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(generic); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(out.Bytes(), []byte("\n")), nil
+}
