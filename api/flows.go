@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 
@@ -37,7 +38,8 @@ func (h *handlers) completeFlow(c *gin.Context) { h.finishFlow(c, models.FlowCom
 func (h *handlers) cancelFlow(c *gin.Context) { h.finishFlow(c, models.FlowCancelled) }
 
 func (h *handlers) finishFlow(c *gin.Context, to string) {
-	f, err := h.store.FinishFlow(c.Request.Context(), orgID(c), c.Param("id"), to, principal(c).Actor())
+	f, err := h.store.FinishFlow(c.Request.Context(), orgID(c), c.Param("id"), to, principal(c).Actor(),
+		func(d *models.FlowDetail) ([]byte, error) { return json.Marshal(wire.NewFlow(d, h.baseURL)) })
 	if err != nil {
 		fail(c, err)
 		return

@@ -237,3 +237,37 @@ func TestReviewJoinsItsFlow(t *testing.T) {
 		assert.Equal(t, []string{"flow:created", "review:created", "review:approved"}, actions)
 	})
 }
+
+// TestFlowCompletedEvent: completing a flow writes flow.completed with the
+// flow as its read shows it, members and all; cancelling one writes none.
+func TestFlowCompletedEvent(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		ctx := context.Background()
+		f := s.do(t, "POST", "/api/v1/flows", s.agentKey, `{"title":"Quarter close"}`, nil)
+		require.Equal(t, 201, f.status, string(f.body))
+		id := f.decoded["id"].(string)
+		s.create(t, s.agentKey, `{"title":"Pay","approvers":["cy@example.com"],"flowId":"`+id+`"}`)
+		require.Equal(t, 200, s.do(t, "POST", "/api/v1/flows/"+id+"/complete", s.agentKey, "", nil).status)
+		events, err := s.store.ListEvents(ctx, s.org.ID, id)
+		require.NoError(t, err)
+		require.Len(t, events, 1)
+		assert.Equal(t, "flow.completed", events[0].Kind)
+		var data map[string]any
+		require.NoError(t, json.Unmarshal(events[0].Data, &data))
+		assert.Equal(t, id, data["id"])
+		assert.Len(t, data["members"], 1)
+		assert.Equal(t, "flow:completed", func() string {
+			tl := data["timeline"].([]any)
+			last := tl[len(tl)-1].(map[string]any)
+			return last["subjectType"].(string) + ":" + last["action"].(string)
+		}(), "the event's timeline holds the completion")
+
+		c := s.do(t, "POST", "/api/v1/flows", s.agentKey, `{"title":"Dropped"}`, nil)
+		require.Equal(t, 201, c.status)
+		require.Equal(t, 200, s.do(t, "POST", "/api/v1/flows/"+c.decoded["id"].(string)+"/cancel", s.agentKey, "", nil).status)
+		none, err := s.store.ListEvents(ctx, s.org.ID, c.decoded["id"].(string))
+		require.NoError(t, err)
+		assert.Empty(t, none, "a cancelled flow sends nothing")
+	})
+}

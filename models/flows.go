@@ -7,6 +7,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/states"
 )
@@ -104,27 +105,32 @@ func (s *Store) GetFlowDetail(ctx context.Context, orgID, id string) (*FlowDetai
 	if err != nil {
 		return nil, err
 	}
+	return flowDetail(s.db.WithContext(ctx), f)
+}
+
+// flowDetail reads what is attached to f, and its timeline, through db
+// (a transaction sees its own writes).
+func flowDetail(db *gorm.DB, f *Flow) (*FlowDetail, error) {
 	d := &FlowDetail{Flow: f}
-	db := s.db.WithContext(ctx)
-	if err := db.Where("organization_id = ? AND flow_id = ?", orgID, id).Order("id").Find(&d.Approvals).Error; err != nil {
-		return nil, err
+	for _, dst := range []any{&d.Approvals, &d.Collections, &d.Reviews, &d.Reports} {
+		if err := db.Where("organization_id = ? AND flow_id = ?", f.OrganizationID, f.ID).Order("id").Find(dst).Error; err != nil {
+			return nil, err
+		}
 	}
-	if err := db.Where("organization_id = ? AND flow_id = ?", orgID, id).Order("id").Find(&d.Collections).Error; err != nil {
-		return nil, err
-	}
-	if err := db.Where("organization_id = ? AND flow_id = ?", orgID, id).Order("id").Find(&d.Reviews).Error; err != nil {
-		return nil, err
-	}
-	if err := db.Where("organization_id = ? AND flow_id = ?", orgID, id).Order("id").Find(&d.Reports).Error; err != nil {
-		return nil, err
-	}
-	err = db.Where("organization_id = ? AND flow_id = ?", orgID, id).Order("at, id").Find(&d.Timeline).Error
+	err := db.Where("organization_id = ? AND flow_id = ?", f.OrganizationID, f.ID).Order("at, id").Find(&d.Timeline).Error
 	return d, err
 }
 
-// FinishFlow completes or cancels an open flow. Only the starter completes.
-func (s *Store) FinishFlow(ctx context.Context, orgID, id, to string, by Actor) (*Flow, error) {
+// FlowEventData builds flow.completed's data from the flow as completed
+// (the wire serializer).
+type FlowEventData func(*FlowDetail) ([]byte, error)
+
+// FinishFlow completes or cancels an open flow. Only the starter
+// completes; a completion writes flow.completed with data's data in the
+// same transaction.
+func (s *Store) FinishFlow(ctx context.Context, orgID, id, to string, by Actor, data FlowEventData) (*Flow, error) {
 	var f *Flow
+	wroteEvent := false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
 		if f, err = take[Flow](tx.Clauses(lockForUpdate(tx)...), orgID, id, "flow "+id); err != nil {
@@ -155,8 +161,24 @@ func (s *Store) FinishFlow(ctx context.Context, orgID, id, to string, by Actor) 
 		}
 		entry := flowAudit(f, 2, to, by, now)
 		entry.Detail = detail
-		return writeAudit(tx, entry)
+		if err := writeAudit(tx, entry); err != nil || to != FlowCompleted {
+			return err
+		}
+		d, err := flowDetail(tx, f)
+		if err != nil {
+			return err
+		}
+		b, err := data(d)
+		if err != nil {
+			return err
+		}
+		wroteEvent = true
+		return tx.Create(&Event{ID: newID(ids.Event), OrganizationID: orgID, Kind: events.FlowCompleted, SubjectType: "flow",
+			SubjectID: f.ID, Data: b, CreatedAt: now}).Error
 	})
+	if wroteEvent {
+		s.changes.EventWritten()
+	}
 	return f, err
 }
 

@@ -30,7 +30,7 @@ func TestEvidenceVerify(t *testing.T) {
 	by := models.Actor{ID: "key_1", Name: "agent"}
 	f, err := store.CreateFlow(ctx, org.ID, "Quarter close", nil, by)
 	require.NoError(t, err)
-	_, err = store.FinishFlow(ctx, org.ID, f.ID, models.FlowCompleted, by)
+	_, err = store.FinishFlow(ctx, org.ID, f.ID, models.FlowCompleted, by, func(*models.FlowDetail) ([]byte, error) { return []byte(`{}`), nil })
 	require.NoError(t, err)
 	x, err := (&evidence.Service{Store: store, BaseURL: "http://assent.test"}).Flow(ctx, org.ID, f.ID)
 	require.NoError(t, err)
