@@ -97,6 +97,40 @@ func (r *report) phase(name string, since *time.Time) {
 	*since = time.Now()
 }
 
+// owedEvents are the events one request's final state implies: kinds to
+// the webhook, and those of them its kind sends to a callback when it has
+// one.
+type owedEvents struct {
+	id, requestType string
+	kinds           []string
+	callback        bool
+}
+
+// awaitEvents waits up to 90 s for every owed event to reach the receiver
+// and counts each that never did.
+func awaitEvents(ctx context.Context, rcv *receiver, owed []owedEvents, r *report) {
+	missing := func() (out [][3]string) {
+		got := rcv.deliveries()
+		for _, o := range owed {
+			for _, kind := range o.kinds {
+				if len(got[[3]string{"webhook", o.id, kind}]) == 0 {
+					out = append(out, [3]string{"webhook", o.id, kind})
+				}
+				if o.callback && events.IsCallbackEvent(o.requestType, kind) && len(got[[3]string{"callback", o.id, kind}]) == 0 {
+					out = append(out, [3]string{"callback", o.id, kind})
+				}
+			}
+		}
+		return out
+	}
+	wait, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	waitUntil(wait, func() bool { return len(missing()) == 0 })
+	for _, m := range missing() {
+		r.problem(&r.MissingEvents, "%s never received %s for %s", m[0], m[2], m[1])
+	}
+}
+
 func (r *report) problem(counter *int, format string, args ...any) {
 	*counter++
 	if len(r.Problems) < 50 {
@@ -201,26 +235,11 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 	}
 
 	// Every event the final state implies, under one delivery id each.
-	want := func() (missing [][3]string) {
-		got := rcv.deliveries()
-		for _, a := range all {
-			for _, kind := range expected(a.Status) {
-				if len(got[[3]string{"webhook", a.ID, kind}]) == 0 {
-					missing = append(missing, [3]string{"webhook", a.ID, kind})
-				}
-				if a.CallbackURL != nil && events.IsCallbackEvent(events.RequestApproval, kind) && len(got[[3]string{"callback", a.ID, kind}]) == 0 {
-					missing = append(missing, [3]string{"callback", a.ID, kind})
-				}
-			}
-		}
-		return missing
+	owed := make([]owedEvents, len(all))
+	for i, a := range all {
+		owed[i] = owedEvents{id: a.ID, requestType: events.RequestApproval, kinds: expected(a.Status), callback: a.CallbackURL != nil}
 	}
-	wait, cancel := context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
-	waitUntil(wait, func() bool { return len(want()) == 0 })
-	for _, m := range want() {
-		r.problem(&r.MissingEvents, "%s never received %s for %s", m[0], m[2], m[1])
-	}
+	awaitEvents(ctx, rcv, owed, r)
 	got := rcv.deliveries()
 	for _, a := range all {
 		for _, kind := range terminal {

@@ -226,26 +226,11 @@ func (l *load) checkCollections(ctx context.Context, rcv *receiver, tc client.Cl
 
 	// Every event the final state implies, under one delivery id each; a
 	// webhook endpoint subscribed to nothing in particular gets every kind.
-	want := func() (missing [][3]string) {
-		got := rcv.deliveries()
-		for _, c := range all {
-			for _, kind := range expectedCollection(c.Status) {
-				if len(got[[3]string{"webhook", c.ID, kind}]) == 0 {
-					missing = append(missing, [3]string{"webhook", c.ID, kind})
-				}
-				if c.CallbackURL != nil && events.IsCallbackEvent(events.RequestCollection, kind) && len(got[[3]string{"callback", c.ID, kind}]) == 0 {
-					missing = append(missing, [3]string{"callback", c.ID, kind})
-				}
-			}
-		}
-		return missing
+	owed := make([]owedEvents, len(all))
+	for i, c := range all {
+		owed[i] = owedEvents{id: c.ID, requestType: events.RequestCollection, kinds: expectedCollection(c.Status), callback: c.CallbackURL != nil}
 	}
-	wait, cancel := context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
-	waitUntil(wait, func() bool { return len(want()) == 0 })
-	for _, m := range want() {
-		r.problem(&r.MissingEvents, "%s never received %s for %s", m[0], m[2], m[1])
-	}
+	awaitEvents(ctx, rcv, owed, r)
 	got := rcv.deliveries()
 	for _, c := range all {
 		for _, target := range []string{"webhook", "callback"} {

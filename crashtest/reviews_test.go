@@ -273,26 +273,11 @@ func (l *load) checkReviews(ctx context.Context, rcv *receiver, tc client.Client
 	// The webhook gets review.requested and the settling event
 	// (review.expired included); the callback the settling event. Nothing else, each under one
 	// delivery id (counted with the others in check).
-	want := func() (missing [][3]string) {
-		got := rcv.deliveries()
-		for _, v := range all {
-			for _, kind := range expectedReview(v.Status) {
-				if len(got[[3]string{"webhook", v.ID, kind}]) == 0 {
-					missing = append(missing, [3]string{"webhook", v.ID, kind})
-				}
-				if v.CallbackURL != nil && events.IsCallbackEvent(events.RequestReview, kind) && len(got[[3]string{"callback", v.ID, kind}]) == 0 {
-					missing = append(missing, [3]string{"callback", v.ID, kind})
-				}
-			}
-		}
-		return missing
+	owed := make([]owedEvents, len(all))
+	for i, v := range all {
+		owed[i] = owedEvents{id: v.ID, requestType: events.RequestReview, kinds: expectedReview(v.Status), callback: v.CallbackURL != nil}
 	}
-	wait, cancel := context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
-	waitUntil(wait, func() bool { return len(want()) == 0 })
-	for _, m := range want() {
-		r.problem(&r.MissingEvents, "%s never received %s for %s", m[0], m[2], m[1])
-	}
+	awaitEvents(ctx, rcv, owed, r)
 	got := rcv.deliveries()
 	for _, v := range all {
 		expect := expectedReview(v.Status)
