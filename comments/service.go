@@ -1,7 +1,7 @@
 // Package comments is the domain of comment threads on reports: a reader
 // quotes a passage (which must occur exactly once in the version it is
 // about) or talks about the whole report, others reply, and a thread is
-// resolved with a note. Threads follow the live version (Reanchor), and a
+// resolved with a note. Threads follow the live version (reanchor), and a
 // revision brief (brief.go) turns the open ones into one prompt for the
 // next version.
 package comments
@@ -256,11 +256,11 @@ func (s *Service) Threads(ctx context.Context, c Caller, idOrSlug string) (*mode
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := s.Reanchor(ctx, r); err != nil {
+	threads, err := s.Store.Threads(ctx, c.OrgID, r.ID)
+	if err != nil {
 		return nil, nil, err
 	}
-	threads, err := s.Store.Threads(ctx, c.OrgID, r.ID)
-	return r, threads, err
+	return r, threads, s.reanchor(ctx, r, threads)
 }
 
 // Open pages through the open threads across the organisation that the
@@ -318,24 +318,23 @@ func (s *Service) Image(ctx context.Context, c Caller, idOrSlug, sha string) (*m
 	return img, b, err
 }
 
-// Reanchor looks for the quote of each open thread of r (review threads
+// reanchor looks for the quote of each open thread of r (review threads
 // excepted: they stay on their pinned version) in r's live version, once
 // per live version: found once, the thread is anchored there; otherwise
-// it is outdated, keeping the version it was last found in.
-func (s *Service) Reanchor(ctx context.Context, r *models.Report) error {
+// it is outdated, keeping the version it was last found in. threads are
+// r's, and are updated as stored.
+func (s *Service) reanchor(ctx context.Context, r *models.Report, threads []models.CommentThread) error {
 	if r.LiveVersion == nil {
 		return nil
 	}
-	threads, err := s.Store.Threads(ctx, r.OrganizationID, r.ID)
-	if err != nil {
-		return err
-	}
 	var live *models.ReportVersion
 	var anchors []models.Anchor
-	for _, t := range threads {
+	for i := range threads {
+		t := &threads[i]
 		if t.Status != models.ThreadOpen || t.ReviewID != nil || t.Quote == nil || t.CheckedVersion == *r.LiveVersion {
 			continue
 		}
+		var err error
 		if live == nil {
 			if live, err = s.Store.LiveVersion(ctx, r); err != nil {
 				return err
@@ -345,11 +344,12 @@ func (s *Service) Reanchor(ctx context.Context, r *models.Report) error {
 		if err != nil {
 			return err
 		}
-		a := models.Anchor{ThreadID: t.ID, State: models.AnchorOutdated, CheckedVersion: live.Version}
+		t.AnchorState, t.CheckedVersion = models.AnchorOutdated, live.Version
 		if f.count == 1 {
-			a.State, a.Version, a.Path = models.AnchorAnchored, live.Version, f.path
+			t.AnchorState, t.AnchorVersion, t.Path = models.AnchorAnchored, live.Version, f.path
 		}
-		anchors = append(anchors, a)
+		anchors = append(anchors, models.Anchor{ThreadID: t.ID, State: t.AnchorState, Version: t.AnchorVersion, Path: t.Path,
+			CheckedVersion: t.CheckedVersion})
 	}
 	return s.Store.SetAnchors(ctx, r.OrganizationID, anchors)
 }

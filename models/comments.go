@@ -38,7 +38,7 @@ type CommentThread struct {
 	Path    string  `gorm:"size:1024;not null"`
 	// MadeOnVersion is the version the thread was opened on; AnchorVersion
 	// the version its quote was last found in; CheckedVersion the live
-	// version the quote was last looked for in (see comments.Reanchor).
+	// version the quote was last looked for in (see comments' reanchor).
 	MadeOnVersion  int    `gorm:"not null"`
 	AnchorState    string `gorm:"size:20;not null"`
 	AnchorVersion  int    `gorm:"not null"`
@@ -305,6 +305,9 @@ type Anchor struct {
 // SetAnchors records where threads' quotes stand. A thread resolved
 // meanwhile keeps its anchor all the same: it is where it was last seen.
 func (s *Store) SetAnchors(ctx context.Context, orgID string, anchors []Anchor) error {
+	if len(anchors) == 0 {
+		return nil // most reads: nothing moved since the last
+	}
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		for _, a := range anchors {
 			cols := map[string]any{"anchor_state": a.State, "checked_version": a.CheckedVersion}
