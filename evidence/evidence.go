@@ -7,14 +7,13 @@
 package evidence
 
 import (
-	"bytes"
 	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 
+	"github.com/assent-hq/assent/internal/canonjson"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/wiretime"
 	"github.com/assent-hq/assent/models"
@@ -91,7 +90,7 @@ type Delivery struct {
 }
 
 // Digest says what the signature covers: the whole export without the
-// signature, in canonical JSON (Canonical), signed with the evidence key
+// signature, in canonical JSON (internal/canonjson), signed with the evidence key
 // keyId (publicKey, base64url, is published at
 // /.well-known/assent/evidence-keys). entriesHash is the SHA-256 of the
 // timeline's entry hashes in order; chainHead the organisation's chain
@@ -143,7 +142,7 @@ func (s *Service) sign(ctx context.Context, subject Subject, e *models.Evidence)
 	x := s.build(subject, e)
 	x.Digest = Digest{Algorithm: "Ed25519", KeyID: key.ID, PublicKey: base64.RawURLEncoding.EncodeToString(key.PublicKey),
 		EntriesHash: EntriesHash(x.Timeline), ChainHead: ChainHead{Position: e.Head.Position, Hash: e.Head.Hash}}
-	body, err := Canonical(x)
+	body, err := canonjson.Marshal(x)
 	if err != nil {
 		return nil, err
 	}
@@ -194,30 +193,4 @@ func EntriesHash(entries []Entry) string {
 		h.Write([]byte(e.EntryHash))
 	}
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// Canonical is v as canonical JSON: object keys sorted, no spaces, no
-// HTML escaping, numbers as written.
-func Canonical(v any) ([]byte, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return canonicalBytes(b)
-}
-
-func canonicalBytes(b []byte) ([]byte, error) {
-	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
-	var generic any
-	if err := d.Decode(&generic); err != nil {
-		return nil, err
-	}
-	var out bytes.Buffer
-	enc := json.NewEncoder(&out)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(generic); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(out.Bytes(), []byte("\n")), nil
 }

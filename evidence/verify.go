@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/assent-hq/assent/internal/canonjson"
 	"github.com/assent-hq/assent/models"
 )
 
@@ -58,7 +59,7 @@ func Verify(raw []byte) (*Checked, error) {
 	delete(digest, "signature")
 	body, err := json.Marshal(doc)
 	if err == nil {
-		body, err = canonicalBytes(body)
+		body, err = canonjson.Canonical(body)
 	}
 	if err != nil {
 		return nil, err

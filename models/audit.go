@@ -1,16 +1,16 @@
 package models
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"time"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
+
+	"github.com/assent-hq/assent/internal/canonjson"
 )
 
 // The audit trail is tamper-evident: every organisation's entries form
@@ -72,19 +72,17 @@ func ChainHash(prev string, e *AuditEntry) string {
 }
 
 // CanonicalAudit is the JSON an entry's hash covers: its fields (not the
-// hash itself) under sorted keys, no spaces, no HTML escaping, the time
-// in UTC to the microsecond.
+// hash itself) in canonical form, the time in UTC to the microsecond.
 func CanonicalAudit(e *AuditEntry) []byte {
-	fields := map[string]any{
+	b, err := canonjson.Encode(map[string]any{
 		"id": e.ID, "organizationId": e.OrganizationID, "flowId": e.FlowID, "subjectType": e.SubjectType,
 		"subjectId": e.SubjectID, "seq": e.Seq, "action": e.Action, "actorId": e.ActorID, "actorName": e.ActorName,
 		"detail": e.Detail, "at": e.At.UTC().Format("2006-01-02T15:04:05.000000Z"), "position": e.Position,
+	})
+	if err != nil {
+		panic(err) // strings and numbers always encode
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(fields) // a map of strings and numbers always encodes
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+	return b
 }
 
 // VerifyChain checks entries, an organisation's chain from position
