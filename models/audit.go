@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"time"
 
@@ -46,13 +47,19 @@ func writeAudit(tx *gorm.DB, e *AuditEntry) error {
 }
 
 // lockedHead reads the end of an organisation's chain under its row lock,
-// making the row for the organisation's first entry.
+// making the row for the organisation's first entry (two first writers
+// both insert; one insert is a no-op, and both then queue on the lock).
 func lockedHead(tx *gorm.DB, orgID string) (*AuditHead, error) {
-	if err := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&AuditHead{OrganizationID: orgID}).Error; err != nil {
-		return nil, err
-	}
 	var head AuditHead
-	err := tx.Clauses(lockForUpdate(tx)...).Where("organization_id = ?", orgID).Take(&head).Error
+	take := func() error {
+		return tx.Clauses(lockForUpdate(tx)...).Where("organization_id = ?", orgID).Take(&head).Error
+	}
+	err := take()
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		if err = tx.Clauses(clause.OnConflict{DoNothing: true}).Create(&AuditHead{OrganizationID: orgID}).Error; err == nil {
+			err = take()
+		}
+	}
 	return &head, err
 }
 
