@@ -74,24 +74,15 @@ func pick(threads []models.CommentThread, named []string) ([]models.CommentThrea
 // reviewsOf are the reviews whose verdict notes a brief carries: those the
 // threads belong to, and those of the live version, by id.
 func (s *Service) reviewsOf(ctx context.Context, r *models.Report, threads []models.CommentThread) ([]models.Review, error) {
-	var all []models.Review
-	for cursor := ""; ; {
-		page, next, err := s.Store.ListReviews(ctx, r.OrganizationID, models.ReviewFilter{ReportID: r.ID}, models.Page{Limit: 200, Cursor: cursor})
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, page...)
-		if next == "" {
-			break
-		}
-		cursor = next
+	all, err := s.Store.ReviewsOf(ctx, r.OrganizationID, r.ID)
+	if err != nil {
+		return nil, err
 	}
 	out := slices.DeleteFunc(all, func(rv models.Review) bool {
 		return rv.Version != *r.LiveVersion && !slices.ContainsFunc(threads, func(t models.CommentThread) bool {
 			return t.ReviewID != nil && *t.ReviewID == rv.ID
 		})
 	})
-	slices.SortFunc(out, func(a, b models.Review) int { return strings.Compare(a.ID, b.ID) })
 	return out, nil
 }
 

@@ -63,7 +63,7 @@ func (s *Store) ReportEvidence(ctx context.Context, orgID, idOrSlug string) (*Re
 		return nil, nil, err
 	}
 	e := &Evidence{Reports: []Report{*r}}
-	if err := db.Where("organization_id = ? AND report_id = ?", orgID, r.ID).Order("id").Find(&e.Reviews).Error; err != nil {
+	if e.Reviews, err = reviewsOf(db, orgID, r.ID); err != nil {
 		return nil, nil, err
 	}
 	if err := db.Where("organization_id = ? AND report_id = ?", orgID, r.ID).Order("id").Find(&e.Approvals).Error; err != nil {

@@ -135,6 +135,17 @@ func (s *Store) ListReviews(ctx context.Context, orgID string, f ReviewFilter, p
 	return list(q, p, func(r *Review) string { return r.ID })
 }
 
+// ReviewsOf lists every review of a report, by id.
+func (s *Store) ReviewsOf(ctx context.Context, orgID, reportID string) ([]Review, error) {
+	return reviewsOf(s.db.WithContext(ctx), orgID, reportID)
+}
+
+func reviewsOf(db *gorm.DB, orgID, reportID string) ([]Review, error) {
+	var out []Review
+	err := db.Where("organization_id = ? AND report_id = ?", orgID, reportID).Order("id").Find(&out).Error
+	return out, err
+}
+
 // OpenReviewsFor lists the open reviews personID was asked to review and
 // has not returned a verdict on, the earliest expiring first.
 func (s *Store) OpenReviewsFor(ctx context.Context, orgID, personID string, limit int) ([]Review, error) {
