@@ -93,6 +93,8 @@ var authzMatrix = []authzRow{
 	{"POST", "/api/v1/comments/:threadId/resolve", mw, openThread, `{"note":"Done."}`, "anon=401 agent=200/409 noscope=403 owner=200/409 administrator=200/409 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"POST", "/api/v1/reports/:idOrSlug/revision-briefs", rr, commentedReport, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"POST", "/api/v1/collections/:id/replies", "", openCollection, `{"answers":{"q1":42},"submit":true}`, "anon=401 agent=403 noscope=403 owner=403/409 administrator=403/409 member=200 adminkey=403 guest=401 others=404 otheragent=403 otheradmin=403"},
+	// The action is registered in the first organisation only.
+	{"POST", "/api/v1/gate", gc, noID, `{"action":"` + matrixAction + `","input":{}}`, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"GET", "/api/v1/inbox", "", noID, ``, "anon=401 agent=403 noscope=403 members=200 adminkey=403 guest=401 others=403 othermember=200"},
 
 	{"POST", "/api/v1/uploads", rw, noID, ``, "anon=401 agent=201 noscope=403 members=201 adminkey=403 guest=401 others=201 otheradmin=403"},
@@ -153,6 +155,11 @@ var authzMatrix = []authzRow{
 	{"GET", "/api/v1/admin/rules", "", noID, ``, adminOnly + "adminkey=200 otheradmin=200"},
 	{"PATCH", "/api/v1/admin/rules/:id", "", disabledRule, `{"enabled":false}`, adminOnly + "adminkey=200 otheradmin=404"},
 	{"DELETE", "/api/v1/admin/rules/:id", "", disabledRule, ``, adminOnly + "adminkey=204 otheradmin=404"},
+	{"POST", "/api/v1/admin/actions", "", noID, `{"name":"{unique}","inputSchema":{"type":"object"}}`, adminOnly + "adminkey=201 otheradmin=201"},
+	{"GET", "/api/v1/admin/actions", "", noID, ``, adminOnly + "adminkey=200 otheradmin=200"},
+	{"GET", "/api/v1/admin/actions/:id", "", anAction, ``, adminOnly + "adminkey=200 otheradmin=404"},
+	{"PUT", "/api/v1/admin/actions/:id", "", anAction, `{"name":"{unique}","inputSchema":{"type":"object"}}`, adminOnly + "adminkey=200 otheradmin=404"},
+	{"DELETE", "/api/v1/admin/actions/:id", "", anAction, ``, adminOnly + "adminkey=204 otheradmin=404"},
 	{"POST", "/api/v1/admin/webhooks", "", noID, `{"url":"{receiver}"}`, adminOnly + "adminkey=201 otheradmin=201"},
 	{"GET", "/api/v1/admin/webhooks", "", noID, ``, adminOnly + "adminkey=200 otheradmin=200"},
 	{"GET", "/api/v1/admin/webhooks/:id", "", webhookEndpoint, ``, adminOnly + "adminkey=200 otheradmin=404"},
@@ -192,7 +199,12 @@ const (
 	vr = scopes.ReviewsRead
 	vw = scopes.ReviewsWrite
 	mw = scopes.CommentsWrite
+	gc = scopes.GateCheck
 )
+
+// matrixAction is an action every gate check of the first organisation
+// is allowed.
+const matrixAction = "matrix.run"
 
 // datasetParam is a dataset's name in a route; the matrix names the one
 // every reportWithData has.
@@ -274,6 +286,8 @@ const (
 	aSchedule
 	// reportWithData is a liveReport with the dataset matrixDataset.
 	reportWithData
+	// anAction is a registered action.
+	anAction
 )
 
 // matrixPrincipals are the matrix's columns; the idempotency checks take
@@ -491,6 +505,7 @@ func newAuthzEnv(t *testing.T, db *gorm.DB) *authzEnv {
 	_, e.memberSession, err = st.CreateSession(ctx, e.org.ID, e.member.ID)
 	require.NoError(t, err)
 	e.ours = append(e.ours, guest.ID)
+	e.create201(t, e.adminKey, "/api/v1/admin/actions", `{"name":"`+matrixAction+`","inputSchema":{"type":"object"},"policy":[{"name":"all","outcome":"allow"}]}`)
 	return e
 }
 
@@ -596,6 +611,8 @@ func (e *authzEnv) fresh(t *testing.T, row authzRow) target {
 		id = e.create201(t, e.adminKey, "/api/v1/admin/keys", `{"name":"doomed","kind":"agent","scopes":["approvals:read"]}`)
 	case disabledRule:
 		id = e.create201(t, e.adminKey, "/api/v1/admin/rules", `{"name":"`+e.unique()+`","kind":"approval","requiredApprovals":2,"enabled":false}`)
+	case anAction:
+		id = e.create201(t, e.adminKey, "/api/v1/admin/actions", `{"name":"`+e.unique()+`","inputSchema":{"type":"object"}}`)
 	case liveReport:
 		id = e.create201(t, e.exact[rw], "/api/v1/reports", `{"title":"Q3","content":"<h1>Q3</h1>"}`)
 	case heldVersion:

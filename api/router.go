@@ -18,6 +18,7 @@ import (
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/comments"
 	"github.com/assent-hq/assent/evidence"
+	"github.com/assent-hq/assent/gate"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/logging"
 	"github.com/assent-hq/assent/internal/netguard"
@@ -46,6 +47,7 @@ type Deps struct {
 	Reviews     *reviews.Service
 	Comments    *comments.Service
 	Evidence    *evidence.Service
+	Gate        *gate.Service
 	Webhooks    *webhooks.Service
 	Admin       *admin.Service
 	// NetPolicy says which receiver addresses may be saved when the
@@ -68,6 +70,7 @@ type handlers struct {
 	reviews     *reviews.Service
 	comments    *comments.Service
 	evidence    *evidence.Service
+	gate        *gate.Service
 	webhooks    *webhooks.Service
 	admin       *admin.Service
 }
@@ -77,7 +80,7 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 // New returns the HTTP handler for the API and health checks.
 func New(d Deps) http.Handler {
 	h := &handlers{store: d.Store, temporal: d.Temporal, log: d.Logger, baseURL: d.BaseURL,
-		approvals: d.Approvals, collections: d.Collections, reports: d.Reports, reviews: d.Reviews, comments: d.Comments, evidence: d.Evidence, webhooks: d.Webhooks, admin: d.Admin}
+		approvals: d.Approvals, collections: d.Collections, reports: d.Reports, reviews: d.Reviews, comments: d.Comments, evidence: d.Evidence, gate: d.Gate, webhooks: d.Webhooks, admin: d.Admin}
 	if h.evidence == nil {
 		h.evidence = &evidence.Service{Store: d.Store, BaseURL: d.BaseURL}
 	}
@@ -95,6 +98,9 @@ func New(d Deps) http.Handler {
 	}
 	if h.webhooks == nil {
 		h.webhooks = webhooks.New(d.Store, d.NetPolicy, d.BaseURL)
+	}
+	if h.gate == nil {
+		h.gate = gate.New(d.Store, h.approvals, d.Logger, d.BaseURL)
 	}
 	if h.admin == nil {
 		h.admin = admin.New(d.Store, h.approvals).WithRespondents(h.collections)
@@ -208,6 +214,7 @@ func New(d Deps) http.Handler {
 	h.post(v1, "/flows/:id/cancel", requireScope(scopes.FlowsWrite), h.cancelFlow)
 	v1.GET("/flows/:id/evidence", requireEvidence, h.flowEvidence)
 	v1.GET("/reports/:idOrSlug/evidence", requireEvidence, h.reportEvidence)
+	h.postResumable(v1, "/gate", requireScope(scopes.GateCheck), h.checkGate)
 
 	adm := v1.Group("/admin", requireAdmin)
 	adm.GET("/organization", h.getOrganization)
@@ -242,6 +249,11 @@ func New(d Deps) http.Handler {
 	h.post(adm, "/webhooks/:id/recover", h.recoverDeliveries)
 	adm.GET("/deliveries/:id", h.getDelivery)
 	h.post(adm, "/deliveries/:id/resend", h.resendDelivery)
+	h.post(adm, "/actions", h.createAction)
+	adm.GET("/actions", h.listActions)
+	adm.GET("/actions/:id", h.getAction)
+	adm.PUT("/actions/:id", h.updateAction)
+	adm.DELETE("/actions/:id", h.deleteAction)
 	adm.GET("/held-versions", h.listHeldVersions)
 	h.postResumable(adm, "/held-versions/:id/release", h.releaseHeld)
 	h.postResumable(adm, "/held-versions/:id/decline", h.declineHeld)

@@ -51,6 +51,16 @@ type CreateInput struct {
 	EditableFields []string        `json:"editableFields" validate:"max=100,dive,required,max=200"`
 	CallbackURL    *string         `json:"callbackUrl" validate:"omitempty,max=2048"`
 	Escalation     *Escalation     `json:"escalation"`
+	// Gate is set by the action gate on the approval it raises; no body
+	// can set it.
+	Gate *GateOrigin `json:"-"`
+}
+
+// GateOrigin is the action a gated approval was raised for.
+type GateOrigin struct {
+	Action string
+	// InputSchema is the action's schema, which corrections are held to.
+	InputSchema json.RawMessage
 }
 
 // Escalation asks that the people in To become approvers if the request is
@@ -63,14 +73,14 @@ type Escalation struct {
 // escalationRole resolves an escalation's people as approvers are, naming
 // the escalation's field.
 func escalationRole(org *models.Organization) requests.Role {
-	r := approverRole(org)
+	r := ApproverRole(org)
 	r.Field = "escalation.to"
 	return r
 }
 
-// approverRole is how approvers are resolved and refused (spec 2.1 rules
-// 1–3).
-func approverRole(org *models.Organization) requests.Role {
+// ApproverRole is how approvers are resolved and refused (spec 2.1 rules
+// 1–3); the action gate's approval rules name people the same way.
+func ApproverRole(org *models.Organization) requests.Role {
 	return requests.Role{Field: "approvers", Unknown: apperr.UnknownApprover, Ambiguous: apperr.AmbiguousApprover,
 		Guests: org.GuestsMayApprove, GuestRefusal: "a guest; this organisation does not let guests approve"}
 }
@@ -115,6 +125,9 @@ func (s *Service) build(ctx context.Context, p *models.Principal, in *CreateInpu
 	if err := checkEditableFields(rec.Input, in.EditableFields); err != nil {
 		return nil, err
 	}
+	if in.Gate != nil {
+		rec.Action, rec.InputSchema = &in.Gate.Action, models.RawJSON(in.Gate.InputSchema)
+	}
 	if rec.CallbackURL, rec.CallbackSecret, err = requests.Callback(ctx, s.netPolicy, in.CallbackURL); err != nil {
 		return nil, err
 	}
@@ -152,7 +165,7 @@ func setEscalation(rec *models.Approval, after time.Duration, to, ids []string) 
 // organisation's owners and administrators.
 func (s *Service) approvers(ctx context.Context, org *models.Organization, refs []string) ([]string, error) {
 	if len(refs) > 0 {
-		return requests.Resolve(ctx, s.store, org.ID, refs, approverRole(org))
+		return requests.Resolve(ctx, s.store, org.ID, refs, ApproverRole(org))
 	}
 	owners, err := s.defaultApprovers(ctx, org.ID)
 	if err == nil && len(owners) == 0 {
@@ -291,6 +304,7 @@ func workflowInput(rec *models.Approval) workflows.ApprovalInput {
 		EditableFields:    rec.EditableFields,
 		ReasonRequired:    len(rec.Concerns.V) > 0,
 		Input:             json.RawMessage(rec.Input),
+		InputSchema:       json.RawMessage(rec.InputSchema),
 	}
 	if rec.EscalationAfter != nil {
 		in.Escalation = &workflows.Escalation{At: rec.CreatedAt.Add(time.Duration(*rec.EscalationAfter) * time.Second),

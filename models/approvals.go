@@ -128,6 +128,11 @@ type Approval struct {
 	EscalationTo    StringList `gorm:"type:text"`
 	EscalationIDs   StringList `gorm:"type:text"`
 	EscalatedAt     *time.Time
+	// Action and InputSchema are set on an approval the action gate
+	// raised: the action's name, and the schema its corrections are held
+	// to (as the action had it then).
+	Action      *string `gorm:"size:200"`
+	InputSchema RawJSON `gorm:"type:text"`
 	// Seq is the last workflow transition applied; zero until the workflow
 	// has run its first step, which is how the reconciler finds records no
 	// workflow owns.

@@ -864,6 +864,68 @@ var migrations = []*gormigrate.Migration{
 		},
 		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("evidence_keys") },
 	},
+	{
+		// The action gate: registered actions, the checks put to it, and
+		// the action an approval was raised for.
+		ID: "202611260010_action_gate",
+		Migrate: func(tx *gorm.DB) error {
+			type Action struct {
+				ID                      string  `gorm:"primaryKey;size:40"`
+				OrganizationID          string  `gorm:"size:40;not null;uniqueIndex:idx_actions_org_name,priority:1"`
+				Name                    string  `gorm:"size:200;not null;uniqueIndex:idx_actions_org_name,priority:2"`
+				Description             string  `gorm:"type:text;not null"`
+				InputSchema             RawJSON `gorm:"type:text;not null"`
+				EditableFields          string  `gorm:"type:text;not null"`
+				Policy                  string  `gorm:"type:text;not null"`
+				DecisionTokenTTLSeconds *int
+				CreatedAt               time.Time
+				UpdatedAt               time.Time
+			}
+			type GateCheck struct {
+				ID             string  `gorm:"primaryKey;size:40"`
+				OrganizationID string  `gorm:"size:40;not null;index"`
+				ActionID       string  `gorm:"size:40;not null;index"`
+				Action         string  `gorm:"size:200;not null"`
+				Input          RawJSON `gorm:"type:text;not null"`
+				Decision       string  `gorm:"size:20;not null"`
+				Rule           string  `gorm:"size:200;not null"`
+				Reason         string  `gorm:"type:text;not null"`
+				ApprovalID     *string `gorm:"size:40;uniqueIndex"`
+				DecisionToken  *string `gorm:"type:text"`
+				FlowID         *string `gorm:"size:40;index"`
+				ExternalID     *string `gorm:"size:255"`
+				CallerKind     string  `gorm:"size:20;not null"`
+				CallerID       string  `gorm:"size:60;not null"`
+				CallerName     string  `gorm:"size:320;not null"`
+				CreatedAt      time.Time
+			}
+			type Approval struct {
+				Action      *string `gorm:"size:200"`
+				InputSchema RawJSON `gorm:"type:text"`
+			}
+			if err := tx.Migrator().CreateTable(&Action{}, &GateCheck{}); err != nil {
+				return err
+			}
+			for _, col := range []string{"Action", "InputSchema"} {
+				if err := tx.Migrator().AddColumn(&Approval{}, col); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Rollback: func(tx *gorm.DB) error {
+			type Approval struct {
+				Action      *string
+				InputSchema RawJSON
+			}
+			for _, col := range []string{"Action", "InputSchema"} {
+				if err := tx.Migrator().DropColumn(&Approval{}, col); err != nil {
+					return err
+				}
+			}
+			return tx.Migrator().DropTable("gate_checks", "actions")
+		},
+	},
 }
 
 // RequireMigrated fails when the database lacks a migration this binary

@@ -65,6 +65,9 @@ func (p *Pages) mountAdmin(g *gin.RouterGroup) {
 	a.POST("/rules", p.createRule)
 	a.POST("/rules/:id/enabled", p.setRuleEnabled)
 	a.POST("/rules/:id/delete", p.deleteRule)
+	a.GET("/actions", p.adminActions)
+	a.POST("/actions", p.saveAction)
+	a.POST("/actions/:id/delete", p.deleteAction)
 
 	a.GET("/held-versions", p.publishing, p.adminHeld)
 	a.POST("/held-versions/:id/release", p.publishing, p.releaseHeld)
@@ -124,6 +127,12 @@ type formProblem struct {
 // the template can mark the field.
 func (b adminBase) Invalid(field string) bool { return b.Problem != nil && b.Problem.Field == field }
 
+// InvalidIn is Invalid for a list field: the refusal names it or one of
+// its elements (policy[2].condition).
+func (b adminBase) InvalidIn(field string) bool {
+	return b.Invalid(field) || b.Problem != nil && strings.HasPrefix(b.Problem.Field, field+"[")
+}
+
 // notices are what a redirect after an action may say; the query names
 // one, so a link cannot put words on the page.
 var notices = map[string]string{
@@ -149,6 +158,8 @@ var notices = map[string]string{
 	"rule-enabled":       "The rule is enabled and applies to new requests.",
 	"rule-disabled":      "The rule is disabled; requests already created keep what it gave them.",
 	"rule-deleted":       "The rule was deleted.",
+	"action-saved":       "The action was saved; checks from now on follow it.",
+	"action-deleted":     "The action was deleted; agents asking the gate for it are told it is not registered.",
 	"version-released":   "The version was released: it is live unless a newer version is.",
 	"version-declined":   "The version was declined; it keeps its number and is never served.",
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/comments"
+	"github.com/assent-hq/assent/gate"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/bodyread"
 	"github.com/assent-hq/assent/internal/logging"
@@ -74,7 +75,9 @@ type Deps struct {
 	Reports *reports.Service
 	// Site serves reports on their own origins; nil when reports cannot be
 	// read (no reports domain).
-	Site     *reportsite.Site
+	Site *reportsite.Site
+	// Gate registers actions on the admin pages; nil builds one.
+	Gate     *gate.Service
 	Webhooks *webhooks.Service
 	Admin    *admin.Service
 	// OIDC, when set, offers single sign-on beside the emailed link.
@@ -132,6 +135,7 @@ type Pages struct {
 	signIns  *ratelimit.Keyed
 	webhooks *webhooks.Service
 	admin    *admin.Service
+	gate     *gate.Service
 	// codec is the Temporal UI's codec endpoint, nil when not served.
 	codec *CodecSettings
 	// dev is nil outside `assent dev`.
@@ -175,7 +179,7 @@ func New(d Deps) *Pages {
 	if log == nil {
 		log = slog.Default()
 	}
-	p := &Pages{store: d.Store, approvals: d.Approvals, collections: d.Collections, reviews: d.Reviews, comments: d.Comments, reports: d.Reports, site: d.Site, webhooks: d.Webhooks, admin: d.Admin, mailer: d.Mailer, baseURL: strings.TrimSuffix(d.BaseURL, "/"), log: log,
+	p := &Pages{store: d.Store, approvals: d.Approvals, collections: d.Collections, reviews: d.Reviews, comments: d.Comments, reports: d.Reports, site: d.Site, webhooks: d.Webhooks, admin: d.Admin, gate: d.Gate, mailer: d.Mailer, baseURL: strings.TrimSuffix(d.BaseURL, "/"), log: log,
 		secure: !strings.HasPrefix(d.BaseURL, "http://"), pages: map[string]*template.Template{}}
 	if p.mailer == nil {
 		p.mailer = noMailer{}
@@ -196,6 +200,9 @@ func New(d Deps) *Pages {
 	}
 	if p.admin == nil {
 		p.admin = admin.New(d.Store, p.approvals).WithRespondents(p.collections)
+	}
+	if p.gate == nil {
+		p.gate = gate.New(d.Store, p.approvals, log, p.baseURL)
 	}
 	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html"))
 	names, err := fs.Glob(files, "templates/*.html")

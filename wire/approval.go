@@ -46,8 +46,10 @@ type Approval struct {
 	Concerns          []models.Concern `json:"concerns"`
 	Escalation        *Escalation      `json:"escalation"`
 	RequestedBy       string           `json:"requestedBy"`
-	CreatedAt         wiretime.Time    `json:"createdAt"`
-	UpdatedAt         wiretime.Time    `json:"updatedAt"`
+	// Action names the registered action when the gate raised it.
+	Action    *string       `json:"action,omitempty"`
+	CreatedAt wiretime.Time `json:"createdAt"`
+	UpdatedAt wiretime.Time `json:"updatedAt"`
 }
 
 // Escalation is an approval's escalation: after seconds, the people named
@@ -86,7 +88,7 @@ func NewApproval(a *models.Approval, baseURL string) Approval {
 		Metadata: a.Metadata, Input: a.Input, EditableFields: nonNil(a.EditableFields), CallbackURL: a.CallbackURL,
 		DecidedBy: a.DecidedBy, DecidedByID: a.DecidedByID, DecidedAt: wiretime.Ptr(a.DecidedAt), Note: a.Note,
 		Reason: a.Reason, ApprovedInput: a.ApprovedInput, Changes: a.Changes.V,
-		Questions: All(a.Questions.V, NewQuestion), Concerns: nonNil(a.Concerns.V), RequestedBy: a.RequestedBy,
+		Questions: All(a.Questions.V, NewQuestion), Concerns: nonNil(a.Concerns.V), RequestedBy: a.RequestedBy, Action: a.Action,
 		CreatedAt: wiretime.New(a.CreatedAt), UpdatedAt: wiretime.New(a.UpdatedAt),
 	}
 	for i, p := range a.ResolvedApprovers {

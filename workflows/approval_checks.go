@@ -6,9 +6,11 @@ import (
 	"maps"
 	"math/big"
 	"slices"
+	"strings"
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/assent-hq/assent/internal/actionschema"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/states"
 )
@@ -132,7 +134,29 @@ func checkCorrections(in *ApprovalInput, corrections map[string]json.RawMessage)
 			return refuseField(path, "%s must stay a %s", field, want)
 		}
 	}
-	return nil
+	return checkAgainstSchema(in, corrections)
+}
+
+// checkAgainstSchema holds a gated approval's corrected input to its
+// action's schema (spec 4.1 rule 4).
+func checkAgainstSchema(in *ApprovalInput, corrections map[string]json.RawMessage) error {
+	if len(in.InputSchema) == 0 || len(corrections) == 0 {
+		return nil
+	}
+	schema, err := actionschema.Compile(in.InputSchema)
+	if err != nil { // checked when the action was saved
+		return refuse(apperr.InvalidState, "this approval's action schema cannot be read: %v", err)
+	}
+	corrected, _ := applyCorrections(in.Input, corrections)
+	v := schema.Validate(corrected)
+	if v == nil {
+		return nil
+	}
+	field := strings.SplitN(strings.SplitN(v.Path, ".", 2)[0], "[", 2)[0]
+	if _, corrected := corrections[field]; !corrected {
+		return refuseField("corrections", "the corrected input does not meet the action's schema: %s", v.Error())
+	}
+	return refuseField("corrections."+field, "%s does not meet the action's schema: %s", field, v.Error())
 }
 
 // fields are the members of a JSON object, as raw JSON; none for anything

@@ -31,6 +31,9 @@ type ApprovalInput struct {
 	// their exact text through to approvedInput.
 	Input          json.RawMessage
 	EditableFields []string
+	// InputSchema, set when the action gate raised the approval, is the
+	// action's JSON Schema: corrections must leave the input valid.
+	InputSchema json.RawMessage `json:",omitempty"`
 	// ReasonRequired is set when an ethics rule matched.
 	ReasonRequired bool
 	// Escalation, when set, adds approvers if the approval is still

@@ -23,6 +23,7 @@ import (
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/comments"
+	"github.com/assent-hq/assent/gate"
 	"github.com/assent-hq/assent/internal/blobstore"
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/logging"
@@ -186,6 +187,7 @@ type services struct {
 	reports     *reports.Service
 	reviews     *reviews.Service
 	comments    *comments.Service
+	gate        *gate.Service
 	webhooks    *webhooks.Service
 	admin       *admin.Service
 }
@@ -203,7 +205,8 @@ func (r *resources) services(log *slog.Logger, baseURL string, policy *netguard.
 	rep := reports.New(reports.Deps{Store: r.store, Temporal: r.temporal, Blobs: r.blobs, Scanner: r.scanner, Logger: log, BaseURL: baseURL})
 	rev := reviews.New(requests.Deps{Store: r.store, Temporal: r.temporal, Logger: log, NetPolicy: policy}, rep)
 	com := comments.New(comments.Deps{Store: r.store, Blobs: r.blobs, Reports: rep, Logger: log, BaseURL: baseURL})
-	return &services{approvals: a, collections: col, reports: rep, reviews: rev, comments: com, webhooks: webhooks.New(r.store, policy, baseURL),
+	return &services{approvals: a, collections: col, reports: rep, reviews: rev, comments: com, gate: gate.New(r.store, a, log, baseURL),
+		webhooks: webhooks.New(r.store, policy, baseURL),
 		admin: admin.New(r.store, a).WithRespondents(col)}
 }
 
@@ -221,11 +224,11 @@ func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string
 		log.Warn("ASSENT_REPORTS_DOMAIN is not set: published reports cannot be read; set it to a domain whose subdomains reach this server, such as reports.example.com")
 	}
 	pages := web.New(web.Deps{Store: r.store, Mailer: r.mailer, BaseURL: baseURL, Logger: log, OIDC: oidcSettings(cfg),
-		Approvals: svc.approvals, Collections: svc.collections, Reports: svc.reports, Reviews: svc.reviews, Comments: svc.comments, Site: site, Webhooks: svc.webhooks, Admin: svc.admin, SigningKey: r.secrets.Derive("web-signing"),
+		Approvals: svc.approvals, Collections: svc.collections, Reports: svc.reports, Reviews: svc.reviews, Comments: svc.comments, Gate: svc.gate, Site: site, Webhooks: svc.webhooks, Admin: svc.admin, SigningKey: r.secrets.Derive("web-signing"),
 		Codec: &web.CodecSettings{Decode: converter.NewPayloadCodecHTTPHandler(payloadcodec.AcceptingPlain(r.secrets)),
 			UIOrigin: cfg.TemporalUIURL, Operators: cfg.Operators}, Dev: dev})
 	h := api.New(api.Deps{Store: r.store, Temporal: r.temporal, Logger: log, BaseURL: baseURL, TrustedProxies: cfg.TrustedProxies,
-		Approvals: svc.approvals, Collections: svc.collections, Reports: svc.reports, Reviews: svc.reviews, Comments: svc.comments, Webhooks: svc.webhooks, Admin: svc.admin,
+		Approvals: svc.approvals, Collections: svc.collections, Reports: svc.reports, Reviews: svc.reviews, Comments: svc.comments, Gate: svc.gate, Webhooks: svc.webhooks, Admin: svc.admin,
 		Mount: func(e *gin.Engine) {
 			if mount != nil {
 				mount(e)

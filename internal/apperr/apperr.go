@@ -56,6 +56,7 @@ const (
 	ContentTooLarge     = "content_too_large"
 	InvalidArchive      = "invalid_archive"
 	LimitReached        = "limit_reached"
+	GateDenied          = "gate_denied"
 )
 
 var statusByCode = map[string]int{
@@ -105,6 +106,7 @@ var statusByCode = map[string]int{
 	ContentTooLarge:     http.StatusRequestEntityTooLarge,
 	InvalidArchive:      http.StatusBadRequest,
 	LimitReached:        http.StatusConflict,
+	GateDenied:          http.StatusForbidden,
 }
 
 // Error is a failure the caller can act on.

@@ -35,6 +35,8 @@ const (
 	View         = "viw"
 	Send         = "snd"
 	EvidenceKey  = "evk"
+	Action       = "act"
+	GateCheck    = "gck"
 )
 
 // New returns prefix_<lowercase ULID>. ULIDs sort by creation time, so ids

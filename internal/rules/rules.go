@@ -79,6 +79,8 @@ var (
 	env        = newEnv(cel.Variable("request", cel.MapType(cel.StringType, cel.DynType)))
 	sharingEnv = newEnv(cel.Variable("report", cel.MapType(cel.StringType, cel.DynType)),
 		cel.Variable("grant", cel.MapType(cel.StringType, cel.DynType)))
+	gateEnv = newEnv(cel.Variable("input", cel.DynType),
+		cel.Variable("caller", cel.MapType(cel.StringType, cel.StringType)))
 	programs sync.Map // kind and condition → cel.Program
 )
 
@@ -99,8 +101,11 @@ func Check(kind, condition string) error {
 
 func program(kind, condition string) (cel.Program, error) {
 	e := env
-	if kind == KindSharing {
+	switch kind {
+	case KindSharing:
 		e = sharingEnv
+	case kindGate:
+		e = gateEnv
 	}
 	cacheKey := kind + "\x00" + condition
 	if p, ok := programs.Load(cacheKey); ok {

@@ -20,6 +20,7 @@ const (
 	CommentsWrite    = "comments:write"
 	AudiencesRead    = "audiences:read"
 	SchedulesWrite   = "schedules:write"
+	GateCheck        = "gate:check"
 )
 
 // All lists every scope, in a stable order.
@@ -29,7 +30,7 @@ var All = []string{
 	CollectionsRead, CollectionsWrite,
 	FlowsRead, FlowsWrite,
 	ReportsRead, ReportsWrite, ReportsShare,
-	CommentsWrite, AudiencesRead, SchedulesWrite,
+	CommentsWrite, AudiencesRead, SchedulesWrite, GateCheck,
 }
 
 // NotYetAvailable are the scopes of features Assent does not have yet:

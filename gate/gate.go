@@ -1,0 +1,241 @@
+// Package gate is the action gate (spec 4.1 rule 4): an organisation
+// registers the actions its agents run, each with the JSON Schema of its
+// input and a policy; an agent asks the gate before running one and is
+// allowed (with a decision token), denied (gate.denied), or handed an
+// ordinary approval whose corrections stay within the schema.
+package gate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/assent-hq/assent/approvals"
+	"github.com/assent-hq/assent/internal/actionschema"
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/internal/rules"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/wire"
+)
+
+// Service registers actions and answers checks.
+type Service struct {
+	store     *models.Store
+	approvals *approvals.Service
+	log       *slog.Logger
+	// baseURL is the instance's public address, the decision tokens'
+	// issuer.
+	baseURL string
+}
+
+// New returns the gate over store, raising approvals through approvals.
+func New(store *models.Store, approvals *approvals.Service, log *slog.Logger, baseURL string) *Service {
+	return &Service{store: store, approvals: approvals, log: log, baseURL: baseURL}
+}
+
+// CheckInput is a question put to the gate.
+type CheckInput struct {
+	Action     string          `json:"action" validate:"required,max=200"`
+	Input      json.RawMessage `json:"input"`
+	FlowID     *string         `json:"flowId" validate:"omitempty,max=40"`
+	ExternalID *string         `json:"externalId" validate:"omitempty,max=255"`
+}
+
+// Result is the gate's answer: a recorded check, and for approval_required
+// the approval it raised. A denial is an error (gate_denied) carrying the
+// rule's reason; its check is recorded all the same.
+type Result struct {
+	Check    *models.GateCheck
+	Approval *models.Approval
+}
+
+// Check answers whether the caller may run an action with an input. The
+// input is held to the action's schema first; then the first policy rule
+// whose condition holds decides, and none matching means an approval by
+// the owners and administrators. With a claim (an Idempotency-Key) a
+// retry gets the first answer, never a second check or approval.
+func (s *Service) Check(ctx context.Context, p *models.Principal, in *CheckInput, claim *models.Claim) (*Result, error) {
+	action, err := s.store.ActionNamed(ctx, p.Organization.ID, in.Action)
+	if apperr.Is(err, apperr.NotFound) {
+		return nil, apperr.Field(apperr.NotFound, "action", "no action named %q is registered", in.Action)
+	}
+	if err != nil {
+		return nil, err
+	}
+	input, err := requests.JSONObject("input", in.Input)
+	if err != nil {
+		return nil, err
+	}
+	if input == nil {
+		input = []byte("{}")
+	}
+	if err := holdToSchema(action.InputSchema, input); err != nil {
+		return nil, err
+	}
+	claimed, err := s.claimed(ctx, claim)
+	if err != nil {
+		return nil, err
+	}
+	if claimed != nil {
+		return s.replay(claimed)
+	}
+	caller := callerOf(p)
+	rule := s.decide(action, input, caller)
+	check := &models.GateCheck{OrganizationID: p.Organization.ID, ActionID: action.ID, Action: action.Name, Input: input,
+		Rule: rule.Name, FlowID: in.FlowID, ExternalID: in.ExternalID,
+		CallerKind: caller["kind"], CallerID: caller["id"], CallerName: caller["name"]}
+	record := models.GateCheckRecord{Check: check, Actor: p.Actor()}
+	switch rule.Outcome {
+	case rules.GateAllow:
+		check.Decision = models.GateAllowed
+		c, err := s.store.RecordGateCheck(ctx, record, claim)
+		if err != nil {
+			return nil, err
+		}
+		return s.replay(c)
+	case rules.GateDeny:
+		check.Decision, check.Reason = models.GateDenied, rule.Reason
+		if check.Reason == "" {
+			check.Reason = fmt.Sprintf("the policy rule %q denies it", rule.Name)
+		}
+		record.Event = events.GateDenied
+		record.EventData = func(c *models.GateCheck) ([]byte, error) { return json.Marshal(wire.NewGateCheck(c)) }
+		c, err := s.store.RecordGateCheck(ctx, record, claim)
+		if err != nil {
+			return nil, err
+		}
+		return s.replay(c)
+	}
+	a, err := s.approvals.Create(ctx, p, approvalFor(action, rule, input, in), claim)
+	if err != nil {
+		return nil, err
+	}
+	check.Decision, check.ApprovalID = models.GateApprovalRequired, &a.ID
+	c, err := s.store.RecordGateCheck(ctx, record, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Check: c, Approval: a}, nil
+}
+
+// claimed is the check an earlier attempt of the claimed request recorded,
+// or nil. An earlier attempt that raised an approval is resumed by the
+// approval's own create, so it counts as none here.
+func (s *Service) claimed(ctx context.Context, claim *models.Claim) (*models.GateCheck, error) {
+	if claim == nil {
+		return nil, nil
+	}
+	id, err := s.store.ClaimedResource(ctx, claim)
+	if err != nil || !ids.HasPrefix(id, ids.GateCheck) {
+		return nil, err
+	}
+	return s.store.GetGateCheck(ctx, claim.OrganizationID, id)
+}
+
+// replay answers with a recorded allow or deny.
+func (s *Service) replay(c *models.GateCheck) (*Result, error) {
+	if c.Decision == models.GateDenied {
+		return nil, apperr.New(apperr.GateDenied, "%s", c.Reason)
+	}
+	return &Result{Check: c}, nil
+}
+
+// holdToSchema refuses an input its action's schema does not accept,
+// naming the failing path under input.
+func holdToSchema(schemaDoc, input []byte) error {
+	schema, err := actionschema.Compile(schemaDoc)
+	if err != nil { // checked when the action was saved
+		return fmt.Errorf("action schema: %w", err)
+	}
+	v := schema.Validate(input)
+	if v == nil {
+		return nil
+	}
+	field := "input"
+	if v.Path != "" {
+		field += "." + v.Path
+	}
+	return apperr.Field(apperr.InvalidRequest, field, "%s %s (the action's input schema)", field, v.Message)
+}
+
+// callerOf is the caller as policy conditions see it.
+func callerOf(p *models.Principal) map[string]string {
+	a := p.Actor()
+	kind := "agent"
+	if p.Member != nil {
+		kind = "member"
+	}
+	return map[string]string{"kind": kind, "id": a.ID, "name": a.Name}
+}
+
+// noRuleMatched is what decides when no rule of the policy holds: an
+// approval by the owners and administrators.
+var noRuleMatched = models.PolicyRule{Outcome: rules.GateApproval}
+
+// decide returns the first rule whose condition holds. A condition that
+// cannot be evaluated for this input does not hold; that is logged, since
+// the policy's author may want to guard it with has().
+func (s *Service) decide(a *models.Action, input []byte, caller map[string]string) models.PolicyRule {
+	var value any
+	_ = json.Unmarshal(input, &value) // the schema check parsed it
+	conditions := make([]string, len(a.Policy.V))
+	for i, r := range a.Policy.V {
+		conditions[i] = r.Condition
+	}
+	i, errs := rules.FirstGateMatch(conditions, value, caller)
+	for _, err := range errs {
+		s.log.Warn("gate policy condition did not evaluate", "organization", a.OrganizationID, "action", a.Name, "error", err)
+	}
+	if i < 0 {
+		return noRuleMatched
+	}
+	return a.Policy.V[i]
+}
+
+// approvalFor is the ordinary approval a check raises: the action's
+// editable fields (those the input holds as flat values), the rule's risk,
+// approvers and expiry.
+func approvalFor(a *models.Action, rule models.PolicyRule, input []byte, in *CheckInput) *approvals.CreateInput {
+	title := a.Description
+	if title == "" || len(title) > 200 {
+		title = "Run " + a.Name
+	}
+	out := &approvals.CreateInput{
+		Title: title, Description: a.Description, Risk: rule.Risk, Approvers: rule.Approvers,
+		Input: input, EditableFields: presentFlat(input, a.EditableFields), FlowID: in.FlowID, ExternalID: in.ExternalID,
+		Factors: []approvals.Factor{{Label: "Action", Status: "info", Detail: a.Name}},
+		Gate:    &approvals.GateOrigin{Action: a.Name, InputSchema: json.RawMessage(a.InputSchema)},
+	}
+	if rule.Name != "" {
+		out.Factors = append(out.Factors, approvals.Factor{Label: "Policy rule", Status: "warning", Detail: rule.Name})
+	} else {
+		out.Factors = append(out.Factors, approvals.Factor{Label: "Policy", Status: "info", Detail: "no rule matched, so a person decides"})
+	}
+	if rule.ExpiresIn != "" {
+		d, _ := time.ParseDuration(rule.ExpiresIn) // written by checkRule
+		at := models.Now().Add(d).UTC().Format(time.RFC3339Nano)
+		out.ExpiresAt = &at
+	}
+	return out
+}
+
+// presentFlat keeps the editable fields the input holds as a string,
+// number or boolean: an approval can only offer those (spec 4.1 rule 1).
+func presentFlat(input []byte, fields []string) []string {
+	var values map[string]json.RawMessage
+	_ = json.Unmarshal(input, &values)
+	out := []string{}
+	for _, f := range fields {
+		v := strings.TrimSpace(string(values[f]))
+		if v != "" && !strings.ContainsAny(v[:1], "{[n") {
+			out = append(out, f)
+		}
+	}
+	return out
+}

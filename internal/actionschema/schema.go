@@ -1,0 +1,129 @@
+// Package actionschema holds a registered action's input to its JSON
+// Schema (draft 2020-12): compiled once when the action is saved, and
+// checked against every input the gate is asked about and every
+// correction a person makes to a gated approval.
+package actionschema
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// resource is the name the schema is compiled under; nothing else can be
+// loaded, so a $ref reaches only inside the schema itself.
+const resource = "urn:assent:action-input"
+
+// Schema is a compiled input schema.
+type Schema struct{ compiled *jsonschema.Schema }
+
+// Violation is the first place an input breaks its schema.
+type Violation struct {
+	// Path names the failing value as the API names fields: "amount",
+	// "lines[2].sku"; empty for the input as a whole.
+	Path    string
+	Message string
+}
+
+func (v *Violation) Error() string {
+	if v.Path == "" {
+		return "input " + v.Message
+	}
+	return v.Path + " " + v.Message
+}
+
+// refuseLoads keeps a schema from reading files or the network through a
+// $ref: the library's default loader would open file:// URLs.
+type refuseLoads struct{}
+
+func (refuseLoads) Load(url string) (any, error) {
+	return nil, fmt.Errorf("schemas may only refer inside themselves, not to %s", url)
+}
+
+var (
+	printer = message.NewPrinter(language.English)
+	cache   sync.Map // schema text → *Schema
+)
+
+// Compile reads a JSON Schema document. One without $schema is read as
+// draft 2020-12. The error is a sentence for whoever wrote the schema.
+func Compile(doc []byte) (*Schema, error) {
+	if s, ok := cache.Load(string(doc)); ok {
+		return s.(*Schema), nil
+	}
+	parsed, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		return nil, fmt.Errorf("the schema is not JSON: %v", err)
+	}
+	if _, ok := parsed.(map[string]any); !ok {
+		return nil, errors.New("the schema must be a JSON object")
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(refuseLoads{})
+	if err := c.AddResource(resource, parsed); err != nil {
+		return nil, fmt.Errorf("the schema cannot be read: %v", err)
+	}
+	compiled, err := c.Compile(resource)
+	if err != nil {
+		return nil, fmt.Errorf("the schema is not valid JSON Schema: %s", strings.ReplaceAll(err.Error(), resource, "the schema"))
+	}
+	s := &Schema{compiled: compiled}
+	cache.Store(string(doc), s)
+	return s, nil
+}
+
+// Validate returns nil when input (a JSON document) meets the schema, and
+// otherwise the first violation, the deepest cause of the first error.
+func (s *Schema) Validate(input []byte) *Violation {
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(input))
+	if err != nil {
+		return &Violation{Message: "is not JSON"}
+	}
+	err = s.compiled.Validate(inst)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return &Violation{Message: err.Error()}
+	}
+	for len(ve.Causes) > 0 {
+		ve = ve.Causes[0]
+	}
+	return &Violation{Path: fieldPath(ve.InstanceLocation), Message: ve.ErrorKind.LocalizedString(printer)}
+}
+
+// fieldPath writes a JSON pointer's tokens as the API names fields.
+func fieldPath(tokens []string) string {
+	var b strings.Builder
+	for _, t := range tokens {
+		if isIndex(t) {
+			fmt.Fprintf(&b, "[%s]", t)
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(t)
+	}
+	return b.String()
+}
+
+func isIndex(t string) bool {
+	if t == "" {
+		return false
+	}
+	for _, r := range t {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}

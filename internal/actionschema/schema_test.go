@@ -1,0 +1,68 @@
+package actionschema
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const refund = `{
+  "type": "object",
+  "required": ["amount", "currency"],
+  "additionalProperties": false,
+  "properties": {
+    "amount": {"type": "number", "exclusiveMinimum": 0, "maximum": 500},
+    "currency": {"enum": ["EUR", "USD"]},
+    "lines": {"type": "array", "items": {"type": "object", "properties": {"sku": {"type": "string", "minLength": 3}}}}
+  }
+}`
+
+func TestValidate(t *testing.T) {
+	s, err := Compile([]byte(refund))
+	require.NoError(t, err)
+	cases := []struct {
+		input, path, message string
+	}{
+		{`{"amount": 120, "currency": "EUR"}`, "", ""},
+		{`{"amount": 900, "currency": "EUR"}`, "amount", "maximum"},
+		{`{"amount": "120", "currency": "EUR"}`, "amount", "want number"},
+		{`{"amount": 1, "currency": "GBP"}`, "currency", "value must be one of"},
+		{`{"currency": "EUR"}`, "", "missing property 'amount'"},
+		{`{"amount": 1, "currency": "EUR", "to": "x"}`, "", "additional properties 'to' not allowed"},
+		{`{"amount": 1, "currency": "EUR", "lines": [{"sku": "abcd"}, {"sku": "x"}]}`, "lines[1].sku", "minLength"},
+		{`[1]`, "", "want object"},
+	}
+	for _, c := range cases {
+		v := s.Validate([]byte(c.input))
+		if c.message == "" {
+			assert.Nil(t, v, c.input)
+			continue
+		}
+		require.NotNil(t, v, c.input)
+		assert.Equal(t, c.path, v.Path, c.input)
+		assert.Contains(t, v.Message, c.message, c.input)
+	}
+}
+
+func TestCompileRefuses(t *testing.T) {
+	cases := map[string]string{
+		`{"type": "object"`:              "not JSON",
+		`[]`:                             "must be a JSON object",
+		`{"type": "objekt"}`:             "not valid JSON Schema",
+		`{"$ref": "file:///etc/passwd"}`: "may only refer inside themselves",
+		`{"$ref": "https://example.com/schema.json"}`:               "may only refer inside themselves",
+		`{"properties": {"a": {"minLength": "three"}}}`:             "not valid JSON Schema",
+		`{"$defs": {"a": {"type": "string"}}, "$ref": "#/$defs/b"}`: "not valid JSON Schema",
+	}
+	for doc, want := range cases {
+		_, err := Compile([]byte(doc))
+		require.Error(t, err, doc)
+		assert.Contains(t, err.Error(), want, doc)
+	}
+	// A reference inside the schema works.
+	s, err := Compile([]byte(`{"$defs": {"id": {"type": "string"}}, "properties": {"id": {"$ref": "#/$defs/id"}}}`))
+	require.NoError(t, err)
+	assert.NotNil(t, s.Validate([]byte(`{"id": 3}`)))
+	assert.Nil(t, s.Validate([]byte(`{"id": "3"}`)))
+}

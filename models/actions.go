@@ -1,0 +1,211 @@
+package models
+
+import (
+	"context"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/assent-hq/assent/internal/ids"
+)
+
+// Action is an action an organisation gates: the input it takes (a JSON
+// Schema), what a person may correct, and the policy that decides each
+// check. Package gate builds and checks it.
+type Action struct {
+	ID             string     `gorm:"primaryKey;size:40"`
+	OrganizationID string     `gorm:"size:40;not null;uniqueIndex:idx_actions_org_name,priority:1"`
+	Name           string     `gorm:"size:200;not null;uniqueIndex:idx_actions_org_name,priority:2"`
+	Description    string     `gorm:"type:text;not null"`
+	InputSchema    RawJSON    `gorm:"type:text;not null"`
+	EditableFields StringList `gorm:"type:text;not null"`
+	// Policy is the ordered rules; the first whose condition holds decides.
+	Policy JSON[[]PolicyRule] `gorm:"type:text;not null"`
+	// DecisionTokenTTLSeconds, when set, is how long this action's decision
+	// tokens stay valid, over the organisation's setting.
+	DecisionTokenTTLSeconds *int
+	CreatedAt               time.Time
+	UpdatedAt               time.Time
+}
+
+// PolicyRule is one rule of an action's policy.
+type PolicyRule struct {
+	Name      string   `json:"name"`
+	Condition string   `json:"condition"`
+	Outcome   string   `json:"outcome"`
+	Reason    string   `json:"reason,omitempty"`
+	Risk      string   `json:"risk,omitempty"`
+	Approvers []string `json:"approvers,omitempty"`
+	ExpiresIn string   `json:"expiresIn,omitempty"`
+}
+
+// Gate check decisions.
+const (
+	GateAllowed          = "allowed"
+	GateDenied           = "denied"
+	GateApprovalRequired = "approval_required"
+)
+
+// GateCheck is one question put to the gate and its answer.
+type GateCheck struct {
+	ID             string  `gorm:"primaryKey;size:40"`
+	OrganizationID string  `gorm:"size:40;not null;index"`
+	ActionID       string  `gorm:"size:40;not null;index"`
+	Action         string  `gorm:"size:200;not null"`
+	Input          RawJSON `gorm:"type:text;not null"`
+	Decision       string  `gorm:"size:20;not null"`
+	// Rule is the policy rule that decided, empty when none matched.
+	Rule   string `gorm:"size:200;not null"`
+	Reason string `gorm:"type:text;not null"`
+	// ApprovalID is the approval an approval_required check raised: unique,
+	// so a retried check records it once.
+	ApprovalID    *string `gorm:"size:40;uniqueIndex"`
+	DecisionToken *string `gorm:"type:text"`
+	FlowID        *string `gorm:"size:40;index"`
+	ExternalID    *string `gorm:"size:255"`
+	CallerKind    string  `gorm:"size:20;not null"`
+	CallerID      string  `gorm:"size:60;not null"`
+	CallerName    string  `gorm:"size:320;not null"`
+	CreatedAt     time.Time
+}
+
+// CreateAction saves a, built and checked by package gate.
+func (s *Store) CreateAction(ctx context.Context, a *Action) error {
+	a.ID = newID(ids.Action)
+	a.CreatedAt = Now()
+	a.UpdatedAt = a.CreatedAt
+	err := s.db.WithContext(ctx).Create(a).Error
+	return duplicate(err, "name", "an action named %q is already registered", a.Name)
+}
+
+// SaveAction writes a changed action; checks already made keep what the
+// action said then.
+func (s *Store) SaveAction(ctx context.Context, a *Action) error {
+	a.UpdatedAt = Now()
+	err := s.db.WithContext(ctx).Save(a).Error
+	return duplicate(err, "name", "an action named %q is already registered", a.Name)
+}
+
+// GetAction returns one of the organisation's actions by id.
+func (s *Store) GetAction(ctx context.Context, orgID, id string) (*Action, error) {
+	return take[Action](s.db.WithContext(ctx), orgID, id, "action "+id)
+}
+
+// ActionNamed returns the organisation's action called name.
+func (s *Store) ActionNamed(ctx context.Context, orgID, name string) (*Action, error) {
+	var a Action
+	err := s.db.WithContext(ctx).Where("organization_id = ? AND name = ?", orgID, name).Take(&a).Error
+	if err != nil {
+		return nil, notFound(err, "action "+name)
+	}
+	return &a, nil
+}
+
+// ListActions pages through the organisation's actions.
+func (s *Store) ListActions(ctx context.Context, orgID string, p Page) ([]Action, string, error) {
+	return list(s.db.WithContext(ctx).Where("organization_id = ?", orgID), p, func(a *Action) string { return a.ID })
+}
+
+// DeleteAction removes an action; its checks and the approvals they
+// raised stay.
+func (s *Store) DeleteAction(ctx context.Context, orgID, id string) error {
+	return remove[Action](s.db.WithContext(ctx), orgID, id, "action "+id)
+}
+
+// GateCheckRecord is a check to record with what it writes beside it.
+type GateCheckRecord struct {
+	Check *GateCheck
+	// Actor is who asked, for the audit entry.
+	Actor Actor
+	// Event, when set, is the outbox event's kind; EventData its data.
+	Event     string
+	EventData func(*GateCheck) ([]byte, error)
+}
+
+// RecordGateCheck writes a check, its audit entry and its event in one
+// transaction, and binds claim (when not nil) to it. When an earlier
+// attempt of the claimed request already recorded a check, or the check's
+// approval was recorded already, nothing is written and that check is
+// returned.
+func (s *Store) RecordGateCheck(ctx context.Context, r GateCheckRecord, claim *Claim) (*GateCheck, error) {
+	c := r.Check
+	c.ID, c.CreatedAt = newID(ids.GateCheck), Now()
+	var earlier string
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if c.FlowID != nil {
+			if err := requireOpenFlow(tx, c.OrganizationID, *c.FlowID); err != nil {
+				return err
+			}
+		}
+		var err error
+		if earlier, err = BindClaim(tx, claim, c.ID); err != nil || earlier != "" {
+			return err
+		}
+		if c.ApprovalID != nil {
+			res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(c)
+			if res.Error != nil || res.RowsAffected == 0 {
+				earlier = "approval"
+				return res.Error
+			}
+		} else if err := tx.Create(c).Error; err != nil {
+			return err
+		}
+		entry := &AuditEntry{ID: newID(ids.Audit), OrganizationID: c.OrganizationID, FlowID: c.FlowID,
+			SubjectType: "gate_check", SubjectID: c.ID, Seq: 1, Action: c.Decision,
+			ActorID: r.Actor.ID, ActorName: r.Actor.Name, Detail: gateDetail(c), At: c.CreatedAt}
+		if err := writeAudit(tx, entry); err != nil {
+			return err
+		}
+		if r.Event == "" {
+			return nil
+		}
+		data, err := r.EventData(c)
+		if err != nil {
+			return err
+		}
+		return tx.Create(&Event{ID: newID(ids.Event), OrganizationID: c.OrganizationID, Kind: r.Event,
+			SubjectType: "gate_check", SubjectID: c.ID, Data: data, CreatedAt: c.CreatedAt}).Error
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case earlier == "approval":
+		return s.gateCheckOf(ctx, c.OrganizationID, "approval_id = ?", *c.ApprovalID)
+	case earlier != "":
+		return s.gateCheckOf(ctx, c.OrganizationID, "id = ?", earlier)
+	}
+	if r.Event != "" {
+		s.changes.EventWritten()
+	}
+	return c, nil
+}
+
+// gateDetail is a check's line in the audit trail.
+func gateDetail(c *GateCheck) string {
+	d := c.Action
+	if c.Rule != "" {
+		d += " (rule " + c.Rule + ")"
+	}
+	if c.Reason != "" {
+		d += ": " + c.Reason
+	}
+	if c.ApprovalID != nil {
+		d += "; approval " + *c.ApprovalID
+	}
+	return d
+}
+
+// GetGateCheck returns one of the organisation's gate checks.
+func (s *Store) GetGateCheck(ctx context.Context, orgID, id string) (*GateCheck, error) {
+	return take[GateCheck](s.db.WithContext(ctx), orgID, id, "gate check "+id)
+}
+
+func (s *Store) gateCheckOf(ctx context.Context, orgID, where string, arg any) (*GateCheck, error) {
+	var c GateCheck
+	err := s.db.WithContext(ctx).Where("organization_id = ?", orgID).Where(where, arg).Take(&c).Error
+	if err != nil {
+		return nil, notFound(err, "gate check")
+	}
+	return &c, nil
+}

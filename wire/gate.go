@@ -1,0 +1,83 @@
+package wire
+
+import (
+	"github.com/assent-hq/assent/internal/wiretime"
+	"github.com/assent-hq/assent/models"
+)
+
+// Action is a registered action, as the admin API shows it.
+type Action struct {
+	ID                      string              `json:"id"`
+	Name                    string              `json:"name"`
+	Description             string              `json:"description"`
+	InputSchema             models.RawJSON      `json:"inputSchema"`
+	EditableFields          []string            `json:"editableFields"`
+	Policy                  []models.PolicyRule `json:"policy"`
+	DecisionTokenTTLSeconds *int                `json:"decisionTokenTtlSeconds"`
+	CreatedAt               wiretime.Time       `json:"createdAt"`
+	UpdatedAt               wiretime.Time       `json:"updatedAt"`
+}
+
+// NewAction serializes a.
+func NewAction(a *models.Action) Action {
+	return Action{ID: a.ID, Name: a.Name, Description: a.Description, InputSchema: a.InputSchema,
+		EditableFields: nonNil(a.EditableFields), Policy: nonNil(a.Policy.V), DecisionTokenTTLSeconds: a.DecisionTokenTTLSeconds,
+		CreatedAt: wiretime.New(a.CreatedAt), UpdatedAt: wiretime.New(a.UpdatedAt)}
+}
+
+// Caller is who put a question to the gate.
+type Caller struct {
+	Kind string `json:"kind"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// GateCheck is a check the gate answered: the data of gate.denied.
+type GateCheck struct {
+	ID         string         `json:"id"`
+	Action     string         `json:"action"`
+	Decision   string         `json:"decision"`
+	Rule       *string        `json:"rule"`
+	Reason     *string        `json:"reason"`
+	Input      models.RawJSON `json:"input"`
+	ApprovalID *string        `json:"approvalId"`
+	FlowID     *string        `json:"flowId"`
+	ExternalID *string        `json:"externalId"`
+	Caller     Caller         `json:"caller"`
+	CreatedAt  wiretime.Time  `json:"createdAt"`
+}
+
+// NewGateCheck serializes c.
+func NewGateCheck(c *models.GateCheck) GateCheck {
+	return GateCheck{ID: c.ID, Action: c.Action, Decision: c.Decision, Rule: optional(c.Rule), Reason: optional(c.Reason),
+		Input: c.Input, ApprovalID: c.ApprovalID, FlowID: c.FlowID, ExternalID: c.ExternalID,
+		Caller: Caller{Kind: c.CallerKind, ID: c.CallerID, Name: c.CallerName}, CreatedAt: wiretime.New(c.CreatedAt)}
+}
+
+// GateAnswer is the gate's answer to an allowed check or one that needs
+// a person.
+type GateAnswer struct {
+	Decision      string    `json:"decision"`
+	CheckID       string    `json:"checkId"`
+	Action        string    `json:"action"`
+	Rule          *string   `json:"rule"`
+	DecisionToken *string   `json:"decisionToken,omitempty"`
+	Approval      *Approval `json:"approval,omitempty"`
+}
+
+// NewGateAnswer serializes an answer; a is the approval raised, if any.
+func NewGateAnswer(c *models.GateCheck, a *models.Approval, baseURL string) GateAnswer {
+	out := GateAnswer{Decision: c.Decision, CheckID: c.ID, Action: c.Action, Rule: optional(c.Rule), DecisionToken: c.DecisionToken}
+	if a != nil {
+		w := NewApproval(a, baseURL)
+		out.Approval = &w
+	}
+	return out
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
