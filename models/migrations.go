@@ -864,6 +864,23 @@ var migrations = []*gormigrate.Migration{
 		},
 		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("evidence_keys") },
 	},
+	{
+		// The instance's Ed25519 keys for signing decision tokens: a key
+		// family of their own, apart from the evidence keys.
+		ID: "202611260006_decision_keys",
+		Migrate: func(tx *gorm.DB) error {
+			type DecisionKey struct {
+				ID            string `gorm:"primaryKey;size:40"`
+				PublicKey     []byte `gorm:"not null"`
+				SealedPrivate string `gorm:"column:private_key;type:text;not null"`
+				Active        *bool  `gorm:"uniqueIndex"`
+				CreatedAt     time.Time
+				RetiredAt     *time.Time
+			}
+			return tx.Migrator().CreateTable(&DecisionKey{})
+		},
+		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("decision_keys") },
+	},
 }
 
 // RequireMigrated fails when the database lacks a migration this binary

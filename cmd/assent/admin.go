@@ -296,6 +296,14 @@ var adminCommands = []adminCommand{
 			}
 			return map[string]any{"evidenceKeyId": k.ID}, nil
 		}},
+	{name: "rotate-decision-key", summary: "sign decision tokens with a new key from now on; the old one stays published to check tokens it signed",
+		run: func(r *adminRun) (any, error) {
+			k, err := r.store.RotateSigningKey(r.ctx, models.DecisionFamily)
+			if err != nil {
+				return nil, err
+			}
+			return map[string]any{"decisionKeyId": k.ID}, nil
+		}},
 }
 
 // ret is v on the wire, or err.
