@@ -881,6 +881,42 @@ var migrations = []*gormigrate.Migration{
 		},
 		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("decision_keys") },
 	},
+	{
+		// An approved approval's decision token; how long tokens hold, per
+		// approval (set by the gate from its action) and per organisation
+		// (zero: an hour).
+		ID: "202611260007_approval_decision_tokens",
+		Migrate: func(tx *gorm.DB) error {
+			type Approval struct {
+				DecisionToken           *string `gorm:"type:text"`
+				DecisionTokenTTLSeconds *int    `gorm:"column:decision_token_ttl_seconds"`
+			}
+			type Organization struct {
+				DecisionTokenTTLSeconds int64 `gorm:"column:decision_token_ttl_seconds;not null;default:0"`
+			}
+			for _, c := range []string{"DecisionToken", "DecisionTokenTTLSeconds"} {
+				if err := tx.Migrator().AddColumn(&Approval{}, c); err != nil {
+					return err
+				}
+			}
+			return tx.Migrator().AddColumn(&Organization{}, "DecisionTokenTTLSeconds")
+		},
+		Rollback: func(tx *gorm.DB) error {
+			type Approval struct {
+				DecisionToken           *string
+				DecisionTokenTTLSeconds *int `gorm:"column:decision_token_ttl_seconds"`
+			}
+			type Organization struct {
+				DecisionTokenTTLSeconds int64 `gorm:"column:decision_token_ttl_seconds"`
+			}
+			for _, c := range []string{"DecisionToken", "DecisionTokenTTLSeconds"} {
+				if err := tx.Migrator().DropColumn(&Approval{}, c); err != nil {
+					return err
+				}
+			}
+			return tx.Migrator().DropColumn(&Organization{}, "DecisionTokenTTLSeconds")
+		},
+	},
 }
 
 // RequireMigrated fails when the database lacks a migration this binary
