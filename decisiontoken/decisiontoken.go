@@ -144,13 +144,21 @@ func InputSHA256(input []byte) (string, error) {
 }
 
 // Sign returns the compact JWS of c signed with key, its header naming
-// kid, the id under which the key's public half is published.
+// kid, the id under which the key's public half is published. It refuses
+// claims Verify would refuse as malformed, and an expiry not after the
+// decision.
 func Sign(key ed25519.PrivateKey, kid string, c Claims) (string, error) {
 	if len(key) != ed25519.PrivateKeySize {
 		return "", errors.New("decisiontoken: the signing key is not an Ed25519 private key")
 	}
 	if kid == "" {
 		return "", errors.New("decisiontoken: the signing key has no id")
+	}
+	if c.Issuer == "" || c.Subject == "" || c.Organization == "" || !hexSHA256.MatchString(c.InputSHA256) {
+		return "", fmt.Errorf("%w: iss, sub, org and inputSha256 are required", ErrMalformed)
+	}
+	if c.IssuedAt.Unix() <= 0 || !c.Expiry.After(c.IssuedAt) {
+		return "", fmt.Errorf("%w: exp must come after iat", ErrMalformed)
 	}
 	payload, err := json.Marshal(c)
 	if err != nil {

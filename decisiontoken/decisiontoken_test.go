@@ -121,9 +121,9 @@ func TestVerify(t *testing.T) {
 		if edit != nil {
 			edit(&c)
 		}
-		token, err := Sign(k, kid, c)
+		payload, err := json.Marshal(c)
 		require.NoError(t, err)
-		return token
+		return signRaw(t, k, kid, payload)
 	}
 	good := sign(key, "dk_1", nil)
 	parts := strings.Split(good, ".")
@@ -212,11 +212,40 @@ func TestVerify(t *testing.T) {
 	}
 }
 
+// signRaw signs any payload as Sign would, for claims Sign refuses.
+func signRaw(t *testing.T, key ed25519.PrivateKey, kid string, payload []byte) string {
+	t.Helper()
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.EdDSA, Key: jose.JSONWebKey{Key: key, KeyID: kid}},
+		(&jose.SignerOptions{}).WithType("JWT"))
+	require.NoError(t, err)
+	jws, err := signer.Sign(payload)
+	require.NoError(t, err)
+	token, err := jws.CompactSerialize()
+	require.NoError(t, err)
+	return token
+}
+
 func TestSignRefuses(t *testing.T) {
-	_, err := Sign(newKey(t), "", claims(t))
+	key := newKey(t)
+	_, err := Sign(key, "", claims(t))
 	assert.Error(t, err, "a token must name its key")
 	_, err = Sign(ed25519.PrivateKey("short"), "dk_1", claims(t))
 	assert.Error(t, err)
+	for name, edit := range map[string]func(*Claims){
+		"no issuer":       func(c *Claims) { c.Issuer = "" },
+		"no subject":      func(c *Claims) { c.Subject = "" },
+		"no organisation": func(c *Claims) { c.Organization = "" },
+		"no input hash":   func(c *Claims) { c.InputSHA256 = "" },
+		"not a hash":      func(c *Claims) { c.InputSHA256 = strings.ToUpper(c.InputSHA256) },
+		"no decision":     func(c *Claims) { c.IssuedAt = time.Time{} },
+		"no expiry":       func(c *Claims) { c.Expiry = time.Time{} },
+		"expiry first":    func(c *Claims) { c.Expiry = c.IssuedAt },
+	} {
+		c := claims(t)
+		edit(&c)
+		_, err := Sign(key, "dk_1", c)
+		assert.ErrorIs(t, err, ErrMalformed, name)
+	}
 }
 
 func TestSignHeader(t *testing.T) {
