@@ -38,7 +38,9 @@ var systemActor = models.Actor{ID: "system", Name: "Assent"}
 // same token.
 func (a *Activities) PersistApproval(ctx context.Context, t workflows.ApprovalTransition) error {
 	var sign func(*models.Approval) error
-	if t.State.Status == states.Approved {
+	// Without its public base URL the instance cannot name itself as the
+	// tokens' issuer: it issues none rather than hold the approval up.
+	if t.State.Status == states.Approved && a.BaseURL != "" {
 		var err error
 		if sign, err = a.decisionToken(ctx, t.OrganizationID); err != nil {
 			return err
