@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/notify"
 	"github.com/assent-hq/assent/wire"
@@ -31,13 +32,31 @@ var systemActor = models.Actor{ID: "system", Name: "Assent"}
 // PersistApproval writes one approval transition: the record, its audit
 // entry and its outbox event, in one transaction. A retry of a transition
 // already written changes nothing.
+//
+// The transition to approved signs the approval's decision token and
+// keeps it on the record, so its read, its event and its callback carry the
+// same token.
 func (a *Activities) PersistApproval(ctx context.Context, t workflows.ApprovalTransition) error {
+	var sign func(*models.Approval) error
+	// Without its public base URL the instance cannot name itself as the
+	// tokens' issuer: it issues none rather than hold the approval up.
+	if t.State.Status == states.Approved && a.BaseURL != "" {
+		var err error
+		if sign, err = a.decisionToken(ctx, t.OrganizationID); err != nil {
+			return err
+		}
+	}
 	_, err := a.Store.ApplyApprovalChange(ctx, models.ApprovalChange{
 		OrganizationID: t.OrganizationID,
 		ID:             t.ApprovalID,
 		Seq:            t.Seq,
 		Apply: func(rec *models.Approval) (models.AuditEntry, error) {
 			applyApprovalState(rec, &t)
+			if sign != nil && rec.Status == states.Approved && rec.DecisionToken == nil {
+				if err := sign(rec); err != nil {
+					return models.AuditEntry{}, err
+				}
+			}
 			return models.AuditEntry{Action: t.Action, ActorID: t.ActorID, ActorName: t.ActorName, Detail: t.Detail, At: t.At}, nil
 		},
 		Event: t.Event,
@@ -46,6 +65,32 @@ func (a *Activities) PersistApproval(ctx context.Context, t workflows.ApprovalTr
 		},
 	})
 	return err
+}
+
+// decisionToken returns what sets an approved approval's decision token,
+// with the active decision key and the organisation's setting read before
+// the transition's transaction.
+func (a *Activities) decisionToken(ctx context.Context, orgID string) (func(*models.Approval) error, error) {
+	signer, err := a.Store.DecisionSigner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	org, err := a.Store.GetOrganization(ctx, orgID)
+	if err != nil {
+		return nil, err
+	}
+	return func(rec *models.Approval) error {
+		claims, err := models.ApprovalDecisionClaims(rec, org, a.BaseURL)
+		if err != nil {
+			return fmt.Errorf("decision token of %s: %w", rec.ID, err)
+		}
+		token, err := signer.Sign(claims)
+		if err != nil {
+			return fmt.Errorf("decision token of %s: %w", rec.ID, err)
+		}
+		rec.DecisionToken = &token
+		return nil
+	}, nil
 }
 
 // EmailApprovers emails the approval's approvers the page url, and a

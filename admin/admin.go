@@ -30,6 +30,9 @@ type OrganizationPatch struct {
 	// MaxApprovalExpirySeconds bounds how long a request may wait; it is
 	// also the expiry of a request created without one.
 	MaxApprovalExpirySeconds *int64 `json:"maxApprovalExpirySeconds" validate:"omitempty,min=60,max=31536000"`
+	// DecisionTokenTTLSeconds is how long an approval's decision token
+	// holds after the decision: a minute to 30 days.
+	DecisionTokenTTLSeconds *int64 `json:"decisionTokenTtlSeconds" validate:"omitempty,min=60,max=2592000"`
 }
 
 // NewMember adds a person; the role is member unless given.
@@ -143,7 +146,8 @@ func (s *Service) UpdateOrganization(ctx context.Context, orgID string, by Chang
 	if in.Plan != nil && by != ByOperator {
 		return nil, apperr.Field(apperr.Forbidden, "plan", "the plan is set by the operator of this Assent instance (assent admin), not by the organisation")
 	}
-	return s.store.UpdateOrganization(ctx, orgID, in.Name, in.Plan, in.GuestsMayApprove, in.MaxApprovalExpirySeconds)
+	return s.store.UpdateOrganization(ctx, orgID, models.OrganizationChange{Name: in.Name, Plan: in.Plan, GuestsMayApprove: in.GuestsMayApprove,
+		MaxApprovalExpirySeconds: in.MaxApprovalExpirySeconds, DecisionTokenTTLSeconds: in.DecisionTokenTTLSeconds})
 }
 
 // CreateMember adds an active person. by is the member acting on the

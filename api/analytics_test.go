@@ -18,7 +18,7 @@ import (
 // onPlan puts the fixture's organisation on plan, as the operator would.
 func (f *fixture) onPlan(t *testing.T, plan string) {
 	t.Helper()
-	_, err := f.store.UpdateOrganization(context.Background(), f.org.ID, nil, &plan, nil, nil)
+	_, err := f.store.UpdateOrganization(context.Background(), f.org.ID, models.OrganizationChange{Plan: &plan})
 	require.NoError(t, err)
 }
 

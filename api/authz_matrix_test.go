@@ -490,7 +490,7 @@ func newAuthzEnv(t *testing.T, db *gorm.DB) *authzEnv {
 	// On the team plan, so organisation-wide analytics answer rather
 	// than ask for a plan (TestOrganizationAnalytics checks the 402).
 	for _, org := range []string{e.org.ID, other.Organization.ID} {
-		_, err = st.UpdateOrganization(ctx, org, nil, new(models.PlanTeam), nil, nil)
+		_, err = st.UpdateOrganization(ctx, org, models.OrganizationChange{Plan: new(models.PlanTeam)})
 		require.NoError(t, err)
 	}
 	owner, err := st.CreateMember(ctx, other.Organization.ID, "olga@other.example", "Olga", models.RoleOwner)

@@ -135,7 +135,8 @@ func New(d Deps) http.Handler {
 
 	r.GET("/healthz", h.healthz)
 	r.GET("/readyz", h.readyz)
-	r.GET(EvidenceKeysPath, h.evidenceKeys)
+	r.GET(EvidenceKeysPath, h.keySet(models.EvidenceFamily))
+	r.GET(DecisionKeysPath, h.keySet(models.DecisionFamily))
 	r.GET("/api/v1/openapi.json", serveOpenAPI)
 	r.GET("/api/docs", serveDocs)
 	r.GET("/api/docs/:file", serveDocs)

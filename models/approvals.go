@@ -120,6 +120,13 @@ type Approval struct {
 	Changes           JSON[[]Change]  `gorm:"type:text"`
 	Concerns          JSON[[]Concern] `gorm:"type:text;not null"`
 	RestrictedFields  StringList      `gorm:"type:text;not null"`
+	// DecisionToken is the signed proof of what was approved, set when the
+	// approval is approved (see ApprovalDecisionClaims).
+	DecisionToken *string `gorm:"type:text"`
+	// DecisionTokenTTLSeconds, when set, is how long its decision token
+	// holds, in place of the organisation's setting; the gate sets it from
+	// its action.
+	DecisionTokenTTLSeconds *int `gorm:"column:decision_token_ttl_seconds"`
 	// EscalationAfter (seconds after creation) and EscalationTo (people as
 	// named) are the escalation the request or a rule asked for;
 	// EscalationIDs the people EscalationTo resolved to at creation, and

@@ -39,25 +39,34 @@ func (s *Store) ListOrganizations(ctx context.Context) ([]Organization, error) {
 	return orgs, s.db.WithContext(ctx).Order("id").Find(&orgs).Error
 }
 
+// OrganizationChange is the settings of an organisation to change; nil
+// ones stay.
+type OrganizationChange struct {
+	Name, Plan               *string
+	GuestsMayApprove         *bool
+	MaxApprovalExpirySeconds *int64
+	DecisionTokenTTLSeconds  *int64
+}
+
 // UpdateOrganization changes the settings given; nil ones stay.
-func (s *Store) UpdateOrganization(ctx context.Context, id string, name, plan *string, guestsMayApprove *bool, maxApprovalExpirySeconds *int64) (*Organization, error) {
+func (s *Store) UpdateOrganization(ctx context.Context, id string, ch OrganizationChange) (*Organization, error) {
 	org, err := s.GetOrganization(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if name != nil {
-		org.Name = *name
-	}
-	if plan != nil {
-		org.Plan = *plan
-	}
-	if guestsMayApprove != nil {
-		org.GuestsMayApprove = *guestsMayApprove
-	}
-	if maxApprovalExpirySeconds != nil {
-		org.MaxApprovalExpirySeconds = *maxApprovalExpirySeconds
-	}
+	set(&org.Name, ch.Name)
+	set(&org.Plan, ch.Plan)
+	set(&org.GuestsMayApprove, ch.GuestsMayApprove)
+	set(&org.MaxApprovalExpirySeconds, ch.MaxApprovalExpirySeconds)
+	set(&org.DecisionTokenTTLSeconds, ch.DecisionTokenTTLSeconds)
 	return org, s.db.WithContext(ctx).Save(org).Error
+}
+
+// set sets *field to *value when value is not nil.
+func set[T any](field *T, value *T) {
+	if value != nil {
+		*field = *value
+	}
 }
 
 // NormalizeEmail is the one spelling of an address the service stores.

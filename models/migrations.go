@@ -865,6 +865,59 @@ var migrations = []*gormigrate.Migration{
 		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("evidence_keys") },
 	},
 	{
+		// The instance's Ed25519 keys for signing decision tokens: a key
+		// family of their own, apart from the evidence keys.
+		ID: "202611260006_decision_keys",
+		Migrate: func(tx *gorm.DB) error {
+			type DecisionKey struct {
+				ID            string `gorm:"primaryKey;size:40"`
+				PublicKey     []byte `gorm:"not null"`
+				SealedPrivate string `gorm:"column:private_key;type:text;not null"`
+				Active        *bool  `gorm:"uniqueIndex"`
+				CreatedAt     time.Time
+				RetiredAt     *time.Time
+			}
+			return tx.Migrator().CreateTable(&DecisionKey{})
+		},
+		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("decision_keys") },
+	},
+	{
+		// An approved approval's decision token; how long tokens hold, per
+		// approval (set by the gate from its action) and per organisation
+		// (zero: an hour).
+		ID: "202611260007_approval_decision_tokens",
+		Migrate: func(tx *gorm.DB) error {
+			type Approval struct {
+				DecisionToken           *string `gorm:"type:text"`
+				DecisionTokenTTLSeconds *int    `gorm:"column:decision_token_ttl_seconds"`
+			}
+			type Organization struct {
+				DecisionTokenTTLSeconds int64 `gorm:"column:decision_token_ttl_seconds;not null;default:0"`
+			}
+			for _, c := range []string{"DecisionToken", "DecisionTokenTTLSeconds"} {
+				if err := tx.Migrator().AddColumn(&Approval{}, c); err != nil {
+					return err
+				}
+			}
+			return tx.Migrator().AddColumn(&Organization{}, "DecisionTokenTTLSeconds")
+		},
+		Rollback: func(tx *gorm.DB) error {
+			type Approval struct {
+				DecisionToken           *string
+				DecisionTokenTTLSeconds *int `gorm:"column:decision_token_ttl_seconds"`
+			}
+			type Organization struct {
+				DecisionTokenTTLSeconds int64 `gorm:"column:decision_token_ttl_seconds"`
+			}
+			for _, c := range []string{"DecisionToken", "DecisionTokenTTLSeconds"} {
+				if err := tx.Migrator().DropColumn(&Approval{}, c); err != nil {
+					return err
+				}
+			}
+			return tx.Migrator().DropColumn(&Organization{}, "DecisionTokenTTLSeconds")
+		},
+	},
+	{
 		// The action gate: registered actions, the checks put to it, and
 		// the action an approval was raised for.
 		ID: "202611260010_action_gate",

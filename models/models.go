@@ -47,6 +47,10 @@ type Organization struct {
 	MaxApprovalExpirySeconds int64  `gorm:"not null"`
 	CreatedAt                time.Time
 	UpdatedAt                time.Time
+	// DecisionTokenTTLSeconds is how long an approval's decision token
+	// holds after the decision, unless the approval says otherwise; zero
+	// is DefaultDecisionTokenTTL.
+	DecisionTokenTTLSeconds int64 `gorm:"column:decision_token_ttl_seconds;not null;default:0"`
 }
 
 // ReadershipAnalytics reports whether the organisation's plan includes

@@ -27,14 +27,22 @@ type sealedColumn struct {
 
 // sealedColumns are every sealed column; a new one joins here so that
 // re-sealing (after a rotation, or of values from before sealing) covers it.
-var sealedColumns = []sealedColumn{
+var sealedColumns = append([]sealedColumn{
 	{"webhook_endpoints", []string{"id"}, "secret", sealWebhookSecret, false},
 	{"webhook_endpoints", []string{"id"}, "previous_secret", sealWebhookSecret, false},
 	{"approvals", []string{"id"}, "callback_secret", sealCallbackSecret, false},
 	{"collections", []string{"id"}, "callback_secret", sealCallbackSecret, false},
 	{"reviews", []string{"id"}, "callback_secret", sealCallbackSecret, false},
 	{"idempotency_keys", []string{"organization_id", "principal_id", "idempotency_key"}, "response_body", sealIdempotency, true},
-	{"evidence_keys", []string{"id"}, "private_key", sealEvidenceKey, false},
+}, keyColumns()...)
+
+// keyColumns are the signing keys' private halves, one column per family.
+func keyColumns() []sealedColumn {
+	out := make([]sealedColumn, len(keyFamilies))
+	for i, f := range keyFamilies {
+		out[i] = sealedColumn{f.table, []string{"id"}, "private_key", f.purpose, false}
+	}
+	return out
 }
 
 // ResealSecrets seals every sealed value again under the current key: those

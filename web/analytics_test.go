@@ -67,7 +67,7 @@ func TestReportPageShowsReadership(t *testing.T) {
 		assert.Contains(t, free, "come with the team plan")
 		assert.NotContains(t, free, "<svg", "no chart on the free plan")
 
-		_, err = s.store.UpdateOrganization(ctx, s.org.ID, nil, new(models.PlanTeam), nil, nil)
+		_, err = s.store.UpdateOrganization(ctx, s.org.ID, models.OrganizationChange{Plan: new(models.PlanTeam)})
 		require.NoError(t, err)
 		page := ada.get("/reports/q3")
 		require.Equal(t, http.StatusOK, page.status)
@@ -116,7 +116,7 @@ func TestBrowserReadershipPanel(t *testing.T) {
 	db := testenv.OpenDB(t, "sqlite")
 	s := newReadingSite(t, db)
 	ctx := context.Background()
-	_, err := s.store.UpdateOrganization(ctx, s.org.ID, nil, new(models.PlanTeam), nil, nil)
+	_, err := s.store.UpdateOrganization(ctx, s.org.ID, models.OrganizationChange{Plan: new(models.PlanTeam)})
 	require.NoError(t, err)
 	bob, err := s.store.CreateMember(ctx, s.org.ID, "bob@example.com", "Bob Stone", "")
 	require.NoError(t, err)

@@ -188,7 +188,7 @@ func TestAGuestDecidesFromThePageAndTheAskerGetsTheAnswer(t *testing.T) {
 		s := decidingSite(t, db)
 		ctx := context.Background()
 		guestsMay := true
-		_, err := s.store.UpdateOrganization(ctx, s.org.ID, nil, nil, &guestsMay, nil)
+		_, err := s.store.UpdateOrganization(ctx, s.org.ID, models.OrganizationChange{GuestsMayApprove: &guestsMay})
 		require.NoError(t, err)
 		guest, _, err := s.store.CreateGuest(ctx, s.org.ID, "gail@partner.example", "Gail")
 		require.NoError(t, err)
@@ -229,7 +229,7 @@ func TestAGuestDecidesFromThePageAndTheAskerGetsTheAnswer(t *testing.T) {
 		// can no longer decide a request that already names them.
 		b := s.started(t, &models.Approval{Title: "Share the next report", ApproverIDs: []string{s.ada.ID, guest.ID}})
 		guestsMay = false
-		_, err = s.store.UpdateOrganization(ctx, s.org.ID, nil, nil, &guestsMay, nil)
+		_, err = s.store.UpdateOrganization(ctx, s.org.ID, models.OrganizationChange{GuestsMayApprove: &guestsMay})
 		require.NoError(t, err)
 		page = g.get("/approvals/" + b.ID)
 		r = g.post("/approvals/"+b.ID+"/decision", url.Values{"csrf": {page.csrf(t)}, "decision": {"approve"}, "submission": {"g2"}})

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"github.com/assent-hq/assent/internal/paths"
+	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/wiretime"
 	"github.com/assent-hq/assent/models"
 )
@@ -50,6 +51,9 @@ type Approval struct {
 	Action    *string       `json:"action,omitempty"`
 	CreatedAt wiretime.Time `json:"createdAt"`
 	UpdatedAt wiretime.Time `json:"updatedAt"`
+	// DecisionToken, once approved, proves what was approved: a signed
+	// token a tool verifies against approvedInput (package decisiontoken).
+	DecisionToken *string `json:"decisionToken,omitempty"`
 }
 
 // Escalation is an approval's escalation: after seconds, the people named
@@ -96,6 +100,9 @@ func NewApproval(a *models.Approval, baseURL string) Approval {
 	}
 	if a.EscalationAfter != nil {
 		out.Escalation = &Escalation{After: *a.EscalationAfter, To: nonNil(a.EscalationTo), EscalatedAt: wiretime.Ptr(a.EscalatedAt)}
+	}
+	if a.Status == states.Approved {
+		out.DecisionToken = a.DecisionToken
 	}
 	if a.RequiredApprovals > 1 {
 		required, so := a.RequiredApprovals, a.ApprovalsSoFar

@@ -23,6 +23,7 @@ type Organization struct {
 	Plan                     string        `json:"plan"`
 	GuestsMayApprove         bool          `json:"guestsMayApprove"`
 	MaxApprovalExpirySeconds int64         `json:"maxApprovalExpirySeconds"`
+	DecisionTokenTTLSeconds  int64         `json:"decisionTokenTtlSeconds"`
 	CreatedAt                wiretime.Time `json:"createdAt"`
 	UpdatedAt                wiretime.Time `json:"updatedAt"`
 }
@@ -31,6 +32,7 @@ type Organization struct {
 func NewOrganization(o *models.Organization) Organization {
 	return Organization{ID: o.ID, Name: o.Name, Plan: o.Plan, GuestsMayApprove: o.GuestsMayApprove,
 		MaxApprovalExpirySeconds: int64(o.MaxApprovalExpiry().Seconds()),
+		DecisionTokenTTLSeconds:  int64(o.DecisionTokenTTL().Seconds()),
 		CreatedAt:                wiretime.New(o.CreatedAt), UpdatedAt: wiretime.New(o.UpdatedAt)}
 }
 

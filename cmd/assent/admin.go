@@ -66,7 +66,8 @@ var adminCommands = []adminCommand{
 	{name: "org update", summary: "change an organisation's name, plan or settings",
 		flags: []adminFlag{orgFlag, {"name", "a new `name`"}, {"plan", "the `plan`: free, team or enterprise"},
 			{"guests-may-approve", "`true|false`: whether guests may decide requests"},
-			{"max-expiry-seconds", "the longest a request may wait, in `seconds` (60 to 31536000); also the expiry of a request made without one"}},
+			{"max-expiry-seconds", "the longest a request may wait, in `seconds` (60 to 31536000); also the expiry of a request made without one"},
+			{"decision-token-ttl-seconds", "how long an approval's decision token holds after the decision, in `seconds` (60 to 2592000)"}},
 		run: func(r *adminRun) (any, error) {
 			id, err := r.org()
 			if err != nil {
@@ -82,6 +83,13 @@ var adminCommands = []adminCommand{
 					return nil, fmt.Errorf("--max-expiry-seconds must be an integer")
 				}
 				in.MaxApprovalExpirySeconds = &n
+			}
+			if r.set["decision-token-ttl-seconds"] {
+				var n int64
+				if _, err := fmt.Sscan(r.str("decision-token-ttl-seconds"), &n); err != nil {
+					return nil, fmt.Errorf("--decision-token-ttl-seconds must be an integer")
+				}
+				in.DecisionTokenTTLSeconds = &n
 			}
 			o, err := r.svc.UpdateOrganization(r.ctx, id, admin.ByOperator, in)
 			return ret(o, err, wire.NewOrganization)
@@ -295,6 +303,14 @@ var adminCommands = []adminCommand{
 				return nil, err
 			}
 			return map[string]any{"evidenceKeyId": k.ID}, nil
+		}},
+	{name: "rotate-decision-key", summary: "sign decision tokens with a new key from now on; the old one stays published to check tokens it signed",
+		run: func(r *adminRun) (any, error) {
+			k, err := r.store.RotateSigningKey(r.ctx, models.DecisionFamily)
+			if err != nil {
+				return nil, err
+			}
+			return map[string]any{"decisionKeyId": k.ID}, nil
 		}},
 }
 

@@ -341,3 +341,41 @@ func TestAdminRotateEvidenceKey(t *testing.T) {
 	assert.Equal(t, first.ID, keys[0].ID)
 	assert.NotNil(t, keys[0].RetiredAt)
 }
+
+// TestAdminRotateDecisionKey: `assent admin rotate-decision-key` makes a
+// new decision key, keeps the old one listed, retired, and leaves the
+// evidence keys alone.
+func TestAdminRotateDecisionKey(t *testing.T) {
+	ctx := context.Background()
+	url := "sqlite:" + filepath.Join(t.TempDir(), "assent.db")
+	db, err := models.Open(url)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = models.Close(db) })
+	require.NoError(t, models.Migrate(db))
+	key := secretkey.Generate()
+	ring, err := secretkey.Parse(key)
+	require.NoError(t, err)
+	store := models.NewStore(db, ring)
+	first, _, err := store.ActiveSigningKey(ctx, models.DecisionFamily)
+	require.NoError(t, err)
+	evidence, _, err := store.SigningEvidenceKey(ctx)
+	require.NoError(t, err)
+
+	t.Setenv(secretkey.Env, key)
+	var out bytes.Buffer
+	require.NoError(t, runAdmin(ctx, []string{"rotate-decision-key", "--database-url", url}, &out, io.Discard))
+	var got struct{ DecisionKeyID string }
+	require.NoError(t, json.Unmarshal(out.Bytes(), &got))
+	now, _, err := store.ActiveSigningKey(ctx, models.DecisionFamily)
+	require.NoError(t, err)
+	assert.Equal(t, now.ID, got.DecisionKeyID)
+	assert.NotEqual(t, first.ID, now.ID)
+	keys, err := store.SigningKeys(ctx, models.DecisionFamily)
+	require.NoError(t, err)
+	require.Len(t, keys, 2)
+	assert.Equal(t, first.ID, keys[0].ID)
+	assert.NotNil(t, keys[0].RetiredAt)
+	still, _, err := store.SigningEvidenceKey(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, evidence.ID, still.ID, "the evidence key is another family's")
+}

@@ -133,10 +133,13 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger, n needs) (_
 		} else if resealed > 0 {
 			log.Info("sealed secrets under the current key", "count", resealed)
 		}
-		// The key evidence exports are signed with exists from the first
-		// start, so its public half can be published before any export.
-		if _, _, err := r.store.SigningEvidenceKey(ctx); err != nil {
-			return nil, err
+		// The keys evidence exports and decision tokens are signed with
+		// exist from the first start, so their public halves can be
+		// published before anything is signed.
+		for _, f := range []models.KeyFamily{models.EvidenceFamily, models.DecisionFamily} {
+			if _, _, err := r.store.ActiveSigningKey(ctx, f); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if n.temporal {

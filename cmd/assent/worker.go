@@ -25,7 +25,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer r.Close()
 	if cfg.BaseURL == "" {
-		log.Warn("ASSENT_BASE_URL is not set: page links in events will be relative")
+		log.Warn("ASSENT_BASE_URL is not set: page links in events will be relative, and approvals carry no decision token")
 	}
 	w := worker.New(r.temporal, worker.Deps{Store: r.store, BaseURL: cfg.PublicBaseURL(), Logger: log, Mailer: r.mailer})
 	if err := w.Start(); err != nil {

@@ -37,6 +37,7 @@ const (
 	EvidenceKey  = "evk"
 	Action       = "act"
 	GateCheck    = "gck"
+	DecisionKey  = "dtk"
 )
 
 // New returns prefix_<lowercase ULID>. ULIDs sort by creation time, so ids

@@ -1,0 +1,60 @@
+package activities_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/activities"
+	"github.com/assent-hq/assent/internal/states"
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/workflows"
+)
+
+// TestPersistApprovalSignsTheDecision: the transition to approved keeps a
+// decision token on the record and puts the same one in the event's data;
+// a retry of the transition changes nothing; a worker that knows no base
+// URL issues none and still approves.
+func TestPersistApprovalSignsTheDecision(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		store := models.NewStore(db, testenv.Keys())
+		org, err := store.CreateOrganization(ctx, "Acme", "")
+		require.NoError(t, err)
+		approve := func(acts *activities.Activities) *models.Approval {
+			a := &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskLow, Input: models.RawJSON(`{"amount":100}`),
+				ExpiresAt: time.Now().Add(time.Hour), RequiredApprovals: 1, Requester: "key_x", RequestedBy: "agent"}
+			_, err := store.CreateApproval(ctx, a, nil)
+			require.NoError(t, err)
+			at := time.Now().UTC()
+			transition := workflows.ApprovalTransition{ApprovalID: a.ID, OrganizationID: org.ID, Seq: 1, Action: workflows.ActionApproved,
+				Event: "approval.approved", ActorID: "mem_1", ActorName: "Ada", At: at,
+				State: workflows.ApprovalState{Status: states.Approved, ApproverIDs: []string{"mem_1"}, ApprovedBy: []string{"mem_1"},
+					DecidedByID: "mem_1", DecidedByName: "Ada", DecidedAt: &at, ApprovedInput: json.RawMessage(`{"amount":80}`), ApprovalsSoFar: 1}}
+			require.NoError(t, acts.PersistApproval(ctx, transition))
+			require.NoError(t, acts.PersistApproval(ctx, transition), "a retry")
+			got, err := store.GetApproval(ctx, org.ID, a.ID)
+			require.NoError(t, err)
+			assert.Equal(t, states.Approved, got.Status)
+			return got
+		}
+
+		got := approve(&activities.Activities{Store: store, BaseURL: "https://assent.example"})
+		require.NotNil(t, got.DecisionToken)
+		events, err := store.ListEvents(ctx, org.ID, got.ID)
+		require.NoError(t, err)
+		require.Len(t, events, 1, "the retry wrote nothing")
+		var data map[string]any
+		require.NoError(t, json.Unmarshal(events[0].Data, &data))
+		assert.Equal(t, *got.DecisionToken, data["decisionToken"])
+
+		unnamed := approve(&activities.Activities{Store: store})
+		assert.Nil(t, unnamed.DecisionToken, "no issuer, no token")
+	})
+}

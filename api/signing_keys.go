@@ -1,0 +1,57 @@
+package api
+
+import (
+	"encoding/base64"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/assent-hq/assent/internal/wiretime"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/wire"
+)
+
+// Where the instance publishes the public halves of its signing keys, one
+// path per key family, for anyone to check what it signed offline.
+const (
+	// EvidenceKeysPath lists the keys evidence exports are signed with.
+	EvidenceKeysPath = "/.well-known/assent/evidence-keys"
+	// DecisionKeysPath lists the keys decision tokens are signed with.
+	DecisionKeysPath = "/.well-known/jwks.json"
+)
+
+// signingJWK is an Ed25519 public key as a JSON Web Key (RFC 8037), with
+// when it signed.
+type signingJWK struct {
+	KeyType   string         `json:"kty"`
+	Curve     string         `json:"crv"`
+	X         string         `json:"x"`
+	KeyID     string         `json:"kid"`
+	Use       string         `json:"use"`
+	Algorithm string         `json:"alg"`
+	CreatedAt wiretime.Time  `json:"createdAt"`
+	RetiredAt *wiretime.Time `json:"retiredAt"`
+}
+
+// keySet lists every key of the family, retired ones included, as a JWK
+// set; the instance's first key of the family is made here if none exists
+// yet.
+func (h *handlers) keySet(f models.KeyFamily) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		ctx := c.Request.Context()
+		if _, _, err := h.store.ActiveSigningKey(ctx, f); err != nil {
+			fail(c, err)
+			return
+		}
+		keys, err := h.store.SigningKeys(ctx, f)
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		c.Header("Cache-Control", "public, max-age=300")
+		c.JSON(http.StatusOK, gin.H{"keys": wire.All(keys, func(k *models.SigningKey) signingJWK {
+			return signingJWK{KeyType: "OKP", Curve: "Ed25519", X: base64.RawURLEncoding.EncodeToString(k.PublicKey), KeyID: k.ID,
+				Use: "sig", Algorithm: "EdDSA", CreatedAt: wiretime.New(k.CreatedAt), RetiredAt: wiretime.Ptr(k.RetiredAt)}
+		})})
+	}
+}
