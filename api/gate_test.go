@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/decisiontoken"
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -112,7 +114,8 @@ func TestGate(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		ctx := context.Background()
-		require.Equal(t, 201, s.do(t, "POST", "/api/v1/admin/actions", s.adminKey, refundAction, nil).status)
+		action := strings.Replace(refundAction, `"editableFields"`, `"decisionTokenTtlSeconds": 900, "editableFields"`, 1)
+		require.Equal(t, 201, s.do(t, "POST", "/api/v1/admin/actions", s.adminKey, action, nil).status)
 		_, gateOnly, err := s.store.CreateKey(ctx, s.org.ID, "gatekeeper", "agent", []string{scopes.GateCheck})
 		require.NoError(t, err)
 		flow := s.do(t, "POST", "/api/v1/flows", s.agentKey, `{"title":"Refund run"}`, nil)
@@ -150,6 +153,29 @@ func TestGate(t *testing.T) {
 		assert.Equal(t, "allowed", allowed.decoded["decision"])
 		assert.Equal(t, "small", allowed.decoded["rule"])
 		assert.Nil(t, allowed.decoded["approval"])
+		// Its decision token binds this input, this action and this
+		// organisation, with nobody as decider, for the action's lifetime.
+		jwks := s.do(t, "GET", "/.well-known/jwks.json", "", "", nil)
+		require.Equal(t, 200, jwks.status, string(jwks.body))
+		verifier, err := decisiontoken.NewVerifier(jwks.body, "http://assent.test", s.org.ID)
+		require.NoError(t, err)
+		token := allowed.decoded["decisionToken"].(string)
+		claims, err := verifier.Verify(token, []byte(`{"customer":"cus_1","currency":"EUR","amount":40.0}`))
+		require.NoError(t, err, "the same input, however written")
+		assert.Equal(t, "refund.create", claims.Action)
+		assert.Equal(t, allowed.decoded["checkId"], claims.Subject)
+		assert.Empty(t, claims.Deciders)
+		assert.Equal(t, 900*time.Second, claims.Expiry.Sub(claims.IssuedAt), "the action's lifetime")
+		_, err = verifier.Verify(token, []byte(`{"amount":41,"currency":"EUR","customer":"cus_1"}`))
+		assert.ErrorIs(t, err, decisiontoken.ErrInput)
+		other, err := decisiontoken.NewVerifier(jwks.body, "http://assent.test", "org_other")
+		require.NoError(t, err)
+		_, err = other.Verify(token, []byte(`{"amount":40,"currency":"EUR","customer":"cus_1"}`))
+		assert.ErrorIs(t, err, decisiontoken.ErrOrganization)
+		replayed := gate(gateOnly, `{"amount":40,"currency":"EUR","customer":"cus_1"}`, map[string]string{"Idempotency-Key": "allow-1"})
+		require.Equal(t, 200, replayed.status)
+		assert.Equal(t, replayed.decoded["decisionToken"], gate(gateOnly, `{"amount":40,"currency":"EUR","customer":"cus_1"}`, map[string]string{"Idempotency-Key": "allow-1"}).decoded["decisionToken"], "a retry gets the same token")
+
 		byPerson := gate(s.memberToken, `{"amount":500,"currency":"EUR","customer":"cus_1"}`, nil)
 		require.Equal(t, 200, byPerson.status, string(byPerson.body))
 		assert.Equal(t, "people", byPerson.decoded["rule"])
@@ -208,9 +234,20 @@ func TestGate(t *testing.T) {
 		assert.Contains(t, errField(s.do(t, "POST", path, s.bobToken, `{"decision":"approve","corrections":{"amount":20000}}`, nil), "message"), "action's schema")
 		ok := s.do(t, "POST", path, s.bobToken, `{"decision":"approve","corrections":{"amount":250}}`, nil)
 		require.Equal(t, 200, ok.status, string(ok.body))
-		got := s.do(t, "GET", "/api/v1/approvals/"+id, s.agentKey, "", nil).decoded
-		assert.Equal(t, "approved", got["status"])
+		var got map[string]any
+		waitFor(t, func() bool {
+			got = s.do(t, "GET", "/api/v1/approvals/"+id, s.agentKey, "", nil).decoded
+			return got["status"] == "approved"
+		})
 		assert.Equal(t, 250.0, got["approvedInput"].(map[string]any)["amount"])
+		approvedInput, _ := json.Marshal(got["approvedInput"])
+		claims, err = verifier.Verify(got["decisionToken"].(string), approvedInput)
+		require.NoError(t, err, "the approval's token binds the corrected input")
+		assert.Equal(t, "refund.create", claims.Action, "and names the gated action")
+		assert.Equal(t, []string{s.bob.ID}, claims.Deciders)
+		assert.Equal(t, 900*time.Second, claims.Expiry.Sub(claims.IssuedAt), "the action's lifetime")
+		_, err = verifier.Verify(got["decisionToken"].(string), []byte(`{"amount":800,"currency":"EUR","customer":"cus_3","note":"late parcel"}`))
+		assert.ErrorIs(t, err, decisiontoken.ErrInput, "not the input proposed")
 
 		// Every check is on the flow's timeline, in the audit chain.
 		timeline := s.do(t, "GET", "/api/v1/flows/"+flowID, s.agentKey, "", nil)
@@ -222,7 +259,7 @@ func TestGate(t *testing.T) {
 				actions = append(actions, entry["action"].(string))
 			}
 		}
-		assert.Equal(t, []string{"allowed", "allowed", "denied", "approval_required"}, actions)
+		assert.Equal(t, []string{"allowed", "allowed", "allowed", "denied", "approval_required"}, actions, "the retried allow once")
 		require.NoError(t, s.store.VerifyAuditChain(ctx, s.org.ID))
 	})
 }

@@ -61,6 +61,9 @@ type GateOrigin struct {
 	Action string
 	// InputSchema is the action's schema, which corrections are held to.
 	InputSchema json.RawMessage
+	// DecisionTokenTTLSeconds is the action's decision token lifetime, nil
+	// for the organisation's.
+	DecisionTokenTTLSeconds *int
 }
 
 // Escalation asks that the people in To become approvers if the request is
@@ -127,6 +130,7 @@ func (s *Service) build(ctx context.Context, p *models.Principal, in *CreateInpu
 	}
 	if in.Gate != nil {
 		rec.Action, rec.InputSchema = &in.Gate.Action, models.RawJSON(in.Gate.InputSchema)
+		rec.DecisionTokenTTLSeconds = in.Gate.DecisionTokenTTLSeconds
 	}
 	if rec.CallbackURL, rec.CallbackSecret, err = requests.Callback(ctx, s.netPolicy, in.CallbackURL); err != nil {
 		return nil, err

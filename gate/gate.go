@@ -94,6 +94,9 @@ func (s *Service) Check(ctx context.Context, p *models.Principal, in *CheckInput
 	switch rule.Outcome {
 	case rules.GateAllow:
 		check.Decision = models.GateAllowed
+		if record.Token, err = s.tokens(ctx, action, p.Organization); err != nil {
+			return nil, err
+		}
 		c, err := s.store.RecordGateCheck(ctx, record, claim)
 		if err != nil {
 			return nil, err
@@ -136,6 +139,26 @@ func (s *Service) claimed(ctx context.Context, claim *models.Claim) (*models.Gat
 		return nil, err
 	}
 	return s.store.GetGateCheck(ctx, claim.OrganizationID, id)
+}
+
+// tokens signs an allowed check's decision token, with the key read
+// before the check's transaction. An instance without its public base URL
+// cannot name itself as the issuer and issues none.
+func (s *Service) tokens(ctx context.Context, a *models.Action, org *models.Organization) (func(*models.GateCheck) (string, error), error) {
+	if s.baseURL == "" {
+		return nil, nil
+	}
+	signer, err := s.store.DecisionSigner(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return func(c *models.GateCheck) (string, error) {
+		claims, err := models.GateDecisionClaims(c, s.baseURL, a.DecisionTokenTTL(org))
+		if err != nil {
+			return "", err
+		}
+		return signer.Sign(claims)
+	}, nil
 }
 
 // replay answers with a recorded allow or deny.
@@ -210,7 +233,8 @@ func approvalFor(a *models.Action, rule models.PolicyRule, input []byte, in *Che
 		Title: title, Description: a.Description, Risk: rule.Risk, Approvers: rule.Approvers,
 		Input: input, EditableFields: presentFlat(input, a.EditableFields), FlowID: in.FlowID, ExternalID: in.ExternalID,
 		Factors: []approvals.Factor{{Label: "Action", Status: "info", Detail: a.Name}},
-		Gate:    &approvals.GateOrigin{Action: a.Name, InputSchema: json.RawMessage(a.InputSchema)},
+		Gate: &approvals.GateOrigin{Action: a.Name, InputSchema: json.RawMessage(a.InputSchema),
+			DecisionTokenTTLSeconds: a.DecisionTokenTTLSeconds},
 	}
 	if rule.Name != "" {
 		out.Factors = append(out.Factors, approvals.Factor{Label: "Policy rule", Status: "warning", Detail: rule.Name})

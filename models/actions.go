@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"gorm.io/gorm"
@@ -121,6 +122,9 @@ type GateCheckRecord struct {
 	// Event, when set, is the outbox event's kind; EventData its data.
 	Event     string
 	EventData func(*GateCheck) ([]byte, error)
+	// Token, when set, signs the check's decision token (an allow); it
+	// runs before the transaction, the check's id and time set.
+	Token func(*GateCheck) (string, error)
 }
 
 // RecordGateCheck writes a check, its audit entry and its event in one
@@ -131,6 +135,13 @@ type GateCheckRecord struct {
 func (s *Store) RecordGateCheck(ctx context.Context, r GateCheckRecord, claim *Claim) (*GateCheck, error) {
 	c := r.Check
 	c.ID, c.CreatedAt = newID(ids.GateCheck), Now()
+	if r.Token != nil {
+		token, err := r.Token(c)
+		if err != nil {
+			return nil, fmt.Errorf("decision token of %s: %w", c.ID, err)
+		}
+		c.DecisionToken = &token
+	}
 	var earlier string
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if c.FlowID != nil {

@@ -47,8 +47,32 @@ func ApprovalDecisionClaims(a *Approval, org *Organization, issuer string) (deci
 	if deciders == nil {
 		deciders = []string{}
 	}
-	return decisiontoken.Claims{Issuer: issuer, Subject: a.ID, Organization: a.OrganizationID, InputSHA256: sum,
-		Deciders: deciders, IssuedAt: decided, Expiry: decided.Add(a.DecisionTokenTTL(org))}, nil
+	c := decisiontoken.Claims{Issuer: issuer, Subject: a.ID, Organization: a.OrganizationID, InputSHA256: sum,
+		Deciders: deciders, IssuedAt: decided, Expiry: decided.Add(a.DecisionTokenTTL(org))}
+	if a.Action != nil {
+		c.Action = *a.Action
+	}
+	return c, nil
+}
+
+// GateDecisionClaims are the claims of the decision token of check c, an
+// allow by policy: no deciders, holding for ttl after the check.
+func GateDecisionClaims(c *GateCheck, issuer string, ttl time.Duration) (decisiontoken.Claims, error) {
+	sum, err := decisiontoken.InputSHA256(c.Input)
+	if err != nil {
+		return decisiontoken.Claims{}, err
+	}
+	return decisiontoken.Claims{Issuer: issuer, Subject: c.ID, Organization: c.OrganizationID, Action: c.Action,
+		InputSHA256: sum, Deciders: []string{}, IssuedAt: c.CreatedAt, Expiry: c.CreatedAt.Add(ttl)}, nil
+}
+
+// DecisionTokenTTL is how long the decision tokens of a's checks and of
+// the approvals they raise hold: its own setting, else its organisation's.
+func (a *Action) DecisionTokenTTL(org *Organization) time.Duration {
+	if a.DecisionTokenTTLSeconds != nil && *a.DecisionTokenTTLSeconds > 0 {
+		return time.Duration(*a.DecisionTokenTTLSeconds) * time.Second
+	}
+	return org.DecisionTokenTTL()
 }
 
 // DecisionSigner signs decision tokens with one decision key. Take one
