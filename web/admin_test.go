@@ -868,3 +868,61 @@ func TestAdminRuleEscalation(t *testing.T) {
 		assert.NotContains(t, list.body, "Needs 0 approvals")
 	})
 }
+
+func TestAdminActions(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := adminSite(t, db)
+		ctx := context.Background()
+		b := s.browser(t)
+		csrf := b.signIn(s, "ada@example.com")
+		schema := `{"type":"object","properties":{"amount":{"type":"number"}}}`
+		form := func(policy string) url.Values {
+			return url.Values{"csrf": {csrf}, "name": {"refund.create"}, "description": {"Refund a customer"},
+				"inputSchema": {schema}, "editableFields": {"amount"}, "policy": {policy}}
+		}
+
+		r := b.post("/admin/actions", form(`[{"name":"small","condition":"input.amount <=","outcome":"allow"}]`))
+		assert.Equal(t, http.StatusBadRequest, r.status)
+		assert.Contains(t, problemOf(t, r), "policy[0].condition: the condition does not compile")
+		assert.Contains(t, r.body, `id="policy" name="policy" rows="8" class="mono" aria-invalid="true"`, "policy[0].condition marks the policy")
+		assert.Contains(t, r.body, "input.amount &lt;=", "what was typed is kept")
+		r = b.post("/admin/actions", form(`{"name":"small"}`))
+		assert.Equal(t, http.StatusBadRequest, r.status)
+		assert.Contains(t, problemOf(t, r), "olicy must be a JSON list of rules")
+		bad := form(`[]`)
+		bad.Set("inputSchema", `{"type":"objekt"}`)
+		r = b.post("/admin/actions", bad)
+		assert.Equal(t, http.StatusBadRequest, r.status)
+		assert.Contains(t, problemOf(t, r), "not valid JSON Schema")
+
+		r = b.post("/admin/actions", form(`[{"name":"small","condition":"input.amount <= 100","outcome":"allow"}]`))
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		list := b.get("/admin/actions")
+		assert.Contains(t, list.body, "<code>refund.create</code>")
+		assert.Contains(t, list.body, "<strong>small</strong>: allow when <code class=\"wrap\">input.amount &lt;= 100</code>")
+		actions, _, err := s.store.ListActions(ctx, s.org.ID, models.Page{Limit: 10})
+		require.NoError(t, err)
+		require.Len(t, actions, 1)
+
+		// Editing shows the saved action and saves over it.
+		edit := b.get("/admin/actions?edit=" + actions[0].ID)
+		assert.Contains(t, edit.body, `name="id" value="`+actions[0].ID+`"`)
+		assert.Contains(t, edit.body, "Change refund.create")
+		changed := form(`[{"name":"none","outcome":"deny","reason":"frozen"}]`)
+		changed.Set("id", actions[0].ID)
+		changed.Set("decisionTokenTtlSeconds", "600")
+		r = b.post("/admin/actions", changed)
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		got, err := s.store.GetAction(ctx, s.org.ID, actions[0].ID)
+		require.NoError(t, err)
+		assert.Equal(t, "deny", got.Policy.V[0].Outcome)
+		assert.Equal(t, 600, *got.DecisionTokenTTLSeconds)
+
+		r = b.post("/admin/actions/"+got.ID+"/delete", url.Values{"csrf": {csrf}})
+		assert.Equal(t, http.StatusBadRequest, r.status, "deleting needs Confirm")
+		r = b.post("/admin/actions/"+got.ID+"/delete", url.Values{"csrf": {csrf}, "confirm": {"yes"}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		_, err = s.store.GetAction(ctx, s.org.ID, got.ID)
+		assert.Error(t, err)
+	})
+}

@@ -227,3 +227,36 @@ func TestAGuestSeesOnlyWhatTheyAreAsked(t *testing.T) {
 		assert.Contains(t, r.body, "only its approvers can decide it")
 	})
 }
+
+// TestGatedApprovalPageHoldsCorrectionsToTheSchema: on an approval the
+// action gate raised, the page refuses a correction its action's schema
+// does not accept, naming the field, and applies one it does.
+func TestGatedApprovalPageHoldsCorrectionsToTheSchema(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := decidingSite(t, db)
+		action := "refund.create"
+		a := s.started(t, &models.Approval{Title: "Refund a customer", ApproverIDs: []string{s.ada.ID}, Action: &action,
+			Input: models.RawJSON(`{"amount":800,"currency":"EUR"}`), EditableFields: []string{"amount"},
+			InputSchema: models.RawJSON(`{"type":"object","properties":{"amount":{"type":"number","maximum":1000}}}`)})
+		b := s.browser(t)
+		b.signIn(s, "ada@example.com")
+		page := b.get("/approvals/" + a.ID)
+		require.Equal(t, http.StatusOK, page.status, page.body)
+		assert.Contains(t, page.body, "The action gate raised this for <code>refund.create</code>")
+
+		form := url.Values{"csrf": {page.csrf(t)}, "decision": {"approve"}, "field.amount": {"5000"}, "note": {"too much?"}, "submission": {"g1"}}
+		r := b.post("/approvals/"+a.ID+"/decision", form)
+		assert.Equal(t, http.StatusBadRequest, r.status, r.body)
+		assert.Contains(t, r.body, "amount does not meet the action&#39;s schema")
+		assert.Contains(t, r.body, ">too much?</textarea>", "what was typed is kept")
+
+		form.Set("field.amount", "600")
+		form.Set("submission", "g2")
+		r = b.post("/approvals/"+a.ID+"/decision", form)
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		got, err := s.store.GetApproval(context.Background(), s.org.ID, a.ID)
+		require.NoError(t, err)
+		assert.Equal(t, "approved", got.Status)
+		assert.JSONEq(t, `{"amount":600,"currency":"EUR"}`, string(got.ApprovedInput))
+	})
+}
