@@ -173,6 +173,10 @@ func (s *Service) build(subject Subject, e *models.Evidence) *Export {
 		}
 		x.Requests = append(x.Requests, req)
 	}
+	for i := range e.GateChecks {
+		c := &e.GateChecks[i]
+		x.Requests = append(x.Requests, Request{Type: "gate_check", ID: c.ID, Record: wire.NewGateCheck(c)})
+	}
 	for _, en := range e.Entries {
 		x.Timeline = append(x.Timeline, Entry{At: wiretime.New(en.At), Actor: en.ActorName, ActorID: en.ActorID, Action: en.Action,
 			RequestType: en.SubjectType, RequestID: en.SubjectID, Detail: en.Detail, EntryHash: en.EntryHash, ID: en.ID,

@@ -17,6 +17,7 @@ type Evidence struct {
 	Collections []Collection
 	Reviews     []Review
 	Reports     []Report
+	GateChecks  []GateCheck
 	// Versions are each report's versions, by report id; Threads its
 	// comment threads with their comments.
 	Versions map[string][]ReportVersion
@@ -37,8 +38,8 @@ type EvidenceDelivery struct {
 	SubjectID   string
 }
 
-// FlowEvidence gathers a flow's evidence: every request and report
-// attached to it.
+// FlowEvidence gathers a flow's evidence: every request, report and gate
+// check attached to it.
 func (s *Store) FlowEvidence(ctx context.Context, orgID, id string) (*Flow, *Evidence, error) {
 	f, err := s.GetFlow(ctx, orgID, id)
 	if err != nil {
@@ -46,7 +47,7 @@ func (s *Store) FlowEvidence(ctx context.Context, orgID, id string) (*Flow, *Evi
 	}
 	e := &Evidence{}
 	db := s.db.WithContext(ctx)
-	for _, dst := range []any{&e.Approvals, &e.Collections, &e.Reviews, &e.Reports} {
+	for _, dst := range []any{&e.Approvals, &e.Collections, &e.Reviews, &e.Reports, &e.GateChecks} {
 		if err := db.Where("organization_id = ? AND flow_id = ?", orgID, id).Order("id").Find(dst).Error; err != nil {
 			return nil, nil, err
 		}
@@ -85,6 +86,9 @@ func (s *Store) gatherEvidence(ctx context.Context, orgID string, e *Evidence, f
 	}
 	for _, r := range e.Reviews {
 		subjects = append(subjects, r.ID)
+	}
+	for _, c := range e.GateChecks {
+		subjects = append(subjects, c.ID)
 	}
 	e.Versions, e.Threads = map[string][]ReportVersion{}, map[string][]CommentThread{}
 	for _, r := range e.Reports {

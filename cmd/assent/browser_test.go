@@ -204,7 +204,7 @@ func TestBrowserAdminAddsAWebhook(t *testing.T) {
 	b := browsertest.New(t)
 	signInFromDevMail(t, b, apiURL, admin.Email)
 	b.ClickAndWait(`a[href="/admin"]`)
-	for _, section := range []string{"members", "teams", "guests", "keys", "rules"} {
+	for _, section := range []string{"members", "teams", "guests", "keys", "rules", "actions"} {
 		b.Navigate(apiURL + "/admin/" + section)
 		b.CheckAccessibility("/admin/" + section)
 	}
