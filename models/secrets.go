@@ -35,6 +35,7 @@ var sealedColumns = []sealedColumn{
 	{"reviews", []string{"id"}, "callback_secret", sealCallbackSecret, false},
 	{"idempotency_keys", []string{"organization_id", "principal_id", "idempotency_key"}, "response_body", sealIdempotency, true},
 	{"evidence_keys", []string{"id"}, "private_key", sealEvidenceKey, false},
+	{"push_keys", []string{"id"}, "private_key", sealPushKey, false},
 }
 
 // ResealSecrets seals every sealed value again under the current key: those

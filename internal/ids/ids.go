@@ -35,6 +35,7 @@ const (
 	View         = "viw"
 	Send         = "snd"
 	EvidenceKey  = "evk"
+	PushSub      = "psh"
 )
 
 // New returns prefix_<lowercase ULID>. ULIDs sort by creation time, so ids
