@@ -44,7 +44,7 @@ func opened(t *testing.T, svc *pushtest.Service, b *pushtest.Browser, p pushtest
 // encrypted to the browser and signed with the instance's VAPID key; a
 // push service's 5xx fails the attempt and its retry pushes only what was
 // not pushed; a 410 removes the subscription; the reminder is pushed
-// too, and a request for information alike.
+// too, and a request for information and a review alike.
 func TestAskedPeopleArePushedOnceEach(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
@@ -130,5 +130,17 @@ func TestAskedPeopleArePushedOnceEach(t *testing.T) {
 		assert.Equal(t, map[string]any{"title": "Q3 numbers", "kind": "collection", "url": "https://assent.example/collections/" + c.ID},
 			opened(t, svc, laptop, pushes[2], vapid))
 		assert.False(t, strings.Contains(string(pushes[2].Body), "secret"))
+
+		r := &models.Review{OrganizationID: org.ID, Title: "Q3 report", Instructions: "check the numbers",
+			ReportID: "rpt_x", VersionID: "ver_x", Version: 2, ReviewerIDs: []string{ann.ID()}, RequiredApprovals: 1,
+			Requester: "key_1", RequestedBy: "agent", ExpiresAt: time.Now().Add(time.Hour).UTC()}
+		_, err = store.CreateReview(ctx, r, nil)
+		require.NoError(t, err)
+		require.NoError(t, n.Reviewers(ctx, org.ID, r.ID))
+		require.NoError(t, n.Reviewers(ctx, org.ID, r.ID))
+		pushes = svc.To(laptop)
+		require.Len(t, pushes, 4)
+		assert.Equal(t, map[string]any{"title": "Q3 report", "kind": "review", "url": "https://assent.example/reviews/" + r.ID},
+			opened(t, svc, laptop, pushes[3], vapid))
 	})
 }
