@@ -979,6 +979,31 @@ var migrations = []*gormigrate.Migration{
 			return tx.Migrator().DropTable("gate_checks", "actions")
 		},
 	},
+	{
+		// Web Push: the instance's VAPID key pair, its private half sealed,
+		// and each person's browsers' subscriptions, unique by endpoint.
+		ID: "202611270001_push_subscriptions",
+		Migrate: func(tx *gorm.DB) error {
+			type PushKey struct {
+				ID            string `gorm:"primaryKey;size:40"`
+				PublicKey     string `gorm:"size:100;not null"`
+				SealedPrivate string `gorm:"column:private_key;type:text;not null"`
+				CreatedAt     time.Time
+			}
+			type PushSubscription struct {
+				ID             string `gorm:"primaryKey;size:40"`
+				OrganizationID string `gorm:"size:40;not null;index"`
+				PersonID       string `gorm:"size:40;not null;index"`
+				Endpoint       string `gorm:"type:text;not null"`
+				EndpointHash   string `gorm:"size:64;not null;uniqueIndex"`
+				P256dh         string `gorm:"size:100;not null"`
+				Auth           string `gorm:"size:40;not null"`
+				CreatedAt      time.Time
+			}
+			return tx.Migrator().CreateTable(&PushKey{}, &PushSubscription{})
+		},
+		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("push_subscriptions", "push_keys") },
+	},
 }
 
 // RequireMigrated fails when the database lacks a migration this binary

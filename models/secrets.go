@@ -34,6 +34,7 @@ var sealedColumns = append([]sealedColumn{
 	{"collections", []string{"id"}, "callback_secret", sealCallbackSecret, false},
 	{"reviews", []string{"id"}, "callback_secret", sealCallbackSecret, false},
 	{"idempotency_keys", []string{"organization_id", "principal_id", "idempotency_key"}, "response_body", sealIdempotency, true},
+	{"push_keys", []string{"id"}, "private_key", sealPushKey, false},
 }, keyColumns()...)
 
 // keyColumns are the signing keys' private halves, one column per family.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/wire"
 )
@@ -57,7 +58,8 @@ func (n *Notifier) Respondents(ctx context.Context, orgID, collectionID string, 
 		errs = append(errs, n.once(ctx, orgID, notice+p.ID(), func() (draft, error) {
 			msg, err := render("respondent", p.Email(), subject+c.Title, data)
 			return draft{msg: msg}, err
-		}))
+		}), n.push(ctx, orgID, notice+p.ID(), p.ID(), PushMessage{Title: c.Title, Kind: events.RequestCollection,
+			URL: data.PageURL}, c.ExpiresAt))
 	}
 	return errors.Join(errs...)
 }

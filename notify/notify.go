@@ -1,6 +1,8 @@
 // Package notify emails people about requests: each approver when an
 // approval arrives, with a sign-in-free decision link when its risk allows
-// one, and whoever asked a question when the requester answers it. The
+// one, and whoever asked a question when the requester answers it. Each
+// email that asks a person is also pushed to their subscribed browsers
+// (push.go). The
 // approval workflow calls it through activities, so a failed send is
 // retried on a fixed schedule; a retry skips the people already emailed.
 package notify
@@ -19,6 +21,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/states"
@@ -37,7 +40,10 @@ type Notifier struct {
 	Mailer mail.Sender
 	// BaseURL starts every link in the emails.
 	BaseURL string
-	Logger  *slog.Logger
+	// Push, when set, also pushes each email that asks a person to that
+	// person's subscribed browsers.
+	Push   *Push
+	Logger *slog.Logger
 }
 
 // descriptionLimit keeps an email short; the page has the whole text.
@@ -98,7 +104,8 @@ func (n *Notifier) approvers(ctx context.Context, orgID, approvalID string, remi
 		}
 		errs = append(errs, n.once(ctx, orgID, notice+p.ID(), func() (draft, error) {
 			return n.approverMessage(ctx, a, p, reminder)
-		}))
+		}), n.push(ctx, orgID, notice+p.ID(), p.ID(), PushMessage{Title: a.Title, Kind: events.RequestApproval, Risk: a.Risk,
+			URL: wire.ApprovalURL(n.BaseURL, a.ID)}, a.ExpiresAt))
 	}
 	return errors.Join(errs...)
 }

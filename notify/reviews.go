@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/wire"
 )
@@ -37,10 +38,11 @@ func (n *Notifier) Reviewers(ctx context.Context, orgID, reviewID string) error 
 		data := reviewerMail{Name: p.DisplayName(), Organization: p.Organization.Name, Guest: p.Guest != nil,
 			Title: r.Title, Instructions: shorten(r.Instructions, descriptionLimit), RequestedBy: r.RequestedBy,
 			Version: r.Version, Expires: mailTime(r.ExpiresAt), PageURL: wire.ReviewURL(n.BaseURL, r.ID)}
-		errs = append(errs, n.once(ctx, orgID, "review/"+r.ID+"/"+p.ID(), func() (draft, error) {
+		notice := "review/" + r.ID + "/" + p.ID()
+		errs = append(errs, n.once(ctx, orgID, notice, func() (draft, error) {
 			msg, err := render("reviewer", p.Email(), "Your review is needed: "+r.Title, data)
 			return draft{msg: msg}, err
-		}))
+		}), n.push(ctx, orgID, notice, p.ID(), PushMessage{Title: r.Title, Kind: events.RequestReview, URL: data.PageURL}, r.ExpiresAt))
 	}
 	return errors.Join(errs...)
 }

@@ -41,6 +41,9 @@ type inboxPage struct {
 	DueSoon int
 	// More is set when approvals beyond those listed wait.
 	More bool
+	// PushKey is the VAPID public key browsers subscribe with ("Notify
+	// me"); empty hides the offer.
+	PushKey string
 }
 
 // inbox lists the requests waiting on the signed-in person, most urgent
@@ -81,6 +84,12 @@ func (p *Pages) inbox(c *gin.Context) {
 		if n := in.ByRisk[r]; n > 0 {
 			page.ByRisk = append(page.ByRisk, riskCount{r, n})
 		}
+	}
+	if page.PushKey, _, err = p.store.VAPIDKey(c.Request.Context()); err != nil {
+		// The inbox matters more than the offer of notifications.
+		p.log.ErrorContext(c.Request.Context(), "push key", "error", err)
+	} else {
+		c.Header("Content-Security-Policy", pagePolicy(pushScripts...))
 	}
 	p.Render(c, http.StatusOK, "inbox", page)
 }

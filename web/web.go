@@ -1,8 +1,9 @@
 // Package web is the person's side of Assent: server-rendered pages for
 // signing in and for the requests waiting on someone. The pages share the
 // API's gin engine and binary; they need no JavaScript (the review page's
-// one script only fills in a quote). Templates, the stylesheet and that
-// script are embedded, so the binary is all there is to deploy.
+// script only fills in a quote, the inbox's only offers push
+// notifications). Templates, the stylesheet and the scripts are embedded,
+// so the binary is all there is to deploy.
 package web
 
 import (
@@ -83,7 +84,8 @@ type Deps struct {
 	// OIDC, when set, offers single sign-on beside the emailed link.
 	OIDC *OIDCSettings
 	// NetPolicy says which webhook addresses the admin pages may save and
-	// test when Webhooks is built here; nil is netguard.Public.
+	// test when Webhooks is built here, and which push services a
+	// browser's subscription may name; nil is netguard.Public.
 	NetPolicy *netguard.Policy
 	// Codec, when set, serves the Temporal UI's codec endpoint.
 	Codec *CodecSettings
@@ -136,6 +138,8 @@ type Pages struct {
 	webhooks *webhooks.Service
 	admin    *admin.Service
 	gate     *gate.Service
+	// netPolicy says where a browser's push subscription may point.
+	netPolicy *netguard.Policy
 	// codec is the Temporal UI's codec endpoint, nil when not served.
 	codec *CodecSettings
 	// dev is nil outside `assent dev`.
@@ -188,6 +192,10 @@ func New(d Deps) *Pages {
 	p.oidc = newOIDC(d.OIDC, p.baseURL)
 	p.codec = d.Codec
 	p.dev = d.Dev
+	p.netPolicy = d.NetPolicy
+	if p.netPolicy == nil {
+		p.netPolicy = netguard.Public
+	}
 	p.signIns = ratelimit.New(signInEvery, signInBurst)
 	if p.approvals == nil {
 		p.approvals = approvals.New(approvals.Deps{Store: d.Store, Logger: log})
@@ -240,6 +248,8 @@ func signingKey(key []byte) []byte {
 func (p *Pages) Mount(r *gin.Engine) {
 	r.GET(stylesheet.path, serveStylesheet)
 	r.GET("/static/review.js", serveScript("review.js"))
+	r.GET("/static/push.js", serveScript("push.js"))
+	r.GET(pushWorkerPath, servePushWorker())
 
 	g := p.Group(r)
 	g.GET("/", p.home)
@@ -250,6 +260,9 @@ func (p *Pages) Mount(r *gin.Engine) {
 	g.POST("/signout", p.signOut)
 	g.GET("/inbox", RequireSignIn, p.inbox)
 	g.GET("/history", RequireSignIn, p.history)
+	g.POST("/push/subscriptions", RequireSignIn, p.subscribePush)
+	g.POST("/push/subscriptions/delete", RequireSignIn, p.unsubscribePush)
+	g.POST("/push/subscriptions/status", RequireSignIn, p.pushStatus)
 	g.GET(paths.ApprovalPage, RequireSignIn, p.approval)
 	g.POST("/approvals/:id/decision", RequireSignIn, p.decide)
 	g.POST("/approvals/:id/questions", RequireSignIn, p.ask)
@@ -294,8 +307,8 @@ func limitForms(c *gin.Context) {
 }
 
 // pageHeaders keep pages out of frames and caches and off other origins:
-// no script runs (but the review page's own), forms post only here, and
-// nothing personal is cached.
+// no script runs (but the review page's and the inbox's own), forms post
+// only here, and nothing personal is cached.
 func pageHeaders(c *gin.Context) {
 	h := c.Writer.Header()
 	h.Set("Content-Security-Policy", pagePolicy())

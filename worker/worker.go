@@ -35,6 +35,9 @@ type Deps struct {
 	NetPolicy *netguard.Policy
 	// Mailer emails approvers and askers; nil logs each email as not sent.
 	Mailer mail.Sender
+	// PushSubject is the contact the Web Push services are given with each
+	// push (VAPID's sub): an https:// URL or an email address.
+	PushSubject string
 }
 
 // New returns a worker on the assent task queue with everything registered.
@@ -50,8 +53,12 @@ func New(c client.Client, d Deps) sdkworker.Worker {
 	w.RegisterWorkflowWithOptions(workflows.PublishHold, workflow.RegisterOptions{Name: workflows.WorkflowHold})
 	w.RegisterWorkflowWithOptions(workflows.ScheduleDue, workflow.RegisterOptions{Name: workflows.WorkflowScheduleDue})
 	w.RegisterWorkflowWithOptions(workflows.ReportSend, workflow.RegisterOptions{Name: workflows.WorkflowReportSend})
-	w.RegisterActivity(&activities.Activities{Store: d.Store, BaseURL: d.BaseURL, HTTP: outbound.NewClient(d.NetPolicy),
-		Notify: &notify.Notifier{Store: d.Store, Mailer: d.Mailer, BaseURL: d.BaseURL, Logger: d.Logger}})
+	// Deliveries and pushes reach others' servers through the one guarded
+	// client.
+	out := outbound.NewClient(d.NetPolicy)
+	w.RegisterActivity(&activities.Activities{Store: d.Store, BaseURL: d.BaseURL, HTTP: out,
+		Notify: &notify.Notifier{Store: d.Store, Mailer: d.Mailer, BaseURL: d.BaseURL, Logger: d.Logger,
+			Push: &notify.Push{HTTP: out, Subject: d.PushSubject}}})
 	return w
 }
 

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	netmail "net/mail"
+	"strings"
 	"syscall"
 	"time"
 
@@ -141,6 +143,10 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger, n needs) (_
 				return nil, err
 			}
 		}
+		// So is the VAPID key browsers subscribe to pushes with.
+		if _, _, err := r.store.VAPIDKey(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if n.temporal {
 		if r.temporal, err = dialTemporal(ctx, cfg, log, r.secrets); err != nil {
@@ -193,6 +199,9 @@ type services struct {
 	gate        *gate.Service
 	webhooks    *webhooks.Service
 	admin       *admin.Service
+	// policy says where requests to addresses people give may go (nil is
+	// netguard.Public).
+	policy *netguard.Policy
 }
 
 // owned are the kinds of record whose workflows the reconciler starts.
@@ -210,7 +219,7 @@ func (r *resources) services(log *slog.Logger, baseURL string, policy *netguard.
 	com := comments.New(comments.Deps{Store: r.store, Blobs: r.blobs, Reports: rep, Logger: log, BaseURL: baseURL})
 	return &services{approvals: a, collections: col, reports: rep, reviews: rev, comments: com, gate: gate.New(r.store, a, log, baseURL),
 		webhooks: webhooks.New(r.store, policy, baseURL),
-		admin:    admin.New(r.store, a).WithRespondents(col)}
+		admin:    admin.New(r.store, a).WithRespondents(col), policy: policy}
 }
 
 // handler is the API and the pages over svc. mount adds the dev-only
@@ -227,7 +236,7 @@ func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string
 		log.Warn("ASSENT_REPORTS_DOMAIN is not set: published reports cannot be read; set it to a domain whose subdomains reach this server, such as reports.example.com")
 	}
 	pages := web.New(web.Deps{Store: r.store, Mailer: r.mailer, BaseURL: baseURL, Logger: log, OIDC: oidcSettings(cfg),
-		Approvals: svc.approvals, Collections: svc.collections, Reports: svc.reports, Reviews: svc.reviews, Comments: svc.comments, Gate: svc.gate, Site: site, Webhooks: svc.webhooks, Admin: svc.admin, SigningKey: r.secrets.Derive("web-signing"),
+		Approvals: svc.approvals, Collections: svc.collections, Reports: svc.reports, Reviews: svc.reviews, Comments: svc.comments, Gate: svc.gate, Site: site, Webhooks: svc.webhooks, Admin: svc.admin, NetPolicy: svc.policy, SigningKey: r.secrets.Derive("web-signing"),
 		Codec: &web.CodecSettings{Decode: converter.NewPayloadCodecHTTPHandler(payloadcodec.AcceptingPlain(r.secrets)),
 			UIOrigin: cfg.TemporalUIURL, Operators: cfg.Operators}, Dev: dev})
 	h := api.New(api.Deps{Store: r.store, Temporal: r.temporal, Logger: log, BaseURL: baseURL, TrustedProxies: cfg.TrustedProxies,
@@ -274,6 +283,20 @@ func newMailer(cfg *config.Config, log *slog.Logger) (mail.Sender, error) {
 	}
 	return mail.NewSMTP(mail.SMTPSettings{Host: cfg.SMTPHost, Port: cfg.SMTPPort, Username: cfg.SMTPUsername,
 		Password: cfg.SMTPPassword, From: cfg.SMTPFrom, TLS: cfg.SMTPTLS})
+}
+
+// pushSubject is the contact the Web Push services are given (VAPID's
+// sub): the instance's https:// address, else the sender address of its
+// emails, else a placeholder a push service may accept from a dev
+// machine.
+func pushSubject(cfg *config.Config, baseURL string) string {
+	if strings.HasPrefix(baseURL, "https://") {
+		return baseURL
+	}
+	if a, err := netmail.ParseAddress(cfg.SMTPFrom); err == nil {
+		return a.Address
+	}
+	return "assent@localhost"
 }
 
 // oidcSettings is single sign-on for the pages, nil when not configured.

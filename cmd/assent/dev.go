@@ -78,7 +78,8 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 
-	w := worker.New(r.temporal, worker.Deps{Store: r.store, BaseURL: baseURL, Logger: log, NetPolicy: policy, Mailer: mailbox})
+	w := worker.New(r.temporal, worker.Deps{Store: r.store, BaseURL: baseURL, Logger: log, NetPolicy: policy, Mailer: mailbox,
+		PushSubject: pushSubject(cfg, baseURL)})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}

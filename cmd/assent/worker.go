@@ -27,7 +27,8 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	if cfg.BaseURL == "" {
 		log.Warn("ASSENT_BASE_URL is not set: page links in events will be relative, and approvals carry no decision token")
 	}
-	w := worker.New(r.temporal, worker.Deps{Store: r.store, BaseURL: cfg.PublicBaseURL(), Logger: log, Mailer: r.mailer})
+	w := worker.New(r.temporal, worker.Deps{Store: r.store, BaseURL: cfg.PublicBaseURL(), Logger: log, Mailer: r.mailer,
+		PushSubject: pushSubject(cfg, cfg.PublicBaseURL())})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}

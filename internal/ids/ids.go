@@ -38,6 +38,7 @@ const (
 	Action       = "act"
 	GateCheck    = "gck"
 	DecisionKey  = "dtk"
+	PushSub      = "psh"
 )
 
 // New returns prefix_<lowercase ULID>. ULIDs sort by creation time, so ids

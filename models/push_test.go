@@ -1,0 +1,143 @@
+package models_test
+
+import (
+	"context"
+	"crypto/ecdh"
+	"crypto/rand"
+	"encoding/base64"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/models"
+)
+
+// browserKeys are a subscription's keys as a browser makes them: a fresh
+// P-256 point and a random 16-byte auth secret, base64url.
+func browserKeys(t *testing.T) (p256dh, auth string) {
+	t.Helper()
+	k, err := ecdh.P256().GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	secret := make([]byte, 16)
+	_, _ = rand.Read(secret)
+	return base64.RawURLEncoding.EncodeToString(k.PublicKey().Bytes()), base64.RawURLEncoding.EncodeToString(secret)
+}
+
+// TestVAPIDKeyIsMadeOnceAndSealed: the first call makes the pair, later
+// calls (and other processes) read the same one, and the stored private
+// half is sealed.
+func TestVAPIDKeyIsMadeOnceAndSealed(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db, testenv.Keys())
+		public, private, err := s.VAPIDKey(ctx)
+		require.NoError(t, err)
+		raw, err := base64.RawURLEncoding.DecodeString(public)
+		require.NoError(t, err)
+		require.Len(t, raw, 65)
+		d, err := base64.RawURLEncoding.DecodeString(private)
+		require.NoError(t, err)
+		key, err := ecdh.P256().NewPrivateKey(d)
+		require.NoError(t, err)
+		assert.Equal(t, raw, key.PublicKey().Bytes(), "the halves belong together")
+
+		again, private2, err := models.NewStore(db, testenv.Keys()).VAPIDKey(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, public, again)
+		assert.Equal(t, private, private2)
+
+		var stored string
+		require.NoError(t, db.Raw("SELECT private_key FROM push_keys").Scan(&stored).Error)
+		assert.NotContains(t, stored, private, "sealed at rest")
+		n, err := s.ResealSecrets(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, n, "already sealed under the current key")
+	})
+}
+
+func TestPushSubscriptionCheck(t *testing.T) {
+	p256dh, auth := browserKeys(t)
+	ok := models.NewPushSubscription{Endpoint: "https://push.example/send/abc", P256dh: p256dh, Auth: auth}
+	require.NoError(t, ok.Check())
+	padded := ok
+	padded.Auth += "=="
+	assert.NoError(t, padded.Check(), "padding is accepted")
+	for name, bad := range map[string]func(*models.NewPushSubscription){
+		"no endpoint":  func(n *models.NewPushSubscription) { n.Endpoint = "" },
+		"not a URL":    func(n *models.NewPushSubscription) { n.Endpoint = "javascript:alert(1)" },
+		"short p256dh": func(n *models.NewPushSubscription) { n.P256dh = n.P256dh[:40] },
+		"p256dh off curve": func(n *models.NewPushSubscription) {
+			raw, _ := base64.RawURLEncoding.DecodeString(n.P256dh)
+			raw[40] ^= 1
+			n.P256dh = base64.RawURLEncoding.EncodeToString(raw)
+		},
+		"short auth":      func(n *models.NewPushSubscription) { n.Auth = n.Auth[:10] },
+		"auth not base64": func(n *models.NewPushSubscription) { n.Auth = "!!!!!!!!!!!!!!!!!!!!!!" },
+	} {
+		n := ok
+		bad(&n)
+		assert.Error(t, n.Check(), name)
+	}
+}
+
+// TestPushSubscriptionsPerPerson: several browsers each, unique by
+// endpoint (a browser subscribed again by someone else is theirs now),
+// turned off per browser only by its owner, and removed as gone only
+// while its keys are those the push was sent with.
+func TestPushSubscriptionsPerPerson(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db, testenv.Keys())
+		org := newOrg(t, s)
+		member := func(email string) *models.Person {
+			m, err := s.CreateMember(ctx, org.ID, email, "", "")
+			require.NoError(t, err)
+			return &models.Person{Organization: org, Member: m}
+		}
+		ada, bob := member("ada@example.com"), member("bob@example.com")
+		sub := func(p *models.Person, endpoint string) *models.PushSubscription {
+			p256dh, auth := browserKeys(t)
+			got, err := s.SubscribePush(ctx, p, models.NewPushSubscription{Endpoint: endpoint, P256dh: p256dh, Auth: auth})
+			require.NoError(t, err)
+			return got
+		}
+		endpoints := func(p *models.Person) []string {
+			subs, err := s.PushSubscriptions(ctx, org.ID, p.ID())
+			require.NoError(t, err)
+			var out []string
+			for _, x := range subs {
+				out = append(out, x.Endpoint)
+			}
+			return out
+		}
+		laptop := sub(ada, "https://push.example/laptop")
+		sub(ada, "https://push.example/phone")
+		assert.Equal(t, []string{"https://push.example/laptop", "https://push.example/phone"}, endpoints(ada))
+
+		again := sub(ada, "https://push.example/laptop")
+		assert.Equal(t, laptop.ID, again.ID, "one row per endpoint")
+		assert.NotEqual(t, laptop.P256dh, again.P256dh, "with the browser's new keys")
+		assert.Len(t, endpoints(ada), 2)
+
+		require.NoError(t, s.RemovePushSubscription(ctx, laptop), "the old keys' subscription was replaced")
+		assert.Len(t, endpoints(ada), 2, "so the replaced one stays")
+
+		sub(bob, "https://push.example/phone")
+		assert.Equal(t, []string{"https://push.example/laptop"}, endpoints(ada))
+		assert.Equal(t, []string{"https://push.example/phone"}, endpoints(bob), "the browser is Bob's now")
+
+		on, err := s.PushSubscribed(ctx, ada, "https://push.example/phone")
+		require.NoError(t, err)
+		assert.False(t, on)
+		require.NoError(t, s.UnsubscribePush(ctx, ada, "https://push.example/phone"))
+		assert.Len(t, endpoints(bob), 1, "Ada cannot turn off Bob's browser")
+		require.NoError(t, s.UnsubscribePush(ctx, bob, "https://push.example/phone"))
+		assert.Empty(t, endpoints(bob))
+
+		require.NoError(t, s.RemovePushSubscription(ctx, again))
+		assert.Empty(t, endpoints(ada), "gone at its push service")
+	})
+}
