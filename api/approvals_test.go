@@ -193,9 +193,10 @@ func TestCreateApprovalDefaultsAndResolution(t *testing.T) {
 
 		// Who will decide is in the answer, though the request named nobody.
 		assert.Equal(t, []any{}, a["approvers"])
+		byDefault := []any{map[string]any{"field": "approvers", "kind": "default", "name": "the owners and administrators"}}
 		assert.ElementsMatch(t, []any{
-			map[string]any{"id": s.member.ID, "name": "Ada", "email": "ada@example.com", "kind": "member"},
-			map[string]any{"id": s.bob.ID, "name": "Bob", "email": "bob@example.com", "kind": "member"},
+			map[string]any{"id": s.member.ID, "name": "Ada", "email": "ada@example.com", "kind": "member", "via": byDefault},
+			map[string]any{"id": s.bob.ID, "name": "Bob", "email": "bob@example.com", "kind": "member", "via": byDefault},
 		}, a["resolvedApprovers"])
 		assert.Equal(t, a["resolvedApprovers"], got.decoded["resolvedApprovers"])
 
@@ -209,6 +210,10 @@ func TestCreateApprovalDefaultsAndResolution(t *testing.T) {
 		rec, err = s.store.GetApproval(context.Background(), s.org.ID, team["id"].(string))
 		require.NoError(t, err)
 		assert.Equal(t, []string{s.bob.ID, s.cy.ID}, []string(rec.ApproverIDs))
+		finance := models.Via{Field: "approvers", Kind: models.TeamKindTeam, ID: s.team.ID, Name: "Finance"}
+		assert.Equal(t, []models.Via{finance, {Field: "approvers", Kind: models.ApproverMember, ID: s.bob.ID, Name: "Bob"}}, rec.ResolvedApprovers[0].Via,
+			"Bob was named twice: through Finance and by email")
+		assert.Equal(t, []models.Via{finance}, rec.ResolvedApprovers[1].Via)
 		require.NoError(t, s.store.DB().Model(s.team).Association("Members").Clear())
 		rec, err = s.store.GetApproval(context.Background(), s.org.ID, team["id"].(string))
 		require.NoError(t, err)

@@ -33,9 +33,9 @@ func TestEvidenceExport(t *testing.T) {
 		require.Equal(t, 201, f.status, string(f.body))
 		flowID := f.decoded["id"].(string)
 		s.publish(t, `{"title":"Q3","slug":"q3","content":`+jsonString(html("<p>Revenue rose.</p>"))+`,"audience":["Finance"],"flowId":"`+flowID+`"}`)
-		a := s.create(t, s.agentKey, `{"title":"Pay","approvers":["cy@example.com"],"flowId":"`+flowID+`"}`)
+		a := s.create(t, s.agentKey, `{"title":"Pay","approvers":["Finance","cy@example.com"],"flowId":"`+flowID+`"}`)
 		require.Equal(t, 200, s.do(t, "POST", "/api/v1/approvals/"+a["id"].(string)+"/decision", s.cyToken, `{"decision":"reject","note":"no"}`, nil).status)
-		r := s.do(t, "POST", "/api/v1/reviews", s.agentKey, `{"title":"Check","reportId":"q3","reviewers":["cy@example.com"],"flowId":"`+flowID+`"}`, nil)
+		r := s.do(t, "POST", "/api/v1/reviews", s.agentKey, `{"title":"Check","reportId":"q3","reviewers":["Finance"],"flowId":"`+flowID+`"}`, nil)
 		require.Equal(t, 201, r.status, string(r.body))
 		require.Equal(t, 200, s.do(t, "POST", "/api/v1/reviews/"+r.decoded["id"].(string)+"/verdict", s.cyToken, `{"verdict":"approved","note":"fine"}`, nil).status)
 
@@ -47,6 +47,26 @@ func TestEvidenceExport(t *testing.T) {
 			kinds = append(kinds, req.(map[string]any)["type"].(string))
 		}
 		assert.ElementsMatch(t, []string{"approval", "review", "report"}, kinds)
+		// Who was asked, and through which team or entry.
+		finance := map[string]any{"field": "approvers", "kind": "team", "id": s.team.ID, "name": "Finance"}
+		for _, req := range got.decoded["requests"].([]any) {
+			record := req.(map[string]any)["record"].(map[string]any)
+			switch req.(map[string]any)["type"] {
+			case "approval":
+				asked := map[string]any{}
+				for _, p := range record["resolvedApprovers"].([]any) {
+					asked[p.(map[string]any)["email"].(string)] = p.(map[string]any)["via"]
+				}
+				assert.Equal(t, map[string]any{
+					"bob@example.com": []any{finance},
+					"cy@example.com":  []any{finance, map[string]any{"field": "approvers", "kind": "member", "id": s.cy.ID, "name": "cy@example.com"}},
+				}, asked)
+			case "review":
+				for _, p := range record["resolvedReviewers"].([]any) {
+					assert.Equal(t, []any{map[string]any{"field": "reviewers", "kind": "team", "id": s.team.ID, "name": "Finance"}}, p.(map[string]any)["via"])
+				}
+			}
+		}
 		timeline := got.decoded["timeline"].([]any)
 		var actions []string
 		for _, e := range timeline {

@@ -135,7 +135,7 @@ func (s *Service) build(ctx context.Context, p *models.Principal, in *CreateInpu
 	if rec.CallbackURL, rec.CallbackSecret, err = requests.Callback(ctx, s.netPolicy, in.CallbackURL); err != nil {
 		return nil, err
 	}
-	if rec.ApproverIDs, err = s.approvers(ctx, p.Organization, in.Approvers); err != nil {
+	if rec.ApproverIDs, rec.ApproverVia.V, err = s.approvers(ctx, p.Organization, in.Approvers); err != nil {
 		return nil, err
 	}
 	if in.Escalation != nil {
@@ -147,11 +147,11 @@ func (s *Service) build(ctx context.Context, p *models.Principal, in *CreateInpu
 			return nil, apperr.Field(apperr.InvalidRequest, "escalation.after", "escalation.after must be shorter than the time until expiresAt (%s)",
 				validate.Duration(rec.ExpiresAt.Sub(now).Truncate(time.Second)))
 		}
-		ids, err := requests.Resolve(ctx, s.store, p.Organization.ID, in.Escalation.To, escalationRole(p.Organization))
+		ids, via, err := requests.ResolveVia(ctx, s.store, p.Organization.ID, in.Escalation.To, escalationRole(p.Organization))
 		if err != nil {
 			return nil, err
 		}
-		setEscalation(rec, after, in.Escalation.To, ids)
+		setEscalation(rec, after, in.Escalation.To, ids, via)
 	}
 	if err := s.applyRules(ctx, p.Organization, rec, in); err != nil {
 		return nil, err
@@ -159,23 +159,34 @@ func (s *Service) build(ctx context.Context, p *models.Principal, in *CreateInpu
 	return rec, nil
 }
 
-// setEscalation records an escalation on rec.
-func setEscalation(rec *models.Approval, after time.Duration, to, ids []string) {
+// setEscalation records an escalation on rec, and how it names its
+// people (shown once they are approvers).
+func setEscalation(rec *models.Approval, after time.Duration, to, ids []string, via map[string][]models.Via) {
 	seconds := int(after / time.Second)
 	rec.EscalationAfter, rec.EscalationTo, rec.EscalationIDs = &seconds, to, ids
+	if rec.ApproverVia.V == nil {
+		rec.ApproverVia.V = map[string][]models.Via{}
+	}
+	for id, v := range via {
+		rec.ApproverVia.V[id] = append(rec.ApproverVia.V[id], v...)
+	}
 }
 
-// approvers resolves the approvers named; none named means the
-// organisation's owners and administrators.
-func (s *Service) approvers(ctx context.Context, org *models.Organization, refs []string) ([]string, error) {
+// approvers resolves the approvers named, with how each was named; none
+// named means the organisation's owners and administrators.
+func (s *Service) approvers(ctx context.Context, org *models.Organization, refs []string) ([]string, map[string][]models.Via, error) {
 	if len(refs) > 0 {
-		return requests.Resolve(ctx, s.store, org.ID, refs, ApproverRole(org))
+		return requests.ResolveVia(ctx, s.store, org.ID, refs, ApproverRole(org))
 	}
 	owners, err := s.defaultApprovers(ctx, org.ID)
 	if err == nil && len(owners) == 0 {
 		err = apperr.Field(apperr.UnknownApprover, "approvers", "nobody could approve this request: the organisation has no active owner or administrator")
 	}
-	return owners, err
+	via := map[string][]models.Via{}
+	for _, id := range owners {
+		via[id] = []models.Via{models.ViaDefault("approvers")}
+	}
+	return owners, via, err
 }
 
 // defaultApprovers are the organisation's active owners and
@@ -232,7 +243,7 @@ func (s *Service) ruleEscalation(ctx context.Context, org *models.Organization, 
 	if !models.Now().Add(e.After).Before(rec.ExpiresAt) {
 		return nil
 	}
-	ids, err := requests.Resolve(ctx, s.store, org.ID, e.To, escalationRole(org))
+	ids, via, err := requests.ResolveVia(ctx, s.store, org.ID, e.To, escalationRole(org))
 	var refused *apperr.Error
 	if errors.As(err, &refused) {
 		s.log.Warn("rule escalation skipped", "organization", org.ID, "rule", e.Rule, "error", err)
@@ -241,7 +252,7 @@ func (s *Service) ruleEscalation(ctx context.Context, org *models.Organization, 
 	if err != nil {
 		return err
 	}
-	setEscalation(rec, e.After, e.To, ids)
+	setEscalation(rec, e.After, e.To, ids, via)
 	return nil
 }
 

@@ -113,7 +113,8 @@ func (s *Service) build(ctx context.Context, p *models.Principal, in *CreateInpu
 	if rec.CallbackURL, rec.CallbackSecret, err = requests.Callback(ctx, s.netPolicy, in.CallbackURL); err != nil {
 		return nil, err
 	}
-	if rec.RespondentIDs, err = requests.Resolve(ctx, s.store, p.Organization.ID, in.Respondents, respondentRole); err != nil {
+	var via map[string][]models.Via
+	if rec.RespondentIDs, via, err = requests.ResolveVia(ctx, s.store, p.Organization.ID, in.Respondents, respondentRole); err != nil {
 		return nil, err
 	}
 	people, err := s.store.People(ctx, p.Organization.ID, rec.RespondentIDs)
@@ -121,7 +122,9 @@ func (s *Service) build(ctx context.Context, p *models.Principal, in *CreateInpu
 		return nil, err
 	}
 	for _, person := range people {
-		rec.Asked.V = append(rec.Asked.V, person.Ref())
+		ref := person.Ref()
+		ref.Via = via[ref.ID]
+		rec.Asked.V = append(rec.Asked.V, ref)
 	}
 	rec.RequiredResponses = len(rec.RespondentIDs)
 	if in.RequiredResponses != nil {

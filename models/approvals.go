@@ -140,6 +140,9 @@ type Approval struct {
 	// to (as the action had it then).
 	Action      *string `gorm:"size:200"`
 	InputSchema RawJSON `gorm:"type:text"`
+	// ApproverVia is how the request named each person it may ask, by
+	// id, as resolved at creation (escalation's people included).
+	ApproverVia JSON[map[string][]Via] `gorm:"type:text"`
 	// Seq is the last workflow transition applied; zero until the workflow
 	// has run its first step, which is how the reconciler finds records no
 	// workflow owns.

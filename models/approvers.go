@@ -83,6 +83,7 @@ func resolveApprovers(tx *gorm.DB, orgID string, rows []*Approval) error {
 					p.Kind = ApproverGuest
 				}
 			}
+			p.Via = a.ApproverVia.V[id]
 			a.ResolvedApprovers[i] = p
 		}
 	}

@@ -33,6 +33,25 @@ type PersonRef struct {
 	Email string `json:"email"`
 	// Kind is ApproverMember or ApproverGuest.
 	Kind string `json:"kind"`
+	// Via is how the request named them, as resolved when it was made;
+	// empty on records from before it was kept.
+	Via []Via `json:"via,omitempty"`
+}
+
+// Via is one way a request named a person: the request field, and the
+// member, guest, team, group or workspace (or everyone, or the default
+// of owners and administrators) it named there.
+type Via struct {
+	Field string `json:"field"`
+	Kind  string `json:"kind"`
+	ID    string `json:"id,omitempty"`
+	Name  string `json:"name"`
+}
+
+// ViaDefault is how a request that named nobody reached its owners and
+// administrators.
+func ViaDefault(field string) Via {
+	return Via{Field: field, Kind: "default", Name: "the owners and administrators"}
 }
 
 // Ref names p as asked now.

@@ -78,8 +78,13 @@ func (s *Store) ReportEvidence(ctx context.Context, orgID, idOrSlug string) (*Re
 func (s *Store) gatherEvidence(ctx context.Context, orgID string, e *Evidence, flowID *string) error {
 	db := s.db.WithContext(ctx)
 	var subjects []string
-	for _, a := range e.Approvals {
-		subjects = append(subjects, a.ID)
+	approvals := make([]*Approval, len(e.Approvals))
+	for i := range e.Approvals {
+		approvals[i] = &e.Approvals[i]
+		subjects = append(subjects, e.Approvals[i].ID)
+	}
+	if err := resolveApprovers(db, orgID, approvals); err != nil {
+		return err
 	}
 	for _, c := range e.Collections {
 		subjects = append(subjects, c.ID)

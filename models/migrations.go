@@ -1003,6 +1003,19 @@ var migrations = []*gormigrate.Migration{
 			return tx.Migrator().CreateTable(&PushKey{}, &PushSubscription{})
 		},
 		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("push_subscriptions", "push_keys") },
+	}, {
+		// How an approval named each person it may ask.
+		ID: "202611260011_approver_via",
+		Migrate: func(tx *gorm.DB) error {
+			type Approval struct {
+				ApproverVia string `gorm:"type:text"`
+			}
+			return tx.Migrator().AddColumn(&Approval{}, "ApproverVia")
+		},
+		Rollback: func(tx *gorm.DB) error {
+			type Approval struct{ ApproverVia string }
+			return tx.Migrator().DropColumn(&Approval{}, "ApproverVia")
+		},
 	},
 }
 

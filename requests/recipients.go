@@ -59,19 +59,28 @@ const (
 // once, in order (see ResolveEach). Teams are expanded now, once: later
 // changes to a team do not change who was asked.
 func Resolve(ctx context.Context, store *models.Store, orgID string, refs []string, role Role) ([]string, error) {
+	ids, _, err := ResolveVia(ctx, store, orgID, refs, role)
+	return ids, err
+}
+
+// ResolveVia is Resolve with how each person was named: every reference
+// that reached them (a team and the person by email, say), in order.
+func ResolveVia(ctx context.Context, store *models.Store, orgID string, refs []string, role Role) ([]string, map[string][]models.Via, error) {
 	matches, err := ResolveEach(ctx, store, orgID, refs, role)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []string
+	via := map[string][]models.Via{}
 	for _, m := range matches {
 		for _, p := range m.Members {
 			if !slices.Contains(out, p.ID) {
 				out = append(out, p.ID)
 			}
+			via[p.ID] = append(via[p.ID], models.Via{Field: role.Field, Kind: m.Kind, ID: m.ID, Name: m.Name})
 		}
 	}
-	return out, nil
+	return out, via, nil
 }
 
 // ResolveEach says what each reference means: members by email, id or

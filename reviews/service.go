@@ -107,7 +107,8 @@ func (s *Service) build(ctx context.Context, p *models.Principal, in *CreateInpu
 	if rec.CallbackURL, rec.CallbackSecret, err = requests.Callback(ctx, s.netPolicy, in.CallbackURL); err != nil {
 		return nil, err
 	}
-	if rec.ReviewerIDs, err = requests.Resolve(ctx, s.store, p.Organization.ID, in.Reviewers, reviewerRole); err != nil {
+	var via map[string][]models.Via
+	if rec.ReviewerIDs, via, err = requests.ResolveVia(ctx, s.store, p.Organization.ID, in.Reviewers, reviewerRole); err != nil {
 		return nil, err
 	}
 	people, err := s.store.People(ctx, p.Organization.ID, rec.ReviewerIDs)
@@ -123,7 +124,9 @@ func (s *Service) build(ctx context.Context, p *models.Principal, in *CreateInpu
 		if !ok {
 			unable = append(unable, person.Email())
 		}
-		rec.Asked.V = append(rec.Asked.V, person.Ref())
+		ref := person.Ref()
+		ref.Via = via[ref.ID]
+		rec.Asked.V = append(rec.Asked.V, ref)
 	}
 	if len(unable) > 0 {
 		e := apperr.Field(apperr.ReviewerCannotRead, "reviewers", "%s cannot open report %s: share it with them first",

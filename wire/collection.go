@@ -45,6 +45,9 @@ type Person struct {
 	Name  string `json:"name"`
 	Email string `json:"email"`
 	Kind  string `json:"kind,omitempty"`
+	// Via is how the request named them: which field, and the person,
+	// team or group named there.
+	Via []models.Via `json:"via,omitempty"`
 }
 
 // Reply is one submitted reply with its typed answers.
