@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/actionschema"
@@ -226,8 +227,9 @@ func (s *Service) decide(a *models.Action, input []byte, caller map[string]strin
 // approvers and expiry.
 func approvalFor(a *models.Action, rule models.PolicyRule, input []byte, in *CheckInput) *approvals.CreateInput {
 	title := a.Description
-	if title == "" || len(title) > 200 {
-		title = "Run " + a.Name
+	if title == "" || utf8.RuneCountInString(title) > 200 {
+		title = "Run " + a.Name // names are ASCII, at most 200
+		title = title[:min(len(title), 200)]
 	}
 	out := &approvals.CreateInput{
 		Title: title, Description: a.Description, Risk: rule.Risk, Approvers: rule.Approvers,
