@@ -68,6 +68,8 @@ var (
 	// ErrVerifier: the verifier names no key, issuer or organisation, and
 	// would accept too much.
 	ErrVerifier = errors.New("decisiontoken: verifier is not configured")
+	// ErrAction: decided for another registered action (VerifyAction).
+	ErrAction = errors.New("decisiontoken: decided for another action")
 )
 
 // Claims are what a decision token says.
@@ -277,6 +279,20 @@ func (v *Verifier) Verify(token string, input []byte) (*Claims, error) {
 		return nil, ErrInput
 	}
 	return &c, nil
+}
+
+// VerifyAction is Verify for a tool that runs one registered action: the
+// token must also have been decided for action, so an approval of one
+// action never runs another with the same input.
+func (v *Verifier) VerifyAction(token, action string, input []byte) (*Claims, error) {
+	c, err := v.Verify(token, input)
+	if err != nil {
+		return nil, err
+	}
+	if c.Action != action {
+		return nil, fmt.Errorf("%w: %q", ErrAction, c.Action)
+	}
+	return c, nil
 }
 
 // key returns the public key the set publishes under kid for EdDSA
