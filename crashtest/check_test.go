@@ -28,6 +28,8 @@ type approval struct {
 	DecidedByID   *string         `json:"decidedById"`
 	ApprovedInput json.RawMessage `json:"approvedInput"`
 	CallbackURL   *string         `json:"callbackUrl"`
+	// Action names the registered action when the gate raised it.
+	Action *string `json:"action"`
 }
 
 // report holds every figure of one run; the goal is zero for each
@@ -58,6 +60,18 @@ type report struct {
 	Events       int `json:"eventsReceived"`
 	AuditEntries int `json:"auditEntries"`
 	OutboxEvents int `json:"outboxEvents"`
+	// What the gate answered, by decision, the checks sent more than once
+	// before their answer (a kill or a 409 in the way), the stored answers
+	// the check marked unfinished to replay them as resumed, the checks stored,
+	// the approvals the gate raised and how they ended, and the
+	// gate.denied events received.
+	GateAnswers          map[string]int `json:"gateAnswers"`
+	GateRetried          int            `json:"gateChecksRetried"`
+	GateResumed          int            `json:"gateClaimsResumed"`
+	GateChecksStored     int            `json:"gateChecksStored"`
+	GateApprovals        int            `json:"gateApprovals"`
+	GateApprovalOutcomes map[string]int `json:"gateApprovalOutcomes"`
+	GateDeniedReceived   int            `json:"gateDeniedReceived"`
 
 	Lost                int `json:"lost"`
 	Duplicates          int `json:"duplicates"`
@@ -80,6 +94,10 @@ type report struct {
 	// transition.
 	AuditGaps      int `json:"auditGaps"`
 	RemindersWrong int `json:"remindersWrong"`
+	// GateMismatches are gate answers that do not follow the policy, or
+	// that the check recorded, its key's claim or the approval raised
+	// contradict.
+	GateMismatches int `json:"gateMismatches"`
 
 	// Seconds each phase of the check took, to keep the run short.
 	Phases map[string]float64 `json:"checkSeconds"`
@@ -253,7 +271,7 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 	r.Ops = map[string]int{}
 	for _, o := range l.ops {
 		r.Tries += o.tries
-		if o.acknowledged() {
+		if o.acknowledged() && o.kind != opGate { // checkGate counts the gate's answers, 403 included
 			r.Ops[o.kind]++
 		} else if o.status == 0 {
 			r.problem(&r.Unacknowledged, "%s %s got no answer in %s", o.kind, o.key, l.giveUp)
@@ -341,6 +359,10 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 		return err
 	}
 	r.phase("reports", &clock)
+	if err := l.checkGate(ctx, rcv, all, r); err != nil {
+		return err
+	}
+	r.phase("gate", &clock)
 	rcv.mu.Lock()
 	r.Events = len(rcv.receipts)
 	rcv.mu.Unlock()
@@ -356,7 +378,7 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 	r.phase("audit and outbox", &clock)
 	// Every acknowledged request, sent again, answers as it did.
 	for _, o := range l.ops {
-		if !o.acknowledged() {
+		if !o.acknowledged() || o.kind == opGate { // checkGate replays the gate's
 			continue
 		}
 		again := &op{kind: o.kind, path: o.path, token: o.token, key: o.key, body: o.body}

@@ -43,6 +43,7 @@ func TestCrashSafety(t *testing.T) {
 		body: `{"url":"` + rcv.srv.URL + `/webhook"}`}
 	l.send(hook)
 	require.Equal(t, http.StatusCreated, hook.status, string(hook.respBody))
+	require.NoError(t, l.registerGateAction())
 	l.ops = nil
 	require.NoError(t, l.publishReviewReports(2))
 
@@ -82,11 +83,13 @@ func TestCrashSafety(t *testing.T) {
 	assert.NotZero(t, r.Ops[opPublishVersion], "the load published no version: the test proved nothing")
 	assert.NotZero(t, r.Ops[opCreateReview], "the load created no review: the test proved nothing")
 	assert.NotZero(t, r.Ops[opVerdict], "the load returned no verdict: the test proved nothing")
+	assert.NotZero(t, r.Ops[opGate], "the load asked the gate nothing: the test proved nothing")
 	for name, n := range map[string]int{"lost": r.Lost, "duplicates": r.Duplicates, "divergences": r.Divergences,
 		"unacknowledged": r.Unacknowledged, "actions not reflected": r.ActionsNotReflected, "pending past expiry": r.PendingPastExpiry,
 		"missing events": r.MissingEvents, "split deliveries": r.SplitDeliveries, "unexpected events": r.UnexpectedEvents,
 		"replay mismatches": r.ReplayMismatches, "completion mismatches": r.CompletionMismatches,
-		"outbox mismatches": r.OutboxMismatches, "audit gaps": r.AuditGaps, "reminders wrong": r.RemindersWrong} {
+		"outbox mismatches": r.OutboxMismatches, "audit gaps": r.AuditGaps, "reminders wrong": r.RemindersWrong,
+		"gate mismatches": r.GateMismatches} {
 		assert.Zero(t, n, name)
 	}
 }

@@ -52,6 +52,8 @@ type op struct {
 
 	reviewID string // for verdict and review cancel; the verdict is in decision
 
+	gateAmount int // for a gate check, input.amount
+
 	// status is the definitive answer; 0 when the client gave up.
 	status   int
 	respBody []byte
@@ -108,14 +110,16 @@ func (l *load) people() []person {
 }
 
 // run drives one client until ctx ends: each iteration creates, decides,
-// replies to or cancels an approval, a collection or a review, or
-// publishes, chosen by rng.
+// replies to or cancels an approval, a collection or a review, publishes,
+// or asks the action gate, chosen by rng.
 func (l *load) run(ctx context.Context, rng *rand.Rand) {
 	people := l.people()
 	for ctx.Err() == nil {
 		switch p := rng.IntN(100); {
-		case p < 22:
+		case p < 17:
 			l.create(rng, people)
+		case p < 22:
+			l.gate(rng, people)
 		case p < 38:
 			if a := l.pick(rng); a != nil {
 				l.decide(rng, a, people)
