@@ -65,6 +65,6 @@ func (s *Service) Manifest() Manifest {
 			Description: "Approve and reject Assent requests from Slack"},
 		Features:    ManifestFeatures{BotUser: ManifestBotUser{DisplayName: "Assent"}},
 		OAuthConfig: ManifestOAuth{Scopes: ManifestScopes{Bot: BotScopes}},
-		Settings: ManifestSettings{Interactivity: ManifestInteractivity{IsEnabled: true, RequestURL: s.InteractionsURL()}},
+		Settings:    ManifestSettings{Interactivity: ManifestInteractivity{IsEnabled: true, RequestURL: s.InteractionsURL()}},
 	}
 }
