@@ -170,8 +170,24 @@ func (s *slackStack) ephemeral(t *testing.T, respond string) string {
 func TestSlackApproveEndToEnd(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSlackStack(t, db)
+		_, err := s.store.CreateWebhookEndpoint(context.Background(), s.org.ID, models.NewWebhookEndpoint{URL: s.slack.HookURL("slack"),
+			Format: models.FormatSlack, Events: []string{events.ApprovalRequested}, Enabled: true, Secret: "whsec_slack"})
+		require.NoError(t, err)
 		id, post := s.approval(t, "medium")
 		assert.Equal(t, "C0APPROVALS", post.Channel)
+		// A Slack-format endpoint of the same organisation carries the buttons too.
+		var hooked []byte
+		require.Eventually(t, func() bool {
+			got := s.slack.Hooked("slack")
+			if len(got) > 0 {
+				hooked = got[0]
+			}
+			return hooked != nil
+		}, 20*time.Second, 20*time.Millisecond)
+		var webhookMsg struct{ Blocks slack.Blocks }
+		require.NoError(t, json.Unmarshal(hooked, &webhookMsg))
+		ids, _ := buttons(webhookMsg.Blocks.BlockSet)
+		assert.Equal(t, []string{events.SlackApprove, events.SlackReject, events.SlackOpen}, ids)
 		ids, values := buttons(post.Blocks.BlockSet)
 		require.Equal(t, []string{events.SlackApprove, events.SlackReject, events.SlackOpen}, ids)
 		value := s.org.ID + "/" + id
