@@ -24,6 +24,9 @@ type Activities struct {
 	HTTP *http.Client
 	// Notify emails approvers and askers.
 	Notify *notify.Notifier
+	// SlackAPIURL is Slack's Web API, where approval requests are posted
+	// to an organisation's Slack channel; "" is Slack's own.
+	SlackAPIURL string
 }
 
 // systemActor names Assent itself in audit entries (expiry).

@@ -3,13 +3,20 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
 	"time"
+
+	"github.com/slack-go/slack"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/outbound"
+	"github.com/assent-hq/assent/internal/slackapi"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/workflows"
 )
@@ -41,12 +48,20 @@ func (a *Activities) Deliver(ctx context.Context, deliveryID string, firstAttemp
 		// Kept as skipped, so recover can send it once the endpoint is on.
 		return a.Store.SkipDelivery(ctx, deliveryID)
 	}
-	body, err := deliveryBody(w, now)
-	if err != nil {
-		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrDeliveryRejected, nil)
+	if w.Delivery.Target == models.TargetSlack && (w.Slack == nil || !w.Slack.Posts()) {
+		return a.Store.SkipDelivery(ctx, deliveryID) // the Slack app was disconnected since
 	}
-	headers := events.DeliveryHeaders(w.Event.Kind, deliveryID, attempt, now, body, w.Secrets...)
-	o := outbound.Post(ctx, a.HTTP, w.URL, body, headers)
+	var o outbound.Outcome
+	if w.Delivery.Target == models.TargetSlack {
+		o = a.postToSlack(ctx, w, now)
+	} else {
+		body, err := deliveryBody(w, now)
+		if err != nil {
+			return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrDeliveryRejected, nil)
+		}
+		headers := events.DeliveryHeaders(w.Event.Kind, deliveryID, attempt, now, body, w.Secrets...)
+		o = outbound.Post(ctx, a.HTTP, w.URL, body, headers)
+	}
 	result := models.AttemptResult{Attempt: attempt, At: now, StatusCode: o.StatusCode, Latency: o.Latency,
 		Final: o.Err != nil && (!o.Retryable || try >= workflows.DeliveryAttempts)}
 	if o.Err != nil {
@@ -78,5 +93,48 @@ func deliveryBody(w *models.DeliveryWork, sentAt time.Time) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return events.EncodeWebhook(w.Endpoint.Format, b)
+	return events.EncodeWebhookFor(w.Endpoint.Format, b, events.SlackOptions{Interactive: w.SlackInteractive, Org: w.Delivery.OrganizationID})
+}
+
+// postToSlack posts the event to the organisation's Slack channel with
+// chat.postMessage, as its Slack app's bot: the message a slack-format
+// endpoint gets, with Approve and Reject when the app takes clicks.
+func (a *Activities) postToSlack(ctx context.Context, w *models.DeliveryWork, now time.Time) outbound.Outcome {
+	b, err := events.NewWebhookBody(w.Event.Kind, json.RawMessage(w.Event.Data), now)
+	if err != nil {
+		return outbound.Outcome{Err: err}
+	}
+	text, blocks := events.SlackMessage(b, events.SlackOptions{Interactive: w.SlackInteractive, Org: w.Delivery.OrganizationID})
+	start := time.Now()
+	_, _, err = slackapi.New(w.Slack.BotToken, a.HTTP, a.SlackAPIURL).PostMessageContext(ctx, w.Slack.Channel,
+		slack.MsgOptionText(text, false), slack.MsgOptionBlocks(blocks...))
+	o := outbound.Outcome{StatusCode: http.StatusOK, Latency: time.Since(start)}
+	var status slack.StatusCodeError
+	var limited *slack.RateLimitedError
+	var refused slack.SlackErrorResponse
+	switch {
+	case err == nil:
+	case errors.As(err, &limited):
+		o.StatusCode, o.Err, o.Retryable = http.StatusTooManyRequests, errors.New("Slack answered 429 (rate limited)"), true
+	case errors.As(err, &status):
+		o.StatusCode, o.Err = status.Code, fmt.Errorf("Slack answered %d", status.Code)
+		o.Retryable = status.Code >= 500 || status.Code == http.StatusRequestTimeout
+	case errors.As(err, &refused):
+		// Slack's own refusal (channel_not_found, not_in_channel,
+		// invalid_auth…): another attempt would get it too.
+		o.Err = fmt.Errorf("Slack refused the message: %s", refused.Err)
+	default:
+		o.StatusCode, o.Err, o.Retryable = 0, fmt.Errorf("could not reach Slack: %v", withoutURL(err)), true
+	}
+	return o
+}
+
+// withoutURL keeps the Web API's address (and any token in a query) out
+// of a transport error.
+func withoutURL(err error) error {
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		return uerr.Err
+	}
+	return err
 }

@@ -45,13 +45,19 @@ func newStack(t *testing.T, db *gorm.DB) *stack { return newStackWith(t, db, net
 
 // newStackWith uses policy for receiver addresses in the API and worker.
 func newStackWith(t *testing.T, db *gorm.DB, policy *netguard.Policy) *stack {
+	return newStackWorker(t, db, policy, worker.Deps{})
+}
+
+// newStackWorker is newStackWith whose worker also has extra's settings
+// (Slack's API address).
+func newStackWorker(t *testing.T, db *gorm.DB, policy *netguard.Policy, extra worker.Deps) *stack {
 	t.Helper()
 	ctx := context.Background()
 	ts := temporaltest.NewServer(temporaltest.WithT(t))
 	tc := ts.GetDefaultClient()
 	require.NoError(t, worker.RegisterSearchAttributes(ctx, tc, ts.GetDefaultNamespace()))
 	f := newFixtureWith(t, db, tc, policy)
-	w := worker.New(tc, worker.Deps{Store: f.store, BaseURL: "http://assent.test", NetPolicy: policy})
+	w := worker.New(tc, worker.Deps{Store: f.store, BaseURL: "http://assent.test", NetPolicy: policy, SlackAPIURL: extra.SlackAPIURL})
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 

@@ -27,6 +27,7 @@ import (
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/reviews"
+	"github.com/assent-hq/assent/slackapp"
 	"github.com/assent-hq/assent/webhooks"
 )
 
@@ -50,6 +51,9 @@ type Deps struct {
 	Gate        *gate.Service
 	Webhooks    *webhooks.Service
 	Admin       *admin.Service
+	// Slack is the organisations' Slack apps; nil builds one from the
+	// fields above, calling Slack's own API.
+	Slack *slackapp.Service
 	// NetPolicy says which receiver addresses may be saved when the
 	// services are built here; nil is netguard.Public.
 	NetPolicy *netguard.Policy
@@ -73,6 +77,7 @@ type handlers struct {
 	gate        *gate.Service
 	webhooks    *webhooks.Service
 	admin       *admin.Service
+	slack       *slackapp.Service
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -80,7 +85,7 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 // New returns the HTTP handler for the API and health checks.
 func New(d Deps) http.Handler {
 	h := &handlers{store: d.Store, temporal: d.Temporal, log: d.Logger, baseURL: d.BaseURL,
-		approvals: d.Approvals, collections: d.Collections, reports: d.Reports, reviews: d.Reviews, comments: d.Comments, evidence: d.Evidence, gate: d.Gate, webhooks: d.Webhooks, admin: d.Admin}
+		approvals: d.Approvals, collections: d.Collections, reports: d.Reports, reviews: d.Reviews, comments: d.Comments, evidence: d.Evidence, gate: d.Gate, webhooks: d.Webhooks, admin: d.Admin, slack: d.Slack}
 	if h.evidence == nil {
 		h.evidence = &evidence.Service{Store: d.Store, BaseURL: d.BaseURL}
 	}
@@ -104,6 +109,9 @@ func New(d Deps) http.Handler {
 	}
 	if h.admin == nil {
 		h.admin = admin.New(d.Store, h.approvals).WithRespondents(h.collections)
+	}
+	if h.slack == nil {
+		h.slack = slackapp.New(slackapp.Deps{Store: d.Store, Approvals: h.approvals, BaseURL: d.BaseURL, NetPolicy: d.NetPolicy, Logger: d.Logger})
 	}
 	r := gin.New()
 	// gin trusts every proxy unless told: anyone could then name their own
@@ -140,6 +148,8 @@ func New(d Deps) http.Handler {
 	r.GET("/api/v1/openapi.json", serveOpenAPI)
 	r.GET("/api/docs", serveDocs)
 	r.GET("/api/docs/:file", serveDocs)
+	// Slack's clicks carry Slack's signature, not Assent's credentials.
+	r.POST(slackapp.InteractionsPath, h.slackInteractions)
 
 	v1 := r.Group("/api/v1", h.authenticate, readBody(DefaultBodyLimit))
 	v1.GET("/me", h.me)
@@ -255,6 +265,10 @@ func New(d Deps) http.Handler {
 	adm.GET("/actions/:id", h.getAction)
 	adm.PUT("/actions/:id", h.updateAction)
 	adm.DELETE("/actions/:id", h.deleteAction)
+	adm.GET("/integrations/slack", h.getSlack)
+	adm.PUT("/integrations/slack", h.putSlack)
+	adm.DELETE("/integrations/slack", h.deleteSlack)
+	adm.GET("/integrations/slack/manifest", h.slackManifest)
 	adm.GET("/held-versions", h.listHeldVersions)
 	h.postResumable(adm, "/held-versions/:id/release", h.releaseHeld)
 	h.postResumable(adm, "/held-versions/:id/decline", h.declineHeld)

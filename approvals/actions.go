@@ -42,6 +42,12 @@ type Answer struct {
 // Decide records who decides what; the workflow refuses a person who may
 // not, or a decision the request's state forbids.
 func (s *Service) Decide(ctx context.Context, orgID, id, updateID string, who models.Actor, d Decision) (*models.Approval, error) {
+	return s.DecideVia(ctx, orgID, id, updateID, who, d, "")
+}
+
+// DecideVia is Decide for a decision made elsewhere than Assent's pages
+// and API (a chat app), which via names for the timeline.
+func (s *Service) DecideVia(ctx context.Context, orgID, id, updateID string, who models.Actor, d Decision, via string) (*models.Approval, error) {
 	if err := needPerson(who, "deciding"); err != nil {
 		return nil, err
 	}
@@ -49,7 +55,7 @@ func (s *Service) Decide(ctx context.Context, orgID, id, updateID string, who mo
 		return nil, err
 	}
 	return s.update(ctx, orgID, id, updateID, workflows.UpdateDecide, workflows.DecideRequest{ActorID: who.ID,
-		ActorName: who.Name, Decision: d.Decision, Note: d.Note, Reason: d.Reason, Corrections: d.Corrections})
+		ActorName: who.Name, Decision: d.Decision, Note: d.Note, Reason: d.Reason, Corrections: d.Corrections, Via: via})
 }
 
 // guestsMayStillApprove refuses a guest's decision once the organisation

@@ -19,6 +19,9 @@ import (
 const (
 	TargetWebhook  = "webhook"
 	TargetCallback = "callback"
+	// TargetSlack is the organisation's Slack app's channel, posted to
+	// with chat.postMessage (SlackKinds).
+	TargetSlack = "slack"
 
 	DeliveryPending   = "pending"
 	DeliveryDelivered = "delivered"
@@ -97,9 +100,15 @@ func (s *Store) DispatchEvents(ctx context.Context, limit int) ([]Delivery, erro
 	return out, err
 }
 
+// SlackKinds are the events posted to the channel of an organisation's
+// Slack app: the messages people decide from.
+var SlackKinds = []string{events.ApprovalRequested}
+
 // fanOut creates the deliveries of one event: one per subscribed endpoint
 // (kept as skipped while the endpoint is switched off, so recover can send
-// it later) and the request's callback when table 6.3 lists the event.
+// it later), the request's callback when table 6.3 lists the event, and
+// the Slack app's channel for SlackKinds when the organisation posts
+// there.
 func fanOut(tx *gorm.DB, ev *Event, now time.Time) ([]Delivery, error) {
 	var eps []WebhookEndpoint
 	if err := tx.Where("organization_id = ? AND enabled", ev.OrganizationID).Order("id").Find(&eps).Error; err != nil {
@@ -125,6 +134,16 @@ func fanOut(tx *gorm.DB, ev *Event, now time.Time) ([]Delivery, error) {
 		if cb.URL != nil {
 			out = append(out, Delivery{ID: newID(ids.Delivery), OrganizationID: ev.OrganizationID, EventID: ev.ID,
 				Target: TargetCallback, Status: DeliveryPending, CreatedAt: now, UpdatedAt: now})
+		}
+	}
+	if slices.Contains(SlackKinds, ev.Kind) {
+		posts, err := slackPosts(tx, ev.OrganizationID)
+		if err != nil {
+			return nil, err
+		}
+		if posts {
+			out = append(out, Delivery{ID: newID(ids.Delivery), OrganizationID: ev.OrganizationID, EventID: ev.ID,
+				Target: TargetSlack, Status: DeliveryPending, CreatedAt: now, UpdatedAt: now})
 		}
 	}
 	if len(out) == 0 {
@@ -166,6 +185,11 @@ type DeliveryWork struct {
 	// URL and Secrets are where and with what the attempt is sent.
 	URL     string
 	Secrets []string
+	// SlackInteractive is set when the organisation's Slack app takes
+	// clicks, so Slack messages may carry decision buttons.
+	SlackInteractive bool
+	// Slack is the organisation's Slack app, for TargetSlack.
+	Slack *SlackIntegration
 }
 
 // LoadDeliveryWork reads a delivery with its event and receiver.
@@ -178,7 +202,18 @@ func (s *Store) LoadDeliveryWork(ctx context.Context, id string, now time.Time) 
 	if err := db.Where("id = ?", w.Delivery.EventID).Take(&w.Event).Error; err != nil {
 		return nil, err
 	}
-	if w.Delivery.Target == TargetWebhook {
+	switch w.Delivery.Target {
+	case TargetSlack:
+		// Disconnected since the event: Slack is nil and nothing is posted.
+		slack, err := s.slackIntegration(db, w.Delivery.OrganizationID)
+		if err != nil && !apperr.Is(err, apperr.NotFound) {
+			return nil, err
+		}
+		if err == nil {
+			w.Slack, w.SlackInteractive = slack, slack.Interactive()
+		}
+		return w, nil
+	case TargetWebhook:
 		w.Endpoint = &WebhookEndpoint{}
 		if err := db.Where("id = ?", *w.Delivery.EndpointID).Take(w.Endpoint).Error; err != nil {
 			return nil, err
@@ -188,6 +223,12 @@ func (s *Store) LoadDeliveryWork(ctx context.Context, id string, now time.Time) 
 			return nil, err
 		}
 		w.URL, w.Secrets = w.Endpoint.URL, secrets
+		if w.Endpoint.Format == events.FormatSlack {
+			var err error
+			if w.SlackInteractive, err = slackInteractive(db, w.Delivery.OrganizationID); err != nil {
+				return nil, err
+			}
+		}
 		return w, nil
 	}
 	cb, err := callbackOf(db, w.Event.SubjectType, w.Event.SubjectID)

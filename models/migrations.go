@@ -1017,6 +1017,24 @@ var migrations = []*gormigrate.Migration{
 			return tx.Migrator().DropColumn(&Approval{}, "ApproverVia")
 		},
 	},
+	{
+		// An organisation's own Slack app: its signing secret and bot
+		// token, both sealed, and the channel approval requests go to.
+		ID: "202611280001_slack_integrations",
+		Migrate: func(tx *gorm.DB) error {
+			type SlackIntegration struct {
+				OrganizationID string `gorm:"primaryKey;size:40"`
+				SigningSecret  string `gorm:"type:text;not null"`
+				BotToken       string `gorm:"type:text;not null"`
+				Channel        string `gorm:"size:80;not null"`
+				UpdatedBy      string `gorm:"size:40;not null"`
+				CreatedAt      time.Time
+				UpdatedAt      time.Time
+			}
+			return tx.Migrator().CreateTable(&SlackIntegration{})
+		},
+		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("slack_integrations") },
+	},
 }
 
 // RequireMigrated fails when the database lacks a migration this binary

@@ -35,6 +35,8 @@ var sealedColumns = append([]sealedColumn{
 	{"reviews", []string{"id"}, "callback_secret", sealCallbackSecret, false},
 	{"idempotency_keys", []string{"organization_id", "principal_id", "idempotency_key"}, "response_body", sealIdempotency, true},
 	{"push_keys", []string{"id"}, "private_key", sealPushKey, false},
+	{"slack_integrations", []string{"organization_id"}, "signing_secret", sealSlackSigningSecret, false},
+	{"slack_integrations", []string{"organization_id"}, "bot_token", sealSlackBotToken, false},
 }, keyColumns()...)
 
 // keyColumns are the signing keys' private halves, one column per family.

@@ -69,6 +69,10 @@ func (p *Pages) mountAdmin(g *gin.RouterGroup) {
 	a.POST("/actions", p.saveAction)
 	a.POST("/actions/:id/delete", p.deleteAction)
 
+	a.GET("/slack", p.adminSlack)
+	a.POST("/slack", p.saveSlack)
+	a.POST("/slack/disconnect", p.disconnectSlack)
+
 	a.GET("/held-versions", p.publishing, p.adminHeld)
 	a.POST("/held-versions/:id/release", p.publishing, p.releaseHeld)
 	a.POST("/held-versions/:id/decline", p.publishing, p.declineHeld)
@@ -160,6 +164,8 @@ var notices = map[string]string{
 	"rule-deleted":       "The rule was deleted.",
 	"action-saved":       "The action was saved; checks from now on follow it.",
 	"action-deleted":     "The action was deleted; agents asking the gate for it are told it is not registered.",
+	"slack-saved":        "Saved. Secrets are kept sealed and never shown again.",
+	"slack-disconnected": "Slack was disconnected: messages keep their link only.",
 	"version-released":   "The version was released: it is live unless a newer version is.",
 	"version-declined":   "The version was declined; it keeps its number and is never served.",
 }

@@ -58,6 +58,9 @@ type approvalPage struct {
 	Form    typed
 	// Changes are the corrections the decision made, less hidden fields.
 	Changes []models.Change
+	// Confirm is the decision a chat card's button chose (approve or
+	// reject): the page asks one click to confirm it, as proposed.
+	Confirm string
 }
 
 // linkView is what the decision-link page adds.
@@ -93,6 +96,34 @@ func (p *Pages) showApproval(c *gin.Context, status int, problem string, form ty
 	page := approvalPage{A: a, Approver: slices.Contains(a.ApproverIDs, person.ID()), Action: paths.Approval(a.ID) + "/decision",
 		Submission: ids.New("sub"), Problem: problem, Form: form}
 	p.renderApproval(c, status, &page, person.ID(), nil)
+}
+
+// confirmDecision is the page a Teams card's Approve or Reject opens
+// (Teams cards cannot call back): the decision already chosen, one click
+// to confirm it, as proposed, as the person signed in; the form posts to
+// the page's own decide. A request that cannot be settled from chat, or
+// that this person cannot decide, shows as its page does, saying why.
+func (p *Pages) confirmDecision(c *gin.Context) {
+	decision := c.Param("decision")
+	if decision != "approve" && decision != "reject" {
+		p.Fail(c, apperr.New(apperr.NotFound, "no such page"))
+		return
+	}
+	person := CurrentPerson(c)
+	a, err := p.approvals.View(c.Request.Context(), person, c.Param("id"))
+	if err != nil {
+		p.Fail(c, err)
+		return
+	}
+	page := approvalPage{A: a, Approver: slices.Contains(a.ApproverIDs, person.ID()), Action: paths.Approval(a.ID) + "/decision",
+		Submission: ids.New("sub")}
+	canDecide := a.Status == states.Pending && page.Approver && !slices.Contains(a.ApprovedBy, person.ID())
+	if ok, why := approvals.ChatSettle(a); canDecide && ok {
+		page.Confirm = decision
+	} else if canDecide {
+		page.Problem = why + " Decide it below."
+	}
+	p.renderApproval(c, http.StatusOK, &page, person.ID(), nil)
 }
 
 // renderApproval fills in what every approval page shows, leaving out the

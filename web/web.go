@@ -42,6 +42,7 @@ import (
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/reportsite"
 	"github.com/assent-hq/assent/reviews"
+	"github.com/assent-hq/assent/slackapp"
 	"github.com/assent-hq/assent/webhooks"
 )
 
@@ -81,6 +82,9 @@ type Deps struct {
 	Gate     *gate.Service
 	Webhooks *webhooks.Service
 	Admin    *admin.Service
+	// Slack is the organisations' Slack apps; nil builds one calling
+	// Slack's own API.
+	Slack *slackapp.Service
 	// OIDC, when set, offers single sign-on beside the emailed link.
 	OIDC *OIDCSettings
 	// NetPolicy says which webhook addresses the admin pages may save and
@@ -137,6 +141,7 @@ type Pages struct {
 	signIns  *ratelimit.Keyed
 	webhooks *webhooks.Service
 	admin    *admin.Service
+	slack    *slackapp.Service
 	gate     *gate.Service
 	// netPolicy says where a browser's push subscription may point.
 	netPolicy *netguard.Policy
@@ -183,7 +188,7 @@ func New(d Deps) *Pages {
 	if log == nil {
 		log = slog.Default()
 	}
-	p := &Pages{store: d.Store, approvals: d.Approvals, collections: d.Collections, reviews: d.Reviews, comments: d.Comments, reports: d.Reports, site: d.Site, webhooks: d.Webhooks, admin: d.Admin, gate: d.Gate, mailer: d.Mailer, baseURL: strings.TrimSuffix(d.BaseURL, "/"), log: log,
+	p := &Pages{store: d.Store, approvals: d.Approvals, collections: d.Collections, reviews: d.Reviews, comments: d.Comments, reports: d.Reports, site: d.Site, webhooks: d.Webhooks, admin: d.Admin, slack: d.Slack, gate: d.Gate, mailer: d.Mailer, baseURL: strings.TrimSuffix(d.BaseURL, "/"), log: log,
 		secure: !strings.HasPrefix(d.BaseURL, "http://"), pages: map[string]*template.Template{}}
 	if p.mailer == nil {
 		p.mailer = noMailer{}
@@ -211,6 +216,9 @@ func New(d Deps) *Pages {
 	}
 	if p.gate == nil {
 		p.gate = gate.New(d.Store, p.approvals, log, p.baseURL)
+	}
+	if p.slack == nil {
+		p.slack = slackapp.New(slackapp.Deps{Store: d.Store, Approvals: p.approvals, BaseURL: p.baseURL, NetPolicy: d.NetPolicy, Logger: log})
 	}
 	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html"))
 	names, err := fs.Glob(files, "templates/*.html")
@@ -265,6 +273,7 @@ func (p *Pages) Mount(r *gin.Engine) {
 	g.POST("/push/subscriptions/status", RequireSignIn, p.pushStatus)
 	g.GET(paths.ApprovalPage, RequireSignIn, p.approval)
 	g.POST("/approvals/:id/decision", RequireSignIn, p.decide)
+	g.GET(paths.ApprovalDecidePage, RequireSignIn, p.confirmDecision)
 	g.POST("/approvals/:id/questions", RequireSignIn, p.ask)
 	g.GET(paths.CollectionPage, RequireSignIn, p.collection)
 	g.POST("/collections/:id/replies", RequireSignIn, p.reply)

@@ -38,6 +38,9 @@ type Deps struct {
 	// PushSubject is the contact the Web Push services are given with each
 	// push (VAPID's sub): an https:// URL or an email address.
 	PushSubject string
+	// SlackAPIURL is Slack's Web API, where approval requests are posted to
+	// organisations' Slack channels; "" is Slack's own.
+	SlackAPIURL string
 }
 
 // New returns a worker on the assent task queue with everything registered.
@@ -56,7 +59,7 @@ func New(c client.Client, d Deps) sdkworker.Worker {
 	// Deliveries and pushes reach others' servers through the one guarded
 	// client.
 	out := outbound.NewClient(d.NetPolicy)
-	w.RegisterActivity(&activities.Activities{Store: d.Store, BaseURL: d.BaseURL, HTTP: out,
+	w.RegisterActivity(&activities.Activities{Store: d.Store, BaseURL: d.BaseURL, HTTP: out, SlackAPIURL: d.SlackAPIURL,
 		Notify: &notify.Notifier{Store: d.Store, Mailer: d.Mailer, BaseURL: d.BaseURL, Logger: d.Logger,
 			Push: &notify.Push{HTTP: out, Subject: d.PushSubject}}})
 	return w

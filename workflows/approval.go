@@ -3,6 +3,7 @@ package workflows
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -197,6 +198,9 @@ func (a *approval) decide(ctx workflow.Context, req DecideRequest) (ApprovalStat
 			return ApprovalTransition{}, err
 		}
 		t := ApprovalTransition{ActorID: req.ActorID, ActorName: req.ActorName, Detail: req.Note}
+		if req.Via != "" {
+			t.Detail = strings.TrimSuffix(req.Via+"; "+req.Note, "; ")
+		}
 		if req.Decision == DecisionReject {
 			a.settle(ctx, states.Rejected, req)
 			t.Action, t.Event = ActionRejected, events.ApprovalRejected

@@ -57,6 +57,9 @@ type DecideRequest struct {
 	Reason    string
 	// Corrections are new values for editable fields, as raw JSON.
 	Corrections map[string]json.RawMessage
+	// Via says where the decision was made when not on Assent's own page
+	// or API, for the timeline: "from Slack (Slack user U0123)".
+	Via string
 }
 
 // AskRequest is an approver's question to the requester. The caller makes

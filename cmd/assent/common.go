@@ -39,6 +39,7 @@ import (
 	"github.com/assent-hq/assent/reportsite"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/reviews"
+	"github.com/assent-hq/assent/slackapp"
 	"github.com/assent-hq/assent/web"
 	"github.com/assent-hq/assent/webhooks"
 	"github.com/assent-hq/assent/worker"
@@ -64,6 +65,9 @@ func parse(name string, args []string, stderr io.Writer) (*config.Config, *slog.
 		return nil, nil, err
 	}
 	if err := cfg.CheckOperators(); err != nil {
+		return nil, nil, err
+	}
+	if err := cfg.CheckSlackAPIURL(); err != nil {
 		return nil, nil, err
 	}
 	var level slog.Level
@@ -199,6 +203,7 @@ type services struct {
 	gate        *gate.Service
 	webhooks    *webhooks.Service
 	admin       *admin.Service
+	slack       *slackapp.Service
 	// policy says where requests to addresses people give may go (nil is
 	// netguard.Public).
 	policy *netguard.Policy
@@ -210,8 +215,9 @@ func (s *services) owned() []requests.Owned {
 }
 
 // services builds them; policy says which receiver addresses may be saved
-// (nil is netguard.Public).
-func (r *resources) services(log *slog.Logger, baseURL string, policy *netguard.Policy) *services {
+// (nil is netguard.Public), slackAPI where Slack's Web API is ("" is
+// Slack's own).
+func (r *resources) services(log *slog.Logger, baseURL string, policy *netguard.Policy, slackAPI string) *services {
 	a := approvals.New(approvals.Deps{Store: r.store, Temporal: r.temporal, Logger: log, NetPolicy: policy})
 	col := collections.New(collections.Deps{Store: r.store, Temporal: r.temporal, Logger: log, NetPolicy: policy})
 	rep := reports.New(reports.Deps{Store: r.store, Temporal: r.temporal, Blobs: r.blobs, Scanner: r.scanner, Logger: log, BaseURL: baseURL})
@@ -219,7 +225,8 @@ func (r *resources) services(log *slog.Logger, baseURL string, policy *netguard.
 	com := comments.New(comments.Deps{Store: r.store, Blobs: r.blobs, Reports: rep, Logger: log, BaseURL: baseURL})
 	return &services{approvals: a, collections: col, reports: rep, reviews: rev, comments: com, gate: gate.New(r.store, a, log, baseURL),
 		webhooks: webhooks.New(r.store, policy, baseURL),
-		admin:    admin.New(r.store, a).WithRespondents(col), policy: policy}
+		admin:    admin.New(r.store, a).WithRespondents(col), policy: policy,
+		slack: slackapp.New(slackapp.Deps{Store: r.store, Approvals: a, BaseURL: baseURL, APIURL: slackAPI, NetPolicy: policy, Logger: log})}
 }
 
 // handler is the API and the pages over svc. mount adds the dev-only
@@ -236,11 +243,11 @@ func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string
 		log.Warn("ASSENT_REPORTS_DOMAIN is not set: published reports cannot be read; set it to a domain whose subdomains reach this server, such as reports.example.com")
 	}
 	pages := web.New(web.Deps{Store: r.store, Mailer: r.mailer, BaseURL: baseURL, Logger: log, OIDC: oidcSettings(cfg),
-		Approvals: svc.approvals, Collections: svc.collections, Reports: svc.reports, Reviews: svc.reviews, Comments: svc.comments, Gate: svc.gate, Site: site, Webhooks: svc.webhooks, Admin: svc.admin, NetPolicy: svc.policy, SigningKey: r.secrets.Derive("web-signing"),
+		Approvals: svc.approvals, Collections: svc.collections, Reports: svc.reports, Reviews: svc.reviews, Comments: svc.comments, Gate: svc.gate, Site: site, Webhooks: svc.webhooks, Admin: svc.admin, Slack: svc.slack, NetPolicy: svc.policy, SigningKey: r.secrets.Derive("web-signing"),
 		Codec: &web.CodecSettings{Decode: converter.NewPayloadCodecHTTPHandler(payloadcodec.AcceptingPlain(r.secrets)),
 			UIOrigin: cfg.TemporalUIURL, Operators: cfg.Operators}, Dev: dev})
 	h := api.New(api.Deps{Store: r.store, Temporal: r.temporal, Logger: log, BaseURL: baseURL, TrustedProxies: cfg.TrustedProxies,
-		Approvals: svc.approvals, Collections: svc.collections, Reports: svc.reports, Reviews: svc.reviews, Comments: svc.comments, Gate: svc.gate, Webhooks: svc.webhooks, Admin: svc.admin,
+		Approvals: svc.approvals, Collections: svc.collections, Reports: svc.reports, Reviews: svc.reviews, Comments: svc.comments, Gate: svc.gate, Webhooks: svc.webhooks, Admin: svc.admin, Slack: svc.slack,
 		Mount: func(e *gin.Engine) {
 			if mount != nil {
 				mount(e)

@@ -63,7 +63,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if cfg.DevAllowLoopback {
 		policy = netguard.DevLoopback
 	}
-	svc := r.services(log, baseURL, policy)
+	svc := r.services(log, baseURL, policy, cfg.SlackAPIURL)
 	boot, created, err := ensureBootstrap(ctx, r.store, svc.admin, cfg.DataDir, baseURL)
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
@@ -79,7 +79,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 
 	w := worker.New(r.temporal, worker.Deps{Store: r.store, BaseURL: baseURL, Logger: log, NetPolicy: policy, Mailer: mailbox,
-		PushSubject: pushSubject(cfg, baseURL)})
+		PushSubject: pushSubject(cfg, baseURL), SlackAPIURL: cfg.SlackAPIURL})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}

@@ -29,7 +29,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if cfg.BlobURL == "" {
 		log.Warn("ASSENT_BLOB_URL is not set: report files are kept in " + cfg.BlobDir() + ", which only this process sees; set it to S3-compatible storage when more than one assent serve runs")
 	}
-	svc := r.services(log, baseURL, nil)
+	svc := r.services(log, baseURL, nil, cfg.SlackAPIURL)
 	handler, pages, err := r.handler(cfg, log, baseURL, svc, nil, nil)
 	if err != nil {
 		return err

@@ -28,14 +28,14 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 		log.Warn("ASSENT_BASE_URL is not set: page links in events will be relative, and approvals carry no decision token")
 	}
 	w := worker.New(r.temporal, worker.Deps{Store: r.store, BaseURL: cfg.PublicBaseURL(), Logger: log, Mailer: r.mailer,
-		PushSubject: pushSubject(cfg, cfg.PublicBaseURL())})
+		PushSubject: pushSubject(cfg, cfg.PublicBaseURL()), SlackAPIURL: cfg.SlackAPIURL})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
 	log.Info("worker started", "temporal", cfg.TemporalAddress, "namespace", cfg.TemporalNamespace)
 	dispatcher := &worker.Dispatcher{Client: r.temporal, Store: r.store, Log: log, Interval: dispatchInterval}
 	go dispatcher.Run(ctx)
-	requests.RunReconciler(ctx, log, r.services(log, cfg.PublicBaseURL(), nil).owned()...)
+	requests.RunReconciler(ctx, log, r.services(log, cfg.PublicBaseURL(), nil, cfg.SlackAPIURL).owned()...)
 	log.Info("stopping worker")
 	w.Stop()
 	return nil

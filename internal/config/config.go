@@ -80,6 +80,10 @@ type Config struct {
 	// SecretKey is the ring the service seals secrets and Temporal
 	// payloads with, from the environment only (see SecretKeys).
 	SecretKey string
+	// SlackAPIURL is Slack's Web API, which organisations' Slack apps are
+	// called at; empty is Slack's own. Tests and `assent dev` point it at a
+	// fake.
+	SlackAPIURL string
 }
 
 // Register declares the flags, with defaults taken from the environment.
@@ -113,6 +117,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.operatorsRaw, "operators", env("ASSENT_OPERATORS", ""), "comma-separated emails of the members who operate this instance and may see decoded payloads in the Temporal UI (ASSENT_OPERATORS)")
 	fs.StringVar(&c.TemporalUIURL, "temporal-ui-url", env("ASSENT_TEMPORAL_UI_URL", ""), "the Temporal UI's address, e.g. https://temporal.example.com, allowed to decode payloads through this instance (ASSENT_TEMPORAL_UI_URL)")
 	fs.StringVar(&c.trustedRaw, "trusted-proxies", env("ASSENT_TRUSTED_PROXIES", ""), "comma-separated IPs or CIDR ranges of the proxies whose X-Forwarded-For names the client (ASSENT_TRUSTED_PROXIES); empty trusts none")
+	fs.StringVar(&c.SlackAPIURL, "slack-api-url", env("ASSENT_SLACK_API_URL", ""), "Slack's Web API address (ASSENT_SLACK_API_URL), for a fake Slack in tests and dev; default https://slack.com/api/")
 	c.DevRetryUnit, c.devRetryErr = time.ParseDuration(env("ASSENT_DEV_RETRY_UNIT", "0s"))
 	c.DevAllowLoopback = os.Getenv("ASSENT_DEV_ALLOW_LOOPBACK") == "1"
 }
@@ -165,6 +170,19 @@ func (c *Config) CheckOperators() error {
 			return fmt.Errorf("ASSENT_TEMPORAL_UI_URL must be the UI's origin, such as https://temporal.example.com; got %q", c.TemporalUIURL)
 		}
 		c.TemporalUIURL = u.Scheme + "://" + u.Host
+	}
+	return nil
+}
+
+// CheckSlackAPIURL refuses a Slack API address that is not an absolute
+// http(s) URL.
+func (c *Config) CheckSlackAPIURL() error {
+	if c.SlackAPIURL == "" {
+		return nil
+	}
+	u, err := url.Parse(c.SlackAPIURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" {
+		return fmt.Errorf("ASSENT_SLACK_API_URL must be Slack's Web API address, such as https://slack.com/api/; got %q", c.SlackAPIURL)
 	}
 	return nil
 }

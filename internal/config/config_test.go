@@ -218,3 +218,22 @@ func TestReportsDomainFor(t *testing.T) {
 		t.Errorf("the setting wins, got %q", got)
 	}
 }
+
+func TestSlackAPIURL(t *testing.T) {
+	t.Setenv("ASSENT_SLACK_API_URL", "")
+	c, _ := parse(t)
+	require.NoError(t, c.CheckSlackAPIURL())
+	assert.Empty(t, c.SlackAPIURL, "Slack's own unless told")
+
+	t.Setenv("ASSENT_SLACK_API_URL", "http://127.0.0.1:9000/api/")
+	c, _ = parse(t)
+	require.NoError(t, c.CheckSlackAPIURL())
+	assert.Equal(t, "http://127.0.0.1:9000/api/", c.SlackAPIURL)
+
+	for _, bad := range []string{"slack.com/api", "ftp://slack.com/api/", "https://user:pw@slack.com/api/", "https://slack.com/api/?token=x"} {
+		c, _ = parse(t, "-slack-api-url", bad)
+		err := c.CheckSlackAPIURL()
+		require.Error(t, err, bad)
+		assert.Contains(t, err.Error(), "ASSENT_SLACK_API_URL")
+	}
+}

@@ -6,6 +6,11 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf16"
+
+	"github.com/slack-go/slack"
+
+	"github.com/assent-hq/assent/internal/paths"
+	"github.com/assent-hq/assent/internal/wiretime"
 )
 
 // The slack and teams formats post a native chat message instead of the
@@ -69,13 +74,53 @@ var risks = []string{"low", "medium", "high", "critical"}
 type chatView struct {
 	kind   chatKind
 	event  string
+	id     string // the subject's id, as its data says
 	title  string // the data's title, else a test's message
 	risk   string // one of risks, or empty
 	status string
 	url    string // absolute http(s), or empty: no button
 	when   string // sentAt in UTC, or empty
 	test   bool
+	// decided says who settled the request and when, for a decided
+	// approval's message.
+	decided string
+	// ask is set for an approval that asks its approvers to act (still
+	// pending): settle says whether chat's Approve and Reject may settle
+	// it, and why not when they may not.
+	ask    bool
+	settle bool
+	why    string
 }
+
+// Settling from chat (spec 4.1 rule 5): chat's buttons approve as
+// proposed, so they are offered only for a request that needs nothing
+// more than a click. These are the reasons a message gives when it offers
+// only Open.
+const (
+	WhyRisk     = "High and critical risk requests are decided on their page."
+	WhyConcerns = "An ethics rule matched: approving needs a written reason, given on the page."
+	WhyQuestion = "A question waits for the requester's answer; nobody can decide until it is answered."
+)
+
+// ChatSettle says whether an approval may be settled from a chat message:
+// low or medium risk, no ethics concern (which makes approving need a
+// written reason) and no question waiting for its answer. When it may
+// not, why says so in one line for the message.
+func ChatSettle(risk string, concerns int, questionPending bool) (ok bool, why string) {
+	switch {
+	case risk != "low" && risk != "medium":
+		return false, WhyRisk
+	case concerns > 0:
+		return false, WhyConcerns
+	case questionPending:
+		return false, WhyQuestion
+	}
+	return true, ""
+}
+
+// asksApprovers are the approval events whose message asks approvers to
+// decide.
+var asksApprovers = []string{ApprovalRequested, ApprovalEscalated}
 
 func newChatView(b WebhookBody) chatView {
 	var data map[string]json.RawMessage
@@ -85,7 +130,7 @@ func newChatView(b WebhookBody) chatView {
 		_ = json.Unmarshal(data[key], &s) // absent or not a string: ""
 		return strings.Join(strings.Fields(s), " ")
 	}
-	v := chatView{event: b.Event, title: field("title"), status: field("status"), url: pageURL(field("url")), test: b.Test}
+	v := chatView{event: b.Event, id: field("id"), title: field("title"), status: field("status"), url: pageURL(field("url")), test: b.Test}
 	if v.title == "" {
 		v.title = field("message")
 	}
@@ -93,7 +138,7 @@ func newChatView(b WebhookBody) chatView {
 		v.risk = r
 	}
 	if !b.SentAt.IsZero() {
-		v.when = b.SentAt.Time().Format("2006-01-02 15:04 UTC")
+		v.when = b.SentAt.Time().Format(chatTime)
 	}
 	var ok bool
 	if v.kind, ok = chatKinds[b.Event]; !ok {
@@ -102,8 +147,38 @@ func newChatView(b WebhookBody) chatView {
 	if b.Test {
 		v.kind.button = "Open Assent" // a test links to the base URL, not a subject
 	}
+	if b.Test {
+		return v
+	}
+	switch {
+	case slices.Contains(asksApprovers, b.Event) && v.status == "pending" && v.id != "" && v.url != "":
+		var concerns []json.RawMessage
+		_ = json.Unmarshal(data["concerns"], &concerns)
+		var questions []struct {
+			Answer json.RawMessage `json:"answer"`
+		}
+		_ = json.Unmarshal(data["questions"], &questions)
+		pending := slices.ContainsFunc(questions, func(q struct {
+			Answer json.RawMessage `json:"answer"`
+		}) bool {
+			return len(q.Answer) == 0 || string(q.Answer) == "null"
+		})
+		v.ask = true
+		v.settle, v.why = ChatSettle(v.risk, len(concerns), pending)
+	case b.Event == ApprovalApproved || b.Event == ApprovalRejected:
+		if by := field("decidedBy"); by != "" {
+			v.decided = "by " + by
+			var at wiretime.Time
+			if json.Unmarshal(data["decidedAt"], &at) == nil && !at.IsZero() {
+				v.decided += " · " + at.Time().Format(chatTime)
+			}
+		}
+	}
 	return v
 }
+
+// chatTime is how chat messages show a time.
+const chatTime = "2006-01-02 15:04 UTC"
 
 // pageURL returns raw if it is an absolute http(s) URL within urlMax, else
 // "" (javascript:, relative, too long). It is re-encoded so that a stray
@@ -172,32 +247,40 @@ func width(s string) int {
 	return n
 }
 
-// Slack.
+// Slack: Block Kit, built with slack-go's types, which follow Slack's
+// published block reference. The same blocks go to an incoming webhook
+// (a slack-format endpoint) and to chat.postMessage (the organisation's
+// Slack app).
 
-type slackMessage struct {
-	Text   string       `json:"text"` // the notification, and the fallback where blocks are not shown
-	Blocks []slackBlock `json:"blocks"`
+// Slack's action ids on an approval's buttons; their value is
+// ButtonValue.
+const (
+	SlackApprove = "approve"
+	SlackReject  = "reject"
+	SlackOpen    = "open"
+)
+
+// SlackOptions say what an organisation's Slack messages may carry.
+type SlackOptions struct {
+	// Interactive is set when the organisation's Slack app takes clicks
+	// (its signing secret and bot token are set): a request that can be
+	// settled from chat then gets Approve and Reject beside Open, and one
+	// that cannot says why.
+	Interactive bool
+	// Org is the organisation's id, which the buttons' value carries.
+	Org string
 }
 
-type slackBlock struct {
-	Type     string     `json:"type"`
-	Text     *slackText `json:"text,omitempty"`
-	Elements []any      `json:"elements,omitempty"` // slackText in a context, slackButton in actions
-}
+// ButtonValue is the value of an approval message's buttons: which
+// organisation and approval a click is about. It is no secret: the click
+// is trusted for its Slack signature, checked with the organisation's
+// signing secret, and this value only says which secret to check with.
+func ButtonValue(org, approvalID string) string { return org + "/" + approvalID }
 
-type slackText struct {
-	Type string `json:"type"` // mrkdwn or plain_text
-	Text string `json:"text"`
-	// Verbatim stops Slack linking bare URLs and channel names in user text.
-	Verbatim bool `json:"verbatim,omitempty"`
-}
-
-type slackButton struct {
-	Type     string    `json:"type"`
-	Text     slackText `json:"text"`
-	URL      string    `json:"url"`
-	ActionID string    `json:"action_id"`
-	Style    string    `json:"style,omitempty"`
+// ParseButtonValue reads ButtonValue.
+func ParseButtonValue(v string) (org, approvalID string, ok bool) {
+	org, approvalID, ok = strings.Cut(v, "/")
+	return org, approvalID, ok && org != "" && approvalID != ""
 }
 
 // slackEscape makes user text literal in Slack mrkdwn. &, < and > become
@@ -225,7 +308,18 @@ func slackEscape(r rune, _ bool) string {
 	return string(r)
 }
 
-func encodeSlack(b WebhookBody) ([]byte, error) {
+func mrkdwn(text string) *slack.TextBlockObject {
+	// Verbatim stops Slack linking bare URLs and channel names in user text.
+	return &slack.TextBlockObject{Type: slack.MarkdownType, Text: text, Verbatim: true}
+}
+
+func plain(text string) *slack.TextBlockObject {
+	return &slack.TextBlockObject{Type: slack.PlainTextType, Text: clip(text, slackButtonMax, keep)}
+}
+
+// SlackMessage is b as a Slack message: the notification text (also the
+// fallback where blocks are not shown) and the blocks.
+func SlackMessage(b WebhookBody, o SlackOptions) (string, []slack.Block) {
 	v := newChatView(b)
 	head := clip(v.kind.headline, 200, slackEscape)
 	text := "*" + head + "*"
@@ -236,24 +330,56 @@ func encodeSlack(b WebhookBody) ([]byte, error) {
 	if v.test {
 		fallback = "[Test] " + fallback
 	}
+	var tail string
+	if v.decided != "" {
+		tail = "\n" + clip(v.decided, 300, slackEscape)
+	}
+	decide := o.Interactive && v.ask && v.settle && o.Org != ""
+	if o.Interactive && v.ask && !v.settle {
+		tail += "\n" + v.why // ours, plain words: nothing to escape
+	}
 	if v.title != "" {
-		title := clip(v.title, slackSectionMax-width(text)-1, slackEscape)
+		title := clip(v.title, slackSectionMax-width(text)-width(tail)-1, slackEscape)
 		text += "\n" + title
 		fallback += ": " + title
 	}
-	msg := slackMessage{Text: fallback, Blocks: []slackBlock{
-		{Type: "section", Text: &slackText{Type: "mrkdwn", Text: text, Verbatim: true}},
-		{Type: "context", Elements: []any{slackText{Type: "mrkdwn", Text: v.note(slackEscape), Verbatim: true}}},
-	}}
-	if v.url != "" {
-		button := slackButton{Type: "button", URL: v.url, ActionID: "open",
-			Text: slackText{Type: "plain_text", Text: clip(v.kind.button, slackButtonMax, keep)}}
-		if v.kind.act {
-			button.Style = "primary"
-		}
-		msg.Blocks = append(msg.Blocks, slackBlock{Type: "actions", Elements: []any{button}})
+	text += tail
+	blocks := []slack.Block{
+		slack.NewSectionBlock(mrkdwn(text), nil, nil),
+		slack.NewContextBlock("", mrkdwn(v.note(slackEscape))),
 	}
-	return json.Marshal(msg)
+	if v.url == "" {
+		return fallback, blocks
+	}
+	value := ""
+	if v.id != "" && o.Org != "" {
+		value = ButtonValue(o.Org, v.id)
+	}
+	open := &slack.ButtonBlockElement{Type: slack.METButton, Text: plain(v.kind.button), ActionID: SlackOpen, URL: v.url, Value: value}
+	var buttons []slack.BlockElement
+	if decide {
+		approve := &slack.ButtonBlockElement{Type: slack.METButton, Text: plain("Approve"), ActionID: SlackApprove, Value: value, Style: slack.StylePrimary,
+			Confirm: &slack.ConfirmationBlockObject{Title: plain("Approve as proposed?"),
+				Text:    &slack.TextBlockObject{Type: slack.PlainTextType, Text: clip(v.title, 200, keep) + " will be approved as the agent proposed it, in your name."},
+				Confirm: plain("Approve"), Deny: plain("Cancel")}}
+		reject := &slack.ButtonBlockElement{Type: slack.METButton, Text: plain("Reject"), ActionID: SlackReject, Value: value, Style: slack.StyleDanger}
+		buttons = append(buttons, approve, reject)
+	} else if v.kind.act {
+		open.Style = slack.StylePrimary
+	}
+	buttons = append(buttons, open)
+	return fallback, append(blocks, slack.NewActionBlock("", buttons...))
+}
+
+// slackMessage is the body of an incoming webhook.
+type slackMessage struct {
+	Text   string       `json:"text"`
+	Blocks slack.Blocks `json:"blocks"`
+}
+
+func encodeSlack(b WebhookBody, o SlackOptions) ([]byte, error) {
+	text, blocks := SlackMessage(b, o)
+	return json.Marshal(slackMessage{Text: text, Blocks: slack.Blocks{BlockSet: blocks}})
 }
 
 func keep(r rune, _ bool) string { return string(r) }
@@ -303,6 +429,7 @@ type cardAction struct {
 	Type  string `json:"type"`
 	Title string `json:"title"`
 	URL   string `json:"url"`
+	Style string `json:"style,omitempty"` // positive or destructive
 }
 
 // teamsEscape makes user text literal in an Adaptive Card, whose TextBlock
@@ -318,11 +445,29 @@ func teamsEscape(r rune, first bool) string {
 	return string(r)
 }
 
+// Teams workflow webhooks cannot call back, so a Teams card's Approve
+// and Reject open the page that confirms that decision (TeamsDecideURL):
+// one click there decides, as proposed, as the person signed in.
+
+// TeamsDecideURL is where a Teams card's decision button leads: the
+// confirm page of decision on the approval whose page is pageURL, or ""
+// when pageURL is not that approval's page.
+func TeamsDecideURL(pageURL, id, decision string) string {
+	base, ok := strings.CutSuffix(pageURL, paths.Approval(id))
+	if !ok || id == "" || strings.ContainsAny(id, "/?#") {
+		return ""
+	}
+	return base + paths.ApprovalDecide(id, decision)
+}
+
 func encodeTeams(b WebhookBody) ([]byte, error) {
 	v := newChatView(b)
 	body := []any{cardText{Type: "TextBlock", Text: clip(v.kind.headline, 200, teamsEscape), Weight: "bolder", Size: "medium", Wrap: true}}
 	if v.title != "" {
 		body = append(body, cardText{Type: "TextBlock", Text: clip(v.title, teamsTitleMax, teamsEscape), Wrap: true})
+	}
+	if v.decided != "" {
+		body = append(body, cardText{Type: "TextBlock", Text: clip(v.decided, 300, teamsEscape), Wrap: true})
 	}
 	var facts []cardFact
 	if v.risk != "" {
@@ -334,10 +479,19 @@ func encodeTeams(b WebhookBody) ([]byte, error) {
 	if facts != nil {
 		body = append(body, cardFacts{Type: "FactSet", Facts: facts})
 	}
+	approve, reject := TeamsDecideURL(v.url, v.id, "approve"), TeamsDecideURL(v.url, v.id, "reject")
+	decide := v.ask && v.settle && approve != ""
+	if v.ask && !v.settle {
+		body = append(body, cardText{Type: "TextBlock", Text: v.why, Wrap: true})
+	}
 	body = append(body, cardText{Type: "TextBlock", Text: v.note(teamsEscape), Size: "small", IsSubtle: true, Wrap: true})
 	card := adaptiveCard{Schema: "http://adaptivecards.io/schemas/adaptive-card.json", Type: "AdaptiveCard", Version: "1.4", Body: body}
+	if decide {
+		card.Actions = []cardAction{{Type: "Action.OpenUrl", Title: "Approve", URL: approve, Style: "positive"},
+			{Type: "Action.OpenUrl", Title: "Reject", URL: reject, Style: "destructive"}}
+	}
 	if v.url != "" {
-		card.Actions = []cardAction{{Type: "Action.OpenUrl", Title: v.kind.button, URL: v.url}}
+		card.Actions = append(card.Actions, cardAction{Type: "Action.OpenUrl", Title: v.kind.button, URL: v.url})
 	}
 	return json.Marshal(teamsMessage{Type: "message", Attachments: []teamsAttachment{
 		{ContentType: "application/vnd.microsoft.card.adaptive", Content: card},

@@ -1,11 +1,14 @@
 package events
 
 import (
+	"bytes"
 	"encoding/json"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/slack-go/slack"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -46,127 +49,239 @@ type shown struct {
 	fallback string            // Slack's notification text
 	head     string            // Slack: the section text; Teams: the headline block
 	title    string            // Teams' title block (in Slack it is part of head)
+	lines    []string          // Teams' text blocks after the title
 	facts    map[string]string // Teams' FactSet
 	note     string            // Slack's context, Teams' subtle block
-	button   string            // label, empty when there is no button
+	button   string            // the Open button's label, empty when there is none
 	url      string
 	primary  bool
+	// buttons are every button in order: Slack's, or Teams' actions.
+	buttons []shownButton
 }
 
-// decodeSlack checks the Block Kit structure and returns what it shows.
+type shownButton struct {
+	label, actionID, value, url, style string
+	confirm                            bool
+}
+
+// Slack's published limits (Block Kit reference: blocks, elements and
+// composition objects) that these messages come near.
+const (
+	slackBlocksMax        = 50
+	slackContextElemsMax  = 10
+	slackActionsElemsMax  = 25
+	slackActionIDMax      = 255
+	slackButtonValueMax   = 2000
+	slackConfirmTitleMax  = 100
+	slackConfirmTextMax   = 300
+	slackConfirmButtonMax = 30
+)
+
+// decodeSlack checks the message against Block Kit's published shape and
+// limits and returns what it shows. The shape check: the blocks decode
+// into slack-go's block types, which follow Slack's reference, and encode
+// back to the same JSON, so no field is unknown, misspelt or mistyped.
 func decodeSlack(t *testing.T, raw []byte) shown {
 	t.Helper()
-	type text struct{ Type, Text string }
 	var msg struct {
-		Text   string
-		Blocks []struct {
-			Type     string
-			Text     text
-			Elements []json.RawMessage
-		}
+		Text   string          `json:"text"`
+		Blocks json.RawMessage `json:"blocks"`
 	}
-	require.NoError(t, json.Unmarshal(raw, &msg))
-	require.GreaterOrEqual(t, len(msg.Blocks), 2)
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(&msg), "an incoming webhook takes text and blocks")
+	var blocks slack.Blocks
+	require.NoError(t, json.Unmarshal(msg.Blocks, &blocks))
+	again, err := json.Marshal(blocks)
+	require.NoError(t, err)
+	require.JSONEq(t, string(msg.Blocks), string(again), "every field is one of Block Kit's")
+	set := blocks.BlockSet
+	require.GreaterOrEqual(t, len(set), 2)
+	require.LessOrEqual(t, len(set), slackBlocksMax)
+
 	var s shown
 	s.fallback = msg.Text
 	assert.NotEmpty(t, s.fallback)
-	sec, ctx := msg.Blocks[0], msg.Blocks[1]
-	require.Equal(t, "section", sec.Type)
-	require.Equal(t, "mrkdwn", sec.Text.Type)
+	sec, ok := set[0].(*slack.SectionBlock)
+	require.True(t, ok, "the first block is a section, not %T", set[0])
+	require.Equal(t, slack.MarkdownType, sec.Text.Type)
+	assert.True(t, sec.Text.Verbatim)
+	require.NoError(t, sec.Text.Validate())
 	s.head = sec.Text.Text
 	assert.LessOrEqual(t, width(s.head), slackSectionMax)
-	require.Equal(t, "context", ctx.Type)
-	require.Len(t, ctx.Elements, 1)
-	var note text
-	require.NoError(t, json.Unmarshal(ctx.Elements[0], &note))
-	assert.Equal(t, "mrkdwn", note.Type)
+	ctx, ok := set[1].(*slack.ContextBlock)
+	require.True(t, ok, "the second block is a context, not %T", set[1])
+	require.Len(t, ctx.ContextElements.Elements, 1)
+	require.LessOrEqual(t, len(ctx.ContextElements.Elements), slackContextElemsMax)
+	note, ok := ctx.ContextElements.Elements[0].(*slack.TextBlockObject)
+	require.True(t, ok)
+	assert.Equal(t, slack.MarkdownType, note.Type)
 	s.note = note.Text
-	if len(msg.Blocks) == 2 {
+	if len(set) == 2 {
 		return s
 	}
-	require.Len(t, msg.Blocks, 3)
-	act := msg.Blocks[2]
-	require.Equal(t, "actions", act.Type)
-	require.Len(t, act.Elements, 1)
-	var button struct {
-		Type, URL, Style string
-		Text             text
+	require.Len(t, set, 3)
+	act, ok := set[2].(*slack.ActionBlock)
+	require.True(t, ok, "the third block is actions, not %T", set[2])
+	require.NotEmpty(t, act.Elements.ElementSet)
+	require.LessOrEqual(t, len(act.Elements.ElementSet), slackActionsElemsMax)
+	plainText := func(o *slack.TextBlockObject, max int) string {
+		require.NotNil(t, o)
+		assert.Equal(t, slack.PlainTextType, o.Type)
+		assert.LessOrEqual(t, width(o.Text), max)
+		assert.NotEmpty(t, o.Text)
+		return o.Text
 	}
-	require.NoError(t, json.Unmarshal(act.Elements[0], &button))
-	assert.Equal(t, "button", button.Type)
-	assert.Equal(t, "plain_text", button.Text.Type)
-	assert.LessOrEqual(t, width(button.Text.Text), slackButtonMax)
-	assert.LessOrEqual(t, len(button.URL), urlMax)
-	require.NotEmpty(t, button.URL)
-	assert.Contains(t, []string{"", "primary"}, button.Style)
-	s.button, s.url, s.primary = button.Text.Text, button.URL, button.Style == "primary"
+	ids := map[string]bool{}
+	for _, e := range act.Elements.ElementSet {
+		b, ok := e.(*slack.ButtonBlockElement)
+		require.True(t, ok, "only buttons, not %T", e)
+		assert.Equal(t, slack.METButton, b.Type)
+		label := plainText(b.Text, slackButtonMax)
+		require.NotEmpty(t, b.ActionID)
+		assert.LessOrEqual(t, len(b.ActionID), slackActionIDMax)
+		assert.False(t, ids[b.ActionID], "action ids are unique in a block")
+		ids[b.ActionID] = true
+		assert.LessOrEqual(t, len(b.Value), slackButtonValueMax)
+		assert.LessOrEqual(t, len(b.URL), urlMax)
+		assert.Contains(t, []slack.Style{"", slack.StylePrimary, slack.StyleDanger}, b.Style)
+		if c := b.Confirm; c != nil {
+			plainText(c.Title, slackConfirmTitleMax)
+			plainText(c.Text, slackConfirmTextMax)
+			plainText(c.Confirm, slackConfirmButtonMax)
+			plainText(c.Deny, slackConfirmButtonMax)
+		}
+		s.buttons = append(s.buttons, shownButton{label: label, actionID: b.ActionID, value: b.Value, url: b.URL, style: string(b.Style), confirm: b.Confirm != nil})
+		if b.ActionID == SlackOpen {
+			require.NotEmpty(t, b.URL)
+			s.button, s.url, s.primary = label, b.URL, b.Style == slack.StylePrimary
+		} else {
+			assert.Empty(t, b.URL, "a decision button calls back; it links nowhere")
+		}
+	}
 	return s
 }
 
-// decodeTeams checks the Adaptive Card message structure and returns what
-// it shows.
+// The Adaptive Card schema's shapes (adaptive-card.json, version 1.4) of
+// what these cards use; the decoder refuses any other field.
+type (
+	cardMessage struct {
+		Type        string `json:"type"`
+		Attachments []struct {
+			ContentType string          `json:"contentType"`
+			ContentURL  *string         `json:"contentUrl"`
+			Content     json.RawMessage `json:"content"`
+		} `json:"attachments"`
+	}
+	cardShape struct {
+		Schema  string            `json:"$schema"`
+		Type    string            `json:"type"`
+		Version string            `json:"version"`
+		Body    []json.RawMessage `json:"body"`
+		Actions []cardActionShape `json:"actions"`
+	}
+	textBlockShape struct {
+		Type     string `json:"type"`
+		Text     string `json:"text"`
+		Weight   string `json:"weight"`
+		Size     string `json:"size"`
+		IsSubtle bool   `json:"isSubtle"`
+		Wrap     bool   `json:"wrap"`
+	}
+	factSetShape struct {
+		Type  string `json:"type"`
+		Facts []struct {
+			Title string `json:"title"`
+			Value string `json:"value"`
+		} `json:"facts"`
+	}
+	cardActionShape struct {
+		Type  string `json:"type"`
+		Title string `json:"title"`
+		URL   string `json:"url"`
+		Style string `json:"style"`
+	}
+)
+
+// strict decodes raw into v, refusing a field v does not have.
+func strict(t *testing.T, raw []byte, v any) {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(v), "%s", raw)
+}
+
+// decodeTeams checks the message against the shapes of a Teams workflow
+// message and the Adaptive Card schema, and returns what it shows.
 func decodeTeams(t *testing.T, raw []byte) shown {
 	t.Helper()
-	var msg struct {
-		Type        string
-		Attachments []struct {
-			ContentType string
-			ContentURL  *string `json:"contentUrl"`
-			Content     struct {
-				Schema        string `json:"$schema"`
-				Type, Version string
-				Body          []struct {
-					Type, Text, Weight, Size string
-					IsSubtle, Wrap           bool
-					Facts                    []struct{ Title, Value string }
-				}
-				Actions []struct{ Type, Title, URL string }
-			}
-		}
-	}
-	require.NoError(t, json.Unmarshal(raw, &msg))
+	var msg cardMessage
+	strict(t, raw, &msg)
 	assert.Contains(t, string(raw), `"contentUrl":null`)
 	require.Equal(t, "message", msg.Type)
 	require.Len(t, msg.Attachments, 1)
 	a := msg.Attachments[0]
 	assert.Equal(t, "application/vnd.microsoft.card.adaptive", a.ContentType)
 	assert.Nil(t, a.ContentURL)
-	card := a.Content
+	var card cardShape
+	strict(t, a.Content, &card)
 	assert.Equal(t, "http://adaptivecards.io/schemas/adaptive-card.json", card.Schema)
 	assert.Equal(t, "AdaptiveCard", card.Type)
 	assert.Equal(t, "1.4", card.Version)
 
 	var s shown
-	body := card.Body
-	require.GreaterOrEqual(t, len(body), 2)
-	head, last := body[0], body[len(body)-1]
-	assert.Equal(t, "TextBlock", head.Type)
+	var texts []textBlockShape
+	for _, raw := range card.Body {
+		var kind struct{ Type string }
+		require.NoError(t, json.Unmarshal(raw, &kind))
+		switch kind.Type {
+		case "TextBlock":
+			var b textBlockShape
+			strict(t, raw, &b)
+			assert.NotEmpty(t, b.Text)
+			assert.Contains(t, []string{"", "default", "lighter", "bolder"}, b.Weight)
+			assert.Contains(t, []string{"", "default", "small", "medium", "large", "extraLarge"}, b.Size)
+			assert.True(t, b.Wrap)
+			texts = append(texts, b)
+		case "FactSet":
+			var f factSetShape
+			strict(t, raw, &f)
+			require.NotEmpty(t, f.Facts)
+			s.facts = map[string]string{}
+			for _, fact := range f.Facts {
+				s.facts[fact.Title] = fact.Value
+			}
+		default:
+			t.Errorf("unexpected body element %q", kind.Type)
+		}
+	}
+	require.GreaterOrEqual(t, len(texts), 2)
+	head, last := texts[0], texts[len(texts)-1]
 	assert.Equal(t, "bolder", head.Weight)
 	assert.Equal(t, "medium", head.Size)
-	assert.True(t, head.Wrap)
 	s.head = head.Text
-	assert.Equal(t, "TextBlock", last.Type)
 	assert.True(t, last.IsSubtle)
 	assert.Equal(t, "small", last.Size)
 	s.note = last.Text
-	for _, b := range body[1 : len(body)-1] {
-		switch b.Type {
-		case "TextBlock":
-			assert.True(t, b.Wrap)
+	for i, b := range texts[1 : len(texts)-1] {
+		assert.False(t, b.IsSubtle)
+		if i == 0 {
 			s.title = b.Text
-		case "FactSet":
-			s.facts = map[string]string{}
-			for _, f := range b.Facts {
-				s.facts[f.Title] = f.Value
-			}
-		default:
-			t.Errorf("unexpected body element %q", b.Type)
+		} else {
+			s.lines = append(s.lines, b.Text)
 		}
 	}
-	if len(card.Actions) > 0 {
-		require.Len(t, card.Actions, 1)
-		assert.Equal(t, "Action.OpenUrl", card.Actions[0].Type)
-		s.button, s.url = card.Actions[0].Title, card.Actions[0].URL
+	for _, act := range card.Actions {
+		assert.Equal(t, "Action.OpenUrl", act.Type, "a workflow webhook's card cannot call back")
+		assert.NotEmpty(t, act.Title)
+		u, err := url.Parse(act.URL)
+		require.NoError(t, err)
+		assert.True(t, u.IsAbs(), "url is a uri")
+		assert.Contains(t, []string{"", "default", "positive", "destructive"}, act.Style)
+		s.buttons = append(s.buttons, shownButton{label: act.Title, url: act.URL, style: act.Style})
+	}
+	if n := len(s.buttons); n > 0 {
+		s.button, s.url = s.buttons[n-1].label, s.buttons[n-1].url
 	}
 	return s
 }
@@ -194,11 +309,13 @@ func TestChatFormats(t *testing.T) {
 				assert.Equal(t, "Open approval", s.button)
 				assert.Equal(t, page, s.url)
 				assert.True(t, s.primary)
+				assert.Len(t, s.buttons, 1, "no decision buttons without the organisation's Slack app")
 			},
 			teams: func(t *testing.T, s shown) {
 				assert.Equal(t, "Approval requested", s.head)
 				assert.Equal(t, "Deploy to prod", s.title)
 				assert.Equal(t, map[string]string{"Risk": "high", "Status": "pending"}, s.facts)
+				assert.Equal(t, []string{WhyRisk}, s.lines, "a high-risk request says why it has no decision buttons")
 				assert.Equal(t, "approval.requested · 2026-01-02 02:04 UTC", s.note)
 				assert.Equal(t, "Open approval", s.button)
 				assert.Equal(t, page, s.url)
@@ -208,7 +325,7 @@ func TestChatFormats(t *testing.T) {
 			name: "decided approval: plain button, unknown risk ignored",
 			body: WebhookBody{Event: ApprovalApproved, SentAt: wiretime.New(sent), Data: json.RawMessage(`{"title":"Refund","risk":"extreme","decidedBy":"ann@example.com","url":"` + page + `"}`)},
 			slack: func(t *testing.T, s shown) {
-				assert.Equal(t, "*Approved*\nRefund", s.head)
+				assert.Equal(t, "*Approved*\nRefund\nby ann@example.com", s.head)
 				assert.Equal(t, page, s.url)
 				assert.False(t, s.primary)
 			},
@@ -356,4 +473,126 @@ func TestChatFormats(t *testing.T) {
 func TestTeamsEscapeLeadingListMarker(t *testing.T) {
 	assert.Equal(t, `\- a - b`, clip("- a - b", 100, teamsEscape))
 	assert.Equal(t, `\+1`, clip("+1", 100, teamsEscape))
+}
+
+// TestChatDecisionButtons: a request that can be settled from chat gets
+// Approve and Reject beside Open (Slack: when the organisation's Slack
+// app takes clicks, calling back with the approval's id; Teams: links to
+// the confirm page of each decision); any other gets Open and a line
+// saying why.
+func TestChatDecisionButtons(t *testing.T) {
+	sent := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	const page = "https://assent.example/approvals/apr_1"
+	const value = "org_1/apr_1"
+	approval := func(kind, extra string) WebhookBody {
+		return WebhookBody{Event: kind, SentAt: wiretime.New(sent), Data: json.RawMessage(`{"id":"apr_1","title":"Refund *42*","status":"pending","url":"` + page + `"` + extra + `}`)}
+	}
+	on := SlackOptions{Interactive: true, Org: "org_1"}
+	decides := func(t *testing.T, body WebhookBody) {
+		t.Helper()
+		raw, err := EncodeWebhookFor(FormatSlack, body, on)
+		require.NoError(t, err)
+		s := decodeSlack(t, raw)
+		require.Len(t, s.buttons, 3)
+		assert.Equal(t, shownButton{label: "Approve", actionID: SlackApprove, value: value, style: "primary", confirm: true}, s.buttons[0])
+		assert.Equal(t, shownButton{label: "Reject", actionID: SlackReject, value: value, style: "danger"}, s.buttons[1])
+		assert.Equal(t, shownButton{label: "Open approval", actionID: SlackOpen, value: value, url: page}, s.buttons[2])
+		for _, why := range []string{WhyRisk, WhyConcerns, WhyQuestion} {
+			assert.NotContains(t, s.head, why)
+		}
+		raw, err = EncodeWebhook(FormatTeams, body)
+		require.NoError(t, err)
+		c := decodeTeams(t, raw)
+		require.Len(t, c.buttons, 3)
+		assert.Equal(t, shownButton{label: "Approve", url: page + "/decide/approve", style: "positive"}, c.buttons[0])
+		assert.Equal(t, shownButton{label: "Reject", url: page + "/decide/reject", style: "destructive"}, c.buttons[1])
+		assert.Equal(t, shownButton{label: "Open approval", url: page}, c.buttons[2])
+		assert.Empty(t, c.lines)
+	}
+	openOnly := func(t *testing.T, body WebhookBody, why string) {
+		t.Helper()
+		raw, err := EncodeWebhookFor(FormatSlack, body, on)
+		require.NoError(t, err)
+		s := decodeSlack(t, raw)
+		require.Len(t, s.buttons, 1)
+		assert.Equal(t, SlackOpen, s.buttons[0].actionID)
+		assert.Equal(t, value, s.buttons[0].value, "Open's click reaches Assent too, and is checked like the others")
+		raw, err = EncodeWebhook(FormatTeams, body)
+		require.NoError(t, err)
+		c := decodeTeams(t, raw)
+		require.Len(t, c.buttons, 1)
+		assert.Equal(t, page, c.url)
+		if why == "" {
+			for _, w := range []string{WhyRisk, WhyConcerns, WhyQuestion} {
+				assert.NotContains(t, s.head, w)
+				assert.NotContains(t, c.lines, w)
+			}
+			return
+		}
+		assert.True(t, strings.HasSuffix(s.head, "\n"+why), s.head)
+		assert.Equal(t, []string{why}, c.lines)
+	}
+
+	t.Run("low and medium risk", func(t *testing.T) {
+		decides(t, approval(ApprovalRequested, `,"risk":"low","concerns":[],"questions":[]`))
+		decides(t, approval(ApprovalRequested, `,"risk":"medium"`))
+		decides(t, approval(ApprovalEscalated, `,"risk":"medium"`))
+		decides(t, approval(ApprovalRequested, `,"risk":"medium","questions":[{"questionId":"q1","answer":"yes"}]`))
+	})
+	t.Run("high and critical risk", func(t *testing.T) {
+		openOnly(t, approval(ApprovalRequested, `,"risk":"high"`), WhyRisk)
+		openOnly(t, approval(ApprovalRequested, `,"risk":"critical"`), WhyRisk)
+		openOnly(t, approval(ApprovalRequested, `,"risk":"extreme"`), WhyRisk)
+	})
+	t.Run("an ethics concern", func(t *testing.T) {
+		openOnly(t, approval(ApprovalRequested, `,"risk":"low","concerns":[{"principle":"fairness","concern":"x"}]`), WhyConcerns)
+	})
+	t.Run("a question pending", func(t *testing.T) {
+		openOnly(t, approval(ApprovalEscalated, `,"risk":"low","questions":[{"questionId":"q1","answer":null}]`), WhyQuestion)
+	})
+	t.Run("settled, or not a request to decide", func(t *testing.T) {
+		done := approval(ApprovalApproved, `,"risk":"low","decidedBy":"Ann","decidedAt":"2026-01-02T03:05:00.000000Z"`)
+		openOnly(t, done, "")
+		raw, err := EncodeWebhookFor(FormatSlack, done, on)
+		require.NoError(t, err)
+		assert.Equal(t, "*Approved* · low risk\nRefund ∗42∗\nby Ann · 2026-01-02 03:05 UTC", decodeSlack(t, raw).head)
+		b := approval(ApprovalRequested, `,"risk":"low"`)
+		b.Test = true
+		raw, err = EncodeWebhookFor(FormatSlack, b, on)
+		require.NoError(t, err)
+		assert.Len(t, decodeSlack(t, raw).buttons, 1)
+		b = approval(ApprovalRequested, `,"risk":"low"`)
+		b.Data = json.RawMessage(strings.Replace(string(b.Data), `"pending"`, `"approved"`, 1))
+		openOnly(t, b, "")
+	})
+	t.Run("without the Slack app, Slack keeps its link", func(t *testing.T) {
+		raw, err := EncodeWebhook(FormatSlack, approval(ApprovalRequested, `,"risk":"low"`))
+		require.NoError(t, err)
+		s := decodeSlack(t, raw)
+		require.Len(t, s.buttons, 1)
+		assert.True(t, s.primary)
+		raw, err = EncodeWebhook(FormatSlack, approval(ApprovalRequested, `,"risk":"high"`))
+		require.NoError(t, err)
+		assert.NotContains(t, decodeSlack(t, raw).head, WhyRisk, "no reason for buttons nobody could have had")
+	})
+	t.Run("Teams decides only on the approval's own page", func(t *testing.T) {
+		b := approval(ApprovalRequested, `,"risk":"low"`)
+		b.Data = json.RawMessage(strings.Replace(string(b.Data), `"id":"apr_1"`, `"id":"apr_2"`, 1))
+		raw, err := EncodeWebhook(FormatTeams, b)
+		require.NoError(t, err)
+		assert.Len(t, decodeTeams(t, raw).buttons, 1)
+		assert.Empty(t, TeamsDecideURL(page, "apr_1/../x", "approve"))
+		assert.Equal(t, page+"/decide/reject", TeamsDecideURL(page, "apr_1", "reject"))
+	})
+}
+
+func TestButtonValue(t *testing.T) {
+	org, id, ok := ParseButtonValue(ButtonValue("org_1", "apr_2"))
+	assert.True(t, ok)
+	assert.Equal(t, "org_1", org)
+	assert.Equal(t, "apr_2", id)
+	for _, bad := range []string{"", "org_1", "/apr_1", "org_1/"} {
+		_, _, ok := ParseButtonValue(bad)
+		assert.False(t, ok, bad)
+	}
 }

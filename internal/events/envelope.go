@@ -37,13 +37,20 @@ const (
 )
 
 // EncodeWebhook writes b in an endpoint's format: the bytes that are
-// signed and sent.
+// signed and sent. A Slack message carries no decision buttons; see
+// EncodeWebhookFor.
 func EncodeWebhook(format string, b WebhookBody) ([]byte, error) {
+	return EncodeWebhookFor(format, b, SlackOptions{})
+}
+
+// EncodeWebhookFor is EncodeWebhook for an organisation whose Slack
+// messages o describes.
+func EncodeWebhookFor(format string, b WebhookBody, o SlackOptions) ([]byte, error) {
 	switch format {
 	case FormatJSON:
 		return json.Marshal(b)
 	case FormatSlack:
-		return encodeSlack(b)
+		return encodeSlack(b, o)
 	case FormatTeams:
 		return encodeTeams(b)
 	}

@@ -23,6 +23,15 @@ const DecisionLinkPage = "/approvals/:id/link/:token"
 // DecisionLink is the path of the decision link token for approval id.
 func DecisionLink(id, token string) string { return Approval(id) + "/link/" + token }
 
+// ApprovalDecidePage is the route of the page that confirms one decision
+// on an approval, chosen beforehand (a Teams card's Approve or Reject);
+// ApprovalDecide builds its path.
+const ApprovalDecidePage = "/approvals/:id/decide/:decision"
+
+// ApprovalDecide is the path of the page confirming decision (approve or
+// reject) on approval id.
+func ApprovalDecide(id, decision string) string { return Approval(id) + "/decide/" + decision }
+
 // CollectionPage is the route of a request for information's page, where
 // respondents answer; Collection builds its path.
 const CollectionPage = "/collections/:id"

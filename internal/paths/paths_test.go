@@ -19,6 +19,7 @@ func TestBuildersMatchTheirRoutes(t *testing.T) {
 	cases := []struct{ built, want string }{
 		{Approval("apr_1"), fill(ApprovalPage, "apr_1")},
 		{DecisionLink("apr_1", "tok"), fill(DecisionLinkPage, "apr_1", "tok")},
+		{ApprovalDecide("apr_1", "approve"), fill(ApprovalDecidePage, "apr_1", "approve")},
 		{Collection("col_1"), fill(CollectionPage, "col_1")},
 		{Review("rev_1"), fill(ReviewPage, "rev_1")},
 	}

@@ -1,0 +1,76 @@
+package api
+
+import (
+	"errors"
+	"io"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/slackapp"
+)
+
+// The organisation's Slack app: its settings (admin), its manifest, and
+// the endpoint Slack posts its interactions to.
+
+func (h *handlers) getSlack(c *gin.Context) {
+	out, err := h.slack.Get(c.Request.Context(), orgID(c))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+func (h *handlers) putSlack(c *gin.Context) {
+	var in slackapp.Settings
+	if err := bind(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	out, err := h.slack.Save(c.Request.Context(), orgID(c), principal(c).Actor(), in)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+func (h *handlers) deleteSlack(c *gin.Context) {
+	if err := h.slack.Disconnect(c.Request.Context(), orgID(c)); err != nil {
+		fail(c, err)
+		return
+	}
+	c.Status(http.StatusNoContent)
+}
+
+func (h *handlers) slackManifest(c *gin.Context) {
+	c.JSON(http.StatusOK, h.slack.Manifest())
+}
+
+// slackInteractionLimit bounds an interaction's body: a click's payload
+// carries the message it was on, a few kilobytes.
+const slackInteractionLimit = 1 << 20
+
+// slackInteractions is Slack's interactivity request URL: a click on an
+// approval message, or the Reject form's submission, signed by Slack.
+// It takes no Assent credentials; the signature is the check.
+func (h *handlers) slackInteractions(c *gin.Context) {
+	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, slackInteractionLimit))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			fail(c, apperr.New(apperr.PayloadTooLarge, "an interaction is at most 1 MB"))
+			return
+		}
+		fail(c, apperr.New(apperr.InvalidRequest, "the request body could not be read"))
+		return
+	}
+	r := h.slack.Interact(c.Request.Context(), c.Request.Header, body)
+	if r.Body == nil {
+		c.Status(r.Status)
+		return
+	}
+	c.JSON(r.Status, r.Body)
+}
