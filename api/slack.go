@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/bodyread"
 	"github.com/assent-hq/assent/slackapp"
 )
 
@@ -57,7 +58,9 @@ const slackInteractionLimit = 1 << 20
 // approval message, or the Reject form's submission, signed by Slack.
 // It takes no Assent credentials; the signature is the check.
 func (h *handlers) slackInteractions(c *gin.Context) {
+	lift := bodyread.Bound(c.Writer)
 	body, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, slackInteractionLimit))
+	lift()
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
