@@ -207,6 +207,9 @@ func TestReadmeQuickstartRuns(t *testing.T) {
 	assert.NotContains(t, otherOut(1), "refused", report())
 	assert.Contains(t, output.String(), `"recovered":0`, report())
 	// The request for information completed with typed answers.
+	assert.Contains(t, output.String(), `{"decision":"allowed","rule":"small","refused":null,"approval":null}`, report())
+	assert.Contains(t, output.String(), `{"decision":null,"rule":null,"refused":"gate_denied","approval":null}`, report())
+	assert.Contains(t, output.String(), `{"decision":"approval_required","rule":null,"refused":null,"approval":"apr_`, report())
 	assert.Contains(t, output.String(), `"status": "complete"`, report())
 	assert.Contains(t, output.String(), `"budget": 12000`, report())
 	// The report: its ZIP published as version 1 with both files, a stale
