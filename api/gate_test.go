@@ -265,6 +265,21 @@ func TestGate(t *testing.T) {
 		}
 		assert.Equal(t, []string{"allowed", "allowed", "allowed", "denied", "approval_required"}, actions, "the retried allow once")
 		require.NoError(t, s.store.VerifyAuditChain(ctx, s.org.ID))
+
+		// The policy fails closed: a deny whose condition cannot be
+		// evaluated for this input hands it to a person, not to the allow
+		// after it.
+		require.Equal(t, 201, s.do(t, "POST", "/api/v1/admin/actions", s.adminKey, `{"name":"export.run","inputSchema":{"type":"object"},
+			"policy":[{"name":"embargo","condition":"input.customer.country == \"KP\"","outcome":"deny","reason":"embargoed"},
+			          {"name":"rest","outcome":"allow"}]}`, nil).status)
+		closed := s.do(t, "POST", "/api/v1/gate", gateOnly, `{"action":"export.run","input":{"items":3}}`, nil)
+		require.Equal(t, 202, closed.status, string(closed.body))
+		assert.Equal(t, "embargo", closed.decoded["rule"])
+		factors := closed.decoded["approval"].(map[string]any)["factors"].([]any)
+		assert.Contains(t, factors[1].(map[string]any)["detail"], `the condition of rule "embargo" could not be evaluated`)
+		open := s.do(t, "POST", "/api/v1/gate", gateOnly, `{"action":"export.run","input":{"customer":{"country":"FR"}}}`, nil)
+		require.Equal(t, 200, open.status, string(open.body))
+		assert.Equal(t, "rest", open.decoded["rule"])
 	})
 }
 

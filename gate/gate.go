@@ -30,15 +30,21 @@ type Service struct {
 	store     *models.Store
 	approvals *approvals.Service
 	log       *slog.Logger
-	// baseURL is the instance's public address, the decision tokens'
-	// issuer.
-	baseURL string
+	// issuer, the instance's public address, names it in decision tokens
+	// ("" issues none).
+	issuer string
 }
 
-// New returns the gate over store, raising approvals through approvals.
-func New(store *models.Store, approvals *approvals.Service, log *slog.Logger, baseURL string) *Service {
-	return &Service{store: store, approvals: approvals, log: log, baseURL: baseURL}
+// New returns the gate over store, raising approvals through approvals
+// and naming the instance as issuer in decision tokens.
+func New(store *models.Store, approvals *approvals.Service, log *slog.Logger, issuer string) *Service {
+	return &Service{store: store, approvals: approvals, log: log, issuer: issuer}
 }
+
+// SetIssuer names the instance in decision tokens: its configured public
+// address, when that is not the address it was built with ("" issues no
+// tokens).
+func (s *Service) SetIssuer(issuer string) { s.issuer = issuer }
 
 // CheckInput is a question put to the gate.
 type CheckInput struct {
@@ -87,9 +93,9 @@ func (s *Service) Check(ctx context.Context, p *models.Principal, in *CheckInput
 		return s.replay(claimed)
 	}
 	caller := callerOf(p)
-	rule := s.decide(action, input, caller)
+	rule, unevaluated := s.decide(action, input, caller)
 	check := &models.GateCheck{OrganizationID: p.Organization.ID, ActionID: action.ID, Action: action.Name, Input: input,
-		Rule: rule.Name, FlowID: in.FlowID, ExternalID: in.ExternalID,
+		Rule: rule.Name, Reason: unevaluated, FlowID: in.FlowID, ExternalID: in.ExternalID,
 		CallerKind: caller["kind"], CallerID: caller["id"], CallerName: caller["name"]}
 	record := models.GateCheckRecord{Check: check, Actor: p.Actor()}
 	switch rule.Outcome {
@@ -116,7 +122,7 @@ func (s *Service) Check(ctx context.Context, p *models.Principal, in *CheckInput
 		}
 		return s.replay(c)
 	}
-	a, err := s.approvals.Create(ctx, p, approvalFor(action, rule, input, in), claim)
+	a, err := s.approvals.Create(ctx, p, approvalFor(action, rule, unevaluated, input, in), claim)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +152,7 @@ func (s *Service) claimed(ctx context.Context, claim *models.Claim) (*models.Gat
 // before the check's transaction. An instance without its public base URL
 // cannot name itself as the issuer and issues none.
 func (s *Service) tokens(ctx context.Context, a *models.Action, org *models.Organization) (func(*models.GateCheck) (string, error), error) {
-	if s.baseURL == "" {
+	if s.issuer == "" {
 		return nil, nil
 	}
 	signer, err := s.store.DecisionSigner(ctx)
@@ -154,7 +160,7 @@ func (s *Service) tokens(ctx context.Context, a *models.Action, org *models.Orga
 		return nil, err
 	}
 	return func(c *models.GateCheck) (string, error) {
-		claims, err := models.GateDecisionClaims(c, s.baseURL, a.DecisionTokenTTL(org))
+		claims, err := models.GateDecisionClaims(c, s.issuer, a.DecisionTokenTTL(org))
 		if err != nil {
 			return "", err
 		}
@@ -202,30 +208,37 @@ func callerOf(p *models.Principal) map[string]string {
 // approval by the owners and administrators.
 var noRuleMatched = models.PolicyRule{Outcome: rules.GateApproval}
 
-// decide returns the first rule whose condition holds. A condition that
-// cannot be evaluated for this input does not hold; that is logged, since
-// the policy's author may want to guard it with has().
-func (s *Service) decide(a *models.Action, input []byte, caller map[string]string) models.PolicyRule {
+// decide returns the rule that decides a check. The gate fails closed: a
+// rule whose condition cannot be evaluated for this input (a field it
+// lacks, a value of another type) decides nothing, and the owners and
+// administrators are asked instead of letting a later rule allow it; the
+// check names that rule and why.
+func (s *Service) decide(a *models.Action, input []byte, caller map[string]string) (rule models.PolicyRule, unevaluated string) {
 	var value any
-	_ = json.Unmarshal(input, &value) // the schema check parsed it
+	if err := json.Unmarshal(input, &value); err != nil {
+		return noRuleMatched, "the input could not be read for the policy: " + err.Error()
+	}
 	conditions := make([]string, len(a.Policy.V))
 	for i, r := range a.Policy.V {
 		conditions[i] = r.Condition
 	}
-	i, errs := rules.FirstGateMatch(conditions, value, caller)
-	for _, err := range errs {
-		s.log.Warn("gate policy condition did not evaluate", "organization", a.OrganizationID, "action", a.Name, "error", err)
+	i, err := rules.FirstGateMatch(conditions, value, caller)
+	if err != nil {
+		s.log.Warn("gate policy condition did not evaluate; a person decides", "organization", a.OrganizationID, "action", a.Name, "error", err)
+		failed := noRuleMatched
+		failed.Name = a.Policy.V[i].Name
+		return failed, fmt.Sprintf("the condition of rule %q could not be evaluated for this input (%v), so a person decides", failed.Name, err)
 	}
 	if i < 0 {
-		return noRuleMatched
+		return noRuleMatched, ""
 	}
-	return a.Policy.V[i]
+	return a.Policy.V[i], ""
 }
 
 // approvalFor is the ordinary approval a check raises: the action's
 // editable fields (those the input holds as flat values), the rule's risk,
 // approvers and expiry.
-func approvalFor(a *models.Action, rule models.PolicyRule, input []byte, in *CheckInput) *approvals.CreateInput {
+func approvalFor(a *models.Action, rule models.PolicyRule, unevaluated string, input []byte, in *CheckInput) *approvals.CreateInput {
 	title := a.Description
 	if title == "" || utf8.RuneCountInString(title) > 200 {
 		title = "Run " + a.Name // names are ASCII, at most 200
@@ -238,9 +251,12 @@ func approvalFor(a *models.Action, rule models.PolicyRule, input []byte, in *Che
 		Gate: &approvals.GateOrigin{Action: a.Name, InputSchema: json.RawMessage(a.InputSchema),
 			DecisionTokenTTLSeconds: a.DecisionTokenTTLSeconds},
 	}
-	if rule.Name != "" {
+	switch {
+	case unevaluated != "":
+		out.Factors = append(out.Factors, approvals.Factor{Label: "Policy", Status: "warning", Detail: unevaluated})
+	case rule.Name != "":
 		out.Factors = append(out.Factors, approvals.Factor{Label: "Policy rule", Status: "warning", Detail: rule.Name})
-	} else {
+	default:
 		out.Factors = append(out.Factors, approvals.Factor{Label: "Policy", Status: "info", Detail: "no rule matched, so a person decides"})
 	}
 	if rule.ExpiresIn != "" {

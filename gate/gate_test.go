@@ -24,7 +24,7 @@ func TestShortDuration(t *testing.T) {
 
 func TestApprovalFor(t *testing.T) {
 	a := &models.Action{Name: "refund.create", Description: "Refund a customer", EditableFields: models.StringList{"amount", "lines", "note", "missing", "flag"}}
-	in := approvalFor(a, models.PolicyRule{Name: "review", Outcome: "approval", Risk: "high", ExpiresIn: "2h"},
+	in := approvalFor(a, models.PolicyRule{Name: "review", Outcome: "approval", Risk: "high", ExpiresIn: "2h"}, "",
 		[]byte(`{"amount": 12, "lines": [1], "note": null, "flag": false}`), &CheckInput{})
 	assert.Equal(t, "Refund a customer", in.Title)
 	assert.Equal(t, []string{"amount", "flag"}, in.EditableFields, "only flat values the input holds can be corrected")
@@ -33,7 +33,7 @@ func TestApprovalFor(t *testing.T) {
 	assert.Equal(t, "Policy rule", in.Factors[1].Label)
 
 	long := &models.Action{Name: strings.Repeat("x", 200), Description: strings.Repeat("é", 201)}
-	in = approvalFor(long, noRuleMatched, []byte(`{}`), &CheckInput{})
+	in = approvalFor(long, noRuleMatched, "", []byte(`{}`), &CheckInput{})
 	assert.Len(t, in.Title, 200, "a long description gives way to the name, cut to fit")
 	assert.Nil(t, in.ExpiresAt, "the organisation's default expiry")
 	assert.Equal(t, "no rule matched, so a person decides", in.Factors[1].Detail)

@@ -28,21 +28,20 @@ func CheckGate(condition string) error {
 }
 
 // FirstGateMatch returns the index of the first condition that holds for
-// input and caller, or -1 when none does. A condition that fails to
-// evaluate (a field the input lacks, say) does not hold; its error is
-// returned beside the result so it can be logged.
-func FirstGateMatch(conditions []string, input any, caller map[string]string) (int, []error) {
-	var errs []error
+// input and caller, or -1 when none does. The gate fails closed: a
+// condition that cannot be evaluated (a field the input lacks, a value of
+// another type) stops the search, and its index is returned with the
+// error, so the caller does not let a later rule allow what it guarded.
+func FirstGateMatch(conditions []string, input any, caller map[string]string) (int, error) {
 	vars := map[string]any{"input": input, "caller": caller}
 	for i, c := range conditions {
 		matched, err := matches(kindGate, c, vars)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("policy[%d]: %w", i, err))
-			continue
+			return i, fmt.Errorf("policy[%d]: %w", i, err)
 		}
 		if matched {
-			return i, errs
+			return i, nil
 		}
 	}
-	return -1, errs
+	return -1, nil
 }

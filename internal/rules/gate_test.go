@@ -28,16 +28,22 @@ func TestFirstGateMatch(t *testing.T) {
 	}
 	for _, c := range cases {
 		require.NoError(t, json.Unmarshal([]byte(c.input), &input))
-		got, errs := FirstGateMatch(conditions, input, caller)
+		got, err := FirstGateMatch(conditions, input, caller)
 		assert.Equal(t, c.want, got, c.input)
-		assert.Empty(t, errs, c.input)
+		assert.NoError(t, err, c.input)
 	}
-	// A field the input lacks fails that condition only, and is reported.
+	// A condition that cannot be evaluated stops the search there: a later
+	// rule never decides what it guarded.
 	require.NoError(t, json.Unmarshal([]byte(`{"other": 1}`), &input))
-	got, errs := FirstGateMatch(conditions[:2], input, caller)
+	got, err := FirstGateMatch(conditions, input, caller)
+	assert.Equal(t, 0, got)
+	assert.ErrorContains(t, err, "policy[0]")
+	require.NoError(t, json.Unmarshal([]byte(`{"amount": "12"}`), &input))
+	_, err = FirstGateMatch(conditions, input, caller)
+	assert.Error(t, err, "a string where a number was compared")
+	got, err = FirstGateMatch(conditions[1:2], map[string]any{"amount": 5}, map[string]string{"kind": "member"})
 	assert.Equal(t, -1, got)
-	assert.Len(t, errs, 2)
-	assert.Contains(t, errs[0].Error(), "policy[0]")
+	assert.NoError(t, err)
 }
 
 func TestCheckGate(t *testing.T) {
