@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -85,7 +86,10 @@ func (a *Activities) decisionToken(ctx context.Context, orgID string) (func(*mod
 	return func(rec *models.Approval) error {
 		claims, err := models.ApprovalDecisionClaims(rec, org, a.BaseURL)
 		if err != nil {
-			return fmt.Errorf("decision token of %s: %w", rec.ID, err)
+			// An input with no canonical form (from before inputs were
+			// held to one) gets no token; the decision is still written.
+			slog.Default().Warn("approved without a decision token", "approval", rec.ID, "error", err)
+			return nil
 		}
 		token, err := signer.Sign(claims)
 		if err != nil {

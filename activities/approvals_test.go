@@ -27,7 +27,7 @@ func TestPersistApprovalSignsTheDecision(t *testing.T) {
 		store := models.NewStore(db, testenv.Keys())
 		org, err := store.CreateOrganization(ctx, "Acme", "")
 		require.NoError(t, err)
-		approve := func(acts *activities.Activities) *models.Approval {
+		approve := func(acts *activities.Activities, approvedInput string) *models.Approval {
 			a := &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskLow, Input: models.RawJSON(`{"amount":100}`),
 				ExpiresAt: time.Now().Add(time.Hour), RequiredApprovals: 1, Requester: "key_x", RequestedBy: "agent"}
 			_, err := store.CreateApproval(ctx, a, nil)
@@ -36,7 +36,7 @@ func TestPersistApprovalSignsTheDecision(t *testing.T) {
 			transition := workflows.ApprovalTransition{ApprovalID: a.ID, OrganizationID: org.ID, Seq: 1, Action: workflows.ActionApproved,
 				Event: "approval.approved", ActorID: "mem_1", ActorName: "Ada", At: at,
 				State: workflows.ApprovalState{Status: states.Approved, ApproverIDs: []string{"mem_1"}, ApprovedBy: []string{"mem_1"},
-					DecidedByID: "mem_1", DecidedByName: "Ada", DecidedAt: &at, ApprovedInput: json.RawMessage(`{"amount":80}`), ApprovalsSoFar: 1}}
+					DecidedByID: "mem_1", DecidedByName: "Ada", DecidedAt: &at, ApprovedInput: json.RawMessage(approvedInput), ApprovalsSoFar: 1}}
 			require.NoError(t, acts.PersistApproval(ctx, transition))
 			require.NoError(t, acts.PersistApproval(ctx, transition), "a retry")
 			got, err := store.GetApproval(ctx, org.ID, a.ID)
@@ -45,7 +45,7 @@ func TestPersistApprovalSignsTheDecision(t *testing.T) {
 			return got
 		}
 
-		got := approve(&activities.Activities{Store: store, BaseURL: "https://assent.example"})
+		got := approve(&activities.Activities{Store: store, BaseURL: "https://assent.example"}, `{"amount":80}`)
 		require.NotNil(t, got.DecisionToken)
 		events, err := store.ListEvents(ctx, org.ID, got.ID)
 		require.NoError(t, err)
@@ -54,7 +54,13 @@ func TestPersistApprovalSignsTheDecision(t *testing.T) {
 		require.NoError(t, json.Unmarshal(events[0].Data, &data))
 		assert.Equal(t, *got.DecisionToken, data["decisionToken"])
 
-		unnamed := approve(&activities.Activities{Store: store})
+		unnamed := approve(&activities.Activities{Store: store}, `{"amount":80}`)
 		assert.Nil(t, unnamed.DecisionToken, "no issuer, no token")
+
+		// An input with no canonical form (a key twice, kept from before
+		// inputs were held to one) is approved without a token, never
+		// held up by a failing persist.
+		doubled := approve(&activities.Activities{Store: store, BaseURL: "https://assent.example"}, `{"amount":80,"amount":5}`)
+		assert.Nil(t, doubled.DecisionToken)
 	})
 }

@@ -9,6 +9,8 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/gowebpki/jcs"
+
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/netguard"
@@ -109,6 +111,11 @@ func JSONObject(field string, raw json.RawMessage) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {
 		return nil, apperr.Field(apperr.InvalidRequest, field, "%s is not valid JSON", field)
+	}
+	// What decision tokens hash (RFC 8785) must exist: no key twice, no
+	// lone surrogate, no number beyond a double.
+	if _, err := jcs.Transform(buf.Bytes()); err != nil {
+		return nil, apperr.Field(apperr.InvalidRequest, field, "%s must be JSON with one meaning (no key twice, no lone surrogate, numbers within a double's range): %v", field, err)
 	}
 	return buf.Bytes(), nil
 }

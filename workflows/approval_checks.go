@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math/big"
 	"slices"
+	"strconv"
 	"strings"
 
 	"go.temporal.io/sdk/temporal"
@@ -132,6 +133,11 @@ func checkCorrections(in *ApprovalInput, corrections map[string]json.RawMessage)
 		}
 		if got != want {
 			return refuseField(path, "%s must stay a %s", field, want)
+		}
+		if got == "number" {
+			if _, err := strconv.ParseFloat(string(corrections[field]), 64); err != nil {
+				return refuseField(path, "%s is beyond the range of numbers", field)
+			}
 		}
 	}
 	return checkAgainstSchema(in, corrections)
