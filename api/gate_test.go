@@ -280,6 +280,23 @@ func TestGate(t *testing.T) {
 		open := s.do(t, "POST", "/api/v1/gate", gateOnly, `{"action":"export.run","input":{"customer":{"country":"FR"}}}`, nil)
 		require.Equal(t, 200, open.status, string(open.body))
 		assert.Equal(t, "rest", open.decoded["rule"])
+
+		// A retry answers as the first attempt did, even once the action
+		// is gone.
+		created := s.do(t, "POST", "/api/v1/admin/actions", s.adminKey, `{"name":"wire.transfer","inputSchema":{"type":"object"}}`, nil)
+		require.Equal(t, 201, created.status)
+		key = map[string]string{"Idempotency-Key": "wire-1"}
+		first := s.do(t, "POST", "/api/v1/gate", gateOnly, `{"action":"wire.transfer","input":{"to":"x"}}`, key)
+		require.Equal(t, 202, first.status, string(first.body))
+		require.Equal(t, 204, s.do(t, "DELETE", "/api/v1/admin/actions/"+created.decoded["id"].(string), s.adminKey, "", nil).status)
+		// As a crash right after answering leaves it: the claim unfinished,
+		// so the retry runs the check again.
+		require.NoError(t, db.Exec("UPDATE idempotency_keys SET completed = ? WHERE idempotency_key = ?", false, "wire-1").Error)
+		retried := s.do(t, "POST", "/api/v1/gate", gateOnly, `{"action":"wire.transfer","input":{"to":"x"}}`, key)
+		require.Equal(t, 202, retried.status, string(retried.body))
+		assert.Equal(t, first.decoded["approval"].(map[string]any)["id"], retried.decoded["approval"].(map[string]any)["id"])
+		assert.Equal(t, first.decoded["checkId"], retried.decoded["checkId"])
+		assert.Equal(t, 404, s.do(t, "POST", "/api/v1/gate", gateOnly, `{"action":"wire.transfer","input":{"to":"x"}}`, nil).status, "a new check")
 	})
 }
 

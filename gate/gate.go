@@ -68,6 +68,21 @@ type Result struct {
 // the owners and administrators. With a claim (an Idempotency-Key) a
 // retry gets the first answer, never a second check or approval.
 func (s *Service) Check(ctx context.Context, p *models.Principal, in *CheckInput, claim *models.Claim) (*Result, error) {
+	// A retry answers as the first attempt did, whatever became of the
+	// action since.
+	earlier, err := s.store.ClaimedResource(ctx, claim)
+	switch {
+	case err != nil:
+		return nil, err
+	case ids.HasPrefix(earlier, ids.GateCheck):
+		c, err := s.store.GetGateCheck(ctx, p.Organization.ID, earlier)
+		if err != nil {
+			return nil, err
+		}
+		return s.replay(c)
+	case ids.HasPrefix(earlier, ids.Approval):
+		return s.raised(ctx, p, nil, &approvals.CreateInput{}, claim, models.PolicyRule{}, "")
+	}
 	action, err := s.store.ActionNamed(ctx, p.Organization.ID, in.Action)
 	if apperr.Is(err, apperr.NotFound) {
 		return nil, apperr.Field(apperr.NotFound, "action", "no action named %q is registered", in.Action)
@@ -84,13 +99,6 @@ func (s *Service) Check(ctx context.Context, p *models.Principal, in *CheckInput
 	}
 	if err := holdToSchema(action.InputSchema, input); err != nil {
 		return nil, err
-	}
-	claimed, err := s.claimed(ctx, claim)
-	if err != nil {
-		return nil, err
-	}
-	if claimed != nil {
-		return s.replay(claimed)
 	}
 	caller := callerOf(p)
 	rule, unevaluated := s.decide(action, input, caller)
@@ -122,30 +130,36 @@ func (s *Service) Check(ctx context.Context, p *models.Principal, in *CheckInput
 		}
 		return s.replay(c)
 	}
-	a, err := s.approvals.Create(ctx, p, approvalFor(action, rule, unevaluated, input, in), claim)
+	return s.raised(ctx, p, action, approvalFor(action, rule, unevaluated, input, in), claim, rule, unevaluated)
+}
+
+// raised creates (or, for a retried claim, resumes) the approval a check
+// needs, then records the check, once per approval. A retry after a crash
+// between the two records the check from the approval, as it was asked.
+func (s *Service) raised(ctx context.Context, p *models.Principal, action *models.Action, in *approvals.CreateInput,
+	claim *models.Claim, rule models.PolicyRule, unevaluated string) (*Result, error) {
+	a, err := s.approvals.Create(ctx, p, in, claim)
 	if err != nil {
 		return nil, err
 	}
-	check.Decision, check.ApprovalID = models.GateApprovalRequired, &a.ID
-	c, err := s.store.RecordGateCheck(ctx, record, nil)
+	caller := callerOf(p)
+	check := &models.GateCheck{OrganizationID: a.OrganizationID, Input: models.RawJSON(a.Input), Decision: models.GateApprovalRequired,
+		Rule: rule.Name, Reason: unevaluated, ApprovalID: &a.ID, FlowID: a.FlowID, ExternalID: a.ExternalID,
+		CallerKind: caller["kind"], CallerID: caller["id"], CallerName: caller["name"]}
+	if a.Action != nil {
+		check.Action = *a.Action
+	}
+	if action == nil {
+		action, _ = s.store.ActionNamed(ctx, a.OrganizationID, check.Action) // nil once deleted
+	}
+	if action != nil {
+		check.ActionID = action.ID
+	}
+	c, err := s.store.RecordGateCheck(ctx, models.GateCheckRecord{Check: check, Actor: p.Actor()}, nil)
 	if err != nil {
 		return nil, err
 	}
 	return &Result{Check: c, Approval: a}, nil
-}
-
-// claimed is the check an earlier attempt of the claimed request recorded,
-// or nil. An earlier attempt that raised an approval is resumed by the
-// approval's own create, so it counts as none here.
-func (s *Service) claimed(ctx context.Context, claim *models.Claim) (*models.GateCheck, error) {
-	if claim == nil {
-		return nil, nil
-	}
-	id, err := s.store.ClaimedResource(ctx, claim)
-	if err != nil || !ids.HasPrefix(id, ids.GateCheck) {
-		return nil, err
-	}
-	return s.store.GetGateCheck(ctx, claim.OrganizationID, id)
 }
 
 // tokens signs an allowed check's decision token, with the key read
