@@ -122,7 +122,7 @@ func (a *Activities) postToSlack(ctx context.Context, w *models.DeliveryWork, no
 	case errors.As(err, &refused):
 		// Slack's own refusal (channel_not_found, not_in_channel,
 		// invalid_auth…): another attempt would get it too.
-		o.Err = fmt.Errorf("Slack refused the message: %s", refused.Err)
+		o.StatusCode, o.Err = 0, fmt.Errorf("Slack refused the message: %s", refused.Err)
 	default:
 		o.StatusCode, o.Err, o.Retryable = 0, fmt.Errorf("could not reach Slack: %v", withoutURL(err)), true
 	}

@@ -68,6 +68,7 @@ func newSlackStack(t *testing.T, db *gorm.DB) *slackStack {
 	fake.AddUser("U0CY", "cy@example.com", false)
 	fake.AddUser("U0NOBODY", "nobody@example.com", false)
 	fake.AddUser("U0GUEST", "bob@example.com", true)
+	fake.AddStranger("U0STRANGER", "bob@example.com") // a Slack Connect partner's user with Bob's address
 	fake.AddUser("U0GUS", "gus@partner.example", false)
 	return &slackStack{stack: s, slack: fake, db: db}
 }
@@ -299,11 +300,12 @@ func TestSlackRefusals(t *testing.T) {
 		assert.Empty(t, s.slack.Responses("x"), "nothing is said to a request that is not Slack's")
 
 		for user, why := range map[string]string{
-			"U0NOBODY":  "Assent does not know you",
-			"U0GUS":     "Assent does not know you", // an Assent guest, not a member
-			"U0GUEST":   "Guests of this Slack workspace cannot decide",
-			"U0MISSING": "could not look you up",
-			"U0CY":      "not among this request's approvers",
+			"U0NOBODY":   "Assent does not know you",
+			"U0GUS":      "Assent does not know you", // an Assent guest, not a member
+			"U0GUEST":    "Guests of this Slack workspace cannot decide",
+			"U0STRANGER": "People of another Slack workspace cannot decide",
+			"U0MISSING":  "could not look you up",
+			"U0CY":       "not among this request's approvers",
 		} {
 			s.click(t, user, events.SlackApprove, value, "t-"+user, user)
 			assert.Contains(t, s.ephemeral(t, user), why, user)

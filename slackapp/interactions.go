@@ -260,7 +260,7 @@ func (s *Service) member(ctx context.Context, app *models.SlackIntegration, user
 			s.log.Warn("slack: users.info", "org", app.OrganizationID, "user", userID, "error", err)
 			return models.Actor{}, "Assent could not look you up in Slack."
 		}
-		u = slackUser{email: info.Profile.Email, guest: info.IsRestricted || info.IsUltraRestricted,
+		u = slackUser{email: info.Profile.Email, guest: info.IsRestricted || info.IsUltraRestricted, stranger: info.IsStranger,
 			gone: info.Deleted || info.IsBot, lookedUpAt: time.Now()}
 		s.users.put(app.OrganizationID, userID, u)
 	}
@@ -269,6 +269,8 @@ func (s *Service) member(ctx context.Context, app *models.SlackIntegration, user
 		return models.Actor{}, unknown
 	case u.guest:
 		return models.Actor{}, "Guests of this Slack workspace cannot decide from Slack."
+	case u.stranger:
+		return models.Actor{}, "People of another Slack workspace cannot decide from Slack here."
 	case u.email == "":
 		return models.Actor{}, "Slack did not share your email with Assent (the app needs the users:read.email scope), so Assent cannot tell who you are."
 	}

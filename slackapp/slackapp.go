@@ -159,9 +159,11 @@ const userCacheTTL = 2 * time.Minute
 
 // slackUser is what Assent keeps of a users.info answer.
 type slackUser struct {
-	email       string
-	guest, gone bool
-	lookedUpAt  time.Time
+	email string
+	// stranger is someone of another workspace in a Slack Connect channel:
+	// their email is vouched for by that workspace, not this one.
+	guest, stranger, gone bool
+	lookedUpAt            time.Time
 }
 
 // userCache keeps users.info answers briefly, per organisation (each has

@@ -48,14 +48,23 @@ func (refuseLoads) Load(url string) (any, error) {
 
 var (
 	printer = message.NewPrinter(language.English)
-	cache   sync.Map // schema text → *Schema
+	// cache keeps compiled schemas by their text, up to cacheMax, then
+	// starts again: schemas of actions changed or deleted since do not
+	// pile up.
+	cacheMu sync.Mutex
+	cache   = map[string]*Schema{}
 )
+
+const cacheMax = 512
 
 // Compile reads a JSON Schema document. One without $schema is read as
 // draft 2020-12. The error is a sentence for whoever wrote the schema.
 func Compile(doc []byte) (*Schema, error) {
-	if s, ok := cache.Load(string(doc)); ok {
-		return s.(*Schema), nil
+	cacheMu.Lock()
+	cached, ok := cache[string(doc)]
+	cacheMu.Unlock()
+	if ok {
+		return cached, nil
 	}
 	parsed, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
 	if err != nil {
@@ -75,7 +84,12 @@ func Compile(doc []byte) (*Schema, error) {
 		return nil, fmt.Errorf("the schema is not valid JSON Schema: %s", strings.ReplaceAll(err.Error(), resource, "the schema"))
 	}
 	s := &Schema{compiled: compiled}
-	cache.Store(string(doc), s)
+	cacheMu.Lock()
+	if len(cache) >= cacheMax {
+		clear(cache)
+	}
+	cache[string(doc)] = s
+	cacheMu.Unlock()
 	return s, nil
 }
 

@@ -88,6 +88,14 @@ func (s *Server) AddUser(id, email string, guest bool) {
 	s.users[id] = slack.User{ID: id, Name: strings.ToLower(id), IsRestricted: guest, Profile: slack.UserProfile{Email: email}}
 }
 
+// AddStranger adds someone of another workspace, seen through a Slack
+// Connect channel (is_stranger), with the email their workspace gives.
+func (s *Server) AddStranger(id, email string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.users[id] = slack.User{ID: id, Name: strings.ToLower(id), IsStranger: true, Profile: slack.UserProfile{Email: email}}
+}
+
 // Lookups counts users.info calls for a user.
 func (s *Server) Lookups(id string) int {
 	s.mu.Lock()
