@@ -1,9 +1,11 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -50,6 +52,10 @@ func (h *handlers) slackManifest(c *gin.Context) {
 	c.JSON(http.StatusOK, h.slack.Manifest())
 }
 
+// slackInteractionTimeout bounds what one interaction does after Slack has
+// stopped waiting for it.
+const slackInteractionTimeout = 30 * time.Second
+
 // slackInteractionLimit bounds an interaction's body: a click's payload
 // carries the message it was on, a few kilobytes.
 const slackInteractionLimit = 1 << 20
@@ -70,7 +76,11 @@ func (h *handlers) slackInteractions(c *gin.Context) {
 		fail(c, apperr.New(apperr.InvalidRequest, "the request body could not be read"))
 		return
 	}
-	r := h.slack.Interact(c.Request.Context(), c.Request.Header, body)
+	// Slack waits 3 seconds and then drops the connection; what the click
+	// began (the decision, the message's update) finishes regardless.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request.Context()), slackInteractionTimeout)
+	defer cancel()
+	r := h.slack.Interact(ctx, c.Request.Header, body)
 	if r.Body == nil {
 		c.Status(r.Status)
 		return
