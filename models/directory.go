@@ -135,6 +135,12 @@ func (s *Store) UpdateMember(ctx context.Context, orgID, id string, name, role *
 		if active != nil {
 			m.Active = *active
 		}
+		if !m.Active {
+			// A deactivated member's browsers are told nothing more.
+			if err := tx.Where("organization_id = ? AND person_id = ?", orgID, m.ID).Delete(&PushSubscription{}).Error; err != nil {
+				return err
+			}
+		}
 		return tx.Save(m).Error
 	})
 	return m, err

@@ -1034,6 +1034,22 @@ var migrations = []*gormigrate.Migration{
 			return tx.Migrator().CreateTable(&SlackIntegration{})
 		},
 		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("slack_integrations") },
+	}, {
+		// The sign-in a push subscription was made in, which ends it.
+		ID: "202611280002_push_subscription_sessions",
+		Migrate: func(tx *gorm.DB) error {
+			type PushSubscription struct {
+				SessionID string `gorm:"size:40;index"`
+			}
+			if err := tx.Migrator().AddColumn(&PushSubscription{}, "SessionID"); err != nil {
+				return err
+			}
+			return tx.Migrator().CreateIndex(&PushSubscription{}, "SessionID")
+		},
+		Rollback: func(tx *gorm.DB) error {
+			type PushSubscription struct{ SessionID string }
+			return tx.Migrator().DropColumn(&PushSubscription{}, "SessionID")
+		},
 	},
 }
 

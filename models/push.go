@@ -85,8 +85,11 @@ type PushSubscription struct {
 	EndpointHash string `gorm:"size:64;not null;uniqueIndex"`
 	// P256dh and Auth are the browser's keys, base64url as the browser
 	// gives them.
-	P256dh    string `gorm:"size:100;not null"`
-	Auth      string `gorm:"size:40;not null"`
+	P256dh string `gorm:"size:100;not null"`
+	Auth   string `gorm:"size:40;not null"`
+	// SessionID is the sign-in it was made in: signing out there ends it,
+	// so a shared browser stops showing the person's requests.
+	SessionID string `gorm:"size:40;index"`
 	CreatedAt time.Time
 }
 
@@ -133,17 +136,18 @@ func endpointHash(endpoint string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// SubscribePush stores a browser's subscription for person, replacing the
-// endpoint's keys and owner if it was stored already (a browser signed in
-// as someone else since is theirs now). It does not check n.
-func (s *Store) SubscribePush(ctx context.Context, person *Person, n NewPushSubscription) (*PushSubscription, error) {
+// SubscribePush stores a browser's subscription for person, made in the
+// sign-in sessionID, replacing the endpoint's keys and owner if it was
+// stored already (a browser signed in as someone else since is theirs
+// now). It does not check n.
+func (s *Store) SubscribePush(ctx context.Context, person *Person, sessionID string, n NewPushSubscription) (*PushSubscription, error) {
 	sub := &PushSubscription{ID: newID(ids.PushSub), OrganizationID: person.orgID(), PersonID: person.ID(),
-		Endpoint: n.Endpoint, EndpointHash: endpointHash(n.Endpoint), P256dh: n.P256dh, Auth: n.Auth, CreatedAt: Now()}
+		Endpoint: n.Endpoint, EndpointHash: endpointHash(n.Endpoint), P256dh: n.P256dh, Auth: n.Auth, SessionID: sessionID, CreatedAt: Now()}
 	var stored PushSubscription
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Clauses(clause.OnConflict{
 			Columns:   []clause.Column{{Name: "endpoint_hash"}},
-			DoUpdates: clause.AssignmentColumns([]string{"organization_id", "person_id", "p256dh", "auth"}),
+			DoUpdates: clause.AssignmentColumns([]string{"organization_id", "person_id", "p256dh", "auth", "session_id"}),
 		}).Create(sub).Error; err != nil {
 			return err
 		}

@@ -100,7 +100,7 @@ func TestPushSubscriptionsPerPerson(t *testing.T) {
 		ada, bob := member("ada@example.com"), member("bob@example.com")
 		sub := func(p *models.Person, endpoint string) *models.PushSubscription {
 			p256dh, auth := browserKeys(t)
-			got, err := s.SubscribePush(ctx, p, models.NewPushSubscription{Endpoint: endpoint, P256dh: p256dh, Auth: auth})
+			got, err := s.SubscribePush(ctx, p, "", models.NewPushSubscription{Endpoint: endpoint, P256dh: p256dh, Auth: auth})
 			require.NoError(t, err)
 			return got
 		}
@@ -139,5 +139,41 @@ func TestPushSubscriptionsPerPerson(t *testing.T) {
 
 		require.NoError(t, s.RemovePushSubscription(ctx, again))
 		assert.Empty(t, endpoints(ada), "gone at its push service")
+	})
+}
+
+// TestSignOutEndsThePushSubscription: signing out ends the subscription
+// made in that sign-in (a shared browser stops showing the person's
+// requests), not those of the person's other browsers; a person removed
+// loses them all.
+func TestSignOutEndsThePushSubscription(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db, testenv.Keys())
+		org := newOrg(t, s)
+		m, err := s.CreateMember(ctx, org.ID, "ada@example.com", "", "")
+		require.NoError(t, err)
+		ada := &models.Person{Organization: org, Member: m}
+		shared, _, err := s.CreateSession(ctx, org.ID, m.ID)
+		require.NoError(t, err)
+		own, _, err := s.CreateSession(ctx, org.ID, m.ID)
+		require.NoError(t, err)
+		for session, endpoint := range map[string]string{shared.ID: "https://push.example/shared", own.ID: "https://push.example/own"} {
+			p256dh, auth := browserKeys(t)
+			_, err := s.SubscribePush(ctx, ada, session, models.NewPushSubscription{Endpoint: endpoint, P256dh: p256dh, Auth: auth})
+			require.NoError(t, err)
+		}
+		require.NoError(t, s.DeleteSession(ctx, org.ID, shared.ID))
+		subs, err := s.PushSubscriptions(ctx, org.ID, m.ID)
+		require.NoError(t, err)
+		require.Len(t, subs, 1)
+		assert.Equal(t, "https://push.example/own", subs[0].Endpoint)
+
+		inactive := false
+		_, err = s.UpdateMember(ctx, org.ID, m.ID, nil, nil, &inactive)
+		require.NoError(t, err)
+		subs, err = s.PushSubscriptions(ctx, org.ID, m.ID)
+		require.NoError(t, err)
+		assert.Empty(t, subs, "a deactivated member's browsers are told nothing more")
 	})
 }

@@ -351,7 +351,13 @@ func (s *Store) TouchSession(ctx context.Context, sess *Session) error {
 
 // DeleteSession signs a session out; deleting one already gone is no error.
 func (s *Store) DeleteSession(ctx context.Context, orgID, id string) error {
-	return s.db.WithContext(ctx).Where("organization_id = ? AND id = ?", orgID, id).Delete(&Session{}).Error
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		// The browser's push subscription made in it ends with it.
+		if err := tx.Where("organization_id = ? AND session_id = ?", orgID, id).Delete(&PushSubscription{}).Error; err != nil {
+			return err
+		}
+		return tx.Where("organization_id = ? AND id = ?", orgID, id).Delete(&Session{}).Error
+	})
 }
 
 // endSignIns deletes a person's sessions and sign-in links, so a person
@@ -359,6 +365,9 @@ func (s *Store) DeleteSession(ctx context.Context, orgID, id string) error {
 // link no longer signs them in.
 func endSignIns(tx *gorm.DB, orgID, personID string) error {
 	if err := tx.Where("organization_id = ? AND person_id = ?", orgID, personID).Delete(&Session{}).Error; err != nil {
+		return err
+	}
+	if err := tx.Where("organization_id = ? AND person_id = ?", orgID, personID).Delete(&PushSubscription{}).Error; err != nil {
 		return err
 	}
 	return tx.Where("organization_id = ? AND person_id = ?", orgID, personID).Delete(&SignInLink{}).Error

@@ -60,7 +60,7 @@ func TestAskedPeopleArePushedOnceEach(t *testing.T) {
 		svc := pushtest.New(t)
 		subscribe := func(p *models.Person) *pushtest.Browser {
 			b := svc.Subscribe(t)
-			_, err := store.SubscribePush(ctx, p, models.NewPushSubscription{Endpoint: b.Endpoint, P256dh: b.P256dh, Auth: b.Auth})
+			_, err := store.SubscribePush(ctx, p, "", models.NewPushSubscription{Endpoint: b.Endpoint, P256dh: b.P256dh, Auth: b.Auth})
 			require.NoError(t, err)
 			return b
 		}

@@ -51,7 +51,7 @@ func (p *Pages) subscribePush(c *gin.Context) {
 		p.Fail(c, apperr.New(apperr.InvalidRequest, "the subscription's endpoint cannot be reached: %s", err.Error()))
 		return
 	}
-	if _, err := p.store.SubscribePush(c.Request.Context(), CurrentPerson(c), n); err != nil {
+	if _, err := p.store.SubscribePush(c.Request.Context(), CurrentPerson(c), currentSession(c).ID, n); err != nil {
 		p.Fail(c, err)
 		return
 	}
