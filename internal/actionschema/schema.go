@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )
@@ -83,6 +84,9 @@ func Compile(doc []byte) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the schema is not valid JSON Schema: %s", strings.ReplaceAll(err.Error(), resource, "the schema"))
 	}
+	if loops(compiled) {
+		return nil, errors.New("the schema's references loop: a $ref leads back to itself without reading any of the input")
+	}
 	s := &Schema{compiled: compiled}
 	cacheMu.Lock()
 	if len(cache) >= cacheMax {
@@ -140,4 +144,27 @@ func isIndex(t string) bool {
 		}
 	}
 	return true
+}
+
+// loops reports whether the schema's references form a cycle that reads
+// no input: such a schema compiles but refuses every input, so it is
+// refused when saved.
+func loops(compiled *jsonschema.Schema) bool {
+	var ve *jsonschema.ValidationError
+	if !errors.As(compiled.Validate(nil), &ve) {
+		return false
+	}
+	var walk func(*jsonschema.ValidationError) bool
+	walk = func(e *jsonschema.ValidationError) bool {
+		if _, ok := e.ErrorKind.(*kind.RefCycle); ok {
+			return true
+		}
+		for _, c := range e.Causes {
+			if walk(c) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(ve)
 }

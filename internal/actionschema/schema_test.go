@@ -54,12 +54,19 @@ func TestCompileRefuses(t *testing.T) {
 		`{"$ref": "https://example.com/schema.json"}`:               "may only refer inside themselves",
 		`{"properties": {"a": {"minLength": "three"}}}`:             "not valid JSON Schema",
 		`{"$defs": {"a": {"type": "string"}}, "$ref": "#/$defs/b"}`: "not valid JSON Schema",
+		`{"$ref": "#"}`: "references loop",
+		`{"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}`: "references loop",
 	}
 	for doc, want := range cases {
 		_, err := Compile([]byte(doc))
 		require.Error(t, err, doc)
 		assert.Contains(t, err.Error(), want, doc)
 	}
+	// A recursive schema that reads the input as it recurses is fine.
+	tree, err := Compile([]byte(`{"type": "object", "properties": {"child": {"$ref": "#"}, "n": {"type": "number"}}}`))
+	require.NoError(t, err)
+	assert.Nil(t, tree.Validate([]byte(`{"child": {"child": {"n": 1}}}`)))
+	assert.Equal(t, "child.child.n", tree.Validate([]byte(`{"child": {"child": {"n": "x"}}}`)).Path)
 	// A reference inside the schema works.
 	s, err := Compile([]byte(`{"$defs": {"id": {"type": "string"}}, "properties": {"id": {"$ref": "#/$defs/id"}}}`))
 	require.NoError(t, err)
