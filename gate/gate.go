@@ -100,11 +100,13 @@ func (s *Service) Check(ctx context.Context, p *models.Principal, in *CheckInput
 	if err := holdToSchema(action.InputSchema, input); err != nil {
 		return nil, err
 	}
-	caller := callerOf(p)
-	rule, unevaluated := s.decide(action, input, caller)
-	check := &models.GateCheck{OrganizationID: p.Organization.ID, ActionID: action.ID, Action: action.Name, Input: input,
-		Rule: rule.Name, Reason: unevaluated, FlowID: in.FlowID, ExternalID: in.ExternalID,
-		CallerKind: caller["kind"], CallerID: caller["id"], CallerName: caller["name"]}
+	rule, unevaluated := s.decide(action, input, callerOf(p))
+	if rule.Outcome == rules.GateApproval {
+		return s.raised(ctx, p, action, approvalFor(action, rule, unevaluated, input, in), claim, rule, unevaluated)
+	}
+	check := checkBy(p)
+	check.ActionID, check.Action, check.Input, check.Rule, check.FlowID, check.ExternalID =
+		action.ID, action.Name, input, rule.Name, in.FlowID, in.ExternalID
 	record := models.GateCheckRecord{Check: check, Actor: p.Actor()}
 	switch rule.Outcome {
 	case rules.GateAllow:
@@ -112,11 +114,6 @@ func (s *Service) Check(ctx context.Context, p *models.Principal, in *CheckInput
 		if record.Token, err = s.tokens(ctx, action, p.Organization); err != nil {
 			return nil, err
 		}
-		c, err := s.store.RecordGateCheck(ctx, record, claim)
-		if err != nil {
-			return nil, err
-		}
-		return s.replay(c)
 	case rules.GateDeny:
 		check.Decision, check.Reason = models.GateDenied, rule.Reason
 		if check.Reason == "" {
@@ -124,13 +121,12 @@ func (s *Service) Check(ctx context.Context, p *models.Principal, in *CheckInput
 		}
 		record.Event = events.GateDenied
 		record.EventData = func(c *models.GateCheck) ([]byte, error) { return json.Marshal(wire.NewGateCheck(c)) }
-		c, err := s.store.RecordGateCheck(ctx, record, claim)
-		if err != nil {
-			return nil, err
-		}
-		return s.replay(c)
 	}
-	return s.raised(ctx, p, action, approvalFor(action, rule, unevaluated, input, in), claim, rule, unevaluated)
+	c, err := s.store.RecordGateCheck(ctx, record, claim)
+	if err != nil {
+		return nil, err
+	}
+	return s.replay(c)
 }
 
 // raised creates (or, for a retried claim, resumes) the approval a check
@@ -142,10 +138,9 @@ func (s *Service) raised(ctx context.Context, p *models.Principal, action *model
 	if err != nil {
 		return nil, err
 	}
-	caller := callerOf(p)
-	check := &models.GateCheck{OrganizationID: a.OrganizationID, Input: models.RawJSON(a.Input), Decision: models.GateApprovalRequired,
-		Rule: rule.Name, Reason: unevaluated, ApprovalID: &a.ID, FlowID: a.FlowID, ExternalID: a.ExternalID,
-		CallerKind: caller["kind"], CallerID: caller["id"], CallerName: caller["name"]}
+	check := checkBy(p)
+	check.Input, check.Decision, check.Rule, check.Reason = models.RawJSON(a.Input), models.GateApprovalRequired, rule.Name, unevaluated
+	check.ApprovalID, check.FlowID, check.ExternalID = &a.ID, a.FlowID, a.ExternalID
 	if a.Action != nil {
 		check.Action = *a.Action
 	}
@@ -206,6 +201,12 @@ func holdToSchema(schemaDoc, input []byte) error {
 		field += "." + v.Path
 	}
 	return apperr.Field(apperr.InvalidRequest, field, "%s %s (the action's input schema)", field, v.Message)
+}
+
+// checkBy starts the record of a check p asks.
+func checkBy(p *models.Principal) *models.GateCheck {
+	caller := callerOf(p)
+	return &models.GateCheck{OrganizationID: p.Organization.ID, CallerKind: caller["kind"], CallerID: caller["id"], CallerName: caller["name"]}
 }
 
 // callerOf is the caller as policy conditions see it.
