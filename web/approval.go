@@ -87,15 +87,26 @@ func (p *Pages) approval(c *gin.Context) {
 // showApproval renders the approval in the path for the signed-in person,
 // with problem (a refused action) and what they typed.
 func (p *Pages) showApproval(c *gin.Context, status int, problem string, form typed) {
+	page, person, ok := p.signedInApproval(c)
+	if !ok {
+		return
+	}
+	page.Problem, page.Form = problem, form
+	p.renderApproval(c, status, page, person.ID(), nil)
+}
+
+// signedInApproval reads the approval in the path as the signed-in person
+// sees it, its decision form posting to the page's own decide; false once
+// the failure is answered.
+func (p *Pages) signedInApproval(c *gin.Context) (*approvalPage, *models.Person, bool) {
 	person := CurrentPerson(c)
 	a, err := p.approvals.View(c.Request.Context(), person, c.Param("id"))
 	if err != nil {
 		p.Fail(c, err)
-		return
+		return nil, nil, false
 	}
-	page := approvalPage{A: a, Approver: slices.Contains(a.ApproverIDs, person.ID()), Action: paths.Approval(a.ID) + "/decision",
-		Submission: ids.New("sub"), Problem: problem, Form: form}
-	p.renderApproval(c, status, &page, person.ID(), nil)
+	return &approvalPage{A: a, Approver: slices.Contains(a.ApproverIDs, person.ID()), Action: paths.Approval(a.ID) + "/decision",
+		Submission: ids.New("sub")}, person, true
 }
 
 // confirmDecision is the page a Teams card's Approve or Reject opens
@@ -109,21 +120,18 @@ func (p *Pages) confirmDecision(c *gin.Context) {
 		p.Fail(c, apperr.New(apperr.NotFound, "no such page"))
 		return
 	}
-	person := CurrentPerson(c)
-	a, err := p.approvals.View(c.Request.Context(), person, c.Param("id"))
-	if err != nil {
-		p.Fail(c, err)
+	page, person, ok := p.signedInApproval(c)
+	if !ok {
 		return
 	}
-	page := approvalPage{A: a, Approver: slices.Contains(a.ApproverIDs, person.ID()), Action: paths.Approval(a.ID) + "/decision",
-		Submission: ids.New("sub")}
+	a := page.A
 	canDecide := a.Status == states.Pending && page.Approver && !slices.Contains(a.ApprovedBy, person.ID())
 	if ok, why := approvals.ChatSettle(a); canDecide && ok {
 		page.Confirm = decision
 	} else if canDecide {
 		page.Problem = why + " Decide it below."
 	}
-	p.renderApproval(c, http.StatusOK, &page, person.ID(), nil)
+	p.renderApproval(c, http.StatusOK, page, person.ID(), nil)
 }
 
 // renderApproval fills in what every approval page shows, leaving out the
