@@ -24,8 +24,13 @@ func (o *Organization) DecisionTokenTTL() time.Duration {
 // DecisionTokenTTL is how long a's decision token holds: its own setting,
 // else its organisation's.
 func (a *Approval) DecisionTokenTTL(org *Organization) time.Duration {
-	if a.DecisionTokenTTLSeconds != nil && *a.DecisionTokenTTLSeconds > 0 {
-		return time.Duration(*a.DecisionTokenTTLSeconds) * time.Second
+	return tokenTTL(a.DecisionTokenTTLSeconds, org)
+}
+
+// tokenTTL is seconds when set, else org's lifetime.
+func tokenTTL(seconds *int, org *Organization) time.Duration {
+	if seconds != nil && *seconds > 0 {
+		return time.Duration(*seconds) * time.Second
 	}
 	return org.DecisionTokenTTL()
 }
@@ -69,10 +74,7 @@ func GateDecisionClaims(c *GateCheck, issuer string, ttl time.Duration) (decisio
 // DecisionTokenTTL is how long the decision tokens of a's checks and of
 // the approvals they raise hold: its own setting, else its organisation's.
 func (a *Action) DecisionTokenTTL(org *Organization) time.Duration {
-	if a.DecisionTokenTTLSeconds != nil && *a.DecisionTokenTTLSeconds > 0 {
-		return time.Duration(*a.DecisionTokenTTLSeconds) * time.Second
-	}
-	return org.DecisionTokenTTL()
+	return tokenTTL(a.DecisionTokenTTLSeconds, org)
 }
 
 // DecisionSigner signs decision tokens with one decision key. Take one
