@@ -100,16 +100,18 @@ var authzMatrix = []authzRow{
 	{"POST", "/api/v1/uploads", rw, noID, ``, "anon=401 agent=201 noscope=403 members=201 adminkey=403 guest=401 others=201 otheradmin=403"},
 	{"POST", "/api/v1/reports", rw, noID, `{"title":"Q3","content":"<h1>Q3</h1>"}`, "anon=401 agent=201 noscope=403 members=201 adminkey=403 guest=401 others=201 otheradmin=403"},
 	{"GET", "/api/v1/reports", rr, noID, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=200 otheradmin=403"},
-	{"GET", "/api/v1/reports/:idOrSlug", rr, liveReport, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
-	{"GET", "/api/v1/reports/:idOrSlug/versions", rr, liveReport, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"GET", "/api/v1/reports/:idOrSlug", rr, liveReport, ``, "anon=401 agent=200 noscope=403 owner=200 administrator=200 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"GET", "/api/v1/reports/:idOrSlug/versions", rr, liveReport, ``, "anon=401 agent=200 noscope=403 owner=200 administrator=200 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},
 	// A member reads the analytics of the reports they manage or read;
 	// both organisations are on the team plan (newAuthzEnv).
 	{"GET", "/api/v1/reports/:idOrSlug/analytics", rr, liveReport, ``, "anon=401 agent=200 noscope=403 owner=200 administrator=200 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"GET", "/api/v1/analytics", rr, noID, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=200 otheradmin=403"},
-	{"POST", "/api/v1/reports/:idOrSlug/versions", rw, liveReport, `{"content":"<h1>v2</h1>"}`, "anon=401 agent=201 noscope=403 members=201 adminkey=403 guest=401 others=404 otheradmin=403"},
-	{"POST", "/api/v1/reports/:idOrSlug/rollback", rw, liveReport, `{"version":1}`, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
-	{"POST", "/api/v1/reports/:idOrSlug/archive", rw, liveReport, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
-	{"POST", "/api/v1/reports/:idOrSlug/copy", rw, liveReport, ``, "anon=401 agent=201 noscope=403 members=201 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"POST", "/api/v1/reports/:idOrSlug/versions", rw, liveReport, `{"content":"<h1>v2</h1>"}`, "anon=401 agent=201 noscope=403 owner=201 administrator=201 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"POST", "/api/v1/reports/:idOrSlug/rollback", rw, liveReport, `{"version":1}`, "anon=401 agent=200 noscope=403 owner=200 administrator=200 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"POST", "/api/v1/reports/:idOrSlug/archive", rw, liveReport, ``, "anon=401 agent=200 noscope=403 owner=200 administrator=200 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},
+	// Copying is reading: liveReport is shared with nobody, and owners and
+	// administrators manage it without reading it.
+	{"POST", "/api/v1/reports/:idOrSlug/copy", rw, liveReport, ``, "anon=401 agent=201 noscope=403 members=403 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"POST", "/api/v1/schedules", sw, noID, `{"reportId":"{livingReport}","every":"24h"}`, "anon=401 agent=201 noscope=403 members=201 adminkey=403 guest=401 others=400 otheradmin=403"},
 	{"GET", "/api/v1/schedules", sw, noID, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=200 otheradmin=403"},
 	{"GET", "/api/v1/schedules/:id", sw, aSchedule, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
@@ -122,10 +124,10 @@ var authzMatrix = []authzRow{
 	{"DELETE", "/api/v1/reports/:idOrSlug/share", rs, liveReport, `{"audience":["everyone"]}`, "anon=401 agent=200 noscope=403 owner=200 administrator=200 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"POST", "/api/v1/reports/:idOrSlug/send", rs, liveReport, `{"to":["new.reader@partner.example"],"note":"For Monday"}`, "anon=401 agent=202 noscope=403 owner=202 administrator=202 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"POST", "/api/v1/audiences/resolve", ad, noID, `{"audience":["everyone"]}`, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=200 otheradmin=403"},
-	{"PUT", "/api/v1/reports/:idOrSlug/data/:name", rw, reportWithData, `{"kpis":[1]}`, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"PUT", "/api/v1/reports/:idOrSlug/data/:name", rw, reportWithData, `{"kpis":[1]}`, "anon=401 agent=200 noscope=403 owner=200 administrator=200 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"GET", "/api/v1/reports/:idOrSlug/data", rr, reportWithData, ``, "anon=401 agent=200 noscope=403 members=403 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"GET", "/api/v1/reports/:idOrSlug/data/:name", rr, reportWithData, ``, "anon=401 agent=200 noscope=403 members=403 adminkey=403 guest=401 others=404 otheradmin=403"},
-	{"DELETE", "/api/v1/reports/:idOrSlug/data/:name", rw, reportWithData, ``, "anon=401 agent=204 noscope=403 members=204 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"DELETE", "/api/v1/reports/:idOrSlug/data/:name", rw, reportWithData, ``, "anon=401 agent=204 noscope=403 owner=204 administrator=204 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"GET", "/api/v1/templates", rr, noID, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=200 otheradmin=403"},
 
 	{"POST", "/api/v1/flows", fw, noID, `{"title":"Quarter close"}`, "anon=401 agent=201 noscope=403 members=201 adminkey=403 guest=401 others=201 otheradmin=403"},

@@ -84,7 +84,7 @@ func (h *handlers) listReports(c *gin.Context) {
 		fail(c, apperr.Field(apperr.InvalidRequest, "archived", "archived must be true or false"))
 		return
 	}
-	rows, next, err := h.reports.List(c.Request.Context(), orgID(c), f, p)
+	rows, next, err := h.reports.List(c.Request.Context(), orgID(c), principal(c).Person(), f, p)
 	if err != nil {
 		fail(c, err)
 		return
@@ -93,7 +93,7 @@ func (h *handlers) listReports(c *gin.Context) {
 }
 
 func (h *handlers) getReport(c *gin.Context) {
-	r, err := h.reports.Get(c.Request.Context(), orgID(c), reportParam(c))
+	r, err := h.reports.Visible(c.Request.Context(), orgID(c), principal(c).Person(), reportParam(c))
 	if err != nil {
 		fail(c, err)
 		return
@@ -109,7 +109,7 @@ type versionList struct {
 }
 
 func (h *handlers) listVersions(c *gin.Context) {
-	r, vs, err := h.reports.Versions(c.Request.Context(), orgID(c), reportParam(c))
+	r, vs, err := h.reports.Versions(c.Request.Context(), orgID(c), principal(c).Person(), reportParam(c))
 	if err != nil {
 		fail(c, err)
 		return

@@ -1050,6 +1050,20 @@ var migrations = []*gormigrate.Migration{
 			type PushSubscription struct{ SessionID string }
 			return tx.Migrator().DropColumn(&PushSubscription{}, "SessionID")
 		},
+	}, {
+		// The report a copy was made from: its classification floors the
+		// copy's.
+		ID: "202611290001_report_copied_from",
+		Migrate: func(tx *gorm.DB) error {
+			type Report struct {
+				CopiedFromID *string `gorm:"size:40"`
+			}
+			return tx.Migrator().AddColumn(&Report{}, "CopiedFromID")
+		},
+		Rollback: func(tx *gorm.DB) error {
+			type Report struct{ CopiedFromID *string }
+			return tx.Migrator().DropColumn(&Report{}, "CopiedFromID")
+		},
 	},
 }
 

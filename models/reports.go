@@ -62,6 +62,9 @@ type Report struct {
 	OwnerName   string  `gorm:"size:320;not null"`
 	OwnerPerson bool    `gorm:"not null"`
 	FlowID      *string `gorm:"size:40;index"`
+	// CopiedFromID is the report this one was copied from: its
+	// classification is the copy's floor.
+	CopiedFromID *string `gorm:"size:40"`
 	// LatestVersion is the highest number taken, held and declined ones
 	// included; LiveVersion the one served, nil until one goes live.
 	LatestVersion int `gorm:"not null"`
@@ -255,6 +258,8 @@ type NewReport struct {
 	// Grants are who may read it besides its owner.
 	Grants []NewGrant
 	FlowID *string
+	// CopiedFrom is the report copied, whose audit trail records the copy.
+	CopiedFrom *Report
 }
 
 // CreateReport creates a report with its first version, binding claim to
@@ -265,6 +270,9 @@ func (s *Store) CreateReport(ctx context.Context, in NewReport, pub Publication,
 	r := &Report{ID: newID(ids.Report), OrganizationID: in.OrganizationID, Key: strings.ToLower(RandomToken(20)),
 		Title: in.Title, Living: in.Living, Classification: in.Classification, Audience: StringList{},
 		OwnerID: pub.By.ID, OwnerName: pub.By.Name, OwnerPerson: pub.By.Person, FlowID: in.FlowID, CreatedAt: now, UpdatedAt: now}
+	if in.CopiedFrom != nil {
+		r.CopiedFromID = &in.CopiedFrom.ID
+	}
 	var v *ReportVersion
 	var earlier string
 	wrote := false
@@ -299,8 +307,10 @@ func (s *Store) CreateReport(ctx context.Context, in NewReport, pub Publication,
 			if _, err := insertGrants(tx, r, in.Grants, pub.By, now); err != nil {
 				return err
 			}
-			v, wrote, err = s.addVersion(tx, r, newID(ids.Version), pub, data)
-			return err
+			if v, wrote, err = s.addVersion(tx, r, newID(ids.Version), pub, data); err != nil || in.CopiedFrom == nil {
+				return err
+			}
+			return s.auditCopy(tx, in.CopiedFrom.ID, r, pub.By, now)
 		})
 		if earlier != "" {
 			return s.claimedReport(ctx, in.OrganizationID, earlier)
@@ -323,6 +333,16 @@ func (s *Store) CreateReport(ctx context.Context, in NewReport, pub Publication,
 }
 
 var errSlugTaken = errors.New("slug taken")
+
+// auditCopy records on the source's trail that copy was made from it.
+func (s *Store) auditCopy(tx *gorm.DB, sourceID string, copy *Report, by Actor, now time.Time) error {
+	src, err := getReport(tx.Clauses(lockForUpdate(tx)...), copy.OrganizationID, sourceID)
+	if err != nil {
+		return err
+	}
+	_, err = s.reportStep(tx, src, nil, "copied", fmt.Sprintf("copied as %s (%s)", copy.Slug, copy.ID), by, "", nil, now)
+	return err
+}
 
 // derivedSlug is the slug to try on the nth attempt: slug itself, then
 // slug-2 to slug-9, then slug with a random suffix, within the slug limit.
@@ -523,11 +543,17 @@ func getReport(q *gorm.DB, orgID, idOrSlug string) (*Report, error) {
 type ReportFilter struct {
 	FlowID   string
 	Archived *bool
+	// ReadableBy keeps the reports this person may read (owned or granted).
+	ReadableBy *Person
 }
 
 // ListReports returns a page of the organisation's reports, newest first.
 func (s *Store) ListReports(ctx context.Context, orgID string, f ReportFilter, p Page) ([]Report, string, error) {
-	q := s.db.WithContext(ctx).Where("organization_id = ?", orgID)
+	db := s.db.WithContext(ctx)
+	q := db.Model(&Report{}).Where("reports.organization_id = ?", orgID)
+	if f.ReadableBy != nil {
+		q = readableBy(q, db, f.ReadableBy)
+	}
 	if f.FlowID != "" {
 		q = q.Where("flow_id = ?", f.FlowID)
 	}

@@ -21,9 +21,12 @@ type CopyInput struct {
 
 // Copy makes a new report from a report's live version, or from a
 // built-in template when from is a template id, without audience or
-// comments: the caller owns the copy. A report's live version is copied
-// as it is (it passed the scan or was released); a template is scanned
-// like any publish.
+// comments: the caller owns the copy. A report is copied only by whoever
+// may read it; the copy keeps its classification, which only those who
+// manage the source may lower (UpdateSettings), and the source's audit
+// trail records the copy. A report's live version is copied as it is (it
+// passed the scan or was released); a template is scanned like any
+// publish.
 func (s *Service) Copy(ctx context.Context, p *models.Principal, from string, in *CopyInput, claim *models.Claim) (*models.Report, *models.ReportVersion, error) {
 	if r, v, err := s.store.ClaimedVersion(ctx, claim); err != nil || r != nil {
 		return r, v, err
@@ -44,7 +47,8 @@ func (s *Service) Copy(ctx context.Context, p *models.Principal, from string, in
 			return nil, nil, err
 		}
 	} else {
-		src, err := s.store.GetReport(ctx, p.Organization.ID, from)
+		// Copying is reading: the copy's owner may share it anew.
+		src, err := s.Readable(ctx, p.Organization.ID, p.Person(), from)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -52,7 +56,7 @@ func (s *Service) Copy(ctx context.Context, p *models.Principal, from string, in
 		if err != nil {
 			return nil, nil, err
 		}
-		nr.Title, nr.Living, nr.Classification = "Copy of "+src.Title, src.Living, src.Classification
+		nr.Title, nr.Living, nr.Classification, nr.CopiedFrom = "Copy of "+src.Title, src.Living, src.Classification, src
 		if len(nr.Title) > 200 {
 			nr.Title = strings.TrimSpace(nr.Title[:200])
 		}

@@ -15,7 +15,10 @@ var datasetName = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
 
 // PutDataset stores body, a JSON document kept byte for byte, as the
 // report's dataset name; it reports whether the dataset is new.
-func (s *Service) PutDataset(ctx context.Context, orgID, idOrSlug, name string, body []byte) (*models.Dataset, bool, error) {
+func (s *Service) PutDataset(ctx context.Context, orgID string, by models.Actor, idOrSlug, name string, body []byte) (*models.Dataset, bool, error) {
+	if _, err := s.managed(ctx, orgID, by, idOrSlug); err != nil {
+		return nil, false, err
+	}
 	if !datasetName.MatchString(name) {
 		return nil, false, apperr.Field(apperr.InvalidRequest, "name", "a dataset's name is 1 to 64 lowercase letters, digits, - or _")
 	}
@@ -28,7 +31,7 @@ func (s *Service) PutDataset(ctx context.Context, orgID, idOrSlug, name string, 
 // Dataset returns one of the report's datasets. A person (a member
 // token) reads it only where they may read the report.
 func (s *Service) Dataset(ctx context.Context, p *models.Principal, idOrSlug, name string) (*models.Dataset, error) {
-	if err := s.mayReadData(ctx, p, idOrSlug); err != nil {
+	if _, err := s.Readable(ctx, p.Organization.ID, p.Person(), idOrSlug); err != nil {
 		return nil, err
 	}
 	return s.store.GetDataset(ctx, p.Organization.ID, idOrSlug, name)
@@ -37,38 +40,16 @@ func (s *Service) Dataset(ctx context.Context, p *models.Principal, idOrSlug, na
 // Datasets lists the report's datasets without their data, to those who
 // may read them.
 func (s *Service) Datasets(ctx context.Context, p *models.Principal, idOrSlug string) ([]models.Dataset, error) {
-	if err := s.mayReadData(ctx, p, idOrSlug); err != nil {
+	if _, err := s.Readable(ctx, p.Organization.ID, p.Person(), idOrSlug); err != nil {
 		return nil, err
 	}
 	return s.store.ListDatasets(ctx, p.Organization.ID, idOrSlug)
 }
 
-// mayReadData holds a member token to the grants a person reads by; an
-// agent key reads by its scope.
-func (s *Service) mayReadData(ctx context.Context, p *models.Principal, idOrSlug string) error {
-	_, err := s.Readable(ctx, p.Organization.ID, p.Person(), idOrSlug)
-	return err
-}
-
-// Readable returns the organisation's report for a person only when it is
-// shared with them (403 otherwise); for an agent key (person nil) any,
-// by its scope.
-func (s *Service) Readable(ctx context.Context, orgID string, person *models.Person, idOrSlug string) (*models.Report, error) {
-	r, err := s.store.GetReport(ctx, orgID, idOrSlug)
-	if err != nil {
-		return nil, err
-	}
-	if person == nil {
-		return r, nil
-	}
-	ok, err := s.store.CanRead(ctx, r, person)
-	if err == nil && !ok {
-		err = apperr.New(apperr.Forbidden, "report %s is not shared with you", r.Slug)
-	}
-	return r, err
-}
-
 // DeleteDataset removes one of the report's datasets.
-func (s *Service) DeleteDataset(ctx context.Context, orgID, idOrSlug, name string) error {
+func (s *Service) DeleteDataset(ctx context.Context, orgID string, by models.Actor, idOrSlug, name string) error {
+	if _, err := s.managed(ctx, orgID, by, idOrSlug); err != nil {
+		return err
+	}
 	return s.store.DeleteDataset(ctx, orgID, idOrSlug, name)
 }

@@ -143,7 +143,7 @@ func (s *Service) Publish(ctx context.Context, p *models.Principal, idOrSlug str
 	if err := in.Source.check(); err != nil {
 		return nil, nil, err
 	}
-	r, err := s.store.GetReport(ctx, p.Organization.ID, idOrSlug)
+	r, err := s.managed(ctx, p.Organization.ID, p.Actor(), idOrSlug)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -165,19 +165,27 @@ func (s *Service) Publish(ctx context.Context, p *models.Principal, idOrSlug str
 	return r, v, nil
 }
 
-// Get returns one of the organisation's reports by id or slug.
+// Get returns one of the organisation's reports by id or slug, whoever
+// asks: the caller decides what to show (a person's page offers a
+// request for access). Visible is the checked read.
 func (s *Service) Get(ctx context.Context, orgID, idOrSlug string) (*models.Report, error) {
 	return s.store.GetReport(ctx, orgID, idOrSlug)
 }
 
-// List returns a page of the organisation's reports.
-func (s *Service) List(ctx context.Context, orgID string, f models.ReportFilter, p models.Page) ([]models.Report, string, error) {
+// List returns a page of the organisation's reports visible to person
+// (every one for an agent key, person nil, and for an administrator).
+func (s *Service) List(ctx context.Context, orgID string, person *models.Person, f models.ReportFilter, p models.Page) ([]models.Report, string, error) {
+	// A member manages only the reports they own, which they also read.
+	if person != nil && !person.Actor().Administrator {
+		f.ReadableBy = person
+	}
 	return s.store.ListReports(ctx, orgID, f, p)
 }
 
-// Versions returns a report and every version of it, newest first.
-func (s *Service) Versions(ctx context.Context, orgID, idOrSlug string) (*models.Report, []models.ReportVersion, error) {
-	r, err := s.store.GetReport(ctx, orgID, idOrSlug)
+// Versions returns a report visible to person and every version of it,
+// newest first.
+func (s *Service) Versions(ctx context.Context, orgID string, person *models.Person, idOrSlug string) (*models.Report, []models.ReportVersion, error) {
+	r, err := s.Visible(ctx, orgID, person, idOrSlug)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -193,7 +201,11 @@ type RollbackInput struct {
 // Rollback serves an earlier version that went live again (or a later
 // one: rolling forward is the same).
 func (s *Service) Rollback(ctx context.Context, orgID string, by models.Actor, idOrSlug string, in *RollbackInput) (*models.Report, *models.ReportVersion, error) {
-	return s.store.Rollback(ctx, orgID, idOrSlug, *in.Version, by, s.eventData)
+	r, err := s.managed(ctx, orgID, by, idOrSlug)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s.store.Rollback(ctx, orgID, r.ID, *in.Version, by, s.eventData)
 }
 
 // ArchiveInput archives a report, or restores it with archived false.
@@ -203,8 +215,12 @@ type ArchiveInput struct {
 
 // Archive stops a report's address serving, or restores it.
 func (s *Service) Archive(ctx context.Context, p *models.Principal, idOrSlug string, in *ArchiveInput) (*models.Report, error) {
+	r, err := s.managed(ctx, p.Organization.ID, p.Actor(), idOrSlug)
+	if err != nil {
+		return nil, err
+	}
 	archived := in.Archived == nil || *in.Archived
-	return s.store.SetArchived(ctx, p.Organization.ID, idOrSlug, archived, p.Actor())
+	return s.store.SetArchived(ctx, p.Organization.ID, r.ID, archived, p.Actor())
 }
 
 // eventData is a report event's data: the report with the version

@@ -83,7 +83,7 @@ func (s *Service) policyFor(ctx context.Context, orgID string) (*sharingPolicy, 
 
 // check refuses grant g of r made by by, naming field.
 func (p *sharingPolicy) check(r *models.Report, g models.NewGrant, by models.Actor, field string) error {
-	if err := mayGrant(r.Classification, by, g.Kind, field); err != nil {
+	if err := mayGrant(r.Classification, by, g, field); err != nil {
 		return err
 	}
 	if rule := rules.Forbids(p.rules, reportInput(r), grantInput(g, by)); rule != "" {
@@ -109,12 +109,17 @@ func grantInput(g models.NewGrant, by models.Actor) map[string]any {
 		"by": map[string]any{"type": byType, "id": by.ID, "name": by.Name}}
 }
 
-// mayGrant holds a grant of kind to the sharing rules: an agent key never
-// makes a report public, a confidential report is never public, and a
-// restricted one goes only to people named one by one.
-func mayGrant(class string, by models.Actor, kind, field string) error {
+// mayGrant holds grant g to the sharing rules: an agent key never makes a
+// report public, a confidential report is never public, a restricted one
+// goes only to people named one by one, and neither reaches an address
+// the organisation has not admitted (a send would make it a guest).
+func mayGrant(class string, by models.Actor, g models.NewGrant, field string) error {
+	kind := g.Kind
 	person := kind == models.ApproverMember || kind == models.ApproverGuest
 	switch {
+	case kind == models.ApproverGuest && g.SubjectID == "" && (class == models.ClassConfidential || class == models.ClassRestricted):
+		return apperr.Field(apperr.SharingDenied, field,
+			"sharing rule \"%s reports go only to people the organisation knows\": %s is not a member or admitted guest; an administrator admits guests", class, g.Name)
 	case kind == models.GrantPublic && !by.Person:
 		return apperr.Field(apperr.PublicSharingDenied, field,
 			"an agent key can never share a report with the public; a person may, from the report's page")
@@ -136,13 +141,6 @@ func kindPhrase(kind string) string {
 		return "everyone"
 	}
 	return "a " + kind
-}
-
-// Manages reports whether by may change who reads r: an agent key with the
-// scope, the member who owns r, or an owner or administrator of the
-// organisation. Other members only read what is shared with them.
-func Manages(r *models.Report, by models.Actor) bool {
-	return !by.Person || by.Administrator || (r.OwnerPerson && r.OwnerID == by.ID)
 }
 
 // mayChange refuses a change to who reads r from someone who does not
@@ -309,6 +307,11 @@ func (s *Service) UpdateSettings(ctx context.Context, orgID string, by models.Ac
 	if !Manages(r, by) {
 		return nil, nil, mayChange(r, by)
 	}
+	if in.Classification != nil {
+		if err := s.aboveSource(ctx, r, *in.Classification, by); err != nil {
+			return nil, nil, err
+		}
+	}
 	policy, err := s.policyFor(ctx, orgID)
 	if err != nil {
 		return nil, nil, err
@@ -324,4 +327,29 @@ func (s *Service) UpdateSettings(ctx context.Context, orgID string, by models.Ac
 		}
 		return broken, nil
 	}, by)
+}
+
+// classRank orders the classifications from the least to the most
+// guarded.
+var classRank = map[string]int{models.ClassPublic: 0, models.ClassInternal: 1, models.ClassConfidential: 2, models.ClassRestricted: 3}
+
+// aboveSource refuses to classify a copy below the report it was copied
+// from, unless by manages that report too: a copy must not be a way
+// around its source's sharing rules.
+func (s *Service) aboveSource(ctx context.Context, r *models.Report, class string, by models.Actor) error {
+	if r.CopiedFromID == nil {
+		return nil
+	}
+	src, err := s.store.GetReport(ctx, r.OrganizationID, *r.CopiedFromID)
+	if apperr.Is(err, apperr.NotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if classRank[class] >= classRank[src.Classification] || Manages(src, by) {
+		return nil
+	}
+	return apperr.Field(apperr.SharingDenied, "classification",
+		"report %s is a copy of %s, which is %s: only that report's owner or an administrator may classify the copy lower", r.Slug, src.Slug, src.Classification)
 }

@@ -177,12 +177,27 @@ func (s *Site) appHost(host string) bool {
 	return err == nil && h == s.appHostPort && ((s.scheme == "https" && port == "443") || (s.scheme == "http" && port == "80"))
 }
 
+// reportPolicy confines a report to its own origin: its scripts, styles,
+// images and fonts load from there (or inline, data: and blob:), and it
+// fetches, beacons, opens sockets and posts forms only there, so a
+// hostile version cannot send what it reads (earlier versions, datasets)
+// anywhere. A sandbox keeps it off the app's origin and the top window.
+var reportPolicy = strings.Join([]string{
+	"sandbox allow-scripts allow-same-origin allow-forms allow-popups allow-downloads",
+	"default-src 'self' data: blob:",
+	"script-src 'self' 'unsafe-inline' 'unsafe-eval' data: blob:",
+	"style-src 'self' 'unsafe-inline' data: blob:",
+	"connect-src 'self'",
+	"form-action 'self'",
+	"base-uri 'none'",
+}, "; ")
+
 // secureHeaders go on every response of a report host: the document is
-// sandboxed (its own origin still, so it can read its _data), framed only
-// by the app, sends no referrer, and nothing is sniffed.
+// sandboxed (its own origin still, so it can read its _data) and kept to
+// its origin, framed only by the app, sends no referrer, and nothing is
+// sniffed.
 func (s *Site) secureHeaders(h http.Header) {
-	h.Set("Content-Security-Policy", "sandbox allow-scripts allow-same-origin allow-forms allow-popups allow-downloads; frame-ancestors "+
-		s.appOrigin+"; base-uri 'none'")
+	h.Set("Content-Security-Policy", reportPolicy+"; frame-ancestors "+s.appOrigin)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")

@@ -151,7 +151,7 @@ func TestReadingAReportOnItsOwnOrigin(t *testing.T) {
 			{Path: "app.js", Content: "fetch('_data/metrics')"},
 			{Path: "data.bin", Content: "<html><script>alert(1)</script>"},
 		})
-		_, _, err = s.reports.PutDataset(ctx, s.org.ID, r.ID, "metrics", []byte(`{"kpis":[42]}`))
+		_, _, err = s.reports.PutDataset(ctx, s.org.ID, (&models.Person{Organization: s.org, Member: s.ada}).Actor(), r.ID, "metrics", []byte(`{"kpis":[42]}`))
 		require.NoError(t, err)
 		other := s.publish(t, "other", []string{"everyone"}, []bundle.InlineFile{{Path: "index.html", Content: "<h1>Other</h1>"}})
 
@@ -163,7 +163,7 @@ func TestReadingAReportOnItsOwnOrigin(t *testing.T) {
 		assert.True(t, strings.HasPrefix(seen[1], s.url+"/read/"+r.Key), seen[1])
 		assert.Contains(t, seen[2], "/_assent/enter?")
 		h := got.header
-		assert.Equal(t, "sandbox allow-scripts allow-same-origin allow-forms allow-popups allow-downloads; frame-ancestors "+s.url+"; base-uri 'none'",
+		assert.Equal(t, reportPolicy+s.url,
 			h.Get("Content-Security-Policy"))
 		assert.Equal(t, "nosniff", h.Get("X-Content-Type-Options"))
 		assert.Equal(t, "no-referrer", h.Get("Referrer-Policy"))
@@ -387,7 +387,7 @@ func TestPinnedVersionsOnTheReportsOrigin(t *testing.T) {
 			{Path: "more/page.html", Content: "<p>Page one</p>"},
 			{Path: "style.css", Content: "h1 { color: red }"},
 		})
-		_, _, err = s.reports.PutDataset(ctx, s.org.ID, r.ID, "metrics", []byte(`{"kpis":[1]}`))
+		_, _, err = s.reports.PutDataset(ctx, s.org.ID, (&models.Person{Organization: s.org, Member: s.ada}).Actor(), r.ID, "metrics", []byte(`{"kpis":[1]}`))
 		require.NoError(t, err)
 		ada := &models.Principal{Organization: s.org, Member: s.ada, Key: &models.APIKey{}}
 		two := "<!doctype html><h1>Version two</h1>"
@@ -408,7 +408,7 @@ func TestPinnedVersionsOnTheReportsOrigin(t *testing.T) {
 		assert.Equal(t, s.url+"/read/"+r.Key+"?next=%2F_assent%2Fv%2F1%2F", seen[1])
 		assert.Equal(t, origin+"/_assent/v/1/", seen[len(seen)-1])
 		assert.Contains(t, got.body, `<title>One</title><script src="/_assent/select.js" defer></script></head>`, "the tag goes on the served page")
-		assert.Equal(t, "sandbox allow-scripts allow-same-origin allow-forms allow-popups allow-downloads; frame-ancestors "+s.url+"; base-uri 'none'",
+		assert.Equal(t, reportPolicy+s.url,
 			got.header.Get("Content-Security-Policy"))
 		assert.Equal(t, "private, no-cache", got.header.Get("Cache-Control"))
 		assert.Equal(t, strconv.Itoa(len(got.body)), got.header.Get("Content-Length"))
@@ -469,3 +469,9 @@ func TestPinnedVersionsOnTheReportsOrigin(t *testing.T) {
 		assert.Equal(t, http.StatusGone, b.get(origin+"/_assent/v/1/").status)
 	})
 }
+
+// reportPolicy is a report host's Content-Security-Policy but its
+// frame-ancestors, the app's origin.
+const reportPolicy = "sandbox allow-scripts allow-same-origin allow-forms allow-popups allow-downloads; default-src 'self' data: blob:; " +
+	"script-src 'self' 'unsafe-inline' 'unsafe-eval' data: blob:; style-src 'self' 'unsafe-inline' data: blob:; connect-src 'self'; " +
+	"form-action 'self'; base-uri 'none'; frame-ancestors "

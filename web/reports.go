@@ -114,7 +114,7 @@ func (p *Pages) report(c *gin.Context) {
 func (p *Pages) showReport(c *gin.Context, status int, r *models.Report, page *reportPage) {
 	ctx := c.Request.Context()
 	var err error
-	if r, page.Versions, err = p.reports.Versions(ctx, r.OrganizationID, r.ID); err != nil {
+	if r, page.Versions, err = p.reports.Versions(ctx, r.OrganizationID, CurrentPerson(c), r.ID); err != nil {
 		p.Fail(c, err)
 		return
 	}

