@@ -75,17 +75,21 @@ func TestEvidenceExport(t *testing.T) {
 		assert.Contains(t, actions, "approval:rejected")
 		assert.Contains(t, actions, "review:approved")
 		assert.Contains(t, actions, "flow:created")
-		checked, err := evidence.Verify(got.body)
+		published := s.do(t, "GET", "/.well-known/assent/evidence-keys", "", "", nil)
+		require.Equal(t, 200, published.status)
+		keys, err := evidence.ParseKeys(published.body)
+		require.NoError(t, err)
+		checked, err := evidence.Verify(got.body, keys)
 		require.NoError(t, err, "the export verifies as served")
 		assert.Equal(t, len(timeline), checked.Entries)
 
 		entry := timeline[2].(map[string]any)
 		tampered := bytes.Replace(got.body, []byte(`"id":"`+entry["id"].(string)+`"`), []byte(`"id":"`+entry["id"].(string)+`x"`), 1)
 		require.NotEqual(t, got.body, tampered)
-		_, err = evidence.Verify(tampered)
+		_, err = evidence.Verify(tampered, keys)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "timeline[2]")
-		_, err = evidence.Verify(bytes.Replace(got.body, []byte(`"title":"Quarter close"`), []byte(`"title":"Quarter clos"`), 1))
+		_, err = evidence.Verify(bytes.Replace(got.body, []byte(`"title":"Quarter close"`), []byte(`"title":"Quarter clos"`), 1), keys)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "signature")
 
@@ -106,7 +110,7 @@ func TestEvidenceExport(t *testing.T) {
 
 		report := s.do(t, "GET", "/api/v1/reports/q3/evidence", s.agentKey, "", nil)
 		require.Equal(t, 200, report.status, string(report.body))
-		_, err = evidence.Verify(report.body)
+		_, err = evidence.Verify(report.body, keys)
 		require.NoError(t, err)
 		assert.Equal(t, "report", report.decoded["subject"].(map[string]any)["type"])
 

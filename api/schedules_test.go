@@ -36,6 +36,16 @@ func TestSchedules(t *testing.T) {
 			{"not a duration", `{"reportId":"team/weekly","every":"soon"}`, 400, "invalid_request", "every"},
 			{"cron of three fields", `{"reportId":"team/weekly","cron":"0 9 *"}`, 400, "invalid_request", "cron"},
 			{"cron Temporal refuses", `{"reportId":"team/weekly","cron":"99 99 * * *"}`, 400, "invalid_request", "cron"},
+			// Every form is held to the minute, cron's own intervals and
+			// second fields too.
+			{"cron every second", `{"reportId":"team/weekly","cron":"@every 1s"}`, 400, "invalid_request", "cron"},
+			{"cron every 30 seconds", `{"reportId":"team/weekly","cron":"@every 30s"}`, 400, "invalid_request", "cron"},
+			{"cron every 59 seconds with an offset", `{"reportId":"team/weekly","cron":"@every 59s/10s"}`, 400, "invalid_request", "cron"},
+			{"cron every second with a comment", `{"reportId":"team/weekly","cron":"@every 1s # often"}`, 400, "invalid_request", "cron"},
+			{"cron second field", `{"reportId":"team/weekly","cron":"* * * * * * *"}`, 400, "invalid_request", "cron"},
+			{"cron two seconds a minute", `{"reportId":"team/weekly","cron":"0,30 * * * * * *"}`, 400, "invalid_request", "cron"},
+			{"cron a pair of seconds once a week", `{"reportId":"team/weekly","cron":"0,59 0 9 * * MON *"}`, 400, "invalid_request", "cron"},
+			{"every 59 seconds", `{"reportId":"team/weekly","every":59}`, 400, "invalid_request", "every"},
 			{"time zone", `{"reportId":"team/weekly","every":"1h","timezone":"Mars/Olympus"}`, 400, "invalid_request", "timezone"},
 			{"no such report", `{"reportId":"nope","every":"1h"}`, 400, "invalid_request", "reportId"},
 			{"not living", `{"reportId":"` + fixed["id"].(string) + `","every":"1h"}`, 409, "invalid_state", "reportId"},
@@ -47,6 +57,12 @@ func TestSchedules(t *testing.T) {
 				assert.Equal(t, c.code, errField(r, "code"))
 				assert.Equal(t, c.field, errField(r, "field"))
 			})
+		}
+		// A minute apart or more, in any form, is accepted.
+		s.publish(t, `{"title":"Often","slug":"team/often","living":true,"content":`+jsonString(html("f"))+`}`)
+		for _, cron := range []string{"@every 1m", "@every 90s/30s", "@hourly", "@daily", "* * * * *", "*/5 * * * *", "0 9 * * MON-FRI", "* * * * * 2099", "30 * * * * * *"} {
+			r := s.do(t, "POST", "/api/v1/schedules", s.agentKey, `{"reportId":"team/often","cron":"`+cron+`"}`, nil)
+			assert.Equal(t, 201, r.status, "%s: %s", cron, r.body)
 		}
 		r := s.do(t, "POST", "/api/v1/schedules", s.otherAgent, `{"reportId":"`+living["id"].(string)+`","every":"1h"}`, nil)
 		assert.Equal(t, 400, r.status, "another organisation's report is not found")

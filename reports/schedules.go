@@ -8,9 +8,12 @@ import (
 	"time"
 	_ "time/tzdata" // time zones by name, also where the system has none
 
+	schedulepb "go.temporal.io/api/schedule/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/server/service/worker/scheduler"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/models"
@@ -90,24 +93,67 @@ func (s *Service) newSchedule(ctx context.Context, p *models.Principal, in *Sche
 		}
 		sc.Timezone = *in.Timezone
 	}
+	field := "every"
 	if in.Cron != nil {
 		cron := strings.TrimSpace(*in.Cron)
 		if n := len(strings.Fields(cron)); !strings.HasPrefix(cron, "@") && (n < 5 || n > 7) {
 			return nil, apperr.Field(apperr.InvalidRequest, "cron", "cron must have five fields (minute hour day month weekday), such as \"0 9 * * MON\"")
 		}
-		sc.Cron = &cron
-		return sc, nil
+		sc.Cron, field = &cron, "cron"
+	} else {
+		every, err := requests.Duration("every", in.Every)
+		if err != nil {
+			return nil, err
+		}
+		seconds := int64(every / time.Second)
+		sc.EverySeconds = &seconds
 	}
-	every, err := requests.Duration("every", in.Every)
-	if err != nil {
+	if err := oftenEnough(field, sc, time.Now()); err != nil {
 		return nil, err
 	}
-	if every < MinEvery {
-		return nil, apperr.Field(apperr.InvalidRequest, "every", "every must be at least %s", MinEvery)
-	}
-	seconds := int64(every / time.Second)
-	sc.EverySeconds = &seconds
 	return sc, nil
+}
+
+// specs compiles schedule specs as the Temporal server does; Temporal
+// exports the compiler, so the gaps checked are the ones it will fire at.
+var specs = scheduler.NewSpecBuilder(func() int { return 0 }, func() int { return 10_000 })
+
+// firingsChecked is how many firings oftenEnough looks at: three always
+// include two firings of one minute when a cron's second field has two
+// values, wherever now falls (the last of one minute, then two of the next).
+const firingsChecked = 3
+
+// oftenEnough holds every form of schedule (an interval, a cron of five
+// to seven fields, @every with its offset, @hourly and the others) to
+// MinEvery between firings, computed from its next firings as Temporal
+// computes them. A spec Temporal refuses is named by field.
+func oftenEnough(field string, sc *models.Schedule, now time.Time) error {
+	spec := &schedulepb.ScheduleSpec{TimezoneName: sc.Timezone}
+	if sc.Cron != nil {
+		spec.CronString = []string{*sc.Cron}
+	} else {
+		spec.Interval = []*schedulepb.IntervalSpec{{Interval: durationpb.New(time.Duration(*sc.EverySeconds) * time.Second)}}
+	}
+	compiled, err := specs.NewCompiledSpec(spec)
+	if err != nil {
+		if sc.Cron != nil {
+			return apperr.Field(apperr.InvalidRequest, field, "cron %q is not a valid cron expression: %s", *sc.Cron, err)
+		}
+		return apperr.Field(apperr.InvalidRequest, field, "%s is not a valid interval: %s", field, err)
+	}
+	var last time.Time
+	for range firingsChecked {
+		next, err := compiled.GetNextTime("", now)
+		if err != nil || next.Nominal.IsZero() {
+			break // never fires (again): nothing to space out
+		}
+		if !last.IsZero() && next.Nominal.Sub(last) < MinEvery {
+			return apperr.Field(apperr.InvalidRequest, field, "%s must fire at most once a minute: it fires at %s and again %s later",
+				field, last.UTC().Format(time.RFC3339), next.Nominal.Sub(last))
+		}
+		last, now = next.Nominal, next.Nominal
+	}
+	return nil
 }
 
 // register creates the schedule's Temporal Schedule, or finds it made.

@@ -149,13 +149,13 @@ func TestBrowserGate(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "evidence.json")
 	require.NoError(t, os.WriteFile(file, export, 0o600))
 	var out bytes.Buffer
-	require.NoError(t, runEvidence(context.Background(), []string{"verify", file}, &out, io.Discard))
+	require.NoError(t, runEvidence(context.Background(), []string{"verify", file, "--url", apiURL}, &out, io.Discard))
 	assert.Contains(t, out.String(), "verifies")
 	at := strings.Index(string(export), `"action":"denied"`) + len(`"action":"d`)
 	tampered := bytes.Clone(export)
 	tampered[at] = 'E' // "denied" becomes "dEnied"
 	require.NoError(t, os.WriteFile(file, tampered, 0o600))
-	err = runEvidence(context.Background(), []string{"verify", file}, io.Discard, io.Discard)
+	err = runEvidence(context.Background(), []string{"verify", file, "--url", apiURL}, io.Discard, io.Discard)
 	require.Error(t, err, "one byte changed")
 	assert.Contains(t, err.Error(), "timeline[")
 }

@@ -70,6 +70,9 @@ func parse(name string, args []string, stderr io.Writer) (*config.Config, *slog.
 	if err := cfg.CheckSlackAPIURL(); err != nil {
 		return nil, nil, err
 	}
+	if err := cfg.CheckTemporalUIWriteActions(); err != nil {
+		return nil, nil, err
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
 		return nil, nil, fmt.Errorf("log level: %w", err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -66,6 +67,12 @@ func TestComposeWiring(t *testing.T) {
 			}
 			assert.Equal(t, "http://localhost:8080/temporal/codec", svc.Environment["TEMPORAL_CODEC_ENDPOINT"])
 			assert.Equal(t, "true", svc.Environment["TEMPORAL_CODEC_INCLUDE_CREDENTIALS"])
+			// Read-only by default (the variable temporalio/ui's docker.yaml
+			// reads into disableWriteActions); the operator's shell turns
+			// writes on.
+			writes := svc.Environment["TEMPORAL_DISABLE_WRITE_ACTIONS"]
+			assert.Equal(t, "true", interpolate(writes, nil), "the UI only reads unless asked")
+			assert.Equal(t, "false", interpolate(writes, map[string]string{"TEMPORAL_DISABLE_WRITE_ACTIONS": "false"}))
 		default:
 			assert.Empty(t, svc.Ports, "%s publishes no port", name)
 		}
@@ -120,4 +127,18 @@ func TestComposeWiring(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(dockerfile), "./cmd/assent")
 	assert.Contains(t, string(dockerfile), `ENTRYPOINT ["assent"]`)
+}
+
+// interpolate reads a value as docker compose does with env: a plain
+// value, ${NAME}, or ${NAME:-default} (the default when NAME is unset or
+// empty).
+func interpolate(value string, env map[string]string) string {
+	m := regexp.MustCompile(`^\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}$`).FindStringSubmatch(value)
+	if m == nil {
+		return value
+	}
+	if v := env[m[1]]; v != "" {
+		return v
+	}
+	return m[3]
 }

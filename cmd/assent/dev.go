@@ -36,7 +36,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 	// The embedded UI decodes payloads through this process, for the
 	// demo owner unless other operators are named.
-	opts := embeddedTemporal(cfg, log)
+	opts := embeddedTemporal(cfg, log, true)
 	opts.CodecEndpoint = baseURL + web.CodecPath
 	temporal, err := startTemporal(ctx, opts)
 	if err != nil {

@@ -3,9 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"log/slog"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,14 +17,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/evidence"
+	"github.com/assent-hq/assent/internal/canonjson"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 )
 
 // TestEvidenceVerify: `assent evidence verify FILE` accepts an export as
-// the instance signed it, with or without the published keys, and names
-// the entry when one byte of it was changed.
+// the instance signed it against the keys the instance publishes, fetched
+// (--url) or saved (--keys), refuses without them, and names the entry
+// when one byte of it was changed.
 func TestEvidenceVerify(t *testing.T) {
 	ctx := context.Background()
 	db := testenv.OpenDB(t, "sqlite")
@@ -39,19 +46,51 @@ func TestEvidenceVerify(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "export.json")
 	require.NoError(t, os.WriteFile(file, raw, 0o600))
+	// The instance's own API publishes its keys.
+	instance := httptest.NewServer(api.New(api.Deps{Store: store, Logger: slog.New(slog.DiscardHandler), BaseURL: "http://assent.test"}))
+	defer instance.Close()
 
 	var out bytes.Buffer
-	require.NoError(t, runEvidence(ctx, []string{"verify", file}, &out, io.Discard))
-	assert.Contains(t, out.String(), "verifies: 2 timeline entries, signed by "+x.Digest.KeyID)
+	err = runEvidence(ctx, []string{"verify", file}, &out, io.Discard)
+	require.Error(t, err, "without trusted keys nothing verifies")
+	assert.ErrorIs(t, err, evidence.ErrNoTrustedKeys)
+	assert.Contains(t, err.Error(), "--url")
+	assert.Empty(t, out.String())
+
+	require.NoError(t, runEvidence(ctx, []string{"verify", file, "--url", instance.URL}, &out, io.Discard))
+	assert.Contains(t, out.String(), "verifies: 2 timeline entries, signed by "+x.Digest.KeyID+", a key of "+instance.URL+"/.well-known/assent/evidence-keys")
+	require.NoError(t, runEvidence(ctx, []string{"verify", "--url", instance.URL + "/", file}, io.Discard, io.Discard), "flags before the file")
 
 	k, _, err := store.SigningEvidenceKey(ctx)
 	require.NoError(t, err)
 	keys := filepath.Join(dir, "keys.json")
-	require.NoError(t, os.WriteFile(keys, []byte(`{"keys":[{"kid":"`+k.ID+`","x":"`+base64.RawURLEncoding.EncodeToString(k.PublicKey)+`"}]}`), 0o600))
-	require.NoError(t, runEvidence(ctx, []string{"verify", file, "--keys", keys}, io.Discard, io.Discard))
+	require.NoError(t, os.WriteFile(keys, []byte(`{"keys":[{"kty":"OKP","crv":"Ed25519","kid":"`+k.ID+`","x":"`+base64.RawURLEncoding.EncodeToString(k.PublicKey)+`"}]}`), 0o600))
+	out.Reset()
+	require.NoError(t, runEvidence(ctx, []string{"verify", file, "--keys", keys}, &out, io.Discard))
+	assert.Contains(t, out.String(), "a key of "+keys)
+	otherPublic, _, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
 	other := filepath.Join(dir, "other.json")
-	require.NoError(t, os.WriteFile(other, []byte(`{"keys":[{"kid":"evk_other","x":"AAAA"}]}`), 0o600))
-	assert.ErrorContains(t, runEvidence(ctx, []string{"verify", file, "--keys", other}, io.Discard, io.Discard), "does not list")
+	require.NoError(t, os.WriteFile(other, []byte(`{"keys":[{"kty":"OKP","crv":"Ed25519","kid":"evk_other","x":"`+base64.RawURLEncoding.EncodeToString(otherPublic)+`"}]}`), 0o600))
+	assert.ErrorContains(t, runEvidence(ctx, []string{"verify", file, "--keys", other}, io.Discard, io.Discard), "not among the trusted keys")
+	assert.ErrorContains(t, runEvidence(ctx, []string{"verify", file, "--url", "http://assent.example.com"}, io.Discard, io.Discard), "https",
+		"keys fetched in clear from elsewhere could be anyone's")
+	assert.Error(t, runEvidence(ctx, []string{"verify", file, "--url", instance.URL, "--keys", keys}, io.Discard, io.Discard), "one source of keys")
+
+	// A forgery: the flow's title changed and the export signed again with
+	// an attacker's key, under the instance's key id or one of its own.
+	for _, kid := range []string{k.ID, "evk_attacker"} {
+		forged := forge(t, raw, kid, func(doc map[string]any) {
+			doc["subject"].(map[string]any)["title"] = "Nothing to see"
+		})
+		require.NoError(t, os.WriteFile(file, forged, 0o600))
+		err := runEvidence(ctx, []string{"verify", file}, io.Discard, io.Discard)
+		assert.ErrorIs(t, err, evidence.ErrNoTrustedKeys, "the key inside the file is not trusted")
+		err = runEvidence(ctx, []string{"verify", file, "--url", instance.URL}, io.Discard, io.Discard)
+		require.Error(t, err, "the instance's keys refuse the forgery (%s)", kid)
+		assert.Contains(t, err.Error(), "does not verify")
+		assert.Error(t, runEvidence(ctx, []string{"verify", file, "--keys", keys}, io.Discard, io.Discard))
+	}
 
 	second := x.Timeline[1]
 	tampered := bytes.Replace(raw, []byte(`"action":"`+second.Action+`"`), []byte(`"action":"`+second.Action+`!"`), 1)
@@ -59,4 +98,29 @@ func TestEvidenceVerify(t *testing.T) {
 	err = runEvidence(ctx, []string{"verify", file}, io.Discard, io.Discard)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "timeline[1] (entry "+second.ID)
+}
+
+// forge changes an export and signs it again with a new key under kid,
+// carrying that key, as the instance signs (canonical JSON without the
+// signature).
+func forge(t *testing.T, raw []byte, kid string, change func(map[string]any)) []byte {
+	t.Helper()
+	public, private, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	var doc map[string]any
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	require.NoError(t, d.Decode(&doc))
+	change(doc)
+	digest := doc["digest"].(map[string]any)
+	digest["keyId"], digest["publicKey"] = kid, base64.RawURLEncoding.EncodeToString(public)
+	delete(digest, "signature")
+	body, err := json.Marshal(doc)
+	require.NoError(t, err)
+	body, err = canonjson.Canonical(body)
+	require.NoError(t, err)
+	digest["signature"] = base64.StdEncoding.EncodeToString(ed25519.Sign(private, body))
+	forged, err := json.Marshal(doc)
+	require.NoError(t, err)
+	return forged
 }

@@ -22,7 +22,7 @@ commands:
   migrate   apply database migrations
   temporal  only the embedded Temporal server and its UI
   admin     manage organisations, members, teams, guests and keys; prints JSON
-  evidence verify FILE   check an evidence export offline: its entries, digest and signature
+  evidence verify FILE (--url URL | --keys KEYS)   check an evidence export: its entries, digest and signature by a key the instance publishes
   healthcheck URL   exit 0 when URL answers 200 (for container health checks)
 
 Run "assent <command> -h" for a command's flags.

@@ -23,7 +23,7 @@ func runTemporal(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return err
 	}
-	srv, err := startTemporal(ctx, embeddedTemporal(cfg, log))
+	srv, err := startTemporal(ctx, embeddedTemporal(cfg, log, false))
 	if err != nil {
 		return err
 	}
@@ -35,14 +35,18 @@ func runTemporal(ctx context.Context, args []string, stdout, stderr io.Writer) e
 }
 
 // embeddedTemporal is how dev and temporal run the embedded server: state
-// in the data dir, ports from the configuration.
-func embeddedTemporal(cfg *config.Config, log *slog.Logger) devtemporal.Options {
+// in the data dir, ports from the configuration. The UI only reads unless
+// the operator turns its write actions on, or, in dev (writes says so),
+// unless the developer turns them off: dev runs on the developer's own
+// machine, whose frontend already takes a terminate from any local client.
+func embeddedTemporal(cfg *config.Config, log *slog.Logger, writes bool) devtemporal.Options {
 	return devtemporal.Options{
-		FrontendPort: cfg.TemporalPort,
-		UIPort:       cfg.TemporalUIPort,
-		DatabaseFile: filepath.Join(cfg.DataDir, "temporal.db"),
-		Namespace:    cfg.TemporalNamespace,
-		Logger:       log,
+		FrontendPort:   cfg.TemporalPort,
+		UIPort:         cfg.TemporalUIPort,
+		DatabaseFile:   filepath.Join(cfg.DataDir, "temporal.db"),
+		Namespace:      cfg.TemporalNamespace,
+		Logger:         log,
+		UIWriteActions: cfg.UIWriteActions(writes),
 	}
 }
 

@@ -73,6 +73,11 @@ type Config struct {
 	// TemporalUIURL is the Temporal UI's address, the origin allowed to
 	// call the codec endpoint.
 	TemporalUIURL string
+	// TemporalUIWriteActions lets the embedded Temporal UI change
+	// workflows (reset, terminate, cancel, signal, start); nil leaves it
+	// to the command: on in `assent dev`, off in `assent temporal`.
+	TemporalUIWriteActions *bool
+	uiWritesRaw            string
 	// TLS to the Temporal frontend: a CA to trust (else the system's), a
 	// client certificate and key for mTLS, the name the server's
 	// certificate carries. All empty: plain gRPC (the embedded server).
@@ -116,6 +121,7 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.TemporalTLSServerName, "temporal-tls-server-name", env("ASSENT_TEMPORAL_TLS_SERVER_NAME", ""), "name on the Temporal frontend's certificate, when not its address's host (ASSENT_TEMPORAL_TLS_SERVER_NAME)")
 	fs.StringVar(&c.operatorsRaw, "operators", env("ASSENT_OPERATORS", ""), "comma-separated emails of the members who operate this instance and may see decoded payloads in the Temporal UI (ASSENT_OPERATORS)")
 	fs.StringVar(&c.TemporalUIURL, "temporal-ui-url", env("ASSENT_TEMPORAL_UI_URL", ""), "the Temporal UI's address, e.g. https://temporal.example.com, allowed to decode payloads through this instance (ASSENT_TEMPORAL_UI_URL)")
+	fs.StringVar(&c.uiWritesRaw, "temporal-ui-write-actions", env("ASSENT_TEMPORAL_UI_WRITE_ACTIONS", ""), "true lets the embedded Temporal UI reset, terminate, cancel, signal and start workflows, false keeps it read-only (ASSENT_TEMPORAL_UI_WRITE_ACTIONS); default on in dev, off in temporal")
 	fs.StringVar(&c.trustedRaw, "trusted-proxies", env("ASSENT_TRUSTED_PROXIES", ""), "comma-separated IPs or CIDR ranges of the proxies whose X-Forwarded-For names the client (ASSENT_TRUSTED_PROXIES); empty trusts none")
 	fs.StringVar(&c.SlackAPIURL, "slack-api-url", env("ASSENT_SLACK_API_URL", ""), "Slack's Web API address (ASSENT_SLACK_API_URL), for a fake Slack in tests and dev; default https://slack.com/api/")
 	c.DevRetryUnit, c.devRetryErr = time.ParseDuration(env("ASSENT_DEV_RETRY_UNIT", "0s"))
@@ -172,6 +178,29 @@ func (c *Config) CheckOperators() error {
 		c.TemporalUIURL = u.Scheme + "://" + u.Host
 	}
 	return nil
+}
+
+// CheckTemporalUIWriteActions reads the embedded UI's write switch.
+func (c *Config) CheckTemporalUIWriteActions() error {
+	c.TemporalUIWriteActions = nil
+	if c.uiWritesRaw == "" {
+		return nil
+	}
+	on, err := strconv.ParseBool(c.uiWritesRaw)
+	if err != nil {
+		return fmt.Errorf("ASSENT_TEMPORAL_UI_WRITE_ACTIONS must be true or false; got %q", c.uiWritesRaw)
+	}
+	c.TemporalUIWriteActions = &on
+	return nil
+}
+
+// UIWriteActions says whether the embedded Temporal UI may change
+// workflows: as set, else def, the command's default.
+func (c *Config) UIWriteActions(def bool) bool {
+	if c.TemporalUIWriteActions != nil {
+		return *c.TemporalUIWriteActions
+	}
+	return def
 }
 
 // CheckSlackAPIURL refuses a Slack API address that is not an absolute

@@ -49,7 +49,10 @@ type Options struct {
 	// CodecEndpoint is where the UI decodes payloads (with the browser's
 	// credentials); empty shows them as stored.
 	CodecEndpoint string
-	Logger        *slog.Logger
+	// UIWriteActions lets the UI change workflows (reset, terminate,
+	// cancel, signal, update, start, batch actions); off, it only reads.
+	UIWriteActions bool
+	Logger         *slog.Logger
 }
 
 // Server is a running embedded Temporal server.
@@ -125,6 +128,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 			HideLogs:            true,
 			DisableNewsFetch:    true,
 			Codec:               uiconfig.Codec{Endpoint: o.CodecEndpoint, IncludeCredentials: o.CodecEndpoint != ""},
+			DisableWriteActions: !o.UIWriteActions,
 		}))
 		go func() {
 			if err := s.ui.Start(); err != nil {

@@ -3,9 +3,12 @@ package devtemporal
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	_ "github.com/mattn/go-sqlite3"
@@ -36,4 +39,30 @@ func TestServerFileUsesWAL(t *testing.T) {
 	var mode string
 	require.NoError(t, db.QueryRow("PRAGMA journal_mode").Scan(&mode))
 	assert.Equal(t, "wal", mode)
+}
+
+// The UI only reads unless asked to write: its settings say so, and the
+// UI server refuses a terminate.
+func TestUIWriteActionsAreOffUnlessAsked(t *testing.T) {
+	for _, writes := range []bool{false, true} {
+		srv, err := Start(context.Background(), Options{Namespace: "default", UIWriteActions: writes, DatabaseFile: filepath.Join(t.TempDir(), "temporal.db"),
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		require.NoError(t, err)
+		resp, err := http.Get("http://" + srv.UIAddress() + "/api/v1/settings")
+		require.NoError(t, err)
+		var settings struct{ DisableWriteActions bool }
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&settings))
+		resp.Body.Close()
+		assert.Equal(t, !writes, settings.DisableWriteActions, "writes %v", writes)
+		// An Authorization header skips the UI's CSRF check, so the answer
+		// is the write switch's.
+		req, err := http.NewRequest("POST", "http://"+srv.UIAddress()+"/api/v1/namespaces/default/workflows/w/terminate", strings.NewReader(`{}`))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer x")
+		resp, err = http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, !writes, resp.StatusCode == http.StatusMethodNotAllowed, "writes %v: %d", writes, resp.StatusCode)
+		srv.Stop()
+	}
 }

