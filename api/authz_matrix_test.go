@@ -112,12 +112,12 @@ var authzMatrix = []authzRow{
 	// Copying is reading: liveReport is shared with nobody, and owners and
 	// administrators manage it without reading it.
 	{"POST", "/api/v1/reports/:idOrSlug/copy", rw, liveReport, ``, "anon=401 agent=201 noscope=403 members=403 adminkey=403 guest=401 others=404 otheradmin=403"},
-	{"POST", "/api/v1/schedules", sw, noID, `{"reportId":"{livingReport}","every":"24h"}`, "anon=401 agent=201 noscope=403 members=201 adminkey=403 guest=401 others=400 otheradmin=403"},
+	{"POST", "/api/v1/schedules", sw, noID, `{"reportId":"{livingReport}","every":"24h"}`, "anon=401 agent=201 noscope=403 owner=201 administrator=201 member=403 adminkey=403 guest=401 others=400 otheradmin=403"},
 	{"GET", "/api/v1/schedules", sw, noID, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=200 otheradmin=403"},
 	{"GET", "/api/v1/schedules/:id", sw, aSchedule, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
-	{"POST", "/api/v1/schedules/:id/pause", sw, aSchedule, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
-	{"POST", "/api/v1/schedules/:id/resume", sw, aSchedule, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
-	{"DELETE", "/api/v1/schedules/:id", sw, aSchedule, ``, "anon=401 agent=204 noscope=403 members=204 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"POST", "/api/v1/schedules/:id/pause", sw, aSchedule, ``, "anon=401 agent=200 noscope=403 owner=200 administrator=200 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"POST", "/api/v1/schedules/:id/resume", sw, aSchedule, ``, "anon=401 agent=200 noscope=403 owner=200 administrator=200 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},
+	{"DELETE", "/api/v1/schedules/:id", sw, aSchedule, ``, "anon=401 agent=204 noscope=403 owner=204 administrator=204 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"PATCH", "/api/v1/reports/:idOrSlug", rw, liveReport, `{"classification":"confidential"}`, "anon=401 agent=200 noscope=403 owner=200 administrator=200 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"PATCH", "/api/v1/reports/:idOrSlug", rw, liveReport, `{"showViewers":true}`, "anon=401 agent=200 noscope=403 owner=200 administrator=200 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},
 	{"POST", "/api/v1/reports/:idOrSlug/share", rs, liveReport, `{"audience":["everyone"]}`, "anon=401 agent=200 noscope=403 owner=200 administrator=200 member=403 adminkey=403 guest=401 others=404 otheradmin=403"},

@@ -75,7 +75,7 @@ func (s *Service) newSchedule(ctx context.Context, p *models.Principal, in *Sche
 	if (in.Cron == nil) == (len(in.Every) == 0 || string(in.Every) == "null") {
 		return nil, apperr.Field(apperr.InvalidRequest, "cron, every", "send exactly one of cron (such as \"0 9 * * MON\") and every (such as \"24h\")")
 	}
-	r, err := s.store.GetReport(ctx, p.Organization.ID, in.ReportID)
+	r, err := s.managed(ctx, p.Organization.ID, p.Actor(), in.ReportID)
 	if apperr.Is(err, apperr.NotFound) {
 		return nil, apperr.Field(apperr.InvalidRequest, "reportId", "report %s not found", in.ReportID)
 	}
@@ -212,10 +212,26 @@ func (s *Service) ListSchedules(ctx context.Context, orgID, reportID string, p m
 	return s.store.ListSchedules(ctx, orgID, reportID, p)
 }
 
+// managedSchedule returns schedule id of the organisation when by may
+// change its report.
+func (s *Service) managedSchedule(ctx context.Context, orgID string, by models.Actor, id string) (*models.Schedule, error) {
+	sc, err := s.store.GetSchedule(ctx, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.managed(ctx, orgID, by, sc.ReportID); err != nil && !apperr.Is(err, apperr.NotFound) {
+		return nil, err
+	}
+	return sc, nil
+}
+
 // PauseSchedule pauses or resumes a schedule.
-func (s *Service) PauseSchedule(ctx context.Context, orgID, id string, paused bool) (*models.Schedule, error) {
+func (s *Service) PauseSchedule(ctx context.Context, orgID string, by models.Actor, id string, paused bool) (*models.Schedule, error) {
 	if s.temporal == nil {
 		return nil, apperr.New(apperr.Unavailable, "schedules cannot be changed here: no workflow service is configured")
+	}
+	if _, err := s.managedSchedule(ctx, orgID, by, id); err != nil {
+		return nil, err
 	}
 	sc, err := s.registered(ctx, orgID, id)
 	if err != nil {
@@ -234,8 +250,8 @@ func (s *Service) PauseSchedule(ctx context.Context, orgID, id string, paused bo
 }
 
 // DeleteSchedule deletes a schedule and its Temporal Schedule.
-func (s *Service) DeleteSchedule(ctx context.Context, orgID, id string) error {
-	sc, err := s.store.GetSchedule(ctx, orgID, id)
+func (s *Service) DeleteSchedule(ctx context.Context, orgID string, by models.Actor, id string) error {
+	sc, err := s.managedSchedule(ctx, orgID, by, id)
 	if err != nil {
 		return err
 	}
