@@ -72,6 +72,7 @@ func TestReportAccessByRole(t *testing.T) {
 		require.Equal(t, 201, cp.status, string(cp.body))
 		assert.Equal(t, "confidential", cp.decoded["classification"], "the copy keeps its source's classification")
 		assert.Equal(t, "member", cp.decoded["owner"].(map[string]any)["type"])
+		assert.NotNil(t, cp.decoded["copiedFromId"], "the copy names its source")
 
 		lower := f.do(t, "PATCH", "/api/v1/reports/mine", cy, `{"classification":"public"}`, nil)
 		assert.Equal(t, 403, lower.status, string(lower.body))

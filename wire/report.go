@@ -22,12 +22,14 @@ type Report struct {
 	Audience       []string `json:"audience"`
 	Archived       bool     `json:"archived"`
 	// ShowViewers says whether readership analytics name the readers.
-	ShowViewers bool          `json:"showViewers"`
-	Owner       Owner         `json:"owner"`
-	FlowID      *string       `json:"flowId"`
-	CreatedAt   wiretime.Time `json:"createdAt"`
-	UpdatedAt   wiretime.Time `json:"updatedAt"`
-	Version     *Version      `json:"version,omitempty"`
+	ShowViewers bool    `json:"showViewers"`
+	Owner       Owner   `json:"owner"`
+	FlowID      *string `json:"flowId"`
+	// CopiedFromID is the report this one was copied from, if any.
+	CopiedFromID *string       `json:"copiedFromId"`
+	CreatedAt    wiretime.Time `json:"createdAt"`
+	UpdatedAt    wiretime.Time `json:"updatedAt"`
+	Version      *Version      `json:"version,omitempty"`
 	// RemovedGrants answers a reclassification: the grants the new level
 	// does not allow, removed with it.
 	RemovedGrants *[]Grant `json:"removedGrants,omitempty"`
@@ -65,7 +67,7 @@ func NewReport(r *models.Report, v *models.ReportVersion, baseURL string) Report
 	out := Report{ID: r.ID, Title: r.Title, Slug: r.Slug, URL: ReportURL(baseURL, r.Slug), LatestVersion: r.LatestVersion,
 		LiveVersion: r.LiveVersion, Living: r.Living, Classification: r.Classification, Audience: nonNilStrings(r.Audience),
 		Archived: r.Archived, ShowViewers: r.ShowViewers, Owner: owner(r.OwnerPerson, r.OwnerID, r.OwnerName), FlowID: r.FlowID,
-		CreatedAt: wiretime.New(r.CreatedAt), UpdatedAt: wiretime.New(r.UpdatedAt)}
+		CopiedFromID: r.CopiedFromID, CreatedAt: wiretime.New(r.CreatedAt), UpdatedAt: wiretime.New(r.UpdatedAt)}
 	if v != nil {
 		ver := NewVersion(r, v)
 		out.Version = &ver
