@@ -284,7 +284,7 @@ func TestRecordHistories(t *testing.T) {
 				}
 				h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 					WorkflowID: run.GetID(), RunID: run.GetRunID(), UpdateID: fmt.Sprintf("%s-%d", step.update, i+1),
-					UpdateName: step.update, Args: []any{step.arg}, WaitForStage: client.WorkflowUpdateStageCompleted})
+					UpdateName: step.update, Args: []any{addressed(in.ApprovalID, step.arg)}, WaitForStage: client.WorkflowUpdateStageCompleted})
 				require.NoError(t, err)
 				require.NoError(t, h.Get(ctx, nil), "update %s", step.update)
 			}
@@ -312,7 +312,7 @@ func TestRecordHistories(t *testing.T) {
 		require.NoError(t, err)
 		submit := func(id string, r workflows.SubmitReplyRequest) {
 			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
-				UpdateID: id, UpdateName: workflows.UpdateSubmitReply, Args: []any{r}, WaitForStage: client.WorkflowUpdateStageCompleted})
+				UpdateID: id, UpdateName: workflows.UpdateSubmitReply, Args: []any{addressed(in.CollectionID, r)}, WaitForStage: client.WorkflowUpdateStageCompleted})
 			require.NoError(t, err)
 			require.NoError(t, h.Get(ctx, nil), "reply %s", id)
 		}
@@ -346,7 +346,7 @@ func TestRecordHistories(t *testing.T) {
 		require.NoError(t, err)
 		send := func(id, name string, arg any) {
 			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
-				UpdateID: id, UpdateName: name, Args: []any{arg}, WaitForStage: client.WorkflowUpdateStageCompleted})
+				UpdateID: id, UpdateName: name, Args: []any{addressed(in.CollectionID, arg)}, WaitForStage: client.WorkflowUpdateStageCompleted})
 			require.NoError(t, err)
 			require.NoError(t, h.Get(ctx, nil), "update %s", id)
 		}
@@ -390,7 +390,7 @@ func TestRecordHistories(t *testing.T) {
 			require.NoError(t, err)
 			for i, v := range sc.verdicts {
 				h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
-					UpdateID: fmt.Sprintf("verdict-%d", i+1), UpdateName: workflows.UpdateVerdict, Args: []any{v},
+					UpdateID: fmt.Sprintf("verdict-%d", i+1), UpdateName: workflows.UpdateVerdict, Args: []any{addressed(in.ReviewID, v)},
 					WaitForStage: client.WorkflowUpdateStageCompleted})
 				require.NoError(t, err)
 				require.NoError(t, h.Get(ctx, nil), "verdict %d", i+1)
@@ -398,7 +398,7 @@ func TestRecordHistories(t *testing.T) {
 					// A repeat from the same reviewer is refused by the
 					// validator and leaves no trace in the history.
 					again, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
-						UpdateID: "verdict-again", UpdateName: workflows.UpdateVerdict, Args: []any{v},
+						UpdateID: "verdict-again", UpdateName: workflows.UpdateVerdict, Args: []any{addressed(in.ReviewID, v)},
 						WaitForStage: client.WorkflowUpdateStageCompleted})
 					require.NoError(t, err)
 					require.Error(t, again.Get(ctx, nil))
