@@ -69,6 +69,13 @@ type place struct {
 	Scheduled bool `json:"scheduled,omitempty"`
 }
 
+func (p place) String() string {
+	if p.Activity != "" {
+		return fmt.Sprintf("activity %s of workflow %q", p.Activity, p.Workflow)
+	}
+	return fmt.Sprintf("workflow %q", p.Workflow)
+}
+
 // holds reports whether a payload bound to p may be decoded at want.
 func (p place) holds(want place) bool {
 	sameWorkflow := p.Workflow == want.Workflow ||
@@ -154,7 +161,7 @@ func (c *Codec) open(p *commonpb.Payload) (*commonpb.Payload, string, error) {
 		return nil, "", fmt.Errorf("temporal payload: %w", err)
 	}
 	if _, ok := p.Metadata[metaBinding]; ok && c.at != nil && !bound.holds(*c.at) {
-		return nil, "", fmt.Errorf("temporal payload for %q, decoded for %q: %w", bound.Workflow+"/"+bound.Activity, c.at.Workflow+"/"+c.at.Activity, ErrMisplaced)
+		return nil, "", fmt.Errorf("temporal payload for %s, decoded for %s: %w", bound, c.at, ErrMisplaced)
 	}
 	out := &commonpb.Payload{}
 	if err := proto.Unmarshal(plain, out); err != nil {
