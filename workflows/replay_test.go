@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 	"go.temporal.io/server/temporaltest"
 
 	"github.com/assent-hq/assent/internal/payloadcodec"
@@ -81,7 +82,11 @@ func TestReplaysSavedHistories(t *testing.T) {
 			replayer.RegisterWorkflow(workflows.Approval)
 			replayer.RegisterWorkflow(workflows.Collection)
 			replayer.RegisterWorkflow(workflows.Review)
-			require.NoError(t, replayer.ReplayWorkflowHistory(nil, history))
+			// Bound payloads open only in their workflow, whose id the
+			// start's input names.
+			start := history.Events[0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()[0]
+			require.NoError(t, replayer.ReplayWorkflowHistoryWithOptions(nil, history, worker.ReplayWorkflowHistoryOptions{
+				OriginalExecution: workflow.Execution{ID: payloadcodec.BoundWorkflow(start)}}))
 		})
 	}
 }
@@ -108,9 +113,11 @@ func TestRecordHistories(t *testing.T) {
 	if os.Getenv("ASSENT_RECORD_HISTORIES") == "" {
 		t.Skip("set ASSENT_RECORD_HISTORIES=1 to record the histories in " + historiesDir)
 	}
-	dc, fc := historiesCodec(t, true)
+	// As serve, worker and dev dial: payloads bound, Updates checked.
+	keys, err := secretkey.LoadOrCreate(filepath.Join(historiesDir, "test-only.key"))
+	require.NoError(t, err)
 	ts := temporaltest.NewServer(temporaltest.WithT(t),
-		temporaltest.WithBaseClientOptions(client.Options{DataConverter: dc, FailureConverter: fc}))
+		temporaltest.WithBaseClientOptions(payloadcodec.ClientOptions(client.Options{}, payloadcodec.New(keys))))
 	c := ts.GetDefaultClient()
 	// Bounds, so a stuck run fails the recording instead of hanging it:
 	// two minutes for the set-up and for each scenario, more for one
@@ -124,7 +131,7 @@ func TestRecordHistories(t *testing.T) {
 	// The workflow upserts AssentStatus, which the namespace must know. This
 	// is what worker.RegisterSearchAttributes does, without pulling the
 	// database packages into this test binary.
-	_, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
+	_, err = c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
 		Namespace: ts.GetDefaultNamespace(), SearchAttributes: workflows.SearchAttributes()})
 	require.NoError(t, err)
 	// The collection scenario waits for its reminder before its last reply;
@@ -209,6 +216,14 @@ func TestRecordHistories(t *testing.T) {
 		{"approval_recorded_expired", 2 * time.Second, 0, nil, states.Expired},
 		// Recorded with every payload encrypted (the payload codec).
 		{"approval_encrypted_corrected", 24 * time.Hour, 0, []recordStep{
+			{update: workflows.UpdateAsk, arg: workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
+			{update: workflows.UpdateAnswer, arg: workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
+			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove,
+				Corrections: raw(`{"amount":80.50}`)}},
+		}, states.Approved},
+		// Recorded with every payload bound to its workflow, activity and
+		// message (finding 3 of issue 32), each Update naming its approval.
+		{"approval_bound_corrected", 24 * time.Hour, 0, []recordStep{
 			{update: workflows.UpdateAsk, arg: workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
 			{update: workflows.UpdateAnswer, arg: workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
 			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove,
