@@ -207,3 +207,12 @@ func FailureConverter(c *Codec) converter.FailureConverter {
 	return temporal.NewDefaultFailureConverter(temporal.DefaultFailureConverterOptions{
 		DataConverter: DataConverter(c), EncodeCommonAttributes: true})
 }
+
+// BoundWorkflow is the workflow id p is bound to ("" for none), read from
+// its metadata: a history's replayer must run under it for the history's
+// payloads to open.
+func BoundWorkflow(p *commonpb.Payload) string {
+	var bound place
+	_ = json.Unmarshal(p.GetMetadata()[metaBinding], &bound)
+	return bound.Workflow
+}
