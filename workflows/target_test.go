@@ -144,3 +144,18 @@ func TestHoldDecisionsForAnotherVersionAreRefused(t *testing.T) {
 	assert.Equal(t, apperr.Forbidden, errType(h.results["none"]))
 	assert.True(t, out.Timeout, "nobody released it: it was declined when its time ran out")
 }
+
+// An ask sent again (its payload copied onto the same approval, where both
+// layers let it through) is refused: its question is already there.
+func TestAnAskSentAgainIsRefused(t *testing.T) {
+	h := newHarness(t)
+	ask := workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}
+	h.update(time.Minute, "ask", workflows.UpdateAsk, ask)
+	h.update(2*time.Minute, "answer", workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme"})
+	h.update(3*time.Minute, "ask-again", workflows.UpdateAsk, ask)
+	h.update(4*time.Minute, "decide", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", Decision: "approve"})
+	s := h.run(baseInput())
+	h.refusedWith("ask-again", apperr.Conflict)
+	assert.Equal(t, states.Approved, s.Status, "no unanswerable question blocks the decision")
+	assert.Len(t, s.Questions, 1)
+}
