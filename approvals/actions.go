@@ -54,7 +54,7 @@ func (s *Service) DecideVia(ctx context.Context, orgID, id, updateID string, who
 	if err := s.guestsMayStillApprove(ctx, orgID, who); err != nil {
 		return nil, err
 	}
-	return s.update(ctx, orgID, id, updateID, workflows.UpdateDecide, workflows.DecideRequest{ActorID: who.ID,
+	return s.update(ctx, orgID, id, updateID, workflows.UpdateDecide, &workflows.DecideRequest{ActorID: who.ID,
 		ActorName: who.Name, Decision: d.Decision, Note: d.Note, Reason: d.Reason, Corrections: d.Corrections, Via: via})
 }
 
@@ -81,7 +81,7 @@ func (s *Service) Ask(ctx context.Context, orgID, id, updateID string, who model
 	if err := needPerson(who, "asking the requester"); err != nil {
 		return nil, nil, err
 	}
-	req := workflows.AskRequest{ActorID: who.ID, ActorName: who.Name, QuestionID: ids.New(ids.Question), Question: q.Question}
+	req := &workflows.AskRequest{ActorID: who.ID, ActorName: who.Name, QuestionID: ids.New(ids.Question), Question: q.Question}
 	a, err := s.update(ctx, orgID, id, updateID, workflows.UpdateAsk, req)
 	if err != nil {
 		return nil, nil, err
@@ -97,7 +97,7 @@ func (s *Service) Ask(ctx context.Context, orgID, id, updateID string, who model
 // Answer answers a question; only the requester may.
 func (s *Service) Answer(ctx context.Context, orgID, id, updateID string, who models.Actor, in Answer) (*models.Approval, error) {
 	return s.update(ctx, orgID, id, updateID, workflows.UpdateAnswer,
-		workflows.AnswerRequest{Requester: who.ID, QuestionID: in.QuestionID, Answer: in.Answer})
+		&workflows.AnswerRequest{Requester: who.ID, QuestionID: in.QuestionID, Answer: in.Answer})
 }
 
 // Cancel withdraws a pending approval; the record remains. The workflow
@@ -123,7 +123,7 @@ func (s *Service) RemoveApprover(ctx context.Context, orgID string, by models.Ac
 	if err != nil {
 		return err
 	}
-	req := workflows.RemoveApproverRequest{PersonID: personID, PersonName: personName, Defaults: defaults,
+	req := &workflows.RemoveApproverRequest{PersonID: personID, PersonName: personName, Defaults: defaults,
 		ActorID: by.ID, ActorName: by.Name}
 	var errs []error
 	for _, id := range approvalIDs {
@@ -138,6 +138,6 @@ func (s *Service) RemoveApprover(ctx context.Context, orgID string, by models.Ac
 
 // update sends an Update to the approval's workflow and returns the record
 // as the workflow left it.
-func (s *Service) update(ctx context.Context, orgID, id, updateID, name string, arg any) (*models.Approval, error) {
+func (s *Service) update(ctx context.Context, orgID, id, updateID, name string, arg workflows.Argument) (*models.Approval, error) {
 	return s.records.Update(ctx, s.store, s.temporal, orgID, id, updateID, name, arg)
 }

@@ -214,7 +214,7 @@ func (s *Service) Reply(ctx context.Context, person *models.Person, id, updateID
 	}
 	if in.Submit {
 		return s.records.Update(ctx, s.store, s.temporal, c.OrganizationID, id, updateID, workflows.UpdateSubmitReply,
-			workflows.SubmitReplyRequest{RespondentID: person.ID(), RespondentName: person.DisplayName(),
+			&workflows.SubmitReplyRequest{RespondentID: person.ID(), RespondentName: person.DisplayName(),
 				RespondentEmail: person.Email(), Answers: in.Answers})
 	}
 	switch {
@@ -252,7 +252,7 @@ func (s *Service) Draft(ctx context.Context, person *models.Person, id string) (
 // where the person replied or is no longer asked, needs nothing. Each
 // Update's id is derived from the person, so a retry is applied once.
 func (s *Service) RemoveRespondent(ctx context.Context, orgID string, by models.Actor, personID, personName string, collectionIDs []string) error {
-	req := workflows.RemoveRespondentRequest{PersonID: personID, PersonName: personName, ActorID: by.ID, ActorName: by.Name}
+	req := &workflows.RemoveRespondentRequest{PersonID: personID, PersonName: personName, ActorID: by.ID, ActorName: by.Name}
 	var errs []error
 	for _, id := range collectionIDs {
 		_, err := s.records.Update(ctx, s.store, s.temporal, orgID, id, "remove-respondent/"+personID, workflows.UpdateRemoveRespondent, req)

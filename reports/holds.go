@@ -91,7 +91,7 @@ func (s *Service) DecideHeld(ctx context.Context, by models.Actor, orgID, versio
 	if release {
 		d.Decision = workflows.HoldRelease
 	}
-	v, err := s.holds().Update(ctx, s.store, s.temporal, orgID, versionID, updateID, workflows.UpdateDecideHold, d)
+	v, err := s.holds().Update(ctx, s.store, s.temporal, orgID, versionID, updateID, workflows.UpdateDecideHold, &d)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -199,13 +199,15 @@ func (r *Records[T]) startNew(ctx context.Context, rec *T) error {
 // which lets the requester, owners and administrators do it.
 func (r *Records[T]) Cancel(ctx context.Context, store *models.Store, tc client.Client, orgID, id, updateID string, who models.Actor) (*T, error) {
 	return r.Update(ctx, store, tc, orgID, id, updateID, workflows.UpdateCancel,
-		workflows.CancelRequest{ActorID: who.ID, ActorName: who.Name, Administrator: who.Administrator})
+		&workflows.CancelRequest{ActorID: who.ID, ActorName: who.Name, Administrator: who.Administrator})
 }
 
 // Update sends an Update to the record's workflow and returns the record
 // as the workflow left it. updateID, when set (an Idempotency-Key, a
-// form's submission id), makes Temporal run a repeated request once.
-func (r *Records[T]) Update(ctx context.Context, store *models.Store, tc client.Client, orgID, id, updateID, name string, arg any) (*T, error) {
+// form's submission id), makes Temporal run a repeated request once. arg
+// is addressed to the record here, for the workflow's validator to check.
+func (r *Records[T]) Update(ctx context.Context, store *models.Store, tc client.Client, orgID, id, updateID, name string, arg workflows.Argument) (*T, error) {
+	arg.For(id)
 	rec, err := r.Get(ctx, orgID, id)
 	if err != nil {
 		return nil, err

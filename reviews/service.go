@@ -241,6 +241,6 @@ func (s *Service) Verdict(ctx context.Context, person *models.Person, id, update
 		return nil, err
 	}
 	return s.records.Update(ctx, s.store, s.temporal, r.OrganizationID, id, updateID, workflows.UpdateVerdict,
-		workflows.VerdictRequest{ReviewerID: person.ID(), ReviewerName: person.DisplayName(), ReviewerEmail: person.Email(),
+		&workflows.VerdictRequest{ReviewerID: person.ID(), ReviewerName: person.DisplayName(), ReviewerEmail: person.Email(),
 			Verdict: in.Verdict, Note: strings.TrimSpace(in.Note)})
 }

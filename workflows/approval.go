@@ -124,11 +124,11 @@ type approval struct {
 
 func (a *approval) setup(ctx workflow.Context) error {
 	return setUpdates(ctx, []update{
-		{UpdateDecide, a.decide, func(ctx workflow.Context, r DecideRequest) error { return checkDecide(&a.in, &a.state, r) }},
-		{UpdateAsk, a.ask, func(ctx workflow.Context, r AskRequest) error { return checkAsk(&a.in, &a.state, r) }},
-		{UpdateAnswer, a.answer, func(ctx workflow.Context, r AnswerRequest) error { return checkAnswer(&a.in, &a.state, r) }},
-		{UpdateCancel, a.cancel, func(ctx workflow.Context, r CancelRequest) error { return checkCancel(&a.in, &a.state, r) }},
-		{UpdateRemoveApprover, a.removeApprover, func(ctx workflow.Context, r RemoveApproverRequest) error { return a.state.checkRemoveApprover(r) }},
+		{UpdateDecide, a.decide, validator(a.in.ApprovalID, func(r DecideRequest) error { return checkDecide(&a.in, &a.state, r) })},
+		{UpdateAsk, a.ask, validator(a.in.ApprovalID, func(r AskRequest) error { return checkAsk(&a.in, &a.state, r) })},
+		{UpdateAnswer, a.answer, validator(a.in.ApprovalID, func(r AnswerRequest) error { return checkAnswer(&a.in, &a.state, r) })},
+		{UpdateCancel, a.cancel, validator(a.in.ApprovalID, func(r CancelRequest) error { return checkCancel(&a.in, &a.state, r) })},
+		{UpdateRemoveApprover, a.removeApprover, validator(a.in.ApprovalID, a.state.checkRemoveApprover)},
 	})
 }
 

@@ -244,6 +244,12 @@ func checkAsk(in *ApprovalInput, s *ApprovalState, req AskRequest) error {
 	if q := s.openQuestion(); q != nil {
 		return refuse(apperr.QuestionPending, "question %s is still waiting for an answer", q.QuestionID)
 	}
+	// Every other Update replayed onto its own request is refused by its
+	// state (already approved, answered, settled); an ask would add a
+	// question nobody could answer, as answers find the first by its id.
+	if slices.ContainsFunc(s.Questions, func(q Question) bool { return q.QuestionID == req.QuestionID }) {
+		return refuse(apperr.Conflict, "question %s was already asked", req.QuestionID)
+	}
 	return nil
 }
 

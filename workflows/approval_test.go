@@ -32,6 +32,8 @@ type harness struct {
 	emails      []email
 	// failEmails, when set, is every email attempt's error.
 	failEmails error
+	// id is the approval run runs, which Updates are addressed to.
+	id string
 }
 
 type result struct {
@@ -102,11 +104,12 @@ func (h *harness) update(offset time.Duration, key, name string, args ...any) {
 				}
 				h.results[key] = r
 			},
-		}, args...)
+		}, addressedAll(h.id, args)...)
 	}, offset)
 }
 
 func (h *harness) run(in workflows.ApprovalInput) workflows.ApprovalState {
+	h.id = in.ApprovalID
 	h.env.ExecuteWorkflow(workflows.Approval, in)
 	require.True(h.t, h.env.IsWorkflowCompleted())
 	require.NoError(h.t, h.env.GetWorkflowError())

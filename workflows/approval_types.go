@@ -50,6 +50,7 @@ type Escalation struct {
 
 // DecideRequest is one approver's decision.
 type DecideRequest struct {
+	Target
 	ActorID   string
 	ActorName string
 	Decision  string
@@ -65,6 +66,7 @@ type DecideRequest struct {
 // AskRequest is an approver's question to the requester. The caller makes
 // QuestionID so the workflow stays deterministic.
 type AskRequest struct {
+	Target
 	ActorID    string
 	ActorName  string
 	QuestionID string
@@ -73,6 +75,7 @@ type AskRequest struct {
 
 // AnswerRequest is the requester's answer.
 type AnswerRequest struct {
+	Target
 	// Requester is whoever answers, identified as in ApprovalInput.
 	Requester  string
 	QuestionID string
@@ -81,6 +84,7 @@ type AnswerRequest struct {
 
 // CancelRequest withdraws a pending approval.
 type CancelRequest struct {
+	Target
 	ActorID   string
 	ActorName string
 	// Administrator is set for an owner, an administrator or an admin key,
@@ -91,6 +95,7 @@ type CancelRequest struct {
 // RemoveApproverRequest takes a person off the approvers: an administrator
 // removed them from the organisation.
 type RemoveApproverRequest struct {
+	Target
 	PersonID string
 	// PersonName names the person on the timeline.
 	PersonName string

@@ -30,9 +30,9 @@ func Collection(ctx workflow.Context, in CollectionInput) (CollectionState, erro
 		c.state.RequiredResponses = len(c.state.RespondentIDs)
 	}
 	if err := setUpdates(ctx, []update{
-		{UpdateSubmitReply, c.submitReply, func(ctx workflow.Context, r SubmitReplyRequest) error { return checkReply(&c.in, &c.state, r) }},
-		{UpdateCancel, c.cancel, func(ctx workflow.Context, r CancelRequest) error { return checkCancelCollection(&c.in, &c.state, r) }},
-		{UpdateRemoveRespondent, c.removeRespondent, func(ctx workflow.Context, r RemoveRespondentRequest) error { return c.state.checkRemoveRespondent(r) }},
+		{UpdateSubmitReply, c.submitReply, validator(c.in.CollectionID, func(r SubmitReplyRequest) error { return checkReply(&c.in, &c.state, r) })},
+		{UpdateCancel, c.cancel, validator(c.in.CollectionID, func(r CancelRequest) error { return checkCancelCollection(&c.in, &c.state, r) })},
+		{UpdateRemoveRespondent, c.removeRespondent, validator(c.in.CollectionID, c.state.checkRemoveRespondent)},
 	}); err != nil {
 		return c.state, err
 	}

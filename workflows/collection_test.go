@@ -28,6 +28,7 @@ type collectionHarness struct {
 	transitions []workflows.CollectionTransition
 	emails      []sentEmail
 	results     map[string]collectionResult
+	id          string
 }
 
 type sentEmail struct {
@@ -94,11 +95,12 @@ func (h *collectionHarness) update(offset time.Duration, key, name string, arg a
 				}
 				h.results[key] = r
 			},
-		}, arg)
+		}, addressed(h.id, arg))
 	}, offset)
 }
 
 func (h *collectionHarness) run(in workflows.CollectionInput) workflows.CollectionState {
+	h.id = in.CollectionID
 	h.env.ExecuteWorkflow(workflows.Collection, in)
 	require.True(h.t, h.env.IsWorkflowCompleted())
 	require.NoError(h.t, h.env.GetWorkflowError())

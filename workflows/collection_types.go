@@ -28,6 +28,7 @@ type CollectionInput struct {
 // SubmitReplyRequest is one respondent's submitted answers, keyed by
 // question id, as raw JSON. Drafts never reach the workflow.
 type SubmitReplyRequest struct {
+	Target
 	RespondentID    string
 	RespondentName  string
 	RespondentEmail string
@@ -88,6 +89,7 @@ type EmailRespondentsInput struct {
 // RemoveRespondentRequest takes a person off an open collection: an
 // administrator removed them from the organisation.
 type RemoveRespondentRequest struct {
+	Target
 	PersonID   string
 	PersonName string
 	ActorID    string

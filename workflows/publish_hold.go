@@ -29,6 +29,7 @@ type PublishHoldInput struct {
 
 // HoldDecision is an owner's or administrator's release or decline.
 type HoldDecision struct {
+	Target
 	Decision  string
 	ActorID   string
 	ActorName string
@@ -58,9 +59,9 @@ func PublishHold(ctx workflow.Context, in PublishHoldInput) (HoldOutcome, error)
 			}
 			return out, writeErr
 		},
-		workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, d HoldDecision) error {
+		workflow.UpdateHandlerOptions{Validator: validator(in.VersionID, func(d HoldDecision) error {
 			return checkHoldDecision(decided, out, d)
-		}})
+		})})
 	if err != nil {
 		return out, err
 	}

@@ -47,7 +47,7 @@ func (h *holdHarness) decide(offset time.Duration, key string, d workflows.HoldD
 			OnAccept:   func() {},
 			OnReject:   func(err error) { h.results[key] = err },
 			OnComplete: func(_ any, err error) { h.results[key] = err },
-		}, d)
+		}, addressed("ver_1", d))
 	}, offset)
 }
 

@@ -77,7 +77,7 @@ func TestTransitionsAreWrittenOnlyOnceRecorded(t *testing.T) {
 		require.NoError(t, err)
 		for _, u := range updates {
 			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: wf.GetID(), UpdateName: u.update,
-				Args: []any{u.arg}, WaitForStage: client.WorkflowUpdateStageCompleted})
+				Args: []any{addressed(id, u.arg)}, WaitForStage: client.WorkflowUpdateStageCompleted})
 			require.NoError(t, err)
 			require.NoError(t, h.Get(ctx, nil))
 		}

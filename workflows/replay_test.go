@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 	"go.temporal.io/server/temporaltest"
 
 	"github.com/assent-hq/assent/internal/payloadcodec"
@@ -81,7 +82,11 @@ func TestReplaysSavedHistories(t *testing.T) {
 			replayer.RegisterWorkflow(workflows.Approval)
 			replayer.RegisterWorkflow(workflows.Collection)
 			replayer.RegisterWorkflow(workflows.Review)
-			require.NoError(t, replayer.ReplayWorkflowHistory(nil, history))
+			// Bound payloads open only in their workflow, whose id the
+			// start's input names.
+			start := history.Events[0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()[0]
+			require.NoError(t, replayer.ReplayWorkflowHistoryWithOptions(nil, history, worker.ReplayWorkflowHistoryOptions{
+				OriginalExecution: workflow.Execution{ID: payloadcodec.BoundWorkflow(start)}}))
 		})
 	}
 }
@@ -108,9 +113,11 @@ func TestRecordHistories(t *testing.T) {
 	if os.Getenv("ASSENT_RECORD_HISTORIES") == "" {
 		t.Skip("set ASSENT_RECORD_HISTORIES=1 to record the histories in " + historiesDir)
 	}
-	dc, fc := historiesCodec(t, true)
+	// As serve, worker and dev dial: payloads bound, Updates checked.
+	keys, err := secretkey.LoadOrCreate(filepath.Join(historiesDir, "test-only.key"))
+	require.NoError(t, err)
 	ts := temporaltest.NewServer(temporaltest.WithT(t),
-		temporaltest.WithBaseClientOptions(client.Options{DataConverter: dc, FailureConverter: fc}))
+		temporaltest.WithBaseClientOptions(payloadcodec.ClientOptions(client.Options{}, payloadcodec.New(keys))))
 	c := ts.GetDefaultClient()
 	// Bounds, so a stuck run fails the recording instead of hanging it:
 	// two minutes for the set-up and for each scenario, more for one
@@ -124,7 +131,7 @@ func TestRecordHistories(t *testing.T) {
 	// The workflow upserts AssentStatus, which the namespace must know. This
 	// is what worker.RegisterSearchAttributes does, without pulling the
 	// database packages into this test binary.
-	_, err := c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
+	_, err = c.OperatorService().AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{
 		Namespace: ts.GetDefaultNamespace(), SearchAttributes: workflows.SearchAttributes()})
 	require.NoError(t, err)
 	// The collection scenario waits for its reminder before its last reply;
@@ -214,6 +221,14 @@ func TestRecordHistories(t *testing.T) {
 			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove,
 				Corrections: raw(`{"amount":80.50}`)}},
 		}, states.Approved},
+		// Recorded with every payload bound to its workflow, activity and
+		// message (finding 3 of issue 32), each Update naming its approval.
+		{"approval_bound_corrected", 24 * time.Hour, 0, []recordStep{
+			{update: workflows.UpdateAsk, arg: workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
+			{update: workflows.UpdateAnswer, arg: workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
+			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove,
+				Corrections: raw(`{"amount":80.50}`)}},
+		}, states.Approved},
 		// Recorded after removeApprover: both approvers removed, so the
 		// defaults join and are emailed; one of them rejects.
 		{"approval_approver_removed", 24 * time.Hour, 0, []recordStep{
@@ -284,7 +299,7 @@ func TestRecordHistories(t *testing.T) {
 				}
 				h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 					WorkflowID: run.GetID(), RunID: run.GetRunID(), UpdateID: fmt.Sprintf("%s-%d", step.update, i+1),
-					UpdateName: step.update, Args: []any{step.arg}, WaitForStage: client.WorkflowUpdateStageCompleted})
+					UpdateName: step.update, Args: []any{addressed(in.ApprovalID, step.arg)}, WaitForStage: client.WorkflowUpdateStageCompleted})
 				require.NoError(t, err)
 				require.NoError(t, h.Get(ctx, nil), "update %s", step.update)
 			}
@@ -312,7 +327,7 @@ func TestRecordHistories(t *testing.T) {
 		require.NoError(t, err)
 		submit := func(id string, r workflows.SubmitReplyRequest) {
 			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
-				UpdateID: id, UpdateName: workflows.UpdateSubmitReply, Args: []any{r}, WaitForStage: client.WorkflowUpdateStageCompleted})
+				UpdateID: id, UpdateName: workflows.UpdateSubmitReply, Args: []any{addressed(in.CollectionID, r)}, WaitForStage: client.WorkflowUpdateStageCompleted})
 			require.NoError(t, err)
 			require.NoError(t, h.Get(ctx, nil), "reply %s", id)
 		}
@@ -346,7 +361,7 @@ func TestRecordHistories(t *testing.T) {
 		require.NoError(t, err)
 		send := func(id, name string, arg any) {
 			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
-				UpdateID: id, UpdateName: name, Args: []any{arg}, WaitForStage: client.WorkflowUpdateStageCompleted})
+				UpdateID: id, UpdateName: name, Args: []any{addressed(in.CollectionID, arg)}, WaitForStage: client.WorkflowUpdateStageCompleted})
 			require.NoError(t, err)
 			require.NoError(t, h.Get(ctx, nil), "update %s", id)
 		}
@@ -390,7 +405,7 @@ func TestRecordHistories(t *testing.T) {
 			require.NoError(t, err)
 			for i, v := range sc.verdicts {
 				h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
-					UpdateID: fmt.Sprintf("verdict-%d", i+1), UpdateName: workflows.UpdateVerdict, Args: []any{v},
+					UpdateID: fmt.Sprintf("verdict-%d", i+1), UpdateName: workflows.UpdateVerdict, Args: []any{addressed(in.ReviewID, v)},
 					WaitForStage: client.WorkflowUpdateStageCompleted})
 				require.NoError(t, err)
 				require.NoError(t, h.Get(ctx, nil), "verdict %d", i+1)
@@ -398,7 +413,7 @@ func TestRecordHistories(t *testing.T) {
 					// A repeat from the same reviewer is refused by the
 					// validator and leaves no trace in the history.
 					again, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
-						UpdateID: "verdict-again", UpdateName: workflows.UpdateVerdict, Args: []any{v},
+						UpdateID: "verdict-again", UpdateName: workflows.UpdateVerdict, Args: []any{addressed(in.ReviewID, v)},
 						WaitForStage: client.WorkflowUpdateStageCompleted})
 					require.NoError(t, err)
 					require.Error(t, again.Get(ctx, nil))

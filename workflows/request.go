@@ -6,6 +6,8 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
+
+	"github.com/assent-hq/assent/internal/apperr"
 )
 
 // request is what every request workflow (approval, collection) shares:
@@ -119,6 +121,51 @@ type update struct {
 	name      string
 	handler   any
 	validator any
+}
+
+// Target is embedded in every Update argument. A payload copied from one
+// request's Update onto another's must be refused even if it decodes (see
+// internal/payloadcodec, the other layer), so each argument names its
+// request and the validator compares.
+type Target struct {
+	// RequestID is the id of the approval, collection or review the
+	// argument is for; requests.Records.Update fills it in.
+	RequestID string
+	// use is the message the argument's payload was bound to, set by the
+	// payload codec as it decodes (never sent): payloadcodec's interceptor
+	// refuses a new Update whose argument was bound to another.
+	use string
+}
+
+// For addresses the argument to request id.
+func (t *Target) For(id string) { t.RequestID = id }
+
+// SetPayloadUse implements payloadcodec.Setter.
+func (t *Target) SetPayloadUse(use string) { t.use = use }
+
+// PayloadUse implements payloadcodec.Bound.
+func (t Target) PayloadUse() string { return t.use }
+
+func (t Target) requestID() string { return t.RequestID }
+
+// Argument is an Update's argument (a pointer to it), addressed as it is
+// sent.
+type Argument interface{ For(id string) }
+
+// validator refuses an argument naming another request than id, or none,
+// before check. Only validators compare: they run for new Updates only,
+// while an Update already in a history, from a client that did not name
+// the request yet, replays through its handler unchanged.
+func validator[T interface{ requestID() string }](id string, check func(T) error) func(workflow.Context, T) error {
+	return func(_ workflow.Context, r T) error {
+		switch got := r.requestID(); {
+		case got == "":
+			return refuse(apperr.Forbidden, "this Update names no request; it was sent by a client older than this worker, or forged")
+		case got != id:
+			return refuse(apperr.Forbidden, "this Update is for request %s, not %s", got, id)
+		}
+		return check(r)
+	}
 }
 
 // timer is a moment at which an open request acts: a reminder, an

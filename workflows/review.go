@@ -20,8 +20,8 @@ func Review(ctx workflow.Context, in ReviewInput) (ReviewState, error) {
 		ReviewerIDs: slices.Clone(in.ReviewerIDs), RequiredApprovals: max(in.RequiredApprovals, 1)}, request: newRequest(ctx, states.Open)}
 	r.emails = true
 	if err := setUpdates(ctx, []update{
-		{UpdateVerdict, r.verdict, func(ctx workflow.Context, v VerdictRequest) error { return r.state.checkVerdict(v) }},
-		{UpdateCancel, r.cancel, func(ctx workflow.Context, c CancelRequest) error { return checkCancelReview(&r.in, &r.state, c) }},
+		{UpdateVerdict, r.verdict, validator(r.in.ReviewID, r.state.checkVerdict)},
+		{UpdateCancel, r.cancel, validator(r.in.ReviewID, func(c CancelRequest) error { return checkCancelReview(&r.in, &r.state, c) })},
 	}); err != nil {
 		return r.state, err
 	}

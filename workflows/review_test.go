@@ -26,6 +26,7 @@ type reviewHarness struct {
 	emails      int
 	results     map[string]error
 	states      map[string]workflows.ReviewState
+	id          string
 }
 
 func newReviewHarness(t *testing.T) *reviewHarness {
@@ -68,11 +69,12 @@ func (h *reviewHarness) update(offset time.Duration, key, name string, arg any) 
 					h.states[key] = s
 				}
 			},
-		}, arg)
+		}, addressed(h.id, arg))
 	}, offset)
 }
 
 func (h *reviewHarness) run(in workflows.ReviewInput) workflows.ReviewState {
+	h.id = in.ReviewID
 	h.env.ExecuteWorkflow(workflows.Review, in)
 	require.True(h.t, h.env.IsWorkflowCompleted())
 	require.NoError(h.t, h.env.GetWorkflowError())

@@ -24,6 +24,7 @@ type ReviewInput struct {
 
 // VerdictRequest is one reviewer's verdict.
 type VerdictRequest struct {
+	Target
 	ReviewerID    string
 	ReviewerName  string
 	ReviewerEmail string

@@ -44,9 +44,8 @@ func TestAdminGuestRemove(t *testing.T) {
 
 			// The command encrypts its Updates as serve does; so does the worker.
 			t.Setenv(secretkey.Env, testenv.SecretKey)
-			codec := payloadcodec.New(testenv.Keys())
-			ts := temporaltest.NewServer(temporaltest.WithT(t), temporaltest.WithBaseClientOptions(client.Options{
-				DataConverter: payloadcodec.DataConverter(codec), FailureConverter: payloadcodec.FailureConverter(codec)}))
+			ts := temporaltest.NewServer(temporaltest.WithT(t), temporaltest.WithBaseClientOptions(
+				payloadcodec.ClientOptions(client.Options{}, payloadcodec.New(testenv.Keys()))))
 			tc := ts.GetDefaultClient()
 			require.NoError(t, worker.RegisterSearchAttributes(ctx, tc, ts.GetDefaultNamespace()))
 			w := worker.New(tc, worker.Deps{Store: store, BaseURL: "http://assent.test"})

@@ -260,7 +260,8 @@ func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string
 	return site.Route(h), pages, nil
 }
 
-// dialTemporal connects with every payload encrypted under keys.
+// dialTemporal connects with every payload encrypted under keys and bound
+// to where it is used; workers made from the client check the binding.
 func dialTemporal(ctx context.Context, cfg *config.Config, log *slog.Logger, keys *secretkey.Ring) (client.Client, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -268,15 +269,12 @@ func dialTemporal(ctx context.Context, cfg *config.Config, log *slog.Logger, key
 	if err != nil {
 		return nil, err
 	}
-	codec := payloadcodec.New(keys)
-	c, err := client.DialContext(ctx, client.Options{
+	c, err := client.DialContext(ctx, payloadcodec.ClientOptions(client.Options{
 		ConnectionOptions: client.ConnectionOptions{TLS: tlsConf},
 		HostPort:          cfg.TemporalAddress,
 		Namespace:         cfg.TemporalNamespace,
 		Logger:            logging.SDK(log.With("component", "temporal-sdk")),
-		DataConverter:     payloadcodec.DataConverter(codec),
-		FailureConverter:  payloadcodec.FailureConverter(codec),
-	})
+	}, payloadcodec.New(keys)))
 	if err != nil {
 		return nil, fmt.Errorf("connect to Temporal at %s: %w", cfg.TemporalAddress, err)
 	}

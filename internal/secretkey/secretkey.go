@@ -159,11 +159,17 @@ func (k *key) aead(purpose string) cipher.AEAD {
 // Encrypt seals plain for purpose under the current key, returning that
 // key's id and the nonce followed by the ciphertext.
 func (r *Ring) Encrypt(purpose string, plain []byte) (keyID string, sealed []byte) {
+	return r.EncryptBound(purpose, plain, nil)
+}
+
+// EncryptBound is Encrypt with associated data: what the value is bound
+// to, which DecryptBound must be given again for it to open.
+func (r *Ring) EncryptBound(purpose string, plain, associated []byte) (keyID string, sealed []byte) {
 	k := r.keys[0]
 	a := k.aead(purpose)
 	nonce := make([]byte, a.NonceSize(), a.NonceSize()+len(plain)+a.Overhead())
 	rand.Read(nonce)
-	return k.id, a.Seal(nonce, nonce, plain, nil)
+	return k.id, a.Seal(nonce, nonce, plain, associated)
 }
 
 // ErrUnknownKey is returned for a value sealed under a key the ring lacks.
@@ -171,6 +177,12 @@ var ErrUnknownKey = errors.New("sealed under a key this instance does not have (
 
 // Decrypt opens what Encrypt sealed for purpose under key keyID.
 func (r *Ring) Decrypt(purpose, keyID string, sealed []byte) ([]byte, error) {
+	return r.DecryptBound(purpose, keyID, sealed, nil)
+}
+
+// DecryptBound opens what EncryptBound sealed with the same associated
+// data; any other refuses.
+func (r *Ring) DecryptBound(purpose, keyID string, sealed, associated []byte) ([]byte, error) {
 	k := r.find(keyID)
 	if k == nil {
 		return nil, fmt.Errorf("key %s: %w", keyID, ErrUnknownKey)
@@ -179,9 +191,9 @@ func (r *Ring) Decrypt(purpose, keyID string, sealed []byte) ([]byte, error) {
 	if len(sealed) < a.NonceSize()+a.Overhead() {
 		return nil, errors.New("sealed value is truncated")
 	}
-	plain, err := a.Open(nil, sealed[:a.NonceSize()], sealed[a.NonceSize():], nil)
+	plain, err := a.Open(nil, sealed[:a.NonceSize()], sealed[a.NonceSize():], associated)
 	if err != nil {
-		return nil, fmt.Errorf("sealed value does not open under key %s: it was changed or sealed for another purpose", keyID)
+		return nil, fmt.Errorf("sealed value does not open under key %s: it was changed, or sealed for another purpose or use", keyID)
 	}
 	return plain, nil
 }
