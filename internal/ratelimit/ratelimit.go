@@ -1,6 +1,7 @@
 // Package ratelimit limits how often one key (such as a client address)
-// may do something, with a token bucket per key kept in memory. Each
-// process keeps its own buckets: behind a load balancer the limit applies
+// may do something, with a token bucket per key kept in memory, and how
+// many things one key and all keys may have running at once (Slots). Each
+// process keeps its own counts: behind a load balancer the limits apply
 // per instance.
 package ratelimit
 
