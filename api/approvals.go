@@ -10,6 +10,7 @@ import (
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/ratelimit"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/wire"
 )
@@ -75,13 +76,41 @@ func (h *handlers) respondApprovals(c *gin.Context, rows []models.Approval, next
 // getApproval returns the approval; with ?wait= it first waits for the
 // approval to leave pending.
 func (h *handlers) getApproval(c *gin.Context) {
-	wait, err := waitParam(c.Query("wait"))
+	wait, done, err := h.longPoll(c)
 	if err != nil {
 		fail(c, err)
 		return
 	}
+	defer done()
 	a, err := h.approvals.Wait(c.Request.Context(), orgID(c), c.Param("id"), wait)
 	h.respondApproval(c, a, err)
+}
+
+// longPollRetry is the Retry-After of a long-poll refused for a cap:
+// slots free as other waits end, each within requests.MaxWait.
+const longPollRetry = 5 * time.Second
+
+// longPoll reads ?wait= and, for a wait, takes one of the caller's
+// long-poll slots, refused with rate_limited (naming the cap) when the
+// key or the process holds all it may; done gives the slot back.
+func (h *handlers) longPoll(c *gin.Context) (wait time.Duration, done func(), err error) {
+	if wait, err = waitParam(c.Query("wait")); err != nil || wait <= 0 {
+		return wait, func() {}, err
+	}
+	done, full := h.longPolls.Take(principal(c).Key.ID)
+	switch full {
+	case ratelimit.KeyFull:
+		err = apperr.Field(apperr.RateLimited, "wait", "this key already holds %d long-polls (wait) open, the most one key may (ASSENT_LONG_POLLS_PER_KEY); retry when one returns, or read without wait",
+			h.longPolls.PerKey)
+	case ratelimit.TotalFull:
+		err = apperr.Field(apperr.RateLimited, "wait", "this server already holds %d long-polls (wait) open, the most it serves at once (ASSENT_LONG_POLLS); retry shortly, or read without wait",
+			h.longPolls.Total)
+	}
+	if err != nil {
+		c.Header("Retry-After", strconv.Itoa(int(longPollRetry.Seconds())))
+		return 0, nil, err
+	}
+	return wait, done, nil
 }
 
 // waitParam reads ?wait= as a duration ("30s") or whole seconds ("30");

@@ -46,11 +46,12 @@ func (h *handlers) listCollections(c *gin.Context) {
 // getCollection returns the collection; with ?wait= it first waits for it
 // to settle.
 func (h *handlers) getCollection(c *gin.Context) {
-	wait, err := waitParam(c.Query("wait"))
+	wait, done, err := h.longPoll(c)
 	if err != nil {
 		fail(c, err)
 		return
 	}
+	defer done()
 	rec, err := h.collections.Wait(c.Request.Context(), orgID(c), c.Param("id"), wait)
 	h.respondCollection(c, rec, err)
 }

@@ -37,14 +37,10 @@ func (h *handlers) createUpload(c *gin.Context) {
 	c.JSON(http.StatusCreated, upload{UploadID: u.ID, UploadURL: uploadURL, ExpiresAt: wiretime.New(u.ExpiresAt)})
 }
 
-// uploadTimeout is how long an upload's bytes may take to arrive: 100 MB
-// at about 120 KB/s. Holding a connection longer needs a valid ticket.
-const uploadTimeout = 15 * time.Minute
-
 // receiveUpload takes the bytes of an upload; the ticket in the path is
 // the only credential, so no Authorization header is read.
 func (h *handlers) receiveUpload(c *gin.Context) {
-	_ = http.NewResponseController(c.Writer).SetReadDeadline(time.Now().Add(uploadTimeout))
+	_ = http.NewResponseController(c.Writer).SetReadDeadline(time.Now().Add(reports.UploadTimeout))
 	u, err := h.reports.Receive(c.Request.Context(), c.Param("ticket"), c.GetHeader("Content-Type"), c.Request.Body)
 	if err != nil {
 		fail(c, err)

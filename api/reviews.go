@@ -50,11 +50,12 @@ func (h *handlers) respondReviews(c *gin.Context, rows []models.Review, next str
 // getReview returns the review; with ?wait= it first waits for it to
 // settle.
 func (h *handlers) getReview(c *gin.Context) {
-	wait, err := waitParam(c.Query("wait"))
+	wait, done, err := h.longPoll(c)
 	if err != nil {
 		fail(c, err)
 		return
 	}
+	defer done()
 	rec, err := h.reviews.Wait(c.Request.Context(), orgID(c), c.Param("id"), wait)
 	h.respondReview(c, rec, err)
 }

@@ -20,8 +20,10 @@ import (
 	"github.com/assent-hq/assent/evidence"
 	"github.com/assent-hq/assent/gate"
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/logging"
 	"github.com/assent-hq/assent/internal/netguard"
+	"github.com/assent-hq/assent/internal/ratelimit"
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
@@ -61,6 +63,9 @@ type Deps struct {
 	// names the client (config.CheckTrustedProxies has read them); none
 	// means the connection's address is the client's.
 	TrustedProxies []string
+	// LongPolls caps the long-polls (GET …?wait=) open at once, per key
+	// and in the process; nil is the defaults of config.
+	LongPolls *ratelimit.Slots
 }
 
 type handlers struct {
@@ -78,6 +83,7 @@ type handlers struct {
 	webhooks    *webhooks.Service
 	admin       *admin.Service
 	slack       *slackapp.Service
+	longPolls   *ratelimit.Slots
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -109,6 +115,9 @@ func New(d Deps) http.Handler {
 	}
 	if h.admin == nil {
 		h.admin = admin.New(d.Store, h.approvals).WithRespondents(h.collections)
+	}
+	if h.longPolls = d.LongPolls; h.longPolls == nil {
+		h.longPolls = ratelimit.NewSlots(config.DefaultLongPollsPerKey, config.DefaultLongPolls)
 	}
 	if h.slack == nil {
 		h.slack = slackapp.New(slackapp.Deps{Store: d.Store, Approvals: h.approvals, BaseURL: d.BaseURL, NetPolicy: d.NetPolicy, Logger: d.Logger})

@@ -1064,6 +1064,18 @@ var migrations = []*gormigrate.Migration{
 			type Report struct{ CopiedFromID *string }
 			return tx.Migrator().DropColumn(&Report{}, "CopiedFromID")
 		},
+	}, {
+		// The claim of the PUT sending an upload's bytes, taken before
+		// its body is read.
+		ID: "202611290101_upload_claims",
+		Migrate: func(tx *gorm.DB) error {
+			type Upload struct{ ReceivingUntil *time.Time }
+			return tx.Migrator().AddColumn(&Upload{}, "ReceivingUntil")
+		},
+		Rollback: func(tx *gorm.DB) error {
+			type Upload struct{ ReceivingUntil *time.Time }
+			return tx.Migrator().DropColumn(&Upload{}, "ReceivingUntil")
+		},
 	},
 }
 

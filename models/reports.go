@@ -134,13 +134,17 @@ type Upload struct {
 	CreatedBy      string `gorm:"size:60;not null"`
 	ContentType    string `gorm:"size:40;not null"`
 	Size           int64  `gorm:"not null"`
-	// Blob names the bytes in the blob store: each PUT writes its own, so
-	// of two racing PUTs the one recorded is the one whose bytes are kept.
-	Blob       string `gorm:"size:80;not null"`
-	UploadedAt *time.Time
-	ConsumedAt *time.Time
-	ExpiresAt  time.Time `gorm:"not null"`
-	CreatedAt  time.Time
+	// Blob names the bytes in the blob store: each PUT writes its own,
+	// named when it claims the upload (ClaimUpload).
+	Blob string `gorm:"size:80;not null"`
+	// ReceivingUntil is set while a PUT holds the claim to send the bytes:
+	// until then no other PUT reads a byte. A claim its PUT never let go
+	// (the process died) lapses then.
+	ReceivingUntil *time.Time
+	UploadedAt     *time.Time
+	ConsumedAt     *time.Time
+	ExpiresAt      time.Time `gorm:"not null"`
+	CreatedAt      time.Time
 }
 
 // UploadLifetime is how long an upload ticket may be used.
@@ -172,14 +176,47 @@ func (s *Store) UploadByTicket(ctx context.Context, ticket string) (*Upload, err
 	return &u, err
 }
 
-// MarkUploaded records that an upload's bytes are stored. Its bytes are
-// written once: a second PUT is refused.
+// ClaimUpload lets one PUT send an upload's bytes, as blob, until until:
+// one conditional update, so of racing PUTs one wins and the others are
+// refused before they read a byte of their bodies.
+func (s *Store) ClaimUpload(ctx context.Context, id, blob string, until time.Time) error {
+	now := Now()
+	db := s.db.WithContext(ctx)
+	res := db.Model(&Upload{}).
+		Where("id = ? AND uploaded_at IS NULL AND consumed_at IS NULL AND (receiving_until IS NULL OR receiving_until < ?)", id, now).
+		Updates(map[string]any{"blob": blob, "receiving_until": until})
+	if res.Error != nil || res.RowsAffected == 1 {
+		return res.Error
+	}
+	var u Upload
+	if err := db.Where("id = ?", id).Take(&u).Error; errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && u.ConsumedAt != nil) {
+		return apperr.New(apperr.UploadNotFound, "this upload URL is unknown, has expired or was already published")
+	} else if err != nil {
+		return err
+	}
+	if u.UploadedAt != nil {
+		return errUploaded
+	}
+	return apperr.New(apperr.InvalidState, "another PUT is sending this upload's content now; if it fails, send it again")
+}
+
+var errUploaded = apperr.New(apperr.InvalidState, "this upload already has its content; ask for a new upload URL to send other content")
+
+// ReleaseUpload gives up the claim of the PUT that sent blob, whose body
+// failed: the upload may be sent again.
+func (s *Store) ReleaseUpload(ctx context.Context, id, blob string) error {
+	return s.db.WithContext(ctx).Model(&Upload{}).Where("id = ? AND blob = ? AND uploaded_at IS NULL", id, blob).
+		Updates(map[string]any{"blob": "", "receiving_until": nil}).Error
+}
+
+// MarkUploaded records that the bytes of the PUT holding the claim, blob,
+// are stored. Its bytes are written once.
 func (s *Store) MarkUploaded(ctx context.Context, id, blob, contentType string, size int64) error {
 	now := Now()
-	res := s.db.WithContext(ctx).Model(&Upload{}).Where("id = ? AND uploaded_at IS NULL", id).
-		Updates(map[string]any{"uploaded_at": now, "blob": blob, "content_type": contentType, "size": size})
+	res := s.db.WithContext(ctx).Model(&Upload{}).Where("id = ? AND blob = ? AND uploaded_at IS NULL", id, blob).
+		Updates(map[string]any{"uploaded_at": now, "receiving_until": nil, "content_type": contentType, "size": size})
 	if res.Error == nil && res.RowsAffected == 0 {
-		return apperr.New(apperr.InvalidState, "this upload already has its content; ask for a new upload URL to send other content")
+		return apperr.New(apperr.InvalidState, "this PUT's claim on the upload lapsed before its content was stored; send it again")
 	}
 	return res.Error
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"mime"
+	"time"
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/blobstore"
@@ -14,6 +15,11 @@ import (
 
 // MaxUpload bounds an upload's bytes.
 const MaxUpload = bundle.MaxArchiveBytes
+
+// UploadTimeout is how long an upload's bytes may take to arrive: 100 MB
+// at about 120 KB/s. Holding a connection longer needs a valid ticket;
+// the PUT's claim on the upload outlasts it.
+const UploadTimeout = 15 * time.Minute
 
 // CreateUpload issues an upload ticket: its id names it in a publish, its
 // secret ticket (in the URL it returns) lets one PUT send the bytes.
@@ -40,19 +46,26 @@ func (s *Service) Receive(ctx context.Context, ticket, contentType string, body 
 	if err != nil || (mt != TypeHTML && mt != TypeZIP) {
 		return nil, apperr.New(apperr.UnsupportedMedia, "send one HTML file as text/html or a ZIP as application/zip")
 	}
-	if u.UploadedAt != nil {
-		return nil, apperr.New(apperr.InvalidState, "this upload already has its content; ask for a new upload URL to send other content")
-	}
+	// The upload is claimed before a byte of the body is read: a second
+	// PUT, racing or late, is refused at once instead of streaming its
+	// 100 MB to lose.
 	blob := u.ID + "-" + models.RandomToken(10)
-	size, err := s.blobs.PutUpload(ctx, blob, body, MaxUpload)
-	if errors.Is(err, blobstore.ErrTooLarge) {
-		return nil, apperr.New(apperr.PayloadTooLarge, "an upload may be at most %d bytes", MaxUpload)
+	if err := s.store.ClaimUpload(ctx, u.ID, blob, models.Now().Add(UploadTimeout+time.Minute)); err != nil {
+		return nil, err
 	}
+	size, err := s.blobs.PutUpload(ctx, blob, body, MaxUpload)
 	if err != nil {
+		// Too large or cut off: the uploader may send it again.
+		if rerr := s.store.ReleaseUpload(context.WithoutCancel(ctx), u.ID, blob); rerr != nil {
+			s.log.WarnContext(ctx, "upload claim not released; it lapses by itself", "upload", u.ID, "error", rerr)
+		}
+		if errors.Is(err, blobstore.ErrTooLarge) {
+			return nil, apperr.New(apperr.PayloadTooLarge, "an upload may be at most %d bytes", MaxUpload)
+		}
 		return nil, err
 	}
 	if err := s.store.MarkUploaded(ctx, u.ID, blob, mt, size); err != nil {
-		_ = s.blobs.DeleteUpload(context.WithoutCancel(ctx), blob) // another PUT won
+		_ = s.blobs.DeleteUpload(context.WithoutCancel(ctx), blob) // the claim lapsed and another PUT took it
 		return nil, err
 	}
 	u.Blob, u.ContentType, u.Size = blob, mt, size

@@ -1,13 +1,18 @@
 package reportsite
 
 import (
+	"bufio"
+	"bytes"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/assent-hq/assent/internal/paths"
 )
@@ -58,22 +63,145 @@ func (s *Site) selectScript(w http.ResponseWriter, r *http.Request) {
 }
 
 var (
-	headEnd = regexp.MustCompile(`(?i)</head\s*>`)
 	// doctype is a document's start up to its doctype, which must stay
 	// first (after a byte order mark, spaces or comments) or the page
 	// falls into quirks mode.
 	doctype = regexp.MustCompile(`(?is)\A\x{FEFF}?(?:\s|<!--.*?-->)*<!doctype[^>]*>`)
 )
 
-// withSelectTag returns page with selectTag before its </head>, or else
-// at its start, after any doctype.
-func withSelectTag(page []byte) []byte {
-	at := len(doctype.Find(page))
-	if loc := headEnd.FindIndex(page); loc != nil {
-		at = loc[0]
+// selectTagOffset is where selectTag goes in the page r reads: before its
+// first </head> (any case, spaces before the >), or else at its start,
+// after any doctype. It reads the page as a stream, never holding it: a
+// page is served without being loaded (a report's page may be many
+// megabytes). When the page has no </head>, r must be an io.Seeker, to
+// read its start again.
+func selectTagOffset(r io.Reader) (int64, error) {
+	var f headEndFinder
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if at := f.feed(buf[:n]); at >= 0 {
+			return at, nil
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return 0, err
+		}
 	}
-	out := make([]byte, 0, len(page)+len(selectTag))
-	out = append(out, page[:at]...)
-	out = append(out, selectTag...)
-	return append(out, page[at:]...)
+	seeker, ok := r.(io.Seeker)
+	if !ok {
+		return 0, errors.New("reportsite: a page without </head> must be read again from its start")
+	}
+	if _, err := seeker.Seek(0, io.SeekStart); err != nil {
+		return 0, err
+	}
+	// The doctype is read with the regexp's own semantics, a rune at a
+	// time, which holds nothing either, within its first bytes: only
+	// comments and spaces may come before it, and a page opening with an
+	// unclosed comment would otherwise take seconds.
+	br := bufio.NewReaderSize(io.LimitReader(r, maxDoctypeSearch), 4<<10)
+	loc := doctype.FindReaderIndex(br)
+	if loc == nil {
+		return 0, nil
+	}
+	return int64(loc[1]), nil
+}
+
+// maxDoctypeSearch is how far into a page its doctype is looked for.
+const maxDoctypeSearch = 256 << 10
+
+// headEndFinder finds the first `(?i)</head\s*>` in bytes fed to it in
+// pieces, a match split between pieces included. The pattern's letters
+// are ASCII, which no byte of a multi-byte UTF-8 sequence is, so matching
+// bytes matches what the regexp matches on runes.
+type headEndFinder struct {
+	// state counts the bytes of "</head" matched so far; len("</head")
+	// means only spaces and the closing > may follow.
+	state int
+	start int64 // offset of the match's "<"
+	pos   int64 // offset of the next byte fed
+	found bool
+}
+
+const headEndPrefix = "</head"
+
+// feed reads p and returns the offset of the match's "<" once one is
+// complete, else -1.
+func (f *headEndFinder) feed(p []byte) int64 {
+	if f.found {
+		return f.start
+	}
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if f.state == 0 {
+			j := bytes.IndexByte(p[i:], '<')
+			if j < 0 {
+				break
+			}
+			i += j
+			f.state, f.start = 1, f.pos+int64(i)
+			continue
+		}
+		if f.state < len(headEndPrefix) {
+			if lower(c) == headEndPrefix[f.state] {
+				f.state++
+				continue
+			}
+		} else {
+			switch c {
+			case '>':
+				f.found = true
+				f.pos += int64(i + 1)
+				return f.start
+			case ' ', '\t', '\n', '\f', '\r': // the regexp's \s
+				continue
+			}
+		}
+		// No match here; this byte may start the next one.
+		f.state = 0
+		i--
+	}
+	f.pos += int64(len(p))
+	return -1
+}
+
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// tagOffsets remembers where each page's tag goes, by its content
+// address: files never change, so each is read for it once per process.
+type tagOffsets struct {
+	mu sync.Mutex
+	m  map[string]int64
+}
+
+// maxTagOffsets bounds the memory the offsets take (about 100 bytes each).
+const maxTagOffsets = 10000
+
+func (o *tagOffsets) get(sum string) (int64, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	at, ok := o.m[sum]
+	return at, ok
+}
+
+func (o *tagOffsets) put(sum string, at int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.m == nil {
+		o.m = map[string]int64{}
+	}
+	if len(o.m) >= maxTagOffsets {
+		for k := range o.m { // any one goes: reading a page again is cheap
+			delete(o.m, k)
+			break
+		}
+	}
+	o.m[sum] = at
 }

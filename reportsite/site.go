@@ -20,6 +20,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/net/publicsuffix"
 
@@ -63,6 +64,8 @@ type Site struct {
 	sameSite http.SameSite
 	// selectJS is the selection script, naming the app's origin.
 	selectJS []byte
+	// tagAt is where each page's selection tag goes, by its sum.
+	tagAt tagOffsets
 }
 
 // ReaderCookie holds a reader session on one report's host.
@@ -438,12 +441,13 @@ func (s *Site) file(w http.ResponseWriter, r *http.Request, rep *models.Report, 
 	h.Set("Content-Type", ctype)
 	// Every request comes back here, so the grant is checked each time.
 	h.Set("Cache-Control", "private, no-cache")
+	// Files are content-addressed, so the sum is a strong validator.
 	etag := `"` + f.SHA256 + `"`
-	size := f.Size
+	tag := ""
 	if html {
 		// What is served is the file and our tag.
 		etag = `"` + f.SHA256 + "-" + selectTagSum + `"`
-		size += int64(len(selectTag))
+		tag = selectTag
 	}
 	h.Set("ETag", etag)
 	if html && r.Method == http.MethodGet {
@@ -451,38 +455,55 @@ func (s *Site) file(w http.ResponseWriter, r *http.Request, rep *models.Report, 
 			s.log.ErrorContext(ctx, "report view not recorded", "report", rep.ID, "error", err)
 		}
 	}
-	if r.Header.Get("If-None-Match") == etag {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	if r.Method == http.MethodHead {
-		h.Set("Content-Length", strconv.FormatInt(size, 10))
-		w.WriteHeader(http.StatusOK)
-		return
-	}
-	body, err := s.blobs.Open(ctx, f.SHA256)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	defer body.Close()
-	if html {
-		page, err := io.ReadAll(body)
-		if err != nil {
+	// Streamed from the blob store, never held whole: ranges, HEAD and
+	// If-None-Match are ServeContent's; a page's ranges count its tag.
+	content := newServed(f.Size, tag, func() (io.ReadSeekCloser, int64, error) {
+		return s.openFile(ctx, f, html)
+	})
+	defer content.Close()
+	if r.Method == http.MethodGet && !etagListed(r.Header.Get("If-None-Match"), etag) {
+		// Opened now, so a failure is still a 500 and not a cut-off 200.
+		if err := content.prepare(); err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		page = withSelectTag(page)
-		h.Set("Content-Length", strconv.Itoa(len(page)))
-		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(page)
-		return
 	}
-	h.Set("Content-Length", strconv.FormatInt(size, 10))
-	w.WriteHeader(http.StatusOK)
-	if _, err := io.Copy(w, body); err != nil && !errors.Is(err, context.Canceled) {
+	http.ServeContent(w, r, name, time.Time{}, content)
+	if err := content.err; err != nil && !errors.Is(err, context.Canceled) {
 		s.log.WarnContext(ctx, "report file not sent whole", "report", rep.ID, "file", name, "error", err)
 	}
+}
+
+// openFile opens file f from the blob store and says where a page's
+// selection tag goes (0 for other files).
+func (s *Site) openFile(ctx context.Context, f *models.ManifestFile, html bool) (io.ReadSeekCloser, int64, error) {
+	blob, err := s.blobs.Open(ctx, f.SHA256)
+	if err != nil || !html {
+		return blob, 0, err
+	}
+	at, ok := s.tagAt.get(f.SHA256)
+	if !ok {
+		if at, err = selectTagOffset(blob); err != nil {
+			_ = blob.Close()
+			return nil, 0, err
+		}
+		s.tagAt.put(f.SHA256, at)
+	}
+	return blob, at, nil
+}
+
+// etagListed reports whether an If-None-Match header names etag (or is
+// *), as ServeContent's weak comparison would.
+func etagListed(header, etag string) bool {
+	if strings.TrimSpace(header) == "*" {
+		return true
+	}
+	for _, t := range strings.Split(header, ",") {
+		if t = strings.TrimPrefix(strings.TrimSpace(t), "W/"); t == etag {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Site) fail(w http.ResponseWriter, r *http.Request, err error) {

@@ -94,7 +94,7 @@ func TestPagesCarryTheSelectionScript(t *testing.T) {
 		"":                                            tag,
 		"<title>t</title><p>a</p></head> <p>and </head> again": "<title>t</title><p>a</p>" + tag + "</head> <p>and </head> again",
 	} {
-		assert.Equal(t, want, string(withSelectTag([]byte(page))), page)
+		assert.Equal(t, want, tagged(t, page), page)
 	}
 
 	site, err := New(Deps{AppURL: "https://assent.example.com/", Domain: "reports.example.com"})

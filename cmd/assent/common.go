@@ -33,6 +33,7 @@ import (
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/payloadcodec"
 	"github.com/assent-hq/assent/internal/publishscan"
+	"github.com/assent-hq/assent/internal/ratelimit"
 	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
@@ -71,6 +72,9 @@ func parse(name string, args []string, stderr io.Writer) (*config.Config, *slog.
 		return nil, nil, err
 	}
 	if err := cfg.CheckTemporalUIWriteActions(); err != nil {
+		return nil, nil, err
+	}
+	if err := cfg.CheckLongPolls(); err != nil {
 		return nil, nil, err
 	}
 	var level slog.Level
@@ -250,6 +254,7 @@ func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string
 		Codec: &web.CodecSettings{Decode: converter.NewPayloadCodecHTTPHandler(payloadcodec.AcceptingPlain(r.secrets)),
 			UIOrigin: cfg.TemporalUIURL, Operators: cfg.Operators}, Dev: dev})
 	h := api.New(api.Deps{Store: r.store, Temporal: r.temporal, Logger: log, BaseURL: baseURL, TrustedProxies: cfg.TrustedProxies,
+		LongPolls: ratelimit.NewSlots(cfg.LongPollsPerKey, cfg.LongPolls),
 		Approvals: svc.approvals, Collections: svc.collections, Reports: svc.reports, Reviews: svc.reviews, Comments: svc.comments, Gate: svc.gate, Webhooks: svc.webhooks, Admin: svc.admin, Slack: svc.slack,
 		Mount: func(e *gin.Engine) {
 			if mount != nil {

@@ -99,13 +99,17 @@ func (s *Store) Get(ctx context.Context, sum string) ([]byte, error) {
 }
 
 // Open returns a reader of the file with the given sum, for serving it
-// without holding it whole.
-func (s *Store) Open(ctx context.Context, sum string) (io.ReadCloser, error) {
+// without holding it whole. It seeks (a range is read by reopening the
+// blob at its offset, once a read follows the seek).
+func (s *Store) Open(ctx context.Context, sum string) (io.ReadSeekCloser, error) {
 	if len(sum) != sha256.Size*2 {
 		return nil, ErrNotFound
 	}
 	r, err := s.bucket.NewReader(ctx, contentKey(sum), nil)
-	return r, notFound(err)
+	if err != nil {
+		return nil, notFound(err)
+	}
+	return r, nil
 }
 
 func (s *Store) read(ctx context.Context, key string) ([]byte, error) {

@@ -89,7 +89,19 @@ type Config struct {
 	// called at; empty is Slack's own. Tests and `assent dev` point it at a
 	// fake.
 	SlackAPIURL string
+	// LongPollsPerKey and LongPolls bound the long-polls (GET …?wait=)
+	// open at once: per API key or member token, and in this process.
+	LongPollsPerKey int
+	LongPolls       int
 }
+
+// The long-polls allowed at once by default: 20 per key, 1000 in a
+// process (each holds a connection and a little memory, no goroutine of
+// the watcher's).
+const (
+	DefaultLongPollsPerKey = 20
+	DefaultLongPolls       = 1000
+)
 
 // Register declares the flags, with defaults taken from the environment.
 func (c *Config) Register(fs *flag.FlagSet) {
@@ -124,6 +136,8 @@ func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.uiWritesRaw, "temporal-ui-write-actions", env("ASSENT_TEMPORAL_UI_WRITE_ACTIONS", ""), "true lets the embedded Temporal UI reset, terminate, cancel, signal and start workflows, false keeps it read-only (ASSENT_TEMPORAL_UI_WRITE_ACTIONS); default on in dev, off in temporal")
 	fs.StringVar(&c.trustedRaw, "trusted-proxies", env("ASSENT_TRUSTED_PROXIES", ""), "comma-separated IPs or CIDR ranges of the proxies whose X-Forwarded-For names the client (ASSENT_TRUSTED_PROXIES); empty trusts none")
 	fs.StringVar(&c.SlackAPIURL, "slack-api-url", env("ASSENT_SLACK_API_URL", ""), "Slack's Web API address (ASSENT_SLACK_API_URL), for a fake Slack in tests and dev; default https://slack.com/api/")
+	fs.IntVar(&c.LongPollsPerKey, "long-polls-per-key", envInt("ASSENT_LONG_POLLS_PER_KEY", DefaultLongPollsPerKey), "long-polls (GET …?wait=) one API key or token may hold open at once (ASSENT_LONG_POLLS_PER_KEY); more are answered 429")
+	fs.IntVar(&c.LongPolls, "long-polls", envInt("ASSENT_LONG_POLLS", DefaultLongPolls), "long-polls this process holds open at once, all keys together (ASSENT_LONG_POLLS); more are answered 429")
 	c.DevRetryUnit, c.devRetryErr = time.ParseDuration(env("ASSENT_DEV_RETRY_UNIT", "0s"))
 	c.DevAllowLoopback = os.Getenv("ASSENT_DEV_ALLOW_LOOPBACK") == "1"
 }
@@ -212,6 +226,18 @@ func (c *Config) CheckSlackAPIURL() error {
 	u, err := url.Parse(c.SlackAPIURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" {
 		return fmt.Errorf("ASSENT_SLACK_API_URL must be Slack's Web API address, such as https://slack.com/api/; got %q", c.SlackAPIURL)
+	}
+	return nil
+}
+
+// CheckLongPolls refuses caps that would refuse every long-poll, or a
+// per-key cap above the process's.
+func (c *Config) CheckLongPolls() error {
+	if c.LongPollsPerKey < 1 || c.LongPolls < 1 {
+		return fmt.Errorf("ASSENT_LONG_POLLS_PER_KEY (%d) and ASSENT_LONG_POLLS (%d) must be at least 1", c.LongPollsPerKey, c.LongPolls)
+	}
+	if c.LongPollsPerKey > c.LongPolls {
+		return fmt.Errorf("ASSENT_LONG_POLLS_PER_KEY (%d) must not exceed ASSENT_LONG_POLLS (%d), the process's cap", c.LongPollsPerKey, c.LongPolls)
 	}
 	return nil
 }

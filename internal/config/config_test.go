@@ -237,3 +237,25 @@ func TestSlackAPIURL(t *testing.T) {
 		assert.Contains(t, err.Error(), "ASSENT_SLACK_API_URL")
 	}
 }
+
+func TestLongPollCaps(t *testing.T) {
+	t.Setenv("ASSENT_LONG_POLLS_PER_KEY", "")
+	t.Setenv("ASSENT_LONG_POLLS", "")
+	c, _ := parse(t)
+	require.NoError(t, c.CheckLongPolls())
+	assert.Equal(t, 20, c.LongPollsPerKey)
+	assert.Equal(t, 1000, c.LongPolls)
+
+	t.Setenv("ASSENT_LONG_POLLS_PER_KEY", "5")
+	c, _ = parse(t, "-long-polls", "50")
+	require.NoError(t, c.CheckLongPolls())
+	assert.Equal(t, 5, c.LongPollsPerKey)
+	assert.Equal(t, 50, c.LongPolls)
+
+	for _, bad := range [][]string{{"-long-polls-per-key", "0"}, {"-long-polls", "-1"}, {"-long-polls-per-key", "60", "-long-polls", "50"}} {
+		c, _ = parse(t, bad...)
+		err := c.CheckLongPolls()
+		require.Error(t, err, bad)
+		assert.Contains(t, err.Error(), "ASSENT_LONG_POLLS_PER_KEY", bad)
+	}
+}

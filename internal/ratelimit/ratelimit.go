@@ -1,6 +1,7 @@
 // Package ratelimit limits how often one key (such as a client address)
-// may do something, with a token bucket per key kept in memory. Each
-// process keeps its own buckets: behind a load balancer the limit applies
+// may do something, with a token bucket per key kept in memory, and how
+// many things one key and all keys may have running at once (Slots). Each
+// process keeps its own counts: behind a load balancer the limits apply
 // per instance.
 package ratelimit
 
@@ -86,4 +87,66 @@ func ClientKey(ip string) string {
 	}
 	p, _ := a.Prefix(64)
 	return p.String()
+}
+
+// Slots bounds how many of something run at once (long-polls, say): per
+// key, and in all. Unlike Keyed it counts what is running, not how often
+// it started.
+type Slots struct {
+	// PerKey and Total are the caps.
+	PerKey, Total int
+
+	mu    sync.Mutex
+	total int
+	byKey map[string]int
+}
+
+// NewSlots allows perKey at once for each key and total in all.
+func NewSlots(perKey, total int) *Slots {
+	return &Slots{PerKey: perKey, Total: total, byKey: map[string]int{}}
+}
+
+// Full says which cap refused a slot.
+type Full int
+
+const (
+	// NotFull: the slot was taken.
+	NotFull Full = iota
+	// KeyFull: the key holds PerKey slots already.
+	KeyFull
+	// TotalFull: Total slots are held.
+	TotalFull
+)
+
+// Take takes a slot for key and returns its release (safe to call more
+// than once), or says which cap is reached.
+func (s *Slots) Take(key string) (release func(), full Full) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.byKey[key] >= s.PerKey:
+		return nil, KeyFull
+	case s.total >= s.Total:
+		return nil, TotalFull
+	}
+	s.byKey[key]++
+	s.total++
+	var once sync.Once
+	return func() { once.Do(func() { s.release(key) }) }, NotFull
+}
+
+func (s *Slots) release(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.total--
+	if s.byKey[key]--; s.byKey[key] <= 0 {
+		delete(s.byKey, key)
+	}
+}
+
+// InUse is how many slots are held.
+func (s *Slots) InUse() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.total
 }

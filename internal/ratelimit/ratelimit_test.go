@@ -61,3 +61,28 @@ func TestClientKeyCountsIPv6ByItsSlash64(t *testing.T) {
 	ok, _ := k.Allow(ClientKey("2001:db8::ffff"))
 	assert.False(t, ok, "a third address of the same /64 shares the bucket")
 }
+
+func TestSlotsCapEachKeyAndTheTotal(t *testing.T) {
+	s := NewSlots(2, 3)
+	a1, full := s.Take("a")
+	assert.Equal(t, NotFull, full)
+	a2, _ := s.Take("a")
+	_, full = s.Take("a")
+	assert.Equal(t, KeyFull, full, "a holds two")
+	b1, full := s.Take("b")
+	assert.Equal(t, NotFull, full, "another key is not held back by a's")
+	_, full = s.Take("c")
+	assert.Equal(t, TotalFull, full, "three in all")
+	assert.Equal(t, 3, s.InUse())
+
+	a1()
+	a1() // a release counts once
+	assert.Equal(t, 2, s.InUse())
+	c1, full := s.Take("c")
+	assert.Equal(t, NotFull, full)
+	a2()
+	b1()
+	c1()
+	assert.Equal(t, 0, s.InUse())
+	assert.Empty(t, s.byKey, "no key is remembered once it holds nothing")
+}
