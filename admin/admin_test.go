@@ -117,19 +117,19 @@ func TestServiceIssuesKeysWithScopesThatFitTheKind(t *testing.T) {
 		org, err := svc.CreateOrganization(ctx, admin.NewOrganization{Name: "Acme"})
 		require.NoError(t, err)
 
-		_, _, err = svc.CreateKey(ctx, org.ID, admin.NewKey{Name: "bot", Kind: "root"})
+		_, _, err = svc.CreateKey(ctx, org.ID, admin.Operator, admin.NewKey{Name: "bot", Kind: "root"})
 		refused(t, err, apperr.InvalidRequest, "kind", "kind must be one of: agent, admin")
-		_, _, err = svc.CreateKey(ctx, org.ID, admin.NewKey{Name: "bot", Kind: models.KeyAgent})
+		_, _, err = svc.CreateKey(ctx, org.ID, admin.Operator, admin.NewKey{Name: "bot", Kind: models.KeyAgent})
 		refused(t, err, apperr.InvalidRequest, "scopes", "an agent key needs at least one scope")
-		_, _, err = svc.CreateKey(ctx, org.ID, admin.NewKey{Name: "bot", Kind: models.KeyAgent, Scopes: []string{"root"}})
+		_, _, err = svc.CreateKey(ctx, org.ID, admin.Operator, admin.NewKey{Name: "bot", Kind: models.KeyAgent, Scopes: []string{"root"}})
 		e, ok := apperr.As(err)
 		require.True(t, ok, "%v", err)
 		assert.Equal(t, "scopes", e.Field)
 		assert.Contains(t, e.Message, `unknown scope "root"`)
-		_, _, err = svc.CreateKey(ctx, org.ID, admin.NewKey{Name: "boss", Kind: models.KeyAdmin, Scopes: []string{"approvals:read"}})
+		_, _, err = svc.CreateKey(ctx, org.ID, admin.Operator, admin.NewKey{Name: "boss", Kind: models.KeyAdmin, Scopes: []string{"approvals:read"}})
 		refused(t, err, apperr.InvalidRequest, "scopes", "admin keys manage the organisation and carry no scopes")
 
-		k, secret, err := svc.CreateKey(ctx, org.ID, admin.NewKey{Name: "bot", Kind: models.KeyAgent,
+		k, secret, err := svc.CreateKey(ctx, org.ID, admin.Operator, admin.NewKey{Name: "bot", Kind: models.KeyAgent,
 			Scopes: []string{"approvals:read", "approvals:write", "approvals:read"}})
 		require.NoError(t, err)
 		assert.Equal(t, models.StringList{"approvals:read", "approvals:write"}, k.Scopes)
@@ -137,9 +137,15 @@ func TestServiceIssuesKeysWithScopesThatFitTheKind(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, k.ID, p.Key.ID)
 
-		k, _, err = svc.CreateKey(ctx, org.ID, admin.NewKey{Name: "boss", Kind: models.KeyAdmin})
+		k, _, err = svc.CreateKey(ctx, org.ID, admin.Operator, admin.NewKey{Name: "boss", Kind: models.KeyAdmin})
 		require.NoError(t, err)
 		assert.Equal(t, models.StringList{}, k.Scopes)
+
+		// Each key issued is in the audit trail, naming who issued it.
+		var entry models.AuditEntry
+		require.NoError(t, db.Where("subject_type = ? AND subject_id = ?", "key", k.ID).Take(&entry).Error)
+		assert.Equal(t, admin.Operator.ID, entry.ActorID)
+		assert.Equal(t, "admin key boss, no scopes", entry.Detail)
 	})
 }
 

@@ -20,8 +20,9 @@ type NewKey struct {
 
 // CreateKey issues the key and returns its secret, which is never stored
 // and cannot be shown again. An agent key needs known scopes, each kept
-// once; an admin key manages the organisation and carries none.
-func (s *Service) CreateKey(ctx context.Context, orgID string, in NewKey) (*models.APIKey, string, error) {
+// once; an admin key manages the organisation and carries none. The audit
+// trail names by as its issuer.
+func (s *Service) CreateKey(ctx context.Context, orgID string, by models.Actor, in NewKey) (*models.APIKey, string, error) {
 	if err := validate.Struct(&in); err != nil {
 		return nil, "", err
 	}
@@ -31,18 +32,96 @@ func (s *Service) CreateKey(ctx context.Context, orgID string, in NewKey) (*mode
 		if len(in.Scopes) == 0 {
 			return nil, "", apperr.Field(apperr.InvalidRequest, "scopes", "an agent key needs at least one scope")
 		}
-		for _, sc := range in.Scopes {
-			if !scopes.Valid(sc) {
-				return nil, "", apperr.Field(apperr.InvalidRequest, "scopes", "unknown scope %q; known scopes: %s", sc, strings.Join(scopes.All, ", "))
-			}
-			if !slices.Contains(keyScopes, sc) {
-				keyScopes = append(keyScopes, sc)
-			}
+		var err error
+		if keyScopes, err = knownScopes(in.Scopes); err != nil {
+			return nil, "", err
 		}
 	case models.KeyAdmin:
 		if len(in.Scopes) > 0 {
 			return nil, "", apperr.Field(apperr.InvalidRequest, "scopes", "admin keys manage the organisation and carry no scopes")
 		}
 	}
-	return s.store.CreateKey(ctx, orgID, in.Name, in.Kind, keyScopes)
+	return s.store.CreateKeyBy(ctx, orgID, in.Name, in.Kind, keyScopes, &by)
+}
+
+// knownScopes is list with each scope once, or an error naming one that
+// is unknown.
+func knownScopes(list []string) ([]string, error) {
+	var out []string
+	for _, sc := range list {
+		if !scopes.Valid(sc) {
+			return nil, apperr.Field(apperr.InvalidRequest, "scopes", "unknown scope %q; known scopes: %s", sc, strings.Join(scopes.All, ", "))
+		}
+		if !slices.Contains(out, sc) {
+			out = append(out, sc)
+		}
+	}
+	return out, nil
+}
+
+// NewMemberToken is a member token to mint. No scopes asks for the most
+// the minter may give.
+type NewMemberToken struct {
+	Scopes []string `json:"scopes" validate:"max=50"`
+}
+
+// MintMemberToken issues a token that acts as member memberID and returns
+// its secret; the audit trail names by as its minter, for whom and with
+// which scopes. A token that can act as its person (decide, ask, answer,
+// reply, give a verdict, write anything in their name) is that person's
+// alone:
+//
+//   - the member themself (by is that person) mints any scopes within
+//     ceiling, the scopes of the token they mint it with (nil for a
+//     sign-in: every scope);
+//   - the operator (by is Operator, `assent admin`) mints any scopes for
+//     anyone: they hold the instance's database and key anyway;
+//   - anyone else (an admin key) mints read scopes only, and never for an
+//     owner or administrator.
+func (s *Service) MintMemberToken(ctx context.Context, orgID string, by models.Actor, ceiling []string, memberID string,
+	in NewMemberToken) (*models.APIKey, string, error) {
+	if err := validate.Struct(&in); err != nil {
+		return nil, "", err
+	}
+	want, err := knownScopes(in.Scopes)
+	if err != nil {
+		return nil, "", err
+	}
+	self := by.Person && by.ID == memberID
+	switch {
+	case by == Operator:
+		if len(want) == 0 {
+			want = scopes.All
+		}
+	case self:
+		if ceiling == nil {
+			ceiling = scopes.All
+		}
+		if len(want) == 0 {
+			want = ceiling
+		}
+		for _, sc := range want {
+			if !slices.Contains(ceiling, sc) {
+				return nil, "", apperr.Field(apperr.Forbidden, "scopes", "the token minting this one lacks %s, so it cannot give it", sc)
+			}
+		}
+	default:
+		if len(want) == 0 {
+			want = scopes.Read
+		}
+		return s.store.MintMemberToken(ctx, orgID, memberID, want, by, func(m *models.Member) error {
+			if m.Administers() {
+				return apperr.New(apperr.Forbidden, "%s is an organisation %s: only they mint their tokens, an admin key none", m.Email, m.Role)
+			}
+			for _, sc := range want {
+				if !scopes.IsRead(sc) {
+					return apperr.Field(apperr.Forbidden, "scopes",
+						"%s would act as the person: a token for someone else carries read scopes only (%s); the person mints one that acts themselves",
+						sc, strings.Join(scopes.Read, ", "))
+				}
+			}
+			return nil
+		})
+	}
+	return s.store.MintMemberToken(ctx, orgID, memberID, want, by, nil)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/assent-hq/assent/admin"
+	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/wire"
 )
 
@@ -76,21 +77,40 @@ func (h *handlers) updateMember(c *gin.Context) {
 }
 
 type tokenResponse struct {
-	ID    string `json:"id"`
-	Token string `json:"token"`
+	ID     string   `json:"id"`
+	Token  string   `json:"token"`
+	Scopes []string `json:"scopes"`
 }
 
+// createMemberToken mints, through an admin key, a token for a member that
+// only reads (see admin.MintMemberToken).
 func (h *handlers) createMemberToken(c *gin.Context) {
-	if err := bind(c, &struct{}{}); err != nil {
+	h.mintMemberToken(c, nil, c.Param("id"))
+}
+
+// createOwnToken mints a token for the caller's own person, with at most
+// the scopes of the member token calling.
+func (h *handlers) createOwnToken(c *gin.Context) {
+	p := principal(c)
+	if p.Member == nil {
+		fail(c, apperr.New(apperr.Forbidden, "a token for a person is minted by that person: use a member token"))
+		return
+	}
+	h.mintMemberToken(c, p.Key.Scopes, p.Member.ID)
+}
+
+func (h *handlers) mintMemberToken(c *gin.Context, ceiling []string, memberID string) {
+	var in admin.NewMemberToken
+	if err := bind(c, &in); err != nil {
 		fail(c, err)
 		return
 	}
-	k, secret, err := h.store.CreateMemberToken(c.Request.Context(), orgID(c), c.Param("id"))
+	k, secret, err := h.admin.MintMemberToken(c.Request.Context(), orgID(c), principal(c).Actor(), ceiling, memberID, in)
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusCreated, tokenResponse{ID: k.ID, Token: secret})
+	c.JSON(http.StatusCreated, tokenResponse{ID: k.ID, Token: secret, Scopes: k.Scopes})
 }
 
 func (h *handlers) createTeam(c *gin.Context) {
@@ -212,7 +232,7 @@ func (h *handlers) createKey(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	k, secret, err := h.admin.CreateKey(c.Request.Context(), orgID(c), in)
+	k, secret, err := h.admin.CreateKey(c.Request.Context(), orgID(c), principal(c).Actor(), in)
 	if err != nil {
 		fail(c, err)
 		return

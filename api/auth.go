@@ -52,6 +52,20 @@ func requireScope(scope string) gin.HandlerFunc {
 	}
 }
 
+// personActs admits a member token to act as its person (decide, ask,
+// reply, give a verdict) only when it carries scope: a token minted to
+// read never acts. Keys pass on, and the handler or workflow refuses them
+// as no person.
+func personActs(scope string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if p := principal(c); p.Member != nil && !p.HasScope(scope) {
+			fail(c, apperr.New(apperr.InsufficientScope, "this token lacks the scope %s, so it cannot act as its person here", scope))
+			return
+		}
+		c.Next()
+	}
+}
+
 // requireAdmin admits admin keys only.
 func requireAdmin(c *gin.Context) {
 	if principal(c).Key.Kind != models.KeyAdmin {

@@ -64,6 +64,7 @@ import (
 // report and {sharedReport} a fresh report every member can read.
 var authzMatrix = []authzRow{
 	{"GET", "/api/v1/me", "", noID, ``, "anon=401 agent=200 noscope=200 members=200 adminkey=200 guest=401 others=200"},
+	{"POST", "/api/v1/me/tokens", "", noID, ``, "anon=401 agent=403 noscope=403 members=201 adminkey=403 guest=401 others=201 otheragent=403 otheradmin=403"},
 	{"GET", "/api/v1/openapi.json", "", noID, ``, "anon=200 agent=200 noscope=200 members=200 adminkey=200 guest=200 others=200"}, // the contract is public
 
 	{"POST", "/api/v1/approvals", aw, noID, `{"title":"Pay"}`, "anon=401 agent=201 noscope=403 members=201 adminkey=403 guest=401 others=201 otheradmin=403"},

@@ -162,6 +162,7 @@ func New(d Deps) http.Handler {
 
 	v1 := r.Group("/api/v1", h.authenticate, readBody(DefaultBodyLimit))
 	v1.GET("/me", h.me)
+	h.post(v1, "/me/tokens", h.createOwnToken)
 
 	h.postResumable(v1, "/approvals", requireScope(scopes.ApprovalsWrite), h.createApproval)
 	v1.GET("/approvals", requireScope(scopes.ApprovalsRead), h.listApprovals)
@@ -169,8 +170,8 @@ func New(d Deps) http.Handler {
 	h.postResumable(v1, "/approvals/:id/answers", requireScope(scopes.ApprovalsWrite), h.answerQuestion)
 	h.postResumable(v1, "/approvals/:id/cancel", requireScope(scopes.ApprovalsWrite), h.cancelApproval)
 	// A person's actions: member tokens only; the workflow decides who may.
-	h.postResumable(v1, "/approvals/:id/decision", h.decideApproval)
-	h.postResumable(v1, "/approvals/:id/questions", h.askQuestion)
+	h.postResumable(v1, "/approvals/:id/decision", personActs(scopes.ApprovalsWrite), h.decideApproval)
+	h.postResumable(v1, "/approvals/:id/questions", personActs(scopes.ApprovalsWrite), h.askQuestion)
 	v1.GET("/inbox", h.inbox)
 
 	h.postResumable(v1, "/collections", requireScope(scopes.CollectionsWrite), h.createCollection)
@@ -178,13 +179,13 @@ func New(d Deps) http.Handler {
 	v1.GET("/collections/:id", requireScope(scopes.CollectionsRead), h.getCollection)
 	h.postResumable(v1, "/collections/:id/cancel", requireScope(scopes.CollectionsWrite), h.cancelCollection)
 	// A respondent's reply: member tokens only; the workflow decides who may.
-	h.postResumable(v1, "/collections/:id/replies", h.replyToCollection)
+	h.postResumable(v1, "/collections/:id/replies", personActs(scopes.CollectionsWrite), h.replyToCollection)
 	h.postResumable(v1, "/reviews", requireScope(scopes.ReviewsWrite), h.createReview)
 	v1.GET("/reviews", requireScope(scopes.ReviewsRead), h.listReviews)
 	v1.GET("/reviews/:id", requireScope(scopes.ReviewsRead), h.getReview)
 	h.postResumable(v1, "/reviews/:id/cancel", requireScope(scopes.ReviewsWrite), h.cancelReview)
 	// A verdict is a person's act, like a reply.
-	h.postResumable(v1, "/reviews/:id/verdict", h.reviewVerdict)
+	h.postResumable(v1, "/reviews/:id/verdict", personActs(scopes.ReviewsWrite), h.reviewVerdict)
 
 	h.post(v1, "/uploads", requireScope(scopes.ReportsWrite), h.createUpload)
 	r.PUT(reports.UploadPath(":ticket"), h.receiveUpload)

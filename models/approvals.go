@@ -167,14 +167,14 @@ func (s *Store) CreateApproval(ctx context.Context, a *Approval, claim *Claim) (
 	a.Status = states.Pending
 	a.CreatedAt = Now()
 	a.UpdatedAt = a.CreatedAt
-	a.SealedCallbackSecret = s.sealCallbackSecret(a.CallbackSecret)
+	a.SealedCallbackSecret = s.sealCallbackSecret(colApprovalCallback, a.ID, a.CallbackSecret)
 	return createRequest(s, ctx, a, claim, func(tx *gorm.DB) error { return insertApprovers(tx, a.ID, a.ApproverIDs) })
 }
 
 // RevealCallbackSecret sets a.CallbackSecret from its sealed column, for
 // the create response that shows it (also when a retry resumes a create).
 func (s *Store) RevealCallbackSecret(a *Approval) (err error) {
-	a.CallbackSecret, err = s.openCallbackSecret(a.ID, a.SealedCallbackSecret)
+	a.CallbackSecret, err = s.openCallbackSecret(colApprovalCallback, a.ID, a.SealedCallbackSecret)
 	return err
 }
 

@@ -135,7 +135,7 @@ func (s *Store) CreateCollection(ctx context.Context, c *Collection, claim *Clai
 	if c.Asked.V == nil {
 		c.Asked.V = []PersonRef{}
 	}
-	c.SealedCallbackSecret = s.sealCallbackSecret(c.CallbackSecret)
+	c.SealedCallbackSecret = s.sealCallbackSecret(colCollectionCallback, c.ID, c.CallbackSecret)
 	return createRequest(s, ctx, c, claim, func(tx *gorm.DB) error { return insertRespondents(tx, c.ID, c.RespondentIDs) })
 }
 
@@ -180,7 +180,7 @@ func openCollectionsOf(tx *gorm.DB, orgID, personID string) ([]string, error) {
 // RevealCollectionCallbackSecret sets c.CallbackSecret from its sealed
 // column, for the create response that shows it.
 func (s *Store) RevealCollectionCallbackSecret(c *Collection) (err error) {
-	c.CallbackSecret, err = s.openCallbackSecret(c.ID, c.SealedCallbackSecret)
+	c.CallbackSecret, err = s.openCallbackSecret(colCollectionCallback, c.ID, c.SealedCallbackSecret)
 	return err
 }
 

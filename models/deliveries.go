@@ -2,7 +2,6 @@ package models
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -238,39 +237,44 @@ func (s *Store) LoadDeliveryWork(ctx context.Context, id string, now time.Time) 
 	if cb.URL == nil || cb.Secret == nil {
 		return nil, notFound(gorm.ErrRecordNotFound, "callback of "+w.Event.SubjectID)
 	}
-	secret, err := s.secrets.Open(sealCallbackSecret, *cb.Secret)
+	secret, err := s.open(cb.column, *cb.Secret, w.Event.SubjectID)
 	if err != nil {
-		return nil, fmt.Errorf("callback secret of %s: %w", w.Event.SubjectID, err)
+		return nil, err
 	}
 	w.URL, w.Secrets = *cb.URL, []string{secret}
 	return w, nil
 }
 
 // requestRecords are the records whose events may go to a callback, by the
-// events' subject type (a callback's requestType). Each has the columns
-// callback_url and callback_secret; a new kind of request adds its record
-// here, and its events are routed like an approval's.
-var requestRecords = map[string]any{
-	events.RequestApproval:   &Approval{},
-	events.RequestCollection: &Collection{},
-	events.RequestReview:     &Review{},
+// events' subject type (a callback's requestType), with the sealed column
+// of their callback secrets. Each has the columns callback_url and
+// callback_secret; a new kind of request adds its record here, and its
+// events are routed like an approval's.
+var requestRecords = map[string]struct {
+	record any
+	secret sealedColumn
+}{
+	events.RequestApproval:   {&Approval{}, colApprovalCallback},
+	events.RequestCollection: {&Collection{}, colCollectionCallback},
+	events.RequestReview:     {&Review{}, colReviewCallback},
 }
 
 // callback is where a request's callbacks go and the secret that signs
-// them; both nil when it set no callbackUrl.
+// them, sealed in column; both nil when it set no callbackUrl.
 type callback struct {
-	URL    *string `gorm:"column:callback_url"`
-	Secret *string `gorm:"column:callback_secret"`
+	URL    *string      `gorm:"column:callback_url"`
+	Secret *string      `gorm:"column:callback_secret"`
+	column sealedColumn `gorm:"-"`
 }
 
 // callbackOf reads the callback of the request an event is about.
 func callbackOf(db *gorm.DB, subjectType, id string) (*callback, error) {
-	record, ok := requestRecords[subjectType]
+	r, ok := requestRecords[subjectType]
 	if !ok {
 		return &callback{}, nil
 	}
-	var cb callback
-	err := db.Model(record).Select("callback_url, callback_secret").Where("id = ?", id).Take(&cb).Error
+	cb := callback{column: r.secret}
+	err := db.Model(r.record).Select("callback_url, callback_secret").Where("id = ?", id).Take(&cb).Error
 	return &cb, notFound(err, subjectType+" "+id)
 }
 

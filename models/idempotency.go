@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"time"
 
 	"gorm.io/gorm"
@@ -96,9 +95,9 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, c *Claim, resumable boo
 			c.RequestHash = prev.RequestHash // so UpdateID is the first attempt's
 		}
 		if prev.Completed {
-			body, err := s.secrets.Open(sealIdempotency, string(prev.ResponseBody))
+			body, err := s.open(colIdempotentResponse, string(prev.ResponseBody), prev.OrganizationID, prev.PrincipalID, prev.Key)
 			if err != nil {
-				return nil, fmt.Errorf("stored response of Idempotency-Key %q: %w", c.Key, err)
+				return nil, err
 			}
 			prev.ResponseBody = []byte(body)
 			return &prev, nil
@@ -161,7 +160,7 @@ func (s *Store) ClaimedResource(ctx context.Context, c *Claim) (string, error) {
 // CompleteIdempotencyKey stores the response replays will return, sealed:
 // it may carry a secret shown once (a key, a callback secret).
 func (s *Store) CompleteIdempotencyKey(ctx context.Context, c *Claim, status int, contentType string, body []byte) error {
-	sealed := []byte(s.secrets.Seal(sealIdempotency, string(body)))
+	sealed := []byte(s.seal(colIdempotentResponse, string(body), c.OrganizationID, c.PrincipalID, c.Key))
 	return c.where(s.db.WithContext(ctx).Model(&IdempotencyKey{})).
 		Updates(map[string]any{"completed": true, "status_code": status, "content_type": contentType, "response_body": sealed}).Error
 }

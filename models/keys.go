@@ -7,6 +7,7 @@ import (
 	"encoding/base32"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strings"
 
 	"gorm.io/gorm"
@@ -69,35 +70,96 @@ func newSecret(kind string) string {
 
 // CreateKey issues an agent or admin key with keyScopes (package admin
 // checks they fit the kind) and returns its secret, which is never stored
-// and cannot be shown again.
+// and cannot be shown again. The service issues keys through CreateKeyBy,
+// which audits; this is for fixtures.
 func (s *Store) CreateKey(ctx context.Context, orgID, name, kind string, keyScopes []string) (*APIKey, string, error) {
-	return s.insertKey(ctx, &APIKey{OrganizationID: orgID, Kind: kind, Name: name, Scopes: append(StringList{}, keyScopes...)})
+	return s.CreateKeyBy(ctx, orgID, name, kind, keyScopes, nil)
 }
 
-// CreateMemberToken issues a token for a person acting through the API. It
-// carries every scope; what the person may do is decided per request.
+// CreateKeyBy is CreateKey, writing to the audit trail who issued the key
+// (when by is set), in the same transaction.
+func (s *Store) CreateKeyBy(ctx context.Context, orgID, name, kind string, keyScopes []string, by *Actor) (*APIKey, string, error) {
+	k := &APIKey{OrganizationID: orgID, Kind: kind, Name: name, Scopes: append(StringList{}, keyScopes...)}
+	var secret string
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var err error
+		secret, err = insertKey(tx, k, by, kind+" key "+name)
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return k, secret, nil
+}
+
+// CreateMemberToken is the member minting their own token with every
+// scope, as a sign-in gives them: fixtures and tests use it.
 func (s *Store) CreateMemberToken(ctx context.Context, orgID, memberID string) (*APIKey, string, error) {
 	m, err := s.GetMember(ctx, orgID, memberID)
 	if err != nil {
 		return nil, "", err
 	}
-	if !m.Active {
-		return nil, "", apperr.New(apperr.InvalidState, "member %s is inactive", m.Email)
-	}
-	return s.insertKey(ctx, &APIKey{OrganizationID: orgID, Kind: KeyMember, Name: "token for " + m.Email,
-		Scopes: append(StringList{}, scopes.All...), MemberID: &m.ID})
+	self := Actor{ID: m.ID, Name: m.DisplayName(), Person: true, Administrator: m.Administers()}
+	return s.MintMemberToken(ctx, orgID, memberID, scopes.All, self, nil)
 }
 
-func (s *Store) insertKey(ctx context.Context, k *APIKey) (*APIKey, string, error) {
-	secret := newSecret(k.Kind)
-	k.ID = newID(ids.Key)
-	k.Hash = HashSecret(secret)
-	k.Prefix = secret[:len(secretPrefix[k.Kind])+4]
-	if err := s.db.WithContext(ctx).Create(k).Error; err != nil {
+// MintMemberToken issues a token that acts as member memberID with
+// tokenScopes, and writes to the audit trail who minted it for whom with
+// which scopes. allow (package admin's rule of who may mint what) sees the
+// member under lock, so a role changed meanwhile cannot slip past it.
+func (s *Store) MintMemberToken(ctx context.Context, orgID, memberID string, tokenScopes []string, by Actor,
+	allow func(*Member) error) (*APIKey, string, error) {
+	var k *APIKey
+	var secret string
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		m, err := take[Member](tx.Clauses(lockForUpdate(tx)...), orgID, memberID, "member")
+		if err != nil {
+			return err
+		}
+		if !m.Active {
+			return apperr.New(apperr.InvalidState, "member %s is inactive", m.Email)
+		}
+		if allow != nil {
+			if err := allow(m); err != nil {
+				return err
+			}
+		}
+		k = &APIKey{OrganizationID: orgID, Kind: KeyMember, Name: "token for " + m.Email,
+			Scopes: append(StringList{}, tokenScopes...), MemberID: &m.ID}
+		secret, err = insertKey(tx, k, &by, fmt.Sprintf("member token for %s (%s, %s)", m.DisplayName(), m.Email, m.ID))
+		return err
+	})
+	if err != nil {
 		return nil, "", err
 	}
 	return k, secret, nil
 }
+
+// insertKey saves k with a new secret and, when by is set, the audit
+// entry naming who issued it, what for and with which scopes.
+func insertKey(tx *gorm.DB, k *APIKey, by *Actor, what string) (string, error) {
+	secret := newSecret(k.Kind)
+	k.ID = newID(ids.Key)
+	k.Hash = HashSecret(secret)
+	k.Prefix = secret[:len(secretPrefix[k.Kind])+4]
+	k.CreatedAt = Now()
+	if err := tx.Create(k).Error; err != nil {
+		return "", err
+	}
+	if by == nil {
+		return secret, nil
+	}
+	scopeList := "no scopes"
+	if len(k.Scopes) > 0 {
+		scopeList = "scopes " + strings.Join(k.Scopes, ", ")
+	}
+	return secret, writeAudit(tx, &AuditEntry{ID: newID(ids.Audit), OrganizationID: k.OrganizationID, SubjectType: "key",
+		SubjectID: k.ID, Seq: 1, Action: KeyIssued, ActorID: by.ID, ActorName: by.Name,
+		Detail: what + ", " + scopeList, At: k.CreatedAt})
+}
+
+// KeyIssued is the audit action of a key or token issued.
+const KeyIssued = "key.issued"
 
 // ListKeys pages through keys and tokens, revoked ones included.
 func (s *Store) ListKeys(ctx context.Context, orgID string, p Page) ([]APIKey, string, error) {

@@ -52,7 +52,7 @@ func (s *Store) VAPIDKey(ctx context.Context) (public, private string, err error
 	if err != nil {
 		return "", "", fmt.Errorf("push key: %w", err)
 	}
-	private, err = s.secrets.Open(sealPushKey, k.SealedPrivate)
+	private, err = s.open(colPushKey, k.SealedPrivate, k.ID)
 	if err != nil {
 		return "", "", fmt.Errorf("push key: %w", err)
 	}
@@ -68,7 +68,7 @@ func (s *Store) newPushKey() *PushKey {
 		panic(err) // the system's randomness failed: nothing is safe to do
 	}
 	return &PushKey{ID: pushKeyID, PublicKey: base64.RawURLEncoding.EncodeToString(key.PublicKey().Bytes()), CreatedAt: Now(),
-		SealedPrivate: s.secrets.Seal(sealPushKey, base64.RawURLEncoding.EncodeToString(key.Bytes()))}
+		SealedPrivate: s.seal(colPushKey, base64.RawURLEncoding.EncodeToString(key.Bytes()), pushKeyID)}
 }
 
 // PushSubscription is one browser's Web Push subscription (the Push API's

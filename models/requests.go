@@ -2,7 +2,6 @@ package models
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"gorm.io/gorm"
@@ -138,23 +137,25 @@ func statuses[T any](db *gorm.DB, ids []string) (map[string]string, error) {
 	return out, nil
 }
 
-// sealCallbackSecret seals a request's callback secret for its column.
-func (s *Store) sealCallbackSecret(secret *string) *string {
+// sealCallbackSecret seals the callback secret of request id for c, its
+// record's column.
+func (s *Store) sealCallbackSecret(c sealedColumn, id string, secret *string) *string {
 	if secret == nil {
 		return nil
 	}
-	sealed := s.secrets.Seal(sealCallbackSecret, *secret)
+	sealed := s.seal(c, *secret, id)
 	return &sealed
 }
 
-// openCallbackSecret opens the sealed callback secret of request id.
-func (s *Store) openCallbackSecret(id string, sealed *string) (*string, error) {
+// openCallbackSecret opens the sealed callback secret of request id, read
+// from c.
+func (s *Store) openCallbackSecret(c sealedColumn, id string, sealed *string) (*string, error) {
 	if sealed == nil {
 		return nil, nil
 	}
-	secret, err := s.secrets.Open(sealCallbackSecret, *sealed)
+	secret, err := s.open(c, *sealed, id)
 	if err != nil {
-		return nil, fmt.Errorf("callback secret of %s: %w", id, err)
+		return nil, err
 	}
 	return &secret, nil
 }

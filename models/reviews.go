@@ -92,7 +92,7 @@ func (s *Store) CreateReview(ctx context.Context, r *Review, claim *Claim) (earl
 	if r.Asked.V == nil {
 		r.Asked.V = []PersonRef{}
 	}
-	r.SealedCallbackSecret = s.sealCallbackSecret(r.CallbackSecret)
+	r.SealedCallbackSecret = s.sealCallbackSecret(colReviewCallback, r.ID, r.CallbackSecret)
 	return createRequest(s, ctx, r, claim, func(tx *gorm.DB) error {
 		rows := make([]ReviewReviewer, len(r.ReviewerIDs))
 		for i, p := range r.ReviewerIDs {
@@ -105,7 +105,7 @@ func (s *Store) CreateReview(ctx context.Context, r *Review, claim *Claim) (earl
 // RevealReviewCallbackSecret sets r.CallbackSecret from its sealed column,
 // for the create response that shows it.
 func (s *Store) RevealReviewCallbackSecret(r *Review) (err error) {
-	r.CallbackSecret, err = s.openCallbackSecret(r.ID, r.SealedCallbackSecret)
+	r.CallbackSecret, err = s.openCallbackSecret(colReviewCallback, r.ID, r.SealedCallbackSecret)
 	return err
 }
 

@@ -2,6 +2,7 @@ package models_test
 
 import (
 	"context"
+	"encoding/base64"
 	"testing"
 	"time"
 
@@ -92,5 +93,209 @@ func TestRotateSecretKey(t *testing.T) {
 		require.NoError(t, err)
 		require.NotNil(t, prev)
 		assert.JSONEq(t, `{"key":"asnt_admin_x"}`, string(prev.ResponseBody))
+	})
+}
+
+// sealedWorld is one of each sealed value in two organisations, a and b,
+// made by s: what the binding tests move between rows.
+type sealedWorld struct {
+	a, b               *models.Organization
+	epA, epB           *models.WebhookEndpoint
+	approvalA, approvB *models.Approval
+	claimA, claimB     *models.Claim
+}
+
+func makeSealedWorld(t *testing.T, s *models.Store) *sealedWorld {
+	t.Helper()
+	ctx := context.Background()
+	w := &sealedWorld{a: newOrg(t, s), b: newOrg(t, s)}
+	endpoint := func(orgID, secret string) *models.WebhookEndpoint {
+		ep, err := s.CreateWebhookEndpoint(ctx, orgID, models.NewWebhookEndpoint{URL: "https://hooks.example/" + orgID,
+			Format: models.FormatJSON, Events: []string{"approval.approved"}, Enabled: true, Secret: secret + "_old"})
+		require.NoError(t, err)
+		ep, err = s.RotateWebhookSecret(ctx, orgID, ep.ID, secret, time.Now().Add(time.Hour))
+		require.NoError(t, err)
+		return ep
+	}
+	w.epA, w.epB = endpoint(w.a.ID, "whsec_a"), endpoint(w.b.ID, "whsec_b")
+	approval := func(orgID, secret string) *models.Approval {
+		a := &models.Approval{OrganizationID: orgID, Title: "Pay", Risk: models.RiskLow, CallbackSecret: &secret,
+			ExpiresAt: time.Now().Add(time.Hour), RequiredApprovals: 1, Requester: "key_x", RequestedBy: "agent"}
+		_, err := s.CreateApproval(ctx, a, nil)
+		require.NoError(t, err)
+		return a
+	}
+	w.approvalA, w.approvB = approval(w.a.ID, "asnt_cbs_a"), approval(w.b.ID, "asnt_cbs_b")
+	claim := func(orgID, body string) *models.Claim {
+		c := &models.Claim{OrganizationID: orgID, PrincipalID: "key_x", Key: "k1", RequestHash: "h1"}
+		_, err := s.ClaimIdempotencyKey(ctx, c, false)
+		require.NoError(t, err)
+		require.NoError(t, s.CompleteIdempotencyKey(ctx, c, 201, "application/json", []byte(body)))
+		return c
+	}
+	w.claimA, w.claimB = claim(w.a.ID, `{"key":"asnt_admin_a"}`), claim(w.b.ID, `{"key":"asnt_admin_b"}`)
+	for _, org := range []*models.Organization{w.a, w.b} {
+		signing, token := "signing_"+org.ID, "xoxb-"+org.ID
+		_, err := s.PutSlackIntegration(ctx, org.ID, "key_x", models.SlackChange{SigningSecret: &signing, BotToken: &token})
+		require.NoError(t, err)
+	}
+	return w
+}
+
+// reads opens each sealed value of organisation b (and the instance's
+// active decision key), as the service does.
+func (w *sealedWorld) reads(s *models.Store) map[string]func() error {
+	ctx := context.Background()
+	return map[string]func() error{
+		"webhook secrets": func() error {
+			ep, err := s.GetWebhookEndpoint(ctx, w.b.ID, w.epB.ID)
+			if err != nil {
+				return err
+			}
+			_, err = s.WebhookSecrets(ep, time.Now())
+			return err
+		},
+		"callback secret": func() error {
+			a, err := s.GetApproval(ctx, w.b.ID, w.approvB.ID)
+			if err != nil {
+				return err
+			}
+			return s.RevealCallbackSecret(a)
+		},
+		"stored response": func() error {
+			_, err := s.ClaimIdempotencyKey(ctx, w.claimB, false)
+			return err
+		},
+		"slack app": func() error {
+			_, err := s.SlackIntegration(ctx, w.b.ID)
+			return err
+		},
+		"decision key": func() error {
+			_, _, err := s.ActiveSigningKey(ctx, models.DecisionFamily)
+			return err
+		},
+	}
+}
+
+// TestSealedValuesAreBoundToTheirRow: a sealed value copied by SQL into
+// another row (another organisation's) or another column does not open
+// there; the read fails with an error that names the row, not the secret.
+func TestSealedValuesAreBoundToTheirRow(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db, ringOf(t, secretkey.Generate()))
+		moves := []struct {
+			read, sql string
+			args      func(w *sealedWorld, old, active string) []any
+		}{
+			{"webhook secrets", "UPDATE webhook_endpoints SET secret = (SELECT secret FROM webhook_endpoints WHERE id = ?) WHERE id = ?",
+				func(w *sealedWorld, _, _ string) []any { return []any{w.epA.ID, w.epB.ID} }},
+			{"webhook secrets", "UPDATE webhook_endpoints SET previous_secret = (SELECT previous_secret FROM webhook_endpoints WHERE id = ?) WHERE id = ?",
+				func(w *sealedWorld, _, _ string) []any { return []any{w.epA.ID, w.epB.ID} }},
+			{"webhook secrets", "UPDATE webhook_endpoints SET previous_secret = secret WHERE id = ?",
+				func(w *sealedWorld, _, _ string) []any { return []any{w.epB.ID} }},
+			{"callback secret", "UPDATE approvals SET callback_secret = (SELECT callback_secret FROM approvals WHERE id = ?) WHERE id = ?",
+				func(w *sealedWorld, _, _ string) []any { return []any{w.approvalA.ID, w.approvB.ID} }},
+			{"stored response", "UPDATE idempotency_keys SET response_body = (SELECT response_body FROM idempotency_keys WHERE organization_id = ?) WHERE organization_id = ?",
+				func(w *sealedWorld, _, _ string) []any { return []any{w.a.ID, w.b.ID} }},
+			{"slack app", "UPDATE slack_integrations SET bot_token = (SELECT bot_token FROM slack_integrations WHERE organization_id = ?) WHERE organization_id = ?",
+				func(w *sealedWorld, _, _ string) []any { return []any{w.a.ID, w.b.ID} }},
+			{"slack app", "UPDATE slack_integrations SET signing_secret = (SELECT signing_secret FROM slack_integrations WHERE organization_id = ?) WHERE organization_id = ?",
+				func(w *sealedWorld, _, _ string) []any { return []any{w.a.ID, w.b.ID} }},
+			{"slack app", "UPDATE slack_integrations SET signing_secret = bot_token WHERE organization_id = ?",
+				func(w *sealedWorld, _, _ string) []any { return []any{w.b.ID} }},
+			{"decision key", "UPDATE decision_keys SET private_key = (SELECT private_key FROM decision_keys WHERE id = ?) WHERE id = ?",
+				func(_ *sealedWorld, old, active string) []any { return []any{old, active} }},
+		}
+		for _, m := range moves {
+			w := makeSealedWorld(t, s)
+			old, _, err := s.ActiveSigningKey(ctx, models.DecisionFamily)
+			require.NoError(t, err)
+			active, err := s.RotateSigningKey(ctx, models.DecisionFamily)
+			require.NoError(t, err)
+			read := w.reads(s)[m.read]
+			require.NoError(t, read(), "%s opens in its own row", m.read)
+
+			require.NoError(t, db.Exec(m.sql, m.args(w, old.ID, active.ID)...).Error, m.sql)
+			err = read()
+			require.ErrorIs(t, err, secretkey.ErrMisplaced, m.sql)
+			for _, secret := range []string{"whsec_a", "asnt_cbs_a", "asnt_admin_a", "xoxb-" + w.a.ID, "signing_" + w.a.ID} {
+				assert.NotContains(t, err.Error(), secret, "the error names the row, not the secret")
+			}
+		}
+	})
+}
+
+// TestUnboundValuesOpenUntilResealed: values sealed before they were bound
+// to their rows (v1) still open where they are; re-sealing (`assent admin
+// rotate-secret-key`, `assent migrate`) binds each to the row it is in,
+// with or without a new key. Once the key that sealed them leaves the
+// ring, no unbound value opens anywhere.
+func TestUnboundValuesOpenUntilResealed(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		oldKey, newKey := secretkey.Generate(), secretkey.Generate()
+		oldRing := ringOf(t, oldKey)
+		before := models.NewStore(db, oldRing)
+		w := makeSealedWorld(t, before)
+		_, private, err := before.ActiveSigningKey(ctx, models.DecisionFamily)
+		require.NoError(t, err)
+
+		// Organisation b's values as the previous version sealed them: for
+		// their column's purpose only.
+		b := w.b.ID
+		legacy := []struct{ sql, purpose, plain string }{
+			{"UPDATE webhook_endpoints SET secret = ? WHERE organization_id = ?", "webhook_endpoints.secret", "whsec_b"},
+			{"UPDATE webhook_endpoints SET previous_secret = ? WHERE organization_id = ?", "webhook_endpoints.secret", "whsec_b_old"},
+			{"UPDATE approvals SET callback_secret = ? WHERE organization_id = ?", "callback_secret", "asnt_cbs_b"},
+			{"UPDATE slack_integrations SET bot_token = ? WHERE organization_id = ?", "slack_integrations.bot_token", "xoxb-" + b},
+			{"UPDATE slack_integrations SET signing_secret = ? WHERE organization_id = ?", "slack_integrations.signing_secret", "signing_" + b},
+		}
+		for _, l := range legacy {
+			require.NoError(t, db.Exec(l.sql, oldRing.Seal(l.purpose, l.plain), b).Error)
+		}
+		require.NoError(t, db.Exec("UPDATE idempotency_keys SET response_body = ? WHERE organization_id = ?",
+			[]byte(oldRing.Seal("idempotency_keys.response_body", `{"key":"asnt_admin_b"}`)), b).Error)
+		require.NoError(t, db.Exec("UPDATE decision_keys SET private_key = ?",
+			oldRing.Seal("decision_keys.private_key", base64.StdEncoding.EncodeToString(private.Seed()))).Error)
+
+		for name, read := range w.reads(before) {
+			require.NoError(t, read(), "%s: an unbound value still opens", name)
+		}
+
+		// Re-sealing under the same key binds exactly the unbound values.
+		n, err := before.ResealSecrets(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, len(legacy)+2, n)
+		for _, col := range []struct{ table, column string }{{"webhook_endpoints", "secret"}, {"webhook_endpoints", "previous_secret"},
+			{"approvals", "callback_secret"}, {"idempotency_keys", "response_body"}, {"slack_integrations", "bot_token"},
+			{"slack_integrations", "signing_secret"}, {"decision_keys", "private_key"}} {
+			var unbound int64
+			require.NoError(t, db.Table(col.table).Where(col.column+" IS NOT NULL AND "+col.column+" NOT LIKE 'v2.%'").Count(&unbound).Error)
+			assert.Zero(t, unbound, "%s.%s: every value is bound", col.table, col.column)
+		}
+
+		// The rotation re-seals the rest under the new key; then only the
+		// new key is needed and every value opens, in its own row.
+		rotating := models.NewStore(db, ringOf(t, newKey+","+oldKey))
+		_, err = rotating.ResealSecrets(ctx)
+		require.NoError(t, err)
+		newOnly := models.NewStore(db, ringOf(t, newKey))
+		for name, read := range w.reads(newOnly) {
+			require.NoError(t, read(), "%s opens under the new key alone", name)
+		}
+		slack, err := newOnly.SlackIntegration(ctx, b)
+		require.NoError(t, err)
+		assert.Equal(t, "xoxb-"+b, slack.BotToken)
+		prev, err := newOnly.ClaimIdempotencyKey(ctx, w.claimB, false)
+		require.NoError(t, err)
+		assert.JSONEq(t, `{"key":"asnt_admin_b"}`, string(prev.ResponseBody))
+
+		// An unbound value kept from before (a backup) and copied into b's
+		// row no longer opens: the key that sealed it is gone.
+		require.NoError(t, db.Exec("UPDATE slack_integrations SET bot_token = ? WHERE organization_id = ?",
+			oldRing.Seal("slack_integrations.bot_token", "xoxb-"+w.a.ID), b).Error)
+		_, err = newOnly.SlackIntegration(ctx, b)
+		assert.ErrorIs(t, err, secretkey.ErrUnknownKey)
 	})
 }

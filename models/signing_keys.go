@@ -42,6 +42,11 @@ var (
 // keyFamilies are every family; their private halves are sealed columns.
 var keyFamilies = []KeyFamily{EvidenceFamily, DecisionFamily}
 
+// column is the sealed column that holds the family's private halves.
+func (f KeyFamily) column() sealedColumn {
+	return sealedColumn{f.table, []string{"id"}, "private_key", f.purpose, false}
+}
+
 // SigningKey is an Ed25519 key pair of one family. One is active at a
 // time; retired keys stay listed so what they signed still verifies.
 type SigningKey struct {
@@ -78,7 +83,7 @@ func (s *Store) activeKey(db *gorm.DB, f KeyFamily) (*SigningKey, ed25519.Privat
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", f.name, err)
 	}
-	private, err := s.secrets.Open(f.purpose, k.SealedPrivate)
+	private, err := s.open(f.column(), k.SealedPrivate, k.ID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s %s: %w", f.name, k.ID, err)
 	}
@@ -96,8 +101,9 @@ func (s *Store) newKey(f KeyFamily) *SigningKey {
 		panic(err) // the system's randomness failed: nothing is safe to do
 	}
 	active := true
-	return &SigningKey{ID: newID(f.prefix), PublicKey: public, Active: &active, CreatedAt: Now(),
-		SealedPrivate: s.secrets.Seal(f.purpose, base64.StdEncoding.EncodeToString(private.Seed()))}
+	k := &SigningKey{ID: newID(f.prefix), PublicKey: public, Active: &active, CreatedAt: Now()}
+	k.SealedPrivate = s.seal(f.column(), base64.StdEncoding.EncodeToString(private.Seed()), k.ID)
+	return k
 }
 
 // RotateSigningKey retires the family's active key and makes a new one;

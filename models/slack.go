@@ -3,7 +3,6 @@ package models
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"gorm.io/gorm"
@@ -60,27 +59,29 @@ func (s *Store) slackIntegration(db *gorm.DB, orgID string) (*SlackIntegration, 
 		return nil, notFound(err, "the Slack integration")
 	}
 	var err error
-	if in.SigningSecret, err = s.openOptional(sealSlackSigningSecret, in.SigningSecret); err != nil {
-		return nil, fmt.Errorf("slack signing secret: %w", err)
+	if in.SigningSecret, err = s.openOptional(colSlackSigningSecret, in.SigningSecret, orgID); err != nil {
+		return nil, err
 	}
-	if in.BotToken, err = s.openOptional(sealSlackBotToken, in.BotToken); err != nil {
-		return nil, fmt.Errorf("slack bot token: %w", err)
+	if in.BotToken, err = s.openOptional(colSlackBotToken, in.BotToken, orgID); err != nil {
+		return nil, err
 	}
 	return &in, nil
 }
 
-func (s *Store) openOptional(purpose, sealed string) (string, error) {
+// openOptional is open for a column where "" is unset.
+func (s *Store) openOptional(c sealedColumn, sealed string, row ...string) (string, error) {
 	if sealed == "" {
 		return "", nil
 	}
-	return s.secrets.Open(purpose, sealed)
+	return s.open(c, sealed, row...)
 }
 
-func (s *Store) sealOptional(purpose, plain string) string {
+// sealOptional is seal for a column where "" is unset.
+func (s *Store) sealOptional(c sealedColumn, plain string, row ...string) string {
 	if plain == "" {
 		return ""
 	}
-	return s.secrets.Seal(purpose, plain)
+	return s.seal(c, plain, row...)
 }
 
 // PutSlackIntegration connects the organisation's Slack app or changes
@@ -101,10 +102,10 @@ func (s *Store) PutSlackIntegration(ctx context.Context, orgID, by string, ch Sl
 		}
 		upd := map[string]any{"updated_by": by, "updated_at": now}
 		if ch.SigningSecret != nil {
-			upd["signing_secret"] = s.sealOptional(sealSlackSigningSecret, *ch.SigningSecret)
+			upd["signing_secret"] = s.sealOptional(colSlackSigningSecret, *ch.SigningSecret, orgID)
 		}
 		if ch.BotToken != nil {
-			upd["bot_token"] = s.sealOptional(sealSlackBotToken, *ch.BotToken)
+			upd["bot_token"] = s.sealOptional(colSlackBotToken, *ch.BotToken, orgID)
 		}
 		if ch.Channel != nil {
 			upd["channel"] = *ch.Channel

@@ -2,7 +2,6 @@ package models
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"gorm.io/gorm"
@@ -49,15 +48,15 @@ type WebhookEndpoint struct {
 
 // WebhookSecrets are the secrets that sign a delivery to w sent at now.
 func (s *Store) WebhookSecrets(w *WebhookEndpoint, now time.Time) ([]string, error) {
-	current, err := s.secrets.Open(sealWebhookSecret, w.SealedSecret)
+	current, err := s.open(colWebhookSecret, w.SealedSecret, w.ID)
 	if err != nil {
-		return nil, fmt.Errorf("webhook endpoint %s: secret: %w", w.ID, err)
+		return nil, err
 	}
 	out := []string{current}
 	if w.SealedPreviousSecret != nil && w.PreviousSecretUntil != nil && now.Before(*w.PreviousSecretUntil) {
-		previous, err := s.secrets.Open(sealWebhookSecret, *w.SealedPreviousSecret)
+		previous, err := s.open(colWebhookPreviousSecret, *w.SealedPreviousSecret, w.ID)
 		if err != nil {
-			return nil, fmt.Errorf("webhook endpoint %s: previous secret: %w", w.ID, err)
+			return nil, err
 		}
 		out = append(out, previous)
 	}
@@ -77,8 +76,8 @@ type NewWebhookEndpoint struct {
 func (s *Store) CreateWebhookEndpoint(ctx context.Context, orgID string, in NewWebhookEndpoint) (*WebhookEndpoint, error) {
 	now := Now()
 	ep := &WebhookEndpoint{ID: newID(ids.Webhook), OrganizationID: orgID, URL: in.URL, Format: in.Format,
-		Events: append(StringList{}, in.Events...), Enabled: in.Enabled, Secret: in.Secret,
-		SealedSecret: s.secrets.Seal(sealWebhookSecret, in.Secret), CreatedAt: now, UpdatedAt: now}
+		Events: append(StringList{}, in.Events...), Enabled: in.Enabled, Secret: in.Secret, CreatedAt: now, UpdatedAt: now}
+	ep.SealedSecret = s.seal(colWebhookSecret, in.Secret, ep.ID)
 	return ep, s.db.WithContext(ctx).Create(ep).Error
 }
 
@@ -123,12 +122,16 @@ func (s *Store) UpdateWebhookEndpoint(ctx context.Context, orgID, id string, p W
 }
 
 // RotateWebhookSecret makes secret the signing secret; the old one keeps
-// signing too until until.
+// signing too until until, sealed again for its new column. An old secret
+// that does not open signs nothing, so none is kept: the rotation repairs it.
 func (s *Store) RotateWebhookSecret(ctx context.Context, orgID, id, secret string, until time.Time) (*WebhookEndpoint, error) {
 	return s.changeWebhookEndpoint(ctx, orgID, id, func(ep *WebhookEndpoint) {
-		old := ep.SealedSecret
-		ep.Secret, ep.SealedSecret = secret, s.secrets.Seal(sealWebhookSecret, secret)
-		ep.SealedPreviousSecret, ep.PreviousSecretUntil = &old, &until
+		ep.SealedPreviousSecret, ep.PreviousSecretUntil = nil, nil
+		if old, err := s.open(colWebhookSecret, ep.SealedSecret, ep.ID); err == nil {
+			previous := s.seal(colWebhookPreviousSecret, old, ep.ID)
+			ep.SealedPreviousSecret, ep.PreviousSecretUntil = &previous, &until
+		}
+		ep.Secret, ep.SealedSecret = secret, s.seal(colWebhookSecret, secret, ep.ID)
 	})
 }
 

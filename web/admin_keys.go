@@ -64,7 +64,7 @@ func (p *Pages) showKeys(c *gin.Context, status int, prob *formProblem, form key
 func (p *Pages) createKey(c *gin.Context) {
 	form := keyForm{Name: c.PostForm("name"), Scopes: c.PostFormArray("scopes")}
 	in := admin.NewKey{Name: form.Name, Kind: models.KeyAgent, Scopes: form.Scopes}
-	k, secret, err := p.admin.CreateKey(c.Request.Context(), orgOf(c), in)
+	k, secret, err := p.admin.CreateKey(c.Request.Context(), orgOf(c), CurrentPerson(c).Actor(), in)
 	if err != nil {
 		if prob, status, ok := p.refusedBy(c, err); ok {
 			p.showKeys(c, status, prob, form, nil)

@@ -320,6 +320,10 @@ func TestAdminKeysShowTheSecretOnce(t *testing.T) {
 		assert.Equal(t, models.KeyAgent, p.Key.Kind)
 		assert.True(t, p.HasScope(scopes.ApprovalsWrite))
 		assert.False(t, p.HasScope(scopes.ReportsShare))
+		var issued models.AuditEntry
+		require.NoError(t, db.Where("subject_type = ? AND subject_id = ?", "key", p.Key.ID).Take(&issued).Error)
+		assert.Equal(t, s.ada.ID, issued.ActorID, "the audit trail names who issued it")
+		assert.Equal(t, "agent key billing agent, scopes approvals:read, approvals:write", issued.Detail)
 
 		for range 2 {
 			list := b.get("/admin/keys")

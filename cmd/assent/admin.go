@@ -246,7 +246,7 @@ var adminCommands = []adminCommand{
 			if err != nil {
 				return nil, err
 			}
-			k, secret, err := r.svc.CreateKey(r.ctx, id, admin.NewKey{Name: r.str("name"), Kind: r.str("kind"), Scopes: r.list("scopes")})
+			k, secret, err := r.svc.CreateKey(r.ctx, id, admin.Operator, admin.NewKey{Name: r.str("name"), Kind: r.str("kind"), Scopes: r.list("scopes")})
 			if err != nil {
 				return nil, err
 			}
@@ -275,14 +275,15 @@ var adminCommands = []adminCommand{
 			k, err := r.store.RevokeKey(r.ctx, id, r.str("id"))
 			return ret(k, err, wire.NewKey)
 		}},
-	{name: "token create", summary: "issue a member token, with which a person calls the API as themselves",
-		flags: []adminFlag{orgFlag, {"member", "the member's `id` (mem_…, required)"}},
+	{name: "token create", summary: "issue a member token, with which a person calls the API as themselves; audited",
+		flags: []adminFlag{orgFlag, {"member", "the member's `id` (mem_…, required)"},
+			{"scopes", "comma-separated `scopes` (default: every scope)"}},
 		run: func(r *adminRun) (any, error) {
 			id, err := r.org()
 			if err != nil {
 				return nil, err
 			}
-			k, secret, err := r.store.CreateMemberToken(r.ctx, id, r.str("member"))
+			k, secret, err := r.svc.MintMemberToken(r.ctx, id, admin.Operator, nil, r.str("member"), admin.NewMemberToken{Scopes: r.list("scopes")})
 			if err != nil {
 				return nil, err
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/payloadcodec"
+	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -128,6 +129,11 @@ func TestAdminRotateSecretKey(t *testing.T) {
 	ep, err := models.NewStore(db, oldRing).CreateWebhookEndpoint(ctx, org.ID, models.NewWebhookEndpoint{URL: "https://hooks.example/a",
 		Format: models.FormatJSON, Events: []string{"approval.approved"}, Enabled: true, Secret: "whsec_one"})
 	require.NoError(t, err)
+	// As a version before values were bound to their rows sealed it.
+	legacy, err := models.NewStore(db, oldRing).CreateWebhookEndpoint(ctx, org.ID, models.NewWebhookEndpoint{URL: "https://hooks.example/b",
+		Format: models.FormatJSON, Events: []string{"approval.approved"}, Enabled: true, Secret: "unused"})
+	require.NoError(t, err)
+	require.NoError(t, db.Exec("UPDATE webhook_endpoints SET secret = ? WHERE id = ?", oldRing.Seal("webhook_endpoints.secret", "whsec_v1"), legacy.ID).Error)
 
 	t.Setenv(secretkey.Env, newKey+","+oldKey)
 	var out bytes.Buffer
@@ -140,13 +146,16 @@ func TestAdminRotateSecretKey(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(out.Bytes(), &got))
 	assert.Equal(t, newRing.CurrentID(), got.CurrentKeyID)
-	assert.Equal(t, 1, got.Resealed)
+	assert.Equal(t, 2, got.Resealed)
 
-	stored, err := models.NewStore(db, newRing).GetWebhookEndpoint(ctx, org.ID, ep.ID)
-	require.NoError(t, err)
-	secrets, err := models.NewStore(db, newRing).WebhookSecrets(stored, time.Now())
-	require.NoError(t, err)
-	assert.Equal(t, []string{"whsec_one"}, secrets)
+	for id, want := range map[string]string{ep.ID: "whsec_one", legacy.ID: "whsec_v1"} {
+		stored, err := models.NewStore(db, newRing).GetWebhookEndpoint(ctx, org.ID, id)
+		require.NoError(t, err)
+		assert.True(t, strings.HasPrefix(stored.SealedSecret, "v2."+newRing.CurrentID()+"."), "sealed bound to its row, under the new key")
+		secrets, err := models.NewStore(db, newRing).WebhookSecrets(stored, time.Now())
+		require.NoError(t, err)
+		assert.Equal(t, []string{want}, secrets)
+	}
 
 	t.Setenv(secretkey.Env, "")
 	err = runAdmin(ctx, []string{"rotate-secret-key", "--database-url", url, "--data-dir", t.TempDir()}, io.Discard, io.Discard)
@@ -377,4 +386,42 @@ func TestAdminRotateDecisionKey(t *testing.T) {
 	still, _, err := store.SigningEvidenceKey(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, evidence.ID, still.ID, "the evidence key is another family's")
+}
+
+// TestAdminTokenCreate: the operator's shell mints a member token for
+// anyone, owners included, with every scope unless told fewer: it holds
+// the instance's database and key anyway. Each mint is in the audit trail,
+// naming the operator.
+func TestAdminTokenCreate(t *testing.T) {
+	ctx := context.Background()
+	url := "sqlite:" + filepath.Join(t.TempDir(), "assent.db")
+	db, err := models.Open(url)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = models.Close(db) })
+	require.NoError(t, models.Migrate(db))
+	t.Setenv(secretkey.Env, testenv.SecretKey)
+	store := models.NewStore(db, testenv.Keys())
+	org, err := store.CreateOrganization(ctx, "Acme", "")
+	require.NoError(t, err)
+	ada, err := store.CreateMember(ctx, org.ID, "ada@example.com", "Ada", models.RoleOwner)
+	require.NoError(t, err)
+
+	for flags, want := range map[string][]string{"": scopes.All, "approvals:read,approvals:write": {scopes.ApprovalsRead, scopes.ApprovalsWrite}} {
+		args := []string{"token", "create", "--database-url", url, "--org", org.ID, "--member", ada.ID}
+		if flags != "" {
+			args = append(args, "--scopes", flags)
+		}
+		var out bytes.Buffer
+		require.NoError(t, runAdmin(ctx, args, &out, io.Discard))
+		var got struct{ ID, Token string }
+		require.NoError(t, json.Unmarshal(out.Bytes(), &got))
+		p, err := store.Authenticate(ctx, got.Token)
+		require.NoError(t, err)
+		assert.Equal(t, ada.ID, p.Member.ID)
+		assert.Equal(t, want, []string(p.Key.Scopes))
+		var e models.AuditEntry
+		require.NoError(t, db.Where("subject_type = ? AND subject_id = ?", "key", got.ID).Take(&e).Error)
+		assert.Equal(t, admin.Operator.ID, e.ActorID)
+		assert.Contains(t, e.Detail, "ada@example.com")
+	}
 }

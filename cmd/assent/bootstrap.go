@@ -95,7 +95,7 @@ func createDemo(ctx context.Context, s *models.Store, a *admin.Service, baseURL 
 		if err != nil {
 			return nil, err
 		}
-		_, token, err := s.CreateMemberToken(ctx, org.ID, m.ID)
+		_, token, err := a.MintMemberToken(ctx, org.ID, admin.Operator, nil, m.ID, admin.NewMemberToken{})
 		if err != nil {
 			return nil, err
 		}
@@ -112,10 +112,10 @@ func createDemo(ctx context.Context, s *models.Store, a *admin.Service, baseURL 
 	b.Teams = []demoGroup{{ID: t.ID, Name: t.Name, Kind: t.Kind, Members: team.Members}}
 	// Only scopes an endpoint requires today: the demo key should not
 	// suggest features that answer 404.
-	if _, b.AgentKey, err = a.CreateKey(ctx, org.ID, admin.NewKey{Name: "demo agent", Kind: models.KeyAgent, Scopes: scopes.Available()}); err != nil {
+	if _, b.AgentKey, err = a.CreateKey(ctx, org.ID, admin.Operator, admin.NewKey{Name: "demo agent", Kind: models.KeyAgent, Scopes: scopes.Available()}); err != nil {
 		return nil, err
 	}
-	if _, b.AdminKey, err = a.CreateKey(ctx, org.ID, admin.NewKey{Name: "demo admin", Kind: models.KeyAdmin}); err != nil {
+	if _, b.AdminKey, err = a.CreateKey(ctx, org.ID, admin.Operator, admin.NewKey{Name: "demo admin", Kind: models.KeyAdmin}); err != nil {
 		return nil, err
 	}
 	return b, nil

@@ -36,8 +36,8 @@ import (
 const privateInput = "DE89-PRIVATE-IBAN-3704"
 
 // TestSecretsStaySealed runs `assent dev` on SQLite and on PostgreSQL,
-// makes every kind of secret the service keeps (an admin key and a member
-// token answered under an Idempotency-Key, a webhook secret and its
+// makes every kind of secret the service keeps (an admin key and member
+// tokens answered under an Idempotency-Key, a webhook secret and its
 // rotation, a callback secret) and then looks for them in clear: in every
 // file of the data directory (both SQLite databases and their WAL files)
 // and in a dump of the PostgreSQL schema. On the way it checks what a
@@ -103,10 +103,11 @@ func makeSecrets(t *testing.T, apiURL string, boot *bootstrap) (secrets []string
 		status := postJSONWithKey(t, apiURL+path, boot.AdminKey, "once-"+key, body, into)
 		require.Equal(t, http.StatusCreated, status, "%s: %v", path, into)
 	}
-	var adminKey, token struct{ Key, Token string }
+	var adminKey, token, own struct{ Key, Token string }
 	call("/api/v1/admin/keys", "k1", `{"name":"ci","kind":"admin"}`, &adminKey)
-	owner := demoMember(t, boot, "owner")
-	call("/api/v1/admin/members/"+owner.ID+"/tokens", "k2", `{}`, &token)
+	// An admin key mints a member a token that reads; the owner mints her own.
+	call("/api/v1/admin/members/"+demoMember(t, boot, "member").ID+"/tokens", "k2", `{}`, &token)
+	require.Equal(t, http.StatusCreated, postJSONWithKey(t, apiURL+"/api/v1/me/tokens", demoMember(t, boot, "owner").Token, "once-k6", `{}`, &own))
 	var hook struct{ ID, Secret string }
 	call("/api/v1/admin/webhooks", "k3", `{"url":"`+receiver.URL+`/hook","events":["approval.approved"]}`, &hook)
 	var rotated struct{ Secret string }
@@ -118,7 +119,7 @@ func makeSecrets(t *testing.T, apiURL string, boot *bootstrap) (secrets []string
 		`{"title":"Pay the supplier","input":{"iban":"`+privateInput+`"},"callbackUrl":"`+receiver.URL+`/cb"}`, &approval)
 	require.Equal(t, http.StatusCreated, status)
 
-	secrets = []string{adminKey.Key, token.Token, hook.Secret, rotated.Secret, approval.CallbackSecret}
+	secrets = []string{adminKey.Key, token.Token, own.Token, hook.Secret, rotated.Secret, approval.CallbackSecret}
 	for _, s := range secrets {
 		require.NotEmpty(t, s, "every secret was shown once: %v", secrets)
 	}

@@ -50,3 +50,10 @@ func IsAvailable(s string) bool { return Valid(s) && !slices.Contains(NotYetAvai
 func Available() []string {
 	return slices.DeleteFunc(slices.Clone(All), func(s string) bool { return !IsAvailable(s) })
 }
+
+// Read are the scopes that only read: a member token carrying no others
+// cannot act as its person.
+var Read = []string{ApprovalsRead, ReviewsRead, CollectionsRead, FlowsRead, ReportsRead, AudiencesRead}
+
+// IsRead reports whether s only reads.
+func IsRead(s string) bool { return slices.Contains(Read, s) }
