@@ -747,6 +747,13 @@ func (e *pagesEnv) checkCell(t *testing.T, row pageRow, p string, want int) {
 	if p == "anon" && r.status == http.StatusSeeOther && row.res != signInLink && row.res != approvalLink {
 		assert.True(t, strings.HasPrefix(r.header.Get("Location"), "/signin"), "signed out, to the sign-in page, not %s", r.header.Get("Location"))
 	}
+	if row.res == cyPush && p != "member" {
+		// Nobody else turns Cy's browser off or learns it is on.
+		on, err := e.store.PushSubscribed(e.ctx, &models.Person{Organization: e.org, Member: e.cy}, tg.vars["{endpoint}"])
+		require.NoError(t, err)
+		assert.True(t, on, "as %s: Cy's subscription was turned off", p)
+		assert.NotContains(t, r.body, `"subscribed":true`, "as %s", p)
+	}
 	// The emailed link is the credential, not the session: whoever holds
 	// it opens it.
 	if p != "othermember" || row.res == approvalLink {
