@@ -12,3 +12,7 @@ func SignCSRF(p *Pages, expires time.Time) string { return p.signCSRF(models.New
 
 // PageMessage is how a page shows an error's message.
 var PageMessage = pageMessage
+
+// StylesheetPath is where the stylesheet is served (its name carries a
+// hash of its content).
+var StylesheetPath = stylesheet.path
