@@ -33,6 +33,9 @@ type OrganizationPatch struct {
 	// DecisionTokenTTLSeconds is how long an approval's decision token
 	// holds after the decision: a minute to 30 days.
 	DecisionTokenTTLSeconds *int64 `json:"decisionTokenTtlSeconds" validate:"omitempty,min=60,max=2592000"`
+	// ReportOrigins replaces the origins the organisation's reports may
+	// load from and connect to besides their own (at most 20).
+	ReportOrigins *[]string `json:"reportOrigins" validate:"omitempty,max=20"`
 }
 
 // NewMember adds a person; the role is member unless given.
@@ -146,8 +149,16 @@ func (s *Service) UpdateOrganization(ctx context.Context, orgID string, by Chang
 	if in.Plan != nil && by != ByOperator {
 		return nil, apperr.Field(apperr.Forbidden, "plan", "the plan is set by the operator of this Assent instance (assent admin), not by the organisation")
 	}
-	return s.store.UpdateOrganization(ctx, orgID, models.OrganizationChange{Name: in.Name, Plan: in.Plan, GuestsMayApprove: in.GuestsMayApprove,
-		MaxApprovalExpirySeconds: in.MaxApprovalExpirySeconds, DecisionTokenTTLSeconds: in.DecisionTokenTTLSeconds})
+	ch := models.OrganizationChange{Name: in.Name, Plan: in.Plan, GuestsMayApprove: in.GuestsMayApprove,
+		MaxApprovalExpirySeconds: in.MaxApprovalExpirySeconds, DecisionTokenTTLSeconds: in.DecisionTokenTTLSeconds}
+	if in.ReportOrigins != nil {
+		origins, err := reportOrigins(*in.ReportOrigins)
+		if err != nil {
+			return nil, err
+		}
+		ch.ReportOrigins = &origins
+	}
+	return s.store.UpdateOrganization(ctx, orgID, ch)
 }
 
 // CreateMember adds an active person. by is the member acting on the

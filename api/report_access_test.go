@@ -122,3 +122,26 @@ func TestSendHoldsClassification(t *testing.T) {
 			"an internal report may still be sent to a new guest")
 	})
 }
+
+// TestReportOrigins: an organisation names the other origins its reports
+// may reach, each a bare https origin; anything that is not one (a path,
+// another scheme, a wildcard for everything, a directive smuggled in) is
+// refused naming the entry.
+func TestReportOrigins(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		f := newFixture(t, db)
+		for i, bad := range []string{"https://cdn.example.com/lib.js", "http://cdn.example.com", "javascript:alert(1)",
+			"https://cdn.example.com; script-src *", "*", "https://*", "https://user@cdn.example.com", "cdn.example.com", "https://cdn.example.com?x=1"} {
+			r := f.do(t, "PATCH", "/api/v1/admin/organization", f.adminKey, `{"reportOrigins":["https://ok.example",`+jsonString(bad)+`]}`, nil)
+			assert.Equal(t, 400, r.status, "%d %s: %s", i, bad, r.body)
+			assert.Equal(t, "reportOrigins[1]", errField(r, "field"), bad)
+		}
+		ok := f.do(t, "PATCH", "/api/v1/admin/organization", f.adminKey,
+			`{"reportOrigins":["https://cdn.jsdelivr.net","HTTPS://Fonts.Example.com/","https://*.example.com:8443","https://cdn.jsdelivr.net","http://localhost:5173"]}`, nil)
+		require.Equal(t, 200, ok.status, string(ok.body))
+		assert.Equal(t, []any{"https://cdn.jsdelivr.net", "https://fonts.example.com", "https://*.example.com:8443", "http://localhost:5173"}, ok.decoded["reportOrigins"])
+		assert.Equal(t, 403, f.do(t, "PATCH", "/api/v1/admin/organization", f.memberToken, `{"reportOrigins":[]}`, nil).status)
+		cleared := f.do(t, "PATCH", "/api/v1/admin/organization", f.adminKey, `{"reportOrigins":[]}`, nil)
+		assert.Equal(t, []any{}, cleared.decoded["reportOrigins"])
+	})
+}

@@ -46,6 +46,7 @@ type OrganizationChange struct {
 	GuestsMayApprove         *bool
 	MaxApprovalExpirySeconds *int64
 	DecisionTokenTTLSeconds  *int64
+	ReportOrigins            *StringList
 }
 
 // UpdateOrganization changes the settings given; nil ones stay.
@@ -59,6 +60,7 @@ func (s *Store) UpdateOrganization(ctx context.Context, id string, ch Organizati
 	set(&org.GuestsMayApprove, ch.GuestsMayApprove)
 	set(&org.MaxApprovalExpirySeconds, ch.MaxApprovalExpirySeconds)
 	set(&org.DecisionTokenTTLSeconds, ch.DecisionTokenTTLSeconds)
+	set(&org.ReportOrigins, ch.ReportOrigins)
 	return org, s.db.WithContext(ctx).Save(org).Error
 }
 

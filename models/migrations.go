@@ -1076,6 +1076,19 @@ var migrations = []*gormigrate.Migration{
 			type Upload struct{ ReceivingUntil *time.Time }
 			return tx.Migrator().DropColumn(&Upload{}, "ReceivingUntil")
 		},
+	}, {
+		// The other origins an organisation's reports may reach.
+		ID: "202611290201_organization_report_origins",
+		Migrate: func(tx *gorm.DB) error {
+			type Organization struct {
+				ReportOrigins StringList `gorm:"type:text;not null;default:'[]'"`
+			}
+			return tx.Migrator().AddColumn(&Organization{}, "ReportOrigins")
+		},
+		Rollback: func(tx *gorm.DB) error {
+			type Organization struct{ ReportOrigins StringList }
+			return tx.Migrator().DropColumn(&Organization{}, "ReportOrigins")
+		},
 	},
 }
 

@@ -51,6 +51,10 @@ type Organization struct {
 	// holds after the decision, unless the approval says otherwise; zero
 	// is DefaultDecisionTokenTTL.
 	DecisionTokenTTLSeconds int64 `gorm:"column:decision_token_ttl_seconds;not null;default:0"`
+	// ReportOrigins are the other origins (https://host[:port]) the
+	// organisation's reports may load from and connect to, beside their
+	// own.
+	ReportOrigins StringList `gorm:"type:text;not null;default:'[]'"`
 }
 
 // ReadershipAnalytics reports whether the organisation's plan includes

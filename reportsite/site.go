@@ -180,31 +180,48 @@ func (s *Site) appHost(host string) bool {
 	return err == nil && h == s.appHostPort && ((s.scheme == "https" && port == "443") || (s.scheme == "http" && port == "80"))
 }
 
-// reportPolicy confines a report to its own origin: its scripts, styles,
-// images and fonts load from there (or inline, data: and blob:), and it
-// fetches, beacons, opens sockets and posts forms only there, so a
-// hostile version cannot send what it reads (earlier versions, datasets)
-// anywhere. A sandbox keeps it off the app's origin and the top window.
-var reportPolicy = strings.Join([]string{
-	"sandbox allow-scripts allow-same-origin allow-forms allow-popups allow-downloads",
-	"default-src 'self' data: blob:",
-	"script-src 'self' 'unsafe-inline' 'unsafe-eval' data: blob:",
-	"style-src 'self' 'unsafe-inline' data: blob:",
-	"connect-src 'self'",
-	"form-action 'self'",
-	"base-uri 'none'",
-}, "; ")
+// reportPolicy confines a report to its own origin and the others its
+// organisation allows (models.Organization.ReportOrigins, checked by the
+// admin service to be bare origins): its scripts, styles, images and
+// fonts load from there (or inline, data: and blob:), and it fetches,
+// beacons, opens sockets and posts forms only there, so a hostile version
+// cannot send what it reads (earlier versions, datasets) elsewhere. A
+// sandbox keeps it off the app's origin and the top window.
+func reportPolicy(appOrigin string, allowed []string) string {
+	self := strings.Join(append([]string{"'self'"}, allowed...), " ")
+	return strings.Join([]string{
+		"sandbox allow-scripts allow-same-origin allow-forms allow-popups allow-downloads",
+		"default-src " + self + " data: blob:",
+		"script-src " + self + " 'unsafe-inline' 'unsafe-eval' data: blob:",
+		"style-src " + self + " 'unsafe-inline' data: blob:",
+		"connect-src " + self,
+		"form-action 'self'",
+		"base-uri 'none'",
+		"frame-ancestors " + appOrigin,
+	}, "; ")
+}
 
 // secureHeaders go on every response of a report host: the document is
 // sandboxed (its own origin still, so it can read its _data) and kept to
 // its origin, framed only by the app, sends no referrer, and nothing is
-// sniffed.
+// sniffed. A report's own responses widen the policy by its
+// organisation's origins (allowOrigins).
 func (s *Site) secureHeaders(h http.Header) {
-	h.Set("Content-Security-Policy", reportPolicy+"; frame-ancestors "+s.appOrigin)
+	h.Set("Content-Security-Policy", reportPolicy(s.appOrigin, nil))
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	h.Set("Cross-Origin-Resource-Policy", "same-site")
+}
+
+// allowOrigins widens the policy of rep's responses by the origins its
+// organisation allows.
+func (s *Site) allowOrigins(ctx context.Context, h http.Header, rep *models.Report) error {
+	org, err := s.store.GetOrganization(ctx, rep.OrganizationID)
+	if err == nil && len(org.ReportOrigins) > 0 {
+		h.Set("Content-Security-Policy", reportPolicy(s.appOrigin, org.ReportOrigins))
+	}
+	return err
 }
 
 func (s *Site) serve(w http.ResponseWriter, r *http.Request, key string) {
@@ -234,6 +251,10 @@ func (s *Site) serve(w http.ResponseWriter, r *http.Request, key string) {
 	}
 	if rep.Archived {
 		s.page(w, http.StatusGone, "This report was archived", "Its owner archived it; it is no longer served.", "")
+		return
+	}
+	if err := s.allowOrigins(ctx, w.Header(), rep); err != nil {
+		s.fail(w, r, err)
 		return
 	}
 	reader, err := s.reader(r, rep)

@@ -171,6 +171,20 @@ func TestReadingAReportOnItsOwnOrigin(t *testing.T) {
 		assert.Equal(t, "same-site", h.Get("Cross-Origin-Resource-Policy"))
 		assert.Equal(t, "text/html; charset=utf-8", h.Get("Content-Type"))
 
+		// Origins the organisation allows widen its reports' reach, and
+		// only theirs.
+		origins := models.StringList{"https://cdn.example.com", "https://*.charts.example"}
+		_, err = s.store.UpdateOrganization(ctx, s.org.ID, models.OrganizationChange{ReportOrigins: &origins})
+		require.NoError(t, err)
+		widened, _ := b.follow(s.origin(r) + "/_data/metrics") // not a page: no view
+		csp := widened.header.Get("Content-Security-Policy")
+		assert.Contains(t, csp, "; connect-src 'self' https://cdn.example.com https://*.charts.example;")
+		assert.Contains(t, csp, "; script-src 'self' https://cdn.example.com https://*.charts.example 'unsafe-inline'")
+		assert.Contains(t, csp, "; form-action 'self';", "forms still post only to the report itself")
+		origins = models.StringList{}
+		_, err = s.store.UpdateOrganization(ctx, s.org.ID, models.OrganizationChange{ReportOrigins: &origins})
+		require.NoError(t, err)
+
 		reportURL, _ := url.Parse(s.origin(r))
 		cookies := b.c.Jar.Cookies(reportURL)
 		require.Len(t, cookies, 1, "only the reader cookie goes to the report host, never the app's session")

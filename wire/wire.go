@@ -24,6 +24,7 @@ type Organization struct {
 	GuestsMayApprove         bool          `json:"guestsMayApprove"`
 	MaxApprovalExpirySeconds int64         `json:"maxApprovalExpirySeconds"`
 	DecisionTokenTTLSeconds  int64         `json:"decisionTokenTtlSeconds"`
+	ReportOrigins            []string      `json:"reportOrigins"`
 	CreatedAt                wiretime.Time `json:"createdAt"`
 	UpdatedAt                wiretime.Time `json:"updatedAt"`
 }
@@ -33,6 +34,7 @@ func NewOrganization(o *models.Organization) Organization {
 	return Organization{ID: o.ID, Name: o.Name, Plan: o.Plan, GuestsMayApprove: o.GuestsMayApprove,
 		MaxApprovalExpirySeconds: int64(o.MaxApprovalExpiry().Seconds()),
 		DecisionTokenTTLSeconds:  int64(o.DecisionTokenTTL().Seconds()),
+		ReportOrigins:            nonNilStrings(o.ReportOrigins),
 		CreatedAt:                wiretime.New(o.CreatedAt), UpdatedAt: wiretime.New(o.UpdatedAt)}
 }
 
