@@ -1050,6 +1050,20 @@ var migrations = []*gormigrate.Migration{
 			type PushSubscription struct{ SessionID string }
 			return tx.Migrator().DropColumn(&PushSubscription{}, "SessionID")
 		},
+	}, {
+		// The organisation rules that could not be evaluated on an
+		// approval, applied as if they held.
+		ID: "202611290001_approval_unevaluated_rules",
+		Migrate: func(tx *gorm.DB) error {
+			type Approval struct {
+				UnevaluatedRules string `gorm:"type:text"`
+			}
+			return tx.Migrator().AddColumn(&Approval{}, "UnevaluatedRules")
+		},
+		Rollback: func(tx *gorm.DB) error {
+			type Approval struct{ UnevaluatedRules string }
+			return tx.Migrator().DropColumn(&Approval{}, "UnevaluatedRules")
+		},
 	},
 }
 

@@ -9,6 +9,7 @@ package rules
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -70,9 +71,25 @@ type Outcome struct {
 	// Escalation is the soonest of the matching approval rules'
 	// escalations (the first rule's among equals), or nil.
 	Escalation *Escalation
-	// Errors name the rules whose condition failed to evaluate (a missing
-	// key, say). Such a rule does not match; guard with has().
-	Errors []error
+	// Unevaluated are the rules whose condition could not be evaluated on
+	// the request: each applied as if it held (see applies).
+	Unevaluated []Unevaluated
+}
+
+// Unevaluated is a rule whose condition could not be evaluated on a
+// request, so its stricter outcome applied.
+type Unevaluated struct {
+	Rule string
+	Kind string
+	Err  error
+	// Applied is that outcome, as a person reads it.
+	Applied string
+}
+
+// String is the sentence the request's timeline carries.
+func (u Unevaluated) String() string {
+	return fmt.Sprintf("organisation rule %q could not be evaluated on this request (%v), so its stricter outcome applies: %s",
+		u.Rule, u.Err, u.Applied)
 }
 
 var (
@@ -128,20 +145,21 @@ func program(kind, condition string) (cel.Program, error) {
 	return p, nil
 }
 
-// Evaluate applies every rule to request.
+// Evaluate applies every rule to request. A rule whose condition cannot
+// be evaluated applies, and is named in the outcome's Unevaluated.
 func Evaluate(rs []Rule, request map[string]any) Outcome {
 	out := Outcome{RequiredApprovals: 1}
+	vars := map[string]any{"request": request}
 	for _, r := range rs {
 		if r.Kind == KindSharing {
 			continue // about reports, not requests
 		}
-		matched, err := matches(r.Kind, r.Condition, map[string]any{"request": request})
-		if err != nil {
-			out.Errors = append(out.Errors, fmt.Errorf("rule %q: %w", r.Name, err))
+		applied, err := applies(r, vars)
+		if !applied {
 			continue
 		}
-		if !matched {
-			continue
+		if err != nil {
+			out.Unevaluated = append(out.Unevaluated, Unevaluated{Rule: r.Name, Kind: r.Kind, Err: err, Applied: r.outcome()})
 		}
 		switch r.Kind {
 		case KindApproval:
@@ -162,22 +180,67 @@ func Evaluate(rs []Rule, request map[string]any) Outcome {
 	return out
 }
 
+// outcome is what r asks when it applies, as a person reads it.
+func (r Rule) outcome() string {
+	switch r.Kind {
+	case KindApproval:
+		return fmt.Sprintf("%d approvals", r.RequiredApprovals)
+	case KindEthics:
+		return fmt.Sprintf("its concern (%s)", r.Concern)
+	case KindRestricted:
+		return "hidden fields " + strings.Join(r.Fields, ", ")
+	}
+	return "the rule applies"
+}
+
 // Forbids is the name of the first sharing rule whose condition holds for
-// a grant of report, or "". Both are maps as the API shows them: report
-// {id, title, slug, classification, living, owner {type, id, name}} and
-// grant {kind, id, name, by {type, id, name}}. A condition that fails to
-// evaluate forbids: sharing fails closed.
-func Forbids(rs []Rule, report, grant map[string]any) string {
+// a grant of report, or "", and the error when that rule forbids because
+// its condition could not be evaluated. Both are maps as the API shows
+// them: report {id, title, slug, classification, living, owner {type, id,
+// name}} and grant {kind, id, name, by {type, id, name}}.
+func Forbids(rs []Rule, report, grant map[string]any) (string, error) {
+	vars := map[string]any{"report": report, "grant": grant}
 	for _, r := range rs {
 		if r.Kind != KindSharing {
 			continue
 		}
-		matched, err := matches(r.Kind, r.Condition, map[string]any{"report": report, "grant": grant})
-		if matched || err != nil {
-			return r.Name
+		if applied, err := applies(r, vars); applied {
+			return r.Name, err
 		}
 	}
-	return ""
+	return "", nil
+}
+
+// applies reports whether rule r applies, for every kind and every caller.
+// Rules fail closed: a condition that cannot be evaluated applies, and the
+// error says why. That covers a value of another type than the condition
+// compares ("5000", [5000], null or an object where a number is compared),
+// a condition that no longer compiles, and one over its cost limit; a
+// caller cannot skip it, since the rule's stricter outcome is the answer.
+//
+// A rule over a request reads fields the requester chose; one the request
+// lacks (a key, or a path through a value that is not an object) means the
+// rule is not about this request, and it does not apply: a rule on
+// request.input.amount does not ask two approvals of every request without
+// an amount. Omitting a key gives a requester nothing renaming it would
+// not, and a value of the wrong type (which a receiver may still read as
+// the amount) does apply. Sharing rules read maps the server builds, so an
+// absent key there is the rule's own mistake, and applies too.
+func applies(r Rule, vars map[string]any) (bool, error) {
+	matched, err := matches(r.Kind, r.Condition, vars)
+	switch {
+	case err == nil:
+		return matched, nil
+	case r.Kind != KindSharing && absent(err):
+		return false, nil
+	}
+	return true, err
+}
+
+// absent reports whether err is CEL's for a key the value lacks (a path
+// through a value that is not a map ends the same way).
+func absent(err error) bool {
+	return strings.HasPrefix(err.Error(), "no such key: ")
 }
 
 func matches(kind, condition string, vars map[string]any) (bool, error) {
