@@ -17,6 +17,7 @@ func TestOrganisationRules(t *testing.T) {
 		refused := []struct{ name, body, field string }{
 			{"condition does not compile", `{"name":"a","kind":"approval","requiredApprovals":2,"condition":"request.risk =="}`, "condition"},
 			{"condition not a bool", `{"name":"a","kind":"approval","requiredApprovals":2,"condition":"request.title"}`, "condition"},
+			{"condition over a field request lacks", `{"name":"a","kind":"approval","requiredApprovals":2,"condition":"request.amount > 1000"}`, "condition"},
 			{"approval rule without count", `{"name":"a","kind":"approval","condition":"true"}`, "requiredApprovals"},
 			{"count out of range", `{"name":"a","kind":"approval","requiredApprovals":1}`, "requiredApprovals"},
 			{"ethics rule without concern", `{"name":"a","kind":"ethics","principle":"privacy"}`, "concern"},

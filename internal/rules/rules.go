@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/cel-go/cel"
+	celast "github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/operators"
 	"github.com/google/cel-go/common/types"
 )
 
@@ -109,11 +111,51 @@ func newEnv(vars ...cel.EnvOption) *cel.Env {
 	return e
 }
 
+// RequestFields are the fields of `request`: the create body's keys, each
+// present on every request (null when not sent).
+var RequestFields = []string{"title", "description", "risk", "factors", "links", "reportId", "approvers", "expiresAt",
+	"externalId", "flowId", "metadata", "input", "editableFields", "callbackUrl", "escalation"}
+
 // Check compiles a condition of a rule of kind and requires it to yield a
-// bool; the error is a sentence for the person who wrote it.
+// bool; the error is a sentence for the person who wrote it. A condition
+// over a field request never has is refused too: a rule reading an absent
+// field does not apply (see applies), so a misspelt one never would.
 func Check(kind, condition string) error {
-	_, err := program(kind, condition)
-	return err
+	if _, err := program(kind, condition); err != nil || kind == KindSharing {
+		return err
+	}
+	ast, _ := env.Compile(condition) // it compiled above
+	var unknown []string
+	celast.PreOrderVisit(ast.NativeRep().Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		if name, ok := requestField(e); ok && !slices.Contains(RequestFields, name) && !slices.Contains(unknown, name) {
+			unknown = append(unknown, name)
+		}
+	}))
+	if len(unknown) > 0 {
+		return fmt.Errorf("request has no field %s: its fields are %s (what the agent sent is in request.input)",
+			strings.Join(unknown, ", "), strings.Join(RequestFields, ", "))
+	}
+	return nil
+}
+
+// requestField is the field of request e reads directly (request.x or
+// request["x"]), if it does.
+func requestField(e celast.Expr) (string, bool) {
+	isRequest := func(e celast.Expr) bool { return e.Kind() == celast.IdentKind && e.AsIdent() == "request" }
+	switch e.Kind() {
+	case celast.SelectKind:
+		if s := e.AsSelect(); isRequest(s.Operand()) {
+			return s.FieldName(), true
+		}
+	case celast.CallKind:
+		c := e.AsCall()
+		if args := c.Args(); c.FunctionName() == operators.Index && len(args) == 2 && isRequest(args[0]) && args[1].Kind() == celast.LiteralKind {
+			if name, ok := args[1].AsLiteral().(types.String); ok {
+				return string(name), true
+			}
+		}
+	}
+	return "", false
 }
 
 func program(kind, condition string) (cel.Program, error) {
@@ -132,8 +174,8 @@ func program(kind, condition string) (cel.Program, error) {
 	if iss.Err() != nil {
 		return nil, fmt.Errorf("the condition does not compile: %v", iss.Err())
 	}
-	// A bare field (request.urgent) is dyn; asking for == true keeps every
-	// saved condition provably boolean.
+	// A bare field (request.input.urgent) is dyn; asking for == true
+	// keeps every saved condition provably boolean.
 	if t := ast.OutputType(); t != cel.BoolType {
 		return nil, fmt.Errorf("the condition must yield a bool, not %s (compare a field, e.g. request.input.urgent == true)", t)
 	}

@@ -15,6 +15,10 @@ func TestCheck(t *testing.T) {
 	assert.ErrorContains(t, Check(KindApproval, `request.risk ==`), "does not compile")
 	assert.ErrorContains(t, Check(KindApproval, `request.title + "x"`), "must yield a bool")
 	assert.ErrorContains(t, Check(KindApproval, `nosuch.var`), "does not compile")
+	// A field request never has would make a rule that never applies.
+	assert.ErrorContains(t, Check(KindApproval, `request.inptu.amount > 1000`), "request has no field inptu")
+	assert.ErrorContains(t, Check(KindApproval, `has(request.amount) || request["urgent"] == true`), "request has no field amount, urgent")
+	assert.NoError(t, Check(KindApproval, `request.input.inptu > 1 && request["metadata"].x == 1 && request.externalId != null`))
 }
 
 func TestEvaluate(t *testing.T) {
