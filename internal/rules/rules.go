@@ -179,7 +179,7 @@ func program(kind, condition string) (cel.Program, error) {
 	if t := ast.OutputType(); t != cel.BoolType {
 		return nil, fmt.Errorf("the condition must yield a bool, not %s (compare a field, e.g. request.input.urgent == true)", t)
 	}
-	p, err := e.Program(ast, cel.CostLimit(100_000))
+	p, err := e.Program(ast, cel.CostLimit(100_000), cel.CustomDecorator(strictEquality))
 	if err != nil {
 		return nil, fmt.Errorf("the condition cannot run: %v", err)
 	}

@@ -171,3 +171,48 @@ func TestWhatFailsClosed(t *testing.T) {
 	assert.Empty(t, out.RestrictedFields)
 	assert.Empty(t, out.Unevaluated)
 }
+
+// ==, != and in between values of different kinds are errors, where CEL
+// answers false: a rule over amount == 5000 applies to "5000" and [5000]
+// (failing closed) as > 1000 does. null compares with anything, as the way
+// to ask for a value not sent.
+func TestEqualityAcrossKindsFailsClosed(t *testing.T) {
+	cases := []struct {
+		condition, input string
+		applies, named   bool
+	}{
+		{`request.input.amount == 5000`, `{"amount": 5000}`, true, false},
+		{`request.input.amount == 5000`, `{"amount": 5000.0}`, true, false},
+		{`request.input.amount == 5000`, `{"amount": 10}`, false, false},
+		{`request.input.amount == 5000`, `{"amount": "5000"}`, true, true},
+		{`request.input.amount == 5000`, `{"amount": [5000]}`, true, true},
+		{`request.input.amount == 5000`, `{"amount": {"v": 5000}}`, true, true},
+		{`request.input.amount == 5000`, `{"amount": null}`, false, false},
+		{`request.input.amount == 5000`, `{}`, false, false},
+		{`request.input.currency != "EUR"`, `{"currency": "EUR"}`, false, false},
+		{`request.input.currency != "EUR"`, `{"currency": ["EUR"]}`, true, true},
+		{`request.input.currency in ["USD", "GBP"]`, `{"currency": "USD"}`, true, false},
+		{`request.input.currency in ["USD", "GBP"]`, `{"currency": "EUR"}`, false, false},
+		{`request.input.currency in ["USD", "GBP"]`, `{"currency": ["USD"]}`, true, true},
+		{`request.input.currency in ["USD", "GBP"]`, `{"currency": 1}`, true, true},
+		{`"email" in request.input`, `{"email": "a@b.c"}`, true, false},
+		{`"email" in request.input`, `{"name": "x"}`, false, false},
+		{`request.input.tags == ["a"]`, `{"tags": ["a"]}`, true, false},
+		{`request.externalId == null`, `{}`, true, false},
+		{`request.externalId == "x"`, `{}`, false, false},
+		{`request.input.urgent == true`, `{"urgent": "yes"}`, true, true},
+	}
+	for _, c := range cases {
+		var input any
+		require.NoError(t, json.Unmarshal([]byte(c.input), &input))
+		out := Evaluate([]Rule{{Name: "r", Kind: KindApproval, Condition: c.condition, RequiredApprovals: 2}},
+			map[string]any{"risk": "low", "externalId": nil, "input": input})
+		assert.Equal(t, c.applies, out.RequiredApprovals == 2, "%s on %s", c.condition, c.input)
+		assert.Equal(t, c.named, len(out.Unevaluated) == 1, "%s on %s: %v", c.condition, c.input, out.Unevaluated)
+	}
+	// The gate's conditions compare the same way: such a rule stops the
+	// search, and a person decides.
+	i, err := FirstGateMatch([]string{`input.currency == "EUR"`, ``}, map[string]any{"currency": []any{"EUR"}}, nil)
+	assert.Equal(t, 0, i)
+	assert.Error(t, err)
+}
