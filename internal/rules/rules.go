@@ -100,8 +100,17 @@ var (
 		cel.Variable("grant", cel.MapType(cel.StringType, cel.DynType)))
 	gateEnv = newEnv(cel.Variable("input", cel.DynType),
 		cel.Variable("caller", cel.MapType(cel.StringType, cel.StringType)))
-	programs sync.Map // kind and condition → cel.Program
+	programs sync.Map // kind and condition → *compiled
 )
+
+// compiled is a condition ready to run.
+type compiled struct {
+	program cel.Program
+	// reads are the paths of request the condition reads by constant
+	// steps (request.input.amount is [input amount]): what tells a field
+	// the request lacks from other failures (see lacksField).
+	reads [][]any
+}
 
 func newEnv(vars ...cel.EnvOption) *cel.Env {
 	e, err := cel.NewEnv(vars...)
@@ -158,7 +167,7 @@ func requestField(e celast.Expr) (string, bool) {
 	return "", false
 }
 
-func program(kind, condition string) (cel.Program, error) {
+func program(kind, condition string) (*compiled, error) {
 	e := env
 	switch kind {
 	case KindSharing:
@@ -167,8 +176,8 @@ func program(kind, condition string) (cel.Program, error) {
 		e = gateEnv
 	}
 	cacheKey := kind + "\x00" + condition
-	if p, ok := programs.Load(cacheKey); ok {
-		return p.(cel.Program), nil
+	if c, ok := programs.Load(cacheKey); ok {
+		return c.(*compiled), nil
 	}
 	ast, iss := e.Compile(condition)
 	if iss.Err() != nil {
@@ -183,8 +192,41 @@ func program(kind, condition string) (cel.Program, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the condition cannot run: %v", err)
 	}
-	programs.Store(cacheKey, p)
-	return p, nil
+	c := &compiled{program: p}
+	celast.PreOrderVisit(ast.NativeRep().Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		if path, ok := requestPath(e); ok && len(path) > 0 {
+			c.reads = append(c.reads, path)
+		}
+	}))
+	programs.Store(cacheKey, c)
+	return c, nil
+}
+
+// requestPath is the path from request that e reads by constant steps,
+// field names and literal indexes, if it is one; a has() test reads
+// nothing.
+func requestPath(e celast.Expr) ([]any, bool) {
+	switch e.Kind() {
+	case celast.IdentKind:
+		return []any{}, e.AsIdent() == "request"
+	case celast.SelectKind:
+		if s := e.AsSelect(); !s.IsTestOnly() {
+			p, ok := requestPath(s.Operand())
+			return append(p, s.FieldName()), ok
+		}
+	case celast.CallKind:
+		c := e.AsCall()
+		if args := c.Args(); c.FunctionName() == operators.Index && len(args) == 2 && args[1].Kind() == celast.LiteralKind {
+			p, ok := requestPath(args[0])
+			switch step := args[1].AsLiteral().(type) {
+			case types.String:
+				return append(p, string(step)), ok
+			case types.Int:
+				return append(p, int64(step)), ok
+			}
+		}
+	}
+	return nil, false
 }
 
 // Evaluate applies every rule to request. A rule whose condition cannot
@@ -255,45 +297,85 @@ func Forbids(rs []Rule, report, grant map[string]any) (string, error) {
 
 // applies reports whether rule r applies, for every kind and every caller.
 // Rules fail closed: a condition that cannot be evaluated applies, and the
-// error says why. That covers a value of another type than the condition
-// compares ("5000", [5000], null or an object where a number is compared),
-// a condition that no longer compiles, and one over its cost limit; a
-// caller cannot skip it, since the rule's stricter outcome is the answer.
+// error says why. That covers a value of another kind than the condition
+// compares ("5000", [5000], null or an object where a number is), a
+// condition that no longer compiles, and one over its cost limit; no
+// caller can skip it, since the rule's stricter outcome is the answer.
 //
-// A rule over a request reads fields the requester chose; one the request
-// lacks (a key, or a path through a value that is not an object) means the
-// rule is not about this request, and it does not apply: a rule on
-// request.input.amount does not ask two approvals of every request without
-// an amount. Omitting a key gives a requester nothing renaming it would
-// not, and a value of the wrong type (which a receiver may still read as
-// the amount) does apply. Sharing rules read maps the server builds, so an
-// absent key there is the rule's own mistake, and applies too.
+// The one exception: a rule over a request does not apply when the
+// request lacks a field the condition names (request.input.amount, with
+// no amount, or null on the way to it). Such a rule is not about this
+// request: one on amounts does not ask two approvals of every request
+// without an amount. Omitting a key gives a requester nothing renaming it
+// would not, while a value of the wrong kind, which a receiver may still
+// read as the amount, applies. Sharing rules read maps the server builds,
+// so a key missing there is the rule's own mistake, and it applies.
 func applies(r Rule, vars map[string]any) (bool, error) {
 	matched, err := matches(r.Kind, r.Condition, vars)
 	switch {
 	case err == nil:
 		return matched, nil
-	case r.Kind != KindSharing && absent(err):
+	case r.Kind != KindSharing && lacksField(r, vars["request"], err):
 		return false, nil
 	}
 	return true, err
 }
 
-// absent reports whether err is CEL's for a key the value lacks (a path
-// through a value that is not a map ends the same way).
-func absent(err error) bool {
-	return strings.HasPrefix(err.Error(), "no such key: ")
+// lacksField reports whether err is CEL's for a missing key and request
+// lacks a field on a path r's condition names: a key missing from an
+// object on the way, or null there. A key the requester's value picks
+// from a map ({"EUR": 1}[request.input.currency]) is not such a field,
+// nor is a path through a string or a list.
+func lacksField(r Rule, request any, err error) bool {
+	if !strings.HasPrefix(err.Error(), "no such key: ") {
+		return false
+	}
+	c, cerr := program(r.Kind, r.Condition)
+	if cerr != nil {
+		return false
+	}
+	for _, path := range c.reads {
+		if lacks(request, path) {
+			return true
+		}
+	}
+	return false
+}
+
+func lacks(v any, path []any) bool {
+	for _, step := range path {
+		switch x := v.(type) {
+		case nil: // null on the way: not sent, as input is when absent
+			return true
+		case map[string]any:
+			key, _ := step.(string)
+			next, found := x[key]
+			if !found {
+				return true
+			}
+			v = next
+		case []any:
+			i, ok := step.(int64)
+			if !ok || i < 0 || i >= int64(len(x)) {
+				return false
+			}
+			v = x[i]
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 func matches(kind, condition string, vars map[string]any) (bool, error) {
 	if condition == "" {
 		return true, nil
 	}
-	p, err := program(kind, condition)
+	c, err := program(kind, condition)
 	if err != nil {
 		return false, err
 	}
-	v, _, err := p.Eval(vars)
+	v, _, err := c.program.Eval(vars)
 	if err != nil {
 		return false, err
 	}

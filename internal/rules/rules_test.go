@@ -140,8 +140,10 @@ func TestEveryKindFailsClosedOnAnUnexpectedType(t *testing.T) {
 }
 
 // The edges of "cannot be evaluated": has() does not excuse a value of
-// another type, a list where an object is read applies, a path through a
-// string is absent, and a condition that no longer compiles applies.
+// another type; a list or a string where an object is read applies, null
+// on the way is absent; a key the request's value picks, an item without
+// the field inside a comprehension and a condition that no longer
+// compiles apply.
 func TestWhatFailsClosed(t *testing.T) {
 	cases := []struct {
 		condition, input string
@@ -150,8 +152,16 @@ func TestWhatFailsClosed(t *testing.T) {
 		{`has(request.input.amount) && request.input.amount > 1000`, `{"amount": "5000"}`, true, true},
 		{`has(request.input.amount) && request.input.amount > 1000`, `{}`, false, false},
 		{`request.input.customer.country == "KP"`, `{"customer": [{"country": "KP"}]}`, true, true},
-		{`request.input.customer.country == "KP"`, `{"customer": "KP"}`, false, false},
+		{`request.input.customer.country == "KP"`, `{"customer": "KP"}`, true, true},
 		{`request.input.customer.country == "KP"`, `{"customer": {}}`, false, false},
+		{`request.input.customer.country == "KP"`, `{"customer": null}`, false, false},
+		{`request.input["customer"].country == "KP"`, `{"customer": {"city": "Paris"}}`, false, false},
+		{`request.input.items[1].amount > 10`, `{"items": [{"amount": 1}, {}]}`, false, false},
+		{`request.input.items[1].amount > 10`, `{"items": [{"amount": 1}]}`, true, true},
+		{`{"EUR": 1, "USD": 1}[request.input.currency] > 0`, `{"currency": "XYZ"}`, true, true},
+		{`request.metadata.limits[request.input.currency] > 0`, `{"currency": "XYZ"}`, false, false},
+		{`request.input.items.exists(i, i.amount > 1000)`, `{"items": [{"sku": "a"}]}`, true, true},
+		{`!has(request.input.amount) && {"EUR": 1}[request.input.currency] > 0`, `{"currency": "XYZ"}`, true, true},
 		{`request.input.amount > 1000 || request.risk == "high"`, `{}`, true, false},
 		{`request.input.items[0] > 10`, `{"items": []}`, true, true},
 		{`request.input.amount > 1000 &&`, `{"amount": 5}`, true, true},
