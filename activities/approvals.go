@@ -152,6 +152,11 @@ func applyApprovalState(rec *models.Approval, t *workflows.ApprovalTransition) {
 	case t.ActorID == "" || t.ActorID == rec.Requester:
 		t.ActorID, t.ActorName = rec.Requester, rec.RequestedBy
 	}
+	// The rules that applied because they could not be evaluated say so
+	// on the timeline, where the request begins.
+	if t.Action == workflows.ActionCreated && len(rec.UnevaluatedRules) > 0 {
+		t.Detail = strings.TrimSpace(t.Detail + "\n" + strings.Join(rec.UnevaluatedRules, "\n"))
+	}
 	if t.Action == workflows.ActionApproved && len(s.Changes) > 0 {
 		t.Detail = strings.TrimSpace(t.Detail + "\n" + describeChanges(rec.Changes.V))
 	}

@@ -17,6 +17,7 @@ func TestOrganisationRules(t *testing.T) {
 		refused := []struct{ name, body, field string }{
 			{"condition does not compile", `{"name":"a","kind":"approval","requiredApprovals":2,"condition":"request.risk =="}`, "condition"},
 			{"condition not a bool", `{"name":"a","kind":"approval","requiredApprovals":2,"condition":"request.title"}`, "condition"},
+			{"condition over a field request lacks", `{"name":"a","kind":"approval","requiredApprovals":2,"condition":"request.amount > 1000"}`, "condition"},
 			{"approval rule without count", `{"name":"a","kind":"approval","condition":"true"}`, "requiredApprovals"},
 			{"count out of range", `{"name":"a","kind":"approval","requiredApprovals":1}`, "requiredApprovals"},
 			{"ethics rule without concern", `{"name":"a","kind":"ethics","principle":"privacy"}`, "concern"},
@@ -84,5 +85,65 @@ func TestOrganisationRules(t *testing.T) {
 		assert.Equal(t, 204, s.do(t, "DELETE", "/api/v1/admin/rules/"+big, s.adminKey, "", nil).status)
 		assert.Equal(t, 404, s.do(t, "DELETE", "/api/v1/admin/rules/"+big, s.adminKey, "", nil).status)
 		assert.Equal(t, 404, s.do(t, "PATCH", "/api/v1/admin/rules/"+big, s.otherAdmin, `{"enabled":true}`, nil).status)
+	})
+}
+
+// TestRulesFailClosedOnAnUnexpectedType: an amount sent as a string or an
+// array cannot be compared by the rules, so each applies its stricter
+// outcome (two approvals, its concern, its hidden field) and the
+// request's timeline says which rule and why; an amount absent is not one
+// the rules are about.
+func TestRulesFailClosedOnAnUnexpectedType(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		ctx := context.Background()
+		for _, body := range []string{
+			`{"name":"big payments","kind":"approval","requiredApprovals":2,"condition":"request.input.amount > 1000"}`,
+			`{"name":"large sums","kind":"ethics","principle":"prudence","concern":"A large sum leaves the company.","condition":"request.input.amount > 1000"}`,
+			`{"name":"bank details","kind":"restricted","fields":["iban"],"condition":"request.input.amount > 1000"}`,
+		} {
+			r := s.do(t, "POST", "/api/v1/admin/rules", s.adminKey, body, nil)
+			require.Equal(t, 201, r.status, string(r.body))
+		}
+		flow := s.do(t, "POST", "/api/v1/flows", s.agentKey, `{"title":"payments"}`, nil)
+		require.Equal(t, 201, flow.status, string(flow.body))
+		flowID := flow.decoded["id"].(string)
+
+		for _, amount := range []string{`"5000"`, `[5000]`} {
+			a := s.create(t, s.agentKey, `{"title":"Pay","approvers":["Finance"],"flowId":"`+flowID+`","input":{"amount":`+amount+`,"iban":"DE00"}}`)
+			assert.Equal(t, 2.0, a["requiredApprovals"], amount)
+			assert.Equal(t, []any{map[string]any{"principle": "prudence", "rule": "large sums", "concern": "A large sum leaves the company."}}, a["concerns"], amount)
+			rec, err := s.store.GetApproval(ctx, s.org.ID, a["id"].(string))
+			require.NoError(t, err)
+			assert.Equal(t, []string{"iban"}, []string(rec.RestrictedFields), amount)
+			assert.Len(t, a["factors"], 3, "the approvers see each rule that could not be evaluated")
+
+			// The timeline's first entry names each rule and what it applied.
+			var created string
+			waitFor(t, func() bool {
+				for _, e := range s.do(t, "GET", "/api/v1/flows/"+flowID, s.agentKey, "", nil).decoded["timeline"].([]any) {
+					entry := e.(map[string]any)
+					if entry["subjectId"] == a["id"] && entry["action"] == "created" {
+						created = entry["detail"].(string)
+						return true
+					}
+				}
+				return false
+			})
+			assert.Contains(t, created, `organisation rule "big payments" could not be evaluated on this request (no such overload`, amount)
+			assert.Contains(t, created, "so its stricter outcome applies: 2 approvals", amount)
+			assert.Contains(t, created, `organisation rule "large sums" could not be evaluated`, amount)
+			assert.Contains(t, created, `organisation rule "bank details" could not be evaluated`, amount)
+			assert.Contains(t, created, "so its stricter outcome applies: hidden fields iban", amount)
+		}
+
+		// A number decides plainly; an amount absent leaves the rules out.
+		plain := s.create(t, s.agentKey, `{"title":"Pay","approvers":["Finance"],"input":{"amount":5000}}`)
+		assert.Equal(t, 2.0, plain["requiredApprovals"])
+		assert.Empty(t, plain["factors"])
+		none := s.create(t, s.agentKey, `{"title":"Note","approvers":["Finance"],"input":{"note":"no amount"}}`)
+		assert.NotContains(t, none, "requiredApprovals")
+		assert.Empty(t, none["concerns"])
+		assert.Empty(t, none["factors"])
 	})
 }

@@ -213,13 +213,23 @@ func (s *Service) applyRules(ctx context.Context, org *models.Organization, rec 
 	if err != nil {
 		return err
 	}
+	// A rule that could not be evaluated has applied already (rules fail
+	// closed); the timeline and the approvers are told why.
 	out := rules.Evaluate(rs, request)
-	for _, e := range out.Errors {
-		s.log.Warn("rule did not evaluate", "organization", rec.OrganizationID, "error", e)
+	var why []string
+	for _, u := range out.Unevaluated {
+		s.log.Warn("rule did not evaluate; its stricter outcome applies", "organization", rec.OrganizationID, "rule", u.Rule, "error", u.Err)
+		why = append(why, u.String())
+		rec.Factors.V = append(rec.Factors.V, models.Factor{Label: "Organisation rule", Status: "warning", Detail: u.String()})
 	}
+	rec.UnevaluatedRules = why
 	eligible := slices.DeleteFunc(slices.Clone(rec.ApproverIDs), func(id string) bool { return id == rec.Requester })
 	if out.RequiredApprovals > len(eligible) {
-		return apperr.Field(apperr.InvalidRequest, "approvers", "an organisation rule needs %d approvals, but only %d people can approve this request", out.RequiredApprovals, len(eligible))
+		msg := fmt.Sprintf("an organisation rule needs %d approvals, but only %d people can approve this request", out.RequiredApprovals, len(eligible))
+		if len(why) > 0 {
+			msg += " (" + strings.Join(why, "; ") + ")"
+		}
+		return apperr.Field(apperr.InvalidRequest, "approvers", "%s", msg)
 	}
 	rec.RequiredApprovals = out.RequiredApprovals
 	for _, c := range out.Concerns {

@@ -120,6 +120,10 @@ type Approval struct {
 	Changes           JSON[[]Change]  `gorm:"type:text"`
 	Concerns          JSON[[]Concern] `gorm:"type:text;not null"`
 	RestrictedFields  StringList      `gorm:"type:text;not null"`
+	// UnevaluatedRules are the organisation's rules whose condition could
+	// not be evaluated on the request, each a sentence naming the stricter
+	// outcome applied; its "created" timeline entry carries them.
+	UnevaluatedRules StringList `gorm:"type:text"`
 	// DecisionToken is the signed proof of what was approved, set when the
 	// approval is approved (see ApprovalDecisionClaims).
 	DecisionToken *string `gorm:"type:text"`

@@ -1089,6 +1089,20 @@ var migrations = []*gormigrate.Migration{
 			type Organization struct{ ReportOrigins StringList }
 			return tx.Migrator().DropColumn(&Organization{}, "ReportOrigins")
 		},
+	}, {
+		// The organisation rules that could not be evaluated on an
+		// approval, applied as if they held.
+		ID: "202611290301_approval_unevaluated_rules",
+		Migrate: func(tx *gorm.DB) error {
+			type Approval struct {
+				UnevaluatedRules string `gorm:"type:text"`
+			}
+			return tx.Migrator().AddColumn(&Approval{}, "UnevaluatedRules")
+		},
+		Rollback: func(tx *gorm.DB) error {
+			type Approval struct{ UnevaluatedRules string }
+			return tx.Migrator().DropColumn(&Approval{}, "UnevaluatedRules")
+		},
 	},
 }
 

@@ -86,7 +86,12 @@ func (p *sharingPolicy) check(r *models.Report, g models.NewGrant, by models.Act
 	if err := mayGrant(r.Classification, by, g, field); err != nil {
 		return err
 	}
-	if rule := rules.Forbids(p.rules, reportInput(r), grantInput(g, by)); rule != "" {
+	rule, unevaluated := rules.Forbids(p.rules, reportInput(r), grantInput(g, by))
+	if unevaluated != nil { // sharing fails closed
+		return apperr.Field(apperr.SharingDenied, field, "sharing rule %q of this organisation could not be evaluated for this grant (%v), so it forbids sharing this report with %s",
+			rule, unevaluated, g.Name)
+	}
+	if rule != "" {
 		return apperr.Field(apperr.SharingDenied, field, "sharing rule %q of this organisation forbids sharing this report with %s", rule, g.Name)
 	}
 	return nil

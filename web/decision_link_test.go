@@ -273,3 +273,49 @@ func TestTheLinkPageHidesARestrictedFieldsCorrection(t *testing.T) {
 		assert.NotContains(t, late.body, "iban")
 	})
 }
+
+// TestRulesThatCannotBeEvaluatedStillHideFieldsOnTheLinkPage: an amount
+// sent as a string cannot be compared by the organisation's rules, so
+// each applies as if it held: the restricted field stays off the page the
+// emailed link opens without signing in, two approvals and the concern
+// apply, and the request's "created" timeline entry says why.
+func TestRulesThatCannotBeEvaluatedStillHideFieldsOnTheLinkPage(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := decidingSite(t, db)
+		ctx := context.Background()
+		_, err := s.store.CreateMember(ctx, s.org.ID, "bob@example.com", "Bob", "")
+		require.NoError(t, err)
+		for _, r := range []*models.Rule{
+			{Name: "big payments", Kind: "approval", Condition: "request.input.amount > 1000", RequiredApprovals: 2},
+			{Name: "large sums", Kind: "ethics", Condition: "request.input.amount > 1000", Principle: "prudence", Concern: "A large sum."},
+			{Name: "bank details", Kind: "restricted", Condition: "request.input.amount > 1000", Fields: []string{"iban"}},
+		} {
+			r.OrganizationID, r.Enabled = s.org.ID, true
+			require.NoError(t, s.store.CreateRule(ctx, r))
+		}
+		agent := &models.Principal{Organization: s.org, Key: &models.APIKey{ID: "key_test", Name: "billing agent"}}
+		a, err := s.approvals.Create(ctx, agent, &approvals.CreateInput{Title: "Pay Initech", Risk: models.RiskLow,
+			Approvers: []string{"ada@example.com", "bob@example.com"},
+			Input:     []byte(`{"amount":"5000","iban":"DE89 3704 0044 0532 0130 00"}`)}, nil)
+		require.NoError(t, err)
+		assert.Equal(t, 2, a.RequiredApprovals)
+		require.Len(t, a.Concerns.V, 1)
+		assert.Equal(t, "large sums", a.Concerns.V[0].Rule)
+
+		link := decisionLink.FindString(s.mailTo(t, "bob@example.com", "Approval needed").Text)
+		require.NotEmpty(t, link)
+		page := s.browser(t).get(s.path(t, link))
+		require.Equal(t, http.StatusOK, page.status, page.body)
+		assert.NotContains(t, page.body, "DE89", "the restricted field is hidden")
+		assert.Contains(t, page.body, "1 sensitive field is hidden")
+		assert.Contains(t, page.body, "5000")
+		assert.Contains(t, page.body, "could not be evaluated", "the approver sees why")
+
+		var created models.AuditEntry
+		require.NoError(t, db.Where("subject_id = ? AND action = ?", a.ID, "created").Take(&created).Error)
+		assert.Contains(t, created.Detail, `organisation rule "bank details" could not be evaluated on this request (no such overload`)
+		assert.Contains(t, created.Detail, "so its stricter outcome applies: hidden fields iban")
+		assert.Contains(t, created.Detail, `organisation rule "big payments" could not be evaluated`)
+		assert.Contains(t, created.Detail, `organisation rule "large sums" could not be evaluated`)
+	})
+}

@@ -9,10 +9,13 @@ package rules
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/google/cel-go/cel"
+	celast "github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/common/operators"
 	"github.com/google/cel-go/common/types"
 )
 
@@ -70,9 +73,25 @@ type Outcome struct {
 	// Escalation is the soonest of the matching approval rules'
 	// escalations (the first rule's among equals), or nil.
 	Escalation *Escalation
-	// Errors name the rules whose condition failed to evaluate (a missing
-	// key, say). Such a rule does not match; guard with has().
-	Errors []error
+	// Unevaluated are the rules whose condition could not be evaluated on
+	// the request: each applied as if it held (see applies).
+	Unevaluated []Unevaluated
+}
+
+// Unevaluated is a rule whose condition could not be evaluated on a
+// request, so its stricter outcome applied.
+type Unevaluated struct {
+	Rule string
+	Kind string
+	Err  error
+	// Applied is that outcome, as a person reads it.
+	Applied string
+}
+
+// String is the sentence the request's timeline carries.
+func (u Unevaluated) String() string {
+	return fmt.Sprintf("organisation rule %q could not be evaluated on this request (%v), so its stricter outcome applies: %s",
+		u.Rule, u.Err, u.Applied)
 }
 
 var (
@@ -81,8 +100,17 @@ var (
 		cel.Variable("grant", cel.MapType(cel.StringType, cel.DynType)))
 	gateEnv = newEnv(cel.Variable("input", cel.DynType),
 		cel.Variable("caller", cel.MapType(cel.StringType, cel.StringType)))
-	programs sync.Map // kind and condition → cel.Program
+	programs sync.Map // kind and condition → *compiled
 )
+
+// compiled is a condition ready to run.
+type compiled struct {
+	program cel.Program
+	// reads are the paths of request the condition reads by constant
+	// steps (request.input.amount is [input amount]): what tells a field
+	// the request lacks from other failures (see lacksField).
+	reads [][]any
+}
 
 func newEnv(vars ...cel.EnvOption) *cel.Env {
 	e, err := cel.NewEnv(vars...)
@@ -92,14 +120,54 @@ func newEnv(vars ...cel.EnvOption) *cel.Env {
 	return e
 }
 
+// RequestFields are the fields of `request`: the create body's keys, each
+// present on every request (null when not sent).
+var RequestFields = []string{"title", "description", "risk", "factors", "links", "reportId", "approvers", "expiresAt",
+	"externalId", "flowId", "metadata", "input", "editableFields", "callbackUrl", "escalation"}
+
 // Check compiles a condition of a rule of kind and requires it to yield a
-// bool; the error is a sentence for the person who wrote it.
+// bool; the error is a sentence for the person who wrote it. A condition
+// over a field request never has is refused too: a rule reading an absent
+// field does not apply (see applies), so a misspelt one never would.
 func Check(kind, condition string) error {
-	_, err := program(kind, condition)
-	return err
+	if _, err := program(kind, condition); err != nil || kind == KindSharing {
+		return err
+	}
+	ast, _ := env.Compile(condition) // it compiled above
+	var unknown []string
+	celast.PreOrderVisit(ast.NativeRep().Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		if name, ok := requestField(e); ok && !slices.Contains(RequestFields, name) && !slices.Contains(unknown, name) {
+			unknown = append(unknown, name)
+		}
+	}))
+	if len(unknown) > 0 {
+		return fmt.Errorf("request has no field %s: its fields are %s (what the agent sent is in request.input)",
+			strings.Join(unknown, ", "), strings.Join(RequestFields, ", "))
+	}
+	return nil
 }
 
-func program(kind, condition string) (cel.Program, error) {
+// requestField is the field of request e reads directly (request.x or
+// request["x"]), if it does.
+func requestField(e celast.Expr) (string, bool) {
+	isRequest := func(e celast.Expr) bool { return e.Kind() == celast.IdentKind && e.AsIdent() == "request" }
+	switch e.Kind() {
+	case celast.SelectKind:
+		if s := e.AsSelect(); isRequest(s.Operand()) {
+			return s.FieldName(), true
+		}
+	case celast.CallKind:
+		c := e.AsCall()
+		if args := c.Args(); c.FunctionName() == operators.Index && len(args) == 2 && isRequest(args[0]) && args[1].Kind() == celast.LiteralKind {
+			if name, ok := args[1].AsLiteral().(types.String); ok {
+				return string(name), true
+			}
+		}
+	}
+	return "", false
+}
+
+func program(kind, condition string) (*compiled, error) {
 	e := env
 	switch kind {
 	case KindSharing:
@@ -108,40 +176,74 @@ func program(kind, condition string) (cel.Program, error) {
 		e = gateEnv
 	}
 	cacheKey := kind + "\x00" + condition
-	if p, ok := programs.Load(cacheKey); ok {
-		return p.(cel.Program), nil
+	if c, ok := programs.Load(cacheKey); ok {
+		return c.(*compiled), nil
 	}
 	ast, iss := e.Compile(condition)
 	if iss.Err() != nil {
 		return nil, fmt.Errorf("the condition does not compile: %v", iss.Err())
 	}
-	// A bare field (request.urgent) is dyn; asking for == true keeps every
-	// saved condition provably boolean.
+	// A bare field (request.input.urgent) is dyn; asking for == true
+	// keeps every saved condition provably boolean.
 	if t := ast.OutputType(); t != cel.BoolType {
 		return nil, fmt.Errorf("the condition must yield a bool, not %s (compare a field, e.g. request.input.urgent == true)", t)
 	}
-	p, err := e.Program(ast, cel.CostLimit(100_000))
+	p, err := e.Program(ast, cel.CostLimit(100_000), cel.CustomDecorator(strictEquality))
 	if err != nil {
 		return nil, fmt.Errorf("the condition cannot run: %v", err)
 	}
-	programs.Store(cacheKey, p)
-	return p, nil
+	c := &compiled{program: p}
+	celast.PreOrderVisit(ast.NativeRep().Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		if path, ok := requestPath(e); ok && len(path) > 0 {
+			c.reads = append(c.reads, path)
+		}
+	}))
+	programs.Store(cacheKey, c)
+	return c, nil
 }
 
-// Evaluate applies every rule to request.
+// requestPath is the path from request that e reads by constant steps,
+// field names and literal indexes, if it is one; a has() test reads
+// nothing.
+func requestPath(e celast.Expr) ([]any, bool) {
+	switch e.Kind() {
+	case celast.IdentKind:
+		return []any{}, e.AsIdent() == "request"
+	case celast.SelectKind:
+		if s := e.AsSelect(); !s.IsTestOnly() {
+			p, ok := requestPath(s.Operand())
+			return append(p, s.FieldName()), ok
+		}
+	case celast.CallKind:
+		c := e.AsCall()
+		if args := c.Args(); c.FunctionName() == operators.Index && len(args) == 2 && args[1].Kind() == celast.LiteralKind {
+			p, ok := requestPath(args[0])
+			switch step := args[1].AsLiteral().(type) {
+			case types.String:
+				return append(p, string(step)), ok
+			case types.Int:
+				return append(p, int64(step)), ok
+			}
+		}
+	}
+	return nil, false
+}
+
+// Evaluate applies every rule to request. A rule whose condition cannot
+// be evaluated applies, and is named in the outcome's Unevaluated.
 func Evaluate(rs []Rule, request map[string]any) Outcome {
 	out := Outcome{RequiredApprovals: 1}
+	vars := map[string]any{"request": request}
 	for _, r := range rs {
 		if r.Kind == KindSharing {
 			continue // about reports, not requests
 		}
-		matched, err := matches(r.Kind, r.Condition, map[string]any{"request": request})
-		if err != nil {
-			out.Errors = append(out.Errors, fmt.Errorf("rule %q: %w", r.Name, err))
+		applied, err := applies(r, vars)
+		if !applied {
 			continue
 		}
-		if !matched {
-			continue
+		if err != nil {
+			out.Unevaluated = append(out.Unevaluated, Unevaluated{Rule: r.Name, Kind: r.Kind, Err: err, Applied: r.outcome()})
 		}
 		switch r.Kind {
 		case KindApproval:
@@ -162,33 +264,118 @@ func Evaluate(rs []Rule, request map[string]any) Outcome {
 	return out
 }
 
+// outcome is what r asks when it applies, as a person reads it.
+func (r Rule) outcome() string {
+	switch r.Kind {
+	case KindApproval:
+		return fmt.Sprintf("%d approvals", r.RequiredApprovals)
+	case KindEthics:
+		return fmt.Sprintf("its concern (%s)", r.Concern)
+	case KindRestricted:
+		return "hidden fields " + strings.Join(r.Fields, ", ")
+	}
+	return "the rule applies"
+}
+
 // Forbids is the name of the first sharing rule whose condition holds for
-// a grant of report, or "". Both are maps as the API shows them: report
-// {id, title, slug, classification, living, owner {type, id, name}} and
-// grant {kind, id, name, by {type, id, name}}. A condition that fails to
-// evaluate forbids: sharing fails closed.
-func Forbids(rs []Rule, report, grant map[string]any) string {
+// a grant of report, or "", and the error when that rule forbids because
+// its condition could not be evaluated. Both are maps as the API shows
+// them: report {id, title, slug, classification, living, owner {type, id,
+// name}} and grant {kind, id, name, by {type, id, name}}.
+func Forbids(rs []Rule, report, grant map[string]any) (string, error) {
+	vars := map[string]any{"report": report, "grant": grant}
 	for _, r := range rs {
 		if r.Kind != KindSharing {
 			continue
 		}
-		matched, err := matches(r.Kind, r.Condition, map[string]any{"report": report, "grant": grant})
-		if matched || err != nil {
-			return r.Name
+		if applied, err := applies(r, vars); applied {
+			return r.Name, err
 		}
 	}
-	return ""
+	return "", nil
+}
+
+// applies reports whether rule r applies, for every kind and every caller.
+// Rules fail closed: a condition that cannot be evaluated applies, and the
+// error says why. That covers a value of another kind than the condition
+// compares ("5000", [5000], null or an object where a number is), a
+// condition that no longer compiles, and one over its cost limit; no
+// caller can skip it, since the rule's stricter outcome is the answer.
+//
+// The one exception: a rule over a request does not apply when the
+// request lacks a field the condition names (request.input.amount, with
+// no amount, or null on the way to it). Such a rule is not about this
+// request: one on amounts does not ask two approvals of every request
+// without an amount. Omitting a key gives a requester nothing renaming it
+// would not, while a value of the wrong kind, which a receiver may still
+// read as the amount, applies. Sharing rules read maps the server builds,
+// so a key missing there is the rule's own mistake, and it applies.
+func applies(r Rule, vars map[string]any) (bool, error) {
+	matched, err := matches(r.Kind, r.Condition, vars)
+	switch {
+	case err == nil:
+		return matched, nil
+	case r.Kind != KindSharing && lacksField(r, vars["request"], err):
+		return false, nil
+	}
+	return true, err
+}
+
+// lacksField reports whether err is CEL's for a missing key and request
+// lacks a field on a path r's condition names: a key missing from an
+// object on the way, or null there. A key the requester's value picks
+// from a map ({"EUR": 1}[request.input.currency]) is not such a field,
+// nor is a path through a string or a list.
+func lacksField(r Rule, request any, err error) bool {
+	if !strings.HasPrefix(err.Error(), "no such key: ") {
+		return false
+	}
+	c, cerr := program(r.Kind, r.Condition)
+	if cerr != nil {
+		return false
+	}
+	for _, path := range c.reads {
+		if lacks(request, path) {
+			return true
+		}
+	}
+	return false
+}
+
+func lacks(v any, path []any) bool {
+	for _, step := range path {
+		switch x := v.(type) {
+		case nil: // null on the way: not sent, as input is when absent
+			return true
+		case map[string]any:
+			key, _ := step.(string)
+			next, found := x[key]
+			if !found {
+				return true
+			}
+			v = next
+		case []any:
+			i, ok := step.(int64)
+			if !ok || i < 0 || i >= int64(len(x)) {
+				return false
+			}
+			v = x[i]
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 func matches(kind, condition string, vars map[string]any) (bool, error) {
 	if condition == "" {
 		return true, nil
 	}
-	p, err := program(kind, condition)
+	c, err := program(kind, condition)
 	if err != nil {
 		return false, err
 	}
-	v, _, err := p.Eval(vars)
+	v, _, err := c.program.Eval(vars)
 	if err != nil {
 		return false, err
 	}
