@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -307,62 +306,9 @@ var matrixGroups = map[string][]string{
 	"others":  {"otheragent", "otheradmin", "othermember"},
 }
 
-// outcome is one principal's expected status on a fresh resource, and
-// after the first allowed principal has acted on it.
-type outcome struct{ fresh, after int }
-
 // parseWant reads a row's want; every principal must be named exactly once.
-func parseWant(s string) (map[string]outcome, error) {
-	out := map[string]outcome{}
-	direct := map[string]bool{}
-	for _, pass := range []string{"groups", "principals"} {
-		for _, f := range strings.Fields(s) {
-			name, v, ok := strings.Cut(f, "=")
-			if !ok {
-				return nil, fmt.Errorf("%q is not name=status", f)
-			}
-			group, isGroup := matrixGroups[name]
-			if (pass == "groups") != isGroup {
-				continue
-			}
-			if !isGroup {
-				if !slices.Contains(matrixPrincipals, name) {
-					return nil, fmt.Errorf("unknown principal %q", name)
-				}
-				if direct[name] {
-					return nil, fmt.Errorf("%s is named twice", name)
-				}
-				direct[name] = true
-				group = []string{name}
-			}
-			fresh, after, twice := strings.Cut(v, "/")
-			var o outcome
-			var err error
-			if o.fresh, err = strconv.Atoi(fresh); err != nil {
-				return nil, fmt.Errorf("%s: bad status %q", name, v)
-			}
-			o.after = o.fresh
-			if twice {
-				if o.after, err = strconv.Atoi(after); err != nil {
-					return nil, fmt.Errorf("%s: bad status %q", name, v)
-				}
-			}
-			for _, p := range group {
-				if isGroup {
-					if _, set := out[p]; set {
-						return nil, fmt.Errorf("%s is in two groups", p)
-					}
-				}
-				out[p] = o
-			}
-		}
-	}
-	for _, p := range matrixPrincipals {
-		if _, ok := out[p]; !ok {
-			return nil, fmt.Errorf("no status for %s", p)
-		}
-	}
-	return out, nil
+func parseWant(s string) (map[string]testenv.Outcome, error) {
+	return testenv.ParseWant(s, matrixPrincipals, matrixGroups)
 }
 
 var routeParam = regexp.MustCompile(`:[A-Za-z]+`)
@@ -420,7 +366,7 @@ func TestAuthzMatrix(t *testing.T) {
 				want, err := parseWant(row.want)
 				require.NoError(t, err)
 				for _, p := range matrixPrincipals {
-					env.checkCell(t, row, p, want[p].fresh)
+					env.checkCell(t, row, p, want[p].Fresh)
 				}
 				if row.method == http.MethodPost {
 					env.checkIdempotency(t, row, want)
@@ -743,11 +689,11 @@ func (e *authzEnv) assertNoneOfOurs(t *testing.T, p string, r response) {
 // sends the very same request with the same key and must get their own
 // outcome, not a replay. Then each refused principal goes first, and the
 // allowed one after them still gets its own success.
-func (e *authzEnv) checkIdempotency(t *testing.T, row authzRow, want map[string]outcome) {
+func (e *authzEnv) checkIdempotency(t *testing.T, row authzRow, want map[string]testenv.Outcome) {
 	t.Helper()
 	first := ""
 	for _, p := range matrixPrincipals {
-		if want[p].fresh < 300 {
+		if want[p].Fresh < 300 {
 			first = p
 			break
 		}
@@ -766,10 +712,10 @@ func (e *authzEnv) checkIdempotency(t *testing.T, row authzRow, want map[string]
 		tg := e.fresh(t, row)
 		key := "shared-" + e.unique()
 		a := e.call(t, row, first, tg, key)
-		require.Equal(t, want[first].fresh, a.status, "as %s: %s", first, a.body)
+		require.Equal(t, want[first].Fresh, a.status, "as %s: %s", first, a.body)
 		require.Empty(t, a.header.Get("Idempotency-Replayed"))
 		b := e.call(t, row, p, tg, key)
-		assert.Equal(t, want[p].after, b.status, "as %s, reusing %s's Idempotency-Key: %s", p, first, b.body)
+		assert.Equal(t, want[p].After, b.status, "as %s, reusing %s's Idempotency-Key: %s", p, first, b.body)
 		assert.Empty(t, b.header.Get("Idempotency-Replayed"), "as %s: %s's response was replayed", p, first)
 		for _, s := range firstSecrets(a, tg.id) {
 			assert.NotContains(t, string(b.body), s, "as %s: the answer carries %s's %s", p, first, s)
@@ -783,15 +729,15 @@ func (e *authzEnv) checkIdempotency(t *testing.T, row authzRow, want map[string]
 	assert.Equal(t, string(last.body), string(again.body))
 
 	for _, p := range matrixPrincipals {
-		if p == first || want[p].fresh < 300 {
+		if p == first || want[p].Fresh < 300 {
 			continue
 		}
 		tg := e.fresh(t, row)
 		key := "refused-first-" + e.unique()
 		r := e.call(t, row, p, tg, key)
-		assert.Equal(t, want[p].fresh, r.status, "as %s: %s", p, r.body)
+		assert.Equal(t, want[p].Fresh, r.status, "as %s: %s", p, r.body)
 		a := e.call(t, row, first, tg, key)
-		assert.Equal(t, want[first].fresh, a.status, "as %s after %s's %d with the same key: %s", first, p, r.status, a.body)
+		assert.Equal(t, want[first].Fresh, a.status, "as %s after %s's %d with the same key: %s", first, p, r.status, a.body)
 		assert.Empty(t, a.header.Get("Idempotency-Replayed"), "as %s: %s's refusal was replayed", first, p)
 	}
 }

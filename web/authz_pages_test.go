@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -264,47 +263,8 @@ var pageGroups = map[string][]string{
 
 // parsePageWant reads a row's want; every principal must be named once (a
 // principal named on its own overrides its group).
-func parsePageWant(s string) (map[string]int, error) {
-	out := map[string]int{}
-	direct := map[string]bool{}
-	for _, pass := range []string{"groups", "principals"} {
-		for _, f := range strings.Fields(s) {
-			name, v, ok := strings.Cut(f, "=")
-			if !ok {
-				return nil, fmt.Errorf("%q is not name=status", f)
-			}
-			group, isGroup := pageGroups[name]
-			if (pass == "groups") != isGroup {
-				continue
-			}
-			var status int
-			if _, err := fmt.Sscanf(v, "%d", &status); err != nil {
-				return nil, fmt.Errorf("%s: bad status %q", name, v)
-			}
-			if !isGroup {
-				if !slices.Contains(pagePrincipals, name) {
-					return nil, fmt.Errorf("unknown principal %q", name)
-				}
-				if direct[name] {
-					return nil, fmt.Errorf("%s is named twice", name)
-				}
-				direct[name] = true
-				group = []string{name}
-			}
-			for _, p := range group {
-				if _, set := out[p]; set && isGroup {
-					return nil, fmt.Errorf("%s is in two groups", p)
-				}
-				out[p] = status
-			}
-		}
-	}
-	for _, p := range pagePrincipals {
-		if _, ok := out[p]; !ok {
-			return nil, fmt.Errorf("no status for %s", p)
-		}
-	}
-	return out, nil
+func parsePageWant(s string) (map[string]testenv.Outcome, error) {
+	return testenv.ParseWant(s, pagePrincipals, pageGroups)
 }
 
 // pageParam is a path parameter, gin's :name or *name.
@@ -371,7 +331,7 @@ func TestPagesAuthzMatrix(t *testing.T) {
 				want, err := parsePageWant(row.want)
 				require.NoError(t, err)
 				for _, p := range pagePrincipals {
-					env.checkCell(t, row, p, want[p])
+					env.checkCell(t, row, p, want[p].Fresh)
 				}
 			})
 		}

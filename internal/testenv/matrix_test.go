@@ -1,0 +1,27 @@
+package testenv
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseWant(t *testing.T) {
+	principals := []string{"anon", "owner", "member"}
+	groups := map[string][]string{"members": {"owner", "member"}}
+	got, err := ParseWant("anon=401 members=200 owner=200/409", principals, groups)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]Outcome{"anon": {401, 401}, "owner": {200, 409}, "member": {200, 200}}, got)
+	for _, bad := range []string{
+		"anon=401 owner=200",                // member has none
+		"anon=401 members=200 anon=401",     // named twice
+		"anon members=200",                  // not name=status
+		"anon=4o1 members=200",              // not a status
+		"anon=401 members=200/x",            // not a second status
+		"anon=401 members=200 stranger=200", // unknown
+	} {
+		_, err := ParseWant(bad, principals, groups)
+		assert.Error(t, err, bad)
+	}
+}
