@@ -43,19 +43,31 @@ type Deps struct {
 	SlackAPIURL string
 }
 
+// Workflows is every workflow the worker runs, by the type name its
+// histories carry. Each has a saved history that workflows' replay test
+// replays (TestEveryWorkflowHasASavedHistory checks it).
+var Workflows = []struct {
+	Name string
+	Func any
+}{
+	{workflows.WorkflowApproval, workflows.Approval},
+	{workflows.WorkflowCollection, workflows.Collection},
+	{workflows.WorkflowReview, workflows.Review},
+	{workflows.WorkflowDelivery, workflows.Delivery},
+	{workflows.WorkflowHold, workflows.PublishHold},
+	{workflows.WorkflowScheduleDue, workflows.ScheduleDue},
+	{workflows.WorkflowReportSend, workflows.ReportSend},
+}
+
 // New returns a worker on the assent task queue with everything registered.
 func New(c client.Client, d Deps) sdkworker.Worker {
 	w := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{})
 	if d.NetPolicy == nil {
 		d.NetPolicy = netguard.Public
 	}
-	w.RegisterWorkflowWithOptions(workflows.Approval, workflow.RegisterOptions{Name: workflows.WorkflowApproval})
-	w.RegisterWorkflowWithOptions(workflows.Collection, workflow.RegisterOptions{Name: workflows.WorkflowCollection})
-	w.RegisterWorkflowWithOptions(workflows.Review, workflow.RegisterOptions{Name: workflows.WorkflowReview})
-	w.RegisterWorkflowWithOptions(workflows.Delivery, workflow.RegisterOptions{Name: workflows.WorkflowDelivery})
-	w.RegisterWorkflowWithOptions(workflows.PublishHold, workflow.RegisterOptions{Name: workflows.WorkflowHold})
-	w.RegisterWorkflowWithOptions(workflows.ScheduleDue, workflow.RegisterOptions{Name: workflows.WorkflowScheduleDue})
-	w.RegisterWorkflowWithOptions(workflows.ReportSend, workflow.RegisterOptions{Name: workflows.WorkflowReportSend})
+	for _, wf := range Workflows {
+		w.RegisterWorkflowWithOptions(wf.Func, workflow.RegisterOptions{Name: wf.Name})
+	}
 	// Deliveries and pushes reach others' servers through the one guarded
 	// client.
 	out := outbound.NewClient(d.NetPolicy)

@@ -2,10 +2,13 @@ package workflows_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +20,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 	"go.temporal.io/server/temporaltest"
@@ -57,13 +61,13 @@ var plainHistories = []string{
 	"approval_recorded_expired.json",
 }
 
-// TestReplaysSavedHistories replays histories recorded from real runs of
-// the approval and collection workflows against the current code, through
-// the payload codec. A
-// change that would break a workflow already in flight (a new, removed or
-// reordered command) fails here instead of in production. Histories
-// recorded with encrypted payloads (all but plainHistories) replay with
-// the strict codec a worker runs.
+// TestReplaysSavedHistories replays every history in historiesDir,
+// recorded from real runs of each workflow the worker runs, against the
+// current code, through the payload codec. A change that would break a
+// workflow already in flight (a new, removed or reordered command) fails
+// here instead of in production. Histories recorded with encrypted
+// payloads (all but plainHistories) replay with the strict codec a worker
+// runs.
 func TestReplaysSavedHistories(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(historiesDir, "*.json"))
 	require.NoError(t, err)
@@ -79,14 +83,26 @@ func TestReplaysSavedHistories(t *testing.T) {
 			dc, fc := historiesCodec(t, strict)
 			replayer, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{DataConverter: dc, FailureConverter: fc})
 			require.NoError(t, err)
-			replayer.RegisterWorkflow(workflows.Approval)
-			replayer.RegisterWorkflow(workflows.Collection)
-			replayer.RegisterWorkflow(workflows.Review)
-			// Bound payloads open only in their workflow, whose id the
-			// start's input names.
-			start := history.Events[0].GetWorkflowExecutionStartedEventAttributes().GetInput().GetPayloads()[0]
+			// Every workflow the worker runs, under the names it registers
+			// (worker.Workflows; its test checks each has a history here).
+			for name, fn := range map[string]any{
+				workflows.WorkflowApproval: workflows.Approval, workflows.WorkflowCollection: workflows.Collection,
+				workflows.WorkflowReview: workflows.Review, workflows.WorkflowDelivery: workflows.Delivery,
+				workflows.WorkflowHold: workflows.PublishHold, workflows.WorkflowScheduleDue: workflows.ScheduleDue,
+				workflows.WorkflowReportSend: workflows.ReportSend,
+			} {
+				replayer.RegisterWorkflowWithOptions(fn, workflow.RegisterOptions{Name: name})
+			}
+			// Bound payloads open only in their workflow: the run's id. A
+			// Temporal Schedule's run has an id of its own (the action's id
+			// and the time); its start's input is bound to the action's id.
+			started := history.Events[0].GetWorkflowExecutionStartedEventAttributes()
+			id := started.GetWorkflowId()
+			if bound := payloadcodec.BoundWorkflow(started.GetInput().GetPayloads()[0]); bound != "" {
+				require.True(t, id == bound || strings.HasPrefix(id, bound+"-"), "run %s started with an input bound to %s", id, bound)
+			}
 			require.NoError(t, replayer.ReplayWorkflowHistoryWithOptions(nil, history, worker.ReplayWorkflowHistoryOptions{
-				OriginalExecution: workflow.Execution{ID: payloadcodec.BoundWorkflow(start)}}))
+				OriginalExecution: workflow.Execution{ID: id}}))
 		})
 	}
 }
@@ -103,9 +119,8 @@ type recordStep struct {
 // persisted is one approval transition the recording's worker wrote.
 type persisted struct{ approvalID, action string }
 
-// TestRecordHistories runs the approval and collection workflows on an
-// embedded Temporal server and saves each run's history for the replay
-// test. It only runs on
+// TestRecordHistories runs each workflow on an embedded Temporal server
+// and saves each run's history for the replay test. It only runs on
 // request and only writes histories that do not exist yet, because the
 // saved files are meant to stay as they are; see
 // testdata/histories/README.md.
@@ -138,10 +153,54 @@ func TestRecordHistories(t *testing.T) {
 	// the approval scenarios with timers wait for theirs (timerActions).
 	reminded := make(chan struct{}, 1)
 	timerActions := make(chan persisted, 8)
+	// The emails of each report send, by send id.
+	var emailedMu sync.Mutex
+	emailed := map[string][]string{}
+	sendRecipients := []string{"ann@example.com", "ben@example.com"}
 	ts.NewWorker(workflows.TaskQueue, func(r worker.Registry) {
 		r.RegisterWorkflow(workflows.Approval)
 		r.RegisterWorkflow(workflows.Collection)
 		r.RegisterWorkflow(workflows.Review)
+		r.RegisterWorkflow(workflows.Delivery)
+		r.RegisterWorkflow(workflows.PublishHold)
+		r.RegisterWorkflow(workflows.ScheduleDue)
+		r.RegisterWorkflow(workflows.ReportSend)
+		// A delivery's receiver answers 503 to its first attempt (retried)
+		// and 422 to every attempt of dlv_rejected (not retried).
+		r.RegisterActivityWithOptions(func(ctx context.Context, id string, _ int) error {
+			switch {
+			case id == "dlv_rejected":
+				return temporal.NewNonRetryableApplicationError("the receiver answered 422", workflows.ErrDeliveryRejected, nil)
+			case activity.GetInfo(ctx).Attempt == 1:
+				return errors.New("the receiver answered 503")
+			}
+			return nil
+		}, activity.RegisterOptions{Name: workflows.ActivityDeliver})
+		r.RegisterActivityWithOptions(func(context.Context, workflows.PublishHoldInput) error { return nil },
+			activity.RegisterOptions{Name: workflows.ActivityStartHold})
+		r.RegisterActivityWithOptions(func(context.Context, workflows.HoldOutcome) error { return nil },
+			activity.RegisterOptions{Name: workflows.ActivityDecideHeld})
+		r.RegisterActivityWithOptions(func(context.Context, workflows.ScheduleDueEvent) error { return nil },
+			activity.RegisterOptions{Name: workflows.ActivityScheduleDue})
+		r.RegisterActivityWithOptions(func(context.Context, workflows.ReportSendInput) error { return nil },
+			activity.RegisterOptions{Name: workflows.ActivityStartSend})
+		// A send's two recipients: the first attempt emails one and fails
+		// on the other; the retry emails only the other, as the real
+		// activity does (each email once).
+		r.RegisterActivityWithOptions(func(ctx context.Context, in workflows.ReportSendInput) error {
+			emailedMu.Lock()
+			defer emailedMu.Unlock()
+			for _, to := range sendRecipients {
+				if slices.Contains(emailed[in.SendID], to) {
+					continue
+				}
+				if to == sendRecipients[1] && activity.GetInfo(ctx).Attempt == 1 {
+					return errors.New("smtp: 451 try again later")
+				}
+				emailed[in.SendID] = append(emailed[in.SendID], to)
+			}
+			return nil
+		}, activity.RegisterOptions{Name: workflows.ActivityEmailSend})
 		r.RegisterActivityWithOptions(func(context.Context, workflows.ReviewTransition) error { return nil },
 			activity.RegisterOptions{Name: workflows.ActivityPersistReview})
 		r.RegisterActivityWithOptions(func(context.Context, workflows.EmailReviewersInput) error { return nil },
@@ -425,6 +484,133 @@ func TestRecordHistories(t *testing.T) {
 			saveHistory(ctx, t, c, run, file)
 		})
 	}
+
+	recordOtherWorkflows(t, c, bounded, func(sendID string) []string {
+		emailedMu.Lock()
+		defer emailedMu.Unlock()
+		return slices.Clone(emailed[sendID])
+	}, sendRecipients)
+}
+
+// recordOtherWorkflows records the workflows that are not requests:
+// deliveries, publish holds, a schedule's run and a report send.
+func recordOtherWorkflows(t *testing.T, c client.Client, bounded func(*testing.T, time.Duration) context.Context,
+	emailed func(sendID string) []string, recipients []string) {
+	// record skips a history that exists, else runs its scenario with a
+	// bound of d and saves the run the scenario returns.
+	record := func(name string, d time.Duration, scenario func(ctx context.Context, t *testing.T) client.WorkflowRun) {
+		t.Run(name, func(t *testing.T) {
+			file := filepath.Join(historiesDir, name+".json")
+			if _, err := os.Stat(file); err == nil {
+				t.Skipf("%s exists; delete it first to record it again", file)
+			}
+			ctx := bounded(t, d)
+			saveHistory(ctx, t, c, scenario(ctx, t), file)
+		})
+	}
+
+	// A delivery whose first attempt fails (503) and whose retry, one
+	// retry unit later, succeeds; and one the receiver rejects (422), which
+	// is not retried and fails the workflow.
+	record("delivery_retried_delivered", 2*time.Minute, func(ctx context.Context, t *testing.T) client.WorkflowRun {
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.DeliveryWorkflowID("dlv_retried", 0), TaskQueue: workflows.TaskQueue},
+			workflows.Delivery, workflows.DeliveryInput{DeliveryID: "dlv_retried", RetryUnit: time.Second, FirstAttempt: 1})
+		require.NoError(t, err)
+		require.NoError(t, run.Get(ctx, nil))
+		return run
+	})
+	record("delivery_rejected", 2*time.Minute, func(ctx context.Context, t *testing.T) client.WorkflowRun {
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.DeliveryWorkflowID("dlv_rejected", 1), TaskQueue: workflows.TaskQueue},
+			workflows.Delivery, workflows.DeliveryInput{DeliveryID: "dlv_rejected", RetryUnit: time.Second, FirstAttempt: 3})
+		require.NoError(t, err)
+		var app *temporal.ApplicationError
+		require.ErrorAs(t, run.Get(ctx, nil), &app)
+		require.Equal(t, workflows.ErrDeliveryRejected, app.Type())
+		return run
+	})
+
+	// A held version released by an administrator after a decision that
+	// is neither refused by the validator (no trace; a second decision
+	// would find the workflow completed); and one nobody decides, held 7
+	// days less 3 seconds before the workflow started (as when the
+	// reconciler starts it late), so its timeout declines it.
+	record("hold_released", 2*time.Minute, func(ctx context.Context, t *testing.T) client.WorkflowRun {
+		in := workflows.PublishHoldInput{OrganizationID: "org_1", VersionID: "ver_released", HeldAt: time.Now()}
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.HoldWorkflowID(in.VersionID), TaskQueue: workflows.TaskQueue},
+			workflows.PublishHold, in)
+		require.NoError(t, err)
+		decide := func(id string, d workflows.HoldDecision) error {
+			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(), UpdateID: id,
+				UpdateName: workflows.UpdateDecideHold, Args: []any{addressed(in.VersionID, d)}, WaitForStage: client.WorkflowUpdateStageCompleted})
+			require.NoError(t, err)
+			return h.Get(ctx, nil)
+		}
+		require.Error(t, decide("publish", workflows.HoldDecision{Decision: "publish", ActorID: "mem_b", ActorName: "Bo"}))
+		require.NoError(t, decide("release", workflows.HoldDecision{Decision: workflows.HoldRelease, ActorID: "mem_a", ActorName: "Ada"}))
+		var out workflows.HoldOutcome
+		require.NoError(t, run.Get(ctx, &out))
+		require.Equal(t, workflows.HoldRelease, out.Decision)
+		require.False(t, out.Timeout)
+		return run
+	})
+	record("hold_timed_out", 2*time.Minute, func(ctx context.Context, t *testing.T) client.WorkflowRun {
+		in := workflows.PublishHoldInput{OrganizationID: "org_1", VersionID: "ver_timed_out", HeldAt: time.Now().Add(3*time.Second - workflows.HoldTimeout)}
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.HoldWorkflowID(in.VersionID), TaskQueue: workflows.TaskQueue},
+			workflows.PublishHold, in)
+		require.NoError(t, err)
+		var out workflows.HoldOutcome
+		require.NoError(t, run.Get(ctx, &out))
+		require.Equal(t, workflows.HoldDecline, out.Decision)
+		require.True(t, out.Timeout)
+		return run
+	})
+
+	// One run of a report schedule, started as in production by its
+	// Temporal Schedule (triggered now, so the spec never has to come
+	// due): its input is bound to the action's id, the run's id adds the
+	// time.
+	record("schedule_due", 2*time.Minute, func(ctx context.Context, t *testing.T) client.WorkflowRun {
+		in := workflows.ScheduleDueInput{OrganizationID: "org_1", ScheduleID: "sch_due"}
+		h, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
+			ID: workflows.ReportScheduleID(in.ScheduleID), Paused: true,
+			Spec: client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: 24 * time.Hour}}},
+			Action: &client.ScheduleWorkflowAction{ID: workflows.ScheduleDueWorkflowID(in.ScheduleID), Workflow: workflows.WorkflowScheduleDue,
+				TaskQueue: workflows.TaskQueue, Args: []any{in}},
+		})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = h.Delete(context.Background()) })
+		require.NoError(t, h.Trigger(ctx, client.ScheduleTriggerOptions{}))
+		var started *client.ScheduleWorkflowExecution
+		for started == nil {
+			d, err := h.Describe(ctx)
+			require.NoError(t, err)
+			if len(d.Info.RecentActions) > 0 {
+				started = d.Info.RecentActions[0].StartWorkflowResult
+				break
+			}
+			select {
+			case <-time.After(200 * time.Millisecond):
+			case <-ctx.Done():
+				t.Fatal("the schedule never started its run")
+			}
+		}
+		run := c.GetWorkflow(ctx, started.WorkflowID, started.FirstExecutionRunID)
+		require.NoError(t, run.Get(ctx, nil))
+		return run
+	})
+
+	// A report send to two recipients: the first attempt emails one and
+	// fails on the other, the retry (a minute later, the email schedule)
+	// emails only the other.
+	record("report_send_two_recipients", 3*time.Minute, func(ctx context.Context, t *testing.T) client.WorkflowRun {
+		in := workflows.ReportSendInput{OrganizationID: "org_1", SendID: "snd_two_recipients"}
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.SendWorkflowID(in.SendID), TaskQueue: workflows.TaskQueue},
+			workflows.ReportSend, in)
+		require.NoError(t, err)
+		require.NoError(t, run.Get(ctx, nil))
+		require.Equal(t, recipients, emailed(in.SendID))
+		return run
+	})
 }
 
 // saveHistory writes the full history of run to file.
