@@ -86,8 +86,10 @@ var ownersOnly = apperr.New(apperr.Forbidden, "only an owner can make someone an
 type Service struct {
 	store     *models.Store
 	approvers Approvers
-	// respondents is nil where no workflow runs (see WithRespondents).
+	// respondents and reviewers are nil where no workflow runs (see
+	// WithRespondents, WithReviewers).
 	respondents Respondents
+	reviewers   Reviewers
 }
 
 // Approvers changes who may decide requests already made, through their
@@ -107,6 +109,20 @@ type Respondents interface {
 // for information they were asked, through respondents; it returns s.
 func (s *Service) WithRespondents(respondents Respondents) *Service {
 	s.respondents = respondents
+	return s
+}
+
+// Reviewers takes a removed person off open reviews; *reviews.Service is
+// one.
+type Reviewers interface {
+	// RemoveReviewer takes personID off each open review named.
+	RemoveReviewer(ctx context.Context, orgID string, by models.Actor, personID, personName string, reviewIDs []string) error
+}
+
+// WithReviewers lets removing a guest take them off the open reviews they
+// were asked for, through reviewers; it returns s.
+func (s *Service) WithReviewers(reviewers Reviewers) *Service {
+	s.reviewers = reviewers
 	return s
 }
 
@@ -233,22 +249,25 @@ func (s *Service) UpdateGuest(ctx context.Context, orgID, id string, in GuestPat
 
 // RemoveGuest removes a guest: their sessions, sign-in links and decision
 // links end with them, in one transaction, and nothing can name them any
-// more. Then each pending request they could decide drops them through its
-// workflow, which gives it the organisation's owners and administrators
-// when nobody left could settle it. by is who removes them, for the
+// more. Then each pending approval they could decide, open request for
+// information and open review still waiting on them drops them through its
+// workflow: an approval or a review gets the organisation's owners and
+// administrators (for a review, those who can read its report) when those
+// left could not settle it. by is who removes them, for the
 // timeline. Should that second step stop short, calling again with the
 // same id finishes it; an id that is neither a guest nor still on a
-// pending request is not found.
+// request waiting on them is not found.
 func (s *Service) RemoveGuest(ctx context.Context, orgID, id string, by models.Actor) error {
 	removed, err := s.store.RemoveGuest(ctx, orgID, id)
 	if err != nil {
 		return err
 	}
-	if len(removed.Pending) == 0 && len(removed.Open) == 0 {
+	if !removed.Waits() {
 		return nil
 	}
-	if (len(removed.Pending) > 0 && s.approvers == nil) || (len(removed.Open) > 0 && s.respondents == nil) {
-		return apperr.New(apperr.Unavailable, "the guest was removed, but their pending requests cannot be changed here; retry where workflows run")
+	if (len(removed.Pending) > 0 && s.approvers == nil) || (len(removed.Open) > 0 && s.respondents == nil) ||
+		(len(removed.Reviews) > 0 && s.reviewers == nil) {
+		return apperr.New(apperr.Unavailable, "the guest was removed, but the requests still waiting on them cannot be changed here; retry where workflows run")
 	}
 	name := id
 	if removed.Guest != nil {
@@ -260,6 +279,9 @@ func (s *Service) RemoveGuest(ctx context.Context, orgID, id string, by models.A
 	}
 	if len(removed.Open) > 0 {
 		errs = append(errs, s.respondents.RemoveRespondent(ctx, orgID, by, id, name, removed.Open))
+	}
+	if len(removed.Reviews) > 0 {
+		errs = append(errs, s.reviewers.RemoveReviewer(ctx, orgID, by, id, name, removed.Reviews))
 	}
 	return errors.Join(errs...)
 }

@@ -262,3 +262,39 @@ func TestRemoveGuestTakesThemOffPendingRequests(t *testing.T) {
 		refused(t, bare.RemoveGuest(ctx, org.ID, idle.ID, admin.Operator), apperr.NotFound, "", "guest "+idle.ID+" not found")
 	})
 }
+
+// reviewersSpy records what RemoveGuest asks of the review workflows.
+type reviewersSpy struct{ calls []string }
+
+func (r *reviewersSpy) RemoveReviewer(_ context.Context, orgID string, by models.Actor, personID, personName string, reviewIDs []string) error {
+	for _, id := range reviewIDs {
+		r.calls = append(r.calls, orgID+" "+personID+" "+personName+" "+id+" "+by.ID)
+	}
+	return nil
+}
+
+// RemoveGuest takes a guest off the open reviews waiting on them, through
+// the review workflows; where none run it says so rather than leave them a
+// reviewer, and a call where they do finishes it.
+func TestRemoveGuestTakesThemOffOpenReviews(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		store := models.NewStore(db, testenv.Keys())
+		bare := admin.New(store, nil)
+		org, err := bare.CreateOrganization(ctx, admin.NewOrganization{Name: "Acme"})
+		require.NoError(t, err)
+		g, _, err := bare.CreateGuest(ctx, org.ID, admin.NewGuest{Email: "gus@partner.example"})
+		require.NoError(t, err)
+		r := &models.Review{OrganizationID: org.ID, Title: "Check", ReportID: "rpt_1", VersionID: "ver_1", Version: 1,
+			Reviewers: []string{g.Email}, ReviewerIDs: []string{g.ID}, RequiredApprovals: 1,
+			ExpiresAt: models.Now().Add(time.Hour), Requester: "key_test", RequestedBy: "agent"}
+		_, err = store.CreateReview(ctx, r, nil)
+		require.NoError(t, err)
+
+		refused(t, bare.RemoveGuest(ctx, org.ID, g.ID, admin.Operator), apperr.Unavailable, "", "the guest was removed, but the requests still waiting on them cannot be changed here; retry where workflows run")
+		spy := &reviewersSpy{}
+		require.NoError(t, admin.New(store, nil).WithReviewers(spy).RemoveGuest(ctx, org.ID, g.ID, admin.Operator))
+		assert.Equal(t, []string{org.ID + " " + g.ID + " " + g.ID + " " + r.ID + " operator"}, spy.calls,
+			"the guest record is gone by then: the timeline names them by id")
+	})
+}

@@ -10,7 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/reviews"
+	"github.com/assent-hq/assent/workflows"
 )
 
 // reviewable publishes report "q3" shared with Finance (Bob, Cy) and the
@@ -269,5 +273,83 @@ func TestFlowCompletedEvent(t *testing.T) {
 		none, err := s.store.ListEvents(ctx, s.org.ID, c.decoded["id"].(string))
 		require.NoError(t, err)
 		assert.Empty(t, none, "a cancelled flow sends nothing")
+	})
+}
+
+// TestRemovingAGuestTakesThemOffOpenReviews: a guest reviewer removed
+// through the admin API is no longer a reviewer of an open review: their
+// verdict is refused, the review's reviewers and the index behind the
+// inbox no longer list them, and the timeline says so. Two approvals are
+// needed and only Cy is left, so the administrators who can read the
+// report (Bob; Ada, the owner, cannot) join, and Bob's approval counts. A
+// review the guest already approved keeps their verdict and them.
+func TestRemovingAGuestTakesThemOffOpenReviews(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		ctx := context.Background()
+		s.reviewable(t)
+		svc := reviews.New(requests.Deps{Store: s.store, Temporal: s.tc.GetDefaultClient()}, s.reports)
+		gus, err := s.store.GuestByEmail(ctx, s.org.ID, "gus@partner.example")
+		require.NoError(t, err)
+		people, err := s.store.People(ctx, s.org.ID, []string{gus.ID})
+		require.NoError(t, err)
+		gusPerson := people[0]
+		f := s.do(t, "POST", "/api/v1/flows", s.agentKey, `{"title":"Quarter close"}`, nil)
+		require.Equal(t, 201, f.status, string(f.body))
+		flowID := f.decoded["id"].(string)
+		r := s.do(t, "POST", "/api/v1/reviews", s.agentKey, `{"title":"Check Q3","reportId":"q3","reviewers":["gus@partner.example","cy@example.com"],
+			"requiredApprovals":2,"flowId":"`+flowID+`"}`, nil)
+		require.Equal(t, 201, r.status, string(r.body))
+		id := r.decoded["id"].(string)
+		path := "/api/v1/reviews/" + id
+		done := s.do(t, "POST", "/api/v1/reviews", s.agentKey, `{"title":"Check Q3 again","reportId":"q3","reviewers":["gus@partner.example","cy@example.com"],
+			"requiredApprovals":2}`, nil)
+		require.Equal(t, 201, done.status, string(done.body))
+		doneID := done.decoded["id"].(string)
+		approved, err := svc.Verdict(ctx, gusPerson, doneID, "", reviews.VerdictInput{Verdict: "approved"})
+		require.NoError(t, err)
+		assert.Equal(t, 1, approved.ApprovalsSoFar)
+		waitFor(t, func() bool {
+			rev, err := s.store.GetReview(ctx, s.org.ID, id)
+			return err == nil && rev.Seq > 0 // the workflow has taken it up
+		})
+
+		removed := s.do(t, "DELETE", "/api/v1/admin/guests/"+gus.ID, s.adminKey, "", nil)
+		require.Equal(t, 204, removed.status, string(removed.body))
+
+		_, err = svc.Verdict(ctx, gusPerson, id, "", reviews.VerdictInput{Verdict: "approved"})
+		assert.True(t, apperr.Is(err, apperr.NotFound), "the removed guest's verdict is refused: %v", err)
+		rev, err := s.store.GetReview(ctx, s.org.ID, id)
+		require.NoError(t, err)
+		assert.Equal(t, "open", rev.Status)
+		assert.Equal(t, []string{s.cy.ID, s.bob.ID}, []string(rev.ReviewerIDs), "Gus is off; Bob, who reads q3, joined")
+		assert.EqualValues(t, 2, rev.RequiredApprovals, "the bar is not lowered")
+		waiting, err := s.store.OpenReviewsFor(ctx, s.org.ID, gus.ID, 10)
+		require.NoError(t, err)
+		assert.Empty(t, waiting, "the reviewer index no longer lists Gus")
+		got := s.do(t, "GET", path, s.agentKey, "", nil)
+		require.Equal(t, 200, got.status, string(got.body))
+		assert.Len(t, got.decoded["resolvedReviewers"], 2, "who was asked stays as asked")
+
+		timeline := s.do(t, "GET", "/api/v1/flows/"+flowID, s.agentKey, "", nil).decoded["timeline"].([]any)
+		last := timeline[len(timeline)-1].(map[string]any)
+		assert.Equal(t, workflows.ActionReviewerRemoved, last["action"])
+		assert.Equal(t, "admin", last["actor"], "the admin key's name")
+		assert.Equal(t, "removed gus@partner.example from the reviewers; "+workflows.DefaultReviewersAdded, last["detail"])
+
+		inbox := s.do(t, "GET", "/api/v1/inbox?kind=review", s.bobToken, "", nil)
+		require.Equal(t, 200, inbox.status, string(inbox.body))
+		assert.Contains(t, string(inbox.body), id, "Bob is asked now")
+		for _, token := range []string{s.cyToken, s.bobToken} {
+			v := s.do(t, "POST", path+"/verdict", token, `{"verdict":"approved"}`, nil)
+			require.Equal(t, 200, v.status, string(v.body))
+		}
+		assert.Equal(t, "approved", s.do(t, "GET", path, s.agentKey, "", nil).decoded["status"])
+
+		kept, err := s.store.GetReview(ctx, s.org.ID, doneID)
+		require.NoError(t, err)
+		assert.Equal(t, "open", kept.Status)
+		assert.Equal(t, 1, kept.ApprovalsSoFar, "the verdict Gus returned while a guest stands")
+		assert.Contains(t, []string(kept.ReviewerIDs), gus.ID)
 	})
 }

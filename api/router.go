@@ -114,7 +114,7 @@ func New(d Deps) http.Handler {
 		h.gate = gate.New(d.Store, h.approvals, d.Logger, d.BaseURL)
 	}
 	if h.admin == nil {
-		h.admin = admin.New(d.Store, h.approvals).WithRespondents(h.collections)
+		h.admin = admin.New(d.Store, h.approvals).WithRespondents(h.collections).WithReviewers(h.reviews)
 	}
 	if h.longPolls = d.LongPolls; h.longPolls == nil {
 		h.longPolls = ratelimit.NewSlots(config.DefaultLongPollsPerKey, config.DefaultLongPolls)

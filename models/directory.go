@@ -335,6 +335,14 @@ type RemovedGuest struct {
 	// Open are the open collections that still list the guest among
 	// their respondents without a reply from them.
 	Open []string
+	// Reviews are the open reviews that still list the guest among their
+	// reviewers without a verdict from them.
+	Reviews []string
+}
+
+// Waits reports whether a request still lists the guest.
+func (r *RemovedGuest) Waits() bool {
+	return len(r.Pending) > 0 || len(r.Open) > 0 || len(r.Reviews) > 0
 }
 
 // RemoveGuest deletes a guest with, in the same transaction, their
@@ -359,8 +367,11 @@ func (s *Store) RemoveGuest(ctx context.Context, orgID, id string) (*RemovedGues
 		if out.Open, err = openCollectionsOf(tx, orgID, id); err != nil {
 			return err
 		}
+		if out.Reviews, err = openReviewsOf(tx, orgID, id); err != nil {
+			return err
+		}
 		if missing != nil {
-			if len(out.Pending) == 0 && len(out.Open) == 0 {
+			if !out.Waits() {
 				return missing
 			}
 			return nil

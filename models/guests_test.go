@@ -153,3 +153,52 @@ func TestUpdateGuestRenames(t *testing.T) {
 		assert.Equal(t, 1, inbox.Total, "and still waits on the guest")
 	})
 }
+
+// TestRemoveGuestReportsTheirOpenReviews: removing a guest reports the
+// open reviews still waiting on their verdict (not one they returned, not
+// a settled one) until the workflow's write takes them off the reviewer
+// index with the record.
+func TestRemoveGuestReportsTheirOpenReviews(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db, testenv.Keys())
+		org := newOrg(t, s)
+		ada, err := s.CreateMember(ctx, org.ID, "ada@example.com", "", models.RoleOwner)
+		require.NoError(t, err)
+		g, _, err := s.CreateGuest(ctx, org.ID, "gus@partner.example", "Gus")
+		require.NoError(t, err)
+		review := func(status string, verdicts ...models.Verdict) *models.Review {
+			r := &models.Review{OrganizationID: org.ID, Title: "Check", ReportID: "rpt_1", VersionID: "ver_1", Version: 1,
+				Reviewers: []string{g.Email, ada.Email}, ReviewerIDs: []string{g.ID, ada.ID}, RequiredApprovals: 2,
+				ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_test", RequestedBy: "agent"}
+			r.Verdicts.V = verdicts
+			_, err := s.CreateReview(ctx, r, nil)
+			require.NoError(t, err)
+			require.NoError(t, db.Model(r).Update("status", status).Error)
+			return r
+		}
+		open := review(states.Open)
+		review(states.Open, models.Verdict{ReviewerID: g.ID, Verdict: "approved"})
+		review(states.Approved)
+
+		removed, err := s.RemoveGuest(ctx, org.ID, g.ID)
+		require.NoError(t, err)
+		assert.Equal(t, []string{open.ID}, removed.Reviews, "a verdict returned stands; settled reviews are left alone")
+		again, err := s.RemoveGuest(ctx, org.ID, g.ID)
+		require.NoError(t, err)
+		assert.Nil(t, again.Guest)
+		assert.Equal(t, []string{open.ID}, again.Reviews, "still something to finish")
+
+		_, err = s.ApplyReviewChange(ctx, models.ReviewChange{OrganizationID: org.ID, ID: open.ID, Seq: 1,
+			Apply: func(r *models.Review) (models.AuditEntry, error) {
+				r.ReviewerIDs = models.StringList{ada.ID}
+				return models.AuditEntry{Action: "reviewer_removed", ActorID: "key_admin", ActorName: "admin", At: models.Now()}, nil
+			}})
+		require.NoError(t, err)
+		_, err = s.RemoveGuest(ctx, org.ID, g.ID)
+		assert.True(t, apperr.Is(err, apperr.NotFound), "nothing left to do: %v", err)
+		waiting, err := s.OpenReviewsFor(ctx, org.ID, ada.ID, 10)
+		require.NoError(t, err)
+		assert.Len(t, waiting, 2, "Ada is still asked on both open reviews")
+	})
+}

@@ -94,12 +94,20 @@ func (s *Store) CreateReview(ctx context.Context, r *Review, claim *Claim) (earl
 	}
 	r.SealedCallbackSecret = s.sealCallbackSecret(colReviewCallback, r.ID, r.CallbackSecret)
 	return createRequest(s, ctx, r, claim, func(tx *gorm.DB) error {
-		rows := make([]ReviewReviewer, len(r.ReviewerIDs))
-		for i, p := range r.ReviewerIDs {
-			rows[i] = ReviewReviewer{ReviewID: r.ID, PersonID: p}
-		}
-		return tx.Create(&rows).Error
+		return insertReviewers(tx, r.ID, r.ReviewerIDs)
 	})
+}
+
+// insertReviewers indexes personIDs as review id's reviewers.
+func insertReviewers(tx *gorm.DB, id string, personIDs []string) error {
+	if len(personIDs) == 0 {
+		return nil
+	}
+	rows := make([]ReviewReviewer, len(personIDs))
+	for i, p := range personIDs {
+		rows[i] = ReviewReviewer{ReviewID: id, PersonID: p}
+	}
+	return tx.Create(&rows).Error
 }
 
 // RevealReviewCallbackSecret sets r.CallbackSecret from its sealed column,
@@ -149,12 +157,34 @@ func reviewsOf(db *gorm.DB, orgID, reportID string) ([]Review, error) {
 // OpenReviewsFor lists the open reviews personID was asked to review and
 // has not returned a verdict on, the earliest expiring first.
 func (s *Store) OpenReviewsFor(ctx context.Context, orgID, personID string, limit int) ([]Review, error) {
-	var open []Review
-	err := s.db.WithContext(ctx).Where("organization_id = ? AND status = ?", orgID, states.Open).
-		Where("id IN (?)", s.db.Model(&ReviewReviewer{}).Select("review_id").Where("person_id = ?", personID)).
-		Order("expires_at").Order("id").Find(&open).Error
-	open = slices.DeleteFunc(open, func(r Review) bool { return r.Reviewed(personID) })
+	open, err := reviewsWaitingOn(s.db.WithContext(ctx), orgID, personID, "expires_at", "id")
 	return open[:min(limit, len(open))], err
+}
+
+// reviewsWaitingOn lists the organisation's open reviews that ask
+// personID and have no verdict from them, in order.
+func reviewsWaitingOn(tx *gorm.DB, orgID, personID string, order ...string) ([]Review, error) {
+	q := tx.Where("organization_id = ? AND status = ?", orgID, states.Open).
+		Where("id IN (?)", tx.Model(&ReviewReviewer{}).Select("review_id").Where("person_id = ?", personID))
+	for _, o := range order {
+		q = q.Order(o)
+	}
+	var open []Review
+	if err := q.Find(&open).Error; err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(open, func(r Review) bool { return r.Reviewed(personID) }), nil
+}
+
+// openReviewsOf lists the ids of the reviews waiting on personID
+// (reviewsWaitingOn), oldest first.
+func openReviewsOf(tx *gorm.DB, orgID, personID string) ([]string, error) {
+	open, err := reviewsWaitingOn(tx, orgID, personID, "id")
+	ids := make([]string, len(open))
+	for i, r := range open {
+		ids[i] = r.ID
+	}
+	return ids, err
 }
 
 // ReviewStatuses returns the status of each review that exists among ids,
@@ -173,7 +203,19 @@ func (s *Store) UnownedReviews(ctx context.Context, olderThan time.Time, limit i
 type ReviewChange = RequestChange[Review]
 
 // ApplyReviewChange writes a review's transition, its audit entry and its
-// event in one transaction (see applyRequestChange).
+// event in one transaction (see applyRequestChange); a change to who is
+// asked updates the reviewer index with it.
 func (s *Store) ApplyReviewChange(ctx context.Context, ch ReviewChange) (*Review, error) {
-	return applyRequestChange(s, ctx, events.RequestReview, ch, func(*Review) {}, func(*gorm.DB, *Review) error { return nil })
+	var reviewers []string
+	return applyRequestChange(s, ctx, events.RequestReview, ch,
+		func(r *Review) { reviewers = slices.Clone(r.ReviewerIDs) },
+		func(tx *gorm.DB, r *Review) error {
+			if slices.Equal(reviewers, r.ReviewerIDs) {
+				return nil
+			}
+			if err := tx.Where("review_id = ?", r.ID).Delete(&ReviewReviewer{}).Error; err != nil {
+				return err
+			}
+			return insertReviewers(tx, r.ID, r.ReviewerIDs)
+		})
 }

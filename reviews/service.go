@@ -8,6 +8,8 @@ package reviews
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -243,4 +245,70 @@ func (s *Service) Verdict(ctx context.Context, person *models.Person, id, update
 	return s.records.Update(ctx, s.store, s.temporal, r.OrganizationID, id, updateID, workflows.UpdateVerdict,
 		&workflows.VerdictRequest{ReviewerID: person.ID(), ReviewerName: person.DisplayName(), ReviewerEmail: person.Email(),
 			Verdict: in.Verdict, Note: strings.TrimSpace(in.Note)})
+}
+
+// RemoveReviewer takes a person removed from the organisation off each of
+// the open reviews named, through its workflow (see workflows.Review
+// removeReviewer). When those left could not give the approvals still
+// needed, the organisation's active owners and administrators who can read
+// the review's report, other than its requester, become reviewers: a
+// reviewer must read what they review, as at creation. A review already
+// settled, or where the person returned a verdict or is no longer asked,
+// needs nothing. Each Update's id is derived from the person, so a retry is
+// applied once.
+func (s *Service) RemoveReviewer(ctx context.Context, orgID string, by models.Actor, personID, personName string, reviewIDs []string) error {
+	if len(reviewIDs) == 0 {
+		return nil
+	}
+	if s.temporal == nil {
+		return apperr.New(apperr.Unavailable, "requests cannot be changed here: no workflow service is configured")
+	}
+	admins, err := s.store.ActiveMemberIDs(ctx, orgID, models.RoleOwner, models.RoleAdmin)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, id := range reviewIDs {
+		defaults, err := s.defaultReviewers(ctx, orgID, id, admins)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		req := &workflows.RemoveReviewerRequest{PersonID: personID, PersonName: personName, Defaults: defaults,
+			ActorID: by.ID, ActorName: by.Name}
+		_, err = s.records.Update(ctx, s.store, s.temporal, orgID, id, "remove-reviewer/"+personID, workflows.UpdateRemoveReviewer, req)
+		if apperr.Is(err, apperr.InvalidState) || apperr.Is(err, apperr.NotAReviewer) || apperr.Is(err, apperr.AlreadyDecided) {
+			continue
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// defaultReviewers are those of admins who can read review id's report,
+// less its requester.
+func (s *Service) defaultReviewers(ctx context.Context, orgID, id string, admins []string) ([]string, error) {
+	r, err := s.store.GetReview(ctx, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	report, err := s.store.GetReport(ctx, orgID, r.ReportID)
+	if err != nil {
+		return nil, err
+	}
+	people, err := s.store.People(ctx, orgID, slices.DeleteFunc(slices.Clone(admins), func(id string) bool { return id == r.Requester }))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, p := range people {
+		ok, err := s.store.CanRead(ctx, report, p)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			out = append(out, p.ID())
+		}
+	}
+	return out, nil
 }

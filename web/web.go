@@ -213,6 +213,9 @@ func New(d Deps) *Pages {
 	}
 	if p.admin == nil {
 		p.admin = admin.New(d.Store, p.approvals).WithRespondents(p.collections)
+		if p.reviews != nil {
+			p.admin.WithReviewers(p.reviews)
+		}
 	}
 	if p.gate == nil {
 		p.gate = gate.New(d.Store, p.approvals, log, p.baseURL)

@@ -58,7 +58,7 @@ func DeliveryWorkflowID(deliveryID string, send int) string {
 	return "delivery/" + deliveryID + "/send-" + strconv.Itoa(send)
 }
 
-// Update names the approval and collection workflows accept.
+// Update names the request workflows accept.
 const (
 	UpdateDecide = "decide"
 	UpdateAsk    = "ask"

@@ -10,6 +10,13 @@ import (
 	"github.com/assent-hq/assent/internal/states"
 )
 
+// ActionReviewerRemoved is a person taken off a review's reviewers.
+const ActionReviewerRemoved = "reviewer_removed"
+
+// DefaultReviewersAdded ends the timeline entry of a removal that left too
+// few reviewers to give the approvals needed, so the defaults joined.
+const DefaultReviewersAdded = "too few reviewers were left to give the approvals needed, so the organisation's owners and administrators who can read the report were made its reviewers"
+
 // Review is the workflow of one review: it waits for verdicts and
 // cancellation (Updates) and for expiry (a timer). One changes_requested
 // settles it; approvals from distinct reviewers settle it once they reach
@@ -22,6 +29,7 @@ func Review(ctx workflow.Context, in ReviewInput) (ReviewState, error) {
 	if err := setUpdates(ctx, []update{
 		{UpdateVerdict, r.verdict, validator(r.in.ReviewID, r.state.checkVerdict)},
 		{UpdateCancel, r.cancel, validator(r.in.ReviewID, func(c CancelRequest) error { return checkCancelReview(&r.in, &r.state, c) })},
+		{UpdateRemoveReviewer, r.removeReviewer, validator(r.in.ReviewID, r.state.checkRemoveReviewer)},
 	}); err != nil {
 		return r.state, err
 	}
@@ -130,6 +138,59 @@ func (r *review) cancel(ctx workflow.Context, req CancelRequest) (ReviewState, e
 		return t, nil
 	})
 	return r.state, err
+}
+
+// removeReviewer takes a person removed from the organisation off an open
+// review; a verdict they returned stays. As with an approval's approvers,
+// when those left cannot give the approvals still needed, the defaults
+// join and are emailed as the reviewers were at creation (the email skips
+// whoever was already emailed); requiredApprovals is never lowered, and
+// with no defaults the review waits for its expiry. The Update adds
+// commands only to histories that receive it, so older histories replay
+// unchanged without a version marker.
+func (r *review) removeReviewer(ctx workflow.Context, req RemoveReviewerRequest) (ReviewState, error) {
+	added := false
+	err := r.transition(ctx, func() (ReviewTransition, error) {
+		if err := r.state.checkRemoveReviewer(req); err != nil {
+			return ReviewTransition{}, err
+		}
+		r.state.ReviewerIDs = slices.DeleteFunc(slices.Clone(r.state.ReviewerIDs), func(id string) bool { return id == req.PersonID })
+		t := ReviewTransition{Action: ActionReviewerRemoved, ActorID: req.ActorID, ActorName: req.ActorName,
+			Detail: "removed " + req.PersonName + " from the reviewers"}
+		if r.state.shortOfReviewers() {
+			for _, id := range req.Defaults {
+				if id != req.PersonID && !slices.Contains(r.state.ReviewerIDs, id) {
+					r.state.ReviewerIDs = append(r.state.ReviewerIDs, id)
+					added = true
+				}
+			}
+		}
+		if added {
+			t.Detail += "; " + DefaultReviewersAdded
+		}
+		return t, nil
+	})
+	if err == nil && added {
+		r.email(ctx, ActivityEmailReviewers, EmailReviewersInput{OrganizationID: r.in.OrganizationID, ReviewID: r.in.ReviewID})
+	}
+	return r.state, err
+}
+
+// shortOfReviewers reports whether the reviewers yet to return a verdict
+// are fewer than the approvals still needed.
+func (s *ReviewState) shortOfReviewers() bool {
+	able := 0
+	for _, id := range s.ReviewerIDs {
+		if !s.reviewed(id) {
+			able++
+		}
+	}
+	return able < s.RequiredApprovals-s.ApprovalsSoFar
+}
+
+// reviewed reports whether personID has returned a verdict.
+func (s *ReviewState) reviewed(personID string) bool {
+	return slices.ContainsFunc(s.Verdicts, func(v Verdict) bool { return v.ReviewerID == personID })
 }
 
 // approvalsDetail says how far the approvals have come, for the timeline.

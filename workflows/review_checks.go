@@ -24,7 +24,7 @@ func (s *ReviewState) checkVerdict(r VerdictRequest) error {
 	if !slices.Contains(s.ReviewerIDs, r.ReviewerID) {
 		return refuse(apperr.NotAReviewer, "you were not asked to review this")
 	}
-	if slices.ContainsFunc(s.Verdicts, func(v Verdict) bool { return v.ReviewerID == r.ReviewerID }) {
+	if s.reviewed(r.ReviewerID) {
 		return refuse(apperr.AlreadyDecided, "you have already returned your verdict")
 	}
 	if r.Verdict != VerdictApproved && r.Verdict != VerdictChangesRequested {
@@ -40,4 +40,20 @@ func checkCancelReview(in *ReviewInput, s *ReviewState, r CancelRequest) error {
 		return err
 	}
 	return mayCancel(in.Requester, r)
+}
+
+// checkRemoveReviewer takes off an open review only someone asked who has
+// not returned a verdict; the caller treats any refusal as nothing left to
+// do.
+func (s *ReviewState) checkRemoveReviewer(r RemoveReviewerRequest) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	if !slices.Contains(s.ReviewerIDs, r.PersonID) {
+		return refuse(apperr.NotAReviewer, "%s is not among this review's reviewers", r.PersonID)
+	}
+	if s.reviewed(r.PersonID) {
+		return refuse(apperr.AlreadyDecided, "%s has already returned a verdict", r.PersonID)
+	}
+	return nil
 }

@@ -45,7 +45,9 @@ type Verdict struct {
 // ReviewState is the workflow's view of a review; every transition
 // persists a copy.
 type ReviewState struct {
-	Status            string
+	Status string
+	// ReviewerIDs are who may return a verdict: the input's, less the
+	// people removed since, plus the defaults who joined then.
 	ReviewerIDs       []string
 	RequiredApprovals int
 	Verdicts          []Verdict
@@ -73,4 +75,21 @@ type ReviewTransition struct {
 type EmailReviewersInput struct {
 	OrganizationID string
 	ReviewID       string
+}
+
+// RemoveReviewerRequest takes a person off an open review: an
+// administrator removed them from the organisation.
+type RemoveReviewerRequest struct {
+	Target
+	PersonID string
+	// PersonName names the person on the timeline.
+	PersonName string
+	// Defaults are the organisation's owners and administrators who can
+	// read the review's report when the person was removed, less its
+	// requester. The caller reads them, as the workflow cannot; they become
+	// reviewers only if those left could not give the approvals needed.
+	Defaults []string
+	// ActorID and ActorName are who removed the person.
+	ActorID   string
+	ActorName string
 }

@@ -123,16 +123,18 @@ func TestReviewUpdatesForAnotherRequestAreRefused(t *testing.T) {
 		v.Target = target
 		h.update(at, key("verdict"), workflows.UpdateVerdict, v)
 		h.update(at+time.Minute, key("cancel"), workflows.UpdateCancel, workflows.CancelRequest{Target: target, ActorID: "mem_x", Administrator: true})
+		h.update(at+2*time.Minute, key("remove"), workflows.UpdateRemoveReviewer, workflows.RemoveReviewerRequest{Target: target, PersonID: "mem_b"})
 		h.env.RegisterDelayedCallback(func() {
-			for _, key := range keys("verdict", "cancel") {
+			for _, key := range keys("verdict", "cancel", "remove") {
 				require.Error(t, h.results[key], key)
 				assert.Equal(t, apperr.Forbidden, errType(h.results[key]), "%s: %v", key, h.results[key])
 			}
-		}, at+2*time.Minute)
+		}, at+3*time.Minute)
 	}
 	s := h.run(reviewInput(1))
 	assert.Equal(t, states.Expired, s.Status)
 	assert.Empty(t, s.Verdicts)
+	assert.Len(t, s.ReviewerIDs, 3)
 }
 
 func TestHoldDecisionsForAnotherVersionAreRefused(t *testing.T) {

@@ -19,6 +19,8 @@ import (
 	"github.com/assent-hq/assent/internal/logging"
 	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/wire"
 )
 
@@ -213,7 +215,7 @@ var adminCommands = []adminCommand{
 			g, err := r.svc.UpdateGuest(r.ctx, id, guest, admin.GuestPatch{Name: r.optional("name")})
 			return ret(g, err, wire.NewGuest)
 		}},
-	{name: "guest remove", summary: "remove a guest: ends their sessions and links, takes them off pending requests (needs Temporal)",
+	{name: "guest remove", summary: "remove a guest: ends their sessions and links, takes them off the approvals, requests for information and reviews waiting on them (needs Temporal)",
 		flags: []adminFlag{orgFlag, guestID, guestEmail}, temporal: true,
 		run: func(r *adminRun) (any, error) {
 			id, err := r.org()
@@ -233,7 +235,9 @@ var adminCommands = []adminCommand{
 			defer tc.Close()
 			a := approvals.New(approvals.Deps{Store: r.store, Temporal: tc, Logger: log})
 			col := collections.New(collections.Deps{Store: r.store, Temporal: tc, Logger: log})
-			if err := admin.New(r.store, a).WithRespondents(col).RemoveGuest(r.ctx, id, guest, admin.Operator); err != nil {
+			// Removing a reviewer reads no report through the reports service.
+			rev := reviews.New(requests.Deps{Store: r.store, Temporal: tc, Logger: log}, nil)
+			if err := admin.New(r.store, a).WithRespondents(col).WithReviewers(rev).RemoveGuest(r.ctx, id, guest, admin.Operator); err != nil {
 				return nil, err
 			}
 			return map[string]any{"id": guest, "removed": true}, nil

@@ -232,7 +232,7 @@ func (r *resources) services(log *slog.Logger, baseURL string, policy *netguard.
 	com := comments.New(comments.Deps{Store: r.store, Blobs: r.blobs, Reports: rep, Logger: log, BaseURL: baseURL})
 	return &services{approvals: a, collections: col, reports: rep, reviews: rev, comments: com, gate: gate.New(r.store, a, log, baseURL),
 		webhooks: webhooks.New(r.store, policy, baseURL),
-		admin:    admin.New(r.store, a).WithRespondents(col), policy: policy,
+		admin:    admin.New(r.store, a).WithRespondents(col).WithReviewers(rev), policy: policy,
 		slack: slackapp.New(slackapp.Deps{Store: r.store, Approvals: a, BaseURL: baseURL, APIURL: slackAPI, NetPolicy: policy, Logger: log})}
 }
 
