@@ -337,18 +337,13 @@ func TestAuthzMatrixCoversEveryRoute(t *testing.T) {
 			t.Errorf("%s: fill more than one path parameter in authzEnv.call first", row.name())
 		}
 	}
-	served := map[string]bool{}
+	var served []string
 	for _, r := range engine.Routes() {
-		if !strings.HasPrefix(r.Path, "/api/v1/") {
-			continue
+		if strings.HasPrefix(r.Path, "/api/v1/") {
+			served = append(served, r.Method+" "+r.Path)
 		}
-		name := r.Method + " " + r.Path
-		served[name] = true
-		assert.True(t, rows[name], "%s is served but has no row in authzMatrix (api/authz_matrix_test.go)", name)
 	}
-	for name := range rows {
-		assert.True(t, served[name], "authzMatrix has a row for %s, which is not served", name)
-	}
+	testenv.CheckCoverage(t, served, rows, "authzMatrix (api/authz_matrix_test.go)")
 }
 
 // TestAuthzMatrix sends every row's request as every principal and checks

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"testing"
 )
 
 // Outcome is one principal's expected status in an authorisation matrix:
@@ -73,4 +74,23 @@ func parseOutcome(v string) (Outcome, error) {
 		}
 	}
 	return o, nil
+}
+
+// CheckCoverage fails t for every served route ("METHOD /path") that has
+// no row in the matrix named table, and for every row naming a route that
+// is not served.
+func CheckCoverage(t testing.TB, served []string, rows map[string]bool, table string) {
+	t.Helper()
+	isServed := map[string]bool{}
+	for _, name := range served {
+		isServed[name] = true
+		if !rows[name] {
+			t.Errorf("%s is served but has no row in %s", name, table)
+		}
+	}
+	for name := range rows {
+		if !isServed[name] {
+			t.Errorf("%s has a row for %s, which is not served", table, name)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -24,4 +25,20 @@ func TestParseWant(t *testing.T) {
 		_, err := ParseWant(bad, principals, groups)
 		assert.Error(t, err, bad)
 	}
+}
+
+// recorder keeps what CheckCoverage reports instead of failing.
+type recorder struct {
+	testing.TB
+	errs []string
+}
+
+func (r *recorder) Helper() {}
+
+func (r *recorder) Errorf(format string, args ...any) { r.errs = append(r.errs, fmt.Sprintf(format, args...)) }
+
+func TestCheckCoverage(t *testing.T) {
+	r := &recorder{TB: t}
+	CheckCoverage(r, []string{"GET /a", "POST /b"}, map[string]bool{"GET /a": true, "GET /gone": true}, "the matrix")
+	assert.ElementsMatch(t, []string{"POST /b is served but has no row in the matrix", "the matrix has a row for GET /gone, which is not served"}, r.errs)
 }
