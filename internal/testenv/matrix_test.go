@@ -35,7 +35,9 @@ type recorder struct {
 
 func (r *recorder) Helper() {}
 
-func (r *recorder) Errorf(format string, args ...any) { r.errs = append(r.errs, fmt.Sprintf(format, args...)) }
+func (r *recorder) Errorf(format string, args ...any) {
+	r.errs = append(r.errs, fmt.Sprintf(format, args...))
+}
 
 func TestCheckCoverage(t *testing.T) {
 	r := &recorder{TB: t}
