@@ -147,7 +147,8 @@ func checkOptions(field string, q Input) error {
 func Check(qs []Question, answers map[string]json.RawMessage, submit bool) (map[string]json.RawMessage, error) {
 	// Sorted, so that of several unknown ids the same one is named on
 	// every run, as a replayed workflow must.
-	for _, id := range slices.Sorted(maps.Keys(answers)) { //workflowcheck:ignore sorted
+	ids := slices.Sorted(maps.Keys(answers)) //workflowcheck:ignore sorted
+	for _, id := range ids {
 		if !slices.ContainsFunc(qs, func(q Question) bool { return q.ID == id }) {
 			return nil, refuse(id, "there is no question %q", id)
 		}
