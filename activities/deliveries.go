@@ -115,13 +115,16 @@ func (a *Activities) postToSlack(ctx context.Context, w *models.DeliveryWork, no
 	switch {
 	case err == nil:
 	case errors.As(err, &limited):
+		//lint:ignore ST1005 Slack is a name
 		o.StatusCode, o.Err, o.Retryable = http.StatusTooManyRequests, errors.New("Slack answered 429 (rate limited)"), true
 	case errors.As(err, &status):
+		//lint:ignore ST1005 Slack is a name
 		o.StatusCode, o.Err = status.Code, fmt.Errorf("Slack answered %d", status.Code)
 		o.Retryable = status.Code >= 500 || status.Code == http.StatusRequestTimeout
 	case errors.As(err, &refused):
 		// Slack's own refusal (channel_not_found, not_in_channel,
 		// invalid_auth…): another attempt would get it too.
+		//lint:ignore ST1005 Slack is a name
 		o.StatusCode, o.Err = 0, fmt.Errorf("Slack refused the message: %s", refused.Err)
 	default:
 		o.StatusCode, o.Err, o.Retryable = 0, fmt.Errorf("could not reach Slack: %v", withoutURL(err)), true

@@ -35,26 +35,26 @@ func runDelivery(t *testing.T, unit time.Duration, results ...error) ([]time.Dur
 }
 
 var (
-	retryable = errors.New("the receiver answered 503")
-	rejected  = temporal.NewNonRetryableApplicationError("the receiver answered 400", workflows.ErrDeliveryRejected, nil)
+	errRetryable = errors.New("the receiver answered 503")
+	rejected     = temporal.NewNonRetryableApplicationError("the receiver answered 400", workflows.ErrDeliveryRejected, nil)
 )
 
 func TestDeliveryAttemptsFollowTheSchedule(t *testing.T) {
-	attempts, err := runDelivery(t, 0, retryable)
+	attempts, err := runDelivery(t, 0, errRetryable)
 	require.Error(t, err, "the delivery fails after its last attempt")
 	m := time.Minute
 	assert.Equal(t, []time.Duration{0, 1 * m, 5 * m, 21 * m, 85 * m}, attempts, "waits of 1, 4, 16 and 64 minutes")
 }
 
 func TestDeliveryScheduleScalesWithTheDevUnit(t *testing.T) {
-	attempts, err := runDelivery(t, time.Second, retryable)
+	attempts, err := runDelivery(t, time.Second, errRetryable)
 	require.Error(t, err)
 	s := time.Second
 	assert.Equal(t, []time.Duration{0, 1 * s, 5 * s, 21 * s, 85 * s}, attempts)
 }
 
 func TestDeliveryStopsAtTheFirstSuccess(t *testing.T) {
-	attempts, err := runDelivery(t, 0, retryable, retryable, nil)
+	attempts, err := runDelivery(t, 0, errRetryable, errRetryable, nil)
 	require.NoError(t, err)
 	assert.Len(t, attempts, 3)
 }

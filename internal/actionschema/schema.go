@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -98,7 +99,8 @@ func Compile(doc []byte) (*Schema, error) {
 }
 
 // Validate returns nil when input (a JSON document) meets the schema, and
-// otherwise the first violation, the deepest cause of the first error.
+// otherwise the first violation: the deepest cause of the error, taking
+// at each level the cause first by place (byPlace).
 func (s *Schema) Validate(input []byte) *Violation {
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(input))
 	if err != nil {
@@ -113,9 +115,23 @@ func (s *Schema) Validate(input []byte) *Violation {
 		return &Violation{Message: err.Error()}
 	}
 	for len(ve.Causes) > 0 {
-		ve = ve.Causes[0]
+		ve = slices.MinFunc(ve.Causes, byPlace)
+	}
+	if k, ok := ve.ErrorKind.(*kind.AdditionalProperties); ok {
+		slices.Sort(k.Properties)
 	}
 	return &Violation{Path: fieldPath(ve.InstanceLocation), Message: ve.ErrorKind.LocalizedString(printer)}
+}
+
+// byPlace orders errors by the value and then the schema keyword at fault.
+// The library lists an object's errors in map order, so the first listed
+// would differ between runs, and a workflow replaying a refusal must name
+// the same field.
+func byPlace(a, b *jsonschema.ValidationError) int {
+	if c := slices.Compare(a.InstanceLocation, b.InstanceLocation); c != 0 {
+		return c
+	}
+	return strings.Compare(a.SchemaURL, b.SchemaURL)
 }
 
 // fieldPath writes a JSON pointer's tokens as the API names fields.

@@ -73,3 +73,20 @@ func TestCompileRefuses(t *testing.T) {
 	assert.NotNil(t, s.Validate([]byte(`{"id": 3}`)))
 	assert.Nil(t, s.Validate([]byte(`{"id": "3"}`)))
 }
+
+// The library lists an object's errors in map order; a workflow replaying
+// a refusal must name the same field every time.
+func TestValidateNamesTheSameViolation(t *testing.T) {
+	s, err := Compile([]byte(`{"type": "object", "properties": {
+	  "a": {"type": "number"}, "b": {"type": "number"}, "c": {"type": "number"}, "d": {"type": "number"}},
+	  "patternProperties": {"^x": {"type": "number"}}, "additionalProperties": false}`))
+	require.NoError(t, err)
+	for range 50 {
+		v := s.Validate([]byte(`{"d": "1", "c": "1", "b": "1", "a": "1"}`))
+		require.NotNil(t, v)
+		require.Equal(t, "a", v.Path)
+		v = s.Validate([]byte(`{"z": 1, "y": 1, "w": 1}`))
+		require.NotNil(t, v)
+		require.Equal(t, "additional properties 'w', 'y', 'z' not allowed", v.Message)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -144,7 +145,10 @@ func checkOptions(field string, q Input) error {
 // (submit false) may leave required questions unanswered; a submission
 // may not.
 func Check(qs []Question, answers map[string]json.RawMessage, submit bool) (map[string]json.RawMessage, error) {
-	for id := range answers {
+	// Sorted, so that of several unknown ids the same one is named on
+	// every run, as a replayed workflow must.
+	ids := slices.Sorted(maps.Keys(answers)) //workflowcheck:ignore sorted
+	for _, id := range ids {
 		if !slices.ContainsFunc(qs, func(q Question) bool { return q.ID == id }) {
 			return nil, refuse(id, "there is no question %q", id)
 		}

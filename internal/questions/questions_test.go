@@ -149,3 +149,15 @@ func TestDraftMayLeaveRequiredUnanswered(t *testing.T) {
 	_, err = questions.Check(allKinds(t), raw(map[string]string{"count": `"3"`}), false)
 	assert.True(t, apperr.Is(err, apperr.InvalidAnswer), "a draft is still typed")
 }
+
+// A workflow checks replies, so of several unknown ids the same one is
+// named on every run, whatever the map's order.
+func TestCheckNamesTheSameUnknownQuestion(t *testing.T) {
+	answers := raw(map[string]string{"zz": `"x"`, "aa": `"x"`, "mm": `"x"`, "name": `"Ada"`})
+	for range 50 {
+		_, err := questions.Check(allKinds(t), answers, true)
+		e, ok := apperr.As(err)
+		require.True(t, ok, "%v", err)
+		require.Equal(t, "answers.aa", e.Field)
+	}
+}

@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -85,4 +86,36 @@ func TestSlotsCapEachKeyAndTheTotal(t *testing.T) {
 	c1()
 	assert.Equal(t, 0, s.InUse())
 	assert.Empty(t, s.byKey, "no key is remembered once it holds nothing")
+}
+
+// Handlers take and release slots and ask for tokens at once; CI runs this
+// under the race detector.
+func TestConcurrentUseHoldsTheCaps(t *testing.T) {
+	s := NewSlots(2, 5)
+	k := New(time.Hour, 3)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	most, allowed := 0, 0
+	for i := range 40 {
+		wg.Go(func() {
+			key := fmt.Sprint(i % 4)
+			if ok, _ := k.Allow(key); ok {
+				mu.Lock()
+				allowed++
+				mu.Unlock()
+			}
+			release, full := s.Take(key)
+			if full != NotFull {
+				return
+			}
+			defer release()
+			mu.Lock()
+			most = max(most, s.InUse())
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, 12, allowed, "a burst of three for each of four keys")
+	assert.LessOrEqual(t, most, 5)
+	assert.Equal(t, 0, s.InUse())
 }
