@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/server/temporaltest"
+	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/approvals"
@@ -33,14 +34,7 @@ func TestAdminGuestRemove(t *testing.T) {
 	for _, kind := range testenv.Databases {
 		t.Run(kind, func(t *testing.T) {
 			ctx := context.Background()
-			url := "sqlite:" + filepath.Join(t.TempDir(), "assent.db")
-			if kind == "postgres" {
-				url = testenv.PostgresURL(t)
-			}
-			db, err := models.Open(url)
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = models.Close(db) })
-			require.NoError(t, models.Migrate(db))
+			url, db := adminDB(t, kind)
 			store := models.NewStore(db, testenv.Keys())
 
 			// The command encrypts its Updates as serve does; so does the worker.
@@ -116,11 +110,7 @@ func TestAdminGuestRemove(t *testing.T) {
 // which the old key can be dropped.
 func TestAdminRotateSecretKey(t *testing.T) {
 	ctx := context.Background()
-	url := "sqlite:" + filepath.Join(t.TempDir(), "assent.db")
-	db, err := models.Open(url)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = models.Close(db) })
-	require.NoError(t, models.Migrate(db))
+	url, db := adminDB(t, "sqlite")
 	oldKey, newKey := secretkey.Generate(), secretkey.Generate()
 	oldRing, err := secretkey.Parse(oldKey)
 	require.NoError(t, err)
@@ -226,14 +216,7 @@ func TestAdminEditsTeamsAndGuests(t *testing.T) {
 
 func testAdminEditsTeamsAndGuests(t *testing.T, kind string) {
 	ctx := context.Background()
-	url := "sqlite:" + filepath.Join(t.TempDir(), "assent.db")
-	if kind == "postgres" {
-		url = testenv.PostgresURL(t)
-	}
-	db, err := models.Open(url)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = models.Close(db) })
-	require.NoError(t, models.Migrate(db))
+	url, db := adminDB(t, kind)
 	store := models.NewStore(db, testenv.Keys())
 	t.Setenv(secretkey.Env, testenv.SecretKey)
 	org, err := store.CreateOrganization(ctx, "Acme", "")
@@ -322,11 +305,7 @@ func testAdminEditsTeamsAndGuests(t *testing.T, kind string) {
 // new signing key and keeps the old one listed, retired.
 func TestAdminRotateEvidenceKey(t *testing.T) {
 	ctx := context.Background()
-	url := "sqlite:" + filepath.Join(t.TempDir(), "assent.db")
-	db, err := models.Open(url)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = models.Close(db) })
-	require.NoError(t, models.Migrate(db))
+	url, db := adminDB(t, "sqlite")
 	key := secretkey.Generate()
 	ring, err := secretkey.Parse(key)
 	require.NoError(t, err)
@@ -355,11 +334,7 @@ func TestAdminRotateEvidenceKey(t *testing.T) {
 // evidence keys alone.
 func TestAdminRotateDecisionKey(t *testing.T) {
 	ctx := context.Background()
-	url := "sqlite:" + filepath.Join(t.TempDir(), "assent.db")
-	db, err := models.Open(url)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = models.Close(db) })
-	require.NoError(t, models.Migrate(db))
+	url, db := adminDB(t, "sqlite")
 	key := secretkey.Generate()
 	ring, err := secretkey.Parse(key)
 	require.NoError(t, err)
@@ -394,11 +369,7 @@ func TestAdminRotateDecisionKey(t *testing.T) {
 // naming the operator.
 func TestAdminTokenCreate(t *testing.T) {
 	ctx := context.Background()
-	url := "sqlite:" + filepath.Join(t.TempDir(), "assent.db")
-	db, err := models.Open(url)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = models.Close(db) })
-	require.NoError(t, models.Migrate(db))
+	url, db := adminDB(t, "sqlite")
 	t.Setenv(secretkey.Env, testenv.SecretKey)
 	store := models.NewStore(db, testenv.Keys())
 	org, err := store.CreateOrganization(ctx, "Acme", "")
@@ -424,4 +395,19 @@ func TestAdminTokenCreate(t *testing.T) {
 		assert.Equal(t, admin.Operator.ID, e.ActorID)
 		assert.Contains(t, e.Detail, "ada@example.com")
 	}
+}
+
+// adminDB is a migrated database of kind for the shell to open, and its
+// URL.
+func adminDB(t *testing.T, kind string) (string, *gorm.DB) {
+	t.Helper()
+	url := "sqlite:" + filepath.Join(t.TempDir(), "assent.db")
+	if kind == "postgres" {
+		url = testenv.PostgresURL(t)
+	}
+	db, err := models.Open(url)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = models.Close(db) })
+	require.NoError(t, models.Migrate(db))
+	return url, db
 }
