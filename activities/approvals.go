@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -33,9 +32,7 @@ type Activities struct {
 // systemActor names Assent itself in audit entries (expiry).
 var systemActor = models.Actor{ID: "system", Name: "Assent"}
 
-// PersistApproval writes one approval transition: the record, its audit
-// entry and its outbox event, in one transaction. A retry of a transition
-// already written changes nothing.
+// PersistApproval writes one approval transition (see persist).
 //
 // The transition to approved signs the approval's decision token and
 // keeps it on the record, so its read, its event and its callback carry the
@@ -50,25 +47,13 @@ func (a *Activities) PersistApproval(ctx context.Context, t workflows.ApprovalTr
 			return err
 		}
 	}
-	_, err := a.Store.ApplyApprovalChange(ctx, models.ApprovalChange{
-		OrganizationID: t.OrganizationID,
-		ID:             t.ApprovalID,
-		Seq:            t.Seq,
-		Apply: func(rec *models.Approval) (models.AuditEntry, error) {
-			applyApprovalState(rec, &t)
-			if sign != nil && rec.Status == states.Approved && rec.DecisionToken == nil {
-				if err := sign(rec); err != nil {
-					return models.AuditEntry{}, err
-				}
-			}
-			return models.AuditEntry{Action: t.Action, ActorID: t.ActorID, ActorName: t.ActorName, Detail: t.Detail, At: t.At}, nil
-		},
-		Event: t.Event,
-		EventData: func(rec *models.Approval) ([]byte, error) {
-			return json.Marshal(wire.NewApproval(rec, a.BaseURL))
-		},
-	})
-	return err
+	return persist(ctx, a.Store.Approvals().Apply, t, func(rec *models.Approval, t *workflows.ApprovalTransition) error {
+		fillApproval(rec, t)
+		if sign != nil && rec.Status == states.Approved && rec.DecisionToken == nil {
+			return sign(rec)
+		}
+		return nil
+	}, func(rec *models.Approval) any { return wire.NewApproval(rec, a.BaseURL) })
 }
 
 // decisionToken returns what sets an approved approval's decision token,
@@ -115,9 +100,9 @@ func (a *Activities) EmailAnswer(ctx context.Context, in workflows.EmailAnswerIn
 	return a.Notify.Answer(ctx, in.OrganizationID, in.ApprovalID, in.QuestionID, in.AskerID)
 }
 
-// applyApprovalState copies the workflow's state onto the record and
-// completes the audit entry's actor and detail.
-func applyApprovalState(rec *models.Approval, t *workflows.ApprovalTransition) {
+// fillApproval copies the workflow's state onto the record and completes
+// the audit entry's actor and detail.
+func fillApproval(rec *models.Approval, t *workflows.ApprovalTransition) {
 	s := &t.State
 	rec.Status = s.Status
 	// A transition scheduled by older code carries no approvers; keep them.
@@ -145,13 +130,7 @@ func applyApprovalState(rec *models.Approval, t *workflows.ApprovalTransition) {
 			rec.Changes.V[i] = models.Change{Field: c.Field, From: c.From, To: c.To}
 		}
 	}
-	// Fill in who acted where the workflow could not know it.
-	switch {
-	case t.Action == workflows.ActionExpired || t.Action == workflows.ActionReminded || t.Action == workflows.ActionEscalated:
-		t.ActorID, t.ActorName = systemActor.ID, systemActor.Name
-	case t.ActorID == "" || t.ActorID == rec.Requester:
-		t.ActorID, t.ActorName = rec.Requester, rec.RequestedBy
-	}
+	nameActor(t, rec.Requester, rec.RequestedBy)
 	// The rules that applied because they could not be evaluated say so
 	// on the timeline, where the request begins.
 	if t.Action == workflows.ActionCreated && len(rec.UnevaluatedRules) > 0 {

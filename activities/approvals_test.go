@@ -30,16 +30,16 @@ func TestPersistApprovalSignsTheDecision(t *testing.T) {
 		approve := func(acts *activities.Activities, approvedInput string) *models.Approval {
 			a := &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskLow, Input: models.RawJSON(`{"amount":100}`),
 				ExpiresAt: time.Now().Add(time.Hour), RequiredApprovals: 1, Requester: "key_x", RequestedBy: "agent"}
-			_, err := store.CreateApproval(ctx, a, nil)
+			_, err := store.Approvals().Create(ctx, a, nil)
 			require.NoError(t, err)
 			at := time.Now().UTC()
-			transition := workflows.ApprovalTransition{ApprovalID: a.ID, OrganizationID: org.ID, Seq: 1, Action: workflows.ActionApproved,
+			transition := workflows.ApprovalTransition{RequestID: a.ID, OrganizationID: org.ID, Seq: 1, Action: workflows.ActionApproved,
 				Event: "approval.approved", ActorID: "mem_1", ActorName: "Ada", At: at,
 				State: workflows.ApprovalState{Status: states.Approved, ApproverIDs: []string{"mem_1"}, ApprovedBy: []string{"mem_1"},
 					DecidedByID: "mem_1", DecidedByName: "Ada", DecidedAt: &at, ApprovedInput: json.RawMessage(approvedInput), ApprovalsSoFar: 1}}
 			require.NoError(t, acts.PersistApproval(ctx, transition))
 			require.NoError(t, acts.PersistApproval(ctx, transition), "a retry")
-			got, err := store.GetApproval(ctx, org.ID, a.ID)
+			got, err := store.Approvals().Get(ctx, org.ID, a.ID)
 			require.NoError(t, err)
 			assert.Equal(t, states.Approved, got.Status)
 			return got

@@ -248,7 +248,7 @@ func TestRemoveGuestTakesThemOffPendingRequests(t *testing.T) {
 		require.NoError(t, err)
 		a := &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskLow, ApproverIDs: []string{g.ID},
 			ExpiresAt: models.Now().Add(time.Hour), RequiredApprovals: 1, Requester: "key_test", RequestedBy: "agent"}
-		_, err = store.CreateApproval(ctx, a, nil)
+		_, err = store.Approvals().Create(ctx, a, nil)
 		require.NoError(t, err)
 
 		refused(t, svc.RemoveGuest(ctx, other.ID, g.ID, admin.Operator), apperr.NotFound, "", "guest "+g.ID+" not found")
@@ -288,7 +288,7 @@ func TestRemoveGuestTakesThemOffOpenReviews(t *testing.T) {
 		r := &models.Review{OrganizationID: org.ID, Title: "Check", ReportID: "rpt_1", VersionID: "ver_1", Version: 1,
 			Reviewers: []string{g.Email}, ReviewerIDs: []string{g.ID}, RequiredApprovals: 1,
 			ExpiresAt: models.Now().Add(time.Hour), Requester: "key_test", RequestedBy: "agent"}
-		_, err = store.CreateReview(ctx, r, nil)
+		_, err = store.Reviews().Create(ctx, r, nil)
 		require.NoError(t, err)
 
 		refused(t, bare.RemoveGuest(ctx, org.ID, g.ID, admin.Operator), apperr.Unavailable, "", "the guest was removed, but the requests still waiting on them cannot be changed here; retry where workflows run")

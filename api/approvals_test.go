@@ -211,12 +211,12 @@ func TestCreateApprovalDefaultsAndResolution(t *testing.T) {
 
 		// Default approvers are the owners and administrators; a team is
 		// expanded once, at creation.
-		rec, err := s.store.GetApproval(context.Background(), s.org.ID, a["id"].(string))
+		rec, err := s.store.Approvals().Get(context.Background(), s.org.ID, a["id"].(string))
 		require.NoError(t, err)
 		assert.ElementsMatch(t, []string{s.member.ID, s.bob.ID}, []string(rec.ApproverIDs))
 
 		team := s.create(t, s.agentKey, `{"title":"t","approvers":["Finance","bob@example.com"]}`)
-		rec, err = s.store.GetApproval(context.Background(), s.org.ID, team["id"].(string))
+		rec, err = s.store.Approvals().Get(context.Background(), s.org.ID, team["id"].(string))
 		require.NoError(t, err)
 		assert.Equal(t, []string{s.bob.ID, s.cy.ID}, []string(rec.ApproverIDs))
 		finance := models.Via{Field: "approvers", Kind: models.TeamKindTeam, ID: s.team.ID, Name: "Finance"}
@@ -224,12 +224,12 @@ func TestCreateApprovalDefaultsAndResolution(t *testing.T) {
 			"Bob was named twice: through Finance and by email")
 		assert.Equal(t, []models.Via{finance}, rec.ResolvedApprovers[1].Via)
 		require.NoError(t, s.store.DB().Model(s.team).Association("Members").Clear())
-		rec, err = s.store.GetApproval(context.Background(), s.org.ID, team["id"].(string))
+		rec, err = s.store.Approvals().Get(context.Background(), s.org.ID, team["id"].(string))
 		require.NoError(t, err)
 		assert.Equal(t, []string{s.bob.ID, s.cy.ID}, []string(rec.ApproverIDs), "later membership changes do not move it")
 
 		everyone := s.create(t, s.agentKey, `{"title":"e","approvers":["everyone"]}`)
-		rec, err = s.store.GetApproval(context.Background(), s.org.ID, everyone["id"].(string))
+		rec, err = s.store.Approvals().Get(context.Background(), s.org.ID, everyone["id"].(string))
 		require.NoError(t, err)
 		assert.Len(t, rec.ApproverIDs, 4, "every active member: Ada, Bob, Cy, ops")
 
@@ -457,13 +457,13 @@ func TestFailedStartLeavesNothingAndReconcilerStartsOrphans(t *testing.T) {
 		ctx := context.Background()
 		rec := &models.Approval{OrganizationID: s.org.ID, Title: "orphan", Risk: "low", ApproverIDs: models.StringList{s.cy.ID},
 			ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: "key_x", RequestedBy: "agent"}
-		_, err := s.store.CreateApproval(ctx, rec, nil)
+		_, err := s.store.Approvals().Create(ctx, rec, nil)
 		require.NoError(t, err)
 		n, err := requests.Reconcile(ctx, time.Now().Add(requests.ReconcileGrace), 10, approvals.New(approvals.Deps{Store: s.store, Temporal: s.tc.GetDefaultClient()}))
 		require.NoError(t, err)
 		assert.Equal(t, 1, n)
 		waitFor(t, func() bool {
-			got, err := s.store.GetApproval(ctx, s.org.ID, rec.ID)
+			got, err := s.store.Approvals().Get(ctx, s.org.ID, rec.ID)
 			return err == nil && got.Seq == 1
 		})
 		r = s.do(t, "POST", "/api/v1/approvals/"+rec.ID+"/decision", s.cyToken, `{"decision":"approve"}`, nil)
@@ -566,7 +566,7 @@ func TestRetryAfterCrashResumes(t *testing.T) {
 		list := s.do(t, "GET", "/api/v1/approvals", s.agentKey, "", nil)
 		require.Len(t, list.decoded["data"], 1, "the retry made no second approval")
 		waitFor(t, func() bool {
-			got, err := s.store.GetApproval(context.Background(), s.org.ID, id)
+			got, err := s.store.Approvals().Get(context.Background(), s.org.ID, id)
 			return err == nil && got.Seq == 1
 		})
 		replay := s.do(t, "POST", "/api/v1/approvals", s.agentKey, body, key)

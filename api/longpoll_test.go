@@ -30,7 +30,7 @@ func TestLongPollsAreCapped(t *testing.T) {
 	t.Cleanup(f.srv.Close)
 	a := &models.Approval{OrganizationID: f.org.ID, Title: "Pay", Risk: models.RiskLow, ApproverIDs: []string{f.member.ID},
 		ExpiresAt: models.Now().Add(time.Hour), RequiredApprovals: 1, Requester: "key_test", RequestedBy: "agent"}
-	_, err := f.store.CreateApproval(context.Background(), a, nil)
+	_, err := f.store.Approvals().Create(context.Background(), a, nil)
 	require.NoError(t, err)
 	path := "/api/v1/approvals/" + a.ID
 	require.Equal(t, 200, f.do(t, "GET", path, f.agentKey, "", nil).status) // loads the contract check, too

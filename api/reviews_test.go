@@ -310,7 +310,7 @@ func TestRemovingAGuestTakesThemOffOpenReviews(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 1, approved.ApprovalsSoFar)
 		waitFor(t, func() bool {
-			rev, err := s.store.GetReview(ctx, s.org.ID, id)
+			rev, err := s.store.Reviews().Get(ctx, s.org.ID, id)
 			return err == nil && rev.Seq > 0 // the workflow has taken it up
 		})
 
@@ -319,7 +319,7 @@ func TestRemovingAGuestTakesThemOffOpenReviews(t *testing.T) {
 
 		_, err = svc.Verdict(ctx, gusPerson, id, "", reviews.VerdictInput{Verdict: "approved"})
 		assert.True(t, apperr.Is(err, apperr.NotFound), "the removed guest's verdict is refused: %v", err)
-		rev, err := s.store.GetReview(ctx, s.org.ID, id)
+		rev, err := s.store.Reviews().Get(ctx, s.org.ID, id)
 		require.NoError(t, err)
 		assert.Equal(t, "open", rev.Status)
 		assert.Equal(t, []string{s.cy.ID, s.bob.ID}, []string(rev.ReviewerIDs), "Gus is off; Bob, who reads q3, joined")
@@ -346,7 +346,7 @@ func TestRemovingAGuestTakesThemOffOpenReviews(t *testing.T) {
 		}
 		assert.Equal(t, "approved", s.do(t, "GET", path, s.agentKey, "", nil).decoded["status"])
 
-		kept, err := s.store.GetReview(ctx, s.org.ID, doneID)
+		kept, err := s.store.Reviews().Get(ctx, s.org.ID, doneID)
 		require.NoError(t, err)
 		assert.Equal(t, "open", kept.Status)
 		assert.Equal(t, 1, kept.ApprovalsSoFar, "the verdict Gus returned while a guest stands")

@@ -49,7 +49,7 @@ func TestOrganisationRules(t *testing.T) {
 		assert.Equal(t, 2.0, a["requiredApprovals"])
 		assert.Equal(t, 0.0, a["approvalsSoFar"])
 		assert.Equal(t, []any{map[string]any{"principle": "privacy", "rule": "personal data", "concern": "The payment names a private person."}}, a["concerns"])
-		rec, err := s.store.GetApproval(context.Background(), s.org.ID, a["id"].(string))
+		rec, err := s.store.Approvals().Get(context.Background(), s.org.ID, a["id"].(string))
 		require.NoError(t, err)
 		assert.Equal(t, []string{"iban"}, []string(rec.RestrictedFields))
 
@@ -113,7 +113,7 @@ func TestRulesFailClosedOnAnUnexpectedType(t *testing.T) {
 			a := s.create(t, s.agentKey, `{"title":"Pay","approvers":["Finance"],"flowId":"`+flowID+`","input":{"amount":`+amount+`,"iban":"DE00"}}`)
 			assert.Equal(t, 2.0, a["requiredApprovals"], amount)
 			assert.Equal(t, []any{map[string]any{"principle": "prudence", "rule": "large sums", "concern": "A large sum leaves the company."}}, a["concerns"], amount)
-			rec, err := s.store.GetApproval(ctx, s.org.ID, a["id"].(string))
+			rec, err := s.store.Approvals().Get(ctx, s.org.ID, a["id"].(string))
 			require.NoError(t, err)
 			assert.Equal(t, []string{"iban"}, []string(rec.RestrictedFields), amount)
 			assert.Len(t, a["factors"], 3, "the approvers see each rule that could not be evaluated")

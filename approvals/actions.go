@@ -3,7 +3,6 @@ package approvals
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/assent-hq/assent/internal/apperr"
@@ -54,7 +53,7 @@ func (s *Service) DecideVia(ctx context.Context, orgID, id, updateID string, who
 	if err := s.guestsMayStillApprove(ctx, orgID, who); err != nil {
 		return nil, err
 	}
-	return s.update(ctx, orgID, id, updateID, workflows.UpdateDecide, &workflows.DecideRequest{ActorID: who.ID,
+	return s.Update(ctx, orgID, id, updateID, workflows.UpdateDecide, &workflows.DecideRequest{ActorID: who.ID,
 		ActorName: who.Name, Decision: d.Decision, Note: d.Note, Reason: d.Reason, Corrections: d.Corrections, Via: via})
 }
 
@@ -82,7 +81,7 @@ func (s *Service) Ask(ctx context.Context, orgID, id, updateID string, who model
 		return nil, nil, err
 	}
 	req := &workflows.AskRequest{ActorID: who.ID, ActorName: who.Name, QuestionID: ids.New(ids.Question), Question: q.Question}
-	a, err := s.update(ctx, orgID, id, updateID, workflows.UpdateAsk, req)
+	a, err := s.Update(ctx, orgID, id, updateID, workflows.UpdateAsk, req)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -96,28 +95,18 @@ func (s *Service) Ask(ctx context.Context, orgID, id, updateID string, who model
 
 // Answer answers a question; only the requester may.
 func (s *Service) Answer(ctx context.Context, orgID, id, updateID string, who models.Actor, in Answer) (*models.Approval, error) {
-	return s.update(ctx, orgID, id, updateID, workflows.UpdateAnswer,
+	return s.Update(ctx, orgID, id, updateID, workflows.UpdateAnswer,
 		&workflows.AnswerRequest{Requester: who.ID, QuestionID: in.QuestionID, Answer: in.Answer})
-}
-
-// Cancel withdraws a pending approval; the record remains. The workflow
-// lets the requester, owners and administrators do it.
-func (s *Service) Cancel(ctx context.Context, orgID, id, updateID string, who models.Actor) (*models.Approval, error) {
-	return s.records.Cancel(ctx, s.store, s.temporal, orgID, id, updateID, who)
 }
 
 // RemoveApprover takes a person removed from the organisation off each of
 // the pending approvals named, through its workflow, which falls back to
 // the organisation's owners and administrators when nobody left could
 // settle one. A request already settled, or no longer naming the person,
-// needs nothing. Each Update's id is derived from the person, so a retry
-// is applied once.
+// needs nothing.
 func (s *Service) RemoveApprover(ctx context.Context, orgID string, by models.Actor, personID, personName string, approvalIDs []string) error {
 	if len(approvalIDs) == 0 {
 		return nil
-	}
-	if s.temporal == nil {
-		return apperr.New(apperr.Unavailable, "requests cannot be changed here: no workflow service is configured")
 	}
 	defaults, err := s.defaultApprovers(ctx, orgID)
 	if err != nil {
@@ -125,19 +114,7 @@ func (s *Service) RemoveApprover(ctx context.Context, orgID string, by models.Ac
 	}
 	req := &workflows.RemoveApproverRequest{PersonID: personID, PersonName: personName, Defaults: defaults,
 		ActorID: by.ID, ActorName: by.Name}
-	var errs []error
-	for _, id := range approvalIDs {
-		_, err := s.update(ctx, orgID, id, "remove-approver/"+personID, workflows.UpdateRemoveApprover, req)
-		if apperr.Is(err, apperr.InvalidState) || apperr.Is(err, apperr.NotAnApprover) {
-			continue
-		}
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+	return s.RemovePerson(ctx, orgID, approvalIDs, personID, workflows.UpdateRemoveApprover, "remove-approver",
+		func(string) (workflows.Argument, error) { return req, nil }, apperr.InvalidState, apperr.NotAnApprover)
 }
 
-// update sends an Update to the approval's workflow and returns the record
-// as the workflow left it.
-func (s *Service) update(ctx context.Context, orgID, id, updateID, name string, arg workflows.Argument) (*models.Approval, error) {
-	return s.records.Update(ctx, s.store, s.temporal, orgID, id, updateID, name, arg)
-}

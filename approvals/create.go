@@ -94,7 +94,7 @@ func ApproverRole(org *models.Organization) requests.Role {
 // so a retry after a crash at any point resumes the same approval instead
 // of making another.
 func (s *Service) Create(ctx context.Context, p *models.Principal, in *CreateInput, claim *models.Claim) (*models.Approval, error) {
-	return s.records.Create(ctx, s.store, claim, func() (*models.Approval, error) { return s.build(ctx, p, in) })
+	return s.Lifecycle.Create(ctx, claim, func() (*models.Approval, error) { return s.build(ctx, p, in) })
 }
 
 // build checks what the validator tags cannot and builds the record.
@@ -344,11 +344,3 @@ func workflowInput(rec *models.Approval) workflows.ApprovalInput {
 	return in
 }
 
-// Kind names the kind for the reconciler.
-func (s *Service) Kind() string { return Kind }
-
-// StartUnowned starts the workflows of pending approvals no workflow took
-// up (see requests.Reconcile).
-func (s *Service) StartUnowned(ctx context.Context, olderThan time.Time, batch int) (int, error) {
-	return s.records.StartUnowned(ctx, olderThan, batch)
-}

@@ -29,52 +29,34 @@ const Kind = events.RequestApproval
 type Deps = requests.Deps
 
 // Service runs the approval kind's operations. Build one per process and
-// share it between the adapters, so long-polls hear of every change.
+// share it between the adapters, so long-polls hear of every change. What
+// every kind does alike comes from its requests.Lifecycle.
 type Service struct {
+	*requests.Lifecycle[models.Approval]
 	store     *models.Store
 	temporal  client.Client
 	log       *slog.Logger
 	netPolicy *netguard.Policy
-	records   *requests.Records[models.Approval]
 }
 
 // New returns the service.
 func New(d Deps) *Service {
 	d = d.Filled()
 	s := &Service{store: d.Store, temporal: d.Temporal, log: d.Logger, netPolicy: d.NetPolicy}
-	s.records = &requests.Records[models.Approval]{
-		Kind: Kind, Open: states.Pending, Get: s.store.GetApproval, Insert: s.store.CreateApproval,
-		DeleteUnstarted: s.store.DeleteUnstartedApproval, Reveal: s.store.RevealCallbackSecret,
-		Start: s.Start, WorkflowID: workflows.ApprovalWorkflowID, Log: s.log,
-		Statuses: s.store.ApprovalStatuses, Asked: func(r *models.Approval) []string { return r.ApproverIDs }, Unowned: s.store.UnownedApprovals,
+	s.Lifecycle = requests.NewLifecycle(d, requests.Spec[models.Approval]{
+		Kind: Kind, Noun: "approval", Open: states.Pending, States: states.Approval, Table: d.Store.Approvals(),
+		WorkflowID: workflows.ApprovalWorkflowID, Start: s.Start,
 		Head: func(a *models.Approval) requests.Head {
 			return requests.Head{ID: a.ID, OrganizationID: a.OrganizationID, Status: a.Status, Started: a.Seq > 0}
 		},
-	}
-	s.records.Watch(d.Store.Changes())
+		Asked: func(a *models.Approval) []string { return a.ApproverIDs },
+	})
 	return s
-}
-
-// Get returns one of the organisation's approvals.
-func (s *Service) Get(ctx context.Context, orgID, id string) (*models.Approval, error) {
-	return s.store.GetApproval(ctx, orgID, id)
-}
-
-// View returns the approval for a person on the pages: members see their
-// organisation's, a guest only those asking them to act.
-func (s *Service) View(ctx context.Context, person *models.Person, id string) (*models.Approval, error) {
-	return s.records.View(ctx, person, id)
-}
-
-// Wait returns the approval once it has left pending, or after timeout
-// (0 to requests.MaxWait) as it then is.
-func (s *Service) Wait(ctx context.Context, orgID, id string, timeout time.Duration) (*models.Approval, error) {
-	return s.records.Wait(ctx, orgID, id, timeout)
 }
 
 // List pages through the organisation's approvals, newest first.
 func (s *Service) List(ctx context.Context, orgID string, f models.ApprovalFilter, p models.Page) ([]models.Approval, string, error) {
-	if err := requests.CheckStatus(f.Status, states.Approval); err != nil {
+	if err := s.CheckStatus(f.Status); err != nil {
 		return nil, "", err
 	}
 	return s.store.ListApprovals(ctx, orgID, f, p)

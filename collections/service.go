@@ -8,11 +8,8 @@ package collections
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"log/slog"
 	"slices"
 	"strings"
-	"time"
 
 	"go.temporal.io/sdk/client"
 
@@ -34,28 +31,26 @@ const Kind = events.RequestCollection
 type Deps = requests.Deps
 
 // Service runs the collection kind's operations; build one per process.
+// What every kind does alike comes from its requests.Lifecycle.
 type Service struct {
+	*requests.Lifecycle[models.Collection]
 	store     *models.Store
 	temporal  client.Client
-	log       *slog.Logger
 	netPolicy *netguard.Policy
-	records   *requests.Records[models.Collection]
 }
 
 // New returns the service.
 func New(d Deps) *Service {
 	d = d.Filled()
-	s := &Service{store: d.Store, temporal: d.Temporal, log: d.Logger, netPolicy: d.NetPolicy}
-	s.records = &requests.Records[models.Collection]{
-		Kind: "request for information", Open: states.Open, Get: s.store.GetCollection, Insert: s.store.CreateCollection,
-		DeleteUnstarted: s.store.DeleteUnstartedCollection, Reveal: s.store.RevealCollectionCallbackSecret,
-		Start: s.Start, WorkflowID: workflows.CollectionWorkflowID, Log: s.log,
-		Statuses: s.store.CollectionStatuses, Asked: func(r *models.Collection) []string { return r.RespondentIDs }, Unowned: s.store.UnownedCollections,
+	s := &Service{store: d.Store, temporal: d.Temporal, netPolicy: d.NetPolicy}
+	s.Lifecycle = requests.NewLifecycle(d, requests.Spec[models.Collection]{
+		Kind: Kind, Noun: "request for information", Open: states.Open, States: states.Collection, Table: d.Store.Collections(),
+		WorkflowID: workflows.CollectionWorkflowID, Start: s.Start,
 		Head: func(c *models.Collection) requests.Head {
 			return requests.Head{ID: c.ID, OrganizationID: c.OrganizationID, Status: c.Status, Started: c.Seq > 0}
 		},
-	}
-	s.records.Watch(d.Store.Changes())
+		Asked: func(c *models.Collection) []string { return c.RespondentIDs },
+	})
 	return s
 }
 
@@ -82,7 +77,7 @@ var respondentRole = requests.Role{Field: "respondents", Unknown: apperr.Unknown
 // Create makes an open collection for the caller and starts its workflow,
 // exactly once per claim (see requests.Records.Create).
 func (s *Service) Create(ctx context.Context, p *models.Principal, in *CreateInput, claim *models.Claim) (*models.Collection, error) {
-	return s.records.Create(ctx, s.store, claim, func() (*models.Collection, error) { return s.build(ctx, p, in) })
+	return s.Lifecycle.Create(ctx, claim, func() (*models.Collection, error) { return s.build(ctx, p, in) })
 }
 
 func (s *Service) build(ctx context.Context, p *models.Principal, in *CreateInput) (*models.Collection, error) {
@@ -152,34 +147,9 @@ func (s *Service) Start(ctx context.Context, rec *models.Collection) error {
 	}, workflows.Collection, in)
 }
 
-// Kind names the kind for the reconciler.
-func (s *Service) Kind() string { return Kind }
-
-// StartUnowned starts the workflows of open collections no workflow took
-// up (see requests.Reconcile).
-func (s *Service) StartUnowned(ctx context.Context, olderThan time.Time, batch int) (int, error) {
-	return s.records.StartUnowned(ctx, olderThan, batch)
-}
-
-// Get returns one of the organisation's collections.
-func (s *Service) Get(ctx context.Context, orgID, id string) (*models.Collection, error) {
-	return s.store.GetCollection(ctx, orgID, id)
-}
-
-// View returns the request for information for a person on the pages: members see their
-// organisation's, a guest only those asking them to act.
-func (s *Service) View(ctx context.Context, person *models.Person, id string) (*models.Collection, error) {
-	return s.records.View(ctx, person, id)
-}
-
-// Wait returns the collection once it has settled, or after timeout.
-func (s *Service) Wait(ctx context.Context, orgID, id string, timeout time.Duration) (*models.Collection, error) {
-	return s.records.Wait(ctx, orgID, id, timeout)
-}
-
 // List pages through the organisation's collections, newest first.
 func (s *Service) List(ctx context.Context, orgID string, f models.CollectionFilter, p models.Page) ([]models.Collection, string, error) {
-	if err := requests.CheckStatus(f.Status, states.Collection); err != nil {
+	if err := s.CheckStatus(f.Status); err != nil {
 		return nil, "", err
 	}
 	return s.store.ListCollections(ctx, orgID, f, p)
@@ -189,12 +159,6 @@ func (s *Service) List(ctx context.Context, orgID string, f models.CollectionFil
 // earliest due first.
 func (s *Service) Waiting(ctx context.Context, person *models.Person, limit int) ([]models.Collection, error) {
 	return s.store.OpenCollectionsFor(ctx, person.Organization.ID, person.ID(), limit)
-}
-
-// Cancel withdraws an open collection; the record remains. The workflow
-// lets the requester, owners and administrators do it.
-func (s *Service) Cancel(ctx context.Context, orgID, id, updateID string, who models.Actor) (*models.Collection, error) {
-	return s.records.Cancel(ctx, s.store, s.temporal, orgID, id, updateID, who)
 }
 
 // ReplyInput is a respondent's answers, keyed by question id; Submit
@@ -213,7 +177,7 @@ func (s *Service) Reply(ctx context.Context, person *models.Person, id, updateID
 		return nil, err
 	}
 	if in.Submit {
-		return s.records.Update(ctx, s.store, s.temporal, c.OrganizationID, id, updateID, workflows.UpdateSubmitReply,
+		return s.Update(ctx, c.OrganizationID, id, updateID, workflows.UpdateSubmitReply,
 			&workflows.SubmitReplyRequest{RespondentID: person.ID(), RespondentName: person.DisplayName(),
 				RespondentEmail: person.Email(), Answers: in.Answers})
 	}
@@ -249,17 +213,10 @@ func (s *Service) Draft(ctx context.Context, person *models.Person, id string) (
 // RemoveRespondent takes a person removed from the organisation off each
 // of the open collections named, through its workflow (see
 // workflows.Collection removeRespondent). A request already settled, or
-// where the person replied or is no longer asked, needs nothing. Each
-// Update's id is derived from the person, so a retry is applied once.
+// where the person replied or is no longer asked, needs nothing.
 func (s *Service) RemoveRespondent(ctx context.Context, orgID string, by models.Actor, personID, personName string, collectionIDs []string) error {
 	req := &workflows.RemoveRespondentRequest{PersonID: personID, PersonName: personName, ActorID: by.ID, ActorName: by.Name}
-	var errs []error
-	for _, id := range collectionIDs {
-		_, err := s.records.Update(ctx, s.store, s.temporal, orgID, id, "remove-respondent/"+personID, workflows.UpdateRemoveRespondent, req)
-		if apperr.Is(err, apperr.InvalidState) || apperr.Is(err, apperr.NotARespondent) || apperr.Is(err, apperr.AlreadySubmitted) {
-			continue
-		}
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+	return s.RemovePerson(ctx, orgID, collectionIDs, personID, workflows.UpdateRemoveRespondent, "remove-respondent",
+		func(string) (workflows.Argument, error) { return req, nil },
+		apperr.InvalidState, apperr.NotARespondent, apperr.AlreadySubmitted)
 }

@@ -143,7 +143,7 @@ func (s *Service) newThread(ctx context.Context, c Caller, r *models.Report, in 
 	var v *models.ReportVersion
 	var err error
 	if in.ReviewID != nil {
-		review, err := s.Store.GetReview(ctx, c.OrgID, *in.ReviewID)
+		review, err := s.Store.Reviews().Get(ctx, c.OrgID, *in.ReviewID)
 		if err == nil && review.ReportID != r.ID {
 			err = apperr.New(apperr.NotFound, "review %s is not about report %s", *in.ReviewID, r.Slug)
 		}

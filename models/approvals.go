@@ -3,7 +3,6 @@ package models
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -162,42 +161,9 @@ type ApprovalApprover struct {
 	PersonID   string `gorm:"primaryKey;size:40;index"`
 }
 
-// CreateApproval inserts a new pending approval and its approver index,
-// and binds claim (when not nil) to it in the same transaction. The flow,
-// when named, must be open. When an earlier attempt of the claimed request
-// already made an approval, nothing is written and its id is returned.
-func (s *Store) CreateApproval(ctx context.Context, a *Approval, claim *Claim) (earlier string, err error) {
-	a.ID = newID(ids.Approval)
-	a.Status = states.Pending
-	a.CreatedAt = Now()
-	a.UpdatedAt = a.CreatedAt
-	a.SealedCallbackSecret = s.sealCallbackSecret(colApprovalCallback, a.ID, a.CallbackSecret)
-	return createRequest(s, ctx, a, claim, func(tx *gorm.DB) error { return insertApprovers(tx, a.ID, a.ApproverIDs) })
-}
 
-// RevealCallbackSecret sets a.CallbackSecret from its sealed column, for
-// the create response that shows it (also when a retry resumes a create).
-func (s *Store) RevealCallbackSecret(a *Approval) (err error) {
-	a.CallbackSecret, err = s.openCallbackSecret(colApprovalCallback, a.ID, a.SealedCallbackSecret)
-	return err
-}
 
-// DeleteUnstartedApproval removes an approval whose workflow never started,
-// and unbinds the claim that made it, so a failed creation leaves nothing
-// behind and a retry with the same key creates afresh.
-func (s *Store) DeleteUnstartedApproval(ctx context.Context, orgID, id string) error {
-	return deleteUnstarted[Approval](s, ctx, orgID, id, &ApprovalApprover{}, "approval_id")
-}
 
-// GetApproval returns one of the organisation's approvals.
-func (s *Store) GetApproval(ctx context.Context, orgID, id string) (*Approval, error) {
-	db := s.db.WithContext(ctx)
-	a, err := take[Approval](db, orgID, id, "approval "+id)
-	if err != nil {
-		return nil, err
-	}
-	return a, resolveApprovers(db, orgID, []*Approval{a})
-}
 
 // ApprovalFilter narrows a list of approvals.
 type ApprovalFilter struct {
@@ -271,40 +237,17 @@ func (s *Store) PendingFor(ctx context.Context, orgID, personID string, dueBefor
 	return in, nil
 }
 
-// ApprovalStatuses returns the status of each approval that exists among
-// ids. The long-poll uses it to wake waiters with one query.
-func (s *Store) ApprovalStatuses(ctx context.Context, ids []string) (map[string]string, error) {
-	return statuses[Approval](s.db.WithContext(ctx), ids)
-}
 
-// UnownedApprovals lists pending approvals whose workflow has not run its
-// first step although they were created before olderThan.
-func (s *Store) UnownedApprovals(ctx context.Context, olderThan time.Time, limit int) ([]Approval, error) {
-	return unowned[Approval](s.db.WithContext(ctx), states.Pending, olderThan, limit)
-}
 
-// ApprovalChange is one approval workflow transition to apply to the read
-// model.
-type ApprovalChange = RequestChange[Approval]
 
-// ApplyApprovalChange writes an approval's transition, its audit entry and
-// its event in one transaction (see applyRequestChange); a change to who
-// may decide updates the approver index with it.
-func (s *Store) ApplyApprovalChange(ctx context.Context, ch ApprovalChange) (*Approval, error) {
-	var approvers []string
-	return applyRequestChange(s, ctx, events.RequestApproval, ch,
-		func(a *Approval) { approvers = slices.Clone(a.ApproverIDs) },
-		func(tx *gorm.DB, a *Approval) error {
-			if !slices.Equal(approvers, a.ApproverIDs) {
-				if err := replaceApprovers(tx, a.ID, a.ApproverIDs); err != nil {
-					return err
-				}
-			}
-			// The event data names who is asked, as a later read does.
-			return resolveApprovers(tx, a.OrganizationID, []*Approval{a})
-		})
-}
 
 func (a *Approval) head() requestHead {
-	return requestHead{a.ID, a.OrganizationID, a.FlowID, &a.Seq, &a.UpdatedAt}
+	return requestHead{&a.ID, a.OrganizationID, a.FlowID, &a.Status, &a.Seq, &a.CreatedAt, &a.UpdatedAt,
+		&a.CallbackSecret, &a.SealedCallbackSecret, &a.ApproverIDs}
 }
+
+var approvalKind = &requestKind[Approval]{subject: events.RequestApproval, idPrefix: ids.Approval, open: states.Pending,
+	callback: colApprovalCallback, askedIndex: &ApprovalApprover{}, askedColumn: "approval_id", load: resolveApprovers}
+
+// Approvals are the approvals on the paths every kind shares.
+func (s *Store) Approvals() Requests[Approval, *Approval] { return Requests[Approval, *Approval]{s, approvalKind} }

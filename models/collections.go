@@ -103,7 +103,34 @@ type Collection struct {
 }
 
 func (c *Collection) head() requestHead {
-	return requestHead{c.ID, c.OrganizationID, c.FlowID, &c.Seq, &c.UpdatedAt}
+	return requestHead{&c.ID, c.OrganizationID, c.FlowID, &c.Status, &c.Seq, &c.CreatedAt, &c.UpdatedAt,
+		&c.CallbackSecret, &c.SealedCallbackSecret, &c.RespondentIDs}
+}
+
+var collectionKind = &requestKind[Collection]{subject: events.RequestCollection, idPrefix: ids.Collection, open: states.Open,
+	callback: colCollectionCallback, askedIndex: &CollectionRespondent{}, askedColumn: "collection_id",
+	prepare: func(c *Collection) {
+		if c.Replies.V == nil {
+			c.Replies.V = []Reply{}
+		}
+		if c.Asked.V == nil {
+			c.Asked.V = []PersonRef{}
+		}
+	},
+	// A submitted reply's draft goes with it.
+	applied: func(tx *gorm.DB, before, after *Collection) error {
+		for _, r := range after.Replies.V[min(len(before.Replies.V), len(after.Replies.V)):] {
+			if err := tx.Where("collection_id = ? AND person_id = ?", after.ID, r.RespondentID).Delete(&CollectionDraft{}).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+
+// Collections are the requests for information on the paths every kind
+// shares.
+func (s *Store) Collections() Requests[Collection, *Collection] {
+	return Requests[Collection, *Collection]{s, collectionKind}
 }
 
 // CollectionRespondent lists a person asked to reply; it answers "what is
@@ -122,34 +149,7 @@ type CollectionDraft struct {
 	UpdatedAt    time.Time
 }
 
-// CreateCollection inserts a new open collection and its respondent index,
-// binding claim as CreateApproval does.
-func (s *Store) CreateCollection(ctx context.Context, c *Collection, claim *Claim) (earlier string, err error) {
-	c.ID = newID(ids.Collection)
-	c.Status = states.Open
-	c.CreatedAt = Now()
-	c.UpdatedAt = c.CreatedAt
-	if c.Replies.V == nil {
-		c.Replies.V = []Reply{}
-	}
-	if c.Asked.V == nil {
-		c.Asked.V = []PersonRef{}
-	}
-	c.SealedCallbackSecret = s.sealCallbackSecret(colCollectionCallback, c.ID, c.CallbackSecret)
-	return createRequest(s, ctx, c, claim, func(tx *gorm.DB) error { return insertRespondents(tx, c.ID, c.RespondentIDs) })
-}
 
-// insertRespondents indexes personIDs as respondents of collection id.
-func insertRespondents(tx *gorm.DB, id string, personIDs []string) error {
-	if len(personIDs) == 0 {
-		return nil
-	}
-	rows := make([]CollectionRespondent, len(personIDs))
-	for i, p := range personIDs {
-		rows[i] = CollectionRespondent{CollectionID: id, PersonID: p}
-	}
-	return tx.Create(&rows).Error
-}
 
 // waitingOn lists the organisation's open collections that ask personID
 // and have no reply from them, in order.
@@ -177,23 +177,8 @@ func openCollectionsOf(tx *gorm.DB, orgID, personID string) ([]string, error) {
 	return ids, err
 }
 
-// RevealCollectionCallbackSecret sets c.CallbackSecret from its sealed
-// column, for the create response that shows it.
-func (s *Store) RevealCollectionCallbackSecret(c *Collection) (err error) {
-	c.CallbackSecret, err = s.openCallbackSecret(colCollectionCallback, c.ID, c.SealedCallbackSecret)
-	return err
-}
 
-// DeleteUnstartedCollection removes a collection whose workflow never
-// started, as DeleteUnstartedApproval does.
-func (s *Store) DeleteUnstartedCollection(ctx context.Context, orgID, id string) error {
-	return deleteUnstarted[Collection](s, ctx, orgID, id, &CollectionRespondent{}, "collection_id")
-}
 
-// GetCollection returns one of the organisation's collections.
-func (s *Store) GetCollection(ctx context.Context, orgID, id string) (*Collection, error) {
-	return take[Collection](s.db.WithContext(ctx), orgID, id, "collection "+id)
-}
 
 // CollectionFilter narrows a list of collections.
 type CollectionFilter struct {
@@ -227,47 +212,9 @@ func (c *Collection) Replied(personID string) bool {
 	return false
 }
 
-// CollectionStatuses returns the status of each collection that exists
-// among ids, for the long-poll.
-func (s *Store) CollectionStatuses(ctx context.Context, ids []string) (map[string]string, error) {
-	return statuses[Collection](s.db.WithContext(ctx), ids)
-}
 
-// UnownedCollections lists open collections whose workflow has not run its
-// first step although they were created before olderThan.
-func (s *Store) UnownedCollections(ctx context.Context, olderThan time.Time, limit int) ([]Collection, error) {
-	return unowned[Collection](s.db.WithContext(ctx), states.Open, olderThan, limit)
-}
 
-// CollectionChange is one collection workflow transition to apply.
-type CollectionChange = RequestChange[Collection]
 
-// ApplyCollectionChange writes a collection's transition, its audit entry
-// and its event in one transaction (see applyRequestChange); a submitted
-// reply's draft goes with it, and a change to who is asked updates the
-// respondent index.
-func (s *Store) ApplyCollectionChange(ctx context.Context, ch CollectionChange) (*Collection, error) {
-	replies := 0
-	var respondents []string
-	return applyRequestChange(s, ctx, events.RequestCollection, ch,
-		func(c *Collection) { replies, respondents = len(c.Replies.V), slices.Clone(c.RespondentIDs) },
-		func(tx *gorm.DB, c *Collection) error {
-			if !slices.Equal(respondents, c.RespondentIDs) {
-				if err := tx.Where("collection_id = ?", c.ID).Delete(&CollectionRespondent{}).Error; err != nil {
-					return err
-				}
-				if err := insertRespondents(tx, c.ID, c.RespondentIDs); err != nil {
-					return err
-				}
-			}
-			for _, r := range c.Replies.V[min(replies, len(c.Replies.V)):] {
-				if err := tx.Where("collection_id = ? AND person_id = ?", c.ID, r.RespondentID).Delete(&CollectionDraft{}).Error; err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-}
 
 // SaveDraft keeps personID's unsubmitted answers to an open collection.
 func (s *Store) SaveDraft(ctx context.Context, collectionID, personID string, answers json.RawMessage) error {

@@ -33,18 +33,18 @@ func TestCollectionLifecycleInTheReadModel(t *testing.T) {
 		c := &models.Collection{OrganizationID: org.ID, Title: "Budgets", Questions: models.JSON[[]questions.Question]{V: qs},
 			Respondents: []string{"everyone"}, RespondentIDs: []string{"mem_a", "mem_b"}, RequiredResponses: 2,
 			DueAt: &due, ExpiresAt: models.Now().Add(72 * time.Hour), Requester: "key_1", RequestedBy: "agent", CallbackSecret: &secret}
-		_, err = s.CreateCollection(ctx, c, nil)
+		_, err = s.Collections().Create(ctx, c, nil)
 		require.NoError(t, err)
 		assert.Regexp(t, `^col_`, c.ID)
 		assert.Equal(t, states.Open, c.Status)
 
-		got, err := s.GetCollection(ctx, org.ID, c.ID)
+		got, err := s.Collections().Get(ctx, org.ID, c.ID)
 		require.NoError(t, err)
 		assert.NotEqual(t, secret, *got.SealedCallbackSecret, "the callback secret is sealed")
-		require.NoError(t, s.RevealCollectionCallbackSecret(got))
+		require.NoError(t, s.Collections().Reveal(got))
 		assert.Equal(t, secret, *got.CallbackSecret)
 		assert.Equal(t, qs, got.Questions.V)
-		_, err = s.GetCollection(ctx, other.ID, c.ID)
+		_, err = s.Collections().Get(ctx, other.ID, c.ID)
 		assert.True(t, apperr.Is(err, apperr.NotFound), "another organisation's collection: %v", err)
 
 		waiting, err := s.OpenCollectionsFor(ctx, org.ID, "mem_a", 10)
@@ -60,8 +60,8 @@ func TestCollectionLifecycleInTheReadModel(t *testing.T) {
 		require.NoError(t, err)
 		assert.Nil(t, d, "drafts are per person")
 
-		reply := func(seq int) models.CollectionChange {
-			return models.CollectionChange{OrganizationID: org.ID, ID: c.ID, Seq: seq,
+		reply := func(seq int) models.RequestChange[models.Collection] {
+			return models.RequestChange[models.Collection]{OrganizationID: org.ID, ID: c.ID, Seq: seq,
 				Apply: func(rec *models.Collection) (models.AuditEntry, error) {
 					rec.Replies.V = append(rec.Replies.V, models.Reply{RespondentID: "mem_a", SubmittedAt: models.Now(),
 						Answers: map[string]json.RawMessage{"q1": json.RawMessage(`12345678901234567890`)}})
@@ -69,11 +69,11 @@ func TestCollectionLifecycleInTheReadModel(t *testing.T) {
 					return models.AuditEntry{Action: "replied", ActorID: "mem_a", At: models.Now()}, nil
 				}}
 		}
-		_, err = s.ApplyCollectionChange(ctx, reply(1))
+		_, err = s.Collections().Apply(ctx, reply(1))
 		require.NoError(t, err)
-		_, err = s.ApplyCollectionChange(ctx, reply(1))
+		_, err = s.Collections().Apply(ctx, reply(1))
 		require.NoError(t, err, "a retried transition changes nothing")
-		got, err = s.GetCollection(ctx, org.ID, c.ID)
+		got, err = s.Collections().Get(ctx, org.ID, c.ID)
 		require.NoError(t, err)
 		require.Len(t, got.Replies.V, 1)
 		assert.Equal(t, "12345678901234567890", string(got.Replies.V[0].Answers["q1"]))
@@ -84,7 +84,7 @@ func TestCollectionLifecycleInTheReadModel(t *testing.T) {
 		require.NoError(t, err)
 		assert.Empty(t, waiting, "who replied has nothing waiting")
 
-		_, err = s.ApplyCollectionChange(ctx, models.CollectionChange{OrganizationID: org.ID, ID: c.ID, Seq: 2,
+		_, err = s.Collections().Apply(ctx, models.RequestChange[models.Collection]{OrganizationID: org.ID, ID: c.ID, Seq: 2,
 			Apply: func(rec *models.Collection) (models.AuditEntry, error) {
 				rec.Status = states.Complete
 				return models.AuditEntry{Action: "replied", At: models.Now()}, nil
@@ -100,7 +100,7 @@ func TestCollectionLifecycleInTheReadModel(t *testing.T) {
 		var audit int64
 		require.NoError(t, db.Model(&models.AuditEntry{}).Where("subject_id = ?", c.ID).Count(&audit).Error)
 		assert.Equal(t, int64(2), audit)
-		st, err := s.CollectionStatuses(ctx, []string{c.ID, "col_missing"})
+		st, err := s.Collections().Statuses(ctx, []string{c.ID, "col_missing"})
 		require.NoError(t, err)
 		assert.Equal(t, map[string]string{c.ID: states.Complete}, st)
 	})

@@ -88,7 +88,7 @@ func (s *Store) OpenDecisionLink(ctx context.Context, approvalID, token string) 
 	if err != nil {
 		return nil, err
 	}
-	a, err := s.GetApproval(ctx, l.OrganizationID, l.ApprovalID)
+	a, err := s.Approvals().Get(ctx, l.OrganizationID, l.ApprovalID)
 	if err != nil {
 		return nil, err
 	}

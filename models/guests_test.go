@@ -35,7 +35,7 @@ func TestRemoveGuestEndsTheirAccess(t *testing.T) {
 		approval := func(status string, approvers ...string) *models.Approval {
 			a := &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskLow, ApproverIDs: approvers,
 				ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: "key_test", RequestedBy: "agent"}
-			_, err := s.CreateApproval(ctx, a, nil)
+			_, err := s.Approvals().Create(ctx, a, nil)
 			require.NoError(t, err)
 			require.NoError(t, db.Model(a).Update("status", status).Error)
 			return a
@@ -92,7 +92,7 @@ func TestRemoveGuestEndsTheirAccess(t *testing.T) {
 		assert.Equal(t, []string{pending.ID}, again.Pending)
 
 		// The workflow's write takes the guest off the index with the record.
-		_, err = s.ApplyApprovalChange(ctx, models.ApprovalChange{OrganizationID: org.ID, ID: pending.ID, Seq: 1,
+		_, err = s.Approvals().Apply(ctx, models.RequestChange[models.Approval]{OrganizationID: org.ID, ID: pending.ID, Seq: 1,
 			Apply: func(a *models.Approval) (models.AuditEntry, error) {
 				a.ApproverIDs = models.StringList{ada.ID}
 				return models.AuditEntry{Action: "approver_removed", ActorID: "key_admin", ActorName: "admin", At: models.Now()}, nil
@@ -124,7 +124,7 @@ func TestUpdateGuestRenames(t *testing.T) {
 		require.NoError(t, err)
 		earlier := &models.Approval{OrganizationID: org.ID, Title: "Share", Risk: models.RiskLow, ApproverIDs: []string{g.ID},
 			ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: "key_test", RequestedBy: "agent"}
-		_, err = s.CreateApproval(ctx, earlier, nil)
+		_, err = s.Approvals().Create(ctx, earlier, nil)
 		require.NoError(t, err)
 
 		name := "  Gus Grey "
@@ -145,7 +145,7 @@ func TestUpdateGuestRenames(t *testing.T) {
 		_, err = s.UpdateGuest(ctx, org.ID, "gst_nobody", &name)
 		assert.True(t, apperr.Is(err, apperr.NotFound), "%v", err)
 
-		kept, err := s.GetApproval(ctx, org.ID, earlier.ID)
+		kept, err := s.Approvals().Get(ctx, org.ID, earlier.ID)
 		require.NoError(t, err)
 		assert.Equal(t, models.StringList{g.ID}, kept.ApproverIDs, "a request made earlier is unchanged")
 		inbox, err := s.PendingFor(ctx, org.ID, g.ID, time.Now(), 10)
@@ -172,7 +172,7 @@ func TestRemoveGuestReportsTheirOpenReviews(t *testing.T) {
 				Reviewers: []string{g.Email, ada.Email}, ReviewerIDs: []string{g.ID, ada.ID}, RequiredApprovals: 2,
 				ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_test", RequestedBy: "agent"}
 			r.Verdicts.V = verdicts
-			_, err := s.CreateReview(ctx, r, nil)
+			_, err := s.Reviews().Create(ctx, r, nil)
 			require.NoError(t, err)
 			require.NoError(t, db.Model(r).Update("status", status).Error)
 			return r
@@ -189,7 +189,7 @@ func TestRemoveGuestReportsTheirOpenReviews(t *testing.T) {
 		assert.Nil(t, again.Guest)
 		assert.Equal(t, []string{open.ID}, again.Reviews, "still something to finish")
 
-		_, err = s.ApplyReviewChange(ctx, models.ReviewChange{OrganizationID: org.ID, ID: open.ID, Seq: 1,
+		_, err = s.Reviews().Apply(ctx, models.RequestChange[models.Review]{OrganizationID: org.ID, ID: open.ID, Seq: 1,
 			Apply: func(r *models.Review) (models.AuditEntry, error) {
 				r.ReviewerIDs = models.StringList{ada.ID}
 				return models.AuditEntry{Action: "reviewer_removed", ActorID: "key_admin", ActorName: "admin", At: models.Now()}, nil

@@ -34,7 +34,7 @@ func TestSettledForPagesBothKindsBySettledTime(t *testing.T) {
 		approval := func(status string, settled time.Time, decided bool) string {
 			a := &models.Approval{OrganizationID: org.ID, Title: "a", Risk: models.RiskLow, ApproverIDs: []string{ada.ID},
 				ExpiresAt: base.Add(time.Hour), RequiredApprovals: 1, Requester: "key_test", RequestedBy: "agent"}
-			_, err := s.CreateApproval(ctx, a, nil)
+			_, err := s.Approvals().Create(ctx, a, nil)
 			require.NoError(t, err)
 			set := map[string]any{"status": status, "updated_at": settled}
 			if decided {
@@ -46,7 +46,7 @@ func TestSettledForPagesBothKindsBySettledTime(t *testing.T) {
 		collection := func(status string, settled time.Time) string {
 			c := &models.Collection{OrganizationID: org.ID, Title: "c", RespondentIDs: []string{ada.ID}, RequiredResponses: 1,
 				ExpiresAt: base.Add(time.Hour), Requester: "key_test", RequestedBy: "agent"}
-			_, err := s.CreateCollection(ctx, c, nil)
+			_, err := s.Collections().Create(ctx, c, nil)
 			require.NoError(t, err)
 			require.NoError(t, db.Model(&models.Collection{}).Where("id = ?", c.ID).
 				Updates(map[string]any{"status": status, "settled_at": settled, "updated_at": settled.Add(time.Hour)}).Error)

@@ -27,7 +27,7 @@ func TestPendingForPutsTheMostUrgentFirstWhateverTheBacklog(t *testing.T) {
 		create := func(title, risk string, expires time.Time, status string, orgID string, approvers ...string) *models.Approval {
 			a := &models.Approval{OrganizationID: orgID, Title: title, Risk: risk, ApproverIDs: approvers,
 				ExpiresAt: expires, RequiredApprovals: 1, Requester: "key_test", RequestedBy: "agent"}
-			_, err := s.CreateApproval(ctx, a, nil)
+			_, err := s.Approvals().Create(ctx, a, nil)
 			require.NoError(t, err)
 			require.NoError(t, db.Model(a).Update("status", status).Error)
 			return a

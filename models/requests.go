@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -10,18 +11,174 @@ import (
 )
 
 // requestHead is what every kind of request's record holds for the shared
-// write path: who it is, its flow, and the last workflow transition applied.
+// paths, through pointers into the record.
 type requestHead struct {
-	id, organizationID string
-	flowID             *string
-	seq                *int
-	updatedAt          *time.Time
+	id                                   *string
+	organizationID                       string
+	flowID                               *string
+	status                               *string
+	seq                                  *int
+	createdAt, updatedAt                 *time.Time
+	callbackSecret, sealedCallbackSecret **string
+	// asked are the people the request asks to act (approvers,
+	// respondents, reviewers), whom its index table lists.
+	asked *StringList
 }
 
 // requestRecord is the record of a kind of request (T), through its pointer.
 type requestRecord[T any] interface {
 	*T
 	head() requestHead
+}
+
+// requestKind is what the shared paths know of one kind's table.
+type requestKind[T any] struct {
+	// subject names the kind in audit entries and events: "approval".
+	subject, idPrefix string
+	// open is the status of a record still waiting.
+	open     string
+	callback sealedColumn
+	// askedIndex is the table indexing who is asked (its rows' column
+	// askedColumn names the request, person_id the person).
+	askedIndex  any
+	askedColumn string
+	// prepare fills in what a new record starts with, load completes
+	// records read (nil when nothing), and applied writes what a
+	// transition changes beside the record and its index (before is the
+	// record as it was).
+	prepare func(*T)
+	load    func(db *gorm.DB, orgID string, recs []*T) error
+	applied func(tx *gorm.DB, before, after *T) error
+}
+
+// Requests are one kind's records on the paths every kind shares: the
+// create bound to its claim, the read, the transition write, the
+// long-poll's statuses, and the reconciler's and the failed start's
+// queries. Each kind's own queries (lists, inboxes) sit beside its record.
+type Requests[T any, P requestRecord[T]] struct {
+	s *Store
+	k *requestKind[T]
+}
+
+// Create inserts a new open record and the index of who it asks, and
+// binds claim (when not nil) to it in the same transaction. The flow, when
+// named, must be open. When an earlier attempt of the claimed request
+// already made a record, nothing is written and its id is returned.
+func (r Requests[T, P]) Create(ctx context.Context, rec *T, claim *Claim) (earlier string, err error) {
+	h := P(rec).head()
+	*h.id = newID(r.k.idPrefix)
+	*h.status = r.k.open
+	*h.createdAt = Now()
+	*h.updatedAt = *h.createdAt
+	if r.k.prepare != nil {
+		r.k.prepare(rec)
+	}
+	*h.sealedCallbackSecret = r.s.sealCallbackSecret(r.k.callback, *h.id, *h.callbackSecret)
+	return createRequest[T, P](r.s, ctx, rec, claim, func(tx *gorm.DB) error { return r.index(tx, *h.id, *h.asked) })
+}
+
+// index lists personIDs as asked by request id.
+func (r Requests[T, P]) index(tx *gorm.DB, id string, personIDs []string) error {
+	if len(personIDs) == 0 {
+		return nil
+	}
+	rows := make([]map[string]any, len(personIDs))
+	for i, p := range personIDs {
+		rows[i] = map[string]any{r.k.askedColumn: id, "person_id": p}
+	}
+	return tx.Model(r.k.askedIndex).Create(rows).Error
+}
+
+// Reveal sets the record's callback secret from its sealed column, for the
+// create's answer, which shows it once (also when a retry resumes it).
+func (r Requests[T, P]) Reveal(rec *T) (err error) {
+	h := P(rec).head()
+	*h.callbackSecret, err = r.s.openCallbackSecret(r.k.callback, *h.id, *h.sealedCallbackSecret)
+	return err
+}
+
+// Get returns one of the organisation's records.
+func (r Requests[T, P]) Get(ctx context.Context, orgID, id string) (*T, error) {
+	db := r.s.db.WithContext(ctx)
+	rec, err := take[T](db, orgID, id, r.k.subject+" "+id)
+	if err != nil {
+		return nil, err
+	}
+	return rec, r.loaded(db, orgID, rec)
+}
+
+func (r Requests[T, P]) loaded(db *gorm.DB, orgID string, recs ...*T) error {
+	if r.k.load == nil {
+		return nil
+	}
+	return r.k.load(db, orgID, recs)
+}
+
+// DeleteUnstarted removes a record whose workflow never started (Seq 0)
+// and its index, and unbinds the claim that made it, so a failed creation
+// leaves nothing behind and a retry with the same key creates afresh.
+func (r Requests[T, P]) DeleteUnstarted(ctx context.Context, orgID, id string) error {
+	return r.s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Where("organization_id = ? AND id = ? AND seq = 0", orgID, id).Delete(new(T))
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		if err := unbindClaims(tx, orgID, id); err != nil {
+			return err
+		}
+		return tx.Where(r.k.askedColumn+" = ?", id).Delete(r.k.askedIndex).Error
+	})
+}
+
+// Statuses returns the status of each record among ids, with one query,
+// for the long-poll.
+func (r Requests[T, P]) Statuses(ctx context.Context, ids []string) (map[string]string, error) {
+	var rows []struct{ ID, Status string }
+	if err := r.s.db.WithContext(ctx).Model(new(T)).Select("id, status").Where("id IN ?", ids).Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(rows))
+	for _, row := range rows {
+		out[row.ID] = row.Status
+	}
+	return out, nil
+}
+
+// Unowned lists records still open whose workflow has not run its first
+// step although they were created before olderThan: the reconciler starts
+// them.
+func (r Requests[T, P]) Unowned(ctx context.Context, olderThan time.Time, limit int) ([]T, error) {
+	var out []T
+	err := r.s.db.WithContext(ctx).Where("seq = 0 AND status = ? AND created_at < ?", r.k.open, olderThan).
+		Order("id").Limit(limit).Find(&out).Error
+	return out, err
+}
+
+// Apply writes a transition, its audit entry and its event in one
+// transaction (see applyRequestChange); a change to who is asked updates
+// the index with it.
+func (r Requests[T, P]) Apply(ctx context.Context, ch RequestChange[T]) (*T, error) {
+	var before T
+	return applyRequestChange[T, P](r.s, ctx, r.k.subject, ch,
+		func(rec *T) { before = *rec; *P(&before).head().asked = slices.Clone(*P(rec).head().asked) },
+		func(tx *gorm.DB, rec *T) error {
+			h := P(rec).head()
+			if was := *P(&before).head().asked; !slices.Equal(was, *h.asked) {
+				if err := tx.Where(r.k.askedColumn+" = ?", *h.id).Delete(r.k.askedIndex).Error; err != nil {
+					return err
+				}
+				if err := r.index(tx, *h.id, *h.asked); err != nil {
+					return err
+				}
+			}
+			if r.k.applied != nil {
+				if err := r.k.applied(tx, &before, rec); err != nil {
+					return err
+				}
+			}
+			// The event data reads the record as a later read does.
+			return r.loaded(tx, h.organizationID, rec)
+		})
 }
 
 // RequestChange is one workflow transition to apply to the read model of a
@@ -70,7 +227,7 @@ func applyRequestChange[T any, P requestRecord[T]](s *Store, ctx context.Context
 			return err
 		}
 		entry.ID, entry.OrganizationID, entry.FlowID = newID(ids.Audit), h.organizationID, h.flowID
-		entry.SubjectType, entry.SubjectID, entry.Seq = subjectType, h.id, ch.Seq
+		entry.SubjectType, entry.SubjectID, entry.Seq = subjectType, *h.id, ch.Seq
 		if err := writeAudit(tx, &entry); err != nil {
 			return err
 		}
@@ -83,7 +240,7 @@ func applyRequestChange[T any, P requestRecord[T]](s *Store, ctx context.Context
 		}
 		wroteEvent = true
 		return tx.Create(&Event{ID: newID(ids.Event), OrganizationID: h.organizationID, Kind: ch.Event,
-			SubjectType: subjectType, SubjectID: h.id, Data: data, CreatedAt: entry.At}).Error
+			SubjectType: subjectType, SubjectID: *h.id, Data: data, CreatedAt: entry.At}).Error
 	})
 	if err == nil && wroteEvent {
 		s.changes.EventWritten()
@@ -106,7 +263,7 @@ func createRequest[T any, P requestRecord[T]](s *Store, ctx context.Context, rec
 				return err
 			}
 		}
-		if earlier, err = BindClaim(tx, claim, h.id); err != nil {
+		if earlier, err = BindClaim(tx, claim, *h.id); err != nil {
 			return err
 		}
 		if earlier != "" {
@@ -123,19 +280,6 @@ func createRequest[T any, P requestRecord[T]](s *Store, ctx context.Context, rec
 	return "", err
 }
 
-// statuses returns the status of each record of type T among ids, with one
-// query, for the long-poll.
-func statuses[T any](db *gorm.DB, ids []string) (map[string]string, error) {
-	var rows []struct{ ID, Status string }
-	if err := db.Model(new(T)).Select("id, status").Where("id IN ?", ids).Find(&rows).Error; err != nil {
-		return nil, err
-	}
-	out := make(map[string]string, len(rows))
-	for _, r := range rows {
-		out[r.ID] = r.Status
-	}
-	return out, nil
-}
 
 // sealCallbackSecret seals the callback secret of request id for c, its
 // record's column.
@@ -160,28 +304,4 @@ func (s *Store) openCallbackSecret(c sealedColumn, id string, sealed *string) (*
 	return &secret, nil
 }
 
-// deleteUnstarted removes a request of type T whose workflow never started
-// (Seq 0), what indexes it (the index table's rows whose column names it),
-// and unbinds the claim that made it, so a failed creation leaves nothing
-// behind and a retry with the same key creates afresh.
-func deleteUnstarted[T any](s *Store, ctx context.Context, orgID, id string, index any, column string) error {
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		res := tx.Where("organization_id = ? AND id = ? AND seq = 0", orgID, id).Delete(new(T))
-		if res.Error != nil || res.RowsAffected == 0 {
-			return res.Error
-		}
-		if err := unbindClaims(tx, orgID, id); err != nil {
-			return err
-		}
-		return tx.Where(column+" = ?", id).Delete(index).Error
-	})
-}
 
-// unowned lists requests of type T still in their open status whose
-// workflow has not run its first step although they were created before
-// olderThan: the reconciler starts them.
-func unowned[T any](db *gorm.DB, open string, olderThan time.Time, limit int) ([]T, error) {
-	var out []T
-	err := db.Where("seq = 0 AND status = ? AND created_at < ?", open, olderThan).Order("id").Limit(limit).Find(&out).Error
-	return out, err
-}

@@ -64,8 +64,23 @@ type Review struct {
 }
 
 func (r *Review) head() requestHead {
-	return requestHead{r.ID, r.OrganizationID, r.FlowID, &r.Seq, &r.UpdatedAt}
+	return requestHead{&r.ID, r.OrganizationID, r.FlowID, &r.Status, &r.Seq, &r.CreatedAt, &r.UpdatedAt,
+		&r.CallbackSecret, &r.SealedCallbackSecret, &r.ReviewerIDs}
 }
+
+var reviewKind = &requestKind[Review]{subject: events.RequestReview, idPrefix: ids.Review, open: states.Open,
+	callback: colReviewCallback, askedIndex: &ReviewReviewer{}, askedColumn: "review_id",
+	prepare: func(r *Review) {
+		if r.Verdicts.V == nil {
+			r.Verdicts.V = []Verdict{}
+		}
+		if r.Asked.V == nil {
+			r.Asked.V = []PersonRef{}
+		}
+	}}
+
+// Reviews are the reviews on the paths every kind shares.
+func (s *Store) Reviews() Requests[Review, *Review] { return Requests[Review, *Review]{s, reviewKind} }
 
 // Reviewed reports whether personID has returned a verdict.
 func (r *Review) Reviewed(personID string) bool {
@@ -79,54 +94,10 @@ type ReviewReviewer struct {
 	PersonID string `gorm:"primaryKey;size:40;index"`
 }
 
-// CreateReview inserts a new open review and its reviewer index, binding
-// claim as CreateApproval does.
-func (s *Store) CreateReview(ctx context.Context, r *Review, claim *Claim) (earlier string, err error) {
-	r.ID = newID(ids.Review)
-	r.Status = states.Open
-	r.CreatedAt = Now()
-	r.UpdatedAt = r.CreatedAt
-	if r.Verdicts.V == nil {
-		r.Verdicts.V = []Verdict{}
-	}
-	if r.Asked.V == nil {
-		r.Asked.V = []PersonRef{}
-	}
-	r.SealedCallbackSecret = s.sealCallbackSecret(colReviewCallback, r.ID, r.CallbackSecret)
-	return createRequest(s, ctx, r, claim, func(tx *gorm.DB) error {
-		return insertReviewers(tx, r.ID, r.ReviewerIDs)
-	})
-}
 
-// insertReviewers indexes personIDs as review id's reviewers.
-func insertReviewers(tx *gorm.DB, id string, personIDs []string) error {
-	if len(personIDs) == 0 {
-		return nil
-	}
-	rows := make([]ReviewReviewer, len(personIDs))
-	for i, p := range personIDs {
-		rows[i] = ReviewReviewer{ReviewID: id, PersonID: p}
-	}
-	return tx.Create(&rows).Error
-}
 
-// RevealReviewCallbackSecret sets r.CallbackSecret from its sealed column,
-// for the create response that shows it.
-func (s *Store) RevealReviewCallbackSecret(r *Review) (err error) {
-	r.CallbackSecret, err = s.openCallbackSecret(colReviewCallback, r.ID, r.SealedCallbackSecret)
-	return err
-}
 
-// DeleteUnstartedReview removes a review whose workflow never started, as
-// DeleteUnstartedApproval does.
-func (s *Store) DeleteUnstartedReview(ctx context.Context, orgID, id string) error {
-	return deleteUnstarted[Review](s, ctx, orgID, id, &ReviewReviewer{}, "review_id")
-}
 
-// GetReview returns one of the organisation's reviews.
-func (s *Store) GetReview(ctx context.Context, orgID, id string) (*Review, error) {
-	return take[Review](s.db.WithContext(ctx), orgID, id, "review "+id)
-}
 
 // ReviewFilter narrows a list of reviews.
 type ReviewFilter struct {
@@ -187,35 +158,6 @@ func openReviewsOf(tx *gorm.DB, orgID, personID string) ([]string, error) {
 	return ids, err
 }
 
-// ReviewStatuses returns the status of each review that exists among ids,
-// for the long-poll.
-func (s *Store) ReviewStatuses(ctx context.Context, ids []string) (map[string]string, error) {
-	return statuses[Review](s.db.WithContext(ctx), ids)
-}
 
-// UnownedReviews lists open reviews whose workflow has not run its first
-// step although they were created before olderThan.
-func (s *Store) UnownedReviews(ctx context.Context, olderThan time.Time, limit int) ([]Review, error) {
-	return unowned[Review](s.db.WithContext(ctx), states.Open, olderThan, limit)
-}
 
-// ReviewChange is one review workflow transition to apply.
-type ReviewChange = RequestChange[Review]
 
-// ApplyReviewChange writes a review's transition, its audit entry and its
-// event in one transaction (see applyRequestChange); a change to who is
-// asked updates the reviewer index with it.
-func (s *Store) ApplyReviewChange(ctx context.Context, ch ReviewChange) (*Review, error) {
-	var reviewers []string
-	return applyRequestChange(s, ctx, events.RequestReview, ch,
-		func(r *Review) { reviewers = slices.Clone(r.ReviewerIDs) },
-		func(tx *gorm.DB, r *Review) error {
-			if slices.Equal(reviewers, r.ReviewerIDs) {
-				return nil
-			}
-			if err := tx.Where("review_id = ?", r.ID).Delete(&ReviewReviewer{}).Error; err != nil {
-				return err
-			}
-			return insertReviewers(tx, r.ID, r.ReviewerIDs)
-		})
-}

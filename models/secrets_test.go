@@ -46,7 +46,7 @@ func TestRotateSecretKey(t *testing.T) {
 		secret := "asnt_cbs_callback"
 		a := &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskLow, CallbackSecret: &secret,
 			ExpiresAt: time.Now().Add(time.Hour), RequiredApprovals: 1, Requester: "key_x", RequestedBy: "agent"}
-		_, err = before.CreateApproval(ctx, a, nil)
+		_, err = before.Approvals().Create(ctx, a, nil)
 		require.NoError(t, err)
 
 		claim := &models.Claim{OrganizationID: org.ID, PrincipalID: "key_x", Key: "k1", RequestHash: "h1"}
@@ -84,9 +84,9 @@ func TestRotateSecretKey(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, []string{"whsec_clear"}, secrets)
 
-		stored, err := newOnly.GetApproval(ctx, org.ID, a.ID)
+		stored, err := newOnly.Approvals().Get(ctx, org.ID, a.ID)
 		require.NoError(t, err)
-		require.NoError(t, newOnly.RevealCallbackSecret(stored))
+		require.NoError(t, newOnly.Approvals().Reveal(stored))
 		assert.Equal(t, secret, *stored.CallbackSecret)
 
 		prev, err := newOnly.ClaimIdempotencyKey(ctx, claim, false)
@@ -121,7 +121,7 @@ func makeSealedWorld(t *testing.T, s *models.Store) *sealedWorld {
 	approval := func(orgID, secret string) *models.Approval {
 		a := &models.Approval{OrganizationID: orgID, Title: "Pay", Risk: models.RiskLow, CallbackSecret: &secret,
 			ExpiresAt: time.Now().Add(time.Hour), RequiredApprovals: 1, Requester: "key_x", RequestedBy: "agent"}
-		_, err := s.CreateApproval(ctx, a, nil)
+		_, err := s.Approvals().Create(ctx, a, nil)
 		require.NoError(t, err)
 		return a
 	}
@@ -156,11 +156,11 @@ func (w *sealedWorld) reads(s *models.Store) map[string]func() error {
 			return err
 		},
 		"callback secret": func() error {
-			a, err := s.GetApproval(ctx, w.b.ID, w.approvB.ID)
+			a, err := s.Approvals().Get(ctx, w.b.ID, w.approvB.ID)
 			if err != nil {
 				return err
 			}
-			return s.RevealCallbackSecret(a)
+			return s.Approvals().Reveal(a)
 		},
 		"stored response": func() error {
 			_, err := s.ClaimIdempotencyKey(ctx, w.claimB, false)

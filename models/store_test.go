@@ -260,7 +260,7 @@ func TestClaimAndRecordAreWrittenTogether(t *testing.T) {
 		_, err := s.ClaimIdempotencyKey(ctx, c, true)
 		require.NoError(t, err)
 		first := newApproval()
-		earlier, err := s.CreateApproval(ctx, first, c)
+		earlier, err := s.Approvals().Create(ctx, first, c)
 		require.NoError(t, err)
 		assert.Empty(t, earlier)
 
@@ -273,7 +273,7 @@ func TestClaimAndRecordAreWrittenTogether(t *testing.T) {
 		id, err := s.ClaimedResource(ctx, retry)
 		require.NoError(t, err)
 		assert.Equal(t, first.ID, id)
-		earlier, err = s.CreateApproval(ctx, newApproval(), retry)
+		earlier, err = s.Approvals().Create(ctx, newApproval(), retry)
 		require.NoError(t, err)
 		assert.Equal(t, first.ID, earlier)
 		var n int64
@@ -286,7 +286,7 @@ func TestClaimAndRecordAreWrittenTogether(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, first.ID, id)
 		// ...until the record is taken back because its workflow never started.
-		require.NoError(t, s.DeleteUnstartedApproval(ctx, org.ID, first.ID))
+		require.NoError(t, s.Approvals().DeleteUnstarted(ctx, org.ID, first.ID))
 		id, err = s.ClaimedResource(ctx, retry)
 		require.NoError(t, err)
 		assert.Empty(t, id)
@@ -308,7 +308,7 @@ func TestTeamsAreEditedAndRemoved(t *testing.T) {
 		require.NoError(t, err)
 		earlier := &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskLow, ApproverIDs: []string{a.ID},
 			ExpiresAt: time.Now().Add(time.Hour), RequiredApprovals: 1, Requester: "key_x", RequestedBy: "agent"}
-		_, err = s.CreateApproval(ctx, earlier, nil)
+		_, err = s.Approvals().Create(ctx, earlier, nil)
 		require.NoError(t, err)
 
 		name := "Finance team"
@@ -338,7 +338,7 @@ func TestTeamsAreEditedAndRemoved(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, teams, 1)
 
-		kept, err := s.GetApproval(ctx, org.ID, earlier.ID)
+		kept, err := s.Approvals().Get(ctx, org.ID, earlier.ID)
 		require.NoError(t, err)
 		assert.Equal(t, models.StringList{a.ID}, kept.ApproverIDs, "a request made earlier is unchanged")
 	})

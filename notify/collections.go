@@ -30,7 +30,7 @@ type respondentMail struct {
 // when it was due). Each person gets each email once; nothing is sent once
 // the collection is no longer open.
 func (n *Notifier) Respondents(ctx context.Context, orgID, collectionID string, reminder bool, personIDs []string) error {
-	c, err := n.Store.GetCollection(ctx, orgID, collectionID)
+	c, err := n.Store.Collections().Get(ctx, orgID, collectionID)
 	if err != nil || c.Status != states.Open {
 		return err
 	}

@@ -81,7 +81,7 @@ func (n *Notifier) ApproverReminder(ctx context.Context, orgID, approvalID strin
 }
 
 func (n *Notifier) approvers(ctx context.Context, orgID, approvalID string, reminder bool, personIDs []string) error {
-	a, err := n.Store.GetApproval(ctx, orgID, approvalID)
+	a, err := n.Store.Approvals().Get(ctx, orgID, approvalID)
 	if err != nil || a.Status != states.Pending {
 		return err
 	}
@@ -157,7 +157,7 @@ type answerMail struct {
 // Answer emails whoever asked questionID its answer. An asker who is no
 // longer a member, or an agent's key, gets nothing.
 func (n *Notifier) Answer(ctx context.Context, orgID, approvalID, questionID, askerID string) error {
-	a, err := n.Store.GetApproval(ctx, orgID, approvalID)
+	a, err := n.Store.Approvals().Get(ctx, orgID, approvalID)
 	if err != nil {
 		return err
 	}

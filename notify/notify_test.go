@@ -68,7 +68,7 @@ func TestApproversAreEmailedOnceEachAcrossRetries(t *testing.T) {
 			ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: req.ID, RequestedBy: "req",
 			Input: models.RawJSON(`{"payee":{"ssn":"999-00-1111"}}`), Metadata: models.RawJSON(`{"customer":{"ssn":"123-45-6789"}}`),
 			RestrictedFields: models.StringList{"ssn"}}
-		_, err = store.CreateApproval(ctx, a, nil)
+		_, err = store.Approvals().Create(ctx, a, nil)
 		require.NoError(t, err)
 
 		liveLinks := func(personID string) int64 {
@@ -122,7 +122,7 @@ func TestWithoutAMailerNothingIsRetried(t *testing.T) {
 		require.NoError(t, err)
 		a := &models.Approval{OrganizationID: org.ID, Title: "T", Risk: models.RiskHigh, ApproverIDs: []string{m.ID},
 			ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: "key_1", RequestedBy: "agent"}
-		_, err = store.CreateApproval(ctx, a, nil)
+		_, err = store.Approvals().Create(ctx, a, nil)
 		require.NoError(t, err)
 		n := &notify.Notifier{Store: store, BaseURL: "https://assent.example"}
 		assert.NoError(t, n.Approvers(ctx, org.ID, a.ID))
@@ -150,7 +150,7 @@ func TestApproverReminderGoesOnceToWhoHasNotDecided(t *testing.T) {
 		a := &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskHigh, ApproverIDs: ids[:2],
 			ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 2, Requester: "key_1", RequestedBy: "agent",
 			ApprovedBy: models.StringList{ids[1]}}
-		_, err = store.CreateApproval(ctx, a, nil)
+		_, err = store.Approvals().Create(ctx, a, nil)
 		require.NoError(t, err)
 		box := mail.NewMailbox(0)
 		n := &notify.Notifier{Store: store, Mailer: box, BaseURL: "https://assent.example"}

@@ -72,7 +72,7 @@ func TestAskedPeopleArePushedOnceEach(t *testing.T) {
 			Description: "The customer's card ends 4242.", ApproverIDs: []string{ann.ID(), ben.ID()},
 			ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: "key_1", RequestedBy: "agent",
 			Input: models.RawJSON(`{"payee":{"ssn":"999-00-1111"}}`), RestrictedFields: models.StringList{"ssn"}}
-		_, err = store.CreateApproval(ctx, a, nil)
+		_, err = store.Approvals().Create(ctx, a, nil)
 		require.NoError(t, err)
 
 		box := mail.NewMailbox(0)
@@ -122,7 +122,7 @@ func TestAskedPeopleArePushedOnceEach(t *testing.T) {
 		c := &models.Collection{OrganizationID: org.ID, Title: "Q3 numbers", Description: "secret detail",
 			RespondentIDs: []string{ann.ID()}, RequiredResponses: 1, Requester: "key_1", RequestedBy: "agent",
 			Questions: models.JSON[[]questions.Question]{V: qs}, ExpiresAt: time.Now().Add(time.Hour).UTC()}
-		_, err = store.CreateCollection(ctx, c, nil)
+		_, err = store.Collections().Create(ctx, c, nil)
 		require.NoError(t, err)
 		require.NoError(t, n.Respondents(ctx, org.ID, c.ID, false, nil))
 		pushes := svc.To(laptop)
@@ -134,7 +134,7 @@ func TestAskedPeopleArePushedOnceEach(t *testing.T) {
 		r := &models.Review{OrganizationID: org.ID, Title: "Q3 report", Instructions: "check the numbers",
 			ReportID: "rpt_x", VersionID: "ver_x", Version: 2, ReviewerIDs: []string{ann.ID()}, RequiredApprovals: 1,
 			Requester: "key_1", RequestedBy: "agent", ExpiresAt: time.Now().Add(time.Hour).UTC()}
-		_, err = store.CreateReview(ctx, r, nil)
+		_, err = store.Reviews().Create(ctx, r, nil)
 		require.NoError(t, err)
 		require.NoError(t, n.Reviewers(ctx, org.ID, r.ID))
 		require.NoError(t, n.Reviewers(ctx, org.ID, r.ID))

@@ -25,7 +25,7 @@ type reviewerMail struct {
 // Reviewers emails each reviewer the review's page, once. Nothing is sent
 // once the review is no longer open.
 func (n *Notifier) Reviewers(ctx context.Context, orgID, reviewID string) error {
-	r, err := n.Store.GetReview(ctx, orgID, reviewID)
+	r, err := n.Store.Reviews().Get(ctx, orgID, reviewID)
 	if err != nil || r.Status != states.Open {
 		return err
 	}

@@ -19,8 +19,9 @@ const holdKind = "publish_hold"
 // versions: each waits in its own workflow.
 func (s *Service) holds() *requests.Records[models.ReportVersion] {
 	return &requests.Records[models.ReportVersion]{
-		Kind: "held version", Open: models.VersionHeld, Get: s.store.GetVersion, Start: s.startHold,
+		Noun: "held version", Open: models.VersionHeld, Get: s.store.GetVersion, Start: s.startHold,
 		WorkflowID: workflows.HoldWorkflowID, Unowned: s.store.UnstartedHolds, Log: s.log,
+		Store: s.store, Temporal: s.temporal,
 		Head: func(v *models.ReportVersion) requests.Head {
 			return requests.Head{ID: v.ID, OrganizationID: v.OrganizationID, Status: v.State, Started: v.HoldStarted}
 		},
@@ -91,7 +92,7 @@ func (s *Service) DecideHeld(ctx context.Context, by models.Actor, orgID, versio
 	if release {
 		d.Decision = workflows.HoldRelease
 	}
-	v, err := s.holds().Update(ctx, s.store, s.temporal, orgID, versionID, updateID, workflows.UpdateDecideHold, &d)
+	v, err := s.holds().Update(ctx, orgID, versionID, updateID, workflows.UpdateDecideHold, &d)
 	if err != nil {
 		return nil, nil, err
 	}

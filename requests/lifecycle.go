@@ -19,11 +19,12 @@ import (
 	"github.com/assent-hq/assent/workflows"
 )
 
-// Records is how the shared create and update paths handle one kind's
-// records (T): each kind's service fills it in once.
+// Records is how the shared create, update and reconciler paths handle
+// one kind's records (T). Request kinds get theirs from NewLifecycle; held
+// report versions fill one in for the Update and reconciler paths.
 type Records[T any] struct {
-	// Kind names the kind in messages and logs: "approval".
-	Kind string
+	// Noun names the kind in messages and logs: "request for information".
+	Noun string
 	// Open is the status of a record still waiting.
 	Open string
 	Get  func(ctx context.Context, orgID, id string) (*T, error)
@@ -48,6 +49,9 @@ type Records[T any] struct {
 	Statuses func(ctx context.Context, ids []string) (map[string]string, error)
 	Unowned  func(ctx context.Context, olderThan time.Time, limit int) ([]T, error)
 	Log      *slog.Logger
+	// Store and Temporal are where records and workflows live.
+	Store    *models.Store
+	Temporal client.Client
 	watcher  *Watcher
 }
 
@@ -77,7 +81,7 @@ func (r *Records[T]) View(ctx context.Context, person *models.Person, id string)
 		return nil, err
 	}
 	if person.Guest != nil && !slices.Contains(r.Asked(rec), person.ID()) {
-		return nil, apperr.New(apperr.NotFound, "%s %s not found", r.Kind, id)
+		return nil, apperr.New(apperr.NotFound, "%s %s not found", r.Noun, id)
 	}
 	return rec, nil
 }
@@ -127,8 +131,8 @@ type Head struct {
 // claim (an Idempotency-Key), the record is bound to it as it is written,
 // so a retry after a crash at any point resumes the same record instead of
 // making another. The answer carries the callback secret, shown once.
-func (r *Records[T]) Create(ctx context.Context, store *models.Store, claim *models.Claim, build func() (*T, error)) (*T, error) {
-	earlier, err := store.ClaimedResource(ctx, claim)
+func (r *Records[T]) Create(ctx context.Context, claim *models.Claim, build func() (*T, error)) (*T, error) {
+	earlier, err := r.Store.ClaimedResource(ctx, claim)
 	if err != nil {
 		return nil, err
 	}
@@ -172,8 +176,8 @@ func (r *Records[T]) resume(ctx context.Context, orgID, id string) (*T, error) {
 	}
 	if !r.Head(rec).Started {
 		if err := r.Start(ctx, rec); err != nil {
-			r.Log.Error("start "+r.Kind+" workflow", r.Kind, id, "error", err)
-			return nil, apperr.New(apperr.Unavailable, "the %s could not be started yet; retry with the same Idempotency-Key", r.Kind)
+			r.Log.Error("start "+r.Noun+" workflow", r.Noun, id, "error", err)
+			return nil, apperr.New(apperr.Unavailable, "the %s could not be started yet; retry with the same Idempotency-Key", r.Noun)
 		}
 	}
 	return rec, nil
@@ -189,16 +193,16 @@ func (r *Records[T]) startNew(ctx context.Context, rec *T) error {
 	}
 	h := r.Head(rec)
 	if derr := r.DeleteUnstarted(context.WithoutCancel(ctx), h.OrganizationID, h.ID); derr != nil {
-		r.Log.Error("remove "+r.Kind+" after failed start", r.Kind, h.ID, "error", derr)
+		r.Log.Error("remove "+r.Noun+" after failed start", r.Noun, h.ID, "error", derr)
 	}
-	r.Log.Error("start "+r.Kind+" workflow", r.Kind, h.ID, "error", err)
-	return apperr.New(apperr.Unavailable, "the %s could not be started, so nothing was created; try again", r.Kind)
+	r.Log.Error("start "+r.Noun+" workflow", r.Noun, h.ID, "error", err)
+	return apperr.New(apperr.Unavailable, "the %s could not be started, so nothing was created; try again", r.Noun)
 }
 
 // Cancel withdraws an open record through its workflow's cancel Update,
 // which lets the requester, owners and administrators do it.
-func (r *Records[T]) Cancel(ctx context.Context, store *models.Store, tc client.Client, orgID, id, updateID string, who models.Actor) (*T, error) {
-	return r.Update(ctx, store, tc, orgID, id, updateID, workflows.UpdateCancel,
+func (r *Records[T]) Cancel(ctx context.Context, orgID, id, updateID string, who models.Actor) (*T, error) {
+	return r.Update(ctx, orgID, id, updateID, workflows.UpdateCancel,
 		&workflows.CancelRequest{ActorID: who.ID, ActorName: who.Name, Administrator: who.Administrator})
 }
 
@@ -206,16 +210,16 @@ func (r *Records[T]) Cancel(ctx context.Context, store *models.Store, tc client.
 // as the workflow left it. updateID, when set (an Idempotency-Key, a
 // form's submission id), makes Temporal run a repeated request once. arg
 // is addressed to the record here, for the workflow's validator to check.
-func (r *Records[T]) Update(ctx context.Context, store *models.Store, tc client.Client, orgID, id, updateID, name string, arg workflows.Argument) (*T, error) {
+func (r *Records[T]) Update(ctx context.Context, orgID, id, updateID, name string, arg workflows.Argument) (*T, error) {
 	arg.For(id)
 	rec, err := r.Get(ctx, orgID, id)
 	if err != nil {
 		return nil, err
 	}
-	if tc == nil {
-		return nil, apperr.New(apperr.Unavailable, "requests cannot be changed here: no workflow service is configured")
+	if r.Temporal == nil {
+		return nil, errNoTemporal
 	}
-	handle, err := tc.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+	handle, err := r.Temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 		WorkflowID:   r.WorkflowID(id),
 		UpdateID:     updateID,
 		UpdateName:   name,
@@ -230,7 +234,7 @@ func (r *Records[T]) Update(ctx context.Context, store *models.Store, tc client.
 	}
 	// The transition may have been persisted by a worker in another
 	// process; long-polls in this one hear of it here.
-	store.Changes().Changed(id)
+	r.Store.Changes().Changed(id)
 	return r.Get(ctx, orgID, id)
 }
 
@@ -253,13 +257,147 @@ func (r *Records[T]) workflowError(ctx context.Context, h Head, err error) error
 		// The workflow completes when the request settles; read why.
 		if fresh, ferr := r.Get(ctx, h.OrganizationID, h.ID); ferr == nil {
 			if status := r.Head(fresh).Status; status != r.Open {
-				return apperr.New(apperr.InvalidState, "the %s is already %s", r.Kind, status)
+				return apperr.New(apperr.InvalidState, "the %s is already %s", r.Noun, status)
 			}
 		}
-		return apperr.New(apperr.Unavailable, "the %s's workflow is not running yet; try again shortly", r.Kind)
+		return apperr.New(apperr.Unavailable, "the %s's workflow is not running yet; try again shortly", r.Noun)
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		return apperr.New(apperr.Unavailable, "the %s's workflow did not answer in time; try again", r.Kind)
+		return apperr.New(apperr.Unavailable, "the %s's workflow did not answer in time; try again", r.Noun)
 	}
 	return err
+}
+
+// errNoTemporal is what changing a request answers in a process without a
+// workflow service.
+var errNoTemporal = apperr.New(apperr.Unavailable, "requests cannot be changed here: no workflow service is configured")
+
+// Table is one kind's records on the shared paths: models.Store's
+// Approvals(), Collections() and Reviews().
+type Table[T any] interface {
+	Get(ctx context.Context, orgID, id string) (*T, error)
+	// Create writes a new record bound to claim and returns the id of a
+	// record an earlier attempt of the claim made, if any.
+	Create(ctx context.Context, rec *T, claim *models.Claim) (earlier string, err error)
+	Reveal(*T) error
+	DeleteUnstarted(ctx context.Context, orgID, id string) error
+	Statuses(ctx context.Context, ids []string) (map[string]string, error)
+	Unowned(ctx context.Context, olderThan time.Time, limit int) ([]T, error)
+}
+
+// Spec is what a request kind tells the shared paths about itself.
+type Spec[T any] struct {
+	// Kind names it in search attributes, events and the reconciler:
+	// "collection"; Noun in messages: "request for information".
+	Kind, Noun string
+	// Open is the status of a record still waiting; States are all of its
+	// statuses.
+	Open   string
+	States []string
+	Table  Table[T]
+	// WorkflowID names a record's workflow; Start starts it exactly once
+	// (StartOnce).
+	WorkflowID func(id string) string
+	Start      func(ctx context.Context, rec *T) error
+	Head       func(*T) Head
+	// Asked lists the people a record asks to act: the only records a
+	// guest may see.
+	Asked func(*T) []string
+}
+
+// Lifecycle is what every request kind does alike, written once: create
+// bound to its claim (resumed or taken back), get, view, wait, cancel,
+// Updates and their refusals, and the reconciler's start. Each kind's
+// service embeds one and adds only what is its own.
+type Lifecycle[T any] struct {
+	kind    string
+	states  []string
+	records *Records[T]
+}
+
+// NewLifecycle returns the kind's shared paths, its long-poll watching d's
+// store.
+func NewLifecycle[T any](d Deps, k Spec[T]) *Lifecycle[T] {
+	d = d.Filled()
+	r := &Records[T]{Noun: k.Noun, Open: k.Open, Get: k.Table.Get, Insert: k.Table.Create, DeleteUnstarted: k.Table.DeleteUnstarted,
+		Reveal: k.Table.Reveal, Start: k.Start, WorkflowID: k.WorkflowID, Head: k.Head, Asked: k.Asked,
+		Statuses: k.Table.Statuses, Unowned: k.Table.Unowned, Log: d.Logger, Store: d.Store, Temporal: d.Temporal}
+	r.Watch(d.Store.Changes())
+	return &Lifecycle[T]{kind: k.Kind, states: k.States, records: r}
+}
+
+// Kind names the kind for the reconciler (requests.Owned).
+func (l *Lifecycle[T]) Kind() string { return l.kind }
+
+// Create stores the record build makes and starts its workflow, exactly
+// once per claim (see Records.Create).
+func (l *Lifecycle[T]) Create(ctx context.Context, claim *models.Claim, build func() (*T, error)) (*T, error) {
+	return l.records.Create(ctx, claim, build)
+}
+
+// Get returns one of the organisation's records.
+func (l *Lifecycle[T]) Get(ctx context.Context, orgID, id string) (*T, error) {
+	return l.records.Get(ctx, orgID, id)
+}
+
+// View returns the record for a person on the pages: members see their
+// organisation's, a guest only those asking them to act.
+func (l *Lifecycle[T]) View(ctx context.Context, person *models.Person, id string) (*T, error) {
+	return l.records.View(ctx, person, id)
+}
+
+// Wait returns the record once it has settled, or after timeout (0 to
+// MaxWait) as it then is.
+func (l *Lifecycle[T]) Wait(ctx context.Context, orgID, id string, timeout time.Duration) (*T, error) {
+	return l.records.Wait(ctx, orgID, id, timeout)
+}
+
+// Cancel withdraws an open record; the record remains. The workflow lets
+// the requester, owners and administrators do it.
+func (l *Lifecycle[T]) Cancel(ctx context.Context, orgID, id, updateID string, who models.Actor) (*T, error) {
+	return l.records.Cancel(ctx, orgID, id, updateID, who)
+}
+
+// Update sends an Update to the record's workflow and returns the record
+// as the workflow left it (see Records.Update).
+func (l *Lifecycle[T]) Update(ctx context.Context, orgID, id, updateID, name string, arg workflows.Argument) (*T, error) {
+	return l.records.Update(ctx, orgID, id, updateID, name, arg)
+}
+
+// StartUnowned starts the workflows of open records no workflow took up
+// (see Reconcile).
+func (l *Lifecycle[T]) StartUnowned(ctx context.Context, olderThan time.Time, batch int) (int, error) {
+	return l.records.StartUnowned(ctx, olderThan, batch)
+}
+
+// CheckStatus refuses a list's status filter that names none of the kind's
+// states.
+func (l *Lifecycle[T]) CheckStatus(status string) error { return CheckStatus(status, l.states) }
+
+// RemovePerson takes a person removed from the organisation off each of
+// the open records named, with the Update name whose argument arg makes
+// for each. Each Update's id is the person's id after idPrefix, so a retry
+// is applied once. A record that needs nothing (settled, or the person no
+// longer asked or done acting) is skipped: its workflow refuses with one
+// of the codes in done.
+func (l *Lifecycle[T]) RemovePerson(ctx context.Context, orgID string, ids []string, personID, name, idPrefix string,
+	arg func(id string) (workflows.Argument, error), done ...string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if l.records.Temporal == nil {
+		return errNoTemporal
+	}
+	var errs []error
+	for _, id := range ids {
+		a, err := arg(id)
+		if err == nil {
+			_, err = l.Update(ctx, orgID, id, idPrefix+"/"+personID, name, a)
+		}
+		if err != nil && slices.ContainsFunc(done, func(code string) bool { return apperr.Is(err, code) }) {
+			continue
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }

@@ -8,10 +8,8 @@ package reviews
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"slices"
 	"strings"
-	"time"
 
 	"go.temporal.io/sdk/client"
 
@@ -29,13 +27,14 @@ import (
 // callbacks.
 const Kind = events.RequestReview
 
-// Service runs the review kind's operations; build one per process.
+// Service runs the review kind's operations; build one per process. What
+// every kind does alike comes from its requests.Lifecycle.
 type Service struct {
+	*requests.Lifecycle[models.Review]
 	store     *models.Store
 	temporal  client.Client
 	netPolicy *netguard.Policy
 	reports   *reports.Service
-	records   *requests.Records[models.Review]
 }
 
 // New returns the service; reports decides which reports a caller may
@@ -43,16 +42,14 @@ type Service struct {
 func New(d requests.Deps, reports *reports.Service) *Service {
 	d = d.Filled()
 	s := &Service{store: d.Store, temporal: d.Temporal, netPolicy: d.NetPolicy, reports: reports}
-	s.records = &requests.Records[models.Review]{
-		Kind: "review", Open: states.Open, Get: s.store.GetReview, Insert: s.store.CreateReview,
-		DeleteUnstarted: s.store.DeleteUnstartedReview, Reveal: s.store.RevealReviewCallbackSecret,
-		Start: s.Start, WorkflowID: workflows.ReviewWorkflowID, Log: d.Logger,
-		Statuses: s.store.ReviewStatuses, Asked: func(r *models.Review) []string { return r.ReviewerIDs }, Unowned: s.store.UnownedReviews,
+	s.Lifecycle = requests.NewLifecycle(d, requests.Spec[models.Review]{
+		Kind: Kind, Noun: "review", Open: states.Open, States: states.Review, Table: d.Store.Reviews(),
+		WorkflowID: workflows.ReviewWorkflowID, Start: s.Start,
 		Head: func(r *models.Review) requests.Head {
 			return requests.Head{ID: r.ID, OrganizationID: r.OrganizationID, Status: r.Status, Started: r.Seq > 0}
 		},
-	}
-	s.records.Watch(d.Store.Changes())
+		Asked: func(r *models.Review) []string { return r.ReviewerIDs },
+	})
 	return s
 }
 
@@ -79,7 +76,7 @@ var reviewerRole = requests.Role{Field: "reviewers", Unknown: apperr.UnknownRevi
 // Create makes an open review for the caller and starts its workflow,
 // exactly once per claim (see requests.Records.Create).
 func (s *Service) Create(ctx context.Context, p *models.Principal, in *CreateInput, claim *models.Claim) (*models.Review, error) {
-	return s.records.Create(ctx, s.store, claim, func() (*models.Review, error) { return s.build(ctx, p, in) })
+	return s.Lifecycle.Create(ctx, claim, func() (*models.Review, error) { return s.build(ctx, p, in) })
 }
 
 func (s *Service) build(ctx context.Context, p *models.Principal, in *CreateInput) (*models.Review, error) {
@@ -184,34 +181,9 @@ func (s *Service) Start(ctx context.Context, rec *models.Review) error {
 	}, workflows.Review, in)
 }
 
-// Kind names the kind for the reconciler.
-func (s *Service) Kind() string { return Kind }
-
-// StartUnowned starts the workflows of open reviews no workflow took up
-// (see requests.Reconcile).
-func (s *Service) StartUnowned(ctx context.Context, olderThan time.Time, batch int) (int, error) {
-	return s.records.StartUnowned(ctx, olderThan, batch)
-}
-
-// Get returns one of the organisation's reviews.
-func (s *Service) Get(ctx context.Context, orgID, id string) (*models.Review, error) {
-	return s.store.GetReview(ctx, orgID, id)
-}
-
-// View returns the review for a person on the pages: members see their
-// organisation's, a guest only those asking them to review.
-func (s *Service) View(ctx context.Context, person *models.Person, id string) (*models.Review, error) {
-	return s.records.View(ctx, person, id)
-}
-
-// Wait returns the review once it has settled, or after timeout.
-func (s *Service) Wait(ctx context.Context, orgID, id string, timeout time.Duration) (*models.Review, error) {
-	return s.records.Wait(ctx, orgID, id, timeout)
-}
-
 // List pages through the organisation's reviews, newest first.
 func (s *Service) List(ctx context.Context, orgID string, f models.ReviewFilter, p models.Page) ([]models.Review, string, error) {
-	if err := requests.CheckStatus(f.Status, states.Review); err != nil {
+	if err := s.CheckStatus(f.Status); err != nil {
 		return nil, "", err
 	}
 	return s.store.ListReviews(ctx, orgID, f, p)
@@ -221,12 +193,6 @@ func (s *Service) List(ctx context.Context, orgID string, f models.ReviewFilter,
 // the earliest expiring first.
 func (s *Service) Waiting(ctx context.Context, person *models.Person, limit int) ([]models.Review, error) {
 	return s.store.OpenReviewsFor(ctx, person.Organization.ID, person.ID(), limit)
-}
-
-// Cancel withdraws an open review; the record remains. The workflow lets
-// the requester, owners and administrators do it.
-func (s *Service) Cancel(ctx context.Context, orgID, id, updateID string, who models.Actor) (*models.Review, error) {
-	return s.records.Cancel(ctx, s.store, s.temporal, orgID, id, updateID, who)
 }
 
 // VerdictInput is a reviewer's verdict.
@@ -242,7 +208,7 @@ func (s *Service) Verdict(ctx context.Context, person *models.Person, id, update
 	if err != nil {
 		return nil, err
 	}
-	return s.records.Update(ctx, s.store, s.temporal, r.OrganizationID, id, updateID, workflows.UpdateVerdict,
+	return s.Update(ctx, r.OrganizationID, id, updateID, workflows.UpdateVerdict,
 		&workflows.VerdictRequest{ReviewerID: person.ID(), ReviewerName: person.DisplayName(), ReviewerEmail: person.Email(),
 			Verdict: in.Verdict, Note: strings.TrimSpace(in.Note)})
 }
@@ -254,41 +220,28 @@ func (s *Service) Verdict(ctx context.Context, person *models.Person, id, update
 // the review's report, other than its requester, become reviewers: a
 // reviewer must read what they review, as at creation. A review already
 // settled, or where the person returned a verdict or is no longer asked,
-// needs nothing. Each Update's id is derived from the person, so a retry is
-// applied once.
+// needs nothing.
 func (s *Service) RemoveReviewer(ctx context.Context, orgID string, by models.Actor, personID, personName string, reviewIDs []string) error {
 	if len(reviewIDs) == 0 {
 		return nil
-	}
-	if s.temporal == nil {
-		return apperr.New(apperr.Unavailable, "requests cannot be changed here: no workflow service is configured")
 	}
 	admins, err := s.store.ActiveMemberIDs(ctx, orgID, models.RoleOwner, models.RoleAdmin)
 	if err != nil {
 		return err
 	}
-	var errs []error
-	for _, id := range reviewIDs {
-		defaults, err := s.defaultReviewers(ctx, orgID, id, admins)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		req := &workflows.RemoveReviewerRequest{PersonID: personID, PersonName: personName, Defaults: defaults,
-			ActorID: by.ID, ActorName: by.Name}
-		_, err = s.records.Update(ctx, s.store, s.temporal, orgID, id, "remove-reviewer/"+personID, workflows.UpdateRemoveReviewer, req)
-		if apperr.Is(err, apperr.InvalidState) || apperr.Is(err, apperr.NotAReviewer) || apperr.Is(err, apperr.AlreadyDecided) {
-			continue
-		}
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+	return s.RemovePerson(ctx, orgID, reviewIDs, personID, workflows.UpdateRemoveReviewer, "remove-reviewer",
+		func(id string) (workflows.Argument, error) {
+			defaults, err := s.defaultReviewers(ctx, orgID, id, admins)
+			return &workflows.RemoveReviewerRequest{PersonID: personID, PersonName: personName, Defaults: defaults,
+				ActorID: by.ID, ActorName: by.Name}, err
+		},
+		apperr.InvalidState, apperr.NotAReviewer, apperr.AlreadyDecided)
 }
 
 // defaultReviewers are those of admins who can read review id's report,
 // less its requester.
 func (s *Service) defaultReviewers(ctx context.Context, orgID, id string, admins []string) ([]string, error) {
-	r, err := s.store.GetReview(ctx, orgID, id)
+	r, err := s.store.Reviews().Get(ctx, orgID, id)
 	if err != nil {
 		return nil, err
 	}

@@ -63,7 +63,7 @@ func TestAdminRemovesAGuest(t *testing.T) {
 		assert.Equal(t, http.StatusSeeOther, r.status, "signed out")
 		assert.Equal(t, http.StatusNotFound, g.get(s.path(t, link)).status, "the emailed link no longer opens")
 
-		got, err := s.store.GetApproval(ctx, s.org.ID, a.ID)
+		got, err := s.store.Approvals().Get(ctx, s.org.ID, a.ID)
 		require.NoError(t, err)
 		assert.Equal(t, models.StringList{s.ada.ID}, got.ApproverIDs)
 		s.mailTo(t, "ada@example.com", "Approval needed: Share the report")
@@ -110,7 +110,7 @@ func TestAdminRenamesAGuest(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "Gus Grey", got.Name)
 
-		kept, err := s.store.GetApproval(ctx, s.org.ID, a.ID)
+		kept, err := s.store.Approvals().Get(ctx, s.org.ID, a.ID)
 		require.NoError(t, err)
 		assert.Equal(t, models.StringList{guest.ID}, kept.ApproverIDs, "the request made earlier is unchanged")
 		g := s.browser(t)

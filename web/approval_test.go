@@ -46,7 +46,7 @@ func (s *site) started(t *testing.T, a *models.Approval) *models.Approval {
 	}
 	a.RequiredApprovals, a.ExpiresAt = 1, time.Now().Add(time.Hour).UTC().Truncate(time.Second)
 	ctx := context.Background()
-	_, err := s.store.CreateApproval(ctx, a, nil)
+	_, err := s.store.Approvals().Create(ctx, a, nil)
 	require.NoError(t, err)
 	require.NoError(t, s.approvals.Start(ctx, a))
 	return a
@@ -106,7 +106,7 @@ func TestApprovalPageDecides(t *testing.T) {
 		assert.Contains(t, done.body, "By Ada Lovelace")
 		assert.Contains(t, done.body, "<code>amount</code>: 120 → 100")
 		assert.NotContains(t, done.body, `value="approve"`, "no actions once settled")
-		got, err := s.store.GetApproval(ctx, s.org.ID, a.ID)
+		got, err := s.store.Approvals().Get(ctx, s.org.ID, a.ID)
 		require.NoError(t, err)
 		assert.Equal(t, "approved", got.Status)
 		assert.JSONEq(t, `{"amount":100,"currency":"EUR","rush":false,"big":12345678901234567890}`, string(got.ApprovedInput))
@@ -156,7 +156,7 @@ func TestApprovalPageDecides(t *testing.T) {
 		require.NoError(t, err)
 		foreign := &models.Approval{OrganizationID: other.ID, Title: "Theirs", Risk: models.RiskLow, RequiredApprovals: 1,
 			ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "x"}
-		_, err = s.store.CreateApproval(ctx, foreign, nil)
+		_, err = s.store.Approvals().Create(ctx, foreign, nil)
 		require.NoError(t, err)
 		assert.Equal(t, http.StatusNotFound, b.get("/approvals/"+foreign.ID).status)
 	})
@@ -181,7 +181,7 @@ func TestMultilineTextSurvivesThePage(t *testing.T) {
 			r := b.post("/approvals/"+a.ID+"/decision", url.Values{"csrf": {page.csrf(t)}, "decision": {"approve"},
 				"field.message": {message}, "submission": {page.submission(t)}})
 			require.Equal(t, http.StatusSeeOther, r.status, r.body)
-			got, err := s.store.GetApproval(ctx, s.org.ID, a.ID)
+			got, err := s.store.Approvals().Get(ctx, s.org.ID, a.ID)
 			require.NoError(t, err)
 			return got
 		}
@@ -254,7 +254,7 @@ func TestGatedApprovalPageHoldsCorrectionsToTheSchema(t *testing.T) {
 		form.Set("submission", "g2")
 		r = b.post("/approvals/"+a.ID+"/decision", form)
 		require.Equal(t, http.StatusSeeOther, r.status, r.body)
-		got, err := s.store.GetApproval(context.Background(), s.org.ID, a.ID)
+		got, err := s.store.Approvals().Get(context.Background(), s.org.ID, a.ID)
 		require.NoError(t, err)
 		assert.Equal(t, "approved", got.Status)
 		assert.JSONEq(t, `{"amount":600,"currency":"EUR"}`, string(got.ApprovedInput))

@@ -546,7 +546,7 @@ func (e *pagesEnv) make(t *testing.T, res pageResource) pageTarget {
 		tg.params[":decision"] = "approve"
 		tg.params[":token"] = "forged-" + models.NewToken()
 		if res == approvalLink {
-			a, err := e.store.GetApproval(e.ctx, e.org.ID, tg.params[":id"])
+			a, err := e.store.Approvals().Get(e.ctx, e.org.ID, tg.params[":id"])
 			require.NoError(t, err)
 			tg.params[":token"], err = e.store.CreateDecisionLink(e.ctx, a, e.cy.ID)
 			require.NoError(t, err)

@@ -38,7 +38,7 @@ func TestBrowserAnswersACollection(t *testing.T) {
 		Questions: models.JSON[[]questions.Question]{V: qs}, Respondents: []string{"ada@example.com"}, RespondentIDs: []string{s.ada.ID},
 		RequiredResponses: 1, DueAt: &due, ExpiresAt: time.Now().Add(72 * time.Hour).UTC().Truncate(time.Second),
 		Requester: "key_test", RequestedBy: "purchasing agent"}
-	_, err = s.store.CreateCollection(ctx, c, nil)
+	_, err = s.store.Collections().Create(ctx, c, nil)
 	require.NoError(t, err)
 	require.NoError(t, service.Start(ctx, c))
 	shots := shotsDir(t)
@@ -68,7 +68,7 @@ func TestBrowserAnswersACollection(t *testing.T) {
 	b.CheckAccessibility("the submitted reply")
 	b.Screenshot(filepath.Join(shots, "collection-replied.png"))
 
-	got, err := s.store.GetCollection(ctx, s.org.ID, c.ID)
+	got, err := s.store.Collections().Get(ctx, s.org.ID, c.ID)
 	require.NoError(t, err)
 	assert.Equal(t, "complete", got.Status)
 	require.Len(t, got.Replies.V, 1)

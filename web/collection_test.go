@@ -59,7 +59,7 @@ func TestCollectionPageAnswers(t *testing.T) {
 		c := &models.Collection{OrganizationID: s.org.ID, Title: "Vendor check", Questions: models.JSON[[]questions.Question]{V: qs},
 			Respondents: []string{"ada@example.com"}, RespondentIDs: []string{s.ada.ID}, RequiredResponses: 1, DueAt: &due,
 			ExpiresAt: time.Now().Add(72 * time.Hour).UTC().Truncate(time.Second), Requester: "key_test", RequestedBy: "purchasing agent"}
-		_, err = s.store.CreateCollection(ctx, c, nil)
+		_, err = s.store.Collections().Create(ctx, c, nil)
 		require.NoError(t, err)
 		require.NoError(t, service.Start(ctx, c))
 
@@ -103,7 +103,7 @@ func TestCollectionPageAnswers(t *testing.T) {
 		assert.Contains(t, done.body, "Your reply")
 		assert.Contains(t, done.body, "12345678901234567890")
 		assert.NotContains(t, done.body, `name="action"`, "no form once replied")
-		got, err := s.store.GetCollection(ctx, s.org.ID, c.ID)
+		got, err := s.store.Collections().Get(ctx, s.org.ID, c.ID)
 		require.NoError(t, err)
 		assert.Equal(t, "complete", got.Status)
 		require.Len(t, got.Replies.V, 1)

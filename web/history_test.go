@@ -93,7 +93,7 @@ func TestHistoryListsSettledRequestsForInformation(t *testing.T) {
 		collection := func(orgID, title, status string, settledAt time.Time, respondents ...string) *models.Collection {
 			c := &models.Collection{OrganizationID: orgID, Title: title, RespondentIDs: respondents, RequiredResponses: 1,
 				ExpiresAt: now.Add(time.Hour), Requester: "key_test", RequestedBy: "purchasing agent"}
-			_, err := s.store.CreateCollection(ctx, c, nil)
+			_, err := s.store.Collections().Create(ctx, c, nil)
 			require.NoError(t, err)
 			if status != states.Open {
 				require.NoError(t, db.Model(&models.Collection{}).Where("id = ?", c.ID).

@@ -128,7 +128,7 @@ func TestBrowserApprovalPageLayout(t *testing.T) {
 		RequiredApprovals: 1, Requester: "key_test", RequestedBy: "billing agent",
 		Input:    models.RawJSON(`{"amount":120,"currency":"EUR"}`),
 		Metadata: models.RawJSON(`{"ticket":"T-9","invoice":"INV-7"}`)}
-	_, err := s.store.CreateApproval(ctx, a, nil)
+	_, err := s.store.Approvals().Create(ctx, a, nil)
 	require.NoError(t, err)
 	token, err := s.store.CreateDecisionLink(ctx, a, s.ada.ID)
 	require.NoError(t, err)

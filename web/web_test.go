@@ -89,7 +89,7 @@ func (s *site) approval(t *testing.T, title, risk string, expiresAt time.Time, a
 	t.Helper()
 	a := &models.Approval{OrganizationID: s.org.ID, Title: title, Risk: risk, ApproverIDs: approvers,
 		ExpiresAt: expiresAt.UTC().Truncate(time.Second), RequiredApprovals: 1, Requester: "key_test", RequestedBy: "billing agent"}
-	_, err := s.store.CreateApproval(context.Background(), a, nil)
+	_, err := s.store.Approvals().Create(context.Background(), a, nil)
 	require.NoError(t, err)
 	return a
 }

@@ -32,12 +32,12 @@ func TestEventPayloadAgreesWithLaterRead(t *testing.T) {
 		require.NoError(t, err)
 		a := &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskLow, ApproverIDs: []string{ada.ID},
 			ExpiresAt: models.Now().Add(time.Hour), RequiredApprovals: 1, Requester: "key_test", RequestedBy: "agent"}
-		_, err = s.CreateApproval(ctx, a, nil)
+		_, err = s.Approvals().Create(ctx, a, nil)
 		require.NoError(t, err)
 
 		at := time.Date(2026, 1, 2, 3, 4, 5, 999999500, time.UTC)
 		var payload []byte
-		_, err = s.ApplyApprovalChange(ctx, models.ApprovalChange{OrganizationID: org.ID, ID: a.ID, Seq: 1,
+		_, err = s.Approvals().Apply(ctx, models.RequestChange[models.Approval]{OrganizationID: org.ID, ID: a.ID, Seq: 1,
 			Apply: func(rec *models.Approval) (models.AuditEntry, error) {
 				rec.Status, rec.DecidedAt = states.Approved, &at
 				rec.Questions.V = []models.Question{{QuestionID: "q1", Question: "Why?", AskedBy: "Ada", AskedAt: at}}
@@ -50,7 +50,7 @@ func TestEventPayloadAgreesWithLaterRead(t *testing.T) {
 			}})
 		require.NoError(t, err)
 
-		rec, err := s.GetApproval(ctx, org.ID, a.ID)
+		rec, err := s.Approvals().Get(ctx, org.ID, a.ID)
 		require.NoError(t, err)
 		read, err := json.Marshal(wire.NewApproval(rec, "http://assent.test"))
 		require.NoError(t, err)

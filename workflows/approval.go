@@ -32,23 +32,8 @@ const (
 // withdrawing someone else's request.
 const CancelledForRequester = "as an owner or administrator, for the requester"
 
-// ApprovalTransition is what PersistApproval writes: the new state, the
-// audit entry and, when Event is set, the event for the outbox.
-type ApprovalTransition struct {
-	ApprovalID     string
-	OrganizationID string
-	Action         string
-	Event          string
-	ActorID        string
-	ActorName      string
-	// Seq numbers the workflow's transitions from 1, so a retried write is
-	// recognised and skipped.
-	Seq int
-	// Detail is the audit entry's free text: a question, a note, a change.
-	Detail string
-	At     time.Time
-	State  ApprovalState
-}
+// ApprovalTransition is what PersistApproval writes.
+type ApprovalTransition = Transition[ApprovalState]
 
 // DefaultApproversAdded ends the timeline entry of a removal that left
 // nobody able to settle the request, so the defaults became approvers.
@@ -102,8 +87,8 @@ var emailOptions = workflow.ActivityOptions{
 // Approval is the workflow of one approval: it waits for decisions,
 // questions, answers and cancellation (Updates) and for expiry (a timer).
 func Approval(ctx workflow.Context, in ApprovalInput) (ApprovalState, error) {
-	a := &approval{in: in, state: ApprovalState{Status: states.Pending, ApproverIDs: slices.Clone(in.ApproverIDs),
-		ApprovedBy: []string{}, Questions: []Question{}}, request: newRequest(ctx, states.Pending)}
+	a := &approval{in: in, request: newRequest(ctx, in.ApprovalID, in.OrganizationID, ActivityPersistApproval, ApprovalState{
+		Status: states.Pending, ApproverIDs: slices.Clone(in.ApproverIDs), ApprovedBy: []string{}, Questions: []Question{}})}
 	if a.in.RequiredApprovals < 1 {
 		a.in.RequiredApprovals = 1
 	}
@@ -114,12 +99,8 @@ func Approval(ctx workflow.Context, in ApprovalInput) (ApprovalState, error) {
 }
 
 type approval struct {
-	request
-	in    ApprovalInput
-	state ApprovalState
-	// recorded is whether transitions are written only once recorded (see
-	// persistChange).
-	recorded bool
+	request[ApprovalState]
+	in ApprovalInput
 }
 
 func (a *approval) setup(ctx workflow.Context) error {
@@ -134,7 +115,7 @@ func (a *approval) setup(ctx workflow.Context) error {
 
 func (a *approval) run(ctx workflow.Context) (ApprovalState, error) {
 	createdAt := workflow.Now(ctx)
-	a.recorded = workflow.GetVersion(ctx, persistChange, workflow.DefaultVersion, 1) >= 1
+	a.local = workflow.GetVersion(ctx, persistChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion
 	if err := a.persist(ctx, ApprovalTransition{Action: ActionCreated, Event: events.ApprovalRequested}); err != nil {
 		return a.state, err
 	}
@@ -147,49 +128,13 @@ func (a *approval) run(ctx workflow.Context) (ApprovalState, error) {
 			return a.state, err
 		}
 	}
-	settled, err := workflow.AwaitWithTimeout(ctx, a.in.ExpiresAt.Sub(workflow.Now(ctx)), func() bool {
-		return a.state.Status != states.Pending
-	})
-	if err != nil {
+	if err := a.expire(ctx, a.in.ExpiresAt, a.pending, func() ApprovalTransition {
+		a.state.Status = states.Expired
+		return ApprovalTransition{Action: ActionExpired, Event: events.ApprovalExpired}
+	}); err != nil {
 		return a.state, err
 	}
-	if !settled {
-		if err := a.transition(ctx, func() (ApprovalTransition, error) {
-			if a.state.Status != states.Pending {
-				return ApprovalTransition{}, nil // settled while we waited for the lock
-			}
-			a.state.Status = states.Expired
-			return ApprovalTransition{Action: ActionExpired, Event: events.ApprovalExpired}, nil
-		}); err != nil {
-			return a.state, err
-		}
-	}
 	return a.state, a.finish(ctx)
-}
-
-// transition applies one change under the lock and persists it.
-func (a *approval) transition(ctx workflow.Context, apply func() (ApprovalTransition, error)) error {
-	var t ApprovalTransition
-	return a.locked(ctx, func() (bool, error) {
-		var err error
-		t, err = apply()
-		return err == nil && t.Action != "", err
-	}, func() error { return a.persist(ctx, t) })
-}
-
-func (a *approval) persist(ctx workflow.Context, t ApprovalTransition) error {
-	t.ApprovalID, t.OrganizationID = a.in.ApprovalID, a.in.OrganizationID
-	var err error
-	if t.Seq, t.At, err = a.next(ctx, a.state.Status); err != nil {
-		return err
-	}
-	t.State = a.state
-	if !a.recorded {
-		ctx = workflow.WithLocalActivityOptions(ctx, persistLocalOptions)
-		return workflow.ExecuteLocalActivity(ctx, ActivityPersistApproval, t).Get(ctx, nil)
-	}
-	ctx = workflow.WithActivityOptions(ctx, persistOptions)
-	return workflow.ExecuteActivity(ctx, ActivityPersistApproval, t).Get(ctx, nil)
 }
 
 func (a *approval) decide(ctx workflow.Context, req DecideRequest) (ApprovalState, error) {
@@ -277,11 +222,7 @@ func (a *approval) cancel(ctx workflow.Context, req CancelRequest) (ApprovalStat
 			return ApprovalTransition{}, err
 		}
 		a.state.Status = states.Cancelled
-		t := ApprovalTransition{Action: ActionCancelled, ActorID: req.ActorID, ActorName: req.ActorName}
-		if req.ActorID != a.in.Requester {
-			t.Detail = CancelledForRequester
-		}
-		return t, nil
+		return cancelled[ApprovalState](req, a.in.Requester), nil
 	})
 	return a.state, err
 }

@@ -23,8 +23,8 @@ const (
 // submitted replies and cancellation (Updates), the reminder and expiry
 // (timers).
 func Collection(ctx workflow.Context, in CollectionInput) (CollectionState, error) {
-	c := &collection{in: in, state: CollectionState{Status: states.Open, Replies: []Reply{},
-		RespondentIDs: slices.Clone(in.RespondentIDs), RequiredResponses: in.RequiredResponses}, request: newRequest(ctx, states.Open)}
+	c := &collection{in: in, request: newRequest(ctx, in.CollectionID, in.OrganizationID, ActivityPersistCollection, CollectionState{
+		Status: states.Open, Replies: []Reply{}, RespondentIDs: slices.Clone(in.RespondentIDs), RequiredResponses: in.RequiredResponses})}
 	c.emails = true
 	if c.state.RequiredResponses < 1 {
 		c.state.RequiredResponses = len(c.state.RespondentIDs)
@@ -40,9 +40,8 @@ func Collection(ctx workflow.Context, in CollectionInput) (CollectionState, erro
 }
 
 type collection struct {
-	request
-	in    CollectionInput
-	state CollectionState
+	request[CollectionState]
+	in CollectionInput
 }
 
 func (c *collection) open() bool { return c.state.Status == states.Open }
@@ -60,20 +59,11 @@ func (c *collection) run(ctx workflow.Context) (CollectionState, error) {
 			return c.state, err
 		}
 	}
-	settled, err := workflow.AwaitWithTimeout(ctx, c.in.ExpiresAt.Sub(workflow.Now(ctx)), func() bool { return !c.open() })
-	if err != nil {
+	if err := c.expire(ctx, c.in.ExpiresAt, c.open, func() CollectionTransition {
+		c.settle(ctx, states.Expired)
+		return CollectionTransition{Action: ActionExpired, Event: events.CollectionExpired}
+	}); err != nil {
 		return c.state, err
-	}
-	if !settled {
-		if err := c.transition(ctx, func() (CollectionTransition, error) {
-			if !c.open() {
-				return CollectionTransition{}, nil // settled while we waited for the lock
-			}
-			c.settle(ctx, states.Expired)
-			return CollectionTransition{Action: ActionExpired, Event: events.CollectionExpired}, nil
-		}); err != nil {
-			return c.state, err
-		}
 	}
 	return c.state, c.finish(ctx)
 }
@@ -99,27 +89,6 @@ func (c *collection) remind(ctx workflow.Context) error {
 			Reminder: true, PersonIDs: waiting})
 	}
 	return err
-}
-
-// transition applies one change under the lock and persists it.
-func (c *collection) transition(ctx workflow.Context, apply func() (CollectionTransition, error)) error {
-	var t CollectionTransition
-	return c.locked(ctx, func() (bool, error) {
-		var err error
-		t, err = apply()
-		return err == nil && t.Action != "", err
-	}, func() error { return c.persist(ctx, t) })
-}
-
-func (c *collection) persist(ctx workflow.Context, t CollectionTransition) error {
-	t.CollectionID, t.OrganizationID = c.in.CollectionID, c.in.OrganizationID
-	var err error
-	if t.Seq, t.At, err = c.next(ctx, c.state.Status); err != nil {
-		return err
-	}
-	t.State = c.state
-	ctx = workflow.WithActivityOptions(ctx, persistOptions)
-	return workflow.ExecuteActivity(ctx, ActivityPersistCollection, t).Get(ctx, nil)
 }
 
 func (c *collection) settle(ctx workflow.Context, status string) {
@@ -157,11 +126,7 @@ func (c *collection) cancel(ctx workflow.Context, req CancelRequest) (Collection
 			return CollectionTransition{}, err
 		}
 		c.settle(ctx, states.Cancelled)
-		t := CollectionTransition{Action: ActionCancelled, ActorID: req.ActorID, ActorName: req.ActorName}
-		if req.ActorID != c.in.Requester {
-			t.Detail = CancelledForRequester
-		}
-		return t, nil
+		return cancelled[CollectionState](req, c.in.Requester), nil
 	})
 	return c.state, err
 }

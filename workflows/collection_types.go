@@ -60,21 +60,8 @@ type CollectionState struct {
 	RemindedAt *time.Time
 }
 
-// CollectionTransition is what PersistCollection writes: the new state, the
-// audit entry and, when Event is set, the event for the outbox.
-type CollectionTransition struct {
-	CollectionID   string
-	OrganizationID string
-	Action         string
-	Event          string
-	ActorID        string
-	ActorName      string
-	// Seq numbers the workflow's transitions from 1 (see ApprovalTransition).
-	Seq    int
-	Detail string
-	At     time.Time
-	State  CollectionState
-}
+// CollectionTransition is what PersistCollection writes.
+type CollectionTransition = Transition[CollectionState]
 
 // EmailRespondentsInput names the collection whose respondents are
 // emailed: at creation every respondent, for the reminder those in

@@ -40,11 +40,11 @@ func TestTransitionsAreWrittenOnlyOnceRecorded(t *testing.T) {
 	ts.NewWorker(workflows.TaskQueue, func(r worker.Registry) {
 		r.RegisterWorkflow(workflows.Approval)
 		r.RegisterActivityWithOptions(func(ctx context.Context, tr workflows.ApprovalTransition) error {
-			accepted, fired := recorded(ctx, c, workflows.ApprovalWorkflowID(tr.ApprovalID))
+			accepted, fired := recorded(ctx, c, workflows.ApprovalWorkflowID(tr.RequestID))
 			mu.Lock()
 			defer mu.Unlock()
 			updates := 0
-			for _, a := range written[tr.ApprovalID] {
+			for _, a := range written[tr.RequestID] {
 				if a != workflows.ActionCreated && a != workflows.ActionExpired {
 					updates++
 				}
@@ -53,14 +53,14 @@ func TestTransitionsAreWrittenOnlyOnceRecorded(t *testing.T) {
 			case workflows.ActionCreated:
 			case workflows.ActionExpired:
 				if !fired {
-					unrecorded[tr.ApprovalID] = append(unrecorded[tr.ApprovalID], tr.Action)
+					unrecorded[tr.RequestID] = append(unrecorded[tr.RequestID], tr.Action)
 				}
 			default:
 				if accepted <= updates {
-					unrecorded[tr.ApprovalID] = append(unrecorded[tr.ApprovalID], tr.Action)
+					unrecorded[tr.RequestID] = append(unrecorded[tr.RequestID], tr.Action)
 				}
 			}
-			written[tr.ApprovalID] = append(written[tr.ApprovalID], tr.Action)
+			written[tr.RequestID] = append(written[tr.RequestID], tr.Action)
 			return nil
 		}, activity.RegisterOptions{Name: workflows.ActivityPersistApproval})
 		r.RegisterActivityWithOptions(func(context.Context, workflows.EmailApproversInput) error { return nil },

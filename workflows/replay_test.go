@@ -220,7 +220,7 @@ func TestRecordHistories(t *testing.T) {
 		// it only tells the scenarios when a timer acted.
 		r.RegisterActivityWithOptions(func(_ context.Context, tr workflows.ApprovalTransition) error {
 			if tr.Action == workflows.ActionReminded || tr.Action == workflows.ActionEscalated {
-				timerActions <- persisted{tr.ApprovalID, tr.Action}
+				timerActions <- persisted{tr.RequestID, tr.Action}
 			}
 			return nil
 		}, activity.RegisterOptions{Name: workflows.ActivityPersistApproval})

@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"cmp"
+	"encoding/json"
 	"slices"
 	"time"
 
@@ -10,14 +12,23 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 )
 
-// request is what every request workflow (approval, collection) shares:
-// transitions applied one at a time and numbered, the AssentStatus search
-// attribute, and emails sent without holding up the request.
-type request struct {
-	lock workflow.Mutex
-	seq  int
+// request is what every request workflow (approval, collection, review)
+// is built on, over its kind's state S: transitions applied one at a time,
+// numbered and written through the kind's persist activity, the
+// AssentStatus search attribute, expiry, and emails sent without holding
+// up the request. A kind adds only its own Updates and rules.
+type request[S RequestState] struct {
+	// id and orgID name the request; persistActivity writes its
+	// transitions.
+	id, orgID, persistActivity string
+	state                      S
+	lock                       workflow.Mutex
+	seq                        int
 	// created is set once the "created" transition is written.
 	created bool
+	// local writes transitions with a local activity, as histories from
+	// before persistChange did (approvals only).
+	local bool
 	// emails is whether this run emails people (see emailChange).
 	emails bool
 	// emailCtx is cancelled when the request settles: nobody needs an
@@ -29,19 +40,120 @@ type request struct {
 	indexedStatus string
 }
 
-func newRequest(ctx workflow.Context, status string) request {
-	return request{lock: workflow.NewMutex(ctx), indexedStatus: status}
+// RequestState is a request kind's state (ApprovalState,
+// CollectionState, ReviewState); its status is what the search attribute
+// and the read model show.
+type RequestState interface{ status() string }
+
+func (s ApprovalState) status() string   { return s.Status }
+func (s CollectionState) status() string { return s.Status }
+func (s ReviewState) status() string     { return s.Status }
+
+func newRequest[S RequestState](ctx workflow.Context, id, orgID, persistActivity string, state S) request[S] {
+	return request[S]{id: id, orgID: orgID, persistActivity: persistActivity, state: state,
+		lock: workflow.NewMutex(ctx), indexedStatus: state.status()}
+}
+
+// Transition is one change a request's workflow made, what its kind's
+// persist activity writes: the new state, the audit entry and, when Event
+// is set, the event for the outbox.
+type Transition[S RequestState] struct {
+	// RequestID is the approval's, collection's or review's id.
+	RequestID      string
+	OrganizationID string
+	Action         string
+	Event          string
+	ActorID        string
+	ActorName      string
+	// Seq numbers the workflow's transitions from 1, so a retried write is
+	// recognised and skipped.
+	Seq int
+	// Detail is the audit entry's free text: a question, a note, a change.
+	Detail string
+	At     time.Time
+	State  S
+}
+
+// transitionFields is Transition without its methods, for decoding.
+type transitionFields[S RequestState] Transition[S]
+
+// UnmarshalJSON reads a transition, also one scheduled by a worker from
+// before the kinds shared it, which named the id after the kind.
+func (t *Transition[S]) UnmarshalJSON(b []byte) error {
+	v := struct {
+		*transitionFields[S]
+		ApprovalID, CollectionID, ReviewID string
+	}{transitionFields: (*transitionFields[S])(t)}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	t.RequestID = cmp.Or(t.RequestID, v.ApprovalID, v.CollectionID, v.ReviewID)
+	return nil
+}
+
+// transition applies one change under the lock and persists it; apply
+// returns a transition without Action when nothing changed.
+func (r *request[S]) transition(ctx workflow.Context, apply func() (Transition[S], error)) error {
+	var t Transition[S]
+	return r.locked(ctx, func() (bool, error) {
+		var err error
+		t, err = apply()
+		return err == nil && t.Action != "", err
+	}, func() error { return r.persist(ctx, t) })
+}
+
+// persist numbers t, completes it with the state and writes it: with a
+// regular activity, so that Temporal records its cause first (see
+// persistOptions).
+func (r *request[S]) persist(ctx workflow.Context, t Transition[S]) error {
+	t.RequestID, t.OrganizationID = r.id, r.orgID
+	var err error
+	if t.Seq, t.At, err = r.next(ctx, r.state.status()); err != nil {
+		return err
+	}
+	t.State = r.state
+	if r.local {
+		ctx = workflow.WithLocalActivityOptions(ctx, persistLocalOptions)
+		return workflow.ExecuteLocalActivity(ctx, r.persistActivity, t).Get(ctx, nil)
+	}
+	ctx = workflow.WithActivityOptions(ctx, persistOptions)
+	return workflow.ExecuteActivity(ctx, r.persistActivity, t).Get(ctx, nil)
+}
+
+// expire waits until the request settles or expiresAt, and then, if it is
+// still open, applies expired.
+func (r *request[S]) expire(ctx workflow.Context, expiresAt time.Time, open func() bool, expired func() Transition[S]) error {
+	settled, err := workflow.AwaitWithTimeout(ctx, expiresAt.Sub(workflow.Now(ctx)), func() bool { return !open() })
+	if err != nil || settled {
+		return err
+	}
+	return r.transition(ctx, func() (Transition[S], error) {
+		if !open() {
+			return Transition[S]{}, nil // settled while we waited for the lock
+		}
+		return expired(), nil
+	})
+}
+
+// cancelled is the transition of a cancel req asked for; requester is who
+// made the request.
+func cancelled[S RequestState](req CancelRequest, requester string) Transition[S] {
+	t := Transition[S]{Action: ActionCancelled, ActorID: req.ActorID, ActorName: req.ActorName}
+	if req.ActorID != requester {
+		t.Detail = CancelledForRequester
+	}
+	return t
 }
 
 // startEmails lets the request send emails from here on.
-func (r *request) startEmails(ctx workflow.Context) {
+func (r *request[S]) startEmails(ctx workflow.Context) {
 	r.emailCtx, r.cancelEmails = workflow.WithCancel(workflow.WithActivityOptions(ctx, emailOptions))
 }
 
 // locked applies one change under the lock; apply returns whether there is
 // a transition to write, and write writes it before the Update returns, so
 // the caller's next GET shows it.
-func (r *request) locked(ctx workflow.Context, apply func() (bool, error), write func() error) error {
+func (r *request[S]) locked(ctx workflow.Context, apply func() (bool, error), write func() error) error {
 	// An Update may be delivered before the main function has written
 	// "created"; it waits, so the record and its history read in order.
 	if err := workflow.Await(ctx, func() bool { return r.created }); err != nil {
@@ -61,7 +173,7 @@ func (r *request) locked(ctx workflow.Context, apply func() (bool, error), write
 // next numbers a transition and indexes the status it leaves the request
 // in. The start sets AssentStatus; upsert only a change, since each upsert
 // is one more history event and server write.
-func (r *request) next(ctx workflow.Context, status string) (seq int, at time.Time, err error) {
+func (r *request[S]) next(ctx workflow.Context, status string) (seq int, at time.Time, err error) {
 	r.seq++
 	at = workflow.Now(ctx).UTC()
 	if status != r.indexedStatus {
@@ -77,7 +189,7 @@ func (r *request) next(ctx workflow.Context, status string) (seq int, at time.Ti
 // mail server must not hold up a decision. A send that fails for good is
 // logged and visible in the workflow's history; one still retrying when
 // the request settles is cancelled.
-func (r *request) email(ctx workflow.Context, activity string, arg any) {
+func (r *request[S]) email(ctx workflow.Context, activity string, arg any) {
 	if !r.emails {
 		return
 	}
@@ -96,7 +208,7 @@ func (r *request) email(ctx workflow.Context, activity string, arg any) {
 // and waits for the server to say so. The confirmation arrives in a later
 // task than the Update that settled the request: completing in the same
 // task as an email's result would fail that task, and with it the Update.
-func (r *request) finish(ctx workflow.Context) error {
+func (r *request[S]) finish(ctx workflow.Context) error {
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 		return err
 	}
@@ -178,7 +290,7 @@ type timer struct {
 // await waits for each timer in turn, earliest first, and fires it if the
 // request is still open then. It returns once every timer fired or the
 // request settled; expiry is the caller's to wait for after it.
-func (r *request) await(ctx workflow.Context, open func() bool, timers []timer) error {
+func (r *request[S]) await(ctx workflow.Context, open func() bool, timers []timer) error {
 	slices.SortStableFunc(timers, func(a, b timer) int { return a.at.Compare(b.at) })
 	for _, t := range timers {
 		settled, err := workflow.AwaitWithTimeout(ctx, t.at.Sub(workflow.Now(ctx)), func() bool { return !open() })

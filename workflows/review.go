@@ -23,8 +23,8 @@ const DefaultReviewersAdded = "too few reviewers were left to give the approvals
 // RequiredApprovals. Verdicts are audited; only the settling one sends an
 // event (spec 6.1 rule 2).
 func Review(ctx workflow.Context, in ReviewInput) (ReviewState, error) {
-	r := &review{in: in, state: ReviewState{Status: states.Open, Verdicts: []Verdict{},
-		ReviewerIDs: slices.Clone(in.ReviewerIDs), RequiredApprovals: max(in.RequiredApprovals, 1)}, request: newRequest(ctx, states.Open)}
+	r := &review{in: in, request: newRequest(ctx, in.ReviewID, in.OrganizationID, ActivityPersistReview, ReviewState{Status: states.Open,
+		Verdicts: []Verdict{}, ReviewerIDs: slices.Clone(in.ReviewerIDs), RequiredApprovals: max(in.RequiredApprovals, 1)})}
 	r.emails = true
 	if err := setUpdates(ctx, []update{
 		{UpdateVerdict, r.verdict, validator(r.in.ReviewID, r.state.checkVerdict)},
@@ -37,9 +37,8 @@ func Review(ctx workflow.Context, in ReviewInput) (ReviewState, error) {
 }
 
 type review struct {
-	request
-	in    ReviewInput
-	state ReviewState
+	request[ReviewState]
+	in ReviewInput
 }
 
 func (r *review) open() bool { return r.state.Status == states.Open }
@@ -51,43 +50,13 @@ func (r *review) run(ctx workflow.Context) (ReviewState, error) {
 	r.startEmails(ctx)
 	r.email(ctx, ActivityEmailReviewers, EmailReviewersInput{OrganizationID: r.in.OrganizationID, ReviewID: r.in.ReviewID})
 	r.created = true
-	settled, err := workflow.AwaitWithTimeout(ctx, r.in.ExpiresAt.Sub(workflow.Now(ctx)), func() bool { return !r.open() })
-	if err != nil {
+	if err := r.expire(ctx, r.in.ExpiresAt, r.open, func() ReviewTransition {
+		r.settle(ctx, states.Expired)
+		return ReviewTransition{Action: ActionExpired, Event: events.ReviewExpired}
+	}); err != nil {
 		return r.state, err
 	}
-	if !settled {
-		if err := r.transition(ctx, func() (ReviewTransition, error) {
-			if !r.open() {
-				return ReviewTransition{}, nil // settled while we waited for the lock
-			}
-			r.settle(ctx, states.Expired)
-			return ReviewTransition{Action: ActionExpired, Event: events.ReviewExpired}, nil
-		}); err != nil {
-			return r.state, err
-		}
-	}
 	return r.state, r.finish(ctx)
-}
-
-// transition applies one change under the lock and persists it.
-func (r *review) transition(ctx workflow.Context, apply func() (ReviewTransition, error)) error {
-	var t ReviewTransition
-	return r.locked(ctx, func() (bool, error) {
-		var err error
-		t, err = apply()
-		return err == nil && t.Action != "", err
-	}, func() error { return r.persist(ctx, t) })
-}
-
-func (r *review) persist(ctx workflow.Context, t ReviewTransition) error {
-	t.ReviewID, t.OrganizationID = r.in.ReviewID, r.in.OrganizationID
-	var err error
-	if t.Seq, t.At, err = r.next(ctx, r.state.Status); err != nil {
-		return err
-	}
-	t.State = r.state
-	ctx = workflow.WithActivityOptions(ctx, persistOptions)
-	return workflow.ExecuteActivity(ctx, ActivityPersistReview, t).Get(ctx, nil)
 }
 
 func (r *review) settle(ctx workflow.Context, status string) {
@@ -131,11 +100,7 @@ func (r *review) cancel(ctx workflow.Context, req CancelRequest) (ReviewState, e
 			return ReviewTransition{}, err
 		}
 		r.settle(ctx, states.Cancelled)
-		t := ReviewTransition{Action: ActionCancelled, ActorID: req.ActorID, ActorName: req.ActorName}
-		if req.ActorID != r.in.Requester {
-			t.Detail = CancelledForRequester
-		}
-		return t, nil
+		return cancelled[ReviewState](req, r.in.Requester), nil
 	})
 	return r.state, err
 }

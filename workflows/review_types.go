@@ -55,21 +55,8 @@ type ReviewState struct {
 	SettledAt         *time.Time
 }
 
-// ReviewTransition is what PersistReview writes: the new state, the audit
-// entry and, when Event is set, the event for the outbox.
-type ReviewTransition struct {
-	ReviewID       string
-	OrganizationID string
-	Action         string
-	Event          string
-	ActorID        string
-	ActorName      string
-	// Seq numbers the workflow's transitions from 1 (see ApprovalTransition).
-	Seq    int
-	Detail string
-	At     time.Time
-	State  ReviewState
-}
+// ReviewTransition is what PersistReview writes.
+type ReviewTransition = Transition[ReviewState]
 
 // EmailReviewersInput names the review whose reviewers are emailed.
 type EmailReviewersInput struct {

@@ -56,11 +56,11 @@ func TestAdminGuestRemove(t *testing.T) {
 			a := &models.Approval{OrganizationID: org.ID, Title: "Share", Risk: models.RiskMedium, ApproverIDs: []string{gus.ID},
 				ExpiresAt: time.Now().Add(time.Hour).UTC().Truncate(time.Second), RequiredApprovals: 1,
 				Requester: "key_test", RequestedBy: "agent"}
-			_, err = store.CreateApproval(ctx, a, nil)
+			_, err = store.Approvals().Create(ctx, a, nil)
 			require.NoError(t, err)
 			require.NoError(t, approvals.New(approvals.Deps{Store: store, Temporal: tc}).Start(ctx, a))
 			require.Eventually(t, func() bool {
-				got, err := store.GetApproval(ctx, org.ID, a.ID)
+				got, err := store.Approvals().Get(ctx, org.ID, a.ID)
 				return err == nil && got.Seq > 0
 			}, 15*time.Second, 20*time.Millisecond)
 
@@ -89,7 +89,7 @@ func TestAdminGuestRemove(t *testing.T) {
 			assert.Equal(t, gus.ID, removed.ID)
 			assert.True(t, removed.Removed)
 
-			got, err := store.GetApproval(ctx, org.ID, a.ID)
+			got, err := store.Approvals().Get(ctx, org.ID, a.ID)
 			require.NoError(t, err)
 			assert.Equal(t, models.StringList{ada.ID}, got.ApproverIDs)
 			var last models.AuditEntry
@@ -231,7 +231,7 @@ func testAdminEditsTeamsAndGuests(t *testing.T, kind string) {
 	require.NoError(t, err)
 	earlier := &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskLow, ApproverIDs: []string{ada.ID, gus.ID},
 		ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: "key_test", RequestedBy: "agent"}
-	_, err = store.CreateApproval(ctx, earlier, nil)
+	_, err = store.Approvals().Create(ctx, earlier, nil)
 	require.NoError(t, err)
 
 	run := func(args ...string) (string, error) {
@@ -296,7 +296,7 @@ func testAdminEditsTeamsAndGuests(t *testing.T, kind string) {
 	require.NoError(t, err)
 	assert.Empty(t, teams)
 
-	kept, err := store.GetApproval(ctx, org.ID, earlier.ID)
+	kept, err := store.Approvals().Get(ctx, org.ID, earlier.ID)
 	require.NoError(t, err)
 	assert.Equal(t, models.StringList{ada.ID, gus.ID}, kept.ApproverIDs, "a request made earlier is unchanged")
 }

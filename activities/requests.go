@@ -1,0 +1,44 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/workflows"
+)
+
+// persist writes one transition of a request (its record T, its state S):
+// the record, its audit entry and its outbox event, in one transaction
+// (apply, the kind's models.Store.Apply…Change). A retry of a transition
+// already written changes nothing. fill copies the state onto the record;
+// data is the event's data, the kind's wire serializer.
+func persist[T any, S workflows.RequestState](ctx context.Context, apply func(context.Context, models.RequestChange[T]) (*T, error),
+	t workflows.Transition[S], fill func(*T, *workflows.Transition[S]) error, data func(*T) any) error {
+	_, err := apply(ctx, models.RequestChange[T]{
+		OrganizationID: t.OrganizationID,
+		ID:             t.RequestID,
+		Seq:            t.Seq,
+		Apply: func(rec *T) (models.AuditEntry, error) {
+			if err := fill(rec, &t); err != nil {
+				return models.AuditEntry{}, err
+			}
+			return models.AuditEntry{Action: t.Action, ActorID: t.ActorID, ActorName: t.ActorName, Detail: t.Detail, At: t.At}, nil
+		},
+		Event:     t.Event,
+		EventData: func(rec *T) ([]byte, error) { return json.Marshal(data(rec)) },
+	})
+	return err
+}
+
+// nameActor completes who acted where the workflow could not know it:
+// Assent for what its timers did, the requester (requester, requestedBy)
+// for what names nobody or them.
+func nameActor[S workflows.RequestState](t *workflows.Transition[S], requester, requestedBy string) {
+	switch {
+	case t.Action == workflows.ActionExpired || t.Action == workflows.ActionReminded || t.Action == workflows.ActionEscalated:
+		t.ActorID, t.ActorName = systemActor.ID, systemActor.Name
+	case t.ActorID == "" || t.ActorID == requester:
+		t.ActorID, t.ActorName = requester, requestedBy
+	}
+}
