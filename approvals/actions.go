@@ -117,4 +117,3 @@ func (s *Service) RemoveApprover(ctx context.Context, orgID string, by models.Ac
 	return s.RemovePerson(ctx, orgID, approvalIDs, personID, workflows.UpdateRemoveApprover, "remove-approver",
 		func(string) (workflows.Argument, error) { return req, nil }, apperr.InvalidState, apperr.NotAnApprover)
 }
-

@@ -343,4 +343,3 @@ func workflowInput(rec *models.Approval) workflows.ApprovalInput {
 	}
 	return in
 }
-

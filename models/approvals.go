@@ -161,10 +161,6 @@ type ApprovalApprover struct {
 	PersonID   string `gorm:"primaryKey;size:40;index"`
 }
 
-
-
-
-
 // ApprovalFilter narrows a list of approvals.
 type ApprovalFilter struct {
 	Status     string
@@ -237,10 +233,6 @@ func (s *Store) PendingFor(ctx context.Context, orgID, personID string, dueBefor
 	return in, nil
 }
 
-
-
-
-
 func (a *Approval) head() requestHead {
 	return requestHead{&a.ID, a.OrganizationID, a.FlowID, &a.Status, &a.Seq, &a.CreatedAt, &a.UpdatedAt,
 		&a.CallbackSecret, &a.SealedCallbackSecret, &a.ApproverIDs}
@@ -250,4 +242,6 @@ var approvalKind = &requestKind[Approval]{subject: events.RequestApproval, idPre
 	callback: colApprovalCallback, askedIndex: &ApprovalApprover{}, askedColumn: "approval_id", load: resolveApprovers}
 
 // Approvals are the approvals on the paths every kind shares.
-func (s *Store) Approvals() Requests[Approval, *Approval] { return Requests[Approval, *Approval]{s, approvalKind} }
+func (s *Store) Approvals() Requests[Approval, *Approval] {
+	return Requests[Approval, *Approval]{s, approvalKind}
+}

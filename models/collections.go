@@ -149,8 +149,6 @@ type CollectionDraft struct {
 	UpdatedAt    time.Time
 }
 
-
-
 // waitingOn lists the organisation's open collections that ask personID
 // and have no reply from them, in order.
 func waitingOn(tx *gorm.DB, orgID, personID string, order ...string) ([]Collection, error) {
@@ -176,9 +174,6 @@ func openCollectionsOf(tx *gorm.DB, orgID, personID string) ([]string, error) {
 	}
 	return ids, err
 }
-
-
-
 
 // CollectionFilter narrows a list of collections.
 type CollectionFilter struct {
@@ -211,10 +206,6 @@ func (c *Collection) Replied(personID string) bool {
 	}
 	return false
 }
-
-
-
-
 
 // SaveDraft keeps personID's unsubmitted answers to an open collection.
 func (s *Store) SaveDraft(ctx context.Context, collectionID, personID string, answers json.RawMessage) error {

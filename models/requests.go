@@ -280,7 +280,6 @@ func createRequest[T any, P requestRecord[T]](s *Store, ctx context.Context, rec
 	return "", err
 }
 
-
 // sealCallbackSecret seals the callback secret of request id for c, its
 // record's column.
 func (s *Store) sealCallbackSecret(c sealedColumn, id string, secret *string) *string {
@@ -303,5 +302,3 @@ func (s *Store) openCallbackSecret(c sealedColumn, id string, sealed *string) (*
 	}
 	return &secret, nil
 }
-
-

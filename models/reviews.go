@@ -94,11 +94,6 @@ type ReviewReviewer struct {
 	PersonID string `gorm:"primaryKey;size:40;index"`
 }
 
-
-
-
-
-
 // ReviewFilter narrows a list of reviews.
 type ReviewFilter struct {
 	Status     string
@@ -157,7 +152,3 @@ func openReviewsOf(tx *gorm.DB, orgID, personID string) ([]string, error) {
 	}
 	return ids, err
 }
-
-
-
-
