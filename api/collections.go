@@ -6,7 +6,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/assent-hq/assent/collections"
-	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/wire"
 )
@@ -64,9 +63,9 @@ func (h *handlers) cancelCollection(c *gin.Context) {
 // replyToCollection saves a respondent's draft or submits their reply;
 // only a person (a member token) replies.
 func (h *handlers) replyToCollection(c *gin.Context) {
-	person := principal(c).Person()
-	if person == nil {
-		fail(c, apperr.New(apperr.Forbidden, "replying belongs to a person: use a member token"))
+	person, err := principal(c).ActingPerson("replying")
+	if err != nil {
+		fail(c, err)
 		return
 	}
 	var in collections.ReplyInput
@@ -89,15 +88,10 @@ func (h *handlers) respondCollection(c *gin.Context, rec *models.Collection, err
 // collectionInbox lists the open collections the calling person has yet
 // to reply to, the earliest due first.
 func (h *handlers) collectionInbox(c *gin.Context, p models.Page) {
-	person := principal(c).Person()
-	if person == nil {
-		fail(c, apperr.New(apperr.Forbidden, "an inbox belongs to a person: use a member token"))
-		return
-	}
-	rows, err := h.collections.Waiting(c.Request.Context(), person, p.Limit)
+	rows, next, err := h.collections.Waiting(c.Request.Context(), orgID(c), principal(c).Actor(), p)
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, newList(rows, "", func(r *models.Collection) wire.Collection { return wire.NewCollection(r, h.baseURL) }))
+	c.JSON(http.StatusOK, newList(rows, next, func(r *models.Collection) wire.Collection { return wire.NewCollection(r, h.baseURL) }))
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/wire"
@@ -68,9 +67,9 @@ func (h *handlers) cancelReview(c *gin.Context) {
 // reviewVerdict is a reviewer's verdict; only a person (a member token)
 // gives one.
 func (h *handlers) reviewVerdict(c *gin.Context) {
-	person := principal(c).Person()
-	if person == nil {
-		fail(c, apperr.New(apperr.Forbidden, "a verdict belongs to a person: use a member token"))
+	person, err := principal(c).ActingPerson("a verdict")
+	if err != nil {
+		fail(c, err)
 		return
 	}
 	var in reviews.VerdictInput
@@ -93,11 +92,6 @@ func (h *handlers) respondReview(c *gin.Context, rec *models.Review, err error) 
 // reviewInbox lists the open reviews the calling person has yet to return
 // a verdict on, the earliest expiring first.
 func (h *handlers) reviewInbox(c *gin.Context, p models.Page) {
-	person := principal(c).Person()
-	if person == nil {
-		fail(c, apperr.New(apperr.Forbidden, "an inbox belongs to a person: use a member token"))
-		return
-	}
-	rows, err := h.reviews.Waiting(c.Request.Context(), person, p.Limit)
-	h.respondReviews(c, rows, "", err)
+	rows, next, err := h.reviews.Waiting(c.Request.Context(), orgID(c), principal(c).Actor(), p)
+	h.respondReviews(c, rows, next, err)
 }

@@ -12,7 +12,6 @@ import (
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/states"
@@ -65,7 +64,7 @@ func (s *Service) List(ctx context.Context, orgID string, f models.ApprovalFilte
 // Waiting pages through the pending approvals who may decide, newest
 // first.
 func (s *Service) Waiting(ctx context.Context, orgID string, who models.Actor, p models.Page) ([]models.Approval, string, error) {
-	if err := needPerson(who, "an inbox"); err != nil {
+	if err := who.NeedPerson("an inbox"); err != nil {
 		return nil, "", err
 	}
 	return s.store.ListApprovals(ctx, orgID, models.ApprovalFilter{Status: states.Pending, ApproverID: who.ID}, p)
@@ -77,10 +76,3 @@ func (s *Service) Inbox(ctx context.Context, person *models.Person, dueBefore ti
 	return s.store.PendingFor(ctx, person.Organization.ID, person.ID(), dueBefore, limit)
 }
 
-// needPerson refuses an action that only a person takes when a key acts.
-func needPerson(who models.Actor, what string) error {
-	if !who.Person {
-		return apperr.New(apperr.Forbidden, "%s belongs to a person: use a member token", what)
-	}
-	return nil
-}

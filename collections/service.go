@@ -156,9 +156,13 @@ func (s *Service) List(ctx context.Context, orgID string, f models.CollectionFil
 }
 
 // Waiting lists the open collections a person has yet to reply to, the
-// earliest due first.
-func (s *Service) Waiting(ctx context.Context, person *models.Person, limit int) ([]models.Collection, error) {
-	return s.store.OpenCollectionsFor(ctx, person.Organization.ID, person.ID(), limit)
+// earliest due first: one page of p.Limit.
+func (s *Service) Waiting(ctx context.Context, orgID string, who models.Actor, p models.Page) ([]models.Collection, string, error) {
+	if err := who.NeedPerson("an inbox"); err != nil {
+		return nil, "", err
+	}
+	rows, err := s.store.OpenCollectionsFor(ctx, orgID, who.ID, p.Limit)
+	return rows, "", err
 }
 
 // ReplyInput is a respondent's answers, keyed by question id; Submit

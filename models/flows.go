@@ -49,6 +49,15 @@ type Actor struct {
 	Administrator bool
 }
 
+// NeedPerson refuses what only a person does (what: "deciding") when a
+// key acts.
+func (a Actor) NeedPerson(what string) error {
+	if !a.Person {
+		return apperr.New(apperr.Forbidden, "%s belongs to a person: use a member token", what)
+	}
+	return nil
+}
+
 // CreateFlow starts an open flow.
 func (s *Store) CreateFlow(ctx context.Context, orgID, title string, externalID *string, by Actor) (*Flow, error) {
 	now := Now()

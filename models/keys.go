@@ -45,6 +45,15 @@ func (p *Principal) Actor() Actor {
 	return Actor{ID: p.Key.ID, Name: p.Key.Name, Administrator: p.Key.Kind == KeyAdmin}
 }
 
+// ActingPerson is the person p acts for, refusing what only a person does
+// (see Actor.NeedPerson) when a key acts.
+func (p *Principal) ActingPerson(what string) (*Person, error) {
+	if err := p.Actor().NeedPerson(what); err != nil {
+		return nil, err
+	}
+	return p.Person(), nil
+}
+
 // Person is the member behind a member token, or nil for a key.
 func (p *Principal) Person() *Person {
 	if p.Member == nil {

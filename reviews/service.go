@@ -190,9 +190,13 @@ func (s *Service) List(ctx context.Context, orgID string, f models.ReviewFilter,
 }
 
 // Waiting lists the open reviews a person has yet to return a verdict on,
-// the earliest expiring first.
-func (s *Service) Waiting(ctx context.Context, person *models.Person, limit int) ([]models.Review, error) {
-	return s.store.OpenReviewsFor(ctx, person.Organization.ID, person.ID(), limit)
+// the earliest expiring first: one page of p.Limit.
+func (s *Service) Waiting(ctx context.Context, orgID string, who models.Actor, p models.Page) ([]models.Review, string, error) {
+	if err := who.NeedPerson("an inbox"); err != nil {
+		return nil, "", err
+	}
+	rows, err := s.store.OpenReviewsFor(ctx, orgID, who.ID, p.Limit)
+	return rows, "", err
 }
 
 // VerdictInput is a reviewer's verdict.

@@ -55,14 +55,14 @@ func (p *Pages) inbox(c *gin.Context) {
 		p.Fail(c, err)
 		return
 	}
-	cols, err := p.collections.Waiting(c.Request.Context(), person, inboxLimit)
+	cols, _, err := p.collections.Waiting(c.Request.Context(), person.Organization.ID, person.Actor(), models.Page{Limit: inboxLimit})
 	if err != nil {
 		p.Fail(c, err)
 		return
 	}
 	var revs []models.Review
 	if p.reviews != nil {
-		if revs, err = p.reviews.Waiting(c.Request.Context(), person, inboxLimit); err != nil {
+		if revs, _, err = p.reviews.Waiting(c.Request.Context(), person.Organization.ID, person.Actor(), models.Page{Limit: inboxLimit}); err != nil {
 			p.Fail(c, err)
 			return
 		}
