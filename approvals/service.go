@@ -75,4 +75,3 @@ func (s *Service) Waiting(ctx context.Context, orgID string, who models.Actor, p
 func (s *Service) Inbox(ctx context.Context, person *models.Person, dueBefore time.Time, limit int) (*models.Inbox, error) {
 	return s.store.PendingFor(ctx, person.Organization.ID, person.ID(), dueBefore, limit)
 }
-
