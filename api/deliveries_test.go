@@ -161,7 +161,7 @@ func TestApprovalEventsReachWebhookAndCallback(t *testing.T) {
 		require.Equal(t, 200, r.status, string(r.body))
 
 		waitFor(t, func() bool { return len(hook.received()) == 2 && len(cb.received()) == 1 })
-		// Each delivery is its own workflow, retried on its own (spec 6.1), so
+		// Each delivery is its own workflow, retried on its own, so
 		// two events dispatched in one round may arrive in either order.
 		assert.ElementsMatch(t, []string{"approval.requested", "approval.approved"}, hook.events())
 		assert.Equal(t, []string{"approval.approved"}, cb.events(), "callbacks carry table 6.3's events only")

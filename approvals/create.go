@@ -33,7 +33,7 @@ type Link struct {
 	URL   string `json:"url" validate:"required,max=2048,http_url"`
 }
 
-// CreateInput is spec 2.1's create body with its limits. The tags are
+// CreateInput is the create body with its limits. The tags are
 // checked where it is bound; Create checks what tags cannot.
 type CreateInput struct {
 	Title          string          `json:"title" validate:"required,notblank,max=200"`
@@ -81,8 +81,7 @@ func escalationRole(org *models.Organization) requests.Role {
 	return r
 }
 
-// ApproverRole is how approvers are resolved and refused (spec 2.1 rules
-// 1–3); the action gate's approval rules name people the same way.
+// ApproverRole is how approvers are resolved and refused; the action gate's approval rules name people the same way.
 func ApproverRole(org *models.Organization) requests.Role {
 	return requests.Role{Field: "approvers", Unknown: apperr.UnknownApprover, Ambiguous: apperr.AmbiguousApprover,
 		Guests: org.GuestsMayApprove, GuestRefusal: "a guest; this organisation does not let guests approve"}

@@ -1,4 +1,4 @@
-// Package gate is the action gate (spec 4.1 rule 4): an organisation
+// Package gate is the action gate: an organisation
 // registers the actions its agents run, each with the JSON Schema of its
 // input and a policy; an agent asks the gate before running one and is
 // allowed (with a decision token), denied (gate.denied), or handed an
@@ -283,7 +283,7 @@ func approvalFor(a *models.Action, rule models.PolicyRule, unevaluated string, i
 }
 
 // presentFlat keeps the editable fields the input holds as a string,
-// number or boolean: an approval can only offer those (spec 4.1 rule 1).
+// number or boolean: an approval can only offer those.
 func presentFlat(input []byte, fields []string) []string {
 	var values map[string]json.RawMessage
 	_ = json.Unmarshal(input, &values)

@@ -33,7 +33,7 @@ type DecisionLink struct {
 }
 
 // SignInFree says whether an approval of this risk may be decided from an
-// emailed link without signing in (spec 2.1: low and medium only).
+// emailed link without signing in (low and medium only).
 func SignInFree(risk string) bool { return risk == RiskLow || risk == RiskMedium }
 
 // CreateDecisionLink makes a link for personID to decide a, returning the

@@ -12,7 +12,7 @@ import (
 	"github.com/assent-hq/assent/internal/states"
 )
 
-// Flow states. They are not shown on the wire (spec 3.4); they decide
+// Flow states. They are not shown on the wire; they decide
 // whether a request may still attach.
 const (
 	FlowOpen      = "open"

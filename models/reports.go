@@ -151,7 +151,7 @@ type Upload struct {
 const UploadLifetime = time.Hour
 
 // uploadNotFound is the one answer for an upload that is unknown, of
-// another organisation, expired or consumed (spec 4.5 rule 2).
+// another organisation, expired or consumed.
 func uploadNotFound(id string) error {
 	return apperr.Field(apperr.UploadNotFound, "uploadId", "upload %s does not exist, has expired or was already published", id)
 }

@@ -18,7 +18,7 @@ const (
 )
 
 // SwitchOffAfter is how many consecutive failed attempts switch an
-// endpoint off (spec 6.2).
+// endpoint off.
 const SwitchOffAfter = 20
 
 // WebhookEndpoint is an organisation's receiver of events.

@@ -1,8 +1,9 @@
-// Package requests is what every kind of request shares (approvals now;
-// requests for information and reviews next): resolving the people a
-// request names, starting the one workflow that owns each record exactly
-// once, starting the workflows whose start was lost, and waiting for a
-// record to settle. Each kind's own package (approvals, …) builds on it.
+// Package requests is what every kind of request (approvals,
+// collections, reviews) shares: the Lifecycle each kind's service embeds
+// (create bound to its claim, get, view, wait, cancel, Updates, the
+// reconciler's start), resolving the people a request names, starting the
+// one workflow that owns each record exactly once, starting the workflows
+// whose start was lost, and waiting for a record to settle.
 package requests
 
 import (

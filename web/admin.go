@@ -268,7 +268,7 @@ func splitList(s string) []string {
 type overviewPage struct {
 	adminBase
 	// SwitchedOff are the endpoints switched off after failing, which the
-	// overview points out (spec 6.2).
+	// overview points out.
 	SwitchedOff []endpointView
 }
 

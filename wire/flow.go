@@ -9,7 +9,7 @@ import (
 	"github.com/assent-hq/assent/models"
 )
 
-// Flow is a flow on the wire. Its state is not shown (spec 3.4); allSettled
+// Flow is a flow on the wire. Its state is not shown; allSettled
 // says whether anything is outstanding now.
 type Flow struct {
 	ID         string         `json:"id"`

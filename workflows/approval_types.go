@@ -152,6 +152,8 @@ type ApprovalState struct {
 	EscalatedAt *time.Time
 }
 
+func (s ApprovalState) status() string { return s.Status }
+
 // EmailApproversInput names the approval whose approvers are emailed:
 // every approver not emailed yet, or for the reminder those in PersonIDs
 // (who had not decided).

@@ -60,6 +60,8 @@ type CollectionState struct {
 	RemindedAt *time.Time
 }
 
+func (s CollectionState) status() string { return s.Status }
+
 // CollectionTransition is what PersistCollection writes.
 type CollectionTransition = Transition[CollectionState]
 

@@ -12,7 +12,7 @@ import (
 // redirect. Every other failure is retried.
 const ErrDeliveryRejected = "delivery_rejected"
 
-// DeliveryAttempts is how many attempts a delivery gets (spec 6.2).
+// DeliveryAttempts is how many attempts a delivery gets.
 const DeliveryAttempts = 5
 
 // DeliveryInput names the delivery; the activity loads the rest, so a

@@ -45,10 +45,6 @@ type request[S RequestState] struct {
 // and the read model show.
 type RequestState interface{ status() string }
 
-func (s ApprovalState) status() string   { return s.Status }
-func (s CollectionState) status() string { return s.Status }
-func (s ReviewState) status() string     { return s.Status }
-
 func newRequest[S RequestState](ctx workflow.Context, id, orgID, persistActivity string, state S) request[S] {
 	return request[S]{id: id, orgID: orgID, persistActivity: persistActivity, state: state,
 		lock: workflow.NewMutex(ctx), indexedStatus: state.status()}

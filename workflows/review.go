@@ -21,7 +21,7 @@ const DefaultReviewersAdded = "too few reviewers were left to give the approvals
 // cancellation (Updates) and for expiry (a timer). One changes_requested
 // settles it; approvals from distinct reviewers settle it once they reach
 // RequiredApprovals. Verdicts are audited; only the settling one sends an
-// event (spec 6.1 rule 2).
+// event.
 func Review(ctx workflow.Context, in ReviewInput) (ReviewState, error) {
 	r := &review{in: in, request: newRequest(ctx, in.ReviewID, in.OrganizationID, ActivityPersistReview, ReviewState{Status: states.Open,
 		Verdicts: []Verdict{}, ReviewerIDs: slices.Clone(in.ReviewerIDs), RequiredApprovals: max(in.RequiredApprovals, 1)})}

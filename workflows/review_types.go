@@ -2,7 +2,7 @@ package workflows
 
 import "time"
 
-// Verdicts a reviewer returns (spec 2.2).
+// Verdicts a reviewer returns.
 const (
 	VerdictApproved         = "approved"
 	VerdictChangesRequested = "changes_requested"
@@ -54,6 +54,8 @@ type ReviewState struct {
 	ApprovalsSoFar    int
 	SettledAt         *time.Time
 }
+
+func (s ReviewState) status() string { return s.Status }
 
 // ReviewTransition is what PersistReview writes.
 type ReviewTransition = Transition[ReviewState]

@@ -8,7 +8,7 @@ import (
 	"net/http"
 )
 
-// Codes used across the service. The spec's codes keep their spelling.
+// Codes used across the service, as api/openapi.yaml spells them.
 const (
 	InvalidRequest      = "invalid_request"
 	Unauthorized        = "unauthorized"

@@ -4,7 +4,7 @@ import "slices"
 
 // Event kinds. The names are part of the public interface: never rename one.
 const (
-	// Asking a person (spec 6.1).
+	// Asking a person.
 	ApprovalRequested      = "approval.requested"
 	ApprovalApproved       = "approval.approved"
 	ApprovalRejected       = "approval.rejected"
@@ -33,7 +33,7 @@ const (
 	ScheduleDue     = "schedule.due"
 	PublishHeld     = "publish.held"
 
-	// Callback-only kinds (spec 6.3): not in the webhook catalogue.
+	// Callback-only kinds: not in the webhook catalogue.
 	ReviewExpired     = "review.expired"
 	CollectionExpired = "collection.expired"
 
@@ -51,7 +51,8 @@ const (
 	RequestCollection = "collection"
 )
 
-// webhookKinds is the organisation webhook catalogue in spec order; new
+// webhookKinds is the organisation webhook catalogue in its documented
+// order (docs/webhooks.md); new
 // kinds go at the end so the order stays stable for admin pages and docs.
 var webhookKinds = []string{
 	ApprovalRequested, ApprovalApproved, ApprovalRejected, ApprovalExpired,
@@ -95,15 +96,15 @@ func IsEmitted(kind string) bool { return Valid(kind) && !slices.Contains(notYet
 // callers may keep or change it.
 func Kinds() []string { return slices.Clone(allKinds) }
 
-// WebhookKinds returns the kinds an organisation webhook can subscribe to
-// (spec 6.1), in spec order.
+// WebhookKinds returns the kinds an organisation webhook can subscribe to,
+// in the catalogue's order (docs/webhooks.md).
 func WebhookKinds() []string { return slices.Clone(webhookKinds) }
 
 // Valid reports whether kind is a known event kind.
 func Valid(kind string) bool { return slices.Contains(allKinds, kind) }
 
 // IsWebhookEvent reports whether kind is in the organisation webhook
-// catalogue (spec 6.1).
+// catalogue.
 func IsWebhookEvent(kind string) bool { return slices.Contains(webhookKinds, kind) }
 
 // CallbackEvents returns the kinds sent to a request's callbackUrl for

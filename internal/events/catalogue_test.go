@@ -8,7 +8,7 @@ import (
 
 func TestKinds(t *testing.T) {
 	all := Kinds()
-	assert.Len(t, all, 25, "22 webhook kinds (spec 6.1), collection.expired and review.expired offered to webhooks too, and the test kind")
+	assert.Len(t, all, 25, "22 webhook kinds, collection.expired and review.expired offered to webhooks too, and the test kind")
 	seen := map[string]bool{}
 	for _, k := range all {
 		assert.False(t, seen[k], "duplicate kind %q", k)

@@ -14,7 +14,7 @@ import (
 )
 
 // The slack and teams formats post a native chat message instead of the
-// JSON envelope (spec 6.1): a headline for the event kind, the subject's
+// JSON envelope: a headline for the event kind, the subject's
 // title and a button to its page. Everything shown is read leniently from
 // the event's data, because each kind carries a different object.
 
@@ -92,7 +92,7 @@ type chatView struct {
 	why    string
 }
 
-// Settling from chat (spec 4.1 rule 5): chat's buttons approve as
+// Settling from chat: chat's buttons approve as
 // proposed, so they are offered only for a request that needs nothing
 // more than a click. These are the reasons a message gives when it offers
 // only Open.

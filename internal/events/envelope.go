@@ -19,7 +19,7 @@ const (
 	HeaderAttempt   = webhook.HeaderAttempt
 )
 
-// WebhookBody is the envelope POSTed to an organisation webhook (spec 6.2).
+// WebhookBody is the envelope POSTed to an organisation webhook.
 type WebhookBody struct {
 	Event  string          `json:"event"`
 	SentAt wiretime.Time   `json:"sentAt"`
@@ -29,7 +29,7 @@ type WebhookBody struct {
 }
 
 // Webhook endpoint formats: the signed JSON envelope, a Slack incoming
-// webhook or a Microsoft Teams workflow (spec 6.1).
+// webhook or a Microsoft Teams workflow.
 const (
 	FormatJSON  = "json"
 	FormatSlack = "slack"

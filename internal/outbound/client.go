@@ -21,7 +21,7 @@ import (
 	"github.com/assent-hq/assent/internal/netguard"
 )
 
-// Timeout bounds one attempt (spec 6.2: ten seconds).
+// Timeout bounds one attempt (ten seconds).
 const Timeout = 10 * time.Second
 
 // NewClient returns a client that only reaches addresses p admits.
@@ -78,7 +78,7 @@ func Post(ctx context.Context, c *http.Client, target string, body []byte, heade
 	return classify(resp.StatusCode, latency)
 }
 
-// classify applies spec 6.2's rules to a status code.
+// classify applies the delivery rules (docs/webhooks.md) to a status code.
 func classify(status int, latency time.Duration) Outcome {
 	o := Outcome{StatusCode: status, Latency: latency}
 	switch {

@@ -4,7 +4,7 @@
 package states
 
 // States of requests. An approval is pending until it settles as
-// approved, rejected, expired or cancelled (spec 3.1).
+// approved, rejected, expired or cancelled.
 const (
 	Pending   = "pending"
 	Approved  = "approved"
@@ -14,14 +14,14 @@ const (
 )
 
 // A request for information is open until it settles as complete,
-// expired or cancelled (spec 3.3).
+// expired or cancelled.
 const (
 	Open     = "open"
 	Complete = "complete"
 )
 
 // A review is open until it settles as approved, changes_requested,
-// expired or cancelled (spec 3.2).
+// expired or cancelled.
 const ChangesRequested = "changes_requested"
 
 // Approval lists every state of an approval.
