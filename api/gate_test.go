@@ -230,6 +230,10 @@ func TestGate(t *testing.T) {
 			{`{"decision":"approve","corrections":{"amount":-5}}`, "corrections.amount"},
 			{`{"decision":"approve","corrections":{"amount":"80"}}`, "corrections.amount"},
 			{`{"decision":"approve","corrections":{"currency":"USD"}}`, "corrections.currency"},
+			// Corrections the workflow refuses for what they are, not for
+			// the schema (which has no "extra" and admits no 20000).
+			{`{"decision":"approve","corrections":{"extra":"x"}}`, "corrections.extra"},
+			{`{"decision":"reject","corrections":{"amount":20000}}`, "corrections"},
 		} {
 			r := s.do(t, "POST", path, s.bobToken, c.body, nil)
 			require.Equal(t, 400, r.status, "%s: %s", c.body, r.body)

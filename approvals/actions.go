@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
+	"github.com/assent-hq/assent/internal/actionschema"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/workflows"
 )
@@ -53,8 +57,48 @@ func (s *Service) DecideVia(ctx context.Context, orgID, id, updateID string, who
 	if err := s.guestsMayStillApprove(ctx, orgID, who); err != nil {
 		return nil, err
 	}
+	if err := s.holdToSchema(ctx, orgID, id, who, d); err != nil {
+		return nil, err
+	}
 	return s.Update(ctx, orgID, id, updateID, workflows.UpdateDecide, &workflows.DecideRequest{ActorID: who.ID,
 		ActorName: who.Name, Decision: d.Decision, Note: d.Note, Reason: d.Reason, Corrections: d.Corrections, Via: via})
+}
+
+// holdToSchema refuses corrections that leave a gated approval's input
+// outside its action's schema (kept on the record), naming the field. It
+// runs before the decision is sent rather than in the workflow, whose
+// checks run again on every replay, where a newer schema library could
+// judge differently. Corrections the workflow refuses anyway (a
+// rejection's, a settled approval's, a non-editable field's or a value of
+// another kind) are left to it, so its refusal is the one given.
+func (s *Service) holdToSchema(ctx context.Context, orgID, id string, who models.Actor, d Decision) error {
+	if d.Decision != workflows.DecisionApprove || len(d.Corrections) == 0 {
+		return nil
+	}
+	a, err := s.Get(ctx, orgID, id)
+	if err != nil {
+		return err
+	}
+	input := json.RawMessage(a.Input)
+	// Someone not asked learns nothing of the schema: the workflow
+	// refuses them first.
+	if len(a.InputSchema) == 0 || a.Status != states.Pending || !slices.Contains(a.ApproverIDs, who.ID) ||
+		workflows.CheckCorrections(input, a.EditableFields, d.Corrections) != nil {
+		return nil
+	}
+	schema, err := actionschema.Compile(a.InputSchema)
+	if err != nil { // checked when the action was saved
+		return apperr.New(apperr.InvalidState, "this approval's action schema cannot be read: %v", err)
+	}
+	v := schema.Validate(workflows.CorrectedInput(input, d.Corrections))
+	if v == nil {
+		return nil
+	}
+	field := strings.SplitN(strings.SplitN(v.Path, ".", 2)[0], "[", 2)[0]
+	if _, corrected := d.Corrections[field]; !corrected {
+		return apperr.Field(apperr.InvalidRequest, "corrections", "the corrected input does not meet the action's schema: %s", v.Error())
+	}
+	return apperr.Field(apperr.InvalidRequest, "corrections."+field, "%s does not meet the action's schema: %s", field, v.Error())
 }
 
 // guestsMayStillApprove refuses a guest's decision once the organisation

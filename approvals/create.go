@@ -328,7 +328,6 @@ func workflowInput(rec *models.Approval) workflows.ApprovalInput {
 		EditableFields:    rec.EditableFields,
 		ReasonRequired:    len(rec.Concerns.V) > 0,
 		Input:             json.RawMessage(rec.Input),
-		InputSchema:       json.RawMessage(rec.InputSchema),
 	}
 	if rec.EscalationAfter != nil {
 		in.Escalation = &workflows.Escalation{At: rec.CreatedAt.Add(time.Duration(*rec.EscalationAfter) * time.Second),

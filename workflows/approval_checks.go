@@ -7,11 +7,9 @@ import (
 	"math/big"
 	"slices"
 	"strconv"
-	"strings"
 
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/assent-hq/assent/internal/actionschema"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/states"
 )
@@ -105,7 +103,7 @@ func checkDecide(in *ApprovalInput, s *ApprovalState, req DecideRequest) error {
 	if in.ReasonRequired && req.Reason == "" {
 		return refuseField("reason", "an ethics rule matched this request, so approving it needs a written reason")
 	}
-	return checkCorrections(in, req.Corrections)
+	return CheckCorrections(in.Input, in.EditableFields, req.Corrections)
 }
 
 func checkApprover(in *ApprovalInput, s *ApprovalState, actorID string) error {
@@ -118,13 +116,15 @@ func checkApprover(in *ApprovalInput, s *ApprovalState, actorID string) error {
 	return nil
 }
 
-// checkCorrections holds corrections to the rules: editable fields only,
-// flat values of the same type as the proposal.
-func checkCorrections(in *ApprovalInput, corrections map[string]json.RawMessage) error {
-	proposed := fields(in.Input)
+// CheckCorrections holds corrections to the rules: editable fields only,
+// flat values of the same type as the proposal. The approvals service
+// asks too: it holds corrections the workflow accepts to a gated action's
+// schema before it sends the decision, so no replay compiles a schema.
+func CheckCorrections(input json.RawMessage, editable []string, corrections map[string]json.RawMessage) error {
+	proposed := fields(input)
 	for _, field := range sortedKeys(corrections) {
 		path := "corrections." + field
-		if !slices.Contains(in.EditableFields, field) {
+		if !slices.Contains(editable, field) {
 			return refuseField(path, "%s is not an editable field", field)
 		}
 		want, got := flatKind(proposed[field]), flatKind(corrections[field])
@@ -140,29 +140,7 @@ func checkCorrections(in *ApprovalInput, corrections map[string]json.RawMessage)
 			}
 		}
 	}
-	return checkAgainstSchema(in, corrections)
-}
-
-// checkAgainstSchema holds a gated approval's corrected input to its
-// action's schema (spec 4.1 rule 4).
-func checkAgainstSchema(in *ApprovalInput, corrections map[string]json.RawMessage) error {
-	if len(in.InputSchema) == 0 || len(corrections) == 0 {
-		return nil
-	}
-	schema, err := actionschema.Compile(in.InputSchema)
-	if err != nil { // checked when the action was saved
-		return refuse(apperr.InvalidState, "this approval's action schema cannot be read: %v", err)
-	}
-	corrected, _ := applyCorrections(in.Input, corrections)
-	v := schema.Validate(corrected)
-	if v == nil {
-		return nil
-	}
-	field := strings.SplitN(strings.SplitN(v.Path, ".", 2)[0], "[", 2)[0]
-	if _, corrected := corrections[field]; !corrected {
-		return refuseField("corrections", "the corrected input does not meet the action's schema: %s", v.Error())
-	}
-	return refuseField("corrections."+field, "%s does not meet the action's schema: %s", field, v.Error())
+	return nil
 }
 
 // fields are the members of a JSON object, as raw JSON; none for anything
@@ -191,6 +169,14 @@ func flatKind(v json.RawMessage) string {
 		return "boolean"
 	}
 	return ""
+}
+
+// CorrectedInput is input with corrections applied, as an approval with
+// them approves it (applyCorrections): what the approvals service holds to
+// a gated action's schema.
+func CorrectedInput(input json.RawMessage, corrections map[string]json.RawMessage) json.RawMessage {
+	corrected, _ := applyCorrections(input, corrections)
+	return corrected
 }
 
 // applyCorrections returns input with corrections applied, and the

@@ -31,8 +31,10 @@ type ApprovalInput struct {
 	// their exact text through to approvedInput.
 	Input          json.RawMessage
 	EditableFields []string
-	// InputSchema, set when the action gate raised the approval, is the
-	// action's JSON Schema: corrections must leave the input valid.
+	// InputSchema is the action's schema in older histories, whose
+	// workflows held corrections to it. It is no longer set or read: the
+	// approvals service holds corrections to the schema on the record
+	// before deciding, so no replay compiles a schema.
 	InputSchema json.RawMessage `json:",omitempty"`
 	// ReasonRequired is set when an ethics rule matched.
 	ReasonRequired bool

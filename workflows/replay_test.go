@@ -485,6 +485,46 @@ func TestRecordHistories(t *testing.T) {
 		})
 	}
 
+	// After removeReviewer: three reviewers, two approvals needed. Ann
+	// approves; removing her is refused by the validator (her verdict
+	// stands; no trace); removing Ben leaves Cy able to give the other
+	// approval, so nobody joins; removing Cy leaves nobody who can, so the
+	// default reviewer joins (emailed) and approves.
+	t.Run("review_reviewer_removed", func(t *testing.T) {
+		file := filepath.Join(historiesDir, "review_reviewer_removed.json")
+		if _, err := os.Stat(file); err == nil {
+			t.Skipf("%s exists; delete it first to record it again", file)
+		}
+		ctx := bounded(t, 2*time.Minute)
+		in := workflows.ReviewInput{ReviewID: "rev_reviewer_removed", OrganizationID: "org_1", ReviewerIDs: []string{"mem_a", "mem_b", "mem_c"},
+			RequiredApprovals: 2, Requester: "key_1", ExpiresAt: time.Now().Add(time.Hour)}
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+			ID: workflows.ReviewWorkflowID(in.ReviewID), TaskQueue: workflows.TaskQueue}, workflows.Review, in)
+		require.NoError(t, err)
+		send := func(id, name string, arg any) error {
+			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
+				UpdateID: id, UpdateName: name, Args: []any{addressed(in.ReviewID, arg)}, WaitForStage: client.WorkflowUpdateStageCompleted})
+			require.NoError(t, err)
+			return h.Get(ctx, nil)
+		}
+		remove := func(personID, name string) workflows.RemoveReviewerRequest {
+			return workflows.RemoveReviewerRequest{PersonID: personID, PersonName: name, Defaults: []string{"mem_owner"},
+				ActorID: "key_admin", ActorName: "admin key"}
+		}
+		require.NoError(t, send("verdict-a", workflows.UpdateVerdict, workflows.VerdictRequest{ReviewerID: "mem_a", ReviewerName: "Ann",
+			Verdict: workflows.VerdictApproved}))
+		require.Error(t, send("remove-a", workflows.UpdateRemoveReviewer, remove("mem_a", "Ann")))
+		require.NoError(t, send("remove-b", workflows.UpdateRemoveReviewer, remove("mem_b", "Ben")))
+		require.NoError(t, send("remove-c", workflows.UpdateRemoveReviewer, remove("mem_c", "Cy")))
+		require.NoError(t, send("verdict-owner", workflows.UpdateVerdict, workflows.VerdictRequest{ReviewerID: "mem_owner",
+			ReviewerName: "Olivia", Verdict: workflows.VerdictApproved}))
+		var final workflows.ReviewState
+		require.NoError(t, run.Get(ctx, &final))
+		require.Equal(t, states.Approved, final.Status)
+		require.Equal(t, []string{"mem_a", "mem_owner"}, final.ReviewerIDs)
+		saveHistory(ctx, t, c, run, file)
+	})
+
 	recordOtherWorkflows(t, c, bounded, func(sendID string) []string {
 		emailedMu.Lock()
 		defer emailedMu.Unlock()

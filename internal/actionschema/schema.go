@@ -125,8 +125,8 @@ func (s *Schema) Validate(input []byte) *Violation {
 
 // byPlace orders errors by the value and then the schema keyword at fault.
 // The library lists an object's errors in map order, so the first listed
-// would differ between runs, and a workflow replaying a refusal must name
-// the same field.
+// would differ between runs, and the same input must be refused naming the
+// same field every time.
 func byPlace(a, b *jsonschema.ValidationError) int {
 	if c := slices.Compare(a.InstanceLocation, b.InstanceLocation); c != 0 {
 		return c
