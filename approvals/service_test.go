@@ -1,0 +1,221 @@
+package approvals_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/approvals"
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/rules"
+	"github.com/assent-hq/assent/internal/states"
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/internal/testenv/temporalenv"
+	"github.com/assent-hq/assent/models"
+)
+
+// env is one database with the service over it and a worker of its own
+// running its workflows.
+type env struct {
+	store *models.Store
+	svc   *approvals.Service
+}
+
+// org is one test's organisation: Ada owns it, Bob and Cy are members,
+// Dee is an inactive member and Gus a guest; agent acts with an agent key.
+type org struct {
+	*models.Organization
+	ada, bob, cy, gus *models.Person
+	agent             *models.Principal
+}
+
+// eachDB runs each of tests on SQLite and on PostgreSQL: one database
+// and one worker per kind, the tests on it in parallel, each in an
+// organisation of its own.
+func eachDB(t *testing.T, tests map[string]func(t *testing.T, e *env, o *org)) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		store := models.NewStore(db, testenv.Keys())
+		e := &env{store: store, svc: approvals.New(approvals.Deps{Store: store, Temporal: temporalenv.Worker(t, store),
+			Logger: slog.New(slog.DiscardHandler)})}
+		for name, test := range tests {
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				test(t, e, e.newOrg(t))
+			})
+		}
+	})
+}
+
+func (e *env) newOrg(t *testing.T) *org {
+	t.Helper()
+	ctx := context.Background()
+	o, err := e.store.CreateOrganization(ctx, "Acme", "")
+	require.NoError(t, err)
+	out := &org{Organization: o}
+	member := func(email, name, role string) *models.Person {
+		m, err := e.store.CreateMember(ctx, o.ID, email, name, role)
+		require.NoError(t, err)
+		return &models.Person{Organization: o, Member: m}
+	}
+	out.ada = member("ada@example.com", "Ada", models.RoleOwner)
+	out.bob = member("bob@example.com", "Bob", models.RoleMember)
+	out.cy = member("cy@example.com", "Cy", models.RoleMember)
+	dee := member("dee@example.com", "Dee", models.RoleMember)
+	_, err = e.store.UpdateMember(ctx, o.ID, dee.ID(), nil, nil, new(false))
+	require.NoError(t, err)
+	g, _, err := e.store.CreateGuest(ctx, o.ID, "gus@partner.example", "Gus")
+	require.NoError(t, err)
+	out.gus = &models.Person{Organization: o, Guest: g}
+	key, _, err := e.store.CreateKey(ctx, o.ID, "payments agent", models.KeyAgent, nil)
+	require.NoError(t, err)
+	out.agent = &models.Principal{Organization: o, Key: key}
+	return out
+}
+
+// refused asserts err is the API error code naming field.
+func refused(t *testing.T, err error, code, field string) {
+	t.Helper()
+	e, ok := apperr.As(err)
+	require.True(t, ok, "want %s on %s, got %v", code, field, err)
+	assert.Equal(t, code, e.Code, e.Message)
+	assert.Equal(t, field, e.Field, e.Message)
+}
+
+// payment asks Bob to approve a payment whose amount he may correct.
+func payment() *approvals.CreateInput {
+	return &approvals.CreateInput{Title: "Pay invoice 7", Approvers: []string{"bob@example.com"},
+		Input: json.RawMessage(`{"amount":1200,"payee":"Globex"}`), EditableFields: []string{"amount"}}
+}
+
+// started creates in and waits until its workflow has written its first
+// step.
+func (e *env) started(t *testing.T, o *org, in *approvals.CreateInput) *models.Approval {
+	t.Helper()
+	ctx := context.Background()
+	a, err := e.svc.Create(ctx, o.agent, in, nil)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		got, err := e.svc.Get(ctx, o.ID, a.ID)
+		return err == nil && got.Seq > 0
+	}, 10*time.Second, 20*time.Millisecond, "the workflow persists the created step")
+	return a
+}
+
+func at(d time.Duration) *string { return new(time.Now().Add(d).UTC().Format(time.RFC3339)) }
+
+func TestApprovalRules(t *testing.T) {
+	eachDB(t, map[string]func(*testing.T, *env, *org){
+		"create refuses what build checks": func(t *testing.T, e *env, o *org) {
+			ctx := context.Background()
+			require.NoError(t, e.store.CreateRule(ctx, &models.Rule{OrganizationID: o.ID, Name: "critical", Kind: rules.KindApproval,
+				Condition: `request.risk == "critical"`, RequiredApprovals: 2, Enabled: true}))
+			with := func(change func(in *approvals.CreateInput)) *approvals.CreateInput {
+				in := payment()
+				change(in)
+				return in
+			}
+			cases := []struct {
+				name        string
+				in          *approvals.CreateInput
+				code, field string
+			}{
+				{"expiresAt in the past", with(func(in *approvals.CreateInput) { in.ExpiresAt = at(-time.Minute) }), apperr.InvalidRequest, "expiresAt"},
+				{"expiresAt beyond the maximum", with(func(in *approvals.CreateInput) { in.ExpiresAt = at(31 * 24 * time.Hour) }), apperr.InvalidRequest, "expiresAt"},
+				{"expiresAt not a timestamp", with(func(in *approvals.CreateInput) { in.ExpiresAt = new("tomorrow") }), apperr.InvalidRequest, "expiresAt"},
+				{"input not an object", with(func(in *approvals.CreateInput) { in.Input = json.RawMessage(`"rm -rf"`) }), apperr.InvalidRequest, "input"},
+				{"input with a key twice", with(func(in *approvals.CreateInput) { in.Input = json.RawMessage(`{"amount":1,"amount":2}`) }), apperr.InvalidRequest, "input"},
+				{"editable field not in input", with(func(in *approvals.CreateInput) { in.EditableFields = []string{"currency"} }), apperr.InvalidRequest, "editableFields[0]"},
+				{"editable field listed twice", with(func(in *approvals.CreateInput) { in.EditableFields = []string{"amount", "amount"} }), apperr.InvalidRequest, "editableFields[1]"},
+				{"editable field not flat", with(func(in *approvals.CreateInput) {
+					in.Input, in.EditableFields = json.RawMessage(`{"amount":1,"lines":[1,2]}`), []string{"amount", "lines"}
+				}), apperr.InvalidRequest, "editableFields[1]"},
+				{"editable field without input", with(func(in *approvals.CreateInput) { in.Input = nil }), apperr.InvalidRequest, "editableFields[0]"},
+				{"private callback", with(func(in *approvals.CreateInput) { in.CallbackURL = new("https://10.0.0.7/hook") }), apperr.InvalidCallbackURL, "callbackUrl"},
+				{"metadata address callback", with(func(in *approvals.CreateInput) { in.CallbackURL = new("https://169.254.169.254/") }), apperr.InvalidCallbackURL, "callbackUrl"},
+				{"unknown approver", with(func(in *approvals.CreateInput) { in.Approvers = []string{"bob@example.com", "nobody@example.com"} }),
+					apperr.UnknownApprover, "approvers"},
+				{"inactive approver", with(func(in *approvals.CreateInput) { in.Approvers = []string{"dee@example.com"} }), apperr.UnknownApprover, "approvers"},
+				{"guest, where guests may not approve", with(func(in *approvals.CreateInput) { in.Approvers = []string{"gus@partner.example"} }),
+					apperr.UnknownApprover, "approvers"},
+				{"escalation after the expiry", with(func(in *approvals.CreateInput) {
+					in.ExpiresAt = at(time.Hour)
+					in.Escalation = &approvals.Escalation{After: json.RawMessage(`"2h"`), To: []string{"cy@example.com"}}
+				}), apperr.InvalidRequest, "escalation.after"},
+				{"escalation not a duration", with(func(in *approvals.CreateInput) {
+					in.Escalation = &approvals.Escalation{After: json.RawMessage(`"soon"`), To: []string{"cy@example.com"}}
+				}), apperr.InvalidRequest, "escalation.after"},
+				{"escalation to nobody known", with(func(in *approvals.CreateInput) {
+					in.Escalation = &approvals.Escalation{After: json.RawMessage(`3600`), To: []string{"nobody@example.com"}}
+				}), apperr.UnknownApprover, "escalation.to"},
+				{"a rule needs more approvers than named", with(func(in *approvals.CreateInput) { in.Risk = "critical" }), apperr.InvalidRequest, "approvers"},
+			}
+			for _, c := range cases {
+				t.Run(c.name, func(t *testing.T) {
+					_, err := e.svc.Create(ctx, o.agent, c.in, nil)
+					refused(t, err, c.code, c.field)
+				})
+			}
+
+			// Nobody named falls to the owners and administrators: an
+			// organisation without any has nobody to ask.
+			empty, err := e.store.CreateOrganization(ctx, "Empty", "")
+			require.NoError(t, err)
+			_, err = e.svc.Create(ctx, &models.Principal{Organization: empty, Key: o.agent.Key}, &approvals.CreateInput{Title: "x"}, nil)
+			refused(t, err, apperr.UnknownApprover, "approvers")
+
+			_, _, err = e.svc.List(ctx, o.ID, models.ApprovalFilter{Status: "open"}, models.Page{Limit: 10})
+			refused(t, err, apperr.InvalidRequest, "status")
+			list, _, err := e.svc.List(ctx, o.ID, models.ApprovalFilter{}, models.Page{Limit: 10})
+			require.NoError(t, err)
+			assert.Empty(t, list, "no refused create left a record")
+		},
+
+		"a created approval runs until it is decided": func(t *testing.T, e *env, o *org) {
+			ctx := context.Background()
+			a := e.started(t, o, payment())
+			assert.Equal(t, states.Pending, a.Status)
+			assert.Equal(t, models.StringList{o.bob.ID()}, a.ApproverIDs)
+			assert.Equal(t, models.RiskMedium, a.Risk, "the default risk")
+
+			_, _, err := e.svc.Waiting(ctx, o.ID, o.agent.Actor(), models.Page{Limit: 10})
+			refused(t, err, apperr.Forbidden, "")
+			waiting, _, err := e.svc.Waiting(ctx, o.ID, o.bob.Actor(), models.Page{Limit: 10})
+			require.NoError(t, err)
+			require.Len(t, waiting, 1)
+			assert.Equal(t, a.ID, waiting[0].ID)
+
+			approve := approvals.Decision{Decision: "approve", Corrections: map[string]json.RawMessage{"amount": json.RawMessage(`1100`)}}
+			_, err = e.svc.Decide(ctx, o.ID, a.ID, "", o.agent.Actor(), approve)
+			refused(t, err, apperr.Forbidden, "")
+			_, err = e.svc.Decide(ctx, o.ID, a.ID, "cy-1", o.cy.Actor(), approve)
+			refused(t, err, apperr.NotAnApprover, "")
+			_, err = e.svc.Decide(ctx, o.ID, a.ID, "bob-1", o.bob.Actor(), approve)
+			require.NoError(t, err)
+			done, err := e.svc.Wait(ctx, o.ID, a.ID, 10*time.Second)
+			require.NoError(t, err)
+			assert.Equal(t, states.Approved, done.Status)
+			assert.JSONEq(t, `{"amount":1100,"payee":"Globex"}`, string(done.ApprovedInput), "the correction applies")
+		},
+
+		"nobody named asks the owners and administrators": func(t *testing.T, e *env, o *org) {
+			a := e.started(t, o, &approvals.CreateInput{Title: "Rotate the keys"})
+			assert.Equal(t, models.StringList{o.ada.ID()}, a.ApproverIDs)
+		},
+
+		"a rule's approvals are asked for when enough can give them": func(t *testing.T, e *env, o *org) {
+			ctx := context.Background()
+			require.NoError(t, e.store.CreateRule(ctx, &models.Rule{OrganizationID: o.ID, Name: "critical", Kind: rules.KindApproval,
+				Condition: `request.risk == "critical"`, RequiredApprovals: 2, Enabled: true}))
+			in := payment()
+			in.Risk, in.Approvers = "critical", []string{"bob@example.com", "cy@example.com"}
+			a := e.started(t, o, in)
+			assert.Equal(t, 2, a.RequiredApprovals)
+		},
+	})
+}

@@ -1,0 +1,244 @@
+package collections_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/collections"
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/questions"
+	"github.com/assent-hq/assent/internal/states"
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/internal/testenv/temporalenv"
+	"github.com/assent-hq/assent/models"
+)
+
+// env is one database with the service over it and a worker of its own
+// running its workflows.
+type env struct {
+	store *models.Store
+	svc   *collections.Service
+}
+
+// org is one test's organisation: Ada owns it, Bob and Cy are members,
+// Dee is an inactive member and Gus a guest; agent acts with an agent key.
+type org struct {
+	*models.Organization
+	ada, bob, cy, gus *models.Person
+	agent             *models.Principal
+}
+
+// eachDB runs each of tests on SQLite and on PostgreSQL: one database
+// and one worker per kind, the tests on it in parallel, each in an
+// organisation of its own.
+func eachDB(t *testing.T, tests map[string]func(t *testing.T, e *env, o *org)) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		store := models.NewStore(db, testenv.Keys())
+		e := &env{store: store, svc: collections.New(collections.Deps{Store: store, Temporal: temporalenv.Worker(t, store),
+			Logger: slog.New(slog.DiscardHandler)})}
+		for name, test := range tests {
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				test(t, e, e.newOrg(t))
+			})
+		}
+	})
+}
+
+func (e *env) newOrg(t *testing.T) *org {
+	t.Helper()
+	ctx := context.Background()
+	o, err := e.store.CreateOrganization(ctx, "Acme", "")
+	require.NoError(t, err)
+	out := &org{Organization: o}
+	member := func(email, name, role string) *models.Person {
+		m, err := e.store.CreateMember(ctx, o.ID, email, name, role)
+		require.NoError(t, err)
+		return &models.Person{Organization: o, Member: m}
+	}
+	out.ada = member("ada@example.com", "Ada", models.RoleOwner)
+	out.bob = member("bob@example.com", "Bob", models.RoleMember)
+	out.cy = member("cy@example.com", "Cy", models.RoleMember)
+	dee := member("dee@example.com", "Dee", models.RoleMember)
+	_, err = e.store.UpdateMember(ctx, o.ID, dee.ID(), nil, nil, new(false))
+	require.NoError(t, err)
+	g, _, err := e.store.CreateGuest(ctx, o.ID, "gus@partner.example", "Gus")
+	require.NoError(t, err)
+	out.gus = &models.Person{Organization: o, Guest: g}
+	key, _, err := e.store.CreateKey(ctx, o.ID, "survey agent", models.KeyAgent, nil)
+	require.NoError(t, err)
+	out.agent = &models.Principal{Organization: o, Key: key}
+	return out
+}
+
+// refused asserts err is the API error code naming field.
+func refused(t *testing.T, err error, code, field string) {
+	t.Helper()
+	e, ok := apperr.As(err)
+	require.True(t, ok, "want %s on %s, got %v", code, field, err)
+	assert.Equal(t, code, e.Code, e.Message)
+	assert.Equal(t, field, e.Field, e.Message)
+}
+
+// budget asks Bob and Gus one required number and one optional text.
+func budget(respondents ...string) *collections.CreateInput {
+	if respondents == nil {
+		respondents = []string{"bob@example.com", "gus@partner.example"}
+	}
+	return &collections.CreateInput{Title: "Q3 budgets", Respondents: respondents, Questions: []questions.Input{
+		{ID: "budget", Prompt: "Budget", Kind: questions.Number},
+		{ID: "note", Prompt: "Anything else", Kind: questions.Text, Required: new(false)}}}
+}
+
+// started creates in and waits until its workflow has written its first
+// step.
+func (e *env) started(t *testing.T, o *org, in *collections.CreateInput) *models.Collection {
+	t.Helper()
+	ctx := context.Background()
+	c, err := e.svc.Create(ctx, o.agent, in, nil)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		got, err := e.svc.Get(ctx, o.ID, c.ID)
+		return err == nil && got.Seq > 0
+	}, 10*time.Second, 20*time.Millisecond, "the workflow persists the created step")
+	return c
+}
+
+func at(d time.Duration) *string { return new(time.Now().Add(d).UTC().Format(time.RFC3339)) }
+
+func TestCollectionRules(t *testing.T) {
+	eachDB(t, map[string]func(*testing.T, *env, *org){
+		"create refuses what build checks": func(t *testing.T, e *env, o *org) {
+			ctx := context.Background()
+			with := func(change func(in *collections.CreateInput)) *collections.CreateInput {
+				in := budget()
+				change(in)
+				return in
+			}
+			cases := []struct {
+				name        string
+				in          *collections.CreateInput
+				code, field string
+			}{
+				{"dueAt in the past", with(func(in *collections.CreateInput) { in.DueAt = at(-time.Hour) }), apperr.InvalidRequest, "dueAt"},
+				{"dueAt after expiresAt", with(func(in *collections.CreateInput) { in.ExpiresAt, in.DueAt = at(24*time.Hour), at(48*time.Hour) }),
+					apperr.InvalidRequest, "dueAt"},
+				{"dueAt not a timestamp", with(func(in *collections.CreateInput) { in.DueAt = new("friday") }), apperr.InvalidRequest, "dueAt"},
+				{"expiresAt beyond the maximum", with(func(in *collections.CreateInput) { in.ExpiresAt = at(31 * 24 * time.Hour) }),
+					apperr.InvalidRequest, "expiresAt"},
+				{"no response required", with(func(in *collections.CreateInput) { in.RequiredResponses = new(0) }), apperr.InvalidRequest, "requiredResponses"},
+				{"more responses than people", with(func(in *collections.CreateInput) { in.RequiredResponses = new(3) }), apperr.InvalidRequest, "requiredResponses"},
+				{"unknown respondent", budget("bob@example.com", "nobody@example.com"), apperr.UnknownRespondent, "respondents"},
+				{"inactive respondent", budget("dee@example.com"), apperr.UnknownRespondent, "respondents"},
+				{"no questions", with(func(in *collections.CreateInput) { in.Questions = nil }), apperr.InvalidRequest, "questions"},
+				{"a question of no kind", with(func(in *collections.CreateInput) { in.Questions[1].Kind = "essay" }), apperr.InvalidRequest, "questions[1].kind"},
+				{"metadata not an object", with(func(in *collections.CreateInput) { in.Metadata = json.RawMessage(`[1]`) }), apperr.InvalidRequest, "metadata"},
+				{"private callback", with(func(in *collections.CreateInput) { in.CallbackURL = new("https://10.0.0.7/hook") }),
+					apperr.InvalidCallbackURL, "callbackUrl"},
+			}
+			for _, c := range cases {
+				t.Run(c.name, func(t *testing.T) {
+					_, err := e.svc.Create(ctx, o.agent, c.in, nil)
+					refused(t, err, c.code, c.field)
+				})
+			}
+			_, err := e.svc.Create(ctx, o.agent, with(func(in *collections.CreateInput) { in.RequiredResponses = new(3) }), nil)
+			assert.Contains(t, err.Error(), "between 1 and the 2 people asked")
+			list, _, err := e.svc.List(ctx, o.ID, models.CollectionFilter{}, models.Page{Limit: 10})
+			require.NoError(t, err)
+			assert.Empty(t, list, "no refused create left a record")
+		},
+
+		"a created collection runs until its replies complete it": func(t *testing.T, e *env, o *org) {
+			ctx := context.Background()
+			in := budget()
+			in.DueAt, in.ExpiresAt = at(24*time.Hour), at(48*time.Hour)
+			c := e.started(t, o, in)
+			assert.Equal(t, states.Open, c.Status)
+			assert.Equal(t, 2, c.RequiredResponses, "everyone asked, by default")
+			assert.Equal(t, models.StringList{o.bob.ID(), o.gus.ID()}, c.RespondentIDs)
+			assert.Equal(t, o.agent.Key.ID, c.Requester)
+
+			_, err := e.svc.Reply(ctx, o.bob, c.ID, "bob-1", collections.ReplyInput{Submit: true,
+				Answers: map[string]json.RawMessage{"budget": json.RawMessage(`1200`)}})
+			require.NoError(t, err)
+			_, err = e.svc.Reply(ctx, o.gus, c.ID, "gus-1", collections.ReplyInput{Submit: true,
+				Answers: map[string]json.RawMessage{"budget": json.RawMessage(`800`), "note": json.RawMessage(`"from the partner side"`)}})
+			require.NoError(t, err)
+			done, err := e.svc.Wait(ctx, o.ID, c.ID, 10*time.Second)
+			require.NoError(t, err)
+			assert.Equal(t, states.Complete, done.Status)
+			assert.Equal(t, 2, done.ResponsesSoFar)
+		},
+
+		"a draft is kept for its author while they may still reply": func(t *testing.T, e *env, o *org) {
+			ctx := context.Background()
+			c := e.started(t, o, budget())
+			draft := collections.ReplyInput{Answers: map[string]json.RawMessage{"budget": json.RawMessage(`1200`)}}
+
+			_, err := e.svc.Reply(ctx, o.cy, c.ID, "", draft)
+			refused(t, err, apperr.NotARespondent, "")
+			_, err = e.svc.Reply(ctx, o.bob, c.ID, "", collections.ReplyInput{Answers: map[string]json.RawMessage{"budget": json.RawMessage(`"lots"`)}})
+			refused(t, err, apperr.InvalidAnswer, "answers.budget")
+			_, err = e.svc.Reply(ctx, o.bob, c.ID, "", draft)
+			require.NoError(t, err)
+			got, err := e.svc.Draft(ctx, o.bob, c.ID)
+			require.NoError(t, err)
+			assert.Equal(t, map[string]json.RawMessage{"budget": json.RawMessage(`1200`)}, got)
+			for _, other := range []*models.Person{o.gus, o.cy, o.ada} {
+				d, err := e.svc.Draft(ctx, other, c.ID)
+				require.NoError(t, err)
+				assert.Nil(t, d, "%s sees no one else's draft", other.Email())
+			}
+
+			_, err = e.svc.Reply(ctx, o.bob, c.ID, "bob-1", collections.ReplyInput{Submit: true, Answers: draft.Answers})
+			require.NoError(t, err)
+			_, err = e.svc.Reply(ctx, o.bob, c.ID, "", draft)
+			refused(t, err, apperr.AlreadySubmitted, "")
+			d, err := e.svc.Draft(ctx, o.bob, c.ID)
+			require.NoError(t, err)
+			assert.Nil(t, d, "a submitted reply's draft goes")
+
+			_, err = e.svc.Cancel(ctx, o.ID, c.ID, "cancel-1", o.agent.Actor())
+			require.NoError(t, err)
+			_, err = e.svc.Reply(ctx, o.gus, c.ID, "", draft)
+			refused(t, err, apperr.InvalidState, "")
+		},
+
+		"list refuses an unknown status": func(t *testing.T, e *env, o *org) {
+			ctx := context.Background()
+			_, _, err := e.svc.List(ctx, o.ID, models.CollectionFilter{Status: "pending"}, models.Page{Limit: 10})
+			refused(t, err, apperr.InvalidRequest, "status")
+			c := e.started(t, o, budget())
+			list, _, err := e.svc.List(ctx, o.ID, models.CollectionFilter{Status: states.Open}, models.Page{Limit: 10})
+			require.NoError(t, err)
+			require.Len(t, list, 1)
+			assert.Equal(t, c.ID, list[0].ID)
+		},
+
+		"waiting is a person's, not a key's": func(t *testing.T, e *env, o *org) {
+			ctx := context.Background()
+			_, _, err := e.svc.Waiting(ctx, o.ID, o.agent.Actor(), models.Page{Limit: 10})
+			refused(t, err, apperr.Forbidden, "")
+			c := e.started(t, o, budget())
+			for _, p := range []struct {
+				who  *models.Person
+				want int
+			}{{o.bob, 1}, {o.gus, 1}, {o.cy, 0}} {
+				rows, _, err := e.svc.Waiting(ctx, o.ID, p.who.Actor(), models.Page{Limit: 10})
+				require.NoError(t, err)
+				require.Len(t, rows, p.want, p.who.Email())
+				if p.want > 0 {
+					assert.Equal(t, c.ID, rows[0].ID)
+				}
+			}
+		},
+	})
+}

@@ -1,0 +1,56 @@
+// Package temporalenv gives a test the real workflow engine without a
+// server of its own: a namespace of its own on the test binary's one
+// in-process Temporal server, with Assent's worker running there over the
+// test's store. It lives apart from testenv so that tests which only open
+// a database do not link the Temporal server.
+package temporalenv
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/server/temporaltest"
+	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/worker"
+)
+
+// server is started by the first test that needs it and runs until the
+// test binary exits; it keeps its state in memory.
+var server = sync.OnceValue(func() string { return temporaltest.NewServer().GetFrontendHostPort() })
+
+// Worker returns a client on a fresh namespace of the shared server, with
+// the search attributes registered and Assent's worker running over store
+// until t ends. Namespaces keep each store's workflows to its own worker,
+// so tests on different databases may run at once.
+func Worker(t testing.TB, store *models.Store) client.Client {
+	t.Helper()
+	ctx := context.Background()
+	hostPort := server()
+	quiet := sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))
+	ns := fmt.Sprintf("test-%d", rand.Int64())
+	admin, err := client.Dial(client.Options{HostPort: hostPort, Logger: quiet})
+	require.NoError(t, err)
+	_, err = admin.WorkflowService().RegisterNamespace(ctx, &workflowservice.RegisterNamespaceRequest{
+		Namespace: ns, WorkflowExecutionRetentionPeriod: durationpb.New(24 * time.Hour)})
+	admin.Close()
+	require.NoError(t, err)
+	c, err := client.Dial(client.Options{HostPort: hostPort, Namespace: ns, Logger: quiet})
+	require.NoError(t, err)
+	t.Cleanup(c.Close)
+	require.NoError(t, worker.RegisterSearchAttributes(ctx, c, ns))
+	w := worker.New(c, worker.Deps{Store: store, BaseURL: "http://assent.test", Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	return c
+}

@@ -1,0 +1,264 @@
+package reviews_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/blobstore"
+	"github.com/assent-hq/assent/internal/publishscan"
+	"github.com/assent-hq/assent/internal/states"
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/internal/testenv/temporalenv"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/reports"
+	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/reviews"
+)
+
+// scanner is built once: loading gitleaks' rules takes a while.
+var scanner = sync.OnceValues(publishscan.New)
+
+// env is one database with the services over it and a worker of its own
+// running their workflows.
+type env struct {
+	store   *models.Store
+	reports *reports.Service
+	svc     *reviews.Service
+}
+
+// org is one test's organisation: Ada owns it, Bob and Cy are members and
+// Gus a guest; agent acts with an agent key. Its report q3 is shared with
+// Bob and Gus, not with Ada or Cy.
+type org struct {
+	*models.Organization
+	ada, bob, cy, gus *models.Person
+	agent             *models.Principal
+	q3                *models.Report
+	q3v1              *models.ReportVersion
+}
+
+// eachDB runs each of tests on SQLite and on PostgreSQL: one database
+// and one worker per kind, the tests on it in parallel, each in an
+// organisation of its own.
+func eachDB(t *testing.T, tests map[string]func(t *testing.T, e *env, o *org)) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		store := models.NewStore(db, testenv.Keys())
+		tc := temporalenv.Worker(t, store)
+		blobs, err := blobstore.Open(context.Background(), "", t.TempDir())
+		require.NoError(t, err)
+		t.Cleanup(func() { blobs.Close() })
+		sc, err := scanner()
+		require.NoError(t, err)
+		quiet := slog.New(slog.DiscardHandler)
+		rep := reports.New(reports.Deps{Store: store, Temporal: tc, Blobs: blobs, Scanner: sc, Logger: quiet, BaseURL: "http://assent.test"})
+		e := &env{store: store, reports: rep, svc: reviews.New(requests.Deps{Store: store, Temporal: tc, Logger: quiet}, rep)}
+		for name, test := range tests {
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				test(t, e, e.newOrg(t))
+			})
+		}
+	})
+}
+
+func (e *env) newOrg(t *testing.T) *org {
+	t.Helper()
+	ctx := context.Background()
+	o, err := e.store.CreateOrganization(ctx, "Acme", "")
+	require.NoError(t, err)
+	out := &org{Organization: o}
+	member := func(email, name, role string) *models.Person {
+		m, err := e.store.CreateMember(ctx, o.ID, email, name, role)
+		require.NoError(t, err)
+		return &models.Person{Organization: o, Member: m}
+	}
+	out.ada = member("ada@example.com", "Ada", models.RoleOwner)
+	out.bob = member("bob@example.com", "Bob", models.RoleMember)
+	out.cy = member("cy@example.com", "Cy", models.RoleMember)
+	g, _, err := e.store.CreateGuest(ctx, o.ID, "gus@partner.example", "Gus")
+	require.NoError(t, err)
+	out.gus = &models.Person{Organization: o, Guest: g}
+	key, _, err := e.store.CreateKey(ctx, o.ID, "report agent", models.KeyAgent, nil)
+	require.NoError(t, err)
+	out.agent = &models.Principal{Organization: o, Key: key}
+	out.q3, out.q3v1 = e.publish(t, out, "q3", "bob@example.com", "gus@partner.example")
+	return out
+}
+
+// publish makes report slug, shared with audience, as o's agent.
+func (e *env) publish(t *testing.T, o *org, slug string, audience ...string) (*models.Report, *models.ReportVersion) {
+	t.Helper()
+	page := "<!doctype html><title>" + slug + "</title><p>Revenue rose 4% in EMEA.</p>"
+	r, v, err := e.reports.Create(context.Background(), o.agent, &reports.CreateInput{Title: "Report " + slug, Slug: &slug,
+		Source: reports.Source{Content: &page}, Audience: audience}, nil)
+	require.NoError(t, err)
+	require.Equal(t, models.VersionPublished, v.State, "%v", v.Findings.V)
+	return r, v
+}
+
+// refused asserts err is the API error code naming field.
+func refused(t *testing.T, err error, code, field string) *apperr.Error {
+	t.Helper()
+	e, ok := apperr.As(err)
+	require.True(t, ok, "want %s on %s, got %v", code, field, err)
+	assert.Equal(t, code, e.Code, e.Message)
+	assert.Equal(t, field, e.Field, e.Message)
+	return e
+}
+
+// check asks Bob and Gus to review q3.
+func check() *reviews.CreateInput {
+	return &reviews.CreateInput{Title: "Check Q3", ReportID: "q3", Reviewers: []string{"bob@example.com", "gus@partner.example"}}
+}
+
+// started creates in and waits until its workflow has written its first
+// step.
+func (e *env) started(t *testing.T, o *org, in *reviews.CreateInput) *models.Review {
+	t.Helper()
+	ctx := context.Background()
+	r, err := e.svc.Create(ctx, o.agent, in, nil)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool {
+		got, err := e.svc.Get(ctx, o.ID, r.ID)
+		return err == nil && got.Seq > 0
+	}, 10*time.Second, 20*time.Millisecond, "the workflow persists the created step")
+	return r
+}
+
+func TestReviewRules(t *testing.T) {
+	eachDB(t, map[string]func(*testing.T, *env, *org){
+		"create refuses what build checks": func(t *testing.T, e *env, o *org) {
+			ctx := context.Background()
+			old, _ := e.publish(t, o, "old", "bob@example.com")
+			_, err := e.reports.Archive(ctx, o.agent, "old", &reports.ArchiveInput{})
+			require.NoError(t, err)
+			_, other := e.publish(t, o, "other", "bob@example.com")
+			elsewhere := e.newOrg(t)
+			held := "<!doctype html><base href=\"https://elsewhere.example/\">"
+			_, heldVersion, err := e.reports.Publish(ctx, o.agent, "q3", &reports.VersionInput{Source: reports.Source{Content: &held}}, nil)
+			require.NoError(t, err)
+			require.Equal(t, models.VersionHeld, heldVersion.State)
+			past := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
+			with := func(change func(in *reviews.CreateInput)) *reviews.CreateInput {
+				in := check()
+				change(in)
+				return in
+			}
+			cases := []struct {
+				name        string
+				in          *reviews.CreateInput
+				code, field string
+			}{
+				{"unknown report", with(func(in *reviews.CreateInput) { in.ReportID = "nope" }), apperr.NotFound, "reportId"},
+				{"another organisation's report", with(func(in *reviews.CreateInput) { in.ReportID = elsewhere.q3.ID }), apperr.NotFound, "reportId"},
+				{"archived report", with(func(in *reviews.CreateInput) { in.ReportID = old.ID }), apperr.InvalidState, "reportId"},
+				{"another report's version", with(func(in *reviews.CreateInput) { in.VersionID = &other.ID }), apperr.NotFound, "versionId"},
+				{"unknown version", with(func(in *reviews.CreateInput) { in.VersionID = new("ver_nope") }), apperr.NotFound, "versionId"},
+				{"held version", with(func(in *reviews.CreateInput) { in.VersionID = &heldVersion.ID }), apperr.InvalidState, "versionId"},
+				{"unknown reviewer", with(func(in *reviews.CreateInput) { in.Reviewers = append(in.Reviewers, "nobody@example.com") }),
+					apperr.UnknownReviewer, "reviewers"},
+				{"no approval required", with(func(in *reviews.CreateInput) { in.RequiredApprovals = new(0) }), apperr.InvalidRequest, "requiredApprovals"},
+				{"more approvals than reviewers", with(func(in *reviews.CreateInput) { in.RequiredApprovals = new(3) }), apperr.InvalidRequest, "requiredApprovals"},
+				{"expiresAt in the past", with(func(in *reviews.CreateInput) { in.ExpiresAt = &past }), apperr.InvalidRequest, "expiresAt"},
+				{"metadata not an object", with(func(in *reviews.CreateInput) { in.Metadata = json.RawMessage(`"x"`) }), apperr.InvalidRequest, "metadata"},
+				{"private callback", with(func(in *reviews.CreateInput) { in.CallbackURL = new("https://127.0.0.1/cb") }), apperr.InvalidCallbackURL, "callbackUrl"},
+			}
+			for _, c := range cases {
+				t.Run(c.name, func(t *testing.T) {
+					_, err := e.svc.Create(ctx, o.agent, c.in, nil)
+					refused(t, err, c.code, c.field)
+				})
+			}
+
+			// A reviewer must already read the report: only those who
+			// cannot are named.
+			_, err = e.svc.Create(ctx, o.agent, with(func(in *reviews.CreateInput) {
+				in.Reviewers = []string{"bob@example.com", "cy@example.com", "ada@example.com"}
+			}), nil)
+			cannot := refused(t, err, apperr.ReviewerCannotRead, "reviewers")
+			assert.Equal(t, []string{"cy@example.com", "ada@example.com"}, cannot.Candidates)
+			assert.NotContains(t, cannot.Message, "bob@example.com")
+
+			// A person puts under review only what they read.
+			cy := &models.Principal{Organization: o.Organization, Member: o.cy.Member, Key: &models.APIKey{ID: "key_cy", Kind: models.KeyMember}}
+			_, err = e.svc.Create(ctx, cy, check(), nil)
+			refused(t, err, apperr.Forbidden, "")
+
+			list, _, err := e.svc.List(ctx, o.ID, models.ReviewFilter{}, models.Page{Limit: 10})
+			require.NoError(t, err)
+			assert.Empty(t, list, "no refused create left a record")
+		},
+
+		"a created review runs until its verdicts settle it": func(t *testing.T, e *env, o *org) {
+			ctx := context.Background()
+			in := check()
+			in.RequiredApprovals = new(2)
+			r := e.started(t, o, in)
+			assert.Equal(t, states.Open, r.Status)
+			assert.Equal(t, o.q3v1.ID, r.VersionID, "the live version, when none is named")
+			assert.Equal(t, models.StringList{o.bob.ID(), o.gus.ID()}, r.ReviewerIDs)
+
+			_, err := e.svc.Verdict(ctx, o.cy, r.ID, "cy-1", reviews.VerdictInput{Verdict: "approved"})
+			refused(t, err, apperr.NotAReviewer, "")
+			_, err = e.svc.Verdict(ctx, o.bob, r.ID, "bob-1", reviews.VerdictInput{Verdict: "approved"})
+			require.NoError(t, err)
+			_, err = e.svc.Verdict(ctx, o.gus, r.ID, "gus-1", reviews.VerdictInput{Verdict: "approved", Note: "  Fine.  "})
+			require.NoError(t, err)
+			done, err := e.svc.Wait(ctx, o.ID, r.ID, 10*time.Second)
+			require.NoError(t, err)
+			assert.Equal(t, states.Approved, done.Status)
+			assert.Equal(t, 2, done.ApprovalsSoFar)
+		},
+
+		"a review pins the version named": func(t *testing.T, e *env, o *org) {
+			ctx := context.Background()
+			next := "<!doctype html><p>Version two</p>"
+			_, v2, err := e.reports.Publish(ctx, o.agent, "q3", &reports.VersionInput{Source: reports.Source{Content: &next}}, nil)
+			require.NoError(t, err)
+			require.Equal(t, models.VersionPublished, v2.State)
+			in := check()
+			in.VersionID = &o.q3v1.ID
+			r := e.started(t, o, in)
+			assert.Equal(t, o.q3v1.ID, r.VersionID)
+			assert.Equal(t, 1, r.Version)
+		},
+
+		"list refuses an unknown status": func(t *testing.T, e *env, o *org) {
+			ctx := context.Background()
+			_, _, err := e.svc.List(ctx, o.ID, models.ReviewFilter{Status: "pending"}, models.Page{Limit: 10})
+			refused(t, err, apperr.InvalidRequest, "status")
+			r := e.started(t, o, check())
+			list, _, err := e.svc.List(ctx, o.ID, models.ReviewFilter{Status: states.Open}, models.Page{Limit: 10})
+			require.NoError(t, err)
+			require.Len(t, list, 1)
+			assert.Equal(t, r.ID, list[0].ID)
+		},
+
+		"waiting is a person's, not a key's": func(t *testing.T, e *env, o *org) {
+			ctx := context.Background()
+			_, _, err := e.svc.Waiting(ctx, o.ID, o.agent.Actor(), models.Page{Limit: 10})
+			refused(t, err, apperr.Forbidden, "")
+			r := e.started(t, o, check())
+			for _, p := range []struct {
+				who  *models.Person
+				want int
+			}{{o.bob, 1}, {o.gus, 1}, {o.cy, 0}} {
+				rows, _, err := e.svc.Waiting(ctx, o.ID, p.who.Actor(), models.Page{Limit: 10})
+				require.NoError(t, err)
+				require.Len(t, rows, p.want, p.who.Email())
+				if p.want > 0 {
+					assert.Equal(t, r.ID, rows[0].ID)
+				}
+			}
+		},
+	})
+}
