@@ -99,7 +99,7 @@ func (p *Pages) backToThread(c *gin.Context, t *models.CommentThread, done strin
 	if t.ReviewID != nil {
 		to = paths.Review(*t.ReviewID)
 	} else {
-		r, err := p.store.GetReport(c.Request.Context(), t.OrganizationID, t.ReportID)
+		r, err := p.reports.Get(c.Request.Context(), t.OrganizationID, t.ReportID)
 		if err != nil {
 			p.Fail(c, err)
 			return

@@ -38,7 +38,7 @@ type reportsPage struct {
 }
 
 func (p *Pages) reportsList(c *gin.Context) {
-	rows, err := p.store.ReadableReports(c.Request.Context(), CurrentPerson(c), readableLimit)
+	rows, err := p.reports.ReadableList(c.Request.Context(), CurrentPerson(c), readableLimit)
 	if err != nil {
 		p.Fail(c, err)
 		return
@@ -85,7 +85,7 @@ func (p *Pages) report(c *gin.Context) {
 		p.Fail(c, err)
 		return
 	}
-	readable, err := p.store.CanRead(c.Request.Context(), r, person)
+	readable, err := p.reports.CanRead(c.Request.Context(), r, person)
 	if err != nil {
 		p.Fail(c, err)
 		return
@@ -119,7 +119,7 @@ func (p *Pages) showReport(c *gin.Context, status int, r *models.Report, page *r
 		return
 	}
 	page.Report = r
-	if page.Grants, err = p.store.Grants(ctx, r.ID); err != nil {
+	if page.Grants, err = p.reports.Grants(ctx, r.ID); err != nil {
 		p.Fail(c, err)
 		return
 	}
@@ -155,7 +155,7 @@ func (p *Pages) showReport(c *gin.Context, status int, r *models.Report, page *r
 // here, so the app's cookie never goes there. A page frames it, or
 // /read/{key} redirects to it.
 func (p *Pages) enterReport(c *gin.Context, r *models.Report, next string) (string, error) {
-	ticket, err := p.store.IssueReaderTicket(c.Request.Context(), r.ID, currentSession(c).ID)
+	ticket, err := p.reports.ReaderTicket(c.Request.Context(), r, currentSession(c).ID)
 	if err != nil {
 		return "", err
 	}
@@ -244,10 +244,7 @@ func (p *Pages) mayOpen(c *gin.Context, r *models.Report, readable bool) bool {
 // reportByKey is the report of the person's organisation whose host is
 // named with key; another organisation's is not found.
 func (p *Pages) reportByKey(c *gin.Context, person *models.Person) (*models.Report, bool) {
-	r, err := p.store.ReportByKey(c.Request.Context(), c.Param("key"))
-	if err == nil && r.OrganizationID != person.Organization.ID {
-		err = apperr.New(apperr.NotFound, "report not found")
-	}
+	r, err := p.reports.ByKey(c.Request.Context(), person, c.Param("key"))
 	if err != nil {
 		p.Fail(c, err)
 		return nil, false
@@ -264,7 +261,7 @@ func (p *Pages) openReport(c *gin.Context) {
 	if !ok {
 		return
 	}
-	readable, err := p.store.CanRead(c.Request.Context(), r, person)
+	readable, err := p.reports.CanRead(c.Request.Context(), r, person)
 	if err != nil {
 		p.Fail(c, err)
 		return
@@ -310,23 +307,10 @@ func (p *Pages) requestAccess(c *gin.Context) {
 
 // emailAccessRequest emails whoever can share r, after the response.
 func (p *Pages) emailAccessRequest(ctx context.Context, r *models.Report, person *models.Person) {
-	var to []string
-	if r.OwnerPerson {
-		if m, err := p.store.GetMember(ctx, r.OrganizationID, r.OwnerID); err == nil && m.Active {
-			to = append(to, m.Email)
-		}
-	}
-	if len(to) == 0 {
-		ids, err := p.store.ActiveMemberIDs(ctx, r.OrganizationID, models.RoleOwner, models.RoleAdmin)
-		if err != nil {
-			p.log.ErrorContext(ctx, "access request: administrators not found", "report", r.ID, "error", err)
-			return
-		}
-		for _, id := range ids {
-			if m, err := p.store.GetMember(ctx, r.OrganizationID, id); err == nil {
-				to = append(to, m.Email)
-			}
-		}
+	to, err := p.reports.Sharers(ctx, r)
+	if err != nil {
+		p.log.ErrorContext(ctx, "access request: administrators not found", "report", r.ID, "error", err)
+		return
 	}
 	if len(to) == 0 {
 		return

@@ -74,7 +74,7 @@ func (p *Pages) showReview(c *gin.Context, status int, problem string, form type
 		p.Fail(c, err)
 		return
 	}
-	report, err := p.store.GetReport(ctx, rev.OrganizationID, rev.ReportID)
+	report, err := p.reports.Get(ctx, rev.OrganizationID, rev.ReportID)
 	if err != nil {
 		p.Fail(c, err)
 		return
@@ -114,7 +114,7 @@ func (p *Pages) frameVersion(c *gin.Context, page *reviewPage, person *models.Pe
 		return nil
 	}
 	p.framesReports(c, ownScripts)
-	readable, err := p.store.CanRead(c.Request.Context(), page.Report, person)
+	readable, err := p.reports.CanRead(c.Request.Context(), page.Report, person)
 	switch {
 	case err != nil:
 		return err

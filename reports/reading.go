@@ -1,0 +1,69 @@
+package reports
+
+import (
+	"context"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/models"
+)
+
+// Reading a report in the app: what a person may open, the tickets that
+// sign them in on a report's own origin, and who hears of a request for
+// access.
+
+// ReadableList is the reports person may read, newest first, at most
+// limit.
+func (s *Service) ReadableList(ctx context.Context, person *models.Person, limit int) ([]models.Report, error) {
+	return s.store.ReadableReports(ctx, person, limit)
+}
+
+// CanRead reports whether person holds a grant to read r.
+func (s *Service) CanRead(ctx context.Context, r *models.Report, person *models.Person) (bool, error) {
+	return s.store.CanRead(ctx, r, person)
+}
+
+// Grants are who may read report id.
+func (s *Service) Grants(ctx context.Context, reportID string) ([]models.ReportGrant, error) {
+	return s.store.Grants(ctx, reportID)
+}
+
+// ByKey is the report of person's organisation whose origin is named by
+// key; another organisation's is not found.
+func (s *Service) ByKey(ctx context.Context, person *models.Person, key string) (*models.Report, error) {
+	r, err := s.store.ReportByKey(ctx, key)
+	if err == nil && r.OrganizationID != person.Organization.ID {
+		err = apperr.New(apperr.NotFound, "report not found")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// ReaderTicket is a single-use ticket that signs the holder of app session
+// sessionID in on r's origin alone.
+func (s *Service) ReaderTicket(ctx context.Context, r *models.Report, sessionID string) (string, error) {
+	return s.store.IssueReaderTicket(ctx, r.ID, sessionID)
+}
+
+// Sharers are the addresses of who can share r, told of a request for
+// access: its owner when a person who is still active owns it, else the
+// organisation's active owners and administrators.
+func (s *Service) Sharers(ctx context.Context, r *models.Report) ([]string, error) {
+	if r.OwnerPerson {
+		if m, err := s.store.GetMember(ctx, r.OrganizationID, r.OwnerID); err == nil && m.Active {
+			return []string{m.Email}, nil
+		}
+	}
+	ids, err := s.store.ActiveMemberIDs(ctx, r.OrganizationID, models.RoleOwner, models.RoleAdmin)
+	if err != nil {
+		return nil, err
+	}
+	var to []string
+	for _, id := range ids {
+		if m, err := s.store.GetMember(ctx, r.OrganizationID, id); err == nil {
+			to = append(to, m.Email)
+		}
+	}
+	return to, nil
+}
