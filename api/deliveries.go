@@ -18,9 +18,9 @@ func (h *handlers) listDeliveries(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	// The store refuses an unknown status, naming the field.
+	// The service refuses an unknown status, naming the field.
 	f := models.DeliveryFilter{EndpointID: c.Param("id"), Status: c.Query("status")}
-	rows, next, err := h.store.ListDeliveryLog(c.Request.Context(), orgID(c), f, p)
+	rows, next, err := h.webhooks.Deliveries(c.Request.Context(), orgID(c), f, p)
 	if err != nil {
 		fail(c, err)
 		return
@@ -29,7 +29,7 @@ func (h *handlers) listDeliveries(c *gin.Context) {
 }
 
 func (h *handlers) getDelivery(c *gin.Context) {
-	d, err := h.store.GetDelivery(c.Request.Context(), orgID(c), c.Param("id"))
+	d, err := h.webhooks.Delivery(c.Request.Context(), orgID(c), c.Param("id"))
 	if err != nil {
 		fail(c, err)
 		return
@@ -40,7 +40,7 @@ func (h *handlers) getDelivery(c *gin.Context) {
 // resendDelivery sends a settled delivery again under the same delivery
 // id, with a fresh schedule of attempts. The dispatcher starts it.
 func (h *handlers) resendDelivery(c *gin.Context) {
-	d, err := h.store.ResendDelivery(c.Request.Context(), orgID(c), c.Param("id"))
+	d, err := h.webhooks.Resend(c.Request.Context(), orgID(c), c.Param("id"))
 	if err != nil {
 		fail(c, err)
 		return
@@ -69,8 +69,8 @@ func (h *handlers) recoverDeliveries(c *gin.Context) {
 		fail(c, apperr.Field(apperr.InvalidRequest, "since", "since must be an RFC 3339 timestamp such as 2026-01-02T15:04:05Z"))
 		return
 	}
-	// The store refuses a since in the future.
-	n, err := h.store.RecoverDeliveries(c.Request.Context(), orgID(c), c.Param("id"), since)
+	// The service refuses a since in the future.
+	n, err := h.webhooks.Recover(c.Request.Context(), orgID(c), c.Param("id"), since)
 	if err != nil {
 		fail(c, err)
 		return

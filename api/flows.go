@@ -1,28 +1,22 @@
 package api
 
 import (
-	"encoding/json"
 	"net/http"
-	"strings"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/assent-hq/assent/flows"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/wire"
 )
 
-type createFlowRequest struct {
-	Title      string  `json:"title" validate:"required,notblank,max=200"`
-	ExternalID *string `json:"externalId" validate:"omitempty,max=255"`
-}
-
 func (h *handlers) createFlow(c *gin.Context) {
-	var in createFlowRequest
+	var in flows.CreateInput
 	if err := bind(c, &in); err != nil {
 		fail(c, err)
 		return
 	}
-	f, err := h.store.CreateFlow(c.Request.Context(), orgID(c), strings.TrimSpace(in.Title), in.ExternalID, principal(c).Actor())
+	f, err := h.flows.Create(c.Request.Context(), principal(c), &in)
 	if err != nil {
 		fail(c, err)
 		return
@@ -33,13 +27,17 @@ func (h *handlers) createFlow(c *gin.Context) {
 
 func (h *handlers) getFlow(c *gin.Context) { h.respondFlow(c, http.StatusOK, c.Param("id")) }
 
-func (h *handlers) completeFlow(c *gin.Context) { h.finishFlow(c, models.FlowCompleted) }
+func (h *handlers) completeFlow(c *gin.Context) {
+	f, err := h.flows.Complete(c.Request.Context(), principal(c), c.Param("id"))
+	h.respondFinished(c, f, err)
+}
 
-func (h *handlers) cancelFlow(c *gin.Context) { h.finishFlow(c, models.FlowCancelled) }
+func (h *handlers) cancelFlow(c *gin.Context) {
+	f, err := h.flows.Cancel(c.Request.Context(), principal(c), c.Param("id"))
+	h.respondFinished(c, f, err)
+}
 
-func (h *handlers) finishFlow(c *gin.Context, to string) {
-	f, err := h.store.FinishFlow(c.Request.Context(), orgID(c), c.Param("id"), to, principal(c).Actor(),
-		func(d *models.FlowDetail) ([]byte, error) { return json.Marshal(wire.NewFlow(d, h.baseURL)) })
+func (h *handlers) respondFinished(c *gin.Context, f *models.Flow, err error) {
 	if err != nil {
 		fail(c, err)
 		return
@@ -48,7 +46,7 @@ func (h *handlers) finishFlow(c *gin.Context, to string) {
 }
 
 func (h *handlers) respondFlow(c *gin.Context, status int, id string) {
-	d, err := h.store.GetFlowDetail(c.Request.Context(), orgID(c), id)
+	d, err := h.flows.Detail(c.Request.Context(), orgID(c), id)
 	if err != nil {
 		fail(c, err)
 		return

@@ -18,6 +18,7 @@ import (
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/comments"
 	"github.com/assent-hq/assent/evidence"
+	"github.com/assent-hq/assent/flows"
 	"github.com/assent-hq/assent/gate"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/config"
@@ -52,6 +53,7 @@ type Deps struct {
 	Evidence    *evidence.Service
 	Gate        *gate.Service
 	Webhooks    *webhooks.Service
+	Flows       *flows.Service
 	Admin       *admin.Service
 	// Slack is the organisations' Slack apps; nil builds one from the
 	// fields above, calling Slack's own API.
@@ -81,6 +83,7 @@ type handlers struct {
 	evidence    *evidence.Service
 	gate        *gate.Service
 	webhooks    *webhooks.Service
+	flows       *flows.Service
 	admin       *admin.Service
 	slack       *slackapp.Service
 	longPolls   *ratelimit.Slots
@@ -91,7 +94,7 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 // New returns the HTTP handler for the API and health checks.
 func New(d Deps) http.Handler {
 	h := &handlers{store: d.Store, temporal: d.Temporal, log: d.Logger, baseURL: d.BaseURL,
-		approvals: d.Approvals, collections: d.Collections, reports: d.Reports, reviews: d.Reviews, comments: d.Comments, evidence: d.Evidence, gate: d.Gate, webhooks: d.Webhooks, admin: d.Admin, slack: d.Slack}
+		approvals: d.Approvals, collections: d.Collections, reports: d.Reports, reviews: d.Reviews, comments: d.Comments, evidence: d.Evidence, gate: d.Gate, webhooks: d.Webhooks, flows: d.Flows, admin: d.Admin, slack: d.Slack}
 	if h.evidence == nil {
 		h.evidence = &evidence.Service{Store: d.Store, BaseURL: d.BaseURL}
 	}
@@ -109,6 +112,9 @@ func New(d Deps) http.Handler {
 	}
 	if h.webhooks == nil {
 		h.webhooks = webhooks.New(d.Store, d.NetPolicy, d.BaseURL)
+	}
+	if h.flows == nil {
+		h.flows = flows.New(d.Store, d.BaseURL)
 	}
 	if h.gate == nil {
 		h.gate = gate.New(d.Store, h.approvals, d.Logger, d.BaseURL)

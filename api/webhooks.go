@@ -31,7 +31,7 @@ func (h *handlers) listWebhooks(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	rows, next, err := h.store.ListWebhookEndpoints(c.Request.Context(), orgID(c), p)
+	rows, next, err := h.webhooks.Endpoints(c.Request.Context(), orgID(c), p)
 	if err != nil {
 		fail(c, err)
 		return
@@ -40,7 +40,7 @@ func (h *handlers) listWebhooks(c *gin.Context) {
 }
 
 func (h *handlers) getWebhook(c *gin.Context) {
-	ep, err := h.store.GetWebhookEndpoint(c.Request.Context(), orgID(c), c.Param("id"))
+	ep, err := h.webhooks.Endpoint(c.Request.Context(), orgID(c), c.Param("id"))
 	if err != nil {
 		fail(c, err)
 		return
@@ -63,7 +63,7 @@ func (h *handlers) updateWebhook(c *gin.Context) {
 }
 
 func (h *handlers) deleteWebhook(c *gin.Context) {
-	if err := h.store.DeleteWebhookEndpoint(c.Request.Context(), orgID(c), c.Param("id")); err != nil {
+	if err := h.webhooks.Delete(c.Request.Context(), orgID(c), c.Param("id")); err != nil {
 		fail(c, err)
 		return
 	}

@@ -276,7 +276,7 @@ type overviewPage struct {
 // webhook endpoints.
 func (p *Pages) adminOverview(c *gin.Context) {
 	page := overviewPage{adminBase: base(c, "overview")}
-	eps, _, err := p.store.ListWebhookEndpoints(c.Request.Context(), orgOf(c), models.Page{Limit: 200})
+	eps, _, err := p.webhooks.Endpoints(c.Request.Context(), orgOf(c), models.Page{Limit: 200})
 	if err != nil {
 		p.Fail(c, err)
 		return

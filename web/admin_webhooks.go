@@ -108,7 +108,7 @@ func (p *Pages) adminWebhooks(c *gin.Context) {
 }
 
 func (p *Pages) showWebhooks(c *gin.Context, status int, prob *formProblem, form webhookForm) {
-	rows, next, err := p.store.ListWebhookEndpoints(c.Request.Context(), orgOf(c), adminPage(c))
+	rows, next, err := p.webhooks.Endpoints(c.Request.Context(), orgOf(c), adminPage(c))
 	if err != nil {
 		p.Fail(c, err)
 		return
@@ -183,7 +183,7 @@ func (p *Pages) adminWebhook(c *gin.Context) {
 // forms held, a secret to show once, a test's result.
 func (p *Pages) showWebhook(c *gin.Context, id string, status int, seed webhookPage) {
 	ctx, org := c.Request.Context(), orgOf(c)
-	ep, err := p.store.GetWebhookEndpoint(ctx, org, id)
+	ep, err := p.webhooks.Endpoint(ctx, org, id)
 	if err != nil {
 		p.Fail(c, err)
 		return
@@ -205,7 +205,7 @@ func (p *Pages) showWebhook(c *gin.Context, id string, status int, seed webhookP
 			page.Notice = fmt.Sprintf("Queued %d failed or skipped %s to be sent again.", n, deliveries(n))
 		}
 	}
-	rows, next, err := p.store.ListDeliveryLog(ctx, org, models.DeliveryFilter{EndpointID: ep.ID, Status: page.Status}, adminPage(c))
+	rows, next, err := p.webhooks.Deliveries(ctx, org, models.DeliveryFilter{EndpointID: ep.ID, Status: page.Status}, adminPage(c))
 	if err != nil {
 		p.Fail(c, err)
 		return
@@ -315,14 +315,13 @@ func (p *Pages) sendTestWebhook(c *gin.Context) {
 	p.showWebhook(c, id, http.StatusOK, webhookPage{Test: &res})
 }
 
-// setWebhookEnabled switches an endpoint on or off. Switching on an
-// endpoint switched off after failures resets its failure count, as the
-// API's update does.
+// setWebhookEnabled switches an endpoint on or off
+// (webhooks.Service.SetEnabled).
 func (p *Pages) setWebhookEnabled(c *gin.Context) {
 	id := c.Param("id")
 	enabled, err := formBool(c, "enabled")
 	if err == nil {
-		_, err = p.store.UpdateWebhookEndpoint(c.Request.Context(), orgOf(c), id, models.WebhookEndpointPatch{Enabled: &enabled})
+		_, err = p.webhooks.SetEnabled(c.Request.Context(), orgOf(c), id, enabled)
 	}
 	if err != nil {
 		p.webhookRefused(c, id, err, webhookPage{})
@@ -342,7 +341,7 @@ func (p *Pages) recoverDeliveries(c *gin.Context) {
 	since, err := parseSince(typed)
 	var n int64
 	if err == nil {
-		n, err = p.store.RecoverDeliveries(c.Request.Context(), orgOf(c), id, since)
+		n, err = p.webhooks.Recover(c.Request.Context(), orgOf(c), id, since)
 	}
 	if err != nil {
 		p.webhookRefused(c, id, err, webhookPage{Since: typed})
@@ -369,7 +368,7 @@ func parseSince(s string) (time.Time, error) {
 func (p *Pages) deleteWebhook(c *gin.Context) {
 	err := confirmed(c, "Delete endpoint button")
 	if err == nil {
-		err = p.store.DeleteWebhookEndpoint(c.Request.Context(), orgOf(c), c.Param("id"))
+		err = p.webhooks.Delete(c.Request.Context(), orgOf(c), c.Param("id"))
 	}
 	if err != nil {
 		p.webhookRefused(c, c.Param("id"), err, webhookPage{})
@@ -382,7 +381,7 @@ func (p *Pages) deleteWebhook(c *gin.Context) {
 // back to its endpoint's page.
 func (p *Pages) resendDelivery(c *gin.Context) {
 	ctx, org := c.Request.Context(), orgOf(c)
-	d, err := p.store.GetDelivery(ctx, org, c.Param("id"))
+	d, err := p.webhooks.Delivery(ctx, org, c.Param("id"))
 	if err != nil {
 		p.Fail(c, err)
 		return
@@ -391,11 +390,11 @@ func (p *Pages) resendDelivery(c *gin.Context) {
 	if d.EndpointID != nil {
 		back += "/" + *d.EndpointID
 	}
-	if _, err := p.store.ResendDelivery(ctx, org, d.ID); err != nil {
+	if _, err := p.webhooks.Resend(ctx, org, d.ID); err != nil {
 		// Refused on the endpoint's page, unless it is gone (or this is a
 		// callback): then on the error page.
 		if d.EndpointID != nil {
-			if _, gone := p.store.GetWebhookEndpoint(ctx, org, *d.EndpointID); gone == nil {
+			if _, gone := p.webhooks.Endpoint(ctx, org, *d.EndpointID); gone == nil {
 				p.webhookRefused(c, *d.EndpointID, err, webhookPage{})
 				return
 			}

@@ -1,7 +1,12 @@
-// Package webhooks manages an organisation's webhook endpoints: add one,
-// change it, rotate its signing secret and send it a test. It is the one
-// code path behind the admin API and the admin pages, so both refuse the
-// same addresses and events with the same messages.
+// Package webhooks manages an organisation's webhook endpoints: list and
+// read them, add one, change it, switch it on or off, rotate its signing
+// secret, send it a test and delete it; and the delivery log
+// (deliveries.go): an endpoint's deliveries, one delivery, resending it
+// and recovering an endpoint's failed ones. A delivery may also be a
+// request's callback or the Slack app's channel; it lives here because
+// the administrator who manages endpoints reads and resends it. This is
+// the one code path behind the admin API and the admin pages, so both
+// refuse the same addresses, events and resends with the same messages.
 package webhooks
 
 import (
@@ -98,6 +103,16 @@ func (s *Service) Create(ctx context.Context, orgID string, in Settings) (*model
 	return s.store.CreateWebhookEndpoint(ctx, orgID, n)
 }
 
+// Endpoints pages through the organisation's endpoints.
+func (s *Service) Endpoints(ctx context.Context, orgID string, p models.Page) ([]models.WebhookEndpoint, string, error) {
+	return s.store.ListWebhookEndpoints(ctx, orgID, p)
+}
+
+// Endpoint is one of the organisation's endpoints.
+func (s *Service) Endpoint(ctx context.Context, orgID, id string) (*models.WebhookEndpoint, error) {
+	return s.store.GetWebhookEndpoint(ctx, orgID, id)
+}
+
 // Update changes what in sets. Enabling an endpoint that was switched off
 // after failures resets its failure count.
 func (s *Service) Update(ctx context.Context, orgID, id string, in Settings) (*models.WebhookEndpoint, error) {
@@ -106,6 +121,18 @@ func (s *Service) Update(ctx context.Context, orgID, id string, in Settings) (*m
 	}
 	return s.store.UpdateWebhookEndpoint(ctx, orgID, id,
 		models.WebhookEndpointPatch{URL: in.URL, Format: in.Format, Events: in.Events, Enabled: in.Enabled})
+}
+
+// SetEnabled switches an endpoint on or off, as Update with only Enabled
+// set: switching on one switched off after failures resets its failure
+// count.
+func (s *Service) SetEnabled(ctx context.Context, orgID, id string, enabled bool) (*models.WebhookEndpoint, error) {
+	return s.Update(ctx, orgID, id, Settings{Enabled: &enabled})
+}
+
+// Delete removes an endpoint; its delivery log stays.
+func (s *Service) Delete(ctx context.Context, orgID, id string) error {
+	return s.store.DeleteWebhookEndpoint(ctx, orgID, id)
 }
 
 // RotateSecret gives the endpoint a new signing secret (the returned

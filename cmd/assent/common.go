@@ -25,6 +25,7 @@ import (
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/comments"
+	"github.com/assent-hq/assent/flows"
 	"github.com/assent-hq/assent/gate"
 	"github.com/assent-hq/assent/internal/blobstore"
 	"github.com/assent-hq/assent/internal/config"
@@ -209,6 +210,7 @@ type services struct {
 	comments    *comments.Service
 	gate        *gate.Service
 	webhooks    *webhooks.Service
+	flows       *flows.Service
 	admin       *admin.Service
 	slack       *slackapp.Service
 	// policy says where requests to addresses people give may go (nil is
@@ -232,6 +234,7 @@ func (r *resources) services(log *slog.Logger, baseURL string, policy *netguard.
 	com := comments.New(comments.Deps{Store: r.store, Blobs: r.blobs, Reports: rep, Logger: log, BaseURL: baseURL})
 	return &services{approvals: a, collections: col, reports: rep, reviews: rev, comments: com, gate: gate.New(r.store, a, log, baseURL),
 		webhooks: webhooks.New(r.store, policy, baseURL),
+		flows:    flows.New(r.store, baseURL),
 		admin:    admin.New(r.store, a).WithRespondents(col).WithReviewers(rev), policy: policy,
 		slack: slackapp.New(slackapp.Deps{Store: r.store, Approvals: a, BaseURL: baseURL, APIURL: slackAPI, NetPolicy: policy, Logger: log})}
 }
@@ -255,7 +258,7 @@ func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string
 			UIOrigin: cfg.TemporalUIURL, Operators: cfg.Operators}, Dev: dev})
 	h := api.New(api.Deps{Store: r.store, Temporal: r.temporal, Logger: log, BaseURL: baseURL, TrustedProxies: cfg.TrustedProxies,
 		LongPolls: ratelimit.NewSlots(cfg.LongPollsPerKey, cfg.LongPolls),
-		Approvals: svc.approvals, Collections: svc.collections, Reports: svc.reports, Reviews: svc.reviews, Comments: svc.comments, Gate: svc.gate, Webhooks: svc.webhooks, Admin: svc.admin, Slack: svc.slack,
+		Approvals: svc.approvals, Collections: svc.collections, Reports: svc.reports, Reviews: svc.reviews, Comments: svc.comments, Gate: svc.gate, Webhooks: svc.webhooks, Flows: svc.flows, Admin: svc.admin, Slack: svc.slack,
 		Mount: func(e *gin.Engine) {
 			if mount != nil {
 				mount(e)
