@@ -4,7 +4,8 @@
 // input with the same messages: each operation checks its input's tags and
 // rules itself, then calls the store, which keeps the rules that need a
 // transaction (the last owner, a member's or guest's address, a team's
-// members). Reads, revocations and deletions go to the store directly.
+// members). Reads, revocations and deletions go through the service too:
+// it is the one path for all of them.
 package admin
 
 import (
@@ -82,7 +83,7 @@ type GuestPatch struct {
 // ownership, so an administrator cannot take over the organisation.
 var ownersOnly = apperr.New(apperr.Forbidden, "only an owner can make someone an owner or change an owner's role or state")
 
-// Service runs the administration's writes against the store.
+// Service runs the administration's reads and writes against the store.
 type Service struct {
 	store     *models.Store
 	approvers Approvers
@@ -190,6 +191,11 @@ func (s *Service) CreateMember(ctx context.Context, orgID string, by *models.Mem
 	return s.store.CreateMember(ctx, orgID, in.Email, in.Name, in.Role)
 }
 
+// ListMembers pages through the organisation's members, newest first.
+func (s *Service) ListMembers(ctx context.Context, orgID string, p models.Page) ([]models.Member, string, error) {
+	return s.store.ListMembers(ctx, orgID, p)
+}
+
 // UpdateMember changes what in sets. by is as for CreateMember: a member
 // who is not an owner may neither make an owner nor change one.
 func (s *Service) UpdateMember(ctx context.Context, orgID string, by *models.Member, id string, in MemberPatch) (*models.Member, error) {
@@ -216,6 +222,12 @@ func (s *Service) CreateTeam(ctx context.Context, orgID string, in NewTeam) (*mo
 	return s.store.CreateTeam(ctx, orgID, in.Name, in.Kind, in.Members)
 }
 
+// ListTeams pages through the organisation's teams, groups and
+// workspaces with their members.
+func (s *Service) ListTeams(ctx context.Context, orgID string, p models.Page) ([]models.Team, string, error) {
+	return s.store.ListTeams(ctx, orgID, p)
+}
+
 // UpdateTeam renames a team or replaces its members; requests already made
 // keep the people the team stood for then.
 func (s *Service) UpdateTeam(ctx context.Context, orgID, id string, in TeamPatch) (*models.Team, error) {
@@ -237,6 +249,11 @@ func (s *Service) CreateGuest(ctx context.Context, orgID string, in NewGuest) (g
 		return nil, false, err
 	}
 	return s.store.CreateGuest(ctx, orgID, in.Email, in.Name)
+}
+
+// ListGuests pages through the organisation's admitted guests.
+func (s *Service) ListGuests(ctx context.Context, orgID string, p models.Page) ([]models.Guest, string, error) {
+	return s.store.ListGuests(ctx, orgID, p)
 }
 
 // UpdateGuest renames a guest; requests already made keep them as asked.

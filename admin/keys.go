@@ -44,6 +44,18 @@ func (s *Service) CreateKey(ctx context.Context, orgID string, by models.Actor, 
 	return s.store.CreateKeyBy(ctx, orgID, in.Name, in.Kind, keyScopes, &by)
 }
 
+// ListKeys pages through the organisation's keys and tokens, revoked ones
+// included.
+func (s *Service) ListKeys(ctx context.Context, orgID string, p models.Page) ([]models.APIKey, string, error) {
+	return s.store.ListKeys(ctx, orgID, p)
+}
+
+// RevokeKey stops a key from authenticating; the next request it signs
+// fails. Revoking a revoked key changes nothing.
+func (s *Service) RevokeKey(ctx context.Context, orgID, id string) (*models.APIKey, error) {
+	return s.store.RevokeKey(ctx, orgID, id)
+}
+
 // knownScopes is list with each scope once, or an error naming one that
 // is unknown.
 func knownScopes(list []string) ([]string, error) {

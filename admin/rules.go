@@ -99,3 +99,19 @@ func (s *Service) CreateRule(ctx context.Context, orgID string, in NewRule) (*mo
 	}
 	return r, nil
 }
+
+// ListRules pages through the organisation's rules.
+func (s *Service) ListRules(ctx context.Context, orgID string, p models.Page) ([]models.Rule, string, error) {
+	return s.store.ListRules(ctx, orgID, p)
+}
+
+// SetRuleEnabled switches a rule on or off; requests already made keep
+// what the rules gave them.
+func (s *Service) SetRuleEnabled(ctx context.Context, orgID, id string, enabled bool) (*models.Rule, error) {
+	return s.store.SetRuleEnabled(ctx, orgID, id, enabled)
+}
+
+// DeleteRule removes a rule.
+func (s *Service) DeleteRule(ctx context.Context, orgID, id string) error {
+	return s.store.DeleteRule(ctx, orgID, id)
+}

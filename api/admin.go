@@ -12,7 +12,7 @@ import (
 
 // The admin endpoints manage the caller's own organisation (an admin key
 // acts for all of it); every call takes the principal's organisation id.
-// Writes go through the admin service, reads to the store.
+// Every call goes through the admin service.
 
 func orgID(c *gin.Context) string { return principal(c).Organization.ID }
 
@@ -54,7 +54,7 @@ func (h *handlers) listMembers(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	rows, next, err := h.store.ListMembers(c.Request.Context(), orgID(c), p)
+	rows, next, err := h.admin.ListMembers(c.Request.Context(), orgID(c), p)
 	if err != nil {
 		fail(c, err)
 		return
@@ -133,7 +133,7 @@ func (h *handlers) listTeams(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	rows, next, err := h.store.ListTeams(c.Request.Context(), orgID(c), p)
+	rows, next, err := h.admin.ListTeams(c.Request.Context(), orgID(c), p)
 	if err != nil {
 		fail(c, err)
 		return
@@ -165,7 +165,7 @@ func (h *handlers) listGuests(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	rows, next, err := h.store.ListGuests(c.Request.Context(), orgID(c), p)
+	rows, next, err := h.admin.ListGuests(c.Request.Context(), orgID(c), p)
 	if err != nil {
 		fail(c, err)
 		return
@@ -246,7 +246,7 @@ func (h *handlers) listKeys(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	rows, next, err := h.store.ListKeys(c.Request.Context(), orgID(c), p)
+	rows, next, err := h.admin.ListKeys(c.Request.Context(), orgID(c), p)
 	if err != nil {
 		fail(c, err)
 		return
@@ -255,7 +255,7 @@ func (h *handlers) listKeys(c *gin.Context) {
 }
 
 func (h *handlers) revokeKey(c *gin.Context) {
-	k, err := h.store.RevokeKey(c.Request.Context(), orgID(c), c.Param("id"))
+	k, err := h.admin.RevokeKey(c.Request.Context(), orgID(c), c.Param("id"))
 	if err != nil {
 		fail(c, err)
 		return

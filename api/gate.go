@@ -52,7 +52,7 @@ func (h *handlers) listActions(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	rows, next, err := h.store.ListActions(c.Request.Context(), orgID(c), p)
+	rows, next, err := h.gate.ListActions(c.Request.Context(), orgID(c), p)
 	if err != nil {
 		fail(c, err)
 		return
@@ -61,7 +61,7 @@ func (h *handlers) listActions(c *gin.Context) {
 }
 
 func (h *handlers) getAction(c *gin.Context) {
-	a, err := h.store.GetAction(c.Request.Context(), orgID(c), c.Param("id"))
+	a, err := h.gate.GetAction(c.Request.Context(), orgID(c), c.Param("id"))
 	respondAction(c, a, err)
 }
 
@@ -84,7 +84,7 @@ func respondAction(c *gin.Context, a *models.Action, err error) {
 }
 
 func (h *handlers) deleteAction(c *gin.Context) {
-	if err := h.store.DeleteAction(c.Request.Context(), orgID(c), c.Param("id")); err != nil {
+	if err := h.gate.DeleteAction(c.Request.Context(), orgID(c), c.Param("id")); err != nil {
 		fail(c, err)
 		return
 	}

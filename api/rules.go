@@ -29,7 +29,7 @@ func (h *handlers) listRules(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	rows, next, err := h.store.ListRules(c.Request.Context(), orgID(c), p)
+	rows, next, err := h.admin.ListRules(c.Request.Context(), orgID(c), p)
 	if err != nil {
 		fail(c, err)
 		return
@@ -47,7 +47,7 @@ func (h *handlers) updateRule(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	r, err := h.store.SetRuleEnabled(c.Request.Context(), orgID(c), c.Param("id"), *in.Enabled)
+	r, err := h.admin.SetRuleEnabled(c.Request.Context(), orgID(c), c.Param("id"), *in.Enabled)
 	if err != nil {
 		fail(c, err)
 		return
@@ -56,7 +56,7 @@ func (h *handlers) updateRule(c *gin.Context) {
 }
 
 func (h *handlers) deleteRule(c *gin.Context) {
-	if err := h.store.DeleteRule(c.Request.Context(), orgID(c), c.Param("id")); err != nil {
+	if err := h.admin.DeleteRule(c.Request.Context(), orgID(c), c.Param("id")); err != nil {
 		fail(c, err)
 		return
 	}

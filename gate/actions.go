@@ -75,6 +75,22 @@ func (s *Service) UpdateAction(ctx context.Context, org *models.Organization, id
 	return a, s.store.SaveAction(ctx, a)
 }
 
+// GetAction returns one of the organisation's actions.
+func (s *Service) GetAction(ctx context.Context, orgID, id string) (*models.Action, error) {
+	return s.store.GetAction(ctx, orgID, id)
+}
+
+// ListActions pages through the organisation's actions.
+func (s *Service) ListActions(ctx context.Context, orgID string, p models.Page) ([]models.Action, string, error) {
+	return s.store.ListActions(ctx, orgID, p)
+}
+
+// DeleteAction removes an action; its checks and the approvals they
+// raised stay.
+func (s *Service) DeleteAction(ctx context.Context, orgID, id string) error {
+	return s.store.DeleteAction(ctx, orgID, id)
+}
+
 // build checks what the tags cannot, so a broken action is refused when
 // saved, not when an agent asks, and copies in onto a.
 func (s *Service) build(ctx context.Context, org *models.Organization, a *models.Action, in *ActionInput) error {

@@ -25,7 +25,7 @@ import (
 	"github.com/assent-hq/assent/wire"
 )
 
-// Service registers actions and answers checks.
+// Service keeps the organisation's actions and answers checks.
 type Service struct {
 	store     *models.Store
 	approvals *approvals.Service

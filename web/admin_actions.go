@@ -37,7 +37,7 @@ var newActionForm = actionForm{
 func (p *Pages) adminActions(c *gin.Context) {
 	form := newActionForm
 	if id := c.Query("edit"); id != "" {
-		a, err := p.store.GetAction(c.Request.Context(), orgOf(c), id)
+		a, err := p.gate.GetAction(c.Request.Context(), orgOf(c), id)
 		if err != nil {
 			p.Fail(c, err)
 			return
@@ -61,7 +61,7 @@ func formOfAction(a *models.Action) actionForm {
 }
 
 func (p *Pages) showActions(c *gin.Context, status int, prob *formProblem, form actionForm) {
-	rows, next, err := p.store.ListActions(c.Request.Context(), orgOf(c), adminPage(c))
+	rows, next, err := p.gate.ListActions(c.Request.Context(), orgOf(c), adminPage(c))
 	if err != nil {
 		p.Fail(c, err)
 		return
@@ -122,7 +122,7 @@ func (f actionForm) input() (*gate.ActionInput, error) {
 func (p *Pages) deleteAction(c *gin.Context) {
 	err := confirmed(c, "action")
 	if err == nil {
-		err = p.store.DeleteAction(c.Request.Context(), orgOf(c), c.Param("id"))
+		err = p.gate.DeleteAction(c.Request.Context(), orgOf(c), c.Param("id"))
 	}
 	if err != nil {
 		if prob, status, ok := p.refusedBy(c, err); ok {

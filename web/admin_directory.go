@@ -34,7 +34,7 @@ func (p *Pages) adminMembers(c *gin.Context) {
 // showMembers renders the member list with prob (a refused action) and
 // what was typed into the add form.
 func (p *Pages) showMembers(c *gin.Context, status int, prob *formProblem, form admin.NewMember) {
-	rows, next, err := p.store.ListMembers(c.Request.Context(), orgOf(c), adminPage(c))
+	rows, next, err := p.admin.ListMembers(c.Request.Context(), orgOf(c), adminPage(c))
 	if err != nil {
 		p.Fail(c, err)
 		return
@@ -124,7 +124,7 @@ func (p *Pages) adminTeams(c *gin.Context) {
 }
 
 func (p *Pages) showTeams(c *gin.Context, status int, prob *formProblem, form teamForm) {
-	rows, next, err := p.store.ListTeams(c.Request.Context(), orgOf(c), adminPage(c))
+	rows, next, err := p.admin.ListTeams(c.Request.Context(), orgOf(c), adminPage(c))
 	if err != nil {
 		p.Fail(c, err)
 		return
@@ -158,7 +158,7 @@ func (p *Pages) adminGuests(c *gin.Context) {
 }
 
 func (p *Pages) showGuests(c *gin.Context, status int, prob *formProblem, form admin.NewGuest) {
-	rows, next, err := p.store.ListGuests(c.Request.Context(), orgOf(c), adminPage(c))
+	rows, next, err := p.admin.ListGuests(c.Request.Context(), orgOf(c), adminPage(c))
 	if err != nil {
 		p.Fail(c, err)
 		return

@@ -47,7 +47,7 @@ func (p *Pages) adminKeys(c *gin.Context) {
 }
 
 func (p *Pages) showKeys(c *gin.Context, status int, prob *formProblem, form keyForm, created *createdKey) {
-	rows, next, err := p.store.ListKeys(c.Request.Context(), orgOf(c), adminPage(c))
+	rows, next, err := p.admin.ListKeys(c.Request.Context(), orgOf(c), adminPage(c))
 	if err != nil {
 		p.Fail(c, err)
 		return
@@ -77,7 +77,7 @@ func (p *Pages) createKey(c *gin.Context) {
 func (p *Pages) revokeKey(c *gin.Context) {
 	err := confirmed(c, "key")
 	if err == nil {
-		_, err = p.store.RevokeKey(c.Request.Context(), orgOf(c), c.Param("id"))
+		_, err = p.admin.RevokeKey(c.Request.Context(), orgOf(c), c.Param("id"))
 	}
 	if err != nil {
 		if prob, status, ok := p.refusedBy(c, err); ok {

@@ -36,7 +36,7 @@ func (p *Pages) adminRules(c *gin.Context) {
 }
 
 func (p *Pages) showRules(c *gin.Context, status int, prob *formProblem, form ruleForm) {
-	rows, next, err := p.store.ListRules(c.Request.Context(), orgOf(c), adminPage(c))
+	rows, next, err := p.admin.ListRules(c.Request.Context(), orgOf(c), adminPage(c))
 	if err != nil {
 		p.Fail(c, err)
 		return
@@ -83,7 +83,7 @@ func (p *Pages) createRule(c *gin.Context) {
 func (p *Pages) setRuleEnabled(c *gin.Context) {
 	enabled, err := formBool(c, "enabled")
 	if err == nil {
-		_, err = p.store.SetRuleEnabled(c.Request.Context(), orgOf(c), c.Param("id"), enabled)
+		_, err = p.admin.SetRuleEnabled(c.Request.Context(), orgOf(c), c.Param("id"), enabled)
 	}
 	if err != nil {
 		p.rulesRefused(c, err, ruleForm{Kind: rules.KindApproval})
@@ -99,7 +99,7 @@ func (p *Pages) setRuleEnabled(c *gin.Context) {
 func (p *Pages) deleteRule(c *gin.Context) {
 	err := confirmed(c, "rule")
 	if err == nil {
-		err = p.store.DeleteRule(c.Request.Context(), orgOf(c), c.Param("id"))
+		err = p.admin.DeleteRule(c.Request.Context(), orgOf(c), c.Param("id"))
 	}
 	if err != nil {
 		p.rulesRefused(c, err, ruleForm{Kind: rules.KindApproval})

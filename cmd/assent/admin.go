@@ -114,7 +114,7 @@ var adminCommands = []adminCommand{
 			if err != nil {
 				return nil, err
 			}
-			rows, err := pageAll(func(p models.Page) ([]models.Member, string, error) { return r.store.ListMembers(r.ctx, id, p) })
+			rows, err := pageAll(func(p models.Page) ([]models.Member, string, error) { return r.svc.ListMembers(r.ctx, id, p) })
 			return wire.All(rows, wire.NewMember), err
 		}},
 	{name: "member update", summary: "rename a member, change their role or (de)activate them",
@@ -150,7 +150,7 @@ var adminCommands = []adminCommand{
 			if err != nil {
 				return nil, err
 			}
-			rows, err := pageAll(func(p models.Page) ([]models.Team, string, error) { return r.store.ListTeams(r.ctx, id, p) })
+			rows, err := pageAll(func(p models.Page) ([]models.Team, string, error) { return r.svc.ListTeams(r.ctx, id, p) })
 			return wire.All(rows, wire.NewTeam), err
 		}},
 	{name: "team update", summary: "rename a team or replace its members; requests already made are unchanged",
@@ -198,7 +198,7 @@ var adminCommands = []adminCommand{
 			if err != nil {
 				return nil, err
 			}
-			rows, err := pageAll(func(p models.Page) ([]models.Guest, string, error) { return r.store.ListGuests(r.ctx, id, p) })
+			rows, err := pageAll(func(p models.Page) ([]models.Guest, string, error) { return r.svc.ListGuests(r.ctx, id, p) })
 			return wire.All(rows, wire.NewGuest), err
 		}},
 	{name: "guest update", summary: "rename a guest; requests already made are unchanged",
@@ -266,7 +266,7 @@ var adminCommands = []adminCommand{
 			if err != nil {
 				return nil, err
 			}
-			rows, err := pageAll(func(p models.Page) ([]models.APIKey, string, error) { return r.store.ListKeys(r.ctx, id, p) })
+			rows, err := pageAll(func(p models.Page) ([]models.APIKey, string, error) { return r.svc.ListKeys(r.ctx, id, p) })
 			return wire.All(rows, wire.NewKey), err
 		}},
 	{name: "key revoke", summary: "revoke an API key; requests signed with it fail at once",
@@ -276,7 +276,7 @@ var adminCommands = []adminCommand{
 			if err != nil {
 				return nil, err
 			}
-			k, err := r.store.RevokeKey(r.ctx, id, r.str("id"))
+			k, err := r.svc.RevokeKey(r.ctx, id, r.str("id"))
 			return ret(k, err, wire.NewKey)
 		}},
 	{name: "token create", summary: "issue a member token, with which a person calls the API as themselves; audited",
