@@ -24,20 +24,22 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/api"
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/blobstore"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/publishscan"
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
-	"github.com/assent-hq/assent/reports"
 )
 
 // fixture is one organisation with a key of every kind, plus a second
 // organisation to prove isolation.
 type fixture struct {
-	srv         *httptest.Server
-	reports     *reports.Service
+	srv *httptest.Server
+	// services are those the API serves with, built from built.
+	services    *app.Services
+	built       app.Deps
 	store       *models.Store
 	org         *models.Organization
 	agentKey    string
@@ -86,12 +88,12 @@ func newFixtureWith(t *testing.T, db *gorm.DB, tc client.Client, policy ...*netg
 	require.NoError(t, err)
 
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	f.reports = newReports(t, s, tc, quiet)
-	deps := api.Deps{Store: s, Temporal: tc, Logger: quiet, BaseURL: "http://assent.test", Reports: f.reports}
+	f.built = publishing(t, app.Deps{Store: s, Temporal: tc, Logger: quiet})
 	if len(policy) > 0 {
-		deps.NetPolicy = policy[0]
+		f.built.NetPolicy = policy[0]
 	}
-	f.srv = httptest.NewServer(api.New(deps))
+	f.services = app.Build(f.built)
+	f.srv = httptest.NewServer(api.New(api.Deps{Store: s, Temporal: tc, Logger: quiet, BaseURL: "http://assent.test", Services: f.services}))
 	t.Cleanup(f.srv.Close)
 	return f
 }
@@ -99,15 +101,17 @@ func newFixtureWith(t *testing.T, db *gorm.DB, tc client.Client, policy ...*netg
 // scanner is the publish scan, built once: its rules take a while to load.
 var scanner = sync.OnceValues(publishscan.New)
 
-// newReports is the publishing service over a blob folder of the test's.
-func newReports(t testing.TB, s *models.Store, tc client.Client, log *slog.Logger) *reports.Service {
+// publishing is d with a blob folder of the test's and the publish scan,
+// at the tests' base URL, for app.Build.
+func publishing(t testing.TB, d app.Deps) app.Deps {
 	t.Helper()
 	blobs, err := blobstore.Open(context.Background(), "", t.TempDir())
 	require.NoError(t, err)
 	t.Cleanup(func() { blobs.Close() })
 	sc, err := scanner()
 	require.NoError(t, err)
-	return reports.New(reports.Deps{Store: s, Temporal: tc, Blobs: blobs, Scanner: sc, Logger: log, BaseURL: "http://assent.test"})
+	d.Blobs, d.Scanner, d.BaseURL = blobs, sc, "http://assent.test"
+	return d
 }
 
 type response struct {
@@ -432,8 +436,9 @@ func TestIdempotencyUnderConcurrency(t *testing.T) {
 func TestReadyzChecksTemporal(t *testing.T) {
 	ts := temporaltest.NewServer(temporaltest.WithT(t))
 	db := testenv.OpenDB(t, "sqlite")
-	srv := httptest.NewServer(api.New(api.Deps{Store: models.NewStore(db, testenv.Keys()), Temporal: ts.GetDefaultClient(),
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	store, tc := models.NewStore(db, testenv.Keys()), ts.GetDefaultClient()
+	srv := httptest.NewServer(api.New(api.Deps{Store: store, Temporal: tc, Logger: quiet,
+		Services: app.Build(app.Deps{Store: store, Temporal: tc, Logger: quiet})}))
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/readyz")
 	require.NoError(t, err)

@@ -19,6 +19,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/api"
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/testenv"
@@ -552,8 +553,10 @@ func (crashingStart) ExecuteWorkflow(context.Context, client.StartWorkflowOption
 func TestRetryAfterCrashResumes(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
-		crashed := httptest.NewServer(api.New(api.Deps{Store: s.store, Temporal: crashingStart{s.tc.GetDefaultClient()},
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), BaseURL: "http://assent.test"}))
+		dying := s.built
+		dying.Temporal = crashingStart{s.tc.GetDefaultClient()}
+		crashed := httptest.NewServer(api.New(api.Deps{Store: s.store, Temporal: dying.Temporal,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), BaseURL: "http://assent.test", Services: app.Build(dying)}))
 		defer crashed.Close()
 		body := `{"title":"Pay","approvers":["cy@example.com"]}`
 		key := map[string]string{"Idempotency-Key": "create-1"}

@@ -16,6 +16,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/api"
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/scopes"
@@ -317,7 +318,8 @@ var routeParam = regexp.MustCompile(`:[A-Za-z]+`)
 // under /api/v1 that has no row, when a row names a route it does not
 // serve, or when a row cannot be read.
 func TestAuthzMatrixCoversEveryRoute(t *testing.T) {
-	h := api.New(api.Deps{Store: models.NewStore(testenv.OpenDB(t, "sqlite"), testenv.Keys()), Logger: quiet})
+	store := models.NewStore(testenv.OpenDB(t, "sqlite"), testenv.Keys())
+	h := api.New(api.Deps{Store: store, Logger: quiet, Services: app.Build(app.Deps{Store: store, Logger: quiet})})
 	engine, ok := h.(*gin.Engine)
 	require.True(t, ok, "api.New must return the *gin.Engine so its routes can be listed")
 

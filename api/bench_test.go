@@ -26,6 +26,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/assent-hq/assent/api"
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/devtemporal"
 	"github.com/assent-hq/assent/internal/logging"
 	"github.com/assent-hq/assent/internal/netguard"
@@ -93,8 +94,8 @@ func newBenchStackWith(b *testing.B, kind string, policy *netguard.Policy) *benc
 	w := worker.New(tc, worker.Deps{Store: store, BaseURL: "http://assent.test", Logger: quiet, NetPolicy: policy})
 	require.NoError(b, w.Start())
 	b.Cleanup(w.Stop)
-	srv := httptest.NewServer(api.New(api.Deps{Store: store, Temporal: tc, Logger: quiet, BaseURL: "http://assent.test", NetPolicy: policy,
-		Reports: newReports(b, store, tc, quiet)}))
+	srv := httptest.NewServer(api.New(api.Deps{Store: store, Temporal: tc, Logger: quiet, BaseURL: "http://assent.test",
+		Services: app.Build(publishing(b, app.Deps{Store: store, Temporal: tc, Logger: quiet, NetPolicy: policy}))}))
 	b.Cleanup(srv.Close)
 	// Enough idle connections for every client: agents keep theirs alive,
 	// and the default of 2 per host would measure TCP handshakes instead.

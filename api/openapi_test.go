@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"regexp"
@@ -26,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assent-hq/assent/api"
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/browsertest"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -175,7 +175,8 @@ func viewerRoute(path string) bool {
 func TestOpenAPICoversEveryRoute(t *testing.T) {
 	c := openAPIContract(t)
 	db := testenv.OpenDB(t, "sqlite")
-	engine, ok := api.New(api.Deps{Store: models.NewStore(db, testenv.Keys()), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}).(*gin.Engine)
+	store := models.NewStore(db, testenv.Keys())
+	engine, ok := api.New(api.Deps{Store: store, Logger: quiet, Services: app.Build(app.Deps{Store: store, Logger: quiet})}).(*gin.Engine)
 	require.True(t, ok, "api.New must return the gin engine")
 
 	served := map[string]bool{}

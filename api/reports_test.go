@@ -21,6 +21,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/api"
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 )
@@ -457,14 +458,14 @@ func TestLostHoldIsStartedByTheReconciler(t *testing.T) {
 				Findings: []models.Finding{{Rule: "base-off-origin", File: "index.html", Line: 1, Excerpt: page, Severity: "hold"}}}, nil,
 			func(*models.Report, *models.ReportVersion) ([]byte, error) { return []byte(`{}`), nil })
 		require.NoError(t, err)
-		n, err := s.reports.StartUnowned(ctx, time.Now().Add(time.Minute), 10)
+		n, err := s.services.Reports.StartUnowned(ctx, time.Now().Add(time.Minute), 10)
 		require.NoError(t, err)
 		assert.Equal(t, 1, n)
 		require.Eventually(t, func() bool {
 			got, err := s.store.GetVersion(ctx, s.org.ID, v.ID)
 			return err == nil && got.HoldStarted
 		}, 10*time.Second, 50*time.Millisecond)
-		n, err = s.reports.StartUnowned(ctx, time.Now().Add(time.Minute), 10)
+		n, err = s.services.Reports.StartUnowned(ctx, time.Now().Add(time.Minute), 10)
 		require.NoError(t, err)
 		assert.Zero(t, n, "started once")
 		rel := s.do(t, "POST", "/api/v1/admin/held-versions/"+v.ID+"/release", s.adminKey, "", nil)
@@ -485,7 +486,8 @@ func TestUnencodedSlugLogsOnce(t *testing.T) {
 	require.NoError(t, err)
 	_, key, err := s.CreateKey(ctx, org.ID, "agent", models.KeyAgent, []string{"reports:read", "reports:write"})
 	require.NoError(t, err)
-	srv := httptest.NewServer(api.New(api.Deps{Store: s, Logger: log, BaseURL: "http://assent.test", Reports: newReports(t, s, nil, log)}))
+	srv := httptest.NewServer(api.New(api.Deps{Store: s, Logger: log, BaseURL: "http://assent.test",
+		Services: app.Build(publishing(t, app.Deps{Store: s, Logger: log}))}))
 	defer srv.Close()
 	f := &fixture{srv: srv}
 	require.Equal(t, 201, f.do(t, "POST", "/api/v1/reports", key, `{"title":"Nested","slug":"team/q3","content":"<h1>n</h1>"}`, nil).status)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/testenv"
-	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/workflows"
 )
@@ -288,7 +287,7 @@ func TestRemovingAGuestTakesThemOffOpenReviews(t *testing.T) {
 		s := newStack(t, db)
 		ctx := context.Background()
 		s.reviewable(t)
-		svc := reviews.New(requests.Deps{Store: s.store, Temporal: s.tc.GetDefaultClient()}, s.reports)
+		svc := s.services.Reviews
 		gus, err := s.store.GuestByEmail(ctx, s.org.ID, "gus@partner.example")
 		require.NoError(t, err)
 		people, err := s.store.People(ctx, s.org.ID, []string{gus.ID})

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/assent-hq/assent/admin"
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/comments"
@@ -23,12 +24,10 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/logging"
-	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/ratelimit"
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
-	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/slackapp"
 	"github.com/assent-hq/assent/webhooks"
@@ -43,24 +42,9 @@ type Deps struct {
 	BaseURL string
 	// Mount adds routes outside /api/v1, such as the dev mailbox.
 	Mount func(*gin.Engine)
-	// Approvals, Webhooks and Admin are the domain services, shared with
-	// the pages; nil builds one of their own from the fields above (tests).
-	Approvals   *approvals.Service
-	Collections *collections.Service
-	Reports     *reports.Service
-	Reviews     *reviews.Service
-	Comments    *comments.Service
-	Evidence    *evidence.Service
-	Gate        *gate.Service
-	Webhooks    *webhooks.Service
-	Flows       *flows.Service
-	Admin       *admin.Service
-	// Slack is the organisations' Slack apps; nil builds one from the
-	// fields above, calling Slack's own API.
-	Slack *slackapp.Service
-	// NetPolicy says which receiver addresses may be saved when the
-	// services are built here; nil is netguard.Public.
-	NetPolicy *netguard.Policy
+	// Services are the domain services, shared with the pages (app.Build);
+	// New panics when one is missing.
+	Services *app.Services
 	// TrustedProxies are the IPs or CIDR ranges whose X-Forwarded-For
 	// names the client (config.CheckTrustedProxies has read them); none
 	// means the connection's address is the client's.
@@ -93,40 +77,13 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 
 // New returns the HTTP handler for the API and health checks.
 func New(d Deps) http.Handler {
+	d.Services.Require("api")
+	svc := d.Services
 	h := &handlers{store: d.Store, temporal: d.Temporal, log: d.Logger, baseURL: d.BaseURL,
-		approvals: d.Approvals, collections: d.Collections, reports: d.Reports, reviews: d.Reviews, comments: d.Comments, evidence: d.Evidence, gate: d.Gate, webhooks: d.Webhooks, flows: d.Flows, admin: d.Admin, slack: d.Slack}
-	if h.evidence == nil {
-		h.evidence = &evidence.Service{Store: d.Store, BaseURL: d.BaseURL}
-	}
-	if h.comments == nil && d.Reports != nil {
-		h.comments = comments.New(comments.Deps{Store: d.Store, Blobs: d.Reports.Blobs(), Reports: d.Reports, Logger: d.Logger, BaseURL: d.BaseURL})
-	}
-	if h.reviews == nil {
-		h.reviews = reviews.New(requests.Deps{Store: d.Store, Temporal: d.Temporal, Logger: d.Logger, NetPolicy: d.NetPolicy}, d.Reports)
-	}
-	if h.collections == nil {
-		h.collections = collections.New(collections.Deps{Store: d.Store, Temporal: d.Temporal, Logger: d.Logger, NetPolicy: d.NetPolicy})
-	}
-	if h.approvals == nil {
-		h.approvals = approvals.New(approvals.Deps{Store: d.Store, Temporal: d.Temporal, Logger: d.Logger, NetPolicy: d.NetPolicy})
-	}
-	if h.webhooks == nil {
-		h.webhooks = webhooks.New(d.Store, d.NetPolicy, d.BaseURL)
-	}
-	if h.flows == nil {
-		h.flows = flows.New(d.Store, d.BaseURL)
-	}
-	if h.gate == nil {
-		h.gate = gate.New(d.Store, h.approvals, d.Logger, d.BaseURL)
-	}
-	if h.admin == nil {
-		h.admin = admin.New(d.Store, h.approvals).WithRespondents(h.collections).WithReviewers(h.reviews)
-	}
+		approvals: svc.Approvals, collections: svc.Collections, reports: svc.Reports, reviews: svc.Reviews, comments: svc.Comments,
+		evidence: svc.Evidence, gate: svc.Gate, webhooks: svc.Webhooks, flows: svc.Flows, admin: svc.Admin, slack: svc.Slack}
 	if h.longPolls = d.LongPolls; h.longPolls == nil {
 		h.longPolls = ratelimit.NewSlots(config.DefaultLongPollsPerKey, config.DefaultLongPolls)
-	}
-	if h.slack == nil {
-		h.slack = slackapp.New(slackapp.Deps{Store: d.Store, Approvals: h.approvals, BaseURL: d.BaseURL, NetPolicy: d.NetPolicy, Logger: d.Logger})
 	}
 	r := gin.New()
 	// gin trusts every proxy unless told: anyone could then name their own

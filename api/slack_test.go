@@ -18,7 +18,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/api"
-	"github.com/assent-hq/assent/approvals"
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/slacktest"
@@ -48,11 +48,11 @@ func newSlackStack(t *testing.T, db *gorm.DB) *slackStack {
 	t.Cleanup(fake.Close)
 	s := newStackWorker(t, db, netguard.DevLoopback, worker.Deps{SlackAPIURL: fake.APIURL()})
 	tc := s.tc.GetDefaultClient()
-	apr := approvals.New(approvals.Deps{Store: s.store, Temporal: tc, Logger: quiet, NetPolicy: netguard.DevLoopback})
-	app := slackapp.New(slackapp.Deps{Store: s.store, Approvals: apr, BaseURL: "http://assent.test", APIURL: fake.APIURL(),
-		NetPolicy: netguard.DevLoopback, Logger: quiet})
+	// The API's Slack app calls the fake; the stack's was built before it.
+	built := s.built
+	built.SlackAPIURL = fake.APIURL()
 	srv := httptest.NewServer(api.New(api.Deps{Store: s.store, Temporal: tc, Logger: quiet, BaseURL: "http://assent.test",
-		Reports: s.reports, Approvals: apr, Slack: app, NetPolicy: netguard.DevLoopback}))
+		Services: app.Build(built)}))
 	t.Cleanup(srv.Close)
 	s.srv = srv
 	ctx, cancel := context.WithCancel(context.Background())

@@ -73,9 +73,9 @@ func (p *Pages) mountAdmin(g *gin.RouterGroup) {
 	a.POST("/slack", p.saveSlack)
 	a.POST("/slack/disconnect", p.disconnectSlack)
 
-	a.GET("/held-versions", p.publishing, p.adminHeld)
-	a.POST("/held-versions/:id/release", p.publishing, p.releaseHeld)
-	a.POST("/held-versions/:id/decline", p.publishing, p.declineHeld)
+	a.GET("/held-versions", p.adminHeld)
+	a.POST("/held-versions/:id/release", p.releaseHeld)
+	a.POST("/held-versions/:id/decline", p.declineHeld)
 }
 
 // parseAdminPages parses each admin page with the parts they share; New

@@ -6,7 +6,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/reports"
 )
@@ -21,16 +20,6 @@ type heldPage struct {
 }
 
 func (p *Pages) adminHeld(c *gin.Context) { p.showHeld(c, http.StatusOK, nil) }
-
-// publishing answers 503 where publishing is not set up (pages built
-// without it, in tests).
-func (p *Pages) publishing(c *gin.Context) {
-	if p.reports == nil {
-		p.Fail(c, apperr.New(apperr.Unavailable, "Report publishing is not set up on this server."))
-		return
-	}
-	c.Next()
-}
 
 func (p *Pages) showHeld(c *gin.Context, status int, prob *formProblem) {
 	held, err := p.reports.Held(c.Request.Context(), orgOf(c))

@@ -11,12 +11,12 @@ import (
 	"go.temporal.io/server/temporaltest"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/blobstore"
 	"github.com/assent-hq/assent/internal/publishscan"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
-	"github.com/assent-hq/assent/web"
 	"github.com/assent-hq/assent/worker"
 )
 
@@ -30,13 +30,12 @@ func TestAdminReleasesAndDeclinesHeldVersions(t *testing.T) {
 		ts := temporaltest.NewServer(temporaltest.WithT(t))
 		tc := ts.GetDefaultClient()
 		require.NoError(t, worker.RegisterSearchAttributes(ctx, tc, ts.GetDefaultNamespace()))
-		store := models.NewStore(db, testenv.Keys())
 		blobs, err := blobstore.Open(ctx, "", t.TempDir())
 		require.NoError(t, err)
 		scanner, err := publishscan.New()
 		require.NoError(t, err)
-		rep := reports.New(reports.Deps{Store: store, Temporal: tc, Blobs: blobs, Scanner: scanner})
-		s := adminSiteWith(t, db, web.Deps{Reports: rep})
+		s := adminSiteWith(t, db, app.Deps{Temporal: tc, Blobs: blobs, Scanner: scanner})
+		store, rep := s.store, s.services.Reports
 		w := worker.New(tc, worker.Deps{Store: store, BaseURL: s.url})
 		require.NoError(t, w.Start())
 		t.Cleanup(w.Stop)

@@ -21,6 +21,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/api"
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
@@ -34,12 +35,12 @@ import (
 
 // adminSite is a site whose first member, Ada, is the owner. CreateMember
 // makes plain members unless told, so she is promoted here.
-func adminSite(t *testing.T, db *gorm.DB) *site { return adminSiteWith(t, db, web.Deps{}) }
+func adminSite(t *testing.T, db *gorm.DB) *site { return adminSiteWith(t, db, app.Deps{}) }
 
-// adminSiteWith is adminSite with the rest of the pages' deps.
-func adminSiteWith(t *testing.T, db *gorm.DB, deps web.Deps) *site {
+// adminSiteWith is adminSite with services built from svc.
+func adminSiteWith(t *testing.T, db *gorm.DB, svc app.Deps) *site {
 	t.Helper()
-	s := newSiteWith(t, models.NewStore(db, testenv.Keys()), deps)
+	s := newSiteWith(t, models.NewStore(db, testenv.Keys()), web.Deps{}, svc)
 	owner := models.RoleOwner
 	var err error
 	s.ada, err = s.store.UpdateMember(context.Background(), s.org.ID, s.ada.ID, nil, &owner, nil)
@@ -358,7 +359,9 @@ func TestAdminKeysShowTheSecretOnce(t *testing.T) {
 // message it answers with.
 func apiError(t *testing.T, store *models.Store, key, path, body string) (int, string) {
 	t.Helper()
-	srv := httptest.NewServer(api.New(api.Deps{Store: store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), BaseURL: "http://assent.test"}))
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv := httptest.NewServer(api.New(api.Deps{Store: store, Logger: quiet, BaseURL: "http://assent.test",
+		Services: app.Build(app.Deps{Store: store, Logger: quiet, BaseURL: "http://assent.test"})}))
 	defer srv.Close()
 	req, err := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(body))
 	require.NoError(t, err)
@@ -648,7 +651,7 @@ func TestAdminAddsTestsAndRotatesWebhooks(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		// The loopback policy admits the receiver on this machine, as
 		// `assent dev` with ASSENT_DEV_ALLOW_LOOPBACK=1 does.
-		s := adminSiteWith(t, db, web.Deps{NetPolicy: netguard.DevLoopback})
+		s := adminSiteWith(t, db, app.Deps{NetPolicy: netguard.DevLoopback})
 		ctx := context.Background()
 		b := s.browser(t)
 		csrf := b.signIn(s, "ada@example.com")

@@ -13,7 +13,7 @@ import (
 	"go.temporal.io/server/temporaltest"
 	"gorm.io/gorm"
 
-	"github.com/assent-hq/assent/approvals"
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/web"
@@ -27,9 +27,8 @@ func decidingSite(t *testing.T, db *gorm.DB) *site {
 	tc := ts.GetDefaultClient()
 	require.NoError(t, worker.RegisterSearchAttributes(context.Background(), tc, ts.GetDefaultNamespace()))
 	store := models.NewStore(db, testenv.Keys())
-	service := approvals.New(approvals.Deps{Store: store, Temporal: tc})
-	s := newSiteWith(t, store, web.Deps{Approvals: service})
-	s.temporal, s.approvals = tc, service
+	s := newSiteWith(t, store, web.Deps{}, app.Deps{Temporal: tc})
+	s.temporal = tc
 	// The worker emails approvers into the site's mailbox, with links to it.
 	w := worker.New(tc, worker.Deps{Store: store, BaseURL: s.url, Mailer: s.mailbox})
 	require.NoError(t, w.Start())
@@ -48,7 +47,7 @@ func (s *site) started(t *testing.T, a *models.Approval) *models.Approval {
 	ctx := context.Background()
 	_, err := s.store.Approvals().Create(ctx, a, nil)
 	require.NoError(t, err)
-	require.NoError(t, s.approvals.Start(ctx, a))
+	require.NoError(t, s.services.Approvals.Start(ctx, a))
 	return a
 }
 

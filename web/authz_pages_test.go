@@ -22,9 +22,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/api"
-	"github.com/assent-hq/assent/approvals"
-	"github.com/assent-hq/assent/collections"
-	"github.com/assent-hq/assent/comments"
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/blobstore"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/mail"
@@ -33,12 +31,8 @@ import (
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
-	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/reportsite"
-	"github.com/assent-hq/assent/requests"
-	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/web"
-	"github.com/assent-hq/assent/webhooks"
 	"github.com/assent-hq/assent/worker"
 )
 
@@ -286,8 +280,7 @@ func fullPagesDeps(d *web.Deps, oidc *web.OIDCSettings) {
 // serve, or when a row cannot be read.
 func TestPagesAuthzMatrixCoversEveryRoute(t *testing.T) {
 	store := models.NewStore(testenv.OpenDB(t, "sqlite"), testenv.Keys())
-	deps := web.Deps{Store: store, BaseURL: "http://assent.test", Reports: &reports.Service{}, Reviews: &reviews.Service{},
-		Comments: &comments.Service{}}
+	deps := web.Deps{Store: store, BaseURL: "http://assent.test", Services: app.Build(app.Deps{Store: store, BaseURL: "http://assent.test"})}
 	fullPagesDeps(&deps, &web.OIDCSettings{Issuer: "http://127.0.0.1:1", ClientID: "c", ClientSecret: "s"})
 	engine := gin.New()
 	web.New(deps).Mount(engine)
@@ -381,32 +374,16 @@ func newPagesEnv(t *testing.T, db *gorm.DB) *pagesEnv {
 	require.NoError(t, err)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	policy := netguard.DevLoopback
-	rep := reports.New(reports.Deps{Store: store, Temporal: tc, Blobs: blobs, Scanner: sc, Logger: quiet, BaseURL: srv.URL})
+	svc := app.Build(app.Deps{Store: store, Temporal: tc, Blobs: blobs, Scanner: sc, Logger: quiet, BaseURL: srv.URL, NetPolicy: policy})
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
-	rs, err := reportsite.New(reportsite.Deps{Store: store, Blobs: blobs, AppURL: srv.URL, Domain: "localhost:" + port, Logger: quiet, Viewed: rep.ViewedData})
+	rs, err := reportsite.New(reportsite.Deps{Store: store, Blobs: blobs, AppURL: srv.URL, Domain: "localhost:" + port, Logger: quiet, Viewed: svc.Reports.ViewedData})
 	require.NoError(t, err)
-	svc := struct {
-		approvals   *approvals.Service
-		collections *collections.Service
-		reviews     *reviews.Service
-		comments    *comments.Service
-		webhooks    *webhooks.Service
-	}{
-		approvals.New(approvals.Deps{Store: store, Temporal: tc, Logger: quiet, NetPolicy: policy}),
-		collections.New(collections.Deps{Store: store, Temporal: tc, Logger: quiet, NetPolicy: policy}),
-		reviews.New(requests.Deps{Store: store, Temporal: tc, Logger: quiet, NetPolicy: policy}, rep),
-		comments.New(comments.Deps{Store: store, Blobs: rep.Blobs(), Reports: rep, Logger: quiet, BaseURL: srv.URL}),
-		webhooks.New(store, policy, srv.URL),
-	}
-	s := &site{store: store, mailbox: mail.NewMailbox(0), db: db, url: srv.URL}
-	deps := web.Deps{Store: store, Mailer: s.mailbox, BaseURL: srv.URL, Logger: quiet, Approvals: svc.approvals,
-		Collections: svc.collections, Reviews: svc.reviews, Comments: svc.comments, Reports: rep, Site: rs,
-		Webhooks: svc.webhooks, NetPolicy: policy}
+	s := &site{store: store, mailbox: mail.NewMailbox(0), db: db, url: srv.URL, services: svc}
+	deps := web.Deps{Store: store, Mailer: s.mailbox, BaseURL: srv.URL, Logger: quiet, Services: svc, Site: rs}
 	fullPagesDeps(&deps, newIdentityProvider(t).settings("SSO"))
 	s.pages = web.New(deps)
 	handler = rs.Route(api.New(api.Deps{Store: store, Temporal: tc, Logger: quiet, BaseURL: srv.URL, Mount: s.pages.Mount,
-		Approvals: svc.approvals, Collections: svc.collections, Reports: rep, Reviews: svc.reviews, Comments: svc.comments,
-		Webhooks: svc.webhooks, NetPolicy: policy}))
+		Services: svc}))
 	s.transport = &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
 	}}

@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/server/temporaltest"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/questions"
 	"github.com/assent-hq/assent/internal/testenv"
@@ -27,12 +28,11 @@ func answeringSite(t *testing.T, db *gorm.DB) (*site, *collections.Service) {
 	tc := ts.GetDefaultClient()
 	require.NoError(t, worker.RegisterSearchAttributes(context.Background(), tc, ts.GetDefaultNamespace()))
 	store := models.NewStore(db, testenv.Keys())
-	service := collections.New(collections.Deps{Store: store, Temporal: tc})
-	s := newSiteWith(t, store, web.Deps{Collections: service})
+	s := newSiteWith(t, store, web.Deps{}, app.Deps{Temporal: tc})
 	w := worker.New(tc, worker.Deps{Store: store, BaseURL: s.url, Mailer: s.mailbox})
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
-	return s, service
+	return s, s.services.Collections
 }
 
 // TestCollectionPageAnswers: a respondent finds the request in their

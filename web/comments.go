@@ -34,13 +34,10 @@ type threadsView struct {
 }
 
 // commentThreads reads the threads of r a person sees on a page: a
-// review's own, or all of the report's. It is nil where comments are not
-// served or the person may not read the report.
+// review's own, or all of the report's. It is nil where the person may not
+// read the report.
 func (p *Pages) commentThreads(c *gin.Context, r *models.Report, reviewID string, open bool) (*threadsView, error) {
 	person := CurrentPerson(c)
-	if p.comments == nil {
-		return nil, nil
-	}
 	_, all, err := p.comments.Threads(c.Request.Context(), comments.AsPerson(person), r.ID)
 	if apperr.Is(err, apperr.Forbidden) {
 		return nil, nil
@@ -120,13 +117,4 @@ func (p *Pages) commentImage(c *gin.Context) {
 	c.Header("Content-Security-Policy", "default-src 'none'; sandbox")
 	c.Header("Cache-Control", "private, max-age=3600")
 	c.Data(http.StatusOK, img.ContentType, b)
-}
-
-// commenting answers 503 where pages were built without comments.
-func (p *Pages) commenting(c *gin.Context) {
-	if p.comments == nil {
-		p.Fail(c, apperr.New(apperr.Unavailable, "Comments are not served here."))
-		return
-	}
-	c.Next()
 }

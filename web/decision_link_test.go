@@ -205,7 +205,7 @@ func TestAGuestDecidesFromThePageAndTheAskerGetsTheAnswer(t *testing.T) {
 		got, err := s.store.Approvals().Get(ctx, s.org.ID, a.ID)
 		require.NoError(t, err)
 		require.Len(t, got.Questions.V, 1)
-		_, err = s.approvals.Answer(ctx, s.org.ID, a.ID, "", models.Actor{ID: "key_test"},
+		_, err = s.services.Approvals.Answer(ctx, s.org.ID, a.ID, "", models.Actor{ID: "key_test"},
 			approvals.Answer{QuestionID: got.Questions.V[0].QuestionID, Answer: "The Q3 <numbers>"})
 		require.NoError(t, err)
 		answer := s.mailTo(t, "ada@example.com", "Answered: Share the report")
@@ -294,7 +294,7 @@ func TestRulesThatCannotBeEvaluatedStillHideFieldsOnTheLinkPage(t *testing.T) {
 			require.NoError(t, s.store.CreateRule(ctx, r))
 		}
 		agent := &models.Principal{Organization: s.org, Key: &models.APIKey{ID: "key_test", Name: "billing agent"}}
-		a, err := s.approvals.Create(ctx, agent, &approvals.CreateInput{Title: "Pay Initech", Risk: models.RiskLow,
+		a, err := s.services.Approvals.Create(ctx, agent, &approvals.CreateInput{Title: "Pay Initech", Risk: models.RiskLow,
 			Approvers: []string{"ada@example.com", "bob@example.com"},
 			Input:     []byte(`{"amount":"5000","iban":"DE89 3704 0044 0532 0130 00"}`)}, nil)
 		require.NoError(t, err)

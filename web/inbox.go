@@ -60,12 +60,10 @@ func (p *Pages) inbox(c *gin.Context) {
 		p.Fail(c, err)
 		return
 	}
-	var revs []models.Review
-	if p.reviews != nil {
-		if revs, _, err = p.reviews.Waiting(c.Request.Context(), person.Organization.ID, person.Actor(), models.Page{Limit: inboxLimit}); err != nil {
-			p.Fail(c, err)
-			return
-		}
+	revs, _, err := p.reviews.Waiting(c.Request.Context(), person.Organization.ID, person.Actor(), models.Page{Limit: inboxLimit})
+	if err != nil {
+		p.Fail(c, err)
+		return
 	}
 	page := inboxPage{Items: in.Items, Collections: cols, Reviews: revs, Total: in.Total + len(cols) + len(revs), DueSoon: in.DueBefore,
 		More: len(in.Items) < in.Total}

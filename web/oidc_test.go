@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/web"
@@ -72,7 +73,7 @@ func (idp *identityProvider) settings(label string) *web.OIDCSettings {
 
 // newOIDCSite is newSite with single sign-on configured (nil: off).
 func newOIDCSite(t *testing.T, db *gorm.DB, oidc *web.OIDCSettings) *site {
-	return newSiteWith(t, models.NewStore(db, testenv.Keys()), web.Deps{OIDC: oidc})
+	return newSiteWith(t, models.NewStore(db, testenv.Keys()), web.Deps{OIDC: oidc}, app.Deps{})
 }
 
 // startSSO follows the sign-in button to the provider's authorize

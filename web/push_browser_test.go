@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/browsertest"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/outbound"
@@ -64,7 +65,7 @@ const standInPushManager = `(function () {
 // the subscription.
 func TestBrowserInboxNotifiesMe(t *testing.T) {
 	db := testenv.OpenDB(t, "sqlite")
-	s := newSiteWith(t, models.NewStore(db, testenv.Keys()), web.Deps{NetPolicy: netguard.DevLoopback})
+	s := newSiteWith(t, models.NewStore(db, testenv.Keys()), web.Deps{}, app.Deps{NetPolicy: netguard.DevLoopback})
 	ctx := context.Background()
 	svc := pushtest.New(t)
 	phone := svc.Subscribe(t)

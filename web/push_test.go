@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/pushtest"
 	"github.com/assent-hq/assent/internal/testenv"
@@ -32,7 +33,7 @@ func pushForm(csrf string, b *pushtest.Browser) url.Values {
 func TestPushSubscriptionRoutes(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
-		s := newSiteWith(t, models.NewStore(db, testenv.Keys()), web.Deps{NetPolicy: netguard.DevLoopback})
+		s := newSiteWith(t, models.NewStore(db, testenv.Keys()), web.Deps{}, app.Deps{NetPolicy: netguard.DevLoopback})
 		_, err := s.store.CreateMember(ctx, s.org.ID, "bob@example.com", "Bob", "")
 		require.NoError(t, err)
 		svc := pushtest.New(t)

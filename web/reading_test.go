@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/blobstore"
 	"github.com/assent-hq/assent/internal/bundle"
 	"github.com/assent-hq/assent/internal/mail"
@@ -40,8 +41,9 @@ type readingSite struct {
 	domain  string
 }
 
-// newReadingSite builds the site; each of with may add to the pages' deps.
-func newReadingSite(t *testing.T, db *gorm.DB, with ...func(*web.Deps)) *readingSite {
+// newReadingSite builds the site; each of with may add to what its
+// services are built from.
+func newReadingSite(t *testing.T, db *gorm.DB, with ...func(*app.Deps)) *readingSite {
 	t.Helper()
 	store := models.NewStore(db, testenv.Keys())
 	engine := gin.New()
@@ -54,17 +56,18 @@ func newReadingSite(t *testing.T, db *gorm.DB, with ...func(*web.Deps)) *reading
 	sc, err := scanner()
 	require.NoError(t, err)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	rep := reports.New(reports.Deps{Store: store, Blobs: blobs, Scanner: sc, Logger: quiet, BaseURL: srv.URL})
+	built := app.Deps{Store: store, Blobs: blobs, Scanner: sc, Logger: quiet, BaseURL: srv.URL}
+	for _, f := range with {
+		f(&built)
+	}
+	svc := app.Build(built)
+	rep := svc.Reports
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
 	domain := "localhost:" + port
 	rs, err := reportsite.New(reportsite.Deps{Store: store, Blobs: blobs, AppURL: srv.URL, Domain: domain, Logger: quiet, Viewed: rep.ViewedData})
 	require.NoError(t, err)
-	s := &site{store: store, mailbox: mail.NewMailbox(0), db: db, url: srv.URL}
-	deps := web.Deps{Store: store, Mailer: s.mailbox, BaseURL: srv.URL, Reports: rep, Site: rs}
-	for _, f := range with {
-		f(&deps)
-	}
-	s.pages = web.New(deps)
+	s := &site{store: store, mailbox: mail.NewMailbox(0), db: db, url: srv.URL, services: svc}
+	s.pages = web.New(web.Deps{Store: store, Mailer: s.mailbox, BaseURL: srv.URL, Services: svc, Site: rs})
 	s.pages.Mount(engine)
 	handler = rs.Route(engine)
 	// Every host name reaches the test server, as *.localhost does in a

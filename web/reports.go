@@ -23,10 +23,9 @@ import (
 // readableLimit bounds the reports list; a person reads far fewer.
 const readableLimit = 200
 
-// reading answers 503 where reports cannot be read (no reports domain,
-// or pages built without publishing in tests).
+// reading answers 503 where reports cannot be read (no reports domain).
 func (p *Pages) reading(c *gin.Context) {
-	if p.reports == nil || p.site == nil {
+	if p.site == nil {
 		p.Fail(c, apperr.New(apperr.Unavailable, "Reports cannot be read on this server: it has no reports domain (ASSENT_REPORTS_DOMAIN)."))
 		return
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/states"
@@ -48,16 +47,6 @@ func (r reviewPage) Status() string { return strings.ReplaceAll(r.R.Status, "_",
 var verdictDone = map[string]string{
 	states.Approved:         "You approved this version.",
 	states.ChangesRequested: "You requested changes.",
-}
-
-// reviewing answers 503 where pages were built without reviews (tests of
-// other pages).
-func (p *Pages) reviewing(c *gin.Context) {
-	if p.reviews == nil {
-		p.Fail(c, apperr.New(apperr.Unavailable, "Reviews are not served here."))
-		return
-	}
-	c.Next()
 }
 
 func (p *Pages) review(c *gin.Context) {

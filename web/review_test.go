@@ -14,14 +14,13 @@ import (
 	"go.temporal.io/server/temporaltest"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/comments"
 	"github.com/assent-hq/assent/internal/bundle"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
-	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/reviews"
-	"github.com/assent-hq/assent/web"
 	"github.com/assent-hq/assent/worker"
 )
 
@@ -31,16 +30,11 @@ func newReviewingSite(t *testing.T, db *gorm.DB) (*readingSite, *reviews.Service
 	ts := temporaltest.NewServer(temporaltest.WithT(t))
 	tc := ts.GetDefaultClient()
 	require.NoError(t, worker.RegisterSearchAttributes(context.Background(), tc, ts.GetDefaultNamespace()))
-	var service *reviews.Service
-	s := newReadingSite(t, db, func(d *web.Deps) {
-		service = reviews.New(requests.Deps{Store: d.Store, Temporal: tc}, d.Reports)
-		d.Reviews = service
-		d.Comments = comments.New(comments.Deps{Store: d.Store, Blobs: d.Reports.Blobs(), Reports: d.Reports})
-	})
+	s := newReadingSite(t, db, func(d *app.Deps) { d.Temporal = tc })
 	w := worker.New(tc, worker.Deps{Store: s.store, BaseURL: s.url, Mailer: s.mailbox})
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
-	return s, service
+	return s, s.services.Reviews
 }
 
 var frameSrc = regexp.MustCompile(`<iframe class="report" src="([^"]+)" data-report-origin="([^"]+)"`)
@@ -176,18 +170,6 @@ func TestReviewPage(t *testing.T) {
 		closed := bob.get(address)
 		assert.Contains(t, closed.body, "2 of 2 required")
 		assert.NotContains(t, closed.body, `id="comment-form"`, "a settled review takes no comments")
-	})
-}
-
-// TestReviewPagesNeedTheService: pages built without reviews (tests of
-// other pages) answer for them with 503 and keep the inbox working.
-func TestReviewPagesNeedTheService(t *testing.T) {
-	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
-		s := newSite(t, db)
-		b := s.browser(t)
-		b.signIn(s, "ada@example.com")
-		assert.Equal(t, http.StatusOK, b.get("/inbox").status)
-		assert.Equal(t, http.StatusServiceUnavailable, b.get("/reviews/rev_1").status)
 	})
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/web"
@@ -26,7 +27,7 @@ var (
 func TestDevSignInOffersDemoPeopleAndTheMailbox(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSiteWith(t, models.NewStore(db, testenv.Keys()), web.Deps{
-			Dev: &web.DevSettings{Mailbox: "/dev/mail", People: []string{"ada@example.com", "bob@example.com"}}})
+			Dev: &web.DevSettings{Mailbox: "/dev/mail", People: []string{"ada@example.com", "bob@example.com"}}}, app.Deps{})
 		b := s.browser(t)
 
 		form := b.get("/signin?next=" + url.QueryEscape("/approvals/apr_1"))

@@ -26,6 +26,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/assent-hq/assent/admin"
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/comments"
@@ -59,38 +60,15 @@ type Deps struct {
 	// http:// address (dev) lets cookies go without the Secure flag.
 	BaseURL string
 	Logger  *slog.Logger
-	// Approvals, Webhooks and Admin are the domain services the REST
-	// endpoints share; nil builds one of their own from Store and
-	// NetPolicy (tests).
-	Approvals *approvals.Service
-	// Collections serves the pages of requests for information; nil builds
-	// one (without Temporal, so it can show but not submit).
-	Collections *collections.Service
-	// Reviews serves the review pages; nil leaves them out (tests of other
-	// pages).
-	Reviews *reviews.Service
-	// Comments serves comment threads on the review and report pages; nil
-	// leaves them out.
-	Comments *comments.Service
-	// Reports releases and declines held versions on the admin pages; nil
-	// leaves those pages without any (tests).
-	Reports *reports.Service
+	// Services are the domain services, shared with the API (app.Build);
+	// New panics when one is missing. Their NetPolicy also says which push
+	// services a browser's subscription may name.
+	Services *app.Services
 	// Site serves reports on their own origins; nil when reports cannot be
 	// read (no reports domain).
 	Site *reportsite.Site
-	// Gate registers actions on the admin pages; nil builds one.
-	Gate     *gate.Service
-	Webhooks *webhooks.Service
-	Admin    *admin.Service
-	// Slack is the organisations' Slack apps; nil builds one calling
-	// Slack's own API.
-	Slack *slackapp.Service
 	// OIDC, when set, offers single sign-on beside the emailed link.
 	OIDC *OIDCSettings
-	// NetPolicy says which webhook addresses the admin pages may save and
-	// test when Webhooks is built here, and which push services a
-	// browser's subscription may name; nil is netguard.Public.
-	NetPolicy *netguard.Policy
 	// Codec, when set, serves the Temporal UI's codec endpoint.
 	Codec *CodecSettings
 	// SigningKey (32 bytes) signs the pre-session CSRF token. Nil makes a
@@ -188,7 +166,11 @@ func New(d Deps) *Pages {
 	if log == nil {
 		log = slog.Default()
 	}
-	p := &Pages{store: d.Store, approvals: d.Approvals, collections: d.Collections, reviews: d.Reviews, comments: d.Comments, reports: d.Reports, site: d.Site, webhooks: d.Webhooks, admin: d.Admin, slack: d.Slack, gate: d.Gate, mailer: d.Mailer, baseURL: strings.TrimSuffix(d.BaseURL, "/"), log: log,
+	d.Services.Require("web")
+	svc := d.Services
+	p := &Pages{store: d.Store, approvals: svc.Approvals, collections: svc.Collections, reviews: svc.Reviews, comments: svc.Comments,
+		reports: svc.Reports, site: d.Site, webhooks: svc.Webhooks, admin: svc.Admin, slack: svc.Slack, gate: svc.Gate,
+		netPolicy: svc.NetPolicy, mailer: d.Mailer, baseURL: strings.TrimSuffix(d.BaseURL, "/"), log: log,
 		secure: !strings.HasPrefix(d.BaseURL, "http://"), pages: map[string]*template.Template{}}
 	if p.mailer == nil {
 		p.mailer = noMailer{}
@@ -197,32 +179,7 @@ func New(d Deps) *Pages {
 	p.oidc = newOIDC(d.OIDC, p.baseURL)
 	p.codec = d.Codec
 	p.dev = d.Dev
-	p.netPolicy = d.NetPolicy
-	if p.netPolicy == nil {
-		p.netPolicy = netguard.Public
-	}
 	p.signIns = ratelimit.New(signInEvery, signInBurst)
-	if p.approvals == nil {
-		p.approvals = approvals.New(approvals.Deps{Store: d.Store, Logger: log})
-	}
-	if p.collections == nil {
-		p.collections = collections.New(collections.Deps{Store: d.Store, Logger: log})
-	}
-	if p.webhooks == nil {
-		p.webhooks = webhooks.New(d.Store, d.NetPolicy, p.baseURL)
-	}
-	if p.admin == nil {
-		p.admin = admin.New(d.Store, p.approvals).WithRespondents(p.collections)
-		if p.reviews != nil {
-			p.admin.WithReviewers(p.reviews)
-		}
-	}
-	if p.gate == nil {
-		p.gate = gate.New(d.Store, p.approvals, log, p.baseURL)
-	}
-	if p.slack == nil {
-		p.slack = slackapp.New(slackapp.Deps{Store: d.Store, Approvals: p.approvals, BaseURL: p.baseURL, NetPolicy: d.NetPolicy, Logger: log})
-	}
 	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html"))
 	names, err := fs.Glob(files, "templates/*.html")
 	if err != nil {
@@ -280,11 +237,11 @@ func (p *Pages) Mount(r *gin.Engine) {
 	g.POST("/approvals/:id/questions", RequireSignIn, p.ask)
 	g.GET(paths.CollectionPage, RequireSignIn, p.collection)
 	g.POST("/collections/:id/replies", RequireSignIn, p.reply)
-	g.GET(paths.ReviewPage, RequireSignIn, p.reviewing, p.review)
-	g.POST(paths.ReviewPage+"/verdict", RequireSignIn, p.reviewing, p.verdict)
-	g.POST("/comments", RequireSignIn, p.commenting, p.postComment)
-	g.POST("/comments/:id/resolve", RequireSignIn, p.commenting, p.resolveThread)
-	g.GET("/comment-images/:report/:sha", RequireSignIn, p.commenting, p.commentImage)
+	g.GET(paths.ReviewPage, RequireSignIn, p.review)
+	g.POST(paths.ReviewPage+"/verdict", RequireSignIn, p.verdict)
+	g.POST("/comments", RequireSignIn, p.postComment)
+	g.POST("/comments/:id/resolve", RequireSignIn, p.resolveThread)
+	g.GET("/comment-images/:report/:sha", RequireSignIn, p.commentImage)
 	g.GET("/reports", RequireSignIn, p.reading, p.reportsList)
 	g.GET(paths.ReportPage, RequireSignIn, p.reading, p.report)
 	g.POST(paths.ReportPage, RequireSignIn, p.reading, p.report)

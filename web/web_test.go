@@ -20,7 +20,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/api"
-	"github.com/assent-hq/assent/approvals"
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -38,32 +38,33 @@ type site struct {
 	db      *gorm.DB
 	org     *models.Organization
 	ada     *models.Member
-	// temporal and approvals are set on a site whose pages act
-	// (decidingSite).
-	temporal  client.Client
-	approvals *approvals.Service
+	// services are those the pages serve with (app.Build).
+	services *app.Services
+	// temporal is set on a site whose pages act (decidingSite).
+	temporal client.Client
 	// transport reaches the server; nil is the default (plain HTTP).
 	transport http.RoundTripper
 }
 
 func newSite(t *testing.T, db *gorm.DB) *site {
-	return newSiteWith(t, models.NewStore(db, testenv.Keys()), web.Deps{})
+	return newSiteWith(t, models.NewStore(db, testenv.Keys()), web.Deps{}, app.Deps{})
 }
 
-// newSiteWith serves the pages on store with the rest of deps (Approvals nil
-// for pages that only read, OIDC nil for no single sign-on); the store,
-// mailbox and base URL are the site's own.
-func newSiteWith(t *testing.T, store *models.Store, deps web.Deps) *site {
-	return serveSite(t, httptest.NewServer, store, deps)
+// newSiteWith serves the pages on store with the rest of deps (OIDC nil
+// for no single sign-on) and services built from svc (Temporal nil for
+// pages that only read); the store, mailbox and base URL are the site's
+// own.
+func newSiteWith(t *testing.T, store *models.Store, deps web.Deps, svc app.Deps) *site {
+	return serveSite(t, httptest.NewServer, store, deps, svc)
 }
 
 // newTLSSite serves the pages over HTTPS with an https:// base URL, as in
 // production: cookies are Secure and __Host- named.
 func newTLSSite(t *testing.T, db *gorm.DB) *site {
-	return serveSite(t, httptest.NewTLSServer, models.NewStore(db, testenv.Keys()), web.Deps{})
+	return serveSite(t, httptest.NewTLSServer, models.NewStore(db, testenv.Keys()), web.Deps{}, app.Deps{})
 }
 
-func serveSite(t *testing.T, serve func(http.Handler) *httptest.Server, store *models.Store, deps web.Deps) *site {
+func serveSite(t *testing.T, serve func(http.Handler) *httptest.Server, store *models.Store, deps web.Deps, svc app.Deps) *site {
 	t.Helper()
 	ctx := context.Background()
 	s := &site{store: store, mailbox: mail.NewMailbox(0), db: store.DB()}
@@ -71,7 +72,9 @@ func serveSite(t *testing.T, serve func(http.Handler) *httptest.Server, store *m
 	srv := serve(engine)
 	t.Cleanup(srv.Close)
 	s.url, s.transport = srv.URL, srv.Client().Transport
-	deps.Store, deps.Mailer, deps.BaseURL = s.store, s.mailbox, srv.URL
+	svc.Store, svc.BaseURL = s.store, srv.URL
+	s.services = app.Build(svc)
+	deps.Store, deps.Mailer, deps.BaseURL, deps.Services = s.store, s.mailbox, srv.URL, s.services
 	s.pages = web.New(deps)
 	s.pages.Mount(engine)
 
@@ -440,7 +443,8 @@ func TestSecureCookiesOutsideDev(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		store := models.NewStore(db, testenv.Keys())
 		engine := gin.New()
-		web.New(web.Deps{Store: store, Mailer: mail.NewMailbox(0), BaseURL: "https://assent.example"}).Mount(engine)
+		web.New(web.Deps{Store: store, Mailer: mail.NewMailbox(0), BaseURL: "https://assent.example",
+			Services: app.Build(app.Deps{Store: store, BaseURL: "https://assent.example"})}).Mount(engine)
 		w := httptest.NewRecorder()
 		engine.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/signin", nil))
 		require.Equal(t, http.StatusOK, w.Code)
@@ -464,9 +468,11 @@ func apiSite(t *testing.T, db *gorm.DB, trusted []string) *site {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	t.Cleanup(srv.Close)
 	s.url = srv.URL
-	s.pages = web.New(web.Deps{Store: s.store, Mailer: s.mailbox, BaseURL: srv.URL})
-	handler = api.New(api.Deps{Store: s.store, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), BaseURL: srv.URL,
-		TrustedProxies: trusted, Mount: s.pages.Mount})
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	s.services = app.Build(app.Deps{Store: s.store, Logger: quiet, BaseURL: srv.URL})
+	s.pages = web.New(web.Deps{Store: s.store, Mailer: s.mailbox, BaseURL: srv.URL, Services: s.services})
+	handler = api.New(api.Deps{Store: s.store, Logger: quiet, BaseURL: srv.URL,
+		TrustedProxies: trusted, Mount: s.pages.Mount, Services: s.services})
 	return s
 }
 

@@ -11,16 +11,15 @@ import (
 	"slices"
 	"strings"
 
+	"go.temporal.io/sdk/client"
+
 	"github.com/assent-hq/assent/admin"
-	"github.com/assent-hq/assent/approvals"
-	"github.com/assent-hq/assent/collections"
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/logging"
 	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/models"
-	"github.com/assent-hq/assent/requests"
-	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/wire"
 )
 
@@ -227,17 +226,12 @@ var adminCommands = []adminCommand{
 				return nil, err
 			}
 			// Pending requests change through their workflows.
-			log := logging.New(r.stderr, slog.LevelWarn)
-			tc, err := dialTemporal(r.ctx, r.cfg, log, r.keys)
+			tc, err := dialTemporal(r.ctx, r.cfg, r.log(), r.keys)
 			if err != nil {
 				return nil, err
 			}
 			defer tc.Close()
-			a := approvals.New(approvals.Deps{Store: r.store, Temporal: tc, Logger: log})
-			col := collections.New(collections.Deps{Store: r.store, Temporal: tc, Logger: log})
-			// Removing a reviewer reads no report through the reports service.
-			rev := reviews.New(requests.Deps{Store: r.store, Temporal: tc, Logger: log}, nil)
-			if err := admin.New(r.store, a).WithRespondents(col).WithReviewers(rev).RemoveGuest(r.ctx, id, guest, admin.Operator); err != nil {
+			if err := r.services(tc).Admin.RemoveGuest(r.ctx, id, guest, admin.Operator); err != nil {
 				return nil, err
 			}
 			return map[string]any{"id": guest, "removed": true}, nil
@@ -389,7 +383,7 @@ func runAdmin(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	r.store = models.NewStore(db, r.keys)
-	r.svc = admin.New(r.store, nil)
+	r.svc = r.services(nil).Admin
 
 	out, err := cmd.run(r)
 	if err != nil {
@@ -476,6 +470,15 @@ type adminRun struct {
 	values map[string]*string
 	// set holds the flags given on the command line.
 	set map[string]bool
+}
+
+// log is the commands' logger: warnings and errors, on stderr.
+func (r *adminRun) log() *slog.Logger { return logging.New(r.stderr, slog.LevelWarn) }
+
+// services are the domain services over the command's store; tc is nil
+// for a command that changes no request, which then needs no Temporal.
+func (r *adminRun) services(tc client.Client) *app.Services {
+	return app.Build(app.Deps{Store: r.store, Temporal: tc, Logger: r.log()})
 }
 
 func (r *adminRun) str(name string) string { return *r.values[name] }

@@ -17,7 +17,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/admin"
-	"github.com/assent-hq/assent/approvals"
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/payloadcodec"
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/secretkey"
@@ -58,7 +58,7 @@ func TestAdminGuestRemove(t *testing.T) {
 				Requester: "key_test", RequestedBy: "agent"}
 			_, err = store.Approvals().Create(ctx, a, nil)
 			require.NoError(t, err)
-			require.NoError(t, approvals.New(approvals.Deps{Store: store, Temporal: tc}).Start(ctx, a))
+			require.NoError(t, app.Build(app.Deps{Store: store, Temporal: tc}).Approvals.Start(ctx, a))
 			require.Eventually(t, func() bool {
 				got, err := store.Approvals().Get(ctx, org.ID, a.ID)
 				return err == nil && got.Seq > 0

@@ -20,13 +20,8 @@ import (
 	"golang.org/x/sync/errgroup"
 	"gorm.io/gorm"
 
-	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/api"
-	"github.com/assent-hq/assent/approvals"
-	"github.com/assent-hq/assent/collections"
-	"github.com/assent-hq/assent/comments"
-	"github.com/assent-hq/assent/flows"
-	"github.com/assent-hq/assent/gate"
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/blobstore"
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/logging"
@@ -39,11 +34,7 @@ import (
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/reportsite"
-	"github.com/assent-hq/assent/requests"
-	"github.com/assent-hq/assent/reviews"
-	"github.com/assent-hq/assent/slackapp"
 	"github.com/assent-hq/assent/web"
-	"github.com/assent-hq/assent/webhooks"
 	"github.com/assent-hq/assent/worker"
 )
 
@@ -199,66 +190,34 @@ func (r *resources) Close() {
 	}
 }
 
-// services are the domain services, built once per process and shared by
-// the API, the pages and the reconciler, so a decision made on a page
-// wakes a long-poll on the API.
-type services struct {
-	approvals   *approvals.Service
-	collections *collections.Service
-	reports     *reports.Service
-	reviews     *reviews.Service
-	comments    *comments.Service
-	gate        *gate.Service
-	webhooks    *webhooks.Service
-	flows       *flows.Service
-	admin       *admin.Service
-	slack       *slackapp.Service
-	// policy says where requests to addresses people give may go (nil is
-	// netguard.Public).
-	policy *netguard.Policy
-}
-
-// owned are the kinds of record whose workflows the reconciler starts.
-func (s *services) owned() []requests.Owned {
-	return []requests.Owned{s.approvals, s.collections, s.reviews, s.reports, s.reports.Schedules(), s.reports.Sends()}
-}
-
-// services builds them; policy says which receiver addresses may be saved
-// (nil is netguard.Public), slackAPI where Slack's Web API is ("" is
-// Slack's own).
-func (r *resources) services(log *slog.Logger, baseURL string, policy *netguard.Policy, slackAPI string) *services {
-	a := approvals.New(approvals.Deps{Store: r.store, Temporal: r.temporal, Logger: log, NetPolicy: policy})
-	col := collections.New(collections.Deps{Store: r.store, Temporal: r.temporal, Logger: log, NetPolicy: policy})
-	rep := reports.New(reports.Deps{Store: r.store, Temporal: r.temporal, Blobs: r.blobs, Scanner: r.scanner, Logger: log, BaseURL: baseURL})
-	rev := reviews.New(requests.Deps{Store: r.store, Temporal: r.temporal, Logger: log, NetPolicy: policy}, rep)
-	com := comments.New(comments.Deps{Store: r.store, Blobs: r.blobs, Reports: rep, Logger: log, BaseURL: baseURL})
-	return &services{approvals: a, collections: col, reports: rep, reviews: rev, comments: com, gate: gate.New(r.store, a, log, baseURL),
-		webhooks: webhooks.New(r.store, policy, baseURL),
-		flows:    flows.New(r.store, baseURL),
-		admin:    admin.New(r.store, a).WithRespondents(col).WithReviewers(rev), policy: policy,
-		slack: slackapp.New(slackapp.Deps{Store: r.store, Approvals: a, BaseURL: baseURL, APIURL: slackAPI, NetPolicy: policy, Logger: log})}
+// services builds the domain services once for the process (app.Build),
+// shared by the API, the pages and the reconciler; policy says where
+// requests to addresses people give may go (nil is netguard.Public),
+// slackAPI where Slack's Web API is ("" is Slack's own).
+func (r *resources) services(log *slog.Logger, baseURL string, policy *netguard.Policy, slackAPI string) *app.Services {
+	return app.Build(app.Deps{Store: r.store, Temporal: r.temporal, Blobs: r.blobs, Scanner: r.scanner, Logger: log,
+		BaseURL: baseURL, NetPolicy: policy, SlackAPIURL: slackAPI})
 }
 
 // handler is the API and the pages over svc. mount adds the dev-only
 // routes and dev what the pages show of them (both nil outside dev).
-func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string, svc *services, mount func(*gin.Engine), dev *web.DevSettings) (http.Handler, *web.Pages, error) {
+func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string, svc *app.Services, mount func(*gin.Engine), dev *web.DevSettings) (http.Handler, *web.Pages, error) {
 	var site *reportsite.Site
 	if domain := cfg.ReportsDomainFor(baseURL); domain != "" {
 		var err error
 		if site, err = reportsite.New(reportsite.Deps{Store: r.store, Blobs: r.blobs, AppURL: baseURL, Domain: domain,
-			Logger: log, Viewed: svc.reports.ViewedData}); err != nil {
+			Logger: log, Viewed: svc.Reports.ViewedData}); err != nil {
 			return nil, nil, err
 		}
 	} else {
 		log.Warn("ASSENT_REPORTS_DOMAIN is not set: published reports cannot be read; set it to a domain whose subdomains reach this server, such as reports.example.com")
 	}
 	pages := web.New(web.Deps{Store: r.store, Mailer: r.mailer, BaseURL: baseURL, Logger: log, OIDC: oidcSettings(cfg),
-		Approvals: svc.approvals, Collections: svc.collections, Reports: svc.reports, Reviews: svc.reviews, Comments: svc.comments, Gate: svc.gate, Site: site, Webhooks: svc.webhooks, Admin: svc.admin, Slack: svc.slack, NetPolicy: svc.policy, SigningKey: r.secrets.Derive("web-signing"),
+		Services: svc, Site: site, SigningKey: r.secrets.Derive("web-signing"),
 		Codec: &web.CodecSettings{Decode: converter.NewPayloadCodecHTTPHandler(payloadcodec.AcceptingPlain(r.secrets)),
 			UIOrigin: cfg.TemporalUIURL, Operators: cfg.Operators}, Dev: dev})
 	h := api.New(api.Deps{Store: r.store, Temporal: r.temporal, Logger: log, BaseURL: baseURL, TrustedProxies: cfg.TrustedProxies,
-		LongPolls: ratelimit.NewSlots(cfg.LongPollsPerKey, cfg.LongPolls),
-		Approvals: svc.approvals, Collections: svc.collections, Reports: svc.reports, Reviews: svc.reviews, Comments: svc.comments, Gate: svc.gate, Webhooks: svc.webhooks, Flows: svc.flows, Admin: svc.admin, Slack: svc.slack,
+		LongPolls: ratelimit.NewSlots(cfg.LongPollsPerKey, cfg.LongPolls), Services: svc,
 		Mount: func(e *gin.Engine) {
 			if mount != nil {
 				mount(e)

@@ -64,7 +64,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		policy = netguard.DevLoopback
 	}
 	svc := r.services(log, baseURL, policy, cfg.SlackAPIURL)
-	boot, created, err := ensureBootstrap(ctx, r.store, svc.admin, cfg.DataDir, baseURL)
+	boot, created, err := ensureBootstrap(ctx, r.store, svc.Admin, cfg.DataDir, baseURL)
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
@@ -93,8 +93,8 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		pages.Wait()
 		return err
 	})
-	runBackground(gctx, g, log, r.store, svc.reports)
-	g.Go(func() error { requests.RunReconciler(gctx, log, svc.owned()...); return nil })
+	runBackground(gctx, g, log, r.store, svc.Reports)
+	g.Go(func() error { requests.RunReconciler(gctx, log, svc.Owned()...); return nil })
 	dispatcher := &worker.Dispatcher{Client: r.temporal, Store: r.store, Log: log, RetryUnit: cfg.DevRetryUnit, Interval: dispatchInterval}
 	g.Go(func() error { dispatcher.Run(gctx); return nil })
 	return g.Wait()

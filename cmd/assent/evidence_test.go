@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assent-hq/assent/api"
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/evidence"
 	"github.com/assent-hq/assent/internal/canonjson"
 	"github.com/assent-hq/assent/internal/testenv"
@@ -47,7 +48,9 @@ func TestEvidenceVerify(t *testing.T) {
 	file := filepath.Join(dir, "export.json")
 	require.NoError(t, os.WriteFile(file, raw, 0o600))
 	// The instance's own API publishes its keys.
-	instance := httptest.NewServer(api.New(api.Deps{Store: store, Logger: slog.New(slog.DiscardHandler), BaseURL: "http://assent.test"}))
+	quiet := slog.New(slog.DiscardHandler)
+	instance := httptest.NewServer(api.New(api.Deps{Store: store, Logger: quiet, BaseURL: "http://assent.test",
+		Services: app.Build(app.Deps{Store: store, Logger: quiet, BaseURL: "http://assent.test"})}))
 	defer instance.Close()
 
 	var out bytes.Buffer

@@ -32,7 +32,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	svc := r.services(log, baseURL, nil, cfg.SlackAPIURL)
 	// Decision tokens name the instance by its configured public address,
 	// as the worker does; without one, the gate issues none.
-	svc.gate.SetIssuer(cfg.PublicBaseURL())
+	svc.Gate.SetIssuer(cfg.PublicBaseURL())
 	handler, pages, err := r.handler(cfg, log, baseURL, svc, nil, nil)
 	if err != nil {
 		return err
@@ -43,6 +43,6 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		pages.Wait()
 		return err
 	})
-	runBackground(gctx, g, log, r.store, svc.reports)
+	runBackground(gctx, g, log, r.store, svc.Reports)
 	return g.Wait()
 }

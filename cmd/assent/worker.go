@@ -35,7 +35,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	log.Info("worker started", "temporal", cfg.TemporalAddress, "namespace", cfg.TemporalNamespace)
 	dispatcher := &worker.Dispatcher{Client: r.temporal, Store: r.store, Log: log, Interval: dispatchInterval}
 	go dispatcher.Run(ctx)
-	requests.RunReconciler(ctx, log, r.services(log, cfg.PublicBaseURL(), nil, cfg.SlackAPIURL).owned()...)
+	requests.RunReconciler(ctx, log, r.services(log, cfg.PublicBaseURL(), nil, cfg.SlackAPIURL).Owned()...)
 	log.Info("stopping worker")
 	w.Stop()
 	return nil

@@ -1,0 +1,120 @@
+// Package app is the composition root: Build is the one place the domain
+// services are built. A process builds them once and hands the same
+// Services to the API, the pages and the reconciler, so a decision made
+// on a page wakes a long-poll on the API; tests build them through Build
+// too.
+package app
+
+import (
+	"fmt"
+	"log/slog"
+	"reflect"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/assent-hq/assent/admin"
+	"github.com/assent-hq/assent/approvals"
+	"github.com/assent-hq/assent/collections"
+	"github.com/assent-hq/assent/comments"
+	"github.com/assent-hq/assent/evidence"
+	"github.com/assent-hq/assent/flows"
+	"github.com/assent-hq/assent/gate"
+	"github.com/assent-hq/assent/internal/blobstore"
+	"github.com/assent-hq/assent/internal/netguard"
+	"github.com/assent-hq/assent/internal/publishscan"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/reports"
+	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/reviews"
+	"github.com/assent-hq/assent/slackapp"
+	"github.com/assent-hq/assent/webhooks"
+)
+
+// Deps are what the services are built from.
+type Deps struct {
+	Store *models.Store
+	// Temporal runs the workflows; without it (nil) what needs a workflow
+	// answers apperr.Unavailable when called.
+	Temporal client.Client
+	// Blobs and Scanner publish reports; nil where nothing is published
+	// (the worker, the admin command).
+	Blobs   *blobstore.Store
+	Scanner *publishscan.Scanner
+	// Logger is slog.Default when nil.
+	Logger *slog.Logger
+	// BaseURL is the public address links and event data start with.
+	BaseURL string
+	// NetPolicy says where requests to addresses people give may go
+	// (receivers, callbacks, Slack, push services); nil is netguard.Public.
+	NetPolicy *netguard.Policy
+	// SlackAPIURL is Slack's Web API; "" is Slack's own.
+	SlackAPIURL string
+}
+
+// Services are the domain services of one process. Every field is set by
+// Build; the adapters refuse a Services with one missing (Require).
+type Services struct {
+	Approvals   *approvals.Service
+	Collections *collections.Service
+	Reports     *reports.Service
+	Reviews     *reviews.Service
+	Comments    *comments.Service
+	Evidence    *evidence.Service
+	Gate        *gate.Service
+	Webhooks    *webhooks.Service
+	Flows       *flows.Service
+	Admin       *admin.Service
+	Slack       *slackapp.Service
+	// NetPolicy is the policy the services were built with, never nil;
+	// the pages hold browsers' push subscriptions to it too.
+	NetPolicy *netguard.Policy
+}
+
+// Build builds every service from d.
+func Build(d Deps) *Services {
+	if d.NetPolicy == nil {
+		d.NetPolicy = netguard.Public
+	}
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	a := approvals.New(approvals.Deps{Store: d.Store, Temporal: d.Temporal, Logger: d.Logger, NetPolicy: d.NetPolicy})
+	col := collections.New(collections.Deps{Store: d.Store, Temporal: d.Temporal, Logger: d.Logger, NetPolicy: d.NetPolicy})
+	rep := reports.New(reports.Deps{Store: d.Store, Temporal: d.Temporal, Blobs: d.Blobs, Scanner: d.Scanner, Logger: d.Logger, BaseURL: d.BaseURL})
+	rev := reviews.New(requests.Deps{Store: d.Store, Temporal: d.Temporal, Logger: d.Logger, NetPolicy: d.NetPolicy}, rep)
+	return &Services{
+		Approvals:   a,
+		Collections: col,
+		Reports:     rep,
+		Reviews:     rev,
+		Comments:    comments.New(comments.Deps{Store: d.Store, Blobs: d.Blobs, Reports: rep, Logger: d.Logger, BaseURL: d.BaseURL}),
+		Evidence:    &evidence.Service{Store: d.Store, BaseURL: d.BaseURL},
+		Gate:        gate.New(d.Store, a, d.Logger, d.BaseURL),
+		Webhooks:    webhooks.New(d.Store, d.NetPolicy, d.BaseURL),
+		Flows:       flows.New(d.Store, d.BaseURL),
+		Admin:       admin.New(d.Store, a).WithRespondents(col).WithReviewers(rev),
+		Slack: slackapp.New(slackapp.Deps{Store: d.Store, Approvals: a, BaseURL: d.BaseURL, APIURL: d.SlackAPIURL,
+			NetPolicy: d.NetPolicy, Logger: d.Logger}),
+		NetPolicy: d.NetPolicy,
+	}
+}
+
+// Owned are the kinds of record whose workflows the reconciler starts.
+func (s *Services) Owned() []requests.Owned {
+	return []requests.Owned{s.Approvals, s.Collections, s.Reviews, s.Reports, s.Reports.Schedules(), s.Reports.Sends()}
+}
+
+// Require panics, naming what is missing, unless s has every service: an
+// adapter built without one is a programming error, caught at start
+// rather than at a request's nil dereference. who names the adapter.
+func (s *Services) Require(who string) {
+	if s == nil {
+		panic(who + ": no services; build them with app.Build")
+	}
+	v := reflect.ValueOf(s).Elem()
+	for i := range v.NumField() {
+		if f := v.Field(i); f.Kind() == reflect.Pointer && f.IsNil() {
+			panic(fmt.Sprintf("%s: the services lack %s; build them with app.Build", who, v.Type().Field(i).Name))
+		}
+	}
+}
