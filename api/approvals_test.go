@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/server/temporaltest"
+
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/api"
@@ -23,20 +23,22 @@ import (
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/internal/testenv/temporalenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/worker"
 	"github.com/assent-hq/assent/workflows"
 )
 
-// stack is the fixture plus a real in-process Temporal server and worker,
+// stack is the fixture plus a namespace of the test binary's one
+// in-process Temporal server (temporalenv) with a worker,
 // and the people approvals resolve against:
 //   - Ada: owner (the fixture's member), Bob: admin, Cy: member, Dee: inactive;
 //   - the team Finance (Bob, Cy); the guest gus@partner.example;
 //   - ops@example.com is both a member and a team's name.
 type stack struct {
 	*fixture
-	tc                *temporaltest.TestServer
+	tc                client.Client
 	bob, cy           *models.Member
 	bobToken, cyToken string
 	team              *models.Team
@@ -54,15 +56,11 @@ func newStackWith(t *testing.T, db *gorm.DB, policy *netguard.Policy) *stack {
 func newStackWorker(t *testing.T, db *gorm.DB, policy *netguard.Policy, extra worker.Deps) *stack {
 	t.Helper()
 	ctx := context.Background()
-	ts := temporaltest.NewServer(temporaltest.WithT(t))
-	tc := ts.GetDefaultClient()
-	require.NoError(t, worker.RegisterSearchAttributes(ctx, tc, ts.GetDefaultNamespace()))
+	tc := temporalenv.Client(t)
 	f := newFixtureWith(t, db, tc, policy)
-	w := worker.New(tc, worker.Deps{Store: f.store, BaseURL: "http://assent.test", NetPolicy: policy, SlackAPIURL: extra.SlackAPIURL})
-	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
+	temporalenv.Run(t, tc, worker.Deps{Store: f.store, BaseURL: "http://assent.test", NetPolicy: policy, SlackAPIURL: extra.SlackAPIURL})
 
-	s := &stack{fixture: f, tc: ts}
+	s := &stack{fixture: f, tc: tc}
 	st := f.store
 	var err error
 	s.bob, err = st.CreateMember(ctx, f.org.ID, "bob@example.com", "Bob", models.RoleAdmin)
@@ -245,7 +243,7 @@ func TestCreateApprovalDefaultsAndResolution(t *testing.T) {
 
 		// The workflow runs with the search attributes an operator filters by.
 		waitFor(t, func() bool {
-			d, err := s.tc.GetDefaultClient().DescribeWorkflowExecution(context.Background(), workflows.ApprovalWorkflowID(a["id"].(string)), "")
+			d, err := s.tc.DescribeWorkflowExecution(context.Background(), workflows.ApprovalWorkflowID(a["id"].(string)), "")
 			if err != nil {
 				return false
 			}
@@ -447,7 +445,7 @@ func (failingStart) ExecuteWorkflow(context.Context, client.StartWorkflowOptions
 func TestFailedStartLeavesNothingAndReconcilerStartsOrphans(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
-		broken := newFixtureWith(t, db, failingStart{s.tc.GetDefaultClient()})
+		broken := newFixtureWith(t, db, failingStart{s.tc})
 		r := broken.do(t, "POST", "/api/v1/approvals", broken.agentKey, `{"title":"x"}`, nil)
 		assert.Equal(t, 503, r.status, string(r.body))
 		assert.Equal(t, "service_unavailable", errField(r, "code"))
@@ -460,7 +458,7 @@ func TestFailedStartLeavesNothingAndReconcilerStartsOrphans(t *testing.T) {
 			ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: "key_x", RequestedBy: "agent"}
 		_, err := s.store.Approvals().Create(ctx, rec, nil)
 		require.NoError(t, err)
-		n, err := requests.Reconcile(ctx, time.Now().Add(requests.ReconcileGrace), 10, approvals.New(approvals.Deps{Store: s.store, Temporal: s.tc.GetDefaultClient()}))
+		n, err := requests.Reconcile(ctx, time.Now().Add(requests.ReconcileGrace), 10, approvals.New(approvals.Deps{Store: s.store, Temporal: s.tc}))
 		require.NoError(t, err)
 		assert.Equal(t, 1, n)
 		waitFor(t, func() bool {
@@ -469,7 +467,7 @@ func TestFailedStartLeavesNothingAndReconcilerStartsOrphans(t *testing.T) {
 		})
 		r = s.do(t, "POST", "/api/v1/approvals/"+rec.ID+"/decision", s.cyToken, `{"decision":"approve"}`, nil)
 		assert.Equal(t, 200, r.status, string(r.body))
-		n, err = requests.Reconcile(ctx, time.Now().Add(requests.ReconcileGrace), 10, approvals.New(approvals.Deps{Store: s.store, Temporal: s.tc.GetDefaultClient()}))
+		n, err = requests.Reconcile(ctx, time.Now().Add(requests.ReconcileGrace), 10, approvals.New(approvals.Deps{Store: s.store, Temporal: s.tc}))
 		require.NoError(t, err)
 		assert.Zero(t, n, "an owned record is left alone")
 	})
@@ -554,7 +552,7 @@ func TestRetryAfterCrashResumes(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		dying := s.built
-		dying.Temporal = crashingStart{s.tc.GetDefaultClient()}
+		dying.Temporal = crashingStart{s.tc}
 		crashed := httptest.NewServer(api.New(api.Deps{Store: s.store, Temporal: dying.Temporal,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), BaseURL: "http://assent.test", Services: app.Build(dying)}))
 		defer crashed.Close()

@@ -87,7 +87,7 @@ func (r *receiver) events() []string {
 func deliveryStack(t *testing.T, db *gorm.DB) *stack {
 	s := newStackWith(t, db, netguard.DevLoopback)
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &worker.Dispatcher{Client: s.tc.GetDefaultClient(), Store: s.store, Log: quiet, RetryUnit: 100 * time.Millisecond, Interval: 20 * time.Millisecond}
+	d := &worker.Dispatcher{Client: s.tc, Store: s.store, Log: quiet, RetryUnit: 100 * time.Millisecond, Interval: 20 * time.Millisecond}
 	done := make(chan struct{})
 	go func() { d.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })

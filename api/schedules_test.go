@@ -78,7 +78,7 @@ func TestSchedules(t *testing.T) {
 		assert.EqualValues(t, 86400, every.decoded["every"])
 		assert.Equal(t, "UTC", every.decoded["timezone"])
 
-		h := s.tc.GetDefaultClient().ScheduleClient().GetHandle(ctx, workflows.ReportScheduleID(id))
+		h := s.tc.ScheduleClient().GetHandle(ctx, workflows.ReportScheduleID(id))
 		desc, err := h.Describe(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, "Europe/Paris", desc.Schedule.Spec.TimeZoneName)

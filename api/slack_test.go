@@ -47,7 +47,7 @@ func newSlackStack(t *testing.T, db *gorm.DB) *slackStack {
 	fake := slacktest.New(slackToken)
 	t.Cleanup(fake.Close)
 	s := newStackWorker(t, db, netguard.DevLoopback, worker.Deps{SlackAPIURL: fake.APIURL()})
-	tc := s.tc.GetDefaultClient()
+	tc := s.tc
 	// The API's Slack app calls the fake; the stack's was built before it.
 	built := s.built
 	built.SlackAPIURL = fake.APIURL()

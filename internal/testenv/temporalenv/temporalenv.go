@@ -29,11 +29,11 @@ import (
 // test binary exits; it keeps its state in memory.
 var server = sync.OnceValue(func() string { return temporaltest.NewServer().GetFrontendHostPort() })
 
-// Worker returns a client on a fresh namespace of the shared server, with
-// the search attributes registered and Assent's worker running over store
-// until t ends. Namespaces keep each store's workflows to its own worker,
-// so tests on different databases may run at once.
-func Worker(t testing.TB, store *models.Store) client.Client {
+// Client returns a client on a fresh namespace of the shared server, with
+// the search attributes registered; it closes when t ends. Namespaces keep
+// each test's workflows to its own worker, so tests on different databases
+// may run at once.
+func Client(t testing.TB) client.Client {
 	t.Helper()
 	ctx := context.Background()
 	hostPort := server()
@@ -49,8 +49,25 @@ func Worker(t testing.TB, store *models.Store) client.Client {
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	require.NoError(t, worker.RegisterSearchAttributes(ctx, c, ns))
-	w := worker.New(c, worker.Deps{Store: store, BaseURL: "http://assent.test", Logger: slog.New(slog.DiscardHandler)})
+	return c
+}
+
+// Worker returns Client(t) with Assent's worker running over store until
+// t ends.
+func Worker(t testing.TB, store *models.Store) client.Client {
+	t.Helper()
+	c := Client(t)
+	Run(t, c, worker.Deps{Store: store, BaseURL: "http://assent.test"})
+	return c
+}
+
+// Run runs Assent's worker with d on c until t ends.
+func Run(t testing.TB, c client.Client, d worker.Deps) {
+	t.Helper()
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	w := worker.New(c, d)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
-	return c
 }
