@@ -27,13 +27,8 @@ type env struct {
 	svc   *approvals.Service
 }
 
-// org is one test's organisation: Ada owns it, Bob and Cy are members,
-// Dee is an inactive member and Gus a guest; agent acts with an agent key.
-type org struct {
-	*models.Organization
-	ada, bob, cy, gus *models.Person
-	agent             *models.Principal
-}
+// org is one test's people (testenv.People).
+type org = testenv.People
 
 // eachDB runs each of tests on SQLite and on PostgreSQL: one database
 // and one worker per kind, the tests on it in parallel, each in an
@@ -53,38 +48,7 @@ func eachDB(t *testing.T, tests map[string]func(t *testing.T, e *env, o *org)) {
 }
 
 func (e *env) newOrg(t *testing.T) *org {
-	t.Helper()
-	ctx := context.Background()
-	o, err := e.store.CreateOrganization(ctx, "Acme", "")
-	require.NoError(t, err)
-	out := &org{Organization: o}
-	member := func(email, name, role string) *models.Person {
-		m, err := e.store.CreateMember(ctx, o.ID, email, name, role)
-		require.NoError(t, err)
-		return &models.Person{Organization: o, Member: m}
-	}
-	out.ada = member("ada@example.com", "Ada", models.RoleOwner)
-	out.bob = member("bob@example.com", "Bob", models.RoleMember)
-	out.cy = member("cy@example.com", "Cy", models.RoleMember)
-	dee := member("dee@example.com", "Dee", models.RoleMember)
-	_, err = e.store.UpdateMember(ctx, o.ID, dee.ID(), nil, nil, new(false))
-	require.NoError(t, err)
-	g, _, err := e.store.CreateGuest(ctx, o.ID, "gus@partner.example", "Gus")
-	require.NoError(t, err)
-	out.gus = &models.Person{Organization: o, Guest: g}
-	key, _, err := e.store.CreateKey(ctx, o.ID, "payments agent", models.KeyAgent, nil)
-	require.NoError(t, err)
-	out.agent = &models.Principal{Organization: o, Key: key}
-	return out
-}
-
-// refused asserts err is the API error code naming field.
-func refused(t *testing.T, err error, code, field string) {
-	t.Helper()
-	e, ok := apperr.As(err)
-	require.True(t, ok, "want %s on %s, got %v", code, field, err)
-	assert.Equal(t, code, e.Code, e.Message)
-	assert.Equal(t, field, e.Field, e.Message)
+	return testenv.NewPeople(t, e.store, "payments agent")
 }
 
 // payment asks Bob to approve a payment whose amount he may correct.
@@ -98,7 +62,7 @@ func payment() *approvals.CreateInput {
 func (e *env) started(t *testing.T, o *org, in *approvals.CreateInput) *models.Approval {
 	t.Helper()
 	ctx := context.Background()
-	a, err := e.svc.Create(ctx, o.agent, in, nil)
+	a, err := e.svc.Create(ctx, o.Agent, in, nil)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		got, err := e.svc.Get(ctx, o.ID, a.ID)
@@ -157,8 +121,8 @@ func TestApprovalRules(t *testing.T) {
 			}
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
-					_, err := e.svc.Create(ctx, o.agent, c.in, nil)
-					refused(t, err, c.code, c.field)
+					_, err := e.svc.Create(ctx, o.Agent, c.in, nil)
+					testenv.Refused(t, err, c.code, c.field)
 				})
 			}
 
@@ -166,11 +130,11 @@ func TestApprovalRules(t *testing.T) {
 			// organisation without any has nobody to ask.
 			empty, err := e.store.CreateOrganization(ctx, "Empty", "")
 			require.NoError(t, err)
-			_, err = e.svc.Create(ctx, &models.Principal{Organization: empty, Key: o.agent.Key}, &approvals.CreateInput{Title: "x"}, nil)
-			refused(t, err, apperr.UnknownApprover, "approvers")
+			_, err = e.svc.Create(ctx, &models.Principal{Organization: empty, Key: o.Agent.Key}, &approvals.CreateInput{Title: "x"}, nil)
+			testenv.Refused(t, err, apperr.UnknownApprover, "approvers")
 
 			_, _, err = e.svc.List(ctx, o.ID, models.ApprovalFilter{Status: "open"}, models.Page{Limit: 10})
-			refused(t, err, apperr.InvalidRequest, "status")
+			testenv.Refused(t, err, apperr.InvalidRequest, "status")
 			list, _, err := e.svc.List(ctx, o.ID, models.ApprovalFilter{}, models.Page{Limit: 10})
 			require.NoError(t, err)
 			assert.Empty(t, list, "no refused create left a record")
@@ -180,22 +144,22 @@ func TestApprovalRules(t *testing.T) {
 			ctx := context.Background()
 			a := e.started(t, o, payment())
 			assert.Equal(t, states.Pending, a.Status)
-			assert.Equal(t, models.StringList{o.bob.ID()}, a.ApproverIDs)
+			assert.Equal(t, models.StringList{o.Bob.ID()}, a.ApproverIDs)
 			assert.Equal(t, models.RiskMedium, a.Risk, "the default risk")
 
-			_, _, err := e.svc.Waiting(ctx, o.ID, o.agent.Actor(), models.Page{Limit: 10})
-			refused(t, err, apperr.Forbidden, "")
-			waiting, _, err := e.svc.Waiting(ctx, o.ID, o.bob.Actor(), models.Page{Limit: 10})
+			_, _, err := e.svc.Waiting(ctx, o.ID, o.Agent.Actor(), models.Page{Limit: 10})
+			testenv.Refused(t, err, apperr.Forbidden, "")
+			waiting, _, err := e.svc.Waiting(ctx, o.ID, o.Bob.Actor(), models.Page{Limit: 10})
 			require.NoError(t, err)
 			require.Len(t, waiting, 1)
 			assert.Equal(t, a.ID, waiting[0].ID)
 
 			approve := approvals.Decision{Decision: "approve", Corrections: map[string]json.RawMessage{"amount": json.RawMessage(`1100`)}}
-			_, err = e.svc.Decide(ctx, o.ID, a.ID, "", o.agent.Actor(), approve)
-			refused(t, err, apperr.Forbidden, "")
-			_, err = e.svc.Decide(ctx, o.ID, a.ID, "cy-1", o.cy.Actor(), approve)
-			refused(t, err, apperr.NotAnApprover, "")
-			_, err = e.svc.Decide(ctx, o.ID, a.ID, "bob-1", o.bob.Actor(), approve)
+			_, err = e.svc.Decide(ctx, o.ID, a.ID, "", o.Agent.Actor(), approve)
+			testenv.Refused(t, err, apperr.Forbidden, "")
+			_, err = e.svc.Decide(ctx, o.ID, a.ID, "cy-1", o.Cy.Actor(), approve)
+			testenv.Refused(t, err, apperr.NotAnApprover, "")
+			_, err = e.svc.Decide(ctx, o.ID, a.ID, "bob-1", o.Bob.Actor(), approve)
 			require.NoError(t, err)
 			done, err := e.svc.Wait(ctx, o.ID, a.ID, 10*time.Second)
 			require.NoError(t, err)
@@ -205,7 +169,7 @@ func TestApprovalRules(t *testing.T) {
 
 		"nobody named asks the owners and administrators": func(t *testing.T, e *env, o *org) {
 			a := e.started(t, o, &approvals.CreateInput{Title: "Rotate the keys"})
-			assert.Equal(t, models.StringList{o.ada.ID()}, a.ApproverIDs)
+			assert.Equal(t, models.StringList{o.Ada.ID()}, a.ApproverIDs)
 		},
 
 		"a rule's approvals are asked for when enough can give them": func(t *testing.T, e *env, o *org) {

@@ -27,13 +27,8 @@ type env struct {
 	svc   *collections.Service
 }
 
-// org is one test's organisation: Ada owns it, Bob and Cy are members,
-// Dee is an inactive member and Gus a guest; agent acts with an agent key.
-type org struct {
-	*models.Organization
-	ada, bob, cy, gus *models.Person
-	agent             *models.Principal
-}
+// org is one test's people (testenv.People).
+type org = testenv.People
 
 // eachDB runs each of tests on SQLite and on PostgreSQL: one database
 // and one worker per kind, the tests on it in parallel, each in an
@@ -53,38 +48,7 @@ func eachDB(t *testing.T, tests map[string]func(t *testing.T, e *env, o *org)) {
 }
 
 func (e *env) newOrg(t *testing.T) *org {
-	t.Helper()
-	ctx := context.Background()
-	o, err := e.store.CreateOrganization(ctx, "Acme", "")
-	require.NoError(t, err)
-	out := &org{Organization: o}
-	member := func(email, name, role string) *models.Person {
-		m, err := e.store.CreateMember(ctx, o.ID, email, name, role)
-		require.NoError(t, err)
-		return &models.Person{Organization: o, Member: m}
-	}
-	out.ada = member("ada@example.com", "Ada", models.RoleOwner)
-	out.bob = member("bob@example.com", "Bob", models.RoleMember)
-	out.cy = member("cy@example.com", "Cy", models.RoleMember)
-	dee := member("dee@example.com", "Dee", models.RoleMember)
-	_, err = e.store.UpdateMember(ctx, o.ID, dee.ID(), nil, nil, new(false))
-	require.NoError(t, err)
-	g, _, err := e.store.CreateGuest(ctx, o.ID, "gus@partner.example", "Gus")
-	require.NoError(t, err)
-	out.gus = &models.Person{Organization: o, Guest: g}
-	key, _, err := e.store.CreateKey(ctx, o.ID, "survey agent", models.KeyAgent, nil)
-	require.NoError(t, err)
-	out.agent = &models.Principal{Organization: o, Key: key}
-	return out
-}
-
-// refused asserts err is the API error code naming field.
-func refused(t *testing.T, err error, code, field string) {
-	t.Helper()
-	e, ok := apperr.As(err)
-	require.True(t, ok, "want %s on %s, got %v", code, field, err)
-	assert.Equal(t, code, e.Code, e.Message)
-	assert.Equal(t, field, e.Field, e.Message)
+	return testenv.NewPeople(t, e.store, "survey agent")
 }
 
 // budget asks Bob and Gus one required number and one optional text.
@@ -102,7 +66,7 @@ func budget(respondents ...string) *collections.CreateInput {
 func (e *env) started(t *testing.T, o *org, in *collections.CreateInput) *models.Collection {
 	t.Helper()
 	ctx := context.Background()
-	c, err := e.svc.Create(ctx, o.agent, in, nil)
+	c, err := e.svc.Create(ctx, o.Agent, in, nil)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		got, err := e.svc.Get(ctx, o.ID, c.ID)
@@ -145,11 +109,11 @@ func TestCollectionRules(t *testing.T) {
 			}
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
-					_, err := e.svc.Create(ctx, o.agent, c.in, nil)
-					refused(t, err, c.code, c.field)
+					_, err := e.svc.Create(ctx, o.Agent, c.in, nil)
+					testenv.Refused(t, err, c.code, c.field)
 				})
 			}
-			_, err := e.svc.Create(ctx, o.agent, with(func(in *collections.CreateInput) { in.RequiredResponses = new(3) }), nil)
+			_, err := e.svc.Create(ctx, o.Agent, with(func(in *collections.CreateInput) { in.RequiredResponses = new(3) }), nil)
 			assert.Contains(t, err.Error(), "between 1 and the 2 people asked")
 			list, _, err := e.svc.List(ctx, o.ID, models.CollectionFilter{}, models.Page{Limit: 10})
 			require.NoError(t, err)
@@ -163,13 +127,13 @@ func TestCollectionRules(t *testing.T) {
 			c := e.started(t, o, in)
 			assert.Equal(t, states.Open, c.Status)
 			assert.Equal(t, 2, c.RequiredResponses, "everyone asked, by default")
-			assert.Equal(t, models.StringList{o.bob.ID(), o.gus.ID()}, c.RespondentIDs)
-			assert.Equal(t, o.agent.Key.ID, c.Requester)
+			assert.Equal(t, models.StringList{o.Bob.ID(), o.Gus.ID()}, c.RespondentIDs)
+			assert.Equal(t, o.Agent.Key.ID, c.Requester)
 
-			_, err := e.svc.Reply(ctx, o.bob, c.ID, "bob-1", collections.ReplyInput{Submit: true,
+			_, err := e.svc.Reply(ctx, o.Bob, c.ID, "bob-1", collections.ReplyInput{Submit: true,
 				Answers: map[string]json.RawMessage{"budget": json.RawMessage(`1200`)}})
 			require.NoError(t, err)
-			_, err = e.svc.Reply(ctx, o.gus, c.ID, "gus-1", collections.ReplyInput{Submit: true,
+			_, err = e.svc.Reply(ctx, o.Gus, c.ID, "gus-1", collections.ReplyInput{Submit: true,
 				Answers: map[string]json.RawMessage{"budget": json.RawMessage(`800`), "note": json.RawMessage(`"from the partner side"`)}})
 			require.NoError(t, err)
 			done, err := e.svc.Wait(ctx, o.ID, c.ID, 10*time.Second)
@@ -183,39 +147,39 @@ func TestCollectionRules(t *testing.T) {
 			c := e.started(t, o, budget())
 			draft := collections.ReplyInput{Answers: map[string]json.RawMessage{"budget": json.RawMessage(`1200`)}}
 
-			_, err := e.svc.Reply(ctx, o.cy, c.ID, "", draft)
-			refused(t, err, apperr.NotARespondent, "")
-			_, err = e.svc.Reply(ctx, o.bob, c.ID, "", collections.ReplyInput{Answers: map[string]json.RawMessage{"budget": json.RawMessage(`"lots"`)}})
-			refused(t, err, apperr.InvalidAnswer, "answers.budget")
-			_, err = e.svc.Reply(ctx, o.bob, c.ID, "", draft)
+			_, err := e.svc.Reply(ctx, o.Cy, c.ID, "", draft)
+			testenv.Refused(t, err, apperr.NotARespondent, "")
+			_, err = e.svc.Reply(ctx, o.Bob, c.ID, "", collections.ReplyInput{Answers: map[string]json.RawMessage{"budget": json.RawMessage(`"lots"`)}})
+			testenv.Refused(t, err, apperr.InvalidAnswer, "answers.budget")
+			_, err = e.svc.Reply(ctx, o.Bob, c.ID, "", draft)
 			require.NoError(t, err)
-			got, err := e.svc.Draft(ctx, o.bob, c.ID)
+			got, err := e.svc.Draft(ctx, o.Bob, c.ID)
 			require.NoError(t, err)
 			assert.Equal(t, map[string]json.RawMessage{"budget": json.RawMessage(`1200`)}, got)
-			for _, other := range []*models.Person{o.gus, o.cy, o.ada} {
+			for _, other := range []*models.Person{o.Gus, o.Cy, o.Ada} {
 				d, err := e.svc.Draft(ctx, other, c.ID)
 				require.NoError(t, err)
 				assert.Nil(t, d, "%s sees no one else's draft", other.Email())
 			}
 
-			_, err = e.svc.Reply(ctx, o.bob, c.ID, "bob-1", collections.ReplyInput{Submit: true, Answers: draft.Answers})
+			_, err = e.svc.Reply(ctx, o.Bob, c.ID, "bob-1", collections.ReplyInput{Submit: true, Answers: draft.Answers})
 			require.NoError(t, err)
-			_, err = e.svc.Reply(ctx, o.bob, c.ID, "", draft)
-			refused(t, err, apperr.AlreadySubmitted, "")
-			d, err := e.svc.Draft(ctx, o.bob, c.ID)
+			_, err = e.svc.Reply(ctx, o.Bob, c.ID, "", draft)
+			testenv.Refused(t, err, apperr.AlreadySubmitted, "")
+			d, err := e.svc.Draft(ctx, o.Bob, c.ID)
 			require.NoError(t, err)
 			assert.Nil(t, d, "a submitted reply's draft goes")
 
-			_, err = e.svc.Cancel(ctx, o.ID, c.ID, "cancel-1", o.agent.Actor())
+			_, err = e.svc.Cancel(ctx, o.ID, c.ID, "cancel-1", o.Agent.Actor())
 			require.NoError(t, err)
-			_, err = e.svc.Reply(ctx, o.gus, c.ID, "", draft)
-			refused(t, err, apperr.InvalidState, "")
+			_, err = e.svc.Reply(ctx, o.Gus, c.ID, "", draft)
+			testenv.Refused(t, err, apperr.InvalidState, "")
 		},
 
 		"list refuses an unknown status": func(t *testing.T, e *env, o *org) {
 			ctx := context.Background()
 			_, _, err := e.svc.List(ctx, o.ID, models.CollectionFilter{Status: "pending"}, models.Page{Limit: 10})
-			refused(t, err, apperr.InvalidRequest, "status")
+			testenv.Refused(t, err, apperr.InvalidRequest, "status")
 			c := e.started(t, o, budget())
 			list, _, err := e.svc.List(ctx, o.ID, models.CollectionFilter{Status: states.Open}, models.Page{Limit: 10})
 			require.NoError(t, err)
@@ -225,13 +189,13 @@ func TestCollectionRules(t *testing.T) {
 
 		"waiting is a person's, not a key's": func(t *testing.T, e *env, o *org) {
 			ctx := context.Background()
-			_, _, err := e.svc.Waiting(ctx, o.ID, o.agent.Actor(), models.Page{Limit: 10})
-			refused(t, err, apperr.Forbidden, "")
+			_, _, err := e.svc.Waiting(ctx, o.ID, o.Agent.Actor(), models.Page{Limit: 10})
+			testenv.Refused(t, err, apperr.Forbidden, "")
 			c := e.started(t, o, budget())
 			for _, p := range []struct {
 				who  *models.Person
 				want int
-			}{{o.bob, 1}, {o.gus, 1}, {o.cy, 0}} {
+			}{{o.Bob, 1}, {o.Gus, 1}, {o.Cy, 0}} {
 				rows, _, err := e.svc.Waiting(ctx, o.ID, p.who.Actor(), models.Page{Limit: 10})
 				require.NoError(t, err)
 				require.Len(t, rows, p.want, p.who.Email())

@@ -35,15 +35,12 @@ type env struct {
 	svc     *reviews.Service
 }
 
-// org is one test's organisation: Ada owns it, Bob and Cy are members and
-// Gus a guest; agent acts with an agent key. Its report q3 is shared with
+// org is one test's people (testenv.People). Its report q3 is shared with
 // Bob and Gus, not with Ada or Cy.
 type org struct {
-	*models.Organization
-	ada, bob, cy, gus *models.Person
-	agent             *models.Principal
-	q3                *models.Report
-	q3v1              *models.ReportVersion
+	*testenv.People
+	q3   *models.Report
+	q3v1 *models.ReportVersion
 }
 
 // eachDB runs each of tests on SQLite and on PostgreSQL: one database
@@ -72,24 +69,7 @@ func eachDB(t *testing.T, tests map[string]func(t *testing.T, e *env, o *org)) {
 
 func (e *env) newOrg(t *testing.T) *org {
 	t.Helper()
-	ctx := context.Background()
-	o, err := e.store.CreateOrganization(ctx, "Acme", "")
-	require.NoError(t, err)
-	out := &org{Organization: o}
-	member := func(email, name, role string) *models.Person {
-		m, err := e.store.CreateMember(ctx, o.ID, email, name, role)
-		require.NoError(t, err)
-		return &models.Person{Organization: o, Member: m}
-	}
-	out.ada = member("ada@example.com", "Ada", models.RoleOwner)
-	out.bob = member("bob@example.com", "Bob", models.RoleMember)
-	out.cy = member("cy@example.com", "Cy", models.RoleMember)
-	g, _, err := e.store.CreateGuest(ctx, o.ID, "gus@partner.example", "Gus")
-	require.NoError(t, err)
-	out.gus = &models.Person{Organization: o, Guest: g}
-	key, _, err := e.store.CreateKey(ctx, o.ID, "report agent", models.KeyAgent, nil)
-	require.NoError(t, err)
-	out.agent = &models.Principal{Organization: o, Key: key}
+	out := &org{People: testenv.NewPeople(t, e.store, "report agent")}
 	out.q3, out.q3v1 = e.publish(t, out, "q3", "bob@example.com", "gus@partner.example")
 	return out
 }
@@ -98,21 +78,11 @@ func (e *env) newOrg(t *testing.T) *org {
 func (e *env) publish(t *testing.T, o *org, slug string, audience ...string) (*models.Report, *models.ReportVersion) {
 	t.Helper()
 	page := "<!doctype html><title>" + slug + "</title><p>Revenue rose 4% in EMEA.</p>"
-	r, v, err := e.reports.Create(context.Background(), o.agent, &reports.CreateInput{Title: "Report " + slug, Slug: &slug,
+	r, v, err := e.reports.Create(context.Background(), o.Agent, &reports.CreateInput{Title: "Report " + slug, Slug: &slug,
 		Source: reports.Source{Content: &page}, Audience: audience}, nil)
 	require.NoError(t, err)
 	require.Equal(t, models.VersionPublished, v.State, "%v", v.Findings.V)
 	return r, v
-}
-
-// refused asserts err is the API error code naming field.
-func refused(t *testing.T, err error, code, field string) *apperr.Error {
-	t.Helper()
-	e, ok := apperr.As(err)
-	require.True(t, ok, "want %s on %s, got %v", code, field, err)
-	assert.Equal(t, code, e.Code, e.Message)
-	assert.Equal(t, field, e.Field, e.Message)
-	return e
 }
 
 // check asks Bob and Gus to review q3.
@@ -125,7 +95,7 @@ func check() *reviews.CreateInput {
 func (e *env) started(t *testing.T, o *org, in *reviews.CreateInput) *models.Review {
 	t.Helper()
 	ctx := context.Background()
-	r, err := e.svc.Create(ctx, o.agent, in, nil)
+	r, err := e.svc.Create(ctx, o.Agent, in, nil)
 	require.NoError(t, err)
 	require.Eventually(t, func() bool {
 		got, err := e.svc.Get(ctx, o.ID, r.ID)
@@ -139,12 +109,12 @@ func TestReviewRules(t *testing.T) {
 		"create refuses what build checks": func(t *testing.T, e *env, o *org) {
 			ctx := context.Background()
 			old, _ := e.publish(t, o, "old", "bob@example.com")
-			_, err := e.reports.Archive(ctx, o.agent, "old", &reports.ArchiveInput{})
+			_, err := e.reports.Archive(ctx, o.Agent, "old", &reports.ArchiveInput{})
 			require.NoError(t, err)
 			_, other := e.publish(t, o, "other", "bob@example.com")
 			elsewhere := e.newOrg(t)
 			held := "<!doctype html><base href=\"https://elsewhere.example/\">"
-			_, heldVersion, err := e.reports.Publish(ctx, o.agent, "q3", &reports.VersionInput{Source: reports.Source{Content: &held}}, nil)
+			_, heldVersion, err := e.reports.Publish(ctx, o.Agent, "q3", &reports.VersionInput{Source: reports.Source{Content: &held}}, nil)
 			require.NoError(t, err)
 			require.Equal(t, models.VersionHeld, heldVersion.State)
 			past := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
@@ -174,24 +144,24 @@ func TestReviewRules(t *testing.T) {
 			}
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
-					_, err := e.svc.Create(ctx, o.agent, c.in, nil)
-					refused(t, err, c.code, c.field)
+					_, err := e.svc.Create(ctx, o.Agent, c.in, nil)
+					testenv.Refused(t, err, c.code, c.field)
 				})
 			}
 
 			// A reviewer must already read the report: only those who
 			// cannot are named.
-			_, err = e.svc.Create(ctx, o.agent, with(func(in *reviews.CreateInput) {
+			_, err = e.svc.Create(ctx, o.Agent, with(func(in *reviews.CreateInput) {
 				in.Reviewers = []string{"bob@example.com", "cy@example.com", "ada@example.com"}
 			}), nil)
-			cannot := refused(t, err, apperr.ReviewerCannotRead, "reviewers")
+			cannot := testenv.Refused(t, err, apperr.ReviewerCannotRead, "reviewers")
 			assert.Equal(t, []string{"cy@example.com", "ada@example.com"}, cannot.Candidates)
 			assert.NotContains(t, cannot.Message, "bob@example.com")
 
 			// A person puts under review only what they read.
-			cy := &models.Principal{Organization: o.Organization, Member: o.cy.Member, Key: &models.APIKey{ID: "key_cy", Kind: models.KeyMember}}
+			cy := &models.Principal{Organization: o.Organization, Member: o.Cy.Member, Key: &models.APIKey{ID: "key_cy", Kind: models.KeyMember}}
 			_, err = e.svc.Create(ctx, cy, check(), nil)
-			refused(t, err, apperr.Forbidden, "")
+			testenv.Refused(t, err, apperr.Forbidden, "")
 
 			list, _, err := e.svc.List(ctx, o.ID, models.ReviewFilter{}, models.Page{Limit: 10})
 			require.NoError(t, err)
@@ -205,13 +175,13 @@ func TestReviewRules(t *testing.T) {
 			r := e.started(t, o, in)
 			assert.Equal(t, states.Open, r.Status)
 			assert.Equal(t, o.q3v1.ID, r.VersionID, "the live version, when none is named")
-			assert.Equal(t, models.StringList{o.bob.ID(), o.gus.ID()}, r.ReviewerIDs)
+			assert.Equal(t, models.StringList{o.Bob.ID(), o.Gus.ID()}, r.ReviewerIDs)
 
-			_, err := e.svc.Verdict(ctx, o.cy, r.ID, "cy-1", reviews.VerdictInput{Verdict: "approved"})
-			refused(t, err, apperr.NotAReviewer, "")
-			_, err = e.svc.Verdict(ctx, o.bob, r.ID, "bob-1", reviews.VerdictInput{Verdict: "approved"})
+			_, err := e.svc.Verdict(ctx, o.Cy, r.ID, "cy-1", reviews.VerdictInput{Verdict: "approved"})
+			testenv.Refused(t, err, apperr.NotAReviewer, "")
+			_, err = e.svc.Verdict(ctx, o.Bob, r.ID, "bob-1", reviews.VerdictInput{Verdict: "approved"})
 			require.NoError(t, err)
-			_, err = e.svc.Verdict(ctx, o.gus, r.ID, "gus-1", reviews.VerdictInput{Verdict: "approved", Note: "  Fine.  "})
+			_, err = e.svc.Verdict(ctx, o.Gus, r.ID, "gus-1", reviews.VerdictInput{Verdict: "approved", Note: "  Fine.  "})
 			require.NoError(t, err)
 			done, err := e.svc.Wait(ctx, o.ID, r.ID, 10*time.Second)
 			require.NoError(t, err)
@@ -222,7 +192,7 @@ func TestReviewRules(t *testing.T) {
 		"a review pins the version named": func(t *testing.T, e *env, o *org) {
 			ctx := context.Background()
 			next := "<!doctype html><p>Version two</p>"
-			_, v2, err := e.reports.Publish(ctx, o.agent, "q3", &reports.VersionInput{Source: reports.Source{Content: &next}}, nil)
+			_, v2, err := e.reports.Publish(ctx, o.Agent, "q3", &reports.VersionInput{Source: reports.Source{Content: &next}}, nil)
 			require.NoError(t, err)
 			require.Equal(t, models.VersionPublished, v2.State)
 			in := check()
@@ -235,7 +205,7 @@ func TestReviewRules(t *testing.T) {
 		"list refuses an unknown status": func(t *testing.T, e *env, o *org) {
 			ctx := context.Background()
 			_, _, err := e.svc.List(ctx, o.ID, models.ReviewFilter{Status: "pending"}, models.Page{Limit: 10})
-			refused(t, err, apperr.InvalidRequest, "status")
+			testenv.Refused(t, err, apperr.InvalidRequest, "status")
 			r := e.started(t, o, check())
 			list, _, err := e.svc.List(ctx, o.ID, models.ReviewFilter{Status: states.Open}, models.Page{Limit: 10})
 			require.NoError(t, err)
@@ -245,13 +215,13 @@ func TestReviewRules(t *testing.T) {
 
 		"waiting is a person's, not a key's": func(t *testing.T, e *env, o *org) {
 			ctx := context.Background()
-			_, _, err := e.svc.Waiting(ctx, o.ID, o.agent.Actor(), models.Page{Limit: 10})
-			refused(t, err, apperr.Forbidden, "")
+			_, _, err := e.svc.Waiting(ctx, o.ID, o.Agent.Actor(), models.Page{Limit: 10})
+			testenv.Refused(t, err, apperr.Forbidden, "")
 			r := e.started(t, o, check())
 			for _, p := range []struct {
 				who  *models.Person
 				want int
-			}{{o.bob, 1}, {o.gus, 1}, {o.cy, 0}} {
+			}{{o.Bob, 1}, {o.Gus, 1}, {o.Cy, 0}} {
 				rows, _, err := e.svc.Waiting(ctx, o.ID, p.who.Actor(), models.Page{Limit: 10})
 				require.NoError(t, err)
 				require.Len(t, rows, p.want, p.who.Email())

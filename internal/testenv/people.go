@@ -1,0 +1,59 @@
+package testenv
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/models"
+)
+
+// People is one test's organisation: Ada owns it, Bob and Cy are members,
+// Dee is an inactive member and Gus a guest; Agent acts with an agent key.
+type People struct {
+	*models.Organization
+	Ada, Bob, Cy, Dee, Gus *models.Person
+	Agent                  *models.Principal
+}
+
+// NewPeople makes a fresh organisation and its people in store; agentName
+// names the agent's key.
+func NewPeople(t testing.TB, store *models.Store, agentName string) *People {
+	t.Helper()
+	ctx := context.Background()
+	o, err := store.CreateOrganization(ctx, "Acme", "")
+	require.NoError(t, err)
+	p := &People{Organization: o}
+	member := func(email, name, role string) *models.Person {
+		m, err := store.CreateMember(ctx, o.ID, email, name, role)
+		require.NoError(t, err)
+		return &models.Person{Organization: o, Member: m}
+	}
+	p.Ada = member("ada@example.com", "Ada", models.RoleOwner)
+	p.Bob = member("bob@example.com", "Bob", models.RoleMember)
+	p.Cy = member("cy@example.com", "Cy", models.RoleMember)
+	p.Dee = member("dee@example.com", "Dee", models.RoleMember)
+	p.Dee.Member, err = store.UpdateMember(ctx, o.ID, p.Dee.ID(), nil, nil, new(false))
+	require.NoError(t, err)
+	g, _, err := store.CreateGuest(ctx, o.ID, "gus@partner.example", "Gus")
+	require.NoError(t, err)
+	p.Gus = &models.Person{Organization: o, Guest: g}
+	key, _, err := store.CreateKey(ctx, o.ID, agentName, models.KeyAgent, nil)
+	require.NoError(t, err)
+	p.Agent = &models.Principal{Organization: o, Key: key}
+	return p
+}
+
+// Refused asserts that err is the API error code naming field, and
+// returns it.
+func Refused(t testing.TB, err error, code, field string) *apperr.Error {
+	t.Helper()
+	e, ok := apperr.As(err)
+	require.True(t, ok, "want %s on %s, got %v", code, field, err)
+	assert.Equal(t, code, e.Code, e.Message)
+	assert.Equal(t, field, e.Field, e.Message)
+	return e
+}
