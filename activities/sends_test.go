@@ -47,7 +47,7 @@ func TestReportSendEmailsEachRecipientOnce(t *testing.T) {
 		ada, err := store.CreateMember(ctx, org.ID, "ada@example.com", "Ada", "")
 		require.NoError(t, err)
 		r, _, err := store.CreateReport(ctx, models.NewReport{OrganizationID: org.ID, Title: "Q3 numbers", Slug: "finance/q3", Classification: "internal"},
-			models.Publication{State: models.VersionPublished, By: models.Actor{ID: ada.ID, Name: "Ada", Person: true}}, nil,
+			models.Publication{State: models.VersionPublished, By: models.Actor{ID: ada.ID, Name: "Ada", IsPerson: true}}, nil,
 			func(*models.Report, *models.ReportVersion) ([]byte, error) { return []byte(`{}`), nil })
 		require.NoError(t, err)
 		send := &models.ReportSend{Note: "For Monday's review"}

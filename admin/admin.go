@@ -178,17 +178,24 @@ func (s *Service) UpdateOrganization(ctx context.Context, orgID string, by Chang
 	return s.store.UpdateOrganization(ctx, orgID, ch)
 }
 
-// CreateMember adds an active person. by is the member acting on the
-// pages, who must be an owner to add an owner; nil is an admin key or the
-// operator's shell, which act for the whole organisation.
-func (s *Service) CreateMember(ctx context.Context, orgID string, by *models.Member, in NewMember) (*models.Member, error) {
+// CreateMember adds an active person. A member acting (on the pages) must
+// be an owner to add an owner; an admin key and the operator's shell act
+// for the whole organisation.
+func (s *Service) CreateMember(ctx context.Context, orgID string, by models.Actor, in NewMember) (*models.Member, error) {
 	if err := validate.Struct(&in); err != nil {
 		return nil, err
 	}
-	if in.Role == models.RoleOwner && by != nil && by.Role != models.RoleOwner {
+	if in.Role == models.RoleOwner && !ownsOrganization(by) {
 		return nil, ownersOnly
 	}
 	return s.store.CreateMember(ctx, orgID, in.Email, in.Name, in.Role)
+}
+
+// ownsOrganization reports whether by may touch ownership: an owner, an
+// admin key or the operator's shell, not another member.
+func ownsOrganization(by models.Actor) bool {
+	m := by.Member()
+	return m == nil || m.Role == models.RoleOwner
 }
 
 // ListMembers pages through the organisation's members, newest first.
@@ -198,11 +205,11 @@ func (s *Service) ListMembers(ctx context.Context, orgID string, p models.Page) 
 
 // UpdateMember changes what in sets. by is as for CreateMember: a member
 // who is not an owner may neither make an owner nor change one.
-func (s *Service) UpdateMember(ctx context.Context, orgID string, by *models.Member, id string, in MemberPatch) (*models.Member, error) {
+func (s *Service) UpdateMember(ctx context.Context, orgID string, by models.Actor, id string, in MemberPatch) (*models.Member, error) {
 	if err := validate.Struct(&in); err != nil {
 		return nil, err
 	}
-	if by != nil && by.Role != models.RoleOwner {
+	if !ownsOrganization(by) {
 		m, err := s.store.GetMember(ctx, orgID, id)
 		if err != nil {
 			return nil, err

@@ -50,30 +50,30 @@ func TestServiceChecksInputAndCallsTheStore(t *testing.T) {
 		assert.True(t, org.GuestsMayApprove)
 		assert.Equal(t, "Acme", org.Name)
 
-		_, err = svc.CreateMember(ctx, org.ID, nil, admin.NewMember{Email: "not-an-address"})
+		_, err = svc.CreateMember(ctx, org.ID, admin.Operator, admin.NewMember{Email: "not-an-address"})
 		refused(t, err, apperr.InvalidRequest, "email", "email must be an email address")
-		owner, err := svc.CreateMember(ctx, org.ID, nil, admin.NewMember{Email: "Olga@Example.com", Name: " Olga ", Role: models.RoleOwner})
+		owner, err := svc.CreateMember(ctx, org.ID, admin.Operator, admin.NewMember{Email: "Olga@Example.com", Name: " Olga ", Role: models.RoleOwner})
 		require.NoError(t, err)
 		assert.Equal(t, "olga@example.com", owner.Email)
 		assert.Equal(t, "Olga", owner.Name)
-		adm, err := svc.CreateMember(ctx, org.ID, owner, admin.NewMember{Email: "adam@example.com", Role: models.RoleAdmin})
+		adm, err := svc.CreateMember(ctx, org.ID, memberActor(org, owner), admin.NewMember{Email: "adam@example.com", Role: models.RoleAdmin})
 		require.NoError(t, err)
 
 		// Only owners hand out or take away ownership; nil (an admin key,
 		// the shell) acts for the organisation.
-		_, err = svc.CreateMember(ctx, org.ID, adm, admin.NewMember{Email: "own@example.com", Role: models.RoleOwner})
+		_, err = svc.CreateMember(ctx, org.ID, memberActor(org, adm), admin.NewMember{Email: "own@example.com", Role: models.RoleOwner})
 		refused(t, err, apperr.Forbidden, "", "only an owner can make someone an owner or change an owner's role or state")
-		_, err = svc.UpdateMember(ctx, org.ID, adm, owner.ID, admin.MemberPatch{Active: new(false)})
+		_, err = svc.UpdateMember(ctx, org.ID, memberActor(org, adm), owner.ID, admin.MemberPatch{Active: new(false)})
 		assert.True(t, apperr.Is(err, apperr.Forbidden), "%v", err)
-		_, err = svc.UpdateMember(ctx, org.ID, adm, adm.ID, admin.MemberPatch{Role: new(models.RoleOwner)})
+		_, err = svc.UpdateMember(ctx, org.ID, memberActor(org, adm), adm.ID, admin.MemberPatch{Role: new(models.RoleOwner)})
 		assert.True(t, apperr.Is(err, apperr.Forbidden), "%v", err)
-		_, err = svc.UpdateMember(ctx, org.ID, adm, "mem_nobody", admin.MemberPatch{Name: new("X")})
+		_, err = svc.UpdateMember(ctx, org.ID, memberActor(org, adm), "mem_nobody", admin.MemberPatch{Name: new("X")})
 		assert.True(t, apperr.Is(err, apperr.NotFound), "%v", err)
-		_, err = svc.UpdateMember(ctx, org.ID, nil, adm.ID, admin.MemberPatch{Role: new("emperor")})
+		_, err = svc.UpdateMember(ctx, org.ID, admin.Operator, adm.ID, admin.MemberPatch{Role: new("emperor")})
 		refused(t, err, apperr.InvalidRequest, "role", "role must be one of: owner, admin, member")
-		_, err = svc.UpdateMember(ctx, org.ID, nil, owner.ID, admin.MemberPatch{Role: new(models.RoleMember)})
+		_, err = svc.UpdateMember(ctx, org.ID, admin.Operator, owner.ID, admin.MemberPatch{Role: new(models.RoleMember)})
 		refused(t, err, apperr.InvalidState, "", "olga@example.com is the last active owner; make another member owner first")
-		m, err := svc.UpdateMember(ctx, org.ID, adm, adm.ID, admin.MemberPatch{Name: new(" Adam ")})
+		m, err := svc.UpdateMember(ctx, org.ID, memberActor(org, adm), adm.ID, admin.MemberPatch{Name: new(" Adam ")})
 		require.NoError(t, err)
 		assert.Equal(t, "Adam", m.Name)
 		assert.Equal(t, models.RoleAdmin, m.Role)
@@ -297,4 +297,9 @@ func TestRemoveGuestTakesThemOffOpenReviews(t *testing.T) {
 		assert.Equal(t, []string{org.ID + " " + g.ID + " " + g.ID + " " + r.ID + " operator"}, spy.calls,
 			"the guest record is gone by then: the timeline names them by id")
 	})
+}
+
+// memberActor is m acting on the pages.
+func memberActor(org *models.Organization, m *models.Member) models.Actor {
+	return (&models.Person{Organization: org, Member: m}).Actor()
 }

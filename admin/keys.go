@@ -99,7 +99,7 @@ func (s *Service) MintMemberToken(ctx context.Context, orgID string, by models.A
 	if err != nil {
 		return nil, "", err
 	}
-	self := by.Person && by.ID == memberID
+	self := by.IsPerson && by.ID == memberID
 	switch {
 	case by == Operator:
 		if len(want) == 0 {

@@ -40,7 +40,7 @@ func (h *handlers) createMember(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	m, err := h.admin.CreateMember(c.Request.Context(), orgID(c), nil, in)
+	m, err := h.admin.CreateMember(c.Request.Context(), orgID(c), principal(c), in)
 	if err != nil {
 		fail(c, err)
 		return
@@ -68,7 +68,7 @@ func (h *handlers) updateMember(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	m, err := h.admin.UpdateMember(c.Request.Context(), orgID(c), nil, c.Param("id"), in)
+	m, err := h.admin.UpdateMember(c.Request.Context(), orgID(c), principal(c), c.Param("id"), in)
 	if err != nil {
 		fail(c, err)
 		return
@@ -92,11 +92,11 @@ func (h *handlers) createMemberToken(c *gin.Context) {
 // the scopes of the member token calling.
 func (h *handlers) createOwnToken(c *gin.Context) {
 	p := principal(c)
-	if p.Member == nil {
+	if p.Member() == nil {
 		fail(c, apperr.New(apperr.Forbidden, "a token for a person is minted by that person: use a member token"))
 		return
 	}
-	h.mintMemberToken(c, p.Key.Scopes, p.Member.ID)
+	h.mintMemberToken(c, p.Key.Scopes, p.Member().ID)
 }
 
 func (h *handlers) mintMemberToken(c *gin.Context, ceiling []string, memberID string) {
@@ -105,7 +105,7 @@ func (h *handlers) mintMemberToken(c *gin.Context, ceiling []string, memberID st
 		fail(c, err)
 		return
 	}
-	k, secret, err := h.admin.MintMemberToken(c.Request.Context(), orgID(c), principal(c).Actor(), ceiling, memberID, in)
+	k, secret, err := h.admin.MintMemberToken(c.Request.Context(), orgID(c), principal(c), ceiling, memberID, in)
 	if err != nil {
 		fail(c, err)
 		return
@@ -213,7 +213,7 @@ func (h *handlers) deleteTeam(c *gin.Context) {
 // removeGuest ends the guest's sessions and links and takes them off the
 // pending requests they could decide; 204 once done.
 func (h *handlers) removeGuest(c *gin.Context) {
-	if err := h.admin.RemoveGuest(c.Request.Context(), orgID(c), c.Param("id"), principal(c).Actor()); err != nil {
+	if err := h.admin.RemoveGuest(c.Request.Context(), orgID(c), c.Param("id"), principal(c)); err != nil {
 		fail(c, err)
 		return
 	}
@@ -232,7 +232,7 @@ func (h *handlers) createKey(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	k, secret, err := h.admin.CreateKey(c.Request.Context(), orgID(c), principal(c).Actor(), in)
+	k, secret, err := h.admin.CreateKey(c.Request.Context(), orgID(c), principal(c), in)
 	if err != nil {
 		fail(c, err)
 		return

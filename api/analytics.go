@@ -10,7 +10,7 @@ import (
 
 func (h *handlers) reportAnalytics(c *gin.Context) {
 	p := principal(c)
-	out, err := h.reports.Analytics(c.Request.Context(), p.Organization, p.Person(), reportParam(c))
+	out, err := h.reports.Analytics(c.Request.Context(), p, reportParam(c))
 	if err != nil {
 		fail(c, err)
 		return
@@ -25,7 +25,7 @@ func (h *handlers) organizationAnalytics(c *gin.Context) {
 		return
 	}
 	p := principal(c)
-	rows, next, err := h.reports.OrganizationAnalytics(c.Request.Context(), p.Organization, p.Person(), pg)
+	rows, next, err := h.reports.OrganizationAnalytics(c.Request.Context(), p, pg)
 	if err != nil {
 		fail(c, err)
 		return

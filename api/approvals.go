@@ -54,7 +54,7 @@ func (h *handlers) inbox(c *gin.Context) {
 	}
 	switch c.DefaultQuery("kind", events.RequestApproval) {
 	case events.RequestApproval:
-		rows, next, err := h.approvals.Waiting(c.Request.Context(), orgID(c), principal(c).Actor(), p)
+		rows, next, err := h.approvals.Waiting(c.Request.Context(), orgID(c), principal(c), p)
 		h.respondApprovals(c, rows, next, err)
 	case events.RequestCollection:
 		h.collectionInbox(c, p)
@@ -135,7 +135,7 @@ func (h *handlers) decideApproval(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	a, err := h.approvals.Decide(c.Request.Context(), orgID(c), c.Param("id"), claim(c).UpdateID(), principal(c).Actor(), in)
+	a, err := h.approvals.Decide(c.Request.Context(), orgID(c), c.Param("id"), claim(c).UpdateID(), principal(c), in)
 	h.respondApproval(c, a, err)
 }
 
@@ -145,7 +145,7 @@ func (h *handlers) askQuestion(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	_, q, err := h.approvals.Ask(c.Request.Context(), orgID(c), c.Param("id"), claim(c).UpdateID(), principal(c).Actor(), in)
+	_, q, err := h.approvals.Ask(c.Request.Context(), orgID(c), c.Param("id"), claim(c).UpdateID(), principal(c), in)
 	if err != nil {
 		fail(c, err)
 		return
@@ -159,12 +159,12 @@ func (h *handlers) answerQuestion(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	a, err := h.approvals.Answer(c.Request.Context(), orgID(c), c.Param("id"), claim(c).UpdateID(), principal(c).Actor(), in)
+	a, err := h.approvals.Answer(c.Request.Context(), orgID(c), c.Param("id"), claim(c).UpdateID(), principal(c), in)
 	h.respondApproval(c, a, err)
 }
 
 func (h *handlers) cancelApproval(c *gin.Context) {
-	a, err := h.approvals.Cancel(c.Request.Context(), orgID(c), c.Param("id"), claim(c).UpdateID(), principal(c).Actor())
+	a, err := h.approvals.Cancel(c.Request.Context(), orgID(c), c.Param("id"), claim(c).UpdateID(), principal(c))
 	h.respondApproval(c, a, err)
 }
 

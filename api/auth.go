@@ -15,7 +15,7 @@ const principalKey = "assent.principal"
 func (h *handlers) authenticate(c *gin.Context) {
 	header := c.GetHeader("Authorization")
 	scheme, secret, _ := strings.Cut(header, " ")
-	var p *models.Principal
+	var p models.Actor
 	var err error
 	if header != "" && !strings.EqualFold(scheme, "Bearer") {
 		// Most often the key itself, sent without its scheme.
@@ -37,8 +37,8 @@ func (h *handlers) authenticate(c *gin.Context) {
 	c.Next()
 }
 
-func principal(c *gin.Context) *models.Principal {
-	return c.MustGet(principalKey).(*models.Principal)
+func principal(c *gin.Context) models.Actor {
+	return c.MustGet(principalKey).(models.Actor)
 }
 
 // requireScope refuses keys that lack scope, naming it.
@@ -58,7 +58,7 @@ func requireScope(scope string) gin.HandlerFunc {
 // as no person.
 func personActs(scope string) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		if p := principal(c); p.Member != nil && !p.HasScope(scope) {
+		if p := principal(c); p.Member() != nil && !p.HasScope(scope) {
 			fail(c, apperr.New(apperr.InsufficientScope, "this token lacks the scope %s, so it cannot act as its person here", scope))
 			return
 		}

@@ -19,10 +19,10 @@ func TestRequireScopeNamesTheMissingScope(t *testing.T) {
 	r := gin.New()
 	r.Use(errorsMiddleware(slog.Default()))
 	r.GET("/x", func(c *gin.Context) {
-		c.Set(principalKey, &models.Principal{Key: &models.APIKey{Scopes: models.StringList{"approvals:read"}}})
+		c.Set(principalKey, models.Actor{Key: &models.APIKey{Scopes: models.StringList{"approvals:read"}}})
 	}, requireScope("approvals:write"), func(c *gin.Context) { c.Status(http.StatusNoContent) })
 	r.GET("/y", func(c *gin.Context) {
-		c.Set(principalKey, &models.Principal{Key: &models.APIKey{Scopes: models.StringList{"approvals:write"}}})
+		c.Set(principalKey, models.Actor{Key: &models.APIKey{Scopes: models.StringList{"approvals:write"}}})
 	}, requireScope("approvals:write"), func(c *gin.Context) { c.Status(http.StatusNoContent) })
 
 	w := httptest.NewRecorder()

@@ -56,24 +56,19 @@ func (h *handlers) getCollection(c *gin.Context) {
 }
 
 func (h *handlers) cancelCollection(c *gin.Context) {
-	rec, err := h.collections.Cancel(c.Request.Context(), orgID(c), c.Param("id"), claim(c).UpdateID(), principal(c).Actor())
+	rec, err := h.collections.Cancel(c.Request.Context(), orgID(c), c.Param("id"), claim(c).UpdateID(), principal(c))
 	h.respondCollection(c, rec, err)
 }
 
 // replyToCollection saves a respondent's draft or submits their reply;
 // only a person (a member token) replies.
 func (h *handlers) replyToCollection(c *gin.Context) {
-	person, err := principal(c).ActingPerson("replying")
-	if err != nil {
-		fail(c, err)
-		return
-	}
 	var in collections.ReplyInput
 	if err := bind(c, &in); err != nil {
 		fail(c, err)
 		return
 	}
-	rec, err := h.collections.Reply(c.Request.Context(), person, c.Param("id"), claim(c).UpdateID(), in)
+	rec, err := h.collections.Reply(c.Request.Context(), principal(c), c.Param("id"), claim(c).UpdateID(), in)
 	h.respondCollection(c, rec, err)
 }
 
@@ -88,7 +83,7 @@ func (h *handlers) respondCollection(c *gin.Context, rec *models.Collection, err
 // collectionInbox lists the open collections the calling person has yet
 // to reply to, the earliest due first.
 func (h *handlers) collectionInbox(c *gin.Context, p models.Page) {
-	rows, next, err := h.collections.Waiting(c.Request.Context(), orgID(c), principal(c).Actor(), p)
+	rows, next, err := h.collections.Waiting(c.Request.Context(), orgID(c), principal(c), p)
 	if err != nil {
 		fail(c, err)
 		return

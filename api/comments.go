@@ -20,7 +20,7 @@ func (h *handlers) postComment(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	t, err := h.comments.Post(c.Request.Context(), comments.AsPrincipal(principal(c)), c.Param("idOrSlug"), &in)
+	t, err := h.comments.Post(c.Request.Context(), principal(c), c.Param("idOrSlug"), &in)
 	if err != nil {
 		fail(c, err)
 		return
@@ -29,7 +29,7 @@ func (h *handlers) postComment(c *gin.Context) {
 }
 
 func (h *handlers) reportComments(c *gin.Context) {
-	_, threads, err := h.comments.Threads(c.Request.Context(), comments.AsPrincipal(principal(c)), c.Param("idOrSlug"))
+	_, threads, err := h.comments.Threads(c.Request.Context(), principal(c), c.Param("idOrSlug"))
 	h.respondThreads(c, threads, "", err)
 }
 
@@ -39,7 +39,7 @@ func (h *handlers) openComments(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	threads, next, err := h.comments.Open(c.Request.Context(), comments.AsPrincipal(principal(c)), p)
+	threads, next, err := h.comments.Open(c.Request.Context(), principal(c), p)
 	h.respondThreads(c, threads, next, err)
 }
 
@@ -57,7 +57,7 @@ func (h *handlers) resolveThread(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	t, err := h.comments.Resolve(c.Request.Context(), comments.AsPrincipal(principal(c)), c.Param("threadId"), &in)
+	t, err := h.comments.Resolve(c.Request.Context(), principal(c), c.Param("threadId"), &in)
 	if err != nil {
 		fail(c, err)
 		return
@@ -66,7 +66,7 @@ func (h *handlers) resolveThread(c *gin.Context) {
 }
 
 func (h *handlers) retractComment(c *gin.Context) {
-	if err := h.comments.Retract(c.Request.Context(), comments.AsPrincipal(principal(c)), c.Param("idOrSlug"), c.Param("commentId")); err != nil {
+	if err := h.comments.Retract(c.Request.Context(), principal(c), c.Param("idOrSlug"), c.Param("commentId")); err != nil {
 		fail(c, err)
 		return
 	}
@@ -76,7 +76,7 @@ func (h *handlers) retractComment(c *gin.Context) {
 // commentImage serves an image attached to a report's comment, as an
 // attachment-safe image: its type was read from its bytes when stored.
 func (h *handlers) commentImage(c *gin.Context) {
-	img, b, err := h.comments.Image(c.Request.Context(), comments.AsPrincipal(principal(c)), c.Param("idOrSlug"), c.Param("sha256"))
+	img, b, err := h.comments.Image(c.Request.Context(), principal(c), c.Param("idOrSlug"), c.Param("sha256"))
 	if err != nil {
 		fail(c, err)
 		return
@@ -94,7 +94,7 @@ func (h *handlers) revisionBrief(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	b, err := h.comments.RevisionBrief(c.Request.Context(), comments.AsPrincipal(principal(c)), c.Param("idOrSlug"), &in)
+	b, err := h.comments.RevisionBrief(c.Request.Context(), principal(c), c.Param("idOrSlug"), &in)
 	if err != nil {
 		fail(c, err)
 		return

@@ -22,7 +22,7 @@ func newDataset(d *models.Dataset) dataset {
 
 // putDataset stores the body as it came, byte for byte.
 func (h *handlers) putDataset(c *gin.Context) {
-	d, created, err := h.reports.PutDataset(c.Request.Context(), orgID(c), principal(c).Actor(), reportParam(c), c.Param("name"), rawBody(c))
+	d, created, err := h.reports.PutDataset(c.Request.Context(), orgID(c), principal(c), reportParam(c), c.Param("name"), rawBody(c))
 	if err != nil {
 		fail(c, err)
 		return
@@ -54,7 +54,7 @@ func (h *handlers) getDataset(c *gin.Context) {
 }
 
 func (h *handlers) deleteDataset(c *gin.Context) {
-	if err := h.reports.DeleteDataset(c.Request.Context(), orgID(c), principal(c).Actor(), reportParam(c), c.Param("name")); err != nil {
+	if err := h.reports.DeleteDataset(c.Request.Context(), orgID(c), principal(c), reportParam(c), c.Param("name")); err != nil {
 		fail(c, err)
 		return
 	}

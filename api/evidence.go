@@ -30,7 +30,7 @@ func requireEvidence(c *gin.Context) {
 			strings.Join(evidenceScopes, ", "), strings.Join(missing, ", ")))
 		return
 	}
-	if a := p.Actor(); a.Person && !a.Administrator {
+	if p.IsPerson && !p.Administrator {
 		fail(c, apperr.New(apperr.Forbidden, "only the organisation's owners and administrators export evidence"))
 		return
 	}

@@ -21,8 +21,8 @@ func (h *handlers) me(c *gin.Context) {
 	p := principal(c)
 	k := wire.NewKey(p.Key)
 	out := meResponse{Kind: p.Key.Kind, KeyID: p.Key.ID, Organization: wire.NewOrganization(p.Organization), Scopes: k.Scopes}
-	if p.Member != nil {
-		m := wire.NewMember(p.Member)
+	if p.Member() != nil {
+		m := wire.NewMember(p.Member())
 		out.Member = &m
 	}
 	c.JSON(http.StatusOK, out)

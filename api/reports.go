@@ -80,7 +80,7 @@ func (h *handlers) listReports(c *gin.Context) {
 		fail(c, apperr.Field(apperr.InvalidRequest, "archived", "archived must be true or false"))
 		return
 	}
-	rows, next, err := h.reports.List(c.Request.Context(), orgID(c), principal(c).Person(), f, p)
+	rows, next, err := h.reports.List(c.Request.Context(), principal(c), f, p)
 	if err != nil {
 		fail(c, err)
 		return
@@ -89,7 +89,7 @@ func (h *handlers) listReports(c *gin.Context) {
 }
 
 func (h *handlers) getReport(c *gin.Context) {
-	r, err := h.reports.Visible(c.Request.Context(), orgID(c), principal(c).Person(), reportParam(c))
+	r, err := h.reports.Visible(c.Request.Context(), principal(c), reportParam(c))
 	if err != nil {
 		fail(c, err)
 		return
@@ -105,7 +105,7 @@ type versionList struct {
 }
 
 func (h *handlers) listVersions(c *gin.Context) {
-	r, vs, err := h.reports.Versions(c.Request.Context(), orgID(c), principal(c).Person(), reportParam(c))
+	r, vs, err := h.reports.Versions(c.Request.Context(), principal(c), reportParam(c))
 	if err != nil {
 		fail(c, err)
 		return
@@ -134,7 +134,7 @@ func (h *handlers) rollbackReport(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	r, v, err := h.reports.Rollback(c.Request.Context(), orgID(c), principal(c).Actor(), reportParam(c), &in)
+	r, v, err := h.reports.Rollback(c.Request.Context(), orgID(c), principal(c), reportParam(c), &in)
 	if err != nil {
 		fail(c, err)
 		return
@@ -170,7 +170,7 @@ func (h *handlers) releaseHeld(c *gin.Context) { h.decideHeld(c, true) }
 func (h *handlers) declineHeld(c *gin.Context) { h.decideHeld(c, false) }
 
 func (h *handlers) decideHeld(c *gin.Context, release bool) {
-	r, v, err := h.reports.DecideHeld(c.Request.Context(), principal(c).Actor(), orgID(c), c.Param("id"), release, claim(c).UpdateID())
+	r, v, err := h.reports.DecideHeld(c.Request.Context(), principal(c), orgID(c), c.Param("id"), release, claim(c).UpdateID())
 	if err != nil {
 		fail(c, err)
 		return
@@ -249,7 +249,7 @@ func (h *handlers) updateReport(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	r, removed, err := h.reports.UpdateSettings(c.Request.Context(), orgID(c), principal(c).Actor(), reportParam(c), &in)
+	r, removed, err := h.reports.UpdateSettings(c.Request.Context(), orgID(c), principal(c), reportParam(c), &in)
 	if err != nil {
 		fail(c, err)
 		return

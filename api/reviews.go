@@ -60,24 +60,19 @@ func (h *handlers) getReview(c *gin.Context) {
 }
 
 func (h *handlers) cancelReview(c *gin.Context) {
-	rec, err := h.reviews.Cancel(c.Request.Context(), orgID(c), c.Param("id"), claim(c).UpdateID(), principal(c).Actor())
+	rec, err := h.reviews.Cancel(c.Request.Context(), orgID(c), c.Param("id"), claim(c).UpdateID(), principal(c))
 	h.respondReview(c, rec, err)
 }
 
 // reviewVerdict is a reviewer's verdict; only a person (a member token)
 // gives one.
 func (h *handlers) reviewVerdict(c *gin.Context) {
-	person, err := principal(c).ActingPerson("a verdict")
-	if err != nil {
-		fail(c, err)
-		return
-	}
 	var in reviews.VerdictInput
 	if err := bind(c, &in); err != nil {
 		fail(c, err)
 		return
 	}
-	rec, err := h.reviews.Verdict(c.Request.Context(), person, c.Param("id"), claim(c).UpdateID(), in)
+	rec, err := h.reviews.Verdict(c.Request.Context(), principal(c), c.Param("id"), claim(c).UpdateID(), in)
 	h.respondReview(c, rec, err)
 }
 
@@ -92,6 +87,6 @@ func (h *handlers) respondReview(c *gin.Context, rec *models.Review, err error) 
 // reviewInbox lists the open reviews the calling person has yet to return
 // a verdict on, the earliest expiring first.
 func (h *handlers) reviewInbox(c *gin.Context, p models.Page) {
-	rows, next, err := h.reviews.Waiting(c.Request.Context(), orgID(c), principal(c).Actor(), p)
+	rows, next, err := h.reviews.Waiting(c.Request.Context(), orgID(c), principal(c), p)
 	h.respondReviews(c, rows, next, err)
 }

@@ -305,7 +305,7 @@ func TestRemovingAGuestTakesThemOffOpenReviews(t *testing.T) {
 			"requiredApprovals":2}`, nil)
 		require.Equal(t, 201, done.status, string(done.body))
 		doneID := done.decoded["id"].(string)
-		approved, err := svc.Verdict(ctx, gusPerson, doneID, "", reviews.VerdictInput{Verdict: "approved"})
+		approved, err := svc.Verdict(ctx, gusPerson.Actor(), doneID, "", reviews.VerdictInput{Verdict: "approved"})
 		require.NoError(t, err)
 		assert.Equal(t, 1, approved.ApprovalsSoFar)
 		waitFor(t, func() bool {
@@ -316,7 +316,7 @@ func TestRemovingAGuestTakesThemOffOpenReviews(t *testing.T) {
 		removed := s.do(t, "DELETE", "/api/v1/admin/guests/"+gus.ID, s.adminKey, "", nil)
 		require.Equal(t, 204, removed.status, string(removed.body))
 
-		_, err = svc.Verdict(ctx, gusPerson, id, "", reviews.VerdictInput{Verdict: "approved"})
+		_, err = svc.Verdict(ctx, gusPerson.Actor(), id, "", reviews.VerdictInput{Verdict: "approved"})
 		assert.True(t, apperr.Is(err, apperr.NotFound), "the removed guest's verdict is refused: %v", err)
 		rev, err := s.store.Reviews().Get(ctx, s.org.ID, id)
 		require.NoError(t, err)

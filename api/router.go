@@ -292,7 +292,7 @@ func accessLog(log *slog.Logger) gin.HandlerFunc {
 		attrs := []any{"method", c.Request.Method, "path", logging.RequestPath(c), "status", c.Writer.Status(),
 			"duration_ms", time.Since(start).Milliseconds()}
 		if p, ok := c.Get(principalKey); ok {
-			attrs = append(attrs, "organization", p.(*models.Principal).Organization.ID)
+			attrs = append(attrs, "organization", p.(models.Actor).Organization.ID)
 		}
 		log.InfoContext(c.Request.Context(), "http request", attrs...)
 	}

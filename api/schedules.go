@@ -45,17 +45,17 @@ func (h *handlers) getSchedule(c *gin.Context) {
 }
 
 func (h *handlers) pauseSchedule(c *gin.Context) {
-	sc, err := h.reports.PauseSchedule(c.Request.Context(), orgID(c), principal(c).Actor(), c.Param("id"), true)
+	sc, err := h.reports.PauseSchedule(c.Request.Context(), orgID(c), principal(c), c.Param("id"), true)
 	h.respondSchedule(c, sc, err)
 }
 
 func (h *handlers) resumeSchedule(c *gin.Context) {
-	sc, err := h.reports.PauseSchedule(c.Request.Context(), orgID(c), principal(c).Actor(), c.Param("id"), false)
+	sc, err := h.reports.PauseSchedule(c.Request.Context(), orgID(c), principal(c), c.Param("id"), false)
 	h.respondSchedule(c, sc, err)
 }
 
 func (h *handlers) deleteSchedule(c *gin.Context) {
-	if err := h.reports.DeleteSchedule(c.Request.Context(), orgID(c), principal(c).Actor(), c.Param("id")); err != nil {
+	if err := h.reports.DeleteSchedule(c.Request.Context(), orgID(c), principal(c), c.Param("id")); err != nil {
 		fail(c, err)
 		return
 	}

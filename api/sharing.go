@@ -34,7 +34,7 @@ func (h *handlers) shareReport(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	out, err := h.reports.Share(c.Request.Context(), orgID(c), principal(c).Actor(), reportParam(c), &in)
+	out, err := h.reports.Share(c.Request.Context(), orgID(c), principal(c), reportParam(c), &in)
 	if err != nil {
 		fail(c, err)
 		return
@@ -48,7 +48,7 @@ func (h *handlers) unshareReport(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	out, err := h.reports.Unshare(c.Request.Context(), orgID(c), principal(c).Actor(), reportParam(c), &in)
+	out, err := h.reports.Unshare(c.Request.Context(), orgID(c), principal(c), reportParam(c), &in)
 	if err != nil {
 		fail(c, err)
 		return

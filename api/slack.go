@@ -32,7 +32,7 @@ func (h *handlers) putSlack(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	out, err := h.slack.Save(c.Request.Context(), orgID(c), principal(c).Actor(), in)
+	out, err := h.slack.Save(c.Request.Context(), orgID(c), principal(c), in)
 	if err != nil {
 		fail(c, err)
 		return

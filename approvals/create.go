@@ -92,17 +92,17 @@ func ApproverRole(org *models.Organization) requests.Role {
 // claim (an Idempotency-Key), the record is bound to it as it is written,
 // so a retry after a crash at any point resumes the same approval instead
 // of making another.
-func (s *Service) Create(ctx context.Context, p *models.Principal, in *CreateInput, claim *models.Claim) (*models.Approval, error) {
+func (s *Service) Create(ctx context.Context, p models.Actor, in *CreateInput, claim *models.Claim) (*models.Approval, error) {
 	return s.Lifecycle.Create(ctx, claim, func() (*models.Approval, error) { return s.build(ctx, p, in) })
 }
 
 // build checks what the validator tags cannot and builds the record.
-func (s *Service) build(ctx context.Context, p *models.Principal, in *CreateInput) (*models.Approval, error) {
+func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*models.Approval, error) {
 	now := models.Now()
 	rec := &models.Approval{
 		OrganizationID: p.Organization.ID, Title: strings.TrimSpace(in.Title), Description: in.Description,
 		Risk: in.Risk, ReportID: in.ReportID, Approvers: in.Approvers, ExternalID: in.ExternalID, FlowID: in.FlowID,
-		EditableFields: in.EditableFields, RequiredApprovals: 1, Requester: p.Actor().ID, RequestedBy: p.Actor().Name,
+		EditableFields: in.EditableFields, RequiredApprovals: 1, Requester: p.ID, RequestedBy: p.Name,
 		ApprovedBy: models.StringList{},
 	}
 	if rec.Risk == "" {

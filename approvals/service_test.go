@@ -130,7 +130,7 @@ func TestApprovalRules(t *testing.T) {
 			// organisation without any has nobody to ask.
 			empty, err := e.store.CreateOrganization(ctx, "Empty", "")
 			require.NoError(t, err)
-			_, err = e.svc.Create(ctx, &models.Principal{Organization: empty, Key: o.Agent.Key}, &approvals.CreateInput{Title: "x"}, nil)
+			_, err = e.svc.Create(ctx, models.KeyActor(empty, o.Agent.Key, nil), &approvals.CreateInput{Title: "x"}, nil)
 			testenv.Refused(t, err, apperr.UnknownApprover, "approvers")
 
 			_, _, err = e.svc.List(ctx, o.ID, models.ApprovalFilter{Status: "open"}, models.Page{Limit: 10})
@@ -147,7 +147,7 @@ func TestApprovalRules(t *testing.T) {
 			assert.Equal(t, models.StringList{o.Bob.ID()}, a.ApproverIDs)
 			assert.Equal(t, models.RiskMedium, a.Risk, "the default risk")
 
-			_, _, err := e.svc.Waiting(ctx, o.ID, o.Agent.Actor(), models.Page{Limit: 10})
+			_, _, err := e.svc.Waiting(ctx, o.ID, o.Agent, models.Page{Limit: 10})
 			testenv.Refused(t, err, apperr.Forbidden, "")
 			waiting, _, err := e.svc.Waiting(ctx, o.ID, o.Bob.Actor(), models.Page{Limit: 10})
 			require.NoError(t, err)
@@ -155,7 +155,7 @@ func TestApprovalRules(t *testing.T) {
 			assert.Equal(t, a.ID, waiting[0].ID)
 
 			approve := approvals.Decision{Decision: "approve", Corrections: map[string]json.RawMessage{"amount": json.RawMessage(`1100`)}}
-			_, err = e.svc.Decide(ctx, o.ID, a.ID, "", o.Agent.Actor(), approve)
+			_, err = e.svc.Decide(ctx, o.ID, a.ID, "", o.Agent, approve)
 			testenv.Refused(t, err, apperr.Forbidden, "")
 			_, err = e.svc.Decide(ctx, o.ID, a.ID, "cy-1", o.Cy.Actor(), approve)
 			testenv.Refused(t, err, apperr.NotAnApprover, "")

@@ -76,15 +76,15 @@ var respondentRole = requests.Role{Field: "respondents", Unknown: apperr.Unknown
 
 // Create makes an open collection for the caller and starts its workflow,
 // exactly once per claim (see requests.Records.Create).
-func (s *Service) Create(ctx context.Context, p *models.Principal, in *CreateInput, claim *models.Claim) (*models.Collection, error) {
+func (s *Service) Create(ctx context.Context, p models.Actor, in *CreateInput, claim *models.Claim) (*models.Collection, error) {
 	return s.Lifecycle.Create(ctx, claim, func() (*models.Collection, error) { return s.build(ctx, p, in) })
 }
 
-func (s *Service) build(ctx context.Context, p *models.Principal, in *CreateInput) (*models.Collection, error) {
+func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*models.Collection, error) {
 	now := models.Now()
 	rec := &models.Collection{OrganizationID: p.Organization.ID, Title: strings.TrimSpace(in.Title), Description: in.Description,
 		Respondents: in.Respondents, ExternalID: in.ExternalID, FlowID: in.FlowID,
-		Requester: p.Actor().ID, RequestedBy: p.Actor().Name}
+		Requester: p.ID, RequestedBy: p.Name}
 	var err error
 	if rec.Questions.V, err = questions.Define(in.Questions); err != nil {
 		return nil, err
@@ -175,8 +175,12 @@ type ReplyInput struct {
 // Reply saves a person's draft or submits their reply. A draft is checked
 // for its types and kept here; a submission goes to the workflow, which
 // decides whether this person may reply now.
-func (s *Service) Reply(ctx context.Context, person *models.Person, id, updateID string, in ReplyInput) (*models.Collection, error) {
-	c, err := s.View(ctx, person, id)
+func (s *Service) Reply(ctx context.Context, who models.Actor, id, updateID string, in ReplyInput) (*models.Collection, error) {
+	person, err := who.ActingPerson("replying")
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.View(ctx, who, id)
 	if err != nil {
 		return nil, err
 	}
@@ -204,9 +208,10 @@ func (s *Service) Reply(ctx context.Context, person *models.Person, id, updateID
 	return c, s.store.SaveDraft(ctx, c.ID, person.ID(), draft)
 }
 
-// Draft returns the person's saved answers to a collection, or none.
-func (s *Service) Draft(ctx context.Context, person *models.Person, id string) (map[string]json.RawMessage, error) {
-	d, err := s.store.Draft(ctx, id, person.ID())
+// Draft returns the saved answers of the person who acts to a
+// collection, or none.
+func (s *Service) Draft(ctx context.Context, who models.Actor, id string) (map[string]json.RawMessage, error) {
+	d, err := s.store.Draft(ctx, id, who.ID)
 	if err != nil || d == nil {
 		return nil, err
 	}

@@ -130,10 +130,10 @@ func TestCollectionRules(t *testing.T) {
 			assert.Equal(t, models.StringList{o.Bob.ID(), o.Gus.ID()}, c.RespondentIDs)
 			assert.Equal(t, o.Agent.Key.ID, c.Requester)
 
-			_, err := e.svc.Reply(ctx, o.Bob, c.ID, "bob-1", collections.ReplyInput{Submit: true,
+			_, err := e.svc.Reply(ctx, o.Bob.Actor(), c.ID, "bob-1", collections.ReplyInput{Submit: true,
 				Answers: map[string]json.RawMessage{"budget": json.RawMessage(`1200`)}})
 			require.NoError(t, err)
-			_, err = e.svc.Reply(ctx, o.Gus, c.ID, "gus-1", collections.ReplyInput{Submit: true,
+			_, err = e.svc.Reply(ctx, o.Gus.Actor(), c.ID, "gus-1", collections.ReplyInput{Submit: true,
 				Answers: map[string]json.RawMessage{"budget": json.RawMessage(`800`), "note": json.RawMessage(`"from the partner side"`)}})
 			require.NoError(t, err)
 			done, err := e.svc.Wait(ctx, o.ID, c.ID, 10*time.Second)
@@ -147,32 +147,32 @@ func TestCollectionRules(t *testing.T) {
 			c := e.started(t, o, budget())
 			draft := collections.ReplyInput{Answers: map[string]json.RawMessage{"budget": json.RawMessage(`1200`)}}
 
-			_, err := e.svc.Reply(ctx, o.Cy, c.ID, "", draft)
+			_, err := e.svc.Reply(ctx, o.Cy.Actor(), c.ID, "", draft)
 			testenv.Refused(t, err, apperr.NotARespondent, "")
-			_, err = e.svc.Reply(ctx, o.Bob, c.ID, "", collections.ReplyInput{Answers: map[string]json.RawMessage{"budget": json.RawMessage(`"lots"`)}})
+			_, err = e.svc.Reply(ctx, o.Bob.Actor(), c.ID, "", collections.ReplyInput{Answers: map[string]json.RawMessage{"budget": json.RawMessage(`"lots"`)}})
 			testenv.Refused(t, err, apperr.InvalidAnswer, "answers.budget")
-			_, err = e.svc.Reply(ctx, o.Bob, c.ID, "", draft)
+			_, err = e.svc.Reply(ctx, o.Bob.Actor(), c.ID, "", draft)
 			require.NoError(t, err)
-			got, err := e.svc.Draft(ctx, o.Bob, c.ID)
+			got, err := e.svc.Draft(ctx, o.Bob.Actor(), c.ID)
 			require.NoError(t, err)
 			assert.Equal(t, map[string]json.RawMessage{"budget": json.RawMessage(`1200`)}, got)
 			for _, other := range []*models.Person{o.Gus, o.Cy, o.Ada} {
-				d, err := e.svc.Draft(ctx, other, c.ID)
+				d, err := e.svc.Draft(ctx, other.Actor(), c.ID)
 				require.NoError(t, err)
 				assert.Nil(t, d, "%s sees no one else's draft", other.Email())
 			}
 
-			_, err = e.svc.Reply(ctx, o.Bob, c.ID, "bob-1", collections.ReplyInput{Submit: true, Answers: draft.Answers})
+			_, err = e.svc.Reply(ctx, o.Bob.Actor(), c.ID, "bob-1", collections.ReplyInput{Submit: true, Answers: draft.Answers})
 			require.NoError(t, err)
-			_, err = e.svc.Reply(ctx, o.Bob, c.ID, "", draft)
+			_, err = e.svc.Reply(ctx, o.Bob.Actor(), c.ID, "", draft)
 			testenv.Refused(t, err, apperr.AlreadySubmitted, "")
-			d, err := e.svc.Draft(ctx, o.Bob, c.ID)
+			d, err := e.svc.Draft(ctx, o.Bob.Actor(), c.ID)
 			require.NoError(t, err)
 			assert.Nil(t, d, "a submitted reply's draft goes")
 
-			_, err = e.svc.Cancel(ctx, o.ID, c.ID, "cancel-1", o.Agent.Actor())
+			_, err = e.svc.Cancel(ctx, o.ID, c.ID, "cancel-1", o.Agent)
 			require.NoError(t, err)
-			_, err = e.svc.Reply(ctx, o.Gus, c.ID, "", draft)
+			_, err = e.svc.Reply(ctx, o.Gus.Actor(), c.ID, "", draft)
 			testenv.Refused(t, err, apperr.InvalidState, "")
 		},
 
@@ -189,7 +189,7 @@ func TestCollectionRules(t *testing.T) {
 
 		"waiting is a person's, not a key's": func(t *testing.T, e *env, o *org) {
 			ctx := context.Background()
-			_, _, err := e.svc.Waiting(ctx, o.ID, o.Agent.Actor(), models.Page{Limit: 10})
+			_, _, err := e.svc.Waiting(ctx, o.ID, o.Agent, models.Page{Limit: 10})
 			testenv.Refused(t, err, apperr.Forbidden, "")
 			c := e.started(t, o, budget())
 			for _, p := range []struct {

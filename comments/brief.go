@@ -30,7 +30,7 @@ type Brief struct {
 // docs/decisions.md, "Revision briefs"). The same threads in the same
 // state give the same text: threads in the order they were opened,
 // comments in the order written, reviews by id.
-func (s *Service) RevisionBrief(ctx context.Context, c Caller, idOrSlug string, in *BriefInput) (*Brief, error) {
+func (s *Service) RevisionBrief(ctx context.Context, c models.Actor, idOrSlug string, in *BriefInput) (*Brief, error) {
 	if err := validate.Struct(in); err != nil {
 		return nil, err
 	}

@@ -48,26 +48,8 @@ func New(d Deps) *Service {
 	return &Service{Deps: d}
 }
 
-// Caller is who acts: a person (a member token, or a page session of a
-// member or guest), or an agent key (Person nil).
-type Caller struct {
-	OrgID  string
-	Actor  models.Actor
-	Person *models.Person
-}
-
-// AsPrincipal is the caller behind an API key or member token.
-func AsPrincipal(p *models.Principal) Caller {
-	return Caller{OrgID: p.Organization.ID, Actor: p.Actor(), Person: p.Person()}
-}
-
-// AsPerson is a person signed in on the pages.
-func AsPerson(p *models.Person) Caller {
-	return Caller{OrgID: p.Organization.ID, Actor: p.Actor(), Person: p}
-}
-
 // authorKind names the caller on a comment.
-func (c Caller) authorKind() string {
+func authorKind(c models.Actor) string {
 	switch {
 	case c.Person == nil:
 		return "agent"
@@ -100,18 +82,18 @@ type PostInput struct {
 }
 
 // Post adds a comment to a report the caller may read.
-func (s *Service) Post(ctx context.Context, c Caller, idOrSlug string, in *PostInput) (*models.CommentThread, error) {
+func (s *Service) Post(ctx context.Context, c models.Actor, idOrSlug string, in *PostInput) (*models.CommentThread, error) {
 	if err := validate.Struct(in); err != nil {
 		return nil, err
 	}
-	r, err := s.Reports.Readable(ctx, c.OrgID, c.Person, idOrSlug)
+	r, err := s.Reports.Readable(ctx, c, idOrSlug)
 	if err != nil {
 		return nil, err
 	}
 	if r.Archived {
 		return nil, apperr.New(apperr.InvalidState, "report %s is archived; restore it before commenting", r.Slug)
 	}
-	comment := &models.Comment{AuthorID: c.Actor.ID, AuthorName: c.Actor.Name, AuthorKind: c.authorKind(), Body: strings.TrimSpace(in.Body)}
+	comment := &models.Comment{AuthorID: c.ID, AuthorName: c.Name, AuthorKind: authorKind(c), Body: strings.TrimSpace(in.Body)}
 	if comment.Images, err = s.storeImages(ctx, r.ID, in.Images); err != nil {
 		return nil, err
 	}
@@ -128,22 +110,22 @@ func (s *Service) Post(ctx context.Context, c Caller, idOrSlug string, in *PostI
 	} else if thread, err = s.newThread(ctx, c, r, in); err != nil {
 		return nil, err
 	}
-	err = s.Store.AddComment(ctx, c.OrgID, models.NewComment{ReportID: r.ID, Thread: thread, Comment: comment, By: c.Actor},
+	err = s.Store.AddComment(ctx, c.OrgID(), models.NewComment{ReportID: r.ID, Thread: thread, Comment: comment, By: c},
 		func(t *models.CommentThread, cm *models.Comment) ([]byte, error) { return s.eventData(r, t, cm) })
 	if err != nil {
 		return nil, err
 	}
-	return s.Store.Thread(ctx, c.OrgID, thread.ID)
+	return s.Store.Thread(ctx, c.OrgID(), thread.ID)
 }
 
 // newThread anchors a new thread: to the review's pinned version when it
 // belongs to a review, else to the live version.
-func (s *Service) newThread(ctx context.Context, c Caller, r *models.Report, in *PostInput) (*models.CommentThread, error) {
-	t := &models.CommentThread{OpenedBy: c.Actor.ID, OpenedByName: c.Actor.Name, AnchorState: models.AnchorNone}
+func (s *Service) newThread(ctx context.Context, c models.Actor, r *models.Report, in *PostInput) (*models.CommentThread, error) {
+	t := &models.CommentThread{OpenedBy: c.ID, OpenedByName: c.Name, AnchorState: models.AnchorNone}
 	var v *models.ReportVersion
 	var err error
 	if in.ReviewID != nil {
-		review, err := s.Store.Reviews().Get(ctx, c.OrgID, *in.ReviewID)
+		review, err := s.Store.Reviews().Get(ctx, c.OrgID(), *in.ReviewID)
 		if err == nil && review.ReportID != r.ID {
 			err = apperr.New(apperr.NotFound, "review %s is not about report %s", *in.ReviewID, r.Slug)
 		}
@@ -251,12 +233,12 @@ func (s *Service) storeImages(ctx context.Context, reportID string, in []ImageIn
 
 // Threads lists a report's threads, their anchors brought up to its live
 // version first.
-func (s *Service) Threads(ctx context.Context, c Caller, idOrSlug string) (*models.Report, []models.CommentThread, error) {
-	r, err := s.Reports.Readable(ctx, c.OrgID, c.Person, idOrSlug)
+func (s *Service) Threads(ctx context.Context, c models.Actor, idOrSlug string) (*models.Report, []models.CommentThread, error) {
+	r, err := s.Reports.Readable(ctx, c, idOrSlug)
 	if err != nil {
 		return nil, nil, err
 	}
-	threads, err := s.Store.Threads(ctx, c.OrgID, r.ID)
+	threads, err := s.Store.Threads(ctx, c.OrgID(), r.ID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -265,8 +247,8 @@ func (s *Service) Threads(ctx context.Context, c Caller, idOrSlug string) (*mode
 
 // Open pages through the open threads across the organisation that the
 // caller may read.
-func (s *Service) Open(ctx context.Context, c Caller, p models.Page) ([]models.CommentThread, string, error) {
-	return s.Store.OpenThreads(ctx, c.OrgID, c.Person, p)
+func (s *Service) Open(ctx context.Context, c models.Actor, p models.Page) ([]models.CommentThread, string, error) {
+	return s.Store.OpenThreads(ctx, c.OrgID(), c.Person, p)
 }
 
 // ResolveInput closes a thread.
@@ -276,17 +258,17 @@ type ResolveInput struct {
 
 // Resolve closes an open thread with a note: its opener, the report's
 // owner or an administrator, or an agent key may.
-func (s *Service) Resolve(ctx context.Context, c Caller, threadID string, in *ResolveInput) (*models.CommentThread, error) {
+func (s *Service) Resolve(ctx context.Context, c models.Actor, threadID string, in *ResolveInput) (*models.CommentThread, error) {
 	if err := validate.Struct(in); err != nil {
 		return nil, err
 	}
-	return s.Store.ResolveThread(ctx, c.OrgID, threadID, c.Actor, strings.TrimSpace(in.Note), func(t *models.CommentThread, r *models.Report) error {
+	return s.Store.ResolveThread(ctx, c.OrgID(), threadID, c, strings.TrimSpace(in.Note), func(t *models.CommentThread, r *models.Report) error {
 		if c.Person != nil {
-			if _, err := s.Reports.Readable(ctx, c.OrgID, c.Person, r.ID); err != nil {
+			if _, err := s.Reports.Readable(ctx, c, r.ID); err != nil {
 				return err
 			}
 		}
-		if t.OpenedBy != c.Actor.ID && !reports.Manages(r, c.Actor) {
+		if t.OpenedBy != c.ID && !reports.Manages(r, c) {
 			return apperr.New(apperr.Forbidden, "only who opened the thread, the report's owner or an administrator may resolve it")
 		}
 		return nil
@@ -295,18 +277,18 @@ func (s *Service) Resolve(ctx context.Context, c Caller, threadID string, in *Re
 
 // Retract deletes the caller's own last comment in a thread nobody has
 // resolved.
-func (s *Service) Retract(ctx context.Context, c Caller, idOrSlug, commentID string) error {
-	r, err := s.Reports.Readable(ctx, c.OrgID, c.Person, idOrSlug)
+func (s *Service) Retract(ctx context.Context, c models.Actor, idOrSlug, commentID string) error {
+	r, err := s.Reports.Readable(ctx, c, idOrSlug)
 	if err != nil {
 		return err
 	}
-	return s.Store.RetractComment(ctx, c.OrgID, r.ID, commentID, c.Actor)
+	return s.Store.RetractComment(ctx, c.OrgID(), r.ID, commentID, c)
 }
 
 // Image returns an image attached to one of the report's comments, for a
 // caller who may read the report.
-func (s *Service) Image(ctx context.Context, c Caller, idOrSlug, sha string) (*models.CommentImage, []byte, error) {
-	r, err := s.Reports.Readable(ctx, c.OrgID, c.Person, idOrSlug)
+func (s *Service) Image(ctx context.Context, c models.Actor, idOrSlug, sha string) (*models.CommentImage, []byte, error) {
+	r, err := s.Reports.Readable(ctx, c, idOrSlug)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -34,8 +34,8 @@ type CreateInput struct {
 }
 
 // Create starts an open flow, started by p; its title is kept trimmed.
-func (s *Service) Create(ctx context.Context, p *models.Principal, in *CreateInput) (*models.Flow, error) {
-	return s.store.CreateFlow(ctx, p.Organization.ID, strings.TrimSpace(in.Title), in.ExternalID, p.Actor())
+func (s *Service) Create(ctx context.Context, p models.Actor, in *CreateInput) (*models.Flow, error) {
+	return s.store.CreateFlow(ctx, p.Organization.ID, strings.TrimSpace(in.Title), in.ExternalID, p)
 }
 
 // Detail is one of the organisation's flows with its members and timeline.
@@ -45,17 +45,17 @@ func (s *Service) Detail(ctx context.Context, orgID, id string) (*models.FlowDet
 
 // Complete completes an open flow: only whoever started it may. Receivers
 // get flow.completed with the flow as completed.
-func (s *Service) Complete(ctx context.Context, p *models.Principal, id string) (*models.Flow, error) {
+func (s *Service) Complete(ctx context.Context, p models.Actor, id string) (*models.Flow, error) {
 	return s.finish(ctx, p, id, models.FlowCompleted)
 }
 
 // Cancel cancels an open flow: whoever started it, or an owner or
 // administrator for them.
-func (s *Service) Cancel(ctx context.Context, p *models.Principal, id string) (*models.Flow, error) {
+func (s *Service) Cancel(ctx context.Context, p models.Actor, id string) (*models.Flow, error) {
 	return s.finish(ctx, p, id, models.FlowCancelled)
 }
 
-func (s *Service) finish(ctx context.Context, p *models.Principal, id, to string) (*models.Flow, error) {
-	return s.store.FinishFlow(ctx, p.Organization.ID, id, to, p.Actor(),
+func (s *Service) finish(ctx context.Context, p models.Actor, id, to string) (*models.Flow, error) {
+	return s.store.FinishFlow(ctx, p.Organization.ID, id, to, p,
 		func(d *models.FlowDetail) ([]byte, error) { return json.Marshal(wire.NewFlow(d, s.baseURL)) })
 }

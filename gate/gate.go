@@ -67,7 +67,7 @@ type Result struct {
 // whose condition holds decides, and none matching means an approval by
 // the owners and administrators. With a claim (an Idempotency-Key) a
 // retry gets the first answer, never a second check or approval.
-func (s *Service) Check(ctx context.Context, p *models.Principal, in *CheckInput, claim *models.Claim) (*Result, error) {
+func (s *Service) Check(ctx context.Context, p models.Actor, in *CheckInput, claim *models.Claim) (*Result, error) {
 	// A retry answers as the first attempt did, whatever became of the
 	// action since.
 	earlier, err := s.store.ClaimedResource(ctx, claim)
@@ -107,7 +107,7 @@ func (s *Service) Check(ctx context.Context, p *models.Principal, in *CheckInput
 	check := checkBy(p)
 	check.ActionID, check.Action, check.Input, check.Rule, check.FlowID, check.ExternalID =
 		action.ID, action.Name, input, rule.Name, in.FlowID, in.ExternalID
-	record := models.GateCheckRecord{Check: check, Actor: p.Actor()}
+	record := models.GateCheckRecord{Check: check, Actor: p}
 	switch rule.Outcome {
 	case rules.GateAllow:
 		check.Decision = models.GateAllowed
@@ -132,7 +132,7 @@ func (s *Service) Check(ctx context.Context, p *models.Principal, in *CheckInput
 // raised creates (or, for a retried claim, resumes) the approval a check
 // needs, then records the check, once per approval. A retry after a crash
 // between the two records the check from the approval, as it was asked.
-func (s *Service) raised(ctx context.Context, p *models.Principal, action *models.Action, in *approvals.CreateInput,
+func (s *Service) raised(ctx context.Context, p models.Actor, action *models.Action, in *approvals.CreateInput,
 	claim *models.Claim, rule models.PolicyRule, unevaluated string) (*Result, error) {
 	a, err := s.approvals.Create(ctx, p, in, claim)
 	if err != nil {
@@ -150,7 +150,7 @@ func (s *Service) raised(ctx context.Context, p *models.Principal, action *model
 	if action != nil {
 		check.ActionID = action.ID
 	}
-	c, err := s.store.RecordGateCheck(ctx, models.GateCheckRecord{Check: check, Actor: p.Actor()}, nil)
+	c, err := s.store.RecordGateCheck(ctx, models.GateCheckRecord{Check: check, Actor: p}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -204,19 +204,18 @@ func holdToSchema(schemaDoc, input []byte) error {
 }
 
 // checkBy starts the record of a check p asks.
-func checkBy(p *models.Principal) *models.GateCheck {
+func checkBy(p models.Actor) *models.GateCheck {
 	caller := callerOf(p)
 	return &models.GateCheck{OrganizationID: p.Organization.ID, CallerKind: caller["kind"], CallerID: caller["id"], CallerName: caller["name"]}
 }
 
 // callerOf is the caller as policy conditions see it.
-func callerOf(p *models.Principal) map[string]string {
-	a := p.Actor()
+func callerOf(p models.Actor) map[string]string {
 	kind := "agent"
-	if p.Member != nil {
+	if p.Member() != nil {
 		kind = "member"
 	}
-	return map[string]string{"kind": kind, "id": a.ID, "name": a.Name}
+	return map[string]string{"kind": kind, "id": p.ID, "name": p.Name}
 }
 
 // noRuleMatched is what decides when no rule of the policy holds: an

@@ -37,27 +37,6 @@ type Flow struct {
 	UpdatedAt     time.Time
 }
 
-// Actor is who acts in an audited step.
-type Actor struct {
-	// ID is a member id for a person, a key id for an agent.
-	ID   string
-	Name string
-	// Person is set when a person acts (a member token, a page), not a key.
-	Person bool
-	// Administrator is set for an owner or administrator and for an admin
-	// key: they may withdraw a request or flow someone else started.
-	Administrator bool
-}
-
-// NeedPerson refuses what only a person does (what: "deciding") when a
-// key acts.
-func (a Actor) NeedPerson(what string) error {
-	if !a.Person {
-		return apperr.New(apperr.Forbidden, "%s belongs to a person: use a member token", what)
-	}
-	return nil
-}
-
 // CreateFlow starts an open flow.
 func (s *Store) CreateFlow(ctx context.Context, orgID, title string, externalID *string, by Actor) (*Flow, error) {
 	now := Now()

@@ -25,43 +25,6 @@ var secretPrefix = map[string]string{
 	KeyMember: "asnt_member_",
 }
 
-// Principal is who a request acts for.
-type Principal struct {
-	Key          *APIKey
-	Organization *Organization
-	// Member is set for member tokens.
-	Member *Member
-}
-
-// HasScope reports whether the principal may use scope.
-func (p *Principal) HasScope(scope string) bool { return p.Key.Scopes.Contains(scope) }
-
-// Actor is the principal as it appears in audit entries: a person for a
-// member token, otherwise the key.
-func (p *Principal) Actor() Actor {
-	if p.Member != nil {
-		return Actor{ID: p.Member.ID, Name: p.Member.DisplayName(), Person: true, Administrator: p.Member.Administers()}
-	}
-	return Actor{ID: p.Key.ID, Name: p.Key.Name, Administrator: p.Key.Kind == KeyAdmin}
-}
-
-// ActingPerson is the person p acts for, refusing what only a person does
-// (see Actor.NeedPerson) when a key acts.
-func (p *Principal) ActingPerson(what string) (*Person, error) {
-	if err := p.Actor().NeedPerson(what); err != nil {
-		return nil, err
-	}
-	return p.Person(), nil
-}
-
-// Person is the member behind a member token, or nil for a key.
-func (p *Principal) Person() *Person {
-	if p.Member == nil {
-		return nil
-	}
-	return &Person{Organization: p.Organization, Member: p.Member}
-}
-
 // HashSecret is how a key's secret is stored and looked up. Keys carry 256
 // random bits, so a fast hash is enough; a slow one would tax every request.
 func HashSecret(secret string) string {
@@ -108,7 +71,7 @@ func (s *Store) CreateMemberToken(ctx context.Context, orgID, memberID string) (
 	if err != nil {
 		return nil, "", err
 	}
-	self := Actor{ID: m.ID, Name: m.DisplayName(), Person: true, Administrator: m.Administers()}
+	self := Actor{ID: m.ID, Name: m.DisplayName(), IsPerson: true, Administrator: m.Administers()}
 	return s.MintMemberToken(ctx, orgID, memberID, scopes.All, self, nil)
 }
 
@@ -197,30 +160,31 @@ func (s *Store) RevokeKey(ctx context.Context, orgID, id string) (*APIKey, error
 var errUnauthorized = apperr.New(apperr.Unauthorized, "the API key is missing, unknown or revoked")
 
 // Authenticate finds who a bearer secret acts for.
-func (s *Store) Authenticate(ctx context.Context, secret string) (*Principal, error) {
+func (s *Store) Authenticate(ctx context.Context, secret string) (Actor, error) {
 	if secret == "" {
-		return nil, errUnauthorized
+		return Actor{}, errUnauthorized
 	}
 	db := s.db.WithContext(ctx)
 	var k APIKey
 	if err := db.Where("hash = ? AND revoked_at IS NULL", HashSecret(secret)).Take(&k).Error; err != nil {
 		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil, errUnauthorized
+			return Actor{}, errUnauthorized
 		}
-		return nil, err
+		return Actor{}, err
 	}
-	p := &Principal{Key: &k}
-	var err error
-	if p.Organization, err = s.GetOrganization(ctx, k.OrganizationID); err != nil {
-		return nil, err
+	org, err := s.GetOrganization(ctx, k.OrganizationID)
+	if err != nil {
+		return Actor{}, err
 	}
-	if k.MemberID != nil {
-		if p.Member, err = s.GetMember(ctx, k.OrganizationID, *k.MemberID); err != nil {
-			return nil, err
-		}
-		if !p.Member.Active {
-			return nil, apperr.New(apperr.Unauthorized, "the member this token belongs to is inactive")
-		}
+	if k.MemberID == nil {
+		return KeyActor(org, &k, nil), nil
 	}
-	return p, nil
+	m, err := s.GetMember(ctx, k.OrganizationID, *k.MemberID)
+	if err != nil {
+		return Actor{}, err
+	}
+	if !m.Active {
+		return Actor{}, apperr.New(apperr.Unauthorized, "the member this token belongs to is inactive")
+	}
+	return KeyActor(org, &k, m), nil
 }

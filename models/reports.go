@@ -306,7 +306,7 @@ func (s *Store) CreateReport(ctx context.Context, in NewReport, pub Publication,
 	now := Now()
 	r := &Report{ID: newID(ids.Report), OrganizationID: in.OrganizationID, Key: strings.ToLower(RandomToken(20)),
 		Title: in.Title, Living: in.Living, Classification: in.Classification, Audience: StringList{},
-		OwnerID: pub.By.ID, OwnerName: pub.By.Name, OwnerPerson: pub.By.Person, FlowID: in.FlowID, CreatedAt: now, UpdatedAt: now}
+		OwnerID: pub.By.ID, OwnerName: pub.By.Name, OwnerPerson: pub.By.IsPerson, FlowID: in.FlowID, CreatedAt: now, UpdatedAt: now}
 	if in.CopiedFrom != nil {
 		r.CopiedFromID = &in.CopiedFrom.ID
 	}

@@ -115,9 +115,10 @@ func (p *Person) DisplayName() string {
 	return p.Guest.Email
 }
 
-// Actor is the person as audit entries and workflow updates name them.
+// Actor is the person acting on the pages (no key).
 func (p *Person) Actor() Actor {
-	return Actor{ID: p.ID(), Name: p.DisplayName(), Person: true, Administrator: p.Member != nil && p.Member.Administers()}
+	return Actor{ID: p.ID(), Name: p.DisplayName(), IsPerson: true, Administrator: p.Member != nil && p.Member.Administers(),
+		Organization: p.Organization, Person: p}
 }
 
 // IssuedSignInLink is a link just created; Token goes into the email only

@@ -170,7 +170,8 @@ func TestSessions(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, sess.ID, got.ID)
 		assert.Equal(t, sess.CSRFSecret, got.CSRFSecret)
-		assert.Equal(t, models.Actor{ID: m.ID, Name: "Ada", Person: true}, p.Actor())
+		a := p.Actor()
+		assert.Equal(t, []any{m.ID, "Ada", true, p}, []any{a.ID, a.Name, a.IsPerson, a.Person})
 
 		_, _, err = s.LoadSession(ctx, "wrong")
 		assert.ErrorIs(t, err, models.ErrSessionInvalid)
@@ -182,7 +183,8 @@ func TestSessions(t *testing.T) {
 		require.NoError(t, err)
 		_, gp, err := s.LoadSession(ctx, gtoken)
 		require.NoError(t, err)
-		assert.Equal(t, models.Actor{ID: g.ID, Name: "gus@example.com", Person: true}, gp.Actor())
+		ga := gp.Actor()
+		assert.Equal(t, []any{g.ID, "gus@example.com", true, gp}, []any{ga.ID, ga.Name, ga.IsPerson, ga.Person})
 		assert.Nil(t, gp.Member)
 
 		// Idle: unused for the idle timeout, it ends; a touch keeps it alive.

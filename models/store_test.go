@@ -168,7 +168,7 @@ func TestMemberTokensStopWhenMemberIsInactive(t *testing.T) {
 		require.NoError(t, err)
 		p, err := s.Authenticate(ctx, secret)
 		require.NoError(t, err)
-		assert.Equal(t, m.ID, p.Member.ID)
+		assert.Equal(t, m.ID, p.Member().ID)
 
 		off := false
 		_, err = s.UpdateMember(ctx, org.ID, m.ID, nil, nil, &off)

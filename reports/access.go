@@ -22,7 +22,7 @@ import (
 // the member who owns r, or an owner or administrator of the
 // organisation. Other members only read what is shared with them.
 func Manages(r *models.Report, by models.Actor) bool {
-	return !by.Person || by.Administrator || (r.OwnerPerson && r.OwnerID == by.ID)
+	return !by.IsPerson || by.Administrator || (r.OwnerPerson && r.OwnerID == by.ID)
 }
 
 // mayManage refuses by unless it manages r.
@@ -43,41 +43,40 @@ func (s *Service) managed(ctx context.Context, orgID string, by models.Actor, id
 	return r, mayManage(r, by)
 }
 
-// Readable returns the organisation's report for a person only when they
-// may read it (403 otherwise); for an agent key (person nil) any, by its
-// scope.
-func (s *Service) Readable(ctx context.Context, orgID string, person *models.Person, idOrSlug string) (*models.Report, error) {
-	r, err := s.store.GetReport(ctx, orgID, idOrSlug)
+// Readable returns who's organisation's report when a person may read it
+// (403 otherwise); for an agent key any, by its scope.
+func (s *Service) Readable(ctx context.Context, who models.Actor, idOrSlug string) (*models.Report, error) {
+	r, err := s.store.GetReport(ctx, who.OrgID(), idOrSlug)
 	if err != nil {
 		return nil, err
 	}
-	return r, s.mayRead(ctx, r, person)
+	return r, s.mayRead(ctx, r, who)
 }
 
-func (s *Service) mayRead(ctx context.Context, r *models.Report, person *models.Person) error {
-	if person == nil {
+func (s *Service) mayRead(ctx context.Context, r *models.Report, who models.Actor) error {
+	if who.Person == nil {
 		return nil
 	}
-	ok, err := s.store.CanRead(ctx, r, person)
+	ok, err := s.store.CanRead(ctx, r, who.Person)
 	if err == nil && !ok {
 		err = apperr.New(apperr.Forbidden, "report %s is not shared with you", r.Slug)
 	}
 	return err
 }
 
-// Visible returns the organisation's report for a person who reads or
+// Visible returns who's organisation's report when a person reads or
 // manages it (403 otherwise); for an agent key any, by its scope.
-func (s *Service) Visible(ctx context.Context, orgID string, person *models.Person, idOrSlug string) (*models.Report, error) {
-	r, err := s.store.GetReport(ctx, orgID, idOrSlug)
+func (s *Service) Visible(ctx context.Context, who models.Actor, idOrSlug string) (*models.Report, error) {
+	r, err := s.store.GetReport(ctx, who.OrgID(), idOrSlug)
 	if err != nil {
 		return nil, err
 	}
-	return r, s.mayView(ctx, r, person)
+	return r, s.mayView(ctx, r, who)
 }
 
-func (s *Service) mayView(ctx context.Context, r *models.Report, person *models.Person) error {
-	if person == nil || Manages(r, person.Actor()) {
+func (s *Service) mayView(ctx context.Context, r *models.Report, who models.Actor) error {
+	if who.Person == nil || Manages(r, who) {
 		return nil
 	}
-	return s.mayRead(ctx, r, person)
+	return s.mayRead(ctx, r, who)
 }

@@ -21,14 +21,15 @@ const (
 
 // Analytics is what report idOrSlug's views add up to: the total on every
 // plan, readers, the series and recent readers on plans with readership
-// analytics. person is the member a token or page acts for, nil for an
-// agent key, which reads by its scope.
-func (s *Service) Analytics(ctx context.Context, org *models.Organization, person *models.Person, idOrSlug string) (*wire.ReportAnalytics, error) {
+// analytics. An agent key reads them by its scope; a person when they
+// read or manage the report.
+func (s *Service) Analytics(ctx context.Context, who models.Actor, idOrSlug string) (*wire.ReportAnalytics, error) {
+	org := who.Organization
 	r, err := s.store.GetReport(ctx, org.ID, idOrSlug)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.mayView(ctx, r, person); err != nil {
+	if err := s.mayView(ctx, r, who); err != nil {
 		return nil, err
 	}
 	totals, err := s.store.ViewTotals(ctx, r)
@@ -72,15 +73,16 @@ func series(days []models.DayViews, first time.Time) []models.DayViews {
 // newest first, each with its views and readers, those nobody opened
 // included; below the team plan it is refused (402). A member sees the
 // reports they manage or read: an administrator manages every one.
-func (s *Service) OrganizationAnalytics(ctx context.Context, org *models.Organization, person *models.Person, p models.Page) ([]models.ReportReach, string, error) {
+func (s *Service) OrganizationAnalytics(ctx context.Context, who models.Actor, p models.Page) ([]models.ReportReach, string, error) {
+	org := who.Organization
 	if !org.ReadershipAnalytics() {
 		return nil, "", apperr.New(apperr.PlanRequired,
 			"organisation-wide analytics need the %s plan or above; this organisation is on the %s plan, which the operator of this Assent instance sets",
 			models.PlanTeam, org.Plan)
 	}
 	var reader *models.Person
-	if person != nil && !person.Actor().Administrator {
-		reader = person // readable covers owned, the only reports a member manages
+	if who.Person != nil && !who.Administrator {
+		reader = who.Person // readable covers owned, the only reports a member manages
 	}
 	return s.store.ReportsReach(ctx, org.ID, reader, p)
 }

@@ -27,12 +27,12 @@ type CopyInput struct {
 // trail records the copy. A report's live version is copied as it is (it
 // passed the scan or was released); a template is scanned like any
 // publish.
-func (s *Service) Copy(ctx context.Context, p *models.Principal, from string, in *CopyInput, claim *models.Claim) (*models.Report, *models.ReportVersion, error) {
+func (s *Service) Copy(ctx context.Context, p models.Actor, from string, in *CopyInput, claim *models.Claim) (*models.Report, *models.ReportVersion, error) {
 	if r, v, err := s.store.ClaimedVersion(ctx, claim); err != nil || r != nil {
 		return r, v, err
 	}
 	nr := models.NewReport{OrganizationID: p.Organization.ID, Classification: models.ClassInternal}
-	pub := models.Publication{By: p.Actor(), State: models.VersionPublished}
+	pub := models.Publication{By: p, State: models.VersionPublished}
 	if ids.HasPrefix(from, ids.Template) {
 		t, ok := reporttemplates.Get(from)
 		if !ok {
@@ -48,7 +48,7 @@ func (s *Service) Copy(ctx context.Context, p *models.Principal, from string, in
 		}
 	} else {
 		// Copying is reading: the copy's owner may share it anew.
-		src, err := s.Readable(ctx, p.Organization.ID, p.Person(), from)
+		src, err := s.Readable(ctx, p, from)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -30,8 +30,8 @@ func (s *Service) PutDataset(ctx context.Context, orgID string, by models.Actor,
 
 // Dataset returns one of the report's datasets. A person (a member
 // token) reads it only where they may read the report.
-func (s *Service) Dataset(ctx context.Context, p *models.Principal, idOrSlug, name string) (*models.Dataset, error) {
-	if _, err := s.Readable(ctx, p.Organization.ID, p.Person(), idOrSlug); err != nil {
+func (s *Service) Dataset(ctx context.Context, p models.Actor, idOrSlug, name string) (*models.Dataset, error) {
+	if _, err := s.Readable(ctx, p, idOrSlug); err != nil {
 		return nil, err
 	}
 	return s.store.GetDataset(ctx, p.Organization.ID, idOrSlug, name)
@@ -39,8 +39,8 @@ func (s *Service) Dataset(ctx context.Context, p *models.Principal, idOrSlug, na
 
 // Datasets lists the report's datasets without their data, to those who
 // may read them.
-func (s *Service) Datasets(ctx context.Context, p *models.Principal, idOrSlug string) ([]models.Dataset, error) {
-	if _, err := s.Readable(ctx, p.Organization.ID, p.Person(), idOrSlug); err != nil {
+func (s *Service) Datasets(ctx context.Context, p models.Actor, idOrSlug string) ([]models.Dataset, error) {
+	if _, err := s.Readable(ctx, p, idOrSlug); err != nil {
 		return nil, err
 	}
 	return s.store.ListDatasets(ctx, p.Organization.ID, idOrSlug)

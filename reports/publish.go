@@ -25,8 +25,8 @@ const (
 // prepare reads a publish's content, scans every file and, unless the
 // scan declines the version, stores the files: a secret the scan declines
 // is never kept. The Publication says what the version becomes.
-func (s *Service) prepare(ctx context.Context, p *models.Principal, src *Source, summary string) (models.Publication, error) {
-	pub := models.Publication{ChangeSummary: summary, By: p.Actor()}
+func (s *Service) prepare(ctx context.Context, p models.Actor, src *Source, summary string) (models.Publication, error) {
+	pub := models.Publication{ChangeSummary: summary, By: p}
 	var files []bundle.File
 	var err error
 	switch {

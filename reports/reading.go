@@ -11,15 +11,22 @@ import (
 // sign them in on a report's own origin, and who hears of a request for
 // access.
 
-// ReadableList is the reports person may read, newest first, at most
-// limit.
-func (s *Service) ReadableList(ctx context.Context, person *models.Person, limit int) ([]models.Report, error) {
+// ReadableList is the reports the person who acts may read, newest
+// first, at most limit.
+func (s *Service) ReadableList(ctx context.Context, who models.Actor, limit int) ([]models.Report, error) {
+	person, err := who.ActingPerson("reading the reports shared with you")
+	if err != nil {
+		return nil, err
+	}
 	return s.store.ReadableReports(ctx, person, limit)
 }
 
-// CanRead reports whether person holds a grant to read r.
-func (s *Service) CanRead(ctx context.Context, r *models.Report, person *models.Person) (bool, error) {
-	return s.store.CanRead(ctx, r, person)
+// CanRead reports whether the person who acts holds a grant to read r.
+func (s *Service) CanRead(ctx context.Context, r *models.Report, who models.Actor) (bool, error) {
+	if who.Person == nil {
+		return false, nil
+	}
+	return s.store.CanRead(ctx, r, who.Person)
 }
 
 // Grants are who may read report id.
@@ -27,11 +34,11 @@ func (s *Service) Grants(ctx context.Context, reportID string) ([]models.ReportG
 	return s.store.Grants(ctx, reportID)
 }
 
-// ByKey is the report of person's organisation whose origin is named by
-// key; another organisation's is not found.
-func (s *Service) ByKey(ctx context.Context, person *models.Person, key string) (*models.Report, error) {
+// ByKey is the report of who's organisation whose origin is named by key;
+// another organisation's is not found.
+func (s *Service) ByKey(ctx context.Context, who models.Actor, key string) (*models.Report, error) {
 	r, err := s.store.ReportByKey(ctx, key)
-	if err == nil && r.OrganizationID != person.Organization.ID {
+	if err == nil && r.OrganizationID != who.OrgID() {
 		err = apperr.New(apperr.NotFound, "report not found")
 	}
 	if err != nil {

@@ -43,7 +43,7 @@ type ScheduleInput struct {
 // claim: the row is written bound to the claim first, then its Temporal
 // Schedule is registered; a retry, or else the reconciler, registers one
 // a crash left without.
-func (s *Service) CreateSchedule(ctx context.Context, p *models.Principal, in *ScheduleInput, claim *models.Claim) (*models.Schedule, error) {
+func (s *Service) CreateSchedule(ctx context.Context, p models.Actor, in *ScheduleInput, claim *models.Claim) (*models.Schedule, error) {
 	if id, err := s.store.ClaimedResource(ctx, claim); err != nil || id != "" {
 		if err != nil {
 			return nil, err
@@ -71,11 +71,11 @@ func (s *Service) CreateSchedule(ctx context.Context, p *models.Principal, in *S
 }
 
 // newSchedule checks in and makes the schedule it asks for.
-func (s *Service) newSchedule(ctx context.Context, p *models.Principal, in *ScheduleInput) (*models.Schedule, error) {
+func (s *Service) newSchedule(ctx context.Context, p models.Actor, in *ScheduleInput) (*models.Schedule, error) {
 	if (in.Cron == nil) == (len(in.Every) == 0 || string(in.Every) == "null") {
 		return nil, apperr.Field(apperr.InvalidRequest, "cron, every", "send exactly one of cron (such as \"0 9 * * MON\") and every (such as \"24h\")")
 	}
-	r, err := s.managed(ctx, p.Organization.ID, p.Actor(), in.ReportID)
+	r, err := s.managed(ctx, p.Organization.ID, p, in.ReportID)
 	if apperr.Is(err, apperr.NotFound) {
 		return nil, apperr.Field(apperr.InvalidRequest, "reportId", "report %s not found", in.ReportID)
 	}
@@ -86,7 +86,7 @@ func (s *Service) newSchedule(ctx context.Context, p *models.Principal, in *Sche
 		return nil, apperr.Field(apperr.InvalidState, "reportId", "report %s is not living: only reports meant to be updated at the same address have schedules", r.Slug)
 	}
 	sc := &models.Schedule{ID: models.NewScheduleID(), OrganizationID: p.Organization.ID, ReportID: r.ID, Cron: in.Cron,
-		Timezone: "UTC", Note: in.Note, CreatedBy: p.Actor().ID, CreatedByName: p.Actor().Name}
+		Timezone: "UTC", Note: in.Note, CreatedBy: p.ID, CreatedByName: p.Name}
 	if in.Timezone != nil {
 		if _, err := time.LoadLocation(*in.Timezone); err != nil || *in.Timezone == "" || strings.EqualFold(*in.Timezone, "local") {
 			return nil, apperr.Field(apperr.InvalidRequest, "timezone", "timezone must be an IANA time zone name such as Europe/Paris")

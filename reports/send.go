@@ -39,8 +39,8 @@ type Sent struct {
 // not seen becomes a guest, admitted by the sender. The sharing rules
 // hold as for a share, and nothing is granted or sent when one refuses.
 // The emails go out from a workflow (workflows.ReportSend), each once.
-func (s *Service) Send(ctx context.Context, p *models.Principal, idOrSlug string, in *SendInput, claim *models.Claim) (*Sent, error) {
-	orgID, by := p.Organization.ID, p.Actor()
+func (s *Service) Send(ctx context.Context, p models.Actor, idOrSlug string, in *SendInput, claim *models.Claim) (*Sent, error) {
+	orgID, by := p.Organization.ID, p
 	r, err := s.store.GetReport(ctx, orgID, idOrSlug)
 	if err != nil {
 		return nil, err

@@ -99,7 +99,7 @@ type VersionInput struct {
 
 // Create publishes a new report with its first version, once per claim:
 // a retry of a create that made its report answers with that report.
-func (s *Service) Create(ctx context.Context, p *models.Principal, in *CreateInput, claim *models.Claim) (*models.Report, *models.ReportVersion, error) {
+func (s *Service) Create(ctx context.Context, p models.Actor, in *CreateInput, claim *models.Claim) (*models.Report, *models.ReportVersion, error) {
 	if r, v, err := s.store.ClaimedVersion(ctx, claim); err != nil || r != nil {
 		return r, v, err
 	}
@@ -116,9 +116,9 @@ func (s *Service) Create(ctx context.Context, p *models.Principal, in *CreateInp
 	}
 	if len(in.Audience) > 0 {
 		var err error
-		by := p.Actor()
+		by := p
 		draft := &models.Report{OrganizationID: nr.OrganizationID, Title: nr.Title, Slug: nr.Slug, Classification: nr.Classification,
-			Living: nr.Living, OwnerID: by.ID, OwnerName: by.Name, OwnerPerson: by.Person}
+			Living: nr.Living, OwnerID: by.ID, OwnerName: by.Name, OwnerPerson: by.IsPerson}
 		if nr.Grants, err = s.grantsFor(ctx, draft, by, in.Audience); err != nil {
 			return nil, nil, err
 		}
@@ -136,14 +136,14 @@ func (s *Service) Create(ctx context.Context, p *models.Principal, in *CreateInp
 }
 
 // Publish adds the next version to a report, once per claim.
-func (s *Service) Publish(ctx context.Context, p *models.Principal, idOrSlug string, in *VersionInput, claim *models.Claim) (*models.Report, *models.ReportVersion, error) {
+func (s *Service) Publish(ctx context.Context, p models.Actor, idOrSlug string, in *VersionInput, claim *models.Claim) (*models.Report, *models.ReportVersion, error) {
 	if r, v, err := s.store.ClaimedVersion(ctx, claim); err != nil || r != nil {
 		return r, v, err
 	}
 	if err := in.Source.check(); err != nil {
 		return nil, nil, err
 	}
-	r, err := s.managed(ctx, p.Organization.ID, p.Actor(), idOrSlug)
+	r, err := s.managed(ctx, p.Organization.ID, p, idOrSlug)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -174,18 +174,18 @@ func (s *Service) Get(ctx context.Context, orgID, idOrSlug string) (*models.Repo
 
 // List returns a page of the organisation's reports visible to person
 // (every one for an agent key, person nil, and for an administrator).
-func (s *Service) List(ctx context.Context, orgID string, person *models.Person, f models.ReportFilter, p models.Page) ([]models.Report, string, error) {
+func (s *Service) List(ctx context.Context, who models.Actor, f models.ReportFilter, p models.Page) ([]models.Report, string, error) {
 	// A member manages only the reports they own, which they also read.
-	if person != nil && !person.Actor().Administrator {
-		f.ReadableBy = person
+	if who.Person != nil && !who.Administrator {
+		f.ReadableBy = who.Person
 	}
-	return s.store.ListReports(ctx, orgID, f, p)
+	return s.store.ListReports(ctx, who.OrgID(), f, p)
 }
 
-// Versions returns a report visible to person and every version of it,
+// Versions returns a report visible to who and every version of it,
 // newest first.
-func (s *Service) Versions(ctx context.Context, orgID string, person *models.Person, idOrSlug string) (*models.Report, []models.ReportVersion, error) {
-	r, err := s.Visible(ctx, orgID, person, idOrSlug)
+func (s *Service) Versions(ctx context.Context, who models.Actor, idOrSlug string) (*models.Report, []models.ReportVersion, error) {
+	r, err := s.Visible(ctx, who, idOrSlug)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -214,13 +214,13 @@ type ArchiveInput struct {
 }
 
 // Archive stops a report's address serving, or restores it.
-func (s *Service) Archive(ctx context.Context, p *models.Principal, idOrSlug string, in *ArchiveInput) (*models.Report, error) {
-	r, err := s.managed(ctx, p.Organization.ID, p.Actor(), idOrSlug)
+func (s *Service) Archive(ctx context.Context, p models.Actor, idOrSlug string, in *ArchiveInput) (*models.Report, error) {
+	r, err := s.managed(ctx, p.Organization.ID, p, idOrSlug)
 	if err != nil {
 		return nil, err
 	}
 	archived := in.Archived == nil || *in.Archived
-	return s.store.SetArchived(ctx, p.Organization.ID, r.ID, archived, p.Actor())
+	return s.store.SetArchived(ctx, p.Organization.ID, r.ID, archived, p)
 }
 
 // eventData is a report event's data: the report with the version

@@ -107,7 +107,7 @@ func reportInput(r *models.Report) map[string]any {
 // grantInput is a grant as sharing rules see it.
 func grantInput(g models.NewGrant, by models.Actor) map[string]any {
 	byType := "key"
-	if by.Person {
+	if by.IsPerson {
 		byType = "member"
 	}
 	return map[string]any{"kind": g.Kind, "id": g.SubjectID, "name": g.Name,
@@ -125,7 +125,7 @@ func mayGrant(class string, by models.Actor, g models.NewGrant, field string) er
 	case kind == models.ApproverGuest && g.SubjectID == "" && (class == models.ClassConfidential || class == models.ClassRestricted):
 		return apperr.Field(apperr.SharingDenied, field,
 			"sharing rule \"%s reports go only to people the organisation knows\": %s is not a member or admitted guest; an administrator admits guests", class, g.Name)
-	case kind == models.GrantPublic && !by.Person:
+	case kind == models.GrantPublic && !by.IsPerson:
 		return apperr.Field(apperr.PublicSharingDenied, field,
 			"an agent key can never share a report with the public; a person may, from the report's page")
 	case kind == models.GrantPublic && class == models.ClassConfidential:
@@ -278,10 +278,14 @@ func (s *Service) ViewedData(r *models.Report, viewer *models.Person, v *models.
 	return json.Marshal(out)
 }
 
-// RequestAccess records that person asks to read r and tells its owner's
-// webhooks (access.requested); it reports whether the request is new,
-// not a repeat within a day.
-func (s *Service) RequestAccess(ctx context.Context, r *models.Report, person *models.Person) (bool, error) {
+// RequestAccess records that the person who acts asks to read r and tells
+// its owner's webhooks (access.requested); it reports whether the request
+// is new, not a repeat within a day.
+func (s *Service) RequestAccess(ctx context.Context, r *models.Report, who models.Actor) (bool, error) {
+	person, err := who.ActingPerson("asking for access")
+	if err != nil {
+		return false, err
+	}
 	return s.store.RequestAccess(ctx, r, person, func(r *models.Report, p *models.Person) ([]byte, error) {
 		return json.Marshal(wire.AccessRequested{Report: wire.NewReport(r, nil, s.baseURL), Person: p.Ref()})
 	})
@@ -325,7 +329,7 @@ func (s *Service) UpdateSettings(ctx context.Context, orgID string, by models.Ac
 	return s.store.UpdateSettings(ctx, orgID, r.ID, set, func(r *models.Report, have []models.ReportGrant) ([]models.ReportGrant, error) {
 		var broken []models.ReportGrant
 		for _, g := range have {
-			granter := models.Actor{ID: g.GrantedBy, Name: g.GrantedByName, Person: !ids.HasPrefix(g.GrantedBy, ids.Key)}
+			granter := models.Actor{ID: g.GrantedBy, Name: g.GrantedByName, IsPerson: !ids.HasPrefix(g.GrantedBy, ids.Key)}
 			if policy.check(r, models.NewGrant{Kind: g.Kind, SubjectID: g.SubjectID, Name: g.Name}, granter, "") != nil {
 				broken = append(broken, g)
 			}

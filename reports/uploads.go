@@ -23,8 +23,8 @@ const UploadTimeout = 15 * time.Minute
 
 // CreateUpload issues an upload ticket: its id names it in a publish, its
 // secret ticket (in the URL it returns) lets one PUT send the bytes.
-func (s *Service) CreateUpload(ctx context.Context, p *models.Principal) (*models.Upload, string, error) {
-	u, ticket, err := s.store.CreateUpload(ctx, p.Organization.ID, p.Actor())
+func (s *Service) CreateUpload(ctx context.Context, p models.Actor) (*models.Upload, string, error) {
+	u, ticket, err := s.store.CreateUpload(ctx, p.Organization.ID, p)
 	if err != nil {
 		return nil, "", err
 	}

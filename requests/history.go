@@ -13,12 +13,12 @@ import (
 // organisation, the most recently settled first. A guest was asked, never
 // made, so sees only what asked them. A filter outside the settled
 // statuses and the two roles is refused, naming it.
-func History(ctx context.Context, store *models.Store, person *models.Person, f models.HistoryFilter, p models.Page) ([]models.Settled, string, error) {
+func History(ctx context.Context, store *models.Store, who models.Actor, f models.HistoryFilter, p models.Page) ([]models.Settled, string, error) {
 	if err := CheckStatus(f.Status, states.Settled); err != nil {
 		return nil, "", err
 	}
 	if f.Role != "" && f.Role != models.RoleAsked && f.Role != models.RoleMade {
 		return nil, "", apperr.Field(apperr.InvalidRequest, "role", "role must be asked or made")
 	}
-	return store.SettledFor(ctx, person.Organization.ID, person.ID(), f, p)
+	return store.SettledFor(ctx, who.OrgID(), who.ID, f, p)
 }

@@ -73,14 +73,14 @@ func (r *Records[T]) settled(ctx context.Context, ids []string) ([]string, error
 	return out, err
 }
 
-// View returns the record for a person on the pages: members see their
-// organisation's, a guest (an outsider) only those asking them to act.
-func (r *Records[T]) View(ctx context.Context, person *models.Person, id string) (*T, error) {
-	rec, err := r.Get(ctx, person.Organization.ID, id)
+// View returns the record for a person: members see their organisation's,
+// a guest (an outsider) only those asking them to act.
+func (r *Records[T]) View(ctx context.Context, who models.Actor, id string) (*T, error) {
+	rec, err := r.Get(ctx, who.OrgID(), id)
 	if err != nil {
 		return nil, err
 	}
-	if person.Guest != nil && !slices.Contains(r.Asked(rec), person.ID()) {
+	if who.Person != nil && who.Person.Guest != nil && !slices.Contains(r.Asked(rec), who.ID) {
 		return nil, apperr.New(apperr.NotFound, "%s %s not found", r.Noun, id)
 	}
 	return rec, nil
@@ -340,10 +340,10 @@ func (l *Lifecycle[T]) Get(ctx context.Context, orgID, id string) (*T, error) {
 	return l.records.Get(ctx, orgID, id)
 }
 
-// View returns the record for a person on the pages: members see their
-// organisation's, a guest only those asking them to act.
-func (l *Lifecycle[T]) View(ctx context.Context, person *models.Person, id string) (*T, error) {
-	return l.records.View(ctx, person, id)
+// View returns the record for a person: members see their organisation's,
+// a guest only those asking them to act.
+func (l *Lifecycle[T]) View(ctx context.Context, who models.Actor, id string) (*T, error) {
+	return l.records.View(ctx, who, id)
 }
 
 // Wait returns the record once it has settled, or after timeout (0 to

@@ -75,12 +75,12 @@ var reviewerRole = requests.Role{Field: "reviewers", Unknown: apperr.UnknownRevi
 
 // Create makes an open review for the caller and starts its workflow,
 // exactly once per claim (see requests.Records.Create).
-func (s *Service) Create(ctx context.Context, p *models.Principal, in *CreateInput, claim *models.Claim) (*models.Review, error) {
+func (s *Service) Create(ctx context.Context, p models.Actor, in *CreateInput, claim *models.Claim) (*models.Review, error) {
 	return s.Lifecycle.Create(ctx, claim, func() (*models.Review, error) { return s.build(ctx, p, in) })
 }
 
-func (s *Service) build(ctx context.Context, p *models.Principal, in *CreateInput) (*models.Review, error) {
-	report, err := s.reports.Readable(ctx, p.Organization.ID, p.Person(), in.ReportID)
+func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*models.Review, error) {
+	report, err := s.reports.Readable(ctx, p, in.ReportID)
 	if apperr.Is(err, apperr.NotFound) {
 		return nil, apperr.Field(apperr.NotFound, "reportId", "report %s not found", in.ReportID)
 	}
@@ -96,7 +96,7 @@ func (s *Service) build(ctx context.Context, p *models.Principal, in *CreateInpu
 	}
 	rec := &models.Review{OrganizationID: p.Organization.ID, Title: strings.TrimSpace(in.Title), Instructions: in.Instructions,
 		ReportID: report.ID, VersionID: version.ID, Version: version.Version, Reviewers: in.Reviewers,
-		ExternalID: in.ExternalID, FlowID: in.FlowID, Requester: p.Actor().ID, RequestedBy: p.Actor().Name}
+		ExternalID: in.ExternalID, FlowID: in.FlowID, Requester: p.ID, RequestedBy: p.Name}
 	if rec.ExpiresAt, err = requests.Expiry(in.ExpiresAt, models.Now(), p.Organization.MaxApprovalExpiry()); err != nil {
 		return nil, err
 	}
@@ -207,8 +207,12 @@ type VerdictInput struct {
 
 // Verdict returns a person's verdict on a review, through the workflow,
 // which decides whether this person may give one now.
-func (s *Service) Verdict(ctx context.Context, person *models.Person, id, updateID string, in VerdictInput) (*models.Review, error) {
-	r, err := s.View(ctx, person, id)
+func (s *Service) Verdict(ctx context.Context, who models.Actor, id, updateID string, in VerdictInput) (*models.Review, error) {
+	person, err := who.ActingPerson("a verdict")
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.View(ctx, who, id)
 	if err != nil {
 		return nil, err
 	}

@@ -159,7 +159,7 @@ func TestReviewRules(t *testing.T) {
 			assert.NotContains(t, cannot.Message, "bob@example.com")
 
 			// A person puts under review only what they read.
-			cy := &models.Principal{Organization: o.Organization, Member: o.Cy.Member, Key: &models.APIKey{ID: "key_cy", Kind: models.KeyMember}}
+			cy := models.KeyActor(o.Organization, &models.APIKey{ID: "key_cy", Kind: models.KeyMember}, o.Cy.Member)
 			_, err = e.svc.Create(ctx, cy, check(), nil)
 			testenv.Refused(t, err, apperr.Forbidden, "")
 
@@ -177,11 +177,11 @@ func TestReviewRules(t *testing.T) {
 			assert.Equal(t, o.q3v1.ID, r.VersionID, "the live version, when none is named")
 			assert.Equal(t, models.StringList{o.Bob.ID(), o.Gus.ID()}, r.ReviewerIDs)
 
-			_, err := e.svc.Verdict(ctx, o.Cy, r.ID, "cy-1", reviews.VerdictInput{Verdict: "approved"})
+			_, err := e.svc.Verdict(ctx, o.Cy.Actor(), r.ID, "cy-1", reviews.VerdictInput{Verdict: "approved"})
 			testenv.Refused(t, err, apperr.NotAReviewer, "")
-			_, err = e.svc.Verdict(ctx, o.Bob, r.ID, "bob-1", reviews.VerdictInput{Verdict: "approved"})
+			_, err = e.svc.Verdict(ctx, o.Bob.Actor(), r.ID, "bob-1", reviews.VerdictInput{Verdict: "approved"})
 			require.NoError(t, err)
-			_, err = e.svc.Verdict(ctx, o.Gus, r.ID, "gus-1", reviews.VerdictInput{Verdict: "approved", Note: "  Fine.  "})
+			_, err = e.svc.Verdict(ctx, o.Gus.Actor(), r.ID, "gus-1", reviews.VerdictInput{Verdict: "approved", Note: "  Fine.  "})
 			require.NoError(t, err)
 			done, err := e.svc.Wait(ctx, o.ID, r.ID, 10*time.Second)
 			require.NoError(t, err)
@@ -215,7 +215,7 @@ func TestReviewRules(t *testing.T) {
 
 		"waiting is a person's, not a key's": func(t *testing.T, e *env, o *org) {
 			ctx := context.Background()
-			_, _, err := e.svc.Waiting(ctx, o.ID, o.Agent.Actor(), models.Page{Limit: 10})
+			_, _, err := e.svc.Waiting(ctx, o.ID, o.Agent, models.Page{Limit: 10})
 			testenv.Refused(t, err, apperr.Forbidden, "")
 			r := e.started(t, o, check())
 			for _, p := range []struct {

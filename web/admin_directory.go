@@ -55,7 +55,7 @@ func (p *Pages) membersRefused(c *gin.Context, err error, form admin.NewMember) 
 
 func (p *Pages) addMember(c *gin.Context) {
 	in := admin.NewMember{Email: c.PostForm("email"), Name: c.PostForm("name"), Role: c.PostForm("role")}
-	if _, err := p.admin.CreateMember(c.Request.Context(), orgOf(c), CurrentPerson(c).Member, in); err != nil {
+	if _, err := p.admin.CreateMember(c.Request.Context(), orgOf(c), currentActor(c), in); err != nil {
 		p.membersRefused(c, err, in)
 		return
 	}
@@ -91,7 +91,7 @@ func (p *Pages) setMemberActive(c *gin.Context) {
 // updateMember applies patch to the member in the path, as the signed-in
 // member: only owners may touch ownership.
 func (p *Pages) updateMember(c *gin.Context, patch admin.MemberPatch) error {
-	_, err := p.admin.UpdateMember(c.Request.Context(), orgOf(c), CurrentPerson(c).Member, c.Param("id"), patch)
+	_, err := p.admin.UpdateMember(c.Request.Context(), orgOf(c), currentActor(c), c.Param("id"), patch)
 	return err
 }
 

@@ -55,7 +55,7 @@ func TestReportPageShowsReadership(t *testing.T) {
 			got, _ := b.follow(s.origin(r) + "/")
 			require.Equal(t, http.StatusOK, got.status, got.body)
 		}
-		_, err = s.reports.Share(ctx, s.org.ID, models.Actor{ID: s.ada.ID, Name: "Ada", Person: true}, r.ID, &reports.AudienceInput{Audience: []string{"public"}})
+		_, err = s.reports.Share(ctx, s.org.ID, models.Actor{ID: s.ada.ID, Name: "Ada", IsPerson: true}, r.ID, &reports.AudienceInput{Audience: []string{"public"}})
 		require.NoError(t, err)
 		anon := s.reader(t, "").get(s.origin(r) + "/")
 		require.Equal(t, http.StatusOK, anon.status)

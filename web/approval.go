@@ -100,7 +100,7 @@ func (p *Pages) showApproval(c *gin.Context, status int, problem string, form ty
 // the failure is answered.
 func (p *Pages) signedInApproval(c *gin.Context) (*approvalPage, *models.Person, bool) {
 	person := CurrentPerson(c)
-	a, err := p.approvals.View(c.Request.Context(), person, c.Param("id"))
+	a, err := p.approvals.View(c.Request.Context(), person.Actor(), c.Param("id"))
 	if err != nil {
 		p.Fail(c, err)
 		return nil, nil, false
@@ -164,7 +164,7 @@ func (p *Pages) renderApproval(c *gin.Context, status int, page *approvalPage, p
 func (p *Pages) decide(c *gin.Context) {
 	person := CurrentPerson(c)
 	ctx := c.Request.Context()
-	a, err := p.approvals.View(ctx, person, c.Param("id"))
+	a, err := p.approvals.View(ctx, person.Actor(), c.Param("id"))
 	if err != nil {
 		p.Fail(c, err)
 		return

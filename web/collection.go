@@ -68,7 +68,7 @@ func (p *Pages) collection(c *gin.Context) {
 func (p *Pages) showCollection(c *gin.Context, status int, problem, problemField string, typed map[string][]string) {
 	person := CurrentPerson(c)
 	ctx := c.Request.Context()
-	col, err := p.collections.View(ctx, person, c.Param("id"))
+	col, err := p.collections.View(ctx, person.Actor(), c.Param("id"))
 	if err != nil {
 		p.Fail(c, err)
 		return
@@ -83,7 +83,7 @@ func (p *Pages) showCollection(c *gin.Context, status int, problem, problemField
 		}
 	}
 	if !page.Replied && typed == nil {
-		if answers, err = p.collections.Draft(ctx, person, col.ID); err != nil {
+		if answers, err = p.collections.Draft(ctx, person.Actor(), col.ID); err != nil {
 			p.Fail(c, err)
 			return
 		}
@@ -106,7 +106,7 @@ func (p *Pages) showCollection(c *gin.Context, status int, problem, problemField
 func (p *Pages) reply(c *gin.Context) {
 	person := CurrentPerson(c)
 	ctx := c.Request.Context()
-	col, err := p.collections.View(ctx, person, c.Param("id"))
+	col, err := p.collections.View(ctx, person.Actor(), c.Param("id"))
 	if err != nil {
 		p.Fail(c, err)
 		return
@@ -121,7 +121,7 @@ func (p *Pages) reply(c *gin.Context) {
 		typed[q.ID] = values
 		in.Answers[q.ID] = answerJSON(q, values)
 	}
-	if _, err := p.collections.Reply(ctx, person, col.ID, c.PostForm("submission"), in); err != nil {
+	if _, err := p.collections.Reply(ctx, person.Actor(), col.ID, c.PostForm("submission"), in); err != nil {
 		e, ok := apperr.As(err)
 		if !ok {
 			p.internalError(c, err)

@@ -38,7 +38,7 @@ type threadsView struct {
 // read the report.
 func (p *Pages) commentThreads(c *gin.Context, r *models.Report, reviewID string, open bool) (*threadsView, error) {
 	person := CurrentPerson(c)
-	_, all, err := p.comments.Threads(c.Request.Context(), comments.AsPerson(person), r.ID)
+	_, all, err := p.comments.Threads(c.Request.Context(), person.Actor(), r.ID)
 	if apperr.Is(err, apperr.Forbidden) {
 		return nil, nil
 	}
@@ -72,7 +72,7 @@ func (p *Pages) postComment(c *gin.Context) {
 		}
 	}
 	person := CurrentPerson(c)
-	t, err := p.comments.Post(c.Request.Context(), comments.AsPerson(person), c.PostForm("report"), &in)
+	t, err := p.comments.Post(c.Request.Context(), person.Actor(), c.PostForm("report"), &in)
 	if err != nil {
 		p.Fail(c, err)
 		return
@@ -82,7 +82,7 @@ func (p *Pages) postComment(c *gin.Context) {
 
 // resolveThread resolves a thread with the note given.
 func (p *Pages) resolveThread(c *gin.Context) {
-	t, err := p.comments.Resolve(c.Request.Context(), comments.AsPerson(CurrentPerson(c)), c.Param("id"), &comments.ResolveInput{Note: lf(c.PostForm("note"))})
+	t, err := p.comments.Resolve(c.Request.Context(), CurrentPerson(c).Actor(), c.Param("id"), &comments.ResolveInput{Note: lf(c.PostForm("note"))})
 	if err != nil {
 		p.Fail(c, err)
 		return
@@ -109,7 +109,7 @@ func (p *Pages) backToThread(c *gin.Context, t *models.CommentThread, done strin
 // commentImage serves an image attached to a comment to who may read the
 // report, as the API does: its type was read from its bytes when stored.
 func (p *Pages) commentImage(c *gin.Context) {
-	img, b, err := p.comments.Image(c.Request.Context(), comments.AsPerson(CurrentPerson(c)), c.Param("report"), c.Param("sha"))
+	img, b, err := p.comments.Image(c.Request.Context(), CurrentPerson(c).Actor(), c.Param("report"), c.Param("sha"))
 	if err != nil {
 		p.Fail(c, err)
 		return

@@ -293,7 +293,7 @@ func TestRulesThatCannotBeEvaluatedStillHideFieldsOnTheLinkPage(t *testing.T) {
 			r.OrganizationID, r.Enabled = s.org.ID, true
 			require.NoError(t, s.store.CreateRule(ctx, r))
 		}
-		agent := &models.Principal{Organization: s.org, Key: &models.APIKey{ID: "key_test", Name: "billing agent"}}
+		agent := models.KeyActor(s.org, &models.APIKey{ID: "key_test", Name: "billing agent"}, nil)
 		a, err := s.services.Approvals.Create(ctx, agent, &approvals.CreateInput{Title: "Pay Initech", Risk: models.RiskLow,
 			Approvers: []string{"ada@example.com", "bob@example.com"},
 			Input:     []byte(`{"amount":"5000","iban":"DE89 3704 0044 0532 0130 00"}`)}, nil)

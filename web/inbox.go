@@ -50,7 +50,7 @@ type inboxPage struct {
 // first: the earliest expiry, then the highest risk.
 func (p *Pages) inbox(c *gin.Context) {
 	person := CurrentPerson(c)
-	in, err := p.approvals.Inbox(c.Request.Context(), person, time.Now().Add(dueSoon), inboxLimit)
+	in, err := p.approvals.Inbox(c.Request.Context(), person.Actor(), time.Now().Add(dueSoon), inboxLimit)
 	if err != nil {
 		p.Fail(c, err)
 		return
@@ -118,7 +118,7 @@ type historyItem struct {
 // and role.
 func (p *Pages) history(c *gin.Context) {
 	f := models.HistoryFilter{Status: c.Query("status"), Role: c.Query("role")}
-	items, next, err := requests.History(c.Request.Context(), p.store, CurrentPerson(c), f,
+	items, next, err := requests.History(c.Request.Context(), p.store, currentActor(c), f,
 		models.Page{Limit: historyLimit, Cursor: c.Query("cursor")})
 	if err != nil {
 		p.Fail(c, err)

@@ -85,7 +85,7 @@ func newReadingSite(t *testing.T, db *gorm.DB, with ...func(*app.Deps)) *reading
 // publish makes a report owned by Ada, shared with audience.
 func (s *readingSite) publish(t *testing.T, slug string, audience []string, files []bundle.InlineFile) *models.Report {
 	t.Helper()
-	p := &models.Principal{Organization: s.org, Member: s.ada, Key: &models.APIKey{}}
+	p := models.KeyActor(s.org, &models.APIKey{}, s.ada)
 	r, v, err := s.reports.Create(context.Background(), p, &reports.CreateInput{Title: "Report " + slug, Slug: &slug,
 		Source: reports.Source{Files: &files}, Audience: audience}, nil)
 	require.NoError(t, err)
@@ -234,7 +234,7 @@ func TestReadingAReportOnItsOwnOrigin(t *testing.T) {
 		assert.Len(t, s.events(t, r, "report.viewed"), 1)
 
 		// Un-sharing takes effect on the next request.
-		_, err = s.reports.Unshare(ctx, s.org.ID, models.Actor{ID: s.ada.ID, Name: "Ada", Person: true}, r.ID, &reports.AudienceInput{Audience: []string{"Design"}})
+		_, err = s.reports.Unshare(ctx, s.org.ID, models.Actor{ID: s.ada.ID, Name: "Ada", IsPerson: true}, r.ID, &reports.AudienceInput{Audience: []string{"Design"}})
 		require.NoError(t, err)
 		denied := b.get(s.origin(r) + "/")
 		assert.Equal(t, http.StatusForbidden, denied.status)
@@ -262,7 +262,7 @@ func TestReadingAReportOnItsOwnOrigin(t *testing.T) {
 
 		// Shared again with Bob by name; signing out of the app ends the
 		// report host's session too.
-		_, err = s.reports.Share(ctx, s.org.ID, models.Actor{ID: s.ada.ID, Name: "Ada", Person: true}, r.ID, &reports.AudienceInput{Audience: []string{"Bob Stone"}})
+		_, err = s.reports.Share(ctx, s.org.ID, models.Actor{ID: s.ada.ID, Name: "Ada", IsPerson: true}, r.ID, &reports.AudienceInput{Audience: []string{"Bob Stone"}})
 		require.NoError(t, err)
 		assert.Equal(t, http.StatusOK, b.get(s.origin(r)+"/").status)
 		inbox := b.get("/inbox")
@@ -271,7 +271,7 @@ func TestReadingAReportOnItsOwnOrigin(t *testing.T) {
 		assert.Equal(t, http.StatusSeeOther, out.status, "signed out of the app, out of the report too")
 
 		// Archived: 410 on the report host and in the app.
-		_, err = s.reports.Archive(ctx, &models.Principal{Organization: s.org, Member: s.ada, Key: &models.APIKey{}}, r.ID, &reports.ArchiveInput{})
+		_, err = s.reports.Archive(ctx, models.KeyActor(s.org, &models.APIKey{}, s.ada), r.ID, &reports.ArchiveInput{})
 		require.NoError(t, err)
 		assert.Equal(t, http.StatusGone, b.get(s.origin(r)+"/").status)
 		assert.Equal(t, http.StatusNotFound, b.get("http://nosuchkey."+s.domain+"/").status)
@@ -406,7 +406,7 @@ func TestPinnedVersionsOnTheReportsOrigin(t *testing.T) {
 		})
 		_, _, err = s.reports.PutDataset(ctx, s.org.ID, (&models.Person{Organization: s.org, Member: s.ada}).Actor(), r.ID, "metrics", []byte(`{"kpis":[1]}`))
 		require.NoError(t, err)
-		ada := &models.Principal{Organization: s.org, Member: s.ada, Key: &models.APIKey{}}
+		ada := models.KeyActor(s.org, &models.APIKey{}, s.ada)
 		two := "<!doctype html><h1>Version two</h1>"
 		_, v2, err := s.reports.Publish(ctx, ada, r.ID, &reports.VersionInput{Source: reports.Source{Content: &two}}, nil)
 		require.NoError(t, err)

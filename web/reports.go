@@ -37,7 +37,7 @@ type reportsPage struct {
 }
 
 func (p *Pages) reportsList(c *gin.Context) {
-	rows, err := p.reports.ReadableList(c.Request.Context(), CurrentPerson(c), readableLimit)
+	rows, err := p.reports.ReadableList(c.Request.Context(), currentActor(c), readableLimit)
 	if err != nil {
 		p.Fail(c, err)
 		return
@@ -84,7 +84,7 @@ func (p *Pages) report(c *gin.Context) {
 		p.Fail(c, err)
 		return
 	}
-	readable, err := p.reports.CanRead(c.Request.Context(), r, person)
+	readable, err := p.reports.CanRead(c.Request.Context(), r, person.Actor())
 	if err != nil {
 		p.Fail(c, err)
 		return
@@ -113,7 +113,7 @@ func (p *Pages) report(c *gin.Context) {
 func (p *Pages) showReport(c *gin.Context, status int, r *models.Report, page *reportPage) {
 	ctx := c.Request.Context()
 	var err error
-	if r, page.Versions, err = p.reports.Versions(ctx, r.OrganizationID, CurrentPerson(c), r.ID); err != nil {
+	if r, page.Versions, err = p.reports.Versions(ctx, currentActor(c), r.ID); err != nil {
 		p.Fail(c, err)
 		return
 	}
@@ -124,7 +124,7 @@ func (p *Pages) showReport(c *gin.Context, status int, r *models.Report, page *r
 	}
 	if page.Manage {
 		person := CurrentPerson(c)
-		if page.Analytics, err = p.reports.Analytics(ctx, person.Organization, person, r.ID); err != nil {
+		if page.Analytics, err = p.reports.Analytics(ctx, person.Actor(), r.ID); err != nil {
 			p.Fail(c, err)
 			return
 		}
@@ -243,7 +243,7 @@ func (p *Pages) mayOpen(c *gin.Context, r *models.Report, readable bool) bool {
 // reportByKey is the report of the person's organisation whose host is
 // named with key; another organisation's is not found.
 func (p *Pages) reportByKey(c *gin.Context, person *models.Person) (*models.Report, bool) {
-	r, err := p.reports.ByKey(c.Request.Context(), person, c.Param("key"))
+	r, err := p.reports.ByKey(c.Request.Context(), person.Actor(), c.Param("key"))
 	if err != nil {
 		p.Fail(c, err)
 		return nil, false
@@ -260,7 +260,7 @@ func (p *Pages) openReport(c *gin.Context) {
 	if !ok {
 		return
 	}
-	readable, err := p.reports.CanRead(c.Request.Context(), r, person)
+	readable, err := p.reports.CanRead(c.Request.Context(), r, person.Actor())
 	if err != nil {
 		p.Fail(c, err)
 		return
@@ -291,7 +291,7 @@ func (p *Pages) requestAccess(c *gin.Context) {
 	if !ok {
 		return
 	}
-	fresh, err := p.reports.RequestAccess(ctx, r, person)
+	fresh, err := p.reports.RequestAccess(ctx, r, person.Actor())
 	if err != nil {
 		p.Fail(c, err)
 		return

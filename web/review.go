@@ -58,7 +58,7 @@ func (p *Pages) review(c *gin.Context) {
 func (p *Pages) showReview(c *gin.Context, status int, problem string, form typed) {
 	person := CurrentPerson(c)
 	ctx := c.Request.Context()
-	rev, err := p.reviews.View(ctx, person, c.Param("id"))
+	rev, err := p.reviews.View(ctx, person.Actor(), c.Param("id"))
 	if err != nil {
 		p.Fail(c, err)
 		return
@@ -103,7 +103,7 @@ func (p *Pages) frameVersion(c *gin.Context, page *reviewPage, person *models.Pe
 		return nil
 	}
 	p.framesReports(c, ownScripts)
-	readable, err := p.reports.CanRead(c.Request.Context(), page.Report, person)
+	readable, err := p.reports.CanRead(c.Request.Context(), page.Report, person.Actor())
 	switch {
 	case err != nil:
 		return err
@@ -126,7 +126,7 @@ func (p *Pages) verdict(c *gin.Context) {
 	var rev *models.Review
 	err := validate.Struct(&in)
 	if err == nil {
-		rev, err = p.reviews.Verdict(c.Request.Context(), CurrentPerson(c), c.Param("id"), c.PostForm("submission"), in)
+		rev, err = p.reviews.Verdict(c.Request.Context(), currentActor(c), c.Param("id"), c.PostForm("submission"), in)
 	}
 	if err != nil {
 		p.refused(c, err, typed{Note: in.Note}, p.showReview)

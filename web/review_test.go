@@ -58,13 +58,13 @@ func TestReviewPage(t *testing.T) {
 		require.NoError(t, err)
 		r := s.publish(t, "q3", []string{"bob@example.com", "cy@example.com", "dan@example.com", "gus@partner.example"},
 			[]bundle.InlineFile{{Path: "index.html", Content: "<!doctype html><title>Q3</title><h1>Version one</h1>"}})
-		agent := &models.Principal{Organization: s.org, Key: &models.APIKey{ID: "key_test", Name: "report agent"}}
+		agent := models.KeyActor(s.org, &models.APIKey{ID: "key_test", Name: "report agent"}, nil)
 		two := 2
 		rev, err := service.Create(ctx, agent, &reviews.CreateInput{Title: "Check <Q3>", ReportID: "q3", Instructions: "Totals first.",
 			Reviewers: []string{"bob@example.com", "cy@example.com", "gus@partner.example"}, RequiredApprovals: &two}, nil)
 		require.NoError(t, err)
 		next := "<!doctype html><h1>Version two</h1>"
-		_, _, err = s.reports.Publish(ctx, &models.Principal{Organization: s.org, Member: s.ada, Key: &models.APIKey{}}, r.ID,
+		_, _, err = s.reports.Publish(ctx, models.KeyActor(s.org, &models.APIKey{}, s.ada), r.ID,
 			&reports.VersionInput{Source: reports.Source{Content: &next}}, nil)
 		require.NoError(t, err)
 		address := "/reviews/" + rev.ID
@@ -162,7 +162,7 @@ func TestReviewPage(t *testing.T) {
 		// Settled, the review is in the reviewers' history, linked to its
 		// page.
 		cy := &models.Person{Organization: s.org, Member: members["cy@example.com"]}
-		_, err = service.Verdict(ctx, cy, rev.ID, "", reviews.VerdictInput{Verdict: "approved"})
+		_, err = service.Verdict(ctx, cy.Actor(), rev.ID, "", reviews.VerdictInput{Verdict: "approved"})
 		require.NoError(t, err)
 		history := bob.get("/history")
 		assert.Contains(t, history.body, `href="`+address+`"`)
@@ -188,7 +188,7 @@ func TestCommentsOnPages(t *testing.T) {
 		}
 		r := s.publish(t, "q3", []string{"bob@example.com", "cy@example.com"},
 			[]bundle.InlineFile{{Path: "index.html", Content: "<!doctype html><h1>Q3</h1><p>Revenue rose 4% in EMEA. Costs fell.</p>"}})
-		agent := &models.Principal{Organization: s.org, Key: &models.APIKey{ID: "key_test", Name: "report agent"}}
+		agent := models.KeyActor(s.org, &models.APIKey{ID: "key_test", Name: "report agent"}, nil)
 		rev, err := service.Create(ctx, agent, &reviews.CreateInput{Title: "Check Q3", ReportID: "q3", Reviewers: []string{"bob@example.com"}}, nil)
 		require.NoError(t, err)
 		address := "/reviews/" + rev.ID
@@ -240,7 +240,7 @@ func TestCommentsOnPages(t *testing.T) {
 		// readers.
 		png := "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
 		with, err := comments.New(comments.Deps{Store: s.store, Blobs: s.reports.Blobs(), Reports: s.reports}).Post(ctx,
-			comments.AsPrincipal(agent), "q3", &comments.PostInput{Body: "The chart.", Images: []comments.ImageInput{{Data: base64.StdEncoding.EncodeToString([]byte(png))}}})
+			agent, "q3", &comments.PostInput{Body: "The chart.", Images: []comments.ImageInput{{Data: base64.StdEncoding.EncodeToString([]byte(png))}}})
 		require.NoError(t, err)
 		sha := with.Comments[0].Images[0].SHA256
 		withImage := cy.get("/reports/q3")

@@ -65,6 +65,9 @@ func CurrentPerson(c *gin.Context) *models.Person {
 	return nil
 }
 
+// currentActor is the signed-in person as the services take who acts.
+func currentActor(c *gin.Context) models.Actor { return CurrentPerson(c).Actor() }
+
 func currentSession(c *gin.Context) *models.Session {
 	if v, ok := c.Get(sessionKey); ok {
 		return v.(*models.Session)

@@ -103,7 +103,7 @@ var adminCommands = []adminCommand{
 			if err != nil {
 				return nil, err
 			}
-			m, err := r.svc.CreateMember(r.ctx, id, nil, admin.NewMember{Email: r.str("email"), Name: r.str("name"), Role: r.str("role")})
+			m, err := r.svc.CreateMember(r.ctx, id, admin.Operator, admin.NewMember{Email: r.str("email"), Name: r.str("name"), Role: r.str("role")})
 			return ret(m, err, wire.NewMember)
 		}},
 	{name: "member list", summary: "list an organisation's members",
@@ -128,7 +128,7 @@ var adminCommands = []adminCommand{
 			if err != nil {
 				return nil, err
 			}
-			m, err := r.svc.UpdateMember(r.ctx, id, nil, r.str("id"), admin.MemberPatch{Name: r.optional("name"), Role: r.optional("role"), Active: active})
+			m, err := r.svc.UpdateMember(r.ctx, id, admin.Operator, r.str("id"), admin.MemberPatch{Name: r.optional("name"), Role: r.optional("role"), Active: active})
 			return ret(m, err, wire.NewMember)
 		}},
 	{name: "team create", summary: "make a team, group or workspace of members",

@@ -388,7 +388,7 @@ func TestAdminTokenCreate(t *testing.T) {
 		require.NoError(t, json.Unmarshal(out.Bytes(), &got))
 		p, err := store.Authenticate(ctx, got.Token)
 		require.NoError(t, err)
-		assert.Equal(t, ada.ID, p.Member.ID)
+		assert.Equal(t, ada.ID, p.Member().ID)
 		assert.Equal(t, want, []string(p.Key.Scopes))
 		var e models.AuditEntry
 		require.NoError(t, db.Where("subject_type = ? AND subject_id = ?", "key", got.ID).Take(&e).Error)

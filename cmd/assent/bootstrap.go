@@ -91,7 +91,7 @@ func createDemo(ctx context.Context, s *models.Store, a *admin.Service, baseURL 
 	}
 	b := &bootstrap{BaseURL: baseURL, OrganizationID: org.ID}
 	for _, in := range demoMembers {
-		m, err := a.CreateMember(ctx, org.ID, nil, in)
+		m, err := a.CreateMember(ctx, org.ID, admin.Operator, in)
 		if err != nil {
 			return nil, err
 		}

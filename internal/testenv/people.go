@@ -16,7 +16,7 @@ import (
 type People struct {
 	*models.Organization
 	Ada, Bob, Cy, Dee, Gus *models.Person
-	Agent                  *models.Principal
+	Agent                  models.Actor
 }
 
 // NewPeople makes a fresh organisation and its people in store; agentName
@@ -43,7 +43,7 @@ func NewPeople(t testing.TB, store *models.Store, agentName string) *People {
 	p.Gus = &models.Person{Organization: o, Guest: g}
 	key, _, err := store.CreateKey(ctx, o.ID, agentName, models.KeyAgent, nil)
 	require.NoError(t, err)
-	p.Agent = &models.Principal{Organization: o, Key: key}
+	p.Agent = models.KeyActor(o, key, nil)
 	return p
 }
 
