@@ -176,6 +176,8 @@ class AssentDev:
                 p.wait(10)
             except ProcessLookupError:
                 pass
+        if p is not None and p.stdout is not None:
+            p.stdout.close()
         if getattr(self, "_log", None) is not None:
             self._log.close()
         if self.data_dir and os.environ.get("ASSENT_SDK_KEEP_DATA") != "1":

@@ -1,5 +1,6 @@
 """The client: every operation of the contract, grouped by resource."""
 
+import collections
 import datetime as _dt
 import io
 import os
@@ -87,9 +88,9 @@ class _Resource:
         deadline = start + _seconds(timeout)
         last = None
         while True:
-            remaining = deadline - time.monotonic()
+            wait = max(0, min(60, int(deadline - time.monotonic())))
             try:
-                last = get("%ds" % max(0, min(60, int(remaining))))
+                last = get("%ds" % wait)
             except AssentError as e:
                 if e.status not in (0, 429) and e.status < 500:
                     raise
@@ -99,7 +100,8 @@ class _Resource:
                 continue
             if last.status != pending:
                 return last
-            if time.monotonic() >= deadline:
+            # Less than a second left: one more poll would return at once.
+            if wait == 0 or time.monotonic() >= deadline:
                 raise WaitTimeout(last, time.monotonic() - start)
 
 
@@ -113,7 +115,8 @@ class Approvals(_Resource):
         unless given; None leaves it to the organisation's maximum) or at
         expires_at. fields are the rest of ApprovalCreate, snake_case:
         description, risk, approvers, editable_fields, callback_url, …"""
-        body = _body(m.ApprovalCreate, title=title, input=input, expires_at=_expiry(expires_in, expires_at), **fields)
+        expiry = self._client._expiry_for(idempotency_key, expires_in, expires_at)
+        body = _body(m.ApprovalCreate, title=title, input=input, expires_at=expiry, **fields)
         return self._call("createApproval", body=body, idempotency_key=idempotency_key)
 
     @operation("getApproval")
@@ -164,7 +167,7 @@ class Collections(_Resource):
                due_at: Union[str, _dt.datetime, None] = None, idempotency_key: Optional[str] = None, **fields: Any) -> m.Collection:
         qs = [q if isinstance(q, m.CollectionQuestionCreate) else m.CollectionQuestionCreate.from_dict(q) for q in questions]
         body = _body(m.CollectionCreate, title=title, questions=qs, respondents=list(respondents),
-                     expires_at=_expiry(expires_in, expires_at), due_at=_time(due_at), **fields)
+                     expires_at=self._client._expiry_for(idempotency_key, expires_in, expires_at), due_at=_time(due_at), **fields)
         return self._call("createCollection", body=body, idempotency_key=idempotency_key)
 
     @operation("getCollection")
@@ -200,7 +203,7 @@ class Reviews(_Resource):
     def create(self, title: str, report_id: str, reviewers: Sequence[str], *, expires_in: Optional[Duration] = ONE_DAY,
                expires_at: Union[str, _dt.datetime, None] = None, idempotency_key: Optional[str] = None, **fields: Any) -> m.Review:
         body = _body(m.ReviewCreate, title=title, report_id=report_id, reviewers=list(reviewers),
-                     expires_at=_expiry(expires_in, expires_at), **fields)
+                     expires_at=self._client._expiry_for(idempotency_key, expires_in, expires_at), **fields)
         return self._call("createReview", body=body, idempotency_key=idempotency_key)
 
     @operation("getReview")
@@ -815,6 +818,21 @@ class Client:
         self._jwks: Optional[Dict[str, Any]] = None
         self._jwks_at = 0.0
         self._organization: Optional[str] = None
+        self._expiries: "collections.OrderedDict[str, Optional[str]]" = collections.OrderedDict()
+
+    def _expiry_for(self, idempotency_key: Optional[str], expires_in: Optional[Duration],
+                    expires_at: Union[str, _dt.datetime, None]) -> Optional[str]:
+        """expiresAt for a create. A repeat with the caller's key sends the
+        expiry computed the first time, so the body is the same and the
+        server answers the first response instead of idempotency_key_reused.
+        (A retry from another process should pass expires_at itself.)"""
+        if expires_at is not None or idempotency_key is None:
+            return _expiry(expires_in, expires_at)
+        if idempotency_key not in self._expiries:
+            self._expiries[idempotency_key] = _expiry(expires_in, None)
+            while len(self._expiries) > 1000:
+                self._expiries.popitem(last=False)
+        return self._expiries[idempotency_key]
 
     @property
     def base_url(self) -> str:
