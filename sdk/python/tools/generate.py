@@ -78,6 +78,7 @@ class Generator:
         self.models: List[Tuple[str, str, Dict[str, Any], List[str], str]] = []  # (class, schema path, props, required, doc)
         self.done = set()
         self.ops: Dict[str, Dict[str, Any]] = {}
+        self.closed: Dict[str, bool] = {}
         self.codes: List[str] = []
 
     def is_model(self, name: str) -> bool:
@@ -133,6 +134,7 @@ class Generator:
         self.done.add(cls)
         props, required = object_properties(self.doc, schema)
         self.models.append((cls, path, props, required, schema.get("description", "")))
+        self.closed[cls] = schema.get("additionalProperties") is False
 
     def render(self) -> str:
         for name in sorted(self.schemas):
@@ -176,6 +178,7 @@ class Generator:
             lines += ["    " + w for w in wrapped[1:]]
             lines.append('    """')
         lines.append("")
+        lines.append("    _closed = %s  # the schema allows no other properties" % self.closed[cls])
         for prop in props:  # the document's order
             schema = props[prop]
             desc, hint = self.descriptor(schema, cls, prop)
