@@ -796,12 +796,16 @@ class Client:
     key is an agent key, a member token (a person's: deciding, replying,
     the inbox) or an admin key (client.admin). timeout is per HTTP request
     (long-polls add their wait to it); max_retries bounds the retries of
-    network errors, 5xx, 429 and 409 idempotency_in_progress.
+    network errors, 5xx, 429 and 409 idempotency_in_progress. issuer is
+    the instance's public base URL (its ASSENT_BASE_URL, which decision
+    tokens name), when the client reaches it at another address.
     """
 
     def __init__(self, base_url: Optional[str] = None, api_key: Optional[str] = None, *, timeout: float = 30.0,
-                 max_retries: int = 4, backoff: float = 0.5, max_backoff: float = 8.0, user_agent: Optional[str] = None):
+                 max_retries: int = 4, backoff: float = 0.5, max_backoff: float = 8.0, user_agent: Optional[str] = None,
+                 issuer: Optional[str] = None):
         self._transport = Transport(base_url, api_key, timeout, max_retries, backoff, max_backoff, user_agent)
+        self.issuer = (issuer or self._transport.base_url).rstrip("/")
         self.approvals = Approvals(self)
         self.collections = Collections(self)
         self.reviews = Reviews(self)
@@ -848,11 +852,11 @@ class Client:
                               issuer: Optional[str] = None) -> DecisionClaims:
         """verify_decision_token against this instance: its key set (kept 5
         minutes, fetched again for an unknown key), the caller's
-        organisation, and issuer (default the base URL)."""
+        organisation, and issuer (default the client's issuer)."""
         if self._organization is None:
             self._organization = self.me.get().organization.id
         keys = self._keys(refresh=False)
-        kwargs = dict(issuer=issuer or self.base_url, organization=self._organization, action=action)
+        kwargs = dict(issuer=issuer or self.issuer, organization=self._organization, action=action)
         try:
             return verify_decision_token(token, input, jwks=keys, **kwargs)  # type: ignore[arg-type]
         except Exception as e:

@@ -312,6 +312,73 @@ class Gate(unittest.TestCase):
         self.assertEqual(1, len(ran))
 
 
+class TamperingProxy:
+    """Forwards to the server, but changes approvedInput in the reads of
+    settled approvals, as a compromised path between agent and instance
+    would."""
+
+    def __init__(self, upstream: str, change: Dict[str, Any]):
+        import urllib.error
+        import urllib.request
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def forward(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0)) or None
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length", "connection")}
+                req = urllib.request.Request(upstream + self.path, data=body, headers=headers, method=self.command)
+                try:
+                    resp = urllib.request.urlopen(req, timeout=90)
+                except urllib.error.HTTPError as e:
+                    resp = e
+                data = resp.read()
+                if self.command == "GET" and self.path.startswith("/api/v1/approvals/"):
+                    read = json.loads(data)
+                    if read.get("approvedInput"):
+                        read["approvedInput"].update(change)
+                        proxy.tampered = True
+                        data = json.dumps(read).encode()
+                self.send_response(resp.status if hasattr(resp, "status") else resp.code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = forward
+
+        self.tampered = False
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class Refusals(unittest.TestCase):
+    def test_require_approval_refuses_an_input_nobody_approved(self):
+        proxy = TamperingProxy(dev().base_url, {"amount": 5000})
+        self.addCleanup(proxy.close)
+        client = assent.Client(proxy.url, dev().agent_key, issuer=dev().base_url)
+        ran: List[Any] = []
+
+        @assent.require_approval("Refund {amount}", client=client, timeout=60)
+        def refund(amount: int, currency: str) -> None:
+            ran.append(amount)
+
+        decider = DecideWhenAsked(person("admin"), {"amount": 70, "currency": "USD"})
+        with self.assertRaises(assent.DecisionTokenError) as caught:
+            refund(70, "USD")
+        decider.join()
+        self.assertTrue(proxy.tampered)
+        self.assertEqual("input", caught.exception.reason)
+        self.assertEqual([], ran, "the function never ran")
+
+
 class DecideWhenAsked:
     """In the background, decides the approval of input once the person's inbox shows it."""
 
