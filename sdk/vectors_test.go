@@ -150,6 +150,11 @@ func webhookVectors(t *testing.T) []webhookCase {
 		{Name: "short_v1", Headers: headers("approval.approved", "t=1767225600,v1="+goodSig[:62]), Body: body, Now: iat, Error: "malformed_header"},
 		{Name: "non_hex_v1", Headers: headers("approval.approved", "t=1767225600,v1="+strings.Repeat("g", 64)), Body: body, Now: iat, Error: "malformed_header"},
 		{Name: "item_without_equals", Headers: headers("approval.approved", good+",v1"), Body: body, Now: iat, Error: "malformed_header"},
+		// t is read as a number: leading zeros sign the same t; beyond an
+		// int64 it is malformed, within one merely far off.
+		{Name: "valid_timestamp_leading_zeros", Headers: headers("approval.approved", "t=001767225600,v1="+goodSig), Body: body, Now: iat},
+		{Name: "timestamp_largest_int64", Headers: headers("approval.approved", "t=9223372036854775807,v1="+goodSig), Body: body, Now: iat, Error: "timestamp_out_of_tolerance"},
+		{Name: "timestamp_beyond_int64", Headers: headers("approval.approved", "t=9223372036854775808,v1="+goodSig), Body: body, Now: iat, Error: "malformed_header"},
 	}
 	for i := range cases {
 		c := &cases[i]

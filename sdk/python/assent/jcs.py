@@ -40,7 +40,10 @@ def parse(text: Union[str, bytes]) -> Any:
     """Parse JSON text, refusing what has no canonical form (a key twice,
     NaN and infinities); empty text is JSON null."""
     if isinstance(text, bytes):
-        text = text.decode("utf-8")
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise CanonicalizationError("not UTF-8") from e
     if text.strip() == "":
         return None
 

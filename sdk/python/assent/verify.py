@@ -101,7 +101,7 @@ def verify_webhook(raw_body: Union[bytes, str], headers: Any, secret: str, toler
         if not eq:
             raise WebhookVerificationError("malformed_header", "malformed %s" % SIGNATURE_HEADER)
         if key == "t":
-            if ts is not None or not _DIGITS.match(value) or len(value) > 18:
+            if ts is not None or not _DIGITS.match(value) or int(value) > 2**63 - 1:
                 raise WebhookVerificationError("malformed_header", "malformed t in %s" % SIGNATURE_HEADER)
             ts = int(value)
         elif key == "v1":

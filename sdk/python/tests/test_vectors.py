@@ -74,9 +74,11 @@ class CanonicalJSONVectors(unittest.TestCase):
                 self.assertEqual(c["sha256"], jcs.input_sha256(c["input"].encode("utf-8")))
 
     def test_no_canonical_form(self):
-        for bad in ['{"a":1,"a":2}', "NaN", "[1e400]", '"\\ud800"']:
+        for bad in ['{"a":1,"a":2}', "NaN", "[1e400]", '"\\ud800"', '{"\\udc00":1}']:
             with self.subTest(bad), self.assertRaises(jcs.CanonicalizationError):
                 jcs.input_sha256(bad.encode())
+        with self.assertRaises(jcs.CanonicalizationError):
+            jcs.input_sha256(b'"\xff"')
 
 
 if __name__ == "__main__":
