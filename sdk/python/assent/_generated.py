@@ -68,7 +68,7 @@ ERROR_CODES = frozenset(v for k, v in vars(ErrorCode).items() if k.isupper())
 class Action(Model):
     """Schema Action."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     created_at: Optional[str] = _field(default=None, metadata={"json": 'createdAt', "type": 'any', "required": True, "nullable": False})
     decision_token_ttl_seconds: Optional[int] = _field(default=None, metadata={"json": 'decisionTokenTtlSeconds', "type": 'any', "required": True, "nullable": True})
     description: Optional[str] = _field(default=None, metadata={"json": 'description', "type": 'any', "required": True, "nullable": False})
@@ -84,7 +84,7 @@ class Action(Model):
 class ActionInput(Model):
     """Schema ActionInput."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     decision_token_ttl_seconds: Optional[int] = _field(default=None, metadata={"json": 'decisionTokenTtlSeconds', "type": 'any', "required": False, "nullable": True})
     description: Optional[str] = _field(default=None, metadata={"json": 'description', "type": 'any', "required": False, "nullable": False})
     editable_fields: Optional[List[str]] = _field(default=None, metadata={"json": 'editableFields', "type": '[any]', "required": False, "nullable": False})
@@ -97,7 +97,7 @@ class ActionInput(Model):
 class ActionList(Model):
     """Schema ActionList."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     data: Optional[List[Action]] = _field(default=None, metadata={"json": 'data', "type": '[Action]', "required": True, "nullable": False})
     next_cursor: Optional[str] = _field(default=None, metadata={"json": 'nextCursor', "type": 'any', "required": True, "nullable": False})
 
@@ -106,7 +106,7 @@ class ActionList(Model):
 class AnswerCreate(Model):
     """Schema AnswerCreate."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     answer: Optional[str] = _field(default=None, metadata={"json": 'answer', "type": 'any', "required": True, "nullable": False})
     question_id: Optional[str] = _field(default=None, metadata={"json": 'questionId', "type": 'any', "required": True, "nullable": False})
 
@@ -115,7 +115,7 @@ class AnswerCreate(Model):
 class Approval(Model):
     """Schema Approval."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     action: Optional[str] = _field(default=None, metadata={"json": 'action', "type": 'any', "required": False, "nullable": False})
     approvals_so_far: Optional[int] = _field(default=None, metadata={"json": 'approvalsSoFar', "type": 'any', "required": False, "nullable": False})
     approved_input: Optional[Dict[str, Any]] = _field(default=None, metadata={"json": 'approvedInput', "type": 'any', "required": True, "nullable": True})
@@ -158,7 +158,7 @@ class Approval(Model):
 class ApprovalCreate(Model):
     """Schema ApprovalCreate."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     approvers: Optional[List[str]] = _field(default=None, metadata={"json": 'approvers', "type": '[any]', "required": False, "nullable": False})
     callback_url: Optional[str] = _field(default=None, metadata={"json": 'callbackUrl', "type": 'any', "required": False, "nullable": True})
     description: Optional[str] = _field(default=None, metadata={"json": 'description', "type": 'any', "required": False, "nullable": False})
@@ -180,7 +180,7 @@ class ApprovalCreate(Model):
 class ApprovalList(Model):
     """Schema ApprovalList."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     data: Optional[List[Approval]] = _field(default=None, metadata={"json": 'data', "type": '[Approval]', "required": True, "nullable": False})
     next_cursor: Optional[str] = _field(default=None, metadata={"json": 'nextCursor', "type": 'any', "required": True, "nullable": False})
 
@@ -189,7 +189,7 @@ class ApprovalList(Model):
 class ArchiveRequest(Model):
     """Schema ArchiveRequest."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     archived: Optional[bool] = _field(default=None, metadata={"json": 'archived', "type": 'any', "required": False, "nullable": True})
 
 
@@ -197,7 +197,7 @@ class ArchiveRequest(Model):
 class AudienceMatch(Model):
     """Schema AudienceMatch."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": False, "nullable": False})
     kind: Optional[str] = _field(default=None, metadata={"json": 'kind', "type": 'any', "required": True, "nullable": False})
     members: Optional[List[Person]] = _field(default=None, metadata={"json": 'members', "type": '[Person]', "required": True, "nullable": False})
@@ -209,7 +209,7 @@ class AudienceMatch(Model):
 class AudienceRequest(Model):
     """Schema AudienceRequest."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     audience: Optional[List[str]] = _field(default=None, metadata={"json": 'audience', "type": '[any]', "required": True, "nullable": False})
 
 
@@ -217,7 +217,7 @@ class AudienceRequest(Model):
 class Change(Model):
     """Schema Change. One correction an approver made to `input`."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     field: Optional[str] = _field(default=None, metadata={"json": 'field', "type": 'any', "required": True, "nullable": False})
     from_: Optional[Any] = _field(default=None, metadata={"json": 'from', "type": 'any', "required": True, "nullable": True})
     to: Optional[Any] = _field(default=None, metadata={"json": 'to', "type": 'any', "required": True, "nullable": True})
@@ -227,7 +227,7 @@ class Change(Model):
 class Collection(Model):
     """Schema Collection."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     callback_secret: Optional[str] = _field(default=None, metadata={"json": 'callbackSecret', "type": 'any', "required": False, "nullable": False})
     callback_url: Optional[str] = _field(default=None, metadata={"json": 'callbackUrl', "type": 'any', "required": True, "nullable": True})
     created_at: Optional[str] = _field(default=None, metadata={"json": 'createdAt', "type": 'any', "required": True, "nullable": False})
@@ -256,7 +256,7 @@ class Collection(Model):
 class CollectionCreate(Model):
     """Schema CollectionCreate."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     callback_url: Optional[str] = _field(default=None, metadata={"json": 'callbackUrl', "type": 'any', "required": False, "nullable": True})
     description: Optional[str] = _field(default=None, metadata={"json": 'description', "type": 'any', "required": False, "nullable": False})
     due_at: Optional[str] = _field(default=None, metadata={"json": 'dueAt', "type": 'any', "required": False, "nullable": True})
@@ -274,7 +274,7 @@ class CollectionCreate(Model):
 class CollectionList(Model):
     """Schema CollectionList."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     data: Optional[List[Collection]] = _field(default=None, metadata={"json": 'data', "type": '[Collection]', "required": True, "nullable": False})
     next_cursor: Optional[str] = _field(default=None, metadata={"json": 'nextCursor', "type": 'any', "required": True, "nullable": False})
 
@@ -283,7 +283,7 @@ class CollectionList(Model):
 class CollectionQuestion(Model):
     """Schema CollectionQuestion."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     help: Optional[str] = _field(default=None, metadata={"json": 'help', "type": 'any', "required": False, "nullable": False})
     id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": True, "nullable": False})
     kind: Optional[str] = _field(default=None, metadata={"json": 'kind', "type": 'any', "required": True, "nullable": False})
@@ -296,7 +296,7 @@ class CollectionQuestion(Model):
 class CollectionQuestionCreate(Model):
     """Schema CollectionQuestionCreate."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     help: Optional[str] = _field(default=None, metadata={"json": 'help', "type": 'any', "required": False, "nullable": False})
     id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": False, "nullable": False})
     kind: Optional[str] = _field(default=None, metadata={"json": 'kind', "type": 'any', "required": True, "nullable": False})
@@ -309,7 +309,7 @@ class CollectionQuestionCreate(Model):
 class Comment(Model):
     """Schema Comment."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     author: Optional[ThreadAuthor] = _field(default=None, metadata={"json": 'author', "type": 'ThreadAuthor', "required": True, "nullable": False})
     body: Optional[str] = _field(default=None, metadata={"json": 'body', "type": 'any', "required": True, "nullable": False})
     created_at: Optional[str] = _field(default=None, metadata={"json": 'createdAt', "type": 'any', "required": True, "nullable": False})
@@ -321,7 +321,7 @@ class Comment(Model):
 class CommentCreate(Model):
     """Schema CommentCreate."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     body: Optional[str] = _field(default=None, metadata={"json": 'body', "type": 'any', "required": True, "nullable": False})
     images: Optional[List[CommentCreateImagesItem]] = _field(default=None, metadata={"json": 'images', "type": '[CommentCreateImagesItem]', "required": False, "nullable": True})
     quote: Optional[str] = _field(default=None, metadata={"json": 'quote', "type": 'any', "required": False, "nullable": True})
@@ -333,7 +333,7 @@ class CommentCreate(Model):
 class CommentImage(Model):
     """Schema CommentImage."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     content_type: Optional[str] = _field(default=None, metadata={"json": 'contentType', "type": 'any', "required": True, "nullable": False})
     sha256: Optional[str] = _field(default=None, metadata={"json": 'sha256', "type": 'any', "required": True, "nullable": False})
     size: Optional[int] = _field(default=None, metadata={"json": 'size', "type": 'any', "required": True, "nullable": False})
@@ -344,7 +344,7 @@ class CommentImage(Model):
 class Concern(Model):
     """Schema Concern."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     concern: Optional[str] = _field(default=None, metadata={"json": 'concern', "type": 'any', "required": True, "nullable": False})
     principle: Optional[str] = _field(default=None, metadata={"json": 'principle', "type": 'any', "required": True, "nullable": False})
     rule: Optional[str] = _field(default=None, metadata={"json": 'rule', "type": 'any', "required": True, "nullable": False})
@@ -354,7 +354,7 @@ class Concern(Model):
 class CopyRequest(Model):
     """Schema CopyRequest."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     slug: Optional[str] = _field(default=None, metadata={"json": 'slug', "type": 'any', "required": False, "nullable": True})
     title: Optional[str] = _field(default=None, metadata={"json": 'title', "type": 'any', "required": False, "nullable": True})
 
@@ -363,7 +363,7 @@ class CopyRequest(Model):
 class CreatedKey(Model):
     """Schema CreatedKey."""
 
-    _closed = False  # the schema allows no other properties
+    _closed = False  # whether the schema refuses other properties
     created_at: Optional[str] = _field(default=None, metadata={"json": 'createdAt', "type": 'any', "required": True, "nullable": False})
     id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": True, "nullable": False})
     kind: Optional[str] = _field(default=None, metadata={"json": 'kind', "type": 'any', "required": True, "nullable": False})
@@ -379,7 +379,7 @@ class CreatedKey(Model):
 class Dataset(Model):
     """Schema Dataset."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     bytes: Optional[int] = _field(default=None, metadata={"json": 'bytes', "type": 'any', "required": True, "nullable": False})
     name: Optional[str] = _field(default=None, metadata={"json": 'name', "type": 'any', "required": True, "nullable": False})
     updated_at: Optional[str] = _field(default=None, metadata={"json": 'updatedAt', "type": 'any', "required": True, "nullable": False})
@@ -389,7 +389,7 @@ class Dataset(Model):
 class DatasetList(Model):
     """Schema DatasetList."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     data: Optional[List[Dataset]] = _field(default=None, metadata={"json": 'data', "type": '[Dataset]', "required": True, "nullable": False})
     next_cursor: Optional[str] = _field(default=None, metadata={"json": 'nextCursor', "type": 'any', "required": True, "nullable": False})
 
@@ -398,7 +398,7 @@ class DatasetList(Model):
 class DayViews(Model):
     """Schema DayViews."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     date: Optional[str] = _field(default=None, metadata={"json": 'date', "type": 'any', "required": True, "nullable": False})
     readers: Optional[int] = _field(default=None, metadata={"json": 'readers', "type": 'any', "required": True, "nullable": False})
     views: Optional[int] = _field(default=None, metadata={"json": 'views', "type": 'any', "required": True, "nullable": False})
@@ -408,7 +408,7 @@ class DayViews(Model):
 class DecisionCreate(Model):
     """Schema DecisionCreate."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     corrections: Optional[Dict[str, Any]] = _field(default=None, metadata={"json": 'corrections', "type": '{any}', "required": False, "nullable": False})
     decision: Optional[str] = _field(default=None, metadata={"json": 'decision', "type": 'any', "required": True, "nullable": False})
     note: Optional[str] = _field(default=None, metadata={"json": 'note', "type": 'any', "required": False, "nullable": False})
@@ -419,7 +419,7 @@ class DecisionCreate(Model):
 class Delivery(Model):
     """Schema Delivery."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     attempts: Optional[List[DeliveryAttemptsItem]] = _field(default=None, metadata={"json": 'attempts', "type": '[DeliveryAttemptsItem]', "required": True, "nullable": False})
     created_at: Optional[str] = _field(default=None, metadata={"json": 'createdAt', "type": 'any', "required": True, "nullable": False})
     delivered_at: Optional[str] = _field(default=None, metadata={"json": 'deliveredAt', "type": 'any', "required": True, "nullable": False})
@@ -437,7 +437,7 @@ class Delivery(Model):
 class DeliveryList(Model):
     """Schema DeliveryList."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     data: Optional[List[Delivery]] = _field(default=None, metadata={"json": 'data', "type": '[Delivery]', "required": True, "nullable": False})
     next_cursor: Optional[str] = _field(default=None, metadata={"json": 'nextCursor', "type": 'any', "required": True, "nullable": False})
 
@@ -446,7 +446,7 @@ class DeliveryList(Model):
 class Error(Model):
     """Schema Error."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     candidates: Optional[List[str]] = _field(default=None, metadata={"json": 'candidates', "type": '[any]', "required": False, "nullable": False})
     code: Optional[str] = _field(default=None, metadata={"json": 'code', "type": 'any', "required": True, "nullable": False})
     field: Optional[str] = _field(default=None, metadata={"json": 'field', "type": 'any', "required": False, "nullable": False})
@@ -457,7 +457,7 @@ class Error(Model):
 class ErrorEnvelope(Model):
     """Schema ErrorEnvelope."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     error: Optional[Error] = _field(default=None, metadata={"json": 'error', "type": 'Error', "required": True, "nullable": False})
 
 
@@ -465,7 +465,7 @@ class ErrorEnvelope(Model):
 class Evidence(Model):
     """Schema Evidence."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     deliveries: Optional[List[EvidenceDeliveriesItem]] = _field(default=None, metadata={"json": 'deliveries', "type": '[EvidenceDeliveriesItem]', "required": True, "nullable": False})
     digest: Optional[EvidenceDigest] = _field(default=None, metadata={"json": 'digest', "type": 'EvidenceDigest', "required": True, "nullable": False})
     exported_at: Optional[str] = _field(default=None, metadata={"json": 'exportedAt', "type": 'any', "required": True, "nullable": False})
@@ -478,7 +478,7 @@ class Evidence(Model):
 class EvidenceEntry(Model):
     """Schema EvidenceEntry."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     action: Optional[str] = _field(default=None, metadata={"json": 'action', "type": 'any', "required": True, "nullable": False})
     actor: Optional[str] = _field(default=None, metadata={"json": 'actor', "type": 'any', "required": True, "nullable": False})
     actor_id: Optional[str] = _field(default=None, metadata={"json": 'actorId', "type": 'any', "required": True, "nullable": False})
@@ -499,7 +499,7 @@ class EvidenceEntry(Model):
 class Factor(Model):
     """Schema Factor."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     detail: Optional[str] = _field(default=None, metadata={"json": 'detail', "type": 'any', "required": False, "nullable": False})
     label: Optional[str] = _field(default=None, metadata={"json": 'label', "type": 'any', "required": True, "nullable": False})
     status: Optional[str] = _field(default=None, metadata={"json": 'status', "type": 'any', "required": True, "nullable": False})
@@ -509,7 +509,7 @@ class Factor(Model):
 class Finding(Model):
     """Schema Finding."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     excerpt: Optional[str] = _field(default=None, metadata={"json": 'excerpt', "type": 'any', "required": True, "nullable": False})
     file: Optional[str] = _field(default=None, metadata={"json": 'file', "type": 'any', "required": True, "nullable": False})
     line: Optional[int] = _field(default=None, metadata={"json": 'line', "type": 'any', "required": True, "nullable": False})
@@ -521,7 +521,7 @@ class Finding(Model):
 class Flow(Model):
     """Schema Flow."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     all_settled: Optional[bool] = _field(default=None, metadata={"json": 'allSettled', "type": 'any', "required": True, "nullable": False})
     created_at: Optional[str] = _field(default=None, metadata={"json": 'createdAt', "type": 'any', "required": True, "nullable": False})
     external_id: Optional[str] = _field(default=None, metadata={"json": 'externalId', "type": 'any', "required": True, "nullable": True})
@@ -536,7 +536,7 @@ class Flow(Model):
 class FlowCreate(Model):
     """Schema FlowCreate."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     external_id: Optional[str] = _field(default=None, metadata={"json": 'externalId', "type": 'any', "required": False, "nullable": True})
     title: Optional[str] = _field(default=None, metadata={"json": 'title', "type": 'any', "required": True, "nullable": False})
 
@@ -545,7 +545,7 @@ class FlowCreate(Model):
 class GateAnswer(Model):
     """Schema GateAnswer."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     action: Optional[str] = _field(default=None, metadata={"json": 'action', "type": 'any', "required": True, "nullable": False})
     approval: Optional[Approval] = _field(default=None, metadata={"json": 'approval', "type": 'Approval', "required": False, "nullable": False})
     check_id: Optional[str] = _field(default=None, metadata={"json": 'checkId', "type": 'any', "required": True, "nullable": False})
@@ -558,7 +558,7 @@ class GateAnswer(Model):
 class GateCheck(Model):
     """Schema GateCheck. The data of gate.denied."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     action: Optional[str] = _field(default=None, metadata={"json": 'action', "type": 'any', "required": True, "nullable": False})
     approval_id: Optional[str] = _field(default=None, metadata={"json": 'approvalId', "type": 'any', "required": True, "nullable": True})
     caller: Optional[GateCheckCaller] = _field(default=None, metadata={"json": 'caller', "type": 'GateCheckCaller', "required": True, "nullable": False})
@@ -576,7 +576,7 @@ class GateCheck(Model):
 class GateCheckRequest(Model):
     """Schema GateCheckRequest."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     action: Optional[str] = _field(default=None, metadata={"json": 'action', "type": 'any', "required": True, "nullable": False})
     external_id: Optional[str] = _field(default=None, metadata={"json": 'externalId', "type": 'any', "required": False, "nullable": True})
     flow_id: Optional[str] = _field(default=None, metadata={"json": 'flowId', "type": 'any', "required": False, "nullable": True})
@@ -587,7 +587,7 @@ class GateCheckRequest(Model):
 class Grant(Model):
     """Schema Grant."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     granted_at: Optional[str] = _field(default=None, metadata={"json": 'grantedAt', "type": 'any', "required": True, "nullable": False})
     granted_by: Optional[Owner] = _field(default=None, metadata={"json": 'grantedBy', "type": 'Owner', "required": True, "nullable": False})
     id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": False, "nullable": False})
@@ -599,7 +599,7 @@ class Grant(Model):
 class Guest(Model):
     """Schema Guest."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     created_at: Optional[str] = _field(default=None, metadata={"json": 'createdAt', "type": 'any', "required": True, "nullable": False})
     email: Optional[str] = _field(default=None, metadata={"json": 'email', "type": 'any', "required": True, "nullable": False})
     id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": True, "nullable": False})
@@ -610,7 +610,7 @@ class Guest(Model):
 class GuestCreate(Model):
     """Schema GuestCreate."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     email: Optional[str] = _field(default=None, metadata={"json": 'email', "type": 'any', "required": True, "nullable": False})
     name: Optional[str] = _field(default=None, metadata={"json": 'name', "type": 'any', "required": False, "nullable": False})
 
@@ -619,7 +619,7 @@ class GuestCreate(Model):
 class GuestList(Model):
     """Schema GuestList."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     data: Optional[List[Guest]] = _field(default=None, metadata={"json": 'data', "type": '[Guest]', "required": True, "nullable": False})
     next_cursor: Optional[str] = _field(default=None, metadata={"json": 'nextCursor', "type": 'any', "required": True, "nullable": False})
 
@@ -628,7 +628,7 @@ class GuestList(Model):
 class GuestPatch(Model):
     """Schema GuestPatch."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     name: Optional[str] = _field(default=None, metadata={"json": 'name', "type": 'any', "required": False, "nullable": False})
 
 
@@ -636,7 +636,7 @@ class GuestPatch(Model):
 class HeldVersionList(Model):
     """Schema HeldVersionList."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     data: Optional[List[Report]] = _field(default=None, metadata={"json": 'data', "type": '[Report]', "required": True, "nullable": False})
     next_cursor: Optional[str] = _field(default=None, metadata={"json": 'nextCursor', "type": 'any', "required": True, "nullable": False})
 
@@ -645,7 +645,7 @@ class HeldVersionList(Model):
 class InlineFile(Model):
     """Schema InlineFile."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     content: Optional[str] = _field(default=None, metadata={"json": 'content', "type": 'any', "required": True, "nullable": False})
     path: Optional[str] = _field(default=None, metadata={"json": 'path', "type": 'any', "required": True, "nullable": False})
 
@@ -654,7 +654,7 @@ class InlineFile(Model):
 class Key(Model):
     """Schema Key."""
 
-    _closed = False  # the schema allows no other properties
+    _closed = False  # whether the schema refuses other properties
     created_at: Optional[str] = _field(default=None, metadata={"json": 'createdAt', "type": 'any', "required": True, "nullable": False})
     id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": True, "nullable": False})
     kind: Optional[str] = _field(default=None, metadata={"json": 'kind', "type": 'any', "required": True, "nullable": False})
@@ -669,7 +669,7 @@ class Key(Model):
 class KeyCreate(Model):
     """Schema KeyCreate."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     kind: Optional[str] = _field(default=None, metadata={"json": 'kind', "type": 'any', "required": True, "nullable": False})
     name: Optional[str] = _field(default=None, metadata={"json": 'name', "type": 'any', "required": True, "nullable": False})
     scopes: Optional[List[str]] = _field(default=None, metadata={"json": 'scopes', "type": '[any]', "required": False, "nullable": False})
@@ -679,7 +679,7 @@ class KeyCreate(Model):
 class KeyFields(Model):
     """Schema KeyFields. A key without its secret."""
 
-    _closed = False  # the schema allows no other properties
+    _closed = False  # whether the schema refuses other properties
     created_at: Optional[str] = _field(default=None, metadata={"json": 'createdAt', "type": 'any', "required": True, "nullable": False})
     id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": True, "nullable": False})
     kind: Optional[str] = _field(default=None, metadata={"json": 'kind', "type": 'any', "required": True, "nullable": False})
@@ -694,7 +694,7 @@ class KeyFields(Model):
 class KeyList(Model):
     """Schema KeyList."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     data: Optional[List[Key]] = _field(default=None, metadata={"json": 'data', "type": '[Key]', "required": True, "nullable": False})
     next_cursor: Optional[str] = _field(default=None, metadata={"json": 'nextCursor', "type": 'any', "required": True, "nullable": False})
 
@@ -703,7 +703,7 @@ class KeyList(Model):
 class Link(Model):
     """Schema Link."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     label: Optional[str] = _field(default=None, metadata={"json": 'label', "type": 'any', "required": True, "nullable": False})
     url: Optional[str] = _field(default=None, metadata={"json": 'url', "type": 'any', "required": True, "nullable": False})
 
@@ -712,7 +712,7 @@ class Link(Model):
 class Me(Model):
     """Schema Me."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     key_id: Optional[str] = _field(default=None, metadata={"json": 'keyId', "type": 'any', "required": True, "nullable": False})
     kind: Optional[str] = _field(default=None, metadata={"json": 'kind', "type": 'any', "required": True, "nullable": False})
     member: Optional[Member] = _field(default=None, metadata={"json": 'member', "type": 'Member', "required": True, "nullable": True})
@@ -724,7 +724,7 @@ class Me(Model):
 class Member(Model):
     """Schema Member."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     active: Optional[bool] = _field(default=None, metadata={"json": 'active', "type": 'any', "required": True, "nullable": False})
     created_at: Optional[str] = _field(default=None, metadata={"json": 'createdAt', "type": 'any', "required": True, "nullable": False})
     email: Optional[str] = _field(default=None, metadata={"json": 'email', "type": 'any', "required": True, "nullable": False})
@@ -738,7 +738,7 @@ class Member(Model):
 class MemberCreate(Model):
     """Schema MemberCreate."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     email: Optional[str] = _field(default=None, metadata={"json": 'email', "type": 'any', "required": True, "nullable": False})
     name: Optional[str] = _field(default=None, metadata={"json": 'name', "type": 'any', "required": False, "nullable": False})
     role: Optional[str] = _field(default=None, metadata={"json": 'role', "type": 'any', "required": False, "nullable": False})
@@ -748,7 +748,7 @@ class MemberCreate(Model):
 class MemberList(Model):
     """Schema MemberList."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     data: Optional[List[Member]] = _field(default=None, metadata={"json": 'data', "type": '[Member]', "required": True, "nullable": False})
     next_cursor: Optional[str] = _field(default=None, metadata={"json": 'nextCursor', "type": 'any', "required": True, "nullable": False})
 
@@ -757,7 +757,7 @@ class MemberList(Model):
 class MemberPatch(Model):
     """Schema MemberPatch."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     active: Optional[bool] = _field(default=None, metadata={"json": 'active', "type": 'any', "required": False, "nullable": False})
     name: Optional[str] = _field(default=None, metadata={"json": 'name', "type": 'any', "required": False, "nullable": False})
     role: Optional[str] = _field(default=None, metadata={"json": 'role', "type": 'any', "required": False, "nullable": False})
@@ -767,7 +767,7 @@ class MemberPatch(Model):
 class MemberToken(Model):
     """Schema MemberToken."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": True, "nullable": False})
     scopes: Optional[List[str]] = _field(default=None, metadata={"json": 'scopes', "type": '[any]', "required": True, "nullable": False})
     token: Optional[str] = _field(default=None, metadata={"json": 'token', "type": 'any', "required": True, "nullable": False})
@@ -777,7 +777,7 @@ class MemberToken(Model):
 class MemberTokenCreate(Model):
     """Schema MemberTokenCreate."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     scopes: Optional[List[str]] = _field(default=None, metadata={"json": 'scopes', "type": '[any]', "required": False, "nullable": False})
 
 
@@ -785,7 +785,7 @@ class MemberTokenCreate(Model):
 class Organization(Model):
     """Schema Organization."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     created_at: Optional[str] = _field(default=None, metadata={"json": 'createdAt', "type": 'any', "required": True, "nullable": False})
     decision_token_ttl_seconds: Optional[int] = _field(default=None, metadata={"json": 'decisionTokenTtlSeconds', "type": 'any', "required": True, "nullable": False})
     guests_may_approve: Optional[bool] = _field(default=None, metadata={"json": 'guestsMayApprove', "type": 'any', "required": True, "nullable": False})
@@ -801,7 +801,7 @@ class Organization(Model):
 class OrganizationPatch(Model):
     """Schema OrganizationPatch."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     decision_token_ttl_seconds: Optional[int] = _field(default=None, metadata={"json": 'decisionTokenTtlSeconds', "type": 'any', "required": False, "nullable": False})
     guests_may_approve: Optional[bool] = _field(default=None, metadata={"json": 'guestsMayApprove', "type": 'any', "required": False, "nullable": False})
     max_approval_expiry_seconds: Optional[int] = _field(default=None, metadata={"json": 'maxApprovalExpirySeconds', "type": 'any', "required": False, "nullable": False})
@@ -814,7 +814,7 @@ class OrganizationPatch(Model):
 class Owner(Model):
     """Schema Owner."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": True, "nullable": False})
     name: Optional[str] = _field(default=None, metadata={"json": 'name', "type": 'any', "required": True, "nullable": False})
     type: Optional[str] = _field(default=None, metadata={"json": 'type', "type": 'any', "required": True, "nullable": False})
@@ -824,7 +824,7 @@ class Owner(Model):
 class Person(Model):
     """Schema Person. Someone a request asked; name and email are empty for a guest removed since."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     email: Optional[str] = _field(default=None, metadata={"json": 'email', "type": 'any', "required": True, "nullable": False})
     id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": True, "nullable": False})
     kind: Optional[str] = _field(default=None, metadata={"json": 'kind', "type": 'any', "required": True, "nullable": False})
@@ -836,7 +836,7 @@ class Person(Model):
 class PolicyRule(Model):
     """Schema PolicyRule."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     approvers: Optional[List[str]] = _field(default=None, metadata={"json": 'approvers', "type": '[any]', "required": False, "nullable": False})
     condition: Optional[str] = _field(default=None, metadata={"json": 'condition', "type": 'any', "required": False, "nullable": False})
     expires_in: Optional[Union[str, int]] = _field(default=None, metadata={"json": 'expiresIn', "type": 'any', "required": False, "nullable": False})
@@ -850,7 +850,7 @@ class PolicyRule(Model):
 class Question(Model):
     """Schema Question."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     answer: Optional[str] = _field(default=None, metadata={"json": 'answer', "type": 'any', "required": True, "nullable": True})
     answered_at: Optional[str] = _field(default=None, metadata={"json": 'answeredAt', "type": 'any', "required": True, "nullable": False})
     asked_at: Optional[str] = _field(default=None, metadata={"json": 'askedAt', "type": 'any', "required": True, "nullable": False})
@@ -863,7 +863,7 @@ class Question(Model):
 class QuestionCreate(Model):
     """Schema QuestionCreate."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     question: Optional[str] = _field(default=None, metadata={"json": 'question', "type": 'any', "required": True, "nullable": False})
 
 
@@ -871,7 +871,7 @@ class QuestionCreate(Model):
 class Readiness(Model):
     """Schema Readiness."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     checks: Optional[ReadinessChecks] = _field(default=None, metadata={"json": 'checks', "type": 'ReadinessChecks', "required": True, "nullable": False})
     status: Optional[str] = _field(default=None, metadata={"json": 'status', "type": 'any', "required": True, "nullable": False})
 
@@ -880,7 +880,7 @@ class Readiness(Model):
 class RecentReader(Model):
     """Schema RecentReader."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     email: Optional[str] = _field(default=None, metadata={"json": 'email', "type": 'any', "required": False, "nullable": False})
     id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": False, "nullable": False})
     kind: Optional[str] = _field(default=None, metadata={"json": 'kind', "type": 'any', "required": True, "nullable": False})
@@ -893,7 +893,7 @@ class RecentReader(Model):
 class RecoverRequest(Model):
     """Schema RecoverRequest."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     since: Optional[str] = _field(default=None, metadata={"json": 'since', "type": 'any', "required": True, "nullable": False})
 
 
@@ -901,7 +901,7 @@ class RecoverRequest(Model):
 class RecoverResult(Model):
     """Schema RecoverResult."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     recovered: Optional[int] = _field(default=None, metadata={"json": 'recovered', "type": 'any', "required": True, "nullable": False})
 
 
@@ -909,7 +909,7 @@ class RecoverResult(Model):
 class Reply(Model):
     """Schema Reply."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     answers: Optional[Dict[str, Any]] = _field(default=None, metadata={"json": 'answers', "type": 'any', "required": True, "nullable": False})
     respondent: Optional[ReplyRespondent] = _field(default=None, metadata={"json": 'respondent', "type": 'ReplyRespondent', "required": True, "nullable": False})
     submitted_at: Optional[str] = _field(default=None, metadata={"json": 'submittedAt', "type": 'any', "required": True, "nullable": False})
@@ -919,7 +919,7 @@ class Reply(Model):
 class ReplyCreate(Model):
     """Schema ReplyCreate."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     answers: Optional[Dict[str, Any]] = _field(default=None, metadata={"json": 'answers', "type": 'any', "required": False, "nullable": True})
     submit: Optional[bool] = _field(default=None, metadata={"json": 'submit', "type": 'any', "required": False, "nullable": False})
 
@@ -928,7 +928,7 @@ class ReplyCreate(Model):
 class Report(Model):
     """Schema Report."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     archived: Optional[bool] = _field(default=None, metadata={"json": 'archived', "type": 'any', "required": True, "nullable": False})
     audience: Optional[List[str]] = _field(default=None, metadata={"json": 'audience', "type": '[any]', "required": True, "nullable": False})
     classification: Optional[str] = _field(default=None, metadata={"json": 'classification', "type": 'any', "required": True, "nullable": False})
@@ -957,7 +957,7 @@ class ReportAnalytics(Model):
     their views count in `totalViews` and `anonymousViews`, never as readers.
     """
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     anonymous_views: Optional[int] = _field(default=None, metadata={"json": 'anonymousViews', "type": 'any', "required": False, "nullable": False})
     external_readers: Optional[int] = _field(default=None, metadata={"json": 'externalReaders', "type": 'any', "required": False, "nullable": False})
     internal_readers: Optional[int] = _field(default=None, metadata={"json": 'internalReaders', "type": 'any', "required": False, "nullable": False})
@@ -973,7 +973,7 @@ class ReportAnalytics(Model):
 class ReportCreate(Model):
     """Schema ReportCreate."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     audience: Optional[List[str]] = _field(default=None, metadata={"json": 'audience', "type": '[any]', "required": False, "nullable": True})
     change_summary: Optional[str] = _field(default=None, metadata={"json": 'changeSummary', "type": 'any', "required": False, "nullable": False})
     classification: Optional[str] = _field(default=None, metadata={"json": 'classification', "type": 'any', "required": False, "nullable": False})
@@ -990,7 +990,7 @@ class ReportCreate(Model):
 class ReportList(Model):
     """Schema ReportList."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     data: Optional[List[Report]] = _field(default=None, metadata={"json": 'data', "type": '[Report]', "required": True, "nullable": False})
     next_cursor: Optional[str] = _field(default=None, metadata={"json": 'nextCursor', "type": 'any', "required": True, "nullable": False})
 
@@ -999,7 +999,7 @@ class ReportList(Model):
 class ReportPatch(Model):
     """Schema ReportPatch. At least one of the fields."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     classification: Optional[str] = _field(default=None, metadata={"json": 'classification', "type": 'any', "required": False, "nullable": False})
     show_viewers: Optional[bool] = _field(default=None, metadata={"json": 'showViewers', "type": 'any', "required": False, "nullable": False})
 
@@ -1008,7 +1008,7 @@ class ReportPatch(Model):
 class ReportReach(Model):
     """Schema ReportReach."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     last_viewed_at: Optional[str] = _field(default=None, metadata={"json": 'lastViewedAt', "type": 'any', "required": True, "nullable": False})
     report_id: Optional[str] = _field(default=None, metadata={"json": 'reportId', "type": 'any', "required": True, "nullable": False})
     slug: Optional[str] = _field(default=None, metadata={"json": 'slug', "type": 'any', "required": True, "nullable": False})
@@ -1021,7 +1021,7 @@ class ReportReach(Model):
 class ReportReachList(Model):
     """Schema ReportReachList."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     data: Optional[List[ReportReach]] = _field(default=None, metadata={"json": 'data', "type": '[ReportReach]', "required": True, "nullable": False})
     next_cursor: Optional[str] = _field(default=None, metadata={"json": 'nextCursor', "type": 'any', "required": True, "nullable": False})
 
@@ -1030,7 +1030,7 @@ class ReportReachList(Model):
 class ReportVersion(Model):
     """Schema ReportVersion."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     bytes: Optional[int] = _field(default=None, metadata={"json": 'bytes', "type": 'any', "required": True, "nullable": False})
     change_summary: Optional[str] = _field(default=None, metadata={"json": 'changeSummary', "type": 'any', "required": True, "nullable": False})
     created_at: Optional[str] = _field(default=None, metadata={"json": 'createdAt', "type": 'any', "required": True, "nullable": False})
@@ -1048,7 +1048,7 @@ class ReportVersion(Model):
 class ResolvedAudience(Model):
     """Schema ResolvedAudience."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     audience: Optional[List[AudienceMatch]] = _field(default=None, metadata={"json": 'audience', "type": '[AudienceMatch]', "required": True, "nullable": False})
 
 
@@ -1056,7 +1056,7 @@ class ResolvedAudience(Model):
 class Review(Model):
     """Schema Review."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     approvals_so_far: Optional[int] = _field(default=None, metadata={"json": 'approvalsSoFar', "type": 'any', "required": True, "nullable": False})
     callback_secret: Optional[str] = _field(default=None, metadata={"json": 'callbackSecret', "type": 'any', "required": False, "nullable": False})
     callback_url: Optional[str] = _field(default=None, metadata={"json": 'callbackUrl', "type": 'any', "required": True, "nullable": True})
@@ -1087,7 +1087,7 @@ class Review(Model):
 class ReviewCreate(Model):
     """Schema ReviewCreate."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     callback_url: Optional[str] = _field(default=None, metadata={"json": 'callbackUrl', "type": 'any', "required": False, "nullable": True})
     expires_at: Optional[str] = _field(default=None, metadata={"json": 'expiresAt', "type": 'any', "required": False, "nullable": True})
     external_id: Optional[str] = _field(default=None, metadata={"json": 'externalId', "type": 'any', "required": False, "nullable": True})
@@ -1105,7 +1105,7 @@ class ReviewCreate(Model):
 class ReviewList(Model):
     """Schema ReviewList."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     data: Optional[List[Review]] = _field(default=None, metadata={"json": 'data', "type": '[Review]', "required": True, "nullable": False})
     next_cursor: Optional[str] = _field(default=None, metadata={"json": 'nextCursor', "type": 'any', "required": True, "nullable": False})
 
@@ -1114,7 +1114,7 @@ class ReviewList(Model):
 class RevisionBrief(Model):
     """Schema RevisionBrief."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     based_on_version: Optional[int] = _field(default=None, metadata={"json": 'basedOnVersion', "type": 'any', "required": True, "nullable": False})
     report_id: Optional[str] = _field(default=None, metadata={"json": 'reportId', "type": 'any', "required": True, "nullable": False})
     text: Optional[str] = _field(default=None, metadata={"json": 'text', "type": 'any', "required": True, "nullable": False})
@@ -1125,7 +1125,7 @@ class RevisionBrief(Model):
 class RevisionBriefCreate(Model):
     """Schema RevisionBriefCreate."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     thread_ids: Optional[List[str]] = _field(default=None, metadata={"json": 'threadIds', "type": '[any]', "required": False, "nullable": True})
 
 
@@ -1133,7 +1133,7 @@ class RevisionBriefCreate(Model):
 class RollbackRequest(Model):
     """Schema RollbackRequest."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     version: Optional[int] = _field(default=None, metadata={"json": 'version', "type": 'any', "required": True, "nullable": False})
 
 
@@ -1141,7 +1141,7 @@ class RollbackRequest(Model):
 class Rule(Model):
     """Schema Rule."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     concern: Optional[str] = _field(default=None, metadata={"json": 'concern', "type": 'any', "required": False, "nullable": False})
     condition: Optional[str] = _field(default=None, metadata={"json": 'condition', "type": 'any', "required": True, "nullable": False})
     created_at: Optional[str] = _field(default=None, metadata={"json": 'createdAt', "type": 'any', "required": True, "nullable": False})
@@ -1160,7 +1160,7 @@ class Rule(Model):
 class RuleCreate(Model):
     """Schema RuleCreate."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     concern: Optional[str] = _field(default=None, metadata={"json": 'concern', "type": 'any', "required": False, "nullable": False})
     condition: Optional[str] = _field(default=None, metadata={"json": 'condition', "type": 'any', "required": False, "nullable": False})
     enabled: Optional[bool] = _field(default=None, metadata={"json": 'enabled', "type": 'any', "required": False, "nullable": False})
@@ -1176,7 +1176,7 @@ class RuleCreate(Model):
 class RuleList(Model):
     """Schema RuleList."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     data: Optional[List[Rule]] = _field(default=None, metadata={"json": 'data', "type": '[Rule]', "required": True, "nullable": False})
     next_cursor: Optional[str] = _field(default=None, metadata={"json": 'nextCursor', "type": 'any', "required": True, "nullable": False})
 
@@ -1185,7 +1185,7 @@ class RuleList(Model):
 class RulePatch(Model):
     """Schema RulePatch."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     enabled: Optional[bool] = _field(default=None, metadata={"json": 'enabled', "type": 'any', "required": True, "nullable": False})
 
 
@@ -1193,7 +1193,7 @@ class RulePatch(Model):
 class Schedule(Model):
     """Schema Schedule."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     created_at: Optional[str] = _field(default=None, metadata={"json": 'createdAt', "type": 'any', "required": True, "nullable": False})
     created_by: Optional[str] = _field(default=None, metadata={"json": 'createdBy', "type": 'any', "required": True, "nullable": False})
     cron: Optional[str] = _field(default=None, metadata={"json": 'cron', "type": 'any', "required": True, "nullable": True})
@@ -1211,7 +1211,7 @@ class Schedule(Model):
 class ScheduleCreate(Model):
     """Schema ScheduleCreate."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     cron: Optional[str] = _field(default=None, metadata={"json": 'cron', "type": 'any', "required": False, "nullable": True})
     every: Optional[Union[str, int]] = _field(default=None, metadata={"json": 'every', "type": 'any', "required": False, "nullable": True})
     note: Optional[str] = _field(default=None, metadata={"json": 'note', "type": 'any', "required": False, "nullable": False})
@@ -1223,7 +1223,7 @@ class ScheduleCreate(Model):
 class ScheduleList(Model):
     """Schema ScheduleList."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     data: Optional[List[Schedule]] = _field(default=None, metadata={"json": 'data', "type": '[Schedule]', "required": True, "nullable": False})
     next_cursor: Optional[str] = _field(default=None, metadata={"json": 'nextCursor', "type": 'any', "required": True, "nullable": False})
 
@@ -1232,7 +1232,7 @@ class ScheduleList(Model):
 class SendRequest(Model):
     """Schema SendRequest."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     note: Optional[str] = _field(default=None, metadata={"json": 'note', "type": 'any', "required": False, "nullable": False})
     to: Optional[List[str]] = _field(default=None, metadata={"json": 'to', "type": '[any]', "required": True, "nullable": False})
 
@@ -1241,7 +1241,7 @@ class SendRequest(Model):
 class Sent(Model):
     """Schema Sent."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     added: Optional[List[Grant]] = _field(default=None, metadata={"json": 'added', "type": '[Grant]', "required": True, "nullable": False})
     audience: Optional[List[Grant]] = _field(default=None, metadata={"json": 'audience', "type": '[Grant]', "required": True, "nullable": False})
     id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": True, "nullable": False})
@@ -1253,7 +1253,7 @@ class Sent(Model):
 class Sharing(Model):
     """Schema Sharing."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     added: Optional[List[Grant]] = _field(default=None, metadata={"json": 'added', "type": '[Grant]', "required": False, "nullable": False})
     audience: Optional[List[Grant]] = _field(default=None, metadata={"json": 'audience', "type": '[Grant]', "required": True, "nullable": False})
     removed: Optional[List[Grant]] = _field(default=None, metadata={"json": 'removed', "type": '[Grant]', "required": False, "nullable": False})
@@ -1266,7 +1266,7 @@ class SigningKeySet(Model):
     family, with when each signed.
     """
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     keys: Optional[List[SigningKeySetKeysItem]] = _field(default=None, metadata={"json": 'keys', "type": '[SigningKeySetKeysItem]', "required": True, "nullable": False})
 
 
@@ -1276,7 +1276,7 @@ class SlackIntegration(Model):
     each is set.
     """
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     bot_token_set: Optional[bool] = _field(default=None, metadata={"json": 'botTokenSet', "type": 'any', "required": True, "nullable": False})
     channel: Optional[str] = _field(default=None, metadata={"json": 'channel', "type": 'any', "required": True, "nullable": False})
     connected: Optional[bool] = _field(default=None, metadata={"json": 'connected', "type": 'any', "required": True, "nullable": False})
@@ -1292,7 +1292,7 @@ class SlackManifest(Model):
     manifest'.
     """
 
-    _closed = False  # the schema allows no other properties
+    _closed = False  # whether the schema refuses other properties
     display_information: Optional[Dict[str, Any]] = _field(default=None, metadata={"json": 'display_information', "type": 'any', "required": True, "nullable": False})
     features: Optional[Dict[str, Any]] = _field(default=None, metadata={"json": 'features', "type": 'any', "required": True, "nullable": False})
     oauth_config: Optional[SlackManifestOauthConfig] = _field(default=None, metadata={"json": 'oauth_config', "type": 'SlackManifestOauthConfig', "required": True, "nullable": False})
@@ -1303,7 +1303,7 @@ class SlackManifest(Model):
 class SlackSettings(Model):
     """Schema SlackSettings. Fields left out are kept; an empty string unsets one."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     bot_token: Optional[str] = _field(default=None, metadata={"json": 'botToken', "type": 'any', "required": False, "nullable": False})
     channel: Optional[str] = _field(default=None, metadata={"json": 'channel', "type": 'any', "required": False, "nullable": False})
     signing_secret: Optional[str] = _field(default=None, metadata={"json": 'signingSecret', "type": 'any', "required": False, "nullable": False})
@@ -1313,7 +1313,7 @@ class SlackSettings(Model):
 class Team(Model):
     """Schema Team."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     created_at: Optional[str] = _field(default=None, metadata={"json": 'createdAt', "type": 'any', "required": True, "nullable": False})
     id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": True, "nullable": False})
     kind: Optional[str] = _field(default=None, metadata={"json": 'kind', "type": 'any', "required": True, "nullable": False})
@@ -1325,7 +1325,7 @@ class Team(Model):
 class TeamCreate(Model):
     """Schema TeamCreate."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     kind: Optional[str] = _field(default=None, metadata={"json": 'kind', "type": 'any', "required": True, "nullable": False})
     members: Optional[List[str]] = _field(default=None, metadata={"json": 'members', "type": '[any]', "required": False, "nullable": False})
     name: Optional[str] = _field(default=None, metadata={"json": 'name', "type": 'any', "required": True, "nullable": False})
@@ -1335,7 +1335,7 @@ class TeamCreate(Model):
 class TeamList(Model):
     """Schema TeamList."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     data: Optional[List[Team]] = _field(default=None, metadata={"json": 'data', "type": '[Team]', "required": True, "nullable": False})
     next_cursor: Optional[str] = _field(default=None, metadata={"json": 'nextCursor', "type": 'any', "required": True, "nullable": False})
 
@@ -1344,7 +1344,7 @@ class TeamList(Model):
 class TeamPatch(Model):
     """Schema TeamPatch."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     members: Optional[List[str]] = _field(default=None, metadata={"json": 'members', "type": '[any]', "required": False, "nullable": False})
     name: Optional[str] = _field(default=None, metadata={"json": 'name', "type": 'any', "required": False, "nullable": False})
 
@@ -1353,7 +1353,7 @@ class TeamPatch(Model):
 class Template(Model):
     """Schema Template."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     description: Optional[str] = _field(default=None, metadata={"json": 'description', "type": 'any', "required": True, "nullable": False})
     id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": True, "nullable": False})
     name: Optional[str] = _field(default=None, metadata={"json": 'name', "type": 'any', "required": True, "nullable": False})
@@ -1363,7 +1363,7 @@ class Template(Model):
 class TemplateList(Model):
     """Schema TemplateList."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     data: Optional[List[Template]] = _field(default=None, metadata={"json": 'data', "type": '[Template]', "required": True, "nullable": False})
     next_cursor: Optional[str] = _field(default=None, metadata={"json": 'nextCursor', "type": 'any', "required": True, "nullable": False})
 
@@ -1372,7 +1372,7 @@ class TemplateList(Model):
 class TestResult(Model):
     """Schema TestResult."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     delivered: Optional[bool] = _field(default=None, metadata={"json": 'delivered', "type": 'any', "required": True, "nullable": False})
     error: Optional[str] = _field(default=None, metadata={"json": 'error', "type": 'any', "required": False, "nullable": False})
     latency_ms: Optional[int] = _field(default=None, metadata={"json": 'latencyMs', "type": 'any', "required": True, "nullable": False})
@@ -1383,7 +1383,7 @@ class TestResult(Model):
 class Thread(Model):
     """Schema Thread."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     anchor: Optional[ThreadAnchor] = _field(default=None, metadata={"json": 'anchor', "type": 'ThreadAnchor', "required": True, "nullable": False})
     comments: Optional[List[Comment]] = _field(default=None, metadata={"json": 'comments', "type": '[Comment]', "required": True, "nullable": False})
     context: Optional[str] = _field(default=None, metadata={"json": 'context', "type": 'any', "required": True, "nullable": False})
@@ -1404,7 +1404,7 @@ class Thread(Model):
 class ThreadAuthor(Model):
     """Schema ThreadAuthor."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": True, "nullable": False})
     kind: Optional[str] = _field(default=None, metadata={"json": 'kind', "type": 'any', "required": False, "nullable": False})
     name: Optional[str] = _field(default=None, metadata={"json": 'name', "type": 'any', "required": True, "nullable": False})
@@ -1414,7 +1414,7 @@ class ThreadAuthor(Model):
 class ThreadList(Model):
     """Schema ThreadList."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     data: Optional[List[Thread]] = _field(default=None, metadata={"json": 'data', "type": '[Thread]', "required": True, "nullable": False})
     next_cursor: Optional[str] = _field(default=None, metadata={"json": 'nextCursor', "type": 'any', "required": True, "nullable": False})
 
@@ -1423,7 +1423,7 @@ class ThreadList(Model):
 class ThreadResolve(Model):
     """Schema ThreadResolve."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     note: Optional[str] = _field(default=None, metadata={"json": 'note', "type": 'any', "required": False, "nullable": False})
 
 
@@ -1431,7 +1431,7 @@ class ThreadResolve(Model):
 class Upload(Model):
     """Schema Upload."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     expires_at: Optional[str] = _field(default=None, metadata={"json": 'expiresAt', "type": 'any', "required": True, "nullable": False})
     upload_id: Optional[str] = _field(default=None, metadata={"json": 'uploadId', "type": 'any', "required": True, "nullable": False})
     upload_url: Optional[str] = _field(default=None, metadata={"json": 'uploadUrl', "type": 'any', "required": True, "nullable": False})
@@ -1441,7 +1441,7 @@ class Upload(Model):
 class UploadReceived(Model):
     """Schema UploadReceived."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     bytes: Optional[int] = _field(default=None, metadata={"json": 'bytes', "type": 'any', "required": True, "nullable": False})
     content_type: Optional[str] = _field(default=None, metadata={"json": 'contentType', "type": 'any', "required": True, "nullable": False})
     upload_id: Optional[str] = _field(default=None, metadata={"json": 'uploadId', "type": 'any', "required": True, "nullable": False})
@@ -1451,7 +1451,7 @@ class UploadReceived(Model):
 class Verdict(Model):
     """Schema Verdict."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     at: Optional[str] = _field(default=None, metadata={"json": 'at', "type": 'any', "required": True, "nullable": False})
     note: Optional[str] = _field(default=None, metadata={"json": 'note', "type": 'any', "required": True, "nullable": False})
     reviewer: Optional[VerdictReviewer] = _field(default=None, metadata={"json": 'reviewer', "type": 'VerdictReviewer', "required": True, "nullable": False})
@@ -1462,7 +1462,7 @@ class Verdict(Model):
 class VerdictCreate(Model):
     """Schema VerdictCreate."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     note: Optional[str] = _field(default=None, metadata={"json": 'note', "type": 'any', "required": False, "nullable": False})
     verdict: Optional[str] = _field(default=None, metadata={"json": 'verdict', "type": 'any', "required": True, "nullable": False})
 
@@ -1471,7 +1471,7 @@ class VerdictCreate(Model):
 class VersionCreate(Model):
     """Schema VersionCreate."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     change_summary: Optional[str] = _field(default=None, metadata={"json": 'changeSummary', "type": 'any', "required": False, "nullable": False})
     content: Optional[str] = _field(default=None, metadata={"json": 'content', "type": 'any', "required": False, "nullable": True})
     expected_version: Optional[int] = _field(default=None, metadata={"json": 'expectedVersion', "type": 'any', "required": False, "nullable": True})
@@ -1483,7 +1483,7 @@ class VersionCreate(Model):
 class VersionList(Model):
     """Schema VersionList."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     data: Optional[List[ReportVersion]] = _field(default=None, metadata={"json": 'data', "type": '[ReportVersion]', "required": True, "nullable": False})
     latest_version: Optional[int] = _field(default=None, metadata={"json": 'latestVersion', "type": 'any', "required": True, "nullable": False})
     live_version: Optional[int] = _field(default=None, metadata={"json": 'liveVersion', "type": 'any', "required": True, "nullable": True})
@@ -1493,7 +1493,7 @@ class VersionList(Model):
 class WebhookEndpoint(Model):
     """Schema WebhookEndpoint."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     consecutive_failures: Optional[int] = _field(default=None, metadata={"json": 'consecutiveFailures', "type": 'any', "required": True, "nullable": False})
     created_at: Optional[str] = _field(default=None, metadata={"json": 'createdAt', "type": 'any', "required": True, "nullable": False})
     enabled: Optional[bool] = _field(default=None, metadata={"json": 'enabled', "type": 'any', "required": True, "nullable": False})
@@ -1512,7 +1512,7 @@ class WebhookEndpoint(Model):
 class WebhookList(Model):
     """Schema WebhookList."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     data: Optional[List[WebhookEndpoint]] = _field(default=None, metadata={"json": 'data', "type": '[WebhookEndpoint]', "required": True, "nullable": False})
     next_cursor: Optional[str] = _field(default=None, metadata={"json": 'nextCursor', "type": 'any', "required": True, "nullable": False})
 
@@ -1521,7 +1521,7 @@ class WebhookList(Model):
 class WebhookSettings(Model):
     """Schema WebhookSettings."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     enabled: Optional[bool] = _field(default=None, metadata={"json": 'enabled', "type": 'any', "required": False, "nullable": False})
     events: Optional[List[str]] = _field(default=None, metadata={"json": 'events', "type": '[any]', "required": False, "nullable": False})
     format: Optional[str] = _field(default=None, metadata={"json": 'format', "type": 'any', "required": False, "nullable": False})
@@ -1534,7 +1534,7 @@ class ApprovalEscalation(Model):
     Once escalated, its people are among `resolvedApprovers`.
     """
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     after: Optional[int] = _field(default=None, metadata={"json": 'after', "type": 'any', "required": True, "nullable": False})
     escalated_at: Optional[str] = _field(default=None, metadata={"json": 'escalatedAt', "type": 'any', "required": True, "nullable": False})
     to: Optional[List[str]] = _field(default=None, metadata={"json": 'to', "type": '[any]', "required": True, "nullable": False})
@@ -1547,7 +1547,7 @@ class ApprovalCreateEscalation(Model):
     organisation's approval rule may escalate sooner.
     """
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     after: Optional[Union[str, int]] = _field(default=None, metadata={"json": 'after', "type": 'any', "required": True, "nullable": False})
     to: Optional[List[str]] = _field(default=None, metadata={"json": 'to', "type": '[any]', "required": True, "nullable": False})
 
@@ -1556,7 +1556,7 @@ class ApprovalCreateEscalation(Model):
 class CommentCreateImagesItem(Model):
     """Schema CommentCreate.imagesItem."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     data: Optional[str] = _field(default=None, metadata={"json": 'data', "type": 'any', "required": True, "nullable": False})
 
 
@@ -1564,7 +1564,7 @@ class CommentCreateImagesItem(Model):
 class DeliveryAttemptsItem(Model):
     """Schema Delivery.attemptsItem."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     at: Optional[str] = _field(default=None, metadata={"json": 'at', "type": 'any', "required": True, "nullable": False})
     attempt: Optional[int] = _field(default=None, metadata={"json": 'attempt', "type": 'any', "required": True, "nullable": False})
     error: Optional[str] = _field(default=None, metadata={"json": 'error', "type": 'any', "required": True, "nullable": False})
@@ -1576,7 +1576,7 @@ class DeliveryAttemptsItem(Model):
 class EvidenceDeliveriesItem(Model):
     """Schema Evidence.deliveriesItem."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     attempts: Optional[int] = _field(default=None, metadata={"json": 'attempts', "type": 'any', "required": True, "nullable": False})
     delivered_at: Optional[str] = _field(default=None, metadata={"json": 'deliveredAt', "type": 'any', "required": True, "nullable": False})
     endpoint_id: Optional[str] = _field(default=None, metadata={"json": 'endpointId', "type": 'any', "required": True, "nullable": True})
@@ -1597,7 +1597,7 @@ class EvidenceDigest(Model):
     evidence verify FILE` checks it all offline.
     """
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     algorithm: Optional[str] = _field(default=None, metadata={"json": 'algorithm', "type": 'any', "required": True, "nullable": False})
     chain_head: Optional[EvidenceDigestChainHead] = _field(default=None, metadata={"json": 'chainHead', "type": 'EvidenceDigestChainHead', "required": True, "nullable": False})
     entries_hash: Optional[str] = _field(default=None, metadata={"json": 'entriesHash', "type": 'any', "required": True, "nullable": False})
@@ -1610,7 +1610,7 @@ class EvidenceDigest(Model):
 class EvidenceRequestsItem(Model):
     """Schema Evidence.requestsItem."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": True, "nullable": False})
     record: Optional[Dict[str, Any]] = _field(default=None, metadata={"json": 'record', "type": 'any', "required": True, "nullable": False})
     threads: Optional[List[Thread]] = _field(default=None, metadata={"json": 'threads', "type": '[Thread]', "required": False, "nullable": False})
@@ -1622,7 +1622,7 @@ class EvidenceRequestsItem(Model):
 class EvidenceSubject(Model):
     """Schema Evidence.subject."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": True, "nullable": False})
     title: Optional[str] = _field(default=None, metadata={"json": 'title', "type": 'any', "required": True, "nullable": False})
     type: Optional[str] = _field(default=None, metadata={"json": 'type', "type": 'any', "required": True, "nullable": False})
@@ -1632,7 +1632,7 @@ class EvidenceSubject(Model):
 class FlowMembersItem(Model):
     """Schema Flow.membersItem."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": True, "nullable": False})
     status: Optional[Any] = _field(default=None, metadata={"json": 'status', "type": 'any', "required": True, "nullable": False})
     title: Optional[str] = _field(default=None, metadata={"json": 'title', "type": 'any', "required": True, "nullable": False})
@@ -1644,7 +1644,7 @@ class FlowMembersItem(Model):
 class FlowTimelineItem(Model):
     """Schema Flow.timelineItem."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     action: Optional[str] = _field(default=None, metadata={"json": 'action', "type": 'any', "required": True, "nullable": False})
     actor: Optional[str] = _field(default=None, metadata={"json": 'actor', "type": 'any', "required": True, "nullable": False})
     at: Optional[str] = _field(default=None, metadata={"json": 'at', "type": 'any', "required": True, "nullable": False})
@@ -1659,7 +1659,7 @@ class FlowTimelineItem(Model):
 class GateCheckCaller(Model):
     """Schema GateCheck.caller."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": True, "nullable": False})
     kind: Optional[str] = _field(default=None, metadata={"json": 'kind', "type": 'any', "required": True, "nullable": False})
     name: Optional[str] = _field(default=None, metadata={"json": 'name', "type": 'any', "required": True, "nullable": False})
@@ -1669,7 +1669,7 @@ class GateCheckCaller(Model):
 class PersonViaItem(Model):
     """Schema Person.viaItem."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     field: Optional[str] = _field(default=None, metadata={"json": 'field', "type": 'any', "required": True, "nullable": False})
     id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": False, "nullable": False})
     kind: Optional[str] = _field(default=None, metadata={"json": 'kind', "type": 'any', "required": True, "nullable": False})
@@ -1680,7 +1680,7 @@ class PersonViaItem(Model):
 class ReadinessChecks(Model):
     """Schema Readiness.checks."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     database: Optional[str] = _field(default=None, metadata={"json": 'database', "type": 'any', "required": True, "nullable": False})
     temporal: Optional[str] = _field(default=None, metadata={"json": 'temporal', "type": 'any', "required": True, "nullable": False})
 
@@ -1689,7 +1689,7 @@ class ReadinessChecks(Model):
 class ReplyRespondent(Model):
     """Schema Reply.respondent."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     email: Optional[str] = _field(default=None, metadata={"json": 'email', "type": 'any', "required": True, "nullable": False})
     id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": True, "nullable": False})
     name: Optional[str] = _field(default=None, metadata={"json": 'name', "type": 'any', "required": True, "nullable": False})
@@ -1699,7 +1699,7 @@ class ReplyRespondent(Model):
 class RuleEscalation(Model):
     """Schema Rule.escalation. Approval rules."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     after: Optional[int] = _field(default=None, metadata={"json": 'after', "type": 'any', "required": True, "nullable": False})
     to: Optional[List[str]] = _field(default=None, metadata={"json": 'to', "type": '[any]', "required": True, "nullable": False})
 
@@ -1711,7 +1711,7 @@ class RuleCreateEscalation(Model):
     escalation, or both.
     """
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     after: Optional[Union[str, int]] = _field(default=None, metadata={"json": 'after', "type": 'any', "required": True, "nullable": False})
     to: Optional[List[str]] = _field(default=None, metadata={"json": 'to', "type": '[any]', "required": True, "nullable": False})
 
@@ -1720,7 +1720,7 @@ class RuleCreateEscalation(Model):
 class SentRecipientsItem(Model):
     """Schema Sent.recipientsItem."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     admitted: Optional[bool] = _field(default=None, metadata={"json": 'admitted', "type": 'any', "required": True, "nullable": False})
     email: Optional[str] = _field(default=None, metadata={"json": 'email', "type": 'any', "required": True, "nullable": False})
     kind: Optional[str] = _field(default=None, metadata={"json": 'kind', "type": 'any', "required": True, "nullable": False})
@@ -1731,7 +1731,7 @@ class SentRecipientsItem(Model):
 class SigningKeySetKeysItem(Model):
     """Schema SigningKeySet.keysItem."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     alg: Optional[str] = _field(default=None, metadata={"json": 'alg', "type": 'any', "required": True, "nullable": False})
     created_at: Optional[str] = _field(default=None, metadata={"json": 'createdAt', "type": 'any', "required": True, "nullable": False})
     crv: Optional[str] = _field(default=None, metadata={"json": 'crv', "type": 'any', "required": True, "nullable": False})
@@ -1746,7 +1746,7 @@ class SigningKeySetKeysItem(Model):
 class SlackManifestOauthConfig(Model):
     """Schema SlackManifest.oauth_config."""
 
-    _closed = False  # the schema allows no other properties
+    _closed = False  # whether the schema refuses other properties
     scopes: Optional[SlackManifestOauthConfigScopes] = _field(default=None, metadata={"json": 'scopes', "type": 'SlackManifestOauthConfigScopes', "required": True, "nullable": False})
 
 
@@ -1754,7 +1754,7 @@ class SlackManifestOauthConfig(Model):
 class SlackManifestSettings(Model):
     """Schema SlackManifest.settings."""
 
-    _closed = False  # the schema allows no other properties
+    _closed = False  # whether the schema refuses other properties
     interactivity: Optional[SlackManifestSettingsInteractivity] = _field(default=None, metadata={"json": 'interactivity', "type": 'SlackManifestSettingsInteractivity', "required": True, "nullable": False})
 
 
@@ -1762,7 +1762,7 @@ class SlackManifestSettings(Model):
 class TeamMembersItem(Model):
     """Schema Team.membersItem."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     email: Optional[str] = _field(default=None, metadata={"json": 'email', "type": 'any', "required": True, "nullable": False})
     id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": True, "nullable": False})
     name: Optional[str] = _field(default=None, metadata={"json": 'name', "type": 'any', "required": True, "nullable": False})
@@ -1774,7 +1774,7 @@ class ThreadAnchor(Model):
     version lost it (last found in `version`); none: no quote.
     """
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     state: Optional[str] = _field(default=None, metadata={"json": 'state', "type": 'any', "required": True, "nullable": False})
     version: Optional[int] = _field(default=None, metadata={"json": 'version', "type": 'any', "required": True, "nullable": True})
 
@@ -1783,7 +1783,7 @@ class ThreadAnchor(Model):
 class ThreadResolution(Model):
     """Schema Thread.resolution."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     at: Optional[str] = _field(default=None, metadata={"json": 'at', "type": 'any', "required": True, "nullable": False})
     by: Optional[ThreadAuthor] = _field(default=None, metadata={"json": 'by', "type": 'ThreadAuthor', "required": True, "nullable": False})
     note: Optional[str] = _field(default=None, metadata={"json": 'note', "type": 'any', "required": True, "nullable": False})
@@ -1793,7 +1793,7 @@ class ThreadResolution(Model):
 class VerdictReviewer(Model):
     """Schema Verdict.reviewer."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     email: Optional[str] = _field(default=None, metadata={"json": 'email', "type": 'any', "required": True, "nullable": False})
     id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": True, "nullable": False})
     name: Optional[str] = _field(default=None, metadata={"json": 'name', "type": 'any', "required": True, "nullable": False})
@@ -1803,7 +1803,7 @@ class VerdictReviewer(Model):
 class EvidenceDigestChainHead(Model):
     """Schema EvidenceDigest.chainHead."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     hash: Optional[str] = _field(default=None, metadata={"json": 'hash', "type": 'any', "required": True, "nullable": False})
     position: Optional[int] = _field(default=None, metadata={"json": 'position', "type": 'any', "required": True, "nullable": False})
 
@@ -1812,7 +1812,7 @@ class EvidenceDigestChainHead(Model):
 class EvidenceRequestsItemVersionsItem(Model):
     """Schema EvidenceRequestsItem.versionsItem."""
 
-    _closed = True  # the schema allows no other properties
+    _closed = True  # whether the schema refuses other properties
     files: Optional[List[Dict[str, Any]]] = _field(default=None, metadata={"json": 'files', "type": '[any]', "required": True, "nullable": False})
     status: Optional[str] = _field(default=None, metadata={"json": 'status', "type": 'any', "required": True, "nullable": False})
     version: Optional[int] = _field(default=None, metadata={"json": 'version', "type": 'any', "required": True, "nullable": False})
@@ -1822,7 +1822,7 @@ class EvidenceRequestsItemVersionsItem(Model):
 class SlackManifestOauthConfigScopes(Model):
     """Schema SlackManifestOauthConfig.scopes."""
 
-    _closed = False  # the schema allows no other properties
+    _closed = False  # whether the schema refuses other properties
     bot: Optional[List[str]] = _field(default=None, metadata={"json": 'bot', "type": '[any]', "required": True, "nullable": False})
 
 
@@ -1830,7 +1830,7 @@ class SlackManifestOauthConfigScopes(Model):
 class SlackManifestSettingsInteractivity(Model):
     """Schema SlackManifestSettings.interactivity."""
 
-    _closed = False  # the schema allows no other properties
+    _closed = False  # whether the schema refuses other properties
     is_enabled: Optional[bool] = _field(default=None, metadata={"json": 'is_enabled', "type": 'any', "required": True, "nullable": False})
     request_url: Optional[str] = _field(default=None, metadata={"json": 'request_url', "type": 'any', "required": True, "nullable": False})
 

@@ -178,7 +178,7 @@ class Generator:
             lines += ["    " + w for w in wrapped[1:]]
             lines.append('    """')
         lines.append("")
-        lines.append("    _closed = %s  # the schema allows no other properties" % self.closed[cls])
+        lines.append("    _closed = %s  # whether the schema refuses other properties" % self.closed[cls])
         for prop in props:  # the document's order
             schema = props[prop]
             desc, hint = self.descriptor(schema, cls, prop)
