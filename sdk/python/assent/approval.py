@@ -1,0 +1,113 @@
+"""require_approval: run a function only after a person approved its input."""
+
+import functools
+import inspect
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, TypeVar, Union
+
+from .client import Client, Duration
+from .errors import AssentError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class ApprovalDenied(Exception):
+    """The approval settled otherwise than approved (rejected, expired or
+    cancelled); approval is its last read."""
+
+    def __init__(self, approval: Any):
+        note = getattr(approval, "note", None)
+        super().__init__("approval %s was %s%s" % (approval.id, approval.status, ": " + note if note else ""))
+        self.approval = approval
+        self.status = approval.status
+
+
+def require_approval(title: Union[str, Callable[[Dict[str, Any]], str]], *, editable_fields: Optional[Sequence[str]] = None,
+                     risk: Optional[str] = None, approvers: Optional[Sequence[str]] = None, description: Optional[str] = None,
+                     action: Optional[str] = None, client: Optional[Client] = None, timeout: Duration = 3600,
+                     **fields: Any) -> Callable[[F], F]:
+    """Decorate a function so that each call first asks a person.
+
+    The call's arguments, by parameter name, are the approval's input (they
+    must be JSON values). The function runs only once the approval is
+    approved, with the approved input (the approver's corrections to
+    editable_fields applied), and only if its decision token verifies
+    against that input for the caller's organisation; otherwise it raises
+    ApprovalDenied, DecisionTokenError or WaitTimeout and does not run.
+
+    title may be a format string over the arguments ("Refund {order}") or
+    a function of them. With action, the call goes through the action gate
+    (POST /api/v1/gate) first: an allowed check runs at once with the
+    input as given, a denied one raises AssentError gate_denied, and one
+    that needs a person waits for the approval it raised. client defaults
+    to assent.Client() from the environment.
+    """
+
+    def decorate(fn: F) -> F:
+        signature = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            c = client or Client()
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            proposed = _arguments(signature, bound.arguments)
+            approval = None
+            if action is not None:
+                answer = c.gate.check(action, proposed)
+                if answer.decision == "allowed":
+                    c.verify_decision_token(answer.decision_token, proposed, action=action)
+                    return _call(fn, signature, bound.arguments, proposed)
+                approval = answer.approval
+            if approval is None:
+                text = title(proposed) if callable(title) else title.format(**proposed)
+                approval = c.approvals.create(text, proposed, editable_fields=list(editable_fields) if editable_fields else None,
+                                              risk=risk, approvers=list(approvers) if approvers else None,
+                                              description=description, **fields)
+            settled = c.approvals.wait(approval.id, timeout)
+            if settled.status != "approved":
+                raise ApprovalDenied(settled)
+            approved = settled.approved_input if settled.approved_input is not None else {}
+            if not settled.decision_token:
+                raise AssentError(0, "no_decision_token", "approval %s carries no decision token; the instance issues none "
+                                  "without ASSENT_BASE_URL" % settled.id)
+            c.verify_decision_token(settled.decision_token, approved, action=action)
+            return _call(fn, signature, bound.arguments, approved)
+
+        run.__wrapped__ = fn  # type: ignore[attr-defined]
+        return run  # type: ignore[return-value]
+
+    return decorate
+
+
+def _arguments(signature: inspect.Signature, arguments: Mapping[str, Any]) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    for name, value in arguments.items():
+        kind = signature.parameters[name].kind
+        if kind == inspect.Parameter.VAR_KEYWORD:
+            out.update(value)
+        elif kind == inspect.Parameter.VAR_POSITIONAL:
+            if value:
+                raise TypeError("require_approval cannot name *%s in the input; give the arguments names" % name)
+        else:
+            out[name] = value
+    return out
+
+
+def _call(fn: Callable[..., Any], signature: inspect.Signature, original: Mapping[str, Any], approved: Mapping[str, Any]) -> Any:
+    """Call fn with the approved values in place of the proposed ones; an
+    argument the approval left out keeps no value of its own."""
+    kwargs: Dict[str, Any] = {}
+    extra: Dict[str, Any] = dict(approved)
+    for name, param in signature.parameters.items():
+        if param.kind == inspect.Parameter.VAR_POSITIONAL:
+            continue
+        if param.kind == inspect.Parameter.VAR_KEYWORD:
+            continue
+        if name in approved:
+            kwargs[name] = extra.pop(name)
+    var_kw = any(p.kind == inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values())
+    if var_kw:
+        kwargs.update(extra)
+    positional_only = [n for n, p in signature.parameters.items() if p.kind == inspect.Parameter.POSITIONAL_ONLY]
+    args = [kwargs.pop(n) for n in positional_only if n in kwargs]
+    return fn(*args, **kwargs)
