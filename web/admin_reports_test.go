@@ -8,13 +8,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/server/temporaltest"
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/blobstore"
 	"github.com/assent-hq/assent/internal/publishscan"
 	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/internal/testenv/temporalenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/worker"
@@ -27,18 +27,14 @@ import (
 func TestAdminReleasesAndDeclinesHeldVersions(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
-		ts := temporaltest.NewServer(temporaltest.WithT(t))
-		tc := ts.GetDefaultClient()
-		require.NoError(t, worker.RegisterSearchAttributes(ctx, tc, ts.GetDefaultNamespace()))
+		tc := temporalenv.Client(t)
 		blobs, err := blobstore.Open(ctx, "", t.TempDir())
 		require.NoError(t, err)
 		scanner, err := publishscan.New()
 		require.NoError(t, err)
 		s := adminSiteWith(t, db, app.Deps{Temporal: tc, Blobs: blobs, Scanner: scanner})
 		store, rep := s.store, s.services.Reports
-		w := worker.New(tc, worker.Deps{Store: store, BaseURL: s.url})
-		require.NoError(t, w.Start())
-		t.Cleanup(w.Stop)
+		temporalenv.Run(t, tc, worker.Deps{Store: store, BaseURL: s.url})
 
 		_, agentKey, err := store.CreateKey(ctx, s.org.ID, "agent", models.KeyAgent, []string{"reports:write"})
 		require.NoError(t, err)

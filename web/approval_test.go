@@ -10,11 +10,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/server/temporaltest"
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/internal/testenv/temporalenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/web"
 	"github.com/assent-hq/assent/worker"
@@ -23,16 +23,12 @@ import (
 // decidingSite is the pages with Temporal and the worker behind them, so
 // decisions run the approval's workflow.
 func decidingSite(t *testing.T, db *gorm.DB) *site {
-	ts := temporaltest.NewServer(temporaltest.WithT(t))
-	tc := ts.GetDefaultClient()
-	require.NoError(t, worker.RegisterSearchAttributes(context.Background(), tc, ts.GetDefaultNamespace()))
+	tc := temporalenv.Client(t)
 	store := models.NewStore(db, testenv.Keys())
 	s := newSiteWith(t, store, web.Deps{}, app.Deps{Temporal: tc})
 	s.temporal = tc
 	// The worker emails approvers into the site's mailbox, with links to it.
-	w := worker.New(tc, worker.Deps{Store: store, BaseURL: s.url, Mailer: s.mailbox})
-	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
+	temporalenv.Run(t, tc, worker.Deps{Store: store, BaseURL: s.url, Mailer: s.mailbox})
 	return s
 }
 

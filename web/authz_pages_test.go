@@ -18,7 +18,6 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/server/temporaltest"
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/api"
@@ -30,6 +29,7 @@ import (
 	"github.com/assent-hq/assent/internal/pushtest"
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/internal/testenv/temporalenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reportsite"
 	"github.com/assent-hq/assent/web"
@@ -360,9 +360,7 @@ type pagesEnv struct {
 func newPagesEnv(t *testing.T, db *gorm.DB) *pagesEnv {
 	t.Helper()
 	ctx := context.Background()
-	ts := temporaltest.NewServer(temporaltest.WithT(t))
-	tc := ts.GetDefaultClient()
-	require.NoError(t, worker.RegisterSearchAttributes(ctx, tc, ts.GetDefaultNamespace()))
+	tc := temporalenv.Client(t)
 	store := models.NewStore(db, testenv.Keys())
 	var handler http.Handler
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
@@ -387,9 +385,7 @@ func newPagesEnv(t *testing.T, db *gorm.DB) *pagesEnv {
 	s.transport = &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
 	}}
-	w := worker.New(tc, worker.Deps{Store: store, BaseURL: srv.URL, Mailer: s.mailbox, NetPolicy: policy})
-	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
+	temporalenv.Run(t, tc, worker.Deps{Store: store, BaseURL: srv.URL, Mailer: s.mailbox, NetPolicy: policy})
 
 	e := &pagesEnv{site: s, ctx: ctx, push: pushtest.New(t), browsers: map[string]*browser{}, csrf: map[string]string{},
 		kept: map[pageResource]pageTarget{},

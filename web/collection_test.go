@@ -9,13 +9,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/server/temporaltest"
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/questions"
 	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/internal/testenv/temporalenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/web"
 	"github.com/assent-hq/assent/worker"
@@ -24,14 +24,10 @@ import (
 // answeringSite is the pages with Temporal and the worker behind them, so
 // replies run the collection's workflow.
 func answeringSite(t *testing.T, db *gorm.DB) (*site, *collections.Service) {
-	ts := temporaltest.NewServer(temporaltest.WithT(t))
-	tc := ts.GetDefaultClient()
-	require.NoError(t, worker.RegisterSearchAttributes(context.Background(), tc, ts.GetDefaultNamespace()))
+	tc := temporalenv.Client(t)
 	store := models.NewStore(db, testenv.Keys())
 	s := newSiteWith(t, store, web.Deps{}, app.Deps{Temporal: tc})
-	w := worker.New(tc, worker.Deps{Store: store, BaseURL: s.url, Mailer: s.mailbox})
-	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
+	temporalenv.Run(t, tc, worker.Deps{Store: store, BaseURL: s.url, Mailer: s.mailbox})
 	return s, s.services.Collections
 }
 

@@ -11,13 +11,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/server/temporaltest"
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/comments"
 	"github.com/assent-hq/assent/internal/bundle"
 	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/internal/testenv/temporalenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/reviews"
@@ -27,13 +27,9 @@ import (
 // newReviewingSite is the reading site with Temporal, the worker and the
 // reviews service behind the pages, so verdicts run the review's workflow.
 func newReviewingSite(t *testing.T, db *gorm.DB) (*readingSite, *reviews.Service) {
-	ts := temporaltest.NewServer(temporaltest.WithT(t))
-	tc := ts.GetDefaultClient()
-	require.NoError(t, worker.RegisterSearchAttributes(context.Background(), tc, ts.GetDefaultNamespace()))
+	tc := temporalenv.Client(t)
 	s := newReadingSite(t, db, func(d *app.Deps) { d.Temporal = tc })
-	w := worker.New(tc, worker.Deps{Store: s.store, BaseURL: s.url, Mailer: s.mailbox})
-	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
+	temporalenv.Run(t, tc, worker.Deps{Store: s.store, BaseURL: s.url, Mailer: s.mailbox})
 	return s, s.services.Reviews
 }
 
