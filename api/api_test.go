@@ -93,7 +93,7 @@ func newFixtureWith(t *testing.T, db *gorm.DB, tc client.Client, policy ...*netg
 		f.built.NetPolicy = policy[0]
 	}
 	f.services = app.Build(f.built)
-	f.srv = httptest.NewServer(api.New(api.Deps{Store: s, Temporal: tc, Logger: quiet, BaseURL: "http://assent.test", Services: f.services}))
+	f.srv = httptest.NewServer(api.New(api.Deps{Logger: quiet, BaseURL: "http://assent.test", Services: f.services}))
 	t.Cleanup(f.srv.Close)
 	return f
 }
@@ -437,7 +437,7 @@ func TestReadyzChecksTemporal(t *testing.T) {
 	ts := temporaltest.NewServer(temporaltest.WithT(t))
 	db := testenv.OpenDB(t, "sqlite")
 	store, tc := models.NewStore(db, testenv.Keys()), ts.GetDefaultClient()
-	srv := httptest.NewServer(api.New(api.Deps{Store: store, Temporal: tc, Logger: quiet,
+	srv := httptest.NewServer(api.New(api.Deps{Logger: quiet,
 		Services: app.Build(app.Deps{Store: store, Temporal: tc, Logger: quiet})}))
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/readyz")

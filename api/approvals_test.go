@@ -553,7 +553,7 @@ func TestRetryAfterCrashResumes(t *testing.T) {
 		s := newStack(t, db)
 		dying := s.built
 		dying.Temporal = crashingStart{s.tc}
-		crashed := httptest.NewServer(api.New(api.Deps{Store: s.store, Temporal: dying.Temporal,
+		crashed := httptest.NewServer(api.New(api.Deps{
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), BaseURL: "http://assent.test", Services: app.Build(dying)}))
 		defer crashed.Close()
 		body := `{"title":"Pay","approvers":["cy@example.com"]}`

@@ -21,7 +21,7 @@ func (h *handlers) authenticate(c *gin.Context) {
 		// Most often the key itself, sent without its scheme.
 		err = apperr.New(apperr.Unauthorized, `the Authorization header must be "Bearer " followed by the key`)
 	} else {
-		p, err = h.store.Authenticate(c.Request.Context(), strings.TrimSpace(secret))
+		p, err = h.accounts.Authenticate(c.Request.Context(), strings.TrimSpace(secret))
 	}
 	if err != nil {
 		c.Header("WWW-Authenticate", `Bearer realm="assent"`)

@@ -319,7 +319,7 @@ var routeParam = regexp.MustCompile(`:[A-Za-z]+`)
 // serve, or when a row cannot be read.
 func TestAuthzMatrixCoversEveryRoute(t *testing.T) {
 	store := models.NewStore(testenv.OpenDB(t, "sqlite"), testenv.Keys())
-	h := api.New(api.Deps{Store: store, Logger: quiet, Services: app.Build(app.Deps{Store: store, Logger: quiet})})
+	h := api.New(api.Deps{Logger: quiet, Services: app.Build(app.Deps{Store: store, Logger: quiet})})
 	engine, ok := h.(*gin.Engine)
 	require.True(t, ok, "api.New must return the *gin.Engine so its routes can be listed")
 

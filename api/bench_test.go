@@ -94,7 +94,7 @@ func newBenchStackWith(b *testing.B, kind string, policy *netguard.Policy) *benc
 	w := worker.New(tc, worker.Deps{Store: store, BaseURL: "http://assent.test", Logger: quiet, NetPolicy: policy})
 	require.NoError(b, w.Start())
 	b.Cleanup(w.Stop)
-	srv := httptest.NewServer(api.New(api.Deps{Store: store, Temporal: tc, Logger: quiet, BaseURL: "http://assent.test",
+	srv := httptest.NewServer(api.New(api.Deps{Logger: quiet, BaseURL: "http://assent.test",
 		Services: app.Build(publishing(b, app.Deps{Store: store, Temporal: tc, Logger: quiet, NetPolicy: policy}))}))
 	b.Cleanup(srv.Close)
 	// Enough idle connections for every client: agents keep theirs alive,

@@ -1,14 +1,9 @@
 package api
 
 import (
-	"context"
 	"net/http"
-	"time"
 
 	"github.com/gin-gonic/gin"
-	"go.temporal.io/sdk/client"
-
-	"github.com/assent-hq/assent/models"
 )
 
 // healthz says the process is up; it checks nothing else.
@@ -18,24 +13,10 @@ func (h *handlers) healthz(c *gin.Context) {
 
 // readyz checks the database and Temporal and names what is down.
 func (h *handlers) readyz(c *gin.Context) {
-	ctx, cancel := context.WithTimeout(c.Request.Context(), 3*time.Second)
-	defer cancel()
-	checks := map[string]string{"database": "ok", "temporal": "ok"}
-	ready := true
-	if err := models.Ping(ctx, h.store.DB()); err != nil {
-		checks["database"] = "down: " + err.Error()
-		ready = false
-	}
-	if h.temporal == nil {
-		checks["temporal"] = "down: no client configured"
-		ready = false
-	} else if _, err := h.temporal.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
-		checks["temporal"] = "down: " + err.Error()
-		ready = false
-	}
-	if !ready {
-		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "checks": checks})
+	r := h.instance.Ready(c.Request.Context())
+	if !r.Ready {
+		c.JSON(http.StatusServiceUnavailable, gin.H{"status": "unavailable", "checks": r.Checks})
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"status": "ready", "checks": checks})
+	c.JSON(http.StatusOK, gin.H{"status": "ready", "checks": r.Checks})
 }

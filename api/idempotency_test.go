@@ -17,6 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/accounts"
+	"github.com/assent-hq/assent/idempotency"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 )
@@ -123,5 +125,6 @@ func idempotencyHarness(t *testing.T, db *gorm.DB) (*handlers, string) {
 	require.NoError(t, err)
 	_, key, err := store.CreateKey(ctx, org.ID, "a", models.KeyAgent, []string{"approvals:write"})
 	require.NoError(t, err)
-	return &handlers{store: store, log: slog.New(slog.NewTextHandler(io.Discard, nil))}, key
+	return &handlers{accounts: accounts.New(store), idempotency: idempotency.New(store),
+		log: slog.New(slog.NewTextHandler(io.Discard, nil))}, key
 }

@@ -486,7 +486,7 @@ func TestUnencodedSlugLogsOnce(t *testing.T) {
 	require.NoError(t, err)
 	_, key, err := s.CreateKey(ctx, org.ID, "agent", models.KeyAgent, []string{"reports:read", "reports:write"})
 	require.NoError(t, err)
-	srv := httptest.NewServer(api.New(api.Deps{Store: s, Logger: log, BaseURL: "http://assent.test",
+	srv := httptest.NewServer(api.New(api.Deps{Logger: log, BaseURL: "http://assent.test",
 		Services: app.Build(publishing(t, app.Deps{Store: s, Logger: log}))}))
 	defer srv.Close()
 	f := &fixture{srv: srv}

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"go.temporal.io/sdk/client"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/approvals"
@@ -21,6 +21,8 @@ import (
 	"github.com/assent-hq/assent/evidence"
 	"github.com/assent-hq/assent/flows"
 	"github.com/assent-hq/assent/gate"
+	"github.com/assent-hq/assent/idempotency"
+	"github.com/assent-hq/assent/instance"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/logging"
@@ -35,9 +37,7 @@ import (
 
 // Deps are what the handlers need.
 type Deps struct {
-	Store    *models.Store
-	Temporal client.Client
-	Logger   *slog.Logger
+	Logger *slog.Logger
 	// BaseURL is the public address of the API and pages.
 	BaseURL string
 	// Mount adds routes outside /api/v1, such as the dev mailbox.
@@ -55,8 +55,6 @@ type Deps struct {
 }
 
 type handlers struct {
-	store       *models.Store
-	temporal    client.Client
 	log         *slog.Logger
 	baseURL     string
 	approvals   *approvals.Service
@@ -70,6 +68,9 @@ type handlers struct {
 	flows       *flows.Service
 	admin       *admin.Service
 	slack       *slackapp.Service
+	accounts    *accounts.Service
+	idempotency *idempotency.Service
+	instance    *instance.Service
 	longPolls   *ratelimit.Slots
 }
 
@@ -79,9 +80,10 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 func New(d Deps) http.Handler {
 	d.Services.Require("api")
 	svc := d.Services
-	h := &handlers{store: d.Store, temporal: d.Temporal, log: d.Logger, baseURL: d.BaseURL,
+	h := &handlers{log: d.Logger, baseURL: d.BaseURL,
 		approvals: svc.Approvals, collections: svc.Collections, reports: svc.Reports, reviews: svc.Reviews, comments: svc.Comments,
-		evidence: svc.Evidence, gate: svc.Gate, webhooks: svc.Webhooks, flows: svc.Flows, admin: svc.Admin, slack: svc.Slack}
+		evidence: svc.Evidence, gate: svc.Gate, webhooks: svc.Webhooks, flows: svc.Flows, admin: svc.Admin, slack: svc.Slack,
+		accounts: svc.Accounts, idempotency: svc.Idempotency, instance: svc.Instance}
 	if h.longPolls = d.LongPolls; h.longPolls == nil {
 		h.longPolls = ratelimit.NewSlots(config.DefaultLongPollsPerKey, config.DefaultLongPolls)
 	}

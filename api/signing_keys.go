@@ -34,16 +34,10 @@ type signingJWK struct {
 }
 
 // keySet lists every key of the family, retired ones included, as a JWK
-// set; the instance's first key of the family is made here if none exists
-// yet.
+// set (instance.Service.KeySet).
 func (h *handlers) keySet(f models.KeyFamily) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		ctx := c.Request.Context()
-		if _, _, err := h.store.ActiveSigningKey(ctx, f); err != nil {
-			fail(c, err)
-			return
-		}
-		keys, err := h.store.SigningKeys(ctx, f)
+		keys, err := h.instance.KeySet(c.Request.Context(), f)
 		if err != nil {
 			fail(c, err)
 			return

@@ -9,9 +9,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/bodyread"
-	"github.com/assent-hq/assent/slackapp"
 )
 
 // The organisation's Slack app: its settings (admin), its manifest, and
@@ -27,7 +27,7 @@ func (h *handlers) getSlack(c *gin.Context) {
 }
 
 func (h *handlers) putSlack(c *gin.Context) {
-	var in slackapp.Settings
+	var in admin.SlackSettings
 	if err := bind(c, &in); err != nil {
 		fail(c, err)
 		return

@@ -51,7 +51,7 @@ func newSlackStack(t *testing.T, db *gorm.DB) *slackStack {
 	// The API's Slack app calls the fake; the stack's was built before it.
 	built := s.built
 	built.SlackAPIURL = fake.APIURL()
-	srv := httptest.NewServer(api.New(api.Deps{Store: s.store, Temporal: tc, Logger: quiet, BaseURL: "http://assent.test",
+	srv := httptest.NewServer(api.New(api.Deps{Logger: quiet, BaseURL: "http://assent.test",
 		Services: app.Build(built)}))
 	t.Cleanup(srv.Close)
 	s.srv = srv

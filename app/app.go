@@ -12,6 +12,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
@@ -19,10 +20,13 @@ import (
 	"github.com/assent-hq/assent/evidence"
 	"github.com/assent-hq/assent/flows"
 	"github.com/assent-hq/assent/gate"
+	"github.com/assent-hq/assent/idempotency"
+	"github.com/assent-hq/assent/instance"
 	"github.com/assent-hq/assent/internal/blobstore"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/publishscan"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/push"
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/reviews"
@@ -65,9 +69,11 @@ type Services struct {
 	Flows       *flows.Service
 	Admin       *admin.Service
 	Slack       *slackapp.Service
-	// NetPolicy is the policy the services were built with, never nil;
-	// the pages hold browsers' push subscriptions to it too.
-	NetPolicy *netguard.Policy
+	Accounts    *accounts.Service
+	Push        *push.Service
+	Idempotency *idempotency.Service
+	Instance    *instance.Service
+	History     *requests.History
 }
 
 // Build builds every service from d.
@@ -82,6 +88,8 @@ func Build(d Deps) *Services {
 	col := collections.New(collections.Deps{Store: d.Store, Temporal: d.Temporal, Logger: d.Logger, NetPolicy: d.NetPolicy})
 	rep := reports.New(reports.Deps{Store: d.Store, Temporal: d.Temporal, Blobs: d.Blobs, Scanner: d.Scanner, Logger: d.Logger, BaseURL: d.BaseURL})
 	rev := reviews.New(requests.Deps{Store: d.Store, Temporal: d.Temporal, Logger: d.Logger, NetPolicy: d.NetPolicy}, rep)
+	adm := admin.New(d.Store, a).WithRespondents(col).WithReviewers(rev)
+	acc := accounts.New(d.Store)
 	return &Services{
 		Approvals:   a,
 		Collections: col,
@@ -92,10 +100,14 @@ func Build(d Deps) *Services {
 		Gate:        gate.New(d.Store, a, d.Logger, d.BaseURL),
 		Webhooks:    webhooks.New(d.Store, d.NetPolicy, d.BaseURL),
 		Flows:       flows.New(d.Store, d.BaseURL),
-		Admin:       admin.New(d.Store, a).WithRespondents(col).WithReviewers(rev),
-		Slack: slackapp.New(slackapp.Deps{Store: d.Store, Approvals: a, BaseURL: d.BaseURL, APIURL: d.SlackAPIURL,
+		Admin:       adm,
+		Slack: slackapp.New(slackapp.Deps{Admin: adm, Accounts: acc, Approvals: a, BaseURL: d.BaseURL, APIURL: d.SlackAPIURL,
 			NetPolicy: d.NetPolicy, Logger: d.Logger}),
-		NetPolicy: d.NetPolicy,
+		Accounts:    acc,
+		Push:        push.New(d.Store, d.NetPolicy),
+		Idempotency: idempotency.New(d.Store),
+		Instance:    instance.New(d.Store, d.Temporal),
+		History:     requests.NewHistory(d.Store),
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/assent-hq/assent/app"
-	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 )
@@ -18,7 +17,6 @@ func TestBuildSetsEveryService(t *testing.T) {
 	store := models.NewStore(testenv.OpenDB(t, "sqlite"), testenv.Keys())
 	svc := app.Build(app.Deps{Store: store})
 	assert.NotPanics(t, func() { svc.Require("test") })
-	assert.Same(t, netguard.Public, svc.NetPolicy)
 
 	lacking := *svc
 	lacking.Reviews = nil

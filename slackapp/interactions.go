@@ -73,7 +73,7 @@ func (s *Service) Interact(ctx context.Context, header http.Header, body []byte)
 	if org == "" {
 		return Reply{Status: http.StatusBadRequest}
 	}
-	app, err := s.store.SlackIntegration(ctx, org)
+	app, err := s.admin.SlackApp(ctx, org)
 	switch {
 	case apperr.Is(err, apperr.NotFound):
 		return Reply{Status: http.StatusUnauthorized} // nothing to verify it with
@@ -274,7 +274,7 @@ func (s *Service) member(ctx context.Context, app *models.SlackIntegration, user
 	case u.email == "":
 		return models.Actor{}, "Slack did not share your email with Assent (the app needs the users:read.email scope), so Assent cannot tell who you are."
 	}
-	m, err := s.store.ActiveMemberByEmail(ctx, app.OrganizationID, u.email)
+	m, err := s.accounts.ActiveMemberByEmail(ctx, app.OrganizationID, u.email)
 	if apperr.Is(err, apperr.NotFound) {
 		return models.Actor{}, unknown
 	}

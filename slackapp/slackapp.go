@@ -1,26 +1,28 @@
 // Package slackapp is an organisation's own Slack app: the settings an
 // administrator stores (signing secret and bot token, sealed; the channel
-// approval requests are posted to), the manifest that sets the app up,
-// and the clicks on an approval message's Approve and Reject, which it
-// verifies, maps to a member and decides through the approvals service,
-// like the page and the REST API. It is the one code path behind the
-// admin API, the admin page and the interactions endpoint.
+// approval requests are posted to), shown as administrators see them and
+// kept through the admin service, which checks them; the manifest that
+// sets the app up; and the clicks on an approval message's Approve and
+// Reject, which it verifies, maps to a member (through accounts) and
+// decides through the approvals service, like the page and the REST API.
+// It is the one code path behind the admin API, the admin page and the
+// interactions endpoint, and reads or writes nothing itself.
 package slackapp
 
 import (
 	"context"
 	"log/slog"
 	"net/http"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/assent-hq/assent/accounts"
+	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/outbound"
-	"github.com/assent-hq/assent/internal/validate"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/wire"
 )
@@ -31,7 +33,10 @@ const InteractionsPath = "/integrations/slack/interactions"
 
 // Deps are what the service needs.
 type Deps struct {
-	Store     *models.Store
+	// Admin keeps the app's settings; Accounts matches a clicker to a
+	// member; Approvals decides.
+	Admin     *admin.Service
+	Accounts  *accounts.Service
 	Approvals *approvals.Service
 	// BaseURL is this instance's public address: the manifest's request
 	// URL and the messages' links start with it.
@@ -47,7 +52,8 @@ type Deps struct {
 
 // Service is the organisation's Slack app.
 type Service struct {
-	store     *models.Store
+	admin     *admin.Service
+	accounts  *accounts.Service
 	approvals *approvals.Service
 	baseURL   string
 	apiURL    string
@@ -66,62 +72,17 @@ func New(d Deps) *Service {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Service{store: d.Store, approvals: d.Approvals, baseURL: strings.TrimSuffix(d.BaseURL, "/"), apiURL: d.APIURL,
+	return &Service{admin: d.Admin, accounts: d.Accounts, approvals: d.Approvals, baseURL: strings.TrimSuffix(d.BaseURL, "/"), apiURL: d.APIURL,
 		http: outbound.NewClient(policy), log: log, users: newUserCache(userCacheTTL)}
 }
 
 // InteractionsURL is this instance's interactivity request URL.
 func (s *Service) InteractionsURL() string { return s.baseURL + InteractionsPath }
 
-// Settings is what an administrator sets; a nil field is kept, an empty
-// one unsets it. Its tags are the limits for the REST body and the page's
-// form alike.
-type Settings struct {
-	// SigningSecret is the app's signing secret (Basic Information, App
-	// Credentials).
-	SigningSecret *string `json:"signingSecret" validate:"omitempty,max=200"`
-	// BotToken is the app's Bot User OAuth Token, xoxb-….
-	BotToken *string `json:"botToken" validate:"omitempty,max=400"`
-	// Channel is where approval requests are posted: a channel id such as
-	// C0123ABCD (or a name); empty posts none.
-	Channel *string `json:"channel" validate:"omitempty,max=80"`
-}
-
-var (
-	secretForm  = regexp.MustCompile(`^[A-Za-z0-9]{16,200}$`)
-	tokenForm   = regexp.MustCompile(`^xoxb-[A-Za-z0-9-]{10,395}$`)
-	channelForm = regexp.MustCompile(`^(#?[a-z0-9][a-z0-9._-]{0,79}|[CG][A-Z0-9]{2,40})$`)
-)
-
-// check refuses a value Slack never issues, naming the field.
-func (in *Settings) check() error {
-	if err := validate.Struct(in); err != nil {
-		return err
-	}
-	for _, f := range []struct {
-		name, hint string
-		v          *string
-		form       *regexp.Regexp
-	}{
-		{"signingSecret", "the app's signing secret: letters and digits, from Basic Information", in.SigningSecret, secretForm},
-		{"botToken", "a bot token, xoxb-…, from OAuth & Permissions", in.BotToken, tokenForm},
-		{"channel", "a channel id such as C0123ABCD, or a channel name", in.Channel, channelForm},
-	} {
-		if f.v == nil {
-			continue
-		}
-		*f.v = strings.TrimSpace(*f.v)
-		if *f.v != "" && !f.form.MatchString(*f.v) {
-			return apperr.Field(apperr.InvalidRequest, f.name, "%s must be %s", f.name, f.hint)
-		}
-	}
-	return nil
-}
-
 // Get returns the organisation's Slack app as administrators see it; one
 // not connected reads as connected false.
 func (s *Service) Get(ctx context.Context, orgID string) (wire.SlackIntegration, error) {
-	in, err := s.store.SlackIntegration(ctx, orgID)
+	in, err := s.admin.SlackApp(ctx, orgID)
 	if apperr.Is(err, apperr.NotFound) {
 		return wire.NewSlackIntegration(nil, s.InteractionsURL()), nil
 	}
@@ -133,12 +94,8 @@ func (s *Service) Get(ctx context.Context, orgID string) (wire.SlackIntegration,
 
 // Save connects the organisation's Slack app or changes it. The secrets
 // are sealed at rest and never shown again, only whether each is set.
-func (s *Service) Save(ctx context.Context, orgID string, by models.Actor, in Settings) (wire.SlackIntegration, error) {
-	if err := in.check(); err != nil {
-		return wire.SlackIntegration{}, err
-	}
-	saved, err := s.store.PutSlackIntegration(ctx, orgID, by.ID, models.SlackChange{SigningSecret: in.SigningSecret,
-		BotToken: in.BotToken, Channel: in.Channel})
+func (s *Service) Save(ctx context.Context, orgID string, by models.Actor, in admin.SlackSettings) (wire.SlackIntegration, error) {
+	saved, err := s.admin.SaveSlackApp(ctx, orgID, by, in)
 	if err != nil {
 		return wire.SlackIntegration{}, err
 	}
@@ -149,7 +106,7 @@ func (s *Service) Save(ctx context.Context, orgID string, by models.Actor, in Se
 // messages keep their link button only, and clicks on earlier buttons
 // are refused (nothing can verify them).
 func (s *Service) Disconnect(ctx context.Context, orgID string) error {
-	return s.store.DeleteSlackIntegration(ctx, orgID)
+	return s.admin.DisconnectSlackApp(ctx, orgID)
 }
 
 // userCacheTTL is how long a Slack user's users.info answer is used: a

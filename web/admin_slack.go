@@ -6,7 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/assent-hq/assent/slackapp"
+	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/wire"
 )
 
@@ -48,7 +48,7 @@ func (p *Pages) showSlack(c *gin.Context, status int, prob *formProblem, form *s
 // the API: a secret field left empty keeps the stored secret.
 func (p *Pages) saveSlack(c *gin.Context) {
 	form := slackForm{Channel: c.PostForm("channel")}
-	var in slackapp.Settings
+	var in admin.SlackSettings
 	for _, f := range []struct {
 		name string
 		to   **string

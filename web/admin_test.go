@@ -360,7 +360,7 @@ func TestAdminKeysShowTheSecretOnce(t *testing.T) {
 func apiError(t *testing.T, store *models.Store, key, path, body string) (int, string) {
 	t.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	srv := httptest.NewServer(api.New(api.Deps{Store: store, Logger: quiet, BaseURL: "http://assent.test",
+	srv := httptest.NewServer(api.New(api.Deps{Logger: quiet, BaseURL: "http://assent.test",
 		Services: app.Build(app.Deps{Store: store, Logger: quiet, BaseURL: "http://assent.test"})}))
 	defer srv.Close()
 	req, err := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(body))

@@ -280,7 +280,7 @@ func fullPagesDeps(d *web.Deps, oidc *web.OIDCSettings) {
 // serve, or when a row cannot be read.
 func TestPagesAuthzMatrixCoversEveryRoute(t *testing.T) {
 	store := models.NewStore(testenv.OpenDB(t, "sqlite"), testenv.Keys())
-	deps := web.Deps{Store: store, BaseURL: "http://assent.test", Services: app.Build(app.Deps{Store: store, BaseURL: "http://assent.test"})}
+	deps := web.Deps{BaseURL: "http://assent.test", Services: app.Build(app.Deps{Store: store, BaseURL: "http://assent.test"})}
 	fullPagesDeps(&deps, &web.OIDCSettings{Issuer: "http://127.0.0.1:1", ClientID: "c", ClientSecret: "s"})
 	engine := gin.New()
 	web.New(deps).Mount(engine)
@@ -377,10 +377,10 @@ func newPagesEnv(t *testing.T, db *gorm.DB) *pagesEnv {
 	rs, err := reportsite.New(reportsite.Deps{Store: store, Blobs: blobs, AppURL: srv.URL, Domain: "localhost:" + port, Logger: quiet, Viewed: svc.Reports.ViewedData})
 	require.NoError(t, err)
 	s := &site{store: store, mailbox: mail.NewMailbox(0), db: db, url: srv.URL, services: svc}
-	deps := web.Deps{Store: store, Mailer: s.mailbox, BaseURL: srv.URL, Logger: quiet, Services: svc, Site: rs}
+	deps := web.Deps{Mailer: s.mailbox, BaseURL: srv.URL, Logger: quiet, Services: svc, Site: rs}
 	fullPagesDeps(&deps, newIdentityProvider(t).settings("SSO"))
 	s.pages = web.New(deps)
-	handler = rs.Route(api.New(api.Deps{Store: store, Temporal: tc, Logger: quiet, BaseURL: srv.URL, Mount: s.pages.Mount,
+	handler = rs.Route(api.New(api.Deps{Logger: quiet, BaseURL: srv.URL, Mount: s.pages.Mount,
 		Services: svc}))
 	s.transport = &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())

@@ -11,7 +11,6 @@ import (
 	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
-	"github.com/assent-hq/assent/requests"
 )
 
 // inboxLimit is how many requests the inbox lists; the counts cover all.
@@ -83,7 +82,7 @@ func (p *Pages) inbox(c *gin.Context) {
 			page.ByRisk = append(page.ByRisk, riskCount{r, n})
 		}
 	}
-	if page.PushKey, _, err = p.store.VAPIDKey(c.Request.Context()); err != nil {
+	if page.PushKey, err = p.push.PublicKey(c.Request.Context()); err != nil {
 		// The inbox matters more than the offer of notifications.
 		p.log.ErrorContext(c.Request.Context(), "push key", "error", err)
 	} else {
@@ -118,7 +117,7 @@ type historyItem struct {
 // and role.
 func (p *Pages) history(c *gin.Context) {
 	f := models.HistoryFilter{Status: c.Query("status"), Role: c.Query("role")}
-	items, next, err := requests.History(c.Request.Context(), p.store, currentActor(c), f,
+	items, next, err := p.settled.For(c.Request.Context(), currentActor(c), f,
 		models.Page{Limit: historyLimit, Cursor: c.Query("cursor")})
 	if err != nil {
 		p.Fail(c, err)

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -15,6 +16,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"golang.org/x/oauth2"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/models"
 )
 
@@ -222,26 +224,18 @@ func (p *Pages) finishOIDC(c *gin.Context) {
 		p.oidcFailed(c, failure.status, failure.title, failure.message, flow.Next)
 		return
 	}
-	people, err := p.store.PeopleWithEmail(ctx, email)
-	if err != nil {
-		p.internalError(c, err)
-		return
-	}
-	var active []*models.Person
-	for _, person := range people {
-		if person.Member == nil || person.Member.Active {
-			active = append(active, person)
-		}
-	}
+	active, err := p.accounts.SingleSignOn(ctx, email)
 	switch {
-	case len(people) == 0:
+	case errors.Is(err, accounts.ErrNoAccount):
 		p.log.InfoContext(ctx, "single sign-on refused: no account", "email", email)
 		p.oidcFailed(c, http.StatusForbidden, "No account for "+email,
 			"The sign-in service vouched for "+email+", but no organisation on Assent has a member or guest with that address. Ask an administrator of your organisation to add you.", flow.Next)
-	case len(active) == 0:
+	case errors.Is(err, models.ErrPersonInactive):
 		p.log.InfoContext(ctx, "single sign-on refused: deactivated", "email", email)
 		p.oidcFailed(c, http.StatusForbidden, "This account has been deactivated",
 			"The account for "+email+" has been deactivated. Ask an administrator of the organisation.", flow.Next)
+	case err != nil:
+		p.internalError(c, err)
 	case len(active) == 1:
 		p.startSession(c, active[0], flow.Next)
 	default:
@@ -335,7 +329,7 @@ type chooseOrgPage struct {
 func (p *Pages) chooseOrganization(c *gin.Context, email string, people []*models.Person, next string) {
 	page := chooseOrgPage{Email: email, Next: next, Minutes: linkMinutes}
 	for _, person := range people {
-		l, err := p.store.IssueSignInLink(c.Request.Context(), person)
+		l, err := p.accounts.IssueSignInLink(c.Request.Context(), person)
 		if err != nil {
 			p.internalError(c, err)
 			return

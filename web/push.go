@@ -5,7 +5,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/models"
 )
 
@@ -39,19 +38,10 @@ func pushForm(c *gin.Context) models.NewPushSubscription {
 	return models.NewPushSubscription{Endpoint: c.PostForm("endpoint"), P256dh: c.PostForm("p256dh"), Auth: c.PostForm("auth")}
 }
 
-// subscribePush stores the signed-in person's browser's subscription: its
-// keys, and an endpoint the network policy lets pushes reach.
+// subscribePush stores the signed-in person's browser's subscription,
+// made in this session (push.Service checks it).
 func (p *Pages) subscribePush(c *gin.Context) {
-	n := pushForm(c)
-	if err := n.Check(); err != nil {
-		p.Fail(c, apperr.New(apperr.InvalidRequest, "%s", err.Error()))
-		return
-	}
-	if err := p.netPolicy.CheckURL(c.Request.Context(), n.Endpoint); err != nil {
-		p.Fail(c, apperr.New(apperr.InvalidRequest, "the subscription's endpoint cannot be reached: %s", err.Error()))
-		return
-	}
-	if _, err := p.store.SubscribePush(c.Request.Context(), CurrentPerson(c), currentSession(c).ID, n); err != nil {
+	if err := p.push.Subscribe(c.Request.Context(), CurrentPerson(c), currentSession(c).ID, pushForm(c)); err != nil {
 		p.Fail(c, err)
 		return
 	}
@@ -61,7 +51,7 @@ func (p *Pages) subscribePush(c *gin.Context) {
 // unsubscribePush turns pushes off for the browser whose endpoint is
 // posted, if it is the signed-in person's.
 func (p *Pages) unsubscribePush(c *gin.Context) {
-	if err := p.store.UnsubscribePush(c.Request.Context(), CurrentPerson(c), c.PostForm("endpoint")); err != nil {
+	if err := p.push.Unsubscribe(c.Request.Context(), CurrentPerson(c), c.PostForm("endpoint")); err != nil {
 		p.Fail(c, err)
 		return
 	}
@@ -72,7 +62,7 @@ func (p *Pages) unsubscribePush(c *gin.Context) {
 // subscribed for the signed-in person (it may be someone else's, who used
 // this browser before).
 func (p *Pages) pushStatus(c *gin.Context) {
-	on, err := p.store.PushSubscribed(c.Request.Context(), CurrentPerson(c), c.PostForm("endpoint"))
+	on, err := p.push.Subscribed(c.Request.Context(), CurrentPerson(c), c.PostForm("endpoint"))
 	if err != nil {
 		p.Fail(c, err)
 		return

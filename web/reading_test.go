@@ -67,7 +67,7 @@ func newReadingSite(t *testing.T, db *gorm.DB, with ...func(*app.Deps)) *reading
 	rs, err := reportsite.New(reportsite.Deps{Store: store, Blobs: blobs, AppURL: srv.URL, Domain: domain, Logger: quiet, Viewed: rep.ViewedData})
 	require.NoError(t, err)
 	s := &site{store: store, mailbox: mail.NewMailbox(0), db: db, url: srv.URL, services: svc}
-	s.pages = web.New(web.Deps{Store: store, Mailer: s.mailbox, BaseURL: srv.URL, Services: svc, Site: rs})
+	s.pages = web.New(web.Deps{Mailer: s.mailbox, BaseURL: srv.URL, Services: svc, Site: rs})
 	s.pages.Mount(engine)
 	handler = rs.Route(engine)
 	// Every host name reaches the test server, as *.localhost does in a

@@ -38,7 +38,7 @@ func (p *Pages) loadSession(c *gin.Context) {
 		return
 	}
 	ctx := c.Request.Context()
-	sess, person, err := p.store.LoadSession(ctx, token)
+	sess, person, err := p.accounts.LoadSession(ctx, token)
 	switch {
 	case errors.Is(err, models.ErrSessionInvalid):
 		p.setCookie(c, SessionCookie, "", time.Time{})
@@ -46,7 +46,7 @@ func (p *Pages) loadSession(c *gin.Context) {
 		p.internalError(c, err)
 		return
 	default:
-		if err := p.store.TouchSession(ctx, sess); err != nil {
+		if err := p.accounts.TouchSession(ctx, sess); err != nil {
 			// The page can still be served; the session just ages a little.
 			p.log.WarnContext(ctx, "touch session", "session", sess.ID, "error", err)
 		}
@@ -127,12 +127,12 @@ func (p *Pages) setCookie(c *gin.Context, name, value string, expires time.Time)
 func (p *Pages) startSession(c *gin.Context, person *models.Person, next string) {
 	ctx := c.Request.Context()
 	if old := currentSession(c); old != nil {
-		if err := p.store.DeleteSession(ctx, old.OrganizationID, old.ID); err != nil {
+		if err := p.accounts.DeleteSession(ctx, old.OrganizationID, old.ID); err != nil {
 			p.Fail(c, err)
 			return
 		}
 	}
-	sess, token, err := p.store.CreateSession(ctx, person.Organization.ID, person.ID())
+	sess, token, err := p.accounts.CreateSession(ctx, person.Organization.ID, person.ID())
 	if err != nil {
 		p.Fail(c, err)
 		return

@@ -135,7 +135,7 @@ func (p *Pages) mailLinks(ctx context.Context, email, next string) {
 		defer p.sending.Done()
 		ctx, cancel := context.WithTimeout(ctx, sendTimeout)
 		defer cancel()
-		links, err := p.store.CreateSignInLinks(ctx, email)
+		links, err := p.accounts.CreateSignInLinks(ctx, email)
 		if err != nil || len(links) == 0 {
 			if err != nil {
 				p.log.ErrorContext(ctx, "sign-in links not made", "to", email, "error", err)
@@ -213,7 +213,7 @@ func (p *Pages) confirmSignIn(c *gin.Context) {
 	// The address holds the token; keep it out of any Referer.
 	c.Header("Referrer-Policy", "no-referrer")
 	token := c.Query("token")
-	person, err := p.store.PeekSignInLink(c.Request.Context(), token)
+	person, err := p.accounts.PeekSignInLink(c.Request.Context(), token)
 	if err != nil {
 		p.linkFailed(c, err)
 		return
@@ -224,7 +224,7 @@ func (p *Pages) confirmSignIn(c *gin.Context) {
 // signIn uses the link up, starts a session in the organisation the link
 // names, and goes on to the page asked for.
 func (p *Pages) signIn(c *gin.Context) {
-	person, err := p.store.ConsumeSignInLink(c.Request.Context(), c.PostForm("token"))
+	person, err := p.accounts.ConsumeSignInLink(c.Request.Context(), c.PostForm("token"))
 	if err != nil {
 		p.linkFailed(c, err)
 		return
@@ -244,7 +244,7 @@ func (p *Pages) linkFailed(c *gin.Context, err error) {
 
 func (p *Pages) signOut(c *gin.Context) {
 	if s := currentSession(c); s != nil {
-		if err := p.store.DeleteSession(c.Request.Context(), s.OrganizationID, s.ID); err != nil {
+		if err := p.accounts.DeleteSession(c.Request.Context(), s.OrganizationID, s.ID); err != nil {
 			p.Fail(c, err)
 			return
 		}

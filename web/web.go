@@ -25,6 +25,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/approvals"
@@ -35,13 +36,14 @@ import (
 	"github.com/assent-hq/assent/internal/bodyread"
 	"github.com/assent-hq/assent/internal/logging"
 	"github.com/assent-hq/assent/internal/mail"
-	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/ratelimit"
 	"github.com/assent-hq/assent/internal/validate"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/push"
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/reportsite"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/slackapp"
 	"github.com/assent-hq/assent/webhooks"
@@ -52,7 +54,6 @@ var files embed.FS
 
 // Deps are what the pages need.
 type Deps struct {
-	Store *models.Store
 	// Mailer sends sign-in links. Nil means the process cannot send email:
 	// sign-in answers as usual and logs an error for the operator.
 	Mailer mail.Sender
@@ -61,8 +62,7 @@ type Deps struct {
 	BaseURL string
 	Logger  *slog.Logger
 	// Services are the domain services, shared with the API (app.Build);
-	// New panics when one is missing. Their NetPolicy also says which push
-	// services a browser's subscription may name.
+	// New panics when one is missing.
 	Services *app.Services
 	// Site serves reports on their own origins; nil when reports cannot be
 	// read (no reports domain).
@@ -95,7 +95,9 @@ const signingKeySize = 32
 // Pages serves the web pages. Create it with New and add it to an engine
 // with Mount.
 type Pages struct {
-	store       *models.Store
+	accounts    *accounts.Service
+	push        *push.Service
+	settled     *requests.History
 	approvals   *approvals.Service
 	collections *collections.Service
 	reviews     *reviews.Service
@@ -121,8 +123,6 @@ type Pages struct {
 	admin    *admin.Service
 	slack    *slackapp.Service
 	gate     *gate.Service
-	// netPolicy says where a browser's push subscription may point.
-	netPolicy *netguard.Policy
 	// codec is the Temporal UI's codec endpoint, nil when not served.
 	codec *CodecSettings
 	// dev is nil outside `assent dev`.
@@ -168,9 +168,9 @@ func New(d Deps) *Pages {
 	}
 	d.Services.Require("web")
 	svc := d.Services
-	p := &Pages{store: d.Store, approvals: svc.Approvals, collections: svc.Collections, reviews: svc.Reviews, comments: svc.Comments,
+	p := &Pages{accounts: svc.Accounts, push: svc.Push, settled: svc.History, approvals: svc.Approvals, collections: svc.Collections, reviews: svc.Reviews, comments: svc.Comments,
 		reports: svc.Reports, site: d.Site, webhooks: svc.Webhooks, admin: svc.Admin, slack: svc.Slack, gate: svc.Gate,
-		netPolicy: svc.NetPolicy, mailer: d.Mailer, baseURL: strings.TrimSuffix(d.BaseURL, "/"), log: log,
+		mailer: d.Mailer, baseURL: strings.TrimSuffix(d.BaseURL, "/"), log: log,
 		secure: !strings.HasPrefix(d.BaseURL, "http://"), pages: map[string]*template.Template{}}
 	if p.mailer == nil {
 		p.mailer = noMailer{}

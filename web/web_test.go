@@ -74,7 +74,7 @@ func serveSite(t *testing.T, serve func(http.Handler) *httptest.Server, store *m
 	s.url, s.transport = srv.URL, srv.Client().Transport
 	svc.Store, svc.BaseURL = s.store, srv.URL
 	s.services = app.Build(svc)
-	deps.Store, deps.Mailer, deps.BaseURL, deps.Services = s.store, s.mailbox, srv.URL, s.services
+	deps.Mailer, deps.BaseURL, deps.Services = s.mailbox, srv.URL, s.services
 	s.pages = web.New(deps)
 	s.pages.Mount(engine)
 
@@ -443,7 +443,7 @@ func TestSecureCookiesOutsideDev(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		store := models.NewStore(db, testenv.Keys())
 		engine := gin.New()
-		web.New(web.Deps{Store: store, Mailer: mail.NewMailbox(0), BaseURL: "https://assent.example",
+		web.New(web.Deps{Mailer: mail.NewMailbox(0), BaseURL: "https://assent.example",
 			Services: app.Build(app.Deps{Store: store, BaseURL: "https://assent.example"})}).Mount(engine)
 		w := httptest.NewRecorder()
 		engine.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/signin", nil))
@@ -470,8 +470,8 @@ func apiSite(t *testing.T, db *gorm.DB, trusted []string) *site {
 	s.url = srv.URL
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	s.services = app.Build(app.Deps{Store: s.store, Logger: quiet, BaseURL: srv.URL})
-	s.pages = web.New(web.Deps{Store: s.store, Mailer: s.mailbox, BaseURL: srv.URL, Services: s.services})
-	handler = api.New(api.Deps{Store: s.store, Logger: quiet, BaseURL: srv.URL,
+	s.pages = web.New(web.Deps{Mailer: s.mailbox, BaseURL: srv.URL, Services: s.services})
+	handler = api.New(api.Deps{Logger: quiet, BaseURL: srv.URL,
 		TrustedProxies: trusted, Mount: s.pages.Mount, Services: s.services})
 	return s
 }

@@ -49,7 +49,7 @@ func TestEvidenceVerify(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, raw, 0o600))
 	// The instance's own API publishes its keys.
 	quiet := slog.New(slog.DiscardHandler)
-	instance := httptest.NewServer(api.New(api.Deps{Store: store, Logger: quiet, BaseURL: "http://assent.test",
+	instance := httptest.NewServer(api.New(api.Deps{Logger: quiet, BaseURL: "http://assent.test",
 		Services: app.Build(app.Deps{Store: store, Logger: quiet, BaseURL: "http://assent.test"})}))
 	defer instance.Close()
 

@@ -1,0 +1,66 @@
+// Package instance is what belongs to the running instance rather than to
+// an organisation: whether it is ready to serve (its database and
+// Temporal answer) and the public halves of its signing keys, one set per
+// key family, which anyone may fetch to check what it signed offline.
+package instance
+
+import (
+	"context"
+	"time"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/assent-hq/assent/models"
+)
+
+// readyTimeout bounds the readiness checks together: a probe that hangs
+// is as bad as one that fails.
+const readyTimeout = 3 * time.Second
+
+// Service answers for the instance.
+type Service struct {
+	store    *models.Store
+	temporal client.Client
+}
+
+// New returns the service; temporal is nil where the process has none,
+// which readiness reports.
+func New(store *models.Store, temporal client.Client) *Service {
+	return &Service{store: store, temporal: temporal}
+}
+
+// Readiness is what Ready found: each dependency "ok" or "down: …".
+type Readiness struct {
+	Ready  bool
+	Checks map[string]string
+}
+
+// Ready checks the database and Temporal and names what is down.
+func (s *Service) Ready(ctx context.Context) Readiness {
+	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	r := Readiness{Ready: true, Checks: map[string]string{"database": "ok", "temporal": "ok"}}
+	down := func(what, why string) {
+		r.Checks[what] = "down: " + why
+		r.Ready = false
+	}
+	if err := models.Ping(ctx, s.store.DB()); err != nil {
+		down("database", err.Error())
+	}
+	if s.temporal == nil {
+		down("temporal", "no client configured")
+	} else if _, err := s.temporal.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
+		down("temporal", err.Error())
+	}
+	return r
+}
+
+// KeySet lists every key of the family, retired ones included, oldest
+// first; the family's first key is made here if none exists yet, so the
+// set is never empty.
+func (s *Service) KeySet(ctx context.Context, f models.KeyFamily) ([]models.SigningKey, error) {
+	if _, _, err := s.store.ActiveSigningKey(ctx, f); err != nil {
+		return nil, err
+	}
+	return s.store.SigningKeys(ctx, f)
+}
