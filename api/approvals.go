@@ -11,7 +11,6 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ratelimit"
-	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/wire"
 )
 
@@ -38,7 +37,7 @@ func (h *handlers) listApprovals(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	f := models.ApprovalFilter{Status: c.Query("status"), ExternalID: c.Query("externalId")}
+	f := approvals.Filter{Status: c.Query("status"), ExternalID: c.Query("externalId")}
 	rows, next, err := h.approvals.List(c.Request.Context(), orgID(c), f, p)
 	h.respondApprovals(c, rows, next, err)
 }
@@ -65,12 +64,12 @@ func (h *handlers) inbox(c *gin.Context) {
 	}
 }
 
-func (h *handlers) respondApprovals(c *gin.Context, rows []models.Approval, next string, err error) {
+func (h *handlers) respondApprovals(c *gin.Context, rows []approvals.Approval, next string, err error) {
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, newList(rows, next, func(a *models.Approval) wire.Approval { return wire.NewApproval(a, h.baseURL) }))
+	c.JSON(http.StatusOK, newList(rows, next, func(a *approvals.Approval) wire.Approval { return wire.NewApproval(a, h.baseURL) }))
 }
 
 // getApproval returns the approval; with ?wait= it first waits for the
@@ -168,7 +167,7 @@ func (h *handlers) cancelApproval(c *gin.Context) {
 	h.respondApproval(c, a, err)
 }
 
-func (h *handlers) respondApproval(c *gin.Context, a *models.Approval, err error) {
+func (h *handlers) respondApproval(c *gin.Context, a *approvals.Approval, err error) {
 	if err != nil {
 		fail(c, err)
 		return

@@ -16,7 +16,7 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/bodyread"
 	"github.com/assent-hq/assent/internal/validate"
-	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/wire"
 )
 
@@ -190,8 +190,8 @@ func jsonType(goKind string) string {
 }
 
 // page reads limit and cursor: limit defaults to 50 and may be at most 200.
-func page(c *gin.Context) (models.Page, error) {
-	p := models.Page{Limit: 50, Cursor: c.Query("cursor")}
+func page(c *gin.Context) (requests.Page, error) {
+	p := requests.Page{Limit: 50, Cursor: c.Query("cursor")}
 	if s := c.Query("limit"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 200 {

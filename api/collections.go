@@ -6,7 +6,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/assent-hq/assent/collections"
-	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/wire"
 )
 
@@ -33,13 +33,13 @@ func (h *handlers) listCollections(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	f := models.CollectionFilter{Status: c.Query("status"), ExternalID: c.Query("externalId"), FlowID: c.Query("flowId")}
+	f := collections.Filter{Status: c.Query("status"), ExternalID: c.Query("externalId"), FlowID: c.Query("flowId")}
 	rows, next, err := h.collections.List(c.Request.Context(), orgID(c), f, p)
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, newList(rows, next, func(r *models.Collection) wire.Collection { return wire.NewCollection(r, h.baseURL) }))
+	c.JSON(http.StatusOK, newList(rows, next, func(r *collections.Collection) wire.Collection { return wire.NewCollection(r, h.baseURL) }))
 }
 
 // getCollection returns the collection; with ?wait= it first waits for it
@@ -72,7 +72,7 @@ func (h *handlers) replyToCollection(c *gin.Context) {
 	h.respondCollection(c, rec, err)
 }
 
-func (h *handlers) respondCollection(c *gin.Context, rec *models.Collection, err error) {
+func (h *handlers) respondCollection(c *gin.Context, rec *collections.Collection, err error) {
 	if err != nil {
 		fail(c, err)
 		return
@@ -82,11 +82,11 @@ func (h *handlers) respondCollection(c *gin.Context, rec *models.Collection, err
 
 // collectionInbox lists the open collections the calling person has yet
 // to reply to, the earliest due first.
-func (h *handlers) collectionInbox(c *gin.Context, p models.Page) {
+func (h *handlers) collectionInbox(c *gin.Context, p requests.Page) {
 	rows, next, err := h.collections.Waiting(c.Request.Context(), orgID(c), principal(c), p)
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, newList(rows, next, func(r *models.Collection) wire.Collection { return wire.NewCollection(r, h.baseURL) }))
+	c.JSON(http.StatusOK, newList(rows, next, func(r *collections.Collection) wire.Collection { return wire.NewCollection(r, h.baseURL) }))
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/assent-hq/assent/comments"
-	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/wire"
 )
 
@@ -43,12 +42,12 @@ func (h *handlers) openComments(c *gin.Context) {
 	h.respondThreads(c, threads, next, err)
 }
 
-func (h *handlers) respondThreads(c *gin.Context, threads []models.CommentThread, next string, err error) {
+func (h *handlers) respondThreads(c *gin.Context, threads []comments.Thread, next string, err error) {
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, newList(threads, next, func(t *models.CommentThread) wire.Thread { return wire.NewThread(t, h.baseURL) }))
+	c.JSON(http.StatusOK, newList(threads, next, func(t *comments.Thread) wire.Thread { return wire.NewThread(t, h.baseURL) }))
 }
 
 func (h *handlers) resolveThread(c *gin.Context) {

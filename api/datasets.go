@@ -6,7 +6,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/assent-hq/assent/internal/wiretime"
-	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/reports"
 )
 
 // dataset is a dataset as listed: its name, size and last change.
@@ -16,7 +16,7 @@ type dataset struct {
 	UpdatedAt wiretime.Time `json:"updatedAt"`
 }
 
-func newDataset(d *models.Dataset) dataset {
+func newDataset(d *reports.Dataset) dataset {
 	return dataset{Name: d.Name, Bytes: d.Bytes, UpdatedAt: wiretime.New(d.UpdatedAt)}
 }
 

@@ -7,7 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/assent-hq/assent/internal/apperr"
-	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/webhooks"
 	"github.com/assent-hq/assent/wire"
 )
 
@@ -19,7 +19,7 @@ func (h *handlers) listDeliveries(c *gin.Context) {
 		return
 	}
 	// The service refuses an unknown status, naming the field.
-	f := models.DeliveryFilter{EndpointID: c.Param("id"), Status: c.Query("status")}
+	f := webhooks.DeliveryFilter{EndpointID: c.Param("id"), Status: c.Query("status")}
 	rows, next, err := h.webhooks.Deliveries(c.Request.Context(), orgID(c), f, p)
 	if err != nil {
 		fail(c, err)

@@ -6,7 +6,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/assent-hq/assent/flows"
-	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/wire"
 )
 
@@ -37,7 +36,7 @@ func (h *handlers) cancelFlow(c *gin.Context) {
 	h.respondFinished(c, f, err)
 }
 
-func (h *handlers) respondFinished(c *gin.Context, f *models.Flow, err error) {
+func (h *handlers) respondFinished(c *gin.Context, f *flows.Flow, err error) {
 	if err != nil {
 		fail(c, err)
 		return

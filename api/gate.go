@@ -6,7 +6,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/assent-hq/assent/gate"
-	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/wire"
 )
 
@@ -75,7 +74,7 @@ func (h *handlers) updateAction(c *gin.Context) {
 	respondAction(c, a, err)
 }
 
-func respondAction(c *gin.Context, a *models.Action, err error) {
+func respondAction(c *gin.Context, a *gate.Action, err error) {
 	if err != nil {
 		fail(c, err)
 		return

@@ -12,7 +12,6 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/reporttemplates"
 	"github.com/assent-hq/assent/internal/wiretime"
-	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/wire"
 )
@@ -70,7 +69,7 @@ func (h *handlers) listReports(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	f := models.ReportFilter{FlowID: c.Query("flowId")}
+	f := reports.Filter{FlowID: c.Query("flowId")}
 	switch c.Query("archived") {
 	case "":
 	case "true", "false":
@@ -85,7 +84,7 @@ func (h *handlers) listReports(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, newList(rows, next, func(r *models.Report) wire.Report { return wire.NewReport(r, nil, h.baseURL) }))
+	c.JSON(http.StatusOK, newList(rows, next, func(r *reports.Report) wire.Report { return wire.NewReport(r, nil, h.baseURL) }))
 }
 
 func (h *handlers) getReport(c *gin.Context) {
@@ -111,7 +110,7 @@ func (h *handlers) listVersions(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, versionList{LatestVersion: r.LatestVersion, LiveVersion: r.LiveVersion,
-		Data: wire.All(vs, func(v *models.ReportVersion) wire.Version { return wire.NewVersion(r, v) })})
+		Data: wire.All(vs, func(v *reports.Version) wire.Version { return wire.NewVersion(r, v) })})
 }
 
 func (h *handlers) publishVersion(c *gin.Context) {

@@ -5,7 +5,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/wire"
 )
@@ -33,17 +33,17 @@ func (h *handlers) listReviews(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	f := models.ReviewFilter{Status: c.Query("status"), ExternalID: c.Query("externalId"), FlowID: c.Query("flowId"), ReportID: c.Query("reportId")}
+	f := reviews.Filter{Status: c.Query("status"), ExternalID: c.Query("externalId"), FlowID: c.Query("flowId"), ReportID: c.Query("reportId")}
 	rows, next, err := h.reviews.List(c.Request.Context(), orgID(c), f, p)
 	h.respondReviews(c, rows, next, err)
 }
 
-func (h *handlers) respondReviews(c *gin.Context, rows []models.Review, next string, err error) {
+func (h *handlers) respondReviews(c *gin.Context, rows []reviews.Review, next string, err error) {
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, newList(rows, next, func(r *models.Review) wire.Review { return wire.NewReview(r, h.baseURL) }))
+	c.JSON(http.StatusOK, newList(rows, next, func(r *reviews.Review) wire.Review { return wire.NewReview(r, h.baseURL) }))
 }
 
 // getReview returns the review; with ?wait= it first waits for it to
@@ -76,7 +76,7 @@ func (h *handlers) reviewVerdict(c *gin.Context) {
 	h.respondReview(c, rec, err)
 }
 
-func (h *handlers) respondReview(c *gin.Context, rec *models.Review, err error) {
+func (h *handlers) respondReview(c *gin.Context, rec *reviews.Review, err error) {
 	if err != nil {
 		fail(c, err)
 		return
@@ -86,7 +86,7 @@ func (h *handlers) respondReview(c *gin.Context, rec *models.Review, err error) 
 
 // reviewInbox lists the open reviews the calling person has yet to return
 // a verdict on, the earliest expiring first.
-func (h *handlers) reviewInbox(c *gin.Context, p models.Page) {
+func (h *handlers) reviewInbox(c *gin.Context, p requests.Page) {
 	rows, next, err := h.reviews.Waiting(c.Request.Context(), orgID(c), principal(c), p)
 	h.respondReviews(c, rows, next, err)
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/wire"
 )
@@ -62,7 +61,7 @@ func (h *handlers) deleteSchedule(c *gin.Context) {
 	c.Status(http.StatusNoContent)
 }
 
-func (h *handlers) respondSchedule(c *gin.Context, sc *models.Schedule, err error) {
+func (h *handlers) respondSchedule(c *gin.Context, sc *reports.Schedule, err error) {
 	if err != nil {
 		fail(c, err)
 		return

@@ -10,6 +10,7 @@ import (
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 )
 
 // The admin pages: the organisation's owners and administrators manage
@@ -220,8 +221,8 @@ type pager struct {
 }
 
 // adminPage reads the page the query asks for.
-func adminPage(c *gin.Context) models.Page {
-	return models.Page{Limit: adminPageSize, Cursor: c.Query("cursor")}
+func adminPage(c *gin.Context) requests.Page {
+	return requests.Page{Limit: adminPageSize, Cursor: c.Query("cursor")}
 }
 
 // newPager links around the current page of the list at path, given the
@@ -276,7 +277,7 @@ type overviewPage struct {
 // webhook endpoints.
 func (p *Pages) adminOverview(c *gin.Context) {
 	page := overviewPage{adminBase: base(c, "overview")}
-	eps, _, err := p.webhooks.Endpoints(c.Request.Context(), orgOf(c), models.Page{Limit: 200})
+	eps, _, err := p.webhooks.Endpoints(c.Request.Context(), orgOf(c), requests.Page{Limit: 200})
 	if err != nil {
 		p.Fail(c, err)
 		return

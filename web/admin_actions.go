@@ -11,12 +11,11 @@ import (
 
 	"github.com/assent-hq/assent/gate"
 	"github.com/assent-hq/assent/internal/apperr"
-	"github.com/assent-hq/assent/models"
 )
 
 type actionsPage struct {
 	adminBase
-	Actions []models.Action
+	Actions []gate.Action
 	Pager   pager
 	Form    actionForm
 }
@@ -48,7 +47,7 @@ func (p *Pages) adminActions(c *gin.Context) {
 }
 
 // formOfAction is a saved action as the form shows it, to change it.
-func formOfAction(a *models.Action) actionForm {
+func formOfAction(a *gate.Action) actionForm {
 	var schema bytes.Buffer
 	_ = json.Indent(&schema, a.InputSchema, "", "  ")
 	policy, _ := json.MarshalIndent(a.Policy.V, "", "  ")

@@ -7,19 +7,18 @@ import (
 
 	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/internal/apperr"
-	"github.com/assent-hq/assent/models"
 )
 
 // The directory pages: members, teams and groups, guests.
 
 var (
-	roles     = []string{models.RoleMember, models.RoleAdmin, models.RoleOwner}
-	teamKinds = []string{models.TeamKindTeam, models.TeamKindGroup, models.TeamKindWorkspace}
+	roles     = []string{admin.RoleMember, admin.RoleAdmin, admin.RoleOwner}
+	teamKinds = []string{admin.TeamKindTeam, admin.TeamKindGroup, admin.TeamKindWorkspace}
 )
 
 type membersPage struct {
 	adminBase
-	Members []models.Member
+	Members []admin.Member
 	Pager   pager
 	Form    admin.NewMember
 	Roles   []string
@@ -28,7 +27,7 @@ type membersPage struct {
 }
 
 func (p *Pages) adminMembers(c *gin.Context) {
-	p.showMembers(c, http.StatusOK, nil, admin.NewMember{Role: models.RoleMember})
+	p.showMembers(c, http.StatusOK, nil, admin.NewMember{Role: admin.RoleMember})
 }
 
 // showMembers renders the member list with prob (a refused action) and
@@ -66,7 +65,7 @@ func (p *Pages) changeRole(c *gin.Context) {
 	role := c.PostForm("role")
 	patch := admin.MemberPatch{Role: &role}
 	if err := p.updateMember(c, patch); err != nil {
-		p.membersRefused(c, err, admin.NewMember{Role: models.RoleMember})
+		p.membersRefused(c, err, admin.NewMember{Role: admin.RoleMember})
 		return
 	}
 	done(c, "/admin/members", "role-changed")
@@ -78,7 +77,7 @@ func (p *Pages) setMemberActive(c *gin.Context) {
 		err = p.updateMember(c, admin.MemberPatch{Active: &active})
 	}
 	if err != nil {
-		p.membersRefused(c, err, admin.NewMember{Role: models.RoleMember})
+		p.membersRefused(c, err, admin.NewMember{Role: admin.RoleMember})
 		return
 	}
 	if active {
@@ -108,7 +107,7 @@ func formBool(c *gin.Context, name string) (bool, error) {
 
 type teamsPage struct {
 	adminBase
-	Teams []models.Team
+	Teams []admin.Team
 	Pager pager
 	Form  teamForm
 	Kinds []string
@@ -120,7 +119,7 @@ type teamForm struct {
 }
 
 func (p *Pages) adminTeams(c *gin.Context) {
-	p.showTeams(c, http.StatusOK, nil, teamForm{Kind: models.TeamKindTeam})
+	p.showTeams(c, http.StatusOK, nil, teamForm{Kind: admin.TeamKindTeam})
 }
 
 func (p *Pages) showTeams(c *gin.Context, status int, prob *formProblem, form teamForm) {
@@ -148,7 +147,7 @@ func (p *Pages) createTeam(c *gin.Context) {
 
 type guestsPage struct {
 	adminBase
-	Guests []models.Guest
+	Guests []admin.Guest
 	Pager  pager
 	Form   admin.NewGuest
 }
@@ -191,7 +190,7 @@ func (p *Pages) updateTeam(c *gin.Context) {
 	name, members := c.PostForm("name"), splitList(c.PostForm("members"))
 	if _, err := p.admin.UpdateTeam(c.Request.Context(), orgOf(c), c.Param("id"), admin.TeamPatch{Name: &name, Members: &members}); err != nil {
 		if prob, status, ok := p.refusedBy(c, err); ok {
-			p.showTeams(c, status, prob, teamForm{Kind: models.TeamKindTeam})
+			p.showTeams(c, status, prob, teamForm{Kind: admin.TeamKindTeam})
 		}
 		return
 	}
@@ -206,7 +205,7 @@ func (p *Pages) removeTeam(c *gin.Context) {
 	}
 	if err != nil {
 		if prob, status, ok := p.refusedBy(c, err); ok {
-			p.showTeams(c, status, prob, teamForm{Kind: models.TeamKindTeam})
+			p.showTeams(c, status, prob, teamForm{Kind: admin.TeamKindTeam})
 		}
 		return
 	}

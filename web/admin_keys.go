@@ -8,12 +8,11 @@ import (
 
 	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/internal/scopes"
-	"github.com/assent-hq/assent/models"
 )
 
 type keysPage struct {
 	adminBase
-	Keys   []models.APIKey
+	Keys   []admin.APIKey
 	Pager  pager
 	Form   keyForm
 	Scopes []string
@@ -38,7 +37,7 @@ func (f keyForm) Has(scope string) bool {
 }
 
 type createdKey struct {
-	Key    *models.APIKey
+	Key    *admin.APIKey
 	Secret string
 }
 
@@ -63,7 +62,7 @@ func (p *Pages) showKeys(c *gin.Context, status int, prob *formProblem, form key
 // shows the secret; it is not stored and no later page can show it.
 func (p *Pages) createKey(c *gin.Context) {
 	form := keyForm{Name: c.PostForm("name"), Scopes: c.PostFormArray("scopes")}
-	in := admin.NewKey{Name: form.Name, Kind: models.KeyAgent, Scopes: form.Scopes}
+	in := admin.NewKey{Name: form.Name, Kind: admin.KeyAgent, Scopes: form.Scopes}
 	k, secret, err := p.admin.CreateKey(c.Request.Context(), orgOf(c), CurrentPerson(c).Actor(), in)
 	if err != nil {
 		if prob, status, ok := p.refusedBy(c, err); ok {

@@ -12,12 +12,11 @@ import (
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/rules"
-	"github.com/assent-hq/assent/models"
 )
 
 type rulesPage struct {
 	adminBase
-	Rules []models.Rule
+	Rules []admin.Rule
 	Pager pager
 	Form  ruleForm
 	Kinds []string

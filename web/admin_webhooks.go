@@ -13,21 +13,20 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/validate"
-	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/webhooks"
 	"github.com/assent-hq/assent/wire"
 )
 
 // endpointView is a webhook endpoint as the pages show it.
 type endpointView struct {
-	*models.WebhookEndpoint
+	*webhooks.Endpoint
 	// Address is the URL as the API shows it: a Slack or Teams address is
 	// itself a credential, so only its host.
 	Address string
 }
 
-func newEndpointView(ep *models.WebhookEndpoint) endpointView {
-	return endpointView{WebhookEndpoint: ep, Address: wire.NewWebhookEndpoint(ep).URL}
+func newEndpointView(ep *webhooks.Endpoint) endpointView {
+	return endpointView{Endpoint: ep, Address: wire.NewWebhookEndpoint(ep).URL}
 }
 
 // State is the endpoint's state in a word: switched off (after failing),
@@ -83,9 +82,9 @@ type formatChoice struct{ Value, Label string }
 
 var endpointChoices = webhookChoices{
 	Formats: []formatChoice{
-		{models.FormatJSON, "Signed JSON"},
-		{models.FormatSlack, "Slack incoming webhook"},
-		{models.FormatTeams, "Microsoft Teams workflow"},
+		{webhooks.FormatJSON, "Signed JSON"},
+		{webhooks.FormatSlack, "Slack incoming webhook"},
+		{webhooks.FormatTeams, "Microsoft Teams workflow"},
 	},
 	Kinds: events.WebhookKinds(),
 }
@@ -104,7 +103,7 @@ func readWebhookForm(c *gin.Context) (webhookForm, webhooks.Settings) {
 }
 
 func (p *Pages) adminWebhooks(c *gin.Context) {
-	p.showWebhooks(c, http.StatusOK, nil, webhookForm{Format: models.FormatJSON})
+	p.showWebhooks(c, http.StatusOK, nil, webhookForm{Format: webhooks.FormatJSON})
 }
 
 func (p *Pages) showWebhooks(c *gin.Context, status int, prob *formProblem, form webhookForm) {
@@ -114,7 +113,7 @@ func (p *Pages) showWebhooks(c *gin.Context, status int, prob *formProblem, form
 		return
 	}
 	page := webhooksPage{adminBase: base(c, "webhooks"), Pager: newPager(c, "/admin/webhooks", next),
-		SwitchOffAfter: models.SwitchOffAfter, Form: form, webhookChoices: endpointChoices}
+		SwitchOffAfter: webhooks.SwitchOffAfter, Form: form, webhookChoices: endpointChoices}
 	page.Problem = prob
 	for i := range rows {
 		page.Endpoints = append(page.Endpoints, newEndpointView(&rows[i]))
@@ -128,7 +127,7 @@ func (p *Pages) showWebhooks(c *gin.Context, status int, prob *formProblem, form
 func (p *Pages) createWebhook(c *gin.Context) {
 	form, in := readWebhookForm(c)
 	err := validate.Struct(&in)
-	var ep *models.WebhookEndpoint
+	var ep *webhooks.Endpoint
 	if err == nil {
 		ep, err = p.webhooks.Create(c.Request.Context(), orgOf(c), in)
 	}
@@ -191,7 +190,7 @@ func (p *Pages) showWebhook(c *gin.Context, id string, status int, seed webhookP
 	page := seed
 	page.adminBase = base(c, "webhooks")
 	page.Problem = seed.Problem
-	page.E, page.Statuses, page.SwitchOffAfter, page.webhookChoices = newEndpointView(ep), models.DeliveryStatuses, models.SwitchOffAfter, endpointChoices
+	page.E, page.Statuses, page.SwitchOffAfter, page.webhookChoices = newEndpointView(ep), webhooks.DeliveryStatuses, webhooks.SwitchOffAfter, endpointChoices
 	if page.Since == "" {
 		page.Since = time.Now().UTC().Add(-24 * time.Hour).Format(sinceLayout)
 	}
@@ -205,7 +204,7 @@ func (p *Pages) showWebhook(c *gin.Context, id string, status int, seed webhookP
 			page.Notice = fmt.Sprintf("Queued %d failed or skipped %s to be sent again.", n, deliveries(n))
 		}
 	}
-	rows, next, err := p.webhooks.Deliveries(ctx, org, models.DeliveryFilter{EndpointID: ep.ID, Status: page.Status}, adminPage(c))
+	rows, next, err := p.webhooks.Deliveries(ctx, org, webhooks.DeliveryFilter{EndpointID: ep.ID, Status: page.Status}, adminPage(c))
 	if err != nil {
 		p.Fail(c, err)
 		return
@@ -220,7 +219,7 @@ func (p *Pages) showWebhook(c *gin.Context, id string, status int, seed webhookP
 // deliveryView is a delivery in the log, its attempts grouped by send: a
 // resend shows its own state and attempts apart from the sends before.
 type deliveryView struct {
-	models.DeliveryLog
+	webhooks.DeliveryLog
 	SendList []sendView
 }
 
@@ -229,10 +228,10 @@ type deliveryView struct {
 type sendView struct {
 	N        int
 	State    string
-	Attempts []models.DeliveryAttempt
+	Attempts []webhooks.DeliveryAttempt
 }
 
-func newDeliveryView(d models.DeliveryLog) deliveryView {
+func newDeliveryView(d webhooks.DeliveryLog) deliveryView {
 	v := deliveryView{DeliveryLog: d, SendList: make([]sendView, d.Sends+1)}
 	for n := range v.SendList {
 		v.SendList[n].N = n
@@ -250,11 +249,11 @@ func newDeliveryView(d models.DeliveryLog) deliveryView {
 		case n == d.Sends:
 			s.State = d.Status
 		case len(s.Attempts) == 0:
-			s.State = models.DeliverySkipped
+			s.State = webhooks.DeliverySkipped
 		case s.Attempts[len(s.Attempts)-1].Error == "":
-			s.State = models.DeliveryDelivered
+			s.State = webhooks.DeliveryDelivered
 		default:
-			s.State = models.DeliveryFailed
+			s.State = webhooks.DeliveryFailed
 		}
 	}
 	return v

@@ -36,7 +36,7 @@ type field struct {
 
 // approvalPage is the approval page's data.
 type approvalPage struct {
-	A        *models.Approval
+	A        *approvals.Approval
 	Fields   []field
 	Metadata []field
 	// Approver is whether the viewer may decide; Pending whether anyone
@@ -57,7 +57,7 @@ type approvalPage struct {
 	Problem string
 	Form    typed
 	// Changes are the corrections the decision made, less hidden fields.
-	Changes []models.Change
+	Changes []approvals.Change
 	// Confirm is the decision a chat card's button chose (approve or
 	// reject): the page asks one click to confirm it, as proposed.
 	Confirm string
@@ -183,7 +183,7 @@ func (p *Pages) decide(c *gin.Context) {
 // decisionForm reads the decision form on a: the decision, and the
 // corrections to editable fields that are not hidden. form keeps what the
 // person typed, to show again with a refusal.
-func decisionForm(c *gin.Context, a *models.Approval, hidden []string) (approvals.Decision, typed, error) {
+func decisionForm(c *gin.Context, a *approvals.Approval, hidden []string) (approvals.Decision, typed, error) {
 	form := typed{Note: c.PostForm("note"), Reason: c.PostForm("reason")}
 	d := approvals.Decision{Decision: c.PostForm("decision"), Note: form.Note, Reason: form.Reason}
 	if d.Decision == "approve" {
@@ -288,7 +288,7 @@ func parseField(f field, raw string) (json.RawMessage, error) {
 // fields lists a JSON object's members in their order, marking editable
 // ones and leaving out restricted ones (hidden) at every depth. An empty
 // object gives none.
-func fields(raw models.RawJSON, editable, hidden []string) ([]field, error) {
+func fields(raw []byte, editable, hidden []string) ([]field, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, nil
 	}

@@ -14,12 +14,11 @@ import (
 	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/questions"
 	"github.com/assent-hq/assent/internal/states"
-	"github.com/assent-hq/assent/models"
 )
 
 // collectionPage is the page of a request for information.
 type collectionPage struct {
-	C *models.Collection
+	C *collections.Collection
 	// Questions are the questions with what this person answered (a
 	// submitted reply, else their draft, else what they just typed).
 	Questions []answeredQuestion

@@ -8,7 +8,6 @@ import (
 	"github.com/assent-hq/assent/comments"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/paths"
-	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
 )
 
@@ -22,7 +21,7 @@ var threadPages = map[string]bool{"review": true, "report": true}
 // open ones, the resolved ones folded away, and the forms to comment,
 // reply and resolve.
 type threadsView struct {
-	Open, Resolved []models.CommentThread
+	Open, Resolved []comments.Thread
 	ReportID       string
 	// ReviewID, when set, keeps the view to one review's threads and opens
 	// new threads in it.
@@ -36,7 +35,7 @@ type threadsView struct {
 // commentThreads reads the threads of r a person sees on a page: a
 // review's own, or all of the report's. It is nil where the person may not
 // read the report.
-func (p *Pages) commentThreads(c *gin.Context, r *models.Report, reviewID string, open bool) (*threadsView, error) {
+func (p *Pages) commentThreads(c *gin.Context, r *reports.Report, reviewID string, open bool) (*threadsView, error) {
 	person := CurrentPerson(c)
 	_, all, err := p.comments.Threads(c.Request.Context(), person.Actor(), r.ID)
 	if apperr.Is(err, apperr.Forbidden) {
@@ -51,7 +50,7 @@ func (p *Pages) commentThreads(c *gin.Context, r *models.Report, reviewID string
 		if reviewID != "" && (t.ReviewID == nil || *t.ReviewID != reviewID) {
 			continue
 		}
-		if t.Status == models.ThreadOpen {
+		if t.Status == comments.ThreadOpen {
 			v.Open = append(v.Open, t)
 			v.Resolvable[t.ID] = manages || t.OpenedBy == person.ID()
 		} else {
@@ -91,7 +90,7 @@ func (p *Pages) resolveThread(c *gin.Context) {
 }
 
 // backToThread returns to the page t is shown on, at the thread.
-func (p *Pages) backToThread(c *gin.Context, t *models.CommentThread, done string) {
+func (p *Pages) backToThread(c *gin.Context, t *comments.Thread, done string) {
 	to := ""
 	if t.ReviewID != nil {
 		to = paths.Review(*t.ReviewID)

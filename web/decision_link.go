@@ -13,7 +13,6 @@ import (
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/rules"
-	"github.com/assent-hq/assent/models"
 )
 
 // The pages an emailed decision link opens: a low- or medium-risk approval,
@@ -66,7 +65,7 @@ func (p *Pages) decideByLink(c *gin.Context) {
 // expired with its request) still opens, read-only, with ended saying why.
 // A link for a request that needs sign-in leads there; an unknown link is
 // an error page. ok is false when a response was written.
-func (p *Pages) openLink(c *gin.Context) (opened *models.OpenedDecisionLink, ended string, ok bool) {
+func (p *Pages) openLink(c *gin.Context) (opened *approvals.OpenedLink, ended string, ok bool) {
 	// The address holds the token; keep it out of any Referer.
 	c.Header("Referrer-Policy", "no-referrer")
 	opened, ended, err := p.approvals.OpenLink(c.Request.Context(), c.Param("id"), c.Param("token"))
@@ -88,7 +87,7 @@ func (p *Pages) openLink(c *gin.Context) (opened *models.OpenedDecisionLink, end
 
 // hiddenCount counts the restricted members a carries in its input and
 // metadata, at every depth, for the page to say how many it leaves out.
-func hiddenCount(a *models.Approval) int {
+func hiddenCount(a *approvals.Approval) int {
 	_, input, _ := rules.Redact(a.Input, a.RestrictedFields)
 	_, meta, _ := rules.Redact(a.Metadata, a.RestrictedFields)
 	return input + meta

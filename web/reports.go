@@ -33,7 +33,7 @@ func (p *Pages) reading(c *gin.Context) {
 }
 
 type reportsPage struct {
-	Reports []models.Report
+	Reports []reports.Report
 }
 
 func (p *Pages) reportsList(c *gin.Context) {
@@ -47,10 +47,10 @@ func (p *Pages) reportsList(c *gin.Context) {
 
 // reportPage is a report as its reader sees it in the app.
 type reportPage struct {
-	Report   *models.Report
+	Report   *reports.Report
 	Frame    string
-	Versions []models.ReportVersion
-	Grants   []models.ReportGrant
+	Versions []reports.Version
+	Grants   []reports.Grant
 	// Manage shows the share and rollback forms: the owner and the
 	// organisation's owners and administrators manage a report.
 	Manage bool
@@ -110,7 +110,7 @@ func (p *Pages) report(c *gin.Context) {
 	p.showReport(c, status, r, page)
 }
 
-func (p *Pages) showReport(c *gin.Context, status int, r *models.Report, page *reportPage) {
+func (p *Pages) showReport(c *gin.Context, status int, r *reports.Report, page *reportPage) {
 	ctx := c.Request.Context()
 	var err error
 	if r, page.Versions, err = p.reports.Versions(ctx, currentActor(c), r.ID); err != nil {
@@ -153,7 +153,7 @@ func (p *Pages) showReport(c *gin.Context, status int, r *models.Report, page *r
 // opens next there: a single-use ticket for that origin alone, issued
 // here, so the app's cookie never goes there. A page frames it, or
 // /read/{key} redirects to it.
-func (p *Pages) enterReport(c *gin.Context, r *models.Report, next string) (string, error) {
+func (p *Pages) enterReport(c *gin.Context, r *reports.Report, next string) (string, error) {
 	ticket, err := p.reports.ReaderTicket(c.Request.Context(), r, currentSession(c).ID)
 	if err != nil {
 		return "", err
@@ -169,7 +169,7 @@ func (p *Pages) framesReports(c *gin.Context, extra ...string) {
 
 // manageReport carries out a post of the report's page through the same
 // service calls as the API.
-func (p *Pages) manageReport(c *gin.Context, r *models.Report, person *models.Person, page *reportPage) (int, error) {
+func (p *Pages) manageReport(c *gin.Context, r *reports.Report, person *models.Person, page *reportPage) (int, error) {
 	ctx := c.Request.Context()
 	by := person.Actor()
 	audience := splitAudience(c.PostForm("audience"))
@@ -226,7 +226,7 @@ func splitAudience(s string) []string {
 
 // mayOpen answers an archived report (410) or one the person may not read
 // (403, with a request for access); it reports whether the page goes on.
-func (p *Pages) mayOpen(c *gin.Context, r *models.Report, readable bool) bool {
+func (p *Pages) mayOpen(c *gin.Context, r *reports.Report, readable bool) bool {
 	switch {
 	case r.Archived:
 		p.Render(c, http.StatusGone, "error", problem{Title: "This report was archived",
@@ -242,7 +242,7 @@ func (p *Pages) mayOpen(c *gin.Context, r *models.Report, readable bool) bool {
 
 // reportByKey is the report of the person's organisation whose host is
 // named with key; another organisation's is not found.
-func (p *Pages) reportByKey(c *gin.Context, person *models.Person) (*models.Report, bool) {
+func (p *Pages) reportByKey(c *gin.Context, person *models.Person) (*reports.Report, bool) {
 	r, err := p.reports.ByKey(c.Request.Context(), person.Actor(), c.Param("key"))
 	if err != nil {
 		p.Fail(c, err)
@@ -305,7 +305,7 @@ func (p *Pages) requestAccess(c *gin.Context) {
 }
 
 // emailAccessRequest emails whoever can share r, after the response.
-func (p *Pages) emailAccessRequest(ctx context.Context, r *models.Report, person *models.Person) {
+func (p *Pages) emailAccessRequest(ctx context.Context, r *reports.Report, person *models.Person) {
 	to, err := p.reports.Sharers(ctx, r)
 	if err != nil {
 		p.log.ErrorContext(ctx, "access request: administrators not found", "report", r.ID, "error", err)

@@ -12,6 +12,7 @@ import (
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/validate"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/reviews"
 )
 
@@ -19,8 +20,8 @@ import (
 // report's origin, the verdicts so far and, for a reviewer still to give
 // one, the verdict form.
 type reviewPage struct {
-	R      *models.Review
-	Report *models.Report
+	R      *reviews.Review
+	Report *reports.Report
 	// Frame opens the pinned version on the report's origin, ReportOrigin
 	// being that origin; NotShown says why there is no frame.
 	Frame, ReportOrigin, NotShown string
@@ -123,7 +124,7 @@ func (p *Pages) frameVersion(c *gin.Context, page *reviewPage, person *models.Pe
 // on the approval page.
 func (p *Pages) verdict(c *gin.Context) {
 	in := reviews.VerdictInput{Verdict: c.PostForm("verdict"), Note: lf(c.PostForm("note"))}
-	var rev *models.Review
+	var rev *reviews.Review
 	err := validate.Struct(&in)
 	if err == nil {
 		rev, err = p.reviews.Verdict(c.Request.Context(), currentActor(c), c.Param("id"), c.PostForm("submission"), in)

@@ -1,0 +1,7 @@
+package gate
+
+import "github.com/assent-hq/assent/models"
+
+// Action is a registered action, named as the gate names it for the
+// adapters; models stays the persistence layer behind it.
+type Action = models.Action

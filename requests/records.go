@@ -1,0 +1,20 @@
+package requests
+
+import "github.com/assent-hq/assent/models"
+
+// The adapters name what every kind shares by these names, the service's
+// vocabulary; models stays the persistence layer behind them.
+type (
+	// Page selects one page of any list: at most Limit rows after Cursor.
+	Page          = models.Page
+	Settled       = models.Settled
+	HistoryFilter = models.HistoryFilter
+)
+
+// The risk levels of a request, highest last.
+const (
+	RiskLow      = models.RiskLow
+	RiskMedium   = models.RiskMedium
+	RiskHigh     = models.RiskHigh
+	RiskCritical = models.RiskCritical
+)
