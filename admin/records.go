@@ -32,3 +32,6 @@ const (
 	KeyAdmin  = models.KeyAdmin
 	KeyMember = models.KeyMember
 )
+
+// SlackIntegration is an organisation's own Slack app.
+type SlackIntegration = models.SlackIntegration

@@ -5,8 +5,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/assent-hq/assent/accounts"
+	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/internal/apperr"
-	"github.com/assent-hq/assent/models"
 )
 
 const principalKey = "assent.principal"
@@ -15,7 +16,7 @@ const principalKey = "assent.principal"
 func (h *handlers) authenticate(c *gin.Context) {
 	header := c.GetHeader("Authorization")
 	scheme, secret, _ := strings.Cut(header, " ")
-	var p models.Actor
+	var p accounts.Actor
 	var err error
 	if header != "" && !strings.EqualFold(scheme, "Bearer") {
 		// Most often the key itself, sent without its scheme.
@@ -37,8 +38,8 @@ func (h *handlers) authenticate(c *gin.Context) {
 	c.Next()
 }
 
-func principal(c *gin.Context) models.Actor {
-	return c.MustGet(principalKey).(models.Actor)
+func principal(c *gin.Context) accounts.Actor {
+	return c.MustGet(principalKey).(accounts.Actor)
 }
 
 // requireScope refuses keys that lack scope, naming it.
@@ -68,7 +69,7 @@ func personActs(scope string) gin.HandlerFunc {
 
 // requireAdmin admits admin keys only.
 func requireAdmin(c *gin.Context) {
-	if principal(c).Key.Kind != models.KeyAdmin {
+	if principal(c).Key.Kind != admin.KeyAdmin {
 		fail(c, apperr.New(apperr.Forbidden, "this endpoint needs an admin key"))
 		return
 	}

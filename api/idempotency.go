@@ -8,7 +8,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/assent-hq/assent/idempotency"
-	"github.com/assent-hq/assent/models"
 )
 
 // claimKey is where the idempotency middleware leaves the request's claim.
@@ -63,9 +62,9 @@ func (h *handlers) idempotent(resumable bool) gin.HandlerFunc {
 }
 
 // claim is the request's Idempotency-Key claim, nil without a key.
-func claim(c *gin.Context) *models.Claim {
+func claim(c *gin.Context) *idempotency.Claim {
 	if v, ok := c.Get(claimKey); ok {
-		return v.(*models.Claim)
+		return v.(*idempotency.Claim)
 	}
 	return nil
 }

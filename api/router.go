@@ -28,7 +28,6 @@ import (
 	"github.com/assent-hq/assent/internal/logging"
 	"github.com/assent-hq/assent/internal/ratelimit"
 	"github.com/assent-hq/assent/internal/scopes"
-	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/slackapp"
@@ -117,8 +116,8 @@ func New(d Deps) http.Handler {
 
 	r.GET("/healthz", h.healthz)
 	r.GET("/readyz", h.readyz)
-	r.GET(EvidenceKeysPath, h.keySet(models.EvidenceFamily))
-	r.GET(DecisionKeysPath, h.keySet(models.DecisionFamily))
+	r.GET(EvidenceKeysPath, h.keySet(instance.EvidenceKeys))
+	r.GET(DecisionKeysPath, h.keySet(instance.DecisionKeys))
 	r.GET("/api/v1/openapi.json", serveOpenAPI)
 	r.GET("/api/docs", serveDocs)
 	r.GET("/api/docs/:file", serveDocs)
@@ -159,7 +158,7 @@ func New(d Deps) http.Handler {
 	h.postResumable(docs, "/reports", requireScope(scopes.ReportsWrite), h.createReport)
 	h.postResumable(docs, "/reports/:idOrSlug/versions", requireScope(scopes.ReportsWrite), h.publishVersion)
 	// Datasets are stored as sent, up to their own limit.
-	data := r.Group("/api/v1", h.authenticate, readBody(models.MaxDatasetBytes))
+	data := r.Group("/api/v1", h.authenticate, readBody(reports.MaxDatasetBytes))
 	data.PUT("/reports/:idOrSlug/data/:name", requireScope(scopes.ReportsWrite), h.putDataset)
 	v1.GET("/reports/:idOrSlug/data", requireScope(scopes.ReportsRead), h.listDatasets)
 	v1.GET("/reports/:idOrSlug/data/:name", requireScope(scopes.ReportsRead), h.getDataset)
@@ -294,7 +293,7 @@ func accessLog(log *slog.Logger) gin.HandlerFunc {
 		attrs := []any{"method", c.Request.Method, "path", logging.RequestPath(c), "status", c.Writer.Status(),
 			"duration_ms", time.Since(start).Milliseconds()}
 		if p, ok := c.Get(principalKey); ok {
-			attrs = append(attrs, "organization", p.(models.Actor).Organization.ID)
+			attrs = append(attrs, "organization", p.(accounts.Actor).Organization.ID)
 		}
 		log.InfoContext(c.Request.Context(), "http request", attrs...)
 	}

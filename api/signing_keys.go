@@ -6,8 +6,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/assent-hq/assent/instance"
 	"github.com/assent-hq/assent/internal/wiretime"
-	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/wire"
 )
 
@@ -35,7 +35,7 @@ type signingJWK struct {
 
 // keySet lists every key of the family, retired ones included, as a JWK
 // set (instance.Service.KeySet).
-func (h *handlers) keySet(f models.KeyFamily) gin.HandlerFunc {
+func (h *handlers) keySet(f instance.KeyFamily) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		keys, err := h.instance.KeySet(c.Request.Context(), f)
 		if err != nil {
@@ -43,7 +43,7 @@ func (h *handlers) keySet(f models.KeyFamily) gin.HandlerFunc {
 			return
 		}
 		c.Header("Cache-Control", "public, max-age=300")
-		c.JSON(http.StatusOK, gin.H{"keys": wire.All(keys, func(k *models.SigningKey) signingJWK {
+		c.JSON(http.StatusOK, gin.H{"keys": wire.All(keys, func(k *instance.SigningKey) signingJWK {
 			return signingJWK{KeyType: "OKP", Curve: "Ed25519", X: base64.RawURLEncoding.EncodeToString(k.PublicKey), KeyID: k.ID,
 				Use: "sig", Algorithm: "EdDSA", CreatedAt: wiretime.New(k.CreatedAt), RetiredAt: wiretime.Ptr(k.RetiredAt)}
 		})})

@@ -2,8 +2,6 @@ package models
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"time"
 
@@ -11,6 +9,7 @@ import (
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/internal/randtoken"
 )
 
 // How long sign-in links and sessions last. A session ends at whichever
@@ -399,10 +398,4 @@ func endedSessions(q *gorm.DB, now time.Time) *gorm.DB {
 
 // NewToken returns 256 random bits, URL-safe (43 characters), for sign-in
 // links, session cookies and CSRF tokens.
-func NewToken() string {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		panic(err) // crypto/rand never fails on supported platforms
-	}
-	return base64.RawURLEncoding.EncodeToString(b)
-}
+func NewToken() string { return randtoken.New() }

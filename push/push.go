@@ -42,25 +42,38 @@ func (s *Service) PublicKey(ctx context.Context) (string, error) {
 // policy lets pushes reach. An endpoint already stored takes n's keys and
 // person: a browser someone else signed in to before is this person's
 // now.
-func (s *Service) Subscribe(ctx context.Context, person *models.Person, sessionID string, n models.NewPushSubscription) error {
+func (s *Service) Subscribe(ctx context.Context, who models.Actor, sessionID string, n Subscription) error {
+	person, err := who.ActingPerson("notifications")
+	if err != nil {
+		return err
+	}
 	if err := n.Check(); err != nil {
 		return apperr.New(apperr.InvalidRequest, "%s", err.Error())
 	}
 	if err := s.policy.CheckURL(ctx, n.Endpoint); err != nil {
 		return apperr.New(apperr.InvalidRequest, "the subscription's endpoint cannot be reached: %s", err.Error())
 	}
-	_, err := s.store.SubscribePush(ctx, person, sessionID, n)
+	_, err = s.store.SubscribePush(ctx, person, sessionID, n)
 	return err
 }
 
-// Unsubscribe ends person's subscription at endpoint, if any: they turned
-// notifications off in that browser. Someone else's stays.
-func (s *Service) Unsubscribe(ctx context.Context, person *models.Person, endpoint string) error {
+// Unsubscribe ends the subscription at endpoint of the person who acts,
+// if any: they turned notifications off in that browser. Someone else's
+// stays.
+func (s *Service) Unsubscribe(ctx context.Context, who models.Actor, endpoint string) error {
+	person, err := who.ActingPerson("notifications")
+	if err != nil {
+		return err
+	}
 	return s.store.UnsubscribePush(ctx, person, endpoint)
 }
 
-// Subscribed says whether the browser at endpoint is subscribed for
-// person (it may be someone else's, who used the browser before).
-func (s *Service) Subscribed(ctx context.Context, person *models.Person, endpoint string) (bool, error) {
+// Subscribed says whether the browser at endpoint is subscribed for the
+// person who acts (it may be someone else's, who used it before).
+func (s *Service) Subscribed(ctx context.Context, who models.Actor, endpoint string) (bool, error) {
+	person, err := who.ActingPerson("notifications")
+	if err != nil {
+		return false, err
+	}
 	return s.store.PushSubscribed(ctx, person, endpoint)
 }

@@ -79,33 +79,33 @@ func TestPush(t *testing.T) {
 		"a subscription is its person's until they turn it off": func(t *testing.T, e *env, o *org) {
 			ctx := context.Background()
 			b := browser(t)
-			require.NoError(t, e.svc.Subscribe(ctx, o.Bob, e.session(t, o.Bob).ID, b))
-			on, err := e.svc.Subscribed(ctx, o.Bob, b.Endpoint)
+			require.NoError(t, e.svc.Subscribe(ctx, o.Bob.Actor(), e.session(t, o.Bob).ID, b))
+			on, err := e.svc.Subscribed(ctx, o.Bob.Actor(), b.Endpoint)
 			require.NoError(t, err)
 			assert.True(t, on)
 
-			require.NoError(t, e.svc.Unsubscribe(ctx, o.Cy, b.Endpoint), "someone else's: nothing to do")
-			on, err = e.svc.Subscribed(ctx, o.Bob, b.Endpoint)
+			require.NoError(t, e.svc.Unsubscribe(ctx, o.Cy.Actor(), b.Endpoint), "someone else's: nothing to do")
+			on, err = e.svc.Subscribed(ctx, o.Bob.Actor(), b.Endpoint)
 			require.NoError(t, err)
 			assert.True(t, on, "Cy cannot turn Bob's off")
 
-			require.NoError(t, e.svc.Unsubscribe(ctx, o.Bob, b.Endpoint))
-			on, err = e.svc.Subscribed(ctx, o.Bob, b.Endpoint)
+			require.NoError(t, e.svc.Unsubscribe(ctx, o.Bob.Actor(), b.Endpoint))
+			on, err = e.svc.Subscribed(ctx, o.Bob.Actor(), b.Endpoint)
 			require.NoError(t, err)
 			assert.False(t, on)
 		},
 		"a browser subscribed again by someone else is theirs": func(t *testing.T, e *env, o *org) {
 			ctx := context.Background()
 			b := browser(t)
-			require.NoError(t, e.svc.Subscribe(ctx, o.Bob, e.session(t, o.Bob).ID, b))
+			require.NoError(t, e.svc.Subscribe(ctx, o.Bob.Actor(), e.session(t, o.Bob).ID, b))
 			again := browser(t)
 			again.Endpoint = b.Endpoint
-			require.NoError(t, e.svc.Subscribe(ctx, o.Gus, e.session(t, o.Gus).ID, again))
+			require.NoError(t, e.svc.Subscribe(ctx, o.Gus.Actor(), e.session(t, o.Gus).ID, again))
 
-			on, err := e.svc.Subscribed(ctx, o.Bob, b.Endpoint)
+			on, err := e.svc.Subscribed(ctx, o.Bob.Actor(), b.Endpoint)
 			require.NoError(t, err)
 			assert.False(t, on)
-			on, err = e.svc.Subscribed(ctx, o.Gus, b.Endpoint)
+			on, err = e.svc.Subscribed(ctx, o.Gus.Actor(), b.Endpoint)
 			require.NoError(t, err)
 			assert.True(t, on)
 			subs, err := e.store.PushSubscriptions(ctx, o.ID, o.Gus.ID())
@@ -117,9 +117,9 @@ func TestPush(t *testing.T) {
 			ctx := context.Background()
 			b := browser(t)
 			sess := e.session(t, o.Bob)
-			require.NoError(t, e.svc.Subscribe(ctx, o.Bob, sess.ID, b))
+			require.NoError(t, e.svc.Subscribe(ctx, o.Bob.Actor(), sess.ID, b))
 			require.NoError(t, e.store.DeleteSession(ctx, o.ID, sess.ID))
-			on, err := e.svc.Subscribed(ctx, o.Bob, b.Endpoint)
+			on, err := e.svc.Subscribed(ctx, o.Bob.Actor(), b.Endpoint)
 			require.NoError(t, err)
 			assert.False(t, on)
 		},
@@ -137,7 +137,7 @@ func TestPush(t *testing.T) {
 			} {
 				b := browser(t)
 				c.change(&b)
-				err := e.svc.Subscribe(ctx, o.Bob, sess.ID, b)
+				err := e.svc.Subscribe(ctx, o.Bob.Actor(), sess.ID, b)
 				ae := testenv.Refused(t, err, apperr.InvalidRequest, "")
 				assert.Contains(t, ae.Message, c.says, name)
 			}
@@ -145,10 +145,10 @@ func TestPush(t *testing.T) {
 		"an endpoint the network policy forbids is refused": func(t *testing.T, e *env, o *org) {
 			ctx := context.Background()
 			b := browser(t)
-			err := e.public.Subscribe(ctx, o.Bob, e.session(t, o.Bob).ID, b)
+			err := e.public.Subscribe(ctx, o.Bob.Actor(), e.session(t, o.Bob).ID, b)
 			ae := testenv.Refused(t, err, apperr.InvalidRequest, "")
 			assert.Contains(t, ae.Message, "the subscription's endpoint cannot be reached")
-			on, err := e.svc.Subscribed(ctx, o.Bob, b.Endpoint)
+			on, err := e.svc.Subscribed(ctx, o.Bob.Actor(), b.Endpoint)
 			require.NoError(t, err)
 			assert.False(t, on, "nothing stored")
 		},

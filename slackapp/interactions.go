@@ -14,12 +14,13 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"github.com/assent-hq/assent/accounts"
+	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/slackapi"
 	"github.com/assent-hq/assent/internal/states"
-	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/wire"
 )
 
@@ -137,7 +138,7 @@ func target(cb *slack.InteractionCallback) (org, id, action string, meta *reject
 // click handles Approve or Reject on an approval message: approve as
 // proposed at once, or open the Reject form. Whatever refuses it is told
 // to the clicker alone.
-func (s *Service) click(ctx context.Context, app *models.SlackIntegration, cb *slack.InteractionCallback, id, action string) {
+func (s *Service) click(ctx context.Context, app *admin.SlackIntegration, cb *slack.InteractionCallback, id, action string) {
 	tell := func(msg string) { s.ephemeral(ctx, cb.ResponseURL, msg) }
 	a, err := s.approvals.Get(ctx, app.OrganizationID, id)
 	if err != nil {
@@ -177,7 +178,7 @@ func (s *Service) click(ctx context.Context, app *models.SlackIntegration, cb *s
 }
 
 // openRejectForm opens the modal that asks for the rejection's note.
-func (s *Service) openRejectForm(ctx context.Context, app *models.SlackIntegration, cb *slack.InteractionCallback, a *models.Approval) {
+func (s *Service) openRejectForm(ctx context.Context, app *admin.SlackIntegration, cb *slack.InteractionCallback, a *approvals.Approval) {
 	meta, err := json.Marshal(rejectMeta{Org: app.OrganizationID, Approval: a.ID, ResponseURL: cb.ResponseURL})
 	if err != nil {
 		s.ephemeral(ctx, cb.ResponseURL, "Assent could not open the form.")
@@ -204,7 +205,7 @@ func (s *Service) openRejectForm(ctx context.Context, app *models.SlackIntegrati
 
 // submitReject decides the Reject form's submission. A refusal is shown
 // on the form, under the note.
-func (s *Service) submitReject(ctx context.Context, app *models.SlackIntegration, cb *slack.InteractionCallback, meta *rejectMeta) Reply {
+func (s *Service) submitReject(ctx context.Context, app *admin.SlackIntegration, cb *slack.InteractionCallback, meta *rejectMeta) Reply {
 	refuse := func(msg string) Reply {
 		return Reply{Status: http.StatusOK, Body: slack.NewErrorsViewSubmissionResponse(map[string]string{noteBlock: msg})}
 	}
@@ -248,17 +249,17 @@ func via(userID string) string {
 // verified for them (users.info with the app's bot token, kept briefly).
 // Slack guests, people without a member, and Assent's guests are refused:
 // refused says why, for them.
-func (s *Service) member(ctx context.Context, app *models.SlackIntegration, userID string) (models.Actor, string) {
+func (s *Service) member(ctx context.Context, app *admin.SlackIntegration, userID string) (accounts.Actor, string) {
 	const unknown = "Assent does not know you: no member of this organisation has the email your Slack account uses, so you cannot decide from Slack."
 	if app.BotToken == "" {
-		return models.Actor{}, "This Slack app has no bot token in Assent, so Assent cannot tell who you are."
+		return accounts.Actor{}, "This Slack app has no bot token in Assent, so Assent cannot tell who you are."
 	}
 	u, ok := s.users.get(app.OrganizationID, userID, time.Now())
 	if !ok {
 		info, err := slackapi.New(app.BotToken, s.http, s.apiURL).GetUserInfoContext(ctx, userID)
 		if err != nil {
 			s.log.Warn("slack: users.info", "org", app.OrganizationID, "user", userID, "error", err)
-			return models.Actor{}, "Assent could not look you up in Slack."
+			return accounts.Actor{}, "Assent could not look you up in Slack."
 		}
 		u = slackUser{email: info.Profile.Email, guest: info.IsRestricted || info.IsUltraRestricted, stranger: info.IsStranger,
 			gone: info.Deleted || info.IsBot, lookedUpAt: time.Now()}
@@ -266,23 +267,23 @@ func (s *Service) member(ctx context.Context, app *models.SlackIntegration, user
 	}
 	switch {
 	case u.gone:
-		return models.Actor{}, unknown
+		return accounts.Actor{}, unknown
 	case u.guest:
-		return models.Actor{}, "Guests of this Slack workspace cannot decide from Slack."
+		return accounts.Actor{}, "Guests of this Slack workspace cannot decide from Slack."
 	case u.stranger:
-		return models.Actor{}, "People of another Slack workspace cannot decide from Slack here."
+		return accounts.Actor{}, "People of another Slack workspace cannot decide from Slack here."
 	case u.email == "":
-		return models.Actor{}, "Slack did not share your email with Assent (the app needs the users:read.email scope), so Assent cannot tell who you are."
+		return accounts.Actor{}, "Slack did not share your email with Assent (the app needs the users:read.email scope), so Assent cannot tell who you are."
 	}
 	m, err := s.accounts.ActiveMemberByEmail(ctx, app.OrganizationID, u.email)
 	if apperr.Is(err, apperr.NotFound) {
-		return models.Actor{}, unknown
+		return accounts.Actor{}, unknown
 	}
 	if err != nil {
 		s.log.Error("slack: look up the member", "org", app.OrganizationID, "error", err)
-		return models.Actor{}, "Assent could not look you up."
+		return accounts.Actor{}, "Assent could not look you up."
 	}
-	return (&models.Person{Member: m}).Actor(), ""
+	return (&accounts.Person{Member: m}).Actor(), ""
 }
 
 // refusal is what the clicker reads when err stops them: the service's
@@ -313,7 +314,7 @@ func (s *Service) ephemeral(ctx context.Context, responseURL, text string) {
 // update replaces the approval's message in the channel, for everyone: it
 // now says who decided, when, and that it was done in Slack; a request
 // that needs more approvals keeps its buttons.
-func (s *Service) update(ctx context.Context, app *models.SlackIntegration, responseURL string, a *models.Approval, userID, did string) {
+func (s *Service) update(ctx context.Context, app *admin.SlackIntegration, responseURL string, a *approvals.Approval, userID, did string) {
 	if responseURL == "" {
 		return
 	}

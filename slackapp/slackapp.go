@@ -23,7 +23,6 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/outbound"
-	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/wire"
 )
 
@@ -94,7 +93,7 @@ func (s *Service) Get(ctx context.Context, orgID string) (wire.SlackIntegration,
 
 // Save connects the organisation's Slack app or changes it. The secrets
 // are sealed at rest and never shown again, only whether each is set.
-func (s *Service) Save(ctx context.Context, orgID string, by models.Actor, in admin.SlackSettings) (wire.SlackIntegration, error) {
+func (s *Service) Save(ctx context.Context, orgID string, by accounts.Actor, in admin.SlackSettings) (wire.SlackIntegration, error) {
 	saved, err := s.admin.SaveSlackApp(ctx, orgID, by, in)
 	if err != nil {
 		return wire.SlackIntegration{}, err

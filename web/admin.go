@@ -8,8 +8,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/apperr"
-	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
 )
 
@@ -94,7 +94,7 @@ func (p *Pages) parseAdminPages() {
 
 // isAdmin reports whether the person may use the admin pages: an active
 // member who is an owner or an administrator. Guests never may.
-func isAdmin(person *models.Person) bool {
+func isAdmin(person *accounts.Person) bool {
 	return person != nil && person.Member != nil &&
 		person.Member.Administers()
 }

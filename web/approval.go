@@ -11,6 +11,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
@@ -18,7 +19,6 @@ import (
 	"github.com/assent-hq/assent/internal/rules"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/validate"
-	"github.com/assent-hq/assent/models"
 )
 
 // field is one input field as the page shows it.
@@ -65,7 +65,7 @@ type approvalPage struct {
 
 // linkView is what the decision-link page adds.
 type linkView struct {
-	Person *models.Person
+	Person *accounts.Person
 	// Hidden counts the restricted fields left out.
 	Hidden int
 	// Ended says why the link no longer decides (used or expired).
@@ -98,7 +98,7 @@ func (p *Pages) showApproval(c *gin.Context, status int, problem string, form ty
 // signedInApproval reads the approval in the path as the signed-in person
 // sees it, its decision form posting to the page's own decide; false once
 // the failure is answered.
-func (p *Pages) signedInApproval(c *gin.Context) (*approvalPage, *models.Person, bool) {
+func (p *Pages) signedInApproval(c *gin.Context) (*approvalPage, *accounts.Person, bool) {
 	person := CurrentPerson(c)
 	a, err := p.approvals.View(c.Request.Context(), person.Actor(), c.Param("id"))
 	if err != nil {

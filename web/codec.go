@@ -6,7 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/accounts"
 )
 
 // CodecPath is where the Temporal UI decodes payloads (its codec
@@ -79,6 +79,6 @@ func (p *Pages) decodePayloads(c *gin.Context) {
 	p.codec.Decode.ServeHTTP(c.Writer, c.Request)
 }
 
-func (p *Pages) isOperator(person *models.Person) bool {
-	return person.Member != nil && slices.Contains(p.codec.Operators, models.NormalizeEmail(person.Member.Email))
+func (p *Pages) isOperator(person *accounts.Person) bool {
+	return person.Member != nil && slices.Contains(p.codec.Operators, accounts.NormalizeEmail(person.Member.Email))
 }

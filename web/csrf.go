@@ -12,7 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/internal/randtoken"
 )
 
 const (
@@ -48,7 +48,7 @@ func (p *Pages) csrfToken(c *gin.Context) string {
 		return t
 	}
 	expires := time.Now().Add(csrfLifetime)
-	t := p.signCSRF(models.NewToken(), expires)
+	t := p.signCSRF(randtoken.New(), expires)
 	p.setCookie(c, csrfCookie, t, expires)
 	c.Set(csrfKey, t)
 	return t

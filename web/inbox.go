@@ -7,10 +7,13 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/assent-hq/assent/approvals"
+	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/states"
-	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/reviews"
 )
 
 // inboxLimit is how many requests the inbox lists; the counts cover all.
@@ -25,13 +28,13 @@ type riskCount struct {
 }
 
 type inboxPage struct {
-	Items []models.Approval
+	Items []approvals.Approval
 	// Collections are the requests for information waiting on the
 	// person's reply, the earliest due first.
-	Collections []models.Collection
+	Collections []collections.Collection
 	// Reviews are the open reviews waiting on the person's verdict, the
 	// earliest expiring first.
-	Reviews []models.Review
+	Reviews []reviews.Review
 	// Total counts every request waiting, listed or not.
 	Total int
 	// ByRisk counts them by risk, most severe first, risks with none
@@ -54,12 +57,12 @@ func (p *Pages) inbox(c *gin.Context) {
 		p.Fail(c, err)
 		return
 	}
-	cols, _, err := p.collections.Waiting(c.Request.Context(), person.Organization.ID, person.Actor(), models.Page{Limit: inboxLimit})
+	cols, _, err := p.collections.Waiting(c.Request.Context(), person.Organization.ID, person.Actor(), requests.Page{Limit: inboxLimit})
 	if err != nil {
 		p.Fail(c, err)
 		return
 	}
-	revs, _, err := p.reviews.Waiting(c.Request.Context(), person.Organization.ID, person.Actor(), models.Page{Limit: inboxLimit})
+	revs, _, err := p.reviews.Waiting(c.Request.Context(), person.Organization.ID, person.Actor(), requests.Page{Limit: inboxLimit})
 	if err != nil {
 		p.Fail(c, err)
 		return
@@ -77,7 +80,7 @@ func (p *Pages) inbox(c *gin.Context) {
 			page.DueSoon++
 		}
 	}
-	for _, r := range []string{models.RiskCritical, models.RiskHigh, models.RiskMedium, models.RiskLow} {
+	for _, r := range []string{requests.RiskCritical, requests.RiskHigh, requests.RiskMedium, requests.RiskLow} {
 		if n := in.ByRisk[r]; n > 0 {
 			page.ByRisk = append(page.ByRisk, riskCount{r, n})
 		}
@@ -107,7 +110,7 @@ type historyPage struct {
 // historyItem is one settled request with its page and the name of its
 // kind.
 type historyItem struct {
-	models.Settled
+	requests.Settled
 	Path string
 	What string
 }
@@ -116,9 +119,9 @@ type historyItem struct {
 // was asked or made, the most recently settled first, filtered by outcome
 // and role.
 func (p *Pages) history(c *gin.Context) {
-	f := models.HistoryFilter{Status: c.Query("status"), Role: c.Query("role")}
+	f := requests.HistoryFilter{Status: c.Query("status"), Role: c.Query("role")}
 	items, next, err := p.settled.For(c.Request.Context(), currentActor(c), f,
-		models.Page{Limit: historyLimit, Cursor: c.Query("cursor")})
+		requests.Page{Limit: historyLimit, Cursor: c.Query("cursor")})
 	if err != nil {
 		p.Fail(c, err)
 		return

@@ -17,7 +17,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/assent-hq/assent/accounts"
-	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/internal/randtoken"
 )
 
 // OIDCSettings configure optional single sign-on; nil turns it off.
@@ -150,7 +150,7 @@ func (p *Pages) startOIDC(c *gin.Context) {
 			"The sign-in service could not be reached. Try again in a moment, or get a sign-in link by email.", next)
 		return
 	}
-	flow := oidcFlow{State: models.NewToken(), Nonce: models.NewToken(), Verifier: oauth2.GenerateVerifier(), Next: next}
+	flow := oidcFlow{State: randtoken.New(), Nonce: randtoken.New(), Verifier: oauth2.GenerateVerifier(), Next: next}
 	raw, err := json.Marshal(flow)
 	if err != nil {
 		p.internalError(c, err)
@@ -230,7 +230,7 @@ func (p *Pages) finishOIDC(c *gin.Context) {
 		p.log.InfoContext(ctx, "single sign-on refused: no account", "email", email)
 		p.oidcFailed(c, http.StatusForbidden, "No account for "+email,
 			"The sign-in service vouched for "+email+", but no organisation on Assent has a member or guest with that address. Ask an administrator of your organisation to add you.", flow.Next)
-	case errors.Is(err, models.ErrPersonInactive):
+	case errors.Is(err, accounts.ErrPersonInactive):
 		p.log.InfoContext(ctx, "single sign-on refused: deactivated", "email", email)
 		p.oidcFailed(c, http.StatusForbidden, "This account has been deactivated",
 			"The account for "+email+" has been deactivated. Ask an administrator of the organisation.", flow.Next)
@@ -290,7 +290,7 @@ func (p *Pages) verifiedEmail(c *gin.Context, flow oidcFlow, code string) (strin
 		p.log.WarnContext(ctx, "single sign-on refused: claims not readable", "error", err)
 		return "", unverified
 	}
-	email := models.NormalizeEmail(claims.Email)
+	email := accounts.NormalizeEmail(claims.Email)
 	if !validEmail(email) {
 		p.log.InfoContext(ctx, "single sign-on refused: no email in the ID token", "subject", idt.Subject)
 		return "", &oidcFailure{http.StatusForbidden, "Your email address was not shared",
@@ -319,14 +319,14 @@ type chooseOrgPage struct {
 	Email   string
 	Next    string
 	Minutes int
-	Choices []models.IssuedSignInLink
+	Choices []accounts.IssuedSignInLink
 }
 
 // chooseOrganization asks someone who belongs to several organisations
 // which one to sign in to. Each choice is a sign-in link, issued for this
 // browser instead of emailed, posted to the emailed link's own form: the
 // link's rules (single use, expiry, deactivation) apply unchanged.
-func (p *Pages) chooseOrganization(c *gin.Context, email string, people []*models.Person, next string) {
+func (p *Pages) chooseOrganization(c *gin.Context, email string, people []*accounts.Person, next string) {
 	page := chooseOrgPage{Email: email, Next: next, Minutes: linkMinutes}
 	for _, person := range people {
 		l, err := p.accounts.IssueSignInLink(c.Request.Context(), person)

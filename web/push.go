@@ -5,7 +5,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/push"
 )
 
 // The inbox's "Notify me": push.js registers the service worker
@@ -34,14 +34,14 @@ func servePushWorker() gin.HandlerFunc {
 
 // pushForm is a subscription as push.js posts it, from the browser's
 // PushSubscription.toJSON().
-func pushForm(c *gin.Context) models.NewPushSubscription {
-	return models.NewPushSubscription{Endpoint: c.PostForm("endpoint"), P256dh: c.PostForm("p256dh"), Auth: c.PostForm("auth")}
+func pushForm(c *gin.Context) push.Subscription {
+	return push.Subscription{Endpoint: c.PostForm("endpoint"), P256dh: c.PostForm("p256dh"), Auth: c.PostForm("auth")}
 }
 
 // subscribePush stores the signed-in person's browser's subscription,
 // made in this session (push.Service checks it).
 func (p *Pages) subscribePush(c *gin.Context) {
-	if err := p.push.Subscribe(c.Request.Context(), CurrentPerson(c), currentSession(c).ID, pushForm(c)); err != nil {
+	if err := p.push.Subscribe(c.Request.Context(), currentActor(c), currentSession(c).ID, pushForm(c)); err != nil {
 		p.Fail(c, err)
 		return
 	}
@@ -51,7 +51,7 @@ func (p *Pages) subscribePush(c *gin.Context) {
 // unsubscribePush turns pushes off for the browser whose endpoint is
 // posted, if it is the signed-in person's.
 func (p *Pages) unsubscribePush(c *gin.Context) {
-	if err := p.push.Unsubscribe(c.Request.Context(), CurrentPerson(c), c.PostForm("endpoint")); err != nil {
+	if err := p.push.Unsubscribe(c.Request.Context(), currentActor(c), c.PostForm("endpoint")); err != nil {
 		p.Fail(c, err)
 		return
 	}
@@ -62,7 +62,7 @@ func (p *Pages) unsubscribePush(c *gin.Context) {
 // subscribed for the signed-in person (it may be someone else's, who used
 // this browser before).
 func (p *Pages) pushStatus(c *gin.Context) {
-	on, err := p.push.Subscribed(c.Request.Context(), CurrentPerson(c), c.PostForm("endpoint"))
+	on, err := p.push.Subscribed(c.Request.Context(), currentActor(c), c.PostForm("endpoint"))
 	if err != nil {
 		p.Fail(c, err)
 		return

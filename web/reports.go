@@ -8,10 +8,10 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/paths"
-	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/wire"
 )
@@ -169,7 +169,7 @@ func (p *Pages) framesReports(c *gin.Context, extra ...string) {
 
 // manageReport carries out a post of the report's page through the same
 // service calls as the API.
-func (p *Pages) manageReport(c *gin.Context, r *reports.Report, person *models.Person, page *reportPage) (int, error) {
+func (p *Pages) manageReport(c *gin.Context, r *reports.Report, person *accounts.Person, page *reportPage) (int, error) {
 	ctx := c.Request.Context()
 	by := person.Actor()
 	audience := splitAudience(c.PostForm("audience"))
@@ -242,7 +242,7 @@ func (p *Pages) mayOpen(c *gin.Context, r *reports.Report, readable bool) bool {
 
 // reportByKey is the report of the person's organisation whose host is
 // named with key; another organisation's is not found.
-func (p *Pages) reportByKey(c *gin.Context, person *models.Person) (*reports.Report, bool) {
+func (p *Pages) reportByKey(c *gin.Context, person *accounts.Person) (*reports.Report, bool) {
 	r, err := p.reports.ByKey(c.Request.Context(), person.Actor(), c.Param("key"))
 	if err != nil {
 		p.Fail(c, err)
@@ -305,7 +305,7 @@ func (p *Pages) requestAccess(c *gin.Context) {
 }
 
 // emailAccessRequest emails whoever can share r, after the response.
-func (p *Pages) emailAccessRequest(ctx context.Context, r *reports.Report, person *models.Person) {
+func (p *Pages) emailAccessRequest(ctx context.Context, r *reports.Report, person *accounts.Person) {
 	to, err := p.reports.Sharers(ctx, r)
 	if err != nil {
 		p.log.ErrorContext(ctx, "access request: administrators not found", "report", r.ID, "error", err)

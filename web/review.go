@@ -7,11 +7,11 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/validate"
-	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/reviews"
 )
@@ -97,7 +97,7 @@ const ownScripts = "script-src 'self'"
 
 // frameVersion frames the review's pinned version for person, signed in
 // on the report's origin as the report's page does, when they may read it.
-func (p *Pages) frameVersion(c *gin.Context, page *reviewPage, person *models.Person) error {
+func (p *Pages) frameVersion(c *gin.Context, page *reviewPage, person *accounts.Person) error {
 	if p.site == nil {
 		c.Header("Content-Security-Policy", pagePolicy(ownScripts))
 		page.NotShown = "Reports cannot be read on this server: it has no reports domain (ASSENT_REPORTS_DOMAIN)."

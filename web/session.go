@@ -8,7 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/accounts"
 )
 
 // SessionCookie holds the session token. It is HttpOnly, SameSite=Lax,
@@ -40,7 +40,7 @@ func (p *Pages) loadSession(c *gin.Context) {
 	ctx := c.Request.Context()
 	sess, person, err := p.accounts.LoadSession(ctx, token)
 	switch {
-	case errors.Is(err, models.ErrSessionInvalid):
+	case errors.Is(err, accounts.ErrSessionInvalid):
 		p.setCookie(c, SessionCookie, "", time.Time{})
 	case err != nil:
 		p.internalError(c, err)
@@ -58,19 +58,19 @@ func (p *Pages) loadSession(c *gin.Context) {
 
 // CurrentPerson is who is signed in (a member or a guest, with their
 // organisation), or nil. Its Actor() is whom actions are recorded for.
-func CurrentPerson(c *gin.Context) *models.Person {
+func CurrentPerson(c *gin.Context) *accounts.Person {
 	if v, ok := c.Get(personKey); ok {
-		return v.(*models.Person)
+		return v.(*accounts.Person)
 	}
 	return nil
 }
 
 // currentActor is the signed-in person as the services take who acts.
-func currentActor(c *gin.Context) models.Actor { return CurrentPerson(c).Actor() }
+func currentActor(c *gin.Context) accounts.Actor { return CurrentPerson(c).Actor() }
 
-func currentSession(c *gin.Context) *models.Session {
+func currentSession(c *gin.Context) *accounts.Session {
 	if v, ok := c.Get(sessionKey); ok {
-		return v.(*models.Session)
+		return v.(*accounts.Session)
 	}
 	return nil
 }
@@ -124,7 +124,7 @@ func (p *Pages) setCookie(c *gin.Context, name, value string, expires time.Time)
 
 // startSession signs person in, replacing this browser's session if any,
 // and goes on to next: the end of every way of signing in.
-func (p *Pages) startSession(c *gin.Context, person *models.Person, next string) {
+func (p *Pages) startSession(c *gin.Context, person *accounts.Person, next string) {
 	ctx := c.Request.Context()
 	if old := currentSession(c); old != nil {
 		if err := p.accounts.DeleteSession(ctx, old.OrganizationID, old.ID); err != nil {

@@ -15,18 +15,18 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/ratelimit"
-	"github.com/assent-hq/assent/models"
 )
 
 // defaultNext is where signing in leads when no (safe) page was asked for.
 const defaultNext = "/inbox"
 
 // linkMinutes is how long a sign-in link works, as pages and emails say.
-const linkMinutes = int(models.SignInLinkLifetime / time.Minute)
+const linkMinutes = int(accounts.SignInLinkLifetime / time.Minute)
 
 // sendTimeout bounds one sign-in email, which goes out after the response.
 const sendTimeout = time.Minute
@@ -93,7 +93,7 @@ const (
 // same whether anyone has it or not, so the form cannot tell who has an
 // account. The email goes out after the response, so neither can timing.
 func (p *Pages) sendSignInLink(c *gin.Context) {
-	email := models.NormalizeEmail(c.PostForm("email"))
+	email := accounts.NormalizeEmail(c.PostForm("email"))
 	next := safeNext(c.PostForm("next"))
 	if ok, wait := p.signIns.Allow(ratelimit.ClientKey(c.ClientIP())); !ok {
 		minutes := int(math.Ceil(wait.Minutes()))
@@ -181,7 +181,7 @@ var (
 
 // signInMessage is one email with a link per organisation the address
 // belongs to; each link signs in to the organisation it names.
-func (p *Pages) signInMessage(email, next string, links []models.IssuedSignInLink) (mail.Message, error) {
+func (p *Pages) signInMessage(email, next string, links []accounts.IssuedSignInLink) (mail.Message, error) {
 	data := signInMail{Email: email, Minutes: linkMinutes}
 	for _, l := range links {
 		q := url.Values{"token": {l.Token}}
@@ -204,7 +204,7 @@ func (p *Pages) signInMessage(email, next string, links []models.IssuedSignInLin
 type linkPage struct {
 	Token  string
 	Next   string
-	Person *models.Person
+	Person *accounts.Person
 }
 
 // confirmSignIn shows whom a link signs in and asks for a click: mail

@@ -39,7 +39,6 @@ import (
 	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/ratelimit"
 	"github.com/assent-hq/assent/internal/validate"
-	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/push"
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/reportsite"
@@ -133,7 +132,7 @@ type Pages struct {
 // the page reads Page.
 type View struct {
 	// Person is who is signed in, or nil.
-	Person *models.Person
+	Person *accounts.Person
 	// CSRF is the token every form carries in its "csrf" field.
 	CSRF string
 	// Stylesheet is the stylesheet's address, versioned by its content.
