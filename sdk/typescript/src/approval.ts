@@ -1,0 +1,80 @@
+// requireApproval: run a function only after a person approved its input.
+import { Assent, type Expiry, type Schemas, type Seconds } from "./client.js";
+import { ApprovalDenied, AssentError } from "./errors.js";
+
+export interface RequireApprovalOptions<I> {
+  /** The approval's title: "{field}" placeholders are filled from the input, or a function of it. */
+  title: string | ((input: I) => string);
+  editableFields?: string[];
+  risk?: Schemas["ApprovalCreate"]["risk"];
+  approvers?: string[];
+  description?: string;
+  /** A registered action: the call asks the action gate (POST /api/v1/gate) first. */
+  action?: string;
+  /** Default new Assent() from the environment. */
+  client?: Assent;
+  /** Seconds to wait for the decision; default one hour. */
+  timeout?: Seconds;
+  /** Any other field of ApprovalCreate (externalId, flowId, metadata, …). */
+  fields?: Omit<Partial<Schemas["ApprovalCreate"]>, "title" | "input" | "expiresAt"> & Expiry;
+}
+
+function fill(title: string, input: unknown): string {
+  return title.replace(/\{(\w+)\}/g, (whole, name) => {
+    const v = input && typeof input === "object" ? (input as Record<string, unknown>)[name] : undefined;
+    return v === undefined ? whole : typeof v === "string" ? v : JSON.stringify(v);
+  });
+}
+
+/**
+ * Ask a person about input and resolve to the input to run with: the
+ * approved one (the approver's corrections applied) once its decision token
+ * verifies against it for the caller's organisation (and action). Rejects
+ * with ApprovalDenied, DecisionTokenError, WaitTimeout or AssentError
+ * (gate_denied) otherwise. The adapters and requireApproval share it.
+ */
+export async function approvedInput<I>(input: I, o: RequireApprovalOptions<I>): Promise<I> {
+  const c = o.client ?? new Assent();
+  let approval: Schemas["Approval"] | undefined;
+  if (o.action !== undefined) {
+    const answer = await c.gate.check({ action: o.action, input: input as Record<string, unknown> });
+    if (answer.decision === "allowed") {
+      await c.verifyDecisionToken(answer.decisionToken ?? "", input, { action: o.action });
+      return input;
+    }
+    approval = answer.approval ?? undefined;
+  }
+  if (!approval) {
+    approval = await c.approvals.create({
+      ...(o.fields ?? {}),
+      title: typeof o.title === "function" ? o.title(input) : fill(o.title, input),
+      input: input as Record<string, unknown>,
+      editableFields: o.editableFields,
+      risk: o.risk,
+      approvers: o.approvers,
+      description: o.description,
+    });
+  }
+  const settled = await c.approvals.wait(approval.id, { timeout: o.timeout ?? 3600 });
+  if (settled.status !== "approved") throw new ApprovalDenied(settled);
+  const approved = (settled.approvedInput ?? {}) as I;
+  if (!settled.decisionToken) {
+    throw new AssentError(0, "no_decision_token", `approval ${settled.id} carries no decision token; the instance issues none without ASSENT_BASE_URL`);
+  }
+  await c.verifyDecisionToken(settled.decisionToken, approved, { action: o.action });
+  return approved;
+}
+
+/**
+ * Wrap fn so that each call first asks a person. The call's argument (an
+ * object of JSON values) is the approval's input; fn runs only once it is
+ * approved, with the approved input, and only if the decision token
+ * verifies against that input; otherwise the returned promise rejects and
+ * fn does not run.
+ */
+export function requireApproval<I extends Record<string, unknown>, R>(
+  fn: (input: I) => R | Promise<R>,
+  options: RequireApprovalOptions<I>,
+): (input: I) => Promise<R> {
+  return async (input: I) => fn(await approvedInput(input, options));
+}

@@ -1,0 +1,46 @@
+// README.md's first example, pasted into a project that installed the
+// package from the checkout, reaches a decision made by a demo person.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startDev, decideWhenAsked } from "./harness.mjs";
+
+let dev;
+before(async () => {
+  dev = await startDev();
+});
+after(async () => {
+  await dev?.stop();
+});
+
+test("the README's first example works when pasted", async () => {
+  const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+  const code = /```js\n([\s\S]*?)```/.exec(readme)[1];
+  const project = mkdtempSync(join(tmpdir(), "assent-ts-readme-"));
+  try {
+    // What `npm install ../sdk/typescript` makes: a link to the package.
+    mkdirSync(join(project, "node_modules", "@assent"), { recursive: true });
+    symlinkSync(fileURLToPath(new URL("..", import.meta.url)), join(project, "node_modules", "@assent", "sdk"));
+    writeFileSync(join(project, "example.mjs"), code);
+    const child = spawn(process.execPath, ["example.mjs"], {
+      cwd: project,
+      env: { ...process.env, ASSENT_BASE_URL: dev.baseUrl, ASSENT_API_KEY: dev.agentKey },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (err += d));
+    const exited = new Promise((resolve) => child.on("exit", resolve));
+    await decideWhenAsked(dev.person("admin"), { amount: 120, currency: "EUR" }, { corrections: { amount: 100 } });
+    assert.equal(await exited, 0, err);
+    assert.match(out, /Waiting for a decision on http/);
+    assert.match(out, /Refunding \{ amount: 100, currency: 'EUR' \}/);
+  } finally {
+    rmSync(project, { recursive: true, force: true });
+  }
+});
