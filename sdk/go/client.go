@@ -48,6 +48,7 @@ type Client struct {
 	maxBackoff time.Duration
 	now        func() time.Time
 	sleep      func(context.Context, time.Duration) error
+	keys       keyCache
 }
 
 // Option configures a Client.
@@ -381,4 +382,3 @@ func isNilPointer(v any) bool {
 	r := reflect.ValueOf(v)
 	return r.Kind() == reflect.Pointer && r.IsNil()
 }
-
