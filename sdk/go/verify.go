@@ -35,11 +35,15 @@ type WebhookEvent struct {
 // tolerance of now, DefaultTolerance when zero) and returns the parsed
 // event. The errors are webhook's sentinels and ErrMissingSignature.
 func VerifyWebhook(rawBody []byte, header http.Header, secret string, tolerance time.Duration) (*WebhookEvent, error) {
+	return verifyWebhookAt(rawBody, header, secret, tolerance, time.Now())
+}
+
+func verifyWebhookAt(rawBody []byte, header http.Header, secret string, tolerance time.Duration, now time.Time) (*WebhookEvent, error) {
 	sig := header.Get(webhook.HeaderSignature)
 	if sig == "" {
 		return nil, ErrMissingSignature
 	}
-	if err := webhook.Verify(sig, rawBody, secret, time.Now(), tolerance); err != nil {
+	if err := webhook.Verify(sig, rawBody, secret, now, tolerance); err != nil {
 		return nil, err
 	}
 	var ev WebhookEvent
@@ -60,10 +64,15 @@ type DecisionClaims = decisiontoken.Claims
 // hash of input (any JSON value, or json.RawMessage) and, when action is
 // not empty, the registered action. The errors are decisiontoken's.
 func VerifyDecisionToken(token string, input any, jwks []byte, issuer, organization, action string) (*DecisionClaims, error) {
+	return verifyDecisionTokenAt(token, input, jwks, issuer, organization, action, nil, 0)
+}
+
+func verifyDecisionTokenAt(token string, input any, jwks []byte, issuer, organization, action string, now func() time.Time, leeway time.Duration) (*DecisionClaims, error) {
 	v, err := decisiontoken.NewVerifier(jwks, issuer, organization)
 	if err != nil {
 		return nil, err
 	}
+	v.Now, v.Leeway = now, leeway
 	raw, err := inputJSON(input)
 	if err != nil {
 		return nil, err
