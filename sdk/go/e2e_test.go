@@ -300,7 +300,7 @@ func TestE2ELostAnswerRetriedUnderTheSameKey(t *testing.T) {
 		req.Header = r.Header.Clone()
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
-			http.Error(w, err.Error(), 502)
+			http.Error(w, err.Error(), http.StatusBadGateway)
 			return
 		}
 		data, _ := io.ReadAll(resp.Body)

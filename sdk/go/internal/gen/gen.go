@@ -226,9 +226,7 @@ func (g *generator) objectProps(s schema) (schema, []string) {
 		for k, v := range p {
 			props[k] = v
 		}
-		for _, r := range asList(s["required"]) {
-			req = append(req, r)
-		}
+		req = append(req, asList(s["required"])...)
 	}
 	return props, req
 }
@@ -453,9 +451,7 @@ func (g *generator) operations() error {
 			}
 			if rb, ok := raw["requestBody"].(schema); ok {
 				content := g.resolve(rb)["content"].(schema)
-				for _, ct := range keys(content) {
-					o.BodyTypes = append(o.BodyTypes, ct)
-				}
+				o.BodyTypes = append(o.BodyTypes, keys(content)...)
 				if js, ok := content["application/json"].(schema); ok {
 					// An empty object (cancel, pause, …) takes no argument; {} is sent.
 					if refName(js["schema"].(schema)) != "Empty" {
