@@ -4,6 +4,8 @@ FROM golang:1.26-bookworm AS build
 WORKDIR /src
 ENV GOTOOLCHAIN=auto CGO_ENABLED=1
 COPY go.mod go.sum ./
+# The server requires the Go SDK's module (webhook, decisiontoken) from ./sdk/go.
+COPY sdk/go/go.mod sdk/go/go.sum ./sdk/go/
 RUN go mod download
 COPY . .
 RUN go build -trimpath -ldflags="-s -w" -o /out/assent ./cmd/assent

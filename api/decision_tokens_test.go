@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
-	"github.com/assent-hq/assent/decisiontoken"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/sdk/go/decisiontoken"
 )
 
 // TestDecisionTokens: an approval approved with a correction carries a

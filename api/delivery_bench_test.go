@@ -22,7 +22,7 @@ import (
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/models"
-	"github.com/assent-hq/assent/webhook"
+	"github.com/assent-hq/assent/sdk/go/webhook"
 	"github.com/assent-hq/assent/worker"
 )
 

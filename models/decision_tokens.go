@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/assent-hq/assent/decisiontoken"
+	"github.com/assent-hq/assent/sdk/go/decisiontoken"
 )
 
 // DefaultDecisionTokenTTL is how long a decision token holds after the

@@ -11,11 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
-	"github.com/assent-hq/assent/decisiontoken"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/sdk/go/decisiontoken"
 )
 
 // keySet is the family's keys as a verifier's JWK set.

@@ -5,6 +5,7 @@
 // decisiontoken packages. Its tests regenerate both and fail when a
 // committed file differs; ASSENT_UPDATE_SDK=1 rewrites them.
 //
-// The SDKs themselves live in sdk/python (and, later, sdk/typescript and
-// sdk/go); sdk/harness starts a real `assent dev` for their suites.
+// The SDKs themselves live in sdk/python and sdk/go (its own module, which
+// holds the webhook and decisiontoken packages); sdk/harness starts a real
+// `assent dev` for their suites.
 package sdk

@@ -15,8 +15,8 @@ import (
 	"github.com/gowebpki/jcs"
 	"github.com/stretchr/testify/require"
 
-	"github.com/assent-hq/assent/decisiontoken"
-	"github.com/assent-hq/assent/webhook"
+	"github.com/assent-hq/assent/sdk/go/decisiontoken"
+	"github.com/assent-hq/assent/sdk/go/webhook"
 )
 
 // The vectors every SDK's suite reads (sdk/testdata/vectors.json): signed

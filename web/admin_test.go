@@ -29,8 +29,8 @@ import (
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/sdk/go/webhook"
 	"github.com/assent-hq/assent/web"
-	"github.com/assent-hq/assent/webhook"
 )
 
 // adminSite is a site whose first member, Ada, is the owner. CreateMember

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assent-hq/assent/internal/browsertest"
-	"github.com/assent-hq/assent/webhook"
+	"github.com/assent-hq/assent/sdk/go/webhook"
 )
 
 // TestBrowserCollectionEndToEnd is issue 15's end-to-end test on assent

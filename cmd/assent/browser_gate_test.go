@@ -18,10 +18,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/assent-hq/assent/decisiontoken"
 	"github.com/assent-hq/assent/internal/browsertest"
 	"github.com/assent-hq/assent/internal/events"
-	"github.com/assent-hq/assent/webhook"
+	"github.com/assent-hq/assent/sdk/go/decisiontoken"
+	"github.com/assent-hq/assent/sdk/go/webhook"
 )
 
 // gatedRefund is the action the agent registers: small refunds run, huge

@@ -18,7 +18,7 @@ import (
 
 	"github.com/assent-hq/assent/internal/browsertest"
 	"github.com/assent-hq/assent/internal/events"
-	"github.com/assent-hq/assent/webhook"
+	"github.com/assent-hq/assent/sdk/go/webhook"
 )
 
 // reviewedReport is version 1 of the report under review.

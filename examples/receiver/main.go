@@ -21,7 +21,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/assent-hq/assent/webhook"
+	"github.com/assent-hq/assent/sdk/go/webhook"
 )
 
 func main() {

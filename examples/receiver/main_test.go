@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/assent-hq/assent/webhook"
+	"github.com/assent-hq/assent/sdk/go/webhook"
 )
 
 func TestReceiverAcceptsOnlyItsSecret(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/assent-hq/assent/internal/wiretime"
-	"github.com/assent-hq/assent/webhook"
+	"github.com/assent-hq/assent/sdk/go/webhook"
 )
 
 // Header names, as package webhook defines them for receivers.

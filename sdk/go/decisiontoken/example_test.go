@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/assent-hq/assent/decisiontoken"
+	"github.com/assent-hq/assent/sdk/go/decisiontoken"
 )
 
 // A tool about to run an approved action verifies the approval's

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/assent-hq/assent/webhook"
+	"github.com/assent-hq/assent/sdk/go/webhook"
 )
 
 // A receiver reads the raw body, verifies it against the endpoint's signing

@@ -1,0 +1,114 @@
+package assent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// RunRequest is what Run asks a person.
+type RunRequest[T any] struct {
+	// Input is the proposed input; it must encode as a JSON object.
+	Input T
+	// Approval is the approval to create (Title required; EditableFields,
+	// Risk, Approvers, …); its Input is set from Input.
+	Approval ApprovalCreate
+	// Action, when set, names a registered action: the call goes through
+	// the gate (POST /api/v1/gate) first, and the token must name it.
+	Action string
+	// FlowID and ExternalID go with the gate check.
+	FlowID, ExternalID string
+}
+
+// DeniedError is returned by Run when the approval settled otherwise than
+// approved (rejected, expired or cancelled).
+type DeniedError struct{ Approval *Approval }
+
+func (e *DeniedError) Error() string {
+	s := fmt.Sprintf("assent: approval %s was %s", e.Approval.ID, e.Approval.Status)
+	if e.Approval.Note != nil && *e.Approval.Note != "" {
+		s += ": " + *e.Approval.Note
+	}
+	return s
+}
+
+// Run runs fn only after a person approved, with the approved input (the
+// approver's corrections applied), and only when the decision token
+// verifies against that input for the caller's organisation (and the
+// action); otherwise fn does not run and the error says why: a
+// *DeniedError, a decisiontoken error, an *Error (a denied gate check is
+// CodeGateDenied) or a *WaitTimeoutError when ctx ends first. An allowed
+// gate check runs fn at once with the input as given.
+func Run[T any](ctx context.Context, c *Client, req RunRequest[T], fn func(context.Context, T) error) error {
+	proposed, err := objectOf(req.Input)
+	if err != nil {
+		return err
+	}
+	var approval *Approval
+	if req.Action != "" {
+		check := &GateCheckRequest{Action: req.Action, Input: proposed}
+		if req.FlowID != "" {
+			check.FlowID = &req.FlowID
+		}
+		if req.ExternalID != "" {
+			check.ExternalID = &req.ExternalID
+		}
+		answer, err := c.Gate.Check(ctx, check)
+		if err != nil {
+			return err
+		}
+		if answer.Decision == "allowed" {
+			if _, err := c.VerifyDecisionToken(ctx, answer.DecisionToken, proposed, req.Action); err != nil {
+				return err
+			}
+			return fn(ctx, req.Input)
+		}
+		approval = answer.Approval
+	}
+	if approval == nil {
+		create := req.Approval
+		create.Input = proposed
+		if approval, err = c.Approvals.Create(ctx, &create); err != nil {
+			return err
+		}
+	}
+	settled, err := c.Approvals.Wait(ctx, approval.ID)
+	if err != nil {
+		return err
+	}
+	if settled.Status != "approved" {
+		return &DeniedError{Approval: settled}
+	}
+	if settled.DecisionToken == "" {
+		return &Error{Code: CodeNoDecisionToken, Message: "approval " + settled.ID +
+			" carries no decision token; the instance issues none without ASSENT_BASE_URL"}
+	}
+	approved := settled.ApprovedInput
+	if approved == nil {
+		approved = map[string]any{}
+	}
+	if _, err := c.VerifyDecisionToken(ctx, settled.DecisionToken, approved, req.Action); err != nil {
+		return err
+	}
+	raw, err := json.Marshal(approved)
+	if err != nil {
+		return err
+	}
+	var input T
+	if err := json.Unmarshal(raw, &input); err != nil {
+		return fmt.Errorf("assent: the approved input does not fit %T: %w", input, err)
+	}
+	return fn(ctx, input)
+}
+
+func objectOf(v any) (map[string]any, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("assent: the input is not JSON: %w", err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return nil, fmt.Errorf("assent: the input must be a JSON object, not %s", raw)
+	}
+	return m, nil
+}
