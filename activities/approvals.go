@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/assent-hq/assent/decisions"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/notify"
@@ -69,7 +70,7 @@ func (a *Activities) decisionToken(ctx context.Context, orgID string) (func(*mod
 		return nil, err
 	}
 	return func(rec *models.Approval) error {
-		claims, err := models.ApprovalDecisionClaims(rec, org, a.BaseURL)
+		claims, err := decisions.ForApproval(rec, org, a.BaseURL)
 		if err != nil {
 			// An input with no canonical form (from before inputs were
 			// held to one) gets no token; the decision is still written.

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/assent-hq/assent/approvals"
+	"github.com/assent-hq/assent/decisions"
 	"github.com/assent-hq/assent/internal/actionschema"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
@@ -169,7 +170,7 @@ func (s *Service) tokens(ctx context.Context, a *models.Action, org *models.Orga
 		return nil, err
 	}
 	return func(c *models.GateCheck) (string, error) {
-		claims, err := models.GateDecisionClaims(c, s.issuer, a.DecisionTokenTTL(org))
+		claims, err := decisions.ForGateCheck(c, a, org, s.issuer)
 		if err != nil {
 			return "", err
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/decisions"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/internal/testenv"
@@ -30,19 +31,6 @@ func keySet(t *testing.T, s *models.Store, f models.KeyFamily) jose.JSONWebKeySe
 	return set
 }
 
-// TestDecisionTokenTTL: an approval's own lifetime, else its
-// organisation's, else an hour.
-func TestDecisionTokenTTL(t *testing.T) {
-	org := &models.Organization{}
-	a := &models.Approval{}
-	assert.Equal(t, time.Hour, a.DecisionTokenTTL(org))
-	org.DecisionTokenTTLSeconds = 600
-	assert.Equal(t, 10*time.Minute, a.DecisionTokenTTL(org))
-	own := 120
-	a.DecisionTokenTTLSeconds = &own
-	assert.Equal(t, 2*time.Minute, a.DecisionTokenTTL(org))
-}
-
 // TestSignDecision: the store signs with the active decision key, a key
 // family apart from the evidence keys; a token signed before a rotation
 // still verifies with the keys listed after it.
@@ -58,7 +46,7 @@ func TestSignDecision(t *testing.T) {
 		decided := time.Now().UTC().Truncate(time.Second)
 		a := &models.Approval{ID: "apr_1", OrganizationID: org.ID, ApprovedInput: models.RawJSON(`{"b":[1,2],"a":"x"}`),
 			ApprovedBy: models.StringList{"mem_1", "mem_2"}, DecidedAt: &decided}
-		claims, err := models.ApprovalDecisionClaims(a, org, "https://assent.example")
+		claims, err := decisions.ForApproval(a, org, "https://assent.example")
 		require.NoError(t, err)
 		assert.Equal(t, decided.Add(5*time.Minute), claims.Expiry, "the organisation's lifetime")
 		token, err := s.SignDecision(ctx, claims)

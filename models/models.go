@@ -49,7 +49,7 @@ type Organization struct {
 	UpdatedAt                time.Time
 	// DecisionTokenTTLSeconds is how long an approval's decision token
 	// holds after the decision, unless the approval says otherwise; zero
-	// is DefaultDecisionTokenTTL.
+	// is decisions.DefaultLifetime.
 	DecisionTokenTTLSeconds int64 `gorm:"column:decision_token_ttl_seconds;not null;default:0"`
 	// ReportOrigins are the other origins (https://host[:port]) the
 	// organisation's reports may load from and connect to, beside their

@@ -1,0 +1,76 @@
+// Package decisions holds the rules of decision tokens: how long one holds
+// (the approval's or the action's own lifetime, else its organisation's,
+// else an hour) and which claims an approved approval's token and an
+// allowed gate check's token carry. The gate, the approval's persist
+// activity and the organisation's read take them from here; the store only
+// keeps and uses the signing keys (models.Store.SignDecision).
+package decisions
+
+import (
+	"slices"
+	"time"
+
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/sdk/go/decisiontoken"
+)
+
+// DefaultLifetime is how long a decision token holds after the decision
+// when neither the approval (or its action) nor its organisation says
+// otherwise.
+const DefaultLifetime = time.Hour
+
+// OrganizationLifetime is how long the organisation's decision tokens
+// hold.
+func OrganizationLifetime(o *models.Organization) time.Duration {
+	if o.DecisionTokenTTLSeconds <= 0 {
+		return DefaultLifetime
+	}
+	return time.Duration(o.DecisionTokenTTLSeconds) * time.Second
+}
+
+// Lifetime is own seconds when set (an approval's or an action's), else
+// org's lifetime.
+func Lifetime(own *int, org *models.Organization) time.Duration {
+	if own != nil && *own > 0 {
+		return time.Duration(*own) * time.Second
+	}
+	return OrganizationLifetime(org)
+}
+
+// ForApproval are the claims of approved approval a's decision token,
+// issued by the instance at issuer (its public base URL): its approved
+// input's hash, who approved it, and its decision time, the token holding
+// for its lifetime after it.
+func ForApproval(a *models.Approval, org *models.Organization, issuer string) (decisiontoken.Claims, error) {
+	sum, err := decisiontoken.InputSHA256(a.ApprovedInput)
+	if err != nil {
+		return decisiontoken.Claims{}, err
+	}
+	decided := a.UpdatedAt
+	if a.DecidedAt != nil {
+		decided = *a.DecidedAt
+	}
+	deciders := slices.Clone([]string(a.ApprovedBy))
+	if deciders == nil {
+		deciders = []string{}
+	}
+	c := decisiontoken.Claims{Issuer: issuer, Subject: a.ID, Organization: a.OrganizationID, InputSHA256: sum,
+		Deciders: deciders, IssuedAt: decided, Expiry: decided.Add(Lifetime(a.DecisionTokenTTLSeconds, org))}
+	if a.Action != nil {
+		c.Action = *a.Action
+	}
+	return c, nil
+}
+
+// ForGateCheck are the claims of the decision token of check c, an allow
+// by the policy of action: no deciders, holding for the action's lifetime
+// after the check.
+func ForGateCheck(c *models.GateCheck, action *models.Action, org *models.Organization, issuer string) (decisiontoken.Claims, error) {
+	sum, err := decisiontoken.InputSHA256(c.Input)
+	if err != nil {
+		return decisiontoken.Claims{}, err
+	}
+	return decisiontoken.Claims{Issuer: issuer, Subject: c.ID, Organization: c.OrganizationID, Action: c.Action,
+		InputSHA256: sum, Deciders: []string{}, IssuedAt: c.CreatedAt,
+		Expiry: c.CreatedAt.Add(Lifetime(action.DecisionTokenTTLSeconds, org))}, nil
+}
