@@ -26,7 +26,7 @@ func (f *fixture) onPlan(t *testing.T, plan string) {
 // as its host does for each page it serves.
 func (f *fixture) view(t *testing.T, r *models.Report, viewer *models.Person) {
 	t.Helper()
-	require.NoError(t, f.store.RecordView(context.Background(), r, 1, viewer, f.services.Reports.ViewedData))
+	require.NoError(t, f.services.Reports.RecordView(context.Background(), r, 1, viewer))
 }
 
 func (f *fixture) report(t *testing.T, slug string) *models.Report {

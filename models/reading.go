@@ -18,12 +18,6 @@ import (
 // app session it came from, so signing out of the app ends it too.
 const (
 	ReaderTicketLifetime = 60 * time.Second
-	// ViewEventEvery is how seldom report.viewed fires for one viewer of
-	// one report; every view is recorded.
-	ViewEventEvery = 30 * time.Minute
-	// AccessRequestEvery is how seldom one person's requests for access to
-	// one report reach its owner.
-	AccessRequestEvery = 24 * time.Hour
 )
 
 // ErrReaderTicketInvalid is a ticket that is unknown, used, expired or
@@ -154,10 +148,10 @@ type ViewNotice struct {
 
 // RecordView records that viewer (nil: a public reader not signed in)
 // opened version of r, and writes report.viewed unless that viewer was
-// notified of less than ViewEventEvery ago. The notice row is claimed by
+// notified of less than every ago (the reports service's rule). The notice row is claimed by
 // a conditional update, so of two racing views one notifies, and views
 // of different readers never wait on each other.
-func (s *Store) RecordView(ctx context.Context, r *Report, version int, viewer *Person, data ViewEventData) error {
+func (s *Store) RecordView(ctx context.Context, r *Report, version int, viewer *Person, every time.Duration, data ViewEventData) error {
 	viewerID := ""
 	if viewer != nil {
 		viewerID = viewer.ID()
@@ -166,7 +160,7 @@ func (s *Store) RecordView(ctx context.Context, r *Report, version int, viewer *
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		now := Now()
 		notify, err := claimEvery(tx, &ViewNotice{ReportID: r.ID, ViewerID: viewerID},
-			map[string]any{"report_id": r.ID, "viewer_id": viewerID}, "notified_at", ViewEventEvery, now)
+			map[string]any{"report_id": r.ID, "viewer_id": viewerID}, "notified_at", every, now)
 		if err != nil {
 			return err
 		}
@@ -199,14 +193,15 @@ func (s *Store) Views(ctx context.Context, reportID string) ([]ReportView, error
 type AccessEventData func(r *Report, person *Person) ([]byte, error)
 
 // RequestAccess records that person asks to read r and writes
-// access.requested, unless they asked less than AccessRequestEvery ago;
+// access.requested, unless they asked less than every ago (the reports
+// service's rule);
 // it reports whether this request is new (so the owner is emailed).
-func (s *Store) RequestAccess(ctx context.Context, r *Report, person *Person, data AccessEventData) (bool, error) {
+func (s *Store) RequestAccess(ctx context.Context, r *Report, person *Person, every time.Duration, data AccessEventData) (bool, error) {
 	fresh := false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		now := Now()
 		claimed, err := claimEvery(tx, &AccessRequest{ReportID: r.ID, PersonID: person.ID()},
-			map[string]any{"report_id": r.ID, "person_id": person.ID()}, "requested_at", AccessRequestEvery, now)
+			map[string]any{"report_id": r.ID, "person_id": person.ID()}, "requested_at", every, now)
 		if err != nil || !claimed {
 			return err
 		}

@@ -286,7 +286,7 @@ func (s *Service) RequestAccess(ctx context.Context, r *models.Report, who model
 	if err != nil {
 		return false, err
 	}
-	return s.store.RequestAccess(ctx, r, person, func(r *models.Report, p *models.Person) ([]byte, error) {
+	return s.store.RequestAccess(ctx, r, person, AccessRequestEvery, func(r *models.Report, p *models.Person) ([]byte, error) {
 		return json.Marshal(wire.AccessRequested{Report: wire.NewReport(r, nil, s.baseURL), Person: p.Ref()})
 	})
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/assent-hq/assent/internal/blobstore"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/reports"
 )
 
 // oneByte reads a page a byte at a time, so every match is split
@@ -99,9 +100,9 @@ func newFixture(t *testing.T, files map[string][]byte) *fixture {
 		Classification: models.ClassInternal, Grants: []models.NewGrant{{Kind: models.GrantPublic, Name: "public"}}}, pub, nil,
 		func(r *models.Report, v *models.ReportVersion) ([]byte, error) { return json.Marshal(r.ID) })
 	require.NoError(t, err)
-	site, err := New(Deps{Store: store, Blobs: blobs, AppURL: "https://app.example.com", Domain: "reports.example.com",
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Viewed: func(*models.Report, *models.Person, *models.ReportView) ([]byte, error) { return []byte(`{}`), nil }})
+	site, err := New(Deps{Reports: reports.New(reports.Deps{Store: store, Blobs: blobs, BaseURL: "https://app.example.com"}),
+		Blobs: blobs, AppURL: "https://app.example.com", Domain: "reports.example.com",
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
 	return &fixture{site: site, store: store, rep: rep, files: files}
 }

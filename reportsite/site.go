@@ -24,33 +24,32 @@ import (
 
 	"golang.org/x/net/publicsuffix"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/blobstore"
 	"github.com/assent-hq/assent/internal/paths"
-	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/reports"
 )
 
 // Deps are what the site needs.
 type Deps struct {
-	Store *models.Store
-	Blobs *blobstore.Store
+	// Reports answers what a report's origin asks (reports/hosting.go).
+	Reports *reports.Service
+	Blobs   *blobstore.Store
 	// AppURL is the app's public address (the base URL).
 	AppURL string
 	// Domain is the reports domain: each report is served at
 	// <key>.<Domain>, with a port when Domain has one.
 	Domain string
 	Logger *slog.Logger
-	// Viewed builds report.viewed's data.
-	Viewed models.ViewEventData
 }
 
 // Site serves every report host. Create it with New; Route puts it in
 // front of the app.
 type Site struct {
-	store     *models.Store
+	reports   *reports.Service
 	blobs     *blobstore.Store
 	log       *slog.Logger
-	viewed    models.ViewEventData
 	appURL    string
 	appOrigin string
 	// appHostPort is the app's host as requests name it.
@@ -91,7 +90,7 @@ func New(d Deps) (*Site, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Site{store: d.Store, blobs: d.Blobs, log: log, viewed: d.Viewed, appURL: app.String(), appHostPort: strings.ToLower(app.Host),
+	s := &Site{reports: d.Reports, blobs: d.Blobs, log: log, appURL: app.String(), appHostPort: strings.ToLower(app.Host),
 		appOrigin: app.Scheme + "://" + app.Host, scheme: app.Scheme, domain: domain, secure: app.Scheme == "https",
 		sameSite: http.SameSiteNoneMode}
 	s.selectJS = selectScriptFor(s.appOrigin)
@@ -181,7 +180,7 @@ func (s *Site) appHost(host string) bool {
 }
 
 // reportPolicy confines a report to its own origin and the others its
-// organisation allows (models.Organization.ReportOrigins, checked by the
+// organisation allows (the organisation's ReportOrigins, checked by the
 // admin service to be bare origins): its scripts, styles, images and
 // fonts load from there (or inline, data: and blob:), and it fetches,
 // beacons, opens sockets and posts forms only there, so a hostile version
@@ -216,10 +215,10 @@ func (s *Site) secureHeaders(h http.Header) {
 
 // allowOrigins widens the policy of rep's responses by the origins its
 // organisation allows.
-func (s *Site) allowOrigins(ctx context.Context, h http.Header, rep *models.Report) error {
-	org, err := s.store.GetOrganization(ctx, rep.OrganizationID)
-	if err == nil && len(org.ReportOrigins) > 0 {
-		h.Set("Content-Security-Policy", reportPolicy(s.appOrigin, org.ReportOrigins))
+func (s *Site) allowOrigins(ctx context.Context, h http.Header, rep *reports.Report) error {
+	origins, err := s.reports.AllowedOrigins(ctx, rep)
+	if err == nil && len(origins) > 0 {
+		h.Set("Content-Security-Policy", reportPolicy(s.appOrigin, origins))
 	}
 	return err
 }
@@ -236,7 +235,7 @@ func (s *Site) serve(w http.ResponseWriter, r *http.Request, key string) {
 		return
 	}
 	ctx := r.Context()
-	rep, err := s.store.ReportByKey(ctx, key)
+	rep, err := s.reports.Hosted(ctx, key)
 	if apperr.Is(err, apperr.NotFound) {
 		s.page(w, http.StatusNotFound, "No such report", "Nothing is published at this address.", "")
 		return
@@ -262,7 +261,7 @@ func (s *Site) serve(w http.ResponseWriter, r *http.Request, key string) {
 		s.fail(w, r, err)
 		return
 	}
-	ok, err := s.store.CanRead(ctx, rep, reader)
+	ok, err := s.reports.MayRead(ctx, rep, reader)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -346,15 +345,8 @@ func parseTarget(p string) (target, bool) {
 
 // version is the version a request reads: the live one (n is 0), or
 // version n if it was published (never one held or declined).
-func (s *Site) version(ctx context.Context, rep *models.Report, n int) (*models.ReportVersion, error) {
-	if n == 0 {
-		return s.store.LiveVersion(ctx, rep)
-	}
-	v, err := s.store.GetVersionNumber(ctx, rep, n)
-	if err == nil && v.State != models.VersionPublished {
-		return nil, apperr.New(apperr.NotFound, "version %d of report %s was not published", n, rep.Slug)
-	}
-	return v, err
+func (s *Site) version(ctx context.Context, rep *reports.Report, n int) (*reports.Version, error) {
+	return s.reports.Served(ctx, rep, n)
 }
 
 // crossSiteSubresource reports a request another origin's page makes for
@@ -369,27 +361,23 @@ func crossSiteSubresource(r *http.Request) bool {
 }
 
 // reader is who the host's cookie signs in, or nil.
-func (s *Site) reader(r *http.Request, rep *models.Report) (*models.Person, error) {
+func (s *Site) reader(r *http.Request, rep *reports.Report) (*accounts.Person, error) {
 	c, err := r.Cookie(s.cookieName())
 	if err != nil {
 		return nil, nil
 	}
-	p, err := s.store.LoadReader(r.Context(), c.Value, rep.ID)
-	if errors.Is(err, models.ErrSessionInvalid) {
-		return nil, nil
-	}
-	return p, err
+	return s.reports.Reader(r.Context(), c.Value, rep.ID)
 }
 
 // enter trades the app's ticket for this host's own cookie, once, and
 // opens the page the reader asked for.
-func (s *Site) enter(w http.ResponseWriter, r *http.Request, rep *models.Report) {
+func (s *Site) enter(w http.ResponseWriter, r *http.Request, rep *reports.Report) {
 	next := r.URL.Query().Get("next")
 	if !paths.Local(next) || strings.HasPrefix(next, paths.ReportEnter) {
 		next = "/"
 	}
-	token, err := s.store.RedeemReaderTicket(r.Context(), r.URL.Query().Get("ticket"), rep.ID)
-	if errors.Is(err, models.ErrReaderTicketInvalid) {
+	token, err := s.reports.RedeemTicket(r.Context(), r.URL.Query().Get("ticket"), rep.ID)
+	if errors.Is(err, reports.ErrReaderTicketInvalid) {
 		// A used or stale ticket (a reload, a shared address): start over
 		// from the app, which issues a fresh one.
 		http.Redirect(w, r, s.appURL+paths.Reader(rep.Key, next), http.StatusSeeOther)
@@ -419,8 +407,8 @@ func (s *Site) cookieName() string {
 }
 
 // dataset serves one of the report's datasets as stored.
-func (s *Site) dataset(w http.ResponseWriter, r *http.Request, rep *models.Report, name string) {
-	d, err := s.store.GetDataset(r.Context(), rep.OrganizationID, rep.ID, name)
+func (s *Site) dataset(w http.ResponseWriter, r *http.Request, rep *reports.Report, name string) {
+	d, err := s.reports.HostedDataset(r.Context(), rep, name)
 	if apperr.Is(err, apperr.NotFound) {
 		writeJSONError(w, http.StatusNotFound, "no dataset named "+name)
 		return
@@ -440,13 +428,13 @@ func (s *Site) dataset(w http.ResponseWriter, r *http.Request, rep *models.Repor
 
 // file serves the file at p in version v; an HTML page opened is a view
 // of v, and carries our selection script.
-func (s *Site) file(w http.ResponseWriter, r *http.Request, rep *models.Report, reader *models.Person, v *models.ReportVersion, p string) {
+func (s *Site) file(w http.ResponseWriter, r *http.Request, rep *reports.Report, reader *accounts.Person, v *reports.Version, p string) {
 	ctx := r.Context()
 	name := strings.TrimPrefix(path.Clean("/"+p), "/")
 	if name == "" || strings.HasSuffix(p, "/") {
 		name = path.Join(name, "index.html")
 	}
-	var f *models.ManifestFile
+	var f *reports.ManifestFile
 	for i := range v.Files.V {
 		if v.Files.V[i].Path == name {
 			f = &v.Files.V[i]
@@ -472,7 +460,7 @@ func (s *Site) file(w http.ResponseWriter, r *http.Request, rep *models.Report, 
 	}
 	h.Set("ETag", etag)
 	if html && r.Method == http.MethodGet {
-		if err := s.store.RecordView(ctx, rep, v.Version, reader, s.viewed); err != nil {
+		if err := s.reports.RecordView(ctx, rep, v.Version, reader); err != nil {
 			s.log.ErrorContext(ctx, "report view not recorded", "report", rep.ID, "error", err)
 		}
 	}
@@ -497,7 +485,7 @@ func (s *Site) file(w http.ResponseWriter, r *http.Request, rep *models.Report, 
 
 // openFile opens file f from the blob store and says where a page's
 // selection tag goes (0 for other files).
-func (s *Site) openFile(ctx context.Context, f *models.ManifestFile, html bool) (io.ReadSeekCloser, int64, error) {
+func (s *Site) openFile(ctx context.Context, f *reports.ManifestFile, html bool) (io.ReadSeekCloser, int64, error) {
 	blob, err := s.blobs.Open(ctx, f.SHA256)
 	if err != nil || !html {
 		return blob, 0, err

@@ -374,7 +374,7 @@ func newPagesEnv(t *testing.T, db *gorm.DB) *pagesEnv {
 	policy := netguard.DevLoopback
 	svc := app.Build(app.Deps{Store: store, Temporal: tc, Blobs: blobs, Scanner: sc, Logger: quiet, BaseURL: srv.URL, NetPolicy: policy})
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
-	rs, err := reportsite.New(reportsite.Deps{Store: store, Blobs: blobs, AppURL: srv.URL, Domain: "localhost:" + port, Logger: quiet, Viewed: svc.Reports.ViewedData})
+	rs, err := reportsite.New(reportsite.Deps{Reports: svc.Reports, Blobs: blobs, AppURL: srv.URL, Domain: "localhost:" + port, Logger: quiet})
 	require.NoError(t, err)
 	s := &site{store: store, mailbox: mail.NewMailbox(0), db: db, url: srv.URL, services: svc}
 	deps := web.Deps{Mailer: s.mailbox, BaseURL: srv.URL, Logger: quiet, Services: svc, Site: rs}

@@ -64,7 +64,7 @@ func newReadingSite(t *testing.T, db *gorm.DB, with ...func(*app.Deps)) *reading
 	rep := svc.Reports
 	_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))
 	domain := "localhost:" + port
-	rs, err := reportsite.New(reportsite.Deps{Store: store, Blobs: blobs, AppURL: srv.URL, Domain: domain, Logger: quiet, Viewed: rep.ViewedData})
+	rs, err := reportsite.New(reportsite.Deps{Reports: rep, Blobs: blobs, AppURL: srv.URL, Domain: domain, Logger: quiet})
 	require.NoError(t, err)
 	s := &site{store: store, mailbox: mail.NewMailbox(0), db: db, url: srv.URL, services: svc}
 	s.pages = web.New(web.Deps{Mailer: s.mailbox, BaseURL: srv.URL, Services: svc, Site: rs})

@@ -205,8 +205,8 @@ func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string
 	var site *reportsite.Site
 	if domain := cfg.ReportsDomainFor(baseURL); domain != "" {
 		var err error
-		if site, err = reportsite.New(reportsite.Deps{Store: r.store, Blobs: r.blobs, AppURL: baseURL, Domain: domain,
-			Logger: log, Viewed: svc.Reports.ViewedData}); err != nil {
+		if site, err = reportsite.New(reportsite.Deps{Reports: svc.Reports, Blobs: r.blobs, AppURL: baseURL, Domain: domain,
+			Logger: log}); err != nil {
 			return nil, nil, err
 		}
 	} else {

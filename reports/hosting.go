@@ -1,0 +1,92 @@
+package reports
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/models"
+)
+
+// What a report's own origin (reportsite) asks: the report its host
+// names, the origins its organisation allows, the version a request
+// reads, the reader its cookie signs in, the ticket traded for that
+// cookie, a dataset, and each view.
+
+// ViewEventEvery is how seldom report.viewed fires for one viewer of one
+// report; every view is recorded.
+const ViewEventEvery = 30 * time.Minute
+
+// AccessRequestEvery is how seldom one person's requests for access to
+// one report reach its owner.
+const AccessRequestEvery = 24 * time.Hour
+
+// ErrReaderTicketInvalid is a ticket that is unknown, used, expired or
+// for another report: the reader starts again from the app.
+var ErrReaderTicketInvalid = models.ErrReaderTicketInvalid
+
+// ManifestFile is one file of a published version.
+type ManifestFile = models.ManifestFile
+
+// Hosted is the report whose origin key names, in any organisation: the
+// host name is all a report's origin knows.
+func (s *Service) Hosted(ctx context.Context, key string) (*models.Report, error) {
+	return s.store.ReportByKey(ctx, key)
+}
+
+// AllowedOrigins are the origins r's organisation lets its reports reach.
+func (s *Service) AllowedOrigins(ctx context.Context, r *models.Report) ([]string, error) {
+	org, err := s.store.GetOrganization(ctx, r.OrganizationID)
+	if err != nil {
+		return nil, err
+	}
+	return org.ReportOrigins, nil
+}
+
+// Served is the version of r a request reads: the live one (n is 0), or
+// version n if it was published, never one held or declined.
+func (s *Service) Served(ctx context.Context, r *models.Report, n int) (*models.ReportVersion, error) {
+	if n == 0 {
+		return s.store.LiveVersion(ctx, r)
+	}
+	v, err := s.store.GetVersionNumber(ctx, r, n)
+	if err == nil && v.State != models.VersionPublished {
+		return nil, apperr.New(apperr.NotFound, "version %d of report %s was not published", n, r.Slug)
+	}
+	return v, err
+}
+
+// Reader is the person a reader session's token signs in on report
+// reportID's origin, or nil for none (absent, ended, or another report's).
+func (s *Service) Reader(ctx context.Context, token, reportID string) (*models.Person, error) {
+	p, err := s.store.LoadReader(ctx, token, reportID)
+	if errors.Is(err, models.ErrSessionInvalid) {
+		return nil, nil
+	}
+	return p, err
+}
+
+// MayRead reports whether reader (nil: nobody signed in, who reads only
+// what is granted to the public) may read r now.
+func (s *Service) MayRead(ctx context.Context, r *models.Report, reader *models.Person) (bool, error) {
+	return s.store.CanRead(ctx, r, reader)
+}
+
+// RedeemTicket trades a reader ticket the app issued for a reader session
+// on report reportID's origin, once; it returns the session's token.
+func (s *Service) RedeemTicket(ctx context.Context, ticket, reportID string) (string, error) {
+	return s.store.RedeemReaderTicket(ctx, ticket, reportID)
+}
+
+// HostedDataset is r's dataset name, as stored.
+func (s *Service) HostedDataset(ctx context.Context, r *models.Report, name string) (*models.Dataset, error) {
+	return s.store.GetDataset(ctx, r.OrganizationID, r.ID, name)
+}
+
+// RecordView records that reader (nil: a public reader) opened version of
+// r, and tells webhooks (report.viewed) at most once per ViewEventEvery
+// for one reader.
+func (s *Service) RecordView(ctx context.Context, r *models.Report, version int, reader *models.Person) error {
+	return s.store.RecordView(ctx, r, version, reader, ViewEventEvery, s.ViewedData)
+}
