@@ -74,7 +74,7 @@ func TestAuthenticate(t *testing.T) {
 			p, err := e.svc.Authenticate(ctx, secret)
 			require.NoError(t, err)
 			assert.Equal(t, o.ID, p.Organization.ID)
-			assert.Nil(t, p.Member)
+			assert.Nil(t, p.Member())
 			assert.True(t, p.HasScope("approvals:read"))
 		},
 		"a missing, unknown or revoked key is refused": func(t *testing.T, e *env, o *org) {
@@ -94,7 +94,7 @@ func TestAuthenticate(t *testing.T) {
 			require.NoError(t, err)
 			p, err := e.svc.Authenticate(ctx, token)
 			require.NoError(t, err)
-			require.NotNil(t, p.Member)
+			require.NotNil(t, p.Member())
 			assert.Equal(t, o.Bob.ID(), p.Member().ID)
 			e.deactivate(t, o, o.Bob)
 			_, err = e.svc.Authenticate(ctx, token)
