@@ -121,8 +121,16 @@ func (s *Service) SingleSignOn(ctx context.Context, email string) ([]*models.Per
 }
 
 // ActiveMemberByEmail is the organisation's active member with email, as
-// another system (Slack) names a person; no such member is
+// another system (Slack) names a person, acting; no such member is
 // apperr.NotFound.
-func (s *Service) ActiveMemberByEmail(ctx context.Context, orgID, email string) (*models.Member, error) {
-	return s.store.ActiveMemberByEmail(ctx, orgID, email)
+func (s *Service) ActiveMemberByEmail(ctx context.Context, orgID, email string) (models.Actor, error) {
+	m, err := s.store.ActiveMemberByEmail(ctx, orgID, email)
+	if err != nil {
+		return models.Actor{}, err
+	}
+	org, err := s.store.GetOrganization(ctx, orgID)
+	if err != nil {
+		return models.Actor{}, err
+	}
+	return (&models.Person{Organization: org, Member: m}).Actor(), nil
 }

@@ -276,6 +276,8 @@ func TestPeopleByEmail(t *testing.T) {
 			m, err := e.svc.ActiveMemberByEmail(ctx, o.ID, strings.ToUpper(ann.Email()))
 			require.NoError(t, err)
 			assert.Equal(t, ann.ID(), m.ID)
+			assert.Equal(t, o.ID, m.OrgID(), "the actor carries its organisation")
+			assert.True(t, m.IsPerson)
 
 			other := testenv.NewPeople(t, e.store, "agent")
 			for _, c := range []struct{ org, email string }{

@@ -275,7 +275,7 @@ func (s *Service) member(ctx context.Context, app *admin.SlackIntegration, userI
 	case u.email == "":
 		return accounts.Actor{}, "Slack did not share your email with Assent (the app needs the users:read.email scope), so Assent cannot tell who you are."
 	}
-	m, err := s.accounts.ActiveMemberByEmail(ctx, app.OrganizationID, u.email)
+	who, err := s.accounts.ActiveMemberByEmail(ctx, app.OrganizationID, u.email)
 	if apperr.Is(err, apperr.NotFound) {
 		return accounts.Actor{}, unknown
 	}
@@ -283,7 +283,7 @@ func (s *Service) member(ctx context.Context, app *admin.SlackIntegration, userI
 		s.log.Error("slack: look up the member", "org", app.OrganizationID, "error", err)
 		return accounts.Actor{}, "Assent could not look you up."
 	}
-	return (&accounts.Person{Member: m}).Actor(), ""
+	return who, ""
 }
 
 // refusal is what the clicker reads when err stops them: the service's
