@@ -49,6 +49,7 @@ type Client struct {
 	now        func() time.Time
 	sleep      func(context.Context, time.Duration) error
 	keys       keyCache
+	observe    func(op string, status int, body []byte) // tests: each answer as received
 }
 
 // Option configures a Client.
@@ -119,6 +120,8 @@ type callConfig struct {
 	idempotencyKey string
 	contentType    string
 	header         http.Header
+	url            string // a full URL instead of the operation's path (an upload URL)
+	noAuth         bool   // no Authorization: the upload URL is the credential
 }
 
 // WithIdempotencyKey sends key instead of a fresh one (POST only); pass the
@@ -235,6 +238,9 @@ func (c *Client) call(ctx context.Context, id string, pathArgs []string, query u
 		}
 	}
 	target := c.baseURL + path
+	if cfg.url != "" {
+		target = cfg.url
+	}
 	if len(query) > 0 {
 		target += "?" + query.Encode()
 	}
@@ -272,7 +278,7 @@ func (c *Client) call(ctx context.Context, id string, pathArgs []string, query u
 		}
 		req.Header.Set("User-Agent", c.userAgent)
 		req.Header.Set("Accept", "application/json")
-		if c.apiKey != "" {
+		if c.apiKey != "" && !cfg.noAuth {
 			req.Header.Set("Authorization", "Bearer "+c.apiKey)
 		}
 		if contentType != "" {
@@ -309,6 +315,9 @@ func (c *Client) call(ctx context.Context, id string, pathArgs []string, query u
 				return err
 			}
 			continue
+		}
+		if c.observe != nil {
+			c.observe(id, resp.StatusCode, payload)
 		}
 		if resp.StatusCode >= 200 && resp.StatusCode < 300 {
 			return decode(resp, payload, out)
@@ -350,7 +359,7 @@ func (c *Client) delay(attempt int, retryAfter string) time.Duration {
 			return min(time.Duration(s*float64(time.Second)), time.Minute)
 		}
 		if t, err := http.ParseTime(retryAfter); err == nil {
-			return max(0, min(time.Until(t), time.Minute))
+			return max(0, min(t.Sub(c.now()), time.Minute))
 		}
 	}
 	ceiling := c.backoff << min(attempt, 30)

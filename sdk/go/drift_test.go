@@ -2,6 +2,7 @@ package assent
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"reflect"
 	"slices"
@@ -77,7 +78,7 @@ func drift(doc []byte) []string {
 		}
 	}
 	for name, s := range d.Components.Schemas {
-		props, _ := s["properties"].(map[string]any)
+		props, required := merged(d.Components.Schemas, s)
 		typ, ok := schemaTypes[name]
 		if !ok {
 			if len(props) > 0 {
@@ -85,18 +86,25 @@ func drift(doc []byte) []string {
 			}
 			continue
 		}
-		if _, ok := s["allOf"]; ok {
-			continue // merged from its parts, each checked on its own
-		}
-		fields := map[string]bool{}
+		fields := map[string]reflect.StructField{}
 		for i := 0; i < typ.NumField(); i++ {
 			if tag := strings.Split(typ.Field(i).Tag.Get("json"), ",")[0]; tag != "" && tag != "-" {
-				fields[tag] = true
+				fields[tag] = typ.Field(i)
 			}
 		}
-		for p := range props {
-			if !fields[p] {
+		for p, ps := range props {
+			f, ok := fields[p]
+			if !ok {
 				out = append(out, "schema "+name+": field "+p+" missing from "+typ.Name())
+				continue
+			}
+			// Required fields are always sent; optional ones omitted when empty.
+			omits := strings.Contains(f.Tag.Get("json"), ",omitempty")
+			if req := slices.Contains(required, p); req == omits {
+				out = append(out, fmt.Sprintf("schema %s: field %s required %v in the document, not in %s", name, p, req, typ.Name()))
+			}
+			if isNullable(d.Components.Schemas, ps) && !nilable(f.Type) {
+				out = append(out, "schema "+name+": field "+p+" may be null but "+typ.Name()+"."+f.Name+" cannot be nil")
 			}
 		}
 		for f := range fields {
@@ -121,6 +129,70 @@ func drift(doc []byte) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// merged is a schema's properties and required names, its allOf parts
+// (by reference) merged in.
+func merged(schemas map[string]map[string]any, s map[string]any) (map[string]any, []string) {
+	props := map[string]any{}
+	var required []string
+	all, _ := s["allOf"].([]any)
+	for _, part := range all {
+		ps := resolved(schemas, part)
+		p, r := merged(schemas, ps)
+		for k, v := range p {
+			props[k] = v
+		}
+		required = append(required, r...)
+	}
+	own, _ := s["properties"].(map[string]any)
+	for k, v := range own {
+		props[k] = v
+	}
+	return props, append(required, asStrings(s["required"])...)
+}
+
+func resolved(schemas map[string]map[string]any, v any) map[string]any {
+	s, _ := v.(map[string]any)
+	if ref, ok := s["$ref"].(string); ok {
+		return schemas[ref[strings.LastIndex(ref, "/")+1:]]
+	}
+	return s
+}
+
+// isNullable: the type names null, or an anyOf/oneOf offers it.
+func isNullable(schemas map[string]map[string]any, v any) bool {
+	s := resolved(schemas, v)
+	if s == nil {
+		return false
+	}
+	switch t := s["type"].(type) {
+	case string:
+		if t == "null" {
+			return true
+		}
+	case []any:
+		if slices.Contains(t, any("null")) {
+			return true
+		}
+	}
+	for _, k := range []string{"anyOf", "oneOf"} {
+		opts, _ := s[k].([]any)
+		for _, o := range opts {
+			if isNullable(schemas, o) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func nilable(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Map, reflect.Interface:
+		return true
+	}
+	return t == reflect.TypeFor[json.RawMessage]()
 }
 
 func collectCodes(doc []byte, out *[]string) {
@@ -209,6 +281,23 @@ func TestDrift(t *testing.T) {
 			params := op["parameters"].([]any)
 			op["parameters"] = params[1:]
 		},
+		"a required field made optional": func(d map[string]any) {
+			s := schemaOf(d, "ApprovalCreate")
+			s["required"] = slices.DeleteFunc(slices.Clone(s["required"].([]any)), func(x any) bool { return x == "title" })
+		},
+		"an optional field made required": func(d map[string]any) {
+			s := schemaOf(d, "ReportCreate")
+			s["required"] = append(s["required"].([]any), "slug")
+		},
+		"a field added beside an allOf": func(d map[string]any) {
+			schemaOf(d, "CreatedKey")["properties"].(map[string]any)["shownAt"] = map[string]any{"type": "string"}
+		},
+		"a required field of an allOf schema made optional": func(d map[string]any) {
+			delete(schemaOf(d, "CreatedKey"), "required")
+		},
+		"a field made nullable": func(d map[string]any) {
+			schemaOf(d, "Approval")["properties"].(map[string]any)["title"] = map[string]any{"type": []any{"string", "null"}}
+		},
 		"an error code added": func(d map[string]any) {
 			env := schemaOf(d, "ErrorEnvelope")
 			env["properties"].(map[string]any)["error"] = map[string]any{"properties": map[string]any{"code": map[string]any{"const": "brand_new"}}}
@@ -221,9 +310,11 @@ func TestDrift(t *testing.T) {
 		}
 		mutate(d)
 		changed, _ := json.Marshal(d)
-		if len(drift(changed)) == 0 {
+		diffs := drift(changed)
+		if len(diffs) == 0 {
 			t.Errorf("the drift test missed %s", name)
 		}
+		t.Logf("%s: %s", name, strings.Join(diffs, "; "))
 	}
 }
 

@@ -2,11 +2,11 @@
 // against a real `assent dev`, offline: each toolkit's own test or scripted
 // model calls the refund tool, which runs only after a demo person approved,
 // and with their correction.
-import { test, before, after } from "node:test";
+import { before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { startDev, decideWhenAsked } from "./harness.mjs";
+import { startDev, decideWhenAsked, devTest } from "./harness.mjs";
 
 let dev;
 before(async () => {
@@ -31,7 +31,7 @@ function run(example) {
 }
 
 for (const example of ["vercel-ai", "openai-agents"]) {
-  test(`${example}: the tool runs only after approval, with the corrected input`, async () => {
+  devTest(`${example}: the tool runs only after approval, with the corrected input`, async () => {
     const p = run(example);
     const decided = decideWhenAsked(dev.person("admin"), { orderId: "1042", amount: 120 }, { corrections: { amount: 100 } });
     // Until the person decides, the tool has not run.
@@ -45,7 +45,7 @@ for (const example of ["vercel-ai", "openai-agents"]) {
     assert.match(out, /ANSWER The refund is done\./);
   });
 
-  test(`${example}: a rejection never runs the tool and tells the model`, async () => {
+  devTest(`${example}: a rejection never runs the tool and tells the model`, async () => {
     const p = run(example);
     const decided = decideWhenAsked(dev.person("admin"), { orderId: "1042", amount: 120 }, { decision: "reject" });
     await decided;

@@ -1,6 +1,6 @@
 // The SDK against a real `assent dev`, started once for this file by the
 // shared harness.
-import { test, before, after } from "node:test";
+import { before, after } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { Assent, AssentError, ErrorCode, ApprovalDenied, DecisionTokenError, WebhookVerificationError, WaitTimeout, requireApproval, verifyWebhook, verifyDecisionToken } from "../dist/index.js";
-import { startDev, decideWhenAsked } from "./harness.mjs";
+import { startDev, decideWhenAsked, devTest } from "./harness.mjs";
 
 let dev;
 before(async () => {
@@ -51,7 +51,7 @@ function proxy(change) {
   });
 }
 
-test("create, a demo member decides with a correction, wait, approvedInput and a verified decision token", async () => {
+devTest("create, a demo member decides with a correction, wait, approvedInput and a verified decision token", async () => {
   const client = dev.agent();
   const created = await client.approvals.create({ title: "Refund order 42", input: { amount: 120, currency: "EUR" }, editableFields: ["amount"], externalId: tag("e2e") });
   assert.equal(created.status, "pending");
@@ -72,13 +72,13 @@ test("create, a demo member decides with a correction, wait, approvedInput and a
   await verifyDecisionToken(done.decisionToken, { currency: "EUR", amount: 100.0 }, { issuer: client.baseUrl, organization: me.organization.id, jwks: await client.service.decisionKeys() });
 });
 
-test("wait never reports a pending approval as settled", async () => {
+devTest("wait never reports a pending approval as settled", async () => {
   const client = dev.agent();
   const created = await client.approvals.create({ title: "Nobody decides" });
   await assert.rejects(client.approvals.wait(created.id, { timeout: 1.5 }), (e) => e instanceof WaitTimeout && e.request.status === "pending");
 });
 
-test("list iterates every page", async () => {
+devTest("list iterates every page", async () => {
   const client = dev.agent();
   const t = tag("page");
   const ids = new Set();
@@ -88,7 +88,7 @@ test("list iterates every page", async () => {
   assert.deepEqual(seen, ids);
 });
 
-test("question and answer, reject, cancel", async () => {
+devTest("question and answer, reject, cancel", async () => {
   const client = dev.agent();
   const created = await client.approvals.create({ title: "Delete the staging database", input: { db: "staging" } });
   const q = await dev.person("admin").approvals.ask(created.id, "Is there a backup?");
@@ -100,7 +100,7 @@ test("question and answer, reject, cancel", async () => {
   assert.equal((await client.approvals.cancel(other.id)).status, "cancelled");
 });
 
-test("a real callback is verified by verifyWebhook", async () => {
+devTest("a real callback is verified by verifyWebhook", async () => {
   let resolve;
   const arrived = new Promise((r) => (resolve = r));
   const receiver = await serve((req, body, res) => {
@@ -123,7 +123,7 @@ test("a real callback is verified by verifyWebhook", async () => {
   }
 });
 
-test("an idempotent retry creates once", async () => {
+devTest("an idempotent retry creates once", async () => {
   const client = dev.agent();
   const t = tag("idem");
   const first = await client.approvals.create({ title: "Once", input: { n: 1 }, externalId: t, idempotencyKey: t });
@@ -134,7 +134,7 @@ test("an idempotent retry creates once", async () => {
   assert.deepEqual(all, [first.id]);
 });
 
-test("a lost answer is retried under the same key and creates once", async () => {
+devTest("a lost answer is retried under the same key and creates once", async () => {
   let posts = 0;
   const keys = new Set();
   const p = await proxy((req) => {
@@ -157,7 +157,7 @@ test("a lost answer is retried under the same key and creates once", async () =>
   }
 });
 
-test("a collection answered", async () => {
+devTest("a collection answered", async () => {
   const client = dev.agent();
   const col = await client.collections.create({
     title: "Vendor details",
@@ -178,7 +178,7 @@ test("a collection answered", async () => {
   assert.deepEqual(done.replies[0].answers, { vendor: "Acme", budget: 12000 });
 });
 
-test("a report published, versioned and reviewed", async () => {
+devTest("a report published, versioned and reviewed", async () => {
   const client = dev.agent();
   const slug = "sdk/ts-" + randomUUID().slice(0, 8);
   const site = mkdtempSync(join(tmpdir(), "assent-ts-site-"));
@@ -212,7 +212,7 @@ test("a report published, versioned and reviewed", async () => {
   }
 });
 
-test("requireApproval through the gate and directly", async () => {
+devTest("requireApproval through the gate and directly", async () => {
   const name = "refund.ts" + randomUUID().slice(0, 6);
   await dev.admin().admin.actions.create({
     name,
@@ -247,7 +247,7 @@ test("requireApproval through the gate and directly", async () => {
   assert.deepEqual(sent, [["ada@example.com", "Hello"]]);
 });
 
-test("requireApproval refuses an input nobody approved", async () => {
+devTest("requireApproval refuses an input nobody approved", async () => {
   let tampered = false;
   const p = await proxy((req, status, data) => {
     if (req.method !== "GET" || !req.url.startsWith("/api/v1/approvals/")) return undefined;
@@ -271,7 +271,7 @@ test("requireApproval refuses an input nobody approved", async () => {
   }
 });
 
-test("one error per family", async () => {
+devTest("one error per family", async () => {
   const client = dev.agent();
   const refused = (status, code, field) => (e) => {
     assert.ok(e instanceof AssentError, String(e));
@@ -293,7 +293,7 @@ test("one error per family", async () => {
   await assert.rejects(client.approvals.create({ title: "Who?", approvers: ["nobody-" + randomUUID().slice(0, 6) + "@example.com"] }), (e) => e.code === ErrorCode.UNKNOWN_APPROVER && e.field.startsWith("approvers"));
 });
 
-test("reads across resources", async () => {
+devTest("reads across resources", async () => {
   const client = dev.agent();
   assert.equal((await client.me.get()).kind, "agent");
   assert.equal((await client.service.readiness()).status, "ready");

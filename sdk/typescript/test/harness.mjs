@@ -1,15 +1,35 @@
 // Starts a real `assent dev` through the shared harness
 // (sdk/harness/assent_dev.py, which prints one JSON line and stops when its
 // standard input closes). ASSENT_BIN names a built binary; without it the
-// harness builds one.
+// harness builds one. When no binary can be had (no python3, or neither
+// ASSENT_BIN nor a Go toolchain) the end-to-end tests skip, unless
+// ASSENT_REQUIRE_E2E=1 (CI), which makes that a failure.
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { delimiter, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { test } from "node:test";
 import { Assent } from "../dist/index.js";
+
+const onPath = (cmd) => (process.env.PATH ?? "").split(delimiter).some((d) => d && existsSync(join(d, cmd)));
+
+/** Why the end-to-end tests cannot run here, or false. */
+export const E2E_SKIP = (() => {
+  let reason = false;
+  if (!onPath("python3")) reason = "no python3 to run sdk/harness/assent_dev.py";
+  else if (!process.env.ASSENT_BIN && !onPath("go") && !existsSync("/usr/local/go/bin/go")) reason = "no ASSENT_BIN and no Go toolchain to build assent";
+  if (reason && process.env.ASSENT_REQUIRE_E2E === "1") throw new Error(reason + " (ASSENT_REQUIRE_E2E=1)");
+  return reason;
+})();
+
+/** A test that needs assent dev: skipped with the reason when it cannot run. */
+export const devTest = (name, fn) => test(name, { skip: E2E_SKIP }, fn);
 
 const HARNESS = fileURLToPath(new URL("../../harness/assent_dev.py", import.meta.url));
 
 export async function startDev() {
+  if (E2E_SKIP) return undefined;
   const child = spawn("python3", [HARNESS], { stdio: ["pipe", "pipe", "inherit"] });
   const lines = createInterface({ input: child.stdout });
   const first = await new Promise((resolve, reject) => {

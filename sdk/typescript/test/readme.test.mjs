@@ -1,13 +1,13 @@
 // README.md's first example, pasted into a project that installed the
 // package from the checkout, reaches a decision made by a demo person.
-import { test, before, after } from "node:test";
+import { before, after } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startDev, decideWhenAsked } from "./harness.mjs";
+import { startDev, decideWhenAsked, devTest } from "./harness.mjs";
 
 let dev;
 before(async () => {
@@ -17,7 +17,7 @@ after(async () => {
   await dev?.stop();
 });
 
-test("the README's first example works when pasted", async () => {
+devTest("the README's first example works when pasted", async () => {
   const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
   const code = /```js\n([\s\S]*?)```/.exec(readme)[1];
   const project = mkdtempSync(join(tmpdir(), "assent-ts-readme-"));
