@@ -214,10 +214,10 @@ func pendingTitled(t *testing.T, c *assent.Client, title string) *assent.Approva
 
 type result struct {
 	Kind, RequestID, Status, URL, DecisionToken, Note, DecidedBy string
-	Settled                                                       bool
-	ApprovedInput                                                 map[string]any
-	Changes                                                       []map[string]any
-	Replies                                                       []struct {
+	Settled                                                      bool
+	ApprovedInput                                                map[string]any
+	Changes                                                      []map[string]any
+	Replies                                                      []struct {
 		Respondent string
 		Answers    map[string]any
 	}
