@@ -434,7 +434,7 @@ func TestRefusals(t *testing.T) {
 
 func TestHTTPAuthentication(t *testing.T) {
 	d := startDev(t)
-	for _, key := range []string{"", "ak_not_a_key"} {
+	for _, key := range []string{"", "asnt_agent_notakey"} {
 		req, _ := http.NewRequest("POST", d.BaseURL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
 		req.Header.Set("Content-Type", "application/json")
 		if key != "" {
