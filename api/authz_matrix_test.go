@@ -66,6 +66,11 @@ var authzMatrix = []authzRow{
 	{"GET", "/api/v1/me", "", noID, ``, "anon=401 agent=200 noscope=200 members=200 adminkey=200 guest=401 others=200"},
 	{"POST", "/api/v1/me/tokens", "", noID, ``, "anon=401 agent=403 noscope=403 members=201 adminkey=403 guest=401 others=201 otheragent=403 otheradmin=403"},
 	{"GET", "/api/v1/openapi.json", "", noID, ``, "anon=200 agent=200 noscope=200 members=200 adminkey=200 guest=200 others=200"}, // the contract is public
+	// The instance's public documents: signing keys, and how /mcp authenticates.
+	{"GET", "/.well-known/assent/evidence-keys", "", noID, ``, "anon=200 agent=200 noscope=200 members=200 adminkey=200 guest=200 others=200"},
+	{"GET", "/.well-known/jwks.json", "", noID, ``, "anon=200 agent=200 noscope=200 members=200 adminkey=200 guest=200 others=200"},
+	{"GET", "/.well-known/oauth-protected-resource", "", noID, ``, "anon=200 agent=200 noscope=200 members=200 adminkey=200 guest=200 others=200"},
+	{"GET", "/.well-known/oauth-protected-resource/mcp", "", noID, ``, "anon=200 agent=200 noscope=200 members=200 adminkey=200 guest=200 others=200"},
 
 	{"POST", "/api/v1/approvals", aw, noID, `{"title":"Pay"}`, "anon=401 agent=201 noscope=403 members=201 adminkey=403 guest=401 others=201 otheradmin=403"},
 	{"GET", "/api/v1/approvals", ar, noID, ``, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=200 otheradmin=403"},
@@ -315,7 +320,7 @@ func parseWant(s string) (map[string]testenv.Outcome, error) {
 var routeParam = regexp.MustCompile(`:[A-Za-z]+`)
 
 // TestAuthzMatrixCoversEveryRoute fails when the engine serves a route
-// under /api/v1 that has no row, when a row names a route it does not
+// under /api/v1 or /.well-known that has no row, when a row names a route it does not
 // serve, or when a row cannot be read.
 func TestAuthzMatrixCoversEveryRoute(t *testing.T) {
 	store := models.NewStore(testenv.OpenDB(t, "sqlite"), testenv.Keys())
@@ -341,7 +346,7 @@ func TestAuthzMatrixCoversEveryRoute(t *testing.T) {
 	}
 	var served []string
 	for _, r := range engine.Routes() {
-		if strings.HasPrefix(r.Path, "/api/v1/") {
+		if strings.HasPrefix(r.Path, "/api/v1/") || strings.HasPrefix(r.Path, "/.well-known/") {
 			served = append(served, r.Method+" "+r.Path)
 		}
 	}

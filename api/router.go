@@ -118,6 +118,8 @@ func New(d Deps) http.Handler {
 	r.GET("/readyz", h.readyz)
 	r.GET(EvidenceKeysPath, h.keySet(instance.EvidenceKeys))
 	r.GET(DecisionKeysPath, h.keySet(instance.DecisionKeys))
+	r.GET(ProtectedResourcePath, h.protectedResource)
+	r.GET(ProtectedResourcePath+MCPPath, h.protectedResource)
 	r.GET("/api/v1/openapi.json", serveOpenAPI)
 	r.GET("/api/docs", serveDocs)
 	r.GET("/api/docs/:file", serveDocs)

@@ -222,6 +222,7 @@ func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string
 			if mount != nil {
 				mount(e)
 			}
+			mountMCP(e, log, baseURL)
 			pages.Mount(e)
 		}})
 	return site.Route(h), pages, nil

@@ -21,6 +21,7 @@ commands:
   worker    the Temporal worker (run several)
   migrate   apply database migrations
   temporal  only the embedded Temporal server and its UI
+  mcp       Assent's MCP tools over stdio, a client of the API at ASSENT_BASE_URL with ASSENT_API_KEY
   admin     manage organisations, members, teams, guests and keys; prints JSON
   evidence verify FILE (--url URL | --keys KEYS)   check an evidence export: its entries, digest and signature by a key the instance publishes
   healthcheck URL   exit 0 when URL answers 200 (for container health checks)
@@ -54,6 +55,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runMigrate(ctx, rest, stdout, stderr)
 	case "temporal":
 		return runTemporal(ctx, rest, stdout, stderr)
+	case "mcp":
+		return runMCP(ctx, rest, stderr)
 	case "admin":
 		return runAdmin(ctx, rest, stdout, stderr)
 	case "evidence":

@@ -847,6 +847,20 @@ class PolicyRule(Model):
 
 
 @dataclass
+class ProtectedResourceMetadata(Model):
+    """Schema ProtectedResourceMetadata. OAuth 2.0 Protected Resource Metadata (RFC 9728) of the MCP
+    endpoint.
+    """
+
+    _closed = False  # whether the schema refuses other properties
+    bearer_methods_supported: Optional[List[str]] = _field(default=None, metadata={"json": 'bearer_methods_supported', "type": '[any]', "required": True, "nullable": False})
+    resource: Optional[str] = _field(default=None, metadata={"json": 'resource', "type": 'any', "required": True, "nullable": False})
+    resource_documentation: Optional[str] = _field(default=None, metadata={"json": 'resource_documentation', "type": 'any', "required": False, "nullable": False})
+    resource_name: Optional[str] = _field(default=None, metadata={"json": 'resource_name', "type": 'any', "required": True, "nullable": False})
+    scopes_supported: Optional[List[str]] = _field(default=None, metadata={"json": 'scopes_supported', "type": '[any]', "required": True, "nullable": False})
+
+
+@dataclass
 class Question(Model):
     """Schema Question."""
 
@@ -1912,6 +1926,7 @@ MODELS: Dict[str, type] = {
     'Person': Person,
     'PersonViaItem': PersonViaItem,
     'PolicyRule': PolicyRule,
+    'ProtectedResourceMetadata': ProtectedResourceMetadata,
     'Question': Question,
     'QuestionCreate': QuestionCreate,
     'Readiness': Readiness,
@@ -2033,6 +2048,7 @@ OPERATIONS: Dict[str, Operation] = {
     'getEvidenceKeys': Operation('GET', '/.well-known/assent/evidence-keys', path_params=(), query=(), body=None, body_types=(), responses={'200': 'SigningKeySet'}),
     'getFlow': Operation('GET', '/api/v1/flows/{id}', path_params=('id',), query=(), body=None, body_types=(), responses={'200': 'Flow'}),
     'getFlowEvidence': Operation('GET', '/api/v1/flows/{id}/evidence', path_params=('id',), query=('format',), body=None, body_types=(), responses={'200': 'Evidence'}),
+    'getMCPResourceMetadata': Operation('GET', '/.well-known/oauth-protected-resource/mcp', path_params=(), query=(), body=None, body_types=(), responses={'200': 'ProtectedResourceMetadata'}),
     'getMe': Operation('GET', '/api/v1/me', path_params=(), query=(), body=None, body_types=(), responses={'200': 'Me'}),
     'getOpenAPI': Operation('GET', '/api/v1/openapi.json', path_params=(), query=(), body=None, body_types=(), responses={'200': 'any'}),
     'getOrganization': Operation('GET', '/api/v1/admin/organization', path_params=(), query=(), body=None, body_types=(), responses={'200': 'Organization'}),
@@ -2040,6 +2056,7 @@ OPERATIONS: Dict[str, Operation] = {
     'getReport': Operation('GET', '/api/v1/reports/{idOrSlug}', path_params=('idOrSlug',), query=(), body=None, body_types=(), responses={'200': 'Report'}),
     'getReportAnalytics': Operation('GET', '/api/v1/reports/{idOrSlug}/analytics', path_params=('idOrSlug',), query=(), body=None, body_types=(), responses={'200': 'ReportAnalytics'}),
     'getReportEvidence': Operation('GET', '/api/v1/reports/{idOrSlug}/evidence', path_params=('idOrSlug',), query=('format',), body=None, body_types=(), responses={'200': 'Evidence'}),
+    'getResourceMetadata': Operation('GET', '/.well-known/oauth-protected-resource', path_params=(), query=(), body=None, body_types=(), responses={'200': 'ProtectedResourceMetadata'}),
     'getReview': Operation('GET', '/api/v1/reviews/{id}', path_params=('id',), query=('wait',), body=None, body_types=(), responses={'200': 'Review'}),
     'getSchedule': Operation('GET', '/api/v1/schedules/{id}', path_params=('id',), query=(), body=None, body_types=(), responses={'200': 'Schedule'}),
     'getSlackIntegration': Operation('GET', '/api/v1/admin/integrations/slack', path_params=(), query=(), body=None, body_types=(), responses={'200': 'SlackIntegration'}),

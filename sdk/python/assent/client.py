@@ -553,6 +553,15 @@ class Service(_Resource):
     def evidence_keys(self) -> m.SigningKeySet:
         return self._t.request("getEvidenceKeys", auth=False)[1]
 
+    @operation("getMCPResourceMetadata")
+    def mcp_resource_metadata(self) -> m.ProtectedResourceMetadata:
+        """How the MCP endpoint (/mcp) authenticates (RFC 9728)."""
+        return self._t.request("getMCPResourceMetadata", auth=False)[1]
+
+    @operation("getResourceMetadata")
+    def resource_metadata(self) -> m.ProtectedResourceMetadata:
+        return self._t.request("getResourceMetadata", auth=False)[1]
+
 
 # The admin API (admin keys).
 

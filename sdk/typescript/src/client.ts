@@ -441,6 +441,13 @@ export class Service extends Resource {
   async evidenceKeys(): Promise<Schemas["SigningKeySet"]> {
     return this.call("getEvidenceKeys", { auth: false });
   }
+  /** How the MCP endpoint (/mcp) authenticates (RFC 9728). */
+  async mcpResourceMetadata(): Promise<Schemas["ProtectedResourceMetadata"]> {
+    return this.call("getMCPResourceMetadata", { auth: false });
+  }
+  async resourceMetadata(): Promise<Schemas["ProtectedResourceMetadata"]> {
+    return this.call("getResourceMetadata", { auth: false });
+  }
 }
 
 // The admin API (admin keys).

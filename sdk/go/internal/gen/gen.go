@@ -48,6 +48,7 @@ var Methods = map[string]string{
 	"getMe": "Me.Get", "createOwnToken": "Me.CreateToken",
 	"healthz": "Service.Health", "readyz": "Service.Readiness", "getOpenAPI": "Service.OpenAPI",
 	"getDecisionKeys": "Service.DecisionKeys", "getEvidenceKeys": "Service.EvidenceKeys",
+	"getMCPResourceMetadata": "Service.MCPResourceMetadata", "getResourceMetadata": "Service.ResourceMetadata",
 	"getOrganization": "Admin.Organization.Get", "updateOrganization": "Admin.Organization.Update",
 	"createMember": "Admin.Members.Create", "listMembers": "Admin.Members.List", "updateMember": "Admin.Members.Update",
 	"createMemberToken": "Admin.Members.CreateToken",

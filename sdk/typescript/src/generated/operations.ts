@@ -691,6 +691,18 @@ export const OPERATIONS = {
       "200": "json"
     }
   },
+  "getMCPResourceMetadata": {
+    "method": "GET",
+    "path": "/.well-known/oauth-protected-resource/mcp",
+    "pathParams": [],
+    "query": [],
+    "body": null,
+    "bodySchema": null,
+    "bodyTypes": [],
+    "responses": {
+      "200": "json"
+    }
+  },
   "getMe": {
     "method": "GET",
     "path": "/api/v1/me",
@@ -779,6 +791,18 @@ export const OPERATIONS = {
     "query": [
       "format"
     ],
+    "body": null,
+    "bodySchema": null,
+    "bodyTypes": [],
+    "responses": {
+      "200": "json"
+    }
+  },
+  "getResourceMetadata": {
+    "method": "GET",
+    "path": "/.well-known/oauth-protected-resource",
+    "pathParams": [],
+    "query": [],
     "body": null,
     "bodySchema": null,
     "bodyTypes": [],
@@ -2159,6 +2183,13 @@ export const SCHEMA_FIELDS: Readonly<Record<string, Readonly<Record<string, bool
     "outcome": true,
     "reason": false,
     "risk": false
+  },
+  "ProtectedResourceMetadata": {
+    "bearer_methods_supported": true,
+    "resource": true,
+    "resource_documentation": false,
+    "resource_name": true,
+    "scopes_supported": true
   },
   "Question": {
     "answer": true,

@@ -46,6 +46,55 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/oauth-protected-resource": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How to authenticate to the MCP endpoint (at the root)
+         * @description The same metadata as `/.well-known/oauth-protected-resource/mcp`,
+         *     at the address without the resource's path, which clients try
+         *     next. Public: no credentials needed.
+         */
+        get: operations["getResourceMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-protected-resource/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * How to authenticate to the MCP endpoint
+         * @description OAuth 2.0 Protected Resource Metadata (RFC 9728) of `/mcp`, the
+         *     Model Context Protocol endpoint (`docs/mcp.md`), at the address
+         *     with the resource's path that MCP clients try first; a 401 from
+         *     `/mcp` names it in `WWW-Authenticate` (`resource_metadata`). It says
+         *     that `/mcp` takes the API's bearer keys in the Authorization header.
+         *     It names no authorization server: keys are issued by an
+         *     organisation's administrators, not through OAuth. Public: no
+         *     credentials needed.
+         */
+        get: operations["getMCPResourceMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/actions": {
         parameters: {
             query?: never;
@@ -2638,6 +2687,15 @@ export interface components {
             reason?: string;
             risk?: components["schemas"]["Risk"];
         };
+        /** @description OAuth 2.0 Protected Resource Metadata (RFC 9728) of the MCP endpoint. */
+        ProtectedResourceMetadata: {
+            bearer_methods_supported: "header"[];
+            /** @description The MCP endpoint's address. */
+            resource: string;
+            resource_documentation?: string;
+            resource_name: string;
+            scopes_supported: string[];
+        };
         Question: {
             /** @description Null until the requester answers. */
             answer: string | null;
@@ -3743,6 +3801,60 @@ export interface operations {
                 };
             };
             500: components["responses"]["InternalError"];
+        };
+    };
+    getResourceMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProtectedResourceMetadata"];
+                };
+            };
+        };
+    };
+    getMCPResourceMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "bearer_methods_supported": [
+                     *         "header"
+                     *       ],
+                     *       "resource": "https://assent.example.com/mcp",
+                     *       "resource_documentation": "https://assent.example.com/api/docs",
+                     *       "resource_name": "Assent",
+                     *       "scopes_supported": [
+                     *         "approvals:read",
+                     *         "approvals:write"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ProtectedResourceMetadata"];
+                };
+            };
         };
     };
     listActions: {

@@ -1,0 +1,459 @@
+package mcp_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/assent-hq/assent/sdk/go/decisiontoken"
+
+	assent "github.com/assent-hq/assent/sdk/go"
+)
+
+// dev is the `assent dev` of sdk/harness/assent_dev.py, run from the
+// binary in ASSENT_BIN or one built from this checkout once.
+type dev struct {
+	BaseURL        string `json:"baseUrl"`
+	OrganizationID string `json:"organizationId"`
+	AgentKey       string `json:"agentKey"`
+	AdminKey       string `json:"adminKey"`
+	Members        []struct {
+		Email, Role, Token string
+	} `json:"members"`
+	bin string
+}
+
+var (
+	devOnce sync.Once
+	devInfo *dev
+	devErr  error
+	devStop = func() {}
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	devStop()
+	os.Exit(code)
+}
+
+// startDev skips without python3 unless ASSENT_REQUIRE_E2E=1.
+func startDev(t *testing.T) *dev {
+	t.Helper()
+	devOnce.Do(func() {
+		if _, err := exec.LookPath("python3"); err != nil {
+			devErr = errors.New("no python3 to run sdk/harness/assent_dev.py")
+			return
+		}
+		bin := os.Getenv("ASSENT_BIN")
+		if bin == "" {
+			dir, err := os.MkdirTemp("", "assent-mcp-bin-")
+			if devErr = err; err != nil {
+				return
+			}
+			bin = filepath.Join(dir, "assent")
+			build := exec.Command("go", "build", "-o", bin, "./cmd/assent")
+			build.Dir = ".."
+			if out, err := build.CombinedOutput(); err != nil {
+				devErr = errors.New("go build ./cmd/assent: " + string(out))
+				return
+			}
+		}
+		cmd := exec.Command("python3", "../sdk/harness/assent_dev.py")
+		cmd.Env = append(os.Environ(), "ASSENT_BIN="+bin)
+		cmd.Stderr = os.Stderr
+		stdin, _ := cmd.StdinPipe()
+		stdout, _ := cmd.StdoutPipe()
+		if devErr = cmd.Start(); devErr != nil {
+			return
+		}
+		devStop = func() { stdin.Close(); _ = cmd.Wait() }
+		line, err := bufio.NewReader(stdout).ReadBytes('\n')
+		if err != nil {
+			devErr = errors.New("the harness printed nothing: " + err.Error())
+			return
+		}
+		go func() { _, _ = io.Copy(io.Discard, stdout) }()
+		devInfo = &dev{bin: bin}
+		devErr = json.Unmarshal(line, devInfo)
+	})
+	if devErr != nil {
+		if os.Getenv("ASSENT_REQUIRE_E2E") == "1" {
+			t.Fatal(devErr)
+		}
+		t.Skip(devErr)
+	}
+	return devInfo
+}
+
+func (d *dev) person(t *testing.T, role string) *assent.Client {
+	for _, m := range d.Members {
+		if m.Role == role || m.Email == role {
+			return assent.New(d.BaseURL, m.Token)
+		}
+	}
+	t.Fatalf("no demo member %s", role)
+	return nil
+}
+
+func tag(prefix string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return prefix + " " + hex.EncodeToString(b[:])
+}
+
+// bearerKey adds the key to every request.
+type bearerKey struct {
+	key  string
+	next http.RoundTripper
+}
+
+func (b bearerKey) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.key)
+	return b.next.RoundTrip(r)
+}
+
+// session connects an MCP client over transport ("stdio" runs `assent
+// mcp`, "http" speaks to /mcp) with key; progress notifications go to
+// progress.
+type session struct {
+	*sdkmcp.ClientSession
+	progress chan *sdkmcp.ProgressNotificationParams
+}
+
+func connect(t *testing.T, d *dev, transport, key string) *session {
+	t.Helper()
+	s := &session{progress: make(chan *sdkmcp.ProgressNotificationParams, 64)}
+	client := sdkmcp.NewClient(&sdkmcp.Implementation{Name: "assent-test", Version: "1"}, &sdkmcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *sdkmcp.ProgressNotificationClientRequest) {
+			select {
+			case s.progress <- r.Params:
+			default:
+			}
+		}})
+	var tr sdkmcp.Transport
+	switch transport {
+	case "stdio":
+		cmd := exec.Command(d.bin, "mcp")
+		cmd.Env = append(os.Environ(), "ASSENT_BASE_URL="+d.BaseURL, "ASSENT_API_KEY="+key)
+		cmd.Stderr = os.Stderr
+		tr = &sdkmcp.CommandTransport{Command: cmd}
+	default:
+		tr = &sdkmcp.StreamableClientTransport{Endpoint: d.BaseURL + "/mcp",
+			HTTPClient: &http.Client{Transport: bearerKey{key, http.DefaultTransport}}}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, tr, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	s.ClientSession = cs
+	return s
+}
+
+// call calls a tool and decodes its structured content into out.
+func (s *session) call(t *testing.T, name string, args map[string]any, out any) *sdkmcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	params := &sdkmcp.CallToolParams{Name: name, Arguments: args}
+	params.SetProgressToken(name + "-" + tag("p"))
+	res, err := s.CallTool(ctx, params)
+	require.NoError(t, err, name)
+	if out != nil && !res.IsError {
+		b, err := json.Marshal(res.StructuredContent)
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(b, out), string(b))
+	}
+	return res
+}
+
+func text(res *sdkmcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdkmcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// pendingTitled finds the pending approval titled title, once created.
+func pendingTitled(t *testing.T, c *assent.Client, title string) *assent.Approval {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		for a, err := range c.Approvals.List(context.Background(), &assent.ListApprovalsParams{Status: "pending", Limit: 50}) {
+			require.NoError(t, err)
+			if a.Title == title {
+				return a
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("no pending approval %q", title)
+	return nil
+}
+
+type result struct {
+	Kind, RequestID, Status, URL, DecisionToken, Note, DecidedBy string
+	Settled                                                      bool
+	ApprovedInput                                                map[string]any
+	Changes                                                      []map[string]any
+	Replies                                                      []struct {
+		Respondent string
+		Answers    map[string]any
+	}
+}
+
+var transports = []string{"stdio", "http"}
+
+var toolNames = []string{"answer_question", "ask_human", "cancel_request", "check_action", "get_request", "list_my_requests",
+	"permission_prompt", "publish_report", "request_approval", "request_review", "wait_for_decision"}
+
+func TestListTools(t *testing.T) {
+	d := startDev(t)
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			s := connect(t, d, tr, d.AgentKey)
+			assert.Equal(t, "2026-07-28", s.InitializeResult().ProtocolVersion, "the current protocol version")
+			res, err := s.ListTools(context.Background(), nil)
+			require.NoError(t, err)
+			var names []string
+			for _, tool := range res.Tools {
+				names = append(names, tool.Name)
+				assert.NotEmpty(t, tool.Description, tool.Name)
+				assert.NotNil(t, tool.InputSchema, tool.Name)
+				assert.NotNil(t, tool.OutputSchema, tool.Name)
+				assert.NotNil(t, tool.Annotations, tool.Name)
+			}
+			slices.Sort(names)
+			assert.Equal(t, toolNames, names)
+		})
+	}
+}
+
+func TestRequestApprovalCorrected(t *testing.T) {
+	d := startDev(t)
+	agent := assent.New(d.BaseURL, d.AgentKey)
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			s := connect(t, d, tr, d.AgentKey)
+			title := tag("Refund order")
+			go func() {
+				a := pendingTitled(t, agent, title)
+				_, err := d.person(t, "admin").Approvals.Decide(context.Background(), a.ID, &assent.DecisionCreate{
+					Decision: "approve", Corrections: map[string]any{"amount": 100}, Note: "within policy"})
+				assert.NoError(t, err)
+			}()
+			args := map[string]any{"title": title, "input": map[string]any{"amount": 120, "currency": "EUR"},
+				"editableFields": []string{"amount"}, "risk": "medium", "waitSeconds": 30}
+			var r result
+			res := s.call(t, "request_approval", args, &r)
+			require.False(t, res.IsError, text(res))
+			assert.Equal(t, "approved", r.Status)
+			assert.Equal(t, map[string]any{"amount": float64(100), "currency": "EUR"}, r.ApprovedInput)
+			assert.Equal(t, "within policy", r.Note)
+			require.Len(t, r.Changes, 1)
+			claims, err := agent.VerifyDecisionToken(context.Background(), r.DecisionToken, r.ApprovedInput, "")
+			require.NoError(t, err)
+			assert.Equal(t, r.RequestID, claims.Subject)
+			_, err = agent.VerifyDecisionToken(context.Background(), r.DecisionToken, args["input"], "")
+			assert.ErrorIs(t, err, decisiontoken.ErrInput, "the proposed input does not verify")
+
+			// The same call again is the same request, not a second one.
+			var again result
+			s.call(t, "request_approval", args, &again)
+			assert.Equal(t, r.RequestID, again.RequestID)
+			assert.Equal(t, "approved", again.Status)
+		})
+	}
+}
+
+func TestWaitForDecisionPendingThenApproved(t *testing.T) {
+	d := startDev(t)
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			s := connect(t, d, tr, d.AgentKey)
+			var r result
+			res := s.call(t, "request_approval", map[string]any{"title": tag("Deploy"), "waitSeconds": 0}, &r)
+			require.False(t, res.IsError, text(res))
+			assert.Equal(t, "pending", r.Status)
+			assert.False(t, r.Settled)
+			assert.Contains(t, text(res), "not a rejection")
+
+			var w result
+			s.call(t, "wait_for_decision", map[string]any{"requestId": r.RequestID, "waitSeconds": 2}, &w)
+			assert.Equal(t, "pending", w.Status, "still nobody decided")
+			select {
+			case p := <-s.progress:
+				assert.Contains(t, p.Message, "waiting")
+			case <-time.After(5 * time.Second):
+				t.Error("no progress notification while waiting")
+			}
+
+			go func() {
+				time.Sleep(time.Second)
+				_, err := d.person(t, "admin").Approvals.Decide(context.Background(), r.RequestID, &assent.DecisionCreate{Decision: "approve"})
+				assert.NoError(t, err)
+			}()
+			s.call(t, "wait_for_decision", map[string]any{"requestId": r.RequestID, "waitSeconds": 20}, &w)
+			assert.Equal(t, "approved", w.Status)
+			assert.NotEmpty(t, w.DecisionToken)
+		})
+	}
+}
+
+func TestPermissionPrompt(t *testing.T) {
+	d := startDev(t)
+	agent := assent.New(d.BaseURL, d.AgentKey)
+	admin := d.person(t, "admin")
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			s := connect(t, d, tr, d.AgentKey)
+			decide := func(command string, decision *assent.DecisionCreate) {
+				deadline := time.Now().Add(30 * time.Second)
+				for time.Now().Before(deadline) {
+					for a, err := range agent.Approvals.List(context.Background(), &assent.ListApprovalsParams{Status: "pending", Limit: 50}) {
+						require.NoError(t, err)
+						if a.Input["command"] == command {
+							_, err := admin.Approvals.Decide(context.Background(), a.ID, decision)
+							assert.NoError(t, err)
+							return
+						}
+					}
+					time.Sleep(200 * time.Millisecond)
+				}
+				t.Errorf("no approval for %s", command)
+			}
+			command := "rm -rf " + tag("build")
+			go decide(command, &assent.DecisionCreate{Decision: "approve", Corrections: map[string]any{"command": "rm -rf build/tmp"}})
+			res := s.call(t, "permission_prompt", map[string]any{"tool_name": "Bash",
+				"input": map[string]any{"command": command, "description": "clean"}, "tool_use_id": tag("toolu")}, nil)
+			require.False(t, res.IsError, text(res))
+			var allow map[string]any
+			require.NoError(t, json.Unmarshal([]byte(text(res)), &allow), "the text is exactly Claude Code's JSON")
+			assert.Equal(t, map[string]any{"behavior": "allow",
+				"updatedInput": map[string]any{"command": "rm -rf build/tmp", "description": "clean"}}, allow)
+
+			command = "curl " + tag("evil")
+			go decide(command, &assent.DecisionCreate{Decision: "reject", Note: "no network from this job"})
+			res = s.call(t, "permission_prompt", map[string]any{"tool_name": "Bash",
+				"input": map[string]any{"command": command}, "tool_use_id": tag("toolu")}, nil)
+			var deny map[string]any
+			require.NoError(t, json.Unmarshal([]byte(text(res)), &deny))
+			assert.Equal(t, "deny", deny["behavior"])
+			assert.Contains(t, deny["message"], "no network from this job")
+			assert.NotContains(t, deny, "updatedInput")
+		})
+	}
+}
+
+func TestAskHumanAnswered(t *testing.T) {
+	d := startDev(t)
+	agent := assent.New(d.BaseURL, d.AgentKey)
+	mia := d.person(t, "mia@example.com")
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			s := connect(t, d, tr, d.AgentKey)
+			title := tag("Vendor details")
+			go func() {
+				deadline := time.Now().Add(30 * time.Second)
+				for time.Now().Before(deadline) {
+					for c, err := range agent.Collections.List(context.Background(), &assent.ListCollectionsParams{Status: "open", Limit: 50}) {
+						require.NoError(t, err)
+						if c.Title == title {
+							_, err := mia.Collections.Reply(context.Background(), c.ID, &assent.ReplyCreate{
+								Answers: map[string]any{"vendor": "Acme", "budget": 12000}, Submit: assent.Ptr(true)})
+							assert.NoError(t, err)
+							return
+						}
+					}
+					time.Sleep(200 * time.Millisecond)
+				}
+				t.Error("no collection " + title)
+			}()
+			var r result
+			res := s.call(t, "ask_human", map[string]any{"title": title, "respondents": []string{"mia@example.com"},
+				"questions": []map[string]any{
+					{"id": "vendor", "prompt": "Which vendor?", "kind": "choice", "options": []string{"Acme", "Globex"}},
+					{"id": "budget", "prompt": "Budget in EUR", "kind": "number"}},
+				"waitSeconds": 30}, &r)
+			require.False(t, res.IsError, text(res))
+			assert.Equal(t, "complete", r.Status)
+			require.Len(t, r.Replies, 1)
+			assert.Equal(t, "Acme", r.Replies[0].Answers["vendor"])
+		})
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	d := startDev(t)
+	admin := assent.New(d.BaseURL, d.AdminKey)
+	readOnly, err := admin.Admin.Keys.Create(context.Background(), &assent.KeyCreate{Kind: "agent", Name: tag("read only"),
+		Scopes: []string{"approvals:read"}})
+	require.NoError(t, err)
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			s := connect(t, d, tr, d.AgentKey)
+			res := s.call(t, "request_approval", map[string]any{"title": tag("Pay"), "approvers": []string{"nobody@nowhere.example"},
+				"waitSeconds": 0}, nil)
+			assert.True(t, res.IsError)
+			assert.Contains(t, text(res), "unknown_approver")
+			assert.Contains(t, text(res), "field approvers")
+
+			res = s.call(t, "get_request", map[string]any{"requestId": "apr_doesnotexist"}, nil)
+			assert.True(t, res.IsError)
+			assert.Contains(t, text(res), "not_found")
+
+			ro := connect(t, d, tr, readOnly.Key)
+			res = ro.call(t, "request_approval", map[string]any{"title": tag("Pay"), "waitSeconds": 0}, nil)
+			assert.True(t, res.IsError)
+			assert.Contains(t, text(res), "insufficient_scope")
+			assert.Contains(t, text(res), "approvals:write")
+		})
+	}
+}
+
+func TestHTTPAuthentication(t *testing.T) {
+	d := startDev(t)
+	for _, key := range []string{"", "asnt_agent_notakey"} {
+		req, _ := http.NewRequest("POST", d.BaseURL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req.Header.Set("Content-Type", "application/json")
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, 401, resp.StatusCode)
+		assert.Equal(t, `Bearer realm="assent", resource_metadata="`+d.BaseURL+`/.well-known/oauth-protected-resource/mcp"`,
+			resp.Header.Get("WWW-Authenticate"))
+	}
+	for _, path := range []string{"/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource"} {
+		resp, err := http.Get(d.BaseURL + path)
+		require.NoError(t, err)
+		var meta map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&meta))
+		resp.Body.Close()
+		assert.Equal(t, d.BaseURL+"/mcp", meta["resource"])
+		assert.Equal(t, []any{"header"}, meta["bearer_methods_supported"])
+	}
+}
