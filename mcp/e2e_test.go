@@ -112,6 +112,16 @@ func (d *dev) person(t *testing.T, role string) *assent.Client {
 	return nil
 }
 
+func (d *dev) email(t *testing.T, role string) string {
+	for _, m := range d.Members {
+		if m.Role == role {
+			return m.Email
+		}
+	}
+	t.Fatalf("no demo member %s", role)
+	return ""
+}
+
 func tag(prefix string) string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
@@ -195,23 +205,6 @@ func text(res *sdkmcp.CallToolResult) string {
 	return b.String()
 }
 
-// pendingTitled finds the pending approval titled title, once created.
-func pendingTitled(t *testing.T, c *assent.Client, title string) *assent.Approval {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		for a, err := range c.Approvals.List(context.Background(), &assent.ListApprovalsParams{Status: "pending", Limit: 50}) {
-			require.NoError(t, err)
-			if a.Title == title {
-				return a
-			}
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	t.Fatalf("no pending approval %q", title)
-	return nil
-}
-
 type result struct {
 	Kind, RequestID, Status, URL, DecisionToken, Note, DecidedBy string
 	Settled                                                      bool
@@ -221,6 +214,9 @@ type result struct {
 		Respondent string
 		Answers    map[string]any
 	}
+	ReportID  string
+	Verdicts  []struct{ Reviewer, Verdict, Note string }
+	Questions []struct{ QuestionID, Question, AskedBy string }
 }
 
 var transports = []string{"stdio", "http"}
@@ -250,27 +246,35 @@ func TestListTools(t *testing.T) {
 	}
 }
 
+// The "done when": the demo administrator corrects and approves
+// the approval on its page while the tool waits.
 func TestRequestApprovalCorrected(t *testing.T) {
 	d := startDev(t)
 	agent := assent.New(d.BaseURL, d.AgentKey)
+	admin, err := d.signIn(d.email(t, "admin"))
+	require.NoError(t, err)
 	for _, tr := range transports {
 		t.Run(tr, func(t *testing.T) {
 			s := connect(t, d, tr, d.AgentKey)
 			title := tag("Refund order")
+			decided := make(chan error, 1)
 			go func() {
-				a := pendingTitled(t, agent, title)
-				_, err := d.person(t, "admin").Approvals.Decide(context.Background(), a.ID, &assent.DecisionCreate{
-					Decision: "approve", Corrections: map[string]any{"amount": 100}, Note: "within policy"})
-				assert.NoError(t, err)
+				id, err := pendingApproval(agent, title)
+				if err == nil {
+					err = admin.decide(id, "approve", map[string]string{"amount": "100"}, "within policy")
+				}
+				decided <- err
 			}()
 			args := map[string]any{"title": title, "input": map[string]any{"amount": 120, "currency": "EUR"},
 				"editableFields": []string{"amount"}, "risk": "medium", "waitSeconds": 30}
 			var r result
 			res := s.call(t, "request_approval", args, &r)
+			require.NoError(t, <-decided, "deciding on the page")
 			require.False(t, res.IsError, text(res))
 			assert.Equal(t, "approved", r.Status)
 			assert.Equal(t, map[string]any{"amount": float64(100), "currency": "EUR"}, r.ApprovedInput)
 			assert.Equal(t, "within policy", r.Note)
+			assert.NotEmpty(t, r.DecidedBy)
 			require.Len(t, r.Changes, 1)
 			claims, err := agent.VerifyDecisionToken(context.Background(), r.DecisionToken, r.ApprovedInput, "")
 			require.NoError(t, err)
@@ -366,29 +370,23 @@ func TestPermissionPrompt(t *testing.T) {
 	}
 }
 
+// ask_human answered by the respondent on the request's page.
 func TestAskHumanAnswered(t *testing.T) {
 	d := startDev(t)
 	agent := assent.New(d.BaseURL, d.AgentKey)
-	mia := d.person(t, "mia@example.com")
+	mia, err := d.signIn("mia@example.com")
+	require.NoError(t, err)
 	for _, tr := range transports {
 		t.Run(tr, func(t *testing.T) {
 			s := connect(t, d, tr, d.AgentKey)
 			title := tag("Vendor details")
+			answered := make(chan error, 1)
 			go func() {
-				deadline := time.Now().Add(30 * time.Second)
-				for time.Now().Before(deadline) {
-					for c, err := range agent.Collections.List(context.Background(), &assent.ListCollectionsParams{Status: "open", Limit: 50}) {
-						require.NoError(t, err)
-						if c.Title == title {
-							_, err := mia.Collections.Reply(context.Background(), c.ID, &assent.ReplyCreate{
-								Answers: map[string]any{"vendor": "Acme", "budget": 12000}, Submit: assent.Ptr(true)})
-							assert.NoError(t, err)
-							return
-						}
-					}
-					time.Sleep(200 * time.Millisecond)
+				id, err := openCollection(agent, title)
+				if err == nil {
+					err = mia.reply(id, map[string][]string{"vendor": {"Acme"}, "budget": {"12000"}})
 				}
-				t.Error("no collection " + title)
+				answered <- err
 			}()
 			var r result
 			res := s.call(t, "ask_human", map[string]any{"title": title, "respondents": []string{"mia@example.com"},
@@ -396,10 +394,12 @@ func TestAskHumanAnswered(t *testing.T) {
 					{"id": "vendor", "prompt": "Which vendor?", "kind": "choice", "options": []string{"Acme", "Globex"}},
 					{"id": "budget", "prompt": "Budget in EUR", "kind": "number"}},
 				"waitSeconds": 30}, &r)
+			require.NoError(t, <-answered, "answering on the page")
 			require.False(t, res.IsError, text(res))
 			assert.Equal(t, "complete", r.Status)
 			require.Len(t, r.Replies, 1)
 			assert.Equal(t, "Acme", r.Replies[0].Answers["vendor"])
+			assert.Equal(t, float64(12000), r.Replies[0].Answers["budget"])
 		})
 	}
 }

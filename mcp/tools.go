@@ -609,7 +609,8 @@ func (t *tools) checkAction(ctx context.Context, req *sdkmcp.CallToolRequest, in
 	out := checkOut{Decision: ans.Decision, Action: ans.Action, CheckID: ans.CheckID, DecisionToken: ans.DecisionToken,
 		Rule: deref(ans.Rule)}
 	if ans.Approval != nil {
-		out.RequestID, out.URL = ans.Approval.ID, ans.Approval.URL
+		// The API's approval_required, by the name the tool documents.
+		out.Decision, out.RequestID, out.URL = "approval", ans.Approval.ID, ans.Approval.URL
 	}
 	return nil, out, nil
 }

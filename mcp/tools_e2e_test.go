@@ -1,0 +1,226 @@
+package mcp_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	assent "github.com/assent-hq/assent/sdk/go"
+)
+
+// check_action against an action the administrator registered: its
+// policy allows small refunds, denies large ones and asks for the rest.
+func TestCheckAction(t *testing.T) {
+	d := startDev(t)
+	ctx := context.Background()
+	agent := assent.New(d.BaseURL, d.AgentKey)
+	name := "refund.mcp" + strings.ReplaceAll(tag(""), " ", "")
+	_, err := assent.New(d.BaseURL, d.AdminKey).Admin.Actions.Create(ctx, &assent.ActionInput{Name: name, Description: "Refund a customer",
+		EditableFields: []string{"amount"},
+		InputSchema: map[string]any{"type": "object", "required": []string{"amount", "currency"}, "properties": map[string]any{
+			"amount": map[string]any{"type": "number", "exclusiveMinimum": 0, "maximum": 1000}, "currency": map[string]any{"enum": []string{"EUR", "USD"}}}},
+		Policy: []assent.PolicyRule{
+			{Name: "small", Condition: "input.amount <= 50", Outcome: "allow"},
+			{Name: "large", Condition: "input.amount > 500", Outcome: "deny", Reason: "too large"},
+		}})
+	require.NoError(t, err)
+	type check struct{ Decision, Action, CheckID, DecisionToken, Rule, Reason, RequestID, URL string }
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			s := connect(t, d, tr, d.AgentKey)
+			small := map[string]any{"amount": 20, "currency": "EUR"}
+			var c check
+			res := s.call(t, "check_action", map[string]any{"action": name, "input": small}, &c)
+			require.False(t, res.IsError, text(res))
+			assert.Equal(t, "allowed", c.Decision)
+			assert.Equal(t, "small", c.Rule)
+			claims, err := agent.VerifyDecisionToken(ctx, c.DecisionToken, small, name)
+			require.NoError(t, err)
+			assert.NotEmpty(t, claims.Subject)
+
+			c = check{}
+			res = s.call(t, "check_action", map[string]any{"action": name, "input": map[string]any{"amount": 900, "currency": "EUR"}}, &c)
+			require.False(t, res.IsError, "a denial is an answer, not an error: %s", text(res))
+			assert.Equal(t, "denied", c.Decision)
+			assert.Contains(t, c.Reason, "too large")
+			assert.Empty(t, c.DecisionToken)
+
+			c = check{}
+			res = s.call(t, "check_action", map[string]any{"action": name, "input": map[string]any{"amount": 120, "currency": "EUR"}}, &c)
+			require.False(t, res.IsError, text(res))
+			assert.Equal(t, "approval", c.Decision)
+			require.True(t, strings.HasPrefix(c.RequestID, "apr_"), c.RequestID)
+			assert.NotEmpty(t, c.URL)
+			_, err = d.person(t, "admin").Approvals.Decide(ctx, c.RequestID, &assent.DecisionCreate{Decision: "approve",
+				Corrections: map[string]any{"amount": 100}})
+			require.NoError(t, err)
+			var w result
+			s.call(t, "wait_for_decision", map[string]any{"requestId": c.RequestID, "waitSeconds": 10}, &w)
+			assert.Equal(t, "approved", w.Status)
+			assert.Equal(t, map[string]any{"amount": float64(100), "currency": "EUR"}, w.ApprovedInput)
+			_, err = agent.VerifyDecisionToken(ctx, w.DecisionToken, w.ApprovedInput, name)
+			assert.NoError(t, err)
+
+			// Input the action's schema refuses names the field.
+			res = s.call(t, "check_action", map[string]any{"action": name, "input": map[string]any{"amount": 10, "currency": "GBP"}}, nil)
+			assert.True(t, res.IsError)
+			assert.Contains(t, text(res), "currency")
+		})
+	}
+}
+
+// An approver asks a question through the API; the agent sees it, answers
+// it with answer_question, then cancels the approval and a request for
+// information with cancel_request.
+func TestAnswerQuestionAndCancel(t *testing.T) {
+	d := startDev(t)
+	ctx := context.Background()
+	admin := d.person(t, "admin")
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			s := connect(t, d, tr, d.AgentKey)
+			var r result
+			res := s.call(t, "request_approval", map[string]any{"title": tag("Archive logs"), "waitSeconds": 0}, &r)
+			require.False(t, res.IsError, text(res))
+			q, err := admin.Approvals.Ask(ctx, r.RequestID, &assent.QuestionCreate{Question: "Which bucket?"})
+			require.NoError(t, err)
+
+			var g result
+			s.call(t, "get_request", map[string]any{"requestId": r.RequestID}, &g)
+			require.Len(t, g.Questions, 1, "the open question reaches the agent")
+			assert.Equal(t, q.QuestionID, g.Questions[0].QuestionID)
+			assert.Equal(t, "Which bucket?", g.Questions[0].Question)
+
+			var a result
+			res = s.call(t, "answer_question", map[string]any{"requestId": r.RequestID, "questionId": q.QuestionID,
+				"answer": "logs-2025"}, &a)
+			require.False(t, res.IsError, text(res))
+			assert.Empty(t, a.Questions, "answered")
+			got, err := admin.Approvals.Get(ctx, r.RequestID)
+			require.NoError(t, err)
+			require.Len(t, got.Questions, 1)
+			require.NotNil(t, got.Questions[0].Answer)
+			assert.Equal(t, "logs-2025", *got.Questions[0].Answer)
+
+			res = s.call(t, "answer_question", map[string]any{"requestId": r.RequestID, "questionId": "q_nosuch", "answer": "x"}, nil)
+			assert.True(t, res.IsError)
+
+			var c result
+			res = s.call(t, "cancel_request", map[string]any{"requestId": r.RequestID}, &c)
+			require.False(t, res.IsError, text(res))
+			assert.Equal(t, "cancelled", c.Status)
+			assert.True(t, c.Settled)
+			got, err = admin.Approvals.Get(ctx, r.RequestID)
+			require.NoError(t, err)
+			assert.Equal(t, "cancelled", got.Status)
+
+			var x result
+			res = s.call(t, "ask_human", map[string]any{"title": tag("Office"), "respondents": []string{"mia@example.com"},
+				"questions": []map[string]any{{"id": "city", "prompt": "Which city?", "kind": "text"}}, "waitSeconds": 0}, &x)
+			require.False(t, res.IsError, text(res))
+			assert.Equal(t, "open", x.Status)
+			c = result{}
+			res = s.call(t, "cancel_request", map[string]any{"requestId": x.RequestID}, &c)
+			require.False(t, res.IsError, text(res))
+			assert.Equal(t, "collection", c.Kind)
+			assert.Equal(t, "cancelled", c.Status)
+		})
+	}
+}
+
+func TestListMyRequests(t *testing.T) {
+	d := startDev(t)
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			s := connect(t, d, tr, d.AgentKey)
+			var r, x result
+			s.call(t, "request_approval", map[string]any{"title": tag("Rotate keys"), "waitSeconds": 0}, &r)
+			s.call(t, "ask_human", map[string]any{"title": tag("Team lunch"), "respondents": []string{"mia@example.com"},
+				"questions": []map[string]any{{"id": "day", "prompt": "Which day?", "kind": "date"}}, "waitSeconds": 0}, &x)
+			require.NotEmpty(t, r.RequestID)
+			require.NotEmpty(t, x.RequestID)
+
+			var list struct{ Requests []result }
+			res := s.call(t, "list_my_requests", map[string]any{"limit": 50}, &list)
+			require.False(t, res.IsError, text(res))
+			ids := map[string]string{}
+			for _, q := range list.Requests {
+				ids[q.RequestID] = q.Kind
+			}
+			assert.Equal(t, "approval", ids[r.RequestID])
+			assert.Equal(t, "collection", ids[x.RequestID])
+
+			list.Requests = nil
+			s.call(t, "list_my_requests", map[string]any{"kind": "approval", "status": "pending", "limit": 50}, &list)
+			found := false
+			for _, q := range list.Requests {
+				assert.Equal(t, "approval", q.Kind)
+				assert.Equal(t, "pending", q.Status)
+				found = found || q.RequestID == r.RequestID
+			}
+			assert.True(t, found, "the pending approval is listed")
+		})
+	}
+}
+
+// publish_report, then request_review of it: a reviewer's verdict over
+// REST while the tool waits comes back with the note.
+func TestPublishAndReview(t *testing.T) {
+	d := startDev(t)
+	ctx := context.Background()
+	agent := assent.New(d.BaseURL, d.AgentKey)
+	mia := d.person(t, "mia@example.com")
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			s := connect(t, d, tr, d.AgentKey)
+			var p struct {
+				ReportID, Slug, URL, VersionStatus string
+				Version                            int64
+			}
+			res := s.call(t, "publish_report", map[string]any{"title": tag("Q3 review"), "audience": []string{"mia@example.com"},
+				"content": "<!doctype html><title>Q3</title><h1>Q3 review</h1><p>Revenue grew.</p>"}, &p)
+			require.False(t, res.IsError, text(res))
+			require.True(t, strings.HasPrefix(p.ReportID, "rpt_"), p.ReportID)
+			assert.Equal(t, int64(1), p.Version)
+			assert.Equal(t, "live", p.VersionStatus)
+			assert.NotEmpty(t, p.URL)
+
+			title := tag("Check Q3")
+			verdict := make(chan error, 1)
+			go func() {
+				id, err := openReview(agent, title)
+				if err == nil {
+					_, err = mia.Reviews.Verdict(ctx, id, &assent.VerdictCreate{Verdict: "changes_requested", Note: "Fix the title"})
+				}
+				verdict <- err
+			}()
+			var r result
+			res = s.call(t, "request_review", map[string]any{"reportId": p.ReportID, "title": title,
+				"reviewers": []string{"mia@example.com"}, "instructions": "Are the figures right?", "waitSeconds": 30}, &r)
+			require.NoError(t, <-verdict)
+			require.False(t, res.IsError, text(res))
+			assert.Equal(t, "review", r.Kind)
+			assert.Equal(t, "changes_requested", r.Status)
+			assert.Equal(t, p.ReportID, r.ReportID)
+			require.Len(t, r.Verdicts, 1)
+			assert.Equal(t, "changes_requested", r.Verdicts[0].Verdict)
+			assert.Equal(t, "Fix the title", r.Verdicts[0].Note)
+
+			// Content instead of a report: published first, for the reviewers.
+			r = result{}
+			res = s.call(t, "request_review", map[string]any{"content": "<!doctype html><title>Q4</title><h1>Q4</h1>",
+				"title": tag("Check Q4"), "reviewers": []string{"mia@example.com"}, "waitSeconds": 0}, &r)
+			require.False(t, res.IsError, text(res))
+			assert.Equal(t, "open", r.Status)
+			require.True(t, strings.HasPrefix(r.ReportID, "rpt_"), r.ReportID)
+			_, err := mia.Reviews.Verdict(ctx, r.RequestID, &assent.VerdictCreate{Verdict: "approved"})
+			require.NoError(t, err, "the reviewer can read the published report")
+			var w result
+			s.call(t, "wait_for_decision", map[string]any{"requestId": r.RequestID, "waitSeconds": 10}, &w)
+			assert.Equal(t, "approved", w.Status)
+		})
+	}
+}
