@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"path"
+	"slices"
 
 	"github.com/gin-gonic/gin"
 	"sigs.k8s.io/yaml"
@@ -20,6 +21,10 @@ import (
 //
 //go:embed openapi.yaml
 var OpenAPIYAML []byte
+
+// OpenAPIJSON is the document as JSON, for code that builds on its
+// definitions (the MCP tools' input schemas).
+func OpenAPIJSON() []byte { return slices.Clone(openAPIJSON) }
 
 // The viewer at /api/docs: Swagger UI, vendored by docs/vendor.sh, started
 // by docs/init.js.

@@ -15,7 +15,6 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/assent-hq/assent/internal/questions"
 	assent "github.com/assent-hq/assent/sdk/go"
 )
 
@@ -55,7 +54,7 @@ type approvalIn struct {
 	Risk           string         `json:"risk,omitempty" jsonschema:"low, medium, high or critical"`
 	Input          map[string]any `json:"input,omitempty" jsonschema:"the action's arguments as you would run it; the person sees them and may correct the editable ones"`
 	EditableFields []string       `json:"editableFields,omitempty" jsonschema:"top-level fields of input the person may correct"`
-	Approvers      []string       `json:"approvers,omitempty" jsonschema:"people (email, id or name), teams or groups who may decide; the organisation's defaults when empty"`
+	Approvers      []string       `json:"approvers,omitempty" jsonschema:"who may decide"`
 	ExpiresIn      int64          `json:"expiresIn,omitempty" jsonschema:"seconds until the request expires unanswered (default one day)"`
 	FlowID         string         `json:"flowId,omitempty" jsonschema:"the flow (flw_…) grouping this job's requests"`
 	WaitSeconds    *int           `json:"waitSeconds,omitempty" jsonschema:"seconds to wait for a decision before returning pending (default 25, at most 50)"`
@@ -89,9 +88,9 @@ type listOut struct {
 type askIn struct {
 	Title       string                            `json:"title" jsonschema:"what you need to know, in a short sentence"`
 	Description string                            `json:"description,omitempty" jsonschema:"context for the respondents (Markdown)"`
-	Questions   []assent.CollectionQuestionCreate `json:"questions" jsonschema:"the typed questions: kind text, long_text, number, date, choice, multi_choice or boolean; options for choices"`
-	Respondents []string                          `json:"respondents" jsonschema:"people (email, id or name), teams or groups to ask"`
-	DueAt       string                            `json:"dueAt,omitempty" jsonschema:"when the answers are due (RFC 3339); respondents are reminded"`
+	Questions   []assent.CollectionQuestionCreate `json:"questions" jsonschema:"the typed questions; options for choice and multi_choice"`
+	Respondents []string                          `json:"respondents" jsonschema:"who to ask"`
+	DueAt       string                            `json:"dueAt,omitempty" jsonschema:"when the answers are due"`
 	ExpiresIn   int64                             `json:"expiresIn,omitempty" jsonschema:"seconds until the request expires (default one day)"`
 	FlowID      string                            `json:"flowId,omitempty"`
 	WaitSeconds *int                              `json:"waitSeconds,omitempty" jsonschema:"seconds to wait for the answers before returning open (default 25, at most 50)"`
@@ -118,7 +117,7 @@ type reviewIn struct {
 	ReportID          string   `json:"reportId,omitempty" jsonschema:"the published report to review (rpt_… or its slug); or give content to publish it first"`
 	Content           string   `json:"content,omitempty" jsonschema:"an HTML document to publish as a new report and have reviewed"`
 	Title             string   `json:"title" jsonschema:"what the reviewers are asked, in a short sentence"`
-	Reviewers         []string `json:"reviewers" jsonschema:"people, teams or groups who read the report"`
+	Reviewers         []string `json:"reviewers" jsonschema:"who reads the report and gives a verdict"`
 	Instructions      string   `json:"instructions,omitempty" jsonschema:"what the reviewers should look at"`
 	RequiredApprovals int64    `json:"requiredApprovals,omitempty" jsonschema:"how many approving verdicts settle it (default 1)"`
 	ExpiresIn         int64    `json:"expiresIn,omitempty" jsonschema:"seconds until the review expires (default one day)"`
@@ -161,7 +160,7 @@ type permissionOut struct {
 func (t *tools) register(s *sdkmcp.Server) {
 	add(s, &sdkmcp.Tool{Name: "request_approval", Title: "Ask a person to approve an action", Annotations: asks,
 		Description: `Ask a person to approve an action before you run it, and wait for the decision. Give the action's arguments as input and list the fields the person may correct in editableFields. Returns status approved with approvedInput (run the action with exactly that input, which may differ from what you proposed) and a decisionToken; rejected or expired (do not run it; note says why); or pending when nobody decided within waitSeconds: then call wait_for_decision with requestId. Pending is never a rejection. Calling again with the same arguments returns the same request rather than asking twice.`,
-	}, t.requestApproval, schemaTweaks{"risk": enum("low", "medium", "high", "critical"), "waitSeconds": waitRange, "expiresIn": positive})
+	}, t.requestApproval, schemaTweaks{"waitSeconds": waitRange, "expiresIn": positive})
 	add(s, &sdkmcp.Tool{Name: "wait_for_decision", Title: "Wait for a person's decision", Annotations: readOnly,
 		Description: `Wait up to waitSeconds for a request (approval, request for information or review) to be settled, and return it. Status pending or open means still waiting: call again. Sends progress notifications while it waits when you give a progress token.`,
 	}, t.waitForDecision, schemaTweaks{"waitSeconds": waitRange})
@@ -179,7 +178,7 @@ func (t *tools) register(s *sdkmcp.Server) {
 	}, t.listRequests, schemaTweaks{"kind": enum("approval", "collection", "review"), "limit": limitRange})
 	add(s, &sdkmcp.Tool{Name: "ask_human", Title: "Ask people for information", Annotations: asks,
 		Description: `Ask people for information only they have, as typed questions (text, long_text, number, date, choice, multi_choice, boolean), and wait for their answers. Returns status complete with the replies keyed by question id, or open when the answers are not in yet within waitSeconds: then call wait_for_decision with requestId. Calling again with the same arguments returns the same request.`,
-	}, t.askHuman, schemaTweaks{"waitSeconds": waitRange, "expiresIn": positive, "questions.kind": enum(questions.Kinds...)})
+	}, t.askHuman, schemaTweaks{"waitSeconds": waitRange, "expiresIn": positive})
 	add(s, &sdkmcp.Tool{Name: "publish_report", Title: "Publish a report", Annotations: additive,
 		Description: `Publish an HTML report people can read on the organisation's report site, or a new version of one (reportId). Returns its id, address and the version's status: live, or held for an administrator when the publish scan found something.`,
 	}, t.publishReport, nil)
@@ -194,8 +193,8 @@ func (t *tools) register(s *sdkmcp.Server) {
 	}, t.permissionPrompt, nil)
 }
 
-// schemaTweaks adds to the inferred schema what Go types cannot say,
-// by property name ("questions.kind" for a property of an array's items).
+// schemaTweaks adds to the inferred schema of the tool's own arguments
+// what Go types cannot say, by property name.
 type schemaTweaks map[string]func(*jsonschema.Schema)
 
 func enum(values ...string) func(*jsonschema.Schema) {
@@ -214,20 +213,13 @@ func limitRange(s *jsonschema.Schema) { s.Minimum, s.Maximum = ptr(1.0), ptr(50.
 
 func positive(s *jsonschema.Schema) { s.Minimum = ptr(1.0) }
 
-// add registers a typed tool, refining its input schema, and turns API
-// refusals into tool results with isError.
+// add registers a typed tool, its input schema inferred from In, the
+// arguments that are API fields given the API's schema (apiFields), and
+// turns API refusals into tool results with isError.
 func add[In, Out any](s *sdkmcp.Server, tool *sdkmcp.Tool, h func(context.Context, *sdkmcp.CallToolRequest, In) (*sdkmcp.CallToolResult, Out, error), tweaks schemaTweaks) {
-	in, err := jsonschema.For[In](nil)
+	in, err := inputSchema[In](tool.Name, tweaks)
 	if err != nil {
-		panic(err)
-	}
-	for name, tweak := range tweaks {
-		outer, inner, nested := cut(name)
-		p := in.Properties[outer]
-		if nested {
-			p = p.Items.Properties[inner]
-		}
-		tweak(p)
+		panic(err) // the tests build every tool
 	}
 	tool.InputSchema = in
 	sdkmcp.AddTool(s, tool, func(ctx context.Context, req *sdkmcp.CallToolRequest, args In) (*sdkmcp.CallToolResult, Out, error) {
@@ -240,13 +232,22 @@ func add[In, Out any](s *sdkmcp.Server, tool *sdkmcp.Tool, h func(context.Contex
 	})
 }
 
-func cut(name string) (string, string, bool) {
-	for i := range name {
-		if name[i] == '.' {
-			return name[:i], name[i+1:], true
-		}
+func inputSchema[In any](tool string, tweaks schemaTweaks) (*jsonschema.Schema, error) {
+	in, err := jsonschema.For[In](nil)
+	if err != nil {
+		return nil, err
 	}
-	return name, "", false
+	for name, tweak := range tweaks {
+		tweak(in.Properties[name])
+	}
+	doc, err := apiDoc()
+	if err != nil {
+		return nil, err
+	}
+	if err := withAPIFields(doc, in, apiFields[tool]); err != nil {
+		return nil, fmt.Errorf("tool %s: %w", tool, err)
+	}
+	return in, nil
 }
 
 // callKey derives an Idempotency-Key from a tool call's arguments (the
