@@ -282,7 +282,7 @@ func createRequest[T any, P requestRecord[T]](s *Store, ctx context.Context, rec
 
 // sealCallbackSecret seals the callback secret of request id for c, its
 // record's column.
-func (s *Store) sealCallbackSecret(c sealedColumn, id string, secret *string) *string {
+func (s *core) sealCallbackSecret(c sealedColumn, id string, secret *string) *string {
 	if secret == nil {
 		return nil
 	}
@@ -292,7 +292,7 @@ func (s *Store) sealCallbackSecret(c sealedColumn, id string, secret *string) *s
 
 // openCallbackSecret opens the sealed callback secret of request id, read
 // from c.
-func (s *Store) openCallbackSecret(c sealedColumn, id string, sealed *string) (*string, error) {
+func (s *core) openCallbackSecret(c sealedColumn, id string, sealed *string) (*string, error) {
 	if sealed == nil {
 		return nil, nil
 	}

@@ -13,9 +13,11 @@ import (
 	"github.com/assent-hq/assent/internal/secretkey"
 )
 
-// Store runs the service's queries. Every method that reads or writes an
-// organisation's records takes its id, so no query crosses tenants.
-type Store struct {
+// core is what every aggregate store shares: the database, the key ring
+// that seals secret columns, and the hub that hears of what this process
+// commits. The transaction helpers every aggregate writes through (audit
+// entries, outbox events, claim binding) take the transaction itself.
+type core struct {
 	db *gorm.DB
 	// secrets seals what must be kept but never stored in clear.
 	secrets *secretkey.Ring
@@ -24,18 +26,53 @@ type Store struct {
 	changes *changes.Hub
 }
 
-// NewStore wraps db; secrets seals the secret columns.
-func NewStore(db *gorm.DB, secrets *secretkey.Ring) *Store {
-	return &Store{db: db, secrets: secrets, changes: changes.New()}
-}
-
 // Changes is the hub that hears of each record this store changes and
 // each outbox event it writes, so long-polls and the dispatcher need not
 // wait for their next poll.
-func (s *Store) Changes() *changes.Hub { return s.changes }
+func (s *core) Changes() *changes.Hub { return s.changes }
 
 // DB is the underlying handle, for health checks and tests.
-func (s *Store) DB() *gorm.DB { return s.db }
+func (s *core) DB() *gorm.DB { return s.db }
+
+// Store runs the service's queries. It composes one store per aggregate,
+// each over the same core, so a caller may hold the whole or only the
+// aggregates it uses. Every method that reads or writes an organisation's
+// records takes its id, so no query crosses tenants.
+type Store struct {
+	*core
+	*IdempotencyStore
+	*PushStore
+	*SigningKeyStore
+	*SlackStore
+}
+
+// IdempotencyStore keeps the claims of Idempotency-Keys (idempotency.go);
+// BindClaim binds one to a record in any aggregate's transaction.
+type IdempotencyStore struct{ *core }
+
+// PushStore keeps browsers' Web Push subscriptions and the instance's
+// VAPID key (push.go).
+type PushStore struct{ *core }
+
+// SigningKeyStore keeps the instance's signing keys, one family per use,
+// and signs decision tokens (signing_keys.go, decision_tokens.go).
+type SigningKeyStore struct{ *core }
+
+// SlackStore keeps each organisation's Slack app, its secrets sealed
+// (slack.go).
+type SlackStore struct{ *core }
+
+// NewStore wraps db; secrets seals the secret columns.
+func NewStore(db *gorm.DB, secrets *secretkey.Ring) *Store {
+	c := &core{db: db, secrets: secrets, changes: changes.New()}
+	return &Store{
+		core:             c,
+		IdempotencyStore: &IdempotencyStore{c},
+		PushStore:        &PushStore{c},
+		SigningKeyStore:  &SigningKeyStore{c},
+		SlackStore:       &SlackStore{c},
+	}
+}
 
 // Page selects one page of a list: at most Limit rows after Cursor.
 type Page struct {
