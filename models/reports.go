@@ -518,7 +518,7 @@ func goLive(r *Report, v *ReportVersion) string {
 
 // reportStep saves r, writes an audit entry about it and, when event is
 // set, the outbox event with data about r and v.
-func (s *Store) reportStep(tx *gorm.DB, r *Report, v *ReportVersion, action, detail string, by Actor, event string, data ReportEventData, now time.Time) (bool, error) {
+func (s *core) reportStep(tx *gorm.DB, r *Report, v *ReportVersion, action, detail string, by Actor, event string, data ReportEventData, now time.Time) (bool, error) {
 	r.AuditSeq++
 	r.UpdatedAt = now
 	if err := tx.Save(r).Error; err != nil {
@@ -545,7 +545,7 @@ func reportEvent(tx *gorm.DB, r *Report, kind string, b []byte, now time.Time) e
 		SubjectType: "report", SubjectID: r.ID, Data: b, CreatedAt: now}).Error
 }
 
-func (s *Store) reportChanged(id string, wroteEvent bool) {
+func (s *core) reportChanged(id string, wroteEvent bool) {
 	if wroteEvent {
 		s.changes.EventWritten()
 	}

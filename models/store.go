@@ -44,6 +44,10 @@ type Store struct {
 	*PushStore
 	*SigningKeyStore
 	*SlackStore
+	*GateStore
+	*FlowStore
+	*DeliveryStore
+	*CommentStore
 }
 
 // IdempotencyStore keeps the claims of Idempotency-Keys (idempotency.go);
@@ -62,15 +66,38 @@ type SigningKeyStore struct{ *core }
 // (slack.go).
 type SlackStore struct{ *core }
 
+// GateStore keeps registered actions and the gate's checks (actions.go).
+type GateStore struct{ *core }
+
+// FlowStore keeps flows, which group the requests of one job (flows.go).
+type FlowStore struct{ *core }
+
+// DeliveryStore keeps webhook endpoints (webhooks.go), the outbox's
+// events and their dispatch to deliveries (outbox.go, deliveries.go).
+type DeliveryStore struct {
+	*core
+	// slack is the target of deliveries to the Slack app's channel.
+	slack *SlackStore
+}
+
+// CommentStore keeps comment threads on reports, their comments and
+// images (comments.go).
+type CommentStore struct{ *core }
+
 // NewStore wraps db; secrets seals the secret columns.
 func NewStore(db *gorm.DB, secrets *secretkey.Ring) *Store {
 	c := &core{db: db, secrets: secrets, changes: changes.New()}
+	slack := &SlackStore{c}
 	return &Store{
 		core:             c,
 		IdempotencyStore: &IdempotencyStore{c},
 		PushStore:        &PushStore{c},
 		SigningKeyStore:  &SigningKeyStore{c},
-		SlackStore:       &SlackStore{c},
+		SlackStore:       slack,
+		GateStore:        &GateStore{c},
+		FlowStore:        &FlowStore{c},
+		DeliveryStore:    &DeliveryStore{c, slack},
+		CommentStore:     &CommentStore{c},
 	}
 }
 
