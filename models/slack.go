@@ -153,7 +153,7 @@ func slackPosts(db *gorm.DB, orgID string) (bool, error) {
 // ActiveMemberByEmail returns the organisation's active member with this
 // email, or a NotFound error: how a person known to another system (Slack)
 // is matched to a member.
-func (s *Store) ActiveMemberByEmail(ctx context.Context, orgID, email string) (*Member, error) {
+func (s *DirectoryStore) ActiveMemberByEmail(ctx context.Context, orgID, email string) (*Member, error) {
 	var m Member
 	err := s.db.WithContext(ctx).Where("organization_id = ? AND email = ? AND active", orgID, NormalizeEmail(email)).Take(&m).Error
 	return &m, notFound(err, "member")

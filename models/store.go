@@ -48,6 +48,9 @@ type Store struct {
 	*FlowStore
 	*DeliveryStore
 	*CommentStore
+	*DirectoryStore
+	*SessionStore
+	*RequestStore
 }
 
 // IdempotencyStore keeps the claims of Idempotency-Keys (idempotency.go);
@@ -84,6 +87,25 @@ type DeliveryStore struct {
 // images (comments.go).
 type CommentStore struct{ *core }
 
+// DirectoryStore keeps an organisation and its people: members, guests,
+// teams (directory.go) and their look-up (directory_lookup.go), API keys
+// and member tokens and the authentication of a key (keys.go), the
+// organisation's rules (rules.go), and people by id (People,
+// decision_links.go) or by email (ActiveMemberByEmail, slack.go).
+type DirectoryStore struct{ *core }
+
+// SessionStore keeps people's sessions and sign-in links (sessions.go,
+// sso.go).
+type SessionStore struct{ *core }
+
+// RequestStore keeps the requests of every kind: each kind's shared paths
+// as Requests (requests.go), reached through Approvals, Collections and
+// Reviews, and each kind's own lists and inboxes (approvals.go,
+// collections.go with the drafts, reviews.go), decision links and notices
+// (decision_links.go), and a person's history across the kinds
+// (history.go).
+type RequestStore struct{ *core }
+
 // NewStore wraps db; secrets seals the secret columns.
 func NewStore(db *gorm.DB, secrets *secretkey.Ring) *Store {
 	c := &core{db: db, secrets: secrets, changes: changes.New()}
@@ -98,6 +120,9 @@ func NewStore(db *gorm.DB, secrets *secretkey.Ring) *Store {
 		FlowStore:        &FlowStore{c},
 		DeliveryStore:    &DeliveryStore{c, slack},
 		CommentStore:     &CommentStore{c},
+		DirectoryStore:   &DirectoryStore{c},
+		SessionStore:     &SessionStore{c},
+		RequestStore:     &RequestStore{c},
 	}
 }
 
