@@ -80,7 +80,9 @@ var reviewKind = &requestKind[Review]{subject: events.RequestReview, idPrefix: i
 	}}
 
 // Reviews are the reviews on the paths every kind shares.
-func (s *RequestStore) Reviews() Requests[Review, *Review] { return Requests[Review, *Review]{s.core, reviewKind} }
+func (s *RequestStore) Reviews() Requests[Review, *Review] {
+	return Requests[Review, *Review]{s.core, reviewKind}
+}
 
 // Reviewed reports whether personID has returned a verdict.
 func (r *Review) Reviewed(personID string) bool {

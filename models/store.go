@@ -51,6 +51,8 @@ type Store struct {
 	*DirectoryStore
 	*SessionStore
 	*RequestStore
+	*ReportStore
+	*EvidenceStore
 }
 
 // IdempotencyStore keeps the claims of Idempotency-Keys (idempotency.go);
@@ -106,23 +108,50 @@ type SessionStore struct{ *core }
 // (history.go).
 type RequestStore struct{ *core }
 
+// ReportStore keeps reports: their versions and upload tickets
+// (reports.go), datasets (datasets.go), grants (grants.go), reading
+// (reading.go: reader tickets and sessions, views, access requests),
+// readership (analytics.go), schedules (schedules.go) and sends
+// (sends.go).
+type ReportStore struct {
+	*core
+	// claims finds the record an earlier attempt of a claimed publish made.
+	claims *IdempotencyStore
+}
+
+// EvidenceStore gathers what an evidence export holds of a flow or a
+// report (evidence.go) and verifies an organisation's audit chain
+// (audit.go).
+type EvidenceStore struct {
+	*core
+	flows    *FlowStore
+	reports  *ReportStore
+	comments *CommentStore
+}
+
 // NewStore wraps db; secrets seals the secret columns.
 func NewStore(db *gorm.DB, secrets *secretkey.Ring) *Store {
 	c := &core{db: db, secrets: secrets, changes: changes.New()}
 	slack := &SlackStore{c}
+	claims := &IdempotencyStore{c}
+	flows := &FlowStore{c}
+	comments := &CommentStore{c}
+	reports := &ReportStore{c, claims}
 	return &Store{
 		core:             c,
-		IdempotencyStore: &IdempotencyStore{c},
+		IdempotencyStore: claims,
 		PushStore:        &PushStore{c},
 		SigningKeyStore:  &SigningKeyStore{c},
 		SlackStore:       slack,
 		GateStore:        &GateStore{c},
-		FlowStore:        &FlowStore{c},
+		FlowStore:        flows,
 		DeliveryStore:    &DeliveryStore{c, slack},
-		CommentStore:     &CommentStore{c},
+		CommentStore:     comments,
 		DirectoryStore:   &DirectoryStore{c},
 		SessionStore:     &SessionStore{c},
 		RequestStore:     &RequestStore{c},
+		ReportStore:      reports,
+		EvidenceStore:    &EvidenceStore{c, flows, reports, comments},
 	}
 }
 
