@@ -125,6 +125,6 @@ func idempotencyHarness(t *testing.T, db *gorm.DB) (*handlers, string) {
 	require.NoError(t, err)
 	_, key, err := store.CreateKey(ctx, org.ID, "a", models.KeyAgent, []string{"approvals:write"})
 	require.NoError(t, err)
-	return &handlers{accounts: accounts.New(store), idempotency: idempotency.New(store),
+	return &handlers{accounts: accounts.New(store), idempotency: idempotency.New(store.IdempotencyStore),
 		log: slog.New(slog.NewTextHandler(io.Discard, nil))}, key
 }

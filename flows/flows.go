@@ -1,7 +1,7 @@
 // Package flows groups the requests of one job: start a flow, read it with
 // its members and timeline, and complete or cancel it. Who may finish a
 // flow and what is audited are the store's one transaction
-// (models.Store.FinishFlow); this service gives it the title as kept and
+// (models.FlowStore.FinishFlow); this service gives it the title as kept and
 // flow.completed's data, so every adapter finishes a flow alike.
 package flows
 
@@ -16,13 +16,13 @@ import (
 
 // Service starts, reads and finishes flows.
 type Service struct {
-	store   *models.Store
+	store   *models.FlowStore
 	baseURL string
 }
 
 // New returns the service; baseURL goes into the members' addresses in
 // flow.completed's data.
-func New(store *models.Store, baseURL string) *Service {
+func New(store *models.FlowStore, baseURL string) *Service {
 	return &Service{store: store, baseURL: baseURL}
 }
 

@@ -29,11 +29,11 @@ const maxKey = 255
 
 // Service claims and settles keys.
 type Service struct {
-	store *models.Store
+	store *models.IdempotencyStore
 }
 
 // New returns the service.
-func New(store *models.Store) *Service {
+func New(store *models.IdempotencyStore) *Service {
 	return &Service{store: store}
 }
 

@@ -28,7 +28,7 @@ type org = testenv.People
 func eachDB(t *testing.T, tests map[string]func(t *testing.T, e *env, o *org)) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		store := models.NewStore(db, testenv.Keys())
-		e := &env{db: db, store: store, svc: idempotency.New(store)}
+		e := &env{db: db, store: store, svc: idempotency.New(store.IdempotencyStore)}
 		for name, test := range tests {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()

@@ -19,13 +19,13 @@ const readyTimeout = 3 * time.Second
 
 // Service answers for the instance.
 type Service struct {
-	store    *models.Store
+	store    *models.SigningKeyStore
 	temporal client.Client
 }
 
 // New returns the service; temporal is nil where the process has none,
 // which readiness reports.
-func New(store *models.Store, temporal client.Client) *Service {
+func New(store *models.SigningKeyStore, temporal client.Client) *Service {
 	return &Service{store: store, temporal: temporal}
 }
 

@@ -33,20 +33,20 @@ func TestReady(t *testing.T) {
 		ctx := context.Background()
 		store := models.NewStore(db, testenv.Keys())
 
-		r := instance.New(store, temporal{}).Ready(ctx)
+		r := instance.New(store.SigningKeyStore, temporal{}).Ready(ctx)
 		assert.True(t, r.Ready)
 		assert.Equal(t, map[string]string{"database": "ok", "temporal": "ok"}, r.Checks)
 
-		r = instance.New(store, nil).Ready(ctx)
+		r = instance.New(store.SigningKeyStore, nil).Ready(ctx)
 		assert.False(t, r.Ready)
 		assert.Equal(t, map[string]string{"database": "ok", "temporal": "down: no client configured"}, r.Checks)
 
-		r = instance.New(store, temporal{err: errors.New("connection refused")}).Ready(ctx)
+		r = instance.New(store.SigningKeyStore, temporal{err: errors.New("connection refused")}).Ready(ctx)
 		assert.False(t, r.Ready)
 		assert.Equal(t, "down: connection refused", r.Checks["temporal"])
 
 		require.NoError(t, models.Close(db))
-		r = instance.New(store, temporal{}).Ready(ctx)
+		r = instance.New(store.SigningKeyStore, temporal{}).Ready(ctx)
 		assert.False(t, r.Ready)
 		assert.Contains(t, r.Checks["database"], "down: ")
 		assert.Equal(t, "ok", r.Checks["temporal"])
@@ -57,7 +57,7 @@ func TestKeySet(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		store := models.NewStore(db, testenv.Keys())
-		svc := instance.New(store, nil)
+		svc := instance.New(store.SigningKeyStore, nil)
 
 		evidence, err := svc.KeySet(ctx, models.EvidenceFamily)
 		require.NoError(t, err)

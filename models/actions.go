@@ -72,7 +72,7 @@ type GateCheck struct {
 }
 
 // CreateAction saves a, built and checked by package gate.
-func (s *Store) CreateAction(ctx context.Context, a *Action) error {
+func (s *GateStore) CreateAction(ctx context.Context, a *Action) error {
 	a.ID = newID(ids.Action)
 	a.CreatedAt = Now()
 	a.UpdatedAt = a.CreatedAt
@@ -82,19 +82,19 @@ func (s *Store) CreateAction(ctx context.Context, a *Action) error {
 
 // SaveAction writes a changed action; checks already made keep what the
 // action said then.
-func (s *Store) SaveAction(ctx context.Context, a *Action) error {
+func (s *GateStore) SaveAction(ctx context.Context, a *Action) error {
 	a.UpdatedAt = Now()
 	err := s.db.WithContext(ctx).Save(a).Error
 	return duplicate(err, "name", "an action named %q is already registered", a.Name)
 }
 
 // GetAction returns one of the organisation's actions by id.
-func (s *Store) GetAction(ctx context.Context, orgID, id string) (*Action, error) {
+func (s *GateStore) GetAction(ctx context.Context, orgID, id string) (*Action, error) {
 	return take[Action](s.db.WithContext(ctx), orgID, id, "action "+id)
 }
 
 // ActionNamed returns the organisation's action called name.
-func (s *Store) ActionNamed(ctx context.Context, orgID, name string) (*Action, error) {
+func (s *GateStore) ActionNamed(ctx context.Context, orgID, name string) (*Action, error) {
 	var a Action
 	err := s.db.WithContext(ctx).Where("organization_id = ? AND name = ?", orgID, name).Take(&a).Error
 	if err != nil {
@@ -104,13 +104,13 @@ func (s *Store) ActionNamed(ctx context.Context, orgID, name string) (*Action, e
 }
 
 // ListActions pages through the organisation's actions.
-func (s *Store) ListActions(ctx context.Context, orgID string, p Page) ([]Action, string, error) {
+func (s *GateStore) ListActions(ctx context.Context, orgID string, p Page) ([]Action, string, error) {
 	return list(s.db.WithContext(ctx).Where("organization_id = ?", orgID), p, func(a *Action) string { return a.ID })
 }
 
 // DeleteAction removes an action; its checks and the approvals they
 // raised stay.
-func (s *Store) DeleteAction(ctx context.Context, orgID, id string) error {
+func (s *GateStore) DeleteAction(ctx context.Context, orgID, id string) error {
 	return remove[Action](s.db.WithContext(ctx), orgID, id, "action "+id)
 }
 
@@ -132,7 +132,7 @@ type GateCheckRecord struct {
 // attempt of the claimed request already recorded a check, or the check's
 // approval was recorded already, nothing is written and that check is
 // returned.
-func (s *Store) RecordGateCheck(ctx context.Context, r GateCheckRecord, claim *Claim) (*GateCheck, error) {
+func (s *GateStore) RecordGateCheck(ctx context.Context, r GateCheckRecord, claim *Claim) (*GateCheck, error) {
 	c := r.Check
 	c.ID, c.CreatedAt = newID(ids.GateCheck), Now()
 	if r.Token != nil {
@@ -208,11 +208,11 @@ func gateDetail(c *GateCheck) string {
 }
 
 // GetGateCheck returns one of the organisation's gate checks.
-func (s *Store) GetGateCheck(ctx context.Context, orgID, id string) (*GateCheck, error) {
+func (s *GateStore) GetGateCheck(ctx context.Context, orgID, id string) (*GateCheck, error) {
 	return take[GateCheck](s.db.WithContext(ctx), orgID, id, "gate check "+id)
 }
 
-func (s *Store) gateCheckOf(ctx context.Context, orgID, where string, arg any) (*GateCheck, error) {
+func (s *GateStore) gateCheckOf(ctx context.Context, orgID, where string, arg any) (*GateCheck, error) {
 	var c GateCheck
 	err := s.db.WithContext(ctx).Where("organization_id = ?", orgID).Where(where, arg).Take(&c).Error
 	if err != nil {

@@ -28,7 +28,7 @@ type ViewTotals struct {
 }
 
 // ViewTotals counts r's views and readers.
-func (s *Store) ViewTotals(ctx context.Context, r *Report) (*ViewTotals, error) {
+func (s *ReportStore) ViewTotals(ctx context.Context, r *Report) (*ViewTotals, error) {
 	var t ViewTotals
 	err := s.db.WithContext(ctx).Model(&ReportView{}).
 		Select(`COUNT(*) AS total_views,
@@ -52,7 +52,7 @@ type DayViews struct {
 
 // DailyViews counts r's views and readers per UTC day from since on,
 // oldest first; days nobody opened it are left out.
-func (s *Store) DailyViews(ctx context.Context, r *Report, since time.Time) ([]DayViews, error) {
+func (s *ReportStore) DailyViews(ctx context.Context, r *Report, since time.Time) ([]DayViews, error) {
 	db := s.db.WithContext(ctx)
 	day := utcDay(db)
 	var out []DayViews
@@ -83,7 +83,7 @@ type ReaderActivity struct {
 
 // RecentReaders lists up to limit readers of r, the most recent first,
 // with their names and emails when named is set.
-func (s *Store) RecentReaders(ctx context.Context, r *Report, limit int, named bool) ([]ReaderActivity, error) {
+func (s *ReportStore) RecentReaders(ctx context.Context, r *Report, limit int, named bool) ([]ReaderActivity, error) {
 	db := s.db.WithContext(ctx)
 	var rows []struct {
 		ViewerID     string
@@ -141,7 +141,7 @@ type ReportReach struct {
 // served, not archived), newest first, each with its views and readers
 // counted, those nobody opened included. A reader, when given, narrows
 // them to the reports that person may read.
-func (s *Store) ReportsReach(ctx context.Context, orgID string, reader *Person, p Page) ([]ReportReach, string, error) {
+func (s *ReportStore) ReportsReach(ctx context.Context, orgID string, reader *Person, p Page) ([]ReportReach, string, error) {
 	db := s.db.WithContext(ctx)
 	q := db.Model(&Report{}).Where("reports.organization_id = ? AND NOT reports.archived AND reports.live_version IS NOT NULL", orgID)
 	if reader != nil {

@@ -170,7 +170,7 @@ type ApprovalFilter struct {
 }
 
 // ListApprovals pages through the organisation's approvals, newest first.
-func (s *Store) ListApprovals(ctx context.Context, orgID string, f ApprovalFilter, p Page) ([]Approval, string, error) {
+func (s *RequestStore) ListApprovals(ctx context.Context, orgID string, f ApprovalFilter, p Page) ([]Approval, string, error) {
 	q := matching(s.db.WithContext(ctx).Where("organization_id = ?", orgID), [2]string{"status", f.Status}, [2]string{"external_id", f.ExternalID})
 	if f.ApproverID != "" {
 		q = q.Where("id IN (?)", s.db.Model(&ApprovalApprover{}).Select("approval_id").Where("person_id = ?", f.ApproverID))
@@ -206,7 +206,7 @@ const riskOrder = "CASE risk WHEN '" + RiskCritical + "' THEN 0 WHEN '" + RiskHi
 // PendingFor returns the inbox of personID: its most urgent limit items,
 // sorted by the database so that a long backlog cannot hide the most
 // urgent request, and counts over the whole backlog.
-func (s *Store) PendingFor(ctx context.Context, orgID, personID string, dueBefore time.Time, limit int) (*Inbox, error) {
+func (s *RequestStore) PendingFor(ctx context.Context, orgID, personID string, dueBefore time.Time, limit int) (*Inbox, error) {
 	db := s.db.WithContext(ctx)
 	pending := func() *gorm.DB {
 		return db.Model(&Approval{}).Where("organization_id = ? AND status = ?", orgID, states.Pending).
@@ -242,6 +242,6 @@ var approvalKind = &requestKind[Approval]{subject: events.RequestApproval, idPre
 	callback: colApprovalCallback, askedIndex: &ApprovalApprover{}, askedColumn: "approval_id", load: resolveApprovers}
 
 // Approvals are the approvals on the paths every kind shares.
-func (s *Store) Approvals() Requests[Approval, *Approval] {
-	return Requests[Approval, *Approval]{s, approvalKind}
+func (s *RequestStore) Approvals() Requests[Approval, *Approval] {
+	return Requests[Approval, *Approval]{s.core, approvalKind}
 }

@@ -112,7 +112,7 @@ func VerifyChain(entries []AuditEntry, from int64, prev string) error {
 
 // VerifyAuditChain checks an organisation's whole chain as stored and
 // that it ends where its head says.
-func (s *Store) VerifyAuditChain(ctx context.Context, orgID string) error {
+func (s *EvidenceStore) VerifyAuditChain(ctx context.Context, orgID string) error {
 	db := s.db.WithContext(ctx)
 	var entries []AuditEntry
 	if err := db.Where("organization_id = ?", orgID).Order("position").Find(&entries).Error; err != nil {

@@ -129,8 +129,8 @@ var collectionKind = &requestKind[Collection]{subject: events.RequestCollection,
 
 // Collections are the requests for information on the paths every kind
 // shares.
-func (s *Store) Collections() Requests[Collection, *Collection] {
-	return Requests[Collection, *Collection]{s, collectionKind}
+func (s *RequestStore) Collections() Requests[Collection, *Collection] {
+	return Requests[Collection, *Collection]{s.core, collectionKind}
 }
 
 // CollectionRespondent lists a person asked to reply; it answers "what is
@@ -184,7 +184,7 @@ type CollectionFilter struct {
 
 // ListCollections pages through the organisation's collections, newest
 // first.
-func (s *Store) ListCollections(ctx context.Context, orgID string, f CollectionFilter, p Page) ([]Collection, string, error) {
+func (s *RequestStore) ListCollections(ctx context.Context, orgID string, f CollectionFilter, p Page) ([]Collection, string, error) {
 	q := matching(s.db.WithContext(ctx).Where("organization_id = ?", orgID),
 		[2]string{"status", f.Status}, [2]string{"external_id", f.ExternalID}, [2]string{"flow_id", f.FlowID})
 	return list(q, p, func(c *Collection) string { return c.ID })
@@ -192,7 +192,7 @@ func (s *Store) ListCollections(ctx context.Context, orgID string, f CollectionF
 
 // OpenCollectionsFor lists the open collections personID was asked to
 // reply to and has not, the earliest due (else expiring) first.
-func (s *Store) OpenCollectionsFor(ctx context.Context, orgID, personID string, limit int) ([]Collection, error) {
+func (s *RequestStore) OpenCollectionsFor(ctx context.Context, orgID, personID string, limit int) ([]Collection, error) {
 	waiting, err := waitingOn(s.db.WithContext(ctx), orgID, personID, "COALESCE(due_at, expires_at)", "id")
 	return waiting[:min(limit, len(waiting))], err
 }
@@ -208,7 +208,7 @@ func (c *Collection) Replied(personID string) bool {
 }
 
 // SaveDraft keeps personID's unsubmitted answers to an open collection.
-func (s *Store) SaveDraft(ctx context.Context, collectionID, personID string, answers json.RawMessage) error {
+func (s *RequestStore) SaveDraft(ctx context.Context, collectionID, personID string, answers json.RawMessage) error {
 	d := CollectionDraft{CollectionID: collectionID, PersonID: personID, Answers: RawJSON(answers), UpdatedAt: Now()}
 	return s.db.WithContext(ctx).Clauses(clause.OnConflict{
 		Columns:   []clause.Column{{Name: "collection_id"}, {Name: "person_id"}},
@@ -217,7 +217,7 @@ func (s *Store) SaveDraft(ctx context.Context, collectionID, personID string, an
 }
 
 // Draft returns personID's draft of a collection, or nil.
-func (s *Store) Draft(ctx context.Context, collectionID, personID string) (*CollectionDraft, error) {
+func (s *RequestStore) Draft(ctx context.Context, collectionID, personID string) (*CollectionDraft, error) {
 	var d CollectionDraft
 	err := s.db.WithContext(ctx).Where("collection_id = ? AND person_id = ?", collectionID, personID).Take(&d).Error
 	if err == gorm.ErrRecordNotFound {

@@ -100,7 +100,7 @@ type NewComment struct {
 // an audit entry on the report and comment.created, in one transaction.
 // A reply needs its thread open, checked under the thread's row lock. A
 // reviewer's new thread on a review counts in the review's threadCount.
-func (s *Store) AddComment(ctx context.Context, orgID string, in NewComment, data CommentEventData) error {
+func (s *CommentStore) AddComment(ctx context.Context, orgID string, in NewComment, data CommentEventData) error {
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		r, err := take[Report](tx.Clauses(lockForUpdate(tx)...), orgID, in.ReportID, "report "+in.ReportID)
 		if err != nil {
@@ -171,7 +171,7 @@ func withComments(q *gorm.DB) *gorm.DB {
 }
 
 // Threads lists a report's threads with their comments, oldest first.
-func (s *Store) Threads(ctx context.Context, orgID, reportID string) ([]CommentThread, error) {
+func (s *CommentStore) Threads(ctx context.Context, orgID, reportID string) ([]CommentThread, error) {
 	var out []CommentThread
 	err := withComments(s.db.WithContext(ctx)).Where("organization_id = ? AND report_id = ?", orgID, reportID).
 		Order("created_at, id").Find(&out).Error
@@ -179,14 +179,14 @@ func (s *Store) Threads(ctx context.Context, orgID, reportID string) ([]CommentT
 }
 
 // Thread returns one of the organisation's threads with its comments.
-func (s *Store) Thread(ctx context.Context, orgID, id string) (*CommentThread, error) {
+func (s *CommentStore) Thread(ctx context.Context, orgID, id string) (*CommentThread, error) {
 	return take[CommentThread](withComments(s.db.WithContext(ctx)), orgID, id, "thread "+id)
 }
 
 // OpenThreads pages through the organisation's open threads, newest first:
 // for a person only those on reports they may read, for an agent (nil)
 // all.
-func (s *Store) OpenThreads(ctx context.Context, orgID string, person *Person, p Page) ([]CommentThread, string, error) {
+func (s *CommentStore) OpenThreads(ctx context.Context, orgID string, person *Person, p Page) ([]CommentThread, string, error) {
 	db := s.db.WithContext(ctx)
 	q := withComments(db).Where("organization_id = ? AND status = ?", orgID, ThreadOpen)
 	if person != nil {
@@ -197,7 +197,7 @@ func (s *Store) OpenThreads(ctx context.Context, orgID string, person *Person, p
 
 // ResolveThread closes an open thread with a note; may says whether by
 // may close this one, read under the lock.
-func (s *Store) ResolveThread(ctx context.Context, orgID, id string, by Actor, note string, may func(*CommentThread, *Report) error) (*CommentThread, error) {
+func (s *CommentStore) ResolveThread(ctx context.Context, orgID, id string, by Actor, note string, may func(*CommentThread, *Report) error) (*CommentThread, error) {
 	var reportID string
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var t CommentThread
@@ -236,7 +236,7 @@ func (s *Store) ResolveThread(ctx context.Context, orgID, id string, by Actor, n
 
 // RetractComment deletes by's own last comment in an open thread, and the
 // thread with it when nothing else is left, checked under the lock.
-func (s *Store) RetractComment(ctx context.Context, orgID, reportID, commentID string, by Actor) error {
+func (s *CommentStore) RetractComment(ctx context.Context, orgID, reportID, commentID string, by Actor) error {
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		r, err := take[Report](tx.Clauses(lockForUpdate(tx)...), orgID, reportID, "report "+reportID)
 		if err != nil {
@@ -304,7 +304,7 @@ type Anchor struct {
 
 // SetAnchors records where threads' quotes stand. A thread resolved
 // meanwhile keeps its anchor all the same: it is where it was last seen.
-func (s *Store) SetAnchors(ctx context.Context, orgID string, anchors []Anchor) error {
+func (s *CommentStore) SetAnchors(ctx context.Context, orgID string, anchors []Anchor) error {
 	if len(anchors) == 0 {
 		return nil // most reads: nothing moved since the last
 	}
@@ -324,7 +324,7 @@ func (s *Store) SetAnchors(ctx context.Context, orgID string, anchors []Anchor) 
 
 // CommentImageOf returns the image with digest sha attached to one of the
 // report's comments, or not found.
-func (s *Store) CommentImageOf(ctx context.Context, reportID, sha string) (*CommentImage, error) {
+func (s *CommentStore) CommentImageOf(ctx context.Context, reportID, sha string) (*CommentImage, error) {
 	var img CommentImage
 	err := s.db.WithContext(ctx).Where("report_id = ? AND sha256 = ?", reportID, sha).Take(&img).Error
 	return &img, notFound(err, "image "+sha)

@@ -32,7 +32,7 @@ const (
 // that name, and reports whether it was new. A new one beyond
 // MaxDatasets is refused; the report's row is locked so two new ones
 // cannot both take the last place.
-func (s *Store) PutDataset(ctx context.Context, orgID, idOrSlug, name string, data []byte) (*Dataset, bool, error) {
+func (s *ReportStore) PutDataset(ctx context.Context, orgID, idOrSlug, name string, data []byte) (*Dataset, bool, error) {
 	var d Dataset
 	created := false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -64,7 +64,7 @@ func (s *Store) PutDataset(ctx context.Context, orgID, idOrSlug, name string, da
 }
 
 // GetDataset returns one dataset of the report.
-func (s *Store) GetDataset(ctx context.Context, orgID, idOrSlug, name string) (*Dataset, error) {
+func (s *ReportStore) GetDataset(ctx context.Context, orgID, idOrSlug, name string) (*Dataset, error) {
 	db := s.db.WithContext(ctx)
 	r, err := getReport(db, orgID, idOrSlug)
 	if err != nil {
@@ -78,7 +78,7 @@ func (s *Store) GetDataset(ctx context.Context, orgID, idOrSlug, name string) (*
 }
 
 // ListDatasets returns the report's datasets by name, without their data.
-func (s *Store) ListDatasets(ctx context.Context, orgID, idOrSlug string) ([]Dataset, error) {
+func (s *ReportStore) ListDatasets(ctx context.Context, orgID, idOrSlug string) ([]Dataset, error) {
 	db := s.db.WithContext(ctx)
 	r, err := getReport(db, orgID, idOrSlug)
 	if err != nil {
@@ -90,7 +90,7 @@ func (s *Store) ListDatasets(ctx context.Context, orgID, idOrSlug string) ([]Dat
 }
 
 // DeleteDataset removes one dataset of the report.
-func (s *Store) DeleteDataset(ctx context.Context, orgID, idOrSlug, name string) error {
+func (s *ReportStore) DeleteDataset(ctx context.Context, orgID, idOrSlug, name string) error {
 	db := s.db.WithContext(ctx)
 	r, err := getReport(db, orgID, idOrSlug)
 	if err != nil {

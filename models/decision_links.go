@@ -38,7 +38,7 @@ func SignInFree(risk string) bool { return risk == RiskLow || risk == RiskMedium
 
 // CreateDecisionLink makes a link for personID to decide a, returning the
 // token, which goes into the email only.
-func (s *Store) CreateDecisionLink(ctx context.Context, a *Approval, personID string) (string, error) {
+func (s *RequestStore) CreateDecisionLink(ctx context.Context, a *Approval, personID string) (string, error) {
 	if !SignInFree(a.Risk) {
 		return "", apperr.New(apperr.Forbidden, "a %s-risk approval can only be decided after signing in", a.Risk)
 	}
@@ -50,7 +50,7 @@ func (s *Store) CreateDecisionLink(ctx context.Context, a *Approval, personID st
 
 // DiscardDecisionLink deletes the unused link for token, made for an email
 // that was not sent.
-func (s *Store) DiscardDecisionLink(ctx context.Context, token string) error {
+func (s *RequestStore) DiscardDecisionLink(ctx context.Context, token string) error {
 	return s.db.WithContext(ctx).Where("token_hash = ? AND used_at IS NULL", HashSecret(token)).Delete(&DecisionLink{}).Error
 }
 
@@ -71,7 +71,7 @@ type OpenedDecisionLink struct {
 // OpenDecisionLink finds the link for token and the approval it is for. A
 // used or expired link is returned with ErrDecisionLinkUsed or
 // ErrDecisionLinkExpired, so the page can still say how the request ended.
-func (s *Store) OpenDecisionLink(ctx context.Context, approvalID, token string) (*OpenedDecisionLink, error) {
+func (s *RequestStore) OpenDecisionLink(ctx context.Context, approvalID, token string) (*OpenedDecisionLink, error) {
 	if token == "" {
 		return nil, ErrDecisionLinkInvalid
 	}
@@ -103,7 +103,7 @@ func (s *Store) OpenDecisionLink(ctx context.Context, approvalID, token string) 
 }
 
 // UseDecisionLink records that the link decided its approval.
-func (s *Store) UseDecisionLink(ctx context.Context, l *DecisionLink) error {
+func (s *RequestStore) UseDecisionLink(ctx context.Context, l *DecisionLink) error {
 	return s.db.WithContext(ctx).Model(&DecisionLink{}).Where("token_hash = ? AND used_at IS NULL", l.TokenHash).
 		Update("used_at", Now()).Error
 }
@@ -118,7 +118,7 @@ type Notice struct {
 }
 
 // NoticeSent says whether the email id names was sent.
-func (s *Store) NoticeSent(ctx context.Context, id string) (bool, error) {
+func (s *RequestStore) NoticeSent(ctx context.Context, id string) (bool, error) {
 	var n int64
 	err := s.db.WithContext(ctx).Model(&Notice{}).Where("id = ?", id).Count(&n).Error
 	return n > 0, err
@@ -126,7 +126,7 @@ func (s *Store) NoticeSent(ctx context.Context, id string) (bool, error) {
 
 // RecordNotice records that the email id names was sent; recording it
 // again changes nothing.
-func (s *Store) RecordNotice(ctx context.Context, orgID, id string) error {
+func (s *RequestStore) RecordNotice(ctx context.Context, orgID, id string) error {
 	return s.db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).
 		Create(&Notice{ID: id, OrganizationID: orgID, SentAt: Now()}).Error
 }
@@ -134,7 +134,7 @@ func (s *Store) RecordNotice(ctx context.Context, orgID, id string) error {
 // People returns the members and guests with these ids in orgID, in the
 // order given, leaving out deactivated members and ids no longer found:
 // they are not to be emailed.
-func (s *Store) People(ctx context.Context, orgID string, personIDs []string) ([]*Person, error) {
+func (s *DirectoryStore) People(ctx context.Context, orgID string, personIDs []string) ([]*Person, error) {
 	db := s.db.WithContext(ctx)
 	var out []*Person
 	for _, id := range personIDs {

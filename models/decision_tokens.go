@@ -23,7 +23,7 @@ func (d *DecisionSigner) Sign(c decisiontoken.Claims) (string, error) {
 
 // DecisionSigner returns a signer with the active decision key, making the
 // instance's first on first use.
-func (s *Store) DecisionSigner(ctx context.Context) (*DecisionSigner, error) {
+func (s *SigningKeyStore) DecisionSigner(ctx context.Context) (*DecisionSigner, error) {
 	k, private, err := s.ActiveSigningKey(ctx, DecisionFamily)
 	if err != nil {
 		return nil, err
@@ -34,7 +34,7 @@ func (s *Store) DecisionSigner(ctx context.Context) (*DecisionSigner, error) {
 // SignDecision signs c with the active decision key, its kid filled in:
 // the one way anything (an approval's persist, the gate's allow) issues a
 // decision token.
-func (s *Store) SignDecision(ctx context.Context, c decisiontoken.Claims) (string, error) {
+func (s *SigningKeyStore) SignDecision(ctx context.Context, c decisiontoken.Claims) (string, error) {
 	d, err := s.DecisionSigner(ctx)
 	if err != nil {
 		return "", err

@@ -72,7 +72,7 @@ type DeliveryAttempt struct {
 // DispatchEvents turns up to limit undispatched outbox events into
 // deliveries, in the same transaction that marks them dispatched, so an
 // event is fanned out exactly once. It returns the deliveries to start.
-func (s *Store) DispatchEvents(ctx context.Context, limit int) ([]Delivery, error) {
+func (s *DeliveryStore) DispatchEvents(ctx context.Context, limit int) ([]Delivery, error) {
 	var out []Delivery
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var evs []Event
@@ -163,7 +163,7 @@ func fanOut(tx *gorm.DB, ev *Event, now time.Time) ([]Delivery, error) {
 // UnstartedDeliveries lists pending deliveries whose workflow has not
 // been started: ones sent again by an administrator, and ones created
 // before olderThan whose start was lost.
-func (s *Store) UnstartedDeliveries(ctx context.Context, olderThan time.Time, limit int) ([]Delivery, error) {
+func (s *DeliveryStore) UnstartedDeliveries(ctx context.Context, olderThan time.Time, limit int) ([]Delivery, error) {
 	var out []Delivery
 	err := s.db.WithContext(ctx).Where("status = ? AND started_at IS NULL AND (sends > 0 OR created_at < ?)", DeliveryPending, olderThan).
 		Order("id").Limit(limit).Find(&out).Error
@@ -171,7 +171,7 @@ func (s *Store) UnstartedDeliveries(ctx context.Context, olderThan time.Time, li
 }
 
 // MarkDeliveryStarted records that a delivery's workflow exists.
-func (s *Store) MarkDeliveryStarted(ctx context.Context, id string) error {
+func (s *DeliveryStore) MarkDeliveryStarted(ctx context.Context, id string) error {
 	return s.db.WithContext(ctx).Model(&Delivery{}).Where("id = ? AND started_at IS NULL", id).Update("started_at", Now()).Error
 }
 
@@ -192,7 +192,7 @@ type DeliveryWork struct {
 }
 
 // LoadDeliveryWork reads a delivery with its event and receiver.
-func (s *Store) LoadDeliveryWork(ctx context.Context, id string, now time.Time) (*DeliveryWork, error) {
+func (s *DeliveryStore) LoadDeliveryWork(ctx context.Context, id string, now time.Time) (*DeliveryWork, error) {
 	db := s.db.WithContext(ctx)
 	w := &DeliveryWork{}
 	if err := db.Where("id = ?", id).Take(&w.Delivery).Error; err != nil {
@@ -204,7 +204,7 @@ func (s *Store) LoadDeliveryWork(ctx context.Context, id string, now time.Time) 
 	switch w.Delivery.Target {
 	case TargetSlack:
 		// Disconnected since the event: Slack is nil and nothing is posted.
-		slack, err := s.slackIntegration(db, w.Delivery.OrganizationID)
+		slack, err := s.slack.slackIntegration(db, w.Delivery.OrganizationID)
 		if err != nil && !apperr.Is(err, apperr.NotFound) {
 			return nil, err
 		}
@@ -293,7 +293,7 @@ type AttemptResult struct {
 // RecordAttempt logs an attempt, moves the delivery on and keeps the
 // endpoint's consecutive-failure count, switching it off at
 // SwitchOffAfter. A success resets the count.
-func (s *Store) RecordAttempt(ctx context.Context, d *Delivery, r AttemptResult) error {
+func (s *DeliveryStore) RecordAttempt(ctx context.Context, d *Delivery, r AttemptResult) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(&DeliveryAttempt{DeliveryID: d.ID, Attempt: r.Attempt, Send: d.Sends, At: r.At, StatusCode: r.StatusCode,
 			LatencyMS: r.Latency.Milliseconds(), Error: r.Err}).Error; err != nil {
@@ -331,7 +331,7 @@ func (s *Store) RecordAttempt(ctx context.Context, d *Delivery, r AttemptResult)
 
 // SkipDelivery marks a delivery skipped: its endpoint was switched off or
 // disabled after it was queued.
-func (s *Store) SkipDelivery(ctx context.Context, id string) error {
+func (s *DeliveryStore) SkipDelivery(ctx context.Context, id string) error {
 	return s.db.WithContext(ctx).Model(&Delivery{}).Where("id = ?", id).
 		Updates(map[string]any{"status": DeliverySkipped, "updated_at": Now()}).Error
 }
@@ -339,7 +339,7 @@ func (s *Store) SkipDelivery(ctx context.Context, id string) error {
 // ResendDelivery queues one of the organisation's deliveries to be sent
 // again under its own id, whatever became of it, unless it is still being
 // attempted or its endpoint cannot take it.
-func (s *Store) ResendDelivery(ctx context.Context, orgID, id string) (*DeliveryLog, error) {
+func (s *DeliveryStore) ResendDelivery(ctx context.Context, orgID, id string) (*DeliveryLog, error) {
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		d, err := take[Delivery](tx.Clauses(lockForUpdate(tx)...), orgID, id, "delivery "+id)
 		if err != nil {
@@ -372,7 +372,7 @@ func (s *Store) ResendDelivery(ctx context.Context, orgID, id string) (*Delivery
 // RecoverDeliveries queues every failed or skipped delivery to an endpoint
 // created at or after since to be sent again, returning how many. A since
 // in the future is refused, naming the field.
-func (s *Store) RecoverDeliveries(ctx context.Context, orgID, endpointID string, since time.Time) (int64, error) {
+func (s *DeliveryStore) RecoverDeliveries(ctx context.Context, orgID, endpointID string, since time.Time) (int64, error) {
 	if since.After(Now()) {
 		return 0, apperr.Field(apperr.InvalidRequest, "since", "since must not be in the future")
 	}
@@ -438,7 +438,7 @@ func (f DeliveryFilter) Check() error {
 
 // ListDeliveryLog pages through an endpoint's deliveries, newest first,
 // each with its attempts. An unknown status is refused (DeliveryFilter.Check).
-func (s *Store) ListDeliveryLog(ctx context.Context, orgID string, f DeliveryFilter, p Page) ([]DeliveryLog, string, error) {
+func (s *DeliveryStore) ListDeliveryLog(ctx context.Context, orgID string, f DeliveryFilter, p Page) ([]DeliveryLog, string, error) {
 	if err := f.Check(); err != nil {
 		return nil, "", err
 	}
@@ -460,7 +460,7 @@ func (s *Store) ListDeliveryLog(ctx context.Context, orgID string, f DeliveryFil
 
 // GetDelivery returns one of the organisation's deliveries with its
 // attempts.
-func (s *Store) GetDelivery(ctx context.Context, orgID, id string) (*DeliveryLog, error) {
+func (s *DeliveryStore) GetDelivery(ctx context.Context, orgID, id string) (*DeliveryLog, error) {
 	d, err := take[Delivery](s.db.WithContext(ctx), orgID, id, "delivery "+id)
 	if err != nil {
 		return nil, err
@@ -473,7 +473,7 @@ func (s *Store) GetDelivery(ctx context.Context, orgID, id string) (*DeliveryLog
 }
 
 // withAttempts adds event kinds and attempts to ds in two queries.
-func (s *Store) withAttempts(ctx context.Context, ds []Delivery) ([]DeliveryLog, error) {
+func (s *DeliveryStore) withAttempts(ctx context.Context, ds []Delivery) ([]DeliveryLog, error) {
 	out := make([]DeliveryLog, len(ds))
 	if len(ds) == 0 {
 		return out, nil
@@ -507,7 +507,7 @@ func (s *Store) withAttempts(ctx context.Context, ds []Delivery) ([]DeliveryLog,
 
 // ListDeliveries returns all of an organisation's deliveries, oldest
 // first, for tests; the admin delivery log pages with ListDeliveryLog.
-func (s *Store) ListDeliveries(ctx context.Context, orgID string) ([]Delivery, error) {
+func (s *DeliveryStore) ListDeliveries(ctx context.Context, orgID string) ([]Delivery, error) {
 	var out []Delivery
 	err := s.db.WithContext(ctx).Where("organization_id = ?", orgID).Order("id").Find(&out).Error
 	return out, err

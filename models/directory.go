@@ -17,7 +17,7 @@ import (
 // last owner, a member's or guest's address, a team's members) are here.
 
 // CreateOrganization makes a new tenant on the free plan unless told.
-func (s *Store) CreateOrganization(ctx context.Context, name, plan string) (*Organization, error) {
+func (s *DirectoryStore) CreateOrganization(ctx context.Context, name, plan string) (*Organization, error) {
 	org := &Organization{ID: newID(ids.Organization), Name: name, Plan: plan,
 		MaxApprovalExpirySeconds: int64(DefaultMaxApprovalExpiry.Seconds())}
 	if org.Plan == "" {
@@ -27,14 +27,14 @@ func (s *Store) CreateOrganization(ctx context.Context, name, plan string) (*Org
 }
 
 // GetOrganization reads one organisation.
-func (s *Store) GetOrganization(ctx context.Context, id string) (*Organization, error) {
+func (s *DirectoryStore) GetOrganization(ctx context.Context, id string) (*Organization, error) {
 	var org Organization
 	err := s.db.WithContext(ctx).Where("id = ?", id).Take(&org).Error
 	return &org, notFound(err, "organization")
 }
 
 // ListOrganizations lists every organisation (operator use only).
-func (s *Store) ListOrganizations(ctx context.Context) ([]Organization, error) {
+func (s *DirectoryStore) ListOrganizations(ctx context.Context) ([]Organization, error) {
 	var orgs []Organization
 	return orgs, s.db.WithContext(ctx).Order("id").Find(&orgs).Error
 }
@@ -50,7 +50,7 @@ type OrganizationChange struct {
 }
 
 // UpdateOrganization changes the settings given; nil ones stay.
-func (s *Store) UpdateOrganization(ctx context.Context, id string, ch OrganizationChange) (*Organization, error) {
+func (s *DirectoryStore) UpdateOrganization(ctx context.Context, id string, ch OrganizationChange) (*Organization, error) {
 	org, err := s.GetOrganization(ctx, id)
 	if err != nil {
 		return nil, err
@@ -76,7 +76,7 @@ func NormalizeEmail(e string) string { return strings.ToLower(strings.TrimSpace(
 
 // CreateMember adds an active person to the organisation, as a member
 // unless role says otherwise.
-func (s *Store) CreateMember(ctx context.Context, orgID, email, name, role string) (*Member, error) {
+func (s *DirectoryStore) CreateMember(ctx context.Context, orgID, email, name, role string) (*Member, error) {
 	m := &Member{ID: newID(ids.Member), OrganizationID: orgID, Email: NormalizeEmail(email),
 		Name: strings.TrimSpace(name), Role: role, Active: true}
 	if m.Role == "" {
@@ -96,12 +96,12 @@ func (s *Store) CreateMember(ctx context.Context, orgID, email, name, role strin
 }
 
 // GetMember reads one member of the organisation.
-func (s *Store) GetMember(ctx context.Context, orgID, id string) (*Member, error) {
+func (s *DirectoryStore) GetMember(ctx context.Context, orgID, id string) (*Member, error) {
 	return take[Member](s.db.WithContext(ctx), orgID, id, "member")
 }
 
 // ListMembers pages through the organisation's members, newest first.
-func (s *Store) ListMembers(ctx context.Context, orgID string, p Page) ([]Member, string, error) {
+func (s *DirectoryStore) ListMembers(ctx context.Context, orgID string, p Page) ([]Member, string, error) {
 	q := s.db.WithContext(ctx).Where("organization_id = ?", orgID)
 	return list(q, p, func(m *Member) string { return m.ID })
 }
@@ -109,7 +109,7 @@ func (s *Store) ListMembers(ctx context.Context, orgID string, p Page) ([]Member
 // UpdateMember changes name, role or active state; nil ones stay. The last
 // active owner can be neither demoted nor deactivated, so an organisation
 // never loses its owner.
-func (s *Store) UpdateMember(ctx context.Context, orgID, id string, name, role *string, active *bool) (*Member, error) {
+func (s *DirectoryStore) UpdateMember(ctx context.Context, orgID, id string, name, role *string, active *bool) (*Member, error) {
 	var m *Member
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
@@ -159,7 +159,7 @@ func lockForUpdate(tx *gorm.DB) []clause.Expression {
 
 // CreateTeam makes a named set of existing members, each given by email or
 // member id.
-func (s *Store) CreateTeam(ctx context.Context, orgID, name, kind string, refs []string) (*Team, error) {
+func (s *DirectoryStore) CreateTeam(ctx context.Context, orgID, name, kind string, refs []string) (*Team, error) {
 	t := &Team{ID: newID(ids.Team), OrganizationID: orgID, Name: strings.TrimSpace(name), Kind: kind}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		members, err := resolveMembers(tx, orgID, refs)
@@ -175,7 +175,7 @@ func (s *Store) CreateTeam(ctx context.Context, orgID, name, kind string, refs [
 // UpdateTeam renames a team or replaces its members (nil leaves each as
 // it is). Requests already made are unchanged: they expanded the team once,
 // when they were created.
-func (s *Store) UpdateTeam(ctx context.Context, orgID, id string, name *string, refs *[]string) (*Team, error) {
+func (s *DirectoryStore) UpdateTeam(ctx context.Context, orgID, id string, name *string, refs *[]string) (*Team, error) {
 	var t *Team
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
@@ -204,7 +204,7 @@ func (s *Store) UpdateTeam(ctx context.Context, orgID, id string, name *string, 
 
 // DeleteTeam removes a team and its membership list; requests that named
 // it keep the people it stood for.
-func (s *Store) DeleteTeam(ctx context.Context, orgID, id string) error {
+func (s *DirectoryStore) DeleteTeam(ctx context.Context, orgID, id string) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		t, err := take[Team](tx, orgID, id, "team "+id)
 		if err != nil {
@@ -258,7 +258,7 @@ func resolveMembers(tx *gorm.DB, orgID string, refs []string) ([]Member, error) 
 }
 
 // ListTeams pages through teams, groups and workspaces with their members.
-func (s *Store) ListTeams(ctx context.Context, orgID string, p Page) ([]Team, string, error) {
+func (s *DirectoryStore) ListTeams(ctx context.Context, orgID string, p Page) ([]Team, string, error) {
 	q := s.db.WithContext(ctx).Preload("Members", func(db *gorm.DB) *gorm.DB { return db.Order("members.id") }).
 		Where("organization_id = ?", orgID)
 	return list(q, p, func(t *Team) string { return t.ID })
@@ -267,7 +267,7 @@ func (s *Store) ListTeams(ctx context.Context, orgID string, p Page) ([]Team, st
 // CreateGuest admits an address that is not a member. Admitting the same
 // address again returns the existing guest with created false, so scripts
 // can run twice.
-func (s *Store) CreateGuest(ctx context.Context, orgID, email, name string) (g *Guest, created bool, err error) {
+func (s *DirectoryStore) CreateGuest(ctx context.Context, orgID, email, name string) (g *Guest, created bool, err error) {
 	g = &Guest{ID: newID(ids.Guest), OrganizationID: orgID, Email: NormalizeEmail(email), Name: strings.TrimSpace(name)}
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var members int64
@@ -293,7 +293,7 @@ func (s *Store) CreateGuest(ctx context.Context, orgID, email, name string) (g *
 }
 
 // ListGuests pages through admitted guests.
-func (s *Store) ListGuests(ctx context.Context, orgID string, p Page) ([]Guest, string, error) {
+func (s *DirectoryStore) ListGuests(ctx context.Context, orgID string, p Page) ([]Guest, string, error) {
 	q := s.db.WithContext(ctx).Where("organization_id = ?", orgID)
 	return list(q, p, func(g *Guest) string { return g.ID })
 }
@@ -301,7 +301,7 @@ func (s *Store) ListGuests(ctx context.Context, orgID string, p Page) ([]Guest, 
 // UpdateGuest renames a guest (nil leaves the name). The address is who
 // the guest is, so it does not change: admit the new address instead.
 // Requests already made name the guest by id and are unchanged.
-func (s *Store) UpdateGuest(ctx context.Context, orgID, id string, name *string) (*Guest, error) {
+func (s *DirectoryStore) UpdateGuest(ctx context.Context, orgID, id string, name *string) (*Guest, error) {
 	var g *Guest
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
@@ -318,7 +318,7 @@ func (s *Store) UpdateGuest(ctx context.Context, orgID, id string, name *string)
 }
 
 // GuestByEmail finds the organisation's guest admitted with email.
-func (s *Store) GuestByEmail(ctx context.Context, orgID, email string) (*Guest, error) {
+func (s *DirectoryStore) GuestByEmail(ctx context.Context, orgID, email string) (*Guest, error) {
 	var g Guest
 	err := s.db.WithContext(ctx).Where("organization_id = ? AND email = ?", orgID, NormalizeEmail(email)).Take(&g).Error
 	return &g, notFound(err, "guest "+NormalizeEmail(email))
@@ -353,7 +353,7 @@ func (r *RemovedGuest) Waits() bool {
 // A guest already removed whose id pending approvals still list is not
 // an error: the call that removed it may have stopped before taking it off
 // them, and a retry finishes that. Otherwise an unknown id is not found.
-func (s *Store) RemoveGuest(ctx context.Context, orgID, id string) (*RemovedGuest, error) {
+func (s *DirectoryStore) RemoveGuest(ctx context.Context, orgID, id string) (*RemovedGuest, error) {
 	out := &RemovedGuest{}
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		g, missing := take[Guest](tx.Clauses(lockForUpdate(tx)...), orgID, id, "guest "+id)

@@ -21,7 +21,7 @@ type Directory struct {
 
 // LookUp loads the organisation's members, guests and teams (with their
 // members) that any of refs might name, in three queries.
-func (s *Store) LookUp(ctx context.Context, orgID string, refs []string) (*Directory, error) {
+func (s *DirectoryStore) LookUp(ctx context.Context, orgID string, refs []string) (*Directory, error) {
 	db := s.db.WithContext(ctx)
 	idList := []string{""} // keeps the IN lists non-empty
 	lower := []string{""}
@@ -95,7 +95,7 @@ type Entry struct {
 
 // Entries lists the organisation's active members, guests and teams,
 // for suggesting what a reference that matched nothing meant.
-func (s *Store) Entries(ctx context.Context, orgID string) ([]Entry, error) {
+func (s *DirectoryStore) Entries(ctx context.Context, orgID string) ([]Entry, error) {
 	db := s.db.WithContext(ctx)
 	var members []Member
 	if err := db.Where("organization_id = ? AND active", orgID).Order("id").Find(&members).Error; err != nil {
@@ -124,7 +124,7 @@ func (s *Store) Entries(ctx context.Context, orgID string) ([]Entry, error) {
 
 // ActiveMemberIDs lists the ids of the organisation's active members in
 // order; roles, when given, keeps only those roles.
-func (s *Store) ActiveMemberIDs(ctx context.Context, orgID string, roles ...string) ([]string, error) {
+func (s *DirectoryStore) ActiveMemberIDs(ctx context.Context, orgID string, roles ...string) ([]string, error) {
 	q := s.db.WithContext(ctx).Model(&Member{}).Where("organization_id = ? AND active", orgID)
 	if len(roles) > 0 {
 		q = q.Where("role IN ?", roles)
@@ -135,7 +135,7 @@ func (s *Store) ActiveMemberIDs(ctx context.Context, orgID string, roles ...stri
 }
 
 // ActiveMembers lists the organisation's active members in id order.
-func (s *Store) ActiveMembers(ctx context.Context, orgID string) ([]PersonRef, error) {
+func (s *DirectoryStore) ActiveMembers(ctx context.Context, orgID string) ([]PersonRef, error) {
 	var members []Member
 	if err := s.db.WithContext(ctx).Where("organization_id = ? AND active", orgID).Order("id").Find(&members).Error; err != nil {
 		return nil, err

@@ -40,8 +40,8 @@ type EvidenceDelivery struct {
 
 // FlowEvidence gathers a flow's evidence: every request, report and gate
 // check attached to it.
-func (s *Store) FlowEvidence(ctx context.Context, orgID, id string) (*Flow, *Evidence, error) {
-	f, err := s.GetFlow(ctx, orgID, id)
+func (s *EvidenceStore) FlowEvidence(ctx context.Context, orgID, id string) (*Flow, *Evidence, error) {
+	f, err := s.flows.GetFlow(ctx, orgID, id)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -57,7 +57,7 @@ func (s *Store) FlowEvidence(ctx context.Context, orgID, id string) (*Flow, *Evi
 
 // ReportEvidence gathers a report's evidence: the report, its reviews and
 // the approvals about it.
-func (s *Store) ReportEvidence(ctx context.Context, orgID, idOrSlug string) (*Report, *Evidence, error) {
+func (s *EvidenceStore) ReportEvidence(ctx context.Context, orgID, idOrSlug string) (*Report, *Evidence, error) {
 	db := s.db.WithContext(ctx)
 	r, err := getReport(db, orgID, idOrSlug)
 	if err != nil {
@@ -75,7 +75,7 @@ func (s *Store) ReportEvidence(ctx context.Context, orgID, idOrSlug string) (*Re
 
 // gatherEvidence reads what hangs off e's records: versions, threads,
 // audit entries (and those of flow, when given), deliveries, the head.
-func (s *Store) gatherEvidence(ctx context.Context, orgID string, e *Evidence, flowID *string) error {
+func (s *EvidenceStore) gatherEvidence(ctx context.Context, orgID string, e *Evidence, flowID *string) error {
 	db := s.db.WithContext(ctx)
 	var subjects []string
 	approvals := make([]*Approval, len(e.Approvals))
@@ -98,12 +98,12 @@ func (s *Store) gatherEvidence(ctx context.Context, orgID string, e *Evidence, f
 	e.Versions, e.Threads = map[string][]ReportVersion{}, map[string][]CommentThread{}
 	for _, r := range e.Reports {
 		subjects = append(subjects, r.ID)
-		versions, err := s.ListVersions(ctx, &r)
+		versions, err := s.reports.ListVersions(ctx, &r)
 		if err != nil {
 			return err
 		}
 		e.Versions[r.ID] = versions
-		if e.Threads[r.ID], err = s.Threads(ctx, orgID, r.ID); err != nil {
+		if e.Threads[r.ID], err = s.comments.Threads(ctx, orgID, r.ID); err != nil {
 			return err
 		}
 	}

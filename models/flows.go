@@ -38,7 +38,7 @@ type Flow struct {
 }
 
 // CreateFlow starts an open flow.
-func (s *Store) CreateFlow(ctx context.Context, orgID, title string, externalID *string, by Actor) (*Flow, error) {
+func (s *FlowStore) CreateFlow(ctx context.Context, orgID, title string, externalID *string, by Actor) (*Flow, error) {
 	now := Now()
 	f := &Flow{ID: newID(ids.Flow), OrganizationID: orgID, Title: title, ExternalID: externalID, Status: FlowOpen,
 		StartedBy: by.ID, StartedByName: by.Name, CreatedAt: now, UpdatedAt: now}
@@ -52,7 +52,7 @@ func (s *Store) CreateFlow(ctx context.Context, orgID, title string, externalID 
 }
 
 // GetFlow returns one of the organisation's flows.
-func (s *Store) GetFlow(ctx context.Context, orgID, id string) (*Flow, error) {
+func (s *FlowStore) GetFlow(ctx context.Context, orgID, id string) (*Flow, error) {
 	return take[Flow](s.db.WithContext(ctx), orgID, id, "flow "+id)
 }
 
@@ -88,7 +88,7 @@ func (d *FlowDetail) AllSettled() bool {
 
 // GetFlowDetail returns a flow, the requests attached to it and every
 // audited step of the flow and its requests, in order.
-func (s *Store) GetFlowDetail(ctx context.Context, orgID, id string) (*FlowDetail, error) {
+func (s *FlowStore) GetFlowDetail(ctx context.Context, orgID, id string) (*FlowDetail, error) {
 	f, err := s.GetFlow(ctx, orgID, id)
 	if err != nil {
 		return nil, err
@@ -116,7 +116,7 @@ type FlowEventData func(*FlowDetail) ([]byte, error)
 // FinishFlow completes or cancels an open flow. Only the starter
 // completes; a completion writes flow.completed with data's data in the
 // same transaction.
-func (s *Store) FinishFlow(ctx context.Context, orgID, id, to string, by Actor, data FlowEventData) (*Flow, error) {
+func (s *FlowStore) FinishFlow(ctx context.Context, orgID, id, to string, by Actor, data FlowEventData) (*Flow, error) {
 	var f *Flow
 	wroteEvent := false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {

@@ -97,7 +97,7 @@ func syncAudience(tx *gorm.DB, r *Report) error {
 // lock, and writes report.shared with those added (none when every grant
 // was already there). The grants were checked against the sharing rules
 // of the report classified checkedAs; a reclassification since refuses.
-func (s *Store) Share(ctx context.Context, orgID, reportID string, grants []NewGrant, checkedAs string, by Actor, data ShareEventData) (*Report, []ReportGrant, error) {
+func (s *ReportStore) Share(ctx context.Context, orgID, reportID string, grants []NewGrant, checkedAs string, by Actor, data ShareEventData) (*Report, []ReportGrant, error) {
 	var r *Report
 	var added []ReportGrant
 	wrote := false
@@ -128,7 +128,7 @@ func (s *Store) Share(ctx context.Context, orgID, reportID string, grants []NewG
 
 // Unshare removes the grants of one of the organisation's reports that
 // remove picks, under the report's row lock, and returns them.
-func (s *Store) Unshare(ctx context.Context, orgID, reportID string, remove func([]ReportGrant) ([]ReportGrant, error), by Actor) (*Report, []ReportGrant, error) {
+func (s *ReportStore) Unshare(ctx context.Context, orgID, reportID string, remove func([]ReportGrant) ([]ReportGrant, error), by Actor) (*Report, []ReportGrant, error) {
 	return s.removeGrants(ctx, orgID, reportID, ReportSettings{}, func(_ *Report, have []ReportGrant) ([]ReportGrant, error) { return remove(have) }, by)
 }
 
@@ -141,14 +141,14 @@ type ReportSettings struct {
 // UpdateSettings changes a report's sharing settings and, when its
 // classification changes, removes in the same step the grants remove
 // picks as broken by the new level.
-func (s *Store) UpdateSettings(ctx context.Context, orgID, reportID string, set ReportSettings, remove func(*Report, []ReportGrant) ([]ReportGrant, error), by Actor) (*Report, []ReportGrant, error) {
+func (s *ReportStore) UpdateSettings(ctx context.Context, orgID, reportID string, set ReportSettings, remove func(*Report, []ReportGrant) ([]ReportGrant, error), by Actor) (*Report, []ReportGrant, error) {
 	return s.removeGrants(ctx, orgID, reportID, set, remove, by)
 }
 
 // removeGrants applies set to the report, then removes the grants pick
 // chooses: always when set is empty (an unshare), otherwise only when the
 // classification changes.
-func (s *Store) removeGrants(ctx context.Context, orgID, reportID string, set ReportSettings, pick func(*Report, []ReportGrant) ([]ReportGrant, error), by Actor) (*Report, []ReportGrant, error) {
+func (s *ReportStore) removeGrants(ctx context.Context, orgID, reportID string, set ReportSettings, pick func(*Report, []ReportGrant) ([]ReportGrant, error), by Actor) (*Report, []ReportGrant, error) {
 	var r *Report
 	var removed []ReportGrant
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -219,7 +219,7 @@ func grantNames(gs []ReportGrant) string {
 }
 
 // Grants lists a report's grants in the order they were made.
-func (s *Store) Grants(ctx context.Context, reportID string) ([]ReportGrant, error) {
+func (s *ReportStore) Grants(ctx context.Context, reportID string) ([]ReportGrant, error) {
 	return grantsOf(s.db.WithContext(ctx), reportID)
 }
 
@@ -244,7 +244,7 @@ func readableBy(q *gorm.DB, db *gorm.DB, person *Person) *gorm.DB {
 
 // CanRead reports whether person may read r now; a nil person (nobody
 // signed in) may read only a report granted to the public.
-func (s *Store) CanRead(ctx context.Context, r *Report, person *Person) (bool, error) {
+func (s *ReportStore) CanRead(ctx context.Context, r *Report, person *Person) (bool, error) {
 	db := s.db.WithContext(ctx)
 	if person == nil {
 		var n int64
@@ -261,7 +261,7 @@ func (s *Store) CanRead(ctx context.Context, r *Report, person *Person) (bool, e
 
 // ReadableReports lists the live, unarchived reports person may read,
 // most recently updated first.
-func (s *Store) ReadableReports(ctx context.Context, person *Person, limit int) ([]Report, error) {
+func (s *ReportStore) ReadableReports(ctx context.Context, person *Person, limit int) ([]Report, error) {
 	db := s.db.WithContext(ctx)
 	var out []Report
 	err := readableBy(db.Model(&Report{}), db, person).Where("NOT reports.archived AND reports.live_version IS NOT NULL").

@@ -105,7 +105,7 @@ type historyRow struct {
 // SettledFor pages through the settled requests of every kind personID was
 // asked to act on or made in the organisation, the most recently settled
 // first.
-func (s *Store) SettledFor(ctx context.Context, orgID, personID string, f HistoryFilter, p Page) ([]Settled, string, error) {
+func (s *RequestStore) SettledFor(ctx context.Context, orgID, personID string, f HistoryFilter, p Page) ([]Settled, string, error) {
 	var after *historyCursor
 	if p.Cursor != "" {
 		c, err := decodeHistoryCursor(p.Cursor)

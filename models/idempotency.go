@@ -62,7 +62,7 @@ func (c *Claim) where(db *gorm.DB) *gorm.DB {
 // then the caller runs the request again and sets c.Resumed. Routes are
 // resumable when running them twice converges on one outcome: a create
 // bound to its claim (BindClaim) or an Update under c.UpdateID.
-func (s *Store) ClaimIdempotencyKey(ctx context.Context, c *Claim, resumable bool) (*IdempotencyKey, error) {
+func (s *IdempotencyStore) ClaimIdempotencyKey(ctx context.Context, c *Claim, resumable bool) (*IdempotencyKey, error) {
 	db := s.db.WithContext(ctx)
 	for attempt := 0; attempt < 3; attempt++ {
 		now := Now()
@@ -145,7 +145,7 @@ func unbindClaims(tx *gorm.DB, orgID, id string) error {
 
 // ClaimedResource is the id of the record an earlier attempt of c's request
 // made, or "" when there is none.
-func (s *Store) ClaimedResource(ctx context.Context, c *Claim) (string, error) {
+func (s *IdempotencyStore) ClaimedResource(ctx context.Context, c *Claim) (string, error) {
 	if c == nil || !c.Resumed {
 		return "", nil
 	}
@@ -159,7 +159,7 @@ func (s *Store) ClaimedResource(ctx context.Context, c *Claim) (string, error) {
 
 // CompleteIdempotencyKey stores the response replays will return, sealed:
 // it may carry a secret shown once (a key, a callback secret).
-func (s *Store) CompleteIdempotencyKey(ctx context.Context, c *Claim, status int, contentType string, body []byte) error {
+func (s *IdempotencyStore) CompleteIdempotencyKey(ctx context.Context, c *Claim, status int, contentType string, body []byte) error {
 	sealed := []byte(s.seal(colIdempotentResponse, string(body), c.OrganizationID, c.PrincipalID, c.Key))
 	return c.where(s.db.WithContext(ctx).Model(&IdempotencyKey{})).
 		Updates(map[string]any{"completed": true, "status_code": status, "content_type": contentType, "response_body": sealed}).Error
@@ -169,13 +169,13 @@ func (s *Store) CompleteIdempotencyKey(ctx context.Context, c *Claim, status int
 // without effect, so the client may retry with the same key. A claim bound
 // to a record stays: the retry resumes that record instead of making a
 // second one.
-func (s *Store) ReleaseIdempotencyKey(ctx context.Context, c *Claim) error {
+func (s *IdempotencyStore) ReleaseIdempotencyKey(ctx context.Context, c *Claim) error {
 	return c.where(s.db.WithContext(ctx)).Where("completed = ? AND resource_id = ?", false, "").
 		Delete(&IdempotencyKey{}).Error
 }
 
 // PurgeExpiredIdempotencyKeys deletes keys past their lifetime.
-func (s *Store) PurgeExpiredIdempotencyKeys(ctx context.Context) (int64, error) {
+func (s *IdempotencyStore) PurgeExpiredIdempotencyKeys(ctx context.Context) (int64, error) {
 	res := s.db.WithContext(ctx).Where("expires_at < ?", Now()).Delete(&IdempotencyKey{})
 	return res.RowsAffected, res.Error
 }

@@ -44,13 +44,13 @@ func newSecret(kind string) string {
 // checks they fit the kind) and returns its secret, which is never stored
 // and cannot be shown again. The service issues keys through CreateKeyBy,
 // which audits; this is for fixtures.
-func (s *Store) CreateKey(ctx context.Context, orgID, name, kind string, keyScopes []string) (*APIKey, string, error) {
+func (s *DirectoryStore) CreateKey(ctx context.Context, orgID, name, kind string, keyScopes []string) (*APIKey, string, error) {
 	return s.CreateKeyBy(ctx, orgID, name, kind, keyScopes, nil)
 }
 
 // CreateKeyBy is CreateKey, writing to the audit trail who issued the key
 // (when by is set), in the same transaction.
-func (s *Store) CreateKeyBy(ctx context.Context, orgID, name, kind string, keyScopes []string, by *Actor) (*APIKey, string, error) {
+func (s *DirectoryStore) CreateKeyBy(ctx context.Context, orgID, name, kind string, keyScopes []string, by *Actor) (*APIKey, string, error) {
 	k := &APIKey{OrganizationID: orgID, Kind: kind, Name: name, Scopes: append(StringList{}, keyScopes...)}
 	var secret string
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -66,7 +66,7 @@ func (s *Store) CreateKeyBy(ctx context.Context, orgID, name, kind string, keySc
 
 // CreateMemberToken is the member minting their own token with every
 // scope, as a sign-in gives them: fixtures and tests use it.
-func (s *Store) CreateMemberToken(ctx context.Context, orgID, memberID string) (*APIKey, string, error) {
+func (s *DirectoryStore) CreateMemberToken(ctx context.Context, orgID, memberID string) (*APIKey, string, error) {
 	m, err := s.GetMember(ctx, orgID, memberID)
 	if err != nil {
 		return nil, "", err
@@ -79,7 +79,7 @@ func (s *Store) CreateMemberToken(ctx context.Context, orgID, memberID string) (
 // tokenScopes, and writes to the audit trail who minted it for whom with
 // which scopes. allow (package admin's rule of who may mint what) sees the
 // member under lock, so a role changed meanwhile cannot slip past it.
-func (s *Store) MintMemberToken(ctx context.Context, orgID, memberID string, tokenScopes []string, by Actor,
+func (s *DirectoryStore) MintMemberToken(ctx context.Context, orgID, memberID string, tokenScopes []string, by Actor,
 	allow func(*Member) error) (*APIKey, string, error) {
 	var k *APIKey
 	var secret string
@@ -134,13 +134,13 @@ func insertKey(tx *gorm.DB, k *APIKey, by *Actor, what string) (string, error) {
 const KeyIssued = "key.issued"
 
 // ListKeys pages through keys and tokens, revoked ones included.
-func (s *Store) ListKeys(ctx context.Context, orgID string, p Page) ([]APIKey, string, error) {
+func (s *DirectoryStore) ListKeys(ctx context.Context, orgID string, p Page) ([]APIKey, string, error) {
 	q := s.db.WithContext(ctx).Where("organization_id = ?", orgID)
 	return list(q, p, func(k *APIKey) string { return k.ID })
 }
 
 // RevokeKey stops a key from authenticating; the next request it signs fails.
-func (s *Store) RevokeKey(ctx context.Context, orgID, id string) (*APIKey, error) {
+func (s *DirectoryStore) RevokeKey(ctx context.Context, orgID, id string) (*APIKey, error) {
 	var k *APIKey
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
@@ -160,7 +160,7 @@ func (s *Store) RevokeKey(ctx context.Context, orgID, id string) (*APIKey, error
 var errUnauthorized = apperr.New(apperr.Unauthorized, "the API key is missing, unknown or revoked")
 
 // Authenticate finds who a bearer secret acts for.
-func (s *Store) Authenticate(ctx context.Context, secret string) (Actor, error) {
+func (s *DirectoryStore) Authenticate(ctx context.Context, secret string) (Actor, error) {
 	if secret == "" {
 		return Actor{}, errUnauthorized
 	}

@@ -40,7 +40,7 @@ type Event struct {
 
 // ListEvents returns the organisation's outbox events about a subject, in
 // order. Used by tests and, later, the dispatcher.
-func (s *Store) ListEvents(ctx context.Context, orgID, subjectID string) ([]Event, error) {
+func (s *DeliveryStore) ListEvents(ctx context.Context, orgID, subjectID string) ([]Event, error) {
 	var out []Event
 	err := s.db.WithContext(ctx).Where("organization_id = ? AND subject_id = ?", orgID, subjectID).Order("id").Find(&out).Error
 	return out, err

@@ -40,7 +40,7 @@ type PushKey struct {
 // without padding (the private half is the raw 32-byte scalar), making it
 // on first use. Two processes starting at once make one: the row's id is
 // fixed.
-func (s *Store) VAPIDKey(ctx context.Context) (public, private string, err error) {
+func (s *PushStore) VAPIDKey(ctx context.Context) (public, private string, err error) {
 	db := s.db.WithContext(ctx)
 	var k PushKey
 	err = db.Where("id = ?", pushKeyID).Take(&k).Error
@@ -62,7 +62,7 @@ func (s *Store) VAPIDKey(ctx context.Context) (public, private string, err error
 	return k.PublicKey, private, nil
 }
 
-func (s *Store) newPushKey() *PushKey {
+func (s *PushStore) newPushKey() *PushKey {
 	key, err := ecdh.P256().GenerateKey(rand.Reader)
 	if err != nil {
 		panic(err) // the system's randomness failed: nothing is safe to do
@@ -140,7 +140,7 @@ func endpointHash(endpoint string) string {
 // sign-in sessionID, replacing the endpoint's keys and owner if it was
 // stored already (a browser signed in as someone else since is theirs
 // now). It does not check n.
-func (s *Store) SubscribePush(ctx context.Context, person *Person, sessionID string, n NewPushSubscription) (*PushSubscription, error) {
+func (s *PushStore) SubscribePush(ctx context.Context, person *Person, sessionID string, n NewPushSubscription) (*PushSubscription, error) {
 	sub := &PushSubscription{ID: newID(ids.PushSub), OrganizationID: person.orgID(), PersonID: person.ID(),
 		Endpoint: n.Endpoint, EndpointHash: endpointHash(n.Endpoint), P256dh: n.P256dh, Auth: n.Auth, SessionID: sessionID, CreatedAt: Now()}
 	var stored PushSubscription
@@ -161,14 +161,14 @@ func (s *Store) SubscribePush(ctx context.Context, person *Person, sessionID str
 
 // UnsubscribePush removes person's subscription at endpoint, if any: the
 // person turned notifications off in that browser.
-func (s *Store) UnsubscribePush(ctx context.Context, person *Person, endpoint string) error {
+func (s *PushStore) UnsubscribePush(ctx context.Context, person *Person, endpoint string) error {
 	return s.db.WithContext(ctx).Where("endpoint_hash = ? AND organization_id = ? AND person_id = ?",
 		endpointHash(endpoint), person.orgID(), person.ID()).Delete(&PushSubscription{}).Error
 }
 
 // PushSubscriptions lists personID's subscriptions in orgID, the oldest
 // first.
-func (s *Store) PushSubscriptions(ctx context.Context, orgID, personID string) ([]PushSubscription, error) {
+func (s *PushStore) PushSubscriptions(ctx context.Context, orgID, personID string) ([]PushSubscription, error) {
 	var out []PushSubscription
 	err := s.db.WithContext(ctx).Where("organization_id = ? AND person_id = ?", orgID, personID).
 		Order("created_at, id").Find(&out).Error
@@ -177,7 +177,7 @@ func (s *Store) PushSubscriptions(ctx context.Context, orgID, personID string) (
 
 // PushSubscribed says whether person's subscription at endpoint is
 // stored.
-func (s *Store) PushSubscribed(ctx context.Context, person *Person, endpoint string) (bool, error) {
+func (s *PushStore) PushSubscribed(ctx context.Context, person *Person, endpoint string) (bool, error) {
 	var n int64
 	err := s.db.WithContext(ctx).Model(&PushSubscription{}).Where("endpoint_hash = ? AND organization_id = ? AND person_id = ?",
 		endpointHash(endpoint), person.orgID(), person.ID()).Count(&n).Error
@@ -187,7 +187,7 @@ func (s *Store) PushSubscribed(ctx context.Context, person *Person, endpoint str
 // RemovePushSubscription removes the subscription sub, as its push service
 // answered that it is gone. One replaced since (the same endpoint
 // subscribed again, with new keys) stays.
-func (s *Store) RemovePushSubscription(ctx context.Context, sub *PushSubscription) error {
+func (s *PushStore) RemovePushSubscription(ctx context.Context, sub *PushSubscription) error {
 	return s.db.WithContext(ctx).Where("id = ? AND p256dh = ? AND auth = ?", sub.ID, sub.P256dh, sub.Auth).
 		Delete(&PushSubscription{}).Error
 }

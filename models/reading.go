@@ -63,7 +63,7 @@ type AccessRequest struct {
 
 // IssueReaderTicket makes a ticket for the app session sessionID to open
 // report reportID, and returns it; only its hash is kept.
-func (s *Store) IssueReaderTicket(ctx context.Context, reportID, sessionID string) (string, error) {
+func (s *ReportStore) IssueReaderTicket(ctx context.Context, reportID, sessionID string) (string, error) {
 	token := NewToken()
 	t := &ReaderTicket{TicketHash: HashSecret(token), ReportID: reportID, SessionID: sessionID,
 		ExpiresAt: Now().Add(ReaderTicketLifetime)}
@@ -72,7 +72,7 @@ func (s *Store) IssueReaderTicket(ctx context.Context, reportID, sessionID strin
 
 // RedeemReaderTicket uses a ticket for report reportID, once, and starts
 // a reader session in its place, returning the session's token.
-func (s *Store) RedeemReaderTicket(ctx context.Context, ticket, reportID string) (string, error) {
+func (s *ReportStore) RedeemReaderTicket(ctx context.Context, ticket, reportID string) (string, error) {
 	token := NewToken()
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		now := Now()
@@ -103,7 +103,7 @@ func (s *Store) RedeemReaderTicket(ctx context.Context, ticket, reportID string)
 // LoadReader is whom a reader session's token signs in on report
 // reportID's host, or ErrSessionInvalid once the app session it came from
 // has ended (signed out, expired, or the person removed).
-func (s *Store) LoadReader(ctx context.Context, token, reportID string) (*Person, error) {
+func (s *ReportStore) LoadReader(ctx context.Context, token, reportID string) (*Person, error) {
 	if token == "" {
 		return nil, ErrSessionInvalid
 	}
@@ -126,7 +126,7 @@ func (s *Store) LoadReader(ctx context.Context, token, reportID string) (*Person
 }
 
 // ReportByKey finds a report by the key its host is named with.
-func (s *Store) ReportByKey(ctx context.Context, key string) (*Report, error) {
+func (s *ReportStore) ReportByKey(ctx context.Context, key string) (*Report, error) {
 	var r Report
 	err := s.db.WithContext(ctx).Where(&Report{Key: key}).Take(&r).Error
 	if err != nil {
@@ -151,7 +151,7 @@ type ViewNotice struct {
 // notified of less than every ago (the reports service's rule). The notice row is claimed by
 // a conditional update, so of two racing views one notifies, and views
 // of different readers never wait on each other.
-func (s *Store) RecordView(ctx context.Context, r *Report, version int, viewer *Person, every time.Duration, data ViewEventData) error {
+func (s *ReportStore) RecordView(ctx context.Context, r *Report, version int, viewer *Person, every time.Duration, data ViewEventData) error {
 	viewerID := ""
 	if viewer != nil {
 		viewerID = viewer.ID()
@@ -183,7 +183,7 @@ func (s *Store) RecordView(ctx context.Context, r *Report, version int, viewer *
 }
 
 // Views lists a report's views, oldest first.
-func (s *Store) Views(ctx context.Context, reportID string) ([]ReportView, error) {
+func (s *ReportStore) Views(ctx context.Context, reportID string) ([]ReportView, error) {
 	var out []ReportView
 	err := s.db.WithContext(ctx).Where("report_id = ?", reportID).Order("at, id").Find(&out).Error
 	return out, err
@@ -196,7 +196,7 @@ type AccessEventData func(r *Report, person *Person) ([]byte, error)
 // access.requested, unless they asked less than every ago (the reports
 // service's rule);
 // it reports whether this request is new (so the owner is emailed).
-func (s *Store) RequestAccess(ctx context.Context, r *Report, person *Person, every time.Duration, data AccessEventData) (bool, error) {
+func (s *ReportStore) RequestAccess(ctx context.Context, r *Report, person *Person, every time.Duration, data AccessEventData) (bool, error) {
 	fresh := false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		now := Now()
@@ -233,7 +233,7 @@ func claimEvery(tx *gorm.DB, row any, key map[string]any, column string, every t
 
 // PurgeReaders removes used or expired reader tickets and the reader
 // sessions whose app session has ended.
-func (s *Store) PurgeReaders(ctx context.Context) (int64, error) {
+func (s *ReportStore) PurgeReaders(ctx context.Context) (int64, error) {
 	db := s.db.WithContext(ctx)
 	tickets := db.Where("used_at IS NOT NULL OR expires_at <= ?", Now()).Delete(&ReaderTicket{})
 	if tickets.Error != nil {

@@ -157,7 +157,7 @@ func uploadNotFound(id string) error {
 }
 
 // CreateUpload issues an upload ticket, returned once.
-func (s *Store) CreateUpload(ctx context.Context, orgID string, by Actor) (*Upload, string, error) {
+func (s *ReportStore) CreateUpload(ctx context.Context, orgID string, by Actor) (*Upload, string, error) {
 	ticket := RandomToken(32)
 	now := Now()
 	u := &Upload{ID: newID(ids.Upload), OrganizationID: orgID, TicketHash: HashSecret(ticket), CreatedBy: by.ID,
@@ -167,7 +167,7 @@ func (s *Store) CreateUpload(ctx context.Context, orgID string, by Actor) (*Uplo
 
 // UploadByTicket returns the upload a PUT's ticket names, if it may still
 // receive its bytes.
-func (s *Store) UploadByTicket(ctx context.Context, ticket string) (*Upload, error) {
+func (s *ReportStore) UploadByTicket(ctx context.Context, ticket string) (*Upload, error) {
 	var u Upload
 	err := s.db.WithContext(ctx).Where("ticket_hash = ?", HashSecret(ticket)).Take(&u).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && (u.ConsumedAt != nil || Now().After(u.ExpiresAt))) {
@@ -179,7 +179,7 @@ func (s *Store) UploadByTicket(ctx context.Context, ticket string) (*Upload, err
 // ClaimUpload lets one PUT send an upload's bytes, as blob, until until:
 // one conditional update, so of racing PUTs one wins and the others are
 // refused before they read a byte of their bodies.
-func (s *Store) ClaimUpload(ctx context.Context, id, blob string, until time.Time) error {
+func (s *ReportStore) ClaimUpload(ctx context.Context, id, blob string, until time.Time) error {
 	now := Now()
 	db := s.db.WithContext(ctx)
 	res := db.Model(&Upload{}).
@@ -204,14 +204,14 @@ var errUploaded = apperr.New(apperr.InvalidState, "this upload already has its c
 
 // ReleaseUpload gives up the claim of the PUT that sent blob, whose body
 // failed: the upload may be sent again.
-func (s *Store) ReleaseUpload(ctx context.Context, id, blob string) error {
+func (s *ReportStore) ReleaseUpload(ctx context.Context, id, blob string) error {
 	return s.db.WithContext(ctx).Model(&Upload{}).Where("id = ? AND blob = ? AND uploaded_at IS NULL", id, blob).
 		Updates(map[string]any{"blob": "", "receiving_until": nil}).Error
 }
 
 // MarkUploaded records that the bytes of the PUT holding the claim, blob,
 // are stored. Its bytes are written once.
-func (s *Store) MarkUploaded(ctx context.Context, id, blob, contentType string, size int64) error {
+func (s *ReportStore) MarkUploaded(ctx context.Context, id, blob, contentType string, size int64) error {
 	now := Now()
 	res := s.db.WithContext(ctx).Model(&Upload{}).Where("id = ? AND blob = ? AND uploaded_at IS NULL", id, blob).
 		Updates(map[string]any{"uploaded_at": now, "receiving_until": nil, "content_type": contentType, "size": size})
@@ -223,7 +223,7 @@ func (s *Store) MarkUploaded(ctx context.Context, id, blob, contentType string, 
 
 // GetUpload returns an upload a publish may read: the organisation's,
 // not expired, not consumed, with its content.
-func (s *Store) GetUpload(ctx context.Context, orgID, id string) (*Upload, error) {
+func (s *ReportStore) GetUpload(ctx context.Context, orgID, id string) (*Upload, error) {
 	var u Upload
 	err := s.db.WithContext(ctx).Where("organization_id = ? AND id = ?", orgID, id).Take(&u).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && (u.ConsumedAt != nil || Now().After(u.ExpiresAt))) {
@@ -251,14 +251,14 @@ func consumeUpload(tx *gorm.DB, orgID, id string) error {
 
 // ExpiredUploads lists uploads whose bytes may go: expired an hour ago or
 // more, so no publish that read one in time is still reading it.
-func (s *Store) ExpiredUploads(ctx context.Context, limit int) ([]Upload, error) {
+func (s *ReportStore) ExpiredUploads(ctx context.Context, limit int) ([]Upload, error) {
 	var out []Upload
 	err := s.db.WithContext(ctx).Where("expires_at < ?", Now().Add(-time.Hour)).Order("id").Limit(limit).Find(&out).Error
 	return out, err
 }
 
 // DeleteUploads forgets uploads whose bytes are gone.
-func (s *Store) DeleteUploads(ctx context.Context, ids []string) error {
+func (s *ReportStore) DeleteUploads(ctx context.Context, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -302,7 +302,7 @@ type NewReport struct {
 // CreateReport creates a report with its first version, binding claim to
 // the report. When an earlier attempt of the claimed request already made
 // it, that report and its first version are returned.
-func (s *Store) CreateReport(ctx context.Context, in NewReport, pub Publication, claim *Claim, data ReportEventData) (*Report, *ReportVersion, error) {
+func (s *ReportStore) CreateReport(ctx context.Context, in NewReport, pub Publication, claim *Claim, data ReportEventData) (*Report, *ReportVersion, error) {
 	now := Now()
 	r := &Report{ID: newID(ids.Report), OrganizationID: in.OrganizationID, Key: strings.ToLower(RandomToken(20)),
 		Title: in.Title, Living: in.Living, Classification: in.Classification, Audience: StringList{},
@@ -372,7 +372,7 @@ func (s *Store) CreateReport(ctx context.Context, in NewReport, pub Publication,
 var errSlugTaken = errors.New("slug taken")
 
 // auditCopy records on the source's trail that copy was made from it.
-func (s *Store) auditCopy(tx *gorm.DB, sourceID string, copy *Report, by Actor, now time.Time) error {
+func (s *ReportStore) auditCopy(tx *gorm.DB, sourceID string, copy *Report, by Actor, now time.Time) error {
 	src, err := getReport(tx.Clauses(lockForUpdate(tx)...), copy.OrganizationID, sourceID)
 	if err != nil {
 		return err
@@ -402,7 +402,7 @@ const MaxSlug = 200
 
 // claimedReport returns the report an earlier attempt created and its
 // first version.
-func (s *Store) claimedReport(ctx context.Context, orgID, id string) (*Report, *ReportVersion, error) {
+func (s *ReportStore) claimedReport(ctx context.Context, orgID, id string) (*Report, *ReportVersion, error) {
 	r, err := s.GetReport(ctx, orgID, id)
 	if err != nil {
 		return nil, nil, err
@@ -413,8 +413,8 @@ func (s *Store) claimedReport(ctx context.Context, orgID, id string) (*Report, *
 
 // ClaimedVersion returns the report and version an earlier attempt of a
 // claimed publish made, or nils when there was none.
-func (s *Store) ClaimedVersion(ctx context.Context, claim *Claim) (*Report, *ReportVersion, error) {
-	id, err := s.ClaimedResource(ctx, claim)
+func (s *ReportStore) ClaimedVersion(ctx context.Context, claim *Claim) (*Report, *ReportVersion, error) {
+	id, err := s.claims.ClaimedResource(ctx, claim)
 	if err != nil || id == "" {
 		return nil, nil, err
 	}
@@ -433,7 +433,7 @@ func (s *Store) ClaimedVersion(ctx context.Context, claim *Claim) (*Report, *Rep
 // must be the report's latest version number (version_conflict
 // otherwise); the report's row is locked, so of two publishes expecting
 // the same number one wins.
-func (s *Store) PublishVersion(ctx context.Context, orgID, reportID string, expected *int, pub Publication, claim *Claim, data ReportEventData) (*Report, *ReportVersion, error) {
+func (s *ReportStore) PublishVersion(ctx context.Context, orgID, reportID string, expected *int, pub Publication, claim *Claim, data ReportEventData) (*Report, *ReportVersion, error) {
 	var r *Report
 	var v *ReportVersion
 	var earlier string
@@ -469,7 +469,7 @@ func (s *Store) PublishVersion(ctx context.Context, orgID, reportID string, expe
 
 // addVersion writes r's next version, id, from pub in tx, with its audit
 // entry and event, and consumes its upload.
-func (s *Store) addVersion(tx *gorm.DB, r *Report, id string, pub Publication, data ReportEventData) (*ReportVersion, bool, error) {
+func (s *ReportStore) addVersion(tx *gorm.DB, r *Report, id string, pub Publication, data ReportEventData) (*ReportVersion, bool, error) {
 	if pub.UploadID != "" {
 		if err := consumeUpload(tx, r.OrganizationID, pub.UploadID); err != nil {
 			return nil, false, err
@@ -518,7 +518,7 @@ func goLive(r *Report, v *ReportVersion) string {
 
 // reportStep saves r, writes an audit entry about it and, when event is
 // set, the outbox event with data about r and v.
-func (s *Store) reportStep(tx *gorm.DB, r *Report, v *ReportVersion, action, detail string, by Actor, event string, data ReportEventData, now time.Time) (bool, error) {
+func (s *core) reportStep(tx *gorm.DB, r *Report, v *ReportVersion, action, detail string, by Actor, event string, data ReportEventData, now time.Time) (bool, error) {
 	r.AuditSeq++
 	r.UpdatedAt = now
 	if err := tx.Save(r).Error; err != nil {
@@ -545,7 +545,7 @@ func reportEvent(tx *gorm.DB, r *Report, kind string, b []byte, now time.Time) e
 		SubjectType: "report", SubjectID: r.ID, Data: b, CreatedAt: now}).Error
 }
 
-func (s *Store) reportChanged(id string, wroteEvent bool) {
+func (s *core) reportChanged(id string, wroteEvent bool) {
 	if wroteEvent {
 		s.changes.EventWritten()
 	}
@@ -560,7 +560,7 @@ func nonNil[T any](s []T) []T {
 }
 
 // GetReport returns one of the organisation's reports by id or slug.
-func (s *Store) GetReport(ctx context.Context, orgID, idOrSlug string) (*Report, error) {
+func (s *ReportStore) GetReport(ctx context.Context, orgID, idOrSlug string) (*Report, error) {
 	return getReport(s.db.WithContext(ctx), orgID, idOrSlug)
 }
 
@@ -585,7 +585,7 @@ type ReportFilter struct {
 }
 
 // ListReports returns a page of the organisation's reports, newest first.
-func (s *Store) ListReports(ctx context.Context, orgID string, f ReportFilter, p Page) ([]Report, string, error) {
+func (s *ReportStore) ListReports(ctx context.Context, orgID string, f ReportFilter, p Page) ([]Report, string, error) {
 	db := s.db.WithContext(ctx)
 	q := db.Model(&Report{}).Where("reports.organization_id = ?", orgID)
 	if f.ReadableBy != nil {
@@ -601,7 +601,7 @@ func (s *Store) ListReports(ctx context.Context, orgID string, f ReportFilter, p
 }
 
 // ListVersions returns every version of a report, newest first.
-func (s *Store) ListVersions(ctx context.Context, r *Report) ([]ReportVersion, error) {
+func (s *ReportStore) ListVersions(ctx context.Context, r *Report) ([]ReportVersion, error) {
 	var out []ReportVersion
 	err := s.db.WithContext(ctx).Where("organization_id = ? AND report_id = ?", r.OrganizationID, r.ID).
 		Order("version DESC").Find(&out).Error
@@ -609,7 +609,7 @@ func (s *Store) ListVersions(ctx context.Context, r *Report) ([]ReportVersion, e
 }
 
 // GetVersionNumber returns version n of r.
-func (s *Store) GetVersionNumber(ctx context.Context, r *Report, n int) (*ReportVersion, error) {
+func (s *ReportStore) GetVersionNumber(ctx context.Context, r *Report, n int) (*ReportVersion, error) {
 	var v ReportVersion
 	err := s.db.WithContext(ctx).Where("organization_id = ? AND report_id = ? AND version = ?", r.OrganizationID, r.ID, n).Take(&v).Error
 	if err != nil {
@@ -619,13 +619,13 @@ func (s *Store) GetVersionNumber(ctx context.Context, r *Report, n int) (*Report
 }
 
 // GetVersion returns one of the organisation's versions by id.
-func (s *Store) GetVersion(ctx context.Context, orgID, id string) (*ReportVersion, error) {
+func (s *ReportStore) GetVersion(ctx context.Context, orgID, id string) (*ReportVersion, error) {
 	return take[ReportVersion](s.db.WithContext(ctx), orgID, id, "version "+id)
 }
 
 // LiveVersion returns r's live version, or an invalid_state error when
 // none went live.
-func (s *Store) LiveVersion(ctx context.Context, r *Report) (*ReportVersion, error) {
+func (s *ReportStore) LiveVersion(ctx context.Context, r *Report) (*ReportVersion, error) {
 	if r.LiveVersion == nil {
 		return nil, apperr.New(apperr.InvalidState, "report %s has no live version yet", r.Slug)
 	}
@@ -635,7 +635,7 @@ func (s *Store) LiveVersion(ctx context.Context, r *Report) (*ReportVersion, err
 // Rollback makes an earlier version that went live the live one again.
 // Nothing is deleted; rolling forward is the same call with a later
 // number. Making the live version live again changes nothing.
-func (s *Store) Rollback(ctx context.Context, orgID, idOrSlug string, version int, by Actor, data ReportEventData) (*Report, *ReportVersion, error) {
+func (s *ReportStore) Rollback(ctx context.Context, orgID, idOrSlug string, version int, by Actor, data ReportEventData) (*Report, *ReportVersion, error) {
 	var r *Report
 	var v ReportVersion
 	wrote := false
@@ -673,7 +673,7 @@ func (s *Store) Rollback(ctx context.Context, orgID, idOrSlug string, version in
 
 // SetArchived archives a report (its address stops serving) or restores
 // it with the same live version and audience.
-func (s *Store) SetArchived(ctx context.Context, orgID, idOrSlug string, archived bool, by Actor) (*Report, error) {
+func (s *ReportStore) SetArchived(ctx context.Context, orgID, idOrSlug string, archived bool, by Actor) (*Report, error) {
 	var r *Report
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
@@ -699,7 +699,7 @@ func (s *Store) SetArchived(ctx context.Context, orgID, idOrSlug string, archive
 
 // HeldVersions lists the organisation's versions waiting for an owner or
 // administrator, oldest first.
-func (s *Store) HeldVersions(ctx context.Context, orgID string) ([]ReportVersion, error) {
+func (s *ReportStore) HeldVersions(ctx context.Context, orgID string) ([]ReportVersion, error) {
 	var out []ReportVersion
 	err := s.db.WithContext(ctx).Where("organization_id = ? AND state = ?", orgID, VersionHeld).Order("id").Find(&out).Error
 	return out, err
@@ -707,7 +707,7 @@ func (s *Store) HeldVersions(ctx context.Context, orgID string) ([]ReportVersion
 
 // UnstartedHolds lists held versions created before olderThan whose hold
 // workflow has not taken them up.
-func (s *Store) UnstartedHolds(ctx context.Context, olderThan time.Time, limit int) ([]ReportVersion, error) {
+func (s *ReportStore) UnstartedHolds(ctx context.Context, olderThan time.Time, limit int) ([]ReportVersion, error) {
 	var out []ReportVersion
 	err := s.db.WithContext(ctx).Where("state = ? AND hold_started = ? AND created_at < ?", VersionHeld, false, olderThan).
 		Order("id").Limit(limit).Find(&out).Error
@@ -715,7 +715,7 @@ func (s *Store) UnstartedHolds(ctx context.Context, olderThan time.Time, limit i
 }
 
 // MarkHoldStarted records that a held version's workflow took it up.
-func (s *Store) MarkHoldStarted(ctx context.Context, orgID, versionID string) error {
+func (s *ReportStore) MarkHoldStarted(ctx context.Context, orgID, versionID string) error {
 	return s.db.WithContext(ctx).Model(&ReportVersion{}).Where("organization_id = ? AND id = ?", orgID, versionID).
 		Update("hold_started", true).Error
 }
@@ -724,7 +724,7 @@ func (s *Store) MarkHoldStarted(ctx context.Context, orgID, versionID string) er
 // live as if published now, unless a newer version is live, when it
 // becomes previous. Deciding a version already decided the same way is a
 // no-op, so the hold workflow's activity may be retried.
-func (s *Store) DecideHeld(ctx context.Context, orgID, versionID string, release bool, by Actor, data ReportEventData) (*Report, *ReportVersion, error) {
+func (s *ReportStore) DecideHeld(ctx context.Context, orgID, versionID string, release bool, by Actor, data ReportEventData) (*Report, *ReportVersion, error) {
 	var r *Report
 	var v *ReportVersion
 	wrote := false

@@ -56,7 +56,7 @@ type requestKind[T any] struct {
 // long-poll's statuses, and the reconciler's and the failed start's
 // queries. Each kind's own queries (lists, inboxes) sit beside its record.
 type Requests[T any, P requestRecord[T]] struct {
-	s *Store
+	s *core
 	k *requestKind[T]
 }
 
@@ -200,7 +200,7 @@ type RequestChange[T any] struct {
 // one transaction. A change already applied (Seq not newer) is skipped, so
 // the activity may be retried freely. before sees the record as it was,
 // after writes what the kind indexes beside it.
-func applyRequestChange[T any, P requestRecord[T]](s *Store, ctx context.Context, subjectType string, ch RequestChange[T],
+func applyRequestChange[T any, P requestRecord[T]](s *core, ctx context.Context, subjectType string, ch RequestChange[T],
 	before func(*T), after func(*gorm.DB, *T) error) (*T, error) {
 	var rec *T
 	wroteEvent := false
@@ -255,7 +255,7 @@ func applyRequestChange[T any, P requestRecord[T]](s *Store, ctx context.Context
 // binds claim (when not nil) to it in the same transaction. The flow, when
 // named, must be open. When an earlier attempt of the claimed request
 // already made a record, nothing is written and its id is returned.
-func createRequest[T any, P requestRecord[T]](s *Store, ctx context.Context, rec *T, claim *Claim, index func(*gorm.DB) error) (earlier string, err error) {
+func createRequest[T any, P requestRecord[T]](s *core, ctx context.Context, rec *T, claim *Claim, index func(*gorm.DB) error) (earlier string, err error) {
 	h := P(rec).head()
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if h.flowID != nil {
@@ -282,7 +282,7 @@ func createRequest[T any, P requestRecord[T]](s *Store, ctx context.Context, rec
 
 // sealCallbackSecret seals the callback secret of request id for c, its
 // record's column.
-func (s *Store) sealCallbackSecret(c sealedColumn, id string, secret *string) *string {
+func (s *core) sealCallbackSecret(c sealedColumn, id string, secret *string) *string {
 	if secret == nil {
 		return nil
 	}
@@ -292,7 +292,7 @@ func (s *Store) sealCallbackSecret(c sealedColumn, id string, secret *string) *s
 
 // openCallbackSecret opens the sealed callback secret of request id, read
 // from c.
-func (s *Store) openCallbackSecret(c sealedColumn, id string, sealed *string) (*string, error) {
+func (s *core) openCallbackSecret(c sealedColumn, id string, sealed *string) (*string, error) {
 	if sealed == nil {
 		return nil, nil
 	}

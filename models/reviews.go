@@ -80,7 +80,9 @@ var reviewKind = &requestKind[Review]{subject: events.RequestReview, idPrefix: i
 	}}
 
 // Reviews are the reviews on the paths every kind shares.
-func (s *Store) Reviews() Requests[Review, *Review] { return Requests[Review, *Review]{s, reviewKind} }
+func (s *RequestStore) Reviews() Requests[Review, *Review] {
+	return Requests[Review, *Review]{s.core, reviewKind}
+}
 
 // Reviewed reports whether personID has returned a verdict.
 func (r *Review) Reviewed(personID string) bool {
@@ -103,14 +105,14 @@ type ReviewFilter struct {
 }
 
 // ListReviews pages through the organisation's reviews, newest first.
-func (s *Store) ListReviews(ctx context.Context, orgID string, f ReviewFilter, p Page) ([]Review, string, error) {
+func (s *RequestStore) ListReviews(ctx context.Context, orgID string, f ReviewFilter, p Page) ([]Review, string, error) {
 	q := matching(s.db.WithContext(ctx).Where("organization_id = ?", orgID),
 		[2]string{"status", f.Status}, [2]string{"external_id", f.ExternalID}, [2]string{"flow_id", f.FlowID}, [2]string{"report_id", f.ReportID})
 	return list(q, p, func(r *Review) string { return r.ID })
 }
 
 // ReviewsOf lists every review of a report, by id.
-func (s *Store) ReviewsOf(ctx context.Context, orgID, reportID string) ([]Review, error) {
+func (s *RequestStore) ReviewsOf(ctx context.Context, orgID, reportID string) ([]Review, error) {
 	return reviewsOf(s.db.WithContext(ctx), orgID, reportID)
 }
 
@@ -122,7 +124,7 @@ func reviewsOf(db *gorm.DB, orgID, reportID string) ([]Review, error) {
 
 // OpenReviewsFor lists the open reviews personID was asked to review and
 // has not returned a verdict on, the earliest expiring first.
-func (s *Store) OpenReviewsFor(ctx context.Context, orgID, personID string, limit int) ([]Review, error) {
+func (s *RequestStore) OpenReviewsFor(ctx context.Context, orgID, personID string, limit int) ([]Review, error) {
 	open, err := reviewsWaitingOn(s.db.WithContext(ctx), orgID, personID, "expires_at", "id")
 	return open[:min(limit, len(open))], err
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // CreateRule saves r, built and checked by package admin, as a new rule.
-func (s *Store) CreateRule(ctx context.Context, r *Rule) error {
+func (s *DirectoryStore) CreateRule(ctx context.Context, r *Rule) error {
 	r.ID = newID(ids.Rule)
 	r.CreatedAt = Now()
 	r.UpdatedAt = r.CreatedAt
@@ -18,12 +18,12 @@ func (s *Store) CreateRule(ctx context.Context, r *Rule) error {
 }
 
 // ListRules pages through the organisation's rules.
-func (s *Store) ListRules(ctx context.Context, orgID string, p Page) ([]Rule, string, error) {
+func (s *DirectoryStore) ListRules(ctx context.Context, orgID string, p Page) ([]Rule, string, error) {
 	return list(s.db.WithContext(ctx).Where("organization_id = ?", orgID), p, func(r *Rule) string { return r.ID })
 }
 
 // EnabledRules returns the rules that apply to new requests, oldest first.
-func (s *Store) EnabledRules(ctx context.Context, orgID string) ([]Rule, error) {
+func (s *DirectoryStore) EnabledRules(ctx context.Context, orgID string) ([]Rule, error) {
 	var out []Rule
 	err := s.db.WithContext(ctx).Where("organization_id = ? AND enabled", orgID).Order("id").Find(&out).Error
 	return out, err
@@ -31,7 +31,7 @@ func (s *Store) EnabledRules(ctx context.Context, orgID string) ([]Rule, error) 
 
 // SetRuleEnabled switches a rule on or off; requests already created keep
 // what the rules gave them.
-func (s *Store) SetRuleEnabled(ctx context.Context, orgID, id string, enabled bool) (*Rule, error) {
+func (s *DirectoryStore) SetRuleEnabled(ctx context.Context, orgID, id string, enabled bool) (*Rule, error) {
 	var r *Rule
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
@@ -45,6 +45,6 @@ func (s *Store) SetRuleEnabled(ctx context.Context, orgID, id string, enabled bo
 }
 
 // DeleteRule removes a rule.
-func (s *Store) DeleteRule(ctx context.Context, orgID, id string) error {
+func (s *DirectoryStore) DeleteRule(ctx context.Context, orgID, id string) error {
 	return remove[Rule](s.db.WithContext(ctx), orgID, id, "rule "+id)
 }

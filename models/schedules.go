@@ -43,7 +43,7 @@ func NewScheduleID() string { return newID(ids.Schedule) }
 // CreateSchedule writes a new schedule bound to claim, before its
 // Temporal Schedule is registered. When an earlier attempt of the claimed
 // request already wrote one, that one's id is returned instead.
-func (s *Store) CreateSchedule(ctx context.Context, sc *Schedule, claim *Claim) (earlier string, err error) {
+func (s *ReportStore) CreateSchedule(ctx context.Context, sc *Schedule, claim *Claim) (earlier string, err error) {
 	now := Now()
 	sc.CreatedAt, sc.UpdatedAt = now, now
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -63,26 +63,26 @@ func (s *Store) CreateSchedule(ctx context.Context, sc *Schedule, claim *Claim) 
 
 // MarkScheduleRegistered records that a schedule's Temporal Schedule
 // exists.
-func (s *Store) MarkScheduleRegistered(ctx context.Context, id string) error {
+func (s *ReportStore) MarkScheduleRegistered(ctx context.Context, id string) error {
 	return s.db.WithContext(ctx).Model(&Schedule{}).Where("id = ?", id).Update("registered", true).Error
 }
 
 // UnregisteredSchedules lists schedules created before olderThan whose
 // Temporal Schedule was never confirmed.
-func (s *Store) UnregisteredSchedules(ctx context.Context, olderThan time.Time, limit int) ([]Schedule, error) {
+func (s *ReportStore) UnregisteredSchedules(ctx context.Context, olderThan time.Time, limit int) ([]Schedule, error) {
 	var out []Schedule
 	err := s.db.WithContext(ctx).Where("registered = ? AND created_at < ?", false, olderThan).Order("id").Limit(limit).Find(&out).Error
 	return out, err
 }
 
 // GetSchedule returns one of the organisation's schedules.
-func (s *Store) GetSchedule(ctx context.Context, orgID, id string) (*Schedule, error) {
+func (s *ReportStore) GetSchedule(ctx context.Context, orgID, id string) (*Schedule, error) {
 	return take[Schedule](s.db.WithContext(ctx), orgID, id, "schedule "+id)
 }
 
 // ListSchedules returns a page of the organisation's schedules, newest
 // first, those of one report when reportID is set.
-func (s *Store) ListSchedules(ctx context.Context, orgID, reportID string, p Page) ([]Schedule, string, error) {
+func (s *ReportStore) ListSchedules(ctx context.Context, orgID, reportID string, p Page) ([]Schedule, string, error) {
 	q := s.db.WithContext(ctx).Where("organization_id = ?", orgID)
 	if reportID != "" {
 		q = q.Where("report_id = ?", reportID)
@@ -91,7 +91,7 @@ func (s *Store) ListSchedules(ctx context.Context, orgID, reportID string, p Pag
 }
 
 // SetSchedulePaused records a pause or resume.
-func (s *Store) SetSchedulePaused(ctx context.Context, orgID, id string, paused bool) (*Schedule, error) {
+func (s *ReportStore) SetSchedulePaused(ctx context.Context, orgID, id string, paused bool) (*Schedule, error) {
 	res := s.db.WithContext(ctx).Model(&Schedule{}).Where("organization_id = ? AND id = ?", orgID, id).
 		Updates(map[string]any{"paused": paused, "updated_at": Now()})
 	if res.Error != nil {
@@ -101,7 +101,7 @@ func (s *Store) SetSchedulePaused(ctx context.Context, orgID, id string, paused 
 }
 
 // DeleteSchedule forgets a schedule.
-func (s *Store) DeleteSchedule(ctx context.Context, orgID, id string) error {
+func (s *ReportStore) DeleteSchedule(ctx context.Context, orgID, id string) error {
 	return remove[Schedule](s.db.WithContext(ctx), orgID, id, "schedule "+id)
 }
 
@@ -112,7 +112,7 @@ type ScheduleEventData func(*Schedule, *Report) ([]byte, error)
 // ScheduleDue writes schedule.due for the moment dueAt, once: a retry of
 // the same moment, or a moment before the last, writes nothing, and so
 // does a schedule or report that is gone. It reports whether it wrote.
-func (s *Store) ScheduleDue(ctx context.Context, orgID, id string, dueAt time.Time, data ScheduleEventData) (bool, error) {
+func (s *ReportStore) ScheduleDue(ctx context.Context, orgID, id string, dueAt time.Time, data ScheduleEventData) (bool, error) {
 	wrote := false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		sc, err := take[Schedule](tx.Clauses(lockForUpdate(tx)...), orgID, id, "schedule "+id)

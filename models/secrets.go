@@ -66,13 +66,13 @@ func (c sealedColumn) place(row []string) []byte {
 }
 
 // seal seals plain for c in the row whose primary key is row.
-func (s *Store) seal(c sealedColumn, plain string, row ...string) string {
+func (s *core) seal(c sealedColumn, plain string, row ...string) string {
 	return s.secrets.SealAt(c.purpose, c.place(row), plain)
 }
 
 // open opens value, read from c in the row whose primary key is row. A
 // value copied from another row or column is refused, naming the row.
-func (s *Store) open(c sealedColumn, value string, row ...string) (string, error) {
+func (s *core) open(c sealedColumn, value string, row ...string) (string, error) {
 	plain, err := s.secrets.OpenAt(c.purpose, c.place(row), value)
 	if err != nil {
 		return "", fmt.Errorf("%s.%s of %s: %w", c.table, c.column, strings.Join(row, "/"), err)
@@ -99,7 +99,7 @@ func (s *Store) ResealSecrets(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-func (s *Store) reseal(ctx context.Context, col sealedColumn) (int, error) {
+func (s *core) reseal(ctx context.Context, col sealedColumn) (int, error) {
 	db := s.db.WithContext(ctx)
 	var rows []map[string]any
 	if err := db.Table(col.table).Select(strings.Join(col.key, ", ") + ", " + col.column + " AS value").

@@ -46,7 +46,7 @@ type ReportSend struct {
 // every recipient access (report.shared with those added), and records
 // the send, bound to claim. A retry of a claimed send returns the send the
 // first attempt made.
-func (s *Store) SendReport(ctx context.Context, orgID, reportID string, send *ReportSend, checkedAs string, by Actor, claim *Claim, data ShareEventData) (*Report, *ReportSend, []ReportGrant, error) {
+func (s *ReportStore) SendReport(ctx context.Context, orgID, reportID string, send *ReportSend, checkedAs string, by Actor, claim *Claim, data ShareEventData) (*Report, *ReportSend, []ReportGrant, error) {
 	var r *Report
 	var added []ReportGrant
 	var earlier string
@@ -120,19 +120,19 @@ func (s *Store) SendReport(ctx context.Context, orgID, reportID string, send *Re
 }
 
 // GetSend returns one of the organisation's sends.
-func (s *Store) GetSend(ctx context.Context, orgID, id string) (*ReportSend, error) {
+func (s *ReportStore) GetSend(ctx context.Context, orgID, id string) (*ReportSend, error) {
 	return take[ReportSend](s.db.WithContext(ctx), orgID, id, "send "+id)
 }
 
 // UnstartedSends lists sends made before olderThan that no workflow has
 // taken up, oldest first.
-func (s *Store) UnstartedSends(ctx context.Context, olderThan time.Time, limit int) ([]ReportSend, error) {
+func (s *ReportStore) UnstartedSends(ctx context.Context, olderThan time.Time, limit int) ([]ReportSend, error) {
 	var out []ReportSend
 	err := s.db.WithContext(ctx).Where("NOT started AND created_at < ?", olderThan).Order("id").Limit(limit).Find(&out).Error
 	return out, err
 }
 
 // MarkSendStarted records that a send's workflow took it up.
-func (s *Store) MarkSendStarted(ctx context.Context, orgID, id string) error {
+func (s *ReportStore) MarkSendStarted(ctx context.Context, orgID, id string) error {
 	return s.db.WithContext(ctx).Model(&ReportSend{}).Where("organization_id = ? AND id = ?", orgID, id).Update("started", true).Error
 }

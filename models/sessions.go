@@ -134,7 +134,7 @@ type IssuedSignInLink struct {
 // unknown address gets no link and no error, so callers can answer the
 // same whatever the address. A person who already holds maxLiveLinks
 // unused links gets no new one.
-func (s *Store) CreateSignInLinks(ctx context.Context, email string) ([]IssuedSignInLink, error) {
+func (s *SessionStore) CreateSignInLinks(ctx context.Context, email string) ([]IssuedSignInLink, error) {
 	email = NormalizeEmail(email)
 	var out []IssuedSignInLink
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -184,14 +184,14 @@ func (s *Store) CreateSignInLinks(ctx context.Context, email string) ([]IssuedSi
 // PeekSignInLink returns the link's person without using the link, for the
 // page that asks to confirm: mail scanners open links, and opening must not
 // use up a single-use link.
-func (s *Store) PeekSignInLink(ctx context.Context, token string) (*Person, error) {
+func (s *SessionStore) PeekSignInLink(ctx context.Context, token string) (*Person, error) {
 	_, p, err := checkLink(s.db.WithContext(ctx), false, token, Now())
 	return p, err
 }
 
 // ConsumeSignInLink uses the link up and returns whom it signs in. A link
 // works once, before it expires, and only while its member is active.
-func (s *Store) ConsumeSignInLink(ctx context.Context, token string) (*Person, error) {
+func (s *SessionStore) ConsumeSignInLink(ctx context.Context, token string) (*Person, error) {
 	var p *Person
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		now := Now()
@@ -280,7 +280,7 @@ func (p *Person) orgID() string {
 // CreateSession signs a person in and returns the session with its token,
 // which goes into the cookie only and cannot be recovered later. The
 // person's ended sessions are removed on the way.
-func (s *Store) CreateSession(ctx context.Context, orgID, personID string) (*Session, string, error) {
+func (s *SessionStore) CreateSession(ctx context.Context, orgID, personID string) (*Session, string, error) {
 	token := NewToken()
 	now := Now()
 	sess := &Session{ID: newID(sessionPrefix), TokenHash: HashSecret(token), OrganizationID: orgID, PersonID: personID,
@@ -303,7 +303,7 @@ func (s *Store) CreateSession(ctx context.Context, orgID, personID string) (*Ses
 // LoadSession finds the session for a cookie's token and whom it signs in.
 // An ended session, or one whose member was deactivated, is
 // ErrSessionInvalid.
-func (s *Store) LoadSession(ctx context.Context, token string) (*Session, *Person, error) {
+func (s *SessionStore) LoadSession(ctx context.Context, token string) (*Session, *Person, error) {
 	if token == "" {
 		return nil, nil, ErrSessionInvalid
 	}
@@ -337,7 +337,7 @@ func sessionPerson(db *gorm.DB, sess *Session) (*Person, error) {
 
 // TouchSession records that the session was just used, which pushes back
 // its idle end. It writes at most once a minute per session.
-func (s *Store) TouchSession(ctx context.Context, sess *Session) error {
+func (s *SessionStore) TouchSession(ctx context.Context, sess *Session) error {
 	now := Now()
 	if now.Sub(sess.LastSeenAt) < touchEvery {
 		return nil
@@ -350,7 +350,7 @@ func (s *Store) TouchSession(ctx context.Context, sess *Session) error {
 }
 
 // DeleteSession signs a session out; deleting one already gone is no error.
-func (s *Store) DeleteSession(ctx context.Context, orgID, id string) error {
+func (s *SessionStore) DeleteSession(ctx context.Context, orgID, id string) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// The browser's push subscription made in it ends with it.
 		if err := tx.Where("organization_id = ? AND session_id = ?", orgID, id).Delete(&PushSubscription{}).Error; err != nil {
@@ -376,7 +376,7 @@ func endSignIns(tx *gorm.DB, orgID, personID string) error {
 // PurgeSignIns removes ended sessions, used or expired sign-in links and
 // the decision links of expired approvals. A used decision link stays
 // until then, so its page can still say it was used.
-func (s *Store) PurgeSignIns(ctx context.Context) (int64, error) {
+func (s *SessionStore) PurgeSignIns(ctx context.Context) (int64, error) {
 	db := s.db.WithContext(ctx)
 	now := Now()
 	links := db.Where("used_at IS NOT NULL OR expires_at <= ?", now).Delete(&SignInLink{})

@@ -67,12 +67,12 @@ type EvidenceKey = SigningKey
 
 // ActiveSigningKey returns the family's active key with its private half,
 // making the instance's first on first use.
-func (s *Store) ActiveSigningKey(ctx context.Context, f KeyFamily) (*SigningKey, ed25519.PrivateKey, error) {
+func (s *SigningKeyStore) ActiveSigningKey(ctx context.Context, f KeyFamily) (*SigningKey, ed25519.PrivateKey, error) {
 	return s.activeKey(s.db.WithContext(ctx), f)
 }
 
 // activeKey is ActiveSigningKey on db, which may be a transaction.
-func (s *Store) activeKey(db *gorm.DB, f KeyFamily) (*SigningKey, ed25519.PrivateKey, error) {
+func (s *SigningKeyStore) activeKey(db *gorm.DB, f KeyFamily) (*SigningKey, ed25519.PrivateKey, error) {
 	var k SigningKey
 	err := db.Table(f.table).Where("active = ?", true).Take(&k).Error
 	if err == gorm.ErrRecordNotFound {
@@ -95,7 +95,7 @@ func (s *Store) activeKey(db *gorm.DB, f KeyFamily) (*SigningKey, ed25519.Privat
 }
 
 // newKey makes an active key pair of the family, its private half sealed.
-func (s *Store) newKey(f KeyFamily) *SigningKey {
+func (s *SigningKeyStore) newKey(f KeyFamily) *SigningKey {
 	public, private, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		panic(err) // the system's randomness failed: nothing is safe to do
@@ -108,7 +108,7 @@ func (s *Store) newKey(f KeyFamily) *SigningKey {
 
 // RotateSigningKey retires the family's active key and makes a new one;
 // the old one stays listed.
-func (s *Store) RotateSigningKey(ctx context.Context, f KeyFamily) (*SigningKey, error) {
+func (s *SigningKeyStore) RotateSigningKey(ctx context.Context, f KeyFamily) (*SigningKey, error) {
 	k := s.newKey(f)
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Table(f.table).Where("active = ?", true).
@@ -121,7 +121,7 @@ func (s *Store) RotateSigningKey(ctx context.Context, f KeyFamily) (*SigningKey,
 }
 
 // SigningKeys lists every key of the family, the oldest first.
-func (s *Store) SigningKeys(ctx context.Context, f KeyFamily) ([]SigningKey, error) {
+func (s *SigningKeyStore) SigningKeys(ctx context.Context, f KeyFamily) ([]SigningKey, error) {
 	var out []SigningKey
 	err := s.db.WithContext(ctx).Table(f.table).Order("created_at, id").Find(&out).Error
 	return out, err
@@ -129,17 +129,17 @@ func (s *Store) SigningKeys(ctx context.Context, f KeyFamily) ([]SigningKey, err
 
 // SigningEvidenceKey returns the active evidence key with its private
 // half, making the instance's first on first use.
-func (s *Store) SigningEvidenceKey(ctx context.Context) (*EvidenceKey, ed25519.PrivateKey, error) {
+func (s *SigningKeyStore) SigningEvidenceKey(ctx context.Context) (*EvidenceKey, ed25519.PrivateKey, error) {
 	return s.ActiveSigningKey(ctx, EvidenceFamily)
 }
 
 // RotateEvidenceKey retires the active evidence key and makes a new one;
 // the old one stays listed.
-func (s *Store) RotateEvidenceKey(ctx context.Context) (*EvidenceKey, error) {
+func (s *SigningKeyStore) RotateEvidenceKey(ctx context.Context) (*EvidenceKey, error) {
 	return s.RotateSigningKey(ctx, EvidenceFamily)
 }
 
 // EvidenceKeys lists every evidence key, the oldest first.
-func (s *Store) EvidenceKeys(ctx context.Context) ([]EvidenceKey, error) {
+func (s *SigningKeyStore) EvidenceKeys(ctx context.Context) ([]EvidenceKey, error) {
 	return s.SigningKeys(ctx, EvidenceFamily)
 }

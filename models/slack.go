@@ -49,11 +49,11 @@ type SlackChange struct {
 
 // SlackIntegration returns the organisation's Slack app with its secrets
 // opened, or a NotFound error when none is connected.
-func (s *Store) SlackIntegration(ctx context.Context, orgID string) (*SlackIntegration, error) {
+func (s *SlackStore) SlackIntegration(ctx context.Context, orgID string) (*SlackIntegration, error) {
 	return s.slackIntegration(s.db.WithContext(ctx), orgID)
 }
 
-func (s *Store) slackIntegration(db *gorm.DB, orgID string) (*SlackIntegration, error) {
+func (s *SlackStore) slackIntegration(db *gorm.DB, orgID string) (*SlackIntegration, error) {
 	var in SlackIntegration
 	if err := db.Where("organization_id = ?", orgID).Take(&in).Error; err != nil {
 		return nil, notFound(err, "the Slack integration")
@@ -69,7 +69,7 @@ func (s *Store) slackIntegration(db *gorm.DB, orgID string) (*SlackIntegration, 
 }
 
 // openOptional is open for a column where "" is unset.
-func (s *Store) openOptional(c sealedColumn, sealed string, row ...string) (string, error) {
+func (s *core) openOptional(c sealedColumn, sealed string, row ...string) (string, error) {
 	if sealed == "" {
 		return "", nil
 	}
@@ -77,7 +77,7 @@ func (s *Store) openOptional(c sealedColumn, sealed string, row ...string) (stri
 }
 
 // sealOptional is seal for a column where "" is unset.
-func (s *Store) sealOptional(c sealedColumn, plain string, row ...string) string {
+func (s *core) sealOptional(c sealedColumn, plain string, row ...string) string {
 	if plain == "" {
 		return ""
 	}
@@ -87,7 +87,7 @@ func (s *Store) sealOptional(c sealedColumn, plain string, row ...string) string
 // PutSlackIntegration connects the organisation's Slack app or changes
 // it: each field set in ch replaces the stored one ("" unsets it), the
 // others are kept. It returns the integration as stored, secrets opened.
-func (s *Store) PutSlackIntegration(ctx context.Context, orgID, by string, ch SlackChange) (*SlackIntegration, error) {
+func (s *SlackStore) PutSlackIntegration(ctx context.Context, orgID, by string, ch SlackChange) (*SlackIntegration, error) {
 	var out *SlackIntegration
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		now := Now()
@@ -123,7 +123,7 @@ func (s *Store) PutSlackIntegration(ctx context.Context, orgID, by string, ch Sl
 // DeleteSlackIntegration disconnects the organisation's Slack app: its
 // secrets are deleted, and Slack messages go back to a link only. One not
 // connected is already disconnected.
-func (s *Store) DeleteSlackIntegration(ctx context.Context, orgID string) error {
+func (s *SlackStore) DeleteSlackIntegration(ctx context.Context, orgID string) error {
 	return s.db.WithContext(ctx).Where("organization_id = ?", orgID).Delete(&SlackIntegration{}).Error
 }
 
@@ -153,7 +153,7 @@ func slackPosts(db *gorm.DB, orgID string) (bool, error) {
 // ActiveMemberByEmail returns the organisation's active member with this
 // email, or a NotFound error: how a person known to another system (Slack)
 // is matched to a member.
-func (s *Store) ActiveMemberByEmail(ctx context.Context, orgID, email string) (*Member, error) {
+func (s *DirectoryStore) ActiveMemberByEmail(ctx context.Context, orgID, email string) (*Member, error) {
 	var m Member
 	err := s.db.WithContext(ctx).Where("organization_id = ? AND email = ? AND active", orgID, NormalizeEmail(email)).Take(&m).Error
 	return &m, notFound(err, "member")

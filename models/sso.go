@@ -11,7 +11,7 @@ import (
 // emailed link it is the one lookup across tenants. Unlike
 // CreateSignInLinks it keeps deactivated members, so the caller can say
 // why sign-in is refused; Member.Active tells them apart.
-func (s *Store) PeopleWithEmail(ctx context.Context, email string) ([]*Person, error) {
+func (s *SessionStore) PeopleWithEmail(ctx context.Context, email string) ([]*Person, error) {
 	email = NormalizeEmail(email)
 	if email == "" {
 		return nil, nil
@@ -53,7 +53,7 @@ func (s *Store) PeopleWithEmail(ctx context.Context, email string) ([]*Person, e
 // emailed link's kind (single use, SignInLinkLifetime, refused at use when
 // the member has been deactivated since) but is not held to the limit on
 // live links, which exists to protect mailboxes; no email is sent.
-func (s *Store) IssueSignInLink(ctx context.Context, p *Person) (IssuedSignInLink, error) {
+func (s *SessionStore) IssueSignInLink(ctx context.Context, p *Person) (IssuedSignInLink, error) {
 	now := Now()
 	token := NewToken()
 	l := &SignInLink{TokenHash: HashSecret(token), OrganizationID: p.orgID(), PersonID: p.ID(),

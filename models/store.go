@@ -13,9 +13,11 @@ import (
 	"github.com/assent-hq/assent/internal/secretkey"
 )
 
-// Store runs the service's queries. Every method that reads or writes an
-// organisation's records takes its id, so no query crosses tenants.
-type Store struct {
+// core is what every aggregate store shares: the database, the key ring
+// that seals secret columns, and the hub that hears of what this process
+// commits. The transaction helpers every aggregate writes through (audit
+// entries, outbox events, claim binding) take the transaction itself.
+type core struct {
 	db *gorm.DB
 	// secrets seals what must be kept but never stored in clear.
 	secrets *secretkey.Ring
@@ -24,18 +26,134 @@ type Store struct {
 	changes *changes.Hub
 }
 
-// NewStore wraps db; secrets seals the secret columns.
-func NewStore(db *gorm.DB, secrets *secretkey.Ring) *Store {
-	return &Store{db: db, secrets: secrets, changes: changes.New()}
-}
-
 // Changes is the hub that hears of each record this store changes and
 // each outbox event it writes, so long-polls and the dispatcher need not
 // wait for their next poll.
-func (s *Store) Changes() *changes.Hub { return s.changes }
+func (s *core) Changes() *changes.Hub { return s.changes }
 
 // DB is the underlying handle, for health checks and tests.
-func (s *Store) DB() *gorm.DB { return s.db }
+func (s *core) DB() *gorm.DB { return s.db }
+
+// Store runs the service's queries. It composes one store per aggregate,
+// each over the same core, so a caller may hold the whole or only the
+// aggregates it uses. Every method that reads or writes an organisation's
+// records takes its id, so no query crosses tenants.
+type Store struct {
+	*core
+	*IdempotencyStore
+	*PushStore
+	*SigningKeyStore
+	*SlackStore
+	*GateStore
+	*FlowStore
+	*DeliveryStore
+	*CommentStore
+	*DirectoryStore
+	*SessionStore
+	*RequestStore
+	*ReportStore
+	*EvidenceStore
+}
+
+// IdempotencyStore keeps the claims of Idempotency-Keys (idempotency.go);
+// BindClaim binds one to a record in any aggregate's transaction.
+type IdempotencyStore struct{ *core }
+
+// PushStore keeps browsers' Web Push subscriptions and the instance's
+// VAPID key (push.go).
+type PushStore struct{ *core }
+
+// SigningKeyStore keeps the instance's signing keys, one family per use,
+// and signs decision tokens (signing_keys.go, decision_tokens.go).
+type SigningKeyStore struct{ *core }
+
+// SlackStore keeps each organisation's Slack app, its secrets sealed
+// (slack.go).
+type SlackStore struct{ *core }
+
+// GateStore keeps registered actions and the gate's checks (actions.go).
+type GateStore struct{ *core }
+
+// FlowStore keeps flows, which group the requests of one job (flows.go).
+type FlowStore struct{ *core }
+
+// DeliveryStore keeps webhook endpoints (webhooks.go), the outbox's
+// events and their dispatch to deliveries (outbox.go, deliveries.go).
+type DeliveryStore struct {
+	*core
+	// slack is the target of deliveries to the Slack app's channel.
+	slack *SlackStore
+}
+
+// CommentStore keeps comment threads on reports, their comments and
+// images (comments.go).
+type CommentStore struct{ *core }
+
+// DirectoryStore keeps an organisation and its people: members, guests,
+// teams (directory.go) and their look-up (directory_lookup.go), API keys
+// and member tokens and the authentication of a key (keys.go), the
+// organisation's rules (rules.go), and people by id (People,
+// decision_links.go) or by email (ActiveMemberByEmail, slack.go).
+type DirectoryStore struct{ *core }
+
+// SessionStore keeps people's sessions and sign-in links (sessions.go,
+// sso.go).
+type SessionStore struct{ *core }
+
+// RequestStore keeps the requests of every kind: each kind's shared paths
+// as Requests (requests.go), reached through Approvals, Collections and
+// Reviews, and each kind's own lists and inboxes (approvals.go,
+// collections.go with the drafts, reviews.go), decision links and notices
+// (decision_links.go), and a person's history across the kinds
+// (history.go).
+type RequestStore struct{ *core }
+
+// ReportStore keeps reports: their versions and upload tickets
+// (reports.go), datasets (datasets.go), grants (grants.go), reading
+// (reading.go: reader tickets and sessions, views, access requests),
+// readership (analytics.go), schedules (schedules.go) and sends
+// (sends.go).
+type ReportStore struct {
+	*core
+	// claims finds the record an earlier attempt of a claimed publish made.
+	claims *IdempotencyStore
+}
+
+// EvidenceStore gathers what an evidence export holds of a flow or a
+// report (evidence.go) and verifies an organisation's audit chain
+// (audit.go).
+type EvidenceStore struct {
+	*core
+	flows    *FlowStore
+	reports  *ReportStore
+	comments *CommentStore
+}
+
+// NewStore wraps db; secrets seals the secret columns.
+func NewStore(db *gorm.DB, secrets *secretkey.Ring) *Store {
+	c := &core{db: db, secrets: secrets, changes: changes.New()}
+	slack := &SlackStore{c}
+	claims := &IdempotencyStore{c}
+	flows := &FlowStore{c}
+	comments := &CommentStore{c}
+	reports := &ReportStore{c, claims}
+	return &Store{
+		core:             c,
+		IdempotencyStore: claims,
+		PushStore:        &PushStore{c},
+		SigningKeyStore:  &SigningKeyStore{c},
+		SlackStore:       slack,
+		GateStore:        &GateStore{c},
+		FlowStore:        flows,
+		DeliveryStore:    &DeliveryStore{c, slack},
+		CommentStore:     comments,
+		DirectoryStore:   &DirectoryStore{c},
+		SessionStore:     &SessionStore{c},
+		RequestStore:     &RequestStore{c},
+		ReportStore:      reports,
+		EvidenceStore:    &EvidenceStore{c, flows, reports, comments},
+	}
+}
 
 // Page selects one page of a list: at most Limit rows after Cursor.
 type Page struct {

@@ -47,7 +47,7 @@ type WebhookEndpoint struct {
 }
 
 // WebhookSecrets are the secrets that sign a delivery to w sent at now.
-func (s *Store) WebhookSecrets(w *WebhookEndpoint, now time.Time) ([]string, error) {
+func (s *DeliveryStore) WebhookSecrets(w *WebhookEndpoint, now time.Time) ([]string, error) {
 	current, err := s.open(colWebhookSecret, w.SealedSecret, w.ID)
 	if err != nil {
 		return nil, err
@@ -73,7 +73,7 @@ type NewWebhookEndpoint struct {
 }
 
 // CreateWebhookEndpoint saves an endpoint.
-func (s *Store) CreateWebhookEndpoint(ctx context.Context, orgID string, in NewWebhookEndpoint) (*WebhookEndpoint, error) {
+func (s *DeliveryStore) CreateWebhookEndpoint(ctx context.Context, orgID string, in NewWebhookEndpoint) (*WebhookEndpoint, error) {
 	now := Now()
 	ep := &WebhookEndpoint{ID: newID(ids.Webhook), OrganizationID: orgID, URL: in.URL, Format: in.Format,
 		Events: append(StringList{}, in.Events...), Enabled: in.Enabled, Secret: in.Secret, CreatedAt: now, UpdatedAt: now}
@@ -82,12 +82,12 @@ func (s *Store) CreateWebhookEndpoint(ctx context.Context, orgID string, in NewW
 }
 
 // GetWebhookEndpoint returns one of the organisation's endpoints.
-func (s *Store) GetWebhookEndpoint(ctx context.Context, orgID, id string) (*WebhookEndpoint, error) {
+func (s *DeliveryStore) GetWebhookEndpoint(ctx context.Context, orgID, id string) (*WebhookEndpoint, error) {
 	return take[WebhookEndpoint](s.db.WithContext(ctx), orgID, id, "webhook endpoint "+id)
 }
 
 // ListWebhookEndpoints pages through the organisation's endpoints.
-func (s *Store) ListWebhookEndpoints(ctx context.Context, orgID string, p Page) ([]WebhookEndpoint, string, error) {
+func (s *DeliveryStore) ListWebhookEndpoints(ctx context.Context, orgID string, p Page) ([]WebhookEndpoint, string, error) {
 	return list(s.db.WithContext(ctx).Where("organization_id = ?", orgID), p, func(w *WebhookEndpoint) string { return w.ID })
 }
 
@@ -101,7 +101,7 @@ type WebhookEndpointPatch struct {
 
 // UpdateWebhookEndpoint applies p. Enabling a switched-off endpoint
 // switches it on again with a fresh failure count.
-func (s *Store) UpdateWebhookEndpoint(ctx context.Context, orgID, id string, p WebhookEndpointPatch) (*WebhookEndpoint, error) {
+func (s *DeliveryStore) UpdateWebhookEndpoint(ctx context.Context, orgID, id string, p WebhookEndpointPatch) (*WebhookEndpoint, error) {
 	return s.changeWebhookEndpoint(ctx, orgID, id, func(ep *WebhookEndpoint) {
 		if p.URL != nil {
 			ep.URL = *p.URL
@@ -124,7 +124,7 @@ func (s *Store) UpdateWebhookEndpoint(ctx context.Context, orgID, id string, p W
 // RotateWebhookSecret makes secret the signing secret; the old one keeps
 // signing too until until, sealed again for its new column. An old secret
 // that does not open signs nothing, so none is kept: the rotation repairs it.
-func (s *Store) RotateWebhookSecret(ctx context.Context, orgID, id, secret string, until time.Time) (*WebhookEndpoint, error) {
+func (s *DeliveryStore) RotateWebhookSecret(ctx context.Context, orgID, id, secret string, until time.Time) (*WebhookEndpoint, error) {
 	return s.changeWebhookEndpoint(ctx, orgID, id, func(ep *WebhookEndpoint) {
 		ep.SealedPreviousSecret, ep.PreviousSecretUntil = nil, nil
 		if old, err := s.open(colWebhookSecret, ep.SealedSecret, ep.ID); err == nil {
@@ -135,7 +135,7 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, orgID, id, secret strin
 	})
 }
 
-func (s *Store) changeWebhookEndpoint(ctx context.Context, orgID, id string, change func(*WebhookEndpoint)) (*WebhookEndpoint, error) {
+func (s *DeliveryStore) changeWebhookEndpoint(ctx context.Context, orgID, id string, change func(*WebhookEndpoint)) (*WebhookEndpoint, error) {
 	var ep *WebhookEndpoint
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
@@ -150,6 +150,6 @@ func (s *Store) changeWebhookEndpoint(ctx context.Context, orgID, id string, cha
 }
 
 // DeleteWebhookEndpoint removes an endpoint; its delivery log stays.
-func (s *Store) DeleteWebhookEndpoint(ctx context.Context, orgID, id string) error {
+func (s *DeliveryStore) DeleteWebhookEndpoint(ctx context.Context, orgID, id string) error {
 	return remove[WebhookEndpoint](s.db.WithContext(ctx), orgID, id, "webhook endpoint "+id)
 }

@@ -15,13 +15,13 @@ import (
 
 // Service keeps the subscriptions.
 type Service struct {
-	store  *models.Store
+	store  *models.PushStore
 	policy *netguard.Policy
 }
 
 // New returns the service; policy says where a subscription's endpoint
 // may point (nil is netguard.Public), as pushes are sent under it.
-func New(store *models.Store, policy *netguard.Policy) *Service {
+func New(store *models.PushStore, policy *netguard.Policy) *Service {
 	if policy == nil {
 		policy = netguard.Public
 	}

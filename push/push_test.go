@@ -31,7 +31,7 @@ type org = testenv.People
 func eachDB(t *testing.T, tests map[string]func(t *testing.T, e *env, o *org)) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		store := models.NewStore(db, testenv.Keys())
-		e := &env{store: store, svc: push.New(store, netguard.DevLoopback), public: push.New(store, nil)}
+		e := &env{store: store, svc: push.New(store.PushStore, netguard.DevLoopback), public: push.New(store.PushStore, nil)}
 		for name, test := range tests {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()

@@ -48,7 +48,7 @@ type TestResult struct {
 // Service manages endpoints in the store; receiver addresses are checked
 // against one policy when saved and dialled under it when tested.
 type Service struct {
-	store   *models.Store
+	store   *models.DeliveryStore
 	policy  *netguard.Policy
 	client  *http.Client
 	baseURL string
@@ -56,7 +56,7 @@ type Service struct {
 
 // New returns the service; a nil policy is netguard.Public. baseURL goes
 // into the test event, so a receiver can tell which Assent sent it.
-func New(store *models.Store, policy *netguard.Policy, baseURL string) *Service {
+func New(store *models.DeliveryStore, policy *netguard.Policy, baseURL string) *Service {
 	if policy == nil {
 		policy = netguard.Public
 	}
