@@ -10,7 +10,7 @@ import (
 
 // persist writes one transition of a request (its record T, its state S):
 // the record, its audit entry and its outbox event, in one transaction
-// (apply, the kind's models.Store.Apply…Change). A retry of a transition
+// (apply, the kind's models.Requests.Apply). A retry of a transition
 // already written changes nothing. fill copies the state onto the record;
 // data is the event's data, the kind's wire serializer.
 func persist[T any, S workflows.RequestState](ctx context.Context, apply func(context.Context, models.RequestChange[T]) (*T, error),

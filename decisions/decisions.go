@@ -3,7 +3,7 @@
 // else an hour) and which claims an approved approval's token and an
 // allowed gate check's token carry. The gate, the approval's persist
 // activity and the organisation's read take them from here; the store only
-// keeps and uses the signing keys (models.Store.SignDecision).
+// keeps and uses the signing keys (models.SigningKeyStore.SignDecision).
 package decisions
 
 import (

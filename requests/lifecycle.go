@@ -29,7 +29,7 @@ type Records[T any] struct {
 	Open string
 	Get  func(ctx context.Context, orgID, id string) (*T, error)
 	// Insert writes a new record bound to claim (see
-	// models.Store.CreateApproval) and returns the id of a record an
+	// models.Requests.Create) and returns the id of a record an
 	// earlier attempt of the claim made, if any.
 	Insert func(ctx context.Context, rec *T, claim *models.Claim) (earlier string, err error)
 	// DeleteUnstarted takes back a record whose workflow never started.
