@@ -19,7 +19,7 @@ const (
 	TargetWebhook  = "webhook"
 	TargetCallback = "callback"
 	// TargetSlack is the organisation's Slack app's channel, posted to
-	// with chat.postMessage (SlackKinds).
+	// with chat.postMessage (events.PostedToSlack).
 	TargetSlack = "slack"
 
 	DeliveryPending   = "pending"
@@ -99,14 +99,10 @@ func (s *DeliveryStore) DispatchEvents(ctx context.Context, limit int) ([]Delive
 	return out, err
 }
 
-// SlackKinds are the events posted to the channel of an organisation's
-// Slack app: the messages people decide from.
-var SlackKinds = []string{events.ApprovalRequested}
-
 // fanOut creates the deliveries of one event: one per subscribed endpoint
 // (kept as skipped while the endpoint is switched off, so recover can send
 // it later), the request's callback when table 6.3 lists the event, and
-// the Slack app's channel for SlackKinds when the organisation posts
+// the Slack app's channel for events.PostedToSlack when the organisation posts
 // there.
 func fanOut(tx *gorm.DB, ev *Event, now time.Time) ([]Delivery, error) {
 	var eps []WebhookEndpoint
@@ -135,7 +131,7 @@ func fanOut(tx *gorm.DB, ev *Event, now time.Time) ([]Delivery, error) {
 				Target: TargetCallback, Status: DeliveryPending, CreatedAt: now, UpdatedAt: now})
 		}
 	}
-	if slices.Contains(SlackKinds, ev.Kind) {
+	if events.PostedToSlack(ev.Kind) {
 		posts, err := slackPosts(tx, ev.OrganizationID)
 		if err != nil {
 			return nil, err

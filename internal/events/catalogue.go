@@ -113,6 +113,11 @@ func CallbackEvents(requestType string) []string {
 	return slices.Clone(callbackKinds[requestType])
 }
 
+// PostedToSlack reports whether kind is posted to the channel of an
+// organisation's Slack app (when it has one): the messages people decide
+// from.
+func PostedToSlack(kind string) bool { return kind == ApprovalRequested }
+
 // IsCallbackEvent reports whether kind is sent to the callbackUrl of a
 // request of requestType (table 6.3). Other kinds are audited or go to
 // organisation webhooks only.
