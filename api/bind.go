@@ -8,8 +8,10 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -55,10 +57,143 @@ func readBody(limit int64) gin.HandlerFunc {
 				return
 			}
 		}
+		if err := checkJSON(body); err != nil {
+			fail(c, err)
+			return
+		}
 		c.Set(bodyKey, body)
 		c.Request.Body = io.NopCloser(bytes.NewReader(body))
 		c.Next()
 	}
+}
+
+// MaxJSONDepth is how deeply a request body's objects and arrays may nest.
+const MaxJSONDepth = 64
+
+// checkJSON holds every JSON body, in one pass over its tokens, to what
+// the stores and handlers can take, naming the field: no NUL character or
+// byte that is not UTF-8 in a string or key (PostgreSQL refuses them),
+// nesting at most MaxJSONDepth deep, numbers within a double, and no key
+// twice in one object (decoding would keep one silently). A body that is
+// not JSON passes: bind names its syntax error.
+func checkJSON(body []byte) error {
+	var stack []jsonFrame
+	done := func() { // a value ended: the parent moves on
+		if n := len(stack); n > 0 {
+			stack[n-1].index++
+			stack[n-1].wantKey = !stack[n-1].array
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	for {
+		start := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // the end, or a syntax error bind names
+		}
+		raw := body[start:dec.InputOffset()]
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+			done()
+			continue
+		}
+		if n := len(stack); n > 0 && stack[n-1].wantKey {
+			f := &stack[n-1]
+			key := tok.(string)
+			f.key, f.wantKey = key, false
+			if strings.IndexByte(key, 0) >= 0 || !utf8.Valid(raw) {
+				f.key = strings.Trim(strconv.QuoteToASCII(key), `"`)
+				return apperr.Field(apperr.InvalidRequest, jsonPath(stack), "the key %s must be UTF-8 text without a NUL character (\\u0000)", jsonPath(stack))
+			}
+			if _, twice := f.keys[key]; twice {
+				return apperr.Field(apperr.InvalidRequest, jsonPath(stack), "%s is given twice: a key may appear once in an object", jsonPath(stack))
+			}
+			if f.keys == nil {
+				f.keys = map[string]struct{}{}
+			}
+			f.keys[key] = struct{}{}
+			continue
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			if len(stack) == MaxJSONDepth {
+				return apperr.Field(apperr.InvalidRequest, jsonPath(stack), "%s nests objects and arrays more than %d levels deep", jsonPath(stack), MaxJSONDepth)
+			}
+			stack = append(stack, jsonFrame{array: v == '[', wantKey: v == '{'})
+			continue
+		case string:
+			if err := validate.Text(jsonPath(stack), v); err != nil {
+				return err
+			}
+			if !utf8.Valid(raw) {
+				return validate.Text(jsonPath(stack), string(raw))
+			}
+		case json.Number:
+			if _, err := strconv.ParseFloat(v.String(), 64); err != nil {
+				return apperr.Field(apperr.InvalidRequest, jsonPath(stack), "%s is %s, beyond the range of a double (about ±1.8e308)", jsonPath(stack), v)
+			}
+		}
+		done()
+	}
+}
+
+// jsonFrame is one open object or array of a body being walked.
+type jsonFrame struct {
+	array   bool
+	index   int
+	key     string
+	wantKey bool
+	keys    map[string]struct{} // an object's keys so far
+}
+
+// jsonPath names the value the walk is at ("input.items[2].name"); the
+// body itself is "body".
+func jsonPath(stack []jsonFrame) string {
+	if p := joinPath(stack); p != "" {
+		return p
+	}
+	return "body"
+}
+
+func joinPath(stack []jsonFrame) string {
+	var b strings.Builder
+	for _, f := range stack {
+		switch {
+		case f.array:
+			fmt.Fprintf(&b, "[%d]", f.index)
+		case b.Len() > 0:
+			b.WriteString("." + f.key)
+		default:
+			b.WriteString(f.key)
+		}
+	}
+	return b.String()
+}
+
+// plainParams refuses a path or query parameter no column can hold (a NUL
+// character, bytes that are not UTF-8), naming it, before any handler
+// looks it up; checkJSON does the same for bodies.
+func plainParams(c *gin.Context) {
+	for _, p := range c.Params {
+		if err := validate.Text(p.Key, p.Value); err != nil {
+			fail(c, err)
+			return
+		}
+	}
+	for k, vs := range c.Request.URL.Query() {
+		if validate.Text(k, k) != nil {
+			fail(c, apperr.New(apperr.InvalidRequest, "a query parameter's name must be UTF-8 text without a NUL character (\\u0000)"))
+			return
+		}
+		for _, v := range vs {
+			if err := validate.Text(k, v); err != nil {
+				fail(c, err)
+				return
+			}
+		}
+	}
+	c.Next()
 }
 
 func rawBody(c *gin.Context) []byte {
@@ -82,12 +217,33 @@ func bind(c *gin.Context, dst any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
+		if e, ok := apperr.As(decodeError(err, body)); ok && e.Field == "expiresIn" && hasJSONField(dst, "expiresAt") {
+			return apperr.Field(apperr.InvalidRequest, "expiresIn", "unknown field \"expiresIn\": the REST API takes expiresAt, an RFC 3339 time; expiresIn (seconds, default one day) is the SDKs' convenience, which they send as expiresAt")
+		}
 		return decodeError(err, body)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return apperr.New(apperr.InvalidRequest, "the request body has data after the JSON object")
 	}
 	return validate.Struct(dst)
+}
+
+// hasJSONField reports whether the struct dst points to has a field named
+// name in JSON.
+func hasJSONField(dst any, name string) bool {
+	t := reflect.TypeOf(dst)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return false
+	}
+	for i := range t.NumField() {
+		if n, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); n == name {
+			return true
+		}
+	}
+	return false
 }
 
 func decodeError(err error, body []byte) error {
@@ -118,13 +274,7 @@ func decodeError(err error, body []byte) error {
 // ("approvers[0]", "factors[1].label"): encoding/json's type errors give
 // the field path without the indices. It returns "" if none ends there.
 func pathAt(body []byte, offset int64) string {
-	type frame struct {
-		array   bool
-		index   int
-		key     string
-		wantKey bool
-	}
-	var stack []frame
+	var stack []jsonFrame
 	done := func() { // a value ended: the parent moves on
 		if n := len(stack); n > 0 {
 			stack[n-1].index++
@@ -147,24 +297,13 @@ func pathAt(body []byte, offset int64) string {
 			continue
 		}
 		if dec.InputOffset() >= offset {
-			var b strings.Builder
-			for _, f := range stack {
-				switch {
-				case f.array:
-					fmt.Fprintf(&b, "[%d]", f.index)
-				case b.Len() > 0:
-					b.WriteString("." + f.key)
-				default:
-					b.WriteString(f.key)
-				}
-			}
-			return b.String()
+			return joinPath(stack)
 		}
 		switch tok {
 		case json.Delim('{'):
-			stack = append(stack, frame{wantKey: true})
+			stack = append(stack, jsonFrame{wantKey: true})
 		case json.Delim('['):
-			stack = append(stack, frame{array: true})
+			stack = append(stack, jsonFrame{array: true})
 		default:
 			done()
 		}

@@ -126,7 +126,7 @@ func New(d Deps) http.Handler {
 	// Slack's clicks carry Slack's signature, not Assent's credentials.
 	r.POST(slackapp.InteractionsPath, h.slackInteractions)
 
-	v1 := r.Group("/api/v1", h.authenticate, readBody(DefaultBodyLimit))
+	v1 := r.Group("/api/v1", h.authenticate, plainParams, readBody(DefaultBodyLimit))
 	v1.GET("/me", h.me)
 	h.post(v1, "/me/tokens", h.createOwnToken)
 
@@ -154,13 +154,13 @@ func New(d Deps) http.Handler {
 	h.postResumable(v1, "/reviews/:id/verdict", personActs(scopes.ReviewsWrite), h.reviewVerdict)
 
 	h.post(v1, "/uploads", requireScope(scopes.ReportsWrite), h.createUpload)
-	r.PUT(reports.UploadPath(":ticket"), h.receiveUpload)
+	r.PUT(reports.UploadPath(":ticket"), plainParams, h.receiveUpload)
 	// Publishes carry documents: their group reads larger bodies.
-	docs := r.Group("/api/v1", h.authenticate, readBody(ReportBodyLimit))
+	docs := r.Group("/api/v1", h.authenticate, plainParams, readBody(ReportBodyLimit))
 	h.postResumable(docs, "/reports", requireScope(scopes.ReportsWrite), h.createReport)
 	h.postResumable(docs, "/reports/:idOrSlug/versions", requireScope(scopes.ReportsWrite), h.publishVersion)
 	// Datasets are stored as sent, up to their own limit.
-	data := r.Group("/api/v1", h.authenticate, readBody(reports.MaxDatasetBytes))
+	data := r.Group("/api/v1", h.authenticate, plainParams, readBody(reports.MaxDatasetBytes))
 	data.PUT("/reports/:idOrSlug/data/:name", requireScope(scopes.ReportsWrite), h.putDataset)
 	v1.GET("/reports/:idOrSlug/data", requireScope(scopes.ReportsRead), h.listDatasets)
 	v1.GET("/reports/:idOrSlug/data/:name", requireScope(scopes.ReportsRead), h.getDataset)
@@ -179,7 +179,7 @@ func New(d Deps) http.Handler {
 	v1.DELETE("/reports/:idOrSlug/share", requireScope(scopes.ReportsShare), h.unshareReport)
 	h.postResumable(v1, "/reports/:idOrSlug/send", requireScope(scopes.ReportsShare), h.sendReport)
 	// Comments may carry images, so their posts read larger bodies.
-	commentPosts := r.Group("/api/v1", h.authenticate, readBody(CommentBodyLimit))
+	commentPosts := r.Group("/api/v1", h.authenticate, plainParams, readBody(CommentBodyLimit))
 	h.post(commentPosts, "/reports/:idOrSlug/comments", requireScope(scopes.CommentsWrite), h.postComment)
 	v1.GET("/reports/:idOrSlug/comments", requireScope(scopes.ReportsRead), h.reportComments)
 	v1.GET("/reports/:idOrSlug/comments/images/:sha256", requireScope(scopes.ReportsRead), h.commentImage)

@@ -257,7 +257,36 @@ func (p *Pages) Mount(r *gin.Engine) {
 // whose forms are checked for their CSRF token. Every page route belongs
 // in one.
 func (p *Pages) Group(r gin.IRouter) *gin.RouterGroup {
-	return r.Group("/", pageHeaders, limitForms, p.loadSession, p.CSRF)
+	return r.Group("/", pageHeaders, limitForms, plainForms, p.loadSession, p.CSRF)
+}
+
+// plainForms refuses a form field, query or path parameter no column can
+// hold (a NUL character, bytes that are not UTF-8), as the API does.
+func plainForms(c *gin.Context) {
+	_ = c.Request.ParseMultipartForm(32 << 20) // as gin parses; handlers meet any error as before
+	fields := []map[string][]string{c.Request.Form}
+	if c.Request.MultipartForm != nil {
+		fields = append(fields, c.Request.MultipartForm.Value)
+	}
+	for _, p := range c.Params {
+		fields = append(fields, map[string][]string{p.Key: {p.Value}})
+	}
+	for _, f := range fields {
+		for k, vs := range f {
+			bad := validate.Text(k, k) != nil
+			for _, v := range vs {
+				bad = bad || validate.Text(k, v) != nil
+			}
+			if bad {
+				name := strings.ToValidUTF8(strings.ReplaceAll(k, "\x00", ""), "")
+				c.Data(http.StatusBadRequest, "text/plain; charset=utf-8", []byte(fmt.Sprintf(
+					"The field %q holds a character that cannot be kept (a NUL character, or bytes that are not text). Remove it and try again.", name)))
+				c.Abort()
+				return
+			}
+		}
+	}
+	c.Next()
 }
 
 // maxFormBytes bounds a form post; a person's longest input is a note or

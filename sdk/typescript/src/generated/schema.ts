@@ -2080,7 +2080,7 @@ export interface components {
             } | null;
             /**
              * Format: date-time
-             * @description When the request expires undecided; at most the organisation's maximum ahead, which is also the default.
+             * @description When the request expires undecided; at most the organisation's maximum ahead, which is also the default. The SDKs' `expiresIn` (seconds) is sent as this; the API takes no `expiresIn` and refuses it naming `expiresAt`.
              */
             expiresAt?: string | null;
             /** @description Your own reference; returned unchanged; filter with ?externalId=. */
@@ -2179,7 +2179,7 @@ export interface components {
             dueAt?: string | null;
             /**
              * Format: date-time
-             * @description Closes the request; at most the organisation's maximum ahead, which is also the default.
+             * @description Closes the request; at most the organisation's maximum ahead, which is also the default. The SDKs' `expiresIn` (seconds) is sent as this; the API takes no `expiresIn` and refuses it naming `expiresAt`.
              */
             expiresAt?: string | null;
             externalId?: string | null;
@@ -2916,7 +2916,7 @@ export interface components {
             callbackUrl?: string | null;
             /**
              * Format: date-time
-             * @description Closes the review; at most the organisation's maximum ahead, which is also the default.
+             * @description Closes the review; at most the organisation's maximum ahead, which is also the default. The SDKs' `expiresIn` (seconds) is sent as this; the API takes no `expiresIn` and refuses it naming `expiresAt`.
              */
             expiresAt?: string | null;
             externalId?: string | null;
@@ -3959,6 +3959,7 @@ export interface operations {
                     "application/json": components["schemas"]["Action"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -4032,6 +4033,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -4082,6 +4084,7 @@ export interface operations {
                     "application/json": components["schemas"]["Delivery"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -4144,6 +4147,7 @@ export interface operations {
                     "application/json": components["schemas"]["Delivery"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -4286,6 +4290,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -4412,6 +4417,7 @@ export interface operations {
                     "application/json": components["schemas"]["HeldVersionList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
@@ -4491,6 +4497,7 @@ export interface operations {
                     "application/json": components["schemas"]["Report"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -4576,6 +4583,7 @@ export interface operations {
                     "application/json": components["schemas"]["Report"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -4605,6 +4613,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackIntegration"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
@@ -4663,6 +4672,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
@@ -4686,6 +4696,7 @@ export interface operations {
                     "application/json": components["schemas"]["SlackManifest"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
@@ -4841,6 +4852,7 @@ export interface operations {
                     "application/json": components["schemas"]["Key"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -5093,6 +5105,7 @@ export interface operations {
                     "application/json": components["schemas"]["Organization"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
@@ -5271,6 +5284,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -5459,6 +5473,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -5682,6 +5697,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -5707,6 +5723,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -5937,6 +5954,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -5987,6 +6005,7 @@ export interface operations {
                     "application/json": components["schemas"]["TestResult"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -7835,6 +7854,7 @@ export interface operations {
                     "application/json": components["schemas"]["Flow"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
@@ -7865,6 +7885,7 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["FlowFinished"];
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ScopeOrForbidden"];
             404: components["responses"]["NotFound"];
@@ -7899,6 +7920,7 @@ export interface operations {
         };
         responses: {
             200: components["responses"]["FlowFinished"];
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ScopeOrForbidden"];
             404: components["responses"]["NotFound"];
@@ -8179,6 +8201,7 @@ export interface operations {
                     "application/json": components["schemas"]["Me"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             500: components["responses"]["InternalError"];
         };
@@ -8530,6 +8553,7 @@ export interface operations {
                     "application/json": components["schemas"]["Report"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ScopeOrForbidden"];
             404: components["responses"]["NotFound"];
@@ -8797,6 +8821,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReportAnalytics"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ScopeOrForbidden"];
             404: components["responses"]["NotFound"];
@@ -8939,6 +8964,7 @@ export interface operations {
                     "application/json": components["schemas"]["ThreadList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ScopeOrForbidden"];
             404: components["responses"]["NotFound"];
@@ -9088,6 +9114,7 @@ export interface operations {
                     "image/webp": string;
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ScopeOrForbidden"];
             404: components["responses"]["NotFound"];
@@ -9114,6 +9141,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ScopeOrForbidden"];
             404: components["responses"]["NotFound"];
@@ -9261,6 +9289,7 @@ export interface operations {
                     "application/json": components["schemas"]["DatasetList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ScopeOrForbidden"];
             404: components["responses"]["NotFound"];
@@ -9303,6 +9332,7 @@ export interface operations {
                     "application/json": unknown;
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ScopeOrForbidden"];
             404: components["responses"]["NotFound"];
@@ -9435,6 +9465,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ScopeOrForbidden"];
             404: components["responses"]["NotFound"];
@@ -9921,6 +9952,7 @@ export interface operations {
                     "application/json": components["schemas"]["VersionList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ScopeOrForbidden"];
             404: components["responses"]["NotFound"];
@@ -10800,6 +10832,7 @@ export interface operations {
                     "application/json": components["schemas"]["Schedule"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
             404: components["responses"]["NotFound"];
@@ -10825,6 +10858,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ScopeOrForbidden"];
             404: components["responses"]["NotFound"];
@@ -10880,6 +10914,7 @@ export interface operations {
                     "application/json": components["schemas"]["Schedule"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ScopeOrForbidden"];
             404: components["responses"]["NotFound"];
@@ -10939,6 +10974,7 @@ export interface operations {
                     "application/json": components["schemas"]["Schedule"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["ScopeOrForbidden"];
             404: components["responses"]["NotFound"];
@@ -10980,6 +11016,7 @@ export interface operations {
                     "application/json": components["schemas"]["TemplateList"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
             500: components["responses"]["InternalError"];
@@ -11022,6 +11059,7 @@ export interface operations {
                     "application/json": components["schemas"]["Upload"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["InsufficientScope"];
             409: components["responses"]["IdempotencyInProgress"];
@@ -11189,6 +11227,7 @@ export interface operations {
                     "application/json": components["schemas"]["UploadReceived"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             /** @description The URL is unknown, expired, or its upload was already published (`upload_not_found`). */
             404: {
                 headers: {

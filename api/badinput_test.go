@@ -1,0 +1,94 @@
+package api_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/api"
+	"github.com/assent-hq/assent/internal/testenv"
+)
+
+// TestBadInputIsRefusedByName: what no store can hold or no reader can
+// mean (a NUL character, JSON nested too deep, a number beyond a double, a
+// key twice) is refused with 400 naming the field, on both databases,
+// before any handler or store sees it.
+func TestBadInputIsRefusedByName(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		f := newFixture(t, db)
+		deep := strings.Repeat(`{"a":`, api.MaxJSONDepth) + "1" + strings.Repeat("}", api.MaxJSONDepth)
+		tooDeep := strings.Repeat(`[`, api.MaxJSONDepth-1) + "{}" + strings.Repeat(`]`, api.MaxJSONDepth-1)
+		tests := []struct {
+			name, method, path, key, body string
+			field, msgHas                 string
+		}{
+			{name: "NUL in title", method: "POST", path: "/api/v1/approvals", body: `{"title":"pay\u0000"}`, field: "title", msgHas: "NUL"},
+			{name: "NUL in externalId", method: "POST", path: "/api/v1/approvals", body: `{"title":"pay","externalId":"inv\u0000-1"}`, field: "externalId", msgHas: "NUL"},
+			{name: "NUL inside input", method: "POST", path: "/api/v1/approvals", body: `{"title":"pay","input":{"lines":[{"memo":"a"},{"memo":"\u0000"}]}}`, field: "input.lines[1].memo"},
+			{name: "NUL inside metadata", method: "POST", path: "/api/v1/approvals", body: `{"title":"pay","metadata":{"run":"\u0000"}}`, field: "metadata.run"},
+			{name: "NUL in a key", method: "POST", path: "/api/v1/approvals", body: `{"title":"pay","input":{"a\u0000":1}}`, field: `input.a\x00`},
+			{name: "NUL in a collection's title", method: "POST", path: "/api/v1/collections", body: `{"title":"\u0000"}`, field: "title"},
+			{name: "bytes that are not UTF-8", method: "POST", path: "/api/v1/approvals", body: "{\"title\":\"pay\",\"input\":{\"memo\":\"\xff\"}}", field: "input.memo", msgHas: "UTF-8"},
+			{name: "NUL in a query parameter", method: "GET", path: "/api/v1/approvals?status=%00", field: "status"},
+			{name: "NUL in a cursor", method: "GET", path: "/api/v1/collections?cursor=a%00", field: "cursor"},
+			{name: "not UTF-8 in a query parameter", method: "GET", path: "/api/v1/approvals?status=%FF", field: "status"},
+			{name: "NUL in a path id", method: "GET", path: "/api/v1/approvals/apr_%00", field: "id"},
+			{name: "NUL in a path id on a POST", method: "POST", path: "/api/v1/approvals/apr_%00/cancel", body: `{}`, field: "id"},
+			{name: "NUL in a report slug on a GET", method: "GET", path: "/api/v1/reports/q3%00", field: "idOrSlug"},
+			{name: "NUL in a query parameter no operation reads", method: "GET", path: "/api/v1/me?note=%00", field: "note"},
+			{name: "NUL in a report slug", method: "POST", path: "/api/v1/reports/q3%00/share", body: `{"audience":["everyone"]}`, field: "idOrSlug"},
+			{name: "NUL in an admin path id", method: "PATCH", path: "/api/v1/admin/members/mem_%00", key: f.adminKey, body: `{"name":"x"}`, field: "id"},
+			{name: "too deep", method: "POST", path: "/api/v1/approvals", body: `{"title":"pay","input":` + deep + `}`, field: "input" + strings.Repeat(".a", api.MaxJSONDepth-1), msgHas: "64 levels"},
+			{name: "too deep in arrays", method: "POST", path: "/api/v1/approvals", body: `{"title":"pay","input":{"a":` + tooDeep + `}}`, msgHas: "64 levels"},
+			{name: "number beyond a double", method: "POST", path: "/api/v1/approvals", body: `{"title":"pay","input":{"amount":1e400}}`, field: "input.amount", msgHas: "double"},
+			{name: "negative number beyond a double", method: "POST", path: "/api/v1/gate", body: `{"action":"pay","input":{"n":[1,-2e999]}}`, field: "input.n[1]", msgHas: "double"},
+			{name: "number beyond a double in a field", method: "POST", path: "/api/v1/collections", body: `{"title":"t","requiredResponses":1e400}`, field: "requiredResponses"},
+			{name: "duplicate top-level key", method: "POST", path: "/api/v1/approvals", body: `{"title":"pay","title":"refund"}`, field: "title", msgHas: "twice"},
+			{name: "duplicate key inside input", method: "POST", path: "/api/v1/approvals", body: `{"title":"pay","input":{"to":"a","x":{"k":1,"k":2}}}`, field: "input.x.k", msgHas: "twice"},
+			{name: "duplicate key in an array's object", method: "POST", path: "/api/v1/admin/teams", key: f.adminKey, body: `{"name":"Ops","kind":"team","members":[],"name":"Ops"}`, field: "name"},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				key := tc.key
+				if key == "" {
+					key = f.agentKey
+				}
+				r := f.do(t, tc.method, tc.path, key, tc.body, nil)
+				require.Equal(t, 400, r.status, "body: %s", r.body)
+				assert.Equal(t, "invalid_request", errField(r, "code"))
+				if tc.field != "" {
+					assert.Equal(t, tc.field, errField(r, "field"), "body: %s", r.body)
+				}
+				assert.Contains(t, errField(r, "message"), tc.msgHas)
+			})
+		}
+
+		// At the limit, not beyond: the body is read as it always was (the
+		// action is unknown).
+		for _, input := range []string{deep[len(`{"a":`) : len(deep)-1], `{"n":1.7e308,"tiny":1e-400,"s":"\u2713","k":{"k":1}}`} {
+			r := f.do(t, "POST", "/api/v1/gate", f.agentKey, `{"action":"nope","input":`+input+`}`, nil)
+			assert.Equal(t, 404, r.status, "body: %s", r.body)
+		}
+	})
+}
+
+// TestExpiresInNamesExpiresAt: the SDKs' expiresIn is not a REST field;
+// the API says which one is.
+func TestExpiresInNamesExpiresAt(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		f := newFixture(t, db)
+		for _, path := range []string{"/api/v1/approvals", "/api/v1/collections", "/api/v1/reviews"} {
+			r := f.do(t, "POST", path, f.agentKey, `{"title":"pay","expiresIn":3600}`, nil)
+			require.Equal(t, 400, r.status, "%s: %s", path, r.body)
+			assert.Equal(t, "expiresIn", errField(r, "field"))
+			assert.Contains(t, errField(r, "message"), "expiresAt", path)
+		}
+		// Elsewhere an unknown expiresIn is only unknown.
+		r := f.do(t, "POST", "/api/v1/flows", f.agentKey, `{"name":"job","expiresIn":3600}`, nil)
+		require.Equal(t, 400, r.status, "body: %s", r.body)
+		assert.NotContains(t, errField(r, "message"), "expiresAt")
+	})
+}
