@@ -143,6 +143,11 @@ func (r *Records[T]) Create(ctx context.Context, claim *models.Claim, build func
 	if err != nil {
 		return nil, err
 	}
+	if r.Temporal == nil {
+		// Checked after the input, so a bad request still hears what is
+		// wrong with it; nothing is written that no workflow could own.
+		return nil, errNoTemporal
+	}
 	if earlier, err = r.Insert(ctx, rec, claim); err != nil {
 		return nil, err
 	}

@@ -27,6 +27,9 @@ import (
 // hands the first task straight to a worker in this process (assent dev),
 // saving a round trip. The outbox dispatcher starts deliveries the same way.
 func StartOnce(ctx context.Context, c client.Client, o client.StartWorkflowOptions, wf, arg any) error {
+	if c == nil {
+		return errNoTemporal
+	}
 	ctx, cancel := context.WithTimeout(ctx, StartTimeout)
 	defer cancel()
 	o.TaskQueue = workflows.TaskQueue
