@@ -8440,7 +8440,7 @@ export interface operations {
                     "application/json": components["schemas"]["Report"];
                 };
             };
-            /** @description The body is invalid (`invalid_request`, naming the field, such as `files[1].path` or `content, files, uploadId` when not exactly one is given), a ZIP upload holds an entry that is refused (`invalid_archive`), or an audience phrase matches nobody or more than one thing (`unknown_audience`, `ambiguous_audience`, with `candidates`). */
+            /** @description The body is invalid (`invalid_request`, naming the field, such as `files[1].path`; `content` when no source is given, the second source sent when two are), a ZIP upload holds an entry that is refused (`invalid_archive`), or an audience phrase matches nobody or more than one thing (`unknown_audience`, `ambiguous_audience`, with `candidates`). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8450,8 +8450,8 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "invalid_request",
-                     *         "field": "content, files, uploadId",
-                     *         "message": "send exactly one of content (one HTML document), files ([{path, content}]) or uploadId"
+                     *         "field": "uploadId",
+                     *         "message": "send content or uploadId, not both: a version has one source"
                      *       }
                      *     }
                      */
