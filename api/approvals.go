@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"sort"
 	"strconv"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ratelimit"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/wire"
 )
 
@@ -42,16 +44,18 @@ func (h *handlers) listApprovals(c *gin.Context) {
 	h.respondApprovals(c, rows, next, err)
 }
 
-// inbox lists what waits on the calling person: by default the pending
-// approvals they may decide, with ?kind=collection the requests for
-// information they have yet to reply to.
+// inbox lists what waits on the calling person: without kind every
+// request waiting on them, newest first; kind=approval, collection or
+// review narrows it to one kind.
 func (h *handlers) inbox(c *gin.Context) {
 	p, err := page(c)
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	switch c.DefaultQuery("kind", events.RequestApproval) {
+	switch c.Query("kind") {
+	case "":
+		h.allInbox(c, p)
 	case events.RequestApproval:
 		rows, next, err := h.approvals.Waiting(c.Request.Context(), orgID(c), principal(c), p)
 		h.respondApprovals(c, rows, next, err)
@@ -62,6 +66,61 @@ func (h *handlers) inbox(c *gin.Context) {
 	default:
 		fail(c, apperr.Field(apperr.InvalidRequest, "kind", "kind must be approval, collection or review"))
 	}
+}
+
+// inboxItem is one request of the inbox without kind: its kind and the
+// request, under the field its kind names.
+type inboxItem struct {
+	Kind       string           `json:"kind"`
+	Approval   *wire.Approval   `json:"approval,omitempty"`
+	Collection *wire.Collection `json:"collection,omitempty"`
+	Review     *wire.Review     `json:"review,omitempty"`
+	created    time.Time
+}
+
+// maxPageLimit is the largest limit page accepts.
+const maxPageLimit = 200
+
+// allInbox merges the three kinds' waiting requests, newest first, at
+// most p.Limit of them. Collections and reviews are read up to the
+// largest page so their newest are among them whatever their own order.
+func (h *handlers) allInbox(c *gin.Context, p requests.Page) {
+	ctx, org, who := c.Request.Context(), orgID(c), principal(c)
+	if p.Cursor != "" {
+		fail(c, apperr.Field(apperr.InvalidRequest, "cursor", "cursor pages one kind only: send it with the kind it came from"))
+		return
+	}
+	wide := requests.Page{Limit: maxPageLimit}
+	aps, _, err := h.approvals.Waiting(ctx, org, who, requests.Page{Limit: p.Limit})
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	cols, _, err := h.collections.Waiting(ctx, org, who, wide)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	revs, _, err := h.reviews.Waiting(ctx, org, who, wide)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	items := make([]inboxItem, 0, len(aps)+len(cols)+len(revs))
+	for i := range aps {
+		a := wire.NewApproval(&aps[i], h.baseURL)
+		items = append(items, inboxItem{Kind: events.RequestApproval, Approval: &a, created: aps[i].CreatedAt})
+	}
+	for i := range cols {
+		r := wire.NewCollection(&cols[i], h.baseURL)
+		items = append(items, inboxItem{Kind: events.RequestCollection, Collection: &r, created: cols[i].CreatedAt})
+	}
+	for i := range revs {
+		r := wire.NewReview(&revs[i], h.baseURL)
+		items = append(items, inboxItem{Kind: events.RequestReview, Review: &r, created: revs[i].CreatedAt})
+	}
+	sort.SliceStable(items, func(i, j int) bool { return items[i].created.After(items[j].created) })
+	c.JSON(http.StatusOK, listResponse[inboxItem]{Data: items[:min(p.Limit, len(items))]})
 }
 
 func (h *handlers) respondApprovals(c *gin.Context, rows []approvals.Approval, next string, err error) {

@@ -45,11 +45,18 @@ func principal(c *gin.Context) accounts.Actor {
 // requireScope refuses keys that lack scope, naming it.
 func requireScope(scope string) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		if !principal(c).HasScope(scope) {
-			fail(c, apperr.New(apperr.InsufficientScope, "this key lacks the scope %s", scope))
+		p := principal(c)
+		if p.HasScope(scope) {
+			c.Next()
 			return
 		}
-		c.Next()
+		if p.Key.Kind == admin.KeyAdmin {
+			// Admin keys carry no scopes: "lacks the scope" would send the
+			// caller looking for one to add.
+			fail(c, apperr.New(apperr.InsufficientScope, "an admin key manages the organisation and cannot use this endpoint; use an agent key with the scope %s (or a member token)", scope))
+			return
+		}
+		fail(c, apperr.New(apperr.InsufficientScope, "this key lacks the scope %s", scope))
 	}
 }
 

@@ -190,7 +190,7 @@ func TestGate(t *testing.T) {
 			denied := gate(gateOnly, `{"amount":6000,"currency":"EUR","customer":"cus_2"}`, key)
 			require.Equal(t, 403, denied.status, string(denied.body))
 			assert.Equal(t, "gate_denied", errField(denied, "code"))
-			assert.Equal(t, "refunds over 5000 go through the finance system", errField(denied, "message"))
+			assert.Equal(t, `the policy rule "huge" denies it: refunds over 5000 go through the finance system`, errField(denied, "message"), "the rule, then its reason")
 		}
 		deniedEvents := eventsOfKind(t, db, s.org.ID, "gate.denied")
 		require.Len(t, deniedEvents, 1, "a retry with the same key tells the webhook once")

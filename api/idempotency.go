@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -37,7 +38,14 @@ func (h *handlers) idempotent(resumable bool) gin.HandlerFunc {
 		}
 		if prev != nil {
 			c.Header("Idempotency-Replayed", "true")
-			c.Data(prev.StatusCode, prev.ContentType, prev.ResponseBody)
+			if loc := replayedLocation(c.FullPath(), prev.StatusCode, prev.ResponseBody); loc != "" {
+				c.Header("Location", loc)
+			}
+			// Written without a Content-Length, so jsonNewline ends it
+			// as it ended the first answer.
+			c.Header("Content-Type", prev.ContentType)
+			c.Status(prev.StatusCode)
+			_, _ = c.Writer.Write(prev.ResponseBody)
 			c.Abort()
 			return
 		}
@@ -83,4 +91,48 @@ func (w *recordingWriter) Write(b []byte) (int, error) {
 func (w *recordingWriter) WriteString(s string) (int, error) {
 	w.body.WriteString(s)
 	return w.ResponseWriter.WriteString(s)
+}
+
+// createdAt is, for each route that answers with a Location, the path its
+// record lives under. A claim keeps the body, not the headers, so a
+// replay rebuilds the Location from the record's id in the body.
+var createdAt = map[string]string{
+	"/api/v1/approvals":              "/api/v1/approvals/",
+	"/api/v1/collections":            "/api/v1/collections/",
+	"/api/v1/reviews":                "/api/v1/reviews/",
+	"/api/v1/flows":                  "/api/v1/flows/",
+	"/api/v1/reports":                "/api/v1/reports/",
+	"/api/v1/reports/:idOrSlug/copy": "/api/v1/reports/",
+	"/api/v1/schedules":              "/api/v1/schedules/",
+	"/api/v1/admin/actions":          "/api/v1/admin/actions/",
+	"/api/v1/gate":                   "/api/v1/approvals/",
+}
+
+// replayedLocation is the Location the first response to route carried:
+// a 201's record, or the approval a gate check's 202 raised.
+func replayedLocation(route string, status int, body []byte) string {
+	under, ok := createdAt[route]
+	if !ok || (status != http.StatusCreated && status != http.StatusAccepted) {
+		return ""
+	}
+	var b struct {
+		ID       string `json:"id"`
+		Approval *struct {
+			ID string `json:"id"`
+		} `json:"approval"`
+	}
+	if json.Unmarshal(body, &b) != nil {
+		return ""
+	}
+	id := b.ID
+	if status == http.StatusAccepted {
+		if b.Approval == nil {
+			return ""
+		}
+		id = b.Approval.ID
+	}
+	if id == "" {
+		return ""
+	}
+	return under + id
 }

@@ -39,6 +39,7 @@ var openAPIJSON, openAPIETag = func() ([]byte, string) {
 	if err != nil {
 		panic(fmt.Sprintf("api/openapi.yaml: %v", err)) // the tests load it
 	}
+	body = append(body, '\n')
 	sum := sha256.Sum256(body)
 	return body, `"` + hex.EncodeToString(sum[:16]) + `"`
 }()

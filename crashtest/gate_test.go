@@ -185,7 +185,7 @@ func (l *load) checkGate(ctx context.Context, rcv *receiver, approvals []approva
 		if want := gateDecision(o.gateAmount); d != want {
 			r.problem(&r.GateMismatches, "gate %s (amount %d) answered %s, the policy says %s", o.key, o.gateAmount, d, want)
 		}
-		if d == models.GateDenied && a.Error.Message != gateDenyReason {
+		if d == models.GateDenied && a.Error.Message != `the policy rule "large" denies it: `+gateDenyReason {
 			r.problem(&r.GateMismatches, "gate %s was denied with %q", o.key, a.Error.Message)
 		}
 	}

@@ -118,7 +118,7 @@ func (s *Service) Check(ctx context.Context, p models.Actor, in *CheckInput, cla
 	case rules.GateDeny:
 		check.Decision, check.Reason = models.GateDenied, rule.Reason
 		if check.Reason == "" {
-			check.Reason = fmt.Sprintf("the policy rule %q denies it", rule.Name)
+			check.Reason = deniedBy(rule.Name, "")
 		}
 		record.Event = events.GateDenied
 		record.EventData = func(c *models.GateCheck) ([]byte, error) { return json.Marshal(wire.NewGateCheck(c)) }
@@ -178,12 +178,23 @@ func (s *Service) tokens(ctx context.Context, a *models.Action, org *models.Orga
 	}, nil
 }
 
-// replay answers with a recorded allow or deny.
+// replay answers with a recorded allow or deny; a denial names its rule
+// before the rule's reason.
 func (s *Service) replay(c *models.GateCheck) (*Result, error) {
 	if c.Decision == models.GateDenied {
-		return nil, apperr.New(apperr.GateDenied, "%s", c.Reason)
+		return nil, apperr.New(apperr.GateDenied, "%s", deniedBy(c.Rule, c.Reason))
 	}
 	return &Result{Check: c}, nil
+}
+
+// deniedBy is a denial's message: the rule, then its reason when it gave
+// one.
+func deniedBy(rule, reason string) string {
+	msg := fmt.Sprintf("the policy rule %q denies it", rule)
+	if reason == "" || reason == msg {
+		return msg
+	}
+	return msg + ": " + reason
 }
 
 // holdToSchema refuses an input its action's schema does not accept,

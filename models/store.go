@@ -229,10 +229,11 @@ func remove[T any](q *gorm.DB, orgID, id, what string) error {
 }
 
 // notFound turns gorm's missing-record error into the API's 404. A record
-// of another organisation is missing too: the query is scoped.
+// of another organisation is missing too: the query is scoped. what ends
+// with the id, trimmed so a blank one leaves no double space.
 func notFound(err error, what string) error {
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return apperr.New(apperr.NotFound, "%s not found", what)
+		return apperr.New(apperr.NotFound, "%s not found", strings.TrimSpace(what))
 	}
 	return err
 }

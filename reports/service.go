@@ -63,19 +63,26 @@ type Source struct {
 	UploadID *string              `json:"uploadId" validate:"omitempty,max=40"`
 }
 
-// given counts the fields set and refuses anything but one.
+// check refuses anything but one source, naming one field: the second
+// one sent, or content when none is.
 func (src *Source) check() error {
-	n := 0
-	for _, set := range []bool{src.Content != nil, src.Files != nil, src.UploadID != nil} {
-		if set {
-			n++
+	var set []string
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"content", src.Content != nil}, {"files", src.Files != nil}, {"uploadId", src.UploadID != nil}} {
+		if f.set {
+			set = append(set, f.name)
 		}
 	}
-	if n != 1 {
-		return apperr.Field(apperr.InvalidRequest, "content, files, uploadId",
-			"send exactly one of content (one HTML document), files ([{path, content}]) or uploadId")
+	switch len(set) {
+	case 0:
+		return apperr.Field(apperr.InvalidRequest, "content",
+			"content is required: send one HTML document as content, or the files as files ([{path, content}]), or an upload's uploadId")
+	case 1:
+		return nil
 	}
-	return nil
+	return apperr.Field(apperr.InvalidRequest, set[1], "send %s or %s, not both: a version has one source", set[0], set[1])
 }
 
 // CreateInput is a new report and its first version.

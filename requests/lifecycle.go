@@ -81,7 +81,7 @@ func (r *Records[T]) View(ctx context.Context, who models.Actor, id string) (*T,
 		return nil, err
 	}
 	if who.Person != nil && who.Person.Guest != nil && !slices.Contains(r.Asked(rec), who.ID) {
-		return nil, apperr.New(apperr.NotFound, "%s %s not found", r.Noun, id)
+		return nil, apperr.New(apperr.NotFound, "%s not found", strings.TrimSpace(r.Noun+" "+id))
 	}
 	return rec, nil
 }

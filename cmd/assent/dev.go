@@ -133,10 +133,12 @@ func printBanner(w io.Writer, cfg *config.Config, baseURL, uiAddr string, b *boo
 Assent is running (dev). %s in %s.
 
   API and pages       %s
+  API reference       %s/api/docs
   Sign in             %s/signin
   Temporal UI         %s
   Dev mailbox         %s%s
   Agent key           %s
+  Admin key           %s
   Loopback receivers  %s
   Short retries       %s
 
@@ -145,6 +147,6 @@ Assent is running (dev). %s in %s.
   Sign in as one of the demo people (owner@example.com, admin@example.com, mia@example.com, …);
   the sign-in link lands in the dev mailbox. Their member tokens are in %s.
 
-`, state, cfg.DataDir, baseURL, baseURL, ui, baseURL, devMailPath, b.AgentKey, loopback, retries, b.AgentKey, baseURL,
+`, state, cfg.DataDir, baseURL, baseURL, baseURL, ui, baseURL, devMailPath, b.AgentKey, b.AdminKey, loopback, retries, b.AgentKey, baseURL,
 		filepath.Join(cfg.DataDir, bootstrapFile))
 }

@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -115,4 +116,22 @@ func TestNotYetEmittedIsInCatalogueOrder(t *testing.T) {
 	all := Kinds()
 	idx := func(k string) int { return slices.Index(all, k) }
 	assert.True(t, slices.IsSortedFunc(NotYetEmitted(), func(a, b string) int { return idx(a) - idx(b) }))
+}
+
+// TestWebhooksDocNamesWhatIsSent: docs/webhooks.md names every kind sent
+// and calls none unsent while the code emits them all.
+func TestWebhooksDocNamesWhatIsSent(t *testing.T) {
+	b, err := os.ReadFile("../../docs/webhooks.md")
+	require.NoError(t, err)
+	doc := string(b)
+	for _, k := range WebhookKinds() {
+		if IsEmitted(k) {
+			assert.Contains(t, doc, "`"+k+"`", "docs/webhooks.md describes %s", k)
+		}
+	}
+	if len(NotYetEmitted()) == 0 {
+		for _, unsent := range []string{"nothing sends it", "still to come", "not sent yet"} {
+			assert.NotContains(t, doc, unsent, "every kind is sent")
+		}
+	}
 }

@@ -72,7 +72,7 @@ func message(field string, fe validator.FieldError) string {
 		return fmt.Sprintf("%s must be one of: %s", field, strings.ReplaceAll(fe.Param(), " ", ", "))
 	case "max":
 		if fe.Kind() == reflect.Slice || fe.Kind() == reflect.Map {
-			return fmt.Sprintf("%s may have at most %s entries", field, fe.Param())
+			return fmt.Sprintf("%s may have at most %s", field, entries(fe.Param()))
 		}
 		if fe.Kind() == reflect.String {
 			return fmt.Sprintf("%s must be at most %s characters", field, fe.Param())
@@ -80,7 +80,7 @@ func message(field string, fe validator.FieldError) string {
 		return fmt.Sprintf("%s must be at most %s", field, fe.Param())
 	case "min":
 		if fe.Kind() == reflect.Slice || fe.Kind() == reflect.Map {
-			return fmt.Sprintf("%s must have at least %s entries", field, fe.Param())
+			return fmt.Sprintf("%s must have at least %s", field, entries(fe.Param()))
 		}
 		if fe.Kind() == reflect.String {
 			return fmt.Sprintf("%s must be at least %s characters", field, fe.Param())
@@ -92,4 +92,12 @@ func message(field string, fe validator.FieldError) string {
 		return fmt.Sprintf("%s must be at least %s", field, fe.Param())
 	}
 	return fmt.Sprintf("%s is invalid (%s)", field, fe.Tag())
+}
+
+// entries counts n entries in words: "1 entry", "3 entries".
+func entries(n string) string {
+	if n == "1" {
+		return "1 entry"
+	}
+	return n + " entries"
 }

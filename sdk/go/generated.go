@@ -516,6 +516,19 @@ type HeldVersionList struct {
 	NextCursor *string  `json:"nextCursor"`
 }
 
+// InboxItem: One request waiting on the caller, under the field its kind names.
+type InboxItem struct {
+	Approval   *Approval   `json:"approval,omitempty"`
+	Collection *Collection `json:"collection,omitempty"`
+	Kind       string      `json:"kind"`
+	Review     *Review     `json:"review,omitempty"`
+}
+
+type InboxList struct {
+	Data       []InboxItem `json:"data"`
+	NextCursor *string     `json:"nextCursor"`
+}
+
 type InlineFile struct {
 	Content string `json:"content"`
 	Path    string `json:"path"`
@@ -1498,6 +1511,8 @@ var schemaTypes = map[string]reflect.Type{
 	"GuestList":                 reflect.TypeFor[GuestList](),
 	"GuestPatch":                reflect.TypeFor[GuestPatch](),
 	"HeldVersionList":           reflect.TypeFor[HeldVersionList](),
+	"InboxItem":                 reflect.TypeFor[InboxItem](),
+	"InboxList":                 reflect.TypeFor[InboxList](),
 	"InlineFile":                reflect.TypeFor[InlineFile](),
 	"Key":                       reflect.TypeFor[Key](),
 	"KeyCreate":                 reflect.TypeFor[KeyCreate](),

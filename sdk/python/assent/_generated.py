@@ -642,6 +642,26 @@ class HeldVersionList(Model):
 
 
 @dataclass
+class InboxItem(Model):
+    """Schema InboxItem. One request waiting on the caller, under the field its kind names."""
+
+    _closed = True  # whether the schema refuses other properties
+    approval: Optional[Approval] = _field(default=None, metadata={"json": 'approval', "type": 'Approval', "required": False, "nullable": False})
+    collection: Optional[Collection] = _field(default=None, metadata={"json": 'collection', "type": 'Collection', "required": False, "nullable": False})
+    kind: Optional[str] = _field(default=None, metadata={"json": 'kind', "type": 'any', "required": True, "nullable": False})
+    review: Optional[Review] = _field(default=None, metadata={"json": 'review', "type": 'Review', "required": False, "nullable": False})
+
+
+@dataclass
+class InboxList(Model):
+    """Schema InboxList."""
+
+    _closed = True  # whether the schema refuses other properties
+    data: Optional[List[InboxItem]] = _field(default=None, metadata={"json": 'data', "type": '[InboxItem]', "required": True, "nullable": False})
+    next_cursor: Optional[str] = _field(default=None, metadata={"json": 'nextCursor', "type": 'any', "required": True, "nullable": False})
+
+
+@dataclass
 class InlineFile(Model):
     """Schema InlineFile."""
 
@@ -1907,6 +1927,8 @@ MODELS: Dict[str, type] = {
     'GuestList': GuestList,
     'GuestPatch': GuestPatch,
     'HeldVersionList': HeldVersionList,
+    'InboxItem': InboxItem,
+    'InboxList': InboxList,
     'InlineFile': InlineFile,
     'Key': Key,
     'KeyCreate': KeyCreate,

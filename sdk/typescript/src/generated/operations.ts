@@ -2069,6 +2069,16 @@ export const SCHEMA_FIELDS: Readonly<Record<string, Readonly<Record<string, bool
     "data": true,
     "nextCursor": true
   },
+  "InboxItem": {
+    "approval": false,
+    "collection": false,
+    "kind": true,
+    "review": false
+  },
+  "InboxList": {
+    "data": true,
+    "nextCursor": true
+  },
   "InlineFile": {
     "content": true,
     "path": true

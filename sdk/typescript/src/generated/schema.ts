@@ -1140,13 +1140,17 @@ export interface paths {
         };
         /**
          * What waits on the caller
-         * @description A member token only. By default, the pending approvals the caller
-         *     may decide, newest first. With `kind=collection`, the open
-         *     requests for information the caller was asked and has not
-         *     replied to, the earliest due (else closing) first; with
-         *     `kind=review`, the open reviews awaiting the caller's verdict, the
-         *     earliest closing first; at most `limit` of them for both
-         *     (`nextCursor` is always null).
+         * @description A member token only. Without `kind`, every request waiting on the
+         *     caller (pending approvals they may decide, open requests for
+         *     information they have not replied to, open reviews awaiting their
+         *     verdict), newest first, each item its `kind` and the request under
+         *     the field of that name; at most `limit` of them (`nextCursor` is
+         *     always null, and `cursor` is refused: page one kind with `kind`).
+         *     `kind` narrows it to one kind's list: `kind=approval`, the pending
+         *     approvals, newest first, page after page; `kind=collection`, the
+         *     requests for information, the earliest due (else closing) first;
+         *     `kind=review`, the reviews, the earliest closing first; at most
+         *     `limit` of them for these two (`nextCursor` is always null).
          */
         get: operations["inbox"];
         put?: never;
@@ -2530,6 +2534,18 @@ export interface components {
         HeldVersionList: {
             /** @description Oldest first: each report with its held version as `version`. */
             data: components["schemas"]["Report"][];
+            nextCursor: components["schemas"]["NextCursor"];
+        };
+        /** @description One request waiting on the caller, under the field its kind names. */
+        InboxItem: {
+            approval?: components["schemas"]["Approval"];
+            collection?: components["schemas"]["Collection"];
+            /** @enum {unknown} */
+            kind: "approval" | "collection" | "review";
+            review?: components["schemas"]["Review"];
+        };
+        InboxList: {
+            data: components["schemas"]["InboxItem"][];
             nextCursor: components["schemas"]["NextCursor"];
         };
         InlineFile: {
@@ -8086,7 +8102,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of pending approvals, or of open requests for information. */
+            /** @description Every request waiting on the caller, or one kind's list. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -8096,63 +8112,66 @@ export interface operations {
                      * @example {
                      *       "data": [
                      *         {
-                     *           "approvedInput": null,
-                     *           "approvers": [
-                     *             "ada@example.com"
-                     *           ],
-                     *           "callbackUrl": null,
-                     *           "changes": null,
-                     *           "concerns": [],
-                     *           "createdAt": "2026-01-02T15:04:05.123456Z",
-                     *           "decidedAt": null,
-                     *           "decidedBy": null,
-                     *           "decidedById": null,
-                     *           "description": "The customer was charged twice.",
-                     *           "editableFields": [
-                     *             "amount"
-                     *           ],
-                     *           "escalation": {
-                     *             "after": 14400,
-                     *             "escalatedAt": null,
-                     *             "to": [
-                     *               "finance-leads"
-                     *             ]
+                     *           "approval": {
+                     *             "approvedInput": null,
+                     *             "approvers": [
+                     *               "ada@example.com"
+                     *             ],
+                     *             "callbackUrl": null,
+                     *             "changes": null,
+                     *             "concerns": [],
+                     *             "createdAt": "2026-01-02T15:04:05.123456Z",
+                     *             "decidedAt": null,
+                     *             "decidedBy": null,
+                     *             "decidedById": null,
+                     *             "description": "The customer was charged twice.",
+                     *             "editableFields": [
+                     *               "amount"
+                     *             ],
+                     *             "escalation": {
+                     *               "after": 14400,
+                     *               "escalatedAt": null,
+                     *               "to": [
+                     *                 "finance-leads"
+                     *               ]
+                     *             },
+                     *             "expiresAt": "2026-01-03T15:04:05.123456Z",
+                     *             "externalId": "refund-1042",
+                     *             "factors": [],
+                     *             "flowId": null,
+                     *             "id": "apr_01JABCDEF0123456789ABCDEFG",
+                     *             "input": {
+                     *               "amount": 120,
+                     *               "orderId": "1042"
+                     *             },
+                     *             "links": [],
+                     *             "metadata": null,
+                     *             "note": null,
+                     *             "questions": [],
+                     *             "reason": null,
+                     *             "reportId": null,
+                     *             "requestedBy": "billing agent",
+                     *             "resolvedApprovers": [
+                     *               {
+                     *                 "email": "ada@example.com",
+                     *                 "id": "mem_01JABCDEF0123456789ABCDEFH",
+                     *                 "kind": "member",
+                     *                 "name": "Ada"
+                     *               }
+                     *             ],
+                     *             "risk": "medium",
+                     *             "status": "pending",
+                     *             "title": "Refund order 1042",
+                     *             "updatedAt": "2026-01-02T15:04:05.123456Z",
+                     *             "url": "https://assent.example.com/approvals/apr_01JABCDEF0123456789ABCDEFG"
                      *           },
-                     *           "expiresAt": "2026-01-03T15:04:05.123456Z",
-                     *           "externalId": "refund-1042",
-                     *           "factors": [],
-                     *           "flowId": null,
-                     *           "id": "apr_01JABCDEF0123456789ABCDEFG",
-                     *           "input": {
-                     *             "amount": 120,
-                     *             "orderId": "1042"
-                     *           },
-                     *           "links": [],
-                     *           "metadata": null,
-                     *           "note": null,
-                     *           "questions": [],
-                     *           "reason": null,
-                     *           "reportId": null,
-                     *           "requestedBy": "billing agent",
-                     *           "resolvedApprovers": [
-                     *             {
-                     *               "email": "ada@example.com",
-                     *               "id": "mem_01JABCDEF0123456789ABCDEFH",
-                     *               "kind": "member",
-                     *               "name": "Ada"
-                     *             }
-                     *           ],
-                     *           "risk": "medium",
-                     *           "status": "pending",
-                     *           "title": "Refund order 1042",
-                     *           "updatedAt": "2026-01-02T15:04:05.123456Z",
-                     *           "url": "https://assent.example.com/approvals/apr_01JABCDEF0123456789ABCDEFG"
+                     *           "kind": "approval"
                      *         }
                      *       ],
                      *       "nextCursor": null
                      *     }
                      */
-                    "application/json": components["schemas"]["ApprovalList"] | components["schemas"]["CollectionList"] | components["schemas"]["ReviewList"];
+                    "application/json": components["schemas"]["InboxList"] | components["schemas"]["ApprovalList"] | components["schemas"]["CollectionList"] | components["schemas"]["ReviewList"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -8444,7 +8463,7 @@ export interface operations {
                     "application/json": components["schemas"]["Report"];
                 };
             };
-            /** @description The body is invalid (`invalid_request`, naming the field, such as `files[1].path` or `content, files, uploadId` when not exactly one is given), a ZIP upload holds an entry that is refused (`invalid_archive`), or an audience phrase matches nobody or more than one thing (`unknown_audience`, `ambiguous_audience`, with `candidates`). */
+            /** @description The body is invalid (`invalid_request`, naming the field, such as `files[1].path`; `content` when no source is given, the second source sent when two are), a ZIP upload holds an entry that is refused (`invalid_archive`), or an audience phrase matches nobody or more than one thing (`unknown_audience`, `ambiguous_audience`, with `candidates`). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -8454,8 +8473,8 @@ export interface operations {
                      * @example {
                      *       "error": {
                      *         "code": "invalid_request",
-                     *         "field": "content, files, uploadId",
-                     *         "message": "send exactly one of content (one HTML document), files ([{path, content}]) or uploadId"
+                     *         "field": "uploadId",
+                     *         "message": "send content or uploadId, not both: a version has one source"
                      *       }
                      *     }
                      */

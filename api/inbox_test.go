@@ -1,0 +1,57 @@
+package api_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/testenv"
+)
+
+// TestInboxEveryKind: without kind the inbox lists every request waiting
+// on the person, newest first; kind narrows it.
+func TestInboxEveryKind(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		s.reviewable(t)
+		rev := s.do(t, "POST", "/api/v1/reviews", s.agentKey, `{"title":"Check Q3","reportId":"q3","reviewers":["Finance"]}`, nil)
+		require.Equal(t, 201, rev.status, string(rev.body))
+		time.Sleep(20 * time.Millisecond)
+		col := s.do(t, "POST", "/api/v1/collections", s.agentKey, `{"title":"t","questions":[{"prompt":"p","kind":"text"}],"respondents":["Finance"]}`, nil)
+		require.Equal(t, 201, col.status, string(col.body))
+		time.Sleep(20 * time.Millisecond)
+		apr := s.create(t, s.agentKey, `{"title":"Refund","approvers":["Finance"]}`)
+
+		all := s.do(t, "GET", "/api/v1/inbox", s.cyToken, "", nil)
+		require.Equal(t, 200, all.status, string(all.body))
+		items := all.decoded["data"].([]any)
+		require.Len(t, items, 3, "an approval, a request for information and a review wait on Cy")
+		want := []struct{ kind, id string }{{"approval", apr["id"].(string)}, {"collection", col.decoded["id"].(string)}, {"review", rev.decoded["id"].(string)}}
+		for i, w := range want {
+			item := items[i].(map[string]any)
+			assert.Equal(t, w.kind, item["kind"], "newest first")
+			assert.Equal(t, w.id, item[w.kind].(map[string]any)["id"])
+		}
+		assert.Nil(t, all.decoded["nextCursor"])
+
+		two := s.do(t, "GET", "/api/v1/inbox?limit=2", s.cyToken, "", nil)
+		require.Equal(t, 200, two.status, string(two.body))
+		assert.Len(t, two.decoded["data"], 2, "at most limit")
+
+		for _, w := range want {
+			one := s.do(t, "GET", "/api/v1/inbox?kind="+w.kind, s.cyToken, "", nil)
+			require.Equal(t, 200, one.status, string(one.body))
+			require.Len(t, one.decoded["data"], 1, w.kind)
+			assert.Equal(t, w.id, one.decoded["data"].([]any)[0].(map[string]any)["id"], "kind narrows it to its own list")
+		}
+
+		bad := s.do(t, "GET", "/api/v1/inbox?cursor=abc", s.cyToken, "", nil)
+		assert.Equal(t, 400, bad.status)
+		assert.Equal(t, "cursor", errField(bad, "field"))
+		assert.Empty(t, s.do(t, "GET", "/api/v1/inbox", s.memberToken, "", nil).decoded["data"], "nothing waits on Ada")
+		assert.Equal(t, 403, s.do(t, "GET", "/api/v1/inbox", s.agentKey, "", nil).status, "an inbox belongs to a person")
+	})
+}
