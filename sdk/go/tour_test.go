@@ -267,6 +267,8 @@ func TestTourServiceAndCaller(t *testing.T) {
 	expect(t, must(c.Service.OpenAPI(ctx))["openapi"] == "3.1.0", "openapi")
 	expect(t, strings.HasPrefix(must(c.Service.DecisionKeys(ctx)).Keys[0].Kid, "dtk_"), "decision keys")
 	expect(t, len(must(c.Service.EvidenceKeys(ctx)).Keys) > 0, "evidence keys")
+	expect(t, strings.HasSuffix(must(c.Service.ResourceMetadata(ctx)).Resource, "/mcp"), "resource metadata")
+	expect(t, strings.HasSuffix(must(c.Service.MCPResourceMetadata(ctx)).Resource, "/mcp"), "mcp resource metadata")
 	mia := tPerson(t, "mia@example.com")
 	expect(t, must(mia.Me.Get(ctx)).Kind == "member", "me")
 	expect(t, strings.HasPrefix(must(mia.Me.CreateToken(ctx, &assent.MemberTokenCreate{Scopes: []string{"approvals:read"}})).Token, "asnt_member_"), "token")

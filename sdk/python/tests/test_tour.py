@@ -103,6 +103,8 @@ class Tour(unittest.TestCase):
         self.assertEqual("3.1.0", c.service.openapi()["openapi"])
         self.assertTrue(c.service.decision_keys().keys[0].kid.startswith("dtk_"))
         self.assertTrue(c.service.evidence_keys().keys)
+        self.assertTrue(c.service.resource_metadata().resource.endswith("/mcp"))
+        self.assertTrue(c.service.mcp_resource_metadata().resource.endswith("/mcp"))
         mia = person("mia@example.com")
         self.assertEqual("member", mia.me.get().kind)
         token = mia.me.create_token(["approvals:read"])

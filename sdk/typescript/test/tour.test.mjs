@@ -164,6 +164,8 @@ devTest("the service and the caller", async () => {
   assert.equal((await c.service.openapi()).openapi, "3.1.0");
   assert.ok((await c.service.decisionKeys()).keys[0].kid.startsWith("dtk_"));
   assert.ok((await c.service.evidenceKeys()).keys.length);
+  assert.ok((await c.service.resourceMetadata()).resource.endsWith("/mcp"));
+  assert.ok((await c.service.mcpResourceMetadata()).resource.endsWith("/mcp"));
   const mia = dev.person("mia@example.com");
   assert.equal((await mia.me.get()).kind, "member");
   assert.ok((await mia.me.createToken({ scopes: ["approvals:read"] })).token.startsWith("asnt_member_"));
