@@ -47,9 +47,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// startDev runs the shared harness once per test binary: ASSENT_BIN, or
-// /tmp/sdkbin/assent when it exists, else the harness builds the server.
-// Skipped without python3 unless ASSENT_REQUIRE_E2E=1.
+// startDev runs the shared harness once per test binary, on the server in
+// ASSENT_BIN or one the harness builds from this checkout. Skipped without
+// python3 unless ASSENT_REQUIRE_E2E=1.
 func startDev(t *testing.T) *devServer {
 	t.Helper()
 	devOnce.Do(func() {
@@ -58,12 +58,6 @@ func startDev(t *testing.T) *devServer {
 			return
 		}
 		cmd := exec.Command("python3", "../harness/assent_dev.py")
-		cmd.Env = os.Environ()
-		if os.Getenv("ASSENT_BIN") == "" {
-			if _, err := os.Stat("/tmp/sdkbin/assent"); err == nil {
-				cmd.Env = append(cmd.Env, "ASSENT_BIN=/tmp/sdkbin/assent")
-			}
-		}
 		cmd.Stderr = os.Stderr
 		stdin, _ := cmd.StdinPipe()
 		stdout, _ := cmd.StdoutPipe()

@@ -13,7 +13,7 @@ import threading
 import time
 import unittest
 import uuid
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 import assent
 from assent import AssentError, ErrorCode
@@ -165,14 +165,15 @@ class Approvals(unittest.TestCase):
         self.assertEqual([created.id], [a.id for a in agent().approvals.list(external_id=tag)])
 
 
-class DroppingProxy:
-    """Forwards to the server, but drops the answer to the first POST after
-    the server has acted on it, as a network failure would."""
+class Proxy:
+    """Forwards every request to the server. alter(command, path, data)
+    sees each answer's body after the server acted: it returns the body to
+    send (changed or not), or None to drop the connection unanswered, as a
+    network failure would."""
 
-    def __init__(self, upstream: str):
+    def __init__(self, upstream: str, alter: Callable[[str, str, bytes], Optional[bytes]]):
+        import urllib.error
         import urllib.request
-        self.posts = 0
-        proxy = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def log_message(self, *args: Any) -> None:
@@ -183,16 +184,14 @@ class DroppingProxy:
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length", "connection")}
                 req = urllib.request.Request(upstream + self.path, data=body, headers=headers, method=self.command)
                 try:
-                    resp = urllib.request.urlopen(req, timeout=30)
+                    resp = urllib.request.urlopen(req, timeout=90)
                 except urllib.error.HTTPError as e:
                     resp = e
-                data = resp.read()
-                if self.command == "POST":
-                    proxy.posts += 1
-                    if proxy.posts == 1:
-                        self.close_connection = True
-                        self.connection.shutdown(2)
-                        return
+                data = alter(self.command, self.path, resp.read())
+                if data is None:
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
                 self.send_response(resp.status if hasattr(resp, "status") else resp.code)
                 for k, v in resp.headers.items():
                     if k.lower() not in ("content-length", "connection", "transfer-encoding"):
@@ -203,7 +202,6 @@ class DroppingProxy:
 
             do_GET = do_POST = forward
 
-        import urllib.error  # noqa: F401
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
@@ -211,6 +209,21 @@ class DroppingProxy:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+class DroppingProxy(Proxy):
+    """Drops the answer to the first POST after the server has acted on it."""
+
+    def __init__(self, upstream: str):
+        self.posts = 0
+        super().__init__(upstream, self._drop_first_post)
+
+    def _drop_first_post(self, command: str, path: str, data: bytes) -> Optional[bytes]:
+        if command == "POST":
+            self.posts += 1
+            if self.posts == 1:
+                return None
+        return data
 
 
 class Collections(unittest.TestCase):
@@ -312,51 +325,23 @@ class Gate(unittest.TestCase):
         self.assertEqual(1, len(ran))
 
 
-class TamperingProxy:
-    """Forwards to the server, but changes approvedInput in the reads of
-    settled approvals, as a compromised path between agent and instance
-    would."""
+class TamperingProxy(Proxy):
+    """Changes approvedInput in the reads of settled approvals, as a
+    compromised path between agent and instance would."""
 
     def __init__(self, upstream: str, change: Dict[str, Any]):
-        import urllib.error
-        import urllib.request
-        proxy = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def forward(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length") or 0)) or None
-                headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length", "connection")}
-                req = urllib.request.Request(upstream + self.path, data=body, headers=headers, method=self.command)
-                try:
-                    resp = urllib.request.urlopen(req, timeout=90)
-                except urllib.error.HTTPError as e:
-                    resp = e
-                data = resp.read()
-                if self.command == "GET" and self.path.startswith("/api/v1/approvals/"):
-                    read = json.loads(data)
-                    if read.get("approvedInput"):
-                        read["approvedInput"].update(change)
-                        proxy.tampered = True
-                        data = json.dumps(read).encode()
-                self.send_response(resp.status if hasattr(resp, "status") else resp.code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            do_GET = do_POST = forward
-
+        self.change = change
         self.tampered = False
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
+        super().__init__(upstream, self._tamper)
 
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    def _tamper(self, command: str, path: str, data: bytes) -> Optional[bytes]:
+        if command == "GET" and path.startswith("/api/v1/approvals/"):
+            read = json.loads(data)
+            if read.get("approvedInput"):
+                read["approvedInput"].update(self.change)
+                self.tampered = True
+                return json.dumps(read).encode()
+        return data
 
 
 class Refusals(unittest.TestCase):
