@@ -244,7 +244,11 @@ func dialTemporal(ctx context.Context, cfg *config.Config, log *slog.Logger, key
 		Logger:            logging.SDK(log.With("component", "temporal-sdk")),
 	}, payloadcodec.New(keys)))
 	if err != nil {
-		return nil, fmt.Errorf("connect to Temporal at %s: %w", cfg.TemporalAddress, err)
+		return nil, explainDial(cfg, err)
+	}
+	if err := checkNamespace(ctx, cfg, c); err != nil {
+		c.Close()
+		return nil, err
 	}
 	return c, nil
 }

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/assent-hq/assent/internal/config"
+)
+
+// explainDial turns a failure to reach Temporal into what to change. gRPC
+// flattens TLS failures into text, so the handshake's own words are what
+// there is to go on.
+func explainDial(cfg *config.Config, err error) error {
+	msg := err.Error()
+	at := "Temporal at " + cfg.TemporalAddress
+	ca := "a CA this machine trusts"
+	if cfg.TemporalTLSCA != "" {
+		ca = "the CA in ASSENT_TEMPORAL_TLS_CA (" + cfg.TemporalTLSCA + ")"
+	}
+	switch {
+	case strings.Contains(msg, "certificate signed by unknown authority"):
+		return fmt.Errorf("%s presented a certificate not signed by %s: %w", at, ca, err)
+	case strings.Contains(msg, "certificate has expired or is not yet valid"):
+		return fmt.Errorf("%s: a certificate in the TLS handshake has expired or is not yet valid (the server's, or this process's in ASSENT_TEMPORAL_TLS_CERT): %w", at, err)
+	case strings.Contains(msg, "certificate is valid for"), strings.Contains(msg, "certificate is not valid for"):
+		return fmt.Errorf("%s presented a certificate for another name: set ASSENT_TEMPORAL_TLS_SERVER_NAME to the name it carries: %w", at, err)
+	case strings.Contains(msg, "bad certificate"), strings.Contains(msg, "certificate required"), strings.Contains(msg, "unknown certificate authority"):
+		return fmt.Errorf("%s refused this process's client certificate: it needs ASSENT_TEMPORAL_TLS_CERT and ASSENT_TEMPORAL_TLS_KEY signed by a CA it trusts: %w", at, err)
+	case strings.Contains(msg, "first record does not look like a TLS handshake"):
+		return fmt.Errorf("%s does not speak TLS: unset the ASSENT_TEMPORAL_TLS_* settings, or point ASSENT_TEMPORAL_ADDRESS at its TLS port: %w", at, err)
+	case strings.Contains(msg, "error reading server preface"), strings.Contains(msg, "http2: frame too large"):
+		return fmt.Errorf("%s may require TLS (set ASSENT_TEMPORAL_TLS_CA, and the certificate and key for mutual TLS): %w", at, err)
+	}
+	return fmt.Errorf("connect to %s: %w", at, err)
+}
+
+// checkNamespace fails when the namespace does not exist, rather than
+// leaving every workflow start to fail later.
+func checkNamespace(ctx context.Context, cfg *config.Config, c client.Client) error {
+	_, err := c.WorkflowService().DescribeNamespace(ctx, &workflowservice.DescribeNamespaceRequest{Namespace: cfg.TemporalNamespace})
+	if _, missing := errors.AsType[*serviceerror.NamespaceNotFound](err); missing {
+		return fmt.Errorf("namespace %q does not exist at Temporal at %s: create it (temporal operator namespace create --namespace %s) or set ASSENT_TEMPORAL_NAMESPACE to one that does",
+			cfg.TemporalNamespace, cfg.TemporalAddress, cfg.TemporalNamespace)
+	}
+	if err != nil {
+		return explainDial(cfg, err)
+	}
+	return nil
+}

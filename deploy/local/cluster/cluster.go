@@ -1,0 +1,299 @@
+// Package cluster runs Assent's production shape on one machine, each part
+// its own process on loopback: a PostgreSQL of its own, Temporal's four
+// services built from the server module in go.mod, the Temporal UI,
+// `assent migrate`, two `assent serve` behind a reverse proxy and two
+// `assent worker`. `go run ./deploy/local up` starts it for people; tests
+// start it, kill its processes and restart them.
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Options say where the cluster keeps its state and which binaries it runs.
+type Options struct {
+	// Dir keeps everything: PostgreSQL's data, logs, binaries, the report
+	// files and cluster.json. A second Start on the same Dir resumes.
+	Dir string
+	// Assent is the assent binary; empty builds ./cmd/assent into Dir.
+	Assent string
+	// Harness is the binary whose `proxy` and `ui` commands run the
+	// reverse proxy and the Temporal UI (deploy/local's own); empty
+	// builds ./deploy/local into Dir.
+	Harness string
+	// TLS serves Temporal's frontend over mutual TLS with certificates
+	// made for the cluster (in Dir/tls); assent connects with them.
+	TLS bool
+	// AssentEnv is added to every assent process's environment (tests
+	// shorten retries with it, for example).
+	AssentEnv []string
+	// Progress receives a line per step; nil is silent.
+	Progress io.Writer
+}
+
+// Process names, in start order.
+const (
+	Postgres         = "postgres"
+	TemporalHistory  = "temporal-history"
+	TemporalMatching = "temporal-matching"
+	TemporalFrontend = "temporal-frontend"
+	TemporalWorker   = "temporal-worker"
+	TemporalUI       = "temporal-ui"
+	Serve1           = "serve-1"
+	Serve2           = "serve-2"
+	Worker1          = "worker-1"
+	Worker2          = "worker-2"
+	Proxy            = "proxy"
+)
+
+// Namespace is the Temporal namespace the cluster's Assent uses.
+const Namespace = "assent"
+
+// State is what outlives one harness command, in Dir/cluster.json: the
+// ports, the secret key and the running processes, so `down` and a later
+// `up` find them.
+type State struct {
+	Ports     map[string]int `json:"ports"`
+	SecretKey string         `json:"secretKey"`
+	PIDs      map[string]int `json:"pids"`
+}
+
+// Cluster is a running (or resumable) cluster.
+type Cluster struct {
+	opts  Options
+	state State
+	bins  binaries
+	procs map[string]*process
+}
+
+// Start brings every part up in order and returns once the proxy answers
+// /readyz. On failure it stops what it started.
+func Start(ctx context.Context, o Options) (_ *Cluster, err error) {
+	if o.Dir == "" {
+		return nil, errors.New("cluster: Dir is required")
+	}
+	dir, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	o.Dir = dir
+	c := &Cluster{opts: o, procs: map[string]*process{}}
+	for _, d := range []string{"bin", "logs", "blobs"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.loadState(); err != nil {
+		return nil, err
+	}
+	if alive := c.alive(); len(alive) > 0 {
+		return nil, fmt.Errorf("cluster: %s already running from %s (pids in cluster.json); stop it first", strings.Join(alive, ", "), dir)
+	}
+	defer func() {
+		if err != nil {
+			c.Stop()
+		}
+	}()
+	if c.bins, err = c.build(ctx); err != nil {
+		return nil, err
+	}
+	if o.TLS {
+		if err := makeCertificates(filepath.Join(dir, "tls")); err != nil {
+			return nil, err
+		}
+	}
+	steps := []struct {
+		what string
+		run  func(context.Context) error
+	}{
+		{"PostgreSQL", c.startPostgres},
+		{"Temporal's schemas", c.setupTemporalSchemas},
+		{"Temporal's services", c.startTemporal},
+		{"the Temporal namespace", c.registerNamespace},
+		{"the Temporal UI", func(ctx context.Context) error { return c.start(ctx, TemporalUI) }},
+		{"assent migrate", c.migrate},
+		{"assent serve and worker", c.startAssent},
+		{"the proxy", func(ctx context.Context) error { return c.start(ctx, Proxy) }},
+	}
+	for _, s := range steps {
+		c.progress("starting %s", s.what)
+		if err := s.run(ctx); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.what, err)
+		}
+	}
+	return c, c.saveState()
+}
+
+// Addresses are what a person opens or points a client at.
+type Addresses struct {
+	// Assent is the proxy in front of both serve processes.
+	Assent string
+	// Serve are the serve processes themselves.
+	Serve []string
+	// TemporalFrontend is host:port of Temporal's frontend.
+	TemporalFrontend string
+	// TemporalUI is the UI's address.
+	TemporalUI string
+	// Postgres is the database URL of Assent's database.
+	Postgres string
+}
+
+// Addresses returns the cluster's addresses.
+func (c *Cluster) Addresses() Addresses {
+	return Addresses{
+		Assent:           c.httpURL(Proxy),
+		Serve:            []string{c.httpURL(Serve1), c.httpURL(Serve2)},
+		TemporalFrontend: c.addr(TemporalFrontend),
+		TemporalUI:       c.httpURL(TemporalUI),
+		Postgres:         c.databaseURL("assent"),
+	}
+}
+
+// SecretKey is the key every assent process shares.
+func (c *Cluster) SecretKey() string { return c.state.SecretKey }
+
+// AssentBinary is the assent program the cluster runs.
+func (c *Cluster) AssentBinary() string { return c.bins.assent }
+
+// AssentEnv is the environment of the cluster's assent processes, for
+// running `assent admin` against it.
+func (c *Cluster) AssentEnv() []string { return c.assentEnv() }
+
+// Dir is where the cluster keeps its state.
+func (c *Cluster) Dir() string { return c.opts.Dir }
+
+// Kill sends SIGKILL to a process, as a crash would.
+func (c *Cluster) Kill(name string) error {
+	p, ok := c.procs[name]
+	if !ok {
+		return fmt.Errorf("cluster: no process %q", name)
+	}
+	p.kill()
+	delete(c.state.PIDs, name)
+	return c.saveState()
+}
+
+// Restart starts a process that was killed or stopped, with the same
+// command, and waits until it is ready.
+func (c *Cluster) Restart(ctx context.Context, name string) error {
+	if p, ok := c.procs[name]; ok && p.running() {
+		return fmt.Errorf("cluster: %s is running", name)
+	}
+	if err := c.start(ctx, name); err != nil {
+		return err
+	}
+	return c.saveState()
+}
+
+// RestartPostgres stops PostgreSQL cleanly (a fast shutdown, as an
+// operator's restart does) and starts it again; every other process must
+// reconnect on its own.
+func (c *Cluster) RestartPostgres(ctx context.Context) error {
+	if p, ok := c.procs[Postgres]; ok {
+		p.terminate(30 * time.Second)
+	}
+	return c.Restart(ctx, Postgres)
+}
+
+// Stop ends every process, the last started first.
+func (c *Cluster) Stop() {
+	names := slices.Collect(func(yield func(string) bool) {
+		for n := range c.procs {
+			if !yield(n) {
+				return
+			}
+		}
+	})
+	sort.Slice(names, func(i, j int) bool { return order(names[i]) > order(names[j]) })
+	for _, n := range names {
+		c.procs[n].terminate(20 * time.Second)
+		delete(c.state.PIDs, n)
+	}
+	_ = c.saveState()
+}
+
+// Down stops the processes a cluster.json in dir names, for the `down`
+// command, which did not start them.
+func Down(dir string) ([]string, error) {
+	c := &Cluster{opts: Options{Dir: dir}, procs: map[string]*process{}}
+	if err := c.loadState(); err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(c.state.PIDs))
+	for n := range c.state.PIDs {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool { return order(names[i]) > order(names[j]) })
+	var stopped []string
+	for _, n := range names {
+		if stopGroup(c.state.PIDs[n], 20*time.Second) {
+			stopped = append(stopped, n)
+		}
+		delete(c.state.PIDs, n)
+	}
+	return stopped, c.saveState()
+}
+
+// order is a process's place in the start order.
+func order(name string) int {
+	return slices.Index(Names(), name)
+}
+
+func (c *Cluster) progress(format string, args ...any) {
+	if c.opts.Progress != nil {
+		fmt.Fprintf(c.opts.Progress, format+"\n", args...)
+	}
+}
+
+func (c *Cluster) statePath() string { return filepath.Join(c.opts.Dir, "cluster.json") }
+
+func (c *Cluster) loadState() error {
+	b, err := os.ReadFile(c.statePath())
+	if errors.Is(err, os.ErrNotExist) {
+		c.state = State{Ports: map[string]int{}, PIDs: map[string]int{}}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, &c.state); err != nil {
+		return fmt.Errorf("%s: %w", c.statePath(), err)
+	}
+	if c.state.Ports == nil {
+		c.state.Ports = map[string]int{}
+	}
+	if c.state.PIDs == nil {
+		c.state.PIDs = map[string]int{}
+	}
+	return nil
+}
+
+func (c *Cluster) saveState() error {
+	b, err := json.MarshalIndent(c.state, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(c.statePath(), append(b, '\n'), 0o600)
+}
+
+// alive lists the processes cluster.json names that still run.
+func (c *Cluster) alive() []string {
+	var out []string
+	for n, pid := range c.state.PIDs {
+		if groupAlive(pid) {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,152 @@
+package cluster_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/assent-hq/assent/deploy/local/cluster"
+)
+
+// newDir is a folder the postgres user can reach when the test runs as
+// root (t.TempDir's parents are private to the test's user).
+func newDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "assent-cluster-")
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(dir, 0o755))
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	return dir
+}
+
+// TestClusterUnderRestarts brings the production shape up with mutual TLS
+// to Temporal's frontend, settles an approval through the proxy, then
+// kills each kind of process and restarts PostgreSQL, and settles another
+// after each.
+func TestClusterUnderRestarts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds Temporal's server and runs the whole cluster")
+	}
+	ctx := context.Background()
+	c, err := cluster.Start(ctx, cluster.Options{Dir: newDir(t), TLS: true, Progress: testWriter{t}})
+	require.NoError(t, err)
+	t.Cleanup(c.Stop)
+	a := c.Addresses()
+
+	org := admin(t, c, "org", "create", "--name", "Cluster Co")
+	require.NotEmpty(t, org["id"])
+	agent := admin(t, c, "key", "create", "--name", "agent", "--kind", "agent", "--scopes", "approvals:read,approvals:write")["key"].(string)
+	owner := admin(t, c, "member", "add", "--email", "owner@cluster.example", "--role", "owner")
+	token := admin(t, c, "token", "create", "--member", owner["id"].(string))["token"].(string)
+
+	settle := func(step string) {
+		t.Helper()
+		var created map[string]any
+		require.Equal(t, 201, call(t, "POST", a.Assent+"/api/v1/approvals", agent, "", `{"title":"after `+step+`"}`, &created), step)
+		id := created["id"].(string)
+		var decided map[string]any
+		require.Eventually(t, func() bool {
+			return call(t, "POST", a.Assent+"/api/v1/approvals/"+id+"/decision", token, "", `{"decision":"approve"}`, &decided) == 200
+		}, time.Minute, 200*time.Millisecond, "decide after %s", step)
+		var read map[string]any
+		require.Equal(t, 200, call(t, "GET", a.Assent+"/api/v1/approvals/"+id, agent, "", "", &read))
+		assert.Equal(t, "approved", read["status"], step)
+		assert.NotEmpty(t, read["decisionToken"], "%s: the worker signs a decision token", step)
+	}
+	settle("start")
+
+	// Twenty creates with one Idempotency-Key, spread over both serve
+	// processes, make one request.
+	ids := map[string]int{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var out map[string]any
+			status := call(t, "POST", a.Serve[i%2]+"/api/v1/approvals", agent, "one-create", `{"title":"once"}`, &out)
+			mu.Lock()
+			defer mu.Unlock()
+			if status == 201 {
+				ids[out["id"].(string)]++
+			} else {
+				ids[fmt.Sprintf("status %d: %v", status, out["code"])]++
+			}
+		}()
+	}
+	wg.Wait()
+	for k := range ids {
+		if strings.HasPrefix(k, "status 409: idempotency_in_progress") {
+			delete(ids, k) // told to retry: not a second request
+		}
+	}
+	assert.Len(t, ids, 1, "twenty creates with one key: %v", ids)
+
+	for _, name := range []string{cluster.Worker1, cluster.Serve1, cluster.TemporalHistory, cluster.TemporalMatching, cluster.TemporalFrontend} {
+		require.NoError(t, c.Kill(name))
+		if name == cluster.Worker1 || name == cluster.Serve1 {
+			settle("killing " + name) // the other one carries the load
+		}
+		require.NoError(t, c.Restart(ctx, name))
+		settle("restarting " + name)
+	}
+	require.NoError(t, c.RestartPostgres(ctx))
+	settle("restarting PostgreSQL")
+}
+
+func admin(t *testing.T, c *cluster.Cluster, args ...string) map[string]any {
+	t.Helper()
+	cmd := exec.Command(c.AssentBinary(), append([]string{"admin"}, args...)...)
+	cmd.Env = append(os.Environ(), c.AssentEnv()...)
+	out, err := cmd.Output()
+	require.NoError(t, err, "assent admin %v: %s", args, out)
+	var v map[string]any
+	require.NoError(t, json.Unmarshal(out, &v), "%s", out)
+	return v
+}
+
+func call(t *testing.T, method, url, key, idempotencyKey, body string, into any) int {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, url, r)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+key)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if idempotencyKey != "" {
+		req.Header.Set("Idempotency-Key", idempotencyKey)
+	}
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if into != nil && len(bytes.TrimSpace(b)) > 0 {
+		_ = json.Unmarshal(b, into)
+	}
+	return resp.StatusCode
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}

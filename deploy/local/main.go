@@ -1,0 +1,218 @@
+// Command local runs Assent's production shape on this machine, every part
+// its own process (see package cluster):
+//
+//	go run ./deploy/local up      # builds, starts, prints the addresses
+//	go run ./deploy/local down    # stops everything it started
+//
+// State, logs and data stay in --dir (.assent-cluster), so a later `up`
+// resumes with the same database, key and ports. `proxy` and `ui` are the
+// processes the cluster runs from this binary.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	uiserver "github.com/temporalio/ui-server/v2/server"
+	uiconfig "github.com/temporalio/ui-server/v2/server/config"
+	uiserveroptions "github.com/temporalio/ui-server/v2/server/server_options"
+
+	"github.com/assent-hq/assent/deploy/local/cluster"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "deploy/local:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `usage: go run ./deploy/local <command> [flags]
+
+  up     build and start the cluster, print its addresses (--dir, --tls)
+  down   stop the cluster started from --dir
+`
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("no command")
+	}
+	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", ".assent-cluster", "folder for the cluster's data, logs and state")
+	switch args[0] {
+	case "up":
+		tls := fs.Bool("tls", false, "serve Temporal's frontend over mutual TLS, with certificates made in <dir>/tls")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		c, err := cluster.Start(ctx, cluster.Options{Dir: *dir, TLS: *tls, Progress: stderr})
+		if err != nil {
+			return err
+		}
+		a := c.Addresses()
+		fmt.Fprintf(stdout, `Assent (proxy)     %s
+  serve            %s, %s
+Temporal frontend  %s (namespace %s)
+Temporal UI        %s
+Assent's database  %s
+Secret key         ASSENT_SECRET_KEY in %s
+Logs               %s
+Stop with          go run ./deploy/local down --dir %s
+`, a.Assent, a.Serve[0], a.Serve[1], a.TemporalFrontend, cluster.Namespace, a.TemporalUI, a.Postgres,
+			filepath.Join(c.Dir(), "cluster.json"), filepath.Join(c.Dir(), "logs"), *dir)
+		return nil
+	case "down":
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		stopped, err := cluster.Down(*dir)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "stopped %d processes\n", len(stopped))
+		return nil
+	case "proxy":
+		listen := fs.String("listen", "127.0.0.1:0", "address to listen on")
+		var backends listFlag
+		fs.Var(&backends, "backend", "a serve process's URL (repeat)")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		return runProxy(ctx, *listen, backends)
+	case "ui":
+		listen := fs.String("listen", "127.0.0.1:8233", "address to listen on")
+		frontend := fs.String("frontend", "127.0.0.1:7233", "Temporal frontend")
+		namespace := fs.String("namespace", "default", "namespace shown first")
+		codec := fs.String("codec", "", "codec endpoint decoding payloads")
+		tlsDir := fs.String("tls-dir", "", "folder with ca.pem, client.pem and client.key for the frontend's mutual TLS")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		return runUI(ctx, *listen, *frontend, *namespace, *codec, *tlsDir)
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}
+
+type listFlag []string
+
+func (l *listFlag) String() string     { return fmt.Sprint(*l) }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// runProxy spreads requests over the backends that answer /readyz, as a
+// load balancer's health check does; a killed serve leaves the rotation
+// within half a second and joins it again once ready.
+func runProxy(ctx context.Context, listen string, backends []string) error {
+	if len(backends) == 0 {
+		return errors.New("proxy: no --backend")
+	}
+	targets := make([]*url.URL, len(backends))
+	healthy := make([]atomic.Bool, len(backends))
+	for i, b := range backends {
+		u, err := url.Parse(b)
+		if err != nil {
+			return fmt.Errorf("proxy: --backend %q: %w", b, err)
+		}
+		targets[i] = u
+		healthy[i].Store(true)
+	}
+	check := &http.Client{Timeout: time.Second}
+	go func() {
+		for {
+			for i, u := range targets {
+				resp, err := check.Get(u.String() + "/readyz")
+				healthy[i].Store(err == nil && resp.StatusCode == http.StatusOK)
+				if err == nil {
+					resp.Body.Close()
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+	}()
+	var next atomic.Uint64
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			n := next.Add(1)
+			pick := targets[n%uint64(len(targets))]
+			for i := range targets {
+				j := (n + uint64(i)) % uint64(len(targets))
+				if healthy[j].Load() {
+					pick = targets[j]
+					break
+				}
+			}
+			r.SetURL(pick)
+			r.SetXForwarded()
+			r.Out.Host = r.In.Host
+		},
+		// Long-polls (GET …?wait=) stream nothing until they answer.
+		FlushInterval: -1,
+	}
+	l, err := net.Listen("tcp", listen)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 10 * time.Second}
+	go func() { <-ctx.Done(); _ = srv.Close() }()
+	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// runUI serves the Temporal UI for the cluster's frontend.
+func runUI(ctx context.Context, listen, frontend, namespace, codec, tlsDir string) error {
+	host, portText, err := net.SplitHostPort(listen)
+	if err != nil {
+		return err
+	}
+	var port int
+	if _, err := fmt.Sscan(portText, &port); err != nil {
+		return fmt.Errorf("ui: --listen %q: %w", listen, err)
+	}
+	conf := &uiconfig.Config{
+		Host:                host,
+		Port:                port,
+		TemporalGRPCAddress: frontend,
+		EnableUI:            true,
+		DefaultNamespace:    namespace,
+		CORS:                uiconfig.CORS{CookieInsecure: true},
+		HideLogs:            true,
+		DisableNewsFetch:    true,
+		Codec:               uiconfig.Codec{Endpoint: codec, IncludeCredentials: codec != ""},
+		DisableWriteActions: true,
+	}
+	if tlsDir != "" {
+		conf.TLS = uiconfig.TLS{
+			CaFile:                 filepath.Join(tlsDir, "ca.pem"),
+			CertFile:               filepath.Join(tlsDir, "client.pem"),
+			KeyFile:                filepath.Join(tlsDir, "client.key"),
+			ServerName:             "localhost",
+			EnableHostVerification: true,
+		}
+	}
+	srv := uiserver.NewServer(uiserveroptions.WithConfigProvider(conf))
+	go func() { <-ctx.Done(); srv.Stop() }()
+	return srv.Start()
+}
