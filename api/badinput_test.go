@@ -92,3 +92,24 @@ func TestExpiresInNamesExpiresAt(t *testing.T) {
 		assert.NotContains(t, errField(r, "message"), "expiresAt")
 	})
 }
+
+// TestNoFieldsWhereNoneAreTaken: a route whose body the document says is
+// empty refuses a field, or a body that is not a JSON object, as every
+// other route does, rather than ignoring it (found by the property run).
+func TestNoFieldsWhereNoneAreTaken(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		flow := s.do(t, "POST", "/api/v1/flows", s.agentKey, `{"title":"job"}`, nil)
+		require.Equal(t, 201, flow.status, string(flow.body))
+		path := "/api/v1/flows/" + flow.decoded["id"].(string) + "/cancel"
+		r := s.do(t, "POST", path, s.agentKey, `{"reason":"done"}`, nil)
+		require.Equal(t, 400, r.status, "body: %s", r.body)
+		assert.Equal(t, "reason", errField(r, "field"))
+		r = s.do(t, "POST", path, s.agentKey, `"x"`, nil)
+		require.Equal(t, 400, r.status, "body: %s", r.body)
+		assert.Equal(t, 400, s.do(t, "POST", "/api/v1/uploads", s.agentKey, `{"name":"a.zip"}`, nil).status)
+		// An empty object, or no body, is still what the route takes.
+		assert.Equal(t, 200, s.do(t, "POST", path, s.agentKey, `{}`, nil).status)
+		assert.Equal(t, 201, s.do(t, "POST", "/api/v1/uploads", s.agentKey, ``, nil).status)
+	})
+}

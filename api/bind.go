@@ -228,6 +228,17 @@ func bind(c *gin.Context, dst any) error {
 	return validate.Struct(dst)
 }
 
+// noFields holds the body of a route that takes none (the document's
+// Empty) to what bind holds every body to: absent, or an object without
+// fields. Otherwise a field the caller thinks meaningful would be ignored.
+func noFields(c *gin.Context) {
+	if err := bind(c, &struct{}{}); err != nil {
+		fail(c, err)
+		return
+	}
+	c.Next()
+}
+
 // hasJSONField reports whether the struct dst points to has a field named
 // name in JSON.
 func hasJSONField(dst any, name string) bool {
