@@ -41,8 +41,9 @@ func (c *Cluster) build(ctx context.Context) (binaries, error) {
 	if err != nil {
 		return b, err
 	}
+	c.progress("building with go build (the first build of Temporal's server takes minutes; later ones use Go's cache)")
 	for _, t := range targets {
-		c.progress("building %s (the first build of Temporal's server takes minutes)", filepath.Base(t[0]))
+		c.progress("building %s", filepath.Base(t[0]))
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", t[0], t[1])
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {

@@ -117,7 +117,7 @@ func Start(ctx context.Context, o Options) (_ *Cluster, err error) {
 		run  func(context.Context) error
 	}{
 		{"PostgreSQL", c.startPostgres},
-		{"Temporal's schemas", c.setupTemporalSchemas},
+		{"Temporal's schema tool", c.setupTemporalSchemas},
 		{"Temporal's services", c.startTemporal},
 		{"the Temporal namespace", c.registerNamespace},
 		{"the Temporal UI", func(ctx context.Context) error { return c.start(ctx, TemporalUI) }},

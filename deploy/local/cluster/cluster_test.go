@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -65,6 +68,18 @@ func TestClusterUnderRestarts(t *testing.T) {
 		assert.NotEmpty(t, read["decisionToken"], "%s: the worker signs a decision token", step)
 	}
 	settle("start")
+
+	// The frontend speaks mutual TLS: a process given a CA that did not
+	// sign its certificate stops at start, saying so.
+	wrongCA := filepath.Join(t.TempDir(), "ca.pem")
+	other := httptest.NewTLSServer(http.NotFoundHandler())
+	other.Close()
+	require.NoError(t, os.WriteFile(wrongCA, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: other.Certificate().Raw}), 0o644))
+	worker := exec.Command(c.AssentBinary(), "worker")
+	worker.Env = append(append(os.Environ(), c.AssentEnv()...), "ASSENT_TEMPORAL_TLS_CA="+wrongCA)
+	out, err := worker.CombinedOutput()
+	require.Error(t, err, "a worker with the wrong CA started: %s", out)
+	assert.Contains(t, string(out), "presented a certificate not signed by the CA in ASSENT_TEMPORAL_TLS_CA")
 
 	// Twenty creates with one Idempotency-Key, spread over both serve
 	// processes, make one request.
