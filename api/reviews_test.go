@@ -76,8 +76,6 @@ func TestCreateReviewValidation(t *testing.T) {
 		candidates := r.decoded["error"].(map[string]any)["candidates"]
 		assert.Equal(t, []any{"member Ada <ada@example.com> (" + s.member.ID + ")", "member Bob <bob@example.com> (" + s.bob.ID + ")"}, candidates)
 		assert.NotContains(t, string(r.body), hal.ID)
-		owner := s.do(t, "POST", "/api/v1/reviews", s.agentKey, `{"title":"t","reportId":"q3","reviewers":["ada@example.com"]}`, nil)
-		assert.Equal(t, 201, owner.status, "an owner may be asked about a report not shared with them: %s", owner.body)
 		r = s.do(t, "POST", "/api/v1/reviews", s.readOnlyKey, `{"title":"t","reportId":"q3","reviewers":["Finance"]}`, nil)
 		assert.Equal(t, 403, r.status, "reviews:write is needed")
 		r = s.do(t, "POST", "/api/v1/reviews", s.memberToken, `{"title":"t","reportId":"q3","reviewers":["Finance"]}`, nil)
@@ -86,6 +84,13 @@ func TestCreateReviewValidation(t *testing.T) {
 		assert.Equal(t, 404, r.status, "another organisation's report")
 		r = s.do(t, "POST", "/api/v1/reviews", s.agentKey, `{"title":"t","reportId":"q3","reviewers":["gus@partner.example"]}`, nil)
 		assert.Equal(t, 201, r.status, "a guest the report is shared with may review it: %s", r.body)
+
+		// An owner may be asked about a report not shared with her, and
+		// reads it from then on: she may now put it under review too.
+		owner := s.do(t, "POST", "/api/v1/reviews", s.agentKey, `{"title":"t","reportId":"q3","reviewers":["ada@example.com"]}`, nil)
+		assert.Equal(t, 201, owner.status, "an owner may be asked about a report not shared with them: %s", owner.body)
+		r = s.do(t, "POST", "/api/v1/reviews", s.memberToken, `{"title":"t","reportId":"q3","reviewers":["Finance"]}`, nil)
+		assert.Equal(t, 201, r.status, "Ada reads q3 once asked to review it: %s", r.body)
 	})
 }
 
