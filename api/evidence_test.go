@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -92,6 +93,25 @@ func TestEvidenceExport(t *testing.T) {
 		_, err = evidence.Verify(bytes.Replace(got.body, []byte(`"title":"Quarter close"`), []byte(`"title":"Quarter clos"`), 1), keys)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "signature")
+		assert.Contains(t, err.Error(), "subject.title was changed")
+
+		// Outside the timeline, the request and the field are named.
+		var doc map[string]any
+		dec := json.NewDecoder(bytes.NewReader(got.body))
+		dec.UseNumber()
+		require.NoError(t, dec.Decode(&doc))
+		var approvalID string
+		for _, r := range doc["requests"].([]any) {
+			if req := r.(map[string]any); req["type"] == "approval" {
+				approvalID = req["id"].(string)
+				req["record"].(map[string]any)["status"] = "approved"
+			}
+		}
+		tampered, err = json.Marshal(doc)
+		require.NoError(t, err)
+		_, err = evidence.Verify(tampered, keys)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "requests[approval "+approvalID+"].record.status was changed")
 
 		csvBody := s.do(t, "GET", "/api/v1/flows/"+flowID+"/evidence?format=csv", s.agentKey, "", nil)
 		require.Equal(t, 200, csvBody.status)

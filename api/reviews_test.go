@@ -35,6 +35,8 @@ func TestCreateReviewValidation(t *testing.T) {
 		otherVersion := version(other)["id"].(string)
 		s.publish(t, `{"title":"Old","slug":"old","content":`+jsonString(html("x"))+`,"audience":["Finance"]}`)
 		require.Equal(t, 200, s.do(t, "POST", "/api/v1/reports/old/archive", s.agentKey, `{}`, nil).status)
+		hal, err := s.store.CreateMember(context.Background(), s.org.ID, "hal@example.com", "Hal", "")
+		require.NoError(t, err)
 
 		cases := []struct {
 			name, body  string
@@ -50,7 +52,7 @@ func TestCreateReviewValidation(t *testing.T) {
 			{"too many reviewers", `{"title":"t","reportId":"q3","reviewers":["a","b","c","d","e","f","g","h","i","j","k","l","m","n","o","p","q","r","s","t","u"]}`, 400, "invalid_request", "reviewers", ""},
 			{"unknown reviewer", `{"title":"t","reportId":"q3","reviewers":["Finance","nobody@example.com"]}`, 400, "unknown_reviewer", "reviewers", "nobody@example.com"},
 			{"ambiguous reviewer", `{"title":"t","reportId":"q3","reviewers":["ops@example.com"]}`, 400, "ambiguous_reviewer", "reviewers[0]", ""},
-			{"reviewer cannot read", `{"title":"t","reportId":"q3","reviewers":["Finance","ada@example.com"]}`, 400, "reviewer_cannot_read", "reviewers", "ada@example.com"},
+			{"reviewer cannot read", `{"title":"t","reportId":"q3","reviewers":["Finance","hal@example.com"]}`, 400, "reviewer_cannot_read", "reviewers", "hal@example.com"},
 			{"too many approvals", `{"title":"t","reportId":"q3","reviewers":["Finance"],"requiredApprovals":3}`, 400, "invalid_request", "requiredApprovals", "2 reviewers"},
 			{"zero approvals", `{"title":"t","reportId":"q3","reviewers":["Finance"],"requiredApprovals":0}`, 400, "invalid_request", "requiredApprovals", ""},
 			{"held version", `{"title":"t","reportId":"q3","reviewers":["Finance"],"versionId":"` + heldID + `"}`, 409, "invalid_state", "versionId", "held"},
@@ -66,7 +68,15 @@ func TestCreateReviewValidation(t *testing.T) {
 			assert.Equal(t, c.field, errField(r, "field"), c.name)
 			assert.Contains(t, errField(r, "message"), c.message, c.name)
 		}
-		r := s.do(t, "POST", "/api/v1/reviews", s.readOnlyKey, `{"title":"t","reportId":"q3","reviewers":["Finance"]}`, nil)
+		// Those who cannot read the report are refused; the candidates
+		// are who may be asked instead (the owner and the administrator,
+		// who may review any report), never them.
+		r := s.do(t, "POST", "/api/v1/reviews", s.agentKey, `{"title":"t","reportId":"q3","reviewers":["hal@example.com"]}`, nil)
+		require.Equal(t, 400, r.status, string(r.body))
+		candidates := r.decoded["error"].(map[string]any)["candidates"]
+		assert.Equal(t, []any{"member Ada <ada@example.com> (" + s.member.ID + ")", "member Bob <bob@example.com> (" + s.bob.ID + ")"}, candidates)
+		assert.NotContains(t, string(r.body), hal.ID)
+		r = s.do(t, "POST", "/api/v1/reviews", s.readOnlyKey, `{"title":"t","reportId":"q3","reviewers":["Finance"]}`, nil)
 		assert.Equal(t, 403, r.status, "reviews:write is needed")
 		r = s.do(t, "POST", "/api/v1/reviews", s.memberToken, `{"title":"t","reportId":"q3","reviewers":["Finance"]}`, nil)
 		assert.Equal(t, 403, r.status, "Ada cannot read q3, so she cannot put it under review: %s", r.body)
@@ -74,6 +84,13 @@ func TestCreateReviewValidation(t *testing.T) {
 		assert.Equal(t, 404, r.status, "another organisation's report")
 		r = s.do(t, "POST", "/api/v1/reviews", s.agentKey, `{"title":"t","reportId":"q3","reviewers":["gus@partner.example"]}`, nil)
 		assert.Equal(t, 201, r.status, "a guest the report is shared with may review it: %s", r.body)
+
+		// An owner may be asked about a report not shared with her, and
+		// reads it from then on: she may now put it under review too.
+		owner := s.do(t, "POST", "/api/v1/reviews", s.agentKey, `{"title":"t","reportId":"q3","reviewers":["ada@example.com"]}`, nil)
+		assert.Equal(t, 201, owner.status, "an owner may be asked about a report not shared with them: %s", owner.body)
+		r = s.do(t, "POST", "/api/v1/reviews", s.memberToken, `{"title":"t","reportId":"q3","reviewers":["Finance"]}`, nil)
+		assert.Equal(t, 201, r.status, "Ada reads q3 once asked to review it: %s", r.body)
 	})
 }
 
@@ -279,8 +296,8 @@ func TestFlowCompletedEvent(t *testing.T) {
 // through the admin API is no longer a reviewer of an open review: their
 // verdict is refused, the review's reviewers and the index behind the
 // inbox no longer list them, and the timeline says so. Two approvals are
-// needed and only Cy is left, so the administrators who can read the
-// report (Bob; Ada, the owner, cannot) join, and Bob's approval counts. A
+// needed and only Cy is left, so the owners and administrators join (Ada,
+// the owner, to whom q3 is not shared, and Bob), and Bob's approval counts. A
 // review the guest already approved keeps their verdict and them.
 func TestRemovingAGuestTakesThemOffOpenReviews(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
@@ -321,7 +338,7 @@ func TestRemovingAGuestTakesThemOffOpenReviews(t *testing.T) {
 		rev, err := s.store.Reviews().Get(ctx, s.org.ID, id)
 		require.NoError(t, err)
 		assert.Equal(t, "open", rev.Status)
-		assert.Equal(t, []string{s.cy.ID, s.bob.ID}, []string(rev.ReviewerIDs), "Gus is off; Bob, who reads q3, joined")
+		assert.Equal(t, []string{s.cy.ID, s.member.ID, s.bob.ID}, []string(rev.ReviewerIDs), "Gus is off; the owner and the administrator joined")
 		assert.EqualValues(t, 2, rev.RequiredApprovals, "the bar is not lowered")
 		waiting, err := s.store.OpenReviewsFor(ctx, s.org.ID, gus.ID, 10)
 		require.NoError(t, err)

@@ -7,11 +7,13 @@
 package evidence
 
 import (
+	"bytes"
 	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 
 	"github.com/assent-hq/assent/internal/canonjson"
 	"github.com/assent-hq/assent/internal/events"
@@ -90,7 +92,8 @@ type Delivery struct {
 }
 
 // Digest says what the signature covers: the whole export without the
-// signature, in canonical JSON (internal/canonjson), signed with the evidence key
+// signature (parts and partsSignature included), in canonical JSON
+// (internal/canonjson), signed with the evidence key
 // keyId (publicKey, base64url, is published at
 // /.well-known/assent/evidence-keys). entriesHash is the SHA-256 of the
 // timeline's entry hashes in order; chainHead the organisation's chain
@@ -101,7 +104,11 @@ type Digest struct {
 	PublicKey   string    `json:"publicKey"`
 	EntriesHash string    `json:"entriesHash"`
 	ChainHead   ChainHead `json:"chainHead"`
-	Signature   string    `json:"signature,omitempty"`
+	// Parts and PartsSignature itemise what lies outside the timeline
+	// (parts.go), so a verifier names what changed there.
+	Parts          map[string]string `json:"parts,omitempty"`
+	PartsSignature string            `json:"partsSignature,omitempty"`
+	Signature      string            `json:"signature,omitempty"`
 }
 
 // ChainHead is an organisation's audit chain end.
@@ -142,6 +149,14 @@ func (s *Service) sign(ctx context.Context, subject Subject, e *models.Evidence)
 	x := s.build(subject, e)
 	x.Digest = Digest{Algorithm: "Ed25519", KeyID: key.ID, PublicKey: base64.RawURLEncoding.EncodeToString(key.PublicKey),
 		EntriesHash: EntriesHash(x.Timeline), ChainHead: ChainHead{Position: e.Head.Position, Hash: e.Head.Hash}}
+	if x.Digest.Parts, err = partsOf(x); err != nil {
+		return nil, err
+	}
+	listed, err := canonjson.Encode(x.Digest.Parts)
+	if err != nil {
+		return nil, err
+	}
+	x.Digest.PartsSignature = base64.StdEncoding.EncodeToString(ed25519.Sign(private, listed))
 	body, err := canonjson.Marshal(x)
 	if err != nil {
 		return nil, err
@@ -188,6 +203,21 @@ func (s *Service) build(subject Subject, e *models.Evidence) *Export {
 			DeliveredAt: wiretime.Ptr(d.DeliveredAt)})
 	}
 	return x
+}
+
+// partsOf are x's parts, read as a verifier reads the document.
+func partsOf(x *Export) (map[string]string, error) {
+	body, err := canonjson.Marshal(x)
+	if err != nil {
+		return nil, err
+	}
+	d := json.NewDecoder(bytes.NewReader(body))
+	d.UseNumber()
+	var doc map[string]any
+	if err := d.Decode(&doc); err != nil {
+		return nil, err
+	}
+	return Parts(doc)
 }
 
 // EntriesHash is the SHA-256 (hex) of the entries' hashes, in order.

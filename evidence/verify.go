@@ -56,7 +56,8 @@ func ParseKeys(raw []byte) (Keys, error) {
 // Verify checks an export as read from a file, offline: every timeline
 // entry's hash against its contents and the hash before it (naming the
 // first that fails), the hash over the entries, and the signature over
-// the whole export with the trusted key of the id it names. The key the
+// the whole export with the trusted key of the id it names, naming what
+// changed outside the timeline when it fails (parts.go). The key the
 // file carries must be that key; it is never trusted alone.
 func Verify(raw []byte, trusted Keys) (*Checked, error) {
 	var doc map[string]any
@@ -108,7 +109,7 @@ func Verify(raw []byte, trusted Keys) (*Checked, error) {
 	}
 	signature, err := base64.StdEncoding.DecodeString(x.Digest.Signature)
 	if err != nil || !ed25519.Verify(public, body, signature) {
-		return nil, fmt.Errorf("digest: the signature by %s does not match: something outside the timeline was changed", x.Digest.KeyID)
+		return nil, fmt.Errorf("digest: the signature by %s does not match: %s", x.Digest.KeyID, outsideTimeline(doc, digest, public))
 	}
 	return &Checked{Entries: len(x.Timeline), KeyID: x.Digest.KeyID, PublicKey: x.Digest.PublicKey}, nil
 }

@@ -230,7 +230,11 @@ func grantsOf(q *gorm.DB, reportID string) ([]ReportGrant, error) {
 }
 
 // readableBy narrows q (over reports) to those person may read: owned, or
-// granted to them, a team they are in, every member, or the public.
+// granted to them, a team they are in, every member, or the public. An
+// owner or administrator also reads a report a review asked them to
+// review: they may be asked about any report of their organisation,
+// which they could share with themselves anyway, without being added to
+// its audience.
 func readableBy(q *gorm.DB, db *gorm.DB, person *Person) *gorm.DB {
 	grants := db.Model(&ReportGrant{}).Select("report_id").Where("kind = ? OR subject_id = ?", GrantPublic, person.ID())
 	if person.Member != nil {
@@ -238,8 +242,13 @@ func readableBy(q *gorm.DB, db *gorm.DB, person *Person) *gorm.DB {
 			[]string{GrantPublic, GrantEveryone}, person.ID(),
 			db.Table("team_members").Select("team_id").Where("member_id = ?", person.ID()))
 	}
-	return q.Where("reports.organization_id = ?", person.Organization.ID).
-		Where("(reports.owner_person AND reports.owner_id = ?) OR reports.id IN (?)", person.ID(), grants)
+	q = q.Where("reports.organization_id = ?", person.Organization.ID)
+	if person.Member != nil && person.Member.Administers() {
+		reviewed := db.Model(&Review{}).Select("report_id").Where("organization_id = ? AND id IN (?)", person.Organization.ID,
+			db.Model(&ReviewReviewer{}).Select("review_id").Where("person_id = ?", person.ID()))
+		return q.Where("(reports.owner_person AND reports.owner_id = ?) OR reports.id IN (?) OR reports.id IN (?)", person.ID(), grants, reviewed)
+	}
+	return q.Where("(reports.owner_person AND reports.owner_id = ?) OR reports.id IN (?)", person.ID(), grants)
 }
 
 // CanRead reports whether person may read r now; a nil person (nobody

@@ -135,6 +135,18 @@ func (s *ReportStore) ReportByKey(ctx context.Context, key string) (*Report, err
 	return &r, nil
 }
 
+// PublicReportsBySlug lists, in any organisation, the unarchived reports
+// at slug granted to the public, at most limit: a visitor not signed in
+// names a report by its address alone.
+func (s *ReportStore) PublicReportsBySlug(ctx context.Context, slug string, limit int) ([]Report, error) {
+	db := s.db.WithContext(ctx)
+	var out []Report
+	err := db.Where("slug = ? AND NOT archived AND id IN (?)", slug,
+		db.Model(&ReportGrant{}).Select("report_id").Where("kind = ?", GrantPublic)).
+		Order("id").Limit(limit).Find(&out).Error
+	return out, err
+}
+
 // ViewEventData builds report.viewed's data (the wire serializer).
 type ViewEventData func(r *Report, viewer *Person, v *ReportView) ([]byte, error)
 

@@ -35,6 +35,22 @@ func (s *Service) Hosted(ctx context.Context, key string) (*models.Report, error
 	return s.store.ReportByKey(ctx, key)
 }
 
+// PublicBySlug is the report a visitor not signed in means by the app's
+// address for slug (its url): the one report of this instance granted to
+// the public at that slug. Slugs are unique within an organisation only,
+// so when another organisation's public report has the same slug, or
+// none is public, it is not found and the visitor signs in.
+func (s *Service) PublicBySlug(ctx context.Context, slug string) (*models.Report, error) {
+	found, err := s.store.PublicReportsBySlug(ctx, slug, 2)
+	if err != nil {
+		return nil, err
+	}
+	if len(found) != 1 {
+		return nil, apperr.New(apperr.NotFound, "no one public report at %s", slug)
+	}
+	return &found[0], nil
+}
+
 // AllowedOrigins are the origins r's organisation lets its reports reach.
 func (s *Service) AllowedOrigins(ctx context.Context, r *models.Report) ([]string, error) {
 	org, err := s.store.GetOrganization(ctx, r.OrganizationID)

@@ -208,8 +208,16 @@ func describe(e models.Entry) string {
 	}
 }
 
-// maxCandidates bounds the suggestions for one reference.
-const maxCandidates = 5
+// MaxCandidates bounds the suggestions for one reference.
+const MaxCandidates = 5
+
+// DescribePerson names a person as a candidate, as describe does.
+func DescribePerson(p *models.Person) string {
+	if p.Guest != nil {
+		return describe(models.Entry{Kind: models.ApproverGuest, ID: p.Guest.ID, Name: p.Guest.Name, Email: p.Guest.Email})
+	}
+	return describe(models.Entry{Kind: models.ApproverMember, ID: p.Member.ID, Name: p.Member.Name, Email: p.Member.Email})
+}
 
 // closest are the entries ref most likely meant: a name, email or
 // address part within a few edits of it (a near-miss spelling), or a
@@ -250,7 +258,7 @@ func closest(ref string, entries []models.Entry, guests bool) []string {
 	}
 	slices.SortStableFunc(found, func(a, b scored) int { return cmp.Compare(a.dist, b.dist) })
 	var out []string
-	for _, s := range found[:min(len(found), maxCandidates)] {
+	for _, s := range found[:min(len(found), MaxCandidates)] {
 		out = append(out, describe(s.entry))
 	}
 	return out

@@ -116,7 +116,7 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 	}
 	var unable []string
 	for _, person := range people {
-		ok, err := s.store.CanRead(ctx, report, person)
+		ok, err := s.mayReview(ctx, report, person)
 		if err != nil {
 			return nil, err
 		}
@@ -128,9 +128,11 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 		rec.Asked.V = append(rec.Asked.V, ref)
 	}
 	if len(unable) > 0 {
-		e := apperr.Field(apperr.ReviewerCannotRead, "reviewers", "%s cannot open report %s: share it with them first",
+		e := apperr.Field(apperr.ReviewerCannotRead, "reviewers", "%s cannot open report %s: share it with them first, or ask an owner or administrator",
 			strings.Join(unable, ", "), report.Slug)
-		e.Candidates = unable
+		if e.Candidates, err = s.askable(ctx, report, p.ID); err != nil {
+			return nil, err
+		}
 		return nil, e
 	}
 	rec.RequiredApprovals = 1
@@ -142,6 +144,44 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 		rec.RequiredApprovals = *in.RequiredApprovals
 	}
 	return rec, nil
+}
+
+// mayReview reports whether person may be asked to review r: whoever
+// reads it, and the organisation's owners and administrators, who read
+// any report they are asked to review (models.CanRead).
+func (s *Service) mayReview(ctx context.Context, r *models.Report, person *models.Person) (bool, error) {
+	if person.Member != nil && person.Member.Active && person.Member.Administers() {
+		return true, nil
+	}
+	return s.store.CanRead(ctx, r, person)
+}
+
+// askable are the candidates a refused review names instead of those who
+// cannot read the report: its owner, when a person, and the
+// organisation's active owners and administrators, never the requester;
+// the refused themselves are never among them, since each of these may be
+// asked.
+func (s *Service) askable(ctx context.Context, r *models.Report, requester string) ([]string, error) {
+	ids, err := s.store.ActiveMemberIDs(ctx, r.OrganizationID, models.RoleOwner, models.RoleAdmin)
+	if err != nil {
+		return nil, err
+	}
+	if r.OwnerPerson && !slices.Contains(ids, r.OwnerID) {
+		ids = append([]string{r.OwnerID}, ids...)
+	}
+	people, err := s.store.People(ctx, r.OrganizationID, slices.DeleteFunc(ids, func(id string) bool { return id == requester }))
+	if err != nil {
+		return nil, err
+	}
+	out := []string{}
+	for _, p := range people {
+		if ok, err := s.mayReview(ctx, r, p); err != nil {
+			return nil, err
+		} else if ok && len(out) < requests.MaxCandidates {
+			out = append(out, requests.DescribePerson(p))
+		}
+	}
+	return out, nil
 }
 
 // pinned is the version a review looks at: the one named, which must be
@@ -246,8 +286,8 @@ func (s *Service) RemoveReviewer(ctx context.Context, orgID string, by models.Ac
 		apperr.InvalidState, apperr.NotAReviewer, apperr.AlreadyDecided)
 }
 
-// defaultReviewers are those of admins who can read review id's report,
-// less its requester.
+// defaultReviewers are the admins who may review review id's report (all
+// of them: see mayReview), less its requester.
 func (s *Service) defaultReviewers(ctx context.Context, orgID, id string, admins []string) ([]string, error) {
 	r, err := s.store.Reviews().Get(ctx, orgID, id)
 	if err != nil {
@@ -263,7 +303,7 @@ func (s *Service) defaultReviewers(ctx context.Context, orgID, id string, admins
 	}
 	var out []string
 	for _, p := range people {
-		ok, err := s.store.CanRead(ctx, report, p)
+		ok, err := s.mayReview(ctx, report, p)
 		if err != nil {
 			return nil, err
 		}

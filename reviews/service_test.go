@@ -149,14 +149,17 @@ func TestReviewRules(t *testing.T) {
 				})
 			}
 
-			// A reviewer must already read the report: only those who
-			// cannot are named.
+			// A reviewer must already read the report, or be an owner or
+			// administrator: only those who cannot are named, and the
+			// candidates are who may be asked instead, never them.
 			_, err = e.svc.Create(ctx, o.Agent, with(func(in *reviews.CreateInput) {
 				in.Reviewers = []string{"bob@example.com", "cy@example.com", "ada@example.com"}
 			}), nil)
 			cannot := testenv.Refused(t, err, apperr.ReviewerCannotRead, "reviewers")
-			assert.Equal(t, []string{"cy@example.com", "ada@example.com"}, cannot.Candidates)
+			assert.Contains(t, cannot.Message, "cy@example.com")
 			assert.NotContains(t, cannot.Message, "bob@example.com")
+			assert.NotContains(t, cannot.Message, "ada@example.com", "an owner may be asked about any report")
+			assert.Equal(t, []string{"member Ada <ada@example.com> (" + o.Ada.ID() + ")"}, cannot.Candidates)
 
 			// A person puts under review only what they read.
 			cy := models.KeyActor(o.Organization, &models.APIKey{ID: "key_cy", Kind: models.KeyMember}, o.Cy.Member)
@@ -166,6 +169,48 @@ func TestReviewRules(t *testing.T) {
 			list, _, err := e.svc.List(ctx, o.ID, models.ReviewFilter{}, models.Page{Limit: 10})
 			require.NoError(t, err)
 			assert.Empty(t, list, "no refused create left a record")
+		},
+
+		"owners and administrators may be asked about any report": func(t *testing.T, e *env, o *org) {
+			ctx := context.Background()
+			admin, err := e.store.CreateMember(ctx, o.ID, "ida@example.com", "Ida", models.RoleAdmin)
+			require.NoError(t, err)
+			ida := &models.Person{Organization: o.Organization, Member: admin}
+			other, _ := e.publish(t, o, "other", "bob@example.com")
+			for _, p := range []*models.Person{o.Ada, ida} {
+				ok, err := e.store.CanRead(ctx, o.q3, p)
+				require.NoError(t, err)
+				require.False(t, ok, "q3 is not shared with %s", p.Email())
+			}
+			r := e.started(t, o, &reviews.CreateInput{Title: "Check Q3", ReportID: "q3", Reviewers: []string{"ada@example.com", "ida@example.com"}})
+			assert.Equal(t, models.StringList{o.Ada.ID(), ida.ID()}, r.ReviewerIDs)
+			for _, p := range []*models.Person{o.Ada, ida} {
+				ok, err := e.store.CanRead(ctx, o.q3, p)
+				require.NoError(t, err)
+				assert.True(t, ok, "%s reads the report they are asked to review", p.Email())
+				ok, err = e.store.CanRead(ctx, other, p)
+				require.NoError(t, err)
+				assert.False(t, ok, "and no other")
+			}
+			_, err = e.svc.Verdict(ctx, ida.Actor(), r.ID, "ida-1", reviews.VerdictInput{Verdict: "approved"})
+			require.NoError(t, err)
+			done, err := e.svc.Wait(ctx, o.ID, r.ID, 10*time.Second)
+			require.NoError(t, err)
+			assert.Equal(t, states.Approved, done.Status)
+			ok, err := e.store.CanRead(ctx, o.q3, ida)
+			require.NoError(t, err)
+			assert.True(t, ok, "what they reviewed stays readable once the review is settled")
+
+			// A member no longer an administrator reads it by a grant only.
+			ida.Member, err = e.store.UpdateMember(ctx, o.ID, ida.ID(), nil, new(models.RoleMember), nil)
+			require.NoError(t, err)
+			ok, err = e.store.CanRead(ctx, o.q3, ida)
+			require.NoError(t, err)
+			assert.False(t, ok)
+			_, err = e.svc.Create(ctx, o.Agent, &reviews.CreateInput{Title: "Again", ReportID: "q3", Reviewers: []string{"ida@example.com"}}, nil)
+			cannot := testenv.Refused(t, err, apperr.ReviewerCannotRead, "reviewers")
+			assert.NotContains(t, cannot.Candidates, requests.DescribePerson(ida), "never the person just refused")
+			assert.Equal(t, []string{requests.DescribePerson(o.Ada)}, cannot.Candidates)
 		},
 
 		"a created review runs until its verdicts settle it": func(t *testing.T, e *env, o *org) {

@@ -28,6 +28,7 @@ import (
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/reportsite"
 	"github.com/assent-hq/assent/web"
+	"github.com/assent-hq/assent/wire"
 )
 
 var scanner = sync.OnceValues(publishscan.New)
@@ -294,6 +295,51 @@ func TestPublicReportsNeedNoSignIn(t *testing.T) {
 		assert.Equal(t, http.StatusSeeOther, away.status)
 		next, _ := anon.follow(s.origin(closed) + "/")
 		assert.Contains(t, next.body, "Sign in")
+
+		// The report's url, the app's address, opens too: a client that
+		// never signed in is sent to the report's origin, with no cookie
+		// set on the way, and its view is counted as anonymous.
+		address := wire.NewReport(pub, nil, s.url).URL
+		stranger := s.reader(t, "")
+		got, seen := stranger.follow(address)
+		require.Equal(t, http.StatusOK, got.status, "%v", seen)
+		assert.Contains(t, got.body, "Open")
+		assert.Equal(t, []string{address, s.origin(pub) + "/"}, seen)
+		for _, u := range seen {
+			assert.Empty(t, stranger.get(u).header.Values("Set-Cookie"), u)
+		}
+		totals, err := s.store.ViewTotals(context.Background(), pub)
+		require.NoError(t, err)
+		assert.Equal(t, models.ViewTotals{TotalViews: 3, AnonymousViews: 3}, *totals)
+		got, _ = stranger.follow(wire.NewReport(closed, nil, s.url).URL)
+		assert.Contains(t, got.body, "Sign in", "a report not public still asks who is reading")
+		got, _ = stranger.follow(s.url + "/reports/nosuch")
+		assert.Contains(t, got.body, "Sign in", "an address naming nothing public asks to sign in, saying nothing more")
+
+		// A public report at a slug another organisation's public report
+		// also has is opened from its own origin, not guessed.
+		other, err := s.store.CreateOrganization(context.Background(), "Other", "")
+		require.NoError(t, err)
+		owner, err := s.store.CreateMember(context.Background(), other.ID, "olga@other.example", "Olga", models.RoleOwner)
+		require.NoError(t, err)
+		files := []bundle.InlineFile{{Path: "index.html", Content: "<h1>Theirs</h1>"}}
+		slug := "pub"
+		_, _, err = s.reports.Create(context.Background(), models.KeyActor(other, &models.APIKey{}, owner), &reports.CreateInput{
+			Title: "Theirs", Slug: &slug, Source: reports.Source{Files: &files}, Audience: []string{"public"}}, nil)
+		require.NoError(t, err)
+		got, _ = stranger.follow(address)
+		assert.Contains(t, got.body, "Sign in")
+
+		// Someone signed in to another organisation is sent to the
+		// origin of a public report the app cannot show them.
+		theirs := s.publish(t, "mine-only", []string{"public"}, []bundle.InlineFile{{Path: "index.html", Content: "<h1>Mine</h1>"}})
+		_, err = s.store.CreateMember(context.Background(), other.ID, "oli@other.example", "Oli", "")
+		require.NoError(t, err)
+		oli := s.browser(t)
+		oli.signIn(s.site, "oli@other.example")
+		got, seen = oli.follow(wire.NewReport(theirs, nil, s.url).URL)
+		require.Equal(t, http.StatusOK, got.status, "%v", seen)
+		assert.Contains(t, got.body, "Mine")
 	})
 }
 

@@ -80,6 +80,9 @@ func (p *Pages) report(c *gin.Context) {
 	person := CurrentPerson(c)
 	slug := strings.TrimPrefix(c.Param("slug"), "/")
 	r, err := p.reports.Get(c.Request.Context(), person.Organization.ID, slug)
+	if apperr.Is(err, apperr.NotFound) && c.Request.Method == http.MethodGet && p.openPublic(c, slug) {
+		return // another organisation's public report
+	}
 	if err != nil {
 		p.Fail(c, err)
 		return
@@ -222,6 +225,28 @@ func splitAudience(s string) []string {
 		}
 	}
 	return out
+}
+
+// publicReport sends a visitor not signed in from a public report's
+// address (its url) to the report's own origin, where the public reads it
+// without signing in, each page a view counted as anonymous; no cookie is
+// set. Any other visitor goes on to sign in.
+func (p *Pages) publicReport(c *gin.Context) {
+	if CurrentPerson(c) != nil || p.site == nil || !p.openPublic(c, strings.TrimPrefix(c.Param("slug"), "/")) {
+		c.Next()
+	}
+}
+
+// openPublic redirects to the origin of the public report at slug and
+// reports whether there is one.
+func (p *Pages) openPublic(c *gin.Context, slug string) bool {
+	r, err := p.reports.PublicBySlug(c.Request.Context(), slug)
+	if err != nil {
+		return false
+	}
+	c.Redirect(http.StatusSeeOther, p.site.Origin(r.Key)+"/")
+	c.Abort()
+	return true
 }
 
 // mayOpen answers an archived report (410) or one the person may not read

@@ -242,7 +242,7 @@ func (p *Pages) Mount(r *gin.Engine) {
 	g.POST("/comments/:id/resolve", RequireSignIn, p.resolveThread)
 	g.GET("/comment-images/:report/:sha", RequireSignIn, p.commentImage)
 	g.GET("/reports", RequireSignIn, p.reading, p.reportsList)
-	g.GET(paths.ReportPage, RequireSignIn, p.reading, p.report)
+	g.GET(paths.ReportPage, p.publicReport, RequireSignIn, p.reading, p.report)
 	g.POST(paths.ReportPage, RequireSignIn, p.reading, p.report)
 	g.GET(paths.ReaderPage, RequireSignIn, p.reading, p.openReport)
 	g.POST(paths.ReaderPage+"/access", RequireSignIn, p.reading, p.requestAccess)

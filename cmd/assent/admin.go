@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 
 	"go.temporal.io/sdk/client"
@@ -17,6 +18,7 @@ import (
 	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/config"
+	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/logging"
 	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/models"
@@ -38,19 +40,24 @@ type adminCommand struct {
 	run      func(r *adminRun) (any, error)
 }
 
-// The flags several commands share.
+// The flags several commands share. A command names a person the one
+// way, by email or id (adminRun.person); --members lists either too.
 var (
 	orgFlag    = adminFlag{"org", "the organisation's `id` (org_…); may be left out when the database holds exactly one"}
-	guestID    = adminFlag{"id", "the guest's `id` (gst_…); give this or --email"}
-	guestEmail = adminFlag{"email", "the guest's `address`; give this or --id"}
+	memberFlag = adminFlag{"member", "the member's `email or id` (mem_…, required)"}
+	guestFlag  = adminFlag{"guest", "the guest's `email or id` (gst_…, required)"}
+	// Lists print the API's {data, nextCursor}: every row, unless
+	// --limit asks for a page.
+	limitFlag  = adminFlag{"limit", "at most this many `rows` (1 to 200), with nextCursor for the rest; default every row"}
+	cursorFlag = adminFlag{"cursor", "the `cursor` a previous page's nextCursor gave"}
 )
 
-// The configuration flags the commands read: every command opens the
-// database; some also reach Temporal.
-var (
-	databaseFlags = []string{"database-url", "data-dir"}
-	temporalFlags = []string{"temporal-address", "temporal-namespace", "temporal-tls-ca", "temporal-tls-cert", "temporal-tls-key", "temporal-tls-server-name"}
-)
+// listFlags are a paged list's flags.
+var listFlags = []adminFlag{orgFlag, limitFlag, cursorFlag}
+
+// databaseFlags are the configuration flags every command reads: it
+// opens the database. Some also reach Temporal (temporalSettings).
+var databaseFlags = []string{"database-url", "data-dir"}
 
 var adminCommands = []adminCommand{
 	{name: "org create", summary: "make an organisation (a tenant)",
@@ -62,7 +69,7 @@ var adminCommands = []adminCommand{
 	{name: "org list", summary: "list every organisation",
 		run: func(r *adminRun) (any, error) {
 			orgs, err := r.store.ListOrganizations(r.ctx)
-			return wire.All(orgs, wire.NewOrganization), err
+			return listed(orgs, "", err, wire.NewOrganization)
 		}},
 	{name: "org update", summary: "change an organisation's name, plan or settings",
 		flags: []adminFlag{orgFlag, {"name", "a new `name`"}, {"plan", "the `plan`: free, team or enterprise"},
@@ -107,20 +114,24 @@ var adminCommands = []adminCommand{
 			return ret(m, err, wire.NewMember)
 		}},
 	{name: "member list", summary: "list an organisation's members",
-		flags: []adminFlag{orgFlag},
+		flags: listFlags,
 		run: func(r *adminRun) (any, error) {
 			id, err := r.org()
 			if err != nil {
 				return nil, err
 			}
-			rows, err := pageAll(func(p models.Page) ([]models.Member, string, error) { return r.svc.ListMembers(r.ctx, id, p) })
-			return wire.All(rows, wire.NewMember), err
+			rows, next, err := pageOf(r, func(p models.Page) ([]models.Member, string, error) { return r.svc.ListMembers(r.ctx, id, p) })
+			return listed(rows, next, err, wire.NewMember)
 		}},
 	{name: "member update", summary: "rename a member, change their role or (de)activate them",
-		flags: []adminFlag{orgFlag, {"id", "the member's `id` (mem_…, required)"}, {"name", "a new `name`"},
+		flags: []adminFlag{orgFlag, memberFlag, {"name", "a new `name`"},
 			{"role", "the `role`: owner, admin or member"}, {"active", "`true|false`: false ends their sessions and tokens, true lets them back in"}},
 		run: func(r *adminRun) (any, error) {
 			id, err := r.org()
+			if err != nil {
+				return nil, err
+			}
+			member, err := r.person(memberFlag.name, ids.Member, id)
 			if err != nil {
 				return nil, err
 			}
@@ -128,7 +139,7 @@ var adminCommands = []adminCommand{
 			if err != nil {
 				return nil, err
 			}
-			m, err := r.svc.UpdateMember(r.ctx, id, admin.Operator, r.str("id"), admin.MemberPatch{Name: r.optional("name"), Role: r.optional("role"), Active: active})
+			m, err := r.svc.UpdateMember(r.ctx, id, admin.Operator, member, admin.MemberPatch{Name: r.optional("name"), Role: r.optional("role"), Active: active})
 			return ret(m, err, wire.NewMember)
 		}},
 	{name: "team create", summary: "make a team, group or workspace of members",
@@ -143,14 +154,14 @@ var adminCommands = []adminCommand{
 			return ret(t, err, wire.NewTeam)
 		}},
 	{name: "team list", summary: "list teams, groups and workspaces with their members",
-		flags: []adminFlag{orgFlag},
+		flags: listFlags,
 		run: func(r *adminRun) (any, error) {
 			id, err := r.org()
 			if err != nil {
 				return nil, err
 			}
-			rows, err := pageAll(func(p models.Page) ([]models.Team, string, error) { return r.svc.ListTeams(r.ctx, id, p) })
-			return wire.All(rows, wire.NewTeam), err
+			rows, next, err := pageOf(r, func(p models.Page) ([]models.Team, string, error) { return r.svc.ListTeams(r.ctx, id, p) })
+			return listed(rows, next, err, wire.NewTeam)
 		}},
 	{name: "team update", summary: "rename a team or replace its members; requests already made are unchanged",
 		flags: []adminFlag{orgFlag, {"id", "the team's `id` (team_…, required)"}, {"name", "a new `name`"},
@@ -191,23 +202,23 @@ var adminCommands = []adminCommand{
 			return ret(g, err, wire.NewGuest)
 		}},
 	{name: "guest list", summary: "list admitted guests",
-		flags: []adminFlag{orgFlag},
+		flags: listFlags,
 		run: func(r *adminRun) (any, error) {
 			id, err := r.org()
 			if err != nil {
 				return nil, err
 			}
-			rows, err := pageAll(func(p models.Page) ([]models.Guest, string, error) { return r.svc.ListGuests(r.ctx, id, p) })
-			return wire.All(rows, wire.NewGuest), err
+			rows, next, err := pageOf(r, func(p models.Page) ([]models.Guest, string, error) { return r.svc.ListGuests(r.ctx, id, p) })
+			return listed(rows, next, err, wire.NewGuest)
 		}},
 	{name: "guest update", summary: "rename a guest; requests already made are unchanged",
-		flags: []adminFlag{orgFlag, guestID, guestEmail, {"name", "a new `name`"}},
+		flags: []adminFlag{orgFlag, guestFlag, {"name", "a new `name`"}},
 		run: func(r *adminRun) (any, error) {
 			id, err := r.org()
 			if err != nil {
 				return nil, err
 			}
-			guest, err := guestRef(r.ctx, r.store, id, r.str("id"), r.str("email"))
+			guest, err := r.person(guestFlag.name, ids.Guest, id)
 			if err != nil {
 				return nil, err
 			}
@@ -215,13 +226,13 @@ var adminCommands = []adminCommand{
 			return ret(g, err, wire.NewGuest)
 		}},
 	{name: "guest remove", summary: "remove a guest: ends their sessions and links, takes them off the approvals, requests for information and reviews waiting on them (needs Temporal)",
-		flags: []adminFlag{orgFlag, guestID, guestEmail}, temporal: true,
+		flags: []adminFlag{orgFlag, guestFlag}, temporal: true,
 		run: func(r *adminRun) (any, error) {
 			id, err := r.org()
 			if err != nil {
 				return nil, err
 			}
-			guest, err := guestRef(r.ctx, r.store, id, r.str("id"), r.str("email"))
+			guest, err := r.person(guestFlag.name, ids.Guest, id)
 			if err != nil {
 				return nil, err
 			}
@@ -254,14 +265,14 @@ var adminCommands = []adminCommand{
 			}{wire.NewKey(k), secret}, nil
 		}},
 	{name: "key list", summary: "list API keys (without their secrets)",
-		flags: []adminFlag{orgFlag},
+		flags: listFlags,
 		run: func(r *adminRun) (any, error) {
 			id, err := r.org()
 			if err != nil {
 				return nil, err
 			}
-			rows, err := pageAll(func(p models.Page) ([]models.APIKey, string, error) { return r.svc.ListKeys(r.ctx, id, p) })
-			return wire.All(rows, wire.NewKey), err
+			rows, next, err := pageOf(r, func(p models.Page) ([]models.APIKey, string, error) { return r.svc.ListKeys(r.ctx, id, p) })
+			return listed(rows, next, err, wire.NewKey)
 		}},
 	{name: "key revoke", summary: "revoke an API key; requests signed with it fail at once",
 		flags: []adminFlag{orgFlag, {"id", "the key's `id` (key_…, required)"}},
@@ -274,14 +285,17 @@ var adminCommands = []adminCommand{
 			return ret(k, err, wire.NewKey)
 		}},
 	{name: "token create", summary: "issue a member token, with which a person calls the API as themselves; audited",
-		flags: []adminFlag{orgFlag, {"member", "the member's `id` (mem_…, required)"},
-			{"scopes", "comma-separated `scopes` (default: every scope)"}},
+		flags: []adminFlag{orgFlag, memberFlag, {"scopes", "comma-separated `scopes` (default: every scope)"}},
 		run: func(r *adminRun) (any, error) {
 			id, err := r.org()
 			if err != nil {
 				return nil, err
 			}
-			k, secret, err := r.svc.MintMemberToken(r.ctx, id, admin.Operator, nil, r.str("member"), admin.NewMemberToken{Scopes: r.list("scopes")})
+			member, err := r.person(memberFlag.name, ids.Member, id)
+			if err != nil {
+				return nil, err
+			}
+			k, secret, err := r.svc.MintMemberToken(r.ctx, id, admin.Operator, nil, member, admin.NewMemberToken{Scopes: r.list("scopes")})
 			if err != nil {
 				return nil, err
 			}
@@ -408,7 +422,7 @@ func (c *adminCommand) parse(ctx context.Context, args []string, stdout, stderr 
 	r.cfg.Register(all)
 	settings := databaseFlags
 	if c.temporal {
-		settings = slices.Concat(databaseFlags, temporalFlags)
+		settings = slices.Concat(databaseFlags, temporalSettings)
 	}
 
 	fs := flag.NewFlagSet("assent admin "+c.name, flag.ContinueOnError)
@@ -416,10 +430,7 @@ func (c *adminCommand) parse(ctx context.Context, args []string, stdout, stderr 
 	for _, f := range c.flags {
 		r.values[f.name] = fs.String(f.name, "", f.usage)
 	}
-	for _, name := range settings {
-		f := all.Lookup(name)
-		fs.Var(f.Value, f.Name, f.Usage)
-	}
+	offer(fs, all, settings)
 	// Help goes to stdout; after a mistake, to stderr below the error.
 	fs.Usage = func() {}
 	usage := func(w io.Writer) {
@@ -531,20 +542,77 @@ func (r *adminRun) org() (string, error) {
 	return orgs[0].ID, nil
 }
 
-// guestRef is the id of the guest named by exactly one of id and email.
-// An id is taken as given, so a removal cut short can be finished by id.
-func guestRef(ctx context.Context, s *models.Store, orgID, id, email string) (string, error) {
+// person is the id of the member or guest (prefix ids.Member or
+// ids.Guest) the flag called name names: every command names a person
+// this one way, by email or id. An id is taken as given, so a guest's
+// removal cut short can be finished by id; the service says when it
+// names no one.
+func (r *adminRun) person(name, prefix, orgID string) (string, error) {
+	ref := strings.TrimSpace(r.str(name))
+	kind := map[string]string{ids.Member: "member", ids.Guest: "guest"}[prefix]
 	switch {
-	case (id == "") == (email == ""):
-		return "", fmt.Errorf("give exactly one of --id and --email")
-	case id != "":
-		return id, nil
+	case ref == "":
+		return "", fmt.Errorf("--%s is required: the %s's email or id (%s_…)", name, kind, prefix)
+	case ids.HasPrefix(ref, prefix):
+		return ref, nil
+	case !strings.Contains(ref, "@"):
+		return "", fmt.Errorf("--%s %q is neither an email nor a %s's id (%s_…)", name, ref, kind, prefix)
 	}
-	g, err := s.GuestByEmail(ctx, orgID, email)
+	d, err := r.store.LookUp(r.ctx, orgID, []string{ref})
 	if err != nil {
 		return "", err
 	}
-	return g.ID, nil
+	email := models.NormalizeEmail(ref)
+	if prefix == ids.Member {
+		for _, m := range d.Members(ref) {
+			if m.Email == email {
+				return m.ID, nil
+			}
+		}
+	} else {
+		for _, g := range d.Guests(ref) {
+			if g.Email == email {
+				return g.ID, nil
+			}
+		}
+	}
+	return "", apperr.Field(apperr.NotFound, name, "no %s of this organisation has the email %s", kind, email)
+}
+
+// pageOf is one page of a list when --limit is given (from --cursor),
+// else every row.
+func pageOf[T any](r *adminRun, fetch func(models.Page) ([]T, string, error)) ([]T, string, error) {
+	if !r.set[limitFlag.name] {
+		if r.str(cursorFlag.name) != "" {
+			return nil, "", fmt.Errorf("--cursor goes with --limit")
+		}
+		rows, err := pageAll(fetch)
+		return rows, "", err
+	}
+	n, err := strconv.Atoi(r.str(limitFlag.name))
+	if err != nil || n < 1 || n > 200 {
+		return nil, "", fmt.Errorf("--limit must be an integer from 1 to 200")
+	}
+	return fetch(models.Page{Limit: n, Cursor: r.str(cursorFlag.name)})
+}
+
+// list is the API's envelope of a list: its rows and the cursor of the
+// next page, null on the last.
+type list[T any] struct {
+	Data       []T     `json:"data"`
+	NextCursor *string `json:"nextCursor"`
+}
+
+// listed is rows on the wire in the list envelope, or err.
+func listed[S, T any](rows []S, next string, err error, toWire func(*S) T) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	out := list[T]{Data: wire.All(rows, toWire)}
+	if next != "" {
+		out.NextCursor = &next
+	}
+	return out, nil
 }
 
 func pageAll[T any](fetch func(models.Page) ([]T, string, error)) ([]T, error) {

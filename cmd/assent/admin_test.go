@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +20,7 @@ import (
 
 	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/app"
+	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/payloadcodec"
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/secretkey"
@@ -73,13 +76,16 @@ func TestAdminGuestRemove(t *testing.T) {
 				err := runAdmin(ctx, args, &out, &errs)
 				return out.String(), err
 			}
-			_, err = run("guest", "remove", "--email", "gus@partner.example", "--id", gus.ID)
-			assert.ErrorContains(t, err, "exactly one of --id and --email")
-			out, err := run("guest", "remove", "--email", "nobody@partner.example")
+			_, err = run("guest", "remove")
+			assert.EqualError(t, err, "--guest is required: the guest's email or id (gst_…)")
+			_, err = run("guest", "remove", "--guest", "Gus")
+			assert.EqualError(t, err, `--guest "Gus" is neither an email nor a guest's id (gst_…)`)
+			out, err := run("guest", "remove", "--guest", "nobody@partner.example")
 			assert.Error(t, err)
 			assert.Contains(t, out, `"not_found"`)
+			assert.Contains(t, out, `"field":"guest"`)
 
-			out, err = run("guest", "remove", "--email", "GUS@partner.example")
+			out, err = run("guest", "remove", "--guest", "GUS@partner.example")
 			require.NoError(t, err)
 			var removed struct {
 				ID      string
@@ -270,19 +276,21 @@ func testAdminEditsTeamsAndGuests(t *testing.T, kind string) {
 	assert.Contains(t, out, `"field":"members"`)
 	assert.Contains(t, out, "nobody@example.com")
 
-	out, err = run("guest", "update", "--email", "GUS@partner.example", "--name", "Gus Grey")
+	out, err = run("guest", "update", "--guest", "GUS@partner.example", "--name", "Gus Grey")
 	require.NoError(t, err, out)
 	decode(out)
 	assert.Equal(t, gus.ID, got.ID)
 	assert.Equal(t, "Gus Grey", got.Name)
-	out, err = run("guest", "update", "--id", gus.ID, "--name", strings.Repeat("x", 201))
+	out, err = run("guest", "update", "--guest", gus.ID, "--name", strings.Repeat("x", 201))
 	assert.Error(t, err)
 	assert.Contains(t, out, `"field":"name"`)
-	out, err = run("guest", "update", "--email", "nobody@partner.example", "--name", "X")
+	out, err = run("guest", "update", "--guest", "nobody@partner.example", "--name", "X")
 	assert.Error(t, err)
 	assert.Contains(t, out, `"not_found"`)
 	_, err = run("guest", "update", "--name", "X")
-	assert.EqualError(t, err, "give exactly one of --id and --email")
+	assert.EqualError(t, err, "--guest is required: the guest's email or id (gst_…)")
+	_, err = run("guest", "update", "--guest", "ada@example.com", "--name", "X")
+	assert.Error(t, err, "a member is not a guest")
 
 	out, err = run("team", "remove", "--id", team.ID)
 	require.NoError(t, err, out)
@@ -377,8 +385,14 @@ func TestAdminTokenCreate(t *testing.T) {
 	ada, err := store.CreateMember(ctx, org.ID, "ada@example.com", "Ada", models.RoleOwner)
 	require.NoError(t, err)
 
+	// The member is named by id or by email, as every command names a
+	// person.
 	for flags, want := range map[string][]string{"": scopes.All, "approvals:read,approvals:write": {scopes.ApprovalsRead, scopes.ApprovalsWrite}} {
-		args := []string{"token", "create", "--database-url", url, "--org", org.ID, "--member", ada.ID}
+		member := ada.ID
+		if flags != "" {
+			member = "ADA@example.com"
+		}
+		args := []string{"token", "create", "--database-url", url, "--org", org.ID, "--member", member}
 		if flags != "" {
 			args = append(args, "--scopes", flags)
 		}
@@ -410,4 +424,178 @@ func adminDB(t *testing.T, kind string) (string, *gorm.DB) {
 	t.Cleanup(func() { _ = models.Close(db) })
 	require.NoError(t, models.Migrate(db))
 	return url, db
+}
+
+// TestAdminNamesPeopleByEmailOrID: every command that names a person
+// takes their email or their id through one resolver: a member to update
+// or mint a token for, a guest to update or remove; an inactive member is
+// still found by email, to let them back in.
+func TestAdminNamesPeopleByEmailOrID(t *testing.T) {
+	for _, kind := range testenv.Databases {
+		t.Run(kind, func(t *testing.T) {
+			ctx := context.Background()
+			url, db := adminDB(t, kind)
+			store := models.NewStore(db, testenv.Keys())
+			t.Setenv(secretkey.Env, testenv.SecretKey)
+			org, err := store.CreateOrganization(ctx, "Acme", "")
+			require.NoError(t, err)
+			_, err = store.CreateMember(ctx, org.ID, "ada@example.com", "Ada", models.RoleOwner)
+			require.NoError(t, err)
+			bob, err := store.CreateMember(ctx, org.ID, "bob@example.com", "Bob", "")
+			require.NoError(t, err)
+			run := func(args ...string) (string, error) {
+				var out bytes.Buffer
+				err := runAdmin(ctx, append(args, "--database-url", url), &out, io.Discard)
+				return out.String(), err
+			}
+			var got struct {
+				ID, Role string
+				Active   bool
+			}
+			out, err := run("member", "update", "--member", "BOB@example.com", "--active", "false")
+			require.NoError(t, err, out)
+			require.NoError(t, json.Unmarshal([]byte(out), &got))
+			assert.Equal(t, bob.ID, got.ID)
+			assert.False(t, got.Active)
+			out, err = run("member", "update", "--member", "bob@example.com", "--active", "true", "--role", "admin")
+			require.NoError(t, err, "an inactive member is found by email: %s", out)
+			require.NoError(t, json.Unmarshal([]byte(out), &got))
+			assert.True(t, got.Active)
+			assert.Equal(t, "admin", got.Role)
+			out, err = run("member", "update", "--member", bob.ID, "--role", "member")
+			require.NoError(t, err, out)
+			require.NoError(t, json.Unmarshal([]byte(out), &got))
+			assert.Equal(t, "member", got.Role)
+
+			out, err = run("member", "update", "--member", "nobody@example.com", "--role", "admin")
+			assert.Error(t, err)
+			assert.Contains(t, out, `"not_found"`)
+			assert.Contains(t, out, `"field":"member"`)
+			_, err = run("member", "update", "--member", "Bob", "--role", "admin")
+			assert.EqualError(t, err, `--member "Bob" is neither an email nor a member's id (mem_…)`)
+			_, err = run("token", "create")
+			assert.EqualError(t, err, "--member is required: the member's email or id (mem_…)")
+			out, err = run("token", "create", "--member", "bob@example.com", "--scopes", "approvals:read")
+			require.NoError(t, err, out)
+
+			// Every command naming a person offers the same flag.
+			for _, c := range adminCommands {
+				for _, f := range c.flags {
+					switch f.name {
+					case "id", "email":
+						assert.NotContains(t, []string{"member update", "token create", "guest update", "guest remove"}, c.name,
+							"%s names a person with --member or --guest", c.name)
+					case "member":
+						assert.Equal(t, memberFlag, f, c.name)
+					case "guest":
+						assert.Equal(t, guestFlag, f, c.name)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestAdminListsPrintTheAPIShape: `assent admin … list` prints what the
+// API's lists answer, {data, nextCursor}: every row with a null cursor,
+// or one page with --limit and the next with --cursor.
+func TestAdminListsPrintTheAPIShape(t *testing.T) {
+	ctx := context.Background()
+	url, db := adminDB(t, "sqlite")
+	store := models.NewStore(db, testenv.Keys())
+	t.Setenv(secretkey.Env, testenv.SecretKey)
+	org, err := store.CreateOrganization(ctx, "Acme", "")
+	require.NoError(t, err)
+	for _, email := range []string{"ada@example.com", "bob@example.com", "cy@example.com"} {
+		_, err := store.CreateMember(ctx, org.ID, email, "", "")
+		require.NoError(t, err)
+	}
+	run := func(args ...string) (map[string]json.RawMessage, error) {
+		var out bytes.Buffer
+		if err := runAdmin(ctx, append(args, "--database-url", url), &out, io.Discard); err != nil {
+			return nil, err
+		}
+		var got map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(out.Bytes(), &got), out.String())
+		return got, nil
+	}
+	emails := func(got map[string]json.RawMessage) []string {
+		var rows []struct{ Email string }
+		require.NoError(t, json.Unmarshal(got["data"], &rows))
+		var out []string
+		for _, r := range rows {
+			out = append(out, r.Email)
+		}
+		return out
+	}
+
+	for _, c := range adminCommands {
+		if !strings.HasSuffix(c.name, " list") {
+			continue
+		}
+		got, err := run(strings.Fields(c.name)...)
+		require.NoError(t, err, c.name)
+		assert.Len(t, got, 2, "%s: data and nextCursor, nothing else", c.name)
+		assert.True(t, strings.HasPrefix(string(got["data"]), "["), c.name)
+		assert.Equal(t, "null", string(got["nextCursor"]), c.name)
+	}
+	all, err := run("member", "list")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"cy@example.com", "bob@example.com", "ada@example.com"}, emails(all), "newest first, as the API lists")
+	first, err := run("member", "list", "--limit", "2")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"cy@example.com", "bob@example.com"}, emails(first))
+	var cursor string
+	require.NoError(t, json.Unmarshal(first["nextCursor"], &cursor))
+	rest, err := run("member", "list", "--limit", "2", "--cursor", cursor)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ada@example.com"}, emails(rest))
+	assert.Equal(t, "null", string(rest["nextCursor"]))
+	_, err = run("member", "list", "--limit", "0")
+	assert.EqualError(t, err, "--limit must be an integer from 1 to 200")
+	_, err = run("member", "list", "--cursor", cursor)
+	assert.EqualError(t, err, "--cursor goes with --limit")
+}
+
+// TestCommandHelp: `assent <command> -h` lists the settings that command
+// reads and no other, each described without its current value, and
+// exits cleanly; every setting is some command's.
+func TestCommandHelp(t *testing.T) {
+	ctx := context.Background()
+	t.Setenv("ASSENT_DATABASE_URL", "postgres://user:hunter2@db.example/assent")
+	for name, want := range map[string]struct{ has, not []string }{
+		"dev":      {has: []string{"--http-addr", "--temporal-port", "--reports-domain", "--database-url"}, not: []string{"--smtp-host", "--temporal-address", "--temporal-tls-ca"}},
+		"serve":    {has: []string{"--http-addr", "--temporal-address", "--smtp-host", "--oidc-issuer"}, not: []string{"--temporal-port", "--temporal-ui-port"}},
+		"worker":   {has: []string{"--temporal-address", "--smtp-host", "--base-url"}, not: []string{"--http-addr", "--oidc-issuer", "--reports-domain", "--temporal-port"}},
+		"migrate":  {has: []string{"--database-url", "--data-dir", "--log-level"}, not: []string{"--http-addr", "--temporal-address", "--smtp-host", "--base-url"}},
+		"temporal": {has: []string{"--temporal-port", "--temporal-ui-port", "--data-dir"}, not: []string{"--database-url", "--http-addr", "--temporal-address"}},
+	} {
+		var out, errs bytes.Buffer
+		err := run(ctx, []string{name, "-h"}, &out, &errs)
+		require.ErrorIs(t, err, flag.ErrHelp, name)
+		help := errs.String()
+		assert.Contains(t, help, "usage: assent "+name+" [flags]", name)
+		for _, f := range want.has {
+			assert.Regexp(t, `(?m)^  `+f+` \S+\n      \S`, help, "%s lists %s", name, f)
+		}
+		for _, f := range want.not {
+			assert.NotContains(t, help, f+" ", "%s does not read %s", name, f)
+		}
+		assert.NotContains(t, help, "hunter2", "no current value is shown")
+		err = run(ctx, []string{name, "--smtp-frob", "x"}, io.Discard, io.Discard)
+		assert.EqualError(t, err, "flag provided but not defined: -smtp-frob", name)
+	}
+
+	// Every configuration flag is offered by some command, so a new
+	// setting is not left out of every command's flags.
+	var cfg config.Config
+	all := flag.NewFlagSet("", flag.ContinueOnError)
+	cfg.Register(all)
+	all.VisitAll(func(f *flag.Flag) {
+		found := false
+		for _, names := range commandSettings {
+			found = found || slices.Contains(names, f.Name)
+		}
+		assert.True(t, found, "--%s is no command's setting (cmd/assent/settings.go)", f.Name)
+	})
 }

@@ -164,7 +164,8 @@ func TestBrowserReadingReports(t *testing.T) {
 	assert.Contains(t, mia.Text("main"), "You cannot read this report")
 
 	// A public report (a person may make one) opens in a fresh browser,
-	// nobody signed in.
+	// nobody signed in, at its url as at its origin; the view is
+	// anonymous.
 	owner := demoMember(t, boot, "owner")
 	var public struct{ URL string }
 	require.Equal(t, 201, postJSON(t, apiURL+"/api/v1/reports", owner.Token,
@@ -172,9 +173,11 @@ func TestBrowserReadingReports(t *testing.T) {
 	mia.Navigate(public.URL)
 	publicOrigin := frameOrigin(t, mia)
 	stranger := browsertest.New(t)
-	stranger.Navigate(publicOrigin + "/")
+	stranger.Navigate(public.URL)
 	assert.Equal(t, "Dear all", stranger.Text("h1"))
 	assert.True(t, strings.HasPrefix(stranger.Location(), publicOrigin), stranger.Location())
+	stranger.Navigate(publicOrigin + "/")
+	assert.Equal(t, "Dear all", stranger.Text("h1"))
 
 	// Nina is outside the team: refused, she asks for access.
 	nina := browsertest.New(t)

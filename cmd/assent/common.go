@@ -38,14 +38,23 @@ import (
 	"github.com/assent-hq/assent/worker"
 )
 
-// parse reads a subcommand's flags on top of the environment.
+// parse reads a subcommand's flags on top of the environment: the
+// configuration registers every setting (and reads the environment), the
+// command offers as flags only those it reads (commandSettings); -h lists
+// them and returns flag.ErrHelp.
 func parse(name string, args []string, stderr io.Writer) (*config.Config, *slog.Logger, error) {
+	var cfg config.Config
+	all := flag.NewFlagSet("", flag.ContinueOnError)
+	cfg.Register(all)
 	fs := flag.NewFlagSet("assent "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var cfg config.Config
-	cfg.Register(fs)
+	offer(fs, all, commandSettings[name])
+	fs.Usage = func() { printSettings(stderr, name, fs) }
 	if err := fs.Parse(args); err != nil {
 		return nil, nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, nil, fmt.Errorf("assent %s takes only flags; got %q", name, fs.Arg(0))
 	}
 	// Only the production processes refuse them; dev and tools may see them.
 	if err := cfg.CheckDevSettings(name != "serve" && name != "worker"); err != nil {

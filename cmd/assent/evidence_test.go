@@ -5,7 +5,9 @@ import (
 	"context"
 	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -101,6 +103,61 @@ func TestEvidenceVerify(t *testing.T) {
 	err = runEvidence(ctx, []string{"verify", file}, io.Discard, io.Discard)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "timeline[1] (entry "+second.ID)
+
+	// Every other way an export can be edited is named: the entries
+	// added, removed or reordered, and outside the timeline the part
+	// that changed, by its path.
+	for _, c := range []struct {
+		name, want string
+		change     func(doc map[string]any)
+	}{
+		{"an entry removed", "entriesHash does not match the timeline: an entry was added, removed or reordered", func(doc map[string]any) {
+			doc["timeline"] = doc["timeline"].([]any)[:1]
+		}},
+		{"entries reordered", "an entry was added, removed or reordered", func(doc map[string]any) {
+			tl := doc["timeline"].([]any)
+			tl[0], tl[1] = tl[1], tl[0]
+		}},
+		{"the subject's title", "does not match: subject.title was changed", func(doc map[string]any) {
+			doc["subject"].(map[string]any)["title"] = "Nothing to see"
+		}},
+		{"when it was exported", "exportedAt was changed", func(doc map[string]any) { doc["exportedAt"] = "2020-01-01T00:00:00Z" }},
+		{"a member added", "note was added", func(doc map[string]any) { doc["note"] = "all fine" }},
+		{"a request added", "requests[approval apr_forged].record.title was added", func(doc map[string]any) {
+			doc["requests"] = append(doc["requests"].([]any), map[string]any{"type": "approval", "id": "apr_forged", "record": map[string]any{"title": "Pay"}})
+		}},
+		{"a delivery added", "deliveries[dlv_forged].status was added", func(doc map[string]any) {
+			doc["deliveries"] = append(doc["deliveries"].([]any), map[string]any{"id": "dlv_forged", "status": "delivered"})
+		}},
+		{"the chain's head", "digest.chainHead was changed", func(doc map[string]any) {
+			doc["digest"].(map[string]any)["chainHead"].(map[string]any)["position"] = 0
+		}},
+		{"a field added to the digest", "digest.comment was added", func(doc map[string]any) { doc["digest"].(map[string]any)["comment"] = "x" }},
+		{"the parts listed, to hide an edit", "digest.parts was changed: partsSignature does not match it", func(doc map[string]any) {
+			doc["subject"].(map[string]any)["title"] = "Nothing to see"
+			sum := sha256.Sum256([]byte(`"Nothing to see"`))
+			doc["digest"].(map[string]any)["parts"].(map[string]any)["subject.title"] = hex.EncodeToString(sum[:])
+		}},
+	} {
+		require.NoError(t, os.WriteFile(file, edit(t, raw, c.change), 0o600))
+		err := runEvidence(ctx, []string{"verify", file, "--keys", keys}, io.Discard, io.Discard)
+		require.Error(t, err, c.name)
+		assert.Contains(t, err.Error(), c.want, c.name)
+		assert.NotContains(t, err.Error(), "something outside the timeline", c.name)
+	}
+}
+
+// edit changes an export without signing it again.
+func edit(t *testing.T, raw []byte, change func(map[string]any)) []byte {
+	t.Helper()
+	var doc map[string]any
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	require.NoError(t, d.Decode(&doc))
+	change(doc)
+	out, err := json.Marshal(doc)
+	require.NoError(t, err)
+	return out
 }
 
 // forge changes an export and signs it again with a new key under kid,

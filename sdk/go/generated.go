@@ -340,14 +340,16 @@ type EvidenceDeliveriesItem struct {
 	Target         string     `json:"target"`
 }
 
-// EvidenceDigest: The Ed25519 signature (base64) covers the whole export in canonical JSON (keys sorted, no spaces) without `signature`; `entriesHash` is the SHA-256 of the timeline's entry hashes in order; `chainHead` the organisation's audit chain end when exported. `assent evidence verify FILE` checks it all offline.
+// EvidenceDigest: The Ed25519 signature (base64) covers the whole export in canonical JSON (keys sorted, no spaces) without `signature`; `entriesHash` is the SHA-256 of the timeline's entry hashes in order; `chainHead` the organisation's audit chain end when exported; `parts` the SHA-256 of each part outside the timeline in canonical JSON by its path (`subject.title`, `requests[approval apr_…].record.title`, `deliveries[dlv_…].status`, …), signed alone by `partsSignature`, so a check that fails names what changed. `assent evidence verify FILE` checks it all offline.
 type EvidenceDigest struct {
-	Algorithm   any                     `json:"algorithm"`
-	ChainHead   EvidenceDigestChainHead `json:"chainHead"`
-	EntriesHash string                  `json:"entriesHash"`
-	KeyID       string                  `json:"keyId"`
-	PublicKey   string                  `json:"publicKey"`
-	Signature   string                  `json:"signature"`
+	Algorithm      any                     `json:"algorithm"`
+	ChainHead      EvidenceDigestChainHead `json:"chainHead"`
+	EntriesHash    string                  `json:"entriesHash"`
+	KeyID          string                  `json:"keyId"`
+	Parts          map[string]string       `json:"parts"`
+	PartsSignature string                  `json:"partsSignature"`
+	PublicKey      string                  `json:"publicKey"`
+	Signature      string                  `json:"signature"`
 }
 
 type EvidenceDigestChainHead struct {

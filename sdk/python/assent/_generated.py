@@ -1627,8 +1627,11 @@ class EvidenceDeliveriesItem(Model):
 class EvidenceDigest(Model):
     """Schema Evidence.digest. The Ed25519 signature (base64) covers the whole export in canonical JSON
     (keys sorted, no spaces) without `signature`; `entriesHash` is the SHA-256 of the timeline's
-    entry hashes in order; `chainHead` the organisation's audit chain end when exported. `assent
-    evidence verify FILE` checks it all offline.
+    entry hashes in order; `chainHead` the organisation's audit chain end when exported; `parts` the
+    SHA-256 of each part outside the timeline in canonical JSON by its path (`subject.title`,
+    `requests[approval apr_…].record.title`, `deliveries[dlv_…].status`, …), signed alone by
+    `partsSignature`, so a check that fails names what changed. `assent evidence verify FILE` checks
+    it all offline.
     """
 
     _closed = True  # whether the schema refuses other properties
@@ -1636,6 +1639,8 @@ class EvidenceDigest(Model):
     chain_head: Optional[EvidenceDigestChainHead] = _field(default=None, metadata={"json": 'chainHead', "type": 'EvidenceDigestChainHead', "required": True, "nullable": False})
     entries_hash: Optional[str] = _field(default=None, metadata={"json": 'entriesHash', "type": 'any', "required": True, "nullable": False})
     key_id: Optional[str] = _field(default=None, metadata={"json": 'keyId', "type": 'any', "required": True, "nullable": False})
+    parts: Optional[Dict[str, str]] = _field(default=None, metadata={"json": 'parts', "type": '{any}', "required": True, "nullable": False})
+    parts_signature: Optional[str] = _field(default=None, metadata={"json": 'partsSignature', "type": 'any', "required": True, "nullable": False})
     public_key: Optional[str] = _field(default=None, metadata={"json": 'publicKey', "type": 'any', "required": True, "nullable": False})
     signature: Optional[str] = _field(default=None, metadata={"json": 'signature', "type": 'any', "required": True, "nullable": False})
 

@@ -2358,7 +2358,7 @@ export interface components {
                 status: string;
                 target: string;
             }[];
-            /** @description The Ed25519 signature (base64) covers the whole export in canonical JSON (keys sorted, no spaces) without `signature`; `entriesHash` is the SHA-256 of the timeline's entry hashes in order; `chainHead` the organisation's audit chain end when exported. `assent evidence verify FILE` checks it all offline. */
+            /** @description The Ed25519 signature (base64) covers the whole export in canonical JSON (keys sorted, no spaces) without `signature`; `entriesHash` is the SHA-256 of the timeline's entry hashes in order; `chainHead` the organisation's audit chain end when exported; `parts` the SHA-256 of each part outside the timeline in canonical JSON by its path (`subject.title`, `requests[approval apr_…].record.title`, `deliveries[dlv_…].status`, …), signed alone by `partsSignature`, so a check that fails names what changed. `assent evidence verify FILE` checks it all offline. */
             digest: {
                 /** @constant */
                 algorithm: "Ed25519";
@@ -2368,6 +2368,12 @@ export interface components {
                 };
                 entriesHash: string;
                 keyId: string;
+                /** @description SHA-256 (hex) of each part outside the timeline, in canonical JSON, by its path. */
+                parts: {
+                    [key: string]: string;
+                };
+                /** @description The Ed25519 signature (base64) over `parts` alone, in canonical JSON. */
+                partsSignature: string;
                 publicKey: string;
                 signature: string;
             };
