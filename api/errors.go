@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 
@@ -23,8 +24,8 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 			"path", c.FullPath(), "error", err)
 		e = apperr.New(apperr.Internal, "the server failed to handle the request; it has been logged")
 	}
-	if e.Code == apperr.RateLimited && c.Writer.Header().Get("Retry-After") == "" {
-		c.Header("Retry-After", "1")
+	if (e.Code == apperr.RateLimited || e.Code == apperr.Unavailable) && c.Writer.Header().Get("Retry-After") == "" {
+		c.Header("Retry-After", strconv.Itoa(apperr.RetryAfter))
 	}
 	c.AbortWithStatusJSON(e.Status(), errorEnvelope{Error: e})
 }

@@ -6,10 +6,14 @@ package instance
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/assent-hq/assent/internal/payloadcodec"
+	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/models"
 )
 
@@ -35,7 +39,8 @@ type Readiness struct {
 	Checks map[string]string
 }
 
-// Ready checks the database and Temporal and names what is down.
+// Ready checks the database and Temporal (reachable, and its namespace
+// not marked for another instance's key) and names what is down.
 func (s *Service) Ready(ctx context.Context) Readiness {
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
@@ -51,6 +56,14 @@ func (s *Service) Ready(ctx context.Context) Readiness {
 		down("temporal", "no client configured")
 	} else if _, err := s.temporal.CheckHealth(ctx, &client.CheckHealthRequest{}); err != nil {
 		down("temporal", err.Error())
+	} else if err := payloadcodec.CheckMarker(ctx, s.temporal, "", s.store.Keys()); err != nil {
+		// Another instance took the namespace since this one started.
+		if m, ok := errors.AsType[*payloadcodec.MismatchError](err); ok {
+			down("temporal", fmt.Sprintf("the namespace is marked for key %s, which %s lacks: another Assent instance uses it",
+				m.Marked, secretkey.Env))
+		} else {
+			down("temporal", err.Error())
+		}
 	}
 	return r
 }

@@ -7,18 +7,41 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	workflowpb "go.temporal.io/api/workflow/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/instance"
+	"github.com/assent-hq/assent/internal/payloadcodec"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 )
 
-// temporal answers the health check with err.
+// temporal answers the health check with err, and the namespace's marker
+// with marker's key id (none when empty).
 type temporal struct {
 	client.Client
-	err error
+	err    error
+	marker string
+}
+
+func (t temporal) DescribeWorkflowExecution(_ context.Context, id, _ string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	if t.marker == "" || id != payloadcodec.MarkerWorkflowID {
+		return nil, serviceerror.NewNotFound("workflow not found")
+	}
+	memo, err := converter.GetDefaultDataConverter().ToPayload(t.marker)
+	if err != nil {
+		return nil, err
+	}
+	return &workflowservice.DescribeWorkflowExecutionResponse{WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{
+		Status: enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING,
+		Memo:   &commonpb.Memo{Fields: map[string]*commonpb.Payload{"assentKeyId": memo}},
+	}}, nil
 }
 
 func (t temporal) CheckHealth(context.Context, *client.CheckHealthRequest) (*client.CheckHealthResponse, error) {
@@ -44,6 +67,14 @@ func TestReady(t *testing.T) {
 		r = instance.New(store.SigningKeyStore, temporal{err: errors.New("connection refused")}).Ready(ctx)
 		assert.False(t, r.Ready)
 		assert.Equal(t, "down: connection refused", r.Checks["temporal"])
+
+		// The namespace marked for this instance's key, or another's.
+		r = instance.New(store.SigningKeyStore, temporal{marker: store.Keys().CurrentID()}).Ready(ctx)
+		assert.True(t, r.Ready, "%v", r.Checks)
+		r = instance.New(store.SigningKeyStore, temporal{marker: "0badc0de"}).Ready(ctx)
+		assert.False(t, r.Ready)
+		assert.Equal(t, "down: the namespace is marked for key 0badc0de, which ASSENT_SECRET_KEY lacks: another Assent instance uses it",
+			r.Checks["temporal"])
 
 		require.NoError(t, models.Close(db))
 		r = instance.New(store.SigningKeyStore, temporal{}).Ready(ctx)

@@ -34,6 +34,10 @@ func (s *core) Changes() *changes.Hub { return s.changes }
 // DB is the underlying handle, for health checks and tests.
 func (s *core) DB() *gorm.DB { return s.db }
 
+// Keys is the instance key ring, for the checks that name its keys (the
+// Temporal namespace's marker, in readiness).
+func (s *core) Keys() *secretkey.Ring { return s.secrets }
+
 // Store runs the service's queries. It composes one store per aggregate,
 // each over the same core, so a caller may hold the whole or only the
 // aggregates it uses. Every method that reads or writes an organisation's

@@ -46,6 +46,9 @@ func parse(name string, args []string, stderr io.Writer) (*config.Config, *slog.
 	var cfg config.Config
 	all := flag.NewFlagSet("", flag.ContinueOnError)
 	cfg.Register(all)
+	if name == "temporal" {
+		cfg.UseTemporalDataDir(all)
+	}
 	fs := flag.NewFlagSet("assent "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	offer(fs, all, commandSettings[name])
@@ -164,6 +167,14 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger, n needs) (_
 		if r.temporal, err = dialTemporal(ctx, cfg, log, r.secrets); err != nil {
 			return nil, err
 		}
+		// Another instance's workflows on the same namespace and task
+		// queue would be taken by this one's worker and its by them:
+		// refuse a namespace marked for a key this ring lacks.
+		if err = payloadcodec.ClaimMarker(ctx, r.temporal, cfg.TemporalNamespace, r.secrets); err != nil {
+			return nil, err
+		}
+		log.Info("Temporal namespace marked for this instance's key", "namespace", cfg.TemporalNamespace,
+			"key", r.secrets.CurrentID(), "marker", payloadcodec.MarkerWorkflowID)
 		if n.searchAttributes {
 			if err = worker.RegisterSearchAttributes(ctx, r.temporal, cfg.TemporalNamespace); err != nil {
 				return nil, err
@@ -314,13 +325,40 @@ func runBackground(ctx context.Context, g *errgroup.Group, log *slog.Logger, sto
 func listen(cfg *config.Config) (net.Listener, string, error) {
 	l, err := net.Listen("tcp", cfg.HTTPAddr)
 	if err != nil {
-		return nil, "", cannotListen(cfg.HTTPAddr, "ASSENT_HTTP_ADDR or --http-addr", err)
+		p := httpPort(cfg)
+		return nil, "", cannotListen(p.addr, p.setting, err)
 	}
 	base := cfg.PublicBaseURL()
 	if base == "" {
 		base = "http://" + l.Addr().String()
 	}
 	return l, base, nil
+}
+
+// port is an address a command binds and the setting that moves it.
+type port struct{ addr, setting string }
+
+// httpPort is the API's and pages' address.
+func httpPort(cfg *config.Config) port { return port{cfg.HTTPAddr, "ASSENT_HTTP_ADDR or --http-addr"} }
+
+// checkPorts binds each address for a moment, before anything starts, and
+// reports every one that cannot be bound in one error, a line each with
+// its setting: a person moves them all at once, not one per attempt. An
+// address on port 0 is picked free later, so skipped.
+func checkPorts(ports ...port) error {
+	var errs []error
+	for _, p := range ports {
+		if _, n, err := net.SplitHostPort(p.addr); err == nil && n == "0" {
+			continue
+		}
+		l, err := net.Listen("tcp", p.addr)
+		if err != nil {
+			errs = append(errs, cannotListen(p.addr, p.setting, err))
+			continue
+		}
+		_ = l.Close()
+	}
+	return errors.Join(errs...)
 }
 
 // cannotListen is the one line a person reads when a port cannot be

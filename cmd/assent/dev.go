@@ -24,6 +24,11 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	// Every fixed port is checked before anything starts, and every one
+	// taken is named.
+	if err := checkPorts(append([]port{httpPort(cfg)}, temporalPorts(cfg)...)...); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return err
 	}

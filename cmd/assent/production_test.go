@@ -165,6 +165,15 @@ func TestProductionShape(t *testing.T) {
 	}, 15*time.Second, 100*time.Millisecond)
 	assert.Equal(t, "approved", decided["status"])
 
+	// A worker of another instance, with another key, beside this one on
+	// the same Temporal address and namespace, refuses to start.
+	other := exec.Command(bin, "worker")
+	other.Env = append(os.Environ(), append(env, "ASSENT_SECRET_KEY="+secretkey.Generate())...)
+	out, err = other.CombinedOutput()
+	require.Error(t, err)
+	assert.Contains(t, string(out), `Temporal namespace "default" belongs to another Assent instance`)
+	assert.Contains(t, string(out), "ASSENT_TEMPORAL_NAMESPACE")
+
 	// Logs are JSON lines.
 	sc := bufio.NewScanner(strings.NewReader(serve.out.String()))
 	for sc.Scan() {

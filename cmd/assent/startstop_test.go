@@ -60,6 +60,41 @@ func TestTakenPortNamesItsSetting(t *testing.T) {
 	}
 }
 
+// Every taken port is named at once, each with its setting, before
+// anything starts.
+func TestEveryTakenPortIsNamedAtOnce(t *testing.T) {
+	httpAddr, temporalAddr, uiAddr := takePort(t), takePort(t), takePort(t)
+	_, temporalPort, _ := net.SplitHostPort(temporalAddr)
+	_, uiPort, _ := net.SplitHostPort(uiAddr)
+	line := func(addr, setting string) string {
+		return addr + " is in use by another program (is assent already running?); choose another port with " + setting
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"dev", []string{"dev", "--http-addr", httpAddr, "--temporal-port", temporalPort, "--temporal-ui-port", uiPort}, []string{
+			line(httpAddr, "ASSENT_HTTP_ADDR or --http-addr"),
+			line(temporalAddr, "ASSENT_TEMPORAL_PORT or --temporal-port"),
+			line(uiAddr, "ASSENT_TEMPORAL_UI_PORT or --temporal-ui-port")}},
+		{"temporal", []string{"temporal", "--temporal-port", temporalPort, "--temporal-ui-port", uiPort}, []string{
+			line(temporalAddr, "ASSENT_TEMPORAL_PORT or --temporal-port"),
+			line(uiAddr, "ASSENT_TEMPORAL_UI_PORT or --temporal-ui-port")}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dataDir := t.TempDir()
+			var stderr testenv.Buffer
+			err := run(context.Background(), append(c.args, "--data-dir", dataDir), &testenv.Buffer{}, &stderr)
+			require.Error(t, err)
+			assert.Equal(t, strings.Join(c.want, "\n"), err.Error())
+			assert.NotRegexp(t, noisy, stderr.String())
+			entries, _ := os.ReadDir(dataDir)
+			assert.Empty(t, entries, "nothing started, nothing written")
+		})
+	}
+}
+
 // TestDevStartsAndStopsQuietly runs the binary as a person would: the
 // banner states the dev delivery settings, a second `assent dev` on the
 // same ports exits 1 with one line naming the setting, and Ctrl-C stops

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/devtemporal"
@@ -18,6 +20,9 @@ import (
 func runTemporal(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, log, err := parse("temporal", args, stderr)
 	if err != nil {
+		return err
+	}
+	if err := checkPorts(temporalPorts(cfg)...); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
@@ -48,6 +53,17 @@ func embeddedTemporal(cfg *config.Config, log *slog.Logger, writes bool) devtemp
 		Logger:         log,
 		UIWriteActions: cfg.UIWriteActions(writes),
 	}
+}
+
+// temporalPorts are the embedded server's fixed ports (its frontend and
+// UI, on devtemporal's address), for checkPorts.
+func temporalPorts(cfg *config.Config) []port {
+	at := func(p int) string { return net.JoinHostPort(devtemporal.DefaultIP, strconv.Itoa(p)) }
+	ports := []port{{at(cfg.TemporalPort), "ASSENT_TEMPORAL_PORT or --temporal-port"}}
+	if cfg.TemporalUIPort >= 0 {
+		ports = append(ports, port{at(cfg.TemporalUIPort), "ASSENT_TEMPORAL_UI_PORT or --temporal-ui-port"})
+	}
+	return ports
 }
 
 // startTemporal starts the embedded server; a port it cannot bind is

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+
+	"go.temporal.io/api/serviceerror"
 )
 
 // Codes used across the service, as api/openapi.yaml spells them.
@@ -140,11 +142,47 @@ func Field(code, field, format string, args ...any) *Error {
 	return &Error{Code: code, Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
-// As extracts an *Error from err's chain.
+// As extracts an *Error from err's chain, or makes one for a transient
+// condition of the workflow service (Transient): every adapter reads
+// errors through here, so none answers those with a 500.
 func As(err error) (*Error, bool) {
 	var e *Error
-	ok := errors.As(err, &e)
-	return e, ok
+	if errors.As(err, &e) {
+		return e, true
+	}
+	if e := Transient(err); e != nil {
+		return e, true
+	}
+	return nil, false
+}
+
+// RetryAfter is the Retry-After, in seconds, of a service_unavailable
+// answer.
+const RetryAfter = 1
+
+// Transient is service_unavailable for a condition of the workflow
+// service that passes by itself, nil for any other error: an Update or
+// query refused while the workflow's task is being retried (after a
+// worker crashed, or while no worker holding the key runs it), and
+// Temporal's frontend unavailable, overloaded or out of time.
+func Transient(err error) *Error {
+	var (
+		notReady    *serviceerror.WorkflowNotReady
+		unavailable *serviceerror.Unavailable
+		exhausted   *serviceerror.ResourceExhausted
+		deadline    *serviceerror.DeadlineExceeded
+	)
+	switch {
+	case errors.As(err, &notReady):
+		return New(Unavailable, "the request's workflow is recovering from a failed step and cannot take this yet; retry shortly")
+	case errors.As(err, &unavailable):
+		return New(Unavailable, "the workflow service is unavailable; retry shortly")
+	case errors.As(err, &exhausted):
+		return New(Unavailable, "the workflow service is overloaded; retry shortly")
+	case errors.As(err, &deadline):
+		return New(Unavailable, "the workflow service did not answer in time; retry shortly")
+	}
+	return nil
 }
 
 // Is reports whether err carries the given code.

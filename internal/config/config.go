@@ -103,11 +103,33 @@ const (
 	DefaultLongPolls       = 1000
 )
 
+// The default data folders: assent dev's (its databases, key, blobs and
+// the demo's keys) and assent temporal's (only its server's temporal.db).
+// Apart, so an assent temporal started beside assent dev never opens dev's
+// Temporal database, and dev's key is not taken for another instance's.
+const (
+	DataDir         = ".assent"
+	TemporalDataDir = ".assent-temporal"
+)
+
+// UseTemporalDataDir makes TemporalDataDir the data folder when neither
+// ASSENT_DATA_DIR nor --data-dir names one: assent temporal's. Call it
+// after Register and before fs is parsed.
+func (c *Config) UseTemporalDataDir(fs *flag.FlagSet) {
+	if os.Getenv("ASSENT_DATA_DIR") != "" {
+		return
+	}
+	c.DataDir = TemporalDataDir
+	if f := fs.Lookup("data-dir"); f != nil {
+		f.DefValue = TemporalDataDir
+	}
+}
+
 // Register declares the flags, with defaults taken from the environment.
 func (c *Config) Register(fs *flag.FlagSet) {
 	fs.StringVar(&c.HTTPAddr, "http-addr", env("ASSENT_HTTP_ADDR", "127.0.0.1:8080"), "address for the API and pages (ASSENT_HTTP_ADDR); port 0 picks a free one")
 	fs.StringVar(&c.BaseURL, "base-url", env("ASSENT_BASE_URL", ""), "public address of the API and pages (ASSENT_BASE_URL); default http://<http-addr>")
-	fs.StringVar(&c.DataDir, "data-dir", env("ASSENT_DATA_DIR", ".assent"), "folder for dev data (ASSENT_DATA_DIR)")
+	fs.StringVar(&c.DataDir, "data-dir", env("ASSENT_DATA_DIR", DataDir), "folder for dev data (ASSENT_DATA_DIR); "+TemporalDataDir+" for assent temporal")
 	fs.StringVar(&c.DatabaseURL, "database-url", env("ASSENT_DATABASE_URL", ""), "postgres://… or sqlite:<path> (ASSENT_DATABASE_URL); default SQLite in the data dir")
 	fs.StringVar(&c.ReportsDomain, "reports-domain", env("ASSENT_REPORTS_DOMAIN", ""), "domain whose subdomains serve reports, one origin each (ASSENT_REPORTS_DOMAIN), such as reports.example.com with a wildcard DNS record and certificate; default localhost:<port> when the base URL is on this machine")
 	fs.StringVar(&c.BlobURL, "blob-url", env("ASSENT_BLOB_URL", ""), "where report files are kept (ASSENT_BLOB_URL): s3://bucket?region=…&endpoint=…&use_path_style=true or file:///path; default the blobs folder in the data dir")

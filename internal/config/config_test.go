@@ -259,3 +259,23 @@ func TestLongPollCaps(t *testing.T) {
 		assert.Contains(t, err.Error(), "ASSENT_LONG_POLLS_PER_KEY", bad)
 	}
 }
+
+// assent temporal keeps its data apart from assent dev's unless told
+// otherwise, by ASSENT_DATA_DIR or --data-dir.
+func TestTemporalHasADataDirOfItsOwn(t *testing.T) {
+	temporal := func(args ...string) *config.Config {
+		var c config.Config
+		fs := flag.NewFlagSet("temporal", flag.ContinueOnError)
+		c.Register(fs)
+		c.UseTemporalDataDir(fs)
+		require.NoError(t, fs.Parse(args))
+		return &c
+	}
+	t.Setenv("ASSENT_DATA_DIR", "")
+	dev, _ := parse(t)
+	assert.Equal(t, ".assent", dev.DataDir)
+	assert.Equal(t, ".assent-temporal", temporal().DataDir)
+	assert.Equal(t, "/srv/t", temporal("--data-dir", "/srv/t").DataDir)
+	t.Setenv("ASSENT_DATA_DIR", "/srv/data")
+	assert.Equal(t, "/srv/data", temporal().DataDir)
+}

@@ -64,11 +64,14 @@ type Server struct {
 	uiAddr       string
 }
 
+// DefaultIP is the address the server listens on unless Options.IP says.
+const DefaultIP = "127.0.0.1"
+
 // Start brings the server (and the UI unless disabled) up and returns once
 // the frontend accepts connections.
 func Start(ctx context.Context, o Options) (*Server, error) {
 	if o.IP == "" {
-		o.IP = "127.0.0.1"
+		o.IP = DefaultIP
 	}
 	if o.Namespace == "" {
 		return nil, errors.New("devtemporal: namespace is required")

@@ -2,6 +2,7 @@ package payloadcodec
 
 import (
 	"context"
+	"errors"
 
 	commonpb "go.temporal.io/api/common/v1"
 	"go.temporal.io/sdk/converter"
@@ -14,6 +15,11 @@ import (
 type dataConverter struct {
 	parent converter.DataConverter
 	codec  *Codec
+	// inWorkflow is set for what a workflow decodes (WithWorkflowContext):
+	// there a payload sealed under a key the ring lacks panics, which fails
+	// the workflow task (retried, shown in the Temporal UI) instead of the
+	// workflow: see ForeignKeyError.
+	inWorkflow bool
 }
 
 var (
@@ -44,7 +50,7 @@ func (d *dataConverter) WithSerializationContext(sc converter.SerializationConte
 	default:
 		return d
 	}
-	return &dataConverter{parent: d.parent, codec: d.codec.placed(p)}
+	return &dataConverter{parent: d.parent, codec: d.codec.placed(p), inWorkflow: d.inWorkflow}
 }
 
 // WithContext takes the message a client call sends from ctx.
@@ -55,13 +61,31 @@ func (d *dataConverter) WithContext(ctx context.Context) converter.DataConverter
 	}
 	p := d.codec.place()
 	p.Use, p.Scheduled = u.name, u.scheduled
-	return &dataConverter{parent: d.parent, codec: d.codec.placed(p)}
+	return &dataConverter{parent: d.parent, codec: d.codec.placed(p), inWorkflow: d.inWorkflow}
 }
 
-// WithWorkflowContext changes nothing: the workflow is known from the
-// serialization context.
+// WithWorkflowContext marks what a workflow decodes (the workflow itself
+// is known from the serialization context).
 func (d *dataConverter) WithWorkflowContext(converter.WorkflowContext) converter.DataConverter {
-	return d
+	out := *d
+	out.inWorkflow = true
+	return &out
+}
+
+// open is the codec's open, panicking inside a workflow for a payload
+// sealed under a key the ring lacks. The SDK turns an error decoding a
+// workflow's input into the workflow's failure, and one decoding an
+// Update's argument into the Update's refusal; a panic in workflow code
+// fails only the workflow task (the worker's default
+// WorkflowPanicPolicy, BlockWorkflow), which Temporal retries until a
+// worker holding the key takes it.
+func (d *dataConverter) open(p *commonpb.Payload) (*commonpb.Payload, string, error) {
+	plain, use, err := d.codec.open(p)
+	var foreign *ForeignKeyError
+	if d.inWorkflow && errors.As(err, &foreign) {
+		panic(foreign)
+	}
+	return plain, use, err
 }
 
 func (d *dataConverter) ToPayload(value any) (*commonpb.Payload, error) {
@@ -85,7 +109,7 @@ func (d *dataConverter) FromPayload(payload *commonpb.Payload, valuePtr any) err
 	if payload == nil {
 		return nil
 	}
-	plain, use, err := d.codec.open(payload)
+	plain, use, err := d.open(payload)
 	if err != nil {
 		return err
 	}
@@ -106,7 +130,7 @@ func (d *dataConverter) FromPayloads(payloads *commonpb.Payloads, valuePtrs ...a
 	uses := make([]string, len(payloads.Payloads))
 	for i, p := range payloads.Payloads {
 		var err error
-		if plain[i], uses[i], err = d.codec.open(p); err != nil {
+		if plain[i], uses[i], err = d.open(p); err != nil {
 			return err
 		}
 	}

@@ -56,6 +56,25 @@ var ErrNotEncrypted = errors.New("payload is not encrypted under the instance se
 // than the one decoding it: a payload copied from elsewhere.
 var ErrMisplaced = errors.New("payload was made for another workflow or activity")
 
+// ForeignKeyError is a payload sealed under a key the ring does not hold:
+// most likely another Assent instance, with another ASSENT_SECRET_KEY,
+// shares this Temporal namespace and task queue, or a key was dropped from
+// the ring while histories still need it. Inside a workflow it fails the
+// workflow task, never the workflow (see dataConverter.open).
+type ForeignKeyError struct {
+	// KeyID is the id of the key that sealed the payload.
+	KeyID string
+}
+
+func (e *ForeignKeyError) Error() string {
+	return fmt.Sprintf("temporal payload sealed under key %s, which this process's %s does not hold: "+
+		"another Assent instance with another key may share this Temporal namespace and task queue "+
+		"(give each instance its own ASSENT_TEMPORAL_NAMESPACE or ASSENT_TEMPORAL_ADDRESS), or the old key was "+
+		"dropped from the ring too early", e.KeyID, secretkey.Env)
+}
+
+func (e *ForeignKeyError) Unwrap() error { return secretkey.ErrUnknownKey }
+
 // place is where a payload may be used. The zero place is "no context":
 // failures, and payloads sealed by a codec used directly.
 type place struct {
@@ -156,7 +175,11 @@ func (c *Codec) open(p *commonpb.Payload) (*commonpb.Payload, string, error) {
 		}
 		ad = associated(binding)
 	}
-	plain, err := c.ring.DecryptBound(purpose, string(p.Metadata[metaKeyID]), p.Data, ad)
+	keyID := string(p.Metadata[metaKeyID])
+	plain, err := c.ring.DecryptBound(purpose, keyID, p.Data, ad)
+	if errors.Is(err, secretkey.ErrUnknownKey) {
+		return nil, "", &ForeignKeyError{KeyID: keyID}
+	}
 	if err != nil {
 		return nil, "", fmt.Errorf("temporal payload: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
@@ -112,4 +113,78 @@ func TestBoundPayloadsRoundTripThroughTheSDK(t *testing.T) {
 	assert.NotEqual(t, "wf-scheduled", runID)
 	require.NoError(t, c.GetWorkflow(ctx, runID, "").Get(ctx, &out))
 	assert.Equal(t, "scheduled!!", out)
+}
+
+// waitWorkflow waits for one "decide" Update and returns its input and
+// the Update's note.
+func waitWorkflow(ctx workflow.Context, in string) (string, error) {
+	var note string
+	if err := workflow.SetUpdateHandler(ctx, "decide", func(ctx workflow.Context, b bound) (string, error) {
+		note = b.Note
+		return "took " + b.Note, nil
+	}); err != nil {
+		return "", err
+	}
+	if err := workflow.Await(ctx, func() bool { return note != "" }); err != nil {
+		return "", err
+	}
+	return in + " " + note, nil
+}
+
+// A worker that meets a payload sealed under a key it does not hold (an
+// instance with another ASSENT_SECRET_KEY on the same namespace and task
+// queue) fails the workflow task, which Temporal retries, and never the
+// workflow: once a worker with the key runs, the workflow goes on.
+func TestAWorkerWithoutTheKeyFailsTheTaskNotTheWorkflow(t *testing.T) {
+	keyA, keyB := New(ring(t, secretkey.Generate())), New(ring(t, secretkey.Generate()))
+	ts := temporaltest.NewServer(temporaltest.WithT(t), temporaltest.WithBaseClientOptions(ClientOptions(client.Options{}, keyA)))
+	a := ts.GetDefaultClient()
+	b, err := client.Dial(ClientOptions(client.Options{HostPort: ts.GetFrontendHostPort(), Namespace: ts.GetDefaultNamespace()}, keyB))
+	require.NoError(t, err)
+	t.Cleanup(b.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := func(c client.Client) worker.Worker {
+		w := worker.New(c, "q", worker.Options{})
+		w.RegisterWorkflow(waitWorkflow)
+		require.NoError(t, w.Start())
+		return w
+	}
+	// failing waits until the workflow's task has failed at least twice and
+	// checks the workflow is still running.
+	failing := func(id string) {
+		t.Helper()
+		require.Eventually(t, func() bool {
+			d, err := a.DescribeWorkflowExecution(ctx, id, "")
+			require.NoError(t, err)
+			require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, d.GetWorkflowExecutionInfo().GetStatus())
+			return d.GetPendingWorkflowTask().GetAttempt() >= 2
+		}, time.Minute, 100*time.Millisecond, "the workflow task fails and is retried")
+		iter := a.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for iter.HasNext() {
+			e, err := iter.Next()
+			require.NoError(t, err)
+			if f := e.GetWorkflowTaskFailedEventAttributes(); f != nil {
+				assert.Equal(t, enumspb.WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_WORKER_UNHANDLED_FAILURE, f.GetCause())
+			}
+			assert.Nil(t, e.GetWorkflowExecutionFailedEventAttributes(), "the workflow never fails")
+		}
+	}
+
+	// The workflow's input is sealed under A; B's worker cannot open it.
+	wb := start(b)
+	run, err := a.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "wf-input", TaskQueue: "q"}, waitWorkflow, "hi")
+	require.NoError(t, err)
+	failing("wf-input")
+	wb.Stop()
+
+	wa := start(a)
+	defer wa.Stop()
+	h, err := a.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: "wf-input", UpdateName: "decide",
+		Args: []any{bound{Note: "yes"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	require.NoError(t, err)
+	require.NoError(t, h.Get(ctx, nil))
+	var out string
+	require.NoError(t, run.Get(ctx, &out))
+	assert.Equal(t, "hi yes", out)
 }

@@ -248,3 +248,17 @@ func (r *Ring) Derive(purpose string) []byte {
 	}
 	return sub
 }
+
+// IDs are the ids of the ring's keys, the current key's first. An id is
+// written in clear beside every value a key seals, and names the key
+// without revealing it.
+func (r *Ring) IDs() []string {
+	ids := make([]string, len(r.keys))
+	for i, k := range r.keys {
+		ids[i] = k.id
+	}
+	return ids
+}
+
+// Has reports whether the ring holds the key with id.
+func (r *Ring) Has(id string) bool { return r.find(id) != nil }

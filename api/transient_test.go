@@ -1,0 +1,63 @@
+package api_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	sdkworker "go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/internal/testenv/temporalenv"
+	"github.com/assent-hq/assent/worker"
+	"github.com/assent-hq/assent/workflows"
+)
+
+// A decision on a request whose workflow task keeps failing (a worker
+// crashed on it, or one without the key took it) is refused by Temporal
+// ("Workflow Task in failed state"): the API answers 503
+// service_unavailable with Retry-After, never 500.
+func TestAnUpdateWhileTheWorkflowTaskFailsIsUnavailable(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		tc := temporalenv.Client(t)
+		f := newFixtureWith(t, db, tc)
+		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+		good := worker.New(tc, worker.Deps{Store: f.store, BaseURL: "http://assent.test", Logger: quiet})
+		require.NoError(t, good.Start())
+		r := f.do(t, "POST", "/api/v1/approvals", f.agentKey, `{"title":"Ship it"}`, nil)
+		require.Equal(t, 201, r.status, string(r.body))
+		id := r.decoded["id"].(string)
+		wfID := workflows.ApprovalWorkflowID(id)
+		require.Eventually(t, func() bool {
+			g := f.do(t, "GET", "/api/v1/approvals/"+id, f.agentKey, "", nil)
+			return g.status == 200 && g.decoded["status"] == "pending"
+		}, 30*time.Second, 100*time.Millisecond)
+		good.Stop()
+
+		// A broken deploy: every workflow task of the approval fails.
+		broken := sdkworker.New(tc, workflows.TaskQueue, sdkworker.Options{})
+		broken.RegisterWorkflowWithOptions(func(workflow.Context, any) error { panic("a bad deploy") },
+			workflow.RegisterOptions{Name: workflows.WorkflowApproval})
+		require.NoError(t, broken.Start())
+		defer broken.Stop()
+		require.NoError(t, tc.SignalWorkflow(ctx, wfID, "", "nudge", nil))
+		require.Eventually(t, func() bool {
+			d, err := tc.DescribeWorkflowExecution(ctx, wfID, "")
+			require.NoError(t, err)
+			return d.GetPendingWorkflowTask().GetAttempt() >= 3
+		}, time.Minute, 100*time.Millisecond, "the workflow task fails and is retried")
+
+		d := f.do(t, "POST", "/api/v1/approvals/"+id+"/decision", f.memberToken, `{"decision":"approve"}`, nil)
+		assert.Equal(t, 503, d.status, string(d.body))
+		assert.Equal(t, "service_unavailable", errField(d, "code"))
+		assert.Equal(t, "1", d.header.Get("Retry-After"))
+	})
+}
