@@ -100,14 +100,21 @@ func TestReadmeProductionRuns(t *testing.T) {
 	// running, and the group stops them.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	var output testenv.Buffer
-	cmd.Stdout, cmd.Stderr = &output, &output
+	// A file, not a pipe: the processes left running keep writing to it,
+	// and Wait would wait for a pipe's last writer.
+	outFile, err := os.Create(filepath.Join(t.TempDir(), "output"))
+	require.NoError(t, err)
+	defer outFile.Close()
+	cmd.Stdout, cmd.Stderr = outFile, outFile
 	require.NoError(t, cmd.Start())
-	pgid := cmd.Process.Pid
-	defer stopGroup(pgid)
-	report := func() string { return "script:\n" + script + "\noutput:\n" + output.String() }
+	defer stopGroup(cmd.Process.Pid)
+	output := func() string {
+		b, _ := os.ReadFile(outFile.Name())
+		return string(b)
+	}
+	report := func() string { return "script:\n" + script + "\noutput:\n" + output() }
 	require.NoError(t, cmd.Wait(), report())
-	assert.Contains(t, output.String(), `"status":"ready"`, "the block ends with the instance ready\n%s", report())
+	assert.Contains(t, output(), `"status":"ready"`, "the block ends with the instance ready\n%s", report())
 
 	var made struct {
 		Owner                          struct{ ID string }
@@ -131,7 +138,7 @@ func TestReadmeProductionRuns(t *testing.T) {
 		return getJSON(t, api+"/api/v1/approvals/"+id, made.AgentKey, &read) == 200 && read["decisionToken"] != nil
 	}, 30*time.Second, 200*time.Millisecond, "the approval carries a decision token, issued by the base URL\n%s", report())
 	assert.Equal(t, made.Owner.ID, read["decidedById"], "the owner decided")
-	assert.NotContains(t, output.String(), "panic", report())
+	assert.NotContains(t, output(), "panic", report())
 }
 
 // productionBlock is the sh block after productionMarker.
