@@ -60,6 +60,10 @@ var listFlags = []adminFlag{orgFlag, limitFlag, cursorFlag}
 var databaseFlags = []string{"database-url", "data-dir"}
 
 var adminCommands = []adminCommand{
+	{name: "init", summary: "make the first organisation, its owner, an agent key and an admin key at once; refused once an organisation exists",
+		flags: []adminFlag{{"name", "the organisation's `name` (required)"}, {"owner-email", "the owner's email `address` (required)"},
+			{"owner-name", "the owner's `name`"}, {"plan", "the `plan`: free, team or enterprise (default free)"}},
+		run: initInstance},
 	{name: "org create", summary: "make an organisation (a tenant)",
 		flags: []adminFlag{{"name", "the organisation's `name` (required)"}, {"plan", "the `plan`: free, team or enterprise (default free)"}},
 		run: func(r *adminRun) (any, error) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	netmail "net/mail"
 	"net/url"
 	"os"
 	"regexp"
@@ -60,6 +61,11 @@ func TestComposeWiring(t *testing.T) {
 		switch name {
 		case "serve":
 			assert.Equal(t, []string{"8080:8080"}, svc.Ports)
+		case "mailpit":
+			require.NotEmpty(t, svc.Ports)
+			for _, p := range svc.Ports {
+				assert.True(t, strings.HasPrefix(p, "127.0.0.1:"), "the mail catcher's inbox is on this machine only: %s", p)
+			}
 		case "temporal-ui":
 			assert.Equal(t, []string{"ui"}, svc.Profiles, "the UI starts only when asked for")
 			for _, p := range svc.Ports {
@@ -109,6 +115,42 @@ func TestComposeWiring(t *testing.T) {
 		}
 	}
 	assert.True(t, strings.HasPrefix(cf.Services["serve"].Environment["ASSENT_HTTP_ADDR"], "0.0.0.0:"), "serve listens beyond the container")
+
+	// serve and worker know the address people reach serve at, which
+	// decision tokens name, and send email to the mail catcher unless told
+	// of a relay.
+	assert.True(t, strings.HasPrefix(cf.Services["mailpit"].Image, "axllent/mailpit:v"), "the mail catcher is pinned to a release")
+	for _, name := range []string{"serve", "worker"} {
+		env := cf.Services[name].Environment
+		assert.Equal(t, "http://localhost:8080", interpolate(env["ASSENT_BASE_URL"], nil), "%s's base URL is serve's published address", name)
+		assert.Equal(t, "https://assent.example.com", interpolate(env["ASSENT_BASE_URL"], map[string]string{"ASSENT_BASE_URL": "https://assent.example.com"}))
+		assert.Equal(t, "mailpit", interpolate(env["ASSENT_SMTP_HOST"], nil), "%s sends to the mail catcher", name)
+		assert.Equal(t, "1025", interpolate(env["ASSENT_SMTP_PORT"], nil), "Mailpit's SMTP port")
+		assert.Equal(t, "none", interpolate(env["ASSENT_SMTP_TLS"], nil), "Mailpit speaks plain SMTP")
+		from, err := netmail.ParseAddress(interpolate(env["ASSENT_SMTP_FROM"], nil))
+		if assert.NoError(t, err, "%s's sender address", name) {
+			assert.NotEmpty(t, from.Address)
+		}
+		assert.Equal(t, "relay.example.com", interpolate(env["ASSENT_SMTP_HOST"], map[string]string{"ASSENT_SMTP_HOST": "relay.example.com"}), "a real relay replaces it")
+		for _, v := range []string{"ASSENT_SMTP_USERNAME", "ASSENT_SMTP_PASSWORD"} {
+			assert.Contains(t, env, v, "%s passes %s through", name, v)
+		}
+		assert.Equal(t, "service_started", cf.Services[name].DependsOn["mailpit"].Condition, "%s starts after the mail catcher", name)
+	}
+
+	// The operator's shell: `docker compose run --rm admin init …` makes
+	// the first organisation, owner and keys; the README says so.
+	adminSvc := cf.Services["admin"]
+	assert.Equal(t, []any{"assent", "admin"}, adminSvc.Entrypoint)
+	assert.Equal(t, []string{"tools"}, adminSvc.Profiles, "the shell starts only when run")
+	assert.NotNil(t, adminSvc.Build)
+	assert.Equal(t, cf.Services["migrate"].Environment["ASSENT_DATABASE_URL"], adminSvc.Environment["ASSENT_DATABASE_URL"])
+	assert.NotEmpty(t, adminSvc.Environment["ASSENT_SECRET_KEY"])
+	assert.Equal(t, "service_completed_successfully", adminSvc.DependsOn["migrate"].Condition)
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	assert.Contains(t, string(readme), "docker compose run --rm admin init --name")
+	assert.Contains(t, string(raw), "docker compose run --rm admin init --name")
 
 	// Report files go to the MinIO bucket the minio-bucket service makes,
 	// with the credentials MinIO was given.

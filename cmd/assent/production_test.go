@@ -91,6 +91,7 @@ func TestProductionShape(t *testing.T) {
 	bin := buildBinary(t)
 	temporalPort, httpPort := freePort(t), freePort(t)
 	env := []string{
+		"ASSENT_BASE_URL=http://127.0.0.1:" + httpPort,
 		"ASSENT_DATABASE_URL=" + pg,
 		"ASSENT_TEMPORAL_ADDRESS=127.0.0.1:" + temporalPort,
 		"ASSENT_TEMPORAL_NAMESPACE=default",

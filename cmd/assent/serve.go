@@ -20,6 +20,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer l.Close()
+	if err := cfg.RequireBaseURL(); err != nil {
+		return err
+	}
 	r, err := open(ctx, cfg, log, needs{temporal: true, mailer: true, publishing: true})
 	if err != nil {
 		return err
@@ -30,8 +33,8 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		log.Warn("ASSENT_BLOB_URL is not set: report files are kept in " + cfg.BlobDir() + ", which only this process sees; set it to S3-compatible storage when more than one assent serve runs")
 	}
 	svc := r.services(log, baseURL, nil, cfg.SlackAPIURL)
-	// Decision tokens name the instance by its configured public address,
-	// as the worker does; without one, the gate issues none.
+	// Decision tokens name the instance by its public address, as the
+	// worker's do.
 	svc.Gate.SetIssuer(cfg.PublicBaseURL())
 	handler, pages, err := r.handler(cfg, log, baseURL, svc, nil, nil)
 	if err != nil {

@@ -19,14 +19,14 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := cfg.RequireBaseURL(); err != nil {
+		return err
+	}
 	r, err := open(ctx, cfg, log, needs{temporal: true, searchAttributes: true, mailer: true})
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	if cfg.BaseURL == "" {
-		log.Warn("ASSENT_BASE_URL is not set: page links in events will be relative, and approvals carry no decision token")
-	}
 	w := worker.New(r.temporal, worker.Deps{Store: r.store, BaseURL: cfg.PublicBaseURL(), Logger: log, Mailer: r.mailer,
 		PushSubject: pushSubject(cfg, cfg.PublicBaseURL()), SlackAPIURL: cfg.SlackAPIURL})
 	if err := w.Start(); err != nil {

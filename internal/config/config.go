@@ -53,6 +53,8 @@ type Config struct {
 	// DevAllowLoopback admits receivers on this machine, any port, http.
 	// Dev and tests only.
 	DevAllowLoopback bool
+	devRetryRaw      string
+	devLoopbackRaw   string
 	devRetryErr      error
 	// OIDC single sign-on for the pages: all of issuer, client id and
 	// secret, or none (off). OIDCLabel is the sign-in button's text.
@@ -123,45 +125,6 @@ func (c *Config) UseTemporalDataDir(fs *flag.FlagSet) {
 	if f := fs.Lookup("data-dir"); f != nil {
 		f.DefValue = TemporalDataDir
 	}
-}
-
-// Register declares the flags, with defaults taken from the environment.
-func (c *Config) Register(fs *flag.FlagSet) {
-	fs.StringVar(&c.HTTPAddr, "http-addr", env("ASSENT_HTTP_ADDR", "127.0.0.1:8080"), "address for the API and pages (ASSENT_HTTP_ADDR); port 0 picks a free one")
-	fs.StringVar(&c.BaseURL, "base-url", env("ASSENT_BASE_URL", ""), "public address of the API and pages (ASSENT_BASE_URL); default http://<http-addr>")
-	fs.StringVar(&c.DataDir, "data-dir", env("ASSENT_DATA_DIR", DataDir), "folder for dev data (ASSENT_DATA_DIR); "+TemporalDataDir+" for assent temporal")
-	fs.StringVar(&c.DatabaseURL, "database-url", env("ASSENT_DATABASE_URL", ""), "postgres://… or sqlite:<path> (ASSENT_DATABASE_URL); default SQLite in the data dir")
-	fs.StringVar(&c.ReportsDomain, "reports-domain", env("ASSENT_REPORTS_DOMAIN", ""), "domain whose subdomains serve reports, one origin each (ASSENT_REPORTS_DOMAIN), such as reports.example.com with a wildcard DNS record and certificate; default localhost:<port> when the base URL is on this machine")
-	fs.StringVar(&c.BlobURL, "blob-url", env("ASSENT_BLOB_URL", ""), "where report files are kept (ASSENT_BLOB_URL): s3://bucket?region=…&endpoint=…&use_path_style=true or file:///path; default the blobs folder in the data dir")
-	fs.StringVar(&c.TemporalAddress, "temporal-address", env("ASSENT_TEMPORAL_ADDRESS", "127.0.0.1:7233"), "Temporal frontend host:port (ASSENT_TEMPORAL_ADDRESS)")
-	fs.StringVar(&c.TemporalNamespace, "temporal-namespace", env("ASSENT_TEMPORAL_NAMESPACE", "default"), "Temporal namespace (ASSENT_TEMPORAL_NAMESPACE)")
-	fs.IntVar(&c.TemporalPort, "temporal-port", envInt("ASSENT_TEMPORAL_PORT", 7233), "embedded Temporal frontend port (ASSENT_TEMPORAL_PORT); 0 picks a free one")
-	fs.IntVar(&c.TemporalUIPort, "temporal-ui-port", envInt("ASSENT_TEMPORAL_UI_PORT", 8233), "embedded Temporal UI port (ASSENT_TEMPORAL_UI_PORT); 0 picks a free one")
-	fs.StringVar(&c.LogLevel, "log-level", env("ASSENT_LOG_LEVEL", "info"), "debug, info, warn or error (ASSENT_LOG_LEVEL)")
-	fs.StringVar(&c.SMTPHost, "smtp-host", env("ASSENT_SMTP_HOST", ""), "SMTP server for email (ASSENT_SMTP_HOST); empty sends none")
-	fs.IntVar(&c.SMTPPort, "smtp-port", envInt("ASSENT_SMTP_PORT", 0), "SMTP port (ASSENT_SMTP_PORT); 0 means 587 for starttls, 465 for tls, 25 for none")
-	fs.StringVar(&c.SMTPUsername, "smtp-username", env("ASSENT_SMTP_USERNAME", ""), "SMTP user name (ASSENT_SMTP_USERNAME); the password is read from ASSENT_SMTP_PASSWORD only")
-	fs.StringVar(&c.SMTPFrom, "smtp-from", env("ASSENT_SMTP_FROM", ""), `sender address, e.g. "Assent <assent@example.com>" (ASSENT_SMTP_FROM)`)
-	fs.StringVar(&c.SMTPTLS, "smtp-tls", env("ASSENT_SMTP_TLS", "starttls"), "starttls, tls (implicit, SMTPS) or none (ASSENT_SMTP_TLS)")
-	c.SMTPPassword = os.Getenv("ASSENT_SMTP_PASSWORD")
-	fs.StringVar(&c.OIDCIssuer, "oidc-issuer", env("ASSENT_OIDC_ISSUER", ""), "OpenID Connect issuer URL for single sign-on (ASSENT_OIDC_ISSUER); empty turns it off")
-	fs.StringVar(&c.OIDCClientID, "oidc-client-id", env("ASSENT_OIDC_CLIENT_ID", ""), "OpenID Connect client id (ASSENT_OIDC_CLIENT_ID); the secret is read from ASSENT_OIDC_CLIENT_SECRET only")
-	fs.StringVar(&c.OIDCLabel, "oidc-label", env("ASSENT_OIDC_LABEL", ""), `sign-in button text, e.g. "Sign in with Okta" (ASSENT_OIDC_LABEL)`)
-	c.OIDCClientSecret = os.Getenv("ASSENT_OIDC_CLIENT_SECRET")
-	c.SecretKey = os.Getenv(secretkey.Env)
-	fs.StringVar(&c.TemporalTLSCA, "temporal-tls-ca", env("ASSENT_TEMPORAL_TLS_CA", ""), "PEM file of the CA that signed the Temporal frontend's certificate (ASSENT_TEMPORAL_TLS_CA); setting any TLS option turns TLS on")
-	fs.StringVar(&c.TemporalTLSCert, "temporal-tls-cert", env("ASSENT_TEMPORAL_TLS_CERT", ""), "PEM client certificate for mTLS to Temporal (ASSENT_TEMPORAL_TLS_CERT)")
-	fs.StringVar(&c.TemporalTLSKey, "temporal-tls-key", env("ASSENT_TEMPORAL_TLS_KEY", ""), "PEM private key of the client certificate (ASSENT_TEMPORAL_TLS_KEY)")
-	fs.StringVar(&c.TemporalTLSServerName, "temporal-tls-server-name", env("ASSENT_TEMPORAL_TLS_SERVER_NAME", ""), "name on the Temporal frontend's certificate, when not its address's host (ASSENT_TEMPORAL_TLS_SERVER_NAME)")
-	fs.StringVar(&c.operatorsRaw, "operators", env("ASSENT_OPERATORS", ""), "comma-separated emails of the members who operate this instance and may see decoded payloads in the Temporal UI (ASSENT_OPERATORS)")
-	fs.StringVar(&c.TemporalUIURL, "temporal-ui-url", env("ASSENT_TEMPORAL_UI_URL", ""), "the Temporal UI's address, e.g. https://temporal.example.com, allowed to decode payloads through this instance (ASSENT_TEMPORAL_UI_URL)")
-	fs.StringVar(&c.uiWritesRaw, "temporal-ui-write-actions", env("ASSENT_TEMPORAL_UI_WRITE_ACTIONS", ""), "true lets the embedded Temporal UI reset, terminate, cancel, signal and start workflows, false keeps it read-only (ASSENT_TEMPORAL_UI_WRITE_ACTIONS); default on in dev, off in temporal")
-	fs.StringVar(&c.trustedRaw, "trusted-proxies", env("ASSENT_TRUSTED_PROXIES", ""), "comma-separated IPs or CIDR ranges of the proxies whose X-Forwarded-For names the client (ASSENT_TRUSTED_PROXIES); empty trusts none")
-	fs.StringVar(&c.SlackAPIURL, "slack-api-url", env("ASSENT_SLACK_API_URL", ""), "Slack's Web API address (ASSENT_SLACK_API_URL), for a fake Slack in tests and dev; default https://slack.com/api/")
-	fs.IntVar(&c.LongPollsPerKey, "long-polls-per-key", envInt("ASSENT_LONG_POLLS_PER_KEY", DefaultLongPollsPerKey), "long-polls (GET …?wait=) one API key or token may hold open at once (ASSENT_LONG_POLLS_PER_KEY); more are answered 429")
-	fs.IntVar(&c.LongPolls, "long-polls", envInt("ASSENT_LONG_POLLS", DefaultLongPolls), "long-polls this process holds open at once, all keys together (ASSENT_LONG_POLLS); more are answered 429")
-	c.DevRetryUnit, c.devRetryErr = time.ParseDuration(env("ASSENT_DEV_RETRY_UNIT", "0s"))
-	c.DevAllowLoopback = os.Getenv("ASSENT_DEV_ALLOW_LOOPBACK") == "1"
 }
 
 // CheckDevSettings refuses the dev-only settings unless dev is true, so a
@@ -331,6 +294,22 @@ func (c *Config) ReportsDomainFor(baseURL string) string {
 
 // BlobDir is the folder report files are kept in when BlobURL is empty.
 func (c *Config) BlobDir() string { return filepath.Join(c.DataDir, "blobs") }
+
+// RequireBaseURL refuses a serve or worker without its public address:
+// without it decision tokens have no issuer, so none would be signed, and
+// links in emails and events would point nowhere. dev derives one.
+func (c *Config) RequireBaseURL() error {
+	if c.BaseURL == "" {
+		return errors.New("ASSENT_BASE_URL (or --base-url) is required: the address people and agents reach this instance at, " +
+			"such as https://assent.example.com, the same for every serve and worker; decision tokens name it as their issuer " +
+			"and every link in emails and events starts with it")
+	}
+	u, err := url.Parse(c.BaseURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("ASSENT_BASE_URL must be an absolute http(s) address with no query, such as https://assent.example.com; got %q", c.BaseURL)
+	}
+	return nil
+}
 
 // PublicBaseURL is the configured base URL without a trailing slash, so
 // paths can be appended; empty when none is set.
