@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
@@ -50,15 +51,18 @@ func TestScreenIsRetriedAndItsConcernsAskForAReason(t *testing.T) {
 	h.update(2*time.Minute, "reason", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve", Reason: "Needed for the refund."})
 	s := h.run(in)
 
-	assert.Equal(t, []time.Duration{0, 2 * time.Second, 6 * time.Second}, *attempts)
+	require.Len(t, *attempts, 3)
+	last := (*attempts)[2]
+	assert.Equal(t, 2*time.Second, (*attempts)[1], "retried after the initial interval")
+	assert.GreaterOrEqual(t, last-(*attempts)[1], 2*time.Second)
 	require.NotEmpty(t, h.transitions)
 	created := h.transitions[0]
 	assert.Equal(t, workflows.ActionCreated, created.Action)
-	assert.Equal(t, start.Add(6*time.Second), created.At, "written once the screen answered")
+	assert.Equal(t, start.Add(last), created.At, "written once the screen answered")
 	assert.Equal(t, "the model screen raised 1 concern (privacy), so approving needs a written reason", created.Detail)
 	assert.Equal(t, []workflows.ScreenConcern{{Principle: "privacy", Concern: "Personal data leaves the company."}}, created.State.ScreenConcerns)
 	require.NotEmpty(t, h.emails)
-	assert.False(t, h.emails[0].at.Before(start.Add(6*time.Second)), "approvers are asked after the screen")
+	assert.False(t, h.emails[0].at.Before(start.Add(last)), "approvers are asked after the screen")
 
 	h.refusedWith("early", apperr.InvalidRequest)
 	h.refusedWith("no-reason", apperr.InvalidRequest)
@@ -67,23 +71,23 @@ func TestScreenIsRetriedAndItsConcernsAskForAReason(t *testing.T) {
 	assert.Equal(t, "Needed for the refund.", s.Reason)
 }
 
-// TestScreenThatNeverAnswersIsLeftOut: a model that never answers is cut
-// off by the screen's timeout (time skipped); the request is created
-// without concerns, its timeline says so, and it is approved without a
-// reason.
+// TestScreenThatNeverAnswersIsLeftOut: a model that never answers has
+// each attempt cut off by its timeout (the test environment runs
+// activities in real time, so each attempt reports the timeout Temporal
+// would record) and is retried, with time skipped, until the screen gives
+// up; the request is created without concerns, its timeline says so, and
+// it is approved without a reason.
 func TestScreenThatNeverAnswersIsLeftOut(t *testing.T) {
 	h := newHarness(t)
-	attempts := h.screened(func(ctx context.Context, _ int32) (workflows.ScreenResult, error) {
-		<-ctx.Done()
-		return workflows.ScreenResult{}, ctx.Err()
+	attempts := h.screened(func(context.Context, int32) (workflows.ScreenResult, error) {
+		return workflows.ScreenResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_START_TO_CLOSE, nil)
 	})
 	in := baseInput()
 	in.Screen = true
 	h.update(10*time.Minute, "decide", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
 	s := h.run(in)
 
-	assert.NotEmpty(t, *attempts)
-	assert.LessOrEqual(t, len(*attempts), 3)
+	assert.Len(t, *attempts, 3, "retried, three attempts at most")
 	created := h.transitions[0]
 	assert.Equal(t, "the model screen failed (the model did not answer in time), so the request proceeds without it", created.Detail)
 	assert.Empty(t, created.State.ScreenConcerns)
