@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -34,7 +35,7 @@ func TestAdminModelScreen(t *testing.T) {
 
 		r := b.post("/admin/model-screen", url.Values{"csrf": {csrf}, "url": {"ftp://llm.example/v1"}, "model": {"m1"}, "apiKey": {"sk-page-999"}})
 		assert.Equal(t, http.StatusBadRequest, r.status)
-		assert.Contains(t, problemOf(t, r), "url")
+		assert.Contains(t, strings.ToLower(problemOf(t, r)), "url must use https")
 		assert.Contains(t, r.body, `value="ftp://llm.example/v1"`, "what was typed stays")
 		assert.NotContains(t, r.body, "sk-page-999")
 
