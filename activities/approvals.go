@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/assent-hq/assent/decisions"
@@ -28,6 +29,9 @@ type Activities struct {
 	// SlackAPIURL is Slack's Web API, where approval requests are posted
 	// to an organisation's Slack channel; "" is Slack's own.
 	SlackAPIURL string
+	// ScreenHTTP asks organisations' model screens: the guarded client of
+	// HTTP, waiting as long as an attempt of the screen may take.
+	ScreenHTTP *http.Client
 }
 
 // systemActor names Assent itself in audit entries (expiry).
@@ -131,6 +135,9 @@ func fillApproval(rec *models.Approval, t *workflows.ApprovalTransition) {
 			rec.Changes.V[i] = models.Change{Field: c.Field, From: c.From, To: c.To}
 		}
 	}
+	if s.ScreenConcerns != nil {
+		screened(rec, s.ScreenConcerns)
+	}
 	nameActor(t, rec.Requester, rec.RequestedBy)
 	// The rules that applied because they could not be evaluated say so
 	// on the timeline, where the request begins.
@@ -140,6 +147,17 @@ func fillApproval(rec *models.Approval, t *workflows.ApprovalTransition) {
 	if t.Action == workflows.ActionApproved && len(s.Changes) > 0 {
 		t.Detail = strings.TrimSpace(t.Detail + "\n" + describeChanges(rec.Changes.V))
 	}
+}
+
+// screened puts the model screen's concerns after the ethics rules' on
+// rec, each naming models.ScreenRule; written again, they replace those
+// written before.
+func screened(rec *models.Approval, concerns []workflows.ScreenConcern) {
+	kept := slices.DeleteFunc(slices.Clone(rec.Concerns.V), func(c models.Concern) bool { return c.Rule == models.ScreenRule })
+	for _, c := range concerns {
+		kept = append(kept, models.Concern{Principle: c.Principle, Rule: models.ScreenRule, Concern: c.Concern})
+	}
+	rec.Concerns.V = kept
 }
 
 func describeChanges(changes []models.Change) string {

@@ -13,6 +13,7 @@ import (
 	"errors"
 
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/validate"
 	"github.com/assent-hq/assent/models"
 )
@@ -91,6 +92,8 @@ type Service struct {
 	// WithRespondents, WithReviewers).
 	respondents Respondents
 	reviewers   Reviewers
+	// netPolicy holds the model screen's endpoint (WithNetPolicy).
+	netPolicy *netguard.Policy
 }
 
 // Approvers changes who may decide requests already made, through their

@@ -44,6 +44,9 @@ func (in *NewRule) Check() error {
 			}
 		}
 	case rules.KindEthics:
+		if strings.EqualFold(strings.TrimSpace(in.Name), models.ScreenRule) {
+			return apperr.Field(apperr.InvalidRequest, "name", "%q names the concerns the model screen raises; give the rule another name", models.ScreenRule)
+		}
 		if in.Principle == "" {
 			return apperr.Field(apperr.InvalidRequest, "principle", "an ethics rule needs the principle it protects")
 		}

@@ -307,12 +307,20 @@ func checkEditableFields(input models.RawJSON, fields []string) error {
 // Start starts the workflow of rec, a record already stored: Create and
 // the reconciler start every approval this way. A workflow that already
 // exists for rec counts as started: its id is the record's id.
+//
+// The organisation's model screen, if it is on now, screens the approval
+// before anyone is asked (workflows.ApprovalInput.Screen).
 func (s *Service) Start(ctx context.Context, rec *models.Approval) error {
+	in := workflowInput(rec)
+	var err error
+	if in.Screen, err = s.store.ModelScreenOn(ctx, rec.OrganizationID); err != nil {
+		return err
+	}
 	return requests.StartOnce(ctx, s.temporal, client.StartWorkflowOptions{
 		ID: workflows.ApprovalWorkflowID(rec.ID),
 		TypedSearchAttributes: requests.Attributes(rec.OrganizationID, Kind, rec.Status, rec.ExternalID,
 			workflows.SearchRisk.ValueSet(rec.Risk)),
-	}, workflows.Approval, workflowInput(rec))
+	}, workflows.Approval, in)
 }
 
 // workflowInput is what the workflow of rec needs.

@@ -74,6 +74,10 @@ type Concern struct {
 	Concern   string `json:"concern"`
 }
 
+// FromScreen says whether the organisation's model screen raised c, not
+// an ethics rule.
+func (c Concern) FromScreen() bool { return c.Rule == ScreenRule }
+
 // Approval is an approval request. The API writes it at creation; after
 // that only its workflow changes it, through the PersistApproval activity.
 type Approval struct {

@@ -1103,6 +1103,23 @@ var migrations = []*gormigrate.Migration{
 			type Approval struct{ UnevaluatedRules string }
 			return tx.Migrator().DropColumn(&Approval{}, "UnevaluatedRules")
 		},
+	}, {
+		// An organisation's model screen: the chat-completions endpoint,
+		// the model, and its API key, sealed.
+		ID: "202611300001_model_screens",
+		Migrate: func(tx *gorm.DB) error {
+			type ModelScreen struct {
+				OrganizationID string `gorm:"primaryKey;size:40"`
+				URL            string `gorm:"size:2048;not null"`
+				Model          string `gorm:"size:200;not null"`
+				APIKey         string `gorm:"type:text;not null"`
+				UpdatedBy      string `gorm:"size:40;not null"`
+				CreatedAt      time.Time
+				UpdatedAt      time.Time
+			}
+			return tx.Migrator().CreateTable(&ModelScreen{})
+		},
+		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("model_screens") },
 	},
 }
 

@@ -39,13 +39,14 @@ var (
 	colPushKey               = sealedColumn{"push_keys", []string{"id"}, "private_key", sealPushKey, false}
 	colSlackSigningSecret    = sealedColumn{"slack_integrations", []string{"organization_id"}, "signing_secret", sealSlackSigningSecret, false}
 	colSlackBotToken         = sealedColumn{"slack_integrations", []string{"organization_id"}, "bot_token", sealSlackBotToken, false}
+	colModelScreenKey        = sealedColumn{"model_screens", []string{"organization_id"}, "api_key", sealModelScreenKey, false}
 )
 
 // sealedColumns are every sealed column; a new one joins here so that
 // re-sealing (after a rotation, or of values from before sealing) covers it.
 var sealedColumns = append([]sealedColumn{colWebhookSecret, colWebhookPreviousSecret,
 	colApprovalCallback, colCollectionCallback, colReviewCallback, colIdempotentResponse,
-	colPushKey, colSlackSigningSecret, colSlackBotToken}, keyColumns()...)
+	colPushKey, colSlackSigningSecret, colSlackBotToken, colModelScreenKey}, keyColumns()...)
 
 // keyColumns are the signing keys' private halves, one column per family.
 func keyColumns() []sealedColumn {

@@ -138,6 +138,10 @@ func makeSealedWorld(t *testing.T, s *models.Store) *sealedWorld {
 		signing, token := "signing_"+org.ID, "xoxb-"+org.ID
 		_, err := s.PutSlackIntegration(ctx, org.ID, "key_x", models.SlackChange{SigningSecret: &signing, BotToken: &token})
 		require.NoError(t, err)
+		screenKey := "sk-" + org.ID
+		_, err = s.PutModelScreen(ctx, org.ID, "key_x", models.ModelScreenChange{URL: "https://llm.example/v1/chat/completions",
+			Model: "m", APIKey: &screenKey})
+		require.NoError(t, err)
 	}
 	return w
 }
@@ -168,6 +172,10 @@ func (w *sealedWorld) reads(s *models.Store) map[string]func() error {
 		},
 		"slack app": func() error {
 			_, err := s.SlackIntegration(ctx, w.b.ID)
+			return err
+		},
+		"model screen": func() error {
+			_, err := s.ModelScreen(ctx, w.b.ID)
 			return err
 		},
 		"decision key": func() error {
@@ -204,6 +212,8 @@ func TestSealedValuesAreBoundToTheirRow(t *testing.T) {
 				func(w *sealedWorld, _, _ string) []any { return []any{w.a.ID, w.b.ID} }},
 			{"slack app", "UPDATE slack_integrations SET signing_secret = bot_token WHERE organization_id = ?",
 				func(w *sealedWorld, _, _ string) []any { return []any{w.b.ID} }},
+			{"model screen", "UPDATE model_screens SET api_key = (SELECT api_key FROM model_screens WHERE organization_id = ?) WHERE organization_id = ?",
+				func(w *sealedWorld, _, _ string) []any { return []any{w.a.ID, w.b.ID} }},
 			{"decision key", "UPDATE decision_keys SET private_key = (SELECT private_key FROM decision_keys WHERE id = ?) WHERE id = ?",
 				func(_ *sealedWorld, old, active string) []any { return []any{old, active} }},
 		}
@@ -219,7 +229,7 @@ func TestSealedValuesAreBoundToTheirRow(t *testing.T) {
 			require.NoError(t, db.Exec(m.sql, m.args(w, old.ID, active.ID)...).Error, m.sql)
 			err = read()
 			require.ErrorIs(t, err, secretkey.ErrMisplaced, m.sql)
-			for _, secret := range []string{"whsec_a", "asnt_cbs_a", "asnt_admin_a", "xoxb-" + w.a.ID, "signing_" + w.a.ID} {
+			for _, secret := range []string{"whsec_a", "asnt_cbs_a", "asnt_admin_a", "xoxb-" + w.a.ID, "signing_" + w.a.ID, "sk-" + w.a.ID} {
 				assert.NotContains(t, err.Error(), secret, "the error names the row, not the secret")
 			}
 		}

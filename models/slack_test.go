@@ -60,3 +60,49 @@ func TestSlackIntegrationSealed(t *testing.T) {
 		assert.True(t, apperr.Is(err, apperr.NotFound))
 	})
 }
+
+// TestModelScreenSealed: the model screen's key is sealed at rest, kept
+// when a change leaves it out and removed by an empty one; off (no row)
+// by default and after DeleteModelScreen.
+func TestModelScreenSealed(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db, testenv.Keys())
+		org, err := s.CreateOrganization(ctx, "Acme", "")
+		require.NoError(t, err)
+		on, err := s.ModelScreenOn(ctx, org.ID)
+		require.NoError(t, err)
+		assert.False(t, on, "off by default")
+		_, err = s.ModelScreen(ctx, org.ID)
+		assert.True(t, apperr.Is(err, apperr.NotFound))
+
+		key := "sk-live-secret-123"
+		m, err := s.PutModelScreen(ctx, org.ID, "key_1", models.ModelScreenChange{URL: "https://llm.example/v1/chat/completions", Model: "gpt-x", APIKey: &key})
+		require.NoError(t, err)
+		assert.Equal(t, key, m.APIKey)
+		var raw struct{ APIKey string }
+		require.NoError(t, db.Table("model_screens").Where("organization_id = ?", org.ID).Take(&raw).Error)
+		assert.NotContains(t, raw.APIKey, "secret")
+		assert.NotEmpty(t, raw.APIKey)
+
+		m, err = s.PutModelScreen(ctx, org.ID, "key_1", models.ModelScreenChange{URL: "https://llm.example/v1/chat/completions", Model: "gpt-y"})
+		require.NoError(t, err)
+		assert.Equal(t, key, m.APIKey, "kept")
+		assert.Equal(t, "gpt-y", m.Model)
+		_, err = s.ResealSecrets(ctx)
+		require.NoError(t, err)
+		m, err = s.ModelScreen(ctx, org.ID)
+		require.NoError(t, err)
+		assert.Equal(t, key, m.APIKey)
+		empty := ""
+		m, err = s.PutModelScreen(ctx, org.ID, "key_1", models.ModelScreenChange{URL: m.URL, Model: m.Model, APIKey: &empty})
+		require.NoError(t, err)
+		assert.Empty(t, m.APIKey)
+
+		require.NoError(t, s.DeleteModelScreen(ctx, org.ID))
+		require.NoError(t, s.DeleteModelScreen(ctx, org.ID), "already off")
+		on, err = s.ModelScreenOn(ctx, org.ID)
+		require.NoError(t, err)
+		assert.False(t, on)
+	})
+}

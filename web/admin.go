@@ -74,6 +74,10 @@ func (p *Pages) mountAdmin(g *gin.RouterGroup) {
 	a.POST("/slack", p.saveSlack)
 	a.POST("/slack/disconnect", p.disconnectSlack)
 
+	a.GET("/model-screen", p.adminScreen)
+	a.POST("/model-screen", p.saveScreen)
+	a.POST("/model-screen/off", p.screenOff)
+
 	a.GET("/held-versions", p.adminHeld)
 	a.POST("/held-versions/:id/release", p.releaseHeld)
 	a.POST("/held-versions/:id/decline", p.declineHeld)
@@ -167,6 +171,8 @@ var notices = map[string]string{
 	"action-deleted":     "The action was deleted; agents asking the gate for it are told it is not registered.",
 	"slack-saved":        "Saved. Secrets are kept sealed and never shown again.",
 	"slack-disconnected": "Slack was disconnected: messages keep their link only.",
+	"screen-saved":       "Saved: new approvals are screened before anyone is asked. The key is kept sealed and never shown again.",
+	"screen-off":         "The model screen is off; its key was deleted. Approvals already screened keep their concerns.",
 	"version-released":   "The version was released: it is live unless a newer version is.",
 	"version-declined":   "The version was declined; it keeps its number and is never served.",
 }

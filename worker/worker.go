@@ -72,6 +72,7 @@ func New(c client.Client, d Deps) sdkworker.Worker {
 	// client.
 	out := outbound.NewClient(d.NetPolicy)
 	w.RegisterActivity(&activities.Activities{Store: d.Store, BaseURL: d.BaseURL, HTTP: out, SlackAPIURL: d.SlackAPIURL,
+		ScreenHTTP: outbound.NewClientWithin(d.NetPolicy, workflows.ScreenAttemptTimeout),
 		Notify: &notify.Notifier{Store: d.Store, Mailer: d.Mailer, BaseURL: d.BaseURL, Logger: d.Logger,
 			Push: &notify.Push{HTTP: out, Subject: d.PushSubject}}})
 	return w

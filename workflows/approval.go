@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"errors"
 	"slices"
 	"strconv"
 	"strings"
@@ -84,6 +85,22 @@ var emailOptions = workflow.ActivityOptions{
 	WaitForCancellation: true,
 }
 
+// Bounds of the model screen, which every approver waits for: an attempt
+// may take ScreenAttemptTimeout, the screen ScreenTimeout in all, over at
+// most three attempts. A model slower than that is not waited for.
+const (
+	ScreenAttemptTimeout = 30 * time.Second
+	ScreenTimeout        = 75 * time.Second
+)
+
+// screenOptions run the model screen within its bounds. An endpoint that
+// refuses the request (a 4xx) is not asked again.
+var screenOptions = workflow.ActivityOptions{
+	StartToCloseTimeout:    ScreenAttemptTimeout,
+	ScheduleToCloseTimeout: ScreenTimeout,
+	RetryPolicy:            &temporal.RetryPolicy{InitialInterval: 2 * time.Second, BackoffCoefficient: 2, MaximumAttempts: 3},
+}
+
 // Approval is the workflow of one approval: it waits for decisions,
 // questions, answers and cancellation (Updates) and for expiry (a timer).
 func Approval(ctx workflow.Context, in ApprovalInput) (ApprovalState, error) {
@@ -116,7 +133,8 @@ func (a *approval) setup(ctx workflow.Context) error {
 func (a *approval) run(ctx workflow.Context) (ApprovalState, error) {
 	createdAt := workflow.Now(ctx)
 	a.local = workflow.GetVersion(ctx, persistChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion
-	if err := a.persist(ctx, ApprovalTransition{Action: ActionCreated, Event: events.ApprovalRequested}); err != nil {
+	screened := a.screen(ctx)
+	if err := a.persist(ctx, ApprovalTransition{Action: ActionCreated, Event: events.ApprovalRequested, Detail: screened}); err != nil {
 		return a.state, err
 	}
 	a.emails = workflow.GetVersion(ctx, emailChange, workflow.DefaultVersion, 1) >= 1
@@ -135,6 +153,56 @@ func (a *approval) run(ctx workflow.Context) (ApprovalState, error) {
 		return a.state, err
 	}
 	return a.state, a.finish(ctx)
+}
+
+// screen asks the organisation's model screen about the approval, when it
+// was on at the start, before the approval is recorded as created and
+// anyone is asked: its concerns are in place before approvers see them,
+// and a decision sent meanwhile waits (see locked) and is held to them.
+// It returns what the "created" entry says of it. A screen that fails
+// for good is left out: the request goes on without it. Histories from
+// before the screen never have Screen set, so they replay unchanged.
+func (a *approval) screen(ctx workflow.Context) string {
+	if !a.in.Screen {
+		return ""
+	}
+	var res ScreenResult
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, screenOptions), ActivityScreenApproval,
+		ScreenInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID}).Get(ctx, &res)
+	switch {
+	case err != nil:
+		return "the model screen failed (" + screenFailure(err) + "), so the request proceeds without it"
+	case res.Skipped != "":
+		return "the model screen did not run: " + res.Skipped
+	case len(res.Concerns) == 0:
+		return "the model screen raised no concern"
+	}
+	a.state.ScreenConcerns = res.Concerns
+	var under []string
+	for _, c := range res.Concerns {
+		if !slices.Contains(under, c.Principle) {
+			under = append(under, c.Principle)
+		}
+	}
+	n := strconv.Itoa(len(res.Concerns)) + " concerns"
+	if len(res.Concerns) == 1 {
+		n = "1 concern"
+	}
+	return "the model screen raised " + n + " (" + strings.Join(under, ", ") + "), so approving needs a written reason"
+}
+
+// screenFailure says why the screen failed for good, as the timeline
+// tells it.
+func screenFailure(err error) string {
+	var timeout *temporal.TimeoutError
+	if errors.As(err, &timeout) {
+		return "the model did not answer in time"
+	}
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return app.Message()
+	}
+	return err.Error()
 }
 
 func (a *approval) decide(ctx workflow.Context, req DecideRequest) (ApprovalState, error) {

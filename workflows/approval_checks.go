@@ -103,6 +103,9 @@ func checkDecide(in *ApprovalInput, s *ApprovalState, req DecideRequest) error {
 	if in.ReasonRequired && req.Reason == "" {
 		return refuseField("reason", "an ethics rule matched this request, so approving it needs a written reason")
 	}
+	if len(s.ScreenConcerns) > 0 && req.Reason == "" {
+		return refuseField("reason", "the model screen raised a concern about this request, so approving it needs a written reason")
+	}
 	return CheckCorrections(in.Input, in.EditableFields, req.Corrections)
 }
 

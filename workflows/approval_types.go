@@ -38,6 +38,9 @@ type ApprovalInput struct {
 	InputSchema json.RawMessage `json:",omitempty"`
 	// ReasonRequired is set when an ethics rule matched.
 	ReasonRequired bool
+	// Screen is set when the organisation's model screen was on when the
+	// workflow started: the approval is screened before anyone is asked.
+	Screen bool `json:",omitempty"`
 	// Escalation, when set, adds approvers if the approval is still
 	// pending at its At.
 	Escalation *Escalation
@@ -152,6 +155,30 @@ type ApprovalState struct {
 	// escalation happened.
 	RemindedAt  *time.Time
 	EscalatedAt *time.Time
+	// ScreenConcerns are what the model screen raised; approving then
+	// needs a written reason, as for an ethics rule's concern.
+	ScreenConcerns []ScreenConcern `json:",omitempty"`
+}
+
+// ScreenInput names the approval the model screen reads.
+type ScreenInput struct {
+	OrganizationID string
+	ApprovalID     string
+}
+
+// ScreenConcern is a concern the model screen raised under one of the
+// organisation's ethics principles.
+type ScreenConcern struct {
+	Principle string
+	Concern   string
+}
+
+// ScreenResult is the model screen's answer: its concerns, or, when it did
+// not ask the model (switched off since, no principle to screen against),
+// Skipped saying why.
+type ScreenResult struct {
+	Concerns []ScreenConcern
+	Skipped  string `json:",omitempty"`
 }
 
 func (s ApprovalState) status() string { return s.Status }

@@ -88,6 +88,9 @@ const (
 	// an approval.
 	ActivityEmailApprovers = "EmailApprovers"
 	ActivityEmailAnswer    = "EmailAnswer"
+	// ActivityScreenApproval asks the organisation's model screen about a
+	// new approval.
+	ActivityScreenApproval = "ScreenApproval"
 	// ActivityPersistCollection writes a collection transition like
 	// ActivityPersistApproval; ActivityEmailRespondents emails its
 	// respondents (at creation, and the one reminder).

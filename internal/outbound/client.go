@@ -25,10 +25,14 @@ import (
 const Timeout = 10 * time.Second
 
 // NewClient returns a client that only reaches addresses p admits.
-func NewClient(p *netguard.Policy) *http.Client {
+func NewClient(p *netguard.Policy) *http.Client { return NewClientWithin(p, Timeout) }
+
+// NewClientWithin is NewClient for receivers that take longer than
+// Timeout to answer (a language model): an attempt may take timeout.
+func NewClientWithin(p *netguard.Policy, timeout time.Duration) *http.Client {
 	dialer := &net.Dialer{Timeout: 5 * time.Second, Control: p.Control}
 	return &http.Client{
-		Timeout: Timeout,
+		Timeout: timeout,
 		Transport: &http.Transport{
 			Proxy:                 nil, // a proxy would dial for us and bypass the check
 			DialContext:           dialer.DialContext,
@@ -36,7 +40,7 @@ func NewClient(p *netguard.Policy) *http.Client {
 			MaxIdleConnsPerHost:   4,
 			IdleConnTimeout:       90 * time.Second,
 			TLSHandshakeTimeout:   5 * time.Second,
-			ResponseHeaderTimeout: Timeout,
+			ResponseHeaderTimeout: timeout,
 		},
 		// A redirect is the receiver's answer, not an instruction.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },

@@ -620,6 +620,21 @@ type MemberTokenCreate struct {
 	Scopes []string `json:"scopes,omitempty"`
 }
 
+// ModelScreen: The organisation's model screen. Its API key is never shown, only whether it is set.
+type ModelScreen struct {
+	APIKeySet bool       `json:"apiKeySet"`
+	Enabled   bool       `json:"enabled"`
+	Model     *string    `json:"model"`
+	UpdatedAt *time.Time `json:"updatedAt"`
+	URL       *string    `json:"url"`
+}
+
+type ModelScreenSettings struct {
+	APIKey string `json:"apiKey,omitempty"`
+	Model  string `json:"model"`
+	URL    string `json:"url"`
+}
+
 type Organization struct {
 	CreatedAt                time.Time `json:"createdAt"`
 	DecisionTokenTtlSeconds  int64     `json:"decisionTokenTtlSeconds"`
@@ -1380,6 +1395,9 @@ var operations = map[string]operation{
 	"createMember":             {Method: "POST", Path: "/api/v1/admin/members", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string{"application/json"}, SDKMethod: "Admin.Members.Create"},
 	"updateMember":             {Method: "PATCH", Path: "/api/v1/admin/members/{id}", PathParams: []string{"id"}, Query: []string(nil), BodyTypes: []string{"application/json"}, SDKMethod: "Admin.Members.Update"},
 	"createMemberToken":        {Method: "POST", Path: "/api/v1/admin/members/{id}/tokens", PathParams: []string{"id"}, Query: []string(nil), BodyTypes: []string{"application/json"}, SDKMethod: "Admin.Members.CreateToken"},
+	"getModelScreen":           {Method: "GET", Path: "/api/v1/admin/model-screen", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string(nil), SDKMethod: "Admin.ModelScreen.Get"},
+	"putModelScreen":           {Method: "PUT", Path: "/api/v1/admin/model-screen", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string{"application/json"}, SDKMethod: "Admin.ModelScreen.Put"},
+	"deleteModelScreen":        {Method: "DELETE", Path: "/api/v1/admin/model-screen", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string(nil), SDKMethod: "Admin.ModelScreen.Delete"},
 	"getOrganization":          {Method: "GET", Path: "/api/v1/admin/organization", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string(nil), SDKMethod: "Admin.Organization.Get"},
 	"updateOrganization":       {Method: "PATCH", Path: "/api/v1/admin/organization", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string{"application/json"}, SDKMethod: "Admin.Organization.Update"},
 	"listRules":                {Method: "GET", Path: "/api/v1/admin/rules", PathParams: []string(nil), Query: []string{"limit", "cursor"}, BodyTypes: []string(nil), SDKMethod: "Admin.Rules.List"},
@@ -1528,6 +1546,8 @@ var schemaTypes = map[string]reflect.Type{
 	"MemberPatch":               reflect.TypeFor[MemberPatch](),
 	"MemberToken":               reflect.TypeFor[MemberToken](),
 	"MemberTokenCreate":         reflect.TypeFor[MemberTokenCreate](),
+	"ModelScreen":               reflect.TypeFor[ModelScreen](),
+	"ModelScreenSettings":       reflect.TypeFor[ModelScreenSettings](),
 	"Organization":              reflect.TypeFor[Organization](),
 	"OrganizationPatch":         reflect.TypeFor[OrganizationPatch](),
 	"Owner":                     reflect.TypeFor[Owner](),
@@ -1914,6 +1934,32 @@ func (s *AdminMembersService) CreateToken(ctx context.Context, id string, body *
 		return nil, err
 	}
 	return &out, nil
+}
+
+// AdminModelScreenService holds the operations of Admin.ModelScreen.
+type AdminModelScreenService struct{ c *Client }
+
+// Get calls getModelScreen (GET /api/v1/admin/model-screen).
+func (s *AdminModelScreenService) Get(ctx context.Context, opts ...CallOption) (*ModelScreen, error) {
+	var out ModelScreen
+	if err := s.c.call(ctx, "getModelScreen", nil, nil, nil, &out, opts); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Put calls putModelScreen (PUT /api/v1/admin/model-screen).
+func (s *AdminModelScreenService) Put(ctx context.Context, body *ModelScreenSettings, opts ...CallOption) (*ModelScreen, error) {
+	var out ModelScreen
+	if err := s.c.call(ctx, "putModelScreen", nil, nil, body, &out, opts); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Delete calls deleteModelScreen (DELETE /api/v1/admin/model-screen).
+func (s *AdminModelScreenService) Delete(ctx context.Context, opts ...CallOption) error {
+	return s.c.call(ctx, "deleteModelScreen", nil, nil, nil, nil, opts)
 }
 
 // AdminOrganizationService holds the operations of Admin.Organization.
@@ -2850,6 +2896,7 @@ type AdminServices struct {
 	HeldVersions *AdminHeldVersionsService
 	Keys         *AdminKeysService
 	Members      *AdminMembersService
+	ModelScreen  *AdminModelScreenService
 	Organization *AdminOrganizationService
 	Rules        *AdminRulesService
 	Slack        *AdminSlackService
@@ -2876,6 +2923,7 @@ func (c *Client) initServices() {
 	c.Admin.HeldVersions = &AdminHeldVersionsService{c}
 	c.Admin.Keys = &AdminKeysService{c}
 	c.Admin.Members = &AdminMembersService{c}
+	c.Admin.ModelScreen = &AdminModelScreenService{c}
 	c.Admin.Organization = &AdminOrganizationService{c}
 	c.Admin.Rules = &AdminRulesService{c}
 	c.Admin.Slack = &AdminSlackService{c}

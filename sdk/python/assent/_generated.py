@@ -802,6 +802,30 @@ class MemberTokenCreate(Model):
 
 
 @dataclass
+class ModelScreen(Model):
+    """Schema ModelScreen. The organisation's model screen. Its API key is never shown, only whether it
+    is set.
+    """
+
+    _closed = True  # whether the schema refuses other properties
+    api_key_set: Optional[bool] = _field(default=None, metadata={"json": 'apiKeySet', "type": 'any', "required": True, "nullable": False})
+    enabled: Optional[bool] = _field(default=None, metadata={"json": 'enabled', "type": 'any', "required": True, "nullable": False})
+    model: Optional[str] = _field(default=None, metadata={"json": 'model', "type": 'any', "required": True, "nullable": True})
+    updated_at: Optional[str] = _field(default=None, metadata={"json": 'updatedAt', "type": 'any', "required": True, "nullable": True})
+    url: Optional[str] = _field(default=None, metadata={"json": 'url', "type": 'any', "required": True, "nullable": True})
+
+
+@dataclass
+class ModelScreenSettings(Model):
+    """Schema ModelScreenSettings."""
+
+    _closed = True  # whether the schema refuses other properties
+    api_key: Optional[str] = _field(default=None, metadata={"json": 'apiKey', "type": 'any', "required": False, "nullable": False})
+    model: Optional[str] = _field(default=None, metadata={"json": 'model', "type": 'any', "required": True, "nullable": False})
+    url: Optional[str] = _field(default=None, metadata={"json": 'url', "type": 'any', "required": True, "nullable": False})
+
+
+@dataclass
 class Organization(Model):
     """Schema Organization."""
 
@@ -1947,6 +1971,8 @@ MODELS: Dict[str, type] = {
     'MemberPatch': MemberPatch,
     'MemberToken': MemberToken,
     'MemberTokenCreate': MemberTokenCreate,
+    'ModelScreen': ModelScreen,
+    'ModelScreenSettings': ModelScreenSettings,
     'Organization': Organization,
     'OrganizationPatch': OrganizationPatch,
     'Owner': Owner,
@@ -2060,6 +2086,7 @@ OPERATIONS: Dict[str, Operation] = {
     'declineHeldVersion': Operation('POST', '/api/v1/admin/held-versions/{id}/decline', path_params=('id',), query=(), body='Empty', body_types=('application/json',), responses={'200': 'Report'}),
     'deleteAction': Operation('DELETE', '/api/v1/admin/actions/{id}', path_params=('id',), query=(), body=None, body_types=(), responses={'204': None}),
     'deleteDataset': Operation('DELETE', '/api/v1/reports/{idOrSlug}/data/{name}', path_params=('idOrSlug', 'name'), query=(), body=None, body_types=(), responses={'204': None}),
+    'deleteModelScreen': Operation('DELETE', '/api/v1/admin/model-screen', path_params=(), query=(), body=None, body_types=(), responses={'204': None}),
     'deleteRule': Operation('DELETE', '/api/v1/admin/rules/{id}', path_params=('id',), query=(), body=None, body_types=(), responses={'204': None}),
     'deleteSchedule': Operation('DELETE', '/api/v1/schedules/{id}', path_params=('id',), query=(), body=None, body_types=(), responses={'204': None}),
     'deleteSlackIntegration': Operation('DELETE', '/api/v1/admin/integrations/slack', path_params=(), query=(), body=None, body_types=(), responses={'204': None}),
@@ -2077,6 +2104,7 @@ OPERATIONS: Dict[str, Operation] = {
     'getFlowEvidence': Operation('GET', '/api/v1/flows/{id}/evidence', path_params=('id',), query=('format',), body=None, body_types=(), responses={'200': 'Evidence'}),
     'getMCPResourceMetadata': Operation('GET', '/.well-known/oauth-protected-resource/mcp', path_params=(), query=(), body=None, body_types=(), responses={'200': 'ProtectedResourceMetadata'}),
     'getMe': Operation('GET', '/api/v1/me', path_params=(), query=(), body=None, body_types=(), responses={'200': 'Me'}),
+    'getModelScreen': Operation('GET', '/api/v1/admin/model-screen', path_params=(), query=(), body=None, body_types=(), responses={'200': 'ModelScreen'}),
     'getOpenAPI': Operation('GET', '/api/v1/openapi.json', path_params=(), query=(), body=None, body_types=(), responses={'200': 'any'}),
     'getOrganization': Operation('GET', '/api/v1/admin/organization', path_params=(), query=(), body=None, body_types=(), responses={'200': 'Organization'}),
     'getOrganizationAnalytics': Operation('GET', '/api/v1/analytics', path_params=(), query=('limit', 'cursor'), body=None, body_types=(), responses={'200': 'ReportReachList'}),
@@ -2114,6 +2142,7 @@ OPERATIONS: Dict[str, Operation] = {
     'postComment': Operation('POST', '/api/v1/reports/{idOrSlug}/comments', path_params=('idOrSlug',), query=(), body='CommentCreate', body_types=('application/json',), responses={'201': 'Thread'}),
     'publishVersion': Operation('POST', '/api/v1/reports/{idOrSlug}/versions', path_params=('idOrSlug',), query=(), body='VersionCreate', body_types=('application/json',), responses={'201': 'Report'}),
     'putDataset': Operation('PUT', '/api/v1/reports/{idOrSlug}/data/{name}', path_params=('idOrSlug', 'name'), query=(), body='any', body_types=('application/json',), responses={'200': 'Dataset', '201': 'Dataset'}),
+    'putModelScreen': Operation('PUT', '/api/v1/admin/model-screen', path_params=(), query=(), body='ModelScreenSettings', body_types=('application/json',), responses={'200': 'ModelScreen'}),
     'putSlackIntegration': Operation('PUT', '/api/v1/admin/integrations/slack', path_params=(), query=(), body='SlackSettings', body_types=('application/json',), responses={'200': 'SlackIntegration'}),
     'putUpload': Operation('PUT', '/uploads/{ticket}', path_params=('ticket',), query=(), body='bytes', body_types=('application/zip', 'text/html'), responses={'200': 'UploadReceived'}),
     'readyz': Operation('GET', '/readyz', path_params=(), query=(), body=None, body_types=(), responses={'200': 'Readiness'}),

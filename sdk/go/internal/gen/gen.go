@@ -68,7 +68,9 @@ var Methods = map[string]string{
 	"updateAction": "Admin.Actions.Update", "deleteAction": "Admin.Actions.Delete",
 	"getSlackIntegration": "Admin.Slack.Get", "putSlackIntegration": "Admin.Slack.Put",
 	"deleteSlackIntegration": "Admin.Slack.Delete", "getSlackManifest": "Admin.Slack.Manifest",
-	"listHeldVersions": "Admin.HeldVersions.List", "releaseHeldVersion": "Admin.HeldVersions.Release",
+	"getModelScreen": "Admin.ModelScreen.Get", "putModelScreen": "Admin.ModelScreen.Put",
+	"deleteModelScreen": "Admin.ModelScreen.Delete",
+	"listHeldVersions":  "Admin.HeldVersions.List", "releaseHeldVersion": "Admin.HeldVersions.Release",
 	"declineHeldVersion": "Admin.HeldVersions.Decline",
 }
 

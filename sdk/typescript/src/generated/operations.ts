@@ -479,6 +479,18 @@ export const OPERATIONS = {
       "204": null
     }
   },
+  "deleteModelScreen": {
+    "method": "DELETE",
+    "path": "/api/v1/admin/model-screen",
+    "pathParams": [],
+    "query": [],
+    "body": null,
+    "bodySchema": null,
+    "bodyTypes": [],
+    "responses": {
+      "204": null
+    }
+  },
   "deleteRule": {
     "method": "DELETE",
     "path": "/api/v1/admin/rules/{id}",
@@ -706,6 +718,18 @@ export const OPERATIONS = {
   "getMe": {
     "method": "GET",
     "path": "/api/v1/me",
+    "pathParams": [],
+    "query": [],
+    "body": null,
+    "bodySchema": null,
+    "bodyTypes": [],
+    "responses": {
+      "200": "json"
+    }
+  },
+  "getModelScreen": {
+    "method": "GET",
+    "path": "/api/v1/admin/model-screen",
     "pathParams": [],
     "query": [],
     "body": null,
@@ -1261,6 +1285,20 @@ export const OPERATIONS = {
     "responses": {
       "200": "json",
       "201": "json"
+    }
+  },
+  "putModelScreen": {
+    "method": "PUT",
+    "path": "/api/v1/admin/model-screen",
+    "pathParams": [],
+    "query": [],
+    "body": "json",
+    "bodySchema": "ModelScreenSettings",
+    "bodyTypes": [
+      "application/json"
+    ],
+    "responses": {
+      "200": "json"
     }
   },
   "putSlackIntegration": {
@@ -2153,6 +2191,18 @@ export const SCHEMA_FIELDS: Readonly<Record<string, Readonly<Record<string, bool
   },
   "MemberTokenCreate": {
     "scopes": false
+  },
+  "ModelScreen": {
+    "apiKeySet": true,
+    "enabled": true,
+    "model": true,
+    "updatedAt": true,
+    "url": true
+  },
+  "ModelScreenSettings": {
+    "apiKey": false,
+    "model": true,
+    "url": true
   },
   "Organization": {
     "createdAt": true,

@@ -437,6 +437,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/admin/model-screen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the model screen's settings
+         * @description Whether it is on, its endpoint and model, and whether its API key is set, never the key.
+         */
+        get: operations["getModelScreen"];
+        /**
+         * Switch the model screen on or change it
+         * @description From now on each new approval is sent, before anyone is asked, to the model at `url`: its title, description, factors, input and metadata with every restricted field removed at every depth, and the organisation's ethics principles. The concerns it raises under those principles join the approval's `concerns` (rule `model screen`), and approving then needs a written reason. Approvers are asked once it answered, or once it failed for good (within 75 seconds), which the approval's timeline then says.
+         */
+        put: operations["putModelScreen"];
+        post?: never;
+        /**
+         * Switch the model screen off
+         * @description Deletes its settings and key. Approvals already screened keep their concerns.
+         */
+        delete: operations["deleteModelScreen"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/admin/organization": {
         parameters: {
             query?: never;
@@ -2001,7 +2029,7 @@ export interface components {
             callbackSecret?: string;
             callbackUrl: string | null;
             changes: components["schemas"]["Change"][] | null;
-            /** @description Empty when no ethics rule matched. */
+            /** @description Empty when no ethics rule matched and the model screen, if on, raised none. The model screen's concerns come after the rules' once it has answered, before approvers are asked. */
             concerns: components["schemas"]["Concern"][];
             createdAt: components["schemas"]["Time"];
             decidedAt: components["schemas"]["NullableTime"];
@@ -2255,6 +2283,7 @@ export interface components {
         Concern: {
             concern: string;
             principle: string;
+            /** @description The ethics rule that raised it, or `model screen` for a concern the organisation's model screen raised (no rule may take that name). */
             rule: string;
         };
         CopyRequest: {
@@ -2635,6 +2664,28 @@ export interface components {
         MemberTokenCreate: {
             /** @description The token's scopes; left out, the most the caller may give. */
             scopes?: components["schemas"]["Scope"][];
+        };
+        /** @description The organisation's model screen. Its API key is never shown, only whether it is set. */
+        ModelScreen: {
+            apiKeySet: boolean;
+            /** @description New approvals are screened; false (the default) when none was saved. */
+            enabled: boolean;
+            model: string | null;
+            /** Format: date-time */
+            updatedAt: string | null;
+            /**
+             * Format: uri
+             * @description The chat-completions endpoint.
+             */
+            url: string | null;
+        };
+        ModelScreenSettings: {
+            /** @description Sent as a bearer token; stored sealed, never shown again. Left out, the stored key is kept; an empty string removes it. */
+            apiKey?: string;
+            /** @description The model the endpoint serves, such as `gpt-4o-mini`. */
+            model: string;
+            /** @description The chat-completions endpoint itself, such as `https://api.openai.com/v1/chat/completions`: HTTPS on a public host. */
+            url: string;
         };
         /** @description Pass it as `cursor` for the next page; null on the last page. */
         NextCursor: string | null;
@@ -5093,6 +5144,89 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getModelScreen: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The model screen. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelScreen"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    putModelScreen: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "apiKey": "sk-example",
+                 *       "model": "gpt-4o-mini",
+                 *       "url": "https://api.openai.com/v1/chat/completions"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ModelScreenSettings"];
+            };
+        };
+        responses: {
+            /** @description The model screen, as saved. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelScreen"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteModelScreen: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Off (or was off). */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
         };
     };

@@ -1,0 +1,126 @@
+package workflows_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/states"
+	"github.com/assent-hq/assent/workflows"
+)
+
+// screened registers the model screen's activity: answer is called for
+// each attempt, whose number and moment are kept.
+func (h *harness) screened(answer func(ctx context.Context, attempt int32) (workflows.ScreenResult, error)) *[]time.Duration {
+	var attempts []time.Duration
+	h.env.RegisterActivityWithOptions(func(ctx context.Context, in workflows.ScreenInput) (workflows.ScreenResult, error) {
+		assert.Equal(h.t, workflows.ScreenInput{OrganizationID: "org_1", ApprovalID: "apr_1"}, in)
+		h.mu.Lock()
+		attempts = append(attempts, h.env.Now().Sub(start))
+		h.mu.Unlock()
+		return answer(ctx, activity.GetInfo(ctx).Attempt)
+	}, activity.RegisterOptions{Name: workflows.ActivityScreenApproval})
+	return &attempts
+}
+
+// TestScreenIsRetriedAndItsConcernsAskForAReason: a screen that fails
+// twice is asked again, 2 and 4 seconds later; its concerns are in the
+// "created" transition, written only after it answered, and approvers
+// are emailed after that. A decision sent while it screened waits, and
+// is held to its concerns: approving then needs a reason.
+func TestScreenIsRetriedAndItsConcernsAskForAReason(t *testing.T) {
+	h := newHarness(t)
+	attempts := h.screened(func(_ context.Context, attempt int32) (workflows.ScreenResult, error) {
+		if attempt < 3 {
+			return workflows.ScreenResult{}, errors.New("the endpoint answered 503")
+		}
+		return workflows.ScreenResult{Concerns: []workflows.ScreenConcern{{Principle: "privacy", Concern: "Personal data leaves the company."}}}, nil
+	})
+	in := baseInput()
+	in.Screen = true
+	h.update(time.Second, "early", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.update(time.Minute, "no-reason", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.update(2*time.Minute, "reason", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve", Reason: "Needed for the refund."})
+	s := h.run(in)
+
+	require.Len(t, *attempts, 3)
+	last := (*attempts)[2]
+	assert.Equal(t, 2*time.Second, (*attempts)[1], "retried after the initial interval")
+	assert.GreaterOrEqual(t, last-(*attempts)[1], 2*time.Second)
+	require.NotEmpty(t, h.transitions)
+	created := h.transitions[0]
+	assert.Equal(t, workflows.ActionCreated, created.Action)
+	assert.Equal(t, start.Add(last), created.At, "written once the screen answered")
+	assert.Equal(t, "the model screen raised 1 concern (privacy), so approving needs a written reason", created.Detail)
+	assert.Equal(t, []workflows.ScreenConcern{{Principle: "privacy", Concern: "Personal data leaves the company."}}, created.State.ScreenConcerns)
+	require.NotEmpty(t, h.emails)
+	assert.False(t, h.emails[0].at.Before(start.Add(last)), "approvers are asked after the screen")
+
+	h.refusedWith("early", apperr.InvalidRequest)
+	h.refusedWith("no-reason", apperr.InvalidRequest)
+	assert.Contains(t, h.results["no-reason"].err.Error(), "the model screen raised a concern")
+	assert.Equal(t, states.Approved, s.Status)
+	assert.Equal(t, "Needed for the refund.", s.Reason)
+}
+
+// TestScreenThatNeverAnswersIsLeftOut: a model that never answers has
+// each attempt cut off by its timeout (the test environment runs
+// activities in real time, so each attempt reports the timeout Temporal
+// would record) and is retried, with time skipped, until the screen gives
+// up; the request is created without concerns, its timeline says so, and
+// it is approved without a reason.
+func TestScreenThatNeverAnswersIsLeftOut(t *testing.T) {
+	h := newHarness(t)
+	attempts := h.screened(func(context.Context, int32) (workflows.ScreenResult, error) {
+		return workflows.ScreenResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_START_TO_CLOSE, nil)
+	})
+	in := baseInput()
+	in.Screen = true
+	h.update(10*time.Minute, "decide", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	s := h.run(in)
+
+	assert.Len(t, *attempts, 3, "retried, three attempts at most")
+	created := h.transitions[0]
+	assert.Equal(t, "the model screen failed (the model did not answer in time), so the request proceeds without it", created.Detail)
+	assert.Empty(t, created.State.ScreenConcerns)
+	assert.False(t, created.At.After(start.Add(workflows.ScreenTimeout)), "within the screen's bound")
+	assert.Equal(t, states.Approved, s.Status)
+}
+
+// TestScreenRefusedIsNotRetried: an endpoint that refuses the request
+// (non-retryable) is asked once; a screen that skipped says why.
+func TestScreenRefusedIsNotRetried(t *testing.T) {
+	h := newHarness(t)
+	attempts := h.screened(func(context.Context, int32) (workflows.ScreenResult, error) {
+		return workflows.ScreenResult{}, temporal.NewNonRetryableApplicationError("the endpoint answered 401", "ModelScreenRefused", nil)
+	})
+	in := baseInput()
+	in.Screen = true
+	in.ExpiresAt = start.Add(time.Hour)
+	h.run(in)
+	assert.Len(t, *attempts, 1)
+	assert.Equal(t, "the model screen failed (the endpoint answered 401), so the request proceeds without it", h.transitions[0].Detail)
+
+	h = newHarness(t)
+	h.screened(func(context.Context, int32) (workflows.ScreenResult, error) {
+		return workflows.ScreenResult{Skipped: "it was switched off before it ran"}, nil
+	})
+	h.run(in)
+	assert.Equal(t, "the model screen did not run: it was switched off before it ran", h.transitions[0].Detail)
+
+	// Off, the workflow never asks.
+	h = newHarness(t)
+	asked := h.screened(func(context.Context, int32) (workflows.ScreenResult, error) { return workflows.ScreenResult{}, nil })
+	in.Screen = false
+	h.run(in)
+	assert.Empty(t, *asked)
+	assert.Empty(t, h.transitions[0].Detail)
+}
