@@ -170,7 +170,7 @@ func TestAdminManagesMembers(t *testing.T) {
 		// A bad address names the field and keeps what was typed.
 		r := b.post("/admin/members", url.Values{"csrf": {csrf}, "email": {"not-an-address"}, "name": {"Bob <Builder>"}, "role": {"member"}})
 		assert.Equal(t, http.StatusBadRequest, r.status)
-		assert.Equal(t, "Email must be an email address", problemOf(t, r))
+		assert.Equal(t, "Email address must be an email address, such as name@example.com.", problemOf(t, r), "named by its label")
 		assert.Contains(t, r.body, `value="not-an-address" aria-invalid="true" aria-describedby="problem"`)
 		assert.Contains(t, r.body, `value="Bob &lt;Builder&gt;"`)
 
