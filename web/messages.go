@@ -1,7 +1,9 @@
 package web
 
 import (
+	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -69,11 +71,23 @@ func (l labels) of(field string) (string, bool) {
 	if s, ok := l[field]; ok {
 		return s, true
 	}
-	if base, _, cut := strings.Cut(field, "["); cut {
-		s, ok := l[base]
-		return s, ok
+	// An entry of a list: "Policy, entry 1 (condition)" for
+	// policy[0].condition.
+	base, rest, cut := strings.Cut(field, "[")
+	s, ok := l[base]
+	if !cut || !ok {
+		return "", false
 	}
-	return "", false
+	index, rest, _ := strings.Cut(rest, "]")
+	n, err := strconv.Atoi(index)
+	if err != nil {
+		return s, true
+	}
+	s = fmt.Sprintf("%s, entry %d", s, n+1)
+	if rest = strings.TrimPrefix(rest, "."); rest != "" {
+		s += " (" + rest + ")"
+	}
+	return s, true
 }
 
 // predicates rewrite what follows a field's name where the machine
@@ -106,7 +120,11 @@ func mentions(msg, field string) bool {
 }
 
 func replaceWord(msg, field, with string) string {
-	return wordOf(field).ReplaceAllLiteralString(msg, with)
+	re := wordOf(field)
+	return re.ReplaceAllStringFunc(msg, func(m string) string {
+		around := re.FindStringSubmatch(m)
+		return around[1] + with + around[2]
+	})
 }
 
 func wordOf(field string) *regexp.Regexp {
@@ -138,7 +156,9 @@ func sentence(s string) string {
 	} else if strings.TrimFunc(word, func(r rune) bool { return r >= 'a' && r <= 'z' }) == "" {
 		s = strings.ToUpper(word[:1]) + s[1:]
 	}
-	if r, _ := utf8.DecodeLastRuneInString(s); !strings.ContainsRune(".!?", r) {
+	// A message of several lines (a compiler's, pointing at a column)
+	// is left to end as it does.
+	if r, _ := utf8.DecodeLastRuneInString(s); !strings.ContainsRune(".!?", r) && !strings.Contains(s, "\n") {
 		s += "."
 	}
 	return s

@@ -69,7 +69,7 @@ func TestKeysListSummarisesScopes(t *testing.T) {
 		}
 		assert.Contains(t, row("billing"), "<td>approvals read/write, reports read</td>", "few resources read in full")
 		wide := row("wide")
-		assert.Contains(t, wide, "<summary>approvals read/write, flows read +3 more<span")
+		assert.Contains(t, wide, "<summary>approvals read/write, flows read &#43;3 more<span")
 		assert.Contains(t, wide, "<li><code>gate:check</code></li>", "the full list is folded under the summary")
 		every := row("everything")
 		assert.Contains(t, every, "<summary>all 15 scopes<span")

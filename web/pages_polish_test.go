@@ -56,7 +56,7 @@ func TestPageMessagesNameFieldsByTheirLabels(t *testing.T) {
 		{schema, map[string]string{"corrections.amount": "amount"}, "Amount must be at most 1,000."},
 		{apperr.Field(apperr.InvalidRequest, "name", "name is required"), map[string]string{"name": "Name"}, "Name is required."},
 		{apperr.Field(apperr.InvalidRequest, "email", "email must be an email address"), map[string]string{"email": "Email address"},
-			"Email address must be an email address."},
+			"Email address must be an email address, such as name@example.com."},
 		{apperr.Field(apperr.InvalidAnswer, "answers.seats", "answers.seats: an answer is required"),
 			map[string]string{"answers.seats": "The answer to “Seats?”"}, "The answer to “Seats?” is required."},
 		{apperr.Field(apperr.InvalidAnswer, "answers.seats", "answers.seats: must be a number"),
@@ -67,7 +67,7 @@ func TestPageMessagesNameFieldsByTheirLabels(t *testing.T) {
 			map[string]string{"reason": "Reason"}, "An ethics rule matched this request, so approving it needs a written reason."},
 		{apperr.Field(apperr.InvalidRequest, "scopes", "an agent key needs at least one scope"),
 			map[string]string{"scopes": "Scopes"}, "Scopes: an agent key needs at least one scope."},
-		{apperr.Field(apperr.InvalidRequest, "events[1]", "unknown event \"x\""), map[string]string{"events": "Events"}, "Events: unknown event \"x\"."},
+		{apperr.Field(apperr.InvalidRequest, "events[1]", "unknown event \"x\""), map[string]string{"events": "Events"}, "Events, entry 2: unknown event \"x\"."},
 	} {
 		assert.Equal(t, tc.want, web.PersonMessage(tc.e, tc.labels), tc.e.Message)
 	}
@@ -83,7 +83,7 @@ func TestNotFoundPageLinksToTheInbox(t *testing.T) {
 		r := b.get("/approvals/apr_missing")
 		assert.Equal(t, http.StatusNotFound, r.status)
 		assert.Contains(t, r.body, `<a class="button" href="/inbox">Back to your inbox</a>`)
-		assert.Contains(t, r.body, "<p>Approval apr_missing not found</p>", "the message starts with a capital")
+		assert.Contains(t, r.body, "<p>Approval apr_missing not found.</p>", "the message starts with a capital")
 	})
 }
 
@@ -108,10 +108,10 @@ func TestDestructiveAdminActionsAskForConfirmation(t *testing.T) {
 		csrf := b.signIn(s, "ada@example.com")
 
 		for _, tc := range []struct{ page, action, button, refusal string }{
-			{"/admin/keys", "/admin/keys/" + key.ID + "/revoke", "Revoke", "Tick Confirm beside the key first"},
-			{"/admin/rules", "/admin/rules/" + rule.ID + "/delete", "Delete", "Tick Confirm beside the rule first"},
-			{"/admin/webhooks/" + ep.ID, "/admin/webhooks/" + ep.ID + "/delete", "Delete endpoint", "Tick Confirm beside the Delete endpoint button first"},
-			{"/admin/teams", "/admin/teams/" + team.ID + "/remove", "Remove", "Tick Confirm beside the team first"},
+			{"/admin/keys", "/admin/keys/" + key.ID + "/revoke", "Revoke", "Tick Confirm beside the key first."},
+			{"/admin/rules", "/admin/rules/" + rule.ID + "/delete", "Delete", "Tick Confirm beside the rule first."},
+			{"/admin/webhooks/" + ep.ID, "/admin/webhooks/" + ep.ID + "/delete", "Delete endpoint", "Tick Confirm beside the Delete endpoint button first."},
+			{"/admin/teams", "/admin/teams/" + team.ID + "/remove", "Remove", "Tick Confirm beside the team first."},
 		} {
 			body := b.get(tc.page).body
 			form := `<form method="post" action="` + tc.action + `" class="confirm-form">`

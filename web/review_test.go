@@ -109,7 +109,7 @@ func TestReviewPage(t *testing.T) {
 		form.Set("verdict", "maybe")
 		wrong := bob.post(address+"/verdict", form)
 		assert.Equal(t, http.StatusBadRequest, wrong.status)
-		assert.Contains(t, wrong.body, `role="alert">Verdict`)
+		assert.Contains(t, wrong.body, `id="problem">Verdict must be one of: approved, changes_requested.`)
 		assert.Contains(t, wrong.body, "Reads well.</textarea>", "what was typed stays")
 
 		form.Set("verdict", "approved")
