@@ -101,6 +101,11 @@ func (p *Pages) commentRefused(c *gin.Context, err error, in comments.PostInput)
 		p.internalError(c, err)
 		return
 	}
+	// What the person may not reach is the error page, as elsewhere.
+	if e.Code == apperr.NotFound || e.Code == apperr.Forbidden {
+		p.Fail(c, err)
+		return
+	}
 	form := commentForm{Body: in.Body, Quote: deref(in.Quote), Thread: deref(in.ThreadID)}
 	l := commentLabels
 	if form.Thread != "" {
