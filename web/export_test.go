@@ -18,3 +18,7 @@ func PersonMessage(e *apperr.Error, labels map[string]string) string { return pe
 // StylesheetPath is where the stylesheet is served (its name carries a
 // hash of its content).
 var StylesheetPath = stylesheet.path
+
+// IconPath is where the pages' icon is served (its name carries a hash of
+// its content).
+var IconPath = icon.path
