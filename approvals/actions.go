@@ -98,7 +98,11 @@ func (s *Service) holdToSchema(ctx context.Context, orgID, id string, who models
 	if _, corrected := d.Corrections[field]; !corrected {
 		return apperr.Field(apperr.InvalidRequest, "corrections", "the corrected input does not meet the action's schema: %s", v.Error())
 	}
-	return apperr.Field(apperr.InvalidRequest, "corrections."+field, "%s does not meet the action's schema: %s", field, v.Error())
+	e := apperr.Field(apperr.InvalidRequest, "corrections."+field, "%s does not meet the action's schema: %s", field, v.Error())
+	if v.Path == field {
+		e.Says = v.Says
+	}
+	return e
 }
 
 // guestsMayStillApprove refuses a guest's decision once the organisation

@@ -193,11 +193,11 @@ func done(c *gin.Context, path, notice string) {
 }
 
 // refusedBy turns err into the problem to show on the form that caused
-// it, with its status. A record that is not found (another
+// it, in the words of the form's labels l, with its status. A record that is not found (another
 // organisation's id) is the error page's 404, and an error that is not
 // the person's to act on is a 500; ok is false for both and the response
 // is written.
-func (p *Pages) refusedBy(c *gin.Context, err error) (prob *formProblem, status int, ok bool) {
+func (p *Pages) refusedBy(c *gin.Context, err error, l labels) (prob *formProblem, status int, ok bool) {
 	e, isApp := apperr.As(err)
 	if !isApp {
 		p.internalError(c, err)
@@ -207,7 +207,7 @@ func (p *Pages) refusedBy(c *gin.Context, err error) (prob *formProblem, status 
 		p.Fail(c, err)
 		return nil, 0, false
 	}
-	return &formProblem{Field: e.Field, Message: pageMessage(e)}, e.Status(), true
+	return &formProblem{Field: e.Field, Message: personMessage(e, l)}, e.Status(), true
 }
 
 // confirmed refuses a change that cannot be undone unless its form's

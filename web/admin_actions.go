@@ -86,7 +86,7 @@ func (p *Pages) saveAction(c *gin.Context) {
 		}
 	}
 	if err != nil {
-		if prob, status, ok := p.refusedBy(c, err); ok {
+		if prob, status, ok := p.refusedBy(c, err, actionLabels); ok {
 			p.showActions(c, status, prob, form)
 		}
 		return
@@ -118,13 +118,17 @@ func (f actionForm) input() (*gate.ActionInput, error) {
 	return in, nil
 }
 
+// actionLabels name the action form's fields as the page labels them.
+var actionLabels = labels{"name": "Name", "description": "Description", "inputSchema": "Input schema",
+	"editableFields": "Editable fields", "policy": "Policy", "decisionTokenTtlSeconds": "Decision token lifetime"}
+
 func (p *Pages) deleteAction(c *gin.Context) {
 	err := confirmed(c, "action")
 	if err == nil {
 		err = p.gate.DeleteAction(c.Request.Context(), orgOf(c), c.Param("id"))
 	}
 	if err != nil {
-		if prob, status, ok := p.refusedBy(c, err); ok {
+		if prob, status, ok := p.refusedBy(c, err, actionLabels); ok {
 			p.showActions(c, status, prob, newActionForm)
 		}
 		return

@@ -47,7 +47,7 @@ func (p *Pages) showMembers(c *gin.Context, status int, prob *formProblem, form 
 // membersRefused shows the member list again with why the action was
 // refused.
 func (p *Pages) membersRefused(c *gin.Context, err error, form admin.NewMember) {
-	if prob, status, ok := p.refusedBy(c, err); ok {
+	if prob, status, ok := p.refusedBy(c, err, memberLabels); ok {
 		p.showMembers(c, status, prob, form)
 	}
 }
@@ -105,12 +105,44 @@ func formBool(c *gin.Context, name string) (bool, error) {
 	return false, apperr.Field(apperr.InvalidRequest, name, "%s must be true or false", name)
 }
 
+// The directory forms' fields as their pages label them.
+var (
+	memberLabels = labels{"email": "Email address", "name": "Name", "role": "Role"}
+	teamLabels   = labels{"name": "Name", "kind": "Kind", "members": "Members"}
+	guestLabels  = labels{"email": "Email address", "name": "Name"}
+)
+
 type teamsPage struct {
 	adminBase
 	Teams []admin.Team
 	Pager pager
 	Form  teamForm
 	Kinds []string
+	// Row is what was typed into a row's edit form that was refused.
+	Row rowForm
+}
+
+// rowForm is what was typed into the edit form of the row ID.
+type rowForm struct {
+	ID, Name, Members string
+}
+
+// rowProblem is a row form's refusal: its field named "row.<field>", so
+// only the row's input is marked, not the add form's of the same name.
+func rowProblem(prob *formProblem) *formProblem {
+	if prob == nil || prob.Field == "" {
+		return prob
+	}
+	return &formProblem{Field: "row." + prob.Field, Message: prob.Message}
+}
+
+// Editing is what was typed into row id's refused form, nil for the
+// other rows.
+func (r rowForm) Editing(id string) *rowForm {
+	if r.ID == "" || r.ID != id {
+		return nil
+	}
+	return &r
 }
 
 // teamForm is what was typed into the new-team form; Members as typed.
@@ -122,7 +154,7 @@ func (p *Pages) adminTeams(c *gin.Context) {
 	p.showTeams(c, http.StatusOK, nil, teamForm{Kind: admin.TeamKindTeam})
 }
 
-func (p *Pages) showTeams(c *gin.Context, status int, prob *formProblem, form teamForm) {
+func (p *Pages) showTeams(c *gin.Context, status int, prob *formProblem, form teamForm, row ...rowForm) {
 	rows, next, err := p.admin.ListTeams(c.Request.Context(), orgOf(c), adminPage(c))
 	if err != nil {
 		p.Fail(c, err)
@@ -130,6 +162,9 @@ func (p *Pages) showTeams(c *gin.Context, status int, prob *formProblem, form te
 	}
 	page := teamsPage{adminBase: base(c, "teams"), Teams: rows, Pager: newPager(c, "/admin/teams", next), Form: form, Kinds: teamKinds}
 	page.Problem = prob
+	if len(row) > 0 {
+		page.Row, page.Problem = row[0], rowProblem(prob)
+	}
 	p.Render(c, status, "admin_teams", page)
 }
 
@@ -137,7 +172,7 @@ func (p *Pages) createTeam(c *gin.Context) {
 	form := teamForm{Name: c.PostForm("name"), Kind: c.PostForm("kind"), Members: c.PostForm("members")}
 	in := admin.NewTeam{Name: form.Name, Kind: form.Kind, Members: splitList(form.Members)}
 	if _, err := p.admin.CreateTeam(c.Request.Context(), orgOf(c), in); err != nil {
-		if prob, status, ok := p.refusedBy(c, err); ok {
+		if prob, status, ok := p.refusedBy(c, err, teamLabels); ok {
 			p.showTeams(c, status, prob, form)
 		}
 		return
@@ -150,13 +185,15 @@ type guestsPage struct {
 	Guests []admin.Guest
 	Pager  pager
 	Form   admin.NewGuest
+	// Row is what was typed into a row's edit form that was refused.
+	Row rowForm
 }
 
 func (p *Pages) adminGuests(c *gin.Context) {
 	p.showGuests(c, http.StatusOK, nil, admin.NewGuest{})
 }
 
-func (p *Pages) showGuests(c *gin.Context, status int, prob *formProblem, form admin.NewGuest) {
+func (p *Pages) showGuests(c *gin.Context, status int, prob *formProblem, form admin.NewGuest, row ...rowForm) {
 	rows, next, err := p.admin.ListGuests(c.Request.Context(), orgOf(c), adminPage(c))
 	if err != nil {
 		p.Fail(c, err)
@@ -164,6 +201,9 @@ func (p *Pages) showGuests(c *gin.Context, status int, prob *formProblem, form a
 	}
 	page := guestsPage{adminBase: base(c, "guests"), Guests: rows, Pager: newPager(c, "/admin/guests", next), Form: form}
 	page.Problem = prob
+	if len(row) > 0 {
+		page.Row, page.Problem = row[0], rowProblem(prob)
+	}
 	p.Render(c, status, "admin_guests", page)
 }
 
@@ -173,7 +213,7 @@ func (p *Pages) admitGuest(c *gin.Context) {
 	in := admin.NewGuest{Email: c.PostForm("email"), Name: c.PostForm("name")}
 	_, created, err := p.admin.CreateGuest(c.Request.Context(), orgOf(c), in)
 	if err != nil {
-		if prob, status, ok := p.refusedBy(c, err); ok {
+		if prob, status, ok := p.refusedBy(c, err, guestLabels); ok {
 			p.showGuests(c, status, prob, in)
 		}
 		return
@@ -187,10 +227,11 @@ func (p *Pages) admitGuest(c *gin.Context) {
 
 // updateTeam saves a team's name and members as the row's form holds them.
 func (p *Pages) updateTeam(c *gin.Context) {
-	name, members := c.PostForm("name"), splitList(c.PostForm("members"))
+	row := rowForm{ID: c.Param("id"), Name: c.PostForm("name"), Members: c.PostForm("members")}
+	name, members := row.Name, splitList(row.Members)
 	if _, err := p.admin.UpdateTeam(c.Request.Context(), orgOf(c), c.Param("id"), admin.TeamPatch{Name: &name, Members: &members}); err != nil {
-		if prob, status, ok := p.refusedBy(c, err); ok {
-			p.showTeams(c, status, prob, teamForm{Kind: admin.TeamKindTeam})
+		if prob, status, ok := p.refusedBy(c, err, teamLabels); ok {
+			p.showTeams(c, status, prob, teamForm{Kind: admin.TeamKindTeam}, row)
 		}
 		return
 	}
@@ -204,7 +245,7 @@ func (p *Pages) removeTeam(c *gin.Context) {
 		err = p.admin.DeleteTeam(c.Request.Context(), orgOf(c), c.Param("id"))
 	}
 	if err != nil {
-		if prob, status, ok := p.refusedBy(c, err); ok {
+		if prob, status, ok := p.refusedBy(c, err, teamLabels); ok {
 			p.showTeams(c, status, prob, teamForm{Kind: admin.TeamKindTeam})
 		}
 		return
@@ -214,10 +255,10 @@ func (p *Pages) removeTeam(c *gin.Context) {
 
 // updateGuest saves a guest's name as the row's form holds it.
 func (p *Pages) updateGuest(c *gin.Context) {
-	name := c.PostForm("name")
-	if _, err := p.admin.UpdateGuest(c.Request.Context(), orgOf(c), c.Param("id"), admin.GuestPatch{Name: &name}); err != nil {
-		if prob, status, ok := p.refusedBy(c, err); ok {
-			p.showGuests(c, status, prob, admin.NewGuest{})
+	row := rowForm{ID: c.Param("id"), Name: c.PostForm("name")}
+	if _, err := p.admin.UpdateGuest(c.Request.Context(), orgOf(c), c.Param("id"), admin.GuestPatch{Name: &row.Name}); err != nil {
+		if prob, status, ok := p.refusedBy(c, err, guestLabels); ok {
+			p.showGuests(c, status, prob, admin.NewGuest{}, row)
 		}
 		return
 	}
@@ -233,7 +274,7 @@ func (p *Pages) removeGuest(c *gin.Context) {
 		err = p.admin.RemoveGuest(c.Request.Context(), orgOf(c), c.Param("id"), CurrentPerson(c).Actor())
 	}
 	if err != nil {
-		if prob, status, ok := p.refusedBy(c, err); ok {
+		if prob, status, ok := p.refusedBy(c, err, guestLabels); ok {
 			p.showGuests(c, status, prob, admin.NewGuest{})
 		}
 		return

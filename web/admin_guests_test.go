@@ -48,7 +48,7 @@ func TestAdminRemovesAGuest(t *testing.T) {
 		// guest is not found.
 		r := b.post("/admin/guests/"+guest.ID+"/remove", url.Values{"csrf": {csrf}})
 		assert.Equal(t, http.StatusBadRequest, r.status)
-		assert.Equal(t, "Tick Confirm beside the guest to remove them", problemOf(t, r))
+		assert.Equal(t, "Tick Confirm beside the guest to remove them.", problemOf(t, r))
 		assert.Equal(t, http.StatusNotFound, b.post("/admin/guests/"+foreign.ID+"/remove", url.Values{"csrf": {csrf}, "confirm": {"yes"}}).status)
 		require.Equal(t, http.StatusOK, g.get("/approvals/"+a.ID).status, "the guest is still in")
 
@@ -97,7 +97,7 @@ func TestAdminRenamesAGuest(t *testing.T) {
 		assert.Equal(t, http.StatusForbidden, r.status, "not without the form's token")
 		r = b.post("/admin/guests/"+guest.ID, url.Values{"csrf": {csrf}, "name": {strings.Repeat("x", 201)}})
 		assert.Equal(t, http.StatusBadRequest, r.status)
-		assert.Equal(t, "Name must be at most 200 characters", problemOf(t, r))
+		assert.Equal(t, "Name must be at most 200 characters.", problemOf(t, r))
 		assert.Equal(t, http.StatusNotFound, b.post("/admin/guests/"+foreign.ID, url.Values{"csrf": {csrf}, "name": {"Mine"}}).status)
 
 		r = b.post("/admin/guests/"+guest.ID, url.Values{"csrf": {csrf}, "name": {"Gus Grey"}})

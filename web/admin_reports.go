@@ -47,7 +47,7 @@ func (p *Pages) decideHeld(c *gin.Context, release bool) {
 	}
 	_, _, err := p.reports.DecideHeld(c.Request.Context(), CurrentPerson(c).Actor(), orgOf(c), c.Param("id"), release, sub)
 	if err != nil {
-		if prob, status, ok := p.refusedBy(c, err); ok {
+		if prob, status, ok := p.refusedBy(c, err, nil); ok {
 			p.showHeld(c, status, prob)
 		}
 		return

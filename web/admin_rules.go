@@ -30,6 +30,11 @@ type ruleForm struct {
 	EscalationAfter, EscalationTo                                        string
 }
 
+// ruleLabels name the rule form's fields as the page labels them.
+var ruleLabels = labels{"name": "Name", "kind": "Kind", "condition": "Condition", "requiredApprovals": "Approvals needed",
+	"escalation": "Escalation", "escalation.after": "Escalate after", "escalation.to": "Escalate to",
+	"principle": "Principle", "concern": "Concern", "fields": "Fields to hide"}
+
 func (p *Pages) adminRules(c *gin.Context) {
 	p.showRules(c, http.StatusOK, nil, ruleForm{Kind: rules.KindApproval})
 }
@@ -46,7 +51,7 @@ func (p *Pages) showRules(c *gin.Context, status int, prob *formProblem, form ru
 }
 
 func (p *Pages) rulesRefused(c *gin.Context, err error, form ruleForm) {
-	if prob, status, ok := p.refusedBy(c, err); ok {
+	if prob, status, ok := p.refusedBy(c, err, ruleLabels); ok {
 		p.showRules(c, status, prob, form)
 	}
 }

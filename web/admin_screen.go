@@ -42,6 +42,8 @@ func (p *Pages) showScreen(c *gin.Context, status int, prob *formProblem, form *
 	p.Render(c, status, "admin_screen", page)
 }
 
+var screenLabels = labels{"url": "Chat-completions endpoint", "model": "Model", "apiKey": "API key", "confirm": "Confirm"}
+
 // saveScreen stores what the form sets through the same call and checks
 // as the API: a key left empty keeps the stored one.
 func (p *Pages) saveScreen(c *gin.Context) {
@@ -51,7 +53,7 @@ func (p *Pages) saveScreen(c *gin.Context) {
 		in.APIKey = &v
 	}
 	if _, err := p.admin.SaveModelScreen(c.Request.Context(), orgOf(c), CurrentPerson(c).Actor(), in); err != nil {
-		if prob, status, ok := p.refusedBy(c, err); ok {
+		if prob, status, ok := p.refusedBy(c, err, screenLabels); ok {
 			p.showScreen(c, status, prob, &form)
 		}
 		return
@@ -65,7 +67,7 @@ func (p *Pages) screenOff(c *gin.Context) {
 		err = p.admin.DisableModelScreen(c.Request.Context(), orgOf(c))
 	}
 	if err != nil {
-		if prob, status, ok := p.refusedBy(c, err); ok {
+		if prob, status, ok := p.refusedBy(c, err, screenLabels); ok {
 			p.showScreen(c, status, prob, nil)
 		}
 		return

@@ -25,6 +25,9 @@ type slackPage struct {
 // shown again.
 type slackForm struct{ Channel string }
 
+// slackLabels name the Slack form's fields as the page labels them.
+var slackLabels = labels{"signingSecret": "Signing secret", "botToken": "Bot token", "channel": "Channel for approval requests"}
+
 func (p *Pages) adminSlack(c *gin.Context) {
 	p.showSlack(c, http.StatusOK, nil, nil)
 }
@@ -59,7 +62,7 @@ func (p *Pages) saveSlack(c *gin.Context) {
 	}
 	in.Channel = &form.Channel
 	if _, err := p.slack.Save(c.Request.Context(), orgOf(c), CurrentPerson(c).Actor(), in); err != nil {
-		if prob, status, ok := p.refusedBy(c, err); ok {
+		if prob, status, ok := p.refusedBy(c, err, slackLabels); ok {
 			p.showSlack(c, status, prob, &form)
 		}
 		return
@@ -73,7 +76,7 @@ func (p *Pages) disconnectSlack(c *gin.Context) {
 		err = p.slack.Disconnect(c.Request.Context(), orgOf(c))
 	}
 	if err != nil {
-		if prob, status, ok := p.refusedBy(c, err); ok {
+		if prob, status, ok := p.refusedBy(c, err, slackLabels); ok {
 			p.showSlack(c, status, prob, nil)
 		}
 		return

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"html"
@@ -170,7 +171,7 @@ func TestAdminManagesMembers(t *testing.T) {
 		// A bad address names the field and keeps what was typed.
 		r := b.post("/admin/members", url.Values{"csrf": {csrf}, "email": {"not-an-address"}, "name": {"Bob <Builder>"}, "role": {"member"}})
 		assert.Equal(t, http.StatusBadRequest, r.status)
-		assert.Equal(t, "Email must be an email address", problemOf(t, r))
+		assert.Equal(t, "Email address must be an email address, such as name@example.com.", problemOf(t, r), "named by its label")
 		assert.Contains(t, r.body, `value="not-an-address" aria-invalid="true" aria-describedby="problem"`)
 		assert.Contains(t, r.body, `value="Bob &lt;Builder&gt;"`)
 
@@ -198,7 +199,7 @@ func TestAdminManagesMembers(t *testing.T) {
 		assert.Equal(t, models.RoleAdmin, got.Role)
 		r = b.post("/admin/members/"+bob.ID+"/role", url.Values{"csrf": {csrf}, "role": {"emperor"}})
 		assert.Equal(t, http.StatusBadRequest, r.status)
-		assert.Equal(t, "Role must be one of: owner, admin, member", problemOf(t, r))
+		assert.Equal(t, "Role must be one of: owner, admin, member.", problemOf(t, r))
 
 		// The last owner cannot be demoted or deactivated, and the page says why.
 		for _, form := range []url.Values{{"role": {"member"}}, {"active": {"false"}}} {
@@ -209,7 +210,7 @@ func TestAdminManagesMembers(t *testing.T) {
 			}
 			r = b.post("/admin/members/"+s.ada.ID+action, form)
 			assert.Equal(t, http.StatusConflict, r.status)
-			assert.Equal(t, "ada@example.com is the last active owner; make another member owner first", problemOf(t, r))
+			assert.Equal(t, "ada@example.com is the last active owner; make another member owner first.", problemOf(t, r))
 		}
 		got, err = s.store.GetMember(ctx, s.org.ID, s.ada.ID)
 		require.NoError(t, err)
@@ -262,7 +263,7 @@ func TestAdminTeamsAndGuests(t *testing.T) {
 
 		r := b.post("/admin/teams", url.Values{"csrf": {csrf}, "name": {"Finance"}, "kind": {"team"}, "members": {"ada@example.com, nobody@example.com"}})
 		assert.Equal(t, http.StatusBadRequest, r.status)
-		assert.Equal(t, "Unknown members: nobody@example.com", problemOf(t, r))
+		assert.Equal(t, "Unknown members: nobody@example.com.", problemOf(t, r))
 		assert.Contains(t, r.body, ">ada@example.com, nobody@example.com</textarea>")
 		r = b.post("/admin/teams", url.Values{"csrf": {csrf}, "name": {"Finance"}, "kind": {"team"}, "members": {"ada@example.com\nbob@example.com"}})
 		require.Equal(t, http.StatusSeeOther, r.status, r.body)
@@ -271,7 +272,7 @@ func TestAdminTeamsAndGuests(t *testing.T) {
 		assert.Contains(t, teams.body, "Ada Lovelace, bob")
 		r = b.post("/admin/teams", url.Values{"csrf": {csrf}, "name": {"Finance"}, "kind": {"group"}})
 		assert.Equal(t, http.StatusConflict, r.status)
-		assert.Contains(t, problemOf(t, r), `A team named "Finance" already exists`)
+		assert.Contains(t, problemOf(t, r), `a team named "Finance" already exists`)
 
 		r = b.post("/admin/guests", url.Values{"csrf": {csrf}, "email": {"gus@example.com"}, "name": {"Gus"}})
 		require.Equal(t, http.StatusSeeOther, r.status, r.body)
@@ -281,7 +282,7 @@ func TestAdminTeamsAndGuests(t *testing.T) {
 		assert.Equal(t, "/admin/guests?done=guest-existed", r.header.Get("Location"))
 		r = b.post("/admin/guests", url.Values{"csrf": {csrf}, "email": {"bob@example.com"}})
 		assert.Equal(t, http.StatusConflict, r.status)
-		assert.Equal(t, "Email: bob@example.com is a member, not a guest", problemOf(t, r), "the message names the field")
+		assert.Equal(t, "Email address: bob@example.com is a member, not a guest.", problemOf(t, r), "the message names the field by its label")
 	})
 }
 
@@ -300,11 +301,11 @@ func TestAdminKeysShowTheSecretOnce(t *testing.T) {
 		}
 		r := b.post("/admin/keys", url.Values{"csrf": {csrf}, "name": {"billing agent"}})
 		assert.Equal(t, http.StatusBadRequest, r.status)
-		assert.Equal(t, "Scopes: an agent key needs at least one scope", problemOf(t, r))
+		assert.Equal(t, "Scopes: an agent key needs at least one scope.", problemOf(t, r))
 		assert.Contains(t, r.body, `value="billing agent"`)
 		r = b.post("/admin/keys", url.Values{"csrf": {csrf}, "scopes": {scopes.ApprovalsRead}})
 		assert.Equal(t, http.StatusBadRequest, r.status)
-		assert.Equal(t, "Name is required", problemOf(t, r))
+		assert.Equal(t, "Name is required.", problemOf(t, r))
 		assert.Contains(t, r.body, `value="approvals:read" checked`, "ticked scopes stay ticked")
 
 		created := b.post("/admin/keys", url.Values{"csrf": {csrf}, "name": {"billing agent"}, "scopes": {scopes.ApprovalsRead, scopes.ApprovalsWrite}})
@@ -400,12 +401,12 @@ func TestAdminRulesAreCheckedLikeTheAPI(t *testing.T) {
 			form url.Values
 			want string
 		}{
-			{url.Values{"name": {"a"}, "kind": {"approval"}}, "An approval rule needs requiredApprovals, from 2 to 20"},
-			{url.Values{"name": {"a"}, "kind": {"approval"}, "requiredApprovals": {"1"}}, "requiredApprovals must be at least 2"},
-			{url.Values{"name": {"a"}, "kind": {"approval"}, "requiredApprovals": {"two"}}, "requiredApprovals must be a whole number"},
-			{url.Values{"name": {"a"}, "kind": {"ethics"}, "principle": {"privacy"}}, "An ethics rule needs the concern approvers read first"},
-			{url.Values{"name": {"a"}, "kind": {"restricted"}}, "A restricted-fields rule needs the fields it hides"},
-			{url.Values{"name": {"a"}, "kind": {"magic"}}, "Kind must be one of: approval, ethics, restricted, sharing"},
+			{url.Values{"name": {"a"}, "kind": {"approval"}}, "An approval rule needs “Approvals needed”, from 2 to 20."},
+			{url.Values{"name": {"a"}, "kind": {"approval"}, "requiredApprovals": {"1"}}, "Approvals needed must be at least 2."},
+			{url.Values{"name": {"a"}, "kind": {"approval"}, "requiredApprovals": {"two"}}, "Approvals needed must be a whole number."},
+			{url.Values{"name": {"a"}, "kind": {"ethics"}, "principle": {"privacy"}}, "An ethics rule needs the concern approvers read first."},
+			{url.Values{"name": {"a"}, "kind": {"restricted"}}, "A restricted-fields rule needs the fields it hides."},
+			{url.Values{"name": {"a"}, "kind": {"magic"}}, "Kind must be one of: approval, ethics, restricted, sharing."},
 		} {
 			tc.form.Set("csrf", csrf)
 			r := b.post("/admin/rules", tc.form)
@@ -564,8 +565,8 @@ func TestAdminWebhookPages(t *testing.T) {
 
 		// Recover: the time is checked, then what failed since is queued.
 		for _, tc := range []struct{ since, want string }{
-			{"yesterday", "Since must be a date and time in UTC, such as 2026-01-02T15:04"},
-			{time.Now().UTC().Add(time.Hour).Format("2006-01-02T15:04"), "Since must not be in the future"},
+			{"yesterday", "Since must be a date and time in UTC, such as 2026-01-02T15:04."},
+			{time.Now().UTC().Add(time.Hour).Format("2006-01-02T15:04"), "Since must not be in the future."},
 		} {
 			r = b.post("/admin/webhooks/"+ep.ID+"/recover", url.Values{"csrf": {csrf}, "since": {tc.since}})
 			assert.Equal(t, http.StatusBadRequest, r.status, tc.since)
@@ -669,17 +670,17 @@ func TestAdminAddsTestsAndRotatesWebhooks(t *testing.T) {
 			form  url.Values
 			field string
 		}{
-			{url.Values{"url": {"http://169.254.169.254/latest"}, "format": {"json"}}, "url"},
-			{url.Values{"url": {"ftp://receiver.example/"}, "format": {"json"}}, "url"},
-			{url.Values{"url": {""}, "format": {"json"}}, "url"},
-			{url.Values{"url": {rcv.URL}, "format": {"json"}, "events": {events.ApprovalApproved, "approval.maybe"}}, "events[1]"},
+			{url.Values{"url": {"http://169.254.169.254/latest"}, "format": {"json"}}, "address"},
+			{url.Values{"url": {"ftp://receiver.example/"}, "format": {"json"}}, "address"},
+			{url.Values{"url": {""}, "format": {"json"}}, "address"},
+			{url.Values{"url": {rcv.URL}, "format": {"json"}, "events": {events.ApprovalApproved, "approval.maybe"}}, "events, entry 2"},
 			{url.Values{"url": {rcv.URL}, "format": {"carrier-pigeon"}}, "format"},
 		} {
 			tc.form.Set("csrf", csrf)
 			r := b.post("/admin/webhooks", tc.form)
 			assert.Equal(t, http.StatusBadRequest, r.status, tc.form)
 			msg := problemOf(t, r)
-			assert.True(t, strings.HasPrefix(strings.ToLower(msg), tc.field), "%q names %s", msg, tc.field)
+			assert.True(t, strings.HasPrefix(strings.ToLower(msg), tc.field), "%q names %s by its label", msg, tc.field)
 			assert.Contains(t, r.body, `value="`+html.EscapeString(tc.form.Get("url"))+`"`, "the address typed stays")
 			assert.Empty(t, webhookSecret.FindAllString(r.body, -1))
 		}
@@ -766,7 +767,7 @@ func TestAdminAddsTestsAndRotatesWebhooks(t *testing.T) {
 		r = b.post("/admin/webhooks/"+ep.ID, url.Values{"csrf": {csrf}, "url": {"https://10.0.0.7/hook"}, "format": {"json"},
 			"events": {events.ApprovalExpired}})
 		assert.Equal(t, http.StatusBadRequest, r.status)
-		assert.True(t, strings.HasPrefix(problemOf(t, r), "URL"), problemOf(t, r))
+		assert.True(t, strings.HasPrefix(problemOf(t, r), "Address"), problemOf(t, r))
 		assert.Contains(t, r.body, `value="approval.expired" checked`, "what was ticked stays ticked")
 		after, err = s.store.GetWebhookEndpoint(ctx, s.org.ID, ep.ID)
 		require.NoError(t, err)
@@ -778,7 +779,7 @@ func TestAdminAddsTestsAndRotatesWebhooks(t *testing.T) {
 		status, apiMsg := apiError(t, s.store, adminKey, "/api/v1/admin/webhooks", `{"url":"https://10.0.0.7/hook"}`)
 		assert.Equal(t, http.StatusBadRequest, status)
 		r = b.post("/admin/webhooks", url.Values{"csrf": {csrf}, "url": {"https://10.0.0.7/hook"}, "format": {"json"}})
-		assert.Equal(t, "URL"+strings.TrimPrefix(apiMsg, "url"), problemOf(t, r), "the page refuses as the API does, the page with a capital")
+		assert.Equal(t, "Address"+strings.TrimPrefix(apiMsg, "url")+".", problemOf(t, r), "the page refuses as the API does, naming the field by its label")
 
 		// Another organisation's endpoint is not found, and not changed.
 		other := s.otherOrg(t)
@@ -818,24 +819,24 @@ func TestAdminRuleEscalation(t *testing.T) {
 		for _, tc := range []struct {
 			form url.Values
 			api  string
-			// page is the page's words: the API's, with a capital unless
-			// they start with the field's name.
+			// page is the page's words: the API's, the field named by its
+			// label, with a capital and a full stop.
 			page  string
 			field string
 		}{
 			{url.Values{"kind": {"approval"}, "escalation.after": {"soon"}, "escalation.to": {"finance-leads"}},
 				`{"kind":"approval","escalation":{"after":"soon","to":["finance-leads"]}}`,
-				`escalation.after must be a duration such as "4h" or whole seconds`, "escalation.after"},
+				`Escalate after must be a duration such as "4h" or whole seconds.`, "escalation.after"},
 			{url.Values{"kind": {"approval"}, "escalation.after": {"0"}, "escalation.to": {"finance-leads"}},
 				`{"kind":"approval","escalation":{"after":0,"to":["finance-leads"]}}`,
-				"escalation.after must be a positive whole number of seconds", "escalation.after"},
+				"Escalate after must be a positive whole number of seconds.", "escalation.after"},
 			{url.Values{"kind": {"approval"}, "escalation.after": {"4h"}},
-				`{"kind":"approval","escalation":{"after":"4h"}}`, "escalation.to is required", "escalation.to"},
+				`{"kind":"approval","escalation":{"after":"4h"}}`, "Escalate to is required.", "escalation.to"},
 			{url.Values{"kind": {"approval"}, "escalation.to": {"finance-leads"}},
-				`{"kind":"approval","escalation":{"to":["finance-leads"]}}`, "escalation.after is required", "escalation.after"},
+				`{"kind":"approval","escalation":{"to":["finance-leads"]}}`, "Escalate after is required.", "escalation.after"},
 			{url.Values{"kind": {"ethics"}, "principle": {"privacy"}, "concern": {"c"}, "escalation.after": {"4h"}, "escalation.to": {"finance-leads"}},
 				`{"kind":"ethics","principle":"privacy","concern":"c","escalation":{"after":"4h","to":["finance-leads"]}}`,
-				"Escalation belongs to approval rules", ""},
+				"Escalation belongs to approval rules.", ""},
 		} {
 			tc.form.Set("csrf", csrf)
 			tc.form.Set("name", "late")
@@ -844,7 +845,9 @@ func TestAdminRuleEscalation(t *testing.T) {
 			assert.Equal(t, tc.page, problemOf(t, r), tc.api)
 			status, want := apiError(t, s.store, adminKey, "/api/v1/admin/rules", `{"name":"late",`+tc.api[1:])
 			require.Equal(t, http.StatusBadRequest, status, tc.api)
-			assert.Equal(t, strings.ToLower(tc.page[:1])+tc.page[1:], want, "the page and the API refuse alike: %s", tc.api)
+			// The page says it with the form's labels; the API with its field names.
+			label := map[string]string{"escalation.after": "Escalate after", "escalation.to": "Escalate to", "": "Escalation"}[tc.field]
+			assert.Equal(t, strings.TrimSuffix(strings.Replace(tc.page, label, cmp.Or(tc.field, "escalation"), 1), "."), want, "the page and the API refuse alike: %s", tc.api)
 			if tc.field != "" {
 				assert.Contains(t, r.body, `id="`+tc.field+`" name="`+tc.field+`" type="text" value="`+html.EscapeString(tc.form.Get(tc.field))+`" aria-invalid="true"`,
 					"%s marked, what was typed kept", tc.field)
@@ -890,7 +893,7 @@ func TestAdminActions(t *testing.T) {
 
 		r := b.post("/admin/actions", form(`[{"name":"small","condition":"input.amount <=","outcome":"allow"}]`))
 		assert.Equal(t, http.StatusBadRequest, r.status)
-		assert.Contains(t, problemOf(t, r), "policy[0].condition: the condition does not compile")
+		assert.Contains(t, problemOf(t, r), "Policy, entry 1 (condition): the condition does not compile")
 		assert.Contains(t, r.body, `id="policy" name="policy" rows="8" class="mono" aria-invalid="true"`, "policy[0].condition marks the policy")
 		assert.Contains(t, r.body, "input.amount &lt;=", "what was typed is kept")
 		r = b.post("/admin/actions", form(`{"name":"small"}`))

@@ -102,6 +102,9 @@ func readWebhookForm(c *gin.Context) (webhookForm, webhooks.Settings) {
 	return f, in
 }
 
+// webhookLabels name the endpoint forms' fields as the pages label them.
+var webhookLabels = labels{"url": "Address", "format": "Format", "events": "Events", "since": "Since"}
+
 func (p *Pages) adminWebhooks(c *gin.Context) {
 	p.showWebhooks(c, http.StatusOK, nil, webhookForm{Format: webhooks.FormatJSON})
 }
@@ -132,7 +135,7 @@ func (p *Pages) createWebhook(c *gin.Context) {
 		ep, err = p.webhooks.Create(c.Request.Context(), orgOf(c), in)
 	}
 	if err != nil {
-		if prob, status, ok := p.refusedBy(c, err); ok {
+		if prob, status, ok := p.refusedBy(c, err, webhookLabels); ok {
 			p.showWebhooks(c, status, prob, form)
 		}
 		return
@@ -269,7 +272,7 @@ func deliveries(n int) string {
 // webhookRefused shows endpoint id again with why the action was refused
 // and what its form held.
 func (p *Pages) webhookRefused(c *gin.Context, id string, err error, seed webhookPage) {
-	if prob, status, ok := p.refusedBy(c, err); ok {
+	if prob, status, ok := p.refusedBy(c, err, webhookLabels); ok {
 		seed.Problem = prob
 		p.showWebhook(c, id, status, seed)
 	}

@@ -32,6 +32,8 @@ type field struct {
 	// Multiline is a string with line breaks, which a text input would
 	// drop; the page offers a text area instead.
 	Multiline bool
+	// Invalid marks the field a refusal is about.
+	Invalid bool
 }
 
 // approvalPage is the approval page's data.
@@ -53,9 +55,10 @@ type approvalPage struct {
 	Link *linkView
 	// Submission makes a form's submission idempotent: it is the Update id.
 	Submission string
-	// Problem is why the last action was refused, shown above the forms.
-	Problem string
-	Form    typed
+	// Problem is why the last action was refused, shown above the forms;
+	// ProblemField the form field it is about.
+	Problem, ProblemField string
+	Form                  typed
 	// Changes are the corrections the decision made, less hidden fields.
 	Changes []approvals.Change
 	// Confirm is the decision a chat card's button chose (approve or
@@ -75,23 +78,25 @@ type linkView struct {
 // typed is what the person typed, kept when an action is refused.
 type typed struct {
 	Note, Reason, Question string
+	// Fields are the corrections as typed, by field name.
+	Fields map[string]string
 }
 
-// shower renders an approval page again with a problem and what was typed.
-type shower func(c *gin.Context, status int, problem string, form typed)
+// shower renders a page again with a refusal and what was typed.
+type shower func(c *gin.Context, status int, prob formProblem, form typed)
 
 func (p *Pages) approval(c *gin.Context) {
-	p.showApproval(c, http.StatusOK, "", typed{})
+	p.showApproval(c, http.StatusOK, formProblem{}, typed{})
 }
 
 // showApproval renders the approval in the path for the signed-in person,
-// with problem (a refused action) and what they typed.
-func (p *Pages) showApproval(c *gin.Context, status int, problem string, form typed) {
+// with prob (a refused action) and what they typed.
+func (p *Pages) showApproval(c *gin.Context, status int, prob formProblem, form typed) {
 	page, person, ok := p.signedInApproval(c)
 	if !ok {
 		return
 	}
-	page.Problem, page.Form = problem, form
+	page.Problem, page.ProblemField, page.Form = prob.Message, prob.Field, form
 	p.renderApproval(c, status, page, person.ID(), nil)
 }
 
@@ -150,6 +155,15 @@ func (p *Pages) renderApproval(c *gin.Context, status int, page *approvalPage, p
 		p.Fail(c, err)
 		return
 	}
+	// A refused decision shows the corrections as typed.
+	for i := range page.Fields {
+		f := &page.Fields[i]
+		if v, ok := page.Form.Fields[f.Name]; ok && f.Editable {
+			f.Value = v
+			f.Multiline = f.Multiline || f.Kind == "string" && strings.ContainsAny(v, "\r\n")
+		}
+		f.Invalid = page.ProblemField == correctionField(f.Name)
+	}
 	if page.Metadata, err = fields(a.Metadata, nil, hidden); err != nil {
 		p.Fail(c, err)
 		return
@@ -174,7 +188,7 @@ func (p *Pages) decide(c *gin.Context) {
 		_, err = p.approvals.Decide(ctx, a.OrganizationID, a.ID, c.PostForm("submission"), person.Actor(), d)
 	}
 	if err != nil {
-		p.refused(c, err, form, p.showApproval)
+		p.refused(c, err, form, decisionLabels(a, nil), p.showApproval)
 		return
 	}
 	c.Redirect(http.StatusSeeOther, paths.Approval(a.ID))
@@ -184,18 +198,37 @@ func (p *Pages) decide(c *gin.Context) {
 // corrections to editable fields that are not hidden. form keeps what the
 // person typed, to show again with a refusal.
 func decisionForm(c *gin.Context, a *approvals.Approval, hidden []string) (approvals.Decision, typed, error) {
-	form := typed{Note: c.PostForm("note"), Reason: c.PostForm("reason")}
+	form := typed{Note: c.PostForm("note"), Reason: c.PostForm("reason"), Fields: map[string]string{}}
 	d := approvals.Decision{Decision: c.PostForm("decision"), Note: form.Note, Reason: form.Reason}
-	if d.Decision == "approve" {
-		visible, err := fields(a.Input, a.EditableFields, hidden)
-		if err != nil {
-			return d, form, err
+	visible, err := fields(a.Input, a.EditableFields, hidden)
+	if err != nil {
+		return d, form, err
+	}
+	for _, f := range visible {
+		if v, sent := c.GetPostForm("field." + f.Name); sent && f.Editable {
+			form.Fields[f.Name] = lf(v)
 		}
+	}
+	if d.Decision == "approve" {
 		if d.Corrections, err = corrections(c, visible); err != nil {
 			return d, form, err
 		}
 	}
 	return d, form, validate.Struct(&d)
+}
+
+// correctionField is the name refusals give a corrected field.
+func correctionField(name string) string { return "corrections." + name }
+
+// decisionLabels name the decision form's fields as the approval page
+// labels them: an input field by its name, as shown.
+func decisionLabels(a *approvals.Approval, hidden []string) labels {
+	l := labels{"note": "Note", "reason": "Reason", "decision": "Decision"}
+	visible, _ := fields(a.Input, a.EditableFields, hidden) // read once already by the page
+	for _, f := range visible {
+		l[correctionField(f.Name)] = f.Name
+	}
+	return l
 }
 
 // ask handles the question form.
@@ -204,25 +237,29 @@ func (p *Pages) ask(c *gin.Context) {
 	form := typed{Question: c.PostForm("question")}
 	q := approvals.Question{Question: form.Question}
 	if err := validate.Struct(&q); err != nil {
-		p.refused(c, err, form, p.showApproval)
+		p.refused(c, err, form, questionLabels, p.showApproval)
 		return
 	}
 	if _, _, err := p.approvals.Ask(c.Request.Context(), person.Organization.ID, c.Param("id"), c.PostForm("submission"), person.Actor(), q); err != nil {
-		p.refused(c, err, form, p.showApproval)
+		p.refused(c, err, form, questionLabels, p.showApproval)
 		return
 	}
 	c.Redirect(http.StatusSeeOther, paths.Approval(c.Param("id")))
 }
 
-// refused shows the page again with why the action was refused, keeping
-// what the person typed. Errors that are not the person's are a 500.
-func (p *Pages) refused(c *gin.Context, err error, form typed, show shower) {
+// questionLabels name the question form's field.
+var questionLabels = labels{"question": "Your question for the requester"}
+
+// refused shows the page again with why the action was refused, in the
+// words of the form's labels, keeping what the person typed. Errors that
+// are not the person's are a 500.
+func (p *Pages) refused(c *gin.Context, err error, form typed, l labels, show shower) {
 	e, ok := apperr.As(err)
 	if !ok {
 		p.internalError(c, err)
 		return
 	}
-	show(c, e.Status(), pageMessage(e), form)
+	show(c, e.Status(), formProblem{Field: e.Field, Message: personMessage(e, l)}, form)
 }
 
 // corrections reads the editable fields among current from the form and
@@ -240,7 +277,9 @@ func corrections(c *gin.Context, current []field) (map[string]json.RawMessage, e
 		}
 		v, err := parseField(f, raw)
 		if err != nil {
-			return nil, apperr.Field(apperr.InvalidRequest, f.Name, "%s: %v", f.Name, err)
+			e := apperr.Field(apperr.InvalidRequest, correctionField(f.Name), "%s %v", f.Name, err)
+			e.Says = err.Error()
+			return nil, e
 		}
 		out[f.Name] = v
 	}

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/app"
+	"github.com/assent-hq/assent/approvals"
+	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/internal/testenv/temporalenv"
 	"github.com/assent-hq/assent/models"
@@ -85,8 +88,9 @@ func TestApprovalPageDecides(t *testing.T) {
 		form := url.Values{"csrf": {page.csrf(t)}, "decision": {"approve"}, "field.amount": {"a lot"}, "note": {"checked"}, "submission": {"s1"}}
 		r = b.post("/approvals/"+a.ID+"/decision", form)
 		assert.Equal(t, http.StatusBadRequest, r.status)
-		assert.Contains(t, r.body, "Amount: must be a number")
+		assert.Contains(t, r.body, "Amount must be a number.")
 		assert.Contains(t, r.body, ">checked</textarea>")
+		assert.Contains(t, r.body, `name="field.amount" value="a lot" aria-invalid="true"`, "the correction is kept as typed, marked")
 
 		form.Set("field.amount", "100")
 		form.Set("submission", "s2")
@@ -225,7 +229,9 @@ func TestAGuestSeesOnlyWhatTheyAreAsked(t *testing.T) {
 
 // TestGatedApprovalPageHoldsCorrectionsToTheSchema: on an approval the
 // action gate raised, the page refuses a correction its action's schema
-// does not accept, naming the field, and applies one it does.
+// does not accept, naming the field by its label in a person's words and
+// keeping what was typed, and applies one it does; the API keeps its
+// machine message.
 func TestGatedApprovalPageHoldsCorrectionsToTheSchema(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := decidingSite(t, db)
@@ -242,8 +248,20 @@ func TestGatedApprovalPageHoldsCorrectionsToTheSchema(t *testing.T) {
 		form := url.Values{"csrf": {page.csrf(t)}, "decision": {"approve"}, "field.amount": {"5000"}, "note": {"too much?"}, "submission": {"g1"}}
 		r := b.post("/approvals/"+a.ID+"/decision", form)
 		assert.Equal(t, http.StatusBadRequest, r.status, r.body)
-		assert.Contains(t, r.body, "amount does not meet the action&#39;s schema")
+		assert.Contains(t, r.body, `<p class="problem" role="alert" id="problem">Amount must be at most 1,000.</p>`)
+		assert.NotContains(t, r.body, "corrections.amount", "no field path")
+		assert.NotContains(t, r.body, "want 1,000", "no schema library wording")
 		assert.Contains(t, r.body, ">too much?</textarea>", "what was typed is kept")
+		assert.Contains(t, r.body, `name="field.amount" value="5000" aria-invalid="true" aria-describedby="problem"`,
+			"the correction is kept as typed and marked")
+
+		// The API, deciding the same way, keeps its own message.
+		_, err := s.services.Approvals.Decide(context.Background(), s.org.ID, a.ID, "g-api", (&models.Person{Organization: s.org, Member: s.ada}).Actor(),
+			approvals.Decision{Decision: "approve", Corrections: map[string]json.RawMessage{"amount": json.RawMessage("5000")}})
+		e, ok := apperr.As(err)
+		require.True(t, ok, "%v", err)
+		assert.Equal(t, "corrections.amount", e.Field)
+		assert.Contains(t, e.Message, "amount does not meet the action's schema: amount maximum: got 5,000, want 1,000")
 
 		form.Set("field.amount", "600")
 		form.Set("submission", "g2")

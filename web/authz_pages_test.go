@@ -73,6 +73,8 @@ import (
 var pagesMatrix = []pageRow{
 	{"GET", web.StylesheetPath, noPage, ``, "anon=200 members=200 guest=200 othermember=200"},
 	{"GET", "/static/review.js", noPage, ``, "anon=200 members=200 guest=200 othermember=200"},
+	{"GET", web.IconPath, noPage, ``, "anon=200 members=200 guest=200 othermember=200"},
+	{"GET", "/favicon.ico", noPage, ``, "anon=200 members=200 guest=200 othermember=200"},
 	{"GET", "/static/push.js", noPage, ``, "anon=200 members=200 guest=200 othermember=200"},
 	{"GET", "/push-worker.js", noPage, ``, "anon=200 members=200 guest=200 othermember=200"},
 

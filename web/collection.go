@@ -126,15 +126,12 @@ func (p *Pages) reply(c *gin.Context) {
 			p.internalError(c, err)
 			return
 		}
-		at := strings.TrimPrefix(e.Field, "answers.")
-		msg := *e
-		// The page names the question by its prompt, not its id.
+		// The page names a question by its prompt, not its id.
+		l := labels{}
 		for _, q := range col.Questions.V {
-			if "answers."+q.ID == e.Field {
-				msg.Message = q.Prompt + ": " + strings.TrimPrefix(e.Message, e.Field+": ")
-			}
+			l["answers."+q.ID] = "The answer to “" + q.Prompt + "”"
 		}
-		p.showCollection(c, e.Status(), pageMessage(&msg), at, typed)
+		p.showCollection(c, e.Status(), personMessage(e, l), strings.TrimPrefix(e.Field, "answers."), typed)
 		return
 	}
 	target := paths.Collection(col.ID)

@@ -33,7 +33,8 @@ func answeringSite(t *testing.T, db *gorm.DB) (*site, *collections.Service) {
 
 // TestCollectionPageAnswers: a respondent finds the request in their
 // inbox, saves a draft that comes back, is told which answer is wrong
-// (keeping what they typed), submits, and then sees their reply read-only;
+// in a person's words, naming the question by its prompt (keeping what
+// they typed), submits, and then sees their reply read-only;
 // someone not asked sees no form.
 func TestCollectionPageAnswers(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
@@ -88,7 +89,8 @@ func TestCollectionPageAnswers(t *testing.T) {
 			"answer.vendor": {"Acme"}, "answer.regions": {"EU"}, "answer.ok": {"true"}}
 		r = b.post("/collections/"+c.ID+"/replies", form)
 		assert.Equal(t, http.StatusBadRequest, r.status)
-		assert.Contains(t, r.body, "Budget: must be a number, not text", "the question is named by its prompt")
+		assert.Contains(t, r.body, "The answer to “Budget” must be a number, not text.", "the question is named by its prompt")
+		assert.NotContains(t, r.body, "answers.budget", "not by the API's field path")
 		assert.Contains(t, r.body, `name="answer.budget" value="lots"`, "what was typed stays")
 
 		form.Set("answer.budget", "12345678901234567890")

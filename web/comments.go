@@ -30,7 +30,20 @@ type threadsView struct {
 	Resolvable map[string]bool
 	// Comment shows the forms: the report can take comments.
 	Comment bool
+	// Problem is why a comment was refused, in a person's words; Typed is
+	// what was typed into the form it came from.
+	Problem string
+	Typed   commentForm
 }
+
+// commentForm is what was typed into a comment form: a new thread's, or
+// the reply form of Thread.
+type commentForm struct {
+	Body, Quote, Thread string
+}
+
+// commentLabels name the comment forms' fields.
+var commentLabels = labels{"body": "Comment", "quote": "Quoted passage", "images": "Images"}
 
 // commentThreads reads the threads of r a person sees on a page: a
 // review's own, or all of the report's. It is nil where the person may not
@@ -73,10 +86,56 @@ func (p *Pages) postComment(c *gin.Context) {
 	person := CurrentPerson(c)
 	t, err := p.comments.Post(c.Request.Context(), person.Actor(), c.PostForm("report"), &in)
 	if err != nil {
-		p.Fail(c, err)
+		p.commentRefused(c, err, in)
 		return
 	}
 	p.backToThread(c, t, "comment")
+}
+
+// commentRefused shows the page the comment was written on again, with
+// why it was refused and what was typed: the review's (named by a new
+// thread's review field or a reply form's onReview) or the report's.
+func (p *Pages) commentRefused(c *gin.Context, err error, in comments.PostInput) {
+	e, ok := apperr.As(err)
+	if !ok {
+		p.internalError(c, err)
+		return
+	}
+	// What the person may not reach is the error page, as elsewhere.
+	if e.Code == apperr.NotFound || e.Code == apperr.Forbidden {
+		p.Fail(c, err)
+		return
+	}
+	form := commentForm{Body: in.Body, Quote: deref(in.Quote), Thread: deref(in.ThreadID)}
+	l := commentLabels
+	if form.Thread != "" {
+		l = labels{"body": "Reply"}
+	}
+	fill := func(t *threadsView) {
+		if t != nil {
+			t.Problem, t.Typed = personMessage(e, l), form
+		}
+	}
+	review := deref(in.ReviewID)
+	if review == "" {
+		review = c.PostForm("onReview")
+	}
+	if review != "" {
+		p.renderReview(c, review, e.Status(), func(page *reviewPage) { fill(page.Threads) })
+		return
+	}
+	r, page, ok := p.reportPageOf(c, c.PostForm("report"))
+	if !ok {
+		return
+	}
+	p.showReport(c, e.Status(), r, page, func(page *reportPage) { fill(page.Threads) })
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // resolveThread resolves a thread with the note given.

@@ -20,11 +20,11 @@ import (
 // fields are hidden and cannot be corrected there; the link decides once.
 
 func (p *Pages) linkApproval(c *gin.Context) {
-	p.showLink(c, http.StatusOK, "", typed{})
+	p.showLink(c, http.StatusOK, formProblem{}, typed{})
 }
 
 // showLink renders the approval the link in the path opens.
-func (p *Pages) showLink(c *gin.Context, status int, problem string, form typed) {
+func (p *Pages) showLink(c *gin.Context, status int, prob formProblem, form typed) {
 	opened, ended, ok := p.openLink(c)
 	if !ok {
 		return
@@ -33,7 +33,7 @@ func (p *Pages) showLink(c *gin.Context, status int, problem string, form typed)
 	page := approvalPage{A: a, Approver: ended == "" && slices.Contains(a.ApproverIDs, person.ID()),
 		Action:     paths.DecisionLink(a.ID, c.Param("token")),
 		Link:       &linkView{Person: person, Hidden: hiddenCount(a), Ended: ended},
-		Submission: ids.New("sub"), Problem: problem, Form: form}
+		Submission: ids.New("sub"), Problem: prob.Message, ProblemField: prob.Field, Form: form}
 	p.renderApproval(c, status, &page, person.ID(), a.RestrictedFields)
 }
 
@@ -46,7 +46,7 @@ func (p *Pages) decideByLink(c *gin.Context) {
 		return
 	}
 	if ended != "" {
-		p.showLink(c, http.StatusConflict, ended, typed{})
+		p.showLink(c, http.StatusConflict, formProblem{Message: ended}, typed{})
 		return
 	}
 	a := opened.Approval
@@ -55,7 +55,7 @@ func (p *Pages) decideByLink(c *gin.Context) {
 		err = p.approvals.DecideByLink(c.Request.Context(), opened, c.PostForm("submission"), d)
 	}
 	if err != nil {
-		p.refused(c, err, form, p.showLink)
+		p.refused(c, err, form, decisionLabels(a, a.RestrictedFields), p.showLink)
 		return
 	}
 	c.Redirect(http.StatusSeeOther, paths.DecisionLink(a.ID, c.Param("token")))
@@ -75,7 +75,7 @@ func (p *Pages) openLink(c *gin.Context) (opened *approvals.OpenedLink, ended st
 		return nil, "", false
 	case err != nil:
 		if e, isApp := apperr.As(err); isApp {
-			p.Render(c, e.Status(), "error", problem{Title: "This link cannot be used", Message: pageMessage(e),
+			p.Render(c, e.Status(), "error", problem{Title: "This link cannot be used", Message: personMessage(e, nil),
 				Retry: "/signin", RetryLabel: "Sign in instead"})
 			return nil, "", false
 		}

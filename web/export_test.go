@@ -3,6 +3,7 @@ package web
 import (
 	"time"
 
+	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/models"
 )
 
@@ -10,9 +11,14 @@ import (
 // expires, for tests of expiry.
 func SignCSRF(p *Pages, expires time.Time) string { return p.signCSRF(models.NewToken(), expires) }
 
-// PageMessage is how a page shows an error's message.
-var PageMessage = pageMessage
+// PersonMessage is how a page shows an error's message, the form's
+// fields labelled by labels.
+func PersonMessage(e *apperr.Error, labels map[string]string) string { return personMessage(e, labels) }
 
 // StylesheetPath is where the stylesheet is served (its name carries a
 // hash of its content).
 var StylesheetPath = stylesheet.path
+
+// IconPath is where the pages' icon is served (its name carries a hash of
+// its content).
+var IconPath = icon.path

@@ -22,22 +22,54 @@ import (
 
 // TestPageMessagesStartWithACapital: a page shows an error as a sentence
 // naming its field, capitalised unless it starts with a name whose case
-// matters; the API's message is left as it is.
+// matters, with a full stop; the API's message is left as it is.
 func TestPageMessagesStartWithACapital(t *testing.T) {
 	for _, tc := range []struct{ field, msg, want string }{
-		{"since", "since must not be in the future", "Since must not be in the future"},
-		{"url", "url is refused: the URL must use https, not ftp", "URL is refused: the URL must use https, not ftp"},
-		{"amount", "must be a number", "Amount: must be a number"},
-		{"confirm", "tick Confirm beside the key first", "Tick Confirm beside the key first"},
-		{"", "the condition does not compile", "The condition does not compile"},
-		{"requiredApprovals", "requiredApprovals must be at least 2", "requiredApprovals must be at least 2"},
-		{"events", "events[1]: unknown event", "events[1]: unknown event"},
-		{"", "ada@example.com is the last active owner", "ada@example.com is the last active owner"},
-		{"", "Only an owner can do that", "Only an owner can do that"},
+		{"since", "since must not be in the future", "Since must not be in the future."},
+		{"url", "url is refused: the URL must use https, not ftp", "URL is refused: the URL must use https, not ftp."},
+		{"amount", "must be a number", "Amount: must be a number."},
+		{"confirm", "tick Confirm beside the key first", "Tick Confirm beside the key first."},
+		{"", "the condition does not compile", "The condition does not compile."},
+		{"requiredApprovals", "requiredApprovals must be at least 2", "requiredApprovals must be at least 2."},
+		{"events", "events[1]: unknown event", "events[1]: unknown event."},
+		{"", "ada@example.com is the last active owner", "ada@example.com is the last active owner."},
+		{"", "Only an owner can do that.", "Only an owner can do that."},
 	} {
 		e := apperr.Field(apperr.InvalidRequest, tc.field, "%s", tc.msg)
-		assert.Equal(t, tc.want, web.PageMessage(e), tc.msg)
+		assert.Equal(t, tc.want, web.PersonMessage(e, nil), tc.msg)
 		assert.Equal(t, tc.msg, e.Message, "the API's message is unchanged")
+	}
+}
+
+// TestPageMessagesNameFieldsByTheirLabels: a refusal on a form names the
+// field as the form labels it and says what it must be in a person's
+// words, not the service's field path or a schema library's wording.
+func TestPageMessagesNameFieldsByTheirLabels(t *testing.T) {
+	schema := apperr.Field(apperr.InvalidRequest, "corrections.amount",
+		"amount does not meet the action's schema: amount maximum: got 5,000, want 1,000")
+	schema.Says = "must be at most 1,000"
+	for _, tc := range []struct {
+		e      *apperr.Error
+		labels map[string]string
+		want   string
+	}{
+		{schema, map[string]string{"corrections.amount": "amount"}, "Amount must be at most 1,000."},
+		{apperr.Field(apperr.InvalidRequest, "name", "name is required"), map[string]string{"name": "Name"}, "Name is required."},
+		{apperr.Field(apperr.InvalidRequest, "email", "email must be an email address"), map[string]string{"email": "Email address"},
+			"Email address must be an email address, such as name@example.com."},
+		{apperr.Field(apperr.InvalidAnswer, "answers.seats", "answers.seats: an answer is required"),
+			map[string]string{"answers.seats": "The answer to “Seats?”"}, "The answer to “Seats?” is required."},
+		{apperr.Field(apperr.InvalidAnswer, "answers.seats", "answers.seats: must be a number"),
+			map[string]string{"answers.seats": "The answer to “Seats?”"}, "The answer to “Seats?” must be a number."},
+		{apperr.Field(apperr.InvalidRequest, "requiredApprovals", "an approval rule needs requiredApprovals, from 2 to 20"),
+			map[string]string{"requiredApprovals": "Approvals needed"}, "An approval rule needs “Approvals needed”, from 2 to 20."},
+		{apperr.Field(apperr.InvalidRequest, "reason", "an ethics rule matched this request, so approving it needs a written reason"),
+			map[string]string{"reason": "Reason"}, "An ethics rule matched this request, so approving it needs a written reason."},
+		{apperr.Field(apperr.InvalidRequest, "scopes", "an agent key needs at least one scope"),
+			map[string]string{"scopes": "Scopes"}, "Scopes: an agent key needs at least one scope."},
+		{apperr.Field(apperr.InvalidRequest, "events[1]", "unknown event \"x\""), map[string]string{"events": "Events"}, "Events, entry 2: unknown event \"x\"."},
+	} {
+		assert.Equal(t, tc.want, web.PersonMessage(tc.e, tc.labels), tc.e.Message)
 	}
 }
 
@@ -51,7 +83,7 @@ func TestNotFoundPageLinksToTheInbox(t *testing.T) {
 		r := b.get("/approvals/apr_missing")
 		assert.Equal(t, http.StatusNotFound, r.status)
 		assert.Contains(t, r.body, `<a class="button" href="/inbox">Back to your inbox</a>`)
-		assert.Contains(t, r.body, "<p>Approval apr_missing not found</p>", "the message starts with a capital")
+		assert.Contains(t, r.body, "<p>Approval apr_missing not found.</p>", "the message starts with a capital")
 	})
 }
 
@@ -76,10 +108,10 @@ func TestDestructiveAdminActionsAskForConfirmation(t *testing.T) {
 		csrf := b.signIn(s, "ada@example.com")
 
 		for _, tc := range []struct{ page, action, button, refusal string }{
-			{"/admin/keys", "/admin/keys/" + key.ID + "/revoke", "Revoke", "Tick Confirm beside the key first"},
-			{"/admin/rules", "/admin/rules/" + rule.ID + "/delete", "Delete", "Tick Confirm beside the rule first"},
-			{"/admin/webhooks/" + ep.ID, "/admin/webhooks/" + ep.ID + "/delete", "Delete endpoint", "Tick Confirm beside the Delete endpoint button first"},
-			{"/admin/teams", "/admin/teams/" + team.ID + "/remove", "Remove", "Tick Confirm beside the team first"},
+			{"/admin/keys", "/admin/keys/" + key.ID + "/revoke", "Revoke", "Tick Confirm beside the key first."},
+			{"/admin/rules", "/admin/rules/" + rule.ID + "/delete", "Delete", "Tick Confirm beside the rule first."},
+			{"/admin/webhooks/" + ep.ID, "/admin/webhooks/" + ep.ID + "/delete", "Delete endpoint", "Tick Confirm beside the Delete endpoint button first."},
+			{"/admin/teams", "/admin/teams/" + team.ID + "/remove", "Remove", "Tick Confirm beside the team first."},
 		} {
 			body := b.get(tc.page).body
 			form := `<form method="post" action="` + tc.action + `" class="confirm-form">`

@@ -69,8 +69,10 @@ type reportPage struct {
 	Threads      *threadsView
 	ReportOrigin string
 	Message      string
-	Problem      string
-	Address      string
+	// Problem is why the last change was refused; Audience what was typed
+	// into the share form, kept when it was.
+	Problem, ProblemField, Audience string
+	Address                         string
 }
 
 // report shows a report's page; posts to the same address share, unshare,
@@ -78,27 +80,11 @@ type reportPage struct {
 // manage it).
 func (p *Pages) report(c *gin.Context) {
 	person := CurrentPerson(c)
-	slug := strings.TrimPrefix(c.Param("slug"), "/")
-	r, err := p.reports.Get(c.Request.Context(), person.Organization.ID, slug)
-	if apperr.Is(err, apperr.NotFound) && c.Request.Method == http.MethodGet && p.openPublic(c, slug) {
-		return // another organisation's public report
-	}
-	if err != nil {
-		p.Fail(c, err)
+	r, page, ok := p.reportPageOf(c, strings.TrimPrefix(c.Param("slug"), "/"))
+	if !ok {
 		return
 	}
-	readable, err := p.reports.CanRead(c.Request.Context(), r, person.Actor())
-	if err != nil {
-		p.Fail(c, err)
-		return
-	}
-	manage := person.Member != nil && reports.Manages(r, person.Actor())
-	// Those who manage a report reach its page to share it even when it
-	// is not shared with them; they still read it only by a grant.
-	if !(manage && !r.Archived) && !p.mayOpen(c, r, readable) {
-		return
-	}
-	page := &reportPage{Report: r, Manage: manage, Readable: readable, Address: paths.Report(r.Slug), ShowAudience: person.Member != nil}
+	var err error
 	status := http.StatusOK
 	if c.Request.Method == http.MethodPost {
 		if !page.Manage {
@@ -113,7 +99,36 @@ func (p *Pages) report(c *gin.Context) {
 	p.showReport(c, status, r, page)
 }
 
-func (p *Pages) showReport(c *gin.Context, status int, r *reports.Report, page *reportPage) {
+// reportPageOf reads report ref (its slug or id) for the signed-in person,
+// and the page that shows it to them; false once the page has answered
+// (not found, archived, or not theirs to read).
+func (p *Pages) reportPageOf(c *gin.Context, ref string) (*reports.Report, *reportPage, bool) {
+	person := CurrentPerson(c)
+	r, err := p.reports.Get(c.Request.Context(), person.Organization.ID, ref)
+	if apperr.Is(err, apperr.NotFound) && c.Request.Method == http.MethodGet && p.openPublic(c, ref) {
+		return nil, nil, false // another organisation's public report
+	}
+	if err != nil {
+		p.Fail(c, err)
+		return nil, nil, false
+	}
+	readable, err := p.reports.CanRead(c.Request.Context(), r, person.Actor())
+	if err != nil {
+		p.Fail(c, err)
+		return nil, nil, false
+	}
+	manage := person.Member != nil && reports.Manages(r, person.Actor())
+	// Those who manage a report reach its page to share it even when it
+	// is not shared with them; they still read it only by a grant.
+	if !(manage && !r.Archived) && !p.mayOpen(c, r, readable) {
+		return nil, nil, false
+	}
+	return r, &reportPage{Report: r, Manage: manage, Readable: readable, Address: paths.Report(r.Slug), ShowAudience: person.Member != nil}, true
+}
+
+// showReport renders r's page; fill, if any, adds what a refused form
+// brings back once the page is read.
+func (p *Pages) showReport(c *gin.Context, status int, r *reports.Report, page *reportPage, fill ...func(*reportPage)) {
 	ctx := c.Request.Context()
 	var err error
 	if r, page.Versions, err = p.reports.Versions(ctx, currentActor(c), r.ID); err != nil {
@@ -147,6 +162,9 @@ func (p *Pages) showReport(c *gin.Context, status int, r *reports.Report, page *
 			p.Fail(c, err)
 			return
 		}
+	}
+	for _, f := range fill {
+		f(page)
 	}
 	p.framesReports(c, ownScripts)
 	p.Render(c, status, "report", page)
@@ -206,7 +224,10 @@ func (p *Pages) manageReport(c *gin.Context, r *reports.Report, person *accounts
 		return 0, apperr.New(apperr.InvalidRequest, "unknown action")
 	}
 	if e, ok := apperr.As(err); ok && e.Status() < 500 {
-		page.Problem = pageMessage(e)
+		page.Problem, page.ProblemField = personMessage(e, sharingLabels), e.Field
+		if c.PostForm("action") == "share" || c.PostForm("action") == "unshare" {
+			page.Audience = c.PostForm("audience")
+		}
 		if len(e.Candidates) > 0 {
 			page.Problem += " Did you mean: " + strings.Join(e.Candidates, "; ") + "?"
 		}
@@ -214,6 +235,13 @@ func (p *Pages) manageReport(c *gin.Context, r *reports.Report, person *accounts
 	}
 	return http.StatusOK, err
 }
+
+// AudienceInvalid reports whether the refusal is about the share form's
+// audience or one of its entries.
+func (r reportPage) AudienceInvalid() bool { return strings.HasPrefix(r.ProblemField, "audience") }
+
+// sharingLabels name the report page's form fields.
+var sharingLabels = labels{"audience": "Share with", "version": "Version", "showViewers": "Name readers in these analytics"}
 
 // splitAudience reads the share form's field: phrases on lines or
 // separated by commas.

@@ -37,8 +37,9 @@ type reviewPage struct {
 	// Threads are the review's comment threads.
 	Threads *threadsView
 	Done    string
-	Problem string
-	Form    typed
+	// Problem is why the verdict was refused; ProblemField the field.
+	Problem, ProblemField string
+	Form                  typed
 }
 
 // Status is the review's status as a person reads it.
@@ -51,15 +52,23 @@ var verdictDone = map[string]string{
 }
 
 func (p *Pages) review(c *gin.Context) {
-	p.showReview(c, http.StatusOK, "", typed{})
+	p.showReview(c, http.StatusOK, formProblem{}, typed{})
 }
 
 // showReview renders the review in the path for the signed-in person, with
-// problem (a refused verdict) and what they typed.
-func (p *Pages) showReview(c *gin.Context, status int, problem string, form typed) {
+// prob (a refused verdict) and what they typed.
+func (p *Pages) showReview(c *gin.Context, status int, prob formProblem, form typed) {
+	p.renderReview(c, c.Param("id"), status, func(page *reviewPage) {
+		page.Problem, page.ProblemField, page.Form = prob.Message, prob.Field, form
+	})
+}
+
+// renderReview renders review id for the signed-in person, after fill
+// adds what a refused form brings back.
+func (p *Pages) renderReview(c *gin.Context, id string, status int, fill func(*reviewPage)) {
 	person := CurrentPerson(c)
 	ctx := c.Request.Context()
-	rev, err := p.reviews.View(ctx, person.Actor(), c.Param("id"))
+	rev, err := p.reviews.View(ctx, person.Actor(), id)
 	if err != nil {
 		p.Fail(c, err)
 		return
@@ -70,7 +79,7 @@ func (p *Pages) showReview(c *gin.Context, status int, problem string, form type
 		return
 	}
 	page := reviewPage{R: rev, Report: report, Reviewer: slices.Contains(rev.ReviewerIDs, person.ID()), Reviewed: rev.Reviewed(person.ID()),
-		Open: rev.Status == states.Open, Submission: ids.New("sub"), Done: verdictDone[c.Query("done")], Problem: problem, Form: form}
+		Open: rev.Status == states.Open, Submission: ids.New("sub"), Done: verdictDone[c.Query("done")]}
 	if report.LiveVersion != nil && *report.LiveVersion != rev.Version {
 		page.Live = *report.LiveVersion
 	}
@@ -87,6 +96,7 @@ func (p *Pages) showReview(c *gin.Context, status int, problem string, form type
 		p.Fail(c, err)
 		return
 	}
+	fill(&page)
 	p.Render(c, status, "review", page)
 }
 
@@ -119,6 +129,9 @@ func (p *Pages) frameVersion(c *gin.Context, page *reviewPage, person *accounts.
 	return err
 }
 
+// verdictLabels name the verdict form's fields.
+var verdictLabels = labels{"note": "Note", "verdict": "Verdict"}
+
 // verdict handles the verdict form through the same code as the REST
 // endpoint; each rendered form is its own Update (its submission id), as
 // on the approval page.
@@ -130,7 +143,7 @@ func (p *Pages) verdict(c *gin.Context) {
 		rev, err = p.reviews.Verdict(c.Request.Context(), currentActor(c), c.Param("id"), c.PostForm("submission"), in)
 	}
 	if err != nil {
-		p.refused(c, err, typed{Note: in.Note}, p.showReview)
+		p.refused(c, err, typed{Note: in.Note}, verdictLabels, p.showReview)
 		return
 	}
 	c.Redirect(http.StatusSeeOther, paths.Review(rev.ID)+"?done="+in.Verdict)

@@ -109,7 +109,7 @@ func TestReviewPage(t *testing.T) {
 		form.Set("verdict", "maybe")
 		wrong := bob.post(address+"/verdict", form)
 		assert.Equal(t, http.StatusBadRequest, wrong.status)
-		assert.Contains(t, wrong.body, `role="alert">Verdict`)
+		assert.Contains(t, wrong.body, `id="problem">Verdict must be one of: approved, changes_requested.`)
 		assert.Contains(t, wrong.body, "Reads well.</textarea>", "what was typed stays")
 
 		form.Set("verdict", "approved")
@@ -195,7 +195,10 @@ func TestCommentsOnPages(t *testing.T) {
 		assert.Contains(t, page.body, "No comments yet.")
 		missing := bob.post("/comments", url.Values{"csrf": {page.csrf(t)}, "report": {r.ID}, "review": {rev.ID}, "quote": {"Revenue fell"}, "body": {"?"}})
 		assert.Equal(t, http.StatusNotFound, missing.status, "a quote not in the version is refused")
-		assert.Contains(t, missing.body, "does not occur in version 1")
+		assert.Contains(t, missing.body, `<p class="problem" role="alert" id="problem">The quote does not occur in version 1 of q3.</p>`,
+			"the review's page again, saying why")
+		assert.Contains(t, missing.body, "aria-describedby=\"quote-hint\">\nRevenue fell</textarea>", "the quote typed stays")
+		assert.Contains(t, missing.body, "required>\n?</textarea>", "the comment typed stays")
 		posted := bob.post("/comments", url.Values{"csrf": {page.csrf(t)}, "report": {r.ID}, "review": {rev.ID},
 			"quote": {"rose 4%\n in EMEA"}, "body": {"Before or after currency effects?"}})
 		require.Equal(t, http.StatusSeeOther, posted.status, posted.body)

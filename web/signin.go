@@ -238,7 +238,7 @@ func (p *Pages) linkFailed(c *gin.Context, err error) {
 		p.internalError(c, err)
 		return
 	}
-	p.Render(c, e.Status(), "error", problem{Title: "This sign-in link cannot be used", Message: pageMessage(e),
+	p.Render(c, e.Status(), "error", problem{Title: "This sign-in link cannot be used", Message: personMessage(e, nil),
 		Retry: "/signin", RetryLabel: "Email me a new link"})
 }
 

@@ -135,8 +135,9 @@ type View struct {
 	Person *accounts.Person
 	// CSRF is the token every form carries in its "csrf" field.
 	CSRF string
-	// Stylesheet is the stylesheet's address, versioned by its content.
-	Stylesheet string
+	// Stylesheet is the stylesheet's address, versioned by its content;
+	// Icon the icon's.
+	Stylesheet, Icon string
 	// Page is the page's own data.
 	Page any
 }
@@ -214,6 +215,8 @@ func signingKey(key []byte) []byte {
 // Mount adds the pages to r. Page routes live here, in one table.
 func (p *Pages) Mount(r *gin.Engine) {
 	r.GET(stylesheet.path, serveStylesheet)
+	r.GET(icon.path, serveIcon)
+	r.GET("/favicon.ico", serveFavicon)
 	r.GET("/static/review.js", serveScript("review.js"))
 	r.GET("/static/push.js", serveScript("push.js"))
 	r.GET(pushWorkerPath, servePushWorker())
@@ -355,7 +358,7 @@ func (p *Pages) Render(c *gin.Context, status int, name string, data any) {
 		return
 	}
 	var buf bytes.Buffer
-	v := View{Person: CurrentPerson(c), CSRF: p.csrfToken(c), Stylesheet: stylesheet.path, Page: data}
+	v := View{Person: CurrentPerson(c), CSRF: p.csrfToken(c), Stylesheet: stylesheet.path, Icon: icon.path, Page: data}
 	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
 		p.internalError(c, fmt.Errorf("render %s: %w", name, err))
 		return
@@ -381,39 +384,13 @@ func (p *Pages) Fail(c *gin.Context, err error) {
 		p.internalError(c, err)
 		return
 	}
-	page := problem{Title: http.StatusText(e.Status()), Message: pageMessage(e)}
+	page := problem{Title: http.StatusText(e.Status()), Message: personMessage(e, nil)}
 	if e.Code == apperr.NotFound {
 		page.Retry, page.RetryLabel = "/inbox", "Back to your inbox"
 	}
 	p.Render(c, e.Status(), "error", page)
 	c.Abort()
 }
-
-// pageMessage is e's message as a page shows it: naming the field it is
-// about, and starting with a capital letter unless it starts with a name
-// whose case matters (requiredApprovals, events[1], an email address). The
-// API keeps the message as it is.
-func pageMessage(e *apperr.Error) string {
-	msg := e.Message
-	if e.Field != "" && !strings.Contains(strings.ToLower(msg), strings.ToLower(e.Field)) {
-		msg = e.Field + ": " + msg
-	}
-	end := strings.IndexAny(msg, " :,;")
-	if end < 0 {
-		end = len(msg)
-	}
-	word := msg[:end]
-	if word == "" || strings.TrimFunc(word, func(r rune) bool { return r >= 'a' && r <= 'z' }) != "" {
-		return msg
-	}
-	if up, ok := initialisms[word]; ok {
-		return up + msg[end:]
-	}
-	return strings.ToUpper(word[:1]) + msg[1:]
-}
-
-// initialisms are the field names a sentence writes in capitals.
-var initialisms = map[string]string{"url": "URL", "id": "ID"}
 
 func (p *Pages) internalError(c *gin.Context, err error) {
 	p.log.ErrorContext(c.Request.Context(), "page failed", "method", c.Request.Method, "path", logging.RequestPath(c), "error", err)
@@ -434,12 +411,7 @@ var funcs = template.FuncMap{
 	"until":      until,
 	"reportPath": paths.Report,
 	"add":        func(a, b int) int { return a + b },
-	"deref": func(s *string) string {
-		if s == nil {
-			return ""
-		}
-		return *s
-	},
+	"deref":      deref,
 	// seconds writes a whole number of seconds as people write it.
 	"seconds": func(n int) string { return validate.Duration(time.Duration(n) * time.Second) },
 }

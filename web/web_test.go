@@ -44,6 +44,8 @@ type site struct {
 	temporal client.Client
 	// transport reaches the server; nil is the default (plain HTTP).
 	transport http.RoundTripper
+	// engine serves the pages, for tests that read its routes.
+	engine *gin.Engine
 }
 
 func newSite(t *testing.T, db *gorm.DB) *site {
@@ -71,7 +73,7 @@ func serveSite(t *testing.T, serve func(http.Handler) *httptest.Server, store *m
 	engine := gin.New()
 	srv := serve(engine)
 	t.Cleanup(srv.Close)
-	s.url, s.transport = srv.URL, srv.Client().Transport
+	s.url, s.transport, s.engine = srv.URL, srv.Client().Transport, engine
 	svc.Store, svc.BaseURL = s.store, srv.URL
 	s.services = app.Build(svc)
 	deps.Mailer, deps.BaseURL, deps.Services = s.mailbox, srv.URL, s.services

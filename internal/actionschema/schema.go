@@ -6,8 +6,10 @@ package actionschema
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"slices"
 	"strings"
 	"sync"
@@ -31,6 +33,10 @@ type Violation struct {
 	// "lines[2].sku"; empty for the input as a whole.
 	Path    string
 	Message string
+	// Says is what the value must be in a person's words, without naming
+	// it ("must be at most 1,000"), for the pages to put after the field's
+	// label; empty when the schema's keyword has no such phrase.
+	Says string
 }
 
 func (v *Violation) Error() string {
@@ -120,7 +126,81 @@ func (s *Schema) Validate(input []byte) *Violation {
 	if k, ok := ve.ErrorKind.(*kind.AdditionalProperties); ok {
 		slices.Sort(k.Properties)
 	}
-	return &Violation{Path: fieldPath(ve.InstanceLocation), Message: ve.ErrorKind.LocalizedString(printer)}
+	return &Violation{Path: fieldPath(ve.InstanceLocation), Message: ve.ErrorKind.LocalizedString(printer), Says: says(ve.ErrorKind)}
+}
+
+// says words the keywords a person correcting a value can meet as what
+// the value must be. The library's own messages ("maximum: got 5,000,
+// want 1,000") stay the API's.
+func says(k jsonschema.ErrorKind) string {
+	switch k := k.(type) {
+	case *kind.Maximum:
+		return printer.Sprintf("must be at most %v", ratio(k.Want))
+	case *kind.Minimum:
+		return printer.Sprintf("must be at least %v", ratio(k.Want))
+	case *kind.ExclusiveMaximum:
+		return printer.Sprintf("must be less than %v", ratio(k.Want))
+	case *kind.ExclusiveMinimum:
+		return printer.Sprintf("must be more than %v", ratio(k.Want))
+	case *kind.MultipleOf:
+		return printer.Sprintf("must be a multiple of %v", ratio(k.Want))
+	case *kind.MaxLength:
+		return printer.Sprintf("must be at most %d characters", k.Want)
+	case *kind.MinLength:
+		return printer.Sprintf("must be at least %d characters", k.Want)
+	case *kind.MaxItems:
+		return printer.Sprintf("may have at most %d entries", k.Want)
+	case *kind.MinItems:
+		return printer.Sprintf("must have at least %d entries", k.Want)
+	case *kind.Type:
+		want := make([]string, len(k.Want))
+		for i, t := range k.Want {
+			want[i] = typeWords[t]
+			if want[i] == "" {
+				want[i] = t
+			}
+		}
+		return "must be " + strings.Join(want, " or ")
+	case *kind.Enum:
+		if len(k.Want) == 1 {
+			return "must be " + display(k.Want[0])
+		}
+		want := make([]string, len(k.Want))
+		for i, v := range k.Want {
+			want[i] = display(v)
+		}
+		return "must be one of " + strings.Join(want, ", ")
+	case *kind.Const:
+		return "must be " + display(k.Want)
+	case *kind.Pattern:
+		return "must match the pattern " + k.Want
+	case *kind.Format:
+		return "must be a valid " + k.Want
+	}
+	return ""
+}
+
+// typeWords are JSON types as a person names them.
+var typeWords = map[string]string{"string": "text", "number": "a number", "integer": "a whole number",
+	"boolean": "true or false", "object": "an object", "array": "a list", "null": "empty"}
+
+// ratio is a schema's limit as the printer writes numbers (1,000; 0.5).
+func ratio(r *big.Rat) any {
+	if r.IsInt() && r.Num().IsInt64() {
+		return r.Num().Int64()
+	}
+	f, _ := r.Float64()
+	return f
+}
+
+// display writes an allowed value as a person reads it: text in quotes,
+// anything else as JSON.
+func display(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 // byPlace orders errors by the value and then the schema keyword at fault.

@@ -90,3 +90,28 @@ func TestValidateNamesTheSameViolation(t *testing.T) {
 		require.Equal(t, "additional properties 'w', 'y', 'z' not allowed", v.Message)
 	}
 }
+
+// TestViolationSaysItInWords: besides the library's message, kept for
+// the API, a violation says what the value must be in a person's words,
+// for the pages.
+func TestViolationSaysItInWords(t *testing.T) {
+	s, err := Compile([]byte(`{"type":"object","properties":{"amount":{"type":"number","maximum":1000},
+		"count":{"type":"integer"},"code":{"enum":["a","b"]},"note":{"type":"string","maxLength":3}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for input, want := range map[string]string{
+		`{"amount":5000}`: "must be at most 1,000",
+		`{"count":"x"}`:   "must be a whole number",
+		`{"code":"z"}`:    `must be one of "a", "b"`,
+		`{"note":"abcd"}`: "must be at most 3 characters",
+	} {
+		v := s.Validate([]byte(input))
+		if v == nil || v.Says != want {
+			t.Errorf("%s: says %+v, want %q", input, v, want)
+		}
+	}
+	if v := s.Validate([]byte(`{"amount":5000}`)); v.Message != "maximum: got 5,000, want 1,000" {
+		t.Errorf("the API's message changed: %q", v.Message)
+	}
+}

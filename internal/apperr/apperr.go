@@ -117,6 +117,10 @@ type Error struct {
 	Message    string   `json:"message"`
 	Field      string   `json:"field,omitempty"`
 	Candidates []string `json:"candidates,omitempty"`
+	// Says, when set, is what Field must be in a person's words, without
+	// naming it ("must be at most 1,000"): the pages put the field's label
+	// before it. The API sends Message, never this.
+	Says string `json:"-"`
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
