@@ -761,6 +761,22 @@ class _AdminSlack(_Resource):
         return self._call("getSlackManifest")
 
 
+class _AdminModelScreen(_Resource):
+    @operation("getModelScreen")
+    def get(self) -> m.ModelScreen:
+        return self._call("getModelScreen")
+
+    @operation("putModelScreen")
+    def put(self, url: str, model: str, **fields: Any) -> m.ModelScreen:
+        """fields: api_key (write-only; left out keeps the stored one)."""
+        settings = m.ModelScreenSettings(url=url, model=model, **{k: v for k, v in fields.items() if v is not None})
+        return self._call("putModelScreen", body=settings.to_dict())
+
+    @operation("deleteModelScreen")
+    def delete(self) -> None:
+        self._call("deleteModelScreen")
+
+
 class _AdminHeldVersions(_Resource):
     @operation("listHeldVersions")
     def list(self) -> m.HeldVersionList:
@@ -789,6 +805,7 @@ class Admin:
         self.deliveries = _AdminDeliveries(client)
         self.actions = _AdminActions(client)
         self.slack = _AdminSlack(client)
+        self.model_screen = _AdminModelScreen(client)
         self.held_versions = _AdminHeldVersions(client)
 
 

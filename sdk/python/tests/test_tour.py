@@ -219,6 +219,11 @@ class Tour(unittest.TestCase):
 
         receiver = Receiver()
         self.addCleanup(receiver.close)
+        screen = a.model_screen.put(receiver.url + "/v1/chat/completions", "tour-model", api_key="sk-tour")
+        self.assertTrue(screen.enabled and screen.api_key_set)
+        self.assertEqual("tour-model", a.model_screen.get().model)
+        a.model_screen.delete()
+        self.assertFalse(a.model_screen.get().enabled)
         hook = a.webhooks.create(receiver.url + "/hook", events=["approval.approved"])
         self.assertTrue(hook.secret)
         self.assertEqual(hook.id, a.webhooks.get(hook.id).id)

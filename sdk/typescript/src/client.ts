@@ -617,6 +617,19 @@ class AdminSlack extends Resource {
   }
 }
 
+class AdminModelScreen extends Resource {
+  async get(): Promise<Schemas["ModelScreen"]> {
+    return this.call("getModelScreen");
+  }
+  /** Switches the screen on or changes it; `apiKey` is write-only, left out keeps the stored one. */
+  async put(params: Schemas["ModelScreenSettings"]): Promise<Schemas["ModelScreen"]> {
+    return this.call("putModelScreen", { body: params });
+  }
+  async delete(): Promise<void> {
+    await this.call("deleteModelScreen");
+  }
+}
+
 class AdminHeldVersions extends Resource {
   async list(): Promise<Schemas["HeldVersionList"]> {
     return this.call("listHeldVersions");
@@ -641,6 +654,7 @@ export class Admin {
   readonly deliveries: AdminDeliveries;
   readonly actions: AdminActions;
   readonly slack: AdminSlack;
+  readonly modelScreen: AdminModelScreen;
   readonly heldVersions: AdminHeldVersions;
   constructor(client: Assent) {
     this.organization = new AdminOrganization(client);
@@ -653,6 +667,7 @@ export class Admin {
     this.deliveries = new AdminDeliveries(client);
     this.actions = new AdminActions(client);
     this.slack = new AdminSlack(client);
+    this.modelScreen = new AdminModelScreen(client);
     this.heldVersions = new AdminHeldVersions(client);
   }
 }

@@ -283,6 +283,11 @@ devTest("the admin API", async () => {
   });
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
   try {
+    const screen = await a.modelScreen.put({ url: `http://127.0.0.1:${server.address().port}/v1/chat/completions`, model: "tour-model", apiKey: "sk-tour" });
+    assert.ok(screen.enabled && screen.apiKeySet);
+    assert.equal((await a.modelScreen.get()).model, "tour-model");
+    await a.modelScreen.delete();
+    assert.equal((await a.modelScreen.get()).enabled, false);
     const hook = await a.webhooks.create({ url: `http://127.0.0.1:${server.address().port}/hook`, events: ["approval.approved"] });
     assert.ok(hook.secret);
     assert.equal((await a.webhooks.get(hook.id)).id, hook.id);
