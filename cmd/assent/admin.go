@@ -44,8 +44,8 @@ type adminCommand struct {
 // way, by email or id (adminRun.person); --members lists either too.
 var (
 	orgFlag    = adminFlag{"org", "the organisation's `id` (org_…); may be left out when the database holds exactly one"}
-	memberFlag = adminFlag{"member", "the member's `email or id` (mem_…, required)"}
-	guestFlag  = adminFlag{"guest", "the guest's `email or id` (gst_…, required)"}
+	memberFlag = adminFlag{"member", "the member, by `email` or id (mem_…, required)"}
+	guestFlag  = adminFlag{"guest", "the guest, by `email` or id (gst_…, required)"}
 	// Lists print the API's {data, nextCursor}: every row, unless
 	// --limit asks for a page.
 	limitFlag  = adminFlag{"limit", "at most this many `rows` (1 to 200), with nextCursor for the rest; default every row"}
