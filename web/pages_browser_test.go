@@ -148,7 +148,7 @@ func TestBrowserApprovalPageLayout(t *testing.T) {
 
 	browserSignIn(t, s, b, "ada@example.com")
 	b.Navigate(s.url + "/approvals/apr_missing")
-	assert.Equal(t, "Approval apr_missing not found", b.Text("main p"))
+	assert.Equal(t, "Approval apr_missing not found.", b.Text("main p"))
 	b.CheckAccessibility("the not-found page")
 	b.Screenshot(filepath.Join(shots, "not-found.png"))
 	b.ClickAndWait(`main a[href="/inbox"]`)

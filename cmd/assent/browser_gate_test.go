@@ -113,7 +113,7 @@ func TestBrowserGate(t *testing.T) {
 	assert.Contains(t, b.Text("main"), "The action gate raised this for refund.create")
 	b.Run(chromedp.SetValue(chromedp.CSS("#field-amount"), "4000"))
 	b.ClickAndWait(`button[value="approve"]`)
-	assert.Contains(t, b.Text(".problem"), "amount does not meet the action's schema", "the schema refuses a correction over its maximum")
+	assert.Contains(t, b.Text(".problem"), "Amount must be at most 1,000.", "the schema refuses a correction over its maximum")
 	b.Run(chromedp.SetValue(chromedp.CSS("#field-amount"), "250"), chromedp.SendKeys(chromedp.CSS("#note"), "Partial refund."))
 	b.ClickAndWait(`button[value="approve"]`)
 	assert.Contains(t, b.Text(".settled"), "By "+admin.Name)

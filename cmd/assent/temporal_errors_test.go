@@ -2,13 +2,20 @@ package main
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/pem"
 	"log/slog"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,12 +29,13 @@ import (
 // that speaks TLS to a client that does not: each start fails saying
 // which setting to change.
 func TestDialTemporalExplainsTLSFailures(t *testing.T) {
-	srv := httptest.NewTLSServer(http.NotFoundHandler())
+	// HTTP/2 offered, as gRPC asks for it before any certificate is seen.
+	srv := httptest.NewUnstartedServer(http.NotFoundHandler())
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
 	defer srv.Close()
-	other := httptest.NewTLSServer(http.NotFoundHandler()) // its CA is not srv's
-	defer other.Close()
 	wrongCA := filepath.Join(t.TempDir(), "ca.pem")
-	require.NoError(t, os.WriteFile(wrongCA, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: other.Certificate().Raw}), 0o644))
+	require.NoError(t, os.WriteFile(wrongCA, selfSignedCA(t), 0o644))
 	keys, err := secretkey.Parse(secretkey.Generate())
 	require.NoError(t, err)
 	addr := srv.Listener.Addr().String()
@@ -52,4 +60,15 @@ func TestDialTemporalRefusesAnUnknownNamespace(t *testing.T) {
 	_, err = dialTemporal(context.Background(), cfg, slog.Default(), keys)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `namespace "no-such-namespace" does not exist`)
+}
+
+// selfSignedCA is the PEM of a CA that signed nothing the test serves.
+func selfSignedCA(t *testing.T) []byte {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "another CA"}, IsCA: true,
+		BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }

@@ -3,6 +3,7 @@
 package logging
 
 import (
+	"fmt"
 	"context"
 	"io"
 	"log/slog"
@@ -60,7 +61,8 @@ var _ serverlog.Logger = (*ServerLogger)(nil)
 // Stopping says the server is shutting down. Its services then lose their
 // connections to one another and their pollers fail, each with a warning
 // that means nothing on a clean stop; from now on those are debug records.
-// Errors still show.
+// Errors still show, but for a service found unavailable (a task queue
+// matching has closed, say): that is the stop itself.
 func (s *ServerLogger) Stopping() { s.stopping.Store(true) }
 
 func (s *ServerLogger) Debug(msg string, tags ...tag.Tag) { s.emit(slog.LevelDebug, msg, tags) }
@@ -75,7 +77,7 @@ func (s *ServerLogger) Panic(msg string, tags ...tag.Tag)  { s.emit(slog.LevelEr
 func (s *ServerLogger) Fatal(msg string, tags ...tag.Tag)  { s.emit(slog.LevelError, msg, tags) }
 
 func (s *ServerLogger) emit(level slog.Level, msg string, tags []tag.Tag) {
-	if level < slog.LevelError && s.stopping.Load() {
+	if s.stopping.Load() && (level < slog.LevelError || unavailable(tags)) {
 		level = slog.LevelDebug
 	}
 	if level < s.min || !s.log.Enabled(context.Background(), level) {
@@ -86,4 +88,15 @@ func (s *ServerLogger) emit(level slog.Level, msg string, tags []tag.Tag) {
 		attrs[i] = slog.Any(t.Key(), t.Value())
 	}
 	s.log.LogAttrs(context.Background(), level, msg, attrs...)
+}
+
+// unavailable reports whether a record is about a call answered
+// Unavailable.
+func unavailable(tags []tag.Tag) bool {
+	for _, t := range tags {
+		if t.Key() == "grpc_code" && fmt.Sprint(t.Value()) == "Unavailable" {
+			return true
+		}
+	}
+	return false
 }

@@ -55,8 +55,12 @@ func TestClusterUnderRestarts(t *testing.T) {
 
 	settle := func(step string) {
 		t.Helper()
+		// A 503 (a database connection the restart broke) is retried, with
+		// the same Idempotency-Key, as the SDKs do.
 		var created map[string]any
-		require.Equal(t, 201, call(t, "POST", a.Assent+"/api/v1/approvals", agent, "", `{"title":"after `+step+`"}`, &created), step)
+		require.Eventually(t, func() bool {
+			return call(t, "POST", a.Assent+"/api/v1/approvals", agent, "settle "+step, `{"title":"after `+step+`"}`, &created) == 201
+		}, time.Minute, 200*time.Millisecond, "create after %s: %v", step, created)
 		id := created["id"].(string)
 		var decided map[string]any
 		require.Eventually(t, func() bool {
