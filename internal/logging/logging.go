@@ -3,8 +3,8 @@
 package logging
 
 import (
-	"fmt"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
