@@ -2,9 +2,7 @@ package web
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"image"
 	"image/color"
 	"image/png"
@@ -21,20 +19,7 @@ import (
 // browser gets a 404.
 
 // icon is the SVG and the address it is served at.
-var icon = func() struct {
-	path string
-	body []byte
-} {
-	b, err := files.ReadFile("static/icon.svg")
-	if err != nil {
-		panic(err)
-	}
-	sum := sha256.Sum256(b)
-	return struct {
-		path string
-		body []byte
-	}{"/assets/icon-" + hex.EncodeToString(sum[:6]) + ".svg", b}
-}()
+var icon = newHashedAsset("icon", "svg")
 
 // faviconICO is /favicon.ico: the mark drawn at 32 pixels, as a PNG in an
 // ICO container (which every browser reads).

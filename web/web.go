@@ -142,22 +142,26 @@ type View struct {
 	Page any
 }
 
-// stylesheet is served at a path that changes with its content, so
-// browsers may cache it for long.
-var stylesheet = func() struct {
+// hashedAsset is an embedded file served at a path that changes with its
+// content, so browsers may cache it for good.
+type hashedAsset struct {
 	path string
 	body []byte
-} {
-	b, err := files.ReadFile("static/style.css")
+}
+
+// newHashedAsset reads static/<name>.<ext> and serves it at
+// /assets/<name>-<hash>.<ext>.
+func newHashedAsset(name, ext string) hashedAsset {
+	b, err := files.ReadFile("static/" + name + "." + ext)
 	if err != nil {
 		panic(err)
 	}
 	sum := sha256.Sum256(b)
-	return struct {
-		path string
-		body []byte
-	}{"/assets/style-" + hex.EncodeToString(sum[:6]) + ".css", b}
-}()
+	return hashedAsset{"/assets/" + name + "-" + hex.EncodeToString(sum[:6]) + "." + ext, b}
+}
+
+// stylesheet is the pages' one stylesheet.
+var stylesheet = newHashedAsset("style", "css")
 
 // New parses the embedded templates; a template that does not parse is a
 // programming error and panics at start, not at a person's first visit.
