@@ -14,7 +14,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -207,15 +206,7 @@ func (c *Cluster) RestartPostgres(ctx context.Context) error {
 
 // Stop ends every process, the last started first.
 func (c *Cluster) Stop() {
-	names := slices.Collect(func(yield func(string) bool) {
-		for n := range c.procs {
-			if !yield(n) {
-				return
-			}
-		}
-	})
-	sort.Slice(names, func(i, j int) bool { return order(names[i]) > order(names[j]) })
-	for _, n := range names {
+	for _, n := range stopOrder(c.procs) {
 		c.procs[n].terminate(20 * time.Second)
 		delete(c.state.PIDs, n)
 	}
@@ -229,13 +220,8 @@ func Down(dir string) ([]string, error) {
 	if err := c.loadState(); err != nil {
 		return nil, err
 	}
-	names := make([]string, 0, len(c.state.PIDs))
-	for n := range c.state.PIDs {
-		names = append(names, n)
-	}
-	sort.Slice(names, func(i, j int) bool { return order(names[i]) > order(names[j]) })
 	var stopped []string
-	for _, n := range names {
+	for _, n := range stopOrder(c.state.PIDs) {
 		if stopGroup(c.state.PIDs[n], 20*time.Second) {
 			stopped = append(stopped, n)
 		}
@@ -244,9 +230,16 @@ func Down(dir string) ([]string, error) {
 	return stopped, c.saveState()
 }
 
-// order is a process's place in the start order.
-func order(name string) int {
-	return slices.Index(Names(), name)
+// stopOrder lists the processes m holds, the last started first.
+func stopOrder[V any](m map[string]V) []string {
+	names := Names()
+	var out []string
+	for i := len(names) - 1; i >= 0; i-- {
+		if _, ok := m[names[i]]; ok {
+			out = append(out, names[i])
+		}
+	}
+	return out
 }
 
 func (c *Cluster) progress(format string, args ...any) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"database/sql"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -18,6 +19,8 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/assent-hq/assent/internal/freeport"
 )
 
 // historyShards is more than one, as in production, so a request's
@@ -273,6 +276,23 @@ func (c *Cluster) port(name string) int {
 	p := pickPort(c.state.Ports)
 	c.state.Ports[name] = p
 	return p
+}
+
+// pickPort is a free port no other process of the cluster has.
+func pickPort(taken map[string]int) int {
+	used := map[int]bool{}
+	for _, p := range taken {
+		used[p] = true
+	}
+	for {
+		p, err := freeport.Pick("127.0.0.1")
+		if err != nil {
+			panic(errors.New("cluster: no free port"))
+		}
+		if !used[p] {
+			return p
+		}
+	}
 }
 
 func (c *Cluster) addr(name string) string {

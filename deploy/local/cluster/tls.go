@@ -7,15 +7,12 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"math/big"
 	"net"
 	"os"
 	"path/filepath"
 	"time"
-
-	"github.com/assent-hq/assent/internal/freeport"
 )
 
 // makeCertificates makes, once, a CA and the frontend's and clients'
@@ -103,21 +100,4 @@ func certPool(path string) (*x509.CertPool, error) {
 		return nil, fmt.Errorf("%s holds no certificate", path)
 	}
 	return pool, nil
-}
-
-// pickPort is a free port no other process of the cluster has.
-func pickPort(taken map[string]int) int {
-	used := map[int]bool{}
-	for _, p := range taken {
-		used[p] = true
-	}
-	for {
-		p, err := freeport.Pick("127.0.0.1")
-		if err != nil {
-			panic(errors.New("cluster: no free port"))
-		}
-		if !used[p] {
-			return p
-		}
-	}
 }
