@@ -116,6 +116,9 @@ type recordStep struct {
 	after  string
 }
 
+// screened is the scenario whose organisation's model screen is on.
+const screened = "approval_screened"
+
 // persisted is one approval transition the recording's worker wrote.
 type persisted struct{ approvalID, action string }
 
@@ -226,6 +229,13 @@ func TestRecordHistories(t *testing.T) {
 		}, activity.RegisterOptions{Name: workflows.ActivityPersistApproval})
 		r.RegisterActivityWithOptions(func(context.Context, workflows.EmailApproversInput) error { return nil },
 			activity.RegisterOptions{Name: workflows.ActivityEmailApprovers})
+		// The model screen fails once (retried), then raises a concern.
+		r.RegisterActivityWithOptions(func(ctx context.Context, _ workflows.ScreenInput) (workflows.ScreenResult, error) {
+			if activity.GetInfo(ctx).Attempt == 1 {
+				return workflows.ScreenResult{}, errors.New("the endpoint answered 503")
+			}
+			return workflows.ScreenResult{Concerns: []workflows.ScreenConcern{{Principle: "Privacy", Concern: "names a customer"}}}, nil
+		}, activity.RegisterOptions{Name: workflows.ActivityScreenApproval})
 		r.RegisterActivityWithOptions(func(context.Context, workflows.EmailAnswerInput) error { return nil },
 			activity.RegisterOptions{Name: workflows.ActivityEmailAnswer})
 	})
@@ -257,6 +267,12 @@ func TestRecordHistories(t *testing.T) {
 		// Recorded after approvedInput was computed in the workflow from
 		// the raw input (exact numbers; no version marker: no command
 		// changed, which the older histories' replay proves).
+		// Recorded after the model screen: screened before "created", its
+		// concern then asking the approver for a reason (screened below).
+		{"approval_screened", 24 * time.Hour, 0, []recordStep{
+			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove,
+				Reason: "the customer agreed"}},
+		}, states.Approved},
 		{"approval_raw_input_corrected", 24 * time.Hour, 0, []recordStep{
 			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove,
 				Corrections: raw(`{"amount":80.50}`)}},
@@ -339,6 +355,7 @@ func TestRecordHistories(t *testing.T) {
 			if sc.escalateIn > 0 {
 				in.Escalation = &workflows.Escalation{At: time.Now().Add(sc.escalateIn), ApproverIDs: []string{"mem_esc"}}
 			}
+			in.Screen = sc.name == screened
 			run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 				ID: workflows.ApprovalWorkflowID(in.ApprovalID), TaskQueue: workflows.TaskQueue}, workflows.Approval, in)
 			require.NoError(t, err)
