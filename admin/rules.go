@@ -22,7 +22,7 @@ type NewRule struct {
 	Condition         string `json:"condition" validate:"max=4000"`
 	RequiredApprovals int    `json:"requiredApprovals" validate:"omitempty,min=2,max=20"`
 	// Escalation is an approval rule's, read as a request's escalation is.
-	Escalation *approvals.Escalation `json:"escalation"`
+	Escalation *approvals.Escalation `json:"escalation" nullable:"true"`
 	Principle  string                `json:"principle" validate:"max=200"`
 	Concern    string                `json:"concern" validate:"max=2000"`
 	Fields     []string              `json:"fields" validate:"max=100,dive,required,max=200"`

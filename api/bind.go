@@ -50,10 +50,15 @@ func readBody(limit int64) gin.HandlerFunc {
 			fail(c, apperr.New(apperr.InvalidRequest, "the request body could not be read"))
 			return
 		}
-		if len(bytes.TrimSpace(body)) > 0 {
+		if len(body) > 0 {
 			mt, _, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
-			if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			if err != nil || mt != "application/json" {
 				fail(c, apperr.New(apperr.UnsupportedMedia, "send the request body as application/json"))
+				return
+			}
+			if len(bytes.TrimSpace(body)) == 0 {
+				// Not JSON, and not the absent body an optional one may be.
+				fail(c, apperr.New(apperr.InvalidRequest, "the request body is blank: send a JSON object, or no body at all"))
 				return
 			}
 		}
@@ -172,8 +177,10 @@ func joinPath(stack []jsonFrame) string {
 }
 
 // plainParams refuses a path or query parameter no column can hold (a NUL
-// character, bytes that are not UTF-8), naming it, before any handler
-// looks it up; checkJSON does the same for bodies.
+// character, bytes that are not UTF-8) and an empty query value (?limit=,
+// which the document does not allow and a handler would read as absent),
+// naming it, before any handler looks it up; checkJSON does the same for
+// bodies.
 func plainParams(c *gin.Context) {
 	for _, p := range c.Params {
 		if err := validate.Text(p.Key, p.Value); err != nil {
@@ -187,6 +194,10 @@ func plainParams(c *gin.Context) {
 			return
 		}
 		for _, v := range vs {
+			if v == "" {
+				fail(c, apperr.Field(apperr.InvalidRequest, k, "the query parameter %s is empty: give it a value or leave it out", k))
+				return
+			}
 			if err := validate.Text(k, v); err != nil {
 				fail(c, err)
 				return
@@ -225,7 +236,101 @@ func bind(c *gin.Context, dst any) error {
 	if _, err := dec.Token(); err != io.EOF {
 		return apperr.New(apperr.InvalidRequest, "the request body has data after the JSON object")
 	}
+	var tree any
+	if err := json.Unmarshal(body, &tree); err != nil {
+		return decodeError(err, body)
+	}
+	if err := refuseNulls(tree, reflect.TypeOf(dst), ""); err != nil {
+		return err
+	}
 	return validate.Struct(dst)
+}
+
+// refuseNulls refuses a null that decoding would read as "left out" (or
+// as "" in a list): null is a value only where the document's type
+// includes it, which the Go field says with the tag nullable:"true".
+// Free-form values (input, metadata, answers) are not looked into.
+func refuseNulls(v any, t reflect.Type, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == rawMessageType {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil // decoding named the wrong type
+		}
+		for key, val := range obj {
+			f, ok := fieldByJSONName(t, key)
+			if !ok {
+				continue
+			}
+			at := key
+			if path != "" {
+				at = path + "." + key
+			}
+			if val == nil {
+				if f.Tag.Get("nullable") == "true" {
+					continue
+				}
+				return apperr.Field(apperr.InvalidRequest, at, "%s is null: give it a value or leave it out", at)
+			}
+			if err := refuseNulls(val, f.Type, at); err != nil {
+				return err
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		list, ok := v.([]any)
+		if !ok {
+			return nil
+		}
+		for i, val := range list {
+			at := fmt.Sprintf("%s[%d]", path, i)
+			if val == nil && t.Elem().Kind() != reflect.Interface {
+				return apperr.Field(apperr.InvalidRequest, at, "%s is null: a list holds values", at)
+			}
+			if err := refuseNulls(val, t.Elem(), at); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+var rawMessageType = reflect.TypeOf(json.RawMessage(nil))
+
+// fieldByJSONName finds the field of struct t that decodes the key name,
+// in t or a struct it embeds.
+func fieldByJSONName(t reflect.Type, name string) (reflect.StructField, bool) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if tag == "-" || !f.IsExported() && !f.Anonymous {
+			continue
+		}
+		if f.Anonymous && tag == "" {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				if inner, ok := fieldByJSONName(ft, name); ok {
+					return inner, true
+				}
+			}
+			continue
+		}
+		if tag == "" {
+			tag = f.Name
+		}
+		if tag == name || strings.EqualFold(tag, name) {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
 }
 
 // noFields holds the body of a route that takes none (the document's
@@ -249,12 +354,8 @@ func hasJSONField(dst any, name string) bool {
 	if t.Kind() != reflect.Struct {
 		return false
 	}
-	for i := range t.NumField() {
-		if n, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); n == name {
-			return true
-		}
-	}
-	return false
+	_, ok := fieldByJSONName(t, name)
+	return ok
 }
 
 func decodeError(err error, body []byte) error {

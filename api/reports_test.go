@@ -299,6 +299,9 @@ func TestUploads(t *testing.T) {
 		require.Equal(t, 201, r.status)
 		wrongType := f.put(t, strings.Replace(r.decoded["uploadUrl"].(string), "http://assent.test", f.srv.URL, 1), "application/pdf", []byte("%PDF"))
 		assert.Equal(t, 415, wrongType.status)
+		empty := f.put(t, strings.Replace(r.decoded["uploadUrl"].(string), "http://assent.test", f.srv.URL, 1), "text/html", nil)
+		assert.Equal(t, 400, empty.status, "an empty upload is refused")
+		assert.Contains(t, errField(empty, "message"), "the upload is empty")
 		unsent := f.do(t, "POST", "/api/v1/reports", f.agentKey, `{"title":"Early","uploadId":"`+r.decoded["uploadId"].(string)+`"}`, nil)
 		assert.Equal(t, 409, unsent.status, "nothing was PUT yet")
 

@@ -41,16 +41,16 @@ type CreateInput struct {
 	Risk           string          `json:"risk" validate:"omitempty,oneof=low medium high critical"`
 	Factors        []Factor        `json:"factors" validate:"max=20,dive"`
 	Links          []Link          `json:"links" validate:"max=10,dive"`
-	ReportID       *string         `json:"reportId" validate:"omitempty,max=40"`
+	ReportID       *string         `json:"reportId" validate:"omitempty,max=40" nullable:"true"`
 	Approvers      []string        `json:"approvers" validate:"max=20,dive,required,max=320"`
-	ExpiresAt      *string         `json:"expiresAt"`
-	ExternalID     *string         `json:"externalId" validate:"omitempty,max=255"`
-	FlowID         *string         `json:"flowId" validate:"omitempty,max=40"`
-	Metadata       json.RawMessage `json:"metadata"`
-	Input          json.RawMessage `json:"input"`
+	ExpiresAt      *string         `json:"expiresAt" nullable:"true"`
+	ExternalID     *string         `json:"externalId" validate:"omitempty,max=255" nullable:"true"`
+	FlowID         *string         `json:"flowId" validate:"omitempty,max=40" nullable:"true"`
+	Metadata       json.RawMessage `json:"metadata" nullable:"true"`
+	Input          json.RawMessage `json:"input" nullable:"true"`
 	EditableFields []string        `json:"editableFields" validate:"max=100,dive,required,max=200"`
-	CallbackURL    *string         `json:"callbackUrl" validate:"omitempty,max=2048"`
-	Escalation     *Escalation     `json:"escalation"`
+	CallbackURL    *string         `json:"callbackUrl" validate:"omitempty,max=2048" nullable:"true"`
+	Escalation     *Escalation     `json:"escalation" nullable:"true"`
 	// Gate is set by the action gate on the approval it raises; no body
 	// can set it.
 	Gate *GateOrigin `json:"-"`

@@ -61,13 +61,13 @@ type CreateInput struct {
 	Description       string            `json:"description" validate:"max=20000"`
 	Questions         []questions.Input `json:"questions"` // checked by questions.Define
 	Respondents       []string          `json:"respondents" validate:"required,min=1,max=50,dive,required,max=320"`
-	DueAt             *string           `json:"dueAt"`
-	ExpiresAt         *string           `json:"expiresAt"`
-	RequiredResponses *int              `json:"requiredResponses"`
-	ExternalID        *string           `json:"externalId" validate:"omitempty,max=255"`
-	FlowID            *string           `json:"flowId" validate:"omitempty,max=40"`
-	Metadata          json.RawMessage   `json:"metadata"`
-	CallbackURL       *string           `json:"callbackUrl" validate:"omitempty,max=2048"`
+	DueAt             *string           `json:"dueAt" nullable:"true"`
+	ExpiresAt         *string           `json:"expiresAt" nullable:"true"`
+	RequiredResponses *int              `json:"requiredResponses" nullable:"true"`
+	ExternalID        *string           `json:"externalId" validate:"omitempty,max=255" nullable:"true"`
+	FlowID            *string           `json:"flowId" validate:"omitempty,max=40" nullable:"true"`
+	Metadata          json.RawMessage   `json:"metadata" nullable:"true"`
+	CallbackURL       *string           `json:"callbackUrl" validate:"omitempty,max=2048" nullable:"true"`
 }
 
 // respondentRole is how respondents are resolved and refused: guests an
@@ -168,7 +168,7 @@ func (s *Service) Waiting(ctx context.Context, orgID string, who models.Actor, p
 // ReplyInput is a respondent's answers, keyed by question id; Submit
 // false saves them as a draft only its author sees.
 type ReplyInput struct {
-	Answers map[string]json.RawMessage `json:"answers" validate:"max=40"`
+	Answers map[string]json.RawMessage `json:"answers" validate:"max=40" nullable:"true"`
 	Submit  bool                       `json:"submit"`
 }
 

@@ -15,7 +15,7 @@ import (
 // BriefInput names the threads a brief composes; none means every open
 // thread of the report.
 type BriefInput struct {
-	ThreadIDs []string `json:"threadIds" validate:"max=200,dive,required,max=40"`
+	ThreadIDs []string `json:"threadIds" validate:"max=200,dive,required,max=40" nullable:"true"`
 }
 
 // Brief is one prompt for producing a report's next version.

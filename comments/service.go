@@ -75,10 +75,10 @@ type ImageInput struct {
 // PostInput opens a thread (no threadId) or replies to one.
 type PostInput struct {
 	Body     string       `json:"body" validate:"required,notblank,max=20000"`
-	Quote    *string      `json:"quote" validate:"omitempty,max=1000"`
-	ThreadID *string      `json:"threadId" validate:"omitempty,max=40"`
-	ReviewID *string      `json:"reviewId" validate:"omitempty,max=40"`
-	Images   []ImageInput `json:"images" validate:"max=4,dive"`
+	Quote    *string      `json:"quote" validate:"omitempty,max=1000" nullable:"true"`
+	ThreadID *string      `json:"threadId" validate:"omitempty,max=40" nullable:"true"`
+	ReviewID *string      `json:"reviewId" validate:"omitempty,max=40" nullable:"true"`
+	Images   []ImageInput `json:"images" validate:"max=4,dive" nullable:"true"`
 }
 
 // Post adds a comment to a report the caller may read.

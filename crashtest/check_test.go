@@ -6,17 +6,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
+	"net/url"
 	"slices"
 	"time"
 
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 
-	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/payloadcodec"
-	"github.com/assent-hq/assent/internal/secretkey"
 )
 
 // approval is what the check reads of an approval.
@@ -35,8 +33,10 @@ type approval struct {
 // report holds every figure of one run; the goal is zero for each
 // figure from Lost on.
 type report struct {
-	Seed      uint64         `json:"seed"`
-	Kills     int            `json:"kills"`
+	Seed  uint64 `json:"seed"`
+	Kills int    `json:"kills"`
+	// KillsOf counts the kills by process (and PostgreSQL's restarts).
+	KillsOf   map[string]int `json:"killsOf"`
 	Ops       map[string]int `json:"acknowledgedOps"`
 	Tries     int            `json:"tries"`
 	NetErrors int64          `json:"connectionErrors"`
@@ -124,7 +124,7 @@ type owedEvents struct {
 	callback        bool
 }
 
-// awaitEvents waits up to 90 s for every owed event to reach the receiver
+// awaitEvents waits up to rcv.wait for every owed event to reach the receiver
 // and counts each that never did.
 func awaitEvents(ctx context.Context, rcv *receiver, owed []owedEvents, r *report) {
 	missing := func() (out [][3]string) {
@@ -141,7 +141,7 @@ func awaitEvents(ctx context.Context, rcv *receiver, owed []owedEvents, r *repor
 		}
 		return out
 	}
-	wait, cancel := context.WithTimeout(ctx, 90*time.Second)
+	wait, cancel := context.WithTimeout(ctx, rcv.wait)
 	defer cancel()
 	waitUntil(wait, func() bool { return len(missing()) == 0 })
 	for _, m := range missing() {
@@ -168,7 +168,11 @@ func listAll[T any](l *load, path string) ([]T, error) {
 			Data       []T     `json:"data"`
 			NextCursor *string `json:"nextCursor"`
 		}
-		if err := l.get(path+"?limit=200&cursor="+cursor, &page); err != nil {
+		q := "?limit=200"
+		if cursor != "" {
+			q += "&cursor=" + url.QueryEscape(cursor)
+		}
+		if err := l.get(path+q, &page); err != nil {
 			return nil, err
 		}
 		all = append(all, page.Data...)
@@ -210,7 +214,7 @@ func (l *load) settle(ctx context.Context, r *report) ([]approval, error) {
 	}
 	for _, a := range all {
 		if a.Status == "pending" {
-			l.send(&op{kind: opCancel, path: "/api/v1/approvals/" + a.ID + "/cancel", token: l.svc.boot.AgentKey, key: "drain-" + a.ID,
+			l.send(&op{kind: opCancel, path: "/api/v1/approvals/" + a.ID + "/cancel", token: l.svc.keys().AgentKey, key: "drain-" + a.ID,
 				approvalID: a.ID, body: "{}"})
 		}
 	}
@@ -318,15 +322,15 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 	}
 
 	// The read model says what the workflow did.
-	// Workflow results are encrypted with the key dev keeps in its data dir.
-	keys, err := secretkey.LoadOrCreate(filepath.Join(l.svc.dataDir, config.SecretKeyFile))
+	// Workflow results are sealed with the service's key.
+	opts, keys, err := l.svc.temporal()
 	if err != nil {
 		return err
 	}
 	codec := payloadcodec.New(keys)
-	tc, err := client.Dial(client.Options{HostPort: l.svc.temporalAddress(),
-		DataConverter: payloadcodec.DataConverter(codec), FailureConverter: payloadcodec.FailureConverter(codec),
-		Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+	opts.DataConverter, opts.FailureConverter = payloadcodec.DataConverter(codec), payloadcodec.FailureConverter(codec)
+	opts.Logger = sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	tc, err := client.Dial(opts)
 	if err != nil {
 		return err
 	}

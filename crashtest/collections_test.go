@@ -59,7 +59,7 @@ func (l *load) createCollection(rng *rand.Rand, people []person) {
 		body["callbackUrl"] = l.receiver + "/callback"
 	}
 	b, _ := json.Marshal(body)
-	o := &op{kind: opCreateCollection, path: "/api/v1/collections", token: l.svc.boot.AgentKey, key: key, body: string(b)}
+	o := &op{kind: opCreateCollection, path: "/api/v1/collections", token: l.svc.keys().AgentKey, key: key, body: string(b)}
 	l.send(o)
 	if !o.acknowledged() {
 		return
@@ -187,7 +187,7 @@ func (l *load) settleCollections(ctx context.Context, r *report) ([]collection, 
 	}
 	for _, c := range all {
 		if c.Status == "open" {
-			l.send(&op{kind: opCancelCollection, path: "/api/v1/collections/" + c.ID + "/cancel", token: l.svc.boot.AgentKey,
+			l.send(&op{kind: opCancelCollection, path: "/api/v1/collections/" + c.ID + "/cancel", token: l.svc.keys().AgentKey,
 				key: "drain-" + c.ID, collectionID: c.ID, body: "{}"})
 		}
 	}

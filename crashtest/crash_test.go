@@ -1,7 +1,8 @@
 // Package crashtest kills `assent dev` with SIGKILL under a mixed load of
 // agents and people, restarts it on the same data directory, and checks
-// that nothing any client was told was lost, doubled or contradicted.
-// See docs/reliability.md.
+// that nothing any client was told was lost, doubled or contradicted; it
+// does the same to each process of the production cluster
+// (cluster_test.go). See docs/reliability.md.
 package crashtest
 
 import (
@@ -27,19 +28,44 @@ func TestCrashSafety(t *testing.T) {
 		t.Skip("the crash test runs assent dev for a minute or more")
 	}
 	kills := envInt("ASSENT_CRASH_KILLS", 3)
+	seed := crashSeed(t)
+	t.Logf("crash test: seed %d, %d kills (repeat with ASSENT_CRASH_SEED=%d ASSENT_CRASH_KILLS=%d)", seed, kills, seed, kills)
+
+	svc := newService(t, buildService(t))
+	svc.start()
+	// Retries come 0.2, 0.8, 3.2 s apart (ASSENT_DEV_RETRY_UNIT=200ms).
+	rcv := newReceiver(t, 10, 90*time.Second)
+	r := runUnderFaults(t, svc, rcv, seed, func(rng *rand.Rand) map[string]int {
+		for k := range kills {
+			time.Sleep(time.Duration(2000+rng.IntN(6000)) * time.Millisecond)
+			t.Logf("kill %d of %d", k+1, kills)
+			svc.kill()
+			svc.start()
+		}
+		return map[string]int{"assent dev": kills}
+	})
+	svc.stop()
+	assertNothingLost(t, r)
+}
+
+// crashSeed is ASSENT_CRASH_SEED, or a new one.
+func crashSeed(t *testing.T) uint64 {
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("ASSENT_CRASH_SEED"); s != "" {
 		var err error
 		seed, err = strconv.ParseUint(s, 10, 64)
 		require.NoError(t, err, "ASSENT_CRASH_SEED")
 	}
-	t.Logf("crash test: seed %d, %d kills (repeat with ASSENT_CRASH_SEED=%d ASSENT_CRASH_KILLS=%d)", seed, kills, seed, kills)
+	return seed
+}
 
-	svc := newService(t, buildService(t))
-	svc.start()
-	rcv := newReceiver(t)
+// runUnderFaults subscribes the receiver, runs eight clients of mixed load
+// against svc while faults kills and restarts its processes (returning how
+// often each kind), lets the load drain and checks what it was told. The
+// report is logged, and written to ASSENT_CRASH_REPORT when set.
+func runUnderFaults(t *testing.T, svc target, rcv *receiver, seed uint64, faults func(*rand.Rand) map[string]int) *report {
 	l := &load{svc: svc, receiver: rcv.srv.URL, client: &http.Client{Timeout: 30 * time.Second}, giveUp: 3 * time.Minute}
-	hook := &op{kind: "webhook", path: "/api/v1/admin/webhooks", token: svc.boot.AdminKey, key: "receiver",
+	hook := &op{kind: "webhook", path: "/api/v1/admin/webhooks", token: svc.keys().AdminKey, key: "receiver",
 		body: `{"url":"` + rcv.srv.URL + `/webhook"}`}
 	l.send(hook)
 	require.Equal(t, http.StatusCreated, hook.status, string(hook.respBody))
@@ -56,26 +82,27 @@ func TestCrashSafety(t *testing.T) {
 			l.run(ctx, rand.New(rand.NewPCG(seed, uint64(i))))
 		}()
 	}
-	rng := rand.New(rand.NewPCG(seed, 1000))
-	for k := range kills {
-		time.Sleep(time.Duration(2000+rng.IntN(6000)) * time.Millisecond)
-		t.Logf("kill %d of %d", k+1, kills)
-		svc.kill()
-		svc.start()
-	}
+	killed := faults(rand.New(rand.NewPCG(seed, 1000)))
 	time.Sleep(3 * time.Second)
 	stop()
 	wg.Wait()
 
-	r := &report{Seed: seed, Kills: kills}
+	r := &report{Seed: seed, KillsOf: killed}
+	for _, n := range killed {
+		r.Kills += n
+	}
 	require.NoError(t, l.check(context.Background(), rcv, r))
 	out, _ := json.MarshalIndent(r, "", "  ")
 	t.Logf("crash test report:\n%s", out)
 	if path := os.Getenv("ASSENT_CRASH_REPORT"); path != "" {
 		require.NoError(t, os.WriteFile(path, append(out, '\n'), 0o644))
 	}
-	svc.stop()
+	return r
+}
 
+// assertNothingLost holds the report to what the load must have done and
+// every figure to zero.
+func assertNothingLost(t *testing.T, r *report) {
 	assert.NotZero(t, r.Ops[opCreate], "the load created nothing: the test proved nothing")
 	assert.NotZero(t, r.Ops[opDecide], "the load decided nothing: the test proved nothing")
 	assert.NotZero(t, r.Ops[opCreateCollection], "the load created no collection: the test proved nothing")

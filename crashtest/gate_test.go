@@ -43,7 +43,7 @@ func (l *load) registerGateAction() error {
 			{"name": "people", "outcome": "approval", "risk": "high", "approvers": emails, "expiresIn": "1h"},
 		},
 	})
-	o := &op{kind: "action", path: "/api/v1/admin/actions", token: l.svc.boot.AdminKey, key: "gate-action", body: string(body)}
+	o := &op{kind: "action", path: "/api/v1/admin/actions", token: l.svc.keys().AdminKey, key: "gate-action", body: string(body)}
 	l.send(o)
 	if o.status != http.StatusCreated {
 		return fmt.Errorf("register %s: %d %s", gateAction, o.status, o.respBody)
@@ -71,7 +71,7 @@ func (l *load) gate(rng *rand.Rand, people []person) {
 	amount := rng.IntN(101)
 	key := l.newKey("gate")
 	b, _ := json.Marshal(map[string]any{"action": gateAction, "input": map[string]any{"amount": amount}, "externalId": key})
-	o := &op{kind: opGate, path: "/api/v1/gate", token: l.svc.boot.AgentKey, key: key, body: string(b), gateAmount: amount}
+	o := &op{kind: opGate, path: "/api/v1/gate", token: l.svc.keys().AgentKey, key: key, body: string(b), gateAmount: amount}
 	l.send(o)
 	if o.status != http.StatusAccepted {
 		return

@@ -76,7 +76,7 @@ type created struct {
 // load is the mixed load of agents and people, and the ledger of what
 // each was told.
 type load struct {
-	svc      *service
+	svc      target
 	receiver string
 	client   *http.Client
 	giveUp   time.Duration
@@ -101,7 +101,7 @@ type person struct{ id, email, token string }
 
 func (l *load) people() []person {
 	var out []person
-	for _, m := range l.svc.boot.Members {
+	for _, m := range l.svc.keys().Members {
 		if m.Role == "member" {
 			out = append(out, person{m.ID, m.Email, m.Token})
 		}
@@ -126,7 +126,7 @@ func (l *load) run(ctx context.Context, rng *rand.Rand) {
 			}
 		case p < 43:
 			if a := l.pick(rng); a != nil {
-				l.send(&op{kind: opCancel, path: "/api/v1/approvals/" + a.id + "/cancel", token: l.svc.boot.AgentKey,
+				l.send(&op{kind: opCancel, path: "/api/v1/approvals/" + a.id + "/cancel", token: l.svc.keys().AgentKey,
 					key: l.newKey("cancel"), approvalID: a.id})
 			}
 		case p < 50:
@@ -139,7 +139,7 @@ func (l *load) run(ctx context.Context, rng *rand.Rand) {
 			}
 		case p < 82:
 			if c := l.pickCollection(rng); c != nil {
-				l.send(&op{kind: opCancelCollection, path: "/api/v1/collections/" + c.id + "/cancel", token: l.svc.boot.AgentKey,
+				l.send(&op{kind: opCancelCollection, path: "/api/v1/collections/" + c.id + "/cancel", token: l.svc.keys().AgentKey,
 					key: l.newKey("colcancel"), collectionID: c.id})
 			}
 		case p < 88:
@@ -179,7 +179,7 @@ func (l *load) create(rng *rand.Rand, people []person) {
 		body["callbackUrl"] = l.receiver + "/callback"
 	}
 	b, _ := json.Marshal(body)
-	o := &op{kind: opCreate, path: "/api/v1/approvals", token: l.svc.boot.AgentKey, key: key, body: string(b)}
+	o := &op{kind: opCreate, path: "/api/v1/approvals", token: l.svc.keys().AgentKey, key: key, body: string(b)}
 	l.send(o)
 	if !o.acknowledged() {
 		return
@@ -278,7 +278,7 @@ func (l *load) record(o *op) {
 // get reads path with the agent key into out.
 func (l *load) get(path string, out any) error {
 	req, _ := http.NewRequest(http.MethodGet, l.svc.url(path), nil)
-	req.Header.Set("Authorization", "Bearer "+l.svc.boot.AgentKey)
+	req.Header.Set("Authorization", "Bearer "+l.svc.keys().AgentKey)
 	resp, err := l.client.Do(req)
 	if err != nil {
 		return err

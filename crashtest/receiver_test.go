@@ -2,12 +2,14 @@ package crashtest
 
 import (
 	"encoding/json"
+	"hash/fnv"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/assent-hq/assent/internal/events"
 )
@@ -23,13 +25,19 @@ type receipt struct {
 
 // receiver is the agent's webhook and callback receiver, on loopback.
 type receiver struct {
-	srv      *httptest.Server
+	srv *httptest.Server
+	// failFirst is the percentage of deliveries whose first attempt it
+	// answers 503, chosen by delivery id, so retries are part of the load.
+	failFirst uint32
+	// wait is how long the check waits for every owed event: past the
+	// first retry of the service's schedule.
+	wait     time.Duration
 	mu       sync.Mutex
 	receipts []receipt
 }
 
-func newReceiver(t *testing.T) *receiver {
-	r := &receiver{}
+func newReceiver(t *testing.T, failFirst uint32, wait time.Duration) *receiver {
+	r := &receiver{failFirst: failFirst, wait: wait}
 	r.srv = httptest.NewServer(http.HandlerFunc(r.serve))
 	t.Cleanup(r.srv.Close)
 	return r
@@ -57,6 +65,14 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	rc := receipt{target: "webhook", kind: req.Header.Get(events.HeaderEvent), subject: body.Data.ID,
 		delivery: req.Header.Get(events.HeaderDelivery)}
 	rc.attempt, _ = strconv.Atoi(req.Header.Get(events.HeaderAttempt))
+	if rc.attempt == 1 && r.failFirst > 0 {
+		h := fnv.New32a()
+		h.Write([]byte(rc.delivery))
+		if h.Sum32()%100 < r.failFirst {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+	}
 	var version struct {
 		ID string `json:"id"`
 	}

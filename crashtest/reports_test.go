@@ -42,11 +42,11 @@ func (l *load) publish(rng *rand.Rand) {
 		// A send to a new address: the address becomes a guest with a
 		// grant, and the send's workflow emails it.
 		b, _ := json.Marshal(map[string]any{"to": []string{key + "@crash.example"}, "note": key})
-		l.send(&op{kind: opSendReport, path: "/api/v1/reports/" + rep + "/send", token: l.svc.boot.AgentKey, key: key,
+		l.send(&op{kind: opSendReport, path: "/api/v1/reports/" + rep + "/send", token: l.svc.keys().AgentKey, key: key,
 			reportID: rep, body: string(b)})
 		return
 	}
-	o := &op{kind: opPublishVersion, path: "/api/v1/reports/" + rep + "/versions", token: l.svc.boot.AgentKey, key: key, reportID: rep}
+	o := &op{kind: opPublishVersion, path: "/api/v1/reports/" + rep + "/versions", token: l.svc.keys().AgentKey, key: key, reportID: rep}
 	if rep == "" {
 		body["title"], body["living"] = "Report "+key, true
 		o.kind, o.path = opCreateReport, "/api/v1/reports"

@@ -33,7 +33,7 @@ func (l *load) publishReviewReports(n int) error {
 		key := l.newKey("publish")
 		b, _ := json.Marshal(map[string]any{"title": "Reviewed report " + key, "living": true, "audience": []string{"everyone"},
 			"changeSummary": key, "content": "<h1>" + key + "</h1>"})
-		o := &op{kind: opCreateReport, path: "/api/v1/reports", token: l.svc.boot.AgentKey, key: key, body: string(b)}
+		o := &op{kind: opCreateReport, path: "/api/v1/reports", token: l.svc.keys().AgentKey, key: key, body: string(b)}
 		l.send(o)
 		if o.status != http.StatusCreated {
 			return fmt.Errorf("report %d for reviews: %d %s", i, o.status, o.respBody)
@@ -65,7 +65,7 @@ func (l *load) createReview(rng *rand.Rand, people []person) {
 		body["callbackUrl"] = l.receiver + "/callback"
 	}
 	b, _ := json.Marshal(body)
-	o := &op{kind: opCreateReview, path: "/api/v1/reviews", token: l.svc.boot.AgentKey, key: key, body: string(b)}
+	o := &op{kind: opCreateReview, path: "/api/v1/reviews", token: l.svc.keys().AgentKey, key: key, body: string(b)}
 	l.send(o)
 	if !o.acknowledged() {
 		return
@@ -141,7 +141,7 @@ func (l *load) verdict(rng *rand.Rand, v *reviewed, people []person) {
 
 // cancelReview withdraws v as the agent.
 func (l *load) cancelReview(v *reviewed) {
-	o := &op{kind: opCancelReview, path: "/api/v1/reviews/" + v.id + "/cancel", token: l.svc.boot.AgentKey,
+	o := &op{kind: opCancelReview, path: "/api/v1/reviews/" + v.id + "/cancel", token: l.svc.keys().AgentKey,
 		key: l.newKey("revcancel"), reviewID: v.id}
 	l.send(o)
 	l.noteSettled(v, o)
@@ -219,7 +219,7 @@ func (l *load) settleReviews(ctx context.Context, r *report) ([]review, error) {
 	}
 	for _, v := range all {
 		if v.Status == "open" {
-			l.send(&op{kind: opCancelReview, path: "/api/v1/reviews/" + v.ID + "/cancel", token: l.svc.boot.AgentKey,
+			l.send(&op{kind: opCancelReview, path: "/api/v1/reviews/" + v.ID + "/cancel", token: l.svc.keys().AgentKey,
 				key: "drain-" + v.ID, reviewID: v.ID, body: "{}"})
 		}
 	}

@@ -14,9 +14,26 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 
+	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/freeport"
+	"github.com/assent-hq/assent/internal/secretkey"
 )
+
+// target is what the load runs against and the check reads: assent dev
+// (service) or the production cluster (clusterTarget).
+type target interface {
+	// url is path at the address agents and people use.
+	url(path string) string
+	// keys are the organisation's keys and people.
+	keys() bootstrap
+	// databaseURL is the application database.
+	databaseURL() string
+	// temporal is how to reach its Temporal namespace, and the key ring
+	// its payloads are sealed with.
+	temporal() (client.Options, *secretkey.Ring, error)
+}
 
 // service is `assent dev` as a child process on a data directory that
 // outlives each run, so a restart finds what the killed run left.
@@ -68,7 +85,12 @@ func (s *service) url(path string) string {
 	return fmt.Sprintf("http://127.0.0.1:%d%s", s.httpPort, path)
 }
 
-func (s *service) temporalAddress() string { return fmt.Sprintf("127.0.0.1:%d", s.tempPort) }
+func (s *service) keys() bootstrap { return s.boot }
+
+func (s *service) temporal() (client.Options, *secretkey.Ring, error) {
+	keys, err := secretkey.LoadOrCreate(filepath.Join(s.dataDir, config.SecretKeyFile))
+	return client.Options{HostPort: fmt.Sprintf("127.0.0.1:%d", s.tempPort)}, keys, err
+}
 
 // start runs the service and waits until it answers and has written its
 // bootstrap record.

@@ -30,7 +30,7 @@ func New(store *models.FlowStore, baseURL string) *Service {
 // bound.
 type CreateInput struct {
 	Title      string  `json:"title" validate:"required,notblank,max=200"`
-	ExternalID *string `json:"externalId" validate:"omitempty,max=255"`
+	ExternalID *string `json:"externalId" validate:"omitempty,max=255" nullable:"true"`
 }
 
 // Create starts an open flow, started by p; its title is kept trimmed.

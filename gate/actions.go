@@ -29,7 +29,7 @@ type ActionInput struct {
 	Policy         []PolicyRule    `json:"policy" validate:"max=50,dive"`
 	// DecisionTokenTTLSeconds sets how long this action's decision tokens
 	// stay valid, over the organisation's setting.
-	DecisionTokenTTLSeconds *int `json:"decisionTokenTtlSeconds" validate:"omitempty,min=60,max=2592000"`
+	DecisionTokenTTLSeconds *int `json:"decisionTokenTtlSeconds" validate:"omitempty,min=60,max=2592000" nullable:"true"`
 }
 
 // PolicyRule is one rule of an action's policy: the first whose condition

@@ -50,9 +50,9 @@ func (s *Service) SetIssuer(issuer string) { s.issuer = issuer }
 // CheckInput is a question put to the gate.
 type CheckInput struct {
 	Action     string          `json:"action" validate:"required,max=200"`
-	Input      json.RawMessage `json:"input"`
-	FlowID     *string         `json:"flowId" validate:"omitempty,max=40"`
-	ExternalID *string         `json:"externalId" validate:"omitempty,max=255"`
+	Input      json.RawMessage `json:"input" nullable:"true"`
+	FlowID     *string         `json:"flowId" validate:"omitempty,max=40" nullable:"true"`
+	ExternalID *string         `json:"externalId" validate:"omitempty,max=255" nullable:"true"`
 }
 
 // Result is the gate's answer: a recorded check, and for approval_required

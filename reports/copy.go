@@ -15,8 +15,8 @@ import (
 
 // CopyInput names the copy; both default from what is copied.
 type CopyInput struct {
-	Title *string `json:"title" validate:"omitempty,notblank,max=200"`
-	Slug  *string `json:"slug" validate:"omitempty,max=200"`
+	Title *string `json:"title" validate:"omitempty,notblank,max=200" nullable:"true"`
+	Slug  *string `json:"slug" validate:"omitempty,max=200" nullable:"true"`
 }
 
 // Copy makes a new report from a report's live version, or from a

@@ -32,10 +32,10 @@ const scheduleKind = "report_schedule"
 type ScheduleInput struct {
 	ReportID string `json:"reportId" validate:"required,max=200"`
 	// Cron is a cron expression ("0 9 * * MON"), read in Timezone.
-	Cron *string `json:"cron" validate:"omitempty,notblank,max=200"`
+	Cron *string `json:"cron" validate:"omitempty,notblank,max=200" nullable:"true"`
 	// Every is an interval: a duration ("24h") or whole seconds.
-	Every    json.RawMessage `json:"every"`
-	Timezone *string         `json:"timezone" validate:"omitempty,max=64"`
+	Every    json.RawMessage `json:"every" nullable:"true"`
+	Timezone *string         `json:"timezone" validate:"omitempty,max=64" nullable:"true"`
 	Note     string          `json:"note" validate:"max=2000"`
 }
 

@@ -58,9 +58,9 @@ func New(d Deps) *Service {
 // Source is a publish's content: exactly one of content, files or
 // uploadId.
 type Source struct {
-	Content  *string              `json:"content"`
-	Files    *[]bundle.InlineFile `json:"files"`
-	UploadID *string              `json:"uploadId" validate:"omitempty,max=40"`
+	Content  *string              `json:"content" nullable:"true"`
+	Files    *[]bundle.InlineFile `json:"files" nullable:"true"`
+	UploadID *string              `json:"uploadId" validate:"omitempty,max=40" nullable:"true"`
 }
 
 // check refuses anything but one source, naming one field: the second
@@ -88,20 +88,20 @@ func (src *Source) check() error {
 // CreateInput is a new report and its first version.
 type CreateInput struct {
 	Title string  `json:"title" validate:"required,notblank,max=200"`
-	Slug  *string `json:"slug" validate:"omitempty,max=200"`
+	Slug  *string `json:"slug" validate:"omitempty,max=200" nullable:"true"`
 	Source
-	Audience       []string `json:"audience" validate:"omitempty,max=50,dive,required,max=320"`
+	Audience       []string `json:"audience" validate:"omitempty,max=50,dive,required,max=320" nullable:"true"`
 	Living         bool     `json:"living"`
 	Classification string   `json:"classification" validate:"omitempty,oneof=public internal confidential restricted"`
 	ChangeSummary  string   `json:"changeSummary" validate:"max=2000"`
-	FlowID         *string  `json:"flowId" validate:"omitempty,max=40"`
+	FlowID         *string  `json:"flowId" validate:"omitempty,max=40" nullable:"true"`
 }
 
 // VersionInput is a report's next version.
 type VersionInput struct {
 	Source
 	ChangeSummary   string `json:"changeSummary" validate:"max=2000"`
-	ExpectedVersion *int   `json:"expectedVersion" validate:"omitempty,min=0"`
+	ExpectedVersion *int   `json:"expectedVersion" validate:"omitempty,min=0" nullable:"true"`
 }
 
 // Create publishes a new report with its first version, once per claim:
@@ -217,7 +217,7 @@ func (s *Service) Rollback(ctx context.Context, orgID string, by models.Actor, i
 
 // ArchiveInput archives a report, or restores it with archived false.
 type ArchiveInput struct {
-	Archived *bool `json:"archived"`
+	Archived *bool `json:"archived" nullable:"true"`
 }
 
 // Archive stops a report's address serving, or restores it.

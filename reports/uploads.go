@@ -54,8 +54,12 @@ func (s *Service) Receive(ctx context.Context, ticket, contentType string, body 
 		return nil, err
 	}
 	size, err := s.blobs.PutUpload(ctx, blob, body, MaxUpload)
+	if err == nil && size == 0 {
+		_ = s.blobs.DeleteUpload(context.WithoutCancel(ctx), blob)
+		err = apperr.New(apperr.InvalidRequest, "the upload is empty: send the HTML file or the ZIP as the body")
+	}
 	if err != nil {
-		// Too large or cut off: the uploader may send it again.
+		// Empty, too large or cut off: the uploader may send it again.
 		if rerr := s.store.ReleaseUpload(context.WithoutCancel(ctx), u.ID, blob); rerr != nil {
 			s.log.WarnContext(ctx, "upload claim not released; it lapses by itself", "upload", u.ID, "error", rerr)
 		}

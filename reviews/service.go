@@ -60,13 +60,13 @@ type CreateInput struct {
 	ReportID          string          `json:"reportId" validate:"required,max=300"`
 	Instructions      string          `json:"instructions" validate:"max=20000"`
 	Reviewers         []string        `json:"reviewers" validate:"required,min=1,max=20,dive,required,max=320"`
-	RequiredApprovals *int            `json:"requiredApprovals"`
-	VersionID         *string         `json:"versionId" validate:"omitempty,max=40"`
-	ExpiresAt         *string         `json:"expiresAt"`
-	ExternalID        *string         `json:"externalId" validate:"omitempty,max=255"`
-	FlowID            *string         `json:"flowId" validate:"omitempty,max=40"`
-	Metadata          json.RawMessage `json:"metadata"`
-	CallbackURL       *string         `json:"callbackUrl" validate:"omitempty,max=2048"`
+	RequiredApprovals *int            `json:"requiredApprovals" nullable:"true"`
+	VersionID         *string         `json:"versionId" validate:"omitempty,max=40" nullable:"true"`
+	ExpiresAt         *string         `json:"expiresAt" nullable:"true"`
+	ExternalID        *string         `json:"externalId" validate:"omitempty,max=255" nullable:"true"`
+	FlowID            *string         `json:"flowId" validate:"omitempty,max=40" nullable:"true"`
+	Metadata          json.RawMessage `json:"metadata" nullable:"true"`
+	CallbackURL       *string         `json:"callbackUrl" validate:"omitempty,max=2048" nullable:"true"`
 }
 
 // reviewerRole is how reviewers are resolved and refused: guests the

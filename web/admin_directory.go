@@ -24,38 +24,46 @@ type membersPage struct {
 	Roles   []string
 	// Me is the signed-in member's id.
 	Me string
+	// RoleChange is a refused row's change, shown again in its row (not
+	// in the add form) with the refusal.
+	RoleChange roleChange
 }
 
+type roleChange struct{ Member, Role string }
+
 func (p *Pages) adminMembers(c *gin.Context) {
-	p.showMembers(c, http.StatusOK, nil, admin.NewMember{Role: admin.RoleMember})
+	p.showMembers(c, http.StatusOK, nil, admin.NewMember{Role: admin.RoleMember}, roleChange{})
 }
 
 // showMembers renders the member list with prob (a refused action) and
-// what was typed into the add form.
-func (p *Pages) showMembers(c *gin.Context, status int, prob *formProblem, form admin.NewMember) {
+// what was typed into the add form or a row's role.
+func (p *Pages) showMembers(c *gin.Context, status int, prob *formProblem, form admin.NewMember, change roleChange) {
 	rows, next, err := p.admin.ListMembers(c.Request.Context(), orgOf(c), adminPage(c))
 	if err != nil {
 		p.Fail(c, err)
 		return
 	}
 	page := membersPage{adminBase: base(c, "members"), Members: rows, Pager: newPager(c, "/admin/members", next),
-		Form: form, Roles: roles, Me: CurrentPerson(c).Member.ID}
+		Form: form, Roles: roles, Me: CurrentPerson(c).Member.ID, RoleChange: change}
 	page.Problem = prob
 	p.Render(c, status, "admin_members", page)
 }
 
 // membersRefused shows the member list again with why the action was
-// refused.
-func (p *Pages) membersRefused(c *gin.Context, err error, form admin.NewMember) {
+// refused. A row's refusal names no add-form field.
+func (p *Pages) membersRefused(c *gin.Context, err error, form admin.NewMember, change roleChange) {
 	if prob, status, ok := p.refusedBy(c, err, memberLabels); ok {
-		p.showMembers(c, status, prob, form)
+		if change.Member != "" {
+			prob.Field = ""
+		}
+		p.showMembers(c, status, prob, form, change)
 	}
 }
 
 func (p *Pages) addMember(c *gin.Context) {
 	in := admin.NewMember{Email: c.PostForm("email"), Name: c.PostForm("name"), Role: c.PostForm("role")}
 	if _, err := p.admin.CreateMember(c.Request.Context(), orgOf(c), currentActor(c), in); err != nil {
-		p.membersRefused(c, err, in)
+		p.membersRefused(c, err, in, roleChange{})
 		return
 	}
 	done(c, "/admin/members", "member-added")
@@ -65,7 +73,7 @@ func (p *Pages) changeRole(c *gin.Context) {
 	role := c.PostForm("role")
 	patch := admin.MemberPatch{Role: &role}
 	if err := p.updateMember(c, patch); err != nil {
-		p.membersRefused(c, err, admin.NewMember{Role: admin.RoleMember})
+		p.membersRefused(c, err, admin.NewMember{Role: admin.RoleMember}, roleChange{Member: c.Param("id"), Role: role})
 		return
 	}
 	done(c, "/admin/members", "role-changed")
@@ -77,7 +85,7 @@ func (p *Pages) setMemberActive(c *gin.Context) {
 		err = p.updateMember(c, admin.MemberPatch{Active: &active})
 	}
 	if err != nil {
-		p.membersRefused(c, err, admin.NewMember{Role: admin.RoleMember})
+		p.membersRefused(c, err, admin.NewMember{Role: admin.RoleMember}, roleChange{Member: c.Param("id")})
 		return
 	}
 	if active {

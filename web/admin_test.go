@@ -211,6 +211,12 @@ func TestAdminManagesMembers(t *testing.T) {
 			r = b.post("/admin/members/"+s.ada.ID+action, form)
 			assert.Equal(t, http.StatusConflict, r.status)
 			assert.Equal(t, "ada@example.com is the last active owner; make another member owner first.", problemOf(t, r))
+			if action == "/role" {
+				// The refused row keeps the role chosen, marked; the add
+				// form's Role is not blamed.
+				assert.Contains(t, r.body, `<select id="role-`+s.ada.ID+`" name="role" aria-invalid="true" aria-describedby="problem"><option value="member" selected>`)
+				assert.NotContains(t, r.body, `<select id="role" name="role" aria-invalid`)
+			}
 		}
 		got, err = s.store.GetMember(ctx, s.org.ID, s.ada.ID)
 		require.NoError(t, err)

@@ -250,6 +250,8 @@ func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string
 
 // dialTemporal connects with every payload encrypted under keys and bound
 // to where it is used; workers made from the client check the binding.
+// With an API key (Temporal Cloud) every call carries it as a bearer
+// token; cfg.TemporalTLS has then turned TLS on.
 func dialTemporal(ctx context.Context, cfg *config.Config, log *slog.Logger, keys *secretkey.Ring) (client.Client, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -257,12 +259,16 @@ func dialTemporal(ctx context.Context, cfg *config.Config, log *slog.Logger, key
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.DialContext(ctx, payloadcodec.ClientOptions(client.Options{
+	opts := client.Options{
 		ConnectionOptions: client.ConnectionOptions{TLS: tlsConf},
 		HostPort:          cfg.TemporalAddress,
 		Namespace:         cfg.TemporalNamespace,
 		Logger:            logging.SDK(log.With("component", "temporal-sdk")),
-	}, payloadcodec.New(keys)))
+	}
+	if cfg.TemporalAPIKey != "" {
+		opts.Credentials = client.NewAPIKeyStaticCredentials(cfg.TemporalAPIKey)
+	}
+	c, err := client.DialContext(ctx, payloadcodec.ClientOptions(opts, payloadcodec.New(keys)))
 	if err != nil {
 		return nil, explainDial(cfg, err)
 	}

@@ -184,3 +184,50 @@ func interpolate(value string, env map[string]string) string {
 	}
 	return m[3]
 }
+
+// TestComposeTemporalImagesMatchGoMod keeps docker-compose.yml's Temporal
+// images at the versions the binary is built and tested against: the
+// server and its admin tools (whose temporal-sql-tool sets the schema up)
+// at go.temporal.io/server's, the UI at ui-server's, which it is built
+// from.
+func TestComposeTemporalImagesMatchGoMod(t *testing.T) {
+	gomod, err := os.ReadFile("../../go.mod")
+	require.NoError(t, err)
+	raw, err := os.ReadFile("../../docker-compose.yml")
+	require.NoError(t, err)
+	var cf composeFile
+	require.NoError(t, yaml.Unmarshal(raw, &cf))
+
+	images := map[string]string{ // image → the module whose version it carries
+		"temporalio/server":      "go.temporal.io/server",
+		"temporalio/admin-tools": "go.temporal.io/server",
+		"temporalio/ui":          "github.com/temporalio/ui-server/v2",
+	}
+	seen := map[string]bool{}
+	for name, svc := range cf.Services {
+		image, tag, _ := strings.Cut(svc.Image, ":")
+		module, ok := images[image]
+		if !ok {
+			continue
+		}
+		seen[image] = true
+		version := requiredVersion(t, gomod, module)
+		assert.Equal(t, strings.TrimPrefix(version, "v"), tag,
+			"service %s runs %s:%s but go.mod builds against %s %s", name, image, tag, module, version)
+	}
+	for image := range images {
+		assert.True(t, seen[image], "docker-compose.yml runs %s", image)
+	}
+}
+
+// requiredVersion is module's version in go.mod's require lines.
+func requiredVersion(t *testing.T, gomod []byte, module string) string {
+	for line := range strings.Lines(string(gomod)) {
+		f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
+		if len(f) >= 2 && f[0] == module {
+			return f[1]
+		}
+	}
+	t.Fatalf("go.mod does not require %s", module)
+	return ""
+}

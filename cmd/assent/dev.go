@@ -12,7 +12,6 @@ import (
 
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/mail"
-	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/web"
 	"github.com/assent-hq/assent/worker"
@@ -64,9 +63,9 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	mailbox := mail.NewMailbox(mail.DefaultMailboxSize)
 	r.mailer = mailbox
 
-	policy := netguard.Public
-	if cfg.DevAllowLoopback {
-		policy = netguard.DevLoopback
+	policy, err := cfg.NetPolicy()
+	if err != nil {
+		return err
 	}
 	svc := r.services(log, baseURL, policy, cfg.SlackAPIURL)
 	boot, created, err := ensureBootstrap(ctx, r.store, svc.Admin, cfg.DataDir, baseURL)

@@ -23,6 +23,10 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := cfg.RequireBaseURL(); err != nil {
 		return err
 	}
+	policy, err := cfg.NetPolicy()
+	if err != nil {
+		return err
+	}
 	r, err := open(ctx, cfg, log, needs{temporal: true, mailer: true, publishing: true})
 	if err != nil {
 		return err
@@ -32,7 +36,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if cfg.BlobURL == "" {
 		log.Warn("ASSENT_BLOB_URL is not set: report files are kept in " + cfg.BlobDir() + ", which only this process sees; set it to S3-compatible storage when more than one assent serve runs")
 	}
-	svc := r.services(log, baseURL, nil, cfg.SlackAPIURL)
+	svc := r.services(log, baseURL, policy, cfg.SlackAPIURL)
 	// Decision tokens name the instance by its public address, as the
 	// worker's do.
 	svc.Gate.SetIssuer(cfg.PublicBaseURL())

@@ -32,6 +32,8 @@ func explainDial(cfg *config.Config, err error) error {
 		return fmt.Errorf("%s presented a certificate for another name: set ASSENT_TEMPORAL_TLS_SERVER_NAME to the name it carries: %w", at, err)
 	case strings.Contains(msg, "bad certificate"), strings.Contains(msg, "certificate required"), strings.Contains(msg, "unknown certificate authority"):
 		return fmt.Errorf("%s refused this process's client certificate: it needs ASSENT_TEMPORAL_TLS_CERT and ASSENT_TEMPORAL_TLS_KEY signed by a CA it trusts: %w", at, err)
+	case strings.Contains(msg, "first record does not look like a TLS handshake") && cfg.TemporalAPIKey != "":
+		return fmt.Errorf("%s does not speak TLS, which ASSENT_TEMPORAL_API_KEY needs (the key is never sent in clear): point ASSENT_TEMPORAL_ADDRESS at a TLS endpoint, such as Temporal Cloud's <region>.<cloud>.api.temporal.io:7233: %w", at, err)
 	case strings.Contains(msg, "first record does not look like a TLS handshake"):
 		return fmt.Errorf("%s does not speak TLS: unset the ASSENT_TEMPORAL_TLS_* settings, or point ASSENT_TEMPORAL_ADDRESS at its TLS port: %w", at, err)
 	case strings.Contains(msg, "error reading server preface"), strings.Contains(msg, "http2: frame too large"):

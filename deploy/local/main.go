@@ -150,8 +150,31 @@ func runProxy(ctx context.Context, listen string, backends []string) error {
 			}
 		}
 	}()
+	// A backend that refuses the connection (killed before the health
+	// check noticed) is skipped at dial time: the request never reached
+	// it, so sending it to the next one is safe for any method. The Host
+	// header is the client's, so the swapped connection is transparent.
+	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := dialer.DialContext(ctx, network, addr)
+		if err == nil {
+			return conn, nil
+		}
+		for i, u := range targets {
+			if u.Host == addr {
+				healthy[i].Store(false)
+				continue
+			}
+			if other, otherErr := dialer.DialContext(ctx, network, u.Host); otherErr == nil {
+				return other, nil
+			}
+		}
+		return nil, err
+	}
 	var next atomic.Uint64
 	proxy := &httputil.ReverseProxy{
+		Transport: transport,
 		Rewrite: func(r *httputil.ProxyRequest) {
 			n := next.Add(1)
 			pick := targets[n%uint64(len(targets))]

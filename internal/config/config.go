@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/secretkey"
 )
 
@@ -52,10 +53,11 @@ type Config struct {
 	DevRetryUnit time.Duration
 	// DevAllowLoopback admits receivers on this machine, any port, http.
 	// Dev and tests only.
-	DevAllowLoopback bool
-	devRetryRaw      string
-	devLoopbackRaw   string
-	devRetryErr      error
+	DevAllowLoopback    bool
+	devRetryRaw         string
+	devLoopbackRaw      string
+	devRetryErr         error
+	receiverNetworksRaw string
 	// OIDC single sign-on for the pages: all of issuer, client id and
 	// secret, or none (off). OIDCLabel is the sign-in button's text.
 	OIDCIssuer   string
@@ -82,8 +84,12 @@ type Config struct {
 	uiWritesRaw            string
 	// TLS to the Temporal frontend: a CA to trust (else the system's), a
 	// client certificate and key for mTLS, the name the server's
-	// certificate carries. All empty: plain gRPC (the embedded server).
+	// certificate carries. All empty, and no API key: plain gRPC (the
+	// embedded server).
 	TemporalTLSCA, TemporalTLSCert, TemporalTLSKey, TemporalTLSServerName string
+	// TemporalAPIKey is a Temporal Cloud API key, from the environment
+	// only, like SMTPPassword; it turns TLS on.
+	TemporalAPIKey string
 	// SecretKey is the ring the service seals secrets and Temporal
 	// payloads with, from the environment only (see SecretKeys).
 	SecretKey string
@@ -137,6 +143,24 @@ func (c *Config) CheckDevSettings(dev bool) error {
 		return errors.New("ASSENT_DEV_RETRY_UNIT and ASSENT_DEV_ALLOW_LOOPBACK are for `assent dev` and tests only; unset them")
 	}
 	return nil
+}
+
+// NetPolicy is where requests to addresses people give (receivers, the
+// model screen, push services) may go: public HTTPS on port 443, the
+// networks in ASSENT_RECEIVER_NETWORKS, and this machine when
+// ASSENT_DEV_ALLOW_LOOPBACK admits it.
+func (c *Config) NetPolicy() (*netguard.Policy, error) {
+	nets, err := netguard.ParseNetworks(c.receiverNetworksRaw)
+	if err != nil {
+		return nil, fmt.Errorf("ASSENT_RECEIVER_NETWORKS: %w", err)
+	}
+	if c.DevAllowLoopback {
+		nets = append(nets, netguard.Loopback...)
+	}
+	if len(nets) == 0 {
+		return netguard.Public, nil
+	}
+	return netguard.Inside(nets), nil
 }
 
 // CheckTrustedProxies reads the trusted proxies into TrustedProxies,
@@ -324,9 +348,11 @@ func (c *Config) Database() string {
 }
 
 // TemporalTLS is the TLS configuration for the Temporal frontend, nil when
-// none of its settings is given.
+// none of its settings is given. An API key, a bearer credential, is never
+// sent in clear: with one and no other setting it is TLS with the system's
+// CAs (what the SDK would also pick, left to itself).
 func (c *Config) TemporalTLS() (*tls.Config, error) {
-	if c.TemporalTLSCA == "" && c.TemporalTLSCert == "" && c.TemporalTLSKey == "" && c.TemporalTLSServerName == "" {
+	if c.TemporalTLSCA == "" && c.TemporalTLSCert == "" && c.TemporalTLSKey == "" && c.TemporalTLSServerName == "" && c.TemporalAPIKey == "" {
 		return nil, nil
 	}
 	conf := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: c.TemporalTLSServerName}

@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -19,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assent-hq/assent/internal/config"
+	"github.com/assent-hq/assent/internal/netguard"
 )
 
 func parse(t *testing.T, args ...string) (*config.Config, *flag.FlagSet) {
@@ -195,10 +197,25 @@ func TestTemporalTLS(t *testing.T) {
 	assert.NotNil(t, conf.RootCAs)
 	assert.GreaterOrEqual(t, conf.MinVersion, uint16(tls.VersionTLS12))
 
+	// An API key alone: TLS, trusting the system's CAs (Temporal Cloud's).
+	conf, err = (&config.Config{TemporalAPIKey: "key"}).TemporalTLS()
+	require.NoError(t, err)
+	require.NotNil(t, conf, "an API key is never sent in clear")
+	assert.Nil(t, conf.RootCAs)
+	assert.Empty(t, conf.Certificates)
+	assert.GreaterOrEqual(t, conf.MinVersion, uint16(tls.VersionTLS12))
+
 	_, err = (&config.Config{TemporalTLSCert: certFile}).TemporalTLS()
 	assert.ErrorContains(t, err, "go together")
 	_, err = (&config.Config{TemporalTLSCA: keyFile}).TemporalTLS()
 	assert.ErrorContains(t, err, "no PEM certificate")
+}
+
+func TestTemporalAPIKeyFromEnvironmentOnly(t *testing.T) {
+	t.Setenv("ASSENT_TEMPORAL_API_KEY", "tcld-key")
+	c, fs := parse(t)
+	assert.Equal(t, "tcld-key", c.TemporalAPIKey)
+	assert.Nil(t, fs.Lookup("temporal-api-key"), "a key flag would show in the process list")
 }
 
 // Reports get localhost:<port> on this machine and nothing elsewhere,
@@ -278,4 +295,33 @@ func TestTemporalHasADataDirOfItsOwn(t *testing.T) {
 	assert.Equal(t, "/srv/t", temporal("--data-dir", "/srv/t").DataDir)
 	t.Setenv("ASSENT_DATA_DIR", "/srv/data")
 	assert.Equal(t, "/srv/data", temporal().DataDir)
+}
+
+func TestReceiverNetworks(t *testing.T) {
+	ctx := context.Background()
+	t.Setenv("ASSENT_RECEIVER_NETWORKS", "")
+	t.Setenv("ASSENT_DEV_ALLOW_LOOPBACK", "")
+	c, _ := parse(t)
+	p, err := c.NetPolicy()
+	require.NoError(t, err)
+	assert.Same(t, netguard.Public, p, "public HTTPS only unless told")
+
+	t.Setenv("ASSENT_RECEIVER_NETWORKS", "10.20.0.0/16")
+	c, _ = parse(t)
+	p, err = c.NetPolicy()
+	require.NoError(t, err)
+	assert.NoError(t, p.CheckURL(ctx, "http://10.20.1.2:8080/hook"))
+	assert.Error(t, p.CheckURL(ctx, "http://127.0.0.1:8080/hook"), "this machine is not one of the networks")
+
+	t.Setenv("ASSENT_DEV_ALLOW_LOOPBACK", "1")
+	c, _ = parse(t)
+	p, err = c.NetPolicy()
+	require.NoError(t, err)
+	assert.NoError(t, p.CheckURL(ctx, "http://10.20.1.2:8080/hook"))
+	assert.NoError(t, p.CheckURL(ctx, "http://127.0.0.1:8080/hook"), "dev adds this machine")
+
+	c, _ = parse(t, "-receiver-networks", "169.254.0.0/16")
+	_, err = c.NetPolicy()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ASSENT_RECEIVER_NETWORKS: 169.254.0.0/16 holds the cloud metadata address")
 }

@@ -126,6 +126,10 @@ var Settings = []Setting{
 		Doc: "comma-separated IPs or CIDR ranges of the load balancers whose `X-Forwarded-For` names the client; " +
 			"the sign-in limit counts per client",
 		field: func(c *Config) any { return &c.trustedRaw }},
+	{Env: "ASSENT_RECEIVER_NETWORKS", Flag: "receiver-networks", Shown: "unset (public HTTPS on port 443 only)", UsedBy: "dev, serve, worker",
+		Doc: "comma-separated CIDR networks of your own (`10.20.0.0/16`) where webhook and callback receivers, the model screen and push " +
+			"services may also be reached, at any port and over http; a network holding the cloud metadata address is refused",
+		field: func(c *Config) any { return &c.receiverNetworksRaw }},
 	{Env: "ASSENT_SLACK_API_URL", Flag: "slack-api-url", Shown: "`https://slack.com/api/`", UsedBy: "dev, serve, worker",
 		Doc:   "Slack's Web API, which organisations' Slack apps are called at; tests and `assent dev` point it at a fake Slack",
 		field: func(c *Config) any { return &c.SlackAPIURL }},
@@ -135,8 +139,8 @@ var Settings = []Setting{
 	{Env: "ASSENT_LONG_POLLS", Flag: "long-polls", Default: strconv.Itoa(DefaultLongPolls), UsedBy: "dev, serve",
 		Doc:   "long-polls this process holds open at once, all keys together; more are answered 429",
 		field: func(c *Config) any { return &c.LongPolls }},
-	{Env: "ASSENT_TEMPORAL_TLS_CA", Flag: "temporal-tls-ca", Shown: "unset (plain gRPC)", UsedBy: "serve, worker, admin",
-		Doc:   "PEM file of the CA that signed the Temporal frontend's certificate; setting any TLS option turns TLS on",
+	{Env: "ASSENT_TEMPORAL_TLS_CA", Flag: "temporal-tls-ca", Shown: "unset (plain gRPC, or TLS with the system's CAs under an API key)", UsedBy: "serve, worker, admin",
+		Doc:   "PEM file of the CA that signed the Temporal frontend's certificate; setting any TLS option, or `ASSENT_TEMPORAL_API_KEY`, turns TLS on",
 		field: func(c *Config) any { return &c.TemporalTLSCA }},
 	{Env: "ASSENT_TEMPORAL_TLS_CERT", Flag: "temporal-tls-cert", UsedBy: "serve, worker, admin",
 		Doc:   "PEM client certificate for mTLS to Temporal",
@@ -147,6 +151,10 @@ var Settings = []Setting{
 	{Env: "ASSENT_TEMPORAL_TLS_SERVER_NAME", Flag: "temporal-tls-server-name", Shown: "the address's host", UsedBy: "serve, worker, admin",
 		Doc:   "name on the Temporal frontend's certificate, when not its address's host",
 		field: func(c *Config) any { return &c.TemporalTLSServerName }},
+	{Env: "ASSENT_TEMPORAL_API_KEY", UsedBy: "serve, worker, admin",
+		Doc: "a Temporal Cloud API key, sent as `authorization: Bearer <key>` on every call, always over TLS " +
+			"(environment only, so it stays out of the process list; `docs/operations.md`)",
+		field: func(c *Config) any { return &c.TemporalAPIKey }},
 	{Env: "ASSENT_DEV_RETRY_UNIT", Shown: "`1m`", UsedBy: "dev only; serve and worker refuse it",
 		Doc:   "scales the delivery retries (`1s` gives waits of 1, 4, 16, 64 s)",
 		field: func(c *Config) any { return &c.devRetryRaw }},

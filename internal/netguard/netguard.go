@@ -1,7 +1,8 @@
 // Package netguard decides which addresses Assent may send requests to:
 // public hosts on port 443 only, never private, loopback, link-local,
-// CGNAT, metadata or unspecified addresses. The same Policy checks a
-// receiver URL when it is saved and every connection when it is dialled.
+// CGNAT, metadata or unspecified addresses, unless the operator names
+// networks of their own (Inside). The same Policy checks a receiver URL
+// when it is saved and every connection when it is dialled.
 package netguard
 
 import (
@@ -11,6 +12,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -20,23 +22,74 @@ import (
 // Policy is a set of address rules.
 type Policy struct {
 	guardian *ssrf.Guardian
-	// loopback admits http:// and any port on 127.0.0.0/8 and ::1.
-	loopback bool
+	// inside are networks admitted at any port and over http as well:
+	// receivers on the operator's own network.
+	inside []netip.Prefix
 }
 
 // Public is the production policy: HTTPS to public addresses on port 443.
 var Public = &Policy{guardian: ssrf.New(ssrf.WithPorts(443))}
 
+// Loopback is this machine's networks.
+var Loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}
+
 // DevLoopback also admits receivers on this machine (http://127.0.0.1:any)
-// for `assent dev` and tests; serve and worker refuse to use it.
-var DevLoopback = &Policy{loopback: true, guardian: ssrf.New(ssrf.WithAnyPort(),
-	ssrf.WithAllowedV4Prefixes(netip.MustParsePrefix("127.0.0.0/8")),
-	ssrf.WithAllowedV6Prefixes(netip.MustParsePrefix("::1/128")))}
+// for `assent dev` and tests.
+var DevLoopback = Inside(Loopback)
+
+// Inside is Public that also admits the networks given, at any port and
+// over http: for receivers inside the operator's network (see
+// ParseNetworks, which keeps the cloud metadata address out).
+func Inside(networks []netip.Prefix) *Policy {
+	return &Policy{guardian: Public.guardian, inside: networks}
+}
+
+// metadata are the cloud instance-metadata addresses: a network holding
+// one would hand a receiver URL the machine's credentials.
+var metadata = []netip.Addr{netip.MustParseAddr("169.254.169.254"), netip.MustParseAddr("fd00:ec2::254")}
+
+// ParseNetworks reads a comma-separated list of CIDR prefixes
+// ("10.20.0.0/16, 127.0.0.1/32"), refusing one that holds a cloud metadata
+// address.
+func ParseNetworks(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(part)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a network in CIDR form (10.20.0.0/16, fd12::/64)", part)
+		}
+		for _, m := range metadata {
+			if p.Contains(m) {
+				return nil, fmt.Errorf("%s holds the cloud metadata address %s: name narrower networks", p, m)
+			}
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
+}
+
+// isInside reports whether a is in one of the operator's networks.
+func (p *Policy) isInside(a netip.Addr) bool {
+	a = a.Unmap()
+	for _, n := range p.inside {
+		if n.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
 
 // Control is a net.Dialer Control function: it refuses a connection to a
 // forbidden address after DNS resolution, so a name that rebinds to an
 // inside address fails at connect time.
 func (p *Policy) Control(network, address string, c syscall.RawConn) error {
+	if ap, err := netip.ParseAddrPort(address); err == nil && p.isInside(ap.Addr()) {
+		return nil
+	}
 	return p.guardian.Safe(network, address, c)
 }
 
@@ -47,7 +100,7 @@ func (p *Policy) CheckURL(ctx context.Context, raw string) error {
 	if err != nil || !u.IsAbs() || u.Host == "" {
 		return fmt.Errorf("%q is not an absolute URL", raw)
 	}
-	if u.Scheme != "https" && !(p.loopback && u.Scheme == "http") {
+	if u.Scheme != "https" && u.Scheme != "http" {
 		return fmt.Errorf("the URL must use https, not %s", u.Scheme)
 	}
 	if u.User != nil {
@@ -69,8 +122,15 @@ func (p *Policy) CheckURL(ctx context.Context, raw string) error {
 		return err
 	}
 	for _, a := range addrs {
+		if p.isInside(a) {
+			continue
+		}
+		// Outside the operator's networks only public HTTPS on 443 goes.
+		if u.Scheme != "https" {
+			return fmt.Errorf("the URL must use https, not %s", u.Scheme)
+		}
 		if err := p.guardian.SafeAddrPort(netip.AddrPortFrom(a.Unmap(), uint16(port))); err != nil {
-			if port != 443 && !p.loopback {
+			if port != 443 {
 				return fmt.Errorf("the URL must use port 443, not %d", port)
 			}
 			if _, err := netip.ParseAddr(host); err == nil {

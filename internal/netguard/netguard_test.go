@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestCheckURL(t *testing.T) {
@@ -53,5 +54,46 @@ func TestDevLoopbackAdmitsThisMachineOnly(t *testing.T) {
 	}
 	for _, u := range []string{"http://10.0.0.1:8080/", "http://169.254.169.254/", "ftp://127.0.0.1/"} {
 		assert.Error(t, DevLoopback.CheckURL(ctx, u), u)
+	}
+}
+
+func TestInsideAdmitsTheOperatorsNetworksOnly(t *testing.T) {
+	ctx := context.Background()
+	nets, err := ParseNetworks(" 10.20.0.0/16, fd12::/64 ,")
+	require.NoError(t, err)
+	p := Inside(nets)
+	for _, u := range []string{"http://10.20.3.4:8080/hook", "https://10.20.0.1:9443/", "http://[fd12::5]:81/", "https://93.184.216.34/hook"} {
+		assert.NoError(t, p.CheckURL(ctx, u), u)
+	}
+	for u, want := range map[string]string{
+		"http://10.21.0.1:8080/":          "https",
+		"https://10.21.0.1/":              "is a private or reserved address",
+		"http://93.184.216.34/hook":       "https",
+		"https://93.184.216.34:8443/hook": "port 443",
+		"http://127.0.0.1:8080/":          "https",
+		"http://169.254.169.254/":         "https",
+	} {
+		err := p.CheckURL(ctx, u)
+		if assert.Error(t, err, u) {
+			assert.Contains(t, err.Error(), want, u)
+		}
+	}
+
+	// Dialling holds to the same rule after DNS: inside at any port,
+	// outside only public 443.
+	assert.NoError(t, p.Control("tcp4", "10.20.9.9:8080", nil))
+	assert.Error(t, p.Control("tcp4", "10.21.9.9:443", nil))
+	assert.Error(t, p.Control("tcp4", "127.0.0.1:8080", nil))
+
+	for s, want := range map[string]string{
+		"10.0.0.0":       "not a network in CIDR form",
+		"169.254.0.0/16": "holds the cloud metadata address 169.254.169.254",
+		"0.0.0.0/0":      "holds the cloud metadata address",
+		"fd00::/8":       "holds the cloud metadata address fd00:ec2::254",
+	} {
+		_, err := ParseNetworks(s)
+		if assert.Error(t, err, s) {
+			assert.Contains(t, err.Error(), want, s)
+		}
 	}
 }

@@ -66,8 +66,8 @@ type Input struct {
 	ID       string   `json:"id"`
 	Prompt   string   `json:"prompt"`
 	Kind     string   `json:"kind"`
-	Options  []string `json:"options"`
-	Required *bool    `json:"required"`
+	Options  []string `json:"options" nullable:"true"`
+	Required *bool    `json:"required" nullable:"true"`
 	Help     string   `json:"help"`
 }
 

@@ -182,6 +182,18 @@ func (c *Cluster) Kill(name string) error {
 	return c.saveState()
 }
 
+// Terminate stops a process as an operator or a deploy does: SIGTERM,
+// and SIGKILL only if it has not ended within the grace period.
+func (c *Cluster) Terminate(name string) error {
+	p, ok := c.procs[name]
+	if !ok {
+		return fmt.Errorf("cluster: no process %q", name)
+	}
+	p.terminate(30 * time.Second)
+	delete(c.state.PIDs, name)
+	return c.saveState()
+}
+
 // Restart starts a process that was killed or stopped, with the same
 // command, and waits until it is ready.
 func (c *Cluster) Restart(ctx context.Context, name string) error {

@@ -103,7 +103,7 @@ func (c *Cluster) temporalSpec(name string) spec {
 func (c *Cluster) registerNamespace(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	opts, err := c.temporalClientOptions()
+	opts, err := c.TemporalClientOptions()
 	if err != nil {
 		return err
 	}
@@ -128,8 +128,9 @@ func (c *Cluster) registerNamespace(ctx context.Context) error {
 	})
 }
 
-// temporalClientOptions connect to the frontend as assent does.
-func (c *Cluster) temporalClientOptions() (client.Options, error) {
+// TemporalClientOptions connect to the frontend as assent does (without
+// assent's payload codec: add it to read what workflows hold).
+func (c *Cluster) TemporalClientOptions() (client.Options, error) {
 	opts := client.Options{HostPort: c.addr(TemporalFrontend), Namespace: Namespace}
 	if c.opts.TLS {
 		conf, err := clientTLS(filepath.Join(c.opts.Dir, "tls"))

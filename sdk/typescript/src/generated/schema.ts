@@ -3739,9 +3739,11 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
-        /** @description The workflow service could not be reached or did not answer in time; retry, with the same Idempotency-Key. */
+        /** @description The workflow service could not be reached or did not answer in time; retry after `Retry-After` seconds, with the same Idempotency-Key. */
         Unavailable: {
             headers: {
+                /** @description Seconds to wait before retrying. */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {

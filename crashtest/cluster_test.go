@@ -1,0 +1,142 @@
+package crashtest
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+
+	"github.com/assent-hq/assent/deploy/local/cluster"
+	"github.com/assent-hq/assent/internal/scopes"
+	"github.com/assent-hq/assent/internal/secretkey"
+)
+
+// TestClusterCrashSafety runs the same load against the production shape
+// (two serve behind the proxy, two worker, Temporal's services apart, a
+// PostgreSQL of its own, mutual TLS to the frontend) while it SIGKILLs,
+// at seeded moments, one of serve, worker, history, matching or the
+// frontend and restarts it, and restarts PostgreSQL once. Receivers are
+// reached as a production instance reaches receivers on its own network
+// (ASSENT_RECEIVER_NETWORKS), with the production retry schedule, so the
+// check waits past its first retry. ASSENT_CLUSTER_KILLS sets the kills
+// (4 unless set); the seed is ASSENT_CRASH_SEED's, as in TestCrashSafety.
+func TestClusterCrashSafety(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds Temporal's server and runs the whole cluster under load")
+	}
+	kills := envInt("ASSENT_CLUSTER_KILLS", 4)
+	seed := crashSeed(t)
+	t.Logf("cluster crash test: seed %d, %d kills (repeat with ASSENT_CRASH_SEED=%d ASSENT_CLUSTER_KILLS=%d)", seed, kills, seed, kills)
+
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "assent-cluster-") // reachable by the postgres user when run as root
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(dir, 0o755))
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	c, err := cluster.Start(ctx, cluster.Options{Dir: dir, TLS: true, Progress: logWriter{t},
+		AssentEnv: []string{"ASSENT_RECEIVER_NETWORKS=127.0.0.0/8", "ASSENT_LOG_LEVEL=warn"}})
+	require.NoError(t, err)
+	t.Cleanup(c.Stop)
+	svc := &clusterTarget{c: c, boot: bootstrapCluster(t, c)}
+
+	// The production schedule retries after 1 and then 4 minutes.
+	rcv := newReceiver(t, 10, 6*time.Minute)
+	victims := []string{cluster.Serve1, cluster.Serve2, cluster.Worker1, cluster.Worker2,
+		cluster.TemporalHistory, cluster.TemporalMatching, cluster.TemporalFrontend}
+	r := runUnderFaults(t, svc, rcv, seed, func(rng *rand.Rand) map[string]int {
+		killed := map[string]int{}
+		postgresAt := rng.IntN(kills)
+		for k := range kills {
+			time.Sleep(time.Duration(2000+rng.IntN(6000)) * time.Millisecond)
+			name := victims[rng.IntN(len(victims))]
+			t.Logf("kill %d of %d: %s", k+1, kills, name)
+			require.NoError(t, c.Kill(name))
+			killed[name]++
+			time.Sleep(time.Duration(rng.IntN(2000)) * time.Millisecond)
+			require.NoError(t, c.Restart(ctx, name), "restart %s: %s", name, c.LogTail(name))
+			if k == postgresAt {
+				t.Logf("restarting PostgreSQL")
+				require.NoError(t, c.RestartPostgres(ctx), c.LogTail(cluster.Postgres))
+				killed["postgres (restart)"]++
+			}
+		}
+		return killed
+	})
+	assertNothingLost(t, r)
+}
+
+// clusterTarget is the production cluster as the load sees it: the
+// proxy's address, its database and its Temporal.
+type clusterTarget struct {
+	c    *cluster.Cluster
+	boot bootstrap
+}
+
+func (s *clusterTarget) url(path string) string { return s.c.Addresses().Assent + path }
+func (s *clusterTarget) keys() bootstrap        { return s.boot }
+
+func (s *clusterTarget) databaseURL() string {
+	for _, kv := range s.c.AssentEnv() {
+		if v, ok := strings.CutPrefix(kv, "ASSENT_DATABASE_URL="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+func (s *clusterTarget) temporal() (client.Options, *secretkey.Ring, error) {
+	opts, err := s.c.TemporalClientOptions()
+	if err != nil {
+		return opts, nil, err
+	}
+	keys, err := secretkey.Parse(s.c.SecretKey())
+	return opts, keys, err
+}
+
+// bootstrapCluster makes, with `assent admin` as an operator would, what
+// assent dev's bootstrap holds: an organisation, its people with tokens,
+// an agent key with every scope and an admin key.
+func bootstrapCluster(t *testing.T, c *cluster.Cluster) bootstrap {
+	admin := func(args ...string) map[string]any {
+		t.Helper()
+		cmd := exec.Command(c.AssentBinary(), append([]string{"admin"}, args...)...)
+		cmd.Env = append(os.Environ(), c.AssentEnv()...)
+		out, err := cmd.Output()
+		require.NoError(t, err, "assent admin %v: %s", args, out)
+		var v map[string]any
+		require.NoError(t, json.Unmarshal(out, &v), "%s", out)
+		return v
+	}
+	admin("org", "create", "--name", "Cluster Co")
+	var b bootstrap
+	for _, m := range []struct{ email, role string }{
+		{"owner@cluster.example", "owner"}, {"mia@cluster.example", "member"},
+		{"max@cluster.example", "member"}, {"maya@cluster.example", "member"},
+	} {
+		added := admin("member", "add", "--email", m.email, "--role", m.role)
+		token := admin("token", "create", "--member", m.email)["token"].(string)
+		b.Members = append(b.Members, struct {
+			ID    string `json:"id"`
+			Email string `json:"email"`
+			Role  string `json:"role"`
+			Token string `json:"token"`
+		}{added["id"].(string), m.email, m.role, token})
+	}
+	b.AgentKey = admin("key", "create", "--name", "agent", "--kind", "agent", "--scopes", strings.Join(scopes.Available(), ","))["key"].(string)
+	b.AdminKey = admin("key", "create", "--name", "admin", "--kind", "admin")["key"].(string)
+	return b
+}
+
+type logWriter struct{ t *testing.T }
+
+func (w logWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
