@@ -41,7 +41,7 @@ func TestClusterCrashSafety(t *testing.T) {
 	require.NoError(t, os.Chmod(dir, 0o755))
 	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	c, err := cluster.Start(ctx, cluster.Options{Dir: dir, TLS: true, Progress: logWriter{t},
-		AssentEnv: []string{"ASSENT_RECEIVER_NETWORKS=127.0.0.0/8", "ASSENT_LOG_LEVEL=warn"}})
+		AssentEnv: []string{"ASSENT_RECEIVER_NETWORKS=127.0.0.0/8"}})
 	require.NoError(t, err)
 	t.Cleanup(c.Stop)
 	svc := &clusterTarget{c: c, boot: bootstrapCluster(t, c)}

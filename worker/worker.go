@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sort"
+	"strings"
 	"time"
 
 	"go.temporal.io/api/operatorservice/v1"
@@ -97,7 +99,16 @@ func RegisterSearchAttributes(ctx context.Context, c client.Client, namespace st
 	_, err = op.AddSearchAttributes(ctx, &operatorservice.AddSearchAttributesRequest{Namespace: namespace, SearchAttributes: missing})
 	var exists *serviceerror.AlreadyExists
 	if err != nil && !errors.As(err, &exists) {
-		return fmt.Errorf("add search attributes: %w", err)
+		// Temporal Cloud, or a server that limits its operator API, lets
+		// only its own tools add them: say which to add there.
+		var names []string
+		for name, typ := range missing {
+			names = append(names, fmt.Sprintf("%s (%s)", name, typ))
+		}
+		sort.Strings(names)
+		return fmt.Errorf("the namespace %s lacks Assent's search attributes %s, and adding them was refused (%w): "+
+			"where the server does not let clients add them (Temporal Cloud: tcld or its web UI), add them there and start again",
+			namespace, strings.Join(names, ", "), err)
 	}
 	return nil
 }

@@ -1,14 +1,21 @@
 package worker_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/server/temporal"
+	"go.temporal.io/server/temporaltest"
+	"google.golang.org/grpc"
 
 	"github.com/assent-hq/assent/worker"
 )
@@ -33,4 +40,33 @@ func TestEveryWorkflowHasASavedHistory(t *testing.T) {
 		assert.True(t, slices.Contains(saved, wf.Name),
 			"workflow %s has no saved history in workflows/testdata/histories: record one (see its README)", wf.Name)
 	}
+}
+
+// TestSearchAttributesRefusedNamesWhatToAdd: a server that refuses to add
+// search attributes (Temporal Cloud lets only its own tools) stops the
+// process with the attributes to add there, not a bare gRPC error; one
+// that allows it gets them, once.
+func TestSearchAttributesRefusedNamesWhatToAdd(t *testing.T) {
+	var refuse atomic.Bool
+	refuse.Store(true)
+	deny := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
+		if refuse.Load() && strings.HasSuffix(info.FullMethod, "/AddSearchAttributes") {
+			return nil, serviceerror.NewPermissionDenied("request unauthorized", "")
+		}
+		return next(ctx, req)
+	}
+	ts := temporaltest.NewServer(temporaltest.WithT(t),
+		temporaltest.WithBaseServerOptions(temporal.WithChainedFrontendGrpcInterceptors(deny)))
+	c := ts.GetDefaultClient()
+	ns := ts.GetDefaultNamespace()
+
+	err := worker.RegisterSearchAttributes(context.Background(), c, ns)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the namespace "+ns+" lacks Assent's search attributes AssentExternalId (Keyword), AssentKind (Keyword)")
+	assert.Contains(t, err.Error(), "tcld or its web UI")
+	assert.Contains(t, err.Error(), "request unauthorized")
+
+	refuse.Store(false)
+	require.NoError(t, worker.RegisterSearchAttributes(context.Background(), c, ns))
+	require.NoError(t, worker.RegisterSearchAttributes(context.Background(), c, ns), "a second run finds them all")
 }

@@ -33,8 +33,9 @@ type Options struct {
 	// TLS serves Temporal's frontend over mutual TLS with certificates
 	// made for the cluster (in Dir/tls); assent connects with them.
 	TLS bool
-	// AssentEnv is added to every assent process's environment (tests
-	// shorten retries with it, for example).
+	// AssentEnv is added to every assent process's environment. A worker
+	// is known ready by its "worker started" line, so keep
+	// ASSENT_LOG_LEVEL at info or below.
 	AssentEnv []string
 	// Progress receives a line per step; nil is silent.
 	Progress io.Writer

@@ -123,6 +123,54 @@ func TestClusterUnderRestarts(t *testing.T) {
 	}
 	require.NoError(t, c.RestartPostgres(ctx))
 	settle("restarting PostgreSQL")
+
+	// A rolling restart, as a deploy does it: each worker, then each
+	// serve, stopped (SIGTERM) and started again while approvals are
+	// pending and an agent keeps reading them through the proxy. The
+	// agent never sees anything but 200 and pending, and every approval
+	// settles afterwards.
+	var pending []string
+	for i := range 4 {
+		var created map[string]any
+		require.Equal(t, 201, call(t, "POST", a.Assent+"/api/v1/approvals", agent, fmt.Sprintf("rolling %d", i), `{"title":"across a deploy"}`, &created))
+		pending = append(pending, created["id"].(string))
+	}
+	rolled := make(chan struct{})
+	var reads, unexpected []string
+	go func() {
+		defer close(rolled)
+		for i := 0; ; i++ {
+			select {
+			case <-rolled:
+				return
+			default:
+			}
+			var read map[string]any
+			id := pending[i%len(pending)]
+			status := call(t, "GET", a.Assent+"/api/v1/approvals/"+id, agent, "", "", &read)
+			reads = append(reads, id)
+			if status != 200 || read["status"] != "pending" {
+				unexpected = append(unexpected, fmt.Sprintf("GET %s: %d %v", id, status, read["status"]))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	for _, name := range []string{cluster.Worker1, cluster.Worker2, cluster.Serve1, cluster.Serve2} {
+		require.NoError(t, c.Terminate(name))
+		require.NoError(t, c.Restart(ctx, name))
+	}
+	rolled <- struct{}{}
+	<-rolled
+	assert.NotEmpty(t, reads)
+	assert.Empty(t, unexpected, "what the agent saw during the rolling restart")
+	for _, id := range pending {
+		var decided map[string]any
+		require.Equal(t, 200, call(t, "POST", a.Assent+"/api/v1/approvals/"+id+"/decision", token, "", `{"decision":"approve"}`, &decided), "%v", decided)
+		var read map[string]any
+		require.Equal(t, 200, call(t, "GET", a.Assent+"/api/v1/approvals/"+id, agent, "", "", &read))
+		assert.Equal(t, "approved", read["status"])
+		assert.NotEmpty(t, read["decisionToken"], "a worker started in the roll signs")
+	}
 }
 
 func admin(t *testing.T, c *cluster.Cluster, args ...string) map[string]any {
