@@ -72,7 +72,8 @@ func TestBrowserAdminPagesLookAlike(t *testing.T) {
 
 	b := browsertest.New(t)
 	browserSignIn(t, s, b, "ada@example.com")
-	tabs := []string{"/admin", "/admin/members", "/admin/teams", "/admin/guests", "/admin/keys", "/admin/webhooks", "/admin/webhooks/" + ep.ID, "/admin/rules"}
+	tabs := []string{"/admin", "/admin/members", "/admin/teams", "/admin/guests", "/admin/keys", "/admin/webhooks", "/admin/webhooks/" + ep.ID, "/admin/rules",
+		"/admin/actions", "/admin/slack", "/admin/model-screen", "/admin/held-versions"}
 
 	b.Run(chromedp.EmulateViewport(1400, 900))
 	widths := map[string]float64{}
