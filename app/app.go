@@ -106,7 +106,7 @@ func Build(d Deps) *Services {
 		Accounts:    acc,
 		Push:        push.New(d.Store.PushStore, d.NetPolicy),
 		Idempotency: idempotency.New(d.Store.IdempotencyStore),
-		Instance:    instance.New(d.Store.SigningKeyStore, d.Temporal),
+		Instance:    instance.New(d.Store.SigningKeyStore, d.Temporal, blobChecker(d.Blobs)),
 		History:     requests.NewHistory(d.Store),
 	}
 }
@@ -129,4 +129,13 @@ func (s *Services) Require(who string) {
 			panic(fmt.Sprintf("%s: the services lack %s; build them with app.Build", who, v.Type().Field(i).Name))
 		}
 	}
+}
+
+// blobChecker is blobs as readiness asks it; nil stays nil, so a process
+// without report files is not checked for them.
+func blobChecker(b *blobstore.Store) instance.Checker {
+	if b == nil {
+		return nil
+	}
+	return b
 }

@@ -25,12 +25,17 @@ const readyTimeout = 3 * time.Second
 type Service struct {
 	store    *models.SigningKeyStore
 	temporal client.Client
+	blobs    Checker
 }
 
+// Checker is a dependency readiness asks: the report file store.
+type Checker interface{ Check(context.Context) error }
+
 // New returns the service; temporal is nil where the process has none,
-// which readiness reports.
-func New(store *models.SigningKeyStore, temporal client.Client) *Service {
-	return &Service{store: store, temporal: temporal}
+// which readiness reports; blobs is nil where the process keeps no report
+// files, and then not checked.
+func New(store *models.SigningKeyStore, temporal client.Client, blobs Checker) *Service {
+	return &Service{store: store, temporal: temporal, blobs: blobs}
 }
 
 // Readiness is what Ready found: each dependency "ok" or "down: …".
@@ -39,8 +44,10 @@ type Readiness struct {
 	Checks map[string]string
 }
 
-// Ready checks the database and Temporal (reachable, and its namespace
-// not marked for another instance's key) and names what is down.
+// Ready checks the database (reachable, every migration this binary
+// knows applied), Temporal (reachable, and its namespace not marked for
+// another instance's key) and the report file store, and names what is
+// down.
 func (s *Service) Ready(ctx context.Context) Readiness {
 	ctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()
@@ -51,6 +58,16 @@ func (s *Service) Ready(ctx context.Context) Readiness {
 	}
 	if err := models.Ping(ctx, s.store.DB()); err != nil {
 		down("database", err.Error())
+	} else if err := models.RequireMigrated(s.store.DB().WithContext(ctx)); err != nil {
+		// A newer binary's migration not run yet: this process must not
+		// take traffic it cannot store.
+		down("database", err.Error())
+	}
+	if s.blobs != nil {
+		r.Checks["blobs"] = "ok"
+		if err := s.blobs.Check(ctx); err != nil {
+			down("blobs", err.Error())
+		}
 	}
 	if s.temporal == nil {
 		down("temporal", "no client configured")

@@ -3,6 +3,7 @@ package instance_test
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,6 +18,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/instance"
+	"github.com/assent-hq/assent/internal/blobstore"
 	"github.com/assent-hq/assent/internal/payloadcodec"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -56,28 +58,50 @@ func TestReady(t *testing.T) {
 		ctx := context.Background()
 		store := models.NewStore(db, testenv.Keys())
 
-		r := instance.New(store.SigningKeyStore, temporal{}).Ready(ctx)
+		r := instance.New(store.SigningKeyStore, temporal{}, nil).Ready(ctx)
 		assert.True(t, r.Ready)
 		assert.Equal(t, map[string]string{"database": "ok", "temporal": "ok"}, r.Checks)
 
-		r = instance.New(store.SigningKeyStore, nil).Ready(ctx)
+		r = instance.New(store.SigningKeyStore, nil, nil).Ready(ctx)
 		assert.False(t, r.Ready)
 		assert.Equal(t, map[string]string{"database": "ok", "temporal": "down: no client configured"}, r.Checks)
 
-		r = instance.New(store.SigningKeyStore, temporal{err: errors.New("connection refused")}).Ready(ctx)
+		r = instance.New(store.SigningKeyStore, temporal{err: errors.New("connection refused")}, nil).Ready(ctx)
 		assert.False(t, r.Ready)
 		assert.Equal(t, "down: connection refused", r.Checks["temporal"])
 
 		// The namespace marked for this instance's key, or another's.
-		r = instance.New(store.SigningKeyStore, temporal{marker: store.Keys().CurrentID()}).Ready(ctx)
+		r = instance.New(store.SigningKeyStore, temporal{marker: store.Keys().CurrentID()}, nil).Ready(ctx)
 		assert.True(t, r.Ready, "%v", r.Checks)
-		r = instance.New(store.SigningKeyStore, temporal{marker: "0badc0de"}).Ready(ctx)
+		r = instance.New(store.SigningKeyStore, temporal{marker: "0badc0de"}, nil).Ready(ctx)
 		assert.False(t, r.Ready)
 		assert.Equal(t, "down: the namespace is marked for key 0badc0de, which ASSENT_SECRET_KEY lacks: another Assent instance uses it",
 			r.Checks["temporal"])
 
+		// The report file store is checked where the process has one.
+		dir := filepath.Join(t.TempDir(), "blobs")
+		blobs, err := blobstore.Open(ctx, "", dir)
+		require.NoError(t, err)
+		r = instance.New(store.SigningKeyStore, temporal{}, blobs).Ready(ctx)
+		assert.Equal(t, map[string]string{"database": "ok", "temporal": "ok", "blobs": "ok"}, r.Checks)
+		// S3-compatible storage that does not answer.
+		t.Setenv("AWS_ACCESS_KEY_ID", "test")
+		t.Setenv("AWS_SECRET_ACCESS_KEY", "test")
+		gone, err := blobstore.Open(ctx, "s3://reports?region=us-east-1&endpoint=http://127.0.0.1:1&use_path_style=true", "")
+		require.NoError(t, err)
+		r = instance.New(store.SigningKeyStore, temporal{}, gone).Ready(ctx)
+		assert.False(t, r.Ready)
+		assert.Contains(t, r.Checks["blobs"], "down: ")
+
+		// A migration this binary knows and the database lacks (a newer
+		// binary started before `assent migrate`).
+		require.NoError(t, db.Exec("DELETE FROM migrations").Error)
+		r = instance.New(store.SigningKeyStore, temporal{}, nil).Ready(ctx)
+		assert.False(t, r.Ready)
+		assert.Equal(t, "down: the database schema is not current: run `assent migrate` first", r.Checks["database"])
+
 		require.NoError(t, models.Close(db))
-		r = instance.New(store.SigningKeyStore, temporal{}).Ready(ctx)
+		r = instance.New(store.SigningKeyStore, temporal{}, nil).Ready(ctx)
 		assert.False(t, r.Ready)
 		assert.Contains(t, r.Checks["database"], "down: ")
 		assert.Equal(t, "ok", r.Checks["temporal"])
@@ -88,7 +112,7 @@ func TestKeySet(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		store := models.NewStore(db, testenv.Keys())
-		svc := instance.New(store.SigningKeyStore, nil)
+		svc := instance.New(store.SigningKeyStore, nil, nil)
 
 		evidence, err := svc.KeySet(ctx, models.EvidenceFamily)
 		require.NoError(t, err)

@@ -63,6 +63,18 @@ func redactURL(u string) string {
 	return u
 }
 
+// Check reports whether the bucket answers and exists, for readiness.
+func (s *Store) Check(ctx context.Context) error {
+	ok, err := s.bucket.IsAccessible(ctx)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errors.New("the bucket does not exist")
+	}
+	return nil
+}
+
 // Close releases the bucket.
 func (s *Store) Close() error { return s.bucket.Close() }
 
