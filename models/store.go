@@ -57,6 +57,7 @@ type Store struct {
 	*RequestStore
 	*ReportStore
 	*EvidenceStore
+	*SystemStore
 }
 
 // IdempotencyStore keeps the claims of Idempotency-Keys (idempotency.go);
@@ -156,6 +157,7 @@ func NewStore(db *gorm.DB, secrets *secretkey.Ring) *Store {
 		RequestStore:     &RequestStore{c},
 		ReportStore:      reports,
 		EvidenceStore:    &EvidenceStore{c, flows, reports, comments},
+		SystemStore:      &SystemStore{c},
 	}
 }
 

@@ -79,6 +79,7 @@ func (p *Pages) mountAdmin(g *gin.RouterGroup) {
 	a.POST("/model-screen/off", p.screenOff)
 
 	a.GET("/held-versions", p.adminHeld)
+	a.GET("/system", p.adminSystem)
 	a.POST("/held-versions/:id/release", p.releaseHeld)
 	a.POST("/held-versions/:id/decline", p.declineHeld)
 }

@@ -2,7 +2,9 @@ package web
 
 import (
 	"net/http"
+	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -27,6 +29,19 @@ type CodecSettings struct {
 	// Operators are the emails of the members who run the instance; only
 	// they, signed in, may decode (payloads of every organisation).
 	Operators []string
+	// Namespace is the Temporal namespace Assent's workflows run in, for
+	// the System page's links into the UI.
+	Namespace string
+}
+
+// WorkflowLink is the Temporal UI's list of the runs of workflow id, or ""
+// when the UI's address is not known.
+func (s *CodecSettings) WorkflowLink(id string) string {
+	if s == nil || s.UIOrigin == "" || s.Namespace == "" {
+		return ""
+	}
+	return strings.TrimSuffix(s.UIOrigin, "/") + "/namespaces/" + url.PathEscape(s.Namespace) + "/workflows?query=" +
+		url.QueryEscape(`WorkflowId="`+id+`"`)
 }
 
 // mountCodec serves the codec endpoint: outside the page group, since the

@@ -10,7 +10,6 @@ import (
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/events"
-	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/reviews"
@@ -128,12 +127,12 @@ func (p *Pages) history(c *gin.Context) {
 	}
 	page := historyPage{Statuses: states.Settled, Status: f.Status, Role: f.Role}
 	for _, s := range items {
-		item := historyItem{Settled: s, Path: paths.Approval(s.ID), What: "Approval"}
+		item := historyItem{Settled: s, Path: events.RequestPage(s.Kind, s.ID), What: "Approval"}
 		switch s.Kind {
 		case events.RequestCollection:
-			item.Path, item.What = paths.Collection(s.ID), "Request for information"
+			item.What = "Request for information"
 		case events.RequestReview:
-			item.Path, item.What = paths.Review(s.ID), "Review"
+			item.What = "Review"
 		}
 		page.Items = append(page.Items, item)
 	}

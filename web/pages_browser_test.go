@@ -73,7 +73,7 @@ func TestBrowserAdminPagesLookAlike(t *testing.T) {
 	b := browsertest.New(t)
 	browserSignIn(t, s, b, "ada@example.com")
 	tabs := []string{"/admin", "/admin/members", "/admin/teams", "/admin/guests", "/admin/keys", "/admin/webhooks", "/admin/webhooks/" + ep.ID, "/admin/rules",
-		"/admin/actions", "/admin/slack", "/admin/model-screen", "/admin/held-versions"}
+		"/admin/actions", "/admin/slack", "/admin/model-screen", "/admin/held-versions", "/admin/system"}
 
 	b.Run(chromedp.EmulateViewport(1400, 900))
 	widths := map[string]float64{}

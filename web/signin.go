@@ -99,7 +99,7 @@ func (p *Pages) sendSignInLink(c *gin.Context) {
 		minutes := int(math.Ceil(wait.Minutes()))
 		c.Header("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 		p.showSignIn(c, http.StatusTooManyRequests, signInPage{Email: c.PostForm("email"), Next: next,
-			Error: "Too many sign-in requests have come from your network. Try again " + plural(minutes, "minute") + "."})
+			Error: "Too many sign-in requests have come from your network. Try again in " + plural(minutes, "minute") + "."})
 		return
 	}
 	if !validEmail(email) {

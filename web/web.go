@@ -426,9 +426,19 @@ func until(t time.Time) string {
 	if d <= 0 {
 		return "expired"
 	}
+	if d < time.Minute {
+		return "in less than a minute"
+	}
+	return "in " + coarse(d)
+}
+
+// coarse writes d in its largest whole unit up to days ("3 hours",
+// "12 days"), as people say a wait; under a minute is "less than a
+// minute".
+func coarse(d time.Duration) string {
 	switch {
 	case d < time.Minute:
-		return "in less than a minute"
+		return "less than a minute"
 	case d < time.Hour:
 		return plural(int(d/time.Minute), "minute")
 	case d < 48*time.Hour:
@@ -440,7 +450,7 @@ func until(t time.Time) string {
 
 func plural(n int, unit string) string {
 	if n == 1 {
-		return "in 1 " + unit
+		return "1 " + unit
 	}
-	return fmt.Sprintf("in %d %ss", n, unit)
+	return fmt.Sprintf("%d %ss", n, unit)
 }

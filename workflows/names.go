@@ -2,7 +2,11 @@
 // gorm or net/http and never reads the wall clock.
 package workflows
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/assent-hq/assent/internal/events"
+)
 
 // This file holds every name the workflows are known by outside this
 // package, and only names.
@@ -32,6 +36,18 @@ func CollectionWorkflowID(id string) string { return "collection/" + id }
 
 // ReviewWorkflowID is the workflow id of review id.
 func ReviewWorkflowID(id string) string { return "review/" + id }
+
+// RequestWorkflowID is the workflow id of the request of requestType
+// (events.RequestApproval, …) id.
+func RequestWorkflowID(requestType, id string) string {
+	switch requestType {
+	case events.RequestCollection:
+		return CollectionWorkflowID(id)
+	case events.RequestReview:
+		return ReviewWorkflowID(id)
+	}
+	return ApprovalWorkflowID(id)
+}
 
 // HoldWorkflowID is the workflow id of held version id.
 func HoldWorkflowID(versionID string) string { return "publish-hold/" + versionID }

@@ -235,7 +235,7 @@ func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string
 	pages := web.New(web.Deps{Mailer: r.mailer, BaseURL: baseURL, Logger: log, OIDC: oidcSettings(cfg),
 		Services: svc, Site: site, SigningKey: r.secrets.Derive("web-signing"),
 		Codec: &web.CodecSettings{Decode: converter.NewPayloadCodecHTTPHandler(payloadcodec.AcceptingPlain(r.secrets)),
-			UIOrigin: cfg.TemporalUIURL, Operators: cfg.Operators}, Dev: dev})
+			UIOrigin: cfg.TemporalUIURL, Operators: cfg.Operators, Namespace: cfg.TemporalNamespace}, Dev: dev})
 	h := api.New(api.Deps{Logger: log, BaseURL: baseURL, TrustedProxies: cfg.TrustedProxies,
 		LongPolls: ratelimit.NewSlots(cfg.LongPollsPerKey, cfg.LongPolls), Services: svc,
 		Mount: func(e *gin.Engine) {

@@ -87,6 +87,7 @@ func (c *Cluster) postgresSpec() (spec, error) {
 		argv: []string{filepath.Join(bin, "postgres"), "-D", c.pgData(), "-p", strconv.Itoa(c.port(Postgres)),
 			"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "max_connections=300"},
 		asPostgres: true,
+		stop:       syscall.SIGINT,
 		ready: func(ctx context.Context, _ *process) error {
 			db, err := sql.Open("pgx", c.databaseURL("postgres"))
 			if err != nil {

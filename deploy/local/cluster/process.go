@@ -21,6 +21,8 @@ type process struct {
 	name   string
 	cmd    *exec.Cmd
 	exited chan struct{}
+	// stop is the signal that stops it cleanly, sent to it alone.
+	stop syscall.Signal
 	// logStart is the log's size when this run began: readiness looks
 	// only at what this run wrote.
 	logStart int64
@@ -33,6 +35,10 @@ type spec struct {
 	// asPostgres runs it as the postgres user when the harness is root
 	// (PostgreSQL refuses to run as root).
 	asPostgres bool
+	// stop stops it cleanly; zero is SIGTERM. PostgreSQL's SIGTERM waits
+	// for every client to leave, which pooled clients never do, so it
+	// takes SIGINT (a fast shutdown).
+	stop syscall.Signal
 	ready      func(ctx context.Context, p *process) error
 }
 
@@ -94,7 +100,10 @@ func (c *Cluster) spawn(name string, s spec) (*process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
-	p := &process{name: name, cmd: cmd, exited: make(chan struct{}), logStart: st.Size()}
+	p := &process{name: name, cmd: cmd, exited: make(chan struct{}), logStart: st.Size(), stop: s.stop}
+	if p.stop == 0 {
+		p.stop = syscall.SIGTERM
+	}
 	go func() { _ = cmd.Wait(); close(p.exited) }()
 	return p, nil
 }
@@ -108,12 +117,17 @@ func (p *process) running() bool {
 	}
 }
 
-// kill sends SIGKILL to the process's session and waits for it to go.
+// kill sends SIGKILL to the process's session and waits for all of it to
+// go: a restart must not meet a child of the old run still holding its
+// port or, for PostgreSQL, its shared memory.
 func (p *process) kill() {
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	select {
 	case <-p.exited:
 	case <-time.After(30 * time.Second):
+	}
+	for deadline := time.Now().Add(10 * time.Second); groupAlive(p.cmd.Process.Pid) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -122,12 +136,14 @@ func (p *process) terminate(grace time.Duration) {
 	if !p.running() {
 		return
 	}
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGTERM)
+	// To the leader alone: it stops its own children in order (a
+	// PostgreSQL backend signalled directly drops its client mid-query).
+	_ = p.cmd.Process.Signal(p.stop)
 	select {
 	case <-p.exited:
 	case <-time.After(grace):
-		p.kill()
 	}
+	p.kill() // what the leader left behind, if anything
 }
 
 // groupAlive reports whether any process of the session led by pid runs.
