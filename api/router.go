@@ -28,6 +28,7 @@ import (
 	"github.com/assent-hq/assent/internal/logging"
 	"github.com/assent-hq/assent/internal/ratelimit"
 	"github.com/assent-hq/assent/internal/scopes"
+	"github.com/assent-hq/assent/internal/tracing"
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/slackapp"
@@ -98,7 +99,7 @@ func New(d Deps) http.Handler {
 	// redirect and an HTML body, and a POST would lose its body on the way:
 	// a path is served as registered or answered by NoRoute.
 	r.RedirectTrailingSlash, r.RedirectFixedPath = false, false
-	r.Use(jsonNewline, accessLog(d.Logger), errorsMiddleware(d.Logger))
+	r.Use(tracing.Gin(), jsonNewline, accessLog(d.Logger), errorsMiddleware(d.Logger))
 	// Routes match the path as sent, so a slug's %2F stays inside its
 	// parameter; a slug sent with bare slashes is routed again, encoded.
 	r.UseRawPath = true

@@ -13,6 +13,8 @@ import (
 	"gorm.io/driver/sqlite"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
+
+	"github.com/assent-hq/assent/internal/tracing"
 )
 
 // Now is the clock every record uses: UTC, at the precision both databases
@@ -48,6 +50,10 @@ func Open(url string) (*gorm.DB, error) {
 	db, err := gorm.Open(dialector, conf)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
+	}
+	// Statements run inside a trace join it (internal/tracing).
+	if err := db.Use(tracing.GORM()); err != nil {
+		return nil, err
 	}
 	sqlDB, err := db.DB()
 	if err != nil {

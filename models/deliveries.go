@@ -53,6 +53,9 @@ type Delivery struct {
 	DeliveredAt *time.Time
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
+	// Traceparent is its event's, set by DispatchEvents for the
+	// dispatcher, which starts the delivery in that trace; not stored.
+	Traceparent string `gorm:"-"`
 }
 
 // DeliveryAttempt is one try: when, the answer and how long it took.
@@ -150,6 +153,7 @@ func fanOut(tx *gorm.DB, ev *Event, now time.Time) ([]Delivery, error) {
 	pending := out[:0:0]
 	for _, d := range out {
 		if d.Status == DeliveryPending {
+			d.Traceparent = ev.Traceparent
 			pending = append(pending, d)
 		}
 	}

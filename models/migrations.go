@@ -1120,6 +1120,20 @@ var migrations = []*gormigrate.Migration{
 			return tx.Migrator().CreateTable(&ModelScreen{})
 		},
 		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("model_screens") },
+	}, {
+		// The trace an outbox event was written in, which its deliveries
+		// continue (internal/tracing).
+		ID: "202612010001_event_traceparent",
+		Migrate: func(tx *gorm.DB) error {
+			type Event struct {
+				Traceparent string `gorm:"size:55;not null;default:''"`
+			}
+			return tx.Migrator().AddColumn(&Event{}, "Traceparent")
+		},
+		Rollback: func(tx *gorm.DB) error {
+			type Event struct{ Traceparent string }
+			return tx.Migrator().DropColumn(&Event{}, "Traceparent")
+		},
 	},
 }
 

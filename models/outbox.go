@@ -3,6 +3,10 @@ package models
 import (
 	"context"
 	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/tracing"
 )
 
 // AuditEntry is one step in a record's history. Entries are only ever
@@ -36,6 +40,18 @@ type Event struct {
 	Data           RawJSON    `gorm:"type:text;not null"`
 	CreatedAt      time.Time  `gorm:"not null"`
 	DispatchedAt   *time.Time `gorm:"index"`
+	// Traceparent is the trace the event was written in (W3C
+	// traceparent, "" when none was traced): its deliveries continue it.
+	Traceparent string `gorm:"size:55;not null;default:''"`
+}
+
+// BeforeCreate keeps the trace of the transaction writing e, whichever
+// of the stores writes it.
+func (e *Event) BeforeCreate(tx *gorm.DB) error {
+	if e.Traceparent == "" {
+		e.Traceparent = tracing.Traceparent(tx.Statement.Context)
+	}
+	return nil
 }
 
 // ListEvents returns the organisation's outbox events about a subject, in

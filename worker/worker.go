@@ -21,6 +21,7 @@ import (
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/outbound"
+	"github.com/assent-hq/assent/internal/tracing"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/notify"
 	"github.com/assent-hq/assent/requests"
@@ -169,8 +170,10 @@ func (d *Dispatcher) Round(ctx context.Context) (int, error) {
 
 // start starts the workflow of a delivery's current send; an existing one
 // counts as started, so an event is never sent twice to a receiver by our
-// doing.
+// doing. A fresh delivery starts in its event's trace, so the request
+// that caused the event reaches the receiver.
 func (d *Dispatcher) start(ctx context.Context, dl *models.Delivery) error {
+	ctx = tracing.WithTraceparent(ctx, dl.Traceparent)
 	return requests.StartOnce(ctx, d.Client, client.StartWorkflowOptions{ID: workflows.DeliveryWorkflowID(dl.ID, dl.Sends)},
 		workflows.Delivery, workflows.DeliveryInput{DeliveryID: dl.ID, RetryUnit: d.RetryUnit, FirstAttempt: dl.Attempts + 1})
 }

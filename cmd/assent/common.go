@@ -31,6 +31,7 @@ import (
 	"github.com/assent-hq/assent/internal/publishscan"
 	"github.com/assent-hq/assent/internal/ratelimit"
 	"github.com/assent-hq/assent/internal/secretkey"
+	"github.com/assent-hq/assent/internal/tracing/otelsetup"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/reportsite"
@@ -268,7 +269,7 @@ func dialTemporal(ctx context.Context, cfg *config.Config, log *slog.Logger, key
 	if cfg.TemporalAPIKey != "" {
 		opts.Credentials = client.NewAPIKeyStaticCredentials(cfg.TemporalAPIKey)
 	}
-	c, err := client.DialContext(ctx, payloadcodec.ClientOptions(opts, payloadcodec.New(keys)))
+	c, err := client.DialContext(ctx, payloadcodec.ClientOptions(otelsetup.TemporalClient(opts), payloadcodec.New(keys)))
 	if err != nil {
 		return nil, explainDial(cfg, err)
 	}

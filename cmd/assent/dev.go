@@ -23,6 +23,12 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	stopTracing, err := startTracing(ctx, "dev", log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
+	keepTracingFromEmbeddedTemporal()
 	// Every fixed port is checked before anything starts, and every one
 	// taken is named.
 	if err := checkPorts(append([]port{httpPort(cfg)}, temporalPorts(cfg)...)...); err != nil {

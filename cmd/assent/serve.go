@@ -14,6 +14,11 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	stopTracing, err := startTracing(ctx, "serve", log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	// Listen first, so a taken port is the first and only thing reported.
 	l, baseURL, err := listen(cfg)
 	if err != nil {

@@ -19,6 +19,11 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	stopTracing, err := startTracing(ctx, "worker", log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	if err := cfg.RequireBaseURL(); err != nil {
 		return err
 	}

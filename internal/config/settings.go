@@ -155,6 +155,18 @@ var Settings = []Setting{
 		Doc: "a Temporal Cloud API key, sent as `authorization: Bearer <key>` on every call, always over TLS " +
 			"(environment only, so it stays out of the process list; `docs/operations.md`)",
 		field: func(c *Config) any { return &c.TemporalAPIKey }},
+	// OpenTelemetry's own variables, read by internal/tracing and the
+	// exporter (docs/tracing.md); listed so the table is the whole story.
+	{Env: "OTEL_EXPORTER_OTLP_ENDPOINT", Shown: "unset (no traces)", UsedBy: "dev, serve, worker",
+		Doc: "an OTLP collector, such as `http://otel-collector:4318` (`:4317` with `grpc`), turns tracing on: one trace per request " +
+			"from the API through the workflows to the webhook receiver, which is sent a `traceparent`; `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` " +
+			"and `OTEL_EXPORTER_OTLP_HEADERS` are read too"},
+	{Env: "OTEL_TRACES_EXPORTER", Shown: "unset", UsedBy: "dev, serve, worker",
+		Doc: "`otlp` turns tracing on at the default endpoint (`localhost:4318`) without `OTEL_EXPORTER_OTLP_ENDPOINT`; `none` turns it off"},
+	{Env: "OTEL_EXPORTER_OTLP_PROTOCOL", Shown: "`http/protobuf`", UsedBy: "dev, serve, worker",
+		Doc: "`http/protobuf` or `grpc`"},
+	{Env: "OTEL_SERVICE_NAME", Shown: "`assent-<command>`", UsedBy: "dev, serve, worker",
+		Doc: "the service name spans carry: `assent-serve`, `assent-worker` or `assent-dev` unless set"},
 	{Env: "ASSENT_DEV_RETRY_UNIT", Shown: "`1m`", UsedBy: "dev only; serve and worker refuse it",
 		Doc:   "scales the delivery retries (`1s` gives waits of 1, 4, 16, 64 s)",
 		field: func(c *Config) any { return &c.devRetryRaw }},

@@ -16,9 +16,11 @@ import (
 	"go.temporal.io/server/common/log/tag"
 )
 
-// New returns a JSON slog logger writing to w at the given level.
+// New returns a JSON slog logger writing to w at the given level; a
+// record logged with a context inside a trace carries its trace_id and
+// span_id.
 func New(w io.Writer, level slog.Leveler) *slog.Logger {
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+	return slog.New(traceHandler{slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})})
 }
 
 // secretParams are route parameters that carry a secret, such as the

@@ -2,10 +2,14 @@ package logging
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"log/slog"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/trace"
 	"go.temporal.io/server/common/log/tag"
 )
 
@@ -24,4 +28,25 @@ func TestServerLoggerQuietsWarningsWhileStopping(t *testing.T) {
 	assert.NotContains(t, out.String(), "connection lost")
 	assert.Contains(t, out.String(), "disk full")
 	assert.NotContains(t, out.String(), "service failures", "a service the stop made unavailable")
+}
+
+// A record logged with a context inside a span names the span; one
+// without carries neither field.
+func TestRecordsCarryTheirSpan(t *testing.T) {
+	var out bytes.Buffer
+	log := New(&out, slog.LevelInfo).With("component", "test")
+	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{1}, SpanID: trace.SpanID{2},
+		TraceFlags: trace.FlagsSampled})
+	log.InfoContext(trace.ContextWithSpanContext(context.Background(), sc), "inside")
+	log.InfoContext(context.Background(), "outside")
+	lines := bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n"))
+	require.Len(t, lines, 2)
+	var inside, outside map[string]any
+	require.NoError(t, json.Unmarshal(lines[0], &inside))
+	require.NoError(t, json.Unmarshal(lines[1], &outside))
+	assert.Equal(t, sc.TraceID().String(), inside["trace_id"])
+	assert.Equal(t, sc.SpanID().String(), inside["span_id"])
+	assert.Equal(t, "test", inside["component"])
+	assert.NotContains(t, outside, "trace_id")
+	assert.NotContains(t, outside, "span_id")
 }

@@ -15,6 +15,8 @@ import (
 
 	gomail "github.com/wneessen/go-mail"
 	gosmtp "github.com/wneessen/go-mail/smtp"
+
+	"github.com/assent-hq/assent/internal/tracing"
 )
 
 // TLS modes for SMTPSettings.TLS.
@@ -100,7 +102,9 @@ func NewSMTP(s SMTPSettings) (*SMTP, error) {
 // Send delivers m in three steps, each with its own error prefix so an
 // operator can tell a wrong host from a wrong password from a refused
 // recipient. No error carries the password.
-func (c *SMTP) Send(ctx context.Context, m Message) error {
+func (c *SMTP) Send(ctx context.Context, m Message) (err error) {
+	ctx, end := tracing.Call(ctx, "SMTP send", c.s.Host, c.s.Port)
+	defer func() { end(err) }()
 	if err := m.validate(); err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 	"code.dny.dev/ssrf"
 
 	"github.com/assent-hq/assent/internal/netguard"
+	"github.com/assent-hq/assent/internal/tracing"
 )
 
 // Timeout bounds one attempt (ten seconds).
@@ -33,7 +34,8 @@ func NewClientWithin(p *netguard.Policy, timeout time.Duration) *http.Client {
 	dialer := &net.Dialer{Timeout: 5 * time.Second, Control: p.Control}
 	return &http.Client{
 		Timeout: timeout,
-		Transport: &http.Transport{
+		// Traced around the guarded transport, whose dialer stays the check.
+		Transport: tracing.Transport(&http.Transport{
 			Proxy:                 nil, // a proxy would dial for us and bypass the check
 			DialContext:           dialer.DialContext,
 			ForceAttemptHTTP2:     true,
@@ -41,7 +43,7 @@ func NewClientWithin(p *netguard.Policy, timeout time.Duration) *http.Client {
 			IdleConnTimeout:       90 * time.Second,
 			TLSHandshakeTimeout:   5 * time.Second,
 			ResponseHeaderTimeout: timeout,
-		},
+		}),
 		// A redirect is the receiver's answer, not an instruction.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}

@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/server/temporaltest"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/assent-hq/assent/internal/tracing/otelsetup"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/worker"
 )
@@ -45,7 +46,8 @@ func Client(t testing.TB) client.Client {
 		Namespace: ns, WorkflowExecutionRetentionPeriod: durationpb.New(24 * time.Hour)})
 	admin.Close()
 	require.NoError(t, err)
-	c, err := client.Dial(client.Options{HostPort: hostPort, Namespace: ns, Logger: quiet})
+	// Traced when the test has turned tracing on (tracing.Install).
+	c, err := client.Dial(otelsetup.TemporalClient(client.Options{HostPort: hostPort, Namespace: ns, Logger: quiet}))
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	require.NoError(t, worker.RegisterSearchAttributes(ctx, c, ns))
