@@ -63,7 +63,7 @@ func (a *Activities) Deliver(ctx context.Context, deliveryID string, firstAttemp
 		o = outbound.Post(ctx, a.HTTP, w.URL, body, headers)
 	}
 	result := models.AttemptResult{Attempt: attempt, At: now, StatusCode: o.StatusCode, Latency: o.Latency,
-		Final: o.Err != nil && (!o.Retryable || try >= workflows.DeliveryAttempts)}
+		Final: o.Err != nil && (!o.Retryable || try >= workflows.DeliveryAttempts), EventAt: w.Event.CreatedAt}
 	if o.Err != nil {
 		result.Err = o.Err.Error()
 	}

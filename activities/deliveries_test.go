@@ -18,6 +18,7 @@ import (
 
 	"github.com/assent-hq/assent/activities"
 	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/metrics"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/outbound"
 	"github.com/assent-hq/assent/internal/testenv"
@@ -191,5 +192,43 @@ func TestAttemptCutOffByACrashStillCounts(t *testing.T) {
 		var d models.Delivery
 		require.NoError(t, store.DB().Where("id = ?", ds[0].ID).Take(&d).Error)
 		assert.Equal(t, 2, d.Attempts)
+	})
+}
+
+// Each attempt is counted by outcome and number once recorded, a first
+// success is timed from its event, and the endpoint switched off is
+// counted once.
+func TestDeliveryMetrics(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		r := newSwitchOffRig(t, db, 503, 200, 503)
+		m := metrics.New()
+		r.store.SetMetrics(m)
+		assert.Equal(t, models.DeliveryDelivered, r.deliver().Status)
+		for range 4 {
+			assert.Equal(t, models.DeliveryFailed, r.deliver().Status)
+		}
+		require.NotNil(t, r.endpoint().SwitchedOffAt)
+		r.deliver() // skipped: no attempt
+
+		got := map[string]float64{}
+		families, err := m.Registry().Gather()
+		require.NoError(t, err)
+		for _, f := range families {
+			for _, s := range f.GetMetric() {
+				key := f.GetName()
+				for _, l := range s.GetLabel() {
+					key += " " + l.GetName() + "=" + l.GetValue()
+				}
+				got[key] = s.GetCounter().GetValue() + float64(s.GetHistogram().GetSampleCount())
+			}
+		}
+		assert.Equal(t, 5.0, got["assent_delivery_attempts_total attempt=1 outcome=retrying"])
+		assert.Equal(t, 1.0, got["assent_delivery_attempts_total attempt=2 outcome=delivered"])
+		assert.Equal(t, 4.0, got["assent_delivery_attempts_total attempt=2 outcome=retrying"])
+		assert.Equal(t, 4.0, got["assent_delivery_attempts_total attempt=4 outcome=retrying"])
+		assert.Equal(t, 4.0, got["assent_delivery_attempts_total attempt=5 outcome=failed"])
+		assert.Zero(t, got["assent_delivery_attempts_total attempt=5 outcome=retrying"])
+		assert.Equal(t, 1.0, got["assent_delivery_first_success_seconds target=webhook"], "one first success, timed")
+		assert.Equal(t, 1.0, got["assent_webhook_endpoints_switched_off_total"])
 	})
 }

@@ -95,6 +95,7 @@ const everyoneAnon = "anon=200 agent=200 noscope=200 members=200 adminkey=200 gu
 var propertyExtraRows = []authzRow{
 	{"GET", "/healthz", "", noID, ``, everyoneAnon},
 	{"GET", "/readyz", "", noID, ``, everyoneAnon},
+	{"GET", "/metrics", "", noID, ``, everyoneAnon},
 	{"PUT", "/uploads/:ticket", "", anUpload, `<h1>Q3</h1>`, everyoneAnon},
 	{"POST", "/integrations/slack/interactions", "", noID, `payload=%7B%7D`, everyoneAnon},
 }

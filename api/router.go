@@ -26,6 +26,7 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/logging"
+	"github.com/assent-hq/assent/internal/metrics"
 	"github.com/assent-hq/assent/internal/ratelimit"
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/tracing"
@@ -52,6 +53,13 @@ type Deps struct {
 	// LongPolls caps the long-polls (GET …?wait=) open at once, per key
 	// and in the process; nil is the defaults of config.
 	LongPolls *ratelimit.Slots
+	// Metrics counts every request and the long-polls open, and is served
+	// at /metrics unless MetricsElsewhere; nil counts nothing (/metrics is
+	// then empty).
+	Metrics *metrics.Metrics
+	// MetricsElsewhere: the process serves /metrics on an address of its
+	// own (ASSENT_METRICS_ADDR), not here.
+	MetricsElsewhere bool
 }
 
 type handlers struct {
@@ -87,6 +95,7 @@ func New(d Deps) http.Handler {
 	if h.longPolls = d.LongPolls; h.longPolls == nil {
 		h.longPolls = ratelimit.NewSlots(config.DefaultLongPollsPerKey, config.DefaultLongPolls)
 	}
+	d.Metrics.LongPolls(h.longPolls.InUse)
 	r := gin.New()
 	// gin trusts every proxy unless told: anyone could then name their own
 	// address in X-Forwarded-For and escape a per-client limit.
@@ -99,7 +108,9 @@ func New(d Deps) http.Handler {
 	// redirect and an HTML body, and a POST would lose its body on the way:
 	// a path is served as registered or answered by NoRoute.
 	r.RedirectTrailingSlash, r.RedirectFixedPath = false, false
-	r.Use(tracing.Gin(), jsonNewline, accessLog(d.Logger), errorsMiddleware(d.Logger))
+	// Counted outside errorsMiddleware, as logged: the status is the one
+	// the error became.
+	r.Use(tracing.Gin(), jsonNewline, accessLog(d.Logger), countRequests(d.Metrics), errorsMiddleware(d.Logger))
 	// Routes match the path as sent, so a slug's %2F stays inside its
 	// parameter; a slug sent with bare slashes is routed again, encoded.
 	r.UseRawPath = true
@@ -117,6 +128,9 @@ func New(d Deps) http.Handler {
 
 	r.GET("/healthz", h.healthz)
 	r.GET("/readyz", h.readyz)
+	if !d.MetricsElsewhere {
+		r.GET(metrics.Path, gin.WrapH(d.Metrics.Handler()))
+	}
 	r.GET(EvidenceKeysPath, h.keySet(instance.EvidenceKeys))
 	r.GET(DecisionKeysPath, h.keySet(instance.DecisionKeys))
 	r.GET(ProtectedResourcePath, h.protectedResource)

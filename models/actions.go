@@ -189,6 +189,7 @@ func (s *GateStore) RecordGateCheck(ctx context.Context, r GateCheckRecord, clai
 	if r.Event != "" {
 		s.changes.EventWritten()
 	}
+	s.metrics.GateChecked(c.Decision)
 	return c, nil
 }
 

@@ -243,7 +243,8 @@ func (a *Approval) head() requestHead {
 }
 
 var approvalKind = &requestKind[Approval]{subject: events.RequestApproval, idPrefix: ids.Approval, open: states.Pending,
-	callback: colApprovalCallback, askedIndex: &ApprovalApprover{}, askedColumn: "approval_id", load: resolveApprovers}
+	callback: colApprovalCallback, askedIndex: &ApprovalApprover{}, askedColumn: "approval_id", load: resolveApprovers,
+	risk: func(a *Approval) string { return a.Risk }}
 
 // Approvals are the approvals on the paths every kind shares.
 func (s *RequestStore) Approvals() Requests[Approval, *Approval] {

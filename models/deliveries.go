@@ -288,13 +288,17 @@ type AttemptResult struct {
 	Err string
 	// Final marks the last attempt the delivery will get.
 	Final bool
+	// EventAt is when the delivery's event was written, for the time to
+	// its first success (metrics); zero leaves that out.
+	EventAt time.Time
 }
 
 // RecordAttempt logs an attempt, moves the delivery on and keeps the
 // endpoint's consecutive-failure count, switching it off at
 // SwitchOffAfter. A success resets the count.
 func (s *DeliveryStore) RecordAttempt(ctx context.Context, d *Delivery, r AttemptResult) error {
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	switchedOff := false
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Create(&DeliveryAttempt{DeliveryID: d.ID, Attempt: r.Attempt, Send: d.Sends, At: r.At, StatusCode: r.StatusCode,
 			LatencyMS: r.Latency.Milliseconds(), Error: r.Err}).Error; err != nil {
 			return err
@@ -323,10 +327,14 @@ func (s *DeliveryStore) RecordAttempt(ctx context.Context, d *Delivery, r Attemp
 		ep.ConsecutiveFailures++
 		ep.LastError, ep.UpdatedAt = r.Err, r.At
 		if ep.ConsecutiveFailures >= SwitchOffAfter && ep.SwitchedOffAt == nil {
-			ep.SwitchedOffAt = &r.At
+			ep.SwitchedOffAt, switchedOff = &r.At, true
 		}
 		return tx.Save(&ep).Error
 	})
+	if err == nil {
+		s.attempted(d, r, switchedOff)
+	}
+	return err
 }
 
 // SkipDelivery marks a delivery skipped: its endpoint was switched off or

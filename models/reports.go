@@ -366,6 +366,7 @@ func (s *ReportStore) CreateReport(ctx context.Context, in NewReport, pub Public
 		break
 	}
 	s.reportChanged(r.ID, wrote)
+	s.versionWritten(v)
 	return r, v, nil
 }
 
@@ -464,6 +465,7 @@ func (s *ReportStore) PublishVersion(ctx context.Context, orgID, reportID string
 		return nil, nil, err
 	}
 	s.reportChanged(r.ID, wrote)
+	s.versionWritten(v)
 	return r, v, nil
 }
 

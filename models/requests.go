@@ -49,6 +49,9 @@ type requestKind[T any] struct {
 	prepare func(*T)
 	load    func(db *gorm.DB, orgID string, recs []*T) error
 	applied func(tx *gorm.DB, before, after *T) error
+	// risk is a record's risk level, for the metrics; nil for a kind
+	// without one.
+	risk func(*T) string
 }
 
 // Requests are one kind's records on the paths every kind shares: the
@@ -74,7 +77,11 @@ func (r Requests[T, P]) Create(ctx context.Context, rec *T, claim *Claim) (earli
 		r.k.prepare(rec)
 	}
 	*h.sealedCallbackSecret = r.s.sealCallbackSecret(r.k.callback, *h.id, *h.callbackSecret)
-	return createRequest[T, P](r.s, ctx, rec, claim, func(tx *gorm.DB) error { return r.index(tx, *h.id, *h.asked) })
+	earlier, err = createRequest[T, P](r.s, ctx, rec, claim, func(tx *gorm.DB) error { return r.index(tx, *h.id, *h.asked) })
+	if err == nil && earlier == "" {
+		r.s.metrics.RequestCreated(r.k.subject)
+	}
+	return earlier, err
 }
 
 // index lists personIDs as asked by request id.
@@ -159,8 +166,12 @@ func (r Requests[T, P]) Unowned(ctx context.Context, olderThan time.Time, limit 
 // the index with it.
 func (r Requests[T, P]) Apply(ctx context.Context, ch RequestChange[T]) (*T, error) {
 	var before T
-	return applyRequestChange[T, P](r.s, ctx, r.k.subject, ch,
-		func(rec *T) { before = *rec; *P(&before).head().asked = slices.Clone(*P(rec).head().asked) },
+	applied := false
+	rec, err := applyRequestChange[T, P](r.s, ctx, r.k.subject, ch,
+		func(rec *T) {
+			before, applied = *rec, true
+			*P(&before).head().asked = slices.Clone(*P(rec).head().asked)
+		},
 		func(tx *gorm.DB, rec *T) error {
 			h := P(rec).head()
 			if was := *P(&before).head().asked; !slices.Equal(was, *h.asked) {
@@ -179,6 +190,10 @@ func (r Requests[T, P]) Apply(ctx context.Context, ch RequestChange[T]) (*T, err
 			// The event data reads the record as a later read does.
 			return r.loaded(tx, h.organizationID, rec)
 		})
+	if err == nil && applied {
+		r.settled(&before, rec)
+	}
+	return rec, err
 }
 
 // RequestChange is one workflow transition to apply to the read model of a

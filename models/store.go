@@ -10,6 +10,7 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/changes"
 	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/internal/metrics"
 	"github.com/assent-hq/assent/internal/secretkey"
 )
 
@@ -24,6 +25,9 @@ type core struct {
 	// changes hears of what this process commits: changed records and
 	// outbox events.
 	changes *changes.Hub
+	// metrics counts what this process commits (metrics.go); nil counts
+	// nothing.
+	metrics *metrics.Metrics
 }
 
 // Changes is the hub that hears of each record this store changes and

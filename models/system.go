@@ -7,9 +7,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-
-	"github.com/assent-hq/assent/internal/events"
-	"github.com/assent-hq/assent/internal/states"
 )
 
 // SystemStore reads the figures an operator watches: requests waiting,
@@ -22,58 +19,69 @@ type SystemStore struct{ *core }
 // organisation together: for the instance's metrics, never for a person.
 const AllOrganizations = ""
 
-// openKinds are the request tables and the status of a record still
-// waiting in each.
-var openKinds = []struct{ kind, table, open string }{
-	{events.RequestApproval, "approvals", states.Pending},
-	{events.RequestCollection, "collections", states.Open},
-	{events.RequestReview, "reviews", states.Open},
+// OpenCount is how many requests of one kind are waiting, how many of them
+// are overdue (more than OverdueGrace past their expiry: their workflow
+// should have ended them, so they are stuck), and when the oldest was
+// created.
+type OpenCount struct {
+	Kind    string
+	Open    int64
+	Overdue int64
+	Oldest  *time.Time
 }
 
-// OpenCount is how many requests of one kind are waiting, how many of them
-// past their expiry (their workflow should have ended them: stuck), and
-// when the oldest was created.
-type OpenCount struct {
-	Kind       string
-	Open       int64
-	PastExpiry int64
-	Oldest     *time.Time
-}
+// OverdueGrace is how far past its expiry an open request may be before
+// it counts as overdue: its workflow's timer should have expired it by
+// then.
+const OverdueGrace = time.Minute
+
+// Overdue reports whether a request open now and expiring at expiresAt is
+// overdue.
+func Overdue(expiresAt, now time.Time) bool { return now.After(expiresAt.Add(OverdueGrace)) }
 
 // OpenRequests counts the waiting requests of each kind, every kind
-// listed.
+// listed, approvals first.
 func (s *SystemStore) OpenRequests(ctx context.Context, orgID string) ([]OpenCount, error) {
-	now := Now()
-	out := make([]OpenCount, 0, len(openKinds))
-	for _, k := range openKinds {
+	db, now := s.db.WithContext(ctx), Now()
+	out := make([]OpenCount, 0, 3)
+	for _, count := range []func(*gorm.DB, string, time.Time) (OpenCount, error){
+		openCount(approvalKind), openCount(collectionKind), openCount(reviewKind),
+	} {
+		c, err := count(db, orgID, now)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// openCount counts one kind's waiting requests, and those overdue, in one
+// query, and finds the oldest.
+func openCount[T any](k *requestKind[T]) func(*gorm.DB, string, time.Time) (OpenCount, error) {
+	return func(db *gorm.DB, orgID string, now time.Time) (OpenCount, error) {
 		open := func() *gorm.DB {
-			q := s.db.WithContext(ctx).Table(k.table).Where("status = ?", k.open)
+			q := db.Model(new(T)).Where("status = ?", k.open)
 			if orgID != AllOrganizations {
 				q = q.Where("organization_id = ?", orgID)
 			}
 			return q
 		}
-		c := OpenCount{Kind: k.kind}
-		if err := open().Count(&c.Open).Error; err != nil {
-			return nil, err
-		}
-		if c.Open == 0 {
-			out = append(out, c)
-			continue
-		}
-		if err := open().Where("expires_at < ?", now).Count(&c.PastExpiry).Error; err != nil {
-			return nil, err
+		c := OpenCount{Kind: k.subject}
+		err := open().Select("COUNT(*), COALESCE(SUM(CASE WHEN expires_at < ? THEN 1 ELSE 0 END), 0)", now.Add(-OverdueGrace)).
+			Row().Scan(&c.Open, &c.Overdue)
+		if err != nil || c.Open == 0 {
+			return c, err
 		}
 		var oldest []time.Time
 		if err := open().Order("created_at").Limit(1).Pluck("created_at", &oldest).Error; err != nil {
-			return nil, err
+			return c, err
 		}
 		if len(oldest) > 0 {
 			c.Oldest = &oldest[0]
 		}
-		out = append(out, c)
+		return c, nil
 	}
-	return out, nil
 }
 
 // OpenRequest is one waiting request, as the operator's view lists it.
@@ -84,28 +92,38 @@ type OpenRequest struct {
 
 // OldestOpen lists the n requests that have waited longest, of any kind.
 func (s *SystemStore) OldestOpen(ctx context.Context, orgID string, n int) ([]OpenRequest, error) {
+	db := s.db.WithContext(ctx)
 	var all []OpenRequest
-	for _, k := range openKinds {
-		var rows []struct {
-			ID, Title            string
-			CreatedAt, ExpiresAt time.Time
-		}
-		q := s.db.WithContext(ctx).Table(k.table).Where("status = ?", k.open)
-		if orgID != AllOrganizations {
-			q = q.Where("organization_id = ?", orgID)
-		}
-		if err := q.Select("id, title, created_at, expires_at").Order("created_at, id").Limit(n).Scan(&rows).Error; err != nil {
+	for _, oldest := range []func(*gorm.DB, string, int) ([]OpenRequest, error){
+		oldestOpen(approvalKind), oldestOpen(collectionKind), oldestOpen(reviewKind),
+	} {
+		rs, err := oldest(db, orgID, n)
+		if err != nil {
 			return nil, err
 		}
-		for _, r := range rows {
-			all = append(all, OpenRequest{Kind: k.kind, ID: r.ID, Title: r.Title, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt})
-		}
+		all = append(all, rs...)
 	}
 	sortOldestFirst(all)
 	if len(all) > n {
 		all = all[:n]
 	}
 	return all, nil
+}
+
+// oldestOpen lists one kind's n longest-waiting requests.
+func oldestOpen[T any](k *requestKind[T]) func(*gorm.DB, string, int) ([]OpenRequest, error) {
+	return func(db *gorm.DB, orgID string, n int) ([]OpenRequest, error) {
+		q := db.Model(new(T)).Where("status = ?", k.open)
+		if orgID != AllOrganizations {
+			q = q.Where("organization_id = ?", orgID)
+		}
+		var rows []OpenRequest
+		err := q.Select("id, title, created_at, expires_at").Order("created_at, id").Limit(n).Scan(&rows).Error
+		for i := range rows {
+			rows[i].Kind = k.subject
+		}
+		return rows, err
+	}
 }
 
 func sortOldestFirst(rs []OpenRequest) {

@@ -41,7 +41,7 @@ func TestSystemFigures(t *testing.T) {
 		require.Len(t, counts, 3, "every kind, waiting or not")
 		assert.Equal(t, "approval", counts[0].Kind)
 		assert.EqualValues(t, 2, counts[0].Open)
-		assert.EqualValues(t, 1, counts[0].PastExpiry)
+		assert.EqualValues(t, 1, counts[0].Overdue)
 		require.NotNil(t, counts[0].Oldest)
 		assert.WithinDuration(t, stuck.CreatedAt, *counts[0].Oldest, time.Second)
 		assert.Equal(t, models.OpenCount{Kind: "collection"}, counts[1])

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/blobstore"
@@ -60,6 +61,7 @@ func (s *Service) fromFiles(ctx context.Context, pub models.Publication, files [
 		}
 	}
 	sc.into(&pub)
+	s.store.Metrics().Scanned(sc.took)
 	if pub.State != models.VersionDeclined {
 		for _, f := range files {
 			if _, err := s.blobs.Put(ctx, f.Content); err != nil {
@@ -105,6 +107,7 @@ func (s *Service) prepareZIP(ctx context.Context, pub models.Publication, u *mod
 		return pub, err
 	}
 	sc.into(&pub)
+	s.store.Metrics().Scanned(sc.took)
 	if pub.State != models.VersionDeclined {
 		err = bundle.ReadZip(tmp, size, func(f bundle.File) error {
 			_, err := s.blobs.Put(ctx, f.Content)
@@ -130,11 +133,15 @@ func (s *Service) missingUpload(u *models.Upload, err error) error {
 type scan struct {
 	files    []models.ManifestFile
 	findings []publishscan.Finding
+	// took is the time the scan took, for the metrics.
+	took time.Duration
 }
 
 // scanFile scans one file and lists it in the manifest.
 func (s *Service) scanFile(ctx context.Context, sc *scan, f bundle.File) error {
+	start := time.Now()
 	found, err := s.scanner.Scan(ctx, []publishscan.File{{Path: f.Path, Content: f.Content}})
+	sc.took += time.Since(start)
 	if err != nil {
 		return fmt.Errorf("scan %s: %w", f.Path, err)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/workflows"
@@ -50,9 +51,9 @@ type oldestRequest struct {
 	Page, Workflow string
 }
 
-// Stuck reports whether the request is still open past its expiry: its
-// workflow should have ended it.
-func (o oldestRequest) Stuck(now time.Time) bool { return now.After(o.ExpiresAt) }
+// Stuck reports whether the request is overdue: its workflow should have
+// ended it.
+func (o oldestRequest) Stuck(now time.Time) bool { return models.Overdue(o.ExpiresAt, now) }
 
 func (p *Pages) adminSystem(c *gin.Context) {
 	ctx := c.Request.Context()

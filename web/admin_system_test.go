@@ -61,7 +61,7 @@ func TestAdminSystemShowsWhatIsStuck(t *testing.T) {
 		page := b.get("/admin/system")
 		require.Equal(t, http.StatusOK, page.status, page.body)
 		assert.Contains(t, page.body, `<tr><th scope="row" class="cap">approval</th><td>2</td><td><strong>1</strong></td>`,
-			"two open here, one past its expiry; the other organisation's is not counted")
+			"two open here, one stuck; the other organisation's is not counted")
 		assert.Contains(t, page.body, `<a href="/approvals/`+stuck.ID+`">Pay the &lt;stuck&gt; invoice</a>`, "the oldest first, escaped")
 		assert.Contains(t, page.body, "<td>2 days</td>")
 		assert.Contains(t, page.body, "<strong>stuck: expired")

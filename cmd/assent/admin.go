@@ -241,7 +241,7 @@ var adminCommands = []adminCommand{
 				return nil, err
 			}
 			// Pending requests change through their workflows.
-			tc, err := dialTemporal(r.ctx, r.cfg, r.log(), r.keys)
+			tc, err := dialTemporal(r.ctx, r.cfg, r.log(), r.keys, nil)
 			if err != nil {
 				return nil, err
 			}

@@ -26,6 +26,7 @@ import (
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/logging"
 	"github.com/assent-hq/assent/internal/mail"
+	"github.com/assent-hq/assent/internal/metrics"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/payloadcodec"
 	"github.com/assent-hq/assent/internal/publishscan"
@@ -100,6 +101,9 @@ type resources struct {
 	// blobs and scanner publish reports (serve, dev).
 	blobs   *blobstore.Store
 	scanner *publishscan.Scanner
+	// metrics is the process's registry (serve, worker, dev), nil for the
+	// tools.
+	metrics *metrics.Metrics
 }
 
 // needs says what a subcommand opens.
@@ -117,12 +121,15 @@ type needs struct {
 	// publishing opens the blob store and builds the publish scan (serve,
 	// dev).
 	publishing bool
+	// metrics, when set, counts what the store commits and what the
+	// Temporal client and its workers do (serve, worker, dev).
+	metrics *metrics.Metrics
 }
 
 // open opens what n asks for, the same way for every subcommand. On error
 // it closes what it had opened.
 func open(ctx context.Context, cfg *config.Config, log *slog.Logger, n needs) (_ *resources, err error) {
-	r := &resources{}
+	r := &resources{metrics: n.metrics}
 	defer func() {
 		if err != nil {
 			r.Close()
@@ -144,6 +151,7 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger, n needs) (_
 		return nil, err
 	}
 	r.store = models.NewStore(r.db, r.secrets)
+	r.store.SetMetrics(n.metrics)
 	if n.migrate {
 		// Values kept in clear by earlier versions are sealed now.
 		if resealed, err := r.store.ResealSecrets(ctx); err != nil {
@@ -165,7 +173,7 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger, n needs) (_
 		}
 	}
 	if n.temporal {
-		if r.temporal, err = dialTemporal(ctx, cfg, log, r.secrets); err != nil {
+		if r.temporal, err = dialTemporal(ctx, cfg, log, r.secrets, n.metrics); err != nil {
 			return nil, err
 		}
 		// Another instance's workflows on the same namespace and task
@@ -239,6 +247,7 @@ func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string
 			UIOrigin: cfg.TemporalUIURL, Operators: cfg.Operators, Namespace: cfg.TemporalNamespace}, Dev: dev})
 	h := api.New(api.Deps{Logger: log, BaseURL: baseURL, TrustedProxies: cfg.TrustedProxies,
 		LongPolls: ratelimit.NewSlots(cfg.LongPollsPerKey, cfg.LongPolls), Services: svc,
+		Metrics: r.metrics, MetricsElsewhere: cfg.MetricsAddr != "",
 		Mount: func(e *gin.Engine) {
 			if mount != nil {
 				mount(e)
@@ -252,8 +261,9 @@ func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string
 // dialTemporal connects with every payload encrypted under keys and bound
 // to where it is used; workers made from the client check the binding.
 // With an API key (Temporal Cloud) every call carries it as a bearer
-// token; cfg.TemporalTLS has then turned TLS on.
-func dialTemporal(ctx context.Context, cfg *config.Config, log *slog.Logger, keys *secretkey.Ring) (client.Client, error) {
+// token; cfg.TemporalTLS has then turned TLS on. The SDK's client and
+// worker metrics go into m (nil: none).
+func dialTemporal(ctx context.Context, cfg *config.Config, log *slog.Logger, keys *secretkey.Ring, m *metrics.Metrics) (client.Client, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	tlsConf, err := cfg.TemporalTLS()
@@ -265,6 +275,9 @@ func dialTemporal(ctx context.Context, cfg *config.Config, log *slog.Logger, key
 		HostPort:          cfg.TemporalAddress,
 		Namespace:         cfg.TemporalNamespace,
 		Logger:            logging.SDK(log.With("component", "temporal-sdk")),
+		MetricsHandler: m.Temporal(func(err error) {
+			log.Debug("a Temporal SDK metric could not be registered", "error", err)
+		}),
 	}
 	if cfg.TemporalAPIKey != "" {
 		opts.Credentials = client.NewAPIKeyStaticCredentials(cfg.TemporalAPIKey)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/mail"
+	"github.com/assent-hq/assent/internal/metrics"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/web"
 	"github.com/assent-hq/assent/worker"
@@ -31,7 +32,11 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	keepTracingFromEmbeddedTemporal()
 	// Every fixed port is checked before anything starts, and every one
 	// taken is named.
-	if err := checkPorts(append([]port{httpPort(cfg)}, temporalPorts(cfg)...)...); err != nil {
+	ports := append([]port{httpPort(cfg)}, temporalPorts(cfg)...)
+	if cfg.MetricsAddr != "" {
+		ports = append(ports, metricsPort(cfg))
+	}
+	if err := checkPorts(ports...); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
@@ -43,6 +48,13 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer l.Close()
+	ml, err := listenMetrics(cfg)
+	if err != nil {
+		return err
+	}
+	if ml != nil {
+		defer ml.Close()
+	}
 
 	// The embedded UI decodes payloads through this process, for the
 	// demo owner unless other operators are named.
@@ -61,11 +73,15 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		cfg.Operators = []string{demoMembers[0].Email}
 	}
 
-	r, err := open(ctx, cfg, log, needs{keys: config.KeyOrNewInDataDir, migrate: true, temporal: true, searchAttributes: true, publishing: true})
+	m := metrics.New()
+	defer m.Close()
+	r, err := open(ctx, cfg, log, needs{keys: config.KeyOrNewInDataDir, migrate: true, temporal: true, searchAttributes: true, publishing: true,
+		metrics: m})
 	if err != nil {
 		return err
 	}
 	defer r.Close()
+	readDatabase(m, r.store)
 	mailbox := mail.NewMailbox(mail.DefaultMailboxSize)
 	r.mailer = mailbox
 
@@ -103,6 +119,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		pages.Wait()
 		return err
 	})
+	serveMetrics(gctx, g, ml, m, log)
 	runBackground(gctx, g, log, r.store, svc.Reports)
 	g.Go(func() error { requests.RunReconciler(gctx, log, svc.Owned()...); return nil })
 	dispatcher := &worker.Dispatcher{Client: r.temporal, Store: r.store, Log: log, RetryUnit: cfg.DevRetryUnit, Interval: dispatchInterval}

@@ -122,7 +122,8 @@ func TestProductionShape(t *testing.T) {
 	require.True(t, strings.HasPrefix(key.Key, "asnt_agent_"))
 
 	serve := start(t, bin, append(env, "ASSENT_HTTP_ADDR=127.0.0.1:"+httpPort), "serve")
-	worker := start(t, bin, env, "worker")
+	workerURL := "http://127.0.0.1:" + freePort(t)
+	worker := start(t, bin, append(env, "ASSENT_WORKER_HTTP_ADDR="+strings.TrimPrefix(workerURL, "http://")), "worker")
 	base := "http://127.0.0.1:" + httpPort
 	require.Eventually(t, func() bool {
 		resp, err := httpGet(base + "/readyz")
@@ -145,6 +146,13 @@ func TestProductionShape(t *testing.T) {
 			Namespace: "default", TaskQueue: &taskqueuepb.TaskQueue{Name: workflows.TaskQueue}, TaskQueueType: enumspb.TASK_QUEUE_TYPE_ACTIVITY})
 		return err == nil && len(resp.GetPollers()) > 0
 	}, 30*time.Second, 200*time.Millisecond, "worker output: %s", worker.out.String())
+	// Its probes and metrics are on its own listener.
+	require.Eventually(t, func() bool {
+		resp, err := httpGet(workerURL + "/readyz")
+		return err == nil && resp == 200
+	}, 30*time.Second, 100*time.Millisecond, "worker output: %s", worker.out.String())
+	assert.Equal(t, 200, getJSON(t, workerURL+"/healthz", "", nil))
+	assert.Contains(t, scrape(t, workerURL+"/metrics"), "temporal_long_request_total")
 
 	// An approval created through serve is owned by a workflow on worker;
 	// the expiry happens in worker and reaches serve's long-poll through

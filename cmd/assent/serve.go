@@ -5,6 +5,8 @@ import (
 	"io"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/assent-hq/assent/internal/metrics"
 )
 
 // runServe runs the API and pages only. It keeps no state of its own, so
@@ -25,6 +27,13 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer l.Close()
+	ml, err := listenMetrics(cfg)
+	if err != nil {
+		return err
+	}
+	if ml != nil {
+		defer ml.Close()
+	}
 	if err := cfg.RequireBaseURL(); err != nil {
 		return err
 	}
@@ -32,7 +41,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	r, err := open(ctx, cfg, log, needs{temporal: true, mailer: true, publishing: true})
+	m := metrics.New()
+	defer m.Close()
+	r, err := open(ctx, cfg, log, needs{temporal: true, mailer: true, publishing: true, metrics: m})
 	if err != nil {
 		return err
 	}
@@ -55,6 +66,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		pages.Wait()
 		return err
 	})
+	serveMetrics(gctx, g, ml, m, log)
 	runBackground(gctx, g, log, r.store, svc.Reports)
 	return g.Wait()
 }

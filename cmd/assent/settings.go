@@ -21,12 +21,12 @@ var (
 	smtpSettings             = []string{"smtp-host", "smtp-port", "smtp-username", "smtp-from", "smtp-tls"}
 	// pagesSettings serve the API and the pages.
 	pagesSettings = []string{"http-addr", "base-url", "reports-domain", "blob-url", "oidc-issuer", "oidc-client-id", "oidc-label",
-		"operators", "temporal-ui-url", "trusted-proxies", "slack-api-url", "long-polls-per-key", "long-polls", "receiver-networks"}
+		"operators", "temporal-ui-url", "trusted-proxies", "slack-api-url", "long-polls-per-key", "long-polls", "receiver-networks", "metrics-addr"}
 
 	commandSettings = map[string][]string{
 		"dev":      slices.Concat(databaseSettings, pagesSettings, embeddedTemporalSettings),
 		"serve":    slices.Concat(databaseSettings, pagesSettings, temporalSettings, smtpSettings),
-		"worker":   slices.Concat(databaseSettings, []string{"base-url", "slack-api-url", "receiver-networks"}, temporalSettings, smtpSettings),
+		"worker":   slices.Concat(databaseSettings, []string{"base-url", "slack-api-url", "receiver-networks", "worker-http-addr", "metrics-addr"}, temporalSettings, smtpSettings),
 		"migrate":  databaseSettings,
 		"temporal": slices.Concat([]string{"data-dir", "log-level"}, embeddedTemporalSettings),
 	}

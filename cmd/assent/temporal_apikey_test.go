@@ -58,7 +58,7 @@ func TestDialTemporalSendsTheAPIKeyOverTLS(t *testing.T) {
 	require.NoError(t, err)
 
 	cfg := &config.Config{TemporalAddress: front, TemporalNamespace: ns, TemporalTLSCA: ca, TemporalAPIKey: key}
-	c, err := dialTemporal(context.Background(), cfg, slog.Default(), keys)
+	c, err := dialTemporal(context.Background(), cfg, slog.Default(), keys, nil)
 	require.NoError(t, err)
 	c.Close()
 	mu.Lock()
@@ -71,13 +71,13 @@ func TestDialTemporalSendsTheAPIKeyOverTLS(t *testing.T) {
 	// No TLS setting: still TLS, trusting this machine's CAs, which did
 	// not sign the front end's certificate.
 	cfg = &config.Config{TemporalAddress: front, TemporalNamespace: ns, TemporalAPIKey: key}
-	_, err = dialTemporal(context.Background(), cfg, slog.Default(), keys)
+	_, err = dialTemporal(context.Background(), cfg, slog.Default(), keys, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "presented a certificate not signed by a CA this machine trusts")
 
 	// A frontend without TLS never gets the key.
 	cfg = &config.Config{TemporalAddress: ts.GetFrontendHostPort(), TemporalNamespace: ns, TemporalAPIKey: key}
-	_, err = dialTemporal(context.Background(), cfg, slog.Default(), keys)
+	_, err = dialTemporal(context.Background(), cfg, slog.Default(), keys, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "does not speak TLS, which ASSENT_TEMPORAL_API_KEY needs")
 	assert.NotContains(t, err.Error(), key)

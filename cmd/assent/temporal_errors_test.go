@@ -41,12 +41,12 @@ func TestDialTemporalExplainsTLSFailures(t *testing.T) {
 	addr := srv.Listener.Addr().String()
 
 	cfg := &config.Config{TemporalAddress: addr, TemporalNamespace: "default", TemporalTLSCA: wrongCA}
-	_, err = dialTemporal(context.Background(), cfg, slog.Default(), keys)
+	_, err = dialTemporal(context.Background(), cfg, slog.Default(), keys, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "presented a certificate not signed by the CA in ASSENT_TEMPORAL_TLS_CA ("+wrongCA+")")
 
 	cfg = &config.Config{TemporalAddress: addr, TemporalNamespace: "default"}
-	_, err = dialTemporal(context.Background(), cfg, slog.Default(), keys)
+	_, err = dialTemporal(context.Background(), cfg, slog.Default(), keys, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "may require TLS")
 }
@@ -57,7 +57,7 @@ func TestDialTemporalRefusesAnUnknownNamespace(t *testing.T) {
 	keys, err := secretkey.Parse(secretkey.Generate())
 	require.NoError(t, err)
 	cfg := &config.Config{TemporalAddress: ts.GetFrontendHostPort(), TemporalNamespace: "no-such-namespace"}
-	_, err = dialTemporal(context.Background(), cfg, slog.Default(), keys)
+	_, err = dialTemporal(context.Background(), cfg, slog.Default(), keys, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `namespace "no-such-namespace" does not exist`)
 }

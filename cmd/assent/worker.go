@@ -4,8 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
+	"github.com/assent-hq/assent/api"
+	"github.com/assent-hq/assent/internal/config"
+	"github.com/assent-hq/assent/internal/metrics"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/worker"
 )
@@ -13,7 +19,8 @@ import (
 // dispatchInterval is the outbox dispatcher's pause when it finds nothing.
 const dispatchInterval = 200 * time.Millisecond
 
-// runWorker runs the Temporal worker until interrupted.
+// runWorker runs the Temporal worker until interrupted, with its probes
+// and metrics on ASSENT_WORKER_HTTP_ADDR.
 func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	cfg, log, err := parse("worker", args, stderr)
 	if err != nil {
@@ -31,11 +38,40 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	r, err := open(ctx, cfg, log, needs{temporal: true, searchAttributes: true, mailer: true})
+	m := metrics.New()
+	defer m.Close()
+	r, err := open(ctx, cfg, log, needs{temporal: true, searchAttributes: true, mailer: true, metrics: m})
 	if err != nil {
 		return err
 	}
 	defer r.Close()
+	readDatabase(m, r.store)
+	svc := r.services(log, cfg.PublicBaseURL(), policy, cfg.SlackAPIURL)
+	// Listened on once the database and Temporal are open, so a refusal of
+	// either is what a failed start reports.
+	g, gctx := errgroup.WithContext(ctx)
+	if cfg.WorkerHTTPAddr != config.Off {
+		l, err := listenPort(workerPort(cfg))
+		if err != nil {
+			return err
+		}
+		defer l.Close()
+		var served http.Handler
+		if cfg.MetricsAddr == "" {
+			served = m.Handler()
+		}
+		log.Info("serving probes", "address", l.Addr().String(), "metrics", served != nil)
+		g.Go(func() error { return serveHTTP(gctx, l, api.Probes(log, svc.Instance, served), log) })
+	}
+	ml, err := listenMetrics(cfg)
+	if err != nil {
+		return err
+	}
+	if ml != nil {
+		defer ml.Close()
+	}
+	serveMetrics(gctx, g, ml, m, log)
+
 	w := worker.New(r.temporal, worker.Deps{Store: r.store, BaseURL: cfg.PublicBaseURL(), Logger: log, NetPolicy: policy, Mailer: r.mailer,
 		PushSubject: pushSubject(cfg, cfg.PublicBaseURL()), SlackAPIURL: cfg.SlackAPIURL})
 	if err := w.Start(); err != nil {
@@ -43,9 +79,9 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	log.Info("worker started", "temporal", cfg.TemporalAddress, "namespace", cfg.TemporalNamespace)
 	dispatcher := &worker.Dispatcher{Client: r.temporal, Store: r.store, Log: log, Interval: dispatchInterval}
-	go dispatcher.Run(ctx)
-	requests.RunReconciler(ctx, log, r.services(log, cfg.PublicBaseURL(), policy, cfg.SlackAPIURL).Owned()...)
+	go dispatcher.Run(gctx)
+	requests.RunReconciler(gctx, log, svc.Owned()...)
 	log.Info("stopping worker")
 	w.Stop()
-	return nil
+	return g.Wait()
 }

@@ -23,7 +23,13 @@ import (
 
 // Config is every setting a subcommand may use.
 type Config struct {
-	HTTPAddr    string
+	HTTPAddr string
+	// WorkerHTTPAddr is where the worker serves its probes and metrics;
+	// Off serves none.
+	WorkerHTTPAddr string
+	// MetricsAddr, when set, serves /metrics alone, and the API's or the
+	// worker's listener no longer does.
+	MetricsAddr string
 	BaseURL     string
 	DataDir     string
 	DatabaseURL string
@@ -110,6 +116,13 @@ const (
 	DefaultLongPollsPerKey = 20
 	DefaultLongPolls       = 1000
 )
+
+// DefaultWorkerHTTPAddr is where the worker serves its probes and metrics
+// unless told: this machine only, beside serve's 8080.
+const DefaultWorkerHTTPAddr = "127.0.0.1:8090"
+
+// Off, as ASSENT_WORKER_HTTP_ADDR, serves no probes or metrics.
+const Off = "off"
 
 // The default data folders: assent dev's (its databases, key, blobs and
 // the demo's keys) and assent temporal's (only its server's temporal.db).

@@ -137,7 +137,9 @@ func (c *Cluster) spec(name string) (spec, error) {
 			ready: answers200(c.httpURL(name) + "/readyz"),
 		}, nil
 	case Worker1, Worker2:
-		return spec{argv: []string{c.bins.assent, "worker"}, env: c.assentEnv(), ready: c.logged(`"worker started"`)}, nil
+		// Each worker's probes and metrics on a port of its own.
+		return spec{argv: []string{c.bins.assent, "worker"}, env: append(c.assentEnv(), "ASSENT_WORKER_HTTP_ADDR="+c.addr(name)),
+			ready: c.logged(`"worker started"`)}, nil
 	case Proxy:
 		return spec{
 			argv:  []string{c.bins.harness, "proxy", "--listen", c.addr(Proxy), "--backend", c.httpURL(Serve1), "--backend", c.httpURL(Serve2)},

@@ -2138,6 +2138,7 @@ OPERATIONS: Dict[str, Operation] = {
     'listTemplates': Operation('GET', '/api/v1/templates', path_params=(), query=(), body=None, body_types=(), responses={'200': 'TemplateList'}),
     'listVersions': Operation('GET', '/api/v1/reports/{idOrSlug}/versions', path_params=('idOrSlug',), query=(), body=None, body_types=(), responses={'200': 'VersionList'}),
     'listWebhooks': Operation('GET', '/api/v1/admin/webhooks', path_params=(), query=('limit', 'cursor'), body=None, body_types=(), responses={'200': 'WebhookList'}),
+    'metrics': Operation('GET', '/metrics', path_params=(), query=(), body=None, body_types=(), responses={'200': 'bytes'}),
     'pauseSchedule': Operation('POST', '/api/v1/schedules/{id}/pause', path_params=('id',), query=(), body='Empty', body_types=('application/json',), responses={'200': 'Schedule'}),
     'postComment': Operation('POST', '/api/v1/reports/{idOrSlug}/comments', path_params=('idOrSlug',), query=(), body='CommentCreate', body_types=('application/json',), responses={'201': 'Thread'}),
     'publishVersion': Operation('POST', '/api/v1/reports/{idOrSlug}/versions', path_params=('idOrSlug',), query=(), body='VersionCreate', body_types=('application/json',), responses={'201': 'Report'}),

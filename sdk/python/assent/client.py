@@ -812,6 +812,7 @@ class Admin:
 # Operations the SDK leaves out on purpose, with why.
 NOT_SURFACED = {
     "slackInteractions": "Slack calls it with Slack's signature; no Assent client does",
+    "metrics": "Prometheus scrapes it; it is a process's metrics, not the API's",
 }
 
 

@@ -22,8 +22,9 @@ from tests.test_e2e import Receiver, admin, agent, person
 CALLED: Set[str] = set()
 # Properties the server sent that the document's schema lacks.
 UNKNOWN: Set[str] = set()
-# Not callable by a client: Slack signs these requests with its own secret.
-NOT_CALLED = {"slackInteractions"}
+# Not called by a client: Slack signs its requests with its own secret,
+# Prometheus scrapes metrics.
+NOT_CALLED = {"slackInteractions", "metrics"}
 
 _request = Transport.request
 

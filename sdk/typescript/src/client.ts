@@ -675,6 +675,7 @@ export class Admin {
 /** Operations the SDK leaves out on purpose, with why. */
 export const NOT_SURFACED: Readonly<Record<string, string>> = {
   slackInteractions: "Slack calls it with Slack's signature; no Assent client does",
+  metrics: "Prometheus scrapes it; it is a process's metrics, not the API's",
 };
 
 export interface AssentOptions extends TransportOptions {

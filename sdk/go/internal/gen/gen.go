@@ -18,7 +18,7 @@ import (
 
 // Methods names each operation's method: the resource (a field of Client,
 // or Admin.X) and the method. An operation the document has and this
-// table lacks fails generation; slackInteractions is Slack's to call.
+// table lacks fails generation; the Unexposed ones are others' to call.
 var Methods = map[string]string{
 	"createApproval": "Approvals.Create", "getApproval": "Approvals.Get", "listApprovals": "Approvals.List",
 	"cancelApproval": "Approvals.Cancel", "decideApproval": "Approvals.Decide", "askQuestion": "Approvals.Ask",
@@ -74,8 +74,9 @@ var Methods = map[string]string{
 	"declineHeldVersion": "Admin.HeldVersions.Decline",
 }
 
-// Unexposed operations have no method: Slack calls this one.
-var Unexposed = map[string]bool{"slackInteractions": true}
+// Unexposed operations have no method: Slack calls slackInteractions,
+// Prometheus scrapes metrics.
+var Unexposed = map[string]bool{"slackInteractions": true, "metrics": true}
 
 // HandledQuery are query parameters a hand-written method sets rather than
 // the caller: wait (the Wait methods) and format (Evidence is JSON,

@@ -1221,6 +1221,18 @@ export const OPERATIONS = {
       "200": "json"
     }
   },
+  "metrics": {
+    "method": "GET",
+    "path": "/metrics",
+    "pathParams": [],
+    "query": [],
+    "body": null,
+    "bodySchema": null,
+    "bodyTypes": [],
+    "responses": {
+      "200": "bytes"
+    }
+  },
   "pauseSchedule": {
     "method": "POST",
     "path": "/api/v1/schedules/{id}/pause",

@@ -1939,6 +1939,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Metrics
+         * @description This process's metrics in Prometheus's text format, for Prometheus to
+         *     scrape: requests answered by route template, requests created and
+         *     settled, deliveries, publishing, the gate, the Temporal SDK's client
+         *     and worker metrics, the Go runtime and the process. No credentials,
+         *     and no ids or paths in them; with `ASSENT_METRICS_ADDR` set they are
+         *     served on that address alone, not here, which keeps them off the
+         *     public network. The worker serves them on `ASSENT_WORKER_HTTP_ADDR`.
+         */
+        get: operations["metrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/readyz": {
         parameters: {
             query?: never;
@@ -4383,7 +4409,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 /**
                  * @example {
@@ -5046,7 +5072,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 /**
                  * @example {
@@ -5276,7 +5302,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 /**
                  * @example {
@@ -5648,7 +5674,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 /**
                  * @example {
@@ -5898,7 +5924,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 /**
                  * @example {
@@ -8731,7 +8757,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 /**
                  * @example {
@@ -11307,6 +11333,31 @@ export interface operations {
             };
             413: components["responses"]["PayloadTooLarge"];
             500: components["responses"]["InternalError"];
+        };
+    };
+    metrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example # HELP assent_requests_open Requests still open, by kind, read from the database (the whole instance, at most every interval).
+                     *     # TYPE assent_requests_open gauge
+                     *     assent_requests_open{kind="approval"} 3
+                     */
+                    "text/plain": string;
+                };
+            };
         };
     };
     readyz: {
