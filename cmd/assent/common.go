@@ -173,22 +173,30 @@ func open(ctx context.Context, cfg *config.Config, log *slog.Logger, n needs) (_
 		}
 	}
 	if n.temporal {
-		if r.temporal, err = dialTemporal(ctx, cfg, log, r.secrets, n.metrics); err != nil {
-			return nil, err
-		}
-		// Another instance's workflows on the same namespace and task
-		// queue would be taken by this one's worker and its by them:
-		// refuse a namespace marked for a key this ring lacks.
-		if err = payloadcodec.ClaimMarker(ctx, r.temporal, cfg.TemporalNamespace, r.secrets); err != nil {
+		err = whileTemporalStarts(ctx, log, func(ctx context.Context) error {
+			if r.temporal == nil {
+				c, err := dialTemporal(ctx, cfg, log, r.secrets, n.metrics)
+				if err != nil {
+					return err
+				}
+				r.temporal = c
+			}
+			// Another instance's workflows on the same namespace and task
+			// queue would be taken by this one's worker and its by them:
+			// refuse a namespace marked for a key this ring lacks.
+			if err := payloadcodec.ClaimMarker(ctx, r.temporal, cfg.TemporalNamespace, r.secrets); err != nil {
+				return err
+			}
+			if n.searchAttributes {
+				return worker.RegisterSearchAttributes(ctx, r.temporal, cfg.TemporalNamespace)
+			}
+			return nil
+		})
+		if err != nil {
 			return nil, err
 		}
 		log.Info("Temporal namespace marked for this instance's key", "namespace", cfg.TemporalNamespace,
 			"key", r.secrets.CurrentID(), "marker", payloadcodec.MarkerWorkflowID)
-		if n.searchAttributes {
-			if err = worker.RegisterSearchAttributes(ctx, r.temporal, cfg.TemporalNamespace); err != nil {
-				return nil, err
-			}
-		}
 	}
 	if n.mailer {
 		if r.mailer, err = newMailer(cfg, log); err != nil {

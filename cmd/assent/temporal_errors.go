@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
+	"time"
 
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/config"
 )
 
@@ -54,4 +57,39 @@ func checkNamespace(ctx context.Context, cfg *config.Config, c client.Client) er
 		return explainDial(cfg, err)
 	}
 	return nil
+}
+
+// temporalStartWait is how long a starting process waits for a Temporal
+// that does not answer yet (restarting, or started after this process),
+// so that start order does not matter; a wrong setting fails at once.
+const temporalStartWait = time.Minute
+
+// whileTemporalStarts runs step until it succeeds, fails for a reason
+// waiting cannot cure, or temporalStartWait has passed, saying in the log
+// what it waits for.
+func whileTemporalStarts(ctx context.Context, log *slog.Logger, step func(context.Context) error) error {
+	deadline := time.Now().Add(temporalStartWait)
+	for wait := 500 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
+		err := step(ctx)
+		if err == nil || !temporalStarting(err) || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		log.Warn("Temporal does not answer yet; trying again", "in", wait.String(), "error", err)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
+}
+
+// temporalStarting reports whether err is Temporal not answering yet
+// (refused, unavailable, out of time), rather than a setting to change.
+func temporalStarting(err error) bool {
+	if apperr.Transient(err) != nil || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	// The SDK's dial flattens the gRPC error into text.
+	msg := err.Error()
+	return strings.Contains(msg, "connection refused") || strings.Contains(msg, "context deadline exceeded")
 }

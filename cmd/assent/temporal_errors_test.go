@@ -8,6 +8,9 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"math/big"
 	"net/http"
@@ -19,6 +22,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/server/temporaltest"
 
 	"github.com/assent-hq/assent/internal/config"
@@ -71,4 +75,32 @@ func selfSignedCA(t *testing.T) []byte {
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	require.NoError(t, err)
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+// TestStartWaitsForTemporal: a starting process waits, retrying, while
+// Temporal does not answer yet, and fails at once on what waiting cannot
+// cure.
+func TestStartWaitsForTemporal(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	calls := 0
+	err := whileTemporalStarts(context.Background(), log, func(context.Context) error {
+		calls++
+		switch calls {
+		case 1:
+			return fmt.Errorf("connect to Temporal at 127.0.0.1:1: %w", errors.New(`failed reaching server: connection error: desc = "transport: Error while dialing: dial tcp 127.0.0.1:1: connect: connection refused"`))
+		case 2:
+			return fmt.Errorf("read the namespace's Assent marker: %w", serviceerror.NewUnavailable("frontend restarting"))
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, 3, calls, "refused and unavailable are waited for")
+
+	calls = 0
+	err = whileTemporalStarts(context.Background(), log, func(context.Context) error {
+		calls++
+		return errors.New("Temporal at x presented a certificate not signed by the CA in ASSENT_TEMPORAL_TLS_CA")
+	})
+	require.Error(t, err)
+	assert.Equal(t, 1, calls, "a setting to change fails at once")
 }

@@ -2812,7 +2812,9 @@ export interface components {
         QuestionKind: "text" | "long_text" | "number" | "date" | "choice" | "multi_choice" | "boolean";
         Readiness: {
             checks: {
-                /** @description `ok`, or `down: ` and why. */
+                /** @description The report file store, where the process keeps report files (serve, dev): `ok`, or `down: ` and why. */
+                blobs?: string;
+                /** @description `ok`, or `down: ` and why (unreachable, or missing a migration this binary knows: run `assent migrate`). */
                 database: string;
                 /** @description `ok`, or `down: ` and why. */
                 temporal: string;
