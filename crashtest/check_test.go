@@ -36,12 +36,16 @@ type report struct {
 	Seed  uint64 `json:"seed"`
 	Kills int    `json:"kills"`
 	// KillsOf counts the kills by process (and PostgreSQL's restarts).
-	KillsOf   map[string]int `json:"killsOf"`
-	Ops       map[string]int `json:"acknowledgedOps"`
-	Tries     int            `json:"tries"`
-	NetErrors int64          `json:"connectionErrors"`
-	FiveXX    int64          `json:"responses5xx"`
-	Approvals int            `json:"approvals"`
+	KillsOf map[string]int `json:"killsOf"`
+	// ExitedOnTheirOwn counts, by process, the cluster's processes that
+	// exited unbidden and were started again by the supervisor, as an
+	// orchestrator would; Assent's own must have none.
+	ExitedOnTheirOwn map[string]int `json:"exitedOnTheirOwn,omitempty"`
+	Ops              map[string]int `json:"acknowledgedOps"`
+	Tries            int            `json:"tries"`
+	NetErrors        int64          `json:"connectionErrors"`
+	FiveXX           int64          `json:"responses5xx"`
+	Approvals        int            `json:"approvals"`
 	// Collections, the replies they hold, and collections reminded.
 	Collections   int `json:"collections"`
 	RepliesStored int `json:"repliesStored"`

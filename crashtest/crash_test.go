@@ -43,7 +43,7 @@ func TestCrashSafety(t *testing.T) {
 			svc.start()
 		}
 		return map[string]int{"assent dev": kills}
-	})
+	}, nil)
 	svc.stop()
 	assertNothingLost(t, r)
 }
@@ -61,9 +61,10 @@ func crashSeed(t *testing.T) uint64 {
 
 // runUnderFaults subscribes the receiver, runs eight clients of mixed load
 // against svc while faults kills and restarts its processes (returning how
-// often each kind), lets the load drain and checks what it was told. The
-// report is logged, and written to ASSENT_CRASH_REPORT when set.
-func runUnderFaults(t *testing.T, svc target, rcv *receiver, seed uint64, faults func(*rand.Rand) map[string]int) *report {
+// often each kind), lets the load drain and checks what it was told. note,
+// when not nil, adds to the report what only the target knows. The report
+// is logged, and written to ASSENT_CRASH_REPORT when set.
+func runUnderFaults(t *testing.T, svc target, rcv *receiver, seed uint64, faults func(*rand.Rand) map[string]int, note func(*report)) *report {
 	l := &load{svc: svc, receiver: rcv.srv.URL, client: &http.Client{Timeout: 30 * time.Second}, giveUp: 3 * time.Minute}
 	hook := &op{kind: "webhook", path: "/api/v1/admin/webhooks", token: svc.keys().AdminKey, key: "receiver",
 		body: `{"url":"` + rcv.srv.URL + `/webhook"}`}
@@ -92,6 +93,9 @@ func runUnderFaults(t *testing.T, svc target, rcv *receiver, seed uint64, faults
 		r.Kills += n
 	}
 	require.NoError(t, l.check(context.Background(), rcv, r))
+	if note != nil {
+		note(r)
+	}
 	out, _ := json.MarshalIndent(r, "", "  ")
 	t.Logf("crash test report:\n%s", out)
 	if path := os.Getenv("ASSENT_CRASH_REPORT"); path != "" {

@@ -13,9 +13,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"maps"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -70,10 +72,16 @@ type State struct {
 
 // Cluster is a running (or resumable) cluster.
 type Cluster struct {
-	opts  Options
+	opts Options
+	bins binaries
+	// mu guards what the supervisor changes beside the caller: the
+	// processes, the state and the exits.
+	mu    sync.Mutex
 	state State
-	bins  binaries
 	procs map[string]*process
+	// exits counts, by process, the times one exited on its own and the
+	// supervisor started it again.
+	exits map[string]int
 }
 
 // Start brings every part up in order and returns once the proxy answers
@@ -87,7 +95,7 @@ func Start(ctx context.Context, o Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	o.Dir = dir
-	c := &Cluster{opts: o, procs: map[string]*process{}}
+	c := &Cluster{opts: o, procs: map[string]*process{}, exits: map[string]int{}}
 	for _, d := range []string{"bin", "logs", "blobs"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			return nil, err
@@ -131,6 +139,8 @@ func Start(ctx context.Context, o Options) (_ *Cluster, err error) {
 			return nil, fmt.Errorf("%s: %w", s.what, err)
 		}
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return c, c.saveState()
 }
 
@@ -174,23 +184,30 @@ func (c *Cluster) Dir() string { return c.opts.Dir }
 
 // Kill sends SIGKILL to a process, as a crash would.
 func (c *Cluster) Kill(name string) error {
-	p, ok := c.procs[name]
-	if !ok {
-		return fmt.Errorf("cluster: no process %q", name)
-	}
-	p.kill()
-	delete(c.state.PIDs, name)
-	return c.saveState()
+	return c.stop(name, func(p *process) { p.kill() })
 }
 
 // Terminate stops a process as an operator or a deploy does: SIGTERM,
 // and SIGKILL only if it has not ended within the grace period.
 func (c *Cluster) Terminate(name string) error {
+	return c.stop(name, func(p *process) { p.terminate(30 * time.Second) })
+}
+
+// stop stops a process by how, telling the supervisor first that it is
+// meant to stay down.
+func (c *Cluster) stop(name string, how func(*process)) error {
+	c.mu.Lock()
 	p, ok := c.procs[name]
+	if ok {
+		p.stopped = true
+	}
+	c.mu.Unlock()
 	if !ok {
 		return fmt.Errorf("cluster: no process %q", name)
 	}
-	p.terminate(30 * time.Second)
+	how(p)
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	delete(c.state.PIDs, name)
 	return c.saveState()
 }
@@ -198,29 +215,47 @@ func (c *Cluster) Terminate(name string) error {
 // Restart starts a process that was killed or stopped, with the same
 // command, and waits until it is ready.
 func (c *Cluster) Restart(ctx context.Context, name string) error {
-	if p, ok := c.procs[name]; ok && p.running() {
+	c.mu.Lock()
+	p, ok := c.procs[name]
+	c.mu.Unlock()
+	if ok && p.running() {
 		return fmt.Errorf("cluster: %s is running", name)
 	}
-	if err := c.start(ctx, name); err != nil {
-		return err
-	}
-	return c.saveState()
+	return c.start(ctx, name)
 }
 
 // RestartPostgres stops PostgreSQL cleanly (a fast shutdown, as an
 // operator's restart does) and starts it again; every other process must
 // reconnect on its own.
 func (c *Cluster) RestartPostgres(ctx context.Context) error {
-	if p, ok := c.procs[Postgres]; ok {
-		p.terminate(30 * time.Second)
+	if err := c.Terminate(Postgres); err != nil {
+		return err
 	}
 	return c.Restart(ctx, Postgres)
 }
 
+// Exits counts, by process, the times one exited on its own while meant
+// to run, each restarted by the supervisor.
+func (c *Cluster) Exits() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.exits)
+}
+
 // Stop ends every process, the last started first.
 func (c *Cluster) Stop() {
-	for _, n := range stopOrder(c.procs) {
-		c.procs[n].terminate(20 * time.Second)
+	c.mu.Lock()
+	procs := maps.Clone(c.procs)
+	for _, p := range procs {
+		p.stopped = true
+	}
+	c.mu.Unlock()
+	for _, n := range stopOrder(procs) {
+		procs[n].terminate(20 * time.Second)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for n := range procs {
 		delete(c.state.PIDs, n)
 	}
 	_ = c.saveState()

@@ -29,7 +29,13 @@ func newDir(t *testing.T) string {
 	dir, err := os.MkdirTemp("", "assent-cluster-")
 	require.NoError(t, err)
 	require.NoError(t, os.Chmod(dir, 0o755))
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the cluster's logs are kept in %s/logs", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	})
 	return dir
 }
 

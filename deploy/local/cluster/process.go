@@ -23,6 +23,9 @@ type process struct {
 	exited chan struct{}
 	// stop is the signal that stops it cleanly, sent to it alone.
 	stop syscall.Signal
+	// stopped says it is meant to be down (killed, terminated): the
+	// supervisor leaves it. Guarded by the cluster's mu.
+	stopped bool
 	// logStart is the log's size when this run began: readiness looks
 	// only at what this run wrote.
 	logStart int64
@@ -50,13 +53,8 @@ func (c *Cluster) start(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	p, err := c.spawn(name, s)
+	p, err := c.launch(name, s)
 	if err != nil {
-		return err
-	}
-	c.procs[name] = p
-	c.state.PIDs[name] = p.cmd.Process.Pid
-	if err := c.saveState(); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
@@ -68,9 +66,48 @@ func (c *Cluster) start(ctx context.Context, name string) error {
 		if err != nil {
 			return fmt.Errorf("%s did not become ready: %w; its log ends:\n%s", name, err, c.LogTail(name))
 		}
+		go c.supervise(name, s, p)
 		return nil
 	case <-p.exited:
 		return fmt.Errorf("%s exited while starting; its log ends:\n%s", name, c.LogTail(name))
+	}
+}
+
+// launch spawns the named process and records it.
+func (c *Cluster) launch(name string, s spec) (*process, error) {
+	p, err := c.spawn(name, s)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.procs[name] = p
+	c.state.PIDs[name] = p.cmd.Process.Pid
+	return p, c.saveState()
+}
+
+// supervise starts a process again when it exits on its own, as systemd's
+// Restart=always or an orchestrator does: Temporal's services stop
+// themselves when their database fails them during their own start (a
+// PostgreSQL restart just after a service restart). Each such exit is
+// counted (Exits); tests hold Assent's own processes to none.
+func (c *Cluster) supervise(name string, s spec, p *process) {
+	<-p.exited
+	time.Sleep(time.Second)
+	c.mu.Lock()
+	mine := c.procs[name] == p && !p.stopped
+	if mine {
+		c.exits[name]++
+	}
+	c.mu.Unlock()
+	if !mine {
+		return
+	}
+	c.progress("%s exited on its own; starting it again", name)
+	if np, err := c.launch(name, s); err != nil {
+		c.progress("%s could not be started again: %v", name, err)
+	} else {
+		go c.supervise(name, s, np)
 	}
 }
 
