@@ -727,6 +727,7 @@ type Readiness struct {
 }
 
 type ReadinessChecks struct {
+	Blobs    string `json:"blobs,omitempty"`
 	Database string `json:"database"`
 	Temporal string `json:"temporal"`
 }

@@ -1807,6 +1807,7 @@ class ReadinessChecks(Model):
     """Schema Readiness.checks."""
 
     _closed = True  # whether the schema refuses other properties
+    blobs: Optional[str] = _field(default=None, metadata={"json": 'blobs', "type": 'any', "required": False, "nullable": False})
     database: Optional[str] = _field(default=None, metadata={"json": 'database', "type": 'any', "required": True, "nullable": False})
     temporal: Optional[str] = _field(default=None, metadata={"json": 'temporal', "type": 'any', "required": True, "nullable": False})
 
