@@ -59,6 +59,8 @@ const (
 	InvalidArchive      = "invalid_archive"
 	LimitReached        = "limit_reached"
 	GateDenied          = "gate_denied"
+	ReceiptExists       = "receipt_exists"
+	InputMismatch       = "input_mismatch"
 )
 
 var statusByCode = map[string]int{
@@ -109,6 +111,8 @@ var statusByCode = map[string]int{
 	InvalidArchive:      http.StatusBadRequest,
 	LimitReached:        http.StatusConflict,
 	GateDenied:          http.StatusForbidden,
+	ReceiptExists:       http.StatusConflict,
+	InputMismatch:       http.StatusConflict,
 }
 
 // Error is a failure the caller can act on.
