@@ -14,10 +14,17 @@ import (
 type System struct {
 	Open []models.OpenCount
 	// Oldest are the requests that have waited longest, oldest first.
-	Oldest []models.OpenRequest
+	Oldest []Waiting
 	// OutboxLag is the instance's: how long the oldest undelivered event
 	// has waited for the dispatcher.
 	OutboxLag time.Duration
+}
+
+// Waiting is one long-waiting request; Stuck says it is overdue (its
+// workflow should have ended it).
+type Waiting struct {
+	models.OpenRequest
+	Stuck bool
 }
 
 // oldestShown is how many of the longest-waiting requests the page lists.
@@ -37,5 +44,10 @@ func (s *Service) System(ctx context.Context, orgID string) (*System, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &System{Open: open, Oldest: oldest, OutboxLag: lag}, nil
+	sys := &System{Open: open, OutboxLag: lag}
+	now := models.Now()
+	for _, r := range oldest {
+		sys.Oldest = append(sys.Oldest, Waiting{OpenRequest: r, Stuck: models.Overdue(r.ExpiresAt, now)})
+	}
+	return sys, nil
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/internal/events"
-	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/workflows"
@@ -44,16 +43,11 @@ func (p systemPage) Lag() string {
 
 // oldestRequest is one long-waiting request with its links.
 type oldestRequest struct {
-	Kind, ID, Title      string
-	CreatedAt, ExpiresAt time.Time
+	admin.Waiting
 	// Page is its page for people; Workflow its runs in the Temporal UI
 	// ("" when the UI's address is not configured).
 	Page, Workflow string
 }
-
-// Stuck reports whether the request is overdue: its workflow should have
-// ended it.
-func (o oldestRequest) Stuck(now time.Time) bool { return models.Overdue(o.ExpiresAt, now) }
 
 func (p *Pages) adminSystem(c *gin.Context) {
 	ctx := c.Request.Context()
@@ -74,8 +68,8 @@ func (p *Pages) adminSystem(c *gin.Context) {
 	}
 	page := systemPage{adminBase: base(c, "system"), System: sys, Held: held, Now: time.Now()}
 	for _, r := range sys.Oldest {
-		page.Oldest = append(page.Oldest, oldestRequest{Kind: r.Kind, ID: r.ID, Title: r.Title, CreatedAt: r.CreatedAt,
-			ExpiresAt: r.ExpiresAt, Page: events.RequestPage(r.Kind, r.ID), Workflow: p.codec.WorkflowLink(workflows.RequestWorkflowID(r.Kind, r.ID))})
+		page.Oldest = append(page.Oldest, oldestRequest{Waiting: r, Page: events.RequestPage(r.Kind, r.ID),
+			Workflow: p.codec.WorkflowLink(workflows.RequestWorkflowID(r.Kind, r.ID))})
 	}
 	for i := range eps {
 		switch v := newEndpointView(&eps[i]); {
