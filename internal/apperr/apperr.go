@@ -59,6 +59,7 @@ const (
 	InvalidArchive      = "invalid_archive"
 	LimitReached        = "limit_reached"
 	GateDenied          = "gate_denied"
+	DelegationCycle     = "delegation_cycle"
 )
 
 var statusByCode = map[string]int{
@@ -109,6 +110,7 @@ var statusByCode = map[string]int{
 	InvalidArchive:      http.StatusBadRequest,
 	LimitReached:        http.StatusConflict,
 	GateDenied:          http.StatusForbidden,
+	DelegationCycle:     http.StatusConflict,
 }
 
 // Error is a failure the caller can act on.
