@@ -249,7 +249,9 @@ func TestWaitingRequestsGainTheDelegate(t *testing.T) {
 		id := a["id"].(string)
 		c := s.do(t, "POST", "/api/v1/collections", s.agentKey, `{"title":"Vendor facts","questions":[{"prompt":"Budget?","kind":"number"}],"respondents":["cy@example.com"]}`, nil)
 		require.Equal(t, 201, c.status, string(c.body))
-		waitFor(t, func() bool { return emailed("cy@example.com", "Pay the vendor") && emailed("cy@example.com", "Vendor facts") })
+		waitFor(t, func() bool {
+			return emailed("cy@example.com", "Pay the vendor") && emailed("cy@example.com", "Vendor facts")
+		})
 		assert.False(t, emailed("bob@example.com", "Pay the vendor"))
 
 		s.delegate(t, s.cyToken, "bob@example.com")
@@ -257,7 +259,9 @@ func TestWaitingRequestsGainTheDelegate(t *testing.T) {
 		viaOf(t, got.decoded["resolvedApprovers"], "cy@example.com")
 		assert.Equal(t, []any{map[string]any{"field": "approvers", "kind": "delegation", "id": s.cy.ID, "name": "cy@example.com"}},
 			viaOf(t, got.decoded["resolvedApprovers"], "bob@example.com"), "the workflow added Bob, standing in for Cy")
-		waitFor(t, func() bool { return emailed("bob@example.com", "Pay the vendor") && emailed("bob@example.com", "Vendor facts") })
+		waitFor(t, func() bool {
+			return emailed("bob@example.com", "Pay the vendor") && emailed("bob@example.com", "Vendor facts")
+		})
 
 		d := s.do(t, "POST", "/api/v1/approvals/"+id+"/decision", s.bobToken, `{"decision":"approve"}`, nil)
 		require.Equal(t, 200, d.status, string(d.body))
