@@ -559,6 +559,18 @@ export const OPERATIONS = {
       "204": null
     }
   },
+  "endMyDelegation": {
+    "method": "DELETE",
+    "path": "/api/v1/me/delegation",
+    "pathParams": [],
+    "query": [],
+    "body": null,
+    "bodySchema": null,
+    "bodyTypes": [],
+    "responses": {
+      "204": null
+    }
+  },
   "getAction": {
     "method": "GET",
     "path": "/api/v1/admin/actions/{id}",
@@ -730,6 +742,18 @@ export const OPERATIONS = {
   "getModelScreen": {
     "method": "GET",
     "path": "/api/v1/admin/model-screen",
+    "pathParams": [],
+    "query": [],
+    "body": null,
+    "bodySchema": null,
+    "bodyTypes": [],
+    "responses": {
+      "200": "json"
+    }
+  },
+  "getMyDelegation": {
+    "method": "GET",
+    "path": "/api/v1/me/delegation",
     "pathParams": [],
     "query": [],
     "body": null,
@@ -1573,6 +1597,20 @@ export const OPERATIONS = {
       "202": "json"
     }
   },
+  "setMyDelegation": {
+    "method": "PUT",
+    "path": "/api/v1/me/delegation",
+    "pathParams": [],
+    "query": [],
+    "body": "json",
+    "bodySchema": "DelegationSet",
+    "bodyTypes": [
+      "application/json"
+    ],
+    "responses": {
+      "200": "json"
+    }
+  },
   "shareReport": {
     "method": "POST",
     "path": "/api/v1/reports/{idOrSlug}/share",
@@ -1807,6 +1845,8 @@ export const SCHEMA_FIELDS: Readonly<Record<string, Readonly<Record<string, bool
     "decidedAt": true,
     "decidedBy": true,
     "decidedById": true,
+    "decidedOnBehalfOf": true,
+    "decidedOnBehalfOfId": true,
     "decisionToken": false,
     "description": true,
     "editableFields": true,
@@ -1987,6 +2027,20 @@ export const SCHEMA_FIELDS: Readonly<Record<string, Readonly<Record<string, bool
     "decision": true,
     "note": false,
     "reason": false
+  },
+  "Delegation": {
+    "active": true,
+    "delegate": true,
+    "delegator": true,
+    "from": true,
+    "note": true,
+    "until": true
+  },
+  "DelegationSet": {
+    "from": false,
+    "note": false,
+    "to": true,
+    "until": true
   },
   "Delivery": {
     "attempts": true,
@@ -2216,6 +2270,14 @@ export const SCHEMA_FIELDS: Readonly<Record<string, Readonly<Record<string, bool
     "model": true,
     "url": true
   },
+  "MyDelegation": {
+    "delegatedToMe": true,
+    "delegation": true
+  },
+  "OnBehalfOf": {
+    "id": true,
+    "name": true
+  },
   "Organization": {
     "createdAt": true,
     "decisionTokenTtlSeconds": true,
@@ -2294,6 +2356,7 @@ export const SCHEMA_FIELDS: Readonly<Record<string, Readonly<Record<string, bool
   },
   "Reply": {
     "answers": true,
+    "onBehalfOf": false,
     "respondent": true,
     "submittedAt": true
   },
@@ -2607,6 +2670,7 @@ export const SCHEMA_FIELDS: Readonly<Record<string, Readonly<Record<string, bool
   "Verdict": {
     "at": true,
     "note": true,
+    "onBehalfOf": false,
     "reviewer": true,
     "verdict": true
   },
@@ -2663,6 +2727,7 @@ export const ErrorCode = {
   AMBIGUOUS_REVIEWER: "ambiguous_reviewer",
   CONFLICT: "conflict",
   CONTENT_TOO_LARGE: "content_too_large",
+  DELEGATION_CYCLE: "delegation_cycle",
   FORBIDDEN: "forbidden",
   GATE_DENIED: "gate_denied",
   IDEMPOTENCY_IN_PROGRESS: "idempotency_in_progress",
