@@ -262,6 +262,11 @@ func TestWaitingRequestsGainTheDelegate(t *testing.T) {
 		waitFor(t, func() bool {
 			return emailed("bob@example.com", "Pay the vendor") && emailed("bob@example.com", "Vendor facts")
 		})
+		for _, m := range mailbox.Messages() {
+			if slices.Contains(m.To, "bob@example.com") && strings.Contains(m.Subject, "Pay the vendor") {
+				assert.Contains(t, m.Text, "You are asked on behalf of cy@example.com, who is away")
+			}
+		}
 
 		d := s.do(t, "POST", "/api/v1/approvals/"+id+"/decision", s.bobToken, `{"decision":"approve"}`, nil)
 		require.Equal(t, 200, d.status, string(d.body))
@@ -320,5 +325,36 @@ func TestRequesterCannotDecideThroughADelegation(t *testing.T) {
 		r = s.do(t, "POST", "/api/v1/approvals/"+own["id"].(string)+"/decision", s.bobToken, `{"decision":"approve"}`, nil)
 		require.Equal(t, 200, r.status, string(r.body))
 		assert.Nil(t, r.decoded["decidedOnBehalfOf"])
+	})
+}
+
+// TestDelegationBeginningLaterStartsThroughTheReconciler: a delegation
+// set to begin later hands the waiting requests over once the
+// reconciler finds its time has come, once.
+func TestDelegationBeginningLaterStartsThroughTheReconciler(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		ctx := context.Background()
+		a := s.create(t, s.agentKey, `{"title":"Pay","approvers":["cy@example.com"]}`)
+		from := time.Now().Add(time.Second).UTC().Format(time.RFC3339Nano)
+		r := s.do(t, "PUT", "/api/v1/me/delegation", s.cyToken, `{"to":"bob@example.com","from":"`+from+`","until":"`+inDays(1)+`"}`, nil)
+		require.Equal(t, 200, r.status, string(r.body))
+		asked := func() int {
+			got := s.do(t, "GET", "/api/v1/approvals/"+a["id"].(string), s.agentKey, "", nil)
+			return len(got.decoded["resolvedApprovers"].([]any))
+		}
+		_, err := s.services.Delegations.StartUnowned(ctx, time.Now(), 10)
+		require.NoError(t, err)
+		assert.Equal(t, 1, asked(), "not begun yet")
+
+		time.Sleep(1100 * time.Millisecond)
+		for range 2 {
+			_, err = s.services.Delegations.StartUnowned(ctx, time.Now(), 10)
+			require.NoError(t, err)
+		}
+		assert.Equal(t, 2, asked(), "Bob joined, once")
+		d := s.do(t, "POST", "/api/v1/approvals/"+a["id"].(string)+"/decision", s.bobToken, `{"decision":"approve"}`, nil)
+		require.Equal(t, 200, d.status, string(d.body))
+		assert.Equal(t, s.cy.ID, d.decoded["decidedOnBehalfOfId"])
 	})
 }

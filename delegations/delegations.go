@@ -258,16 +258,19 @@ func (s *Service) Kind() string { return "delegation" }
 
 // StartUnowned starts the delegations whose time came before olderThan
 // that no call started (one set to begin later, or whose start failed),
-// at most batch; the reconciler runs it with the request kinds.
+// at most batch; the reconciler runs it with the request kinds. It counts
+// none as started: starting a delegation set to begin later is its usual
+// path, not a lost workflow start the reconciler warns of.
 func (s *Service) StartUnowned(ctx context.Context, olderThan time.Time, batch int) (int, error) {
 	due, err := s.store.UnstartedDelegations(ctx, olderThan, batch)
 	if err != nil {
 		return 0, err
 	}
+	var errs []error
 	for i := range due {
-		if err := s.Start(ctx, &due[i]); err != nil {
-			return i, err
-		}
+		// One that fails (a workflow not answering) waits for the next
+		// round without holding up the others.
+		errs = append(errs, s.Start(ctx, &due[i]))
 	}
-	return len(due), nil
+	return 0, errors.Join(errs...)
 }
