@@ -40,6 +40,15 @@ func (h *handlers) listApprovals(c *gin.Context) {
 		return
 	}
 	f := approvals.Filter{Status: c.Query("status"), ExternalID: c.Query("externalId")}
+	switch c.Query("executed") {
+	case "":
+	case "true", "false":
+		ran := c.Query("executed") == "true"
+		f.Executed = &ran
+	default:
+		fail(c, apperr.Field(apperr.InvalidRequest, "executed", "executed must be true or false"))
+		return
+	}
 	rows, next, err := h.approvals.List(c.Request.Context(), orgID(c), f, p)
 	h.respondApprovals(c, rows, next, err)
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/assent-hq/assent/internal/ratelimit"
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/tracing"
+	"github.com/assent-hq/assent/receipts"
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/slackapp"
@@ -73,6 +74,7 @@ type handlers struct {
 	comments    *comments.Service
 	evidence    *evidence.Service
 	gate        *gate.Service
+	receipts    *receipts.Service
 	webhooks    *webhooks.Service
 	flows       *flows.Service
 	admin       *admin.Service
@@ -92,7 +94,7 @@ func New(d Deps) http.Handler {
 	svc := d.Services
 	h := &handlers{log: d.Logger, baseURL: d.BaseURL,
 		approvals: svc.Approvals, collections: svc.Collections, reports: svc.Reports, reviews: svc.Reviews, comments: svc.Comments,
-		evidence: svc.Evidence, gate: svc.Gate, webhooks: svc.Webhooks, flows: svc.Flows, admin: svc.Admin, slack: svc.Slack,
+		evidence: svc.Evidence, gate: svc.Gate, receipts: svc.Receipts, webhooks: svc.Webhooks, flows: svc.Flows, admin: svc.Admin, slack: svc.Slack,
 		accounts: svc.Accounts, idempotency: svc.Idempotency, instance: svc.Instance, delegations: svc.Delegations}
 	if h.longPolls = d.LongPolls; h.longPolls == nil {
 		h.longPolls = ratelimit.NewSlots(config.DefaultLongPollsPerKey, config.DefaultLongPolls)
@@ -222,6 +224,8 @@ func New(d Deps) http.Handler {
 	v1.GET("/flows/:id/evidence", requireEvidence, h.flowEvidence)
 	v1.GET("/reports/:idOrSlug/evidence", requireEvidence, h.reportEvidence)
 	h.postResumable(v1, "/gate", requireScope(scopes.GateCheck), h.checkGate)
+	// A receipt is bound to its claim as it is written.
+	h.postResumable(v1, "/receipts", requireScope(scopes.ReceiptsWrite), h.reportReceipt)
 
 	adm := v1.Group("/admin", requireAdmin)
 	adm.GET("/organization", h.getOrganization)

@@ -28,6 +28,7 @@ import (
 	"github.com/assent-hq/assent/internal/publishscan"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/push"
+	"github.com/assent-hq/assent/receipts"
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/reviews"
@@ -66,6 +67,7 @@ type Services struct {
 	Comments    *comments.Service
 	Evidence    *evidence.Service
 	Gate        *gate.Service
+	Receipts    *receipts.Service
 	Webhooks    *webhooks.Service
 	Flows       *flows.Service
 	Admin       *admin.Service
@@ -100,6 +102,7 @@ func Build(d Deps) *Services {
 		Comments:    comments.New(comments.Deps{Store: d.Store, Blobs: d.Blobs, Reports: rep, Logger: d.Logger, BaseURL: d.BaseURL}),
 		Evidence:    &evidence.Service{Store: d.Store, BaseURL: d.BaseURL},
 		Gate:        gate.New(d.Store, a, d.Logger, d.BaseURL),
+		Receipts:    receipts.New(d.Store, d.BaseURL),
 		Webhooks:    webhooks.New(d.Store.DeliveryStore, d.NetPolicy, d.BaseURL),
 		Flows:       flows.New(d.Store.FlowStore, d.BaseURL),
 		Admin:       adm,

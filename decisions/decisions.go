@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/sdk/go/decisiontoken"
 )
@@ -55,7 +56,7 @@ func ForApproval(a *models.Approval, org *models.Organization, issuer string) (d
 		deciders = []string{}
 	}
 	c := decisiontoken.Claims{Issuer: issuer, Subject: a.ID, Organization: a.OrganizationID, InputSHA256: sum,
-		Deciders: deciders, IssuedAt: decided, Expiry: decided.Add(Lifetime(a.DecisionTokenTTLSeconds, org))}
+		Deciders: deciders, IssuedAt: decided, Expiry: decided.Add(Lifetime(a.DecisionTokenTTLSeconds, org)), ID: newID()}
 	if a.Action != nil {
 		c.Action = *a.Action
 	}
@@ -72,5 +73,9 @@ func ForGateCheck(c *models.GateCheck, action *models.Action, org *models.Organi
 	}
 	return decisiontoken.Claims{Issuer: issuer, Subject: c.ID, Organization: c.OrganizationID, Action: c.Action,
 		InputSHA256: sum, Deciders: []string{}, IssuedAt: c.CreatedAt,
-		Expiry: c.CreatedAt.Add(Lifetime(action.DecisionTokenTTLSeconds, org))}, nil
+		Expiry: c.CreatedAt.Add(Lifetime(action.DecisionTokenTTLSeconds, org)), ID: newID()}, nil
 }
+
+// newID is a token's jti: unique, so one token takes one execution
+// receipt.
+func newID() string { return ids.New(ids.TokenID) }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assent-hq/assent/decisions"
+	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/sdk/go/decisiontoken"
 )
@@ -27,7 +28,7 @@ func TestLifetime(t *testing.T) {
 }
 
 // TestForApproval: the approved input's canonical hash, the deciders, the
-// action, and the decision time plus the lifetime.
+// action, the decision time plus the lifetime, and a jti of its own.
 func TestForApproval(t *testing.T) {
 	decided := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
 	action := "pay"
@@ -37,12 +38,16 @@ func TestForApproval(t *testing.T) {
 	require.NoError(t, err)
 	sum, err := decisiontoken.InputSHA256([]byte(`{"a":"x","b":[1,2]}`))
 	require.NoError(t, err)
+	assert.True(t, ids.HasPrefix(c.ID, ids.TokenID), c.ID)
+	first := c.ID
+	c.ID = ""
 	assert.Equal(t, decisiontoken.Claims{Issuer: "https://assent.example", Subject: "apr_1", Organization: "org_1",
 		Action: "pay", InputSHA256: sum, Deciders: []string{"mem_1"}, IssuedAt: decided, Expiry: decided.Add(5 * time.Minute)}, c)
 
 	a.ApprovedBy, a.Action = nil, nil
 	c, err = decisions.ForApproval(a, &models.Organization{}, "https://assent.example")
 	require.NoError(t, err)
+	assert.NotEqual(t, first, c.ID, "every token its own jti")
 	assert.Equal(t, []string{}, c.Deciders, "no deciders is an empty list, not null")
 	assert.Equal(t, decided.Add(time.Hour), c.Expiry)
 }
@@ -59,4 +64,5 @@ func TestForGateCheck(t *testing.T) {
 	assert.Equal(t, "deploy", c.Action)
 	assert.Equal(t, []string{}, c.Deciders)
 	assert.Equal(t, at.Add(90*time.Second), c.Expiry)
+	assert.True(t, ids.HasPrefix(c.ID, ids.TokenID), c.ID)
 }

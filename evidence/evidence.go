@@ -192,6 +192,10 @@ func (s *Service) build(subject Subject, e *models.Evidence) *Export {
 		c := &e.GateChecks[i]
 		x.Requests = append(x.Requests, Request{Type: "gate_check", ID: c.ID, Record: wire.NewGateCheck(c)})
 	}
+	for i := range e.Receipts {
+		r := &e.Receipts[i]
+		x.Requests = append(x.Requests, Request{Type: "receipt", ID: r.ID, Record: wire.NewReceipt(r)})
+	}
 	for _, en := range e.Entries {
 		x.Timeline = append(x.Timeline, Entry{At: wiretime.New(en.At), Actor: en.ActorName, ActorID: en.ActorID, Action: en.Action,
 			RequestType: en.SubjectType, RequestID: en.SubjectID, Detail: en.Detail, EntryHash: en.EntryHash, ID: en.ID,

@@ -92,9 +92,11 @@ type Approval struct {
 	ReportID       *string        `gorm:"size:40"`
 	Approvers      StringList     `gorm:"type:text;not null"`
 	ApproverIDs    StringList     `gorm:"type:text;not null"`
-	// ResolvedApprovers are the people ApproverIDs name, filled in when
-	// the record is read (GetApproval, ListApprovals) or changed.
+	// ResolvedApprovers are the people ApproverIDs name, and Execution
+	// the receipt of its decision token (nil until reported), filled in
+	// when the record is read (GetApproval, ListApprovals) or changed.
 	ResolvedApprovers []PersonRef `gorm:"-"`
+	Execution         *Receipt    `gorm:"-"`
 	ExpiresAt         time.Time   `gorm:"not null"`
 	ExternalID        *string     `gorm:"size:255;index:idx_approvals_org_external,priority:2"`
 	FlowID            *string     `gorm:"size:40;index"`
@@ -175,6 +177,9 @@ type ApprovalFilter struct {
 	ExternalID string
 	// ApproverID limits the list to requests this person may decide.
 	ApproverID string
+	// Executed, when set, limits the list to approved requests reported
+	// as run (true) or not (false).
+	Executed *bool
 }
 
 // ListApprovals pages through the organisation's approvals, newest first.
@@ -182,6 +187,9 @@ func (s *RequestStore) ListApprovals(ctx context.Context, orgID string, f Approv
 	q := matching(s.db.WithContext(ctx).Where("organization_id = ?", orgID), [2]string{"status", f.Status}, [2]string{"external_id", f.ExternalID})
 	if f.ApproverID != "" {
 		q = q.Where("id IN (?)", s.db.Model(&ApprovalApprover{}).Select("approval_id").Where("person_id = ?", f.ApproverID))
+	}
+	if f.Executed != nil {
+		q = executed(s.db, q, orgID, *f.Executed)
 	}
 	rows, next, err := list(q, p, func(a *Approval) string { return a.ID })
 	if err != nil {
@@ -191,7 +199,7 @@ func (s *RequestStore) ListApprovals(ctx context.Context, orgID string, f Approv
 	for i := range rows {
 		ptrs[i] = &rows[i]
 	}
-	return rows, next, resolveApprovers(s.db.WithContext(ctx), orgID, ptrs)
+	return rows, next, loadApprovals(s.db.WithContext(ctx), orgID, ptrs)
 }
 
 // Inbox is what waits on one person: the most urgent pending approvals
@@ -247,7 +255,7 @@ func (a *Approval) head() requestHead {
 }
 
 var approvalKind = &requestKind[Approval]{subject: events.RequestApproval, idPrefix: ids.Approval, open: states.Pending,
-	callback: colApprovalCallback, askedIndex: &ApprovalApprover{}, askedColumn: "approval_id", load: resolveApprovers,
+	callback: colApprovalCallback, askedIndex: &ApprovalApprover{}, askedColumn: "approval_id", load: loadApprovals,
 	risk: func(a *Approval) string { return a.Risk }}
 
 // Approvals are the approvals on the paths every kind shares.

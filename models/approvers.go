@@ -21,6 +21,15 @@ func pendingApprovalsOf(tx *gorm.DB, orgID, personID string) ([]string, error) {
 	return out, err
 }
 
+// loadApprovals fills what an approval's read shows beside its row: the
+// people it asks and its execution.
+func loadApprovals(tx *gorm.DB, orgID string, rows []*Approval) error {
+	if err := resolveApprovers(tx, orgID, rows); err != nil {
+		return err
+	}
+	return loadExecutions(tx, orgID, rows)
+}
+
 // Kinds of approver.
 const (
 	ApproverMember = "member"

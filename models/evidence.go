@@ -18,6 +18,8 @@ type Evidence struct {
 	Reviews     []Review
 	Reports     []Report
 	GateChecks  []GateCheck
+	// Receipts are the execution receipts of the approvals and checks.
+	Receipts []Receipt
 	// Versions are each report's versions, by report id; Threads its
 	// comment threads with their comments.
 	Versions map[string][]ReportVersion
@@ -79,11 +81,13 @@ func (s *EvidenceStore) gatherEvidence(ctx context.Context, orgID string, e *Evi
 	db := s.db.WithContext(ctx)
 	var subjects []string
 	approvals := make([]*Approval, len(e.Approvals))
+	var approvalIDs []string
 	for i := range e.Approvals {
 		approvals[i] = &e.Approvals[i]
-		subjects = append(subjects, e.Approvals[i].ID)
+		approvalIDs = append(approvalIDs, e.Approvals[i].ID)
 	}
-	if err := resolveApprovers(db, orgID, approvals); err != nil {
+	subjects = append(subjects, approvalIDs...)
+	if err := loadApprovals(db, orgID, approvals); err != nil {
 		return err
 	}
 	for _, c := range e.Collections {
@@ -92,8 +96,17 @@ func (s *EvidenceStore) gatherEvidence(ctx context.Context, orgID string, e *Evi
 	for _, r := range e.Reviews {
 		subjects = append(subjects, r.ID)
 	}
+	var checks []string
 	for _, c := range e.GateChecks {
 		subjects = append(subjects, c.ID)
+		checks = append(checks, c.ID)
+	}
+	var err error
+	if e.Receipts, err = receiptsOf(db, orgID, approvalIDs, checks); err != nil {
+		return err
+	}
+	for _, r := range e.Receipts {
+		subjects = append(subjects, r.ID)
 	}
 	e.Versions, e.Threads = map[string][]ReportVersion{}, map[string][]CommentThread{}
 	for _, r := range e.Reports {
@@ -141,7 +154,7 @@ func (s *EvidenceStore) gatherEvidence(ctx context.Context, orgID string, e *Evi
 		Order("deliveries.created_at, deliveries.id").Scan(&e.Deliveries).Error; err != nil {
 		return err
 	}
-	err := db.Where("organization_id = ?", orgID).Take(&e.Head).Error
+	err = db.Where("organization_id = ?", orgID).Take(&e.Head).Error
 	if err == gorm.ErrRecordNotFound {
 		return nil // nothing audited yet
 	}

@@ -1135,9 +1135,37 @@ var migrations = []*gormigrate.Migration{
 			return tx.Migrator().DropColumn(&Event{}, "Traceparent")
 		},
 	}, {
+		// Execution receipts: what ran of what a decision token decided,
+		// one per token (its jti).
+		ID: "202612020001_receipts",
+		Migrate: func(tx *gorm.DB) error {
+			type Receipt struct {
+				ID             string  `gorm:"primaryKey;size:40"`
+				OrganizationID string  `gorm:"size:40;not null;index"`
+				TokenID        string  `gorm:"size:60;not null;uniqueIndex"`
+				ApprovalID     *string `gorm:"size:40;index"`
+				GateCheckID    *string `gorm:"size:40;index"`
+				FlowID         *string `gorm:"size:40;index"`
+				Action         *string `gorm:"size:200"`
+				Outcome        string  `gorm:"size:20;not null"`
+				Result         string  `gorm:"type:text"`
+				Input          string  `gorm:"type:text"`
+				InputSHA256    string  `gorm:"size:64;not null"`
+				ApprovedSHA256 string  `gorm:"size:64;not null"`
+				Mismatch       bool    `gorm:"not null"`
+				StartedAt      time.Time
+				FinishedAt     time.Time
+				ReportedByID   string `gorm:"size:60;not null"`
+				ReportedBy     string `gorm:"size:320;not null"`
+				CreatedAt      time.Time
+			}
+			return tx.Migrator().CreateTable(&Receipt{})
+		},
+		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("receipts") },
+	}, {
 		// Members' delegations while away, and on whose behalf an
 		// approval was decided.
-		ID: "202612020001_delegations",
+		ID: "202612030001_delegations",
 		Migrate: func(tx *gorm.DB) error {
 			type Delegation struct {
 				DelegatorID    string    `gorm:"primaryKey;size:40"`

@@ -53,6 +53,7 @@ type Store struct {
 	*SigningKeyStore
 	*SlackStore
 	*GateStore
+	*ReceiptStore
 	*FlowStore
 	*DeliveryStore
 	*CommentStore
@@ -82,6 +83,10 @@ type SlackStore struct{ *core }
 
 // GateStore keeps registered actions and the gate's checks (actions.go).
 type GateStore struct{ *core }
+
+// ReceiptStore keeps execution receipts: what ran of what a decision
+// token decided (receipts.go).
+type ReceiptStore struct{ *core }
 
 // FlowStore keeps flows, which group the requests of one job (flows.go).
 type FlowStore struct{ *core }
@@ -153,6 +158,7 @@ func NewStore(db *gorm.DB, secrets *secretkey.Ring) *Store {
 		SigningKeyStore:  &SigningKeyStore{c},
 		SlackStore:       slack,
 		GateStore:        &GateStore{c},
+		ReceiptStore:     &ReceiptStore{c},
 		FlowStore:        flows,
 		DeliveryStore:    &DeliveryStore{c, slack},
 		CommentStore:     comments,

@@ -273,3 +273,34 @@ func TestGatedApprovalPageHoldsCorrectionsToTheSchema(t *testing.T) {
 		assert.JSONEq(t, `{"amount":600,"currency":"EUR"}`, string(got.ApprovedInput))
 	})
 }
+
+// TestApprovalPageShowsItsExecution: once its executor reported running
+// it, the approval's page says when it ran and how it ended, escaped; a
+// mismatch is called out.
+func TestApprovalPageShowsItsExecution(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newSite(t, db)
+		ctx := context.Background()
+		report := func(title string, mismatch bool) string {
+			a := s.approval(t, title, models.RiskLow, time.Now().Add(time.Hour), s.ada.ID)
+			require.NoError(t, db.Model(&models.Approval{}).Where("id = ?", a.ID).Update("status", "approved").Error)
+			started := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
+			_, err := s.store.RecordReceipt(ctx, models.ReceiptRecord{Receipt: &models.Receipt{OrganizationID: s.org.ID,
+				TokenID: "jti_" + a.ID, ApprovalID: &a.ID, Outcome: models.OutcomeFailed, InputSHA256: "a", ApprovedSHA256: "b",
+				Mismatch: mismatch, StartedAt: started, FinishedAt: started.Add(time.Second), ReportedByID: "key_1", ReportedBy: "<b>runner</b>"},
+				MismatchData: func(*models.Receipt) ([]byte, error) { return []byte(`{}`), nil }}, nil)
+			require.NoError(t, err)
+			return a.ID
+		}
+		ran, other := report("Refund", false), report("Deploy", true)
+		b := s.browser(t)
+		b.signIn(s, "ada@example.com")
+		page := b.get("/approvals/" + ran)
+		require.Equal(t, http.StatusOK, page.status, page.body)
+		assert.Contains(t, page.body, `Ran at <time datetime="2026-01-02T15:04:05Z">`)
+		assert.Contains(t, page.body, ", failed; reported by &lt;b&gt;runner&lt;/b&gt;.")
+		assert.NotContains(t, page.body, "What ran is not what was approved")
+		page = b.get("/approvals/" + other)
+		assert.Contains(t, page.body, "What ran is not what was approved")
+	})
+}

@@ -72,7 +72,7 @@ func TestKeysListSummarisesScopes(t *testing.T) {
 		assert.Contains(t, wide, "<summary>approvals read/write, flows read &#43;3 more<span")
 		assert.Contains(t, wide, "<li><code>gate:check</code></li>", "the full list is folded under the summary")
 		every := row("everything")
-		assert.Contains(t, every, "<summary>all 15 scopes<span")
+		assert.Contains(t, every, "<summary>all 16 scopes<span")
 		assert.Equal(t, len(scopes.All), strings.Count(every, "<li><code>"), "every scope once, in the folded list")
 	})
 }

@@ -54,6 +54,9 @@ type Approval struct {
 	// DecisionToken, once approved, proves what was approved: a signed
 	// token a tool verifies against approvedInput (package decisiontoken).
 	DecisionToken *string `json:"decisionToken,omitempty"`
+	// Execution is what its executor reported of running it; null until
+	// reported.
+	Execution *Execution `json:"execution"`
 
 	// DecidedOnBehalfOf and DecidedOnBehalfOfID name the person away whom
 	// the decider stood in for (a delegation), or are null.
@@ -99,7 +102,7 @@ func NewApproval(a *models.Approval, baseURL string) Approval {
 		DecidedOnBehalfOf: a.DecidedOnBehalfOf, DecidedOnBehalfOfID: a.DecidedOnBehalfOfID,
 		Reason: a.Reason, ApprovedInput: a.ApprovedInput, Changes: a.Changes.V,
 		Questions: All(a.Questions.V, NewQuestion), Concerns: nonNil(a.Concerns.V), RequestedBy: a.RequestedBy, Action: a.Action,
-		CreatedAt: wiretime.New(a.CreatedAt), UpdatedAt: wiretime.New(a.UpdatedAt),
+		CreatedAt: wiretime.New(a.CreatedAt), UpdatedAt: wiretime.New(a.UpdatedAt), Execution: NewExecution(a.Execution),
 	}
 	for i, p := range a.ResolvedApprovers {
 		out.ResolvedApprovers[i] = Person(p)

@@ -54,8 +54,9 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	svc := r.services(log, baseURL, policy, cfg.SlackAPIURL)
 	// Decision tokens name the instance by its public address, as the
-	// worker's do.
+	// worker's do; receipts accept only those.
 	svc.Gate.SetIssuer(cfg.PublicBaseURL())
+	svc.Receipts.SetIssuer(cfg.PublicBaseURL())
 	handler, pages, err := r.handler(cfg, log, baseURL, svc, nil, nil)
 	if err != nil {
 		return err

@@ -59,6 +59,8 @@ const (
 	InvalidArchive      = "invalid_archive"
 	LimitReached        = "limit_reached"
 	GateDenied          = "gate_denied"
+	ReceiptExists       = "receipt_exists"
+	InputMismatch       = "input_mismatch"
 	DelegationCycle     = "delegation_cycle"
 )
 
@@ -110,6 +112,8 @@ var statusByCode = map[string]int{
 	InvalidArchive:      http.StatusBadRequest,
 	LimitReached:        http.StatusConflict,
 	GateDenied:          http.StatusForbidden,
+	ReceiptExists:       http.StatusConflict,
+	InputMismatch:       http.StatusConflict,
 	DelegationCycle:     http.StatusConflict,
 }
 

@@ -27,6 +27,10 @@ const (
 	FlowCompleted = "flow.completed"
 	GateDenied    = "gate.denied"
 
+	// An execution receipt whose input is not the one approved: what ran
+	// is not what a person (or the policy) allowed.
+	ExecutionMismatch = "execution.mismatch"
+
 	// Publishing.
 	ReportPublished = "report.published"
 	ReportUpdated   = "report.updated"
@@ -81,6 +85,7 @@ var webhookKinds = []string{
 	// A request for information or a review that closed unanswered is
 	// news to the organisation too, not only to the request's callback.
 	CollectionExpired, ReviewExpired,
+	ExecutionMismatch,
 }
 
 // allKinds is the webhook catalogue followed by the test kind.

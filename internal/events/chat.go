@@ -52,6 +52,7 @@ var chatKinds = map[string]chatKind{
 	AccessRequested:        {"Access requested", "Open", true},
 	ScheduleDue:            {"Schedule due", "Open", false},
 	PublishHeld:            {"Publishing held", "Open", false},
+	ExecutionMismatch:      {"What ran is not what was approved", "Open", false},
 	WebhookTest:            {"Test delivery", "Open Assent", false},
 }
 

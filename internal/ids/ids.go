@@ -39,6 +39,9 @@ const (
 	GateCheck    = "gck"
 	DecisionKey  = "dtk"
 	PushSub      = "psh"
+	// TokenID is a decision token's jti; Receipt an execution receipt.
+	TokenID = "jti"
+	Receipt = "rcp"
 )
 
 // New returns prefix_<lowercase ULID>. ULIDs sort by creation time, so ids

@@ -21,6 +21,7 @@ const (
 	AudiencesRead    = "audiences:read"
 	SchedulesWrite   = "schedules:write"
 	GateCheck        = "gate:check"
+	ReceiptsWrite    = "receipts:write"
 )
 
 // All lists every scope, in a stable order.
@@ -30,7 +31,7 @@ var All = []string{
 	CollectionsRead, CollectionsWrite,
 	FlowsRead, FlowsWrite,
 	ReportsRead, ReportsWrite, ReportsShare,
-	CommentsWrite, AudiencesRead, SchedulesWrite, GateCheck,
+	CommentsWrite, AudiencesRead, SchedulesWrite, GateCheck, ReceiptsWrite,
 }
 
 // NotYetAvailable are the scopes of features Assent does not have yet:

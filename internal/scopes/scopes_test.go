@@ -38,7 +38,7 @@ func TestNotYetAvailableMatchesTheRoutes(t *testing.T) {
 		"FlowsRead": FlowsRead, "FlowsWrite": FlowsWrite,
 		"ReportsRead": ReportsRead, "ReportsWrite": ReportsWrite, "ReportsShare": ReportsShare,
 		"CommentsWrite": CommentsWrite, "AudiencesRead": AudiencesRead, "SchedulesWrite": SchedulesWrite,
-		"GateCheck": GateCheck,
+		"GateCheck": GateCheck, "ReceiptsWrite": ReceiptsWrite,
 	}
 	require.Len(t, byName, len(All), "a scope is missing from this test's table")
 	for name, s := range byName {

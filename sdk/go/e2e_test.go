@@ -474,6 +474,20 @@ func TestE2ERunOnlyAfterApproval(t *testing.T) {
 	if len(ran) != 1 || ran[0] != (email{To: "ada@example.com", Subject: "Hello"}) {
 		t.Fatalf("ran %v", ran)
 	}
+	// Run reported the run: the approval is listed as executed.
+	var reported *assent.Approval
+	for a, err := range c.Approvals.List(ctx, &assent.ListApprovalsParams{Executed: "true"}) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Input["subject"] == req.Input.Subject {
+			reported = a
+			break
+		}
+	}
+	if reported == nil || reported.Execution == nil || reported.Execution.Outcome != "succeeded" || !reported.Execution.InputMatches {
+		t.Fatalf("no receipt: %+v", reported)
+	}
 	req.Input.Subject = "Spam " + tag("x")
 	decided = decideWhenAsked(t, agentAsAdmin(t), map[string]any{"to": req.Input.To, "subject": req.Input.Subject}, "reject", nil)
 	err := assent.Run(ctx, c, req, send)

@@ -59,6 +59,7 @@ type Approval struct {
 	Description         string              `json:"description"`
 	EditableFields      []string            `json:"editableFields"`
 	Escalation          *ApprovalEscalation `json:"escalation"`
+	Execution           *Execution          `json:"execution"`
 	ExpiresAt           time.Time           `json:"expiresAt"`
 	ExternalID          *string             `json:"externalId"`
 	Factors             []Factor            `json:"factors"`
@@ -413,6 +414,16 @@ type EvidenceSubject struct {
 	Type  string `json:"type"`
 }
 
+// Execution: An approval's execution receipt as its read shows it; the receipt itself also carries the input that ran and the result.
+type Execution struct {
+	FinishedAt   time.Time `json:"finishedAt"`
+	InputMatches bool      `json:"inputMatches"`
+	Outcome      string    `json:"outcome"`
+	ReceiptID    string    `json:"receiptId"`
+	ReportedAt   time.Time `json:"reportedAt"`
+	StartedAt    time.Time `json:"startedAt"`
+}
+
 type Factor struct {
 	Detail string `json:"detail,omitempty"`
 	Label  string `json:"label"`
@@ -749,6 +760,41 @@ type ReadinessChecks struct {
 	Blobs    string `json:"blobs,omitempty"`
 	Database string `json:"database"`
 	Temporal string `json:"temporal"`
+}
+
+// Receipt: An execution receipt, and the data of `execution.mismatch`.
+type Receipt struct {
+	Action              *string        `json:"action"`
+	ApprovalID          *string        `json:"approvalId"`
+	ApprovedInputSHA256 string         `json:"approvedInputSha256"`
+	DecisionTokenID     string         `json:"decisionTokenId"`
+	FinishedAt          time.Time      `json:"finishedAt"`
+	FlowID              *string        `json:"flowId"`
+	GateCheckID         *string        `json:"gateCheckId"`
+	ID                  string         `json:"id"`
+	Input               map[string]any `json:"input"`
+	InputMatches        bool           `json:"inputMatches"`
+	InputSHA256         string         `json:"inputSha256"`
+	Outcome             string         `json:"outcome"`
+	ReportedAt          time.Time      `json:"reportedAt"`
+	ReportedBy          string         `json:"reportedBy"`
+	Result              any            `json:"result"`
+	StartedAt           time.Time      `json:"startedAt"`
+}
+
+// ReceiptConflict: A refusal that concerns a receipt, with that receipt.
+type ReceiptConflict struct {
+	Error   ErrorBody `json:"error"`
+	Receipt Receipt   `json:"receipt"`
+}
+
+type ReceiptCreate struct {
+	DecisionToken string         `json:"decisionToken"`
+	FinishedAt    time.Time      `json:"finishedAt"`
+	Input         map[string]any `json:"input"`
+	Outcome       string         `json:"outcome"`
+	Result        any            `json:"result,omitempty"`
+	StartedAt     time.Time      `json:"startedAt"`
 }
 
 type RecentReader struct {
@@ -1346,6 +1392,7 @@ type GetOrganizationAnalyticsParams struct {
 type ListApprovalsParams struct {
 	Status     string `query:"status"`
 	ExternalID string `query:"externalId"`
+	Executed   string `query:"executed"`
 	Limit      int64  `query:"limit"`
 	Cursor     string `query:"cursor"`
 }
@@ -1451,7 +1498,7 @@ var operations = map[string]operation{
 	"rotateWebhookSecret":      {Method: "POST", Path: "/api/v1/admin/webhooks/{id}/rotate-secret", PathParams: []string{"id"}, Query: []string(nil), BodyTypes: []string{"application/json"}, SDKMethod: "Admin.Webhooks.RotateSecret"},
 	"testWebhook":              {Method: "POST", Path: "/api/v1/admin/webhooks/{id}/test", PathParams: []string{"id"}, Query: []string(nil), BodyTypes: []string{"application/json"}, SDKMethod: "Admin.Webhooks.Test"},
 	"getOrganizationAnalytics": {Method: "GET", Path: "/api/v1/analytics", PathParams: []string(nil), Query: []string{"limit", "cursor"}, BodyTypes: []string(nil), SDKMethod: "Reports.OrganizationAnalytics"},
-	"listApprovals":            {Method: "GET", Path: "/api/v1/approvals", PathParams: []string(nil), Query: []string{"status", "externalId", "limit", "cursor"}, BodyTypes: []string(nil), SDKMethod: "Approvals.List"},
+	"listApprovals":            {Method: "GET", Path: "/api/v1/approvals", PathParams: []string(nil), Query: []string{"status", "externalId", "executed", "limit", "cursor"}, BodyTypes: []string(nil), SDKMethod: "Approvals.List"},
 	"createApproval":           {Method: "POST", Path: "/api/v1/approvals", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string{"application/json"}, SDKMethod: "Approvals.Create"},
 	"getApproval":              {Method: "GET", Path: "/api/v1/approvals/{id}", PathParams: []string{"id"}, Query: []string{"wait"}, BodyTypes: []string(nil), SDKMethod: "Approvals.Get"},
 	"answerQuestion":           {Method: "POST", Path: "/api/v1/approvals/{id}/answers", PathParams: []string{"id"}, Query: []string(nil), BodyTypes: []string{"application/json"}, SDKMethod: "Approvals.Answer"},
@@ -1479,6 +1526,7 @@ var operations = map[string]operation{
 	"endMyDelegation":          {Method: "DELETE", Path: "/api/v1/me/delegation", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string(nil), SDKMethod: "Me.EndDelegation"},
 	"createOwnToken":           {Method: "POST", Path: "/api/v1/me/tokens", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string{"application/json"}, SDKMethod: "Me.CreateToken"},
 	"getOpenAPI":               {Method: "GET", Path: "/api/v1/openapi.json", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string(nil), SDKMethod: "Service.OpenAPI"},
+	"createReceipt":            {Method: "POST", Path: "/api/v1/receipts", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string{"application/json"}, SDKMethod: "Receipts.Create"},
 	"listReports":              {Method: "GET", Path: "/api/v1/reports", PathParams: []string(nil), Query: []string{"flowId", "archived", "limit", "cursor"}, BodyTypes: []string(nil), SDKMethod: "Reports.List"},
 	"createReport":             {Method: "POST", Path: "/api/v1/reports", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string{"application/json"}, SDKMethod: "Reports.Create"},
 	"getReport":                {Method: "GET", Path: "/api/v1/reports/{idOrSlug}", PathParams: []string{"idOrSlug"}, Query: []string(nil), BodyTypes: []string(nil), SDKMethod: "Reports.Get"},
@@ -1556,6 +1604,7 @@ var schemaTypes = map[string]reflect.Type{
 	"ErrorEnvelope":             reflect.TypeFor[ErrorEnvelope](),
 	"Evidence":                  reflect.TypeFor[Evidence](),
 	"EvidenceEntry":             reflect.TypeFor[EvidenceEntry](),
+	"Execution":                 reflect.TypeFor[Execution](),
 	"Factor":                    reflect.TypeFor[Factor](),
 	"Finding":                   reflect.TypeFor[Finding](),
 	"Flow":                      reflect.TypeFor[Flow](),
@@ -1597,6 +1646,9 @@ var schemaTypes = map[string]reflect.Type{
 	"Question":                  reflect.TypeFor[Question](),
 	"QuestionCreate":            reflect.TypeFor[QuestionCreate](),
 	"Readiness":                 reflect.TypeFor[Readiness](),
+	"Receipt":                   reflect.TypeFor[Receipt](),
+	"ReceiptConflict":           reflect.TypeFor[ReceiptConflict](),
+	"ReceiptCreate":             reflect.TypeFor[ReceiptCreate](),
 	"RecentReader":              reflect.TypeFor[RecentReader](),
 	"RecoverRequest":            reflect.TypeFor[RecoverRequest](),
 	"RecoverResult":             reflect.TypeFor[RecoverResult](),
@@ -1669,6 +1721,7 @@ const (
 	CodeGateDenied            ErrorCode = "gate_denied"
 	CodeIdempotencyInProgress ErrorCode = "idempotency_in_progress"
 	CodeIdempotencyKeyReused  ErrorCode = "idempotency_key_reused"
+	CodeInputMismatch         ErrorCode = "input_mismatch"
 	CodeInsufficientScope     ErrorCode = "insufficient_scope"
 	CodeInternalError         ErrorCode = "internal_error"
 	CodeInvalidAnswer         ErrorCode = "invalid_answer"
@@ -1690,6 +1743,7 @@ const (
 	CodeQuoteAmbiguous        ErrorCode = "quote_ambiguous"
 	CodeQuoteNotFound         ErrorCode = "quote_not_found"
 	CodeRateLimited           ErrorCode = "rate_limited"
+	CodeReceiptExists         ErrorCode = "receipt_exists"
 	CodeReviewerCannotRead    ErrorCode = "reviewer_cannot_read"
 	CodeServiceUnavailable    ErrorCode = "service_unavailable"
 	CodeSharingDenied         ErrorCode = "sharing_denied"
@@ -1720,6 +1774,7 @@ var errorCodes = []ErrorCode{
 	CodeGateDenied,
 	CodeIdempotencyInProgress,
 	CodeIdempotencyKeyReused,
+	CodeInputMismatch,
 	CodeInsufficientScope,
 	CodeInternalError,
 	CodeInvalidAnswer,
@@ -1741,6 +1796,7 @@ var errorCodes = []ErrorCode{
 	CodeQuoteAmbiguous,
 	CodeQuoteNotFound,
 	CodeRateLimited,
+	CodeReceiptExists,
 	CodeReviewerCannotRead,
 	CodeServiceUnavailable,
 	CodeSharingDenied,
@@ -2552,6 +2608,18 @@ func (s *MeService) CreateToken(ctx context.Context, body *MemberTokenCreate, op
 	return &out, nil
 }
 
+// ReceiptsService holds the operations of Receipts.
+type ReceiptsService struct{ c *Client }
+
+// Create calls createReceipt (POST /api/v1/receipts).
+func (s *ReceiptsService) Create(ctx context.Context, body *ReceiptCreate, opts ...CallOption) (*Receipt, error) {
+	var out Receipt
+	if err := s.c.call(ctx, "createReceipt", nil, nil, body, &out, opts); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // ReportsService holds the operations of Reports.
 type ReportsService struct{ c *Client }
 
@@ -2946,6 +3014,7 @@ type services struct {
 	Gate        *GateService
 	Inbox       *InboxService
 	Me          *MeService
+	Receipts    *ReceiptsService
 	Reports     *ReportsService
 	Reviews     *ReviewsService
 	Schedules   *SchedulesService
@@ -2978,6 +3047,7 @@ func (c *Client) initServices() {
 	c.Gate = &GateService{c}
 	c.Inbox = &InboxService{c}
 	c.Me = &MeService{c}
+	c.Receipts = &ReceiptsService{c}
 	c.Reports = &ReportsService{c}
 	c.Reviews = &ReviewsService{c}
 	c.Schedules = &SchedulesService{c}

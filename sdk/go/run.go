@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"time"
 )
 
 // RunRequest is what Run asks a person.
@@ -38,7 +40,10 @@ func (e *DeniedError) Error() string {
 // action); otherwise fn does not run and the error says why: a
 // *DeniedError, a decisiontoken error, an *Error (a denied gate check is
 // CodeGateDenied) or a *WaitTimeoutError when ctx ends first. An allowed
-// gate check runs fn at once with the input as given.
+// gate check runs fn at once with the input as given. Once fn has run, Run
+// posts its execution receipt (POST /api/v1/receipts: succeeded, or
+// failed with fn's error as the result); a receipt that cannot be posted
+// is logged (slog), and Run still returns fn's own error.
 func Run[T any](ctx context.Context, c *Client, req RunRequest[T], fn func(context.Context, T) error) error {
 	proposed, err := objectOf(req.Input)
 	if err != nil {
@@ -61,7 +66,7 @@ func Run[T any](ctx context.Context, c *Client, req RunRequest[T], fn func(conte
 			if _, err := c.VerifyDecisionToken(ctx, answer.DecisionToken, proposed, req.Action); err != nil {
 				return err
 			}
-			return fn(ctx, req.Input)
+			return c.runReported(ctx, answer.DecisionToken, proposed, func(ctx context.Context) error { return fn(ctx, req.Input) })
 		}
 		approval = answer.Approval
 	}
@@ -98,7 +103,26 @@ func Run[T any](ctx context.Context, c *Client, req RunRequest[T], fn func(conte
 	if err := json.Unmarshal(raw, &input); err != nil {
 		return fmt.Errorf("assent: the approved input does not fit %T: %w", input, err)
 	}
-	return fn(ctx, input)
+	return c.runReported(ctx, settled.DecisionToken, approved, func(ctx context.Context) error { return fn(ctx, input) })
+}
+
+// runReported runs fn, then posts the receipt of token for input: what
+// happened to what was approved is recorded with it. A receipt that
+// cannot be posted is logged, never the caller's failure.
+func (c *Client) runReported(ctx context.Context, token string, input map[string]any, fn func(context.Context) error) error {
+	started := time.Now()
+	runErr := fn(ctx)
+	receipt := &ReceiptCreate{DecisionToken: token, Input: input, Outcome: "succeeded", StartedAt: started, FinishedAt: time.Now()}
+	if runErr != nil {
+		receipt.Outcome, receipt.Result = "failed", runErr.Error()
+	}
+	// fn may have ended with ctx; its receipt still goes.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if _, err := c.Receipts.Create(rctx, receipt); err != nil {
+		slog.WarnContext(ctx, "assent: the execution receipt was not posted", "token", token, "error", err)
+	}
+	return runErr
 }
 
 func objectOf(v any) (map[string]any, error) {

@@ -222,6 +222,11 @@ func TestTourRequests(t *testing.T) {
 	done := must(c.Approvals.Wait(ctx, a.ID))
 	expect(t, fmt.Sprint(done.ApprovedInput) == "map[n:2]", "approved input %v", done.ApprovedInput)
 	expect(t, must(c.Approvals.Get(ctx, a.ID)).ID == a.ID, "get")
+	receipt := must(c.Receipts.Create(ctx, &assent.ReceiptCreate{DecisionToken: done.DecisionToken, Input: done.ApprovedInput,
+		Outcome: "succeeded", Result: map[string]any{"sent": true}, StartedAt: time.Now(), FinishedAt: time.Now()}))
+	expect(t, receipt.InputMatches && *receipt.ApprovalID == a.ID, "receipt %+v", receipt)
+	expect(t, must(c.Approvals.Get(ctx, a.ID)).Execution.ReceiptID == receipt.ID, "execution")
+	expect(t, slices.Contains(ids(all(c.Approvals.List(ctx, &assent.ListApprovalsParams{Executed: "true"})), func(x *assent.Approval) string { return x.ID }), a.ID), "executed")
 	expect(t, slices.Contains(ids(all(c.Approvals.List(ctx, &assent.ListApprovalsParams{Status: "approved"})), func(x *assent.Approval) string { return x.ID }), a.ID), "list")
 	cancelled := must(c.Approvals.Cancel(ctx, must(c.Approvals.Create(ctx, &assent.ApprovalCreate{Title: "Tour cancel"})).ID))
 	expect(t, cancelled.Status == "cancelled", "cancel %s", cancelled.Status)

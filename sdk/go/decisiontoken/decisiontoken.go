@@ -18,6 +18,9 @@
 //	             JSON of the approved input
 //	deciders     the member ids who approved; empty for a policy allow
 //	iat, exp     when it was decided and until when the token holds
+//	jti          the token's own id, unique: an execution receipt names
+//	             the token by it (absent from tokens issued before
+//	             receipts, which take none)
 //
 // Verify compares inputs by their canonical hash, so the order of keys and
 // the whitespace of the input do not matter; any other value does.
@@ -90,6 +93,9 @@ type Claims struct {
 	// Both are whole seconds on the wire.
 	IssuedAt time.Time
 	Expiry   time.Time
+	// ID is the token's jti, unique to it; empty on tokens issued before
+	// execution receipts.
+	ID string
 }
 
 // jsonClaims are Claims as JSON.
@@ -102,6 +108,7 @@ type jsonClaims struct {
 	Deciders     []string `json:"deciders"`
 	IssuedAt     int64    `json:"iat"`
 	Expiry       int64    `json:"exp"`
+	ID           string   `json:"jti,omitempty"`
 }
 
 // MarshalJSON writes the claims with their JWT names, times as seconds
@@ -112,7 +119,7 @@ func (c Claims) MarshalJSON() ([]byte, error) {
 		deciders = []string{}
 	}
 	return json.Marshal(jsonClaims{Issuer: c.Issuer, Subject: c.Subject, Organization: c.Organization, Action: c.Action,
-		InputSHA256: c.InputSHA256, Deciders: deciders, IssuedAt: c.IssuedAt.Unix(), Expiry: c.Expiry.Unix()})
+		InputSHA256: c.InputSHA256, Deciders: deciders, IssuedAt: c.IssuedAt.Unix(), Expiry: c.Expiry.Unix(), ID: c.ID})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -122,7 +129,7 @@ func (c *Claims) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*c = Claims{Issuer: j.Issuer, Subject: j.Subject, Organization: j.Organization, Action: j.Action,
-		InputSHA256: j.InputSHA256, Deciders: j.Deciders, IssuedAt: time.Unix(j.IssuedAt, 0).UTC(), Expiry: time.Unix(j.Expiry, 0).UTC()}
+		InputSHA256: j.InputSHA256, Deciders: j.Deciders, IssuedAt: time.Unix(j.IssuedAt, 0).UTC(), Expiry: time.Unix(j.Expiry, 0).UTC(), ID: j.ID}
 	if c.Deciders == nil {
 		c.Deciders = []string{}
 	}
@@ -222,6 +229,20 @@ var hexSHA256 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // a token not signed by one of the keys with EdDSA, of another issuer or
 // organisation, expired or issued in the future, and for any other input.
 func (v *Verifier) Verify(token string, input []byte) (*Claims, error) {
+	c, err := v.VerifyToken(token)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Approves(input); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// VerifyToken is Verify without the input: the token's signature, issuer,
+// organisation and times. An execution receipt checks the input apart, to
+// record what ran when it is not what was approved.
+func (v *Verifier) VerifyToken(token string) (*Claims, error) {
 	if len(v.Keys.Keys) == 0 || v.Issuer == "" || v.Organization == "" {
 		return nil, ErrVerifier
 	}
@@ -271,14 +292,20 @@ func (v *Verifier) Verify(token string, input []byte) (*Claims, error) {
 	if c.IssuedAt.After(now.Add(leeway)) {
 		return nil, fmt.Errorf("%w: %s", ErrNotYetValid, c.IssuedAt.Format(time.RFC3339))
 	}
+	return &c, nil
+}
+
+// Approves reports, as ErrInput, when input (JSON) is not the input the
+// claims approved.
+func (c *Claims) Approves(input []byte) error {
 	sum, err := InputSHA256(input)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInput, err)
+		return fmt.Errorf("%w: %v", ErrInput, err)
 	}
 	if sum != c.InputSHA256 {
-		return nil, ErrInput
+		return ErrInput
 	}
-	return &c, nil
+	return nil
 }
 
 // VerifyAction is Verify for a tool that runs one registered action: the

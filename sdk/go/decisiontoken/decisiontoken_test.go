@@ -91,13 +91,14 @@ func TestClaimsJSON(t *testing.T) {
 	require.NoError(t, json.Unmarshal(raw, &m))
 	assert.Equal(t, map[string]any{"iss": "https://assent.example", "sub": "apr_1", "org": "org_1", "inputSha256": c.InputSHA256,
 		"deciders": []any{"mem_1"}, "iat": float64(decidedAt.Unix()), "exp": float64(decidedAt.Add(time.Hour).Unix())}, m,
-		"action is left out when empty")
+		"action and jti are left out when empty")
 
-	c.Deciders, c.Action = nil, "payments.refund"
+	c.Deciders, c.Action, c.ID = nil, "payments.refund", "jti_1"
 	raw, err = json.Marshal(c)
 	require.NoError(t, err)
 	assert.Contains(t, string(raw), `"deciders":[]`, "a policy allow has no deciders, never null")
 	assert.Contains(t, string(raw), `"action":"payments.refund"`)
+	assert.Contains(t, string(raw), `"jti":"jti_1"`)
 	var back Claims
 	require.NoError(t, json.Unmarshal(raw, &back))
 	c.Deciders = []string{}
@@ -194,6 +195,14 @@ func TestVerify(t *testing.T) {
 			v := verifier()
 			if tc.edit != nil {
 				tc.edit(v)
+			}
+			// VerifyToken checks all but the input.
+			claims, tokenErr := v.VerifyToken(tc.token)
+			if tc.err == nil || tc.err == ErrInput {
+				require.NoError(t, tokenErr)
+				assert.Equal(t, "apr_1", claims.Subject)
+			} else {
+				assert.ErrorIs(t, tokenErr, tc.err)
 			}
 			got, err := v.Verify(tc.token, []byte(tc.input))
 			if tc.err == nil {

@@ -26,6 +26,7 @@ class ErrorCode:
     GATE_DENIED = 'gate_denied'
     IDEMPOTENCY_IN_PROGRESS = 'idempotency_in_progress'
     IDEMPOTENCY_KEY_REUSED = 'idempotency_key_reused'
+    INPUT_MISMATCH = 'input_mismatch'
     INSUFFICIENT_SCOPE = 'insufficient_scope'
     INTERNAL_ERROR = 'internal_error'
     INVALID_ANSWER = 'invalid_answer'
@@ -47,6 +48,7 @@ class ErrorCode:
     QUOTE_AMBIGUOUS = 'quote_ambiguous'
     QUOTE_NOT_FOUND = 'quote_not_found'
     RATE_LIMITED = 'rate_limited'
+    RECEIPT_EXISTS = 'receipt_exists'
     REVIEWER_CANNOT_READ = 'reviewer_cannot_read'
     SERVICE_UNAVAILABLE = 'service_unavailable'
     SHARING_DENIED = 'sharing_denied'
@@ -135,6 +137,7 @@ class Approval(Model):
     description: Optional[str] = _field(default=None, metadata={"json": 'description', "type": 'any', "required": True, "nullable": False})
     editable_fields: Optional[List[str]] = _field(default=None, metadata={"json": 'editableFields', "type": '[any]', "required": True, "nullable": False})
     escalation: Optional[ApprovalEscalation] = _field(default=None, metadata={"json": 'escalation', "type": 'ApprovalEscalation', "required": True, "nullable": True})
+    execution: Optional[Execution] = _field(default=None, metadata={"json": 'execution', "type": 'Execution', "required": True, "nullable": True})
     expires_at: Optional[str] = _field(default=None, metadata={"json": 'expiresAt', "type": 'any', "required": True, "nullable": False})
     external_id: Optional[str] = _field(default=None, metadata={"json": 'externalId', "type": 'any', "required": True, "nullable": True})
     factors: Optional[List[Factor]] = _field(default=None, metadata={"json": 'factors', "type": '[Factor]', "required": True, "nullable": False})
@@ -520,6 +523,21 @@ class EvidenceEntry(Model):
     request_id: Optional[str] = _field(default=None, metadata={"json": 'requestId', "type": 'any', "required": True, "nullable": False})
     request_type: Optional[str] = _field(default=None, metadata={"json": 'requestType', "type": 'any', "required": True, "nullable": False})
     seq: Optional[int] = _field(default=None, metadata={"json": 'seq', "type": 'any', "required": True, "nullable": False})
+
+
+@dataclass
+class Execution(Model):
+    """Schema Execution. An approval's execution receipt as its read shows it; the receipt itself also
+    carries the input that ran and the result.
+    """
+
+    _closed = True  # whether the schema refuses other properties
+    finished_at: Optional[str] = _field(default=None, metadata={"json": 'finishedAt', "type": 'any', "required": True, "nullable": False})
+    input_matches: Optional[bool] = _field(default=None, metadata={"json": 'inputMatches', "type": 'any', "required": True, "nullable": False})
+    outcome: Optional[str] = _field(default=None, metadata={"json": 'outcome', "type": 'any', "required": True, "nullable": False})
+    receipt_id: Optional[str] = _field(default=None, metadata={"json": 'receiptId', "type": 'any', "required": True, "nullable": False})
+    reported_at: Optional[str] = _field(default=None, metadata={"json": 'reportedAt', "type": 'any', "required": True, "nullable": False})
+    started_at: Optional[str] = _field(default=None, metadata={"json": 'startedAt', "type": 'any', "required": True, "nullable": False})
 
 
 @dataclass
@@ -979,6 +997,51 @@ class Readiness(Model):
     _closed = True  # whether the schema refuses other properties
     checks: Optional[ReadinessChecks] = _field(default=None, metadata={"json": 'checks', "type": 'ReadinessChecks', "required": True, "nullable": False})
     status: Optional[str] = _field(default=None, metadata={"json": 'status', "type": 'any', "required": True, "nullable": False})
+
+
+@dataclass
+class Receipt(Model):
+    """Schema Receipt. An execution receipt, and the data of `execution.mismatch`."""
+
+    _closed = True  # whether the schema refuses other properties
+    action: Optional[str] = _field(default=None, metadata={"json": 'action', "type": 'any', "required": True, "nullable": True})
+    approval_id: Optional[str] = _field(default=None, metadata={"json": 'approvalId', "type": 'any', "required": True, "nullable": True})
+    approved_input_sha256: Optional[str] = _field(default=None, metadata={"json": 'approvedInputSha256', "type": 'any', "required": True, "nullable": False})
+    decision_token_id: Optional[str] = _field(default=None, metadata={"json": 'decisionTokenId', "type": 'any', "required": True, "nullable": False})
+    finished_at: Optional[str] = _field(default=None, metadata={"json": 'finishedAt', "type": 'any', "required": True, "nullable": False})
+    flow_id: Optional[str] = _field(default=None, metadata={"json": 'flowId', "type": 'any', "required": True, "nullable": True})
+    gate_check_id: Optional[str] = _field(default=None, metadata={"json": 'gateCheckId', "type": 'any', "required": True, "nullable": True})
+    id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": True, "nullable": False})
+    input: Optional[Dict[str, Any]] = _field(default=None, metadata={"json": 'input', "type": 'any', "required": True, "nullable": True})
+    input_matches: Optional[bool] = _field(default=None, metadata={"json": 'inputMatches', "type": 'any', "required": True, "nullable": False})
+    input_sha256: Optional[str] = _field(default=None, metadata={"json": 'inputSha256', "type": 'any', "required": True, "nullable": False})
+    outcome: Optional[str] = _field(default=None, metadata={"json": 'outcome', "type": 'any', "required": True, "nullable": False})
+    reported_at: Optional[str] = _field(default=None, metadata={"json": 'reportedAt', "type": 'any', "required": True, "nullable": False})
+    reported_by: Optional[str] = _field(default=None, metadata={"json": 'reportedBy', "type": 'any', "required": True, "nullable": False})
+    result: Optional[Any] = _field(default=None, metadata={"json": 'result', "type": 'any', "required": True, "nullable": True})
+    started_at: Optional[str] = _field(default=None, metadata={"json": 'startedAt', "type": 'any', "required": True, "nullable": False})
+
+
+@dataclass
+class ReceiptConflict(Model):
+    """Schema ReceiptConflict. A refusal that concerns a receipt, with that receipt."""
+
+    _closed = True  # whether the schema refuses other properties
+    error: Optional[Error] = _field(default=None, metadata={"json": 'error', "type": 'Error', "required": True, "nullable": False})
+    receipt: Optional[Receipt] = _field(default=None, metadata={"json": 'receipt', "type": 'Receipt', "required": True, "nullable": False})
+
+
+@dataclass
+class ReceiptCreate(Model):
+    """Schema ReceiptCreate."""
+
+    _closed = True  # whether the schema refuses other properties
+    decision_token: Optional[str] = _field(default=None, metadata={"json": 'decisionToken', "type": 'any', "required": True, "nullable": False})
+    finished_at: Optional[str] = _field(default=None, metadata={"json": 'finishedAt', "type": 'any', "required": True, "nullable": False})
+    input: Optional[Dict[str, Any]] = _field(default=None, metadata={"json": 'input', "type": 'any', "required": True, "nullable": True})
+    outcome: Optional[str] = _field(default=None, metadata={"json": 'outcome', "type": 'any', "required": True, "nullable": False})
+    result: Optional[Any] = _field(default=None, metadata={"json": 'result', "type": 'any', "required": False, "nullable": True})
+    started_at: Optional[str] = _field(default=None, metadata={"json": 'startedAt', "type": 'any', "required": True, "nullable": False})
 
 
 @dataclass
@@ -1992,6 +2055,7 @@ MODELS: Dict[str, type] = {
     'EvidenceRequestsItem': EvidenceRequestsItem,
     'EvidenceRequestsItemVersionsItem': EvidenceRequestsItemVersionsItem,
     'EvidenceSubject': EvidenceSubject,
+    'Execution': Execution,
     'Factor': Factor,
     'Finding': Finding,
     'Flow': Flow,
@@ -2038,6 +2102,9 @@ MODELS: Dict[str, type] = {
     'QuestionCreate': QuestionCreate,
     'Readiness': Readiness,
     'ReadinessChecks': ReadinessChecks,
+    'Receipt': Receipt,
+    'ReceiptConflict': ReceiptConflict,
+    'ReceiptCreate': ReceiptCreate,
     'RecentReader': RecentReader,
     'RecoverRequest': RecoverRequest,
     'RecoverResult': RecoverResult,
@@ -2128,6 +2195,7 @@ OPERATIONS: Dict[str, Operation] = {
     'createMember': Operation('POST', '/api/v1/admin/members', path_params=(), query=(), body='MemberCreate', body_types=('application/json',), responses={'201': 'Member'}),
     'createMemberToken': Operation('POST', '/api/v1/admin/members/{id}/tokens', path_params=('id',), query=(), body='MemberTokenCreate', body_types=('application/json',), responses={'201': 'MemberToken'}),
     'createOwnToken': Operation('POST', '/api/v1/me/tokens', path_params=(), query=(), body='MemberTokenCreate', body_types=('application/json',), responses={'201': 'MemberToken'}),
+    'createReceipt': Operation('POST', '/api/v1/receipts', path_params=(), query=(), body='ReceiptCreate', body_types=('application/json',), responses={'201': 'Receipt'}),
     'createReport': Operation('POST', '/api/v1/reports', path_params=(), query=(), body='ReportCreate', body_types=('application/json',), responses={'201': 'Report'}),
     'createReview': Operation('POST', '/api/v1/reviews', path_params=(), query=(), body='ReviewCreate', body_types=('application/json',), responses={'201': 'Review'}),
     'createRevisionBrief': Operation('POST', '/api/v1/reports/{idOrSlug}/revision-briefs', path_params=('idOrSlug',), query=(), body='RevisionBriefCreate', body_types=('application/json',), responses={'200': 'RevisionBrief'}),
@@ -2176,7 +2244,7 @@ OPERATIONS: Dict[str, Operation] = {
     'healthz': Operation('GET', '/healthz', path_params=(), query=(), body=None, body_types=(), responses={'200': 'any'}),
     'inbox': Operation('GET', '/api/v1/inbox', path_params=(), query=('kind', 'limit', 'cursor'), body=None, body_types=(), responses={'200': 'any'}),
     'listActions': Operation('GET', '/api/v1/admin/actions', path_params=(), query=('limit', 'cursor'), body=None, body_types=(), responses={'200': 'ActionList'}),
-    'listApprovals': Operation('GET', '/api/v1/approvals', path_params=(), query=('status', 'externalId', 'limit', 'cursor'), body=None, body_types=(), responses={'200': 'ApprovalList'}),
+    'listApprovals': Operation('GET', '/api/v1/approvals', path_params=(), query=('status', 'externalId', 'executed', 'limit', 'cursor'), body=None, body_types=(), responses={'200': 'ApprovalList'}),
     'listCollections': Operation('GET', '/api/v1/collections', path_params=(), query=('status', 'externalId', 'flowId', 'limit', 'cursor'), body=None, body_types=(), responses={'200': 'CollectionList'}),
     'listDatasets': Operation('GET', '/api/v1/reports/{idOrSlug}/data', path_params=('idOrSlug',), query=(), body=None, body_types=(), responses={'200': 'DatasetList'}),
     'listDeliveries': Operation('GET', '/api/v1/admin/webhooks/{id}/deliveries', path_params=('id',), query=('status', 'limit', 'cursor'), body=None, body_types=(), responses={'200': 'DeliveryList'}),

@@ -1,7 +1,9 @@
 """require_approval: run a function only after a person approved its input."""
 
+import datetime as _dt
 import functools
 import inspect
+import logging
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, TypeVar, Union
 
 from .client import Client, Duration
@@ -40,6 +42,12 @@ def require_approval(title: Union[str, Callable[[Dict[str, Any]], str]], *, edit
     input as given, a denied one raises AssentError gate_denied, and one
     that needs a person waits for the approval it raised. client defaults
     to assent.Client() from the environment.
+
+    Once the function has run, its execution receipt is posted
+    (client.receipts.create: succeeded, or failed with the exception's
+    message as the result); a receipt that cannot be posted is logged as a
+    warning (logger "assent"), and the call returns or raises what the
+    function did.
     """
 
     def decorate(fn: F) -> F:
@@ -56,7 +64,7 @@ def require_approval(title: Union[str, Callable[[Dict[str, Any]], str]], *, edit
                 answer = c.gate.check(action, proposed)
                 if answer.decision == "allowed":
                     c.verify_decision_token(answer.decision_token, proposed, action=action)
-                    return _call(fn, signature, bound.arguments, proposed)
+                    return _reported(c, answer.decision_token, proposed, lambda: _call(fn, signature, bound.arguments, proposed))
                 approval = answer.approval
             if approval is None:
                 text = title(proposed) if callable(title) else title.format(**proposed)
@@ -71,12 +79,35 @@ def require_approval(title: Union[str, Callable[[Dict[str, Any]], str]], *, edit
                 raise AssentError(0, "no_decision_token", "approval %s carries no decision token; the instance issues none "
                                   "without ASSENT_BASE_URL" % settled.id)
             c.verify_decision_token(settled.decision_token, approved, action=action)
-            return _call(fn, signature, bound.arguments, approved)
+            return _reported(c, settled.decision_token, approved, lambda: _call(fn, signature, bound.arguments, approved))
 
         run.__wrapped__ = fn  # type: ignore[attr-defined]
         return run  # type: ignore[return-value]
 
     return decorate
+
+
+_log = logging.getLogger("assent")
+
+
+def _reported(c: Client, token: str, input: Mapping[str, Any], run: Callable[[], Any]) -> Any:
+    """Run, then post the execution receipt of token for input. A receipt
+    that cannot be posted is a warning, never the function's failure."""
+    started = _dt.datetime.now(_dt.timezone.utc)
+    try:
+        out = run()
+    except Exception as e:
+        _report(c, token, input, started, "failed", str(e))
+        raise
+    _report(c, token, input, started, "succeeded", None)
+    return out
+
+
+def _report(c: Client, token: str, input: Mapping[str, Any], started: _dt.datetime, outcome: str, result: Any) -> None:
+    try:
+        c.receipts.create(token, input, outcome, started_at=started, finished_at=_dt.datetime.now(_dt.timezone.utc), result=result)
+    except Exception as e:  # the run happened; its receipt is best effort
+        _log.warning("assent: the execution receipt was not posted: %s", e)
 
 
 def _arguments(signature: inspect.Signature, arguments: Mapping[str, Any]) -> Dict[str, Any]:

@@ -130,9 +130,13 @@ class Approvals(_Resource):
         return self._wait(lambda w: self._call("getApproval", {"id": id}, {"wait": w}, timeout=75), "pending", timeout)
 
     @operation("listApprovals")
-    def list(self, *, status: Optional[str] = None, external_id: Optional[str] = None, limit: Optional[int] = None) -> Iterator[m.Approval]:
-        """Every approval, newest first, fetching pages as it goes."""
-        return self._pages("listApprovals", None, {"status": status, "externalId": external_id}, limit)
+    def list(self, *, status: Optional[str] = None, external_id: Optional[str] = None, executed: Optional[bool] = None,
+             limit: Optional[int] = None) -> Iterator[m.Approval]:
+        """Every approval, newest first, fetching pages as it goes; executed
+        False lists the approved ones nobody reported as run, True those
+        reported."""
+        ran = None if executed is None else ("true" if executed else "false")
+        return self._pages("listApprovals", None, {"status": status, "externalId": external_id, "executed": ran}, limit)
 
     @operation("cancelApproval")
     def cancel(self, id: str, *, idempotency_key: Optional[str] = None) -> m.Approval:
@@ -276,6 +280,24 @@ class Gate(_Resource):
         AssentError 403 gate_denied."""
         body = _body(m.GateCheckRequest, action=action, input=input, flow_id=flow_id, external_id=external_id)
         return self._call("checkGate", body=body, idempotency_key=idempotency_key)
+
+
+class Receipts(_Resource):
+    """Execution receipts (scope receipts:write): what ran of what a
+    decision token allowed."""
+
+    @operation("createReceipt")
+    def create(self, decision_token: str, input: Optional[Mapping[str, Any]], outcome: str, *,
+               started_at: Union[str, _dt.datetime], finished_at: Union[str, _dt.datetime], result: Any = None,
+               idempotency_key: Optional[str] = None) -> m.Receipt:
+        """Report a run: input is what ran (None for an approval without
+        input), outcome succeeded or failed. A token takes one receipt:
+        AssentError 409 receipt_exists for a second, 409 input_mismatch
+        (recorded all the same) when input is not the one approved."""
+        body = _body(m.ReceiptCreate, decision_token=decision_token, outcome=outcome, result=result,
+                     started_at=_time(started_at), finished_at=_time(finished_at))
+        body["input"] = dict(input) if input is not None else None  # null is sent, not left out
+        return self._call("createReceipt", body=body, idempotency_key=idempotency_key)
 
 
 class Flows(_Resource):
@@ -855,6 +877,7 @@ class Client:
         self.reviews = Reviews(self)
         self.comments = Comments(self)
         self.gate = Gate(self)
+        self.receipts = Receipts(self)
         self.flows = Flows(self)
         self.reports = Reports(self)
         self.audiences = Audiences(self)

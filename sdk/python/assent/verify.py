@@ -153,6 +153,9 @@ class DecisionClaims:
     issued_at: int
     expires_at: int
     action: Optional[str] = None
+    # The token's jti, which an execution receipt names it by; None on
+    # tokens issued before receipts.
+    id: Optional[str] = None
 
 
 _B64URL = re.compile(r"^[A-Za-z0-9_-]*$")
@@ -243,7 +246,8 @@ def verify_decision_token(token: str, input: Any, *, issuer: str, organization: 
     if not hmac.compare_digest(digest, c["inputSha256"]):
         raise DecisionTokenError("input", "the input is not the one approved")
     claims = DecisionClaims(issuer=c["iss"], subject=c["sub"], organization=c["org"], input_sha256=c["inputSha256"],
-                            deciders=list(c.get("deciders") or []), issued_at=iat, expires_at=exp, action=c.get("action") or None)
+                            deciders=list(c.get("deciders") or []), issued_at=iat, expires_at=exp, action=c.get("action") or None,
+                            id=c.get("jti") or None)
     if action is not None and claims.action != action:
         raise DecisionTokenError("action", "decided for %r, not %r" % (claims.action, action))
     return claims

@@ -324,6 +324,22 @@ class Gate(unittest.TestCase):
         self.assertEqual("rejected", caught.exception.status)
         self.assertEqual(1, len(ran))
 
+        # Each run is reported, a failed one with its error; the caller gets
+        # the function's own exception.
+        to = "ops+%s@example.com" % uuid.uuid4().hex[:6]
+
+        @assent.require_approval("Email {to}", client=agent(), timeout=60)
+        def boom(to: str) -> None:
+            raise RuntimeError("smtp down")
+
+        decider = DecideWhenAsked(person("admin"), {"to": to})
+        with self.assertRaisesRegex(RuntimeError, "smtp down"):
+            boom(to)
+        decider.join()
+        reported = next(a for a in agent().approvals.list(executed=True) if (a.input or {}).get("to") == to)
+        self.assertEqual("failed", reported.execution.outcome)
+        self.assertTrue(reported.execution.input_matches)
+
 
 class TamperingProxy(Proxy):
     """Changes approvedInput in the reads of settled approvals, as a

@@ -71,6 +71,14 @@ class Tour(unittest.TestCase):
         self.assertEqual({"n": 2}, c.approvals.wait(a.id, 30).approved_input)
         self.assertEqual(a.id, c.approvals.get(a.id).id)
         self.assertIn(a.id, [x.id for x in c.approvals.list(status="approved")])
+        done = c.approvals.get(a.id)
+        now = dt.datetime.now(dt.timezone.utc)
+        receipt = c.receipts.create(done.decision_token, done.approved_input, "succeeded", started_at=now, finished_at=now,
+                                    result={"sent": True})
+        self.assertTrue(receipt.input_matches)
+        self.assertEqual(a.id, receipt.approval_id)
+        self.assertEqual(receipt.id, c.approvals.get(a.id).execution.receipt_id)
+        self.assertIn(a.id, [x.id for x in c.approvals.list(executed=True)])
         self.assertEqual("cancelled", c.approvals.cancel(c.approvals.create("Tour cancel").id).status)
 
         col = c.collections.create("Tour reply", [{"id": "ok", "prompt": "Ok?", "kind": "boolean"}], ["mia@example.com"])

@@ -26,6 +26,13 @@ function fill(title: string, input: unknown): string {
   });
 }
 
+/** An input approved to run, with the decision token that proves it and the client that asked. */
+export interface Approved<I> {
+  input: I;
+  decisionToken: string;
+  client: Assent;
+}
+
 /**
  * Ask a person about input and resolve to the input to run with: the
  * approved one (the approver's corrections applied) once its decision token
@@ -34,13 +41,19 @@ function fill(title: string, input: unknown): string {
  * (gate_denied) otherwise. The adapters and requireApproval share it.
  */
 export async function approvedInput<I>(input: I, o: RequireApprovalOptions<I>): Promise<I> {
+  return (await approve(input, o)).input;
+}
+
+/** approvedInput with its token, to run it and report the run (runReported). */
+export async function approve<I>(input: I, o: RequireApprovalOptions<I>): Promise<Approved<I>> {
   const c = o.client ?? new Assent();
   let approval: Schemas["Approval"] | undefined;
   if (o.action !== undefined) {
     const answer = await c.gate.check({ action: o.action, input: input as Record<string, unknown> });
     if (answer.decision === "allowed") {
-      await c.verifyDecisionToken(answer.decisionToken ?? "", input, { action: o.action });
-      return input;
+      const decisionToken = answer.decisionToken ?? "";
+      await c.verifyDecisionToken(decisionToken, input, { action: o.action });
+      return { input, decisionToken, client: c };
     }
     approval = answer.approval ?? undefined;
   }
@@ -62,7 +75,35 @@ export async function approvedInput<I>(input: I, o: RequireApprovalOptions<I>): 
     throw new AssentError(0, "no_decision_token", `approval ${settled.id} carries no decision token; the instance issues none without ASSENT_BASE_URL`);
   }
   await c.verifyDecisionToken(settled.decisionToken, approved, { action: o.action });
-  return approved;
+  return { input: approved, decisionToken: settled.decisionToken, client: c };
+}
+
+/**
+ * Run fn with what was approved, then post its execution receipt
+ * (succeeded, or failed with the error's message as the result). A receipt
+ * that cannot be posted is a console warning, never fn's failure: fn's own
+ * result or error is what the promise settles with.
+ */
+export async function runReported<I, R>(a: Approved<I>, fn: (input: I) => R | Promise<R>): Promise<R> {
+  const startedAt = new Date().toISOString();
+  let out: R;
+  try {
+    out = await fn(a.input);
+  } catch (e) {
+    await report(a, startedAt, "failed", e instanceof Error ? e.message : String(e));
+    throw e;
+  }
+  await report(a, startedAt, "succeeded", null);
+  return out;
+}
+
+async function report<I>(a: Approved<I>, startedAt: string, outcome: "succeeded" | "failed", result: string | null): Promise<void> {
+  try {
+    await a.client.receipts.create({ decisionToken: a.decisionToken, input: a.input as Record<string, unknown> | null,
+      outcome, result, startedAt, finishedAt: new Date().toISOString() });
+  } catch (e) {
+    console.warn(`assent: the execution receipt was not posted: ${e instanceof Error ? e.message : String(e)}`);
+  }
 }
 
 /**
@@ -70,11 +111,12 @@ export async function approvedInput<I>(input: I, o: RequireApprovalOptions<I>): 
  * object of JSON values) is the approval's input; fn runs only once it is
  * approved, with the approved input, and only if the decision token
  * verifies against that input; otherwise the returned promise rejects and
- * fn does not run.
+ * fn does not run. Once fn has run, its execution receipt is posted
+ * (runReported).
  */
 export function requireApproval<I extends Record<string, unknown>, R>(
   fn: (input: I) => R | Promise<R>,
   options: RequireApprovalOptions<I>,
 ): (input: I) => Promise<R> {
-  return async (input: I) => fn(await approvedInput(input, options));
+  return async (input: I) => runReported(await approve(input, options), fn);
 }

@@ -104,9 +104,10 @@ export class Approvals extends Resource {
   async wait(id: string, options: { timeout?: Seconds } = {}): Promise<Approval> {
     return this.waitFor<Approval>("getApproval", id, "pending", options.timeout ?? 300);
   }
-  /** Every approval, newest first, fetching pages as it goes. */
-  list(params: { status?: string; externalId?: string; limit?: number } = {}): AsyncGenerator<Approval> {
-    return this.pages("listApprovals", { query: { status: params.status, externalId: params.externalId }, limit: params.limit });
+  /** Every approval, newest first, fetching pages as it goes; executed false lists the approved ones nobody reported as run, true those reported. */
+  list(params: { status?: string; externalId?: string; executed?: boolean; limit?: number } = {}): AsyncGenerator<Approval> {
+    const executed = params.executed === undefined ? undefined : String(params.executed);
+    return this.pages("listApprovals", { query: { status: params.status, externalId: params.externalId, executed }, limit: params.limit });
   }
   async cancel(id: string, options: PostOptions = {}): Promise<Approval> {
     return this.call("cancelApproval", { path: { id }, body: {}, idempotencyKey: options.idempotencyKey });
@@ -217,6 +218,15 @@ export class Gate extends Resource {
   async check(params: Schemas["GateCheckRequest"] & PostOptions): Promise<Schemas["GateAnswer"]> {
     const { idempotencyKey, ...body } = params;
     return this.call("checkGate", { body, idempotencyKey });
+  }
+}
+
+/** Execution receipts (scope receipts:write): what ran of what a decision token allowed. */
+export class Receipts extends Resource {
+  /** Report a run: the token's first receipt; AssentError 409 receipt_exists for a second, 409 input_mismatch (recorded) when input is not the one approved. */
+  async create(params: Schemas["ReceiptCreate"] & PostOptions): Promise<Schemas["Receipt"]> {
+    const { idempotencyKey, ...body } = params;
+    return this.call("createReceipt", { body, idempotencyKey });
   }
 }
 
@@ -708,6 +718,7 @@ export class Assent {
   readonly reviews: Reviews;
   readonly comments: Comments;
   readonly gate: Gate;
+  readonly receipts: Receipts;
   readonly flows: Flows;
   readonly reports: Reports;
   readonly audiences: Audiences;
@@ -729,6 +740,7 @@ export class Assent {
     this.reviews = new Reviews(this);
     this.comments = new Comments(this);
     this.gate = new Gate(this);
+    this.receipts = new Receipts(this);
     this.flows = new Flows(this);
     this.reports = new Reports(this);
     this.audiences = new Audiences(this);

@@ -18,5 +18,5 @@ export {
   type HeadersLike,
   type VerifyDecisionTokenOptions,
 } from "./verify.js";
-export { requireApproval, approvedInput, type RequireApprovalOptions } from "./approval.js";
+export { requireApproval, approvedInput, approve, runReported, type Approved, type RequireApprovalOptions } from "./approval.js";
 export { VERSION } from "./version.js";

@@ -143,6 +143,8 @@ export interface DecisionClaims {
   issuedAt: number;
   expiresAt: number;
   action: string | undefined;
+  /** The token's jti, which an execution receipt names it by; undefined on tokens issued before receipts. */
+  id: string | undefined;
 }
 
 export interface JsonWebKeySet {
@@ -252,6 +254,7 @@ function verifyWithKeys(token: string, input: unknown, set: JsonWebKeySet, o: Ve
     issuedAt: c.iat,
     expiresAt: c.exp,
     action: c.action || undefined,
+    id: c.jti || undefined,
   };
   if (o.action !== undefined && claims.action !== o.action) {
     throw new DecisionTokenError("action", `decided for ${JSON.stringify(claims.action)}, not ${JSON.stringify(o.action)}`);

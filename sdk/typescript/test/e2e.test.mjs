@@ -245,6 +245,16 @@ devTest("requireApproval through the gate and directly", async () => {
   await assert.rejects(send({ to: "ada@example.com", subject: "Spam" }), (e) => e instanceof ApprovalDenied && e.status === "rejected");
   await d;
   assert.deepEqual(sent, [["ada@example.com", "Hello"]]);
+
+  // Each run is reported, a failed one with its error; the caller gets the function's own error.
+  const to = `ops+${randomUUID().slice(0, 6)}@example.com`;
+  const boom = requireApproval(() => { throw new Error("smtp down"); }, { title: "Email {to}", client: dev.agent(), timeout: 60 });
+  d = decideWhenAsked(dev.person("admin"), { to });
+  await assert.rejects(boom({ to }), /smtp down/);
+  await d;
+  let reported;
+  for await (const a of dev.agent().approvals.list({ executed: true })) if (a.input?.to === to) { reported = a; break; }
+  assert.equal(reported?.execution?.outcome, "failed");
 });
 
 devTest("requireApproval refuses an input nobody approved", async () => {

@@ -130,6 +130,12 @@ devTest("requests: approvals, collections, versions, datasets, reviews, flows", 
   assert.deepEqual((await c.approvals.wait(a.id, { timeout: 30 })).approvedInput, { n: 2 });
   assert.equal((await c.approvals.get(a.id)).id, a.id);
   assert.ok((await ids(c.approvals.list({ status: "approved" }))).includes(a.id));
+  const done = await c.approvals.get(a.id);
+  const now = new Date().toISOString();
+  const receipt = await c.receipts.create({ decisionToken: done.decisionToken, input: done.approvedInput, outcome: "succeeded", result: { sent: true }, startedAt: now, finishedAt: now });
+  assert.ok(receipt.inputMatches && receipt.approvalId === a.id);
+  assert.equal((await c.approvals.get(a.id)).execution.receiptId, receipt.id);
+  assert.ok((await ids(c.approvals.list({ executed: true }))).includes(a.id));
   assert.equal((await c.approvals.cancel((await c.approvals.create({ title: "Tour cancel" })).id)).status, "cancelled");
 
   const col = await c.collections.create({ title: "Tour reply", questions: [{ id: "ok", prompt: "Ok?", kind: "boolean" }], respondents: ["mia@example.com"] });

@@ -31,6 +31,7 @@ var Methods = map[string]string{
 	"retractComment": "Comments.Retract", "getCommentImage": "Comments.Image", "resolveThread": "Comments.Resolve",
 	"createRevisionBrief": "Comments.RevisionBrief",
 	"checkGate":           "Gate.Check",
+	"createReceipt":       "Receipts.Create",
 	"createFlow":          "Flows.Create", "getFlow": "Flows.Get", "completeFlow": "Flows.Complete", "cancelFlow": "Flows.Cancel",
 	"getFlowEvidence": "Flows.Evidence",
 	"createUpload":    "Reports.CreateUpload", "putUpload": "Reports.PutUpload", "createReport": "Reports.Create",

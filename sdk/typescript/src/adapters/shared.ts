@@ -1,4 +1,4 @@
-import { approvedInput, type RequireApprovalOptions } from "../approval.js";
+import { approve, runReported, type Approved, type RequireApprovalOptions } from "../approval.js";
 import { ApprovalDenied } from "../errors.js";
 
 export interface ToolApprovalOptions<I> extends Omit<RequireApprovalOptions<I>, "title"> {
@@ -17,19 +17,19 @@ export function denied(e: ApprovalDenied): string {
   return `Not run: a person did not approve this call (${a.status}${a.note ? ": " + a.note : ""}).`;
 }
 
-/** execute, asking Assent first and running with the approved input. */
+/** execute, asking Assent first, running with the approved input and reporting the run. */
 export function wrapExecute<I, A extends unknown[], R>(
   execute: (input: I, ...rest: A) => R,
   options: ToolApprovalOptions<I> & { title: RequireApprovalOptions<I>["title"] },
 ): (input: I, ...rest: A) => Promise<Awaited<R> | unknown> {
   return async (input: I, ...rest: A) => {
-    let approved: I;
+    let approved: Approved<I>;
     try {
-      approved = await approvedInput(input, options);
+      approved = await approve(input, options);
     } catch (e) {
       if (e instanceof ApprovalDenied) return (options.onDenied ?? denied)(e);
       throw e;
     }
-    return execute(approved, ...rest);
+    return runReported(approved, (i) => execute(i, ...rest));
   };
 }

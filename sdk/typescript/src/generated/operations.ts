@@ -304,6 +304,20 @@ export const OPERATIONS = {
       "201": "json"
     }
   },
+  "createReceipt": {
+    "method": "POST",
+    "path": "/api/v1/receipts",
+    "pathParams": [],
+    "query": [],
+    "body": "json",
+    "bodySchema": "ReceiptCreate",
+    "bodyTypes": [
+      "application/json"
+    ],
+    "responses": {
+      "201": "json"
+    }
+  },
   "createReport": {
     "method": "POST",
     "path": "/api/v1/reports",
@@ -976,6 +990,7 @@ export const OPERATIONS = {
     "query": [
       "status",
       "externalId",
+      "executed",
       "limit",
       "cursor"
     ],
@@ -1851,6 +1866,7 @@ export const SCHEMA_FIELDS: Readonly<Record<string, Readonly<Record<string, bool
     "description": true,
     "editableFields": true,
     "escalation": true,
+    "execution": true,
     "expiresAt": true,
     "externalId": true,
     "factors": true,
@@ -2091,6 +2107,14 @@ export const SCHEMA_FIELDS: Readonly<Record<string, Readonly<Record<string, bool
     "requestId": true,
     "requestType": true,
     "seq": true
+  },
+  "Execution": {
+    "finishedAt": true,
+    "inputMatches": true,
+    "outcome": true,
+    "receiptId": true,
+    "reportedAt": true,
+    "startedAt": true
   },
   "Factor": {
     "detail": false,
@@ -2339,6 +2363,36 @@ export const SCHEMA_FIELDS: Readonly<Record<string, Readonly<Record<string, bool
   "Readiness": {
     "checks": true,
     "status": true
+  },
+  "Receipt": {
+    "action": true,
+    "approvalId": true,
+    "approvedInputSha256": true,
+    "decisionTokenId": true,
+    "finishedAt": true,
+    "flowId": true,
+    "gateCheckId": true,
+    "id": true,
+    "input": true,
+    "inputMatches": true,
+    "inputSha256": true,
+    "outcome": true,
+    "reportedAt": true,
+    "reportedBy": true,
+    "result": true,
+    "startedAt": true
+  },
+  "ReceiptConflict": {
+    "error": true,
+    "receipt": true
+  },
+  "ReceiptCreate": {
+    "decisionToken": true,
+    "finishedAt": true,
+    "input": true,
+    "outcome": true,
+    "result": false,
+    "startedAt": true
   },
   "RecentReader": {
     "email": false,
@@ -2732,6 +2786,7 @@ export const ErrorCode = {
   GATE_DENIED: "gate_denied",
   IDEMPOTENCY_IN_PROGRESS: "idempotency_in_progress",
   IDEMPOTENCY_KEY_REUSED: "idempotency_key_reused",
+  INPUT_MISMATCH: "input_mismatch",
   INSUFFICIENT_SCOPE: "insufficient_scope",
   INTERNAL_ERROR: "internal_error",
   INVALID_ANSWER: "invalid_answer",
@@ -2753,6 +2808,7 @@ export const ErrorCode = {
   QUOTE_AMBIGUOUS: "quote_ambiguous",
   QUOTE_NOT_FOUND: "quote_not_found",
   RATE_LIMITED: "rate_limited",
+  RECEIPT_EXISTS: "receipt_exists",
   REVIEWER_CANNOT_READ: "reviewer_cannot_read",
   SERVICE_UNAVAILABLE: "service_unavailable",
   SHARING_DENIED: "sharing_denied",

@@ -1286,6 +1286,35 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/receipts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report an execution
+         * @description After running what a decision token allowed, report what ran, when,
+         *     and how it ended. The token is verified (this instance's decision
+         *     keys, the caller's organisation, not expired, a `jti`: tokens issued
+         *     before receipts have none and take none) and the RFC 8785 SHA-256
+         *     of `input` must equal its `inputSha256`. A token takes one receipt:
+         *     a second is 409 `receipt_exists` with the first. An input that is
+         *     not the one approved is 409 `input_mismatch`, and is recorded all
+         *     the same: as a mismatch on the request's timeline, and sent as
+         *     `execution.mismatch`. With an Idempotency-Key a retry gets the first
+         *     answer.
+         */
+        post: operations["createReceipt"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/reports": {
         parameters: {
             query?: never;
@@ -2105,8 +2134,10 @@ export interface components {
              *     `/.well-known/jwks.json`) proving that approvedInput was approved.
              *     Claims: iss (this instance's base URL), sub (this approval's id), org,
              *     inputSha256 (hex SHA-256 of approvedInput's RFC 8785 canonical JSON),
-             *     deciders (member ids), iat (the decision), exp. Verify it against the
-             *     input about to be run (Go: package decisiontoken).
+             *     deciders (member ids), iat (the decision), exp, jti (the token's own
+             *     id; a receipt names the token by it). Verify it against the input
+             *     about to be run (Go: package decisiontoken), then report the run
+             *     with `POST /api/v1/receipts`.
              */
             decisionToken?: string;
             description: string;
@@ -2119,6 +2150,8 @@ export interface components {
                 /** @description The people as named. */
                 to: string[];
             } | null;
+            /** @description What its executor reported of running it (`POST /api/v1/receipts`); null until reported. */
+            execution: components["schemas"]["Execution"] | null;
             expiresAt: components["schemas"]["Time"];
             externalId: string | null;
             factors: components["schemas"]["Factor"][];
@@ -2503,7 +2536,7 @@ export interface components {
                 record: Record<string, unknown>;
                 threads?: components["schemas"]["Thread"][];
                 /** @enum {unknown} */
-                type: "approval" | "collection" | "review" | "report" | "gate_check";
+                type: "approval" | "collection" | "review" | "report" | "gate_check" | "receipt";
                 versions?: {
                     files: Record<string, unknown>[];
                     status: string;
@@ -2534,6 +2567,17 @@ export interface components {
             requestId: string;
             requestType: string;
             seq: number;
+        };
+        /** @description An approval's execution receipt as its read shows it; the receipt itself also carries the input that ran and the result. */
+        Execution: {
+            finishedAt: components["schemas"]["Time"];
+            /** @description False when what ran is not the input approved (the receipt is a mismatch, and `execution.mismatch` was sent). */
+            inputMatches: boolean;
+            /** @enum {unknown} */
+            outcome: "succeeded" | "failed";
+            receiptId: string;
+            reportedAt: components["schemas"]["Time"];
+            startedAt: components["schemas"]["Time"];
         };
         Factor: {
             detail?: string;
@@ -2897,6 +2941,57 @@ export interface components {
             /** @enum {unknown} */
             status: "ready" | "unavailable";
         };
+        /** @description An execution receipt, and the data of `execution.mismatch`. */
+        Receipt: {
+            action: string | null;
+            /** @description The approval the token decided, when a person did. */
+            approvalId: string | null;
+            /** @description The token's `inputSha256`. */
+            approvedInputSha256: string;
+            /** @description The token's `jti`. */
+            decisionTokenId: string;
+            finishedAt: components["schemas"]["Time"];
+            flowId: string | null;
+            /** @description The gate check the token decided, when the policy allowed it. */
+            gateCheckId: string | null;
+            id: string;
+            /** @description The input that ran. */
+            input: Record<string, unknown> | null;
+            /** @description False for a mismatch: what ran is not what was approved. */
+            inputMatches: boolean;
+            /** @description Its RFC 8785 SHA-256. */
+            inputSha256: string;
+            /** @enum {unknown} */
+            outcome: "succeeded" | "failed";
+            reportedAt: components["schemas"]["Time"];
+            /** @description The name of the key or person that posted it. */
+            reportedBy: string;
+            /** @description What the executor reported with it, or null. */
+            result: Record<string, unknown> | unknown[] | string | number | boolean | null;
+            startedAt: components["schemas"]["Time"];
+        };
+        /** @description A refusal that concerns a receipt, with that receipt. */
+        ReceiptConflict: {
+            error: components["schemas"]["Error"];
+            receipt: components["schemas"]["Receipt"];
+        };
+        ReceiptCreate: {
+            /** @description The decision token the run relied on: an approved approval's, or an allowed gate check's. It must verify (this instance's key, the caller's organisation, not expired) and carry a `jti`; a token takes one receipt. */
+            decisionToken: string;
+            /**
+             * Format: date-time
+             * @description Not before startedAt.
+             */
+            finishedAt: string;
+            /** @description The input that ran, exactly; its RFC 8785 SHA-256 must equal the token's `inputSha256`. Null for an approval without input. */
+            input: Record<string, unknown> | null;
+            /** @enum {unknown} */
+            outcome: "succeeded" | "failed";
+            /** @description Any JSON the executor wants kept with the receipt (a summary, an error message), at most 64 KB as compact JSON. */
+            result?: Record<string, unknown> | unknown[] | string | number | boolean | null;
+            /** Format: date-time */
+            startedAt: string;
+        };
         RecentReader: {
             /** @description Only when the report's `showViewers` is on, and the person still exists. */
             email?: string;
@@ -3231,7 +3326,7 @@ export interface components {
             nextCursor: components["schemas"]["NextCursor"];
         };
         /** @enum {string} */
-        Scope: "approvals:read" | "approvals:write" | "reviews:read" | "reviews:write" | "collections:read" | "collections:write" | "flows:read" | "flows:write" | "reports:read" | "reports:write" | "reports:share" | "comments:write" | "audiences:read" | "schedules:write" | "gate:check";
+        Scope: "approvals:read" | "approvals:write" | "reviews:read" | "reviews:write" | "collections:read" | "collections:write" | "flows:read" | "flows:write" | "reports:read" | "reports:write" | "reports:share" | "comments:write" | "audiences:read" | "schedules:write" | "gate:check" | "receipts:write";
         SendRequest: {
             /** @description The covering note each email carries. */
             note?: string;
@@ -4806,7 +4901,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 /**
                  * @example {
@@ -6330,6 +6425,8 @@ export interface operations {
                 status?: components["schemas"]["ApprovalStatus"];
                 /** @description The caller's own reference, as given at creation. */
                 externalId?: string;
+                /** @description `false`: approved approvals nobody reported as run (`POST /api/v1/receipts`); `true`: those reported. */
+                executed?: "true" | "false";
                 /** @description Page size, 1 to 200; 50 unless given. */
                 limit?: components["parameters"]["Limit"];
                 /** @description The `nextCursor` of the page before. */
@@ -6375,6 +6472,7 @@ export interface operations {
                      *               "finance-leads"
                      *             ]
                      *           },
+                     *           "execution": null,
                      *           "expiresAt": "2026-01-03T15:04:05.123456Z",
                      *           "externalId": "refund-1042",
                      *           "factors": [],
@@ -6489,6 +6587,7 @@ export interface operations {
                      *           "finance-leads"
                      *         ]
                      *       },
+                     *       "execution": null,
                      *       "expiresAt": "2026-01-03T15:04:05.123456Z",
                      *       "externalId": "refund-1042",
                      *       "factors": [],
@@ -6608,6 +6707,7 @@ export interface operations {
                      *           "finance-leads"
                      *         ]
                      *       },
+                     *       "execution": null,
                      *       "expiresAt": "2026-01-03T15:04:05.123456Z",
                      *       "externalId": "refund-1042",
                      *       "factors": [],
@@ -6711,6 +6811,7 @@ export interface operations {
                      *           "finance-leads"
                      *         ]
                      *       },
+                     *       "execution": null,
                      *       "expiresAt": "2026-01-03T15:04:05.123456Z",
                      *       "externalId": "refund-1042",
                      *       "factors": [],
@@ -6867,6 +6968,7 @@ export interface operations {
                      *           "finance-leads"
                      *         ]
                      *       },
+                     *       "execution": null,
                      *       "expiresAt": "2026-01-03T15:04:05.123456Z",
                      *       "externalId": "refund-1042",
                      *       "factors": [],
@@ -6993,6 +7095,7 @@ export interface operations {
                      *           "finance-leads"
                      *         ]
                      *       },
+                     *       "execution": null,
                      *       "expiresAt": "2026-01-03T15:04:05.123456Z",
                      *       "externalId": "refund-1042",
                      *       "factors": [],
@@ -7735,7 +7838,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 /**
                  * @example {
@@ -8396,6 +8499,7 @@ export interface operations {
                      *                 "finance-leads"
                      *               ]
                      *             },
+                     *             "execution": null,
                      *             "expiresAt": "2026-01-03T15:04:05.123456Z",
                      *             "externalId": "refund-1042",
                      *             "factors": [],
@@ -8705,6 +8809,111 @@ export interface operations {
                 };
                 content?: never;
             };
+        };
+    };
+    createReceipt: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Runs the POST once per key for 24 hours; a repeat is answered with the first response.
+                 * @example refund-1042-attempt-1
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "decisionToken": "eyJhbGciOiJFZERTQSIsImtpZCI6ImR0a18wMSIsInR5cCI6IkpXVCJ9.e30.c2ln",
+                 *       "finishedAt": "2026-01-02T15:04:06Z",
+                 *       "input": {
+                 *         "amount": 120,
+                 *         "currency": "EUR"
+                 *       },
+                 *       "outcome": "succeeded",
+                 *       "result": {
+                 *         "refundId": "re_42"
+                 *       },
+                 *       "startedAt": "2026-01-02T15:04:05Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ReceiptCreate"];
+            };
+        };
+        responses: {
+            /** @description Recorded. */
+            201: {
+                headers: {
+                    "Idempotency-Replayed": components["headers"]["IdempotencyReplayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Receipt"];
+                };
+            };
+            /**
+             * @description The body is invalid, or the token is refused (`invalid_request`
+             *     naming `decisionToken`: not signed by this instance, decided in
+             *     another organisation, expired, or without a `jti`).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "field": "decisionToken",
+                     *         "message": "decisionToken has expired: post the receipt while the token holds"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["InsufficientScope"];
+            /**
+             * @description The token already has its receipt (`receipt_exists`, naming
+             *     `decisionToken`; `receipt` is the first), or the input is not
+             *     the one approved (`input_mismatch`, naming `input`; `receipt` is
+             *     this one, recorded as a mismatch).
+             */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ReceiptConflict"];
+                };
+            };
+            /** @description The body is larger than 1 MiB (`payload_too_large`), or `result` is larger than 64 KB (`content_too_large`, naming `result`). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "content_too_large",
+                     *         "field": "result",
+                     *         "message": "result is 70000 bytes of JSON; a receipt's result may be at most 65536"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            500: components["responses"]["InternalError"];
         };
     };
     listReports: {

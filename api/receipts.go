@@ -1,0 +1,38 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/receipts"
+	"github.com/assent-hq/assent/wire"
+)
+
+// receiptConflict is a refusal that carries a receipt: the token's first
+// (receipt_exists) or this one, recorded as a mismatch (input_mismatch).
+type receiptConflict struct {
+	Error   *apperr.Error `json:"error"`
+	Receipt wire.Receipt  `json:"receipt"`
+}
+
+// reportReceipt answers 201 with the receipt, or 409 with the error and
+// the receipt it concerns.
+func (h *handlers) reportReceipt(c *gin.Context) {
+	var in receipts.ReportInput
+	if err := bind(c, &in); err != nil {
+		fail(c, err)
+		return
+	}
+	r, err := h.receipts.Report(c.Request.Context(), principal(c), &in, claim(c))
+	if e, ok := apperr.As(err); ok && r != nil {
+		c.JSON(e.Status(), receiptConflict{Error: e, Receipt: wire.NewReceipt(r)})
+		return
+	}
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusCreated, wire.NewReceipt(r))
+}

@@ -1,0 +1,211 @@
+// Package receipts records execution receipts: an executor's report, after
+// running what a decision token decided, of what ran, when and how it
+// ended. The token is verified as any tool verifies it (package
+// decisiontoken) with the instance's decision keys. A token takes one
+// receipt; one whose input is not the input the token approved is recorded
+// as a mismatch and announced (execution.mismatch): what ran is not what
+// was allowed.
+package receipts
+
+import (
+	"bytes"
+	"context"
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+
+	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/sdk/go/decisiontoken"
+	"github.com/assent-hq/assent/wire"
+)
+
+// MaxResult is the most a receipt's result may hold, in bytes of compact
+// JSON: enough for an outcome's summary or an error, not for the output
+// itself.
+const MaxResult = 64 << 10
+
+// Service records receipts.
+type Service struct {
+	store *models.Store
+	// issuer is the instance's public address, as its tokens name it.
+	issuer string
+}
+
+// New returns the service over store, accepting tokens issued by issuer.
+func New(store *models.Store, issuer string) *Service {
+	return &Service{store: store, issuer: issuer}
+}
+
+// SetIssuer names the instance as its tokens do: its configured public
+// address, when that is not the address it was built with (as the gate's).
+func (s *Service) SetIssuer(issuer string) { s.issuer = issuer }
+
+// ReportInput is an execution receipt as an executor posts it.
+type ReportInput struct {
+	DecisionToken string `json:"decisionToken" validate:"required,max=8192"`
+	// Input is what ran, as JSON; null for an approval without input.
+	Input      json.RawMessage `json:"input" nullable:"true"`
+	Outcome    string          `json:"outcome" validate:"required,oneof=succeeded failed"`
+	Result     json.RawMessage `json:"result" nullable:"true"`
+	StartedAt  string          `json:"startedAt" validate:"required"`
+	FinishedAt string          `json:"finishedAt" validate:"required"`
+}
+
+// Report verifies in's decision token (signature, issuer, p's
+// organisation, expiry, and a jti) and records the receipt. Two refusals
+// come with a receipt beside the error: receipt_exists with the token's
+// first receipt, and input_mismatch with this one, recorded as a mismatch.
+// With a claim, a retry answers as the first attempt did.
+func (s *Service) Report(ctx context.Context, p models.Actor, in *ReportInput, claim *models.Claim) (*models.Receipt, error) {
+	rec, err := s.build(p, in)
+	if err != nil {
+		return nil, err
+	}
+	claims, err := s.verify(ctx, p.OrgID(), in.DecisionToken)
+	if err != nil {
+		return nil, err
+	}
+	rec.TokenID, rec.ApprovedSHA256 = claims.ID, claims.InputSHA256
+	rec.Mismatch = rec.InputSHA256 != claims.InputSHA256
+	if err := s.decided(ctx, rec, claims.Subject); err != nil {
+		return nil, err
+	}
+	got, err := s.store.RecordReceipt(ctx, models.ReceiptRecord{Receipt: rec, Actor: p,
+		MismatchData: func(r *models.Receipt) ([]byte, error) { return json.Marshal(wire.NewReceipt(r)) }}, claim)
+	if err != nil {
+		return got, err
+	}
+	if got.Mismatch {
+		return got, apperr.Field(apperr.InputMismatch, "input",
+			"input is not the input the decision token approved (its sha256 %s, approved %s); the receipt is recorded as a mismatch",
+			got.InputSHA256, got.ApprovedSHA256)
+	}
+	return got, nil
+}
+
+// build holds in's fields to their rules, before the token is read.
+func (s *Service) build(p models.Actor, in *ReportInput) (*models.Receipt, error) {
+	if in.Input == nil {
+		return nil, apperr.Field(apperr.InvalidRequest, "input", "input is required: the input that ran (null for an approval without input)")
+	}
+	if in := bytes.TrimSpace(in.Input); in[0] != '{' && string(in) != "null" {
+		return nil, apperr.Field(apperr.InvalidRequest, "input", "input must be a JSON object, or null for an approval without input")
+	}
+	sum, err := decisiontoken.InputSHA256(in.Input)
+	if err != nil {
+		return nil, apperr.Field(apperr.InvalidRequest, "input", "input must be JSON with one meaning (RFC 8785): %v", err)
+	}
+	started, err := requests.Timestamp("startedAt", in.StartedAt)
+	if err != nil {
+		return nil, err
+	}
+	finished, err := requests.Timestamp("finishedAt", in.FinishedAt)
+	if err != nil {
+		return nil, err
+	}
+	if finished.Before(started) {
+		return nil, apperr.Field(apperr.InvalidRequest, "finishedAt", "finishedAt must not come before startedAt")
+	}
+	rec := &models.Receipt{OrganizationID: p.OrgID(), Outcome: in.Outcome, Input: compact(in.Input), InputSHA256: sum,
+		StartedAt: started, FinishedAt: finished, ReportedByID: p.ID, ReportedBy: p.Name}
+	if r := compact(in.Result); r != nil && string(r) != "null" {
+		if len(r) > MaxResult {
+			return nil, apperr.Field(apperr.ContentTooLarge, "result", "result is %d bytes of JSON; a receipt's result may be at most %d", len(r), MaxResult)
+		}
+		rec.Result = r
+	}
+	return rec, nil
+}
+
+// compact is raw without insignificant space; bind has checked it is JSON.
+func compact(raw json.RawMessage) models.RawJSON {
+	if raw == nil {
+		return nil
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return models.RawJSON(raw)
+	}
+	return b.Bytes()
+}
+
+// verify checks token as any verifier does, with every decision key the
+// instance has (retired ones too), for orgID; a token without a jti was
+// issued before receipts and takes none.
+func (s *Service) verify(ctx context.Context, orgID, token string) (*decisiontoken.Claims, error) {
+	if s.issuer == "" {
+		return nil, apperr.Field(apperr.InvalidRequest, "decisionToken", "this instance issues no decision tokens (it has no public base URL)")
+	}
+	keys, err := s.store.SigningKeys(ctx, models.DecisionFamily)
+	if err != nil {
+		return nil, err
+	}
+	v := &decisiontoken.Verifier{Issuer: s.issuer, Organization: orgID}
+	for _, k := range keys {
+		v.Keys.Keys = append(v.Keys.Keys, jose.JSONWebKey{Key: ed25519.PublicKey(k.PublicKey), KeyID: k.ID,
+			Algorithm: string(decisiontoken.Algorithm), Use: "sig"})
+	}
+	if len(v.Keys.Keys) == 0 {
+		return nil, apperr.Field(apperr.InvalidRequest, "decisionToken", "decisionToken was not signed by this instance")
+	}
+	c, err := v.VerifyToken(token)
+	if err != nil {
+		return nil, apperr.Field(apperr.InvalidRequest, "decisionToken", "decisionToken %s", refusal(err))
+	}
+	if c.ID == "" {
+		return nil, apperr.Field(apperr.InvalidRequest, "decisionToken",
+			"decisionToken has no jti: it was issued before execution receipts and takes none")
+	}
+	return c, nil
+}
+
+// refusal says why a token was refused, in the API's words.
+func refusal(err error) string {
+	switch {
+	case errors.Is(err, decisiontoken.ErrExpired):
+		return "has expired: post the receipt while the token holds"
+	case errors.Is(err, decisiontoken.ErrNotYetValid):
+		return "is issued in the future"
+	case errors.Is(err, decisiontoken.ErrOrganization):
+		return "was decided in another organisation"
+	case errors.Is(err, decisiontoken.ErrIssuer):
+		return "was issued by another instance"
+	case errors.Is(err, decisiontoken.ErrSignature), errors.Is(err, decisiontoken.ErrUnknownKey), errors.Is(err, decisiontoken.ErrAlgorithm):
+		return "was not signed by this instance"
+	}
+	return "is not a decision token"
+}
+
+// decided fills what rec's token decided, subject: the approval or the
+// gate check, its flow and its action.
+func (s *Service) decided(ctx context.Context, rec *models.Receipt, subject string) error {
+	missing := apperr.Field(apperr.InvalidRequest, "decisionToken", "decisionToken names %s, which this organisation does not have", subject)
+	switch {
+	case ids.HasPrefix(subject, ids.Approval):
+		a, err := s.store.Approvals().Get(ctx, rec.OrganizationID, subject)
+		if apperr.Is(err, apperr.NotFound) {
+			return missing
+		}
+		if err != nil {
+			return err
+		}
+		rec.ApprovalID, rec.FlowID, rec.Action = &a.ID, a.FlowID, a.Action
+	case ids.HasPrefix(subject, ids.GateCheck):
+		c, err := s.store.GetGateCheck(ctx, rec.OrganizationID, subject)
+		if apperr.Is(err, apperr.NotFound) {
+			return missing
+		}
+		if err != nil {
+			return err
+		}
+		rec.GateCheckID, rec.FlowID, rec.Action = &c.ID, c.FlowID, &c.Action
+	default:
+		return missing
+	}
+	return nil
+}
