@@ -76,3 +76,29 @@ func TestSettingsPageSetsAndEndsADelegation(t *testing.T) {
 		assert.NotContains(t, bb.get("/settings").body, "You stand in for")
 	})
 }
+
+// TestApprovalPageSaysOnWhoseBehalf: a delegate asked once Ada's
+// delegation started sees on whose behalf they are asked, and the settled
+// page names both.
+func TestApprovalPageSaysOnWhoseBehalf(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := decidingSite(t, db)
+		ctx := context.Background()
+		_, err := s.store.CreateMember(ctx, s.org.ID, "bob@example.com", "Bob", "")
+		require.NoError(t, err)
+		a := s.started(t, &models.Approval{Title: "Pay", ApproverIDs: []string{s.ada.ID}})
+		ada := s.browser(t)
+		csrf := ada.signIn(s, "ada@example.com")
+		r := ada.post("/settings/delegation", url.Values{"csrf": {csrf}, "to": {"bob@example.com"}, "until": {"2099-01-01T00:00"}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+
+		bob := s.browser(t)
+		bob.signIn(s, "bob@example.com")
+		page := bob.get("/approvals/" + a.ID)
+		require.Equal(t, http.StatusOK, page.status, page.body)
+		assert.Contains(t, page.body, "You are asked on behalf of Ada Lovelace, who is away")
+		r = bob.post("/approvals/"+a.ID+"/decision", url.Values{"csrf": {page.csrf(t)}, "decision": {"approve"}, "submission": {page.submission(t)}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		assert.Contains(t, bob.get("/approvals/"+a.ID).body, "By Bob, on behalf of Ada Lovelace")
+	})
+}
