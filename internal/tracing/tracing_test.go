@@ -75,7 +75,7 @@ func TestGinContinuesTheCallersTraceUnderTheRoute(t *testing.T) {
 	status, _ := attrs.Value("http.response.status_code")
 	assert.Equal(t, int64(http.StatusTeapot), status.AsInt64())
 	for _, a := range s.Attributes() {
-		assert.NotContains(t, a.Value.Emit(), "s3cret", "%s: a path's secret is never recorded", a.Key)
+		assert.NotContains(t, a.Value.String(), "s3cret", "%s: a path's secret is never recorded", a.Key)
 	}
 }
 
@@ -120,7 +120,7 @@ func TestTransportSendsTraceparent(t *testing.T) {
 	assert.Equal(t, "00-"+client0.SpanContext().TraceID().String()+"-"+client0.SpanContext().SpanID().String()+"-01", got[2])
 	assert.Equal(t, codes.Error, client0.Status().Code)
 	for _, a := range client0.Attributes() {
-		assert.NotContains(t, a.Value.Emit(), "s3cret", "%s: the URL is never recorded", a.Key)
+		assert.NotContains(t, a.Value.String(), "s3cret", "%s: the URL is never recorded", a.Key)
 	}
 }
 

@@ -41,8 +41,8 @@ type spec struct {
 	// stop stops it cleanly; zero is SIGTERM. PostgreSQL's SIGTERM waits
 	// for every client to leave, which pooled clients never do, so it
 	// takes SIGINT (a fast shutdown).
-	stop syscall.Signal
-	ready      func(ctx context.Context, p *process) error
+	stop  syscall.Signal
+	ready func(ctx context.Context, p *process) error
 }
 
 func (c *Cluster) logPath(name string) string { return filepath.Join(c.opts.Dir, "logs", name+".log") }
