@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -127,7 +128,11 @@ func fillApproval(rec *models.Approval, t *workflows.ApprovalTransition) {
 	if s.DecidedAt != nil {
 		rec.DecidedByID, rec.DecidedBy, rec.DecidedAt = &s.DecidedByID, &s.DecidedByName, s.DecidedAt
 		rec.Note, rec.Reason = optional(s.Note), optional(s.Reason)
+		if d := s.DecidedOnBehalfOf; d != nil {
+			rec.DecidedOnBehalfOfID, rec.DecidedOnBehalfOf = &d.ID, &d.Name
+		}
 	}
+	rec.ApproverVia.V = delegatesVia(rec.ApproverVia.V, s.OnBehalfOf)
 	if s.ApprovedInput != nil {
 		rec.ApprovedInput = models.RawJSON(s.ApprovedInput)
 		rec.Changes.V = make([]models.Change, len(s.Changes))
@@ -147,6 +152,23 @@ func fillApproval(rec *models.Approval, t *workflows.ApprovalTransition) {
 	if t.Action == workflows.ActionApproved && len(s.Changes) > 0 {
 		t.Detail = strings.TrimSpace(t.Detail + "\n" + describeChanges(rec.Changes.V))
 	}
+}
+
+// delegatesVia adds to how the request reached each person the delegates
+// the workflow asked since it was made, each reached through whom they
+// stand in for; those asked at creation are there already.
+func delegatesVia(via map[string][]models.Via, onBehalfOf map[string]workflows.Delegator) map[string][]models.Via {
+	for _, id := range slices.Sorted(maps.Keys(onBehalfOf)) {
+		if len(via[id]) > 0 {
+			continue
+		}
+		if via == nil {
+			via = map[string][]models.Via{}
+		}
+		d := onBehalfOf[id]
+		via[id] = []models.Via{{Field: "approvers", Kind: models.ViaDelegation, ID: d.ID, Name: d.Name}}
+	}
+	return via
 }
 
 // screened puts the model screen's concerns after the ethics rules' on

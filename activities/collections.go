@@ -34,6 +34,9 @@ func fillCollection(rec *models.Collection, t *workflows.CollectionTransition) e
 	for i, r := range s.Replies {
 		rec.Replies.V[i] = models.Reply{RespondentID: r.RespondentID, RespondentName: r.RespondentName,
 			RespondentEmail: r.RespondentEmail, SubmittedAt: r.SubmittedAt, Answers: r.Answers}
+		if r.OnBehalfOf != nil {
+			rec.Replies.V[i].OnBehalfOfID, rec.Replies.V[i].OnBehalfOfName = r.OnBehalfOf.ID, r.OnBehalfOf.Name
+		}
 	}
 	nameActor(t, rec.Requester, rec.RequestedBy)
 	return nil

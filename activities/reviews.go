@@ -26,7 +26,11 @@ func fillReview(rec *models.Review, t *workflows.ReviewTransition) error {
 	rec.ApprovalsSoFar, rec.SettledAt = s.ApprovalsSoFar, s.SettledAt
 	rec.Verdicts.V = make([]models.Verdict, len(s.Verdicts))
 	for i, v := range s.Verdicts {
-		rec.Verdicts.V[i] = models.Verdict(v)
+		rec.Verdicts.V[i] = models.Verdict{ReviewerID: v.ReviewerID, ReviewerName: v.ReviewerName, ReviewerEmail: v.ReviewerEmail,
+			Verdict: v.Verdict, Note: v.Note, At: v.At}
+		if v.OnBehalfOf != nil {
+			rec.Verdicts.V[i].OnBehalfOfID, rec.Verdicts.V[i].OnBehalfOfName = v.OnBehalfOf.ID, v.OnBehalfOf.Name
+		}
 	}
 	nameActor(t, rec.Requester, rec.RequestedBy)
 	return nil

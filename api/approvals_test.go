@@ -52,13 +52,14 @@ func newStackWith(t *testing.T, db *gorm.DB, policy *netguard.Policy) *stack {
 }
 
 // newStackWorker is newStackWith whose worker also has extra's settings
-// (Slack's API address).
+// (Slack's API address, a mailbox).
 func newStackWorker(t *testing.T, db *gorm.DB, policy *netguard.Policy, extra worker.Deps) *stack {
 	t.Helper()
 	ctx := context.Background()
 	tc := temporalenv.Client(t)
 	f := newFixtureWith(t, db, tc, policy)
-	temporalenv.Run(t, tc, worker.Deps{Store: f.store, BaseURL: "http://assent.test", NetPolicy: policy, SlackAPIURL: extra.SlackAPIURL})
+	temporalenv.Run(t, tc, worker.Deps{Store: f.store, BaseURL: "http://assent.test", NetPolicy: policy, SlackAPIURL: extra.SlackAPIURL,
+		Mailer: extra.Mailer})
 
 	s := &stack{fixture: f, tc: tc}
 	st := f.store

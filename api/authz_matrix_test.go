@@ -59,7 +59,7 @@ import (
 // single call, so state-changing calls never see each other's effects and
 // another organisation's principals act on real foreign ids. The body is
 // valid, so authorisation and not validation decides; in it {unique} is a
-// fresh name, {question} the open question of an askedApproval,
+// fresh name, {newMember} a fresh member's email, {question} the open question of an askedApproval,
 // {receiver} a local webhook receiver, {livingReport} a fresh living
 // report, {sharedReport} a fresh report every member can read and
 // {decisionToken} the token of a fresh allowed gate check of input {}.
@@ -195,6 +195,12 @@ var authzMatrix = []authzRow{
 	{"GET", "/api/v1/admin/held-versions", "", noID, ``, adminOnly + "adminkey=200 otheradmin=200"},
 	{"POST", "/api/v1/admin/held-versions/:id/release", "", heldVersion, ``, adminOnly + "adminkey=200/409 otheradmin=404"},
 	{"POST", "/api/v1/admin/held-versions/:id/decline", "", heldVersion, ``, adminOnly + "adminkey=200/409 otheradmin=404"},
+
+	// A member's own delegation while away; it begins in the future so that
+	// no other row's request asks a delegate.
+	{"GET", "/api/v1/me/delegation", "", noID, ``, "anon=401 agent=403 noscope=403 members=200 adminkey=403 guest=401 others=403 othermember=200"},
+	{"PUT", "/api/v1/me/delegation", "", noID, `{"to":"{newMember}","from":"2098-01-01T00:00:00Z","until":"2099-01-01T00:00:00Z"}`, "anon=401 agent=403 noscope=403 members=200 adminkey=403 guest=401 others=403 othermember=400"},
+	{"DELETE", "/api/v1/me/delegation", "", noID, ``, "anon=401 agent=403 noscope=403 members=204 adminkey=403 guest=401 others=403 othermember=204"},
 }
 
 // adminKeyCancel: docs/decisions.md says admin keys may cancel a request or
@@ -602,6 +608,11 @@ func (e *authzEnv) fresh(t *testing.T, row authzRow) target {
 	}
 	if strings.Contains(row.body, "{sharedReport}") {
 		vars["{sharedReport}"] = e.create201(t, e.exact[rw], "/api/v1/reports", sharedReport)
+	}
+	if strings.Contains(row.body, "{newMember}") {
+		email := e.unique() + "@example.com"
+		e.create201(t, e.adminKey, "/api/v1/admin/members", `{"email":"`+email+`"}`)
+		vars["{newMember}"] = email
 	}
 	if strings.Contains(row.body, "{decisionToken}") {
 		r := e.do(t, "POST", "/api/v1/gate", e.exact[gc], `{"action":"`+matrixAction+`","input":{}}`, nil)

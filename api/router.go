@@ -18,6 +18,7 @@ import (
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/comments"
+	"github.com/assent-hq/assent/delegations"
 	"github.com/assent-hq/assent/evidence"
 	"github.com/assent-hq/assent/flows"
 	"github.com/assent-hq/assent/gate"
@@ -81,6 +82,7 @@ type handlers struct {
 	accounts    *accounts.Service
 	idempotency *idempotency.Service
 	instance    *instance.Service
+	delegations *delegations.Service
 	longPolls   *ratelimit.Slots
 }
 
@@ -93,7 +95,7 @@ func New(d Deps) http.Handler {
 	h := &handlers{log: d.Logger, baseURL: d.BaseURL,
 		approvals: svc.Approvals, collections: svc.Collections, reports: svc.Reports, reviews: svc.Reviews, comments: svc.Comments,
 		evidence: svc.Evidence, gate: svc.Gate, receipts: svc.Receipts, webhooks: svc.Webhooks, flows: svc.Flows, admin: svc.Admin, slack: svc.Slack,
-		accounts: svc.Accounts, idempotency: svc.Idempotency, instance: svc.Instance}
+		accounts: svc.Accounts, idempotency: svc.Idempotency, instance: svc.Instance, delegations: svc.Delegations}
 	if h.longPolls = d.LongPolls; h.longPolls == nil {
 		h.longPolls = ratelimit.NewSlots(config.DefaultLongPollsPerKey, config.DefaultLongPolls)
 	}
@@ -146,6 +148,9 @@ func New(d Deps) http.Handler {
 	v1 := r.Group("/api/v1", h.authenticate, plainParams, readBody(DefaultBodyLimit))
 	v1.GET("/me", h.me)
 	h.post(v1, "/me/tokens", h.createOwnToken)
+	v1.GET("/me/delegation", h.myDelegation)
+	v1.PUT("/me/delegation", h.putDelegation)
+	v1.DELETE("/me/delegation", h.endDelegation)
 
 	h.postResumable(v1, "/approvals", requireScope(scopes.ApprovalsWrite), h.createApproval)
 	v1.GET("/approvals", requireScope(scopes.ApprovalsRead), h.listApprovals)

@@ -17,6 +17,7 @@ import (
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/comments"
+	"github.com/assent-hq/assent/delegations"
 	"github.com/assent-hq/assent/evidence"
 	"github.com/assent-hq/assent/flows"
 	"github.com/assent-hq/assent/gate"
@@ -76,6 +77,7 @@ type Services struct {
 	Idempotency *idempotency.Service
 	Instance    *instance.Service
 	History     *requests.History
+	Delegations *delegations.Service
 }
 
 // Build builds every service from d.
@@ -111,12 +113,14 @@ func Build(d Deps) *Services {
 		Idempotency: idempotency.New(d.Store.IdempotencyStore),
 		Instance:    instance.New(d.Store.SigningKeyStore, d.Temporal, blobChecker(d.Blobs)),
 		History:     requests.NewHistory(d.Store),
+		Delegations: delegations.New(d.Store, d.Logger, a, col, rev),
 	}
 }
 
-// Owned are the kinds of record whose workflows the reconciler starts.
+// Owned are the kinds of record whose workflows the reconciler starts,
+// and the delegations whose time has come.
 func (s *Services) Owned() []requests.Owned {
-	return []requests.Owned{s.Approvals, s.Collections, s.Reviews, s.Reports, s.Reports.Schedules(), s.Reports.Sends()}
+	return []requests.Owned{s.Approvals, s.Collections, s.Reviews, s.Reports, s.Reports.Schedules(), s.Reports.Sends(), s.Delegations}
 }
 
 // Require panics, naming what is missing, unless s has every service: an

@@ -181,11 +181,14 @@ func (s *Service) approvers(ctx context.Context, org *models.Organization, refs 
 	if err == nil && len(owners) == 0 {
 		err = apperr.Field(apperr.UnknownApprover, "approvers", "nobody could approve this request: the organisation has no active owner or administrator")
 	}
+	if err != nil {
+		return nil, nil, err
+	}
 	via := map[string][]models.Via{}
 	for _, id := range owners {
 		via[id] = []models.Via{models.ViaDefault("approvers")}
 	}
-	return owners, via, err
+	return requests.StandIns(ctx, s.store, org.ID, owners, via, "approvers")
 }
 
 // defaultApprovers are the organisation's active owners and
@@ -336,6 +339,7 @@ func workflowInput(rec *models.Approval) workflows.ApprovalInput {
 		EditableFields:    rec.EditableFields,
 		ReasonRequired:    len(rec.Concerns.V) > 0,
 		Input:             json.RawMessage(rec.Input),
+		OnBehalfOf:        requests.OnBehalfOf(rec.ApproverVia.V),
 	}
 	if rec.EscalationAfter != nil {
 		in.Escalation = &workflows.Escalation{At: rec.CreatedAt.Add(time.Duration(*rec.EscalationAfter) * time.Second),

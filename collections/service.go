@@ -137,7 +137,7 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 func (s *Service) Start(ctx context.Context, rec *models.Collection) error {
 	in := workflows.CollectionInput{CollectionID: rec.ID, OrganizationID: rec.OrganizationID, Questions: rec.Questions.V,
 		RespondentIDs: rec.RespondentIDs, RequiredResponses: rec.RequiredResponses, Requester: rec.Requester,
-		DueAt: rec.DueAt, ExpiresAt: rec.ExpiresAt}
+		DueAt: rec.DueAt, ExpiresAt: rec.ExpiresAt, OnBehalfOf: requests.OnBehalfOf(requests.AskedVia(rec.Asked.V))}
 	if rec.ExternalID != nil {
 		in.ExternalID = *rec.ExternalID
 	}

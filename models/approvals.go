@@ -136,6 +136,10 @@ type Approval struct {
 	// holds, in place of the organisation's setting; the gate sets it from
 	// its action.
 	DecisionTokenTTLSeconds *int `gorm:"column:decision_token_ttl_seconds"`
+	// DecidedOnBehalfOfID and DecidedOnBehalfOf name the person away whom
+	// the decider stood in for (a delegation), when they did.
+	DecidedOnBehalfOfID *string `gorm:"size:40"`
+	DecidedOnBehalfOf   *string `gorm:"size:320"`
 	// EscalationAfter (seconds after creation) and EscalationTo (people as
 	// named) are the escalation the request or a rule asked for;
 	// EscalationIDs the people EscalationTo resolved to at creation, and

@@ -78,3 +78,9 @@ func resolveApprovers(tx *gorm.DB, orgID string, rows []*Approval) error {
 	}
 	return nil
 }
+
+// StandsInFor is the person away whom personID stands in for on a, when
+// they were asked only as a delegate (see models.StandsInFor).
+func (a *Approval) StandsInFor(personID string) (Via, bool) {
+	return StandsInFor(a.ApproverVia.V[personID])
+}

@@ -24,6 +24,10 @@ type Reply struct {
 	RespondentEmail string                     `json:"respondentEmail"`
 	SubmittedAt     time.Time                  `json:"submittedAt"`
 	Answers         map[string]json.RawMessage `json:"answers"`
+	// OnBehalfOfID and OnBehalfOfName are the person away whom the
+	// respondent stood in for, if anyone.
+	OnBehalfOfID   string `json:"onBehalfOfId,omitempty"`
+	OnBehalfOfName string `json:"onBehalfOfName,omitempty"`
 }
 
 // PersonRef names a person asked, as they were when asked.
@@ -52,6 +56,25 @@ type Via struct {
 // administrators.
 func ViaDefault(field string) Via {
 	return Via{Field: field, Kind: "default", Name: "the owners and administrators"}
+}
+
+// ViaDelegation is the kind of Via that reached a delegate: the person
+// away whom they stand in for (requests.StandIns).
+const ViaDelegation = "delegation"
+
+// StandsInFor is the person away whom someone reached as via stands in
+// for: only when every way they were reached is a delegation, since one
+// also named in their own right acts in their own name.
+func StandsInFor(via []Via) (Via, bool) {
+	for _, v := range via {
+		if v.Kind != ViaDelegation {
+			return Via{}, false
+		}
+	}
+	if len(via) == 0 {
+		return Via{}, false
+	}
+	return via[0], true
 }
 
 // Ref names p as asked now.

@@ -1162,6 +1162,48 @@ var migrations = []*gormigrate.Migration{
 			return tx.Migrator().CreateTable(&Receipt{})
 		},
 		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("receipts") },
+	}, {
+		// Members' delegations while away, and on whose behalf an
+		// approval was decided.
+		ID: "202612030001_delegations",
+		Migrate: func(tx *gorm.DB) error {
+			type Delegation struct {
+				DelegatorID    string    `gorm:"primaryKey;size:40"`
+				OrganizationID string    `gorm:"size:40;not null;index"`
+				DelegateID     string    `gorm:"size:40;not null;index"`
+				From           time.Time `gorm:"column:starts_at;not null"`
+				Until          time.Time `gorm:"column:ends_at;not null"`
+				Note           string    `gorm:"type:text;not null"`
+				StartedAt      *time.Time
+				CreatedAt      time.Time
+				UpdatedAt      time.Time
+			}
+			if err := tx.Migrator().CreateTable(&Delegation{}); err != nil {
+				return err
+			}
+			type Approval struct {
+				DecidedOnBehalfOfID *string `gorm:"size:40"`
+				DecidedOnBehalfOf   *string `gorm:"size:320"`
+			}
+			for _, col := range []string{"DecidedOnBehalfOfID", "DecidedOnBehalfOf"} {
+				if err := tx.Migrator().AddColumn(&Approval{}, col); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Rollback: func(tx *gorm.DB) error {
+			type Approval struct {
+				DecidedOnBehalfOfID *string
+				DecidedOnBehalfOf   *string
+			}
+			for _, col := range []string{"DecidedOnBehalfOfID", "DecidedOnBehalfOf"} {
+				if err := tx.Migrator().DropColumn(&Approval{}, col); err != nil {
+					return err
+				}
+			}
+			return tx.Migrator().DropTable("delegations")
+		},
 	},
 }
 

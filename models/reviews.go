@@ -20,6 +20,10 @@ type Verdict struct {
 	Verdict       string    `json:"verdict"`
 	Note          string    `json:"note"`
 	At            time.Time `json:"at"`
+	// OnBehalfOfID and OnBehalfOfName are the person away whom the
+	// reviewer stood in for, if anyone.
+	OnBehalfOfID   string `json:"onBehalfOfId,omitempty"`
+	OnBehalfOfName string `json:"onBehalfOfName,omitempty"`
 }
 
 // Review asks people for a verdict on one version of a report. The API

@@ -65,6 +65,9 @@ type approverMail struct {
 	// LinkURL is the sign-in-free decision link; empty for high and
 	// critical risk.
 	LinkURL string
+	// OnBehalfOf names the person away whom the approver stands in for,
+	// when they were asked as a delegate.
+	OnBehalfOf string
 }
 
 // Approvers emails each approver of the approval who has not been emailed
@@ -123,6 +126,9 @@ func (n *Notifier) approverMessage(ctx context.Context, a *models.Approval, p *m
 		Title: a.Title, Description: shorten(a.Description, descriptionLimit), Risk: a.Risk, RequestedBy: a.RequestedBy,
 		Expires: mailTime(a.ExpiresAt), Concerns: len(a.Concerns.V) > 0,
 		PageURL: wire.ApprovalURL(n.BaseURL, a.ID)}
+	if v, ok := a.StandsInFor(p.ID()); ok {
+		data.OnBehalfOf = v.Name
+	}
 	var d draft
 	if models.SignInFree(a.Risk) {
 		token, err := n.Store.CreateDecisionLink(ctx, a, p.ID())

@@ -387,6 +387,15 @@ func (l *Lifecycle[T]) CheckStatus(status string) error { return CheckStatus(sta
 // of the codes in done.
 func (l *Lifecycle[T]) RemovePerson(ctx context.Context, orgID string, ids []string, personID, name, idPrefix string,
 	arg func(id string) (workflows.Argument, error), done ...string) error {
+	return l.UpdateEach(ctx, orgID, ids, name, idPrefix+"/"+personID, arg, done...)
+}
+
+// UpdateEach sends the Update name to each of the open records named,
+// with the argument arg makes for each and updateID, so a retry is
+// applied once. A record that needs nothing is skipped: its workflow
+// refuses with one of the codes in done.
+func (l *Lifecycle[T]) UpdateEach(ctx context.Context, orgID string, ids []string, name, updateID string,
+	arg func(id string) (workflows.Argument, error), done ...string) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -397,7 +406,7 @@ func (l *Lifecycle[T]) RemovePerson(ctx context.Context, orgID string, ids []str
 	for _, id := range ids {
 		a, err := arg(id)
 		if err == nil {
-			_, err = l.Update(ctx, orgID, id, idPrefix+"/"+personID, name, a)
+			_, err = l.Update(ctx, orgID, id, updateID, name, a)
 		}
 		if err != nil && slices.ContainsFunc(done, func(code string) bool { return apperr.Is(err, code) }) {
 			continue

@@ -64,7 +64,8 @@ func Resolve(ctx context.Context, store *models.Store, orgID string, refs []stri
 }
 
 // ResolveVia is Resolve with how each person was named: every reference
-// that reached them (a team and the person by email, say), in order.
+// that reached them (a team and the person by email, say), in order. A
+// person away is replaced by who stands in for them (StandIns).
 func ResolveVia(ctx context.Context, store *models.Store, orgID string, refs []string, role Role) ([]string, map[string][]models.Via, error) {
 	matches, err := ResolveEach(ctx, store, orgID, refs, role)
 	if err != nil {
@@ -80,7 +81,53 @@ func ResolveVia(ctx context.Context, store *models.Store, orgID string, refs []s
 			via[p.ID] = append(via[p.ID], models.Via{Field: role.Field, Kind: m.Kind, ID: m.ID, Name: m.Name})
 		}
 	}
-	return out, via, nil
+	return StandIns(ctx, store, orgID, out, via, role.Field)
+}
+
+// MaxDelegationHops is how far a chain of delegations is followed: A away
+// to B, B to C, C to D asks D; D's own delegation is not followed.
+const MaxDelegationHops = 3
+
+// StandIns is the one place a delegation changes who a request asks: each
+// of ids away now (an active delegation to an active member) is replaced
+// by the end of their chain, at most MaxDelegationHops on, who is reached
+// through a Via of kind models.ViaDelegation naming the person away.
+// Like teams, this is resolved once, at creation; ids keep their order.
+func StandIns(ctx context.Context, store *models.Store, orgID string, ids []string, via map[string][]models.Via, field string) ([]string, map[string][]models.Via, error) {
+	away, err := store.ActiveDelegations(ctx, orgID, models.Now())
+	if err != nil || len(away) == 0 {
+		return ids, via, err
+	}
+	var out []string
+	outVia := map[string][]models.Via{}
+	for _, id := range ids {
+		to := StandIn(away, id)
+		if !slices.Contains(out, to) {
+			out = append(out, to)
+		}
+		if to == id {
+			outVia[id] = append(outVia[id], via[id]...)
+			continue
+		}
+		d := away[id]
+		outVia[to] = append(outVia[to], models.Via{Field: field, Kind: models.ViaDelegation, ID: id, Name: d.DelegatorName()})
+	}
+	return out, outVia, nil
+}
+
+// StandIn is who stands in for id given the delegations holding now (by
+// delegator): the end of id's chain, at most MaxDelegationHops on; id
+// when they are not away.
+func StandIn(away map[string]models.Delegation, id string) string {
+	to := id
+	for range MaxDelegationHops {
+		d, ok := away[to]
+		if !ok || d.DelegateID == id {
+			break
+		}
+		to = d.DelegateID
+	}
+	return to
 }
 
 // ResolveEach says what each reference means: members by email, id or

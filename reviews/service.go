@@ -211,7 +211,8 @@ func (s *Service) pinned(ctx context.Context, r *models.Report, versionID *strin
 // the reconciler start every review this way.
 func (s *Service) Start(ctx context.Context, rec *models.Review) error {
 	in := workflows.ReviewInput{ReviewID: rec.ID, OrganizationID: rec.OrganizationID, ReviewerIDs: rec.ReviewerIDs,
-		RequiredApprovals: rec.RequiredApprovals, Requester: rec.Requester, ExpiresAt: rec.ExpiresAt}
+		RequiredApprovals: rec.RequiredApprovals, Requester: rec.Requester, ExpiresAt: rec.ExpiresAt,
+		OnBehalfOf: requests.OnBehalfOf(requests.AskedVia(rec.Asked.V))}
 	if rec.ExternalID != nil {
 		in.ExternalID = *rec.ExternalID
 	}

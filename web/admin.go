@@ -176,6 +176,8 @@ var notices = map[string]string{
 	"screen-off":         "The model screen is off; its key was deleted. Approvals already screened keep their concerns.",
 	"version-released":   "The version was released: it is live unless a newer version is.",
 	"version-declined":   "The version was declined; it keeps its number and is never served.",
+	"delegation-set":     "Your delegation is set. While it holds, requests that would ask you ask who stands in for you.",
+	"delegation-ended":   "Your delegation has ended: new requests ask you again.",
 }
 
 // base is the page's shared data: its section and the notice the query

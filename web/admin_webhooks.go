@@ -10,7 +10,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/validate"
 	"github.com/assent-hq/assent/webhooks"
@@ -173,9 +172,6 @@ type shownSecret struct {
 	PreviousUntil *time.Time
 }
 
-// sinceLayout is how the recover form's datetime-local field sends a time.
-const sinceLayout = "2006-01-02T15:04"
-
 func (p *Pages) adminWebhook(c *gin.Context) {
 	p.showWebhook(c, c.Param("id"), http.StatusOK, webhookPage{})
 }
@@ -195,7 +191,7 @@ func (p *Pages) showWebhook(c *gin.Context, id string, status int, seed webhookP
 	page.Problem = seed.Problem
 	page.E, page.Statuses, page.SwitchOffAfter, page.webhookChoices = newEndpointView(ep), webhooks.DeliveryStatuses, webhooks.SwitchOffAfter, endpointChoices
 	if page.Since == "" {
-		page.Since = time.Now().UTC().Add(-24 * time.Hour).Format(sinceLayout)
+		page.Since = time.Now().UTC().Add(-24 * time.Hour).Format(formTimeLayout)
 	}
 	if page.Form.Format == "" {
 		page.Form = webhookForm{Format: ep.Format, Events: ep.Events}
@@ -354,18 +350,7 @@ func (p *Pages) recoverDeliveries(c *gin.Context) {
 
 // parseSince reads the recover form's time, in UTC: the datetime-local
 // field's form, with or without seconds, or RFC 3339.
-func parseSince(s string) (time.Time, error) {
-	s = strings.TrimSpace(s)
-	if t, err := time.Parse(time.RFC3339, s); err == nil {
-		return t, nil
-	}
-	for _, layout := range []string{sinceLayout, sinceLayout + ":05"} {
-		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, apperr.Field(apperr.InvalidRequest, "since", "since must be a date and time in UTC, such as 2026-01-02T15:04")
-}
+func parseSince(s string) (time.Time, error) { return parseFormTime("since", s) }
 
 func (p *Pages) deleteWebhook(c *gin.Context) {
 	err := confirmed(c, "Delete endpoint button")

@@ -64,6 +64,9 @@ type approvalPage struct {
 	// Confirm is the decision a chat card's button chose (approve or
 	// reject): the page asks one click to confirm it, as proposed.
 	Confirm string
+	// StandsInFor names the person away whom the viewer is asked on
+	// behalf of, when they are a delegate.
+	StandsInFor string
 }
 
 // linkView is what the decision-link page adds.
@@ -145,6 +148,9 @@ func (p *Pages) renderApproval(c *gin.Context, status int, page *approvalPage, p
 	a := page.A
 	page.Pending = a.Status == states.Pending
 	page.AlreadyApproved = slices.Contains(a.ApprovedBy, personID)
+	if v, ok := a.StandsInFor(personID); ok {
+		page.StandsInFor = v.Name
+	}
 	for _, ch := range a.Changes.V {
 		if !slices.Contains(hidden, ch.Field) {
 			page.Changes = append(page.Changes, ch)

@@ -61,7 +61,8 @@ import (
 // The path is the route as gin registers it; its parameters are filled
 // from the row's resource, made fresh for every call of a POST and once
 // per database for a GET. The form is sent as the body of a POST and the
-// query of a GET; in it {unique} is a fresh name, {receiver} a local
+// query of a GET; in it {unique} is a fresh name, {newMember} a fresh
+// member's email, {receiver} a local
 // webhook receiver, {report} a report every member reads, {endpoint},
 // {p256dh} and {auth} a fresh browser's push subscription (or, with the
 // resource cyPush, Cy's).
@@ -89,6 +90,11 @@ var pagesMatrix = []pageRow{
 
 	{"GET", "/inbox", noPage, ``, "anon=303 members=200 guest=200 othermember=200"},
 	{"GET", "/history", noPage, ``, "anon=303 members=200 guest=200 othermember=200"},
+	// A member's own delegation, beginning in the future so that no other
+	// row's request asks a delegate; a guest has none to set or end.
+	{"GET", "/settings", noPage, ``, "anon=303 members=200 guest=200 othermember=200"},
+	{"POST", "/settings/delegation", noPage, `to={newMember}&from=2098-01-01T00:00&until=2099-01-01T00:00`, "anon=303 members=303 guest=403 othermember=400"},
+	{"POST", "/settings/delegation/end", noPage, ``, "anon=303 members=303 guest=403 othermember=303"},
 	{"POST", "/push/subscriptions", noPage, `endpoint={endpoint}&p256dh={p256dh}&auth={auth}`, "anon=303 members=204 guest=204 othermember=204"},
 	// Cy's browser: anyone else turning it off or asking after it touches
 	// only their own subscriptions, of which it is none.
@@ -629,6 +635,10 @@ func (e *pagesEnv) call(t *testing.T, row pageRow, p string, tg pageTarget) page
 	vars := map[string]string{"{unique}": e.unique(), "{receiver}": e.receiver}
 	if strings.Contains(raw, "{report}") {
 		vars["{report}"] = e.make(t, sharedReport).vars["{report}"]
+	}
+	if strings.Contains(raw, "{newMember}") {
+		vars["{newMember}"] = e.unique() + "@example.com"
+		e.create201(t, e.adminKey, "/api/v1/admin/members", `{"email":"`+vars["{newMember}"]+`"}`)
 	}
 	if strings.Contains(raw, "{p256dh}") {
 		sub := e.push.Subscribe(t)

@@ -107,7 +107,7 @@ func predicate(rest string) string {
 // verbs start what can follow a label directly ("Amount must …"); any
 // other wording follows it after a colon.
 var verbs = map[string]bool{"must": true, "is": true, "may": true, "needs": true, "has": true, "does": true,
-	"cannot": true, "can": true, "belongs": true, "should": true, "was": true, "are": true, "holds": true}
+	"cannot": true, "can": true, "belongs": true, "should": true, "was": true, "are": true, "holds": true, "leads": true}
 
 func startsWithVerb(s string) bool {
 	word, _, _ := strings.Cut(s, " ")

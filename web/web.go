@@ -31,6 +31,7 @@ import (
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/comments"
+	"github.com/assent-hq/assent/delegations"
 	"github.com/assent-hq/assent/gate"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/bodyread"
@@ -122,6 +123,8 @@ type Pages struct {
 	admin    *admin.Service
 	slack    *slackapp.Service
 	gate     *gate.Service
+	// delegations are members' delegations while away (settings.go).
+	delegations *delegations.Service
 	// codec is the Temporal UI's codec endpoint, nil when not served.
 	codec *CodecSettings
 	// dev is nil outside `assent dev`.
@@ -173,7 +176,7 @@ func New(d Deps) *Pages {
 	d.Services.Require("web")
 	svc := d.Services
 	p := &Pages{accounts: svc.Accounts, push: svc.Push, settled: svc.History, approvals: svc.Approvals, collections: svc.Collections, reviews: svc.Reviews, comments: svc.Comments,
-		reports: svc.Reports, site: d.Site, webhooks: svc.Webhooks, admin: svc.Admin, slack: svc.Slack, gate: svc.Gate,
+		reports: svc.Reports, site: d.Site, webhooks: svc.Webhooks, admin: svc.Admin, slack: svc.Slack, gate: svc.Gate, delegations: svc.Delegations,
 		mailer: d.Mailer, baseURL: strings.TrimSuffix(d.BaseURL, "/"), log: log,
 		secure: !strings.HasPrefix(d.BaseURL, "http://"), pages: map[string]*template.Template{}}
 	if p.mailer == nil {
@@ -234,6 +237,9 @@ func (p *Pages) Mount(r *gin.Engine) {
 	g.POST("/signout", p.signOut)
 	g.GET("/inbox", RequireSignIn, p.inbox)
 	g.GET("/history", RequireSignIn, p.history)
+	g.GET("/settings", RequireSignIn, p.settings)
+	g.POST("/settings/delegation", RequireSignIn, p.setDelegation)
+	g.POST("/settings/delegation/end", RequireSignIn, p.endDelegation)
 	g.POST("/push/subscriptions", RequireSignIn, p.subscribePush)
 	g.POST("/push/subscriptions/delete", RequireSignIn, p.unsubscribePush)
 	g.POST("/push/subscriptions/status", RequireSignIn, p.pushStatus)

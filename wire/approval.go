@@ -57,6 +57,11 @@ type Approval struct {
 	// Execution is what its executor reported of running it; null until
 	// reported.
 	Execution *Execution `json:"execution"`
+
+	// DecidedOnBehalfOf and DecidedOnBehalfOfID name the person away whom
+	// the decider stood in for (a delegation), or are null.
+	DecidedOnBehalfOf   *string `json:"decidedOnBehalfOf"`
+	DecidedOnBehalfOfID *string `json:"decidedOnBehalfOfId"`
 }
 
 // Escalation is an approval's escalation: after seconds, the people named
@@ -94,6 +99,7 @@ func NewApproval(a *models.Approval, baseURL string) Approval {
 		Approvers: nonNil(a.Approvers), ResolvedApprovers: make([]Person, len(a.ResolvedApprovers)), ExpiresAt: wiretime.New(a.ExpiresAt), ExternalID: a.ExternalID, FlowID: a.FlowID,
 		Metadata: a.Metadata, Input: a.Input, EditableFields: nonNil(a.EditableFields), CallbackURL: a.CallbackURL,
 		DecidedBy: a.DecidedBy, DecidedByID: a.DecidedByID, DecidedAt: wiretime.Ptr(a.DecidedAt), Note: a.Note,
+		DecidedOnBehalfOf: a.DecidedOnBehalfOf, DecidedOnBehalfOfID: a.DecidedOnBehalfOfID,
 		Reason: a.Reason, ApprovedInput: a.ApprovedInput, Changes: a.Changes.V,
 		Questions: All(a.Questions.V, NewQuestion), Concerns: nonNil(a.Concerns.V), RequestedBy: a.RequestedBy, Action: a.Action,
 		CreatedAt: wiretime.New(a.CreatedAt), UpdatedAt: wiretime.New(a.UpdatedAt), Execution: NewExecution(a.Execution),

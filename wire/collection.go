@@ -55,6 +55,24 @@ type Reply struct {
 	Respondent  Person                     `json:"respondent"`
 	SubmittedAt wiretime.Time              `json:"submittedAt"`
 	Answers     map[string]json.RawMessage `json:"answers"`
+	// OnBehalfOf is the person away whom the respondent stood in for;
+	// absent when they replied in their own name.
+	OnBehalfOf *Delegator `json:"onBehalfOf,omitempty"`
+}
+
+// Delegator is the person away whom someone acting stood in for (a
+// delegation).
+type Delegator struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// onBehalfOf is the delegator a record keeps by id and name, or nil.
+func onBehalfOf(id, name string) *Delegator {
+	if id == "" {
+		return nil
+	}
+	return &Delegator{ID: id, Name: name}
 }
 
 // CollectionURL is the page respondents answer on.
@@ -65,7 +83,7 @@ func NewCollection(c *models.Collection, baseURL string) Collection {
 	replies := make([]Reply, len(c.Replies.V))
 	for i, r := range c.Replies.V {
 		replies[i] = Reply{Respondent: Person{ID: r.RespondentID, Name: r.RespondentName, Email: r.RespondentEmail},
-			SubmittedAt: wiretime.New(r.SubmittedAt), Answers: r.Answers}
+			SubmittedAt: wiretime.New(r.SubmittedAt), Answers: r.Answers, OnBehalfOf: onBehalfOf(r.OnBehalfOfID, r.OnBehalfOfName)}
 	}
 	return Collection{
 		ID: c.ID, Status: c.Status, URL: CollectionURL(baseURL, c.ID), Title: c.Title, Description: c.Description,

@@ -42,6 +42,9 @@ type Verdict struct {
 	Verdict  string        `json:"verdict"`
 	Note     string        `json:"note"`
 	At       wiretime.Time `json:"at"`
+	// OnBehalfOf is the person away whom the reviewer stood in for;
+	// absent when they reviewed in their own name.
+	OnBehalfOf *Delegator `json:"onBehalfOf,omitempty"`
 }
 
 // ReviewURL is the page reviewers review on.
@@ -56,7 +59,7 @@ func NewReview(r *models.Review, baseURL string) Review {
 		RequiredApprovals: r.RequiredApprovals, ApprovalsSoFar: r.ApprovalsSoFar,
 		Verdicts: All(r.Verdicts.V, func(v *models.Verdict) Verdict {
 			return Verdict{Reviewer: Person{ID: v.ReviewerID, Name: v.ReviewerName, Email: v.ReviewerEmail},
-				Verdict: v.Verdict, Note: v.Note, At: wiretime.New(v.At)}
+				Verdict: v.Verdict, Note: v.Note, At: wiretime.New(v.At), OnBehalfOf: onBehalfOf(v.OnBehalfOfID, v.OnBehalfOfName)}
 		}),
 		ThreadCount: r.ThreadCount, ExpiresAt: wiretime.New(r.ExpiresAt), ExternalID: r.ExternalID, FlowID: r.FlowID,
 		Metadata: r.Metadata, CallbackURL: r.CallbackURL, RequestedBy: r.RequestedBy,

@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -105,7 +106,8 @@ var screenOptions = workflow.ActivityOptions{
 // questions, answers and cancellation (Updates) and for expiry (a timer).
 func Approval(ctx workflow.Context, in ApprovalInput) (ApprovalState, error) {
 	a := &approval{in: in, request: newRequest(ctx, in.ApprovalID, in.OrganizationID, ActivityPersistApproval, ApprovalState{
-		Status: states.Pending, ApproverIDs: slices.Clone(in.ApproverIDs), ApprovedBy: []string{}, Questions: []Question{}})}
+		Status: states.Pending, ApproverIDs: slices.Clone(in.ApproverIDs), ApprovedBy: []string{}, Questions: []Question{},
+		OnBehalfOf: maps.Clone(in.OnBehalfOf)})}
 	if a.in.RequiredApprovals < 1 {
 		a.in.RequiredApprovals = 1
 	}
@@ -127,6 +129,7 @@ func (a *approval) setup(ctx workflow.Context) error {
 		{UpdateAnswer, a.answer, validator(a.in.ApprovalID, func(r AnswerRequest) error { return checkAnswer(&a.in, &a.state, r) })},
 		{UpdateCancel, a.cancel, validator(a.in.ApprovalID, func(r CancelRequest) error { return checkCancel(&a.in, &a.state, r) })},
 		{UpdateRemoveApprover, a.removeApprover, validator(a.in.ApprovalID, a.state.checkRemoveApprover)},
+		{UpdateAddDelegate, a.addDelegate, validator(a.in.ApprovalID, a.state.checkAddDelegate)},
 	})
 }
 
@@ -210,10 +213,8 @@ func (a *approval) decide(ctx workflow.Context, req DecideRequest) (ApprovalStat
 		if err := checkDecide(&a.in, &a.state, req); err != nil {
 			return ApprovalTransition{}, err
 		}
-		t := ApprovalTransition{ActorID: req.ActorID, ActorName: req.ActorName, Detail: req.Note}
-		if req.Via != "" {
-			t.Detail = strings.TrimSuffix(req.Via+"; "+req.Note, "; ")
-		}
+		away := standsInFor(a.state.OnBehalfOf, req.ActorID)
+		t := ApprovalTransition{ActorID: req.ActorID, ActorName: req.ActorName, Detail: joinDetail(req.Via, onBehalf(away), req.Note)}
 		if req.Decision == DecisionReject {
 			a.settle(ctx, states.Rejected, req)
 			t.Action, t.Event = ActionRejected, events.ApprovalRejected
@@ -242,6 +243,7 @@ func (a *approval) settle(ctx workflow.Context, status string, req DecideRequest
 	now := workflow.Now(ctx).UTC()
 	a.state.Status = status
 	a.state.DecidedByID, a.state.DecidedByName, a.state.DecidedAt = req.ActorID, req.ActorName, &now
+	a.state.DecidedOnBehalfOf = standsInFor(a.state.OnBehalfOf, req.ActorID)
 	a.state.Note, a.state.Reason = req.Note, req.Reason
 }
 
@@ -324,6 +326,26 @@ func (a *approval) removeApprover(ctx workflow.Context, req RemoveApproverReques
 		return t, nil
 	})
 	if err == nil && added {
+		a.email(ctx, ActivityEmailApprovers, EmailApproversInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID})
+	}
+	return a.state, err
+}
+
+// addDelegate asks the delegate of an approver whose delegation started
+// while the approval waited on them, and emails them (the email skips
+// whoever was emailed already), as escalate does. The Update adds
+// commands only to histories that receive it, so older histories replay
+// unchanged without a version marker.
+func (a *approval) addDelegate(ctx workflow.Context, req AddDelegateRequest) (ApprovalState, error) {
+	err := a.transition(ctx, func() (ApprovalTransition, error) {
+		if err := a.state.checkAddDelegate(req); err != nil {
+			return ApprovalTransition{}, err
+		}
+		var detail string
+		a.state.ApproverIDs, a.state.OnBehalfOf, detail = addDelegate(a.state.ApproverIDs, a.state.OnBehalfOf, req)
+		return delegated[ApprovalState](req, detail), nil
+	})
+	if err == nil {
 		a.email(ctx, ActivityEmailApprovers, EmailApproversInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID})
 	}
 	return a.state, err

@@ -100,6 +100,9 @@ func checkDecide(in *ApprovalInput, s *ApprovalState, req DecideRequest) error {
 	if slices.Contains(s.ApprovedBy, req.ActorID) {
 		return refuse(apperr.InvalidState, "you have already approved this request")
 	}
+	if actedFor(s.OnBehalfOf, s.ApprovedBy, req.ActorID) {
+		return refuse(apperr.InvalidState, "this request was already approved by or on behalf of the person you act for")
+	}
 	if in.ReasonRequired && req.Reason == "" {
 		return refuseField("reason", "an ethics rule matched this request, so approving it needs a written reason")
 	}
@@ -109,9 +112,24 @@ func checkDecide(in *ApprovalInput, s *ApprovalState, req DecideRequest) error {
 	return CheckCorrections(in.Input, in.EditableFields, req.Corrections)
 }
 
+// checkAddDelegate takes a delegate only for an approver the pending
+// approval still waits on; the caller treats any refusal as nothing left
+// to do.
+func (s *ApprovalState) checkAddDelegate(r AddDelegateRequest) error {
+	if err := s.checkPending(); err != nil {
+		return err
+	}
+	return checkAddDelegate(s.ApproverIDs, func(id string) bool { return actedFor(s.OnBehalfOf, s.ApprovedBy, id) }, apperr.NotAnApprover, r)
+}
+
+// checkApprover holds the requester apart from deciding, also through a
+// delegation: standing in for the requester is deciding as them.
 func checkApprover(in *ApprovalInput, s *ApprovalState, actorID string) error {
 	if in.RequesterMemberID != "" && actorID == in.RequesterMemberID {
 		return refuse(apperr.NotAnApprover, "you created this request, so you cannot decide it")
+	}
+	if d := standsInFor(s.OnBehalfOf, actorID); d != nil && in.RequesterMemberID != "" && d.ID == in.RequesterMemberID {
+		return refuse(apperr.NotAnApprover, "you stand in for %s, who created this request, so you cannot decide it", d.Name)
 	}
 	if !slices.Contains(s.ApproverIDs, actorID) {
 		return refuse(apperr.NotAnApprover, "you are not among this request's approvers")

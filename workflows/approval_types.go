@@ -44,6 +44,9 @@ type ApprovalInput struct {
 	// Escalation, when set, adds approvers if the approval is still
 	// pending at its At.
 	Escalation *Escalation
+	// OnBehalfOf says, by delegate, whom each delegate asked at creation
+	// (approvers and escalation alike) stands in for.
+	OnBehalfOf map[string]Delegator `json:",omitempty"`
 }
 
 // Escalation is who joins an approval's approvers, and when, if nobody
@@ -158,6 +161,11 @@ type ApprovalState struct {
 	// ScreenConcerns are what the model screen raised; approving then
 	// needs a written reason, as for an ethics rule's concern.
 	ScreenConcerns []ScreenConcern `json:",omitempty"`
+	// OnBehalfOf says, by delegate, whom each delegate asked stands in
+	// for: the input's, and those added since (addDelegate).
+	OnBehalfOf map[string]Delegator `json:",omitempty"`
+	// DecidedOnBehalfOf is whom the decider stood in for, if anyone.
+	DecidedOnBehalfOf *Delegator `json:",omitempty"`
 }
 
 // ScreenInput names the approval the model screen reads.

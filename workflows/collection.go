@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 
@@ -24,7 +25,8 @@ const (
 // (timers).
 func Collection(ctx workflow.Context, in CollectionInput) (CollectionState, error) {
 	c := &collection{in: in, request: newRequest(ctx, in.CollectionID, in.OrganizationID, ActivityPersistCollection, CollectionState{
-		Status: states.Open, Replies: []Reply{}, RespondentIDs: slices.Clone(in.RespondentIDs), RequiredResponses: in.RequiredResponses})}
+		Status: states.Open, Replies: []Reply{}, RespondentIDs: slices.Clone(in.RespondentIDs), RequiredResponses: in.RequiredResponses,
+		OnBehalfOf: maps.Clone(in.OnBehalfOf)})}
 	c.emails = true
 	if c.state.RequiredResponses < 1 {
 		c.state.RequiredResponses = len(c.state.RespondentIDs)
@@ -33,6 +35,7 @@ func Collection(ctx workflow.Context, in CollectionInput) (CollectionState, erro
 		{UpdateSubmitReply, c.submitReply, validator(c.in.CollectionID, func(r SubmitReplyRequest) error { return checkReply(&c.in, &c.state, r) })},
 		{UpdateCancel, c.cancel, validator(c.in.CollectionID, func(r CancelRequest) error { return checkCancelCollection(&c.in, &c.state, r) })},
 		{UpdateRemoveRespondent, c.removeRespondent, validator(c.in.CollectionID, c.state.checkRemoveRespondent)},
+		{UpdateAddDelegate, c.addDelegate, validator(c.in.CollectionID, c.state.checkAddDelegate)},
 	}); err != nil {
 		return c.state, err
 	}
@@ -104,19 +107,39 @@ func (c *collection) submitReply(ctx workflow.Context, req SubmitReplyRequest) (
 			return CollectionTransition{}, err
 		}
 		answers, _ := checkAnswers(c.in.Questions, req.Answers)
+		away := standsInFor(c.state.OnBehalfOf, req.RespondentID)
 		c.state.Replies = append(c.state.Replies, Reply{RespondentID: req.RespondentID, RespondentName: req.RespondentName,
-			RespondentEmail: req.RespondentEmail, SubmittedAt: workflow.Now(ctx).UTC(), Answers: answers})
+			RespondentEmail: req.RespondentEmail, SubmittedAt: workflow.Now(ctx).UTC(), Answers: answers, OnBehalfOf: away})
 		c.state.ResponsesSoFar = len(c.state.Replies)
-		t := CollectionTransition{Action: ActionReplied, ActorID: req.RespondentID, ActorName: req.RespondentName}
+		t := CollectionTransition{Action: ActionReplied, ActorID: req.RespondentID, ActorName: req.RespondentName, Detail: onBehalf(away)}
 		if c.state.ResponsesSoFar >= c.state.RequiredResponses {
 			// The reply that completes the request is audited as a reply;
 			// its event says the request is complete.
 			c.settle(ctx, states.Complete)
 			t.Event = events.CollectionCompleted
-			t.Detail = c.state.completeDetail()
+			t.Detail = joinDetail(t.Detail, c.state.completeDetail())
 		}
 		return t, nil
 	})
+	return c.state, err
+}
+
+// addDelegate asks the delegate of a respondent whose delegation started
+// while the collection waited on them, and emails them (the email skips
+// whoever was emailed already). The Update adds commands only to
+// histories that receive it.
+func (c *collection) addDelegate(ctx workflow.Context, req AddDelegateRequest) (CollectionState, error) {
+	err := c.transition(ctx, func() (CollectionTransition, error) {
+		if err := c.state.checkAddDelegate(req); err != nil {
+			return CollectionTransition{}, err
+		}
+		var detail string
+		c.state.RespondentIDs, c.state.OnBehalfOf, detail = addDelegate(c.state.RespondentIDs, c.state.OnBehalfOf, req)
+		return delegated[CollectionState](req, detail), nil
+	})
+	if err == nil {
+		c.email(ctx, ActivityEmailRespondents, EmailRespondentsInput{OrganizationID: c.in.OrganizationID, CollectionID: c.in.CollectionID})
+	}
 	return c.state, err
 }
 
@@ -161,6 +184,15 @@ func (c *collection) removeRespondent(ctx workflow.Context, req RemoveRespondent
 
 func (s *CollectionState) completeDetail() string {
 	return "complete: " + strconv.Itoa(s.ResponsesSoFar) + " of " + strconv.Itoa(len(s.RespondentIDs)) + " respondents replied"
+}
+
+// respondents are who submitted a reply, in order.
+func (s *CollectionState) respondents() []string {
+	out := make([]string, len(s.Replies))
+	for i, r := range s.Replies {
+		out[i] = r.RespondentID
+	}
+	return out
 }
 
 func (s *CollectionState) submitted(personID string) bool {

@@ -31,6 +31,9 @@ func checkReply(in *CollectionInput, s *CollectionState, r SubmitReplyRequest) e
 	if s.submitted(r.RespondentID) {
 		return refuse(apperr.AlreadySubmitted, "you have already submitted your reply")
 	}
+	if actedFor(s.OnBehalfOf, s.respondents(), r.RespondentID) {
+		return refuse(apperr.AlreadySubmitted, "a reply was already submitted by or on behalf of the person you act for")
+	}
 	_, err := checkAnswers(in.Questions, r.Answers)
 	return err
 }
@@ -67,4 +70,14 @@ func (s *CollectionState) checkRemoveRespondent(r RemoveRespondentRequest) error
 		return refuse(apperr.AlreadySubmitted, "%s has already replied", r.PersonID)
 	}
 	return nil
+}
+
+// checkAddDelegate takes a delegate only for a respondent the open
+// collection still waits on; the caller treats any refusal as nothing
+// left to do.
+func (s *CollectionState) checkAddDelegate(r AddDelegateRequest) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	return checkAddDelegate(s.RespondentIDs, func(id string) bool { return actedFor(s.OnBehalfOf, s.respondents(), id) }, apperr.NotARespondent, r)
 }

@@ -23,6 +23,9 @@ type CollectionInput struct {
 	// measured against it.
 	DueAt     *time.Time
 	ExpiresAt time.Time
+	// OnBehalfOf says, by delegate, whom each delegate asked at creation
+	// stands in for.
+	OnBehalfOf map[string]Delegator `json:",omitempty"`
 }
 
 // SubmitReplyRequest is one respondent's submitted answers, keyed by
@@ -43,6 +46,8 @@ type Reply struct {
 	SubmittedAt     time.Time
 	// Answers are typed as their questions ask (questions.Check).
 	Answers map[string]json.RawMessage
+	// OnBehalfOf is whom the respondent stood in for, if anyone.
+	OnBehalfOf *Delegator `json:",omitempty"`
 }
 
 // CollectionState is the workflow's view of a collection; every transition
@@ -58,6 +63,9 @@ type CollectionState struct {
 	SettledAt         *time.Time
 	// RemindedAt is when the one reminder went out.
 	RemindedAt *time.Time
+	// OnBehalfOf says, by delegate, whom each delegate asked stands in
+	// for: the input's, and those added since (addDelegate).
+	OnBehalfOf map[string]Delegator `json:",omitempty"`
 }
 
 func (s CollectionState) status() string { return s.Status }

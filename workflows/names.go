@@ -90,6 +90,9 @@ const (
 	// removed guest off an open review.
 	UpdateVerdict        = "verdict"
 	UpdateRemoveReviewer = "removeReviewer"
+	// UpdateAddDelegate asks a request still waiting on someone whose
+	// delegation just started to ask their delegate too (every kind).
+	UpdateAddDelegate = "addDelegate"
 	// UpdateDecideHold releases or declines a version the publish scan
 	// held.
 	UpdateDecideHold = "decideHold"

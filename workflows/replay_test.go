@@ -331,6 +331,14 @@ func TestRecordHistories(t *testing.T) {
 			{after: workflows.ActionEscalated},
 			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_esc", ActorName: "Esme", Decision: workflows.DecisionReject, Note: "too late"}},
 		}, states.Rejected},
+		// After addDelegate: Ann's delegation to Dee starts while the
+		// approval waits on her; Dee joins, is emailed, and approves on
+		// her behalf.
+		{"approval_delegated_approved", 24 * time.Hour, 0, []recordStep{
+			{update: workflows.UpdateAddDelegate, arg: workflows.AddDelegateRequest{DelegatorID: "mem_a", DelegatorName: "Ann",
+				DelegateID: "mem_d", DelegateName: "Dee"}},
+			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_d", ActorName: "Dee", Decision: workflows.DecisionApprove}},
+		}, states.Approved},
 		// After approval-timers, settled before either timer: the
 		// reminder and the escalation never fire.
 		{"approval_timers_cancelled", 24 * time.Hour, 12 * time.Hour, []recordStep{
@@ -539,6 +547,68 @@ func TestRecordHistories(t *testing.T) {
 		require.NoError(t, run.Get(ctx, &final))
 		require.Equal(t, states.Approved, final.Status)
 		require.Equal(t, []string{"mem_a", "mem_owner"}, final.ReviewerIDs)
+		saveHistory(ctx, t, c, run, file)
+	})
+
+	// After addDelegate, for the other kinds: Ann's delegate joins a
+	// collection and a review still waiting on her, and acts on her
+	// behalf.
+	t.Run("collection_delegated", func(t *testing.T) {
+		file := filepath.Join(historiesDir, "collection_delegated.json")
+		if _, err := os.Stat(file); err == nil {
+			t.Skipf("%s exists; delete it first to record it again", file)
+		}
+		ctx := bounded(t, 2*time.Minute)
+		in := collectionInput(t)
+		in.CollectionID, in.RequiredResponses, in.ExpiresAt = "col_delegated", 1, time.Now().Add(time.Hour)
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+			ID: workflows.CollectionWorkflowID(in.CollectionID), TaskQueue: workflows.TaskQueue}, workflows.Collection, in)
+		require.NoError(t, err)
+		for _, step := range []struct {
+			id, name string
+			arg      any
+		}{
+			{"delegate", workflows.UpdateAddDelegate, workflows.AddDelegateRequest{DelegatorID: "mem_a", DelegatorName: "Ann", DelegateID: "mem_d", DelegateName: "Dee"}},
+			{"reply-d", workflows.UpdateSubmitReply, reply("mem_d", `{"budget":1,"vendor":"Acme"}`)},
+		} {
+			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
+				UpdateID: step.id, UpdateName: step.name, Args: []any{addressed(in.CollectionID, step.arg)}, WaitForStage: client.WorkflowUpdateStageCompleted})
+			require.NoError(t, err)
+			require.NoError(t, h.Get(ctx, nil), "update %s", step.id)
+		}
+		var final workflows.CollectionState
+		require.NoError(t, run.Get(ctx, &final))
+		require.Equal(t, states.Complete, final.Status)
+		require.NotNil(t, final.Replies[0].OnBehalfOf)
+		saveHistory(ctx, t, c, run, file)
+	})
+	t.Run("review_delegated", func(t *testing.T) {
+		file := filepath.Join(historiesDir, "review_delegated.json")
+		if _, err := os.Stat(file); err == nil {
+			t.Skipf("%s exists; delete it first to record it again", file)
+		}
+		ctx := bounded(t, 2*time.Minute)
+		in := workflows.ReviewInput{ReviewID: "rev_delegated", OrganizationID: "org_1", ReviewerIDs: []string{"mem_a", "mem_b"},
+			RequiredApprovals: 1, Requester: "key_1", ExpiresAt: time.Now().Add(time.Hour)}
+		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+			ID: workflows.ReviewWorkflowID(in.ReviewID), TaskQueue: workflows.TaskQueue}, workflows.Review, in)
+		require.NoError(t, err)
+		for _, step := range []struct {
+			id, name string
+			arg      any
+		}{
+			{"delegate", workflows.UpdateAddDelegate, workflows.AddDelegateRequest{DelegatorID: "mem_a", DelegatorName: "Ann", DelegateID: "mem_d", DelegateName: "Dee"}},
+			{"verdict-d", workflows.UpdateVerdict, workflows.VerdictRequest{ReviewerID: "mem_d", ReviewerName: "Dee", Verdict: workflows.VerdictApproved}},
+		} {
+			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
+				UpdateID: step.id, UpdateName: step.name, Args: []any{addressed(in.ReviewID, step.arg)}, WaitForStage: client.WorkflowUpdateStageCompleted})
+			require.NoError(t, err)
+			require.NoError(t, h.Get(ctx, nil), "update %s", step.id)
+		}
+		var final workflows.ReviewState
+		require.NoError(t, run.Get(ctx, &final))
+		require.Equal(t, states.Approved, final.Status)
+		require.NotNil(t, final.Verdicts[0].OnBehalfOf)
 		saveHistory(ctx, t, c, run, file)
 	})
 

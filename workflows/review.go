@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"maps"
 	"slices"
 	"strconv"
 
@@ -24,12 +25,14 @@ const DefaultReviewersAdded = "too few reviewers were left to give the approvals
 // event.
 func Review(ctx workflow.Context, in ReviewInput) (ReviewState, error) {
 	r := &review{in: in, request: newRequest(ctx, in.ReviewID, in.OrganizationID, ActivityPersistReview, ReviewState{Status: states.Open,
-		Verdicts: []Verdict{}, ReviewerIDs: slices.Clone(in.ReviewerIDs), RequiredApprovals: max(in.RequiredApprovals, 1)})}
+		Verdicts: []Verdict{}, ReviewerIDs: slices.Clone(in.ReviewerIDs), RequiredApprovals: max(in.RequiredApprovals, 1),
+		OnBehalfOf: maps.Clone(in.OnBehalfOf)})}
 	r.emails = true
 	if err := setUpdates(ctx, []update{
 		{UpdateVerdict, r.verdict, validator(r.in.ReviewID, r.state.checkVerdict)},
 		{UpdateCancel, r.cancel, validator(r.in.ReviewID, func(c CancelRequest) error { return checkCancelReview(&r.in, &r.state, c) })},
 		{UpdateRemoveReviewer, r.removeReviewer, validator(r.in.ReviewID, r.state.checkRemoveReviewer)},
+		{UpdateAddDelegate, r.addDelegate, validator(r.in.ReviewID, r.state.checkAddDelegate)},
 	}); err != nil {
 		return r.state, err
 	}
@@ -71,19 +74,17 @@ func (r *review) verdict(ctx workflow.Context, req VerdictRequest) (ReviewState,
 		if err := r.state.checkVerdict(req); err != nil {
 			return ReviewTransition{}, err
 		}
+		away := standsInFor(r.state.OnBehalfOf, req.ReviewerID)
 		r.state.Verdicts = append(r.state.Verdicts, Verdict{ReviewerID: req.ReviewerID, ReviewerName: req.ReviewerName,
-			ReviewerEmail: req.ReviewerEmail, Verdict: req.Verdict, Note: req.Note, At: workflow.Now(ctx).UTC()})
-		t := ReviewTransition{Action: req.Verdict, ActorID: req.ReviewerID, ActorName: req.ReviewerName, Detail: req.Note}
+			ReviewerEmail: req.ReviewerEmail, Verdict: req.Verdict, Note: req.Note, At: workflow.Now(ctx).UTC(), OnBehalfOf: away})
+		t := ReviewTransition{Action: req.Verdict, ActorID: req.ReviewerID, ActorName: req.ReviewerName, Detail: joinDetail(onBehalf(away), req.Note)}
 		switch {
 		case req.Verdict == VerdictChangesRequested:
 			r.settle(ctx, states.ChangesRequested)
 			t.Event = events.ReviewChangesRequested
 		default:
 			r.state.ApprovalsSoFar++
-			t.Detail = r.state.approvalsDetail()
-			if req.Note != "" {
-				t.Detail += "; " + req.Note
-			}
+			t.Detail = joinDetail(r.state.approvalsDetail(), onBehalf(away), req.Note)
 			if r.state.ApprovalsSoFar >= r.state.RequiredApprovals {
 				r.settle(ctx, states.Approved)
 				t.Event = events.ReviewApproved
@@ -139,6 +140,34 @@ func (r *review) removeReviewer(ctx workflow.Context, req RemoveReviewerRequest)
 		r.email(ctx, ActivityEmailReviewers, EmailReviewersInput{OrganizationID: r.in.OrganizationID, ReviewID: r.in.ReviewID})
 	}
 	return r.state, err
+}
+
+// addDelegate asks the delegate of a reviewer whose delegation started
+// while the review waited on them, and emails them (the email skips
+// whoever was emailed already). The Update adds commands only to
+// histories that receive it.
+func (r *review) addDelegate(ctx workflow.Context, req AddDelegateRequest) (ReviewState, error) {
+	err := r.transition(ctx, func() (ReviewTransition, error) {
+		if err := r.state.checkAddDelegate(req); err != nil {
+			return ReviewTransition{}, err
+		}
+		var detail string
+		r.state.ReviewerIDs, r.state.OnBehalfOf, detail = addDelegate(r.state.ReviewerIDs, r.state.OnBehalfOf, req)
+		return delegated[ReviewState](req, detail), nil
+	})
+	if err == nil {
+		r.email(ctx, ActivityEmailReviewers, EmailReviewersInput{OrganizationID: r.in.OrganizationID, ReviewID: r.in.ReviewID})
+	}
+	return r.state, err
+}
+
+// reviewers are who returned a verdict, in order.
+func (s *ReviewState) reviewers() []string {
+	out := make([]string, len(s.Verdicts))
+	for i, v := range s.Verdicts {
+		out[i] = v.ReviewerID
+	}
+	return out
 }
 
 // shortOfReviewers reports whether the reviewers yet to return a verdict

@@ -27,6 +27,9 @@ func (s *ReviewState) checkVerdict(r VerdictRequest) error {
 	if s.reviewed(r.ReviewerID) {
 		return refuse(apperr.AlreadyDecided, "you have already returned your verdict")
 	}
+	if actedFor(s.OnBehalfOf, s.reviewers(), r.ReviewerID) {
+		return refuse(apperr.AlreadyDecided, "a verdict was already returned by or on behalf of the person you act for")
+	}
 	if r.Verdict != VerdictApproved && r.Verdict != VerdictChangesRequested {
 		return refuseField("verdict", "verdict must be approved or changes_requested")
 	}
@@ -56,4 +59,13 @@ func (s *ReviewState) checkRemoveReviewer(r RemoveReviewerRequest) error {
 		return refuse(apperr.AlreadyDecided, "%s has already returned a verdict", r.PersonID)
 	}
 	return nil
+}
+
+// checkAddDelegate takes a delegate only for a reviewer the open review
+// still waits on; the caller treats any refusal as nothing left to do.
+func (s *ReviewState) checkAddDelegate(r AddDelegateRequest) error {
+	if err := s.checkOpen(); err != nil {
+		return err
+	}
+	return checkAddDelegate(s.ReviewerIDs, func(id string) bool { return actedFor(s.OnBehalfOf, s.reviewers(), id) }, apperr.NotAReviewer, r)
 }

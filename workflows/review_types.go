@@ -20,6 +20,9 @@ type ReviewInput struct {
 	// an agent).
 	Requester string
 	ExpiresAt time.Time
+	// OnBehalfOf says, by delegate, whom each delegate asked at creation
+	// stands in for.
+	OnBehalfOf map[string]Delegator `json:",omitempty"`
 }
 
 // VerdictRequest is one reviewer's verdict.
@@ -40,6 +43,8 @@ type Verdict struct {
 	Verdict       string
 	Note          string
 	At            time.Time
+	// OnBehalfOf is whom the reviewer stood in for, if anyone.
+	OnBehalfOf *Delegator `json:",omitempty"`
 }
 
 // ReviewState is the workflow's view of a review; every transition
@@ -53,6 +58,9 @@ type ReviewState struct {
 	Verdicts          []Verdict
 	ApprovalsSoFar    int
 	SettledAt         *time.Time
+	// OnBehalfOf says, by delegate, whom each delegate asked stands in
+	// for: the input's, and those added since (addDelegate).
+	OnBehalfOf map[string]Delegator `json:",omitempty"`
 }
 
 func (s ReviewState) status() string { return s.Status }

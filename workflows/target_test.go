@@ -77,8 +77,10 @@ func TestApprovalUpdatesForAnotherRequestAreRefused(t *testing.T) {
 		h.update(at+2*time.Minute, key("answer"), workflows.UpdateAnswer, workflows.AnswerRequest{Target: target, Requester: "mem_req", QuestionID: "qst_1", Answer: "!"})
 		h.update(at+3*time.Minute, key("cancel"), workflows.UpdateCancel, workflows.CancelRequest{Target: target, ActorID: "mem_x", Administrator: true})
 		h.update(at+4*time.Minute, key("remove"), workflows.UpdateRemoveApprover, workflows.RemoveApproverRequest{Target: target, PersonID: "gst_g"})
+		h.update(at+4*time.Minute+time.Second, key("delegate"), workflows.UpdateAddDelegate, workflows.AddDelegateRequest{Target: target,
+			DelegatorID: "mem_a", DelegateID: "mem_d"})
 		h.env.RegisterDelayedCallback(func() {
-			for _, key := range keys("decide", "ask", "answer", "cancel", "remove") {
+			for _, key := range keys("decide", "ask", "answer", "cancel", "remove", "delegate") {
 				h.refusedWith(key, apperr.Forbidden)
 				assert.True(t, h.results[key].refused, "%s was refused by the validator, before it reached the history", key)
 			}
@@ -101,8 +103,10 @@ func TestCollectionUpdatesForAnotherRequestAreRefused(t *testing.T) {
 		h.update(at, key("reply"), workflows.UpdateSubmitReply, r)
 		h.update(at+time.Minute, key("cancel"), workflows.UpdateCancel, workflows.CancelRequest{Target: target, ActorID: "mem_x", Administrator: true})
 		h.update(at+2*time.Minute, key("remove"), workflows.UpdateRemoveRespondent, workflows.RemoveRespondentRequest{Target: target, PersonID: "mem_b"})
+		h.update(at+2*time.Minute+time.Second, key("delegate"), workflows.UpdateAddDelegate, workflows.AddDelegateRequest{Target: target,
+			DelegatorID: "mem_a", DelegateID: "mem_d"})
 		h.env.RegisterDelayedCallback(func() {
-			for _, key := range keys("reply", "cancel", "remove") {
+			for _, key := range keys("reply", "cancel", "remove", "delegate") {
 				require.Error(t, h.results[key].err, key)
 				assert.Equal(t, apperr.Forbidden, errType(h.results[key].err), "%s: %v", key, h.results[key].err)
 			}
@@ -124,8 +128,10 @@ func TestReviewUpdatesForAnotherRequestAreRefused(t *testing.T) {
 		h.update(at, key("verdict"), workflows.UpdateVerdict, v)
 		h.update(at+time.Minute, key("cancel"), workflows.UpdateCancel, workflows.CancelRequest{Target: target, ActorID: "mem_x", Administrator: true})
 		h.update(at+2*time.Minute, key("remove"), workflows.UpdateRemoveReviewer, workflows.RemoveReviewerRequest{Target: target, PersonID: "mem_b"})
+		h.update(at+2*time.Minute+time.Second, key("delegate"), workflows.UpdateAddDelegate, workflows.AddDelegateRequest{Target: target,
+			DelegatorID: "mem_a", DelegateID: "mem_d"})
 		h.env.RegisterDelayedCallback(func() {
-			for _, key := range keys("verdict", "cancel", "remove") {
+			for _, key := range keys("verdict", "cancel", "remove", "delegate") {
 				require.Error(t, h.results[key], key)
 				assert.Equal(t, apperr.Forbidden, errType(h.results[key]), "%s: %v", key, h.results[key])
 			}

@@ -61,6 +61,7 @@ const (
 	GateDenied          = "gate_denied"
 	ReceiptExists       = "receipt_exists"
 	InputMismatch       = "input_mismatch"
+	DelegationCycle     = "delegation_cycle"
 )
 
 var statusByCode = map[string]int{
@@ -113,6 +114,7 @@ var statusByCode = map[string]int{
 	GateDenied:          http.StatusForbidden,
 	ReceiptExists:       http.StatusConflict,
 	InputMismatch:       http.StatusConflict,
+	DelegationCycle:     http.StatusConflict,
 }
 
 // Error is a failure the caller can act on.

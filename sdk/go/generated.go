@@ -41,43 +41,45 @@ type AnswerCreate struct {
 }
 
 type Approval struct {
-	Action            string              `json:"action,omitempty"`
-	ApprovalsSoFar    int64               `json:"approvalsSoFar,omitempty"`
-	ApprovedInput     map[string]any      `json:"approvedInput"`
-	Approvers         []string            `json:"approvers"`
-	CallbackSecret    string              `json:"callbackSecret,omitempty"`
-	CallbackURL       *string             `json:"callbackUrl"`
-	Changes           []Change            `json:"changes"`
-	Concerns          []Concern           `json:"concerns"`
-	CreatedAt         time.Time           `json:"createdAt"`
-	DecidedAt         *time.Time          `json:"decidedAt"`
-	DecidedBy         *string             `json:"decidedBy"`
-	DecidedByID       *string             `json:"decidedById"`
-	DecisionToken     string              `json:"decisionToken,omitempty"`
-	Description       string              `json:"description"`
-	EditableFields    []string            `json:"editableFields"`
-	Escalation        *ApprovalEscalation `json:"escalation"`
-	Execution         *Execution          `json:"execution"`
-	ExpiresAt         time.Time           `json:"expiresAt"`
-	ExternalID        *string             `json:"externalId"`
-	Factors           []Factor            `json:"factors"`
-	FlowID            *string             `json:"flowId"`
-	ID                string              `json:"id"`
-	Input             map[string]any      `json:"input"`
-	Links             []Link              `json:"links"`
-	Metadata          map[string]any      `json:"metadata"`
-	Note              *string             `json:"note"`
-	Questions         []Question          `json:"questions"`
-	Reason            *string             `json:"reason"`
-	ReportID          *string             `json:"reportId"`
-	RequestedBy       string              `json:"requestedBy"`
-	RequiredApprovals int64               `json:"requiredApprovals,omitempty"`
-	ResolvedApprovers []Person            `json:"resolvedApprovers"`
-	Risk              string              `json:"risk"`
-	Status            string              `json:"status"`
-	Title             string              `json:"title"`
-	UpdatedAt         time.Time           `json:"updatedAt"`
-	URL               string              `json:"url"`
+	Action              string              `json:"action,omitempty"`
+	ApprovalsSoFar      int64               `json:"approvalsSoFar,omitempty"`
+	ApprovedInput       map[string]any      `json:"approvedInput"`
+	Approvers           []string            `json:"approvers"`
+	CallbackSecret      string              `json:"callbackSecret,omitempty"`
+	CallbackURL         *string             `json:"callbackUrl"`
+	Changes             []Change            `json:"changes"`
+	Concerns            []Concern           `json:"concerns"`
+	CreatedAt           time.Time           `json:"createdAt"`
+	DecidedAt           *time.Time          `json:"decidedAt"`
+	DecidedBy           *string             `json:"decidedBy"`
+	DecidedByID         *string             `json:"decidedById"`
+	DecidedOnBehalfOf   *string             `json:"decidedOnBehalfOf"`
+	DecidedOnBehalfOfID *string             `json:"decidedOnBehalfOfId"`
+	DecisionToken       string              `json:"decisionToken,omitempty"`
+	Description         string              `json:"description"`
+	EditableFields      []string            `json:"editableFields"`
+	Escalation          *ApprovalEscalation `json:"escalation"`
+	Execution           *Execution          `json:"execution"`
+	ExpiresAt           time.Time           `json:"expiresAt"`
+	ExternalID          *string             `json:"externalId"`
+	Factors             []Factor            `json:"factors"`
+	FlowID              *string             `json:"flowId"`
+	ID                  string              `json:"id"`
+	Input               map[string]any      `json:"input"`
+	Links               []Link              `json:"links"`
+	Metadata            map[string]any      `json:"metadata"`
+	Note                *string             `json:"note"`
+	Questions           []Question          `json:"questions"`
+	Reason              *string             `json:"reason"`
+	ReportID            *string             `json:"reportId"`
+	RequestedBy         string              `json:"requestedBy"`
+	RequiredApprovals   int64               `json:"requiredApprovals,omitempty"`
+	ResolvedApprovers   []Person            `json:"resolvedApprovers"`
+	Risk                string              `json:"risk"`
+	Status              string              `json:"status"`
+	Title               string              `json:"title"`
+	UpdatedAt           time.Time           `json:"updatedAt"`
+	URL                 string              `json:"url"`
 }
 
 type ApprovalCreate struct {
@@ -279,6 +281,23 @@ type DecisionCreate struct {
 	Decision    string         `json:"decision"`
 	Note        string         `json:"note,omitempty"`
 	Reason      string         `json:"reason,omitempty"`
+}
+
+// Delegation: A member's delegation while away.
+type Delegation struct {
+	Active    bool      `json:"active"`
+	Delegate  Person    `json:"delegate"`
+	Delegator Person    `json:"delegator"`
+	From      time.Time `json:"from"`
+	Note      string    `json:"note"`
+	Until     time.Time `json:"until"`
+}
+
+type DelegationSet struct {
+	From  *time.Time `json:"from,omitempty"`
+	Note  string     `json:"note,omitempty"`
+	To    string     `json:"to"`
+	Until time.Time  `json:"until"`
 }
 
 type Delivery struct {
@@ -646,6 +665,17 @@ type ModelScreenSettings struct {
 	URL    string `json:"url"`
 }
 
+type MyDelegation struct {
+	DelegatedToMe []Delegation `json:"delegatedToMe"`
+	Delegation    *Delegation  `json:"delegation"`
+}
+
+// OnBehalfOf: The person away whom someone stood in for (their delegation); absent when they acted in their own name.
+type OnBehalfOf struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
 type Organization struct {
 	CreatedAt                time.Time `json:"createdAt"`
 	DecisionTokenTtlSeconds  int64     `json:"decisionTokenTtlSeconds"`
@@ -786,6 +816,7 @@ type RecoverResult struct {
 
 type Reply struct {
 	Answers     map[string]any  `json:"answers"`
+	OnBehalfOf  *OnBehalfOf     `json:"onBehalfOf,omitempty"`
 	Respondent  ReplyRespondent `json:"respondent"`
 	SubmittedAt time.Time       `json:"submittedAt"`
 }
@@ -1222,10 +1253,11 @@ type UploadReceived struct {
 }
 
 type Verdict struct {
-	At       time.Time       `json:"at"`
-	Note     string          `json:"note"`
-	Reviewer VerdictReviewer `json:"reviewer"`
-	Verdict  string          `json:"verdict"`
+	At         time.Time       `json:"at"`
+	Note       string          `json:"note"`
+	OnBehalfOf *OnBehalfOf     `json:"onBehalfOf,omitempty"`
+	Reviewer   VerdictReviewer `json:"reviewer"`
+	Verdict    string          `json:"verdict"`
 }
 
 type VerdictCreate struct {
@@ -1489,6 +1521,9 @@ var operations = map[string]operation{
 	"checkGate":                {Method: "POST", Path: "/api/v1/gate", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string{"application/json"}, SDKMethod: "Gate.Check"},
 	"inbox":                    {Method: "GET", Path: "/api/v1/inbox", PathParams: []string(nil), Query: []string{"kind", "limit", "cursor"}, BodyTypes: []string(nil), SDKMethod: "Inbox.List"},
 	"getMe":                    {Method: "GET", Path: "/api/v1/me", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string(nil), SDKMethod: "Me.Get"},
+	"getMyDelegation":          {Method: "GET", Path: "/api/v1/me/delegation", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string(nil), SDKMethod: "Me.GetDelegation"},
+	"setMyDelegation":          {Method: "PUT", Path: "/api/v1/me/delegation", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string{"application/json"}, SDKMethod: "Me.SetDelegation"},
+	"endMyDelegation":          {Method: "DELETE", Path: "/api/v1/me/delegation", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string(nil), SDKMethod: "Me.EndDelegation"},
 	"createOwnToken":           {Method: "POST", Path: "/api/v1/me/tokens", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string{"application/json"}, SDKMethod: "Me.CreateToken"},
 	"getOpenAPI":               {Method: "GET", Path: "/api/v1/openapi.json", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string(nil), SDKMethod: "Service.OpenAPI"},
 	"createReceipt":            {Method: "POST", Path: "/api/v1/receipts", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string{"application/json"}, SDKMethod: "Receipts.Create"},
@@ -1561,6 +1596,8 @@ var schemaTypes = map[string]reflect.Type{
 	"DatasetList":               reflect.TypeFor[DatasetList](),
 	"DayViews":                  reflect.TypeFor[DayViews](),
 	"DecisionCreate":            reflect.TypeFor[DecisionCreate](),
+	"Delegation":                reflect.TypeFor[Delegation](),
+	"DelegationSet":             reflect.TypeFor[DelegationSet](),
 	"Delivery":                  reflect.TypeFor[Delivery](),
 	"DeliveryList":              reflect.TypeFor[DeliveryList](),
 	"Error":                     reflect.TypeFor[ErrorBody](),
@@ -1598,6 +1635,8 @@ var schemaTypes = map[string]reflect.Type{
 	"MemberTokenCreate":         reflect.TypeFor[MemberTokenCreate](),
 	"ModelScreen":               reflect.TypeFor[ModelScreen](),
 	"ModelScreenSettings":       reflect.TypeFor[ModelScreenSettings](),
+	"MyDelegation":              reflect.TypeFor[MyDelegation](),
+	"OnBehalfOf":                reflect.TypeFor[OnBehalfOf](),
 	"Organization":              reflect.TypeFor[Organization](),
 	"OrganizationPatch":         reflect.TypeFor[OrganizationPatch](),
 	"Owner":                     reflect.TypeFor[Owner](),
@@ -1677,6 +1716,7 @@ const (
 	CodeAmbiguousReviewer     ErrorCode = "ambiguous_reviewer"
 	CodeConflict              ErrorCode = "conflict"
 	CodeContentTooLarge       ErrorCode = "content_too_large"
+	CodeDelegationCycle       ErrorCode = "delegation_cycle"
 	CodeForbidden             ErrorCode = "forbidden"
 	CodeGateDenied            ErrorCode = "gate_denied"
 	CodeIdempotencyInProgress ErrorCode = "idempotency_in_progress"
@@ -1729,6 +1769,7 @@ var errorCodes = []ErrorCode{
 	CodeAmbiguousReviewer,
 	CodeConflict,
 	CodeContentTooLarge,
+	CodeDelegationCycle,
 	CodeForbidden,
 	CodeGateDenied,
 	CodeIdempotencyInProgress,
@@ -2533,6 +2574,29 @@ func (s *MeService) Get(ctx context.Context, opts ...CallOption) (*Me, error) {
 		return nil, err
 	}
 	return &out, nil
+}
+
+// GetDelegation calls getMyDelegation (GET /api/v1/me/delegation).
+func (s *MeService) GetDelegation(ctx context.Context, opts ...CallOption) (*MyDelegation, error) {
+	var out MyDelegation
+	if err := s.c.call(ctx, "getMyDelegation", nil, nil, nil, &out, opts); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// SetDelegation calls setMyDelegation (PUT /api/v1/me/delegation).
+func (s *MeService) SetDelegation(ctx context.Context, body *DelegationSet, opts ...CallOption) (*MyDelegation, error) {
+	var out MyDelegation
+	if err := s.c.call(ctx, "setMyDelegation", nil, nil, body, &out, opts); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// EndDelegation calls endMyDelegation (DELETE /api/v1/me/delegation).
+func (s *MeService) EndDelegation(ctx context.Context, opts ...CallOption) error {
+	return s.c.call(ctx, "endMyDelegation", nil, nil, nil, nil, opts)
 }
 
 // CreateToken calls createOwnToken (POST /api/v1/me/tokens).

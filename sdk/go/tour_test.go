@@ -278,6 +278,16 @@ func TestTourServiceAndCaller(t *testing.T) {
 	mia := tPerson(t, "mia@example.com")
 	expect(t, must(mia.Me.Get(ctx)).Kind == "member", "me")
 	expect(t, strings.HasPrefix(must(mia.Me.CreateToken(ctx, &assent.MemberTokenCreate{Scopes: []string{"approvals:read"}})).Token, "asnt_member_"), "token")
+
+	// A delegation beginning tomorrow, so no other tour request asks Max
+	// for Maya; then ended.
+	maya, max := tPerson(t, "maya@example.com"), tPerson(t, "max@example.com")
+	from := time.Now().Add(24 * time.Hour)
+	set := must(maya.Me.SetDelegation(ctx, &assent.DelegationSet{To: "max@example.com", From: &from, Until: from.Add(24 * time.Hour), Note: "Tour"}))
+	expect(t, set.Delegation != nil && set.Delegation.Delegate.Email == "max@example.com" && !set.Delegation.Active, "delegation %+v", set.Delegation)
+	expect(t, len(must(max.Me.GetDelegation(ctx)).DelegatedToMe) == 1, "delegated to max")
+	must(0, maya.Me.EndDelegation(ctx))
+	expect(t, must(maya.Me.GetDelegation(ctx)).Delegation == nil, "ended")
 }
 
 func TestTourReportsCommentsSharing(t *testing.T) {

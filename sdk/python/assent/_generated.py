@@ -21,6 +21,7 @@ class ErrorCode:
     AMBIGUOUS_REVIEWER = 'ambiguous_reviewer'
     CONFLICT = 'conflict'
     CONTENT_TOO_LARGE = 'content_too_large'
+    DELEGATION_CYCLE = 'delegation_cycle'
     FORBIDDEN = 'forbidden'
     GATE_DENIED = 'gate_denied'
     IDEMPOTENCY_IN_PROGRESS = 'idempotency_in_progress'
@@ -130,6 +131,8 @@ class Approval(Model):
     decided_at: Optional[str] = _field(default=None, metadata={"json": 'decidedAt', "type": 'any', "required": True, "nullable": False})
     decided_by: Optional[str] = _field(default=None, metadata={"json": 'decidedBy', "type": 'any', "required": True, "nullable": True})
     decided_by_id: Optional[str] = _field(default=None, metadata={"json": 'decidedById', "type": 'any', "required": True, "nullable": True})
+    decided_on_behalf_of: Optional[str] = _field(default=None, metadata={"json": 'decidedOnBehalfOf', "type": 'any', "required": True, "nullable": True})
+    decided_on_behalf_of_id: Optional[str] = _field(default=None, metadata={"json": 'decidedOnBehalfOfId', "type": 'any', "required": True, "nullable": True})
     decision_token: Optional[str] = _field(default=None, metadata={"json": 'decisionToken', "type": 'any', "required": False, "nullable": False})
     description: Optional[str] = _field(default=None, metadata={"json": 'description', "type": 'any', "required": True, "nullable": False})
     editable_fields: Optional[List[str]] = _field(default=None, metadata={"json": 'editableFields', "type": '[any]', "required": True, "nullable": False})
@@ -416,6 +419,30 @@ class DecisionCreate(Model):
     decision: Optional[str] = _field(default=None, metadata={"json": 'decision', "type": 'any', "required": True, "nullable": False})
     note: Optional[str] = _field(default=None, metadata={"json": 'note', "type": 'any', "required": False, "nullable": False})
     reason: Optional[str] = _field(default=None, metadata={"json": 'reason', "type": 'any', "required": False, "nullable": False})
+
+
+@dataclass
+class Delegation(Model):
+    """Schema Delegation. A member's delegation while away."""
+
+    _closed = True  # whether the schema refuses other properties
+    active: Optional[bool] = _field(default=None, metadata={"json": 'active', "type": 'any', "required": True, "nullable": False})
+    delegate: Optional[Person] = _field(default=None, metadata={"json": 'delegate', "type": 'Person', "required": True, "nullable": False})
+    delegator: Optional[Person] = _field(default=None, metadata={"json": 'delegator', "type": 'Person', "required": True, "nullable": False})
+    from_: Optional[str] = _field(default=None, metadata={"json": 'from', "type": 'any', "required": True, "nullable": False})
+    note: Optional[str] = _field(default=None, metadata={"json": 'note', "type": 'any', "required": True, "nullable": False})
+    until: Optional[str] = _field(default=None, metadata={"json": 'until', "type": 'any', "required": True, "nullable": False})
+
+
+@dataclass
+class DelegationSet(Model):
+    """Schema DelegationSet."""
+
+    _closed = True  # whether the schema refuses other properties
+    from_: Optional[str] = _field(default=None, metadata={"json": 'from', "type": 'any', "required": False, "nullable": True})
+    note: Optional[str] = _field(default=None, metadata={"json": 'note', "type": 'any', "required": False, "nullable": False})
+    to: Optional[str] = _field(default=None, metadata={"json": 'to', "type": 'any', "required": True, "nullable": False})
+    until: Optional[str] = _field(default=None, metadata={"json": 'until', "type": 'any', "required": True, "nullable": False})
 
 
 @dataclass
@@ -844,6 +871,26 @@ class ModelScreenSettings(Model):
 
 
 @dataclass
+class MyDelegation(Model):
+    """Schema MyDelegation."""
+
+    _closed = True  # whether the schema refuses other properties
+    delegated_to_me: Optional[List[Delegation]] = _field(default=None, metadata={"json": 'delegatedToMe', "type": '[Delegation]', "required": True, "nullable": False})
+    delegation: Optional[Delegation] = _field(default=None, metadata={"json": 'delegation', "type": 'Delegation', "required": True, "nullable": True})
+
+
+@dataclass
+class OnBehalfOf(Model):
+    """Schema OnBehalfOf. The person away whom someone stood in for (their delegation); absent when
+    they acted in their own name.
+    """
+
+    _closed = True  # whether the schema refuses other properties
+    id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": True, "nullable": False})
+    name: Optional[str] = _field(default=None, metadata={"json": 'name', "type": 'any', "required": True, "nullable": False})
+
+
+@dataclass
 class Organization(Model):
     """Schema Organization."""
 
@@ -1032,6 +1079,7 @@ class Reply(Model):
 
     _closed = True  # whether the schema refuses other properties
     answers: Optional[Dict[str, Any]] = _field(default=None, metadata={"json": 'answers', "type": 'any', "required": True, "nullable": False})
+    on_behalf_of: Optional[OnBehalfOf] = _field(default=None, metadata={"json": 'onBehalfOf', "type": 'OnBehalfOf', "required": False, "nullable": False})
     respondent: Optional[ReplyRespondent] = _field(default=None, metadata={"json": 'respondent', "type": 'ReplyRespondent', "required": True, "nullable": False})
     submitted_at: Optional[str] = _field(default=None, metadata={"json": 'submittedAt', "type": 'any', "required": True, "nullable": False})
 
@@ -1575,6 +1623,7 @@ class Verdict(Model):
     _closed = True  # whether the schema refuses other properties
     at: Optional[str] = _field(default=None, metadata={"json": 'at', "type": 'any', "required": True, "nullable": False})
     note: Optional[str] = _field(default=None, metadata={"json": 'note', "type": 'any', "required": True, "nullable": False})
+    on_behalf_of: Optional[OnBehalfOf] = _field(default=None, metadata={"json": 'onBehalfOf', "type": 'OnBehalfOf', "required": False, "nullable": False})
     reviewer: Optional[VerdictReviewer] = _field(default=None, metadata={"json": 'reviewer', "type": 'VerdictReviewer', "required": True, "nullable": False})
     verdict: Optional[str] = _field(default=None, metadata={"json": 'verdict', "type": 'any', "required": True, "nullable": False})
 
@@ -1991,6 +2040,8 @@ MODELS: Dict[str, type] = {
     'DatasetList': DatasetList,
     'DayViews': DayViews,
     'DecisionCreate': DecisionCreate,
+    'Delegation': Delegation,
+    'DelegationSet': DelegationSet,
     'Delivery': Delivery,
     'DeliveryAttemptsItem': DeliveryAttemptsItem,
     'DeliveryList': DeliveryList,
@@ -2038,6 +2089,8 @@ MODELS: Dict[str, type] = {
     'MemberTokenCreate': MemberTokenCreate,
     'ModelScreen': ModelScreen,
     'ModelScreenSettings': ModelScreenSettings,
+    'MyDelegation': MyDelegation,
+    'OnBehalfOf': OnBehalfOf,
     'Organization': Organization,
     'OrganizationPatch': OrganizationPatch,
     'Owner': Owner,
@@ -2161,6 +2214,7 @@ OPERATIONS: Dict[str, Operation] = {
     'deleteSlackIntegration': Operation('DELETE', '/api/v1/admin/integrations/slack', path_params=(), query=(), body=None, body_types=(), responses={'204': None}),
     'deleteTeam': Operation('DELETE', '/api/v1/admin/teams/{id}', path_params=('id',), query=(), body=None, body_types=(), responses={'204': None}),
     'deleteWebhook': Operation('DELETE', '/api/v1/admin/webhooks/{id}', path_params=('id',), query=(), body=None, body_types=(), responses={'204': None}),
+    'endMyDelegation': Operation('DELETE', '/api/v1/me/delegation', path_params=(), query=(), body=None, body_types=(), responses={'204': None}),
     'getAction': Operation('GET', '/api/v1/admin/actions/{id}', path_params=('id',), query=(), body=None, body_types=(), responses={'200': 'Action'}),
     'getApproval': Operation('GET', '/api/v1/approvals/{id}', path_params=('id',), query=('wait',), body=None, body_types=(), responses={'200': 'Approval'}),
     'getCollection': Operation('GET', '/api/v1/collections/{id}', path_params=('id',), query=('wait',), body=None, body_types=(), responses={'200': 'Collection'}),
@@ -2174,6 +2228,7 @@ OPERATIONS: Dict[str, Operation] = {
     'getMCPResourceMetadata': Operation('GET', '/.well-known/oauth-protected-resource/mcp', path_params=(), query=(), body=None, body_types=(), responses={'200': 'ProtectedResourceMetadata'}),
     'getMe': Operation('GET', '/api/v1/me', path_params=(), query=(), body=None, body_types=(), responses={'200': 'Me'}),
     'getModelScreen': Operation('GET', '/api/v1/admin/model-screen', path_params=(), query=(), body=None, body_types=(), responses={'200': 'ModelScreen'}),
+    'getMyDelegation': Operation('GET', '/api/v1/me/delegation', path_params=(), query=(), body=None, body_types=(), responses={'200': 'MyDelegation'}),
     'getOpenAPI': Operation('GET', '/api/v1/openapi.json', path_params=(), query=(), body=None, body_types=(), responses={'200': 'any'}),
     'getOrganization': Operation('GET', '/api/v1/admin/organization', path_params=(), query=(), body=None, body_types=(), responses={'200': 'Organization'}),
     'getOrganizationAnalytics': Operation('GET', '/api/v1/analytics', path_params=(), query=('limit', 'cursor'), body=None, body_types=(), responses={'200': 'ReportReachList'}),
@@ -2230,6 +2285,7 @@ OPERATIONS: Dict[str, Operation] = {
     'rollbackReport': Operation('POST', '/api/v1/reports/{idOrSlug}/rollback', path_params=('idOrSlug',), query=(), body='RollbackRequest', body_types=('application/json',), responses={'200': 'Report'}),
     'rotateWebhookSecret': Operation('POST', '/api/v1/admin/webhooks/{id}/rotate-secret', path_params=('id',), query=(), body='Empty', body_types=('application/json',), responses={'200': 'WebhookEndpoint'}),
     'sendReport': Operation('POST', '/api/v1/reports/{idOrSlug}/send', path_params=('idOrSlug',), query=(), body='SendRequest', body_types=('application/json',), responses={'202': 'Sent'}),
+    'setMyDelegation': Operation('PUT', '/api/v1/me/delegation', path_params=(), query=(), body='DelegationSet', body_types=('application/json',), responses={'200': 'MyDelegation'}),
     'shareReport': Operation('POST', '/api/v1/reports/{idOrSlug}/share', path_params=('idOrSlug',), query=(), body='AudienceRequest', body_types=('application/json',), responses={'200': 'Sharing'}),
     'slackInteractions': Operation('POST', '/integrations/slack/interactions', path_params=(), query=(), body='bytes', body_types=('application/x-www-form-urlencoded',), responses={'200': 'any'}),
     'testWebhook': Operation('POST', '/api/v1/admin/webhooks/{id}/test', path_params=('id',), query=(), body='Empty', body_types=('application/json',), responses={'200': 'TestResult'}),

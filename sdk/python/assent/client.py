@@ -550,6 +550,23 @@ class Me(_Resource):
         body = _body(m.MemberTokenCreate, scopes=list(scopes) if scopes is not None else None)
         return self._call("createOwnToken", body=body, idempotency_key=idempotency_key)
 
+    @operation("getMyDelegation")
+    def get_delegation(self) -> m.MyDelegation:
+        """The person's delegation while away (None when none) and those that name them (member token)."""
+        return self._call("getMyDelegation")
+
+    @operation("setMyDelegation")
+    def set_delegation(self, to: str, until: Union[str, _dt.datetime], *, from_: Union[str, _dt.datetime, None] = None,
+                       note: Optional[str] = None) -> m.MyDelegation:
+        """Who stands in for the person from from_ (now when left out) until until; replaces any delegation."""
+        body = _body(m.DelegationSet, to=to, until=_time(until), from_=_time(from_), note=note)
+        return self._call("setMyDelegation", body=body)
+
+    @operation("endMyDelegation")
+    def end_delegation(self) -> None:
+        """Ends the person's delegation at once; ending none is no error."""
+        self._call("endMyDelegation")
+
 
 class Service(_Resource):
     """Health, the contract and the published keys; no key needed."""

@@ -118,6 +118,16 @@ class Tour(unittest.TestCase):
         self.assertEqual("member", mia.me.get().kind)
         token = mia.me.create_token(["approvals:read"])
         self.assertTrue(token.token.startswith("asnt_member_"))
+        # A delegation beginning tomorrow, so no other tour request asks Max
+        # for Maya; then ended.
+        maya, max_ = person("maya@example.com"), person("max@example.com")
+        start = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)
+        mine = maya.me.set_delegation("max@example.com", start + dt.timedelta(days=1), from_=start, note="Tour")
+        self.assertEqual("max@example.com", mine.delegation.delegate.email)
+        self.assertFalse(mine.delegation.active)
+        self.assertEqual(1, len(max_.me.get_delegation().delegated_to_me))
+        maya.me.end_delegation()
+        self.assertIsNone(maya.me.get_delegation().delegation)
 
     def test_2_reports_comments_sharing(self):
         c = agent()

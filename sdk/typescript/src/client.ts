@@ -431,6 +431,18 @@ export class Me extends Resource {
     const { idempotencyKey, ...body } = params;
     return this.call("createOwnToken", { body, idempotencyKey });
   }
+  /** The person's delegation while away (null when none) and those that name them (member token). */
+  async getDelegation(): Promise<Schemas["MyDelegation"]> {
+    return this.call("getMyDelegation");
+  }
+  /** Who stands in for the person from `from` (now when left out) until `until`; replaces any delegation. */
+  async setDelegation(params: { to: string; until: Time; from?: Time; note?: string }): Promise<Schemas["MyDelegation"]> {
+    return this.call("setMyDelegation", { body: { ...params, until: iso(params.until), from: iso(params.from) } });
+  }
+  /** Ends the person's delegation at once; ending none is no error. */
+  async endDelegation(): Promise<void> {
+    await this.call("endMyDelegation");
+  }
 }
 
 /** Health, the contract and the published keys; no key needed. */

@@ -176,6 +176,17 @@ devTest("the service and the caller", async () => {
   const mia = dev.person("mia@example.com");
   assert.equal((await mia.me.get()).kind, "member");
   assert.ok((await mia.me.createToken({ scopes: ["approvals:read"] })).token.startsWith("asnt_member_"));
+
+  // A delegation beginning tomorrow, so no other tour request asks Max for
+  // Maya; then ended.
+  const maya = dev.person("maya@example.com"), max = dev.person("max@example.com");
+  const from = new Date(Date.now() + 86_400_000);
+  const set = await maya.me.setDelegation({ to: "max@example.com", from, until: new Date(from.getTime() + 86_400_000), note: "Tour" });
+  assert.equal(set.delegation?.delegate.email, "max@example.com");
+  assert.equal(set.delegation?.active, false);
+  assert.equal((await max.me.getDelegation()).delegatedToMe.length, 1);
+  await maya.me.endDelegation();
+  assert.equal((await maya.me.getDelegation()).delegation, null);
 });
 
 devTest("reports, comments, sharing, schedules, held versions, reviews", async () => {

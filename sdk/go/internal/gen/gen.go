@@ -47,6 +47,7 @@ var Methods = map[string]string{
 	"deleteSchedule": "Schedules.Delete", "pauseSchedule": "Schedules.Pause", "resumeSchedule": "Schedules.Resume",
 	"inbox": "Inbox.List",
 	"getMe": "Me.Get", "createOwnToken": "Me.CreateToken",
+	"getMyDelegation": "Me.GetDelegation", "setMyDelegation": "Me.SetDelegation", "endMyDelegation": "Me.EndDelegation",
 	"healthz": "Service.Health", "readyz": "Service.Readiness", "getOpenAPI": "Service.OpenAPI",
 	"getDecisionKeys": "Service.DecisionKeys", "getEvidenceKeys": "Service.EvidenceKeys",
 	"getMCPResourceMetadata": "Service.MCPResourceMetadata", "getResourceMetadata": "Service.ResourceMetadata",

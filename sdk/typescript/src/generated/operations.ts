@@ -573,6 +573,18 @@ export const OPERATIONS = {
       "204": null
     }
   },
+  "endMyDelegation": {
+    "method": "DELETE",
+    "path": "/api/v1/me/delegation",
+    "pathParams": [],
+    "query": [],
+    "body": null,
+    "bodySchema": null,
+    "bodyTypes": [],
+    "responses": {
+      "204": null
+    }
+  },
   "getAction": {
     "method": "GET",
     "path": "/api/v1/admin/actions/{id}",
@@ -744,6 +756,18 @@ export const OPERATIONS = {
   "getModelScreen": {
     "method": "GET",
     "path": "/api/v1/admin/model-screen",
+    "pathParams": [],
+    "query": [],
+    "body": null,
+    "bodySchema": null,
+    "bodyTypes": [],
+    "responses": {
+      "200": "json"
+    }
+  },
+  "getMyDelegation": {
+    "method": "GET",
+    "path": "/api/v1/me/delegation",
     "pathParams": [],
     "query": [],
     "body": null,
@@ -1588,6 +1612,20 @@ export const OPERATIONS = {
       "202": "json"
     }
   },
+  "setMyDelegation": {
+    "method": "PUT",
+    "path": "/api/v1/me/delegation",
+    "pathParams": [],
+    "query": [],
+    "body": "json",
+    "bodySchema": "DelegationSet",
+    "bodyTypes": [
+      "application/json"
+    ],
+    "responses": {
+      "200": "json"
+    }
+  },
   "shareReport": {
     "method": "POST",
     "path": "/api/v1/reports/{idOrSlug}/share",
@@ -1822,6 +1860,8 @@ export const SCHEMA_FIELDS: Readonly<Record<string, Readonly<Record<string, bool
     "decidedAt": true,
     "decidedBy": true,
     "decidedById": true,
+    "decidedOnBehalfOf": true,
+    "decidedOnBehalfOfId": true,
     "decisionToken": false,
     "description": true,
     "editableFields": true,
@@ -2003,6 +2043,20 @@ export const SCHEMA_FIELDS: Readonly<Record<string, Readonly<Record<string, bool
     "decision": true,
     "note": false,
     "reason": false
+  },
+  "Delegation": {
+    "active": true,
+    "delegate": true,
+    "delegator": true,
+    "from": true,
+    "note": true,
+    "until": true
+  },
+  "DelegationSet": {
+    "from": false,
+    "note": false,
+    "to": true,
+    "until": true
   },
   "Delivery": {
     "attempts": true,
@@ -2240,6 +2294,14 @@ export const SCHEMA_FIELDS: Readonly<Record<string, Readonly<Record<string, bool
     "model": true,
     "url": true
   },
+  "MyDelegation": {
+    "delegatedToMe": true,
+    "delegation": true
+  },
+  "OnBehalfOf": {
+    "id": true,
+    "name": true
+  },
   "Organization": {
     "createdAt": true,
     "decisionTokenTtlSeconds": true,
@@ -2348,6 +2410,7 @@ export const SCHEMA_FIELDS: Readonly<Record<string, Readonly<Record<string, bool
   },
   "Reply": {
     "answers": true,
+    "onBehalfOf": false,
     "respondent": true,
     "submittedAt": true
   },
@@ -2661,6 +2724,7 @@ export const SCHEMA_FIELDS: Readonly<Record<string, Readonly<Record<string, bool
   "Verdict": {
     "at": true,
     "note": true,
+    "onBehalfOf": false,
     "reviewer": true,
     "verdict": true
   },
@@ -2717,6 +2781,7 @@ export const ErrorCode = {
   AMBIGUOUS_REVIEWER: "ambiguous_reviewer",
   CONFLICT: "conflict",
   CONTENT_TOO_LARGE: "content_too_large",
+  DELEGATION_CYCLE: "delegation_cycle",
   FORBIDDEN: "forbidden",
   GATE_DENIED: "gate_denied",
   IDEMPOTENCY_IN_PROGRESS: "idempotency_in_progress",

@@ -1209,6 +1209,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/me/delegation": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your delegation while away
+         * @description Your own delegation, if one is set and not over, and the delegations that name you.
+         */
+        get: operations["getMyDelegation"];
+        /**
+         * Delegate while away
+         * @description From `from` (now when absent) until `until`, requests that would ask you (approvals, requests for
+         *     information, reviews, escalations) ask `to` instead, resolved when each is made. Requests already
+         *     waiting on you when it begins also ask `to`, who is emailed. They decide in their own name, on your
+         *     behalf (`decidedOnBehalfOf`, a reply's or verdict's `onBehalfOf`), never on a request you made. When
+         *     `to` is away too, their delegation is followed, at most three steps; a delegation leading back to you
+         *     at overlapping times is refused (409 `delegation_cycle`, naming the cycle). Replaces your delegation,
+         *     if any.
+         */
+        put: operations["setMyDelegation"];
+        post?: never;
+        /**
+         * End your delegation
+         * @description Requests made from now on ask you again; those that already asked your delegate keep asking both.
+         */
+        delete: operations["endMyDelegation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/me/tokens": {
         parameters: {
             query?: never;
@@ -2091,6 +2125,10 @@ export interface components {
             /** @description The person's name, or their email when no name is set. */
             decidedBy: string | null;
             decidedById: string | null;
+            /** @description The name of the person away whom the decider stood in for (their delegation), or null when they decided in their own name. */
+            decidedOnBehalfOf: string | null;
+            /** @description The member id of that person. */
+            decidedOnBehalfOfId: string | null;
             /**
              * @description Present once approved: a compact JWS (alg EdDSA, kid naming a key of
              *     `/.well-known/jwks.json`) proving that approvedInput was approved.
@@ -2383,6 +2421,32 @@ export interface components {
             note?: string;
             /** @description Required to approve when an ethics concern was raised. */
             reason?: string;
+        };
+        /** @description A member's delegation while away. */
+        Delegation: {
+            /** @description Whether it holds now: requests made now that would ask the delegator ask the delegate. */
+            active: boolean;
+            delegate: components["schemas"]["Person"];
+            delegator: components["schemas"]["Person"];
+            from: components["schemas"]["Time"];
+            note: string;
+            until: components["schemas"]["Time"];
+        };
+        DelegationSet: {
+            /**
+             * Format: date-time
+             * @description When it begins; now when absent.
+             */
+            from?: string | null;
+            /** @description Shown to the delegate. */
+            note?: string;
+            /** @description Who stands in for you: another active member, by email or member id. */
+            to: string;
+            /**
+             * Format: date-time
+             * @description When it ends: after from, and in the future.
+             */
+            until: string;
         };
         Delivery: {
             attempts: {
@@ -2757,10 +2821,21 @@ export interface components {
             /** @description The chat-completions endpoint itself, such as `https://api.openai.com/v1/chat/completions`: HTTPS on a public host. */
             url: string;
         };
+        MyDelegation: {
+            /** @description The delegations not yet over that name you, the soonest first. */
+            delegatedToMe: components["schemas"]["Delegation"][];
+            /** @description Your own delegation, or null when you have none (or it is over). */
+            delegation: components["schemas"]["Delegation"] | null;
+        };
         /** @description Pass it as `cursor` for the next page; null on the last page. */
         NextCursor: string | null;
         /** Format: date-time */
         NullableTime: string | null;
+        /** @description The person away whom someone stood in for (their delegation); absent when they acted in their own name. */
+        OnBehalfOf: {
+            id: string;
+            name: string;
+        };
         Organization: {
             createdAt: components["schemas"]["Time"];
             /** @description How long an approval's decisionToken holds after the decision (exp − iat): 3600 unless set. */
@@ -2809,10 +2884,10 @@ export interface components {
                 field: string;
                 id?: string;
                 /**
-                 * @description What was named there; default means nobody was named, so the owners and administrators were asked.
+                 * @description What was named there; default means nobody was named, so the owners and administrators were asked; delegation means they stand in for the person away that id and name give, whom the request would have asked.
                  * @enum {unknown}
                  */
-                kind: "member" | "guest" | "team" | "group" | "workspace" | "everyone" | "default";
+                kind: "member" | "guest" | "team" | "group" | "workspace" | "everyone" | "default" | "delegation";
                 name: string;
             }[];
         };
@@ -2942,6 +3017,7 @@ export interface components {
         Reply: {
             /** @description By question id, typed: text as a string, number as a JSON number (its exact text kept), date as YYYY-MM-DD, choice as a string, multi_choice as a list, boolean as true or false. Unanswered optional questions are absent. */
             answers: Record<string, unknown>;
+            onBehalfOf?: components["schemas"]["OnBehalfOf"];
             respondent: {
                 email: string;
                 id: string;
@@ -3452,6 +3528,7 @@ export interface components {
         Verdict: {
             at: components["schemas"]["Time"];
             note: string;
+            onBehalfOf?: components["schemas"]["OnBehalfOf"];
             reviewer: {
                 email: string;
                 id: string;
@@ -6382,6 +6459,8 @@ export interface operations {
                      *           "decidedAt": null,
                      *           "decidedBy": null,
                      *           "decidedById": null,
+                     *           "decidedOnBehalfOf": null,
+                     *           "decidedOnBehalfOfId": null,
                      *           "description": "The customer was charged twice.",
                      *           "editableFields": [
                      *             "amount"
@@ -6495,6 +6574,8 @@ export interface operations {
                      *       "decidedAt": null,
                      *       "decidedBy": null,
                      *       "decidedById": null,
+                     *       "decidedOnBehalfOf": null,
+                     *       "decidedOnBehalfOfId": null,
                      *       "description": "The customer was charged twice.",
                      *       "editableFields": [
                      *         "amount"
@@ -6613,6 +6694,8 @@ export interface operations {
                      *       "decidedAt": null,
                      *       "decidedBy": null,
                      *       "decidedById": null,
+                     *       "decidedOnBehalfOf": null,
+                     *       "decidedOnBehalfOfId": null,
                      *       "description": "The customer was charged twice.",
                      *       "editableFields": [
                      *         "amount"
@@ -6715,6 +6798,8 @@ export interface operations {
                      *       "decidedAt": null,
                      *       "decidedBy": null,
                      *       "decidedById": null,
+                     *       "decidedOnBehalfOf": null,
+                     *       "decidedOnBehalfOfId": null,
                      *       "description": "The customer was charged twice.",
                      *       "editableFields": [
                      *         "amount"
@@ -6870,6 +6955,8 @@ export interface operations {
                      *       "decidedAt": null,
                      *       "decidedBy": null,
                      *       "decidedById": null,
+                     *       "decidedOnBehalfOf": null,
+                     *       "decidedOnBehalfOfId": null,
                      *       "description": "The customer was charged twice.",
                      *       "editableFields": [
                      *         "amount"
@@ -6995,6 +7082,8 @@ export interface operations {
                      *       "decidedAt": null,
                      *       "decidedBy": null,
                      *       "decidedById": null,
+                     *       "decidedOnBehalfOf": null,
+                     *       "decidedOnBehalfOfId": null,
                      *       "description": "The customer was charged twice.",
                      *       "editableFields": [
                      *         "amount"
@@ -8397,6 +8486,8 @@ export interface operations {
                      *             "decidedAt": null,
                      *             "decidedBy": null,
                      *             "decidedById": null,
+                     *             "decidedOnBehalfOf": null,
+                     *             "decidedOnBehalfOfId": null,
                      *             "description": "The customer was charged twice.",
                      *             "editableFields": [
                      *               "amount"
@@ -8496,6 +8587,130 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getMyDelegation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Your delegation and those to you. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "delegatedToMe": [],
+                     *       "delegation": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MyDelegation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    setMyDelegation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "note": "On holiday; Bob decides for me.",
+                 *       "to": "bob@example.com",
+                 *       "until": "2026-01-16T18:00:00Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["DelegationSet"];
+            };
+        };
+        responses: {
+            /** @description Your delegation, as set, and those to you. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MyDelegation"];
+                };
+            };
+            /** @description The body is invalid (`invalid_request`, naming the field), such as `to` naming nobody active, a guest, a team or you, or `until` not after `from` or past. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "invalid_request",
+                     *         "field": "to",
+                     *         "message": "to must name someone other than you"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            /** @description The delegation would lead back to you at overlapping times (`delegation_cycle`). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "delegation_cycle",
+                     *         "field": "to",
+                     *         "message": "to leads back to you at overlapping times (Ada → Bob → Ada): one of those delegations must end first"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    endMyDelegation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ended (or there was none). */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             500: components["responses"]["InternalError"];
         };
     };

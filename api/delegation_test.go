@@ -1,0 +1,360 @@
+package api_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/mail"
+	"github.com/assent-hq/assent/internal/netguard"
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/worker"
+)
+
+// inDays is a delegation's time, days from now, as the API takes it.
+func inDays(days float64) string {
+	return time.Now().Add(time.Duration(days * float64(24*time.Hour))).UTC().Format(time.RFC3339)
+}
+
+// delegate sets token's person's delegation to to, until two days from
+// now, failing unless it is set.
+func (s *stack) delegate(t *testing.T, token, to string) map[string]any {
+	t.Helper()
+	r := s.do(t, "PUT", "/api/v1/me/delegation", token, `{"to":"`+to+`","until":"`+inDays(2)+`"}`, nil)
+	require.Equal(t, 200, r.status, string(r.body))
+	return r.decoded["delegation"].(map[string]any)
+}
+
+// member adds an active member with a token.
+func (s *stack) memberWithToken(t *testing.T, email, name string) (*models.Member, string) {
+	t.Helper()
+	ctx := context.Background()
+	m, err := s.store.CreateMember(ctx, s.org.ID, email, name, models.RoleMember)
+	require.NoError(t, err)
+	_, token, err := s.store.CreateMemberToken(ctx, s.org.ID, m.ID)
+	require.NoError(t, err)
+	return m, token
+}
+
+// viaOf is how a request reached the person with email, from its list of
+// people asked (resolvedApprovers, resolvedRespondents, resolvedReviewers).
+func viaOf(t *testing.T, people any, email string) []any {
+	t.Helper()
+	var emails []string
+	for _, p := range people.([]any) {
+		p := p.(map[string]any)
+		if p["email"] == email {
+			via, _ := p["via"].([]any)
+			return via
+		}
+		emails = append(emails, p["email"].(string))
+	}
+	t.Fatalf("%s is not asked; %v are", email, emails)
+	return nil
+}
+
+func TestDelegationSetGetEnd(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		const path = "/api/v1/me/delegation"
+		none := s.do(t, "GET", path, s.cyToken, "", nil)
+		require.Equal(t, 200, none.status, string(none.body))
+		assert.Nil(t, none.decoded["delegation"])
+		assert.Equal(t, []any{}, none.decoded["delegatedToMe"])
+
+		until := inDays(2)
+		for _, tc := range []struct {
+			name, key, body string
+			status          int
+			code, field     string
+		}{
+			{"yourself", s.cyToken, `{"to":"cy@example.com","until":"` + until + `"}`, 400, "invalid_request", "to"},
+			{"nobody", s.cyToken, `{"to":"nobody@example.com","until":"` + until + `"}`, 400, "invalid_request", "to"},
+			{"an inactive member", s.cyToken, `{"to":"dee@example.com","until":"` + until + `"}`, 400, "invalid_request", "to"},
+			{"a guest", s.cyToken, `{"to":"gus@partner.example","until":"` + until + `"}`, 400, "invalid_request", "to"},
+			{"a team", s.cyToken, `{"to":"Finance","until":"` + until + `"}`, 400, "invalid_request", "to"},
+			{"everyone", s.cyToken, `{"to":"everyone","until":"` + until + `"}`, 400, "invalid_request", "to"},
+			{"no until", s.cyToken, `{"to":"bob@example.com"}`, 400, "invalid_request", "until"},
+			{"until past", s.cyToken, `{"to":"bob@example.com","until":"` + inDays(-1) + `"}`, 400, "invalid_request", "until"},
+			{"until before from", s.cyToken, `{"to":"bob@example.com","from":"` + inDays(3) + `","until":"` + until + `"}`, 400, "invalid_request", "until"},
+			{"from malformed", s.cyToken, `{"to":"bob@example.com","from":"Monday","until":"` + until + `"}`, 400, "invalid_request", "from"},
+			{"unknown field", s.cyToken, `{"to":"bob@example.com","until":"` + until + `","by":"me"}`, 400, "invalid_request", "by"},
+			{"an agent key", s.agentKey, `{"to":"bob@example.com","until":"` + until + `"}`, 403, "forbidden", ""},
+			{"an admin key", s.adminKey, `{"to":"bob@example.com","until":"` + until + `"}`, 403, "forbidden", ""},
+		} {
+			r := s.do(t, "PUT", path, tc.key, tc.body, nil)
+			assert.Equal(t, tc.status, r.status, "%s: %s", tc.name, r.body)
+			assert.Equal(t, tc.code, errField(r, "code"), tc.name)
+			assert.Equal(t, tc.field, errField(r, "field"), "%s: %s", tc.name, r.body)
+		}
+
+		r := s.do(t, "PUT", path, s.cyToken, `{"to":"bob@example.com","until":"`+until+`","note":"On holiday"}`, nil)
+		require.Equal(t, 200, r.status, string(r.body))
+		d := r.decoded["delegation"].(map[string]any)
+		assert.Equal(t, s.cy.ID, d["delegator"].(map[string]any)["id"])
+		assert.Equal(t, "bob@example.com", d["delegate"].(map[string]any)["email"])
+		assert.Equal(t, true, d["active"], "from is now when absent")
+		assert.Equal(t, "On holiday", d["note"])
+		assert.Equal(t, until, strings.Replace(d["until"].(string), ".000000Z", "Z", 1))
+
+		bob := s.do(t, "GET", path, s.bobToken, "", nil)
+		require.Len(t, bob.decoded["delegatedToMe"], 1, string(bob.body))
+		assert.Equal(t, "cy@example.com", bob.decoded["delegatedToMe"].([]any)[0].(map[string]any)["delegator"].(map[string]any)["email"])
+		assert.Nil(t, bob.decoded["delegation"])
+
+		// A member id names the delegate as well; the new delegation
+		// replaces the old, and begins later.
+		r = s.do(t, "PUT", path, s.cyToken, `{"to":"`+s.member.ID+`","from":"`+inDays(1)+`","until":"`+until+`"}`, nil)
+		require.Equal(t, 200, r.status, string(r.body))
+		d = r.decoded["delegation"].(map[string]any)
+		assert.Equal(t, "ada@example.com", d["delegate"].(map[string]any)["email"])
+		assert.Equal(t, false, d["active"])
+		assert.Empty(t, s.do(t, "GET", path, s.bobToken, "", nil).decoded["delegatedToMe"])
+
+		assert.Equal(t, 204, s.do(t, "DELETE", path, s.cyToken, "", nil).status)
+		assert.Nil(t, s.do(t, "GET", path, s.cyToken, "", nil).decoded["delegation"])
+		assert.Equal(t, 204, s.do(t, "DELETE", path, s.cyToken, "", nil).status, "ending none is no error")
+		assert.Equal(t, 403, s.do(t, "GET", path, s.agentKey, "", nil).status, "a delegation is a person's")
+	})
+}
+
+// TestDelegationChainsAndCycles: a request to someone away asks the end
+// of their chain, three steps on at most; a delegation that would lead
+// back to its delegator at overlapping times is refused, naming the
+// cycle, and one at times that never overlap is not.
+func TestDelegationChainsAndCycles(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		erin, erinToken := s.memberWithToken(t, "erin@example.com", "Erin")
+		_, fayToken := s.memberWithToken(t, "fay@example.com", "Fay")
+		_, gilToken := s.memberWithToken(t, "gil@example.com", "Gil")
+		s.delegate(t, s.cyToken, "bob@example.com")
+		s.delegate(t, s.bobToken, "erin@example.com")
+		s.delegate(t, erinToken, "fay@example.com")
+		s.delegate(t, fayToken, "gil@example.com")
+
+		a := s.create(t, s.agentKey, `{"title":"Pay","approvers":["cy@example.com"]}`)
+		require.Len(t, a["resolvedApprovers"], 1)
+		assert.Equal(t, []any{map[string]any{"field": "approvers", "kind": "delegation", "id": s.cy.ID, "name": "cy@example.com"}},
+			viaOf(t, a["resolvedApprovers"], "fay@example.com"), "three steps on (Cy, Bob, Erin, Fay); Fay's own is not followed")
+		a = s.create(t, s.agentKey, `{"title":"Pay","approvers":["`+erin.ID+`"]}`)
+		viaOf(t, a["resolvedApprovers"], "gil@example.com")
+
+		r := s.do(t, "PUT", "/api/v1/me/delegation", gilToken, `{"to":"cy@example.com","until":"`+inDays(1)+`"}`, nil)
+		assert.Equal(t, 409, r.status, string(r.body))
+		assert.Equal(t, "delegation_cycle", errField(r, "code"))
+		assert.Equal(t, "to", errField(r, "field"))
+		assert.Contains(t, errField(r, "message"), "Gil → cy@example.com → Bob → Erin → Fay → Gil")
+		r = s.do(t, "PUT", "/api/v1/me/delegation", s.bobToken, `{"to":"cy@example.com","until":"`+inDays(1)+`"}`, nil)
+		assert.Equal(t, 409, r.status, string(r.body))
+		assert.Contains(t, errField(r, "message"), "Bob → cy@example.com → Bob")
+
+		// After every other delegation has ended, no cycle.
+		later := s.do(t, "PUT", "/api/v1/me/delegation", gilToken, `{"to":"cy@example.com","from":"`+inDays(3)+`","until":"`+inDays(4)+`"}`, nil)
+		assert.Equal(t, 200, later.status, string(later.body))
+	})
+}
+
+// TestNewRequestsAskTheDelegate: while Cy is away, approvals,
+// escalations, requests for information and reviews that name Cy ask Bob
+// instead, who acts in his own name on Cy's behalf; Cy no longer can.
+func TestNewRequestsAskTheDelegate(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		s.delegate(t, s.cyToken, "bob@example.com")
+		forCy := func(field string) []any {
+			return []any{map[string]any{"field": field, "kind": "delegation", "id": s.cy.ID, "name": "cy@example.com"}}
+		}
+
+		a := s.create(t, s.agentKey, `{"title":"Pay","approvers":["cy@example.com"]}`)
+		id := a["id"].(string)
+		require.Len(t, a["resolvedApprovers"], 1)
+		assert.Equal(t, forCy("approvers"), viaOf(t, a["resolvedApprovers"], "bob@example.com"))
+		assert.Equal(t, 403, s.do(t, "POST", "/api/v1/approvals/"+id+"/decision", s.cyToken, `{"decision":"approve"}`, nil).status)
+		d := s.do(t, "POST", "/api/v1/approvals/"+id+"/decision", s.bobToken, `{"decision":"approve","note":"ok"}`, nil)
+		require.Equal(t, 200, d.status, string(d.body))
+		assert.Equal(t, "Bob", d.decoded["decidedBy"])
+		assert.Equal(t, s.bob.ID, d.decoded["decidedById"])
+		assert.Equal(t, "cy@example.com", d.decoded["decidedOnBehalfOf"])
+		assert.Equal(t, s.cy.ID, d.decoded["decidedOnBehalfOfId"])
+		evs, err := s.store.ListEvents(context.Background(), s.org.ID, id)
+		require.NoError(t, err)
+		i := slices.IndexFunc(evs, func(e models.Event) bool { return e.Kind == "approval.approved" })
+		require.GreaterOrEqual(t, i, 0)
+		assert.Contains(t, string(evs[i].Data), `"decidedOnBehalfOfId":"`+s.cy.ID+`"`, "the event carries both")
+		assert.Contains(t, string(evs[i].Data), `"decidedById":"`+s.bob.ID+`"`)
+
+		// An escalation's people are resolved at creation too.
+		e := s.create(t, s.agentKey, `{"title":"Pay","approvers":["ada@example.com"],"escalation":{"after":"1s","to":["cy@example.com"]}}`)
+		var got response
+		waitFor(t, func() bool {
+			got = s.do(t, "GET", "/api/v1/approvals/"+e["id"].(string), s.agentKey, "", nil)
+			return len(got.decoded["resolvedApprovers"].([]any)) == 2
+		})
+		assert.Equal(t, forCy("escalation.to"), viaOf(t, got.decoded["resolvedApprovers"], "bob@example.com"))
+		d = s.do(t, "POST", "/api/v1/approvals/"+e["id"].(string)+"/decision", s.bobToken, `{"decision":"reject"}`, nil)
+		require.Equal(t, 200, d.status, string(d.body))
+		assert.Equal(t, s.cy.ID, d.decoded["decidedOnBehalfOfId"])
+
+		c := s.do(t, "POST", "/api/v1/collections", s.agentKey, `{"title":"Facts","questions":[{"prompt":"Budget?","kind":"number"}],"respondents":["cy@example.com"]}`, nil)
+		require.Equal(t, 201, c.status, string(c.body))
+		assert.Equal(t, forCy("respondents"), viaOf(t, c.decoded["resolvedRespondents"], "bob@example.com"))
+		reply := s.do(t, "POST", "/api/v1/collections/"+c.decoded["id"].(string)+"/replies", s.bobToken, `{"answers":{"q1":3},"submit":true}`, nil)
+		require.Equal(t, 200, reply.status, string(reply.body))
+		replied := reply.decoded["replies"].([]any)[0].(map[string]any)
+		assert.Equal(t, map[string]any{"id": s.cy.ID, "name": "cy@example.com"}, replied["onBehalfOf"])
+
+		s.publish(t, `{"title":"Q3","slug":"q3","content":`+jsonString(html("<p>Up.</p>"))+`,"audience":["everyone"]}`)
+		rv := s.do(t, "POST", "/api/v1/reviews", s.agentKey, `{"title":"Check","reportId":"q3","reviewers":["cy@example.com"]}`, nil)
+		require.Equal(t, 201, rv.status, string(rv.body))
+		assert.Equal(t, forCy("reviewers"), viaOf(t, rv.decoded["resolvedReviewers"], "bob@example.com"))
+		v := s.do(t, "POST", "/api/v1/reviews/"+rv.decoded["id"].(string)+"/verdict", s.bobToken, `{"verdict":"approved"}`, nil)
+		require.Equal(t, 200, v.status, string(v.body))
+		assert.Equal(t, map[string]any{"id": s.cy.ID, "name": "cy@example.com"}, v.decoded["verdicts"].([]any)[0].(map[string]any)["onBehalfOf"])
+
+		// Once it ends, Cy is asked again.
+		require.Equal(t, 204, s.do(t, "DELETE", "/api/v1/me/delegation", s.cyToken, "", nil).status)
+		a = s.create(t, s.agentKey, `{"title":"Pay","approvers":["cy@example.com"]}`)
+		viaOf(t, a["resolvedApprovers"], "cy@example.com")
+	})
+}
+
+// TestWaitingRequestsGainTheDelegate: requests already waiting on Cy when
+// her delegation starts ask Bob too, through their workflows; Bob is
+// emailed, decides on Cy's behalf, and the flow's evidence export says so
+// in the record and on the timeline.
+func TestWaitingRequestsGainTheDelegate(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		mailbox := mail.NewMailbox(0)
+		s := newStackWorker(t, db, netguard.Public, worker.Deps{Mailer: mailbox})
+		emailed := func(to, subject string) bool {
+			for _, m := range mailbox.Messages() {
+				if slices.Contains(m.To, to) && strings.Contains(m.Subject, subject) {
+					return true
+				}
+			}
+			return false
+		}
+		f := s.do(t, "POST", "/api/v1/flows", s.agentKey, `{"title":"Quarter close"}`, nil)
+		require.Equal(t, 201, f.status, string(f.body))
+		flowID := f.decoded["id"].(string)
+		a := s.create(t, s.agentKey, `{"title":"Pay the vendor","approvers":["cy@example.com"],"flowId":"`+flowID+`"}`)
+		id := a["id"].(string)
+		c := s.do(t, "POST", "/api/v1/collections", s.agentKey, `{"title":"Vendor facts","questions":[{"prompt":"Budget?","kind":"number"}],"respondents":["cy@example.com"]}`, nil)
+		require.Equal(t, 201, c.status, string(c.body))
+		waitFor(t, func() bool {
+			return emailed("cy@example.com", "Pay the vendor") && emailed("cy@example.com", "Vendor facts")
+		})
+		assert.False(t, emailed("bob@example.com", "Pay the vendor"))
+
+		s.delegate(t, s.cyToken, "bob@example.com")
+		got := s.do(t, "GET", "/api/v1/approvals/"+id, s.agentKey, "", nil)
+		viaOf(t, got.decoded["resolvedApprovers"], "cy@example.com")
+		assert.Equal(t, []any{map[string]any{"field": "approvers", "kind": "delegation", "id": s.cy.ID, "name": "cy@example.com"}},
+			viaOf(t, got.decoded["resolvedApprovers"], "bob@example.com"), "the workflow added Bob, standing in for Cy")
+		waitFor(t, func() bool {
+			return emailed("bob@example.com", "Pay the vendor") && emailed("bob@example.com", "Vendor facts")
+		})
+		for _, m := range mailbox.Messages() {
+			if slices.Contains(m.To, "bob@example.com") && strings.Contains(m.Subject, "Pay the vendor") {
+				assert.Contains(t, m.Text, "You are asked on behalf of cy@example.com, who is away")
+			}
+		}
+
+		d := s.do(t, "POST", "/api/v1/approvals/"+id+"/decision", s.bobToken, `{"decision":"approve"}`, nil)
+		require.Equal(t, 200, d.status, string(d.body))
+		assert.Equal(t, "cy@example.com", d.decoded["decidedOnBehalfOf"])
+		reply := s.do(t, "POST", "/api/v1/collections/"+c.decoded["id"].(string)+"/replies", s.bobToken, `{"answers":{"q1":3},"submit":true}`, nil)
+		require.Equal(t, 200, reply.status, string(reply.body))
+		assert.Equal(t, "complete", reply.decoded["status"])
+		assert.NotNil(t, reply.decoded["replies"].([]any)[0].(map[string]any)["onBehalfOf"])
+
+		ev := s.do(t, "GET", "/api/v1/flows/"+flowID+"/evidence", s.agentKey, "", nil)
+		require.Equal(t, 200, ev.status, string(ev.body))
+		record := ev.decoded["requests"].([]any)[0].(map[string]any)["record"].(map[string]any)
+		assert.Equal(t, "Bob", record["decidedBy"])
+		assert.Equal(t, "cy@example.com", record["decidedOnBehalfOf"])
+		assert.Equal(t, s.cy.ID, record["decidedOnBehalfOfId"])
+		var timeline []string
+		for _, e := range ev.decoded["timeline"].([]any) {
+			e := e.(map[string]any)
+			if e["requestType"] == "approval" {
+				timeline = append(timeline, e["action"].(string)+" by "+e["actorId"].(string)+": "+e["detail"].(string))
+			}
+		}
+		assert.Contains(t, timeline, "delegated by "+s.cy.ID+": cy@example.com is away, so Bob was asked on behalf of cy@example.com")
+		assert.Contains(t, timeline, "approved by "+s.bob.ID+": on behalf of cy@example.com")
+	})
+}
+
+// TestRequesterCannotDecideThroughADelegation: a requester never decides
+// their own request, neither as someone's delegate nor through their own
+// delegate.
+func TestRequesterCannotDecideThroughADelegation(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		// Cy asks Bob; Bob, away, hands it to Cy.
+		waiting := s.create(t, s.cyToken, `{"title":"My expenses","approvers":["bob@example.com"]}`)
+		s.delegate(t, s.bobToken, "cy@example.com")
+		got := s.do(t, "GET", "/api/v1/approvals/"+waiting["id"].(string), s.agentKey, "", nil)
+		viaOf(t, got.decoded["resolvedApprovers"], "cy@example.com")
+		mine := s.create(t, s.cyToken, `{"title":"My travel","approvers":["bob@example.com"]}`)
+		viaOf(t, mine["resolvedApprovers"], "cy@example.com")
+		for _, id := range []string{waiting["id"].(string), mine["id"].(string)} {
+			r := s.do(t, "POST", "/api/v1/approvals/"+id+"/decision", s.cyToken, `{"decision":"approve"}`, nil)
+			assert.Equal(t, 403, r.status, string(r.body))
+			assert.Equal(t, "not_an_approver", errField(r, "code"))
+			assert.Contains(t, errField(r, "message"), "you created this request")
+		}
+		require.Equal(t, 204, s.do(t, "DELETE", "/api/v1/me/delegation", s.bobToken, "", nil).status)
+
+		// Ada asks herself and Bob, then hands hers to Cy: Cy may not
+		// decide as Ada; Bob still may.
+		own := s.create(t, s.memberToken, `{"title":"Team offsite","approvers":["ada@example.com","bob@example.com"]}`)
+		s.delegate(t, s.memberToken, "cy@example.com")
+		r := s.do(t, "POST", "/api/v1/approvals/"+own["id"].(string)+"/decision", s.cyToken, `{"decision":"approve"}`, nil)
+		assert.Equal(t, 403, r.status, string(r.body))
+		assert.Contains(t, errField(r, "message"), "you stand in for Ada, who created this request")
+		r = s.do(t, "POST", "/api/v1/approvals/"+own["id"].(string)+"/decision", s.bobToken, `{"decision":"approve"}`, nil)
+		require.Equal(t, 200, r.status, string(r.body))
+		assert.Nil(t, r.decoded["decidedOnBehalfOf"])
+	})
+}
+
+// TestDelegationBeginningLaterStartsThroughTheReconciler: a delegation
+// set to begin later hands the waiting requests over once the
+// reconciler finds its time has come, once.
+func TestDelegationBeginningLaterStartsThroughTheReconciler(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		ctx := context.Background()
+		a := s.create(t, s.agentKey, `{"title":"Pay","approvers":["cy@example.com"]}`)
+		from := time.Now().Add(time.Second).UTC().Format(time.RFC3339Nano)
+		r := s.do(t, "PUT", "/api/v1/me/delegation", s.cyToken, `{"to":"bob@example.com","from":"`+from+`","until":"`+inDays(1)+`"}`, nil)
+		require.Equal(t, 200, r.status, string(r.body))
+		asked := func() int {
+			got := s.do(t, "GET", "/api/v1/approvals/"+a["id"].(string), s.agentKey, "", nil)
+			return len(got.decoded["resolvedApprovers"].([]any))
+		}
+		_, err := s.services.Delegations.StartUnowned(ctx, time.Now(), 10)
+		require.NoError(t, err)
+		assert.Equal(t, 1, asked(), "not begun yet")
+
+		time.Sleep(1100 * time.Millisecond)
+		for range 2 {
+			_, err = s.services.Delegations.StartUnowned(ctx, time.Now(), 10)
+			require.NoError(t, err)
+		}
+		assert.Equal(t, 2, asked(), "Bob joined, once")
+		d := s.do(t, "POST", "/api/v1/approvals/"+a["id"].(string)+"/decision", s.bobToken, `{"decision":"approve"}`, nil)
+		require.Equal(t, 200, d.status, string(d.body))
+		assert.Equal(t, s.cy.ID, d.decoded["decidedOnBehalfOfId"])
+	})
+}

@@ -1,0 +1,276 @@
+// Package delegations is a member's delegation while away: who stands in
+// for them, from when until when. Its rules are here (who may be named,
+// the times, no cycle); what a delegation changes is elsewhere, each in
+// one place: requests made while it holds ask the delegate instead
+// (requests.StandIns, at creation), requests already waiting gain the
+// delegate through their workflows (Start, through each kind's
+// AddDelegate), and the delegate acts on the delegator's behalf
+// (workflows' OnBehalfOf).
+package delegations
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/validate"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
+)
+
+// Delegation is a member's delegation, its members filled in.
+type Delegation = models.Delegation
+
+// SetInput is a delegation as a member sets it: to another active member
+// of the organisation (an email or a member id, as a request names
+// people), from (default now) until.
+type SetInput struct {
+	To    string  `json:"to" validate:"required,max=320"`
+	From  *string `json:"from" nullable:"true"`
+	Until string  `json:"until" validate:"required"`
+	Note  string  `json:"note" validate:"max=2000"`
+}
+
+// Asker asks a delegate on a kind's open records still waiting on a
+// person away; the approvals, collections and reviews services are each
+// one (requests.Lifecycle.AddDelegate).
+type Asker interface {
+	AddDelegate(ctx context.Context, orgID string, ids []string, updateID string, delegator, delegate models.PersonRef) error
+}
+
+// Service sets, reads and ends delegations, and starts them: hands the
+// requests already waiting on the delegator to the delegate.
+type Service struct {
+	store                           *models.Store
+	log                             *slog.Logger
+	approvals, collections, reviews Asker
+}
+
+// New returns the service; the askers hand each kind's waiting requests
+// over.
+func New(store *models.Store, log *slog.Logger, approvals, collections, reviews Asker) *Service {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Service{store: store, log: log, approvals: approvals, collections: collections, reviews: reviews}
+}
+
+// toRole resolves the member named in "to": one active member, never a
+// guest or a team.
+var toRole = requests.Role{Field: "to", Unknown: apperr.InvalidRequest, Ambiguous: apperr.InvalidRequest,
+	GuestRefusal: "a guest; only a member of the organisation can stand in for you"}
+
+// Set stores who's delegation (replacing any) and, when it holds now,
+// hands the requests waiting on them to who stands in. A delegation
+// leading back to who (A to B while B is away to A, at overlapping
+// times) is refused, naming the cycle.
+func (s *Service) Set(ctx context.Context, who models.Actor, in SetInput) (*Delegation, error) {
+	me, err := member(who)
+	if err != nil {
+		return nil, err
+	}
+	if err := validate.Struct(&in); err != nil {
+		return nil, err
+	}
+	now := models.Now()
+	d := &Delegation{OrganizationID: me.OrganizationID, DelegatorID: me.ID, From: now, Note: strings.TrimSpace(in.Note)}
+	if in.From != nil {
+		if d.From, err = requests.Timestamp("from", *in.From); err != nil {
+			return nil, err
+		}
+	}
+	if d.Until, err = requests.Timestamp("until", in.Until); err != nil {
+		return nil, err
+	}
+	switch {
+	case !d.Until.After(d.From):
+		return nil, apperr.Field(apperr.InvalidRequest, "until", "until must be after from")
+	case !d.Until.After(now):
+		return nil, apperr.Field(apperr.InvalidRequest, "until", "until must be in the future")
+	}
+	to, err := s.delegate(ctx, me, in.To)
+	if err != nil {
+		return nil, err
+	}
+	d.DelegateID, d.Delegator, d.Delegate = to.ID, me, &models.Member{ID: to.ID, Name: to.Name}
+	err = s.store.SetDelegation(ctx, d, func(others []Delegation) error {
+		if path := cycle(others, d); path != nil {
+			return apperr.Field(apperr.DelegationCycle, "to",
+				"to leads back to you at overlapping times (%s): one of those delegations must end first", strings.Join(path, " → "))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if d.ActiveAt(models.Now()) {
+		// Should this fail (no workflow service, say), the reconciler
+		// starts it later.
+		if err := s.Start(ctx, d); err != nil {
+			s.log.Error("hand waiting requests to a delegate", "organization", d.OrganizationID, "delegator", d.DelegatorID, "error", err)
+		}
+	}
+	return d, nil
+}
+
+// delegate is the member ref names: one active member other than me.
+func (s *Service) delegate(ctx context.Context, me *models.Member, ref string) (requests.Match, error) {
+	matches, err := requests.ResolveEach(ctx, s.store, me.OrganizationID, []string{ref}, toRole)
+	if err != nil {
+		return requests.Match{}, err
+	}
+	switch m := matches[0]; {
+	case m.Kind != models.ApproverMember:
+		return m, apperr.Field(apperr.InvalidRequest, "to", "to must name one member (an email or a member id), not %s", m.Name)
+	case m.ID == me.ID:
+		return m, apperr.Field(apperr.InvalidRequest, "to", "to must name someone other than you")
+	default:
+		return m, nil
+	}
+}
+
+// cycle is the chain by which d would lead back to its delegator, by
+// names (Ann → Bob → Cy → Ann), or nil. Each step follows the next
+// delegation at times overlapping all the steps before it: delegations
+// that never hold together make no cycle.
+func cycle(others []Delegation, d *Delegation) []string {
+	byDelegator := map[string]*Delegation{}
+	for i := range others {
+		byDelegator[others[i].DelegatorID] = &others[i]
+	}
+	path := []string{d.DelegatorName(), memberName(d.Delegate, d.DelegateID)}
+	from, until := d.From, d.Until
+	seen := map[string]bool{d.DelegatorID: true}
+	for at := d.DelegateID; at != d.DelegatorID; {
+		next, ok := byDelegator[at]
+		if !ok || seen[at] || !next.From.Before(until) || !from.Before(next.Until) {
+			return nil
+		}
+		seen[at] = true
+		from, until = later(from, next.From), earlier(until, next.Until)
+		path = append(path, memberName(next.Delegate, next.DelegateID))
+		at = next.DelegateID
+	}
+	return path
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func earlier(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func memberName(m *models.Member, id string) string {
+	if m == nil {
+		return id
+	}
+	return m.DisplayName()
+}
+
+// Mine is who's own delegation not yet over (nil when none) and those
+// not yet over that name them.
+func (s *Service) Mine(ctx context.Context, who models.Actor) (*Delegation, []Delegation, error) {
+	me, err := member(who)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := s.store.Delegation(ctx, me.OrganizationID, me.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	toMe, err := s.store.DelegationsTo(ctx, me.OrganizationID, me.ID)
+	return d, toMe, err
+}
+
+// End ends who's delegation at once: requests made from now on ask them
+// again. Requests that already asked their delegate keep both.
+func (s *Service) End(ctx context.Context, who models.Actor) error {
+	me, err := member(who)
+	if err != nil {
+		return err
+	}
+	return s.store.EndDelegation(ctx, me.OrganizationID, me.ID)
+}
+
+// member is the member who acts: a delegation is a member's own.
+func member(who models.Actor) (*models.Member, error) {
+	p, err := who.ActingPerson("a delegation")
+	if err != nil {
+		return nil, err
+	}
+	if p.Member == nil {
+		return nil, apperr.New(apperr.Forbidden, "only a member of the organisation can delegate")
+	}
+	return p.Member, nil
+}
+
+// Start hands the requests still waiting on d's delegator to who stands
+// in for them now (the end of their chain), through each request's
+// workflow, as an escalation adds approvers; the delegate is emailed. It
+// is applied once per delegation, however often it runs.
+func (s *Service) Start(ctx context.Context, d *Delegation) error {
+	away, err := s.store.ActiveDelegations(ctx, d.OrganizationID, models.Now())
+	if err != nil {
+		return err
+	}
+	if to := requests.StandIn(away, d.DelegatorID); to != d.DelegatorID {
+		if err := s.handOver(ctx, d, to); err != nil {
+			return err
+		}
+	}
+	return s.store.MarkDelegationStarted(ctx, d)
+}
+
+func (s *Service) handOver(ctx context.Context, d *Delegation, to string) error {
+	waiting, err := s.store.WaitingOn(ctx, d.OrganizationID, d.DelegatorID)
+	if err != nil {
+		return err
+	}
+	people, err := s.store.People(ctx, d.OrganizationID, []string{d.DelegatorID, to})
+	if err != nil {
+		return err
+	}
+	if len(people) < 2 {
+		return nil // either left the organisation meanwhile
+	}
+	delegator, delegate := people[0].Ref(), people[1].Ref()
+	id := fmt.Sprintf("delegation/%s/%s/%d", d.DelegatorID, to, d.From.UnixMicro())
+	return errors.Join(
+		s.approvals.AddDelegate(ctx, d.OrganizationID, waiting.Approvals, id, delegator, delegate),
+		s.collections.AddDelegate(ctx, d.OrganizationID, waiting.Collections, id, delegator, delegate),
+		s.reviews.AddDelegate(ctx, d.OrganizationID, waiting.Reviews, id, delegator, delegate))
+}
+
+// Kind names delegations in the reconciler's logs.
+func (s *Service) Kind() string { return "delegation" }
+
+// StartUnowned starts the delegations whose time came before olderThan
+// that no call started (one set to begin later, or whose start failed),
+// at most batch; the reconciler runs it with the request kinds. It counts
+// none as started: starting a delegation set to begin later is its usual
+// path, not a lost workflow start the reconciler warns of.
+func (s *Service) StartUnowned(ctx context.Context, olderThan time.Time, batch int) (int, error) {
+	due, err := s.store.UnstartedDelegations(ctx, olderThan, batch)
+	if err != nil {
+		return 0, err
+	}
+	var errs []error
+	for i := range due {
+		// One that fails (a workflow not answering) waits for the next
+		// round without holding up the others.
+		errs = append(errs, s.Start(ctx, &due[i]))
+	}
+	return 0, errors.Join(errs...)
+}

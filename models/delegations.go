@@ -1,0 +1,181 @@
+package models
+
+import (
+	"context"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// Delegation is a member's delegation while away: from From until Until,
+// the requests that would ask the delegator ask the delegate instead
+// (requests.StandIns). A member has at most one; setting another replaces
+// it, and ending it deletes it. The rules (who may be named, chains,
+// cycles) live in package delegations.
+type Delegation struct {
+	DelegatorID    string    `gorm:"primaryKey;size:40"`
+	OrganizationID string    `gorm:"size:40;not null;index"`
+	DelegateID     string    `gorm:"size:40;not null;index"`
+	From           time.Time `gorm:"column:starts_at;not null"`
+	Until          time.Time `gorm:"column:ends_at;not null"`
+	Note           string    `gorm:"type:text;not null"`
+	// StartedAt is when the requests already waiting on the delegator
+	// were handed to the delegate; nil until then (the reconciler starts
+	// a delegation whose From has come).
+	StartedAt *time.Time
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	// Delegator and Delegate are filled in when read.
+	Delegator *Member `gorm:"-"`
+	Delegate  *Member `gorm:"-"`
+}
+
+// DelegatorName names the delegator as people read it.
+func (d *Delegation) DelegatorName() string {
+	if d.Delegator == nil {
+		return d.DelegatorID
+	}
+	return d.Delegator.DisplayName()
+}
+
+// ActiveAt reports whether the delegation holds at t.
+func (d *Delegation) ActiveAt(t time.Time) bool { return !t.Before(d.From) && t.Before(d.Until) }
+
+// SetDelegation stores d in place of the delegator's delegation, if any,
+// once check accepts it against the organisation's other delegations not
+// yet over (their members filled in). The organisation's row is locked
+// meanwhile, so two delegations set at once cannot make a cycle neither
+// saw.
+func (s *DirectoryStore) SetDelegation(ctx context.Context, d *Delegation, check func(others []Delegation) error) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Clauses(lockForUpdate(tx)...).Where("id = ?", d.OrganizationID).Take(&Organization{}).Error; err != nil {
+			return notFound(err, "organization "+d.OrganizationID)
+		}
+		others, err := delegations(tx.Where("organization_id = ? AND delegator_id <> ? AND ends_at > ?", d.OrganizationID, d.DelegatorID, Now()))
+		if err != nil {
+			return err
+		}
+		if err := check(others); err != nil {
+			return err
+		}
+		now := Now()
+		d.CreatedAt, d.UpdatedAt, d.StartedAt = now, now, nil
+		if err := tx.Where("organization_id = ? AND delegator_id = ?", d.OrganizationID, d.DelegatorID).Delete(&Delegation{}).Error; err != nil {
+			return err
+		}
+		if err := tx.Create(d).Error; err != nil {
+			return err
+		}
+		return fillDelegations(tx, d.OrganizationID, []*Delegation{d})
+	})
+}
+
+// Delegation is the member's delegation not yet over, or nil.
+func (s *DirectoryStore) Delegation(ctx context.Context, orgID, delegatorID string) (*Delegation, error) {
+	out, err := delegations(s.db.WithContext(ctx).Where("organization_id = ? AND delegator_id = ? AND ends_at > ?", orgID, delegatorID, Now()))
+	if err != nil || len(out) == 0 {
+		return nil, err
+	}
+	return &out[0], nil
+}
+
+// DelegationsTo lists the delegations not yet over that name delegateID,
+// the soonest first.
+func (s *DirectoryStore) DelegationsTo(ctx context.Context, orgID, delegateID string) ([]Delegation, error) {
+	return delegations(s.db.WithContext(ctx).Where("organization_id = ? AND delegate_id = ? AND ends_at > ?", orgID, delegateID, Now()))
+}
+
+// EndDelegation deletes the member's delegation; ending none is no error.
+func (s *DirectoryStore) EndDelegation(ctx context.Context, orgID, delegatorID string) error {
+	return s.db.WithContext(ctx).Where("organization_id = ? AND delegator_id = ?", orgID, delegatorID).Delete(&Delegation{}).Error
+}
+
+// ActiveDelegations are the delegations holding at t whose delegate is an
+// active member, by delegator, their members filled in.
+func (s *DirectoryStore) ActiveDelegations(ctx context.Context, orgID string, t time.Time) (map[string]Delegation, error) {
+	db := s.db.WithContext(ctx)
+	list, err := delegations(db.Where("organization_id = ? AND starts_at <= ? AND ends_at > ?", orgID, t, t).
+		Where("delegate_id IN (?)", db.Model(&Member{}).Select("id").Where("organization_id = ? AND active", orgID)))
+	out := make(map[string]Delegation, len(list))
+	for _, d := range list {
+		out[d.DelegatorID] = d
+	}
+	return out, err
+}
+
+// UnstartedDelegations lists delegations holding at now whose waiting
+// requests were not yet handed to their delegate, at most limit.
+func (s *DirectoryStore) UnstartedDelegations(ctx context.Context, now time.Time, limit int) ([]Delegation, error) {
+	var out []Delegation
+	err := s.db.WithContext(ctx).Where("started_at IS NULL AND starts_at <= ? AND ends_at > ?", now, now).
+		Order("starts_at").Limit(limit).Find(&out).Error
+	return out, err
+}
+
+// MarkDelegationStarted records that d's waiting requests were handed to
+// its delegate, unless d was replaced meanwhile.
+func (s *DirectoryStore) MarkDelegationStarted(ctx context.Context, d *Delegation) error {
+	now := Now()
+	return s.db.WithContext(ctx).Model(&Delegation{}).
+		Where("organization_id = ? AND delegator_id = ? AND delegate_id = ? AND starts_at = ? AND started_at IS NULL",
+			d.OrganizationID, d.DelegatorID, d.DelegateID, d.From).
+		Update("started_at", now).Error
+}
+
+// Waiting lists the open requests of each kind still waiting on a person:
+// asked, and not yet acted.
+type Waiting struct {
+	Approvals, Collections, Reviews []string
+}
+
+// WaitingOn lists the open requests of each kind waiting on personID.
+func (s *DirectoryStore) WaitingOn(ctx context.Context, orgID, personID string) (*Waiting, error) {
+	db := s.db.WithContext(ctx)
+	out := &Waiting{}
+	var err error
+	if out.Approvals, err = pendingApprovalsOf(db, orgID, personID); err != nil {
+		return nil, err
+	}
+	if out.Collections, err = openCollectionsOf(db, orgID, personID); err != nil {
+		return nil, err
+	}
+	out.Reviews, err = openReviewsOf(db, orgID, personID)
+	return out, err
+}
+
+// delegations runs q over delegations, the soonest first, with their
+// members.
+func delegations(q *gorm.DB) ([]Delegation, error) {
+	var out []Delegation
+	if err := q.Order("starts_at").Order("delegator_id").Find(&out).Error; err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return out, nil
+	}
+	ptrs := make([]*Delegation, len(out))
+	for i := range out {
+		ptrs[i] = &out[i]
+	}
+	return out, fillDelegations(q.Session(&gorm.Session{NewDB: true}), out[0].OrganizationID, ptrs)
+}
+
+// fillDelegations reads the members of ds.
+func fillDelegations(tx *gorm.DB, orgID string, ds []*Delegation) error {
+	var ids []string
+	for _, d := range ds {
+		ids = append(ids, d.DelegatorID, d.DelegateID)
+	}
+	var members []Member
+	if err := tx.Where("organization_id = ? AND id IN ?", orgID, ids).Find(&members).Error; err != nil {
+		return err
+	}
+	byID := map[string]*Member{}
+	for i := range members {
+		byID[members[i].ID] = &members[i]
+	}
+	for _, d := range ds {
+		d.Delegator, d.Delegate = byID[d.DelegatorID], byID[d.DelegateID]
+	}
+	return nil
+}

@@ -1,0 +1,124 @@
+package workflows
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/assent-hq/assent/internal/apperr"
+)
+
+// Delegation while away: a request made while someone is away asks who
+// stands in for them from the start (the input's OnBehalfOf); one already
+// waiting on them when their delegation starts gains the delegate through
+// the addDelegate Update, as an escalation adds approvers. Either way the
+// delegate acts in their own name, on behalf of the person away, and the
+// state keeps whom each delegate stands in for.
+
+// ActionDelegated is a delegate asked beside a person away.
+const ActionDelegated = "delegated"
+
+// Delegator is the person away whom a delegate stands in for.
+type Delegator struct {
+	ID   string
+	Name string
+}
+
+// AddDelegateRequest asks a request still waiting on the delegator, whose
+// delegation has just started, to ask the delegate too.
+type AddDelegateRequest struct {
+	Target
+	// DelegatorID and DelegatorName are who set the delegation.
+	DelegatorID   string
+	DelegatorName string
+	// DelegateID and DelegateName are who stands in: the end of the
+	// delegator's chain of delegations, which the caller follows.
+	DelegateID   string
+	DelegateName string
+}
+
+// checkAddDelegate refuses a delegate the request does not need: it no
+// longer waits on the delegator (not asked, notAsked; or acted, by them or
+// on their behalf) or already asks the delegate. The caller treats every refusal as nothing
+// left to do.
+func checkAddDelegate(asked []string, acted func(string) bool, notAsked string, r AddDelegateRequest) error {
+	switch {
+	case !slices.Contains(asked, r.DelegatorID):
+		return refuse(notAsked, "%s is not asked by this request", r.DelegatorID)
+	case acted(r.DelegatorID):
+		return refuse(apperr.AlreadyDecided, "%s has already acted on this request", r.DelegatorID)
+	case r.DelegateID == "" || slices.Contains(asked, r.DelegateID):
+		return refuse(apperr.Conflict, "%s is already asked by this request", r.DelegateID)
+	}
+	return nil
+}
+
+// addDelegate returns asked with r's delegate, and onBehalfOf saying whom
+// they stand in for: the delegator, or whom the delegator stands in for
+// when they are a delegate themselves. detail is the timeline's entry.
+func addDelegate(asked []string, onBehalfOf map[string]Delegator, r AddDelegateRequest) ([]string, map[string]Delegator, string) {
+	away := Delegator{ID: r.DelegatorID, Name: r.DelegatorName}
+	if d, ok := onBehalfOf[r.DelegatorID]; ok {
+		away = d
+	}
+	out := maps.Clone(onBehalfOf)
+	if out == nil {
+		out = map[string]Delegator{}
+	}
+	out[r.DelegateID] = away
+	return append(slices.Clone(asked), r.DelegateID), out,
+		r.DelegatorName + " is away, so " + r.DelegateName + " was asked on behalf of " + away.Name
+}
+
+// delegated is the transition of an added delegate; its actor is who set
+// the delegation.
+func delegated[S RequestState](r AddDelegateRequest, detail string) Transition[S] {
+	return Transition[S]{Action: ActionDelegated, ActorID: r.DelegatorID, ActorName: r.DelegatorName, Detail: detail}
+}
+
+// onBehalf says for the timeline whom someone acting stood in for, or
+// nothing.
+func onBehalf(d *Delegator) string {
+	if d == nil {
+		return ""
+	}
+	return "on behalf of " + d.Name
+}
+
+// standsInFor is whom id stands in for, or nil when they act in their own
+// name.
+func standsInFor(onBehalfOf map[string]Delegator, id string) *Delegator {
+	if d, ok := onBehalfOf[id]; ok {
+		return &d
+	}
+	return nil
+}
+
+// countsFor is the person whose voice id's act is: whom id stands in
+// for, or id. A person and who stands in for them act once between them.
+func countsFor(onBehalfOf map[string]Delegator, id string) string {
+	if d, ok := onBehalfOf[id]; ok {
+		return d.ID
+	}
+	return id
+}
+
+// actedFor reports whether one of those who acted (by) already acted for
+// the person id acts for.
+func actedFor(onBehalfOf map[string]Delegator, by []string, id string) bool {
+	return slices.ContainsFunc(by, func(b string) bool { return countsFor(onBehalfOf, b) == countsFor(onBehalfOf, id) })
+}
+
+// joinDetail joins a timeline entry's parts, leaving out empty ones.
+func joinDetail(parts ...string) string {
+	out := ""
+	for _, p := range parts {
+		if p == "" {
+			continue
+		}
+		if out != "" {
+			out += "; "
+		}
+		out += p
+	}
+	return out
+}
