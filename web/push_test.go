@@ -118,5 +118,5 @@ func TestPushEndpointsFollowTheNetworkPolicy(t *testing.T) {
 	csrf := b.signIn(s, "ada@example.com")
 	r := b.post("/push/subscriptions", pushForm(csrf, pushtest.New(t).Subscribe(t)))
 	assert.Equal(t, http.StatusBadRequest, r.status)
-	assert.Contains(t, r.body, "https")
+	assert.Contains(t, r.body, "127.0.0.1 is a private or reserved address")
 }

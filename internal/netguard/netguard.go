@@ -125,18 +125,19 @@ func (p *Policy) CheckURL(ctx context.Context, raw string) error {
 		if p.isInside(a) {
 			continue
 		}
-		// Outside the operator's networks only public HTTPS on 443 goes.
-		if u.Scheme != "https" {
-			return fmt.Errorf("the URL must use https, not %s", u.Scheme)
-		}
-		if err := p.guardian.SafeAddrPort(netip.AddrPortFrom(a.Unmap(), uint16(port))); err != nil {
-			if port != 443 {
-				return fmt.Errorf("the URL must use port 443, not %d", port)
-			}
+		// Outside the operator's networks only public HTTPS on 443 goes;
+		// the address is named first, as the likeliest mistake.
+		if err := p.guardian.SafeAddrPort(netip.AddrPortFrom(a.Unmap(), 443)); err != nil {
 			if _, err := netip.ParseAddr(host); err == nil {
 				return fmt.Errorf("%s is a private or reserved address", host)
 			}
 			return fmt.Errorf("%s resolves to %s, a private or reserved address", host, a.Unmap())
+		}
+		if u.Scheme != "https" {
+			return fmt.Errorf("the URL must use https, not %s", u.Scheme)
+		}
+		if port != 443 {
+			return fmt.Errorf("the URL must use port 443, not %d", port)
 		}
 	}
 	return nil

@@ -66,12 +66,12 @@ func TestInsideAdmitsTheOperatorsNetworksOnly(t *testing.T) {
 		assert.NoError(t, p.CheckURL(ctx, u), u)
 	}
 	for u, want := range map[string]string{
-		"http://10.21.0.1:8080/":          "https",
+		"http://10.21.0.1:8080/":          "10.21.0.1 is a private or reserved address",
 		"https://10.21.0.1/":              "is a private or reserved address",
 		"http://93.184.216.34/hook":       "https",
 		"https://93.184.216.34:8443/hook": "port 443",
-		"http://127.0.0.1:8080/":          "https",
-		"http://169.254.169.254/":         "https",
+		"http://127.0.0.1:8080/":          "is a private or reserved address",
+		"http://169.254.169.254/":         "is a private or reserved address",
 	} {
 		err := p.CheckURL(ctx, u)
 		if assert.Error(t, err, u) {
