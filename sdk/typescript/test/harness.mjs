@@ -58,13 +58,15 @@ export async function startDev() {
 }
 
 /** In the background, decides the approval whose input equals input once the person's inbox shows it. */
-export function decideWhenAsked(client, input, { decision = "approve", corrections } = {}) {
+export function decideWhenAsked(client, input, { decision = "approve", corrections, beforeDeciding } = {}) {
   const want = JSON.stringify(sorted(input));
   return (async () => {
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
       for await (const a of client.inbox.list("approval")) {
         if (JSON.stringify(sorted(a.input)) !== want) continue;
+        // The moment the request waits on a person, before anyone decides.
+        beforeDeciding?.();
         return client.approvals.decide(a.id, { decision, corrections: decision === "approve" ? corrections : undefined, note: "decided by the e2e test" });
       }
       await new Promise((r) => setTimeout(r, 200));
