@@ -59,7 +59,7 @@ func (h *handlers) listMembers(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, newList(rows, next, wire.NewMember))
+	c.JSON(http.StatusOK, wire.NewList(rows, next, wire.NewMember))
 }
 
 func (h *handlers) updateMember(c *gin.Context) {
@@ -138,7 +138,7 @@ func (h *handlers) listTeams(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, newList(rows, next, wire.NewTeam))
+	c.JSON(http.StatusOK, wire.NewList(rows, next, wire.NewTeam))
 }
 
 func (h *handlers) createGuest(c *gin.Context) {
@@ -170,7 +170,7 @@ func (h *handlers) listGuests(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, newList(rows, next, wire.NewGuest))
+	c.JSON(http.StatusOK, wire.NewList(rows, next, wire.NewGuest))
 }
 
 // updateGuest renames a guest; requests already made are unchanged.
@@ -251,7 +251,7 @@ func (h *handlers) listKeys(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, newList(rows, next, wire.NewKey))
+	c.JSON(http.StatusOK, wire.NewList(rows, next, wire.NewKey))
 }
 
 func (h *handlers) revokeKey(c *gin.Context) {

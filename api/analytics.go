@@ -30,5 +30,5 @@ func (h *handlers) organizationAnalytics(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, newList(rows, next, wire.NewReportReach))
+	c.JSON(http.StatusOK, wire.NewList(rows, next, wire.NewReportReach))
 }

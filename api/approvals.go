@@ -129,7 +129,7 @@ func (h *handlers) allInbox(c *gin.Context, p requests.Page) {
 		items = append(items, inboxItem{Kind: events.RequestReview, Review: &r, created: revs[i].CreatedAt})
 	}
 	sort.SliceStable(items, func(i, j int) bool { return items[i].created.After(items[j].created) })
-	c.JSON(http.StatusOK, listResponse[inboxItem]{Data: items[:min(p.Limit, len(items))]})
+	c.JSON(http.StatusOK, wire.List[inboxItem]{Data: items[:min(p.Limit, len(items))]})
 }
 
 func (h *handlers) respondApprovals(c *gin.Context, rows []approvals.Approval, next string, err error) {
@@ -137,7 +137,7 @@ func (h *handlers) respondApprovals(c *gin.Context, rows []approvals.Approval, n
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, newList(rows, next, func(a *approvals.Approval) wire.Approval { return wire.NewApproval(a, h.baseURL) }))
+	c.JSON(http.StatusOK, wire.NewList(rows, next, func(a *approvals.Approval) wire.Approval { return wire.NewApproval(a, h.baseURL) }))
 }
 
 // getApproval returns the approval; with ?wait= it first waits for the

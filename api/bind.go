@@ -19,7 +19,6 @@ import (
 	"github.com/assent-hq/assent/internal/bodyread"
 	"github.com/assent-hq/assent/internal/validate"
 	"github.com/assent-hq/assent/requests"
-	"github.com/assent-hq/assent/wire"
 )
 
 // DefaultBodyLimit bounds JSON request bodies; routes that take documents
@@ -451,18 +450,4 @@ func page(c *gin.Context) (requests.Page, error) {
 		p.Limit = n
 	}
 	return p, nil
-}
-
-// listResponse is the envelope of every list.
-type listResponse[T any] struct {
-	Data       []T     `json:"data"`
-	NextCursor *string `json:"nextCursor"`
-}
-
-func newList[S any, T any](rows []S, next string, ser func(*S) T) listResponse[T] {
-	out := listResponse[T]{Data: wire.All(rows, ser)}
-	if next != "" {
-		out.NextCursor = &next
-	}
-	return out
 }

@@ -39,7 +39,7 @@ func (h *handlers) listCollections(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, newList(rows, next, func(r *collections.Collection) wire.Collection { return wire.NewCollection(r, h.baseURL) }))
+	c.JSON(http.StatusOK, wire.NewList(rows, next, func(r *collections.Collection) wire.Collection { return wire.NewCollection(r, h.baseURL) }))
 }
 
 // getCollection returns the collection; with ?wait= it first waits for it
@@ -88,5 +88,5 @@ func (h *handlers) collectionInbox(c *gin.Context, p requests.Page) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, newList(rows, next, func(r *collections.Collection) wire.Collection { return wire.NewCollection(r, h.baseURL) }))
+	c.JSON(http.StatusOK, wire.NewList(rows, next, func(r *collections.Collection) wire.Collection { return wire.NewCollection(r, h.baseURL) }))
 }

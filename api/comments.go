@@ -47,7 +47,7 @@ func (h *handlers) respondThreads(c *gin.Context, threads []comments.Thread, nex
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, newList(threads, next, func(t *comments.Thread) wire.Thread { return wire.NewThread(t, h.baseURL) }))
+	c.JSON(http.StatusOK, wire.NewList(threads, next, func(t *comments.Thread) wire.Thread { return wire.NewThread(t, h.baseURL) }))
 }
 
 func (h *handlers) resolveThread(c *gin.Context) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/assent-hq/assent/internal/wiretime"
 	"github.com/assent-hq/assent/reports"
+	"github.com/assent-hq/assent/wire"
 )
 
 // dataset is a dataset as listed: its name, size and last change.
@@ -40,7 +41,7 @@ func (h *handlers) listDatasets(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, newList(ds, "", newDataset))
+	c.JSON(http.StatusOK, wire.NewList(ds, "", newDataset))
 }
 
 func (h *handlers) getDataset(c *gin.Context) {

@@ -25,7 +25,7 @@ func (h *handlers) listDeliveries(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, newList(rows, next, wire.NewDelivery))
+	c.JSON(http.StatusOK, wire.NewList(rows, next, wire.NewDelivery))
 }
 
 func (h *handlers) getDelivery(c *gin.Context) {

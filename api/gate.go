@@ -56,7 +56,7 @@ func (h *handlers) listActions(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, newList(rows, next, wire.NewAction))
+	c.JSON(http.StatusOK, wire.NewList(rows, next, wire.NewAction))
 }
 
 func (h *handlers) getAction(c *gin.Context) {

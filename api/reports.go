@@ -84,7 +84,7 @@ func (h *handlers) listReports(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, newList(rows, next, func(r *reports.Report) wire.Report { return wire.NewReport(r, nil, h.baseURL) }))
+	c.JSON(http.StatusOK, wire.NewList(rows, next, func(r *reports.Report) wire.Report { return wire.NewReport(r, nil, h.baseURL) }))
 }
 
 func (h *handlers) getReport(c *gin.Context) {
@@ -161,7 +161,7 @@ func (h *handlers) listHeldVersions(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, newList(held, "", func(x *reports.HeldVersion) wire.Report { return wire.NewReport(x.Report, &x.Version, h.baseURL) }))
+	c.JSON(http.StatusOK, wire.NewList(held, "", func(x *reports.HeldVersion) wire.Report { return wire.NewReport(x.Report, &x.Version, h.baseURL) }))
 }
 
 func (h *handlers) releaseHeld(c *gin.Context) { h.decideHeld(c, true) }
@@ -236,7 +236,7 @@ type template struct {
 }
 
 func (h *handlers) listTemplates(c *gin.Context) {
-	c.JSON(http.StatusOK, newList(h.reports.Templates(), "", func(t *reporttemplates.Template) template {
+	c.JSON(http.StatusOK, wire.NewList(h.reports.Templates(), "", func(t *reporttemplates.Template) template {
 		return template{ID: t.ID, Name: t.Name, Description: t.Description}
 	}))
 }

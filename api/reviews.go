@@ -43,7 +43,7 @@ func (h *handlers) respondReviews(c *gin.Context, rows []reviews.Review, next st
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, newList(rows, next, func(r *reviews.Review) wire.Review { return wire.NewReview(r, h.baseURL) }))
+	c.JSON(http.StatusOK, wire.NewList(rows, next, func(r *reviews.Review) wire.Review { return wire.NewReview(r, h.baseURL) }))
 }
 
 // getReview returns the review; with ?wait= it first waits for it to

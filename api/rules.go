@@ -34,7 +34,7 @@ func (h *handlers) listRules(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, newList(rows, next, wire.NewRule))
+	c.JSON(http.StatusOK, wire.NewList(rows, next, wire.NewRule))
 }
 
 type rulePatch struct {

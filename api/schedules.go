@@ -35,7 +35,7 @@ func (h *handlers) listSchedules(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, newList(rows, next, wire.NewSchedule))
+	c.JSON(http.StatusOK, wire.NewList(rows, next, wire.NewSchedule))
 }
 
 func (h *handlers) getSchedule(c *gin.Context) {

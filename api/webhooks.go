@@ -36,7 +36,7 @@ func (h *handlers) listWebhooks(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, newList(rows, next, wire.NewWebhookEndpoint))
+	c.JSON(http.StatusOK, wire.NewList(rows, next, wire.NewWebhookEndpoint))
 }
 
 func (h *handlers) getWebhook(c *gin.Context) {

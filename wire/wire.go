@@ -17,6 +17,23 @@ func All[S, T any](rows []S, ser func(*S) T) []T {
 	return out
 }
 
+// List is the envelope of every list: its rows and the cursor of the next
+// page, null on the last.
+type List[T any] struct {
+	Data       []T     `json:"data"`
+	NextCursor *string `json:"nextCursor"`
+}
+
+// NewList serializes rows with ser into the envelope; next is the next
+// page's cursor, "" on the last.
+func NewList[S, T any](rows []S, next string, ser func(*S) T) List[T] {
+	out := List[T]{Data: All(rows, ser)}
+	if next != "" {
+		out.NextCursor = &next
+	}
+	return out
+}
+
 // Organization is an organisation on the wire.
 type Organization struct {
 	ID                       string        `json:"id"`

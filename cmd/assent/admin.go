@@ -600,23 +600,12 @@ func pageOf[T any](r *adminRun, fetch func(models.Page) ([]T, string, error)) ([
 	return fetch(models.Page{Limit: n, Cursor: r.str(cursorFlag.name)})
 }
 
-// list is the API's envelope of a list: its rows and the cursor of the
-// next page, null on the last.
-type list[T any] struct {
-	Data       []T     `json:"data"`
-	NextCursor *string `json:"nextCursor"`
-}
-
-// listed is rows on the wire in the list envelope, or err.
+// listed is rows on the wire in the API's list envelope, or err.
 func listed[S, T any](rows []S, next string, err error, toWire func(*S) T) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := list[T]{Data: wire.All(rows, toWire)}
-	if next != "" {
-		out.NextCursor = &next
-	}
-	return out, nil
+	return wire.NewList(rows, next, toWire), nil
 }
 
 func pageAll[T any](fetch func(models.Page) ([]T, string, error)) ([]T, error) {
