@@ -20,6 +20,7 @@ import (
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/logging"
+	"github.com/assent-hq/assent/internal/payloadcodec"
 	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/wire"
@@ -246,6 +247,11 @@ var adminCommands = []adminCommand{
 				return nil, err
 			}
 			defer tc.Close()
+			// Another instance's namespace holds workflows this key cannot
+			// read: refuse it, as serve and worker do.
+			if err := payloadcodec.CheckMarker(r.ctx, tc, r.cfg.TemporalNamespace, r.keys); err != nil {
+				return nil, err
+			}
 			if err := r.services(tc).Admin.RemoveGuest(r.ctx, id, guest, admin.Operator); err != nil {
 				return nil, err
 			}

@@ -107,6 +107,17 @@ func TestAdminGuestRemove(t *testing.T) {
 			out, err = run("guest", "list", "--org", org.ID)
 			require.NoError(t, err)
 			assert.NotContains(t, out, "gus@partner.example")
+
+			// A namespace another instance marked is refused, as serve and
+			// worker refuse it: its workflows are sealed under another key.
+			_, _, err = store.CreateGuest(ctx, org.ID, "gil@partner.example", "")
+			require.NoError(t, err)
+			other, err := secretkey.Parse(secretkey.Generate())
+			require.NoError(t, err)
+			require.NoError(t, payloadcodec.ClaimMarker(ctx, tc, ts.GetDefaultNamespace(), other))
+			_, err = run("guest", "remove", "--guest", "gil@partner.example")
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "belongs to another Assent instance")
 		})
 	}
 }
