@@ -60,13 +60,7 @@ func (s *SystemStore) OpenRequests(ctx context.Context, orgID string) ([]OpenCou
 // query, and finds the oldest.
 func openCount[T any](k *requestKind[T]) func(*gorm.DB, string, time.Time) (OpenCount, error) {
 	return func(db *gorm.DB, orgID string, now time.Time) (OpenCount, error) {
-		open := func() *gorm.DB {
-			q := db.Model(new(T)).Where("status = ?", k.open)
-			if orgID != AllOrganizations {
-				q = q.Where("organization_id = ?", orgID)
-			}
-			return q
-		}
+		open := func() *gorm.DB { return waitingIn(db, k, orgID) }
 		c := OpenCount{Kind: k.subject}
 		err := open().Select("COUNT(*), COALESCE(SUM(CASE WHEN expires_at < ? THEN 1 ELSE 0 END), 0)", now.Add(-OverdueGrace)).
 			Row().Scan(&c.Open, &c.Overdue)
@@ -88,6 +82,16 @@ func openCount[T any](k *requestKind[T]) func(*gorm.DB, string, time.Time) (Open
 type OpenRequest struct {
 	Kind, ID, Title      string
 	CreatedAt, ExpiresAt time.Time
+}
+
+// waitingIn selects one kind's waiting requests of organisation orgID, or
+// of every organisation.
+func waitingIn[T any](db *gorm.DB, k *requestKind[T], orgID string) *gorm.DB {
+	q := db.Model(new(T)).Where("status = ?", k.open)
+	if orgID != AllOrganizations {
+		q = q.Where("organization_id = ?", orgID)
+	}
+	return q
 }
 
 // OldestOpen lists the n requests that have waited longest, of any kind.
@@ -113,12 +117,8 @@ func (s *SystemStore) OldestOpen(ctx context.Context, orgID string, n int) ([]Op
 // oldestOpen lists one kind's n longest-waiting requests.
 func oldestOpen[T any](k *requestKind[T]) func(*gorm.DB, string, int) ([]OpenRequest, error) {
 	return func(db *gorm.DB, orgID string, n int) ([]OpenRequest, error) {
-		q := db.Model(new(T)).Where("status = ?", k.open)
-		if orgID != AllOrganizations {
-			q = q.Where("organization_id = ?", orgID)
-		}
 		var rows []OpenRequest
-		err := q.Select("id, title, created_at, expires_at").Order("created_at, id").Limit(n).Scan(&rows).Error
+		err := waitingIn(db, k, orgID).Select("id, title, created_at, expires_at").Order("created_at, id").Limit(n).Scan(&rows).Error
 		for i := range rows {
 			rows[i].Kind = k.subject
 		}
