@@ -38,6 +38,10 @@ type OrganizationPatch struct {
 	// ReportOrigins replaces the origins the organisation's reports may
 	// load from and connect to besides their own (at most 20).
 	ReportOrigins *[]string `json:"reportOrigins" validate:"omitempty,max=20"`
+	// MembersMayGrantMandates lets every member grant standing mandates
+	// within their own authority (by default only owners and
+	// administrators may).
+	MembersMayGrantMandates *bool `json:"membersMayGrantMandates"`
 }
 
 // NewMember adds a person; the role is member unless given.
@@ -170,7 +174,8 @@ func (s *Service) UpdateOrganization(ctx context.Context, orgID string, by Chang
 		return nil, apperr.Field(apperr.Forbidden, "plan", "the plan is set by the operator of this Assent instance (assent admin), not by the organisation")
 	}
 	ch := models.OrganizationChange{Name: in.Name, Plan: in.Plan, GuestsMayApprove: in.GuestsMayApprove,
-		MaxApprovalExpirySeconds: in.MaxApprovalExpirySeconds, DecisionTokenTTLSeconds: in.DecisionTokenTTLSeconds}
+		MaxApprovalExpirySeconds: in.MaxApprovalExpirySeconds, DecisionTokenTTLSeconds: in.DecisionTokenTTLSeconds,
+		MembersMayGrantMandates: in.MembersMayGrantMandates}
 	if in.ReportOrigins != nil {
 		origins, err := reportOrigins(*in.ReportOrigins)
 		if err != nil {

@@ -40,13 +40,8 @@ func (h *handlers) listApprovals(c *gin.Context) {
 		return
 	}
 	f := approvals.Filter{Status: c.Query("status"), ExternalID: c.Query("externalId")}
-	switch c.Query("executed") {
-	case "":
-	case "true", "false":
-		ran := c.Query("executed") == "true"
-		f.Executed = &ran
-	default:
-		fail(c, apperr.Field(apperr.InvalidRequest, "executed", "executed must be true or false"))
+	if f.Executed, err = boolParam(c, "executed"); err != nil {
+		fail(c, err)
 		return
 	}
 	rows, next, err := h.approvals.List(c.Request.Context(), orgID(c), f, p)

@@ -201,7 +201,23 @@ var authzMatrix = []authzRow{
 	{"GET", "/api/v1/me/delegation", "", noID, ``, "anon=401 agent=403 noscope=403 members=200 adminkey=403 guest=401 others=403 othermember=200"},
 	{"PUT", "/api/v1/me/delegation", "", noID, `{"to":"{newMember}","from":"2098-01-01T00:00:00Z","until":"2099-01-01T00:00:00Z"}`, "anon=401 agent=403 noscope=403 members=200 adminkey=403 guest=401 others=403 othermember=400"},
 	{"DELETE", "/api/v1/me/delegation", "", noID, ``, "anon=401 agent=403 noscope=403 members=204 adminkey=403 guest=401 others=403 othermember=204"},
+
+	// Standing mandates: people grant them (owners and administrators by
+	// default), members read and revoke their own, administrators and
+	// admin keys the organisation's. They start in the future, so no other
+	// row's check is allowed by one.
+	{"POST", "/api/v1/mandates", aw, noID, matrixMandate, "anon=401 agent=403 noscope=403 owner=201 administrator=201 member=403 adminkey=403 guest=401 others=403 othermember=404"},
+	{"GET", "/api/v1/mandates", ar, noID, ``, "anon=401 agent=403 noscope=403 members=200 adminkey=200 guest=401 others=200 otheragent=403"},
+	{"GET", "/api/v1/mandates/:id", ar, grantedMandate, ``, "anon=401 agent=403 noscope=403 owner=200 administrator=200 member=404 adminkey=200 guest=401 others=404 otheragent=403"},
+	{"POST", "/api/v1/mandates/:id/revoke", aw, grantedMandate, ``, "anon=401 agent=403 noscope=403 owner=200/409 administrator=200/409 member=404 adminkey=200/409 guest=401 others=404 otheragent=403"},
 }
+
+// matrixAsk is an action whose every check asks the owners and
+// administrators, at low risk: what a mandate stands in for.
+const matrixAsk = "matrix.ask"
+
+// matrixMandate grants a mandate for matrixAsk that starts in the future.
+const matrixMandate = `{"action":"` + matrixAsk + `","startsAt":"2098-06-01T00:00:00Z","expiresAt":"2099-01-01T00:00:00Z","budget":{"count":1,"window":"day"}}`
 
 // adminKeyCancel: docs/decisions.md says admin keys may cancel a request or
 // a flow on the requester's or starter's behalf, and the workflow and
@@ -316,6 +332,8 @@ const (
 	reportWithData
 	// anAction is a registered action.
 	anAction
+	// grantedMandate is a mandate the owner (Ada) granted (matrixMandate).
+	grantedMandate
 )
 
 // matrixPrincipals are the matrix's columns; the idempotency checks take
@@ -477,6 +495,7 @@ func newAuthzEnv(t *testing.T, db *gorm.DB) *authzEnv {
 	require.NoError(t, err)
 	e.ours = append(e.ours, guest.ID)
 	e.create201(t, e.adminKey, "/api/v1/admin/actions", `{"name":"`+matrixAction+`","inputSchema":{"type":"object"},"policy":[{"name":"all","outcome":"allow"}]}`)
+	e.create201(t, e.adminKey, "/api/v1/admin/actions", `{"name":"`+matrixAsk+`","inputSchema":{"type":"object"},"policy":[{"name":"ask","outcome":"approval","risk":"low"}]}`)
 	return e
 }
 
@@ -584,6 +603,8 @@ func (e *authzEnv) fresh(t *testing.T, row authzRow) target {
 		id = e.create201(t, e.adminKey, "/api/v1/admin/rules", `{"name":"`+e.unique()+`","kind":"approval","requiredApprovals":2,"enabled":false}`)
 	case anAction:
 		id = e.create201(t, e.adminKey, "/api/v1/admin/actions", `{"name":"`+e.unique()+`","inputSchema":{"type":"object"}}`)
+	case grantedMandate:
+		id = e.create201(t, e.memberToken, "/api/v1/mandates", matrixMandate)
 	case liveReport:
 		id = e.create201(t, e.exact[rw], "/api/v1/reports", `{"title":"Q3","content":"<h1>Q3</h1>"}`)
 	case heldVersion:

@@ -451,3 +451,15 @@ func page(c *gin.Context) (requests.Page, error) {
 	}
 	return p, nil
 }
+
+// boolParam reads an optional true|false query parameter: nil when absent.
+func boolParam(c *gin.Context, name string) (*bool, error) {
+	switch v := c.Query(name); v {
+	case "":
+		return nil, nil
+	case "true", "false":
+		b := v == "true"
+		return &b, nil
+	}
+	return nil, apperr.Field(apperr.InvalidRequest, name, "%s must be true or false", name)
+}

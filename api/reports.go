@@ -9,7 +9,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/reporttemplates"
 	"github.com/assent-hq/assent/internal/wiretime"
 	"github.com/assent-hq/assent/reports"
@@ -70,13 +69,8 @@ func (h *handlers) listReports(c *gin.Context) {
 		return
 	}
 	f := reports.Filter{FlowID: c.Query("flowId")}
-	switch c.Query("archived") {
-	case "":
-	case "true", "false":
-		archived := c.Query("archived") == "true"
-		f.Archived = &archived
-	default:
-		fail(c, apperr.Field(apperr.InvalidRequest, "archived", "archived must be true or false"))
+	if f.Archived, err = boolParam(c, "archived"); err != nil {
+		fail(c, err)
 		return
 	}
 	rows, next, err := h.reports.List(c.Request.Context(), principal(c), f, p)

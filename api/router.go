@@ -226,6 +226,11 @@ func New(d Deps) http.Handler {
 	h.postResumable(v1, "/gate", requireScope(scopes.GateCheck), h.checkGate)
 	// A receipt is bound to its claim as it is written.
 	h.postResumable(v1, "/receipts", requireScope(scopes.ReceiptsWrite), h.reportReceipt)
+	// Standing mandates are people's: the gate refuses agent keys.
+	h.post(v1, "/mandates", personActs(scopes.ApprovalsWrite), h.grantMandate)
+	v1.GET("/mandates", personActs(scopes.ApprovalsRead), h.listMandates)
+	v1.GET("/mandates/:id", personActs(scopes.ApprovalsRead), h.getMandate)
+	h.post(v1, "/mandates/:id/revoke", personActs(scopes.ApprovalsWrite), noFields, h.revokeMandate)
 
 	adm := v1.Group("/admin", requireAdmin)
 	adm.GET("/organization", h.getOrganization)

@@ -96,6 +96,20 @@ func (s *Service) Create(ctx context.Context, p models.Actor, in *CreateInput, c
 	return s.Lifecycle.Create(ctx, claim, func() (*models.Approval, error) { return s.build(ctx, p, in) })
 }
 
+// Preview is the approval Create would make of in for p, without making
+// it: whom it would ask, how many approvals it would need, its concerns.
+// The gate weighs a mandate's authority against it.
+func (s *Service) Preview(ctx context.Context, p models.Actor, in *CreateInput) (*models.Approval, error) {
+	return s.build(ctx, p, in)
+}
+
+// ApproverIDs are the people an approval naming refs would ask (the
+// owners and administrators when refs is empty).
+func (s *Service) ApproverIDs(ctx context.Context, org *models.Organization, refs []string) ([]string, error) {
+	ids, _, err := s.approvers(ctx, org, refs)
+	return ids, err
+}
+
 // build checks what the validator tags cannot and builds the record.
 func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*models.Approval, error) {
 	now := models.Now()

@@ -64,16 +64,21 @@ func ForApproval(a *models.Approval, org *models.Organization, issuer string) (d
 }
 
 // ForGateCheck are the claims of the decision token of check c, an allow
-// by the policy of action: no deciders, holding for the action's lifetime
-// after the check.
+// by the policy of action (no deciders) or by a standing mandate (its
+// granter the decider, the mandate named), holding for the action's
+// lifetime after the check.
 func ForGateCheck(c *models.GateCheck, action *models.Action, org *models.Organization, issuer string) (decisiontoken.Claims, error) {
 	sum, err := decisiontoken.InputSHA256(c.Input)
 	if err != nil {
 		return decisiontoken.Claims{}, err
 	}
-	return decisiontoken.Claims{Issuer: issuer, Subject: c.ID, Organization: c.OrganizationID, Action: c.Action,
+	claims := decisiontoken.Claims{Issuer: issuer, Subject: c.ID, Organization: c.OrganizationID, Action: c.Action,
 		InputSHA256: sum, Deciders: []string{}, IssuedAt: c.CreatedAt,
-		Expiry: c.CreatedAt.Add(Lifetime(action.DecisionTokenTTLSeconds, org)), ID: newID()}, nil
+		Expiry: c.CreatedAt.Add(Lifetime(action.DecisionTokenTTLSeconds, org)), ID: newID()}
+	if c.Mandate != nil {
+		claims.Mandate, claims.Deciders = c.Mandate.ID, []string{c.Mandate.GranterID}
+	}
+	return claims, nil
 }
 
 // newID is a token's jti: unique, so one token takes one execution

@@ -8,6 +8,7 @@ package gate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -103,7 +104,14 @@ func (s *Service) Check(ctx context.Context, p models.Actor, in *CheckInput, cla
 	}
 	rule, unevaluated := s.decide(action, input, callerOf(p))
 	if rule.Outcome == rules.GateApproval {
-		return s.raised(ctx, p, action, approvalFor(action, rule, unevaluated, input, in), claim, rule, unevaluated)
+		approval := approvalFor(action, rule, unevaluated, input, in)
+		// A policy that failed closed is never stood in for by a mandate.
+		if unevaluated == "" {
+			if r, err := s.byMandate(ctx, p, action, rule, input, in, approval, claim); r != nil || err != nil {
+				return r, err
+			}
+		}
+		return s.raised(ctx, p, action, approval, claim, rule, unevaluated)
 	}
 	check := checkBy(p)
 	check.ActionID, check.Action, check.Input, check.Rule, check.FlowID, check.ExternalID =
@@ -124,6 +132,34 @@ func (s *Service) Check(ctx context.Context, p models.Actor, in *CheckInput, cla
 		record.EventData = func(c *models.GateCheck) ([]byte, error) { return json.Marshal(wire.NewGateCheck(c)) }
 	}
 	c, err := s.store.RecordGateCheck(ctx, record, claim)
+	if err != nil {
+		return nil, err
+	}
+	return s.replay(c)
+}
+
+// byMandate allows a check a live mandate covers, spending its budget in
+// the check's transaction, its token naming the mandate and its granter.
+// Nil, nil means none covers it (or the budget went to concurrent checks):
+// a person decides.
+func (s *Service) byMandate(ctx context.Context, p models.Actor, action *models.Action, rule models.PolicyRule, input []byte,
+	in *CheckInput, approval *approvals.CreateInput, claim *models.Claim) (*Result, error) {
+	spends, err := s.covering(ctx, p, action, input, approval)
+	if err != nil || len(spends) == 0 {
+		return nil, err
+	}
+	check := checkBy(p)
+	check.ActionID, check.Action, check.Input, check.Rule, check.FlowID, check.ExternalID =
+		action.ID, action.Name, input, rule.Name, in.FlowID, in.ExternalID
+	check.Decision = models.GateAllowed
+	record := models.GateCheckRecord{Check: check, Actor: p, Mandates: spends, MandateData: s.mandateData}
+	if record.Token, err = s.tokens(ctx, action, p.Organization); err != nil {
+		return nil, err
+	}
+	c, err := s.store.RecordGateCheck(ctx, record, claim)
+	if errors.Is(err, models.ErrMandatesSpent) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -5,3 +5,6 @@ import "github.com/assent-hq/assent/models"
 // Action is a registered action, named as the gate names it for the
 // adapters; models stays the persistence layer behind it.
 type Action = models.Action
+
+// Mandate is a standing mandate, with its usage.
+type Mandate = models.Mandate

@@ -65,10 +65,15 @@ type GateCheck struct {
 	DecisionToken *string `gorm:"type:text"`
 	FlowID        *string `gorm:"size:40;index"`
 	ExternalID    *string `gorm:"size:255"`
-	CallerKind    string  `gorm:"size:20;not null"`
-	CallerID      string  `gorm:"size:60;not null"`
-	CallerName    string  `gorm:"size:320;not null"`
-	CreatedAt     time.Time
+	// MandateID is the standing mandate that allowed the check, if one did.
+	MandateID  *string `gorm:"size:40;index"`
+	CallerKind string  `gorm:"size:20;not null"`
+	CallerID   string  `gorm:"size:60;not null"`
+	CallerName string  `gorm:"size:320;not null"`
+	CreatedAt  time.Time
+	// Mandate is the mandate MandateID names, when the check that spent
+	// it is being recorded (not a column).
+	Mandate *Mandate `gorm:"-"`
 }
 
 // CreateAction saves a, built and checked by package gate.
@@ -123,8 +128,15 @@ type GateCheckRecord struct {
 	Event     string
 	EventData func(*GateCheck) ([]byte, error)
 	// Token, when set, signs the check's decision token (an allow); it
-	// runs before the transaction, the check's id and time set.
+	// runs before the transaction, the check's id and time set, or within
+	// it once a mandate is spent.
 	Token func(*GateCheck) (string, error)
+	// Mandates, when set, are the mandates that may allow the check, in
+	// the order to try: the first with budget left is spent in the check's
+	// transaction (ErrMandatesSpent when none has). MandateData builds
+	// mandate.exhausted's data.
+	Mandates    []MandateSpend
+	MandateData func(*Mandate) ([]byte, error)
 }
 
 // RecordGateCheck writes a check, its audit entry and its event in one
@@ -135,12 +147,21 @@ type GateCheckRecord struct {
 func (s *GateStore) RecordGateCheck(ctx context.Context, r GateCheckRecord, claim *Claim) (*GateCheck, error) {
 	c := r.Check
 	c.ID, c.CreatedAt = newID(ids.GateCheck), Now()
-	if r.Token != nil {
+	sign := func() error {
+		if r.Token == nil {
+			return nil
+		}
 		token, err := r.Token(c)
 		if err != nil {
-			return nil, fmt.Errorf("decision token of %s: %w", c.ID, err)
+			return fmt.Errorf("decision token of %s: %w", c.ID, err)
 		}
 		c.DecisionToken = &token
+		return nil
+	}
+	if len(r.Mandates) == 0 {
+		if err := sign(); err != nil {
+			return nil, err
+		}
 	}
 	var earlier string
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -152,6 +173,14 @@ func (s *GateStore) RecordGateCheck(ctx context.Context, r GateCheckRecord, clai
 		var err error
 		if earlier, err = BindClaim(tx, claim, c.ID); err != nil || earlier != "" {
 			return err
+		}
+		if len(r.Mandates) > 0 {
+			if c.Mandate, err = spendMandate(tx, c, r.Mandates, r.Actor, r.MandateData); err != nil {
+				return err
+			}
+			if err := sign(); err != nil {
+				return err
+			}
 		}
 		if c.ApprovalID != nil {
 			res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(c)
@@ -186,7 +215,7 @@ func (s *GateStore) RecordGateCheck(ctx context.Context, r GateCheckRecord, clai
 	case earlier != "":
 		return s.gateCheckOf(ctx, c.OrganizationID, "id = ?", earlier)
 	}
-	if r.Event != "" {
+	if r.Event != "" || c.Mandate != nil {
 		s.changes.EventWritten()
 	}
 	s.metrics.GateChecked(c.Decision)
@@ -201,6 +230,9 @@ func gateDetail(c *GateCheck) string {
 	}
 	if c.Reason != "" {
 		d += ": " + c.Reason
+	}
+	if c.Mandate != nil {
+		d += "; mandate " + c.Mandate.ID + " granted by " + c.Mandate.GranterName
 	}
 	if c.ApprovalID != nil {
 		d += "; approval " + *c.ApprovalID

@@ -47,6 +47,7 @@ type OrganizationChange struct {
 	MaxApprovalExpirySeconds *int64
 	DecisionTokenTTLSeconds  *int64
 	ReportOrigins            *StringList
+	MembersMayGrantMandates  *bool
 }
 
 // UpdateOrganization changes the settings given; nil ones stay.
@@ -61,6 +62,7 @@ func (s *DirectoryStore) UpdateOrganization(ctx context.Context, id string, ch O
 	set(&org.MaxApprovalExpirySeconds, ch.MaxApprovalExpirySeconds)
 	set(&org.DecisionTokenTTLSeconds, ch.DecisionTokenTTLSeconds)
 	set(&org.ReportOrigins, ch.ReportOrigins)
+	set(&org.MembersMayGrantMandates, ch.MembersMayGrantMandates)
 	return org, s.db.WithContext(ctx).Save(org).Error
 }
 

@@ -188,3 +188,14 @@ func (s *DirectoryStore) Authenticate(ctx context.Context, secret string) (Actor
 	}
 	return KeyActor(org, &k, m), nil
 }
+
+// ActiveAgentKeys are the organisation's unrevoked agent keys among ids.
+func (s *DirectoryStore) ActiveAgentKeys(ctx context.Context, orgID string, ids []string) ([]APIKey, error) {
+	var out []APIKey
+	if len(ids) == 0 {
+		return out, nil
+	}
+	err := s.db.WithContext(ctx).Where("organization_id = ? AND kind = ? AND revoked_at IS NULL AND id IN ?", orgID, KeyAgent, ids).
+		Find(&out).Error
+	return out, err
+}

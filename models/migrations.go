@@ -1204,6 +1204,69 @@ var migrations = []*gormigrate.Migration{
 			}
 			return tx.Migrator().DropTable("delegations")
 		},
+	}, {
+		// Standing mandates, their uses, the check each allowed, and the
+		// organisation's setting letting members grant them.
+		ID: "202612040001_mandates",
+		Migrate: func(tx *gorm.DB) error {
+			type Mandate struct {
+				ID             string `gorm:"primaryKey;size:40"`
+				OrganizationID string `gorm:"size:40;not null;index:idx_mandates_org_action,priority:1"`
+				Action         string `gorm:"size:200;not null;index:idx_mandates_org_action,priority:2"`
+				Condition      string `gorm:"type:text;not null"`
+				Agents         string `gorm:"type:text;not null"`
+				BudgetCount    *int
+				BudgetSumField *string `gorm:"size:200"`
+				BudgetSum      *float64
+				BudgetWindow   string `gorm:"size:20;not null"`
+				StartsAt       time.Time
+				ExpiresAt      time.Time `gorm:"index"`
+				Note           string    `gorm:"type:text;not null"`
+				GranterID      string    `gorm:"size:40;not null;index"`
+				GranterName    string    `gorm:"size:320;not null"`
+				ApprovalID     *string   `gorm:"size:40"`
+				RevokedAt      *time.Time
+				RevokedByID    *string `gorm:"size:60"`
+				RevokedBy      *string `gorm:"size:320"`
+				CreatedAt      time.Time
+			}
+			type MandateUse struct {
+				ID             string    `gorm:"primaryKey;size:40"`
+				OrganizationID string    `gorm:"size:40;not null"`
+				MandateID      string    `gorm:"size:40;not null;index:idx_mandate_uses_window,priority:1"`
+				GateCheckID    string    `gorm:"size:40;not null;uniqueIndex"`
+				FlowID         *string   `gorm:"size:40"`
+				Amount         float64   `gorm:"not null"`
+				CreatedAt      time.Time `gorm:"index:idx_mandate_uses_window,priority:2"`
+			}
+			if err := tx.Migrator().CreateTable(&Mandate{}, &MandateUse{}); err != nil {
+				return err
+			}
+			type GateCheck struct {
+				MandateID *string `gorm:"size:40;index"`
+			}
+			if err := tx.Migrator().AddColumn(&GateCheck{}, "MandateID"); err != nil {
+				return err
+			}
+			if err := tx.Migrator().CreateIndex(&GateCheck{}, "MandateID"); err != nil {
+				return err
+			}
+			type Organization struct {
+				MembersMayGrantMandates bool `gorm:"not null;default:false"`
+			}
+			return tx.Migrator().AddColumn(&Organization{}, "MembersMayGrantMandates")
+		},
+		Rollback: func(tx *gorm.DB) error {
+			type Organization struct{ MembersMayGrantMandates bool }
+			if err := tx.Migrator().DropColumn(&Organization{}, "MembersMayGrantMandates"); err != nil {
+				return err
+			}
+			type GateCheck struct{ MandateID *string }
+			if err := tx.Migrator().DropColumn(&GateCheck{}, "MandateID"); err != nil {
+				return err
+			}
+			return tx.Migrator().DropTable("mandate_uses", "mandates")
+		},
 	},
 }
 

@@ -55,6 +55,9 @@ type Organization struct {
 	// organisation's reports may load from and connect to, beside their
 	// own.
 	ReportOrigins StringList `gorm:"type:text;not null;default:'[]'"`
+	// MembersMayGrantMandates lets every member grant standing mandates
+	// within their own authority, not only owners and administrators.
+	MembersMayGrantMandates bool `gorm:"not null;default:false"`
 }
 
 // ReadershipAnalytics reports whether the organisation's plan includes

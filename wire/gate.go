@@ -62,12 +62,15 @@ type GateAnswer struct {
 	Action        string    `json:"action"`
 	Rule          *string   `json:"rule"`
 	DecisionToken *string   `json:"decisionToken,omitempty"`
-	Approval      *Approval `json:"approval,omitempty"`
+	// MandateID is the standing mandate that allowed the check, if one did.
+	MandateID *string   `json:"mandateId,omitempty"`
+	Approval  *Approval `json:"approval,omitempty"`
 }
 
 // NewGateAnswer serializes an answer; a is the approval raised, if any.
 func NewGateAnswer(c *models.GateCheck, a *models.Approval, baseURL string) GateAnswer {
-	out := GateAnswer{Decision: c.Decision, CheckID: c.ID, Action: c.Action, Rule: optional(c.Rule), DecisionToken: c.DecisionToken}
+	out := GateAnswer{Decision: c.Decision, CheckID: c.ID, Action: c.Action, Rule: optional(c.Rule), DecisionToken: c.DecisionToken,
+		MandateID: c.MandateID}
 	if a != nil {
 		w := NewApproval(a, baseURL)
 		out.Approval = &w

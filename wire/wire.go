@@ -43,6 +43,7 @@ type Organization struct {
 	MaxApprovalExpirySeconds int64         `json:"maxApprovalExpirySeconds"`
 	DecisionTokenTTLSeconds  int64         `json:"decisionTokenTtlSeconds"`
 	ReportOrigins            []string      `json:"reportOrigins"`
+	MembersMayGrantMandates  bool          `json:"membersMayGrantMandates"`
 	CreatedAt                wiretime.Time `json:"createdAt"`
 	UpdatedAt                wiretime.Time `json:"updatedAt"`
 }
@@ -52,8 +53,8 @@ func NewOrganization(o *models.Organization) Organization {
 	return Organization{ID: o.ID, Name: o.Name, Plan: o.Plan, GuestsMayApprove: o.GuestsMayApprove,
 		MaxApprovalExpirySeconds: int64(o.MaxApprovalExpiry().Seconds()),
 		DecisionTokenTTLSeconds:  int64(decisions.OrganizationLifetime(o).Seconds()),
-		ReportOrigins:            nonNilStrings(o.ReportOrigins),
-		CreatedAt:                wiretime.New(o.CreatedAt), UpdatedAt: wiretime.New(o.UpdatedAt)}
+		ReportOrigins:            nonNilStrings(o.ReportOrigins), MembersMayGrantMandates: o.MembersMayGrantMandates,
+		CreatedAt: wiretime.New(o.CreatedAt), UpdatedAt: wiretime.New(o.UpdatedAt)}
 }
 
 // Member is a member on the wire.

@@ -79,6 +79,7 @@ var adminCommands = []adminCommand{
 	{name: "org update", summary: "change an organisation's name, plan or settings",
 		flags: []adminFlag{orgFlag, {"name", "a new `name`"}, {"plan", "the `plan`: free, team or enterprise"},
 			{"guests-may-approve", "`true|false`: whether guests may decide requests"},
+			{"members-may-grant-mandates", "`true|false`: whether every member may grant standing mandates (else owners and administrators)"},
 			{"max-expiry-seconds", "the longest a request may wait, in `seconds` (60 to 31536000); also the expiry of a request made without one"},
 			{"decision-token-ttl-seconds", "how long an approval's decision token holds after the decision, in `seconds` (60 to 2592000)"}},
 		run: func(r *adminRun) (any, error) {
@@ -88,6 +89,9 @@ var adminCommands = []adminCommand{
 			}
 			in := admin.OrganizationPatch{Name: r.optional("name"), Plan: r.optional("plan")}
 			if in.GuestsMayApprove, err = r.optionalBool("guests-may-approve"); err != nil {
+				return nil, err
+			}
+			if in.MembersMayGrantMandates, err = r.optionalBool("members-may-grant-mandates"); err != nil {
 				return nil, err
 			}
 			if r.set["max-expiry-seconds"] {

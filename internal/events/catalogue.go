@@ -31,6 +31,11 @@ const (
 	// is not what a person (or the policy) allowed.
 	ExecutionMismatch = "execution.mismatch"
 
+	// Standing mandates: granted, revoked, and spent for their window.
+	MandateGranted   = "mandate.granted"
+	MandateRevoked   = "mandate.revoked"
+	MandateExhausted = "mandate.exhausted"
+
 	// Publishing.
 	ReportPublished = "report.published"
 	ReportUpdated   = "report.updated"
@@ -86,6 +91,7 @@ var webhookKinds = []string{
 	// news to the organisation too, not only to the request's callback.
 	CollectionExpired, ReviewExpired,
 	ExecutionMismatch,
+	MandateGranted, MandateRevoked, MandateExhausted,
 }
 
 // allKinds is the webhook catalogue followed by the test kind.

@@ -53,6 +53,9 @@ var chatKinds = map[string]chatKind{
 	ScheduleDue:            {"Schedule due", "Open", false},
 	PublishHeld:            {"Publishing held", "Open", false},
 	ExecutionMismatch:      {"What ran is not what was approved", "Open", false},
+	MandateGranted:         {"Mandate granted", "Open mandates", false},
+	MandateRevoked:         {"Mandate revoked", "Open mandates", false},
+	MandateExhausted:       {"Mandate spent for now", "Open mandates", false},
 	WebhookTest:            {"Test delivery", "Open Assent", false},
 }
 

@@ -42,6 +42,9 @@ const (
 	// TokenID is a decision token's jti; Receipt an execution receipt.
 	TokenID = "jti"
 	Receipt = "rcp"
+	// Mandate is a standing mandate; MandateUse one check it allowed.
+	Mandate    = "mdt"
+	MandateUse = "mdu"
 )
 
 // New returns prefix_<lowercase ULID>. ULIDs sort by creation time, so ids

@@ -46,6 +46,13 @@ const ReviewPage = "/reviews/:id"
 // Review is the path of review id's page.
 func Review(id string) string { return "/reviews/" + id }
 
+// MandatesPage is the route of the page listing standing mandates (one's
+// own, and an administrator's organisation's), where they are revoked.
+const MandatesPage = "/mandates"
+
+// Mandate is the path of mandate id on the Mandates page.
+func Mandate(id string) string { return MandatesPage + "#" + id }
+
 // ReportPage is the route of a report's page in the app; Report builds its
 // path. A slug's slashes stay slashes, so the address reads as the slug.
 const ReportPage = "/reports/*slug"

@@ -35,6 +35,11 @@ type ActionList struct {
 	NextCursor *string  `json:"nextCursor"`
 }
 
+type ActorRef struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
 type AnswerCreate struct {
 	Answer     string `json:"answer"`
 	QuestionID string `json:"questionId"`
@@ -479,6 +484,7 @@ type GateAnswer struct {
 	CheckID       string    `json:"checkId"`
 	Decision      string    `json:"decision"`
 	DecisionToken string    `json:"decisionToken,omitempty"`
+	MandateID     string    `json:"mandateId,omitempty"`
 	Rule          *string   `json:"rule"`
 }
 
@@ -605,6 +611,71 @@ type Link struct {
 	URL   string `json:"url"`
 }
 
+// Mandate: A standing mandate, and the data of mandate.granted, mandate.revoked and mandate.exhausted.
+type Mandate struct {
+	Action     string           `json:"action"`
+	Agents     []string         `json:"agents"`
+	ApprovalID *string          `json:"approvalId"`
+	Budget     MandateBudget    `json:"budget"`
+	Condition  *string          `json:"condition"`
+	CreatedAt  time.Time        `json:"createdAt"`
+	ExpiresAt  time.Time        `json:"expiresAt"`
+	GrantedBy  ActorRef         `json:"grantedBy"`
+	ID         string           `json:"id"`
+	Note       string           `json:"note"`
+	Remaining  MandateRemaining `json:"remaining"`
+	RevokedAt  *time.Time       `json:"revokedAt"`
+	RevokedBy  *ActorRef        `json:"revokedBy"`
+	StartsAt   time.Time        `json:"startsAt"`
+	Status     string           `json:"status"`
+	URL        string           `json:"url"`
+	Uses       int64            `json:"uses"`
+}
+
+type MandateBudget struct {
+	Count  *int64      `json:"count"`
+	Sum    *MandateSum `json:"sum"`
+	Window string      `json:"window"`
+}
+
+type MandateGrant struct {
+	Action    string             `json:"action"`
+	Agents    []string           `json:"agents,omitempty"`
+	Budget    MandateGrantBudget `json:"budget"`
+	Condition string             `json:"condition,omitempty"`
+	ExpiresAt time.Time          `json:"expiresAt"`
+	Note      string             `json:"note,omitempty"`
+	StartsAt  *time.Time         `json:"startsAt,omitempty"`
+}
+
+// MandateGrantBudget: A count, a sum, or both.
+type MandateGrantBudget struct {
+	Count  *int64                 `json:"count,omitempty"`
+	Sum    *MandateGrantBudgetSum `json:"sum,omitempty"`
+	Window string                 `json:"window"`
+}
+
+type MandateGrantBudgetSum struct {
+	Field string  `json:"field"`
+	Max   float64 `json:"max"`
+}
+
+type MandateList struct {
+	Data       []Mandate `json:"data"`
+	NextCursor *string   `json:"nextCursor"`
+}
+
+// MandateRemaining: The budget left in the window that holds now; null where the mandate sets no such bound.
+type MandateRemaining struct {
+	Count *int64   `json:"count"`
+	Sum   *float64 `json:"sum"`
+}
+
+type MandateSum struct {
+	Field string  `json:"field"`
+	Max   float64 `json:"max"`
+}
+
 type Me struct {
 	KeyID        string       `json:"keyId"`
 	Kind         string       `json:"kind"`
@@ -682,6 +753,7 @@ type Organization struct {
 	GuestsMayApprove         bool      `json:"guestsMayApprove"`
 	ID                       string    `json:"id"`
 	MaxApprovalExpirySeconds int64     `json:"maxApprovalExpirySeconds"`
+	MembersMayGrantMandates  bool      `json:"membersMayGrantMandates"`
 	Name                     string    `json:"name"`
 	Plan                     string    `json:"plan"`
 	ReportOrigins            []string  `json:"reportOrigins"`
@@ -692,6 +764,7 @@ type OrganizationPatch struct {
 	DecisionTokenTtlSeconds  int64    `json:"decisionTokenTtlSeconds,omitempty"`
 	GuestsMayApprove         *bool    `json:"guestsMayApprove,omitempty"`
 	MaxApprovalExpirySeconds int64    `json:"maxApprovalExpirySeconds,omitempty"`
+	MembersMayGrantMandates  *bool    `json:"membersMayGrantMandates,omitempty"`
 	Name                     string   `json:"name,omitempty"`
 	Plan                     string   `json:"plan,omitempty"`
 	ReportOrigins            []string `json:"reportOrigins,omitempty"`
@@ -1419,6 +1492,13 @@ type InboxParams struct {
 	Cursor string `query:"cursor"`
 }
 
+// ListMandatesParams are the query parameters of listMandates.
+type ListMandatesParams struct {
+	Limit  int64  `query:"limit"`
+	Cursor string `query:"cursor"`
+	Live   string `query:"live"`
+}
+
 // ListReportsParams are the query parameters of listReports.
 type ListReportsParams struct {
 	FlowID   string `query:"flowId"`
@@ -1520,6 +1600,10 @@ var operations = map[string]operation{
 	"getFlowEvidence":          {Method: "GET", Path: "/api/v1/flows/{id}/evidence", PathParams: []string{"id"}, Query: []string{"format"}, BodyTypes: []string(nil), SDKMethod: "Flows.Evidence"},
 	"checkGate":                {Method: "POST", Path: "/api/v1/gate", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string{"application/json"}, SDKMethod: "Gate.Check"},
 	"inbox":                    {Method: "GET", Path: "/api/v1/inbox", PathParams: []string(nil), Query: []string{"kind", "limit", "cursor"}, BodyTypes: []string(nil), SDKMethod: "Inbox.List"},
+	"listMandates":             {Method: "GET", Path: "/api/v1/mandates", PathParams: []string(nil), Query: []string{"limit", "cursor", "live"}, BodyTypes: []string(nil), SDKMethod: "Mandates.List"},
+	"grantMandate":             {Method: "POST", Path: "/api/v1/mandates", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string{"application/json"}, SDKMethod: "Mandates.Grant"},
+	"getMandate":               {Method: "GET", Path: "/api/v1/mandates/{id}", PathParams: []string{"id"}, Query: []string(nil), BodyTypes: []string(nil), SDKMethod: "Mandates.Get"},
+	"revokeMandate":            {Method: "POST", Path: "/api/v1/mandates/{id}/revoke", PathParams: []string{"id"}, Query: []string(nil), BodyTypes: []string(nil), SDKMethod: "Mandates.Revoke"},
 	"getMe":                    {Method: "GET", Path: "/api/v1/me", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string(nil), SDKMethod: "Me.Get"},
 	"getMyDelegation":          {Method: "GET", Path: "/api/v1/me/delegation", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string(nil), SDKMethod: "Me.GetDelegation"},
 	"setMyDelegation":          {Method: "PUT", Path: "/api/v1/me/delegation", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string{"application/json"}, SDKMethod: "Me.SetDelegation"},
@@ -1573,6 +1657,7 @@ var schemaTypes = map[string]reflect.Type{
 	"Action":                    reflect.TypeFor[Action](),
 	"ActionInput":               reflect.TypeFor[ActionInput](),
 	"ActionList":                reflect.TypeFor[ActionList](),
+	"ActorRef":                  reflect.TypeFor[ActorRef](),
 	"AnswerCreate":              reflect.TypeFor[AnswerCreate](),
 	"Approval":                  reflect.TypeFor[Approval](),
 	"ApprovalCreate":            reflect.TypeFor[ApprovalCreate](),
@@ -1626,6 +1711,11 @@ var schemaTypes = map[string]reflect.Type{
 	"KeyFields":                 reflect.TypeFor[KeyFields](),
 	"KeyList":                   reflect.TypeFor[KeyList](),
 	"Link":                      reflect.TypeFor[Link](),
+	"Mandate":                   reflect.TypeFor[Mandate](),
+	"MandateBudget":             reflect.TypeFor[MandateBudget](),
+	"MandateGrant":              reflect.TypeFor[MandateGrant](),
+	"MandateList":               reflect.TypeFor[MandateList](),
+	"MandateSum":                reflect.TypeFor[MandateSum](),
 	"Me":                        reflect.TypeFor[Me](),
 	"Member":                    reflect.TypeFor[Member](),
 	"MemberCreate":              reflect.TypeFor[MemberCreate](),
@@ -2564,6 +2654,51 @@ func (s *InboxService) List(ctx context.Context, params *InboxParams, opts ...Ca
 	return out, err
 }
 
+// MandatesService holds the operations of Mandates.
+type MandatesService struct{ c *Client }
+
+// List calls listMandates (GET /api/v1/mandates).
+// It yields every item, page after page; ListPage reads one page.
+func (s *MandatesService) List(ctx context.Context, params *ListMandatesParams, opts ...CallOption) iter.Seq2[*Mandate, error] {
+	return pages(ctx, s.c, "listMandates", nil, queryOf(params), func(p *MandateList) ([]Mandate, string) { return p.Data, deref(p.NextCursor) }, opts)
+}
+
+// ListPage reads one page of listMandates.
+func (s *MandatesService) ListPage(ctx context.Context, params *ListMandatesParams, opts ...CallOption) (*MandateList, error) {
+	var out MandateList
+	if err := s.c.call(ctx, "listMandates", nil, queryOf(params), nil, &out, opts); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Grant calls grantMandate (POST /api/v1/mandates).
+func (s *MandatesService) Grant(ctx context.Context, body *MandateGrant, opts ...CallOption) (*Mandate, error) {
+	var out Mandate
+	if err := s.c.call(ctx, "grantMandate", nil, nil, body, &out, opts); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Get calls getMandate (GET /api/v1/mandates/{id}).
+func (s *MandatesService) Get(ctx context.Context, id string, opts ...CallOption) (*Mandate, error) {
+	var out Mandate
+	if err := s.c.call(ctx, "getMandate", []string{id}, nil, nil, &out, opts); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Revoke calls revokeMandate (POST /api/v1/mandates/{id}/revoke).
+func (s *MandatesService) Revoke(ctx context.Context, id string, opts ...CallOption) (*Mandate, error) {
+	var out Mandate
+	if err := s.c.call(ctx, "revokeMandate", []string{id}, nil, nil, &out, opts); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // MeService holds the operations of Me.
 type MeService struct{ c *Client }
 
@@ -3013,6 +3148,7 @@ type services struct {
 	Flows       *FlowsService
 	Gate        *GateService
 	Inbox       *InboxService
+	Mandates    *MandatesService
 	Me          *MeService
 	Receipts    *ReceiptsService
 	Reports     *ReportsService
@@ -3046,6 +3182,7 @@ func (c *Client) initServices() {
 	c.Flows = &FlowsService{c}
 	c.Gate = &GateService{c}
 	c.Inbox = &InboxService{c}
+	c.Mandates = &MandatesService{c}
 	c.Me = &MeService{c}
 	c.Receipts = &ReceiptsService{c}
 	c.Reports = &ReportsService{c}

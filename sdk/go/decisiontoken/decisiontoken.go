@@ -96,6 +96,9 @@ type Claims struct {
 	// ID is the token's jti, unique to it; empty on tokens issued before
 	// execution receipts.
 	ID string
+	// Mandate is the standing mandate that allowed a gate check (its
+	// granter the one decider); empty otherwise.
+	Mandate string
 }
 
 // jsonClaims are Claims as JSON.
@@ -109,6 +112,7 @@ type jsonClaims struct {
 	IssuedAt     int64    `json:"iat"`
 	Expiry       int64    `json:"exp"`
 	ID           string   `json:"jti,omitempty"`
+	Mandate      string   `json:"mandate,omitempty"`
 }
 
 // MarshalJSON writes the claims with their JWT names, times as seconds
@@ -119,7 +123,8 @@ func (c Claims) MarshalJSON() ([]byte, error) {
 		deciders = []string{}
 	}
 	return json.Marshal(jsonClaims{Issuer: c.Issuer, Subject: c.Subject, Organization: c.Organization, Action: c.Action,
-		InputSHA256: c.InputSHA256, Deciders: deciders, IssuedAt: c.IssuedAt.Unix(), Expiry: c.Expiry.Unix(), ID: c.ID})
+		InputSHA256: c.InputSHA256, Deciders: deciders, IssuedAt: c.IssuedAt.Unix(), Expiry: c.Expiry.Unix(), ID: c.ID,
+		Mandate: c.Mandate})
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -129,7 +134,8 @@ func (c *Claims) UnmarshalJSON(data []byte) error {
 		return err
 	}
 	*c = Claims{Issuer: j.Issuer, Subject: j.Subject, Organization: j.Organization, Action: j.Action,
-		InputSHA256: j.InputSHA256, Deciders: j.Deciders, IssuedAt: time.Unix(j.IssuedAt, 0).UTC(), Expiry: time.Unix(j.Expiry, 0).UTC(), ID: j.ID}
+		InputSHA256: j.InputSHA256, Deciders: j.Deciders, IssuedAt: time.Unix(j.IssuedAt, 0).UTC(), Expiry: time.Unix(j.Expiry, 0).UTC(), ID: j.ID,
+		Mandate: j.Mandate}
 	if c.Deciders == nil {
 		c.Deciders = []string{}
 	}

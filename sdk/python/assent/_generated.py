@@ -106,6 +106,15 @@ class ActionList(Model):
 
 
 @dataclass
+class ActorRef(Model):
+    """Schema ActorRef."""
+
+    _closed = True  # whether the schema refuses other properties
+    id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": True, "nullable": False})
+    name: Optional[str] = _field(default=None, metadata={"json": 'name', "type": 'any', "required": True, "nullable": False})
+
+
+@dataclass
 class AnswerCreate(Model):
     """Schema AnswerCreate."""
 
@@ -596,6 +605,7 @@ class GateAnswer(Model):
     check_id: Optional[str] = _field(default=None, metadata={"json": 'checkId', "type": 'any', "required": True, "nullable": False})
     decision: Optional[str] = _field(default=None, metadata={"json": 'decision', "type": 'any', "required": True, "nullable": False})
     decision_token: Optional[str] = _field(default=None, metadata={"json": 'decisionToken', "type": 'any', "required": False, "nullable": False})
+    mandate_id: Optional[str] = _field(default=None, metadata={"json": 'mandateId', "type": 'any', "required": False, "nullable": False})
     rule: Optional[str] = _field(default=None, metadata={"json": 'rule', "type": 'any', "required": True, "nullable": True})
 
 
@@ -774,6 +784,74 @@ class Link(Model):
 
 
 @dataclass
+class Mandate(Model):
+    """Schema Mandate. A standing mandate, and the data of mandate.granted, mandate.revoked and
+    mandate.exhausted.
+    """
+
+    _closed = True  # whether the schema refuses other properties
+    action: Optional[str] = _field(default=None, metadata={"json": 'action', "type": 'any', "required": True, "nullable": False})
+    agents: Optional[List[str]] = _field(default=None, metadata={"json": 'agents', "type": '[any]', "required": True, "nullable": False})
+    approval_id: Optional[str] = _field(default=None, metadata={"json": 'approvalId', "type": 'any', "required": True, "nullable": True})
+    budget: Optional[MandateBudget] = _field(default=None, metadata={"json": 'budget', "type": 'MandateBudget', "required": True, "nullable": False})
+    condition: Optional[str] = _field(default=None, metadata={"json": 'condition', "type": 'any', "required": True, "nullable": True})
+    created_at: Optional[str] = _field(default=None, metadata={"json": 'createdAt', "type": 'any', "required": True, "nullable": False})
+    expires_at: Optional[str] = _field(default=None, metadata={"json": 'expiresAt', "type": 'any', "required": True, "nullable": False})
+    granted_by: Optional[ActorRef] = _field(default=None, metadata={"json": 'grantedBy', "type": 'ActorRef', "required": True, "nullable": False})
+    id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": True, "nullable": False})
+    note: Optional[str] = _field(default=None, metadata={"json": 'note', "type": 'any', "required": True, "nullable": False})
+    remaining: Optional[MandateRemaining] = _field(default=None, metadata={"json": 'remaining', "type": 'MandateRemaining', "required": True, "nullable": False})
+    revoked_at: Optional[str] = _field(default=None, metadata={"json": 'revokedAt', "type": 'any', "required": True, "nullable": True})
+    revoked_by: Optional[ActorRef] = _field(default=None, metadata={"json": 'revokedBy', "type": 'ActorRef', "required": True, "nullable": True})
+    starts_at: Optional[str] = _field(default=None, metadata={"json": 'startsAt', "type": 'any', "required": True, "nullable": False})
+    status: Optional[str] = _field(default=None, metadata={"json": 'status', "type": 'any', "required": True, "nullable": False})
+    url: Optional[str] = _field(default=None, metadata={"json": 'url', "type": 'any', "required": True, "nullable": False})
+    uses: Optional[int] = _field(default=None, metadata={"json": 'uses', "type": 'any', "required": True, "nullable": False})
+
+
+@dataclass
+class MandateBudget(Model):
+    """Schema MandateBudget."""
+
+    _closed = True  # whether the schema refuses other properties
+    count: Optional[int] = _field(default=None, metadata={"json": 'count', "type": 'any', "required": True, "nullable": True})
+    sum: Optional[MandateSum] = _field(default=None, metadata={"json": 'sum', "type": 'MandateSum', "required": True, "nullable": True})
+    window: Optional[str] = _field(default=None, metadata={"json": 'window', "type": 'any', "required": True, "nullable": False})
+
+
+@dataclass
+class MandateGrant(Model):
+    """Schema MandateGrant."""
+
+    _closed = True  # whether the schema refuses other properties
+    action: Optional[str] = _field(default=None, metadata={"json": 'action', "type": 'any', "required": True, "nullable": False})
+    agents: Optional[List[str]] = _field(default=None, metadata={"json": 'agents', "type": '[any]', "required": False, "nullable": False})
+    budget: Optional[MandateGrantBudget] = _field(default=None, metadata={"json": 'budget', "type": 'MandateGrantBudget', "required": True, "nullable": False})
+    condition: Optional[str] = _field(default=None, metadata={"json": 'condition', "type": 'any', "required": False, "nullable": False})
+    expires_at: Optional[str] = _field(default=None, metadata={"json": 'expiresAt', "type": 'any', "required": True, "nullable": False})
+    note: Optional[str] = _field(default=None, metadata={"json": 'note', "type": 'any', "required": False, "nullable": False})
+    starts_at: Optional[str] = _field(default=None, metadata={"json": 'startsAt', "type": 'any', "required": False, "nullable": True})
+
+
+@dataclass
+class MandateList(Model):
+    """Schema MandateList."""
+
+    _closed = True  # whether the schema refuses other properties
+    data: Optional[List[Mandate]] = _field(default=None, metadata={"json": 'data', "type": '[Mandate]', "required": True, "nullable": False})
+    next_cursor: Optional[str] = _field(default=None, metadata={"json": 'nextCursor', "type": 'any', "required": True, "nullable": False})
+
+
+@dataclass
+class MandateSum(Model):
+    """Schema MandateSum."""
+
+    _closed = True  # whether the schema refuses other properties
+    field: Optional[str] = _field(default=None, metadata={"json": 'field', "type": 'any', "required": True, "nullable": False})
+    max: Optional[float] = _field(default=None, metadata={"json": 'max', "type": 'any', "required": True, "nullable": False})
+
+
+@dataclass
 class Me(Model):
     """Schema Me."""
 
@@ -900,6 +978,7 @@ class Organization(Model):
     guests_may_approve: Optional[bool] = _field(default=None, metadata={"json": 'guestsMayApprove', "type": 'any', "required": True, "nullable": False})
     id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": True, "nullable": False})
     max_approval_expiry_seconds: Optional[int] = _field(default=None, metadata={"json": 'maxApprovalExpirySeconds', "type": 'any', "required": True, "nullable": False})
+    members_may_grant_mandates: Optional[bool] = _field(default=None, metadata={"json": 'membersMayGrantMandates', "type": 'any', "required": True, "nullable": False})
     name: Optional[str] = _field(default=None, metadata={"json": 'name', "type": 'any', "required": True, "nullable": False})
     plan: Optional[str] = _field(default=None, metadata={"json": 'plan', "type": 'any', "required": True, "nullable": False})
     report_origins: Optional[List[str]] = _field(default=None, metadata={"json": 'reportOrigins', "type": '[any]', "required": True, "nullable": False})
@@ -914,6 +993,7 @@ class OrganizationPatch(Model):
     decision_token_ttl_seconds: Optional[int] = _field(default=None, metadata={"json": 'decisionTokenTtlSeconds', "type": 'any', "required": False, "nullable": False})
     guests_may_approve: Optional[bool] = _field(default=None, metadata={"json": 'guestsMayApprove', "type": 'any', "required": False, "nullable": False})
     max_approval_expiry_seconds: Optional[int] = _field(default=None, metadata={"json": 'maxApprovalExpirySeconds', "type": 'any', "required": False, "nullable": False})
+    members_may_grant_mandates: Optional[bool] = _field(default=None, metadata={"json": 'membersMayGrantMandates', "type": 'any', "required": False, "nullable": False})
     name: Optional[str] = _field(default=None, metadata={"json": 'name', "type": 'any', "required": False, "nullable": False})
     plan: Optional[str] = _field(default=None, metadata={"json": 'plan', "type": 'any', "required": False, "nullable": False})
     report_origins: Optional[List[str]] = _field(default=None, metadata={"json": 'reportOrigins', "type": '[any]', "required": False, "nullable": False})
@@ -1841,6 +1921,27 @@ class GateCheckCaller(Model):
 
 
 @dataclass
+class MandateRemaining(Model):
+    """Schema Mandate.remaining. The budget left in the window that holds now; null where the mandate
+    sets no such bound.
+    """
+
+    _closed = True  # whether the schema refuses other properties
+    count: Optional[int] = _field(default=None, metadata={"json": 'count', "type": 'any', "required": True, "nullable": True})
+    sum: Optional[float] = _field(default=None, metadata={"json": 'sum', "type": 'any', "required": True, "nullable": True})
+
+
+@dataclass
+class MandateGrantBudget(Model):
+    """Schema MandateGrant.budget. A count, a sum, or both."""
+
+    _closed = True  # whether the schema refuses other properties
+    count: Optional[int] = _field(default=None, metadata={"json": 'count', "type": 'any', "required": False, "nullable": True})
+    sum: Optional[MandateGrantBudgetSum] = _field(default=None, metadata={"json": 'sum', "type": 'MandateGrantBudgetSum', "required": False, "nullable": True})
+    window: Optional[str] = _field(default=None, metadata={"json": 'window', "type": 'any', "required": True, "nullable": False})
+
+
+@dataclass
 class PersonViaItem(Model):
     """Schema Person.viaItem."""
 
@@ -1995,6 +2096,15 @@ class EvidenceRequestsItemVersionsItem(Model):
 
 
 @dataclass
+class MandateGrantBudgetSum(Model):
+    """Schema MandateGrantBudget.sum."""
+
+    _closed = True  # whether the schema refuses other properties
+    field: Optional[str] = _field(default=None, metadata={"json": 'field', "type": 'any', "required": True, "nullable": False})
+    max: Optional[float] = _field(default=None, metadata={"json": 'max', "type": 'any', "required": True, "nullable": False})
+
+
+@dataclass
 class SlackManifestOauthConfigScopes(Model):
     """Schema SlackManifestOauthConfig.scopes."""
 
@@ -2014,6 +2124,7 @@ MODELS: Dict[str, type] = {
     'Action': Action,
     'ActionInput': ActionInput,
     'ActionList': ActionList,
+    'ActorRef': ActorRef,
     'AnswerCreate': AnswerCreate,
     'Approval': Approval,
     'ApprovalCreate': ApprovalCreate,
@@ -2080,6 +2191,14 @@ MODELS: Dict[str, type] = {
     'KeyFields': KeyFields,
     'KeyList': KeyList,
     'Link': Link,
+    'Mandate': Mandate,
+    'MandateBudget': MandateBudget,
+    'MandateGrant': MandateGrant,
+    'MandateGrantBudget': MandateGrantBudget,
+    'MandateGrantBudgetSum': MandateGrantBudgetSum,
+    'MandateList': MandateList,
+    'MandateRemaining': MandateRemaining,
+    'MandateSum': MandateSum,
     'Me': Me,
     'Member': Member,
     'MemberCreate': MemberCreate,
@@ -2226,6 +2345,7 @@ OPERATIONS: Dict[str, Operation] = {
     'getFlow': Operation('GET', '/api/v1/flows/{id}', path_params=('id',), query=(), body=None, body_types=(), responses={'200': 'Flow'}),
     'getFlowEvidence': Operation('GET', '/api/v1/flows/{id}/evidence', path_params=('id',), query=('format',), body=None, body_types=(), responses={'200': 'Evidence'}),
     'getMCPResourceMetadata': Operation('GET', '/.well-known/oauth-protected-resource/mcp', path_params=(), query=(), body=None, body_types=(), responses={'200': 'ProtectedResourceMetadata'}),
+    'getMandate': Operation('GET', '/api/v1/mandates/{id}', path_params=('id',), query=(), body=None, body_types=(), responses={'200': 'Mandate'}),
     'getMe': Operation('GET', '/api/v1/me', path_params=(), query=(), body=None, body_types=(), responses={'200': 'Me'}),
     'getModelScreen': Operation('GET', '/api/v1/admin/model-screen', path_params=(), query=(), body=None, body_types=(), responses={'200': 'ModelScreen'}),
     'getMyDelegation': Operation('GET', '/api/v1/me/delegation', path_params=(), query=(), body=None, body_types=(), responses={'200': 'MyDelegation'}),
@@ -2241,6 +2361,7 @@ OPERATIONS: Dict[str, Operation] = {
     'getSlackIntegration': Operation('GET', '/api/v1/admin/integrations/slack', path_params=(), query=(), body=None, body_types=(), responses={'200': 'SlackIntegration'}),
     'getSlackManifest': Operation('GET', '/api/v1/admin/integrations/slack/manifest', path_params=(), query=(), body=None, body_types=(), responses={'200': 'SlackManifest'}),
     'getWebhook': Operation('GET', '/api/v1/admin/webhooks/{id}', path_params=('id',), query=(), body=None, body_types=(), responses={'200': 'WebhookEndpoint'}),
+    'grantMandate': Operation('POST', '/api/v1/mandates', path_params=(), query=(), body='MandateGrant', body_types=('application/json',), responses={'201': 'Mandate'}),
     'healthz': Operation('GET', '/healthz', path_params=(), query=(), body=None, body_types=(), responses={'200': 'any'}),
     'inbox': Operation('GET', '/api/v1/inbox', path_params=(), query=('kind', 'limit', 'cursor'), body=None, body_types=(), responses={'200': 'any'}),
     'listActions': Operation('GET', '/api/v1/admin/actions', path_params=(), query=('limit', 'cursor'), body=None, body_types=(), responses={'200': 'ActionList'}),
@@ -2251,6 +2372,7 @@ OPERATIONS: Dict[str, Operation] = {
     'listGuests': Operation('GET', '/api/v1/admin/guests', path_params=(), query=('limit', 'cursor'), body=None, body_types=(), responses={'200': 'GuestList'}),
     'listHeldVersions': Operation('GET', '/api/v1/admin/held-versions', path_params=(), query=(), body=None, body_types=(), responses={'200': 'HeldVersionList'}),
     'listKeys': Operation('GET', '/api/v1/admin/keys', path_params=(), query=('limit', 'cursor'), body=None, body_types=(), responses={'200': 'KeyList'}),
+    'listMandates': Operation('GET', '/api/v1/mandates', path_params=(), query=('limit', 'cursor', 'live'), body=None, body_types=(), responses={'200': 'MandateList'}),
     'listMembers': Operation('GET', '/api/v1/admin/members', path_params=(), query=('limit', 'cursor'), body=None, body_types=(), responses={'200': 'MemberList'}),
     'listOpenComments': Operation('GET', '/api/v1/comments', path_params=(), query=('limit', 'cursor'), body=None, body_types=(), responses={'200': 'ThreadList'}),
     'listReportComments': Operation('GET', '/api/v1/reports/{idOrSlug}/comments', path_params=('idOrSlug',), query=(), body=None, body_types=(), responses={'200': 'ThreadList'}),
@@ -2282,6 +2404,7 @@ OPERATIONS: Dict[str, Operation] = {
     'retractComment': Operation('DELETE', '/api/v1/reports/{idOrSlug}/comments/{commentId}', path_params=('idOrSlug', 'commentId'), query=(), body=None, body_types=(), responses={'204': None}),
     'reviewVerdict': Operation('POST', '/api/v1/reviews/{id}/verdict', path_params=('id',), query=(), body='VerdictCreate', body_types=('application/json',), responses={'200': 'Review'}),
     'revokeKey': Operation('DELETE', '/api/v1/admin/keys/{id}', path_params=('id',), query=(), body=None, body_types=(), responses={'200': 'Key'}),
+    'revokeMandate': Operation('POST', '/api/v1/mandates/{id}/revoke', path_params=('id',), query=(), body=None, body_types=(), responses={'200': 'Mandate'}),
     'rollbackReport': Operation('POST', '/api/v1/reports/{idOrSlug}/rollback', path_params=('idOrSlug',), query=(), body='RollbackRequest', body_types=('application/json',), responses={'200': 'Report'}),
     'rotateWebhookSecret': Operation('POST', '/api/v1/admin/webhooks/{id}/rotate-secret', path_params=('id',), query=(), body='Empty', body_types=('application/json',), responses={'200': 'WebhookEndpoint'}),
     'sendReport': Operation('POST', '/api/v1/reports/{idOrSlug}/send', path_params=('idOrSlug',), query=(), body='SendRequest', body_types=('application/json',), responses={'202': 'Sent'}),

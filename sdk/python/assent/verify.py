@@ -156,6 +156,9 @@ class DecisionClaims:
     # The token's jti, which an execution receipt names it by; None on
     # tokens issued before receipts.
     id: Optional[str] = None
+    # The standing mandate that allowed a gate check (its granter the one
+    # decider); None otherwise.
+    mandate: Optional[str] = None
 
 
 _B64URL = re.compile(r"^[A-Za-z0-9_-]*$")
@@ -247,7 +250,7 @@ def verify_decision_token(token: str, input: Any, *, issuer: str, organization: 
         raise DecisionTokenError("input", "the input is not the one approved")
     claims = DecisionClaims(issuer=c["iss"], subject=c["sub"], organization=c["org"], input_sha256=c["inputSha256"],
                             deciders=list(c.get("deciders") or []), issued_at=iat, expires_at=exp, action=c.get("action") or None,
-                            id=c.get("jti") or None)
+                            id=c.get("jti") or None, mandate=c.get("mandate") or None)
     if action is not None and claims.action != action:
         raise DecisionTokenError("action", "decided for %r, not %r" % (claims.action, action))
     return claims

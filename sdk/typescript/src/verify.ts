@@ -145,6 +145,8 @@ export interface DecisionClaims {
   action: string | undefined;
   /** The token's jti, which an execution receipt names it by; undefined on tokens issued before receipts. */
   id: string | undefined;
+  /** The standing mandate that allowed a gate check (its granter the one decider); undefined otherwise. */
+  mandate: string | undefined;
 }
 
 export interface JsonWebKeySet {
@@ -255,6 +257,7 @@ function verifyWithKeys(token: string, input: unknown, set: JsonWebKeySet, o: Ve
     expiresAt: c.exp,
     action: c.action || undefined,
     id: c.jti || undefined,
+    mandate: c.mandate || undefined,
   };
   if (o.action !== undefined && claims.action !== o.action) {
     throw new DecisionTokenError("action", `decided for ${JSON.stringify(claims.action)}, not ${JSON.stringify(o.action)}`);

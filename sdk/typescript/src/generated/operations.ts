@@ -741,6 +741,20 @@ export const OPERATIONS = {
       "200": "json"
     }
   },
+  "getMandate": {
+    "method": "GET",
+    "path": "/api/v1/mandates/{id}",
+    "pathParams": [
+      "id"
+    ],
+    "query": [],
+    "body": null,
+    "bodySchema": null,
+    "bodyTypes": [],
+    "responses": {
+      "200": "json"
+    }
+  },
   "getMe": {
     "method": "GET",
     "path": "/api/v1/me",
@@ -940,6 +954,20 @@ export const OPERATIONS = {
       "200": "json"
     }
   },
+  "grantMandate": {
+    "method": "POST",
+    "path": "/api/v1/mandates",
+    "pathParams": [],
+    "query": [],
+    "body": "json",
+    "bodySchema": "MandateGrant",
+    "bodyTypes": [
+      "application/json"
+    ],
+    "responses": {
+      "201": "json"
+    }
+  },
   "healthz": {
     "method": "GET",
     "path": "/healthz",
@@ -1085,6 +1113,22 @@ export const OPERATIONS = {
     "query": [
       "limit",
       "cursor"
+    ],
+    "body": null,
+    "bodySchema": null,
+    "bodyTypes": [],
+    "responses": {
+      "200": "json"
+    }
+  },
+  "listMandates": {
+    "method": "GET",
+    "path": "/api/v1/mandates",
+    "pathParams": [],
+    "query": [
+      "limit",
+      "cursor",
+      "live"
     ],
     "body": null,
     "bodySchema": null,
@@ -1564,6 +1608,20 @@ export const OPERATIONS = {
       "200": "json"
     }
   },
+  "revokeMandate": {
+    "method": "POST",
+    "path": "/api/v1/mandates/{id}/revoke",
+    "pathParams": [
+      "id"
+    ],
+    "query": [],
+    "body": null,
+    "bodySchema": null,
+    "bodyTypes": [],
+    "responses": {
+      "200": "json"
+    }
+  },
   "rollbackReport": {
     "method": "POST",
     "path": "/api/v1/reports/{idOrSlug}/rollback",
@@ -1842,6 +1900,10 @@ export const SCHEMA_FIELDS: Readonly<Record<string, Readonly<Record<string, bool
   "ActionList": {
     "data": true,
     "nextCursor": true
+  },
+  "ActorRef": {
+    "id": true,
+    "name": true
   },
   "AnswerCreate": {
     "answer": true,
@@ -2148,6 +2210,7 @@ export const SCHEMA_FIELDS: Readonly<Record<string, Readonly<Record<string, bool
     "checkId": true,
     "decision": true,
     "decisionToken": false,
+    "mandateId": false,
     "rule": true
   },
   "GateCheck": {
@@ -2244,6 +2307,47 @@ export const SCHEMA_FIELDS: Readonly<Record<string, Readonly<Record<string, bool
     "label": true,
     "url": true
   },
+  "Mandate": {
+    "action": true,
+    "agents": true,
+    "approvalId": true,
+    "budget": true,
+    "condition": true,
+    "createdAt": true,
+    "expiresAt": true,
+    "grantedBy": true,
+    "id": true,
+    "note": true,
+    "remaining": true,
+    "revokedAt": true,
+    "revokedBy": true,
+    "startsAt": true,
+    "status": true,
+    "url": true,
+    "uses": true
+  },
+  "MandateBudget": {
+    "count": true,
+    "sum": true,
+    "window": true
+  },
+  "MandateGrant": {
+    "action": true,
+    "agents": false,
+    "budget": true,
+    "condition": false,
+    "expiresAt": true,
+    "note": false,
+    "startsAt": false
+  },
+  "MandateList": {
+    "data": true,
+    "nextCursor": true
+  },
+  "MandateSum": {
+    "field": true,
+    "max": true
+  },
   "Me": {
     "keyId": true,
     "kind": true,
@@ -2308,6 +2412,7 @@ export const SCHEMA_FIELDS: Readonly<Record<string, Readonly<Record<string, bool
     "guestsMayApprove": true,
     "id": true,
     "maxApprovalExpirySeconds": true,
+    "membersMayGrantMandates": true,
     "name": true,
     "plan": true,
     "reportOrigins": true,
@@ -2317,6 +2422,7 @@ export const SCHEMA_FIELDS: Readonly<Record<string, Readonly<Record<string, bool
     "decisionTokenTtlSeconds": false,
     "guestsMayApprove": false,
     "maxApprovalExpirySeconds": false,
+    "membersMayGrantMandates": false,
     "name": false,
     "plan": false,
     "reportOrigins": false

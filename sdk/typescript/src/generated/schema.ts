@@ -1189,6 +1189,84 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/mandates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List standing mandates
+         * @description Newest first, each with its uses and the budget left in its window.
+         *     A member sees the mandates they granted; owners, administrators and
+         *     admin keys the organisation's. Agent keys are refused.
+         */
+        get: operations["listMandates"];
+        put?: never;
+        /**
+         * Grant a standing mandate
+         * @description A person's standing approval of a registered action's gate checks,
+         *     bounded by a condition, the agent keys, a budget per window and its
+         *     times. A check the policy would hand to a person and a live mandate
+         *     covers is allowed instead, its decision token naming the mandate
+         *     (`mandate`) and its granter (the one decider), the budget spent in
+         *     the check's own transaction. Owners and administrators grant
+         *     mandates, and every member where the organisation sets
+         *     `membersMayGrantMandates`; a mandate beyond the granter's own
+         *     authority is refused naming why (403 `forbidden` naming `action`):
+         *     the policy's approvals would not ask them, would need more than one
+         *     approval, or are of a risk above theirs (medium for members, high
+         *     for owners and administrators; critical never). Keys are refused:
+         *     a mandate is a person's.
+         */
+        post: operations["grantMandate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/mandates/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a standing mandate */
+        get: operations["getMandate"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/mandates/{id}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke a standing mandate
+         * @description At once: the next check it would have allowed asks a person.
+         *     `mandate.revoked` is sent. Its granter, an owner or administrator,
+         *     or an admin key may revoke it; a second revocation is 409
+         *     `conflict`.
+         */
+        post: operations["revokeMandate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/me": {
         parameters: {
             query?: never;
@@ -2101,6 +2179,11 @@ export interface components {
             data: components["schemas"]["Action"][];
             nextCursor: components["schemas"]["NextCursor"];
         };
+        ActorRef: {
+            /** @description A member id, or a key id. */
+            id: string;
+            name: string;
+        };
         AnswerCreate: {
             answer: string;
             questionId: string;
@@ -2641,6 +2724,8 @@ export interface components {
             decision: "allowed" | "approval_required";
             /** @description Allowed only: a compact JWS (EdDSA) binding this input; see docs/decisions.md. */
             decisionToken?: string;
+            /** @description The standing mandate that allowed the check, when one did (its token's `mandate` claim; its granter the one decider). */
+            mandateId?: string;
             /** @description The policy rule that decided; null when none matched. */
             rule: string | null;
         };
@@ -2753,6 +2838,81 @@ export interface components {
             /** Format: uri */
             url: string;
         };
+        /** @description A standing mandate, and the data of mandate.granted, mandate.revoked and mandate.exhausted. */
+        Mandate: {
+            action: string;
+            /** @description The agent keys it applies to; empty means every agent key of the organisation. */
+            agents: string[];
+            /** @description The approval whose page granted it, if one did. */
+            approvalId: string | null;
+            budget: components["schemas"]["MandateBudget"];
+            /** @description CEL over input and caller, as a policy rule's; null holds always. */
+            condition: string | null;
+            createdAt: components["schemas"]["Time"];
+            expiresAt: components["schemas"]["Time"];
+            grantedBy: components["schemas"]["ActorRef"];
+            id: string;
+            note: string;
+            /** @description The budget left in the window that holds now; null where the mandate sets no such bound. */
+            remaining: {
+                count: number | null;
+                sum: number | null;
+            };
+            revokedAt: null | components["schemas"]["Time"];
+            revokedBy: null | components["schemas"]["ActorRef"];
+            startsAt: components["schemas"]["Time"];
+            /**
+             * @description exhausted: no budget left in the current window.
+             * @enum {unknown}
+             */
+            status: "scheduled" | "active" | "exhausted" | "expired" | "revoked";
+            /** @description The Mandates page, at this mandate. */
+            url: string;
+            /** @description Checks it allowed, in all. */
+            uses: number;
+        };
+        MandateBudget: {
+            /** @description Uses allowed per window. */
+            count: number | null;
+            sum: null | components["schemas"]["MandateSum"];
+            /**
+             * @description A rolling hour, day or week, or the mandate's whole life.
+             * @enum {unknown}
+             */
+            window: "hour" | "day" | "week" | "mandate";
+        };
+        MandateGrant: {
+            /** @description A registered action's name. */
+            action: string;
+            /** @description Agent key ids; empty or absent means every agent key of the organisation. */
+            agents?: string[];
+            /** @description A count, a sum, or both. */
+            budget: {
+                count?: number | null;
+                sum?: null | {
+                    field: string;
+                    max: number;
+                };
+                /** @enum {unknown} */
+                window: "hour" | "day" | "week" | "mandate";
+            };
+            /** @description CEL over input and caller; empty holds always. */
+            condition?: string;
+            expiresAt: components["schemas"]["Time"];
+            note?: string;
+            /** @description Default now. */
+            startsAt?: null | components["schemas"]["Time"];
+        };
+        MandateList: {
+            data: components["schemas"]["Mandate"][];
+            nextCursor: components["schemas"]["NextCursor"];
+        };
+        MandateSum: {
+            /** @description A numeric property the action's input schema declares at its top. */
+            field: string;
+            /** @description The most the field's values may add up to per window. */
+            max: number;
+        };
         Me: {
             keyId: string;
             /** @enum {unknown} */
@@ -2844,6 +3004,8 @@ export interface components {
             id: string;
             /** @description The longest a request may wait, and the expiry of one created without expiresAt. */
             maxApprovalExpirySeconds: number;
+            /** @description Whether every member may grant standing mandates within their own authority; false (the default) leaves it to owners and administrators. */
+            membersMayGrantMandates: boolean;
             name: string;
             /** @enum {unknown} */
             plan: "free" | "team" | "enterprise";
@@ -2856,6 +3018,8 @@ export interface components {
             decisionTokenTtlSeconds?: number;
             guestsMayApprove?: boolean;
             maxApprovalExpirySeconds?: number;
+            /** @description Lets every member grant standing mandates within their own authority. */
+            membersMayGrantMandates?: boolean;
             name?: string;
             /**
              * @description Refused (403 forbidden): the operator sets the plan.
@@ -5454,6 +5618,7 @@ export interface operations {
                      *       "guestsMayApprove": false,
                      *       "id": "org_01JABCDEF0123456789ABCDEFG",
                      *       "maxApprovalExpirySeconds": 2592000,
+                     *       "membersMayGrantMandates": false,
                      *       "name": "Acme",
                      *       "plan": "free",
                      *       "reportOrigins": [],
@@ -5501,6 +5666,7 @@ export interface operations {
                      *       "guestsMayApprove": false,
                      *       "id": "org_01JABCDEF0123456789ABCDEFG",
                      *       "maxApprovalExpirySeconds": 2592000,
+                     *       "membersMayGrantMandates": false,
                      *       "name": "Acme",
                      *       "plan": "free",
                      *       "reportOrigins": [],
@@ -8545,6 +8711,159 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    listMandates: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 200; 50 unless given. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `nextCursor` of the page before. */
+                cursor?: components["parameters"]["Cursor"];
+                /** @description `true` lists only mandates neither revoked nor expired. */
+                live?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of mandates. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MandateList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    grantMandate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Runs the POST once per key for 24 hours; a repeat is answered with the first response.
+                 * @example refund-1042-attempt-1
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "action": "refund.create",
+                 *       "budget": {
+                 *         "count": 10,
+                 *         "sum": {
+                 *           "field": "amount",
+                 *           "max": 500
+                 *         },
+                 *         "window": "day"
+                 *       },
+                 *       "condition": "input.currency == 'EUR' && input.amount <= 100",
+                 *       "expiresAt": "2026-12-31T00:00:00Z",
+                 *       "note": "Small refunds while I am at the offsite"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MandateGrant"];
+            };
+        };
+        responses: {
+            /** @description The mandate. */
+            201: {
+                headers: {
+                    /** @description The mandate's address. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mandate"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["ConflictOnCreate"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getMandate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The record's id. */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The mandate. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mandate"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    revokeMandate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Runs the POST once per key for 24 hours; a repeat is answered with the first response.
+                 * @example refund-1042-attempt-1
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The record's id. */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The revoked mandate. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mandate"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     getMe: {
         parameters: {
             query?: never;
@@ -8571,6 +8890,7 @@ export interface operations {
                      *         "guestsMayApprove": false,
                      *         "id": "org_01JABCDEF0123456789ABCDEFG",
                      *         "maxApprovalExpirySeconds": 2592000,
+                     *         "membersMayGrantMandates": false,
                      *         "name": "Acme",
                      *         "plan": "free",
                      *         "reportOrigins": [],

@@ -1,0 +1,217 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/scopes"
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/sdk/go/decisiontoken"
+)
+
+// mandateStack is a stack with the refund action registered and an agent
+// key that may only ask the gate.
+type mandateStack struct {
+	*stack
+	gateKey, gateKeyID string
+}
+
+func newMandateStack(t *testing.T, db *gorm.DB) *mandateStack {
+	s := newStack(t, db)
+	require.Equal(t, 201, s.do(t, "POST", "/api/v1/admin/actions", s.adminKey, refundAction, nil).status)
+	k, secret, err := s.store.CreateKey(context.Background(), s.org.ID, "refunder", models.KeyAgent, []string{scopes.GateCheck, scopes.ReceiptsWrite})
+	require.NoError(t, err)
+	return &mandateStack{stack: s, gateKey: secret, gateKeyID: k.ID}
+}
+
+// check asks the gate about a refund of amount in currency.
+func (s *mandateStack) check(t *testing.T, key string, amount int, currency string) response {
+	t.Helper()
+	return s.do(t, "POST", "/api/v1/gate", key, fmt.Sprintf(`{"action":"refund.create","input":{"amount":%d,"currency":%q,"customer":"cus_1"}}`, amount, currency), nil)
+}
+
+// grant posts a mandate with the body's fields over a day's expiry.
+func (s *mandateStack) grant(t *testing.T, token, fields string) response {
+	t.Helper()
+	expires := time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339)
+	return s.do(t, "POST", "/api/v1/mandates", token, fmt.Sprintf(`{"action":"refund.create","expiresAt":%q,%s}`, expires, fields), nil)
+}
+
+func TestMandates(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newMandateStack(t, db)
+		ctx := context.Background()
+		count10 := `"budget":{"count":10,"window":"day"}`
+
+		refusals := []struct {
+			name, key, fields string
+			status            int
+			code, field       string
+		}{
+			{"an agent key", s.agentKey, count10, 403, "forbidden", ""},
+			{"an admin key", s.adminKey, count10, 403, "forbidden", ""},
+			{"a member, where only administrators grant", s.cyToken, count10, 403, "forbidden", ""},
+			{"no budget", s.bobToken, `"note":"x"`, 400, "invalid_request", "budget"},
+			{"a budget without a bound", s.bobToken, `"budget":{"window":"day"}`, 400, "invalid_request", "budget"},
+			{"a window", s.bobToken, `"budget":{"count":3,"window":"month"}`, 400, "invalid_request", "budget.window"},
+			{"a count of none", s.bobToken, `"budget":{"count":0,"window":"day"}`, 400, "invalid_request", "budget.count"},
+			{"a sum over an undeclared field", s.bobToken, `"budget":{"sum":{"field":"total","max":10},"window":"day"}`, 400, "invalid_request", "budget.sum.field"},
+			{"a sum over text", s.bobToken, `"budget":{"sum":{"field":"customer","max":10},"window":"day"}`, 400, "invalid_request", "budget.sum.field"},
+			{"a condition that does not compile", s.bobToken, count10 + `,"condition":"input.amount <"`, 400, "invalid_request", "condition"},
+			{"an unknown agent key", s.bobToken, count10 + `,"agents":["key_nope"]`, 400, "invalid_request", "agents[0]"},
+			{"an unknown field", s.bobToken, count10 + `,"forever":true`, 400, "invalid_request", "forever"},
+			{"a start after the expiry", s.bobToken, count10 + `,"startsAt":"2099-01-01T00:00:00Z"`, 400, "invalid_request", "expiresAt"},
+		}
+		for _, c := range refusals {
+			r := s.grant(t, c.key, c.fields)
+			require.Equal(t, c.status, r.status, "%s: %s", c.name, r.body)
+			assert.Equal(t, c.code, errField(r, "code"), c.name)
+			assert.Equal(t, c.field, errField(r, "field"), c.name)
+		}
+		unknown := s.do(t, "POST", "/api/v1/mandates", s.bobToken, `{"action":"refund.delete","expiresAt":"2099-01-01T00:00:00Z",`+count10+`}`, nil)
+		assert.Equal(t, 404, unknown.status, string(unknown.body))
+		assert.Equal(t, "action", errField(unknown, "field"))
+		past := s.do(t, "POST", "/api/v1/mandates", s.bobToken, `{"action":"refund.create","expiresAt":"2020-01-01T00:00:00Z",`+count10+`}`, nil)
+		assert.Equal(t, "expiresAt", errField(past, "field"), string(past.body))
+
+		// Members may grant once the organisation says so, within their
+		// own authority: Cy is among Finance, but the rule's risk is high.
+		require.Equal(t, 200, s.do(t, "PATCH", "/api/v1/admin/organization", s.adminKey, `{"membersMayGrantMandates":true}`, nil).status)
+		tooHigh := s.grant(t, s.cyToken, count10)
+		require.Equal(t, 403, tooHigh.status, string(tooHigh.body))
+		assert.Contains(t, errField(tooHigh, "message"), "its risk is high, above the medium")
+		// Ada owns the organisation but is not among Finance.
+		notAsked := s.grant(t, s.memberToken, count10)
+		require.Equal(t, 403, notAsked.status, string(notAsked.body))
+		assert.Contains(t, errField(notAsked, "message"), "Ada is not among its approvers")
+
+		// Bob grants ten EUR refunds a day to the refund agent.
+		granted := s.grant(t, s.bobToken, count10+fmt.Sprintf(`,"condition":"input.currency == \"EUR\"","agents":[%q],"note":"while the queue is long"`, s.gateKeyID))
+		require.Equal(t, 201, granted.status, string(granted.body))
+		id := granted.decoded["id"].(string)
+		assert.Equal(t, "/api/v1/mandates/"+id, granted.header.Get("Location"))
+		assert.Equal(t, "active", granted.decoded["status"])
+		assert.Equal(t, map[string]any{"id": s.bob.ID, "name": "Bob"}, granted.decoded["grantedBy"])
+		assert.Equal(t, map[string]any{"count": 10.0, "sum": nil}, granted.decoded["remaining"])
+		require.Len(t, eventsOfKind(t, db, s.org.ID, "mandate.granted"), 1)
+
+		jwks := s.do(t, "GET", "/.well-known/jwks.json", "", "", nil)
+		verifier, err := decisiontoken.NewVerifier(jwks.body, "http://assent.test", s.org.ID)
+		require.NoError(t, err)
+		for i := range 10 {
+			r := s.check(t, s.gateKey, 500+i, "EUR")
+			require.Equal(t, 200, r.status, "check %d: %s", i, r.body)
+			assert.Equal(t, "allowed", r.decoded["decision"])
+			assert.Equal(t, id, r.decoded["mandateId"])
+			assert.Equal(t, "review", r.decoded["rule"], "the rule that would have asked a person")
+			claims, err := verifier.Verify(r.decoded["decisionToken"].(string), []byte(fmt.Sprintf(`{"amount":%d,"currency":"EUR","customer":"cus_1"}`, 500+i)))
+			require.NoError(t, err)
+			assert.Equal(t, id, claims.Mandate, "the token names the mandate")
+			assert.Equal(t, []string{s.bob.ID}, claims.Deciders, "and its granter")
+		}
+		eleventh := s.check(t, s.gateKey, 700, "EUR")
+		require.Equal(t, 202, eleventh.status, "the eleventh goes to a person: %s", eleventh.body)
+		assert.Nil(t, eleventh.decoded["mandateId"])
+		require.Len(t, eventsOfKind(t, db, s.org.ID, "mandate.exhausted"), 1, "spent once")
+		got := s.do(t, "GET", "/api/v1/mandates/"+id, s.bobToken, "", nil)
+		require.Equal(t, 200, got.status, string(got.body))
+		assert.Equal(t, "exhausted", got.decoded["status"])
+		assert.Equal(t, 10.0, got.decoded["uses"])
+		assert.Equal(t, map[string]any{"count": 0.0, "sum": nil}, got.decoded["remaining"])
+
+		// What it does not cover asks a person: another currency, another
+		// agent.
+		require.NoError(t, db.Exec("DELETE FROM mandate_uses").Error) // a new window
+		assert.Equal(t, 202, s.check(t, s.gateKey, 500, "USD").status, "the condition")
+		assert.Equal(t, 202, s.check(t, s.agentKey, 500, "EUR").status, "another agent key")
+		assert.Equal(t, 200, s.check(t, s.gateKey, 100, "EUR").status, "the policy's own allow needs no mandate")
+		assert.Equal(t, 403, s.check(t, s.gateKey, 6000, "EUR").status, "a deny rule comes first")
+
+		// A sum budget, over the amounts of the whole mandate.
+		sum := s.grant(t, s.bobToken, `"budget":{"sum":{"field":"amount","max":1000},"window":"mandate"},"condition":"input.currency == \"USD\""`)
+		require.Equal(t, 201, sum.status, string(sum.body))
+		sumID := sum.decoded["id"].(string)
+		assert.Equal(t, 200, s.check(t, s.agentKey, 600, "USD").status, "every agent key by default")
+		assert.Equal(t, 202, s.check(t, s.gateKey, 600, "USD").status, "600 more is over 1000")
+		assert.Equal(t, 200, s.check(t, s.gateKey, 400, "USD").status, "400 is within")
+		spent := s.do(t, "GET", "/api/v1/mandates/"+sumID, s.adminKey, "", nil)
+		assert.Equal(t, "exhausted", spent.decoded["status"], string(spent.body))
+		assert.Equal(t, map[string]any{"count": nil, "sum": 0.0}, spent.decoded["remaining"])
+
+		// Revocation takes effect on the next check.
+		assert.Equal(t, 200, s.check(t, s.gateKey, 500, "EUR").status)
+		assert.Equal(t, 404, s.do(t, "POST", "/api/v1/mandates/"+id+"/revoke", s.otherAdmin, "", nil).status, "another organisation's")
+		assert.Equal(t, 403, s.do(t, "POST", "/api/v1/mandates/"+id+"/revoke", s.agentKey, "", nil).status)
+		assert.Equal(t, 404, s.do(t, "POST", "/api/v1/mandates/"+id+"/revoke", s.cyToken, "", nil).status, "a member revokes their own")
+		revoked := s.do(t, "POST", "/api/v1/mandates/"+id+"/revoke", s.bobToken, "", nil)
+		require.Equal(t, 200, revoked.status, string(revoked.body))
+		assert.Equal(t, "revoked", revoked.decoded["status"])
+		assert.Equal(t, map[string]any{"id": s.bob.ID, "name": "Bob"}, revoked.decoded["revokedBy"])
+		assert.Equal(t, 202, s.check(t, s.gateKey, 500, "EUR").status, "the next check asks a person")
+		assert.Equal(t, 409, s.do(t, "POST", "/api/v1/mandates/"+id+"/revoke", s.adminKey, "", nil).status, "once")
+		require.Len(t, eventsOfKind(t, db, s.org.ID, "mandate.revoked"), 1)
+		var data map[string]any
+		require.NoError(t, json.Unmarshal(eventsOfKind(t, db, s.org.ID, "mandate.revoked")[0].Data, &data))
+		assert.Equal(t, id, data["id"])
+		assert.Equal(t, "http://assent.test/mandates#"+id, data["url"])
+
+		// Who sees which: a member their own, administrators the
+		// organisation's; agents none.
+		assert.Len(t, s.do(t, "GET", "/api/v1/mandates", s.bobToken, "", nil).decoded["data"], 2)
+		assert.Len(t, s.do(t, "GET", "/api/v1/mandates", s.adminKey, "", nil).decoded["data"], 2)
+		assert.Len(t, s.do(t, "GET", "/api/v1/mandates?live=true", s.adminKey, "", nil).decoded["data"], 1)
+		assert.Len(t, s.do(t, "GET", "/api/v1/mandates", s.cyToken, "", nil).decoded["data"], 0)
+		assert.Equal(t, 404, s.do(t, "GET", "/api/v1/mandates/"+id, s.cyToken, "", nil).status)
+		assert.Equal(t, 403, s.do(t, "GET", "/api/v1/mandates", s.agentKey, "", nil).status)
+		assert.Equal(t, 400, s.do(t, "GET", "/api/v1/mandates?live=yes", s.adminKey, "", nil).status)
+		assert.Len(t, s.do(t, "GET", "/api/v1/mandates", s.otherAdmin, "", nil).decoded["data"], 0)
+
+		// Grants, uses and revocations are in the audit chain.
+		var entries []models.AuditEntry
+		require.NoError(t, db.Where("organization_id = ? AND subject_type = ?", s.org.ID, "mandate").Order("position").Find(&entries).Error)
+		var steps []string
+		for _, e := range entries {
+			steps = append(steps, e.Action)
+		}
+		assert.Equal(t, []string{"granted", "exhausted", "granted", "exhausted", "revoked"}, steps)
+		var uses int64
+		require.NoError(t, db.Model(&models.AuditEntry{}).Where("organization_id = ? AND subject_type = ? AND detail LIKE ?", s.org.ID, "gate_check", "%mandate "+id+" granted by Bob%").Count(&uses).Error)
+		assert.EqualValues(t, 11, uses, "each use names the mandate")
+		require.NoError(t, s.store.VerifyAuditChain(ctx, s.org.ID))
+	})
+}
+
+// TestMandateBudgetUnderConcurrency: fifty concurrent checks against a
+// budget of ten allow exactly ten; the others go to a person.
+func TestMandateBudgetUnderConcurrency(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newMandateStack(t, db)
+		require.Equal(t, 201, s.grant(t, s.bobToken, `"budget":{"count":10,"window":"mandate"}`).status)
+		statuses := make([]int, 50)
+		var wg sync.WaitGroup
+		for i := range statuses {
+			wg.Go(func() { statuses[i] = s.check(t, s.gateKey, 200+i, "EUR").status })
+		}
+		wg.Wait()
+		counted := map[int]int{}
+		for _, st := range statuses {
+			counted[st]++
+		}
+		assert.Equal(t, map[int]int{200: 10, 202: 40}, counted)
+		var uses int64
+		require.NoError(t, db.Model(&models.MandateUse{}).Count(&uses).Error)
+		assert.EqualValues(t, 10, uses)
+		assert.Len(t, eventsOfKind(t, db, s.org.ID, "mandate.exhausted"), 1)
+		assert.False(t, strings.Contains(fmt.Sprint(statuses), "500"))
+	})
+}

@@ -1,0 +1,443 @@
+package gate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/assent-hq/assent/approvals"
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/internal/rules"
+	"github.com/assent-hq/assent/internal/validate"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/internal/states"
+	"github.com/assent-hq/assent/wire"
+)
+
+// Standing mandates: a person's approval, given once, of the checks of one
+// action that a condition, the agent keys, a budget per window and its
+// times bound. The gate consults them after its policy's deny rules and
+// before asking a person (Check); the budget is spent in the check's own
+// transaction (models.GateStore.RecordGateCheck).
+
+// MaxMandateLife is the longest a mandate may hold.
+const MaxMandateLife = 366 * 24 * time.Hour
+
+// GrantInput is a mandate as a member grants it.
+type GrantInput struct {
+	Action    string   `json:"action" validate:"required,max=200"`
+	Condition string   `json:"condition" validate:"max=2000"`
+	Agents    []string `json:"agents" validate:"max=20,dive,required,max=60"`
+	Budget    *Budget  `json:"budget" validate:"required"`
+	StartsAt  *string  `json:"startsAt" nullable:"true"`
+	ExpiresAt string   `json:"expiresAt" validate:"required"`
+	Note      string   `json:"note" validate:"max=2000"`
+}
+
+// Budget bounds a mandate's uses per window: a count, a sum of one numeric
+// field of the input, or both.
+type Budget struct {
+	Count  *int       `json:"count" validate:"omitempty,min=1,max=1000000" nullable:"true"`
+	Sum    *SumBudget `json:"sum" nullable:"true"`
+	Window string     `json:"window" validate:"required,oneof=hour day week mandate"`
+}
+
+// SumBudget bounds the sum of the input's numeric Field.
+type SumBudget struct {
+	Field string  `json:"field" validate:"required,max=200"`
+	Max   float64 `json:"max" validate:"gt=0"`
+}
+
+// MandateFilter narrows a list of mandates (models.MandateFilter).
+type MandateFilter = models.MandateFilter
+
+// Grant stores a mandate who grants through the API: an owner or
+// administrator, or any member where the organisation lets members grant,
+// for an action whose policy raises approvals they could decide alone.
+func (s *Service) Grant(ctx context.Context, who models.Actor, in GrantInput) (*models.Mandate, error) {
+	granter, m, err := s.mandate(ctx, who, in)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.grantable(ctx, who.Organization, granter, m.Action); err != nil {
+		return nil, err
+	}
+	return m, s.store.CreateMandate(ctx, models.MandateRecord{Mandate: m, Actor: who, EventData: s.mandateData})
+}
+
+// GrantFrom grants a mandate while who approves a, a pending approval
+// the gate raised for an agent: for a's action and agent unless in names
+// others, its condition holding for a's input, and who able to decide a
+// alone. The mandate is checked, then approve runs (the decision), then
+// the mandate is stored, so a refused mandate decides nothing.
+func (s *Service) GrantFrom(ctx context.Context, who models.Actor, a *models.Approval, in GrantInput, approve func() error) (*models.Mandate, error) {
+	if a.Action == nil || !ids.HasPrefix(a.Requester, ids.Key) {
+		return nil, apperr.New(apperr.InvalidRequest, "only an approval the gate raised for an agent can grant a mandate")
+	}
+	in.Action = *a.Action
+	if len(in.Agents) == 0 {
+		in.Agents = []string{a.Requester}
+	}
+	granter, m, err := s.mandate(ctx, who, in)
+	if err != nil {
+		return nil, err
+	}
+	if a.Status != states.Pending {
+		return nil, apperr.New(apperr.Conflict, "approval %s is %s", a.ID, a.Status)
+	}
+	if why := authority(who.Organization, granter, a); why != "" {
+		return nil, apperr.New(apperr.Forbidden, "a mandate cannot stand for this approval: %s", why)
+	}
+	if m.Condition != "" {
+		var value any
+		_ = json.Unmarshal(a.Input, &value)
+		caller := map[string]string{"kind": "agent", "id": a.Requester, "name": a.RequestedBy}
+		if i, err := rules.FirstGateMatch([]string{m.Condition}, value, caller); err != nil || i != 0 {
+			return nil, apperr.Field(apperr.InvalidRequest, "condition", "condition must hold for this request's input, so the mandate covers requests like it")
+		}
+	}
+	if err := approve(); err != nil {
+		return nil, err
+	}
+	m.ApprovalID = &a.ID
+	return m, s.store.CreateMandate(ctx, models.MandateRecord{Mandate: m, Actor: who, EventData: s.mandateData})
+}
+
+// mandate checks in for who and builds the mandate, not yet stored.
+func (s *Service) mandate(ctx context.Context, who models.Actor, in GrantInput) (*models.Member, *models.Mandate, error) {
+	granter := who.Member()
+	if !who.IsPerson || granter == nil {
+		return nil, nil, apperr.New(apperr.Forbidden, "a mandate is a person's standing approval: grant it with a member token or from an approval page")
+	}
+	if !mayGrant(who.Organization, granter) {
+		return nil, nil, apperr.New(apperr.Forbidden, "only owners and administrators grant mandates in this organisation (membersMayGrantMandates is off)")
+	}
+	if err := validate.Struct(&in); err != nil {
+		return nil, nil, err
+	}
+	action, err := s.store.ActionNamed(ctx, who.Organization.ID, in.Action)
+	if apperr.Is(err, apperr.NotFound) {
+		return nil, nil, apperr.Field(apperr.NotFound, "action", "no action named %q is registered", in.Action)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	m := &models.Mandate{OrganizationID: who.Organization.ID, Action: action.Name, Condition: strings.TrimSpace(in.Condition),
+		Agents: models.StringList{}, BudgetCount: in.Budget.Count, BudgetWindow: in.Budget.Window, Note: strings.TrimSpace(in.Note),
+		GranterID: granter.ID, GranterName: granter.DisplayName()}
+	if err := rules.CheckGate(m.Condition); err != nil {
+		return nil, nil, apperr.Field(apperr.InvalidRequest, "condition", "%v", err)
+	}
+	if in.Budget.Count == nil && in.Budget.Sum == nil {
+		return nil, nil, apperr.Field(apperr.InvalidRequest, "budget", "budget needs a count, a sum, or both: a mandate is bounded")
+	}
+	if in.Budget.Sum != nil {
+		if err := checkSumField(action.InputSchema, in.Budget.Sum.Field); err != nil {
+			return nil, nil, err
+		}
+		m.BudgetSumField, m.BudgetSum = &in.Budget.Sum.Field, &in.Budget.Sum.Max
+	}
+	if err := mandateTimes(m, in); err != nil {
+		return nil, nil, err
+	}
+	if err := s.agents(ctx, who.Organization.ID, m, in.Agents); err != nil {
+		return nil, nil, err
+	}
+	return granter, m, nil
+}
+
+// mandateTimes sets m's start (now unless given) and expiry: after the
+// start and now, within MaxMandateLife of the start.
+func mandateTimes(m *models.Mandate, in GrantInput) error {
+	now := models.Now()
+	m.StartsAt = now
+	if in.StartsAt != nil {
+		t, err := requests.Timestamp("startsAt", *in.StartsAt)
+		if err != nil {
+			return err
+		}
+		m.StartsAt = t
+	}
+	expires, err := requests.Timestamp("expiresAt", in.ExpiresAt)
+	if err != nil {
+		return err
+	}
+	switch {
+	case !expires.After(m.StartsAt) || !expires.After(now):
+		return apperr.Field(apperr.InvalidRequest, "expiresAt", "expiresAt must come after startsAt and be in the future")
+	case expires.Sub(m.StartsAt) > MaxMandateLife:
+		return apperr.Field(apperr.InvalidRequest, "expiresAt", "a mandate holds at most 366 days after it starts")
+	}
+	m.ExpiresAt = expires
+	return nil
+}
+
+// agents checks that each key named is one of the organisation's active
+// agent keys.
+func (s *Service) agents(ctx context.Context, orgID string, m *models.Mandate, named []string) error {
+	keys, err := s.store.ActiveAgentKeys(ctx, orgID, named)
+	if err != nil {
+		return err
+	}
+	for i, id := range named {
+		if !slices.ContainsFunc(keys, func(k models.APIKey) bool { return k.ID == id }) {
+			return apperr.Field(apperr.InvalidRequest, fmt.Sprintf("agents[%d]", i), "%q is not an active agent key of this organisation", id)
+		}
+		if !slices.Contains(m.Agents, id) {
+			m.Agents = append(m.Agents, id)
+		}
+	}
+	return nil
+}
+
+// checkSumField refuses a sum budget over a field the action's schema
+// does not declare at its top, or declares as other than a number.
+func checkSumField(schema []byte, field string) error {
+	var top struct {
+		Properties map[string]struct {
+			Type any `json:"type"`
+		} `json:"properties"`
+	}
+	_ = json.Unmarshal(schema, &top)
+	p, ok := top.Properties[field]
+	if !ok {
+		return apperr.Field(apperr.InvalidRequest, "budget.sum.field", "budget.sum.field %q is not a property the action's input schema declares", field)
+	}
+	numeric := func(t any) bool { return t == "number" || t == "integer" }
+	switch t := p.Type.(type) {
+	case nil:
+		return nil
+	case []any:
+		if slices.ContainsFunc(t, numeric) {
+			return nil
+		}
+	default:
+		if numeric(t) {
+			return nil
+		}
+	}
+	return apperr.Field(apperr.InvalidRequest, "budget.sum.field", "budget.sum.field %q is not a number in the action's input schema", field)
+}
+
+// mayGrant is who may grant mandates: owners and administrators, and
+// every member where the organisation allows it.
+func mayGrant(org *models.Organization, m *models.Member) bool {
+	return m.Active && (m.Administers() || org.MembersMayGrantMandates)
+}
+
+// riskRank orders risks; a mandate covers risks up to its granter's
+// ceiling.
+var riskRank = map[string]int{models.RiskLow: 0, models.RiskMedium: 1, models.RiskHigh: 2, models.RiskCritical: 3}
+
+// riskCeiling is the highest risk m's mandates cover: high for owners and
+// administrators, medium for other members. A critical request is always
+// decided by a person, one at a time.
+func riskCeiling(m *models.Member) string {
+	if m.Administers() {
+		return models.RiskHigh
+	}
+	return models.RiskMedium
+}
+
+// authority says why granter could not decide approval a alone (the
+// mandate standing for that one decision), or "" when they could: still
+// allowed to grant, among its approvers, one approval needed, no ethics
+// concern asking for a written reason, and its risk within their ceiling.
+// The one rule, at grant from a page and at every use.
+func authority(org *models.Organization, granter *models.Member, a *models.Approval) string {
+	switch {
+	case !mayGrant(org, granter):
+		return granter.DisplayName() + " may no longer grant mandates"
+	case !slices.Contains(a.ApproverIDs, granter.ID):
+		return granter.DisplayName() + " is not among its approvers"
+	case a.RequiredApprovals > 1:
+		return fmt.Sprintf("it needs %d approvals (an organisation rule), and a mandate stands for one person's", a.RequiredApprovals)
+	case len(a.Concerns.V) > 0:
+		return "an ethics rule matched, so approving needs a written reason"
+	case riskRank[a.Risk] > riskRank[riskCeiling(granter)]:
+		return fmt.Sprintf("its risk is %s, above the %s a mandate of %s may cover", a.Risk, riskCeiling(granter), granter.DisplayName())
+	}
+	return ""
+}
+
+// grantable refuses a mandate for an action none of whose policy's
+// approvals granter could decide alone, naming why for each, and one the
+// organisation's unconditional approval rules make need more than one
+// approval. Rules that depend on the input are weighed at each use.
+func (s *Service) grantable(ctx context.Context, org *models.Organization, granter *models.Member, name string) error {
+	action, err := s.store.ActionNamed(ctx, org.ID, name)
+	if err != nil {
+		return err
+	}
+	stored, err := s.store.EnabledRules(ctx, org.ID)
+	if err != nil {
+		return err
+	}
+	for _, r := range stored {
+		if r.Kind == rules.KindApproval && strings.TrimSpace(r.Condition) == "" && r.RequiredApprovals > 1 {
+			return apperr.Field(apperr.Forbidden, "action", "the organisation rule %q makes every approval need %d approvals, and a mandate stands for one person's",
+				r.Name, r.RequiredApprovals)
+		}
+	}
+	outcomes, always := []models.PolicyRule{}, false
+	for _, r := range action.Policy.V {
+		if r.Outcome == rules.GateApproval {
+			outcomes = append(outcomes, r)
+		}
+		always = always || strings.TrimSpace(r.Condition) == ""
+	}
+	if !always {
+		outcomes = append(outcomes, noRuleMatched)
+	}
+	var why []string
+	for _, r := range outcomes {
+		approvers, err := s.approvals.ApproverIDs(ctx, org, r.Approvers)
+		if err != nil {
+			why = append(why, fmt.Sprintf("%s names approvers who cannot be resolved", ruleName(r)))
+			continue
+		}
+		risk := r.Risk
+		if risk == "" {
+			risk = models.RiskMedium
+		}
+		a := &models.Approval{ApproverIDs: approvers, Risk: risk, RequiredApprovals: 1}
+		reason := authority(org, granter, a)
+		if reason == "" {
+			return nil
+		}
+		why = append(why, ruleName(r)+": "+reason)
+	}
+	if len(why) == 0 {
+		return apperr.Field(apperr.InvalidRequest, "action", "the policy of %s never asks a person, so a mandate would allow nothing", name)
+	}
+	return apperr.Field(apperr.Forbidden, "action", "a mandate cannot stand for the approvals %s raises: %s", name, strings.Join(why, "; "))
+}
+
+// ruleName names a policy rule in a refusal.
+func ruleName(r models.PolicyRule) string {
+	if r.Name == "" {
+		return "when no rule holds, the owners and administrators decide, and"
+	}
+	return fmt.Sprintf("rule %q", r.Name)
+}
+
+// covering are the live mandates that may allow check p asks of action
+// with input, in the order to spend them (soonest to expire first): those
+// for p's agent key, whose condition holds, whose budget is not spent by
+// this use, and whose granter could decide alone the approval the check
+// would raise (approval). The budget is checked again under the
+// mandate's lock when spent.
+func (s *Service) covering(ctx context.Context, p models.Actor, action *models.Action, input []byte, approval *approvals.CreateInput) ([]models.MandateSpend, error) {
+	if p.Key == nil || p.Key.Kind != models.KeyAgent {
+		return nil, nil
+	}
+	live, err := s.store.LiveMandates(ctx, p.Organization.ID, action.Name)
+	if err != nil || len(live) == 0 {
+		return nil, err
+	}
+	var value any
+	_ = json.Unmarshal(input, &value) // held to the schema already
+	caller := callerOf(p)
+	var preview *models.Approval
+	var spends []models.MandateSpend
+	for i := range live {
+		m := &live[i]
+		if len(m.Agents) > 0 && !slices.Contains(m.Agents, p.Key.ID) {
+			continue
+		}
+		if i, err := rules.FirstGateMatch([]string{m.Condition}, value, caller); m.Condition != "" && (err != nil || i != 0) {
+			continue
+		}
+		amount, ok := spendOf(m, value)
+		if !ok || !m.Covers(m.Usage, amount) {
+			continue
+		}
+		granter, err := s.store.GetMember(ctx, p.Organization.ID, m.GranterID)
+		if apperr.Is(err, apperr.NotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if preview == nil {
+			if preview, err = s.approvals.Preview(ctx, p, approval); err != nil {
+				return nil, nil // the approval's create refuses the same, naming why
+			}
+		}
+		if why := authority(p.Organization, granter, preview); why != "" {
+			s.log.Info("mandate does not cover this check", "organization", p.Organization.ID, "mandate", m.ID, "why", why)
+			continue
+		}
+		spends = append(spends, models.MandateSpend{MandateID: m.ID, Amount: amount})
+	}
+	return spends, nil
+}
+
+// spendOf is what a use spends of m's sum budget: the input's field, a
+// number not below zero; a field absent or of another kind is not
+// covered (0 without a sum budget).
+func spendOf(m *models.Mandate, input any) (float64, bool) {
+	if m.BudgetSumField == nil {
+		return 0, true
+	}
+	fields, _ := input.(map[string]any)
+	n, ok := fields[*m.BudgetSumField].(float64)
+	return n, ok && n >= 0
+}
+
+// mandateData is the data of a mandate's events.
+func (s *Service) mandateData(m *models.Mandate) ([]byte, error) {
+	return json.Marshal(wire.NewMandate(m, s.issuer))
+}
+
+// Mandates lists mandates for who: an administrator (or an admin key) sees
+// the organisation's, a member their own.
+func (s *Service) Mandates(ctx context.Context, who models.Actor, f MandateFilter, p models.Page) ([]models.Mandate, string, error) {
+	if err := mayRead(who, &f); err != nil {
+		return nil, "", err
+	}
+	return s.store.ListMandates(ctx, who.Organization.ID, f, p)
+}
+
+// Mandate is one mandate who may see.
+func (s *Service) Mandate(ctx context.Context, who models.Actor, id string) (*models.Mandate, error) {
+	f := MandateFilter{}
+	if err := mayRead(who, &f); err != nil {
+		return nil, err
+	}
+	m, err := s.store.GetMandate(ctx, who.Organization.ID, id)
+	if err != nil {
+		return nil, err
+	}
+	if f.GranterID != "" && m.GranterID != f.GranterID {
+		return nil, apperr.New(apperr.NotFound, "mandate %s not found", id)
+	}
+	return m, nil
+}
+
+// Revoke ends a mandate at once: the next check it would have allowed
+// asks a person. Its granter, an administrator, or an admin key may.
+func (s *Service) Revoke(ctx context.Context, who models.Actor, id string) (*models.Mandate, error) {
+	if _, err := s.Mandate(ctx, who, id); err != nil {
+		return nil, err
+	}
+	return s.store.RevokeMandate(ctx, who.Organization.ID, id, models.MandateRecord{Actor: who, EventData: s.mandateData})
+}
+
+// mayRead refuses agent keys and narrows a member who does not administer
+// the organisation to their own mandates.
+func mayRead(who models.Actor, f *MandateFilter) error {
+	switch m := who.Member(); {
+	case m != nil && !m.Administers():
+		f.GranterID = m.ID
+	case m != nil, who.Administrator:
+	default:
+		return apperr.New(apperr.Forbidden, "mandates belong to people: use a member token or an admin key")
+	}
+	return nil
+}
