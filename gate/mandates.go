@@ -12,10 +12,10 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/rules"
+	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/validate"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
-	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/wire"
 )
 

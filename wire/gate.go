@@ -57,11 +57,11 @@ func NewGateCheck(c *models.GateCheck) GateCheck {
 // GateAnswer is the gate's answer to an allowed check or one that needs
 // a person.
 type GateAnswer struct {
-	Decision      string    `json:"decision"`
-	CheckID       string    `json:"checkId"`
-	Action        string    `json:"action"`
-	Rule          *string   `json:"rule"`
-	DecisionToken *string   `json:"decisionToken,omitempty"`
+	Decision      string  `json:"decision"`
+	CheckID       string  `json:"checkId"`
+	Action        string  `json:"action"`
+	Rule          *string `json:"rule"`
+	DecisionToken *string `json:"decisionToken,omitempty"`
 	// MandateID is the standing mandate that allowed the check, if one did.
 	MandateID *string   `json:"mandateId,omitempty"`
 	Approval  *Approval `json:"approval,omitempty"`

@@ -19,13 +19,13 @@ type Mandate struct {
 	StartsAt   wiretime.Time    `json:"startsAt"`
 	ExpiresAt  wiretime.Time    `json:"expiresAt"`
 	Note       string           `json:"note"`
-	GrantedBy  ActorRef        `json:"grantedBy"`
+	GrantedBy  ActorRef         `json:"grantedBy"`
 	ApprovalID *string          `json:"approvalId"`
 	Status     string           `json:"status"`
 	Uses       int              `json:"uses"`
 	Remaining  MandateRemaining `json:"remaining"`
 	RevokedAt  *wiretime.Time   `json:"revokedAt"`
-	RevokedBy  *ActorRef       `json:"revokedBy"`
+	RevokedBy  *ActorRef        `json:"revokedBy"`
 	URL        string           `json:"url"`
 	CreatedAt  wiretime.Time    `json:"createdAt"`
 }
