@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/evidence"
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -213,5 +214,52 @@ func TestMandateBudgetUnderConcurrency(t *testing.T) {
 		assert.EqualValues(t, 10, uses)
 		assert.Len(t, eventsOfKind(t, db, s.org.ID, "mandate.exhausted"), 1)
 		assert.False(t, strings.Contains(fmt.Sprint(statuses), "500"))
+	})
+}
+
+// TestMandateEvidence: a flow whose check a mandate allowed exports the
+// mandate, its grant and the use on its timeline, and the executor's
+// receipt for the mandate's token; the export verifies.
+func TestMandateEvidence(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newMandateStack(t, db)
+		granted := s.grant(t, s.bobToken, `"budget":{"count":2,"window":"week"}`)
+		require.Equal(t, 201, granted.status, string(granted.body))
+		id := granted.decoded["id"].(string)
+		flow := s.do(t, "POST", "/api/v1/flows", s.agentKey, `{"title":"Refunds"}`, nil)
+		require.Equal(t, 201, flow.status, string(flow.body))
+		flowID := flow.decoded["id"].(string)
+		input := `{"amount":300,"currency":"EUR","customer":"cus_9"}`
+		check := s.do(t, "POST", "/api/v1/gate", s.gateKey, `{"action":"refund.create","input":`+input+`,"flowId":"`+flowID+`"}`, nil)
+		require.Equal(t, 200, check.status, string(check.body))
+		receipt := fmt.Sprintf(`{"decisionToken":%q,"input":%s,"outcome":"succeeded","startedAt":"2026-01-02T15:04:05Z","finishedAt":"2026-01-02T15:04:06Z"}`,
+			check.decoded["decisionToken"], input)
+		first := s.do(t, "POST", "/api/v1/receipts", s.gateKey, receipt, nil)
+		require.Equal(t, 201, first.status, string(first.body))
+		assert.Equal(t, 409, s.do(t, "POST", "/api/v1/receipts", s.gateKey, receipt, nil).status, "a mandate's token is single-use")
+
+		ev := s.do(t, "GET", "/api/v1/flows/"+flowID+"/evidence", s.agentKey, "", nil)
+		require.Equal(t, 200, ev.status, string(ev.body))
+		types := map[string][]string{}
+		for _, rq := range ev.decoded["requests"].([]any) {
+			req := rq.(map[string]any)
+			types[req["type"].(string)] = append(types[req["type"].(string)], req["id"].(string))
+		}
+		assert.Equal(t, []string{id}, types["mandate"])
+		assert.Len(t, types["gate_check"], 1)
+		assert.Len(t, types["receipt"], 1)
+		var steps []string
+		for _, en := range ev.decoded["timeline"].([]any) {
+			e := en.(map[string]any)
+			steps = append(steps, fmt.Sprintf("%s %s", e["requestType"], e["action"]))
+			if e["requestType"] == "gate_check" {
+				assert.Contains(t, e["detail"], "mandate "+id+" granted by Bob")
+			}
+		}
+		assert.Equal(t, []string{"mandate granted", "flow created", "gate_check allowed", "receipt executed"}, steps)
+		keys, err := evidence.ParseKeys(s.do(t, "GET", "/.well-known/assent/evidence-keys", "", "", nil).body)
+		require.NoError(t, err)
+		_, err = evidence.Verify(ev.body, keys)
+		assert.NoError(t, err)
 	})
 }

@@ -196,6 +196,10 @@ func (s *Service) build(subject Subject, e *models.Evidence) *Export {
 		r := &e.Receipts[i]
 		x.Requests = append(x.Requests, Request{Type: "receipt", ID: r.ID, Record: wire.NewReceipt(r)})
 	}
+	for i := range e.Mandates {
+		m := &e.Mandates[i]
+		x.Requests = append(x.Requests, Request{Type: "mandate", ID: m.ID, Record: wire.NewMandate(m, s.BaseURL)})
+	}
 	for _, en := range e.Entries {
 		x.Timeline = append(x.Timeline, Entry{At: wiretime.New(en.At), Actor: en.ActorName, ActorID: en.ActorID, Action: en.Action,
 			RequestType: en.SubjectType, RequestID: en.SubjectID, Detail: en.Detail, EntryHash: en.EntryHash, ID: en.ID,

@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"slices"
 
 	"gorm.io/gorm"
 
@@ -20,6 +21,8 @@ type Evidence struct {
 	GateChecks  []GateCheck
 	// Receipts are the execution receipts of the approvals and checks.
 	Receipts []Receipt
+	// Mandates are the standing mandates that allowed the checks.
+	Mandates []Mandate
 	// Versions are each report's versions, by report id; Threads its
 	// comment threads with their comments.
 	Versions map[string][]ReportVersion
@@ -96,12 +99,21 @@ func (s *EvidenceStore) gatherEvidence(ctx context.Context, orgID string, e *Evi
 	for _, r := range e.Reviews {
 		subjects = append(subjects, r.ID)
 	}
-	var checks []string
+	var checks, mandates []string
 	for _, c := range e.GateChecks {
 		subjects = append(subjects, c.ID)
 		checks = append(checks, c.ID)
+		if c.MandateID != nil && !slices.Contains(mandates, *c.MandateID) {
+			mandates = append(mandates, *c.MandateID)
+		}
 	}
+	// A mandate's grant, exhaustion and revocation are on the timeline of
+	// each flow that used it.
+	subjects = append(subjects, mandates...)
 	var err error
+	if e.Mandates, err = mandatesOf(db, orgID, mandates); err != nil {
+		return err
+	}
 	if e.Receipts, err = receiptsOf(db, orgID, approvalIDs, checks); err != nil {
 		return err
 	}

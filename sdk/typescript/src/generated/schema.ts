@@ -2619,7 +2619,7 @@ export interface components {
                 record: Record<string, unknown>;
                 threads?: components["schemas"]["Thread"][];
                 /** @enum {unknown} */
-                type: "approval" | "collection" | "review" | "report" | "gate_check" | "receipt";
+                type: "approval" | "collection" | "review" | "report" | "gate_check" | "receipt" | "mandate";
                 versions?: {
                     files: Record<string, unknown>[];
                     status: string;
