@@ -76,6 +76,11 @@ type report struct {
 	GateApprovals        int            `json:"gateApprovals"`
 	GateApprovalOutcomes map[string]int `json:"gateApprovalOutcomes"`
 	GateDeniedReceived   int            `json:"gateDeniedReceived"`
+	// The checks the standing mandate allowed, and the receipts stored and
+	// posted by a client that gave up before its answer.
+	MandateUses        int `json:"mandateUses"`
+	ReceiptsStored     int `json:"receiptsStored"`
+	ReceiptsUnanswered int `json:"receiptsUnanswered"`
 
 	Lost                int `json:"lost"`
 	Duplicates          int `json:"duplicates"`
@@ -102,6 +107,9 @@ type report struct {
 	// that the check recorded, its key's claim or the approval raised
 	// contradict.
 	GateMismatches int `json:"gateMismatches"`
+	// ReceiptMismatches are receipts answered other than their input
+	// implies.
+	ReceiptMismatches int `json:"receiptMismatches"`
 
 	// Seconds each phase of the check took, to keep the run short.
 	Phases map[string]float64 `json:"checkSeconds"`
@@ -279,7 +287,7 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 	r.Ops = map[string]int{}
 	for _, o := range l.ops {
 		r.Tries += o.tries
-		if o.acknowledged() && o.kind != opGate { // checkGate counts the gate's answers, 403 included
+		if o.acknowledged() && o.kind != opGate && o.kind != opReceipt { // checkGate counts the gate's answers and receipts, 403 and 409 included
 			r.Ops[o.kind]++
 		} else if o.status == 0 {
 			r.problem(&r.Unacknowledged, "%s %s got no answer in %s", o.kind, o.key, l.giveUp)
@@ -386,7 +394,7 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 	r.phase("audit and outbox", &clock)
 	// Every acknowledged request, sent again, answers as it did.
 	for _, o := range l.ops {
-		if !o.acknowledged() || o.kind == opGate { // checkGate replays the gate's
+		if !o.acknowledged() || o.kind == opGate || o.kind == opReceipt { // checkGate replays the gate's and receipts
 			continue
 		}
 		again := &op{kind: o.kind, path: o.path, token: o.token, key: o.key, body: o.body}

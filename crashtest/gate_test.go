@@ -48,7 +48,7 @@ func (l *load) registerGateAction() error {
 	if o.status != http.StatusCreated {
 		return fmt.Errorf("register %s: %d %s", gateAction, o.status, o.respBody)
 	}
-	return nil
+	return l.grantMandate()
 }
 
 // gateDecision is what the policy answers for amount.
@@ -69,10 +69,16 @@ func gateDecision(amount int) string {
 // or left to expire.
 func (l *load) gate(rng *rand.Rand, people []person) {
 	amount := rng.IntN(101)
+	if rng.IntN(5) == 0 { // the mandate's range, so that it is spent most runs
+		amount = mandateFrom + rng.IntN(40-mandateFrom)
+	}
 	key := l.newKey("gate")
 	b, _ := json.Marshal(map[string]any{"action": gateAction, "input": map[string]any{"amount": amount}, "externalId": key})
 	o := &op{kind: opGate, path: "/api/v1/gate", token: l.svc.keys().AgentKey, key: key, body: string(b), gateAmount: amount}
 	l.send(o)
+	if o.status == http.StatusOK {
+		l.reportExecution(rng, o)
+	}
 	if o.status != http.StatusAccepted {
 		return
 	}
@@ -96,6 +102,7 @@ type gateAnswer struct {
 	CheckID       string    `json:"checkId"`
 	Action        string    `json:"action"`
 	DecisionToken *string   `json:"decisionToken"`
+	MandateID     *string   `json:"mandateId"`
 	Approval      *approval `json:"approval"`
 	Error         struct {
 		Code    string `json:"code"`
@@ -130,7 +137,8 @@ func (a gateAnswer) same(b gateAnswer) bool {
 	if a.Decision != b.Decision || a.CheckID != b.CheckID || a.Error != b.Error {
 		return false
 	}
-	return sameString(a.DecisionToken, b.DecisionToken) && (a.Approval == nil) == (b.Approval == nil) && (a.Approval == nil || a.Approval.ID == b.Approval.ID)
+	return sameString(a.DecisionToken, b.DecisionToken) && sameString(a.MandateID, b.MandateID) &&
+		(a.Approval == nil) == (b.Approval == nil) && (a.Approval == nil || a.Approval.ID == b.Approval.ID)
 }
 
 // gateCheckRow is a gate check as the database holds it.
@@ -143,6 +151,7 @@ type gateCheckRow struct {
 	ApprovalID    *string
 	DecisionToken *string
 	ExternalID    *string
+	MandateID     *string
 }
 
 // checkGate holds every check the gate answered to what it said, once
@@ -182,8 +191,12 @@ func (l *load) checkGate(ctx context.Context, rcv *receiver, approvals []approva
 		answers[o.key] = a
 		r.Ops[opGate]++
 		r.GateAnswers[d]++
-		if want := gateDecision(o.gateAmount); d != want {
+		if want := gateDecision(o.gateAmount); d != want && (d != models.GateAllowed || !mandated(o.gateAmount)) {
 			r.problem(&r.GateMismatches, "gate %s (amount %d) answered %s, the policy says %s", o.key, o.gateAmount, d, want)
+		}
+		if byMandate := a.MandateID != nil; byMandate != (d == models.GateAllowed && mandated(o.gateAmount)) ||
+			(byMandate && *a.MandateID != l.mandateID) {
+			r.problem(&r.GateMismatches, "gate %s (amount %d) answered %s with mandate %v", o.key, o.gateAmount, d, a.MandateID)
 		}
 		if d == models.GateDenied && a.Error.Message != `the policy rule "large" denies it: `+gateDenyReason {
 			r.problem(&r.GateMismatches, "gate %s was denied with %q", o.key, a.Error.Message)
@@ -231,7 +244,7 @@ func (l *load) checkGate(ctx context.Context, rcv *receiver, approvals []approva
 	}
 
 	var rows []gateCheckRow
-	if err := db.Raw("SELECT id, action, decision, rule, reason, approval_id, decision_token, external_id FROM gate_checks").
+	if err := db.Raw("SELECT id, action, decision, rule, reason, approval_id, decision_token, external_id, mandate_id FROM gate_checks").
 		Scan(&rows).Error; err != nil {
 		return fmt.Errorf("read gate checks: %w", err)
 	}
@@ -288,6 +301,9 @@ func (l *load) checkGate(ctx context.Context, rcv *receiver, approvals []approva
 		if d == models.GateAllowed && !sameString(c.DecisionToken, a.DecisionToken) {
 			r.problem(&r.GateMismatches, "gate %s answered a decision token the check %s does not hold", o.key, c.ID)
 		}
+		if !sameString(c.MandateID, a.MandateID) {
+			r.problem(&r.GateMismatches, "gate %s answered mandate %v but its check %s holds %v", o.key, a.MandateID, c.ID, c.MandateID)
+		}
 		raised := byKey[o.key]
 		switch d {
 		case models.GateApprovalRequired:
@@ -330,6 +346,16 @@ func (l *load) checkGate(ctx context.Context, rcv *receiver, approvals []approva
 			}
 		}
 	}
+
+	more, err := l.checkMandate(db, answers, r)
+	if err != nil {
+		return err
+	}
+	owed = append(owed, more...)
+	if more, err = l.checkReceipts(db, r); err != nil {
+		return err
+	}
+	owed = append(owed, more...)
 
 	// Each denial reached the webhook; nothing else did as gate.denied.
 	awaitEvents(ctx, rcv, owed, r)

@@ -52,7 +52,10 @@ type op struct {
 
 	reviewID string // for verdict and review cancel; the verdict is in decision
 
-	gateAmount int // for a gate check, input.amount
+	gateAmount int // for a gate check and its receipt, input.amount
+
+	checkKey string // for a receipt, its check's key
+	mismatch bool   // for a receipt, whether it reports another input
 
 	// status is the definitive answer; 0 when the client gave up.
 	status   int
@@ -91,9 +94,11 @@ type load struct {
 	// a 2xx create returned.
 	reviewReports []string
 	reviewed      []*reviewed
-	fiveXX        atomic.Int64
-	netErrors     atomic.Int64
-	seq           atomic.Int64
+	// mandateID is the standing mandate granted before the load.
+	mandateID string
+	fiveXX    atomic.Int64
+	netErrors atomic.Int64
+	seq       atomic.Int64
 }
 
 // person is a member the load decides as.

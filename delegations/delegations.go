@@ -142,7 +142,7 @@ func cycle(others []Delegation, d *Delegation) []string {
 	for i := range others {
 		byDelegator[others[i].DelegatorID] = &others[i]
 	}
-	path := []string{d.DelegatorName(), memberName(d.Delegate, d.DelegateID)}
+	path := []string{d.DelegatorName(), d.DelegateName()}
 	from, until := d.From, d.Until
 	seen := map[string]bool{d.DelegatorID: true}
 	for at := d.DelegateID; at != d.DelegatorID; {
@@ -152,7 +152,7 @@ func cycle(others []Delegation, d *Delegation) []string {
 		}
 		seen[at] = true
 		from, until = later(from, next.From), earlier(until, next.Until)
-		path = append(path, memberName(next.Delegate, next.DelegateID))
+		path = append(path, next.DelegateName())
 		at = next.DelegateID
 	}
 	return path
@@ -172,12 +172,6 @@ func earlier(a, b time.Time) time.Time {
 	return b
 }
 
-func memberName(m *models.Member, id string) string {
-	if m == nil {
-		return id
-	}
-	return m.DisplayName()
-}
 
 // Mine is who's own delegation not yet over (nil when none) and those
 // not yet over that name them.
@@ -201,7 +195,7 @@ func (s *Service) End(ctx context.Context, who models.Actor) error {
 	if err != nil {
 		return err
 	}
-	return s.store.EndDelegation(ctx, me.OrganizationID, me.ID)
+	return s.store.EndDelegation(ctx, me.OrganizationID, me)
 }
 
 // member is the member who acts: a delegation is a member's own.

@@ -130,3 +130,12 @@ func (s *EvidenceStore) VerifyAuditChain(ctx context.Context, orgID string) erro
 	}
 	return nil
 }
+
+// nextSeq is the number of subject's next audit entry, for subjects whose
+// steps are written under a lock of their own (a mandate's row, the
+// organisation's for a delegation), so two steps never take one number.
+func nextSeq(tx *gorm.DB, orgID, subjectID string) (int, error) {
+	var seq int
+	err := tx.Model(&AuditEntry{}).Select("COALESCE(MAX(seq), 0)").Where("organization_id = ? AND subject_id = ?", orgID, subjectID).Scan(&seq).Error
+	return seq + 1, err
+}

@@ -2,9 +2,12 @@ package models
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/ids"
 )
 
 // Delegation is a member's delegation while away: from From until Until,
@@ -38,6 +41,14 @@ func (d *Delegation) DelegatorName() string {
 	return d.Delegator.DisplayName()
 }
 
+// DelegateName names the delegate as people read it.
+func (d *Delegation) DelegateName() string {
+	if d.Delegate == nil {
+		return d.DelegateID
+	}
+	return d.Delegate.DisplayName()
+}
+
 // ActiveAt reports whether the delegation holds at t.
 func (d *Delegation) ActiveAt(t time.Time) bool { return !t.Before(d.From) && t.Before(d.Until) }
 
@@ -66,8 +77,23 @@ func (s *DirectoryStore) SetDelegation(ctx context.Context, d *Delegation, check
 		if err := tx.Create(d).Error; err != nil {
 			return err
 		}
-		return fillDelegations(tx, d.OrganizationID, []*Delegation{d})
+		if err := fillDelegations(tx, d.OrganizationID, []*Delegation{d}); err != nil {
+			return err
+		}
+		detail := fmt.Sprintf("%s stands in from %s until %s", d.DelegateName(), d.From.Format(time.RFC3339), d.Until.Format(time.RFC3339))
+		return delegationStep(tx, d.OrganizationID, d.DelegatorID, d.DelegatorName(), "delegation_set", detail, now)
 	})
+}
+
+// delegationStep audits a step of a member's delegation, under the
+// organisation's row lock, on the delegator's subject.
+func delegationStep(tx *gorm.DB, orgID, delegatorID, delegatorName, action, detail string, at time.Time) error {
+	seq, err := nextSeq(tx, orgID, delegatorID)
+	if err != nil {
+		return err
+	}
+	return writeAudit(tx, &AuditEntry{ID: newID(ids.Audit), OrganizationID: orgID, SubjectType: "delegation", SubjectID: delegatorID,
+		Seq: seq, Action: action, ActorID: delegatorID, ActorName: delegatorName, Detail: detail, At: at})
 }
 
 // Delegation is the member's delegation not yet over, or nil.
@@ -85,9 +111,19 @@ func (s *DirectoryStore) DelegationsTo(ctx context.Context, orgID, delegateID st
 	return delegations(s.db.WithContext(ctx).Where("organization_id = ? AND delegate_id = ? AND ends_at > ?", orgID, delegateID, Now()))
 }
 
-// EndDelegation deletes the member's delegation; ending none is no error.
-func (s *DirectoryStore) EndDelegation(ctx context.Context, orgID, delegatorID string) error {
-	return s.db.WithContext(ctx).Where("organization_id = ? AND delegator_id = ?", orgID, delegatorID).Delete(&Delegation{}).Error
+// EndDelegation deletes the member's delegation, auditing it; ending none
+// is no error and writes nothing.
+func (s *DirectoryStore) EndDelegation(ctx context.Context, orgID string, delegator *Member) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Clauses(lockForUpdate(tx)...).Where("id = ?", orgID).Take(&Organization{}).Error; err != nil {
+			return notFound(err, "organization "+orgID)
+		}
+		res := tx.Where("organization_id = ? AND delegator_id = ?", orgID, delegator.ID).Delete(&Delegation{})
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		return delegationStep(tx, orgID, delegator.ID, delegator.DisplayName(), "delegation_ended", "", Now())
+	})
 }
 
 // ActiveDelegations are the delegations holding at t whose delegate is an

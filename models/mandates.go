@@ -208,13 +208,12 @@ func (s *GateStore) RevokeMandate(ctx context.Context, orgID, id string, r Manda
 // event.
 func mandateStep(tx *gorm.DB, r MandateRecord, kind, action, detail string, at time.Time) error {
 	m := r.Mandate
-	var seq int
-	if err := tx.Model(&AuditEntry{}).Select("COALESCE(MAX(seq), 0)").
-		Where("organization_id = ? AND subject_id = ?", m.OrganizationID, m.ID).Scan(&seq).Error; err != nil {
+	seq, err := nextSeq(tx, m.OrganizationID, m.ID)
+	if err != nil {
 		return err
 	}
 	entry := &AuditEntry{ID: newID(ids.Audit), OrganizationID: m.OrganizationID, SubjectType: "mandate", SubjectID: m.ID,
-		Seq: seq + 1, Action: action, ActorID: r.Actor.ID, ActorName: r.Actor.Name, Detail: detail, At: at}
+		Seq: seq, Action: action, ActorID: r.Actor.ID, ActorName: r.Actor.Name, Detail: detail, At: at}
 	if err := writeAudit(tx, entry); err != nil {
 		return err
 	}
