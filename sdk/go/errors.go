@@ -31,6 +31,10 @@ type Error struct {
 	Candidates []string
 	Header     http.Header
 	Err        error // the transport's error, with CodeNetworkError
+	// Receipt is the execution receipt a 409 CodeReceiptExists or
+	// CodeInputMismatch answers with (ReceiptConflict: the token's
+	// receipt); nil otherwise.
+	Receipt *Receipt
 }
 
 func (e *Error) Error() string {
@@ -61,10 +65,17 @@ func errorFrom(resp *http.Response, payload []byte) *Error {
 			Field      string   `json:"field"`
 			Candidates []string `json:"candidates"`
 		} `json:"error"`
+		Receipt json.RawMessage `json:"receipt"`
 	}
 	if json.Unmarshal(payload, &env) == nil && env.Error != nil && env.Error.Code != "" {
-		return &Error{Status: resp.StatusCode, Code: ErrorCode(env.Error.Code), Message: env.Error.Message,
+		e := &Error{Status: resp.StatusCode, Code: ErrorCode(env.Error.Code), Message: env.Error.Message,
 			Field: env.Error.Field, Candidates: env.Error.Candidates, Header: resp.Header}
+		// Decoded on its own, so a receipt this SDK cannot read keeps the error.
+		var r Receipt
+		if len(env.Receipt) > 0 && json.Unmarshal(env.Receipt, &r) == nil && r.ID != "" {
+			e.Receipt = &r
+		}
+		return e
 	}
 	msg := string(payload)
 	if len(msg) > 200 {

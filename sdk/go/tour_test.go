@@ -226,6 +226,10 @@ func TestTourRequests(t *testing.T) {
 		Outcome: "succeeded", Result: map[string]any{"sent": true}, StartedAt: time.Now(), FinishedAt: time.Now()}))
 	expect(t, receipt.InputMatches && *receipt.ApprovalID == a.ID, "receipt %+v", receipt)
 	expect(t, must(c.Approvals.Get(ctx, a.ID)).Execution.ReceiptID == receipt.ID, "execution")
+	_, err := c.Receipts.Create(ctx, &assent.ReceiptCreate{DecisionToken: done.DecisionToken, Input: done.ApprovedInput,
+		Outcome: "succeeded", StartedAt: time.Now(), FinishedAt: time.Now()})
+	e := apiError(t, err, 409)
+	expect(t, e.Code == assent.CodeReceiptExists && e.Receipt != nil && e.Receipt.ID == receipt.ID, "the error carries the token's receipt: %v %+v", e, e.Receipt)
 	expect(t, slices.Contains(ids(all(c.Approvals.List(ctx, &assent.ListApprovalsParams{Executed: "true"})), func(x *assent.Approval) string { return x.ID }), a.ID), "executed")
 	expect(t, slices.Contains(ids(all(c.Approvals.List(ctx, &assent.ListApprovalsParams{Status: "approved"})), func(x *assent.Approval) string { return x.ID }), a.ID), "list")
 	cancelled := must(c.Approvals.Cancel(ctx, must(c.Approvals.Create(ctx, &assent.ApprovalCreate{Title: "Tour cancel"})).ID))
@@ -373,6 +377,31 @@ func TestTourCollectionsFlowsGate(t *testing.T) {
 	must(c.Flows.Cancel(ctx, flow.ID))
 	_, err := c.Gate.Check(ctx, &assent.GateCheckRequest{Action: "not.registered", Input: map[string]any{}})
 	apiError(t, err, 404)
+
+	// A standing mandate: no rule of the action's decides, so its checks
+	// ask the owners and administrators, and the demo administrator may
+	// allow them ahead.
+	action := must(tAdmin(t).Admin.Actions.Create(ctx, &assent.ActionInput{Name: tag("tour.m"),
+		InputSchema: map[string]any{"type": "object", "properties": map[string]any{"amount": map[string]any{"type": "number"}}}}))
+	granter := tPerson(t, "admin")
+	mandate := must(granter.Mandates.Grant(ctx, &assent.MandateGrant{Action: action.Name, ExpiresAt: time.Now().Add(24 * time.Hour), Note: "Tour",
+		Budget: assent.MandateGrantBudget{Count: assent.Ptr[int64](2), Sum: &assent.MandateGrantBudgetSum{Field: "amount", Max: 100}, Window: "day"}}))
+	expect(t, mandate.Status == "active", "granted %s", mandate.Status)
+	input := map[string]any{"amount": 30}
+	allowed := must(c.Gate.Check(ctx, &assent.GateCheckRequest{Action: action.Name, Input: input}))
+	expect(t, allowed.Decision == "allowed" && allowed.MandateID == mandate.ID, "check %+v", allowed)
+	expect(t, must(c.VerifyDecisionToken(ctx, allowed.DecisionToken, input, action.Name)).Mandate == mandate.ID, "the token names the mandate")
+	_, err = c.Receipts.Create(ctx, &assent.ReceiptCreate{DecisionToken: allowed.DecisionToken, Input: map[string]any{"amount": 31},
+		Outcome: "succeeded", StartedAt: time.Now(), FinishedAt: time.Now()})
+	e := apiError(t, err, 409)
+	expect(t, e.Code == assent.CodeInputMismatch && e.Receipt != nil && !e.Receipt.InputMatches, "recorded, and carried by the error: %v", e)
+	expect(t, slices.Contains(ids(all(granter.Mandates.List(ctx, &assent.ListMandatesParams{Live: "true"})), func(x *assent.Mandate) string { return x.ID }), mandate.ID), "mandates")
+	read := must(granter.Mandates.Get(ctx, mandate.ID))
+	expect(t, read.Uses == 1 && read.Remaining.Sum != nil && *read.Remaining.Sum == 70, "uses %d, remaining %+v", read.Uses, read.Remaining)
+	expect(t, must(granter.Mandates.Revoke(ctx, mandate.ID)).Status == "revoked", "revoke")
+	asked := must(c.Gate.Check(ctx, &assent.GateCheckRequest{Action: action.Name, Input: input}))
+	expect(t, asked.Decision == "approval_required", "revoked: the next check asks a person, got %s", asked.Decision)
+	must(c.Approvals.Cancel(ctx, asked.Approval.ID))
 }
 
 func TestTourAdmin(t *testing.T) {

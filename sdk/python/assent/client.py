@@ -293,11 +293,46 @@ class Receipts(_Resource):
         """Report a run: input is what ran (None for an approval without
         input), outcome succeeded or failed. A token takes one receipt:
         AssentError 409 receipt_exists for a second, 409 input_mismatch
-        (recorded all the same) when input is not the one approved."""
+        (recorded all the same) when input is not the one approved; either
+        error's receipt is the token's receipt."""
         body = _body(m.ReceiptCreate, decision_token=decision_token, outcome=outcome, result=result,
                      started_at=_time(started_at), finished_at=_time(finished_at))
         body["input"] = dict(input) if input is not None else None  # null is sent, not left out
         return self._call("createReceipt", body=body, idempotency_key=idempotency_key)
+
+
+class Mandates(_Resource):
+    """Standing mandates: a person's approval, given once, of the gate checks
+    of one action within a condition, agent keys, a budget per window and
+    its times. Granted with a member token (approvals:write); a check one
+    covers is allowed, its answer naming it (mandate_id)."""
+
+    @operation("grantMandate")
+    def grant(self, action: str, budget: Union[m.MandateGrantBudget, Mapping[str, Any]], expires_at: Union[str, _dt.datetime], *,
+              condition: Optional[str] = None, agents: Optional[Sequence[str]] = None,
+              starts_at: Union[str, _dt.datetime, None] = None, note: Optional[str] = None,
+              idempotency_key: Optional[str] = None) -> m.Mandate:
+        """budget: {"count": n, "sum": {"field": f, "max": x}, "window":
+        "hour" | "day" | "week" | "mandate"}, a count, a sum or both.
+        agents: agent key ids (none: every agent key). A mandate beyond
+        the granter's authority is AssentError 403 forbidden naming action."""
+        body = _body(m.MandateGrant, action=action, budget=budget, expires_at=_time(expires_at), condition=condition,
+                     agents=list(agents) if agents is not None else None, starts_at=_time(starts_at), note=note)
+        return self._call("grantMandate", body=body, idempotency_key=idempotency_key)
+
+    @operation("listMandates")
+    def list(self, *, live: Optional[bool] = None, limit: Optional[int] = None) -> Iterator[m.Mandate]:
+        """Newest first; live=True leaves out the revoked and expired."""
+        return self._pages("listMandates", None, {"live": live}, limit)
+
+    @operation("getMandate")
+    def get(self, id: str) -> m.Mandate:
+        return self._call("getMandate", {"id": id})
+
+    @operation("revokeMandate")
+    def revoke(self, id: str, *, idempotency_key: Optional[str] = None) -> m.Mandate:
+        """At once; a second revocation is AssentError 409 conflict."""
+        return self._call("revokeMandate", {"id": id}, idempotency_key=idempotency_key)
 
 
 class Flows(_Resource):
@@ -878,6 +913,7 @@ class Client:
         self.comments = Comments(self)
         self.gate = Gate(self)
         self.receipts = Receipts(self)
+        self.mandates = Mandates(self)
         self.flows = Flows(self)
         self.reports = Reports(self)
         self.audiences = Audiences(self)

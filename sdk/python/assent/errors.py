@@ -3,7 +3,7 @@
 import json
 from typing import Any, List, Mapping, Optional
 
-from ._generated import ERROR_CODES, ErrorCode
+from ._generated import ERROR_CODES, ErrorCode, Receipt
 
 __all__ = ["AssentError", "ErrorCode", "ERROR_CODES"]
 
@@ -15,11 +15,13 @@ class AssentError(Exception):
     or no_api_key before sending). code is the API's stable code (compare
     with ErrorCode), message its explanation for a person, field the
     request field at fault when there is one, candidates what a name could
-    have meant.
+    have meant. receipt is the execution receipt a 409 receipt_exists or
+    input_mismatch answers with (the token's receipt), else None.
     """
 
     def __init__(self, status: int, code: str, message: str, field: Optional[str] = None,
-                 candidates: Optional[List[str]] = None, headers: Optional[Mapping[str, str]] = None):
+                 candidates: Optional[List[str]] = None, headers: Optional[Mapping[str, str]] = None,
+                 receipt: Optional[Receipt] = None):
         super().__init__("%s (%s%s)" % (message, code, ", field " + field if field else ""))
         self.status = status
         self.code = code
@@ -27,12 +29,16 @@ class AssentError(Exception):
         self.field = field
         self.candidates = list(candidates or [])
         self.headers = headers
+        self.receipt = receipt
 
     @classmethod
     def from_response(cls, status: int, payload: bytes, headers: Any = None) -> "AssentError":
         try:
-            err = json.loads(payload.decode("utf-8"))["error"]
-            return cls(status, str(err["code"]), str(err.get("message", "")), err.get("field"), err.get("candidates"), headers)
+            body = json.loads(payload.decode("utf-8"))
+            err = body["error"]
+            # ReceiptConflict: {error, receipt}.
+            receipt = Receipt.from_dict(body["receipt"]) if isinstance(body.get("receipt"), dict) else None
+            return cls(status, str(err["code"]), str(err.get("message", "")), err.get("field"), err.get("candidates"), headers, receipt)
         except (ValueError, KeyError, TypeError, UnicodeDecodeError, AttributeError):
             text = payload[:200].decode("utf-8", "replace") if payload else ""
             return cls(status, "http_%d" % status, text or "HTTP %d without an error body" % status, headers=headers)

@@ -11,7 +11,7 @@ import uuid
 from typing import Set
 
 import assent
-from assent import AssentError
+from assent import AssentError, ErrorCode
 from assent._http import Transport
 from assent._model import Model
 from assent.models import OPERATIONS
@@ -78,6 +78,10 @@ class Tour(unittest.TestCase):
         self.assertTrue(receipt.input_matches)
         self.assertEqual(a.id, receipt.approval_id)
         self.assertEqual(receipt.id, c.approvals.get(a.id).execution.receipt_id)
+        with self.assertRaises(AssentError) as caught:
+            c.receipts.create(done.decision_token, done.approved_input, "succeeded", started_at=now, finished_at=now)
+        self.assertEqual((409, ErrorCode.RECEIPT_EXISTS), (caught.exception.status, caught.exception.code))
+        self.assertEqual(receipt.id, caught.exception.receipt.id, "the error carries the token's receipt")
         self.assertIn(a.id, [x.id for x in c.approvals.list(executed=True)])
         self.assertEqual("cancelled", c.approvals.cancel(c.approvals.create("Tour cancel").id).status)
 
@@ -200,6 +204,29 @@ class Tour(unittest.TestCase):
         with self.assertRaises(AssentError) as caught:
             c.gate.check("not.registered", {})
         self.assertEqual(404, caught.exception.status)
+
+        # A standing mandate: no rule of the action's decides, so its checks
+        # ask the owners and administrators, and the demo administrator may
+        # allow them ahead.
+        action = admin().admin.actions.create("tour.m" + uuid.uuid4().hex[:6], {"type": "object", "properties": {"amount": {"type": "number"}}})
+        granter = person("admin")
+        until = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)
+        mandate = granter.mandates.grant(action.name, {"count": 2, "sum": {"field": "amount", "max": 100}, "window": "day"}, until, note="Tour")
+        self.assertEqual("active", mandate.status)
+        allowed = c.gate.check(action.name, {"amount": 30})
+        self.assertEqual(("allowed", mandate.id), (allowed.decision, allowed.mandate_id))
+        self.assertEqual(mandate.id, c.verify_decision_token(allowed.decision_token, {"amount": 30}, action=action.name).mandate)
+        now = dt.datetime.now(dt.timezone.utc)
+        with self.assertRaises(AssentError) as caught:
+            c.receipts.create(allowed.decision_token, {"amount": 31}, "succeeded", started_at=now, finished_at=now)
+        self.assertEqual((409, ErrorCode.INPUT_MISMATCH), (caught.exception.status, caught.exception.code))
+        self.assertFalse(caught.exception.receipt.input_matches, "recorded, and carried by the error")
+        self.assertIn(mandate.id, [x.id for x in granter.mandates.list(live=True)])
+        self.assertEqual((1, 70), (granter.mandates.get(mandate.id).uses, granter.mandates.get(mandate.id).remaining.sum))
+        self.assertEqual("revoked", granter.mandates.revoke(mandate.id).status)
+        asked = c.gate.check(action.name, {"amount": 30})
+        self.assertEqual("approval_required", asked.decision, "revoked: the next check asks a person")
+        c.approvals.cancel(asked.approval.id)
 
     def test_4_admin(self):
         a = admin().admin

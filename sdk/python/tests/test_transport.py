@@ -147,6 +147,31 @@ class TransportTest(unittest.TestCase):
         self.assertEqual(["a", "b"], caught.exception.candidates)
         self.assertEqual("approvers[0]", caught.exception.field)
 
+    def test_receipt_conflict_carries_the_receipt(self):
+        receipt = {"id": "rcp_1", "decisionTokenId": "dtk_jti", "inputMatches": False, "outcome": "succeeded"}
+        s, c = self.serve([(409, {"error": {"code": "input_mismatch", "message": "m", "field": "input"}, "receipt": receipt}, {}),
+                           err(409, "conflict")])
+        with self.assertRaises(AssentError) as caught:
+            c.receipts.create("tok", {"n": 1}, "succeeded", started_at="2026-01-01T00:00:00Z", finished_at="2026-01-01T00:00:01Z")
+        self.assertEqual((409, ErrorCode.INPUT_MISMATCH, "input"), (caught.exception.status, caught.exception.code, caught.exception.field))
+        self.assertEqual(("rcp_1", False), (caught.exception.receipt.id, caught.exception.receipt.input_matches))
+        self.assertEqual(1, len(s.requests), "a receipt conflict is not retried")
+        with self.assertRaises(AssentError) as caught:
+            c.mandates.revoke("mdt_1")
+        self.assertIsNone(caught.exception.receipt, "other errors carry none")
+
+    def test_mandate_grant_body(self):
+        mandate = {"id": "mdt_1", "status": "active"}
+        s, c = self.serve([(201, mandate, {}), (200, mandate, {})])
+        import datetime as dt
+        until = dt.datetime(2026, 12, 31, tzinfo=dt.timezone.utc)
+        self.assertEqual("mdt_1", c.mandates.grant("refund.create", {"count": 10, "window": "day"}, until, agents=["key_1"]).id)
+        self.assertEqual({"action": "refund.create", "budget": {"count": 10, "window": "day"}, "expiresAt": "2026-12-31T00:00:00.000000Z",
+                          "agents": ["key_1"]}, json.loads(s.requests[0]["body"]))
+        c.mandates.revoke("mdt_1")
+        self.assertEqual(("POST", "/api/v1/mandates/mdt_1/revoke", b""), (s.requests[1]["method"], s.requests[1]["path"], s.requests[1]["body"]))
+        self.assertIn("Idempotency-Key", s.requests[1]["headers"])
+
     def test_list_follows_cursors(self):
         s, c = self.serve([(200, {"data": [dict(APPROVAL, id="apr_1"), dict(APPROVAL, id="apr_2")], "nextCursor": "c1"}, {}),
                            (200, {"data": [dict(APPROVAL, id="apr_3")], "nextCursor": None}, {})])

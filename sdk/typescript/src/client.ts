@@ -223,10 +223,37 @@ export class Gate extends Resource {
 
 /** Execution receipts (scope receipts:write): what ran of what a decision token allowed. */
 export class Receipts extends Resource {
-  /** Report a run: the token's first receipt; AssentError 409 receipt_exists for a second, 409 input_mismatch (recorded) when input is not the one approved. */
+  /** Report a run: the token's first receipt; AssentError 409 receipt_exists for a second, 409 input_mismatch (recorded) when input is not the one approved, either carrying the token's receipt (error.receipt). */
   async create(params: Schemas["ReceiptCreate"] & PostOptions): Promise<Schemas["Receipt"]> {
     const { idempotencyKey, ...body } = params;
     return this.call("createReceipt", { body, idempotencyKey });
+  }
+}
+
+/**
+ * Standing mandates: a person's approval, given once, of the gate checks of
+ * one action within a condition, agent keys, a budget per window and its
+ * times. Granted with a member token (approvals:write); a check one covers
+ * is allowed, its answer naming it (mandateId).
+ */
+export class Mandates extends Resource {
+  /** budget: a count, a sum of a numeric input field, or both, per window; a mandate beyond the granter's authority rejects with AssentError 403 forbidden naming action. */
+  async grant(params: Omit<Schemas["MandateGrant"], "expiresAt" | "startsAt"> & { expiresAt: Time; startsAt?: Time } & PostOptions): Promise<Schemas["Mandate"]> {
+    const { idempotencyKey, expiresAt, startsAt, ...fields } = params;
+    const body: Schemas["MandateGrant"] = { ...fields, expiresAt: iso(expiresAt)!, startsAt: iso(startsAt) };
+    return this.call("grantMandate", { body, idempotencyKey });
+  }
+  /** Newest first; live: true leaves out the revoked and expired. */
+  list(params: { live?: boolean; limit?: number } = {}): AsyncGenerator<Schemas["Mandate"]> {
+    const live = params.live === undefined ? undefined : String(params.live);
+    return this.pages("listMandates", { query: { live }, limit: params.limit });
+  }
+  async get(id: string): Promise<Schemas["Mandate"]> {
+    return this.call("getMandate", { path: { id } });
+  }
+  /** At once; a second revocation rejects with AssentError 409 conflict. */
+  async revoke(id: string, options: PostOptions = {}): Promise<Schemas["Mandate"]> {
+    return this.call("revokeMandate", { path: { id }, idempotencyKey: options.idempotencyKey });
   }
 }
 
@@ -719,6 +746,7 @@ export class Assent {
   readonly comments: Comments;
   readonly gate: Gate;
   readonly receipts: Receipts;
+  readonly mandates: Mandates;
   readonly flows: Flows;
   readonly reports: Reports;
   readonly audiences: Audiences;
@@ -741,6 +769,7 @@ export class Assent {
     this.comments = new Comments(this);
     this.gate = new Gate(this);
     this.receipts = new Receipts(this);
+    this.mandates = new Mandates(this);
     this.flows = new Flows(this);
     this.reports = new Reports(this);
     this.audiences = new Audiences(this);

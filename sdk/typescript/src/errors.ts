@@ -1,4 +1,5 @@
 import { ERROR_CODES, ErrorCode } from "./generated/operations.js";
+import type { components } from "./generated/schema.js";
 
 export { ERROR_CODES, ErrorCode };
 
@@ -7,7 +8,8 @@ export { ERROR_CODES, ErrorCode };
  * answer came: code network_error, or no_api_key before sending); code the
  * API's stable code (compare with ErrorCode); message its explanation for
  * a person; field the request field at fault; candidates what a name could
- * have meant.
+ * have meant; receipt the execution receipt a 409 receipt_exists or
+ * input_mismatch answers with (the token's receipt), else undefined.
  */
 export class AssentError extends Error {
   readonly status: number;
@@ -15,8 +17,17 @@ export class AssentError extends Error {
   readonly field: string | undefined;
   readonly candidates: string[];
   readonly headers: Headers | undefined;
+  readonly receipt: components["schemas"]["Receipt"] | undefined;
 
-  constructor(status: number, code: string, message: string, field?: string | null, candidates?: string[] | null, headers?: Headers) {
+  constructor(
+    status: number,
+    code: string,
+    message: string,
+    field?: string | null,
+    candidates?: string[] | null,
+    headers?: Headers,
+    receipt?: components["schemas"]["Receipt"],
+  ) {
     super(`${message} (${code}${field ? ", field " + field : ""})`);
     this.name = "AssentError";
     this.status = status;
@@ -25,13 +36,17 @@ export class AssentError extends Error {
     this.field = field ?? undefined;
     this.candidates = [...(candidates ?? [])];
     this.headers = headers;
+    this.receipt = receipt;
   }
 
   static fromResponse(status: number, text: string, headers?: Headers): AssentError {
     try {
-      const err = JSON.parse(text).error;
+      const body = JSON.parse(text);
+      const err = body?.error;
       if (err && typeof err.code === "string") {
-        return new AssentError(status, err.code, String(err.message ?? ""), err.field, Array.isArray(err.candidates) ? err.candidates : undefined, headers);
+        // ReceiptConflict: {error, receipt}.
+        const receipt = body.receipt && typeof body.receipt === "object" && !Array.isArray(body.receipt) ? body.receipt : undefined;
+        return new AssentError(status, err.code, String(err.message ?? ""), err.field, Array.isArray(err.candidates) ? err.candidates : undefined, headers, receipt);
       }
     } catch {
       // not the API's error envelope

@@ -135,6 +135,10 @@ devTest("requests: approvals, collections, versions, datasets, reviews, flows", 
   const receipt = await c.receipts.create({ decisionToken: done.decisionToken, input: done.approvedInput, outcome: "succeeded", result: { sent: true }, startedAt: now, finishedAt: now });
   assert.ok(receipt.inputMatches && receipt.approvalId === a.id);
   assert.equal((await c.approvals.get(a.id)).execution.receiptId, receipt.id);
+  await assert.rejects(c.receipts.create({ decisionToken: done.decisionToken, input: done.approvedInput, outcome: "succeeded", startedAt: now, finishedAt: now }), (e) => {
+    assert.deepEqual([e.status, e.code, e.receipt?.id], [409, "receipt_exists", receipt.id], "the error carries the token's receipt");
+    return true;
+  });
   assert.ok((await ids(c.approvals.list({ executed: true }))).includes(a.id));
   assert.equal((await c.approvals.cancel((await c.approvals.create({ title: "Tour cancel" })).id)).status, "cancelled");
 
@@ -253,6 +257,34 @@ devTest("collections, flows and the gate", async () => {
   assert.equal((await c.collections.cancel(col.id)).status, "cancelled");
   await c.flows.cancel(flow.id);
   await assert.rejects(c.gate.check({ action: "not.registered", input: {} }), (e) => e instanceof AssentError && e.status === 404);
+
+  // A standing mandate: no rule of the action's decides, so its checks ask
+  // the owners and administrators, and the demo administrator may allow
+  // them ahead.
+  const action = await dev.admin().admin.actions.create({ name: tag("tour.m"), inputSchema: { type: "object", properties: { amount: { type: "number" } } } });
+  const granter = dev.person("admin");
+  const mandate = await granter.mandates.grant({
+    action: action.name,
+    budget: { count: 2, sum: { field: "amount", max: 100 }, window: "day" },
+    expiresAt: new Date(Date.now() + 86_400_000),
+    note: "Tour",
+  });
+  assert.equal(mandate.status, "active");
+  const allowed = await c.gate.check({ action: action.name, input: { amount: 30 } });
+  assert.deepEqual([allowed.decision, allowed.mandateId], ["allowed", mandate.id]);
+  assert.equal((await c.verifyDecisionToken(allowed.decisionToken, { amount: 30 }, { action: action.name })).mandate, mandate.id);
+  const now = new Date().toISOString();
+  await assert.rejects(c.receipts.create({ decisionToken: allowed.decisionToken, input: { amount: 31 }, outcome: "succeeded", startedAt: now, finishedAt: now }), (e) => {
+    assert.deepEqual([e.status, e.code, e.receipt?.inputMatches], [409, "input_mismatch", false], "recorded, and carried by the error");
+    return true;
+  });
+  assert.ok((await ids(granter.mandates.list({ live: true }))).includes(mandate.id));
+  const read = await granter.mandates.get(mandate.id);
+  assert.deepEqual([read.uses, read.remaining.sum], [1, 70]);
+  assert.equal((await granter.mandates.revoke(mandate.id)).status, "revoked");
+  const asked = await c.gate.check({ action: action.name, input: { amount: 30 } });
+  assert.equal(asked.decision, "approval_required", "revoked: the next check asks a person");
+  await c.approvals.cancel(asked.approval.id);
 });
 
 devTest("the admin API", async () => {

@@ -73,6 +73,40 @@ test("other 4xx are never retried", async () => {
   }
 });
 
+test("a receipt conflict carries the token's receipt; other errors none", async () => {
+  const receipt = { id: "rcp_1", decisionTokenId: "dtk_jti", inputMatches: false, outcome: "succeeded" };
+  const s = await scripted([[409, { error: { code: "input_mismatch", message: "m", field: "input" }, receipt }], [409, { error: { code: "conflict", message: "m" } }]]);
+  try {
+    const c = fast(s.url);
+    const now = new Date().toISOString();
+    await assert.rejects(c.receipts.create({ decisionToken: "tok", input: { n: 1 }, outcome: "succeeded", startedAt: now, finishedAt: now }), (e) => {
+      assert.ok(e instanceof AssentError);
+      assert.deepEqual([e.status, e.code, e.field, e.receipt], [409, "input_mismatch", "input", receipt]);
+      return true;
+    });
+    assert.equal(s.seen.length, 1, "not retried");
+    await assert.rejects(c.mandates.revoke("mdt_1"), (e) => e.code === "conflict" && e.receipt === undefined);
+  } finally {
+    await s.close();
+  }
+});
+
+test("a mandate's grant sends the document's body; revoke sends none", async () => {
+  const mandate = { id: "mdt_1", status: "active" };
+  const s = await scripted([[201, mandate], [200, mandate]]);
+  try {
+    const c = fast(s.url);
+    const got = await c.mandates.grant({ action: "refund.create", budget: { count: 10, window: "day" }, expiresAt: new Date("2026-12-31T00:00:00Z"), agents: ["key_1"] });
+    assert.equal(got.id, "mdt_1");
+    assert.deepEqual(JSON.parse(s.seen[0].body), { action: "refund.create", budget: { count: 10, window: "day" }, expiresAt: "2026-12-31T00:00:00.000Z", agents: ["key_1"] });
+    await c.mandates.revoke("mdt_1");
+    assert.deepEqual([s.seen[1].method, s.seen[1].url, s.seen[1].body], ["POST", "/api/v1/mandates/mdt_1/revoke", ""]);
+    assert.match(s.seen[1].headers["idempotency-key"], /^assent-ts-/);
+  } finally {
+    await s.close();
+  }
+});
+
 test("the caller's key is sent; a repeat of it sends the same expiresAt", async () => {
   const s = await scripted([[201, approval], [201, approval]]);
   try {
