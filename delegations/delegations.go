@@ -172,7 +172,6 @@ func earlier(a, b time.Time) time.Time {
 	return b
 }
 
-
 // Mine is who's own delegation not yet over (nil when none) and those
 // not yet over that name them.
 func (s *Service) Mine(ctx context.Context, who models.Actor) (*Delegation, []Delegation, error) {
