@@ -122,6 +122,19 @@ func TestDelegationSetGetEnd(t *testing.T) {
 		assert.Nil(t, s.do(t, "GET", path, s.cyToken, "", nil).decoded["delegation"])
 		assert.Equal(t, 204, s.do(t, "DELETE", path, s.cyToken, "", nil).status, "ending none is no error")
 		assert.Equal(t, 403, s.do(t, "GET", path, s.agentKey, "", nil).status, "a delegation is a person's")
+
+		// Each delegation set and the one ended are in the audit chain, by
+		// the delegator; refusals and ending none wrote nothing.
+		var steps []models.AuditEntry
+		require.NoError(t, db.Where("organization_id = ? AND subject_type = ?", s.org.ID, "delegation").Order("position").Find(&steps).Error)
+		require.Len(t, steps, 3)
+		for i, want := range []string{"delegation_set", "delegation_set", "delegation_ended"} {
+			assert.Equal(t, want, steps[i].Action)
+			assert.Equal(t, s.cy.ID, steps[i].SubjectID)
+			assert.Equal(t, i+1, steps[i].Seq)
+		}
+		assert.Contains(t, steps[0].Detail, "Bob stands in from")
+		require.NoError(t, s.store.VerifyAuditChain(context.Background(), s.org.ID))
 	})
 }
 
