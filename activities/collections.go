@@ -27,6 +27,7 @@ func fillCollection(rec *models.Collection, t *workflows.CollectionTransition) e
 	// A transition scheduled by older code carries no respondents; keep them.
 	if s.RespondentIDs != nil {
 		rec.RespondentIDs, rec.RequiredResponses = s.RespondentIDs, s.RequiredResponses
+		rec.Asked.V = withDelegates(rec.Asked.V, s.RespondentIDs, s.OnBehalfOf, "respondents")
 	}
 	rec.ResponsesSoFar = s.ResponsesSoFar
 	rec.SettledAt, rec.RemindedAt = s.SettledAt, s.RemindedAt

@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"slices"
 
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/workflows"
@@ -41,4 +42,18 @@ func nameActor[S workflows.RequestState](t *workflows.Transition[S], requester, 
 	case t.ActorID == "" || t.ActorID == requester:
 		t.ActorID, t.ActorName = requester, requestedBy
 	}
+}
+
+// withDelegates is asked with each delegate a workflow added since (in ids,
+// standing in as onBehalfOf says, not yet among asked), reached through
+// field by a delegation; the store fills in their names (Requests.Apply).
+func withDelegates(asked []models.PersonRef, ids []string, onBehalfOf map[string]workflows.Delegator, field string) []models.PersonRef {
+	for _, id := range ids {
+		d, ok := onBehalfOf[id]
+		if !ok || slices.ContainsFunc(asked, func(p models.PersonRef) bool { return p.ID == id }) {
+			continue
+		}
+		asked = append(asked, models.PersonRef{ID: id, Via: []models.Via{{Field: field, Kind: models.ViaDelegation, ID: d.ID, Name: d.Name}}})
+	}
+	return asked
 }

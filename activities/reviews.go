@@ -23,6 +23,7 @@ func (a *Activities) EmailReviewers(ctx context.Context, in workflows.EmailRevie
 func fillReview(rec *models.Review, t *workflows.ReviewTransition) error {
 	s := &t.State
 	rec.Status, rec.ReviewerIDs, rec.RequiredApprovals = s.Status, s.ReviewerIDs, s.RequiredApprovals
+	rec.Asked.V = withDelegates(rec.Asked.V, s.ReviewerIDs, s.OnBehalfOf, "reviewers")
 	rec.ApprovalsSoFar, rec.SettledAt = s.ApprovalsSoFar, s.SettledAt
 	rec.Verdicts.V = make([]models.Verdict, len(s.Verdicts))
 	for i, v := range s.Verdicts {

@@ -280,6 +280,20 @@ func TestWaitingRequestsGainTheDelegate(t *testing.T) {
 				assert.Contains(t, m.Text, "You are asked on behalf of cy@example.com, who is away")
 			}
 		}
+		// The collection's read names Bob among those asked, by name, as a
+		// delegate of Cy.
+		var col response
+		waitFor(t, func() bool {
+			col = s.do(t, "GET", "/api/v1/collections/"+c.decoded["id"].(string), s.agentKey, "", nil)
+			return len(col.decoded["resolvedRespondents"].([]any)) == 2
+		})
+		assert.Equal(t, []any{map[string]any{"field": "respondents", "kind": "delegation", "id": s.cy.ID, "name": "cy@example.com"}},
+			viaOf(t, col.decoded["resolvedRespondents"], "bob@example.com"), "the workflow added Bob, standing in for Cy")
+		for _, p := range col.decoded["resolvedRespondents"].([]any) {
+			if p.(map[string]any)["email"] == "bob@example.com" {
+				assert.Equal(t, "Bob", p.(map[string]any)["name"])
+			}
+		}
 
 		d := s.do(t, "POST", "/api/v1/approvals/"+id+"/decision", s.bobToken, `{"decision":"approve"}`, nil)
 		require.Equal(t, 200, d.status, string(d.body))

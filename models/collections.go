@@ -132,6 +132,7 @@ func (c *Collection) head() requestHead {
 
 var collectionKind = &requestKind[Collection]{subject: events.RequestCollection, idPrefix: ids.Collection, open: states.Open,
 	callback: colCollectionCallback, askedIndex: &CollectionRespondent{}, askedColumn: "collection_id",
+	askedRefs: func(c *Collection) *JSON[[]PersonRef] { return &c.Asked },
 	prepare: func(c *Collection) {
 		if c.Replies.V == nil {
 			c.Replies.V = []Reply{}

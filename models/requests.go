@@ -49,6 +49,10 @@ type requestKind[T any] struct {
 	prepare func(*T)
 	load    func(db *gorm.DB, orgID string, recs []*T) error
 	applied func(tx *gorm.DB, before, after *T) error
+	// askedRefs, when set, are the people asked as the read shows them:
+	// those a workflow added later (a delegate) are completed from the
+	// directory when who is asked changes.
+	askedRefs func(*T) *JSON[[]PersonRef]
 	// risk is a record's risk level, for the metrics; nil for a kind
 	// without one.
 	risk func(*T) string
@@ -180,6 +184,11 @@ func (r Requests[T, P]) Apply(ctx context.Context, ch RequestChange[T]) (*T, err
 				}
 				if err := r.index(tx, *h.id, *h.asked); err != nil {
 					return err
+				}
+				if r.k.askedRefs != nil {
+					if err := completeAsked(tx, h.organizationID, rec, r.k.askedRefs(rec)); err != nil {
+						return err
+					}
 				}
 			}
 			if r.k.applied != nil {
@@ -316,4 +325,26 @@ func (s *core) openCallbackSecret(c sealedColumn, id string, sealed *string) (*s
 		return nil, err
 	}
 	return &secret, nil
+}
+
+// completeAsked fills in the name, email and kind of the people in refs
+// known only by id (a delegate a workflow added), as they are now, and
+// saves refs on rec when any was.
+func completeAsked[T any](tx *gorm.DB, orgID string, rec *T, refs *JSON[[]PersonRef]) error {
+	changed := false
+	for i, ref := range refs.V {
+		if ref.Name != "" || ref.Email != "" {
+			continue
+		}
+		p, err := loadPerson(tx, orgID, ref.ID)
+		if err != nil {
+			continue // gone since; the id stays
+		}
+		now := p.Ref()
+		refs.V[i].Name, refs.V[i].Email, refs.V[i].Kind, changed = now.Name, now.Email, now.Kind, true
+	}
+	if !changed {
+		return nil
+	}
+	return tx.Model(rec).Update("asked", *refs).Error
 }

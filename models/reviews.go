@@ -81,7 +81,8 @@ var reviewKind = &requestKind[Review]{subject: events.RequestReview, idPrefix: i
 		if r.Asked.V == nil {
 			r.Asked.V = []PersonRef{}
 		}
-	}}
+	},
+	askedRefs: func(r *Review) *JSON[[]PersonRef] { return &r.Asked }}
 
 // Reviews are the reviews on the paths every kind shares.
 func (s *RequestStore) Reviews() Requests[Review, *Review] {
