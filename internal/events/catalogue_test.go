@@ -8,7 +8,7 @@ import (
 
 func TestKinds(t *testing.T) {
 	all := Kinds()
-	assert.Len(t, all, 26, "22 webhook kinds, collection.expired and review.expired offered to webhooks too, execution.mismatch, and the test kind")
+	assert.Len(t, all, 29, "22 webhook kinds, collection.expired and review.expired offered to webhooks too, execution.mismatch, the three mandate kinds, and the test kind")
 	seen := map[string]bool{}
 	for _, k := range all {
 		assert.False(t, seen[k], "duplicate kind %q", k)
@@ -19,7 +19,7 @@ func TestKinds(t *testing.T) {
 		assert.True(t, seen[k], "webhook kind %q missing from Kinds", k)
 		assert.True(t, IsWebhookEvent(k), k)
 	}
-	assert.Len(t, WebhookKinds(), 25)
+	assert.Len(t, WebhookKinds(), 28)
 
 	// Order is stable, and the returned slice is the caller's own.
 	assert.Equal(t, ApprovalRequested, all[0])

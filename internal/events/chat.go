@@ -172,6 +172,9 @@ func newChatView(b WebhookBody) chatView {
 	case b.Event == ApprovalApproved || b.Event == ApprovalRejected:
 		if by := field("decidedBy"); by != "" {
 			v.decided = "by " + by
+			if away := field("decidedOnBehalfOf"); away != "" {
+				v.decided += " on behalf of " + away
+			}
 			var at wiretime.Time
 			if json.Unmarshal(data["decidedAt"], &at) == nil && !at.IsZero() {
 				v.decided += " · " + at.Time().Format(chatTime)

@@ -556,6 +556,10 @@ func TestChatDecisionButtons(t *testing.T) {
 		raw, err := EncodeWebhookFor(FormatSlack, done, on)
 		require.NoError(t, err)
 		assert.Equal(t, "*Approved* · low risk\nRefund ∗42∗\nby Ann · 2026-01-02 03:05 UTC", decodeSlack(t, raw).head)
+		raw, err = EncodeWebhookFor(FormatSlack, approval(ApprovalApproved, `,"risk":"low","decidedBy":"Bob","decidedOnBehalfOf":"Ann","decidedAt":"2026-01-02T03:05:00.000000Z"`), on)
+		require.NoError(t, err)
+		assert.Equal(t, "*Approved* · low risk\nRefund ∗42∗\nby Bob on behalf of Ann · 2026-01-02 03:05 UTC", decodeSlack(t, raw).head,
+			"a delegate decides in their own name, for the person away")
 		b := approval(ApprovalRequested, `,"risk":"low"`)
 		b.Test = true
 		raw, err = EncodeWebhookFor(FormatSlack, b, on)
