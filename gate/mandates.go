@@ -76,8 +76,8 @@ func (s *Service) Grant(ctx context.Context, who models.Actor, in GrantInput) (*
 // alone. The mandate is checked, then approve runs (the decision), then
 // the mandate is stored, so a refused mandate decides nothing.
 func (s *Service) GrantFrom(ctx context.Context, who models.Actor, a *models.Approval, in GrantInput, approve func() error) (*models.Mandate, error) {
-	if a.Action == nil || !ids.HasPrefix(a.Requester, ids.Key) {
-		return nil, apperr.New(apperr.InvalidRequest, "only an approval the gate raised for an agent can grant a mandate")
+	if err := fromAgent(a); err != nil {
+		return nil, err
 	}
 	in.Action = *a.Action
 	if len(in.Agents) == 0 {
@@ -87,11 +87,8 @@ func (s *Service) GrantFrom(ctx context.Context, who models.Actor, a *models.App
 	if err != nil {
 		return nil, err
 	}
-	if a.Status != states.Pending {
-		return nil, apperr.New(apperr.Conflict, "approval %s is %s", a.ID, a.Status)
-	}
-	if why := authority(who.Organization, granter, a); why != "" {
-		return nil, apperr.New(apperr.Forbidden, "a mandate cannot stand for this approval: %s", why)
+	if err := decidableAlone(who.Organization, granter, a); err != nil {
+		return nil, err
 	}
 	if m.Condition != "" {
 		var value any
@@ -108,14 +105,59 @@ func (s *Service) GrantFrom(ctx context.Context, who models.Actor, a *models.App
 	return m, s.store.CreateMandate(ctx, models.MandateRecord{Mandate: m, Actor: who, EventData: s.mandateData})
 }
 
-// mandate checks in for who and builds the mandate, not yet stored.
-func (s *Service) mandate(ctx context.Context, who models.Actor, in GrantInput) (*models.Member, *models.Mandate, error) {
+// GrantableFrom is why GrantFrom would refuse who a mandate with a,
+// whatever its terms, or nil: a is a pending approval the gate raised for
+// an agent, and who a member allowed to grant who could decide it alone.
+// The approval page offers a mandate only when it is nil.
+func GrantableFrom(who models.Actor, a *models.Approval) error {
+	if err := fromAgent(a); err != nil {
+		return err
+	}
+	granter, err := granterOf(who)
+	if err != nil {
+		return err
+	}
+	return decidableAlone(who.Organization, granter, a)
+}
+
+// fromAgent refuses an approval the gate did not raise for an agent key.
+func fromAgent(a *models.Approval) error {
+	if a.Action == nil || !ids.HasPrefix(a.Requester, ids.Key) {
+		return apperr.New(apperr.InvalidRequest, "only an approval the gate raised for an agent can grant a mandate")
+	}
+	return nil
+}
+
+// granterOf is the member who grants as who, refusing keys, guests and
+// members the organisation does not let grant.
+func granterOf(who models.Actor) (*models.Member, error) {
 	granter := who.Member()
 	if !who.IsPerson || granter == nil {
-		return nil, nil, apperr.New(apperr.Forbidden, "a mandate is a person's standing approval: grant it with a member token or from an approval page")
+		return nil, apperr.New(apperr.Forbidden, "a mandate is a person's standing approval: grant it with a member token or from an approval page")
 	}
 	if !mayGrant(who.Organization, granter) {
-		return nil, nil, apperr.New(apperr.Forbidden, "only owners and administrators grant mandates in this organisation (membersMayGrantMandates is off)")
+		return nil, apperr.New(apperr.Forbidden, "only owners and administrators grant mandates in this organisation (membersMayGrantMandates is off)")
+	}
+	return granter, nil
+}
+
+// decidableAlone refuses a mandate granted with a unless a is pending and
+// granter could decide it alone (authority).
+func decidableAlone(org *models.Organization, granter *models.Member, a *models.Approval) error {
+	if a.Status != states.Pending {
+		return apperr.New(apperr.Conflict, "approval %s is %s", a.ID, a.Status)
+	}
+	if why := authority(org, granter, a); why != "" {
+		return apperr.New(apperr.Forbidden, "a mandate cannot stand for this approval: %s", why)
+	}
+	return nil
+}
+
+// mandate checks in for who and builds the mandate, not yet stored.
+func (s *Service) mandate(ctx context.Context, who models.Actor, in GrantInput) (*models.Member, *models.Mandate, error) {
+	granter, err := granterOf(who)
+	if err != nil {
+		return nil, nil, err
 	}
 	if err := validate.Struct(&in); err != nil {
 		return nil, nil, err
@@ -193,6 +235,20 @@ func (s *Service) agents(ctx context.Context, orgID string, m *models.Mandate, n
 		}
 	}
 	return nil
+}
+
+// AgentNames names the organisation's active agent keys among ids, for
+// pages that show a mandate's agents; a revoked key is left out.
+func (s *Service) AgentNames(ctx context.Context, orgID string, ids []string) (map[string]string, error) {
+	keys, err := s.store.ActiveAgentKeys(ctx, orgID, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]string, len(keys))
+	for _, k := range keys {
+		out[k.ID] = k.Name
+	}
+	return out, nil
 }
 
 // checkSumField refuses a sum budget over a field the action's schema

@@ -84,12 +84,16 @@ func (p *Pages) mountAdmin(g *gin.RouterGroup) {
 	a.POST("/held-versions/:id/decline", p.declineHeld)
 }
 
+// adminPartsPages are the pages besides the admin pages that use their
+// parts (the messages, the pager, the confirmed form).
+var adminPartsPages = map[string]bool{"mandates": true}
+
 // parseAdminPages parses each admin page with the parts they share; New
 // parsed them with the layout alone.
 func (p *Pages) parseAdminPages() {
 	layout := template.Must(template.New("layout.html").Funcs(funcs).ParseFS(files, "templates/layout.html"))
 	for name := range p.pages {
-		if name == "admin_parts" || (name != "admin" && !strings.HasPrefix(name, "admin_")) {
+		if name == "admin_parts" || (name != "admin" && !strings.HasPrefix(name, "admin_") && !adminPartsPages[name]) {
 			continue
 		}
 		p.pages[name] = template.Must(template.Must(layout.Clone()).ParseFS(files, adminParts, "templates/"+name+".html"))
@@ -178,6 +182,8 @@ var notices = map[string]string{
 	"version-declined":   "The version was declined; it keeps its number and is never served.",
 	"delegation-set":     "Your delegation is set. While it holds, requests that would ask you ask who stands in for you.",
 	"delegation-ended":   "Your delegation has ended: new requests ask you again.",
+	"mandate-granted":    "You approved the request and granted the standing approval below: similar requests are allowed without asking you, within its budget, until it expires or is revoked.",
+	"mandate-revoked":    "The standing approval was revoked: the next request it would have allowed asks a person.",
 }
 
 // base is the page's shared data: its section and the notice the query
@@ -186,13 +192,19 @@ func base(c *gin.Context, section string) adminBase {
 	return adminBase{Section: section, Notice: notices[c.Query("done")]}
 }
 
-// done redirects to path after an action, naming the notice to show.
+// done redirects to path after an action, naming the notice to show; a
+// fragment (a row's anchor) stays last.
 func done(c *gin.Context, path, notice string) {
+	path, fragment, cut := strings.Cut(path, "#")
 	sep := "?"
 	if strings.Contains(path, "?") {
 		sep = "&"
 	}
-	c.Redirect(http.StatusSeeOther, path+sep+"done="+url.QueryEscape(notice))
+	path += sep + "done=" + url.QueryEscape(notice)
+	if cut {
+		path += "#" + fragment
+	}
+	c.Redirect(http.StatusSeeOther, path)
 }
 
 // refusedBy turns err into the problem to show on the form that caused

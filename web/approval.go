@@ -67,6 +67,9 @@ type approvalPage struct {
 	// StandsInFor names the person away whom the viewer is asked on
 	// behalf of, when they are a delegate.
 	StandsInFor string
+	// Mandate is the approve form's standing approval part, nil unless
+	// the signed-in person could grant one with this approval.
+	Mandate *mandateOffer
 }
 
 // linkView is what the decision-link page adds.
@@ -83,6 +86,8 @@ type typed struct {
 	Note, Reason, Question string
 	// Fields are the corrections as typed, by field name.
 	Fields map[string]string
+	// Mandate is the approve form's standing approval part as typed.
+	Mandate mandateForm
 }
 
 // shower renders a page again with a refusal and what was typed.
@@ -100,6 +105,7 @@ func (p *Pages) showApproval(c *gin.Context, status int, prob formProblem, form 
 		return
 	}
 	page.Problem, page.ProblemField, page.Form = prob.Message, prob.Field, form
+	page.Mandate = offerMandate(c, page.A, form.Mandate, prob.Field)
 	p.renderApproval(c, status, page, person.ID(), nil)
 }
 
@@ -180,7 +186,9 @@ func (p *Pages) renderApproval(c *gin.Context, status int, page *approvalPage, p
 // decide handles the decision form: approve (with any corrected fields) or
 // reject, through the same code as the REST endpoint. Each rendered form is
 // its own Update (its submission id), so a double click acts once and a
-// refusal is not replayed to the next try.
+// refusal is not replayed to the next try. Approving with the standing
+// approval part ticked grants the mandate too (grantAndApprove); once the
+// approval is settled (a second click) the decision alone is replayed.
 func (p *Pages) decide(c *gin.Context) {
 	person := CurrentPerson(c)
 	ctx := c.Request.Context()
@@ -190,8 +198,17 @@ func (p *Pages) decide(c *gin.Context) {
 		return
 	}
 	d, form, err := decisionForm(c, a, nil)
+	form.Mandate = readMandateForm(c)
+	decideIt := func() error {
+		_, err := p.approvals.Decide(ctx, a.OrganizationID, a.ID, c.PostForm("submission"), person.Actor(), d)
+		return err
+	}
+	if err == nil && form.Mandate.On && d.Decision == "approve" && a.Status == states.Pending {
+		p.grantAndApprove(c, a, form, decideIt)
+		return
+	}
 	if err == nil {
-		_, err = p.approvals.Decide(ctx, a.OrganizationID, a.ID, c.PostForm("submission"), person.Actor(), d)
+		err = decideIt()
 	}
 	if err != nil {
 		p.refused(c, err, form, decisionLabels(a, nil), p.showApproval)

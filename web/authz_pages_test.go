@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/stretchr/testify/assert"
@@ -95,6 +96,11 @@ var pagesMatrix = []pageRow{
 	{"GET", "/settings", noPage, ``, "anon=303 members=200 guest=200 othermember=200"},
 	{"POST", "/settings/delegation", noPage, `to={newMember}&from=2098-01-01T00:00&until=2099-01-01T00:00`, "anon=303 members=303 guest=403 othermember=400"},
 	{"POST", "/settings/delegation/end", noPage, ``, "anon=303 members=303 guest=403 othermember=303"},
+	// Mandates are members': each sees their own, owners and
+	// administrators the organisation's; a member revokes their own.
+	{"GET", "/mandates", noPage, ``, "anon=303 members=200 guest=403 othermember=200"},
+	{"POST", "/mandates/:id/revoke", bobMandate, `confirm=yes`, "anon=303 admins=303 member=404 guest=403 othermember=404"},
+	{"POST", "/mandates/:id/revoke", cyMandate, `confirm=yes`, "anon=303 members=303 guest=403 othermember=404"},
 	{"POST", "/push/subscriptions", noPage, `endpoint={endpoint}&p256dh={p256dh}&auth={auth}`, "anon=303 members=204 guest=204 othermember=204"},
 	// Cy's browser: anyone else turning it off or asking after it touches
 	// only their own subscriptions, of which it is none.
@@ -103,6 +109,9 @@ var pagesMatrix = []pageRow{
 
 	{"GET", "/approvals/:id", pendingApproval, ``, "anon=303 members=200 guest=404 othermember=404"},
 	{"POST", "/approvals/:id/decision", pendingApproval, `decision=approve&submission={unique}`, "anon=303 admins=403 member=303 guest=404 othermember=404"},
+	// Approving with a standing mandate: only an approver who could
+	// decide it alone grants one (members may, in this organisation).
+	{"POST", "/approvals/:id/decision", gateApproval, `decision=approve&submission={unique}&mandate=yes&mandate.until={until}&mandate.count=10&mandate.window=day`, "anon=303 admins=403 member=303 guest=404 othermember=404"},
 	{"GET", "/approvals/:id/decide/:decision", pendingApproval, ``, "anon=303 members=200 guest=404 othermember=404"},
 	{"POST", "/approvals/:id/questions", pendingApproval, `question=Which+customer%3F&submission={unique}`, "anon=303 admins=403 member=303 guest=404 othermember=404"},
 	// The emailed link is the credential: whoever holds Cy's link decides
@@ -252,6 +261,12 @@ const (
 	anOwner
 	// cyPush is Cy's browser's push subscription ({endpoint}).
 	cyPush
+	// gateApproval is a low-risk approval the gate raised for the agent
+	// key, with Cy its only approver. bobMandate is a mandate Bob granted;
+	// cyMandate one Cy granted.
+	gateApproval
+	bobMandate
+	cyMandate
 	// signInLink is a fresh sign-in link of Ada's ({token}); ownSession a
 	// fresh session of the principal's. Both are sent from a browser of
 	// their own, so the principal's stays as it is.
@@ -345,6 +360,7 @@ var resourceNames = map[pageResource]string{
 	memberReport: "member's", guestReport: "guest's", heldVersion: "held", webhookEndpoint: "endpoint", failedDelivery: "failed",
 	disabledRule: "disabled", anAction: "action", aTeam: "team", aGuest: "guest", anAgentKey: "key",
 	plainMember: "member", anOwner: "owner", cyPush: "Cy's", signInLink: "fresh", ownSession: "own session",
+	gateApproval: "gate's", bobMandate: "Bob's", cyMandate: "Cy's",
 }
 
 // pagesEnv is the API and the pages on one engine, the report hosts
@@ -354,7 +370,7 @@ type pagesEnv struct {
 	*site
 	ctx                context.Context
 	agentKey, adminKey string
-	cyToken            string
+	cyToken, bobToken  string
 	cy                 *models.Member
 	receiver           string
 	push               *pushtest.Service
@@ -409,7 +425,8 @@ func newPagesEnv(t *testing.T, db *gorm.DB) *pagesEnv {
 
 	s.org, err = store.CreateOrganization(ctx, "Acme & Co", "")
 	require.NoError(t, err)
-	_, err = store.UpdateOrganization(ctx, s.org.ID, models.OrganizationChange{Plan: new(models.PlanTeam)})
+	// Members may grant mandates here, so that Cy may grant and revoke one.
+	_, err = store.UpdateOrganization(ctx, s.org.ID, models.OrganizationChange{Plan: new(models.PlanTeam), MembersMayGrantMandates: new(true)})
 	require.NoError(t, err)
 	s.ada, err = store.CreateMember(ctx, s.org.ID, "ada@example.com", "Ada", models.RoleOwner)
 	require.NoError(t, err)
@@ -424,6 +441,8 @@ func newPagesEnv(t *testing.T, db *gorm.DB) *pagesEnv {
 	_, e.adminKey, err = store.CreateKey(ctx, s.org.ID, "admin", models.KeyAdmin, nil)
 	require.NoError(t, err)
 	_, e.cyToken, err = store.CreateMemberToken(ctx, s.org.ID, e.cy.ID)
+	require.NoError(t, err)
+	_, e.bobToken, err = store.CreateMemberToken(ctx, s.org.ID, bob.ID)
 	require.NoError(t, err)
 	other, err := store.CreateOrganization(ctx, "Other Ltd", "")
 	require.NoError(t, err)
@@ -589,12 +608,39 @@ func (e *pagesEnv) make(t *testing.T, res pageResource) pageTarget {
 		r := e.browsers["member"].post("/push/subscriptions", pushForm(e.csrf["member"], sub))
 		require.Equal(t, http.StatusNoContent, r.status, r.body)
 		tg.vars["{endpoint}"] = sub.Endpoint
+	case gateApproval:
+		name := e.gateAction(t, `"policy":[{"name":"ask","outcome":"approval","risk":"low","approvers":["cy@example.com"]}]`)
+		status, out := e.apiCall(t, "POST", "/api/v1/gate", e.agentKey, `{"action":"`+name+`","input":{"amount":5}}`)
+		require.Equal(t, 202, status, "%v", out)
+		id(out["approval"].(map[string]any))
+		e.ours = append(e.ours, tg.params[":id"])
+	case bobMandate, cyMandate:
+		// With no rule holding, the owners and administrators decide.
+		token, policy := e.bobToken, ``
+		if res == cyMandate {
+			token, policy = e.cyToken, `"policy":[{"name":"ask","outcome":"approval","risk":"low","approvers":["cy@example.com"]}]`
+		}
+		name := e.gateAction(t, policy)
+		id(e.create201(t, token, "/api/v1/mandates", `{"action":"`+name+`","expiresAt":"`+
+			time.Now().Add(24*time.Hour).UTC().Format(time.RFC3339)+`","budget":{"count":5,"window":"day"}}`))
 	case signInLink:
 		tg.vars["{token}"] = e.link(t, "ada@example.com")
 	default:
 		t.Fatalf("unknown resource %d", res)
 	}
 	return tg
+}
+
+// gateAction registers an action with a fresh name, an object input and
+// policy (JSON members, or none), and returns its name.
+func (e *pagesEnv) gateAction(t *testing.T, policy string) string {
+	t.Helper()
+	name := e.unique()
+	if policy != "" {
+		policy = "," + policy
+	}
+	e.create201(t, e.adminKey, "/api/v1/admin/actions", `{"name":"`+name+`","inputSchema":{"type":"object"}`+policy+`}`)
+	return name
 }
 
 // failedDelivery records an event and its failed delivery to endpoint.
@@ -632,7 +678,8 @@ func (e *pagesEnv) call(t *testing.T, row pageRow, p string, tg pageTarget) page
 		return b.do(req)
 	}
 	raw := row.form
-	vars := map[string]string{"{unique}": e.unique(), "{receiver}": e.receiver}
+	vars := map[string]string{"{unique}": e.unique(), "{receiver}": e.receiver,
+		"{until}": time.Now().Add(24 * time.Hour).UTC().Format("2006-01-02T15:04")}
 	if strings.Contains(raw, "{report}") {
 		vars["{report}"] = e.make(t, sharedReport).vars["{report}"]
 	}

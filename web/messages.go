@@ -95,6 +95,8 @@ func (l labels) of(field string) (string, bool) {
 var predicates = map[string]string{
 	"an answer is required":    "is required",
 	"must be an email address": "must be an email address, such as name@example.com",
+	// A mandate granted from a page starts now.
+	"must come after startsAt and be in the future": "must be in the future",
 }
 
 func predicate(rest string) string {
