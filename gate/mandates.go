@@ -98,8 +98,12 @@ func (s *Service) GrantFrom(ctx context.Context, who models.Actor, a *models.App
 			return nil, apperr.Field(apperr.InvalidRequest, "condition", "condition must hold for this request's input, so the mandate covers requests like it")
 		}
 	}
-	if err := approve(); err != nil {
-		return nil, err
+	// Sent again once approved (a double click, a retry after a failure),
+	// the grant completes without deciding twice.
+	if !approvedBy(a, granter) {
+		if err := approve(); err != nil {
+			return nil, err
+		}
 	}
 	m.ApprovalID = &a.ID
 	return m, s.store.CreateMandate(ctx, models.MandateRecord{Mandate: m, Actor: who, EventData: s.mandateData})
@@ -141,10 +145,11 @@ func granterOf(who models.Actor) (*models.Member, error) {
 	return granter, nil
 }
 
-// decidableAlone refuses a mandate granted with a unless a is pending and
-// granter could decide it alone (authority).
+// decidableAlone refuses a mandate granted with a unless a is pending (or
+// already approved by granter: the same grant sent again) and granter
+// could decide it alone (authority).
 func decidableAlone(org *models.Organization, granter *models.Member, a *models.Approval) error {
-	if a.Status != states.Pending {
+	if a.Status != states.Pending && !approvedBy(a, granter) {
 		return apperr.New(apperr.Conflict, "approval %s is %s", a.ID, a.Status)
 	}
 	if why := authority(org, granter, a); why != "" {
@@ -496,4 +501,9 @@ func mayRead(who models.Actor, f *MandateFilter) error {
 		return apperr.New(apperr.Forbidden, "mandates belong to people: use a member token or an admin key")
 	}
 	return nil
+}
+
+// approvedBy reports whether granter approved a, settling it.
+func approvedBy(a *models.Approval, granter *models.Member) bool {
+	return a.Status == states.Approved && slices.Contains(a.ApprovedBy, granter.ID)
 }

@@ -36,8 +36,9 @@ type Mandate struct {
 	Note           string    `gorm:"type:text;not null"`
 	GranterID      string    `gorm:"size:40;not null;index"`
 	GranterName    string    `gorm:"size:320;not null"`
-	// ApprovalID is the approval whose page granted it, if one did.
-	ApprovalID  *string `gorm:"size:40"`
+	// ApprovalID is the approval whose page granted it, if one did: one
+	// mandate per approval, so a form sent twice grants once.
+	ApprovalID  *string `gorm:"size:40;uniqueIndex"`
 	RevokedAt   *time.Time
 	RevokedByID *string `gorm:"size:60"`
 	RevokedBy   *string `gorm:"size:320"`
@@ -156,7 +157,8 @@ type MandateRecord struct {
 }
 
 // CreateMandate writes a mandate, its audit entry and mandate.granted in
-// one transaction.
+// one transaction. An approval grants one mandate: a second for it writes
+// nothing, and *r.Mandate becomes the first.
 func (s *GateStore) CreateMandate(ctx context.Context, r MandateRecord) error {
 	m := r.Mandate
 	m.ID, m.CreatedAt = newID(ids.Mandate), Now()
@@ -167,6 +169,15 @@ func (s *GateStore) CreateMandate(ctx context.Context, r MandateRecord) error {
 		}
 		return mandateStep(tx, r, events.MandateGranted, "granted", mandateDetail(m), m.CreatedAt)
 	})
+	if errors.Is(err, gorm.ErrDuplicatedKey) && m.ApprovalID != nil {
+		db := s.db.WithContext(ctx)
+		var first Mandate // a fresh record: Take would look for m's own id
+		if err = db.Where("organization_id = ? AND approval_id = ?", m.OrganizationID, *m.ApprovalID).Take(&first).Error; err == nil {
+			err = usageOf(db, Now(), &first)
+			*m = first
+		}
+		return err
+	}
 	if err == nil {
 		s.changes.EventWritten()
 	}

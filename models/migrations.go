@@ -1224,7 +1224,7 @@ var migrations = []*gormigrate.Migration{
 				Note           string    `gorm:"type:text;not null"`
 				GranterID      string    `gorm:"size:40;not null;index"`
 				GranterName    string    `gorm:"size:320;not null"`
-				ApprovalID     *string   `gorm:"size:40"`
+				ApprovalID     *string   `gorm:"size:40;uniqueIndex"`
 				RevokedAt      *time.Time
 				RevokedByID    *string `gorm:"size:60"`
 				RevokedBy      *string `gorm:"size:320"`

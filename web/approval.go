@@ -187,8 +187,9 @@ func (p *Pages) renderApproval(c *gin.Context, status int, page *approvalPage, p
 // reject, through the same code as the REST endpoint. Each rendered form is
 // its own Update (its submission id), so a double click acts once and a
 // refusal is not replayed to the next try. Approving with the standing
-// approval part ticked grants the mandate too (grantAndApprove); once the
-// approval is settled (a second click) the decision alone is replayed.
+// approval part ticked grants the mandate too (grantAndApprove); sent
+// again once approved (a second click, a retry), it completes the same
+// grant without deciding twice.
 func (p *Pages) decide(c *gin.Context) {
 	person := CurrentPerson(c)
 	ctx := c.Request.Context()
@@ -203,7 +204,7 @@ func (p *Pages) decide(c *gin.Context) {
 		_, err := p.approvals.Decide(ctx, a.OrganizationID, a.ID, c.PostForm("submission"), person.Actor(), d)
 		return err
 	}
-	if err == nil && form.Mandate.On && d.Decision == "approve" && a.Status == states.Pending {
+	if err == nil && form.Mandate.On && d.Decision == "approve" {
 		p.grantAndApprove(c, a, form, decideIt)
 		return
 	}

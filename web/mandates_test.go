@@ -183,10 +183,16 @@ func TestApprovalPageGrantsAMandate(t *testing.T) {
 		assert.Equal(t, a.ID, *mandate.ApprovalID)
 		assert.Equal(t, models.StringList{s.agent.ID}, mandate.Agents, "the agent that asked")
 		assert.Equal(t, `input.currency == "EUR"`, mandate.Condition)
-		// The same form again (a second click) replays the decision only.
+		// The same form again (a second click, a retry) grants nothing more:
+		// it answers with the same mandate.
 		r = bob.post("/approvals/"+a.ID+"/decision", grantForm(t, p, nil))
 		assert.Equal(t, http.StatusSeeOther, r.status, r.body)
-		assert.Equal(t, "/approvals/"+a.ID, r.header.Get("Location"))
+		again := mandateAnchor.FindStringSubmatch(r.header.Get("Location"))
+		require.NotNil(t, again, r.header.Get("Location"))
+		assert.Equal(t, id, again[1])
+		var granted int64
+		require.NoError(t, db.Model(&models.Mandate{}).Where("approval_id = ?", a.ID).Count(&granted).Error)
+		assert.EqualValues(t, 1, granted)
 
 		// A similar request is allowed by it; the page shows what is left.
 		allowed := s.check(t, `{"amount":900,"currency":"EUR","customer":"cus_2"}`)
