@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -24,6 +25,7 @@ import (
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/sdk/go/webhook"
 	"github.com/assent-hq/assent/worker"
+	"github.com/assent-hq/assent/workflows"
 )
 
 // deliveryBenchStack is the bench stack with the dispatcher `assent dev`
@@ -64,6 +66,7 @@ func BenchmarkDecisionToCallback(b *testing.B) {
 			b.Cleanup(recv.Close)
 
 			lat := make([]time.Duration, 0, b.N)
+			var slow []slowDecision
 			b.ResetTimer()
 			for range b.N {
 				b.StopTimer()
@@ -79,17 +82,91 @@ func BenchmarkDecisionToCallback(b *testing.B) {
 				select {
 				case at := <-got:
 					lat = append(lat, at.Sub(start))
+					if at.Sub(start) > slowCallback {
+						slow = append(slow, slowDecision{id: a.ID, start: start, took: at.Sub(start)})
+					}
 				case <-time.After(30 * time.Second):
 					b.Fatal("no callback within 30 s")
 				}
 			}
 			b.StopTimer()
-			slices.Sort(lat)
-			ms := func(q int) float64 { return float64(lat[len(lat)*q/100]) / float64(time.Millisecond) }
-			b.ReportMetric(ms(50), "p50-ms")
-			b.ReportMetric(ms(99), "p99-ms")
+			for _, d := range slow {
+				b.Logf("slow decision %s (%s):\n%s", d.id, d.took.Round(time.Millisecond), explainSlow(s, d))
+			}
+			reportLatencies(b, lat)
 		})
 	}
+}
+
+// slowCallback is a decision → callback time worth explaining.
+const slowCallback = 500 * time.Millisecond
+
+// slowDecision is one decision whose callback came late.
+type slowDecision struct {
+	id    string
+	start time.Time
+	took  time.Duration
+}
+
+// explainSlow is where a slow decision's time went, each step's time
+// since the decision was posted: the approval workflow's history events,
+// the approval.approved outbox event and its delivery's fan-out, and the
+// delivery workflow's history.
+func explainSlow(s *benchStack, d slowDecision) string {
+	ctx := context.Background()
+	type line struct {
+		at   time.Time
+		what string
+	}
+	var steps []line
+	step := func(at time.Time, what string) { steps = append(steps, line{at, what}) }
+	history := func(workflowID string) {
+		it := s.tc.GetWorkflowHistory(ctx, workflowID, "", false, 0)
+		for it.HasNext() {
+			e, err := it.Next()
+			if err != nil {
+				step(time.Now(), "history of "+workflowID+": "+err.Error())
+				return
+			}
+			if at := e.GetEventTime().AsTime(); !at.Before(d.start.Add(-time.Second)) {
+				step(at, workflowID+" "+e.GetEventType().String())
+			}
+		}
+	}
+	history(workflows.ApprovalWorkflowID(d.id))
+	var rows []struct {
+		EventID, DeliveryID string
+		EventAt, DeliveryAt time.Time
+		Sends               int
+	}
+	_ = s.store.DB().Raw(`SELECT events.id AS event_id, events.created_at AS event_at, deliveries.id AS delivery_id,
+		deliveries.created_at AS delivery_at, deliveries.sends FROM events JOIN deliveries ON deliveries.event_id = events.id
+		WHERE events.subject_id = ? AND events.kind = ?`, d.id, events.ApprovalApproved).Scan(&rows).Error
+	for _, r := range rows {
+		step(r.EventAt, "outbox event "+r.EventID+" written")
+		step(r.DeliveryAt, "delivery "+r.DeliveryID+" fanned out")
+		history(workflows.DeliveryWorkflowID(r.DeliveryID, r.Sends))
+	}
+	step(d.start.Add(d.took), "callback received")
+	slices.SortStableFunc(steps, func(a, b line) int { return a.at.Compare(b.at) })
+	out := make([]string, len(steps))
+	for i, l := range steps {
+		out[i] = fmt.Sprintf("  %+9.1f ms  %s", float64(l.at.Sub(d.start))/float64(time.Millisecond), l.what)
+	}
+	return strings.Join(out, "\n")
+}
+
+// reportLatencies reports lat's median, 99th percentile and mean.
+func reportLatencies(b *testing.B, lat []time.Duration) {
+	slices.Sort(lat)
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	var sum time.Duration
+	for _, l := range lat {
+		sum += l
+	}
+	b.ReportMetric(ms(lat[len(lat)*50/100]), "p50-ms")
+	b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
+	b.ReportMetric(ms(sum/time.Duration(len(lat))), "mean-ms")
 }
 
 // BenchmarkReplyToCallback times a respondent's reply that completes a
@@ -158,10 +235,7 @@ func BenchmarkReplyToCallback(b *testing.B) {
 			}
 			b.StopTimer()
 			require.Zero(b, bad.Load(), "callbacks that were not a signed collection.completed")
-			slices.Sort(lat)
-			ms := func(q int) float64 { return float64(lat[len(lat)*q/100]) / float64(time.Millisecond) }
-			b.ReportMetric(ms(50), "p50-ms")
-			b.ReportMetric(ms(99), "p99-ms")
+			reportLatencies(b, lat)
 		})
 	}
 }
