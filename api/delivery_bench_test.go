@@ -10,7 +10,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -90,16 +92,23 @@ func BenchmarkDecisionToCallback(b *testing.B) {
 				}
 			}
 			b.StopTimer()
+			// To stderr: a benchmark's log is cut at its first lines.
 			for _, d := range slow {
-				b.Logf("slow decision %s (%s):\n%s", d.id, d.took.Round(time.Millisecond), explainSlow(s, d))
+				fmt.Fprintf(os.Stderr, "slow decision %s (%s):\n%s\n", d.id, d.took.Round(time.Millisecond), explainSlow(s, d))
 			}
 			reportLatencies(b, lat)
 		})
 	}
 }
 
-// slowCallback is a decision → callback time worth explaining.
-const slowCallback = 500 * time.Millisecond
+// slowCallback is a decision → callback time worth explaining:
+// ASSENT_BENCH_EXPLAIN_MS, else half a second.
+var slowCallback = func() time.Duration {
+	if ms, err := strconv.Atoi(os.Getenv("ASSENT_BENCH_EXPLAIN_MS")); err == nil {
+		return time.Duration(ms) * time.Millisecond
+	}
+	return 500 * time.Millisecond
+}()
 
 // slowDecision is one decision whose callback came late.
 type slowDecision struct {

@@ -111,6 +111,11 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		dynamicconfig.FrontendMaxNamespaceVisibilityRPSPerInstance.Key(): 100,
 		// Newly added search attributes must be usable at once.
 		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): true,
+		// One shard reads its transfer queue at most 20 times a second by
+		// default: each workflow task after an activity waited 0 to 50 ms
+		// in line (docs/benchmarks.md, "Where a decision's time went"); the
+		// production dynamic config in deploy/ sets the same.
+		dynamicconfig.TransferProcessorMaxPollRPS.Key(): 1000,
 	}
 	log := logging.Server(o.Logger, slog.LevelWarn)
 	srv, err := newServer(conf, hosts, log, dyn)

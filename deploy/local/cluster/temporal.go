@@ -179,10 +179,15 @@ func (c *Cluster) writeTemporalConfig() error {
 	return os.WriteFile(data["Dynamic"].(string), []byte(dynamicConfig), 0o644)
 }
 
-// dynamicConfig is what the cluster changes from Temporal's defaults:
-// search attributes Assent registers are usable at once.
+// dynamicConfig is what the cluster changes from Temporal's defaults, as
+// deploy/temporal/dynamicconfig/assent.yaml does: search attributes
+// Assent registers are usable at once, and a task a transition makes is
+// dispatched at once (docs/benchmarks.md, "Where a decision's time went").
 const dynamicConfig = `system.forceSearchAttributesCacheRefreshOnRead:
   - value: true
+    constraints: {}
+history.transferProcessorMaxPollRPS:
+  - value: 1000
     constraints: {}
 `
 
