@@ -24,6 +24,7 @@ import (
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+	"google.golang.org/grpc"
 
 	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/app"
@@ -45,13 +46,14 @@ var quiet = slog.New(slog.DiscardHandler)
 
 // benchTemporal starts the embedded Temporal server exactly as `assent dev`
 // does (devtemporal, SQLite file, one history shard) and dials it.
-func benchTemporal(b *testing.B) client.Client {
+func benchTemporal(b *testing.B, c *counts) client.Client {
 	b.Helper()
 	srv, err := devtemporal.Start(context.Background(), devtemporal.Options{
 		UIPort: -1, DatabaseFile: filepath.Join(b.TempDir(), "temporal.db"), Namespace: "default", Logger: quiet})
 	require.NoError(b, err)
 	b.Cleanup(srv.Stop)
-	tc, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: "default", Logger: logging.SDK(quiet)})
+	tc, err := client.Dial(client.Options{HostPort: srv.FrontendAddress(), Namespace: "default", Logger: logging.SDK(quiet),
+		ConnectionOptions: client.ConnectionOptions{DialOptions: []grpc.DialOption{c.rpcCounter()}}})
 	require.NoError(b, err)
 	b.Cleanup(tc.Close)
 	return tc
@@ -66,6 +68,9 @@ type benchStack struct {
 	key      string
 	bobToken string
 	http     *http.Client
+	// counts are the stack's SQL statements, transactions and Temporal
+	// RPCs, for what each operation costs.
+	counts *counts
 }
 
 func newBenchStack(b *testing.B, kind string) *benchStack {
@@ -77,7 +82,9 @@ func newBenchStackWith(b *testing.B, kind string, policy *netguard.Policy) *benc
 	b.Helper()
 	ctx := context.Background()
 	db := testenv.OpenDB(b, kind)
-	tc := benchTemporal(b)
+	c := &counts{}
+	c.countSQL(b, db)
+	tc := benchTemporal(b, c)
 	require.NoError(b, worker.RegisterSearchAttributes(ctx, tc, "default"))
 	store := models.NewStore(db, testenv.Keys())
 	org, err := store.CreateOrganization(ctx, "Acme", "")
@@ -101,7 +108,7 @@ func newBenchStackWith(b *testing.B, kind string, policy *netguard.Policy) *benc
 	// and the default of 2 per host would measure TCP handshakes instead.
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	b.Cleanup(hc.CloseIdleConnections)
-	return &benchStack{store: store, tc: tc, url: srv.URL, key: key, bobToken: bobToken, http: hc}
+	return &benchStack{store: store, tc: tc, url: srv.URL, key: key, bobToken: bobToken, http: hc, counts: c}
 }
 
 // call sends one request and returns the body, failing unless the status is want.
@@ -137,7 +144,7 @@ func (s *benchStack) settle(b *testing.B) {
 	b.Helper()
 	catchUp(b, func() bool {
 		var n int64
-		require.NoError(b, s.store.DB().Model(&models.Approval{}).Where("seq = 0").Count(&n).Error)
+		require.NoError(b, s.uncounted().Model(&models.Approval{}).Where("seq = 0").Count(&n).Error)
 		return n == 0
 	})
 }
@@ -191,7 +198,8 @@ func measure(b *testing.B, clients int, op func(i int) error, settle func()) {
 // workflow that does nothing, run by a worker, on the same kind of server.
 // Settling waits until the worker has run every one.
 func BenchmarkBareStartWorkflow(b *testing.B) {
-	tc := benchTemporal(b)
+	c := &counts{}
+	tc := benchTemporal(b, c)
 	// The workflow counts itself so settling knows when every one has run;
 	// a replay would count twice.
 	var ran atomic.Int64
@@ -212,10 +220,12 @@ func BenchmarkBareStartWorkflow(b *testing.B) {
 		for _, clients := range benchClients {
 			b.Run(fmt.Sprintf("eager=%t/clients=%d", eager, clients), func(b *testing.B) {
 				want := ran.Load() + int64(b.N)
+				before := c.snapshot()
 				measure(b, clients, func(int) error {
 					_, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{TaskQueue: "bench-bare", EnableEagerStart: eager}, "BenchNoop")
 					return err
 				}, func() { catchUp(b, func() bool { return ran.Load() >= want }) })
+				c.report(b, before, b.N)
 			})
 		}
 	}
@@ -229,10 +239,12 @@ func BenchmarkCreateApproval(b *testing.B) {
 			s := newBenchStack(b, kind)
 			for _, clients := range benchClients {
 				b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
+					before := s.counts.snapshot()
 					measure(b, clients, func(int) error {
 						_, err := s.call("POST", "/api/v1/approvals", benchBody, http.StatusCreated)
 						return err
 					}, func() { s.settle(b) })
+					s.counts.report(b, before, b.N)
 				})
 			}
 		})
@@ -279,13 +291,15 @@ func BenchmarkCreateCollection(b *testing.B) {
 			s := newBenchStack(b, kind)
 			for _, clients := range benchClients {
 				b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
+					before := s.counts.snapshot()
+					defer func() { s.counts.report(b, before, b.N) }()
 					measure(b, clients, func(int) error {
 						_, err := s.call("POST", "/api/v1/collections", benchCollectionBody, http.StatusCreated)
 						return err
 					}, func() {
 						catchUp(b, func() bool {
 							var n int64
-							require.NoError(b, s.store.DB().Model(&models.Collection{}).Where("seq = 0").Count(&n).Error)
+							require.NoError(b, s.uncounted().Model(&models.Collection{}).Where("seq = 0").Count(&n).Error)
 							return n == 0
 						})
 					})
