@@ -268,10 +268,12 @@ func BenchmarkGetApproval(b *testing.B) {
 			s.settle(b)
 			for _, clients := range benchClients {
 				b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
+					before := s.counts.snapshot()
 					measure(b, clients, func(i int) error {
 						_, err := s.call("GET", "/api/v1/approvals/"+ids[i%len(ids)], "", http.StatusOK)
 						return err
 					}, func() {})
+					s.counts.report(b, before, b.N)
 				})
 			}
 		})

@@ -40,20 +40,29 @@ const (
 // from the organisation's directory. A guest removed since keeps their id
 // and kind, without a name or address.
 func resolveApprovers(tx *gorm.DB, orgID string, rows []*Approval) error {
-	var personIDs []string
+	// Each table is read only for the ids of its kind: most requests ask
+	// members alone, and a read is a round trip.
+	var memberIDs, guestIDs []string
 	for _, a := range rows {
-		personIDs = append(personIDs, a.ApproverIDs...)
-	}
-	if len(personIDs) == 0 {
-		return nil
+		for _, id := range a.ApproverIDs {
+			if ids.HasPrefix(id, ids.Guest) {
+				guestIDs = append(guestIDs, id)
+			} else {
+				memberIDs = append(memberIDs, id)
+			}
+		}
 	}
 	var members []Member
-	if err := tx.Where("organization_id = ? AND id IN ?", orgID, personIDs).Find(&members).Error; err != nil {
-		return err
+	if len(memberIDs) > 0 {
+		if err := tx.Where("organization_id = ? AND id IN ?", orgID, memberIDs).Find(&members).Error; err != nil {
+			return err
+		}
 	}
 	var guests []Guest
-	if err := tx.Where("organization_id = ? AND id IN ?", orgID, personIDs).Find(&guests).Error; err != nil {
-		return err
+	if len(guestIDs) > 0 {
+		if err := tx.Where("organization_id = ? AND id IN ?", orgID, guestIDs).Find(&guests).Error; err != nil {
+			return err
+		}
 	}
 	known := make(map[string]PersonRef, len(members)+len(guests))
 	for _, m := range members {
