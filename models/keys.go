@@ -166,15 +166,18 @@ func (s *DirectoryStore) Authenticate(ctx context.Context, secret string) (Actor
 	}
 	db := s.db.WithContext(ctx)
 	var k APIKey
-	if err := db.Where("hash = ? AND revoked_at IS NULL", HashSecret(secret)).Take(&k).Error; err != nil {
+	// Every call authenticates: the key and its organisation in one
+	// statement (a join), looked up afresh each time so a revocation holds
+	// at once.
+	if err := db.Joins("Organization").Where("api_keys.hash = ? AND api_keys.revoked_at IS NULL", HashSecret(secret)).Take(&k).Error; err != nil {
 		if errors.Is(err, gorm.ErrRecordNotFound) {
 			return Actor{}, errUnauthorized
 		}
 		return Actor{}, err
 	}
-	org, err := s.GetOrganization(ctx, k.OrganizationID)
-	if err != nil {
-		return Actor{}, err
+	org := k.Organization
+	if org == nil {
+		return Actor{}, fmt.Errorf("key %s: its organisation %s is missing", k.ID, k.OrganizationID)
 	}
 	if k.MemberID == nil {
 		return KeyActor(org, &k, nil), nil

@@ -130,6 +130,9 @@ type APIKey struct {
 	MemberID       *string    `gorm:"size:40;index"`
 	CreatedAt      time.Time
 	RevokedAt      *time.Time
+	// Organization is read with the key when a call authenticates, in
+	// the same statement.
+	Organization *Organization `gorm:"foreignKey:OrganizationID"`
 }
 
 // TableName keeps the table name readable.
