@@ -49,6 +49,11 @@ func TestBadInputIsRefusedByName(t *testing.T) {
 			{name: "duplicate top-level key", method: "POST", path: "/api/v1/approvals", body: `{"title":"pay","title":"refund"}`, field: "title", msgHas: "twice"},
 			{name: "duplicate key inside input", method: "POST", path: "/api/v1/approvals", body: `{"title":"pay","input":{"to":"a","x":{"k":1,"k":2}}}`, field: "input.x.k", msgHas: "twice"},
 			{name: "duplicate key in an array's object", method: "POST", path: "/api/v1/admin/teams", key: f.adminKey, body: `{"name":"Ops","kind":"team","members":[],"name":"Ops"}`, field: "name"},
+			// "" is no value of a field of listed values, though omitempty
+			// would pass it as left out.
+			{name: "empty role", method: "POST", path: "/api/v1/admin/members", key: f.adminKey, body: `{"email":"e@example.com","role":""}`, field: "role", msgHas: "owner, admin, member"},
+			{name: "empty risk", method: "POST", path: "/api/v1/approvals", body: `{"title":"pay","risk":""}`, field: "risk", msgHas: "low, medium, high, critical"},
+			{name: "empty window in a nested budget", method: "POST", path: "/api/v1/mandates", key: f.memberToken, body: `{"action":"a","expiresAt":"2099-01-01T00:00:00Z","budget":{"count":1,"window":""}}`, field: "budget.window"},
 		}
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {

@@ -239,17 +239,19 @@ func bind(c *gin.Context, dst any) error {
 	if err := json.Unmarshal(body, &tree); err != nil {
 		return decodeError(err, body)
 	}
-	if err := refuseNulls(tree, reflect.TypeOf(dst), ""); err != nil {
+	if err := refuseLeftOut(tree, reflect.TypeOf(dst), ""); err != nil {
 		return err
 	}
 	return validate.Struct(dst)
 }
 
-// refuseNulls refuses a null that decoding would read as "left out" (or
-// as "" in a list): null is a value only where the document's type
-// includes it, which the Go field says with the tag nullable:"true".
-// Free-form values (input, metadata, answers) are not looked into.
-func refuseNulls(v any, t reflect.Type, path string) error {
+// refuseLeftOut refuses what decoding and the validator would read as
+// "left out": a null (or "" in a list), where the document's type does not
+// include it (the Go field says it does with the tag nullable:"true"), and
+// "" for a field of listed values (its validate tag's oneof), which
+// omitempty passes as absent. Free-form values (input, metadata, answers)
+// are not looked into.
+func refuseLeftOut(v any, t reflect.Type, path string) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -277,7 +279,12 @@ func refuseNulls(v any, t reflect.Type, path string) error {
 				}
 				return apperr.Field(apperr.InvalidRequest, at, "%s is null: give it a value or leave it out", at)
 			}
-			if err := refuseNulls(val, f.Type, at); err != nil {
+			if val == "" {
+				if values, ok := oneOf(f); ok {
+					return apperr.Field(apperr.InvalidRequest, at, "%s is empty: give one of %s, or leave it out", at, strings.Join(values, ", "))
+				}
+			}
+			if err := refuseLeftOut(val, f.Type, at); err != nil {
 				return err
 			}
 		}
@@ -291,7 +298,7 @@ func refuseNulls(v any, t reflect.Type, path string) error {
 			if val == nil && t.Elem().Kind() != reflect.Interface {
 				return apperr.Field(apperr.InvalidRequest, at, "%s is null: a list holds values", at)
 			}
-			if err := refuseNulls(val, t.Elem(), at); err != nil {
+			if err := refuseLeftOut(val, t.Elem(), at); err != nil {
 				return err
 			}
 		}
@@ -300,6 +307,16 @@ func refuseNulls(v any, t reflect.Type, path string) error {
 }
 
 var rawMessageType = reflect.TypeOf(json.RawMessage(nil))
+
+// oneOf is the values f's validate tag lists with oneof, if it does.
+func oneOf(f reflect.StructField) ([]string, bool) {
+	for _, rule := range strings.Split(f.Tag.Get("validate"), ",") {
+		if values, ok := strings.CutPrefix(rule, "oneof="); ok {
+			return strings.Fields(values), true
+		}
+	}
+	return nil, false
+}
 
 // fieldByJSONName finds the field of struct t that decodes the key name,
 // in t or a struct it embeds.
