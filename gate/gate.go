@@ -113,9 +113,7 @@ func (s *Service) Check(ctx context.Context, p models.Actor, in *CheckInput, cla
 		}
 		return s.raised(ctx, p, action, approval, claim, rule, unevaluated)
 	}
-	check := checkBy(p)
-	check.ActionID, check.Action, check.Input, check.Rule, check.FlowID, check.ExternalID =
-		action.ID, action.Name, input, rule.Name, in.FlowID, in.ExternalID
+	check := checkOf(p, action, rule, input, in)
 	record := models.GateCheckRecord{Check: check, Actor: p}
 	switch rule.Outcome {
 	case rules.GateAllow:
@@ -148,9 +146,7 @@ func (s *Service) byMandate(ctx context.Context, p models.Actor, action *models.
 	if err != nil || len(spends) == 0 {
 		return nil, err
 	}
-	check := checkBy(p)
-	check.ActionID, check.Action, check.Input, check.Rule, check.FlowID, check.ExternalID =
-		action.ID, action.Name, input, rule.Name, in.FlowID, in.ExternalID
+	check := checkOf(p, action, rule, input, in)
 	check.Decision = models.GateAllowed
 	record := models.GateCheckRecord{Check: check, Actor: p, Mandates: spends, MandateData: s.mandateData}
 	if record.Token, err = s.tokens(ctx, action, p.Organization); err != nil {
@@ -255,6 +251,15 @@ func holdToSchema(schemaDoc, input []byte) error {
 func checkBy(p models.Actor) *models.GateCheck {
 	caller := callerOf(p)
 	return &models.GateCheck{OrganizationID: p.Organization.ID, CallerKind: caller["kind"], CallerID: caller["id"], CallerName: caller["name"]}
+}
+
+// checkOf starts the record of a check p asks of action with input, which
+// rule decides (or, by a mandate, stands in for).
+func checkOf(p models.Actor, action *models.Action, rule models.PolicyRule, input []byte, in *CheckInput) *models.GateCheck {
+	check := checkBy(p)
+	check.ActionID, check.Action, check.Input, check.Rule, check.FlowID, check.ExternalID =
+		action.ID, action.Name, input, rule.Name, in.FlowID, in.ExternalID
+	return check
 }
 
 // callerOf is the caller as policy conditions see it.
