@@ -60,11 +60,11 @@ type MandateFilter = models.MandateFilter
 // administrator, or any member where the organisation lets members grant,
 // for an action whose policy raises approvals they could decide alone.
 func (s *Service) Grant(ctx context.Context, who models.Actor, in GrantInput) (*models.Mandate, error) {
-	granter, m, err := s.mandate(ctx, who, in)
+	granter, action, m, err := s.mandate(ctx, who, in)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.grantable(ctx, who.Organization, granter, m.Action); err != nil {
+	if err := s.grantable(ctx, who.Organization, granter, action); err != nil {
 		return nil, err
 	}
 	return m, s.store.CreateMandate(ctx, models.MandateRecord{Mandate: m, Actor: who, EventData: s.mandateData})
@@ -83,20 +83,17 @@ func (s *Service) GrantFrom(ctx context.Context, who models.Actor, a *models.App
 	if len(in.Agents) == 0 {
 		in.Agents = []string{a.Requester}
 	}
-	granter, m, err := s.mandate(ctx, who, in)
+	granter, _, m, err := s.mandate(ctx, who, in)
 	if err != nil {
 		return nil, err
 	}
 	if err := decidableAlone(who.Organization, granter, a); err != nil {
 		return nil, err
 	}
-	if m.Condition != "" {
-		var value any
-		_ = json.Unmarshal(a.Input, &value)
-		caller := map[string]string{"kind": "agent", "id": a.Requester, "name": a.RequestedBy}
-		if i, err := rules.FirstGateMatch([]string{m.Condition}, value, caller); err != nil || i != 0 {
-			return nil, apperr.Field(apperr.InvalidRequest, "condition", "condition must hold for this request's input, so the mandate covers requests like it")
-		}
+	var value any
+	_ = json.Unmarshal(a.Input, &value)
+	if !holds(m.Condition, value, map[string]string{"kind": "agent", "id": a.Requester, "name": a.RequestedBy}) {
+		return nil, apperr.Field(apperr.InvalidRequest, "condition", "condition must hold for this request's input, so the mandate covers requests like it")
 	}
 	// Sent again once approved (a double click, a retry after a failure),
 	// the grant completes without deciding twice.
@@ -158,44 +155,45 @@ func decidableAlone(org *models.Organization, granter *models.Member, a *models.
 	return nil
 }
 
-// mandate checks in for who and builds the mandate, not yet stored.
-func (s *Service) mandate(ctx context.Context, who models.Actor, in GrantInput) (*models.Member, *models.Mandate, error) {
+// mandate checks in for who and builds the mandate, not yet stored, with
+// the action it is for.
+func (s *Service) mandate(ctx context.Context, who models.Actor, in GrantInput) (*models.Member, *models.Action, *models.Mandate, error) {
 	granter, err := granterOf(who)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := validate.Struct(&in); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	action, err := s.store.ActionNamed(ctx, who.Organization.ID, in.Action)
 	if apperr.Is(err, apperr.NotFound) {
-		return nil, nil, apperr.Field(apperr.NotFound, "action", "no action named %q is registered", in.Action)
+		return nil, nil, nil, apperr.Field(apperr.NotFound, "action", "no action named %q is registered", in.Action)
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	m := &models.Mandate{OrganizationID: who.Organization.ID, Action: action.Name, Condition: strings.TrimSpace(in.Condition),
 		Agents: models.StringList{}, BudgetCount: in.Budget.Count, BudgetWindow: in.Budget.Window, Note: strings.TrimSpace(in.Note),
 		GranterID: granter.ID, GranterName: granter.DisplayName()}
 	if err := rules.CheckGate(m.Condition); err != nil {
-		return nil, nil, apperr.Field(apperr.InvalidRequest, "condition", "%v", err)
+		return nil, nil, nil, apperr.Field(apperr.InvalidRequest, "condition", "%v", err)
 	}
 	if in.Budget.Count == nil && in.Budget.Sum == nil {
-		return nil, nil, apperr.Field(apperr.InvalidRequest, "budget", "budget needs a count, a sum, or both: a mandate is bounded")
+		return nil, nil, nil, apperr.Field(apperr.InvalidRequest, "budget", "budget needs a count, a sum, or both: a mandate is bounded")
 	}
 	if in.Budget.Sum != nil {
 		if err := checkSumField(action.InputSchema, in.Budget.Sum.Field); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		m.BudgetSumField, m.BudgetSum = &in.Budget.Sum.Field, &in.Budget.Sum.Max
 	}
 	if err := mandateTimes(m, in); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := s.agents(ctx, who.Organization.ID, m, in.Agents); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return granter, m, nil
+	return granter, action, m, nil
 }
 
 // mandateTimes sets m's start (now unless given) and expiry: after the
@@ -330,11 +328,7 @@ func authority(org *models.Organization, granter *models.Member, a *models.Appro
 // approvals granter could decide alone, naming why for each, and one the
 // organisation's unconditional approval rules make need more than one
 // approval. Rules that depend on the input are weighed at each use.
-func (s *Service) grantable(ctx context.Context, org *models.Organization, granter *models.Member, name string) error {
-	action, err := s.store.ActionNamed(ctx, org.ID, name)
-	if err != nil {
-		return err
-	}
+func (s *Service) grantable(ctx context.Context, org *models.Organization, granter *models.Member, action *models.Action) error {
 	stored, err := s.store.EnabledRules(ctx, org.ID)
 	if err != nil {
 		return err
@@ -374,9 +368,9 @@ func (s *Service) grantable(ctx context.Context, org *models.Organization, grant
 		why = append(why, ruleName(r)+": "+reason)
 	}
 	if len(why) == 0 {
-		return apperr.Field(apperr.InvalidRequest, "action", "the policy of %s never asks a person, so a mandate would allow nothing", name)
+		return apperr.Field(apperr.InvalidRequest, "action", "the policy of %s never asks a person, so a mandate would allow nothing", action.Name)
 	}
-	return apperr.Field(apperr.Forbidden, "action", "a mandate cannot stand for the approvals %s raises: %s", name, strings.Join(why, "; "))
+	return apperr.Field(apperr.Forbidden, "action", "a mandate cannot stand for the approvals %s raises: %s", action.Name, strings.Join(why, "; "))
 }
 
 // ruleName names a policy rule in a refusal.
@@ -411,7 +405,7 @@ func (s *Service) covering(ctx context.Context, p models.Actor, action *models.A
 		if len(m.Agents) > 0 && !slices.Contains(m.Agents, p.Key.ID) {
 			continue
 		}
-		if i, err := rules.FirstGateMatch([]string{m.Condition}, value, caller); m.Condition != "" && (err != nil || i != 0) {
+		if !holds(m.Condition, value, caller) {
 			continue
 		}
 		amount, ok := spendOf(m, value)
@@ -437,6 +431,17 @@ func (s *Service) covering(ctx context.Context, p models.Actor, action *models.A
 		spends = append(spends, models.MandateSpend{MandateID: m.ID, Amount: amount})
 	}
 	return spends, nil
+}
+
+// holds reports whether a mandate's condition holds for input and caller:
+// an empty one always does, one that cannot be evaluated never (a person
+// decides instead).
+func holds(condition string, input any, caller map[string]string) bool {
+	if condition == "" {
+		return true
+	}
+	i, err := rules.FirstGateMatch([]string{condition}, input, caller)
+	return err == nil && i == 0
 }
 
 // spendOf is what a use spends of m's sum budget: the input's field, a
