@@ -306,21 +306,17 @@ func (s *GateStore) LiveMandates(ctx context.Context, orgID, action string) ([]M
 	return rows, err
 }
 
-// usageOf fills m's usage at t.
+// usageOf fills m's usage at t, in one statement: every check is one.
 func usageOf(db *gorm.DB, t time.Time, m *Mandate) error {
-	m.Usage = MandateUsage{At: t}
-	var total int64
-	if err := db.Model(&MandateUse{}).Where("mandate_id = ?", m.ID).Count(&total).Error; err != nil {
-		return err
+	since := m.WindowStart(t)
+	var u struct {
+		Uses, N int
+		Sum     float64
 	}
-	m.Usage.Uses = int(total)
-	var window struct {
-		N   int
-		Sum float64
-	}
-	err := db.Model(&MandateUse{}).Select("COUNT(*) AS n, COALESCE(SUM(amount), 0) AS sum").
-		Where("mandate_id = ? AND created_at > ?", m.ID, m.WindowStart(t)).Scan(&window).Error
-	m.Usage.WindowCount, m.Usage.WindowSum = window.N, window.Sum
+	err := db.Model(&MandateUse{}).Select("COUNT(*) AS uses, COUNT(CASE WHEN created_at > ? THEN 1 END) AS n, "+
+		"COALESCE(SUM(CASE WHEN created_at > ? THEN amount END), 0) AS sum", since, since).
+		Where("mandate_id = ?", m.ID).Scan(&u).Error
+	m.Usage = MandateUsage{Uses: u.Uses, WindowCount: u.N, WindowSum: u.Sum, At: t}
 	return err
 }
 
