@@ -33,6 +33,7 @@ func TestBadInputIsRefusedByName(t *testing.T) {
 			{name: "NUL in a collection's title", method: "POST", path: "/api/v1/collections", body: `{"title":"\u0000"}`, field: "title"},
 			{name: "bytes that are not UTF-8", method: "POST", path: "/api/v1/approvals", body: "{\"title\":\"pay\",\"input\":{\"memo\":\"\xff\"}}", field: "input.memo", msgHas: "UTF-8"},
 			{name: "NUL in a query parameter", method: "GET", path: "/api/v1/approvals?status=%00", field: "status"},
+			{name: "a cursor of bytes that are not UTF-8", method: "GET", path: "/api/v1/comments?cursor=tdqblxhfk0mc", field: "cursor"},
 			{name: "NUL in a cursor", method: "GET", path: "/api/v1/collections?cursor=a%00", field: "cursor"},
 			{name: "not UTF-8 in a query parameter", method: "GET", path: "/api/v1/approvals?status=%FF", field: "status"},
 			{name: "NUL in a path id", method: "GET", path: "/api/v1/approvals/apr_%00", field: "id"},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/states"
 )
 
@@ -180,7 +181,7 @@ func decodeHistoryCursor(s string) (historyCursor, error) {
 	}
 	at, id, ok := strings.Cut(string(b), " ")
 	t, err := time.Parse(time.RFC3339Nano, at)
-	if !ok || err != nil || !strings.Contains(id, "_") {
+	if !ok || err != nil || !ids.Wellformed(id) {
 		return historyCursor{}, bad
 	}
 	return historyCursor{t.UTC(), id}, nil

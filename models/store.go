@@ -185,7 +185,7 @@ func EncodeCursor(id string) string {
 // decodeCursor returns the id a cursor stands for.
 func decodeCursor(c string) (string, error) {
 	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || !strings.Contains(string(b), "_") {
+	if err != nil || !ids.Wellformed(string(b)) {
 		return "", apperr.Field(apperr.InvalidRequest, "cursor", "cursor is not one this service issued")
 	}
 	return string(b), nil

@@ -129,8 +129,12 @@ func TestListPagesWithOpaqueCursor(t *testing.T) {
 		}
 		assert.Equal(t, []string{"5@x.io", "4@x.io", "3@x.io", "2@x.io", "1@x.io"}, seen)
 
-		_, _, err := s.ListMembers(ctx, org.ID, models.Page{Limit: 2, Cursor: "!!"})
-		assert.True(t, apperr.Is(err, apperr.InvalidRequest))
+		// "!!" is not base64; "tdqblxhfk0mc" is, of bytes with an underscore
+		// that are not UTF-8 (PostgreSQL would refuse them in a query).
+		for _, bad := range []string{"!!", "tdqblxhfk0mc"} {
+			_, _, err := s.ListMembers(ctx, org.ID, models.Page{Limit: 2, Cursor: bad})
+			assert.True(t, apperr.Is(err, apperr.InvalidRequest), "cursor %q: %v", bad, err)
+		}
 	})
 }
 

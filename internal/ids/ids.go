@@ -57,3 +57,25 @@ func New(prefix string) string {
 func HasPrefix(id, prefix string) bool {
 	return strings.HasPrefix(id, prefix+"_")
 }
+
+// Wellformed reports whether s has the shape of an id: a lowercase prefix,
+// an underscore, then letters and digits only. Text that came from outside
+// (a cursor, say) is checked before it reaches a query, where bytes that
+// are not UTF-8 would fail on PostgreSQL.
+func Wellformed(s string) bool {
+	prefix, rest, ok := strings.Cut(s, "_")
+	if !ok || prefix == "" || rest == "" || len(s) > 64 {
+		return false
+	}
+	for _, r := range prefix {
+		if r < 'a' || r > 'z' {
+			return false
+		}
+	}
+	for _, r := range rest {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
