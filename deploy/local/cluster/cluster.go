@@ -169,6 +169,16 @@ func (c *Cluster) Addresses() Addresses {
 	}
 }
 
+// PID is the process id of a running process, 0 when it is not running.
+func (c *Cluster) PID(name string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p, ok := c.procs[name]; ok && p.running() {
+		return p.cmd.Process.Pid
+	}
+	return 0
+}
+
 // SecretKey is the key every assent process shares.
 func (c *Cluster) SecretKey() string { return c.state.SecretKey }
 

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/assent-hq/assent/deploy/local/cluster"
+)
+
+// measures are one run's figures, with and without the backlog.
+type measures struct {
+	At       time.Time          `json:"at"`
+	Requests int                `json:"requests"`
+	Reads    map[string]latency `json:"reads"`
+	// RSS is each Assent process's resident memory now and at its peak,
+	// in MB.
+	RSS       map[string]memory `json:"rss"`
+	Webhooks  int64             `json:"webhooks"`
+	Callbacks int64             `json:"callbacks"`
+	Plans     map[string]string `json:"plans,omitempty"`
+	Restart   *restart          `json:"restart,omitempty"`
+}
+
+type latency struct {
+	N   int     `json:"n"`
+	P50 float64 `json:"p50"`
+	P99 float64 `json:"p99"`
+	Max float64 `json:"max"`
+}
+
+type memory struct {
+	NowMB  float64 `json:"nowMB"`
+	PeakMB float64 `json:"peakMB"`
+}
+
+// read is one kind of read: the path of its i-th sample and who reads.
+type read struct {
+	name string
+	key  func(l *load) string
+	path func(l *load, rnd *rand.Rand) string
+}
+
+func agent(l *load) string  { return l.st.AgentKey }
+func adminK(l *load) string { return l.st.AdminKey }
+func hot(l *load) string    { return l.st.HotToken }
+
+func fixed(p string) func(*load, *rand.Rand) string { return func(*load, *rand.Rand) string { return p } }
+
+// reads are what the measures time: one request of each kind, the hot
+// person's inbox, and the lists agents and administrators page through.
+var reads = []read{
+	{"GET one approval", agent, func(l *load, rnd *rand.Rand) string {
+		return "/api/v1/approvals/" + l.st.Approvals[rnd.IntN(len(l.st.Approvals))]
+	}},
+	{"GET one collection", agent, func(l *load, rnd *rand.Rand) string {
+		return "/api/v1/collections/" + l.st.Collections[rnd.IntN(len(l.st.Collections))]
+	}},
+	{"inbox, every kind (50)", hot, fixed("/api/v1/inbox?limit=50")},
+	{"inbox, approvals, first page (50)", hot, fixed("/api/v1/inbox?kind=approval&limit=50")},
+	{"inbox, collections (50)", hot, fixed("/api/v1/inbox?kind=collection&limit=50")},
+	{"approvals list, pending (50)", agent, fixed("/api/v1/approvals?status=pending&limit=50")},
+	{"collections list (50)", agent, fixed("/api/v1/collections?limit=50")},
+	{"admin: members (50)", adminK, fixed("/api/v1/admin/members?limit=50")},
+	{"admin: webhook deliveries (50)", adminK, func(l *load, _ *rand.Rand) string {
+		return "/api/v1/admin/webhooks/" + l.st.Webhook + "/deliveries?limit=50"
+	}},
+}
+
+// deepPages is how far into the hot person's approvals inbox the paging
+// measure goes, page by page.
+const deepPages = 20
+
+// measure times every read, clients at a time, and reads the processes'
+// memory.
+func (l *load) measure(ctx context.Context, label string) (*measures, error) {
+	m := &measures{At: time.Now().UTC(), Requests: l.st.Filled, Reads: map[string]latency{}, RSS: map[string]memory{}}
+	l.logf("measuring (%s, %d requests)", label, l.st.Filled)
+	for _, r := range reads {
+		lat, err := l.time(ctx, r)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", r.name, err)
+		}
+		m.Reads[r.name] = lat
+		l.logf("  %-36s p50 %6.1f ms  p99 %6.1f ms", r.name, lat.P50, lat.P99)
+	}
+	lat, err := l.page(ctx)
+	if err != nil {
+		return nil, err
+	}
+	m.Reads[fmt.Sprintf("inbox, approvals, pages 1-%d", deepPages)] = lat
+	for _, name := range []string{cluster.Serve1, cluster.Serve2, cluster.Worker1, cluster.Worker2} {
+		mem, err := rss(l.c.PID(name))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		m.RSS[name] = mem
+	}
+	m.Webhooks, m.Callbacks = l.rcv.webhooks.Load(), l.rcv.callbacks.Load()
+	return m, nil
+}
+
+// time runs o.samples reads of r, o.clients at a time.
+func (l *load) time(ctx context.Context, r read) (latency, error) {
+	var mu sync.Mutex
+	var all []time.Duration
+	var firstErr error
+	var wg sync.WaitGroup
+	per := l.o.samples / l.o.clients
+	for w := 0; w < l.o.clients; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rnd := rand.New(rand.NewPCG(uint64(w), 7))
+			for range per {
+				start := time.Now()
+				err := l.call(ctx, "GET", r.path(l, rnd), r.key(l), "", nil, 200, nil)
+				d := time.Since(start)
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				all = append(all, d)
+				mu.Unlock()
+				if err != nil {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return summarise(all), firstErr
+}
+
+// page walks the hot person's approvals inbox deepPages pages deep, one
+// client per walk, o.clients walks at once: each page's time.
+func (l *load) page(ctx context.Context) (latency, error) {
+	var mu sync.Mutex
+	var all []time.Duration
+	var firstErr error
+	var wg sync.WaitGroup
+	for w := 0; w < l.o.clients; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 5 {
+				cursor := ""
+				for range deepPages {
+					var page struct {
+						NextCursor *string `json:"nextCursor"`
+					}
+					path := "/api/v1/inbox?kind=approval&limit=50"
+					if cursor != "" {
+						path += "&cursor=" + cursor
+					}
+					start := time.Now()
+					err := l.call(ctx, "GET", path, l.st.HotToken, "", nil, 200, &page)
+					d := time.Since(start)
+					mu.Lock()
+					all = append(all, d)
+					if err != nil && firstErr == nil {
+						firstErr = err
+					}
+					mu.Unlock()
+					if err != nil || page.NextCursor == nil {
+						break
+					}
+					cursor = *page.NextCursor
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return summarise(all), firstErr
+}
+
+func summarise(ds []time.Duration) latency {
+	if len(ds) == 0 {
+		return latency{}
+	}
+	slices.Sort(ds)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	return latency{N: len(ds), P50: ms(ds[len(ds)/2]), P99: ms(ds[(len(ds)*99)/100]), Max: ms(ds[len(ds)-1])}
+}
+
+// rss reads a process's resident memory, now and at its peak.
+func rss(pid int) (memory, error) {
+	if pid == 0 {
+		return memory{}, fmt.Errorf("not running")
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return memory{}, err
+	}
+	var m memory
+	for _, line := range strings.Split(string(b), "\n") {
+		name, v, _ := strings.Cut(line, ":")
+		kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+		switch name {
+		case "VmRSS":
+			m.NowMB = kb / 1024
+		case "VmHWM":
+			m.PeakMB = kb / 1024
+		}
+	}
+	return m, nil
+}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/secretkey"
+	"github.com/assent-hq/assent/internal/states"
+	"github.com/assent-hq/assent/models"
+)
+
+// planKey names the store call whose statements' plans are being read.
+type planKey struct{}
+
+// plans asks PostgreSQL how it runs the queries the backlog weighs on:
+// the background ones (outbox dispatcher, reconciler, the open-request
+// metrics) and every list the measures read. The store's own methods run
+// in a transaction that is rolled back, so their SQL is the service's,
+// byte for byte, and nothing changes.
+func (l *load) plans(ctx context.Context) (map[string]string, error) {
+	db, err := models.Open(l.c.Addresses().Postgres)
+	if err != nil {
+		return nil, err
+	}
+	defer models.Close(db)
+	ring, err := secretkey.Parse(l.c.SecretKey())
+	if err != nil {
+		return nil, err
+	}
+	var hotID string
+	if err := db.Raw("SELECT id FROM members WHERE organization_id = ? AND email = ?", l.st.Org, l.st.HotEmail).Scan(&hotID).Error; err != nil {
+		return nil, err
+	}
+	for _, table := range []string{"approvals", "approval_approvers", "collections", "events", "deliveries"} {
+		if err := db.Exec("ANALYZE " + table).Error; err != nil {
+			return nil, err
+		}
+	}
+
+	plans := map[string]string{}
+	tx := db.WithContext(ctx).Begin()
+	defer tx.Rollback()
+	if err := tx.Callback().Query().After("gorm:query").Register("load:plan", func(q *gorm.DB) {
+		name, ok := q.Statement.Context.Value(planKey{}).(string)
+		if !ok || q.Error != nil {
+			return
+		}
+		sql := q.Dialector.Explain(q.Statement.SQL.String(), q.Statement.Vars...)
+		var lines []string
+		if err := tx.Raw("EXPLAIN " + sql).Pluck("QUERY PLAN", &lines).Error; err != nil {
+			lines = []string{"EXPLAIN failed: " + err.Error()}
+		}
+		plans[name] += sql + "\n" + strings.Join(lines, "\n") + "\n\n"
+	}); err != nil {
+		return nil, err
+	}
+	s := models.NewStore(tx, ring)
+	at := func(name string) context.Context { return context.WithValue(ctx, planKey{}, name) }
+	page := models.Page{Limit: 50}
+	calls := []struct {
+		name string
+		run  func(context.Context) error
+	}{
+		{"dispatcher: undispatched events", func(c context.Context) error { _, err := s.DispatchEvents(c, 50); return err }},
+		{"reconciler: approvals whose workflow never ran", func(c context.Context) error {
+			_, err := s.Approvals().Unowned(c, models.Now().Add(-time.Minute), 50)
+			return err
+		}},
+		{"reconciler: collections whose workflow never ran", func(c context.Context) error {
+			_, err := s.Collections().Unowned(c, models.Now().Add(-time.Minute), 50)
+			return err
+		}},
+		{"metrics: open and overdue requests", func(c context.Context) error { _, err := s.Readings(c); return err }},
+		{"inbox: the hot person's approvals, a page", func(c context.Context) error {
+			_, _, err := s.ListApprovals(c, l.st.Org, models.ApprovalFilter{Status: "pending", ApproverID: hotID}, page)
+			return err
+		}},
+		{"inbox: the hot person's collections", func(c context.Context) error {
+			_, err := s.OpenCollectionsFor(c, l.st.Org, hotID, 50)
+			return err
+		}},
+		{"inbox page: the hot person's most urgent approvals and counts", func(c context.Context) error {
+			_, err := s.PendingFor(c, l.st.Org, hotID, models.Now().Add(24*time.Hour), 50)
+			return err
+		}},
+		{"list: pending approvals", func(c context.Context) error {
+			_, _, err := s.ListApprovals(c, l.st.Org, models.ApprovalFilter{Status: "pending"}, page)
+			return err
+		}},
+		{"list: collections", func(c context.Context) error {
+			_, _, err := s.ListCollections(c, l.st.Org, models.CollectionFilter{}, page)
+			return err
+		}},
+		{"admin list: a webhook's deliveries", func(c context.Context) error {
+			_, _, err := s.ListDeliveryLog(c, l.st.Org, models.DeliveryFilter{EndpointID: l.st.Webhook}, page)
+			return err
+		}},
+	}
+	for _, call := range calls {
+		if err := call.run(at(call.name)); err != nil {
+			return nil, fmt.Errorf("%s: %w", call.name, err)
+		}
+	}
+	return plans, nil
+}
+
+// drain waits until the workers have caught up with the fill: every
+// request's workflow has run its first step, every event is fanned out
+// and no delivery waits. Creates answer once Temporal has the workflow;
+// the rest of a create's work queues behind them.
+func (l *load) drain(ctx context.Context) error {
+	db, err := models.Open(l.c.Addresses().Postgres)
+	if err != nil {
+		return err
+	}
+	defer models.Close(db)
+	start := time.Now()
+	for {
+		var left struct{ Unowned, Events, Deliveries int64 }
+		err := db.WithContext(ctx).Raw(`SELECT
+			(SELECT count(*) FROM approvals WHERE seq = 0 AND status = ?) + (SELECT count(*) FROM collections WHERE seq = 0 AND status = ?) AS unowned,
+			(SELECT count(*) FROM events WHERE dispatched_at IS NULL) AS events,
+			(SELECT count(*) FROM deliveries WHERE status = ?) AS deliveries`, states.Pending, states.Open, models.DeliveryPending).Scan(&left).Error
+		if err != nil {
+			return err
+		}
+		if left.Unowned+left.Events+left.Deliveries == 0 {
+			l.logf("drained in %.0f s", time.Since(start).Seconds())
+			return nil
+		}
+		l.logf("draining: %d requests whose workflow has not run, %d events not fanned out, %d deliveries waiting", left.Unowned, left.Events, left.Deliveries)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Second):
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"sort"
+	"strings"
+)
+
+// goals are issue 40's bounds on reads with the backlog, in ms at p99.
+var goals = map[string]string{
+	"GET one approval":                  "p99 within 20 % of empty",
+	"GET one collection":                "p99 within 20 % of empty",
+	"inbox, every kind (50)":            "p99 ≤ 20 ms",
+	"inbox, approvals, first page (50)": "p99 ≤ 20 ms",
+	"inbox, collections (50)":           "p99 ≤ 20 ms",
+	"approvals list, pending (50)":      "p99 ≤ 20 ms",
+	"collections list (50)":             "p99 ≤ 20 ms",
+	"admin: members (50)":               "p99 ≤ 20 ms",
+	"admin: webhook deliveries (50)":    "p99 ≤ 20 ms",
+}
+
+// report writes the run as the Markdown docs/benchmarks.md keeps.
+func (l *load) report() string {
+	st, e, b := l.st, l.st.Empty, l.st.Backlog
+	var w strings.Builder
+	p := func(format string, a ...any) { fmt.Fprintf(&w, format+"\n", a...) }
+	p("Backlog: %d open requests (%d approvals, %d collections) of %d people; the hot person is asked in one in ten.",
+		st.Filled, len(st.Approvals), len(st.Collections), len(st.People))
+	p("Fill: %.0f s, %.0f creates/s with %d clients; the receiver took %d webhook deliveries and %d callbacks.",
+		st.FillSeconds, float64(st.Filled)/st.FillSeconds, l.o.fillClients, b.Webhooks, b.Callbacks)
+	p("Reads: %d per measure, %d clients, through the proxy to two `serve`; machine: %d cores.", l.o.samples, l.o.clients, runtime.NumCPU())
+	p("")
+	p("| Read | empty (%d) p50 / p99 ms | backlog (%d) p50 / p99 ms | p99 ratio | goal |", e.Requests, b.Requests)
+	p("|---|---|---|---|---|")
+	names := make([]string, 0, len(b.Reads))
+	for n := range b.Reads {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		eb, bb := e.Reads[n], b.Reads[n]
+		goal := goals[n]
+		if goal == "" {
+			goal = "p99 ≤ 50 ms"
+		}
+		ratio := "–"
+		if eb.P99 > 0 {
+			ratio = fmt.Sprintf("%.2f", bb.P99/eb.P99)
+		}
+		p("| %s | %.1f / %.1f | %.1f / %.1f | %s | %s |", n, eb.P50, eb.P99, bb.P50, bb.P99, ratio, goal)
+	}
+	p("")
+	p("| Process | resident MB, empty | resident MB, backlog | peak MB | goal |")
+	p("|---|---|---|---|---|")
+	procs := make([]string, 0, len(b.RSS))
+	for n := range b.RSS {
+		procs = append(procs, n)
+	}
+	sort.Strings(procs)
+	for _, n := range procs {
+		p("| %s | %.0f | %.0f | %.0f | ≤ 512 |", n, e.RSS[n].NowMB, b.RSS[n].NowMB, b.RSS[n].PeakMB)
+	}
+	if r := b.Restart; r != nil {
+		p("")
+		p("Worker restart (both killed with SIGKILL): ready in %.1f s; a request created and decided after the kill had its callback %.1f s after the kill (decision → callback %.0f ms, %.0f ms before the kill). Both workers' CPU in each 10 s after ready (%% of one core): %s; resident MB a minute later: %s. Goal: steady within a minute.",
+			r.ReadyS, r.ProbeAfterS, r.ProbeAfterMS, r.ProbeBeforeMS, floats(r.CPU, "%.0f"), floats(r.RSSMB, "%.0f"))
+	}
+	if len(b.Plans) > 0 {
+		p("")
+		p("Plans (EXPLAIN on PostgreSQL with the backlog, the service's own SQL):")
+		plans := make([]string, 0, len(b.Plans))
+		for n := range b.Plans {
+			plans = append(plans, n)
+		}
+		sort.Strings(plans)
+		for _, n := range plans {
+			p("")
+			p("%s:", n)
+			p("```")
+			p("%s", strings.TrimSpace(b.Plans[n]))
+			p("```")
+		}
+	}
+	return w.String()
+}
+
+func floats(fs []float64, format string) string {
+	s := make([]string, len(fs))
+	for i, f := range fs {
+		s[i] = fmt.Sprintf(format, f)
+	}
+	return strings.Join(s, ", ")
+}
