@@ -51,7 +51,9 @@ func agent(l *load) string  { return l.st.AgentKey }
 func adminK(l *load) string { return l.st.AdminKey }
 func hot(l *load) string    { return l.st.HotToken }
 
-func fixed(p string) func(*load, *rand.Rand) string { return func(*load, *rand.Rand) string { return p } }
+func fixed(p string) func(*load, *rand.Rand) string {
+	return func(*load, *rand.Rand) string { return p }
+}
 
 // reads are what the measures time: one request of each kind, the hot
 // person's inbox, and the lists agents and administrators page through.

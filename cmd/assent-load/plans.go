@@ -50,11 +50,7 @@ func (l *load) plans(ctx context.Context) (map[string]string, error) {
 			return
 		}
 		sql := q.Dialector.Explain(q.Statement.SQL.String(), q.Statement.Vars...)
-		var lines []string
-		if err := tx.Raw("EXPLAIN " + sql).Pluck("QUERY PLAN", &lines).Error; err != nil {
-			lines = []string{"EXPLAIN failed: " + err.Error()}
-		}
-		plans[name] += sql + "\n" + strings.Join(lines, "\n") + "\n\n"
+		plans[name] += sql + "\n" + explain(tx, sql) + "\n\n"
 	}); err != nil {
 		return nil, err
 	}
@@ -139,4 +135,22 @@ func (l *load) drain(ctx context.Context) error {
 		case <-time.After(10 * time.Second):
 		}
 	}
+}
+
+// explain is PostgreSQL's plan of sql, line by line.
+func explain(db *gorm.DB, sql string) string {
+	rows, err := db.Raw("EXPLAIN " + sql).Rows()
+	if err != nil {
+		return "EXPLAIN failed: " + err.Error()
+	}
+	defer rows.Close()
+	var lines []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return "EXPLAIN failed: " + err.Error()
+		}
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n")
 }
