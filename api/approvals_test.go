@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -471,6 +472,58 @@ func TestFailedStartLeavesNothingAndReconcilerStartsOrphans(t *testing.T) {
 		n, err = requests.Reconcile(ctx, time.Now().Add(requests.ReconcileGrace), 10, approvals.New(approvals.Deps{Store: s.store, Temporal: s.tc}))
 		require.NoError(t, err)
 		assert.Zero(t, n, "an owned record is left alone")
+	})
+}
+
+// countingStarts counts the workflow starts a client is asked for.
+type countingStarts struct {
+	client.Client
+	starts atomic.Int32
+}
+
+func (c *countingStarts) ExecuteWorkflow(ctx context.Context, o client.StartWorkflowOptions, wf any, args ...any) (client.WorkflowRun, error) {
+	c.starts.Add(1)
+	return c.Client.ExecuteWorkflow(ctx, o, wf, args...)
+}
+
+// TestReconcilerLeavesABacklogToTheWorkers: a record whose workflow
+// exists but has not run its first step (the workers are behind) stops
+// the reconciler's pass without a start, so a backlog of thousands does
+// not cost Temporal a refused start each, every pass; once the backlog
+// moves on, an orphan behind it is started.
+func TestReconcilerLeavesABacklogToTheWorkers(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		ctx := context.Background()
+		record := func(title string) *models.Approval {
+			rec := &models.Approval{OrganizationID: s.org.ID, Title: title, Risk: "low", ApproverIDs: models.StringList{s.cy.ID},
+				ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: "key_x", RequestedBy: "agent"}
+			_, err := s.store.Approvals().Create(ctx, rec, nil)
+			require.NoError(t, err)
+			return rec
+		}
+		// The queued one's workflow waits on a task queue no worker polls.
+		queued := record("queued")
+		_, err := s.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.ApprovalWorkflowID(queued.ID), TaskQueue: "nobody-polls"}, workflows.Approval, nil)
+		require.NoError(t, err)
+		orphan := record("orphan")
+
+		counting := &countingStarts{Client: s.tc}
+		svc := approvals.New(approvals.Deps{Store: s.store, Temporal: counting})
+		n, err := requests.Reconcile(ctx, time.Now().Add(requests.ReconcileGrace), 10, svc)
+		require.NoError(t, err)
+		assert.Zero(t, n)
+		assert.Zero(t, counting.starts.Load(), "no start is tried behind a record the workers have yet to take up")
+
+		require.NoError(t, s.tc.TerminateWorkflow(ctx, workflows.ApprovalWorkflowID(queued.ID), "", "test"))
+		require.NoError(t, db.Delete(&models.Approval{}, "id = ?", queued.ID).Error)
+		n, err = requests.Reconcile(ctx, time.Now().Add(requests.ReconcileGrace), 10, svc)
+		require.NoError(t, err)
+		assert.Equal(t, 1, n)
+		waitFor(t, func() bool {
+			got, err := s.store.Approvals().Get(ctx, s.org.ID, orphan.ID)
+			return err == nil && got.Seq == 1
+		})
 	})
 }
 

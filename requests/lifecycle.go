@@ -3,6 +3,7 @@ package requests
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -113,11 +114,39 @@ func (r *Records[T]) StartUnowned(ctx context.Context, olderThan time.Time, batc
 		return 0, err
 	}
 	for i := range recs {
+		// A record whose workflow exists but has not written its first
+		// step means the workers are behind, not that its creator died.
+		// The records after it are younger; they wait for a later pass
+		// rather than costing Temporal a refused start each (a backlog of
+		// thousands would otherwise add thousands of starts every pass).
+		exists, err := r.hasWorkflow(ctx, r.Head(&recs[i]).ID)
+		if err != nil {
+			return i, err
+		}
+		if exists {
+			return i, nil
+		}
 		if err := r.Start(ctx, &recs[i]); err != nil {
 			return i, err
 		}
 	}
 	return len(recs), nil
+}
+
+// hasWorkflow reports whether the record's workflow was ever started.
+func (r *Records[T]) hasWorkflow(ctx context.Context, id string) (bool, error) {
+	if r.Temporal == nil {
+		return false, errNoTemporal
+	}
+	_, err := r.Temporal.DescribeWorkflowExecution(ctx, r.WorkflowID(id), "")
+	var missing *serviceerror.NotFound
+	switch {
+	case errors.As(err, &missing):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("describe workflow %s: %w", r.WorkflowID(id), err)
+	}
+	return true, nil
 }
 
 // Head is what the shared paths read of a record.
