@@ -206,7 +206,9 @@ func (l *load) fill(ctx context.Context, to int) error {
 				}
 				path, body := l.request(i, rnd)
 				var created struct{ ID string }
-				err := l.call(ctx, "POST", path, st.AgentKey, fmt.Sprintf("load-%d", i), body, 201, &created)
+				// The key holds for this run's retries; a request cut off
+				// by an earlier run's end is made afresh.
+				err := l.call(ctx, "POST", path, st.AgentKey, fmt.Sprintf("load-%d-%d", i, start.UnixNano()), body, 201, &created)
 				mu.Lock()
 				if err != nil {
 					if firstErr == nil {
