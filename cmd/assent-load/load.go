@@ -189,6 +189,7 @@ func (l *load) fill(ctx context.Context, to int) error {
 	}
 	l.logf("filling from %d to %d requests, %d clients", st.Filled, to, l.o.fillClients)
 	start := time.Now()
+	run := start.UnixNano()
 	next := atomic.Int64{}
 	next.Store(int64(st.Filled))
 	var mu sync.Mutex
@@ -208,7 +209,7 @@ func (l *load) fill(ctx context.Context, to int) error {
 				var created struct{ ID string }
 				// The key holds for this run's retries; a request cut off
 				// by an earlier run's end is made afresh.
-				err := l.call(ctx, "POST", path, st.AgentKey, fmt.Sprintf("load-%d-%d", i, start.UnixNano()), body, 201, &created)
+				err := l.call(ctx, "POST", path, st.AgentKey, fmt.Sprintf("load-%d-%d", i, run), body, 201, &created)
 				mu.Lock()
 				if err != nil {
 					if firstErr == nil {
