@@ -64,7 +64,15 @@ var Workflows = []struct {
 
 // New returns a worker on the assent task queue with everything registered.
 func New(c client.Client, d Deps) sdkworker.Worker {
-	w := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{})
+	// Pollers scale with the server's hints and keep a poll open on every
+	// partition of the task queue. Two fixed pollers (the default), shared
+	// between the sticky and the normal queue, left a backlog of new
+	// workflows dispatched at under one a second on a cluster whose serve
+	// processes start them (no eager start there; docs/benchmarks.md).
+	w := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{
+		WorkflowTaskPollerBehavior: sdkworker.NewPollerBehaviorAutoscaling(sdkworker.PollerBehaviorAutoscalingOptions{}),
+		ActivityTaskPollerBehavior: sdkworker.NewPollerBehaviorAutoscaling(sdkworker.PollerBehaviorAutoscalingOptions{}),
+	})
 	if d.NetPolicy == nil {
 		d.NetPolicy = netguard.Public
 	}

@@ -202,7 +202,7 @@ func (l *load) fill(ctx context.Context, to int) error {
 			rnd := rand.New(rand.NewPCG(uint64(w), uint64(time.Now().UnixNano())))
 			for {
 				i := int(next.Add(1) - 1)
-				if i >= to || ctx.Err() != nil {
+				if i >= to || ctx.Err() != nil || (!l.o.fillUntil.IsZero() && time.Now().After(l.o.fillUntil)) {
 					return
 				}
 				path, body := l.request(i, rnd)

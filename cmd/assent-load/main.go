@@ -41,6 +41,9 @@ type options struct {
 	clients     int
 	samples     int
 	keep        bool
+	// fillUntil, when set, ends the fill at that time short of count, so
+	// a run fits the time it has; the report says how many it reached.
+	fillUntil time.Time
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -53,9 +56,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.fillClients, "fill-clients", 24, "concurrent clients creating requests")
 	fs.IntVar(&o.clients, "clients", 16, "concurrent clients of each read measure")
 	fs.IntVar(&o.samples, "samples", 3000, "reads per measure")
+	fillFor := fs.Duration("fill-for", 0, "stop filling after this long, short of --count if need be (0: no limit)")
 	fs.BoolVar(&o.keep, "keep", false, "leave the cluster running (stop it with go run ./deploy/local down --dir DIR)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *fillFor > 0 {
+		o.fillUntil = time.Now().Add(*fillFor)
 	}
 	if o.count < 1000 {
 		return errors.New("--count must be at least 1000")

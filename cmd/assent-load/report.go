@@ -25,6 +25,9 @@ func (l *load) report() string {
 	st, e, b := l.st, l.st.Empty, l.st.Backlog
 	var w strings.Builder
 	p := func(format string, a ...any) { fmt.Fprintf(&w, format+"\n", a...) }
+	if st.Filled < l.o.count {
+		p("**The fill stopped at %d of the %d requests asked for (--fill-for).**", st.Filled, l.o.count)
+	}
 	p("Backlog: %d open requests (%d approvals, %d collections) of %d people; the hot person is asked in one in ten.",
 		st.Filled, len(st.Approvals), len(st.Collections), len(st.People))
 	p("Fill: %.0f s, %.0f creates/s with %d clients; the receiver took %d webhook deliveries and %d callbacks.",
