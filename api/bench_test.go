@@ -28,9 +28,11 @@ import (
 
 	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/app"
+	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/devtemporal"
 	"github.com/assent-hq/assent/internal/logging"
 	"github.com/assent-hq/assent/internal/netguard"
+	"github.com/assent-hq/assent/internal/ratelimit"
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -65,12 +67,15 @@ type benchStack struct {
 	store    *models.Store
 	tc       client.Client
 	url      string
+	org      string
 	key      string
 	bobToken string
 	http     *http.Client
 	// counts are the stack's SQL statements, transactions and Temporal
 	// RPCs, for what each operation costs.
 	counts *counts
+	// longPolls are the API's long-poll slots, to see how many it holds.
+	longPolls *ratelimit.Slots
 }
 
 func newBenchStack(b *testing.B, kind string) *benchStack {
@@ -101,14 +106,23 @@ func newBenchStackWith(b *testing.B, kind string, policy *netguard.Policy) *benc
 	w := worker.New(tc, worker.Deps{Store: store, BaseURL: "http://assent.test", Logger: quiet, NetPolicy: policy})
 	require.NoError(b, w.Start())
 	b.Cleanup(w.Stop)
-	srv := httptest.NewServer(api.New(api.Deps{Logger: quiet, BaseURL: "http://assent.test",
-		Services: app.Build(publishing(b, app.Deps{Store: store, Temporal: tc, Logger: quiet, NetPolicy: policy}))}))
-	b.Cleanup(srv.Close)
+	longPolls := ratelimit.NewSlots(config.DefaultLongPollsPerKey, config.DefaultLongPolls)
+	url := serveBench(b, store, tc, policy, longPolls)
 	// Enough idle connections for every client: agents keep theirs alive,
 	// and the default of 2 per host would measure TCP handshakes instead.
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	b.Cleanup(hc.CloseIdleConnections)
-	return &benchStack{store: store, tc: tc, url: srv.URL, key: key, bobToken: bobToken, http: hc, counts: c}
+	return &benchStack{store: store, tc: tc, url: url, org: org.ID, key: key, bobToken: bobToken, http: hc, counts: c, longPolls: longPolls}
+}
+
+// serveBench starts an API over store, with the process's default caps
+// on long-polls unless longPolls says otherwise, and returns its URL.
+func serveBench(b *testing.B, store *models.Store, tc client.Client, policy *netguard.Policy, longPolls *ratelimit.Slots) string {
+	b.Helper()
+	srv := httptest.NewServer(api.New(api.Deps{Logger: quiet, BaseURL: "http://assent.test", LongPolls: longPolls,
+		Services: app.Build(publishing(b, app.Deps{Store: store, Temporal: tc, Logger: quiet, NetPolicy: policy}))}))
+	b.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // call sends one request and returns the body, failing unless the status is want.

@@ -146,6 +146,7 @@ type EvidenceStore struct {
 // NewStore wraps db; secrets seals the secret columns.
 func NewStore(db *gorm.DB, secrets *secretkey.Ring) *Store {
 	c := &core{db: db, secrets: secrets, changes: changes.New()}
+	c.relayChanges()
 	slack := &SlackStore{c}
 	claims := &IdempotencyStore{c}
 	flows := &FlowStore{c}

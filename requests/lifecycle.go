@@ -267,8 +267,9 @@ func (r *Records[T]) Update(ctx context.Context, orgID, id, updateID, name strin
 		return nil, r.workflowError(ctx, r.Head(rec), err)
 	}
 	// The transition may have been persisted by a worker in another
-	// process; long-polls in this one hear of it here.
-	r.Store.Changes().Changed(id)
+	// process; long-polls in this one hear of it here, without waiting
+	// for its relay (or on SQLite, which relays none, the poll).
+	r.Store.Changes().Heard(id)
 	return r.Get(ctx, orgID, id)
 }
 

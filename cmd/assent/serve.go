@@ -69,5 +69,8 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	})
 	serveMetrics(gctx, g, ml, m, log)
 	runBackground(gctx, g, log, r.store, svc.Reports)
+	// Long-polls here hear at once of requests settled by the worker or
+	// another serve.
+	g.Go(func() error { r.store.Listen(gctx, log); return nil })
 	return g.Wait()
 }

@@ -1,7 +1,9 @@
 // Package changes is the process's hub of change signals: a record changed
 // (to wake long-polls waiting on it) and an outbox event was written (to
-// wake the dispatcher). Signals are hints about this process only; other
-// processes change records too, so listeners also poll.
+// wake the dispatcher). Signals are hints: on PostgreSQL a record's change
+// is relayed to the other processes (NOTIFY, see models.Store.Listen), but
+// a relayed signal can be lost and SQLite relays none, so listeners also
+// poll.
 package changes
 
 import "sync"
@@ -12,6 +14,7 @@ type Hub struct {
 
 	mu       sync.Mutex
 	watchers []func(id string)
+	relay    func(id string)
 }
 
 // New returns an empty hub.
@@ -37,8 +40,29 @@ func (h *Hub) Watch(fn func(id string)) {
 	h.watchers = append(h.watchers, fn)
 }
 
-// Changed tells the watchers that the record id changed.
+// Relay sets how a change this process makes is told to the others
+// (PostgreSQL's NOTIFY), which hear of it through Heard.
+func (h *Hub) Relay(fn func(id string)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.relay = fn
+}
+
+// Changed says this process changed the record id: its watchers hear of
+// it, and through the relay other processes' do.
 func (h *Hub) Changed(id string) {
+	h.Heard(id)
+	h.mu.Lock()
+	relay := h.relay
+	h.mu.Unlock()
+	if relay != nil {
+		relay(id)
+	}
+}
+
+// Heard tells this process's watchers that the record id changed, made so
+// by another process: one relayed it, or an answer from Temporal showed it.
+func (h *Hub) Heard(id string) {
 	h.mu.Lock()
 	watchers := h.watchers
 	h.mu.Unlock()
