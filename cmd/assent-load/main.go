@@ -44,6 +44,9 @@ type options struct {
 	// fillUntil, when set, ends the fill at that time short of count, so
 	// a run fits the time it has; the report says how many it reached.
 	fillUntil time.Time
+	// asIs measures the cluster as it stands: no fill, no wait for the
+	// workers, no probe through them.
+	asIs bool
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -57,6 +60,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.clients, "clients", 16, "concurrent clients of each read measure")
 	fs.IntVar(&o.samples, "samples", 3000, "reads per measure")
 	fillFor := fs.Duration("fill-for", 0, "stop filling after this long, short of --count if need be (0: no limit)")
+	fs.BoolVar(&o.asIs, "as-is", false, "measure the backlog as it stands: no more fill, no wait for the workers to catch up, no probe through them")
 	fs.BoolVar(&o.keep, "keep", false, "leave the cluster running (stop it with go run ./deploy/local down --dir DIR)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -113,11 +117,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	if err := l.fill(ctx, o.count); err != nil {
-		return err
-	}
-	if err := l.drain(ctx); err != nil {
-		return err
+	if !o.asIs {
+		// A backlog an earlier run left to the workers is worked off
+		// first, so the fill's creates do not time out behind it.
+		if err := l.drain(ctx); err != nil {
+			return err
+		}
+		if err := l.fill(ctx, o.count); err != nil {
+			return err
+		}
+		if err := l.drain(ctx); err != nil {
+			return err
+		}
 	}
 	full, err := l.measure(ctx, "backlog")
 	if err != nil {

@@ -64,7 +64,11 @@ func (l *load) report() string {
 	for _, n := range procs {
 		p("| %s | %.0f | %.0f | %.0f | ≤ 512 |", n, e.RSS[n].NowMB, b.RSS[n].NowMB, b.RSS[n].PeakMB)
 	}
-	if r := b.Restart; r != nil {
+	if r := b.Restart; r != nil && l.o.asIs {
+		p("")
+		p("Worker restart (both killed with SIGKILL, measured as is: no probe through the workers' backlog): ready in %.1f s. Both workers' CPU in each 10 s after ready (%% of one core): %s; resident MB a minute later: %s.",
+			r.ReadyS, floats(r.CPU, "%.0f"), floats(r.RSSMB, "%.0f"))
+	} else if r != nil {
 		p("")
 		p("Worker restart (both killed with SIGKILL): ready in %.1f s; a request created and decided after the kill had its callback %.1f s after the kill (decision → callback %.0f ms, %.0f ms before the kill). Both workers' CPU in each 10 s after ready (%% of one core): %s; resident MB a minute later: %s. Goal: steady within a minute.",
 			r.ReadyS, r.ProbeAfterS, r.ProbeAfterMS, r.ProbeBeforeMS, floats(r.CPU, "%.0f"), floats(r.RSSMB, "%.0f"))
