@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -175,23 +174,16 @@ type CollectionDraft struct {
 
 // waitingOn lists the organisation's open collections that ask personID
 // and have no reply from them, in order.
-func waitingOn(tx *gorm.DB, orgID, personID string, order ...string) ([]Collection, error) {
+func waitingOn(tx *gorm.DB, orgID, personID string, limit int, order ...string) ([]Collection, error) {
 	q := tx.Where("organization_id = ? AND status = ?", orgID, states.Open).
 		Where("id IN (?)", tx.Model(&CollectionRespondent{}).Select("collection_id").Where("person_id = ?", personID))
-	for _, o := range order {
-		q = q.Order(o)
-	}
-	var open []Collection
-	if err := q.Find(&open).Error; err != nil {
-		return nil, err
-	}
-	return slices.DeleteFunc(open, func(c Collection) bool { return c.Replied(personID) }), nil
+	return firstWaiting(q, limit, order, func(c *Collection) bool { return !c.Replied(personID) })
 }
 
 // openCollectionsOf lists the ids of the collections waiting on personID
 // (waitingOn), oldest first.
 func openCollectionsOf(tx *gorm.DB, orgID, personID string) ([]string, error) {
-	open, err := waitingOn(tx, orgID, personID, "id")
+	open, err := waitingOn(tx, orgID, personID, 0, "id")
 	ids := make([]string, len(open))
 	for i, c := range open {
 		ids[i] = c.ID
@@ -217,8 +209,7 @@ func (s *RequestStore) ListCollections(ctx context.Context, orgID string, f Coll
 // OpenCollectionsFor lists the open collections personID was asked to
 // reply to and has not, the earliest due (else expiring) first.
 func (s *RequestStore) OpenCollectionsFor(ctx context.Context, orgID, personID string, limit int) ([]Collection, error) {
-	waiting, err := waitingOn(s.db.WithContext(ctx), orgID, personID, "COALESCE(due_at, expires_at)", "id")
-	return waiting[:min(limit, len(waiting))], err
+	return waitingOn(s.db.WithContext(ctx), orgID, personID, max(limit, 1), "COALESCE(due_at, expires_at)", "id")
 }
 
 // Replied reports whether personID has submitted a reply.

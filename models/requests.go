@@ -348,3 +348,36 @@ func completeAsked[T any](tx *gorm.DB, orgID string, rec *T, refs *JSON[[]Person
 	}
 	return tx.Model(rec).Update("asked", *refs).Error
 }
+
+// firstWaiting reads q's rows in order and keeps those still waiting on
+// someone (a reply or a verdict not yet given, which the rows' JSON
+// holds): the first limit of them, read a page at a time so an inbox of
+// thousands reads a page or two, not all; limit 0 reads them all.
+func firstWaiting[T any](q *gorm.DB, limit int, order []string, waiting func(*T) bool) ([]T, error) {
+	for _, o := range order {
+		q = q.Order(o)
+	}
+	batch := max(2*limit, 100)
+	var out []T
+	for offset := 0; ; offset += batch {
+		var rows []T
+		page := q
+		if limit > 0 {
+			page = q.Session(&gorm.Session{}).Limit(batch).Offset(offset)
+		}
+		if err := page.Find(&rows).Error; err != nil {
+			return nil, err
+		}
+		for i := range rows {
+			if waiting(&rows[i]) {
+				out = append(out, rows[i])
+				if limit > 0 && len(out) == limit {
+					return out, nil
+				}
+			}
+		}
+		if limit == 0 || len(rows) < batch {
+			return out, nil
+		}
+	}
+}

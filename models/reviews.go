@@ -130,29 +130,21 @@ func reviewsOf(db *gorm.DB, orgID, reportID string) ([]Review, error) {
 // OpenReviewsFor lists the open reviews personID was asked to review and
 // has not returned a verdict on, the earliest expiring first.
 func (s *RequestStore) OpenReviewsFor(ctx context.Context, orgID, personID string, limit int) ([]Review, error) {
-	open, err := reviewsWaitingOn(s.db.WithContext(ctx), orgID, personID, "expires_at", "id")
-	return open[:min(limit, len(open))], err
+	return reviewsWaitingOn(s.db.WithContext(ctx), orgID, personID, max(limit, 1), "expires_at", "id")
 }
 
 // reviewsWaitingOn lists the organisation's open reviews that ask
 // personID and have no verdict from them, in order.
-func reviewsWaitingOn(tx *gorm.DB, orgID, personID string, order ...string) ([]Review, error) {
+func reviewsWaitingOn(tx *gorm.DB, orgID, personID string, limit int, order ...string) ([]Review, error) {
 	q := tx.Where("organization_id = ? AND status = ?", orgID, states.Open).
 		Where("id IN (?)", tx.Model(&ReviewReviewer{}).Select("review_id").Where("person_id = ?", personID))
-	for _, o := range order {
-		q = q.Order(o)
-	}
-	var open []Review
-	if err := q.Find(&open).Error; err != nil {
-		return nil, err
-	}
-	return slices.DeleteFunc(open, func(r Review) bool { return r.Reviewed(personID) }), nil
+	return firstWaiting(q, limit, order, func(r *Review) bool { return !r.Reviewed(personID) })
 }
 
 // openReviewsOf lists the ids of the reviews waiting on personID
 // (reviewsWaitingOn), oldest first.
 func openReviewsOf(tx *gorm.DB, orgID, personID string) ([]string, error) {
-	open, err := reviewsWaitingOn(tx, orgID, personID, "id")
+	open, err := reviewsWaitingOn(tx, orgID, personID, 0, "id")
 	ids := make([]string, len(open))
 	for i, r := range open {
 		ids[i] = r.ID
