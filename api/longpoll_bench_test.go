@@ -16,7 +16,6 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,6 +26,7 @@ import (
 
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/netguard"
+	"github.com/assent-hq/assent/internal/procstatus"
 	"github.com/assent-hq/assent/internal/ratelimit"
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/testenv"
@@ -230,20 +230,11 @@ func memNow() mem {
 			serving++
 		}
 	}
-	return mem{heap: float64(ms.HeapInuse), rss: float64(rssBytes()), goroutines: float64(runtime.NumGoroutine()), serving: float64(serving)}
+	return mem{heap: float64(ms.HeapInuse), rss: float64(rssKB() * 1024), goroutines: float64(runtime.NumGoroutine()), serving: float64(serving)}
 }
 
-// rssBytes reads the process's resident memory from /proc (Linux).
-func rssBytes() int64 {
-	status, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for line := range strings.Lines(string(status)) {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb * 1024
-		}
-	}
-	return 0
+// rssKB is the process's resident memory, 0 where /proc cannot tell.
+func rssKB() int64 {
+	kb, _ := procstatus.KB(procstatus.Self, "VmRSS")
+	return kb
 }

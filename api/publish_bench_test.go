@@ -17,7 +17,6 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -26,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assent-hq/assent/internal/bundle"
+	"github.com/assent-hq/assent/internal/procstatus"
 )
 
 // benchReport is a realistic report of about size bytes: headings,
@@ -88,13 +88,13 @@ func heapPeak() (stop func() uint64) {
 func extraRSS(b *testing.B) (stop func()) {
 	runtime.GC()
 	debug.FreeOSMemory()
-	before, ok := procStatusKB("VmRSS")
+	before, ok := procstatus.KB(procstatus.Self, "VmRSS")
 	if !ok {
 		return func() {}
 	}
 	if os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) == nil {
 		return func() {
-			peak, _ := procStatusKB("VmHWM")
+			peak, _ := procstatus.KB(procstatus.Self, "VmHWM")
 			b.ReportMetric(float64(peak-before)/1024, "extra-RSS-MB")
 		}
 	}
@@ -102,7 +102,7 @@ func extraRSS(b *testing.B) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		for {
-			if rss, _ := procStatusKB("VmRSS"); rss > peak.Load() {
+			if rss, _ := procstatus.KB(procstatus.Self, "VmRSS"); rss > peak.Load() {
 				peak.Store(rss)
 			}
 			select {
@@ -116,21 +116,6 @@ func extraRSS(b *testing.B) (stop func()) {
 		close(done)
 		b.ReportMetric(float64(peak.Load()-before)/1024, "extra-RSS-MB")
 	}
-}
-
-// procStatusKB reads one field of /proc/self/status, in kB.
-func procStatusKB(field string) (int64, bool) {
-	status, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0, false
-	}
-	for line := range strings.Lines(string(status)) {
-		if rest, ok := strings.CutPrefix(line, field+":"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb, err == nil
-		}
-	}
-	return 0, false
 }
 
 func BenchmarkPublish(b *testing.B) {

@@ -4,14 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/assent-hq/assent/deploy/local/cluster"
+	"github.com/assent-hq/assent/internal/procstatus"
 )
 
 // measures are one run's figures, with and without the backlog.
@@ -193,23 +192,10 @@ func summarise(ds []time.Duration) latency {
 
 // rss reads a process's resident memory, now and at its peak.
 func rss(pid int) (memory, error) {
-	if pid == 0 {
-		return memory{}, fmt.Errorf("not running")
+	now, ok := procstatus.KB(strconv.Itoa(pid), "VmRSS")
+	peak, okPeak := procstatus.KB(strconv.Itoa(pid), "VmHWM")
+	if pid == 0 || !ok || !okPeak {
+		return memory{}, fmt.Errorf("no memory readings for process %d (not running?)", pid)
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return memory{}, err
-	}
-	var m memory
-	for _, line := range strings.Split(string(b), "\n") {
-		name, v, _ := strings.Cut(line, ":")
-		kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-		switch name {
-		case "VmRSS":
-			m.NowMB = kb / 1024
-		case "VmHWM":
-			m.PeakMB = kb / 1024
-		}
-	}
-	return m, nil
+	return memory{NowMB: float64(now) / 1024, PeakMB: float64(peak) / 1024}, nil
 }
