@@ -2,13 +2,11 @@ package models_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -43,24 +41,15 @@ func TestBackgroundQueriesUseTheirIndexes(t *testing.T) {
 	require.NoError(t, db.Exec("ANALYZE events").Error)
 
 	plans := map[string]string{}
-	require.NoError(t, db.Callback().Query().After("gorm:query").Register("test:plan", func(q *gorm.DB) {
-		if name, ok := q.Statement.Context.Value(planKey{}).(string); ok && plans[name] == "" {
-			var lines []string
-			sql := q.Dialector.Explain(q.Statement.SQL.String(), q.Statement.Vars...)
-			rows, err := db.Raw("EXPLAIN " + sql).Rows()
-			require.NoError(t, err)
-			for rows.Next() {
-				var line string
-				require.NoError(t, rows.Scan(&line))
-				lines = append(lines, line)
-			}
-			rows.Close()
-			plans[name] = strings.Join(lines, "\n")
+	require.NoError(t, models.ExplainQueries(db, func(name, _, plan string, err error) {
+		require.NoError(t, err)
+		if plans[name] == "" {
+			plans[name] = plan
 		}
 	}))
-	_, err = s.DispatchEvents(context.WithValue(ctx, planKey{}, "dispatcher"), 50)
+	_, err = s.DispatchEvents(models.ExplainAs(ctx, "dispatcher"), 50)
 	require.NoError(t, err)
-	_, err = s.Approvals().Unowned(context.WithValue(ctx, planKey{}, "reconciler"), models.Now(), 50)
+	_, err = s.Approvals().Unowned(models.ExplainAs(ctx, "reconciler"), models.Now(), 50)
 	require.NoError(t, err)
 	for _, name := range []string{"dispatcher", "reconciler"} {
 		plan := plans[name]
@@ -70,6 +59,3 @@ func TestBackgroundQueriesUseTheirIndexes(t *testing.T) {
 		assert.NotContains(t, plan, "Seq Scan", "%s reads no whole table", name)
 	}
 }
-
-// planKey marks the query whose plan the test reads.
-type planKey struct{}
