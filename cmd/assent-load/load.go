@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/assent-hq/assent/deploy/local/cluster"
 )
 
@@ -26,6 +28,8 @@ type load struct {
 	rcv  *receiver
 	logf func(string, ...any)
 	base string
+	// db is the cluster's Assent database, for the drain and the plans.
+	db *gorm.DB
 }
 
 var client = &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}

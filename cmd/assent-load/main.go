@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/assent-hq/assent/deploy/local/cluster"
+	"github.com/assent-hq/assent/models"
 )
 
 func main() {
@@ -96,7 +97,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if !o.keep {
 		defer c.Stop()
 	}
-	l := &load{o: o, c: c, st: st, rcv: rcv, logf: logf, base: c.Addresses().Assent}
+	db, err := models.Open(c.Addresses().Postgres)
+	if err != nil {
+		return err
+	}
+	defer models.Close(db)
+	l := &load{o: o, c: c, st: st, rcv: rcv, logf: logf, base: c.Addresses().Assent, db: db}
 	if err := l.setup(ctx); err != nil {
 		return err
 	}

@@ -109,73 +109,65 @@ func (l *load) measure(ctx context.Context, label string) (*measures, error) {
 
 // time runs o.samples reads of r, o.clients at a time.
 func (l *load) time(ctx context.Context, r read) (latency, error) {
-	var mu sync.Mutex
-	var all []time.Duration
-	var firstErr error
-	var wg sync.WaitGroup
 	per := l.o.samples / l.o.clients
-	for w := 0; w < l.o.clients; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rnd := rand.New(rand.NewPCG(uint64(w), 7))
-			for range per {
-				start := time.Now()
-				err := l.call(ctx, "GET", r.path(l, rnd), r.key(l), "", nil, 200, nil)
-				d := time.Since(start)
-				mu.Lock()
-				if err != nil && firstErr == nil {
-					firstErr = err
-				}
-				all = append(all, d)
-				mu.Unlock()
-				if err != nil {
-					return
-				}
+	return l.timeClients(ctx, func(w int, get getter) {
+		rnd := rand.New(rand.NewPCG(uint64(w), 7))
+		for range per {
+			if get(r.path(l, rnd), r.key(l), nil) != nil {
+				return
 			}
-		}()
-	}
-	wg.Wait()
-	return summarise(all), firstErr
+		}
+	})
 }
 
 // page walks the hot person's approvals inbox deepPages pages deep, one
 // client per walk, o.clients walks at once: each page's time.
 func (l *load) page(ctx context.Context) (latency, error) {
+	return l.timeClients(ctx, func(_ int, get getter) {
+		for range 5 {
+			cursor := ""
+			for range deepPages {
+				var page struct {
+					NextCursor *string `json:"nextCursor"`
+				}
+				path := "/api/v1/inbox?kind=approval&limit=50"
+				if cursor != "" {
+					path += "&cursor=" + cursor
+				}
+				if get(path, l.st.HotToken, &page) != nil || page.NextCursor == nil {
+					break
+				}
+				cursor = *page.NextCursor
+			}
+		}
+	})
+}
+
+// getter GETs path with key, decoding the answer into into, and records
+// how long it took.
+type getter func(path, key string, into any) error
+
+// timeClients runs client o.clients times at once, each with a getter
+// that times its reads, and sums up every read's time and the first error.
+func (l *load) timeClients(ctx context.Context, client func(w int, get getter)) (latency, error) {
 	var mu sync.Mutex
 	var all []time.Duration
 	var firstErr error
+	get := func(path, key string, into any) error {
+		start := time.Now()
+		err := l.call(ctx, "GET", path, key, "", nil, 200, into)
+		d := time.Since(start)
+		mu.Lock()
+		defer mu.Unlock()
+		all = append(all, d)
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		return err
+	}
 	var wg sync.WaitGroup
-	for w := 0; w < l.o.clients; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range 5 {
-				cursor := ""
-				for range deepPages {
-					var page struct {
-						NextCursor *string `json:"nextCursor"`
-					}
-					path := "/api/v1/inbox?kind=approval&limit=50"
-					if cursor != "" {
-						path += "&cursor=" + cursor
-					}
-					start := time.Now()
-					err := l.call(ctx, "GET", path, l.st.HotToken, "", nil, 200, &page)
-					d := time.Since(start)
-					mu.Lock()
-					all = append(all, d)
-					if err != nil && firstErr == nil {
-						firstErr = err
-					}
-					mu.Unlock()
-					if err != nil || page.NextCursor == nil {
-						break
-					}
-					cursor = *page.NextCursor
-				}
-			}
-		}()
+	for w := range l.o.clients {
+		wg.Go(func() { client(w, get) })
 	}
 	wg.Wait()
 	return summarise(all), firstErr

@@ -3,18 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
-
-	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
 )
-
-// planKey names the store call whose statements' plans are being read.
-type planKey struct{}
 
 // plans asks PostgreSQL how it runs the queries the backlog weighs on:
 // the background ones (outbox dispatcher, reconciler, the open-request
@@ -22,11 +16,7 @@ type planKey struct{}
 // in a transaction that is rolled back, so their SQL is the service's,
 // byte for byte, and nothing changes.
 func (l *load) plans(ctx context.Context) (map[string]string, error) {
-	db, err := models.Open(l.c.Addresses().Postgres)
-	if err != nil {
-		return nil, err
-	}
-	defer models.Close(db)
+	db := l.db
 	ring, err := secretkey.Parse(l.c.SecretKey())
 	if err != nil {
 		return nil, err
@@ -44,18 +34,15 @@ func (l *load) plans(ctx context.Context) (map[string]string, error) {
 	plans := map[string]string{}
 	tx := db.WithContext(ctx).Begin()
 	defer tx.Rollback()
-	if err := tx.Callback().Query().After("gorm:query").Register("load:plan", func(q *gorm.DB) {
-		name, ok := q.Statement.Context.Value(planKey{}).(string)
-		if !ok || q.Error != nil {
-			return
+	if err := models.ExplainQueries(tx, func(name, sql, plan string, err error) {
+		if err != nil {
+			plan = "EXPLAIN failed: " + err.Error()
 		}
-		sql := q.Dialector.Explain(q.Statement.SQL.String(), q.Statement.Vars...)
-		plans[name] += sql + "\n" + explain(tx, sql) + "\n\n"
+		plans[name] += sql + "\n" + plan + "\n\n"
 	}); err != nil {
 		return nil, err
 	}
 	s := models.NewStore(tx, ring)
-	at := func(name string) context.Context { return context.WithValue(ctx, planKey{}, name) }
 	page := models.Page{Limit: 50}
 	calls := []struct {
 		name string
@@ -97,7 +84,7 @@ func (l *load) plans(ctx context.Context) (map[string]string, error) {
 		}},
 	}
 	for _, call := range calls {
-		if err := call.run(at(call.name)); err != nil {
+		if err := call.run(models.ExplainAs(ctx, call.name)); err != nil {
 			return nil, fmt.Errorf("%s: %w", call.name, err)
 		}
 	}
@@ -109,11 +96,7 @@ func (l *load) plans(ctx context.Context) (map[string]string, error) {
 // and no delivery waits. Creates answer once Temporal has the workflow;
 // the rest of a create's work queues behind them.
 func (l *load) drain(ctx context.Context) error {
-	db, err := models.Open(l.c.Addresses().Postgres)
-	if err != nil {
-		return err
-	}
-	defer models.Close(db)
+	db := l.db
 	start := time.Now()
 	for {
 		var left struct{ Unowned, Events, Deliveries int64 }
@@ -135,22 +118,4 @@ func (l *load) drain(ctx context.Context) error {
 		case <-time.After(10 * time.Second):
 		}
 	}
-}
-
-// explain is PostgreSQL's plan of sql, line by line.
-func explain(db *gorm.DB, sql string) string {
-	rows, err := db.Raw("EXPLAIN " + sql).Rows()
-	if err != nil {
-		return "EXPLAIN failed: " + err.Error()
-	}
-	defer rows.Close()
-	var lines []string
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			return "EXPLAIN failed: " + err.Error()
-		}
-		lines = append(lines, line)
-	}
-	return strings.Join(lines, "\n")
 }

@@ -2,8 +2,9 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"runtime"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -36,12 +37,7 @@ func (l *load) report() string {
 	p("")
 	p("| Read | empty (%d) p50 / p99 ms | backlog (%d) p50 / p99 ms | p99 ratio | goal |", e.Requests, b.Requests)
 	p("|---|---|---|---|---|")
-	names := make([]string, 0, len(b.Reads))
-	for n := range b.Reads {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(b.Reads)) {
 		eb, bb := e.Reads[n], b.Reads[n]
 		goal := goals[n]
 		if goal == "" {
@@ -56,12 +52,7 @@ func (l *load) report() string {
 	p("")
 	p("| Process | resident MB, empty | resident MB, backlog | peak MB | goal |")
 	p("|---|---|---|---|---|")
-	procs := make([]string, 0, len(b.RSS))
-	for n := range b.RSS {
-		procs = append(procs, n)
-	}
-	sort.Strings(procs)
-	for _, n := range procs {
+	for _, n := range slices.Sorted(maps.Keys(b.RSS)) {
 		p("| %s | %.0f | %.0f | %.0f | ≤ 512 |", n, e.RSS[n].NowMB, b.RSS[n].NowMB, b.RSS[n].PeakMB)
 	}
 	if r := b.Restart; r != nil && l.o.asIs {
@@ -76,12 +67,7 @@ func (l *load) report() string {
 	if len(b.Plans) > 0 {
 		p("")
 		p("Plans (EXPLAIN on PostgreSQL with the backlog, the service's own SQL):")
-		plans := make([]string, 0, len(b.Plans))
-		for n := range b.Plans {
-			plans = append(plans, n)
-		}
-		sort.Strings(plans)
-		for _, n := range plans {
+		for _, n := range slices.Sorted(maps.Keys(b.Plans)) {
 			p("")
 			p("%s:", n)
 			p("```")
