@@ -269,9 +269,12 @@ func TestCreateApprovalDefaultsAndResolution(t *testing.T) {
 	})
 }
 
+// waitFor waits for something the workers do. The bound is generous: the
+// full suite shares two cores with the crash and cluster tests, where a
+// timer and two delivery workflows once took longer than 15 s.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	require.Eventually(t, cond, 15*time.Second, 50*time.Millisecond)
+	require.Eventually(t, cond, 45*time.Second, 50*time.Millisecond)
 }
 
 // TestApprovalLifecycle walks one request through questions, refusals and
