@@ -174,7 +174,7 @@ func runProxy(ctx context.Context, listen string, backends []string) error {
 	}
 	var next atomic.Uint64
 	proxy := &httputil.ReverseProxy{
-		Transport: transport,
+		Transport: retryElsewhere{transport, targets, healthy},
 		Rewrite: func(r *httputil.ProxyRequest) {
 			n := next.Add(1)
 			pick := targets[n%uint64(len(targets))]
@@ -202,6 +202,35 @@ func runProxy(ctx context.Context, listen string, backends []string) error {
 		return err
 	}
 	return nil
+}
+
+// retryElsewhere sends a bodiless GET or HEAD once more, to another
+// backend, when its connection broke before an answer: a serve stopping
+// for a deploy closes its kept-alive connections, and one the proxy had
+// just picked answers EOF. A load balancer retries these the same way.
+type retryElsewhere struct {
+	next    http.RoundTripper
+	targets []*url.URL
+	healthy []atomic.Bool
+}
+
+func (t retryElsewhere) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.next.RoundTrip(r)
+	if err == nil || (r.Method != http.MethodGet && r.Method != http.MethodHead) || (r.Body != nil && r.Body != http.NoBody) {
+		return resp, err
+	}
+	for i, u := range t.targets {
+		if u.Host == r.URL.Host {
+			t.healthy[i].Store(false)
+			continue
+		}
+		again := r.Clone(r.Context())
+		again.URL.Host = u.Host
+		if resp, retryErr := t.next.RoundTrip(again); retryErr == nil {
+			return resp, nil
+		}
+	}
+	return resp, err
 }
 
 // runUI serves the Temporal UI for the cluster's frontend.

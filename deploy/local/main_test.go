@@ -7,12 +7,67 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// startProxy runs the proxy over backends and returns its address once it
+// accepts connections.
+func startProxy(t *testing.T, backends ...string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	listen := l.Addr().String()
+	require.NoError(t, l.Close())
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { _ = runProxy(ctx, listen, backends) }()
+	require.Eventually(t, func() bool {
+		c, err := net.Dial("tcp", listen)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}, 5*time.Second, 10*time.Millisecond)
+	return listen
+}
+
+// TestProxyRetriesAReadWhoseConnectionBroke: a serve stopping for a
+// deploy passes its health check yet drops a connection mid-request; a
+// GET is sent to the other backend instead of answering 502.
+func TestProxyRetriesAReadWhoseConnectionBroke(t *testing.T) {
+	alive := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "alive")
+	}))
+	defer alive.Close()
+	var dropped atomic.Int32
+	stopping := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/readyz" {
+			return
+		}
+		dropped.Add(1)
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+	}))
+	defer stopping.Close()
+	listen := startProxy(t, stopping.URL, alive.URL)
+
+	for i := range 6 {
+		resp, err := http.Get("http://" + listen + "/api/v1/approvals/x")
+		require.NoError(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusOK, resp.StatusCode, "request %d: %s", i, b)
+		assert.Equal(t, "alive", string(b), "request %d", i)
+	}
+	assert.Positive(t, dropped.Load(), "some reads went to the stopping backend first")
+}
 
 // TestProxySkipsARefusingBackend: a serve killed between two health checks
 // refuses connections; every request, a POST included, reaches the other.
@@ -26,20 +81,7 @@ func TestProxySkipsARefusingBackend(t *testing.T) {
 	deadURL := dead.URL
 	dead.Close()
 
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	listen := l.Addr().String()
-	require.NoError(t, l.Close())
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = runProxy(ctx, listen, []string{deadURL, alive.URL}) }()
-	require.Eventually(t, func() bool {
-		c, err := net.Dial("tcp", listen)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	}, 5*time.Second, 10*time.Millisecond)
+	listen := startProxy(t, deadURL, alive.URL)
 
 	for i := range 6 { // both turns of the rotation, before and after the health check
 		resp, err := http.Post("http://"+listen+"/x", "text/plain", strings.NewReader("body"))

@@ -180,13 +180,10 @@ func (c *Cluster) writeTemporalConfig() error {
 }
 
 // dynamicConfig is what the cluster changes from Temporal's defaults, as
-// deploy/temporal/dynamicconfig/assent.yaml does: search attributes
-// Assent registers are usable at once, and a task a transition makes is
-// dispatched at once (docs/benchmarks.md, "Where a decision's time went").
-const dynamicConfig = `system.forceSearchAttributesCacheRefreshOnRead:
-  - value: true
-    constraints: {}
-history.transferProcessorMaxPollRPS:
+// deploy/temporal/dynamicconfig/assent.yaml does: a task a transition
+// makes is dispatched at once (docs/benchmarks.md, "Where a decision's
+// time went").
+const dynamicConfig = `history.transferProcessorMaxPollRPS:
   - value: 1000
     constraints: {}
 `
