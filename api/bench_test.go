@@ -296,6 +296,38 @@ func BenchmarkGetApproval(b *testing.B) {
 
 const benchCollectionBody = `{"title":"Quarterly budget","questions":[{"prompt":"Budget","kind":"number"}],"respondents":["bob@example.com"]}`
 
+// BenchmarkCreateReview measures POST /api/v1/reviews of one published
+// report, as BenchmarkCreateCollection measures collections; run it with
+// BenchmarkBareStartWorkflow for its baseline.
+func BenchmarkCreateReview(b *testing.B) {
+	for _, kind := range testenv.Databases {
+		b.Run(kind, func(b *testing.B) {
+			s := newBenchStack(b, kind)
+			created, err := s.call("POST", "/api/v1/reports", `{"title":"Q3","content":"<h1>Q3</h1>","audience":["everyone"]}`, http.StatusCreated)
+			require.NoError(b, err)
+			var report struct{ ID string }
+			require.NoError(b, json.Unmarshal(created, &report))
+			body := `{"title":"Check the quarter","reportId":"` + report.ID + `","reviewers":["bob@example.com"]}`
+			for _, clients := range benchClients {
+				b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
+					before := s.counts.snapshot()
+					defer func() { s.counts.report(b, before, b.N) }()
+					measure(b, clients, func(int) error {
+						_, err := s.call("POST", "/api/v1/reviews", body, http.StatusCreated)
+						return err
+					}, func() {
+						catchUp(b, func() bool {
+							var n int64
+							require.NoError(b, s.uncounted().Model(&models.Review{}).Where("seq = 0").Count(&n).Error)
+							return n == 0
+						})
+					})
+				})
+			}
+		})
+	}
+}
+
 // BenchmarkCreateCollection measures POST /api/v1/collections as
 // BenchmarkCreateApproval measures approvals: validation, the respondents'
 // resolution, the insert, the workflow start and, by settling, the
