@@ -143,6 +143,39 @@ func TestCollectionEventsReachWebhookAndCallback(t *testing.T) {
 	})
 }
 
+// TestABurstReachesEveryEndpointOnce: the dispatcher starts a round's
+// deliveries several at a time; every event still reaches every endpoint,
+// and none twice.
+func TestABurstReachesEveryEndpointOnce(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := deliveryStack(t, db)
+		ctx := context.Background()
+		hooks := make([]*receiver, 3)
+		for i := range hooks {
+			hooks[i] = newReceiver(t, "whsec_burst")
+			_, err := s.store.CreateWebhookEndpoint(ctx, s.org.ID, models.NewWebhookEndpoint{URL: hooks[i].srv.URL + "/hook", Format: models.FormatJSON, Enabled: true, Secret: "whsec_burst"})
+			require.NoError(t, err)
+		}
+		const burst = 12
+		for i := range burst {
+			s.create(t, s.agentKey, fmt.Sprintf(`{"title":"Refund %d","approvers":["cy@example.com"]}`, i))
+		}
+		for _, h := range hooks {
+			waitFor(t, func() bool { return len(h.received()) >= burst })
+		}
+		time.Sleep(300 * time.Millisecond) // long enough for a doubled start to arrive
+		for i, h := range hooks {
+			ids := map[string]bool{}
+			for _, g := range h.received() {
+				assert.Equal(t, "approval.requested", g.event)
+				assert.False(t, ids[g.delivery], "endpoint %d: delivery %s arrived twice", i, g.delivery)
+				ids[g.delivery] = true
+			}
+			assert.Len(t, ids, burst, "endpoint %d", i)
+		}
+	})
+}
+
 func TestApprovalEventsReachWebhookAndCallback(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := deliveryStack(t, db)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"go.temporal.io/api/operatorservice/v1"
@@ -16,6 +17,7 @@ import (
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/assent-hq/assent/activities"
 	"github.com/assent-hq/assent/internal/mail"
@@ -154,6 +156,8 @@ func (d *Dispatcher) Run(ctx context.Context) {
 
 // Round dispatches one batch of events and starts deliveries sent again by
 // an administrator or whose start was lost, returning how many it started.
+// The starts run startsAtOnce at a time: each is a round trip to Temporal,
+// and one after another they bounded a backlog's fan-out by its latency.
 func (d *Dispatcher) Round(ctx context.Context) (int, error) {
 	ds, err := d.Store.DispatchEvents(ctx, 100)
 	if err != nil {
@@ -163,18 +167,30 @@ func (d *Dispatcher) Round(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	n := 0
+	var started atomic.Int64
+	var g errgroup.Group
+	g.SetLimit(startsAtOnce)
 	for _, dl := range append(ds, lost...) {
-		if err := d.start(ctx, &dl); err != nil {
-			return n, err
-		}
-		if err := d.Store.MarkDeliveryStarted(ctx, dl.ID); err != nil {
-			return n, err
-		}
-		n++
+		g.Go(func() error {
+			// One that fails stays unstarted; UnstartedDeliveries
+			// hands it back within seconds.
+			if err := d.start(ctx, &dl); err != nil {
+				return err
+			}
+			if err := d.Store.MarkDeliveryStarted(ctx, dl.ID); err != nil {
+				return err
+			}
+			started.Add(1)
+			return nil
+		})
 	}
-	return n, nil
+	err = g.Wait()
+	return int(started.Load()), err
 }
+
+// startsAtOnce is how many delivery workflows one dispatcher starts at a
+// time.
+const startsAtOnce = 8
 
 // start starts the workflow of a delivery's current send; an existing one
 // counts as started, so an event is never sent twice to a receiver by our
