@@ -192,6 +192,7 @@ func (l *load) fill(ctx context.Context, to int) error {
 		return nil
 	}
 	l.logf("filling from %d to %d requests, %d clients", st.Filled, to, l.o.fillClients)
+	st.FillClients = l.o.fillClients
 	start := time.Now()
 	run := start.UnixNano()
 	next := atomic.Int64{}

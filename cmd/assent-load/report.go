@@ -32,7 +32,7 @@ func (l *load) report() string {
 	p("Backlog: %d open requests (%d approvals, %d collections) of %d people; the hot person is asked in one in ten.",
 		st.Filled, len(st.Approvals), len(st.Collections), len(st.People))
 	p("Fill: %.0f s, %.0f creates/s with %d clients; the receiver took %d webhook deliveries and %d callbacks.",
-		st.FillSeconds, float64(st.Filled)/st.FillSeconds, l.o.fillClients, b.Webhooks, b.Callbacks)
+		st.FillSeconds, float64(st.Filled)/st.FillSeconds, st.FillClients, b.Webhooks, b.Callbacks)
 	p("Reads: %d per measure, %d clients, through the proxy to two `serve`; machine: %d cores.", l.o.samples, l.o.clients, runtime.NumCPU())
 	p("")
 	p("| Read | empty (%d) p50 / p99 ms | backlog (%d) p50 / p99 ms | p99 ratio | goal |", e.Requests, b.Requests)

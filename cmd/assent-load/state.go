@@ -24,8 +24,10 @@ type state struct {
 	Filled      int      `json:"filled"`
 	Approvals   []string `json:"approvals"`
 	Collections []string `json:"collections"`
-	// FillSeconds is the time the fill took, all runs together.
+	// FillSeconds is the time the fill took, all runs together, and
+	// FillClients the clients its last run had.
 	FillSeconds float64   `json:"fillSeconds"`
+	FillClients int       `json:"fillClients,omitempty"`
 	Empty       *measures `json:"empty,omitempty"`
 	Backlog     *measures `json:"backlog,omitempty"`
 }
