@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/activities"
@@ -62,5 +63,24 @@ func TestPersistApprovalSignsTheDecision(t *testing.T) {
 		// held up by a failing persist.
 		doubled := approve(&activities.Activities{Store: store, BaseURL: "https://assent.example"}, `{"amount":80,"amount":5}`)
 		assert.Nil(t, doubled.DecisionToken)
+	})
+}
+
+// TestPersistOfAMissingRecordIsNotRetried: a transition of a request whose
+// record was taken back fails for good, so its workflow ends instead of
+// retrying a write that can never succeed.
+func TestPersistOfAMissingRecordIsNotRetried(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		store := models.NewStore(db, testenv.Keys())
+		org, err := store.CreateOrganization(context.Background(), "Acme", "")
+		require.NoError(t, err)
+		acts := &activities.Activities{Store: store}
+		err = acts.PersistApproval(context.Background(), workflows.ApprovalTransition{RequestID: "apr_01m8cpw1kg3vd6698yahdjwkgq",
+			OrganizationID: org.ID, Seq: 1, Action: workflows.ActionCreated, At: time.Now().UTC(),
+			State: workflows.ApprovalState{Status: states.Pending}})
+		var app *temporal.ApplicationError
+		require.ErrorAs(t, err, &app)
+		assert.True(t, app.NonRetryable())
+		assert.Equal(t, workflows.ErrRequestMissing, app.Type())
 	})
 }

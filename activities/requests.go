@@ -3,7 +3,10 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
+
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/workflows"
@@ -29,6 +32,9 @@ func persist[T any, S workflows.RequestState](ctx context.Context, apply func(co
 		Event:     t.Event,
 		EventData: func(rec *T) ([]byte, error) { return json.Marshal(data(rec)) },
 	})
+	if errors.Is(err, models.ErrRequestMissing) {
+		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrRequestMissing, err)
+	}
 	return err
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 
 	"gorm.io/gorm"
 
@@ -445,6 +446,68 @@ type failingStart struct{ client.Client }
 
 func (failingStart) ExecuteWorkflow(context.Context, client.StartWorkflowOptions, any, ...any) (client.WorkflowRun, error) {
 	return nil, fmt.Errorf("connection refused")
+}
+
+// startAnsweredLate is a Temporal client whose workflow starts go
+// through but answer an error, as when the answer is lost to a timeout.
+type startAnsweredLate struct{ client.Client }
+
+func (c startAnsweredLate) ExecuteWorkflow(ctx context.Context, o client.StartWorkflowOptions, wf any, args ...any) (client.WorkflowRun, error) {
+	if _, err := c.Client.ExecuteWorkflow(ctx, o, wf, args...); err != nil {
+		return nil, err
+	}
+	return nil, context.DeadlineExceeded
+}
+
+// startLandsLate is a Temporal client whose workflow starts answer an
+// error at once and are kept, for the test to let them land afterwards.
+type startLandsLate struct {
+	client.Client
+	kept *keptStart
+}
+
+type keptStart struct {
+	id   string
+	land func() error
+}
+
+func (c startLandsLate) ExecuteWorkflow(ctx context.Context, o client.StartWorkflowOptions, wf any, args ...any) (client.WorkflowRun, error) {
+	c.kept.id = o.ID
+	c.kept.land = func() error { _, err := c.Client.ExecuteWorkflow(context.Background(), o, wf, args...); return err }
+	return nil, context.DeadlineExceeded
+}
+
+// TestAStartWhoseAnswerWasLost: a workflow start that went through but
+// answered a timeout still creates the request (the workflow is looked
+// for before the record is taken back); one that lands after the record
+// was taken back ends its workflow at once instead of retrying forever.
+func TestAStartWhoseAnswerWasLost(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		ctx := context.Background()
+		late := newFixtureWith(t, db, startAnsweredLate{s.tc})
+		r := late.do(t, "POST", "/api/v1/approvals", late.agentKey, `{"title":"Refund","approvers":["ada@example.com"]}`, nil)
+		require.Equal(t, 201, r.status, string(r.body))
+		id := r.decoded["id"].(string)
+		waitFor(t, func() bool {
+			got, err := s.store.Approvals().Get(ctx, late.org.ID, id)
+			return err == nil && got.Seq >= 1
+		})
+
+		kept := &keptStart{}
+		lost := newFixtureWith(t, db, startLandsLate{s.tc, kept})
+		r = lost.do(t, "POST", "/api/v1/approvals", lost.agentKey, `{"title":"Refund","approvers":["ada@example.com"]}`, nil)
+		require.Equal(t, 503, r.status, string(r.body))
+		assert.Empty(t, lost.do(t, "GET", "/api/v1/approvals", lost.agentKey, "", nil).decoded["data"], "taken back")
+		require.NotNil(t, kept.land)
+		require.NoError(t, kept.land())
+		wait, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		err := s.tc.GetWorkflow(wait, kept.id, "").Get(wait, nil)
+		var app *temporal.ApplicationError
+		require.ErrorAs(t, err, &app, "the workflow ended")
+		assert.Equal(t, workflows.ErrRequestMissing, app.Type())
+	})
 }
 
 func TestFailedStartLeavesNothingAndReconcilerStartsOrphans(t *testing.T) {

@@ -2,11 +2,14 @@ package models
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"time"
 
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
 )
 
@@ -205,6 +208,11 @@ func (r Requests[T, P]) Apply(ctx context.Context, ch RequestChange[T]) (*T, err
 	return rec, err
 }
 
+// ErrRequestMissing is what a transition of a request without a record
+// fails with: the API took the record back after a workflow start it could
+// not confirm, and the start had gone through. Retrying cannot help.
+var ErrRequestMissing = errors.New("the request's record is gone")
+
 // RequestChange is one workflow transition to apply to the read model of a
 // request of type T.
 type RequestChange[T any] struct {
@@ -231,6 +239,9 @@ func applyRequestChange[T any, P requestRecord[T]](s *core, ctx context.Context,
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
 		if rec, err = take[T](tx.Clauses(lockForUpdate(tx)...), ch.OrganizationID, ch.ID, subjectType+" "+ch.ID); err != nil {
+			if apperr.Is(err, apperr.NotFound) {
+				return fmt.Errorf("%w: %w", ErrRequestMissing, err)
+			}
 			return err
 		}
 		h := P(rec).head()

@@ -219,13 +219,22 @@ func (r *Records[T]) resume(ctx context.Context, orgID, id string) (*T, error) {
 
 // startNew starts the workflow of a record just written, or takes the
 // record back when it cannot: nothing may be left that no workflow owns.
-// Should the removal fail too, the reconciler starts it later.
+// Should the removal fail too, the reconciler starts it later. A start
+// that timed out may still have gone through, so the workflow is looked
+// for first; one that began after the look ends itself when it finds no
+// record (models.ErrRequestMissing).
 func (r *Records[T]) startNew(ctx context.Context, rec *T) error {
 	err := r.Start(ctx, rec)
 	if err == nil {
 		return nil
 	}
 	h := r.Head(rec)
+	look, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if started, lookErr := r.hasWorkflow(look, h.ID); lookErr == nil && started {
+		r.Log.Warn("the "+r.Noun+" workflow's start answered an error but had started", r.Noun, h.ID, "error", err)
+		return nil
+	}
 	if derr := r.DeleteUnstarted(context.WithoutCancel(ctx), h.OrganizationID, h.ID); derr != nil {
 		r.Log.Error("remove "+r.Noun+" after failed start", r.Noun, h.ID, "error", derr)
 	}

@@ -70,6 +70,11 @@ type Transition[S RequestState] struct {
 	State  S
 }
 
+// ErrRequestMissing is the error type of a transition whose record is
+// gone (models.ErrRequestMissing): the workflow ends with it, as nothing it
+// does can be written.
+const ErrRequestMissing = "request_missing"
+
 // transitionFields is Transition without its methods, for decoding.
 type transitionFields[S RequestState] Transition[S]
 
