@@ -119,3 +119,16 @@ func (l *load) drain(ctx context.Context) error {
 		}
 	}
 }
+
+// progress counts the work the workers have done so far, what drain
+// waits for from the other side: requests whose workflow has run,
+// events fanned out and deliveries ended. Its rise a second is their
+// throughput.
+func (l *load) progress(ctx context.Context) (int64, error) {
+	var n int64
+	err := l.db.WithContext(ctx).Raw(`SELECT
+		(SELECT count(*) FROM approvals WHERE seq > 0) + (SELECT count(*) FROM collections WHERE seq > 0) +
+		(SELECT count(*) FROM events WHERE dispatched_at IS NOT NULL) + (SELECT count(*) FROM deliveries WHERE status <> ?)`,
+		models.DeliveryPending).Scan(&n).Error
+	return n, err
+}

@@ -64,6 +64,18 @@ func (l *load) report() string {
 		p("Worker restart (both killed with SIGKILL): ready in %.1f s; a request created and decided after the kill had its callback %.1f s after the kill (decision → callback %.0f ms, %.0f ms before the kill). Both workers' CPU in each 10 s after ready (%% of one core): %s; resident MB a minute later: %s. Goal: steady within a minute.",
 			r.ReadyS, r.ProbeAfterS, r.ProbeAfterMS, r.ProbeBeforeMS, floats(r.CPU, "%.0f"), floats(r.RSSMB, "%.0f"))
 	}
+	if r := b.Restart; r != nil && r.RateBefore > 0 {
+		p("")
+		steady := "not within the minute"
+		for i, rate := range r.Rate {
+			if rate >= 0.9*r.RateBefore {
+				steady = fmt.Sprintf("%d s after ready", 10*(i+1))
+				break
+			}
+		}
+		p("The workers' throughput (requests taken up, events fanned out and deliveries ended, a second): %.1f in the 30 s before the kill; in each 10 s after ready: %s. Back to 90 %% of before (steady): %s.",
+			r.RateBefore, floats(r.Rate, "%.1f"), steady)
+	}
 	if len(b.Plans) > 0 {
 		p("")
 		p("Plans (EXPLAIN on PostgreSQL with the backlog, the service's own SQL):")

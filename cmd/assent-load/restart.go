@@ -29,6 +29,11 @@ type restart struct {
 	CPU []float64 `json:"cpu"`
 	// RSSMB is both workers' resident memory a minute after, in MB.
 	RSSMB []float64 `json:"rssMB"`
+	// RateBefore is the workers' work done a second (progress) over the
+	// 30 s before the kill, and Rate the same in each ten seconds after
+	// ready: with a backlog, back to RateBefore is the steady state.
+	RateBefore float64   `json:"rateBefore,omitempty"`
+	Rate       []float64 `json:"rate,omitempty"`
 }
 
 // restartWorkers kills both workers (kill -9, the hard case), starts them
@@ -43,6 +48,16 @@ func (l *load) restartWorkers(ctx context.Context) (*restart, error) {
 		}
 		r.ProbeBeforeMS = ms(d)
 	}
+	done, err := l.progress(ctx)
+	if err != nil {
+		return nil, err
+	}
+	time.Sleep(30 * time.Second)
+	doneBefore, err := l.progress(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.RateBefore = float64(doneBefore-done) / 30
 	l.logf("killing both workers")
 	killed := time.Now()
 	workers := []string{cluster.Worker1, cluster.Worker2}
@@ -67,11 +82,20 @@ func (l *load) restartWorkers(ctx context.Context) (*restart, error) {
 	}
 	l.logf("workers ready after %.1f s, serving (probe's callback) after %.1f s", r.ReadyS, r.ProbeAfterS)
 	last := cpuTicks(l.c, workers)
+	if done, err = l.progress(ctx); err != nil {
+		return nil, err
+	}
 	for at := ready; time.Since(ready) < time.Minute; {
 		time.Sleep(time.Until(at.Add(10 * time.Second)))
 		now := cpuTicks(l.c, workers)
-		r.CPU = append(r.CPU, float64(now-last)/100/time.Since(at).Seconds()*100)
-		last, at = now, time.Now()
+		doneNow, err := l.progress(ctx)
+		if err != nil {
+			return nil, err
+		}
+		took := time.Since(at).Seconds()
+		r.CPU = append(r.CPU, float64(now-last)/100/took*100)
+		r.Rate = append(r.Rate, float64(doneNow-done)/took)
+		last, done, at = now, doneNow, time.Now()
 	}
 	for _, w := range workers {
 		m, err := rss(l.c.PID(w))
