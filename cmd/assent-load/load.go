@@ -144,7 +144,9 @@ func (l *load) setup(ctx context.Context) error {
 		}
 		st.Webhook = w.ID
 	default:
-		// The receiver may listen elsewhere than last run.
+		// The receiver may listen elsewhere than last run, and while no
+		// run listened, the failures switched the endpoint off: on again.
+		hook["enabled"] = true
 		if err := l.call(ctx, "PATCH", "/api/v1/admin/webhooks/"+st.Webhook, st.AdminKey, "", hook, 200, nil); err != nil {
 			return err
 		}
