@@ -18,10 +18,15 @@ const changesChannel = "assent_changes"
 // write it follows.
 const relayTimeout = 2 * time.Second
 
+// RelaysChanges reports whether the processes sharing the database tell
+// each other of changes (PostgreSQL's NOTIFY); without it (SQLite) they
+// learn of one another's only by reading.
+func (c *core) RelaysChanges() bool { return c.db.Dialector.Name() == "postgres" }
+
 // relayChanges makes the hub tell other processes of each change on
 // PostgreSQL, after its commit; SQLite has no channel, so there they poll.
 func (c *core) relayChanges() {
-	if c.db.Dialector.Name() != "postgres" {
+	if !c.RelaysChanges() {
 		return
 	}
 	c.changes.Relay(func(id string) {
@@ -36,7 +41,7 @@ func (c *core) relayChanges() {
 // until ctx ends; on SQLite it returns at once. A dropped connection is
 // reopened after a pause, the watchers' poll covering the gap.
 func (s *Store) Listen(ctx context.Context, log *slog.Logger) {
-	if s.db.Dialector.Name() != "postgres" {
+	if !s.RelaysChanges() {
 		return
 	}
 	for ctx.Err() == nil {

@@ -43,8 +43,15 @@ func (d Deps) Filled() Deps {
 }
 
 // PollInterval is how often a long-poll checks for changes made in other
-// processes; changes made in this one wake it at once.
-const PollInterval = 250 * time.Millisecond
+// processes (changes made in this one wake it at once): often where the
+// check is the only way to hear of them (SQLite), seldom where
+// PostgreSQL's NOTIFY relays them and it only covers a dropped connection.
+func PollInterval(relayed bool) time.Duration {
+	if relayed {
+		return 250 * time.Millisecond
+	}
+	return 50 * time.Millisecond
+}
 
 // Timestamp parses a request's RFC 3339 timestamp field, to the
 // microsecond the database keeps.
