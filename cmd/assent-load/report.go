@@ -31,7 +31,7 @@ func (l *load) report() string {
 	}
 	p("Backlog: %d open requests (%d approvals, %d collections) of %d people; the hot person is asked in one in ten.",
 		st.Filled, len(st.Approvals), len(st.Collections), len(st.People))
-	p("Fill: %.0f s, %.0f creates/s with %d clients; the receiver took %d webhook deliveries and %d callbacks.",
+	p("Fill: %.0f s, %.0f creates/s with %d clients; this run's receiver took %d webhook deliveries and %d callbacks.",
 		st.FillSeconds, float64(st.Filled)/st.FillSeconds, st.FillClients, b.Webhooks, b.Callbacks)
 	p("Reads: %d per measure, %d clients, through the proxy to two `serve`; machine: %d cores.", l.o.samples, l.o.clients, runtime.NumCPU())
 	p("")
@@ -64,7 +64,7 @@ func (l *load) report() string {
 		p("Worker restart (both killed with SIGKILL): ready in %.1f s; a request created and decided after the kill had its callback %.1f s after the kill (decision → callback %.0f ms, %.0f ms before the kill). Both workers' CPU in each 10 s after ready (%% of one core): %s; resident MB a minute later: %s. Goal: steady within a minute.",
 			r.ReadyS, r.ProbeAfterS, r.ProbeAfterMS, r.ProbeBeforeMS, floats(r.CPU, "%.0f"), floats(r.RSSMB, "%.0f"))
 	}
-	if r := b.Restart; r != nil && r.RateBefore > 0 {
+	if r := b.Restart; r != nil && r.RateBefore >= 1 { // only with work left to do
 		p("")
 		steady := "not within the minute"
 		for i, rate := range r.Rate {
