@@ -153,14 +153,17 @@ func (s *benchStack) callAs(key, method, path, body string, want int) ([]byte, e
 }
 
 // settle waits until the worker has persisted the first transition of every
-// approval created, so a worker that falls behind counts against the rate.
-func (s *benchStack) settle(b *testing.B) {
+// request of the kinds given (&models.Approval{}, …) created, so a worker
+// that falls behind counts against the rate.
+func (s *benchStack) settle(b *testing.B, kinds ...any) {
 	b.Helper()
-	catchUp(b, func() bool {
-		var n int64
-		require.NoError(b, s.uncounted().Model(&models.Approval{}).Where("seq = 0").Count(&n).Error)
-		return n == 0
-	})
+	for _, kind := range kinds {
+		catchUp(b, func() bool {
+			var n int64
+			require.NoError(b, s.uncounted().Model(kind).Where("seq = 0").Count(&n).Error)
+			return n == 0
+		})
+	}
 }
 
 // catchUp polls done, failing rather than hanging should the worker never
@@ -248,17 +251,25 @@ func BenchmarkBareStartWorkflow(b *testing.B) {
 // BenchmarkCreateApproval measures POST /api/v1/approvals: validation, the
 // insert, the workflow start and, by settling, the worker's first write.
 func BenchmarkCreateApproval(b *testing.B) {
-	for _, kind := range testenv.Databases {
-		b.Run(kind, func(b *testing.B) {
-			s := newBenchStack(b, kind)
+	benchCreates(b, "/api/v1/approvals", &models.Approval{}, func(*testing.B, *benchStack) string { return benchBody })
+}
+
+// benchCreates measures creates of one kind on each database, at each
+// number of clients, until the worker has written each one's first step:
+// POST path with the body made for the stack, recorded as kind.
+func benchCreates(b *testing.B, path string, kind any, body func(*testing.B, *benchStack) string) {
+	for _, db := range testenv.Databases {
+		b.Run(db, func(b *testing.B) {
+			s := newBenchStack(b, db)
+			sent := body(b, s)
 			for _, clients := range benchClients {
 				b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
 					before := s.counts.snapshot()
+					defer func() { s.counts.report(b, before, b.N) }()
 					measure(b, clients, func(int) error {
-						_, err := s.call("POST", "/api/v1/approvals", benchBody, http.StatusCreated)
+						_, err := s.call("POST", path, sent, http.StatusCreated)
 						return err
-					}, func() { s.settle(b) })
-					s.counts.report(b, before, b.N)
+					}, func() { s.settle(b, kind) })
 				})
 			}
 		})
@@ -279,7 +290,7 @@ func BenchmarkGetApproval(b *testing.B) {
 				require.NoError(b, json.Unmarshal(body, &a))
 				ids[i] = a.ID
 			}
-			s.settle(b)
+			s.settle(b, &models.Approval{})
 			for _, clients := range benchClients {
 				b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
 					before := s.counts.snapshot()
@@ -300,32 +311,13 @@ const benchCollectionBody = `{"title":"Quarterly budget","questions":[{"prompt":
 // report, as BenchmarkCreateCollection measures collections; run it with
 // BenchmarkBareStartWorkflow for its baseline.
 func BenchmarkCreateReview(b *testing.B) {
-	for _, kind := range testenv.Databases {
-		b.Run(kind, func(b *testing.B) {
-			s := newBenchStack(b, kind)
-			created, err := s.call("POST", "/api/v1/reports", `{"title":"Q3","content":"<h1>Q3</h1>","audience":["everyone"]}`, http.StatusCreated)
-			require.NoError(b, err)
-			var report struct{ ID string }
-			require.NoError(b, json.Unmarshal(created, &report))
-			body := `{"title":"Check the quarter","reportId":"` + report.ID + `","reviewers":["bob@example.com"]}`
-			for _, clients := range benchClients {
-				b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
-					before := s.counts.snapshot()
-					defer func() { s.counts.report(b, before, b.N) }()
-					measure(b, clients, func(int) error {
-						_, err := s.call("POST", "/api/v1/reviews", body, http.StatusCreated)
-						return err
-					}, func() {
-						catchUp(b, func() bool {
-							var n int64
-							require.NoError(b, s.uncounted().Model(&models.Review{}).Where("seq = 0").Count(&n).Error)
-							return n == 0
-						})
-					})
-				})
-			}
-		})
-	}
+	benchCreates(b, "/api/v1/reviews", &models.Review{}, func(b *testing.B, s *benchStack) string {
+		created, err := s.call("POST", "/api/v1/reports", `{"title":"Q3","content":"<h1>Q3</h1>","audience":["everyone"]}`, http.StatusCreated)
+		require.NoError(b, err)
+		var report struct{ ID string }
+		require.NoError(b, json.Unmarshal(created, &report))
+		return `{"title":"Check the quarter","reportId":"` + report.ID + `","reviewers":["bob@example.com"]}`
+	})
 }
 
 // BenchmarkCreateCollection measures POST /api/v1/collections as
@@ -334,25 +326,5 @@ func BenchmarkCreateReview(b *testing.B) {
 // worker's first write. Run it with BenchmarkBareStartWorkflow for its
 // baseline.
 func BenchmarkCreateCollection(b *testing.B) {
-	for _, kind := range testenv.Databases {
-		b.Run(kind, func(b *testing.B) {
-			s := newBenchStack(b, kind)
-			for _, clients := range benchClients {
-				b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
-					before := s.counts.snapshot()
-					defer func() { s.counts.report(b, before, b.N) }()
-					measure(b, clients, func(int) error {
-						_, err := s.call("POST", "/api/v1/collections", benchCollectionBody, http.StatusCreated)
-						return err
-					}, func() {
-						catchUp(b, func() bool {
-							var n int64
-							require.NoError(b, s.uncounted().Model(&models.Collection{}).Where("seq = 0").Count(&n).Error)
-							return n == 0
-						})
-					})
-				})
-			}
-		})
-	}
+	benchCreates(b, "/api/v1/collections", &models.Collection{}, func(*testing.B, *benchStack) string { return benchCollectionBody })
 }

@@ -109,7 +109,7 @@ func holdAndWake(b *testing.B, waitOn, decide *benchStack, keys []string) {
 		return err
 	})
 	phase("created")
-	waitOn.settle(b)
+	waitOn.settle(b, &models.Approval{})
 	phase("settled")
 	before := memNow()
 
