@@ -56,10 +56,10 @@ type Records[T any] struct {
 	watcher  *Watcher
 }
 
-// Watch starts the long-poll's watcher over hub; call it once, when the
-// Records are filled in.
-func (r *Records[T]) Watch(hub *changes.Hub, interval time.Duration) {
-	r.watcher = NewWatcher(hub, r.settled, r.Log, interval)
+// Watch starts the long-poll's watcher over hub, polling as often as the
+// store needs (PollInterval); call it once, when the Records are filled in.
+func (r *Records[T]) Watch(hub *changes.Hub) {
+	r.watcher = NewWatcher(hub, r.settled, r.Log, PollInterval(r.Store.RelaysChanges()))
 }
 
 // settled returns those of ids that no longer wait, for the watcher.
@@ -366,7 +366,7 @@ func NewLifecycle[T any](d Deps, k Spec[T]) *Lifecycle[T] {
 	r := &Records[T]{Noun: k.Noun, Open: k.Open, Get: k.Table.Get, Insert: k.Table.Create, DeleteUnstarted: k.Table.DeleteUnstarted,
 		Reveal: k.Table.Reveal, Start: k.Start, WorkflowID: k.WorkflowID, Head: k.Head, Asked: k.Asked,
 		Statuses: k.Table.Statuses, Unowned: k.Table.Unowned, Log: d.Logger, Store: d.Store, Temporal: d.Temporal}
-	r.Watch(d.Store.Changes(), PollInterval(d.Store.RelaysChanges()))
+	r.Watch(d.Store.Changes())
 	return &Lifecycle[T]{kind: k.Kind, states: k.States, records: r}
 }
 
