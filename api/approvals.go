@@ -61,7 +61,7 @@ func (h *handlers) inbox(c *gin.Context) {
 	case "":
 		h.allInbox(c, p)
 	case events.RequestApproval:
-		rows, next, err := h.approvals.Waiting(c.Request.Context(), orgID(c), principal(c), p)
+		rows, next, err := h.approvals.Pending(c.Request.Context(), orgID(c), principal(c), p)
 		h.respondApprovals(c, rows, next, err)
 	case events.RequestCollection:
 		h.collectionInbox(c, p)
@@ -82,30 +82,25 @@ type inboxItem struct {
 	created    time.Time
 }
 
-// maxPageLimit is the largest limit page accepts.
-const maxPageLimit = 200
-
 // allInbox merges the three kinds' waiting requests, newest first, at
-// most p.Limit of them. Collections and reviews are read up to the
-// largest page so their newest are among them whatever their own order.
+// most p.Limit of them: each kind's newest p.Limit.
 func (h *handlers) allInbox(c *gin.Context, p requests.Page) {
 	ctx, org, who := c.Request.Context(), orgID(c), principal(c)
 	if p.Cursor != "" {
 		fail(c, apperr.Field(apperr.InvalidRequest, "cursor", "cursor pages one kind only: send it with the kind it came from"))
 		return
 	}
-	wide := requests.Page{Limit: maxPageLimit}
-	aps, _, err := h.approvals.Waiting(ctx, org, who, requests.Page{Limit: p.Limit})
+	aps, err := h.approvals.Waiting(ctx, org, who, requests.Newest, p.Limit)
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	cols, _, err := h.collections.Waiting(ctx, org, who, wide)
+	cols, err := h.collections.Waiting(ctx, org, who, requests.Newest, p.Limit)
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	revs, _, err := h.reviews.Waiting(ctx, org, who, wide)
+	revs, err := h.reviews.Waiting(ctx, org, who, requests.Newest, p.Limit)
 	if err != nil {
 		fail(c, err)
 		return

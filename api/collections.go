@@ -83,10 +83,10 @@ func (h *handlers) respondCollection(c *gin.Context, rec *collections.Collection
 // collectionInbox lists the open collections the calling person has yet
 // to reply to, the earliest due first.
 func (h *handlers) collectionInbox(c *gin.Context, p requests.Page) {
-	rows, next, err := h.collections.Waiting(c.Request.Context(), orgID(c), principal(c), p)
+	rows, err := h.collections.Waiting(c.Request.Context(), orgID(c), principal(c), requests.MostUrgent, p.Limit)
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, wire.NewList(rows, next, func(r *collections.Collection) wire.Collection { return wire.NewCollection(r, h.baseURL) }))
+	c.JSON(http.StatusOK, wire.NewList(rows, "", func(r *collections.Collection) wire.Collection { return wire.NewCollection(r, h.baseURL) }))
 }

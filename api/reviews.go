@@ -87,6 +87,6 @@ func (h *handlers) respondReview(c *gin.Context, rec *reviews.Review, err error)
 // reviewInbox lists the open reviews the calling person has yet to return
 // a verdict on, the earliest expiring first.
 func (h *handlers) reviewInbox(c *gin.Context, p requests.Page) {
-	rows, next, err := h.reviews.Waiting(c.Request.Context(), orgID(c), principal(c), p)
-	h.respondReviews(c, rows, next, err)
+	rows, err := h.reviews.Waiting(c.Request.Context(), orgID(c), principal(c), requests.MostUrgent, p.Limit)
+	h.respondReviews(c, rows, "", err)
 }

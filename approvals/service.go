@@ -61,13 +61,13 @@ func (s *Service) List(ctx context.Context, orgID string, f models.ApprovalFilte
 	return s.store.ListApprovals(ctx, orgID, f, p)
 }
 
-// Waiting pages through the pending approvals who may decide, newest
+// Pending pages through the pending approvals who may decide, newest
 // first.
-func (s *Service) Waiting(ctx context.Context, orgID string, who models.Actor, p models.Page) ([]models.Approval, string, error) {
+func (s *Service) Pending(ctx context.Context, orgID string, who models.Actor, p models.Page) ([]models.Approval, string, error) {
 	if err := who.NeedPerson("an inbox"); err != nil {
 		return nil, "", err
 	}
-	return s.store.ListApprovals(ctx, orgID, models.ApprovalFilter{Status: states.Pending, ApproverID: who.ID}, p)
+	return s.store.ListApprovals(ctx, orgID, models.ApprovalFilter{Status: states.Pending, WaitingOn: who.ID}, p)
 }
 
 // Inbox is what waits on the person who acts, most urgent first, with

@@ -155,16 +155,6 @@ func (s *Service) List(ctx context.Context, orgID string, f models.CollectionFil
 	return s.store.ListCollections(ctx, orgID, f, p)
 }
 
-// Waiting lists the open collections a person has yet to reply to, the
-// earliest due first: one page of p.Limit.
-func (s *Service) Waiting(ctx context.Context, orgID string, who models.Actor, p models.Page) ([]models.Collection, string, error) {
-	if err := who.NeedPerson("an inbox"); err != nil {
-		return nil, "", err
-	}
-	rows, err := s.store.OpenCollectionsFor(ctx, orgID, who.ID, p.Limit)
-	return rows, "", err
-}
-
 // ReplyInput is a respondent's answers, keyed by question id; Submit
 // false saves them as a draft only its author sees.
 type ReplyInput struct {

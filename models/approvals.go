@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"gorm.io/gorm"
-
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/states"
@@ -168,15 +166,16 @@ type Approval struct {
 // approval; it answers "what is in my inbox" with an index.
 type ApprovalApprover struct {
 	ApprovalID string `gorm:"primaryKey;size:40"`
-	PersonID   string `gorm:"primaryKey;size:40;index"`
+	Asking
 }
 
 // ApprovalFilter narrows a list of approvals.
 type ApprovalFilter struct {
 	Status     string
 	ExternalID string
-	// ApproverID limits the list to requests this person may decide.
-	ApproverID string
+	// WaitingOn limits the list to requests waiting on this person
+	// (pending, and theirs to decide), read from the asked index.
+	WaitingOn string
 	// Executed, when set, limits the list to approved requests reported
 	// as run (true) or not (false).
 	Executed *bool
@@ -185,8 +184,8 @@ type ApprovalFilter struct {
 // ListApprovals pages through the organisation's approvals, newest first.
 func (s *RequestStore) ListApprovals(ctx context.Context, orgID string, f ApprovalFilter, p Page) ([]Approval, string, error) {
 	q := matching(s.db.WithContext(ctx).Where("organization_id = ?", orgID), [2]string{"status", f.Status}, [2]string{"external_id", f.ExternalID})
-	if f.ApproverID != "" {
-		q = q.Where("id IN (?)", s.db.Model(&ApprovalApprover{}).Select("approval_id").Where("person_id = ?", f.ApproverID))
+	if f.WaitingOn != "" {
+		q = q.Where("id IN (?)", approvalKind.askingOf(s.db, orgID, f.WaitingOn).Select("approval_id"))
 	}
 	if f.Executed != nil {
 		q = executed(s.db, q, orgID, *f.Executed)
@@ -216,33 +215,28 @@ type Inbox struct {
 	DueBefore int
 }
 
-// riskOrder ranks risks for SQL, most severe first.
-const riskOrder = "CASE risk WHEN '" + RiskCritical + "' THEN 0 WHEN '" + RiskHigh + "' THEN 1 WHEN '" + RiskMedium + "' THEN 2 ELSE 3 END"
-
 // PendingFor returns the inbox of personID: its most urgent limit items,
-// sorted by the database so that a long backlog cannot hide the most
-// urgent request, and counts over the whole backlog.
+// read in order from the asked index so that a long backlog cannot hide
+// the most urgent request, and counts over the whole backlog.
 func (s *RequestStore) PendingFor(ctx context.Context, orgID, personID string, dueBefore time.Time, limit int) (*Inbox, error) {
 	db := s.db.WithContext(ctx)
-	pending := func() *gorm.DB {
-		return db.Model(&Approval{}).Where("organization_id = ? AND status = ?", orgID, states.Pending).
-			Where("id IN (?)", db.Model(&ApprovalApprover{}).Select("approval_id").Where("person_id = ?", personID))
-	}
 	in := &Inbox{ByRisk: map[string]int{}}
-	if err := pending().Order("expires_at").Order(riskOrder).Order("id").Limit(limit).Find(&in.Items).Error; err != nil {
+	var err error
+	if in.Items, err = approvalKind.waiting(db, orgID, personID, MostUrgent, limit); err != nil {
 		return nil, err
 	}
 	var counts []struct {
-		Risk    string
-		Count   int
-		DueSoon int
+		RiskRank int
+		Count    int
+		DueSoon  int
 	}
-	if err := pending().Select("risk, COUNT(*) AS count, SUM(CASE WHEN expires_at < ? THEN 1 ELSE 0 END) AS due_soon", dueBefore.UTC()).
-		Group("risk").Scan(&counts).Error; err != nil {
+	if err := approvalKind.askingOf(db, orgID, personID).
+		Select("risk_rank, COUNT(*) AS count, SUM(CASE WHEN due_at < ? THEN 1 ELSE 0 END) AS due_soon", dueBefore.UTC()).
+		Group("risk_rank").Find(&counts).Error; err != nil {
 		return nil, err
 	}
 	for _, c := range counts {
-		in.ByRisk[c.Risk] = c.Count
+		in.ByRisk[riskLevels[min(c.RiskRank, len(riskLevels)-1)]] += c.Count
 		in.Total += c.Count
 		in.DueBefore += c.DueSoon
 	}
@@ -255,8 +249,10 @@ func (a *Approval) head() requestHead {
 }
 
 var approvalKind = &requestKind[Approval]{subject: events.RequestApproval, idPrefix: ids.Approval, open: states.Pending,
-	callback: colApprovalCallback, askedIndex: &ApprovalApprover{}, askedColumn: "approval_id", load: loadApprovals,
-	risk: func(a *Approval) string { return a.Risk }}
+	callback: colApprovalCallback, table: "approvals", askedTable: "approval_approvers", askedIndex: &ApprovalApprover{},
+	askedColumn: "approval_id", load: loadApprovals,
+	dueAt: func(a *Approval) time.Time { return a.ExpiresAt },
+	risk:  func(a *Approval) string { return a.Risk }}
 
 // Approvals are the approvals on the paths every kind shares.
 func (s *RequestStore) Approvals() Requests[Approval, *Approval] {

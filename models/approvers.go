@@ -4,22 +4,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/internal/ids"
-	"github.com/assent-hq/assent/internal/states"
 )
-
-// The approver index (ApprovalApprover) answers "what may this person
-// decide". It is written with the record: at creation, and by the
-// workflow's persist path when the approvers change.
-
-// pendingApprovalsOf lists the ids of the organisation's pending approvals
-// that personID may decide, oldest first.
-func pendingApprovalsOf(tx *gorm.DB, orgID, personID string) ([]string, error) {
-	var out []string
-	err := tx.Model(&Approval{}).Where("organization_id = ? AND status = ?", orgID, states.Pending).
-		Where("id IN (?)", tx.Model(&ApprovalApprover{}).Select("approval_id").Where("person_id = ?", personID)).
-		Order("id").Pluck("id", &out).Error
-	return out, err
-}
 
 // loadApprovals fills what an approval's read shows beside its row: the
 // people it asks and its execution.

@@ -130,7 +130,16 @@ func (c *Collection) head() requestHead {
 }
 
 var collectionKind = &requestKind[Collection]{subject: events.RequestCollection, idPrefix: ids.Collection, open: states.Open,
-	callback: colCollectionCallback, askedIndex: &CollectionRespondent{}, askedColumn: "collection_id",
+	callback: colCollectionCallback, table: "collections", askedTable: "collection_respondents",
+	askedIndex: &CollectionRespondent{}, askedColumn: "collection_id",
+	// Due when the agent wants the replies, else when the request expires.
+	dueAt: func(c *Collection) time.Time {
+		if c.DueAt != nil {
+			return *c.DueAt
+		}
+		return c.ExpiresAt
+	},
+	acted:     (*Collection).Replied,
 	askedRefs: func(c *Collection) *JSON[[]PersonRef] { return &c.Asked },
 	prepare: func(c *Collection) {
 		if c.Replies.V == nil {
@@ -160,7 +169,7 @@ func (s *RequestStore) Collections() Requests[Collection, *Collection] {
 // in my inbox" with an index.
 type CollectionRespondent struct {
 	CollectionID string `gorm:"primaryKey;size:40"`
-	PersonID     string `gorm:"primaryKey;size:40;index"`
+	Asking
 }
 
 // CollectionDraft is a respondent's unsubmitted answers, seen only by its
@@ -170,25 +179,6 @@ type CollectionDraft struct {
 	PersonID     string  `gorm:"primaryKey;size:40"`
 	Answers      RawJSON `gorm:"type:text;not null"`
 	UpdatedAt    time.Time
-}
-
-// waitingOn lists the organisation's open collections that ask personID
-// and have no reply from them, in order.
-func waitingOn(tx *gorm.DB, orgID, personID string, limit int, order ...string) ([]Collection, error) {
-	q := tx.Where("organization_id = ? AND status = ?", orgID, states.Open).
-		Where("id IN (?)", tx.Model(&CollectionRespondent{}).Select("collection_id").Where("person_id = ?", personID))
-	return firstWaiting(q, limit, order, func(c *Collection) bool { return !c.Replied(personID) })
-}
-
-// openCollectionsOf lists the ids of the collections waiting on personID
-// (waitingOn), oldest first.
-func openCollectionsOf(tx *gorm.DB, orgID, personID string) ([]string, error) {
-	open, err := waitingOn(tx, orgID, personID, 0, "id")
-	ids := make([]string, len(open))
-	for i, c := range open {
-		ids[i] = c.ID
-	}
-	return ids, err
 }
 
 // CollectionFilter narrows a list of collections.
@@ -204,12 +194,6 @@ func (s *RequestStore) ListCollections(ctx context.Context, orgID string, f Coll
 	q := matching(s.db.WithContext(ctx).Where("organization_id = ?", orgID),
 		[2]string{"status", f.Status}, [2]string{"external_id", f.ExternalID}, [2]string{"flow_id", f.FlowID})
 	return list(q, p, func(c *Collection) string { return c.ID })
-}
-
-// OpenCollectionsFor lists the open collections personID was asked to
-// reply to and has not, the earliest due (else expiring) first.
-func (s *RequestStore) OpenCollectionsFor(ctx context.Context, orgID, personID string, limit int) ([]Collection, error) {
-	return waitingOn(s.db.WithContext(ctx), orgID, personID, max(limit, 1), "COALESCE(due_at, expires_at)", "id")
 }
 
 // Replied reports whether personID has submitted a reply.

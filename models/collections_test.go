@@ -3,7 +3,6 @@ package models_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"testing"
 	"time"
 
@@ -48,7 +47,7 @@ func TestCollectionLifecycleInTheReadModel(t *testing.T) {
 		_, err = s.Collections().Get(ctx, other.ID, c.ID)
 		assert.True(t, apperr.Is(err, apperr.NotFound), "another organisation's collection: %v", err)
 
-		waiting, err := s.OpenCollectionsFor(ctx, org.ID, "mem_a", 10)
+		waiting, err := s.Collections().Waiting(ctx, org.ID, "mem_a", models.MostUrgent, 10)
 		require.NoError(t, err)
 		require.Len(t, waiting, 1)
 
@@ -81,7 +80,7 @@ func TestCollectionLifecycleInTheReadModel(t *testing.T) {
 		d, err = s.Draft(ctx, c.ID, "mem_a")
 		require.NoError(t, err)
 		assert.Nil(t, d, "a submitted reply's draft goes")
-		waiting, err = s.OpenCollectionsFor(ctx, org.ID, "mem_a", 10)
+		waiting, err = s.Collections().Waiting(ctx, org.ID, "mem_a", models.MostUrgent, 10)
 		require.NoError(t, err)
 		assert.Empty(t, waiting, "who replied has nothing waiting")
 
@@ -104,45 +103,5 @@ func TestCollectionLifecycleInTheReadModel(t *testing.T) {
 		st, err := s.Collections().Statuses(ctx, []string{c.ID, "col_missing"})
 		require.NoError(t, err)
 		assert.Equal(t, map[string]string{c.ID: states.Complete}, st)
-	})
-}
-
-// TestAnInboxReadsPagesUntilItHasEnough: the requests waiting on a person
-// are read a page at a time, past those they already answered, in order,
-// until the limit is met or none are left.
-func TestAnInboxReadsPagesUntilItHasEnough(t *testing.T) {
-	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
-		ctx := context.Background()
-		s := models.NewStore(db, testenv.Keys())
-		org := newOrg(t, s)
-		qs, err := questions.Define([]questions.Input{{Prompt: "Budget", Kind: questions.Number}})
-		require.NoError(t, err)
-		start := models.Now().Add(time.Hour)
-		var titles []string
-		for i := range 250 {
-			due := start.Add(time.Duration(i) * time.Minute)
-			c := &models.Collection{OrganizationID: org.ID, Title: fmt.Sprintf("c%03d", i), Questions: models.JSON[[]questions.Question]{V: qs},
-				Respondents: []string{"a"}, RespondentIDs: []string{"mem_a"}, RequiredResponses: 1,
-				DueAt: &due, ExpiresAt: start.Add(72 * time.Hour), Requester: "key_1", RequestedBy: "agent"}
-			if i < 150 {
-				c.Replies.V = []models.Reply{{RespondentID: "mem_a", SubmittedAt: models.Now()}}
-			}
-			_, err := s.Collections().Create(ctx, c, nil)
-			require.NoError(t, err)
-			titles = append(titles, c.Title)
-		}
-		title := func(cs []models.Collection) []string {
-			out := make([]string, len(cs))
-			for i, c := range cs {
-				out[i] = c.Title
-			}
-			return out
-		}
-		waiting, err := s.OpenCollectionsFor(ctx, org.ID, "mem_a", 20)
-		require.NoError(t, err)
-		assert.Equal(t, titles[150:170], title(waiting), "the earliest due of those not answered, past two pages answered")
-		waiting, err = s.OpenCollectionsFor(ctx, org.ID, "mem_a", 200)
-		require.NoError(t, err)
-		assert.Equal(t, titles[150:], title(waiting), "all there are, when fewer than the limit")
 	})
 }

@@ -169,13 +169,13 @@ func (s *DirectoryStore) WaitingOn(ctx context.Context, orgID, personID string) 
 	db := s.db.WithContext(ctx)
 	out := &Waiting{}
 	var err error
-	if out.Approvals, err = pendingApprovalsOf(db, orgID, personID); err != nil {
+	if out.Approvals, err = approvalKind.waitingIDs(db, orgID, personID); err != nil {
 		return nil, err
 	}
-	if out.Collections, err = openCollectionsOf(db, orgID, personID); err != nil {
+	if out.Collections, err = collectionKind.waitingIDs(db, orgID, personID); err != nil {
 		return nil, err
 	}
-	out.Reviews, err = openReviewsOf(db, orgID, personID)
+	out.Reviews, err = reviewKind.waitingIDs(db, orgID, personID)
 	return out, err
 }
 

@@ -363,13 +363,13 @@ func (s *DirectoryStore) RemoveGuest(ctx context.Context, orgID, id string) (*Re
 			return missing
 		}
 		var err error
-		if out.Pending, err = pendingApprovalsOf(tx, orgID, id); err != nil {
+		if out.Pending, err = approvalKind.waitingIDs(tx, orgID, id); err != nil {
 			return err
 		}
-		if out.Open, err = openCollectionsOf(tx, orgID, id); err != nil {
+		if out.Open, err = collectionKind.waitingIDs(tx, orgID, id); err != nil {
 			return err
 		}
-		if out.Reviews, err = openReviewsOf(tx, orgID, id); err != nil {
+		if out.Reviews, err = reviewKind.waitingIDs(tx, orgID, id); err != nil {
 			return err
 		}
 		if missing != nil {

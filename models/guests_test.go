@@ -37,7 +37,9 @@ func TestRemoveGuestEndsTheirAccess(t *testing.T) {
 				ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: "key_test", RequestedBy: "agent"}
 			_, err := s.Approvals().Create(ctx, a, nil)
 			require.NoError(t, err)
-			require.NoError(t, db.Model(a).Update("status", status).Error)
+			if status != states.Pending {
+				testenv.Transition(t, s.Approvals(), org.ID, a.ID, 1, func(a *models.Approval) { a.Status = status })
+			}
 			return a
 		}
 		pending := approval(states.Pending, g.ID)
@@ -174,7 +176,9 @@ func TestRemoveGuestReportsTheirOpenReviews(t *testing.T) {
 			r.Verdicts.V = verdicts
 			_, err := s.Reviews().Create(ctx, r, nil)
 			require.NoError(t, err)
-			require.NoError(t, db.Model(r).Update("status", status).Error)
+			if status != states.Open {
+				testenv.Transition(t, s.Reviews(), org.ID, r.ID, 1, func(r *models.Review) { r.Status = status })
+			}
 			return r
 		}
 		open := review(states.Open)
@@ -197,7 +201,7 @@ func TestRemoveGuestReportsTheirOpenReviews(t *testing.T) {
 		require.NoError(t, err)
 		_, err = s.RemoveGuest(ctx, org.ID, g.ID)
 		assert.True(t, apperr.Is(err, apperr.NotFound), "nothing left to do: %v", err)
-		waiting, err := s.OpenReviewsFor(ctx, org.ID, ada.ID, 10)
+		waiting, err := s.Reviews().Waiting(ctx, org.ID, ada.ID, models.MostUrgent, 10)
 		require.NoError(t, err)
 		assert.Len(t, waiting, 2, "Ada is still asked on both open reviews")
 	})

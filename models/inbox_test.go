@@ -1,7 +1,11 @@
 package models_test
 
 import (
+	"cmp"
 	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -9,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/internal/questions"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -29,7 +34,9 @@ func TestPendingForPutsTheMostUrgentFirstWhateverTheBacklog(t *testing.T) {
 				ExpiresAt: expires, RequiredApprovals: 1, Requester: "key_test", RequestedBy: "agent"}
 			_, err := s.Approvals().Create(ctx, a, nil)
 			require.NoError(t, err)
-			require.NoError(t, db.Model(a).Update("status", status).Error)
+			if status != states.Pending {
+				testenv.Transition(t, s.Approvals(), orgID, a.ID, 1, func(a *models.Approval) { a.Status = status })
+			}
 			return a
 		}
 
@@ -66,4 +73,160 @@ func TestPendingForPutsTheMostUrgentFirstWhateverTheBacklog(t *testing.T) {
 		assert.Zero(t, in.Total)
 		assert.Empty(t, in.Items)
 	})
+}
+
+// TestTheInboxFollowsEveryTransition: what waits on a person is read from
+// the asked index, in order, and every transition that changes whom a
+// request waits on or how urgently moves it there: a reply, a settled
+// request, a new due time, a person added.
+func TestTheInboxFollowsEveryTransition(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db, testenv.Keys())
+		org, other := newOrg(t, s), newOrg(t, s)
+		qs, err := questions.Define([]questions.Input{{Prompt: "Budget", Kind: questions.Number}})
+		require.NoError(t, err)
+		start := models.Now().Add(time.Hour)
+		var cols []*models.Collection
+		for i := range 250 {
+			due := start.Add(time.Duration(i) * time.Minute)
+			c := &models.Collection{OrganizationID: org.ID, Title: fmt.Sprintf("c%03d", i), Questions: models.JSON[[]questions.Question]{V: qs},
+				Respondents: []string{"a"}, RespondentIDs: []string{"mem_a"}, RequiredResponses: 1,
+				DueAt: &due, ExpiresAt: start.Add(72 * time.Hour), Requester: "key_1", RequestedBy: "agent"}
+			if i < 150 {
+				c.Replies.V = []models.Reply{{RespondentID: "mem_a", SubmittedAt: models.Now()}}
+			}
+			_, err := s.Collections().Create(ctx, c, nil)
+			require.NoError(t, err)
+			cols = append(cols, c)
+		}
+		titles := func(order models.InboxOrder, limit int, personID string) []string {
+			rows, err := s.Collections().Waiting(ctx, org.ID, personID, order, limit)
+			require.NoError(t, err)
+			out := make([]string, len(rows))
+			for i, c := range rows {
+				out[i] = c.Title
+			}
+			return out
+		}
+		title := func(from, to int) []string {
+			var out []string
+			for i := from; i != to; i += cmp.Compare(to, from) {
+				out = append(out, cols[i].Title)
+			}
+			return out
+		}
+		assert.Equal(t, title(150, 170), titles(models.MostUrgent, 20, "mem_a"), "the earliest due of those not answered")
+		assert.Equal(t, title(249, 229), titles(models.Newest, 20, "mem_a"), "the newest")
+		assert.Len(t, titles(models.MostUrgent, 200, "mem_a"), 100, "all there are, when fewer than the limit")
+		none, err := s.Collections().Waiting(ctx, other.ID, "mem_a", models.MostUrgent, 10)
+		require.NoError(t, err)
+		assert.Empty(t, none, "another organisation's inbox")
+
+		change := func(c *models.Collection, apply func(*models.Collection)) {
+			_, err := s.Collections().Apply(ctx, models.RequestChange[models.Collection]{OrganizationID: org.ID, ID: c.ID, Seq: c.Seq + 1,
+				Apply: func(rec *models.Collection) (models.AuditEntry, error) {
+					apply(rec)
+					return models.AuditEntry{Action: "changed", ActorID: "mem_a", At: models.Now()}, nil
+				}})
+			require.NoError(t, err)
+			c.Seq++
+		}
+		change(cols[150], func(c *models.Collection) {
+			c.Replies.V = append(c.Replies.V, models.Reply{RespondentID: "mem_a", SubmittedAt: models.Now()})
+		})
+		change(cols[151], func(c *models.Collection) { c.Status = states.Cancelled })
+		change(cols[249], func(c *models.Collection) { c.DueAt = &start })
+		change(cols[160], func(c *models.Collection) { c.RespondentIDs = append(c.RespondentIDs, "mem_b") })
+		assert.Equal(t, append([]string{cols[249].Title}, title(152, 156)...), titles(models.MostUrgent, 5, "mem_a"),
+			"a reply and a settled request leave; a request due sooner moves up")
+		assert.Equal(t, []string{cols[160].Title}, titles(models.MostUrgent, 5, "mem_b"), "a person added is asked")
+
+		waiting, err := s.WaitingOn(ctx, org.ID, "mem_a")
+		require.NoError(t, err)
+		assert.Len(t, waiting.Collections, 98)
+		assert.True(t, slices.IsSorted(waiting.Collections), "oldest first")
+	})
+}
+
+// TestTheInboxMigrationFillsTheIndex: requests written before the asked
+// indexes carried the inbox's order are in the inbox after the migration,
+// each in its place, without those settled or already acted on.
+func TestTheInboxMigrationFillsTheIndex(t *testing.T) {
+	for _, kind := range testenv.Databases {
+		t.Run(kind, func(t *testing.T) {
+			url := filepath.Join(t.TempDir(), "old.db")
+			if kind == "postgres" {
+				url = testenv.PostgresURL(t)
+			}
+			db, err := models.Open(url)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = models.Close(db) })
+			require.NoError(t, models.MigrateBefore(db, "202612050001_inbox_order"))
+			ctx := context.Background()
+			s := models.NewStore(db, testenv.Keys())
+			org := newOrg(t, s)
+			at := models.Now().Add(time.Hour)
+			asked := func(table, column, id string, people ...string) {
+				for _, p := range people {
+					require.NoError(t, db.Table(table).Create(map[string]any{column: id, "person_id": p}).Error)
+				}
+			}
+			approval := func(id, status, risk string, expires time.Duration) {
+				require.NoError(t, db.Create(&models.Approval{ID: id, OrganizationID: org.ID, Status: status, Title: id, Risk: risk,
+					ApproverIDs: models.StringList{"mem_a"}, RequiredApprovals: 1, Requester: "key_1", RequestedBy: "agent",
+					ExpiresAt: at.Add(expires), Seq: 1}).Error)
+				asked("approval_approvers", "approval_id", id, "mem_a")
+			}
+			approval("apr_1", states.Pending, models.RiskLow, time.Hour)
+			approval("apr_2", states.Pending, models.RiskCritical, time.Hour)
+			approval("apr_3", states.Pending, models.RiskHigh, 0)
+			approval("apr_4", states.Approved, models.RiskHigh, 0)
+			due := at.Add(-30 * time.Minute)
+			for _, c := range []*models.Collection{
+				{ID: "col_1", Status: states.Open, ExpiresAt: at},
+				{ID: "col_2", Status: states.Open, ExpiresAt: at.Add(time.Hour), DueAt: &due},
+				{ID: "col_3", Status: states.Open, ExpiresAt: at, Replies: models.JSON[[]models.Reply]{V: []models.Reply{{RespondentID: "mem_a"}}}},
+				{ID: "col_4", Status: states.Complete, ExpiresAt: at},
+			} {
+				c.OrganizationID, c.Title, c.RespondentIDs, c.Requester, c.RequestedBy, c.Seq = org.ID, c.ID, models.StringList{"mem_a", "mem_b"}, "key_1", "agent", 1
+				require.NoError(t, db.Create(c).Error)
+				asked("collection_respondents", "collection_id", c.ID, "mem_a", "mem_b")
+			}
+			for _, r := range []*models.Review{
+				{ID: "rev_1", Status: states.Open},
+				{ID: "rev_2", Status: states.Open, Verdicts: models.JSON[[]models.Verdict]{V: []models.Verdict{{ReviewerID: "mem_a"}}}},
+			} {
+				r.OrganizationID, r.Title, r.ReportID, r.ReviewerIDs, r.ExpiresAt, r.Requester, r.RequestedBy, r.Seq = org.ID, r.ID, "rpt_1", models.StringList{"mem_a"}, at, "key_1", "agent", 1
+				require.NoError(t, db.Create(r).Error)
+				asked("review_reviewers", "review_id", r.ID, "mem_a")
+			}
+			require.NoError(t, models.Migrate(db))
+
+			in, err := s.PendingFor(ctx, org.ID, "mem_a", at.Add(30*time.Minute), 10)
+			require.NoError(t, err)
+			assert.Equal(t, []string{"apr_3", "apr_2", "apr_1"}, idsOf(in.Items, func(a models.Approval) string { return a.ID }),
+				"the earliest expiry, then the most severe risk")
+			assert.Equal(t, 3, in.Total)
+			assert.Equal(t, 1, in.DueBefore)
+			cols, err := s.Collections().Waiting(ctx, org.ID, "mem_a", models.MostUrgent, 10)
+			require.NoError(t, err)
+			assert.Equal(t, []string{"col_2", "col_1"}, idsOf(cols, func(c models.Collection) string { return c.ID }),
+				"due, else expiring; not the one replied to or the complete one")
+			cols, err = s.Collections().Waiting(ctx, org.ID, "mem_b", models.MostUrgent, 10)
+			require.NoError(t, err)
+			assert.Len(t, cols, 3, "another respondent still owes a reply")
+			revs, err := s.Reviews().Waiting(ctx, org.ID, "mem_a", models.MostUrgent, 10)
+			require.NoError(t, err)
+			assert.Equal(t, []string{"rev_1"}, idsOf(revs, func(r models.Review) string { return r.ID }))
+		})
+	}
+}
+
+func idsOf[T any](rows []T, id func(T) string) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = id(r)
+	}
+	return out
 }

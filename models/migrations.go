@@ -1,7 +1,9 @@
 package models
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/go-gormigrate/gormigrate/v2"
@@ -1267,7 +1269,119 @@ var migrations = []*gormigrate.Migration{
 			}
 			return tx.Migrator().DropTable("mandate_uses", "mandates")
 		},
+	}, {
+		// The asked indexes carry what orders an inbox (models.Asking): the
+		// organisation, whether the request still waits on the person,
+		// when it is due and its risk's rank, under partial indexes of the
+		// rows still waiting.
+		ID: "202612050001_inbox_order",
+		Migrate: func(tx *gorm.DB) error {
+			type Asking struct {
+				OrganizationID string `gorm:"size:40;not null;default:''"`
+				Waiting        bool   `gorm:"not null;default:false"`
+				DueAt          *time.Time
+				RiskRank       int `gorm:"not null;default:0"`
+			}
+			for _, t := range askedTables {
+				for _, col := range []string{"OrganizationID", "Waiting", "DueAt", "RiskRank"} {
+					if err := tx.Table(t.asked).Migrator().AddColumn(&Asking{}, col); err != nil {
+						return err
+					}
+				}
+				if err := tx.Exec("UPDATE " + t.asked + " SET organization_id = r.organization_id, waiting = (r.status = '" + t.open + "'), " +
+					"due_at = " + t.due + ", risk_rank = " + t.rank + " FROM " + t.table + " r WHERE r.id = " + t.asked + "." + t.column).Error; err != nil {
+					return err
+				}
+				if err := actedBackfill(tx, t); err != nil {
+					return err
+				}
+				// One index per order an inbox reads: the most urgent, and
+				// the newest (also every id waiting, for a delegation).
+				for name, cols := range map[string]string{"_waiting": "due_at, risk_rank, " + t.column, "_waiting_id": t.column} {
+					if err := tx.Exec("CREATE INDEX idx_" + t.asked + name + " ON " + t.asked +
+						" (organization_id, person_id, " + cols + ") WHERE waiting").Error; err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		},
+		Rollback: func(tx *gorm.DB) error {
+			type Asking struct {
+				OrganizationID string
+				Waiting        bool
+				DueAt          *time.Time
+				RiskRank       int
+			}
+			for _, t := range askedTables {
+				for _, name := range []string{"_waiting", "_waiting_id"} {
+					if err := tx.Exec("DROP INDEX idx_" + t.asked + name).Error; err != nil {
+						return err
+					}
+				}
+				for _, col := range []string{"OrganizationID", "Waiting", "DueAt", "RiskRank"} {
+					if err := tx.Table(t.asked).Migrator().DropColumn(&Asking{}, col); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		},
 	},
+}
+
+// askedTable is a kind's asked index as migration
+// 202612050001_inbox_order fills it: the kind's table, its open status, its
+// due time and risk rank in SQL over its row (r), and in its JSON column
+// acted the people who have done what it asks, under the field
+// personField.
+type askedTable struct {
+	table, asked, column, open, due, rank string
+	acted, personField                    string
+}
+
+var askedTables = []askedTable{
+	{"approvals", "approval_approvers", "approval_id", "pending", "r.expires_at",
+		"CASE r.risk WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'medium' THEN 2 ELSE 3 END", "", ""},
+	{"collections", "collection_respondents", "collection_id", "open", "COALESCE(r.due_at, r.expires_at)", "0",
+		"replies", "respondentId"},
+	{"reviews", "review_reviewers", "review_id", "open", "r.expires_at", "0", "verdicts", "reviewerId"},
+}
+
+// actedBackfill takes the people who have acted on an open request (in its
+// JSON column t.acted) off its waiting rows, a page of requests at a time.
+func actedBackfill(tx *gorm.DB, t askedTable) error {
+	if t.acted == "" {
+		return nil
+	}
+	after := ""
+	for {
+		var rows []struct {
+			ID    string
+			Acted string
+		}
+		if err := tx.Table(t.table).Select("id, "+t.acted+" AS acted").Where("status = ? AND id > ?", t.open, after).
+			Order("id").Limit(500).Scan(&rows).Error; err != nil {
+			return err
+		}
+		for _, r := range rows {
+			var acted []map[string]any
+			if err := json.Unmarshal([]byte(r.Acted), &acted); err != nil {
+				return fmt.Errorf("%s %s: %w", t.table, r.ID, err)
+			}
+			for _, a := range acted {
+				person, _ := a[t.personField].(string)
+				if err := tx.Table(t.asked).Where(t.column+" = ? AND person_id = ?", r.ID, person).
+					Update("waiting", false).Error; err != nil {
+					return err
+				}
+			}
+		}
+		if len(rows) < 500 {
+			return nil
+		}
+		after = rows[len(rows)-1].ID
+	}
 }
 
 // RequireMigrated fails when the database lacks a migration this binary

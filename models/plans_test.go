@@ -2,6 +2,7 @@ package models_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,5 +58,74 @@ func TestBackgroundQueriesUseTheirIndexes(t *testing.T) {
 		t.Logf("%s:\n%s", name, plan)
 		assert.Contains(t, plan, "Index", "%s uses an index", name)
 		assert.NotContains(t, plan, "Seq Scan", "%s reads no whole table", name)
+	}
+}
+
+// TestInboxesReadThePersonsWaitingRows: with a backlog of 20,000 requests
+// of each kind, a fifth asking one person and a third of them settled,
+// PostgreSQL (the tables analysed and vacuumed, as autovacuum keeps them)
+// reads a person's inbox (in either order, and its counts) from
+// the asked index's waiting rows, never a scan of the requests or of the
+// whole index (issue 40).
+func TestInboxesReadThePersonsWaitingRows(t *testing.T) {
+	db := testenv.OpenDB(t, "postgres")
+	ctx := context.Background()
+	s := models.NewStore(db, testenv.Keys())
+	org, err := s.CreateOrganization(ctx, "Acme", "")
+	require.NoError(t, err)
+	a := &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskMedium,
+		ApproverIDs: models.StringList{"mem_hot"}, RequiredApprovals: 1, Requester: "key_1", RequestedBy: "agent",
+		ExpiresAt: models.Now().Add(time.Hour)}
+	_, err = s.Approvals().Create(ctx, a, nil)
+	require.NoError(t, err)
+	c := &models.Collection{OrganizationID: org.ID, Title: "Budget", RespondentIDs: models.StringList{"mem_hot"},
+		RequiredResponses: 1, Requester: "key_1", RequestedBy: "agent", ExpiresAt: models.Now().Add(time.Hour)}
+	_, err = s.Collections().Create(ctx, c, nil)
+	require.NoError(t, err)
+	for _, k := range []struct{ table, asked, column, prefix, open, settled string }{
+		{"approvals", "approval_approvers", "approval_id", "apr_b", "pending", "approved"},
+		{"collections", "collection_respondents", "collection_id", "col_b", "open", "complete"},
+	} {
+		// g % 3 = 0 settled; g % 5 = 0 asks the hot person, the rest one
+		// of 97 others.
+		require.NoError(t, db.Exec(`INSERT INTO `+k.table+` SELECT (jsonb_populate_record(NULL::`+k.table+`, to_jsonb(r) ||
+			jsonb_build_object('id', '`+k.prefix+`_' || lpad(g::text, 8, '0'), 'status', CASE WHEN g % 3 = 0 THEN '`+k.settled+`' ELSE '`+k.open+`' END))).*
+			FROM `+k.table+` r, generate_series(1, 20000) g`).Error)
+		require.NoError(t, db.Exec(`INSERT INTO `+k.asked+` SELECT (jsonb_populate_record(NULL::`+k.asked+`, to_jsonb(r) ||
+			jsonb_build_object('`+k.column+`', '`+k.prefix+`_' || lpad(g::text, 8, '0'), 'waiting', g % 3 <> 0,
+				'person_id', CASE WHEN g % 5 = 0 THEN 'mem_hot' ELSE 'mem_' || (g % 97) END,
+				'due_at', now() + g * interval '1 minute', 'risk_rank', g % 4))).*
+			FROM `+k.asked+` r, generate_series(1, 20000) g`).Error)
+		require.NoError(t, db.Exec("ANALYZE "+k.table).Error)
+		require.NoError(t, db.Exec("VACUUM ANALYZE "+k.asked).Error)
+	}
+
+	plans := map[string][]string{}
+	require.NoError(t, models.ExplainQueries(db, func(name, sql, plan string, err error) {
+		require.NoError(t, err)
+		if strings.Contains(sql, "approval_approvers") || strings.Contains(sql, "collection_respondents") {
+			plans[name] = append(plans[name], plan)
+		}
+	}))
+	in, err := s.PendingFor(models.ExplainAs(ctx, "inbox page: the most urgent approvals and counts"), org.ID, "mem_hot", models.Now().Add(24*time.Hour), 50)
+	require.NoError(t, err)
+	assert.Equal(t, 2668, in.Total, "the hot person's open approvals")
+	_, err = s.Approvals().Waiting(models.ExplainAs(ctx, "inbox of every kind: the newest approvals"), org.ID, "mem_hot", models.Newest, 50)
+	require.NoError(t, err)
+	_, err = s.Collections().Waiting(models.ExplainAs(ctx, "inbox: the most urgent collections"), org.ID, "mem_hot", models.MostUrgent, 50)
+	require.NoError(t, err)
+	_, err = s.WaitingOn(models.ExplainAs(ctx, "delegation: every request waiting"), org.ID, "mem_hot")
+	require.NoError(t, err)
+	_, _, err = s.ListApprovals(models.ExplainAs(ctx, "inbox: a page of approvals"), org.ID,
+		models.ApprovalFilter{Status: "pending", WaitingOn: "mem_hot"}, models.Page{Limit: 50})
+	require.NoError(t, err)
+	for _, name := range []string{"inbox page: the most urgent approvals and counts", "inbox of every kind: the newest approvals",
+		"inbox: the most urgent collections", "delegation: every request waiting", "inbox: a page of approvals"} {
+		require.NotEmpty(t, plans[name], name)
+		for _, plan := range plans[name] {
+			t.Logf("%s:\n%s", name, plan)
+			assert.Contains(t, plan, "_waiting", "%s reads the waiting rows' index", name)
+			assert.NotContains(t, plan, "Seq Scan", "%s reads no whole table", name)
+		}
 	}
 }

@@ -41,10 +41,18 @@ type requestKind[T any] struct {
 	// open is the status of a record still waiting.
 	open     string
 	callback sealedColumn
-	// askedIndex is the table indexing who is asked (its rows' column
-	// askedColumn names the request, person_id the person).
-	askedIndex  any
-	askedColumn string
+	// table is the kind's table; askedIndex the table indexing who is
+	// asked (askedTable, whose rows' column askedColumn names the request:
+	// Asking).
+	table, askedTable string
+	askedIndex        any
+	askedColumn       string
+	// dueAt is when a record wants its people to act by, the inbox's
+	// order; acted, when set, reports whether a person has done what the
+	// record asks of them (a reply, a verdict), which takes it out of
+	// their inbox before it settles.
+	dueAt func(*T) time.Time
+	acted func(rec *T, personID string) bool
 	// prepare fills in what a new record starts with, load completes
 	// records read (nil when nothing), and applied writes what a
 	// transition changes beside the record and its index (before is the
@@ -56,8 +64,8 @@ type requestKind[T any] struct {
 	// those a workflow added later (a delegate) are completed from the
 	// directory when who is asked changes.
 	askedRefs func(*T) *JSON[[]PersonRef]
-	// risk is a record's risk level, for the metrics; nil for a kind
-	// without one.
+	// risk is a record's risk level, for the metrics and the inbox's
+	// order; nil for a kind without one.
 	risk func(*T) string
 }
 
@@ -84,23 +92,13 @@ func (r Requests[T, P]) Create(ctx context.Context, rec *T, claim *Claim) (earli
 		r.k.prepare(rec)
 	}
 	*h.sealedCallbackSecret = r.s.sealCallbackSecret(r.k.callback, *h.id, *h.callbackSecret)
-	earlier, err = createRequest[T, P](r.s, ctx, rec, claim, func(tx *gorm.DB) error { return r.index(tx, *h.id, *h.asked) })
+	earlier, err = createRequest[T, P](r.s, ctx, rec, claim, func(tx *gorm.DB) error {
+		return r.k.insertAsking(tx, *h.id, r.k.asking(h, rec))
+	})
 	if err == nil && earlier == "" {
 		r.s.metrics.RequestCreated(r.k.subject)
 	}
 	return earlier, err
-}
-
-// index lists personIDs as asked by request id.
-func (r Requests[T, P]) index(tx *gorm.DB, id string, personIDs []string) error {
-	if len(personIDs) == 0 {
-		return nil
-	}
-	rows := make([]map[string]any, len(personIDs))
-	for i, p := range personIDs {
-		rows[i] = map[string]any{r.k.askedColumn: id, "person_id": p}
-	}
-	return tx.Model(r.k.askedIndex).Create(rows).Error
 }
 
 // Reveal sets the record's callback secret from its sealed column, for the
@@ -169,29 +167,32 @@ func (r Requests[T, P]) Unowned(ctx context.Context, olderThan time.Time, limit 
 }
 
 // Apply writes a transition, its audit entry and its event in one
-// transaction (see applyRequestChange); a change to who is asked updates
-// the index with it.
+// transaction (see applyRequestChange); a change to who is asked, or to
+// whom the record waits on and how urgently, rewrites the asked index with
+// it.
 func (r Requests[T, P]) Apply(ctx context.Context, ch RequestChange[T]) (*T, error) {
 	var before T
+	var asking []Asking
 	applied := false
 	rec, err := applyRequestChange[T, P](r.s, ctx, r.k.subject, ch,
 		func(rec *T) {
 			before, applied = *rec, true
+			asking = r.k.asking(P(rec).head(), rec)
 			*P(&before).head().asked = slices.Clone(*P(rec).head().asked)
 		},
 		func(tx *gorm.DB, rec *T) error {
 			h := P(rec).head()
-			if was := *P(&before).head().asked; !slices.Equal(was, *h.asked) {
+			if now := r.k.asking(h, rec); !slices.EqualFunc(asking, now, Asking.same) {
 				if err := tx.Where(r.k.askedColumn+" = ?", *h.id).Delete(r.k.askedIndex).Error; err != nil {
 					return err
 				}
-				if err := r.index(tx, *h.id, *h.asked); err != nil {
+				if err := r.k.insertAsking(tx, *h.id, now); err != nil {
 					return err
 				}
-				if r.k.askedRefs != nil {
-					if err := completeAsked(tx, h.organizationID, rec, r.k.askedRefs(rec)); err != nil {
-						return err
-					}
+			}
+			if was := *P(&before).head().asked; r.k.askedRefs != nil && !slices.Equal(was, *h.asked) {
+				if err := completeAsked(tx, h.organizationID, rec, r.k.askedRefs(rec)); err != nil {
+					return err
 				}
 			}
 			if r.k.applied != nil {
@@ -358,37 +359,4 @@ func completeAsked[T any](tx *gorm.DB, orgID string, rec *T, refs *JSON[[]Person
 		return nil
 	}
 	return tx.Model(rec).Update("asked", *refs).Error
-}
-
-// firstWaiting reads q's rows in order and keeps those still waiting on
-// someone (a reply or a verdict not yet given, which the rows' JSON
-// holds): the first limit of them, read a page at a time so an inbox of
-// thousands reads a page or two, not all; limit 0 reads them all.
-func firstWaiting[T any](q *gorm.DB, limit int, order []string, waiting func(*T) bool) ([]T, error) {
-	for _, o := range order {
-		q = q.Order(o)
-	}
-	batch := max(2*limit, 100)
-	var out []T
-	for offset := 0; ; offset += batch {
-		var rows []T
-		page := q
-		if limit > 0 {
-			page = q.Session(&gorm.Session{}).Limit(batch).Offset(offset)
-		}
-		if err := page.Find(&rows).Error; err != nil {
-			return nil, err
-		}
-		for i := range rows {
-			if waiting(&rows[i]) {
-				out = append(out, rows[i])
-				if limit > 0 && len(out) == limit {
-					return out, nil
-				}
-			}
-		}
-		if limit == 0 || len(rows) < batch {
-			return out, nil
-		}
-	}
 }

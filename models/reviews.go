@@ -73,7 +73,10 @@ func (r *Review) head() requestHead {
 }
 
 var reviewKind = &requestKind[Review]{subject: events.RequestReview, idPrefix: ids.Review, open: states.Open,
-	callback: colReviewCallback, askedIndex: &ReviewReviewer{}, askedColumn: "review_id",
+	callback: colReviewCallback, table: "reviews", askedTable: "review_reviewers", askedIndex: &ReviewReviewer{},
+	askedColumn: "review_id",
+	dueAt:       func(r *Review) time.Time { return r.ExpiresAt },
+	acted:       (*Review).Reviewed,
 	prepare: func(r *Review) {
 		if r.Verdicts.V == nil {
 			r.Verdicts.V = []Verdict{}
@@ -98,7 +101,7 @@ func (r *Review) Reviewed(personID string) bool {
 // inbox" with an index.
 type ReviewReviewer struct {
 	ReviewID string `gorm:"primaryKey;size:40"`
-	PersonID string `gorm:"primaryKey;size:40;index"`
+	Asking
 }
 
 // ReviewFilter narrows a list of reviews.
@@ -125,29 +128,4 @@ func reviewsOf(db *gorm.DB, orgID, reportID string) ([]Review, error) {
 	var out []Review
 	err := db.Where("organization_id = ? AND report_id = ?", orgID, reportID).Order("id").Find(&out).Error
 	return out, err
-}
-
-// OpenReviewsFor lists the open reviews personID was asked to review and
-// has not returned a verdict on, the earliest expiring first.
-func (s *RequestStore) OpenReviewsFor(ctx context.Context, orgID, personID string, limit int) ([]Review, error) {
-	return reviewsWaitingOn(s.db.WithContext(ctx), orgID, personID, max(limit, 1), "expires_at", "id")
-}
-
-// reviewsWaitingOn lists the organisation's open reviews that ask
-// personID and have no verdict from them, in order.
-func reviewsWaitingOn(tx *gorm.DB, orgID, personID string, limit int, order ...string) ([]Review, error) {
-	q := tx.Where("organization_id = ? AND status = ?", orgID, states.Open).
-		Where("id IN (?)", tx.Model(&ReviewReviewer{}).Select("review_id").Where("person_id = ?", personID))
-	return firstWaiting(q, limit, order, func(r *Review) bool { return !r.Reviewed(personID) })
-}
-
-// openReviewsOf lists the ids of the reviews waiting on personID
-// (reviewsWaitingOn), oldest first.
-func openReviewsOf(tx *gorm.DB, orgID, personID string) ([]string, error) {
-	open, err := reviewsWaitingOn(tx, orgID, personID, 0, "id")
-	ids := make([]string, len(open))
-	for i, r := range open {
-		ids[i] = r.ID
-	}
-	return ids, err
 }

@@ -327,6 +327,7 @@ type Table[T any] interface {
 	DeleteUnstarted(ctx context.Context, orgID, id string) error
 	Statuses(ctx context.Context, ids []string) (map[string]string, error)
 	Unowned(ctx context.Context, olderThan time.Time, limit int) ([]T, error)
+	Waiting(ctx context.Context, orgID, personID string, order models.InboxOrder, limit int) ([]T, error)
 }
 
 // Spec is what a request kind tells the shared paths about itself.
@@ -356,6 +357,7 @@ type Spec[T any] struct {
 type Lifecycle[T any] struct {
 	kind    string
 	states  []string
+	table   Table[T]
 	records *Records[T]
 }
 
@@ -367,7 +369,7 @@ func NewLifecycle[T any](d Deps, k Spec[T]) *Lifecycle[T] {
 		Reveal: k.Table.Reveal, Start: k.Start, WorkflowID: k.WorkflowID, Head: k.Head, Asked: k.Asked,
 		Statuses: k.Table.Statuses, Unowned: k.Table.Unowned, Log: d.Logger, Store: d.Store, Temporal: d.Temporal}
 	r.Watch(d.Store.Changes())
-	return &Lifecycle[T]{kind: k.Kind, states: k.States, records: r}
+	return &Lifecycle[T]{kind: k.Kind, states: k.States, table: k.Table, records: r}
 }
 
 // Kind names the kind for the reconciler (requests.Owned).
@@ -388,6 +390,15 @@ func (l *Lifecycle[T]) Get(ctx context.Context, orgID, id string) (*T, error) {
 // a guest only those asking them to act.
 func (l *Lifecycle[T]) View(ctx context.Context, who models.Actor, id string) (*T, error) {
 	return l.records.View(ctx, who, id)
+}
+
+// Waiting lists the open records waiting on the person who acts (asked,
+// and not yet done what each asks of them), in order, at most limit.
+func (l *Lifecycle[T]) Waiting(ctx context.Context, orgID string, who models.Actor, order models.InboxOrder, limit int) ([]T, error) {
+	if err := who.NeedPerson("an inbox"); err != nil {
+		return nil, err
+	}
+	return l.table.Waiting(ctx, orgID, who.ID, order, limit)
 }
 
 // Wait returns the record once it has settled, or after timeout (0 to

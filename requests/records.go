@@ -9,6 +9,15 @@ type (
 	Page          = models.Page
 	Settled       = models.Settled
 	HistoryFilter = models.HistoryFilter
+	// InboxOrder is the order an inbox lists what waits on a person.
+	InboxOrder = models.InboxOrder
+)
+
+// The orders of an inbox: the earliest due (then the most severe risk)
+// first, or the most recently created first.
+const (
+	MostUrgent = models.MostUrgent
+	Newest     = models.Newest
 )
 
 // The risk levels of a request, highest last.

@@ -230,16 +230,6 @@ func (s *Service) List(ctx context.Context, orgID string, f models.ReviewFilter,
 	return s.store.ListReviews(ctx, orgID, f, p)
 }
 
-// Waiting lists the open reviews a person has yet to return a verdict on,
-// the earliest expiring first: one page of p.Limit.
-func (s *Service) Waiting(ctx context.Context, orgID string, who models.Actor, p models.Page) ([]models.Review, string, error) {
-	if err := who.NeedPerson("an inbox"); err != nil {
-		return nil, "", err
-	}
-	rows, err := s.store.OpenReviewsFor(ctx, orgID, who.ID, p.Limit)
-	return rows, "", err
-}
-
 // VerdictInput is a reviewer's verdict.
 type VerdictInput struct {
 	Verdict string `json:"verdict" validate:"required,oneof=approved changes_requested"`

@@ -283,7 +283,7 @@ func TestApprovalPageShowsItsExecution(t *testing.T) {
 		ctx := context.Background()
 		report := func(title string, mismatch bool) string {
 			a := s.approval(t, title, models.RiskLow, time.Now().Add(time.Hour), s.ada.ID)
-			require.NoError(t, db.Model(&models.Approval{}).Where("id = ?", a.ID).Update("status", "approved").Error)
+			testenv.Transition(t, s.store.Approvals(), s.org.ID, a.ID, 1, func(a *models.Approval) { a.Status = "approved" })
 			started := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
 			_, err := s.store.RecordReceipt(ctx, models.ReceiptRecord{Receipt: &models.Receipt{OrganizationID: s.org.ID,
 				TokenID: "jti_" + a.ID, ApprovalID: &a.ID, Outcome: models.OutcomeFailed, InputSHA256: "a", ApprovedSHA256: "b",

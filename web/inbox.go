@@ -56,12 +56,12 @@ func (p *Pages) inbox(c *gin.Context) {
 		p.Fail(c, err)
 		return
 	}
-	cols, _, err := p.collections.Waiting(c.Request.Context(), person.Organization.ID, person.Actor(), requests.Page{Limit: inboxLimit})
+	cols, err := p.collections.Waiting(c.Request.Context(), person.Organization.ID, person.Actor(), requests.MostUrgent, inboxLimit)
 	if err != nil {
 		p.Fail(c, err)
 		return
 	}
-	revs, _, err := p.reviews.Waiting(c.Request.Context(), person.Organization.ID, person.Actor(), requests.Page{Limit: inboxLimit})
+	revs, err := p.reviews.Waiting(c.Request.Context(), person.Organization.ID, person.Actor(), requests.MostUrgent, inboxLimit)
 	if err != nil {
 		p.Fail(c, err)
 		return

@@ -220,7 +220,7 @@ func TestSignInFlowEndToEnd(t *testing.T) {
 		critical := s.approval(t, "Delete backups", models.RiskCritical, later, s.ada.ID, other.ID)
 		notMine := s.approval(t, "Not for Ada", models.RiskHigh, soon, other.ID)
 		decided := s.approval(t, "Already decided", models.RiskHigh, soon, s.ada.ID)
-		require.NoError(t, db.Model(&models.Approval{}).Where("id = ?", decided.ID).Update("status", "approved").Error)
+		testenv.Transition(t, s.store.Approvals(), s.org.ID, decided.ID, 1, func(a *models.Approval) { a.Status = "approved" })
 
 		b := s.browser(t)
 		r := b.get("/inbox")

@@ -25,8 +25,8 @@ func (l *load) plans(ctx context.Context) (map[string]string, error) {
 	if err := db.Raw("SELECT id FROM members WHERE organization_id = ? AND email = ?", l.st.Org, l.st.HotEmail).Scan(&hotID).Error; err != nil {
 		return nil, err
 	}
-	for _, table := range []string{"approvals", "approval_approvers", "collections", "events", "deliveries"} {
-		if err := db.Exec("ANALYZE " + table).Error; err != nil {
+	for _, table := range []string{"approvals", "approval_approvers", "collections", "collection_respondents", "events", "deliveries"} {
+		if err := db.Exec("VACUUM ANALYZE " + table).Error; err != nil {
 			return nil, err
 		}
 	}
@@ -59,11 +59,15 @@ func (l *load) plans(ctx context.Context) (map[string]string, error) {
 		}},
 		{"metrics: open and overdue requests", func(c context.Context) error { _, err := s.Readings(c); return err }},
 		{"inbox: the hot person's approvals, a page", func(c context.Context) error {
-			_, _, err := s.ListApprovals(c, l.st.Org, models.ApprovalFilter{Status: "pending", ApproverID: hotID}, page)
+			_, _, err := s.ListApprovals(c, l.st.Org, models.ApprovalFilter{Status: "pending", WaitingOn: hotID}, page)
 			return err
 		}},
 		{"inbox: the hot person's collections", func(c context.Context) error {
-			_, err := s.OpenCollectionsFor(c, l.st.Org, hotID, 50)
+			_, err := s.Collections().Waiting(c, l.st.Org, hotID, models.MostUrgent, 50)
+			return err
+		}},
+		{"inbox: the hot person's newest collections (the inbox of every kind)", func(c context.Context) error {
+			_, err := s.Collections().Waiting(c, l.st.Org, hotID, models.Newest, 50)
 			return err
 		}},
 		{"inbox page: the hot person's most urgent approvals and counts", func(c context.Context) error {
