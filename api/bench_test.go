@@ -286,9 +286,7 @@ func BenchmarkGetApproval(b *testing.B) {
 			for i := range ids {
 				body, err := s.call("POST", "/api/v1/approvals", benchBody, http.StatusCreated)
 				require.NoError(b, err)
-				var a struct{ ID string }
-				require.NoError(b, json.Unmarshal(body, &a))
-				ids[i] = a.ID
+				ids[i] = createdID(b, body)
 			}
 			s.settle(b, &models.Approval{})
 			for _, clients := range benchClients {
