@@ -23,16 +23,10 @@ type Asking struct {
 	// Waiting is set while the request is open and the person has not yet
 	// done what it asks of them (a reply, a verdict).
 	Waiting bool `gorm:"not null;default:false"`
-	// DueAt is when the request wants its people to act by, and RiskRank
-	// orders those due at once, the most severe first (0).
-	DueAt    *time.Time
+	// DueAt is when the request wants its people to act by, in UTC, and
+	// RiskRank orders those due at once, the most severe first (0).
+	DueAt    time.Time
 	RiskRank int `gorm:"not null;default:0"`
-}
-
-// same reports whether two rows say the same.
-func (a Asking) same(b Asking) bool {
-	return a.OrganizationID == b.OrganizationID && a.PersonID == b.PersonID && a.Waiting == b.Waiting &&
-		a.RiskRank == b.RiskRank && (a.DueAt == nil) == (b.DueAt == nil) && (a.DueAt == nil || a.DueAt.Equal(*b.DueAt))
 }
 
 // InboxOrder is the order an inbox lists what waits.
@@ -68,7 +62,7 @@ func (k *requestKind[T]) asking(h requestHead, rec *T) []Asking {
 	rows := make([]Asking, len(*h.asked))
 	for i, p := range *h.asked {
 		waiting := *h.status == k.open && (k.acted == nil || !k.acted(rec, p))
-		rows[i] = Asking{OrganizationID: h.organizationID, PersonID: p, Waiting: waiting, DueAt: &due, RiskRank: rank}
+		rows[i] = Asking{OrganizationID: h.organizationID, PersonID: p, Waiting: waiting, DueAt: due, RiskRank: rank}
 	}
 	return rows
 }

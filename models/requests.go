@@ -182,7 +182,7 @@ func (r Requests[T, P]) Apply(ctx context.Context, ch RequestChange[T]) (*T, err
 		},
 		func(tx *gorm.DB, rec *T) error {
 			h := P(rec).head()
-			if now := r.k.asking(h, rec); !slices.EqualFunc(asking, now, Asking.same) {
+			if now := r.k.asking(h, rec); !slices.Equal(asking, now) {
 				if err := tx.Where(r.k.askedColumn+" = ?", *h.id).Delete(r.k.askedIndex).Error; err != nil {
 					return err
 				}
