@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -75,6 +76,7 @@ func BenchmarkListsBacklog(b *testing.B) {
 	db := s.uncounted()
 	var bob string
 	require.NoError(b, db.Raw("SELECT id FROM members WHERE email = 'bob@example.com'").Scan(&bob).Error)
+	at := time.Now().UTC()
 	for _, k := range []struct {
 		table, asked, column string
 		n                    int
@@ -83,13 +85,13 @@ func BenchmarkListsBacklog(b *testing.B) {
 		// so they are well formed and page like the API's.
 		id := `left(r.id, length(r.id) - 8) || lpad(g::text, 8, '0')`
 		require.NoError(b, db.Exec(`INSERT INTO `+k.table+` SELECT (jsonb_populate_record(NULL::`+k.table+`, to_jsonb(r) ||
-			jsonb_build_object('id', `+id+`, 'expires_at', now() + (g % 20000) * interval '1 minute'))).*
-			FROM `+k.table+` r, generate_series(1, ?) g`, k.n).Error)
+			jsonb_build_object('id', `+id+`, 'expires_at', ?::timestamptz + (g % 20000) * interval '1 minute'))).*
+			FROM `+k.table+` r, generate_series(1, ?) g`, at, k.n).Error)
 		require.NoError(b, db.Exec(`INSERT INTO `+k.asked+` SELECT (jsonb_populate_record(NULL::`+k.asked+`, to_jsonb(r) ||
 			jsonb_build_object('`+k.column+`', left(r.`+k.column+`, length(r.`+k.column+`) - 8) || lpad(g::text, 8, '0'),
 				'person_id', CASE WHEN g % 10 = 0 THEN ? ELSE 'mem_' || (g % 500) END,
-				'due_at', now() + (g % 20000) * interval '1 minute', 'risk_rank', g % 4))).*
-			FROM `+k.asked+` r, generate_series(1, ?) g`, bob, k.n).Error)
+				'due_at', ?::timestamptz + (g % 20000) * interval '1 minute'))).*
+			FROM `+k.asked+` r, generate_series(1, ?) g`, bob, at, k.n).Error)
 	}
 	require.NoError(b, db.Exec("VACUUM ANALYZE").Error)
 	var waiting int64

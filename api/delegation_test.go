@@ -342,13 +342,18 @@ func TestRequesterCannotDecideThroughADelegation(t *testing.T) {
 		}
 		require.Equal(t, 204, s.do(t, "DELETE", "/api/v1/me/delegation", s.bobToken, "", nil).status)
 
-		// Ada asks herself and Bob, then hands hers to Cy: Cy may not
-		// decide as Ada; Bob still may.
+		// Ada asks herself and Bob, then hands hers to Cy: the request
+		// never waited on Ada, so it is not handed to Cy, who may not
+		// decide it; Bob still may.
 		own := s.create(t, s.memberToken, `{"title":"Team offsite","approvers":["ada@example.com","bob@example.com"]}`)
 		s.delegate(t, s.memberToken, "cy@example.com")
+		got = s.do(t, "GET", "/api/v1/approvals/"+own["id"].(string), s.agentKey, "", nil)
+		for _, p := range got.decoded["resolvedApprovers"].([]any) {
+			assert.NotEqual(t, "cy@example.com", p.(map[string]any)["email"], "the requester's delegate is not asked")
+		}
 		r := s.do(t, "POST", "/api/v1/approvals/"+own["id"].(string)+"/decision", s.cyToken, `{"decision":"approve"}`, nil)
 		assert.Equal(t, 403, r.status, string(r.body))
-		assert.Contains(t, errField(r, "message"), "you stand in for Ada, who created this request")
+		assert.Contains(t, errField(r, "message"), "you are not among this request's approvers")
 		r = s.do(t, "POST", "/api/v1/approvals/"+own["id"].(string)+"/decision", s.bobToken, `{"decision":"approve"}`, nil)
 		require.Equal(t, 200, r.status, string(r.body))
 		assert.Nil(t, r.decoded["decidedOnBehalfOf"])

@@ -207,12 +207,7 @@ type Inbox struct {
 	// Items are at most the limit asked for, the earliest expiry first,
 	// then the highest risk.
 	Items []Approval
-	// Total counts every pending approval the person may decide.
-	Total int
-	// ByRisk counts them by risk.
-	ByRisk map[string]int
-	// DueBefore counts those expiring before the time asked for.
-	DueBefore int
+	Counts
 }
 
 // PendingFor returns the inbox of personID: its most urgent limit items,
@@ -220,27 +215,12 @@ type Inbox struct {
 // the most urgent request, and counts over the whole backlog.
 func (s *RequestStore) PendingFor(ctx context.Context, orgID, personID string, dueBefore time.Time, limit int) (*Inbox, error) {
 	db := s.db.WithContext(ctx)
-	in := &Inbox{ByRisk: map[string]int{}}
-	var err error
-	if in.Items, err = approvalKind.waiting(db, orgID, personID, MostUrgent, limit); err != nil {
+	items, err := approvalKind.waiting(db, orgID, personID, MostUrgent, limit)
+	if err != nil {
 		return nil, err
 	}
-	var counts []struct {
-		RiskRank int
-		Count    int
-		DueSoon  int
-	}
-	if err := approvalKind.askingOf(db, orgID, personID).
-		Select("risk_rank, COUNT(*) AS count, SUM(CASE WHEN due_at < ? THEN 1 ELSE 0 END) AS due_soon", dueBefore.UTC()).
-		Group("risk_rank").Find(&counts).Error; err != nil {
-		return nil, err
-	}
-	for _, c := range counts {
-		in.ByRisk[riskLevels[min(c.RiskRank, len(riskLevels)-1)]] += c.Count
-		in.Total += c.Count
-		in.DueBefore += c.DueSoon
-	}
-	return in, nil
+	counts, err := approvalKind.counts(db, orgID, personID, dueBefore)
+	return &Inbox{Items: items, Counts: counts}, err
 }
 
 func (a *Approval) head() requestHead {
@@ -252,7 +232,13 @@ var approvalKind = &requestKind[Approval]{subject: events.RequestApproval, idPre
 	callback: colApprovalCallback, table: "approvals", askedTable: "approval_approvers", askedIndex: &ApprovalApprover{},
 	askedColumn: "approval_id", load: loadApprovals,
 	dueAt: func(a *Approval) time.Time { return a.ExpiresAt },
-	risk:  func(a *Approval) string { return a.Risk }}
+	// Done: who approved (or the approver they stand in for), and the
+	// requester, who may not decide, also not standing in for them.
+	acted: func(a *Approval, personID string) bool {
+		via := func(id string) []Via { return a.ApproverVia.V[id] }
+		return voice(via(personID), personID) == a.Requester || actedFor(via, a.ApprovedBy, personID)
+	},
+	risk: func(a *Approval) string { return a.Risk }}
 
 // Approvals are the approvals on the paths every kind shares.
 func (s *RequestStore) Approvals() Requests[Approval, *Approval] {

@@ -139,7 +139,13 @@ var collectionKind = &requestKind[Collection]{subject: events.RequestCollection,
 		}
 		return c.ExpiresAt
 	},
-	acted:     (*Collection).Replied,
+	acted: func(c *Collection, personID string) bool {
+		replied := make([]string, len(c.Replies.V))
+		for i, r := range c.Replies.V {
+			replied[i] = r.RespondentID
+		}
+		return actedFor(refsVia(c.Asked.V), replied, personID)
+	},
 	askedRefs: func(c *Collection) *JSON[[]PersonRef] { return &c.Asked },
 	prepare: func(c *Collection) {
 		if c.Replies.V == nil {

@@ -330,9 +330,9 @@ func (s *DirectoryStore) GuestByEmail(ctx context.Context, orgID, email string) 
 type RemovedGuest struct {
 	// Guest is the removed guest; nil when an earlier call removed it.
 	Guest *Guest
-	// Pending are the pending approvals that still list the guest among
-	// their approvers. Only their workflows change that (see
-	// ApplyApprovalChange), so the caller takes the guest off each.
+	// Pending are the pending approvals that still wait on the guest.
+	// Only their workflows change that (see Requests.Apply), so the
+	// caller takes the guest off each.
 	Pending []string
 	// Open are the open collections that still list the guest among
 	// their respondents without a reply from them.

@@ -2,7 +2,9 @@ package models
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -10,11 +12,11 @@ import (
 
 // The asked index of each kind (approval_approvers,
 // collection_respondents, review_reviewers) answers "what waits on this
-// person, most urgent first" from one index: each row carries whether the
-// request still waits on that person and the request's urgency, written
-// with the record at creation and by every transition that changes them
-// (Requests.Apply). The index is partial, over the rows still waiting, so
-// a person's inbox reads only their open requests whatever the history.
+// person, most urgent first": each row carries whether the request still
+// waits on that person and the request's urgency, written with the record
+// at creation and brought in step by every transition (Requests.Apply).
+// Two partial indexes over the rows still waiting, one per order, let a
+// person's inbox read only their open requests whatever the history.
 
 // Asking is what a row of an asked index holds beside the request's id.
 type Asking struct {
@@ -51,6 +53,36 @@ func riskRank(risk string) int {
 	return len(riskLevels) - 1
 }
 
+// voice is the person whose act personID's is: whom they stand in for
+// when the request asked them only as a delegate (via), else themselves.
+// A person and whoever stands in for them act once between them, as the
+// workflows count.
+func voice(via []Via, personID string) string {
+	if v, ok := StandsInFor(via); ok {
+		return v.ID
+	}
+	return personID
+}
+
+// actedFor reports whether one of those who acted (by) acted for the
+// person personID acts for; viaOf is how the request named each person.
+func actedFor(viaOf func(string) []Via, by []string, personID string) bool {
+	mine := voice(viaOf(personID), personID)
+	return slices.ContainsFunc(by, func(b string) bool { return voice(viaOf(b), b) == mine })
+}
+
+// refsVia is viaOf for a request that keeps its people as refs.
+func refsVia(refs []PersonRef) func(string) []Via {
+	return func(id string) []Via {
+		for _, r := range refs {
+			if r.ID == id {
+				return r.Via
+			}
+		}
+		return nil
+	}
+}
+
 // asking returns the index rows of rec: one per person it asks, in the
 // order asked.
 func (k *requestKind[T]) asking(h requestHead, rec *T) []Asking {
@@ -65,6 +97,32 @@ func (k *requestKind[T]) asking(h requestHead, rec *T) []Asking {
 		rows[i] = Asking{OrganizationID: h.organizationID, PersonID: p, Waiting: waiting, DueAt: due, RiskRank: rank}
 	}
 	return rows
+}
+
+// syncAsking brings the index rows of rec in step with it, rewriting them
+// only when they differ from the rows stored. Comparing with what is
+// stored, not with the record before the change, also mends rows that a
+// process of an earlier version wrote during a rolling upgrade (without
+// the inbox's columns, or left waiting after it changed the record).
+func (k *requestKind[T]) syncAsking(tx *gorm.DB, h requestHead, rec *T) error {
+	want := k.asking(h, rec)
+	var have []Asking
+	if err := tx.Table(k.askedTable).Where(k.askedColumn+" = ?", *h.id).Find(&have).Error; err != nil {
+		return err
+	}
+	for i := range have {
+		have[i].DueAt = have[i].DueAt.UTC()
+	}
+	byPerson := func(a, b Asking) int { return strings.Compare(a.PersonID, b.PersonID) }
+	slices.SortFunc(want, byPerson)
+	slices.SortFunc(have, byPerson)
+	if slices.Equal(want, have) {
+		return nil
+	}
+	if err := tx.Where(k.askedColumn+" = ?", *h.id).Delete(k.askedIndex).Error; err != nil {
+		return err
+	}
+	return k.insertAsking(tx, *h.id, want)
 }
 
 // insertAsking writes the index rows of request id.
@@ -101,7 +159,7 @@ func (k *requestKind[T]) waiting(tx *gorm.DB, orgID, personID string, order Inbo
 		q = q.Order(a + ".due_at").Order(a + ".risk_rank").Order(id)
 	}
 	var out []T
-	if err := q.Limit(limit).Find(&out).Error; err != nil {
+	if err := q.Limit(max(limit, 1)).Find(&out).Error; err != nil {
 		return nil, err
 	}
 	recs := make([]*T, len(out))
@@ -112,6 +170,44 @@ func (k *requestKind[T]) waiting(tx *gorm.DB, orgID, personID string, order Inbo
 		return out, k.load(tx, orgID, recs)
 	}
 	return out, nil
+}
+
+// Counts are how many requests wait on a person: in all, by risk (for a
+// kind with one) and due before a time.
+type Counts struct {
+	Total     int
+	ByRisk    map[string]int
+	DueBefore int
+}
+
+// counts counts the organisation's records waiting on personID from the
+// asked index alone.
+func (k *requestKind[T]) counts(tx *gorm.DB, orgID, personID string, dueBefore time.Time) (Counts, error) {
+	var rows []struct {
+		RiskRank int
+		Count    int
+		DueSoon  int
+	}
+	out := Counts{ByRisk: map[string]int{}}
+	if err := k.askingOf(tx, orgID, personID).
+		Select("risk_rank, COUNT(*) AS count, SUM(CASE WHEN due_at < ? THEN 1 ELSE 0 END) AS due_soon", dueBefore.UTC()).
+		Group("risk_rank").Find(&rows).Error; err != nil {
+		return out, err
+	}
+	for _, r := range rows {
+		if k.risk != nil {
+			out.ByRisk[riskLevels[min(r.RiskRank, len(riskLevels)-1)]] += r.Count
+		}
+		out.Total += r.Count
+		out.DueBefore += r.DueSoon
+	}
+	return out, nil
+}
+
+// Counts counts the organisation's records waiting on personID, and those
+// due before dueBefore.
+func (r Requests[T, P]) Counts(ctx context.Context, orgID, personID string, dueBefore time.Time) (Counts, error) {
+	return r.k.counts(r.s.db.WithContext(ctx), orgID, personID, dueBefore)
 }
 
 // waitingIDs lists the ids of the organisation's records waiting on
@@ -126,4 +222,57 @@ func (k *requestKind[T]) waitingIDs(tx *gorm.DB, orgID, personID string) ([]stri
 // open, and not yet acted on by them), in order, at most limit.
 func (r Requests[T, P]) Waiting(ctx context.Context, orgID, personID string, order InboxOrder, limit int) ([]T, error) {
 	return r.k.waiting(r.s.db.WithContext(ctx), orgID, personID, order, limit)
+}
+
+// MendAsking brings in step the asked rows that processes of an earlier
+// version left behind and no transition will come to mend: rows without
+// the organisation (written before the inbox's columns), and rows still
+// waiting on a request no longer open. A worker runs it as it starts, so
+// the last worker a rolling upgrade restarts mends what the old ones did.
+// It returns how many requests it mended.
+func (s *RequestStore) MendAsking(ctx context.Context) (int, error) {
+	total := 0
+	for _, mend := range []func(context.Context) (int, error){s.Approvals().mendAsking, s.Collections().mendAsking, s.Reviews().mendAsking} {
+		n, err := mend(ctx)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// mendBatch is how many requests MendAsking looks up at once.
+const mendBatch = 200
+
+func (r Requests[T, P]) mendAsking(ctx context.Context) (int, error) {
+	k, db := r.k, r.s.db.WithContext(ctx)
+	a, id := k.askedTable, k.askedTable+"."+k.askedColumn
+	seen := map[string]bool{}
+	for {
+		var stale []string
+		if err := db.Table(a).Distinct(id).Joins("JOIN "+k.table+" ON "+k.table+".id = "+id).
+			Where(a+".organization_id = '' OR ("+a+".waiting AND "+k.table+".status <> ?)", k.open).
+			Limit(mendBatch).Pluck(id, &stale).Error; err != nil {
+			return len(seen), err
+		}
+		if len(stale) == 0 {
+			return len(seen), nil
+		}
+		for _, reqID := range stale {
+			if seen[reqID] {
+				return len(seen), fmt.Errorf("the asked rows of %s stay out of step with it", reqID)
+			}
+			seen[reqID] = true
+			if err := db.Transaction(func(tx *gorm.DB) error {
+				var rec T
+				if err := tx.Clauses(lockForUpdate(tx)...).Where("id = ?", reqID).Take(&rec).Error; err != nil {
+					return err
+				}
+				return k.syncAsking(tx, P(&rec).head(), &rec)
+			}); err != nil {
+				return len(seen), err
+			}
+		}
+	}
 }

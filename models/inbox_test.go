@@ -202,6 +202,9 @@ func TestTheInboxMigrationFillsTheIndex(t *testing.T) {
 				asked("review_reviewers", "review_id", r.ID, "mem_a")
 			}
 			require.NoError(t, models.Migrate(db))
+			// A migration that failed part way is taken again from the start.
+			require.NoError(t, db.Table("migrations").Where("id = ?", "202612050001_inbox_order").Delete(nil).Error)
+			require.NoError(t, models.Migrate(db))
 
 			in, err := s.PendingFor(ctx, org.ID, "mem_a", at.Add(30*time.Minute), 10)
 			require.NoError(t, err)
@@ -229,4 +232,102 @@ func idsOf[T any](rows []T, id func(T) string) []string {
 		out[i] = id(r)
 	}
 	return out
+}
+
+// TestWhoHasActedLeavesTheInbox: a request stops waiting on whoever has
+// done what it asks, counted as the workflows count: an approver who
+// approved a request needing two, whoever stands in for them or whom they
+// stand in for, and the requester, who may not decide their own request.
+func TestWhoHasActedLeavesTheInbox(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db, testenv.Keys())
+		org := newOrg(t, s)
+		asBobsDelegate := []models.Via{{Field: "approvers", Kind: models.ViaDelegation, ID: "mem_bob", Name: "Bob"}}
+		a := &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskLow, RequiredApprovals: 2,
+			ApproverIDs: models.StringList{"mem_ada", "mem_bob", "mem_cy", "mem_dan"},
+			ApproverVia: models.JSON[map[string][]models.Via]{V: map[string][]models.Via{"mem_cy": asBobsDelegate}},
+			ExpiresAt:   time.Now().Add(time.Hour).UTC(), Requester: "mem_dan", RequestedBy: "Dan"}
+		_, err := s.Approvals().Create(ctx, a, nil)
+		require.NoError(t, err)
+		waiting := func(person string) bool {
+			in, err := s.PendingFor(ctx, org.ID, person, time.Now(), 10)
+			require.NoError(t, err)
+			return in.Total == 1
+		}
+		assert.True(t, waiting("mem_ada"))
+		assert.True(t, waiting("mem_bob"))
+		assert.False(t, waiting("mem_dan"), "the requester may not decide their own request")
+
+		testenv.Transition(t, s.Approvals(), org.ID, a.ID, 1, func(a *models.Approval) {
+			a.ApprovedBy = models.StringList{"mem_cy"}
+			a.ApprovalsSoFar = 1
+		})
+		assert.True(t, waiting("mem_ada"), "one approval of two: still pending")
+		assert.False(t, waiting("mem_cy"), "Cy approved")
+		assert.False(t, waiting("mem_bob"), "Cy stood in for Bob")
+
+		c := &models.Collection{OrganizationID: org.ID, Title: "Budgets", RespondentIDs: models.StringList{"mem_bob", "mem_cy"},
+			Asked:             models.JSON[[]models.PersonRef]{V: []models.PersonRef{{ID: "mem_bob"}, {ID: "mem_cy", Via: asBobsDelegate}}},
+			RequiredResponses: 1, ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_1", RequestedBy: "agent"}
+		_, err = s.Collections().Create(ctx, c, nil)
+		require.NoError(t, err)
+		testenv.Transition(t, s.Collections(), org.ID, c.ID, 1, func(c *models.Collection) {
+			c.Replies.V = []models.Reply{{RespondentID: "mem_bob", SubmittedAt: models.Now()}}
+		})
+		for _, p := range []string{"mem_bob", "mem_cy"} {
+			rows, err := s.Collections().Waiting(ctx, org.ID, p, models.MostUrgent, 10)
+			require.NoError(t, err)
+			assert.Empty(t, rows, "%s: Bob replied, in his own name, for the delegate too", p)
+		}
+	})
+}
+
+// TestRowsAnEarlierVersionWroteAreMended: during a rolling upgrade the
+// processes of the earlier version write asked rows without the inbox's
+// columns and settle requests without taking them off the inbox. A later
+// transition mends a request's rows; MendAsking, which a worker runs as it
+// starts, mends those of requests no transition will come to.
+func TestRowsAnEarlierVersionWroteAreMended(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db, testenv.Keys())
+		org := newOrg(t, s)
+		old := func(id string) *models.Approval {
+			a := &models.Approval{ID: id, OrganizationID: org.ID, Status: states.Pending, Title: id,
+				Risk: models.RiskLow, ApproverIDs: models.StringList{"mem_ada"}, RequiredApprovals: 1, Requester: "key_1",
+				RequestedBy: "agent", ExpiresAt: time.Now().Add(time.Hour).UTC()}
+			require.NoError(t, db.Create(a).Error)
+			require.NoError(t, db.Table("approval_approvers").Create(map[string]any{"approval_id": a.ID, "person_id": "mem_ada"}).Error)
+			return a
+		}
+		titles := func() []string {
+			in, err := s.PendingFor(ctx, org.ID, "mem_ada", time.Now(), 10)
+			require.NoError(t, err)
+			return idsOf(in.Items, func(a models.Approval) string { return a.Title })
+		}
+		transitioned := old("apr_01transitioned")
+		untouched := old("apr_01untouched")
+		assert.Empty(t, titles(), "rows without the inbox's columns list nothing")
+		testenv.Transition(t, s.Approvals(), org.ID, transitioned.ID, 1, func(*models.Approval) {})
+		assert.Equal(t, []string{transitioned.ID}, titles(), "a transition mends its request's rows")
+
+		settled := &models.Approval{OrganizationID: org.ID, Title: "settled by an old worker", Risk: models.RiskLow,
+			ApproverIDs: models.StringList{"mem_ada"}, RequiredApprovals: 1, Requester: "key_1", RequestedBy: "agent",
+			ExpiresAt: time.Now().Add(time.Hour).UTC()}
+		_, err := s.Approvals().Create(ctx, settled, nil)
+		require.NoError(t, err)
+		require.NoError(t, db.Model(settled).Updates(map[string]any{"status": states.Approved, "seq": 2}).Error)
+		assert.Len(t, titles(), 2, "still listed: its rows say it waits")
+
+		n, err := s.MendAsking(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 2, n, "the untouched request and the settled one")
+		in, err := s.PendingFor(ctx, org.ID, "mem_ada", time.Now(), 10)
+		require.NoError(t, err)
+		assert.ElementsMatch(t, []string{transitioned.ID, untouched.ID}, idsOf(in.Items, func(a models.Approval) string { return a.ID }))
+		n, err = s.MendAsking(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, n, "nothing left to mend")
+	})
 }

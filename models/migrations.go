@@ -3,7 +3,6 @@ package models
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/go-gormigrate/gormigrate/v2"
@@ -1282,9 +1281,15 @@ var migrations = []*gormigrate.Migration{
 				DueAt          *time.Time
 				RiskRank       int `gorm:"not null;default:0"`
 			}
-			for _, t := range askedTables {
+			// Each step may be taken again: the migration runs outside a
+			// transaction, and a second run completes a first that failed.
+			for _, t := range inboxOrderTables {
+				m := tx.Table(t.asked).Migrator()
 				for _, col := range []string{"OrganizationID", "Waiting", "DueAt", "RiskRank"} {
-					if err := tx.Table(t.asked).Migrator().AddColumn(&Asking{}, col); err != nil {
+					if m.HasColumn(&Asking{}, col) {
+						continue
+					}
+					if err := m.AddColumn(&Asking{}, col); err != nil {
 						return err
 					}
 				}
@@ -1298,7 +1303,7 @@ var migrations = []*gormigrate.Migration{
 				// One index per order an inbox reads: the most urgent, and
 				// the newest (also every id waiting, for a delegation).
 				for name, cols := range map[string]string{"_waiting": "due_at, risk_rank, " + t.column, "_waiting_id": t.column} {
-					if err := tx.Exec("CREATE INDEX idx_" + t.asked + name + " ON " + t.asked +
+					if err := tx.Exec("CREATE INDEX IF NOT EXISTS idx_" + t.asked + name + " ON " + t.asked +
 						" (organization_id, person_id, " + cols + ") WHERE waiting").Error; err != nil {
 						return err
 					}
@@ -1313,7 +1318,7 @@ var migrations = []*gormigrate.Migration{
 				DueAt          *time.Time
 				RiskRank       int
 			}
-			for _, t := range askedTables {
+			for _, t := range inboxOrderTables {
 				for _, name := range []string{"_waiting", "_waiting_id"} {
 					if err := tx.Exec("DROP INDEX idx_" + t.asked + name).Error; err != nil {
 						return err
@@ -1330,17 +1335,17 @@ var migrations = []*gormigrate.Migration{
 	},
 }
 
-// askedTable is a kind's asked index as migration
+// inboxOrderTable is a kind's asked index as migration
 // 202612050001_inbox_order fills it: the kind's table, its open status, its
 // due time and risk rank in SQL over its row (r), and in its JSON column
 // acted the people who have done what it asks, under the field
 // personField.
-type askedTable struct {
+type inboxOrderTable struct {
 	table, asked, column, open, due, rank string
 	acted, personField                    string
 }
 
-var askedTables = []askedTable{
+var inboxOrderTables = []inboxOrderTable{
 	{"approvals", "approval_approvers", "approval_id", "pending", "r.expires_at",
 		"CASE r.risk WHEN 'critical' THEN 0 WHEN 'high' THEN 1 WHEN 'medium' THEN 2 ELSE 3 END", "", ""},
 	{"collections", "collection_respondents", "collection_id", "open", "COALESCE(r.due_at, r.expires_at)", "0",
@@ -1350,7 +1355,7 @@ var askedTables = []askedTable{
 
 // actedBackfill takes the people who have acted on an open request (in its
 // JSON column t.acted) off its waiting rows, a page of requests at a time.
-func actedBackfill(tx *gorm.DB, t askedTable) error {
+func actedBackfill(tx *gorm.DB, t inboxOrderTable) error {
 	if t.acted == "" {
 		return nil
 	}
@@ -1366,8 +1371,8 @@ func actedBackfill(tx *gorm.DB, t askedTable) error {
 		}
 		for _, r := range rows {
 			var acted []map[string]any
-			if err := json.Unmarshal([]byte(r.Acted), &acted); err != nil {
-				return fmt.Errorf("%s %s: %w", t.table, r.ID, err)
+			if json.Unmarshal([]byte(r.Acted), &acted) != nil {
+				continue // unreadable: its next transition sets its rows (Requests.Apply)
 			}
 			for _, a := range acted {
 				person, _ := a[t.personField].(string)

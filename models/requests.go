@@ -167,28 +167,20 @@ func (r Requests[T, P]) Unowned(ctx context.Context, olderThan time.Time, limit 
 }
 
 // Apply writes a transition, its audit entry and its event in one
-// transaction (see applyRequestChange); a change to who is asked, or to
-// whom the record waits on and how urgently, rewrites the asked index with
-// it.
+// transaction (see applyRequestChange), and brings the asked index in step
+// with the record (who is asked, whom it still waits on, how urgently).
 func (r Requests[T, P]) Apply(ctx context.Context, ch RequestChange[T]) (*T, error) {
 	var before T
-	var asking []Asking
 	applied := false
 	rec, err := applyRequestChange[T, P](r.s, ctx, r.k.subject, ch,
 		func(rec *T) {
 			before, applied = *rec, true
-			asking = r.k.asking(P(rec).head(), rec)
 			*P(&before).head().asked = slices.Clone(*P(rec).head().asked)
 		},
 		func(tx *gorm.DB, rec *T) error {
 			h := P(rec).head()
-			if now := r.k.asking(h, rec); !slices.Equal(asking, now) {
-				if err := tx.Where(r.k.askedColumn+" = ?", *h.id).Delete(r.k.askedIndex).Error; err != nil {
-					return err
-				}
-				if err := r.k.insertAsking(tx, *h.id, now); err != nil {
-					return err
-				}
+			if err := r.k.syncAsking(tx, h, rec); err != nil {
+				return err
 			}
 			if was := *P(&before).head().asked; r.k.askedRefs != nil && !slices.Equal(was, *h.asked) {
 				if err := completeAsked(tx, h.organizationID, rec, r.k.askedRefs(rec)); err != nil {

@@ -76,7 +76,13 @@ var reviewKind = &requestKind[Review]{subject: events.RequestReview, idPrefix: i
 	callback: colReviewCallback, table: "reviews", askedTable: "review_reviewers", askedIndex: &ReviewReviewer{},
 	askedColumn: "review_id",
 	dueAt:       func(r *Review) time.Time { return r.ExpiresAt },
-	acted:       (*Review).Reviewed,
+	acted: func(r *Review, personID string) bool {
+		reviewed := make([]string, len(r.Verdicts.V))
+		for i, v := range r.Verdicts.V {
+			reviewed[i] = v.ReviewerID
+		}
+		return actedFor(refsVia(r.Asked.V), reviewed, personID)
+	},
 	prepare: func(r *Review) {
 		if r.Verdicts.V == nil {
 			r.Verdicts.V = []Verdict{}

@@ -328,6 +328,7 @@ type Table[T any] interface {
 	Statuses(ctx context.Context, ids []string) (map[string]string, error)
 	Unowned(ctx context.Context, olderThan time.Time, limit int) ([]T, error)
 	Waiting(ctx context.Context, orgID, personID string, order models.InboxOrder, limit int) ([]T, error)
+	Counts(ctx context.Context, orgID, personID string, dueBefore time.Time) (models.Counts, error)
 }
 
 // Spec is what a request kind tells the shared paths about itself.
@@ -399,6 +400,15 @@ func (l *Lifecycle[T]) Waiting(ctx context.Context, orgID string, who models.Act
 		return nil, err
 	}
 	return l.table.Waiting(ctx, orgID, who.ID, order, limit)
+}
+
+// WaitingCounts counts the open records waiting on the person who acts,
+// and those due before dueBefore.
+func (l *Lifecycle[T]) WaitingCounts(ctx context.Context, orgID string, who models.Actor, dueBefore time.Time) (models.Counts, error) {
+	if err := who.NeedPerson("an inbox"); err != nil {
+		return models.Counts{}, err
+	}
+	return l.table.Counts(ctx, orgID, who.ID, dueBefore)
 }
 
 // Wait returns the record once it has settled, or after timeout (0 to

@@ -9,8 +9,10 @@ type (
 	Page          = models.Page
 	Settled       = models.Settled
 	HistoryFilter = models.HistoryFilter
-	// InboxOrder is the order an inbox lists what waits on a person.
+	// InboxOrder is the order an inbox lists what waits on a person, and
+	// Counts how many wait.
 	InboxOrder = models.InboxOrder
+	Counts     = models.Counts
 )
 
 // The orders of an inbox: the earliest due (then the most severe risk)

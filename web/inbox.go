@@ -1,12 +1,14 @@
 package web
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/events"
@@ -51,33 +53,30 @@ type inboxPage struct {
 // first: the earliest expiry, then the highest risk.
 func (p *Pages) inbox(c *gin.Context) {
 	person := CurrentPerson(c)
-	in, err := p.approvals.Inbox(c.Request.Context(), person.Actor(), time.Now().Add(dueSoon), inboxLimit)
-	if err != nil {
-		p.Fail(c, err)
-		return
-	}
-	cols, err := p.collections.Waiting(c.Request.Context(), person.Organization.ID, person.Actor(), requests.MostUrgent, inboxLimit)
-	if err != nil {
-		p.Fail(c, err)
-		return
-	}
-	revs, err := p.reviews.Waiting(c.Request.Context(), person.Organization.ID, person.Actor(), requests.MostUrgent, inboxLimit)
-	if err != nil {
-		p.Fail(c, err)
-		return
-	}
-	page := inboxPage{Items: in.Items, Collections: cols, Reviews: revs, Total: in.Total + len(cols) + len(revs), DueSoon: in.DueBefore,
-		More: len(in.Items) < in.Total}
 	soon := time.Now().Add(dueSoon)
-	for _, col := range cols {
-		if (col.DueAt != nil && col.DueAt.Before(soon)) || col.ExpiresAt.Before(soon) {
-			page.DueSoon++
-		}
+	in, err := p.approvals.Inbox(c.Request.Context(), person.Actor(), soon, inboxLimit)
+	if err != nil {
+		p.Fail(c, err)
+		return
 	}
-	for _, r := range revs {
-		if r.ExpiresAt.Before(soon) {
-			page.DueSoon++
+	page := inboxPage{Items: in.Items, Total: in.Total, DueSoon: in.DueBefore, More: len(in.Items) < in.Total}
+	if page.Collections, err = p.collections.Waiting(c.Request.Context(), person.Organization.ID, person.Actor(), requests.MostUrgent, inboxLimit); err != nil {
+		p.Fail(c, err)
+		return
+	}
+	if page.Reviews, err = p.reviews.Waiting(c.Request.Context(), person.Organization.ID, person.Actor(), requests.MostUrgent, inboxLimit); err != nil {
+		p.Fail(c, err)
+		return
+	}
+	for _, count := range []func(context.Context, string, accounts.Actor, time.Time) (requests.Counts, error){
+		p.collections.WaitingCounts, p.reviews.WaitingCounts} {
+		n, err := count(c.Request.Context(), person.Organization.ID, person.Actor(), soon)
+		if err != nil {
+			p.Fail(c, err)
+			return
 		}
+		page.Total += n.Total
+		page.DueSoon += n.DueBefore
 	}
 	for _, r := range []string{requests.RiskCritical, requests.RiskHigh, requests.RiskMedium, requests.RiskLow} {
 		if n := in.ByRisk[r]; n > 0 {
