@@ -166,10 +166,11 @@ func (s *DirectoryStore) Authenticate(ctx context.Context, secret string) (Actor
 	}
 	db := s.db.WithContext(ctx)
 	var k APIKey
-	// Every call authenticates: the key and its organisation in one
-	// statement (a join), looked up afresh each time so a revocation holds
-	// at once.
-	if err := db.Joins("Organization").Where("api_keys.hash = ? AND api_keys.revoked_at IS NULL", HashSecret(secret)).Take(&k).Error; err != nil {
+	// Every call authenticates: the key, its organisation and a member
+	// token's member in one statement (joins), looked up afresh each time
+	// so a revocation or a deactivation holds at once.
+	if err := db.Joins("Organization").Joins("Member").Where("api_keys.hash = ? AND api_keys.revoked_at IS NULL", HashSecret(secret)).
+		Take(&k).Error; err != nil {
 		if errors.Is(err, gorm.ErrRecordNotFound) {
 			return Actor{}, errUnauthorized
 		}
@@ -182,9 +183,9 @@ func (s *DirectoryStore) Authenticate(ctx context.Context, secret string) (Actor
 	if k.MemberID == nil {
 		return KeyActor(org, &k, nil), nil
 	}
-	m, err := s.GetMember(ctx, k.OrganizationID, *k.MemberID)
-	if err != nil {
-		return Actor{}, err
+	m := k.Member
+	if m == nil || m.OrganizationID != k.OrganizationID {
+		return Actor{}, apperr.New(apperr.Unauthorized, "the member this token belongs to is gone")
 	}
 	if !m.Active {
 		return Actor{}, apperr.New(apperr.Unauthorized, "the member this token belongs to is inactive")

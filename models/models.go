@@ -130,9 +130,10 @@ type APIKey struct {
 	MemberID       *string    `gorm:"size:40;index"`
 	CreatedAt      time.Time
 	RevokedAt      *time.Time
-	// Organization is read with the key when a call authenticates, in
-	// the same statement.
+	// Organization, and Member for a member token, are read with the key
+	// when a call authenticates, in the same statement.
 	Organization *Organization `gorm:"foreignKey:OrganizationID"`
+	Member       *Member       `gorm:"foreignKey:MemberID"`
 }
 
 // TableName keeps the table name readable.

@@ -179,6 +179,18 @@ func TestMemberTokensStopWhenMemberIsInactive(t *testing.T) {
 		require.NoError(t, err)
 		_, err = s.Authenticate(ctx, secret)
 		assert.True(t, apperr.Is(err, apperr.Unauthorized))
+
+		// A token whose member is another organisation's acts as nobody.
+		other := newOrg(t, s)
+		stranger, err := s.CreateMember(ctx, other.ID, "s@example.com", "", "")
+		require.NoError(t, err)
+		ann, err := s.CreateMember(ctx, org.ID, "ann@example.com", "", "")
+		require.NoError(t, err)
+		k, secret, err := s.CreateMemberToken(ctx, org.ID, ann.ID)
+		require.NoError(t, err)
+		require.NoError(t, db.Model(k).Update("member_id", stranger.ID).Error)
+		_, err = s.Authenticate(ctx, secret)
+		assert.True(t, apperr.Is(err, apperr.Unauthorized), "%v", err)
 	})
 }
 
