@@ -80,14 +80,7 @@ func TestAuditChainUnderConcurrentWriters(t *testing.T) {
 func TestAuditChainMigrationChainsEarlierEntries(t *testing.T) {
 	for _, kind := range testenv.Databases {
 		t.Run(kind, func(t *testing.T) {
-			url := filepath.Join(t.TempDir(), "old.db")
-			if kind == "postgres" {
-				url = testenv.PostgresURL(t)
-			}
-			db, err := models.Open(url)
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = models.Close(db) })
-			require.NoError(t, models.MigrateBefore(db, "202611260004_audit_chain"))
+			db := openBefore(t, kind, "202611260004_audit_chain")
 			at := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
 			for i, row := range []struct{ org, id string }{{"org_a", "aud_2"}, {"org_b", "aud_3"}, {"org_a", "aud_1"}, {"org_a", "aud_4"}} {
 				require.NoError(t, db.Table("audit_entries").Create(map[string]any{"id": row.id, "organization_id": row.org,
@@ -103,7 +96,7 @@ func TestAuditChainMigrationChainsEarlierEntries(t *testing.T) {
 			require.NoError(t, db.Model(&models.AuditEntry{}).Where("organization_id = ?", "org_a").Order("position").Pluck("id", &order).Error)
 			assert.Equal(t, []string{"aud_2", "aud_4", "aud_1"}, order, "by time, then id")
 
-			_, err = s.CreateFlow(ctx, "org_a", "after", nil, models.Actor{ID: "key_1", Name: "agent"})
+			_, err := s.CreateFlow(ctx, "org_a", "after", nil, models.Actor{ID: "key_1", Name: "agent"})
 			require.NoError(t, err)
 			require.NoError(t, s.VerifyAuditChain(ctx, "org_a"), "a new entry follows the migrated ones")
 		})
@@ -112,3 +105,19 @@ func TestAuditChainMigrationChainsEarlierEntries(t *testing.T) {
 
 // flowData is flow.completed's data where the test does not look at it.
 func flowData(*models.FlowDetail) ([]byte, error) { return []byte(`{}`), nil }
+
+// openBefore opens a fresh database of kind migrated up to the migration
+// with id, for a test of what that migration does to rows written before
+// it.
+func openBefore(t *testing.T, kind, id string) *gorm.DB {
+	t.Helper()
+	url := filepath.Join(t.TempDir(), "old.db")
+	if kind == "postgres" {
+		url = testenv.PostgresURL(t)
+	}
+	db, err := models.Open(url)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = models.Close(db) })
+	require.NoError(t, models.MigrateBefore(db, id))
+	return db
+}

@@ -139,18 +139,25 @@ func (k *requestKind[T]) insertAsking(tx *gorm.DB, id string, rows []Asking) err
 }
 
 // askingOf selects the index rows of the organisation's requests waiting
-// on personID. The condition on waiting is literal so that PostgreSQL's
-// plans for any parameters may use the partial index.
+// on personID.
 func (k *requestKind[T]) askingOf(tx *gorm.DB, orgID, personID string) *gorm.DB {
-	return tx.Table(k.askedTable).Where("organization_id = ? AND person_id = ? AND waiting", orgID, personID)
+	return tx.Table(k.askedTable).Where(k.waitingOn(), orgID, personID)
+}
+
+// waitingOn is the condition on the index rows waiting on a person of an
+// organisation (its two parameters), named by table so that it holds in a
+// join too. The condition on waiting is literal so that PostgreSQL's plans
+// for any parameters may use the partial indexes.
+func (k *requestKind[T]) waitingOn() string {
+	a := k.askedTable
+	return a + ".organization_id = ? AND " + a + ".person_id = ? AND " + a + ".waiting"
 }
 
 // waiting lists the organisation's records waiting on personID in order,
 // at most limit of them, read through the asked index.
 func (k *requestKind[T]) waiting(tx *gorm.DB, orgID, personID string, order InboxOrder, limit int) ([]T, error) {
 	a, id := k.askedTable, k.askedTable+"."+k.askedColumn
-	q := tx.Model(new(T)).Joins("JOIN "+a+" ON "+id+" = "+k.table+".id").
-		Where(a+".organization_id = ? AND "+a+".person_id = ? AND "+a+".waiting", orgID, personID).
+	q := tx.Model(new(T)).Joins("JOIN "+a+" ON "+id+" = "+k.table+".id").Where(k.waitingOn(), orgID, personID).
 		Where(k.table+".organization_id = ?", orgID)
 	switch order {
 	case Newest:

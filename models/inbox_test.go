@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -155,14 +154,7 @@ func TestTheInboxFollowsEveryTransition(t *testing.T) {
 func TestTheInboxMigrationFillsTheIndex(t *testing.T) {
 	for _, kind := range testenv.Databases {
 		t.Run(kind, func(t *testing.T) {
-			url := filepath.Join(t.TempDir(), "old.db")
-			if kind == "postgres" {
-				url = testenv.PostgresURL(t)
-			}
-			db, err := models.Open(url)
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = models.Close(db) })
-			require.NoError(t, models.MigrateBefore(db, "202612050001_inbox_order"))
+			db := openBefore(t, kind, "202612050001_inbox_order")
 			ctx := context.Background()
 			s := models.NewStore(db, testenv.Keys())
 			org := newOrg(t, s)

@@ -1275,21 +1275,15 @@ var migrations = []*gormigrate.Migration{
 		// rows still waiting.
 		ID: "202612050001_inbox_order",
 		Migrate: func(tx *gorm.DB) error {
-			type Asking struct {
-				OrganizationID string `gorm:"size:40;not null;default:''"`
-				Waiting        bool   `gorm:"not null;default:false"`
-				DueAt          *time.Time
-				RiskRank       int `gorm:"not null;default:0"`
-			}
 			// Each step may be taken again: the migration runs outside a
 			// transaction, and a second run completes a first that failed.
 			for _, t := range inboxOrderTables {
 				m := tx.Table(t.asked).Migrator()
-				for _, col := range []string{"OrganizationID", "Waiting", "DueAt", "RiskRank"} {
-					if m.HasColumn(&Asking{}, col) {
+				for _, col := range inboxOrderFields {
+					if m.HasColumn(&inboxOrderColumns{}, col) {
 						continue
 					}
-					if err := m.AddColumn(&Asking{}, col); err != nil {
+					if err := m.AddColumn(&inboxOrderColumns{}, col); err != nil {
 						return err
 					}
 				}
@@ -1300,10 +1294,8 @@ var migrations = []*gormigrate.Migration{
 				if err := actedBackfill(tx, t); err != nil {
 					return err
 				}
-				// One index per order an inbox reads: the most urgent, and
-				// the newest (also every id waiting, for a delegation).
-				for name, cols := range map[string]string{"_waiting": "due_at, risk_rank, " + t.column, "_waiting_id": t.column} {
-					if err := tx.Exec("CREATE INDEX IF NOT EXISTS idx_" + t.asked + name + " ON " + t.asked +
+				for name, cols := range t.indexes() {
+					if err := tx.Exec("CREATE INDEX IF NOT EXISTS " + name + " ON " + t.asked +
 						" (organization_id, person_id, " + cols + ") WHERE waiting").Error; err != nil {
 						return err
 					}
@@ -1312,20 +1304,14 @@ var migrations = []*gormigrate.Migration{
 			return nil
 		},
 		Rollback: func(tx *gorm.DB) error {
-			type Asking struct {
-				OrganizationID string
-				Waiting        bool
-				DueAt          *time.Time
-				RiskRank       int
-			}
 			for _, t := range inboxOrderTables {
-				for _, name := range []string{"_waiting", "_waiting_id"} {
-					if err := tx.Exec("DROP INDEX idx_" + t.asked + name).Error; err != nil {
+				for name := range t.indexes() {
+					if err := tx.Exec("DROP INDEX " + name).Error; err != nil {
 						return err
 					}
 				}
-				for _, col := range []string{"OrganizationID", "Waiting", "DueAt", "RiskRank"} {
-					if err := tx.Table(t.asked).Migrator().DropColumn(&Asking{}, col); err != nil {
+				for _, col := range inboxOrderFields {
+					if err := tx.Table(t.asked).Migrator().DropColumn(&inboxOrderColumns{}, col); err != nil {
 						return err
 					}
 				}
@@ -1343,6 +1329,25 @@ var migrations = []*gormigrate.Migration{
 type inboxOrderTable struct {
 	table, asked, column, open, due, rank string
 	acted, personField                    string
+}
+
+// inboxOrderColumns are the columns migration 202612050001_inbox_order
+// adds to each asked index, inboxOrderFields their fields.
+type inboxOrderColumns struct {
+	OrganizationID string `gorm:"size:40;not null;default:''"`
+	Waiting        bool   `gorm:"not null;default:false"`
+	DueAt          *time.Time
+	RiskRank       int `gorm:"not null;default:0"`
+}
+
+var inboxOrderFields = []string{"OrganizationID", "Waiting", "DueAt", "RiskRank"}
+
+// indexes are the partial indexes over t's waiting rows, by name, each's
+// columns after the organisation and the person: one per order an inbox
+// reads, the most urgent and the newest (also every id waiting, for a
+// delegation).
+func (t inboxOrderTable) indexes() map[string]string {
+	return map[string]string{"idx_" + t.asked + "_waiting": "due_at, risk_rank, " + t.column, "idx_" + t.asked + "_waiting_id": t.column}
 }
 
 var inboxOrderTables = []inboxOrderTable{
