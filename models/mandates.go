@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -282,12 +283,7 @@ func (s *GateStore) ListMandates(ctx context.Context, orgID string, f MandateFil
 	if err != nil {
 		return nil, "", err
 	}
-	for i := range rows {
-		if err := usageOf(db, now, &rows[i]); err != nil {
-			return nil, "", err
-		}
-	}
-	return rows, next, nil
+	return rows, next, usagesOf(db, now, rows)
 }
 
 // LiveMandates are the organisation's mandates for action that may allow
@@ -298,26 +294,61 @@ func (s *GateStore) LiveMandates(ctx context.Context, orgID, action string) ([]M
 	var rows []Mandate
 	err := db.Where("organization_id = ? AND action = ? AND revoked_at IS NULL AND starts_at <= ? AND expires_at > ?", orgID, action, now, now).
 		Order("expires_at, id").Find(&rows).Error
-	for i := range rows {
-		if err == nil {
-			err = usageOf(db, now, &rows[i])
-		}
+	if err != nil {
+		return nil, err
 	}
-	return rows, err
+	return rows, usagesOf(db, now, rows)
 }
 
 // usageOf fills m's usage at t, in one statement: every check is one.
 func usageOf(db *gorm.DB, t time.Time, m *Mandate) error {
-	since := m.WindowStart(t)
-	var u struct {
-		Uses, N int
-		Sum     float64
-	}
-	err := db.Model(&MandateUse{}).Select("COUNT(*) AS uses, COUNT(CASE WHEN created_at > ? THEN 1 END) AS n, "+
-		"COALESCE(SUM(CASE WHEN created_at > ? THEN amount END), 0) AS sum", since, since).
-		Where("mandate_id = ?", m.ID).Scan(&u).Error
-	m.Usage = MandateUsage{Uses: u.Uses, WindowCount: u.N, WindowSum: u.Sum, At: t}
+	ms := []Mandate{*m}
+	err := usagesOf(db, t, ms)
+	m.Usage = ms[0].Usage
 	return err
+}
+
+// usagesOf fills the usage at t of each of ms in one statement, whatever
+// their number and windows: each use is counted and summed in every
+// window, and each mandate keeps its own window's figures.
+func usagesOf(db *gorm.DB, t time.Time, ms []Mandate) error {
+	ids, index := make([]string, len(ms)), make(map[string]int, len(ms))
+	for i := range ms {
+		ids[i], index[ms[i].ID], ms[i].Usage = ms[i].ID, i, MandateUsage{At: t}
+	}
+	if len(ms) == 0 {
+		return nil
+	}
+	sel, args := "mandate_id, COUNT(*)", []any{}
+	for _, w := range MandateWindows {
+		since := (&Mandate{BudgetWindow: w}).WindowStart(t)
+		sel += ", COUNT(CASE WHEN created_at > ? THEN 1 END), COALESCE(SUM(CASE WHEN created_at > ? THEN amount END), 0)"
+		args = append(args, since, since)
+	}
+	rows, err := db.Model(&MandateUse{}).Select(sel, args...).Where("mandate_id IN ?", ids).Group("mandate_id").Rows()
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	counts, sums := make([]int, len(MandateWindows)), make([]float64, len(MandateWindows))
+	dest := make([]any, 0, 2+2*len(MandateWindows))
+	var id string
+	var uses int
+	dest = append(dest, &id, &uses)
+	for w := range MandateWindows {
+		dest = append(dest, &counts[w], &sums[w])
+	}
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return err
+		}
+		m := &ms[index[id]]
+		m.Usage.Uses = uses
+		if w := slices.Index(MandateWindows, m.BudgetWindow); w >= 0 {
+			m.Usage.WindowCount, m.Usage.WindowSum = counts[w], sums[w]
+		}
+	}
+	return rows.Err()
 }
 
 // MandateSpend is a mandate a check may spend, with the amount it would.
@@ -378,11 +409,8 @@ func mandatesOf(db *gorm.DB, orgID string, ids []string) ([]Mandate, error) {
 	if len(ids) == 0 {
 		return out, nil
 	}
-	err := db.Where("organization_id = ? AND id IN ?", orgID, ids).Order("id").Find(&out).Error
-	for i := range out {
-		if err == nil {
-			err = usageOf(db, Now(), &out[i])
-		}
+	if err := db.Where("organization_id = ? AND id IN ?", orgID, ids).Order("id").Find(&out).Error; err != nil {
+		return nil, err
 	}
-	return out, err
+	return out, usagesOf(db, Now(), out)
 }
