@@ -283,9 +283,14 @@ func Down(dir string) ([]string, error) {
 		if stopGroup(c.state.PIDs[n], 20*time.Second) {
 			stopped = append(stopped, n)
 		}
+		// Saved as each stops: a harness still supervising it reads
+		// this and leaves it down (supervise).
 		delete(c.state.PIDs, n)
+		if err := c.saveState(); err != nil {
+			return stopped, err
+		}
 	}
-	return stopped, c.saveState()
+	return stopped, nil
 }
 
 // stopOrder lists the processes m holds, the last started first.
@@ -327,6 +332,20 @@ func (c *Cluster) loadState() error {
 		c.state.PIDs = map[string]int{}
 	}
 	return nil
+}
+
+// recorded reports whether cluster.json still names p as the process
+// run as name: `down`, from another shell, removes each as it stops it.
+func (c *Cluster) recorded(name string, p *process) bool {
+	b, err := os.ReadFile(c.statePath())
+	if err != nil {
+		return true
+	}
+	var st State
+	if json.Unmarshal(b, &st) != nil {
+		return true
+	}
+	return st.PIDs[name] == p.cmd.Process.Pid
 }
 
 func (c *Cluster) saveState() error {

@@ -90,12 +90,13 @@ func (c *Cluster) launch(name string, s spec) (*process, error) {
 // Restart=always or an orchestrator does: Temporal's services stop
 // themselves when their database fails them during their own start (a
 // PostgreSQL restart just after a service restart). Each such exit is
-// counted (Exits); tests hold Assent's own processes to none.
+// counted (Exits); tests hold Assent's own processes to none. One that
+// `down` stopped is left down, though this harness still runs.
 func (c *Cluster) supervise(name string, s spec, p *process) {
 	<-p.exited
 	time.Sleep(time.Second)
 	c.mu.Lock()
-	mine := c.procs[name] == p && !p.stopped
+	mine := c.procs[name] == p && !p.stopped && c.recorded(name, p)
 	if mine {
 		c.exits[name]++
 	}
