@@ -41,7 +41,7 @@ func TestComposeWiring(t *testing.T) {
 	require.NotEmpty(t, pg.Image)
 	temporal := cf.Services["temporal"]
 	assert.True(t, strings.HasPrefix(temporal.Image, "temporalio/server:"), "Temporal runs the server image, not the deprecated auto-setup")
-	assert.Equal(t, "postgres12", temporal.Environment["DB"])
+	assert.Equal(t, "postgres12_pgx", temporal.Environment["DB"], "Temporal reaches PostgreSQL through its pgx plugin, as the local cluster does")
 	assert.Equal(t, "postgres", temporal.Environment["POSTGRES_SEEDS"])
 	assert.Equal(t, pg.Environment["POSTGRES_USER"], temporal.Environment["POSTGRES_USER"])
 	assert.Equal(t, pg.Environment["POSTGRES_PASSWORD"], temporal.Environment["POSTGRES_PWD"])
