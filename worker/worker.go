@@ -64,8 +64,16 @@ var Workflows = []struct {
 	{workflows.WorkflowReportSend, workflows.ReportSend},
 }
 
+// WorkflowCacheSize is how many workflows a process keeps in memory
+// between their tasks (the SDK's sticky cache, shared by its workers); one
+// evicted replays its history at its next task. The SDK's default, 10,000,
+// held about 700 MB resident per worker once that many requests were open
+// (docs/benchmarks.md); each costs about 40 KB of heap.
+const WorkflowCacheSize = 2000
+
 // New returns a worker on the assent task queue with everything registered.
 func New(c client.Client, d Deps) sdkworker.Worker {
+	sdkworker.SetStickyWorkflowCacheSize(WorkflowCacheSize)
 	// Pollers scale with the server's hints and keep a poll open on every
 	// partition of the task queue. Two fixed pollers (the default), shared
 	// between the sticky and the normal queue, left a backlog of new

@@ -57,7 +57,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.dir, "dir", ".assent-load", "folder for the cluster and the load's state (a later run resumes)")
 	fs.IntVar(&o.count, "count", 100000, "open requests to fill the cluster with")
 	fs.IntVar(&o.people, "people", 200, "members the requests ask")
-	fs.IntVar(&o.fillClients, "fill-clients", 24, "concurrent clients creating requests")
+	fs.IntVar(&o.fillClients, "fill-clients", 4, "concurrent clients creating requests (more than the machine serves make the fill slower: docs/benchmarks.md)")
 	fs.IntVar(&o.clients, "clients", 16, "concurrent clients of each read measure")
 	fs.IntVar(&o.samples, "samples", 3000, "reads per measure")
 	fillFor := fs.Duration("fill-for", 0, "stop filling after this long, short of --count if need be (0: no limit)")
