@@ -191,8 +191,8 @@ const dynamicConfig = `history.transferProcessorMaxPollRPS:
 // temporalConfig reaches PostgreSQL through Temporal's pgx plugin
 // (postgres12_pgx), as docker-compose.yml does: it keeps each connection's
 // prepared statements, where the lib/pq plugin (postgres12) prepares every
-// statement afresh, and the history service filled a backlog about a
-// quarter faster with it (docs/benchmarks.md).
+// statement afresh, and the cluster filled a backlog about a fifth
+// faster with it (docs/benchmarks.md, finding 10).
 var temporalConfig = template.Must(template.New("temporal.yaml").Parse(`# Written by the cluster harness (deploy/local) on every start.
 log:
   stdout: true
