@@ -309,18 +309,22 @@ func usageOf(db *gorm.DB, t time.Time, m *Mandate) error {
 }
 
 // usagesOf fills the usage at t of each of ms in one statement, whatever
-// their number and windows: each use is counted and summed in every
-// window, and each mandate keeps its own window's figures.
+// their number: each use is counted and summed in each window the
+// mandates have, and each mandate keeps its own window's figures.
 func usagesOf(db *gorm.DB, t time.Time, ms []Mandate) error {
 	ids, index := make([]string, len(ms)), make(map[string]int, len(ms))
+	var windows []string
 	for i := range ms {
 		ids[i], index[ms[i].ID], ms[i].Usage = ms[i].ID, i, MandateUsage{At: t}
+		if !slices.Contains(windows, ms[i].BudgetWindow) {
+			windows = append(windows, ms[i].BudgetWindow)
+		}
 	}
 	if len(ms) == 0 {
 		return nil
 	}
 	sel, args := "mandate_id, COUNT(*)", []any{}
-	for _, w := range MandateWindows {
+	for _, w := range windows {
 		since := (&Mandate{BudgetWindow: w}).WindowStart(t)
 		sel += ", COUNT(CASE WHEN created_at > ? THEN 1 END), COALESCE(SUM(CASE WHEN created_at > ? THEN amount END), 0)"
 		args = append(args, since, since)
@@ -330,12 +334,11 @@ func usagesOf(db *gorm.DB, t time.Time, ms []Mandate) error {
 		return err
 	}
 	defer rows.Close()
-	counts, sums := make([]int, len(MandateWindows)), make([]float64, len(MandateWindows))
-	dest := make([]any, 0, 2+2*len(MandateWindows))
+	counts, sums := make([]int, len(windows)), make([]float64, len(windows))
 	var id string
 	var uses int
-	dest = append(dest, &id, &uses)
-	for w := range MandateWindows {
+	dest := []any{&id, &uses}
+	for w := range windows {
 		dest = append(dest, &counts[w], &sums[w])
 	}
 	for rows.Next() {
@@ -343,10 +346,8 @@ func usagesOf(db *gorm.DB, t time.Time, ms []Mandate) error {
 			return err
 		}
 		m := &ms[index[id]]
-		m.Usage.Uses = uses
-		if w := slices.Index(MandateWindows, m.BudgetWindow); w >= 0 {
-			m.Usage.WindowCount, m.Usage.WindowSum = counts[w], sums[w]
-		}
+		w := slices.Index(windows, m.BudgetWindow)
+		m.Usage.Uses, m.Usage.WindowCount, m.Usage.WindowSum = uses, counts[w], sums[w]
 	}
 	return rows.Err()
 }

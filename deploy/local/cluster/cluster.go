@@ -314,38 +314,39 @@ func (c *Cluster) progress(format string, args ...any) {
 func (c *Cluster) statePath() string { return filepath.Join(c.opts.Dir, "cluster.json") }
 
 func (c *Cluster) loadState() error {
-	b, err := os.ReadFile(c.statePath())
+	st, err := c.readState()
+	c.state = st
 	if errors.Is(err, os.ErrNotExist) {
-		c.state = State{Ports: map[string]int{}, PIDs: map[string]int{}}
-		return nil
+		return nil // a new cluster
 	}
+	return err
+}
+
+// readState reads cluster.json as it is on disk, its maps never nil.
+func (c *Cluster) readState() (State, error) {
+	st := State{Ports: map[string]int{}, PIDs: map[string]int{}}
+	b, err := os.ReadFile(c.statePath())
 	if err != nil {
-		return err
+		return st, err
 	}
-	if err := json.Unmarshal(b, &c.state); err != nil {
-		return fmt.Errorf("%s: %w", c.statePath(), err)
+	if err := json.Unmarshal(b, &st); err != nil {
+		return st, fmt.Errorf("%s: %w", c.statePath(), err)
 	}
-	if c.state.Ports == nil {
-		c.state.Ports = map[string]int{}
+	if st.Ports == nil {
+		st.Ports = map[string]int{}
 	}
-	if c.state.PIDs == nil {
-		c.state.PIDs = map[string]int{}
+	if st.PIDs == nil {
+		st.PIDs = map[string]int{}
 	}
-	return nil
+	return st, nil
 }
 
 // recorded reports whether cluster.json still names p as the process
 // run as name: `down`, from another shell, removes each as it stops it.
+// A file that cannot be read leaves the supervisor as it was.
 func (c *Cluster) recorded(name string, p *process) bool {
-	b, err := os.ReadFile(c.statePath())
-	if err != nil {
-		return true
-	}
-	var st State
-	if json.Unmarshal(b, &st) != nil {
-		return true
-	}
-	return st.PIDs[name] == p.cmd.Process.Pid
+	st, err := c.readState()
+	return err != nil || st.PIDs[name] == p.cmd.Process.Pid
 }
 
 func (c *Cluster) saveState() error {
