@@ -81,7 +81,7 @@ func (c Concern) FromScreen() bool { return c.Rule == ScreenRule }
 type Approval struct {
 	ID             string         `gorm:"primaryKey;size:40"`
 	OrganizationID string         `gorm:"size:40;not null;index:idx_approvals_org_status,priority:1;index:idx_approvals_org_external,priority:1"`
-	Status         string         `gorm:"size:20;not null;index:idx_approvals_org_status,priority:2"`
+	Status         string         `gorm:"size:20;not null;index:idx_approvals_org_status,priority:2;index:idx_approvals_status_created,priority:1"`
 	Title          string         `gorm:"size:200;not null"`
 	Description    string         `gorm:"type:text;not null"`
 	Risk           string         `gorm:"size:20;not null"`
@@ -157,8 +157,8 @@ type Approval struct {
 	// Seq is the last workflow transition applied; zero until the workflow
 	// has run its first step, which is how the reconciler finds records no
 	// workflow owns.
-	Seq       int `gorm:"not null;index"`
-	CreatedAt time.Time
+	Seq       int       `gorm:"not null;index"`
+	CreatedAt time.Time `gorm:"index:idx_approvals_status_created,priority:2"`
 	UpdatedAt time.Time
 }
 

@@ -91,7 +91,7 @@ func (p *Person) Ref() PersonRef {
 type Collection struct {
 	ID             string                     `gorm:"primaryKey;size:40"`
 	OrganizationID string                     `gorm:"size:40;not null;index:idx_collections_org_status,priority:1;index:idx_collections_org_external,priority:1"`
-	Status         string                     `gorm:"size:20;not null;index:idx_collections_org_status,priority:2"`
+	Status         string                     `gorm:"size:20;not null;index:idx_collections_org_status,priority:2;index:idx_collections_status_created,priority:1"`
 	Title          string                     `gorm:"size:200;not null"`
 	Description    string                     `gorm:"type:text;not null"`
 	Questions      JSON[[]questions.Question] `gorm:"type:text;not null"`
@@ -119,8 +119,8 @@ type Collection struct {
 	SettledAt   *time.Time
 	RemindedAt  *time.Time
 	// Seq is the last workflow transition applied (see Approval.Seq).
-	Seq       int `gorm:"not null;index"`
-	CreatedAt time.Time
+	Seq       int       `gorm:"not null;index"`
+	CreatedAt time.Time `gorm:"index:idx_collections_status_created,priority:2"`
 	UpdatedAt time.Time
 }
 

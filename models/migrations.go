@@ -1318,6 +1318,27 @@ var migrations = []*gormigrate.Migration{
 			}
 			return nil
 		},
+	}, {
+		// The open requests by age: the gauges read the oldest open
+		// request of each kind for the whole instance, which without it
+		// sorted every open row.
+		ID: "202612060001_open_by_age",
+		Migrate: func(tx *gorm.DB) error {
+			for _, t := range []string{"approvals", "collections", "reviews"} {
+				if err := tx.Exec("CREATE INDEX IF NOT EXISTS idx_" + t + "_status_created ON " + t + " (status, created_at)").Error; err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Rollback: func(tx *gorm.DB) error {
+			for _, t := range []string{"approvals", "collections", "reviews"} {
+				if err := tx.Exec("DROP INDEX idx_" + t + "_status_created").Error; err != nil {
+					return err
+				}
+			}
+			return nil
+		},
 	},
 }
 

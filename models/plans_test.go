@@ -14,9 +14,9 @@ import (
 )
 
 // TestBackgroundQueriesUseTheirIndexes: with a backlog of settled work and
-// a few rows due, PostgreSQL plans the outbox dispatcher's query and the
-// reconciler's as index scans, never a scan of the whole table (issue 40;
-// the plans are in docs/benchmarks.md).
+// a few rows due, PostgreSQL plans the outbox dispatcher's query, the
+// reconciler's and the gauges' oldest open request as index scans, never a
+// scan of the whole table (issue 40; the plans are in docs/benchmarks.md).
 func TestBackgroundQueriesUseTheirIndexes(t *testing.T) {
 	db := testenv.OpenDB(t, "postgres")
 	ctx := context.Background()
@@ -42,8 +42,14 @@ func TestBackgroundQueriesUseTheirIndexes(t *testing.T) {
 	require.NoError(t, db.Exec("ANALYZE events").Error)
 
 	plans := map[string]string{}
-	require.NoError(t, models.ExplainQueries(db, func(name, _, plan string, err error) {
+	require.NoError(t, models.ExplainQueries(db, func(name, sql, plan string, err error) {
 		require.NoError(t, err)
+		if name == "metrics" {
+			// Of the gauges' reading, the oldest open approval.
+			if !strings.Contains(sql, `"approvals"`) || !strings.Contains(sql, "ORDER BY created_at") {
+				return
+			}
+		}
 		if plans[name] == "" {
 			plans[name] = plan
 		}
@@ -52,7 +58,9 @@ func TestBackgroundQueriesUseTheirIndexes(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.Approvals().Unowned(models.ExplainAs(ctx, "reconciler"), models.Now(), 50)
 	require.NoError(t, err)
-	for _, name := range []string{"dispatcher", "reconciler"} {
+	_, err = s.Readings(models.ExplainAs(ctx, "metrics"))
+	require.NoError(t, err)
+	for _, name := range []string{"dispatcher", "reconciler", "metrics"} {
 		plan := plans[name]
 		require.NotEmpty(t, plan, name)
 		t.Logf("%s:\n%s", name, plan)

@@ -32,7 +32,7 @@ type Verdict struct {
 type Review struct {
 	ID             string `gorm:"primaryKey;size:40"`
 	OrganizationID string `gorm:"size:40;not null;index:idx_reviews_org_status,priority:1;index:idx_reviews_org_external,priority:1"`
-	Status         string `gorm:"size:20;not null;index:idx_reviews_org_status,priority:2"`
+	Status         string `gorm:"size:20;not null;index:idx_reviews_org_status,priority:2;index:idx_reviews_status_created,priority:1"`
 	Title          string `gorm:"size:200;not null"`
 	Instructions   string `gorm:"type:text;not null"`
 	ReportID       string `gorm:"size:40;not null;index"`
@@ -62,8 +62,8 @@ type Review struct {
 	RequestedBy string `gorm:"size:320;not null"`
 	SettledAt   *time.Time
 	// Seq is the last workflow transition applied (see Approval.Seq).
-	Seq       int `gorm:"not null;index"`
-	CreatedAt time.Time
+	Seq       int       `gorm:"not null;index"`
+	CreatedAt time.Time `gorm:"index:idx_reviews_status_created,priority:2"`
 	UpdatedAt time.Time
 }
 
