@@ -1324,7 +1324,7 @@ var migrations = []*gormigrate.Migration{
 		// sorted every open row.
 		ID: "202612060001_open_by_age",
 		Migrate: func(tx *gorm.DB) error {
-			for _, t := range []string{"approvals", "collections", "reviews"} {
+			for _, t := range requestTables {
 				if err := tx.Exec("CREATE INDEX IF NOT EXISTS idx_" + t + "_status_created ON " + t + " (status, created_at)").Error; err != nil {
 					return err
 				}
@@ -1332,7 +1332,7 @@ var migrations = []*gormigrate.Migration{
 			return nil
 		},
 		Rollback: func(tx *gorm.DB) error {
-			for _, t := range []string{"approvals", "collections", "reviews"} {
+			for _, t := range requestTables {
 				if err := tx.Exec("DROP INDEX idx_" + t + "_status_created").Error; err != nil {
 					return err
 				}
@@ -1341,6 +1341,10 @@ var migrations = []*gormigrate.Migration{
 		},
 	},
 }
+
+// requestTables are the tables of the request kinds, as migration
+// 202612060001_open_by_age indexes them.
+var requestTables = []string{"approvals", "collections", "reviews"}
 
 // inboxOrderTable is a kind's asked index as migration
 // 202612050001_inbox_order fills it: the kind's table, its open status, its

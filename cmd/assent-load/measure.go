@@ -83,6 +83,11 @@ const deepPages = 20
 // itself costs a read.
 const oneClient = ", 1 client"
 
+// oneClientSamples is how many reads each one-client measure takes: a
+// fifth of a measure's at o.clients, so reading one at a time takes
+// minutes, not a quarter of an hour.
+func (o options) oneClientSamples() int { return o.samples / 5 }
+
 // measure times every read, clients at a time and then one at a time,
 // and reads the processes' memory.
 func (l *load) measure(ctx context.Context, label string) (*measures, error) {
@@ -91,7 +96,7 @@ func (l *load) measure(ctx context.Context, label string) (*measures, error) {
 	for _, run := range []struct {
 		clients, samples int
 		suffix           string
-	}{{l.o.clients, l.o.samples, ""}, {1, l.o.samples / 5, oneClient}} {
+	}{{l.o.clients, l.o.samples, ""}, {1, l.o.oneClientSamples(), oneClient}} {
 		for _, r := range reads {
 			lat, err := l.time(ctx, r, run.clients, run.samples)
 			if err != nil {

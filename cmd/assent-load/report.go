@@ -34,7 +34,7 @@ func (l *load) report() string {
 	p("Fill: %.0f s, %.0f creates/s with %d clients; this run's receiver took %d webhook deliveries and %d callbacks.",
 		st.FillSeconds, float64(st.Filled)/st.FillSeconds, st.FillClients, b.Webhooks, b.Callbacks)
 	p("Reads: %d per measure at %d clients, and %d one at a time (%q), through the proxy to two `serve`; machine: %d cores.",
-		l.o.samples, l.o.clients, l.o.samples/5, oneClient, runtime.NumCPU())
+		l.o.samples, l.o.clients, l.o.oneClientSamples(), oneClient, runtime.NumCPU())
 	p("")
 	p("| Read | empty (%d) p50 / p99 ms | backlog (%d) p50 / p99 ms | p99 ratio | goal |", e.Requests, b.Requests)
 	p("|---|---|---|---|---|")
