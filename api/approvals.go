@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"sort"
 	"strconv"
@@ -11,7 +12,9 @@ import (
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/ratelimit"
+	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/wire"
 )
@@ -79,46 +82,86 @@ type inboxItem struct {
 	Approval   *wire.Approval   `json:"approval,omitempty"`
 	Collection *wire.Collection `json:"collection,omitempty"`
 	Review     *wire.Review     `json:"review,omitempty"`
-	created    time.Time
+	id         string
 }
 
-// allInbox merges the three kinds' waiting requests, newest first, at
-// most p.Limit of them: each kind's newest p.Limit.
+// inboxKind is one kind's part of the inbox without kind: the ids of its
+// newest waiting requests, and its newest n of them as items.
+type inboxKind struct {
+	newestIDs func(ctx context.Context, orgID string, who models.Actor, limit int) ([]string, error)
+	newest    func(ctx context.Context, orgID string, who models.Actor, n int) ([]inboxItem, error)
+}
+
+func kindInbox[T any](l *requests.Lifecycle[T], item func(*T) inboxItem) inboxKind {
+	return inboxKind{newestIDs: l.NewestWaitingIDs,
+		newest: func(ctx context.Context, orgID string, who models.Actor, n int) ([]inboxItem, error) {
+			rows, err := l.Waiting(ctx, orgID, who, requests.Newest, n)
+			items := make([]inboxItem, len(rows))
+			for i := range rows {
+				items[i] = item(&rows[i])
+			}
+			return items, err
+		}}
+}
+
+// allInbox lists the newest p.Limit requests waiting on the caller, of
+// every kind. Each kind's newest ids come from its asked index alone, so
+// only the records shown are loaded, not a page of each kind.
 func (h *handlers) allInbox(c *gin.Context, p requests.Page) {
 	ctx, org, who := c.Request.Context(), orgID(c), principal(c)
 	if p.Cursor != "" {
 		fail(c, apperr.Field(apperr.InvalidRequest, "cursor", "cursor pages one kind only: send it with the kind it came from"))
 		return
 	}
-	aps, err := h.approvals.Waiting(ctx, org, who, requests.Newest, p.Limit)
-	if err != nil {
-		fail(c, err)
-		return
+	kinds := []inboxKind{
+		kindInbox(h.approvals.Lifecycle, func(a *approvals.Approval) inboxItem {
+			w := wire.NewApproval(a, h.baseURL)
+			return inboxItem{Kind: events.RequestApproval, Approval: &w, id: a.ID}
+		}),
+		kindInbox(h.collections.Lifecycle, func(r *models.Collection) inboxItem {
+			w := wire.NewCollection(r, h.baseURL)
+			return inboxItem{Kind: events.RequestCollection, Collection: &w, id: r.ID}
+		}),
+		kindInbox(h.reviews.Lifecycle, func(r *models.Review) inboxItem {
+			w := wire.NewReview(r, h.baseURL)
+			return inboxItem{Kind: events.RequestReview, Review: &w, id: r.ID}
+		}),
 	}
-	cols, err := h.collections.Waiting(ctx, org, who, requests.Newest, p.Limit)
-	if err != nil {
-		fail(c, err)
-		return
+	type waiting struct {
+		id   string
+		kind int
 	}
-	revs, err := h.reviews.Waiting(ctx, org, who, requests.Newest, p.Limit)
-	if err != nil {
-		fail(c, err)
-		return
+	var newest []waiting
+	for k, kind := range kinds {
+		found, err := kind.newestIDs(ctx, org, who, p.Limit)
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		for _, id := range found {
+			newest = append(newest, waiting{id, k})
+		}
 	}
-	items := make([]inboxItem, 0, len(aps)+len(cols)+len(revs))
-	for i := range aps {
-		a := wire.NewApproval(&aps[i], h.baseURL)
-		items = append(items, inboxItem{Kind: events.RequestApproval, Approval: &a, created: aps[i].CreatedAt})
+	sort.Slice(newest, func(i, j int) bool { return ids.Newer(newest[i].id, newest[j].id) })
+	shown := make([]int, len(kinds))
+	for _, w := range newest[:min(p.Limit, len(newest))] {
+		shown[w.kind]++
 	}
-	for i := range cols {
-		r := wire.NewCollection(&cols[i], h.baseURL)
-		items = append(items, inboxItem{Kind: events.RequestCollection, Collection: &r, created: cols[i].CreatedAt})
+	items := make([]inboxItem, 0, p.Limit)
+	for k, kind := range kinds {
+		if shown[k] == 0 {
+			continue
+		}
+		part, err := kind.newest(ctx, org, who, shown[k])
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		items = append(items, part...)
 	}
-	for i := range revs {
-		r := wire.NewReview(&revs[i], h.baseURL)
-		items = append(items, inboxItem{Kind: events.RequestReview, Review: &r, created: revs[i].CreatedAt})
-	}
-	sort.SliceStable(items, func(i, j int) bool { return items[i].created.After(items[j].created) })
+	// A request created between the two reads may take an older one's
+	// place in its kind: the page is still the newest of each kind.
+	sort.Slice(items, func(i, j int) bool { return ids.Newer(items[i].id, items[j].id) })
 	c.JSON(http.StatusOK, wire.List[inboxItem]{Data: items[:min(p.Limit, len(items))]})
 }
 

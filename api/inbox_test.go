@@ -39,7 +39,15 @@ func TestInboxEveryKind(t *testing.T) {
 
 		two := s.do(t, "GET", "/api/v1/inbox?limit=2", s.cyToken, "", nil)
 		require.Equal(t, 200, two.status, string(two.body))
-		assert.Len(t, two.decoded["data"], 2, "at most limit")
+		require.Len(t, two.decoded["data"], 2, "at most limit")
+		for i, w := range want[:2] {
+			item := two.decoded["data"].([]any)[i].(map[string]any)
+			assert.Equal(t, w.id, item[w.kind].(map[string]any)["id"], "the newest two of every kind, not of each")
+		}
+		one := s.do(t, "GET", "/api/v1/inbox?limit=1", s.cyToken, "", nil)
+		require.Equal(t, 200, one.status, string(one.body))
+		require.Len(t, one.decoded["data"], 1)
+		assert.Equal(t, "approval", one.decoded["data"].([]any)[0].(map[string]any)["kind"])
 
 		for _, w := range want {
 			one := s.do(t, "GET", "/api/v1/inbox?kind="+w.kind, s.cyToken, "", nil)

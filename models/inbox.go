@@ -225,6 +225,16 @@ func (k *requestKind[T]) waitingIDs(tx *gorm.DB, orgID, personID string) ([]stri
 	return out, err
 }
 
+// NewestWaitingIDs lists the ids of the organisation's records waiting on
+// personID, newest first, at most limit: from the asked index alone, so
+// the inbox of every kind loads only the records it shows.
+func (r Requests[T, P]) NewestWaitingIDs(ctx context.Context, orgID, personID string, limit int) ([]string, error) {
+	var out []string
+	err := r.k.askingOf(r.s.db.WithContext(ctx), orgID, personID).
+		Order(r.k.askedColumn+" DESC").Limit(max(limit, 1)).Pluck(r.k.askedColumn, &out).Error
+	return out, err
+}
+
 // Waiting lists the organisation's records waiting on personID (asked,
 // open, and not yet acted on by them), in order, at most limit.
 func (r Requests[T, P]) Waiting(ctx context.Context, orgID, personID string, order InboxOrder, limit int) ([]T, error) {

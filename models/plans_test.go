@@ -120,6 +120,9 @@ func TestInboxesReadThePersonsWaitingRows(t *testing.T) {
 	assert.Equal(t, 2668, in.Total, "the hot person's open approvals")
 	_, err = s.Approvals().Waiting(models.ExplainAs(ctx, "inbox of every kind: the newest approvals"), org.ID, "mem_hot", models.Newest, 50)
 	require.NoError(t, err)
+	newest, err := s.Approvals().NewestWaitingIDs(models.ExplainAs(ctx, "inbox of every kind: the newest approvals' ids"), org.ID, "mem_hot", 50)
+	require.NoError(t, err)
+	assert.Len(t, newest, 50)
 	_, err = s.Collections().Waiting(models.ExplainAs(ctx, "inbox: the most urgent collections"), org.ID, "mem_hot", models.MostUrgent, 50)
 	require.NoError(t, err)
 	_, err = s.WaitingOn(models.ExplainAs(ctx, "delegation: every request waiting"), org.ID, "mem_hot")
@@ -128,6 +131,7 @@ func TestInboxesReadThePersonsWaitingRows(t *testing.T) {
 		models.ApprovalFilter{Status: "pending", WaitingOn: "mem_hot"}, models.Page{Limit: 50})
 	require.NoError(t, err)
 	for _, name := range []string{"inbox page: the most urgent approvals and counts", "inbox of every kind: the newest approvals",
+		"inbox of every kind: the newest approvals' ids",
 		"inbox: the most urgent collections", "delegation: every request waiting", "inbox: a page of approvals"} {
 		require.NotEmpty(t, plans[name], name)
 		for _, plan := range plans[name] {

@@ -66,6 +66,10 @@ func (l *load) plans(ctx context.Context) (map[string]string, error) {
 			_, err := s.Collections().Waiting(c, l.st.Org, hotID, models.MostUrgent, 50)
 			return err
 		}},
+		{"inbox of every kind: the hot person's newest waiting approval ids", func(c context.Context) error {
+			_, err := s.Approvals().NewestWaitingIDs(c, l.st.Org, hotID, 50)
+			return err
+		}},
 		{"inbox: the hot person's newest collections (the inbox of every kind)", func(c context.Context) error {
 			_, err := s.Collections().Waiting(c, l.st.Org, hotID, models.Newest, 50)
 			return err

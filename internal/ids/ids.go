@@ -79,3 +79,11 @@ func Wellformed(s string) bool {
 	}
 	return true
 }
+
+// Newer reports whether id a was made after id b, whatever their kinds:
+// the ULIDs after the prefixes sort by creation time.
+func Newer(a, b string) bool {
+	_, ua, _ := strings.Cut(a, "_")
+	_, ub, _ := strings.Cut(b, "_")
+	return ua > ub
+}
