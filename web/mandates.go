@@ -22,8 +22,8 @@ import (
 
 // mandateWindows are the budget windows, as the pages name them.
 var mandateWindows = []option{
-	{Value: "hour", Label: "hour"}, {Value: "day", Label: "day"},
-	{Value: "week", Label: "week"}, {Value: "mandate", Label: "the whole mandate"},
+	{Value: gate.WindowHour, Label: "hour"}, {Value: gate.WindowDay, Label: "day"},
+	{Value: gate.WindowWeek, Label: "week"}, {Value: gate.WindowMandate, Label: "the whole mandate"},
 }
 
 // option is one choice of a select.
@@ -216,7 +216,8 @@ func newMandateView(m *gate.Mandate, names map[string]string) mandateView {
 
 // windowWords say a budget window: the rolling hour, day or week, or the
 // mandate's whole life.
-var windowWords = map[string]string{"hour": "in any hour", "day": "in any 24 hours", "week": "in any 7 days", "mandate": "while it holds"}
+var windowWords = map[string]string{gate.WindowHour: "in any hour", gate.WindowDay: "in any 24 hours",
+	gate.WindowWeek: "in any 7 days", gate.WindowMandate: "while it holds"}
 
 // budgetWords say a mandate's budget: "10 requests in any 24 hours".
 func budgetWords(m *gate.Mandate) string {
