@@ -9,13 +9,15 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/approvals"
+	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/ratelimit"
-	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/wire"
 )
 
@@ -88,13 +90,13 @@ type inboxItem struct {
 // inboxKind is one kind's part of the inbox without kind: the ids of its
 // newest waiting requests, and its newest n of them as items.
 type inboxKind struct {
-	newestIDs func(ctx context.Context, orgID string, who models.Actor, limit int) ([]string, error)
-	newest    func(ctx context.Context, orgID string, who models.Actor, n int) ([]inboxItem, error)
+	newestIDs func(ctx context.Context, orgID string, who accounts.Actor, limit int) ([]string, error)
+	newest    func(ctx context.Context, orgID string, who accounts.Actor, n int) ([]inboxItem, error)
 }
 
 func kindInbox[T any](l *requests.Lifecycle[T], item func(*T) inboxItem) inboxKind {
 	return inboxKind{newestIDs: l.NewestWaitingIDs,
-		newest: func(ctx context.Context, orgID string, who models.Actor, n int) ([]inboxItem, error) {
+		newest: func(ctx context.Context, orgID string, who accounts.Actor, n int) ([]inboxItem, error) {
 			rows, err := l.Waiting(ctx, orgID, who, requests.Newest, n)
 			items := make([]inboxItem, len(rows))
 			for i := range rows {
@@ -118,11 +120,11 @@ func (h *handlers) allInbox(c *gin.Context, p requests.Page) {
 			w := wire.NewApproval(a, h.baseURL)
 			return inboxItem{Kind: events.RequestApproval, Approval: &w, id: a.ID}
 		}),
-		kindInbox(h.collections.Lifecycle, func(r *models.Collection) inboxItem {
+		kindInbox(h.collections.Lifecycle, func(r *collections.Collection) inboxItem {
 			w := wire.NewCollection(r, h.baseURL)
 			return inboxItem{Kind: events.RequestCollection, Collection: &w, id: r.ID}
 		}),
-		kindInbox(h.reviews.Lifecycle, func(r *models.Review) inboxItem {
+		kindInbox(h.reviews.Lifecycle, func(r *reviews.Review) inboxItem {
 			w := wire.NewReview(r, h.baseURL)
 			return inboxItem{Kind: events.RequestReview, Review: &w, id: r.ID}
 		}),
