@@ -68,6 +68,7 @@ func TestMandates(t *testing.T) {
 			{"a count of none", s.bobToken, `"budget":{"count":0,"window":"day"}`, 400, "invalid_request", "budget.count"},
 			{"a sum over an undeclared field", s.bobToken, `"budget":{"sum":{"field":"total","max":10},"window":"day"}`, 400, "invalid_request", "budget.sum.field"},
 			{"a sum over text", s.bobToken, `"budget":{"sum":{"field":"customer","max":10},"window":"day"}`, 400, "invalid_request", "budget.sum.field"},
+			{"a sum over an enum of strings", s.bobToken, `"budget":{"sum":{"field":"currency","max":10},"window":"day"}`, 400, "invalid_request", "budget.sum.field"},
 			{"a condition that does not compile", s.bobToken, count10 + `,"condition":"input.amount <"`, 400, "invalid_request", "condition"},
 			{"an unknown agent key", s.bobToken, count10 + `,"agents":["key_nope"]`, 400, "invalid_request", "agents[0]"},
 			{"an unknown field", s.bobToken, count10 + `,"forever":true`, 400, "invalid_request", "forever"},
@@ -261,5 +262,241 @@ func TestMandateEvidence(t *testing.T) {
 		require.NoError(t, err)
 		_, err = evidence.Verify(ev.body, keys)
 		assert.NoError(t, err)
+	})
+}
+
+// mandateSteps are the actions of a mandate's audit entries, in order.
+func mandateSteps(t *testing.T, db *gorm.DB, id string) []string {
+	t.Helper()
+	var steps []string
+	require.NoError(t, db.Model(&models.AuditEntry{}).Where("subject_type = ? AND subject_id = ?", "mandate", id).
+		Order("position").Pluck("action", &steps).Error)
+	return steps
+}
+
+// moveMandate sets a mandate's times, as the clock passing them would.
+func moveMandate(t *testing.T, db *gorm.DB, id string, startsAt, expiresAt time.Time) {
+	t.Helper()
+	require.NoError(t, db.Model(&models.Mandate{}).Where("id = ?", id).
+		Updates(map[string]any{"starts_at": startsAt, "expires_at": expiresAt}).Error)
+}
+
+// TestMandateSumSpent: a sum budget spent is a bound: a use that would
+// spend nothing is not covered once nothing is left, and the mandate is
+// exhausted once, not at every such use.
+func TestMandateSumSpent(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newMandateStack(t, db)
+		// Credits may be of nothing, so that a check may spend 0.
+		credit := `{"name":"credit.grant","inputSchema":{"type":"object","required":["amount"],"properties":{"amount":{"type":"number","minimum":0}}},
+			"policy":[{"name":"review","outcome":"approval","risk":"medium","approvers":["Finance"]}]}`
+		require.Equal(t, 201, s.do(t, "POST", "/api/v1/admin/actions", s.adminKey, credit, nil).status)
+		expires := time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339)
+		granted := s.do(t, "POST", "/api/v1/mandates", s.bobToken,
+			`{"action":"credit.grant","expiresAt":"`+expires+`","budget":{"sum":{"field":"amount","max":100},"window":"mandate"}}`, nil)
+		require.Equal(t, 201, granted.status, string(granted.body))
+		id := granted.decoded["id"].(string)
+		check := func(amount int) response {
+			return s.do(t, "POST", "/api/v1/gate", s.gateKey, fmt.Sprintf(`{"action":"credit.grant","input":{"amount":%d}}`, amount), nil)
+		}
+
+		zero := check(0)
+		require.Equal(t, 200, zero.status, "nothing spent of a budget with some left: %s", zero.body)
+		all := check(100)
+		require.Equal(t, 200, all.status, string(all.body))
+		assert.Equal(t, id, all.decoded["mandateId"])
+		for i := range 2 {
+			r := check(0)
+			require.Equal(t, 202, r.status, "use %d after the sum is spent asks a person: %s", i, r.body)
+			assert.Nil(t, r.decoded["mandateId"])
+		}
+		got := s.do(t, "GET", "/api/v1/mandates/"+id, s.bobToken, "", nil)
+		assert.Equal(t, "exhausted", got.decoded["status"])
+		assert.Equal(t, 2.0, got.decoded["uses"])
+		assert.Len(t, eventsOfKind(t, db, s.org.ID, "mandate.exhausted"), 1)
+		assert.Equal(t, []string{"granted", "exhausted"}, mandateSteps(t, db, id))
+	})
+}
+
+// TestMandateTimes: a mandate allows nothing before it starts or once it
+// has expired: the next check asks a person, and its status says why.
+func TestMandateTimes(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newMandateStack(t, db)
+		now := time.Now().UTC()
+		expired := s.grant(t, s.bobToken, `"budget":{"count":5,"window":"day"}`)
+		require.Equal(t, 201, expired.status, string(expired.body))
+		id := expired.decoded["id"].(string)
+		require.Equal(t, 200, s.check(t, s.gateKey, 500, "EUR").status, "live, it allows")
+		moveMandate(t, db, id, now.Add(-2*time.Hour), now.Add(-time.Minute))
+		r := s.check(t, s.gateKey, 500, "EUR")
+		require.Equal(t, 202, r.status, "expired, the next check asks a person: %s", r.body)
+		assert.Nil(t, r.decoded["mandateId"])
+		got := s.do(t, "GET", "/api/v1/mandates/"+id, s.bobToken, "", nil)
+		assert.Equal(t, "expired", got.decoded["status"], string(got.body))
+		assert.Empty(t, s.do(t, "GET", "/api/v1/mandates?live=true", s.bobToken, "", nil).decoded["data"])
+
+		scheduled := s.grant(t, s.bobToken, `"budget":{"count":5,"window":"day"},"startsAt":"`+now.Add(time.Hour).Format(time.RFC3339)+`"`)
+		require.Equal(t, 201, scheduled.status, string(scheduled.body))
+		later := scheduled.decoded["id"].(string)
+		assert.Equal(t, "scheduled", scheduled.decoded["status"])
+		r = s.check(t, s.gateKey, 500, "EUR")
+		require.Equal(t, 202, r.status, "not yet started, the check asks a person: %s", r.body)
+		assert.Nil(t, r.decoded["mandateId"])
+		assert.Equal(t, "scheduled", s.do(t, "GET", "/api/v1/mandates/"+later, s.bobToken, "", nil).decoded["status"])
+
+		// Once its start has come, it allows.
+		moveMandate(t, db, later, now.Add(-time.Minute), now.Add(24*time.Hour))
+		r = s.check(t, s.gateKey, 500, "EUR")
+		require.Equal(t, 200, r.status, string(r.body))
+		assert.Equal(t, later, r.decoded["mandateId"])
+	})
+}
+
+// TestMandateRevokeEnded: revoking a mandate already revoked or expired
+// is invalid_state and writes nothing: no audit entry, no event.
+func TestMandateRevokeEnded(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newMandateStack(t, db)
+		ctx := context.Background()
+		grant := func() string {
+			r := s.grant(t, s.bobToken, `"budget":{"count":5,"window":"day"}`)
+			require.Equal(t, 201, r.status, string(r.body))
+			return r.decoded["id"].(string)
+		}
+		revoke := func(id, key string) response {
+			return s.do(t, "POST", "/api/v1/mandates/"+id+"/revoke", key, "", nil)
+		}
+
+		revoked := grant()
+		require.Equal(t, 200, revoke(revoked, s.bobToken).status)
+		again := revoke(revoked, s.adminKey)
+		require.Equal(t, 409, again.status, string(again.body))
+		assert.Equal(t, "invalid_state", errField(again, "code"))
+		assert.Contains(t, errField(again, "message"), "was revoked at")
+
+		now := time.Now().UTC()
+		expired := grant()
+		moveMandate(t, db, expired, now.Add(-2*time.Hour), now.Add(-time.Minute))
+		late := revoke(expired, s.bobToken)
+		require.Equal(t, 409, late.status, string(late.body))
+		assert.Equal(t, "invalid_state", errField(late, "code"))
+		assert.Contains(t, errField(late, "message"), "expired at")
+		got := s.do(t, "GET", "/api/v1/mandates/"+expired, s.bobToken, "", nil)
+		assert.Equal(t, "expired", got.decoded["status"])
+		assert.Nil(t, got.decoded["revokedAt"])
+
+		assert.Len(t, eventsOfKind(t, db, s.org.ID, "mandate.revoked"), 1, "the first revocation only")
+		assert.Equal(t, []string{"granted", "revoked"}, mandateSteps(t, db, revoked))
+		assert.Equal(t, []string{"granted"}, mandateSteps(t, db, expired))
+		require.NoError(t, s.store.VerifyAuditChain(ctx, s.org.ID))
+	})
+}
+
+// TestMandateEvidenceOtherFlows: a mandate two flows used is on both
+// flows' timelines, its exhaustion included, but neither flow's export
+// names the other's check.
+func TestMandateEvidenceOtherFlows(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newMandateStack(t, db)
+		granted := s.grant(t, s.bobToken, `"budget":{"count":2,"window":"week"}`)
+		require.Equal(t, 201, granted.status, string(granted.body))
+		checkIn := func(title string) (flowID, checkID string) {
+			flow := s.do(t, "POST", "/api/v1/flows", s.agentKey, `{"title":"`+title+`"}`, nil)
+			require.Equal(t, 201, flow.status, string(flow.body))
+			flowID = flow.decoded["id"].(string)
+			check := s.do(t, "POST", "/api/v1/gate", s.gateKey, `{"action":"refund.create","input":{"amount":300,"currency":"EUR","customer":"cus_9"},"flowId":"`+flowID+`"}`, nil)
+			require.Equal(t, 200, check.status, string(check.body))
+			return flowID, check.decoded["checkId"].(string)
+		}
+		first, firstCheck := checkIn("Refunds, morning")
+		second, secondCheck := checkIn("Refunds, afternoon") // spends the last of the budget
+		require.Len(t, eventsOfKind(t, db, s.org.ID, "mandate.exhausted"), 1)
+
+		for _, c := range []struct{ flow, own, other string }{{first, firstCheck, secondCheck}, {second, secondCheck, firstCheck}} {
+			ev := s.do(t, "GET", "/api/v1/flows/"+c.flow+"/evidence", s.agentKey, "", nil)
+			require.Equal(t, 200, ev.status, string(ev.body))
+			assert.Contains(t, string(ev.body), c.own)
+			assert.NotContains(t, string(ev.body), c.other, "flow %s's export names another flow's check", c.flow)
+			var steps []string
+			for _, en := range ev.decoded["timeline"].([]any) {
+				e := en.(map[string]any)
+				steps = append(steps, fmt.Sprintf("%s %s", e["requestType"], e["action"]))
+			}
+			assert.Contains(t, steps, "mandate exhausted", "the mandate's exhaustion is on each flow that used it")
+		}
+	})
+}
+
+// TestMandateGrantRefusals: what TestGrantableFrom holds without a
+// database, through the API: a mandate is refused for an action whose
+// approvals an organisation rule makes need two, whose policy never asks
+// a person, or whose approvers cannot be resolved.
+func TestMandateGrantRefusals(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newMandateStack(t, db)
+		ctx := context.Background()
+		count10 := `"budget":{"count":10,"window":"day"}`
+		grant := func(action string) response {
+			expires := time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339)
+			return s.do(t, "POST", "/api/v1/mandates", s.bobToken, `{"action":"`+action+`","expiresAt":"`+expires+`",`+count10+`}`, nil)
+		}
+		refused := func(r response, status int, code, says string) {
+			t.Helper()
+			require.Equal(t, status, r.status, string(r.body))
+			assert.Equal(t, code, errField(r, "code"))
+			assert.Equal(t, "action", errField(r, "field"))
+			assert.Contains(t, errField(r, "message"), says)
+		}
+
+		// An organisation rule making every approval need two.
+		rule := s.do(t, "POST", "/api/v1/admin/rules", s.adminKey, `{"name":"four eyes","kind":"approval","requiredApprovals":2}`, nil)
+		require.Equal(t, 201, rule.status, string(rule.body))
+		refused(grant("refund.create"), 403, "forbidden", `the organisation rule "four eyes" makes every approval need 2 approvals`)
+		require.Equal(t, 204, s.do(t, "DELETE", "/api/v1/admin/rules/"+rule.decoded["id"].(string), s.adminKey, "", nil).status)
+
+		// An action that never asks a person.
+		ping := `{"name":"ping.send","inputSchema":{"type":"object"},"policy":[{"name":"always","outcome":"allow"}]}`
+		require.Equal(t, 201, s.do(t, "POST", "/api/v1/admin/actions", s.adminKey, ping, nil).status)
+		refused(grant("ping.send"), 400, "invalid_request", "never asks a person")
+
+		// Approvers who can no longer be resolved: one has left.
+		eli, err := s.store.CreateMember(ctx, s.org.ID, "eli@example.com", "Eli", models.RoleMember)
+		require.NoError(t, err)
+		payout := `{"name":"payout.create","inputSchema":{"type":"object"},"policy":[{"name":"treasury","outcome":"approval","risk":"medium","approvers":["Finance","eli@example.com"]}]}`
+		require.Equal(t, 201, s.do(t, "POST", "/api/v1/admin/actions", s.adminKey, payout, nil).status)
+		require.Equal(t, 201, grant("payout.create").status, "grantable while Eli is a member")
+		inactive := false
+		_, err = s.store.UpdateMember(ctx, s.org.ID, eli.ID, nil, nil, &inactive)
+		require.NoError(t, err)
+		refused(grant("payout.create"), 403, "forbidden", `rule "treasury" names approvers who cannot be resolved`)
+	})
+}
+
+// TestMandateGranterDemoted: a mandate stands within its granter's
+// authority at each use: once the granter is no longer an administrator,
+// the next check asks a person, and once restored it is covered again.
+func TestMandateGranterDemoted(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newMandateStack(t, db)
+		granted := s.grant(t, s.bobToken, `"budget":{"count":10,"window":"day"}`)
+		require.Equal(t, 201, granted.status, string(granted.body))
+		id := granted.decoded["id"].(string)
+		require.Equal(t, 200, s.check(t, s.gateKey, 500, "EUR").status)
+
+		role := func(r string) {
+			res := s.do(t, "PATCH", "/api/v1/admin/members/"+s.bob.ID, s.adminKey, `{"role":"`+r+`"}`, nil)
+			require.Equal(t, 200, res.status, string(res.body))
+		}
+		role("member")
+		r := s.check(t, s.gateKey, 500, "EUR")
+		require.Equal(t, 202, r.status, "a member may not grant here, nor decide high risk alone: %s", r.body)
+		assert.Nil(t, r.decoded["mandateId"])
+		assert.Equal(t, "active", s.do(t, "GET", "/api/v1/mandates/"+id, s.adminKey, "", nil).decoded["status"], "the mandate stands; its granter's authority does not")
+
+		role("admin")
+		r = s.check(t, s.gateKey, 500, "EUR")
+		require.Equal(t, 200, r.status, string(r.body))
+		assert.Equal(t, id, r.decoded["mandateId"])
 	})
 }

@@ -255,7 +255,10 @@ func (s *Service) AgentNames(ctx context.Context, orgID string, ids []string) (m
 }
 
 // checkSumField refuses a sum budget over a field the action's schema
-// does not declare at its top, or declares as other than a number.
+// does not declare at its top as a number: its type must be number or
+// integer (or a list of only those). A property without a type, or an
+// enum of strings, could hold anything, and a budget over it bounds
+// nothing the granter can read.
 func checkSumField(schema []byte, field string) error {
 	var top struct {
 		Properties map[string]struct {
@@ -268,11 +271,10 @@ func checkSumField(schema []byte, field string) error {
 		return apperr.Field(apperr.InvalidRequest, "budget.sum.field", "budget.sum.field %q is not a property the action's input schema declares", field)
 	}
 	numeric := func(t any) bool { return t == "number" || t == "integer" }
+	other := func(t any) bool { return !numeric(t) }
 	switch t := p.Type.(type) {
-	case nil:
-		return nil
 	case []any:
-		if slices.ContainsFunc(t, numeric) {
+		if len(t) > 0 && !slices.ContainsFunc(t, other) {
 			return nil
 		}
 	default:
@@ -280,7 +282,8 @@ func checkSumField(schema []byte, field string) error {
 			return nil
 		}
 	}
-	return apperr.Field(apperr.InvalidRequest, "budget.sum.field", "budget.sum.field %q is not a number in the action's input schema", field)
+	return apperr.Field(apperr.InvalidRequest, "budget.sum.field",
+		"budget.sum.field %q must be a number or integer in the action's input schema (its property's type), so each use has an amount to spend", field)
 }
 
 // mayGrant is who may grant mandates: owners and administrators, and

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
 )
@@ -51,5 +52,25 @@ func TestGrantableFrom(t *testing.T) {
 		err := GrantableFrom(c.who, c.a)
 		require.Error(t, err, c.name)
 		assert.Contains(t, err.Error(), c.says, c.name)
+	}
+}
+
+// TestCheckSumField: a sum budget holds only over a property the schema
+// types as a number; one without a type (an enum of strings, say) could
+// hold anything, so it is refused naming budget.sum.field.
+func TestCheckSumField(t *testing.T) {
+	schema := []byte(`{"type":"object","properties":{
+		"amount":{"type":"number"},"units":{"type":"integer"},"either":{"type":["integer","number"]},
+		"currency":{"enum":["EUR","USD"]},"anything":{},"mixed":{"type":["number","string"]},"none":{"type":[]},
+		"customer":{"type":"string"}}}`)
+	for _, field := range []string{"amount", "units", "either"} {
+		assert.NoError(t, checkSumField(schema, field), field)
+	}
+	for _, field := range []string{"currency", "anything", "mixed", "none", "customer", "absent"} {
+		err := checkSumField(schema, field)
+		require.Error(t, err, field)
+		e, _ := apperr.As(err)
+		assert.Equal(t, "budget.sum.field", e.Field, field)
+		assert.Equal(t, apperr.InvalidRequest, e.Code, field)
 	}
 }

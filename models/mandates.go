@@ -118,18 +118,25 @@ func (m *Mandate) Remaining(u MandateUsage) (count *int, sum *float64) {
 	return count, sum
 }
 
+// exhausted reports whether usage leaves no count or no sum in the
+// window. An exhausted mandate covers nothing, not even a use spending 0:
+// a sum budget spent is a bound like a count spent.
+func (m *Mandate) exhausted(u MandateUsage) bool {
+	count, sum := m.Remaining(u)
+	return (count != nil && *count == 0) || (sum != nil && *sum <= 0)
+}
+
 // Covers reports whether the budget left after usage allows one more use
 // spending amount.
 func (m *Mandate) Covers(u MandateUsage, amount float64) bool {
-	count, sum := m.Remaining(u)
-	return (count == nil || *count >= 1) && (sum == nil || *sum >= amount)
+	_, sum := m.Remaining(u)
+	return !m.exhausted(u) && (sum == nil || *sum >= amount)
 }
 
 // Status is the mandate's state at its usage's time: revoked, expired,
 // scheduled, exhausted (no budget left in the window), or active.
 func (m *Mandate) Status() string {
 	at := m.Usage.At
-	count, sum := m.Remaining(m.Usage)
 	switch {
 	case m.RevokedAt != nil:
 		return MandateRevoked
@@ -137,10 +144,18 @@ func (m *Mandate) Status() string {
 		return MandateExpired
 	case at.Before(m.StartsAt):
 		return MandateScheduled
-	case count != nil && *count == 0, sum != nil && *sum <= 0:
+	case m.exhausted(m.Usage):
 		return MandateExhausted
 	}
 	return MandateActive
+}
+
+// Ended reports whether the mandate is over for good at its usage's time,
+// revoked or expired: nothing can happen to it any more, a revocation
+// included. (An exhausted one may have budget again as its window rolls.)
+func (m *Mandate) Ended() bool {
+	s := m.Status()
+	return s == MandateRevoked || s == MandateExpired
 }
 
 // LiveAt reports whether the mandate may allow a check at t: granted, not
@@ -186,23 +201,24 @@ func (s *GateStore) CreateMandate(ctx context.Context, r MandateRecord) error {
 }
 
 // RevokeMandate ends a mandate at once, under its row lock, writing its
-// audit entry and mandate.revoked. A revoked mandate stays as it was: its
-// second revocation is refused as a conflict.
+// audit entry and mandate.revoked. A mandate already ended (revoked or
+// expired) stays as it was: revoking it is invalid_state and writes
+// nothing, so the trail never records the end of something already dead.
 func (s *GateStore) RevokeMandate(ctx context.Context, orgID, id string, r MandateRecord) (*Mandate, error) {
 	var m Mandate
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Clauses(lockForUpdate(tx)...).Where("organization_id = ? AND id = ?", orgID, id).Take(&m).Error; err != nil {
 			return notFound(err, "mandate "+id)
 		}
-		if m.RevokedAt != nil {
-			return apperr.New(apperr.Conflict, "mandate %s was revoked at %s", id, m.RevokedAt.Format(time.RFC3339))
-		}
 		now := Now()
-		m.RevokedAt, m.RevokedByID, m.RevokedBy = &now, &r.Actor.ID, &r.Actor.Name
-		if err := tx.Model(&m).Updates(map[string]any{"revoked_at": now, "revoked_by_id": r.Actor.ID, "revoked_by": r.Actor.Name}).Error; err != nil {
+		if err := usageOf(tx, now, &m); err != nil {
 			return err
 		}
-		if err := usageOf(tx, now, &m); err != nil {
+		if m.Ended() {
+			return endedMandate(&m)
+		}
+		m.RevokedAt, m.RevokedByID, m.RevokedBy = &now, &r.Actor.ID, &r.Actor.Name
+		if err := tx.Model(&m).Updates(map[string]any{"revoked_at": now, "revoked_by_id": r.Actor.ID, "revoked_by": r.Actor.Name}).Error; err != nil {
 			return err
 		}
 		r.Mandate = &m
@@ -213,6 +229,14 @@ func (s *GateStore) RevokeMandate(ctx context.Context, orgID, id string, r Manda
 	}
 	s.changes.EventWritten()
 	return &m, nil
+}
+
+// endedMandate refuses to act on m, which has ended, saying when.
+func endedMandate(m *Mandate) error {
+	if m.RevokedAt != nil {
+		return apperr.New(apperr.InvalidState, "mandate %s was revoked at %s", m.ID, m.RevokedAt.Format(time.RFC3339))
+	}
+	return apperr.New(apperr.InvalidState, "mandate %s expired at %s", m.ID, m.ExpiresAt.Format(time.RFC3339))
 }
 
 // mandateStep writes a mandate's audit entry, numbered after its last
@@ -394,8 +418,11 @@ func spendMandate(tx *gorm.DB, c *GateCheck, spends []MandateSpend, actor Actor,
 		c.MandateID = &m.ID
 		if m.Status() == MandateExhausted {
 			r := MandateRecord{Mandate: &m, Actor: actor, EventData: data}
+			// The detail names no check: the entry is on the timeline of
+			// every flow that used the mandate, and the check may be
+			// another flow's.
 			if err := mandateStep(tx, r, events.MandateExhausted, "exhausted",
-				"mandate "+m.ID+" for "+m.Action+" has no budget left in its window (check "+c.ID+")", c.CreatedAt); err != nil {
+				"mandate "+m.ID+" for "+m.Action+" has no budget left in its window", c.CreatedAt); err != nil {
 				return nil, err
 			}
 		}

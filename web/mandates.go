@@ -157,8 +157,8 @@ type mandateView struct {
 	Budget     string
 	// Left is the budget left in the window now, while it may be used.
 	Left string
-	// Revocable is set while it has not been revoked and has not expired:
-	// the gate lets whoever sees it here revoke it.
+	// Revocable is set while it has not ended (gate.Mandate.Ended): the
+	// gate lets whoever sees it here revoke it.
 	Revocable bool
 }
 
@@ -207,7 +207,7 @@ func newMandateView(m *gate.Mandate, names map[string]string) mandateView {
 		}
 		v.AgentNames = append(v.AgentNames, id)
 	}
-	v.Revocable = m.RevokedAt == nil && m.Usage.At.Before(m.ExpiresAt)
+	v.Revocable = !m.Ended()
 	if v.Revocable {
 		v.Left = leftWords(m)
 	}

@@ -331,7 +331,7 @@ class Mandates(_Resource):
 
     @operation("revokeMandate")
     def revoke(self, id: str, *, idempotency_key: Optional[str] = None) -> m.Mandate:
-        """At once; a second revocation is AssentError 409 conflict."""
+        """At once; one already revoked or expired is AssentError 409 invalid_state."""
         return self._call("revokeMandate", {"id": id}, idempotency_key=idempotency_key)
 
 

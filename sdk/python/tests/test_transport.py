@@ -150,7 +150,7 @@ class TransportTest(unittest.TestCase):
     def test_receipt_conflict_carries_the_receipt(self):
         receipt = {"id": "rcp_1", "decisionTokenId": "dtk_jti", "inputMatches": False, "outcome": "succeeded"}
         s, c = self.serve([(409, {"error": {"code": "input_mismatch", "message": "m", "field": "input"}, "receipt": receipt}, {}),
-                           err(409, "conflict")])
+                           err(409, "invalid_state")])
         with self.assertRaises(AssentError) as caught:
             c.receipts.create("tok", {"n": 1}, "succeeded", started_at="2026-01-01T00:00:00Z", finished_at="2026-01-01T00:00:01Z")
         self.assertEqual((409, ErrorCode.INPUT_MISMATCH, "input"), (caught.exception.status, caught.exception.code, caught.exception.field))

@@ -251,7 +251,7 @@ export class Mandates extends Resource {
   async get(id: string): Promise<Schemas["Mandate"]> {
     return this.call("getMandate", { path: { id } });
   }
-  /** At once; a second revocation rejects with AssentError 409 conflict. */
+  /** At once; one already revoked or expired rejects with AssentError 409 invalid_state. */
   async revoke(id: string, options: PostOptions = {}): Promise<Schemas["Mandate"]> {
     return this.call("revokeMandate", { path: { id }, idempotencyKey: options.idempotencyKey });
   }

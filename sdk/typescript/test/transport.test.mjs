@@ -75,7 +75,7 @@ test("other 4xx are never retried", async () => {
 
 test("a receipt conflict carries the token's receipt; other errors none", async () => {
   const receipt = { id: "rcp_1", decisionTokenId: "dtk_jti", inputMatches: false, outcome: "succeeded" };
-  const s = await scripted([[409, { error: { code: "input_mismatch", message: "m", field: "input" }, receipt }], [409, { error: { code: "conflict", message: "m" } }]]);
+  const s = await scripted([[409, { error: { code: "input_mismatch", message: "m", field: "input" }, receipt }], [409, { error: { code: "invalid_state", message: "m" } }]]);
   try {
     const c = fast(s.url);
     const now = new Date().toISOString();
@@ -85,7 +85,7 @@ test("a receipt conflict carries the token's receipt; other errors none", async 
       return true;
     });
     assert.equal(s.seen.length, 1, "not retried");
-    await assert.rejects(c.mandates.revoke("mdt_1"), (e) => e.code === "conflict" && e.receipt === undefined);
+    await assert.rejects(c.mandates.revoke("mdt_1"), (e) => e.code === "invalid_state" && e.receipt === undefined);
   } finally {
     await s.close();
   }

@@ -1257,8 +1257,9 @@ export interface paths {
          * Revoke a standing mandate
          * @description At once: the next check it would have allowed asks a person.
          *     `mandate.revoked` is sent. Its granter, an owner or administrator,
-         *     or an admin key may revoke it; a second revocation is 409
-         *     `conflict`.
+         *     or an admin key may revoke it. A mandate already revoked or
+         *     expired is 409 `invalid_state`, and nothing is written: no audit
+         *     entry, no event.
          */
         post: operations["revokeMandate"];
         delete?: never;
@@ -2890,6 +2891,7 @@ export interface components {
             budget: {
                 count?: number | null;
                 sum?: null | {
+                    /** @description A property the action's input schema declares at its top with type number or integer; a property without a type is refused. */
                     field: string;
                     max: number;
                 };
@@ -8858,9 +8860,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            409: components["responses"]["StateConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
         };
     };
