@@ -206,16 +206,16 @@ func text(res *sdkmcp.CallToolResult) string {
 }
 
 type result struct {
-	Kind, RequestID, Status, URL, DecisionToken, Note, DecidedBy string
-	Settled                                                      bool
-	ApprovedInput                                                map[string]any
-	Changes                                                      []map[string]any
-	Replies                                                      []struct {
-		Respondent string
-		Answers    map[string]any
+	Kind, RequestID, Status, URL, DecisionToken, Note, DecidedBy, DecidedOnBehalfOf string
+	Settled                                                                         bool
+	ApprovedInput                                                                   map[string]any
+	Changes                                                                         []map[string]any
+	Replies                                                                         []struct {
+		Respondent, OnBehalfOf string
+		Answers                map[string]any
 	}
 	ReportID  string
-	Verdicts  []struct{ Reviewer, Verdict, Note string }
+	Verdicts  []struct{ Reviewer, OnBehalfOf, Verdict, Note string }
 	Questions []struct{ QuestionID, Question, AskedBy string }
 }
 

@@ -676,7 +676,10 @@ func (t *tools) permissionWait(ctx context.Context, req *sdkmcp.CallToolRequest,
 	if r.Status != "rejected" {
 		msg = "The approval " + r.Status
 	}
-	if r.DecidedBy != "" {
+	switch {
+	case r.DecidedBy != "" && r.DecidedOnBehalfOf != "":
+		msg += " (" + r.DecidedBy + ", on behalf of " + r.DecidedOnBehalfOf + ")"
+	case r.DecidedBy != "":
 		msg += " (" + r.DecidedBy + ")"
 	}
 	if r.Note != "" {

@@ -2,8 +2,10 @@ package mcp_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -221,6 +223,97 @@ func TestPublishAndReview(t *testing.T) {
 			var w result
 			s.call(t, "wait_for_decision", map[string]any{"requestId": r.RequestID, "waitSeconds": 10}, &w)
 			assert.Equal(t, "approved", w.Status)
+		})
+	}
+}
+
+// A member away delegates to another, who decides, answers and reviews in
+// their own name on the first's behalf: every result names both, and a
+// rejection's message says so.
+func TestOnBehalfOf(t *testing.T) {
+	d := startDev(t)
+	ctx := context.Background()
+	agent := assent.New(d.BaseURL, d.AgentKey)
+	maya, max := d.person(t, "maya@example.com"), d.person(t, "max@example.com")
+	_, err := maya.Me.SetDelegation(ctx, &assent.DelegationSet{To: "max@example.com", Until: time.Now().Add(time.Hour),
+		Note: "On holiday"})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, maya.Me.EndDelegation(context.Background())) })
+	name := "deploy.mcp" + strings.ReplaceAll(tag(""), " ", "")
+	_, err = assent.New(d.BaseURL, d.AdminKey).Admin.Actions.Create(ctx, &assent.ActionInput{Name: name, Description: "Deploy",
+		InputSchema: map[string]any{"type": "object"},
+		Policy:      []assent.PolicyRule{{Name: "ask maya", Outcome: "approval", Approvers: []string{"maya@example.com"}}}})
+	require.NoError(t, err)
+	const decider, away = "Max Member", "Maya Member"
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			s := connect(t, d, tr, d.AgentKey)
+
+			var r, w result
+			res := s.call(t, "request_approval", map[string]any{"title": tag("Ship it"), "approvers": []string{"maya@example.com"},
+				"waitSeconds": 0}, &r)
+			require.False(t, res.IsError, text(res))
+			_, err := max.Approvals.Decide(ctx, r.RequestID, &assent.DecisionCreate{Decision: "approve"})
+			require.NoError(t, err, "the delegate decides")
+			s.call(t, "wait_for_decision", map[string]any{"requestId": r.RequestID, "waitSeconds": 10}, &w)
+			assert.Equal(t, "approved", w.Status)
+			assert.Equal(t, decider, w.DecidedBy)
+			assert.Equal(t, away, w.DecidedOnBehalfOf)
+
+			var x result
+			res = s.call(t, "ask_human", map[string]any{"title": tag("Rollout day"), "respondents": []string{"maya@example.com"},
+				"questions": []map[string]any{{"id": "day", "prompt": "Which day?", "kind": "text"}}, "waitSeconds": 0}, &x)
+			require.False(t, res.IsError, text(res))
+			_, err = max.Collections.Reply(ctx, x.RequestID, &assent.ReplyCreate{Answers: map[string]any{"day": "Tuesday"},
+				Submit: assent.Ptr(true)})
+			require.NoError(t, err, "the delegate answers")
+			w = result{}
+			s.call(t, "wait_for_decision", map[string]any{"requestId": x.RequestID, "waitSeconds": 10}, &w)
+			assert.Equal(t, "complete", w.Status)
+			require.Len(t, w.Replies, 1)
+			assert.Contains(t, w.Replies[0].Respondent, decider)
+			assert.Equal(t, away, w.Replies[0].OnBehalfOf)
+
+			var p struct{ ReportID string }
+			res = s.call(t, "publish_report", map[string]any{"title": tag("Release notes"),
+				"audience": []string{"maya@example.com", "max@example.com"}, "content": "<!doctype html><title>R</title><h1>Release</h1>"}, &p)
+			require.False(t, res.IsError, text(res))
+			var v result
+			res = s.call(t, "request_review", map[string]any{"reportId": p.ReportID, "title": tag("Check the notes"),
+				"reviewers": []string{"maya@example.com"}, "waitSeconds": 0}, &v)
+			require.False(t, res.IsError, text(res))
+			_, err = max.Reviews.Verdict(ctx, v.RequestID, &assent.VerdictCreate{Verdict: "approved", Note: "Fine"})
+			require.NoError(t, err, "the delegate reviews")
+			w = result{}
+			s.call(t, "wait_for_decision", map[string]any{"requestId": v.RequestID, "waitSeconds": 10}, &w)
+			assert.Equal(t, "approved", w.Status)
+			require.Len(t, w.Verdicts, 1)
+			assert.Equal(t, decider, w.Verdicts[0].Reviewer)
+			assert.Equal(t, away, w.Verdicts[0].OnBehalfOf)
+
+			// permission_prompt's denial names the delegate and the person away.
+			rejected := make(chan error, 1)
+			go func() {
+				id, err := eventually("approval of "+name, func() (string, error) {
+					for a, err := range agent.Approvals.List(ctx, &assent.ListApprovalsParams{Status: "pending", Limit: 50}) {
+						if err != nil || a.Action == name {
+							return a.ID, err
+						}
+					}
+					return "", nil
+				})
+				if err == nil {
+					_, err = max.Approvals.Decide(ctx, id, &assent.DecisionCreate{Decision: "reject", Note: "not during the freeze"})
+				}
+				rejected <- err
+			}()
+			res = s.call(t, "permission_prompt", map[string]any{"tool_name": name, "input": map[string]any{"env": "prod"},
+				"tool_use_id": tag("toolu")}, nil)
+			require.NoError(t, <-rejected)
+			var deny map[string]any
+			require.NoError(t, json.Unmarshal([]byte(text(res)), &deny), text(res))
+			assert.Equal(t, "deny", deny["behavior"])
+			assert.Equal(t, "A person rejected this tool call ("+decider+", on behalf of "+away+"): not during the freeze", deny["message"])
 		})
 	}
 }
