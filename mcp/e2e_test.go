@@ -222,7 +222,7 @@ type result struct {
 var transports = []string{"stdio", "http"}
 
 var toolNames = []string{"answer_question", "ask_human", "cancel_request", "check_action", "get_request", "list_my_requests",
-	"permission_prompt", "publish_report", "request_approval", "request_review", "wait_for_decision"}
+	"permission_prompt", "publish_report", "report_execution", "request_approval", "request_review", "wait_for_decision"}
 
 func TestListTools(t *testing.T) {
 	d := startDev(t)

@@ -317,3 +317,73 @@ func TestOnBehalfOf(t *testing.T) {
 		})
 	}
 }
+
+// check_action answers the standing mandate that allowed a check, and
+// report_execution posts the receipt of what ran; a second receipt for a
+// token and an input other than the one approved come back as errors
+// carrying the receipt.
+func TestMandateAndReportExecution(t *testing.T) {
+	d := startDev(t)
+	ctx := context.Background()
+	agent := assent.New(d.BaseURL, d.AgentKey)
+	name := "payout.mcp" + strings.ReplaceAll(tag(""), " ", "")
+	_, err := assent.New(d.BaseURL, d.AdminKey).Admin.Actions.Create(ctx, &assent.ActionInput{Name: name, Description: "Pay a supplier",
+		InputSchema: map[string]any{"type": "object", "required": []string{"amount"}, "properties": map[string]any{
+			"amount": map[string]any{"type": "number"}}},
+		Policy: []assent.PolicyRule{{Name: "small", Condition: "input.amount <= 50", Outcome: "allow"}}})
+	require.NoError(t, err)
+	admin := d.person(t, "admin")
+	m, err := admin.Mandates.Grant(ctx, &assent.MandateGrant{Action: name, Condition: "input.amount <= 200",
+		Budget: assent.MandateGrantBudget{Count: assent.Ptr(int64(10)), Window: "mandate"}, ExpiresAt: time.Now().Add(time.Hour)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = admin.Mandates.Revoke(context.Background(), m.ID) })
+	type check struct{ Decision, CheckID, DecisionToken, Rule, MandateID, RequestID string }
+	type receipt struct {
+		ReceiptID, Outcome, ApprovalID, GateCheckID, Action, StartedAt, FinishedAt string
+		InputMatches                                                               bool
+	}
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			s := connect(t, d, tr, d.AgentKey)
+
+			// The policy allows a small payout: no mandate.
+			small := map[string]any{"amount": 20}
+			var c check
+			res := s.call(t, "check_action", map[string]any{"action": name, "input": small}, &c)
+			require.False(t, res.IsError, text(res))
+			assert.Equal(t, "allowed", c.Decision)
+			assert.Empty(t, c.MandateID)
+			var rc receipt
+			res = s.call(t, "report_execution", map[string]any{"decisionToken": c.DecisionToken, "input": small, "outcome": "succeeded",
+				"result": map[string]any{"payoutId": "po_1"}, "startedAt": "2026-01-02T15:04:05Z", "finishedAt": "2026-01-02T15:04:06Z"}, &rc)
+			require.False(t, res.IsError, text(res))
+			require.True(t, strings.HasPrefix(rc.ReceiptID, "rcp_"), rc.ReceiptID)
+			assert.Equal(t, receipt{ReceiptID: rc.ReceiptID, Outcome: "succeeded", GateCheckID: c.CheckID, Action: name,
+				StartedAt: "2026-01-02T15:04:05Z", FinishedAt: "2026-01-02T15:04:06Z", InputMatches: true}, rc)
+
+			res = s.call(t, "report_execution", map[string]any{"decisionToken": c.DecisionToken, "input": small, "outcome": "failed"}, nil)
+			assert.True(t, res.IsError, "a token takes one receipt")
+			assert.Contains(t, text(res), "receipt_exists")
+			assert.Contains(t, text(res), `"receiptId":"`+rc.ReceiptID+`"`, "the first receipt comes back")
+
+			// Beyond the policy, within the mandate: allowed in the granter's name.
+			mid := map[string]any{"amount": 120}
+			c = check{}
+			res = s.call(t, "check_action", map[string]any{"action": name, "input": mid}, &c)
+			require.False(t, res.IsError, text(res))
+			assert.Equal(t, "allowed", c.Decision)
+			assert.Equal(t, m.ID, c.MandateID)
+			claims, err := agent.VerifyDecisionToken(ctx, c.DecisionToken, mid, name)
+			require.NoError(t, err)
+			assert.Equal(t, m.ID, claims.Mandate)
+
+			// Something else ran: refused, recorded as a mismatch, and said so.
+			res = s.call(t, "report_execution", map[string]any{"decisionToken": c.DecisionToken, "input": map[string]any{"amount": 190},
+				"outcome": "succeeded"}, nil)
+			assert.True(t, res.IsError)
+			assert.Contains(t, text(res), "input_mismatch")
+			assert.Contains(t, text(res), `"receiptId":"rcp_`)
+			assert.Contains(t, text(res), `"inputMatches":false`)
+		})
+	}
+}
