@@ -206,23 +206,23 @@ func text(res *sdkmcp.CallToolResult) string {
 }
 
 type result struct {
-	Kind, RequestID, Status, URL, DecisionToken, Note, DecidedBy string
-	Settled                                                      bool
-	ApprovedInput                                                map[string]any
-	Changes                                                      []map[string]any
-	Replies                                                      []struct {
-		Respondent string
-		Answers    map[string]any
+	Kind, RequestID, Status, URL, DecisionToken, Note, DecidedBy, DecidedOnBehalfOf string
+	Settled                                                                         bool
+	ApprovedInput                                                                   map[string]any
+	Changes                                                                         []map[string]any
+	Replies                                                                         []struct {
+		Respondent, OnBehalfOf string
+		Answers                map[string]any
 	}
 	ReportID  string
-	Verdicts  []struct{ Reviewer, Verdict, Note string }
+	Verdicts  []struct{ Reviewer, OnBehalfOf, Verdict, Note string }
 	Questions []struct{ QuestionID, Question, AskedBy string }
 }
 
 var transports = []string{"stdio", "http"}
 
 var toolNames = []string{"answer_question", "ask_human", "cancel_request", "check_action", "get_request", "list_my_requests",
-	"permission_prompt", "publish_report", "request_approval", "request_review", "wait_for_decision"}
+	"permission_prompt", "publish_report", "report_execution", "request_approval", "request_review", "wait_for_decision"}
 
 func TestListTools(t *testing.T) {
 	d := startDev(t)

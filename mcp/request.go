@@ -19,13 +19,14 @@ type Request struct {
 	URL       string `json:"url" jsonschema:"the page where people decide or answer"`
 	Title     string `json:"title"`
 	// Approvals.
-	ApprovedInput map[string]any `json:"approvedInput,omitempty" jsonschema:"the input as approved, with the person's corrections: run the action with exactly this, never with the input you proposed"`
-	Changes       []Change       `json:"changes,omitempty" jsonschema:"what the person corrected"`
-	DecisionToken string         `json:"decisionToken,omitempty" jsonschema:"a signed token proving approvedInput was approved; pass it to the system that runs the action"`
-	DecidedBy     string         `json:"decidedBy,omitempty"`
-	Note          string         `json:"note,omitempty" jsonschema:"what the person wrote with the decision"`
-	Reason        string         `json:"reason,omitempty"`
-	Questions     []Question     `json:"questions,omitempty" jsonschema:"questions an approver asked you and that are not answered yet: answer each with answer_question"`
+	ApprovedInput     map[string]any `json:"approvedInput,omitempty" jsonschema:"the input as approved, with the person's corrections: run the action with exactly this, never with the input you proposed"`
+	Changes           []Change       `json:"changes,omitempty" jsonschema:"what the person corrected"`
+	DecisionToken     string         `json:"decisionToken,omitempty" jsonschema:"a signed token proving approvedInput was approved; pass it to the system that runs the action"`
+	DecidedBy         string         `json:"decidedBy,omitempty"`
+	DecidedOnBehalfOf string         `json:"decidedOnBehalfOf,omitempty" jsonschema:"the person away for whom decidedBy decided (their delegation); absent when decidedBy decided in their own name"`
+	Note              string         `json:"note,omitempty" jsonschema:"what the person wrote with the decision"`
+	Reason            string         `json:"reason,omitempty"`
+	Questions         []Question     `json:"questions,omitempty" jsonschema:"questions an approver asked you and that are not answered yet: answer each with answer_question"`
 	// Requests for information.
 	Replies []Reply `json:"replies,omitempty" jsonschema:"the submitted answers, keyed by question id"`
 	// Reviews.
@@ -51,19 +52,22 @@ type Question struct {
 // Reply is one respondent's submitted answers.
 type Reply struct {
 	Respondent string         `json:"respondent"`
+	OnBehalfOf string         `json:"onBehalfOf,omitempty" jsonschema:"the person away for whom the respondent answered; absent when they answered in their own name"`
 	Answers    map[string]any `json:"answers"`
 }
 
 // Verdict is one reviewer's.
 type Verdict struct {
-	Reviewer string `json:"reviewer"`
-	Verdict  string `json:"verdict"`
-	Note     string `json:"note,omitempty"`
+	Reviewer   string `json:"reviewer"`
+	OnBehalfOf string `json:"onBehalfOf,omitempty" jsonschema:"the person away for whom the reviewer gave the verdict; absent when they gave it in their own name"`
+	Verdict    string `json:"verdict"`
+	Note       string `json:"note,omitempty"`
 }
 
 func fromApproval(a *assent.Approval) *Request {
 	r := &Request{Kind: "approval", RequestID: a.ID, Status: a.Status, Settled: a.Status != "pending", URL: a.URL,
-		Title: a.Title, DecidedBy: deref(a.DecidedBy), Note: deref(a.Note), Reason: deref(a.Reason)}
+		Title: a.Title, DecidedBy: deref(a.DecidedBy), DecidedOnBehalfOf: deref(a.DecidedOnBehalfOf), Note: deref(a.Note),
+		Reason: deref(a.Reason)}
 	if a.Status == "approved" {
 		r.ApprovedInput = a.ApprovedInput
 		if r.ApprovedInput == nil {
@@ -89,7 +93,8 @@ func fromCollection(c *assent.Collection) *Request {
 		if rep.Respondent.Email != "" {
 			who += " <" + rep.Respondent.Email + ">"
 		}
-		r.Replies = append(r.Replies, Reply{Respondent: strings.TrimSpace(who), Answers: rep.Answers})
+		r.Replies = append(r.Replies, Reply{Respondent: strings.TrimSpace(who), OnBehalfOf: onBehalfOf(rep.OnBehalfOf),
+			Answers: rep.Answers})
 	}
 	return r
 }
@@ -98,7 +103,8 @@ func fromReview(ctx context.Context, c *assent.Client, v *assent.Review) *Reques
 	r := &Request{Kind: "review", RequestID: v.ID, Status: v.Status, Settled: v.Status != "open", URL: v.URL, Title: v.Title,
 		ReportID: v.ReportID}
 	for _, x := range v.Verdicts {
-		r.Verdicts = append(r.Verdicts, Verdict{Reviewer: x.Reviewer.Name, Verdict: x.Verdict, Note: x.Note})
+		r.Verdicts = append(r.Verdicts, Verdict{Reviewer: x.Reviewer.Name, OnBehalfOf: onBehalfOf(x.OnBehalfOf),
+			Verdict: x.Verdict, Note: x.Note})
 	}
 	if v.Status == "changes_requested" {
 		// The brief is a convenience: a key that cannot read comments
@@ -202,6 +208,15 @@ func orGet(ctx context.Context, c *assent.Client, id string, err error) (*Reques
 		return nil, err
 	}
 	return getRequest(ctx, c, id)
+}
+
+// onBehalfOf names the person a delegate stood in for, as decidedBy names
+// the decider: by name.
+func onBehalfOf(p *assent.OnBehalfOf) string {
+	if p == nil {
+		return ""
+	}
+	return p.Name
 }
 
 func deref(s *string) string {

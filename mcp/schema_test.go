@@ -73,6 +73,10 @@ func TestInputSchemasFromAPI(t *testing.T) {
 		assert.Contains(t, tools["ask_human"].Description, kind.(string))
 	}
 	assert.Equal(t, "date-time", dig(schemaMap(t, tools["ask_human"]), "properties", "dueAt", "format"))
+	// An enumeration without a type, and any JSON, as the API has them.
+	assert.Equal(t, []any{"succeeded", "failed"}, dig(schemaMap(t, tools["report_execution"]), "properties", "outcome", "enum"))
+	assert.Equal(t, []any{"object", "array", "string", "number", "boolean"},
+		dig(schemaMap(t, tools["report_execution"]), "properties", "result", "type"))
 }
 
 func schemaMap(t *testing.T, tool *sdkmcp.Tool) map[string]any {
@@ -115,6 +119,13 @@ func TestInputSchemasFollowTheAPI(t *testing.T) {
 	dig(retyped, "components", "schemas", "ApprovalCreate", "properties").(map[string]any)["title"] = map[string]any{"type": "integer"}
 	_, err = build(retyped)
 	require.ErrorContains(t, err, "ApprovalCreate.title is [integer] in the API but [string] in the tool")
+
+	// An untyped enumeration is a string only while its values are.
+	renumbered := doc()
+	dig(renumbered, "components", "schemas", "ReceiptCreate", "properties").(map[string]any)["outcome"] = map[string]any{"enum": []any{0, 1}}
+	in, err = jsonschema.For[reportIn](nil)
+	require.NoError(t, err)
+	require.ErrorContains(t, withAPIFields(renumbered, in, apiFields["report_execution"]), "ReceiptCreate.outcome is [] in the API but [string] in the tool")
 
 	// A tool argument the mapping names must exist in the tool.
 	in, err = jsonschema.For[checkIn](nil)

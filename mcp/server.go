@@ -8,6 +8,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -31,7 +32,7 @@ type Options struct {
 }
 
 // Instructions tell the model what the server is for.
-const Instructions = `Assent asks a person before an agent acts. Use request_approval before any action with side effects a person should agree to (payments, deletions, messages sent, deployments), then run the action only with approvedInput, never with the input you proposed. A result with status "pending" means nobody decided yet: call wait_for_decision with its requestId, as often as needed; pending is never a rejection. Use ask_human when you need information only a person has, request_review to have a published report reviewed, and check_action for actions the organisation registered with a policy.`
+const Instructions = `Assent asks a person before an agent acts. Use request_approval before any action with side effects a person should agree to (payments, deletions, messages sent, deployments), then run the action only with approvedInput, never with the input you proposed. A result with status "pending" means nobody decided yet: call wait_for_decision with its requestId, as often as needed; pending is never a rejection. Use ask_human when you need information only a person has, request_review to have a published report reviewed, and check_action for actions the organisation registered with a policy. Once an action a decision token allowed has run, report how it ended with report_execution.`
 
 // NewServer returns the MCP server with every tool.
 func NewServer(o Options) *sdkmcp.Server {
@@ -63,6 +64,12 @@ func toolError(err error) error {
 	b.WriteString(")")
 	if len(e.Candidates) > 0 {
 		fmt.Fprintf(&b, "; did you mean one of: %s", strings.Join(e.Candidates, ", "))
+	}
+	// receipt_exists and input_mismatch concern a receipt: the model needs
+	// it to tell a report made before from one that did not match.
+	if e.Receipt != nil {
+		r, _ := json.Marshal(fromReceipt(e.Receipt))
+		fmt.Fprintf(&b, "; the receipt: %s", r)
 	}
 	return errors.New(b.String())
 }

@@ -44,6 +44,9 @@ var (
 	asks        = &sdkmcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(true)}
 	additive    = &sdkmcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: false, OpenWorldHint: ptr(true)}
 	destructive = &sdkmcp.ToolAnnotations{DestructiveHint: ptr(true), IdempotentHint: true, OpenWorldHint: ptr(false)}
+	// records keeps one record per decision token: the API refuses a
+	// second, so a repeated call records nothing more.
+	records = &sdkmcp.ToolAnnotations{DestructiveHint: ptr(false), IdempotentHint: true, OpenWorldHint: ptr(false)}
 )
 
 // --- inputs -------------------------------------------------------------
@@ -136,9 +139,41 @@ type checkOut struct {
 	CheckID       string `json:"checkId,omitempty"`
 	DecisionToken string `json:"decisionToken,omitempty"`
 	Rule          string `json:"rule,omitempty"`
+	MandateID     string `json:"mandateId,omitempty" jsonschema:"the standing mandate (mdt_…) that allowed the check in a person's name, when one did"`
 	Reason        string `json:"reason,omitempty"`
 	RequestID     string `json:"requestId,omitempty"`
 	URL           string `json:"url,omitempty"`
+}
+
+type reportIn struct {
+	DecisionToken string         `json:"decisionToken" jsonschema:"the decisionToken of the allowed check_action or the approved request you ran"`
+	Input         map[string]any `json:"input,omitempty" jsonschema:"the input you ran the action with, exactly: approvedInput, or the input check_action allowed; left out for an approval without input"`
+	Outcome       string         `json:"outcome" jsonschema:"how the action ended"`
+	Result        any            `json:"result,omitempty" jsonschema:"what to keep with the receipt: a summary, the id of what was made, or the error's message"`
+	StartedAt     string         `json:"startedAt,omitempty" jsonschema:"when the action began (default finishedAt)"`
+	FinishedAt    string         `json:"finishedAt,omitempty" jsonschema:"when it ended (default now)"`
+}
+
+// receiptOut is a receipt as report_execution answers it, and as its
+// refusals (receipt_exists, input_mismatch) carry it.
+type receiptOut struct {
+	ReceiptID    string `json:"receiptId"`
+	Outcome      string `json:"outcome" jsonschema:"succeeded or failed"`
+	InputMatches bool   `json:"inputMatches" jsonschema:"false when the input that ran is not the one approved: recorded as a mismatch"`
+	ApprovalID   string `json:"approvalId,omitempty" jsonschema:"the approval the token decided, when a person did"`
+	GateCheckID  string `json:"gateCheckId,omitempty" jsonschema:"the gate check the token decided, when the policy or a mandate allowed it"`
+	Action       string `json:"action,omitempty"`
+	FlowID       string `json:"flowId,omitempty"`
+	StartedAt    string `json:"startedAt"`
+	FinishedAt   string `json:"finishedAt"`
+	ReportedAt   string `json:"reportedAt"`
+}
+
+func fromReceipt(r *assent.Receipt) receiptOut {
+	return receiptOut{ReceiptID: r.ID, Outcome: r.Outcome, InputMatches: r.InputMatches, ApprovalID: deref(r.ApprovalID),
+		GateCheckID: deref(r.GateCheckID), Action: deref(r.Action), FlowID: deref(r.FlowID),
+		StartedAt: r.StartedAt.Format(time.RFC3339Nano), FinishedAt: r.FinishedAt.Format(time.RFC3339Nano),
+		ReportedAt: r.ReportedAt.Format(time.RFC3339Nano)}
 }
 
 // permissionIn is the argument Claude Code's --permission-prompt-tool sends.
@@ -188,6 +223,9 @@ func (t *tools) register(s *sdkmcp.Server) {
 	add(s, &sdkmcp.Tool{Name: "check_action", Title: "Check a registered action", Annotations: additive,
 		Description: `Check an action the organisation registered with a policy before running it. Returns decision allowed (run it with the input checked; decisionToken proves it), denied (do not run it; reason says why), or approval (a person must approve: call wait_for_decision with requestId, then run with approvedInput).`,
 	}, t.checkAction, nil)
+	add(s, &sdkmcp.Tool{Name: "report_execution", Title: "Report what ran", Annotations: records,
+		Description: `After you ran an action that check_action allowed or a person approved, report how it ended: its decisionToken, exactly the input it ran with, outcome succeeded or failed, and a result (what was made, or the error's message). The receipt proves what ran was what was approved. Report once per token: a second report is refused (receipt_exists) with the first receipt; an input other than the one approved is refused (input_mismatch) and recorded as a mismatch for people to see.`,
+	}, t.reportExecution, nil)
 	add(s, &sdkmcp.Tool{Name: "permission_prompt", Title: "Ask a person before a tool runs", Annotations: asks,
 		Description: `Claude Code's permission prompt (--permission-prompt-tool): asks a person to approve a tool call, every top-level field of its input correctable, and answers {"behavior":"allow","updatedInput":…} with the input as approved, or {"behavior":"deny","message":…}. An action registered under the tool's name is checked through its policy instead.`,
 	}, t.permissionPrompt, nil)
@@ -512,10 +550,9 @@ func (t *tools) askHuman(ctx context.Context, req *sdkmcp.CallToolRequest, in as
 	body := &assent.CollectionCreate{Title: in.Title, Description: in.Description, Questions: in.Questions,
 		Respondents: in.Respondents, ExpiresAt: expiresAt(in.ExpiresIn), FlowID: optional(in.FlowID), ExternalID: ptr(key)}
 	if in.DueAt != "" {
-		due, err := time.Parse(time.RFC3339, in.DueAt)
+		due, err := timeArg("dueAt", in.DueAt, time.Time{})
 		if err != nil {
-			return nil, nil, &assent.Error{Status: 400, Code: assent.CodeInvalidRequest, Field: "dueAt",
-				Message: "dueAt must be a time as RFC 3339 writes it, such as 2026-05-01T17:00:00Z"}
+			return nil, nil, err
 		}
 		body.DueAt = &due
 	}
@@ -608,12 +645,48 @@ func (t *tools) checkAction(ctx context.Context, req *sdkmcp.CallToolRequest, in
 		return nil, checkOut{}, err
 	}
 	out := checkOut{Decision: ans.Decision, Action: ans.Action, CheckID: ans.CheckID, DecisionToken: ans.DecisionToken,
-		Rule: deref(ans.Rule)}
+		Rule: deref(ans.Rule), MandateID: ans.MandateID}
 	if ans.Approval != nil {
 		// The API's approval_required, by the name the tool documents.
 		out.Decision, out.RequestID, out.URL = "approval", ans.Approval.ID, ans.Approval.URL
 	}
 	return nil, out, nil
+}
+
+func (t *tools) reportExecution(ctx context.Context, req *sdkmcp.CallToolRequest, in reportIn) (*sdkmcp.CallToolResult, receiptOut, error) {
+	c, err := t.client(ctx, req)
+	if err != nil {
+		return nil, receiptOut{}, err
+	}
+	// A model seldom knows the time: a report made as the action ends is
+	// timed by the call.
+	finished, err := timeArg("finishedAt", in.FinishedAt, time.Now().UTC())
+	if err != nil {
+		return nil, receiptOut{}, err
+	}
+	started, err := timeArg("startedAt", in.StartedAt, finished)
+	if err != nil {
+		return nil, receiptOut{}, err
+	}
+	r, err := c.Receipts.Create(ctx, &assent.ReceiptCreate{DecisionToken: in.DecisionToken, Input: in.Input,
+		Outcome: in.Outcome, Result: in.Result, StartedAt: started, FinishedAt: finished})
+	if err != nil {
+		return nil, receiptOut{}, err
+	}
+	return nil, fromReceipt(r), nil
+}
+
+// timeArg reads an RFC 3339 argument, or def when it is left out.
+func timeArg(name, v string, def time.Time) (time.Time, error) {
+	if v == "" {
+		return def, nil
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return time.Time{}, &assent.Error{Status: 400, Code: assent.CodeInvalidRequest, Field: name,
+			Message: name + " must be a time as RFC 3339 writes it, such as 2026-05-01T17:00:00Z"}
+	}
+	return t, nil
 }
 
 func (t *tools) permissionPrompt(ctx context.Context, req *sdkmcp.CallToolRequest, in permissionIn) (*sdkmcp.CallToolResult, permissionOut, error) {
@@ -676,7 +749,10 @@ func (t *tools) permissionWait(ctx context.Context, req *sdkmcp.CallToolRequest,
 	if r.Status != "rejected" {
 		msg = "The approval " + r.Status
 	}
-	if r.DecidedBy != "" {
+	switch {
+	case r.DecidedBy != "" && r.DecidedOnBehalfOf != "":
+		msg += " (" + r.DecidedBy + ", on behalf of " + r.DecidedOnBehalfOf + ")"
+	case r.DecidedBy != "":
 		msg += " (" + r.DecidedBy + ")"
 	}
 	if r.Note != "" {

@@ -2,8 +2,10 @@ package mcp_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -221,6 +223,167 @@ func TestPublishAndReview(t *testing.T) {
 			var w result
 			s.call(t, "wait_for_decision", map[string]any{"requestId": r.RequestID, "waitSeconds": 10}, &w)
 			assert.Equal(t, "approved", w.Status)
+		})
+	}
+}
+
+// A member away delegates to another, who decides, answers and reviews in
+// their own name on the first's behalf: every result names both, and a
+// rejection's message says so.
+func TestOnBehalfOf(t *testing.T) {
+	d := startDev(t)
+	ctx := context.Background()
+	agent := assent.New(d.BaseURL, d.AgentKey)
+	maya, max := d.person(t, "maya@example.com"), d.person(t, "max@example.com")
+	_, err := maya.Me.SetDelegation(ctx, &assent.DelegationSet{To: "max@example.com", Until: time.Now().Add(time.Hour),
+		Note: "On holiday"})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, maya.Me.EndDelegation(context.Background())) })
+	name := "deploy.mcp" + strings.ReplaceAll(tag(""), " ", "")
+	_, err = assent.New(d.BaseURL, d.AdminKey).Admin.Actions.Create(ctx, &assent.ActionInput{Name: name, Description: "Deploy",
+		InputSchema: map[string]any{"type": "object"},
+		Policy:      []assent.PolicyRule{{Name: "ask maya", Outcome: "approval", Approvers: []string{"maya@example.com"}}}})
+	require.NoError(t, err)
+	const decider, away = "Max Member", "Maya Member"
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			s := connect(t, d, tr, d.AgentKey)
+
+			var r, w result
+			res := s.call(t, "request_approval", map[string]any{"title": tag("Ship it"), "approvers": []string{"maya@example.com"},
+				"waitSeconds": 0}, &r)
+			require.False(t, res.IsError, text(res))
+			_, err := max.Approvals.Decide(ctx, r.RequestID, &assent.DecisionCreate{Decision: "approve"})
+			require.NoError(t, err, "the delegate decides")
+			s.call(t, "wait_for_decision", map[string]any{"requestId": r.RequestID, "waitSeconds": 10}, &w)
+			assert.Equal(t, "approved", w.Status)
+			assert.Equal(t, decider, w.DecidedBy)
+			assert.Equal(t, away, w.DecidedOnBehalfOf)
+
+			var x result
+			res = s.call(t, "ask_human", map[string]any{"title": tag("Rollout day"), "respondents": []string{"maya@example.com"},
+				"questions": []map[string]any{{"id": "day", "prompt": "Which day?", "kind": "text"}}, "waitSeconds": 0}, &x)
+			require.False(t, res.IsError, text(res))
+			_, err = max.Collections.Reply(ctx, x.RequestID, &assent.ReplyCreate{Answers: map[string]any{"day": "Tuesday"},
+				Submit: assent.Ptr(true)})
+			require.NoError(t, err, "the delegate answers")
+			w = result{}
+			s.call(t, "wait_for_decision", map[string]any{"requestId": x.RequestID, "waitSeconds": 10}, &w)
+			assert.Equal(t, "complete", w.Status)
+			require.Len(t, w.Replies, 1)
+			assert.Contains(t, w.Replies[0].Respondent, decider)
+			assert.Equal(t, away, w.Replies[0].OnBehalfOf)
+
+			var p struct{ ReportID string }
+			res = s.call(t, "publish_report", map[string]any{"title": tag("Release notes"),
+				"audience": []string{"maya@example.com", "max@example.com"}, "content": "<!doctype html><title>R</title><h1>Release</h1>"}, &p)
+			require.False(t, res.IsError, text(res))
+			var v result
+			res = s.call(t, "request_review", map[string]any{"reportId": p.ReportID, "title": tag("Check the notes"),
+				"reviewers": []string{"maya@example.com"}, "waitSeconds": 0}, &v)
+			require.False(t, res.IsError, text(res))
+			_, err = max.Reviews.Verdict(ctx, v.RequestID, &assent.VerdictCreate{Verdict: "approved", Note: "Fine"})
+			require.NoError(t, err, "the delegate reviews")
+			w = result{}
+			s.call(t, "wait_for_decision", map[string]any{"requestId": v.RequestID, "waitSeconds": 10}, &w)
+			assert.Equal(t, "approved", w.Status)
+			require.Len(t, w.Verdicts, 1)
+			assert.Equal(t, decider, w.Verdicts[0].Reviewer)
+			assert.Equal(t, away, w.Verdicts[0].OnBehalfOf)
+
+			// permission_prompt's denial names the delegate and the person away.
+			rejected := make(chan error, 1)
+			go func() {
+				id, err := eventually("approval of "+name, func() (string, error) {
+					for a, err := range agent.Approvals.List(ctx, &assent.ListApprovalsParams{Status: "pending", Limit: 50}) {
+						if err != nil || a.Action == name {
+							return a.ID, err
+						}
+					}
+					return "", nil
+				})
+				if err == nil {
+					_, err = max.Approvals.Decide(ctx, id, &assent.DecisionCreate{Decision: "reject", Note: "not during the freeze"})
+				}
+				rejected <- err
+			}()
+			res = s.call(t, "permission_prompt", map[string]any{"tool_name": name, "input": map[string]any{"env": "prod"},
+				"tool_use_id": tag("toolu")}, nil)
+			require.NoError(t, <-rejected)
+			var deny map[string]any
+			require.NoError(t, json.Unmarshal([]byte(text(res)), &deny), text(res))
+			assert.Equal(t, "deny", deny["behavior"])
+			assert.Equal(t, "A person rejected this tool call ("+decider+", on behalf of "+away+"): not during the freeze", deny["message"])
+		})
+	}
+}
+
+// check_action answers the standing mandate that allowed a check, and
+// report_execution posts the receipt of what ran; a second receipt for a
+// token and an input other than the one approved come back as errors
+// carrying the receipt.
+func TestMandateAndReportExecution(t *testing.T) {
+	d := startDev(t)
+	ctx := context.Background()
+	agent := assent.New(d.BaseURL, d.AgentKey)
+	name := "payout.mcp" + strings.ReplaceAll(tag(""), " ", "")
+	_, err := assent.New(d.BaseURL, d.AdminKey).Admin.Actions.Create(ctx, &assent.ActionInput{Name: name, Description: "Pay a supplier",
+		InputSchema: map[string]any{"type": "object", "required": []string{"amount"}, "properties": map[string]any{
+			"amount": map[string]any{"type": "number"}}},
+		Policy: []assent.PolicyRule{{Name: "small", Condition: "input.amount <= 50", Outcome: "allow"}}})
+	require.NoError(t, err)
+	admin := d.person(t, "admin")
+	m, err := admin.Mandates.Grant(ctx, &assent.MandateGrant{Action: name, Condition: "input.amount <= 200",
+		Budget: assent.MandateGrantBudget{Count: assent.Ptr(int64(10)), Window: "mandate"}, ExpiresAt: time.Now().Add(time.Hour)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = admin.Mandates.Revoke(context.Background(), m.ID) })
+	type check struct{ Decision, CheckID, DecisionToken, Rule, MandateID, RequestID string }
+	type receipt struct {
+		ReceiptID, Outcome, ApprovalID, GateCheckID, Action, StartedAt, FinishedAt string
+		InputMatches                                                               bool
+	}
+	for _, tr := range transports {
+		t.Run(tr, func(t *testing.T) {
+			s := connect(t, d, tr, d.AgentKey)
+
+			// The policy allows a small payout: no mandate.
+			small := map[string]any{"amount": 20}
+			var c check
+			res := s.call(t, "check_action", map[string]any{"action": name, "input": small}, &c)
+			require.False(t, res.IsError, text(res))
+			assert.Equal(t, "allowed", c.Decision)
+			assert.Empty(t, c.MandateID)
+			var rc receipt
+			res = s.call(t, "report_execution", map[string]any{"decisionToken": c.DecisionToken, "input": small, "outcome": "succeeded",
+				"result": map[string]any{"payoutId": "po_1"}, "startedAt": "2026-01-02T15:04:05Z", "finishedAt": "2026-01-02T15:04:06Z"}, &rc)
+			require.False(t, res.IsError, text(res))
+			require.True(t, strings.HasPrefix(rc.ReceiptID, "rcp_"), rc.ReceiptID)
+			assert.Equal(t, receipt{ReceiptID: rc.ReceiptID, Outcome: "succeeded", GateCheckID: c.CheckID, Action: name,
+				StartedAt: "2026-01-02T15:04:05Z", FinishedAt: "2026-01-02T15:04:06Z", InputMatches: true}, rc)
+
+			res = s.call(t, "report_execution", map[string]any{"decisionToken": c.DecisionToken, "input": small, "outcome": "failed"}, nil)
+			assert.True(t, res.IsError, "a token takes one receipt")
+			assert.Contains(t, text(res), "receipt_exists")
+			assert.Contains(t, text(res), `"receiptId":"`+rc.ReceiptID+`"`, "the first receipt comes back")
+
+			// Beyond the policy, within the mandate: allowed in the granter's name.
+			mid := map[string]any{"amount": 120}
+			c = check{}
+			res = s.call(t, "check_action", map[string]any{"action": name, "input": mid}, &c)
+			require.False(t, res.IsError, text(res))
+			assert.Equal(t, "allowed", c.Decision)
+			assert.Equal(t, m.ID, c.MandateID)
+			claims, err := agent.VerifyDecisionToken(ctx, c.DecisionToken, mid, name)
+			require.NoError(t, err)
+			assert.Equal(t, m.ID, claims.Mandate)
+
+			// Something else ran: refused, recorded as a mismatch, and said so.
+			res = s.call(t, "report_execution", map[string]any{"decisionToken": c.DecisionToken, "input": map[string]any{"amount": 190},
+				"outcome": "succeeded"}, nil)
+			assert.True(t, res.IsError)
+			assert.Contains(t, text(res), "input_mismatch")
+			assert.Contains(t, text(res), `"receiptId":"rcp_`)
+			assert.Contains(t, text(res), `"inputMatches":false`)
 		})
 	}
 }

@@ -588,6 +588,18 @@ func TestChatDecisionButtons(t *testing.T) {
 		assert.Empty(t, TeamsDecideURL(page, "apr_1/../x", "approve"))
 		assert.Equal(t, page+"/decide/reject", TeamsDecideURL(page, "apr_1", "reject"))
 	})
+	t.Run("Teams names the delegate and the person away", func(t *testing.T) {
+		raw, err := EncodeWebhook(FormatTeams, approval(ApprovalRejected, `,"risk":"low","decidedBy":"Bob","decidedOnBehalfOf":"Ann *Ops*","decidedAt":"2026-01-02T03:05:00.000000Z"`))
+		require.NoError(t, err)
+		s := decodeTeams(t, raw)
+		assert.Equal(t, `Refund \*42\*`, s.title)
+		assert.Equal(t, []string{`by Bob on behalf of Ann \*Ops\* · 2026-01-02 03:05 UTC`}, s.lines,
+			"a delegate decides in their own name, for the person away, escaped as Teams needs")
+		assert.Len(t, s.buttons, 1, "a decided approval has only its link")
+		raw, err = EncodeWebhook(FormatTeams, approval(ApprovalApproved, `,"risk":"low","decidedBy":"Ann","decidedAt":"2026-01-02T03:05:00.000000Z"`))
+		require.NoError(t, err)
+		assert.Equal(t, []string{"by Ann · 2026-01-02 03:05 UTC"}, decodeTeams(t, raw).lines)
+	})
 }
 
 func TestButtonValue(t *testing.T) {

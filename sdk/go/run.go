@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+	"unicode/utf8"
 )
 
 // RunRequest is what Run asks a person.
@@ -42,8 +43,9 @@ func (e *DeniedError) Error() string {
 // CodeGateDenied) or a *WaitTimeoutError when ctx ends first. An allowed
 // gate check runs fn at once with the input as given. Once fn has run, Run
 // posts its execution receipt (POST /api/v1/receipts: succeeded, or
-// failed with fn's error as the result); a receipt that cannot be posted
-// is logged (slog), and Run still returns fn's own error.
+// failed with fn's error, cut to 4096 bytes, as the result); a receipt
+// that cannot be posted is logged (slog), and Run still returns fn's own
+// error.
 func Run[T any](ctx context.Context, c *Client, req RunRequest[T], fn func(context.Context, T) error) error {
 	proposed, err := objectOf(req.Input)
 	if err != nil {
@@ -114,7 +116,7 @@ func (c *Client) runReported(ctx context.Context, token string, input map[string
 	runErr := fn(ctx)
 	receipt := &ReceiptCreate{DecisionToken: token, Input: input, Outcome: "succeeded", StartedAt: started, FinishedAt: time.Now()}
 	if runErr != nil {
-		receipt.Outcome, receipt.Result = "failed", runErr.Error()
+		receipt.Outcome, receipt.Result = "failed", failureResult(runErr.Error())
 	}
 	// fn may have ended with ctx; its receipt still goes.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
@@ -123,6 +125,28 @@ func (c *Client) runReported(ctx context.Context, token string, input map[string
 		slog.WarnContext(ctx, "assent: the execution receipt was not posted", "token", token, "error", err)
 	}
 	return runErr
+}
+
+// maxFailureResult bounds the error message a failure receipt keeps, in
+// bytes of UTF-8, marker included: the API refuses a result over 64 KB,
+// and a refused receipt would lose the record of the run, not just the
+// message's tail. The Python and TypeScript SDKs cut at the same length.
+const maxFailureResult = 4096
+
+// failureResult is msg cut to maxFailureResult bytes on a character's
+// boundary, ending with a marker that says so and how long it was.
+func failureResult(msg string) string {
+	if len(msg) <= maxFailureResult {
+		return msg
+	}
+	marker := fmt.Sprintf("… [truncated from %d bytes]", len(msg))
+	cut := maxFailureResult - len(marker)
+	// A character is at most UTFMax bytes; bytes that are no UTF-8 at
+	// all are cut where they fall.
+	for back := 0; back < utf8.UTFMax-1 && !utf8.RuneStart(msg[cut]); back++ {
+		cut--
+	}
+	return msg[:cut] + marker
 }
 
 func objectOf(v any) (map[string]any, error) {

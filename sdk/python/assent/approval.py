@@ -45,7 +45,7 @@ def require_approval(title: Union[str, Callable[[Dict[str, Any]], str]], *, edit
 
     Once the function has run, its execution receipt is posted
     (client.receipts.create: succeeded, or failed with the exception's
-    message as the result); a receipt that cannot be posted is logged as a
+    message, cut to 4096 bytes, as the result); a receipt that cannot be posted is logged as a
     warning (logger "assent"), and the call returns or raises what the
     function did.
     """
@@ -97,10 +97,30 @@ def _reported(c: Client, token: str, input: Mapping[str, Any], run: Callable[[],
     try:
         out = run()
     except Exception as e:
-        _report(c, token, input, started, "failed", str(e))
+        _report(c, token, input, started, "failed", _failure_result(str(e)))
         raise
     _report(c, token, input, started, "succeeded", None)
     return out
+
+
+# The most of an error's message a failure receipt keeps, in bytes of UTF-8,
+# marker included: the API refuses a result over 64 KB, and a refused receipt
+# would lose the record of the run, not just the message's tail. The Go and
+# TypeScript SDKs cut at the same length.
+_MAX_FAILURE_RESULT = 4096
+
+
+def _failure_result(message: str) -> str:
+    """message cut to _MAX_FAILURE_RESULT bytes on a character's boundary,
+    ending with a marker that says so and how long it was."""
+    data = message.encode("utf-8", "surrogatepass")  # a lone surrogate must not raise here
+    if len(data) <= _MAX_FAILURE_RESULT:
+        return message
+    marker = "\u2026 [truncated from %d bytes]" % len(data)
+    cut = _MAX_FAILURE_RESULT - len(marker.encode("utf-8"))
+    while data[cut] & 0xC0 == 0x80:  # back to the start of a character
+        cut -= 1
+    return data[:cut].decode("utf-8", "surrogatepass") + marker
 
 
 def _report(c: Client, token: str, input: Mapping[str, Any], started: _dt.datetime, outcome: str, result: Any) -> None:

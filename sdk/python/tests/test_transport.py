@@ -160,6 +160,32 @@ class TransportTest(unittest.TestCase):
             c.mandates.revoke("mdt_1")
         self.assertIsNone(caught.exception.receipt, "other errors carry none")
 
+    def test_failure_receipt_cuts_the_message(self):
+        from assent.approval import _reported
+
+        receipt = {"id": "rcp_1"}
+        s, c = self.serve([(201, receipt, {}), (201, receipt, {})])
+        long = "x" + "\u00e9" * 40000  # two bytes each: an odd cut falls inside one
+
+        def fail(message: str) -> Callable[[], Any]:
+            def run() -> Any:
+                raise ValueError(message)
+            return run
+
+        with self.assertRaises(ValueError) as caught:
+            _reported(c, "tok", {"n": 1}, fail(long))
+        self.assertEqual(long, str(caught.exception), "the caller gets the error whole")
+        with self.assertRaises(ValueError):
+            _reported(c, "tok", {"n": 1}, fail("card declined"))
+        cut, short = (json.loads(r["body"]) for r in s.requests)
+        self.assertEqual(("/api/v1/receipts", "failed"), (s.requests[0]["path"], cut["outcome"]))
+        marker = "\u2026 [truncated from 80001 bytes]"
+        self.assertTrue(cut["result"].endswith(marker), cut["result"][-40:])
+        kept = cut["result"][:-len(marker)]
+        self.assertTrue(long.startswith(kept), "cut on a character's boundary")
+        self.assertTrue(4000 < len(cut["result"].encode("utf-8")) <= 4096, len(cut["result"].encode("utf-8")))
+        self.assertEqual("card declined", short["result"], "a short message is kept whole")
+
     def test_mandate_grant_body(self):
         mandate = {"id": "mdt_1", "status": "active"}
         s, c = self.serve([(201, mandate, {}), (200, mandate, {})])

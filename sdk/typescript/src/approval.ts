@@ -80,7 +80,8 @@ export async function approve<I>(input: I, o: RequireApprovalOptions<I>): Promis
 
 /**
  * Run fn with what was approved, then post its execution receipt
- * (succeeded, or failed with the error's message as the result). A receipt
+ * (succeeded, or failed with the error's message, cut to 4096 bytes, as
+ * the result). A receipt
  * that cannot be posted is a console warning, never fn's failure: fn's own
  * result or error is what the promise settles with.
  */
@@ -90,11 +91,30 @@ export async function runReported<I, R>(a: Approved<I>, fn: (input: I) => R | Pr
   try {
     out = await fn(a.input);
   } catch (e) {
-    await report(a, startedAt, "failed", e instanceof Error ? e.message : String(e));
+    await report(a, startedAt, "failed", failureResult(e instanceof Error ? e.message : String(e)));
     throw e;
   }
   await report(a, startedAt, "succeeded", null);
   return out;
+}
+
+/**
+ * The most of an error's message a failure receipt keeps, in bytes of
+ * UTF-8, marker included: the API refuses a result over 64 KB, and a
+ * refused receipt would lose the record of the run, not just the message's
+ * tail. The Go and Python SDKs cut at the same length.
+ */
+const MAX_FAILURE_RESULT = 4096;
+
+/** message cut to MAX_FAILURE_RESULT bytes on a character's boundary, ending with a marker that says so and how long it was. */
+function failureResult(message: string): string {
+  const utf8 = new TextEncoder();
+  const bytes = utf8.encode(message);
+  if (bytes.length <= MAX_FAILURE_RESULT) return message;
+  const marker = `… [truncated from ${bytes.length} bytes]`;
+  let cut = MAX_FAILURE_RESULT - utf8.encode(marker).length;
+  while ((bytes[cut] & 0xc0) === 0x80) cut--; // back to the start of a character
+  return new TextDecoder().decode(bytes.subarray(0, cut)) + marker;
 }
 
 async function report<I>(a: Approved<I>, startedAt: string, outcome: "succeeded" | "failed", result: string | null): Promise<void> {

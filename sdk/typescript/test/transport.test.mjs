@@ -5,7 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
 import { readFileSync } from "node:fs";
-import { Assent, AssentError, VERSION } from "../dist/index.js";
+import { Assent, AssentError, VERSION, runReported } from "../dist/index.js";
 
 /** A server answering each request with the next of script: [status, body, headers] or "drop". */
 async function scripted(script) {
@@ -70,6 +70,29 @@ test("other 4xx are never retried", async () => {
     } finally {
       await s.close();
     }
+  }
+});
+
+test("a failure receipt keeps the error's message cut to 4096 bytes of UTF-8, marked; the caller gets the error whole", async () => {
+  const s = await scripted([[201, { id: "rcp_1" }], [201, { id: "rcp_2" }]]);
+  try {
+    const approved = { input: { n: 1 }, decisionToken: "tok", client: fast(s.url) };
+    // "é" is two bytes: an odd cut falls inside one.
+    const long = new Error("x" + "é".repeat(40000));
+    await assert.rejects(runReported(approved, () => { throw long; }), (e) => e === long);
+    await assert.rejects(runReported(approved, () => { throw new Error("card declined"); }));
+    const [cut, short] = s.seen.map((r) => JSON.parse(r.body));
+    assert.equal(s.seen[0].url, "/api/v1/receipts");
+    assert.equal(cut.outcome, "failed");
+    const bytes = Buffer.from(cut.result);
+    assert.ok(bytes.length <= 4096 && bytes.length > 4000, `${bytes.length} bytes`);
+    assert.ok(!cut.result.includes("\ufffd"), "cut on a character's boundary");
+    const marker = "… [truncated from 80001 bytes]";
+    assert.ok(cut.result.endsWith(marker), cut.result.slice(-40));
+    assert.ok(long.message.startsWith(cut.result.slice(0, -marker.length)));
+    assert.equal(short.result, "card declined", "a short message is kept whole");
+  } finally {
+    await s.close();
   }
 });
 
