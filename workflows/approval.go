@@ -313,12 +313,7 @@ func (a *approval) removeApprover(ctx workflow.Context, req RemoveApproverReques
 		t := ApprovalTransition{Action: ActionApproverRemoved, ActorID: req.ActorID, ActorName: req.ActorName,
 			Detail: "removed " + req.PersonName + " from the approvers"}
 		if a.shortOfApprovers() {
-			for _, id := range req.Defaults {
-				if id != req.PersonID && !slices.Contains(a.state.ApproverIDs, id) {
-					a.state.ApproverIDs = append(a.state.ApproverIDs, id)
-					added = true
-				}
-			}
+			a.state.ApproverIDs, a.state.OnBehalfOf, added = addDefaults(a.state.ApproverIDs, a.state.OnBehalfOf, req.Defaults, req.OnBehalfOf, req.PersonID)
 		}
 		if added {
 			t.Detail += "; " + DefaultApproversAdded

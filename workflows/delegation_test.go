@@ -137,3 +137,32 @@ func TestDelegateJoinsAWaitingReview(t *testing.T) {
 	assert.Equal(t, "2 of 2 approvals; on behalf of Ann; good", h.transitions[3].Detail)
 	assert.Equal(t, 2, h.emails)
 }
+
+// TestDefaultsStandInForThoseAway: defaults the caller replaced by who
+// stands in for an owner away join standing in for them, and decide on
+// their behalf.
+func TestDefaultsStandInForThoseAway(t *testing.T) {
+	h := newHarness(t)
+	in := baseInput()
+	in.ApproverIDs = []string{"gst_g"}
+	h.update(time.Minute, "remove", workflows.UpdateRemoveApprover, workflows.RemoveApproverRequest{PersonID: "gst_g",
+		PersonName: "Gus", Defaults: []string{"mem_d", "mem_admin"}, OnBehalfOf: map[string]workflows.Delegator{"mem_d": {ID: "mem_owner", Name: "Olivia"}},
+		ActorID: "key_admin", ActorName: "admin key"})
+	h.update(2*time.Minute, "dee", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_d", Decision: workflows.DecisionReject})
+	s := h.run(in)
+
+	require.NoError(t, h.results["remove"].err)
+	assert.Equal(t, []string{"mem_d", "mem_admin"}, s.ApproverIDs)
+	assert.Equal(t, states.Rejected, s.Status)
+	assert.Equal(t, &workflows.Delegator{ID: "mem_owner", Name: "Olivia"}, s.DecidedOnBehalfOf)
+
+	r := newReviewHarness(t)
+	rin := reviewInput(1)
+	rin.ReviewerIDs = []string{"gst_g"}
+	r.update(time.Minute, "remove", workflows.UpdateRemoveReviewer, workflows.RemoveReviewerRequest{PersonID: "gst_g",
+		PersonName: "Gus", Defaults: []string{"mem_d"}, OnBehalfOf: map[string]workflows.Delegator{"mem_d": {ID: "mem_owner", Name: "Olivia"}}})
+	r.update(2*time.Minute, "dee", workflows.UpdateVerdict, verdict("mem_d", workflows.VerdictApproved, ""))
+	rs := r.run(rin)
+	assert.Equal(t, states.Approved, rs.Status)
+	assert.Equal(t, &workflows.Delegator{ID: "mem_owner", Name: "Olivia"}, rs.Verdicts[0].OnBehalfOf)
+}
