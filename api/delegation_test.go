@@ -385,6 +385,38 @@ func TestRequesterCannotDecideThroughADelegation(t *testing.T) {
 	})
 }
 
+// TestEscalationAsksTheDelegateOfSomeoneAwaySince: Cy goes away after a
+// request escalating to her was made; when the escalation fires, Bob,
+// who stands in for her, is asked instead and decides on her behalf.
+func TestEscalationAsksTheDelegateOfSomeoneAwaySince(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		a := s.create(t, s.agentKey, `{"title":"Pay","approvers":["ada@example.com"],"escalation":{"after":"2s","to":["cy@example.com"]}}`)
+		id := a["id"].(string)
+		require.Len(t, a["resolvedApprovers"], 1)
+		s.delegate(t, s.cyToken, "bob@example.com")
+
+		var got response
+		waitFor(t, func() bool {
+			got = s.do(t, "GET", "/api/v1/approvals/"+id, s.agentKey, "", nil)
+			e, _ := got.decoded["escalation"].(map[string]any)
+			return e != nil && e["escalatedAt"] != nil
+		})
+		var emails []string
+		for _, p := range got.decoded["resolvedApprovers"].([]any) {
+			emails = append(emails, p.(map[string]any)["email"].(string))
+		}
+		assert.Equal(t, []string{"ada@example.com", "bob@example.com"}, emails, "Bob instead of Cy, who is away")
+		assert.Equal(t, []any{map[string]any{"field": "escalation.to", "kind": "delegation", "id": s.cy.ID, "name": "cy@example.com"}},
+			viaOf(t, got.decoded["resolvedApprovers"], "bob@example.com"))
+		assert.Equal(t, 403, s.do(t, "POST", "/api/v1/approvals/"+id+"/decision", s.cyToken, `{"decision":"approve"}`, nil).status)
+		d := s.do(t, "POST", "/api/v1/approvals/"+id+"/decision", s.bobToken, `{"decision":"approve"}`, nil)
+		require.Equal(t, 200, d.status, string(d.body))
+		assert.Equal(t, s.cy.ID, d.decoded["decidedOnBehalfOfId"])
+		assert.Equal(t, s.bob.ID, d.decoded["decidedById"])
+	})
+}
+
 // TestDefaultsAskWhoStandsIn: when a guest's removal leaves a request
 // nobody can settle, the owners and administrators who join are those of
 // a request made now: Ada, the owner, is away, so Cy stands in for her,

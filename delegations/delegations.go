@@ -2,7 +2,8 @@
 // for them, from when until when. Its rules are here (who may be named,
 // the times, no cycle); what a delegation changes is elsewhere, each in
 // one place: requests made while it holds ask the delegate instead
-// (requests.StandIns, at creation), requests already waiting gain the delegate through their workflows
+// (requests.StandIns: at creation, and for an escalation when it fires),
+// requests already waiting gain the delegate through their workflows
 // (Start, through each kind's AddDelegate), and the delegate acts on the
 // delegator's behalf (workflows' OnBehalfOf). Who a request may go to is
 // requests.Handover's.
@@ -188,8 +189,10 @@ func (s *Service) Mine(ctx context.Context, who models.Actor) (*Delegation, []De
 	return d, toMe, err
 }
 
-// End ends who's delegation at once: requests made from now on ask them
-// again. Requests that already asked their delegate keep both.
+// End ends who's delegation at once: requests made (and escalations
+// firing) from now on ask them again. Nobody is taken off a request: one
+// made meanwhile keeps asking only the delegate, one handed over keeps
+// both.
 func (s *Service) End(ctx context.Context, who models.Actor) error {
 	me, err := member(who)
 	if err != nil {

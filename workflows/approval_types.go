@@ -50,10 +50,27 @@ type ApprovalInput struct {
 }
 
 // Escalation is who joins an approval's approvers, and when, if nobody
-// has settled it by then. The people were resolved at creation.
+// has settled it by then. The people were resolved at creation; who
+// stands in for those of them away when it fires is read then
+// (StandInsInput).
 type Escalation struct {
 	At          time.Time
 	ApproverIDs []string
+}
+
+// StandInsInput asks who stands in now for each of PersonIDs who is away,
+// on a request Requester made (requests.Handover).
+type StandInsInput struct {
+	OrganizationID string
+	Requester      string
+	PersonIDs      []string
+}
+
+// StandInsResult is who stands in for each person away, in the order
+// asked, each as the addDelegate Update would ask them; those not away
+// are left out.
+type StandInsResult struct {
+	StandIns []AddDelegateRequest
 }
 
 // DecideRequest is one approver's decision.
