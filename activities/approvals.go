@@ -13,6 +13,7 @@ import (
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/notify"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/wire"
 	"github.com/assent-hq/assent/workflows"
 )
@@ -101,6 +102,28 @@ func (a *Activities) EmailApprovers(ctx context.Context, in workflows.EmailAppro
 	return a.Notify.Approvers(ctx, in.OrganizationID, in.ApprovalID)
 }
 
+// StandIns says who stands in now for each of the people named who is
+// away, as a request made now would ask them (requests.Handover): an
+// escalation asks them in their place when it fires.
+func (a *Activities) StandIns(ctx context.Context, in workflows.StandInsInput) (workflows.StandInsResult, error) {
+	var out workflows.StandInsResult
+	away, err := a.Store.ActiveDelegations(ctx, in.OrganizationID, models.Now())
+	if err != nil || len(away) == 0 {
+		return out, err
+	}
+	h := requests.Handover{Requester: in.Requester}
+	for _, id := range in.PersonIDs {
+		r, ok, err := h.Delegate(ctx, away, id)
+		if err != nil {
+			return out, err
+		}
+		if ok {
+			out.StandIns = append(out.StandIns, r)
+		}
+	}
+	return out, nil
+}
+
 // EmailAnswer emails whoever asked a question its answer.
 func (a *Activities) EmailAnswer(ctx context.Context, in workflows.EmailAnswerInput) error {
 	return a.Notify.Answer(ctx, in.OrganizationID, in.ApprovalID, in.QuestionID, in.AskerID)
@@ -156,19 +179,38 @@ func fillApproval(rec *models.Approval, t *workflows.ApprovalTransition) {
 
 // delegatesVia adds to how the request reached each person the delegates
 // the workflow asked since it was made, each reached through whom they
-// stand in for; those asked at creation are there already.
+// stand in for, by the field that named that person; those asked at
+// creation are there already.
 func delegatesVia(via map[string][]models.Via, onBehalfOf map[string]workflows.Delegator) map[string][]models.Via {
 	for _, id := range slices.Sorted(maps.Keys(onBehalfOf)) {
 		if len(via[id]) > 0 {
 			continue
 		}
+		d := onBehalfOf[id]
+		field := fieldOf(via, d.ID)
 		if via == nil {
 			via = map[string][]models.Via{}
 		}
-		d := onBehalfOf[id]
-		via[id] = []models.Via{{Field: "approvers", Kind: models.ViaDelegation, ID: d.ID, Name: d.Name}}
+		via[id] = []models.Via{{Field: field, Kind: models.ViaDelegation, ID: d.ID, Name: d.Name}}
 	}
 	return via
+}
+
+// fieldOf is the field that named the person away: how the request
+// reached them (an escalation's person is reached through escalation.to),
+// or a delegate standing in for them; approvers when neither says.
+func fieldOf(via map[string][]models.Via, away string) string {
+	if v := via[away]; len(v) > 0 {
+		return v[0].Field
+	}
+	for _, id := range slices.Sorted(maps.Keys(via)) {
+		for _, v := range via[id] {
+			if v.Kind == models.ViaDelegation && v.ID == away {
+				return v.Field
+			}
+		}
+	}
+	return "approvers"
 }
 
 // screened puts the model screen's concerns after the ethics rules' on

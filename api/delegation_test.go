@@ -323,23 +323,48 @@ func TestWaitingRequestsGainTheDelegate(t *testing.T) {
 
 // TestRequesterCannotDecideThroughADelegation: a requester never decides
 // their own request, neither as someone's delegate nor through their own
-// delegate.
+// delegate; and a request is never handed to its requester, so someone
+// can still decide it.
 func TestRequesterCannotDecideThroughADelegation(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
-		// Cy asks Bob; Bob, away, hands it to Cy.
+		// Cy asks Bob; Bob, away, hands his requests to Cy: not Cy's own,
+		// which stay with Bob, both the one waiting and one made now.
 		waiting := s.create(t, s.cyToken, `{"title":"My expenses","approvers":["bob@example.com"]}`)
 		s.delegate(t, s.bobToken, "cy@example.com")
-		got := s.do(t, "GET", "/api/v1/approvals/"+waiting["id"].(string), s.agentKey, "", nil)
-		viaOf(t, got.decoded["resolvedApprovers"], "cy@example.com")
 		mine := s.create(t, s.cyToken, `{"title":"My travel","approvers":["bob@example.com"]}`)
-		viaOf(t, mine["resolvedApprovers"], "cy@example.com")
+		require.Len(t, mine["resolvedApprovers"], 1)
+		assert.Equal(t, []any{map[string]any{"field": "approvers", "kind": "member", "id": s.bob.ID, "name": "Bob"}},
+			viaOf(t, mine["resolvedApprovers"], "bob@example.com"), "Bob is still asked in his own name")
+		got := s.do(t, "GET", "/api/v1/approvals/"+waiting["id"].(string), s.agentKey, "", nil)
+		require.Len(t, got.decoded["resolvedApprovers"], 1, "the waiting request was not handed to its requester")
+		viaOf(t, got.decoded["resolvedApprovers"], "bob@example.com")
 		for _, id := range []string{waiting["id"].(string), mine["id"].(string)} {
 			r := s.do(t, "POST", "/api/v1/approvals/"+id+"/decision", s.cyToken, `{"decision":"approve"}`, nil)
 			assert.Equal(t, 403, r.status, string(r.body))
 			assert.Equal(t, "not_an_approver", errField(r, "code"))
 			assert.Contains(t, errField(r, "message"), "you created this request")
+			r = s.do(t, "POST", "/api/v1/approvals/"+id+"/decision", s.bobToken, `{"decision":"approve"}`, nil)
+			require.Equal(t, 200, r.status, "someone can still decide: %s", r.body)
+			assert.Nil(t, r.decoded["decidedOnBehalfOf"])
 		}
+
+		// A chain through the requester stops before them: Bob away to
+		// Erin, Erin away to Cy; Cy's request asks Erin on Bob's behalf,
+		// who decides it, and anyone else's asks Cy.
+		_, erinToken := s.memberWithToken(t, "erin@example.com", "Erin")
+		s.delegate(t, s.bobToken, "erin@example.com")
+		s.delegate(t, erinToken, "cy@example.com")
+		chained := s.create(t, s.cyToken, `{"title":"My hotel","approvers":["bob@example.com"]}`)
+		require.Len(t, chained["resolvedApprovers"], 1)
+		assert.Equal(t, []any{map[string]any{"field": "approvers", "kind": "delegation", "id": s.bob.ID, "name": "Bob"}},
+			viaOf(t, chained["resolvedApprovers"], "erin@example.com"))
+		r := s.do(t, "POST", "/api/v1/approvals/"+chained["id"].(string)+"/decision", erinToken, `{"decision":"approve"}`, nil)
+		require.Equal(t, 200, r.status, string(r.body))
+		assert.Equal(t, s.bob.ID, r.decoded["decidedOnBehalfOfId"])
+		theirs := s.create(t, s.agentKey, `{"title":"Pay","approvers":["bob@example.com"]}`)
+		viaOf(t, theirs["resolvedApprovers"], "cy@example.com")
+		require.Equal(t, 204, s.do(t, "DELETE", "/api/v1/me/delegation", erinToken, "", nil).status)
 		require.Equal(t, 204, s.do(t, "DELETE", "/api/v1/me/delegation", s.bobToken, "", nil).status)
 
 		// Ada asks herself and Bob, then hands hers to Cy: the request
@@ -351,12 +376,139 @@ func TestRequesterCannotDecideThroughADelegation(t *testing.T) {
 		for _, p := range got.decoded["resolvedApprovers"].([]any) {
 			assert.NotEqual(t, "cy@example.com", p.(map[string]any)["email"], "the requester's delegate is not asked")
 		}
-		r := s.do(t, "POST", "/api/v1/approvals/"+own["id"].(string)+"/decision", s.cyToken, `{"decision":"approve"}`, nil)
+		r = s.do(t, "POST", "/api/v1/approvals/"+own["id"].(string)+"/decision", s.cyToken, `{"decision":"approve"}`, nil)
 		assert.Equal(t, 403, r.status, string(r.body))
 		assert.Contains(t, errField(r, "message"), "you are not among this request's approvers")
 		r = s.do(t, "POST", "/api/v1/approvals/"+own["id"].(string)+"/decision", s.bobToken, `{"decision":"approve"}`, nil)
 		require.Equal(t, 200, r.status, string(r.body))
 		assert.Nil(t, r.decoded["decidedOnBehalfOf"])
+	})
+}
+
+// TestEscalationAsksTheDelegateOfSomeoneAwaySince: Cy goes away after a
+// request escalating to her was made; when the escalation fires, Bob,
+// who stands in for her, is asked instead and decides on her behalf.
+func TestEscalationAsksTheDelegateOfSomeoneAwaySince(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		a := s.create(t, s.agentKey, `{"title":"Pay","approvers":["ada@example.com"],"escalation":{"after":"2s","to":["cy@example.com"]}}`)
+		id := a["id"].(string)
+		require.Len(t, a["resolvedApprovers"], 1)
+		s.delegate(t, s.cyToken, "bob@example.com")
+
+		var got response
+		waitFor(t, func() bool {
+			got = s.do(t, "GET", "/api/v1/approvals/"+id, s.agentKey, "", nil)
+			e, _ := got.decoded["escalation"].(map[string]any)
+			return e != nil && e["escalatedAt"] != nil
+		})
+		var emails []string
+		for _, p := range got.decoded["resolvedApprovers"].([]any) {
+			emails = append(emails, p.(map[string]any)["email"].(string))
+		}
+		assert.Equal(t, []string{"ada@example.com", "bob@example.com"}, emails, "Bob instead of Cy, who is away")
+		assert.Equal(t, []any{map[string]any{"field": "escalation.to", "kind": "delegation", "id": s.cy.ID, "name": "cy@example.com"}},
+			viaOf(t, got.decoded["resolvedApprovers"], "bob@example.com"))
+		assert.Equal(t, 403, s.do(t, "POST", "/api/v1/approvals/"+id+"/decision", s.cyToken, `{"decision":"approve"}`, nil).status)
+		d := s.do(t, "POST", "/api/v1/approvals/"+id+"/decision", s.bobToken, `{"decision":"approve"}`, nil)
+		require.Equal(t, 200, d.status, string(d.body))
+		assert.Equal(t, s.cy.ID, d.decoded["decidedOnBehalfOfId"])
+		assert.Equal(t, s.bob.ID, d.decoded["decidedById"])
+	})
+}
+
+// TestDefaultsAskWhoStandsIn: when a guest's removal leaves a request
+// nobody can settle, the owners and administrators who join are those of
+// a request made now: Ada, the owner, is away, so Cy stands in for her,
+// on an approval and on a review alike.
+func TestDefaultsAskWhoStandsIn(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		ctx := context.Background()
+		require.Equal(t, 200, s.do(t, "PATCH", "/api/v1/admin/organization", s.adminKey, `{"guestsMayApprove":true}`, nil).status)
+		s.reviewable(t)
+		gus, err := s.store.GuestByEmail(ctx, s.org.ID, "gus@partner.example")
+		require.NoError(t, err)
+		a := s.create(t, s.agentKey, `{"title":"Share the report","risk":"low","approvers":["gus@partner.example"]}`)
+		rv := s.do(t, "POST", "/api/v1/reviews", s.agentKey, `{"title":"Check Q3","reportId":"q3","reviewers":["gus@partner.example"]}`, nil)
+		require.Equal(t, 201, rv.status, string(rv.body))
+		waitFor(t, func() bool {
+			a, err := s.store.Approvals().Get(ctx, s.org.ID, a["id"].(string))
+			r, rerr := s.store.Reviews().Get(ctx, s.org.ID, rv.decoded["id"].(string))
+			return err == nil && rerr == nil && a.Seq > 0 && r.Seq > 0 // the workflows have taken them up
+		})
+		s.delegate(t, s.memberToken, "cy@example.com")
+
+		removed := s.do(t, "DELETE", "/api/v1/admin/guests/"+gus.ID, s.adminKey, "", nil)
+		require.Equal(t, 204, removed.status, string(removed.body))
+
+		forAda := []any{map[string]any{"field": "approvers", "kind": "delegation", "id": s.member.ID, "name": "Ada"}}
+		got := s.do(t, "GET", "/api/v1/approvals/"+a["id"].(string), s.agentKey, "", nil)
+		var emails []string
+		for _, p := range got.decoded["resolvedApprovers"].([]any) {
+			emails = append(emails, p.(map[string]any)["email"].(string))
+		}
+		assert.Equal(t, []string{"cy@example.com", "bob@example.com"}, emails, "Cy instead of Ada, who is away")
+		assert.Equal(t, forAda, viaOf(t, got.decoded["resolvedApprovers"], "cy@example.com"))
+		assert.Equal(t, 403, s.do(t, "POST", "/api/v1/approvals/"+a["id"].(string)+"/decision", s.memberToken, `{"decision":"approve"}`, nil).status)
+		d := s.do(t, "POST", "/api/v1/approvals/"+a["id"].(string)+"/decision", s.cyToken, `{"decision":"approve"}`, nil)
+		require.Equal(t, 200, d.status, string(d.body))
+		assert.Equal(t, s.member.ID, d.decoded["decidedOnBehalfOfId"])
+
+		rev, err := s.store.Reviews().Get(ctx, s.org.ID, rv.decoded["id"].(string))
+		require.NoError(t, err)
+		assert.Equal(t, []string{s.cy.ID, s.bob.ID}, []string(rev.ReviewerIDs), "Cy, who reads the report, instead of Ada")
+		v := s.do(t, "POST", "/api/v1/reviews/"+rev.ID+"/verdict", s.cyToken, `{"verdict":"approved"}`, nil)
+		require.Equal(t, 200, v.status, string(v.body))
+		assert.Equal(t, map[string]any{"id": s.member.ID, "name": "Ada"}, v.decoded["verdicts"].([]any)[0].(map[string]any)["onBehalfOf"])
+	})
+}
+
+// TestReviewsGoOnlyToDelegatesWhoCanReadTheReport: a delegation lends no
+// access to a report. Cy reads Q3; her delegate Erin does not, so Cy's
+// reviews of it stay with Cy: the one waiting when she leaves, and one
+// made while she is away (not refused for Erin's sake); her approval
+// goes to Erin as usual. A delegate who may review (Bob, an
+// administrator) is handed the review.
+func TestReviewsGoOnlyToDelegatesWhoCanReadTheReport(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		ctx := context.Background()
+		s.reviewable(t)
+		_, erinToken := s.memberWithToken(t, "erin@example.com", "Erin")
+		rv := s.do(t, "POST", "/api/v1/reviews", s.agentKey, `{"title":"Check Q3","reportId":"q3","reviewers":["cy@example.com"]}`, nil)
+		require.Equal(t, 201, rv.status, string(rv.body))
+		id := rv.decoded["id"].(string)
+		a := s.create(t, s.agentKey, `{"title":"Pay","approvers":["cy@example.com"]}`)
+		waitFor(t, func() bool {
+			r, err := s.store.Reviews().Get(ctx, s.org.ID, id)
+			return err == nil && r.Seq > 0
+		})
+
+		s.delegate(t, s.cyToken, "erin@example.com")
+		got := s.do(t, "GET", "/api/v1/approvals/"+a["id"].(string), s.agentKey, "", nil)
+		viaOf(t, got.decoded["resolvedApprovers"], "erin@example.com")
+		rev := s.do(t, "GET", "/api/v1/reviews/"+id, s.agentKey, "", nil)
+		require.Len(t, rev.decoded["resolvedReviewers"], 1, "Erin cannot read the report: not asked")
+		viaOf(t, rev.decoded["resolvedReviewers"], "cy@example.com")
+		r := s.do(t, "POST", "/api/v1/reviews/"+id+"/verdict", erinToken, `{"verdict":"approved"}`, nil)
+		assert.Equal(t, 403, r.status, string(r.body))
+
+		made := s.do(t, "POST", "/api/v1/reviews", s.agentKey, `{"title":"Check Q3 again","reportId":"q3","reviewers":["cy@example.com"]}`, nil)
+		require.Equal(t, 201, made.status, "not refused for Erin's sake: %s", made.body)
+		require.Len(t, made.decoded["resolvedReviewers"], 1)
+		viaOf(t, made.decoded["resolvedReviewers"], "cy@example.com")
+
+		// Bob, an administrator, may review any report he is asked to.
+		s.delegate(t, s.cyToken, "bob@example.com")
+		waitFor(t, func() bool {
+			rev = s.do(t, "GET", "/api/v1/reviews/"+id, s.agentKey, "", nil)
+			return len(rev.decoded["resolvedReviewers"].([]any)) == 2
+		})
+		assert.Equal(t, []any{map[string]any{"field": "reviewers", "kind": "delegation", "id": s.cy.ID, "name": "cy@example.com"}},
+			viaOf(t, rev.decoded["resolvedReviewers"], "bob@example.com"))
+		v := s.do(t, "POST", "/api/v1/reviews/"+id+"/verdict", s.bobToken, `{"verdict":"approved"}`, nil)
+		require.Equal(t, 200, v.status, string(v.body))
 	})
 }
 

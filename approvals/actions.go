@@ -12,6 +12,7 @@ import (
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/workflows"
 )
 
@@ -150,18 +151,21 @@ func (s *Service) Answer(ctx context.Context, orgID, id, updateID string, who mo
 // RemoveApprover takes a person removed from the organisation off each of
 // the pending approvals named, through its workflow, which falls back to
 // the organisation's owners and administrators when nobody left could
-// settle one. A request already settled, or no longer naming the person,
-// needs nothing.
+// settle one: read for each approval, those away replaced by who stands
+// in for them there, as for a request that names nobody. A request
+// already settled, or no longer naming the person, needs nothing.
 func (s *Service) RemoveApprover(ctx context.Context, orgID string, by models.Actor, personID, personName string, approvalIDs []string) error {
-	if len(approvalIDs) == 0 {
-		return nil
-	}
-	defaults, err := s.defaultApprovers(ctx, orgID)
-	if err != nil {
-		return err
-	}
-	req := &workflows.RemoveApproverRequest{PersonID: personID, PersonName: personName, Defaults: defaults,
-		ActorID: by.ID, ActorName: by.Name}
 	return s.RemovePerson(ctx, orgID, approvalIDs, personID, workflows.UpdateRemoveApprover, "remove-approver",
-		func(string) (workflows.Argument, error) { return req, nil }, apperr.InvalidState, apperr.NotAnApprover)
+		func(id string) (workflows.Argument, error) {
+			a, err := s.Get(ctx, orgID, id)
+			if err != nil {
+				return nil, err
+			}
+			defaults, via, err := s.defaultApprovers(ctx, orgID, handover(a))
+			if err != nil {
+				return nil, err
+			}
+			return &workflows.RemoveApproverRequest{PersonID: personID, PersonName: personName, Defaults: defaults,
+				OnBehalfOf: requests.OnBehalfOf(via), ActorID: by.ID, ActorName: by.Name}, nil
+		}, apperr.InvalidState, apperr.NotAnApprover)
 }

@@ -106,7 +106,7 @@ func (s *Service) Preview(ctx context.Context, p models.Actor, in *CreateInput) 
 // ApproverIDs are the people an approval naming refs would ask (the
 // owners and administrators when refs is empty).
 func (s *Service) ApproverIDs(ctx context.Context, org *models.Organization, refs []string) ([]string, error) {
-	ids, _, err := s.approvers(ctx, org, refs)
+	ids, _, err := s.approvers(ctx, org, refs, requests.Handover{})
 	return ids, err
 }
 
@@ -148,7 +148,7 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 	if rec.CallbackURL, rec.CallbackSecret, err = requests.Callback(ctx, s.netPolicy, in.CallbackURL); err != nil {
 		return nil, err
 	}
-	if rec.ApproverIDs, rec.ApproverVia.V, err = s.approvers(ctx, p.Organization, in.Approvers); err != nil {
+	if rec.ApproverIDs, rec.ApproverVia.V, err = s.approvers(ctx, p.Organization, in.Approvers, handover(rec)); err != nil {
 		return nil, err
 	}
 	if in.Escalation != nil {
@@ -160,7 +160,7 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 			return nil, apperr.Field(apperr.InvalidRequest, "escalation.after", "escalation.after must be shorter than the time until expiresAt (%s)",
 				validate.Duration(rec.ExpiresAt.Sub(now).Truncate(time.Second)))
 		}
-		ids, via, err := requests.ResolveVia(ctx, s.store, p.Organization.ID, in.Escalation.To, escalationRole(p.Organization))
+		ids, via, err := requests.ResolveVia(ctx, s.store, p.Organization.ID, in.Escalation.To, escalationRole(p.Organization), handover(rec))
 		if err != nil {
 			return nil, err
 		}
@@ -187,29 +187,37 @@ func setEscalation(rec *models.Approval, after time.Duration, to, ids []string, 
 
 // approvers resolves the approvers named, with how each was named; none
 // named means the organisation's owners and administrators.
-func (s *Service) approvers(ctx context.Context, org *models.Organization, refs []string) ([]string, map[string][]models.Via, error) {
+func (s *Service) approvers(ctx context.Context, org *models.Organization, refs []string, h requests.Handover) ([]string, map[string][]models.Via, error) {
 	if len(refs) > 0 {
-		return requests.ResolveVia(ctx, s.store, org.ID, refs, ApproverRole(org))
+		return requests.ResolveVia(ctx, s.store, org.ID, refs, ApproverRole(org), h)
 	}
-	owners, err := s.defaultApprovers(ctx, org.ID)
+	owners, via, err := s.defaultApprovers(ctx, org.ID, h)
 	if err == nil && len(owners) == 0 {
 		err = apperr.Field(apperr.UnknownApprover, "approvers", "nobody could approve this request: the organisation has no active owner or administrator")
 	}
-	if err != nil {
+	return owners, via, err
+}
+
+// defaultApprovers are the organisation's active owners and
+// administrators, each away replaced by who stands in for them on the
+// request h describes, with how each was reached: who decides a request
+// that names nobody, or one left without anyone able to settle it.
+func (s *Service) defaultApprovers(ctx context.Context, orgID string, h requests.Handover) ([]string, map[string][]models.Via, error) {
+	owners, err := s.store.ActiveMemberIDs(ctx, orgID, models.RoleOwner, models.RoleAdmin)
+	if err != nil || len(owners) == 0 {
 		return nil, nil, err
 	}
 	via := map[string][]models.Via{}
 	for _, id := range owners {
 		via[id] = []models.Via{models.ViaDefault("approvers")}
 	}
-	return requests.StandIns(ctx, s.store, org.ID, owners, via, "approvers")
+	return requests.StandIns(ctx, s.store, orgID, owners, via, "approvers", h)
 }
 
-// defaultApprovers are the organisation's active owners and
-// administrators: who decides a request that names nobody, or one left
-// without anyone able to settle it.
-func (s *Service) defaultApprovers(ctx context.Context, orgID string) ([]string, error) {
-	return s.store.ActiveMemberIDs(ctx, orgID, models.RoleOwner, models.RoleAdmin)
+// handover is what an approval allows of a hand-over to a delegate: never
+// to its requester, who may not decide it.
+func handover(a *models.Approval) requests.Handover {
+	return requests.Handover{Requester: a.Requester}
 }
 
 // applyRules evaluates the organisation's rules over the request as sent
@@ -269,7 +277,7 @@ func (s *Service) ruleEscalation(ctx context.Context, org *models.Organization, 
 	if !models.Now().Add(e.After).Before(rec.ExpiresAt) {
 		return nil
 	}
-	ids, via, err := requests.ResolveVia(ctx, s.store, org.ID, e.To, escalationRole(org))
+	ids, via, err := requests.ResolveVia(ctx, s.store, org.ID, e.To, escalationRole(org), handover(rec))
 	var refused *apperr.Error
 	if errors.As(err, &refused) {
 		s.log.Warn("rule escalation skipped", "organization", org.ID, "rule", e.Rule, "error", err)

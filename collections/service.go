@@ -49,7 +49,8 @@ func New(d Deps) *Service {
 		Head: func(c *models.Collection) requests.Head {
 			return requests.Head{ID: c.ID, OrganizationID: c.OrganizationID, Status: c.Status, Started: c.Seq > 0}
 		},
-		Asked: func(c *models.Collection) []string { return c.RespondentIDs },
+		Asked:    func(c *models.Collection) []string { return c.RespondentIDs },
+		Handover: func(_ context.Context, c *models.Collection) (requests.Handover, error) { return handover(c), nil },
 	})
 	return s
 }
@@ -109,7 +110,7 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 		return nil, err
 	}
 	var via map[string][]models.Via
-	if rec.RespondentIDs, via, err = requests.ResolveVia(ctx, s.store, p.Organization.ID, in.Respondents, respondentRole); err != nil {
+	if rec.RespondentIDs, via, err = requests.ResolveVia(ctx, s.store, p.Organization.ID, in.Respondents, respondentRole, handover(rec)); err != nil {
 		return nil, err
 	}
 	people, err := s.store.People(ctx, p.Organization.ID, rec.RespondentIDs)
@@ -218,4 +219,10 @@ func (s *Service) RemoveRespondent(ctx context.Context, orgID string, by models.
 	return s.RemovePerson(ctx, orgID, collectionIDs, personID, workflows.UpdateRemoveRespondent, "remove-respondent",
 		func(string) (workflows.Argument, error) { return req, nil },
 		apperr.InvalidState, apperr.NotARespondent, apperr.AlreadySubmitted)
+}
+
+// handover is what a request for information allows of a hand-over to a
+// delegate: never to its requester, who would be asking themselves.
+func handover(c *models.Collection) requests.Handover {
+	return requests.Handover{Requester: c.Requester}
 }

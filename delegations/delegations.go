@@ -2,10 +2,11 @@
 // for them, from when until when. Its rules are here (who may be named,
 // the times, no cycle); what a delegation changes is elsewhere, each in
 // one place: requests made while it holds ask the delegate instead
-// (requests.StandIns, at creation), requests already waiting gain the
-// delegate through their workflows (Start, through each kind's
-// AddDelegate), and the delegate acts on the delegator's behalf
-// (workflows' OnBehalfOf).
+// (requests.StandIns: at creation, and for an escalation when it fires),
+// requests already waiting gain the delegate through their workflows
+// (Start, through each kind's AddDelegate), and the delegate acts on the
+// delegator's behalf (workflows' OnBehalfOf). Who a request may go to is
+// requests.Handover's.
 package delegations
 
 import (
@@ -35,11 +36,12 @@ type SetInput struct {
 	Note  string  `json:"note" validate:"max=2000"`
 }
 
-// Asker asks a delegate on a kind's open records still waiting on a
-// person away; the approvals, collections and reviews services are each
-// one (requests.Lifecycle.AddDelegate).
+// Asker asks who stands in for a person away (in away, the delegations
+// holding now) on a kind's open records still waiting on them, each
+// record as it allows; the approvals, collections and reviews services
+// are each one (requests.Lifecycle.AddDelegate).
 type Asker interface {
-	AddDelegate(ctx context.Context, orgID string, ids []string, updateID string, delegator, delegate models.PersonRef) error
+	AddDelegate(ctx context.Context, orgID string, ids []string, updateID, delegatorID string, away map[string]models.Delegation) error
 }
 
 // Service sets, reads and ends delegations, and starts them: hands the
@@ -187,8 +189,10 @@ func (s *Service) Mine(ctx context.Context, who models.Actor) (*Delegation, []De
 	return d, toMe, err
 }
 
-// End ends who's delegation at once: requests made from now on ask them
-// again. Requests that already asked their delegate keep both.
+// End ends who's delegation at once: requests made (and escalations
+// firing) from now on ask them again. Nobody is taken off a request: one
+// made meanwhile keeps asking only the delegate, one handed over keeps
+// both.
 func (s *Service) End(ctx context.Context, who models.Actor) error {
 	me, err := member(who)
 	if err != nil {
@@ -210,23 +214,26 @@ func member(who models.Actor) (*models.Member, error) {
 }
 
 // Start hands the requests still waiting on d's delegator to who stands
-// in for them now (the end of their chain), through each request's
-// workflow, as an escalation adds approvers; the delegate is emailed. It
-// is applied once per delegation, however often it runs.
+// in for them now (the end of their chain, short of anyone a request may
+// not go to: requests.Handover), through each request's workflow, as an
+// escalation adds approvers; the delegate is emailed. It is applied once
+// per delegation, however often it runs.
 func (s *Service) Start(ctx context.Context, d *Delegation) error {
 	away, err := s.store.ActiveDelegations(ctx, d.OrganizationID, models.Now())
 	if err != nil {
 		return err
 	}
-	if to := requests.StandIn(away, d.DelegatorID); to != d.DelegatorID {
-		if err := s.handOver(ctx, d, to); err != nil {
+	if chain := requests.Chain(away, d.DelegatorID); len(chain) > 0 {
+		if err := s.handOver(ctx, d, away, chain[len(chain)-1]); err != nil {
 			return err
 		}
 	}
 	return s.store.MarkDelegationStarted(ctx, d)
 }
 
-func (s *Service) handOver(ctx context.Context, d *Delegation, to string) error {
+// handOver asks each request waiting on d's delegator to take who stands
+// in for them; to, the end of their chain, names the Update.
+func (s *Service) handOver(ctx context.Context, d *Delegation, away map[string]Delegation, to string) error {
 	waiting, err := s.store.WaitingOn(ctx, d.OrganizationID, d.DelegatorID)
 	if err != nil {
 		return err
@@ -238,12 +245,11 @@ func (s *Service) handOver(ctx context.Context, d *Delegation, to string) error 
 	if len(people) < 2 {
 		return nil // either left the organisation meanwhile
 	}
-	delegator, delegate := people[0].Ref(), people[1].Ref()
 	id := fmt.Sprintf("delegation/%s/%s/%d", d.DelegatorID, to, d.From.UnixMicro())
 	return errors.Join(
-		s.approvals.AddDelegate(ctx, d.OrganizationID, waiting.Approvals, id, delegator, delegate),
-		s.collections.AddDelegate(ctx, d.OrganizationID, waiting.Collections, id, delegator, delegate),
-		s.reviews.AddDelegate(ctx, d.OrganizationID, waiting.Reviews, id, delegator, delegate))
+		s.approvals.AddDelegate(ctx, d.OrganizationID, waiting.Approvals, id, d.DelegatorID, away),
+		s.collections.AddDelegate(ctx, d.OrganizationID, waiting.Collections, id, d.DelegatorID, away),
+		s.reviews.AddDelegate(ctx, d.OrganizationID, waiting.Reviews, id, d.DelegatorID, away))
 }
 
 // Kind names delegations in the reconciler's logs.

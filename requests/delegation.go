@@ -34,14 +34,34 @@ func AskedVia(asked []models.PersonRef) map[string][]models.Via {
 	return out
 }
 
-// AddDelegate asks delegate, through each workflow's addDelegate Update,
-// on the open records named that still wait on delegator, whose
-// delegation has started. updateID names the delegation, so a retry is
-// applied once; a record that no longer waits on the delegator, or
-// already asks the delegate, is skipped.
-func (l *Lifecycle[T]) AddDelegate(ctx context.Context, orgID string, ids []string, updateID string, delegator, delegate models.PersonRef) error {
-	return l.UpdateEach(ctx, orgID, ids, workflows.UpdateAddDelegate, updateID, func(string) (workflows.Argument, error) {
-		return &workflows.AddDelegateRequest{DelegatorID: delegator.ID, DelegatorName: delegator.Name,
-			DelegateID: delegate.ID, DelegateName: delegate.Name}, nil
+// AddDelegate asks who stands in for delegatorID, whose delegation has
+// started, on the open records named that still wait on them, through
+// each workflow's addDelegate Update: on each record, the end of the
+// delegator's chain in away (the delegations holding now) that the record
+// may go to (its kind's Handover). updateID names the delegation, so a
+// retry is applied once. A record that no longer waits on the delegator,
+// already asks the delegate, or may go to nobody on the chain (its
+// requester, a review's delegate who cannot read its report) is skipped:
+// the delegator stays asked.
+func (l *Lifecycle[T]) AddDelegate(ctx context.Context, orgID string, ids []string, updateID, delegatorID string, away map[string]models.Delegation) error {
+	return l.UpdateEach(ctx, orgID, ids, workflows.UpdateAddDelegate, updateID, func(id string) (workflows.Argument, error) {
+		rec, err := l.Get(ctx, orgID, id)
+		if err != nil {
+			return nil, err
+		}
+		h, err := l.handover(ctx, rec)
+		if err != nil {
+			return nil, err
+		}
+		r, ok, err := h.Delegate(ctx, away, delegatorID)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			l.records.Log.Info("a request waiting on someone away stays theirs: it may go to nobody standing in for them",
+				"kind", l.kind, "id", id, "delegator", delegatorID)
+			return nil, apperr.New(apperr.Conflict, "%s may go to nobody standing in for %s", id, delegatorID)
+		}
+		return &r, nil
 	}, apperr.InvalidState, apperr.NotAnApprover, apperr.NotARespondent, apperr.NotAReviewer, apperr.AlreadyDecided, apperr.Conflict)
 }

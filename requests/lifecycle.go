@@ -350,6 +350,9 @@ type Spec[T any] struct {
 	// Asked lists the people a record asks to act: the only records a
 	// guest may see.
 	Asked func(*T) []string
+	// Handover is what a record allows of handing it to who stands in
+	// for someone away (AddDelegate).
+	Handover func(ctx context.Context, rec *T) (Handover, error)
 }
 
 // Lifecycle is what every request kind does alike, written once: create
@@ -357,10 +360,11 @@ type Spec[T any] struct {
 // Updates and their refusals, and the reconciler's start. Each kind's
 // service embeds one and adds only what is its own.
 type Lifecycle[T any] struct {
-	kind    string
-	states  []string
-	table   Table[T]
-	records *Records[T]
+	kind     string
+	states   []string
+	table    Table[T]
+	records  *Records[T]
+	handover func(ctx context.Context, rec *T) (Handover, error)
 }
 
 // NewLifecycle returns the kind's shared paths, its long-poll watching d's
@@ -371,7 +375,7 @@ func NewLifecycle[T any](d Deps, k Spec[T]) *Lifecycle[T] {
 		Reveal: k.Table.Reveal, Start: k.Start, WorkflowID: k.WorkflowID, Head: k.Head, Asked: k.Asked,
 		Statuses: k.Table.Statuses, Unowned: k.Table.Unowned, Log: d.Logger, Store: d.Store, Temporal: d.Temporal}
 	r.Watch(d.Store.Changes())
-	return &Lifecycle[T]{kind: k.Kind, states: k.States, table: k.Table, records: r}
+	return &Lifecycle[T]{kind: k.Kind, states: k.States, table: k.Table, records: r, handover: k.Handover}
 }
 
 // Kind names the kind for the reconciler (requests.Owned).

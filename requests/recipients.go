@@ -11,6 +11,7 @@ import (
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/workflows"
 )
 
 // The phrases that name no one in the directory.
@@ -59,14 +60,15 @@ const (
 // once, in order (see ResolveEach). Teams are expanded now, once: later
 // changes to a team do not change who was asked.
 func Resolve(ctx context.Context, store *models.Store, orgID string, refs []string, role Role) ([]string, error) {
-	ids, _, err := ResolveVia(ctx, store, orgID, refs, role)
+	ids, _, err := ResolveVia(ctx, store, orgID, refs, role, Handover{})
 	return ids, err
 }
 
 // ResolveVia is Resolve with how each person was named: every reference
 // that reached them (a team and the person by email, say), in order. A
-// person away is replaced by who stands in for them (StandIns).
-func ResolveVia(ctx context.Context, store *models.Store, orgID string, refs []string, role Role) ([]string, map[string][]models.Via, error) {
+// person away is replaced by who stands in for them on the request h
+// describes (StandIns).
+func ResolveVia(ctx context.Context, store *models.Store, orgID string, refs []string, role Role, h Handover) ([]string, map[string][]models.Via, error) {
 	matches, err := ResolveEach(ctx, store, orgID, refs, role)
 	if err != nil {
 		return nil, nil, err
@@ -81,7 +83,7 @@ func ResolveVia(ctx context.Context, store *models.Store, orgID string, refs []s
 			via[p.ID] = append(via[p.ID], models.Via{Field: role.Field, Kind: m.Kind, ID: m.ID, Name: m.Name})
 		}
 	}
-	return StandIns(ctx, store, orgID, out, via, role.Field)
+	return StandIns(ctx, store, orgID, out, via, role.Field, h)
 }
 
 // MaxDelegationHops is how far a chain of delegations is followed: A away
@@ -90,10 +92,11 @@ const MaxDelegationHops = 3
 
 // StandIns is the one place a delegation changes who a request asks: each
 // of ids away now (an active delegation to an active member) is replaced
-// by the end of their chain, at most MaxDelegationHops on, who is reached
-// through a Via of kind models.ViaDelegation naming the person away.
-// Like teams, this is resolved once, at creation; ids keep their order.
-func StandIns(ctx context.Context, store *models.Store, orgID string, ids []string, via map[string][]models.Via, field string) ([]string, map[string][]models.Via, error) {
+// by who stands in for them on the request h describes (Handover.StandIn),
+// who is reached through a Via of kind models.ViaDelegation naming the
+// person away. Like teams, this is resolved once, when the people are
+// asked; ids keep their order.
+func StandIns(ctx context.Context, store *models.Store, orgID string, ids []string, via map[string][]models.Via, field string, h Handover) ([]string, map[string][]models.Via, error) {
 	away, err := store.ActiveDelegations(ctx, orgID, models.Now())
 	if err != nil || len(away) == 0 {
 		return ids, via, err
@@ -101,7 +104,10 @@ func StandIns(ctx context.Context, store *models.Store, orgID string, ids []stri
 	var out []string
 	outVia := map[string][]models.Via{}
 	for _, id := range ids {
-		to := StandIn(away, id)
+		to, err := h.StandIn(ctx, away, id)
+		if err != nil {
+			return nil, nil, err
+		}
 		if !slices.Contains(out, to) {
 			out = append(out, to)
 		}
@@ -115,19 +121,80 @@ func StandIns(ctx context.Context, store *models.Store, orgID string, ids []stri
 	return out, outVia, nil
 }
 
-// StandIn is who stands in for id given the delegations holding now (by
-// delegator): the end of id's chain, at most MaxDelegationHops on; id
-// when they are not away.
-func StandIn(away map[string]models.Delegation, id string) string {
+// Handover is what one request allows of handing it to who stands in for
+// someone away: never to its requester, who may not decide their own
+// approval and would only be asking themselves on the other kinds, and,
+// with May, only to whom May admits.
+type Handover struct {
+	// Requester is who made the request: a member id, or an agent key's.
+	Requester string
+	// May, when set, says whether a person may take the request (a
+	// review's delegate must be able to read its report).
+	May func(ctx context.Context, personID string) (bool, error)
+}
+
+// StandIn is who stands in for id on the request, given the delegations
+// holding now (by delegator): the end of id's Chain, short of the first
+// person the request may not go to (its requester, or one May refuses),
+// where the chain stops and whoever comes before them stays asked. It is
+// id when they are not away, or are the requester, who is not away from a
+// request they make.
+func (h Handover) StandIn(ctx context.Context, away map[string]models.Delegation, id string) (string, error) {
 	to := id
-	for range MaxDelegationHops {
-		d, ok := away[to]
+	if id == h.Requester {
+		return to, nil
+	}
+	for _, next := range Chain(away, id) {
+		if next == h.Requester {
+			break
+		}
+		if h.May != nil {
+			ok, err := h.May(ctx, next)
+			if err != nil {
+				return "", err
+			}
+			if !ok {
+				break
+			}
+		}
+		to = next
+	}
+	return to, nil
+}
+
+// Delegate is who stands in for id on the request, as the workflows'
+// addDelegate Update asks them; false when nobody does (id is not away, or
+// the request may go to none of their chain).
+func (h Handover) Delegate(ctx context.Context, away map[string]models.Delegation, id string) (workflows.AddDelegateRequest, bool, error) {
+	to, err := h.StandIn(ctx, away, id)
+	if err != nil || to == id {
+		return workflows.AddDelegateRequest{}, false, err
+	}
+	d := away[id]
+	r := workflows.AddDelegateRequest{DelegatorID: id, DelegatorName: d.DelegatorName(), DelegateID: to, DelegateName: to}
+	for _, d := range away {
+		if d.DelegateID == to {
+			r.DelegateName = d.DelegateName()
+			break
+		}
+	}
+	return r, true, nil
+}
+
+// Chain is who stands in for id in turn, given the delegations holding
+// now (by delegator): id's delegate, theirs, and so on, at most
+// MaxDelegationHops on and never back to id; empty when id is not away.
+func Chain(away map[string]models.Delegation, id string) []string {
+	var out []string
+	for at := id; len(out) < MaxDelegationHops; {
+		d, ok := away[at]
 		if !ok || d.DelegateID == id {
 			break
 		}
-		to = d.DelegateID
+		at = d.DelegateID
+		out = append(out, at)
 	}
-	return to
+	return out
 }
 
 // ResolveEach says what each reference means: members by email, id or

@@ -12,6 +12,7 @@ import (
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/workflows"
 )
 
 // Resolve serves every role the same way; the role only names the field
@@ -68,4 +69,38 @@ func TestResolveForAnyRole(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, []string{guest.ID, ann.ID, cy.ID}, got, "everyone is every active member; guests only when named")
 	})
+}
+
+// TestHandoverStopsBeforeWhomTheRequestMayNotGoTo: a chain is followed
+// to its end, but stops before the request's requester or someone May
+// refuses, leaving the one before them asked; a requester is not away
+// from their own request.
+func TestHandoverStopsBeforeWhomTheRequestMayNotGoTo(t *testing.T) {
+	ctx := context.Background()
+	away := map[string]models.Delegation{
+		"ann": {DelegatorID: "ann", DelegateID: "bo", Delegator: &models.Member{Name: "Ann"}, Delegate: &models.Member{Name: "Bo"}},
+		"bo":  {DelegatorID: "bo", DelegateID: "cy", Delegator: &models.Member{Name: "Bo"}, Delegate: &models.Member{Name: "Cy"}},
+	}
+	standIn := func(h requests.Handover, id string) string {
+		to, err := h.StandIn(ctx, away, id)
+		require.NoError(t, err)
+		return to
+	}
+	assert.Equal(t, []string{"bo", "cy"}, requests.Chain(away, "ann"))
+	assert.Equal(t, "cy", standIn(requests.Handover{}, "ann"))
+	assert.Equal(t, "cy", standIn(requests.Handover{Requester: "key_agent"}, "ann"))
+	assert.Equal(t, "ann", standIn(requests.Handover{Requester: "bo"}, "ann"), "never to or through the requester")
+	assert.Equal(t, "bo", standIn(requests.Handover{Requester: "cy"}, "ann"), "the last before the requester")
+	assert.Equal(t, "ann", standIn(requests.Handover{Requester: "ann"}, "ann"), "the requester is not away from their own request")
+	assert.Equal(t, "dee", standIn(requests.Handover{Requester: "cy"}, "dee"), "not away")
+	mayNotCy := requests.Handover{May: func(_ context.Context, id string) (bool, error) { return id != "cy", nil }}
+	assert.Equal(t, "bo", standIn(mayNotCy, "ann"))
+
+	r, ok, err := requests.Handover{Requester: "cy"}.Delegate(ctx, away, "ann")
+	require.NoError(t, err)
+	assert.True(t, ok)
+	assert.Equal(t, workflows.AddDelegateRequest{DelegatorID: "ann", DelegatorName: "Ann", DelegateID: "bo", DelegateName: "Bo"}, r)
+	_, ok, err = requests.Handover{Requester: "bo"}.Delegate(ctx, away, "ann")
+	require.NoError(t, err)
+	assert.False(t, ok, "nobody may stand in")
 }

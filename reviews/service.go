@@ -48,7 +48,8 @@ func New(d requests.Deps, reports *reports.Service) *Service {
 		Head: func(r *models.Review) requests.Head {
 			return requests.Head{ID: r.ID, OrganizationID: r.OrganizationID, Status: r.Status, Started: r.Seq > 0}
 		},
-		Asked: func(r *models.Review) []string { return r.ReviewerIDs },
+		Asked:    func(r *models.Review) []string { return r.ReviewerIDs },
+		Handover: s.handover,
 	})
 	return s
 }
@@ -107,7 +108,7 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 		return nil, err
 	}
 	var via map[string][]models.Via
-	if rec.ReviewerIDs, via, err = requests.ResolveVia(ctx, s.store, p.Organization.ID, in.Reviewers, reviewerRole); err != nil {
+	if rec.ReviewerIDs, via, err = requests.ResolveVia(ctx, s.store, p.Organization.ID, in.Reviewers, reviewerRole, s.handoverOf(rec.Requester, report)); err != nil {
 		return nil, err
 	}
 	people, err := s.store.People(ctx, p.Organization.ID, rec.ReviewerIDs)
@@ -154,6 +155,31 @@ func (s *Service) mayReview(ctx context.Context, r *models.Report, person *model
 		return true, nil
 	}
 	return s.store.CanRead(ctx, r, person)
+}
+
+// handover is what review r allows of a hand-over to a delegate (see
+// handoverOf).
+func (s *Service) handover(ctx context.Context, r *models.Review) (requests.Handover, error) {
+	report, err := s.store.GetReport(ctx, r.OrganizationID, r.ReportID)
+	if err != nil {
+		return requests.Handover{}, err
+	}
+	return s.handoverOf(r.Requester, report), nil
+}
+
+// handoverOf is what a review of report made by requester allows of a
+// hand-over to a delegate: never to its requester, and only to someone
+// who may review the report (mayReview). A review grants no one access to
+// a report, and neither does a delegation: one whose delegate cannot read
+// it stays with the reviewer away.
+func (s *Service) handoverOf(requester string, report *models.Report) requests.Handover {
+	return requests.Handover{Requester: requester, May: func(ctx context.Context, id string) (bool, error) {
+		people, err := s.store.People(ctx, report.OrganizationID, []string{id})
+		if err != nil || len(people) == 0 {
+			return false, err
+		}
+		return s.mayReview(ctx, report, people[0])
+	}}
 }
 
 // askable are the candidates a refused review names instead of those who
@@ -257,7 +283,8 @@ func (s *Service) Verdict(ctx context.Context, who models.Actor, id, updateID st
 // removeReviewer). When those left could not give the approvals still
 // needed, the organisation's active owners and administrators who can read
 // the review's report, other than its requester, become reviewers: a
-// reviewer must read what they review, as at creation. A review already
+// reviewer must read what they review, as at creation; those away are
+// replaced by who stands in for them, as at creation. A review already
 // settled, or where the person returned a verdict or is no longer asked,
 // needs nothing.
 func (s *Service) RemoveReviewer(ctx context.Context, orgID string, by models.Actor, personID, personName string, reviewIDs []string) error {
@@ -270,37 +297,40 @@ func (s *Service) RemoveReviewer(ctx context.Context, orgID string, by models.Ac
 	}
 	return s.RemovePerson(ctx, orgID, reviewIDs, personID, workflows.UpdateRemoveReviewer, "remove-reviewer",
 		func(id string) (workflows.Argument, error) {
-			defaults, err := s.defaultReviewers(ctx, orgID, id, admins)
+			defaults, via, err := s.defaultReviewers(ctx, orgID, id, admins)
 			return &workflows.RemoveReviewerRequest{PersonID: personID, PersonName: personName, Defaults: defaults,
-				ActorID: by.ID, ActorName: by.Name}, err
+				OnBehalfOf: requests.OnBehalfOf(via), ActorID: by.ID, ActorName: by.Name}, err
 		},
 		apperr.InvalidState, apperr.NotAReviewer, apperr.AlreadyDecided)
 }
 
 // defaultReviewers are the admins who may review review id's report (all
-// of them: see mayReview), less its requester.
-func (s *Service) defaultReviewers(ctx context.Context, orgID, id string, admins []string) ([]string, error) {
+// of them: see mayReview), less its requester, each away replaced by who
+// stands in for them there (handoverOf), with how each was reached.
+func (s *Service) defaultReviewers(ctx context.Context, orgID, id string, admins []string) ([]string, map[string][]models.Via, error) {
 	r, err := s.store.Reviews().Get(ctx, orgID, id)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	report, err := s.store.GetReport(ctx, orgID, r.ReportID)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	people, err := s.store.People(ctx, orgID, slices.DeleteFunc(slices.Clone(admins), func(id string) bool { return id == r.Requester }))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []string
+	via := map[string][]models.Via{}
 	for _, p := range people {
 		ok, err := s.mayReview(ctx, report, p)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if ok {
 			out = append(out, p.ID())
+			via[p.ID()] = []models.Via{models.ViaDefault("reviewers")}
 		}
 	}
-	return out, nil
+	return requests.StandIns(ctx, s.store, orgID, out, via, "reviewers", s.handoverOf(r.Requester, report))
 }

@@ -76,6 +76,17 @@ const emailChange = "email-people"
 // escalating; histories from before it replay without either timer.
 const timersChange = "approval-timers"
 
+// escalationStandInsChange marks where the escalation began asking who
+// stands in for its people away when it fires (approval.standIns).
+const escalationStandInsChange = "escalation-stand-ins"
+
+// standInsOptions read who stands in as a transition is written:
+// retried until the database answers, since the escalation waits for it.
+var standInsOptions = workflow.ActivityOptions{
+	StartToCloseTimeout: 5 * time.Second,
+	RetryPolicy:         persistRetry,
+}
+
 // emailOptions send an email on the delivery schedule: five attempts, 1,
 // 4, 16 and 64 minutes apart.
 // Cancelling one waits for the server to confirm, so the workflow never
@@ -313,12 +324,7 @@ func (a *approval) removeApprover(ctx workflow.Context, req RemoveApproverReques
 		t := ApprovalTransition{Action: ActionApproverRemoved, ActorID: req.ActorID, ActorName: req.ActorName,
 			Detail: "removed " + req.PersonName + " from the approvers"}
 		if a.shortOfApprovers() {
-			for _, id := range req.Defaults {
-				if id != req.PersonID && !slices.Contains(a.state.ApproverIDs, id) {
-					a.state.ApproverIDs = append(a.state.ApproverIDs, id)
-					added = true
-				}
-			}
+			a.state.ApproverIDs, a.state.OnBehalfOf, added = addDefaults(a.state.ApproverIDs, a.state.OnBehalfOf, req.Defaults, req.OnBehalfOf, req.PersonID)
 		}
 		if added {
 			t.Detail += "; " + DefaultApproversAdded
@@ -404,27 +410,59 @@ func (a *approval) remind(ctx workflow.Context) error {
 
 // escalate makes the escalation's people approvers of a request still
 // pending and emails them the page (the email skips whoever was emailed
-// already).
+// already). Each of them away now is replaced by who stands in for them,
+// as on a request made now (standIns).
 func (a *approval) escalate(ctx workflow.Context) error {
+	standIns, err := a.standIns(ctx)
+	if err != nil {
+		return err
+	}
 	added := 0
-	err := a.transition(ctx, func() (ApprovalTransition, error) {
+	err = a.transition(ctx, func() (ApprovalTransition, error) {
 		if !a.pending() {
 			return ApprovalTransition{}, nil
 		}
 		ids := slices.Clone(a.state.ApproverIDs)
+		var delegated []string
 		for _, id := range a.in.Escalation.ApproverIDs {
-			if !slices.Contains(ids, id) {
-				ids = append(ids, id)
-				added++
+			if slices.Contains(ids, id) {
+				continue
 			}
+			i := slices.IndexFunc(standIns, func(r AddDelegateRequest) bool { return r.DelegatorID == id })
+			switch {
+			case i < 0:
+				ids = append(ids, id)
+			case slices.Contains(ids, standIns[i].DelegateID):
+				continue
+			default:
+				var detail string
+				ids, a.state.OnBehalfOf, detail = addDelegate(ids, a.state.OnBehalfOf, standIns[i])
+				delegated = append(delegated, detail)
+			}
+			added++
 		}
 		now := workflow.Now(ctx).UTC()
 		a.state.ApproverIDs, a.state.EscalatedAt = ids, &now
 		return ApprovalTransition{Action: ActionEscalated, Event: events.ApprovalEscalated,
-			Detail: "still pending, so it was escalated: " + strconv.Itoa(added) + " more approvers asked"}, nil
+			Detail: joinDetail(append([]string{"still pending, so it was escalated: " + strconv.Itoa(added) + " more approvers asked"}, delegated...)...)}, nil
 	})
 	if err == nil && added > 0 {
 		a.email(ctx, ActivityEmailApprovers, EmailApproversInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID})
 	}
 	return err
+}
+
+// standIns reads who stands in now for the escalation's people who are
+// away. The people were resolved at creation, and a delegation that
+// began since hands over only the requests already waiting on its
+// delegator, which an escalation not yet fired is not. Histories from
+// before escalationStandInsChange replay without the read.
+func (a *approval) standIns(ctx workflow.Context) ([]AddDelegateRequest, error) {
+	if workflow.GetVersion(ctx, escalationStandInsChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return nil, nil
+	}
+	var res StandInsResult
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, standInsOptions), ActivityStandIns,
+		StandInsInput{OrganizationID: a.in.OrganizationID, Requester: a.in.Requester, PersonIDs: a.in.Escalation.ApproverIDs}).Get(ctx, &res)
+	return res.StandIns, err
 }

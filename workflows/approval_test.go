@@ -32,6 +32,11 @@ type harness struct {
 	emails      []email
 	// failEmails, when set, is every email attempt's error.
 	failEmails error
+	// standIns answers the StandIns activity: who stands in for each
+	// person away, by person away.
+	standIns map[string]workflows.AddDelegateRequest
+	// standInsAsked are the inputs the StandIns activity got.
+	standInsAsked []workflows.StandInsInput
 	// id is the approval run runs, which Updates are addressed to.
 	id string
 }
@@ -59,6 +64,18 @@ func newHarness(t *testing.T) *harness {
 	h.env.RegisterActivityWithOptions(func(ctx context.Context, in workflows.EmailAnswerInput) error {
 		return h.sent(ctx, in)
 	}, activity.RegisterOptions{Name: workflows.ActivityEmailAnswer})
+	h.env.RegisterActivityWithOptions(func(_ context.Context, in workflows.StandInsInput) (workflows.StandInsResult, error) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.standInsAsked = append(h.standInsAsked, in)
+		var out workflows.StandInsResult
+		for _, id := range in.PersonIDs {
+			if r, ok := h.standIns[id]; ok {
+				out.StandIns = append(out.StandIns, r)
+			}
+		}
+		return out, nil
+	}, activity.RegisterOptions{Name: workflows.ActivityStandIns})
 	return h
 }
 

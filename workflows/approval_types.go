@@ -50,10 +50,27 @@ type ApprovalInput struct {
 }
 
 // Escalation is who joins an approval's approvers, and when, if nobody
-// has settled it by then. The people were resolved at creation.
+// has settled it by then. The people were resolved at creation; who
+// stands in for those of them away when it fires is read then
+// (StandInsInput).
 type Escalation struct {
 	At          time.Time
 	ApproverIDs []string
+}
+
+// StandInsInput asks who stands in now for each of PersonIDs who is away,
+// on a request Requester made (requests.Handover).
+type StandInsInput struct {
+	OrganizationID string
+	Requester      string
+	PersonIDs      []string
+}
+
+// StandInsResult is who stands in for each person away, in the order
+// asked, each as the addDelegate Update would ask them; those not away
+// are left out.
+type StandInsResult struct {
+	StandIns []AddDelegateRequest
 }
 
 // DecideRequest is one approver's decision.
@@ -108,9 +125,14 @@ type RemoveApproverRequest struct {
 	// PersonName names the person on the timeline.
 	PersonName string
 	// Defaults are the organisation's owners and administrators when the
-	// person was removed. The caller reads them, as the workflow cannot;
-	// they become approvers only if nobody left could settle the request.
+	// person was removed, each away replaced by who stands in for them.
+	// The caller reads them, as the workflow cannot; they become
+	// approvers only if nobody left could settle the request.
 	Defaults []string
+	// OnBehalfOf says, by delegate, whom those of Defaults who stand in
+	// for an owner or administrator away stand in for (requests.StandIns).
+	// Absent from Updates sent before defaults went through delegations.
+	OnBehalfOf map[string]Delegator `json:",omitempty"`
 	// ActorID and ActorName are who removed the person.
 	ActorID   string
 	ActorName string

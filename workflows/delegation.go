@@ -60,13 +60,38 @@ func addDelegate(asked []string, onBehalfOf map[string]Delegator, r AddDelegateR
 	if d, ok := onBehalfOf[r.DelegatorID]; ok {
 		away = d
 	}
+	return append(slices.Clone(asked), r.DelegateID), standsFor(onBehalfOf, r.DelegateID, away),
+		r.DelegatorName + " is away, so " + r.DelegateName + " was asked on behalf of " + away.Name
+}
+
+// standsFor returns onBehalfOf with id standing in for away.
+func standsFor(onBehalfOf map[string]Delegator, id string, away Delegator) map[string]Delegator {
 	out := maps.Clone(onBehalfOf)
 	if out == nil {
 		out = map[string]Delegator{}
 	}
-	out[r.DelegateID] = away
-	return append(slices.Clone(asked), r.DelegateID), out,
-		r.DelegatorName + " is away, so " + r.DelegateName + " was asked on behalf of " + away.Name
+	out[id] = away
+	return out
+}
+
+// addDefaults returns asked with each of defaults not yet in it nor
+// removed (the person just taken off), and onBehalfOf saying whom those of
+// them who are delegates (standIns, by delegate: the caller replaced an
+// owner away by who stands in for them) stand in for; added reports
+// whether anyone joined.
+func addDefaults(asked []string, onBehalfOf map[string]Delegator, defaults []string, standIns map[string]Delegator, removed string) ([]string, map[string]Delegator, bool) {
+	asked, added := slices.Clone(asked), false
+	for _, id := range defaults {
+		if id == removed || slices.Contains(asked, id) {
+			continue
+		}
+		asked = append(asked, id)
+		if away, ok := standIns[id]; ok {
+			onBehalfOf = standsFor(onBehalfOf, id, away)
+		}
+		added = true
+	}
+	return asked, onBehalfOf, added
 }
 
 // delegated is the transition of an added delegate; its actor is who set

@@ -137,3 +137,58 @@ func TestDelegateJoinsAWaitingReview(t *testing.T) {
 	assert.Equal(t, "2 of 2 approvals; on behalf of Ann; good", h.transitions[3].Detail)
 	assert.Equal(t, 2, h.emails)
 }
+
+// TestEscalationAsksWhoStandsInForThoseAway: when the escalation fires,
+// its person away (Bo, read then through the StandIns activity) is
+// replaced by who stands in for them, who decides on Bo's behalf; the
+// escalation's person not away joins as before.
+func TestEscalationAsksWhoStandsInForThoseAway(t *testing.T) {
+	h := newHarness(t)
+	h.standIns = map[string]workflows.AddDelegateRequest{
+		"mem_boss": {DelegatorID: "mem_boss", DelegatorName: "Bo", DelegateID: "mem_d", DelegateName: "Dee"}}
+	in := baseInput()
+	in.Escalation = &workflows.Escalation{At: start.Add(4 * time.Hour), ApproverIDs: []string{"mem_boss", "mem_c"}}
+	h.update(5*time.Hour, "boss", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_boss", Decision: workflows.DecisionApprove})
+	h.update(6*time.Hour, "dee", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_d", ActorName: "Dee", Decision: workflows.DecisionApprove})
+	s := h.run(in)
+
+	assert.Equal(t, []workflows.StandInsInput{{OrganizationID: "org_1", Requester: "mem_req", PersonIDs: []string{"mem_boss", "mem_c"}}},
+		h.standInsAsked, "read when the escalation fires, for the request's requester")
+	h.refusedWith("boss", apperr.NotAnApprover)
+	assert.Equal(t, states.Approved, s.Status)
+	assert.Equal(t, []string{"mem_a", "mem_b", "mem_d", "mem_c"}, s.ApproverIDs)
+	assert.Equal(t, &workflows.Delegator{ID: "mem_boss", Name: "Bo"}, s.DecidedOnBehalfOf)
+	esc := h.transitions[1]
+	assert.Equal(t, workflows.ActionEscalated, esc.Action)
+	assert.Equal(t, "still pending, so it was escalated: 2 more approvers asked; Bo is away, so Dee was asked on behalf of Bo", esc.Detail)
+	assert.Equal(t, map[string]workflows.Delegator{"mem_d": {ID: "mem_boss", Name: "Bo"}}, esc.State.OnBehalfOf)
+}
+
+// TestDefaultsStandInForThoseAway: defaults the caller replaced by who
+// stands in for an owner away join standing in for them, and decide on
+// their behalf.
+func TestDefaultsStandInForThoseAway(t *testing.T) {
+	h := newHarness(t)
+	in := baseInput()
+	in.ApproverIDs = []string{"gst_g"}
+	h.update(time.Minute, "remove", workflows.UpdateRemoveApprover, workflows.RemoveApproverRequest{PersonID: "gst_g",
+		PersonName: "Gus", Defaults: []string{"mem_d", "mem_admin"}, OnBehalfOf: map[string]workflows.Delegator{"mem_d": {ID: "mem_owner", Name: "Olivia"}},
+		ActorID: "key_admin", ActorName: "admin key"})
+	h.update(2*time.Minute, "dee", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_d", Decision: workflows.DecisionReject})
+	s := h.run(in)
+
+	require.NoError(t, h.results["remove"].err)
+	assert.Equal(t, []string{"mem_d", "mem_admin"}, s.ApproverIDs)
+	assert.Equal(t, states.Rejected, s.Status)
+	assert.Equal(t, &workflows.Delegator{ID: "mem_owner", Name: "Olivia"}, s.DecidedOnBehalfOf)
+
+	r := newReviewHarness(t)
+	rin := reviewInput(1)
+	rin.ReviewerIDs = []string{"gst_g"}
+	r.update(time.Minute, "remove", workflows.UpdateRemoveReviewer, workflows.RemoveReviewerRequest{PersonID: "gst_g",
+		PersonName: "Gus", Defaults: []string{"mem_d"}, OnBehalfOf: map[string]workflows.Delegator{"mem_d": {ID: "mem_owner", Name: "Olivia"}}})
+	r.update(2*time.Minute, "dee", workflows.UpdateVerdict, verdict("mem_d", workflows.VerdictApproved, ""))
+	rs := r.run(rin)
+	assert.Equal(t, states.Approved, rs.Status)
+	assert.Equal(t, &workflows.Delegator{ID: "mem_owner", Name: "Olivia"}, rs.Verdicts[0].OnBehalfOf)
+}

@@ -110,6 +110,9 @@ const (
 	// ActivityScreenApproval asks the organisation's model screen about a
 	// new approval.
 	ActivityScreenApproval = "ScreenApproval"
+	// ActivityStandIns reads who stands in now for people away, for an
+	// approval's escalation.
+	ActivityStandIns = "StandIns"
 	// ActivityPersistCollection writes a collection transition like
 	// ActivityPersistApproval; ActivityEmailRespondents emails its
 	// respondents (at creation, and the one reminder).

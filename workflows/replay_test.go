@@ -238,6 +238,15 @@ func TestRecordHistories(t *testing.T) {
 		}, activity.RegisterOptions{Name: workflows.ActivityScreenApproval})
 		r.RegisterActivityWithOptions(func(context.Context, workflows.EmailAnswerInput) error { return nil },
 			activity.RegisterOptions{Name: workflows.ActivityEmailAnswer})
+		// The escalation's person, Esme, is away: Eli stands in for her.
+		r.RegisterActivityWithOptions(func(_ context.Context, in workflows.StandInsInput) (workflows.StandInsResult, error) {
+			var out workflows.StandInsResult
+			if slices.Contains(in.PersonIDs, "mem_esc") {
+				out.StandIns = append(out.StandIns, workflows.AddDelegateRequest{DelegatorID: "mem_esc", DelegatorName: "Esme",
+					DelegateID: "mem_eli", DelegateName: "Eli"})
+			}
+			return out, nil
+		}, activity.RegisterOptions{Name: workflows.ActivityStandIns})
 	})
 
 	scenarios := []struct {
@@ -338,6 +347,13 @@ func TestRecordHistories(t *testing.T) {
 			{update: workflows.UpdateAddDelegate, arg: workflows.AddDelegateRequest{DelegatorID: "mem_a", DelegatorName: "Ann",
 				DelegateID: "mem_d", DelegateName: "Dee"}},
 			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_d", ActorName: "Dee", Decision: workflows.DecisionApprove}},
+		}, states.Approved},
+		// After escalation-stand-ins: the escalation fires while its
+		// person, Esme, is away; Eli, who stands in for her (read then),
+		// joins instead, is emailed and approves on her behalf.
+		{"approval_escalated_delegated", 10 * time.Minute, 3 * time.Second, []recordStep{
+			{after: workflows.ActionEscalated},
+			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_eli", ActorName: "Eli", Decision: workflows.DecisionApprove}},
 		}, states.Approved},
 		// After approval-timers, settled before either timer: the
 		// reminder and the escalation never fire.

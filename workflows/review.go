@@ -124,12 +124,7 @@ func (r *review) removeReviewer(ctx workflow.Context, req RemoveReviewerRequest)
 		t := ReviewTransition{Action: ActionReviewerRemoved, ActorID: req.ActorID, ActorName: req.ActorName,
 			Detail: "removed " + req.PersonName + " from the reviewers"}
 		if r.state.shortOfReviewers() {
-			for _, id := range req.Defaults {
-				if id != req.PersonID && !slices.Contains(r.state.ReviewerIDs, id) {
-					r.state.ReviewerIDs = append(r.state.ReviewerIDs, id)
-					added = true
-				}
-			}
+			r.state.ReviewerIDs, r.state.OnBehalfOf, added = addDefaults(r.state.ReviewerIDs, r.state.OnBehalfOf, req.Defaults, req.OnBehalfOf, req.PersonID)
 		}
 		if added {
 			t.Detail += "; " + DefaultReviewersAdded

@@ -1303,18 +1303,22 @@ export interface paths {
         /**
          * Delegate while away
          * @description From `from` (now when absent) until `until`, requests that would ask you (approvals, requests for
-         *     information, reviews, escalations) ask `to` instead, resolved when each is made. Requests already
-         *     waiting on you when it begins also ask `to`, who is emailed. They decide in their own name, on your
-         *     behalf (`decidedOnBehalfOf`, a reply's or verdict's `onBehalfOf`), never on a request you made. When
-         *     `to` is away too, their delegation is followed, at most three steps; a delegation leading back to you
-         *     at overlapping times is refused (409 `delegation_cycle`, naming the cycle). Replaces your delegation,
-         *     if any.
+         *     information, reviews, escalations) ask `to` instead, resolved when each is made (an escalation when
+         *     it fires). Requests already waiting on you when it begins also ask `to`, who is emailed. They decide
+         *     in their own name, on your behalf (`decidedOnBehalfOf`, a reply's or verdict's `onBehalfOf`), never
+         *     on a request you made. When `to` is away too, their delegation is followed, at most three steps; a
+         *     delegation leading back to you at overlapping times is refused (409 `delegation_cycle`, naming the
+         *     cycle). A request is never handed to the person who made it, nor a review to someone who cannot read
+         *     its report: the chain stops before them, and whoever comes before them (you, or a delegate on the
+         *     way) stays asked. Replaces your delegation, if any.
          */
         put: operations["setMyDelegation"];
         post?: never;
         /**
          * End your delegation
-         * @description Requests made from now on ask you again; those that already asked your delegate keep asking both.
+         * @description Requests made from now on, and escalations firing from now on, ask you again. Nobody is taken off a
+         *     request: those made while you were away keep asking only your delegate, and those already waiting on
+         *     you when it began keep asking both of you.
          */
         delete: operations["endMyDelegation"];
         options?: never;
