@@ -78,6 +78,8 @@ func (p *Pages) mountAdmin(g *gin.RouterGroup) {
 	a.POST("/model-screen", p.saveScreen)
 	a.POST("/model-screen/off", p.screenOff)
 
+	a.POST("/mandate-granting", p.setMandateGranting)
+
 	a.GET("/held-versions", p.adminHeld)
 	a.GET("/system", p.adminSystem)
 	a.POST("/held-versions/:id/release", p.releaseHeld)
@@ -184,6 +186,9 @@ var notices = map[string]string{
 	"delegation-ended":   "Your delegation has ended: new requests ask you again.",
 	"mandate-granted":    "You approved the request and granted the standing approval below: similar requests are allowed without asking you, within its budget, until it expires or is revoked.",
 	"mandate-revoked":    "The standing approval was revoked: the next request it would have allowed asks a person.",
+	// Who may grant standing approvals, set on the Mandates page.
+	"mandate-granting-members": "Every member may now grant standing approvals, within what they could approve themselves.",
+	"mandate-granting-admins":  "Only owners and administrators may now grant standing approvals; those members granted allow nothing while this holds.",
 }
 
 // base is the page's shared data: its section and the notice the query

@@ -194,6 +194,8 @@ var pagesMatrix = []pageRow{
 	{"GET", "/admin/model-screen", noPage, ``, adminPages + "admins=200 othermember=200"},
 	{"POST", "/admin/model-screen", noPage, `url=http%3A%2F%2F127.0.0.1%3A9%2Fv1%2Fchat%2Fcompletions&model=m1`, adminPages + "admins=303 othermember=303"},
 	{"POST", "/admin/model-screen/off", noPage, `confirm=yes`, adminPages + "admins=303 othermember=303"},
+	// Kept on (yes), as the rows granting Cy's mandates need it.
+	{"POST", "/admin/mandate-granting", noPage, `membersMayGrant=yes`, adminPages + "admins=303 othermember=303"},
 	{"GET", "/admin/held-versions", noPage, ``, adminPages + "admins=200 othermember=200"},
 	{"GET", "/admin/system", noPage, ``, adminPages + "admins=200 othermember=200"},
 	{"POST", "/admin/held-versions/:id/release", heldVersion, `submission={unique}`, adminPages + "admins=303 othermember=404"},

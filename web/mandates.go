@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/gate"
 	"github.com/assent-hq/assent/internal/apperr"
@@ -140,6 +141,9 @@ type mandatesPage struct {
 	// All is set for an owner or administrator, who sees the
 	// organisation's mandates and who granted each.
 	All bool
+	// MembersMayGrant is the organisation's setting, shown to those who
+	// see all (administrators), who may change it here.
+	MembersMayGrant bool
 	// Live lists only the mandates that may still allow a request.
 	Live     bool
 	Mandates []mandateView
@@ -176,7 +180,8 @@ func (p *Pages) showMandates(c *gin.Context, status int, prob *formProblem) {
 		p.Fail(c, apperr.New(apperr.Forbidden, "Mandates are for the organisation's members: a guest grants none."))
 		return
 	}
-	page := mandatesPage{adminBase: base(c, "mandates"), All: isAdmin(person), Live: c.Query("live") == "true"}
+	page := mandatesPage{adminBase: base(c, "mandates"), All: isAdmin(person), Live: c.Query("live") == "true",
+		MembersMayGrant: person.Organization.MembersMayGrantMandates}
 	page.Problem = prob
 	rows, next, err := p.gate.Mandates(ctx, person.Actor(), gate.MandateFilter{Live: page.Live}, adminPage(c))
 	if err != nil {
@@ -260,4 +265,22 @@ func (p *Pages) revokeMandate(c *gin.Context) {
 		return
 	}
 	done(c, paths.Mandate(c.Param("id")), "mandate-revoked")
+}
+
+// setMandateGranting says whether every member may grant mandates, or
+// only owners and administrators: the organisation's
+// membersMayGrantMandates, as PATCH /api/v1/admin/organization sets it.
+func (p *Pages) setMandateGranting(c *gin.Context) {
+	on := c.PostForm("membersMayGrant") == "yes"
+	_, err := p.admin.UpdateOrganization(c.Request.Context(), orgOf(c), admin.ByAdministrator,
+		admin.OrganizationPatch{MembersMayGrantMandates: &on})
+	if err != nil {
+		p.Fail(c, err)
+		return
+	}
+	notice := "mandate-granting-admins"
+	if on {
+		notice = "mandate-granting-members"
+	}
+	done(c, paths.MandatesPage, notice)
 }

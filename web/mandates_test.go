@@ -292,3 +292,46 @@ func TestMandatesPageIsForMembers(t *testing.T) {
 		assert.Contains(t, p.body, `<a href="/mandates">Mandates</a>`)
 	})
 }
+
+// TestAdministratorsSayWhoMayGrant: the Mandates page offers owners and
+// administrators the organisation's setting of who may grant, and sets it
+// as the API does; a member is neither offered it nor let set it.
+func TestAdministratorsSayWhoMayGrant(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newSite(t, db)
+		s.member(t, "bob@example.com", models.RoleAdmin)
+		s.member(t, "cy@example.com", models.RoleMember)
+		mayGrant := func() bool {
+			org, err := s.store.GetOrganization(context.Background(), s.org.ID)
+			require.NoError(t, err)
+			return org.MembersMayGrantMandates
+		}
+		const form = `action="/admin/mandate-granting"`
+
+		cy := s.browser(t)
+		token := cy.signIn(s, "cy@example.com")
+		assert.NotContains(t, cy.get("/mandates").body, form)
+		r := cy.post("/admin/mandate-granting", url.Values{"csrf": {token}, "membersMayGrant": {"yes"}})
+		assert.Equal(t, http.StatusForbidden, r.status)
+		assert.False(t, mayGrant(), "a member set who may grant")
+
+		bob := s.browser(t)
+		bob.signIn(s, "bob@example.com")
+		p := bob.get("/mandates")
+		require.Contains(t, p.body, form)
+		assert.NotContains(t, p.body, `value="yes" checked`)
+		r = bob.post("/admin/mandate-granting", url.Values{"csrf": {p.csrf(t)}, "membersMayGrant": {"yes"}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		assert.Equal(t, "/mandates?done=mandate-granting-members", r.header.Get("Location"))
+		assert.True(t, mayGrant())
+		p = bob.get("/mandates?done=mandate-granting-members")
+		assert.Contains(t, p.body, `value="yes" checked`)
+		assert.Contains(t, p.body, "Every member may now grant standing approvals")
+
+		// Unticked, the box sends nothing: only owners and administrators.
+		r = bob.post("/admin/mandate-granting", url.Values{"csrf": {p.csrf(t)}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		assert.Equal(t, "/mandates?done=mandate-granting-admins", r.header.Get("Location"))
+		assert.False(t, mayGrant())
+	})
+}
