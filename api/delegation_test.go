@@ -417,6 +417,35 @@ func TestEscalationAsksTheDelegateOfSomeoneAwaySince(t *testing.T) {
 	})
 }
 
+// TestEscalationAsksWhoeverIsBackWhenItFires: Cy was away when a request
+// escalating to her was made, and is back before it fires: the
+// escalation asks her, not Bob, who stood in for her then.
+func TestEscalationAsksWhoeverIsBackWhenItFires(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		s.delegate(t, s.cyToken, "bob@example.com")
+		a := s.create(t, s.agentKey, `{"title":"Pay","approvers":["ada@example.com"],"escalation":{"after":"2s","to":["cy@example.com"]}}`)
+		id := a["id"].(string)
+		require.Equal(t, 204, s.do(t, "DELETE", "/api/v1/me/delegation", s.cyToken, "", nil).status)
+
+		var got response
+		waitFor(t, func() bool {
+			got = s.do(t, "GET", "/api/v1/approvals/"+id, s.agentKey, "", nil)
+			e, _ := got.decoded["escalation"].(map[string]any)
+			return e != nil && e["escalatedAt"] != nil
+		})
+		var emails []string
+		for _, p := range got.decoded["resolvedApprovers"].([]any) {
+			emails = append(emails, p.(map[string]any)["email"].(string))
+		}
+		assert.Equal(t, []string{"ada@example.com", "cy@example.com"}, emails, "Cy, who is back")
+		assert.Equal(t, 403, s.do(t, "POST", "/api/v1/approvals/"+id+"/decision", s.bobToken, `{"decision":"approve"}`, nil).status)
+		d := s.do(t, "POST", "/api/v1/approvals/"+id+"/decision", s.cyToken, `{"decision":"approve"}`, nil)
+		require.Equal(t, 200, d.status, string(d.body))
+		assert.Nil(t, d.decoded["decidedOnBehalfOfId"])
+	})
+}
+
 // TestDefaultsAskWhoStandsIn: when a guest's removal leaves a request
 // nobody can settle, the owners and administrators who join are those of
 // a request made now: Ada, the owner, is away, so Cy stands in for her,

@@ -161,7 +161,7 @@ func (s *Service) RemoveApprover(ctx context.Context, orgID string, by models.Ac
 			if err != nil {
 				return nil, err
 			}
-			defaults, via, err := s.defaultApprovers(ctx, orgID, handover(a))
+			defaults, via, err := s.defaultApprovers(ctx, orgID, Handover(a.Requester))
 			if err != nil {
 				return nil, err
 			}

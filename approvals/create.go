@@ -148,7 +148,7 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 	if rec.CallbackURL, rec.CallbackSecret, err = requests.Callback(ctx, s.netPolicy, in.CallbackURL); err != nil {
 		return nil, err
 	}
-	if rec.ApproverIDs, rec.ApproverVia.V, err = s.approvers(ctx, p.Organization, in.Approvers, handover(rec)); err != nil {
+	if rec.ApproverIDs, rec.ApproverVia.V, err = s.approvers(ctx, p.Organization, in.Approvers, Handover(rec.Requester)); err != nil {
 		return nil, err
 	}
 	if in.Escalation != nil {
@@ -160,7 +160,9 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 			return nil, apperr.Field(apperr.InvalidRequest, "escalation.after", "escalation.after must be shorter than the time until expiresAt (%s)",
 				validate.Duration(rec.ExpiresAt.Sub(now).Truncate(time.Second)))
 		}
-		ids, via, err := requests.ResolveVia(ctx, s.store, p.Organization.ID, in.Escalation.To, escalationRole(p.Organization), handover(rec))
+		// Who stands in for those away is read when it fires (the workflow's
+		// standIns), not now: they may be back, or gone, by then.
+		ids, via, err := requests.ResolveNamed(ctx, s.store, p.Organization.ID, in.Escalation.To, escalationRole(p.Organization))
 		if err != nil {
 			return nil, err
 		}
@@ -214,10 +216,11 @@ func (s *Service) defaultApprovers(ctx context.Context, orgID string, h requests
 	return requests.StandIns(ctx, s.store, orgID, owners, via, "approvers", h)
 }
 
-// handover is what an approval allows of a hand-over to a delegate: never
-// to its requester, who may not decide it.
-func handover(a *models.Approval) requests.Handover {
-	return requests.Handover{Requester: a.Requester}
+// Handover is what an approval made by requester allows of a hand-over
+// to a delegate: never to its requester, who may not decide it. At
+// creation, on a removal's defaults, and when its escalation fires.
+func Handover(requester string) requests.Handover {
+	return requests.Handover{Requester: requester}
 }
 
 // applyRules evaluates the organisation's rules over the request as sent
@@ -277,7 +280,7 @@ func (s *Service) ruleEscalation(ctx context.Context, org *models.Organization, 
 	if !models.Now().Add(e.After).Before(rec.ExpiresAt) {
 		return nil
 	}
-	ids, via, err := requests.ResolveVia(ctx, s.store, org.ID, e.To, escalationRole(org), handover(rec))
+	ids, via, err := requests.ResolveNamed(ctx, s.store, org.ID, e.To, escalationRole(org))
 	var refused *apperr.Error
 	if errors.As(err, &refused) {
 		s.log.Warn("rule escalation skipped", "organization", org.ID, "rule", e.Rule, "error", err)

@@ -48,8 +48,10 @@ func New(d Deps) *Service {
 		Head: func(a *models.Approval) requests.Head {
 			return requests.Head{ID: a.ID, OrganizationID: a.OrganizationID, Status: a.Status, Started: a.Seq > 0}
 		},
-		Asked:    func(a *models.Approval) []string { return a.ApproverIDs },
-		Handover: func(_ context.Context, a *models.Approval) (requests.Handover, error) { return handover(a), nil },
+		Asked: func(a *models.Approval) []string { return a.ApproverIDs },
+		Handover: func(_ context.Context, a *models.Approval) (requests.Handover, error) {
+			return Handover(a.Requester), nil
+		},
 	})
 	return s
 }

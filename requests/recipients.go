@@ -69,6 +69,17 @@ func Resolve(ctx context.Context, store *models.Store, orgID string, refs []stri
 // person away is replaced by who stands in for them on the request h
 // describes (StandIns).
 func ResolveVia(ctx context.Context, store *models.Store, orgID string, refs []string, role Role, h Handover) ([]string, map[string][]models.Via, error) {
+	ids, via, err := ResolveNamed(ctx, store, orgID, refs, role)
+	if err != nil {
+		return nil, nil, err
+	}
+	return StandIns(ctx, store, orgID, ids, via, role.Field, h)
+}
+
+// ResolveNamed is ResolveVia without the hand-over: the people as named,
+// for people asked later (an escalation), whose stand-ins are read when
+// they are asked.
+func ResolveNamed(ctx context.Context, store *models.Store, orgID string, refs []string, role Role) ([]string, map[string][]models.Via, error) {
 	matches, err := ResolveEach(ctx, store, orgID, refs, role)
 	if err != nil {
 		return nil, nil, err
@@ -83,7 +94,7 @@ func ResolveVia(ctx context.Context, store *models.Store, orgID string, refs []s
 			via[p.ID] = append(via[p.ID], models.Via{Field: role.Field, Kind: m.Kind, ID: m.ID, Name: m.Name})
 		}
 	}
-	return StandIns(ctx, store, orgID, out, via, role.Field, h)
+	return out, via, nil
 }
 
 // MaxDelegationHops is how far a chain of delegations is followed: A away

@@ -432,7 +432,9 @@ func (a *approval) escalate(ctx workflow.Context) error {
 			switch {
 			case i < 0:
 				ids = append(ids, id)
-			case slices.Contains(ids, standIns[i].DelegateID):
+			case slices.Contains(ids, standIns[i].DelegateID), slices.Contains(a.in.Escalation.ApproverIDs, standIns[i].DelegateID):
+				// Asked already, or named by the escalation too, when they
+				// act in their own name, as on a request made now.
 				continue
 			default:
 				var detail string

@@ -164,6 +164,26 @@ func TestEscalationAsksWhoStandsInForThoseAway(t *testing.T) {
 	assert.Equal(t, map[string]workflows.Delegator{"mem_d": {ID: "mem_boss", Name: "Bo"}}, esc.State.OnBehalfOf)
 }
 
+// TestEscalationNamingTheDelegateToo: an escalation naming both someone
+// away and the one who stands in for them asks the latter in their own
+// name, whichever it names first, as a request made now does.
+func TestEscalationNamingTheDelegateToo(t *testing.T) {
+	for _, named := range [][]string{{"mem_boss", "mem_d"}, {"mem_d", "mem_boss"}} {
+		h := newHarness(t)
+		h.standIns = map[string]workflows.AddDelegateRequest{
+			"mem_boss": {DelegatorID: "mem_boss", DelegatorName: "Bo", DelegateID: "mem_d", DelegateName: "Dee"}}
+		in := baseInput()
+		in.Escalation = &workflows.Escalation{At: start.Add(4 * time.Hour), ApproverIDs: named}
+		h.update(5*time.Hour, "dee", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_d", ActorName: "Dee", Decision: workflows.DecisionApprove})
+		s := h.run(in)
+
+		assert.Equal(t, states.Approved, s.Status, "%v", named)
+		assert.Equal(t, []string{"mem_a", "mem_b", "mem_d"}, s.ApproverIDs, "%v", named)
+		assert.Nil(t, s.DecidedOnBehalfOf, "Dee decided in her own name: %v", named)
+		assert.Equal(t, "still pending, so it was escalated: 1 more approvers asked", h.transitions[1].Detail, "%v", named)
+	}
+}
+
 // TestDefaultsStandInForThoseAway: defaults the caller replaced by who
 // stands in for an owner away join standing in for them, and decide on
 // their behalf.

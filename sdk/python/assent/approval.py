@@ -112,15 +112,18 @@ _MAX_FAILURE_RESULT = 4096
 
 def _failure_result(message: str) -> str:
     """message cut to _MAX_FAILURE_RESULT bytes on a character's boundary,
-    ending with a marker that says so and how long it was."""
-    data = message.encode("utf-8", "surrogatepass")  # a lone surrogate must not raise here
+    ending with a marker that says so and how long it was. A lone surrogate
+    (an OSError naming a file whose name is not UTF-8) becomes "?", as the
+    request's body must be UTF-8 or the receipt is not posted at all."""
+    data = message.encode("utf-8", "replace")
+    message = data.decode("utf-8")
     if len(data) <= _MAX_FAILURE_RESULT:
         return message
     marker = "\u2026 [truncated from %d bytes]" % len(data)
     cut = _MAX_FAILURE_RESULT - len(marker.encode("utf-8"))
     while data[cut] & 0xC0 == 0x80:  # back to the start of a character
         cut -= 1
-    return data[:cut].decode("utf-8", "surrogatepass") + marker
+    return data[:cut].decode("utf-8") + marker
 
 
 def _report(c: Client, token: str, input: Mapping[str, Any], started: _dt.datetime, outcome: str, result: Any) -> None:

@@ -164,7 +164,7 @@ class TransportTest(unittest.TestCase):
         from assent.approval import _reported
 
         receipt = {"id": "rcp_1"}
-        s, c = self.serve([(201, receipt, {}), (201, receipt, {})])
+        s, c = self.serve([(201, receipt, {}), (201, receipt, {}), (201, receipt, {})])
         long = "x" + "\u00e9" * 40000  # two bytes each: an odd cut falls inside one
 
         def fail(message: str) -> Callable[[], Any]:
@@ -177,7 +177,13 @@ class TransportTest(unittest.TestCase):
         self.assertEqual(long, str(caught.exception), "the caller gets the error whole")
         with self.assertRaises(ValueError):
             _reported(c, "tok", {"n": 1}, fail("card declined"))
-        cut, short = (json.loads(r["body"]) for r in s.requests)
+        # A file name that is not UTF-8, as os.fsdecode spells it: a lone
+        # surrogate, which a UTF-8 body cannot carry.
+        with self.assertRaises(ValueError):
+            _reported(c, "tok", {"n": 1}, fail("no such file: caf\udce9.csv"))
+        self.assertEqual(3, len(s.requests), "every failure is reported")
+        cut, short, odd = (json.loads(r["body"]) for r in s.requests)
+        self.assertEqual("no such file: caf?.csv", odd["result"])
         self.assertEqual(("/api/v1/receipts", "failed"), (s.requests[0]["path"], cut["outcome"]))
         marker = "\u2026 [truncated from 80001 bytes]"
         self.assertTrue(cut["result"].endswith(marker), cut["result"][-40:])
