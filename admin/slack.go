@@ -47,8 +47,13 @@ func (in *SlackSettings) check() error {
 		if f.v == nil {
 			continue
 		}
-		*f.v = strings.TrimSpace(*f.v)
-		if *f.v != "" && !f.form.MatchString(*f.v) {
+		// Spaces around a pasted value are dropped; a value of spaces alone
+		// is a mistake, not the empty string that unsets the field.
+		v := strings.TrimSpace(*f.v)
+		if v == "" && *f.v != "" {
+			return apperr.Field(apperr.InvalidRequest, f.name, "%s is blank: send an empty string to unset it, or %s", f.name, f.hint)
+		}
+		if *f.v = v; v != "" && !f.form.MatchString(v) {
 			return apperr.Field(apperr.InvalidRequest, f.name, "%s must be %s", f.name, f.hint)
 		}
 	}

@@ -37,6 +37,15 @@ func TestSlackAppSettings(t *testing.T) {
 			_, err := svc.SaveSlackApp(ctx, o.ID, by, in)
 			testenv.Refused(t, err, apperr.InvalidRequest, field)
 		}
+		// Blank is refused, not taken for the empty string that unsets.
+		for field, in := range map[string]admin.SlackSettings{
+			"signingSecret": {SigningSecret: new("   ")},
+			"botToken":      {BotToken: new(" ")},
+			"channel":       {Channel: new("\t")},
+		} {
+			_, err := svc.SaveSlackApp(ctx, o.ID, by, in)
+			testenv.Refused(t, err, apperr.InvalidRequest, field)
+		}
 		_, err = svc.SaveSlackApp(ctx, o.ID, by, admin.SlackSettings{BotToken: new("xoxb-" + strings.Repeat("1", 400))})
 		testenv.Refused(t, err, apperr.InvalidRequest, "botToken")
 
