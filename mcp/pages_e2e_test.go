@@ -146,13 +146,33 @@ func (p *webPerson) post(path string, form url.Values, status int) (string, stri
 	b, err := io.ReadAll(resp.Body)
 	if err == nil && resp.StatusCode != status {
 		err = fmt.Errorf("POST %s: %d, want %d\n%s", path, resp.StatusCode, status, b)
+		if resp.StatusCode == http.StatusServiceUnavailable {
+			err = &unavailable{err}
+		}
 	}
 	return resp.Header.Get("Location"), string(b), err
 }
 
 // decide opens the approval's page and posts its decision form with the
-// corrected fields (field.<name>) and note.
+// corrected fields (field.<name>) and note. A 503 (the request is listed
+// before its workflow has started, a moment under load) is tried again,
+// as the page asks a person to.
 func (p *webPerson) decide(id, decision string, corrections map[string]string, note string) error {
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(250 * time.Millisecond) {
+		err := p.decideOnce(id, decision, corrections, note)
+		var busy *unavailable
+		if !errors.As(err, &busy) || time.Now().After(deadline) {
+			return err
+		}
+	}
+}
+
+// unavailable is a 503 from a page (post): try again shortly.
+type unavailable struct{ err error }
+
+func (u *unavailable) Error() string { return u.err.Error() }
+
+func (p *webPerson) decideOnce(id, decision string, corrections map[string]string, note string) error {
 	_, page, err := p.get("/approvals/" + id)
 	if err != nil {
 		return err
