@@ -29,22 +29,20 @@ func TestSlackAppSettings(t *testing.T) {
 		_, err := svc.SlackApp(ctx, o.ID)
 		assert.True(t, apperr.Is(err, apperr.NotFound), "none connected: %v", err)
 
-		for field, in := range map[string]admin.SlackSettings{
-			"signingSecret": {SigningSecret: new("not a secret!")},
-			"botToken":      {BotToken: new("xoxp-a-user-token-000")},
-			"channel":       {Channel: new("General Channel")},
+		for _, c := range []struct {
+			field string
+			in    admin.SlackSettings
+		}{
+			{"signingSecret", admin.SlackSettings{SigningSecret: new("not a secret!")}},
+			{"botToken", admin.SlackSettings{BotToken: new("xoxp-a-user-token-000")}},
+			{"channel", admin.SlackSettings{Channel: new("General Channel")}},
+			// Blank is refused, not taken for the empty string that unsets.
+			{"signingSecret", admin.SlackSettings{SigningSecret: new("   ")}},
+			{"botToken", admin.SlackSettings{BotToken: new(" ")}},
+			{"channel", admin.SlackSettings{Channel: new("\t")}},
 		} {
-			_, err := svc.SaveSlackApp(ctx, o.ID, by, in)
-			testenv.Refused(t, err, apperr.InvalidRequest, field)
-		}
-		// Blank is refused, not taken for the empty string that unsets.
-		for field, in := range map[string]admin.SlackSettings{
-			"signingSecret": {SigningSecret: new("   ")},
-			"botToken":      {BotToken: new(" ")},
-			"channel":       {Channel: new("\t")},
-		} {
-			_, err := svc.SaveSlackApp(ctx, o.ID, by, in)
-			testenv.Refused(t, err, apperr.InvalidRequest, field)
+			_, err := svc.SaveSlackApp(ctx, o.ID, by, c.in)
+			testenv.Refused(t, err, apperr.InvalidRequest, c.field)
 		}
 		_, err = svc.SaveSlackApp(ctx, o.ID, by, admin.SlackSettings{BotToken: new("xoxb-" + strings.Repeat("1", 400))})
 		testenv.Refused(t, err, apperr.InvalidRequest, "botToken")

@@ -43,20 +43,28 @@ func (s *stack) memberWithToken(t *testing.T, email, name string) (*models.Membe
 	return m, token
 }
 
+// emailsOf is the emails of a request's people asked (resolvedApprovers,
+// resolvedRespondents, resolvedReviewers), in order.
+func emailsOf(people any) []string {
+	var emails []string
+	for _, p := range people.([]any) {
+		emails = append(emails, p.(map[string]any)["email"].(string))
+	}
+	return emails
+}
+
 // viaOf is how a request reached the person with email, from its list of
 // people asked (resolvedApprovers, resolvedRespondents, resolvedReviewers).
 func viaOf(t *testing.T, people any, email string) []any {
 	t.Helper()
-	var emails []string
 	for _, p := range people.([]any) {
 		p := p.(map[string]any)
 		if p["email"] == email {
 			via, _ := p["via"].([]any)
 			return via
 		}
-		emails = append(emails, p["email"].(string))
 	}
-	t.Fatalf("%s is not asked; %v are", email, emails)
+	t.Fatalf("%s is not asked; %v are", email, emailsOf(people))
 	return nil
 }
 
@@ -396,16 +404,8 @@ func TestEscalationAsksTheDelegateOfSomeoneAwaySince(t *testing.T) {
 		require.Len(t, a["resolvedApprovers"], 1)
 		s.delegate(t, s.cyToken, "bob@example.com")
 
-		var got response
-		waitFor(t, func() bool {
-			got = s.do(t, "GET", "/api/v1/approvals/"+id, s.agentKey, "", nil)
-			e, _ := got.decoded["escalation"].(map[string]any)
-			return e != nil && e["escalatedAt"] != nil
-		})
-		var emails []string
-		for _, p := range got.decoded["resolvedApprovers"].([]any) {
-			emails = append(emails, p.(map[string]any)["email"].(string))
-		}
+		got := s.escalated(t, id)
+		emails := emailsOf(got.decoded["resolvedApprovers"])
 		assert.Equal(t, []string{"ada@example.com", "bob@example.com"}, emails, "Bob instead of Cy, who is away")
 		assert.Equal(t, []any{map[string]any{"field": "escalation.to", "kind": "delegation", "id": s.cy.ID, "name": "cy@example.com"}},
 			viaOf(t, got.decoded["resolvedApprovers"], "bob@example.com"))
@@ -428,16 +428,8 @@ func TestEscalationAsksWhoeverIsBackWhenItFires(t *testing.T) {
 		id := a["id"].(string)
 		require.Equal(t, 204, s.do(t, "DELETE", "/api/v1/me/delegation", s.cyToken, "", nil).status)
 
-		var got response
-		waitFor(t, func() bool {
-			got = s.do(t, "GET", "/api/v1/approvals/"+id, s.agentKey, "", nil)
-			e, _ := got.decoded["escalation"].(map[string]any)
-			return e != nil && e["escalatedAt"] != nil
-		})
-		var emails []string
-		for _, p := range got.decoded["resolvedApprovers"].([]any) {
-			emails = append(emails, p.(map[string]any)["email"].(string))
-		}
+		got := s.escalated(t, id)
+		emails := emailsOf(got.decoded["resolvedApprovers"])
 		assert.Equal(t, []string{"ada@example.com", "cy@example.com"}, emails, "Cy, who is back")
 		assert.Equal(t, 403, s.do(t, "POST", "/api/v1/approvals/"+id+"/decision", s.bobToken, `{"decision":"approve"}`, nil).status)
 		d := s.do(t, "POST", "/api/v1/approvals/"+id+"/decision", s.cyToken, `{"decision":"approve"}`, nil)
@@ -473,10 +465,7 @@ func TestDefaultsAskWhoStandsIn(t *testing.T) {
 
 		forAda := []any{map[string]any{"field": "approvers", "kind": "delegation", "id": s.member.ID, "name": "Ada"}}
 		got := s.do(t, "GET", "/api/v1/approvals/"+a["id"].(string), s.agentKey, "", nil)
-		var emails []string
-		for _, p := range got.decoded["resolvedApprovers"].([]any) {
-			emails = append(emails, p.(map[string]any)["email"].(string))
-		}
+		emails := emailsOf(got.decoded["resolvedApprovers"])
 		assert.Equal(t, []string{"cy@example.com", "bob@example.com"}, emails, "Cy instead of Ada, who is away")
 		assert.Equal(t, forAda, viaOf(t, got.decoded["resolvedApprovers"], "cy@example.com"))
 		assert.Equal(t, 403, s.do(t, "POST", "/api/v1/approvals/"+a["id"].(string)+"/decision", s.memberToken, `{"decision":"approve"}`, nil).status)

@@ -64,17 +64,9 @@ func TestEscalationAddsApproversOnTheRealStack(t *testing.T) {
 		assert.Equal(t, 403, s.do(t, "POST", "/api/v1/approvals/"+id+"/decision", s.cyToken, `{"decision":"approve"}`, nil).status,
 			"Cy is not an approver yet")
 
-		var got response
-		waitFor(t, func() bool {
-			got = s.do(t, "GET", "/api/v1/approvals/"+id, s.agentKey, "", nil)
-			e, _ := got.decoded["escalation"].(map[string]any)
-			return e != nil && e["escalatedAt"] != nil
-		})
+		got := s.escalated(t, id)
 		assert.Equal(t, "pending", got.decoded["status"])
-		var emails []string
-		for _, p := range got.decoded["resolvedApprovers"].([]any) {
-			emails = append(emails, p.(map[string]any)["email"].(string))
-		}
+		emails := emailsOf(got.decoded["resolvedApprovers"])
 		assert.Equal(t, []string{"bob@example.com", "cy@example.com"}, emails)
 		assert.Equal(t, []any{"bob@example.com"}, got.decoded["approvers"], "approvers keep what the request named")
 
@@ -132,4 +124,17 @@ func TestRuleEscalation(t *testing.T) {
 		assert.Equal(t, []string{s.bob.ID, s.cy.ID}, []string(rec.EscalationIDs), "the team resolved at creation")
 		assert.True(t, strings.HasPrefix(rec.ID, "apr_"))
 	})
+}
+
+// escalated waits for approval id's escalation to fire, and is the
+// approval as read then.
+func (s *stack) escalated(t *testing.T, id string) response {
+	t.Helper()
+	var got response
+	waitFor(t, func() bool {
+		got = s.do(t, "GET", "/api/v1/approvals/"+id, s.agentKey, "", nil)
+		e, _ := got.decoded["escalation"].(map[string]any)
+		return e != nil && e["escalatedAt"] != nil
+	})
+	return got
 }
