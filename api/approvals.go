@@ -49,7 +49,7 @@ func (h *handlers) listApprovals(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	rows, next, err := h.approvals.List(c.Request.Context(), orgID(c), f, p)
+	rows, next, err := h.approvals.List(c.Request.Context(), principal(c), f, p)
 	h.respondApprovals(c, rows, next, err)
 }
 

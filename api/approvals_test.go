@@ -24,6 +24,7 @@ import (
 	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/netguard"
+	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/internal/testenv/temporalenv"
 	"github.com/assent-hq/assent/models"
@@ -259,6 +260,20 @@ func TestCreateApprovalDefaultsAndResolution(t *testing.T) {
 		list := s.do(t, "GET", "/api/v1/approvals?externalId=inv-7", s.agentKey, "", nil)
 		require.Equal(t, 200, list.status)
 		assert.Len(t, list.decoded["data"], 1)
+		mine := list.decoded["data"].([]any)[0].(map[string]any)
+		assert.Equal(t, a["requestedById"], mine["requestedById"])
+		assert.True(t, strings.HasPrefix(mine["requestedById"].(string), "key_"), "the key that asked")
+		// An externalId is the caller's own reference: another key of the
+		// organisation finds only what it made with the same one.
+		_, second, err := s.store.CreateKey(context.Background(), s.org.ID, "second agent", models.KeyAgent, scopes.All)
+		require.NoError(t, err)
+		assert.Empty(t, s.do(t, "GET", "/api/v1/approvals?externalId=inv-7", second, "", nil).decoded["data"],
+			"another key's request with the same externalId is not listed")
+		theirs := s.create(t, second, `{"title":"same reference","externalId":"inv-7"}`)
+		byRef := s.do(t, "GET", "/api/v1/approvals?externalId=inv-7", second, "", nil).decoded["data"].([]any)
+		require.Len(t, byRef, 1)
+		assert.Equal(t, theirs["id"], byRef[0].(map[string]any)["id"])
+		assert.Len(t, s.do(t, "GET", "/api/v1/approvals?externalId=inv-7", s.agentKey, "", nil).decoded["data"], 1)
 		assert.Len(t, list.decoded["data"].([]any)[0].(map[string]any)["resolvedApprovers"], 2, "lists show them too")
 		bad := s.do(t, "GET", "/api/v1/approvals?status=done", s.agentKey, "", nil)
 		assert.Equal(t, "status", errField(bad, "field"))

@@ -34,7 +34,7 @@ func (h *handlers) listCollections(c *gin.Context) {
 		return
 	}
 	f := collections.Filter{Status: c.Query("status"), ExternalID: c.Query("externalId"), FlowID: c.Query("flowId")}
-	rows, next, err := h.collections.List(c.Request.Context(), orgID(c), f, p)
+	rows, next, err := h.collections.List(c.Request.Context(), principal(c), f, p)
 	if err != nil {
 		fail(c, err)
 		return

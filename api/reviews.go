@@ -34,7 +34,7 @@ func (h *handlers) listReviews(c *gin.Context) {
 		return
 	}
 	f := reviews.Filter{Status: c.Query("status"), ExternalID: c.Query("externalId"), FlowID: c.Query("flowId"), ReportID: c.Query("reportId")}
-	rows, next, err := h.reviews.List(c.Request.Context(), orgID(c), f, p)
+	rows, next, err := h.reviews.List(c.Request.Context(), principal(c), f, p)
 	h.respondReviews(c, rows, next, err)
 }
 

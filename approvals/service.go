@@ -57,11 +57,12 @@ func New(d Deps) *Service {
 }
 
 // List pages through the organisation's approvals, newest first.
-func (s *Service) List(ctx context.Context, orgID string, f models.ApprovalFilter, p models.Page) ([]models.Approval, string, error) {
+func (s *Service) List(ctx context.Context, who models.Actor, f models.ApprovalFilter, p models.Page) ([]models.Approval, string, error) {
 	if err := s.CheckStatus(f.Status); err != nil {
 		return nil, "", err
 	}
-	return s.store.ListApprovals(ctx, orgID, f, p)
+	f.Requester = who.ID // an externalId finds only the caller's own
+	return s.store.ListApprovals(ctx, who.OrgID(), f, p)
 }
 
 // Pending pages through the pending approvals who may decide, newest

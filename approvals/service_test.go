@@ -133,9 +133,9 @@ func TestApprovalRules(t *testing.T) {
 			_, err = e.svc.Create(ctx, models.KeyActor(empty, o.Agent.Key, nil), &approvals.CreateInput{Title: "x"}, nil)
 			testenv.Refused(t, err, apperr.UnknownApprover, "approvers")
 
-			_, _, err = e.svc.List(ctx, o.ID, models.ApprovalFilter{Status: "open"}, models.Page{Limit: 10})
+			_, _, err = e.svc.List(ctx, o.Agent, models.ApprovalFilter{Status: "open"}, models.Page{Limit: 10})
 			testenv.Refused(t, err, apperr.InvalidRequest, "status")
-			list, _, err := e.svc.List(ctx, o.ID, models.ApprovalFilter{}, models.Page{Limit: 10})
+			list, _, err := e.svc.List(ctx, o.Agent, models.ApprovalFilter{}, models.Page{Limit: 10})
 			require.NoError(t, err)
 			assert.Empty(t, list, "no refused create left a record")
 		},

@@ -149,11 +149,12 @@ func (s *Service) Start(ctx context.Context, rec *models.Collection) error {
 }
 
 // List pages through the organisation's collections, newest first.
-func (s *Service) List(ctx context.Context, orgID string, f models.CollectionFilter, p models.Page) ([]models.Collection, string, error) {
+func (s *Service) List(ctx context.Context, who models.Actor, f models.CollectionFilter, p models.Page) ([]models.Collection, string, error) {
 	if err := s.CheckStatus(f.Status); err != nil {
 		return nil, "", err
 	}
-	return s.store.ListCollections(ctx, orgID, f, p)
+	f.Requester = who.ID // an externalId finds only the caller's own
+	return s.store.ListCollections(ctx, who.OrgID(), f, p)
 }
 
 // ReplyInput is a respondent's answers, keyed by question id; Submit

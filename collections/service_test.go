@@ -115,7 +115,7 @@ func TestCollectionRules(t *testing.T) {
 			}
 			_, err := e.svc.Create(ctx, o.Agent, with(func(in *collections.CreateInput) { in.RequiredResponses = new(3) }), nil)
 			assert.Contains(t, err.Error(), "between 1 and the 2 people asked")
-			list, _, err := e.svc.List(ctx, o.ID, models.CollectionFilter{}, models.Page{Limit: 10})
+			list, _, err := e.svc.List(ctx, o.Agent, models.CollectionFilter{}, models.Page{Limit: 10})
 			require.NoError(t, err)
 			assert.Empty(t, list, "no refused create left a record")
 		},
@@ -178,10 +178,10 @@ func TestCollectionRules(t *testing.T) {
 
 		"list refuses an unknown status": func(t *testing.T, e *env, o *org) {
 			ctx := context.Background()
-			_, _, err := e.svc.List(ctx, o.ID, models.CollectionFilter{Status: "pending"}, models.Page{Limit: 10})
+			_, _, err := e.svc.List(ctx, o.Agent, models.CollectionFilter{Status: "pending"}, models.Page{Limit: 10})
 			testenv.Refused(t, err, apperr.InvalidRequest, "status")
 			c := e.started(t, o, budget())
-			list, _, err := e.svc.List(ctx, o.ID, models.CollectionFilter{Status: states.Open}, models.Page{Limit: 10})
+			list, _, err := e.svc.List(ctx, o.Agent, models.CollectionFilter{Status: states.Open}, models.Page{Limit: 10})
 			require.NoError(t, err)
 			require.Len(t, list, 1)
 			assert.Equal(t, c.ID, list[0].ID)

@@ -172,7 +172,9 @@ type ApprovalApprover struct {
 // ApprovalFilter narrows a list of approvals.
 type ApprovalFilter struct {
 	Status     string
+	// ExternalID finds the requests Requester made with it (byReference).
 	ExternalID string
+	Requester  string
 	// WaitingOn limits the list to requests waiting on this person
 	// (pending, and theirs to decide), read from the asked index.
 	WaitingOn string
@@ -183,7 +185,7 @@ type ApprovalFilter struct {
 
 // ListApprovals pages through the organisation's approvals, newest first.
 func (s *RequestStore) ListApprovals(ctx context.Context, orgID string, f ApprovalFilter, p Page) ([]Approval, string, error) {
-	q := matching(s.db.WithContext(ctx).Where("organization_id = ?", orgID), [2]string{"status", f.Status}, [2]string{"external_id", f.ExternalID})
+	q := byReference(matching(s.db.WithContext(ctx).Where("organization_id = ?", orgID), [2]string{"status", f.Status}), f.ExternalID, f.Requester)
 	if f.WaitingOn != "" {
 		q = q.Where("id IN (?)", approvalKind.askingOf(s.db, orgID, f.WaitingOn).Select("approval_id"))
 	}

@@ -113,15 +113,17 @@ type ReviewReviewer struct {
 // ReviewFilter narrows a list of reviews.
 type ReviewFilter struct {
 	Status     string
+	// ExternalID finds the requests Requester made with it (byReference).
 	ExternalID string
+	Requester  string
 	FlowID     string
 	ReportID   string
 }
 
 // ListReviews pages through the organisation's reviews, newest first.
 func (s *RequestStore) ListReviews(ctx context.Context, orgID string, f ReviewFilter, p Page) ([]Review, string, error) {
-	q := matching(s.db.WithContext(ctx).Where("organization_id = ?", orgID),
-		[2]string{"status", f.Status}, [2]string{"external_id", f.ExternalID}, [2]string{"flow_id", f.FlowID}, [2]string{"report_id", f.ReportID})
+	q := byReference(matching(s.db.WithContext(ctx).Where("organization_id = ?", orgID),
+		[2]string{"status", f.Status}, [2]string{"flow_id", f.FlowID}, [2]string{"report_id", f.ReportID}), f.ExternalID, f.Requester)
 	return list(q, p, func(r *Review) string { return r.ID })
 }
 

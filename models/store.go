@@ -225,6 +225,18 @@ func matching(q *gorm.DB, pairs ...[2]string) *gorm.DB {
 	return q
 }
 
+// byReference narrows q to the requests requester made with externalID.
+// An externalId is its caller's own reference, which another key may use
+// too: finding one by it must never find another caller's request (an
+// agent repeating a call would adopt it). Without a requester it finds
+// nothing.
+func byReference(q *gorm.DB, externalID, requester string) *gorm.DB {
+	if externalID == "" {
+		return q
+	}
+	return q.Where("external_id = ? AND requester = ?", externalID, requester)
+}
+
 // take reads the organisation's record of type T with id; q may carry
 // locking clauses. A record of another organisation is missing too: what
 // names the record in the 404.

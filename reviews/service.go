@@ -249,11 +249,12 @@ func (s *Service) Start(ctx context.Context, rec *models.Review) error {
 }
 
 // List pages through the organisation's reviews, newest first.
-func (s *Service) List(ctx context.Context, orgID string, f models.ReviewFilter, p models.Page) ([]models.Review, string, error) {
+func (s *Service) List(ctx context.Context, who models.Actor, f models.ReviewFilter, p models.Page) ([]models.Review, string, error) {
 	if err := s.CheckStatus(f.Status); err != nil {
 		return nil, "", err
 	}
-	return s.store.ListReviews(ctx, orgID, f, p)
+	f.Requester = who.ID // an externalId finds only the caller's own
+	return s.store.ListReviews(ctx, who.OrgID(), f, p)
 }
 
 // VerdictInput is a reviewer's verdict.

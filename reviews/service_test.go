@@ -166,7 +166,7 @@ func TestReviewRules(t *testing.T) {
 			_, err = e.svc.Create(ctx, cy, check(), nil)
 			testenv.Refused(t, err, apperr.Forbidden, "")
 
-			list, _, err := e.svc.List(ctx, o.ID, models.ReviewFilter{}, models.Page{Limit: 10})
+			list, _, err := e.svc.List(ctx, o.Agent, models.ReviewFilter{}, models.Page{Limit: 10})
 			require.NoError(t, err)
 			assert.Empty(t, list, "no refused create left a record")
 		},
@@ -249,10 +249,10 @@ func TestReviewRules(t *testing.T) {
 
 		"list refuses an unknown status": func(t *testing.T, e *env, o *org) {
 			ctx := context.Background()
-			_, _, err := e.svc.List(ctx, o.ID, models.ReviewFilter{Status: "pending"}, models.Page{Limit: 10})
+			_, _, err := e.svc.List(ctx, o.Agent, models.ReviewFilter{Status: "pending"}, models.Page{Limit: 10})
 			testenv.Refused(t, err, apperr.InvalidRequest, "status")
 			r := e.started(t, o, check())
-			list, _, err := e.svc.List(ctx, o.ID, models.ReviewFilter{Status: states.Open}, models.Page{Limit: 10})
+			list, _, err := e.svc.List(ctx, o.Agent, models.ReviewFilter{Status: states.Open}, models.Page{Limit: 10})
 			require.NoError(t, err)
 			require.Len(t, list, 1)
 			assert.Equal(t, r.ID, list[0].ID)

@@ -47,6 +47,9 @@ type Approval struct {
 	Concerns          []models.Concern `json:"concerns"`
 	Escalation        *Escalation      `json:"escalation"`
 	RequestedBy       string           `json:"requestedBy"`
+	// RequestedByID is the key or member that asked, for a client to
+	// check a request it finds is its own.
+	RequestedByID string `json:"requestedById"`
 	// Action names the registered action when the gate raised it.
 	Action    *string       `json:"action,omitempty"`
 	CreatedAt wiretime.Time `json:"createdAt"`
@@ -101,7 +104,7 @@ func NewApproval(a *models.Approval, baseURL string) Approval {
 		DecidedBy: a.DecidedBy, DecidedByID: a.DecidedByID, DecidedAt: wiretime.Ptr(a.DecidedAt), Note: a.Note,
 		DecidedOnBehalfOf: a.DecidedOnBehalfOf, DecidedOnBehalfOfID: a.DecidedOnBehalfOfID,
 		Reason: a.Reason, ApprovedInput: a.ApprovedInput, Changes: a.Changes.V,
-		Questions: All(a.Questions.V, NewQuestion), Concerns: nonNil(a.Concerns.V), RequestedBy: a.RequestedBy, Action: a.Action,
+		Questions: All(a.Questions.V, NewQuestion), Concerns: nonNil(a.Concerns.V), RequestedBy: a.RequestedBy, RequestedByID: a.Requester, Action: a.Action,
 		CreatedAt: wiretime.New(a.CreatedAt), UpdatedAt: wiretime.New(a.UpdatedAt), Execution: NewExecution(a.Execution),
 	}
 	for i, p := range a.ResolvedApprovers {

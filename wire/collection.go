@@ -32,6 +32,7 @@ type Collection struct {
 	// CallbackSecret is set in the create response only.
 	CallbackSecret *string        `json:"callbackSecret,omitempty"`
 	RequestedBy    string         `json:"requestedBy"`
+	RequestedByID  string         `json:"requestedById"`
 	CreatedAt      wiretime.Time  `json:"createdAt"`
 	UpdatedAt      wiretime.Time  `json:"updatedAt"`
 	SettledAt      *wiretime.Time `json:"settledAt"`
@@ -90,7 +91,7 @@ func NewCollection(c *models.Collection, baseURL string) Collection {
 		Questions: nonNil(c.Questions.V), Respondents: nonNil(c.Respondents), ResolvedRespondents: All(c.Asked.V, func(p *models.PersonRef) Person { return Person(*p) }),
 		RequiredResponses: c.RequiredResponses, ResponsesSoFar: c.ResponsesSoFar, Replies: replies,
 		DueAt: wiretime.Ptr(c.DueAt), ExpiresAt: wiretime.New(c.ExpiresAt), ExternalID: c.ExternalID, FlowID: c.FlowID,
-		Metadata: c.Metadata, CallbackURL: c.CallbackURL, RequestedBy: c.RequestedBy,
+		Metadata: c.Metadata, CallbackURL: c.CallbackURL, RequestedBy: c.RequestedBy, RequestedByID: c.Requester,
 		CreatedAt: wiretime.New(c.CreatedAt), UpdatedAt: wiretime.New(c.UpdatedAt), SettledAt: wiretime.Ptr(c.SettledAt),
 	}
 }

@@ -31,6 +31,7 @@ type Review struct {
 	// CallbackSecret is set in the create response only.
 	CallbackSecret *string        `json:"callbackSecret,omitempty"`
 	RequestedBy    string         `json:"requestedBy"`
+	RequestedByID  string         `json:"requestedById"`
 	CreatedAt      wiretime.Time  `json:"createdAt"`
 	UpdatedAt      wiretime.Time  `json:"updatedAt"`
 	SettledAt      *wiretime.Time `json:"settledAt"`
@@ -62,7 +63,7 @@ func NewReview(r *models.Review, baseURL string) Review {
 				Verdict: v.Verdict, Note: v.Note, At: wiretime.New(v.At), OnBehalfOf: onBehalfOf(v.OnBehalfOfID, v.OnBehalfOfName)}
 		}),
 		ThreadCount: r.ThreadCount, ExpiresAt: wiretime.New(r.ExpiresAt), ExternalID: r.ExternalID, FlowID: r.FlowID,
-		Metadata: r.Metadata, CallbackURL: r.CallbackURL, RequestedBy: r.RequestedBy,
+		Metadata: r.Metadata, CallbackURL: r.CallbackURL, RequestedBy: r.RequestedBy, RequestedByID: r.Requester,
 		CreatedAt: wiretime.New(r.CreatedAt), UpdatedAt: wiretime.New(r.UpdatedAt), SettledAt: wiretime.Ptr(r.SettledAt),
 	}
 }

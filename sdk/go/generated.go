@@ -78,6 +78,7 @@ type Approval struct {
 	Reason              *string             `json:"reason"`
 	ReportID            *string             `json:"reportId"`
 	RequestedBy         string              `json:"requestedBy"`
+	RequestedByID       string              `json:"requestedById"`
 	RequiredApprovals   int64               `json:"requiredApprovals,omitempty"`
 	ResolvedApprovers   []Person            `json:"resolvedApprovers"`
 	Risk                string              `json:"risk"`
@@ -164,6 +165,7 @@ type Collection struct {
 	Questions           []CollectionQuestion `json:"questions"`
 	Replies             []Reply              `json:"replies"`
 	RequestedBy         string               `json:"requestedBy"`
+	RequestedByID       string               `json:"requestedById"`
 	RequiredResponses   int64                `json:"requiredResponses"`
 	ResolvedRespondents []Person             `json:"resolvedRespondents"`
 	Respondents         []string             `json:"respondents"`
@@ -1008,6 +1010,7 @@ type Review struct {
 	Metadata          map[string]any `json:"metadata"`
 	ReportID          string         `json:"reportId"`
 	RequestedBy       string         `json:"requestedBy"`
+	RequestedByID     string         `json:"requestedById"`
 	RequiredApprovals int64          `json:"requiredApprovals"`
 	ResolvedReviewers []Person       `json:"resolvedReviewers"`
 	Reviewers         []string       `json:"reviewers"`

@@ -2256,6 +2256,8 @@ export interface components {
             reportId: string | null;
             /** @description The name of the key or person that asked. */
             requestedBy: string;
+            /** @description The key (`key_…`) or, for a member token, the member (`mem_…`) that asked: a client that finds a request by its externalId checks it made it. */
+            requestedById: string;
             /** @description Present when a rule needs more than one approval. */
             requiredApprovals?: number;
             /** @description The people who may decide it now, as the approvers (or the default) were resolved. */
@@ -2369,6 +2371,8 @@ export interface components {
             /** @description Submitted replies only; drafts are their authors' own. */
             replies: components["schemas"]["Reply"][];
             requestedBy: string;
+            /** @description The key (`key_…`) or, for a member token, the member (`mem_…`) that asked: a client that finds a request by its externalId checks it made it. */
+            requestedById: string;
             requiredResponses: number;
             /** @description The people asked, as they were when asked. */
             resolvedRespondents: components["schemas"]["Person"][];
@@ -3331,6 +3335,8 @@ export interface components {
             metadata: Record<string, unknown> | null;
             reportId: string;
             requestedBy: string;
+            /** @description The key (`key_…`) or, for a member token, the member (`mem_…`) that asked: a client that finds a request by its externalId checks it made it. */
+            requestedById: string;
             requiredApprovals: number;
             /** @description The people asked, as they were when asked. */
             resolvedReviewers: components["schemas"]["Person"][];
@@ -6595,7 +6601,7 @@ export interface operations {
         parameters: {
             query?: {
                 status?: components["schemas"]["ApprovalStatus"];
-                /** @description The caller's own reference, as given at creation. */
+                /** @description The caller's own reference, as given at creation. It finds only what the caller made (this key, or a member token's member): another key's request with the same externalId is not listed. */
                 externalId?: string;
                 /** @description `false`: approved approvals nobody reported as run (`POST /api/v1/receipts`); `true`: those reported. */
                 executed?: "true" | "false";
@@ -6661,6 +6667,7 @@ export interface operations {
                      *           "reason": null,
                      *           "reportId": null,
                      *           "requestedBy": "billing agent",
+                     *           "requestedById": "key_01JABCDEF0123456789ABCDEFH",
                      *           "resolvedApprovers": [
                      *             {
                      *               "email": "ada@example.com",
@@ -6776,6 +6783,7 @@ export interface operations {
                      *       "reason": null,
                      *       "reportId": null,
                      *       "requestedBy": "billing agent",
+                     *       "requestedById": "key_01JABCDEF0123456789ABCDEFH",
                      *       "resolvedApprovers": [
                      *         {
                      *           "email": "ada@example.com",
@@ -6896,6 +6904,7 @@ export interface operations {
                      *       "reason": null,
                      *       "reportId": null,
                      *       "requestedBy": "billing agent",
+                     *       "requestedById": "key_01JABCDEF0123456789ABCDEFH",
                      *       "resolvedApprovers": [
                      *         {
                      *           "email": "ada@example.com",
@@ -7000,6 +7009,7 @@ export interface operations {
                      *       "reason": null,
                      *       "reportId": null,
                      *       "requestedBy": "billing agent",
+                     *       "requestedById": "key_01JABCDEF0123456789ABCDEFH",
                      *       "resolvedApprovers": [
                      *         {
                      *           "email": "ada@example.com",
@@ -7157,6 +7167,7 @@ export interface operations {
                      *       "reason": null,
                      *       "reportId": null,
                      *       "requestedBy": "billing agent",
+                     *       "requestedById": "key_01JABCDEF0123456789ABCDEFH",
                      *       "resolvedApprovers": [
                      *         {
                      *           "email": "ada@example.com",
@@ -7284,6 +7295,7 @@ export interface operations {
                      *       "reason": null,
                      *       "reportId": null,
                      *       "requestedBy": "billing agent",
+                     *       "requestedById": "key_01JABCDEF0123456789ABCDEFH",
                      *       "resolvedApprovers": [
                      *         {
                      *           "email": "ada@example.com",
@@ -7518,6 +7530,7 @@ export interface operations {
         parameters: {
             query?: {
                 status?: components["schemas"]["CollectionStatus"];
+                /** @description The caller's own reference, as given at creation. It finds only what the caller made (this key, or a member token's member): another key's request with the same externalId is not listed. */
                 externalId?: string;
                 flowId?: string;
                 /** @description Page size, 1 to 200; 50 unless given. */
@@ -7583,6 +7596,7 @@ export interface operations {
                      *             }
                      *           ],
                      *           "requestedBy": "purchasing agent",
+                     *           "requestedById": "key_01JABCDEF0123456789ABCDEFH",
                      *           "requiredResponses": 1,
                      *           "resolvedRespondents": [
                      *             {
@@ -7712,6 +7726,7 @@ export interface operations {
                      *         }
                      *       ],
                      *       "requestedBy": "purchasing agent",
+                     *       "requestedById": "key_01JABCDEF0123456789ABCDEFH",
                      *       "requiredResponses": 1,
                      *       "resolvedRespondents": [
                      *         {
@@ -7838,6 +7853,7 @@ export interface operations {
                      *         }
                      *       ],
                      *       "requestedBy": "purchasing agent",
+                     *       "requestedById": "key_01JABCDEF0123456789ABCDEFH",
                      *       "requiredResponses": 1,
                      *       "resolvedRespondents": [
                      *         {
@@ -7943,6 +7959,7 @@ export interface operations {
                      *         }
                      *       ],
                      *       "requestedBy": "purchasing agent",
+                     *       "requestedById": "key_01JABCDEF0123456789ABCDEFH",
                      *       "requiredResponses": 1,
                      *       "resolvedRespondents": [
                      *         {
@@ -8076,6 +8093,7 @@ export interface operations {
                      *         }
                      *       ],
                      *       "requestedBy": "purchasing agent",
+                     *       "requestedById": "key_01JABCDEF0123456789ABCDEFH",
                      *       "requiredResponses": 1,
                      *       "resolvedRespondents": [
                      *         {
@@ -8688,6 +8706,7 @@ export interface operations {
                      *             "reason": null,
                      *             "reportId": null,
                      *             "requestedBy": "billing agent",
+                     *             "requestedById": "key_01JABCDEF0123456789ABCDEFH",
                      *             "resolvedApprovers": [
                      *               {
                      *                 "email": "ada@example.com",
@@ -11044,6 +11063,7 @@ export interface operations {
         parameters: {
             query?: {
                 status?: components["schemas"]["ReviewStatus"];
+                /** @description The caller's own reference, as given at creation. It finds only what the caller made (this key, or a member token's member): another key's request with the same externalId is not listed. */
                 externalId?: string;
                 flowId?: string;
                 /** @description The report's id. */
@@ -11080,6 +11100,7 @@ export interface operations {
                      *           "metadata": null,
                      *           "reportId": "rpt_01JABCDEF0123456789ABCDEFG",
                      *           "requestedBy": "reporting agent",
+                     *           "requestedById": "key_01JABCDEF0123456789ABCDEFH",
                      *           "requiredApprovals": 1,
                      *           "resolvedReviewers": [
                      *             {
@@ -11177,6 +11198,7 @@ export interface operations {
                      *       "metadata": null,
                      *       "reportId": "rpt_01JABCDEF0123456789ABCDEFG",
                      *       "requestedBy": "reporting agent",
+                     *       "requestedById": "key_01JABCDEF0123456789ABCDEFH",
                      *       "requiredApprovals": 1,
                      *       "resolvedReviewers": [
                      *         {
@@ -11323,6 +11345,7 @@ export interface operations {
                      *       "metadata": null,
                      *       "reportId": "rpt_01JABCDEF0123456789ABCDEFG",
                      *       "requestedBy": "reporting agent",
+                     *       "requestedById": "key_01JABCDEF0123456789ABCDEFH",
                      *       "requiredApprovals": 1,
                      *       "resolvedReviewers": [
                      *         {
@@ -11411,6 +11434,7 @@ export interface operations {
                      *       "metadata": null,
                      *       "reportId": "rpt_01JABCDEF0123456789ABCDEFG",
                      *       "requestedBy": "reporting agent",
+                     *       "requestedById": "key_01JABCDEF0123456789ABCDEFH",
                      *       "requiredApprovals": 1,
                      *       "resolvedReviewers": [
                      *         {
@@ -11524,6 +11548,7 @@ export interface operations {
                      *       "metadata": null,
                      *       "reportId": "rpt_01JABCDEF0123456789ABCDEFG",
                      *       "requestedBy": "reporting agent",
+                     *       "requestedById": "key_01JABCDEF0123456789ABCDEFH",
                      *       "requiredApprovals": 1,
                      *       "resolvedReviewers": [
                      *         {
