@@ -171,7 +171,7 @@ type ApprovalApprover struct {
 
 // ApprovalFilter narrows a list of approvals.
 type ApprovalFilter struct {
-	Status     string
+	Status string
 	// ExternalID finds the requests Requester made with it (byReference).
 	ExternalID string
 	Requester  string

@@ -189,7 +189,7 @@ type CollectionDraft struct {
 
 // CollectionFilter narrows a list of collections.
 type CollectionFilter struct {
-	Status     string
+	Status string
 	// ExternalID finds the requests Requester made with it (byReference).
 	ExternalID string
 	Requester  string

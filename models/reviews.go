@@ -112,7 +112,7 @@ type ReviewReviewer struct {
 
 // ReviewFilter narrows a list of reviews.
 type ReviewFilter struct {
-	Status     string
+	Status string
 	// ExternalID finds the requests Requester made with it (byReference).
 	ExternalID string
 	Requester  string
