@@ -52,12 +52,7 @@ func TestBrowserCollectionEndToEnd(t *testing.T) {
 		             {"id":"nda","prompt":"NDA signed?","kind":"boolean"}]}`, rcv.URL+"/callback"), &created))
 	require.NotEmpty(t, created.CallbackSecret)
 
-	polled := make(chan map[string]any, 1)
-	go func() {
-		var got map[string]any
-		getJSON(t, apiURL+"/api/v1/collections/"+created.ID+"?wait=60s", boot.AgentKey, &got)
-		polled <- got
-	}()
+	polled := longPoll[map[string]any](t, apiURL+"/api/v1/collections/"+created.ID+"?wait=60s", boot.AgentKey)
 
 	answer := func(email, name, notes, budget, start, tier, region, nda string) {
 		b := browsertest.New(t)
@@ -79,12 +74,7 @@ func TestBrowserCollectionEndToEnd(t *testing.T) {
 	answer("mia@example.com", "Acme GmbH", "Two offices.", "12345678901234567890", "2027-01-31", "Gold", "EU", "true")
 	answer("max@example.com", "Globex", "One office.", "80.50", "2027-02-01", "Silver", "APAC", "false")
 
-	var got map[string]any
-	select {
-	case got = <-polled:
-	case <-time.After(70 * time.Second):
-		t.Fatal("the long-poll did not return")
-	}
+	got := polled()
 	require.Equal(t, "complete", got["status"], "%v", got)
 	replies := got["replies"].([]any)
 	require.Len(t, replies, 2)

@@ -156,25 +156,16 @@ func TestBrowserReview(t *testing.T) {
 	assert.Equal(t, "The EMEA figure checks out.", got.Verdicts[0].Note)
 
 	// The agent waits; the other reviewer requests changes from his page.
-	polled := make(chan map[string]any, 1)
-	go func() {
-		var out map[string]any
-		getJSON(t, apiURL+"/api/v1/reviews/"+rev.ID+"?wait=60s", boot.AgentKey, &out)
-		polled <- out
-	}()
+	polled := longPoll[map[string]any](t, apiURL+"/api/v1/reviews/"+rev.ID+"?wait=60s", boot.AgentKey)
 	max := browsertest.New(t)
 	signInFromDevMail(t, max, apiURL, "max@example.com")
 	max.Navigate(rev.URL)
 	max.Run(chromedp.SendKeys(chromedp.CSS("#note"), "Say which currency."))
 	max.ClickAndWait(`button[value="changes_requested"]`)
 	assert.Contains(t, max.Text("main"), "You requested changes.")
-	select {
-	case out := <-polled:
-		assert.Equal(t, "changes_requested", out["status"], "the agent's long-poll sees the verdict")
-		assert.EqualValues(t, 1, out["threadCount"])
-	case <-time.After(70 * time.Second):
-		t.Fatal("the long-poll did not return")
-	}
+	out := polled()
+	assert.Equal(t, "changes_requested", out["status"], "the agent's long-poll sees the verdict")
+	assert.EqualValues(t, 1, out["threadCount"])
 	require.Eventually(t, func() bool {
 		mu.Lock()
 		defer mu.Unlock()

@@ -87,12 +87,7 @@ func TestBrowserSlack(t *testing.T) {
 		Status, DecidedBy, DecidedByID string
 		ApprovedInput                  json.RawMessage
 	}
-	polled := make(chan outcome, 1)
-	go func() {
-		var got outcome
-		getJSON(t, apiURL+"/api/v1/approvals/"+id+"?wait=60s", boot.AgentKey, &got)
-		polled <- got
-	}()
+	polled := longPoll[outcome](t, apiURL+"/api/v1/approvals/"+id+"?wait=60s", boot.AgentKey)
 	time.Sleep(200 * time.Millisecond) // the long-poll is waiting
 	body := slacktest.Form(slacktest.Click("U0ADAM", events.SlackApprove, value, "trigger-1", fake.ResponseURL("r1")))
 	req, err := http.NewRequest("POST", apiURL+slackapp.InteractionsPath, bytes.NewReader(body))
@@ -102,15 +97,11 @@ func TestBrowserSlack(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, 200, resp.StatusCode)
-	select {
-	case got := <-polled:
-		assert.Equal(t, "approved", got.Status)
-		assert.Equal(t, admin.Name, got.DecidedBy)
-		assert.Equal(t, admin.ID, got.DecidedByID)
-		assert.JSONEq(t, `{"amount":120,"currency":"EUR"}`, string(got.ApprovedInput), "as proposed")
-	case <-time.After(60 * time.Second):
-		t.Fatal("the agent's long-poll never returned")
-	}
+	got := polled()
+	assert.Equal(t, "approved", got.Status)
+	assert.Equal(t, admin.Name, got.DecidedBy)
+	assert.Equal(t, admin.ID, got.DecidedByID)
+	assert.JSONEq(t, `{"amount":120,"currency":"EUR"}`, string(got.ApprovedInput), "as proposed")
 
 	// 3. The fake Slack saw the message updated in place.
 	updates := fake.Responses("r1")
@@ -175,10 +166,10 @@ func TestBrowserSlack(t *testing.T) {
 	b.ClickAndWait(`.confirm-decision button[value="approve"]`)
 	assert.True(t, strings.HasSuffix(b.Location(), "/approvals/"+second), b.Location())
 	assert.Contains(t, b.Text(".settled"), "By "+admin.Name)
-	var got struct{ Status, DecidedBy string }
-	require.Equal(t, 200, getJSON(t, apiURL+"/api/v1/approvals/"+second, boot.AgentKey, &got))
-	assert.Equal(t, "approved", got.Status)
-	assert.Equal(t, admin.Name, got.DecidedBy)
+	var again struct{ Status, DecidedBy string }
+	require.Equal(t, 200, getJSON(t, apiURL+"/api/v1/approvals/"+second, boot.AgentKey, &again))
+	assert.Equal(t, "approved", again.Status)
+	assert.Equal(t, admin.Name, again.DecidedBy)
 }
 
 // sendJSON sends body with method and key and decodes the answer.

@@ -75,6 +75,46 @@ func getJSON(t *testing.T, url, key string, into any) int {
 	return resp.StatusCode
 }
 
+// longPoll starts an agent's long-poll of url in the background and returns
+// the wait for its answer, called from the test's own goroutine. The
+// background never touches t and ends with the test, so a test that skips
+// (no browser) or fails before the answer comes ends cleanly.
+func longPoll[T any](t *testing.T, url, key string) (answer func() T) {
+	type result struct {
+		v      T
+		status int
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		defer func() { done <- r }()
+		req, err := http.NewRequestWithContext(t.Context(), "GET", url, nil)
+		if r.err = err; err != nil {
+			return
+		}
+		req.Header.Set("Authorization", "Bearer "+key)
+		resp, err := http.DefaultClient.Do(req)
+		if r.err = err; err != nil {
+			return
+		}
+		defer resp.Body.Close()
+		r.status, r.err = resp.StatusCode, json.NewDecoder(resp.Body).Decode(&r.v)
+	}()
+	return func() T {
+		t.Helper()
+		select {
+		case r := <-done:
+			require.NoError(t, r.err, "the long-poll of %s", url)
+			require.Equal(t, http.StatusOK, r.status)
+			return r.v
+		case <-time.After(70 * time.Second):
+			t.Fatal("the long-poll did not return")
+		}
+		panic("unreachable")
+	}
+}
+
 func TestDevBootstrapsOnceAndRestarts(t *testing.T) {
 	dataDir := filepath.Join(t.TempDir(), ".assent")
 	apiURL, uiURL, banner, stop := startDev(t, dataDir)
@@ -174,12 +214,7 @@ func TestDevApprovalEndToEnd(t *testing.T) {
 		`{"title":"Refund order 42","risk":"low","externalId":"order-42","input":{"amount":120,"currency":"EUR"},"editableFields":["amount"]}`, &created))
 	id := created["id"].(string)
 
-	polled := make(chan map[string]any, 1)
-	go func() {
-		var got map[string]any
-		getJSON(t, apiURL+"/api/v1/approvals/"+id+"?wait=30s", boot.AgentKey, &got)
-		polled <- got
-	}()
+	polled := longPoll[map[string]any](t, apiURL+"/api/v1/approvals/"+id+"?wait=30s", boot.AgentKey)
 
 	admin := demoMember(t, boot, "admin")
 	var decided map[string]any
@@ -189,7 +224,7 @@ func TestDevApprovalEndToEnd(t *testing.T) {
 			`{"decision":"approve","corrections":{"amount":100}}`, &decided) == 200
 	}, 15*time.Second, 100*time.Millisecond)
 
-	got := <-polled
+	got := polled()
 	assert.Equal(t, "approved", got["status"])
 	assert.Equal(t, map[string]any{"amount": 100.0, "currency": "EUR"}, got["approvedInput"])
 	assert.Equal(t, []any{map[string]any{"field": "amount", "from": 120.0, "to": 100.0}}, got["changes"])
