@@ -315,7 +315,8 @@ func (h *handlers) postOnce(g *gin.RouterGroup, path string, resumable bool, cha
 	g.POST(path, append(slices.Clone(chain[:last]), h.idempotent(resumable), chain[last])...)
 }
 
-// accessLog writes one JSON line per request.
+// accessLog writes one JSON line per request, naming its route, never
+// its path (logging.Route).
 func accessLog(log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
@@ -324,7 +325,7 @@ func accessLog(log *slog.Logger) gin.HandlerFunc {
 		if !rerouted && c.Request.Context().Value(reroutedKey{}) != nil {
 			return // routed again (unencodedSlug): that pass wrote the line
 		}
-		attrs := []any{"method", c.Request.Method, "path", logging.RequestPath(c), "status", c.Writer.Status(),
+		attrs := []any{"method", c.Request.Method, "route", logging.Route(c), "status", c.Writer.Status(),
 			"duration_ms", time.Since(start).Milliseconds()}
 		if p, ok := c.Get(principalKey); ok {
 			attrs = append(attrs, "organization", p.(accounts.Actor).Organization.ID)
