@@ -56,12 +56,14 @@ type Deps struct {
 	// and in the process; nil is the defaults of config.
 	LongPolls *ratelimit.Slots
 	// Metrics counts every request and the long-polls open, and is served
-	// at /metrics unless MetricsElsewhere; nil counts nothing (/metrics is
-	// then empty).
+	// at /metrics unless NoMetrics; nil counts nothing (/metrics is then
+	// empty).
 	Metrics *metrics.Metrics
-	// MetricsElsewhere: the process serves /metrics on an address of its
-	// own (ASSENT_METRICS_ADDR), not here.
-	MetricsElsewhere bool
+	// NoMetrics: this listener does not serve /metrics (the process
+	// serves them on an address of their own, or not at all).
+	NoMetrics bool
+	// MetricsToken, when set, is the bearer /metrics needs.
+	MetricsToken string
 }
 
 type handlers struct {
@@ -132,8 +134,8 @@ func New(d Deps) http.Handler {
 
 	r.GET("/healthz", h.healthz)
 	r.GET("/readyz", h.readyz)
-	if !d.MetricsElsewhere {
-		r.GET(metrics.Path, gin.WrapH(d.Metrics.Handler()))
+	if !d.NoMetrics {
+		r.GET(metrics.Path, gin.WrapH(d.Metrics.Handler(d.MetricsToken)))
 	}
 	r.GET(EvidenceKeysPath, h.keySet(instance.EvidenceKeys))
 	r.GET(DecisionKeysPath, h.keySet(instance.DecisionKeys))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"regexp"
 	"strings"
@@ -58,24 +59,8 @@ var secretRoutes = map[string]string{
 // ticket, a decision link's token, a sign-in link's token or a reader
 // ticket read from the logs opens nothing.
 func TestNoRouteLogsItsAddress(t *testing.T) {
-	ctx := context.Background()
-	cfg, _, err := parse("dev", []string{"--data-dir", t.TempDir()}, io.Discard)
-	require.NoError(t, err)
 	logged := &lockedBuffer{}
-	log := logging.New(logged, slog.LevelDebug)
-	r, err := open(ctx, cfg, log, needs{keys: config.KeyOrNewInDataDir, migrate: true, publishing: true})
-	require.NoError(t, err)
-	defer r.Close()
-	mailbox := mail.NewMailbox(0)
-	r.mailer = mailbox
-	const baseURL = "http://127.0.0.1:8080"
-	svc := r.services(log, baseURL, nil, "")
-	var engine *gin.Engine
-	handler, pages, err := r.handler(cfg, log, baseURL, svc, func(e *gin.Engine) {
-		engine = e
-		mountMailbox(mailbox)(e)
-	}, &web.DevSettings{Mailbox: devMailPath, People: demoEmails()})
-	require.NoError(t, err)
+	handler, engine, wait := buildHandler(t, "dev", logging.New(logged, slog.LevelDebug))
 
 	n := 0
 	secret := func() string { n++; return fmt.Sprintf("s3cr3t%04dvalue", n) }
@@ -96,7 +81,7 @@ func TestNoRouteLogsItsAddress(t *testing.T) {
 	send("GET", "127.0.0.1:8080", "/approvals/apr_1/link/"+secret()+"/")
 	// A report host's sign-in trades its reader ticket.
 	send("GET", "q3.localhost:8080", "/_assent/enter?ticket="+secret()+"&next=%2F")
-	pages.Wait()
+	wait()
 
 	for route, what := range secretRoutes {
 		assert.True(t, routes[route], "%s (%s) is no longer served: keep secretRoutes true", route, what)
@@ -115,4 +100,31 @@ func TestNoRouteLogsItsAddress(t *testing.T) {
 		}
 	}
 	assert.NotContains(t, out, `"status":500`, "no route fails on values it does not know")
+}
+
+// buildHandler is the handler command ("serve" or "dev") builds, over a
+// fresh SQLite database and without Temporal, with the settings in the
+// environment, and its engine; wait waits for what its pages do after
+// answering.
+func buildHandler(t *testing.T, command string, log *slog.Logger) (http.Handler, *gin.Engine, func()) {
+	t.Helper()
+	cfg, _, err := parse(command, []string{"--data-dir", t.TempDir()}, io.Discard)
+	require.NoError(t, err)
+	r, err := open(context.Background(), cfg, log, needs{keys: config.KeyOrNewInDataDir, migrate: true, publishing: true})
+	require.NoError(t, err)
+	t.Cleanup(r.Close)
+	mailbox := mail.NewMailbox(0)
+	r.mailer = mailbox
+	const baseURL = "http://127.0.0.1:8080"
+	svc := r.services(log, baseURL, nil, "")
+	var engine *gin.Engine
+	mount := func(e *gin.Engine) { engine = e }
+	var dev *web.DevSettings
+	if command == "dev" {
+		mount = func(e *gin.Engine) { engine = e; mountMailbox(mailbox)(e) }
+		dev = &web.DevSettings{Mailbox: devMailPath, People: demoEmails()}
+	}
+	handler, pages, err := r.handler(cfg, log, baseURL, svc, mount, dev)
+	require.NoError(t, err)
+	return handler, engine, pages.Wait
 }
