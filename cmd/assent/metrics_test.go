@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,9 +19,11 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/assent-hq/assent/deploy/observability"
 	"github.com/assent-hq/assent/internal/config"
+	"github.com/assent-hq/assent/internal/metrics"
 	"github.com/assent-hq/assent/internal/testenv"
 )
 
@@ -283,4 +286,21 @@ func TestMetricsStayOffServesListener(t *testing.T) {
 	dev, _, _ = buildHandler(t, "dev", quiet)
 	assert.Equal(t, 401, get(dev, ""))
 	assert.Equal(t, 200, get(dev, "Bearer "+token))
+
+	// The listener of metrics alone asks for the token too.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	var g errgroup.Group
+	serveMetrics(ctx, &g, l, metrics.New(), token, quiet)
+	defer func() { cancel(); _ = g.Wait() }()
+	apart := "http://" + l.Addr().String() + "/metrics"
+	assert.Equal(t, 401, status(t, apart))
+	req, err := http.NewRequest("GET", apart, nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, 200, resp.StatusCode)
 }
