@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/logging"
 )
 
 type errorEnvelope struct {
@@ -21,7 +22,7 @@ func writeError(c *gin.Context, log *slog.Logger, err error) {
 	e, ok := apperr.As(err)
 	if !ok {
 		log.ErrorContext(c.Request.Context(), "request failed", "method", c.Request.Method,
-			"path", c.FullPath(), "error", err)
+			"route", logging.Route(c), "error", err)
 		e = apperr.New(apperr.Internal, "the server failed to handle the request; it has been logged")
 	}
 	if (e.Code == apperr.RateLimited || e.Code == apperr.Unavailable) && c.Writer.Header().Get("Retry-After") == "" {
@@ -39,7 +40,7 @@ func errorsMiddleware(log *slog.Logger) gin.HandlerFunc {
 				if r == http.ErrAbortHandler {
 					panic(r)
 				}
-				log.ErrorContext(c.Request.Context(), "panic", "path", c.FullPath(), "panic", r)
+				log.ErrorContext(c.Request.Context(), "panic", "route", logging.Route(c), "panic", r)
 				if !c.Writer.Written() {
 					writeError(c, log, errors.New("panic"))
 				}

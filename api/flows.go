@@ -45,7 +45,7 @@ func (h *handlers) respondFinished(c *gin.Context, f *flows.Flow, err error) {
 }
 
 func (h *handlers) respondFlow(c *gin.Context, status int, id string) {
-	d, err := h.flows.Detail(c.Request.Context(), orgID(c), id)
+	d, err := h.flows.Detail(c.Request.Context(), principal(c), id)
 	if err != nil {
 		fail(c, err)
 		return

@@ -500,3 +500,44 @@ func TestMandateGranterDemoted(t *testing.T) {
 		assert.Equal(t, id, r.decoded["mandateId"])
 	})
 }
+
+// TestDelegatesGrantNoMandates: with the owner and the administrator
+// away to Cy, a plain member, Cy decides the owners' request on their
+// behalf, but a standing mandate for their action is refused: standing in
+// lends one decision, never the authority to approve in advance. Ada,
+// back, grants it in her own right.
+func TestDelegatesGrantNoMandates(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newMandateStack(t, db)
+		require.Equal(t, 200, s.do(t, "PATCH", "/api/v1/admin/organization", s.adminKey, `{"membersMayGrantMandates":true}`, nil).status)
+		restart := `{"name":"ops.restart","inputSchema":{"type":"object"},"policy":[{"name":"owners","outcome":"approval","risk":"medium"}]}`
+		require.Equal(t, 201, s.do(t, "POST", "/api/v1/admin/actions", s.adminKey, restart, nil).status)
+		s.delegate(t, s.memberToken, "cy@example.com")
+		s.delegate(t, s.bobToken, "cy@example.com")
+		expires := time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339)
+		grant := fmt.Sprintf(`{"action":"ops.restart","expiresAt":%q,"budget":{"count":10,"window":"day"}}`, expires)
+
+		raised := s.do(t, "POST", "/api/v1/gate", s.gateKey, `{"action":"ops.restart","input":{}}`, nil)
+		require.Equal(t, 202, raised.status, string(raised.body))
+		id := raised.decoded["approval"].(map[string]any)["id"].(string)
+		a := s.do(t, "GET", "/api/v1/approvals/"+id, s.agentKey, "", nil)
+		assert.Equal(t, []string{"cy@example.com"}, emailsOf(a.decoded["resolvedApprovers"]), "Cy stands in for both")
+
+		refused := s.do(t, "POST", "/api/v1/mandates", s.cyToken, grant, nil)
+		require.Equal(t, 403, refused.status, string(refused.body))
+		assert.Equal(t, "forbidden", errField(refused, "code"))
+		assert.Contains(t, errField(refused, "message"), "is asked only in place of")
+		mine := s.do(t, "GET", "/api/v1/mandates", s.cyToken, "", nil)
+		require.Equal(t, 200, mine.status, string(mine.body))
+		require.Contains(t, mine.decoded, "data")
+		assert.Empty(t, mine.decoded["data"], "nothing granted")
+
+		decided := s.do(t, "POST", "/api/v1/approvals/"+id+"/decision", s.cyToken, `{"decision":"approve"}`, nil)
+		require.Equal(t, 200, decided.status, string(decided.body))
+		assert.NotEmpty(t, decided.decoded["decidedOnBehalfOfId"], "Cy decides the one request on their behalf")
+
+		require.Equal(t, 204, s.do(t, "DELETE", "/api/v1/me/delegation", s.memberToken, "", nil).status)
+		own := s.do(t, "POST", "/api/v1/mandates", s.memberToken, grant, nil)
+		require.Equal(t, 201, own.status, string(own.body))
+	})
+}

@@ -46,7 +46,7 @@ func TestMetricsRoute(t *testing.T) {
 	assert.NotContains(t, body, "apr_01ABC")
 	assert.Contains(t, body, "assent_long_polls_open 0")
 
-	apart := api.New(api.Deps{Logger: quiet, Services: svc, Metrics: metrics.New(), MetricsElsewhere: true})
+	apart := api.New(api.Deps{Logger: quiet, Services: svc, Metrics: metrics.New(), NoMetrics: true})
 	assert.Equal(t, 404, get(apart, "/metrics", "").Code)
 }
 
@@ -58,7 +58,7 @@ func TestProbes(t *testing.T) {
 	for _, withMetrics := range []bool{true, false} {
 		var served http.Handler
 		if withMetrics {
-			served = metrics.New().Handler()
+			served = metrics.New().Handler("")
 		}
 		h := api.Probes(quiet, svc.Instance, served)
 		do := func(path string) *httptest.ResponseRecorder {

@@ -450,6 +450,49 @@ func TestReportsJoinFlows(t *testing.T) {
 	})
 }
 
+// TestFlowsShowOnlyReportsTheReaderSees: a member who may read flows but
+// not one of the flow's reports sees neither its title among the members
+// nor its steps on the timeline; its readers, and agent keys, see it.
+func TestFlowsShowOnlyReportsTheReaderSees(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		f := newFixture(t, db)
+		ctx := context.Background()
+		cy, err := f.store.CreateMember(ctx, f.org.ID, "cy@example.com", "Cy", models.RoleMember)
+		require.NoError(t, err)
+		_, cyToken, err := f.store.CreateMemberToken(ctx, f.org.ID, cy.ID)
+		require.NoError(t, err)
+		flow := f.do(t, "POST", "/api/v1/flows", f.agentKey, `{"title":"Quarter close"}`, nil)
+		require.Equal(t, 201, flow.status)
+		flowID := flow.decoded["id"].(string)
+		shared := f.publish(t, `{"title":"Q3 results","flowId":"`+flowID+`","audience":["everyone"],"content":`+jsonString(html("q3"))+`}`)
+		hidden := f.publish(t, `{"title":"Layoff plan","flowId":"`+flowID+`","audience":["ada@example.com"],"content":`+jsonString(html("cuts"))+`}`)
+		require.Equal(t, 403, f.do(t, "GET", "/api/v1/reports/"+hidden["id"].(string), cyToken, "", nil).status, "Cy may not read it")
+
+		read := func(token string) (members []string, subjects []string, body string) {
+			got := f.do(t, "GET", "/api/v1/flows/"+flowID, token, "", nil)
+			require.Equal(t, 200, got.status, string(got.body))
+			for _, m := range got.decoded["members"].([]any) {
+				members = append(members, m.(map[string]any)["title"].(string))
+			}
+			for _, e := range got.decoded["timeline"].([]any) {
+				subjects = append(subjects, e.(map[string]any)["subjectId"].(string))
+			}
+			return members, subjects, string(got.body)
+		}
+		members, subjects, body := read(cyToken)
+		assert.Equal(t, []string{"Q3 results"}, members)
+		assert.Contains(t, subjects, shared["id"])
+		assert.NotContains(t, subjects, hidden["id"], "nor its steps")
+		assert.NotContains(t, body, "Layoff plan")
+		assert.NotContains(t, body, hidden["id"])
+		for _, token := range []string{f.memberToken, f.agentKey} {
+			members, subjects, _ = read(token)
+			assert.Equal(t, []string{"Q3 results", "Layoff plan"}, members)
+			assert.Contains(t, subjects, hidden["id"])
+		}
+	})
+}
+
 // TestLostHoldIsStartedByTheReconciler: a held version whose workflow
 // never started (its process died) is taken up by the reconciler and can
 // then be released.

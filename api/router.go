@@ -56,12 +56,14 @@ type Deps struct {
 	// and in the process; nil is the defaults of config.
 	LongPolls *ratelimit.Slots
 	// Metrics counts every request and the long-polls open, and is served
-	// at /metrics unless MetricsElsewhere; nil counts nothing (/metrics is
-	// then empty).
+	// at /metrics unless NoMetrics; nil counts nothing (/metrics is then
+	// empty).
 	Metrics *metrics.Metrics
-	// MetricsElsewhere: the process serves /metrics on an address of its
-	// own (ASSENT_METRICS_ADDR), not here.
-	MetricsElsewhere bool
+	// NoMetrics: this listener does not serve /metrics (the process
+	// serves them on an address of their own, or not at all).
+	NoMetrics bool
+	// MetricsToken, when set, is the bearer /metrics needs.
+	MetricsToken string
 }
 
 type handlers struct {
@@ -132,8 +134,8 @@ func New(d Deps) http.Handler {
 
 	r.GET("/healthz", h.healthz)
 	r.GET("/readyz", h.readyz)
-	if !d.MetricsElsewhere {
-		r.GET(metrics.Path, gin.WrapH(d.Metrics.Handler()))
+	if !d.NoMetrics {
+		r.GET(metrics.Path, gin.WrapH(d.Metrics.Handler(d.MetricsToken)))
 	}
 	r.GET(EvidenceKeysPath, h.keySet(instance.EvidenceKeys))
 	r.GET(DecisionKeysPath, h.keySet(instance.DecisionKeys))
@@ -315,7 +317,8 @@ func (h *handlers) postOnce(g *gin.RouterGroup, path string, resumable bool, cha
 	g.POST(path, append(slices.Clone(chain[:last]), h.idempotent(resumable), chain[last])...)
 }
 
-// accessLog writes one JSON line per request.
+// accessLog writes one JSON line per request, naming its route, never
+// its path (logging.Route).
 func accessLog(log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
@@ -324,7 +327,7 @@ func accessLog(log *slog.Logger) gin.HandlerFunc {
 		if !rerouted && c.Request.Context().Value(reroutedKey{}) != nil {
 			return // routed again (unencodedSlug): that pass wrote the line
 		}
-		attrs := []any{"method", c.Request.Method, "path", logging.RequestPath(c), "status", c.Writer.Status(),
+		attrs := []any{"method", c.Request.Method, "route", logging.Route(c), "status", c.Writer.Status(),
 			"duration_ms", time.Since(start).Milliseconds()}
 		if p, ok := c.Get(principalKey); ok {
 			attrs = append(attrs, "organization", p.(accounts.Actor).Organization.ID)

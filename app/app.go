@@ -104,7 +104,7 @@ func Build(d Deps) *Services {
 		Gate:        gate.New(d.Store, a, d.Logger, d.BaseURL),
 		Receipts:    receipts.New(d.Store, d.BaseURL),
 		Webhooks:    webhooks.New(d.Store.DeliveryStore, d.NetPolicy, d.BaseURL),
-		Flows:       flows.New(d.Store.FlowStore, d.BaseURL),
+		Flows:       flows.New(d.Store.FlowStore, rep, d.BaseURL),
 		Admin:       adm,
 		Slack: slackapp.New(slackapp.Deps{Admin: adm, Accounts: acc, Approvals: a, BaseURL: d.BaseURL, APIURL: d.SlackAPIURL,
 			NetPolicy: d.NetPolicy, Logger: d.Logger}),

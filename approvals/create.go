@@ -103,11 +103,11 @@ func (s *Service) Preview(ctx context.Context, p models.Actor, in *CreateInput) 
 	return s.build(ctx, p, in)
 }
 
-// ApproverIDs are the people an approval naming refs would ask (the
-// owners and administrators when refs is empty).
-func (s *Service) ApproverIDs(ctx context.Context, org *models.Organization, refs []string) ([]string, error) {
-	ids, _, err := s.approvers(ctx, org, refs, requests.Handover{})
-	return ids, err
+// Approvers are the people an approval naming refs would ask (the
+// owners and administrators when refs is empty), with how each was
+// reached (one standing in for someone away by a delegation).
+func (s *Service) Approvers(ctx context.Context, org *models.Organization, refs []string) ([]string, map[string][]models.Via, error) {
+	return s.approvers(ctx, org, refs, requests.Handover{})
 }
 
 // build checks what the validator tags cannot and builds the record.

@@ -8,22 +8,26 @@ package flows
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/wire"
 )
 
 // Service starts, reads and finishes flows.
 type Service struct {
 	store   *models.FlowStore
+	reports *reports.Service
 	baseURL string
 }
 
-// New returns the service; baseURL goes into the members' addresses in
+// New returns the service; reports says which of a flow's reports a
+// reader may see, baseURL goes into the members' addresses in
 // flow.completed's data.
-func New(store *models.FlowStore, baseURL string) *Service {
-	return &Service{store: store, baseURL: baseURL}
+func New(store *models.FlowStore, reports *reports.Service, baseURL string) *Service {
+	return &Service{store: store, reports: reports, baseURL: baseURL}
 }
 
 // CreateInput is the create body with its limits, checked where it is
@@ -38,9 +42,29 @@ func (s *Service) Create(ctx context.Context, p models.Actor, in *CreateInput) (
 	return s.store.CreateFlow(ctx, p.Organization.ID, strings.TrimSpace(in.Title), in.ExternalID, p)
 }
 
-// Detail is one of the organisation's flows with its members and timeline.
-func (s *Service) Detail(ctx context.Context, orgID, id string) (*models.FlowDetail, error) {
-	return s.store.GetFlowDetail(ctx, orgID, id)
+// reportSubject is the subject type of a report's audit entries.
+const reportSubject = "report"
+
+// Detail is one of who's organisation's flows with its members and
+// timeline, as who may see them: a report they may not see is left out,
+// with its steps (its title, its comments and whom it is shared with).
+func (s *Service) Detail(ctx context.Context, who models.Actor, id string) (*models.FlowDetail, error) {
+	d, err := s.store.GetFlowDetail(ctx, who.OrgID(), id)
+	if err != nil {
+		return nil, err
+	}
+	all := len(d.Reports)
+	if d.Reports, err = s.reports.VisibleOf(ctx, who, d.Reports); err != nil || len(d.Reports) == all {
+		return d, err
+	}
+	seen := map[string]bool{}
+	for _, r := range d.Reports {
+		seen[r.ID] = true
+	}
+	d.Timeline = slices.DeleteFunc(d.Timeline, func(e models.AuditEntry) bool {
+		return e.SubjectType == reportSubject && !seen[e.SubjectID]
+	})
+	return d, nil
 }
 
 // Complete completes an open flow: only whoever started it may. Receivers

@@ -308,15 +308,20 @@ func riskCeiling(m *models.Member) string {
 
 // authority says why granter could not decide approval a alone (the
 // mandate standing for that one decision), or "" when they could: still
-// allowed to grant, among its approvers, one approval needed, no ethics
-// concern asking for a written reason, and its risk within their ceiling.
-// The one rule, at grant from a page and at every use.
+// allowed to grant, among its approvers in their own right (standing in
+// for someone away lends the decision of one request, never a standing
+// approval), one approval needed, no ethics concern asking for a written
+// reason, and its risk within their ceiling. The one rule, at grant
+// (API and page) and at every use.
 func authority(org *models.Organization, granter *models.Member, a *models.Approval) string {
+	away, standsIn := a.StandsInFor(granter.ID)
 	switch {
 	case !mayGrant(org, granter):
 		return granter.DisplayName() + " may no longer grant mandates"
 	case !slices.Contains(a.ApproverIDs, granter.ID):
 		return granter.DisplayName() + " is not among its approvers"
+	case standsIn:
+		return fmt.Sprintf("%s is asked only in place of %s, who is away, and a delegation lends no standing approval", granter.DisplayName(), away.Name)
 	case a.RequiredApprovals > 1:
 		return fmt.Sprintf("it needs %d approvals (an organisation rule), and a mandate stands for one person's", a.RequiredApprovals)
 	case len(a.Concerns.V) > 0:
@@ -354,7 +359,7 @@ func (s *Service) grantable(ctx context.Context, org *models.Organization, grant
 	}
 	var why []string
 	for _, r := range outcomes {
-		approvers, err := s.approvals.ApproverIDs(ctx, org, r.Approvers)
+		approvers, via, err := s.approvals.Approvers(ctx, org, r.Approvers)
 		if err != nil {
 			why = append(why, fmt.Sprintf("%s names approvers who cannot be resolved", ruleName(r)))
 			continue
@@ -363,7 +368,7 @@ func (s *Service) grantable(ctx context.Context, org *models.Organization, grant
 		if risk == "" {
 			risk = models.RiskMedium
 		}
-		a := &models.Approval{ApproverIDs: approvers, Risk: risk, RequiredApprovals: 1}
+		a := &models.Approval{ApproverIDs: approvers, ApproverVia: models.JSON[map[string][]models.Via]{V: via}, Risk: risk, RequiredApprovals: 1}
 		reason := authority(org, granter, a)
 		if reason == "" {
 			return nil

@@ -74,6 +74,24 @@ func (s *Service) Visible(ctx context.Context, who models.Actor, idOrSlug string
 	return r, s.mayView(ctx, r, who)
 }
 
+// VisibleOf keeps, in order, the reports of rs who may see (Visible's
+// rule): what lists them beside something else (a flow's members) shows no
+// other's title.
+func (s *Service) VisibleOf(ctx context.Context, who models.Actor, rs []models.Report) ([]models.Report, error) {
+	var out []models.Report
+	for i := range rs {
+		err := s.mayView(ctx, &rs[i], who)
+		if apperr.Is(err, apperr.Forbidden) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rs[i])
+	}
+	return out, nil
+}
+
 func (s *Service) mayView(ctx context.Context, r *models.Report, who models.Actor) error {
 	if who.Person == nil || Manages(r, who) {
 		return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/delegations"
 	"github.com/assent-hq/assent/gate"
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/testenv"
@@ -333,5 +334,70 @@ func TestAdministratorsSayWhoMayGrant(t *testing.T) {
 		require.Equal(t, http.StatusSeeOther, r.status, r.body)
 		assert.Equal(t, "/mandates?done=mandate-granting-admins", r.header.Get("Location"))
 		assert.False(t, mayGrant())
+	})
+}
+
+// TestDelegateGrantsNoMandateFromThePage: with Bob, the one administrator,
+// away to Ada, a plain member, Ada decides his restart request on his
+// behalf, but the approve form offers her no standing approval and one
+// she forges is refused; Bob, back, grants one from the form in his own
+// right.
+func TestDelegateGrantsNoMandateFromThePage(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newMandateSite(t, db)
+		ctx := context.Background()
+		_, err := s.store.UpdateOrganization(ctx, s.org.ID, models.OrganizationChange{MembersMayGrantMandates: new(true)})
+		require.NoError(t, err)
+		var restart gate.ActionInput
+		require.NoError(t, json.Unmarshal([]byte(`{"name":"ops.restart","inputSchema":{"type":"object"},
+			"policy":[{"name":"owners","outcome":"approval","risk":"medium"}]}`), &restart))
+		_, err = s.services.Gate.CreateAction(ctx, s.org, &restart)
+		require.NoError(t, err)
+		bobActor := (&models.Person{Organization: s.org, Member: s.bob}).Actor()
+		_, err = s.services.Delegations.Set(ctx, bobActor, delegations.SetInput{To: "ada@example.com",
+			Until: time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339)})
+		require.NoError(t, err)
+		raise := func() *models.Approval {
+			r, err := s.services.Gate.Check(ctx, s.agent, &gate.CheckInput{Action: "ops.restart", Input: json.RawMessage(`{"service":"api"}`)}, nil)
+			require.NoError(t, err)
+			require.NotNil(t, r.Approval, "the check asks a person")
+			return r.Approval
+		}
+		fields := map[string]string{"mandate.condition": `input.service == "api"`}
+
+		a := raise()
+		require.Equal(t, []string{s.ada.ID}, []string(a.ApproverIDs), "Ada stands in for Bob")
+		ada := s.browser(t)
+		ada.signIn(s.site, "ada@example.com")
+		p := ada.get("/approvals/" + a.ID)
+		require.Equal(t, http.StatusOK, p.status, p.body)
+		assert.Contains(t, p.body, `value="approve"`)
+		assert.NotContains(t, p.body, "approve similar requests", "no standing approval offered through a delegation")
+		r := ada.post("/approvals/"+a.ID+"/decision", grantForm(t, p, fields))
+		assert.Equal(t, http.StatusForbidden, r.status, r.body)
+		assert.Contains(t, problemOf(t, r), "Ada Lovelace is asked only in place of Bob, who is away")
+		got, err := s.store.Approvals().Get(ctx, s.org.ID, a.ID)
+		require.NoError(t, err)
+		assert.Equal(t, "pending", got.Status, "a refused mandate decides nothing")
+
+		form := url.Values{"csrf": {p.csrf(t)}, "submission": {p.submission(t)}, "decision": {"approve"}}
+		r = ada.post("/approvals/"+a.ID+"/decision", form)
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		got, err = s.store.Approvals().Get(ctx, s.org.ID, a.ID)
+		require.NoError(t, err)
+		assert.Equal(t, "approved", got.Status, "Ada decides it on Bob's behalf")
+		var granted int64
+		require.NoError(t, db.Model(&models.Mandate{}).Count(&granted).Error)
+		assert.Zero(t, granted)
+
+		require.NoError(t, s.services.Delegations.End(ctx, bobActor))
+		back := raise()
+		bob := s.browser(t)
+		bob.signIn(s.site, "bob@example.com")
+		bp := bob.get("/approvals/" + back.ID)
+		assert.Contains(t, bp.body, "approve similar requests")
+		r = bob.post("/approvals/"+back.ID+"/decision", grantForm(t, bp, fields))
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		require.NotNil(t, mandateAnchor.FindStringSubmatch(r.header.Get("Location")), r.header.Get("Location"))
 	})
 }

@@ -405,7 +405,7 @@ func (p *Pages) Fail(c *gin.Context, err error) {
 }
 
 func (p *Pages) internalError(c *gin.Context, err error) {
-	p.log.ErrorContext(c.Request.Context(), "page failed", "method", c.Request.Method, "path", logging.RequestPath(c), "error", err)
+	p.log.ErrorContext(c.Request.Context(), "page failed", "method", c.Request.Method, "route", logging.Route(c), "error", err)
 	c.Data(http.StatusInternalServerError, "text/plain; charset=utf-8",
 		[]byte("Something went wrong on our side and it has been logged. Try again in a moment."))
 	c.Abort()

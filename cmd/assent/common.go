@@ -255,7 +255,7 @@ func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string
 			UIOrigin: cfg.TemporalUIURL, Operators: cfg.Operators, Namespace: cfg.TemporalNamespace}, Dev: dev})
 	h := api.New(api.Deps{Logger: log, BaseURL: baseURL, TrustedProxies: cfg.TrustedProxies,
 		LongPolls: ratelimit.NewSlots(cfg.LongPollsPerKey, cfg.LongPolls), Services: svc,
-		Metrics: r.metrics, MetricsElsewhere: cfg.MetricsAddr != "",
+		Metrics: r.metrics, NoMetrics: !metricsOnAPI(cfg, dev != nil), MetricsToken: cfg.MetricsToken,
 		Mount: func(e *gin.Engine) {
 			if mount != nil {
 				mount(e)

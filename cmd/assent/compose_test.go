@@ -115,6 +115,8 @@ func TestComposeWiring(t *testing.T) {
 		}
 	}
 	assert.True(t, strings.HasPrefix(cf.Services["serve"].Environment["ASSENT_HTTP_ADDR"], "0.0.0.0:"), "serve listens beyond the container")
+	assert.Equal(t, "0.0.0.0:9464", cf.Services["serve"].Environment["ASSENT_METRICS_ADDR"], "serve's metrics on a port of their own")
+	assert.NotContains(t, strings.Join(cf.Services["serve"].Ports, " "), "9464", "and not published")
 
 	// serve and worker know the address people reach serve at, which
 	// decision tokens name, and send email to the mail catcher unless told

@@ -94,12 +94,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return fmt.Errorf("bootstrap: %w", err)
 	}
-	handler, pages, err := r.handler(cfg, log, baseURL, svc, func(e *gin.Engine) {
-		h := gin.WrapH(mailbox.Handler())
-		e.GET(devMailPath, h)
-		e.GET(devMailPath+".json", h)
-		e.GET(devMailPath+"/:id", h)
-	}, &web.DevSettings{Mailbox: devMailPath, People: demoEmails()})
+	handler, pages, err := r.handler(cfg, log, baseURL, svc, mountMailbox(mailbox), &web.DevSettings{Mailbox: devMailPath, People: demoEmails()})
 	if err != nil {
 		return err
 	}
@@ -119,7 +114,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		pages.Wait()
 		return err
 	})
-	serveMetrics(gctx, g, ml, m, log)
+	serveMetrics(gctx, g, ml, m, cfg.MetricsToken, log)
 	runBackground(gctx, g, log, r.store, svc.Reports)
 	g.Go(func() error { requests.RunReconciler(gctx, log, svc.Owned()...); return nil })
 	dispatcher := &worker.Dispatcher{Client: r.temporal, Store: r.store, Log: log, RetryUnit: cfg.DevRetryUnit, Interval: dispatchInterval}
@@ -129,6 +124,16 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 // devMailPath is where the dev mailbox shows the email dev sends.
 const devMailPath = "/dev/mail"
+
+// mountMailbox adds the dev mailbox's routes.
+func mountMailbox(mailbox *mail.Mailbox) func(*gin.Engine) {
+	return func(e *gin.Engine) {
+		h := gin.WrapH(mailbox.Handler())
+		e.GET(devMailPath, h)
+		e.GET(devMailPath+".json", h)
+		e.GET(devMailPath+"/:id", h)
+	}
+}
 
 // demoEmails are the demo people's addresses, for the sign-in page.
 func demoEmails() []string {

@@ -48,15 +48,24 @@ func listenMetrics(cfg *config.Config) (net.Listener, error) {
 	return listenPort(metricsPort(cfg))
 }
 
+// metricsOnAPI says whether the API's listener serves /metrics: never
+// when ASSENT_METRICS_ADDR gives them a listener of their own; on serve's,
+// which the public reaches, only behind ASSENT_METRICS_TOKEN, since they
+// count every organisation's requests; on dev's (loopback unless moved)
+// always.
+func metricsOnAPI(cfg *config.Config, dev bool) bool {
+	return cfg.MetricsAddr == "" && (dev || cfg.MetricsToken != "")
+}
+
 // serveMetrics serves m at /metrics alone on l (when not nil) until ctx
-// ends.
-func serveMetrics(ctx context.Context, g *errgroup.Group, l net.Listener, m *metrics.Metrics, log *slog.Logger) {
+// ends, behind ASSENT_METRICS_TOKEN when set.
+func serveMetrics(ctx context.Context, g *errgroup.Group, l net.Listener, m *metrics.Metrics, token string, log *slog.Logger) {
 	if l == nil {
 		return
 	}
-	log.Info("serving metrics", "address", l.Addr().String())
+	log.Info("serving metrics", "address", l.Addr().String(), "token", token != "")
 	mux := http.NewServeMux()
-	mux.Handle("GET "+metrics.Path, m.Handler())
+	mux.Handle("GET "+metrics.Path, m.Handler(token))
 	g.Go(func() error { return serveHTTP(ctx, l, mux, log) })
 }
 

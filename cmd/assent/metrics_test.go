@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -17,9 +19,11 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/assent-hq/assent/deploy/observability"
 	"github.com/assent-hq/assent/internal/config"
+	"github.com/assent-hq/assent/internal/metrics"
 	"github.com/assent-hq/assent/internal/testenv"
 )
 
@@ -246,4 +250,57 @@ func serves(families map[string]*dto.MetricFamily, name string) bool {
 		}
 	}
 	return false
+}
+
+// TestMetricsStayOffServesListener: serve's API listener, which the
+// public reaches, serves no /metrics (404) unless ASSENT_METRICS_TOKEN is
+// set, and then only to a request bearing it (401 otherwise); dev's
+// serves them to anyone, as before, or behind the token when it is set.
+func TestMetricsStayOffServesListener(t *testing.T) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	get := func(h http.Handler, auth string) int {
+		req := httptest.NewRequest("GET", "/metrics", nil)
+		req.Host = "127.0.0.1:8080"
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	const token = "m3trics-t0ken"
+	t.Setenv("ASSENT_METRICS_TOKEN", "")
+	serve, _, _ := buildHandler(t, "serve", quiet)
+	assert.Equal(t, 404, get(serve, ""), "serve without a token")
+	assert.Equal(t, 404, get(serve, "Bearer "+token))
+	dev, _, _ := buildHandler(t, "dev", quiet)
+	assert.Equal(t, 200, get(dev, ""), "dev, on loopback")
+
+	t.Setenv("ASSENT_METRICS_TOKEN", token)
+	serve, _, _ = buildHandler(t, "serve", quiet)
+	assert.Equal(t, 401, get(serve, ""))
+	assert.Equal(t, 401, get(serve, "Bearer nope"))
+	assert.Equal(t, 401, get(serve, token), "the token without its scheme")
+	assert.Equal(t, 200, get(serve, "Bearer "+token))
+	assert.Equal(t, 200, get(serve, "bearer "+token), "the scheme's case does not matter")
+	dev, _, _ = buildHandler(t, "dev", quiet)
+	assert.Equal(t, 401, get(dev, ""))
+	assert.Equal(t, 200, get(dev, "Bearer "+token))
+
+	// The listener of metrics alone asks for the token too.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	var g errgroup.Group
+	serveMetrics(ctx, &g, l, metrics.New(), token, quiet)
+	defer func() { cancel(); _ = g.Wait() }()
+	apart := "http://" + l.Addr().String() + "/metrics"
+	assert.Equal(t, 401, status(t, apart))
+	req, err := http.NewRequest("GET", apart, nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, 200, resp.StatusCode)
 }

@@ -67,7 +67,10 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		pages.Wait()
 		return err
 	})
-	serveMetrics(gctx, g, ml, m, log)
+	serveMetrics(gctx, g, ml, m, cfg.MetricsToken, log)
+	if ml == nil && !metricsOnAPI(cfg, false) {
+		log.Info("metrics are not served: set ASSENT_METRICS_ADDR to serve them on an address of their own, or ASSENT_METRICS_TOKEN to serve them on this listener to whoever bears it")
+	}
 	runBackground(gctx, g, log, r.store, svc.Reports)
 	// Long-polls here hear at once of requests settled by the worker or
 	// another serve.

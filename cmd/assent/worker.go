@@ -58,7 +58,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 		defer l.Close()
 		var served http.Handler
 		if cfg.MetricsAddr == "" {
-			served = m.Handler()
+			served = m.Handler(cfg.MetricsToken)
 		}
 		log.Info("serving probes", "address", l.Addr().String(), "metrics", served != nil)
 		g.Go(func() error { return serveHTTP(gctx, l, api.Probes(log, svc.Instance, served), log) })
@@ -70,7 +70,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	if ml != nil {
 		defer ml.Close()
 	}
-	serveMetrics(gctx, g, ml, m, log)
+	serveMetrics(gctx, g, ml, m, cfg.MetricsToken, log)
 
 	w := worker.New(r.temporal, worker.Deps{Store: r.store, BaseURL: cfg.PublicBaseURL(), Logger: log, NetPolicy: policy, Mailer: r.mailer,
 		PushSubject: pushSubject(cfg, cfg.PublicBaseURL()), SlackAPIURL: cfg.SlackAPIURL})

@@ -30,9 +30,12 @@ type Config struct {
 	// MetricsAddr, when set, serves /metrics alone, and the API's or the
 	// worker's listener no longer does.
 	MetricsAddr string
-	BaseURL     string
-	DataDir     string
-	DatabaseURL string
+	// MetricsToken, when set, is the bearer /metrics needs wherever it is
+	// served; serve's API listener serves /metrics only with it.
+	MetricsToken string
+	BaseURL      string
+	DataDir      string
+	DatabaseURL  string
 	// BlobURL is where report files are kept: s3://… for S3-compatible
 	// storage, file:///… for a folder; empty is the data dir's blobs
 	// folder.

@@ -46,10 +46,17 @@ var Settings = []Setting{
 		Doc: "address the worker serves `/healthz`, `/readyz` (database and Temporal reachable) and `/metrics` on; `off` serves none, " +
 			"port 0 picks a free one. Keep it off the public network: `0.0.0.0:8090` lets probes and Prometheus on other hosts reach it",
 		field: func(c *Config) any { return &c.WorkerHTTPAddr }},
-	{Env: "ASSENT_METRICS_ADDR", Flag: "metrics-addr", Shown: "unset: `/metrics` on the API's listener (the worker's for `worker`)", UsedBy: "dev, serve, worker",
+	{Env: "ASSENT_METRICS_ADDR", Flag: "metrics-addr",
+		Shown:  "unset: `/metrics` on the API's listener (`dev`; `serve` only with `ASSENT_METRICS_TOKEN`), the worker's for `worker`",
+		UsedBy: "dev, serve, worker",
 		Doc: "address of a listener of its own serving only `/metrics` (Prometheus text format), such as `10.0.0.5:9464`; " +
 			"the API's listener (or the worker's) then no longer serves it. Keep it off the public network",
 		field: func(c *Config) any { return &c.MetricsAddr }},
+	{Env: "ASSENT_METRICS_TOKEN", Shown: "unset: `serve` serves `/metrics` only on `ASSENT_METRICS_ADDR`", UsedBy: "dev, serve, worker",
+		Doc: "a bearer token `/metrics` then needs wherever it is served (`Authorization: Bearer <token>`, Prometheus's " +
+			"`authorization` in its scrape config), answering 401 without it; with it `serve`'s API listener serves `/metrics` too. " +
+			"Environment only, so it stays out of the process list",
+		field: func(c *Config) any { return &c.MetricsToken }},
 	{Env: "ASSENT_BASE_URL", Flag: "base-url", Shown: "dev: `http://<http addr>`; **required** by serve and worker", UsedBy: "dev, serve, worker, mcp",
 		Doc: "public address of the API and pages, such as `https://assent.example.com`, the same for every serve and worker: " +
 			"the links in emails, pages and event data, and the issuer of decision tokens; `assent mcp` calls the API there",

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"sync/atomic"
 
 	"github.com/gin-gonic/gin"
@@ -23,21 +22,13 @@ func New(w io.Writer, level slog.Leveler) *slog.Logger {
 	return slog.New(traceHandler{slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level})})
 }
 
-// secretParams are route parameters that carry a secret, such as the
-// token of an emailed decision link.
-var secretParams = []string{"token"}
-
-// RequestPath is the request's path for a log line, with the values of
-// secret route parameters replaced: whoever reads the logs must not be
-// able to replay an emailed link.
-func RequestPath(c *gin.Context) string {
-	path := c.Request.URL.Path
-	for _, name := range secretParams {
-		if v := c.Param(name); v != "" {
-			path = strings.ReplaceAll(path, v, "REDACTED")
-		}
-	}
-	return path
+// Route is what a log line names of a request's address: its route as
+// registered ("/uploads/:ticket"), "" when none matched. Never the path:
+// a parameter may be a bearer secret (an upload's ticket, an emailed
+// decision link's token) whatever it is called, and whoever reads the
+// logs must not be able to use it; nor the query (a sign-in link's token).
+func Route(c *gin.Context) string {
+	return c.FullPath()
 }
 
 // SDK adapts l for the Temporal SDK (clients and workers).

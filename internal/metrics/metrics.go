@@ -11,8 +11,11 @@
 package metrics
 
 import (
+	"crypto/sha256"
+	"crypto/subtle"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -139,11 +142,28 @@ func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 // Handler serves the registry in Prometheus's text format; nil serves an
 // empty exposition. A metric that cannot be gathered is left out (and
 // counted in promhttp_metric_handler_errors_total), not the whole scrape.
-func (m *Metrics) Handler() http.Handler {
-	if m == nil {
-		return promhttp.HandlerFor(prometheus.NewRegistry(), promhttp.HandlerOpts{})
+// With token set, only a request bearing it (Authorization: Bearer
+// <token>) is served, any other answered 401: the metrics count every
+// organisation's requests.
+func (m *Metrics) Handler(token string) http.Handler {
+	h := promhttp.HandlerFor(prometheus.NewRegistry(), promhttp.HandlerOpts{})
+	if m != nil {
+		h = promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg, ErrorHandling: promhttp.ContinueOnError})
 	}
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg, ErrorHandling: promhttp.ContinueOnError})
+	if token == "" {
+		return h
+	}
+	want := sha256.Sum256([]byte(token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+		sum := sha256.Sum256([]byte(got))
+		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
+			http.Error(w, "/metrics needs Authorization: Bearer <ASSENT_METRICS_TOKEN>", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // methods are the label values of HTTP methods; any other is "other".

@@ -32,7 +32,7 @@ func TestNilCountsNothing(t *testing.T) {
 	assert.Nil(t, m.Temporal(nil))
 	assert.NoError(t, m.Close())
 	rec := httptest.NewRecorder()
-	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", Path, nil))
+	m.Handler("").ServeHTTP(rec, httptest.NewRequest("GET", Path, nil))
 	assert.Equal(t, 200, rec.Code)
 	assert.Empty(t, strings.TrimSpace(rec.Body.String()))
 }
@@ -121,7 +121,7 @@ func TestRegistry(t *testing.T) {
 func gathered(t *testing.T, m *Metrics) string {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", Path, nil))
+	m.Handler("").ServeHTTP(rec, httptest.NewRequest("GET", Path, nil))
 	require.Equal(t, 200, rec.Code)
 	return rec.Body.String()
 }

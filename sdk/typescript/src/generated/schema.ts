@@ -1055,7 +1055,7 @@ export interface paths {
         };
         /**
          * Read a flow
-         * @description Its members, the timeline of every audited step, and whether anything is outstanding now.
+         * @description Its members, the timeline of every audited step, and whether anything is outstanding now. A member sees only the reports they may read or manage, among the members and on the timeline.
          */
         get: operations["getFlow"];
         put?: never;
