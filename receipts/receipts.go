@@ -13,6 +13,7 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"errors"
+	"slices"
 
 	jose "github.com/go-jose/go-jose/v4"
 
@@ -72,7 +73,11 @@ func (s *Service) Report(ctx context.Context, p models.Actor, in *ReportInput, c
 	}
 	rec.TokenID, rec.ApprovedSHA256 = claims.ID, claims.InputSHA256
 	rec.Mismatch = rec.InputSHA256 != claims.InputSHA256
-	if err := s.decided(ctx, rec, claims.Subject); err != nil {
+	issuedTo, err := s.decided(ctx, rec, claims.Subject)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.mayReport(ctx, p, rec, issuedTo); err != nil {
 		return nil, err
 	}
 	got, err := s.store.RecordReceipt(ctx, models.ReceiptRecord{Receipt: rec, Actor: p,
@@ -182,30 +187,54 @@ func refusal(err error) string {
 }
 
 // decided fills what rec's token decided, subject: the approval or the
-// gate check, its flow and its action.
-func (s *Service) decided(ctx context.Context, rec *models.Receipt, subject string) error {
+// gate check, its flow and its action; issuedTo is who the token was
+// issued to, the approval's requester or the check's caller.
+func (s *Service) decided(ctx context.Context, rec *models.Receipt, subject string) (issuedTo string, err error) {
 	missing := apperr.Field(apperr.InvalidRequest, "decisionToken", "decisionToken names %s, which this organisation does not have", subject)
 	switch {
 	case ids.HasPrefix(subject, ids.Approval):
 		a, err := s.store.Approvals().Get(ctx, rec.OrganizationID, subject)
 		if apperr.Is(err, apperr.NotFound) {
-			return missing
+			return "", missing
 		}
 		if err != nil {
-			return err
+			return "", err
 		}
 		rec.ApprovalID, rec.FlowID, rec.Action = &a.ID, a.FlowID, a.Action
+		return a.Requester, nil
 	case ids.HasPrefix(subject, ids.GateCheck):
 		c, err := s.store.GetGateCheck(ctx, rec.OrganizationID, subject)
 		if apperr.Is(err, apperr.NotFound) {
-			return missing
+			return "", missing
 		}
 		if err != nil {
-			return err
+			return "", err
 		}
 		rec.GateCheckID, rec.FlowID, rec.Action = &c.ID, c.FlowID, &c.Action
-	default:
-		return missing
+		return c.CallerID, nil
 	}
-	return nil
+	return "", missing
+}
+
+// mayReport is who may report a token's receipt: the key or person it was
+// issued to, or an agent key its action names among its executors. Anyone
+// else holding the token could otherwise take its one receipt first.
+func (s *Service) mayReport(ctx context.Context, p models.Actor, rec *models.Receipt, issuedTo string) error {
+	if p.ID == issuedTo {
+		return nil
+	}
+	who := "the key or person it was issued to (" + issuedTo + ")"
+	if rec.Action != nil {
+		a, err := s.store.ActionNamed(ctx, rec.OrganizationID, *rec.Action)
+		switch {
+		case err == nil:
+			if !p.IsPerson && p.Key != nil && slices.Contains(a.Executors, p.Key.ID) {
+				return nil
+			}
+			who += " or a key action " + a.Name + " names among its executors"
+		case !apperr.Is(err, apperr.NotFound):
+			return err
+		}
+	}
+	return apperr.New(apperr.Forbidden, "only %s may report this decision token's receipt", who)
 }
