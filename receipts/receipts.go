@@ -1,10 +1,11 @@
 // Package receipts records execution receipts: an executor's report, after
 // running what a decision token decided, of what ran, when and how it
 // ended. The token is verified as any tool verifies it (package
-// decisiontoken) with the instance's decision keys. A token takes one
-// receipt; one whose input is not the input the token approved is recorded
-// as a mismatch and announced (execution.mismatch): what ran is not what
-// was allowed.
+// decisiontoken) with the instance's decision keys, and only who the token
+// was issued to or its action's executors report (mayReport). A token
+// takes one receipt; one whose input is not the input the token approved
+// is recorded as a mismatch and announced (execution.mismatch): what ran
+// is not what was allowed.
 package receipts
 
 import (
@@ -58,9 +59,10 @@ type ReportInput struct {
 }
 
 // Report verifies in's decision token (signature, issuer, p's
-// organisation, expiry, and a jti) and records the receipt. Two refusals
-// come with a receipt beside the error: receipt_exists with the token's
-// first receipt, and input_mismatch with this one, recorded as a mismatch.
+// organisation, expiry, and a jti), holds p to who may report it, and
+// records the receipt. Two refusals come with a receipt beside the error:
+// receipt_exists with the token's first receipt (a report that disagrees
+// with it kept), and input_mismatch with this one, recorded as a mismatch.
 // With a claim, a retry answers as the first attempt did.
 func (s *Service) Report(ctx context.Context, p models.Actor, in *ReportInput, claim *models.Claim) (*models.Receipt, error) {
 	rec, err := s.build(p, in)
