@@ -314,7 +314,7 @@ func TestReceiptsOnlyFromWhoMayReport(t *testing.T) {
 		r = s.do(t, "POST", "/api/v1/receipts", third, receiptBody(gated, `{"env":"prod"}`, "succeeded", "null"), nil)
 		assert.Equal(t, 403, r.status, string(r.body))
 		assert.Contains(t, errField(r, "message"), "executors")
-		r = s.do(t, "POST", "/api/v1/receipts", executor, receiptBody(gated, `{"env":"prod"}`, "succeeded", `{"secret":"s3"}`), nil)
+		r = s.do(t, "POST", "/api/v1/receipts", executor, receiptBody(gated, `{"env":"prod"}`, "succeeded", `{"secret":"only-the-executor-sees-this"}`), nil)
 		require.Equal(t, 201, r.status, string(r.body))
 		receipt := r.decoded
 
@@ -331,7 +331,7 @@ func TestReceiptsOnlyFromWhoMayReport(t *testing.T) {
 			assert.Equal(t, "receipt_exists", errField(r, "code"))
 			assert.Equal(t, map[string]any{"id": receipt["id"], "startedAt": receipt["startedAt"], "finishedAt": receipt["finishedAt"],
 				"reportedAt": receipt["reportedAt"]}, r.decoded["receipt"])
-			assert.NotContains(t, string(r.body), "s3")
+			assert.NotContains(t, string(r.body), "only-the-executor-sees-this")
 		}
 		entries, evs := mismatches()
 		require.Len(t, entries, 1, "the same report again is kept once")
