@@ -102,11 +102,13 @@ var authzMatrix = []authzRow{
 	{"POST", "/api/v1/collections/:id/replies", "", openCollection, `{"answers":{"q1":42},"submit":true}`, "anon=401 agent=403 noscope=403 owner=403/409 administrator=403/409 member=200 adminkey=403 guest=401 others=404 otheragent=403 otheradmin=403"},
 	// The action is registered in the first organisation only.
 	{"POST", "/api/v1/gate", gc, noID, `{"action":"` + matrixAction + `","input":{}}`, "anon=401 agent=200 noscope=403 members=200 adminkey=403 guest=401 others=404 otheradmin=403"},
-	// Another organisation's callers hold a token of the first: refused
-	// naming decisionToken. A token takes one receipt, so a second caller
-	// with it gets 409 receipt_exists.
+	// The token is the gate:check key's, and matrixAction names the
+	// receipts:write key (agent) among its executors: members holding the
+	// token are neither, so 403. Another organisation's callers hold a
+	// token of the first: refused naming decisionToken. The receipt rule's
+	// own cases are TestAuthzMatrix's "receipt rule".
 	{"POST", "/api/v1/receipts", rc, noID, `{"decisionToken":"{decisionToken}","input":{},"outcome":"succeeded","startedAt":"2026-01-02T15:04:05Z","finishedAt":"2026-01-02T15:04:06Z"}`,
-		"anon=401 agent=201 noscope=403 members=201/409 adminkey=403 guest=401 others=400 otheradmin=403"},
+		"anon=401 agent=201 noscope=403 members=403 adminkey=403 guest=401 others=400 otheradmin=403"},
 	{"GET", "/api/v1/inbox", "", noID, ``, "anon=401 agent=403 noscope=403 members=200 adminkey=403 guest=401 others=403 othermember=200"},
 
 	{"POST", "/api/v1/uploads", rw, noID, ``, "anon=401 agent=201 noscope=403 members=201 adminkey=403 guest=401 others=201 otheradmin=403"},
@@ -210,6 +212,38 @@ var authzMatrix = []authzRow{
 	{"GET", "/api/v1/mandates", ar, noID, ``, "anon=401 agent=403 noscope=403 members=200 adminkey=200 guest=401 others=200 otheragent=403"},
 	{"GET", "/api/v1/mandates/:id", ar, grantedMandate, ``, "anon=401 agent=403 noscope=403 owner=200 administrator=200 member=404 adminkey=200 guest=401 others=404 otheragent=403"},
 	{"POST", "/api/v1/mandates/:id/revoke", aw, grantedMandate, ``, "anon=401 agent=403 noscope=403 owner=200/409 administrator=200/409 member=404 adminkey=200/409 guest=401 others=404 otheragent=403"},
+}
+
+// checkReceiptRule: a token's receipt is taken from who it was issued to
+// (the key or the member who asked the gate) or a key its action names
+// among its executors; another key or member of the organisation holding
+// the token gets 403, another organisation's key 400 (not its token).
+func (e *authzEnv) checkReceiptRule(t *testing.T) {
+	requester, requesterKey, err := e.store.CreateKey(e.ctx, e.org.ID, "requester", models.KeyAgent, []string{gc, rc})
+	require.NoError(t, err)
+	e.ours = append(e.ours, requester.ID)
+	for _, tc := range []struct {
+		name, asks, reports string
+		want                int
+	}{
+		{"the requester's key", requesterKey, requesterKey, 201},
+		{"another agent key of the organisation", requesterKey, e.agentKey, 403},
+		{"a key the action names among its executors", requesterKey, e.exact[rc], 201},
+		{"the requester's member token", e.cyToken, e.cyToken, 201},
+		{"another member's token", e.cyToken, e.memberToken, 403},
+		{"another organisation's key", requesterKey, e.otherAgent, 400},
+	} {
+		gate := e.do(t, "POST", "/api/v1/gate", tc.asks, `{"action":"`+matrixAction+`","input":{}}`, nil)
+		require.Equal(t, 200, gate.status, "%s: %s", tc.name, gate.body)
+		body := `{"decisionToken":"` + gate.decoded["decisionToken"].(string) + `","input":{},"outcome":"succeeded","startedAt":"2026-01-02T15:04:05Z","finishedAt":"2026-01-02T15:04:06Z"}`
+		r := e.do(t, "POST", "/api/v1/receipts", tc.reports, body, nil)
+		assert.Equal(t, tc.want, r.status, "%s: %s", tc.name, r.body)
+		if tc.want == 403 {
+			assert.Equal(t, "forbidden", errField(r, "code"), tc.name)
+			// Refused, it took nothing: the requester's receipt is taken.
+			assert.Equal(t, 201, e.do(t, "POST", "/api/v1/receipts", tc.asks, body, nil).status, tc.name)
+		}
+	}
 }
 
 // matrixAsk is an action whose every check asks the owners and
@@ -417,6 +451,7 @@ func TestAuthzMatrix(t *testing.T) {
 			org := env.do(t, "GET", "/api/v1/admin/organization", env.adminKey, "", nil)
 			assert.Equal(t, "team", org.decoded["plan"], "unchanged")
 		})
+		t.Run("receipt rule", env.checkReceiptRule)
 		t.Run("page sessions are not API credentials", func(t *testing.T) {
 			for _, token := range []string{env.guestSession, env.memberSession} {
 				assert.Equal(t, 401, env.do(t, "GET", "/api/v1/me", token, "", nil).status, "a session token as a bearer")
@@ -436,6 +471,7 @@ type authzEnv struct {
 	otherOwnerToken             string
 	guestSession, memberSession string
 	exact, allBut               map[string]string // scope → agent key
+	exactID                     map[string]string // scope → the exact key's id
 	noScopes                    string
 	// ours are ids of the first organisation, which the other's principals
 	// must never see.
@@ -447,7 +483,7 @@ func newAuthzEnv(t *testing.T, db *gorm.DB) *authzEnv {
 	t.Helper()
 	ctx := context.Background()
 	e := &authzEnv{stack: newStackWith(t, db, netguard.DevLoopback), ctx: ctx,
-		exact: map[string]string{}, allBut: map[string]string{}}
+		exact: map[string]string{}, allBut: map[string]string{}, exactID: map[string]string{}}
 	st := e.store
 	e.receiver = newReceiver(t, "").srv.URL + "/hook"
 	e.ours = append(e.ours, e.org.ID, e.member.ID, e.bob.ID, e.cy.ID, e.team.ID)
@@ -461,7 +497,7 @@ func newAuthzEnv(t *testing.T, db *gorm.DB) *authzEnv {
 	for _, sc := range keys {
 		k, secret, err := st.CreateKey(ctx, e.org.ID, "only "+sc, models.KeyAgent, []string{sc})
 		require.NoError(t, err)
-		e.exact[sc] = secret
+		e.exact[sc], e.exactID[sc] = secret, k.ID
 		e.ours = append(e.ours, k.ID)
 		rest := slices.DeleteFunc(slices.Clone(scopes.All), func(s string) bool { return s == sc })
 		k, secret, err = st.CreateKey(ctx, e.org.ID, "all but "+sc, models.KeyAgent, rest)
@@ -494,7 +530,7 @@ func newAuthzEnv(t *testing.T, db *gorm.DB) *authzEnv {
 	_, e.memberSession, err = st.CreateSession(ctx, e.org.ID, e.member.ID)
 	require.NoError(t, err)
 	e.ours = append(e.ours, guest.ID)
-	e.create201(t, e.adminKey, "/api/v1/admin/actions", `{"name":"`+matrixAction+`","inputSchema":{"type":"object"},"policy":[{"name":"all","outcome":"allow"}]}`)
+	e.create201(t, e.adminKey, "/api/v1/admin/actions", `{"name":"`+matrixAction+`","inputSchema":{"type":"object"},"policy":[{"name":"all","outcome":"allow"}],"executors":["`+e.exactID[rc]+`"]}`)
 	e.create201(t, e.adminKey, "/api/v1/admin/actions", `{"name":"`+matrixAsk+`","inputSchema":{"type":"object"},"policy":[{"name":"ask","outcome":"approval","risk":"low"}]}`)
 	return e
 }
@@ -766,12 +802,8 @@ func (e *authzEnv) checkIdempotency(t *testing.T, row authzRow, want map[string]
 		b := e.call(t, row, p, tg, key)
 		assert.Equal(t, want[p].After, b.status, "as %s, reusing %s's Idempotency-Key: %s", p, first, b.body)
 		assert.Empty(t, b.header.Get("Idempotency-Replayed"), "as %s: %s's response was replayed", p, first)
-		// receipt_exists shows the token's first receipt by design, to
-		// any caller of the organisation holding the token.
 		for _, s := range firstSecrets(a, tg.id) {
-			if errField(b, "code") != "receipt_exists" {
-				assert.NotContains(t, string(b.body), s, "as %s: the answer carries %s's %s", p, first, s)
-			}
+			assert.NotContains(t, string(b.body), s, "as %s: the answer carries %s's %s", p, first, s)
 		}
 		last.tg, last.key, last.body = tg, key, a.body
 	}

@@ -10,11 +10,12 @@ import (
 	"github.com/assent-hq/assent/wire"
 )
 
-// receiptConflict is a refusal that carries a receipt: the token's first
-// (receipt_exists) or this one, recorded as a mismatch (input_mismatch).
+// receiptConflict is a refusal that carries a receipt: this one, recorded
+// as a mismatch (input_mismatch, a wire.Receipt), or the token's receipt
+// (receipt_exists, a wire.RecordedReceipt: its id and times only).
 type receiptConflict struct {
 	Error   *apperr.Error `json:"error"`
-	Receipt wire.Receipt  `json:"receipt"`
+	Receipt any           `json:"receipt"`
 }
 
 // reportReceipt answers 201 with the receipt, or 409 with the error and
@@ -27,7 +28,11 @@ func (h *handlers) reportReceipt(c *gin.Context) {
 	}
 	r, err := h.receipts.Report(c.Request.Context(), principal(c), &in, claim(c))
 	if e, ok := apperr.As(err); ok && r != nil {
-		c.JSON(e.Status(), receiptConflict{Error: e, Receipt: wire.NewReceipt(r)})
+		var shown any = wire.NewReceipt(r)
+		if e.Code == apperr.ReceiptExists {
+			shown = wire.NewRecordedReceipt(r)
+		}
+		c.JSON(e.Status(), receiptConflict{Error: e, Receipt: shown})
 		return
 	}
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/assent-hq/assent/evidence"
 	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/sdk/go/decisiontoken"
@@ -89,12 +90,14 @@ func TestReceipts(t *testing.T) {
 		assert.Equal(t, 400, bad.status)
 		assert.Equal(t, "executed", errField(bad, "field"))
 
-		// A second receipt of the token: the first, unchanged.
-		second := s.do(t, "POST", "/api/v1/receipts", s.memberToken, receiptBody(token, `{"amount":100,"currency":"EUR"}`, "failed", `"boom"`), nil)
+		// A second receipt of the token saying the same: the first, unchanged,
+		// named by its id and times only.
+		second := s.do(t, "POST", "/api/v1/receipts", s.agentKey, receiptBody(token, `{"amount":100,"currency":"EUR"}`, "succeeded", `"again"`), nil)
 		assert.Equal(t, 409, second.status, string(second.body))
 		assert.Equal(t, "receipt_exists", errField(second, "code"))
 		assert.Equal(t, "decisionToken", errField(second, "field"))
-		assert.Equal(t, receipt, second.decoded["receipt"])
+		assert.Equal(t, map[string]any{"id": receipt["id"], "startedAt": receipt["startedAt"], "finishedAt": receipt["finishedAt"],
+			"reportedAt": receipt["reportedAt"]}, second.decoded["receipt"])
 
 		// An allowed gate check, then something else ran.
 		require.Equal(t, 201, s.do(t, "POST", "/api/v1/admin/actions", s.adminKey,
@@ -115,17 +118,27 @@ func TestReceipts(t *testing.T) {
 		assert.Equal(t, "deploy", mismatch["action"])
 		assert.Nil(t, mismatch["approvalId"])
 		assert.NotEqual(t, mismatch["inputSha256"], mismatch["approvedInputSha256"])
+		// A later report of the approved input: the mismatch stays the
+		// token's receipt, and the report that disagrees with it is kept.
 		again := s.do(t, "POST", "/api/v1/receipts", s.agentKey, receiptBody(gated, `{"env":"staging"}`, "succeeded", "null"), nil)
 		assert.Equal(t, "receipt_exists", errField(again, "code"), "the mismatch was the token's receipt")
 		assert.Equal(t, mismatch["id"], again.decoded["receipt"].(map[string]any)["id"])
 
-		waitFor(t, func() bool { return len(slicesOf(hook.events(), "execution.mismatch")) == 1 })
+		waitFor(t, func() bool { return len(slicesOf(hook.events(), "execution.mismatch")) == 2 })
+		var sent []string
 		for _, g := range hook.received() {
 			if g.event == "execution.mismatch" {
 				assert.NoError(t, g.verified)
-				assert.Equal(t, mismatch["id"], g.body["data"].(map[string]any)["id"], "%s", g.raw)
+				data := g.body["data"].(map[string]any)
+				if data["disagreesWith"] == nil {
+					sent = append(sent, "receipt "+data["id"].(string))
+				} else {
+					sent = append(sent, "later report of "+data["disagreesWith"].(string))
+					assert.Equal(t, map[string]any{"env": "staging"}, data["input"], "%s", g.raw)
+				}
 			}
 		}
+		assert.ElementsMatch(t, []string{"receipt " + mismatch["id"].(string), "later report of " + mismatch["id"].(string)}, sent)
 
 		// The flow's timeline and evidence hold both.
 		f := s.do(t, "GET", "/api/v1/flows/"+flowID, s.agentKey, "", nil)
@@ -135,11 +148,12 @@ func TestReceipts(t *testing.T) {
 			if step["subjectType"] == "receipt" {
 				steps = append(steps, step["action"].(string)+" "+step["subjectId"].(string))
 				if step["action"] == "execution_mismatch" {
-					assert.Contains(t, step["detail"], "is not the one approved")
+					assert.Regexp(t, "is not the one approved|a later report", step["detail"])
 				}
 			}
 		}
-		assert.Equal(t, []string{"executed " + receipt["id"].(string), "execution_mismatch " + mismatch["id"].(string)}, steps)
+		assert.Equal(t, []string{"executed " + receipt["id"].(string), "execution_mismatch " + mismatch["id"].(string),
+			"execution_mismatch " + mismatch["id"].(string)}, steps, "the mismatch, then the later report that disagrees with it")
 		ev := s.do(t, "GET", "/api/v1/flows/"+flowID+"/evidence", s.agentKey, "", nil)
 		require.Equal(t, 200, ev.status, string(ev.body))
 		var inExport []string
@@ -243,4 +257,94 @@ func slicesOf(all []string, v string) []string {
 		}
 	}
 	return out
+}
+
+// TestReceiptsOnlyFromWhoMayReport: a token's receipt comes from who it
+// was issued to or a key its action names among its executors. Another key
+// of the organisation holding the token is refused 403 and takes nothing,
+// so the rightful executor's report is still the receipt; receipt_exists
+// names the receipt by its id and times only; a later report of the
+// rightful executor that disagrees with the receipt is kept as
+// execution_mismatch and execution.mismatch, once however often it is sent.
+func TestReceiptsOnlyFromWhoMayReport(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		ctx := context.Background()
+		newKey := func(name string) (string, string) {
+			k, secret, err := s.store.CreateKey(ctx, s.org.ID, name, models.KeyAgent, []string{scopes.ReceiptsWrite, scopes.GateCheck})
+			require.NoError(t, err)
+			return k.ID, secret
+		}
+		_, third := newKey("third")
+		executorID, executor := newKey("executor")
+
+		// An approval the agent key asked for: a third key and a member who
+		// did not ask are refused, whatever they say ran.
+		a := s.create(t, s.agentKey, `{"title":"Refund","approvers":["cy@example.com"],"input":{"amount":100}}`)
+		require.Equal(t, 200, s.do(t, "POST", "/api/v1/approvals/"+a["id"].(string)+"/decision", s.cyToken, `{"decision":"approve"}`, nil).status)
+		token := s.do(t, "GET", "/api/v1/approvals/"+a["id"].(string), s.agentKey, "", nil).decoded["decisionToken"].(string)
+		for name, key := range map[string]string{"a third key": third, "a named executor of no action": executor, "a member token": s.memberToken} {
+			r := s.do(t, "POST", "/api/v1/receipts", key, receiptBody(token, `{"amount":100}`, "succeeded", "null"), nil)
+			assert.Equal(t, 403, r.status, "%s: %s", name, r.body)
+			assert.Equal(t, "forbidden", errField(r, "code"), name)
+			assert.Contains(t, errField(r, "message"), "issued to", name)
+		}
+		// The requester's own report, another input: its receipt, a mismatch.
+		r := s.do(t, "POST", "/api/v1/receipts", s.agentKey, receiptBody(token, `{"amount":900}`, "succeeded", "null"), nil)
+		require.Equal(t, 409, r.status, string(r.body))
+		assert.Equal(t, "input_mismatch", errField(r, "code"), "the rightful executor's receipt was taken after the third key tried")
+
+		// An allowed gate check of an action that names its executor.
+		bad := s.do(t, "POST", "/api/v1/admin/actions", s.adminKey,
+			`{"name":"deploy","inputSchema":{"type":"object"},"policy":[{"name":"all","outcome":"allow"}],"executors":["`+executorID+`","key_nope"]}`, nil)
+		assert.Equal(t, 400, bad.status, string(bad.body))
+		assert.Equal(t, "executors[1]", errField(bad, "field"))
+		admin, err := s.store.Authenticate(ctx, s.adminKey)
+		require.NoError(t, err)
+		bad = s.do(t, "POST", "/api/v1/admin/actions", s.adminKey,
+			`{"name":"deploy","inputSchema":{"type":"object"},"executors":["`+admin.Key.ID+`"]}`, nil)
+		assert.Equal(t, "executors[0]", errField(bad, "field"), "an admin key runs nothing: %s", bad.body)
+		action := s.do(t, "POST", "/api/v1/admin/actions", s.adminKey,
+			`{"name":"deploy","inputSchema":{"type":"object"},"policy":[{"name":"all","outcome":"allow"}],"executors":["`+executorID+`","`+executorID+`"]}`, nil)
+		require.Equal(t, 201, action.status, string(action.body))
+		assert.Equal(t, []any{executorID}, action.decoded["executors"])
+		gate := s.do(t, "POST", "/api/v1/gate", s.agentKey, `{"action":"deploy","input":{"env":"prod"}}`, nil)
+		require.Equal(t, 200, gate.status, string(gate.body))
+		gated := gate.decoded["decisionToken"].(string)
+		r = s.do(t, "POST", "/api/v1/receipts", third, receiptBody(gated, `{"env":"prod"}`, "succeeded", "null"), nil)
+		assert.Equal(t, 403, r.status, string(r.body))
+		assert.Contains(t, errField(r, "message"), "executors")
+		r = s.do(t, "POST", "/api/v1/receipts", executor, receiptBody(gated, `{"env":"prod"}`, "succeeded", `{"secret":"only-the-executor-sees-this"}`), nil)
+		require.Equal(t, 201, r.status, string(r.body))
+		receipt := r.decoded
+
+		// The requester says it failed: receipt_exists, without what ran or
+		// its result, and the disagreement kept.
+		mismatches := func() (entries []models.AuditEntry, evs []models.Event) {
+			require.NoError(t, db.Where("subject_id = ? AND action = ?", receipt["id"], "execution_mismatch").Find(&entries).Error)
+			require.NoError(t, db.Where("subject_id = ? AND kind = ?", receipt["id"], "execution.mismatch").Find(&evs).Error)
+			return entries, evs
+		}
+		for range 2 {
+			r = s.do(t, "POST", "/api/v1/receipts", s.agentKey, receiptBody(gated, `{"env":"prod"}`, "failed", `"timeout"`), nil)
+			require.Equal(t, 409, r.status, string(r.body))
+			assert.Equal(t, "receipt_exists", errField(r, "code"))
+			assert.Equal(t, map[string]any{"id": receipt["id"], "startedAt": receipt["startedAt"], "finishedAt": receipt["finishedAt"],
+				"reportedAt": receipt["reportedAt"]}, r.decoded["receipt"])
+			assert.NotContains(t, string(r.body), "only-the-executor-sees-this")
+		}
+		entries, evs := mismatches()
+		require.Len(t, entries, 1, "the same report again is kept once")
+		assert.Contains(t, entries[0].Detail, "a later report by agent")
+		assert.Contains(t, entries[0].Detail, "says failed")
+		require.Len(t, evs, 1)
+		assert.Contains(t, string(evs[0].Data), `"disagreesWith":"`+receipt["id"].(string)+`"`)
+		assert.Contains(t, string(evs[0].Data), `"outcome":"failed"`)
+
+		// The same input and outcome again: nothing more to keep.
+		r = s.do(t, "POST", "/api/v1/receipts", executor, receiptBody(gated, `{"env":"prod"}`, "succeeded", "null"), nil)
+		assert.Equal(t, "receipt_exists", errField(r, "code"))
+		entries, _ = mismatches()
+		assert.Len(t, entries, 1)
+	})
 }

@@ -30,6 +30,9 @@ type ActionInput struct {
 	// DecisionTokenTTLSeconds sets how long this action's decision tokens
 	// stay valid, over the organisation's setting.
 	DecisionTokenTTLSeconds *int `json:"decisionTokenTtlSeconds" validate:"omitempty,min=60,max=2592000" nullable:"true"`
+	// Executors are agent key ids that may report receipts of this
+	// action's tokens, beside who each token was issued to.
+	Executors []string `json:"executors" validate:"max=20,dive,required,max=60"`
 }
 
 // PolicyRule is one rule of an action's policy: the first whose condition
@@ -106,6 +109,10 @@ func (s *Service) build(ctx context.Context, org *models.Organization, a *models
 	if err := checkEditable(in.InputSchema, in.EditableFields); err != nil {
 		return err
 	}
+	executors, err := s.agentKeys(ctx, org.ID, "executors", in.Executors)
+	if err != nil {
+		return err
+	}
 	policy := make([]models.PolicyRule, len(in.Policy))
 	for i := range in.Policy {
 		var err error
@@ -120,6 +127,7 @@ func (s *Service) build(ctx context.Context, org *models.Organization, a *models
 	if a.EditableFields == nil {
 		a.EditableFields = models.StringList{}
 	}
+	a.Executors = executors
 	return nil
 }
 

@@ -190,7 +190,7 @@ func (s *Service) mandate(ctx context.Context, who models.Actor, in GrantInput) 
 	if err := mandateTimes(m, in); err != nil {
 		return nil, nil, nil, err
 	}
-	if err := s.agents(ctx, who.Organization.ID, m, in.Agents); err != nil {
+	if m.Agents, err = s.agentKeys(ctx, who.Organization.ID, "agents", in.Agents); err != nil {
 		return nil, nil, nil, err
 	}
 	return granter, action, m, nil
@@ -222,22 +222,24 @@ func mandateTimes(m *models.Mandate, in GrantInput) error {
 	return nil
 }
 
-// agents checks that each key named is one of the organisation's active
-// agent keys.
-func (s *Service) agents(ctx context.Context, orgID string, m *models.Mandate, named []string) error {
+// agentKeys checks that each key named (in field[i]) is one of the
+// organisation's active agent keys, and returns them once each, in order:
+// a mandate's agents and an action's executors.
+func (s *Service) agentKeys(ctx context.Context, orgID, field string, named []string) (models.StringList, error) {
 	keys, err := s.store.ActiveAgentKeys(ctx, orgID, named)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	out := models.StringList{}
 	for i, id := range named {
 		if !slices.ContainsFunc(keys, func(k models.APIKey) bool { return k.ID == id }) {
-			return apperr.Field(apperr.InvalidRequest, fmt.Sprintf("agents[%d]", i), "%q is not an active agent key of this organisation", id)
+			return nil, apperr.Field(apperr.InvalidRequest, fmt.Sprintf("%s[%d]", field, i), "%q is not an active agent key of this organisation", id)
 		}
-		if !slices.Contains(m.Agents, id) {
-			m.Agents = append(m.Agents, id)
+		if !slices.Contains(out, id) {
+			out = append(out, id)
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // AgentNames names the organisation's active agent keys among ids, for

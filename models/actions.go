@@ -26,8 +26,11 @@ type Action struct {
 	// DecisionTokenTTLSeconds, when set, is how long this action's decision
 	// tokens stay valid, over the organisation's setting.
 	DecisionTokenTTLSeconds *int
-	CreatedAt               time.Time
-	UpdatedAt               time.Time
+	// Executors are agent key ids that may report receipts of this
+	// action's tokens, beside the key or person each token was issued to.
+	Executors StringList `gorm:"type:text;not null;default:'[]'"`
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 // PolicyRule is one rule of an action's policy.

@@ -1339,6 +1339,21 @@ var migrations = []*gormigrate.Migration{
 			}
 			return nil
 		},
+	}, {
+		// The keys an action names as its executors: besides the key or
+		// person a token was issued to, the only ones whose receipts of
+		// its tokens are taken.
+		ID: "202612070002_action_executors",
+		Migrate: func(tx *gorm.DB) error {
+			type Action struct {
+				Executors string `gorm:"type:text;not null;default:'[]'"`
+			}
+			return tx.Migrator().AddColumn(&Action{}, "Executors")
+		},
+		Rollback: func(tx *gorm.DB) error {
+			type Action struct{ Executors string }
+			return tx.Migrator().DropColumn(&Action{}, "Executors")
+		},
 	},
 }
 

@@ -46,6 +46,11 @@ type Receipt struct {
 	ReportedByID string `gorm:"size:60;not null"`
 	ReportedBy   string `gorm:"size:320;not null"`
 	CreatedAt    time.Time
+	// DisagreesWith is set on a later report of a token that already has
+	// its receipt and that says otherwise (another input or outcome): the
+	// receipt's id. Such a report is audited and announced, never stored
+	// as a receipt (not a column).
+	DisagreesWith *string `gorm:"-"`
 }
 
 // Subject names what the receipt's token decided, as audit details do.
@@ -72,8 +77,9 @@ type ReceiptRecord struct {
 // and, for a mismatch, execution.mismatch, in one transaction, and binds
 // claim (when not nil) to it. When an earlier attempt of the claimed
 // request recorded one, that receipt is returned. When the token already
-// has a receipt, nothing is written and the error is receipt_exists, with
-// the first receipt returned beside it.
+// has a receipt, the error is receipt_exists, with the first receipt
+// returned beside it; a report that disagrees with it is written as a
+// disagreement (see disagree), else nothing is.
 func (s *ReceiptStore) RecordReceipt(ctx context.Context, r ReceiptRecord, claim *Claim) (*Receipt, error) {
 	rec := r.Receipt
 	rec.ID, rec.CreatedAt = newID(ids.Receipt), Now()
@@ -112,8 +118,13 @@ func (s *ReceiptStore) RecordReceipt(ctx context.Context, r ReceiptRecord, claim
 		if ferr != nil {
 			return nil, ferr
 		}
-		return first, apperr.Field(apperr.ReceiptExists, "decisionToken", "this decision token already has its receipt, reported at %s",
-			first.CreatedAt.Format(time.RFC3339))
+		if rec.InputSHA256 != first.InputSHA256 || rec.Outcome != first.Outcome {
+			if err := s.disagree(ctx, r, first); err != nil {
+				return nil, err
+			}
+		}
+		return first, apperr.Field(apperr.ReceiptExists, "decisionToken", "this decision token already has its receipt, %s, reported at %s",
+			first.ID, first.CreatedAt.Format(time.RFC3339))
 	case err != nil:
 		return nil, err
 	case earlier != "":
@@ -126,6 +137,50 @@ func (s *ReceiptStore) RecordReceipt(ctx context.Context, r ReceiptRecord, claim
 		s.changes.EventWritten()
 	}
 	return rec, nil
+}
+
+// disagree keeps r, a later report of first's token that says another
+// input ran or it ended otherwise: an audit entry execution_mismatch on
+// first's trail and execution.mismatch with the report as data, in one
+// transaction under first's row lock. The same report again (a retry)
+// writes nothing more. The token's receipt stays first.
+func (s *ReceiptStore) disagree(ctx context.Context, r ReceiptRecord, first *Receipt) error {
+	rec := r.Receipt
+	rec.DisagreesWith = &first.ID
+	detail := first.Subject() + ": a later report by " + r.Actor.Name + " (" + r.Actor.ID + ") says " + rec.Outcome +
+		" with the input of sha256 " + rec.InputSHA256 + "; the receipt says " + first.Outcome + " with sha256 " + first.InputSHA256
+	wrote := false
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var locked Receipt
+		if err := tx.Clauses(lockForUpdate(tx)...).Where("id = ?", first.ID).Take(&locked).Error; err != nil {
+			return err
+		}
+		var seen int64
+		if err := tx.Model(&AuditEntry{}).Where("organization_id = ? AND subject_id = ? AND action = ? AND detail = ?",
+			first.OrganizationID, first.ID, "execution_mismatch", detail).Count(&seen).Error; err != nil || seen > 0 {
+			return err
+		}
+		seq, err := nextSeq(tx, first.OrganizationID, first.ID)
+		if err != nil {
+			return err
+		}
+		entry := &AuditEntry{ID: newID(ids.Audit), OrganizationID: first.OrganizationID, FlowID: first.FlowID, SubjectType: "receipt",
+			SubjectID: first.ID, Seq: seq, Action: "execution_mismatch", ActorID: r.Actor.ID, ActorName: r.Actor.Name, Detail: detail, At: rec.CreatedAt}
+		if err := writeAudit(tx, entry); err != nil {
+			return err
+		}
+		data, err := r.MismatchData(rec)
+		if err != nil {
+			return err
+		}
+		wrote = true
+		return tx.Create(&Event{ID: newID(ids.Event), OrganizationID: first.OrganizationID, Kind: events.ExecutionMismatch,
+			SubjectType: "receipt", SubjectID: first.ID, Data: data, CreatedAt: rec.CreatedAt}).Error
+	})
+	if err == nil && wrote {
+		s.changes.EventWritten()
+	}
+	return err
 }
 
 func (s *ReceiptStore) receiptWhere(ctx context.Context, orgID, where string, arg any) (*Receipt, error) {

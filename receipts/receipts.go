@@ -1,10 +1,11 @@
 // Package receipts records execution receipts: an executor's report, after
 // running what a decision token decided, of what ran, when and how it
 // ended. The token is verified as any tool verifies it (package
-// decisiontoken) with the instance's decision keys. A token takes one
-// receipt; one whose input is not the input the token approved is recorded
-// as a mismatch and announced (execution.mismatch): what ran is not what
-// was allowed.
+// decisiontoken) with the instance's decision keys, and only who the token
+// was issued to or its action's executors report (mayReport). A token
+// takes one receipt; one whose input is not the input the token approved
+// is recorded as a mismatch and announced (execution.mismatch): what ran
+// is not what was allowed.
 package receipts
 
 import (
@@ -13,6 +14,7 @@ import (
 	"crypto/ed25519"
 	"encoding/json"
 	"errors"
+	"slices"
 
 	jose "github.com/go-jose/go-jose/v4"
 
@@ -57,9 +59,10 @@ type ReportInput struct {
 }
 
 // Report verifies in's decision token (signature, issuer, p's
-// organisation, expiry, and a jti) and records the receipt. Two refusals
-// come with a receipt beside the error: receipt_exists with the token's
-// first receipt, and input_mismatch with this one, recorded as a mismatch.
+// organisation, expiry, and a jti), holds p to who may report it, and
+// records the receipt. Two refusals come with a receipt beside the error:
+// receipt_exists with the token's first receipt (a report that disagrees
+// with it kept), and input_mismatch with this one, recorded as a mismatch.
 // With a claim, a retry answers as the first attempt did.
 func (s *Service) Report(ctx context.Context, p models.Actor, in *ReportInput, claim *models.Claim) (*models.Receipt, error) {
 	rec, err := s.build(p, in)
@@ -72,7 +75,11 @@ func (s *Service) Report(ctx context.Context, p models.Actor, in *ReportInput, c
 	}
 	rec.TokenID, rec.ApprovedSHA256 = claims.ID, claims.InputSHA256
 	rec.Mismatch = rec.InputSHA256 != claims.InputSHA256
-	if err := s.decided(ctx, rec, claims.Subject); err != nil {
+	issuedTo, err := s.decided(ctx, rec, claims.Subject)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.mayReport(ctx, p, rec, issuedTo); err != nil {
 		return nil, err
 	}
 	got, err := s.store.RecordReceipt(ctx, models.ReceiptRecord{Receipt: rec, Actor: p,
@@ -182,30 +189,54 @@ func refusal(err error) string {
 }
 
 // decided fills what rec's token decided, subject: the approval or the
-// gate check, its flow and its action.
-func (s *Service) decided(ctx context.Context, rec *models.Receipt, subject string) error {
+// gate check, its flow and its action; issuedTo is who the token was
+// issued to, the approval's requester or the check's caller.
+func (s *Service) decided(ctx context.Context, rec *models.Receipt, subject string) (issuedTo string, err error) {
 	missing := apperr.Field(apperr.InvalidRequest, "decisionToken", "decisionToken names %s, which this organisation does not have", subject)
 	switch {
 	case ids.HasPrefix(subject, ids.Approval):
 		a, err := s.store.Approvals().Get(ctx, rec.OrganizationID, subject)
 		if apperr.Is(err, apperr.NotFound) {
-			return missing
+			return "", missing
 		}
 		if err != nil {
-			return err
+			return "", err
 		}
 		rec.ApprovalID, rec.FlowID, rec.Action = &a.ID, a.FlowID, a.Action
+		return a.Requester, nil
 	case ids.HasPrefix(subject, ids.GateCheck):
 		c, err := s.store.GetGateCheck(ctx, rec.OrganizationID, subject)
 		if apperr.Is(err, apperr.NotFound) {
-			return missing
+			return "", missing
 		}
 		if err != nil {
-			return err
+			return "", err
 		}
 		rec.GateCheckID, rec.FlowID, rec.Action = &c.ID, c.FlowID, &c.Action
-	default:
-		return missing
+		return c.CallerID, nil
 	}
-	return nil
+	return "", missing
+}
+
+// mayReport is who may report a token's receipt: the key or person it was
+// issued to, or an agent key its action names among its executors. Anyone
+// else holding the token could otherwise take its one receipt first.
+func (s *Service) mayReport(ctx context.Context, p models.Actor, rec *models.Receipt, issuedTo string) error {
+	if p.ID == issuedTo {
+		return nil
+	}
+	who := "the key or person it was issued to (" + issuedTo + ")"
+	if rec.Action != nil {
+		a, err := s.store.ActionNamed(ctx, rec.OrganizationID, *rec.Action)
+		switch {
+		case err == nil:
+			if !p.IsPerson && p.Key != nil && slices.Contains(a.Executors, p.Key.ID) {
+				return nil
+			}
+			who += " or a key action " + a.Name + " names among its executors"
+		case !apperr.Is(err, apperr.NotFound):
+			return err
+		}
+	}
+	return apperr.New(apperr.Forbidden, "only %s may report this decision token's receipt", who)
 }

@@ -24,7 +24,7 @@ type actionsPage struct {
 // the API's, so a refusal naming a field marks the right input. ID is set
 // when an action is being changed.
 type actionForm struct {
-	ID, Name, Description, InputSchema, EditableFields, Policy, DecisionTokenTTLSeconds string
+	ID, Name, Description, InputSchema, EditableFields, Policy, DecisionTokenTTLSeconds, Executors string
 }
 
 // newActionForm starts the form with a schema and policy to edit.
@@ -52,7 +52,7 @@ func formOfAction(a *gate.Action) actionForm {
 	_ = json.Indent(&schema, a.InputSchema, "", "  ")
 	policy, _ := json.MarshalIndent(a.Policy.V, "", "  ")
 	f := actionForm{ID: a.ID, Name: a.Name, Description: a.Description, InputSchema: schema.String(),
-		EditableFields: strings.Join(a.EditableFields, ", "), Policy: string(policy)}
+		EditableFields: strings.Join(a.EditableFields, ", "), Policy: string(policy), Executors: strings.Join(a.Executors, ", ")}
 	if a.DecisionTokenTTLSeconds != nil {
 		f.DecisionTokenTTLSeconds = strconv.Itoa(*a.DecisionTokenTTLSeconds)
 	}
@@ -75,7 +75,7 @@ func (p *Pages) showActions(c *gin.Context, status int, prob *formProblem, form 
 func (p *Pages) saveAction(c *gin.Context) {
 	form := actionForm{ID: c.PostForm("id"), Name: c.PostForm("name"), Description: c.PostForm("description"),
 		InputSchema: c.PostForm("inputSchema"), EditableFields: c.PostForm("editableFields"), Policy: c.PostForm("policy"),
-		DecisionTokenTTLSeconds: strings.TrimSpace(c.PostForm("decisionTokenTtlSeconds"))}
+		DecisionTokenTTLSeconds: strings.TrimSpace(c.PostForm("decisionTokenTtlSeconds")), Executors: c.PostForm("executors")}
 	in, err := form.input()
 	if err == nil {
 		ctx, org := c.Request.Context(), CurrentPerson(c).Organization
@@ -97,7 +97,8 @@ func (p *Pages) saveAction(c *gin.Context) {
 // input reads the form as the API's body; the policy is the API's JSON.
 func (f actionForm) input() (*gate.ActionInput, error) {
 	in := &gate.ActionInput{Name: strings.TrimSpace(f.Name), Description: f.Description,
-		InputSchema: json.RawMessage(f.InputSchema), EditableFields: splitList(f.EditableFields)}
+		InputSchema: json.RawMessage(f.InputSchema), EditableFields: splitList(f.EditableFields),
+		Executors: splitList(f.Executors)}
 	if strings.TrimSpace(f.InputSchema) == "" {
 		in.InputSchema = nil
 	}
@@ -120,7 +121,8 @@ func (f actionForm) input() (*gate.ActionInput, error) {
 
 // actionLabels name the action form's fields as the page labels them.
 var actionLabels = labels{"name": "Name", "description": "Description", "inputSchema": "Input schema",
-	"editableFields": "Editable fields", "policy": "Policy", "decisionTokenTtlSeconds": "Decision token lifetime"}
+	"editableFields": "Editable fields", "policy": "Policy", "decisionTokenTtlSeconds": "Decision token lifetime",
+	"executors": "Executors"}
 
 func (p *Pages) deleteAction(c *gin.Context) {
 	err := confirmed(c, "action")

@@ -14,6 +14,7 @@ type Action struct {
 	EditableFields          []string            `json:"editableFields"`
 	Policy                  []models.PolicyRule `json:"policy"`
 	DecisionTokenTTLSeconds *int                `json:"decisionTokenTtlSeconds"`
+	Executors               []string            `json:"executors"`
 	CreatedAt               wiretime.Time       `json:"createdAt"`
 	UpdatedAt               wiretime.Time       `json:"updatedAt"`
 }
@@ -22,7 +23,7 @@ type Action struct {
 func NewAction(a *models.Action) Action {
 	return Action{ID: a.ID, Name: a.Name, Description: a.Description, InputSchema: a.InputSchema,
 		EditableFields: nonNil(a.EditableFields), Policy: nonNil(a.Policy.V), DecisionTokenTTLSeconds: a.DecisionTokenTTLSeconds,
-		CreatedAt: wiretime.New(a.CreatedAt), UpdatedAt: wiretime.New(a.UpdatedAt)}
+		Executors: nonNil(a.Executors), CreatedAt: wiretime.New(a.CreatedAt), UpdatedAt: wiretime.New(a.UpdatedAt)}
 }
 
 // Caller is who put a question to the gate.

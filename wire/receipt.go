@@ -28,6 +28,9 @@ type Receipt struct {
 	FinishedAt          wiretime.Time  `json:"finishedAt"`
 	ReportedAt          wiretime.Time  `json:"reportedAt"`
 	ReportedBy          string         `json:"reportedBy"`
+	// DisagreesWith is set only in execution.mismatch sent for a later
+	// report that says otherwise than the token's receipt: that receipt.
+	DisagreesWith *string `json:"disagreesWith"`
 }
 
 // NewReceipt serializes r.
@@ -35,7 +38,8 @@ func NewReceipt(r *models.Receipt) Receipt {
 	return Receipt{ID: r.ID, DecisionTokenID: r.TokenID, ApprovalID: r.ApprovalID, GateCheckID: r.GateCheckID, FlowID: r.FlowID,
 		Action: r.Action, Outcome: r.Outcome, InputMatches: !r.Mismatch, Input: r.Input, InputSHA256: r.InputSHA256,
 		ApprovedInputSHA256: r.ApprovedSHA256, Result: r.Result, StartedAt: wiretime.New(r.StartedAt),
-		FinishedAt: wiretime.New(r.FinishedAt), ReportedAt: wiretime.New(r.CreatedAt), ReportedBy: r.ReportedBy}
+		FinishedAt: wiretime.New(r.FinishedAt), ReportedAt: wiretime.New(r.CreatedAt), ReportedBy: r.ReportedBy,
+		DisagreesWith: r.DisagreesWith}
 }
 
 // Execution is an approval's receipt as the approval's read shows it:
@@ -56,4 +60,19 @@ func NewExecution(r *models.Receipt) *Execution {
 	}
 	return &Execution{ReceiptID: r.ID, Outcome: r.Outcome, InputMatches: !r.Mismatch, StartedAt: wiretime.New(r.StartedAt),
 		FinishedAt: wiretime.New(r.FinishedAt), ReportedAt: wiretime.New(r.CreatedAt)}
+}
+
+// RecordedReceipt is the token's receipt as receipt_exists names it: its
+// id and times, never what ran nor its result, which are the executor's.
+type RecordedReceipt struct {
+	ID         string        `json:"id"`
+	StartedAt  wiretime.Time `json:"startedAt"`
+	FinishedAt wiretime.Time `json:"finishedAt"`
+	ReportedAt wiretime.Time `json:"reportedAt"`
+}
+
+// NewRecordedReceipt serializes r as receipt_exists names it.
+func NewRecordedReceipt(r *models.Receipt) RecordedReceipt {
+	return RecordedReceipt{ID: r.ID, StartedAt: wiretime.New(r.StartedAt), FinishedAt: wiretime.New(r.FinishedAt),
+		ReportedAt: wiretime.New(r.CreatedAt)}
 }

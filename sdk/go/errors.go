@@ -31,9 +31,10 @@ type Error struct {
 	Candidates []string
 	Header     http.Header
 	Err        error // the transport's error, with CodeNetworkError
-	// Receipt is the execution receipt a 409 CodeReceiptExists or
-	// CodeInputMismatch answers with (ReceiptConflict: the token's
-	// receipt); nil otherwise.
+	// Receipt is the execution receipt a 409 CodeInputMismatch answers
+	// with (ReceiptConflict: this one, recorded as a mismatch), or the
+	// token's receipt a 409 CodeReceiptExists names (ReceiptExists: only
+	// its ID and times set); nil otherwise.
 	Receipt *Receipt
 }
 

@@ -14,6 +14,7 @@ type Action struct {
 	DecisionTokenTtlSeconds *int64         `json:"decisionTokenTtlSeconds"`
 	Description             string         `json:"description"`
 	EditableFields          []string       `json:"editableFields"`
+	Executors               []string       `json:"executors"`
 	ID                      string         `json:"id"`
 	InputSchema             map[string]any `json:"inputSchema"`
 	Name                    string         `json:"name"`
@@ -25,6 +26,7 @@ type ActionInput struct {
 	DecisionTokenTtlSeconds *int64         `json:"decisionTokenTtlSeconds,omitempty"`
 	Description             string         `json:"description,omitempty"`
 	EditableFields          []string       `json:"editableFields,omitempty"`
+	Executors               []string       `json:"executors,omitempty"`
 	InputSchema             map[string]any `json:"inputSchema"`
 	Name                    string         `json:"name"`
 	Policy                  []PolicyRule   `json:"policy,omitempty"`
@@ -843,6 +845,7 @@ type Receipt struct {
 	ApprovalID          *string        `json:"approvalId"`
 	ApprovedInputSHA256 string         `json:"approvedInputSha256"`
 	DecisionTokenID     string         `json:"decisionTokenId"`
+	DisagreesWith       *string        `json:"disagreesWith"`
 	FinishedAt          time.Time      `json:"finishedAt"`
 	FlowID              *string        `json:"flowId"`
 	GateCheckID         *string        `json:"gateCheckId"`
@@ -857,7 +860,7 @@ type Receipt struct {
 	StartedAt           time.Time      `json:"startedAt"`
 }
 
-// ReceiptConflict: A refusal that concerns a receipt, with that receipt.
+// ReceiptConflict: `input_mismatch`: the refusal, with this receipt, recorded as a mismatch.
 type ReceiptConflict struct {
 	Error   ErrorBody `json:"error"`
 	Receipt Receipt   `json:"receipt"`
@@ -872,6 +875,12 @@ type ReceiptCreate struct {
 	StartedAt     time.Time      `json:"startedAt"`
 }
 
+// ReceiptExists: `receipt_exists`: the refusal, naming the token's receipt.
+type ReceiptExists struct {
+	Error   ErrorBody       `json:"error"`
+	Receipt RecordedReceipt `json:"receipt"`
+}
+
 type RecentReader struct {
 	Email        string    `json:"email,omitempty"`
 	ID           string    `json:"id,omitempty"`
@@ -879,6 +888,14 @@ type RecentReader struct {
 	LastViewedAt time.Time `json:"lastViewedAt"`
 	Name         string    `json:"name,omitempty"`
 	Views        int64     `json:"views"`
+}
+
+// RecordedReceipt: The token's receipt as `receipt_exists` names it: its id and times, never the input that ran nor its result.
+type RecordedReceipt struct {
+	FinishedAt time.Time `json:"finishedAt"`
+	ID         string    `json:"id"`
+	ReportedAt time.Time `json:"reportedAt"`
+	StartedAt  time.Time `json:"startedAt"`
 }
 
 type RecoverRequest struct {
@@ -1742,7 +1759,9 @@ var schemaTypes = map[string]reflect.Type{
 	"Receipt":                   reflect.TypeFor[Receipt](),
 	"ReceiptConflict":           reflect.TypeFor[ReceiptConflict](),
 	"ReceiptCreate":             reflect.TypeFor[ReceiptCreate](),
+	"ReceiptExists":             reflect.TypeFor[ReceiptExists](),
 	"RecentReader":              reflect.TypeFor[RecentReader](),
+	"RecordedReceipt":           reflect.TypeFor[RecordedReceipt](),
 	"RecoverRequest":            reflect.TypeFor[RecoverRequest](),
 	"RecoverResult":             reflect.TypeFor[RecoverResult](),
 	"Reply":                     reflect.TypeFor[Reply](),

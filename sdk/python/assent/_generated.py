@@ -76,6 +76,7 @@ class Action(Model):
     decision_token_ttl_seconds: Optional[int] = _field(default=None, metadata={"json": 'decisionTokenTtlSeconds', "type": 'any', "required": True, "nullable": True})
     description: Optional[str] = _field(default=None, metadata={"json": 'description', "type": 'any', "required": True, "nullable": False})
     editable_fields: Optional[List[str]] = _field(default=None, metadata={"json": 'editableFields', "type": '[any]', "required": True, "nullable": False})
+    executors: Optional[List[str]] = _field(default=None, metadata={"json": 'executors', "type": '[any]', "required": True, "nullable": False})
     id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": True, "nullable": False})
     input_schema: Optional[Dict[str, Any]] = _field(default=None, metadata={"json": 'inputSchema', "type": 'any', "required": True, "nullable": False})
     name: Optional[str] = _field(default=None, metadata={"json": 'name', "type": 'any', "required": True, "nullable": False})
@@ -91,6 +92,7 @@ class ActionInput(Model):
     decision_token_ttl_seconds: Optional[int] = _field(default=None, metadata={"json": 'decisionTokenTtlSeconds', "type": 'any', "required": False, "nullable": True})
     description: Optional[str] = _field(default=None, metadata={"json": 'description', "type": 'any', "required": False, "nullable": False})
     editable_fields: Optional[List[str]] = _field(default=None, metadata={"json": 'editableFields', "type": '[any]', "required": False, "nullable": False})
+    executors: Optional[List[str]] = _field(default=None, metadata={"json": 'executors', "type": '[any]', "required": False, "nullable": False})
     input_schema: Optional[Dict[str, Any]] = _field(default=None, metadata={"json": 'inputSchema', "type": 'any', "required": True, "nullable": False})
     name: Optional[str] = _field(default=None, metadata={"json": 'name', "type": 'any', "required": True, "nullable": False})
     policy: Optional[List[PolicyRule]] = _field(default=None, metadata={"json": 'policy', "type": '[PolicyRule]', "required": False, "nullable": False})
@@ -1090,6 +1092,7 @@ class Receipt(Model):
     approval_id: Optional[str] = _field(default=None, metadata={"json": 'approvalId', "type": 'any', "required": True, "nullable": True})
     approved_input_sha256: Optional[str] = _field(default=None, metadata={"json": 'approvedInputSha256', "type": 'any', "required": True, "nullable": False})
     decision_token_id: Optional[str] = _field(default=None, metadata={"json": 'decisionTokenId', "type": 'any', "required": True, "nullable": False})
+    disagrees_with: Optional[str] = _field(default=None, metadata={"json": 'disagreesWith', "type": 'any', "required": True, "nullable": True})
     finished_at: Optional[str] = _field(default=None, metadata={"json": 'finishedAt', "type": 'any', "required": True, "nullable": False})
     flow_id: Optional[str] = _field(default=None, metadata={"json": 'flowId', "type": 'any', "required": True, "nullable": True})
     gate_check_id: Optional[str] = _field(default=None, metadata={"json": 'gateCheckId', "type": 'any', "required": True, "nullable": True})
@@ -1106,7 +1109,9 @@ class Receipt(Model):
 
 @dataclass
 class ReceiptConflict(Model):
-    """Schema ReceiptConflict. A refusal that concerns a receipt, with that receipt."""
+    """Schema ReceiptConflict. `input_mismatch`: the refusal, with this receipt, recorded as a
+    mismatch.
+    """
 
     _closed = True  # whether the schema refuses other properties
     error: Optional[Error] = _field(default=None, metadata={"json": 'error', "type": 'Error', "required": True, "nullable": False})
@@ -1127,6 +1132,15 @@ class ReceiptCreate(Model):
 
 
 @dataclass
+class ReceiptExists(Model):
+    """Schema ReceiptExists. `receipt_exists`: the refusal, naming the token's receipt."""
+
+    _closed = True  # whether the schema refuses other properties
+    error: Optional[Error] = _field(default=None, metadata={"json": 'error', "type": 'Error', "required": True, "nullable": False})
+    receipt: Optional[RecordedReceipt] = _field(default=None, metadata={"json": 'receipt', "type": 'RecordedReceipt', "required": True, "nullable": False})
+
+
+@dataclass
 class RecentReader(Model):
     """Schema RecentReader."""
 
@@ -1137,6 +1151,19 @@ class RecentReader(Model):
     last_viewed_at: Optional[str] = _field(default=None, metadata={"json": 'lastViewedAt', "type": 'any', "required": True, "nullable": False})
     name: Optional[str] = _field(default=None, metadata={"json": 'name', "type": 'any', "required": False, "nullable": False})
     views: Optional[int] = _field(default=None, metadata={"json": 'views', "type": 'any', "required": True, "nullable": False})
+
+
+@dataclass
+class RecordedReceipt(Model):
+    """Schema RecordedReceipt. The token's receipt as `receipt_exists` names it: its id and times,
+    never the input that ran nor its result.
+    """
+
+    _closed = True  # whether the schema refuses other properties
+    finished_at: Optional[str] = _field(default=None, metadata={"json": 'finishedAt', "type": 'any', "required": True, "nullable": False})
+    id: Optional[str] = _field(default=None, metadata={"json": 'id', "type": 'any', "required": True, "nullable": False})
+    reported_at: Optional[str] = _field(default=None, metadata={"json": 'reportedAt', "type": 'any', "required": True, "nullable": False})
+    started_at: Optional[str] = _field(default=None, metadata={"json": 'startedAt', "type": 'any', "required": True, "nullable": False})
 
 
 @dataclass
@@ -2227,7 +2254,9 @@ MODELS: Dict[str, type] = {
     'Receipt': Receipt,
     'ReceiptConflict': ReceiptConflict,
     'ReceiptCreate': ReceiptCreate,
+    'ReceiptExists': ReceiptExists,
     'RecentReader': RecentReader,
+    'RecordedReceipt': RecordedReceipt,
     'RecoverRequest': RecoverRequest,
     'RecoverResult': RecoverResult,
     'Reply': Reply,

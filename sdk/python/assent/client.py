@@ -292,9 +292,11 @@ class Receipts(_Resource):
                idempotency_key: Optional[str] = None) -> m.Receipt:
         """Report a run: input is what ran (None for an approval without
         input), outcome succeeded or failed. A token takes one receipt:
-        AssentError 409 receipt_exists for a second, 409 input_mismatch
-        (recorded all the same) when input is not the one approved; either
-        error's receipt is the token's receipt."""
+        AssentError 409 receipt_exists for a second (its receipt the
+        token's, by id and times only), 409 input_mismatch (recorded all
+        the same, its receipt this one) when input is not the one approved;
+        403 forbidden unless the token was issued to this key or person or
+        its action names this key among its executors."""
         body = _body(m.ReceiptCreate, decision_token=decision_token, outcome=outcome, result=result,
                      started_at=_time(started_at), finished_at=_time(finished_at))
         body["input"] = dict(input) if input is not None else None  # null is sent, not left out

@@ -11,6 +11,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 import assent
 from assent import AssentError, ErrorCode, WaitTimeout
+from assent._generated import RecordedReceipt
 
 APPROVAL = {"id": "apr_1", "status": "pending", "title": "t", "input": {"amount": 1}}
 
@@ -149,13 +150,20 @@ class TransportTest(unittest.TestCase):
 
     def test_receipt_conflict_carries_the_receipt(self):
         receipt = {"id": "rcp_1", "decisionTokenId": "dtk_jti", "inputMatches": False, "outcome": "succeeded"}
+        recorded = {"id": "rcp_0", "startedAt": "2026-01-01T00:00:00Z", "finishedAt": "2026-01-01T00:00:01Z", "reportedAt": "2026-01-01T00:00:02Z"}
         s, c = self.serve([(409, {"error": {"code": "input_mismatch", "message": "m", "field": "input"}, "receipt": receipt}, {}),
+                           (409, {"error": {"code": "receipt_exists", "message": "m", "field": "decisionToken"}, "receipt": recorded}, {}),
                            err(409, "invalid_state")])
         with self.assertRaises(AssentError) as caught:
             c.receipts.create("tok", {"n": 1}, "succeeded", started_at="2026-01-01T00:00:00Z", finished_at="2026-01-01T00:00:01Z")
         self.assertEqual((409, ErrorCode.INPUT_MISMATCH, "input"), (caught.exception.status, caught.exception.code, caught.exception.field))
         self.assertEqual(("rcp_1", False), (caught.exception.receipt.id, caught.exception.receipt.input_matches))
         self.assertEqual(1, len(s.requests), "a receipt conflict is not retried")
+        with self.assertRaises(AssentError) as caught:
+            c.receipts.create("tok", {"n": 1}, "failed", started_at="2026-01-01T00:00:00Z", finished_at="2026-01-01T00:00:01Z")
+        self.assertIsInstance(caught.exception.receipt, RecordedReceipt)
+        self.assertEqual(("rcp_0", "2026-01-01T00:00:02Z"), (caught.exception.receipt.id, caught.exception.receipt.reported_at),
+                         "receipt_exists names the token's receipt by its id and times")
         with self.assertRaises(AssentError) as caught:
             c.mandates.revoke("mdt_1")
         self.assertIsNone(caught.exception.receipt, "other errors carry none")

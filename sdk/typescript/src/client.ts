@@ -223,7 +223,7 @@ export class Gate extends Resource {
 
 /** Execution receipts (scope receipts:write): what ran of what a decision token allowed. */
 export class Receipts extends Resource {
-  /** Report a run: the token's first receipt; AssentError 409 receipt_exists for a second, 409 input_mismatch (recorded) when input is not the one approved, either carrying the token's receipt (error.receipt). */
+  /** Report a run: the token's first receipt; AssentError 409 receipt_exists for a second (error.receipt the token's receipt by id and times), 409 input_mismatch (recorded; error.receipt this one) when input is not the one approved; 403 forbidden unless the token was issued to this key or person or its action names this key among its executors. */
   async create(params: Schemas["ReceiptCreate"] & PostOptions): Promise<Schemas["Receipt"]> {
     const { idempotencyKey, ...body } = params;
     return this.call("createReceipt", { body, idempotencyKey });

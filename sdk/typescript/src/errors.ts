@@ -3,13 +3,17 @@ import type { components } from "./generated/schema.js";
 
 export { ERROR_CODES, ErrorCode };
 
+/** The receipt a receipt's 409 carries: input_mismatch's in full, receipt_exists's by its id and times. */
+export type ReceiptOfConflict = components["schemas"]["Receipt"] | components["schemas"]["RecordedReceipt"];
+
 /**
  * An API call that did not succeed. status is the HTTP status (0 when no
  * answer came: code network_error, or no_api_key before sending); code the
  * API's stable code (compare with ErrorCode); message its explanation for
  * a person; field the request field at fault; candidates what a name could
- * have meant; receipt the execution receipt a 409 receipt_exists or
- * input_mismatch answers with (the token's receipt), else undefined.
+ * have meant; receipt the execution receipt a 409 input_mismatch answers
+ * with (this one, recorded as a mismatch), or the token's receipt a 409
+ * receipt_exists names (its id and times only), else undefined.
  */
 export class AssentError extends Error {
   readonly status: number;
@@ -17,7 +21,7 @@ export class AssentError extends Error {
   readonly field: string | undefined;
   readonly candidates: string[];
   readonly headers: Headers | undefined;
-  readonly receipt: components["schemas"]["Receipt"] | undefined;
+  readonly receipt: ReceiptOfConflict | undefined;
 
   constructor(
     status: number,
@@ -26,7 +30,7 @@ export class AssentError extends Error {
     field?: string | null,
     candidates?: string[] | null,
     headers?: Headers,
-    receipt?: components["schemas"]["Receipt"],
+    receipt?: ReceiptOfConflict,
   ) {
     super(`${message} (${code}${field ? ", field " + field : ""})`);
     this.name = "AssentError";
@@ -44,7 +48,7 @@ export class AssentError extends Error {
       const body = JSON.parse(text);
       const err = body?.error;
       if (err && typeof err.code === "string") {
-        // ReceiptConflict: {error, receipt}.
+        // ReceiptConflict or ReceiptExists: {error, receipt}.
         const receipt = body.receipt && typeof body.receipt === "object" && !Array.isArray(body.receipt) ? body.receipt : undefined;
         return new AssentError(status, err.code, String(err.message ?? ""), err.field, Array.isArray(err.candidates) ? err.candidates : undefined, headers, receipt);
       }

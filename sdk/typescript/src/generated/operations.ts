@@ -1883,6 +1883,7 @@ export const SCHEMA_FIELDS: Readonly<Record<string, Readonly<Record<string, bool
     "decisionTokenTtlSeconds": true,
     "description": true,
     "editableFields": true,
+    "executors": true,
     "id": true,
     "inputSchema": true,
     "name": true,
@@ -1893,6 +1894,7 @@ export const SCHEMA_FIELDS: Readonly<Record<string, Readonly<Record<string, bool
     "decisionTokenTtlSeconds": false,
     "description": false,
     "editableFields": false,
+    "executors": false,
     "inputSchema": true,
     "name": true,
     "policy": false
@@ -2477,6 +2479,7 @@ export const SCHEMA_FIELDS: Readonly<Record<string, Readonly<Record<string, bool
     "approvalId": true,
     "approvedInputSha256": true,
     "decisionTokenId": true,
+    "disagreesWith": true,
     "finishedAt": true,
     "flowId": true,
     "gateCheckId": true,
@@ -2502,6 +2505,10 @@ export const SCHEMA_FIELDS: Readonly<Record<string, Readonly<Record<string, bool
     "result": false,
     "startedAt": true
   },
+  "ReceiptExists": {
+    "error": true,
+    "receipt": true
+  },
   "RecentReader": {
     "email": false,
     "id": false,
@@ -2509,6 +2516,12 @@ export const SCHEMA_FIELDS: Readonly<Record<string, Readonly<Record<string, bool
     "lastViewedAt": true,
     "name": false,
     "views": true
+  },
+  "RecordedReceipt": {
+    "finishedAt": true,
+    "id": true,
+    "reportedAt": true,
+    "startedAt": true
   },
   "RecoverRequest": {
     "since": true

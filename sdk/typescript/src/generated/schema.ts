@@ -1384,12 +1384,18 @@ export interface paths {
          *     and how it ended. The token is verified (this instance's decision
          *     keys, the caller's organisation, not expired, a `jti`: tokens issued
          *     before receipts have none and take none) and the RFC 8785 SHA-256
-         *     of `input` must equal its `inputSha256`. A token takes one receipt:
-         *     a second is 409 `receipt_exists` with the first. An input that is
-         *     not the one approved is 409 `input_mismatch`, and is recorded all
-         *     the same: as a mismatch on the request's timeline, and sent as
-         *     `execution.mismatch`. With an Idempotency-Key a retry gets the first
-         *     answer.
+         *     of `input` must equal its `inputSha256`. Only the key or person the
+         *     token was issued to (the approval's requester, the gate check's
+         *     caller) or an agent key its action names among its `executors` may
+         *     report; anyone else is 403 `forbidden`. A token takes one receipt:
+         *     a second is 409 `receipt_exists` naming the first by its id and
+         *     times; a second that says another input ran or it ended otherwise
+         *     is recorded all the same, as `execution_mismatch` on the first's
+         *     trail and sent as `execution.mismatch` (the report as data, with
+         *     `disagreesWith`). An input that is not the one approved is 409
+         *     `input_mismatch`, and is recorded all the same: as a mismatch on
+         *     the request's timeline, and sent as `execution.mismatch`. With an
+         *     Idempotency-Key a retry gets the first answer.
          */
         post: operations["createReceipt"];
         delete?: never;
@@ -2165,6 +2171,8 @@ export interface components {
             decisionTokenTtlSeconds: number | null;
             description: string;
             editableFields: string[];
+            /** @description The agent keys that may report receipts of this action's tokens, beside who each token was issued to. */
+            executors: string[];
             id: string;
             inputSchema: Record<string, unknown>;
             name: string;
@@ -2175,6 +2183,8 @@ export interface components {
             decisionTokenTtlSeconds?: number | null;
             description?: string;
             editableFields?: string[];
+            /** @description Active agent keys of the organisation (`key_…`) that may report receipts (`POST /api/v1/receipts`) of this action's decision tokens, beside the key or person each token was issued to. Each is refused naming `executors[i]` unless it is one. */
+            executors?: string[];
             /** @description JSON Schema 2020-12 of the input. */
             inputSchema: Record<string, unknown>;
             name: string;
@@ -3124,6 +3134,8 @@ export interface components {
             approvedInputSha256: string;
             /** @description The token's `jti`. */
             decisionTokenId: string;
+            /** @description Null for a receipt. Set only in the data of an `execution.mismatch` sent for a later report of a token that already had its receipt, saying another input ran or it ended otherwise: the id of that receipt, which stays the token's. Such a report is audited on the receipt's trail and sent, never stored as a receipt; its `id` names no receipt. */
+            disagreesWith: string | null;
             finishedAt: components["schemas"]["Time"];
             flowId: string | null;
             /** @description The gate check the token decided, when the policy allowed it. */
@@ -3144,7 +3156,7 @@ export interface components {
             result: Record<string, unknown> | unknown[] | string | number | boolean | null;
             startedAt: components["schemas"]["Time"];
         };
-        /** @description A refusal that concerns a receipt, with that receipt. */
+        /** @description `input_mismatch`: the refusal, with this receipt, recorded as a mismatch. */
         ReceiptConflict: {
             error: components["schemas"]["Error"];
             receipt: components["schemas"]["Receipt"];
@@ -3166,6 +3178,11 @@ export interface components {
             /** Format: date-time */
             startedAt: string;
         };
+        /** @description `receipt_exists`: the refusal, naming the token's receipt. */
+        ReceiptExists: {
+            error: components["schemas"]["Error"];
+            receipt: components["schemas"]["RecordedReceipt"];
+        };
         RecentReader: {
             /** @description Only when the report's `showViewers` is on, and the person still exists. */
             email?: string;
@@ -3177,6 +3194,13 @@ export interface components {
             /** @description Only when the report's `showViewers` is on, and the person still exists. */
             name?: string;
             views: number;
+        };
+        /** @description The token's receipt as `receipt_exists` names it: its id and times, never the input that ran nor its result. */
+        RecordedReceipt: {
+            finishedAt: components["schemas"]["Time"];
+            id: string;
+            reportedAt: components["schemas"]["Time"];
+            startedAt: components["schemas"]["Time"];
         };
         RecoverRequest: {
             /**
@@ -9224,19 +9248,39 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["InsufficientScope"];
+            /**
+             * @description The key lacks `receipts:write` (`insufficient_scope`), or the
+             *     caller is neither who the token was issued to nor a key its
+             *     action names among its executors (`forbidden`, saying who may).
+             */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": {
+                     *         "code": "forbidden",
+                     *         "message": "only the key or person it was issued to (key_01) or a key action refund.create names among its executors may report this decision token's receipt"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
             /**
              * @description The token already has its receipt (`receipt_exists`, naming
-             *     `decisionToken`; `receipt` is the first), or the input is not
-             *     the one approved (`input_mismatch`, naming `input`; `receipt` is
-             *     this one, recorded as a mismatch).
+             *     `decisionToken`; `receipt` is the first's id and times only), or
+             *     the input is not the one approved (`input_mismatch`, naming
+             *     `input`; `receipt` is this one, recorded as a mismatch).
              */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ReceiptConflict"];
+                    "application/json": components["schemas"]["ReceiptExists"] | components["schemas"]["ReceiptConflict"];
                 };
             };
             /** @description The body is larger than 1 MiB (`payload_too_large`), or `result` is larger than 64 KB (`content_too_large`, naming `result`). */
