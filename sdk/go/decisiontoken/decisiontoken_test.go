@@ -314,6 +314,15 @@ func TestCheckMeaning(t *testing.T) {
 	}
 }
 
+// CheckKeys holds a document kept as written (a dataset) to the key rule
+// alone: its numbers are not bound by a hash.
+func TestCheckKeys(t *testing.T) {
+	assert.NoError(t, CheckKeys([]byte(`{"id":12345678901234567890}`)))
+	var ambiguous *AmbiguityError
+	require.ErrorAs(t, CheckKeys([]byte(`{"rows":[{"v":1,"V":2}]}`)), &ambiguous)
+	assert.Equal(t, "rows[0].V", ambiguous.Path)
+}
+
 func TestVerifyRefusesAmbiguousInput(t *testing.T) {
 	key := newKey(t)
 	v := &Verifier{Keys: jose.JSONWebKeySet{Keys: []jose.JSONWebKey{publicJWK(key, "k1")}}, Issuer: "https://assent.example",
