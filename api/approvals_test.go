@@ -180,7 +180,7 @@ func TestCreateApprovalDefaultsAndResolution(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		before := time.Now()
-		a := s.create(t, s.agentKey, `{"title":"Pay invoice","metadata":{"b":2,"a":[1,2]},"input":{"amount":12345678901234567890},
+		a := s.create(t, s.agentKey, `{"title":"Pay invoice","metadata":{"b":2,"a":[1,2]},"input":{"amount":9007199254740992.00},
 			"externalId":"inv-7","callbackUrl":"https://93.184.216.34/hook"}`)
 		assert.Equal(t, "pending", a["status"])
 		assert.Equal(t, "medium", a["risk"])
@@ -201,7 +201,7 @@ func TestCreateApprovalDefaultsAndResolution(t *testing.T) {
 		require.Equal(t, 200, got.status)
 		assert.NotContains(t, got.decoded, "callbackSecret", "the secret is shown once")
 		assert.Contains(t, string(got.body), `"metadata":{"b":2,"a":[1,2]}`, "metadata returned unchanged")
-		assert.Contains(t, string(got.body), `"input":{"amount":12345678901234567890}`, "input returned unchanged")
+		assert.Contains(t, string(got.body), `"input":{"amount":9007199254740992.00}`, "input returned unchanged: 2^53 is taken, spelt as sent")
 
 		// Who will decide is in the answer, though the request named nobody.
 		assert.Equal(t, []any{}, a["approvers"])

@@ -14,11 +14,17 @@ import (
 
 // TestBadInputIsRefusedByName: what no store can hold or no reader can
 // mean (a NUL character, JSON nested too deep, a number beyond a double, a
-// key twice) is refused with 400 naming the field, on both databases,
-// before any handler or store sees it.
+// key twice; in an input a token binds, keys that differ only by case and
+// integers beyond 2^53) is refused with 400 naming the field, on both
+// databases, before any handler or store sees it.
 func TestBadInputIsRefusedByName(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
+		// An action whose schema lets any key through, as the review's did.
+		action := f.do(t, "POST", "/api/v1/admin/actions", f.adminKey, `{"name":"pay","inputSchema":{"type":"object"},
+			"policy":[{"name":"small","condition":"input.amount <= 50","outcome":"allow"},{"name":"review","outcome":"approval","risk":"medium","approvers":["ada@example.com"]}]}`, nil)
+		require.Equal(t, 201, action.status, "body: %s", action.body)
+		f.publish(t, `{"title":"Dash","slug":"dash","content":`+jsonString(html("d"))+`}`)
 		deep := strings.Repeat(`{"a":`, api.MaxJSONDepth) + "1" + strings.Repeat("}", api.MaxJSONDepth)
 		tooDeep := strings.Repeat(`[`, api.MaxJSONDepth-1) + "{}" + strings.Repeat(`]`, api.MaxJSONDepth-1)
 		tests := []struct {
@@ -54,6 +60,23 @@ func TestBadInputIsRefusedByName(t *testing.T) {
 			// would pass it as left out.
 			{name: "empty role", method: "POST", path: "/api/v1/admin/members", key: f.adminKey, body: `{"email":"e@example.com","role":""}`, field: "role", msgHas: "owner, admin, member"},
 			{name: "empty risk", method: "POST", path: "/api/v1/approvals", body: `{"title":"pay","risk":""}`, field: "risk", msgHas: "low, medium, high, critical"},
+			// Keys equal without regard to case mean one field to Go's and
+			// .NET's decoders and two to the hash, rules and budgets.
+			{name: "case variant in an approval's input", method: "POST", path: "/api/v1/approvals", body: `{"title":"pay","input":{"amount":10,"currency":"EUR","Amount":900}}`, field: "input.Amount", msgHas: "only by case"},
+			{name: "case variant deep in an input", method: "POST", path: "/api/v1/approvals", body: `{"title":"pay","input":{"lines":[{"sku":"a"},{"SKU":"b","sku":"c"}]}}`, field: "input.lines[1].sku", msgHas: "only by case"},
+			{name: "long s", method: "POST", path: "/api/v1/approvals", body: `{"title":"pay","input":{"s":1,"ſ":2}}`, field: "input.ſ", msgHas: "only by case"},
+			{name: "Kelvin sign", method: "POST", path: "/api/v1/gate", body: "{\"action\":\"pay\",\"input\":{\"k\":1,\"\u212a\":2}}", field: "input.\u212a", msgHas: "only by case"},
+			{name: "case variant in a gate check", method: "POST", path: "/api/v1/gate", body: `{"action":"pay","input":{"amount":10,"currency":"EUR","Amount":900}}`, field: "input.Amount", msgHas: "only by case"},
+			{name: "case variant spending no budget", method: "POST", path: "/api/v1/gate", body: `{"action":"pay","input":{"amount":0,"Amount":100000}}`, field: "input.Amount", msgHas: "only by case"},
+			{name: "case variant in a receipt", method: "POST", path: "/api/v1/receipts", body: receiptBody("x", `{"to":"a","TO":"b"}`, "succeeded", "null"), field: "input.TO", msgHas: "only by case"},
+			{name: "case variant in a dataset", method: "PUT", path: "/api/v1/reports/dash/data/d", body: `{"rows":[{"v":1,"V":2}]}`, field: "rows[0].V", msgHas: "only by case"},
+			{name: "question ids differing by case", method: "POST", path: "/api/v1/collections", body: `{"title":"t","respondents":["ada@example.com"],"questions":[{"id":"amount","prompt":"a","kind":"number"},{"id":"Amount","prompt":"b","kind":"number"}]}`, field: "questions[1].id", msgHas: "without regard to case"},
+			// Integers a double cannot hold would be hashed as their
+			// neighbour: 9007199254740993 as 9007199254740992.
+			{name: "integer beyond 2^53 in an approval's input", method: "POST", path: "/api/v1/approvals", body: `{"title":"pay","input":{"acct":9007199254740993}}`, field: "input.acct", msgHas: "as strings"},
+			{name: "negative integer beyond 2^53 in a gate check", method: "POST", path: "/api/v1/gate", body: `{"action":"pay","input":{"ids":[1,-9007199254740993]}}`, field: "input.ids[1]", msgHas: "2^53"},
+			{name: "integer beyond 2^53 written with an exponent", method: "POST", path: "/api/v1/receipts", body: receiptBody("x", `{"acct":1e16}`, "succeeded", "null"), field: "input.acct", msgHas: "as strings"},
+			{name: "integer beyond 2^53 written with a fraction", method: "POST", path: "/api/v1/approvals", body: `{"title":"pay","input":{"acct":9007199254740993.0}}`, field: "input.acct"},
 			{name: "empty window in a nested budget", method: "POST", path: "/api/v1/mandates", key: f.memberToken, body: `{"action":"a","expiresAt":"2099-01-01T00:00:00Z","budget":{"count":1,"window":""}}`, field: "budget.window"},
 		}
 		for _, tc := range tests {
@@ -71,6 +94,16 @@ func TestBadInputIsRefusedByName(t *testing.T) {
 				assert.Contains(t, errField(r, "message"), tc.msgHas)
 			})
 		}
+
+		// 2^53 itself, a big id as a string, keys differing by case in
+		// metadata (which no token binds) and big numbers in a dataset
+		// (kept as written) stay accepted.
+		r := f.do(t, "POST", "/api/v1/gate", f.agentKey, `{"action":"pay","input":{"amount":10,"acct":9007199254740992,"ref":"9007199254740993","neg":-9007199254740992}}`, nil)
+		assert.Equal(t, 200, r.status, "body: %s", r.body)
+		r = f.do(t, "PUT", "/api/v1/reports/dash/data/d", f.agentKey, `{"id":12345678901234567890}`, nil)
+		assert.Equal(t, 201, r.status, "body: %s", r.body)
+		r = f.do(t, "POST", "/api/v1/approvals", f.agentKey, `{"title":"pay","approvers":["ada@example.com"],"metadata":{"run":1,"RUN":2},"input":{"amount":1}}`, nil)
+		assert.NotEqual(t, 400, r.status, "body: %s", r.body)
 
 		// At the limit, not beyond: the body is read as it always was (the
 		// action is unknown).

@@ -541,3 +541,33 @@ func TestDelegatesGrantNoMandates(t *testing.T) {
 		require.Equal(t, 201, own.status, string(own.body))
 	})
 }
+
+// TestMandateSumCaseVariant: a sum budget is over its field as written.
+// Spending nothing beside a case variant of it ({"amount":0,"Amount":
+// 100000}, which a Go executor reads as 100000) is refused, and the
+// variant alone is no amount, so the mandate does not cover it: a person
+// decides, and the budget is untouched.
+func TestMandateSumCaseVariant(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newMandateStack(t, db)
+		credit := `{"name":"credit.grant","inputSchema":{"type":"object","properties":{"amount":{"type":"number","minimum":0}}},
+			"policy":[{"name":"review","outcome":"approval","risk":"medium","approvers":["Finance"]}]}`
+		require.Equal(t, 201, s.do(t, "POST", "/api/v1/admin/actions", s.adminKey, credit, nil).status)
+		expires := time.Now().Add(24 * time.Hour).UTC().Format(time.RFC3339)
+		granted := s.do(t, "POST", "/api/v1/mandates", s.bobToken,
+			`{"action":"credit.grant","expiresAt":"`+expires+`","budget":{"sum":{"field":"amount","max":100},"window":"mandate"}}`, nil)
+		require.Equal(t, 201, granted.status, string(granted.body))
+		id := granted.decoded["id"].(string)
+		for range 3 {
+			r := s.do(t, "POST", "/api/v1/gate", s.gateKey, `{"action":"credit.grant","input":{"amount":0,"Amount":100000}}`, nil)
+			require.Equal(t, 400, r.status, string(r.body))
+			assert.Equal(t, "input.Amount", errField(r, "field"))
+		}
+		alone := s.do(t, "POST", "/api/v1/gate", s.gateKey, `{"action":"credit.grant","input":{"AMOUNT":100000}}`, nil)
+		require.Equal(t, 202, alone.status, string(alone.body))
+		assert.Nil(t, alone.decoded["mandateId"])
+		got := s.do(t, "GET", "/api/v1/mandates/"+id, s.bobToken, "", nil)
+		assert.Equal(t, 0.0, got.decoded["uses"])
+		assert.Equal(t, map[string]any{"count": nil, "sum": 100.0}, got.decoded["remaining"])
+	})
+}

@@ -89,10 +89,10 @@ func TestOrganisationRules(t *testing.T) {
 }
 
 // TestRulesFailClosedOnAnUnexpectedType: an amount sent as a string or an
-// array cannot be compared by the rules, so each applies its stricter
-// outcome (two approvals, its concern, its hidden field) and the
-// request's timeline says which rule and why; an amount absent is not one
-// the rules are about.
+// array cannot be compared by the rules, nor one sent as AMOUNT read, so
+// each applies its stricter outcome (two approvals, its concern, its
+// hidden field) and the request's timeline says which rule and why; an
+// amount absent is not one the rules are about.
 func TestRulesFailClosedOnAnUnexpectedType(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
@@ -109,8 +109,10 @@ func TestRulesFailClosedOnAnUnexpectedType(t *testing.T) {
 		require.Equal(t, 201, flow.status, string(flow.body))
 		flowID := flow.decoded["id"].(string)
 
-		for _, amount := range []string{`"5000"`, `[5000]`} {
-			a := s.create(t, s.agentKey, `{"title":"Pay","approvers":["Finance"],"flowId":"`+flowID+`","input":{"amount":`+amount+`,"iban":"DE00"}}`)
+		// AMOUNT is not an absent amount: many executors read it as one.
+		for amount, why := range map[string]string{`"amount":"5000"`: "(no such overload", `"amount":[5000]`: "(no such overload",
+			`"AMOUNT":5000`: "(request.input.amount is absent but request.input.AMOUNT differs from it only by case"} {
+			a := s.create(t, s.agentKey, `{"title":"Pay","approvers":["Finance"],"flowId":"`+flowID+`","input":{`+amount+`,"iban":"DE00"}}`)
 			assert.Equal(t, 2.0, a["requiredApprovals"], amount)
 			assert.Equal(t, []any{map[string]any{"principle": "prudence", "rule": "large sums", "concern": "A large sum leaves the company."}}, a["concerns"], amount)
 			rec, err := s.store.Approvals().Get(ctx, s.org.ID, a["id"].(string))
@@ -130,7 +132,7 @@ func TestRulesFailClosedOnAnUnexpectedType(t *testing.T) {
 				}
 				return false
 			})
-			assert.Contains(t, created, `organisation rule "big payments" could not be evaluated on this request (no such overload`, amount)
+			assert.Contains(t, created, `organisation rule "big payments" could not be evaluated on this request `+why, amount)
 			assert.Contains(t, created, "so its stricter outcome applies: 2 approvals", amount)
 			assert.Contains(t, created, `organisation rule "large sums" could not be evaluated`, amount)
 			assert.Contains(t, created, `organisation rule "bank details" could not be evaluated`, amount)

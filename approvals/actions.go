@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/assent-hq/assent/decisions"
 	"github.com/assent-hq/assent/internal/actionschema"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
@@ -56,6 +57,9 @@ func (s *Service) DecideVia(ctx context.Context, orgID, id, updateID string, who
 		return nil, err
 	}
 	if err := s.guestsMayStillApprove(ctx, orgID, who); err != nil {
+		return nil, err
+	}
+	if err := decisions.OneMeaningFields("corrections", d.Corrections); err != nil {
 		return nil, err
 	}
 	if err := s.holdToSchema(ctx, orgID, id, who, d); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/assent-hq/assent/decisions"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/rules"
@@ -136,6 +137,9 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 		return nil, err
 	}
 	if rec.Input, err = requests.JSONObject("input", in.Input); err != nil {
+		return nil, err
+	}
+	if err := decisions.OneMeaning("input", rec.Input); err != nil {
 		return nil, err
 	}
 	if err := checkEditableFields(rec.Input, in.EditableFields); err != nil {

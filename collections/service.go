@@ -13,6 +13,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/assent-hq/assent/decisions"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/netguard"
@@ -176,6 +177,9 @@ func (s *Service) Reply(ctx context.Context, who models.Actor, id, updateID stri
 	if err != nil {
 		return nil, err
 	}
+	if err := distinctAnswers(in.Answers); err != nil {
+		return nil, err
+	}
 	if in.Submit {
 		return s.Update(ctx, c.OrganizationID, id, updateID, workflows.UpdateSubmitReply,
 			&workflows.SubmitReplyRequest{RespondentID: person.ID(), RespondentName: person.DisplayName(),
@@ -226,4 +230,18 @@ func (s *Service) RemoveRespondent(ctx context.Context, orgID string, by models.
 // delegate: never to its requester, who would be asking themselves.
 func handover(c *models.Collection) requests.Handover {
 	return requests.Handover{Requester: c.Requester}
+}
+
+// distinctAnswers refuses answers whose ids differ only by case, which an
+// agent decoding them may read as one (questions.Define refuses such ids
+// since; this holds a collection made before).
+func distinctAnswers(answers map[string]json.RawMessage) error {
+	if len(answers) == 0 {
+		return nil
+	}
+	doc, err := json.Marshal(answers)
+	if err != nil {
+		return apperr.Field(apperr.InvalidRequest, "answers", "answers is not JSON")
+	}
+	return decisions.DistinctKeys("answers", doc)
 }

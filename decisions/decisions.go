@@ -7,9 +7,13 @@
 package decisions
 
 import (
+	"encoding/json"
+	"errors"
 	"slices"
+	"strings"
 	"time"
 
+	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/sdk/go/decisiontoken"
@@ -84,3 +88,54 @@ func ForGateCheck(c *models.GateCheck, action *models.Action, org *models.Organi
 // newID is a token's jti: unique, so one token takes one execution
 // receipt.
 func newID() string { return ids.New(ids.TokenID) }
+
+// OneMeaning refuses, as 400 invalid_request naming the place (field
+// "input.Amount"), an input that a token, a budget, a rule or a schema
+// binds but an executor may read otherwise (decisiontoken.CheckMeaning:
+// keys equal without regard to case in one object, numbers beyond
+// ±2^53). Every input Assent binds passes here: approvals' (and their
+// corrections), the gate's checks' and receipts'; metadata and other
+// free-form fields do not.
+func OneMeaning(field string, input []byte) error {
+	return named(field, decisiontoken.CheckMeaning(input))
+}
+
+// DistinctKeys is OneMeaning's rule on keys alone, for documents kept as
+// written that no token binds but an agent or a page decodes: a
+// collection's answers, a report's dataset.
+func DistinctKeys(field string, doc []byte) error {
+	return named(field, decisiontoken.CheckKeys(doc))
+}
+
+// OneMeaningFields is OneMeaning for an object held as its fields (a
+// decision's corrections).
+func OneMeaningFields(field string, fields map[string]json.RawMessage) error {
+	if len(fields) == 0 {
+		return nil
+	}
+	doc, err := json.Marshal(fields)
+	if err != nil {
+		return apperr.Field(apperr.InvalidRequest, field, "%s is not JSON", field)
+	}
+	return OneMeaning(field, doc)
+}
+
+// named is the API's refusal of an ambiguity found in field.
+func named(field string, err error) error {
+	var ambiguous *decisiontoken.AmbiguityError
+	if !errors.As(err, &ambiguous) {
+		return err
+	}
+	at := field
+	switch {
+	case ambiguous.Path == "":
+	case field == "" || strings.HasPrefix(ambiguous.Path, "["):
+		at = field + ambiguous.Path
+	default:
+		at = field + "." + ambiguous.Path
+	}
+	if at == "" {
+		at = "body"
+	}
+	return apperr.Field(apperr.InvalidRequest, at, "%s %s", at, ambiguous.Problem)
+}

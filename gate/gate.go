@@ -96,6 +96,9 @@ func (s *Service) Check(ctx context.Context, p models.Actor, in *CheckInput, cla
 	if err != nil {
 		return nil, err
 	}
+	if err := decisions.OneMeaning("input", input); err != nil {
+		return nil, err
+	}
 	if input == nil {
 		input = []byte("{}")
 	}

@@ -18,6 +18,7 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 
+	"github.com/assent-hq/assent/decisions"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/models"
@@ -106,6 +107,9 @@ func (s *Service) build(p models.Actor, in *ReportInput) (*models.Receipt, error
 	sum, err := decisiontoken.InputSHA256(in.Input)
 	if err != nil {
 		return nil, apperr.Field(apperr.InvalidRequest, "input", "input must be JSON with one meaning (RFC 8785): %v", err)
+	}
+	if err := decisions.OneMeaning("input", in.Input); err != nil {
+		return nil, err
 	}
 	started, err := requests.Timestamp("startedAt", in.StartedAt)
 	if err != nil {

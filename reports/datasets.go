@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"regexp"
 
+	"github.com/assent-hq/assent/decisions"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/models"
 )
@@ -24,6 +25,11 @@ func (s *Service) PutDataset(ctx context.Context, orgID string, by models.Actor,
 	}
 	if len(body) == 0 || !json.Valid(body) {
 		return nil, false, apperr.New(apperr.InvalidRequest, "a dataset is one JSON document: send it as the request body")
+	}
+	// Keys differing only by case would mean one field to some readers
+	// and two to others; numbers stay as written.
+	if err := decisions.DistinctKeys("", body); err != nil {
+		return nil, false, err
 	}
 	return s.store.PutDataset(ctx, orgID, idOrSlug, name, body)
 }

@@ -261,7 +261,8 @@ func decisionTokenVectors(t *testing.T) tokenVectors {
 	gate := claims("chk_01jgx5z7m3q8r2t4v6w8y0a2c4", input)
 	gate.Action, gate.Deciders = "refund.create", nil
 	gateToken := sign(active, activeKid, gate)
-	tricky := `{"z":1e21,"a":[0.1,-0,1.5e-7,80.0,8e1,1E+2,-1.25e-10,123456789012345680000],"\u00e9":"caf\u00e9 \ud83d\ude00","\u20ac":"\u001f\"\\/","b":{"y":null,"x":true,"10":false,"1":[]},"big":9007199254740993,"\ud83d\ude00":"\u2028"}`
+	// Numbers within ±2^53: a token binds no other (see input_*_beyond_2_53).
+	tricky := `{"z":1e15,"a":[0.1,-0,1.5e-7,80.0,8e1,1E+2,-1.25e-10,1234567890123456.8e-1],"\u00e9":"caf\u00e9 \ud83d\ude00","\u20ac":"\u001f\"\\/","b":{"y":null,"x":true,"10":false,"1":[]},"big":9007199254740992,"\ud83d\ude00":"\u2028"}`
 	otherIssuer := claims(sub, input)
 	otherIssuer.Issuer = "https://other.example.com"
 
@@ -298,6 +299,29 @@ func decisionTokenVectors(t *testing.T) tokenVectors {
 		{Name: "missing_input_hash", Token: raw(active, header("EdDSA", activeKid),
 			`{"iss":"`+issuer+`","sub":"`+sub+`","org":"`+org+`","deciders":[],"iat":1767225600,"exp":1767229200}`), Input: input, Now: now, Error: "malformed"},
 		{Name: "payload_not_json", Token: raw(active, header("EdDSA", activeKid), `not json`), Input: input, Now: now, Error: "malformed"},
+	}
+	// Inputs an executor may read otherwise than their hash, each signed
+	// as it is, so that only the ambiguity refuses it (an older server may
+	// have approved one): keys equal under Unicode simple case folding in
+	// one object, numbers beyond ±2^53.
+	for _, c := range []struct{ name, in string }{
+		{"input_keys_differing_by_case", `{"amount":10,"currency":"EUR","Amount":900}`},
+		{"input_keys_differing_by_case_nested", `{"lines":[{"sku":"a"},{"SKU":"b","sku":"c"}]}`},
+		{"input_keys_long_s", `{"s":1,"ſ":2}`},
+		{"input_keys_kelvin_sign", "{\"k\":1,\"\u212a\":2}"},
+		{"input_integer_beyond_2_53", `{"acct":9007199254740993}`},
+		{"input_negative_integer_beyond_2_53", `{"acct":[-9007199254740993]}`},
+		{"input_exponent_beyond_2_53", `{"acct":1e16}`},
+		{"input_fraction_beyond_2_53", `{"acct":9007199254740992.5}`},
+		{"valid_2_53_and_big_id_as_string", `{"acct":9007199254740992,"neg":-9007199254740992,"ref":"9007199254740993","n":1.5}`},
+		{"valid_keys_equal_only_under_full_folding", `{"ß":1,"ss":2,"ı":3,"i":4}`},
+		{"valid_case_variants_in_different_objects", `{"a":{"k":1},"b":{"K":2}}`},
+	} {
+		tc := tokenCase{Name: c.name, Token: sign(active, activeKid, claims(sub, c.in)), Input: c.in, Now: now, Error: "input"}
+		if strings.HasPrefix(c.name, "valid_") {
+			tc.Error, tc.Subject = "", sub
+		}
+		cases = append(cases, tc)
 	}
 	v := tokenVectors{JWKS: jwks, Issuer: issuer, Organization: org, Leeway: 30, Cases: cases}
 	for i := range v.Cases {

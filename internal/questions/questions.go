@@ -90,11 +90,13 @@ func Define(in []Input) ([]Question, error) {
 		} else if len(id) > MaxIDLength || !idPattern.MatchString(id) {
 			return nil, apperr.Field(apperr.InvalidRequest, field+".id", "%s.id must be 1 to %d letters, digits, '-' or '_'", field, MaxIDLength)
 		}
-		if j, taken := givenAt[id]; taken {
+		// Without regard to case: the answers are an object keyed by id,
+		// which many agents decode matching keys without it.
+		if j, taken := givenAt[strings.ToLower(id)]; taken {
 			return nil, apperr.Field(apperr.InvalidRequest, field+".id",
-				"%s.id %q is also the id of questions[%d] (a question without an id is numbered q1, q2, … by its position)", field, id, j)
+				"%s.id %q is also the id of questions[%d], without regard to case (a question without an id is numbered q1, q2, … by its position)", field, id, j)
 		}
-		givenAt[id] = i
+		givenAt[strings.ToLower(id)] = i
 		if strings.TrimSpace(q.Prompt) == "" {
 			return nil, apperr.Field(apperr.InvalidRequest, field+".prompt", "%s.prompt is required", field)
 		}

@@ -8,6 +8,7 @@ package rules
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -110,6 +111,9 @@ type compiled struct {
 	// steps (request.input.amount is [input amount]): what tells a field
 	// the request lacks from other failures (see lacksField).
 	reads [][]any
+	// named are those and the paths has() tests: what a key differing
+	// from one only by case must not dodge (see caseVariant).
+	named [][]any
 }
 
 func newEnv(vars ...cel.EnvOption) *cel.Env {
@@ -196,6 +200,12 @@ func program(kind, condition string) (*compiled, error) {
 	celast.PreOrderVisit(ast.NativeRep().Expr(), celast.NewExprVisitor(func(e celast.Expr) {
 		if path, ok := requestPath(e); ok && len(path) > 0 {
 			c.reads = append(c.reads, path)
+			c.named = append(c.named, path)
+		}
+		if e.Kind() == celast.SelectKind && e.AsSelect().IsTestOnly() {
+			if path, ok := requestPath(e.AsSelect().Operand()); ok {
+				c.named = append(c.named, append(path, e.AsSelect().FieldName()))
+			}
 		}
 	}))
 	programs.Store(cacheKey, c)
@@ -310,7 +320,17 @@ func Forbids(rs []Rule, report, grant map[string]any) (string, error) {
 // would not, while a value of the wrong kind, which a receiver may still
 // read as the amount, applies. Sharing rules read maps the server builds,
 // so a key missing there is the rule's own mistake, and it applies.
+//
+// Nor is a field absent whose key the request spells in another case
+// (AMOUNT for request.input.amount, whether read or tested with has()):
+// many executors read it as the field, so the rule applies, failing
+// closed, and the error says why.
 func applies(r Rule, vars map[string]any) (bool, error) {
+	if r.Kind != KindSharing {
+		if err := caseVariant(r, vars["request"]); err != nil {
+			return true, err
+		}
+	}
 	matched, err := matches(r.Kind, r.Condition, vars)
 	switch {
 	case err == nil:
@@ -340,6 +360,38 @@ func lacksField(r Rule, request any, err error) bool {
 		}
 	}
 	return false
+}
+
+// caseVariant is why r's condition must not be read on request when a
+// path it names is absent there but a key equal to its step without
+// regard to case (strings.EqualFold) is present; nil otherwise.
+func caseVariant(r Rule, request any) error {
+	c, err := program(r.Kind, r.Condition)
+	if err != nil {
+		return nil // matches says why
+	}
+	for _, path := range c.named {
+		v, at := request, "request"
+		for _, step := range path {
+			x, ok := v.(map[string]any)
+			key, isKey := step.(string)
+			if !ok || !isKey {
+				break
+			}
+			next, found := x[key]
+			if !found {
+				for _, other := range slices.Sorted(maps.Keys(x)) {
+					if strings.EqualFold(other, key) {
+						return fmt.Errorf("%s.%s is absent but %s.%s differs from it only by case, which many executors read as the same field",
+							at, key, at, other)
+					}
+				}
+				break
+			}
+			v, at = next, at+"."+key
+		}
+	}
+	return nil
 }
 
 func lacks(v any, path []any) bool {

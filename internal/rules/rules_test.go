@@ -226,3 +226,23 @@ func TestEqualityAcrossKindsFailsClosed(t *testing.T) {
 	assert.Equal(t, 0, i)
 	assert.Error(t, err)
 }
+
+// A key the request spells in another case than the condition does not
+// excuse the rule as an absent one does: many executors read AMOUNT as
+// amount. The rule applies, failing closed, and says why.
+func TestACaseVariantDoesNotExcuse(t *testing.T) {
+	for _, condition := range []string{`request.input.amount > 1000`, `has(request.input.amount) && request.input.amount > 1000`} {
+		r := Rule{Name: "big payments", Kind: KindApproval, Condition: condition, RequiredApprovals: 2}
+		for _, input := range []map[string]any{{"AMOUNT": 5000.0}, {"Amount": 1.0}, {"ext": map[string]any{}, "aMoUnT": "x"}} {
+			out := Evaluate([]Rule{r}, map[string]any{"risk": "low", "input": input})
+			assert.Equal(t, 2, out.RequiredApprovals, "%s on %v", condition, input)
+			if assert.Len(t, out.Unevaluated, 1) {
+				assert.Contains(t, out.Unevaluated[0].String(), "request.input.amount is absent but request.input.")
+				assert.Contains(t, out.Unevaluated[0].String(), "differs from it only by case")
+			}
+		}
+		out := Evaluate([]Rule{r}, map[string]any{"risk": "low", "input": map[string]any{"currency": "EUR"}})
+		assert.Equal(t, 1, out.RequiredApprovals, "an absent field with no variant still excuses")
+		assert.Empty(t, out.Unevaluated)
+	}
+}

@@ -23,7 +23,10 @@
 //	             receipts, which take none)
 //
 // Verify compares inputs by their canonical hash, so the order of keys and
-// the whitespace of the input do not matter; any other value does.
+// the whitespace of the input do not matter; any other value does. It
+// refuses an input that may mean something else to an executor than to
+// the hash (CheckMeaning): keys equal without regard to case in one
+// object, numbers beyond ±2^53.
 package decisiontoken
 
 import (
@@ -66,7 +69,8 @@ var (
 	ErrExpired = errors.New("decisiontoken: token expired")
 	// ErrNotYetValid: the token is issued in the future (a clock is off).
 	ErrNotYetValid = errors.New("decisiontoken: token issued in the future")
-	// ErrInput: the input is not the one approved (or not JSON at all).
+	// ErrInput: the input is not the one approved (or not JSON at all, or
+	// ambiguous: ErrAmbiguous).
 	ErrInput = errors.New("decisiontoken: input is not the one approved")
 	// ErrVerifier: the verifier names no key, issuer or organisation, and
 	// would accept too much.
@@ -302,8 +306,13 @@ func (v *Verifier) VerifyToken(token string) (*Claims, error) {
 }
 
 // Approves reports, as ErrInput, when input (JSON) is not the input the
-// claims approved.
+// claims approved, or may mean something else to an executor than to its
+// hash (CheckMeaning; errors.Is names ErrAmbiguous too): an older server
+// may have approved such an input.
 func (c *Claims) Approves(input []byte) error {
+	if err := CheckMeaning(input); err != nil {
+		return fmt.Errorf("%w: %w", ErrInput, err)
+	}
 	sum, err := InputSHA256(input)
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrInput, err)

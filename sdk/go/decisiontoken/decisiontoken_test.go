@@ -283,3 +283,59 @@ func TestNewVerifier(t *testing.T) {
 	_, err = NewVerifier([]byte(`{"keys":`), "https://assent.example", "org_1")
 	assert.Error(t, err)
 }
+
+func TestCheckMeaning(t *testing.T) {
+	for _, ok := range []string{
+		`{"amount":10,"currency":"EUR"}`, `null`, ``, `[1,2]`, `{"acct":9007199254740992}`, `{"acct":-9007199254740992}`,
+		`{"acct":"9007199254740993"}`, `{"a":{"k":1},"b":{"K":2}}`, `{"ß":1,"ss":2}`, `{"ı":1,"i":2}`, `{"n":1.5e15,"m":0.1}`,
+	} {
+		assert.NoError(t, CheckMeaning([]byte(ok)), ok)
+	}
+	for in, path := range map[string]string{
+		`{"amount":10,"currency":"EUR","Amount":900}`:   "Amount",
+		`{"AMOUNT":1,"amount":2}`:                       "amount",
+		`{"lines":[{"sku":"a"},{"sku":"b","SKU":"c"}]}`: "lines[1].SKU",
+		`{"s":1,"ſ":2}`:                                 "ſ",
+		"{\"k\":1,\"\u212a\":2}":                        "\u212a",
+		`{"acct":9007199254740993}`:                     "acct",
+		`{"acct":-9007199254740993}`:                    "acct",
+		`{"acct":9007199254740992.5}`:                   "acct",
+		`{"acct":9.007199254740993e15}`:                 "acct",
+		`{"a":[1,1e16]}`:                                "a[1]",
+		`{"a":1e400}`:                                   "a",
+		`9007199254740994`:                              "",
+	} {
+		err := CheckMeaning([]byte(in))
+		var ambiguous *AmbiguityError
+		if assert.ErrorAs(t, err, &ambiguous, in) {
+			assert.Equal(t, path, ambiguous.Path, in)
+			assert.ErrorIs(t, err, ErrAmbiguous)
+		}
+	}
+}
+
+// CheckKeys holds a document kept as written (a dataset) to the key rule
+// alone: its numbers are not bound by a hash.
+func TestCheckKeys(t *testing.T) {
+	assert.NoError(t, CheckKeys([]byte(`{"id":12345678901234567890}`)))
+	var ambiguous *AmbiguityError
+	require.ErrorAs(t, CheckKeys([]byte(`{"rows":[{"v":1,"V":2}]}`)), &ambiguous)
+	assert.Equal(t, "rows[0].V", ambiguous.Path)
+}
+
+func TestVerifyRefusesAmbiguousInput(t *testing.T) {
+	key := newKey(t)
+	v := &Verifier{Keys: jose.JSONWebKeySet{Keys: []jose.JSONWebKey{publicJWK(key, "k1")}}, Issuer: "https://assent.example",
+		Organization: "org_1", Now: func() time.Time { return decidedAt }}
+	for _, in := range []string{`{"amount":10,"currency":"EUR","Amount":900}`, `{"acct":9007199254740993}`} {
+		c := claims(t)
+		sum, err := InputSHA256([]byte(in))
+		require.NoError(t, err)
+		c.InputSHA256 = sum
+		token, err := Sign(key, "k1", c)
+		require.NoError(t, err)
+		_, err = v.Verify(token, []byte(in))
+		assert.ErrorIs(t, err, ErrInput, in)
+		assert.ErrorIs(t, err, ErrAmbiguous, in)
+	}
+}

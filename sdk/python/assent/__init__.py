@@ -13,13 +13,13 @@ from ._version import __version__
 from .approval import ApprovalDenied, require_approval
 from .client import Client, WaitTimeout
 from .errors import AssentError
-from .jcs import canonicalize, input_sha256
+from .jcs import AmbiguityError, canonicalize, check_meaning, input_sha256
 from .verify import (DecisionClaims, DecisionTokenError, VerificationError, WebhookEvent, WebhookVerificationError,
                      verify_decision_token, verify_webhook)
 from . import models
 
 __all__ = [
-    "AssentError", "ApprovalDenied", "Client", "DecisionClaims", "DecisionTokenError", "ERROR_CODES", "ErrorCode",
+    "AmbiguityError", "AssentError", "ApprovalDenied", "Client", "DecisionClaims", "DecisionTokenError", "ERROR_CODES", "ErrorCode",
     "VerificationError", "WaitTimeout", "WebhookEvent", "WebhookVerificationError", "__version__", "canonicalize",
-    "input_sha256", "models", "require_approval", "verify_decision_token", "verify_webhook",
+    "check_meaning", "input_sha256", "models", "require_approval", "verify_decision_token", "verify_webhook",
 ]

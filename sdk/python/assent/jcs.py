@@ -9,7 +9,8 @@ with the minimal escapes, and object keys sorted by their UTF-16 code units.
 import hashlib
 import json
 import math
-from typing import Any, List, Union
+from decimal import Decimal
+from typing import Any, Dict, List, Union
 
 
 class CanonicalizationError(ValueError):
@@ -153,3 +154,119 @@ def format_number(n: Union[int, float]) -> str:
         e = n - 1
         s = digits[0] + ("." + digits[1:] if k > 1 else "") + "e" + ("+" if e >= 0 else "-") + str(abs(e))
     return sign + s
+
+
+MAX_EXACT_INTEGER = 2**53
+"""Up to 2^53 a double holds every integer."""
+
+
+class AmbiguityError(ValueError):
+    """An input may mean one thing to its hash and another to an executor
+    (see check_meaning); path names where."""
+
+    def __init__(self, path: str, problem: str):
+        super().__init__("%s %s" % (path or "the input", problem))
+        self.path = path
+
+
+def check_meaning(value: Any) -> None:
+    """Raise AmbiguityError for an input whose meaning depends on who reads
+    it: an object holding two keys equal under Unicode simple case folding
+    ("amount" and "Amount", "s" and "ſ", "k" and the Kelvin sign), which Go's
+    and .NET's decoders read as one field; a number beyond ±2^53, which the
+    hash reads as the double it rounds to (send big ids as strings). value
+    is a JSON value, or bytes of JSON text (whose numbers are read exactly);
+    text that is not JSON is left to input_sha256."""
+    if isinstance(value, (bytes, bytearray)):
+        _check_text(bytes(value))
+        return
+    _walk(value, "")
+
+
+def _walk(value: Any, path: str) -> None:
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return
+    if isinstance(value, (int, float, Decimal)):
+        if abs(value) > MAX_EXACT_INTEGER:
+            raise _beyond(path, str(value))
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _walk(v, "%s[%d]" % (path, i))
+    elif isinstance(value, dict):
+        seen: Dict[str, str] = {}
+        for k, v in value.items():
+            at = "%s.%s" % (path, k) if path else str(k)
+            _same_key(seen, str(k), at)
+            _walk(v, at)
+
+
+def _check_text(text: bytes) -> None:
+    try:
+        s = text.decode("utf-8")
+    except UnicodeDecodeError:
+        return
+    if s.strip() == "":
+        return
+
+    # json hands hooks no path: each number and object becomes a marker
+    # that the walk below names.
+    class Num:
+        def __init__(self, text: str):
+            self.text = text
+
+    class Obj:
+        def __init__(self, pairs: List[Any]):
+            self.pairs = pairs
+
+    try:
+        tree = json.loads(s, object_pairs_hook=Obj, parse_float=Num, parse_int=Num,
+                          parse_constant=lambda name: None)
+    except (ValueError, RecursionError):
+        return
+
+    def walk(v: Any, path: str) -> None:
+        if isinstance(v, Num):
+            if abs(Decimal(v.text)) > MAX_EXACT_INTEGER:
+                raise _beyond(path, v.text)
+        elif isinstance(v, list):
+            for i, x in enumerate(v):
+                walk(x, "%s[%d]" % (path, i))
+        elif isinstance(v, Obj):
+            seen: Dict[str, str] = {}
+            for k, x in v.pairs:
+                at = "%s.%s" % (path, k) if path else k
+                _same_key(seen, k, at)
+                walk(x, at)
+
+    walk(tree, "")
+
+
+def _same_key(seen: Dict[str, str], key: str, at: str) -> None:
+    folded = fold_key(key)
+    if folded in seen:
+        raise AmbiguityError(at, "differs from %s only by case: keys equal without regard to case mean one field to "
+                                 "many executors (Go, .NET) and two to Assent" % json.dumps(seen[folded], ensure_ascii=False))
+    seen[folded] = key
+
+
+def _beyond(path: str, text: str) -> AmbiguityError:
+    return AmbiguityError(path, "is %s, beyond ±2^53 (9007199254740992), where a double no longer holds every integer, "
+                                "so it would be hashed as another number: send big ids and amounts as strings" % text)
+
+
+def fold_key(key: str) -> str:
+    """key with each character replaced by one of its simple case folding
+    class, so that two keys fold alike exactly when Go's strings.EqualFold
+    holds: upper then lower case where each is one character (not
+    str.casefold, which folds ß to ss); the dotless ı folds to itself (its
+    upper case I folds to i)."""
+    out = []
+    for ch in key:
+        if ch == "\u0131":
+            out.append(ch)
+            continue
+        u = ch.upper()
+        upper = u if len(u) == 1 else ch
+        low = upper.lower()
+        out.append(low if len(low) == 1 else upper)
+    return "".join(out)

@@ -191,7 +191,10 @@ def verify_decision_token(token: str, input: Any, *, issuer: str, organization: 
 
     input is the input about to run: a JSON value (dict, list, …), or bytes
     of JSON text. It is compared by the SHA-256 of its RFC 8785 canonical
-    form, so key order, whitespace and number spelling do not matter.
+    form, so key order, whitespace and number spelling do not matter; an
+    input that may mean something else to an executor (jcs.check_meaning:
+    keys equal without regard to case in one object, numbers beyond
+    ±2^53) is refused as "input".
     issuer is the instance's base URL (the token's iss); organization the
     organisation whose decisions are accepted. jwks is the instance's key
     set (the JSON of /.well-known/jwks.json); without it, it is fetched from
@@ -242,6 +245,12 @@ def verify_decision_token(token: str, input: Any, *, issuer: str, organization: 
         raise DecisionTokenError("expired", "expired at %d" % exp)
     if iat > current + leeway:
         raise DecisionTokenError("not_yet_valid", "issued in the future, at %d" % iat)
+    try:
+        # An input an executor may read otherwise than its hash is refused
+        # even when the hash matches: an older server may have approved it.
+        jcs.check_meaning(input)
+    except jcs.AmbiguityError as e:
+        raise DecisionTokenError("input", "the input may mean something else to an executor: %s" % e) from e
     try:
         digest = jcs.input_sha256(input)
     except jcs.CanonicalizationError as e:

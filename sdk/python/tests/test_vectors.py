@@ -58,6 +58,27 @@ class DecisionTokenVectors(unittest.TestCase):
                         verify_decision_token(c["token"], c["input"].encode("utf-8"), **kwargs)
                     self.assertEqual(c["error"], caught.exception.reason)
 
+    def test_ambiguous_input_refused_as_a_value_too(self):
+        v = load()["decisionTokens"]
+        # Python holds big integers exactly and a float beyond 2^53 is
+        # refused too; 9007199254740992.5 read as a float is 2^53 already.
+        cases = [c for c in v["cases"] if (c["name"].startswith("input_keys") or c["name"].endswith("beyond_2_53"))
+                 and "fraction" not in c["name"]]
+        self.assertGreaterEqual(len(cases), 7)
+        for c in cases:
+            with self.subTest(c["name"]):
+                with self.assertRaises(DecisionTokenError) as caught:
+                    verify_decision_token(c["token"], json.loads(c["input"]), issuer=v["issuer"], organization=v["organization"],
+                                          jwks=v["jwks"], now=c["now"], leeway=v["leeway"])
+                self.assertEqual("input", caught.exception.reason)
+        with self.assertRaises(jcs.AmbiguityError) as caught:
+            jcs.check_meaning({"a": [{"amount": 1, "AMOUNT": 2}]})
+        self.assertEqual("a[0].AMOUNT", caught.exception.path)
+        with self.assertRaises(jcs.AmbiguityError) as caught:
+            jcs.check_meaning(b'{"n":[1,-9007199254740993]}')
+        self.assertEqual("n[1]", caught.exception.path)
+        jcs.check_meaning({"n": 2**53, "ref": "9007199254740993", "\u00df": 1, "ss": 2, "\u0131": 3, "i": 4})
+
     def test_verifier_needs_issuer_and_organization(self):
         v = load()["decisionTokens"]
         c = v["cases"][0]

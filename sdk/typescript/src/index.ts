@@ -5,7 +5,7 @@ export type { ReceiptOfConflict } from "./errors.js";
 export { Transport, type RequestOptions, type TransportOptions } from "./http.js";
 export { OPERATIONS, type OperationId } from "./generated/operations.js";
 export type { components, operations, paths } from "./generated/schema.js";
-export { canonicalize, inputSha256, parse as parseJson, CanonicalizationError } from "./jcs.js";
+export { canonicalize, inputSha256, parse as parseJson, CanonicalizationError, checkMeaning, AmbiguityError, MAX_EXACT_INTEGER } from "./jcs.js";
 export {
   verifyWebhook,
   verifyDecisionToken,

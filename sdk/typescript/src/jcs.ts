@@ -63,8 +63,105 @@ function write(value: unknown, out: string[]): void {
   }
 }
 
-/** Parse JSON text strictly: refuses a key twice, numbers beyond a double and invalid UTF-8. Empty text is null. */
-export function parse(text: string | Uint8Array): unknown {
+/** An input may mean one thing to its hash and another to an executor (see checkMeaning); path names where. */
+export class AmbiguityError extends Error {
+  readonly path: string;
+  constructor(path: string, problem: string) {
+    super(`${path || "the input"} ${problem}`);
+    this.name = "AmbiguityError";
+    this.path = path;
+  }
+}
+
+/** 2^53: up to it a double holds every integer. */
+export const MAX_EXACT_INTEGER = 2 ** 53;
+
+/**
+ * Refuse, with AmbiguityError, an input whose meaning depends on who reads
+ * it: an object holding two keys equal under Unicode simple case folding
+ * ("amount" and "Amount", "s" and "ſ", "k" and the Kelvin sign), which Go's
+ * and .NET's decoders read as one field; a number beyond ±2^53, which the
+ * hash reads as the double it rounds to (send big ids as strings). input is
+ * a JSON value, or a Uint8Array of JSON text (whose numbers are read
+ * exactly); text that is not JSON is left to inputSha256.
+ */
+export function checkMeaning(input: unknown): void {
+  if (input instanceof Uint8Array) {
+    try {
+      parse(input, true);
+    } catch (e) {
+      if (e instanceof AmbiguityError) throw e;
+    }
+    return;
+  }
+  walk(input, "");
+}
+
+function walk(value: unknown, path: string): void {
+  if (typeof value === "number") {
+    if (Math.abs(value) > MAX_EXACT_INTEGER) throw beyond(path, String(value));
+  } else if (Array.isArray(value)) {
+    value.forEach((v, i) => walk(v, `${path}[${i}]`));
+  } else if (value !== null && typeof value === "object") {
+    const seen = new Map<string, string>();
+    for (const [k, v] of Object.entries(value)) {
+      if (v === undefined) continue;
+      const at = path ? `${path}.${k}` : k;
+      sameKey(seen, k, at);
+      walk(v, at);
+    }
+  }
+}
+
+function sameKey(seen: Map<string, string>, key: string, at: string): void {
+  const folded = foldKey(key);
+  const first = seen.get(folded);
+  if (first !== undefined) {
+    throw new AmbiguityError(at, `differs from ${JSON.stringify(first)} only by case: keys equal without regard to case mean one field to many executors (Go, .NET) and two to Assent`);
+  }
+  seen.set(folded, key);
+}
+
+function beyond(path: string, text: string): AmbiguityError {
+  return new AmbiguityError(path, `is ${text}, beyond ±2^53 (9007199254740992), where a double no longer holds every integer, so it would be hashed as another number: send big ids and amounts as strings`);
+}
+
+/**
+ * key with each character replaced by one of its simple case folding class,
+ * so that two keys fold alike exactly when Go's strings.EqualFold holds:
+ * upper then lower case where each is one character; the dotless ı folds to
+ * itself (its upper case I folds to i).
+ */
+export function foldKey(key: string): string {
+  let out = "";
+  for (const ch of key) {
+    if (ch === "\u0131") {
+      out += ch;
+      continue;
+    }
+    const u = ch.toUpperCase();
+    const upper = [...u].length === 1 ? u : ch;
+    const l = upper.toLowerCase();
+    out += [...l].length === 1 ? l : upper;
+  }
+  return out;
+}
+
+/** Whether the JSON number text's magnitude is beyond 2^53, exactly (9007199254740993 rounds to 2^53). */
+function beyondExact(text: string): boolean {
+  const n = Math.abs(Number(text));
+  if (n !== MAX_EXACT_INTEGER) return n > MAX_EXACT_INTEGER;
+  const m = /^-?([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/.exec(text);
+  if (!m) return true;
+  const frac = m[2] ?? "";
+  const digits = BigInt(m[1] + frac);
+  const exp = BigInt(m[3] ?? "0") - BigInt(frac.length);
+  const max = 2n ** 53n;
+  return exp >= 0n ? digits * 10n ** exp > max : digits > max * 10n ** -exp;
+}
+
+/** Parse JSON text strictly: refuses a key twice, numbers beyond a double and invalid UTF-8. Empty text is null. With meaning, refuses what checkMeaning does too, reading numbers exactly. */
+export function parse(text: string | Uint8Array, meaning = false): unknown {
   let s: string;
   if (typeof text === "string") s = text;
   else {
@@ -82,12 +179,13 @@ export function parse(text: string | Uint8Array): unknown {
   const fail = (what: string): never => {
     throw new CanonicalizationError(`not JSON: ${what} at ${i}`);
   };
-  const value = (): unknown => {
+  const value = (path: string): unknown => {
     ws();
     const c = s[i];
     if (c === "{") {
       i++;
       const obj: Record<string, unknown> = Object.create(null);
+      const seen = new Map<string, string>();
       ws();
       if (s[i] === "}") {
         i++;
@@ -98,10 +196,12 @@ export function parse(text: string | Uint8Array): unknown {
         if (s[i] !== '"') fail("expected a key");
         const key = str();
         if (Object.prototype.hasOwnProperty.call(obj, key)) throw new CanonicalizationError(`the key ${JSON.stringify(key)} appears twice`);
+        const at = path ? `${path}.${key}` : key;
+        if (meaning) sameKey(seen, key, at);
         ws();
         if (s[i] !== ":") fail("expected :");
         i++;
-        obj[key] = value();
+        obj[key] = value(at);
         ws();
         if (s[i] === ",") i++;
         else if (s[i] === "}") {
@@ -119,7 +219,7 @@ export function parse(text: string | Uint8Array): unknown {
         return arr;
       }
       for (;;) {
-        arr.push(value());
+        arr.push(value(`${path}[${arr.length}]`));
         ws();
         if (s[i] === ",") i++;
         else if (s[i] === "]") {
@@ -140,6 +240,7 @@ export function parse(text: string | Uint8Array): unknown {
     i += m[0].length;
     const n = Number(m[0]);
     if (!Number.isFinite(n)) throw new CanonicalizationError(`${m[0]} is beyond a double`);
+    if (meaning && beyondExact(m[0])) throw beyond(path, m[0]);
     return n;
   };
   const str = (): string => {
@@ -148,7 +249,7 @@ export function parse(text: string | Uint8Array): unknown {
     i += m[0].length;
     return JSON.parse(m[0]);
   };
-  const v = value();
+  const v = value("");
   ws();
   if (i !== s.length) fail("trailing text");
   return v;

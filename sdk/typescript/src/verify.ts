@@ -2,7 +2,7 @@
 // decision tokens. Both work offline (a token's key set may be fetched once
 // from the issuer).
 import { createHmac, createPublicKey, timingSafeEqual, verify as cryptoVerify } from "node:crypto";
-import { CanonicalizationError, inputSha256 } from "./jcs.js";
+import { AmbiguityError, CanonicalizationError, checkMeaning, inputSha256 } from "./jcs.js";
 
 export const SIGNATURE_HEADER = "Assent-Signature";
 export const DEFAULT_TOLERANCE = 300;
@@ -199,8 +199,10 @@ const seconds = (v: unknown): v is number => typeof v === "number" && Number.isI
  * Check that token proves input was approved, and return its claims. input
  * is the input about to run: a JSON value, or a Uint8Array of JSON text.
  * It is compared by the SHA-256 of its RFC 8785 canonical form, so key
- * order, whitespace and number spelling do not matter. Throws
- * DecisionTokenError with the reason.
+ * order, whitespace and number spelling do not matter; an input that may
+ * mean something else to an executor (checkMeaning: keys equal without
+ * regard to case in one object, numbers beyond ±2^53) is refused as
+ * "input". Throws DecisionTokenError with the reason.
  */
 export async function verifyDecisionToken(token: string, input: unknown, options: VerifyDecisionTokenOptions): Promise<DecisionClaims> {
   const { issuer, organization } = options;
@@ -241,9 +243,13 @@ function verifyWithKeys(token: string, input: unknown, set: JsonWebKeySet, o: Ve
   if (c.iat > now + leeway) throw new DecisionTokenError("not_yet_valid", `issued in the future, at ${c.iat}`);
   let digest: string;
   try {
+    // An input an executor may read otherwise than its hash is refused
+    // even when the hash matches: an older server may have approved it.
+    checkMeaning(input);
     digest = inputSha256(input);
   } catch (e) {
     if (e instanceof CanonicalizationError) throw new DecisionTokenError("input", `the input has no canonical JSON form: ${e.message}`);
+    if (e instanceof AmbiguityError) throw new DecisionTokenError("input", `the input may mean something else to an executor: ${e.message}`);
     throw e;
   }
   if (!timingSafeEqual(Buffer.from(digest), Buffer.from(c.inputSha256))) throw new DecisionTokenError("input", "the input is not the one approved");

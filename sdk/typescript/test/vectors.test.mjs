@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { canonicalize, inputSha256, parseJson, CanonicalizationError, verifyWebhook, verifyDecisionToken, WebhookVerificationError, DecisionTokenError } from "../dist/index.js";
+import { canonicalize, inputSha256, parseJson, CanonicalizationError, verifyWebhook, verifyDecisionToken, WebhookVerificationError, DecisionTokenError, checkMeaning, AmbiguityError } from "../dist/index.js";
 
 const V = JSON.parse(readFileSync(new URL("../../testdata/vectors.json", import.meta.url), "utf8"));
 const enc = new TextEncoder();
@@ -43,6 +43,23 @@ test("every decision token case", async () => {
       await assert.rejects(verifyDecisionToken(c.token, enc.encode(c.input), opts), (e) => e instanceof DecisionTokenError && e.reason === c.error, c.name);
     }
   }
+});
+
+test("an input that may mean something else is refused as a value too", async () => {
+  const v = V.decisionTokens;
+  let refused = 0;
+  for (const c of v.cases.filter((c) => /^input_(keys|.*beyond_2_53)/.test(c.name))) {
+    const opts = { issuer: v.issuer, organization: v.organization, jwks: v.jwks, now: c.now, leeway: v.leeway };
+    // A value JavaScript can hold as the text meant it (not 9007199254740993, which it already rounded).
+    if (/1e16|\u212a|ſ|SKU|Amount/.test(c.input) || /\\u212a/.test(c.input)) {
+      await assert.rejects(verifyDecisionToken(c.token, JSON.parse(c.input), opts), (e) => e instanceof DecisionTokenError && e.reason === "input", c.name);
+      refused++;
+    }
+  }
+  assert.ok(refused >= 5);
+  assert.throws(() => checkMeaning({ a: [{ amount: 1, AMOUNT: 2 }] }), (e) => e instanceof AmbiguityError && e.path === "a[0].AMOUNT");
+  assert.throws(() => checkMeaning({ n: -(2 ** 53) - 2 }), (e) => e instanceof AmbiguityError && e.path === "n");
+  checkMeaning({ n: 2 ** 53, ref: "9007199254740993", "ß": 1, ss: 2, "ı": 3, i: 4 });
 });
 
 test("the verifier needs an issuer and an organisation", async () => {

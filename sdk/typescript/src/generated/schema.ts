@@ -1660,7 +1660,8 @@ export interface paths {
         /**
          * Store a dataset
          * @description Stores the body, any JSON document of at most 5 MB, byte for byte as
-         *     sent, replacing the dataset of that name. A report has at most 25.
+         *     sent, replacing the dataset of that name. No object in it may hold
+         *     two keys equal without regard to case (400 naming the place). A report has at most 25.
          *     Datasets are not versioned: a rollback restores markup, not data.
          *     With a member token only the report's owner or an owner or
          *     administrator of the organisation may (`forbidden` otherwise); an
@@ -2318,7 +2319,7 @@ export interface components {
             factors?: components["schemas"]["Factor"][];
             /** @description An open flow to attach to. */
             flowId?: string | null;
-            /** @description The arguments that will run if approved; shown field by field. */
+            /** @description The arguments that will run if approved; shown field by field. No two keys of one object equal without regard to case, no number beyond ±2^53 (send big ids as strings): 400 naming the place. */
             input?: Record<string, unknown> | null;
             links?: components["schemas"]["Link"][];
             /** @description Any shape; shown to the approver; returned unchanged. */
@@ -2437,7 +2438,7 @@ export interface components {
         };
         CollectionQuestionCreate: {
             help?: string;
-            /** @description Default: q1, q2, … by position. */
+            /** @description Default: q1, q2, … by position. Distinct without regard to case: the answers are an object keyed by id. */
             id?: string;
             kind: components["schemas"]["QuestionKind"];
             /** @description Distinct; required for choice and multi_choice, refused for the other kinds. */
@@ -2514,7 +2515,7 @@ export interface components {
             views: number;
         };
         DecisionCreate: {
-            /** @description New values for editable fields of `input`, each of the same type. */
+            /** @description New values for editable fields of `input`, each of the same type; a number within ±2^53. */
             corrections?: {
                 [key: string]: string | number | boolean;
             };
@@ -2773,7 +2774,7 @@ export interface components {
             action: string;
             externalId?: string | null;
             flowId?: string | null;
-            /** @description What the action would run with; absent is {}. */
+            /** @description What the action would run with; absent is {}. No two keys of one object equal without regard to case, no number beyond ±2^53 (send big ids as strings): 400 naming the place. */
             input?: Record<string, unknown> | null;
         };
         Grant: {
@@ -3169,7 +3170,7 @@ export interface components {
              * @description Not before startedAt.
              */
             finishedAt: string;
-            /** @description The input that ran, exactly; its RFC 8785 SHA-256 must equal the token's `inputSha256`. Null for an approval without input. */
+            /** @description The input that ran, exactly; its RFC 8785 SHA-256 must equal the token's `inputSha256`. Null for an approval without input. Held to one meaning as every bound input is (no keys equal without regard to case, no number beyond ±2^53). */
             input: Record<string, unknown> | null;
             /** @enum {unknown} */
             outcome: "succeeded" | "failed";
