@@ -68,7 +68,15 @@ func toolError(err error) error {
 	// receipt_exists and input_mismatch concern a receipt: the model needs
 	// it to tell a report made before from one that did not match.
 	if e.Receipt != nil {
-		r, _ := json.Marshal(fromReceipt(e.Receipt))
+		var r []byte
+		if e.Code == assent.CodeReceiptExists {
+			// The API names another's receipt by its id and times only.
+			out := fromReceipt(e.Receipt)
+			r, _ = json.Marshal(map[string]string{"receiptId": out.ReceiptID, "startedAt": out.StartedAt,
+				"finishedAt": out.FinishedAt, "reportedAt": out.ReportedAt})
+		} else {
+			r, _ = json.Marshal(fromReceipt(e.Receipt))
+		}
 		fmt.Fprintf(&b, "; the receipt: %s", r)
 	}
 	return errors.New(b.String())
