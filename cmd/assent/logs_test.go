@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/gin-gonic/gin"
@@ -20,26 +18,9 @@ import (
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/logging"
 	"github.com/assent-hq/assent/internal/mail"
+	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/web"
 )
-
-// lockedBuffer is a log sink requests write to concurrently.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // secretRoutes are the routes whose address carries a bearer secret, and
 // what it is. Sign-in links and OpenID Connect's code carry theirs in the
@@ -59,7 +40,7 @@ var secretRoutes = map[string]string{
 // ticket, a decision link's token, a sign-in link's token or a reader
 // ticket read from the logs opens nothing.
 func TestNoRouteLogsItsAddress(t *testing.T) {
-	logged := &lockedBuffer{}
+	logged := &testenv.Buffer{}
 	handler, engine, wait := buildHandler(t, "dev", logging.New(logged, slog.LevelDebug))
 
 	n := 0
