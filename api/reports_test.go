@@ -22,6 +22,7 @@ import (
 
 	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/app"
+	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 )
@@ -490,6 +491,13 @@ func TestFlowsShowOnlyReportsTheReaderSees(t *testing.T) {
 			assert.Equal(t, []string{"Q3 results", "Layoff plan"}, members)
 			assert.Contains(t, subjects, hidden["id"])
 		}
+		// A key reads reports by its scope: one for flows alone sees none.
+		_, flowsOnly, err := f.store.CreateKey(ctx, f.org.ID, "flows only", models.KeyAgent, []string{scopes.FlowsRead})
+		require.NoError(t, err)
+		members, subjects, body = read(flowsOnly)
+		assert.Empty(t, members)
+		assert.NotContains(t, subjects, shared["id"])
+		assert.NotContains(t, body, "Q3 results")
 	})
 }
 

@@ -3,6 +3,8 @@ package mcp
 import (
 	"context"
 	"errors"
+	"slices"
+	"time"
 
 	assent "github.com/assent-hq/assent/sdk/go"
 )
@@ -16,11 +18,18 @@ import (
 // compared here too, so that an older server listing the whole
 // organisation's cannot hand another key's request over.
 
-// made finds one kind's requests by externalId, with who asked for each.
+// made finds one kind's requests by externalId, with who asked for each
+// and when.
 type made[T any] struct {
 	list      func(externalID string) ([]T, error)
 	requester func(*T) string
+	created   func(*T) time.Time
 }
+
+// repeatFor is how long a repeated call returns the first call's request,
+// as long as the API keeps an Idempotency-Key: a day later the same call
+// asks again.
+const repeatFor = 24 * time.Hour
 
 // once returns the request an earlier identical call by this caller made,
 // else creates it; when two identical calls race, the one whose create is
@@ -38,8 +47,18 @@ func once[T any](ctx context.Context, c *assent.Client, key string, m made[T], c
 	return v, err
 }
 
-// earlier is the caller's own request that key names, or nil.
+// earlier is the caller's own request that key names, made within
+// repeatFor, or nil.
 func earlier[T any](ctx context.Context, c *assent.Client, key string, m made[T]) (*T, error) {
+	rows, err := mine(ctx, c, key, m)
+	if err != nil || len(rows) == 0 || time.Since(m.created(&rows[0])) > repeatFor {
+		return nil, err
+	}
+	return &rows[0], nil
+}
+
+// mine are the caller's own requests that key names, newest first.
+func mine[T any](ctx context.Context, c *assent.Client, key string, m made[T]) ([]T, error) {
 	rows, err := m.list(key)
 	if err != nil || len(rows) == 0 {
 		return nil, err
@@ -48,12 +67,7 @@ func earlier[T any](ctx context.Context, c *assent.Client, key string, m made[T]
 	if err != nil {
 		return nil, err
 	}
-	for i := range rows {
-		if m.requester(&rows[i]) == self {
-			return &rows[i], nil
-		}
-	}
-	return nil, nil
+	return slices.DeleteFunc(rows, func(r T) bool { return m.requester(&r) != self }), nil
 }
 
 // caller is who the client acts as, as requests name their requester: the
@@ -72,13 +86,14 @@ func caller(ctx context.Context, c *assent.Client) (string, error) {
 func approvalsMade(ctx context.Context, c *assent.Client) made[assent.Approval] {
 	return made[assent.Approval]{
 		list: func(id string) ([]assent.Approval, error) {
-			l, err := c.Approvals.ListPage(ctx, &assent.ListApprovalsParams{ExternalID: id, Limit: 10})
+			l, err := c.Approvals.ListPage(ctx, &assent.ListApprovalsParams{ExternalID: id, Limit: 50})
 			if err != nil {
 				return nil, err
 			}
 			return l.Data, nil
 		},
 		requester: func(a *assent.Approval) string { return a.RequestedByID },
+		created:   func(a *assent.Approval) time.Time { return a.CreatedAt },
 	}
 }
 
@@ -92,6 +107,7 @@ func collectionsMade(ctx context.Context, c *assent.Client) made[assent.Collecti
 			return l.Data, nil
 		},
 		requester: func(x *assent.Collection) string { return x.RequestedByID },
+		created:   func(x *assent.Collection) time.Time { return x.CreatedAt },
 	}
 }
 
@@ -105,5 +121,6 @@ func reviewsMade(ctx context.Context, c *assent.Client) made[assent.Review] {
 			return l.Data, nil
 		},
 		requester: func(v *assent.Review) string { return v.RequestedByID },
+		created:   func(v *assent.Review) time.Time { return v.CreatedAt },
 	}
 }

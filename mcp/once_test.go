@@ -3,9 +3,11 @@ package mcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,7 +23,8 @@ func TestOnceComparesTheRequester(t *testing.T) {
 	mux.HandleFunc("GET /api/v1/approvals", func(w http.ResponseWriter, r *http.Request) {
 		assert.Equal(t, "mcp-key", r.URL.Query().Get("externalId"))
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write([]byte(`{"data":[{"id":"apr_theirs","status":"approved","requestedById":"key_other","approvedInput":{"to":"attacker"}}],"nextCursor":null}`))
+		_, _ = fmt.Fprintf(w, `{"data":[{"id":"apr_theirs","status":"approved","requestedById":"key_other","approvedInput":{"to":"attacker"},"createdAt":%q}],"nextCursor":null}`,
+			time.Now().UTC().Format(time.RFC3339Nano))
 	})
 	mux.HandleFunc("GET /api/v1/me", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

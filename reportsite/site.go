@@ -516,7 +516,8 @@ func etagListed(header, etag string) bool {
 }
 
 func (s *Site) fail(w http.ResponseWriter, r *http.Request, err error) {
-	s.log.ErrorContext(r.Context(), "report host failed", "host", r.Host, "path", r.URL.Path, "error", err)
+	// The host names the report; no path or query is logged (docs/decisions.md, Logs).
+	s.log.ErrorContext(r.Context(), "report host failed", "host", r.Host, "error", err)
 	s.page(w, http.StatusInternalServerError, "Something went wrong", "It has been logged. Try again in a moment.", "")
 }
 

@@ -29,7 +29,7 @@ type actionForm struct {
 
 // newActionForm starts the form with a schema and policy to edit.
 var newActionForm = actionForm{
-	InputSchema: "{\n  \"type\": \"object\",\n  \"properties\": {}\n}",
+	InputSchema: "{\n  \"type\": \"object\",\n  \"properties\": {},\n  \"additionalProperties\": false\n}",
 	Policy:      "[]",
 }
 
