@@ -122,6 +122,11 @@ func TestReadmeProductionRuns(t *testing.T) {
 	}
 	initJSON, err := os.ReadFile(filepath.Join(work, ".assent-prod", "init.json"))
 	require.NoError(t, err, report())
+	for _, name := range []string{".assent-prod", filepath.Join(".assent-prod", "init.json")} {
+		info, err := os.Stat(filepath.Join(work, name))
+		require.NoError(t, err)
+		assert.Zero(t, info.Mode().Perm()&0o077, "%s holds secrets: its owner's alone (%s)", name, info.Mode().Perm())
+	}
 	require.NoError(t, json.Unmarshal(initJSON, &made), "%s", initJSON)
 
 	api := "http://127.0.0.1:" + httpPort
