@@ -54,6 +54,9 @@ func TestBadInputIsRefusedByName(t *testing.T) {
 			{name: "negative number beyond a double", method: "POST", path: "/api/v1/gate", body: `{"action":"pay","input":{"n":[1,-2e999]}}`, field: "input.n[1]", msgHas: "double"},
 			{name: "number beyond a double in a field", method: "POST", path: "/api/v1/collections", body: `{"title":"t","requiredResponses":1e400}`, field: "requiredResponses"},
 			{name: "duplicate top-level key", method: "POST", path: "/api/v1/approvals", body: `{"title":"pay","title":"refund"}`, field: "title", msgHas: "twice"},
+			{name: "unknown field in an array's object", method: "POST", path: "/api/v1/approvals", body: `{"title":"pay","links":[{"label":"a","url":"https://x.example","title":"t"}]}`, field: "links[0].title", msgHas: "unknown field"},
+			{name: "unknown field in a nested object", method: "POST", path: "/api/v1/approvals", body: `{"title":"pay","escalation":{"after":"1h","to":["ada@example.com"],"bogus":1}}`, field: "escalation.bogus", msgHas: "unknown field"},
+			{name: "unknown top-level field", method: "POST", path: "/api/v1/approvals", body: `{"title":"pay","titel":"t"}`, field: "titel", msgHas: "unknown field"},
 			{name: "duplicate key inside input", method: "POST", path: "/api/v1/approvals", body: `{"title":"pay","input":{"to":"a","x":{"k":1,"k":2}}}`, field: "input.x.k", msgHas: "twice"},
 			{name: "duplicate key in an array's object", method: "POST", path: "/api/v1/admin/teams", key: f.adminKey, body: `{"name":"Ops","kind":"team","members":[],"name":"Ops"}`, field: "name"},
 			// "" is no value of a field of listed values, though omitempty

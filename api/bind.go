@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -227,10 +229,19 @@ func bind(c *gin.Context, dst any) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
-		if e, ok := apperr.As(decodeError(err, body)); ok && e.Field == "expiresIn" && hasJSONField(dst, "expiresAt") {
+		e, ok := apperr.As(decodeError(err, body))
+		if ok && e.Field == "expiresIn" && hasJSONField(dst, "expiresAt") {
 			return apperr.Field(apperr.InvalidRequest, "expiresIn", "unknown field \"expiresIn\": the REST API takes expiresAt, an RFC 3339 time; expiresIn (seconds, default one day) is the SDKs' convenience, which they send as expiresAt")
 		}
-		return decodeError(err, body)
+		if name, unknown := strings.CutPrefix(err.Error(), "json: unknown field "); unknown && ok {
+			var tree any
+			if json.Unmarshal(body, &tree) == nil {
+				if at, found := unknownAt(tree, reflect.TypeOf(dst), e.Field, ""); found && at != e.Field {
+					return apperr.Field(apperr.InvalidRequest, at, "unknown field %s at %s", name, at)
+				}
+			}
+		}
+		return e
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return apperr.New(apperr.InvalidRequest, "the request body has data after the JSON object")
@@ -243,6 +254,48 @@ func bind(c *gin.Context, dst any) error {
 		return err
 	}
 	return validate.Struct(dst)
+}
+
+// unknownAt names where the unknown key name sits in tree, read as t
+// decodes it: encoding/json names only the key, and "title" reads as the
+// top-level field when it is a link's ("links[0].title"). Keys are tried
+// in order, so that of several the same one is named each time.
+func unknownAt(tree any, t reflect.Type, name, path string) (string, bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch v := tree.(type) {
+	case map[string]any:
+		if t.Kind() != reflect.Struct || t == rawMessageType {
+			return "", false // free-form: maps and any take every key
+		}
+		keys := slices.Sorted(maps.Keys(v))
+		for _, k := range keys {
+			at := k
+			if path != "" {
+				at = path + "." + k
+			}
+			f, known := fieldByJSONName(t, k)
+			if !known && k == name {
+				return at, true
+			}
+			if known {
+				if got, ok := unknownAt(v[k], f.Type, name, at); ok {
+					return got, true
+				}
+			}
+		}
+	case []any:
+		if t.Kind() != reflect.Slice && t.Kind() != reflect.Array {
+			return "", false
+		}
+		for i, e := range v {
+			if got, ok := unknownAt(e, t.Elem(), name, fmt.Sprintf("%s[%d]", path, i)); ok {
+				return got, true
+			}
+		}
+	}
+	return "", false
 }
 
 // refuseLeftOut refuses what decoding and the validator would read as
