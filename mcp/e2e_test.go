@@ -458,3 +458,14 @@ func TestHTTPAuthentication(t *testing.T) {
 		assert.Equal(t, []any{"header"}, meta["bearer_methods_supported"])
 	}
 }
+
+// An address where Assent does not run is said to be unreachable, not
+// taken for a refusal.
+func TestUnreachable(t *testing.T) {
+	d := startDev(t)
+	s := connect(t, &dev{BaseURL: "http://127.0.0.1:1", bin: d.bin}, "stdio", d.AgentKey)
+	res := s.call(t, "get_request", map[string]any{"requestId": "apr_x"}, nil)
+	require.True(t, res.IsError)
+	assert.Contains(t, text(res), "Assent could not be reached, so nothing was done")
+	assert.NotContains(t, text(res), "Assent refused the call")
+}

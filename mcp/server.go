@@ -53,6 +53,10 @@ func toolError(err error) error {
 	if !errors.As(err, &e) {
 		return err
 	}
+	if e.Code == assent.CodeNetworkError && e.Status == 0 {
+		// No answer came: nothing was refused, and a retry may succeed.
+		return errors.New(fmt.Sprintf("Assent could not be reached, so nothing was done: %s. Check that Assent runs at the address configured (ASSENT_BASE_URL), then call again", e.Message))
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Assent refused the call: %s (code %s", e.Message, e.Code)
 	if e.Status != 0 {
