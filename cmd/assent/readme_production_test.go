@@ -60,13 +60,14 @@ func TestReadmeProductionRuns(t *testing.T) {
 	// What the test changes, and only that: the build, the ports, the
 	// database's name. Each must be in the block, so the README cannot
 	// drift from what runs.
-	httpPort, temporalPort, uiPort := freePort(t), freePort(t), freePort(t)
+	httpPort, temporalPort, uiPort, workerPort := freePort(t), freePort(t), freePort(t), freePort(t)
 	db := fmt.Sprintf("assent_readme_%d", time.Now().UnixNano())
 	subst := []string{
 		"GOTOOLCHAIN=auto go build -o assent ./cmd/assent", "cp " + bin + " assent",
 		"createdb -h 127.0.0.1 -U postgres assent\n", "createdb -h 127.0.0.1 -U postgres " + db + "\n",
 		"@127.0.0.1:5432/assent?", "@127.0.0.1:5432/" + db + "?",
 		"127.0.0.1:8081", "127.0.0.1:" + httpPort,
+		"127.0.0.1:8091", "127.0.0.1:" + workerPort,
 		"ASSENT_TEMPORAL_PORT=7234", "ASSENT_TEMPORAL_PORT=" + temporalPort,
 		"127.0.0.1:7234", "127.0.0.1:" + temporalPort,
 		"ASSENT_TEMPORAL_UI_PORT=8234", "ASSENT_TEMPORAL_UI_PORT=" + uiPort,
