@@ -46,6 +46,8 @@ func TestBadInputIsRefusedByName(t *testing.T) {
 			{name: "NUL in a path id on a POST", method: "POST", path: "/api/v1/approvals/apr_%00/cancel", body: `{}`, field: "id"},
 			{name: "NUL in a report slug on a GET", method: "GET", path: "/api/v1/reports/q3%00", field: "idOrSlug"},
 			{name: "NUL in a query parameter no operation reads", method: "GET", path: "/api/v1/me?note=%00", field: "note"},
+			{name: "a query parameter the operation does not take", method: "GET", path: "/api/v1/approvals?stauts=pending", field: "stauts", msgHas: "unknown query parameter"},
+			{name: "a query parameter where none is taken", method: "GET", path: "/api/v1/me?verbose=1", field: "verbose", msgHas: "takes no query parameters"},
 			{name: "NUL in a report slug", method: "POST", path: "/api/v1/reports/q3%00/share", body: `{"audience":["everyone"]}`, field: "idOrSlug"},
 			{name: "NUL in an admin path id", method: "PATCH", path: "/api/v1/admin/members/mem_%00", key: f.adminKey, body: `{"name":"x"}`, field: "id"},
 			{name: "too deep", method: "POST", path: "/api/v1/approvals", body: `{"title":"pay","input":` + deep + `}`, field: "input" + strings.Repeat(".a", api.MaxJSONDepth-1), msgHas: "64 levels"},

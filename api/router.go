@@ -147,7 +147,7 @@ func New(d Deps) http.Handler {
 	// Slack's clicks carry Slack's signature, not Assent's credentials.
 	r.POST(slackapp.InteractionsPath, h.slackInteractions)
 
-	v1 := r.Group("/api/v1", h.authenticate, plainParams, readBody(DefaultBodyLimit))
+	v1 := r.Group("/api/v1", h.authenticate, plainParams, knownQuery, readBody(DefaultBodyLimit))
 	v1.GET("/me", h.me)
 	h.post(v1, "/me/tokens", h.createOwnToken)
 	v1.GET("/me/delegation", h.myDelegation)
