@@ -61,6 +61,9 @@ type approvalPage struct {
 	Form                  typed
 	// Changes are the corrections the decision made, less hidden fields.
 	Changes []approvals.Change
+	// Approved is the input as approved, corrections included, less
+	// hidden fields: what runs.
+	Approved []field
 	// Confirm is the decision a chat card's button chose (approve or
 	// reject): the page asks one click to confirm it, as proposed.
 	Confirm string
@@ -175,6 +178,12 @@ func (p *Pages) renderApproval(c *gin.Context, status int, page *approvalPage, p
 			f.Multiline = f.Multiline || f.Kind == "string" && strings.ContainsAny(v, "\r\n")
 		}
 		f.Invalid = page.ProblemField == correctionField(f.Name)
+	}
+	if a.Status == states.Approved {
+		if page.Approved, err = fields(a.ApprovedInput, nil, hidden); err != nil {
+			p.Fail(c, err)
+			return
+		}
 	}
 	if page.Metadata, err = fields(a.Metadata, nil, hidden); err != nil {
 		p.Fail(c, err)
@@ -352,7 +361,7 @@ func parseField(f field, raw string) (json.RawMessage, error) {
 // ones and leaving out restricted ones (hidden) at every depth. An empty
 // object gives none.
 func fields(raw []byte, editable, hidden []string) ([]field, error) {
-	if len(bytes.TrimSpace(raw)) == 0 {
+	if raw = bytes.TrimSpace(raw); len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))

@@ -104,6 +104,11 @@ func TestApprovalPageDecides(t *testing.T) {
 		done := b.get("/approvals/" + a.ID)
 		assert.Contains(t, done.body, "By Ada Lovelace")
 		assert.Contains(t, done.body, "<code>amount</code>: 120 → 100")
+		approved := done.body[strings.Index(done.body, `id="approved-h"`):]
+		approved = approved[:strings.Index(approved, "</dl>")]
+		assert.Contains(t, approved, "<dt>amount</dt><dd>100</dd>", "what was approved, as corrected")
+		assert.Contains(t, approved, "<dt>currency</dt><dd>EUR</dd>")
+		assert.Contains(t, done.body, `<h2 id="input-h">Proposed input</h2>`)
 		assert.NotContains(t, done.body, `value="approve"`, "no actions once settled")
 		got, err := s.store.Approvals().Get(ctx, s.org.ID, a.ID)
 		require.NoError(t, err)
