@@ -22,6 +22,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -44,7 +47,9 @@ func main() {
 
 const usage = `usage: go run ./deploy/local <command> [flags]
 
-  up     build and start the cluster, print its addresses (--dir, --tls)
+  up     build and start the cluster, make its first organisation and keys
+         once, print them and its addresses (--dir, --tls, --base-port,
+         --ports, --org, --owner-email)
   down   stop the cluster started from --dir
 `
 
@@ -59,24 +64,39 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "up":
 		tls := fs.Bool("tls", false, "serve Temporal's frontend over mutual TLS, with certificates made in <dir>/tls")
+		basePort := fs.Int("base-port", 0, "give the processes ports from this one upwards (skipping ports in use); 0 picks free ones")
+		var ports portsFlag
+		fs.Var(&ports, "ports", "fix some processes' ports: "+strings.Join(cluster.Names(), "=…,")+"=…, comma-separated (proxy=8443,temporal-ui=8233)")
+		org := fs.String("org", "Local", "the first organisation's name")
+		owner := fs.String("owner-email", "owner@example.com", "its owner's email")
 		if err := fs.Parse(args[1:]); err != nil {
 			return err
 		}
-		c, err := cluster.Start(ctx, cluster.Options{Dir: *dir, TLS: *tls, Progress: stderr})
+		c, err := cluster.Start(ctx, cluster.Options{Dir: *dir, TLS: *tls, Progress: stderr, Ports: ports, BasePort: *basePort})
+		if err != nil {
+			return err
+		}
+		made, err := c.Init(ctx, *org, *owner)
 		if err != nil {
 			return err
 		}
 		a := c.Addresses()
-		fmt.Fprintf(stdout, `Assent (proxy)     %s
-  serve            %s, %s
-Temporal frontend  %s (namespace %s)
-Temporal UI        %s
-Assent's database  %s
-Secret key         ASSENT_SECRET_KEY in %s
-Logs               %s
-Stop with          go run ./deploy/local down --dir %s
+		fmt.Fprintf(stdout, `Assent (proxy)     %[1]s (API %[1]s/api/v1)
+  serve            %[2]s, %[3]s
+Temporal frontend  %[4]s (namespace %[5]s)
+Temporal UI        %[6]s
+Assent's database  %[7]s
+Organisation       %[8]s (%[9]s), owner %[10]s
+Agent key          %[11]s
+Admin key          %[12]s
+Owner's token      %[13]s (no email is sent here: the owner decides through the API with it)
+Keys saved in      %[14]s (readable by you alone)
+Secret key         ASSENT_SECRET_KEY in %[15]s
+Logs               %[16]s
+Stop with          go run ./deploy/local down --dir %[17]s
 `, a.Assent, a.Serve[0], a.Serve[1], a.TemporalFrontend, cluster.Namespace, a.TemporalUI, a.Postgres,
-			filepath.Join(c.Dir(), "cluster.json"), filepath.Join(c.Dir(), "logs"), *dir)
+			made.Organization.Name, made.Organization.ID, made.Owner.Email, made.AgentKey, made.AdminKey, made.OwnerToken,
+			c.InitPath(), filepath.Join(c.Dir(), "cluster.json"), filepath.Join(c.Dir(), "logs"), *dir)
 		return nil
 	case "down":
 		if err := fs.Parse(args[1:]); err != nil {
@@ -109,6 +129,29 @@ Stop with          go run ./deploy/local down --dir %s
 	}
 	fmt.Fprint(stderr, usage)
 	return fmt.Errorf("unknown command %q", args[0])
+}
+
+// portsFlag is --ports: name=port, comma-separated.
+type portsFlag map[string]int
+
+func (p *portsFlag) String() string { return fmt.Sprint(map[string]int(*p)) }
+
+func (p *portsFlag) Set(v string) error {
+	if *p == nil {
+		*p = portsFlag{}
+	}
+	for _, pair := range strings.Split(v, ",") {
+		name, port, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		n, err := strconv.Atoi(port)
+		if !ok || err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("%q: want name=port, such as proxy=8443", pair)
+		}
+		if !slices.Contains(cluster.Names(), name) {
+			return fmt.Errorf("%q: no process %s (the processes: %s)", pair, name, strings.Join(cluster.Names(), ", "))
+		}
+		(*p)[name] = n
+	}
+	return nil
 }
 
 type listFlag []string

@@ -92,3 +92,13 @@ func TestProxySkipsARefusingBackend(t *testing.T) {
 		assert.Equal(t, "POST "+listen+" body", string(b), "request %d", i)
 	}
 }
+
+func TestPortsFlag(t *testing.T) {
+	var p portsFlag
+	require.NoError(t, p.Set("proxy=8443, temporal-ui=8233"))
+	require.NoError(t, p.Set("postgres=15432"))
+	assert.Equal(t, portsFlag{"proxy": 8443, "temporal-ui": 8233, "postgres": 15432}, p)
+	assert.ErrorContains(t, p.Set("proxy"), "want name=port")
+	assert.ErrorContains(t, p.Set("proxy=99999"), "want name=port")
+	assert.ErrorContains(t, p.Set("api=8080"), "no process api")
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -153,4 +155,52 @@ func (c *Cluster) spec(name string) (spec, error) {
 func Names() []string {
 	return []string{Postgres, TemporalHistory, TemporalMatching, TemporalFrontend, TemporalWorker,
 		TemporalUI, Serve1, Serve2, Worker1, Worker2, Proxy}
+}
+
+// Initialised is what `assent admin init` printed for the cluster's first
+// organisation: its owner, the owner's API token, an agent key and an
+// admin key. Init keeps it in Dir/init.json, readable by its owner alone.
+type Initialised struct {
+	Organization struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	} `json:"organization"`
+	Owner struct {
+		ID    string `json:"id"`
+		Email string `json:"email"`
+	} `json:"owner"`
+	OwnerToken string `json:"ownerToken"`
+	AgentKey   string `json:"agentKey"`
+	AdminKey   string `json:"adminKey"`
+}
+
+// InitPath is where Init keeps what it made.
+func (c *Cluster) InitPath() string { return filepath.Join(c.opts.Dir, "init.json") }
+
+// Init makes the cluster's first organisation, named name with its owner
+// at ownerEmail, and its keys, once: later calls read them back from
+// InitPath. A database holding organisations made otherwise is refused by
+// `assent admin init`, which says what to do instead.
+func (c *Cluster) Init(ctx context.Context, name, ownerEmail string) (*Initialised, error) {
+	out, err := os.ReadFile(c.InitPath())
+	if errors.Is(err, os.ErrNotExist) {
+		cmd := exec.CommandContext(ctx, c.bins.assent, "admin", "init", "--name", name, "--owner-email", ownerEmail)
+		cmd.Env = append(os.Environ(), c.assentEnv()...)
+		cmd.Dir = c.opts.Dir
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if out, err = cmd.Output(); err != nil {
+			return nil, fmt.Errorf("assent admin init: %w\n%s", err, stderr.String())
+		}
+		if err := os.WriteFile(c.InitPath(), out, 0o600); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
+		return nil, err
+	}
+	var init Initialised
+	if err := json.Unmarshal(out, &init); err != nil {
+		return nil, fmt.Errorf("%s: %w", c.InitPath(), err)
+	}
+	return &init, nil
 }

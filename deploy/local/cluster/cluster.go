@@ -41,6 +41,13 @@ type Options struct {
 	AssentEnv []string
 	// Progress receives a line per step; nil is silent.
 	Progress io.Writer
+	// Ports fixes the ports of the processes it names (Proxy, TemporalUI,
+	// TemporalFrontend, …); BasePort, when set, gives every other port
+	// from it upwards, skipping ports in use, instead of free ones picked
+	// at random. Both apply to a new cluster: one resumed keeps the ports
+	// in cluster.json.
+	Ports    map[string]int
+	BasePort int
 }
 
 // Process names, in start order.

@@ -53,11 +53,18 @@ func TestClusterUnderRestarts(t *testing.T) {
 	t.Cleanup(c.Stop)
 	a := c.Addresses()
 
-	org := admin(t, c, "org", "create", "--name", "Cluster Co")
-	require.NotEmpty(t, org["id"])
-	agent := admin(t, c, "key", "create", "--name", "agent", "--kind", "agent", "--scopes", "approvals:read,approvals:write")["key"].(string)
-	owner := admin(t, c, "member", "add", "--email", "owner@cluster.example", "--role", "owner")
-	token := admin(t, c, "token", "create", "--member", owner["id"].(string))["token"].(string)
+	// `up` makes the first organisation and its keys once, keeping them
+	// for its owner alone; a second `up` finds the same.
+	made, err := c.Init(ctx, "Cluster Co", "owner@cluster.example")
+	require.NoError(t, err)
+	require.NotEmpty(t, made.Organization.ID)
+	again, err := c.Init(ctx, "Another", "other@cluster.example")
+	require.NoError(t, err)
+	assert.Equal(t, made, again)
+	info, err := os.Stat(c.InitPath())
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+	agent, token := made.AgentKey, made.OwnerToken
 
 	settle := func(step string) {
 		t.Helper()
@@ -177,17 +184,6 @@ func TestClusterUnderRestarts(t *testing.T) {
 		assert.Equal(t, "approved", read["status"])
 		assert.NotEmpty(t, read["decisionToken"], "a worker started in the roll signs")
 	}
-}
-
-func admin(t *testing.T, c *cluster.Cluster, args ...string) map[string]any {
-	t.Helper()
-	cmd := exec.Command(c.AssentBinary(), append([]string{"admin"}, args...)...)
-	cmd.Env = append(os.Environ(), c.AssentEnv()...)
-	out, err := cmd.Output()
-	require.NoError(t, err, "assent admin %v: %s", args, out)
-	var v map[string]any
-	require.NoError(t, json.Unmarshal(out, &v), "%s", out)
-	return v
 }
 
 func call(t *testing.T, method, url, key, idempotencyKey, body string, into any) int {

@@ -281,16 +281,32 @@ func (c *Cluster) port(name string) int {
 	if p, ok := c.state.Ports[name]; ok {
 		return p
 	}
-	p := pickPort(c.state.Ports)
+	p, ok := c.opts.Ports[name]
+	if !ok {
+		p = pickPort(c.state.Ports, c.opts.Ports, c.opts.BasePort)
+	}
 	c.state.Ports[name] = p
 	return p
 }
 
-// pickPort is a free port no other process of the cluster has.
-func pickPort(taken map[string]int) int {
+// pickPort is a free port no other process of the cluster has or is
+// given: from base upwards when base is set, else any.
+func pickPort(taken, given map[string]int, base int) int {
 	used := map[int]bool{}
 	for _, p := range taken {
 		used[p] = true
+	}
+	for _, p := range given {
+		used[p] = true
+	}
+	for p := base; base > 0 && p < 65536; p++ {
+		if used[p] {
+			continue
+		}
+		if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p))); err == nil {
+			_ = l.Close()
+			return p
+		}
 	}
 	for {
 		p, err := freeport.Pick("127.0.0.1")
