@@ -55,7 +55,8 @@ func toolError(err error) error {
 	}
 	if e.Code == assent.CodeNetworkError && e.Status == 0 {
 		// No answer came: nothing was refused, and a retry may succeed.
-		return errors.New(fmt.Sprintf("Assent could not be reached, so nothing was done: %s. Check that Assent runs at the address configured (ASSENT_BASE_URL), then call again", e.Message))
+		msg := fmt.Sprintf("Assent could not be reached, so nothing was done: %s. Check that Assent runs at the address configured (ASSENT_BASE_URL), then call again", e.Message)
+		return errors.New(msg) // the model reads it: a sentence, capital and all
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Assent refused the call: %s (code %s", e.Message, e.Code)
