@@ -52,7 +52,8 @@ func TestBrowserCollectionEndToEnd(t *testing.T) {
 		             {"id":"nda","prompt":"NDA signed?","kind":"boolean"}]}`, rcv.URL+"/callback"), &created))
 	require.NotEmpty(t, created.CallbackSecret)
 
-	polled := longPoll[map[string]any](t, apiURL+"/api/v1/collections/"+created.ID+"?wait=60s", boot.AgentKey)
+	polled, endPoll := longPoll[map[string]any](t, apiURL+"/api/v1/collections/"+created.ID+"?wait=60s", boot.AgentKey)
+	defer endPoll()
 
 	answer := func(email, name, notes, budget, start, tier, region, nda string) {
 		b := browsertest.New(t)

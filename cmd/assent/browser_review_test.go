@@ -156,7 +156,8 @@ func TestBrowserReview(t *testing.T) {
 	assert.Equal(t, "The EMEA figure checks out.", got.Verdicts[0].Note)
 
 	// The agent waits; the other reviewer requests changes from his page.
-	polled := longPoll[map[string]any](t, apiURL+"/api/v1/reviews/"+rev.ID+"?wait=60s", boot.AgentKey)
+	polled, endPoll := longPoll[map[string]any](t, apiURL+"/api/v1/reviews/"+rev.ID+"?wait=60s", boot.AgentKey)
+	defer endPoll()
 	max := browsertest.New(t)
 	signInFromDevMail(t, max, apiURL, "max@example.com")
 	max.Navigate(rev.URL)

@@ -87,7 +87,8 @@ func TestBrowserSlack(t *testing.T) {
 		Status, DecidedBy, DecidedByID string
 		ApprovedInput                  json.RawMessage
 	}
-	polled := longPoll[outcome](t, apiURL+"/api/v1/approvals/"+id+"?wait=60s", boot.AgentKey)
+	polled, endPoll := longPoll[outcome](t, apiURL+"/api/v1/approvals/"+id+"?wait=60s", boot.AgentKey)
+	defer endPoll()
 	time.Sleep(200 * time.Millisecond) // the long-poll is waiting
 	body := slacktest.Form(slacktest.Click("U0ADAM", events.SlackApprove, value, "trigger-1", fake.ResponseURL("r1")))
 	req, err := http.NewRequest("POST", apiURL+slackapp.InteractionsPath, bytes.NewReader(body))

@@ -76,20 +76,22 @@ func getJSON(t *testing.T, url, key string, into any) int {
 }
 
 // longPoll starts an agent's long-poll of url in the background and returns
-// the wait for its answer, called from the test's own goroutine. The
-// background never touches t and ends with the test, so a test that skips
-// (no browser) or fails before the answer comes ends cleanly.
-func longPoll[T any](t *testing.T, url, key string) (answer func() T) {
+// the wait for its answer, called from the test's own goroutine, and end,
+// to defer once assent dev's stop is deferred: the background never
+// touches t, and end closes the poll before assent dev stops, so a test
+// that skips (no browser) or fails before the answer comes ends cleanly.
+func longPoll[T any](t *testing.T, url, key string) (answer func() T, end func()) {
 	type result struct {
 		v      T
 		status int
 		err    error
 	}
 	done := make(chan result, 1)
+	ctx, end := context.WithCancel(t.Context())
 	go func() {
 		var r result
 		defer func() { done <- r }()
-		req, err := http.NewRequestWithContext(t.Context(), "GET", url, nil)
+		req, err := http.NewRequestWithContext(ctx, "GET", url, nil)
 		if r.err = err; err != nil {
 			return
 		}
@@ -112,7 +114,7 @@ func longPoll[T any](t *testing.T, url, key string) (answer func() T) {
 			t.Fatal("the long-poll did not return")
 		}
 		panic("unreachable")
-	}
+	}, end
 }
 
 func TestDevBootstrapsOnceAndRestarts(t *testing.T) {
@@ -214,7 +216,8 @@ func TestDevApprovalEndToEnd(t *testing.T) {
 		`{"title":"Refund order 42","risk":"low","externalId":"order-42","input":{"amount":120,"currency":"EUR"},"editableFields":["amount"]}`, &created))
 	id := created["id"].(string)
 
-	polled := longPoll[map[string]any](t, apiURL+"/api/v1/approvals/"+id+"?wait=30s", boot.AgentKey)
+	polled, endPoll := longPoll[map[string]any](t, apiURL+"/api/v1/approvals/"+id+"?wait=30s", boot.AgentKey)
+	defer endPoll()
 
 	admin := demoMember(t, boot, "admin")
 	var decided map[string]any
