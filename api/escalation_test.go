@@ -29,7 +29,7 @@ func TestCreateApprovalEscalationValidation(t *testing.T) {
 			{"after not before the expiry", `{"after":"2h","to":["cy@example.com"]}`, "invalid_request", "escalation.after"},
 			{"unknown person", `{"after":"1h","to":["cy@example.com","nobody@example.com"]}`, "unknown_approver", "escalation.to"},
 			{"ambiguous person", `{"after":"1h","to":["ops@example.com"]}`, "ambiguous_approver", "escalation.to[0]"},
-			{"unknown field", `{"after":"1h","to":["cy@example.com"],"when":"now"}`, "invalid_request", "when"},
+			{"unknown field", `{"after":"1h","to":["cy@example.com"],"when":"now"}`, "invalid_request", "escalation.when"},
 		}
 		for _, tc := range cases {
 			r := s.do(t, "POST", "/api/v1/approvals", s.agentKey,
