@@ -48,6 +48,7 @@ func TestBadInputIsRefusedByName(t *testing.T) {
 			{name: "NUL in a query parameter no operation reads", method: "GET", path: "/api/v1/me?note=%00", field: "note"},
 			{name: "a query parameter the operation does not take", method: "GET", path: "/api/v1/approvals?stauts=pending", field: "stauts", msgHas: "unknown query parameter"},
 			{name: "a query parameter where none is taken", method: "GET", path: "/api/v1/me?verbose=1", field: "verbose", msgHas: "takes no query parameters"},
+			{name: "a query parameter a route with an id does not take", method: "GET", path: "/api/v1/approvals/apr_x?wiat=60s", field: "wiat", msgHas: "takes only wait"},
 			{name: "NUL in a report slug", method: "POST", path: "/api/v1/reports/q3%00/share", body: `{"audience":["everyone"]}`, field: "idOrSlug"},
 			{name: "NUL in an admin path id", method: "PATCH", path: "/api/v1/admin/members/mem_%00", key: f.adminKey, body: `{"name":"x"}`, field: "id"},
 			{name: "too deep", method: "POST", path: "/api/v1/approvals", body: `{"title":"pay","input":` + deep + `}`, field: "input" + strings.Repeat(".a", api.MaxJSONDepth-1), msgHas: "64 levels"},

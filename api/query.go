@@ -14,7 +14,8 @@ import (
 )
 
 // queryParams are the query parameters each operation takes, read once
-// from the contract: "GET /api/v1/approvals/{id}" → {wait}.
+// from the contract and keyed by the route as gin names it, so a request
+// looks its operation up as it is: "GET /api/v1/approvals/:id" → {wait}.
 var queryParams = func() map[string]map[string]bool {
 	type param struct {
 		Ref  string `json:"$ref"`
@@ -56,7 +57,7 @@ var queryParams = func() map[string]map[string]bool {
 					names[p.Name] = true
 				}
 			}
-			out[strings.ToUpper(method)+" "+path] = names
+			out[strings.ToUpper(method)+" "+routeOf(path)] = names
 		}
 	}
 	return out
@@ -70,36 +71,35 @@ func knownQuery(c *gin.Context) {
 	if method == http.MethodHead {
 		method = http.MethodGet
 	}
-	allowed, ok := queryParams[method+" "+documentedPath(c.FullPath())]
+	allowed, ok := queryParams[method+" "+c.FullPath()]
 	if !ok {
 		c.Next()
 		return
 	}
-	names := make([]string, 0, len(c.Request.URL.Query()))
+	var unknown []string
 	for name := range c.Request.URL.Query() {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
 		if !allowed[name] {
-			takes := "no query parameters"
-			if len(allowed) > 0 {
-				takes = "only " + strings.Join(slices.Sorted(maps.Keys(allowed)), ", ")
-			}
-			fail(c, apperr.Field(apperr.InvalidRequest, name, "unknown query parameter %q: this operation takes %s", name, takes))
-			return
+			unknown = append(unknown, name)
 		}
+	}
+	if len(unknown) > 0 {
+		name := slices.Min(unknown) // the same one named each time
+		takes := "no query parameters"
+		if len(allowed) > 0 {
+			takes = "only " + strings.Join(slices.Sorted(maps.Keys(allowed)), ", ")
+		}
+		fail(c, apperr.Field(apperr.InvalidRequest, name, "unknown query parameter %q: this operation takes %s", name, takes))
+		return
 	}
 	c.Next()
 }
 
-// documentedPath is a route's template as the contract writes it
-// (":id" → "{id}").
-func documentedPath(route string) string {
-	parts := strings.Split(route, "/")
+// routeOf is a contract path as gin's routes name it ("{id}" → ":id").
+func routeOf(path string) string {
+	parts := strings.Split(path, "/")
 	for i, p := range parts {
-		if len(p) > 1 && (p[0] == ':' || p[0] == '*') {
-			parts[i] = "{" + p[1:] + "}"
+		if len(p) > 2 && p[0] == '{' && p[len(p)-1] == '}' {
+			parts[i] = ":" + p[1:len(p)-1]
 		}
 	}
 	return strings.Join(parts, "/")
