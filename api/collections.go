@@ -6,7 +6,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/assent-hq/assent/collections"
-	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/wire"
 )
 
@@ -78,15 +77,4 @@ func (h *handlers) respondCollection(c *gin.Context, rec *collections.Collection
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewCollection(rec, h.baseURL))
-}
-
-// collectionInbox lists the open collections the calling person has yet
-// to reply to, the earliest due first.
-func (h *handlers) collectionInbox(c *gin.Context, p requests.Page) {
-	rows, err := h.collections.Waiting(c.Request.Context(), orgID(c), principal(c), requests.MostUrgent, p.Limit)
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, wire.NewList(rows, "", func(r *collections.Collection) wire.Collection { return wire.NewCollection(r, h.baseURL) }))
 }

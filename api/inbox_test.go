@@ -63,3 +63,55 @@ func TestInboxEveryKind(t *testing.T) {
 		assert.Equal(t, 403, s.do(t, "GET", "/api/v1/inbox", s.agentKey, "", nil).status, "an inbox belongs to a person")
 	})
 }
+
+// TestInboxOrders: order=attention lists the most severe risk first, then
+// the earliest due, across kinds and within one; order=newest the newest
+// first; only kind=approval newest first takes a cursor.
+func TestInboxOrders(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		at := func(d time.Duration) string { return time.Now().Add(d).UTC().Format(time.RFC3339) }
+		low := s.create(t, s.agentKey, `{"title":"low, soon","risk":"low","approvers":["Finance"],"expiresAt":"`+at(1*time.Hour)+`"}`)
+		time.Sleep(20 * time.Millisecond)
+		col := s.do(t, "POST", "/api/v1/collections", s.agentKey, `{"title":"due sooner","questions":[{"prompt":"p","kind":"text"}],"respondents":["Finance"],"expiresAt":"`+at(2*time.Hour)+`","dueAt":"`+at(30*time.Minute)+`"}`, nil)
+		require.Equal(t, 201, col.status, string(col.body))
+		time.Sleep(20 * time.Millisecond)
+		critical := s.create(t, s.agentKey, `{"title":"critical, late","risk":"critical","approvers":["Finance"],"expiresAt":"`+at(24*time.Hour)+`"}`)
+		time.Sleep(20 * time.Millisecond)
+		high := s.create(t, s.agentKey, `{"title":"high","risk":"high","approvers":["Finance"],"expiresAt":"`+at(12*time.Hour)+`"}`)
+
+		ids := func(path string) []string {
+			t.Helper()
+			r := s.do(t, "GET", path, s.cyToken, "", nil)
+			require.Equal(t, 200, r.status, string(r.body))
+			var out []string
+			for _, it := range r.decoded["data"].([]any) {
+				item := it.(map[string]any)
+				if kind, ok := item["kind"].(string); ok {
+					item = item[kind].(map[string]any)
+				}
+				out = append(out, item["id"].(string))
+			}
+			return out
+		}
+		colID := col.decoded["id"].(string)
+		assert.Equal(t, []string{critical["id"].(string), high["id"].(string), colID, low["id"].(string)}, ids("/api/v1/inbox?order=attention"),
+			"the most severe risk first; a request for information ranks as medium")
+		assert.Equal(t, []string{critical["id"].(string), high["id"].(string)}, ids("/api/v1/inbox?order=attention&limit=2"), "the first two of every kind")
+		assert.Equal(t, []string{high["id"].(string), critical["id"].(string), colID, low["id"].(string)}, ids("/api/v1/inbox?order=newest"))
+		assert.Equal(t, ids("/api/v1/inbox?order=newest"), ids("/api/v1/inbox"), "newest first without order")
+		assert.Equal(t, []string{critical["id"].(string), high["id"].(string), low["id"].(string)}, ids("/api/v1/inbox?kind=approval&order=attention"))
+		assert.Equal(t, []string{high["id"].(string), critical["id"].(string), low["id"].(string)}, ids("/api/v1/inbox?kind=approval"))
+
+		for path, field := range map[string]string{
+			"/api/v1/inbox?order=urgent":                           "order",
+			"/api/v1/inbox?kind=approval&order=attention&cursor=x": "cursor",
+			"/api/v1/inbox?kind=collection&cursor=x":               "cursor",
+			"/api/v1/inbox?kind=review&cursor=x":                   "cursor",
+		} {
+			bad := s.do(t, "GET", path, s.cyToken, "", nil)
+			assert.Equal(t, 400, bad.status, path)
+			assert.Equal(t, field, errField(bad, "field"), path)
+		}
+	})
+}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/wire"
 )
@@ -82,11 +81,4 @@ func (h *handlers) respondReview(c *gin.Context, rec *reviews.Review, err error)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewReview(rec, h.baseURL))
-}
-
-// reviewInbox lists the open reviews the calling person has yet to return
-// a verdict on, the earliest expiring first.
-func (h *handlers) reviewInbox(c *gin.Context, p requests.Page) {
-	rows, err := h.reviews.Waiting(c.Request.Context(), orgID(c), principal(c), requests.MostUrgent, p.Limit)
-	h.respondReviews(c, rows, "", err)
 }

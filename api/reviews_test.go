@@ -341,7 +341,7 @@ func TestRemovingAGuestTakesThemOffOpenReviews(t *testing.T) {
 		assert.Equal(t, "open", rev.Status)
 		assert.Equal(t, []string{s.cy.ID, s.member.ID, s.bob.ID}, []string(rev.ReviewerIDs), "Gus is off; the owner and the administrator joined")
 		assert.EqualValues(t, 2, rev.RequiredApprovals, "the bar is not lowered")
-		waiting, err := s.store.Reviews().Waiting(ctx, s.org.ID, gus.ID, requests.MostUrgent, 10)
+		waiting, err := s.store.Reviews().Waiting(ctx, s.org.ID, gus.ID, requests.Attention, 10)
 		require.NoError(t, err)
 		assert.Empty(t, waiting, "the reviewer index no longer lists Gus")
 		got := s.do(t, "GET", path, s.agentKey, "", nil)

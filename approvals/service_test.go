@@ -147,9 +147,9 @@ func TestApprovalRules(t *testing.T) {
 			assert.Equal(t, models.StringList{o.Bob.ID()}, a.ApproverIDs)
 			assert.Equal(t, models.RiskMedium, a.Risk, "the default risk")
 
-			_, err := e.svc.Waiting(ctx, o.ID, o.Agent, models.MostUrgent, 10)
+			_, err := e.svc.Waiting(ctx, o.ID, o.Agent, models.Attention, 10)
 			testenv.Refused(t, err, apperr.Forbidden, "")
-			waiting, err := e.svc.Waiting(ctx, o.ID, o.Bob.Actor(), models.MostUrgent, 10)
+			waiting, err := e.svc.Waiting(ctx, o.ID, o.Bob.Actor(), models.Attention, 10)
 			require.NoError(t, err)
 			require.Len(t, waiting, 1)
 			assert.Equal(t, a.ID, waiting[0].ID)

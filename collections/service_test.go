@@ -189,14 +189,14 @@ func TestCollectionRules(t *testing.T) {
 
 		"waiting is a person's, not a key's": func(t *testing.T, e *env, o *org) {
 			ctx := context.Background()
-			_, err := e.svc.Waiting(ctx, o.ID, o.Agent, models.MostUrgent, 10)
+			_, err := e.svc.Waiting(ctx, o.ID, o.Agent, models.Attention, 10)
 			testenv.Refused(t, err, apperr.Forbidden, "")
 			c := e.started(t, o, budget())
 			for _, p := range []struct {
 				who  *models.Person
 				want int
 			}{{o.Bob, 1}, {o.Gus, 1}, {o.Cy, 0}} {
-				rows, err := e.svc.Waiting(ctx, o.ID, p.who.Actor(), models.MostUrgent, 10)
+				rows, err := e.svc.Waiting(ctx, o.ID, p.who.Actor(), models.Attention, 10)
 				require.NoError(t, err)
 				require.Len(t, rows, p.want, p.who.Email())
 				if p.want > 0 {

@@ -203,21 +203,20 @@ func (s *RequestStore) ListApprovals(ctx context.Context, orgID string, f Approv
 	return rows, next, loadApprovals(s.db.WithContext(ctx), orgID, ptrs)
 }
 
-// Inbox is what waits on one person: the most urgent pending approvals
-// and counts over all of them.
+// Inbox is what waits on one person: the first pending approvals in an
+// order and counts over all of them.
 type Inbox struct {
-	// Items are at most the limit asked for, the earliest expiry first,
-	// then the highest risk.
+	// Items are at most the limit asked for, in the order asked for.
 	Items []Approval
 	Counts
 }
 
-// PendingFor returns the inbox of personID: its most urgent limit items,
-// read in order from the asked index so that a long backlog cannot hide
-// the most urgent request, and counts over the whole backlog.
-func (s *RequestStore) PendingFor(ctx context.Context, orgID, personID string, dueBefore time.Time, limit int) (*Inbox, error) {
+// PendingFor returns the inbox of personID: its first limit items in
+// order, read in order from the asked index so that a long backlog cannot
+// hide what needs attention, and counts over the whole backlog.
+func (s *RequestStore) PendingFor(ctx context.Context, orgID, personID string, dueBefore time.Time, order InboxOrder, limit int) (*Inbox, error) {
 	db := s.db.WithContext(ctx)
-	items, err := approvalKind.waiting(db, orgID, personID, MostUrgent, limit)
+	items, err := approvalKind.waiting(db, orgID, personID, order, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -47,7 +47,7 @@ func TestCollectionLifecycleInTheReadModel(t *testing.T) {
 		_, err = s.Collections().Get(ctx, other.ID, c.ID)
 		assert.True(t, apperr.Is(err, apperr.NotFound), "another organisation's collection: %v", err)
 
-		waiting, err := s.Collections().Waiting(ctx, org.ID, "mem_a", models.MostUrgent, 10)
+		waiting, err := s.Collections().Waiting(ctx, org.ID, "mem_a", models.Attention, 10)
 		require.NoError(t, err)
 		require.Len(t, waiting, 1)
 
@@ -80,7 +80,7 @@ func TestCollectionLifecycleInTheReadModel(t *testing.T) {
 		d, err = s.Draft(ctx, c.ID, "mem_a")
 		require.NoError(t, err)
 		assert.Nil(t, d, "a submitted reply's draft goes")
-		waiting, err = s.Collections().Waiting(ctx, org.ID, "mem_a", models.MostUrgent, 10)
+		waiting, err = s.Collections().Waiting(ctx, org.ID, "mem_a", models.Attention, 10)
 		require.NoError(t, err)
 		assert.Empty(t, waiting, "who replied has nothing waiting")
 

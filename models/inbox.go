@@ -1,6 +1,7 @@
 package models
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -8,6 +9,8 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/ids"
 )
 
 // The asked index of each kind (approval_approvers,
@@ -35,15 +38,63 @@ type Asking struct {
 type InboxOrder int
 
 const (
-	// MostUrgent lists the earliest due first, then the most severe risk.
-	MostUrgent InboxOrder = iota
+	// Attention lists what needs attention first: the most severe risk,
+	// then the earliest due.
+	Attention InboxOrder = iota
 	// Newest lists the most recently created first.
 	Newest
 )
 
+// InboxOrders name the orders as the API and the pages take them.
+var InboxOrders = map[string]InboxOrder{"attention": Attention, "newest": Newest}
+
+// WaitingKey is where a request waiting on a person sorts in an inbox.
+type WaitingKey struct {
+	ID       string
+	DueAt    time.Time
+	RiskRank int
+}
+
+// Compare is -1 when a comes before b in order o, 1 when after, 0 for
+// one request; ids sort by creation time whatever their kinds.
+func (o InboxOrder) Compare(a, b WaitingKey) int {
+	newer := func() int {
+		switch {
+		case a.ID == b.ID:
+			return 0
+		case ids.Newer(a.ID, b.ID):
+			return -1
+		}
+		return 1
+	}
+	if o == Newest {
+		return newer()
+	}
+	if c := cmp.Compare(a.RiskRank, b.RiskRank); c != 0 {
+		return c
+	}
+	if c := a.DueAt.Compare(b.DueAt); c != 0 {
+		return c
+	}
+	return -newer()
+}
+
+// orderBy is o in SQL over the asked table a with the request's id in
+// column id, as Compare sorts within a kind.
+func (o InboxOrder) orderBy(a, id string) string {
+	if o == Newest {
+		return id + " DESC"
+	}
+	return a + ".risk_rank, " + a + ".due_at, " + id
+}
+
 // riskLevels are the risks from the most severe: a risk's rank is its
 // place here.
 var riskLevels = []string{RiskCritical, RiskHigh, RiskMedium, RiskLow}
+
+// unrisked is the rank of a kind without a risk (a request for
+// information, a review): that of an approval that names none.
+var unrisked = riskRank(RiskMedium)
 
 // riskRank is risk's place in riskLevels; an unknown risk ranks as low.
 func riskRank(risk string) int {
@@ -87,7 +138,7 @@ func refsVia(refs []PersonRef) func(string) []Via {
 // order asked.
 func (k *requestKind[T]) asking(h requestHead, rec *T) []Asking {
 	due := k.dueAt(rec).UTC()
-	rank := 0
+	rank := unrisked
 	if k.risk != nil {
 		rank = riskRank(k.risk(rec))
 	}
@@ -159,14 +210,8 @@ func (k *requestKind[T]) waiting(tx *gorm.DB, orgID, personID string, order Inbo
 	a, id := k.askedTable, k.askedTable+"."+k.askedColumn
 	q := tx.Model(new(T)).Joins("JOIN "+a+" ON "+id+" = "+k.table+".id").Where(k.waitingOn(), orgID, personID).
 		Where(k.table+".organization_id = ?", orgID)
-	switch order {
-	case Newest:
-		q = q.Order(id + " DESC")
-	default:
-		q = q.Order(a + ".due_at").Order(a + ".risk_rank").Order(id)
-	}
 	var out []T
-	if err := q.Limit(max(limit, 1)).Find(&out).Error; err != nil {
+	if err := q.Order(order.orderBy(a, id)).Limit(max(limit, 1)).Find(&out).Error; err != nil {
 		return nil, err
 	}
 	recs := make([]*T, len(out))
@@ -225,13 +270,15 @@ func (k *requestKind[T]) waitingIDs(tx *gorm.DB, orgID, personID string) ([]stri
 	return out, err
 }
 
-// NewestWaitingIDs lists the ids of the organisation's records waiting on
-// personID, newest first, at most limit: from the asked index alone, so
-// the inbox of every kind loads only the records it shows.
-func (r Requests[T, P]) NewestWaitingIDs(ctx context.Context, orgID, personID string, limit int) ([]string, error) {
-	var out []string
+// WaitingKeys lists where the organisation's records waiting on personID
+// sort, in order, at most limit: from the asked index alone, so the inbox
+// of every kind loads only the records it shows.
+func (r Requests[T, P]) WaitingKeys(ctx context.Context, orgID, personID string, order InboxOrder, limit int) ([]WaitingKey, error) {
+	var out []WaitingKey
+	a := r.k.askedTable
 	err := r.k.askingOf(r.s.db.WithContext(ctx), orgID, personID).
-		Order(r.k.askedColumn+" DESC").Limit(max(limit, 1)).Pluck(r.k.askedColumn, &out).Error
+		Select(r.k.askedColumn + " AS id, due_at, risk_rank").Order(order.orderBy(a, a+"."+r.k.askedColumn)).
+		Limit(max(limit, 1)).Find(&out).Error
 	return out, err
 }
 
@@ -266,11 +313,15 @@ func (r Requests[T, P]) mendAsking(ctx context.Context) (int, error) {
 	k, db := r.k, r.s.db.WithContext(ctx)
 	a, id := k.askedTable, k.askedTable+"."+k.askedColumn
 	seen := map[string]bool{}
+	outOfStep := a + ".organization_id = '' OR (" + a + ".waiting AND " + k.table + ".status <> ?)"
+	if k.risk == nil {
+		// Written by a version that ranked such kinds as critical.
+		outOfStep += fmt.Sprintf(" OR (%s.waiting AND %s.risk_rank <> %d)", a, a, unrisked)
+	}
 	for {
 		var stale []string
 		if err := db.Table(a).Distinct(id).Joins("JOIN "+k.table+" ON "+k.table+".id = "+id).
-			Where(a+".organization_id = '' OR ("+a+".waiting AND "+k.table+".status <> ?)", k.open).
-			Limit(mendBatch).Pluck(id, &stale).Error; err != nil {
+			Where(outOfStep, k.open).Limit(mendBatch).Pluck(id, &stale).Error; err != nil {
 			return len(seen), err
 		}
 		if len(stale) == 0 {

@@ -18,7 +18,7 @@ import (
 	"github.com/assent-hq/assent/models"
 )
 
-func TestPendingForPutsTheMostUrgentFirstWhateverTheBacklog(t *testing.T) {
+func TestPendingForPutsWhatNeedsAttentionFirstWhateverTheBacklog(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -39,12 +39,13 @@ func TestPendingForPutsTheMostUrgentFirstWhateverTheBacklog(t *testing.T) {
 			return a
 		}
 
-		// The most urgent are the oldest: a list read newest first and cut
-		// short would miss them.
-		urgentLow := create("urgent low", models.RiskLow, now.Add(time.Hour), states.Pending, org.ID, ada.ID)
+		// What needs attention most is among the oldest: a list read
+		// newest first and cut short would miss it.
+		create("urgent low", models.RiskLow, now.Add(time.Hour), states.Pending, org.ID, ada.ID)
 		urgentCritical := create("urgent critical", models.RiskCritical, now.Add(time.Hour), states.Pending, org.ID, ada.ID, bob.ID)
+		var later []*models.Approval
 		for i := range 5 {
-			create("later", models.RiskMedium, now.Add(time.Duration(48+i)*time.Hour), states.Pending, org.ID, ada.ID)
+			later = append(later, create("later", models.RiskMedium, now.Add(time.Duration(48+i)*time.Hour), states.Pending, org.ID, ada.ID))
 		}
 		soonHigh := create("soon high", models.RiskHigh, now.Add(3*time.Hour), states.Pending, org.ID, ada.ID)
 		// Not Ada's to decide, not pending, or another organisation's.
@@ -53,21 +54,28 @@ func TestPendingForPutsTheMostUrgentFirstWhateverTheBacklog(t *testing.T) {
 		other := newOrg(t, s)
 		create("elsewhere", models.RiskCritical, now.Add(time.Minute), states.Pending, other.ID, ada.ID)
 
-		in, err := s.PendingFor(ctx, org.ID, ada.ID, now.Add(24*time.Hour), 3)
+		in, err := s.PendingFor(ctx, org.ID, ada.ID, now.Add(24*time.Hour), models.Attention, 3)
 		require.NoError(t, err)
 		require.Len(t, in.Items, 3)
-		assert.Equal(t, []string{urgentCritical.ID, urgentLow.ID, soonHigh.ID},
-			[]string{in.Items[0].ID, in.Items[1].ID, in.Items[2].ID}, "earliest expiry first, then the highest risk")
+		assert.Equal(t, []string{urgentCritical.ID, soonHigh.ID, later[0].ID},
+			[]string{in.Items[0].ID, in.Items[1].ID, in.Items[2].ID}, "the highest risk first, then the earliest expiry")
 		assert.Equal(t, 8, in.Total, "counts cover what is not listed")
 		assert.Equal(t, map[string]int{models.RiskCritical: 1, models.RiskHigh: 1, models.RiskMedium: 5, models.RiskLow: 1}, in.ByRisk)
 		assert.Equal(t, 3, in.DueBefore)
 
-		in, err = s.PendingFor(ctx, org.ID, bob.ID, now.Add(24*time.Hour), 10)
+		in, err = s.PendingFor(ctx, org.ID, ada.ID, now.Add(24*time.Hour), models.Newest, 3)
+		require.NoError(t, err)
+		require.Len(t, in.Items, 3)
+		assert.Equal(t, []string{soonHigh.ID, later[4].ID, later[3].ID},
+			[]string{in.Items[0].ID, in.Items[1].ID, in.Items[2].ID}, "the newest first")
+		assert.Equal(t, 8, in.Total)
+
+		in, err = s.PendingFor(ctx, org.ID, bob.ID, now.Add(24*time.Hour), models.Attention, 10)
 		require.NoError(t, err)
 		assert.Equal(t, 2, in.Total)
 		assert.Equal(t, "bob's", in.Items[0].Title)
 
-		in, err = s.PendingFor(ctx, other.ID, bob.ID, now.Add(24*time.Hour), 10)
+		in, err = s.PendingFor(ctx, other.ID, bob.ID, now.Add(24*time.Hour), models.Attention, 10)
 		require.NoError(t, err)
 		assert.Zero(t, in.Total)
 		assert.Empty(t, in.Items)
@@ -115,18 +123,23 @@ func TestTheInboxFollowsEveryTransition(t *testing.T) {
 			}
 			return out
 		}
-		assert.Equal(t, title(150, 170), titles(models.MostUrgent, 20, "mem_a"), "the earliest due of those not answered")
+		assert.Equal(t, title(150, 170), titles(models.Attention, 20, "mem_a"), "the earliest due of those not answered")
 		assert.Equal(t, title(249, 229), titles(models.Newest, 20, "mem_a"), "the newest")
-		assert.Len(t, titles(models.MostUrgent, 200, "mem_a"), 100, "all there are, when fewer than the limit")
-		newest, err := s.Collections().NewestWaitingIDs(ctx, org.ID, "mem_a", 20)
+		assert.Len(t, titles(models.Attention, 200, "mem_a"), 100, "all there are, when fewer than the limit")
+		newest, err := s.Collections().WaitingKeys(ctx, org.ID, "mem_a", models.Newest, 20)
 		require.NoError(t, err)
 		require.Len(t, newest, 20)
-		assert.Equal(t, cols[249].ID, newest[0], "the newest waiting ids, newest first")
-		assert.Equal(t, cols[230].ID, newest[19])
-		newest, err = s.Collections().NewestWaitingIDs(ctx, other.ID, "mem_a", 20)
+		assert.Equal(t, cols[249].ID, newest[0].ID, "the newest waiting ids, newest first")
+		assert.Equal(t, cols[230].ID, newest[19].ID)
+		first, err := s.Collections().WaitingKeys(ctx, org.ID, "mem_a", models.Attention, 20)
+		require.NoError(t, err)
+		require.Len(t, first, 20)
+		assert.Equal(t, cols[150].ID, first[0].ID, "the earliest due first")
+		assert.True(t, first[0].DueAt.Equal(*cols[150].DueAt), "with its due time: %v", first[0].DueAt)
+		newest, err = s.Collections().WaitingKeys(ctx, other.ID, "mem_a", models.Newest, 20)
 		require.NoError(t, err)
 		assert.Empty(t, newest, "another organisation's ids")
-		none, err := s.Collections().Waiting(ctx, other.ID, "mem_a", models.MostUrgent, 10)
+		none, err := s.Collections().Waiting(ctx, other.ID, "mem_a", models.Attention, 10)
 		require.NoError(t, err)
 		assert.Empty(t, none, "another organisation's inbox")
 
@@ -145,9 +158,9 @@ func TestTheInboxFollowsEveryTransition(t *testing.T) {
 		change(cols[151], func(c *models.Collection) { c.Status = states.Cancelled })
 		change(cols[249], func(c *models.Collection) { c.DueAt = &start })
 		change(cols[160], func(c *models.Collection) { c.RespondentIDs = append(c.RespondentIDs, "mem_b") })
-		assert.Equal(t, append([]string{cols[249].Title}, title(152, 156)...), titles(models.MostUrgent, 5, "mem_a"),
+		assert.Equal(t, append([]string{cols[249].Title}, title(152, 156)...), titles(models.Attention, 5, "mem_a"),
 			"a reply and a settled request leave; a request due sooner moves up")
-		assert.Equal(t, []string{cols[160].Title}, titles(models.MostUrgent, 5, "mem_b"), "a person added is asked")
+		assert.Equal(t, []string{cols[160].Title}, titles(models.Attention, 5, "mem_b"), "a person added is asked")
 
 		waiting, err := s.WaitingOn(ctx, org.ID, "mem_a")
 		require.NoError(t, err)
@@ -202,24 +215,27 @@ func TestTheInboxMigrationFillsTheIndex(t *testing.T) {
 				asked("review_reviewers", "review_id", r.ID, "mem_a")
 			}
 			require.NoError(t, models.Migrate(db))
+			var ranks []int
+			require.NoError(t, db.Table("collection_respondents").Distinct().Pluck("risk_rank", &ranks).Error)
+			assert.Equal(t, []int{2}, ranks, "a request for information ranks as medium")
 			// A migration that failed part way is taken again from the start.
 			require.NoError(t, db.Table("migrations").Where("id = ?", "202612050001_inbox_order").Delete(nil).Error)
 			require.NoError(t, models.Migrate(db))
 
-			in, err := s.PendingFor(ctx, org.ID, "mem_a", at.Add(30*time.Minute), 10)
+			in, err := s.PendingFor(ctx, org.ID, "mem_a", at.Add(30*time.Minute), models.Attention, 10)
 			require.NoError(t, err)
-			assert.Equal(t, []string{"apr_3", "apr_2", "apr_1"}, idsOf(in.Items, func(a models.Approval) string { return a.ID }),
-				"the earliest expiry, then the most severe risk")
+			assert.Equal(t, []string{"apr_2", "apr_3", "apr_1"}, idsOf(in.Items, func(a models.Approval) string { return a.ID }),
+				"the most severe risk, then the earliest expiry")
 			assert.Equal(t, 3, in.Total)
 			assert.Equal(t, 1, in.DueBefore)
-			cols, err := s.Collections().Waiting(ctx, org.ID, "mem_a", models.MostUrgent, 10)
+			cols, err := s.Collections().Waiting(ctx, org.ID, "mem_a", models.Attention, 10)
 			require.NoError(t, err)
 			assert.Equal(t, []string{"col_2", "col_1"}, idsOf(cols, func(c models.Collection) string { return c.ID }),
 				"due, else expiring; not the one replied to or the complete one")
-			cols, err = s.Collections().Waiting(ctx, org.ID, "mem_b", models.MostUrgent, 10)
+			cols, err = s.Collections().Waiting(ctx, org.ID, "mem_b", models.Attention, 10)
 			require.NoError(t, err)
 			assert.Len(t, cols, 3, "another respondent still owes a reply")
-			revs, err := s.Reviews().Waiting(ctx, org.ID, "mem_a", models.MostUrgent, 10)
+			revs, err := s.Reviews().Waiting(ctx, org.ID, "mem_a", models.Attention, 10)
 			require.NoError(t, err)
 			assert.Equal(t, []string{"rev_1"}, idsOf(revs, func(r models.Review) string { return r.ID }))
 		})
@@ -251,7 +267,7 @@ func TestWhoHasActedLeavesTheInbox(t *testing.T) {
 		_, err := s.Approvals().Create(ctx, a, nil)
 		require.NoError(t, err)
 		waiting := func(person string) bool {
-			in, err := s.PendingFor(ctx, org.ID, person, time.Now(), 10)
+			in, err := s.PendingFor(ctx, org.ID, person, time.Now(), models.Attention, 10)
 			require.NoError(t, err)
 			return in.Total == 1
 		}
@@ -276,7 +292,7 @@ func TestWhoHasActedLeavesTheInbox(t *testing.T) {
 			c.Replies.V = []models.Reply{{RespondentID: "mem_bob", SubmittedAt: models.Now()}}
 		})
 		for _, p := range []string{"mem_bob", "mem_cy"} {
-			rows, err := s.Collections().Waiting(ctx, org.ID, p, models.MostUrgent, 10)
+			rows, err := s.Collections().Waiting(ctx, org.ID, p, models.Attention, 10)
 			require.NoError(t, err)
 			assert.Empty(t, rows, "%s: Bob replied, in his own name, for the delegate too", p)
 		}
@@ -302,7 +318,7 @@ func TestRowsAnEarlierVersionWroteAreMended(t *testing.T) {
 			return a
 		}
 		titles := func() []string {
-			in, err := s.PendingFor(ctx, org.ID, "mem_ada", time.Now(), 10)
+			in, err := s.PendingFor(ctx, org.ID, "mem_ada", time.Now(), models.Attention, 10)
 			require.NoError(t, err)
 			return idsOf(in.Items, func(a models.Approval) string { return a.Title })
 		}
@@ -323,11 +339,41 @@ func TestRowsAnEarlierVersionWroteAreMended(t *testing.T) {
 		n, err := s.MendAsking(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, 2, n, "the untouched request and the settled one")
-		in, err := s.PendingFor(ctx, org.ID, "mem_ada", time.Now(), 10)
+		in, err := s.PendingFor(ctx, org.ID, "mem_ada", time.Now(), models.Attention, 10)
 		require.NoError(t, err)
 		assert.ElementsMatch(t, []string{transitioned.ID, untouched.ID}, idsOf(in.Items, func(a models.Approval) string { return a.ID }))
 		n, err = s.MendAsking(ctx)
 		require.NoError(t, err)
 		assert.Zero(t, n, "nothing left to mend")
+	})
+}
+
+// TestKindsWithoutARiskRankAsMedium: a request for information ranks as
+// an approval without a risk does, between high and low; rows an earlier
+// version wrote as critical are mended.
+func TestKindsWithoutARiskRankAsMedium(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db, testenv.Keys())
+		org := newOrg(t, s)
+		qs, err := questions.Define([]questions.Input{{Prompt: "Budget", Kind: questions.Number}})
+		require.NoError(t, err)
+		c := &models.Collection{OrganizationID: org.ID, Title: "c", Questions: models.JSON[[]questions.Question]{V: qs},
+			Respondents: []string{"a"}, RespondentIDs: []string{"mem_a"}, RequiredResponses: 1,
+			ExpiresAt: models.Now().Add(time.Hour), Requester: "key_1", RequestedBy: "agent"}
+		_, err = s.Collections().Create(ctx, c, nil)
+		require.NoError(t, err)
+		rank := func() int {
+			keys, err := s.Collections().WaitingKeys(ctx, org.ID, "mem_a", models.Attention, 10)
+			require.NoError(t, err)
+			require.Len(t, keys, 1)
+			return keys[0].RiskRank
+		}
+		assert.Equal(t, 2, rank(), "medium: critical 0, high 1, medium 2, low 3")
+		require.NoError(t, db.Table("collection_respondents").Where("collection_id = ?", c.ID).Update("risk_rank", 0).Error)
+		n, err := s.MendAsking(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 1, n)
+		assert.Equal(t, 2, rank(), "mended")
 	})
 }

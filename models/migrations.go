@@ -1354,6 +1354,41 @@ var migrations = []*gormigrate.Migration{
 			type Action struct{ Executors string }
 			return tx.Migrator().DropColumn(&Action{}, "Executors")
 		},
+	}, {
+		// An inbox lists what needs attention first (models.Attention):
+		// the most severe risk, then the earliest due. The waiting rows'
+		// index by that order takes the place of the one by due time, and
+		// the kinds without a risk rank as medium (2), not critical.
+		ID: "202612080001_inbox_attention",
+		Migrate: func(tx *gorm.DB) error {
+			for _, t := range inboxOrderTables {
+				if t.rank == "0" {
+					if err := tx.Exec("UPDATE " + t.asked + " SET risk_rank = 2").Error; err != nil {
+						return err
+					}
+				}
+				if err := tx.Exec("CREATE INDEX IF NOT EXISTS idx_" + t.asked + "_waiting_attention ON " + t.asked +
+					" (organization_id, person_id, risk_rank, due_at, " + t.column + ") WHERE waiting").Error; err != nil {
+					return err
+				}
+				if err := tx.Exec("DROP INDEX IF EXISTS idx_" + t.asked + "_waiting").Error; err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Rollback: func(tx *gorm.DB) error {
+			for _, t := range inboxOrderTables {
+				if err := tx.Exec("CREATE INDEX IF NOT EXISTS idx_" + t.asked + "_waiting ON " + t.asked +
+					" (organization_id, person_id, due_at, risk_rank, " + t.column + ") WHERE waiting").Error; err != nil {
+					return err
+				}
+				if err := tx.Exec("DROP INDEX idx_" + t.asked + "_waiting_attention").Error; err != nil {
+					return err
+				}
+			}
+			return nil
+		},
 	},
 }
 

@@ -115,15 +115,17 @@ func TestInboxesReadThePersonsWaitingRows(t *testing.T) {
 			plans[name] = append(plans[name], plan)
 		}
 	}))
-	in, err := s.PendingFor(models.ExplainAs(ctx, "inbox page: the most urgent approvals and counts"), org.ID, "mem_hot", models.Now().Add(24*time.Hour), 50)
+	in, err := s.PendingFor(models.ExplainAs(ctx, "inbox page: the most urgent approvals and counts"), org.ID, "mem_hot", models.Now().Add(24*time.Hour), models.Attention, 50)
 	require.NoError(t, err)
 	assert.Equal(t, 2668, in.Total, "the hot person's open approvals")
 	_, err = s.Approvals().Waiting(models.ExplainAs(ctx, "inbox of every kind: the newest approvals"), org.ID, "mem_hot", models.Newest, 50)
 	require.NoError(t, err)
-	newest, err := s.Approvals().NewestWaitingIDs(models.ExplainAs(ctx, "inbox of every kind: the newest approvals' ids"), org.ID, "mem_hot", 50)
+	newest, err := s.Approvals().WaitingKeys(models.ExplainAs(ctx, "inbox of every kind: the newest approvals' ids"), org.ID, "mem_hot", models.Newest, 50)
 	require.NoError(t, err)
 	assert.Len(t, newest, 50)
-	_, err = s.Collections().Waiting(models.ExplainAs(ctx, "inbox: the most urgent collections"), org.ID, "mem_hot", models.MostUrgent, 50)
+	_, err = s.Collections().Waiting(models.ExplainAs(ctx, "inbox: the most urgent collections"), org.ID, "mem_hot", models.Attention, 50)
+	require.NoError(t, err)
+	_, err = s.Approvals().WaitingKeys(models.ExplainAs(ctx, "inbox of every kind: where the approvals needing attention sort"), org.ID, "mem_hot", models.Attention, 50)
 	require.NoError(t, err)
 	_, err = s.WaitingOn(models.ExplainAs(ctx, "delegation: every request waiting"), org.ID, "mem_hot")
 	require.NoError(t, err)
@@ -132,7 +134,7 @@ func TestInboxesReadThePersonsWaitingRows(t *testing.T) {
 	require.NoError(t, err)
 	for _, name := range []string{"inbox page: the most urgent approvals and counts", "inbox of every kind: the newest approvals",
 		"inbox of every kind: the newest approvals' ids",
-		"inbox: the most urgent collections", "delegation: every request waiting", "inbox: a page of approvals"} {
+		"inbox: the most urgent collections", "inbox of every kind: where the approvals needing attention sort", "delegation: every request waiting", "inbox: a page of approvals"} {
 		require.NotEmpty(t, plans[name], name)
 		for _, plan := range plans[name] {
 			t.Logf("%s:\n%s", name, plan)

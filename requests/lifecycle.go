@@ -328,7 +328,7 @@ type Table[T any] interface {
 	Statuses(ctx context.Context, ids []string) (map[string]string, error)
 	Unowned(ctx context.Context, olderThan time.Time, limit int) ([]T, error)
 	Waiting(ctx context.Context, orgID, personID string, order models.InboxOrder, limit int) ([]T, error)
-	NewestWaitingIDs(ctx context.Context, orgID, personID string, limit int) ([]string, error)
+	WaitingKeys(ctx context.Context, orgID, personID string, order models.InboxOrder, limit int) ([]models.WaitingKey, error)
 	Counts(ctx context.Context, orgID, personID string, dueBefore time.Time) (models.Counts, error)
 }
 
@@ -407,14 +407,13 @@ func (l *Lifecycle[T]) Waiting(ctx context.Context, orgID string, who models.Act
 	return l.table.Waiting(ctx, orgID, who.ID, order, limit)
 }
 
-// NewestWaitingIDs lists the ids of the open records waiting on the person
-// who acts, newest first, at most limit; Waiting with order Newest loads
-// the records.
-func (l *Lifecycle[T]) NewestWaitingIDs(ctx context.Context, orgID string, who models.Actor, limit int) ([]string, error) {
+// WaitingKeys lists where the open records waiting on the person who acts
+// sort, in order, at most limit; Waiting loads the records.
+func (l *Lifecycle[T]) WaitingKeys(ctx context.Context, orgID string, who models.Actor, order models.InboxOrder, limit int) ([]models.WaitingKey, error) {
 	if err := who.NeedPerson("an inbox"); err != nil {
 		return nil, err
 	}
-	return l.table.NewestWaitingIDs(ctx, orgID, who.ID, limit)
+	return l.table.WaitingKeys(ctx, orgID, who.ID, order, limit)
 }
 
 // WaitingCounts counts the open records waiting on the person who acts,

@@ -13,13 +13,18 @@ type (
 	// Counts how many wait.
 	InboxOrder = models.InboxOrder
 	Counts     = models.Counts
+	// WaitingKey is where a request waiting on a person sorts.
+	WaitingKey = models.WaitingKey
 )
 
-// The orders of an inbox: the earliest due (then the most severe risk)
-// first, or the most recently created first.
+// InboxOrders name the orders as the API and the pages take them.
+var InboxOrders = models.InboxOrders
+
+// The orders of an inbox: what needs attention first (the most severe
+// risk, then the earliest due), or the most recently created first.
 const (
-	MostUrgent = models.MostUrgent
-	Newest     = models.Newest
+	Attention = models.Attention
+	Newest    = models.Newest
 )
 
 // The risk levels of a request, highest last.

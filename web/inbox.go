@@ -11,6 +11,7 @@ import (
 	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
+	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/requests"
@@ -31,10 +32,10 @@ type riskCount struct {
 type inboxPage struct {
 	Items []approvals.Approval
 	// Collections are the requests for information waiting on the
-	// person's reply, the earliest due first.
+	// person's reply, in the page's order.
 	Collections []collections.Collection
-	// Reviews are the open reviews waiting on the person's verdict, the
-	// earliest expiring first.
+	// Reviews are the open reviews waiting on the person's verdict, in
+	// the page's order.
 	Reviews []reviews.Review
 	// Total counts every request waiting, listed or not.
 	Total int
@@ -44,27 +45,40 @@ type inboxPage struct {
 	DueSoon int
 	// More is set when approvals beyond those listed wait.
 	More bool
+	// Newest is set when the lists are newest first, else what needs
+	// attention comes first.
+	Newest bool
 	// PushKey is the VAPID public key browsers subscribe with ("Notify
 	// me"); empty hides the offer.
 	PushKey string
 }
 
-// inbox lists the requests waiting on the signed-in person, most urgent
-// first: the earliest expiry, then the highest risk.
+// inbox lists the requests waiting on the signed-in person, what needs
+// attention first (the highest risk, then the earliest expiry), or with
+// ?order=newest the newest first.
 func (p *Pages) inbox(c *gin.Context) {
 	person := CurrentPerson(c)
 	soon := time.Now().Add(dueSoon)
-	in, err := p.approvals.Inbox(c.Request.Context(), person.Actor(), soon, inboxLimit)
+	order := requests.Attention
+	if s := c.Query("order"); s != "" {
+		o, ok := requests.InboxOrders[s]
+		if !ok {
+			p.Fail(c, apperr.Field(apperr.InvalidRequest, "order", "order must be attention or newest"))
+			return
+		}
+		order = o
+	}
+	in, err := p.approvals.Inbox(c.Request.Context(), person.Actor(), soon, order, inboxLimit)
 	if err != nil {
 		p.Fail(c, err)
 		return
 	}
-	page := inboxPage{Items: in.Items, Total: in.Total, DueSoon: in.DueBefore, More: len(in.Items) < in.Total}
-	if page.Collections, err = p.collections.Waiting(c.Request.Context(), person.Organization.ID, person.Actor(), requests.MostUrgent, inboxLimit); err != nil {
+	page := inboxPage{Items: in.Items, Total: in.Total, DueSoon: in.DueBefore, More: len(in.Items) < in.Total, Newest: order == requests.Newest}
+	if page.Collections, err = p.collections.Waiting(c.Request.Context(), person.Organization.ID, person.Actor(), order, inboxLimit); err != nil {
 		p.Fail(c, err)
 		return
 	}
-	if page.Reviews, err = p.reviews.Waiting(c.Request.Context(), person.Organization.ID, person.Actor(), requests.MostUrgent, inboxLimit); err != nil {
+	if page.Reviews, err = p.reviews.Waiting(c.Request.Context(), person.Organization.ID, person.Actor(), order, inboxLimit); err != nil {
 		p.Fail(c, err)
 		return
 	}

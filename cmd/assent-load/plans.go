@@ -63,19 +63,19 @@ func (l *load) plans(ctx context.Context) (map[string]string, error) {
 			return err
 		}},
 		{"inbox: the hot person's collections", func(c context.Context) error {
-			_, err := s.Collections().Waiting(c, l.st.Org, hotID, models.MostUrgent, 50)
+			_, err := s.Collections().Waiting(c, l.st.Org, hotID, models.Attention, 50)
 			return err
 		}},
 		{"inbox of every kind: the hot person's newest waiting approval ids", func(c context.Context) error {
-			_, err := s.Approvals().NewestWaitingIDs(c, l.st.Org, hotID, 50)
+			_, err := s.Approvals().WaitingKeys(c, l.st.Org, hotID, models.Newest, 50)
 			return err
 		}},
 		{"inbox: the hot person's newest collections (the inbox of every kind)", func(c context.Context) error {
 			_, err := s.Collections().Waiting(c, l.st.Org, hotID, models.Newest, 50)
 			return err
 		}},
-		{"inbox page: the hot person's most urgent approvals and counts", func(c context.Context) error {
-			_, err := s.PendingFor(c, l.st.Org, hotID, models.Now().Add(24*time.Hour), 50)
+		{"inbox page: the hot person's approvals needing attention first, and counts", func(c context.Context) error {
+			_, err := s.PendingFor(c, l.st.Org, hotID, models.Now().Add(24*time.Hour), models.Attention, 50)
 			return err
 		}},
 		{"list: pending approvals", func(c context.Context) error {
