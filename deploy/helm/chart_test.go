@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -390,7 +391,13 @@ func checkWorkloads(t *testing.T, o *objects) {
 
 			// Every variable is one the binary reads, in this subcommand;
 			// none is set twice.
-			require.Len(t, env, len(c.Env), "a variable set twice")
+			var twice []string
+			for i, e := range c.Env {
+				if slices.ContainsFunc(c.Env[:i], func(f corev1.EnvVar) bool { return f.Name == e.Name }) {
+					twice = append(twice, e.Name)
+				}
+			}
+			assert.Empty(t, twice, "set twice")
 			for name := range env {
 				if slices.Contains(notSettings, name) {
 					assert.Equal(t, "serve", cmd, "%s: only serve keeps report files", name)
@@ -429,6 +436,7 @@ func checkWorkloads(t *testing.T, o *objects) {
 			require.NotNil(t, sc.Capabilities)
 			assert.Equal(t, []corev1.Capability{"ALL"}, sc.Capabilities.Drop)
 			assert.Equal(t, ptr(false), spec.AutomountServiceAccountToken)
+			assert.Equal(t, ptr(false), spec.EnableServiceLinks, "no variables but the chart's (a Service assent-smtp would set ASSENT_SMTP_PORT)")
 			assert.False(t, c.Resources.Requests.Memory().IsZero(), "memory requested")
 			assert.False(t, c.Resources.Requests.Cpu().IsZero(), "CPU requested")
 
@@ -706,6 +714,93 @@ func checkServiceMonitor(t *testing.T, o *objects) {
 	} else {
 		assert.Nil(t, ep.Authorization)
 	}
+}
+
+// operations is docs/operations.md, "Running on Kubernetes".
+func operations(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../docs/operations.md")
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(b), "\n## Running on Kubernetes\n")
+	require.True(t, ok)
+	section, _, _ = strings.Cut(section, "\n## ")
+	return section
+}
+
+// block is the fenced block of the given language after the marker.
+func block(t *testing.T, doc, marker, lang string) string {
+	t.Helper()
+	_, after, ok := strings.Cut(doc, marker)
+	require.True(t, ok, "no %q", marker)
+	_, after, ok = strings.Cut(after, "```"+lang+"\n")
+	require.True(t, ok)
+	body, _, ok := strings.Cut(after, "\n```")
+	require.True(t, ok)
+	return body
+}
+
+// TestOperationsExample: the values docs/operations.md shows render and
+// pass every check, and the Secrets its kubectl commands create hold
+// every key the pods then read.
+func TestOperationsExample(t *testing.T) {
+	doc := operations(t)
+	values := block(t, doc, "<!-- deploy/helm/chart_test.go renders this block", "yaml")
+	o := render(t, values)
+	checkWorkloads(t, o)
+	checkServices(t, o)
+	checkIngress(t, o)
+	checkPDBs(t, o)
+	checkServiceMonitor(t, o)
+	checkNoSecretValues(t, o)
+
+	created := map[string]bool{} // secret/key
+	kubectl := strings.ReplaceAll(block(t, doc, "**The Secrets, first.**", "sh"), "\\\n", " ")
+	for _, line := range strings.Split(kubectl, "\n") {
+		f := strings.Fields(line)
+		i := slices.Index(f, "secret")
+		if len(f) == 0 || f[0] != "kubectl" || i < 0 || i+2 >= len(f) {
+			continue
+		}
+		name := f[i+2]
+		if f[i+1] == "tls" {
+			created[name+"/tls.crt"], created[name+"/tls.key"] = true, true
+		}
+		for _, arg := range f[i+3:] {
+			for _, flag := range []string{"--from-literal=", "--from-file="} {
+				if kv, ok := strings.CutPrefix(arg, flag); ok {
+					key, _, _ := strings.Cut(kv, "=")
+					created[name+"/"+key] = true
+				}
+			}
+		}
+	}
+	require.NotEmpty(t, created)
+	for cmd, pod := range commands(t, o) {
+		for _, e := range pod.Spec.Containers[0].Env {
+			if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+				ref := e.ValueFrom.SecretKeyRef.Name + "/" + e.ValueFrom.SecretKeyRef.Key
+				assert.True(t, created[ref], "%s reads %s from %s, which the commands do not create", cmd, e.Name, ref)
+			}
+		}
+		for _, v := range pod.Spec.Volumes {
+			if v.Projected == nil {
+				continue
+			}
+			for _, src := range v.Projected.Sources {
+				for _, item := range src.Secret.Items {
+					ref := src.Secret.Name + "/" + item.Key
+					assert.True(t, created[ref], "%s mounts %s, which the commands do not create", cmd, ref)
+				}
+			}
+		}
+	}
+
+	// The image named in the values is the one the build command makes.
+	build := block(t, doc, "**The image.**", "sh")
+	image := str(o.values, "image.repository") + ":" + str(o.values, "image.tag")
+	assert.Contains(t, build, "docker build -t "+image+" .")
+	assert.Contains(t, build, "docker push "+image)
+	assert.Contains(t, doc, "helm install assent deploy/helm/assent -n assent -f my-values.yaml")
 }
 
 // TestChartRefuses: a value missing or misspelled, or a secret written

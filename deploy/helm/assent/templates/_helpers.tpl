@@ -1,4 +1,4 @@
-{{/* Names: <release> alone when the release is called assent, else <release>-assent. */}}
+{{/* Names: the release's when it contains assent (assent-serve), else <release>-assent (prod-assent-serve). */}}
 {{- define "assent.fullname" -}}
 {{- if contains .Chart.Name .Release.Name -}}
 {{- .Release.Name | trunc 50 | trimSuffix "-" -}}
@@ -162,6 +162,9 @@ capabilities:
 {{/* The pod spec's parts every Deployment and the Job share. */}}
 {{- define "assent.podCommon" -}}
 automountServiceAccountToken: false
+# No <SERVICE>_PORT variables: a Service called assent-smtp would set
+# ASSENT_SMTP_PORT. The environment is the chart's alone.
+enableServiceLinks: false
 {{- with .Values.serviceAccountName }}
 serviceAccountName: {{ . }}
 {{- end }}
