@@ -154,8 +154,10 @@ func renderValues(t *testing.T, valuesYAML string) (map[string]string, chartutil
 	vals, err := chartutil.ReadValues([]byte(valuesYAML))
 	require.NoError(t, err)
 	caps := chartutil.DefaultCapabilities.Copy()
+	// A version the chart's kubeVersion admits, as helm install checks.
 	kv, err := chartutil.ParseKubeVersion("v1.33.0")
 	require.NoError(t, err)
+	require.True(t, chartutil.IsCompatibleRange(c.Metadata.KubeVersion, kv.Version), "kubeVersion %s", c.Metadata.KubeVersion)
 	caps.KubeVersion = *kv
 	top, err := chartutil.ToRenderValues(c, vals, chartutil.ReleaseOptions{Name: "assent", Namespace: "assent", IsInstall: true, Revision: 1}, caps)
 	if err != nil {
