@@ -131,6 +131,9 @@ func WithIdempotencyKey(key string) CallOption { return func(c *callConfig) { c.
 // WithContentType sets a raw body's type (PutUpload: text/html or application/zip).
 func WithContentType(t string) CallOption { return func(c *callConfig) { c.contentType = t } }
 
+// atURL sends a call to u, a URL an answer gave, without the key.
+func atURL(u string) CallOption { return func(c *callConfig) { c.url, c.noAuth = u, true } }
+
 // WithHeader adds a request header (If-None-Match, for one).
 func WithHeader(name, value string) CallOption {
 	return func(c *callConfig) {
@@ -223,6 +226,9 @@ func (c *Client) call(ctx context.Context, id string, pathArgs []string, query u
 		o(&cfg)
 	}
 	path := op.Path
+	if cfg.url != "" {
+		pathArgs, op.PathParams = nil, nil // the URL is whole
+	}
 	if len(pathArgs) != len(op.PathParams) {
 		return fmt.Errorf("assent: %s needs %d path parameters", id, len(op.PathParams))
 	}

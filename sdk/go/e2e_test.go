@@ -539,3 +539,51 @@ func TestE2ERunThroughTheGate(t *testing.T) {
 
 // agentAsAdmin is the demo administrator, who decides by default.
 func agentAsAdmin(t *testing.T) *assent.Client { return person(t, "admin") }
+
+// Without a kind, the inbox is every kind's requests, each under its
+// kind; with one, that kind's list.
+func TestE2EInboxListsEveryKind(t *testing.T) {
+	ctx := ctxFor(t, 2*time.Minute)
+	c, mia := agent(t), person(t, "mia@example.com")
+	a := must(c.Approvals.Create(ctx, &assent.ApprovalCreate{Title: "Inbox approval", Approvers: []string{"mia@example.com"}}))
+	col := must(c.Collections.Create(ctx, &assent.CollectionCreate{Title: "Inbox collection",
+		Questions:   []assent.CollectionQuestionCreate{{ID: "ok", Prompt: "Ok?", Kind: "boolean"}},
+		Respondents: []string{"mia@example.com"}}))
+	slug := tag("sdk/go-inbox")
+	must(c.Reports.CreateFrom(ctx, &assent.ReportCreate{Title: "Inbox report", Slug: &slug, Audience: []string{"mia@example.com"}}, assent.FromContent("<h1>r</h1>")))
+	rv := must(c.Reviews.Create(ctx, &assent.ReviewCreate{Title: "Inbox review", ReportID: slug, Reviewers: []string{"mia@example.com"}}))
+
+	kinds := func(params *assent.InboxParams) map[string]string {
+		got := map[string]string{}
+		for item, err := range mia.Inbox.Items(ctx, params) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case item.Kind == "approval" && item.Approval != nil:
+				got[item.Approval.ID] = item.Kind
+			case item.Kind == "collection" && item.Collection != nil:
+				got[item.Collection.ID] = item.Kind
+			case item.Kind == "review" && item.Review != nil:
+				got[item.Review.ID] = item.Kind
+			default:
+				t.Fatalf("an item without its request: %+v", item)
+			}
+		}
+		return got
+	}
+	every := kinds(&assent.InboxParams{Limit: 200})
+	if every[a.ID] != "approval" || every[col.ID] != "collection" || every[rv.ID] != "review" {
+		t.Fatalf("the inbox without a kind: %v", every)
+	}
+	only := kinds(&assent.InboxParams{Kind: "collection"})
+	if only[col.ID] != "collection" || only[a.ID] != "" || only[rv.ID] != "" {
+		t.Fatalf("the inbox of collections: %v", only)
+	}
+	// The untyped List asks for no kind either.
+	raw, _ := json.Marshal(must(mia.Inbox.List(ctx, &assent.InboxParams{Limit: 200})))
+	var list assent.InboxList
+	if err := json.Unmarshal(raw, &list); err != nil || len(list.Data) < 3 || list.Data[0].Kind == "" {
+		t.Fatalf("the untyped inbox: %s", raw)
+	}
+}

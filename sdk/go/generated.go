@@ -2975,10 +2975,13 @@ func (s *ReportsService) CreateUpload(ctx context.Context, opts ...CallOption) (
 	return &out, nil
 }
 
-// PutUpload calls putUpload (PUT /uploads/{ticket}).
-func (s *ReportsService) PutUpload(ctx context.Context, ticket string, body []byte, opts ...CallOption) (*UploadReceived, error) {
+// PutUpload calls putUpload (PUT /uploads/{ticket}) at ticket.UploadURL, without the key: the URL is the credential.
+func (s *ReportsService) PutUpload(ctx context.Context, ticket *Upload, body []byte, opts ...CallOption) (*UploadReceived, error) {
+	if ticket == nil || ticket.UploadURL == "" {
+		return nil, &Error{Code: "invalid_argument", Message: "putUpload needs the ticket's uploadUrl", Field: "uploadUrl"}
+	}
 	var out UploadReceived
-	if err := s.c.call(ctx, "putUpload", []string{ticket}, nil, body, &out, opts); err != nil {
+	if err := s.c.call(ctx, "putUpload", nil, nil, body, &out, append(opts[:len(opts):len(opts)], atURL(ticket.UploadURL))); err != nil {
 		return nil, err
 	}
 	return &out, nil

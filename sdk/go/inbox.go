@@ -6,8 +6,44 @@ import (
 	"iter"
 )
 
-// The inbox answers one of three lists by kind (the document's anyOf);
-// these read it typed. Each needs a member token.
+// The inbox answers every kind's requests (an InboxList) or, by kind, one
+// of three lists (the document's anyOf); these read it typed. Each needs a
+// member token.
+
+// Items yields what waits on the caller, each under its kind: with
+// params.Kind empty, every kind, newest first (at most params.Limit, one
+// page, as the API answers it); with a kind, that kind's list, page after
+// page, as Approvals, Collections and Reviews read it.
+func (s *InboxService) Items(ctx context.Context, params *InboxParams, opts ...CallOption) iter.Seq2[*InboxItem, error] {
+	var p InboxParams
+	if params != nil {
+		p = *params
+	}
+	switch p.Kind {
+	case "approval":
+		return inboxOf(ctx, s, p.Kind, &p, func(l *ApprovalList) ([]InboxItem, string) {
+			return wrap(l.Data, func(a *Approval) InboxItem { return InboxItem{Kind: "approval", Approval: a} }), deref(l.NextCursor)
+		}, opts)
+	case "collection":
+		return inboxOf(ctx, s, p.Kind, &p, func(l *CollectionList) ([]InboxItem, string) {
+			return wrap(l.Data, func(c *Collection) InboxItem { return InboxItem{Kind: "collection", Collection: c} }), deref(l.NextCursor)
+		}, opts)
+	case "review":
+		return inboxOf(ctx, s, p.Kind, &p, func(l *ReviewList) ([]InboxItem, string) {
+			return wrap(l.Data, func(r *Review) InboxItem { return InboxItem{Kind: "review", Review: r} }), deref(l.NextCursor)
+		}, opts)
+	}
+	// Unknown kinds go to the server too, which refuses them.
+	return inboxOf(ctx, s, p.Kind, &p, func(l *InboxList) ([]InboxItem, string) { return l.Data, deref(l.NextCursor) }, opts)
+}
+
+func wrap[T any](list []T, item func(*T) InboxItem) []InboxItem {
+	out := make([]InboxItem, len(list))
+	for i := range list {
+		out[i] = item(&list[i])
+	}
+	return out
+}
 
 func inboxOf[L any, T any](ctx context.Context, s *InboxService, kind string, params *InboxParams,
 	extract func(*L) ([]T, string), opts []CallOption) iter.Seq2[*T, error] {

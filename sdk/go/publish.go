@@ -144,8 +144,7 @@ func (s *ReportsService) Upload(ctx context.Context, data []byte, contentType st
 	if err != nil {
 		return nil, err
 	}
-	put := func(c *callConfig) { c.url, c.noAuth, c.contentType = ticket.UploadURL, true, contentType }
-	if err := s.c.call(ctx, "putUpload", []string{"-"}, nil, data, nil, []CallOption{put}); err != nil {
+	if _, err := s.PutUpload(ctx, ticket, data, WithContentType(contentType)); err != nil {
 		return nil, err
 	}
 	return ticket, nil

@@ -3,6 +3,10 @@ package assent_test
 import (
 	"archive/zip"
 	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -112,5 +116,59 @@ func TestE2EPublishFromContentFilesAndPath(t *testing.T) {
 	}
 	if got := ops(); len(got) != 0 {
 		t.Fatalf("refusals sent %v", got)
+	}
+}
+
+// recorder is a transport that keeps each request it sends.
+type recorder struct {
+	mu   sync.Mutex
+	reqs []*http.Request
+}
+
+func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.mu.Lock()
+	r.reqs = append(r.reqs, req.Clone(req.Context()))
+	r.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// The generated PutUpload sends to the ticket's URL without the key, also
+// when the client reaches the API at another address (here a gateway
+// that passes only /api/ on).
+func TestE2EPutUploadSendsToTheTicketsURL(t *testing.T) {
+	ctx := ctxFor(t, 2*time.Minute)
+	d := startDev(t)
+	target, _ := url.Parse(d.BaseURL)
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target) }} // Host: the instance's
+	gateway := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, "/api/") {
+			http.NotFound(w, r)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	defer gateway.Close()
+	rec := &recorder{}
+	c := assent.New(gateway.URL, d.AgentKey, assent.WithHTTPClient(&http.Client{Transport: rec, Timeout: time.Minute}))
+
+	slug := tag("sdk/go-put-upload")
+	must(c.Reports.CreateFrom(ctx, &assent.ReportCreate{Title: "Put upload", Slug: &slug}, assent.FromContent("<h1>one</h1>")))
+	ticket := must(c.Reports.CreateUpload(ctx))
+	got := must(c.Reports.PutUpload(ctx, ticket, []byte("<h1>two</h1>"), assent.WithContentType("text/html")))
+	if got.UploadID != ticket.UploadID || got.ContentType != "text/html" || got.Bytes != 12 {
+		t.Fatalf("the PUT answered %+v", got)
+	}
+	put := rec.reqs[len(rec.reqs)-1]
+	if put.Method != http.MethodPut || put.URL.String() != ticket.UploadURL || put.Header.Get("Authorization") != "" {
+		t.Fatalf("sent %s %s with Authorization %q, want PUT %s without", put.Method, put.URL, put.Header.Get("Authorization"), ticket.UploadURL)
+	}
+	r := must(c.Reports.Publish(ctx, slug, &assent.VersionCreate{UploadID: &ticket.UploadID}))
+	if r.LiveVersion == nil || *r.LiveVersion != 2 {
+		t.Fatalf("published %+v", r.LiveVersion)
+	}
+
+	_, err := c.Reports.PutUpload(ctx, &assent.Upload{}, []byte("x"))
+	if e, ok := err.(*assent.Error); !ok || e.Field != "uploadUrl" {
+		t.Fatalf("a ticket without its URL: %v", err)
 	}
 }

@@ -1,10 +1,17 @@
 package assent_test
 
 import (
+	"bytes"
 	"context"
+	"go/ast"
+	"go/parser"
+	"go/printer"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -45,5 +52,64 @@ func TestReadmeExample(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "approved map[amount:100 orderId:1042]") {
 		t.Fatalf("the example printed:\n%s", out)
+	}
+}
+
+// helpers lists the package's hand-written exported functions and methods
+// (generated.go's are one per operation), each with its signature.
+func helpers(t *testing.T) []string {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi os.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go") && fi.Name() != "generated.go"
+	}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range pkgs["assent"].Files {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || !fd.Name.IsExported() {
+				continue
+			}
+			var sig bytes.Buffer
+			_ = printer.Fprint(&sig, fset, fd.Type)
+			name := "assent." + fd.Name.Name
+			if fd.Recv != nil {
+				recv := fd.Recv.List[0].Type
+				if star, ok := recv.(*ast.StarExpr); ok {
+					recv = star.X
+				}
+				if idx, ok := recv.(*ast.IndexExpr); ok {
+					recv = idx.X
+				}
+				typ := recv.(*ast.Ident).Name
+				switch {
+				case typ == "Client":
+					name = "c." + fd.Name.Name
+				case strings.HasSuffix(typ, "Service"):
+					name = "c." + strings.TrimSuffix(typ, "Service") + "." + fd.Name.Name
+				default:
+					continue // an error type's Error, Unwrap, Is
+				}
+			}
+			out = append(out, name+strings.TrimPrefix(sig.String(), "func"))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestReadmeListsEveryHelper: the README's "## Every helper" block is
+// every hand-written function and method with its signature.
+func TestReadmeListsEveryHelper(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile("(?ms)^## Every helper\n.*?```text\n(.*?)```").FindSubmatch(readme)
+	want := strings.Join(helpers(t), "\n") + "\n"
+	if m == nil || string(m[1]) != want {
+		t.Fatalf("README.md's \"## Every helper\" block should read:\n%s", want)
 	}
 }

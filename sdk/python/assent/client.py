@@ -194,8 +194,9 @@ class Collections(_Resource):
         return self._call("cancelCollection", {"id": id}, body={}, idempotency_key=idempotency_key)
 
     @operation("replyToCollection")
-    def reply(self, id: str, answers: Mapping[str, Any], *, submit: bool = True, idempotency_key: Optional[str] = None) -> m.Collection:
-        """A respondent's reply (member token); submit=False keeps a draft."""
+    def reply(self, id: str, answers: Mapping[str, Any], *, submit: bool = False, idempotency_key: Optional[str] = None) -> m.Collection:
+        """A respondent's reply (member token): a draft, as in the API,
+        unless submit=True."""
         body = _body(m.ReplyCreate, answers=dict(answers), submit=submit)
         return self._call("replyToCollection", {"id": id}, body=body, idempotency_key=idempotency_key)
 
@@ -560,10 +561,15 @@ class Inbox(_Resource):
     """What waits on the person a member token acts for."""
 
     @operation("inbox")
-    def list(self, kind: str = "approval", *, limit: Optional[int] = None) -> Iterator[Any]:
-        """Open approvals (kind approval), requests for information
-        (collection) or reviews (review) waiting on the caller."""
-        model = {"approval": m.Approval, "collection": m.Collection, "review": m.Review}[kind]
+    def list(self, kind: Optional[str] = None, *, limit: Optional[int] = None) -> Iterator[Any]:
+        """What waits on the caller. Without kind, every kind, newest first
+        (at most limit, one page), as InboxItems: kind, and the request under
+        the field of that name. With kind approval, collection or review,
+        that kind's list of Approvals, Collections or Reviews."""
+        models: Dict[Optional[str], Any] = {None: m.InboxItem, "approval": m.Approval, "collection": m.Collection, "review": m.Review}
+        if kind not in models:
+            raise ValueError("kind is approval, collection, review or None, not %r" % (kind,))
+        model = models[kind]
         q: Dict[str, Any] = {"kind": kind, "limit": limit}
         while True:
             page = self._call("inbox", None, q)

@@ -236,10 +236,38 @@ class Collections(unittest.TestCase):
         self.assertEqual("open", col.status)
         mia = person("mia@example.com")
         self.assertIn(col.id, [c.id for c in mia.inbox.list("collection")])
-        mia.collections.reply(col.id, {"vendor": "Acme", "budget": 12000})
+        # A draft unless submit=True, as in the API.
+        draft = mia.collections.reply(col.id, {"vendor": "Globex", "budget": 1})
+        self.assertEqual("open", draft.status)
+        self.assertEqual("open", client.collections.get(col.id).status)
+        self.assertEqual([], client.collections.get(col.id).replies or [])
+        mia.collections.reply(col.id, {"vendor": "Acme", "budget": 12000}, submit=True)
         done = client.collections.wait(col.id, timeout=60)
         self.assertEqual("complete", done.status)
         self.assertEqual({"vendor": "Acme", "budget": 12000}, done.replies[0].answers)
+
+
+class Inbox(unittest.TestCase):
+    def test_every_kind_without_a_kind(self):
+        client, mia = agent(), person("mia@example.com")
+        a = client.approvals.create("Inbox approval", approvers=["mia@example.com"])
+        col = client.collections.create("Inbox collection", [{"id": "ok", "prompt": "Ok?", "kind": "boolean"}], ["mia@example.com"])
+        slug = "sdk/py-inbox-" + uuid.uuid4().hex[:8]
+        client.reports.create("Inbox report", content="<h1>r</h1>", slug=slug, audience=["mia@example.com"])
+        rv = client.reviews.create("Inbox review", slug, ["mia@example.com"])
+        items = list(mia.inbox.list(limit=200))
+        self.assertTrue(all(isinstance(i, assent.models.InboxItem) for i in items))
+        by_id = {getattr(i, i.kind).id: i.kind for i in items}
+        self.assertEqual("approval", by_id.get(a.id))
+        self.assertEqual("collection", by_id.get(col.id))
+        self.assertEqual("review", by_id.get(rv.id))
+        # With a kind, that kind's list, typed as before.
+        collections = list(mia.inbox.list("collection"))
+        self.assertTrue(all(isinstance(c, assent.models.Collection) for c in collections))
+        self.assertIn(col.id, [c.id for c in collections])
+        self.assertNotIn(a.id, [c.id for c in collections])
+        with self.assertRaises(ValueError):
+            next(mia.inbox.list("approvals"))
 
 
 class Reports(unittest.TestCase):

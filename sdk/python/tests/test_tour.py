@@ -64,7 +64,8 @@ class Tour(unittest.TestCase):
     def test_0_requests(self):
         c, decider = agent(), person("admin")
         a = c.approvals.create("Tour approval", {"n": 1}, editable_fields=["n"])
-        self.assertIn(a.id, [x.id for x in decider.inbox.list()])
+        self.assertIn(a.id, [x.id for x in decider.inbox.list("approval")])
+        self.assertIn(a.id, [x.approval.id for x in decider.inbox.list() if x.kind == "approval"])
         q = decider.approvals.ask(a.id, "Why?")
         c.approvals.answer(a.id, q.question_id, "Because")
         decider.approvals.decide(a.id, "approve", corrections={"n": 2})
@@ -86,7 +87,7 @@ class Tour(unittest.TestCase):
         self.assertEqual("cancelled", c.approvals.cancel(c.approvals.create("Tour cancel").id).status)
 
         col = c.collections.create("Tour reply", [{"id": "ok", "prompt": "Ok?", "kind": "boolean"}], ["mia@example.com"])
-        person("mia@example.com").collections.reply(col.id, {"ok": True})
+        person("mia@example.com").collections.reply(col.id, {"ok": True}, submit=True)
         self.assertEqual({"ok": True}, c.collections.wait(col.id, 30).replies[0].answers)
 
         slug = "tour/v-" + uuid.uuid4().hex[:8]

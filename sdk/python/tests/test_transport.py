@@ -99,6 +99,17 @@ class TransportTest(unittest.TestCase):
         self.assertEqual({"title", "input", "expiresAt"}, set(body))
         self.assertTrue(body["expiresAt"].endswith("Z"))
 
+    def test_upload_puts_to_the_tickets_url_without_the_key(self):
+        store = Scripted([(200, {"uploadId": "upl_1", "contentType": "text/html", "bytes": 4}, {})])
+        self.addCleanup(store.close)
+        ticket = {"uploadId": "upl_1", "uploadUrl": store.url + "/uploads/tkt", "expiresAt": "2030-01-01T00:00:00Z"}
+        api, c = self.serve([(201, ticket, {})])
+        self.assertEqual("upl_1", c.reports.upload(b"<h1>", "text/html").upload_id)
+        self.assertEqual(["/api/v1/uploads"], [r["path"] for r in api.requests])
+        put = store.requests[0]
+        self.assertEqual(("PUT", "/uploads/tkt", b"<h1>", "text/html"), (put["method"], put["path"], put["body"], put["headers"]["Content-Type"]))
+        self.assertNotIn("Authorization", put["headers"], "the URL is the credential")
+
     def test_callers_key_is_used(self):
         s, c = self.serve([(201, APPROVAL, {})])
         c.approvals.create("t", idempotency_key="refund-42")

@@ -14,6 +14,7 @@ export type Approval = Schemas["Approval"];
 export type Collection = Schemas["Collection"];
 export type Review = Schemas["Review"];
 export type Report = Schemas["Report"];
+export type InboxItem = Schemas["InboxItem"];
 
 /** Seconds. */
 export type Seconds = number;
@@ -148,9 +149,9 @@ export class Collections extends Resource {
   async cancel(id: string, options: PostOptions = {}): Promise<Collection> {
     return this.call("cancelCollection", { path: { id }, body: {}, idempotencyKey: options.idempotencyKey });
   }
-  /** A respondent's reply (member token); submit false keeps a draft. */
+  /** A respondent's reply (member token): a draft, as in the API, unless submit is true. */
   async reply(id: string, answers: Record<string, unknown>, options: PostOptions & { submit?: boolean } = {}): Promise<Collection> {
-    return this.call("replyToCollection", { path: { id }, body: { answers, submit: options.submit ?? true }, idempotencyKey: options.idempotencyKey });
+    return this.call("replyToCollection", { path: { id }, body: { answers, submit: options.submit ?? false }, idempotencyKey: options.idempotencyKey });
   }
 }
 
@@ -438,12 +439,16 @@ export class Schedules extends Resource {
 
 /** What waits on the person a member token acts for. */
 export class Inbox extends Resource {
-  /** Open approvals (kind approval), requests for information (collection) or reviews (review) waiting on the caller. */
-  list(kind: "approval"): AsyncGenerator<Approval>;
-  list(kind: "collection"): AsyncGenerator<Collection>;
-  list(kind: "review"): AsyncGenerator<Review>;
-  list(kind?: "approval" | "collection" | "review", params?: { limit?: number }): AsyncGenerator<Approval | Collection | Review>;
-  list(kind: "approval" | "collection" | "review" = "approval", params: { limit?: number } = {}): AsyncGenerator<any> {
+  /**
+   * What waits on the caller. Without kind, every kind, newest first (at most limit, one page), each an InboxItem: its kind and the
+   * request under the field of that name. With kind approval, collection or review, that kind's list.
+   */
+  list(kind?: undefined, params?: { limit?: number }): AsyncGenerator<InboxItem>;
+  list(kind: "approval", params?: { limit?: number }): AsyncGenerator<Approval>;
+  list(kind: "collection", params?: { limit?: number }): AsyncGenerator<Collection>;
+  list(kind: "review", params?: { limit?: number }): AsyncGenerator<Review>;
+  list(kind?: "approval" | "collection" | "review", params?: { limit?: number }): AsyncGenerator<InboxItem | Approval | Collection | Review>;
+  list(kind?: "approval" | "collection" | "review", params: { limit?: number } = {}): AsyncGenerator<any> {
     return this.pages("inbox", { query: { kind }, limit: params.limit });
   }
 }

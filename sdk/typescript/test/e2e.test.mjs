@@ -172,10 +172,40 @@ devTest("a collection answered", async () => {
   const inbox = [];
   for await (const c of mia.inbox.list("collection")) inbox.push(c.id);
   assert.ok(inbox.includes(col.id));
-  await mia.collections.reply(col.id, { vendor: "Acme", budget: 12000 });
+  // A draft unless submit is true, as in the API.
+  const draft = await mia.collections.reply(col.id, { vendor: "Globex", budget: 1 });
+  assert.equal(draft.status, "open");
+  const read = await client.collections.get(col.id);
+  assert.equal(read.status, "open");
+  assert.deepEqual(read.replies ?? [], []);
+  await mia.collections.reply(col.id, { vendor: "Acme", budget: 12000 }, { submit: true });
   const done = await client.collections.wait(col.id, { timeout: 60 });
   assert.equal(done.status, "complete");
   assert.deepEqual(done.replies[0].answers, { vendor: "Acme", budget: 12000 });
+});
+
+devTest("the inbox without a kind lists every kind", async () => {
+  const client = dev.agent();
+  const mia = dev.person("mia@example.com");
+  const a = await client.approvals.create({ title: "Inbox approval", approvers: ["mia@example.com"] });
+  const col = await client.collections.create({
+    title: "Inbox collection",
+    questions: [{ id: "ok", prompt: "Ok?", kind: "boolean" }],
+    respondents: ["mia@example.com"],
+  });
+  const slug = "sdk/ts-inbox-" + randomUUID().slice(0, 8);
+  await client.reports.create({ title: "Inbox report", content: "<h1>r</h1>", slug, audience: ["mia@example.com"] });
+  const rv = await client.reviews.create({ title: "Inbox review", reportId: slug, reviewers: ["mia@example.com"] });
+  const kinds = {};
+  for await (const item of mia.inbox.list(undefined, { limit: 200 })) kinds[item[item.kind].id] = item.kind;
+  assert.equal(kinds[a.id], "approval");
+  assert.equal(kinds[col.id], "collection");
+  assert.equal(kinds[rv.id], "review");
+  // With a kind, that kind's list, as before.
+  const collections = [];
+  for await (const c of mia.inbox.list("collection")) collections.push(c.id);
+  assert.ok(collections.includes(col.id));
+  assert.ok(!collections.includes(a.id));
 });
 
 devTest("a report published, versioned and reviewed", async () => {

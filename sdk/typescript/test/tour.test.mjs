@@ -144,7 +144,7 @@ devTest("requests: approvals, collections, versions, datasets, reviews, flows", 
 
   const col = await c.collections.create({ title: "Tour reply", questions: [{ id: "ok", prompt: "Ok?", kind: "boolean" }], respondents: ["mia@example.com"] });
   assert.ok((await ids(mia.inbox.list("collection"))).includes(col.id));
-  await mia.collections.reply(col.id, { ok: true });
+  await mia.collections.reply(col.id, { ok: true }, { submit: true });
   assert.deepEqual((await c.collections.wait(col.id, { timeout: 30 })).replies[0].answers, { ok: true });
 
   const slug = tag("tour/v");

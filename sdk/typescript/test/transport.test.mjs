@@ -57,6 +57,21 @@ test("network errors, 5xx, 429 and idempotency_in_progress are retried under one
   }
 });
 
+test("an upload PUTs to the ticket's URL, at another address, without the key", async () => {
+  const store = await scripted([[200, { uploadId: "upl_1", contentType: "text/html", bytes: 4 }]]);
+  const api = await scripted([[201, { uploadId: "upl_1", uploadUrl: `${store.url}/uploads/tkt`, expiresAt: "2030-01-01T00:00:00Z" }]]);
+  try {
+    const ticket = await fast(api.url).reports.upload(new TextEncoder().encode("<h1>"), "text/html");
+    assert.equal(ticket.uploadId, "upl_1");
+    assert.deepEqual(api.seen.map((r) => r.url), ["/api/v1/uploads"]);
+    const [put] = store.seen;
+    assert.deepEqual([put.method, put.url, put.body, put.headers["content-type"]], ["PUT", "/uploads/tkt", "<h1>", "text/html"]);
+    assert.equal(put.headers.authorization, undefined, "the URL is the credential");
+  } finally {
+    await Promise.all([store.close(), api.close()]);
+  }
+});
+
 test("other 4xx are never retried", async () => {
   for (const [status, code] of [[400, "invalid_request"], [404, "not_found"], [409, "already_decided"], [422, "idempotency_key_reused"]]) {
     const s = await scripted([[status, { error: { code, message: "no", field: "title", candidates: ["a", "b"] } }], [201, approval]]);

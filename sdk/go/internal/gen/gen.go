@@ -86,6 +86,12 @@ var Unexposed = map[string]bool{"slackInteractions": true, "metrics": true}
 // EvidenceCSV the CSV).
 var HandledQuery = map[string]bool{"wait": true, "format": true}
 
+// AtURL are the operations sent to a URL an earlier answer gives whole
+// (putUpload: the Upload ticket's uploadUrl), without the key: the URL is
+// the credential, and the instance may name it at another address than
+// the client's.
+var AtURL = map[string]struct{ Schema, Field string }{"putUpload": {"Upload", "uploadUrl"}}
+
 // Renamed schemas, whose names the hand-written code takes: the SDK's
 // Error is the error a call returns, with the body's fields.
 var Renamed = map[string]string{"Error": "ErrorBody", "Client": "ClientBody", "Option": "OptionBody"}
@@ -707,6 +713,10 @@ func lowerCamel(s string) string {
 }
 
 func (g *generator) writeMethod(b *bytes.Buffer, typ string, o op) {
+	if at, ok := AtURL[o.ID]; ok {
+		g.writeAtURL(b, typ, o, modelName(at.Schema), at.Field)
+		return
+	}
 	var args, pathArgs []string
 	args = append(args, "ctx context.Context")
 	for _, p := range o.PathParams {
@@ -762,4 +772,19 @@ func (g *generator) writeMethod(b *bytes.Buffer, typ string, o op) {
 		fmt.Fprintf(b, "func (s *%s) %s(%s) (%s, error) {\n\tvar out %s\n\terr := s.c.call(ctx, %q, %s, %s, %s, &out, opts)\n\treturn out, err\n}\n\n",
 			typ, o.Name, strings.Join(args, ", "), o.Response, o.Response, o.ID, pa, query, body)
 	}
+}
+
+// writeAtURL writes an AtURL operation's method: it takes the answer
+// holding the URL (ticket) instead of the path parameters.
+func (g *generator) writeAtURL(b *bytes.Buffer, typ string, o op, schema, jsonField string) {
+	field := goName(jsonField)
+	if o.Body != "[]byte" || !strings.HasPrefix(o.Response, "*") {
+		panic("gen: AtURL takes a raw body and answers an object: " + o.ID)
+	}
+	fmt.Fprintf(b, "// %s calls %s (%s %s) at ticket.%s, without the key: the URL is the credential.\n", o.Name, o.ID, o.Method, o.Path, field)
+	fmt.Fprintf(b, "func (s *%s) %s(ctx context.Context, ticket *%s, body []byte, opts ...CallOption) (%s, error) {\n", typ, o.Name, schema, o.Response)
+	fmt.Fprintf(b, "\tif ticket == nil || ticket.%s == \"\" {\n\t\treturn nil, &Error{Code: \"invalid_argument\", Message: %q, Field: %q}\n\t}\n",
+		field, o.ID+" needs the ticket's "+jsonField, jsonField)
+	fmt.Fprintf(b, "\tvar out %s\n\tif err := s.c.call(ctx, %q, nil, nil, body, &out, append(opts[:len(opts):len(opts)], atURL(ticket.%s))); err != nil {\n\t\treturn nil, err\n\t}\n\treturn &out, nil\n}\n\n",
+		strings.TrimPrefix(o.Response, "*"), o.ID, field)
 }
