@@ -173,6 +173,7 @@ func TestSettingsPageMintsAMemberToken(t *testing.T) {
 			assert.Contains(t, p.body, `<label for="token-scope-`+m[1]+`">`, "each checkbox is labelled")
 		}
 		assert.Equal(t, admin.OwnTokenScopes(nil), values, "the scopes a member may give a token of their own, none ticked")
+		assert.Equal(t, scopes.All, values, "signed in, that is every scope")
 
 		r := b.post("/settings/tokens", url.Values{"csrf": {csrf}, "scopes": {scopes.ApprovalsRead, scopes.ReportsRead}})
 		require.Equal(t, http.StatusCreated, r.status, r.body)
