@@ -77,6 +77,19 @@ type NewMemberToken struct {
 	Scopes []string `json:"scopes" validate:"max=50"`
 }
 
+// OwnTokenScopes are the scopes a person may give a token of their own:
+// those of the member token they mint it with (ceiling), or every scope
+// when they mint it signed in to the pages (ceiling nil), as a sign-in
+// acts with every scope. MintMemberToken holds a person's own mint to it,
+// whether from POST /api/v1/me/tokens or the Settings page, and the page
+// offers these.
+func OwnTokenScopes(ceiling []string) []string {
+	if ceiling == nil {
+		return slices.Clone(scopes.All)
+	}
+	return slices.Clone(ceiling)
+}
+
 // MintMemberToken issues a token that acts as member memberID and returns
 // its secret; the audit trail names by as its minter, for whom and with
 // which scopes. A token that can act as its person (decide, ask, answer,
@@ -84,8 +97,8 @@ type NewMemberToken struct {
 // alone:
 //
 //   - the member themself (by is that person) mints any scopes within
-//     ceiling, the scopes of the token they mint it with (nil for a
-//     sign-in: every scope);
+//     OwnTokenScopes(ceiling), the scopes of the token they mint it with
+//     (nil for a sign-in: every scope);
 //   - the operator (by is Operator, `assent admin`) mints any scopes for
 //     anyone: they hold the instance's database and key anyway;
 //   - anyone else (an admin key) mints read scopes only, and never for an
@@ -106,9 +119,7 @@ func (s *Service) MintMemberToken(ctx context.Context, orgID string, by models.A
 			want = scopes.All
 		}
 	case self:
-		if ceiling == nil {
-			ceiling = scopes.All
-		}
+		ceiling = OwnTokenScopes(ceiling)
 		if len(want) == 0 {
 			want = ceiling
 		}

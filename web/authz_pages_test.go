@@ -96,6 +96,8 @@ var pagesMatrix = []pageRow{
 	{"GET", "/settings", noPage, ``, "anon=303 members=200 guest=200 othermember=200"},
 	{"POST", "/settings/delegation", noPage, `to={newMember}&from=2098-01-01T00:00&until=2099-01-01T00:00`, "anon=303 members=303 guest=403 othermember=400"},
 	{"POST", "/settings/delegation/end", noPage, ``, "anon=303 members=303 guest=403 othermember=303"},
+	// A member mints their own token (shown once); a guest has none.
+	{"POST", "/settings/tokens", noPage, `scopes=approvals:read`, "anon=303 members=201 guest=403 othermember=201"},
 	// Mandates are members': each sees their own, owners and
 	// administrators the organisation's; a member revokes their own.
 	{"GET", "/mandates", noPage, ``, "anon=303 members=200 guest=403 othermember=200"},

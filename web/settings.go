@@ -2,26 +2,36 @@ package web
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/delegations"
 	"github.com/assent-hq/assent/internal/apperr"
 )
 
 // The person's settings page: their delegation while away (who stands in
-// for them, from when until when) and the delegations that name them. A
-// delegation is a member's: a guest sees the page without the form.
+// for them, from when until when), the delegations that name them, and
+// the API tokens they mint for themselves. Delegations and tokens are a
+// member's: a guest sees the page without the forms.
 
 type settingsPage struct {
 	adminBase
-	// Member is whether the person may delegate.
+	// Member is whether the person may delegate and mint tokens.
 	Member bool
 	Mine   *delegations.Delegation
 	ToMe   []delegations.Delegation
 	Form   delegationForm
+	// Scopes are those the person may give a token of their own
+	// (admin.OwnTokenScopes of a sign-in), offered as checkboxes.
+	Scopes    []string
+	TokenForm tokenForm
+	// Minted is the token just minted, with its secret: set only on the
+	// page that answers the mint, the one time the secret is shown.
+	Minted *createdKey
 }
 
 // delegationForm is what was typed, kept when it is refused; times are as
@@ -30,11 +40,23 @@ type delegationForm struct{ To, From, Until, Note string }
 
 var delegationLabels = labels{"to": "Who stands in for you", "from": "From", "until": "Until", "note": "Note"}
 
+// tokenForm is what was ticked in the mint form, kept when it is refused.
+type tokenForm struct{ Scopes []string }
+
+// Has reports whether the form had scope ticked.
+func (f tokenForm) Has(scope string) bool { return slices.Contains(f.Scopes, scope) }
+
+// tokenLabels name the mint form's fields as the page labels them.
+var tokenLabels = labels{"scopes": "Scopes"}
+
 func (p *Pages) settings(c *gin.Context) {
 	p.showSettings(c, http.StatusOK, nil, nil)
 }
 
-func (p *Pages) showSettings(c *gin.Context, status int, prob *formProblem, form *delegationForm) {
+// showSettings renders the page with status; the problem is why the last
+// action was refused, and edit (when set) puts back what the refused form
+// held or the token just minted.
+func (p *Pages) showSettings(c *gin.Context, status int, prob *formProblem, edit func(*settingsPage)) {
 	person := CurrentPerson(c)
 	page := settingsPage{adminBase: base(c, "settings"), Member: person.Member != nil}
 	if page.Member {
@@ -43,13 +65,14 @@ func (p *Pages) showSettings(c *gin.Context, status int, prob *formProblem, form
 			p.Fail(c, err)
 			return
 		}
+		page.Scopes = admin.OwnTokenScopes(nil)
 	}
 	if m := page.Mine; m != nil && m.Delegate != nil {
 		page.Form = delegationForm{To: m.Delegate.Email, From: m.From.UTC().Format(formTimeLayout),
 			Until: m.Until.UTC().Format(formTimeLayout), Note: m.Note}
 	}
-	if form != nil {
-		page.Form = *form
+	if edit != nil {
+		edit(&page)
 	}
 	page.Problem = prob
 	p.Render(c, status, "settings", page)
@@ -75,7 +98,7 @@ func (p *Pages) setDelegation(c *gin.Context) {
 	}
 	if err != nil {
 		if prob, status, ok := p.refusedBy(c, err, delegationLabels); ok {
-			p.showSettings(c, status, prob, &form)
+			p.showSettings(c, status, prob, func(page *settingsPage) { page.Form = form })
 		}
 		return
 	}
@@ -90,6 +113,41 @@ func (p *Pages) endDelegation(c *gin.Context) {
 		return
 	}
 	done(c, "/settings", "delegation-ended")
+}
+
+// mintToken mints the signed-in member a token of their own through the
+// call the API's POST /api/v1/me/tokens makes (admin.MintMemberToken: the
+// same rule of which scopes they may give, audited as key.issued naming
+// them), with the scopes ticked. A sign-in mints as a member token with
+// every scope would: within admin.OwnTokenScopes(nil). Its answer is the
+// only page that shows the secret; it is not stored and no later page can
+// show it.
+func (p *Pages) mintToken(c *gin.Context) {
+	person := CurrentPerson(c)
+	form := tokenForm{Scopes: c.PostFormArray("scopes")}
+	var (
+		k      *admin.APIKey
+		secret string
+		err    error
+	)
+	switch {
+	case person.Member == nil:
+		err = apperr.New(apperr.Forbidden, "an API token acts as a member of the organisation: a guest has none")
+	case len(form.Scopes) == 0:
+		// The API gives every scope it may when none is named; a form
+		// left blank is more likely a slip, so it asks.
+		err = apperr.Field(apperr.InvalidRequest, "scopes", "scopes: tick at least one")
+	default:
+		k, secret, err = p.admin.MintMemberToken(c.Request.Context(), orgOf(c), person.Actor(), nil, person.Member.ID,
+			admin.NewMemberToken{Scopes: form.Scopes})
+	}
+	if err != nil {
+		if prob, status, ok := p.refusedBy(c, err, tokenLabels); ok {
+			p.showSettings(c, status, prob, func(page *settingsPage) { page.TokenForm = form })
+		}
+		return
+	}
+	p.showSettings(c, http.StatusCreated, nil, func(page *settingsPage) { page.Minted = &createdKey{Key: k, Secret: secret} })
 }
 
 // formTimeLayout is how a datetime-local field sends a time.

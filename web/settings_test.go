@@ -2,15 +2,20 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/delegations"
+	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 )
@@ -100,5 +105,177 @@ func TestApprovalPageSaysOnWhoseBehalf(t *testing.T) {
 		r = bob.post("/approvals/"+a.ID+"/decision", url.Values{"csrf": {page.csrf(t)}, "decision": {"approve"}, "submission": {page.submission(t)}})
 		require.Equal(t, http.StatusSeeOther, r.status, r.body)
 		assert.Contains(t, bob.get("/approvals/"+a.ID).body, "By Bob, on behalf of Ada Lovelace")
+	})
+}
+
+// memberTokenSite is the pages mounted on the API's engine (apiSite), so
+// a token minted on the page can be tried against the API, with Ada an
+// owner, Cy and Dee plain members and Gus a guest.
+func memberTokenSite(t *testing.T, db *gorm.DB) (s *site, cy *models.Member) {
+	t.Helper()
+	ctx := context.Background()
+	s = apiSite(t, db, nil)
+	var err error
+	s.org, err = s.store.CreateOrganization(ctx, "Acme & Co", "")
+	require.NoError(t, err)
+	s.ada, err = s.store.CreateMember(ctx, s.org.ID, "ada@example.com", "Ada Lovelace", models.RoleOwner)
+	require.NoError(t, err)
+	cy, err = s.store.CreateMember(ctx, s.org.ID, "cy@example.com", "Cy", models.RoleMember)
+	require.NoError(t, err)
+	_, err = s.store.CreateMember(ctx, s.org.ID, "dee@example.com", "Dee", models.RoleMember)
+	require.NoError(t, err)
+	_, _, err = s.store.CreateGuest(ctx, s.org.ID, "gus@partner.example", "Gus")
+	require.NoError(t, err)
+	return s, cy
+}
+
+// apiAs calls the API at path with a bearer token and returns the status
+// and the decoded body.
+func (s *site) apiAs(t *testing.T, method, path, token, body string) (int, map[string]any) {
+	t.Helper()
+	req, err := http.NewRequest(method, s.url+path, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+// mintedSecret is the token a mint's answer shows, or "".
+var mintedSecret = regexp.MustCompile(`id="minted-secret"[^>]* value="(asnt_member_[a-z0-9]+)"`)
+
+// TestSettingsPageMintsAMemberToken: a member mints their own API token
+// on the Settings page, offered exactly the scopes a member may give
+// their own token; the answer shows the secret once and no page shows it
+// again. The mint goes through the API's rule and audit, the token calls
+// the API as the member with the scopes ticked and no more, an
+// administrator revokes it where the page says (another member cannot),
+// and then it stops working.
+func TestSettingsPageMintsAMemberToken(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s, cy := memberTokenSite(t, db)
+		ctx := context.Background()
+		b := s.browser(t)
+		csrf := b.signIn(s, "cy@example.com")
+		p := b.get("/settings")
+		require.Equal(t, http.StatusOK, p.status, p.body)
+		assert.Contains(t, p.body, `<form method="post" action="/settings/tokens" novalidate>`)
+		offered := regexp.MustCompile(`<input type="checkbox" id="token-scope-(\d+)" name="scopes" value="([^"]+)">`).FindAllStringSubmatch(p.body, -1)
+		var values []string
+		for _, m := range offered {
+			values = append(values, m[2])
+			assert.Contains(t, p.body, `<label for="token-scope-`+m[1]+`">`, "each checkbox is labelled")
+		}
+		assert.Equal(t, admin.OwnTokenScopes(nil), values, "the scopes a member may give a token of their own, none ticked")
+		assert.Equal(t, scopes.All, values, "signed in, that is every scope")
+
+		r := b.post("/settings/tokens", url.Values{"csrf": {csrf}, "scopes": {scopes.ApprovalsRead, scopes.ReportsRead}})
+		require.Equal(t, http.StatusCreated, r.status, r.body)
+		assert.Contains(t, r.body, "Copy it now: it will not be shown again.")
+		m := mintedSecret.FindStringSubmatch(r.body)
+		require.NotNil(t, m, "the answer shows the token: %s", r.body)
+		secret := m[1]
+		assert.Contains(t, r.body, "<code>"+secret[:len("asnt_member_")+4]+"…</code>", "and what it starts with")
+		assert.Equal(t, "no-store", r.header.Get("Cache-Control"))
+		for _, again := range []string{"/settings", "/inbox", "/history"} {
+			assert.NotContains(t, b.get(again).body, secret, "%s never shows it again", again)
+		}
+
+		// Minted as the API mints, audited as the API's mint is.
+		var k models.APIKey
+		require.NoError(t, db.Where("hash = ?", models.HashSecret(secret)).Take(&k).Error)
+		assert.Equal(t, models.KeyMember, k.Kind)
+		require.NotNil(t, k.MemberID)
+		assert.Equal(t, cy.ID, *k.MemberID)
+		assert.Equal(t, models.StringList{scopes.ApprovalsRead, scopes.ReportsRead}, k.Scopes)
+		var e models.AuditEntry
+		require.NoError(t, db.Where("subject_type = ? AND subject_id = ?", "key", k.ID).Take(&e).Error)
+		assert.Equal(t, models.KeyIssued, e.Action)
+		assert.Equal(t, cy.ID, e.ActorID, "Cy minted it")
+		assert.Equal(t, "member token for Cy (cy@example.com, "+cy.ID+"), scopes approvals:read, reports:read", e.Detail)
+		require.NoError(t, s.store.VerifyAuditChain(ctx, s.org.ID))
+
+		// It calls the API as Cy, with those scopes and no more.
+		status, me := s.apiAs(t, "GET", "/api/v1/me", secret, "")
+		require.Equal(t, http.StatusOK, status, me)
+		assert.Equal(t, "member", me["kind"])
+		assert.Equal(t, k.ID, me["keyId"])
+		assert.Equal(t, []any{scopes.ApprovalsRead, scopes.ReportsRead}, me["scopes"])
+		assert.Equal(t, "cy@example.com", me["member"].(map[string]any)["email"])
+		status, out := s.apiAs(t, "POST", "/api/v1/me/tokens", secret, `{"scopes":["approvals:write"]}`)
+		assert.Equal(t, http.StatusForbidden, status, "it cannot mint more than it holds: %v", out)
+
+		// Another member cannot revoke it; an owner does, on the admin
+		// API keys page that lists it by its start, and it stops working.
+		dee := s.browser(t)
+		deeCSRF := dee.signIn(s, "dee@example.com")
+		r = dee.post("/admin/keys/"+k.ID+"/revoke", url.Values{"csrf": {deeCSRF}, "confirm": {"yes"}})
+		assert.Equal(t, http.StatusForbidden, r.status, r.body)
+		status, _ = s.apiAs(t, "GET", "/api/v1/me", secret, "")
+		assert.Equal(t, http.StatusOK, status, "still working")
+		ada := s.browser(t)
+		adaCSRF := ada.signIn(s, "ada@example.com")
+		assert.Contains(t, ada.get("/admin/keys").body, "<code>"+k.Prefix+"…</code>")
+		r = ada.post("/admin/keys/"+k.ID+"/revoke", url.Values{"csrf": {adaCSRF}, "confirm": {"yes"}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		status, out = s.apiAs(t, "GET", "/api/v1/me", secret, "")
+		assert.Equal(t, http.StatusUnauthorized, status, "a revoked token stops working: %v", out)
+	})
+}
+
+// TestSettingsPageRefusesATokenItMayNotMint: a scope a member may not
+// give (one that is no scope) is refused naming the scopes field, with
+// the ticks kept and what was sent escaped; so is a form with none
+// ticked. Without the form's CSRF token nothing is minted; a guest has
+// no form and mints nothing. No refusal mints a token.
+func TestSettingsPageRefusesATokenItMayNotMint(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s, _ := memberTokenSite(t, db)
+		b := s.browser(t)
+		csrf := b.signIn(s, "cy@example.com")
+
+		r := b.post("/settings/tokens", url.Values{"csrf": {csrf}, "scopes": {scopes.ApprovalsRead, "admin:<b>everything</b>"}})
+		assert.Equal(t, http.StatusBadRequest, r.status, r.body)
+		assert.True(t, strings.HasPrefix(problemOf(t, r), `Unknown scope "admin:<b>everything</b>"; known scopes: approvals:read, approvals:write,`),
+			"the problem names the scope and what scopes there are: %q", problemOf(t, r))
+		assert.NotContains(t, r.body, "<b>everything")
+		assert.Contains(t, r.body, `<fieldset class="checks" aria-describedby="problem">`, "the scopes field is marked")
+		assert.Contains(t, r.body, `value="approvals:read" checked>`, "what was ticked is kept")
+		assert.Nil(t, mintedSecret.FindStringSubmatch(r.body))
+
+		r = b.post("/settings/tokens", url.Values{"csrf": {csrf}})
+		assert.Equal(t, http.StatusBadRequest, r.status, r.body)
+		assert.Equal(t, "Scopes: tick at least one.", problemOf(t, r))
+		assert.Contains(t, r.body, `<fieldset class="checks" aria-describedby="problem">`)
+
+		for _, form := range []url.Values{
+			{"scopes": {scopes.ApprovalsRead}},
+			{"scopes": {scopes.ApprovalsRead}, "csrf": {"forged"}},
+		} {
+			r = b.post("/settings/tokens", form)
+			assert.Equal(t, http.StatusForbidden, r.status, r.body)
+			assert.Contains(t, r.body, "This form has expired")
+			assert.Nil(t, mintedSecret.FindStringSubmatch(r.body))
+		}
+
+		g := s.browser(t)
+		gCSRF := g.signIn(s, "gus@partner.example")
+		p := g.get("/settings")
+		require.Equal(t, http.StatusOK, p.status, p.body)
+		assert.Contains(t, p.body, "API tokens are for the organisation's members")
+		assert.NotContains(t, p.body, `action="/settings/tokens"`)
+		r = g.post("/settings/tokens", url.Values{"csrf": {gCSRF}, "scopes": {scopes.ApprovalsRead}})
+		assert.Equal(t, http.StatusForbidden, r.status, r.body)
+		assert.Equal(t, "An API token acts as a member of the organisation: a guest has none.", problemOf(t, r))
+
+		var minted int64
+		require.NoError(t, db.Model(&models.APIKey{}).Where("kind = ?", models.KeyMember).Count(&minted).Error)
+		assert.Zero(t, minted, "no refusal minted a token")
 	})
 }

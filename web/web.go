@@ -240,6 +240,7 @@ func (p *Pages) Mount(r *gin.Engine) {
 	g.GET("/settings", RequireSignIn, p.settings)
 	g.POST("/settings/delegation", RequireSignIn, p.setDelegation)
 	g.POST("/settings/delegation/end", RequireSignIn, p.endDelegation)
+	g.POST("/settings/tokens", RequireSignIn, p.mintToken)
 	g.GET(paths.MandatesPage, RequireSignIn, p.mandates)
 	g.POST(paths.MandatesPage+"/:id/revoke", RequireSignIn, p.revokeMandate)
 	g.POST("/push/subscriptions", RequireSignIn, p.subscribePush)
