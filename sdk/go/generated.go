@@ -1508,6 +1508,7 @@ type ListOpenCommentsParams struct {
 // InboxParams are the query parameters of inbox.
 type InboxParams struct {
 	Kind   string `query:"kind"`
+	Order  string `query:"order"`
 	Limit  int64  `query:"limit"`
 	Cursor string `query:"cursor"`
 }
@@ -1619,7 +1620,7 @@ var operations = map[string]operation{
 	"completeFlow":             {Method: "POST", Path: "/api/v1/flows/{id}/complete", PathParams: []string{"id"}, Query: []string(nil), BodyTypes: []string{"application/json"}, SDKMethod: "Flows.Complete"},
 	"getFlowEvidence":          {Method: "GET", Path: "/api/v1/flows/{id}/evidence", PathParams: []string{"id"}, Query: []string{"format"}, BodyTypes: []string(nil), SDKMethod: "Flows.Evidence"},
 	"checkGate":                {Method: "POST", Path: "/api/v1/gate", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string{"application/json"}, SDKMethod: "Gate.Check"},
-	"inbox":                    {Method: "GET", Path: "/api/v1/inbox", PathParams: []string(nil), Query: []string{"kind", "limit", "cursor"}, BodyTypes: []string(nil), SDKMethod: "Inbox.List"},
+	"inbox":                    {Method: "GET", Path: "/api/v1/inbox", PathParams: []string(nil), Query: []string{"kind", "order", "limit", "cursor"}, BodyTypes: []string(nil), SDKMethod: "Inbox.List"},
 	"listMandates":             {Method: "GET", Path: "/api/v1/mandates", PathParams: []string(nil), Query: []string{"limit", "cursor", "live"}, BodyTypes: []string(nil), SDKMethod: "Mandates.List"},
 	"grantMandate":             {Method: "POST", Path: "/api/v1/mandates", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string{"application/json"}, SDKMethod: "Mandates.Grant"},
 	"getMandate":               {Method: "GET", Path: "/api/v1/mandates/{id}", PathParams: []string{"id"}, Query: []string(nil), BodyTypes: []string(nil), SDKMethod: "Mandates.Get"},

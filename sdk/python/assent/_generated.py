@@ -2395,7 +2395,7 @@ OPERATIONS: Dict[str, Operation] = {
     'getWebhook': Operation('GET', '/api/v1/admin/webhooks/{id}', path_params=('id',), query=(), body=None, body_types=(), responses={'200': 'WebhookEndpoint'}),
     'grantMandate': Operation('POST', '/api/v1/mandates', path_params=(), query=(), body='MandateGrant', body_types=('application/json',), responses={'201': 'Mandate'}),
     'healthz': Operation('GET', '/healthz', path_params=(), query=(), body=None, body_types=(), responses={'200': 'any'}),
-    'inbox': Operation('GET', '/api/v1/inbox', path_params=(), query=('kind', 'limit', 'cursor'), body=None, body_types=(), responses={'200': 'any'}),
+    'inbox': Operation('GET', '/api/v1/inbox', path_params=(), query=('kind', 'order', 'limit', 'cursor'), body=None, body_types=(), responses={'200': 'any'}),
     'listActions': Operation('GET', '/api/v1/admin/actions', path_params=(), query=('limit', 'cursor'), body=None, body_types=(), responses={'200': 'ActionList'}),
     'listApprovals': Operation('GET', '/api/v1/approvals', path_params=(), query=('status', 'externalId', 'executed', 'limit', 'cursor'), body=None, body_types=(), responses={'200': 'ApprovalList'}),
     'listCollections': Operation('GET', '/api/v1/collections', path_params=(), query=('status', 'externalId', 'flowId', 'limit', 'cursor'), body=None, body_types=(), responses={'200': 'CollectionList'}),

@@ -561,16 +561,18 @@ class Inbox(_Resource):
     """What waits on the person a member token acts for."""
 
     @operation("inbox")
-    def list(self, kind: Optional[str] = None, *, limit: Optional[int] = None) -> Iterator[Any]:
+    def list(self, kind: Optional[str] = None, *, order: Optional[str] = None, limit: Optional[int] = None) -> Iterator[Any]:
         """What waits on the caller. Without kind, every kind, newest first
         (at most limit, one page), as InboxItems: kind, and the request under
         the field of that name. With kind approval, collection or review,
-        that kind's list of Approvals, Collections or Reviews."""
+        that kind's list of Approvals, Collections or Reviews. order
+        "attention" lists the highest risk first, then the soonest due;
+        "newest" the newest first."""
         models: Dict[Optional[str], Any] = {None: m.InboxItem, "approval": m.Approval, "collection": m.Collection, "review": m.Review}
         if kind not in models:
             raise ValueError("kind is approval, collection, review or None, not %r" % (kind,))
         model = models[kind]
-        q: Dict[str, Any] = {"kind": kind, "limit": limit}
+        q: Dict[str, Any] = {"kind": kind, "order": order, "limit": limit}
         while True:
             page = self._call("inbox", None, q)
             for item in page.get("data") or []:

@@ -268,6 +268,14 @@ class Inbox(unittest.TestCase):
         self.assertNotIn(a.id, [c.id for c in collections])
         with self.assertRaises(ValueError):
             next(mia.inbox.list("approvals"))
+        # What needs attention first: a critical approval made last comes
+        # before the medium one made first.
+        critical = client.approvals.create("Inbox critical", approvers=["mia@example.com"], risk="critical")
+        order = [getattr(i, i.kind).id for i in mia.inbox.list(order="attention", limit=200)]
+        self.assertLess(order.index(critical.id), order.index(a.id))
+        order = [getattr(i, i.kind).id for i in mia.inbox.list(order="newest", limit=200)]
+        self.assertLess(order.index(critical.id), order.index(col.id))
+        self.assertLess(order.index(col.id), order.index(a.id))
 
 
 class Reports(unittest.TestCase):

@@ -437,19 +437,28 @@ export class Schedules extends Resource {
   }
 }
 
+/**
+ * An inbox list's limit, and its order: "attention" (the highest risk, then the soonest due) or "newest"; without it, newest first
+ * for every kind and for approvals, attention for the other two.
+ */
+export interface InboxParams {
+  limit?: number;
+  order?: "attention" | "newest";
+}
+
 /** What waits on the person a member token acts for. */
 export class Inbox extends Resource {
   /**
    * What waits on the caller. Without kind, every kind, newest first (at most limit, one page), each an InboxItem: its kind and the
-   * request under the field of that name. With kind approval, collection or review, that kind's list.
+   * request under the field of that name. With kind approval, collection or review, that kind's list. params.order orders it.
    */
-  list(kind?: undefined, params?: { limit?: number }): AsyncGenerator<InboxItem>;
-  list(kind: "approval", params?: { limit?: number }): AsyncGenerator<Approval>;
-  list(kind: "collection", params?: { limit?: number }): AsyncGenerator<Collection>;
-  list(kind: "review", params?: { limit?: number }): AsyncGenerator<Review>;
-  list(kind?: "approval" | "collection" | "review", params?: { limit?: number }): AsyncGenerator<InboxItem | Approval | Collection | Review>;
-  list(kind?: "approval" | "collection" | "review", params: { limit?: number } = {}): AsyncGenerator<any> {
-    return this.pages("inbox", { query: { kind }, limit: params.limit });
+  list(kind?: undefined, params?: InboxParams): AsyncGenerator<InboxItem>;
+  list(kind: "approval", params?: InboxParams): AsyncGenerator<Approval>;
+  list(kind: "collection", params?: InboxParams): AsyncGenerator<Collection>;
+  list(kind: "review", params?: InboxParams): AsyncGenerator<Review>;
+  list(kind?: "approval" | "collection" | "review", params?: InboxParams): AsyncGenerator<InboxItem | Approval | Collection | Review>;
+  list(kind?: "approval" | "collection" | "review", params: InboxParams = {}): AsyncGenerator<any> {
+    return this.pages("inbox", { query: { kind, order: params.order }, limit: params.limit });
   }
 }
 

@@ -1,5 +1,5 @@
 export { Assent, ONE_DAY, INLINE_LIMIT, NOT_SURFACED } from "./client.js";
-export type { AssentOptions, Schemas, Approval, Collection, Review, Report, InboxItem, Content, PostOptions, Expiry, Seconds, Time } from "./client.js";
+export type { AssentOptions, Schemas, Approval, Collection, Review, Report, InboxItem, InboxParams, Content, PostOptions, Expiry, Seconds, Time } from "./client.js";
 export { AssentError, ApprovalDenied, ErrorCode, ERROR_CODES, WaitTimeout } from "./errors.js";
 export type { ReceiptOfConflict } from "./errors.js";
 export { Transport, type RequestOptions, type TransportOptions } from "./http.js";

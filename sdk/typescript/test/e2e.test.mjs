@@ -206,6 +206,14 @@ devTest("the inbox without a kind lists every kind", async () => {
   for await (const c of mia.inbox.list("collection")) collections.push(c.id);
   assert.ok(collections.includes(col.id));
   assert.ok(!collections.includes(a.id));
+  // What needs attention first: a critical approval made last comes before the medium one made first.
+  const critical = await client.approvals.create({ title: "Inbox critical", approvers: ["mia@example.com"], risk: "critical" });
+  const order = [];
+  for await (const item of mia.inbox.list(undefined, { order: "attention", limit: 200 })) order.push(item[item.kind].id);
+  assert.ok(order.indexOf(critical.id) >= 0 && order.indexOf(critical.id) < order.indexOf(a.id));
+  const approvals = [];
+  for await (const x of mia.inbox.list("approval", { order: "attention" })) approvals.push(x.id);
+  assert.ok(approvals.indexOf(critical.id) >= 0 && approvals.indexOf(critical.id) < approvals.indexOf(a.id));
 });
 
 devTest("a report published, versioned and reviewed", async () => {

@@ -986,6 +986,7 @@ export const OPERATIONS = {
     "pathParams": [],
     "query": [
       "kind",
+      "order",
       "limit",
       "cursor"
     ],

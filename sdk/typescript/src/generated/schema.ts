@@ -1171,14 +1171,25 @@ export interface paths {
          * @description A member token only. Without `kind`, every request waiting on the
          *     caller (pending approvals they may decide, open requests for
          *     information they have not replied to, open reviews awaiting their
-         *     verdict), newest first, each item its `kind` and the request under
-         *     the field of that name; at most `limit` of them (`nextCursor` is
-         *     always null, and `cursor` is refused: page one kind with `kind`).
-         *     `kind` narrows it to one kind's list: `kind=approval`, the pending
-         *     approvals, newest first, page after page; `kind=collection`, the
-         *     requests for information, the earliest due (else closing) first;
-         *     `kind=review`, the reviews, the earliest closing first; at most
-         *     `limit` of them for these two (`nextCursor` is always null).
+         *     verdict), each item its `kind` and the request under the field of
+         *     that name. `kind` narrows it to one kind's list: `kind=approval`,
+         *     the pending approvals; `kind=collection`, the requests for
+         *     information; `kind=review`, the reviews.
+         *
+         *
+         *     `order=attention` lists what needs attention first: the most severe
+         *     risk (an approval's; other kinds rank as medium, as an approval
+         *     without a risk does), then the earliest due (an approval's or
+         *     review's expiry, a request for information's `dueAt`, else its
+         *     expiry). `order=newest` lists the most recently
+         *     created first. Without `order`, the list of every kind and
+         *     `kind=approval` are newest first, `kind=collection` and
+         *     `kind=review` need attention first.
+         *
+         *
+         *     Only `kind=approval` newest first is paged (`nextCursor`); every
+         *     other list is its first `limit` requests, `nextCursor` always null,
+         *     and a `cursor` sent to it is refused.
          */
         get: operations["inbox"];
         put?: never;
@@ -8668,6 +8679,8 @@ export interface operations {
         parameters: {
             query?: {
                 kind?: "approval" | "collection" | "review";
+                /** @description attention: the most severe risk, then the earliest due; newest: the most recently created first. */
+                order?: "attention" | "newest";
                 /** @description Page size, 1 to 200; 50 unless given. */
                 limit?: components["parameters"]["Limit"];
                 /** @description The `nextCursor` of the page before. */
