@@ -125,3 +125,76 @@ func TestSchedules(t *testing.T) {
 		assert.Error(t, err, "the Temporal Schedule is deleted too")
 	})
 }
+
+// TestSchedulesBelowTheMinimumAreMended: schedules an earlier version
+// saved to fire more often than once a minute (a seconds field, @every
+// under a minute, an interval under one) are brought to the minimum, in
+// their Temporal Schedules and rows, each note saying so; others are left
+// alone, and a second run changes nothing.
+func TestSchedulesBelowTheMinimumAreMended(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		ctx := context.Background()
+		s.publish(t, `{"title":"Weekly","slug":"team/weekly","living":true,"content":`+jsonString(html("w"))+`}`)
+		create := func(body string) string {
+			r := s.do(t, "POST", "/api/v1/schedules", s.agentKey, body, nil)
+			require.Equal(t, 201, r.status, string(r.body))
+			return r.decoded["id"].(string)
+		}
+		seconds := create(`{"reportId":"team/weekly","cron":"30 * * * * * *","note":"figures"}`)
+		every := create(`{"reportId":"team/weekly","cron":"@every 1m"}`)
+		interval := create(`{"reportId":"team/weekly","every":"1h"}`)
+		weekly := create(`{"reportId":"team/weekly","cron":"0 9 * * MON","note":"untouched"}`)
+		// As an earlier version saved them, rows and Temporal Schedules.
+		earlier := func(id string, cron *string, everySeconds *int64) {
+			require.NoError(t, db.Table("schedules").Where("id = ?", id).
+				Updates(map[string]any{"cron": cron, "every_seconds": everySeconds}).Error)
+			spec := client.ScheduleSpec{TimeZoneName: "UTC"}
+			if cron != nil {
+				spec.CronExpressions = []string{*cron}
+			} else {
+				spec.Intervals = []client.ScheduleIntervalSpec{{Every: time.Duration(*everySeconds) * time.Second}}
+			}
+			require.NoError(t, s.tc.ScheduleClient().GetHandle(ctx, workflows.ReportScheduleID(id)).Update(ctx, client.ScheduleUpdateOptions{
+				DoUpdate: func(in client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
+					in.Description.Schedule.Spec = &spec
+					return &client.ScheduleUpdate{Schedule: &in.Description.Schedule}, nil
+				}}))
+		}
+		thirty := int64(30)
+		earlier(seconds, new("*/10 * * * * * *"), nil)
+		earlier(every, new("@every 10s # fast"), nil)
+		earlier(interval, nil, &thirty)
+
+		n, err := s.services.Reports.MendSchedules(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 3, n)
+		for id, want := range map[string]struct {
+			cron  any
+			every any
+		}{seconds: {"0 * * * * * *", nil}, every: {"@every 1m # fast", nil}, interval: {nil, float64(60)}} {
+			got := s.do(t, "GET", "/api/v1/schedules/"+id, s.agentKey, "", nil)
+			require.Equal(t, 200, got.status, string(got.body))
+			assert.Equal(t, want.cron, got.decoded["cron"], id)
+			assert.Equal(t, want.every, got.decoded["every"], id)
+			assert.Contains(t, got.decoded["note"], "Assent brought this schedule to its minimum of once a minute", id)
+			desc, err := s.tc.ScheduleClient().GetHandle(ctx, workflows.ReportScheduleID(id)).Describe(ctx)
+			require.NoError(t, err)
+			assert.Contains(t, desc.Schedule.State.Note, "to its minimum of once a minute", id)
+			next := desc.Info.NextActionTimes
+			require.GreaterOrEqual(t, len(next), 2, id)
+			for i := 1; i < len(next); i++ {
+				assert.GreaterOrEqual(t, next[i].Sub(next[i-1]), time.Minute, "%s fires at most once a minute: %v", id, next)
+			}
+		}
+		got := s.do(t, "GET", "/api/v1/schedules/"+seconds, s.agentKey, "", nil)
+		assert.Regexp(t, `^figures\n\n\d{4}-\d\d-\d\d: Assent brought this schedule to its minimum of once a minute: cron "\*/10 \* \* \* \* \* \*" became cron "0 \* \* \* \* \* \*"\.$`, got.decoded["note"])
+		untouched := s.do(t, "GET", "/api/v1/schedules/"+weekly, s.agentKey, "", nil)
+		assert.Equal(t, "untouched", untouched.decoded["note"])
+		assert.Equal(t, "0 9 * * MON", untouched.decoded["cron"])
+
+		n, err = s.services.Reports.MendSchedules(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, n, "nothing left to mend")
+	})
+}

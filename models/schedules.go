@@ -90,6 +90,22 @@ func (s *ReportStore) ListSchedules(ctx context.Context, orgID, reportID string,
 	return list(q, p, func(sc *Schedule) string { return sc.ID })
 }
 
+// SchedulesAfter lists, across organisations, at most limit schedules
+// with an id after after that could fire more than once a minute (a cron,
+// or an interval under one), in id order.
+func (s *ReportStore) SchedulesAfter(ctx context.Context, after string, limit int) ([]Schedule, error) {
+	var out []Schedule
+	err := s.db.WithContext(ctx).Where("id > ? AND (cron IS NOT NULL OR every_seconds < 60)", after).
+		Order("id").Limit(limit).Find(&out).Error
+	return out, err
+}
+
+// SetScheduleSpec records a schedule's new cron or interval and note.
+func (s *ReportStore) SetScheduleSpec(ctx context.Context, id string, cron *string, everySeconds *int64, note string) error {
+	return s.db.WithContext(ctx).Model(&Schedule{}).Where("id = ?", id).
+		Updates(map[string]any{"cron": cron, "every_seconds": everySeconds, "note": note, "updated_at": Now()}).Error
+}
+
 // SetSchedulePaused records a pause or resume.
 func (s *ReportStore) SetSchedulePaused(ctx context.Context, orgID, id string, paused bool) (*Schedule, error) {
 	res := s.db.WithContext(ctx).Model(&Schedule{}).Where("organization_id = ? AND id = ?", orgID, id).

@@ -161,15 +161,9 @@ func (s *Service) register(ctx context.Context, sc *models.Schedule) error {
 	if s.temporal == nil {
 		return apperr.New(apperr.Unavailable, "schedules cannot be made here: no workflow service is configured")
 	}
-	spec := client.ScheduleSpec{TimeZoneName: sc.Timezone}
-	if sc.Cron != nil {
-		spec.CronExpressions = []string{*sc.Cron}
-	} else {
-		spec.Intervals = []client.ScheduleIntervalSpec{{Every: time.Duration(*sc.EverySeconds) * time.Second}}
-	}
 	_, err := s.temporal.ScheduleClient().Create(ctx, client.ScheduleOptions{
 		ID:     workflows.ReportScheduleID(sc.ID),
-		Spec:   spec,
+		Spec:   specOf(sc),
 		Paused: sc.Paused,
 		Action: &client.ScheduleWorkflowAction{
 			ID: workflows.ScheduleDueWorkflowID(sc.ID), Workflow: workflows.WorkflowScheduleDue, TaskQueue: workflows.TaskQueue,
@@ -187,6 +181,17 @@ func (s *Service) register(ctx context.Context, sc *models.Schedule) error {
 		return err
 	}
 	return s.store.MarkScheduleRegistered(ctx, sc.ID)
+}
+
+// specOf is the Temporal Schedule's spec of sc.
+func specOf(sc *models.Schedule) client.ScheduleSpec {
+	spec := client.ScheduleSpec{TimeZoneName: sc.Timezone}
+	if sc.Cron != nil {
+		spec.CronExpressions = []string{*sc.Cron}
+	} else {
+		spec.Intervals = []client.ScheduleIntervalSpec{{Every: time.Duration(*sc.EverySeconds) * time.Second}}
+	}
+	return spec
 }
 
 // registered returns schedule id of the organisation, registering it

@@ -78,14 +78,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 		return fmt.Errorf("start worker: %w", err)
 	}
 	log.Info("worker started", "temporal", cfg.TemporalAddress, "namespace", cfg.TemporalNamespace)
-	// A rolling upgrade restarts workers after the migration: what the
-	// processes of the earlier version left out of step in the inboxes is
-	// mended here.
-	if n, err := r.store.MendAsking(gctx); err != nil {
-		log.Error("mend the inboxes' index", "error", err)
-	} else if n > 0 {
-		log.Warn("mended the inboxes' index of requests an earlier version wrote", "count", n)
-	}
+	mendEarlierVersions(gctx, log, r.store, svc.Reports)
 	dispatcher := &worker.Dispatcher{Client: r.temporal, Store: r.store, Log: log, Interval: dispatchInterval}
 	go dispatcher.Run(gctx)
 	requests.RunReconciler(gctx, log, svc.Owned()...)
