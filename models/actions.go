@@ -113,7 +113,7 @@ func (s *GateStore) ActionNamed(ctx context.Context, orgID, name string) (*Actio
 
 // ListActions pages through the organisation's actions.
 func (s *GateStore) ListActions(ctx context.Context, orgID string, p Page) ([]Action, string, error) {
-	return list(s.db.WithContext(ctx).Where("organization_id = ?", orgID), p, func(a *Action) string { return a.ID })
+	return list(s.db.WithContext(ctx).Where("organization_id = ?", orgID), p, ids.Action, func(a *Action) string { return a.ID })
 }
 
 // DeleteAction removes an action; its checks and the approvals they

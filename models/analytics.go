@@ -147,7 +147,7 @@ func (s *ReportStore) ReportsReach(ctx context.Context, orgID string, reader *Pe
 	if reader != nil {
 		q = readableBy(q, db, reader)
 	}
-	reports, next, err := list(q, p, func(r *Report) string { return r.ID })
+	reports, next, err := list(q, p, ids.Report, func(r *Report) string { return r.ID })
 	if err != nil || len(reports) == 0 {
 		return []ReportReach{}, next, err
 	}

@@ -192,7 +192,7 @@ func (s *RequestStore) ListApprovals(ctx context.Context, orgID string, f Approv
 	if f.Executed != nil {
 		q = executed(s.db, q, orgID, *f.Executed)
 	}
-	rows, next, err := list(q, p, func(a *Approval) string { return a.ID })
+	rows, next, err := list(q, p, ids.Approval, func(a *Approval) string { return a.ID })
 	if err != nil {
 		return nil, "", err
 	}

@@ -201,7 +201,7 @@ type CollectionFilter struct {
 func (s *RequestStore) ListCollections(ctx context.Context, orgID string, f CollectionFilter, p Page) ([]Collection, string, error) {
 	q := byReference(matching(s.db.WithContext(ctx).Where("organization_id = ?", orgID),
 		[2]string{"status", f.Status}, [2]string{"flow_id", f.FlowID}), f.ExternalID, f.Requester)
-	return list(q, p, func(c *Collection) string { return c.ID })
+	return list(q, p, ids.Collection, func(c *Collection) string { return c.ID })
 }
 
 // Replied reports whether personID has submitted a reply.

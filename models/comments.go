@@ -192,7 +192,7 @@ func (s *CommentStore) OpenThreads(ctx context.Context, orgID string, person *Pe
 	if person != nil {
 		q = q.Where("report_id IN (?)", readableBy(db.Model(&Report{}).Select("id").Where("organization_id = ?", orgID), db, person))
 	}
-	return list(q, p, func(t *CommentThread) string { return t.ID })
+	return list(q, p, ids.Thread, func(t *CommentThread) string { return t.ID })
 }
 
 // ResolveThread closes an open thread with a note; may says whether by

@@ -458,7 +458,7 @@ func (s *DeliveryStore) ListDeliveryLog(ctx context.Context, orgID string, f Del
 	if f.Status != "" {
 		q = q.Where("status = ?", f.Status)
 	}
-	ds, next, err := list(q, p, func(d *Delivery) string { return d.ID })
+	ds, next, err := list(q, p, ids.Delivery, func(d *Delivery) string { return d.ID })
 	if err != nil {
 		return nil, "", err
 	}

@@ -105,7 +105,7 @@ func (s *DirectoryStore) GetMember(ctx context.Context, orgID, id string) (*Memb
 // ListMembers pages through the organisation's members, newest first.
 func (s *DirectoryStore) ListMembers(ctx context.Context, orgID string, p Page) ([]Member, string, error) {
 	q := s.db.WithContext(ctx).Where("organization_id = ?", orgID)
-	return list(q, p, func(m *Member) string { return m.ID })
+	return list(q, p, ids.Member, func(m *Member) string { return m.ID })
 }
 
 // UpdateMember changes name, role or active state; nil ones stay. The last
@@ -263,7 +263,7 @@ func resolveMembers(tx *gorm.DB, orgID string, refs []string) ([]Member, error) 
 func (s *DirectoryStore) ListTeams(ctx context.Context, orgID string, p Page) ([]Team, string, error) {
 	q := s.db.WithContext(ctx).Preload("Members", func(db *gorm.DB) *gorm.DB { return db.Order("members.id") }).
 		Where("organization_id = ?", orgID)
-	return list(q, p, func(t *Team) string { return t.ID })
+	return list(q, p, ids.Team, func(t *Team) string { return t.ID })
 }
 
 // CreateGuest admits an address that is not a member. Admitting the same
@@ -297,7 +297,7 @@ func (s *DirectoryStore) CreateGuest(ctx context.Context, orgID, email, name str
 // ListGuests pages through admitted guests.
 func (s *DirectoryStore) ListGuests(ctx context.Context, orgID string, p Page) ([]Guest, string, error) {
 	q := s.db.WithContext(ctx).Where("organization_id = ?", orgID)
-	return list(q, p, func(g *Guest) string { return g.ID })
+	return list(q, p, ids.Guest, func(g *Guest) string { return g.ID })
 }
 
 // UpdateGuest renames a guest (nil leaves the name). The address is who

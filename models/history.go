@@ -174,14 +174,14 @@ func (c historyCursor) encode() string {
 }
 
 func decodeHistoryCursor(s string) (historyCursor, error) {
-	bad := apperr.Field(apperr.InvalidRequest, "cursor", "cursor is not one this service issued")
+	bad := apperr.Field(apperr.InvalidRequest, "cursor", "cursor is not one this list issued: send the nextCursor of its last page")
 	b, err := base64.RawURLEncoding.DecodeString(s)
 	if err != nil {
 		return historyCursor{}, bad
 	}
 	at, id, ok := strings.Cut(string(b), " ")
 	t, err := time.Parse(time.RFC3339Nano, at)
-	if !ok || err != nil || !ids.Wellformed(id) {
+	if !ok || err != nil || !slices.ContainsFunc([]string{ids.Approval, ids.Collection, ids.Review}, func(prefix string) bool { return ids.Made(id, prefix) }) {
 		return historyCursor{}, bad
 	}
 	return historyCursor{t.UTC(), id}, nil

@@ -136,7 +136,7 @@ const KeyIssued = "key.issued"
 // ListKeys pages through keys and tokens, revoked ones included.
 func (s *DirectoryStore) ListKeys(ctx context.Context, orgID string, p Page) ([]APIKey, string, error) {
 	q := s.db.WithContext(ctx).Where("organization_id = ?", orgID)
-	return list(q, p, func(k *APIKey) string { return k.ID })
+	return list(q, p, ids.Key, func(k *APIKey) string { return k.ID })
 }
 
 // RevokeKey stops a key from authenticating; the next request it signs fails.

@@ -303,7 +303,7 @@ func (s *GateStore) ListMandates(ctx context.Context, orgID string, f MandateFil
 	if f.Live {
 		q = q.Where("revoked_at IS NULL AND expires_at > ?", now)
 	}
-	rows, next, err := list(q, p, func(m *Mandate) string { return m.ID })
+	rows, next, err := list(q, p, ids.Mandate, func(m *Mandate) string { return m.ID })
 	if err != nil {
 		return nil, "", err
 	}

@@ -599,7 +599,7 @@ func (s *ReportStore) ListReports(ctx context.Context, orgID string, f ReportFil
 	if f.Archived != nil {
 		q = q.Where("archived = ?", *f.Archived)
 	}
-	return list(q, p, func(r *Report) string { return r.ID })
+	return list(q, p, ids.Report, func(r *Report) string { return r.ID })
 }
 
 // ListVersions returns every version of a report, newest first.

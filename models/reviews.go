@@ -124,7 +124,7 @@ type ReviewFilter struct {
 func (s *RequestStore) ListReviews(ctx context.Context, orgID string, f ReviewFilter, p Page) ([]Review, string, error) {
 	q := byReference(matching(s.db.WithContext(ctx).Where("organization_id = ?", orgID),
 		[2]string{"status", f.Status}, [2]string{"flow_id", f.FlowID}, [2]string{"report_id", f.ReportID}), f.ExternalID, f.Requester)
-	return list(q, p, func(r *Review) string { return r.ID })
+	return list(q, p, ids.Review, func(r *Review) string { return r.ID })
 }
 
 // ReviewsOf lists every review of a report, by id.

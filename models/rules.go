@@ -19,7 +19,7 @@ func (s *DirectoryStore) CreateRule(ctx context.Context, r *Rule) error {
 
 // ListRules pages through the organisation's rules.
 func (s *DirectoryStore) ListRules(ctx context.Context, orgID string, p Page) ([]Rule, string, error) {
-	return list(s.db.WithContext(ctx).Where("organization_id = ?", orgID), p, func(r *Rule) string { return r.ID })
+	return list(s.db.WithContext(ctx).Where("organization_id = ?", orgID), p, ids.Rule, func(r *Rule) string { return r.ID })
 }
 
 // EnabledRules returns the rules that apply to new requests, oldest first.

@@ -87,7 +87,7 @@ func (s *ReportStore) ListSchedules(ctx context.Context, orgID, reportID string,
 	if reportID != "" {
 		q = q.Where("report_id = ?", reportID)
 	}
-	return list(q, p, func(sc *Schedule) string { return sc.ID })
+	return list(q, p, ids.Schedule, func(sc *Schedule) string { return sc.ID })
 }
 
 // SchedulesAfter lists, across organisations, at most limit schedules

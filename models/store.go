@@ -183,20 +183,22 @@ func EncodeCursor(id string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(id))
 }
 
-// decodeCursor returns the id a cursor stands for.
-func decodeCursor(c string) (string, error) {
+// decodeCursor returns the id a cursor of a list of prefix's ids stands
+// for: one New made, so that a cursor of another list, or one cut short
+// or made up, is refused rather than read as some page.
+func decodeCursor(c, prefix string) (string, error) {
 	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || !ids.Wellformed(string(b)) {
-		return "", apperr.Field(apperr.InvalidRequest, "cursor", "cursor is not one this service issued")
+	if err != nil || !ids.Made(string(b), prefix) {
+		return "", apperr.Field(apperr.InvalidRequest, "cursor", "cursor is not one this list issued: send the nextCursor of its last page")
 	}
 	return string(b), nil
 }
 
-// list returns one page of q, newest first. Ids sort by creation time, so
-// the id is the cursor.
-func list[T any](q *gorm.DB, p Page, idOf func(*T) string) ([]T, string, error) {
+// list returns one page of q, whose ids have prefix, newest first. Ids
+// sort by creation time, so the id is the cursor.
+func list[T any](q *gorm.DB, p Page, prefix string, idOf func(*T) string) ([]T, string, error) {
 	if p.Cursor != "" {
-		after, err := decodeCursor(p.Cursor)
+		after, err := decodeCursor(p.Cursor, prefix)
 		if err != nil {
 			return nil, "", err
 		}

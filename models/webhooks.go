@@ -88,7 +88,7 @@ func (s *DeliveryStore) GetWebhookEndpoint(ctx context.Context, orgID, id string
 
 // ListWebhookEndpoints pages through the organisation's endpoints.
 func (s *DeliveryStore) ListWebhookEndpoints(ctx context.Context, orgID string, p Page) ([]WebhookEndpoint, string, error) {
-	return list(s.db.WithContext(ctx).Where("organization_id = ?", orgID), p, func(w *WebhookEndpoint) string { return w.ID })
+	return list(s.db.WithContext(ctx).Where("organization_id = ?", orgID), p, ids.Webhook, func(w *WebhookEndpoint) string { return w.ID })
 }
 
 // WebhookEndpointPatch changes what is set.

@@ -58,6 +58,17 @@ func HasPrefix(id, prefix string) bool {
 	return strings.HasPrefix(id, prefix+"_")
 }
 
+// Made reports whether s is an id New made with prefix: the prefix, an
+// underscore and a lowercase ULID.
+func Made(s, prefix string) bool {
+	rest, ok := strings.CutPrefix(s, prefix+"_")
+	if !ok || strings.ToLower(rest) != rest {
+		return false
+	}
+	_, err := ulid.ParseStrict(strings.ToUpper(rest))
+	return err == nil
+}
+
 // Wellformed reports whether s has the shape of an id: a lowercase prefix,
 // an underscore, then letters and digits only. Text that came from outside
 // (a cursor, say) is checked before it reaches a query, where bytes that

@@ -4189,7 +4189,7 @@ export interface components {
         };
     };
     parameters: {
-        /** @description The `nextCursor` of the page before. */
+        /** @description The `nextCursor` of the page before, from the same list: any other cursor is refused (400 `invalid_request` naming `cursor`), not read as a first page. */
         Cursor: string;
         /** @description The record's id. */
         Id: string;
@@ -4349,7 +4349,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 200; 50 unless given. */
                 limit?: components["parameters"]["Limit"];
-                /** @description The `nextCursor` of the page before. */
+                /** @description The `nextCursor` of the page before, from the same list: any other cursor is refused (400 `invalid_request` naming `cursor`), not read as a first page. */
                 cursor?: components["parameters"]["Cursor"];
             };
             header?: never;
@@ -4650,7 +4650,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 200; 50 unless given. */
                 limit?: components["parameters"]["Limit"];
-                /** @description The `nextCursor` of the page before. */
+                /** @description The `nextCursor` of the page before, from the same list: any other cursor is refused (400 `invalid_request` naming `cursor`), not read as a first page. */
                 cursor?: components["parameters"]["Cursor"];
             };
             header?: never;
@@ -5194,7 +5194,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 200; 50 unless given. */
                 limit?: components["parameters"]["Limit"];
-                /** @description The `nextCursor` of the page before. */
+                /** @description The `nextCursor` of the page before, from the same list: any other cursor is refused (400 `invalid_request` naming `cursor`), not read as a first page. */
                 cursor?: components["parameters"]["Cursor"];
             };
             header?: never;
@@ -5351,7 +5351,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 200; 50 unless given. */
                 limit?: components["parameters"]["Limit"];
-                /** @description The `nextCursor` of the page before. */
+                /** @description The `nextCursor` of the page before, from the same list: any other cursor is refused (400 `invalid_request` naming `cursor`), not read as a first page. */
                 cursor?: components["parameters"]["Cursor"];
             };
             header?: never;
@@ -5737,7 +5737,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 200; 50 unless given. */
                 limit?: components["parameters"]["Limit"];
-                /** @description The `nextCursor` of the page before. */
+                /** @description The `nextCursor` of the page before, from the same list: any other cursor is refused (400 `invalid_request` naming `cursor`), not read as a first page. */
                 cursor?: components["parameters"]["Cursor"];
             };
             header?: never;
@@ -5919,7 +5919,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 200; 50 unless given. */
                 limit?: components["parameters"]["Limit"];
-                /** @description The `nextCursor` of the page before. */
+                /** @description The `nextCursor` of the page before, from the same list: any other cursor is refused (400 `invalid_request` naming `cursor`), not read as a first page. */
                 cursor?: components["parameters"]["Cursor"];
             };
             header?: never;
@@ -6116,7 +6116,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 200; 50 unless given. */
                 limit?: components["parameters"]["Limit"];
-                /** @description The `nextCursor` of the page before. */
+                /** @description The `nextCursor` of the page before, from the same list: any other cursor is refused (400 `invalid_request` naming `cursor`), not read as a first page. */
                 cursor?: components["parameters"]["Cursor"];
             };
             header?: never;
@@ -6365,7 +6365,7 @@ export interface operations {
                 status?: components["schemas"]["DeliveryStatus"];
                 /** @description Page size, 1 to 200; 50 unless given. */
                 limit?: components["parameters"]["Limit"];
-                /** @description The `nextCursor` of the page before. */
+                /** @description The `nextCursor` of the page before, from the same list: any other cursor is refused (400 `invalid_request` naming `cursor`), not read as a first page. */
                 cursor?: components["parameters"]["Cursor"];
             };
             header?: never;
@@ -6593,7 +6593,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 200; 50 unless given. */
                 limit?: components["parameters"]["Limit"];
-                /** @description The `nextCursor` of the page before. */
+                /** @description The `nextCursor` of the page before, from the same list: any other cursor is refused (400 `invalid_request` naming `cursor`), not read as a first page. */
                 cursor?: components["parameters"]["Cursor"];
             };
             header?: never;
@@ -6643,7 +6643,7 @@ export interface operations {
                 executed?: "true" | "false";
                 /** @description Page size, 1 to 200; 50 unless given. */
                 limit?: components["parameters"]["Limit"];
-                /** @description The `nextCursor` of the page before. */
+                /** @description The `nextCursor` of the page before, from the same list: any other cursor is refused (400 `invalid_request` naming `cursor`), not read as a first page. */
                 cursor?: components["parameters"]["Cursor"];
             };
             header?: never;
@@ -7571,7 +7571,7 @@ export interface operations {
                 flowId?: string;
                 /** @description Page size, 1 to 200; 50 unless given. */
                 limit?: components["parameters"]["Limit"];
-                /** @description The `nextCursor` of the page before. */
+                /** @description The `nextCursor` of the page before, from the same list: any other cursor is refused (400 `invalid_request` naming `cursor`), not read as a first page. */
                 cursor?: components["parameters"]["Cursor"];
             };
             header?: never;
@@ -8219,7 +8219,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 200; 50 unless given. */
                 limit?: components["parameters"]["Limit"];
-                /** @description The `nextCursor` of the page before. */
+                /** @description The `nextCursor` of the page before, from the same list: any other cursor is refused (400 `invalid_request` naming `cursor`), not read as a first page. */
                 cursor?: components["parameters"]["Cursor"];
             };
             header?: never;
@@ -8683,7 +8683,7 @@ export interface operations {
                 order?: "attention" | "newest";
                 /** @description Page size, 1 to 200; 50 unless given. */
                 limit?: components["parameters"]["Limit"];
-                /** @description The `nextCursor` of the page before. */
+                /** @description The `nextCursor` of the page before, from the same list: any other cursor is refused (400 `invalid_request` naming `cursor`), not read as a first page. */
                 cursor?: components["parameters"]["Cursor"];
             };
             header?: never;
@@ -8779,7 +8779,7 @@ export interface operations {
             query?: {
                 /** @description Page size, 1 to 200; 50 unless given. */
                 limit?: components["parameters"]["Limit"];
-                /** @description The `nextCursor` of the page before. */
+                /** @description The `nextCursor` of the page before, from the same list: any other cursor is refused (400 `invalid_request` naming `cursor`), not read as a first page. */
                 cursor?: components["parameters"]["Cursor"];
                 /** @description `true` lists only mandates neither revoked nor expired. */
                 live?: "true" | "false";
@@ -9327,7 +9327,7 @@ export interface operations {
                 archived?: "true" | "false";
                 /** @description Page size, 1 to 200; 50 unless given. */
                 limit?: components["parameters"]["Limit"];
-                /** @description The `nextCursor` of the page before. */
+                /** @description The `nextCursor` of the page before, from the same list: any other cursor is refused (400 `invalid_request` naming `cursor`), not read as a first page. */
                 cursor?: components["parameters"]["Cursor"];
             };
             header?: never;
@@ -11128,7 +11128,7 @@ export interface operations {
                 reportId?: string;
                 /** @description Page size, 1 to 200; 50 unless given. */
                 limit?: components["parameters"]["Limit"];
-                /** @description The `nextCursor` of the page before. */
+                /** @description The `nextCursor` of the page before, from the same list: any other cursor is refused (400 `invalid_request` naming `cursor`), not read as a first page. */
                 cursor?: components["parameters"]["Cursor"];
             };
             header?: never;
@@ -11694,7 +11694,7 @@ export interface operations {
                 reportId?: string;
                 /** @description Page size, 1 to 200; 50 unless given. */
                 limit?: components["parameters"]["Limit"];
-                /** @description The `nextCursor` of the page before. */
+                /** @description The `nextCursor` of the page before, from the same list: any other cursor is refused (400 `invalid_request` naming `cursor`), not read as a first page. */
                 cursor?: components["parameters"]["Cursor"];
             };
             header?: never;
