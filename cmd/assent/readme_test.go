@@ -14,9 +14,9 @@ package main
 //	<!-- readme-test: another terminal, ready at "TEXT" -->
 //	    the same, and the script goes on once the block has printed TEXT.
 //
-// The addresses the README shows are replaced with the test's own: the API
-// (http://127.0.0.1:8080), the receiver (127.0.0.1:9000) and the data
-// folder (.assent/). The test needs curl and jq, as the README says; it
+// The receiver's address (127.0.0.1:9000) and the data folder (.assent/)
+// the README shows are replaced with the test's own; the API's address is
+// read from the data folder's bootstrap.json, as the README does. The test needs curl and jq, as the README says; it
 // skips without them unless ASSENT_REQUIRE_README_TOOLS=1.
 
 import (
@@ -141,15 +141,19 @@ func TestReadmeQuickstartRuns(t *testing.T) {
 	t.Setenv("ASSENT_DEV_ALLOW_LOOPBACK", "1")
 	t.Setenv("ASSENT_DEV_RETRY_UNIT", "1s")
 	dataDir := filepath.Join(t.TempDir(), ".assent")
-	apiURL, _, _, stop := startDev(t, dataDir)
+	_, _, _, stop := startDev(t, dataDir)
 	defer stop()
-	ours := strings.NewReplacer("http://127.0.0.1:8080", apiURL,
-		"127.0.0.1:9000", "127.0.0.1:"+freePort(t), ".assent/", dataDir+"/")
+	// The API's address is not replaced: the commands read it from
+	// bootstrap.json, as they must for a dev on another port.
+	ours := strings.NewReplacer("127.0.0.1:9000", "127.0.0.1:"+freePort(t), ".assent/", dataDir+"/")
 
 	work := t.TempDir()
 	var script strings.Builder
 	var others []string // each other terminal's output file
 	for i, b := range blocks {
+		if b.mode != "skip" {
+			assert.NotContains(t, b.text, "127.0.0.1:8080", "README.md:%d: the address comes from .assent/bootstrap.json", b.line)
+		}
 		text := ours.Replace(b.text)
 		switch b.mode {
 		case "skip":
