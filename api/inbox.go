@@ -37,13 +37,9 @@ func (h *handlers) inbox(c *gin.Context) {
 	if kind == events.RequestCollection || kind == events.RequestReview {
 		order = requests.Attention
 	}
-	if s := c.Query("order"); s != "" {
-		o, ok := requests.InboxOrders[s]
-		if !ok {
-			fail(c, apperr.Field(apperr.InvalidRequest, "order", "order must be attention or newest"))
-			return
-		}
-		order = o
+	if order, err = requests.InboxOrderOf(c.Query("order"), order); err != nil {
+		fail(c, err)
+		return
 	}
 	ctx, org, who := c.Request.Context(), orgID(c), principal(c)
 	if kind == events.RequestApproval && order == requests.Newest {

@@ -1,6 +1,9 @@
 package requests
 
-import "github.com/assent-hq/assent/models"
+import (
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/models"
+)
 
 // The adapters name what every kind shares by these names, the service's
 // vocabulary; models stays the persistence layer behind them.
@@ -17,8 +20,18 @@ type (
 	WaitingKey = models.WaitingKey
 )
 
-// InboxOrders name the orders as the API and the pages take them.
-var InboxOrders = models.InboxOrders
+// InboxOrderOf reads an inbox's order as the API and the pages take it
+// (attention or newest), or def when s is empty.
+func InboxOrderOf(s string, def InboxOrder) (InboxOrder, error) {
+	if s == "" {
+		return def, nil
+	}
+	o, ok := models.InboxOrders[s]
+	if !ok {
+		return def, apperr.Field(apperr.InvalidRequest, "order", "order must be attention or newest")
+	}
+	return o, nil
+}
 
 // The orders of an inbox: what needs attention first (the most severe
 // risk, then the earliest due), or the most recently created first.

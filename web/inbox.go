@@ -11,7 +11,6 @@ import (
 	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
-	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/requests"
@@ -59,14 +58,10 @@ type inboxPage struct {
 func (p *Pages) inbox(c *gin.Context) {
 	person := CurrentPerson(c)
 	soon := time.Now().Add(dueSoon)
-	order := requests.Attention
-	if s := c.Query("order"); s != "" {
-		o, ok := requests.InboxOrders[s]
-		if !ok {
-			p.Fail(c, apperr.Field(apperr.InvalidRequest, "order", "order must be attention or newest"))
-			return
-		}
-		order = o
+	order, err := requests.InboxOrderOf(c.Query("order"), requests.Attention)
+	if err != nil {
+		p.Fail(c, err)
+		return
 	}
 	in, err := p.approvals.Inbox(c.Request.Context(), person.Actor(), soon, order, inboxLimit)
 	if err != nil {
