@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -825,6 +826,26 @@ func (e *authzEnv) checkIdempotency(t *testing.T, row authzRow, want map[string]
 		assert.Equal(t, want[first].Fresh, a.status, "as %s after %s's %d with the same key: %s", first, p, r.status, a.body)
 		assert.Empty(t, a.header.Get("Idempotency-Replayed"), "as %s: %s's refusal was replayed", first, p)
 	}
+
+	// Sent twice at once, a key runs once: the second attempt waits for
+	// the first's outcome and is answered with it.
+	tg := e.fresh(t, row)
+	key := "twice-at-once-" + e.unique()
+	var twice [2]response
+	var wg sync.WaitGroup
+	for i := range twice {
+		wg.Go(func() { twice[i] = e.call(t, row, first, tg, key) })
+	}
+	wg.Wait()
+	replayed := 0
+	for _, r := range twice {
+		assert.Equal(t, want[first].Fresh, r.status, "as %s, the same key twice at once: %s", first, r.body)
+		if r.header.Get("Idempotency-Replayed") == "true" {
+			replayed++
+		}
+	}
+	assert.Equal(t, 1, replayed, "one ran, the other was answered with its outcome")
+	assert.Equal(t, string(twice[0].body), string(twice[1].body))
 }
 
 // firstSecrets are the values in r that only its caller may see: the ids

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -14,13 +15,20 @@ import (
 // claimKey is where the idempotency middleware leaves the request's claim.
 const claimKey = "assent.claim"
 
+// awaitKey is how long a request waits for another attempt of its key
+// that is still running: longer than a lapsed lease, so that a retry
+// after a crash takes the key up rather than being told to come back.
+const awaitKey = 10 * time.Second
+
 // idempotent makes a POST with an Idempotency-Key run once per caller
 // (idempotency.Service): a replay gets the first response byte for byte.
 // It runs after the route's authorisation, so a replay never reaches a
 // caller the route refuses, and a key belongs to the API key or token
-// that sent it. On a resumable route an attempt that never finished (its
-// process died) does not block the key: the retry runs again and
-// converges on the first attempt's outcome.
+// that sent it. Two attempts of one key never run at once: the second
+// waits for the first's outcome (409 idempotency_in_progress if it runs
+// on). On a resumable route an attempt that never finished (its process
+// died) does not block the key: once its lease lapses the retry runs
+// again and converges on the first attempt's outcome.
 func (h *handlers) idempotent(resumable bool) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		key := c.GetHeader(idempotency.Header)
@@ -30,8 +38,8 @@ func (h *handlers) idempotent(resumable bool) gin.HandlerFunc {
 		}
 		ctx := c.Request.Context()
 		p := principal(c)
-		claim, prev, err := h.idempotency.Claim(ctx, idempotency.Request{OrganizationID: p.Organization.ID, PrincipalID: p.Key.ID,
-			Key: key, Method: c.Request.Method, Path: c.Request.URL.Path, Body: rawBody(c)}, resumable)
+		claim, prev, err := h.idempotency.Await(ctx, idempotency.Request{OrganizationID: p.Organization.ID, PrincipalID: p.Key.ID,
+			Key: key, Method: c.Request.Method, Path: c.Request.URL.Path, Body: rawBody(c)}, resumable, awaitKey)
 		if err != nil {
 			fail(c, err)
 			return
@@ -53,8 +61,10 @@ func (h *handlers) idempotent(resumable bool) gin.HandlerFunc {
 
 		rec := &recordingWriter{ResponseWriter: c.Writer}
 		c.Writer = rec
+		release := h.idempotency.Hold(ctx, claim)
 		// Settle the claim even if the client went away or the handler panicked.
 		defer func() {
+			release()
 			var r *idempotency.Response
 			if rec.Written() {
 				r = &idempotency.Response{Status: rec.Status(), ContentType: rec.Header().Get("Content-Type"), Body: rec.body.Bytes()}

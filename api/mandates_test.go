@@ -218,6 +218,41 @@ func TestMandateBudgetUnderConcurrency(t *testing.T) {
 	})
 }
 
+// TestGateKeySentTwiceAtOnce: each key of a gate check a mandate covers,
+// sent twice at once, is answered twice with one outcome (allowed with its
+// token, or an approval raised once the budget is spent), never a 404.
+func TestGateKeySentTwiceAtOnce(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newMandateStack(t, db)
+		require.Equal(t, 201, s.grant(t, s.bobToken, `"budget":{"count":5,"window":"mandate"}`).status)
+		const keys = 10
+		answers := make([][2]response, keys)
+		var wg sync.WaitGroup
+		for i := range keys {
+			body := fmt.Sprintf(`{"action":"refund.create","input":{"amount":%d,"currency":"EUR","customer":"cus_1"}}`, 200+i)
+			for j := range 2 {
+				wg.Go(func() {
+					answers[i][j] = s.do(t, "POST", "/api/v1/gate", s.gateKey, body, map[string]string{"Idempotency-Key": fmt.Sprintf("twice-%d", i)})
+				})
+			}
+		}
+		wg.Wait()
+		counted := map[int]int{}
+		for i, pair := range answers {
+			assert.Contains(t, []int{200, 202}, pair[0].status, "key %d: %s", i, pair[0].body)
+			assert.Equal(t, pair[0].status, pair[1].status, "key %d: %s / %s", i, pair[0].body, pair[1].body)
+			assert.Equal(t, string(pair[0].body), string(pair[1].body), "key %d", i)
+			counted[pair[0].status]++
+		}
+		assert.Equal(t, map[int]int{200: 5, 202: 5}, counted, "each key spent the budget or raised an approval once")
+		var uses, approvals int64
+		require.NoError(t, db.Model(&models.MandateUse{}).Count(&uses).Error)
+		require.NoError(t, db.Model(&models.Approval{}).Count(&approvals).Error)
+		assert.EqualValues(t, 5, uses)
+		assert.EqualValues(t, 5, approvals)
+	})
+}
+
 // TestMandateEvidence: a flow whose check a mandate allowed exports the
 // mandate, its grant and the use on its timeline, and the executor's
 // receipt for the mandate's token; the export verifies.

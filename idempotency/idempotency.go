@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"time"
 	"unicode"
 
 	"github.com/assent-hq/assent/internal/apperr"
@@ -71,6 +72,52 @@ func (s *Service) Claim(ctx context.Context, r Request, resumable bool) (*models
 		return nil, prev, nil
 	}
 	return c, nil, nil
+}
+
+// awaitPoll is how often Await looks again at a key another attempt holds.
+const awaitPoll = 50 * time.Millisecond
+
+// Await is Claim for a request that may meet another attempt of its key
+// still running: it waits up to wait for that attempt to finish, then
+// answers as Claim does once it has (a replay of its response; a claim to
+// run when it was refused, or when its process died and its lease
+// lapsed), or idempotency_in_progress when it is still running.
+func (s *Service) Await(ctx context.Context, r Request, resumable bool, wait time.Duration) (*models.Claim, *models.IdempotencyKey, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		c, prev, err := s.Claim(ctx, r, resumable)
+		if !apperr.Is(err, apperr.IdempotencyInFlight) || time.Now().Add(awaitPoll).After(deadline) {
+			return c, prev, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, nil, err
+		case <-time.After(awaitPoll):
+		}
+	}
+}
+
+// Hold keeps c's lease while its request runs, renewing it until the
+// returned stop is called (before Settle).
+func (s *Service) Hold(ctx context.Context, c *models.Claim) (stop func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(models.IdempotencyRenew)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				// A renewal missed is retried at the next tick; the lease
+				// outlasts two of them.
+				_ = s.store.RenewIdempotencyKey(ctx, c)
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 // Response is what a claimed request answered.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -36,6 +38,14 @@ func eachDB(t *testing.T, tests map[string]func(t *testing.T, e *env, o *org)) {
 			})
 		}
 	})
+}
+
+// lapse ends the lease of key's unfinished attempt, as its process dying
+// does.
+func (e *env) lapse(t *testing.T, o *org, key string) {
+	t.Helper()
+	require.NoError(t, e.db.Model(&models.IdempotencyKey{}).Where("organization_id = ? AND idempotency_key = ?", o.ID, key).
+		Update("locked_until", models.Now().Add(-time.Second)).Error)
 }
 
 // post is the agent's POST /api/v1/approvals with body, under key.
@@ -104,8 +114,7 @@ func TestClaims(t *testing.T) {
 			_, _, err := e.svc.Claim(ctx, post(o, "k1", `{}`), false)
 			testenv.Refused(t, err, apperr.IdempotencyInFlight, "")
 
-			require.NoError(t, e.db.Model(&models.IdempotencyKey{}).Where("organization_id = ? AND idempotency_key = ?", o.ID, "k1").
-				Update("locked_until", models.Now().Add(-time.Second)).Error)
+			e.lapse(t, o, "k1")
 			c := e.fresh(t, post(o, "k1", `{}`), false)
 			assert.False(t, c.Resumed, "a fresh attempt, not a resumed one")
 		},
@@ -118,6 +127,9 @@ func TestClaims(t *testing.T) {
 				_, err := models.BindClaim(tx, first, "apr_made")
 				return err
 			}))
+			_, _, err := e.svc.Claim(ctx, post(o, "k1", `{"title":"Pay"}`), true)
+			testenv.Refused(t, err, apperr.IdempotencyInFlight, "")
+			e.lapse(t, o, "k1")
 
 			retry := e.fresh(t, post(o, "k1", `{"title":"Pay"}`), true)
 			assert.True(t, retry.Resumed)
@@ -133,6 +145,59 @@ func TestClaims(t *testing.T) {
 			made, err = e.store.ClaimedResource(ctx, again)
 			require.NoError(t, err)
 			assert.Equal(t, "apr_made", made)
+		},
+		"two attempts never run at once, and one retry takes up a lapsed lease": func(t *testing.T, e *env, o *org) {
+			ctx := context.Background()
+			e.fresh(t, post(o, "k1", `{}`), true)
+			_, _, err := e.svc.Claim(ctx, post(o, "k1", `{}`), true)
+			testenv.Refused(t, err, apperr.IdempotencyInFlight, "")
+
+			e.lapse(t, o, "k1")
+			var took atomic.Int32
+			var wg sync.WaitGroup
+			for range 4 {
+				wg.Go(func() {
+					c, _, err := e.svc.Claim(ctx, post(o, "k1", `{}`), true)
+					if err == nil && c.Resumed {
+						took.Add(1)
+					} else {
+						assert.True(t, apperr.Is(err, apperr.IdempotencyInFlight), "%v", err)
+					}
+				})
+			}
+			wg.Wait()
+			assert.EqualValues(t, 1, took.Load(), "one retry takes it up, the others wait for it")
+		},
+		"a second attempt awaits the first's outcome": func(t *testing.T, e *env, o *org) {
+			ctx := context.Background()
+			first := e.fresh(t, post(o, "k1", `{}`), true)
+			stop := e.svc.Hold(ctx, first)
+			go func() {
+				time.Sleep(3 * models.IdempotencyRenew) // past the lease, which Hold renews
+				stop()
+				assert.NoError(t, e.svc.Settle(ctx, first, created(`{"id":"apr_1"}`)))
+			}()
+			c, prev, err := e.svc.Await(ctx, post(o, "k1", `{}`), true, 10*time.Second)
+			require.NoError(t, err)
+			assert.Nil(t, c, "not run again")
+			require.NotNil(t, prev, "the first attempt's response, held past a renewal")
+			assert.Equal(t, `{"id":"apr_1"}`, string(prev.ResponseBody))
+
+			// Refused, the first leaves the key to the one waiting.
+			second := e.fresh(t, post(o, "k2", `{}`), false)
+			go func() {
+				time.Sleep(100 * time.Millisecond)
+				assert.NoError(t, e.svc.Settle(ctx, second, &idempotency.Response{Status: http.StatusBadRequest}))
+			}()
+			c, prev, err = e.svc.Await(ctx, post(o, "k2", `{}`), false, 10*time.Second)
+			require.NoError(t, err)
+			assert.Nil(t, prev)
+			assert.NotNil(t, c, "runs itself")
+
+			// Still running when the wait ends: in progress.
+			e.fresh(t, post(o, "k3", `{}`), true)
+			_, _, err = e.svc.Await(ctx, post(o, "k3", `{}`), true, 200*time.Millisecond)
+			testenv.Refused(t, err, apperr.IdempotencyInFlight, "")
 		},
 		"a refusal, a failure or no response releases the key": func(t *testing.T, e *env, o *org) {
 			ctx := context.Background()

@@ -15,10 +15,12 @@ import (
 // Idempotency-Key lifetimes.
 const (
 	IdempotencyTTL = 24 * time.Hour
-	// idempotencyLock bounds how long an attempt that never finished (its
-	// process died) blocks retries with the same key, on routes that cannot
-	// resume one.
-	idempotencyLock = 2 * time.Minute
+	// idempotencyLease is how long an unfinished attempt holds its key
+	// without renewing it. A running attempt renews it every
+	// IdempotencyRenew, so only an attempt whose process died lets it
+	// lapse, and then, soon after, a retry takes the key up.
+	idempotencyLease = 5 * time.Second
+	IdempotencyRenew = 2 * time.Second
 )
 
 // Claim is one caller's Idempotency-Key: bound to the organisation, to the
@@ -58,16 +60,20 @@ func (c *Claim) where(db *gorm.DB) *gorm.DB {
 // the request already ran (a replay), nil when the caller should run it, or
 // a 409/422 error. The primary key makes the claim atomic across processes.
 //
-// An attempt still unfinished blocks the key with 409, unless resumable:
-// then the caller runs the request again and sets c.Resumed. Routes are
-// resumable when running them twice converges on one outcome: a create
-// bound to its claim (BindClaim) or an Update under c.UpdateID.
+// An attempt still running (its lease held) blocks the key with 409
+// idempotency_in_progress, so two attempts of one key never run at once.
+// Once an unfinished attempt's lease has lapsed (its process died), one
+// retry takes the key up: on a resumable route it runs the request again
+// with c.Resumed set, converging on the first attempt's outcome (a create
+// bound to its claim, BindClaim, or an Update under c.UpdateID); on
+// another route a key bound to nothing is forgotten and the request runs
+// afresh.
 func (s *IdempotencyStore) ClaimIdempotencyKey(ctx context.Context, c *Claim, resumable bool) (*IdempotencyKey, error) {
 	db := s.db.WithContext(ctx)
 	for attempt := 0; attempt < 3; attempt++ {
 		now := Now()
 		row := IdempotencyKey{OrganizationID: c.OrganizationID, PrincipalID: c.PrincipalID, Key: c.Key,
-			RequestHash: c.RequestHash, LockedUntil: now.Add(idempotencyLock), ExpiresAt: now.Add(IdempotencyTTL)}
+			RequestHash: c.RequestHash, LockedUntil: now.Add(idempotencyLease), ExpiresAt: now.Add(IdempotencyTTL)}
 		err := db.Create(&row).Error
 		if err == nil {
 			return nil, nil
@@ -102,9 +108,18 @@ func (s *IdempotencyStore) ClaimIdempotencyKey(ctx context.Context, c *Claim, re
 			prev.ResponseBody = []byte(body)
 			return &prev, nil
 		}
-		if resumable {
-			c.Resumed = true
-			return nil, nil
+		if resumable && !now.Before(prev.LockedUntil) {
+			// One retry takes the lapsed lease: whoever moves it first.
+			res := c.where(db.Model(&IdempotencyKey{})).Where("completed = ? AND locked_until = ?", false, prev.LockedUntil).
+				Update("locked_until", now.Add(idempotencyLease))
+			if res.Error != nil {
+				return nil, res.Error
+			}
+			if res.RowsAffected == 1 {
+				c.Resumed = true
+				return nil, nil
+			}
+			continue
 		}
 		return nil, apperr.New(apperr.IdempotencyInFlight, "a request with Idempotency-Key %q is still running", c.Key)
 	}
@@ -167,11 +182,20 @@ func (s *IdempotencyStore) CompleteIdempotencyKey(ctx context.Context, c *Claim,
 
 // ReleaseIdempotencyKey forgets an unfinished claim whose request failed
 // without effect, so the client may retry with the same key. A claim bound
-// to a record stays: the retry resumes that record instead of making a
-// second one.
+// to a record stays, its lease ended: the retry resumes that record at
+// once instead of making a second one.
 func (s *IdempotencyStore) ReleaseIdempotencyKey(ctx context.Context, c *Claim) error {
-	return c.where(s.db.WithContext(ctx)).Where("completed = ? AND resource_id = ?", false, "").
-		Delete(&IdempotencyKey{}).Error
+	db := s.db.WithContext(ctx)
+	if err := c.where(db).Where("completed = ? AND resource_id = ?", false, "").Delete(&IdempotencyKey{}).Error; err != nil {
+		return err
+	}
+	return c.where(db.Model(&IdempotencyKey{})).Where("completed = ?", false).Update("locked_until", Now()).Error
+}
+
+// RenewIdempotencyKey extends the lease of c's running attempt.
+func (s *IdempotencyStore) RenewIdempotencyKey(ctx context.Context, c *Claim) error {
+	return c.where(s.db.WithContext(ctx).Model(&IdempotencyKey{})).Where("completed = ?", false).
+		Update("locked_until", Now().Add(idempotencyLease)).Error
 }
 
 // PurgeExpiredIdempotencyKeys deletes keys past their lifetime.
