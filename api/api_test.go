@@ -364,7 +364,7 @@ func TestIdempotencyKeepsKeysStoredBeforeCanonicalHashing(t *testing.T) {
 		require.NoError(t, err)
 		require.Nil(t, prev)
 		stored := `{"id":"gst_stored","email":"old@example.com","name":"","createdAt":"2026-01-02T15:04:05.123456Z"}`
-		require.NoError(t, f.store.CompleteIdempotencyKey(ctx, c, 201, "application/json; charset=utf-8", []byte(stored)))
+		require.NoError(t, f.store.CompleteIdempotencyKey(ctx, c, 201, "application/json; charset=utf-8", "", []byte(stored)))
 
 		hdr := map[string]string{"Idempotency-Key": "from-before"}
 		replay := f.do(t, "POST", "/api/v1/admin/guests", f.adminKey, body, hdr)

@@ -787,9 +787,10 @@ func (e *authzEnv) checkIdempotency(t *testing.T, row authzRow, want map[string]
 	require.NotEmpty(t, first, "nobody may call %s", row.name())
 
 	var last struct {
-		tg   target
-		key  string
-		body []byte
+		tg       target
+		key      string
+		body     []byte
+		location string
 	}
 	for _, p := range matrixPrincipals {
 		if p == first {
@@ -806,13 +807,14 @@ func (e *authzEnv) checkIdempotency(t *testing.T, row authzRow, want map[string]
 		for _, s := range firstSecrets(a, tg.id) {
 			assert.NotContains(t, string(b.body), s, "as %s: the answer carries %s's %s", p, first, s)
 		}
-		last.tg, last.key, last.body = tg, key, a.body
+		last.tg, last.key, last.body, last.location = tg, key, a.body, a.header.Get("Location")
 	}
 	// The same caller with the same key does get the replay, so the route
 	// does keep responses and the checks above mean something.
 	again := e.call(t, row, first, last.tg, last.key)
 	assert.Equal(t, "true", again.header.Get("Idempotency-Replayed"), "the route replays its own caller's response")
 	assert.Equal(t, string(last.body), string(again.body))
+	assert.Equal(t, last.location, again.header.Get("Location"), "the replay carries the first Location")
 
 	for _, p := range matrixPrincipals {
 		if p == first || want[p].Fresh < 300 {
@@ -846,6 +848,7 @@ func (e *authzEnv) checkIdempotency(t *testing.T, row authzRow, want map[string]
 	}
 	assert.Equal(t, 1, replayed, "one ran, the other was answered with its outcome")
 	assert.Equal(t, string(twice[0].body), string(twice[1].body))
+	assert.Equal(t, twice[0].header.Get("Location"), twice[1].header.Get("Location"), "the replay carries the first Location")
 }
 
 // firstSecrets are the values in r that only its caller may see: the ids

@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 	"time"
 
@@ -46,8 +45,8 @@ func (h *handlers) idempotent(resumable bool) gin.HandlerFunc {
 		}
 		if prev != nil {
 			c.Header("Idempotency-Replayed", "true")
-			if loc := replayedLocation(c.FullPath(), prev.StatusCode, prev.ResponseBody); loc != "" {
-				c.Header("Location", loc)
+			if prev.Location != "" {
+				c.Header("Location", prev.Location)
 			}
 			// Written without a Content-Length, so jsonNewline ends it
 			// as it ended the first answer.
@@ -67,7 +66,8 @@ func (h *handlers) idempotent(resumable bool) gin.HandlerFunc {
 			release()
 			var r *idempotency.Response
 			if rec.Written() {
-				r = &idempotency.Response{Status: rec.Status(), ContentType: rec.Header().Get("Content-Type"), Body: rec.body.Bytes()}
+				r = &idempotency.Response{Status: rec.Status(), ContentType: rec.Header().Get("Content-Type"),
+					Location: rec.Header().Get("Location"), Body: rec.body.Bytes()}
 			}
 			if err := h.idempotency.Settle(context.WithoutCancel(ctx), claim, r); err != nil {
 				h.log.Error("settle the idempotency claim", "error", err)
@@ -101,48 +101,4 @@ func (w *recordingWriter) Write(b []byte) (int, error) {
 func (w *recordingWriter) WriteString(s string) (int, error) {
 	w.body.WriteString(s)
 	return w.ResponseWriter.WriteString(s)
-}
-
-// createdAt is, for each route that answers with a Location, the path its
-// record lives under. A claim keeps the body, not the headers, so a
-// replay rebuilds the Location from the record's id in the body.
-var createdAt = map[string]string{
-	"/api/v1/approvals":              "/api/v1/approvals/",
-	"/api/v1/collections":            "/api/v1/collections/",
-	"/api/v1/reviews":                "/api/v1/reviews/",
-	"/api/v1/flows":                  "/api/v1/flows/",
-	"/api/v1/reports":                "/api/v1/reports/",
-	"/api/v1/reports/:idOrSlug/copy": "/api/v1/reports/",
-	"/api/v1/schedules":              "/api/v1/schedules/",
-	"/api/v1/admin/actions":          "/api/v1/admin/actions/",
-	"/api/v1/gate":                   "/api/v1/approvals/",
-}
-
-// replayedLocation is the Location the first response to route carried:
-// a 201's record, or the approval a gate check's 202 raised.
-func replayedLocation(route string, status int, body []byte) string {
-	under, ok := createdAt[route]
-	if !ok || (status != http.StatusCreated && status != http.StatusAccepted) {
-		return ""
-	}
-	var b struct {
-		ID       string `json:"id"`
-		Approval *struct {
-			ID string `json:"id"`
-		} `json:"approval"`
-	}
-	if json.Unmarshal(body, &b) != nil {
-		return ""
-	}
-	id := b.ID
-	if status == http.StatusAccepted {
-		if b.Approval == nil {
-			return ""
-		}
-		id = b.Approval.ID
-	}
-	if id == "" {
-		return ""
-	}
-	return under + id
 }

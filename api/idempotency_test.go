@@ -128,24 +128,3 @@ func idempotencyHarness(t *testing.T, db *gorm.DB) (*handlers, string) {
 	return &handlers{accounts: accounts.New(store), idempotency: idempotency.New(store.IdempotencyStore),
 		log: slog.New(slog.NewTextHandler(io.Discard, nil))}, key
 }
-
-// TestReplayedLocation: a replay rebuilds the Location its route's first
-// answer carried, and none where it carried none.
-func TestReplayedLocation(t *testing.T) {
-	for _, c := range []struct {
-		route  string
-		status int
-		body   string
-		want   string
-	}{
-		{"/api/v1/approvals", 201, `{"id":"apr_1"}`, "/api/v1/approvals/apr_1"},
-		{"/api/v1/reports/:idOrSlug/copy", 201, `{"id":"rpt_1"}`, "/api/v1/reports/rpt_1"},
-		{"/api/v1/admin/actions", 201, `{"id":"act_1"}`, "/api/v1/admin/actions/act_1"},
-		{"/api/v1/gate", 202, `{"decision":"approval_required","approval":{"id":"apr_2"}}`, "/api/v1/approvals/apr_2"},
-		{"/api/v1/gate", 200, `{"decision":"allowed"}`, ""},
-		{"/api/v1/approvals", 400, `{"error":{}}`, ""},
-		{"/api/v1/reports/:idOrSlug/versions", 201, `{"id":"rpt_1"}`, ""},
-	} {
-		assert.Equal(t, c.want, replayedLocation(c.route, c.status, []byte(c.body)), c.route)
-	}
-}

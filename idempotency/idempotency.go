@@ -124,7 +124,9 @@ func (s *Service) Hold(ctx context.Context, c *models.Claim) (stop func()) {
 type Response struct {
 	Status      int
 	ContentType string
-	Body        []byte
+	// Location is the response's Location header, if any.
+	Location string
+	Body     []byte
 }
 
 // Settle ends c's attempt with its response, nil when it wrote none.
@@ -137,7 +139,7 @@ func (s *Service) Settle(ctx context.Context, c *models.Claim, r *Response) erro
 	if r == nil || r.Status >= 400 {
 		return s.store.ReleaseIdempotencyKey(ctx, c)
 	}
-	return s.store.CompleteIdempotencyKey(ctx, c, r.Status, r.ContentType, r.Body)
+	return s.store.CompleteIdempotencyKey(ctx, c, r.Status, r.ContentType, r.Location, r.Body)
 }
 
 // digest hashes a request: its method and path, then its body.

@@ -174,10 +174,10 @@ func (s *IdempotencyStore) ClaimedResource(ctx context.Context, c *Claim) (strin
 
 // CompleteIdempotencyKey stores the response replays will return, sealed:
 // it may carry a secret shown once (a key, a callback secret).
-func (s *IdempotencyStore) CompleteIdempotencyKey(ctx context.Context, c *Claim, status int, contentType string, body []byte) error {
+func (s *IdempotencyStore) CompleteIdempotencyKey(ctx context.Context, c *Claim, status int, contentType, location string, body []byte) error {
 	sealed := []byte(s.seal(colIdempotentResponse, string(body), c.OrganizationID, c.PrincipalID, c.Key))
 	return c.where(s.db.WithContext(ctx).Model(&IdempotencyKey{})).
-		Updates(map[string]any{"completed": true, "status_code": status, "content_type": contentType, "response_body": sealed}).Error
+		Updates(map[string]any{"completed": true, "status_code": status, "content_type": contentType, "location": location, "response_body": sealed}).Error
 }
 
 // ReleaseIdempotencyKey forgets an unfinished claim whose request failed

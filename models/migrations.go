@@ -1389,6 +1389,20 @@ var migrations = []*gormigrate.Migration{
 			}
 			return nil
 		},
+	}, {
+		// A replay answers with the first response's Location, kept with
+		// it (keys stored before replay without one).
+		ID: "202612080002_idempotent_location",
+		Migrate: func(tx *gorm.DB) error {
+			type IdempotencyKey struct {
+				Location string `gorm:"size:2048;not null;default:''"`
+			}
+			return tx.Migrator().AddColumn(&IdempotencyKey{}, "Location")
+		},
+		Rollback: func(tx *gorm.DB) error {
+			type IdempotencyKey struct{ Location string }
+			return tx.Migrator().DropColumn(&IdempotencyKey{}, "Location")
+		},
 	},
 }
 

@@ -155,8 +155,10 @@ type IdempotencyKey struct {
 	StatusCode   int    `gorm:"not null"`
 	ContentType  string `gorm:"size:100;not null"`
 	ResponseBody []byte
-	// LockedUntil bounds how long an unfinished attempt (a crashed process)
-	// blocks the key on routes that cannot resume.
+	// Location is the first response's Location header, empty without.
+	Location string `gorm:"size:2048;not null;default:''"`
+	// LockedUntil is the lease of an unfinished attempt: renewed while it
+	// runs, so it lapses only when its process died.
 	LockedUntil time.Time `gorm:"not null"`
 	ExpiresAt   time.Time `gorm:"not null;index"`
 	CreatedAt   time.Time

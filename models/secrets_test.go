@@ -52,7 +52,7 @@ func TestRotateSecretKey(t *testing.T) {
 		claim := &models.Claim{OrganizationID: org.ID, PrincipalID: "key_x", Key: "k1", RequestHash: "h1"}
 		_, err = before.ClaimIdempotencyKey(ctx, claim, false)
 		require.NoError(t, err)
-		require.NoError(t, before.CompleteIdempotencyKey(ctx, claim, 201, "application/json", []byte(`{"key":"asnt_admin_x"}`)))
+		require.NoError(t, before.CompleteIdempotencyKey(ctx, claim, 201, "application/json", "", []byte(`{"key":"asnt_admin_x"}`)))
 
 		var raw []byte
 		require.NoError(t, db.Raw("SELECT response_body FROM idempotency_keys").Row().Scan(&raw))
@@ -130,7 +130,7 @@ func makeSealedWorld(t *testing.T, s *models.Store) *sealedWorld {
 		c := &models.Claim{OrganizationID: orgID, PrincipalID: "key_x", Key: "k1", RequestHash: "h1"}
 		_, err := s.ClaimIdempotencyKey(ctx, c, false)
 		require.NoError(t, err)
-		require.NoError(t, s.CompleteIdempotencyKey(ctx, c, 201, "application/json", []byte(body)))
+		require.NoError(t, s.CompleteIdempotencyKey(ctx, c, 201, "application/json", "", []byte(body)))
 		return c
 	}
 	w.claimA, w.claimB = claim(w.a.ID, `{"key":"asnt_admin_a"}`), claim(w.b.ID, `{"key":"asnt_admin_b"}`)

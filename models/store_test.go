@@ -235,7 +235,7 @@ func TestIdempotencyClaimIsExclusive(t *testing.T) {
 		require.NoError(t, err)
 		assert.Nil(t, prev)
 
-		require.NoError(t, s.CompleteIdempotencyKey(ctx, claim("key_a", "k1", "h1"), 201, "application/json", []byte(`{"a":1}`)))
+		require.NoError(t, s.CompleteIdempotencyKey(ctx, claim("key_a", "k1", "h1"), 201, "application/json", "", []byte(`{"a":1}`)))
 		prev, err = s.ClaimIdempotencyKey(ctx, claim("key_a", "k1", "h1"), false)
 		require.NoError(t, err)
 		require.NotNil(t, prev)
