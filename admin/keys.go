@@ -50,10 +50,61 @@ func (s *Service) ListKeys(ctx context.Context, orgID string, p models.Page) ([]
 	return s.store.ListKeys(ctx, orgID, p)
 }
 
-// RevokeKey stops a key from authenticating; the next request it signs
-// fails. Revoking a revoked key changes nothing.
-func (s *Service) RevokeKey(ctx context.Context, orgID, id string) (*models.APIKey, error) {
-	return s.store.RevokeKey(ctx, orgID, id)
+// RevokeKey stops a key or token from authenticating; the next request it
+// signs fails. The audit trail names by as who revoked it (key.revoked).
+// Revoking a revoked key changes nothing.
+func (s *Service) RevokeKey(ctx context.Context, orgID string, by models.Actor, id string) (*models.APIKey, error) {
+	return s.store.RevokeKeyBy(ctx, orgID, id, &by, nil)
+}
+
+// A person's own tokens: the one rule of whose tokens a person sees and
+// revokes, behind GET and DELETE /api/v1/me/tokens and the Settings page.
+// Only a member acting as themselves (a member token, or signed in to the
+// pages) has any; they see and revoke the member tokens that act as them
+// and nothing else. Any other key, or another person's token, is not found,
+// answered as an id that does not exist, so nothing says it is there.
+
+// ownTokensHolder is the member whose tokens by may see and revoke, or a
+// 403 saying refused when by is a key or a guest, who hold none.
+func ownTokensHolder(by models.Actor, refused string) (*models.Member, error) {
+	m := by.Member()
+	if m == nil || !by.IsPerson {
+		return nil, apperr.New(apperr.Forbidden, "%s", refused)
+	}
+	return m, nil
+}
+
+// OwnTokens pages through the member tokens that act as by, revoked ones
+// included, newest first.
+func (s *Service) OwnTokens(ctx context.Context, orgID string, by models.Actor, p models.Page) ([]models.APIKey, string, error) {
+	m, err := ownTokensHolder(by,
+		"this is a person's list of their own tokens: use a member token (an admin key lists the organisation's keys at /api/v1/admin/keys)")
+	if err != nil {
+		return nil, "", err
+	}
+	return s.store.ListMemberTokens(ctx, orgID, m.ID, p)
+}
+
+// errNotYourToken is how a key that is not by's own token is refused: as
+// a key that does not exist (models' take says the same).
+var errNotYourToken = apperr.New(apperr.NotFound, "key not found")
+
+// RevokeOwnToken revokes one of by's own member tokens, audited as
+// RevokeKey is (key.revoked naming by). Revoking a revoked one changes
+// nothing; another person's token or any key that is not a token of by's
+// is not found.
+func (s *Service) RevokeOwnToken(ctx context.Context, orgID string, by models.Actor, id string) (*models.APIKey, error) {
+	m, err := ownTokensHolder(by,
+		"a person revokes their own tokens here: use a member token (an admin key revokes any key at /api/v1/admin/keys/{id})")
+	if err != nil {
+		return nil, err
+	}
+	return s.store.RevokeKeyBy(ctx, orgID, id, &by, func(k *models.APIKey) error {
+		if k.Kind != models.KeyMember || k.MemberID == nil || *k.MemberID != m.ID {
+			return errNotYourToken
+		}
+		return nil
+	})
 }
 
 // knownScopes is list with each scope once, or an error naming one that

@@ -99,6 +99,33 @@ func (h *handlers) createOwnToken(c *gin.Context) {
 	h.mintMemberToken(c, p.Key.Scopes, p.Member().ID)
 }
 
+// listOwnTokens pages through the caller's own member tokens, revoked
+// ones included (admin.OwnTokens: a member token only).
+func (h *handlers) listOwnTokens(c *gin.Context) {
+	p, err := page(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	rows, next, err := h.admin.OwnTokens(c.Request.Context(), orgID(c), principal(c), p)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, wire.NewList(rows, next, wire.NewKey))
+}
+
+// revokeOwnToken revokes one of the caller's own member tokens; any other
+// key is not found (admin.RevokeOwnToken).
+func (h *handlers) revokeOwnToken(c *gin.Context) {
+	k, err := h.admin.RevokeOwnToken(c.Request.Context(), orgID(c), principal(c), c.Param("id"))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, wire.NewKey(k))
+}
+
 func (h *handlers) mintMemberToken(c *gin.Context, ceiling []string, memberID string) {
 	var in admin.NewMemberToken
 	if err := bind(c, &in); err != nil {
@@ -255,7 +282,7 @@ func (h *handlers) listKeys(c *gin.Context) {
 }
 
 func (h *handlers) revokeKey(c *gin.Context) {
-	k, err := h.admin.RevokeKey(c.Request.Context(), orgID(c), c.Param("id"))
+	k, err := h.admin.RevokeKey(c.Request.Context(), orgID(c), principal(c), c.Param("id"))
 	if err != nil {
 		fail(c, err)
 		return

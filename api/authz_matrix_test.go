@@ -67,6 +67,11 @@ import (
 var authzMatrix = []authzRow{
 	{"GET", "/api/v1/me", "", noID, ``, "anon=401 agent=200 noscope=200 members=200 adminkey=200 guest=401 others=200"},
 	{"POST", "/api/v1/me/tokens", "", noID, ``, "anon=401 agent=403 noscope=403 members=201 adminkey=403 guest=401 others=201 otheragent=403 otheradmin=403"},
+	// A person's own tokens: a member token lists and revokes those that
+	// act as its person; anyone else's token, and any key, is not found.
+	{"GET", "/api/v1/me/tokens", "", noID, ``, "anon=401 agent=403 noscope=403 members=200 adminkey=403 guest=401 others=403 othermember=200"},
+	{"DELETE", "/api/v1/me/tokens/:id", "", cyOwnToken, ``, "anon=401 agent=403 noscope=403 owner=404 administrator=404 member=200 adminkey=403 guest=401 others=403 othermember=404"},
+	{"DELETE", "/api/v1/me/tokens/:id", "", anAgentKey, ``, "anon=401 agent=403 noscope=403 members=404 adminkey=403 guest=401 others=403 othermember=404"},
 	{"GET", "/api/v1/openapi.json", "", noID, ``, "anon=200 agent=200 noscope=200 members=200 adminkey=200 guest=200 others=200"}, // the contract is public
 	// The instance's public documents: signing keys, and how /mcp authenticates.
 	{"GET", "/.well-known/assent/evidence-keys", "", noID, ``, "anon=200 agent=200 noscope=200 members=200 adminkey=200 guest=200 others=200"},
@@ -369,6 +374,8 @@ const (
 	anAction
 	// grantedMandate is a mandate the owner (Ada) granted (matrixMandate).
 	grantedMandate
+	// cyOwnToken is a member token Cy (a plain member) minted for herself.
+	cyOwnToken
 )
 
 // matrixPrincipals are the matrix's columns; the idempotency checks take
@@ -642,6 +649,8 @@ func (e *authzEnv) fresh(t *testing.T, row authzRow) target {
 		id = e.create201(t, e.adminKey, "/api/v1/admin/actions", `{"name":"`+e.unique()+`","inputSchema":{"type":"object"}}`)
 	case grantedMandate:
 		id = e.create201(t, e.memberToken, "/api/v1/mandates", matrixMandate)
+	case cyOwnToken:
+		id = e.create201(t, e.cyToken, "/api/v1/me/tokens", `{"scopes":["approvals:read"]}`)
 	case liveReport:
 		id = e.create201(t, e.exact[rw], "/api/v1/reports", `{"title":"Q3","content":"<h1>Q3</h1>"}`)
 	case heldVersion:

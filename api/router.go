@@ -150,6 +150,8 @@ func New(d Deps) http.Handler {
 	v1 := r.Group("/api/v1", h.authenticate, plainParams, knownQuery, readBody(DefaultBodyLimit))
 	v1.GET("/me", h.me)
 	h.post(v1, "/me/tokens", h.createOwnToken)
+	v1.GET("/me/tokens", h.listOwnTokens)
+	v1.DELETE("/me/tokens/:id", h.revokeOwnToken)
 	v1.GET("/me/delegation", h.myDelegation)
 	v1.PUT("/me/delegation", h.putDelegation)
 	v1.DELETE("/me/delegation", h.endDelegation)

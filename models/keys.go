@@ -139,22 +139,80 @@ func (s *DirectoryStore) ListKeys(ctx context.Context, orgID string, p Page) ([]
 	return list(q, p, ids.Key, func(k *APIKey) string { return k.ID })
 }
 
-// RevokeKey stops a key from authenticating; the next request it signs fails.
+// ListMemberTokens pages through the member tokens that act as memberID,
+// revoked ones included, newest first: no agent or admin key, and no one
+// else's token.
+func (s *DirectoryStore) ListMemberTokens(ctx context.Context, orgID, memberID string, p Page) ([]APIKey, string, error) {
+	q := s.db.WithContext(ctx).Where("organization_id = ? AND kind = ? AND member_id = ?", orgID, KeyMember, memberID)
+	return list(q, p, ids.Key, func(k *APIKey) string { return k.ID })
+}
+
+// RevokeKey stops a key from authenticating, unaudited. The service
+// revokes through RevokeKeyBy, which audits; this is for fixtures.
 func (s *DirectoryStore) RevokeKey(ctx context.Context, orgID, id string) (*APIKey, error) {
+	return s.RevokeKeyBy(ctx, orgID, id, nil, nil)
+}
+
+// RevokeKeyBy stops a key from authenticating; the next request it signs
+// fails. allow (package admin's rule of whose key may be revoked, nil for
+// any) sees the key under lock and may refuse it. When by is set, the
+// audit trail gets a key.revoked entry naming by, in the same transaction,
+// numbered after the key's own entries. Revoking a revoked key changes
+// nothing and writes nothing.
+func (s *DirectoryStore) RevokeKeyBy(ctx context.Context, orgID, id string, by *Actor, allow func(*APIKey) error) (*APIKey, error) {
 	var k *APIKey
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var err error
-		if k, err = take[APIKey](tx, orgID, id, "key"); err != nil {
+		if k, err = take[APIKey](tx.Clauses(lockForUpdate(tx)...), orgID, id, "key"); err != nil {
 			return err
+		}
+		if allow != nil {
+			if err := allow(k); err != nil {
+				return err
+			}
 		}
 		if k.RevokedAt != nil {
 			return nil
 		}
 		now := Now()
+		// Only the revocation that finds it live writes, so a second one
+		// racing it (where nothing locks the row) audits nothing.
+		res := tx.Model(&APIKey{}).Where("organization_id = ? AND id = ? AND revoked_at IS NULL", orgID, k.ID).Update("revoked_at", now)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return tx.Where("organization_id = ? AND id = ?", orgID, k.ID).Take(k).Error
+		}
 		k.RevokedAt = &now
-		return tx.Model(k).Update("revoked_at", now).Error
+		if by == nil {
+			return nil
+		}
+		seq, err := nextSeq(tx, orgID, k.ID)
+		if err != nil {
+			return err
+		}
+		return writeAudit(tx, &AuditEntry{ID: newID(ids.Audit), OrganizationID: orgID, SubjectType: "key", SubjectID: k.ID,
+			Seq: seq, Action: KeyRevoked, ActorID: by.ID, ActorName: by.Name, Detail: describeKey(k), At: now})
 	})
 	return k, err
+}
+
+// KeyRevoked is the audit action of a key or token revoked.
+const KeyRevoked = "key.revoked"
+
+// describeKey names k in an audit entry: its kind, its name (a member
+// token's says for whom), the member a token acts for and the characters
+// its secret starts with, as the lists show them.
+func describeKey(k *APIKey) string {
+	what := k.Kind + " key " + k.Name
+	if k.Kind == KeyMember {
+		what = "member " + k.Name
+		if k.MemberID != nil {
+			what += " (" + *k.MemberID + ")"
+		}
+	}
+	return what + ", starting " + k.Prefix
 }
 
 var errUnauthorized = apperr.New(apperr.Unauthorized, "the API key is missing, unknown or revoked")

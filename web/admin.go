@@ -88,7 +88,7 @@ func (p *Pages) mountAdmin(g *gin.RouterGroup) {
 
 // adminPartsPages are the pages besides the admin pages that use their
 // parts (the messages, the pager, the confirmed form).
-var adminPartsPages = map[string]bool{"mandates": true}
+var adminPartsPages = map[string]bool{"mandates": true, "settings": true}
 
 // parseAdminPages parses each admin page with the parts they share; New
 // parsed them with the layout alone.
@@ -184,6 +184,7 @@ var notices = map[string]string{
 	"version-declined":   "The version was declined; it keeps its number and is never served.",
 	"delegation-set":     "Your delegation is set. While it holds, requests that would ask you ask who stands in for you.",
 	"delegation-ended":   "Your delegation has ended: new requests ask you again.",
+	"token-revoked":      "The token was revoked; requests signed with it now fail.",
 	"mandate-granted":    "You approved the request and granted the standing approval below: similar requests are allowed without asking you, within its budget, until it expires or is revoked.",
 	"mandate-revoked":    "The standing approval was revoked: the next request it would have allowed asks a person.",
 	// Who may grant standing approvals, set on the Mandates page.

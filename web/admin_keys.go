@@ -136,7 +136,7 @@ func (p *Pages) createKey(c *gin.Context) {
 func (p *Pages) revokeKey(c *gin.Context) {
 	err := confirmed(c, "key")
 	if err == nil {
-		_, err = p.admin.RevokeKey(c.Request.Context(), orgOf(c), c.Param("id"))
+		_, err = p.admin.RevokeKey(c.Request.Context(), orgOf(c), CurrentPerson(c).Actor(), c.Param("id"))
 	}
 	if err != nil {
 		if prob, status, ok := p.refusedBy(c, err, keyLabels); ok {

@@ -98,6 +98,10 @@ var pagesMatrix = []pageRow{
 	{"POST", "/settings/delegation/end", noPage, ``, "anon=303 members=303 guest=403 othermember=303"},
 	// A member mints their own token (shown once); a guest has none.
 	{"POST", "/settings/tokens", noPage, `scopes=approvals:read`, "anon=303 members=201 guest=403 othermember=201"},
+	// A member revokes their own token; anyone else's, and any key, is
+	// not found.
+	{"POST", "/settings/tokens/:id/revoke", cyOwnToken, `confirm=yes`, "anon=303 admins=404 member=303 guest=403 othermember=404"},
+	{"POST", "/settings/tokens/:id/revoke", anAgentKey, `confirm=yes`, "anon=303 members=404 guest=403 othermember=404"},
 	// Mandates are members': each sees their own, owners and
 	// administrators the organisation's; a member revokes their own.
 	{"GET", "/mandates", noPage, ``, "anon=303 members=200 guest=403 othermember=200"},
@@ -271,6 +275,8 @@ const (
 	gateApproval
 	bobMandate
 	cyMandate
+	// cyOwnToken is a member token Cy minted for herself.
+	cyOwnToken
 	// signInLink is a fresh sign-in link of Ada's ({token}); ownSession a
 	// fresh session of the principal's. Both are sent from a browser of
 	// their own, so the principal's stays as it is.
@@ -364,7 +370,7 @@ var resourceNames = map[pageResource]string{
 	memberReport: "member's", guestReport: "guest's", heldVersion: "held", webhookEndpoint: "endpoint", failedDelivery: "failed",
 	disabledRule: "disabled", anAction: "action", aTeam: "team", aGuest: "guest", anAgentKey: "key",
 	plainMember: "member", anOwner: "owner", cyPush: "Cy's", signInLink: "fresh", ownSession: "own session",
-	gateApproval: "gate's", bobMandate: "Bob's", cyMandate: "Cy's",
+	gateApproval: "gate's", bobMandate: "Bob's", cyMandate: "Cy's", cyOwnToken: "Cy's token",
 }
 
 // pagesEnv is the API and the pages on one engine, the report hosts
@@ -604,6 +610,8 @@ func (e *pagesEnv) make(t *testing.T, res pageResource) pageTarget {
 		id(e.create201(t, e.adminKey, "/api/v1/admin/guests", `{"email":"`+e.unique()+`@partner.example"}`))
 	case anAgentKey:
 		id(e.create201(t, e.adminKey, "/api/v1/admin/keys", `{"name":"doomed","kind":"agent","scopes":["approvals:read"]}`))
+	case cyOwnToken:
+		id(e.create201(t, e.cyToken, "/api/v1/me/tokens", `{"scopes":["approvals:read"]}`))
 	case plainMember, anOwner:
 		role := map[pageResource]string{plainMember: models.RoleMember, anOwner: models.RoleOwner}[res]
 		id(e.create201(t, e.adminKey, "/api/v1/admin/members", `{"email":"`+e.unique()+`@example.com","role":"`+role+`"}`))

@@ -15,8 +15,9 @@ import (
 
 // The person's settings page: their delegation while away (who stands in
 // for them, from when until when), the delegations that name them, and
-// the API tokens they mint for themselves. Delegations and tokens are a
-// member's: a guest sees the page without the forms.
+// the API tokens they mint for themselves, listed with a Revoke button for
+// each live one. Delegations and tokens are a member's: a guest sees the
+// page without the forms.
 
 type settingsPage struct {
 	adminBase
@@ -32,7 +33,14 @@ type settingsPage struct {
 	// Minted is the token just minted, with its secret: set only on the
 	// page that answers the mint, the one time the secret is shown.
 	Minted *createdKey
+	// Tokens are a page of the member's own tokens, revoked ones
+	// included, newest first (admin.OwnTokens, as GET /api/v1/me/tokens).
+	Tokens []admin.APIKey
+	Pager  pager
 }
+
+// Summary words a token's scopes as the admin keys list does.
+func (settingsPage) Summary(list []string) scopeSummary { return keysPage{}.Summary(list) }
 
 // delegationForm is what was typed, kept when it is refused; times are as
 // the datetime-local fields send them, in UTC.
@@ -66,6 +74,12 @@ func (p *Pages) showSettings(c *gin.Context, status int, prob *formProblem, edit
 			return
 		}
 		page.Scopes = admin.OwnTokenScopes(nil)
+		var next string
+		if page.Tokens, next, err = p.admin.OwnTokens(c.Request.Context(), orgOf(c), person.Actor(), adminPage(c)); err != nil {
+			p.Fail(c, err)
+			return
+		}
+		page.Pager = newPager(c, "/settings", next)
 	}
 	if m := page.Mine; m != nil && m.Delegate != nil {
 		page.Form = delegationForm{To: m.Delegate.Email, From: m.From.UTC().Format(formTimeLayout),
@@ -148,6 +162,28 @@ func (p *Pages) mintToken(c *gin.Context) {
 		return
 	}
 	p.showSettings(c, http.StatusCreated, nil, func(page *settingsPage) { page.Minted = &createdKey{Key: k, Secret: secret} })
+}
+
+// revokeOwnToken revokes one of the signed-in member's own tokens through
+// the call the API's DELETE /api/v1/me/tokens/{id} makes
+// (admin.RevokeOwnToken: their own only, audited as key.revoked naming
+// them); Confirm must be ticked. Another person's token, or any key that
+// is not theirs, is not found.
+func (p *Pages) revokeOwnToken(c *gin.Context) {
+	person := CurrentPerson(c)
+	var err error
+	if person.Member == nil {
+		err = apperr.New(apperr.Forbidden, "an API token acts as a member of the organisation: a guest has none")
+	} else if err = confirmed(c, "token"); err == nil {
+		_, err = p.admin.RevokeOwnToken(c.Request.Context(), orgOf(c), person.Actor(), c.Param("id"))
+	}
+	if err != nil {
+		if prob, status, ok := p.refusedBy(c, err, tokenLabels); ok {
+			p.showSettings(c, status, prob, nil)
+		}
+		return
+	}
+	done(c, "/settings", "token-revoked")
 }
 
 // formTimeLayout is how a datetime-local field sends a time.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -226,6 +227,12 @@ func TestSettingsPageMintsAMemberToken(t *testing.T) {
 		require.Equal(t, http.StatusSeeOther, r.status, r.body)
 		status, out = s.apiAs(t, "GET", "/api/v1/me", secret, "")
 		assert.Equal(t, http.StatusUnauthorized, status, "a revoked token stops working: %v", out)
+		// The admin page's revocation is audited, naming who revoked it.
+		var revoked models.AuditEntry
+		require.NoError(t, db.Where("subject_type = ? AND subject_id = ? AND action = ?", "key", k.ID, models.KeyRevoked).Take(&revoked).Error)
+		assert.Equal(t, s.ada.ID, revoked.ActorID, "Ada revoked it")
+		assert.Equal(t, 2, revoked.Seq)
+		require.NoError(t, s.store.VerifyAuditChain(ctx, s.org.ID))
 	})
 }
 
@@ -277,5 +284,90 @@ func TestSettingsPageRefusesATokenItMayNotMint(t *testing.T) {
 		var minted int64
 		require.NoError(t, db.Model(&models.APIKey{}).Where("kind = ?", models.KeyMember).Count(&minted).Error)
 		assert.Zero(t, minted, "no refusal minted a token")
+	})
+}
+
+// TestSettingsPageListsAndRevokesOwnTokens: the Settings page lists the
+// member's own tokens (what each starts with, its scopes, when it was
+// made, whether it is revoked), not another member's nor an agent key, with
+// a Revoke form for each live one. Revoking needs the form's CSRF token and
+// Confirm ticked; another member's token or an agent key is not found and
+// keeps working. The member's own stops working at once, is shown revoked
+// without a form, and the revocation is audited naming them.
+func TestSettingsPageListsAndRevokesOwnTokens(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s, cy := memberTokenSite(t, db)
+		ctx := context.Background()
+		mine, mineSecret, err := s.store.CreateMemberToken(ctx, s.org.ID, cy.ID)
+		require.NoError(t, err)
+		kept, keptSecret, err := s.store.CreateMemberToken(ctx, s.org.ID, cy.ID)
+		require.NoError(t, err)
+		dee, err := s.store.ActiveMemberByEmail(ctx, s.org.ID, "dee@example.com")
+		require.NoError(t, err)
+		deeKey, deeSecret, err := s.store.CreateMemberToken(ctx, s.org.ID, dee.ID)
+		require.NoError(t, err)
+		agent, agentSecret, err := s.store.CreateKey(ctx, s.org.ID, "bot", models.KeyAgent, []string{scopes.FlowsRead})
+		require.NoError(t, err)
+
+		b := s.browser(t)
+		csrf := b.signIn(s, "cy@example.com")
+		p := b.get("/settings")
+		require.Equal(t, http.StatusOK, p.status, p.body)
+		assert.Contains(t, p.body, "<caption>Your API tokens</caption>")
+		assert.NotContains(t, p.body, "this page does not list them")
+		for _, k := range []*models.APIKey{mine, kept} {
+			assert.Contains(t, p.body, `<th scope="row"><code>`+k.Prefix+`…</code></th>`, "Cy's token is listed by its start")
+			assert.Contains(t, p.body, `action="/settings/tokens/`+k.ID+`/revoke"`, "with its Revoke form")
+		}
+		assert.Contains(t, p.body, "all "+strconv.Itoa(len(scopes.All))+" scopes", "and its scopes")
+		for _, k := range []*models.APIKey{deeKey, agent} {
+			assert.NotContains(t, p.body, k.Prefix, "nobody else's token, no agent key")
+			assert.NotContains(t, p.body, k.ID)
+		}
+
+		revoke := func(id string, form url.Values) page {
+			t.Helper()
+			return b.post("/settings/tokens/"+id+"/revoke", form)
+		}
+		for _, form := range []url.Values{{"confirm": {"yes"}}, {"confirm": {"yes"}, "csrf": {"forged"}}} {
+			r := revoke(mine.ID, form)
+			assert.Equal(t, http.StatusForbidden, r.status, r.body)
+			assert.Contains(t, r.body, "This form has expired")
+		}
+		r := revoke(mine.ID, url.Values{"csrf": {csrf}})
+		assert.Equal(t, http.StatusBadRequest, r.status, r.body)
+		assert.Equal(t, "Tick Confirm beside the token first.", problemOf(t, r))
+		for name, id := range map[string]string{"Dee's token": deeKey.ID, "an agent key": agent.ID} {
+			r = revoke(id, url.Values{"csrf": {csrf}, "confirm": {"yes"}})
+			assert.Equal(t, http.StatusNotFound, r.status, "%s: %s", name, r.body)
+		}
+		for _, secret := range []string{mineSecret, deeSecret, agentSecret} {
+			status, out := s.apiAs(t, "GET", "/api/v1/me", secret, "")
+			assert.Equal(t, http.StatusOK, status, "no refusal revoked anything: %v", out)
+		}
+
+		r = revoke(mine.ID, url.Values{"csrf": {csrf}, "confirm": {"yes"}})
+		require.Equal(t, http.StatusSeeOther, r.status, r.body)
+		assert.Equal(t, "/settings?done=token-revoked", r.header.Get("Location"))
+		status, out := s.apiAs(t, "GET", "/api/v1/me", mineSecret, "")
+		assert.Equal(t, http.StatusUnauthorized, status, "the revoked token stops working: %v", out)
+		status, out = s.apiAs(t, "GET", "/api/v1/me", keptSecret, "")
+		assert.Equal(t, http.StatusOK, status, "the other stays: %v", out)
+		p = b.get("/settings?done=token-revoked")
+		assert.Contains(t, p.body, "The token was revoked; requests signed with it now fail.")
+		assert.Contains(t, p.body, `<th scope="row"><code>`+mine.Prefix+`…</code></th>`, "still listed")
+		assert.NotContains(t, p.body, `action="/settings/tokens/`+mine.ID+`/revoke"`, "without a form")
+		assert.Contains(t, p.body, `action="/settings/tokens/`+kept.ID+`/revoke"`)
+		assert.Regexp(t, `Revoked <time datetime="[^"]+">`, p.body)
+
+		var e models.AuditEntry
+		require.NoError(t, db.Where("subject_type = ? AND subject_id = ? AND action = ?", "key", mine.ID, models.KeyRevoked).Take(&e).Error)
+		assert.Equal(t, cy.ID, e.ActorID, "Cy revoked it")
+		assert.Equal(t, 2, e.Seq, "after its key.issued")
+		require.NoError(t, s.store.VerifyAuditChain(ctx, s.org.ID))
+
+		g := s.browser(t)
+		g.signIn(s, "gus@partner.example")
+		assert.NotContains(t, g.get("/settings").body, "Your API tokens", "a guest has none")
 	})
 }

@@ -241,6 +241,7 @@ func (p *Pages) Mount(r *gin.Engine) {
 	g.POST("/settings/delegation", RequireSignIn, p.setDelegation)
 	g.POST("/settings/delegation/end", RequireSignIn, p.endDelegation)
 	g.POST("/settings/tokens", RequireSignIn, p.mintToken)
+	g.POST("/settings/tokens/:id/revoke", RequireSignIn, p.revokeOwnToken)
 	g.GET(paths.MandatesPage, RequireSignIn, p.mandates)
 	g.POST(paths.MandatesPage+"/:id/revoke", RequireSignIn, p.revokeMandate)
 	g.POST("/push/subscriptions", RequireSignIn, p.subscribePush)

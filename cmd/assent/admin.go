@@ -295,7 +295,7 @@ var adminCommands = []adminCommand{
 			if err != nil {
 				return nil, err
 			}
-			k, err := r.svc.RevokeKey(r.ctx, id, r.str("id"))
+			k, err := r.svc.RevokeKey(r.ctx, id, admin.Operator, r.str("id"))
 			return ret(k, err, wire.NewKey)
 		}},
 	{name: "token create", summary: "issue a member token, with which a person calls the API as themselves; audited",

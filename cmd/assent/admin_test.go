@@ -419,7 +419,17 @@ func TestAdminTokenCreate(t *testing.T) {
 		require.NoError(t, db.Where("subject_type = ? AND subject_id = ?", "key", got.ID).Take(&e).Error)
 		assert.Equal(t, admin.Operator.ID, e.ActorID)
 		assert.Contains(t, e.Detail, "ada@example.com")
+
+		// Revoked from the shell, audited naming the operator.
+		require.NoError(t, runAdmin(ctx, []string{"key", "revoke", "--database-url", url, "--org", org.ID, "--id", got.ID}, io.Discard, io.Discard))
+		_, err = store.Authenticate(ctx, got.Token)
+		require.Error(t, err, "revoked")
+		var revoked models.AuditEntry
+		require.NoError(t, db.Where("subject_type = ? AND subject_id = ? AND action = ?", "key", got.ID, models.KeyRevoked).Take(&revoked).Error)
+		assert.Equal(t, admin.Operator.ID, revoked.ActorID)
+		assert.Equal(t, 2, revoked.Seq)
 	}
+	require.NoError(t, store.VerifyAuditChain(ctx, org.ID))
 }
 
 // adminDB is a migrated database of kind for the shell to open, and its

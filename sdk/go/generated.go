@@ -1520,6 +1520,12 @@ type ListMandatesParams struct {
 	Live   string `query:"live"`
 }
 
+// ListOwnTokensParams are the query parameters of listOwnTokens.
+type ListOwnTokensParams struct {
+	Limit  int64  `query:"limit"`
+	Cursor string `query:"cursor"`
+}
+
 // ListReportsParams are the query parameters of listReports.
 type ListReportsParams struct {
 	FlowID   string `query:"flowId"`
@@ -1629,7 +1635,9 @@ var operations = map[string]operation{
 	"getMyDelegation":          {Method: "GET", Path: "/api/v1/me/delegation", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string(nil), SDKMethod: "Me.GetDelegation"},
 	"setMyDelegation":          {Method: "PUT", Path: "/api/v1/me/delegation", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string{"application/json"}, SDKMethod: "Me.SetDelegation"},
 	"endMyDelegation":          {Method: "DELETE", Path: "/api/v1/me/delegation", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string(nil), SDKMethod: "Me.EndDelegation"},
+	"listOwnTokens":            {Method: "GET", Path: "/api/v1/me/tokens", PathParams: []string(nil), Query: []string{"limit", "cursor"}, BodyTypes: []string(nil), SDKMethod: "Me.ListTokens"},
 	"createOwnToken":           {Method: "POST", Path: "/api/v1/me/tokens", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string{"application/json"}, SDKMethod: "Me.CreateToken"},
+	"revokeOwnToken":           {Method: "DELETE", Path: "/api/v1/me/tokens/{id}", PathParams: []string{"id"}, Query: []string(nil), BodyTypes: []string(nil), SDKMethod: "Me.RevokeToken"},
 	"getOpenAPI":               {Method: "GET", Path: "/api/v1/openapi.json", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string(nil), SDKMethod: "Service.OpenAPI"},
 	"createReceipt":            {Method: "POST", Path: "/api/v1/receipts", PathParams: []string(nil), Query: []string(nil), BodyTypes: []string{"application/json"}, SDKMethod: "Receipts.Create"},
 	"listReports":              {Method: "GET", Path: "/api/v1/reports", PathParams: []string(nil), Query: []string{"flowId", "archived", "limit", "cursor"}, BodyTypes: []string(nil), SDKMethod: "Reports.List"},
@@ -2757,10 +2765,34 @@ func (s *MeService) EndDelegation(ctx context.Context, opts ...CallOption) error
 	return s.c.call(ctx, "endMyDelegation", nil, nil, nil, nil, opts)
 }
 
+// ListTokens calls listOwnTokens (GET /api/v1/me/tokens).
+// It yields every item, page after page; ListTokensPage reads one page.
+func (s *MeService) ListTokens(ctx context.Context, params *ListOwnTokensParams, opts ...CallOption) iter.Seq2[*Key, error] {
+	return pages(ctx, s.c, "listOwnTokens", nil, queryOf(params), func(p *KeyList) ([]Key, string) { return p.Data, deref(p.NextCursor) }, opts)
+}
+
+// ListTokensPage reads one page of listOwnTokens.
+func (s *MeService) ListTokensPage(ctx context.Context, params *ListOwnTokensParams, opts ...CallOption) (*KeyList, error) {
+	var out KeyList
+	if err := s.c.call(ctx, "listOwnTokens", nil, queryOf(params), nil, &out, opts); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // CreateToken calls createOwnToken (POST /api/v1/me/tokens).
 func (s *MeService) CreateToken(ctx context.Context, body *MemberTokenCreate, opts ...CallOption) (*MemberToken, error) {
 	var out MemberToken
 	if err := s.c.call(ctx, "createOwnToken", nil, nil, body, &out, opts); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// RevokeToken calls revokeOwnToken (DELETE /api/v1/me/tokens/{id}).
+func (s *MeService) RevokeToken(ctx context.Context, id string, opts ...CallOption) (*Key, error) {
+	var out Key
+	if err := s.c.call(ctx, "revokeOwnToken", []string{id}, nil, nil, &out, opts); err != nil {
 		return nil, err
 	}
 	return &out, nil

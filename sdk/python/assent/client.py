@@ -595,6 +595,16 @@ class Me(_Resource):
         body = _body(m.MemberTokenCreate, scopes=list(scopes) if scopes is not None else None)
         return self._call("createOwnToken", body=body, idempotency_key=idempotency_key)
 
+    @operation("listOwnTokens")
+    def list_tokens(self, *, limit: Optional[int] = None) -> Iterator[m.Key]:
+        """The person's own member tokens, revoked ones included, newest first (member token)."""
+        return self._pages("listOwnTokens", None, None, limit)
+
+    @operation("revokeOwnToken")
+    def revoke_token(self, id: str) -> m.Key:
+        """Revokes one of the person's own tokens; anyone else's is not found (member token)."""
+        return self._call("revokeOwnToken", {"id": id})
+
     @operation("getMyDelegation")
     def get_delegation(self) -> m.MyDelegation:
         """The person's delegation while away (None when none) and those that name them (member token)."""

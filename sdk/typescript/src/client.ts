@@ -472,6 +472,14 @@ export class Me extends Resource {
     const { idempotencyKey, ...body } = params;
     return this.call("createOwnToken", { body, idempotencyKey });
   }
+  /** The person's own member tokens, revoked ones included, newest first (member token). */
+  listTokens(params: { limit?: number } = {}): AsyncGenerator<Schemas["Key"]> {
+    return this.pages("listOwnTokens", { limit: params.limit });
+  }
+  /** Revokes one of the person's own tokens; anyone else's is not found (member token). */
+  async revokeToken(id: string): Promise<Schemas["Key"]> {
+    return this.call("revokeOwnToken", { path: { id } });
+  }
   /** The person's delegation while away (null when none) and those that name them (member token). */
   async getDelegation(): Promise<Schemas["MyDelegation"]> {
     return this.call("getMyDelegation");

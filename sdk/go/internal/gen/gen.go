@@ -47,7 +47,7 @@ var Methods = map[string]string{
 	"createSchedule":  "Schedules.Create", "getSchedule": "Schedules.Get", "listSchedules": "Schedules.List",
 	"deleteSchedule": "Schedules.Delete", "pauseSchedule": "Schedules.Pause", "resumeSchedule": "Schedules.Resume",
 	"inbox": "Inbox.List",
-	"getMe": "Me.Get", "createOwnToken": "Me.CreateToken",
+	"getMe": "Me.Get", "createOwnToken": "Me.CreateToken", "listOwnTokens": "Me.ListTokens", "revokeOwnToken": "Me.RevokeToken",
 	"getMyDelegation": "Me.GetDelegation", "setMyDelegation": "Me.SetDelegation", "endMyDelegation": "Me.EndDelegation",
 	"healthz": "Service.Health", "readyz": "Service.Readiness", "getOpenAPI": "Service.OpenAPI",
 	"getDecisionKeys": "Service.DecisionKeys", "getEvidenceKeys": "Service.EvidenceKeys",

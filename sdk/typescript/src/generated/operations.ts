@@ -1168,6 +1168,21 @@ export const OPERATIONS = {
       "200": "json"
     }
   },
+  "listOwnTokens": {
+    "method": "GET",
+    "path": "/api/v1/me/tokens",
+    "pathParams": [],
+    "query": [
+      "limit",
+      "cursor"
+    ],
+    "body": null,
+    "bodySchema": null,
+    "bodyTypes": [],
+    "responses": {
+      "200": "json"
+    }
+  },
   "listReportComments": {
     "method": "GET",
     "path": "/api/v1/reports/{idOrSlug}/comments",
@@ -1612,6 +1627,20 @@ export const OPERATIONS = {
   "revokeMandate": {
     "method": "POST",
     "path": "/api/v1/mandates/{id}/revoke",
+    "pathParams": [
+      "id"
+    ],
+    "query": [],
+    "body": null,
+    "bodySchema": null,
+    "bodyTypes": [],
+    "responses": {
+      "200": "json"
+    }
+  },
+  "revokeOwnToken": {
+    "method": "DELETE",
+    "path": "/api/v1/me/tokens/{id}",
     "pathParams": [
       "id"
     ],

@@ -367,7 +367,8 @@ export interface paths {
         post?: never;
         /**
          * Revoke a key
-         * @description The key fails at once; the record stays, with `revokedAt`.
+         * @description The key or token fails at once; the record stays, with `revokedAt`. The revocation is in
+         *     the audit trail (`key.revoked`, naming the admin key). Revoking a revoked key changes nothing.
          */
         delete: operations["revokeKey"];
         options?: never;
@@ -1344,7 +1345,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List your own tokens
+         * @description The member tokens that act as you, revoked ones included, newest first, without their secrets:
+         *     each is told apart by `prefix`, the characters its secret starts with. Another person's tokens
+         *     and agent or admin keys are never listed here (an admin key lists the organisation's keys with
+         *     `GET /api/v1/admin/keys`). A member token only: any other key is refused (403), as this is a
+         *     person's own list. No scope is needed.
+         */
+        get: operations["listOwnTokens"];
         put?: never;
         /**
          * Mint a token for yourself
@@ -1354,6 +1363,31 @@ export interface paths {
          */
         post: operations["createOwnToken"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/me/tokens/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke one of your own tokens
+         * @description The token fails at once, the token calling too if it names itself; the record stays, with
+         *     `revokedAt`. The revocation is in the audit trail (`key.revoked`, naming you). Revoking a
+         *     revoked token changes nothing. Only your own member tokens: another person's token, or an
+         *     agent or admin key, is not found (404), as an id that does not exist. A member token only:
+         *     any other key is refused (403); an admin key revokes any key with
+         *     `DELETE /api/v1/admin/keys/{id}`. No scope is needed.
+         */
+        delete: operations["revokeOwnToken"];
         options?: never;
         head?: never;
         patch?: never;
@@ -9098,6 +9132,67 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    listOwnTokens: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 200; 50 unless given. */
+                limit?: components["parameters"]["Limit"];
+                /** @description The `nextCursor` of the page before, from the same list: any other cursor is refused (400 `invalid_request` naming `cursor`), not read as a first page. */
+                cursor?: components["parameters"]["Cursor"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of your tokens. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "createdAt": "2026-01-03T09:30:00.000000Z",
+                     *           "id": "key_01JABCDEF0123456789ABCDEFH",
+                     *           "kind": "member",
+                     *           "memberId": "mem_01JABCDEF0123456789ABCDEFG",
+                     *           "name": "token for ada@example.com",
+                     *           "prefix": "asnt_member_7Kq2",
+                     *           "revokedAt": null,
+                     *           "scopes": [
+                     *             "approvals:read",
+                     *             "approvals:write"
+                     *           ]
+                     *         },
+                     *         {
+                     *           "createdAt": "2026-01-02T15:04:05.123456Z",
+                     *           "id": "key_01JABCDEF0123456789ABCDEFG",
+                     *           "kind": "member",
+                     *           "memberId": "mem_01JABCDEF0123456789ABCDEFG",
+                     *           "name": "token for ada@example.com",
+                     *           "prefix": "asnt_member_2Jx0",
+                     *           "revokedAt": "2026-01-03T09:31:00.000000Z",
+                     *           "scopes": [
+                     *             "approvals:read"
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "nextCursor": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["KeyList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     createOwnToken: {
         parameters: {
             query?: never;
@@ -9152,6 +9247,48 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    revokeOwnToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The record's id. */
+                id: components["parameters"]["Id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The revoked token. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "createdAt": "2026-01-02T15:04:05.123456Z",
+                     *       "id": "key_01JABCDEF0123456789ABCDEFG",
+                     *       "kind": "member",
+                     *       "memberId": "mem_01JABCDEF0123456789ABCDEFG",
+                     *       "name": "token for ada@example.com",
+                     *       "prefix": "asnt_member_2Jx0",
+                     *       "revokedAt": "2026-01-03T09:31:00.000000Z",
+                     *       "scopes": [
+                     *         "approvals:read"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Key"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             500: components["responses"]["InternalError"];
         };
     };
