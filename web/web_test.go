@@ -287,12 +287,12 @@ func TestSignInFlowEndToEnd(t *testing.T) {
 		assert.NotContains(t, body, "<script>")
 		assert.NotContains(t, body, notMine.Title)
 		assert.NotContains(t, body, decided.Title)
-		// Earliest expiry first, then the highest risk.
+		// The highest risk first, then the soonest due (order=attention).
 		iu := strings.Index(body, `href="/approvals/`+urgent.ID+`"`)
 		ic := strings.Index(body, `href="/approvals/`+critical.ID+`"`)
 		is := strings.Index(body, `href="/approvals/`+script.ID+`"`)
 		require.True(t, iu > 0 && ic > 0 && is > 0, body)
-		assert.True(t, iu < ic && ic < is, "order: urgent, critical, low")
+		assert.True(t, ic < iu && iu < is, "order: critical, urgent (medium), low")
 		r = b.get("/")
 		assert.Equal(t, "/inbox", r.header.Get("Location"))
 
