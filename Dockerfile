@@ -8,7 +8,13 @@ COPY go.mod go.sum ./
 COPY sdk/go/go.mod sdk/go/go.sum ./sdk/go/
 RUN go mod download
 COPY . .
-RUN go build -trimpath -ldflags="-s -w" -o /out/assent ./cmd/assent
+# The build context has no .git (.dockerignore), so the version is given:
+# docker build --build-arg VERSION=v0.1.0 --build-arg COMMIT=$(git rev-parse HEAD) .
+ARG VERSION=dev
+ARG COMMIT=
+RUN go build -trimpath -buildvcs=false \
+    -ldflags="-s -w -X github.com/assent-hq/assent/internal/buildinfo.version=${VERSION} -X github.com/assent-hq/assent/internal/buildinfo.commit=${COMMIT}" \
+    -o /out/assent ./cmd/assent
 
 FROM debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends ca-certificates && rm -rf /var/lib/apt/lists/* \

@@ -442,8 +442,12 @@ func TestReadyzChecksTemporal(t *testing.T) {
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/readyz")
 	require.NoError(t, err)
+	var ready struct{ Status, Version string }
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&ready))
 	resp.Body.Close()
 	assert.Equal(t, 200, resp.StatusCode)
+	assert.Equal(t, "ready", ready.Status)
+	assert.Equal(t, "(devel)", ready.Version, "the version of a test build")
 
 	require.NoError(t, models.Close(db))
 	resp, err = http.Get(srv.URL + "/readyz")

@@ -45,6 +45,7 @@ func TestMetricsRoute(t *testing.T) {
 	assert.Contains(t, body, `assent_http_requests_total{method="GET",route="/healthz",status="200"} 1`)
 	assert.NotContains(t, body, "apr_01ABC")
 	assert.Contains(t, body, "assent_long_polls_open 0")
+	assert.Regexp(t, `(?m)^assent_build_info\{commit="",goversion="go1\.[^"]+",version="\(devel\)"\} 1$`, body)
 
 	apart := api.New(api.Deps{Logger: quiet, Services: svc, Metrics: metrics.New(), NoMetrics: true})
 	assert.Equal(t, 404, get(apart, "/metrics", "").Code)
@@ -70,6 +71,7 @@ func TestProbes(t *testing.T) {
 		ready := do("/readyz")
 		assert.Equal(t, 503, ready.Code, "no Temporal")
 		assert.Contains(t, ready.Body.String(), `"temporal":"down: no client configured"`)
+		assert.Contains(t, ready.Body.String(), `"version":"(devel)"`, "the version of a test build")
 		assert.Contains(t, do("/nope").Body.String(), `"not_found"`)
 		if withMetrics {
 			assert.Contains(t, do("/metrics").Body.String(), "go_goroutines")

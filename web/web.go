@@ -35,6 +35,7 @@ import (
 	"github.com/assent-hq/assent/gate"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/bodyread"
+	"github.com/assent-hq/assent/internal/buildinfo"
 	"github.com/assent-hq/assent/internal/logging"
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/paths"
@@ -141,6 +142,8 @@ type View struct {
 	// Stylesheet is the stylesheet's address, versioned by its content;
 	// Icon the icon's.
 	Stylesheet, Icon string
+	// Version is the server's, shown in the footer.
+	Version string
 	// Page is the page's own data.
 	Page any
 }
@@ -372,7 +375,8 @@ func (p *Pages) Render(c *gin.Context, status int, name string, data any) {
 		return
 	}
 	var buf bytes.Buffer
-	v := View{Person: CurrentPerson(c), CSRF: p.csrfToken(c), Stylesheet: stylesheet.path, Icon: icon.path, Page: data}
+	v := View{Person: CurrentPerson(c), CSRF: p.csrfToken(c), Stylesheet: stylesheet.path, Icon: icon.path,
+		Version: buildinfo.Version(), Page: data}
 	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
 		p.internalError(c, fmt.Errorf("render %s: %w", name, err))
 		return

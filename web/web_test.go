@@ -233,6 +233,7 @@ func TestSignInFlowEndToEnd(t *testing.T) {
 		form := b.get("/signin")
 		require.Equal(t, http.StatusOK, form.status)
 		assert.Contains(t, form.body, `<label for="email">`)
+		assert.Contains(t, form.body, `<footer class="site">Assent (devel)</footer>`, "the footer says the server's version")
 		assert.Contains(t, form.header.Get("Content-Security-Policy"), "default-src 'none'")
 		r = b.post("/signin", url.Values{"csrf": {form.csrf(t)}, "email": {" ADA@example.com "}})
 		require.Equal(t, http.StatusOK, r.status, r.body)

@@ -27,6 +27,7 @@ commands:
   admin     manage organisations, members, teams, guests and keys; prints JSON
   evidence verify FILE (--url URL | --keys KEYS)   check an evidence export: its entries, digest and signature by a key the instance publishes
   healthcheck URL   exit 0 when URL answers 200 (for container health checks)
+  version   print the version, commit and Go release (--json for machines); also --version
 
 Run "assent <command> -h" for a command's flags.
 `
@@ -66,6 +67,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runEvidence(ctx, rest, stdout, stderr)
 	case "healthcheck":
 		return runHealthcheck(ctx, rest)
+	case "version", "--version":
+		return runVersion(rest, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

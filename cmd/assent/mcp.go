@@ -13,17 +13,15 @@ import (
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/assent-hq/assent/api"
+	"github.com/assent-hq/assent/internal/buildinfo"
 	"github.com/assent-hq/assent/mcp"
 	assent "github.com/assent-hq/assent/sdk/go"
 )
 
-// mcpVersion is the version MCP clients are told.
-const mcpVersion = assent.Version
-
 // mountMCP serves the MCP tools over streamable HTTP at /mcp, their REST
 // calls served by e, the API, in this process.
 func mountMCP(e *gin.Engine, log *slog.Logger, baseURL string) {
-	h := gin.WrapH(mcp.Handler(mcp.HTTPOptions{API: e, BaseURL: baseURL, Version: mcpVersion,
+	h := gin.WrapH(mcp.Handler(mcp.HTTPOptions{API: e, BaseURL: baseURL, Version: buildinfo.Version(),
 		ResourceMetadataURL: baseURL + api.ProtectedResourcePath + api.MCPPath,
 		MaxBodyBytes:        api.ReportBodyLimit, Logger: log.With("component", "mcp")}))
 	e.Any(api.MCPPath, h)
@@ -48,9 +46,11 @@ client that starts it. It calls the API at ASSENT_BASE_URL (default
 	if os.Getenv("ASSENT_API_KEY") == "" {
 		return errors.New("set ASSENT_API_KEY to an agent key (and ASSENT_BASE_URL to the instance's address)")
 	}
-	c := assent.New("", "", assent.WithUserAgent("assent-mcp/"+mcpVersion))
+	// The User-Agent names the Go SDK's version, a valid token; MCP
+	// clients are told the binary's.
+	c := assent.New("", "", assent.WithUserAgent("assent-mcp/"+assent.Version))
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	s := mcp.NewServer(mcp.Options{Version: mcpVersion, Logger: log,
+	s := mcp.NewServer(mcp.Options{Version: buildinfo.Version(), Logger: log,
 		Client: func(context.Context, *sdkmcp.CallToolRequest) (*assent.Client, error) { return c, nil }})
 	err := s.Run(ctx, &sdkmcp.StdioTransport{})
 	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {

@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/assent-hq/assent/internal/buildinfo"
 	"github.com/assent-hq/assent/internal/metrics"
 )
 
@@ -48,7 +49,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	defer r.Close()
-	log.Info("serving", "address", l.Addr().String(), "baseUrl", baseURL)
+	log.Info("serving", "address", l.Addr().String(), "baseUrl", baseURL, "version", buildinfo.Version())
 	if cfg.BlobURL == "" {
 		log.Warn("ASSENT_BLOB_URL is not set: report files are kept in " + cfg.BlobDir() + ", which only this process sees; set it to S3-compatible storage when more than one assent serve runs")
 	}

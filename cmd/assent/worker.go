@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/assent-hq/assent/api"
+	"github.com/assent-hq/assent/internal/buildinfo"
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/metrics"
 	"github.com/assent-hq/assent/requests"
@@ -77,7 +78,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
-	log.Info("worker started", "temporal", cfg.TemporalAddress, "namespace", cfg.TemporalNamespace)
+	log.Info("worker started", "temporal", cfg.TemporalAddress, "namespace", cfg.TemporalNamespace, "version", buildinfo.Version())
 	mendEarlierVersions(gctx, log, r.store, svc.Reports)
 	dispatcher := &worker.Dispatcher{Client: r.temporal, Store: r.store, Log: log, Interval: dispatchInterval}
 	go dispatcher.Run(gctx)

@@ -24,6 +24,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/uber-go/tally/v4"
+
+	"github.com/assent-hq/assent/internal/buildinfo"
 )
 
 // Path is where every process serves its metrics.
@@ -109,6 +111,12 @@ func New() *Metrics {
 	}))
 	m.database = newDatabaseCollector()
 	m.reg.MustRegister(m.database)
+
+	b := buildinfo.Get()
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "assent_build_info",
+		Help:        "Always 1; its labels name the build: version, commit and the Go release.",
+		ConstLabels: prometheus.Labels{"version": b.Version, "commit": b.Commit, "goversion": b.GoVersion}},
+		func() float64 { return 1 }))
 	return m
 }
 

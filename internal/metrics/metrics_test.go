@@ -125,3 +125,8 @@ func gathered(t *testing.T, m *Metrics) string {
 	require.Equal(t, 200, rec.Code)
 	return rec.Body.String()
 }
+
+// Every process says its build: assent_build_info is 1, labelled.
+func TestBuildInfo(t *testing.T) {
+	assert.Regexp(t, `(?m)^assent_build_info\{commit="",goversion="go1\.[^"]+",version="\(devel\)"\} 1$`, gathered(t, New()))
+}

@@ -829,8 +829,9 @@ type QuestionCreate struct {
 }
 
 type Readiness struct {
-	Checks ReadinessChecks `json:"checks"`
-	Status string          `json:"status"`
+	Checks  ReadinessChecks `json:"checks"`
+	Status  string          `json:"status"`
+	Version string          `json:"version"`
 }
 
 type ReadinessChecks struct {

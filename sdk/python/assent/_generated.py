@@ -1081,6 +1081,7 @@ class Readiness(Model):
     _closed = True  # whether the schema refuses other properties
     checks: Optional[ReadinessChecks] = _field(default=None, metadata={"json": 'checks', "type": 'ReadinessChecks', "required": True, "nullable": False})
     status: Optional[str] = _field(default=None, metadata={"json": 'status', "type": 'any', "required": True, "nullable": False})
+    version: Optional[str] = _field(default=None, metadata={"json": 'version', "type": 'any', "required": True, "nullable": False})
 
 
 @dataclass

@@ -2502,7 +2502,8 @@ export const SCHEMA_FIELDS: Readonly<Record<string, Readonly<Record<string, bool
   },
   "Readiness": {
     "checks": true,
-    "status": true
+    "status": true,
+    "version": true
   },
   "Receipt": {
     "action": true,

@@ -2172,7 +2172,7 @@ export interface paths {
         };
         /**
          * Readiness
-         * @description Checks the database and Temporal, and names what is down.
+         * @description Checks the database and Temporal, names what is down, and says the process's version.
          */
         get: operations["readyz"];
         put?: never;
@@ -3170,6 +3170,8 @@ export interface components {
             };
             /** @enum {unknown} */
             status: "ready" | "unavailable";
+            /** @description This process's version, as `assent version` prints it: a release's tag (`v0.1.0`), a pseudo-version for a build between releases (`v0.1.1-0.20261201093000-0123456789ab`), or, for a build that knows none, `(devel)` (`go run`) or the one it was given (`dev`, the Dockerfile's default). */
+            version: string;
         };
         /** @description An execution receipt, and the data of `execution.mismatch`. */
         Receipt: {
@@ -12354,7 +12356,8 @@ export interface operations {
                      *         "database": "ok",
                      *         "temporal": "ok"
                      *       },
-                     *       "status": "ready"
+                     *       "status": "ready",
+                     *       "version": "v0.1.0"
                      *     }
                      */
                     "application/json": components["schemas"]["Readiness"];
@@ -12372,7 +12375,8 @@ export interface operations {
                      *         "database": "ok",
                      *         "temporal": "down: connection refused"
                      *       },
-                     *       "status": "unavailable"
+                     *       "status": "unavailable",
+                     *       "version": "v0.1.0"
                      *     }
                      */
                     "application/json": components["schemas"]["Readiness"];
