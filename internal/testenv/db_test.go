@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -36,4 +37,30 @@ func TestPostgresURLIsEmpty(t *testing.T) {
 	assert.ErrorContains(t, models.RequireMigrated(db), "assent migrate")
 	require.NoError(t, models.Migrate(db))
 	require.NoError(t, models.RequireMigrated(db))
+}
+
+// BenchmarkFreshDB is what a test's database costs: migrated on its own,
+// as before the templates, or copied from the template (cleanups, which
+// drop them, run after the timing).
+func BenchmarkFreshDB(b *testing.B) {
+	for _, kind := range Databases {
+		b.Run(kind+"/migrated", func(b *testing.B) {
+			for b.Loop() {
+				url := "sqlite:" + filepath.Join(b.TempDir(), "assent.db")
+				if kind == "postgres" {
+					url = PostgresURL(b)
+				}
+				db, err := models.Open(url)
+				require.NoError(b, err)
+				require.NoError(b, models.Migrate(db))
+				require.NoError(b, models.Close(db))
+			}
+		})
+		b.Run(kind+"/copied", func(b *testing.B) {
+			OpenDB(b, kind) // the template, once per binary
+			for b.Loop() {
+				require.NoError(b, models.Close(OpenDB(b, kind)))
+			}
+		})
+	}
 }
