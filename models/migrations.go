@@ -16,6 +16,16 @@ func Migrate(db *gorm.DB) error {
 	return gormigrate.New(db, gormigrate.DefaultOptions, migrations).Migrate()
 }
 
+// MigrationIDs lists every migration's id in the order Migrate applies
+// them; the tests name their migrated template database after it.
+func MigrationIDs() []string {
+	ids := make([]string, len(migrations))
+	for i, m := range migrations {
+		ids[i] = m.ID
+	}
+	return ids
+}
+
 var migrations = []*gormigrate.Migration{
 	{
 		ID: "202611220001_platform",

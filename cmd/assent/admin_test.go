@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -436,14 +435,10 @@ func TestAdminTokenCreate(t *testing.T) {
 // URL.
 func adminDB(t *testing.T, kind string) (string, *gorm.DB) {
 	t.Helper()
-	url := "sqlite:" + filepath.Join(t.TempDir(), "assent.db")
-	if kind == "postgres" {
-		url = testenv.PostgresURL(t)
-	}
+	url := testenv.MigratedURL(t, kind)
 	db, err := models.Open(url)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = models.Close(db) })
-	require.NoError(t, models.Migrate(db))
 	return url, db
 }
 

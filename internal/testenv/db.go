@@ -3,12 +3,8 @@
 package testenv
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
-	"net/url"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -26,7 +22,7 @@ const DefaultPostgresURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disa
 var Databases = []string{"sqlite", "postgres"}
 
 // EachDB runs fn as a subtest on a fresh, migrated SQLite database and on a
-// fresh PostgreSQL schema.
+// fresh, migrated PostgreSQL database.
 func EachDB(t *testing.T, fn func(t *testing.T, db *gorm.DB)) {
 	t.Helper()
 	for _, kind := range Databases {
@@ -38,52 +34,38 @@ func EachDB(t *testing.T, fn func(t *testing.T, db *gorm.DB)) {
 // removed when the test ends.
 func OpenDB(t testing.TB, kind string) *gorm.DB {
 	t.Helper()
-	var db *gorm.DB
-	var err error
+	db, err := models.Open(MigratedURL(t, kind))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = models.Close(db) })
+	return db
+}
+
+// MigratedURL returns the URL of a fresh migrated database of the given
+// kind, removed when the test ends: a copy of a template migrated once per
+// test binary, which saves each test the migrations (seconds on PostgreSQL).
+func MigratedURL(t testing.TB, kind string) string {
+	t.Helper()
 	switch kind {
 	case "sqlite":
-		db, err = models.Open(filepath.Join(t.TempDir(), "assent.db"))
-		require.NoError(t, err)
+		return "sqlite:" + sqliteCopy(t)
 	case "postgres":
-		db, err = models.Open(PostgresURL(t))
-		require.NoError(t, err)
-	default:
-		t.Fatalf("unknown database kind %q", kind)
+		return pgServerFor(t).clone(t)
 	}
-	t.Cleanup(func() { _ = models.Close(db) })
-	require.NoError(t, models.Migrate(db))
-	return db
+	t.Fatalf("unknown database kind %q", kind)
+	return ""
 }
 
 // PostgresURL creates an empty schema, dropped when the test ends, and
 // returns a database URL whose search_path points at it, so tests never see
-// each other's rows. It skips the test when PostgreSQL is unreachable,
-// unless ASSENT_REQUIRE_POSTGRES=1.
+// each other's rows; for tests that migrate (or not) themselves. It skips
+// the test when PostgreSQL is unreachable, unless ASSENT_REQUIRE_POSTGRES=1.
 func PostgresURL(t testing.TB) string {
-	base := os.Getenv("ASSENT_TEST_DATABASE_URL")
-	if base == "" {
-		base = DefaultPostgresURL
-	}
-	admin, err := models.Open(base)
-	if err == nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		err = models.Ping(ctx, admin)
-		cancel()
-	}
-	if err != nil {
-		if os.Getenv("ASSENT_REQUIRE_POSTGRES") == "1" {
-			t.Fatalf("PostgreSQL is required (ASSENT_REQUIRE_POSTGRES=1) but unreachable at %s: %v", base, err)
-		}
-		t.Skipf("PostgreSQL unreachable at %s (set ASSENT_REQUIRE_POSTGRES=1 to fail instead): %v", base, err)
-	}
+	t.Helper()
+	s := pgServerFor(t)
 	schema := fmt.Sprintf("t_%d_%d", time.Now().UnixNano(), rand.IntN(1e6))
-	require.NoError(t, admin.Exec("CREATE SCHEMA "+schema).Error)
-	t.Cleanup(func() {
-		admin.Exec("DROP SCHEMA " + schema + " CASCADE")
-		_ = models.Close(admin)
-	})
-	u, err := url.Parse(base)
-	require.NoError(t, err)
+	require.NoError(t, s.admin.Exec("CREATE SCHEMA "+schema).Error)
+	t.Cleanup(func() { s.admin.Exec("DROP SCHEMA " + schema + " CASCADE") })
+	u := *s.base
 	q := u.Query()
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
