@@ -251,13 +251,26 @@ func TestIdempotencyClaimIsExclusive(t *testing.T) {
 		require.NoError(t, err)
 		assert.Nil(t, prev)
 
-		// An unfinished claim on a resumable route lets the retry run.
+		// An unfinished claim on a resumable route holds the key while its
+		// lease runs, and lets a retry run once it has lapsed (its process
+		// died).
 		c := claim("key_a", "k2", "h")
+		_, err = s.ClaimIdempotencyKey(ctx, c, true)
+		assert.True(t, apperr.Is(err, apperr.IdempotencyInFlight), "%v", err)
+		lapse(t, db, "k2")
 		prev, err = s.ClaimIdempotencyKey(ctx, c, true)
 		require.NoError(t, err)
 		assert.Nil(t, prev)
 		assert.True(t, c.Resumed)
 	})
+}
+
+// lapse ends the lease of key's unfinished attempt, as its process dying
+// does.
+func lapse(t *testing.T, db *gorm.DB, key string) {
+	t.Helper()
+	require.NoError(t, db.Model(&models.IdempotencyKey{}).Where("idempotency_key = ?", key).
+		Update("locked_until", models.Now().Add(-time.Second)).Error)
 }
 
 // TestClaimAndRecordAreWrittenTogether: the approval a claimed create makes
@@ -280,8 +293,10 @@ func TestClaimAndRecordAreWrittenTogether(t *testing.T) {
 		require.NoError(t, err)
 		assert.Empty(t, earlier)
 
-		// The process dies here. The retry resumes the claim and finds
-		// the approval already made; creating again writes nothing.
+		// The process dies here, its lease lapses. The retry resumes the
+		// claim and finds the approval already made; creating again
+		// writes nothing.
+		lapse(t, db, "create-1")
 		retry := &models.Claim{OrganizationID: org.ID, PrincipalID: "key_a", Key: "create-1", RequestHash: "h"}
 		_, err = s.ClaimIdempotencyKey(ctx, retry, true)
 		require.NoError(t, err)
