@@ -280,7 +280,10 @@ func TestTourServiceAndCaller(t *testing.T) {
 	expect(t, strings.HasSuffix(must(c.Service.MCPResourceMetadata(ctx)).Resource, "/mcp"), "mcp resource metadata")
 	mia := tPerson(t, "mia@example.com")
 	expect(t, must(mia.Me.Get(ctx)).Kind == "member", "me")
-	expect(t, strings.HasPrefix(must(mia.Me.CreateToken(ctx, &assent.MemberTokenCreate{Scopes: []string{"approvals:read"}})).Token, "asnt_member_"), "token")
+	own := must(mia.Me.CreateToken(ctx, &assent.MemberTokenCreate{Scopes: []string{"approvals:read"}}))
+	expect(t, strings.HasPrefix(own.Token, "asnt_member_"), "token")
+	expect(t, slices.Contains(ids(all(mia.Me.ListTokens(ctx, nil)), func(k *assent.Key) string { return k.ID }), own.ID), "own tokens listed")
+	expect(t, must(mia.Me.RevokeToken(ctx, own.ID)).RevokedAt != nil, "own token revoked")
 
 	// A delegation beginning tomorrow, so no other tour request asks Max
 	// for Maya; then ended.

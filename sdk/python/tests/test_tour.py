@@ -123,6 +123,8 @@ class Tour(unittest.TestCase):
         self.assertEqual("member", mia.me.get().kind)
         token = mia.me.create_token(["approvals:read"])
         self.assertTrue(token.token.startswith("asnt_member_"))
+        self.assertIn(token.id, [k.id for k in mia.me.list_tokens()])
+        self.assertIsNotNone(mia.me.revoke_token(token.id).revoked_at)
         # A delegation beginning tomorrow, so no other tour request asks Max
         # for Maya; then ended.
         maya, max_ = person("maya@example.com"), person("max@example.com")

@@ -179,7 +179,12 @@ devTest("the service and the caller", async () => {
   assert.ok((await c.service.mcpResourceMetadata()).resource.endsWith("/mcp"));
   const mia = dev.person("mia@example.com");
   assert.equal((await mia.me.get()).kind, "member");
-  assert.ok((await mia.me.createToken({ scopes: ["approvals:read"] })).token.startsWith("asnt_member_"));
+  const own = await mia.me.createToken({ scopes: ["approvals:read"] });
+  assert.ok(own.token.startsWith("asnt_member_"));
+  const mine = [];
+  for await (const k of mia.me.listTokens()) mine.push(k.id);
+  assert.ok(mine.includes(own.id));
+  assert.ok((await mia.me.revokeToken(own.id)).revokedAt);
 
   // A delegation beginning tomorrow, so no other tour request asks Max for
   // Maya; then ended.
