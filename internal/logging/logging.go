@@ -63,6 +63,10 @@ func (s *ServerLogger) Info(msg string, tags ...tag.Tag)  { s.emit(slog.LevelInf
 func (s *ServerLogger) Warn(msg string, tags ...tag.Tag)  { s.emit(slog.LevelWarn, msg, tags) }
 func (s *ServerLogger) Error(msg string, tags ...tag.Tag) { s.emit(slog.LevelError, msg, tags) }
 
+// trailerOfACutCall is the frontend's error for a call the stop cut off
+// after its headers went out: on a clean stop it means nothing.
+const trailerOfACutCall = "unable to add metrics baggage to gRPC trailer"
+
 // The server's panic and fatal levels are logged as errors: the embedding
 // process decides whether to stop, not the logger.
 func (s *ServerLogger) DPanic(msg string, tags ...tag.Tag) { s.emit(slog.LevelError, msg, tags) }
@@ -70,7 +74,7 @@ func (s *ServerLogger) Panic(msg string, tags ...tag.Tag)  { s.emit(slog.LevelEr
 func (s *ServerLogger) Fatal(msg string, tags ...tag.Tag)  { s.emit(slog.LevelError, msg, tags) }
 
 func (s *ServerLogger) emit(level slog.Level, msg string, tags []tag.Tag) {
-	if s.stopping.Load() && (level < slog.LevelError || unavailable(tags)) {
+	if s.stopping.Load() && (level < slog.LevelError || unavailable(tags) || msg == trailerOfACutCall) {
 		level = slog.LevelDebug
 	}
 	if level < s.min || !s.log.Enabled(context.Background(), level) {

@@ -23,11 +23,13 @@ func TestServerLoggerQuietsWarningsWhileStopping(t *testing.T) {
 	log.Warn("connection lost")
 	log.Error("disk full")
 	log.Error("service failures", tag.NewStringTag("grpc_code", "Unavailable"))
+	log.Error(trailerOfACutCall, tag.NewStringTag("error", "SendHeader called multiple times"))
 	assert.NotContains(t, out.String(), "chatty")
 	assert.Contains(t, out.String(), "before stop")
 	assert.NotContains(t, out.String(), "connection lost")
 	assert.Contains(t, out.String(), "disk full")
 	assert.NotContains(t, out.String(), "service failures", "a service the stop made unavailable")
+	assert.NotContains(t, out.String(), "SendHeader", "a call the stop cut off")
 }
 
 // A record logged with a context inside a span names the span; one
