@@ -129,6 +129,9 @@ func (p *Pages) endDelegation(c *gin.Context) {
 	done(c, "/settings", "delegation-ended")
 }
 
+// errGuestHasNoTokens refuses a guest the token forms.
+var errGuestHasNoTokens = apperr.New(apperr.Forbidden, "an API token acts as a member of the organisation: a guest has none")
+
 // mintToken mints the signed-in member a token of their own through the
 // call the API's POST /api/v1/me/tokens makes (admin.MintMemberToken: the
 // same rule of which scopes they may give, audited as key.issued naming
@@ -146,7 +149,7 @@ func (p *Pages) mintToken(c *gin.Context) {
 	)
 	switch {
 	case person.Member == nil:
-		err = apperr.New(apperr.Forbidden, "an API token acts as a member of the organisation: a guest has none")
+		err = errGuestHasNoTokens
 	case len(form.Scopes) == 0:
 		// The API gives every scope it may when none is named; a form
 		// left blank is more likely a slip, so it asks.
@@ -173,7 +176,7 @@ func (p *Pages) revokeOwnToken(c *gin.Context) {
 	person := CurrentPerson(c)
 	var err error
 	if person.Member == nil {
-		err = apperr.New(apperr.Forbidden, "an API token acts as a member of the organisation: a guest has none")
+		err = errGuestHasNoTokens
 	} else if err = confirmed(c, "token"); err == nil {
 		_, err = p.admin.RevokeOwnToken(c.Request.Context(), orgOf(c), person.Actor(), c.Param("id"))
 	}
