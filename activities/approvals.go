@@ -9,11 +9,11 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/decisions"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/notify"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/wire"
 	"github.com/assent-hq/assent/workflows"
 )
@@ -103,7 +103,7 @@ func (a *Activities) EmailApprovers(ctx context.Context, in workflows.EmailAppro
 }
 
 // StandIns says who stands in now for each of the people named who is
-// away, as a request made now would ask them (approvals.Handover): an
+// away, as a request made now would ask them (requests.Handover): an
 // escalation asks them in their place when it fires.
 func (a *Activities) StandIns(ctx context.Context, in workflows.StandInsInput) (workflows.StandInsResult, error) {
 	var out workflows.StandInsResult
@@ -111,7 +111,7 @@ func (a *Activities) StandIns(ctx context.Context, in workflows.StandInsInput) (
 	if err != nil || len(away) == 0 {
 		return out, err
 	}
-	h := approvals.Handover(in.Requester)
+	h := requests.Handover{Requester: in.Requester}
 	for _, id := range in.PersonIDs {
 		r, ok, err := h.Delegate(ctx, away, id)
 		if err != nil {

@@ -160,12 +160,8 @@ func (s *Service) Answer(ctx context.Context, orgID, id, updateID string, who mo
 // already settled, or no longer naming the person, needs nothing.
 func (s *Service) RemoveApprover(ctx context.Context, orgID string, by models.Actor, personID, personName string, approvalIDs []string) error {
 	return s.RemovePerson(ctx, orgID, approvalIDs, personID, workflows.UpdateRemoveApprover, "remove-approver",
-		func(id string) (workflows.Argument, error) {
-			a, err := s.Get(ctx, orgID, id)
-			if err != nil {
-				return nil, err
-			}
-			defaults, via, err := s.defaultApprovers(ctx, orgID, Handover(a.Requester))
+		func(a *models.Approval) (workflows.Argument, error) {
+			defaults, via, err := s.defaultApprovers(ctx, orgID, requests.Handover{Requester: a.Requester})
 			if err != nil {
 				return nil, err
 			}

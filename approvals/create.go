@@ -152,7 +152,7 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 	if rec.CallbackURL, rec.CallbackSecret, err = requests.Callback(ctx, s.netPolicy, in.CallbackURL); err != nil {
 		return nil, err
 	}
-	if rec.ApproverIDs, rec.ApproverVia.V, err = s.approvers(ctx, p.Organization, in.Approvers, Handover(rec.Requester)); err != nil {
+	if rec.ApproverIDs, rec.ApproverVia.V, err = s.approvers(ctx, p.Organization, in.Approvers, requests.Handover{Requester: rec.Requester}); err != nil {
 		return nil, err
 	}
 	if in.Escalation != nil {
@@ -218,13 +218,6 @@ func (s *Service) defaultApprovers(ctx context.Context, orgID string, h requests
 		via[id] = []models.Via{models.ViaDefault("approvers")}
 	}
 	return requests.StandIns(ctx, s.store, orgID, owners, via, "approvers", h)
-}
-
-// Handover is what an approval made by requester allows of a hand-over
-// to a delegate: never to its requester, who may not decide it. At
-// creation, on a removal's defaults, and when its escalation fires.
-func Handover(requester string) requests.Handover {
-	return requests.Handover{Requester: requester}
 }
 
 // applyRules evaluates the organisation's rules over the request as sent

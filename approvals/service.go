@@ -46,12 +46,9 @@ func New(d Deps) *Service {
 		Kind: Kind, Noun: "approval", Open: states.Pending, States: states.Approval, Table: d.Store.Approvals(),
 		WorkflowID: workflows.ApprovalWorkflowID, Start: s.Start,
 		Head: func(a *models.Approval) requests.Head {
-			return requests.Head{ID: a.ID, OrganizationID: a.OrganizationID, Status: a.Status, Started: a.Seq > 0}
+			return requests.Head{ID: a.ID, OrganizationID: a.OrganizationID, Status: a.Status, Started: a.Seq > 0, Requester: a.Requester}
 		},
 		Asked: func(a *models.Approval) []string { return a.ApproverIDs },
-		Handover: func(_ context.Context, a *models.Approval) (requests.Handover, error) {
-			return Handover(a.Requester), nil
-		},
 	})
 	return s
 }

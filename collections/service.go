@@ -48,10 +48,9 @@ func New(d Deps) *Service {
 		Kind: Kind, Noun: "request for information", Open: states.Open, States: states.Collection, Table: d.Store.Collections(),
 		WorkflowID: workflows.CollectionWorkflowID, Start: s.Start,
 		Head: func(c *models.Collection) requests.Head {
-			return requests.Head{ID: c.ID, OrganizationID: c.OrganizationID, Status: c.Status, Started: c.Seq > 0}
+			return requests.Head{ID: c.ID, OrganizationID: c.OrganizationID, Status: c.Status, Started: c.Seq > 0, Requester: c.Requester}
 		},
-		Asked:    func(c *models.Collection) []string { return c.RespondentIDs },
-		Handover: func(_ context.Context, c *models.Collection) (requests.Handover, error) { return handover(c), nil },
+		Asked: func(c *models.Collection) []string { return c.RespondentIDs },
 	})
 	return s
 }
@@ -111,7 +110,7 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 		return nil, err
 	}
 	var via map[string][]models.Via
-	if rec.RespondentIDs, via, err = requests.ResolveVia(ctx, s.store, p.Organization.ID, in.Respondents, respondentRole, handover(rec)); err != nil {
+	if rec.RespondentIDs, via, err = requests.ResolveVia(ctx, s.store, p.Organization.ID, in.Respondents, respondentRole, requests.Handover{Requester: rec.Requester}); err != nil {
 		return nil, err
 	}
 	people, err := s.store.People(ctx, p.Organization.ID, rec.RespondentIDs)
@@ -222,14 +221,8 @@ func (s *Service) Draft(ctx context.Context, who models.Actor, id string) (map[s
 func (s *Service) RemoveRespondent(ctx context.Context, orgID string, by models.Actor, personID, personName string, collectionIDs []string) error {
 	req := &workflows.RemoveRespondentRequest{PersonID: personID, PersonName: personName, ActorID: by.ID, ActorName: by.Name}
 	return s.RemovePerson(ctx, orgID, collectionIDs, personID, workflows.UpdateRemoveRespondent, "remove-respondent",
-		func(string) (workflows.Argument, error) { return req, nil },
+		func(*models.Collection) (workflows.Argument, error) { return req, nil },
 		apperr.InvalidState, apperr.NotARespondent, apperr.AlreadySubmitted)
-}
-
-// handover is what a request for information allows of a hand-over to a
-// delegate: never to its requester, who would be asking themselves.
-func handover(c *models.Collection) requests.Handover {
-	return requests.Handover{Requester: c.Requester}
 }
 
 // distinctAnswers refuses answers whose ids differ only by case, which an

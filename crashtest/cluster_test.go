@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -119,10 +118,8 @@ func (s *clusterTarget) temporal() (client.Options, *secretkey.Ring, error) {
 func bootstrapCluster(t *testing.T, c *cluster.Cluster) bootstrap {
 	admin := func(args ...string) map[string]any {
 		t.Helper()
-		cmd := exec.Command(c.AssentBinary(), append([]string{"admin"}, args...)...)
-		cmd.Env = append(os.Environ(), c.AssentEnv()...)
-		out, err := cmd.Output()
-		require.NoError(t, err, "assent admin %v: %s", args, out)
+		out, err := c.Admin(context.Background(), args...)
+		require.NoError(t, err)
 		var v map[string]any
 		require.NoError(t, json.Unmarshal(out, &v), "%s", out)
 		return v

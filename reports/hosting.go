@@ -83,8 +83,8 @@ func (s *Service) Reader(ctx context.Context, token, reportID string) (*models.P
 	return p, err
 }
 
-// MayRead reports whether reader (nil: nobody signed in, who reads only
-// what is granted to the public) may read r now.
+// MayRead reports whether reader holds a grant to read r now; nil is
+// nobody signed in, who reads only what is granted to the public.
 func (s *Service) MayRead(ctx context.Context, r *models.Report, reader *models.Person) (bool, error) {
 	return s.store.CanRead(ctx, r, reader)
 }

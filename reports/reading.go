@@ -21,14 +21,6 @@ func (s *Service) ReadableList(ctx context.Context, who models.Actor, limit int)
 	return s.store.ReadableReports(ctx, person, limit)
 }
 
-// CanRead reports whether the person who acts holds a grant to read r.
-func (s *Service) CanRead(ctx context.Context, r *models.Report, who models.Actor) (bool, error) {
-	if who.Person == nil {
-		return false, nil
-	}
-	return s.store.CanRead(ctx, r, who.Person)
-}
-
 // Grants are who may read report id.
 func (s *Service) Grants(ctx context.Context, reportID string) ([]models.ReportGrant, error) {
 	return s.store.Grants(ctx, reportID)

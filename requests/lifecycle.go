@@ -154,6 +154,8 @@ type Head struct {
 	ID, OrganizationID, Status string
 	// Started is false until the workflow has written its first step.
 	Started bool
+	// Requester is who made it: a member id, or an agent key's.
+	Requester string
 }
 
 // Create stores the record build makes and starts its workflow. With a
@@ -350,8 +352,9 @@ type Spec[T any] struct {
 	// Asked lists the people a record asks to act: the only records a
 	// guest may see.
 	Asked func(*T) []string
-	// Handover is what a record allows of handing it to who stands in
-	// for someone away (AddDelegate).
+	// Handover, when set, is what a record allows of handing it to who
+	// stands in for someone away (AddDelegate); unset, only that it never
+	// goes to its requester.
 	Handover func(ctx context.Context, rec *T) (Handover, error)
 }
 
@@ -375,7 +378,13 @@ func NewLifecycle[T any](d Deps, k Spec[T]) *Lifecycle[T] {
 		Reveal: k.Table.Reveal, Start: k.Start, WorkflowID: k.WorkflowID, Head: k.Head, Asked: k.Asked,
 		Statuses: k.Table.Statuses, Unowned: k.Table.Unowned, Log: d.Logger, Store: d.Store, Temporal: d.Temporal}
 	r.Watch(d.Store.Changes())
-	return &Lifecycle[T]{kind: k.Kind, states: k.States, table: k.Table, records: r, handover: k.Handover}
+	l := &Lifecycle[T]{kind: k.Kind, states: k.States, table: k.Table, records: r, handover: k.Handover}
+	if l.handover == nil {
+		l.handover = func(_ context.Context, rec *T) (Handover, error) {
+			return Handover{Requester: k.Head(rec).Requester}, nil
+		}
+	}
+	return l
 }
 
 // Kind names the kind for the reconciler (requests.Owned).
@@ -455,21 +464,21 @@ func (l *Lifecycle[T]) CheckStatus(status string) error { return CheckStatus(sta
 
 // RemovePerson takes a person removed from the organisation off each of
 // the open records named, with the Update name whose argument arg makes
-// for each. Each Update's id is the person's id after idPrefix, so a retry
+// from each record. Each Update's id is the person's id after idPrefix, so a retry
 // is applied once. A record that needs nothing (settled, or the person no
 // longer asked or done acting) is skipped: its workflow refuses with one
 // of the codes in done.
 func (l *Lifecycle[T]) RemovePerson(ctx context.Context, orgID string, ids []string, personID, name, idPrefix string,
-	arg func(id string) (workflows.Argument, error), done ...string) error {
+	arg func(rec *T) (workflows.Argument, error), done ...string) error {
 	return l.UpdateEach(ctx, orgID, ids, name, idPrefix+"/"+personID, arg, done...)
 }
 
 // UpdateEach sends the Update name to each of the open records named,
-// with the argument arg makes for each and updateID, so a retry is
-// applied once. A record that needs nothing is skipped: its workflow
-// refuses with one of the codes in done.
+// with the argument arg makes from the record as read and updateID, so a
+// retry is applied once. A record that needs nothing is skipped: it has
+// settled, or its workflow refuses with one of the codes in done.
 func (l *Lifecycle[T]) UpdateEach(ctx context.Context, orgID string, ids []string, name, updateID string,
-	arg func(id string) (workflows.Argument, error), done ...string) error {
+	arg func(rec *T) (workflows.Argument, error), done ...string) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -478,7 +487,14 @@ func (l *Lifecycle[T]) UpdateEach(ctx context.Context, orgID string, ids []strin
 	}
 	var errs []error
 	for _, id := range ids {
-		a, err := arg(id)
+		rec, err := l.Get(ctx, orgID, id)
+		if err == nil && l.records.Head(rec).Status != l.records.Open {
+			continue
+		}
+		var a workflows.Argument
+		if err == nil {
+			a, err = arg(rec)
+		}
 		if err == nil {
 			_, err = l.Update(ctx, orgID, id, updateID, name, a)
 		}

@@ -46,7 +46,7 @@ func New(d requests.Deps, reports *reports.Service) *Service {
 		Kind: Kind, Noun: "review", Open: states.Open, States: states.Review, Table: d.Store.Reviews(),
 		WorkflowID: workflows.ReviewWorkflowID, Start: s.Start,
 		Head: func(r *models.Review) requests.Head {
-			return requests.Head{ID: r.ID, OrganizationID: r.OrganizationID, Status: r.Status, Started: r.Seq > 0}
+			return requests.Head{ID: r.ID, OrganizationID: r.OrganizationID, Status: r.Status, Started: r.Seq > 0, Requester: r.Requester}
 		},
 		Asked:    func(r *models.Review) []string { return r.ReviewerIDs },
 		Handover: s.handover,
@@ -297,22 +297,19 @@ func (s *Service) RemoveReviewer(ctx context.Context, orgID string, by models.Ac
 		return err
 	}
 	return s.RemovePerson(ctx, orgID, reviewIDs, personID, workflows.UpdateRemoveReviewer, "remove-reviewer",
-		func(id string) (workflows.Argument, error) {
-			defaults, via, err := s.defaultReviewers(ctx, orgID, id, admins)
+		func(r *models.Review) (workflows.Argument, error) {
+			defaults, via, err := s.defaultReviewers(ctx, r, admins)
 			return &workflows.RemoveReviewerRequest{PersonID: personID, PersonName: personName, Defaults: defaults,
 				OnBehalfOf: requests.OnBehalfOf(via), ActorID: by.ID, ActorName: by.Name}, err
 		},
 		apperr.InvalidState, apperr.NotAReviewer, apperr.AlreadyDecided)
 }
 
-// defaultReviewers are the admins who may review review id's report (all
+// defaultReviewers are the admins who may review review r's report (all
 // of them: see mayReview), less its requester, each away replaced by who
 // stands in for them there (handoverOf), with how each was reached.
-func (s *Service) defaultReviewers(ctx context.Context, orgID, id string, admins []string) ([]string, map[string][]models.Via, error) {
-	r, err := s.store.Reviews().Get(ctx, orgID, id)
-	if err != nil {
-		return nil, nil, err
-	}
+func (s *Service) defaultReviewers(ctx context.Context, r *models.Review, admins []string) ([]string, map[string][]models.Via, error) {
+	orgID := r.OrganizationID
 	report, err := s.store.GetReport(ctx, orgID, r.ReportID)
 	if err != nil {
 		return nil, nil, err

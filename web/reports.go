@@ -112,7 +112,7 @@ func (p *Pages) reportPageOf(c *gin.Context, ref string) (*reports.Report, *repo
 		p.Fail(c, err)
 		return nil, nil, false
 	}
-	readable, err := p.reports.CanRead(c.Request.Context(), r, person.Actor())
+	readable, err := p.reports.MayRead(c.Request.Context(), r, person)
 	if err != nil {
 		p.Fail(c, err)
 		return nil, nil, false
@@ -313,7 +313,7 @@ func (p *Pages) openReport(c *gin.Context) {
 	if !ok {
 		return
 	}
-	readable, err := p.reports.CanRead(c.Request.Context(), r, person.Actor())
+	readable, err := p.reports.MayRead(c.Request.Context(), r, person)
 	if err != nil {
 		p.Fail(c, err)
 		return

@@ -114,7 +114,7 @@ func (p *Pages) frameVersion(c *gin.Context, page *reviewPage, person *accounts.
 		return nil
 	}
 	p.framesReports(c, ownScripts)
-	readable, err := p.reports.CanRead(c.Request.Context(), page.Report, person.Actor())
+	readable, err := p.reports.MayRead(c.Request.Context(), page.Report, person)
 	switch {
 	case err != nil:
 		return err

@@ -8,8 +8,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -85,11 +83,9 @@ func (l *load) call(ctx context.Context, method, path, key, idem string, body an
 // admin runs `assent admin` against the cluster's database, as an
 // operator does.
 func (l *load) admin(args ...string) (map[string]any, error) {
-	cmd := exec.Command(l.c.AssentBinary(), append([]string{"admin"}, args...)...)
-	cmd.Env = append(os.Environ(), l.c.AssentEnv()...)
-	out, err := cmd.Output()
+	out, err := l.c.Admin(context.Background(), args...)
 	if err != nil {
-		return nil, fmt.Errorf("assent admin %s: %w: %s", strings.Join(args, " "), err, out)
+		return nil, err
 	}
 	var v map[string]any
 	return v, json.Unmarshal(out, &v)

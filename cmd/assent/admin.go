@@ -56,10 +56,6 @@ var (
 // listFlags are a paged list's flags.
 var listFlags = []adminFlag{orgFlag, limitFlag, cursorFlag}
 
-// databaseFlags are the configuration flags every command reads: it
-// opens the database. Some also reach Temporal (temporalSettings).
-var databaseFlags = []string{"database-url", "data-dir"}
-
 var adminCommands = []adminCommand{
 	{name: "init", summary: "make the first organisation, its owner, an agent key and an admin key at once; refused once an organisation exists",
 		flags: []adminFlag{{"name", "the organisation's `name` (required)"}, {"owner-email", "the owner's email `address` (required)"},
@@ -434,9 +430,10 @@ func (c *adminCommand) parse(ctx context.Context, args []string, stdout, stderr 
 	// environment); the command offers only those it uses.
 	all := flag.NewFlagSet("", flag.ContinueOnError)
 	r.cfg.Register(all)
-	settings := databaseFlags
-	if c.temporal {
-		settings = slices.Concat(databaseFlags, temporalSettings)
+	// Every admin command opens the database; only some reach Temporal.
+	settings := config.Flags("admin")
+	if !c.temporal {
+		settings = slices.DeleteFunc(settings, func(f string) bool { return strings.HasPrefix(f, "temporal-") })
 	}
 
 	fs := flag.NewFlagSet("assent admin "+c.name, flag.ContinueOnError)

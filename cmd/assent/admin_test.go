@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/app"
-	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/payloadcodec"
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/secretkey"
@@ -602,16 +600,4 @@ func TestCommandHelp(t *testing.T) {
 		assert.EqualError(t, err, "flag provided but not defined: -smtp-frob", name)
 	}
 
-	// Every configuration flag is offered by some command, so a new
-	// setting is not left out of every command's flags.
-	var cfg config.Config
-	all := flag.NewFlagSet("", flag.ContinueOnError)
-	cfg.Register(all)
-	all.VisitAll(func(f *flag.Flag) {
-		found := false
-		for _, names := range commandSettings {
-			found = found || slices.Contains(names, f.Name)
-		}
-		assert.True(t, found, "--%s is no command's setting (cmd/assent/settings.go)", f.Name)
-	})
 }

@@ -42,7 +42,7 @@ import (
 
 // parse reads a subcommand's flags on top of the environment: the
 // configuration registers every setting (and reads the environment), the
-// command offers as flags only those it reads (commandSettings); -h lists
+// command offers as flags only those it reads (config.Flags, from each setting's UsedBy); -h lists
 // them and returns flag.ErrHelp.
 func parse(name string, args []string, stderr io.Writer) (*config.Config, *slog.Logger, error) {
 	var cfg config.Config
@@ -53,7 +53,7 @@ func parse(name string, args []string, stderr io.Writer) (*config.Config, *slog.
 	}
 	fs := flag.NewFlagSet("assent "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	offer(fs, all, commandSettings[name])
+	offer(fs, all, config.Flags(name))
 	fs.Usage = func() { printSettings(stderr, name, fs) }
 	if err := fs.Parse(args); err != nil {
 		return nil, nil, err

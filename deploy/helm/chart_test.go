@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unicode"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	"github.com/stretchr/testify/assert"
@@ -242,21 +241,8 @@ func str(v chartutil.Values, path string) string {
 	return fmt.Sprint(x)
 }
 
-// reads says whether the binary's subcommand cmd reads setting s, from
-// its UsedBy ("all", "all but migrate", "dev, serve", "dev only; serve
-// and worker refuse it", …).
-func reads(s config.Setting, cmd string) bool {
-	if s.UsedBy == "all" {
-		return true
-	}
-	if except, ok := strings.CutPrefix(s.UsedBy, "all but "); ok {
-		return except != cmd
-	}
-	if strings.Contains(s.UsedBy, "refuse") {
-		return false
-	}
-	return slices.Contains(strings.FieldsFunc(s.UsedBy, func(r rune) bool { return !unicode.IsLetter(r) }), cmd)
-}
+// reads says whether the binary's subcommand cmd reads setting s.
+func reads(s config.Setting, cmd string) bool { return slices.Contains(s.UsedBy, cmd) }
 
 // notSettings are variables the chart sets that the binary does not list
 // as its own: the S3 credentials, read by the blob store's AWS SDK, which

@@ -45,6 +45,10 @@ func TestSettingsAreTheFlags(t *testing.T) {
 		assert.False(t, listed[s.Env], "%s is listed twice", s.Env)
 		listed[s.Env] = true
 		t.Setenv(s.Env, "")
+		assert.NotEmpty(t, s.UsedBy, "%s names the commands that read it", s.Env)
+		for _, c := range s.UsedBy {
+			assert.Contains(t, config.Commands, c, "%s's UsedBy", s.Env)
+		}
 	}
 	for _, file := range []string{"config.go", "settings.go"} {
 		src, err := os.ReadFile(file)

@@ -174,6 +174,21 @@ type Initialised struct {
 	AdminKey   string `json:"adminKey"`
 }
 
+// Admin runs `assent admin args…` against the cluster, as its operator
+// would, and returns what it printed.
+func (c *Cluster) Admin(ctx context.Context, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, c.bins.assent, append([]string{"admin"}, args...)...)
+	cmd.Env = append(os.Environ(), c.assentEnv()...)
+	cmd.Dir = c.opts.Dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("assent admin %s: %w\n%s", strings.Join(args, " "), err, stderr.String())
+	}
+	return out, nil
+}
+
 // InitPath is where Init keeps what it made.
 func (c *Cluster) InitPath() string { return filepath.Join(c.opts.Dir, "init.json") }
 
@@ -184,13 +199,8 @@ func (c *Cluster) InitPath() string { return filepath.Join(c.opts.Dir, "init.jso
 func (c *Cluster) Init(ctx context.Context, name, ownerEmail string) (*Initialised, error) {
 	out, err := os.ReadFile(c.InitPath())
 	if errors.Is(err, os.ErrNotExist) {
-		cmd := exec.CommandContext(ctx, c.bins.assent, "admin", "init", "--name", name, "--owner-email", ownerEmail)
-		cmd.Env = append(os.Environ(), c.assentEnv()...)
-		cmd.Dir = c.opts.Dir
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if out, err = cmd.Output(); err != nil {
-			return nil, fmt.Errorf("assent admin init: %w\n%s", err, stderr.String())
+		if out, err = c.Admin(ctx, "init", "--name", name, "--owner-email", ownerEmail); err != nil {
+			return nil, err
 		}
 		if err := os.WriteFile(c.InitPath(), out, 0o600); err != nil {
 			return nil, err
