@@ -33,11 +33,19 @@ func (s *Store) Readings(ctx context.Context) (metrics.Readings, error) {
 	return r, err
 }
 
-// settled counts a transition that settled a request: before was open,
-// after is not. The decision time runs from its creation to the write.
-func (r Requests[T, P]) settled(before, after *T) {
+// counted counts a request created when its workflow writes its first
+// transition (so a record taken back after a failed start never counts),
+// and settled by the transition that settles it: before was open, after is
+// not. The decision time runs from its creation to the write.
+func (r Requests[T, P]) counted(before, after *T) {
+	if r.s.metrics == nil {
+		return
+	}
+	if *P(before).head().seq == 0 {
+		r.s.metrics.RequestCreated(r.k.subject)
+	}
 	was, h := *P(before).head().status, P(after).head()
-	if r.s.metrics == nil || was != r.k.open || *h.status == r.k.open {
+	if was != r.k.open || *h.status == r.k.open {
 		return
 	}
 	risk := ""

@@ -62,9 +62,10 @@ func TestReadings(t *testing.T) {
 	})
 }
 
-// A request is counted once when created and once when a transition
-// settles it, never for a retried transition or one that leaves it open;
-// only decisions are timed.
+// A request is counted once when its workflow writes its first transition
+// (not when its record is written: a record whose workflow never starts is
+// taken back) and once when a transition settles it, never for a retried
+// transition or one that leaves it open; only decisions are timed.
 func TestRequestsAreCountedOnce(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
@@ -97,6 +98,17 @@ func TestRequestsAreCountedOnce(t *testing.T) {
 			Requester: "key_test", RequestedBy: "agent"}
 		_, err := s.Collections().Create(ctx, c, nil)
 		require.NoError(t, err)
+		_, err = s.Collections().Apply(ctx, models.RequestChange[models.Collection]{OrganizationID: org.ID, ID: c.ID, Seq: 1,
+			Apply: func(*models.Collection) (models.AuditEntry, error) {
+				return models.AuditEntry{Action: "created", ActorID: "key_test", ActorName: "agent", At: models.Now()}, nil
+			}})
+		require.NoError(t, err)
+		// Written, then taken back: its workflow never started.
+		gone := &models.Collection{OrganizationID: org.ID, Title: "gone", RequiredResponses: 1, ExpiresAt: time.Now().Add(time.Hour).UTC(),
+			Requester: "key_test", RequestedBy: "agent"}
+		_, err = s.Collections().Create(ctx, gone, nil)
+		require.NoError(t, err)
+		require.NoError(t, s.Collections().DeleteUnstarted(ctx, org.ID, gone.ID))
 
 		out, err := testutil.CollectAndFormat(m.Registry(), expfmt.TypeTextPlain, "assent_requests_created_total", "assent_requests_settled_total",
 			"assent_request_decision_seconds")

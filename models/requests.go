@@ -92,13 +92,9 @@ func (r Requests[T, P]) Create(ctx context.Context, rec *T, claim *Claim) (earli
 		r.k.prepare(rec)
 	}
 	*h.sealedCallbackSecret = r.s.sealCallbackSecret(r.k.callback, *h.id, *h.callbackSecret)
-	earlier, err = createRequest[T, P](r.s, ctx, rec, claim, func(tx *gorm.DB) error {
+	return createRequest[T, P](r.s, ctx, rec, claim, func(tx *gorm.DB) error {
 		return r.k.insertAsking(tx, *h.id, r.k.asking(h, rec))
 	})
-	if err == nil && earlier == "" {
-		r.s.metrics.RequestCreated(r.k.subject)
-	}
-	return earlier, err
 }
 
 // Reveal sets the record's callback secret from its sealed column, for the
@@ -196,7 +192,7 @@ func (r Requests[T, P]) Apply(ctx context.Context, ch RequestChange[T]) (*T, err
 			return r.loaded(tx, h.organizationID, rec)
 		})
 	if err == nil && applied {
-		r.settled(&before, rec)
+		r.counted(&before, rec)
 	}
 	return rec, err
 }

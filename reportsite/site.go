@@ -27,7 +27,9 @@ import (
 	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/blobstore"
+	"github.com/assent-hq/assent/internal/metrics"
 	"github.com/assent-hq/assent/internal/paths"
+	"github.com/assent-hq/assent/internal/tracing"
 	"github.com/assent-hq/assent/reports"
 )
 
@@ -42,6 +44,8 @@ type Deps struct {
 	// <key>.<Domain>, with a port when Domain has one.
 	Domain string
 	Logger *slog.Logger
+	// Metrics counts the hosts' requests as the app's are (nil: none).
+	Metrics *metrics.Metrics
 }
 
 // Site serves every report host. Create it with New; Route puts it in
@@ -50,6 +54,7 @@ type Site struct {
 	reports   *reports.Service
 	blobs     *blobstore.Store
 	log       *slog.Logger
+	metrics   *metrics.Metrics
 	appURL    string
 	appOrigin string
 	// appHostPort is the app's host as requests name it.
@@ -90,7 +95,7 @@ func New(d Deps) (*Site, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Site{reports: d.Reports, blobs: d.Blobs, log: log, appURL: app.String(), appHostPort: strings.ToLower(app.Host),
+	s := &Site{reports: d.Reports, blobs: d.Blobs, log: log, metrics: d.Metrics, appURL: app.String(), appHostPort: strings.ToLower(app.Host),
 		appOrigin: app.Scheme + "://" + app.Host, scheme: app.Scheme, domain: domain, secure: app.Scheme == "https",
 		sameSite: http.SameSiteNoneMode}
 	s.selectJS = selectScriptFor(s.appOrigin)
@@ -153,7 +158,7 @@ func (s *Site) Route(app http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if key, ok := s.keyOf(r.Host); ok {
-			s.serve(w, r, key)
+			s.observed(w, r, key)
 			return
 		}
 		if !s.appHost(r.Host) && r.URL.Path != "/healthz" && r.URL.Path != "/readyz" {
@@ -166,6 +171,69 @@ func (s *Site) Route(app http.Handler) http.Handler {
 		}
 		app.ServeHTTP(w, r)
 	})
+}
+
+// observed serves a report host's request, counted in the metrics and
+// traced as the app's requests are, under its route's template (hostRoute),
+// so neither a report's key nor its paths become label values.
+func (s *Site) observed(w http.ResponseWriter, r *http.Request, key string) {
+	start, route := time.Now(), hostRoute(r.URL.Path)
+	r, end := tracing.Server(r, route)
+	sw := &statusWriter{ResponseWriter: w}
+	s.serve(sw, r, key)
+	status := sw.answered()
+	end(status)
+	s.metrics.HTTPRequest(route, r.Method, status, time.Since(start))
+}
+
+// hostRoute is the template of a report host's path, as the metrics and
+// traces name it.
+func hostRoute(p string) string {
+	const host = "<report>"
+	switch at, known := parseTarget(p); {
+	case p == paths.ReportEnter || p == paths.ReportSelectScript:
+		return host + p
+	case !known:
+		return host + paths.ReportVersions + ":n"
+	case at.version != 0 && strings.HasPrefix(at.path, paths.ReportData):
+		return host + paths.ReportVersions + ":n" + paths.ReportData + ":name"
+	case at.version != 0:
+		return host + paths.ReportVersions + ":n/*path"
+	case strings.HasPrefix(at.path, paths.ReportData):
+		return host + paths.ReportData + ":name"
+	}
+	return host + "/*path"
+}
+
+// statusWriter notes the status a handler answers with.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// answered is the status sent: 200 when the handler wrote nothing.
+func (w *statusWriter) answered() int {
+	if w.status == 0 {
+		return http.StatusOK
+	}
+	return w.status
 }
 
 // appHost reports whether host names the app, its scheme's default port

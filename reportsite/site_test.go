@@ -6,8 +6,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/expfmt"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/assent-hq/assent/internal/metrics"
+	"github.com/assent-hq/assent/internal/tracing"
 )
 
 // The reports domain is checked at start, report hosts are every name
@@ -125,5 +132,49 @@ func TestVersionAddresses(t *testing.T) {
 	for _, p := range []string{"/_assent/v/0/", "/_assent/v/01/", "/_assent/v/-1/", "/_assent/v/x/", "/_assent/v/", "/_assent/v/+1/"} {
 		_, ok := parseTarget(p)
 		assert.False(t, ok, p)
+	}
+}
+
+// A report host's request is counted and traced as the app's are, under
+// its route's template: no report key or path is a label value.
+func TestHostRequestsAreCountedAndTraced(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	t.Cleanup(tracing.Install(sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))))
+	m := metrics.New()
+	site, err := New(Deps{AppURL: "https://assent.example.com", Domain: "reports.example.com", Metrics: m})
+	require.NoError(t, err)
+	app := site.Route(http.NotFoundHandler())
+	// Refused before the report is looked up: a write, and another
+	// site's subresource.
+	req := httptest.NewRequest(http.MethodPost, "/_data/sales", nil)
+	req.Host = "rk7h2.reports.example.com"
+	req.Header.Set("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	app.ServeHTTP(httptest.NewRecorder(), req)
+	req = httptest.NewRequest(http.MethodGet, "/_assent/v/3/chart.js", nil)
+	req.Host = "rk7h2.reports.example.com"
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	app.ServeHTTP(httptest.NewRecorder(), req)
+
+	out, err := testutil.CollectAndFormat(m.Registry(), expfmt.TypeTextPlain, "assent_http_requests_total")
+	require.NoError(t, err)
+	assert.Contains(t, string(out), `assent_http_requests_total{method="POST",route="<report>/_data/:name",status="405"} 1`)
+	assert.Contains(t, string(out), `assent_http_requests_total{method="GET",route="<report>/_assent/v/:n/*path",status="403"} 1`)
+	assert.NotContains(t, string(out), "rk7h2")
+
+	spans := rec.Ended()
+	require.Len(t, spans, 2)
+	assert.Equal(t, "POST <report>/_data/:name", spans[0].Name())
+	assert.Equal(t, "4bf92f3577b34da6a3ce929d0e0e4736", spans[0].SpanContext().TraceID().String(), "the caller's trace goes on")
+	assert.Equal(t, "GET <report>/_assent/v/:n/*path", spans[1].Name())
+}
+
+func TestHostRoutes(t *testing.T) {
+	for p, want := range map[string]string{
+		"/": "<report>/*path", "/a/b.html": "<report>/*path", "/_data/sales": "<report>/_data/:name",
+		"/_assent/v/2/": "<report>/_assent/v/:n/*path", "/_assent/v/2/_data/sales": "<report>/_assent/v/:n/_data/:name",
+		"/_assent/v/x/": "<report>/_assent/v/:n", "/_assent/enter": "<report>/_assent/enter",
+		"/_assent/select.js": "<report>/_assent/select.js",
+	} {
+		assert.Equal(t, want, hostRoute(p), p)
 	}
 }

@@ -243,7 +243,7 @@ func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string
 	if domain := cfg.ReportsDomainFor(baseURL); domain != "" {
 		var err error
 		if site, err = reportsite.New(reportsite.Deps{Reports: svc.Reports, Blobs: r.blobs, AppURL: baseURL, Domain: domain,
-			Logger: log}); err != nil {
+			Logger: log, Metrics: r.metrics}); err != nil {
 			return nil, nil, err
 		}
 	} else {

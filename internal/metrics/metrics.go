@@ -76,7 +76,7 @@ func New() *Metrics {
 		[]float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120}, "route", "method")
 
 	m.requestsCreated = m.counterVec("assent_requests_created_total",
-		"Requests created, by kind (approval, collection, review).", "kind")
+		"Requests created, by kind (approval, collection, review), counted by the process whose workflow step first wrote one.", "kind")
 	m.requestsSettled = m.counterVec("assent_requests_settled_total",
 		"Requests settled, by kind and the state they settled in (approved, rejected, changes_requested, complete, expired, cancelled).",
 		"kind", "outcome")

@@ -39,17 +39,34 @@ func Gin() gin.HandlerFunc {
 			c.Next()
 			return
 		}
-		ctx = propagator.Extract(ctx, propagation.HeaderCarrier(c.Request.Header))
-		ctx, span := tracer().Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer),
-			trace.WithAttributes(semconv.HTTPRequestMethodKey.String(c.Request.Method), semconv.HTTPRoute(c.FullPath())))
-		defer span.End()
-		c.Request = c.Request.WithContext(context.WithValue(ctx, serverSpanKey{}, span))
+		var end func(int)
+		c.Request, end = Server(c.Request, c.FullPath())
 		c.Next()
-		status := c.Writer.Status()
+		end(c.Writer.Status())
+	}
+}
+
+// Server starts the server span of r, answered by route (a template such
+// as "/api/v1/approvals/:id", "" for none), continuing the caller's trace
+// when it sent a traceparent; end records the status answered and ends
+// it. Outside tracing it returns r and does nothing.
+func Server(r *http.Request, route string) (_ *http.Request, end func(status int)) {
+	if !Enabled() {
+		return r, func(int) {}
+	}
+	name := r.Method
+	if route != "" {
+		name += " " + route
+	}
+	ctx := propagator.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+	ctx, span := tracer().Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer),
+		trace.WithAttributes(semconv.HTTPRequestMethodKey.String(r.Method), semconv.HTTPRoute(route)))
+	return r.WithContext(context.WithValue(ctx, serverSpanKey{}, span)), func(status int) {
 		span.SetAttributes(semconv.HTTPResponseStatusCode(status))
 		if status >= 500 {
 			span.SetStatus(codes.Error, http.StatusText(status))
 		}
+		span.End()
 	}
 }
 
