@@ -78,25 +78,24 @@ func BenchmarkListsBacklog(b *testing.B) {
 	require.NoError(b, db.Raw("SELECT id FROM members WHERE email = 'bob@example.com'").Scan(&bob).Error)
 	at := time.Now().UTC()
 	for _, k := range []struct {
-		table, asked, column string
-		n                    int
-	}{{"approvals", "approval_approvers", "approval_id", 70000}, {"collections", "collection_respondents", "collection_id", 30000}} {
+		table, kind string
+		n           int
+	}{{"approvals", "approval", 70000}, {"collections", "collection", 30000}} {
 		// Ids keep the original's time part and end in the copy's number,
 		// so they are well formed and page like the API's.
 		id := `left(r.id, length(r.id) - 8) || lpad(g::text, 8, '0')`
 		require.NoError(b, db.Exec(`INSERT INTO `+k.table+` SELECT (jsonb_populate_record(NULL::`+k.table+`, to_jsonb(r) ||
 			jsonb_build_object('id', `+id+`, 'expires_at', ?::timestamptz + (g % 20000) * interval '1 minute'))).*
 			FROM `+k.table+` r, generate_series(1, ?) g`, at, k.n).Error)
-		require.NoError(b, db.Exec(`INSERT INTO `+k.asked+` SELECT (jsonb_populate_record(NULL::`+k.asked+`, to_jsonb(r) ||
-			jsonb_build_object('`+k.column+`', left(r.`+k.column+`, length(r.`+k.column+`) - 8) || lpad(g::text, 8, '0'),
+		require.NoError(b, db.Exec(`INSERT INTO request_people SELECT (jsonb_populate_record(NULL::request_people, to_jsonb(r) ||
+			jsonb_build_object('request_id', left(r.request_id, length(r.request_id) - 8) || lpad(g::text, 8, '0'),
 				'person_id', CASE WHEN g % 10 = 0 THEN ? ELSE 'mem_' || (g % 500) END,
 				'due_at', ?::timestamptz + (g % 20000) * interval '1 minute'))).*
-			FROM `+k.asked+` r, generate_series(1, ?) g`, bob, at, k.n).Error)
+			FROM (SELECT * FROM request_people WHERE kind = ?) r, generate_series(1, ?) g`, bob, at, k.kind, k.n).Error)
 	}
 	require.NoError(b, db.Exec("VACUUM ANALYZE").Error)
 	var waiting int64
-	require.NoError(b, db.Raw(`SELECT (SELECT COUNT(*) FROM approval_approvers WHERE person_id = ? AND waiting) +
-		(SELECT COUNT(*) FROM collection_respondents WHERE person_id = ? AND waiting)`, bob, bob).Scan(&waiting).Error)
+	require.NoError(b, db.Raw(`SELECT COUNT(*) FROM request_people WHERE person_id = ? AND waiting`, bob).Scan(&waiting).Error)
 	require.EqualValues(b, 10002, waiting, "Bob is asked in 10,000 copies and the two originals")
 	s.readLists(b, append(s.inboxReads(), benchRead{"get-approval", s.key, "/api/v1/approvals/" + one}))
 }

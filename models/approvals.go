@@ -162,13 +162,6 @@ type Approval struct {
 	UpdatedAt time.Time
 }
 
-// ApprovalApprover lists a person (member or guest) who may decide an
-// approval; it answers "what is in my inbox" with an index.
-type ApprovalApprover struct {
-	ApprovalID string `gorm:"primaryKey;size:40"`
-	Asking
-}
-
 // ApprovalFilter narrows a list of approvals.
 type ApprovalFilter struct {
 	Status string
@@ -187,7 +180,7 @@ type ApprovalFilter struct {
 func (s *RequestStore) ListApprovals(ctx context.Context, orgID string, f ApprovalFilter, p Page) ([]Approval, string, error) {
 	q := byReference(matching(s.db.WithContext(ctx).Where("organization_id = ?", orgID), [2]string{"status", f.Status}), f.ExternalID, f.Requester)
 	if f.WaitingOn != "" {
-		q = q.Where("id IN (?)", approvalKind.askingOf(s.db, orgID, f.WaitingOn).Select("approval_id"))
+		q = q.Where("id IN (?)", approvalKind.askingOf(s.db, orgID, f.WaitingOn).Select("request_id"))
 	}
 	if f.Executed != nil {
 		q = executed(s.db, q, orgID, *f.Executed)
@@ -230,8 +223,7 @@ func (a *Approval) head() requestHead {
 }
 
 var approvalKind = &requestKind[Approval]{subject: events.RequestApproval, idPrefix: ids.Approval, open: states.Pending,
-	callback: colApprovalCallback, table: "approvals", askedTable: "approval_approvers", askedIndex: &ApprovalApprover{},
-	askedColumn: "approval_id", load: loadApprovals,
+	callback: colApprovalCallback, table: "approvals", askedIDs: "approver_ids", load: loadApprovals,
 	dueAt: func(a *Approval) time.Time { return a.ExpiresAt },
 	// Done: who approved (or the approver they stand in for), and the
 	// requester, who may not decide, also not standing in for them.

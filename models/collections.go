@@ -130,8 +130,7 @@ func (c *Collection) head() requestHead {
 }
 
 var collectionKind = &requestKind[Collection]{subject: events.RequestCollection, idPrefix: ids.Collection, open: states.Open,
-	callback: colCollectionCallback, table: "collections", askedTable: "collection_respondents",
-	askedIndex: &CollectionRespondent{}, askedColumn: "collection_id",
+	callback: colCollectionCallback, table: "collections", askedIDs: "respondent_ids",
 	// Due when the agent wants the replies, else when the request expires.
 	dueAt: func(c *Collection) time.Time {
 		if c.DueAt != nil {
@@ -169,13 +168,6 @@ var collectionKind = &requestKind[Collection]{subject: events.RequestCollection,
 // shares.
 func (s *RequestStore) Collections() Requests[Collection, *Collection] {
 	return Requests[Collection, *Collection]{s.core, collectionKind}
-}
-
-// CollectionRespondent lists a person asked to reply; it answers "what is
-// in my inbox" with an index.
-type CollectionRespondent struct {
-	CollectionID string `gorm:"primaryKey;size:40"`
-	Asking
 }
 
 // CollectionDraft is a respondent's unsubmitted answers, seen only by its

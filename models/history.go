@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"gorm.io/gorm"
-
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
@@ -49,8 +47,6 @@ type Settled struct {
 type historyKind struct {
 	kind  string
 	model any
-	// asked lists the ids of the kind's records that asked a person.
-	asked func(db *gorm.DB, personID string) *gorm.DB
 	// open is the kind's one unsettled status; statuses all of them.
 	open     string
 	statuses []string
@@ -64,9 +60,6 @@ type historyKind struct {
 var historyKinds = []historyKind{
 	{
 		kind: events.RequestApproval, model: &Approval{},
-		asked: func(db *gorm.DB, personID string) *gorm.DB {
-			return db.Model(&ApprovalApprover{}).Select("approval_id").Where("person_id = ?", personID)
-		},
 		open: states.Pending, statuses: states.Approval,
 		// Expiry and cancellation leave decided_at empty; their transition
 		// is the record's last write.
@@ -75,18 +68,12 @@ var historyKinds = []historyKind{
 	},
 	{
 		kind: events.RequestCollection, model: &Collection{},
-		asked: func(db *gorm.DB, personID string) *gorm.DB {
-			return db.Model(&CollectionRespondent{}).Select("collection_id").Where("person_id = ?", personID)
-		},
 		open: states.Open, statuses: states.Collection,
 		settledAt: "COALESCE(settled_at, updated_at)",
 		columns:   "id, title, status, requested_by, settled_at, updated_at",
 	},
 	{
 		kind: events.RequestReview, model: &Review{},
-		asked: func(db *gorm.DB, personID string) *gorm.DB {
-			return db.Model(&ReviewReviewer{}).Select("review_id").Where("person_id = ?", personID)
-		},
 		open: states.Open, statuses: states.Review,
 		settledAt: "COALESCE(settled_at, updated_at)",
 		columns:   "id, title, status, requested_by, settled_at, updated_at",
@@ -124,11 +111,11 @@ func (s *RequestStore) SettledFor(ctx context.Context, orgID, personID string, f
 		q := db.Model(k.model).Select(k.columns).Where("organization_id = ? AND status <> ?", orgID, k.open)
 		switch f.Role {
 		case RoleAsked:
-			q = q.Where("id IN (?)", k.asked(db, personID))
+			q = q.Where("id IN (?)", askedOf(db, k.kind, personID))
 		case RoleMade:
 			q = q.Where("requester = ?", personID)
 		default:
-			q = q.Where("(id IN (?) OR requester = ?)", k.asked(db, personID), personID)
+			q = q.Where("(id IN (?) OR requester = ?)", askedOf(db, k.kind, personID), personID)
 		}
 		if f.Status != "" {
 			q = q.Where("status = ?", f.Status)

@@ -13,15 +13,30 @@ import (
 	"github.com/assent-hq/assent/internal/ids"
 )
 
-// The asked index of each kind (approval_approvers,
-// collection_respondents, review_reviewers) answers "what waits on this
-// person, most urgent first": each row carries whether the request still
-// waits on that person and the request's urgency, written with the record
-// at creation and brought in step by every transition (Requests.Apply).
-// Two partial indexes over the rows still waiting, one per order, let a
-// person's inbox read only their open requests whatever the history.
+// The people every request asks (request_people, RequestPerson) answer
+// "what waits on this person, most urgent first": each row carries whether
+// the request still waits on that person and the request's urgency,
+// written with the record at creation and brought in step by every
+// transition (Requests.Apply). Two partial indexes over the rows still
+// waiting, one per order, let a person's inbox read only their open
+// requests whatever the history.
 
-// Asking is what a row of an asked index holds beside the request's id.
+// RequestPerson is a person a request of any kind asks to act (an
+// approver, a respondent, a reviewer): one row per request and person.
+type RequestPerson struct {
+	RequestID string `gorm:"primaryKey;size:40"`
+	// Kind is the request's kind (its subject: "approval").
+	Kind string `gorm:"size:20;not null"`
+	Asking
+}
+
+// askedOf selects the ids of the requests of kind that asked personID,
+// settled or not.
+func askedOf(db *gorm.DB, kind, personID string) *gorm.DB {
+	return db.Model(&RequestPerson{}).Select("request_id").Where("person_id = ? AND kind = ?", personID, kind)
+}
+
+// Asking is what a row of request_people holds beside the request.
 type Asking struct {
 	OrganizationID string `gorm:"size:40;not null;default:''"`
 	PersonID       string `gorm:"primaryKey;size:40;index"`
@@ -79,13 +94,13 @@ func (o InboxOrder) Compare(a, b WaitingKey) int {
 	return -newer()
 }
 
-// orderBy is o in SQL over the asked table a with the request's id in
-// column id, as Compare sorts within a kind.
-func (o InboxOrder) orderBy(a, id string) string {
+// orderBy is o in SQL over request_people, as Compare sorts within a
+// kind.
+func (o InboxOrder) orderBy() string {
 	if o == Newest {
-		return id + " DESC"
+		return "request_people.request_id DESC"
 	}
-	return a + ".risk_rank, " + a + ".due_at, " + id
+	return "request_people.risk_rank, request_people.due_at, request_people.request_id"
 }
 
 // riskLevels are the risks from the most severe: a risk's rank is its
@@ -158,7 +173,7 @@ func (k *requestKind[T]) asking(h requestHead, rec *T) []Asking {
 func (k *requestKind[T]) syncAsking(tx *gorm.DB, h requestHead, rec *T) error {
 	want := k.asking(h, rec)
 	var have []Asking
-	if err := tx.Table(k.askedTable).Where(k.askedColumn+" = ?", *h.id).Find(&have).Error; err != nil {
+	if err := tx.Model(&RequestPerson{}).Where("request_id = ?", *h.id).Find(&have).Error; err != nil {
 		return err
 	}
 	for i := range have {
@@ -170,48 +185,43 @@ func (k *requestKind[T]) syncAsking(tx *gorm.DB, h requestHead, rec *T) error {
 	if slices.Equal(want, have) {
 		return nil
 	}
-	if err := tx.Where(k.askedColumn+" = ?", *h.id).Delete(k.askedIndex).Error; err != nil {
+	if err := tx.Where("request_id = ?", *h.id).Delete(&RequestPerson{}).Error; err != nil {
 		return err
 	}
 	return k.insertAsking(tx, *h.id, want)
 }
 
-// insertAsking writes the index rows of request id.
+// insertAsking writes the rows of request id.
 func (k *requestKind[T]) insertAsking(tx *gorm.DB, id string, rows []Asking) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	maps := make([]map[string]any, len(rows))
+	out := make([]RequestPerson, len(rows))
 	for i, r := range rows {
-		maps[i] = map[string]any{k.askedColumn: id, "person_id": r.PersonID, "organization_id": r.OrganizationID,
-			"waiting": r.Waiting, "due_at": r.DueAt, "risk_rank": r.RiskRank}
+		out[i] = RequestPerson{RequestID: id, Kind: k.subject, Asking: r}
 	}
-	return tx.Model(k.askedIndex).Create(maps).Error
+	return tx.Create(&out).Error
 }
 
-// askingOf selects the index rows of the organisation's requests waiting
-// on personID.
+// askingOf selects the rows of the organisation's requests of the kind
+// waiting on personID.
 func (k *requestKind[T]) askingOf(tx *gorm.DB, orgID, personID string) *gorm.DB {
-	return tx.Table(k.askedTable).Where(k.waitingOn(), orgID, personID)
+	return tx.Model(&RequestPerson{}).Where(waitingOn, orgID, personID, k.subject)
 }
 
-// waitingOn is the condition on the index rows waiting on a person of an
-// organisation (its two parameters), named by table so that it holds in a
-// join too. The condition on waiting is literal so that PostgreSQL's plans
-// for any parameters may use the partial indexes.
-func (k *requestKind[T]) waitingOn() string {
-	a := k.askedTable
-	return a + ".organization_id = ? AND " + a + ".person_id = ? AND " + a + ".waiting"
-}
+// waitingOn is the condition on the rows waiting on a person of an
+// organisation, of a kind (its three parameters), named by table so that
+// it holds in a join too. The condition on waiting is literal so that
+// PostgreSQL's plans for any parameters may use the partial indexes.
+const waitingOn = "request_people.organization_id = ? AND request_people.person_id = ? AND request_people.kind = ? AND request_people.waiting"
 
 // waiting lists the organisation's records waiting on personID in order,
-// at most limit of them, read through the asked index.
+// at most limit of them, read through request_people.
 func (k *requestKind[T]) waiting(tx *gorm.DB, orgID, personID string, order InboxOrder, limit int) ([]T, error) {
-	a, id := k.askedTable, k.askedTable+"."+k.askedColumn
-	q := tx.Model(new(T)).Joins("JOIN "+a+" ON "+id+" = "+k.table+".id").Where(k.waitingOn(), orgID, personID).
-		Where(k.table+".organization_id = ?", orgID)
+	q := tx.Model(new(T)).Joins("JOIN request_people ON request_people.request_id = "+k.table+".id").
+		Where(waitingOn, orgID, personID, k.subject).Where(k.table+".organization_id = ?", orgID)
 	var out []T
-	if err := q.Order(order.orderBy(a, id)).Limit(max(limit, 1)).Find(&out).Error; err != nil {
+	if err := q.Order(order.orderBy()).Limit(max(limit, 1)).Find(&out).Error; err != nil {
 		return nil, err
 	}
 	recs := make([]*T, len(out))
@@ -266,7 +276,7 @@ func (r Requests[T, P]) Counts(ctx context.Context, orgID, personID string, dueB
 // personID, oldest first.
 func (k *requestKind[T]) waitingIDs(tx *gorm.DB, orgID, personID string) ([]string, error) {
 	var out []string
-	err := k.askingOf(tx, orgID, personID).Order(k.askedColumn).Pluck(k.askedColumn, &out).Error
+	err := k.askingOf(tx, orgID, personID).Order("request_id").Pluck("request_id", &out).Error
 	return out, err
 }
 
@@ -275,9 +285,8 @@ func (k *requestKind[T]) waitingIDs(tx *gorm.DB, orgID, personID string) ([]stri
 // of every kind loads only the records it shows.
 func (r Requests[T, P]) WaitingKeys(ctx context.Context, orgID, personID string, order InboxOrder, limit int) ([]WaitingKey, error) {
 	var out []WaitingKey
-	a := r.k.askedTable
 	err := r.k.askingOf(r.s.db.WithContext(ctx), orgID, personID).
-		Select(r.k.askedColumn + " AS id, due_at, risk_rank").Order(order.orderBy(a, a+"."+r.k.askedColumn)).
+		Select("request_id AS id, due_at, risk_rank").Order(order.orderBy()).
 		Limit(max(limit, 1)).Find(&out).Error
 	return out, err
 }
@@ -288,12 +297,14 @@ func (r Requests[T, P]) Waiting(ctx context.Context, orgID, personID string, ord
 	return r.k.waiting(r.s.db.WithContext(ctx), orgID, personID, order, limit)
 }
 
-// MendAsking brings in step the asked rows that processes of an earlier
-// version left behind and no transition will come to mend: rows without
-// the organisation (written before the inbox's columns), and rows still
-// waiting on a request no longer open. A worker runs it as it starts, so
-// the last worker a rolling upgrade restarts mends what the old ones did.
-// It returns how many requests it mended.
+// MendAsking brings in step the rows of request_people that processes of
+// an earlier version left behind and no transition will come to mend:
+// rows without the organisation (written before the inbox's columns), rows
+// still waiting on a request no longer open, and the rows of open
+// requests that have none (made, during a rolling upgrade, by a process
+// that wrote who they ask to the earlier per-kind tables). A worker runs
+// it as it starts, so the last worker a rolling upgrade restarts mends
+// what the old ones did. It returns how many requests it mended.
 func (s *RequestStore) MendAsking(ctx context.Context) (int, error) {
 	total := 0
 	for _, mend := range []func(context.Context) (int, error){s.Approvals().mendAsking, s.Collections().mendAsking, s.Reviews().mendAsking} {
@@ -311,18 +322,26 @@ const mendBatch = 200
 
 func (r Requests[T, P]) mendAsking(ctx context.Context) (int, error) {
 	k, db := r.k, r.s.db.WithContext(ctx)
-	a, id := k.askedTable, k.askedTable+"."+k.askedColumn
 	seen := map[string]bool{}
-	outOfStep := a + ".organization_id = '' OR (" + a + ".waiting AND " + k.table + ".status <> ?)"
+	outOfStep := "request_people.organization_id = '' OR (request_people.waiting AND " + k.table + ".status <> ?)"
 	if k.risk == nil {
 		// Written by a version that ranked such kinds as critical.
-		outOfStep += fmt.Sprintf(" OR (%s.waiting AND %s.risk_rank <> %d)", a, a, unrisked)
+		outOfStep += fmt.Sprintf(" OR (request_people.waiting AND request_people.risk_rank <> %d)", unrisked)
 	}
 	for {
 		var stale []string
-		if err := db.Table(a).Distinct(id).Joins("JOIN "+k.table+" ON "+k.table+".id = "+id).
-			Where(outOfStep, k.open).Limit(mendBatch).Pluck(id, &stale).Error; err != nil {
+		if err := db.Table("request_people").Distinct("request_people.request_id").
+			Joins("JOIN "+k.table+" ON "+k.table+".id = request_people.request_id").Where("request_people.kind = ?", k.subject).
+			Where(outOfStep, k.open).Limit(mendBatch).Pluck("request_people.request_id", &stale).Error; err != nil {
 			return len(seen), err
+		}
+		if len(stale) == 0 {
+			// Open requests asking people, without a row.
+			if err := db.Model(new(T)).Where("status = ? AND "+k.askedIDs+" <> '[]'", k.open).
+				Where("NOT EXISTS (SELECT 1 FROM request_people WHERE request_people.request_id = "+k.table+".id)").
+				Order("id").Limit(mendBatch).Pluck("id", &stale).Error; err != nil {
+				return len(seen), err
+			}
 		}
 		if len(stale) == 0 {
 			return len(seen), nil

@@ -300,10 +300,12 @@ func TestWhoHasActedLeavesTheInbox(t *testing.T) {
 }
 
 // TestRowsAnEarlierVersionWroteAreMended: during a rolling upgrade the
-// processes of the earlier version write asked rows without the inbox's
-// columns and settle requests without taking them off the inbox. A later
-// transition mends a request's rows; MendAsking, which a worker runs as it
-// starts, mends those of requests no transition will come to.
+// processes of an earlier version write who a request asks to their own
+// per-kind table (here as 0.1.0's predecessors did, without the inbox's
+// columns), not to request_people, and settle requests without taking them
+// off the inbox. A later transition mends a request's rows; MendAsking,
+// which a worker runs as it starts, mends those of requests no transition
+// will come to.
 func TestRowsAnEarlierVersionWroteAreMended(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
@@ -370,7 +372,7 @@ func TestKindsWithoutARiskRankAsMedium(t *testing.T) {
 			return keys[0].RiskRank
 		}
 		assert.Equal(t, 2, rank(), "medium: critical 0, high 1, medium 2, low 3")
-		require.NoError(t, db.Table("collection_respondents").Where("collection_id = ?", c.ID).Update("risk_rank", 0).Error)
+		require.NoError(t, db.Table("request_people").Where("request_id = ?", c.ID).Update("risk_rank", 0).Error)
 		n, err := s.MendAsking(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, 1, n)

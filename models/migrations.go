@@ -1413,7 +1413,61 @@ var migrations = []*gormigrate.Migration{
 			type IdempotencyKey struct{ Location string }
 			return tx.Migrator().DropColumn(&IdempotencyKey{}, "Location")
 		},
+	}, {
+		// One table of the people every kind asks (models.RequestPerson),
+		// filled from the three per kind. Those stay for a release, so that
+		// processes of the previous one run during a rolling upgrade;
+		// MendAsking gives the requests they made meanwhile their rows.
+		ID: "202612090001_request_people",
+		Migrate: func(tx *gorm.DB) error {
+			type RequestPerson struct {
+				RequestID      string `gorm:"primaryKey;size:40"`
+				PersonID       string `gorm:"primaryKey;size:40"`
+				Kind           string `gorm:"size:20;not null"`
+				OrganizationID string `gorm:"size:40;not null;default:''"`
+				Waiting        bool   `gorm:"not null;default:false"`
+				DueAt          *time.Time
+				RiskRank       int `gorm:"not null;default:0"`
+			}
+			// Each step may be taken again, as in 202612050001.
+			if !tx.Migrator().HasTable(&RequestPerson{}) {
+				if err := tx.Migrator().CreateTable(&RequestPerson{}); err != nil {
+					return err
+				}
+			}
+			for _, k := range requestPeopleSources {
+				if err := tx.Exec("INSERT INTO request_people (request_id, person_id, kind, organization_id, waiting, due_at, risk_rank) " +
+					"SELECT a." + k.column + ", a.person_id, '" + k.kind + "', a.organization_id, a.waiting, a.due_at, a.risk_rank FROM " + k.asked + " a " +
+					"WHERE NOT EXISTS (SELECT 1 FROM request_people p WHERE p.request_id = a." + k.column + " AND p.person_id = a.person_id)").Error; err != nil {
+					return err
+				}
+			}
+			for name, cols := range map[string]string{
+				"idx_request_people_person":            "person_id, kind, request_id",
+				"idx_request_people_waiting_attention": "organization_id, person_id, kind, risk_rank, due_at, request_id",
+				"idx_request_people_waiting_id":        "organization_id, person_id, kind, request_id",
+			} {
+				where := ""
+				if name != "idx_request_people_person" {
+					where = " WHERE waiting"
+				}
+				if err := tx.Exec("CREATE INDEX IF NOT EXISTS " + name + " ON request_people (" + cols + ")" + where).Error; err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("request_people") },
 	},
+}
+
+// requestPeopleSources are the per-kind tables of the people asked that
+// migration 202612090001_request_people copies: the table, the column naming
+// the request, and the kind.
+var requestPeopleSources = []struct{ asked, column, kind string }{
+	{"approval_approvers", "approval_id", "approval"},
+	{"collection_respondents", "collection_id", "collection"},
+	{"review_reviewers", "review_id", "review"},
 }
 
 // requestTables are the tables of the request kinds, as migration

@@ -41,12 +41,10 @@ type requestKind[T any] struct {
 	// open is the status of a record still waiting.
 	open     string
 	callback sealedColumn
-	// table is the kind's table; askedIndex the table indexing who is
-	// asked (askedTable, whose rows' column askedColumn names the request:
-	// Asking).
-	table, askedTable string
-	askedIndex        any
-	askedColumn       string
+	// table is the kind's table; who it asks is in request_people
+	// (RequestPerson), under the kind's subject, and in the record's
+	// column askedIDs.
+	table, askedIDs string
 	// dueAt is when a record wants its people to act by, the inbox's
 	// order; acted, when set, reports whether a person has done what the
 	// record asks of them (a reply, a verdict), which takes it out of
@@ -134,7 +132,7 @@ func (r Requests[T, P]) DeleteUnstarted(ctx context.Context, orgID, id string) e
 		if err := unbindClaims(tx, orgID, id); err != nil {
 			return err
 		}
-		return tx.Where(r.k.askedColumn+" = ?", id).Delete(r.k.askedIndex).Error
+		return tx.Where("request_id = ?", id).Delete(&RequestPerson{}).Error
 	})
 }
 

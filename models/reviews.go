@@ -73,9 +73,8 @@ func (r *Review) head() requestHead {
 }
 
 var reviewKind = &requestKind[Review]{subject: events.RequestReview, idPrefix: ids.Review, open: states.Open,
-	callback: colReviewCallback, table: "reviews", askedTable: "review_reviewers", askedIndex: &ReviewReviewer{},
-	askedColumn: "review_id",
-	dueAt:       func(r *Review) time.Time { return r.ExpiresAt },
+	callback: colReviewCallback, table: "reviews", askedIDs: "reviewer_ids",
+	dueAt: func(r *Review) time.Time { return r.ExpiresAt },
 	acted: func(r *Review, personID string) bool {
 		reviewed := make([]string, len(r.Verdicts.V))
 		for i, v := range r.Verdicts.V {
@@ -101,13 +100,6 @@ func (s *RequestStore) Reviews() Requests[Review, *Review] {
 // Reviewed reports whether personID has returned a verdict.
 func (r *Review) Reviewed(personID string) bool {
 	return slices.ContainsFunc(r.Verdicts.V, func(v Verdict) bool { return v.ReviewerID == personID })
-}
-
-// ReviewReviewer lists a person asked to review; it answers "what is in my
-// inbox" with an index.
-type ReviewReviewer struct {
-	ReviewID string `gorm:"primaryKey;size:40"`
-	Asking
 }
 
 // ReviewFilter narrows a list of reviews.

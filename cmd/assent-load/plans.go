@@ -25,7 +25,7 @@ func (l *load) plans(ctx context.Context) (map[string]string, error) {
 	if err := db.Raw("SELECT id FROM members WHERE organization_id = ? AND email = ?", l.st.Org, l.st.HotEmail).Scan(&hotID).Error; err != nil {
 		return nil, err
 	}
-	for _, table := range []string{"approvals", "approval_approvers", "collections", "collection_respondents", "events", "deliveries"} {
+	for _, table := range []string{"approvals", "collections", "request_people", "events", "deliveries"} {
 		if err := db.Exec("VACUUM ANALYZE " + table).Error; err != nil {
 			return nil, err
 		}
