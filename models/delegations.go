@@ -166,17 +166,31 @@ type Waiting struct {
 
 // WaitingOn lists the open requests of each kind waiting on personID.
 func (s *DirectoryStore) WaitingOn(ctx context.Context, orgID, personID string) (*Waiting, error) {
-	db := s.db.WithContext(ctx)
-	out := &Waiting{}
-	var err error
-	if out.Approvals, err = approvalKind.waitingIDs(db, orgID, personID); err != nil {
-		return nil, err
+	out, err := waitingOnPerson(s.db.WithContext(ctx), orgID, personID)
+	return &out, err
+}
+
+// waitingOnPerson lists the open requests of every kind waiting on
+// personID, oldest first, with one query.
+func waitingOnPerson(tx *gorm.DB, orgID, personID string) (Waiting, error) {
+	var rows []struct{ Kind, RequestID string }
+	var out Waiting
+	if err := tx.Model(&RequestPerson{}).Select("kind, request_id").
+		Where("request_people.organization_id = ? AND request_people.person_id = ? AND request_people.waiting", orgID, personID).
+		Order("request_id").Find(&rows).Error; err != nil {
+		return out, err
 	}
-	if out.Collections, err = collectionKind.waitingIDs(db, orgID, personID); err != nil {
-		return nil, err
+	for _, r := range rows {
+		switch r.Kind {
+		case approvalKind.subject:
+			out.Approvals = append(out.Approvals, r.RequestID)
+		case collectionKind.subject:
+			out.Collections = append(out.Collections, r.RequestID)
+		case reviewKind.subject:
+			out.Reviews = append(out.Reviews, r.RequestID)
+		}
 	}
-	out.Reviews, err = reviewKind.waitingIDs(db, orgID, personID)
-	return out, err
+	return out, nil
 }
 
 // delegations runs q over delegations, the soonest first, with their

@@ -362,16 +362,11 @@ func (s *DirectoryStore) RemoveGuest(ctx context.Context, orgID, id string) (*Re
 		if missing != nil && !apperr.Is(missing, apperr.NotFound) {
 			return missing
 		}
-		var err error
-		if out.Pending, err = approvalKind.waitingIDs(tx, orgID, id); err != nil {
+		w, err := waitingOnPerson(tx, orgID, id)
+		if err != nil {
 			return err
 		}
-		if out.Open, err = collectionKind.waitingIDs(tx, orgID, id); err != nil {
-			return err
-		}
-		if out.Reviews, err = reviewKind.waitingIDs(tx, orgID, id); err != nil {
-			return err
-		}
+		out.Pending, out.Open, out.Reviews = w.Approvals, w.Collections, w.Reviews
 		if missing != nil {
 			if !out.Waits() {
 				return missing

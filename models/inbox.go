@@ -272,14 +272,6 @@ func (r Requests[T, P]) Counts(ctx context.Context, orgID, personID string, dueB
 	return r.k.counts(r.s.db.WithContext(ctx), orgID, personID, dueBefore)
 }
 
-// waitingIDs lists the ids of the organisation's records waiting on
-// personID, oldest first.
-func (k *requestKind[T]) waitingIDs(tx *gorm.DB, orgID, personID string) ([]string, error) {
-	var out []string
-	err := k.askingOf(tx, orgID, personID).Order("request_id").Pluck("request_id", &out).Error
-	return out, err
-}
-
 // WaitingKeys lists where the organisation's records waiting on personID
 // sort, in order, at most limit: from the asked index alone, so the inbox
 // of every kind loads only the records it shows.
