@@ -31,7 +31,7 @@ type approval struct {
 }
 
 // report holds every figure of one run; the goal is zero for each
-// figure from Lost on.
+// figure from ServerErrors on.
 type report struct {
 	Seed  uint64 `json:"seed"`
 	Kills int    `json:"kills"`
@@ -82,6 +82,9 @@ type report struct {
 	ReceiptsStored     int `json:"receiptsStored"`
 	ReceiptsUnanswered int `json:"receiptsUnanswered"`
 
+	// ServerErrors are the 5xx answers other than 502 and 503 (counted in
+	// FiveXX with those).
+	ServerErrors        int `json:"serverErrors"`
 	Lost                int `json:"lost"`
 	Duplicates          int `json:"duplicates"`
 	Divergences         int `json:"divergences"`
@@ -407,6 +410,11 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 	}
 	r.phase("replays", &clock)
 	r.NetErrors, r.FiveXX = l.netErrors.Load(), l.fiveXX.Load()
+	l.serverErrorsMu.Lock()
+	for _, e := range l.serverErrors {
+		r.problem(&r.ServerErrors, "%s", e)
+	}
+	l.serverErrorsMu.Unlock()
 	return nil
 }
 

@@ -122,7 +122,7 @@ func assertNothingLost(t *testing.T, r *report) {
 		"missing events": r.MissingEvents, "split deliveries": r.SplitDeliveries, "unexpected events": r.UnexpectedEvents,
 		"replay mismatches": r.ReplayMismatches, "completion mismatches": r.CompletionMismatches,
 		"outbox mismatches": r.OutboxMismatches, "audit gaps": r.AuditGaps, "reminders wrong": r.RemindersWrong,
-		"gate mismatches": r.GateMismatches, "receipt mismatches": r.ReceiptMismatches} {
+		"gate mismatches": r.GateMismatches, "receipt mismatches": r.ReceiptMismatches, "5xx other than 502 and 503": r.ServerErrors} {
 		assert.Zero(t, n, name)
 	}
 }

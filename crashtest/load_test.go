@@ -98,7 +98,12 @@ type load struct {
 	mandateID string
 	fiveXX    atomic.Int64
 	netErrors atomic.Int64
-	seq       atomic.Int64
+	// serverErrors are the 5xx answers other than 502 and 503 (a proxy
+	// with no process behind it, or Assent's "try again"), which no kill
+	// excuses: what each said.
+	serverErrorsMu sync.Mutex
+	serverErrors   []string
+	seq            atomic.Int64
 }
 
 // person is a member the load decides as.
@@ -246,6 +251,11 @@ func (l *load) send(o *op) {
 			l.netErrors.Add(1)
 		case status >= 500:
 			l.fiveXX.Add(1)
+			if status != http.StatusBadGateway && status != http.StatusServiceUnavailable {
+				l.serverErrorsMu.Lock()
+				l.serverErrors = append(l.serverErrors, fmt.Sprintf("%s %s answered %d: %.300s", o.kind, o.key, status, body))
+				l.serverErrorsMu.Unlock()
+			}
 		case status == http.StatusConflict && strings.Contains(string(body), "idempotency_in_progress"):
 		default:
 			o.status, o.respBody, o.replayed = status, body, replayed
