@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
+	"time"
 
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/models"
@@ -69,8 +70,14 @@ func gateDecision(amount int) string {
 // or left to expire.
 func (l *load) gate(rng *rand.Rand, people []person) {
 	amount := rng.IntN(101)
-	if rng.IntN(5) == 0 { // the mandate's range, so that it is spent most runs
-		amount = mandateFrom + rng.IntN(40-mandateFrom)
+	if mandated(amount) || rng.IntN(5) == 0 {
+		// The mandate's range, at most once every mandateEvery.
+		amount = rng.IntN(mandateFrom)
+		l.mu.Lock()
+		if time.Since(l.lastMandated) >= mandateEvery {
+			amount, l.lastMandated = mandateFrom+rng.IntN(40-mandateFrom), time.Now()
+		}
+		l.mu.Unlock()
 	}
 	key := l.newKey("gate")
 	b, _ := json.Marshal(map[string]any{"action": gateAction, "input": map[string]any{"amount": amount}, "externalId": key})

@@ -94,10 +94,12 @@ type load struct {
 	// a 2xx create returned.
 	reviewReports []string
 	reviewed      []*reviewed
-	// mandateID is the standing mandate granted before the load.
-	mandateID string
-	fiveXX    atomic.Int64
-	netErrors atomic.Int64
+	// mandateID is the standing mandate granted before the load;
+	// lastMandated when the load last asked about an amount it covers.
+	mandateID    string
+	lastMandated time.Time
+	fiveXX       atomic.Int64
+	netErrors    atomic.Int64
 	// serverErrors are the 5xx answers other than 502 and 503 (a proxy
 	// with no process behind it, or Assent's "try again"), which no kill
 	// excuses: what each said.

@@ -28,6 +28,9 @@ const opReceipt = "receipt"
 const (
 	mandateBudget = 6
 	mandateFrom   = 35
+	// mandateEvery spreads the checks the mandate covers over the run, so
+	// that its budget is spent across the kills, not in the first seconds.
+	mandateEvery = 2500 * time.Millisecond
 )
 
 // mandated reports whether the mandate's condition covers amount (the
