@@ -84,7 +84,11 @@ type report struct {
 
 	// ServerErrors are the 5xx answers other than 502 and 503 (counted in
 	// FiveXX with those).
-	ServerErrors        int `json:"serverErrors"`
+	ServerErrors int `json:"serverErrors"`
+	// Twins are the requests sent twice at once under one key;
+	// TwinMismatches those whose two answers differ.
+	Twins               int `json:"sentTwiceAtOnce"`
+	TwinMismatches      int `json:"twinMismatches"`
 	Lost                int `json:"lost"`
 	Duplicates          int `json:"duplicates"`
 	Divergences         int `json:"divergences"`
@@ -415,6 +419,12 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 		r.problem(&r.ServerErrors, "%s", e)
 	}
 	l.serverErrorsMu.Unlock()
+	r.Twins = int(l.twins.Load())
+	l.mu.Lock()
+	for _, e := range l.twinMismatches {
+		r.problem(&r.TwinMismatches, "%s", e)
+	}
+	l.mu.Unlock()
 	return nil
 }
 

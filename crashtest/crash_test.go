@@ -117,12 +117,14 @@ func assertNothingLost(t *testing.T, r *report) {
 	assert.NotZero(t, r.Ops[opGate], "the load asked the gate nothing: the test proved nothing")
 	assert.NotZero(t, r.MandateUses, "the mandate allowed nothing: the test proved nothing of mandates")
 	assert.NotZero(t, r.Ops[opReceipt], "the load reported no execution: the test proved nothing of receipts")
+	assert.NotZero(t, r.Twins, "the load sent no key twice at once: the test proved nothing of concurrent attempts")
 	for name, n := range map[string]int{"lost": r.Lost, "duplicates": r.Duplicates, "divergences": r.Divergences,
 		"unacknowledged": r.Unacknowledged, "actions not reflected": r.ActionsNotReflected, "pending past expiry": r.PendingPastExpiry,
 		"missing events": r.MissingEvents, "split deliveries": r.SplitDeliveries, "unexpected events": r.UnexpectedEvents,
 		"replay mismatches": r.ReplayMismatches, "completion mismatches": r.CompletionMismatches,
 		"outbox mismatches": r.OutboxMismatches, "audit gaps": r.AuditGaps, "reminders wrong": r.RemindersWrong,
-		"gate mismatches": r.GateMismatches, "receipt mismatches": r.ReceiptMismatches, "5xx other than 502 and 503": r.ServerErrors} {
+		"gate mismatches": r.GateMismatches, "receipt mismatches": r.ReceiptMismatches, "5xx other than 502 and 503": r.ServerErrors,
+		"twin mismatches": r.TwinMismatches} {
 		assert.Zero(t, n, name)
 	}
 }

@@ -82,7 +82,11 @@ func (l *load) gate(rng *rand.Rand, people []person) {
 	key := l.newKey("gate")
 	b, _ := json.Marshal(map[string]any{"action": gateAction, "input": map[string]any{"amount": amount}, "externalId": key})
 	o := &op{kind: opGate, path: "/api/v1/gate", token: l.svc.keys().AgentKey, key: key, body: string(b), gateAmount: amount}
-	l.send(o)
+	if rng.IntN(4) == 0 {
+		l.sendTwice(o)
+	} else {
+		l.send(o)
+	}
 	if o.status == http.StatusOK {
 		l.reportExecution(rng, o)
 	}

@@ -105,6 +105,10 @@ type load struct {
 	// excuses: what each said.
 	serverErrorsMu sync.Mutex
 	serverErrors   []string
+	// twins counts the requests sent twice at once (sendTwice), and
+	// twinMismatches says how each pair answered differently.
+	twins          atomic.Int64
+	twinMismatches []string
 	seq            atomic.Int64
 }
 
@@ -192,7 +196,11 @@ func (l *load) create(rng *rand.Rand, people []person) {
 	}
 	b, _ := json.Marshal(body)
 	o := &op{kind: opCreate, path: "/api/v1/approvals", token: l.svc.keys().AgentKey, key: key, body: string(b)}
-	l.send(o)
+	if rng.IntN(8) == 0 {
+		l.sendTwice(o)
+	} else {
+		l.send(o)
+	}
 	if !o.acknowledged() {
 		return
 	}
@@ -244,6 +252,39 @@ func (l *load) decide(rng *rand.Rand, a *created, people []person) {
 
 // send posts o until a definitive answer or giveUp, and records it.
 func (l *load) send(o *op) {
+	l.answer(o)
+	l.record(o)
+}
+
+// sendTwice sends o twice at once under its key, as an agent that gave up
+// on an attempt too soon may, and records the first; the other must be
+// answered alike: the same status, for the same record.
+func (l *load) sendTwice(o *op) {
+	twin := &op{kind: o.kind, path: o.path, token: o.token, key: o.key, body: o.body}
+	done := make(chan struct{})
+	go func() { defer close(done); l.answer(twin) }()
+	l.send(o)
+	<-done
+	if twin.status != o.status || idOf(twin.respBody) != idOf(o.respBody) || checkOf(twin.respBody) != checkOf(o.respBody) {
+		l.mu.Lock()
+		l.twinMismatches = append(l.twinMismatches, fmt.Sprintf("%s %s answered %d (%s) and, sent at once, %d (%s)",
+			o.kind, o.key, o.status, o.respBody, twin.status, twin.respBody))
+		l.mu.Unlock()
+	}
+	l.twins.Add(1)
+}
+
+// checkOf is the gate check a gate's answer names, if any.
+func checkOf(body []byte) string {
+	var v struct {
+		CheckID string `json:"checkId"`
+	}
+	_ = json.Unmarshal(body, &v)
+	return v.CheckID
+}
+
+// answer posts o until a definitive answer or giveUp.
+func (l *load) answer(o *op) {
 	deadline := time.Now().Add(l.giveUp)
 	for time.Now().Before(deadline) {
 		o.tries++
@@ -261,12 +302,10 @@ func (l *load) send(o *op) {
 		case status == http.StatusConflict && strings.Contains(string(body), "idempotency_in_progress"):
 		default:
 			o.status, o.respBody, o.replayed = status, body, replayed
-			l.record(o)
 			return
 		}
 		time.Sleep(250 * time.Millisecond)
 	}
-	l.record(o)
 }
 
 func (l *load) post(o *op) (int, []byte, bool, error) {
