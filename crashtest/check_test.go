@@ -87,8 +87,11 @@ type report struct {
 	ServerErrors int `json:"serverErrors"`
 	// Twins are the requests sent twice at once under one key;
 	// TwinMismatches those whose two answers differ.
-	Twins               int `json:"sentTwiceAtOnce"`
-	TwinMismatches      int `json:"twinMismatches"`
+	Twins          int `json:"sentTwiceAtOnce"`
+	TwinMismatches int `json:"twinMismatches"`
+	// RefusedButDone are approval creates answered 4xx, which says nothing
+	// was done, whose key made an approval all the same.
+	RefusedButDone      int `json:"refusedButDone"`
 	Lost                int `json:"lost"`
 	Duplicates          int `json:"duplicates"`
 	Divergences         int `json:"divergences"`
@@ -312,6 +315,9 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 			if len(made) == 0 || byID[resp.ID].ID == "" {
 				r.problem(&r.Lost, "key %s was answered %d with %s, which does not exist", o.key, o.status, resp.ID)
 			}
+		}
+		if o.status >= 400 && o.status < 500 && len(made) > 0 {
+			r.problem(&r.RefusedButDone, "key %s was refused %d (%.200s) yet made %s", o.key, o.status, o.respBody, made[0].ID)
 		}
 	}
 

@@ -124,7 +124,7 @@ func assertNothingLost(t *testing.T, r *report) {
 		"replay mismatches": r.ReplayMismatches, "completion mismatches": r.CompletionMismatches,
 		"outbox mismatches": r.OutboxMismatches, "audit gaps": r.AuditGaps, "reminders wrong": r.RemindersWrong,
 		"gate mismatches": r.GateMismatches, "receipt mismatches": r.ReceiptMismatches, "5xx other than 502 and 503": r.ServerErrors,
-		"twin mismatches": r.TwinMismatches} {
+		"twin mismatches": r.TwinMismatches, "refused but done": r.RefusedButDone} {
 		assert.Zero(t, n, name)
 	}
 }
