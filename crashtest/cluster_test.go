@@ -75,6 +75,14 @@ func TestClusterCrashSafety(t *testing.T) {
 		}
 		return killed
 	}, func(r *report) { r.ExitedOnTheirOwn = c.Exits() })
+	if r.ServerErrors > 0 {
+		// What each 500 was, as the serve processes logged it.
+		for _, name := range []string{cluster.Serve1, cluster.Serve2} {
+			for _, line := range c.LogLines(name, "request failed") {
+				t.Logf("%s: %s", name, line)
+			}
+		}
+	}
 	assertNothingLost(t, r)
 	// Temporal's services may stop themselves when PostgreSQL restarts
 	// during their own start, and are started again as an orchestrator

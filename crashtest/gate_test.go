@@ -69,16 +69,15 @@ func gateDecision(amount int) string {
 // approval it raises joins the load's approvals, to be decided, cancelled
 // or left to expire.
 func (l *load) gate(rng *rand.Rand, people []person) {
+	// The mandate's range once every mandateEvery, and never between.
 	amount := rng.IntN(101)
-	if mandated(amount) || rng.IntN(5) == 0 {
-		// The mandate's range, at most once every mandateEvery.
+	l.mu.Lock()
+	if time.Since(l.lastMandated) >= mandateEvery {
+		amount, l.lastMandated = mandateFrom+rng.IntN(40-mandateFrom), time.Now()
+	} else if mandated(amount) {
 		amount = rng.IntN(mandateFrom)
-		l.mu.Lock()
-		if time.Since(l.lastMandated) >= mandateEvery {
-			amount, l.lastMandated = mandateFrom+rng.IntN(40-mandateFrom), time.Now()
-		}
-		l.mu.Unlock()
 	}
+	l.mu.Unlock()
 	key := l.newKey("gate")
 	b, _ := json.Marshal(map[string]any{"action": gateAction, "input": map[string]any{"amount": amount}, "externalId": key})
 	o := &op{kind: opGate, path: "/api/v1/gate", token: l.svc.keys().AgentKey, key: key, body: string(b), gateAmount: amount}

@@ -3,9 +3,13 @@
 package apperr
 
 import (
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"strings"
 
 	"go.temporal.io/api/serviceerror"
 )
@@ -171,11 +175,39 @@ func As(err error) (*Error, bool) {
 const RetryAfter = 1
 
 // Transient is service_unavailable for a condition of the workflow
-// service that passes by itself, nil for any other error: an Update or
-// query refused while the workflow's task is being retried (after a
-// worker crashed, or while no worker holding the key runs it), and
-// Temporal's frontend unavailable, overloaded or out of time.
+// service or the database that passes by itself, nil for any other error:
+// an Update or query refused while the workflow's task is being retried
+// (after a worker crashed, or while no worker holding the key runs it),
+// Temporal's frontend unavailable, overloaded or out of time, and the
+// database unreachable, restarting or dropping the connection.
 func Transient(err error) *Error {
+	if e := temporalTransient(err); e != nil {
+		return e
+	}
+	if databaseTransient(err) {
+		return New(Unavailable, "the database is unavailable; retry shortly")
+	}
+	return nil
+}
+
+// databaseTransient reports a connection the database refused, dropped or
+// is not yet taking: SQLSTATE class 08 or 57P01–57P03 (PostgreSQL's
+// shutting down and starting up), an error its driver marks safe to
+// retry, a network error, or a connection cut mid-answer.
+func databaseTransient(err error) bool {
+	var state interface{ SQLState() string }
+	if errors.As(err, &state) {
+		s := state.SQLState()
+		return strings.HasPrefix(s, "08") || s == "57P01" || s == "57P02" || s == "57P03"
+	}
+	var retry interface{ SafeToRetry() bool }
+	var netErr *net.OpError
+	return (errors.As(err, &retry) && retry.SafeToRetry()) || errors.As(err, &netErr) ||
+		errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// temporalTransient is Transient for the workflow service.
+func temporalTransient(err error) *Error {
 	var (
 		notReady    *serviceerror.WorkflowNotReady
 		unavailable *serviceerror.Unavailable

@@ -1,11 +1,18 @@
 package apperr
 
 import (
+	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/assert"
 	"go.temporal.io/api/serviceerror"
 )
@@ -40,4 +47,42 @@ func TestTransientTemporalConditionsAreUnavailable(t *testing.T) {
 	e, ok := As(fmt.Errorf("%w: %w", New(Conflict, "taken"), serviceerror.NewUnavailable("x")))
 	assert.True(t, ok)
 	assert.Equal(t, Conflict, e.Code)
+	e, ok = As(fmt.Errorf("%w: %w", New(NotFound, "gone"), &pgconn.PgError{Code: "57P01"}))
+	assert.True(t, ok)
+	assert.Equal(t, NotFound, e.Code)
+}
+
+// The database unreachable, restarting or cutting a connection is
+// service_unavailable too; its other errors (a constraint, a bad query)
+// stay what they were.
+func TestTransientDatabaseConditionsAreUnavailable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	_, refused := pgx.Connect(ctx, "postgres://postgres@"+addr+"/test?connect_timeout=2")
+	for _, err := range []error{
+		refused, // nothing listens: the server is down
+		&pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"},
+		&pgconn.PgError{Code: "57P03", Message: "the database system is starting up"},
+		fmt.Errorf("save: %w", &pgconn.PgError{Code: "08006"}),
+		fmt.Errorf("read: %w", io.ErrUnexpectedEOF),
+		driver.ErrBadConn,
+	} {
+		e, ok := As(err)
+		if assert.True(t, ok, "%v", err) {
+			assert.Equal(t, Unavailable, e.Code, "%v", err)
+		}
+	}
+	for _, err := range []error{
+		&pgconn.PgError{Code: "23505", Message: "duplicate key value violates unique constraint"},
+		&pgconn.PgError{Code: "42P01", Message: "relation does not exist"},
+	} {
+		_, ok := As(err)
+		assert.False(t, ok, "%v", err)
+	}
 }

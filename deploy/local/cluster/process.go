@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -201,6 +202,21 @@ func stopGroup(pid int, grace time.Duration) bool {
 	}
 	_ = syscall.Kill(-pid, syscall.SIGKILL)
 	return true
+}
+
+// LogLines are the lines of the named process's log that contain substr.
+func (c *Cluster) LogLines(name, substr string) []string {
+	b, err := os.ReadFile(c.logPath(name))
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, substr) {
+			out = append(out, line)
+		}
+	}
+	return out
 }
 
 // LogTail is the end of a process's log, for failure messages.
