@@ -176,7 +176,7 @@ func waitingOnPerson(tx *gorm.DB, orgID, personID string) (Waiting, error) {
 	var rows []struct{ Kind, RequestID string }
 	var out Waiting
 	if err := tx.Model(&RequestPerson{}).Select("kind, request_id").
-		Where("request_people.organization_id = ? AND request_people.person_id = ? AND request_people.waiting", orgID, personID).
+		Where(personWaiting, orgID, personID).
 		Order("request_id").Find(&rows).Error; err != nil {
 		return out, err
 	}

@@ -209,11 +209,15 @@ func (k *requestKind[T]) askingOf(tx *gorm.DB, orgID, personID string) *gorm.DB 
 	return tx.Model(&RequestPerson{}).Where(waitingOn, orgID, personID, k.subject)
 }
 
-// waitingOn is the condition on the rows waiting on a person of an
-// organisation, of a kind (its three parameters), named by table so that
-// it holds in a join too. The condition on waiting is literal so that
-// PostgreSQL's plans for any parameters may use the partial indexes.
-const waitingOn = "request_people.organization_id = ? AND request_people.person_id = ? AND request_people.kind = ? AND request_people.waiting"
+// personWaiting is the condition on the rows waiting on a person of an
+// organisation (its two parameters), named by table so that it holds in a
+// join too. The condition on waiting is literal so that PostgreSQL's plans
+// for any parameters may use the partial indexes. waitingOn narrows it to
+// a kind (a third parameter).
+const (
+	personWaiting = "request_people.organization_id = ? AND request_people.person_id = ? AND request_people.waiting"
+	waitingOn     = personWaiting + " AND request_people.kind = ?"
+)
 
 // waiting lists the organisation's records waiting on personID in order,
 // at most limit of them, read through request_people.

@@ -256,16 +256,26 @@ func (r *Records[T]) Cancel(ctx context.Context, orgID, id, updateID string, who
 // form's submission id), makes Temporal run a repeated request once. arg
 // is addressed to the record here, for the workflow's validator to check.
 func (r *Records[T]) Update(ctx context.Context, orgID, id, updateID, name string, arg workflows.Argument) (*T, error) {
-	arg.For(id)
 	rec, err := r.Get(ctx, orgID, id)
 	if err != nil {
 		return nil, err
 	}
+	if err := r.send(ctx, rec, updateID, name, arg); err != nil {
+		return nil, err
+	}
+	return r.Get(ctx, orgID, id)
+}
+
+// send sends the Update name to the workflow of rec, as read, and waits
+// for its outcome (see Update).
+func (r *Records[T]) send(ctx context.Context, rec *T, updateID, name string, arg workflows.Argument) error {
+	h := r.Head(rec)
+	arg.For(h.ID)
 	if r.Temporal == nil {
-		return nil, errNoTemporal
+		return errNoTemporal
 	}
 	handle, err := r.Temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID:   r.WorkflowID(id),
+		WorkflowID:   r.WorkflowID(h.ID),
 		UpdateID:     updateID,
 		UpdateName:   name,
 		Args:         []any{arg},
@@ -275,13 +285,13 @@ func (r *Records[T]) Update(ctx context.Context, orgID, id, updateID, name strin
 		err = handle.Get(ctx, nil)
 	}
 	if err != nil {
-		return nil, r.workflowError(ctx, r.Head(rec), err)
+		return r.workflowError(ctx, h, err)
 	}
 	// The transition may have been persisted by a worker in another
 	// process; long-polls in this one hear of it here, without waiting
 	// for its relay (or on SQLite, which relays none, the poll).
-	r.Store.Changes().Heard(id)
-	return r.Get(ctx, orgID, id)
+	r.Store.Changes().Heard(h.ID)
+	return nil
 }
 
 // workflowError maps what an Update on a request's workflow returned to
@@ -496,7 +506,7 @@ func (l *Lifecycle[T]) UpdateEach(ctx context.Context, orgID string, ids []strin
 			a, err = arg(rec)
 		}
 		if err == nil {
-			_, err = l.Update(ctx, orgID, id, updateID, name, a)
+			err = l.records.send(ctx, rec, updateID, name, a)
 		}
 		if err != nil && slices.ContainsFunc(done, func(code string) bool { return apperr.Is(err, code) }) {
 			continue
