@@ -41,6 +41,7 @@ func (f *fixture) report(t *testing.T, slug string) *models.Report {
 // 30 days of series with zeros and today's views, and recent readers named
 // only once showViewers is on; who may read them.
 func TestReportAnalytics(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		dana, _, bob, _, gus := f.people(t)
@@ -149,6 +150,7 @@ func pick(v any, fields ...string) map[string]any {
 // nobody opened included and archived ones left out, paged; a plain member
 // sees the reports they read; below the team plan, 402.
 func TestOrganizationAnalytics(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		dana, _, _, _, gus := f.people(t)

@@ -161,6 +161,7 @@ func errField(r response, name string) string {
 // TestAPIScenarios covers auth, scopes, the error envelope and wire manners
 // in one table, on SQLite and PostgreSQL.
 func TestAPIScenarios(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		key := map[string]string{"agent": f.agentKey, "readonly": f.readOnlyKey, "admin": f.adminKey,
@@ -268,6 +269,7 @@ func TestAPIScenarios(t *testing.T) {
 }
 
 func TestRevokedKeyFailsAtOnce(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		r := f.do(t, "POST", "/api/v1/admin/keys", f.adminKey, `{"name":"short-lived","kind":"agent","scopes":["approvals:read"]}`, nil)
@@ -285,6 +287,7 @@ func TestRevokedKeyFailsAtOnce(t *testing.T) {
 }
 
 func TestIdempotency(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		hdr := map[string]string{"Idempotency-Key": "create-bob"}
@@ -352,6 +355,7 @@ func TestIdempotency(t *testing.T) {
 // JSON) still replays for the same bytes, and is still refused for another
 // body.
 func TestIdempotencyKeepsKeysStoredBeforeCanonicalHashing(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		ctx := context.Background()
@@ -381,6 +385,7 @@ func TestIdempotencyKeepsKeysStoredBeforeCanonicalHashing(t *testing.T) {
 // TestIdempotencyUnderConcurrency sends 20 requests with one key at once:
 // exactly one executes; the rest are replays or told it is in progress.
 func TestIdempotencyUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		body := `{"name":"concurrent","kind":"agent","scopes":["approvals:read"]}`
@@ -434,6 +439,7 @@ func TestIdempotencyUnderConcurrency(t *testing.T) {
 }
 
 func TestReadyzChecksTemporal(t *testing.T) {
+	t.Parallel()
 	ts := temporaltest.NewServer(temporaltest.WithT(t))
 	db := testenv.OpenDB(t, "sqlite")
 	store, tc := models.NewStore(db, testenv.Keys()), ts.GetDefaultClient()
@@ -462,6 +468,7 @@ func TestReadyzChecksTemporal(t *testing.T) {
 // dribbles a body is answered 401 from its headers, without the server
 // waiting for the body.
 func TestSlowBodyWithoutKeyIsAnsweredAtOnce(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, testenv.OpenDB(t, "sqlite"))
 	conn, err := net.Dial("tcp", strings.TrimPrefix(f.srv.URL, "http://"))
 	require.NoError(t, err)

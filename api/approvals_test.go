@@ -100,6 +100,7 @@ func (s *stack) create(t *testing.T, key, body string) map[string]any {
 }
 
 func TestCreateApprovalValidation(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		flow := s.do(t, "POST", "/api/v1/flows", s.agentKey, `{"title":"done job"}`, nil)
@@ -177,6 +178,7 @@ func TestCreateApprovalValidation(t *testing.T) {
 }
 
 func TestCreateApprovalDefaultsAndResolution(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		before := time.Now()
@@ -296,6 +298,7 @@ func waitFor(t *testing.T, cond func() bool) {
 // TestApprovalLifecycle walks one request through questions, refusals and
 // an approval with a correction, checking every rule on the way.
 func TestApprovalLifecycle(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		a := s.create(t, s.agentKey, `{"title":"Refund","approvers":["Finance"],
@@ -388,6 +391,7 @@ func TestApprovalLifecycle(t *testing.T) {
 }
 
 func TestApprovalRejectCancelExpireAndMemberRequests(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 
@@ -497,6 +501,7 @@ func (c startLandsLate) ExecuteWorkflow(ctx context.Context, o client.StartWorkf
 // for before the record is taken back); one that lands after the record
 // was taken back ends its workflow at once instead of retrying forever.
 func TestAStartWhoseAnswerWasLost(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		ctx := context.Background()
@@ -526,6 +531,7 @@ func TestAStartWhoseAnswerWasLost(t *testing.T) {
 }
 
 func TestFailedStartLeavesNothingAndReconcilerStartsOrphans(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		broken := newFixtureWith(t, db, failingStart{s.tc})
@@ -573,6 +579,7 @@ func (c *countingStarts) ExecuteWorkflow(ctx context.Context, o client.StartWork
 // not cost Temporal a refused start each, every pass; once the backlog
 // moves on, an orphan behind it is started.
 func TestReconcilerLeavesABacklogToTheWorkers(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		ctx := context.Background()
@@ -609,6 +616,7 @@ func TestReconcilerLeavesABacklogToTheWorkers(t *testing.T) {
 }
 
 func TestFlows(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		f := s.do(t, "POST", "/api/v1/flows", s.agentKey, `{"title":"Quarter close","externalId":"q4"}`, nil)
@@ -684,6 +692,7 @@ func (crashingStart) ExecuteWorkflow(context.Context, client.StartWorkflowOption
 // completed by a retry with the same Idempotency-Key: one approval, its
 // workflow started, and the decision's first outcome, not a 409.
 func TestRetryAfterCrashResumes(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		dying := s.built

@@ -16,6 +16,7 @@ import (
 )
 
 func TestRequireScopeNamesTheMissingScope(t *testing.T) {
+	t.Parallel()
 	r := gin.New()
 	r.Use(errorsMiddleware(slog.Default()))
 	r.GET("/x", func(c *gin.Context) {
@@ -43,6 +44,7 @@ func TestRequireScopeNamesTheMissingScope(t *testing.T) {
 // The access log names a request's route, never its path: a decision
 // link's token stays out of it.
 func TestAccessLogNamesTheRoute(t *testing.T) {
+	t.Parallel()
 	var logged bytes.Buffer
 	log := slog.New(slog.NewJSONHandler(&logged, nil))
 	r := gin.New()

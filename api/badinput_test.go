@@ -18,6 +18,7 @@ import (
 // integers beyond 2^53) is refused with 400 naming the field, on both
 // databases, before any handler or store sees it.
 func TestBadInputIsRefusedByName(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		// An action whose schema lets any key through, as the review's did.
@@ -123,6 +124,7 @@ func TestBadInputIsRefusedByName(t *testing.T) {
 // TestExpiresInNamesExpiresAt: the SDKs' expiresIn is not a REST field;
 // the API says which one is.
 func TestExpiresInNamesExpiresAt(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		for _, path := range []string{"/api/v1/approvals", "/api/v1/collections", "/api/v1/reviews"} {
@@ -142,6 +144,7 @@ func TestExpiresInNamesExpiresAt(t *testing.T) {
 // empty refuses a field, or a body that is not a JSON object, as every
 // other route does, rather than ignoring it (found by the property run).
 func TestNoFieldsWhereNoneAreTaken(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		flow := s.do(t, "POST", "/api/v1/flows", s.agentKey, `{"title":"job"}`, nil)

@@ -27,6 +27,7 @@ const sevenKinds = `[
 	{"id":"ok","prompt":"Go ahead?","kind":"boolean"}]`
 
 func TestCreateCollectionValidation(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		soon := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
@@ -66,6 +67,7 @@ func TestCreateCollectionValidation(t *testing.T) {
 }
 
 func TestCollectionLifecycle(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		due := time.Now().Add(72 * time.Hour).UTC().Format(time.RFC3339)
@@ -178,6 +180,7 @@ func TestCollectionLifecycle(t *testing.T) {
 }
 
 func TestCollectionCancelAndNotAsked(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		r := s.do(t, "POST", "/api/v1/collections", s.agentKey, `{"title":"t","questions":[{"prompt":"p","kind":"boolean"}],"respondents":["Finance"]}`, nil)
@@ -198,6 +201,7 @@ func TestCollectionCancelAndNotAsked(t *testing.T) {
 // flow, its steps are on the flow's timeline, and an open one keeps
 // allSettled false until it settles.
 func TestCollectionJoinsItsFlow(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		f := s.do(t, "POST", "/api/v1/flows", s.agentKey, `{"title":"Onboarding"}`, nil)
@@ -231,6 +235,7 @@ func TestCollectionJoinsItsFlow(t *testing.T) {
 // its respondents, and it completes when the replies already reach what
 // the people left can give.
 func TestRemovingAGuestTakesThemOffOpenCollections(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		ctx := context.Background()

@@ -25,6 +25,7 @@ func (s *stack) comment(t *testing.T, key, report, body string) map[string]any {
 }
 
 func TestCommentValidationAndQuotes(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		s.publish(t, `{"title":"Q3","slug":"q3","content":`+jsonString(html(q3Page))+`,"audience":["Finance"]}`)
@@ -103,6 +104,7 @@ func TestCommentValidationAndQuotes(t *testing.T) {
 }
 
 func TestCommentThreadsResolveRetractAndList(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		s.publish(t, `{"title":"Q3","slug":"q3","content":`+jsonString(html(q3Page))+`,"audience":["Finance"]}`)
@@ -153,6 +155,7 @@ func TestCommentThreadsResolveRetractAndList(t *testing.T) {
 }
 
 func TestCommentsFollowTheLiveVersionAndReviews(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		s.publish(t, `{"title":"Q3","slug":"q3","content":`+jsonString(html(q3Page))+`,"audience":["Finance"]}`)

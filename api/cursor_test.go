@@ -22,6 +22,7 @@ import (
 // as the first page. The operations come from the contract, so a new
 // list is held to it too.
 func TestEveryListRefusesACursorItDidNotIssue(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		hook, err := s.store.CreateWebhookEndpoint(context.Background(), s.org.ID,

@@ -16,6 +16,7 @@ import (
 // names, size, count and JSON are checked; another organisation's report
 // is not found; rollback leaves data alone.
 func TestDatasets(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		rep := f.publish(t, `{"title":"Dash","slug":"team/dash","content":`+jsonString(html("d"))+`}`)

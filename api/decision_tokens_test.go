@@ -23,6 +23,7 @@ import (
 // approval's own), and fails for the input proposed. A rotated key stays
 // listed, so what it signed still verifies.
 func TestDecisionTokens(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := deliveryStack(t, db)
 		ctx := context.Background()

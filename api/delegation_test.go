@@ -69,6 +69,7 @@ func viaOf(t *testing.T, people any, email string) []any {
 }
 
 func TestDelegationSetGetEnd(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		const path = "/api/v1/me/delegation"
@@ -151,6 +152,7 @@ func TestDelegationSetGetEnd(t *testing.T) {
 // back to its delegator at overlapping times is refused, naming the
 // cycle, and one at times that never overlap is not.
 func TestDelegationChainsAndCycles(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		erin, erinToken := s.memberWithToken(t, "erin@example.com", "Erin")
@@ -187,6 +189,7 @@ func TestDelegationChainsAndCycles(t *testing.T) {
 // escalations, requests for information and reviews that name Cy ask Bob
 // instead, who acts in his own name on Cy's behalf; Cy no longer can.
 func TestNewRequestsAskTheDelegate(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		s.delegate(t, s.cyToken, "bob@example.com")
@@ -252,6 +255,7 @@ func TestNewRequestsAskTheDelegate(t *testing.T) {
 // emailed, decides on Cy's behalf, and the flow's evidence export says so
 // in the record and on the timeline.
 func TestWaitingRequestsGainTheDelegate(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		mailbox := mail.NewMailbox(0)
 		s := newStackWorker(t, db, netguard.Public, worker.Deps{Mailer: mailbox})
@@ -334,6 +338,7 @@ func TestWaitingRequestsGainTheDelegate(t *testing.T) {
 // delegate; and a request is never handed to its requester, so someone
 // can still decide it.
 func TestRequesterCannotDecideThroughADelegation(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		// Cy asks Bob; Bob, away, hands his requests to Cy: not Cy's own,
@@ -397,6 +402,7 @@ func TestRequesterCannotDecideThroughADelegation(t *testing.T) {
 // request escalating to her was made; when the escalation fires, Bob,
 // who stands in for her, is asked instead and decides on her behalf.
 func TestEscalationAsksTheDelegateOfSomeoneAwaySince(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		a := s.create(t, s.agentKey, `{"title":"Pay","approvers":["ada@example.com"],"escalation":{"after":"2s","to":["cy@example.com"]}}`)
@@ -421,6 +427,7 @@ func TestEscalationAsksTheDelegateOfSomeoneAwaySince(t *testing.T) {
 // escalating to her was made, and is back before it fires: the
 // escalation asks her, not Bob, who stood in for her then.
 func TestEscalationAsksWhoeverIsBackWhenItFires(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		s.delegate(t, s.cyToken, "bob@example.com")
@@ -443,6 +450,7 @@ func TestEscalationAsksWhoeverIsBackWhenItFires(t *testing.T) {
 // a request made now: Ada, the owner, is away, so Cy stands in for her,
 // on an approval and on a review alike.
 func TestDefaultsAskWhoStandsIn(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		ctx := context.Background()
@@ -489,6 +497,7 @@ func TestDefaultsAskWhoStandsIn(t *testing.T) {
 // goes to Erin as usual. A delegate who may review (Bob, an
 // administrator) is handed the review.
 func TestReviewsGoOnlyToDelegatesWhoCanReadTheReport(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		ctx := context.Background()
@@ -534,6 +543,7 @@ func TestReviewsGoOnlyToDelegatesWhoCanReadTheReport(t *testing.T) {
 // set to begin later hands the waiting requests over once the
 // reconciler finds its time has come, once.
 func TestDelegationBeginningLaterStartsThroughTheReconciler(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		ctx := context.Background()

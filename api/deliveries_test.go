@@ -98,6 +98,7 @@ func deliveryStack(t *testing.T, db *gorm.DB) *stack {
 // and completed events reach the webhook, and its signed callback carries
 // collection.completed with requestType "collection".
 func TestCollectionEventsReachWebhookAndCallback(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := deliveryStack(t, db)
 		ctx := context.Background()
@@ -147,6 +148,7 @@ func TestCollectionEventsReachWebhookAndCallback(t *testing.T) {
 // deliveries several at a time; every event still reaches every endpoint,
 // and none twice.
 func TestABurstReachesEveryEndpointOnce(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := deliveryStack(t, db)
 		ctx := context.Background()
@@ -177,6 +179,7 @@ func TestABurstReachesEveryEndpointOnce(t *testing.T) {
 }
 
 func TestApprovalEventsReachWebhookAndCallback(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := deliveryStack(t, db)
 		ctx := context.Background()
@@ -222,6 +225,7 @@ func TestApprovalEventsReachWebhookAndCallback(t *testing.T) {
 }
 
 func TestDeliveryRetriesThenSucceedsWithOneDeliveryID(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := deliveryStack(t, db)
 		ctx := context.Background()
@@ -254,6 +258,7 @@ func TestDeliveryRetriesThenSucceedsWithOneDeliveryID(t *testing.T) {
 }
 
 func TestEndpointSwitchesOffAfterTwentyFailures(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := deliveryStack(t, db)
 		ctx := context.Background()
@@ -288,6 +293,7 @@ func TestEndpointSwitchesOffAfterTwentyFailures(t *testing.T) {
 // TestDeliveryLogResendAndRecover shows the delivery log, a resend under
 // the same delivery id, and recovering what a switched-off endpoint missed.
 func TestDeliveryLogResendAndRecover(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := deliveryStack(t, db)
 		ctx := context.Background()
@@ -384,6 +390,7 @@ func TestDeliveryLogResendAndRecover(t *testing.T) {
 // Slack and a Teams endpoint: each gets its native message with a button to
 // the approval's page, still signed, and the admin API hides the address.
 func TestChatFormatsAreDeliveredSigned(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := deliveryStack(t, db)
 		slack, teams := newReceiver(t, "whsec_s"), newReceiver(t, "whsec_t")
@@ -427,6 +434,7 @@ func TestChatFormatsAreDeliveredSigned(t *testing.T) {
 // review.changes_requested and review.expired with requestType "review";
 // a verdict that does not settle it sends nothing.
 func TestReviewEventsReachWebhookAndCallback(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := deliveryStack(t, db)
 		ctx := context.Background()

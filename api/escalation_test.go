@@ -15,6 +15,7 @@ import (
 )
 
 func TestCreateApprovalEscalationValidation(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		soon := time.Now().Add(2 * time.Hour).UTC().Format(time.RFC3339)
@@ -57,6 +58,7 @@ func TestCreateApprovalEscalationValidation(t *testing.T) {
 // second after creation gets Cy as an approver, the read shape and the
 // event say so, and Cy can then decide.
 func TestEscalationAddsApproversOnTheRealStack(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		a := s.create(t, s.agentKey, `{"title":"Pay","approvers":["bob@example.com"],"escalation":{"after":"1s","to":["cy@example.com"]}}`)
@@ -93,6 +95,7 @@ func TestEscalationAddsApproversOnTheRealStack(t *testing.T) {
 // TestRuleEscalation: an approval rule's escalation applies to matching
 // requests, sooner than the request's own; a later one does not replace it.
 func TestRuleEscalation(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		for _, tc := range []struct{ name, body, field string }{

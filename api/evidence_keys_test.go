@@ -17,6 +17,7 @@ import (
 // by callers racing; its public half is served as a JWK set to anyone, its
 // private half is stored sealed; a rotation retires it and keeps it listed.
 func TestEvidenceKeys(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		ctx := context.Background()

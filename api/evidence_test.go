@@ -25,6 +25,7 @@ import (
 // without every scope is told which it lacks, and a plain member is
 // refused.
 func TestEvidenceExport(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		ctx := context.Background()

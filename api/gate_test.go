@@ -45,6 +45,7 @@ const refundAction = `{
 }`
 
 func TestActionsAdmin(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		with := func(edit func(map[string]any)) string {
@@ -111,6 +112,7 @@ func TestActionsAdmin(t *testing.T) {
 }
 
 func TestGate(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		ctx := context.Background()

@@ -20,6 +20,7 @@ import (
 // and administrators (who can decide it), and its timeline says so.
 // Another organisation's admin key cannot remove them.
 func TestRemovingAGuestEndsTheirAccessAndHandsOnTheirRequests(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		ctx := context.Background()
@@ -94,6 +95,7 @@ func TestRemovingAGuestEndsTheirAccessAndHandsOnTheirRequests(t *testing.T) {
 // and still waits on the guest. Another organisation's admin key cannot
 // rename them.
 func TestRenamingAGuestLeavesTheirRequestsAsAsked(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		ctx := context.Background()

@@ -27,6 +27,7 @@ import (
 // key while the handler is still working: exactly one executes, the rest
 // are told the first is in progress, and a later call replays it.
 func TestIdempotencyHoldsWhileTheFirstRequestRuns(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		h, key := idempotencyHarness(t, db)
 		var runs atomic.Int32
@@ -89,6 +90,7 @@ func TestIdempotencyHoldsWhileTheFirstRequestRuns(t *testing.T) {
 // TestIdempotencyReleasesAfterServerError lets a client retry a key whose
 // first attempt failed on the server's side.
 func TestIdempotencyReleasesAfterServerError(t *testing.T) {
+	t.Parallel()
 	h, key := idempotencyHarness(t, testenv.OpenDB(t, "sqlite"))
 	var calls atomic.Int32
 	r := gin.New()

@@ -14,6 +14,7 @@ import (
 // TestInboxEveryKind: without kind the inbox lists every request waiting
 // on the person, newest first; kind narrows it.
 func TestInboxEveryKind(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		s.reviewable(t)
@@ -68,6 +69,7 @@ func TestInboxEveryKind(t *testing.T) {
 // the earliest due, across kinds and within one; order=newest the newest
 // first; only kind=approval newest first takes a cursor.
 func TestInboxOrders(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		at := func(d time.Duration) string { return time.Now().Add(d).UTC().Format(time.RFC3339) }

@@ -23,6 +23,7 @@ import (
 // wait; another key is not held back by one key's polls, and a read
 // without wait never is.
 func TestLongPollsAreCapped(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, testenv.OpenDB(t, "sqlite"))
 	slots := ratelimit.NewSlots(2, 3)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))

@@ -49,6 +49,7 @@ func (s *mandateStack) grant(t *testing.T, token, fields string) response {
 }
 
 func TestMandates(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newMandateStack(t, db)
 		ctx := context.Background()
@@ -196,6 +197,7 @@ func TestMandates(t *testing.T) {
 // TestMandateBudgetUnderConcurrency: fifty concurrent checks against a
 // budget of ten allow exactly ten; the others go to a person.
 func TestMandateBudgetUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newMandateStack(t, db)
 		require.Equal(t, 201, s.grant(t, s.bobToken, `"budget":{"count":10,"window":"mandate"}`).status)
@@ -222,6 +224,7 @@ func TestMandateBudgetUnderConcurrency(t *testing.T) {
 // sent twice at once, is answered twice with one outcome (allowed with its
 // token, or an approval raised once the budget is spent), never a 404.
 func TestGateKeySentTwiceAtOnce(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newMandateStack(t, db)
 		require.Equal(t, 201, s.grant(t, s.bobToken, `"budget":{"count":5,"window":"mandate"}`).status)
@@ -257,6 +260,7 @@ func TestGateKeySentTwiceAtOnce(t *testing.T) {
 // mandate, its grant and the use on its timeline, and the executor's
 // receipt for the mandate's token; the export verifies.
 func TestMandateEvidence(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newMandateStack(t, db)
 		granted := s.grant(t, s.bobToken, `"budget":{"count":2,"window":"week"}`)
@@ -320,6 +324,7 @@ func moveMandate(t *testing.T, db *gorm.DB, id string, startsAt, expiresAt time.
 // spend nothing is not covered once nothing is left, and the mandate is
 // exhausted once, not at every such use.
 func TestMandateSumSpent(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newMandateStack(t, db)
 		// Credits may be of nothing, so that a check may spend 0.
@@ -356,6 +361,7 @@ func TestMandateSumSpent(t *testing.T) {
 // TestMandateTimes: a mandate allows nothing before it starts or once it
 // has expired: the next check asks a person, and its status says why.
 func TestMandateTimes(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newMandateStack(t, db)
 		now := time.Now().UTC()
@@ -391,6 +397,7 @@ func TestMandateTimes(t *testing.T) {
 // TestMandateRevokeEnded: revoking a mandate already revoked or expired
 // is invalid_state and writes nothing: no audit entry, no event.
 func TestMandateRevokeEnded(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newMandateStack(t, db)
 		ctx := context.Background()
@@ -432,6 +439,7 @@ func TestMandateRevokeEnded(t *testing.T) {
 // flows' timelines, its exhaustion included, but neither flow's export
 // names the other's check.
 func TestMandateEvidenceOtherFlows(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newMandateStack(t, db)
 		granted := s.grant(t, s.bobToken, `"budget":{"count":2,"window":"week"}`)
@@ -468,6 +476,7 @@ func TestMandateEvidenceOtherFlows(t *testing.T) {
 // approvals an organisation rule makes need two, whose policy never asks
 // a person, or whose approvers cannot be resolved.
 func TestMandateGrantRefusals(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newMandateStack(t, db)
 		ctx := context.Background()
@@ -512,6 +521,7 @@ func TestMandateGrantRefusals(t *testing.T) {
 // authority at each use: once the granter is no longer an administrator,
 // the next check asks a person, and once restored it is covered again.
 func TestMandateGranterDemoted(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newMandateStack(t, db)
 		granted := s.grant(t, s.bobToken, `"budget":{"count":10,"window":"day"}`)
@@ -542,6 +552,7 @@ func TestMandateGranterDemoted(t *testing.T) {
 // lends one decision, never the authority to approve in advance. Ada,
 // back, grants it in her own right.
 func TestDelegatesGrantNoMandates(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newMandateStack(t, db)
 		require.Equal(t, 200, s.do(t, "PATCH", "/api/v1/admin/organization", s.adminKey, `{"membersMayGrantMandates":true}`, nil).status)
@@ -583,6 +594,7 @@ func TestDelegatesGrantNoMandates(t *testing.T) {
 // variant alone is no amount, so the mandate does not cover it: a person
 // decides, and the budget is untouched.
 func TestMandateSumCaseVariant(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newMandateStack(t, db)
 		credit := `{"name":"credit.grant","inputSchema":{"type":"object","properties":{"amount":{"type":"number","minimum":0}}},

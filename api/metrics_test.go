@@ -20,6 +20,7 @@ import (
 // counts a refusal by the status it became, and is not served on the
 // API's listener when the process serves it elsewhere.
 func TestMetricsRoute(t *testing.T) {
+	t.Parallel()
 	store := models.NewStore(testenv.OpenDB(t, "sqlite"), testenv.Keys())
 	svc := app.Build(app.Deps{Store: store, Logger: quiet})
 	m := metrics.New()
@@ -54,6 +55,7 @@ func TestMetricsRoute(t *testing.T) {
 // The worker's listener answers the probes as the API does, and metrics
 // when given them.
 func TestProbes(t *testing.T) {
+	t.Parallel()
 	store := models.NewStore(testenv.OpenDB(t, "sqlite"), testenv.Keys())
 	svc := app.Build(app.Deps{Store: store, Logger: quiet})
 	for _, withMetrics := range []bool{true, false} {

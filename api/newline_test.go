@@ -12,6 +12,7 @@ import (
 // TestJSONEndsWithNewline: every JSON answer, errors and replays included,
 // ends with a newline, and a replayed 201 carries the first Location.
 func TestJSONEndsWithNewline(t *testing.T) {
+	t.Parallel()
 	s := newStack(t, testenv.OpenDB(t, "sqlite"))
 	body := `{"title":"Refund","approvers":["Finance"]}`
 	key := map[string]string{"Idempotency-Key": "nl-1"}

@@ -14,6 +14,7 @@ import (
 // service refuses a valid create with 503 (never 500) and writes nothing;
 // an invalid one still hears what is wrong with it.
 func TestWithoutTemporalCreatesAnswer503(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		for _, c := range []struct{ path, body string }{

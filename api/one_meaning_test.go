@@ -14,6 +14,7 @@ import (
 // approved input a token binds, so it is held to what an input is: an
 // integer beyond 2^53 is refused, naming it, and 2^53 is taken.
 func TestCorrectionsHaveOneMeaning(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		a := s.create(t, s.agentKey, `{"title":"Pay","approvers":["Finance"],"input":{"acct":1},"editableFields":["acct"]}`)

@@ -173,6 +173,7 @@ func viewerRoute(path string) bool {
 // TestOpenAPICoversEveryRoute: every route the router serves is in the
 // document, and every operation of the document is served.
 func TestOpenAPICoversEveryRoute(t *testing.T) {
+	t.Parallel()
 	c := openAPIContract(t)
 	db := testenv.OpenDB(t, "sqlite")
 	store := models.NewStore(db, testenv.Keys())
@@ -207,6 +208,7 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 // TestOpenAPIServed: /api/v1/openapi.json is the document as JSON, without
 // a key, with an ETag that answers 304.
 func TestOpenAPIServed(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, testenv.OpenDB(t, "sqlite"))
 	r := f.do(t, "GET", "/api/v1/openapi.json", "", "", nil)
 	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
@@ -234,6 +236,7 @@ func TestOpenAPIServed(t *testing.T) {
 // A response the document does not describe, or a request the document
 // refuses that the server accepts, is reported.
 func TestOpenAPIRejectsWhatItShould(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, testenv.OpenDB(t, "sqlite"))
 	check := func(method, path, key, body string, r response) []string {
 		req, err := http.NewRequest(method, f.srv.URL+path, strings.NewReader(body))
@@ -283,6 +286,7 @@ func (r *recordingT) Errorf(format string, args ...any) {
 // document in a real browser, from files the binary serves, with no
 // Content-Security-Policy violation.
 func TestBrowserShowsAPIDocs(t *testing.T) {
+	t.Parallel()
 	c := openAPIContract(t)
 	f := newFixture(t, testenv.OpenDB(t, "sqlite"))
 	b := browsertest.New(t)

@@ -23,6 +23,7 @@ import (
 // as an id that does not exist, and keep working; a second revocation
 // changes nothing and writes nothing. Only a member token may call.
 func TestOwnTokensListAndRevoke(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		ctx := context.Background()
@@ -172,6 +173,7 @@ func TestOwnTokensListAndRevoke(t *testing.T) {
 // entries; the chain still verifies, and a second revocation writes
 // nothing.
 func TestAdminRevokeIsAudited(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		var adminKey models.APIKey

@@ -39,6 +39,7 @@ import (
 const propertyRuns = 6
 
 func TestPropertyEveryOperationAnswersAsDocumented(t *testing.T) {
+	t.Parallel()
 	runs := envInt(t, "ASSENT_PROPERTY_RUNS", propertyRuns)
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("ASSENT_PROPERTY_SEED"); s != "" {

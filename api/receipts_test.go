@@ -32,6 +32,7 @@ func receiptBody(token, input, outcome, result string) string {
 // flow's timeline, in its evidence export and as execution.mismatch to a
 // webhook subscribed to every event.
 func TestReceipts(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := deliveryStack(t, db)
 		ctx := context.Background()
@@ -180,6 +181,7 @@ func TestReceipts(t *testing.T) {
 // a result over 64 KB is 413 naming result; the body's own rules name
 // their fields.
 func TestReceiptRefusals(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		ctx := context.Background()
@@ -267,6 +269,7 @@ func slicesOf(all []string, v string) []string {
 // rightful executor that disagrees with the receipt is kept as
 // execution_mismatch and execution.mismatch, once however often it is sent.
 func TestReceiptsOnlyFromWhoMayReport(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		ctx := context.Background()

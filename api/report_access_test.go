@@ -30,6 +30,7 @@ func (f *fixture) newMemberToken(t *testing.T, email, role string) string {
 // classification unless whoever lowers it manages the source, and the
 // source's trail records the copy.
 func TestReportAccessByRole(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		cy := f.newMemberToken(t, "cy@example.com", models.RoleMember)
@@ -103,6 +104,7 @@ func TestReportAccessByRole(t *testing.T) {
 // sent only to people the organisation knows; an agent key cannot make a
 // stranger a guest of one.
 func TestSendHoldsClassification(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		f.newMemberToken(t, "cy@example.com", models.RoleMember)
@@ -128,6 +130,7 @@ func TestSendHoldsClassification(t *testing.T) {
 // another scheme, a wildcard for everything, a directive smuggled in) is
 // refused naming the entry.
 func TestReportOrigins(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		for i, bad := range []string{"https://cdn.example.com/lib.js", "http://cdn.example.com", "javascript:alert(1)",

@@ -54,6 +54,7 @@ func (f *fixture) publish(t *testing.T, body string) map[string]any {
 func version(r map[string]any) map[string]any { return r["version"].(map[string]any) }
 
 func TestCreateReportValidation(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		f.publish(t, `{"title":"Taken","slug":"team/taken","content":`+jsonString(html("x"))+`}`)
@@ -102,6 +103,7 @@ func TestCreateReportValidation(t *testing.T) {
 // a stale expectedVersion, rollback and forward, and archive, reading it
 // by id, by slug encoded and by slug as it is.
 func TestReportVersionsRollbackArchive(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		_, err := f.store.CreateTeam(context.Background(), f.org.ID, "Finance", models.TeamKindTeam, []string{f.member.Email})
@@ -182,6 +184,7 @@ func TestReportVersionsRollbackArchive(t *testing.T) {
 // never stored, redacted everywhere); an off-origin password form holds
 // it, firing publish.held.
 func TestPublishScan(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		leaky := html(`<p>aws_access_key_id = ` + fakeAWSKeyID + `</p><p>aws_secret_access_key = ` + fakeAWSKey + `</p>`)
@@ -274,6 +277,7 @@ func zipOf(t *testing.T, files map[string]string) []byte {
 // the publish that reads it; refusals for a second PUT, an unknown
 // ticket, another type and a refused archive entry.
 func TestUploads(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		site := zipOf(t, map[string]string{"site/index.html": html("<link rel=stylesheet href=a.css>"), "site/a.css": "h1{}", "site/img/x.svg": "<svg/>"})
@@ -321,6 +325,7 @@ func TestUploads(t *testing.T) {
 // a copy of a report's live version owned by the caller without its
 // audience.
 func TestCopyAndTemplates(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		list := f.do(t, "GET", "/api/v1/templates", f.agentKey, "", nil)
@@ -380,6 +385,7 @@ func TestDeclinedContentIsNeverStored(t *testing.T) {
 // version (it goes live, report.published) and declines another; a second
 // decision is refused; keys other than admin keys are refused.
 func TestHeldVersionsOnTheRealStack(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		ctx := context.Background()
@@ -424,6 +430,7 @@ func TestHeldVersionsOnTheRealStack(t *testing.T) {
 // TestReportsJoinFlows: a report published with flowId is a member of the
 // flow, its steps on the flow's timeline; a finished flow takes none.
 func TestReportsJoinFlows(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		flow := f.do(t, "POST", "/api/v1/flows", f.agentKey, `{"title":"Quarter close"}`, nil)
@@ -455,6 +462,7 @@ func TestReportsJoinFlows(t *testing.T) {
 // not one of the flow's reports sees neither its title among the members
 // nor its steps on the timeline; its readers, and agent keys, see it.
 func TestFlowsShowOnlyReportsTheReaderSees(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		ctx := context.Background()
@@ -505,6 +513,7 @@ func TestFlowsShowOnlyReportsTheReaderSees(t *testing.T) {
 // never started (its process died) is taken up by the reconciler and can
 // then be released.
 func TestLostHoldIsStartedByTheReconciler(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		ctx := context.Background()
@@ -534,6 +543,7 @@ func TestLostHoldIsStartedByTheReconciler(t *testing.T) {
 // TestUnencodedSlugLogsOnce: a request routed a second time, with its
 // slug encoded, writes one access-log line, with the status it got.
 func TestUnencodedSlugLogsOnce(t *testing.T) {
+	t.Parallel()
 	logs := &testenv.Buffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))
 	s := models.NewStore(testenv.OpenDB(t, "sqlite"), testenv.Keys())
@@ -559,6 +569,7 @@ func TestUnencodedSlugLogsOnce(t *testing.T) {
 // TestUploadOverTheLimit: an upload of 100 MB and one byte, streamed, is
 // refused with 413 and leaves nothing to publish.
 func TestUploadOverTheLimit(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, testenv.OpenDB(t, "sqlite"))
 	r := f.do(t, "POST", "/api/v1/uploads", f.agentKey, "", nil)
 	require.Equal(t, 201, r.status)

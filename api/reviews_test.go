@@ -26,6 +26,7 @@ func (s *stack) reviewable(t *testing.T) map[string]any {
 }
 
 func TestCreateReviewValidation(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		s.reviewable(t)
@@ -96,6 +97,7 @@ func TestCreateReviewValidation(t *testing.T) {
 }
 
 func TestReviewLifecycle(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		report := s.reviewable(t)
@@ -198,6 +200,7 @@ func TestReviewLifecycle(t *testing.T) {
 }
 
 func TestReviewApprovedCancelledAndPinned(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		report := s.reviewable(t)
@@ -231,6 +234,7 @@ func TestReviewApprovedCancelledAndPinned(t *testing.T) {
 // steps are on the flow's timeline, and an open one keeps allSettled false
 // until it settles.
 func TestReviewJoinsItsFlow(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		s.reviewable(t)
@@ -262,6 +266,7 @@ func TestReviewJoinsItsFlow(t *testing.T) {
 // TestFlowCompletedEvent: completing a flow writes flow.completed with the
 // flow as its read shows it, members and all; cancelling one writes none.
 func TestFlowCompletedEvent(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		ctx := context.Background()
@@ -301,6 +306,7 @@ func TestFlowCompletedEvent(t *testing.T) {
 // the owner, to whom q3 is not shared, and Bob), and Bob's approval counts. A
 // review the guest already approved keeps their verdict and them.
 func TestRemovingAGuestTakesThemOffOpenReviews(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		ctx := context.Background()

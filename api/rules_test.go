@@ -12,6 +12,7 @@ import (
 )
 
 func TestOrganisationRules(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		refused := []struct{ name, body, field string }{
@@ -94,6 +95,7 @@ func TestOrganisationRules(t *testing.T) {
 // hidden field) and the request's timeline says which rule and why; an
 // amount absent is not one the rules are about.
 func TestRulesFailClosedOnAnUnexpectedType(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		ctx := context.Background()

@@ -19,6 +19,7 @@ import (
 // fires schedule.due with the schedule and the report; pause, resume and
 // delete reach the Temporal Schedule; refusals name their field.
 func TestSchedules(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		ctx := context.Background()
@@ -132,6 +133,7 @@ func TestSchedules(t *testing.T) {
 // their Temporal Schedules and rows, each note saying so; others are left
 // alone, and a second run changes nothing.
 func TestSchedulesBelowTheMinimumAreMended(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		ctx := context.Background()

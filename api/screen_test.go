@@ -69,6 +69,7 @@ func (c *chatServer) answer(status int, content string) {
 // reason. A screen that keeps failing lets the request go on, and its
 // timeline says so. The key is sealed and never read back.
 func TestModelScreen(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStackWith(t, db, netguard.DevLoopback)
 		chat := newChatServer(t)

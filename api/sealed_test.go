@@ -17,6 +17,7 @@ import (
 // does not replay another organisation's admin key, and the Slack app does
 // not read another organisation's bot token.
 func TestSealedSecretsMovedBetweenOrganisationsDoNotOpen(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		org, other := f.org.ID, f.otherMember.OrganizationID

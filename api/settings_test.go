@@ -23,6 +23,7 @@ func (f *fixture) token(t *testing.T, m *models.Member) string {
 // TestReportSettings: PATCH takes a classification, showViewers or both,
 // at least one, from those who manage the report.
 func TestReportSettings(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		_, _, bob, _, _ := f.people(t)

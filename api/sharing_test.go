@@ -36,6 +36,7 @@ func (f *fixture) people(t *testing.T) (dana1, dana2, bob *models.Member, design
 // TestResolveAudience: every kind of phrase, display names in any case,
 // and refusals that list candidates instead of guessing.
 func TestResolveAudience(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		dana1, _, bob, design, guest := f.people(t)
@@ -93,6 +94,7 @@ func TestResolveAudience(t *testing.T) {
 // report's audience, held to the sharing rules, and removed by phrase;
 // report.shared fires with who was added.
 func TestShareAndUnshare(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		dana1, _, bob, _, guest := f.people(t)
@@ -193,6 +195,7 @@ func TestShareAndUnshare(t *testing.T) {
 // forbids what its condition matches, a broken one is refused when saved,
 // and reclassifying removes the grants the new level does not allow.
 func TestSharingRulesAndReclassification(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		f.people(t)
@@ -247,6 +250,7 @@ func TestSharingRulesAndReclassification(t *testing.T) {
 // TestSendReport: members and guests are granted, new addresses become
 // guests, the rules hold, and a retry with the key sends once.
 func TestSendReport(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		_, _, bob, _, guest := f.people(t)
@@ -316,6 +320,7 @@ func TestSendReport(t *testing.T) {
 // shared or sent; a member token reads datasets only by a grant; `everyone`
 // beside a team of that name is refused, not guessed.
 func TestWhoMayChangeWhoReads(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		ctx := context.Background()

@@ -169,6 +169,7 @@ func (s *slackStack) ephemeral(t *testing.T, respond string) string {
 // retries the click; the timeline says it was done in Slack by which
 // Slack user; the message is updated in place for everyone.
 func TestSlackApproveEndToEnd(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSlackStack(t, db)
 		_, err := s.store.CreateWebhookEndpoint(context.Background(), s.org.ID, models.NewWebhookEndpoint{URL: s.slack.HookURL("slack"),
@@ -233,6 +234,7 @@ func TestSlackApproveEndToEnd(t *testing.T) {
 // TestSlackRejectEndToEnd: Reject opens a form asking for a note; its
 // submission rejects the request with the note and updates the message.
 func TestSlackRejectEndToEnd(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSlackStack(t, db)
 		id, _ := s.approval(t, "low")
@@ -273,6 +275,7 @@ func TestSlackRejectEndToEnd(t *testing.T) {
 // unknown and guest Slack users, a member who is not an approver, and a
 // high-risk request each decide nothing; people are told why alone.
 func TestSlackRefusals(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSlackStack(t, db)
 		id, _ := s.approval(t, "medium")
@@ -331,6 +334,7 @@ func TestSlackRefusals(t *testing.T) {
 // TestSlackAdminAPI: the settings keep their secrets to themselves, and
 // the manifest points Slack at this instance.
 func TestSlackAdminAPI(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, testenv.OpenDB(t, "sqlite"))
 	r := f.do(t, "GET", "/api/v1/admin/integrations/slack", f.adminKey, "", nil)
 	require.Equal(t, 200, r.status)

@@ -17,6 +17,7 @@ import (
 // reads; that token reads as the member but cannot decide. The member
 // mints their own deciding token, and every mint is in the audit trail.
 func TestAdminKeysMintNoTokenThatActsAsAPerson(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		mint := func(key, memberID, body string) response {

@@ -24,6 +24,7 @@ import (
 // ("Workflow Task in failed state"): the API answers 503
 // service_unavailable with Retry-After, never 500.
 func TestAnUpdateWhileTheWorkflowTaskFailsIsUnavailable(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 		defer cancel()

@@ -36,6 +36,7 @@ func (c *countingBody) Read(p []byte) (int, error) {
 // without a byte of its body asked for, and one after it too; a PUT whose
 // body is cut off lets the claim go, and the upload can be sent again.
 func TestParallelPutsToOneUpload(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		newUpload := func() (id, url string) {

@@ -16,6 +16,7 @@ import (
 )
 
 func TestWebhookAdmin(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := deliveryStack(t, db)
 		hook := newReceiver(t, "")

@@ -12,6 +12,7 @@ import (
 // TestErrorWording: a blank id leaves no double space, and an admin key
 // on a request route is told to use an agent key.
 func TestErrorWording(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, testenv.OpenDB(t, "sqlite"))
 	for _, path := range []string{"/api/v1/approvals/%20", "/api/v1/reviews/%20", "/api/v1/collections/%20", "/api/v1/flows/%20"} {
 		r := f.do(t, "GET", path, f.agentKey, "", nil)

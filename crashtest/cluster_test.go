@@ -28,6 +28,7 @@ import (
 // check waits past its first retry. ASSENT_CLUSTER_KILLS sets the kills
 // (4 unless set); the seed is ASSENT_CRASH_SEED's, as in TestCrashSafety.
 func TestClusterCrashSafety(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds Temporal's server and runs the whole cluster under load")
 	}

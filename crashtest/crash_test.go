@@ -24,6 +24,7 @@ import (
 // seed ASSENT_CRASH_SEED (random unless set; printed, so a failing run can
 // be repeated) and writes its figures to ASSENT_CRASH_REPORT when set.
 func TestCrashSafety(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("the crash test runs assent dev for a minute or more")
 	}

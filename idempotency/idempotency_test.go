@@ -69,6 +69,7 @@ func created(body string) *idempotency.Response {
 }
 
 func TestClaims(t *testing.T) {
+	t.Parallel()
 	eachDB(t, map[string]func(*testing.T, *env, *org){
 		"a completed request is replayed byte for byte, however its JSON is laid out": func(t *testing.T, e *env, o *org) {
 			ctx := context.Background()

@@ -225,6 +225,7 @@ var toolNames = []string{"answer_question", "ask_human", "cancel_request", "chec
 	"permission_prompt", "publish_report", "report_execution", "request_approval", "request_review", "wait_for_decision"}
 
 func TestListTools(t *testing.T) {
+	t.Parallel()
 	d := startDev(t)
 	for _, tr := range transports {
 		t.Run(tr, func(t *testing.T) {
@@ -249,6 +250,7 @@ func TestListTools(t *testing.T) {
 // The issue's "done when": the demo administrator corrects and approves
 // the approval on its page while the tool waits.
 func TestRequestApprovalCorrected(t *testing.T) {
+	t.Parallel()
 	d := startDev(t)
 	agent := assent.New(d.BaseURL, d.AgentKey)
 	admin, err := d.signIn(d.email(t, "admin"))
@@ -292,6 +294,7 @@ func TestRequestApprovalCorrected(t *testing.T) {
 }
 
 func TestWaitForDecisionPendingThenApproved(t *testing.T) {
+	t.Parallel()
 	d := startDev(t)
 	for _, tr := range transports {
 		t.Run(tr, func(t *testing.T) {
@@ -326,6 +329,7 @@ func TestWaitForDecisionPendingThenApproved(t *testing.T) {
 }
 
 func TestPermissionPrompt(t *testing.T) {
+	t.Parallel()
 	d := startDev(t)
 	agent := assent.New(d.BaseURL, d.AgentKey)
 	admin := d.person(t, "admin")
@@ -373,6 +377,7 @@ func TestPermissionPrompt(t *testing.T) {
 
 // ask_human answered by the respondent on the request's page.
 func TestAskHumanAnswered(t *testing.T) {
+	t.Parallel()
 	d := startDev(t)
 	agent := assent.New(d.BaseURL, d.AgentKey)
 	mia, err := d.signIn("mia@example.com")
@@ -406,6 +411,7 @@ func TestAskHumanAnswered(t *testing.T) {
 }
 
 func TestRefusals(t *testing.T) {
+	t.Parallel()
 	d := startDev(t)
 	admin := assent.New(d.BaseURL, d.AdminKey)
 	readOnly, err := admin.Admin.Keys.Create(context.Background(), &assent.KeyCreate{Kind: "agent", Name: tag("read only"),
@@ -434,6 +440,7 @@ func TestRefusals(t *testing.T) {
 }
 
 func TestHTTPAuthentication(t *testing.T) {
+	t.Parallel()
 	d := startDev(t)
 	for _, key := range []string{"", "asnt_agent_notakey"} {
 		req, _ := http.NewRequest("POST", d.BaseURL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
@@ -462,6 +469,7 @@ func TestHTTPAuthentication(t *testing.T) {
 // An address where Assent does not run is said to be unreachable, not
 // taken for a refusal.
 func TestUnreachable(t *testing.T) {
+	t.Parallel()
 	d := startDev(t)
 	s := connect(t, &dev{BaseURL: "http://127.0.0.1:1", bin: d.bin}, "stdio", d.AgentKey)
 	res := s.call(t, "get_request", map[string]any{"requestId": "apr_x"}, nil)

@@ -19,6 +19,7 @@ import (
 // versions before the third security review did) cannot make a repeated
 // call adopt another key's request: the tool compares the requester.
 func TestOnceComparesTheRequester(t *testing.T) {
+	t.Parallel()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/v1/approvals", func(w http.ResponseWriter, r *http.Request) {
 		assert.Equal(t, "mcp-key", r.URL.Query().Get("externalId"))

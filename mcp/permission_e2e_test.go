@@ -18,6 +18,7 @@ import (
 // tool_use_id: the repeat uses the approval already asked, once, and the
 // run after asks again. Over /mcp, as Claude Code's remote connection.
 func TestPermissionPromptAsksOncePerUse(t *testing.T) {
+	t.Parallel()
 	d := startDev(t)
 	ctx := context.Background()
 	agent := assent.New(d.BaseURL, d.AgentKey)

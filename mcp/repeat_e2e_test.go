@@ -14,6 +14,7 @@ import (
 // another key made under the same externalId (which every read shows),
 // even when that one is approved and the call carries expiresIn.
 func TestRepeatAdoptsOnlyItsOwnRequest(t *testing.T) {
+	t.Parallel()
 	d := startDev(t)
 	ctx := context.Background()
 	admin := assent.New(d.BaseURL, d.AdminKey)

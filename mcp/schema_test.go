@@ -38,6 +38,7 @@ func listed(t *testing.T) map[string]*sdkmcp.Tool {
 // client lists it, the type, enum, format and limits of the API's
 // property, and its description.
 func TestInputSchemasFromAPI(t *testing.T) {
+	t.Parallel()
 	doc, err := apiDoc()
 	require.NoError(t, err)
 	tools := listed(t)
@@ -90,6 +91,7 @@ func schemaMap(t *testing.T, tool *sdkmcp.Tool) map[string]any {
 // so a changed enumeration shows in the tool, and a field the API drops
 // or retypes stops the server from starting rather than drifting.
 func TestInputSchemasFollowTheAPI(t *testing.T) {
+	t.Parallel()
 	doc := func() map[string]any {
 		d, err := apiDoc()
 		require.NoError(t, err)

@@ -17,6 +17,7 @@ import (
 // check_action against an action the administrator registered: its
 // policy allows small refunds, denies large ones and asks for the rest.
 func TestCheckAction(t *testing.T) {
+	t.Parallel()
 	d := startDev(t)
 	ctx := context.Background()
 	agent := assent.New(d.BaseURL, d.AgentKey)
@@ -79,6 +80,7 @@ func TestCheckAction(t *testing.T) {
 // it with answer_question, then cancels the approval and a request for
 // information with cancel_request.
 func TestAnswerQuestionAndCancel(t *testing.T) {
+	t.Parallel()
 	d := startDev(t)
 	ctx := context.Background()
 	admin := d.person(t, "admin")
@@ -135,6 +137,7 @@ func TestAnswerQuestionAndCancel(t *testing.T) {
 }
 
 func TestListMyRequests(t *testing.T) {
+	t.Parallel()
 	d := startDev(t)
 	for _, tr := range transports {
 		t.Run(tr, func(t *testing.T) {
@@ -173,6 +176,7 @@ func TestListMyRequests(t *testing.T) {
 // publish_report, then request_review of it: a reviewer's verdict over
 // REST while the tool waits comes back with the note.
 func TestPublishAndReview(t *testing.T) {
+	t.Parallel()
 	d := startDev(t)
 	ctx := context.Background()
 	agent := assent.New(d.BaseURL, d.AgentKey)
@@ -233,6 +237,7 @@ func TestPublishAndReview(t *testing.T) {
 // their own name on the first's behalf: every result names both, and a
 // rejection's message says so.
 func TestOnBehalfOf(t *testing.T) {
+	t.Parallel()
 	d := startDev(t)
 	ctx := context.Background()
 	agent := assent.New(d.BaseURL, d.AgentKey)
@@ -325,6 +330,7 @@ func TestOnBehalfOf(t *testing.T) {
 // token and an input other than the one approved come back as errors
 // carrying the receipt.
 func TestMandateAndReportExecution(t *testing.T) {
+	t.Parallel()
 	d := startDev(t)
 	ctx := context.Background()
 	agent := assent.New(d.BaseURL, d.AgentKey)

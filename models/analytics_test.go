@@ -19,6 +19,7 @@ import (
 // views count as views, never as readers; another organisation's views
 // count nowhere.
 func TestAnalyticsAddUpViews(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())

@@ -21,6 +21,7 @@ import (
 // its entry and the one before give; another organisation's chain is its
 // own; changing one past entry breaks the chain at that entry.
 func TestAuditChainUnderConcurrentWriters(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -78,6 +79,7 @@ func TestAuditChainUnderConcurrentWriters(t *testing.T) {
 // chain existed are chained by the migration in the order of their times,
 // per organisation, and new entries follow on.
 func TestAuditChainMigrationChainsEarlierEntries(t *testing.T) {
+	t.Parallel()
 	for _, kind := range testenv.Databases {
 		t.Run(kind, func(t *testing.T) {
 			db := openBefore(t, kind, "202611260004_audit_chain")

@@ -22,6 +22,7 @@ import (
 // has not replied, keeps drafts per person, and takes workflow transitions
 // once each, with the audit entry and event beside them.
 func TestCollectionLifecycleInTheReadModel(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())

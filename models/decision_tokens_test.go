@@ -35,6 +35,7 @@ func keySet(t *testing.T, s *models.Store, f models.KeyFamily) jose.JSONWebKeySe
 // family apart from the evidence keys; a token signed before a rotation
 // still verifies with the keys listed after it.
 func TestSignDecision(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -77,6 +78,7 @@ func TestSignDecision(t *testing.T) {
 // TestDecisionKeysAreResealed: a rotation of the instance's secret key
 // re-seals the decision keys' private halves too.
 func TestDecisionKeysAreResealed(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		oldKey, newKey := secretkey.Generate(), secretkey.Generate()

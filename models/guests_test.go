@@ -20,6 +20,7 @@ import (
 // requests that still list them; only the workflow's persist path takes
 // them off those, and the address may be admitted again afterwards.
 func TestRemoveGuestEndsTheirAccess(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -118,6 +119,7 @@ func TestRemoveGuestEndsTheirAccess(t *testing.T) {
 // another organisation's guest is not found, and a request made earlier
 // still lists the guest and still waits on them.
 func TestUpdateGuestRenames(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -161,6 +163,7 @@ func TestUpdateGuestRenames(t *testing.T) {
 // a settled one) until the workflow's write takes them off the reviewer
 // index with the record.
 func TestRemoveGuestReportsTheirOpenReviews(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())

@@ -22,6 +22,7 @@ import (
 // with nothing lost or repeated, requests settled at the same moment
 // included; an approval expired or cancelled settled at its last write.
 func TestSettledForPagesBothKindsBySettledTime(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())

@@ -19,6 +19,7 @@ import (
 )
 
 func TestPendingForPutsWhatNeedsAttentionFirstWhateverTheBacklog(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -87,6 +88,7 @@ func TestPendingForPutsWhatNeedsAttentionFirstWhateverTheBacklog(t *testing.T) {
 // request waits on or how urgently moves it there: a reply, a settled
 // request, a new due time, a person added.
 func TestTheInboxFollowsEveryTransition(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -173,6 +175,7 @@ func TestTheInboxFollowsEveryTransition(t *testing.T) {
 // indexes carried the inbox's order are in the inbox after the migration,
 // each in its place, without those settled or already acted on.
 func TestTheInboxMigrationFillsTheIndex(t *testing.T) {
+	t.Parallel()
 	for _, kind := range testenv.Databases {
 		t.Run(kind, func(t *testing.T) {
 			db := openBefore(t, kind, "202612050001_inbox_order")
@@ -255,6 +258,7 @@ func idsOf[T any](rows []T, id func(T) string) []string {
 // approved a request needing two, whoever stands in for them or whom they
 // stand in for, and the requester, who may not decide their own request.
 func TestWhoHasActedLeavesTheInbox(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -307,6 +311,7 @@ func TestWhoHasActedLeavesTheInbox(t *testing.T) {
 // which a worker runs as it starts, mends those of requests no transition
 // will come to.
 func TestRowsAnEarlierVersionWroteAreMended(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -354,6 +359,7 @@ func TestRowsAnEarlierVersionWroteAreMended(t *testing.T) {
 // an approval without a risk does, between high and low; rows an earlier
 // version wrote as critical are mended.
 func TestKindsWithoutARiskRankAsMedium(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())

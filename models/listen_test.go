@@ -20,6 +20,7 @@ import (
 // other's own Heard signals are not relayed back; on SQLite Listen returns
 // at once and the watchers poll instead.
 func TestChangesReachOtherProcesses(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		maker, waiter := models.NewStore(db, testenv.Keys()), models.NewStore(db, testenv.Keys())
 		var mu sync.Mutex

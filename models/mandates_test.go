@@ -19,6 +19,7 @@ import (
 // TestMandateOncePerApproval: an approval's page granting its mandate
 // twice at once (a double click) stores one, and both answers name it.
 func TestMandateOncePerApproval(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -57,6 +58,7 @@ func TestMandateOncePerApproval(t *testing.T) {
 // reads each one's uses in its own window (one statement for the page),
 // as a single mandate's read does.
 func TestMandateUsageByWindow(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())

@@ -20,6 +20,7 @@ import (
 // The readings count every organisation's open requests by kind, those a
 // minute past their expiry, and the outbox's oldest undispatched event.
 func TestReadings(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -67,6 +68,7 @@ func TestReadings(t *testing.T) {
 // taken back) and once when a transition settles it, never for a retried
 // transition or one that leaves it open; only decisions are timed.
 func TestRequestsAreCountedOnce(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())

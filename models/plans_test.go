@@ -18,6 +18,7 @@ import (
 // reconciler's and the gauges' oldest open request as index scans, never a
 // scan of the whole table (issue 40; the plans are in docs/benchmarks.md).
 func TestBackgroundQueriesUseTheirIndexes(t *testing.T) {
+	t.Parallel()
 	db := testenv.OpenDB(t, "postgres")
 	ctx := context.Background()
 	s := models.NewStore(db, testenv.Keys())
@@ -76,6 +77,7 @@ func TestBackgroundQueriesUseTheirIndexes(t *testing.T) {
 // request_people's waiting rows, never a scan of the requests or of the
 // whole table (issue 40).
 func TestInboxesReadThePersonsWaitingRows(t *testing.T) {
+	t.Parallel()
 	db := testenv.OpenDB(t, "postgres")
 	ctx := context.Background()
 	s := models.NewStore(db, testenv.Keys())

@@ -30,6 +30,7 @@ func browserKeys(t *testing.T) (p256dh, auth string) {
 // calls (and other processes) read the same one, and the stored private
 // half is sealed.
 func TestVAPIDKeyIsMadeOnceAndSealed(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -59,6 +60,7 @@ func TestVAPIDKeyIsMadeOnceAndSealed(t *testing.T) {
 }
 
 func TestPushSubscriptionCheck(t *testing.T) {
+	t.Parallel()
 	p256dh, auth := browserKeys(t)
 	ok := models.NewPushSubscription{Endpoint: "https://push.example/send/abc", P256dh: p256dh, Auth: auth}
 	require.NoError(t, ok.Check())
@@ -88,6 +90,7 @@ func TestPushSubscriptionCheck(t *testing.T) {
 // turned off per browser only by its owner, and removed as gone only
 // while its keys are those the push was sent with.
 func TestPushSubscriptionsPerPerson(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -147,6 +150,7 @@ func TestPushSubscriptionsPerPerson(t *testing.T) {
 // requests), not those of the person's other browsers; a person removed
 // loses them all.
 func TestSignOutEndsThePushSubscription(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())

@@ -20,6 +20,7 @@ import (
 // first views at once notify once; many first requests for access at once
 // write access.requested once, without an error. On both databases.
 func TestReadingUnderRaces(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())

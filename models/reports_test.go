@@ -42,6 +42,7 @@ func newReport(t *testing.T, s *models.Store, orgID, slug string) *models.Report
 // live version among published ones and writes report.updated; the first
 // live version is report.published; events and audit entries sit beside.
 func TestReportVersionsInTheReadModel(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -127,6 +128,7 @@ func TestReportVersionsInTheReadModel(t *testing.T) {
 // TestReleasedHeldVersionGoesLive: a held version released while nothing
 // newer is live goes live as if published then.
 func TestReleasedHeldVersionGoesLive(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -144,6 +146,7 @@ func TestReleasedHeldVersionGoesLive(t *testing.T) {
 // TestSlugs: a given slug that is taken is a 409; a derived one gets a
 // numbered suffix.
 func TestSlugs(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -164,6 +167,7 @@ func TestSlugs(t *testing.T) {
 // expect the same latest version, exactly one wins; the rest get
 // version_conflict and no number is skipped.
 func TestConcurrentPublishesExpectingTheSameVersion(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -217,6 +221,7 @@ func TestConcurrentPublishesExpectingTheSameVersion(t *testing.T) {
 // TestUploadTickets: a ticket is consumed by the publish that reads it;
 // another organisation's, an unknown or a consumed one is upload_not_found.
 func TestUploadTickets(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -257,6 +262,7 @@ func TestUploadTickets(t *testing.T) {
 // its body; a claim is let go when its body fails, lapses at its time,
 // and only the PUT holding it stores the content.
 func TestUploadClaims(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -294,6 +300,7 @@ func TestUploadClaims(t *testing.T) {
 // TestScheduleDueOncePerMoment: schedule.due is written once per moment,
 // never for an earlier one, and not at all for a schedule that is gone.
 func TestScheduleDueOncePerMoment(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())

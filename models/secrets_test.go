@@ -26,6 +26,7 @@ func ringOf(t *testing.T, keys string) *secretkey.Ring {
 // it is in the ring; re-sealing moves every one (and any value an earlier
 // version kept in clear) under the new key, after which the old key can go.
 func TestRotateSecretKey(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		oldKey, newKey := secretkey.Generate(), secretkey.Generate()
@@ -189,6 +190,7 @@ func (w *sealedWorld) reads(s *models.Store) map[string]func() error {
 // another row (another organisation's) or another column does not open
 // there; the read fails with an error that names the row, not the secret.
 func TestSealedValuesAreBoundToTheirRow(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, ringOf(t, secretkey.Generate()))
@@ -242,6 +244,7 @@ func TestSealedValuesAreBoundToTheirRow(t *testing.T) {
 // with or without a new key. Once the key that sealed them leaves the
 // ring, no unbound value opens anywhere.
 func TestUnboundValuesOpenUntilResealed(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		oldKey, newKey := secretkey.Generate(), secretkey.Generate()

@@ -15,6 +15,7 @@ import (
 )
 
 func TestSignInLinksOnePerPersonAcrossOrganisations(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -53,6 +54,7 @@ func TestSignInLinksOnePerPersonAcrossOrganisations(t *testing.T) {
 }
 
 func TestSignInLinkIsSingleUse(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -100,6 +102,7 @@ func TestSignInLinkIsSingleUse(t *testing.T) {
 }
 
 func TestSignInLinkExpiresAndRefusesDeactivatedMembers(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -133,6 +136,7 @@ func TestSignInLinkExpiresAndRefusesDeactivatedMembers(t *testing.T) {
 }
 
 func TestSignInLinksAreCappedPerPerson(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -150,6 +154,7 @@ func TestSignInLinksAreCappedPerPerson(t *testing.T) {
 }
 
 func TestSessions(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -228,6 +233,7 @@ func TestSessions(t *testing.T) {
 }
 
 func TestTouchSessionWritesAtMostOncePerMinute(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())

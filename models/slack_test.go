@@ -17,6 +17,7 @@ import (
 // a field left out is kept and an empty one unsets it, and re-sealing
 // covers them.
 func TestSlackIntegrationSealed(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -65,6 +66,7 @@ func TestSlackIntegrationSealed(t *testing.T) {
 // when a change leaves it out and removed by an empty one; off (no row)
 // by default and after DeleteModelScreen.
 func TestModelScreenSealed(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())

@@ -23,12 +23,14 @@ func newOrg(t *testing.T, s *models.Store) *models.Organization {
 }
 
 func TestMigrateTwiceIsANoOp(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		require.NoError(t, models.Migrate(db))
 	})
 }
 
 func TestMembersAreScopedAndUnique(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -53,6 +55,7 @@ func TestMembersAreScopedAndUnique(t *testing.T) {
 }
 
 func TestLastOwnerCannotBeRemoved(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -74,6 +77,7 @@ func TestLastOwnerCannotBeRemoved(t *testing.T) {
 }
 
 func TestTeamsResolveMembersByEmailOrID(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -105,6 +109,7 @@ func TestTeamsResolveMembersByEmailOrID(t *testing.T) {
 }
 
 func TestListPagesWithOpaqueCursor(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -139,6 +144,7 @@ func TestListPagesWithOpaqueCursor(t *testing.T) {
 }
 
 func TestKeysAuthenticateUntilRevoked(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -163,6 +169,7 @@ func TestKeysAuthenticateUntilRevoked(t *testing.T) {
 }
 
 func TestMemberTokensStopWhenMemberIsInactive(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -195,6 +202,7 @@ func TestMemberTokensStopWhenMemberIsInactive(t *testing.T) {
 }
 
 func TestIdempotencyClaimIsExclusive(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -277,6 +285,7 @@ func lapse(t *testing.T, db *gorm.DB, key string) {
 // is bound to its claim in the insert's transaction, so a retry after a
 // crash finds that approval instead of making a second one.
 func TestClaimAndRecordAreWrittenTogether(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
@@ -327,6 +336,7 @@ func TestClaimAndRecordAreWrittenTogether(t *testing.T) {
 // TestTeamsAreEditedAndRemoved: a team is renamed, its members replaced and
 // the team removed; requests made earlier keep the people it stood for.
 func TestTeamsAreEditedAndRemoved(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())

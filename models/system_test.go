@@ -18,6 +18,7 @@ import (
 // organisation and for the instance; the oldest waiting first; the
 // outbox's lag.
 func TestSystemFigures(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())

@@ -20,6 +20,7 @@ import (
 // working, and a request that only they could decide goes to the owners
 // and administrators, who are emailed.
 func TestAdminRemovesAGuest(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := decidingSite(t, db)
 		ctx := context.Background()
@@ -75,6 +76,7 @@ func TestAdminRemovesAGuest(t *testing.T) {
 // form; the request they were asked before still waits on them, and
 // another organisation's guest is not found.
 func TestAdminRenamesAGuest(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := decidingSite(t, db)
 		ctx := context.Background()

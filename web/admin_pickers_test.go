@@ -21,6 +21,7 @@ import (
 // it already is (set through the API, which accepts it), so saving a form
 // never drops it.
 func TestAdminPickersMarkWhatIsNotYetThere(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := adminSite(t, db)
 		b := s.browser(t)

@@ -25,6 +25,7 @@ import (
 // release and decline through the hold workflow, as the API does; a plain
 // member is refused the page.
 func TestAdminReleasesAndDeclinesHeldVersions(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		tc := temporalenv.Client(t)

@@ -23,6 +23,7 @@ import (
 // the key, and switches it off; the approval page marks the screen's
 // concerns.
 func TestAdminModelScreen(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := adminSiteWith(t, db, app.Deps{NetPolicy: netguard.DevLoopback})
 		ctx := context.Background()

@@ -25,6 +25,7 @@ import (
 // and names endpoints switched off or failing; another organisation's
 // requests are not counted.
 func TestAdminSystemShowsWhatIsStuck(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := newSiteWith(t, models.NewStore(db, testenv.Keys()),

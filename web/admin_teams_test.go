@@ -18,6 +18,7 @@ import (
 // its members and removes it once the row's box is ticked; another
 // organisation's team is not found.
 func TestAdminEditsAndRemovesTeams(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSite(t, db)
 		ctx := context.Background()

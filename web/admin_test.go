@@ -77,6 +77,7 @@ func problemOf(t *testing.T, p page) string {
 }
 
 func TestAdminPagesAreForOwnersAndAdministrators(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := adminSite(t, db)
 		s.member(t, "bob@example.com", models.RoleMember)
@@ -122,6 +123,7 @@ func TestAdminPagesAreForOwnersAndAdministrators(t *testing.T) {
 }
 
 func TestAdminFormsNeedTheCSRFToken(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := adminSite(t, db)
 		b := s.browser(t)
@@ -156,6 +158,7 @@ func TestAdminFormsNeedTheCSRFToken(t *testing.T) {
 }
 
 func TestAdminManagesMembers(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := adminSite(t, db)
 		ctx := context.Background()
@@ -261,6 +264,7 @@ func TestAdminManagesMembers(t *testing.T) {
 }
 
 func TestAdminTeamsAndGuests(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := adminSite(t, db)
 		s.member(t, "bob@example.com", models.RoleMember)
@@ -295,6 +299,7 @@ func TestAdminTeamsAndGuests(t *testing.T) {
 var agentSecret = regexp.MustCompile(`asnt_agent_[a-z2-7]{20,}`)
 
 func TestAdminKeysShowTheSecretOnce(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := adminSite(t, db)
 		ctx := context.Background()
@@ -385,6 +390,7 @@ func apiError(t *testing.T, store *models.Store, key, path, body string) (int, s
 }
 
 func TestAdminRulesAreCheckedLikeTheAPI(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := adminSite(t, db)
 		ctx := context.Background()
@@ -482,6 +488,7 @@ func (s *site) failedDelivery(t *testing.T, orgID string, ep *models.WebhookEndp
 }
 
 func TestAdminWebhookPages(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := adminSite(t, db)
 		ctx := context.Background()
@@ -655,6 +662,7 @@ func (r *receiver) last(t *testing.T) receivedPost {
 var webhookSecret = regexp.MustCompile(`whsec_[0-9a-f]{64}`)
 
 func TestAdminAddsTestsAndRotatesWebhooks(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		// The loopback policy admits the receiver on this machine, as
 		// `assent dev` with ASSENT_DEV_ALLOW_LOOPBACK=1 does.
@@ -814,6 +822,7 @@ func TestAdminAddsTestsAndRotatesWebhooks(t *testing.T) {
 // refuses with the same words, marking the input and keeping what was
 // typed, and the list shows it.
 func TestAdminRuleEscalation(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := adminSite(t, db)
 		ctx := context.Background()
@@ -886,6 +895,7 @@ func TestAdminRuleEscalation(t *testing.T) {
 }
 
 func TestAdminActions(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := adminSite(t, db)
 		ctx := context.Background()

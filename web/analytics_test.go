@@ -38,6 +38,7 @@ func readership(body string) string {
 // and its recent readers, named once the page's checkbox turns
 // showViewers on; a reader sees none of it and may not change it.
 func TestReportPageShowsReadership(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newReadingSite(t, db)
 		ctx := context.Background()
@@ -113,6 +114,7 @@ func TestReportPageShowsReadership(t *testing.T) {
 // report on the team plan passes the accessibility check, and its chart
 // is drawn at the section's width with a bar for each day with views.
 func TestBrowserReadershipPanel(t *testing.T) {
+	t.Parallel()
 	db := testenv.OpenDB(t, "sqlite")
 	s := newReadingSite(t, db)
 	ctx := context.Background()

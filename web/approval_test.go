@@ -51,6 +51,7 @@ func (s *site) started(t *testing.T, a *models.Approval) *models.Approval {
 }
 
 func TestApprovalPageDecides(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := decidingSite(t, db)
 		ctx := context.Background()
@@ -170,6 +171,7 @@ func TestApprovalPageDecides(t *testing.T) {
 // in a text area (a text input would drop them), approving without
 // touching it changes nothing, and a correction keeps its lines and spaces.
 func TestMultilineTextSurvivesThePage(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := decidingSite(t, db)
 		ctx := context.Background()
@@ -207,6 +209,7 @@ func TestMultilineTextSurvivesThePage(t *testing.T) {
 // request in the organisation is not found for them, while a member who
 // is not an approver may read it.
 func TestAGuestSeesOnlyWhatTheyAreAsked(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSite(t, db)
 		ctx := context.Background()
@@ -238,6 +241,7 @@ func TestAGuestSeesOnlyWhatTheyAreAsked(t *testing.T) {
 // keeping what was typed, and applies one it does; the API keeps its
 // machine message.
 func TestGatedApprovalPageHoldsCorrectionsToTheSchema(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := decidingSite(t, db)
 		action := "refund.create"
@@ -283,6 +287,7 @@ func TestGatedApprovalPageHoldsCorrectionsToTheSchema(t *testing.T) {
 // it, the approval's page says when it ran and how it ended, escaped; a
 // mismatch is called out.
 func TestApprovalPageShowsItsExecution(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSite(t, db)
 		ctx := context.Background()

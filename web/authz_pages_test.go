@@ -316,6 +316,7 @@ func fullPagesDeps(d *web.Deps, oidc *web.OIDCSettings) {
 // that has no row in pagesMatrix, when a row names a route they do not
 // serve, or when a row cannot be read.
 func TestPagesAuthzMatrixCoversEveryRoute(t *testing.T) {
+	t.Parallel()
 	store := models.NewStore(testenv.OpenDB(t, "sqlite"), testenv.Keys())
 	deps := web.Deps{BaseURL: "http://assent.test", Services: app.Build(app.Deps{Store: store, BaseURL: "http://assent.test"})}
 	fullPagesDeps(&deps, &web.OIDCSettings{Issuer: "http://127.0.0.1:1", ClientID: "c", ClientSecret: "s"})
@@ -343,6 +344,7 @@ func TestPagesAuthzMatrixCoversEveryRoute(t *testing.T) {
 // answer for this organisation's real ids as for ids that do not exist,
 // and no 2xx of theirs may carry this organisation's ids.
 func TestPagesAuthzMatrix(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		env := newPagesEnv(t, db)
 		for _, row := range pagesMatrix {

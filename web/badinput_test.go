@@ -15,6 +15,7 @@ import (
 // UTF-8 in a form field, a query or a path parameter are answered 400
 // naming the field, on both databases, never 500.
 func TestFormsRefuseWhatNoColumnHolds(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSite(t, db)
 		b := s.browser(t)

@@ -20,6 +20,7 @@ import (
 // one input of every kind, saves a draft, submits, and reads their reply;
 // each page is accessible.
 func TestBrowserAnswersACollection(t *testing.T) {
+	t.Parallel()
 	db := testenv.OpenDB(t, "sqlite")
 	s, service := answeringSite(t, db)
 	ctx := context.Background()

@@ -37,6 +37,7 @@ func answeringSite(t *testing.T, db *gorm.DB) (*site, *collections.Service) {
 // they typed), submits, and then sees their reply read-only;
 // someone not asked sees no form.
 func TestCollectionPageAnswers(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s, service := answeringSite(t, db)
 		ctx := context.Background()

@@ -36,6 +36,7 @@ func (p page) setCookie(name string) *http.Cookie {
 }
 
 func TestPreSessionCSRFTokenIsSigned(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSite(t, db)
 		// attempt plants token as the double-submit cookie in a fresh
@@ -74,6 +75,7 @@ func TestPreSessionCSRFTokenIsSigned(t *testing.T) {
 }
 
 func TestPreSessionCSRFTokenIsRenewedPastHalfItsLife(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSite(t, db)
 		b := s.browser(t)
@@ -95,6 +97,7 @@ func TestPreSessionCSRFTokenIsRenewedPastHalfItsLife(t *testing.T) {
 }
 
 func TestCookiesAreHostPrefixedOverHTTPS(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newTLSSite(t, db)
 		require.True(t, strings.HasPrefix(s.url, "https://"), s.url)

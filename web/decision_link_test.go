@@ -46,6 +46,7 @@ func (s *site) path(t *testing.T, link string) string {
 }
 
 func TestEmailedLinkDecidesALowRiskApprovalWithoutSignIn(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := decidingSite(t, db)
 		ctx := context.Background()
@@ -121,6 +122,7 @@ func TestEmailedLinkDecidesALowRiskApprovalWithoutSignIn(t *testing.T) {
 }
 
 func TestHighRiskEmailAsksForSignIn(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := decidingSite(t, db)
 		a := s.started(t, &models.Approval{Title: "Drop the table", Risk: models.RiskHigh, ApproverIDs: []string{s.ada.ID}})
@@ -140,6 +142,7 @@ func TestHighRiskEmailAsksForSignIn(t *testing.T) {
 }
 
 func TestForgedExpiredAndMisplacedLinksDecideNothing(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSite(t, db)
 		ctx := context.Background()
@@ -184,6 +187,7 @@ func TestForgedExpiredAndMisplacedLinksDecideNothing(t *testing.T) {
 }
 
 func TestAGuestDecidesFromThePageAndTheAskerGetsTheAnswer(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := decidingSite(t, db)
 		ctx := context.Background()
@@ -245,6 +249,7 @@ func TestAGuestDecidesFromThePageAndTheAskerGetsTheAnswer(t *testing.T) {
 // editable; corrected by a signed-in approver, its old and new values are
 // still hidden from the page an emailed link opens.
 func TestTheLinkPageHidesARestrictedFieldsCorrection(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := decidingSite(t, db)
 		ctx := context.Background()
@@ -280,6 +285,7 @@ func TestTheLinkPageHidesARestrictedFieldsCorrection(t *testing.T) {
 // emailed link opens without signing in, two approvals and the concern
 // apply, and the request's "created" timeline entry says why.
 func TestRulesThatCannotBeEvaluatedStillHideFieldsOnTheLinkPage(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := decidingSite(t, db)
 		ctx := context.Background()

@@ -21,6 +21,7 @@ import (
 // and role, each linking to its page; pending ones and other people's stay
 // out.
 func TestHistoryListsSettledRequests(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSite(t, db)
 		ctx := context.Background()
@@ -82,6 +83,7 @@ func TestHistoryListsSettledRequests(t *testing.T) {
 // outcome and a link to its page; open ones, other people's and another
 // organisation's stay out, and a guest sees only what asked them.
 func TestHistoryListsSettledRequestsForInformation(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSite(t, db)
 		ctx := context.Background()

@@ -18,6 +18,7 @@ import (
 // highest risk, then the soonest expiry) and says so, or the newest first
 // when asked; an order it does not know is refused, naming it.
 func TestInboxSaysItsOrder(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSite(t, db)
 		now := time.Now()

@@ -18,6 +18,7 @@ import (
 // next similar request, and revoking it there ends it. Each page passes
 // the accessibility check.
 func TestBrowserGrantsAndRevokesAMandate(t *testing.T) {
+	t.Parallel()
 	db := testenv.OpenDB(t, "sqlite")
 	s := newMandateSite(t, db)
 	a := s.raise(t, `{"amount":500,"currency":"EUR","customer":"cus_1"}`)

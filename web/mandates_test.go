@@ -109,6 +109,7 @@ var mandateAnchor = regexp.MustCompile(`^/mandates\?done=mandate-granted#(mdt_\w
 // and is revoked there. A member the organisation does not let grant is
 // not offered one, and one forged is refused.
 func TestApprovalPageGrantsAMandate(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newMandateSite(t, db)
 		ctx := context.Background()
@@ -273,6 +274,7 @@ func TestApprovalPageGrantsAMandate(t *testing.T) {
 // TestMandatesPageIsForMembers: a guest has no Mandates link and the page
 // refuses them; an approval no gate raised offers no mandate.
 func TestMandatesPageIsForMembers(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := decidingSite(t, db)
 		_, _, err := s.store.CreateGuest(context.Background(), s.org.ID, "gail@partner.example", "Gail")
@@ -298,6 +300,7 @@ func TestMandatesPageIsForMembers(t *testing.T) {
 // administrators the organisation's setting of who may grant, and sets it
 // as the API does; a member is neither offered it nor let set it.
 func TestAdministratorsSayWhoMayGrant(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSite(t, db)
 		s.member(t, "bob@example.com", models.RoleAdmin)
@@ -343,6 +346,7 @@ func TestAdministratorsSayWhoMayGrant(t *testing.T) {
 // she forges is refused; Bob, back, grants one from the form in his own
 // right.
 func TestDelegateGrantsNoMandateFromThePage(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newMandateSite(t, db)
 		ctx := context.Background()

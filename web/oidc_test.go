@@ -130,6 +130,7 @@ func sessionCookieSet(r page) bool {
 }
 
 func TestOIDCSignInEndToEnd(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		idp := newIdentityProvider(t)
 		s := newOIDCSite(t, db, idp.settings("Sign in with Okta"))
@@ -219,6 +220,7 @@ func TestOIDCSignInEndToEnd(t *testing.T) {
 }
 
 func TestOIDCRefusesAWrongState(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		idp := newIdentityProvider(t)
 		s := newOIDCSite(t, db, idp.settings(""))
@@ -258,6 +260,7 @@ func TestOIDCRefusesAWrongState(t *testing.T) {
 }
 
 func TestOIDCRefusesAWrongNonce(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		idp := newIdentityProvider(t)
 		s := newOIDCSite(t, db, idp.settings(""))
@@ -278,6 +281,7 @@ func TestOIDCRefusesAWrongNonce(t *testing.T) {
 }
 
 func TestOIDCRefusesAnUnverifiedEmail(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		idp := newIdentityProvider(t)
 		s := newOIDCSite(t, db, idp.settings(""))
@@ -298,6 +302,7 @@ func TestOIDCRefusesAnUnverifiedEmail(t *testing.T) {
 }
 
 func TestOIDCRefusesAnUnknownEmail(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		idp := newIdentityProvider(t)
 		s := newOIDCSite(t, db, idp.settings(""))
@@ -319,6 +324,7 @@ func TestOIDCRefusesAnUnknownEmail(t *testing.T) {
 }
 
 func TestOIDCRefusesADeactivatedMember(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		idp := newIdentityProvider(t)
 		s := newOIDCSite(t, db, idp.settings(""))
@@ -338,6 +344,7 @@ func TestOIDCRefusesADeactivatedMember(t *testing.T) {
 }
 
 func TestOIDCKeepsASafeNext(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		idp := newIdentityProvider(t)
 		s := newOIDCSite(t, db, idp.settings(""))
@@ -364,6 +371,7 @@ func TestOIDCKeepsASafeNext(t *testing.T) {
 }
 
 func TestOIDCButtonOnlyWhenConfigured(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		off := newOIDCSite(t, db, nil)
 		b := off.browser(t)
@@ -385,6 +393,7 @@ func TestOIDCButtonOnlyWhenConfigured(t *testing.T) {
 }
 
 func TestOIDCProviderDownAtStart(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		idp := newIdentityProvider(t)
 		idp.down.Store(true)
@@ -406,6 +415,7 @@ func TestOIDCProviderDownAtStart(t *testing.T) {
 }
 
 func TestOIDCChoosesAmongOrganisations(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		idp := newIdentityProvider(t)

@@ -49,6 +49,7 @@ func browserSignIn(t *testing.T, s *site, b *browsertest.Browser, email string) 
 // every checkbox has one size, destructive buttons are red, and the
 // delivery log shows a resend apart from the first send.
 func TestBrowserAdminPagesLookAlike(t *testing.T) {
+	t.Parallel()
 	db := testenv.OpenDB(t, "sqlite")
 	s := adminSite(t, db)
 	ctx := context.Background()
@@ -121,6 +122,7 @@ func TestBrowserAdminPagesLookAlike(t *testing.T) {
 // above the decision buttons; a missing request's page leads back to the
 // inbox.
 func TestBrowserApprovalPageLayout(t *testing.T) {
+	t.Parallel()
 	db := testenv.OpenDB(t, "sqlite")
 	s := newSite(t, db)
 	ctx := context.Background()

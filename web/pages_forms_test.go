@@ -21,6 +21,7 @@ import (
 // without an id in its path is a section, and the overview links each
 // one; a new admin page without its line there fails here.
 func TestAdminOverviewLinksEverySection(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := adminSite(t, db)
 		b := s.browser(t)
@@ -46,6 +47,7 @@ func TestAdminOverviewLinksEverySection(t *testing.T) {
 // few words per resource with the full list folded under them, not one
 // line per scope; a key with few scopes reads in full.
 func TestKeysListSummarisesScopes(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := adminSite(t, db)
 		ctx := context.Background()
@@ -81,6 +83,7 @@ func TestKeysListSummarisesScopes(t *testing.T) {
 // for long, that its Content-Security-Policy lets load; /favicon.ico,
 // which browsers ask for on their own, answers an icon too, not a 404.
 func TestEveryPageHasAnIcon(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSite(t, db)
 		b := s.browser(t)
@@ -113,6 +116,7 @@ func TestEveryPageHasAnIcon(t *testing.T) {
 // refused comment and a refused share come back with what was typed and
 // a message naming the field by its label.
 func TestRefusedFormsKeepWhatWasTyped(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := adminSite(t, db)
 		ctx := context.Background()

@@ -24,6 +24,7 @@ import (
 // naming its field, capitalised unless it starts with a name whose case
 // matters, with a full stop; the API's message is left as it is.
 func TestPageMessagesStartWithACapital(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ field, msg, want string }{
 		{"since", "since must not be in the future", "Since must not be in the future."},
 		{"url", "url is refused: the URL must use https, not ftp", "URL is refused: the URL must use https, not ftp."},
@@ -45,6 +46,7 @@ func TestPageMessagesStartWithACapital(t *testing.T) {
 // field as the form labels it and says what it must be in a person's
 // words, not the service's field path or a schema library's wording.
 func TestPageMessagesNameFieldsByTheirLabels(t *testing.T) {
+	t.Parallel()
 	schema := apperr.Field(apperr.InvalidRequest, "corrections.amount",
 		"amount does not meet the action's schema: amount maximum: got 5,000, want 1,000")
 	schema.Says = "must be at most 1,000"
@@ -76,6 +78,7 @@ func TestPageMessagesNameFieldsByTheirLabels(t *testing.T) {
 // TestNotFoundPageLinksToTheInbox: a request that is not there (or not the
 // person's) answers 404 with a way back to the inbox.
 func TestNotFoundPageLinksToTheInbox(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSite(t, db)
 		b := s.browser(t)
@@ -92,6 +95,7 @@ func TestNotFoundPageLinksToTheInbox(t *testing.T) {
 // Confirm box the browser requires; without it the handler refuses and
 // nothing changes.
 func TestDestructiveAdminActionsAskForConfirmation(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := adminSite(t, db)
 		ctx := context.Background()
@@ -149,6 +153,7 @@ func TestDestructiveAdminActionsAskForConfirmation(t *testing.T) {
 // resend, and the resend shows its own state and attempts apart from the
 // first send's.
 func TestDeliveryLogShowsEachSend(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := adminSite(t, db)
 		ctx := context.Background()

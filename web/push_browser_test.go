@@ -64,6 +64,7 @@ const standInPushManager = `(function () {
 // shows it titled with the request's title; "Stop notifying me" removes
 // the subscription.
 func TestBrowserInboxNotifiesMe(t *testing.T) {
+	t.Parallel()
 	db := testenv.OpenDB(t, "sqlite")
 	s := newSiteWith(t, models.NewStore(db, testenv.Keys()), web.Deps{}, app.Deps{NetPolicy: netguard.DevLoopback})
 	ctx := context.Background()

@@ -31,6 +31,7 @@ func pushForm(csrf string, b *pushtest.Browser) url.Values {
 // signed-in person, refuse bad keys and endpoints the network policy
 // refuses, and let a person turn off only their own browsers.
 func TestPushSubscriptionRoutes(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := newSiteWith(t, models.NewStore(db, testenv.Keys()), web.Deps{}, app.Deps{NetPolicy: netguard.DevLoopback})
@@ -113,6 +114,7 @@ func TestPushSubscriptionRoutes(t *testing.T) {
 // TestPushEndpointsFollowTheNetworkPolicy: under the production policy a
 // subscription naming a push service on this machine is refused.
 func TestPushEndpointsFollowTheNetworkPolicy(t *testing.T) {
+	t.Parallel()
 	s := newSite(t, testenv.OpenDB(t, "sqlite"))
 	b := s.browser(t)
 	csrf := b.signIn(s, "ada@example.com")

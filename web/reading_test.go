@@ -141,6 +141,7 @@ func (s *readingSite) events(t *testing.T, r *models.Report, kind string) []mode
 // headers every report host sends, the grant checked on every request,
 // views, the request for access, archiving and signing out.
 func TestReadingAReportOnItsOwnOrigin(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newReadingSite(t, db)
 		ctx := context.Background()
@@ -282,6 +283,7 @@ func TestReadingAReportOnItsOwnOrigin(t *testing.T) {
 // TestPublicReportsNeedNoSignIn: a report shared with the public opens in
 // a fresh browser; one not public sends it to sign in.
 func TestPublicReportsNeedNoSignIn(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newReadingSite(t, db)
 		pub := s.publish(t, "pub", []string{"public"}, []bundle.InlineFile{{Path: "index.html", Content: "<h1>Open</h1>"}})
@@ -346,6 +348,7 @@ func TestPublicReportsNeedNoSignIn(t *testing.T) {
 // TestReportPageInTheApp: the list of reports shared with me, the
 // report's page framing its own origin, and the owner's share form.
 func TestReportPageInTheApp(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newReadingSite(t, db)
 		ctx := context.Background()
@@ -393,6 +396,7 @@ func TestReportPageInTheApp(t *testing.T) {
 // and reads a report shared with them; `everyone` means members, so a
 // report shared with everyone stays closed to them.
 func TestGuestsReadOnlyWhatIsSharedWithThem(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newReadingSite(t, db)
 		_, _, err := s.store.CreateGuest(context.Background(), s.org.ID, "gus@partner.example", "Gus")
@@ -414,6 +418,7 @@ func TestGuestsReadOnlyWhatIsSharedWithThem(t *testing.T) {
 // TestShareFormIsCheckedLikeTheAPI: an empty share is refused, naming the
 // field, and a guest's page does not list who else reads the report.
 func TestShareFormIsCheckedLikeTheAPI(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newReadingSite(t, db)
 		_, _, err := s.store.CreateGuest(context.Background(), s.org.ID, "gus@partner.example", "Gus")
@@ -439,6 +444,7 @@ func TestShareFormIsCheckedLikeTheAPI(t *testing.T) {
 // not. Every page carries the selection script, which is a file like the
 // others: for readers with a grant only.
 func TestPinnedVersionsOnTheReportsOrigin(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newReadingSite(t, db)
 		ctx := context.Background()

@@ -41,6 +41,7 @@ var frameSrc = regexp.MustCompile(`<iframe class="report" src="([^"]+)" data-rep
 // sees the page, another organisation's member does not; a form without
 // its CSRF token changes nothing.
 func TestReviewPage(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s, service := newReviewingSite(t, db)
 		ctx := context.Background()
@@ -175,6 +176,7 @@ func TestReviewPage(t *testing.T) {
 // refused on the page; someone the report is not shared with cannot
 // comment.
 func TestCommentsOnPages(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s, service := newReviewingSite(t, db)
 		ctx := context.Background()

@@ -22,6 +22,7 @@ import (
 // the accessibility check, the mint form's checkboxes and the revoke
 // forms' controls labelled.
 func TestBrowserSettingsMintsAToken(t *testing.T) {
+	t.Parallel()
 	db := testenv.OpenDB(t, "sqlite")
 	s, _ := memberTokenSite(t, db)
 	shots := shotsDir(t)

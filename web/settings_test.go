@@ -26,6 +26,7 @@ import (
 // was typed kept, everything a person typed is escaped, and the delegate
 // sees whom they stand in for.
 func TestSettingsPageSetsAndEndsADelegation(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSite(t, db)
 		ctx := context.Background()
@@ -87,6 +88,7 @@ func TestSettingsPageSetsAndEndsADelegation(t *testing.T) {
 // delegation started sees on whose behalf they are asked, and the settled
 // page names both.
 func TestApprovalPageSaysOnWhoseBehalf(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := decidingSite(t, db)
 		ctx := context.Background()
@@ -159,6 +161,7 @@ var mintedSecret = regexp.MustCompile(`id="minted-secret"[^>]* value="(asnt_memb
 // administrator revokes it where the page says (another member cannot),
 // and then it stops working.
 func TestSettingsPageMintsAMemberToken(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s, cy := memberTokenSite(t, db)
 		ctx := context.Background()
@@ -242,6 +245,7 @@ func TestSettingsPageMintsAMemberToken(t *testing.T) {
 // ticked. Without the form's CSRF token nothing is minted; a guest has
 // no form and mints nothing. No refusal mints a token.
 func TestSettingsPageRefusesATokenItMayNotMint(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s, _ := memberTokenSite(t, db)
 		b := s.browser(t)
@@ -295,6 +299,7 @@ func TestSettingsPageRefusesATokenItMayNotMint(t *testing.T) {
 // keeps working. The member's own stops working at once, is shown revoked
 // without a form, and the revocation is audited naming them.
 func TestSettingsPageListsAndRevokesOwnTokens(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s, cy := memberTokenSite(t, db)
 		ctx := context.Background()

@@ -25,6 +25,7 @@ var (
 // In `assent dev` the sign-in page offers the demo people, each a link
 // that fills the form, and "check your email" points at the dev mailbox.
 func TestDevSignInOffersDemoPeopleAndTheMailbox(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSiteWith(t, models.NewStore(db, testenv.Keys()), web.Deps{
 			Dev: &web.DevSettings{Mailbox: "/dev/mail", People: []string{"ada@example.com", "bob@example.com"}}}, app.Deps{})
@@ -55,6 +56,7 @@ func TestDevSignInOffersDemoPeopleAndTheMailbox(t *testing.T) {
 
 // Outside dev neither shows.
 func TestSignInShowsNoDevHelpOutsideDev(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSite(t, db)
 		b := s.browser(t)

@@ -209,6 +209,7 @@ func (b *browser) signIn(s *site, email string) string {
 }
 
 func TestSignInFlowEndToEnd(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSite(t, db)
 		ctx := context.Background()
@@ -319,6 +320,7 @@ func TestSignInFlowEndToEnd(t *testing.T) {
 }
 
 func TestUnknownAddressGetsTheSameAnswer(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSite(t, db)
 		b := s.browser(t)
@@ -337,6 +339,7 @@ func TestUnknownAddressGetsTheSameAnswer(t *testing.T) {
 }
 
 func TestSignInLinkOfDeactivatedMemberIsRefused(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSite(t, db)
 		ctx := context.Background()
@@ -356,6 +359,7 @@ func TestSignInLinkOfDeactivatedMemberIsRefused(t *testing.T) {
 }
 
 func TestNextMustBeALocalPath(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSite(t, db)
 		cases := map[string]string{
@@ -397,6 +401,7 @@ func TestNextMustBeALocalPath(t *testing.T) {
 }
 
 func TestPostsWithoutTheCSRFTokenAreRefused(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSite(t, db)
 
@@ -429,6 +434,7 @@ func TestPostsWithoutTheCSRFTokenAreRefused(t *testing.T) {
 }
 
 func TestGuestsSignInToo(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSite(t, db)
 		g, _, err := s.store.CreateGuest(context.Background(), s.org.ID, "gus@example.com", "Gus")
@@ -443,6 +449,7 @@ func TestGuestsSignInToo(t *testing.T) {
 }
 
 func TestSecureCookiesOutsideDev(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		store := models.NewStore(db, testenv.Keys())
 		engine := gin.New()
@@ -480,6 +487,7 @@ func apiSite(t *testing.T, db *gorm.DB, trusted []string) *site {
 }
 
 func TestSignInIsLimitedPerClientAddress(t *testing.T) {
+	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		signIn := func(b *browser) page {
 			t.Helper()

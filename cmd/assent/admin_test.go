@@ -171,6 +171,7 @@ func TestAdminRotateSecretKey(t *testing.T) {
 // each described, and the settings it reads; an unknown command says so
 // and lists the commands.
 func TestAdminHelp(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	help := func(args ...string) (string, string, error) {
 		var out, errs bytes.Buffer

@@ -12,6 +12,7 @@ import (
 // TestBanner: assent dev's banner names the agent key, the admin key and
 // the API reference, each on its own line.
 func TestBanner(t *testing.T) {
+	t.Parallel()
 	var out strings.Builder
 	printBanner(&out, &config.Config{DataDir: ".assent"}, "http://127.0.0.1:8080", "",
 		&bootstrap{AgentKey: "asnt_agent_x", AdminKey: "asnt_admin_y"}, true)

@@ -16,6 +16,7 @@ import (
 // plan adds (readership analytics), while a new organisation starts on
 // free.
 func TestDemoOrganizationIsOnTheTeamPlan(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	store := models.NewStore(testenv.OpenDB(t, "sqlite"), testenv.Keys())
 	svc := admin.New(store, nil)

@@ -14,6 +14,7 @@ import (
 // held is listed on the admin page with what the scan found, the page
 // passes the accessibility check, and Release makes it live.
 func TestBrowserAdminReleasesAHeldVersion(t *testing.T) {
+	t.Parallel()
 	apiURL, boot, admin, stop := startDemo(t)
 	defer stop()
 	var created struct {

@@ -15,6 +15,7 @@ import (
 // finds it: a demo person picked from the sign-in page fills the form,
 // and "check your email" leads to the dev mailbox holding the link.
 func TestBrowserDevSignInHelp(t *testing.T) {
+	t.Parallel()
 	apiURL, _, admin, stop := startDemo(t)
 	defer stop()
 	shots := screenshotDir(t)

@@ -77,6 +77,7 @@ func signInFromDevMail(t *testing.T, b *browsertest.Browser, apiURL, email strin
 // person signs in from the dev mailbox, opens it from the inbox, approves
 // it with a correction, and the agent's GET shows the outcome.
 func TestBrowserDecidesAnApproval(t *testing.T) {
+	t.Parallel()
 	apiURL, boot, admin, stop := startDemo(t)
 	defer stop()
 	var created map[string]any
@@ -122,6 +123,7 @@ func TestBrowserDecidesAnApproval(t *testing.T) {
 // restricted field; a form without its CSRF token changes nothing; a
 // high-risk request's email leads to sign-in.
 func TestBrowserEmailLinks(t *testing.T) {
+	t.Parallel()
 	apiURL, boot, admin, stop := startDemo(t)
 	defer stop()
 	var rule map[string]any

@@ -32,6 +32,7 @@ type composeFile struct {
 // every assent process gets the settings its command reads, and they point
 // at services the file defines.
 func TestComposeWiring(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("../../docker-compose.yml")
 	require.NoError(t, err)
 	var cf composeFile
@@ -193,6 +194,7 @@ func interpolate(value string, env map[string]string) string {
 // at go.temporal.io/server's, the UI at ui-server's, which it is built
 // from.
 func TestComposeTemporalImagesMatchGoMod(t *testing.T) {
+	t.Parallel()
 	gomod, err := os.ReadFile("../../go.mod")
 	require.NoError(t, err)
 	raw, err := os.ReadFile("../../docker-compose.yml")

@@ -21,6 +21,7 @@ import (
 // a delivery. After a restart on the same data, the retry arrives with the
 // same delivery id and the next attempt number: nothing is lost.
 func TestDeliveryOutlivesAKilledProcess(t *testing.T) {
+	t.Parallel()
 	type hit struct{ delivery, attempt string }
 	var (
 		mu     sync.Mutex

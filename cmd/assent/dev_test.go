@@ -118,6 +118,7 @@ func longPoll[T any](t *testing.T, url, key string) (answer func() T, end func()
 }
 
 func TestDevBootstrapsOnceAndRestarts(t *testing.T) {
+	t.Parallel()
 	dataDir := filepath.Join(t.TempDir(), ".assent")
 	apiURL, uiURL, banner, stop := startDev(t, dataDir)
 
@@ -187,6 +188,7 @@ func TestDevBootstrapsOnceAndRestarts(t *testing.T) {
 // correction, the agent's long-poll returns the outcome, and Temporal lists
 // the workflow by its search attributes.
 func TestDevApprovalEndToEnd(t *testing.T) {
+	t.Parallel()
 	dataDir := t.TempDir()
 	port := freePort(t)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -32,6 +32,7 @@ import (
 // (--url) or saved (--keys), refuses without them, and names the entry
 // when one byte of it was changed.
 func TestEvidenceVerify(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db := testenv.OpenDB(t, "sqlite")
 	store := models.NewStore(db, testenv.Keys())

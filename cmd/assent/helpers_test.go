@@ -1,8 +1,11 @@
 package main
 
 import (
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -43,4 +46,38 @@ func demoMember(t *testing.T, boot *bootstrap, role string) demoPerson {
 	}
 	t.Fatalf("the demo organisation has no %s", role)
 	return demoPerson{}
+}
+
+// buildBinary is this tree's assent for the tests that run it as an
+// operator would (kill -9, SIGTERM, the upgrade): ASSENT_BIN when set
+// (.ci/run builds it), else built once per test binary.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin, err := builtBinary()
+	require.NoError(t, err, "go build")
+	return bin
+}
+
+var (
+	builtBinary = sync.OnceValues(func() (string, error) {
+		if bin := os.Getenv("ASSENT_BIN"); bin != "" {
+			return bin, nil
+		}
+		dir, err := os.MkdirTemp("", "assent-bin-")
+		if err != nil {
+			return "", err
+		}
+		removeBuilt = func() { _ = os.RemoveAll(dir) }
+		bin := filepath.Join(dir, "assent")
+		cmd := exec.Command("go", "build", "-o", bin, ".")
+		cmd.Stderr = os.Stderr
+		return bin, cmd.Run()
+	})
+	removeBuilt = func() {}
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	removeBuilt()
+	os.Exit(code)
 }

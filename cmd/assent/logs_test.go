@@ -40,6 +40,7 @@ var secretRoutes = map[string]string{
 // ticket, a decision link's token, a sign-in link's token or a reader
 // ticket read from the logs opens nothing.
 func TestNoRouteLogsItsAddress(t *testing.T) {
+	t.Parallel()
 	logged := &testenv.Buffer{}
 	handler, engine, wait := buildHandler(t, "dev", logging.New(logged, slog.LevelDebug))
 

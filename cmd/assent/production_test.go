@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -25,16 +24,6 @@ import (
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/workflows"
 )
-
-// buildBinary compiles assent once per test run.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "assent")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Stderr = os.Stderr
-	require.NoError(t, cmd.Run(), "go build")
-	return bin
-}
 
 type proc struct {
 	cmd  *exec.Cmd
@@ -84,6 +73,7 @@ func runJSON(t *testing.T, bin string, env []string, into any, args ...string) {
 // TestProductionShape runs assent temporal, migrate, serve and worker as
 // separate processes against PostgreSQL.
 func TestProductionShape(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

@@ -32,6 +32,7 @@ const productionMarker = "<!-- cmd/assent/readme_production_test.go runs this bl
 // the approval carries a decision token. Then it stops the processes and
 // drops the database.
 func TestReadmeProductionRuns(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

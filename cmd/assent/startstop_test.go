@@ -32,6 +32,7 @@ func takePort(t *testing.T) string {
 // A port already taken is reported with the setting that moves it, before
 // the embedded Temporal server starts, with nothing else logged.
 func TestTakenPortNamesItsSetting(t *testing.T) {
+	t.Parallel()
 	taken := takePort(t)
 	_, takenPort, _ := net.SplitHostPort(taken)
 	free := func() string { return freePort(t) }
@@ -63,6 +64,7 @@ func TestTakenPortNamesItsSetting(t *testing.T) {
 // Every taken port is named at once, each with its setting, before
 // anything starts.
 func TestEveryTakenPortIsNamedAtOnce(t *testing.T) {
+	t.Parallel()
 	httpAddr, temporalAddr, uiAddr := takePort(t), takePort(t), takePort(t)
 	_, temporalPort, _ := net.SplitHostPort(temporalAddr)
 	_, uiPort, _ := net.SplitHostPort(uiAddr)
@@ -100,6 +102,7 @@ func TestEveryTakenPortIsNamedAtOnce(t *testing.T) {
 // same ports exits 1 with one line naming the setting, and Ctrl-C stops
 // the first cleanly, with no warning or error logged.
 func TestDevStartsAndStopsQuietly(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

@@ -36,6 +36,7 @@ import (
 // behind a TLS front end, as Temporal Cloud's does, and records what
 // reaches it.
 func TestDialTemporalSendsTheAPIKeyOverTLS(t *testing.T) {
+	t.Parallel()
 	const key = "tcld-test-key"
 	var mu sync.Mutex
 	type call struct{ method, auth string }

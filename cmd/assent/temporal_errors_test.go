@@ -33,6 +33,7 @@ import (
 // that speaks TLS to a client that does not: each start fails saying
 // which setting to change.
 func TestDialTemporalExplainsTLSFailures(t *testing.T) {
+	t.Parallel()
 	// HTTP/2 offered, as gRPC asks for it before any certificate is seen.
 	srv := httptest.NewUnstartedServer(http.NotFoundHandler())
 	srv.EnableHTTP2 = true
@@ -57,6 +58,7 @@ func TestDialTemporalExplainsTLSFailures(t *testing.T) {
 
 // A namespace the server does not have stops the start, named.
 func TestDialTemporalRefusesAnUnknownNamespace(t *testing.T) {
+	t.Parallel()
 	ts := temporaltest.NewServer(temporaltest.WithT(t))
 	keys, err := secretkey.Parse(secretkey.Generate())
 	require.NoError(t, err)
@@ -81,6 +83,7 @@ func selfSignedCA(t *testing.T) []byte {
 // Temporal does not answer yet, and fails at once on what waiting cannot
 // cure.
 func TestStartWaitsForTemporal(t *testing.T) {
+	t.Parallel()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	calls := 0
 	err := whileTemporalStarts(context.Background(), log, func(context.Context) error {

@@ -51,16 +51,16 @@ func TestUpgradeFromThePreviousRelease(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the previous release and runs assent dev twice")
 	}
-	t.Setenv("ASSENT_DEV_ALLOW_LOOPBACK", "1")
-	t.Setenv("ASSENT_DEV_RETRY_UNIT", "1s")
-	old := buildRelease(t)
+	t.Parallel()
+	old, current := buildRelease(t), buildBinary(t)
 	for _, kind := range []string{"sqlite", "postgres"} {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
 			var database []string
 			if kind == "postgres" {
 				database = []string{"--database-url", testenv.PostgresURL(t)}
 			}
-			upgrade(t, old, database)
+			upgrade(t, old, current, database)
 		})
 	}
 }
@@ -72,14 +72,14 @@ type pending struct {
 	mia                                             demoPerson
 }
 
-func upgrade(t *testing.T, old string, database []string) {
+func upgrade(t *testing.T, old, current string, database []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	dataDir := filepath.Join(t.TempDir(), ".assent")
 	hooks := newHookReceiver(t)
 
 	// The previous release makes them.
-	oldURL, stopOld := startRelease(t, old, dataDir, database)
+	oldURL, stopOld := startRelease(t, previousRelease.Version, old, dataDir, database)
 	boot, err := loadBootstrap(dataDir)
 	require.NoError(t, err)
 	p := leaveRequests(ctx, t, oldURL, boot, hooks)
@@ -91,7 +91,7 @@ func upgrade(t *testing.T, old string, database []string) {
 
 	// This version takes over the same data.
 	temporalPort := freePort(t)
-	newURL, _, _, stop := startDev(t, dataDir, append([]string{"--temporal-port", temporalPort}, database...)...)
+	newURL, stop := startRelease(t, "this version", current, dataDir, append([]string{"--temporal-port", temporalPort}, database...))
 	defer stop()
 	mia := assent.New(newURL, p.mia.Token)
 	// Her inbox, migrated, lists what waits on her and not what she decided.
@@ -299,14 +299,15 @@ func buildRelease(t *testing.T) string {
 	return bin
 }
 
-// startRelease runs bin as `assent dev` on dataDir, with the environment's
-// ASSENT_* settings left out but the dev switches, and returns its address
-// and a stop that waits for it to exit as an operator's stop would.
-func startRelease(t *testing.T, bin, dataDir string, extra []string) (string, func()) {
+// startRelease runs bin, the version named, as `assent dev` on dataDir
+// (the environment's ASSENT_* settings left out; receivers on this machine
+// allowed, delivery retries a second apart), and returns its address and a
+// stop that waits for it to exit as an operator's stop would.
+func startRelease(t *testing.T, version, bin, dataDir string, extra []string) (string, func()) {
 	t.Helper()
-	var env []string
+	env := []string{"ASSENT_DEV_ALLOW_LOOPBACK=1", "ASSENT_DEV_RETRY_UNIT=1s"}
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "ASSENT_") || strings.HasPrefix(kv, "ASSENT_DEV_") {
+		if !strings.HasPrefix(kv, "ASSENT_") {
 			env = append(env, kv)
 		}
 	}
@@ -334,20 +335,20 @@ func startRelease(t *testing.T, bin, dataDir string, extra []string) (string, fu
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case err := <-exited:
-			require.NoError(t, err, "%s must stop cleanly: %s", previousRelease.Version, stderr.String())
+			require.NoError(t, err, "%s must stop cleanly: %s", version, stderr.String())
 		case <-time.After(30 * time.Second):
 			_ = cmd.Process.Kill()
-			t.Fatalf("%s did not stop within 30s", previousRelease.Version)
+			t.Fatalf("%s did not stop within 30s", version)
 		}
 	}
 	select {
 	case url := <-found:
 		return url, stop
 	case err := <-exited:
-		t.Fatalf("%s exited early: %v: %s", previousRelease.Version, err, stderr.String())
+		t.Fatalf("%s exited early: %v: %s", version, err, stderr.String())
 	case <-time.After(2 * time.Minute):
 		_ = cmd.Process.Kill()
-		t.Fatalf("%s printed no address within 2 minutes: %s", previousRelease.Version, stderr.String())
+		t.Fatalf("%s printed no address within 2 minutes: %s", version, stderr.String())
 	}
 	return "", nil
 }

@@ -14,6 +14,7 @@ import (
 // object; a test build knows no version (internal/buildinfo's tests
 // build one with -ldflags -X).
 func TestVersionCommand(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	var line string
 	for _, args := range [][]string{{"version"}, {"--version"}} {

@@ -18,6 +18,7 @@ import (
 // holds the marked key (second, as while rotating) is accepted and moves
 // the marker to its current key.
 func TestTheNamespaceMarkerAdmitsOnlyItsKey(t *testing.T) {
+	t.Parallel()
 	keyA, keyB, keyC := secretkey.Generate(), secretkey.Generate(), secretkey.Generate()
 	a, b, rotated := ring(t, keyA), ring(t, keyB), ring(t, keyC+","+keyA)
 	ts := temporaltest.NewServer(temporaltest.WithT(t), temporaltest.WithBaseClientOptions(ClientOptions(client.Options{}, New(a))))

@@ -26,6 +26,7 @@ func ring(t *testing.T, keys string) *secretkey.Ring {
 }
 
 func TestRoundTripHidesThePayload(t *testing.T) {
+	t.Parallel()
 	dc := DataConverter(New(ring(t, secretkey.Generate())))
 	p, err := dc.ToPayload(map[string]string{"title": "Refund order 42"})
 	require.NoError(t, err)
@@ -39,6 +40,7 @@ func TestRoundTripHidesThePayload(t *testing.T) {
 }
 
 func TestRefusesWhatWasNotEncryptedWithTheKey(t *testing.T) {
+	t.Parallel()
 	dc := DataConverter(New(ring(t, secretkey.Generate())))
 	plain, err := converter.GetDefaultDataConverter().ToPayload("forged")
 	require.NoError(t, err)
@@ -56,6 +58,7 @@ func TestRefusesWhatWasNotEncryptedWithTheKey(t *testing.T) {
 }
 
 func TestOldKeyStillDecodesAfterRotation(t *testing.T) {
+	t.Parallel()
 	oldKey, newKey := secretkey.Generate(), secretkey.Generate()
 	p, err := DataConverter(New(ring(t, oldKey))).ToPayload(42)
 	require.NoError(t, err)
@@ -66,6 +69,7 @@ func TestOldKeyStillDecodesAfterRotation(t *testing.T) {
 }
 
 func TestFailureMessagesAreEncrypted(t *testing.T) {
+	t.Parallel()
 	codec := New(ring(t, secretkey.Generate()))
 	fc := FailureConverter(codec)
 	f := fc.ErrorToFailure(assertErr("only the requester may answer"))
@@ -100,6 +104,7 @@ func (a *arg) SetPayloadUse(use string) { a.use = use }
 func (a arg) PayloadUse() string        { return a.use }
 
 func TestPayloadsOpenOnlyWhereTheyWereMadeFor(t *testing.T) {
+	t.Parallel()
 	dc := DataConverter(New(ring(t, secretkey.Generate())))
 	decide := at(dc, "approval/apr_A", "", Use("decide"))
 	p, err := decide.ToPayload(arg{Note: "ok"})
@@ -151,6 +156,7 @@ func TestPayloadsOpenOnlyWhereTheyWereMadeFor(t *testing.T) {
 // Payloads sealed before binding are in running histories: they still
 // open (replay, queries, the UI), bound to no message.
 func TestPayloadsSealedBeforeBindingStillOpen(t *testing.T) {
+	t.Parallel()
 	r := ring(t, secretkey.Generate())
 	inner, err := converter.GetDefaultDataConverter().ToPayload(arg{Note: "old"})
 	require.NoError(t, err)
@@ -167,6 +173,7 @@ func TestPayloadsSealedBeforeBindingStillOpen(t *testing.T) {
 }
 
 func TestScheduledRunsOpenTheirSchedulesInput(t *testing.T) {
+	t.Parallel()
 	dc := DataConverter(New(ring(t, secretkey.Generate())))
 	scheduled := converter.WithDataConverterSerializationContext(
 		dc.(converter.ContextAware).WithContext(context.WithValue(context.Background(), useKey{}, use{name: "start:ScheduleDue", scheduled: true})),
@@ -194,6 +201,7 @@ func (n *next) ValidateUpdate(workflow.Context, *interceptor.UpdateInput) error 
 }
 
 func TestNewUpdatesTakeOnlyArgumentsBoundToThem(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		update string

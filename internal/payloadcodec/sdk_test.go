@@ -60,6 +60,7 @@ func echoWorkflow(ctx workflow.Context, in string) (string, error) {
 // same workflow and activity on both sides, so bound payloads round-trip;
 // an Update from a client that does not bind its message is refused.
 func TestBoundPayloadsRoundTripThroughTheSDK(t *testing.T) {
+	t.Parallel()
 	codec := New(ring(t, secretkey.Generate()))
 	ts := temporaltest.NewServer(temporaltest.WithT(t), temporaltest.WithBaseClientOptions(ClientOptions(client.Options{}, codec)))
 	c := ts.GetDefaultClient()
@@ -136,6 +137,7 @@ func waitWorkflow(ctx workflow.Context, in string) (string, error) {
 // queue) fails the workflow task, which Temporal retries, and never the
 // workflow: once a worker with the key runs, the workflow goes on.
 func TestAWorkerWithoutTheKeyFailsTheTaskNotTheWorkflow(t *testing.T) {
+	t.Parallel()
 	keyA, keyB := New(ring(t, secretkey.Generate())), New(ring(t, secretkey.Generate()))
 	ts := temporaltest.NewServer(temporaltest.WithT(t), temporaltest.WithBaseClientOptions(ClientOptions(client.Options{}, keyA)))
 	a := ts.GetDefaultClient()

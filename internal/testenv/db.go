@@ -22,11 +22,16 @@ const DefaultPostgresURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disa
 var Databases = []string{"sqlite", "postgres"}
 
 // EachDB runs fn as a subtest on a fresh, migrated SQLite database and on a
-// fresh, migrated PostgreSQL database.
+// fresh, migrated PostgreSQL database, the two at once: they share nothing,
+// and most of a storage test's time is waiting on its database or the
+// workflow engine. fn must not call t.Setenv.
 func EachDB(t *testing.T, fn func(t *testing.T, db *gorm.DB)) {
 	t.Helper()
 	for _, kind := range Databases {
-		t.Run(kind, func(t *testing.T) { fn(t, OpenDB(t, kind)) })
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			fn(t, OpenDB(t, kind))
+		})
 	}
 }
 
