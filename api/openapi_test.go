@@ -287,6 +287,7 @@ func (r *recordingT) Errorf(format string, args ...any) {
 // Content-Security-Policy violation.
 func TestBrowserShowsAPIDocs(t *testing.T) {
 	t.Parallel()
+	browsertest.Require(t)
 	c := openAPIContract(t)
 	f := newFixture(t, testenv.OpenDB(t, "sqlite"))
 	b := browsertest.New(t)

@@ -39,6 +39,7 @@ func readership(body string) string {
 // showViewers on; a reader sees none of it and may not change it.
 func TestReportPageShowsReadership(t *testing.T) {
 	t.Parallel()
+	browsertest.Require(t)
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newReadingSite(t, db)
 		ctx := context.Background()
@@ -115,6 +116,7 @@ func TestReportPageShowsReadership(t *testing.T) {
 // is drawn at the section's width with a bar for each day with views.
 func TestBrowserReadershipPanel(t *testing.T) {
 	t.Parallel()
+	browsertest.Require(t)
 	db := testenv.OpenDB(t, "sqlite")
 	s := newReadingSite(t, db)
 	ctx := context.Background()

@@ -21,6 +21,7 @@ import (
 // each page is accessible.
 func TestBrowserAnswersACollection(t *testing.T) {
 	t.Parallel()
+	browsertest.Require(t)
 	db := testenv.OpenDB(t, "sqlite")
 	s, service := answeringSite(t, db)
 	ctx := context.Background()

@@ -19,6 +19,7 @@ import (
 // the accessibility check.
 func TestBrowserGrantsAndRevokesAMandate(t *testing.T) {
 	t.Parallel()
+	browsertest.Require(t)
 	db := testenv.OpenDB(t, "sqlite")
 	s := newMandateSite(t, db)
 	a := s.raise(t, `{"amount":500,"currency":"EUR","customer":"cus_1"}`)

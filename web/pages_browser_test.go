@@ -50,6 +50,7 @@ func browserSignIn(t *testing.T, s *site, b *browsertest.Browser, email string) 
 // delivery log shows a resend apart from the first send.
 func TestBrowserAdminPagesLookAlike(t *testing.T) {
 	t.Parallel()
+	browsertest.Require(t)
 	db := testenv.OpenDB(t, "sqlite")
 	s := adminSite(t, db)
 	ctx := context.Background()
@@ -123,6 +124,7 @@ func TestBrowserAdminPagesLookAlike(t *testing.T) {
 // inbox.
 func TestBrowserApprovalPageLayout(t *testing.T) {
 	t.Parallel()
+	browsertest.Require(t)
 	db := testenv.OpenDB(t, "sqlite")
 	s := newSite(t, db)
 	ctx := context.Background()

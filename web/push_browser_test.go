@@ -65,6 +65,7 @@ const standInPushManager = `(function () {
 // the subscription.
 func TestBrowserInboxNotifiesMe(t *testing.T) {
 	t.Parallel()
+	browsertest.Require(t)
 	db := testenv.OpenDB(t, "sqlite")
 	s := newSiteWith(t, models.NewStore(db, testenv.Keys()), web.Deps{}, app.Deps{NetPolicy: netguard.DevLoopback})
 	ctx := context.Background()

@@ -23,6 +23,7 @@ import (
 // forms' controls labelled.
 func TestBrowserSettingsMintsAToken(t *testing.T) {
 	t.Parallel()
+	browsertest.Require(t)
 	db := testenv.OpenDB(t, "sqlite")
 	s, _ := memberTokenSite(t, db)
 	shots := shotsDir(t)

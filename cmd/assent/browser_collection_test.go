@@ -23,6 +23,7 @@ import (
 // the collection complete with every answer typed, and the callback
 // receiver verifies the signed collection.completed.
 func TestBrowserCollectionEndToEnd(t *testing.T) {
+	browsertest.Require(t)
 	t.Setenv("ASSENT_DEV_ALLOW_LOOPBACK", "1")
 	apiURL, boot, _, stop := startDemo(t)
 	defer stop()

@@ -45,6 +45,7 @@ const gatedRefund = `{"name":"refund.create","description":"Refund a customer",
 // evidence export verifies with `assent evidence verify`, and fails once
 // one byte is changed.
 func TestBrowserGate(t *testing.T) {
+	browsertest.Require(t)
 	t.Setenv("ASSENT_DEV_ALLOW_LOOPBACK", "1")
 	delivered := make(chan []byte, 4)
 	var secret string

@@ -28,6 +28,7 @@ import (
 // a webhook; a member away delegates to another, who approves in their own
 // name on behalf of the first, and the flow's evidence export shows both.
 func TestBrowserStandingApprovals(t *testing.T) {
+	browsertest.Require(t)
 	t.Setenv("ASSENT_DEV_ALLOW_LOOPBACK", "1")
 	delivered := make(chan map[string]any, 32)
 	var secret string

@@ -52,6 +52,7 @@ const hostileReport = `<!doctype html><html lang="en"><title>Hostile</title><mai
 // access.requested); and a hostile report in the same organisation reads
 // neither the app's session nor the dashboard's data.
 func TestBrowserReadingReports(t *testing.T) {
+	browsertest.Require(t)
 	t.Setenv("ASSENT_DEV_ALLOW_LOOPBACK", "1")
 	var mu sync.Mutex
 	var hooks []struct {

@@ -15,6 +15,7 @@ import (
 // passes the accessibility check, and Release makes it live.
 func TestBrowserAdminReleasesAHeldVersion(t *testing.T) {
 	t.Parallel()
+	browsertest.Require(t)
 	apiURL, boot, admin, stop := startDemo(t)
 	defer stop()
 	var created struct {

@@ -36,6 +36,7 @@ const reviewedReport = `<!doctype html><html lang="en"><head><title>Q3 numbers</
 // brief quotes the passage, version 2 re-anchored one thread and outdated
 // the other, and the report's analytics count both readers.
 func TestBrowserReview(t *testing.T) {
+	browsertest.Require(t)
 	t.Setenv("ASSENT_DEV_ALLOW_LOOPBACK", "1")
 	var (
 		mu       sync.Mutex

@@ -16,6 +16,7 @@ import (
 // and "check your email" leads to the dev mailbox holding the link.
 func TestBrowserDevSignInHelp(t *testing.T) {
 	t.Parallel()
+	browsertest.Require(t)
 	apiURL, _, admin, stop := startDemo(t)
 	defer stop()
 	shots := screenshotDir(t)

@@ -29,6 +29,7 @@ import (
 // browser, a Teams card's Approve opens the confirm page that decides with
 // one more click.
 func TestBrowserSlack(t *testing.T) {
+	browsertest.Require(t)
 	const secret, token = "8f742231b10e8888abcd99yyyzzz85a5", "xoxb-1234-5678-abcdefghijkl"
 	fake := slacktest.New(token)
 	defer fake.Close()

@@ -78,6 +78,7 @@ func signInFromDevMail(t *testing.T, b *browsertest.Browser, apiURL, email strin
 // it with a correction, and the agent's GET shows the outcome.
 func TestBrowserDecidesAnApproval(t *testing.T) {
 	t.Parallel()
+	browsertest.Require(t)
 	apiURL, boot, admin, stop := startDemo(t)
 	defer stop()
 	var created map[string]any
@@ -124,6 +125,7 @@ func TestBrowserDecidesAnApproval(t *testing.T) {
 // high-risk request's email leads to sign-in.
 func TestBrowserEmailLinks(t *testing.T) {
 	t.Parallel()
+	browsertest.Require(t)
 	apiURL, boot, admin, stop := startDemo(t)
 	defer stop()
 	var rule map[string]any
@@ -188,6 +190,7 @@ func TestBrowserEmailLinks(t *testing.T) {
 // from the admin pages, copies its secret from the one page that shows
 // it, and sends a test that the receiver verifies with that secret.
 func TestBrowserAdminAddsAWebhook(t *testing.T) {
+	browsertest.Require(t)
 	t.Setenv("ASSENT_DEV_ALLOW_LOOPBACK", "1")
 	apiURL, boot, admin, stop := startDemo(t)
 	defer stop()

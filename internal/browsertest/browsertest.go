@@ -66,19 +66,32 @@ func FindChromium() (string, error) {
 	return found, nil
 }
 
+// Require returns the chromium to run, after making sure axe-core is
+// there too; without either it skips t, or fails it under
+// ASSENT_REQUIRE_BROWSER=1. A browser test calls it first, so that one
+// which would skip does so before starting what it tests.
+func Require(t testing.TB) string {
+	t.Helper()
+	path, err := FindChromium()
+	if err == nil {
+		_, err = axe()
+	}
+	if err != nil {
+		if os.Getenv("ASSENT_REQUIRE_BROWSER") == "1" {
+			t.Fatalf("browser tests need chromium and axe-core (ASSENT_REQUIRE_BROWSER=1): %v", err)
+		}
+		t.Skipf("browser test skipped (set ASSENT_REQUIRE_BROWSER=1 to fail instead): %v", err)
+	}
+	return path
+}
+
 // New starts a headless chromium for t, with a fresh profile under
 // t.TempDir(), and returns it with one blank tab open. Everything is closed
 // when the test ends. Every action of the Browser shares one deadline of
 // Timeout from now.
 func New(t testing.TB) *Browser {
 	t.Helper()
-	path, err := FindChromium()
-	if err != nil {
-		if os.Getenv("ASSENT_REQUIRE_BROWSER") == "1" {
-			t.Fatalf("chromium is required (ASSENT_REQUIRE_BROWSER=1): %v", err)
-		}
-		t.Skipf("chromium unavailable (set ASSENT_REQUIRE_BROWSER=1 to fail instead): %v", err)
-	}
+	path := Require(t)
 
 	// Made before the cleanup below is registered, so it is removed after
 	// the browser has stopped.
@@ -107,6 +120,7 @@ func New(t testing.TB) *Browser {
 	// so it must be one without a deadline; the deadline goes on a child.
 	start := make(chan error, 1)
 	go func() { start <- chromedp.Do(browserCtx) }()
+	var err error
 	select {
 	case err = <-start:
 	case <-time.After(Timeout):

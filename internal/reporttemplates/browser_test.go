@@ -95,6 +95,7 @@ func darkMode(t *testing.T, b *browsertest.Browser, dark bool) {
 // says there is no data when the dataset is missing or empty, and shows an
 // error it can retry when the dataset cannot be read.
 func TestBrowserDashboard(t *testing.T) {
+	browsertest.Require(t)
 	tpl, _ := reporttemplates.Get("tpl_dashboard")
 	s := serve(t, tpl)
 	b := browsertest.New(t)
@@ -178,6 +179,7 @@ func TestBrowserDashboard(t *testing.T) {
 // TestBrowserTemplatesAreAccessible runs axe-core on the static templates
 // in both colour schemes, which checks their contrast among the rest.
 func TestBrowserTemplatesAreAccessible(t *testing.T) {
+	browsertest.Require(t)
 	b := browsertest.New(t)
 	for _, id := range []string{"tpl_weekly_status", "tpl_incident_review"} {
 		tpl, _ := reporttemplates.Get(id)
