@@ -19,6 +19,7 @@ import (
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/freeport"
 	"github.com/assent-hq/assent/internal/secretkey"
+	"github.com/assent-hq/assent/internal/testenv/assentbin"
 )
 
 // target is what the load runs against and the check reads: assent dev
@@ -61,14 +62,17 @@ type bootstrap struct {
 	} `json:"members"`
 }
 
-// buildService compiles cmd/assent once for the test.
+// buildService is this checkout's assent.
 func buildService(t *testing.T) string {
-	bin := filepath.Join(t.TempDir(), "assent")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/assent")
-	cmd.Dir = ".."
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "build assent: %s", out)
+	bin, err := assentbin.Path()
+	require.NoError(t, err)
 	return bin
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	assentbin.Remove()
+	os.Exit(code)
 }
 
 func newService(t *testing.T, bin string) *service {

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -22,13 +21,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/assent-hq/assent/internal/testenv/assentbin"
 	"github.com/assent-hq/assent/sdk/go/decisiontoken"
 
 	assent "github.com/assent-hq/assent/sdk/go"
 )
 
 // dev is the `assent dev` of sdk/harness/assent_dev.py, run from the
-// binary in ASSENT_BIN or one built from this checkout once.
+// binary assentbin gives.
 type dev struct {
 	BaseURL        string `json:"baseUrl"`
 	OrganizationID string `json:"organizationId"`
@@ -50,6 +50,7 @@ var (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	devStop()
+	assentbin.Remove()
 	os.Exit(code)
 }
 
@@ -61,19 +62,9 @@ func startDev(t *testing.T) *dev {
 			devErr = errors.New("no python3 to run sdk/harness/assent_dev.py")
 			return
 		}
-		bin := os.Getenv("ASSENT_BIN")
-		if bin == "" {
-			dir, err := os.MkdirTemp("", "assent-mcp-bin-")
-			if devErr = err; err != nil {
-				return
-			}
-			bin = filepath.Join(dir, "assent")
-			build := exec.Command("go", "build", "-o", bin, "./cmd/assent")
-			build.Dir = ".."
-			if out, err := build.CombinedOutput(); err != nil {
-				devErr = errors.New("go build ./cmd/assent: " + string(out))
-				return
-			}
+		bin, err := assentbin.Path()
+		if devErr = err; err != nil {
+			return
 		}
 		cmd := exec.Command("python3", "../sdk/harness/assent_dev.py")
 		cmd.Env = append(os.Environ(), "ASSENT_BIN="+bin)

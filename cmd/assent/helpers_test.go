@@ -2,15 +2,14 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/assent-hq/assent/internal/freeport"
+	"github.com/assent-hq/assent/internal/testenv/assentbin"
 )
 
 func freePort(t *testing.T) string {
@@ -48,36 +47,17 @@ func demoMember(t *testing.T, boot *bootstrap, role string) demoPerson {
 	return demoPerson{}
 }
 
-// buildBinary is this tree's assent for the tests that run it as an
-// operator would (kill -9, SIGTERM, the upgrade): ASSENT_BIN when set
-// (.ci/run builds it), else built once per test binary.
+// buildBinary is this checkout's assent for the tests that run it as an
+// operator would (kill -9, SIGTERM, the upgrade).
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin, err := builtBinary()
-	require.NoError(t, err, "go build")
+	bin, err := assentbin.Path()
+	require.NoError(t, err)
 	return bin
 }
 
-var (
-	builtBinary = sync.OnceValues(func() (string, error) {
-		if bin := os.Getenv("ASSENT_BIN"); bin != "" {
-			return bin, nil
-		}
-		dir, err := os.MkdirTemp("", "assent-bin-")
-		if err != nil {
-			return "", err
-		}
-		removeBuilt = func() { _ = os.RemoveAll(dir) }
-		bin := filepath.Join(dir, "assent")
-		cmd := exec.Command("go", "build", "-o", bin, ".")
-		cmd.Stderr = os.Stderr
-		return bin, cmd.Run()
-	})
-	removeBuilt = func() {}
-)
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	removeBuilt()
+	assentbin.Remove()
 	os.Exit(code)
 }
