@@ -29,8 +29,9 @@ func TestPersistApprovalSignsTheDecision(t *testing.T) {
 		org, err := store.CreateOrganization(ctx, "Acme", "")
 		require.NoError(t, err)
 		approve := func(acts *activities.Activities, approvedInput string) *models.Approval {
-			a := &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskLow, Input: models.RawJSON(`{"amount":100}`),
-				ExpiresAt: time.Now().Add(time.Hour), RequiredApprovals: 1, Requester: "key_x", RequestedBy: "agent"}
+			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
+				ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "agent"}, Risk: models.RiskLow, Input: models.RawJSON(`{"amount":100}`),
+				RequiredApprovals: 1}
 			_, err := store.Approvals().Create(ctx, a, nil)
 			require.NoError(t, err)
 			at := time.Now().UTC()

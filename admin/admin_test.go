@@ -246,8 +246,9 @@ func TestRemoveGuestTakesThemOffPendingRequests(t *testing.T) {
 		require.NoError(t, err)
 		idle, _, err := svc.CreateGuest(ctx, org.ID, admin.NewGuest{Email: "ida@partner.example"})
 		require.NoError(t, err)
-		a := &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskLow, ApproverIDs: []string{g.ID},
-			ExpiresAt: models.Now().Add(time.Hour), RequiredApprovals: 1, Requester: "key_test", RequestedBy: "agent"}
+		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
+			ExpiresAt: models.Now().Add(time.Hour), Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow, ApproverIDs: []string{g.ID},
+			RequiredApprovals: 1}
 		_, err = store.Approvals().Create(ctx, a, nil)
 		require.NoError(t, err)
 
@@ -285,9 +286,10 @@ func TestRemoveGuestTakesThemOffOpenReviews(t *testing.T) {
 		require.NoError(t, err)
 		g, _, err := bare.CreateGuest(ctx, org.ID, admin.NewGuest{Email: "gus@partner.example"})
 		require.NoError(t, err)
-		r := &models.Review{OrganizationID: org.ID, Title: "Check", ReportID: "rpt_1", VersionID: "ver_1", Version: 1,
+		r := &models.Review{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Check",
+			ExpiresAt: models.Now().Add(time.Hour), Requester: "key_test", RequestedBy: "agent"}, ReportID: "rpt_1", VersionID: "ver_1", Version: 1,
 			Reviewers: []string{g.Email}, ReviewerIDs: []string{g.ID}, RequiredApprovals: 1,
-			ExpiresAt: models.Now().Add(time.Hour), Requester: "key_test", RequestedBy: "agent"}
+		}
 		_, err = store.Reviews().Create(ctx, r, nil)
 		require.NoError(t, err)
 

@@ -543,8 +543,9 @@ func TestFailedStartLeavesNothingAndReconcilerStartsOrphans(t *testing.T) {
 		// A process that died between the insert and the start leaves a
 		// record with no workflow; the reconciler starts it.
 		ctx := context.Background()
-		rec := &models.Approval{OrganizationID: s.org.ID, Title: "orphan", Risk: "low", ApproverIDs: models.StringList{s.cy.ID},
-			ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: "key_x", RequestedBy: "agent"}
+		rec := &models.Approval{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: "orphan",
+			ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_x", RequestedBy: "agent"}, Risk: "low", ApproverIDs: models.StringList{s.cy.ID},
+			RequiredApprovals: 1}
 		_, err := s.store.Approvals().Create(ctx, rec, nil)
 		require.NoError(t, err)
 		n, err := requests.Reconcile(ctx, time.Now().Add(requests.ReconcileGrace), 10, approvals.New(approvals.Deps{Store: s.store, Temporal: s.tc}))
@@ -584,8 +585,9 @@ func TestReconcilerLeavesABacklogToTheWorkers(t *testing.T) {
 		s := newStack(t, db)
 		ctx := context.Background()
 		record := func(title string) *models.Approval {
-			rec := &models.Approval{OrganizationID: s.org.ID, Title: title, Risk: "low", ApproverIDs: models.StringList{s.cy.ID},
-				ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: "key_x", RequestedBy: "agent"}
+			rec := &models.Approval{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: title,
+				ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_x", RequestedBy: "agent"}, Risk: "low", ApproverIDs: models.StringList{s.cy.ID},
+				RequiredApprovals: 1}
 			_, err := s.store.Approvals().Create(ctx, rec, nil)
 			require.NoError(t, err)
 			return rec

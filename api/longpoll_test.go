@@ -29,8 +29,9 @@ func TestLongPollsAreCapped(t *testing.T) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	f.srv = httptest.NewServer(api.New(api.Deps{Logger: quiet, BaseURL: "http://assent.test", Services: f.services, LongPolls: slots}))
 	t.Cleanup(f.srv.Close)
-	a := &models.Approval{OrganizationID: f.org.ID, Title: "Pay", Risk: models.RiskLow, ApproverIDs: []string{f.member.ID},
-		ExpiresAt: models.Now().Add(time.Hour), RequiredApprovals: 1, Requester: "key_test", RequestedBy: "agent"}
+	a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: f.org.ID, Title: "Pay",
+		ExpiresAt: models.Now().Add(time.Hour), Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow, ApproverIDs: []string{f.member.ID},
+		RequiredApprovals: 1}
 	_, err := f.store.Approvals().Create(context.Background(), a, nil)
 	require.NoError(t, err)
 	path := "/api/v1/approvals/" + a.ID

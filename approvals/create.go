@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"go.temporal.io/sdk/client"
-
 	"github.com/assent-hq/assent/decisions"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
@@ -114,10 +112,11 @@ func (s *Service) Approvers(ctx context.Context, org *models.Organization, refs 
 // build checks what the validator tags cannot and builds the record.
 func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*models.Approval, error) {
 	now := models.Now()
-	rec := &models.Approval{
-		OrganizationID: p.Organization.ID, Title: strings.TrimSpace(in.Title), Description: in.Description,
-		Risk: in.Risk, ReportID: in.ReportID, Approvers: in.Approvers, ExternalID: in.ExternalID, FlowID: in.FlowID,
-		EditableFields: in.EditableFields, RequiredApprovals: 1, Requester: p.ID, RequestedBy: p.Name,
+	rec := &models.Approval{RequestBase: models.RequestBase{OrganizationID: p.Organization.ID, Title: strings.TrimSpace(in.Title),
+		ExternalID: in.ExternalID, FlowID: in.FlowID,
+		Requester: p.ID, RequestedBy: p.Name}, Description: in.Description,
+		Risk: in.Risk, ReportID: in.ReportID, Approvers: in.Approvers,
+		EditableFields: in.EditableFields, RequiredApprovals: 1,
 		ApprovedBy: models.StringList{},
 	}
 	if rec.Risk == "" {
@@ -341,11 +340,7 @@ func (s *Service) Start(ctx context.Context, rec *models.Approval) error {
 	if in.Screen, err = s.store.ModelScreenOn(ctx, rec.OrganizationID); err != nil {
 		return err
 	}
-	return requests.StartOnce(ctx, s.temporal, client.StartWorkflowOptions{
-		ID: workflows.ApprovalWorkflowID(rec.ID),
-		TypedSearchAttributes: requests.Attributes(rec.OrganizationID, Kind, rec.Status, rec.ExternalID,
-			workflows.SearchRisk.ValueSet(rec.Risk)),
-	}, workflows.Approval, in)
+	return s.StartWorkflow(ctx, &rec.RequestBase, workflows.Approval, in, workflows.SearchRisk.ValueSet(rec.Risk))
 }
 
 // workflowInput is what the workflow of rec needs.

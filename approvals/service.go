@@ -10,8 +10,6 @@ import (
 	"log/slog"
 	"time"
 
-	"go.temporal.io/sdk/client"
-
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/states"
@@ -33,7 +31,6 @@ type Deps = requests.Deps
 type Service struct {
 	*requests.Lifecycle[models.Approval]
 	store     *models.Store
-	temporal  client.Client
 	log       *slog.Logger
 	netPolicy *netguard.Policy
 }
@@ -41,16 +38,24 @@ type Service struct {
 // New returns the service.
 func New(d Deps) *Service {
 	d = d.Filled()
-	s := &Service{store: d.Store, temporal: d.Temporal, log: d.Logger, netPolicy: d.NetPolicy}
-	s.Lifecycle = requests.NewLifecycle(d, requests.Spec[models.Approval]{
-		Kind: Kind, Noun: "approval", Open: states.Pending, States: states.Approval, Table: d.Store.Approvals(),
-		WorkflowID: workflows.ApprovalWorkflowID, Start: s.Start,
-		Head: func(a *models.Approval) requests.Head {
-			return requests.Head{ID: a.ID, OrganizationID: a.OrganizationID, Status: a.Status, Started: a.Seq > 0, Requester: a.Requester}
-		},
-		Asked: func(a *models.Approval) []string { return a.ApproverIDs },
-	})
+	s := &Service{store: d.Store, log: d.Logger, netPolicy: d.NetPolicy}
+	s.Lifecycle = requests.NewLifecycle[models.Approval](d,
+		requests.Names{Kind: Kind, Noun: "approval", Open: states.Pending, States: states.Approval}, d.Store.Approvals(), s)
 	return s
+}
+
+// Head is what the shared paths read of an approval (requests.Kind).
+func (s *Service) Head(a *models.Approval) requests.Head {
+	return requests.HeadOf(&a.RequestBase, a.ApproverIDs)
+}
+
+// WorkflowID names the workflow of the approval id.
+func (s *Service) WorkflowID(id string) string { return workflows.ApprovalWorkflowID(id) }
+
+// Handover is what an approval allows of handing it over: never to its
+// requester.
+func (s *Service) Handover(_ context.Context, a *models.Approval) (requests.Handover, error) {
+	return requests.HandoverOf(s.Head(a))
 }
 
 // List pages through the organisation's approvals, newest first.

@@ -11,8 +11,6 @@ import (
 	"slices"
 	"strings"
 
-	"go.temporal.io/sdk/client"
-
 	"github.com/assent-hq/assent/decisions"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
@@ -36,23 +34,30 @@ type Deps = requests.Deps
 type Service struct {
 	*requests.Lifecycle[models.Collection]
 	store     *models.Store
-	temporal  client.Client
 	netPolicy *netguard.Policy
 }
 
 // New returns the service.
 func New(d Deps) *Service {
 	d = d.Filled()
-	s := &Service{store: d.Store, temporal: d.Temporal, netPolicy: d.NetPolicy}
-	s.Lifecycle = requests.NewLifecycle(d, requests.Spec[models.Collection]{
-		Kind: Kind, Noun: "request for information", Open: states.Open, States: states.Collection, Table: d.Store.Collections(),
-		WorkflowID: workflows.CollectionWorkflowID, Start: s.Start,
-		Head: func(c *models.Collection) requests.Head {
-			return requests.Head{ID: c.ID, OrganizationID: c.OrganizationID, Status: c.Status, Started: c.Seq > 0, Requester: c.Requester}
-		},
-		Asked: func(c *models.Collection) []string { return c.RespondentIDs },
-	})
+	s := &Service{store: d.Store, netPolicy: d.NetPolicy}
+	s.Lifecycle = requests.NewLifecycle[models.Collection](d,
+		requests.Names{Kind: Kind, Noun: "request for information", Open: states.Open, States: states.Collection}, d.Store.Collections(), s)
 	return s
+}
+
+// Head is what the shared paths read of a request for information (requests.Kind).
+func (s *Service) Head(c *models.Collection) requests.Head {
+	return requests.HeadOf(&c.RequestBase, c.RespondentIDs)
+}
+
+// WorkflowID names the workflow of the request for information id.
+func (s *Service) WorkflowID(id string) string { return workflows.CollectionWorkflowID(id) }
+
+// Handover is what a request for information allows of handing it over: never to its
+// requester.
+func (s *Service) Handover(_ context.Context, c *models.Collection) (requests.Handover, error) {
+	return requests.HandoverOf(s.Head(c))
 }
 
 // CreateInput is the create body with its limits; Create checks what the
@@ -83,9 +88,11 @@ func (s *Service) Create(ctx context.Context, p models.Actor, in *CreateInput, c
 
 func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*models.Collection, error) {
 	now := models.Now()
-	rec := &models.Collection{OrganizationID: p.Organization.ID, Title: strings.TrimSpace(in.Title), Description: in.Description,
-		Respondents: in.Respondents, ExternalID: in.ExternalID, FlowID: in.FlowID,
-		Requester: p.ID, RequestedBy: p.Name}
+	rec := &models.Collection{RequestBase: models.RequestBase{OrganizationID: p.Organization.ID, Title: strings.TrimSpace(in.Title),
+		ExternalID: in.ExternalID, FlowID: in.FlowID,
+		Requester: p.ID, RequestedBy: p.Name}, Description: in.Description,
+		Respondents: in.Respondents,
+	}
 	var err error
 	if rec.Questions.V, err = questions.Define(in.Questions); err != nil {
 		return nil, err
@@ -142,10 +149,7 @@ func (s *Service) Start(ctx context.Context, rec *models.Collection) error {
 	if rec.ExternalID != nil {
 		in.ExternalID = *rec.ExternalID
 	}
-	return requests.StartOnce(ctx, s.temporal, client.StartWorkflowOptions{
-		ID:                    workflows.CollectionWorkflowID(rec.ID),
-		TypedSearchAttributes: requests.Attributes(rec.OrganizationID, Kind, rec.Status, rec.ExternalID),
-	}, workflows.Collection, in)
+	return s.StartWorkflow(ctx, &rec.RequestBase, workflows.Collection, in)
 }
 
 // List pages through the organisation's collections, newest first.

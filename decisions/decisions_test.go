@@ -32,7 +32,7 @@ func TestLifetime(t *testing.T) {
 func TestForApproval(t *testing.T) {
 	decided := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
 	action := "pay"
-	a := &models.Approval{ID: "apr_1", OrganizationID: "org_1", ApprovedInput: models.RawJSON(`{"b":[1,2],"a":"x"}`),
+	a := &models.Approval{RequestBase: models.RequestBase{ID: "apr_1", OrganizationID: "org_1"}, ApprovedInput: models.RawJSON(`{"b":[1,2],"a":"x"}`),
 		ApprovedBy: models.StringList{"mem_1"}, DecidedAt: &decided, Action: &action}
 	c, err := decisions.ForApproval(a, &models.Organization{DecisionTokenTTLSeconds: 300}, "https://assent.example")
 	require.NoError(t, err)

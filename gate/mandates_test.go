@@ -22,7 +22,7 @@ func TestGrantableFrom(t *testing.T) {
 		return (&models.Person{Organization: o, Member: m}).Actor()
 	}
 	raised := func(edit func(*models.Approval)) *models.Approval {
-		a := &models.Approval{ID: "apr_1", Action: new("refund.create"), Requester: "key_1", Status: states.Pending,
+		a := &models.Approval{RequestBase: models.RequestBase{ID: "apr_1", Requester: "key_1", Status: states.Pending}, Action: new("refund.create"),
 			ApproverIDs: []string{bob.ID, cy.ID}, RequiredApprovals: 1, Risk: models.RiskHigh}
 		if edit != nil {
 			edit(a)

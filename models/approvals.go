@@ -79,37 +79,21 @@ func (c Concern) FromScreen() bool { return c.Rule == ScreenRule }
 // Approval is an approval request. The API writes it at creation; after
 // that only its workflow changes it, through the PersistApproval activity.
 type Approval struct {
-	ID             string         `gorm:"primaryKey;size:40"`
-	OrganizationID string         `gorm:"size:40;not null;index:idx_approvals_org_status,priority:1;index:idx_approvals_org_external,priority:1"`
-	Status         string         `gorm:"size:20;not null;index:idx_approvals_org_status,priority:2;index:idx_approvals_status_created,priority:1"`
-	Title          string         `gorm:"size:200;not null"`
-	Description    string         `gorm:"type:text;not null"`
-	Risk           string         `gorm:"size:20;not null"`
-	Factors        JSON[[]Factor] `gorm:"type:text;not null"`
-	Links          JSON[[]Link]   `gorm:"type:text;not null"`
-	ReportID       *string        `gorm:"size:40"`
-	Approvers      StringList     `gorm:"type:text;not null"`
-	ApproverIDs    StringList     `gorm:"type:text;not null"`
+	RequestBase
+	Description string         `gorm:"type:text;not null"`
+	Risk        string         `gorm:"size:20;not null"`
+	Factors     JSON[[]Factor] `gorm:"type:text;not null"`
+	Links       JSON[[]Link]   `gorm:"type:text;not null"`
+	ReportID    *string        `gorm:"size:40"`
+	Approvers   StringList     `gorm:"type:text;not null"`
+	ApproverIDs StringList     `gorm:"type:text;not null"`
 	// ResolvedApprovers are the people ApproverIDs name, and Execution
 	// the receipt of its decision token (nil until reported), filled in
 	// when the record is read (GetApproval, ListApprovals) or changed.
-	ResolvedApprovers []PersonRef `gorm:"-"`
-	Execution         *Receipt    `gorm:"-"`
-	ExpiresAt         time.Time   `gorm:"not null"`
-	ExternalID        *string     `gorm:"size:255;index:idx_approvals_org_external,priority:2"`
-	FlowID            *string     `gorm:"size:40;index"`
-	Metadata          RawJSON     `gorm:"type:text"`
-	Input             RawJSON     `gorm:"type:text"`
-	EditableFields    StringList  `gorm:"type:text;not null"`
-	CallbackURL       *string     `gorm:"size:2048"`
-	// CallbackSecret is set only on the approval a create returns, to be
-	// shown once; the database keeps it sealed.
-	CallbackSecret       *string `gorm:"-"`
-	SealedCallbackSecret *string `gorm:"column:callback_secret;type:text"`
-	// Requester is who created it: a member id for a member token, else
-	// the key id. Only the requester answers questions.
-	Requester         string           `gorm:"size:60;not null"`
-	RequestedBy       string           `gorm:"size:320;not null"`
+	ResolvedApprovers []PersonRef      `gorm:"-"`
+	Execution         *Receipt         `gorm:"-"`
+	Input             RawJSON          `gorm:"type:text"`
+	EditableFields    StringList       `gorm:"type:text;not null"`
 	RequiredApprovals int              `gorm:"not null"`
 	ApprovalsSoFar    int              `gorm:"not null"`
 	ApprovedBy        StringList       `gorm:"type:text;not null"`
@@ -154,12 +138,6 @@ type Approval struct {
 	// ApproverVia is how the request named each person it may ask, by
 	// id, as resolved at creation (escalation's people included).
 	ApproverVia JSON[map[string][]Via] `gorm:"type:text"`
-	// Seq is the last workflow transition applied; zero until the workflow
-	// has run its first step, which is how the reconciler finds records no
-	// workflow owns.
-	Seq       int       `gorm:"not null;index"`
-	CreatedAt time.Time `gorm:"index:idx_approvals_status_created,priority:2"`
-	UpdatedAt time.Time
 }
 
 // ApprovalFilter narrows a list of approvals.
@@ -217,10 +195,7 @@ func (s *RequestStore) PendingFor(ctx context.Context, orgID, personID string, d
 	return &Inbox{Items: items, Counts: counts}, err
 }
 
-func (a *Approval) head() requestHead {
-	return requestHead{&a.ID, a.OrganizationID, a.FlowID, &a.Status, &a.Seq, &a.CreatedAt, &a.UpdatedAt,
-		&a.CallbackSecret, &a.SealedCallbackSecret, &a.ApproverIDs}
-}
+func (a *Approval) head() requestHead { return a.RequestBase.head(&a.ApproverIDs) }
 
 var approvalKind = &requestKind[Approval]{subject: events.RequestApproval, idPrefix: ids.Approval, open: states.Pending,
 	callback: colApprovalCallback, table: "approvals", askedIDs: "approver_ids", load: loadApprovals,

@@ -89,45 +89,24 @@ func (p *Person) Ref() PersonRef {
 // after that only its workflow changes it, through PersistCollection.
 // Drafts are not part of it (CollectionDraft).
 type Collection struct {
-	ID             string                     `gorm:"primaryKey;size:40"`
-	OrganizationID string                     `gorm:"size:40;not null;index:idx_collections_org_status,priority:1;index:idx_collections_org_external,priority:1"`
-	Status         string                     `gorm:"size:20;not null;index:idx_collections_org_status,priority:2;index:idx_collections_status_created,priority:1"`
-	Title          string                     `gorm:"size:200;not null"`
-	Description    string                     `gorm:"type:text;not null"`
-	Questions      JSON[[]questions.Question] `gorm:"type:text;not null"`
+	RequestBase
+	Description string                     `gorm:"type:text;not null"`
+	Questions   JSON[[]questions.Question] `gorm:"type:text;not null"`
 	// Respondents are the entries as the agent sent them; RespondentIDs
 	// the people they were resolved to at creation, and Asked those
 	// people as they were then.
-	Respondents          StringList        `gorm:"type:text;not null"`
-	RespondentIDs        StringList        `gorm:"type:text;not null"`
-	Asked                JSON[[]PersonRef] `gorm:"type:text;not null"`
-	RequiredResponses    int               `gorm:"not null"`
-	ResponsesSoFar       int               `gorm:"not null"`
-	Replies              JSON[[]Reply]     `gorm:"type:text;not null"`
-	DueAt                *time.Time
-	ExpiresAt            time.Time `gorm:"not null"`
-	ExternalID           *string   `gorm:"size:255;index:idx_collections_org_external,priority:2"`
-	FlowID               *string   `gorm:"size:40;index"`
-	Metadata             RawJSON   `gorm:"type:text"`
-	CallbackURL          *string   `gorm:"size:2048"`
-	CallbackSecret       *string   `gorm:"-"`
-	SealedCallbackSecret *string   `gorm:"column:callback_secret;type:text"`
-	// Requester is who created it: a member id for a member token, else
-	// the key id.
-	Requester   string `gorm:"size:60;not null"`
-	RequestedBy string `gorm:"size:320;not null"`
-	SettledAt   *time.Time
-	RemindedAt  *time.Time
-	// Seq is the last workflow transition applied (see Approval.Seq).
-	Seq       int       `gorm:"not null;index"`
-	CreatedAt time.Time `gorm:"index:idx_collections_status_created,priority:2"`
-	UpdatedAt time.Time
+	Respondents       StringList        `gorm:"type:text;not null"`
+	RespondentIDs     StringList        `gorm:"type:text;not null"`
+	Asked             JSON[[]PersonRef] `gorm:"type:text;not null"`
+	RequiredResponses int               `gorm:"not null"`
+	ResponsesSoFar    int               `gorm:"not null"`
+	Replies           JSON[[]Reply]     `gorm:"type:text;not null"`
+	DueAt             *time.Time
+	SettledAt         *time.Time
+	RemindedAt        *time.Time
 }
 
-func (c *Collection) head() requestHead {
-	return requestHead{&c.ID, c.OrganizationID, c.FlowID, &c.Status, &c.Seq, &c.CreatedAt, &c.UpdatedAt,
-		&c.CallbackSecret, &c.SealedCallbackSecret, &c.RespondentIDs}
-}
+func (c *Collection) head() requestHead { return c.RequestBase.head(&c.RespondentIDs) }
 
 var collectionKind = &requestKind[Collection]{subject: events.RequestCollection, idPrefix: ids.Collection, open: states.Open,
 	callback: colCollectionCallback, table: "collections", askedIDs: "respondent_ids",

@@ -31,9 +31,10 @@ func TestCollectionLifecycleInTheReadModel(t *testing.T) {
 		require.NoError(t, err)
 		due := models.Now().Add(48 * time.Hour)
 		secret := "whsec_test"
-		c := &models.Collection{OrganizationID: org.ID, Title: "Budgets", Questions: models.JSON[[]questions.Question]{V: qs},
+		c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Budgets",
+			ExpiresAt: models.Now().Add(72 * time.Hour), Requester: "key_1", RequestedBy: "agent", CallbackSecret: &secret}, Questions: models.JSON[[]questions.Question]{V: qs},
 			Respondents: []string{"everyone"}, RespondentIDs: []string{"mem_a", "mem_b"}, RequiredResponses: 2,
-			DueAt: &due, ExpiresAt: models.Now().Add(72 * time.Hour), Requester: "key_1", RequestedBy: "agent", CallbackSecret: &secret}
+			DueAt: &due}
 		_, err = s.Collections().Create(ctx, c, nil)
 		require.NoError(t, err)
 		assert.Regexp(t, `^col_`, c.ID)

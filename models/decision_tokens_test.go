@@ -45,7 +45,7 @@ func TestSignDecision(t *testing.T) {
 		require.NoError(t, err)
 
 		decided := time.Now().UTC().Truncate(time.Second)
-		a := &models.Approval{ID: "apr_1", OrganizationID: org.ID, ApprovedInput: models.RawJSON(`{"b":[1,2],"a":"x"}`),
+		a := &models.Approval{RequestBase: models.RequestBase{ID: "apr_1", OrganizationID: org.ID}, ApprovedInput: models.RawJSON(`{"b":[1,2],"a":"x"}`),
 			ApprovedBy: models.StringList{"mem_1", "mem_2"}, DecidedAt: &decided}
 		claims, err := decisions.ForApproval(a, org, "https://assent.example")
 		require.NoError(t, err)

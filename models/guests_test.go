@@ -34,8 +34,9 @@ func TestRemoveGuestEndsTheirAccess(t *testing.T) {
 		require.NoError(t, err)
 
 		approval := func(status string, approvers ...string) *models.Approval {
-			a := &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskLow, ApproverIDs: approvers,
-				ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: "key_test", RequestedBy: "agent"}
+			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
+				ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow, ApproverIDs: approvers,
+				RequiredApprovals: 1}
 			_, err := s.Approvals().Create(ctx, a, nil)
 			require.NoError(t, err)
 			if status != states.Pending {
@@ -126,8 +127,9 @@ func TestUpdateGuestRenames(t *testing.T) {
 		org, other := newOrg(t, s), newOrg(t, s)
 		g, _, err := s.CreateGuest(ctx, org.ID, "gus@partner.example", "Gus")
 		require.NoError(t, err)
-		earlier := &models.Approval{OrganizationID: org.ID, Title: "Share", Risk: models.RiskLow, ApproverIDs: []string{g.ID},
-			ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: "key_test", RequestedBy: "agent"}
+		earlier := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Share",
+			ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow, ApproverIDs: []string{g.ID},
+			RequiredApprovals: 1}
 		_, err = s.Approvals().Create(ctx, earlier, nil)
 		require.NoError(t, err)
 
@@ -173,9 +175,10 @@ func TestRemoveGuestReportsTheirOpenReviews(t *testing.T) {
 		g, _, err := s.CreateGuest(ctx, org.ID, "gus@partner.example", "Gus")
 		require.NoError(t, err)
 		review := func(status string, verdicts ...models.Verdict) *models.Review {
-			r := &models.Review{OrganizationID: org.ID, Title: "Check", ReportID: "rpt_1", VersionID: "ver_1", Version: 1,
+			r := &models.Review{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Check",
+				ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_test", RequestedBy: "agent"}, ReportID: "rpt_1", VersionID: "ver_1", Version: 1,
 				Reviewers: []string{g.Email, ada.Email}, ReviewerIDs: []string{g.ID, ada.ID}, RequiredApprovals: 2,
-				ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_test", RequestedBy: "agent"}
+			}
 			r.Verdicts.V = verdicts
 			_, err := s.Reviews().Create(ctx, r, nil)
 			require.NoError(t, err)

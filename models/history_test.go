@@ -33,8 +33,9 @@ func TestSettledForPagesBothKindsBySettledTime(t *testing.T) {
 		// Workflow times keep nanoseconds; the page must still join up.
 		at := func(minutes int) time.Time { return base.Add(time.Duration(minutes)*time.Minute + 123456789) }
 		approval := func(status string, settled time.Time, decided bool) string {
-			a := &models.Approval{OrganizationID: org.ID, Title: "a", Risk: models.RiskLow, ApproverIDs: []string{ada.ID},
-				ExpiresAt: base.Add(time.Hour), RequiredApprovals: 1, Requester: "key_test", RequestedBy: "agent"}
+			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "a",
+				ExpiresAt: base.Add(time.Hour), Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow, ApproverIDs: []string{ada.ID},
+				RequiredApprovals: 1}
 			_, err := s.Approvals().Create(ctx, a, nil)
 			require.NoError(t, err)
 			set := map[string]any{"status": status, "updated_at": settled}
@@ -45,8 +46,9 @@ func TestSettledForPagesBothKindsBySettledTime(t *testing.T) {
 			return a.ID
 		}
 		collection := func(status string, settled time.Time) string {
-			c := &models.Collection{OrganizationID: org.ID, Title: "c", RespondentIDs: []string{ada.ID}, RequiredResponses: 1,
-				ExpiresAt: base.Add(time.Hour), Requester: "key_test", RequestedBy: "agent"}
+			c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "c",
+				ExpiresAt: base.Add(time.Hour), Requester: "key_test", RequestedBy: "agent"}, RespondentIDs: []string{ada.ID}, RequiredResponses: 1,
+			}
 			_, err := s.Collections().Create(ctx, c, nil)
 			require.NoError(t, err)
 			require.NoError(t, db.Model(&models.Collection{}).Where("id = ?", c.ID).

@@ -30,8 +30,9 @@ func TestPendingForPutsWhatNeedsAttentionFirstWhateverTheBacklog(t *testing.T) {
 		require.NoError(t, err)
 		now := time.Now().UTC().Truncate(time.Second)
 		create := func(title, risk string, expires time.Time, status string, orgID string, approvers ...string) *models.Approval {
-			a := &models.Approval{OrganizationID: orgID, Title: title, Risk: risk, ApproverIDs: approvers,
-				ExpiresAt: expires, RequiredApprovals: 1, Requester: "key_test", RequestedBy: "agent"}
+			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: orgID, Title: title,
+				ExpiresAt: expires, Requester: "key_test", RequestedBy: "agent"}, Risk: risk, ApproverIDs: approvers,
+				RequiredApprovals: 1}
 			_, err := s.Approvals().Create(ctx, a, nil)
 			require.NoError(t, err)
 			if status != states.Pending {
@@ -99,9 +100,10 @@ func TestTheInboxFollowsEveryTransition(t *testing.T) {
 		var cols []*models.Collection
 		for i := range 250 {
 			due := start.Add(time.Duration(i) * time.Minute)
-			c := &models.Collection{OrganizationID: org.ID, Title: fmt.Sprintf("c%03d", i), Questions: models.JSON[[]questions.Question]{V: qs},
+			c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: fmt.Sprintf("c%03d", i),
+				ExpiresAt: start.Add(72 * time.Hour), Requester: "key_1", RequestedBy: "agent"}, Questions: models.JSON[[]questions.Question]{V: qs},
 				Respondents: []string{"a"}, RespondentIDs: []string{"mem_a"}, RequiredResponses: 1,
-				DueAt: &due, ExpiresAt: start.Add(72 * time.Hour), Requester: "key_1", RequestedBy: "agent"}
+				DueAt: &due}
 			if i < 150 {
 				c.Replies.V = []models.Reply{{RespondentID: "mem_a", SubmittedAt: models.Now()}}
 			}
@@ -189,9 +191,11 @@ func TestTheInboxMigrationFillsTheIndex(t *testing.T) {
 				}
 			}
 			approval := func(id, status, risk string, expires time.Duration) {
-				require.NoError(t, db.Create(&models.Approval{ID: id, OrganizationID: org.ID, Status: status, Title: id, Risk: risk,
-					ApproverIDs: models.StringList{"mem_a"}, RequiredApprovals: 1, Requester: "key_1", RequestedBy: "agent",
-					ExpiresAt: at.Add(expires), Seq: 1}).Error)
+				require.NoError(t, db.Create(&models.Approval{RequestBase: models.RequestBase{ID: id, OrganizationID: org.ID, Status: status, Title: id,
+					Requester: "key_1", RequestedBy: "agent",
+					ExpiresAt: at.Add(expires), Seq: 1}, Risk: risk,
+					ApproverIDs: models.StringList{"mem_a"}, RequiredApprovals: 1,
+				}).Error)
 				asked("approval_approvers", "approval_id", id, "mem_a")
 			}
 			approval("apr_1", states.Pending, models.RiskLow, time.Hour)
@@ -200,18 +204,18 @@ func TestTheInboxMigrationFillsTheIndex(t *testing.T) {
 			approval("apr_4", states.Approved, models.RiskHigh, 0)
 			due := at.Add(-30 * time.Minute)
 			for _, c := range []*models.Collection{
-				{ID: "col_1", Status: states.Open, ExpiresAt: at},
-				{ID: "col_2", Status: states.Open, ExpiresAt: at.Add(time.Hour), DueAt: &due},
-				{ID: "col_3", Status: states.Open, ExpiresAt: at, Replies: models.JSON[[]models.Reply]{V: []models.Reply{{RespondentID: "mem_a"}}}},
-				{ID: "col_4", Status: states.Complete, ExpiresAt: at},
+				{RequestBase: models.RequestBase{ID: "col_1", Status: states.Open, ExpiresAt: at}},
+				{RequestBase: models.RequestBase{ID: "col_2", Status: states.Open, ExpiresAt: at.Add(time.Hour)}, DueAt: &due},
+				{RequestBase: models.RequestBase{ID: "col_3", Status: states.Open, ExpiresAt: at}, Replies: models.JSON[[]models.Reply]{V: []models.Reply{{RespondentID: "mem_a"}}}},
+				{RequestBase: models.RequestBase{ID: "col_4", Status: states.Complete, ExpiresAt: at}},
 			} {
 				c.OrganizationID, c.Title, c.RespondentIDs, c.Requester, c.RequestedBy, c.Seq = org.ID, c.ID, models.StringList{"mem_a", "mem_b"}, "key_1", "agent", 1
 				require.NoError(t, db.Create(c).Error)
 				asked("collection_respondents", "collection_id", c.ID, "mem_a", "mem_b")
 			}
 			for _, r := range []*models.Review{
-				{ID: "rev_1", Status: states.Open},
-				{ID: "rev_2", Status: states.Open, Verdicts: models.JSON[[]models.Verdict]{V: []models.Verdict{{ReviewerID: "mem_a"}}}},
+				{RequestBase: models.RequestBase{ID: "rev_1", Status: states.Open}},
+				{RequestBase: models.RequestBase{ID: "rev_2", Status: states.Open}, Verdicts: models.JSON[[]models.Verdict]{V: []models.Verdict{{ReviewerID: "mem_a"}}}},
 			} {
 				r.OrganizationID, r.Title, r.ReportID, r.ReviewerIDs, r.ExpiresAt, r.Requester, r.RequestedBy, r.Seq = org.ID, r.ID, "rpt_1", models.StringList{"mem_a"}, at, "key_1", "agent", 1
 				require.NoError(t, db.Create(r).Error)
@@ -264,10 +268,11 @@ func TestWhoHasActedLeavesTheInbox(t *testing.T) {
 		s := models.NewStore(db, testenv.Keys())
 		org := newOrg(t, s)
 		asBobsDelegate := []models.Via{{Field: "approvers", Kind: models.ViaDelegation, ID: "mem_bob", Name: "Bob"}}
-		a := &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskLow, RequiredApprovals: 2,
+		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
+			ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "mem_dan", RequestedBy: "Dan"}, Risk: models.RiskLow, RequiredApprovals: 2,
 			ApproverIDs: models.StringList{"mem_ada", "mem_bob", "mem_cy", "mem_dan"},
 			ApproverVia: models.JSON[map[string][]models.Via]{V: map[string][]models.Via{"mem_cy": asBobsDelegate}},
-			ExpiresAt:   time.Now().Add(time.Hour).UTC(), Requester: "mem_dan", RequestedBy: "Dan"}
+		}
 		_, err := s.Approvals().Create(ctx, a, nil)
 		require.NoError(t, err)
 		waiting := func(person string) bool {
@@ -287,9 +292,10 @@ func TestWhoHasActedLeavesTheInbox(t *testing.T) {
 		assert.False(t, waiting("mem_cy"), "Cy approved")
 		assert.False(t, waiting("mem_bob"), "Cy stood in for Bob")
 
-		c := &models.Collection{OrganizationID: org.ID, Title: "Budgets", RespondentIDs: models.StringList{"mem_bob", "mem_cy"},
+		c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Budgets",
+			ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_1", RequestedBy: "agent"}, RespondentIDs: models.StringList{"mem_bob", "mem_cy"},
 			Asked:             models.JSON[[]models.PersonRef]{V: []models.PersonRef{{ID: "mem_bob"}, {ID: "mem_cy", Via: asBobsDelegate}}},
-			RequiredResponses: 1, ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_1", RequestedBy: "agent"}
+			RequiredResponses: 1}
 		_, err = s.Collections().Create(ctx, c, nil)
 		require.NoError(t, err)
 		testenv.Transition(t, s.Collections(), org.ID, c.ID, 1, func(c *models.Collection) {
@@ -317,9 +323,10 @@ func TestRowsAnEarlierVersionWroteAreMended(t *testing.T) {
 		s := models.NewStore(db, testenv.Keys())
 		org := newOrg(t, s)
 		old := func(id string) *models.Approval {
-			a := &models.Approval{ID: id, OrganizationID: org.ID, Status: states.Pending, Title: id,
-				Risk: models.RiskLow, ApproverIDs: models.StringList{"mem_ada"}, RequiredApprovals: 1, Requester: "key_1",
-				RequestedBy: "agent", ExpiresAt: time.Now().Add(time.Hour).UTC()}
+			a := &models.Approval{RequestBase: models.RequestBase{ID: id, OrganizationID: org.ID, Status: states.Pending, Title: id,
+				Requester:   "key_1",
+				RequestedBy: "agent", ExpiresAt: time.Now().Add(time.Hour).UTC()}, Risk: models.RiskLow, ApproverIDs: models.StringList{"mem_ada"}, RequiredApprovals: 1,
+			}
 			require.NoError(t, db.Create(a).Error)
 			require.NoError(t, db.Table("approval_approvers").Create(map[string]any{"approval_id": a.ID, "person_id": "mem_ada"}).Error)
 			return a
@@ -335,9 +342,11 @@ func TestRowsAnEarlierVersionWroteAreMended(t *testing.T) {
 		testenv.Transition(t, s.Approvals(), org.ID, transitioned.ID, 1, func(*models.Approval) {})
 		assert.Equal(t, []string{transitioned.ID}, titles(), "a transition mends its request's rows")
 
-		settled := &models.Approval{OrganizationID: org.ID, Title: "settled by an old worker", Risk: models.RiskLow,
-			ApproverIDs: models.StringList{"mem_ada"}, RequiredApprovals: 1, Requester: "key_1", RequestedBy: "agent",
-			ExpiresAt: time.Now().Add(time.Hour).UTC()}
+		settled := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "settled by an old worker",
+			Requester: "key_1", RequestedBy: "agent",
+			ExpiresAt: time.Now().Add(time.Hour).UTC()}, Risk: models.RiskLow,
+			ApproverIDs: models.StringList{"mem_ada"}, RequiredApprovals: 1,
+		}
 		_, err := s.Approvals().Create(ctx, settled, nil)
 		require.NoError(t, err)
 		require.NoError(t, db.Model(settled).Updates(map[string]any{"status": states.Approved, "seq": 2}).Error)
@@ -366,9 +375,10 @@ func TestKindsWithoutARiskRankAsMedium(t *testing.T) {
 		org := newOrg(t, s)
 		qs, err := questions.Define([]questions.Input{{Prompt: "Budget", Kind: questions.Number}})
 		require.NoError(t, err)
-		c := &models.Collection{OrganizationID: org.ID, Title: "c", Questions: models.JSON[[]questions.Question]{V: qs},
+		c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "c",
+			ExpiresAt: models.Now().Add(time.Hour), Requester: "key_1", RequestedBy: "agent"}, Questions: models.JSON[[]questions.Question]{V: qs},
 			Respondents: []string{"a"}, RespondentIDs: []string{"mem_a"}, RequiredResponses: 1,
-			ExpiresAt: models.Now().Add(time.Hour), Requester: "key_1", RequestedBy: "agent"}
+		}
 		_, err = s.Collections().Create(ctx, c, nil)
 		require.NoError(t, err)
 		rank := func() int {

@@ -31,8 +31,9 @@ func TestReadings(t *testing.T) {
 		assert.Zero(t, r.OutboxLag)
 
 		approval := func(orgID string, expires time.Time) *models.Approval {
-			a := &models.Approval{OrganizationID: orgID, Title: "Pay", Risk: models.RiskLow, ExpiresAt: expires.UTC(),
-				RequiredApprovals: 1, Requester: "key_test", RequestedBy: "agent"}
+			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: orgID, Title: "Pay", ExpiresAt: expires.UTC(),
+				Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow,
+				RequiredApprovals: 1}
 			_, err := s.Approvals().Create(ctx, a, nil)
 			require.NoError(t, err)
 			return a
@@ -42,8 +43,9 @@ func TestReadings(t *testing.T) {
 		approval(org.ID, time.Now().Add(-10*time.Second)) // within the grace
 		settled := approval(org.ID, time.Now().Add(-time.Hour))
 		require.NoError(t, db.Model(settled).Update("status", states.Expired).Error)
-		c := &models.Collection{OrganizationID: org.ID, Title: "c", RequiredResponses: 1, ExpiresAt: time.Now().Add(time.Hour).UTC(),
-			Requester: "key_test", RequestedBy: "agent"}
+		c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "c", ExpiresAt: time.Now().Add(time.Hour).UTC(),
+			Requester: "key_test", RequestedBy: "agent"}, RequiredResponses: 1,
+		}
 		_, err = s.Collections().Create(ctx, c, nil)
 		require.NoError(t, err)
 		old := models.Now().Add(-90 * time.Second)
@@ -76,8 +78,9 @@ func TestRequestsAreCountedOnce(t *testing.T) {
 		s.SetMetrics(m)
 		org := newOrg(t, s)
 		create := func() *models.Approval {
-			a := &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskHigh, ExpiresAt: time.Now().Add(time.Hour).UTC(),
-				RequiredApprovals: 1, Requester: "key_test", RequestedBy: "agent"}
+			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay", ExpiresAt: time.Now().Add(time.Hour).UTC(),
+				Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskHigh,
+				RequiredApprovals: 1}
 			_, err := s.Approvals().Create(ctx, a, nil)
 			require.NoError(t, err)
 			return a
@@ -96,8 +99,9 @@ func TestRequestsAreCountedOnce(t *testing.T) {
 		apply(a.ID, 2, states.Approved) // a retry: skipped
 		apply(b.ID, 1, states.Expired)
 
-		c := &models.Collection{OrganizationID: org.ID, Title: "c", RequiredResponses: 1, ExpiresAt: time.Now().Add(time.Hour).UTC(),
-			Requester: "key_test", RequestedBy: "agent"}
+		c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "c", ExpiresAt: time.Now().Add(time.Hour).UTC(),
+			Requester: "key_test", RequestedBy: "agent"}, RequiredResponses: 1,
+		}
 		_, err := s.Collections().Create(ctx, c, nil)
 		require.NoError(t, err)
 		_, err = s.Collections().Apply(ctx, models.RequestChange[models.Collection]{OrganizationID: org.ID, ID: c.ID, Seq: 1,
@@ -106,8 +110,9 @@ func TestRequestsAreCountedOnce(t *testing.T) {
 			}})
 		require.NoError(t, err)
 		// Written, then taken back: its workflow never started.
-		gone := &models.Collection{OrganizationID: org.ID, Title: "gone", RequiredResponses: 1, ExpiresAt: time.Now().Add(time.Hour).UTC(),
-			Requester: "key_test", RequestedBy: "agent"}
+		gone := &models.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "gone", ExpiresAt: time.Now().Add(time.Hour).UTC(),
+			Requester: "key_test", RequestedBy: "agent"}, RequiredResponses: 1,
+		}
 		_, err = s.Collections().Create(ctx, gone, nil)
 		require.NoError(t, err)
 		require.NoError(t, s.Collections().DeleteUnstarted(ctx, org.ID, gone.ID))

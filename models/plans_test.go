@@ -26,9 +26,11 @@ func TestBackgroundQueriesUseTheirIndexes(t *testing.T) {
 	require.NoError(t, err)
 	// One approval and one event written as the service writes them, then
 	// copied into a backlog of 10,000 settled ones, five left due.
-	a := &models.Approval{OrganizationID: org.ID, Status: "pending", Title: "Pay", Risk: models.RiskMedium,
-		ApproverIDs: models.StringList{"mem_1"}, RequiredApprovals: 1, Requester: "key_1", RequestedBy: "agent",
-		ExpiresAt: models.Now().Add(time.Hour)}
+	a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Status: "pending", Title: "Pay",
+		Requester: "key_1", RequestedBy: "agent",
+		ExpiresAt: models.Now().Add(time.Hour)}, Risk: models.RiskMedium,
+		ApproverIDs: models.StringList{"mem_1"}, RequiredApprovals: 1,
+	}
 	_, err = s.Approvals().Create(ctx, a, nil)
 	require.NoError(t, err)
 	require.NoError(t, db.Exec(`INSERT INTO events (id, organization_id, kind, subject_type, subject_id, data, created_at, traceparent)
@@ -83,13 +85,16 @@ func TestInboxesReadThePersonsWaitingRows(t *testing.T) {
 	s := models.NewStore(db, testenv.Keys())
 	org, err := s.CreateOrganization(ctx, "Acme", "")
 	require.NoError(t, err)
-	a := &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskMedium,
-		ApproverIDs: models.StringList{"mem_hot"}, RequiredApprovals: 1, Requester: "key_1", RequestedBy: "agent",
-		ExpiresAt: models.Now().Add(time.Hour)}
+	a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
+		Requester: "key_1", RequestedBy: "agent",
+		ExpiresAt: models.Now().Add(time.Hour)}, Risk: models.RiskMedium,
+		ApproverIDs: models.StringList{"mem_hot"}, RequiredApprovals: 1,
+	}
 	_, err = s.Approvals().Create(ctx, a, nil)
 	require.NoError(t, err)
-	c := &models.Collection{OrganizationID: org.ID, Title: "Budget", RespondentIDs: models.StringList{"mem_hot"},
-		RequiredResponses: 1, Requester: "key_1", RequestedBy: "agent", ExpiresAt: models.Now().Add(time.Hour)}
+	c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Budget",
+		Requester: "key_1", RequestedBy: "agent", ExpiresAt: models.Now().Add(time.Hour)}, RespondentIDs: models.StringList{"mem_hot"},
+		RequiredResponses: 1}
 	_, err = s.Collections().Create(ctx, c, nil)
 	require.NoError(t, err)
 	for _, k := range []struct{ table, kind, prefix, open, settled string }{

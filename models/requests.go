@@ -13,6 +13,42 @@ import (
 	"github.com/assent-hq/assent/internal/ids"
 )
 
+// RequestBase is the record every kind of request (Approval, Collection,
+// Review) starts with: its columns in each kind's table, under the same
+// names and with indexes named after the table.
+type RequestBase struct {
+	ID             string    `gorm:"primaryKey;size:40"`
+	OrganizationID string    `gorm:"size:40;not null;index:,composite:org_status,priority:1;index:,composite:org_external,priority:1"`
+	Status         string    `gorm:"size:20;not null;index:,composite:org_status,priority:2;index:,composite:status_created,priority:1"`
+	Title          string    `gorm:"size:200;not null"`
+	ExpiresAt      time.Time `gorm:"not null"`
+	ExternalID     *string   `gorm:"size:255;index:,composite:org_external,priority:2"`
+	FlowID         *string   `gorm:"size:40;index"`
+	Metadata       RawJSON   `gorm:"type:text"`
+	CallbackURL    *string   `gorm:"size:2048"`
+	// CallbackSecret is set only on the record a create returns, to be
+	// shown once; the database keeps it sealed.
+	CallbackSecret       *string `gorm:"-"`
+	SealedCallbackSecret *string `gorm:"column:callback_secret;type:text"`
+	// Requester is who created it: a member id for a member token, else
+	// the key id. Only the requester answers an approval's questions.
+	Requester   string `gorm:"size:60;not null"`
+	RequestedBy string `gorm:"size:320;not null"`
+	// Seq is the last workflow transition applied; zero until the workflow
+	// has run its first step, which is how the reconciler finds records no
+	// workflow owns.
+	Seq       int       `gorm:"not null;index"`
+	CreatedAt time.Time `gorm:"index:,composite:status_created,priority:2"`
+	UpdatedAt time.Time
+}
+
+// head is what the shared paths read of the record, whom it asks among
+// the kind's own columns.
+func (b *RequestBase) head(asked *StringList) requestHead {
+	return requestHead{&b.ID, b.OrganizationID, b.FlowID, &b.Status, &b.Seq, &b.CreatedAt, &b.UpdatedAt,
+		&b.CallbackSecret, &b.SealedCallbackSecret, asked}
+}
+
 // requestHead is what every kind of request's record holds for the shared
 // paths, through pointers into the record.
 type requestHead struct {

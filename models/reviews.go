@@ -30,47 +30,26 @@ type Verdict struct {
 // writes it at creation; after that only its workflow changes it, through
 // PersistReview, except ThreadCount, which comments keep.
 type Review struct {
-	ID             string `gorm:"primaryKey;size:40"`
-	OrganizationID string `gorm:"size:40;not null;index:idx_reviews_org_status,priority:1;index:idx_reviews_org_external,priority:1"`
-	Status         string `gorm:"size:20;not null;index:idx_reviews_org_status,priority:2;index:idx_reviews_status_created,priority:1"`
-	Title          string `gorm:"size:200;not null"`
-	Instructions   string `gorm:"type:text;not null"`
-	ReportID       string `gorm:"size:40;not null;index"`
+	RequestBase
+	Instructions string `gorm:"type:text;not null"`
+	ReportID     string `gorm:"size:40;not null;index"`
 	// VersionID and Version pin the version under review.
 	VersionID string `gorm:"size:40;not null"`
 	Version   int    `gorm:"not null"`
 	// Reviewers are the entries as the agent sent them; ReviewerIDs the
 	// people they were resolved to at creation, and Asked those people as
 	// they were then.
-	Reviewers            StringList        `gorm:"type:text;not null"`
-	ReviewerIDs          StringList        `gorm:"type:text;not null"`
-	Asked                JSON[[]PersonRef] `gorm:"type:text;not null"`
-	RequiredApprovals    int               `gorm:"not null"`
-	ApprovalsSoFar       int               `gorm:"not null"`
-	Verdicts             JSON[[]Verdict]   `gorm:"type:text;not null"`
-	ThreadCount          int               `gorm:"not null"`
-	ExpiresAt            time.Time         `gorm:"not null"`
-	ExternalID           *string           `gorm:"size:255;index:idx_reviews_org_external,priority:2"`
-	FlowID               *string           `gorm:"size:40;index"`
-	Metadata             RawJSON           `gorm:"type:text"`
-	CallbackURL          *string           `gorm:"size:2048"`
-	CallbackSecret       *string           `gorm:"-"`
-	SealedCallbackSecret *string           `gorm:"column:callback_secret;type:text"`
-	// Requester is who created it: a member id for a member token, else
-	// the key id.
-	Requester   string `gorm:"size:60;not null"`
-	RequestedBy string `gorm:"size:320;not null"`
-	SettledAt   *time.Time
-	// Seq is the last workflow transition applied (see Approval.Seq).
-	Seq       int       `gorm:"not null;index"`
-	CreatedAt time.Time `gorm:"index:idx_reviews_status_created,priority:2"`
-	UpdatedAt time.Time
+	Reviewers         StringList        `gorm:"type:text;not null"`
+	ReviewerIDs       StringList        `gorm:"type:text;not null"`
+	Asked             JSON[[]PersonRef] `gorm:"type:text;not null"`
+	RequiredApprovals int               `gorm:"not null"`
+	ApprovalsSoFar    int               `gorm:"not null"`
+	Verdicts          JSON[[]Verdict]   `gorm:"type:text;not null"`
+	ThreadCount       int               `gorm:"not null"`
+	SettledAt         *time.Time
 }
 
-func (r *Review) head() requestHead {
-	return requestHead{&r.ID, r.OrganizationID, r.FlowID, &r.Status, &r.Seq, &r.CreatedAt, &r.UpdatedAt,
-		&r.CallbackSecret, &r.SealedCallbackSecret, &r.ReviewerIDs}
-}
+func (r *Review) head() requestHead { return r.RequestBase.head(&r.ReviewerIDs) }
 
 var reviewKind = &requestKind[Review]{subject: events.RequestReview, idPrefix: ids.Review, open: states.Open,
 	callback: colReviewCallback, table: "reviews", askedIDs: "reviewer_ids",

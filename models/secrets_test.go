@@ -45,8 +45,9 @@ func TestRotateSecretKey(t *testing.T) {
 		require.NoError(t, db.Exec("UPDATE webhook_endpoints SET secret = ? WHERE id = ?", "whsec_clear", legacy.ID).Error)
 
 		secret := "asnt_cbs_callback"
-		a := &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskLow, CallbackSecret: &secret,
-			ExpiresAt: time.Now().Add(time.Hour), RequiredApprovals: 1, Requester: "key_x", RequestedBy: "agent"}
+		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay", CallbackSecret: &secret,
+			ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "agent"}, Risk: models.RiskLow,
+			RequiredApprovals: 1}
 		_, err = before.Approvals().Create(ctx, a, nil)
 		require.NoError(t, err)
 
@@ -120,8 +121,9 @@ func makeSealedWorld(t *testing.T, s *models.Store) *sealedWorld {
 	}
 	w.epA, w.epB = endpoint(w.a.ID, "whsec_a"), endpoint(w.b.ID, "whsec_b")
 	approval := func(orgID, secret string) *models.Approval {
-		a := &models.Approval{OrganizationID: orgID, Title: "Pay", Risk: models.RiskLow, CallbackSecret: &secret,
-			ExpiresAt: time.Now().Add(time.Hour), RequiredApprovals: 1, Requester: "key_x", RequestedBy: "agent"}
+		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: orgID, Title: "Pay", CallbackSecret: &secret,
+			ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "agent"}, Risk: models.RiskLow,
+			RequiredApprovals: 1}
 		_, err := s.Approvals().Create(ctx, a, nil)
 		require.NoError(t, err)
 		return a

@@ -291,8 +291,9 @@ func TestClaimAndRecordAreWrittenTogether(t *testing.T) {
 		s := models.NewStore(db, testenv.Keys())
 		org := newOrg(t, s)
 		newApproval := func() *models.Approval {
-			return &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskLow, RequiredApprovals: 1,
-				Requester: "key_a", RequestedBy: "agent", ExpiresAt: models.Now().Add(time.Hour)}
+			return &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
+				Requester: "key_a", RequestedBy: "agent", ExpiresAt: models.Now().Add(time.Hour)}, Risk: models.RiskLow, RequiredApprovals: 1,
+			}
 		}
 		c := &models.Claim{OrganizationID: org.ID, PrincipalID: "key_a", Key: "create-1", RequestHash: "h"}
 		_, err := s.ClaimIdempotencyKey(ctx, c, true)
@@ -347,8 +348,9 @@ func TestTeamsAreEditedAndRemoved(t *testing.T) {
 		require.NoError(t, err)
 		_, err = s.CreateTeam(ctx, org.ID, "Ops", "team", nil)
 		require.NoError(t, err)
-		earlier := &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskLow, ApproverIDs: []string{a.ID},
-			ExpiresAt: time.Now().Add(time.Hour), RequiredApprovals: 1, Requester: "key_x", RequestedBy: "agent"}
+		earlier := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
+			ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "agent"}, Risk: models.RiskLow, ApproverIDs: []string{a.ID},
+			RequiredApprovals: 1}
 		_, err = s.Approvals().Create(ctx, earlier, nil)
 		require.NoError(t, err)
 

@@ -24,8 +24,9 @@ func TestSystemFigures(t *testing.T) {
 		s := models.NewStore(db, testenv.Keys())
 		org, other := newOrg(t, s), newOrg(t, s)
 		approval := func(orgID, title, status string, created time.Time, expires time.Duration) *models.Approval {
-			a := &models.Approval{OrganizationID: orgID, Title: title, Risk: models.RiskLow,
-				ExpiresAt: created.Add(expires), RequiredApprovals: 1, Requester: "key_test", RequestedBy: "agent"}
+			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: orgID, Title: title,
+				ExpiresAt: created.Add(expires), Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow,
+				RequiredApprovals: 1}
 			_, err := s.Approvals().Create(ctx, a, nil)
 			require.NoError(t, err)
 			require.NoError(t, db.Model(a).Updates(map[string]any{"status": status, "created_at": created}).Error)

@@ -63,11 +63,13 @@ func TestApproversAreEmailedOnceEachAcrossRetries(t *testing.T) {
 		}
 		ann, ben, gone, req := member("ann@example.com", true), member("ben@example.com", true),
 			member("gone@example.com", false), member("req@example.com", true)
-		a := &models.Approval{OrganizationID: org.ID, Title: "Pay\r\nBcc: evil@example.com", Risk: models.RiskMedium,
+		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay\r\nBcc: evil@example.com",
+			ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: req.ID, RequestedBy: "req",
+			Metadata: models.RawJSON(`{"customer":{"ssn":"123-45-6789"}}`)}, Risk: models.RiskMedium,
 			Description: strings.Repeat("word ", 1000), ApproverIDs: []string{ann.ID, ben.ID, gone.ID, req.ID},
-			ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: req.ID, RequestedBy: "req",
-			Input: models.RawJSON(`{"payee":{"ssn":"999-00-1111"}}`), Metadata: models.RawJSON(`{"customer":{"ssn":"123-45-6789"}}`),
-			RestrictedFields: models.StringList{"ssn"}}
+			RequiredApprovals: 1,
+			Input:             models.RawJSON(`{"payee":{"ssn":"999-00-1111"}}`),
+			RestrictedFields:  models.StringList{"ssn"}}
 		_, err = store.Approvals().Create(ctx, a, nil)
 		require.NoError(t, err)
 
@@ -120,8 +122,9 @@ func TestWithoutAMailerNothingIsRetried(t *testing.T) {
 		require.NoError(t, err)
 		m, err := store.CreateMember(ctx, org.ID, "ann@example.com", "", "")
 		require.NoError(t, err)
-		a := &models.Approval{OrganizationID: org.ID, Title: "T", Risk: models.RiskHigh, ApproverIDs: []string{m.ID},
-			ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: "key_1", RequestedBy: "agent"}
+		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "T",
+			ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_1", RequestedBy: "agent"}, Risk: models.RiskHigh, ApproverIDs: []string{m.ID},
+			RequiredApprovals: 1}
 		_, err = store.Approvals().Create(ctx, a, nil)
 		require.NoError(t, err)
 		n := &notify.Notifier{Store: store, BaseURL: "https://assent.example"}
@@ -147,9 +150,10 @@ func TestApproverReminderGoesOnceToWhoHasNotDecided(t *testing.T) {
 			require.NoError(t, err)
 			ids = append(ids, m.ID)
 		}
-		a := &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskHigh, ApproverIDs: ids[:2],
-			ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 2, Requester: "key_1", RequestedBy: "agent",
-			ApprovedBy: models.StringList{ids[1]}}
+		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
+			ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_1", RequestedBy: "agent"}, Risk: models.RiskHigh, ApproverIDs: ids[:2],
+			RequiredApprovals: 2,
+			ApprovedBy:        models.StringList{ids[1]}}
 		_, err = store.Approvals().Create(ctx, a, nil)
 		require.NoError(t, err)
 		box := mail.NewMailbox(0)

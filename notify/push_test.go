@@ -68,10 +68,11 @@ func TestAskedPeopleArePushedOnceEach(t *testing.T) {
 		vapid, _, err := store.VAPIDKey(ctx)
 		require.NoError(t, err)
 
-		a := &models.Approval{OrganizationID: org.ID, Title: "Refund order 42", Risk: models.RiskHigh,
+		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Refund order 42",
+			ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_1", RequestedBy: "agent"}, Risk: models.RiskHigh,
 			Description: "The customer's card ends 4242.", ApproverIDs: []string{ann.ID(), ben.ID()},
-			ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: "key_1", RequestedBy: "agent",
-			Input: models.RawJSON(`{"payee":{"ssn":"999-00-1111"}}`), RestrictedFields: models.StringList{"ssn"}}
+			RequiredApprovals: 1,
+			Input:             models.RawJSON(`{"payee":{"ssn":"999-00-1111"}}`), RestrictedFields: models.StringList{"ssn"}}
 		_, err = store.Approvals().Create(ctx, a, nil)
 		require.NoError(t, err)
 
@@ -119,9 +120,11 @@ func TestAskedPeopleArePushedOnceEach(t *testing.T) {
 		// A request for information and a review push their page.
 		qs, err := questions.Define([]questions.Input{{ID: "q1", Prompt: "Revenue?", Kind: questions.Text}})
 		require.NoError(t, err)
-		c := &models.Collection{OrganizationID: org.ID, Title: "Q3 numbers", Description: "secret detail",
-			RespondentIDs: []string{ann.ID()}, RequiredResponses: 1, Requester: "key_1", RequestedBy: "agent",
-			Questions: models.JSON[[]questions.Question]{V: qs}, ExpiresAt: time.Now().Add(time.Hour).UTC()}
+		c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Q3 numbers",
+			Requester: "key_1", RequestedBy: "agent",
+			ExpiresAt: time.Now().Add(time.Hour).UTC()}, Description: "secret detail",
+			RespondentIDs: []string{ann.ID()}, RequiredResponses: 1,
+			Questions: models.JSON[[]questions.Question]{V: qs}}
 		_, err = store.Collections().Create(ctx, c, nil)
 		require.NoError(t, err)
 		require.NoError(t, n.Respondents(ctx, org.ID, c.ID, false, nil))
@@ -131,9 +134,10 @@ func TestAskedPeopleArePushedOnceEach(t *testing.T) {
 			opened(t, svc, laptop, pushes[2], vapid))
 		assert.False(t, strings.Contains(string(pushes[2].Body), "secret"))
 
-		r := &models.Review{OrganizationID: org.ID, Title: "Q3 report", Instructions: "check the numbers",
+		r := &models.Review{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Q3 report",
+			Requester: "key_1", RequestedBy: "agent", ExpiresAt: time.Now().Add(time.Hour).UTC()}, Instructions: "check the numbers",
 			ReportID: "rpt_x", VersionID: "ver_x", Version: 2, ReviewerIDs: []string{ann.ID()}, RequiredApprovals: 1,
-			Requester: "key_1", RequestedBy: "agent", ExpiresAt: time.Now().Add(time.Hour).UTC()}
+		}
 		_, err = store.Reviews().Create(ctx, r, nil)
 		require.NoError(t, err)
 		require.NoError(t, n.Reviewers(ctx, org.ID, r.ID))

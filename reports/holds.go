@@ -18,14 +18,30 @@ const holdKind = "publish_hold"
 // holds is how the shared Update and reconciler paths handle held
 // versions: each waits in its own workflow.
 func (s *Service) holds() *requests.Records[models.ReportVersion] {
-	return &requests.Records[models.ReportVersion]{
-		Noun: "held version", Open: models.VersionHeld, Get: s.store.GetVersion, Start: s.startHold,
-		WorkflowID: workflows.HoldWorkflowID, Unowned: s.store.UnstartedHolds, Log: s.log,
-		Store: s.store, Temporal: s.temporal,
-		Head: func(v *models.ReportVersion) requests.Head {
-			return requests.Head{ID: v.ID, OrganizationID: v.OrganizationID, Status: v.State, Started: v.HoldStarted}
-		},
-	}
+	return &requests.Records[models.ReportVersion]{Noun: "held version", Open: models.VersionHeld,
+		Owner: heldVersions{s}, Rows: heldVersions{s}, Log: s.log, Store: s.store, Temporal: s.temporal}
+}
+
+// heldVersions are the versions the publish scan held, as the shared
+// paths own and read them.
+type heldVersions struct{ s *Service }
+
+func (heldVersions) Head(v *models.ReportVersion) requests.Head {
+	return requests.Head{ID: v.ID, OrganizationID: v.OrganizationID, Status: v.State, Started: v.HoldStarted}
+}
+
+func (heldVersions) WorkflowID(id string) string { return workflows.HoldWorkflowID(id) }
+
+func (h heldVersions) Start(ctx context.Context, v *models.ReportVersion) error {
+	return h.s.startHold(ctx, v)
+}
+
+func (h heldVersions) Get(ctx context.Context, orgID, id string) (*models.ReportVersion, error) {
+	return h.s.store.GetVersion(ctx, orgID, id)
+}
+
+func (h heldVersions) Unowned(ctx context.Context, olderThan time.Time, limit int) ([]models.ReportVersion, error) {
+	return h.s.store.UnstartedHolds(ctx, olderThan, limit)
 }
 
 // hold starts the workflow of a version the scan held. A start that fails

@@ -45,7 +45,7 @@ func AskedVia(asked []models.PersonRef) map[string][]models.Via {
 // the delegator stays asked.
 func (l *Lifecycle[T]) AddDelegate(ctx context.Context, orgID string, ids []string, updateID, delegatorID string, away map[string]models.Delegation) error {
 	return l.UpdateEach(ctx, orgID, ids, workflows.UpdateAddDelegate, updateID, func(rec *T) (workflows.Argument, error) {
-		h, err := l.handover(ctx, rec)
+		h, err := l.kind.Handover(ctx, rec)
 		if err != nil {
 			return nil, err
 		}
@@ -55,8 +55,8 @@ func (l *Lifecycle[T]) AddDelegate(ctx context.Context, orgID string, ids []stri
 		}
 		if !ok {
 			l.records.Log.Info("a request waiting on someone away stays theirs: it may go to nobody standing in for them",
-				"kind", l.kind, "id", l.records.Head(rec).ID, "delegator", delegatorID)
-			return nil, apperr.New(apperr.Conflict, "%s may go to nobody standing in for %s", l.records.Head(rec).ID, delegatorID)
+				"kind", l.names.Kind, "id", l.kind.Head(rec).ID, "delegator", delegatorID)
+			return nil, apperr.New(apperr.Conflict, "%s may go to nobody standing in for %s", l.kind.Head(rec).ID, delegatorID)
 		}
 		return &r, nil
 	}, apperr.InvalidState, apperr.NotAnApprover, apperr.NotARespondent, apperr.NotAReviewer, apperr.AlreadyDecided, apperr.Conflict)

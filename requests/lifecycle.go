@@ -20,71 +20,39 @@ import (
 	"github.com/assent-hq/assent/workflows"
 )
 
-// Records is how the shared create, update and reconciler paths handle
-// one kind's records (T). Request kinds get theirs from NewLifecycle; held
-// report versions fill one in for the Update and reconciler paths.
+// Owner is a kind of record each of which one workflow owns: the request
+// kinds, and report versions the publish scan held.
+type Owner[T any] interface {
+	// Head reads what the shared paths need of a record.
+	Head(rec *T) Head
+	// WorkflowID names a record's workflow.
+	WorkflowID(id string) string
+	// Start starts a record's workflow exactly once (StartOnce).
+	Start(ctx context.Context, rec *T) error
+}
+
+// Rows are where an Owner's records are read on the Update and
+// reconciler paths.
+type Rows[T any] interface {
+	Get(ctx context.Context, orgID, id string) (*T, error)
+	// Unowned lists open records no workflow has taken up.
+	Unowned(ctx context.Context, olderThan time.Time, limit int) ([]T, error)
+}
+
+// Records is how the shared Update and reconciler paths handle one
+// Owner's records (T). Request kinds get theirs from NewLifecycle; held
+// report versions fill one in.
 type Records[T any] struct {
 	// Noun names the kind in messages and logs: "request for information".
 	Noun string
 	// Open is the status of a record still waiting.
-	Open string
-	Get  func(ctx context.Context, orgID, id string) (*T, error)
-	// Insert writes a new record bound to claim (see
-	// models.Requests.Create) and returns the id of a record an
-	// earlier attempt of the claim made, if any.
-	Insert func(ctx context.Context, rec *T, claim *models.Claim) (earlier string, err error)
-	// DeleteUnstarted takes back a record whose workflow never started.
-	DeleteUnstarted func(ctx context.Context, orgID, id string) error
-	// Reveal sets the once-shown callback secret on a create's answer.
-	Reveal func(*T) error
-	// Start starts the record's workflow exactly once (StartOnce).
-	Start      func(ctx context.Context, rec *T) error
-	WorkflowID func(id string) string
-	// Head reads what the shared paths need of a record.
-	Head func(*T) Head
-	// Asked lists the people a record asks to act (approvers,
-	// respondents): the only records a guest may see.
-	Asked func(*T) []string
-	// Statuses reads the status of each of ids that exists, for the
-	// long-poll; Unowned lists open records no workflow has taken up.
-	Statuses func(ctx context.Context, ids []string) (map[string]string, error)
-	Unowned  func(ctx context.Context, olderThan time.Time, limit int) ([]T, error)
-	Log      *slog.Logger
+	Open  string
+	Owner Owner[T]
+	Rows  Rows[T]
+	Log   *slog.Logger
 	// Store and Temporal are where records and workflows live.
 	Store    *models.Store
 	Temporal client.Client
-	watcher  *Watcher
-}
-
-// Watch starts the long-poll's watcher over hub, polling as often as the
-// store needs (PollInterval); call it once, when the Records are filled in.
-func (r *Records[T]) Watch(hub *changes.Hub) {
-	r.watcher = NewWatcher(hub, r.settled, r.Log, PollInterval(r.Store.RelaysChanges()))
-}
-
-// settled returns those of ids that no longer wait, for the watcher.
-func (r *Records[T]) settled(ctx context.Context, ids []string) ([]string, error) {
-	statuses, err := r.Statuses(ctx, ids)
-	var out []string
-	for id, status := range statuses {
-		if status != r.Open {
-			out = append(out, id)
-		}
-	}
-	return out, err
-}
-
-// View returns the record for a person: members see their organisation's,
-// a guest (an outsider) only those asking them to act.
-func (r *Records[T]) View(ctx context.Context, who models.Actor, id string) (*T, error) {
-	rec, err := r.Get(ctx, who.OrgID(), id)
-	if err != nil {
-		return nil, err
-	}
-	if who.Person != nil && who.Person.Guest != nil && !slices.Contains(r.Asked(rec), who.ID) {
-		return nil, apperr.New(apperr.NotFound, "%s not found", strings.TrimSpace(r.Noun+" "+id))
-	}
-	return rec, nil
 }
 
 // CheckStatus refuses a status filter that names none of the kind's
@@ -96,20 +64,12 @@ func CheckStatus(status string, all []string) error {
 	return nil
 }
 
-// Wait returns the record once it has settled, or after timeout (0 to
-// MaxWait) as it then is.
-func (r *Records[T]) Wait(ctx context.Context, orgID, id string, timeout time.Duration) (*T, error) {
-	return Wait(ctx, r.watcher, id, timeout,
-		func(ctx context.Context) (*T, error) { return r.Get(ctx, orgID, id) },
-		func(rec *T) bool { return r.Head(rec).Status == r.Open })
-}
-
 // StartUnowned starts the workflows of open records created before
 // olderThan that no workflow took up, such as one whose creating process
 // died between writing the record and starting the workflow (see
 // Reconcile).
 func (r *Records[T]) StartUnowned(ctx context.Context, olderThan time.Time, batch int) (int, error) {
-	recs, err := r.Unowned(ctx, olderThan, batch)
+	recs, err := r.Rows.Unowned(ctx, olderThan, batch)
 	if err != nil {
 		return 0, err
 	}
@@ -119,14 +79,14 @@ func (r *Records[T]) StartUnowned(ctx context.Context, olderThan time.Time, batc
 		// The records after it are younger; they wait for a later pass
 		// rather than costing Temporal a refused start each (a backlog of
 		// thousands would otherwise add thousands of starts every pass).
-		exists, err := r.hasWorkflow(ctx, r.Head(&recs[i]).ID)
+		exists, err := r.hasWorkflow(ctx, r.Owner.Head(&recs[i]).ID)
 		if err != nil {
 			return i, err
 		}
 		if exists {
 			return i, nil
 		}
-		if err := r.Start(ctx, &recs[i]); err != nil {
+		if err := r.Owner.Start(ctx, &recs[i]); err != nil {
 			return i, err
 		}
 	}
@@ -138,13 +98,13 @@ func (r *Records[T]) hasWorkflow(ctx context.Context, id string) (bool, error) {
 	if r.Temporal == nil {
 		return false, errNoTemporal
 	}
-	_, err := r.Temporal.DescribeWorkflowExecution(ctx, r.WorkflowID(id), "")
+	_, err := r.Temporal.DescribeWorkflowExecution(ctx, r.Owner.WorkflowID(id), "")
 	var missing *serviceerror.NotFound
 	switch {
 	case errors.As(err, &missing):
 		return false, nil
 	case err != nil:
-		return false, fmt.Errorf("describe workflow %s: %w", r.WorkflowID(id), err)
+		return false, fmt.Errorf("describe workflow %s: %w", r.Owner.WorkflowID(id), err)
 	}
 	return true, nil
 }
@@ -156,92 +116,9 @@ type Head struct {
 	Started bool
 	// Requester is who made it: a member id, or an agent key's.
 	Requester string
-}
-
-// Create stores the record build makes and starts its workflow. With a
-// claim (an Idempotency-Key), the record is bound to it as it is written,
-// so a retry after a crash at any point resumes the same record instead of
-// making another. The answer carries the callback secret, shown once.
-func (r *Records[T]) Create(ctx context.Context, claim *models.Claim, build func() (*T, error)) (*T, error) {
-	earlier, err := r.Store.ClaimedResource(ctx, claim)
-	if err != nil {
-		return nil, err
-	}
-	if earlier != "" {
-		return r.resume(ctx, claim.OrganizationID, earlier)
-	}
-	rec, err := build()
-	if err != nil {
-		return nil, err
-	}
-	if r.Temporal == nil {
-		// Checked after the input, so a bad request still hears what is
-		// wrong with it; nothing is written that no workflow could own.
-		return nil, errNoTemporal
-	}
-	if earlier, err = r.Insert(ctx, rec, claim); err != nil {
-		return nil, err
-	}
-	h := r.Head(rec)
-	if earlier != "" {
-		return r.resume(ctx, h.OrganizationID, earlier)
-	}
-	if err := r.startNew(ctx, rec); err != nil {
-		return nil, err
-	}
-	return r.created(ctx, h.OrganizationID, h.ID)
-}
-
-// created is the stored row a create answers with, with its callback
-// secret shown.
-func (r *Records[T]) created(ctx context.Context, orgID, id string) (*T, error) {
-	rec, err := r.Get(ctx, orgID, id)
-	if err != nil {
-		return nil, err
-	}
-	return rec, r.Reveal(rec)
-}
-
-// resume finishes the create an earlier attempt of the same claimed
-// request began: the record it made, its workflow started if it may not
-// have been.
-func (r *Records[T]) resume(ctx context.Context, orgID, id string) (*T, error) {
-	rec, err := r.created(ctx, orgID, id)
-	if err != nil {
-		return nil, err
-	}
-	if !r.Head(rec).Started {
-		if err := r.Start(ctx, rec); err != nil {
-			r.Log.Error("start "+r.Noun+" workflow", r.Noun, id, "error", err)
-			return nil, apperr.New(apperr.Unavailable, "the %s could not be started yet; retry with the same Idempotency-Key", r.Noun)
-		}
-	}
-	return rec, nil
-}
-
-// startNew starts the workflow of a record just written, or takes the
-// record back when it cannot: nothing may be left that no workflow owns.
-// Should the removal fail too, the reconciler starts it later. A start
-// that timed out may still have gone through, so the workflow is looked
-// for first; one that began after the look ends itself when it finds no
-// record (models.ErrRequestMissing).
-func (r *Records[T]) startNew(ctx context.Context, rec *T) error {
-	err := r.Start(ctx, rec)
-	if err == nil {
-		return nil
-	}
-	h := r.Head(rec)
-	look, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	if started, lookErr := r.hasWorkflow(look, h.ID); lookErr == nil && started {
-		r.Log.Warn("the "+r.Noun+" workflow's start answered an error but had started", r.Noun, h.ID, "error", err)
-		return nil
-	}
-	if derr := r.DeleteUnstarted(context.WithoutCancel(ctx), h.OrganizationID, h.ID); derr != nil {
-		r.Log.Error("remove "+r.Noun+" after failed start", r.Noun, h.ID, "error", derr)
-	}
-	r.Log.Error("start "+r.Noun+" workflow", r.Noun, h.ID, "error", err)
-	return apperr.New(apperr.Unavailable, "the %s could not be started, so nothing was created; try again", r.Noun)
+	// Asked are the people it asks to act (approvers, respondents,
+	// reviewers): the only records a guest may see.
+	Asked []string
 }
 
 // Cancel withdraws an open record through its workflow's cancel Update,
@@ -256,26 +133,26 @@ func (r *Records[T]) Cancel(ctx context.Context, orgID, id, updateID string, who
 // form's submission id), makes Temporal run a repeated request once. arg
 // is addressed to the record here, for the workflow's validator to check.
 func (r *Records[T]) Update(ctx context.Context, orgID, id, updateID, name string, arg workflows.Argument) (*T, error) {
-	rec, err := r.Get(ctx, orgID, id)
+	rec, err := r.Rows.Get(ctx, orgID, id)
 	if err != nil {
 		return nil, err
 	}
 	if err := r.send(ctx, rec, updateID, name, arg); err != nil {
 		return nil, err
 	}
-	return r.Get(ctx, orgID, id)
+	return r.Rows.Get(ctx, orgID, id)
 }
 
 // send sends the Update name to the workflow of rec, as read, and waits
 // for its outcome (see Update).
 func (r *Records[T]) send(ctx context.Context, rec *T, updateID, name string, arg workflows.Argument) error {
-	h := r.Head(rec)
+	h := r.Owner.Head(rec)
 	arg.For(h.ID)
 	if r.Temporal == nil {
 		return errNoTemporal
 	}
 	handle, err := r.Temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
-		WorkflowID:   r.WorkflowID(h.ID),
+		WorkflowID:   r.Owner.WorkflowID(h.ID),
 		UpdateID:     updateID,
 		UpdateName:   name,
 		Args:         []any{arg},
@@ -311,8 +188,8 @@ func (r *Records[T]) workflowError(ctx context.Context, h Head, err error) error
 	var missing *serviceerror.NotFound
 	if errors.As(err, &missing) {
 		// The workflow completes when the request settles; read why.
-		if fresh, ferr := r.Get(ctx, h.OrganizationID, h.ID); ferr == nil {
-			if status := r.Head(fresh).Status; status != r.Open {
+		if fresh, ferr := r.Rows.Get(ctx, h.OrganizationID, h.ID); ferr == nil {
+			if status := r.Owner.Head(fresh).Status; status != r.Open {
 				return apperr.New(apperr.InvalidState, "the %s is already %s", r.Noun, status)
 			}
 		}
@@ -331,21 +208,44 @@ var errNoTemporal = apperr.New(apperr.Unavailable, "requests cannot be changed h
 // Table is one kind's records on the shared paths: models.Store's
 // Approvals(), Collections() and Reviews().
 type Table[T any] interface {
-	Get(ctx context.Context, orgID, id string) (*T, error)
+	Rows[T]
 	// Create writes a new record bound to claim and returns the id of a
 	// record an earlier attempt of the claim made, if any.
 	Create(ctx context.Context, rec *T, claim *models.Claim) (earlier string, err error)
+	// Reveal sets the once-shown callback secret on a create's answer.
 	Reveal(*T) error
+	// DeleteUnstarted takes back a record whose workflow never started.
 	DeleteUnstarted(ctx context.Context, orgID, id string) error
+	// Statuses reads the status of each of ids that exists, for the
+	// long-poll.
 	Statuses(ctx context.Context, ids []string) (map[string]string, error)
-	Unowned(ctx context.Context, olderThan time.Time, limit int) ([]T, error)
 	Waiting(ctx context.Context, orgID, personID string, order models.InboxOrder, limit int) ([]T, error)
 	WaitingKeys(ctx context.Context, orgID, personID string, order models.InboxOrder, limit int) ([]models.WaitingKey, error)
 	Counts(ctx context.Context, orgID, personID string, dueBefore time.Time) (models.Counts, error)
 }
 
-// Spec is what a request kind tells the shared paths about itself.
-type Spec[T any] struct {
+// Kind is what a kind of request tells the shared paths about itself,
+// beside its names: each kind's service implements it and hands itself
+// to NewLifecycle.
+type Kind[T any] interface {
+	Owner[T]
+	// Handover is what a record allows of handing it to who stands in for
+	// someone away (AddDelegate): HandoverOf, for a kind with no rule of
+	// its own, only that it never goes to its requester.
+	Handover(ctx context.Context, rec *T) (Handover, error)
+}
+
+// HeadOf is the head of a request kind's record, asking asked.
+func HeadOf(b *models.RequestBase, asked []string) Head {
+	return Head{ID: b.ID, OrganizationID: b.OrganizationID, Status: b.Status, Started: b.Seq > 0, Requester: b.Requester, Asked: asked}
+}
+
+// HandoverOf is the handover of a kind with no rule of its own: a record
+// never goes to its requester.
+func HandoverOf(h Head) (Handover, error) { return Handover{Requester: h.Requester}, nil }
+
+// Names are how a kind of request is named, and its statuses.
+type Names struct {
 	// Kind names it in search attributes, events and the reconciler:
 	// "collection"; Noun in messages: "request for information".
 	Kind, Noun string
@@ -353,19 +253,6 @@ type Spec[T any] struct {
 	// statuses.
 	Open   string
 	States []string
-	Table  Table[T]
-	// WorkflowID names a record's workflow; Start starts it exactly once
-	// (StartOnce).
-	WorkflowID func(id string) string
-	Start      func(ctx context.Context, rec *T) error
-	Head       func(*T) Head
-	// Asked lists the people a record asks to act: the only records a
-	// guest may see.
-	Asked func(*T) []string
-	// Handover, when set, is what a record allows of handing it to who
-	// stands in for someone away (AddDelegate); unset, only that it never
-	// goes to its requester.
-	Handover func(ctx context.Context, rec *T) (Handover, error)
 }
 
 // Lifecycle is what every request kind does alike, written once: create
@@ -373,48 +260,164 @@ type Spec[T any] struct {
 // Updates and their refusals, and the reconciler's start. Each kind's
 // service embeds one and adds only what is its own.
 type Lifecycle[T any] struct {
-	kind     string
-	states   []string
-	table    Table[T]
-	records  *Records[T]
-	handover func(ctx context.Context, rec *T) (Handover, error)
+	names   Names
+	table   Table[T]
+	kind    Kind[T]
+	records *Records[T]
+	watcher *Watcher
 }
 
-// NewLifecycle returns the kind's shared paths, its long-poll watching d's
-// store.
-func NewLifecycle[T any](d Deps, k Spec[T]) *Lifecycle[T] {
+// NewLifecycle returns the kind's shared paths over its table, its
+// long-poll watching d's store.
+func NewLifecycle[T any](d Deps, names Names, table Table[T], kind Kind[T]) *Lifecycle[T] {
 	d = d.Filled()
-	r := &Records[T]{Noun: k.Noun, Open: k.Open, Get: k.Table.Get, Insert: k.Table.Create, DeleteUnstarted: k.Table.DeleteUnstarted,
-		Reveal: k.Table.Reveal, Start: k.Start, WorkflowID: k.WorkflowID, Head: k.Head, Asked: k.Asked,
-		Statuses: k.Table.Statuses, Unowned: k.Table.Unowned, Log: d.Logger, Store: d.Store, Temporal: d.Temporal}
-	r.Watch(d.Store.Changes())
-	l := &Lifecycle[T]{kind: k.Kind, states: k.States, table: k.Table, records: r, handover: k.Handover}
-	if l.handover == nil {
-		l.handover = func(_ context.Context, rec *T) (Handover, error) {
-			return Handover{Requester: k.Head(rec).Requester}, nil
-		}
-	}
+	l := &Lifecycle[T]{names: names, table: table, kind: kind, records: &Records[T]{Noun: names.Noun, Open: names.Open,
+		Owner: kind, Rows: table, Log: d.Logger, Store: d.Store, Temporal: d.Temporal}}
+	l.watch(d.Store.Changes())
 	return l
 }
 
-// Kind names the kind for the reconciler (requests.Owned).
-func (l *Lifecycle[T]) Kind() string { return l.kind }
-
-// Create stores the record build makes and starts its workflow, exactly
-// once per claim (see Records.Create).
-func (l *Lifecycle[T]) Create(ctx context.Context, claim *models.Claim, build func() (*T, error)) (*T, error) {
-	return l.records.Create(ctx, claim, build)
+// watch starts the long-poll's watcher over hub, polling as often as the
+// store needs (PollInterval).
+func (l *Lifecycle[T]) watch(hub *changes.Hub) {
+	l.watcher = NewWatcher(hub, l.settled, l.records.Log, PollInterval(l.records.Store.RelaysChanges()))
 }
 
-// Get returns one of the organisation's records.
-func (l *Lifecycle[T]) Get(ctx context.Context, orgID, id string) (*T, error) {
-	return l.records.Get(ctx, orgID, id)
+// settled returns those of ids that no longer wait, for the watcher.
+func (l *Lifecycle[T]) settled(ctx context.Context, ids []string) ([]string, error) {
+	statuses, err := l.table.Statuses(ctx, ids)
+	var out []string
+	for id, status := range statuses {
+		if status != l.records.Open {
+			out = append(out, id)
+		}
+	}
+	return out, err
 }
 
 // View returns the record for a person: members see their organisation's,
-// a guest only those asking them to act.
+// a guest (an outsider) only those asking them to act.
 func (l *Lifecycle[T]) View(ctx context.Context, who models.Actor, id string) (*T, error) {
-	return l.records.View(ctx, who, id)
+	rec, err := l.table.Get(ctx, who.OrgID(), id)
+	if err != nil {
+		return nil, err
+	}
+	if who.Person != nil && who.Person.Guest != nil && !slices.Contains(l.kind.Head(rec).Asked, who.ID) {
+		return nil, apperr.New(apperr.NotFound, "%s not found", strings.TrimSpace(l.records.Noun+" "+id))
+	}
+	return rec, nil
+}
+
+// Wait returns the record once it has settled, or after timeout (0 to
+// MaxWait) as it then is.
+func (l *Lifecycle[T]) Wait(ctx context.Context, orgID, id string, timeout time.Duration) (*T, error) {
+	return Wait(ctx, l.watcher, id, timeout,
+		func(ctx context.Context) (*T, error) { return l.table.Get(ctx, orgID, id) },
+		func(rec *T) bool { return l.kind.Head(rec).Status == l.records.Open })
+}
+
+// Create stores the record build makes and starts its workflow. With a
+// claim (an Idempotency-Key), the record is bound to it as it is written,
+// so a retry after a crash at any point resumes the same record instead of
+// making another. The answer carries the callback secret, shown once.
+func (l *Lifecycle[T]) Create(ctx context.Context, claim *models.Claim, build func() (*T, error)) (*T, error) {
+	earlier, err := l.records.Store.ClaimedResource(ctx, claim)
+	if err != nil {
+		return nil, err
+	}
+	if earlier != "" {
+		return l.resume(ctx, claim.OrganizationID, earlier)
+	}
+	rec, err := build()
+	if err != nil {
+		return nil, err
+	}
+	if l.records.Temporal == nil {
+		// Checked after the input, so a bad request still hears what is
+		// wrong with it; nothing is written that no workflow could own.
+		return nil, errNoTemporal
+	}
+	if earlier, err = l.table.Create(ctx, rec, claim); err != nil {
+		return nil, err
+	}
+	h := l.kind.Head(rec)
+	if earlier != "" {
+		return l.resume(ctx, h.OrganizationID, earlier)
+	}
+	if err := l.startNew(ctx, rec); err != nil {
+		return nil, err
+	}
+	return l.created(ctx, h.OrganizationID, h.ID)
+}
+
+// created is the stored row a create answers with, with its callback
+// secret shown.
+func (l *Lifecycle[T]) created(ctx context.Context, orgID, id string) (*T, error) {
+	rec, err := l.table.Get(ctx, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	return rec, l.table.Reveal(rec)
+}
+
+// resume finishes the create an earlier attempt of the same claimed
+// request began: the record it made, its workflow started if it may not
+// have been.
+func (l *Lifecycle[T]) resume(ctx context.Context, orgID, id string) (*T, error) {
+	rec, err := l.created(ctx, orgID, id)
+	if err != nil {
+		return nil, err
+	}
+	if !l.kind.Head(rec).Started {
+		if err := l.kind.Start(ctx, rec); err != nil {
+			l.records.Log.Error("start "+l.records.Noun+" workflow", l.records.Noun, id, "error", err)
+			return nil, apperr.New(apperr.Unavailable, "the %s could not be started yet; retry with the same Idempotency-Key", l.records.Noun)
+		}
+	}
+	return rec, nil
+}
+
+// startNew starts the workflow of a record just written, or takes the
+// record back when it cannot: nothing may be left that no workflow owns.
+// Should the removal fail too, the reconciler starts it later. A start
+// that timed out may still have gone through, so the workflow is looked
+// for first; one that began after the look ends itself when it finds no
+// record (models.ErrRequestMissing).
+func (l *Lifecycle[T]) startNew(ctx context.Context, rec *T) error {
+	err := l.kind.Start(ctx, rec)
+	if err == nil {
+		return nil
+	}
+	h := l.kind.Head(rec)
+	look, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if started, lookErr := l.records.hasWorkflow(look, h.ID); lookErr == nil && started {
+		l.records.Log.Warn("the "+l.records.Noun+" workflow's start answered an error but had started", l.records.Noun, h.ID, "error", err)
+		return nil
+	}
+	if derr := l.table.DeleteUnstarted(context.WithoutCancel(ctx), h.OrganizationID, h.ID); derr != nil {
+		l.records.Log.Error("remove "+l.records.Noun+" after failed start", l.records.Noun, h.ID, "error", derr)
+	}
+	l.records.Log.Error("start "+l.records.Noun+" workflow", l.records.Noun, h.ID, "error", err)
+	return apperr.New(apperr.Unavailable, "the %s could not be started, so nothing was created; try again", l.records.Noun)
+}
+
+// StartWorkflow starts the workflow wf of the record b heads, with input
+// in, exactly once (StartOnce), under the search attributes every kind
+// has and extra.
+func (l *Lifecycle[T]) StartWorkflow(ctx context.Context, b *models.RequestBase, wf, in any, extra ...temporal.SearchAttributeUpdate) error {
+	return StartOnce(ctx, l.records.Temporal, client.StartWorkflowOptions{
+		ID:                    l.kind.WorkflowID(b.ID),
+		TypedSearchAttributes: Attributes(b.OrganizationID, l.names.Kind, b.Status, b.ExternalID, extra...),
+	}, wf, in)
+}
+
+// Kind names the kind for the reconciler (requests.Owned).
+func (l *Lifecycle[T]) Kind() string { return l.names.Kind }
+
+// Get returns one of the organisation's records.
+func (l *Lifecycle[T]) Get(ctx context.Context, orgID, id string) (*T, error) {
+	return l.table.Get(ctx, orgID, id)
 }
 
 // Waiting lists the open records waiting on the person who acts (asked,
@@ -444,12 +447,6 @@ func (l *Lifecycle[T]) WaitingCounts(ctx context.Context, orgID string, who mode
 	return l.table.Counts(ctx, orgID, who.ID, dueBefore)
 }
 
-// Wait returns the record once it has settled, or after timeout (0 to
-// MaxWait) as it then is.
-func (l *Lifecycle[T]) Wait(ctx context.Context, orgID, id string, timeout time.Duration) (*T, error) {
-	return l.records.Wait(ctx, orgID, id, timeout)
-}
-
 // Cancel withdraws an open record; the record remains. The workflow lets
 // the requester, owners and administrators do it.
 func (l *Lifecycle[T]) Cancel(ctx context.Context, orgID, id, updateID string, who models.Actor) (*T, error) {
@@ -470,7 +467,7 @@ func (l *Lifecycle[T]) StartUnowned(ctx context.Context, olderThan time.Time, ba
 
 // CheckStatus refuses a list's status filter that names none of the kind's
 // states.
-func (l *Lifecycle[T]) CheckStatus(status string) error { return CheckStatus(status, l.states) }
+func (l *Lifecycle[T]) CheckStatus(status string) error { return CheckStatus(status, l.names.States) }
 
 // RemovePerson takes a person removed from the organisation off each of
 // the open records named, with the Update name whose argument arg makes
@@ -498,7 +495,7 @@ func (l *Lifecycle[T]) UpdateEach(ctx context.Context, orgID string, ids []strin
 	var errs []error
 	for _, id := range ids {
 		rec, err := l.Get(ctx, orgID, id)
-		if err == nil && l.records.Head(rec).Status != l.records.Open {
+		if err == nil && l.kind.Head(rec).Status != l.records.Open {
 			continue
 		}
 		var a workflows.Argument

@@ -11,8 +11,6 @@ import (
 	"slices"
 	"strings"
 
-	"go.temporal.io/sdk/client"
-
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/netguard"
@@ -32,7 +30,6 @@ const Kind = events.RequestReview
 type Service struct {
 	*requests.Lifecycle[models.Review]
 	store     *models.Store
-	temporal  client.Client
 	netPolicy *netguard.Policy
 	reports   *reports.Service
 }
@@ -41,18 +38,19 @@ type Service struct {
 // put under review.
 func New(d requests.Deps, reports *reports.Service) *Service {
 	d = d.Filled()
-	s := &Service{store: d.Store, temporal: d.Temporal, netPolicy: d.NetPolicy, reports: reports}
-	s.Lifecycle = requests.NewLifecycle(d, requests.Spec[models.Review]{
-		Kind: Kind, Noun: "review", Open: states.Open, States: states.Review, Table: d.Store.Reviews(),
-		WorkflowID: workflows.ReviewWorkflowID, Start: s.Start,
-		Head: func(r *models.Review) requests.Head {
-			return requests.Head{ID: r.ID, OrganizationID: r.OrganizationID, Status: r.Status, Started: r.Seq > 0, Requester: r.Requester}
-		},
-		Asked:    func(r *models.Review) []string { return r.ReviewerIDs },
-		Handover: s.handover,
-	})
+	s := &Service{store: d.Store, netPolicy: d.NetPolicy, reports: reports}
+	s.Lifecycle = requests.NewLifecycle[models.Review](d,
+		requests.Names{Kind: Kind, Noun: "review", Open: states.Open, States: states.Review}, d.Store.Reviews(), s)
 	return s
 }
+
+// Head is what the shared paths read of a review (requests.Kind).
+func (s *Service) Head(r *models.Review) requests.Head {
+	return requests.HeadOf(&r.RequestBase, r.ReviewerIDs)
+}
+
+// WorkflowID names the workflow of the review id.
+func (s *Service) WorkflowID(id string) string { return workflows.ReviewWorkflowID(id) }
 
 // CreateInput is the create body with its limits; Create checks what the
 // tags cannot.
@@ -95,9 +93,10 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 	if err != nil {
 		return nil, err
 	}
-	rec := &models.Review{OrganizationID: p.Organization.ID, Title: strings.TrimSpace(in.Title), Instructions: in.Instructions,
+	rec := &models.Review{RequestBase: models.RequestBase{OrganizationID: p.Organization.ID, Title: strings.TrimSpace(in.Title),
+		ExternalID: in.ExternalID, FlowID: in.FlowID, Requester: p.ID, RequestedBy: p.Name}, Instructions: in.Instructions,
 		ReportID: report.ID, VersionID: version.ID, Version: version.Version, Reviewers: in.Reviewers,
-		ExternalID: in.ExternalID, FlowID: in.FlowID, Requester: p.ID, RequestedBy: p.Name}
+	}
 	if rec.ExpiresAt, err = requests.Expiry(in.ExpiresAt, models.Now(), p.Organization.MaxApprovalExpiry()); err != nil {
 		return nil, err
 	}
@@ -157,9 +156,9 @@ func (s *Service) mayReview(ctx context.Context, r *models.Report, person *model
 	return s.store.CanRead(ctx, r, person)
 }
 
-// handover is what review r allows of a hand-over to a delegate (see
+// Handover is what review r allows of a hand-over to a delegate (see
 // handoverOf).
-func (s *Service) handover(ctx context.Context, r *models.Review) (requests.Handover, error) {
+func (s *Service) Handover(ctx context.Context, r *models.Review) (requests.Handover, error) {
 	report, err := s.store.GetReport(ctx, r.OrganizationID, r.ReportID)
 	if err != nil {
 		return requests.Handover{}, err
@@ -242,10 +241,7 @@ func (s *Service) Start(ctx context.Context, rec *models.Review) error {
 	if rec.ExternalID != nil {
 		in.ExternalID = *rec.ExternalID
 	}
-	return requests.StartOnce(ctx, s.temporal, client.StartWorkflowOptions{
-		ID:                    workflows.ReviewWorkflowID(rec.ID),
-		TypedSearchAttributes: requests.Attributes(rec.OrganizationID, Kind, rec.Status, rec.ExternalID),
-	}, workflows.Review, in)
+	return s.StartWorkflow(ctx, &rec.RequestBase, workflows.Review, in)
 }
 
 // List pages through the organisation's reviews, newest first.

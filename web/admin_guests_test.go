@@ -31,7 +31,7 @@ func TestAdminRemovesAGuest(t *testing.T) {
 		require.NoError(t, err)
 		foreign, _, err := s.store.CreateGuest(ctx, s.otherOrg(t).ID, "fay@partner.example", "")
 		require.NoError(t, err)
-		a := s.started(t, &models.Approval{Title: "Share the report", Risk: models.RiskLow, ApproverIDs: []string{guest.ID}})
+		a := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Share the report"}, Risk: models.RiskLow, ApproverIDs: []string{guest.ID}})
 		link := decisionLink.FindString(s.mailTo(t, "gus@partner.example", "Approval needed: Share the report").Text)
 		require.NotEmpty(t, link)
 
@@ -87,7 +87,7 @@ func TestAdminRenamesAGuest(t *testing.T) {
 		require.NoError(t, err)
 		foreign, _, err := s.store.CreateGuest(ctx, s.otherOrg(t).ID, "fay@partner.example", "Fay")
 		require.NoError(t, err)
-		a := s.started(t, &models.Approval{Title: "Share the report", Risk: models.RiskLow, ApproverIDs: []string{guest.ID}})
+		a := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Share the report"}, Risk: models.RiskLow, ApproverIDs: []string{guest.ID}})
 
 		b := s.browser(t)
 		csrf := b.signIn(s, "ada@example.com")

@@ -56,8 +56,9 @@ func TestAdminModelScreen(t *testing.T) {
 		require.NoError(t, err)
 		assert.False(t, on)
 
-		a := &models.Approval{OrganizationID: s.org.ID, Title: "Refund", Risk: models.RiskMedium, ApproverIDs: []string{s.ada.ID},
-			Requester: "key_test", RequestedBy: "agent", RequiredApprovals: 1, ExpiresAt: time.Now().Add(time.Hour).UTC(),
+		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: "Refund",
+			Requester: "key_test", RequestedBy: "agent", ExpiresAt: time.Now().Add(time.Hour).UTC()}, Risk: models.RiskMedium, ApproverIDs: []string{s.ada.ID},
+			RequiredApprovals: 1,
 			Concerns: models.JSON[[]models.Concern]{V: []models.Concern{{Principle: "privacy", Rule: "data", Concern: "From a rule."},
 				{Principle: "privacy", Rule: models.ScreenRule, Concern: "From the model."}}}}
 		_, err = s.store.Approvals().Create(ctx, a, nil)

@@ -35,8 +35,9 @@ func TestAdminSystemShowsWhatIsStuck(t *testing.T) {
 		require.NoError(t, err)
 		approval := func(orgID, title string, age, expiresIn time.Duration) *models.Approval {
 			created := models.Now().Add(-age)
-			a := &models.Approval{OrganizationID: orgID, Title: title, Risk: models.RiskLow, ExpiresAt: models.Now().Add(expiresIn),
-				RequiredApprovals: 1, Requester: "key_test", RequestedBy: "agent"}
+			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: orgID, Title: title, ExpiresAt: models.Now().Add(expiresIn),
+				Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow,
+				RequiredApprovals: 1}
 			_, err := s.store.Approvals().Create(ctx, a, nil)
 			require.NoError(t, err)
 			require.NoError(t, db.Model(a).Updates(map[string]any{"status": states.Pending, "created_at": created}).Error)

@@ -57,12 +57,13 @@ func TestApprovalPageDecides(t *testing.T) {
 		ctx := context.Background()
 		bob, err := s.store.CreateMember(ctx, s.org.ID, "bob@example.com", "Bob", "")
 		require.NoError(t, err)
-		a := s.started(t, &models.Approval{Title: `Pay <script>alert(1)</script>`, Description: "Invoice 7 from Initech.",
+		a := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: `Pay <script>alert(1)</script>`,
+			Metadata: models.RawJSON(`{"ticket":"T-9"}`)}, Description: "Invoice 7 from Initech.",
 			ApproverIDs: []string{s.ada.ID}, Input: models.RawJSON(`{"amount":120,"currency":"EUR","rush":false,"big":12345678901234567890}`),
 			EditableFields: []string{"amount", "rush"},
 			Factors:        models.JSON[[]models.Factor]{V: []models.Factor{{Label: "Supplier verified", Status: "ok"}}},
 			Links:          models.JSON[[]models.Link]{V: []models.Link{{Label: "Invoice", URL: "https://example.com/inv/7"}, {Label: "Bad", URL: "javascript:alert(1)"}}},
-			Metadata:       models.RawJSON(`{"ticket":"T-9"}`)})
+		})
 
 		b := s.browser(t)
 		r := b.get("/approvals/" + a.ID)
@@ -119,7 +120,7 @@ func TestApprovalPageDecides(t *testing.T) {
 		assert.Equal(t, "checked", *got.Note)
 
 		// Concerns come first, and approving then needs a written reason.
-		c := s.started(t, &models.Approval{Title: "Scrape profiles", ApproverIDs: []string{s.ada.ID},
+		c := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Scrape profiles"}, ApproverIDs: []string{s.ada.ID},
 			Concerns: models.JSON[[]models.Concern]{V: []models.Concern{{Principle: "privacy", Concern: "Personal data without consent"}}}})
 		page = b.get("/approvals/" + c.ID)
 		assert.Less(t, strings.Index(page.body, "Ethics concerns"), strings.Index(page.body, "<h1>"))
@@ -133,14 +134,14 @@ func TestApprovalPageDecides(t *testing.T) {
 		assert.Contains(t, b.get("/approvals/"+c.ID).body, "Reason: Consent is on file.")
 
 		// A rejection with a note.
-		rj := s.started(t, &models.Approval{Title: "Refund twice", ApproverIDs: []string{s.ada.ID}})
+		rj := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Refund twice"}, ApproverIDs: []string{s.ada.ID}})
 		page = b.get("/approvals/" + rj.ID)
 		r = b.post("/approvals/"+rj.ID+"/decision", url.Values{"csrf": {page.csrf(t)}, "decision": {"reject"}, "note": {"Duplicate."}, "submission": {"s7"}})
 		require.Equal(t, http.StatusSeeOther, r.status, r.body)
 		assert.Contains(t, b.get("/approvals/"+rj.ID).body, "Note: Duplicate.")
 
 		// A question to the requester.
-		q := s.started(t, &models.Approval{Title: "Ask first", ApproverIDs: []string{s.ada.ID}})
+		q := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Ask first"}, ApproverIDs: []string{s.ada.ID}})
 		page = b.get("/approvals/" + q.ID)
 		r = b.post("/approvals/"+q.ID+"/questions", url.Values{"csrf": {page.csrf(t)}, "question": {"Which <b>invoice</b>?"}, "submission": {"s5"}})
 		require.Equal(t, http.StatusSeeOther, r.status, r.body)
@@ -159,8 +160,9 @@ func TestApprovalPageDecides(t *testing.T) {
 		// Another organisation's request does not exist here.
 		other, err := s.store.CreateOrganization(ctx, "Other", "")
 		require.NoError(t, err)
-		foreign := &models.Approval{OrganizationID: other.ID, Title: "Theirs", Risk: models.RiskLow, RequiredApprovals: 1,
-			ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "x"}
+		foreign := &models.Approval{RequestBase: models.RequestBase{OrganizationID: other.ID, Title: "Theirs",
+			ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "x"}, Risk: models.RiskLow, RequiredApprovals: 1,
+		}
 		_, err = s.store.Approvals().Create(ctx, foreign, nil)
 		require.NoError(t, err)
 		assert.Equal(t, http.StatusNotFound, b.get("/approvals/"+foreign.ID).status)
@@ -193,13 +195,13 @@ func TestMultilineTextSurvivesThePage(t *testing.T) {
 		}
 		input := models.RawJSON(`{"message":"\nHi,\nDone."}`)
 
-		a := s.started(t, &models.Approval{Title: "Send the note", ApproverIDs: []string{s.ada.ID}, Input: input, EditableFields: []string{"message"}})
+		a := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Send the note"}, ApproverIDs: []string{s.ada.ID}, Input: input, EditableFields: []string{"message"}})
 		got := approve(a, "\r\nHi,\r\nDone.")
 		assert.Equal(t, "approved", got.Status)
 		assert.JSONEq(t, string(input), string(got.ApprovedInput))
 		assert.Empty(t, got.Changes.V, "untouched is unchanged")
 
-		a = s.started(t, &models.Approval{Title: "Send the note again", ApproverIDs: []string{s.ada.ID}, Input: input, EditableFields: []string{"message"}})
+		a = s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Send the note again"}, ApproverIDs: []string{s.ada.ID}, Input: input, EditableFields: []string{"message"}})
 		got = approve(a, "  Hi,\r\n  Done, thanks.  ")
 		assert.JSONEq(t, `{"message":"  Hi,\n  Done, thanks.  "}`, string(got.ApprovedInput), "kept as typed")
 	})
@@ -245,7 +247,7 @@ func TestGatedApprovalPageHoldsCorrectionsToTheSchema(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := decidingSite(t, db)
 		action := "refund.create"
-		a := s.started(t, &models.Approval{Title: "Refund a customer", ApproverIDs: []string{s.ada.ID}, Action: &action,
+		a := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Refund a customer"}, ApproverIDs: []string{s.ada.ID}, Action: &action,
 			Input: models.RawJSON(`{"amount":800,"currency":"EUR"}`), EditableFields: []string{"amount"},
 			InputSchema: models.RawJSON(`{"type":"object","properties":{"amount":{"type":"number","maximum":1000}}}`)})
 		b := s.browser(t)

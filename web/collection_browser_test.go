@@ -36,10 +36,12 @@ func TestBrowserAnswersACollection(t *testing.T) {
 	})
 	require.NoError(t, err)
 	due := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second)
-	c := &models.Collection{OrganizationID: s.org.ID, Title: "Vendor details for PO 77", Description: "For the purchase order.",
+	c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: "Vendor details for PO 77",
+		ExpiresAt: time.Now().Add(72 * time.Hour).UTC().Truncate(time.Second),
+		Requester: "key_test", RequestedBy: "purchasing agent"}, Description: "For the purchase order.",
 		Questions: models.JSON[[]questions.Question]{V: qs}, Respondents: []string{"ada@example.com"}, RespondentIDs: []string{s.ada.ID},
-		RequiredResponses: 1, DueAt: &due, ExpiresAt: time.Now().Add(72 * time.Hour).UTC().Truncate(time.Second),
-		Requester: "key_test", RequestedBy: "purchasing agent"}
+		RequiredResponses: 1, DueAt: &due,
+	}
 	_, err = s.store.Collections().Create(ctx, c, nil)
 	require.NoError(t, err)
 	require.NoError(t, service.Start(ctx, c))

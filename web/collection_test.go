@@ -54,9 +54,10 @@ func TestCollectionPageAnswers(t *testing.T) {
 		})
 		require.NoError(t, err)
 		due := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second)
-		c := &models.Collection{OrganizationID: s.org.ID, Title: "Vendor check", Questions: models.JSON[[]questions.Question]{V: qs},
+		c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: "Vendor check",
+			ExpiresAt: time.Now().Add(72 * time.Hour).UTC().Truncate(time.Second), Requester: "key_test", RequestedBy: "purchasing agent"}, Questions: models.JSON[[]questions.Question]{V: qs},
 			Respondents: []string{"ada@example.com"}, RespondentIDs: []string{s.ada.ID}, RequiredResponses: 1, DueAt: &due,
-			ExpiresAt: time.Now().Add(72 * time.Hour).UTC().Truncate(time.Second), Requester: "key_test", RequestedBy: "purchasing agent"}
+		}
 		_, err = s.store.Collections().Create(ctx, c, nil)
 		require.NoError(t, err)
 		require.NoError(t, service.Start(ctx, c))

@@ -52,11 +52,12 @@ func TestEmailedLinkDecidesALowRiskApprovalWithoutSignIn(t *testing.T) {
 		ctx := context.Background()
 		bob, err := s.store.CreateMember(ctx, s.org.ID, "bob@example.com", "Bob", "")
 		require.NoError(t, err)
-		a := s.started(t, &models.Approval{Title: "Pay <b>Initech</b>", Risk: models.RiskLow, Description: "Invoice 7.",
+		a := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Pay <b>Initech</b>",
+			Metadata: models.RawJSON(`{"ticket":"T-9","salary":"98000","customer":{"name":"Cy","ssn":"123-45-6789"}}`)}, Risk: models.RiskLow, Description: "Invoice 7.",
 			ApproverIDs:    []string{s.ada.ID, bob.ID},
 			Input:          models.RawJSON(`{"amount":120,"iban":"DE89 3704 0044 0532 0130 00","payee":{"name":"Initech","ssn":"999-00-1111"}}`),
 			EditableFields: []string{"amount", "iban", "payee"}, RestrictedFields: []string{"iban", "salary", "ssn"},
-			Metadata: models.RawJSON(`{"ticket":"T-9","salary":"98000","customer":{"name":"Cy","ssn":"123-45-6789"}}`)})
+		})
 
 		// Each approver gets their own link; the email escapes the title.
 		msg := s.mailTo(t, "bob@example.com", "Approval needed: Pay <b>Initech</b>")
@@ -125,7 +126,7 @@ func TestHighRiskEmailAsksForSignIn(t *testing.T) {
 	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := decidingSite(t, db)
-		a := s.started(t, &models.Approval{Title: "Drop the table", Risk: models.RiskHigh, ApproverIDs: []string{s.ada.ID}})
+		a := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Drop the table"}, Risk: models.RiskHigh, ApproverIDs: []string{s.ada.ID}})
 		msg := s.mailTo(t, "ada@example.com", "Approval needed: Drop the table")
 		assert.NotRegexp(t, decisionLink, msg.Text+msg.HTML, "no sign-in-free link for high risk")
 		assert.Contains(t, msg.Text, "can only be decided after signing in")
@@ -196,7 +197,7 @@ func TestAGuestDecidesFromThePageAndTheAskerGetsTheAnswer(t *testing.T) {
 		require.NoError(t, err)
 		guest, _, err := s.store.CreateGuest(ctx, s.org.ID, "gail@partner.example", "Gail")
 		require.NoError(t, err)
-		a := s.started(t, &models.Approval{Title: "Share the report", ApproverIDs: []string{s.ada.ID, guest.ID}})
+		a := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Share the report"}, ApproverIDs: []string{s.ada.ID, guest.ID}})
 		s.mailTo(t, "gail@partner.example", "Approval needed: Share the report")
 
 		// Ada asks; the requester answers through the API's code path; Ada
@@ -231,7 +232,7 @@ func TestAGuestDecidesFromThePageAndTheAskerGetsTheAnswer(t *testing.T) {
 
 		// Once the organisation stops letting guests approve, the guest
 		// can no longer decide a request that already names them.
-		b := s.started(t, &models.Approval{Title: "Share the next report", ApproverIDs: []string{s.ada.ID, guest.ID}})
+		b := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Share the next report"}, ApproverIDs: []string{s.ada.ID, guest.ID}})
 		guestsMay = false
 		_, err = s.store.UpdateOrganization(ctx, s.org.ID, models.OrganizationChange{GuestsMayApprove: &guestsMay})
 		require.NoError(t, err)
@@ -255,7 +256,7 @@ func TestTheLinkPageHidesARestrictedFieldsCorrection(t *testing.T) {
 		ctx := context.Background()
 		bob, err := s.store.CreateMember(ctx, s.org.ID, "bob@example.com", "Bob", "")
 		require.NoError(t, err)
-		a := s.started(t, &models.Approval{Title: "Pay supplier", Risk: models.RiskLow,
+		a := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Pay supplier"}, Risk: models.RiskLow,
 			ApproverIDs: []string{s.ada.ID, bob.ID}, Input: models.RawJSON(`{"amount":120,"iban":"DE-OLD-IBAN"}`),
 			EditableFields: []string{"amount", "iban"}, RestrictedFields: []string{"iban"}})
 		link := decisionLink.FindString(s.mailTo(t, "bob@example.com", "Approval needed").Text)

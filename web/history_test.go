@@ -93,8 +93,9 @@ func TestHistoryListsSettledRequestsForInformation(t *testing.T) {
 		require.NoError(t, err)
 		now := time.Now().UTC().Truncate(time.Second)
 		collection := func(orgID, title, status string, settledAt time.Time, respondents ...string) *models.Collection {
-			c := &models.Collection{OrganizationID: orgID, Title: title, RespondentIDs: respondents, RequiredResponses: 1,
-				ExpiresAt: now.Add(time.Hour), Requester: "key_test", RequestedBy: "purchasing agent"}
+			c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: orgID, Title: title,
+				ExpiresAt: now.Add(time.Hour), Requester: "key_test", RequestedBy: "purchasing agent"}, RespondentIDs: respondents, RequiredResponses: 1,
+			}
 			_, err := s.store.Collections().Create(ctx, c, nil)
 			require.NoError(t, err)
 			if status != states.Open {

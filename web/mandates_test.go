@@ -286,7 +286,7 @@ func TestMandatesPageIsForMembers(t *testing.T) {
 		assert.Equal(t, http.StatusForbidden, r.status)
 		assert.Contains(t, r.body, "Mandates are for the organisation&#39;s members")
 
-		a := s.started(t, &models.Approval{Title: "Pay", ApproverIDs: []string{s.ada.ID}, Input: models.RawJSON(`{"amount":5}`)})
+		a := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Pay"}, ApproverIDs: []string{s.ada.ID}, Input: models.RawJSON(`{"amount":5}`)})
 		ada := s.browser(t)
 		ada.signIn(s, "ada@example.com")
 		p := ada.get("/approvals/" + a.ID)

@@ -128,11 +128,14 @@ func TestBrowserApprovalPageLayout(t *testing.T) {
 	db := testenv.OpenDB(t, "sqlite")
 	s := newSite(t, db)
 	ctx := context.Background()
-	a := &models.Approval{OrganizationID: s.org.ID, Title: "Pay supplier 7", Description: "Invoice 7 from Initech, due Friday.",
-		Risk: models.RiskLow, ApproverIDs: []string{s.ada.ID}, ExpiresAt: time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second),
-		RequiredApprovals: 1, Requester: "key_test", RequestedBy: "billing agent",
-		Input:    models.RawJSON(`{"amount":120,"currency":"EUR"}`),
-		Metadata: models.RawJSON(`{"ticket":"T-9","invoice":"INV-7"}`)}
+	a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: "Pay supplier 7",
+		ExpiresAt: time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second),
+		Requester: "key_test", RequestedBy: "billing agent",
+		Metadata: models.RawJSON(`{"ticket":"T-9","invoice":"INV-7"}`)}, Description: "Invoice 7 from Initech, due Friday.",
+		Risk: models.RiskLow, ApproverIDs: []string{s.ada.ID},
+		RequiredApprovals: 1,
+		Input:             models.RawJSON(`{"amount":120,"currency":"EUR"}`),
+	}
 	_, err := s.store.Approvals().Create(ctx, a, nil)
 	require.NoError(t, err)
 	token, err := s.store.CreateDecisionLink(ctx, a, s.ada.ID)

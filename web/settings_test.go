@@ -94,7 +94,7 @@ func TestApprovalPageSaysOnWhoseBehalf(t *testing.T) {
 		ctx := context.Background()
 		_, err := s.store.CreateMember(ctx, s.org.ID, "bob@example.com", "Bob", "")
 		require.NoError(t, err)
-		a := s.started(t, &models.Approval{Title: "Pay", ApproverIDs: []string{s.ada.ID}})
+		a := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Pay"}, ApproverIDs: []string{s.ada.ID}})
 		ada := s.browser(t)
 		csrf := ada.signIn(s, "ada@example.com")
 		r := ada.post("/settings/delegation", url.Values{"csrf": {csrf}, "to": {"bob@example.com"}, "until": {"2099-01-01T00:00"}})

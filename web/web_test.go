@@ -92,8 +92,9 @@ func serveSite(t *testing.T, serve func(http.Handler) *httptest.Server, store *m
 // is needed.
 func (s *site) approval(t *testing.T, title, risk string, expiresAt time.Time, approvers ...string) *models.Approval {
 	t.Helper()
-	a := &models.Approval{OrganizationID: s.org.ID, Title: title, Risk: risk, ApproverIDs: approvers,
-		ExpiresAt: expiresAt.UTC().Truncate(time.Second), RequiredApprovals: 1, Requester: "key_test", RequestedBy: "billing agent"}
+	a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: title,
+		ExpiresAt: expiresAt.UTC().Truncate(time.Second), Requester: "key_test", RequestedBy: "billing agent"}, Risk: risk, ApproverIDs: approvers,
+		RequiredApprovals: 1}
 	_, err := s.store.Approvals().Create(context.Background(), a, nil)
 	require.NoError(t, err)
 	return a

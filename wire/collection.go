@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/questions"
@@ -24,11 +25,17 @@ type Collection struct {
 	ResponsesSoFar      int                  `json:"responsesSoFar"`
 	Replies             []Reply              `json:"replies"`
 	DueAt               *wiretime.Time       `json:"dueAt"`
-	ExpiresAt           wiretime.Time        `json:"expiresAt"`
-	ExternalID          *string              `json:"externalId"`
-	FlowID              *string              `json:"flowId"`
-	Metadata            models.RawJSON       `json:"metadata"`
-	CallbackURL         *string              `json:"callbackUrl"`
+	requestTail
+}
+
+// requestTail is what a request for information and a review end with on
+// the wire, read from the record's RequestBase.
+type requestTail struct {
+	ExpiresAt   wiretime.Time  `json:"expiresAt"`
+	ExternalID  *string        `json:"externalId"`
+	FlowID      *string        `json:"flowId"`
+	Metadata    models.RawJSON `json:"metadata"`
+	CallbackURL *string        `json:"callbackUrl"`
 	// CallbackSecret is set in the create response only.
 	CallbackSecret *string        `json:"callbackSecret,omitempty"`
 	RequestedBy    string         `json:"requestedBy"`
@@ -36,6 +43,12 @@ type Collection struct {
 	CreatedAt      wiretime.Time  `json:"createdAt"`
 	UpdatedAt      wiretime.Time  `json:"updatedAt"`
 	SettledAt      *wiretime.Time `json:"settledAt"`
+}
+
+func newRequestTail(b *models.RequestBase, settledAt *time.Time) requestTail {
+	return requestTail{ExpiresAt: wiretime.New(b.ExpiresAt), ExternalID: b.ExternalID, FlowID: b.FlowID, Metadata: b.Metadata,
+		CallbackURL: b.CallbackURL, RequestedBy: b.RequestedBy, RequestedByID: b.Requester,
+		CreatedAt: wiretime.New(b.CreatedAt), UpdatedAt: wiretime.New(b.UpdatedAt), SettledAt: wiretime.Ptr(settledAt)}
 }
 
 // Person is someone a request asked: a member or a guest (kind). Name
@@ -90,8 +103,6 @@ func NewCollection(c *models.Collection, baseURL string) Collection {
 		ID: c.ID, Status: c.Status, URL: CollectionURL(baseURL, c.ID), Title: c.Title, Description: c.Description,
 		Questions: nonNil(c.Questions.V), Respondents: nonNil(c.Respondents), ResolvedRespondents: All(c.Asked.V, func(p *models.PersonRef) Person { return Person(*p) }),
 		RequiredResponses: c.RequiredResponses, ResponsesSoFar: c.ResponsesSoFar, Replies: replies,
-		DueAt: wiretime.Ptr(c.DueAt), ExpiresAt: wiretime.New(c.ExpiresAt), ExternalID: c.ExternalID, FlowID: c.FlowID,
-		Metadata: c.Metadata, CallbackURL: c.CallbackURL, RequestedBy: c.RequestedBy, RequestedByID: c.Requester,
-		CreatedAt: wiretime.New(c.CreatedAt), UpdatedAt: wiretime.New(c.UpdatedAt), SettledAt: wiretime.Ptr(c.SettledAt),
+		DueAt: wiretime.Ptr(c.DueAt), requestTail: newRequestTail(&c.RequestBase, c.SettledAt),
 	}
 }

@@ -9,32 +9,21 @@ import (
 // Review is a review on the wire: the REST read, and the data of its
 // webhooks and callbacks.
 type Review struct {
-	ID                string         `json:"id"`
-	Status            string         `json:"status"`
-	URL               string         `json:"url"`
-	Title             string         `json:"title"`
-	Instructions      string         `json:"instructions"`
-	ReportID          string         `json:"reportId"`
-	VersionID         string         `json:"versionId"`
-	Version           int            `json:"version"`
-	Reviewers         []string       `json:"reviewers"`
-	ResolvedReviewers []Person       `json:"resolvedReviewers"`
-	RequiredApprovals int            `json:"requiredApprovals"`
-	ApprovalsSoFar    int            `json:"approvalsSoFar"`
-	Verdicts          []Verdict      `json:"verdicts"`
-	ThreadCount       int            `json:"threadCount"`
-	ExpiresAt         wiretime.Time  `json:"expiresAt"`
-	ExternalID        *string        `json:"externalId"`
-	FlowID            *string        `json:"flowId"`
-	Metadata          models.RawJSON `json:"metadata"`
-	CallbackURL       *string        `json:"callbackUrl"`
-	// CallbackSecret is set in the create response only.
-	CallbackSecret *string        `json:"callbackSecret,omitempty"`
-	RequestedBy    string         `json:"requestedBy"`
-	RequestedByID  string         `json:"requestedById"`
-	CreatedAt      wiretime.Time  `json:"createdAt"`
-	UpdatedAt      wiretime.Time  `json:"updatedAt"`
-	SettledAt      *wiretime.Time `json:"settledAt"`
+	ID                string    `json:"id"`
+	Status            string    `json:"status"`
+	URL               string    `json:"url"`
+	Title             string    `json:"title"`
+	Instructions      string    `json:"instructions"`
+	ReportID          string    `json:"reportId"`
+	VersionID         string    `json:"versionId"`
+	Version           int       `json:"version"`
+	Reviewers         []string  `json:"reviewers"`
+	ResolvedReviewers []Person  `json:"resolvedReviewers"`
+	RequiredApprovals int       `json:"requiredApprovals"`
+	ApprovalsSoFar    int       `json:"approvalsSoFar"`
+	Verdicts          []Verdict `json:"verdicts"`
+	ThreadCount       int       `json:"threadCount"`
+	requestTail
 }
 
 // Verdict is one reviewer's verdict.
@@ -62,8 +51,6 @@ func NewReview(r *models.Review, baseURL string) Review {
 			return Verdict{Reviewer: Person{ID: v.ReviewerID, Name: v.ReviewerName, Email: v.ReviewerEmail},
 				Verdict: v.Verdict, Note: v.Note, At: wiretime.New(v.At), OnBehalfOf: onBehalfOf(v.OnBehalfOfID, v.OnBehalfOfName)}
 		}),
-		ThreadCount: r.ThreadCount, ExpiresAt: wiretime.New(r.ExpiresAt), ExternalID: r.ExternalID, FlowID: r.FlowID,
-		Metadata: r.Metadata, CallbackURL: r.CallbackURL, RequestedBy: r.RequestedBy, RequestedByID: r.Requester,
-		CreatedAt: wiretime.New(r.CreatedAt), UpdatedAt: wiretime.New(r.UpdatedAt), SettledAt: wiretime.Ptr(r.SettledAt),
+		ThreadCount: r.ThreadCount, requestTail: newRequestTail(&r.RequestBase, r.SettledAt),
 	}
 }

@@ -30,8 +30,9 @@ func TestEventPayloadAgreesWithLaterRead(t *testing.T) {
 		require.NoError(t, err)
 		ada, err := s.CreateMember(ctx, org.ID, "ada@example.com", "Ada", models.RoleOwner)
 		require.NoError(t, err)
-		a := &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskLow, ApproverIDs: []string{ada.ID},
-			ExpiresAt: models.Now().Add(time.Hour), RequiredApprovals: 1, Requester: "key_test", RequestedBy: "agent"}
+		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
+			ExpiresAt: models.Now().Add(time.Hour), Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow, ApproverIDs: []string{ada.ID},
+			RequiredApprovals: 1}
 		_, err = s.Approvals().Create(ctx, a, nil)
 		require.NoError(t, err)
 

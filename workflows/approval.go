@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/states"
 )
@@ -116,9 +117,10 @@ var screenOptions = workflow.ActivityOptions{
 // Approval is the workflow of one approval: it waits for decisions,
 // questions, answers and cancellation (Updates) and for expiry (a timer).
 func Approval(ctx workflow.Context, in ApprovalInput) (ApprovalState, error) {
-	a := &approval{in: in, request: newRequest(ctx, in.ApprovalID, in.OrganizationID, ActivityPersistApproval, ApprovalState{
+	a := &approval{in: in}
+	a.request = newRequest(ctx, a, in.ApprovalID, in.OrganizationID, in.Requester, ActivityPersistApproval, ApprovalState{
 		Status: states.Pending, ApproverIDs: slices.Clone(in.ApproverIDs), ApprovedBy: []string{}, Questions: []Question{},
-		OnBehalfOf: maps.Clone(in.OnBehalfOf)})}
+		OnBehalfOf: maps.Clone(in.OnBehalfOf)})
 	if a.in.RequiredApprovals < 1 {
 		a.in.RequiredApprovals = 1
 	}
@@ -134,14 +136,12 @@ type approval struct {
 }
 
 func (a *approval) setup(ctx workflow.Context) error {
-	return setUpdates(ctx, []update{
-		{UpdateDecide, a.decide, validator(a.in.ApprovalID, func(r DecideRequest) error { return checkDecide(&a.in, &a.state, r) })},
-		{UpdateAsk, a.ask, validator(a.in.ApprovalID, func(r AskRequest) error { return checkAsk(&a.in, &a.state, r) })},
-		{UpdateAnswer, a.answer, validator(a.in.ApprovalID, func(r AnswerRequest) error { return checkAnswer(&a.in, &a.state, r) })},
-		{UpdateCancel, a.cancel, validator(a.in.ApprovalID, func(r CancelRequest) error { return checkCancel(&a.in, &a.state, r) })},
-		{UpdateRemoveApprover, a.removeApprover, validator(a.in.ApprovalID, a.state.checkRemoveApprover)},
-		{UpdateAddDelegate, a.addDelegate, validator(a.in.ApprovalID, a.state.checkAddDelegate)},
-	})
+	return setUpdates(ctx, append(a.askingUpdates(),
+		update{UpdateDecide, a.decide, validator(a.in.ApprovalID, func(r DecideRequest) error { return checkDecide(&a.in, &a.state, r) })},
+		update{UpdateAsk, a.ask, validator(a.in.ApprovalID, func(r AskRequest) error { return checkAsk(&a.in, &a.state, r) })},
+		update{UpdateAnswer, a.answer, validator(a.in.ApprovalID, func(r AnswerRequest) error { return checkAnswer(&a.in, &a.state, r) })},
+		update{UpdateRemoveApprover, a.removeApprover, validator(a.in.ApprovalID, a.state.checkRemoveApprover)},
+	))
 }
 
 func (a *approval) run(ctx workflow.Context) (ApprovalState, error) {
@@ -153,7 +153,7 @@ func (a *approval) run(ctx workflow.Context) (ApprovalState, error) {
 	}
 	a.emails = workflow.GetVersion(ctx, emailChange, workflow.DefaultVersion, 1) >= 1
 	a.startEmails(ctx)
-	a.email(ctx, ActivityEmailApprovers, EmailApproversInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID})
+	a.emailAsked(ctx)
 	a.created = true
 	if workflow.GetVersion(ctx, timersChange, workflow.DefaultVersion, 1) >= 1 {
 		if err := a.await(ctx, a.pending, a.timers(createdAt)); err != nil {
@@ -161,7 +161,7 @@ func (a *approval) run(ctx workflow.Context) (ApprovalState, error) {
 		}
 	}
 	if err := a.expire(ctx, a.in.ExpiresAt, a.pending, func() ApprovalTransition {
-		a.state.Status = states.Expired
+		a.settle(ctx, states.Expired)
 		return ApprovalTransition{Action: ActionExpired, Event: events.ApprovalExpired}
 	}); err != nil {
 		return a.state, err
@@ -227,7 +227,7 @@ func (a *approval) decide(ctx workflow.Context, req DecideRequest) (ApprovalStat
 		away := standsInFor(a.state.OnBehalfOf, req.ActorID)
 		t := ApprovalTransition{ActorID: req.ActorID, ActorName: req.ActorName, Detail: joinDetail(req.Via, onBehalf(away), req.Note)}
 		if req.Decision == DecisionReject {
-			a.settle(ctx, states.Rejected, req)
+			a.decided(ctx, states.Rejected, req)
 			t.Action, t.Event = ActionRejected, events.ApprovalRejected
 			return t, nil
 		}
@@ -237,7 +237,7 @@ func (a *approval) decide(ctx workflow.Context, req DecideRequest) (ApprovalStat
 		if a.state.ApprovalsSoFar < a.in.RequiredApprovals {
 			return t, nil // recorded; more approvals needed
 		}
-		a.settle(ctx, states.Approved, req)
+		a.decided(ctx, states.Approved, req)
 		if a.in.RequiredApprovals == 1 {
 			a.state.ApprovedInput, a.state.Changes = applyCorrections(a.in.Input, req.Corrections)
 		} else {
@@ -250,7 +250,8 @@ func (a *approval) decide(ctx workflow.Context, req DecideRequest) (ApprovalStat
 	return a.state, err
 }
 
-func (a *approval) settle(ctx workflow.Context, status string, req DecideRequest) {
+// decided settles the approval with a person's decision.
+func (a *approval) decided(ctx workflow.Context, status string, req DecideRequest) {
 	now := workflow.Now(ctx).UTC()
 	a.state.Status = status
 	a.state.DecidedByID, a.state.DecidedByName, a.state.DecidedAt = req.ActorID, req.ActorName, &now
@@ -294,20 +295,6 @@ func (a *approval) answer(ctx workflow.Context, req AnswerRequest) (ApprovalStat
 	return a.state, err
 }
 
-func (a *approval) cancel(ctx workflow.Context, req CancelRequest) (ApprovalState, error) {
-	err := a.transition(ctx, func() (ApprovalTransition, error) {
-		// Who may cancel is the validator's to check: it depends only on
-		// the request, and a handler check would change how histories of
-		// cancels accepted before it replay.
-		if err := a.state.checkPending(); err != nil {
-			return ApprovalTransition{}, err
-		}
-		a.state.Status = states.Cancelled
-		return cancelled[ApprovalState](req, a.in.Requester), nil
-	})
-	return a.state, err
-}
-
 // removeApprover takes a person off the approvers. When those left cannot
 // settle the request, the organisation's owners and administrators join
 // them, as for a request that names nobody, and are emailed like the
@@ -332,27 +319,7 @@ func (a *approval) removeApprover(ctx workflow.Context, req RemoveApproverReques
 		return t, nil
 	})
 	if err == nil && added {
-		a.email(ctx, ActivityEmailApprovers, EmailApproversInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID})
-	}
-	return a.state, err
-}
-
-// addDelegate asks the delegate of an approver whose delegation started
-// while the approval waited on them, and emails them (the email skips
-// whoever was emailed already), as escalate does. The Update adds
-// commands only to histories that receive it, so older histories replay
-// unchanged without a version marker.
-func (a *approval) addDelegate(ctx workflow.Context, req AddDelegateRequest) (ApprovalState, error) {
-	err := a.transition(ctx, func() (ApprovalTransition, error) {
-		if err := a.state.checkAddDelegate(req); err != nil {
-			return ApprovalTransition{}, err
-		}
-		var detail string
-		a.state.ApproverIDs, a.state.OnBehalfOf, detail = addDelegate(a.state.ApproverIDs, a.state.OnBehalfOf, req)
-		return delegated[ApprovalState](req, detail), nil
-	})
-	if err == nil {
-		a.email(ctx, ActivityEmailApprovers, EmailApproversInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID})
+		a.emailAsked(ctx)
 	}
 	return a.state, err
 }
@@ -371,6 +338,19 @@ func (a *approval) shortOfApprovers() bool {
 }
 
 func (a *approval) pending() bool { return a.state.Status == states.Pending }
+
+// settle ends the approval without a decision: cancelled or expired.
+func (a *approval) settle(_ workflow.Context, status string) { a.state.Status = status }
+
+func (a *approval) checkOpen() error { return a.state.checkPending() }
+func (a *approval) asking() (*[]string, *map[string]Delegator) {
+	return &a.state.ApproverIDs, &a.state.OnBehalfOf
+}
+func (a *approval) acted() []string  { return a.state.ApprovedBy }
+func (a *approval) notAsked() string { return apperr.NotAnApprover }
+func (a *approval) emailAsked(ctx workflow.Context) {
+	a.email(ctx, ActivityEmailApprovers, EmailApproversInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID})
+}
 
 // timers are the approval's reminder and escalation, each only when due
 // before it expires.
@@ -449,7 +429,7 @@ func (a *approval) escalate(ctx workflow.Context) error {
 			Detail: joinDetail(append([]string{"still pending, so it was escalated: " + strconv.Itoa(added) + " more approvers asked"}, delegated...)...)}, nil
 	})
 	if err == nil && added > 0 {
-		a.email(ctx, ActivityEmailApprovers, EmailApproversInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID})
+		a.emailAsked(ctx)
 	}
 	return err
 }

@@ -35,15 +35,6 @@ func (s *ApprovalState) checkPending() error {
 	return nil
 }
 
-// checkCancel lets the requester withdraw a pending request, and owners and
-// administrators withdraw anyone's.
-func checkCancel(in *ApprovalInput, s *ApprovalState, r CancelRequest) error {
-	if err := s.checkPending(); err != nil {
-		return err
-	}
-	return mayCancel(in.Requester, r)
-}
-
 // mayCancel lets the requester withdraw their request, and owners and
 // administrators withdraw anyone's; every kind of request shares it.
 func mayCancel(requester string, r CancelRequest) error {
@@ -110,16 +101,6 @@ func checkDecide(in *ApprovalInput, s *ApprovalState, req DecideRequest) error {
 		return refuseField("reason", "the model screen raised a concern about this request, so approving it needs a written reason")
 	}
 	return CheckCorrections(in.Input, in.EditableFields, req.Corrections)
-}
-
-// checkAddDelegate takes a delegate only for an approver the pending
-// approval still waits on; the caller treats any refusal as nothing left
-// to do.
-func (s *ApprovalState) checkAddDelegate(r AddDelegateRequest) error {
-	if err := s.checkPending(); err != nil {
-		return err
-	}
-	return checkAddDelegate(s.ApproverIDs, func(id string) bool { return actedFor(s.OnBehalfOf, s.ApprovedBy, id) }, apperr.NotAnApprover, r)
 }
 
 // checkApprover holds the requester apart from deciding, also through a

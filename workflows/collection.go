@@ -7,6 +7,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/states"
 )
@@ -24,19 +25,18 @@ const (
 // submitted replies and cancellation (Updates), the reminder and expiry
 // (timers).
 func Collection(ctx workflow.Context, in CollectionInput) (CollectionState, error) {
-	c := &collection{in: in, request: newRequest(ctx, in.CollectionID, in.OrganizationID, ActivityPersistCollection, CollectionState{
+	c := &collection{in: in}
+	c.request = newRequest(ctx, c, in.CollectionID, in.OrganizationID, in.Requester, ActivityPersistCollection, CollectionState{
 		Status: states.Open, Replies: []Reply{}, RespondentIDs: slices.Clone(in.RespondentIDs), RequiredResponses: in.RequiredResponses,
-		OnBehalfOf: maps.Clone(in.OnBehalfOf)})}
+		OnBehalfOf: maps.Clone(in.OnBehalfOf)})
 	c.emails = true
 	if c.state.RequiredResponses < 1 {
 		c.state.RequiredResponses = len(c.state.RespondentIDs)
 	}
-	if err := setUpdates(ctx, []update{
-		{UpdateSubmitReply, c.submitReply, validator(c.in.CollectionID, func(r SubmitReplyRequest) error { return checkReply(&c.in, &c.state, r) })},
-		{UpdateCancel, c.cancel, validator(c.in.CollectionID, func(r CancelRequest) error { return checkCancelCollection(&c.in, &c.state, r) })},
-		{UpdateRemoveRespondent, c.removeRespondent, validator(c.in.CollectionID, c.state.checkRemoveRespondent)},
-		{UpdateAddDelegate, c.addDelegate, validator(c.in.CollectionID, c.state.checkAddDelegate)},
-	}); err != nil {
+	if err := setUpdates(ctx, append(c.askingUpdates(),
+		update{UpdateSubmitReply, c.submitReply, validator(c.in.CollectionID, func(r SubmitReplyRequest) error { return checkReply(&c.in, &c.state, r) })},
+		update{UpdateRemoveRespondent, c.removeRespondent, validator(c.in.CollectionID, c.state.checkRemoveRespondent)},
+	)); err != nil {
 		return c.state, err
 	}
 	return c.run(ctx)
@@ -55,7 +55,7 @@ func (c *collection) run(ctx workflow.Context) (CollectionState, error) {
 		return c.state, err
 	}
 	c.startEmails(ctx)
-	c.email(ctx, ActivityEmailRespondents, EmailRespondentsInput{OrganizationID: c.in.OrganizationID, CollectionID: c.in.CollectionID})
+	c.emailAsked(ctx)
 	c.created = true
 	if at, ok := CollectionReminderAt(createdAt, c.in.DueAt, c.in.ExpiresAt); ok {
 		if err := c.await(ctx, c.open, []timer{{at, c.remind}}); err != nil {
@@ -99,6 +99,16 @@ func (c *collection) settle(ctx workflow.Context, status string) {
 	c.state.Status, c.state.SettledAt = status, &now
 }
 
+func (c *collection) checkOpen() error { return c.state.checkOpen() }
+func (c *collection) asking() (*[]string, *map[string]Delegator) {
+	return &c.state.RespondentIDs, &c.state.OnBehalfOf
+}
+func (c *collection) acted() []string  { return c.state.respondents() }
+func (c *collection) notAsked() string { return apperr.NotARespondent }
+func (c *collection) emailAsked(ctx workflow.Context) {
+	c.email(ctx, ActivityEmailRespondents, EmailRespondentsInput{OrganizationID: c.in.OrganizationID, CollectionID: c.in.CollectionID})
+}
+
 func (c *collection) submitReply(ctx workflow.Context, req SubmitReplyRequest) (CollectionState, error) {
 	err := c.transition(ctx, func() (CollectionTransition, error) {
 		// Checked again under the lock: two replies from one person can
@@ -120,36 +130,6 @@ func (c *collection) submitReply(ctx workflow.Context, req SubmitReplyRequest) (
 			t.Detail = joinDetail(t.Detail, c.state.completeDetail())
 		}
 		return t, nil
-	})
-	return c.state, err
-}
-
-// addDelegate asks the delegate of a respondent whose delegation started
-// while the collection waited on them, and emails them (the email skips
-// whoever was emailed already). The Update adds commands only to
-// histories that receive it.
-func (c *collection) addDelegate(ctx workflow.Context, req AddDelegateRequest) (CollectionState, error) {
-	err := c.transition(ctx, func() (CollectionTransition, error) {
-		if err := c.state.checkAddDelegate(req); err != nil {
-			return CollectionTransition{}, err
-		}
-		var detail string
-		c.state.RespondentIDs, c.state.OnBehalfOf, detail = addDelegate(c.state.RespondentIDs, c.state.OnBehalfOf, req)
-		return delegated[CollectionState](req, detail), nil
-	})
-	if err == nil {
-		c.email(ctx, ActivityEmailRespondents, EmailRespondentsInput{OrganizationID: c.in.OrganizationID, CollectionID: c.in.CollectionID})
-	}
-	return c.state, err
-}
-
-func (c *collection) cancel(ctx workflow.Context, req CancelRequest) (CollectionState, error) {
-	err := c.transition(ctx, func() (CollectionTransition, error) {
-		if err := c.state.checkOpen(); err != nil {
-			return CollectionTransition{}, err
-		}
-		c.settle(ctx, states.Cancelled)
-		return cancelled[CollectionState](req, c.in.Requester), nil
 	})
 	return c.state, err
 }

@@ -48,15 +48,6 @@ func checkAnswers(qs []questions.Question, answers map[string]json.RawMessage) (
 	return typed, err
 }
 
-// checkCancelCollection lets the requester withdraw an open request, and
-// owners and administrators withdraw anyone's.
-func checkCancelCollection(in *CollectionInput, s *CollectionState, r CancelRequest) error {
-	if err := s.checkOpen(); err != nil {
-		return err
-	}
-	return mayCancel(in.Requester, r)
-}
-
 // checkRemoveRespondent takes off an open request only someone asked who
 // has not replied; the caller treats any refusal as nothing left to do.
 func (s *CollectionState) checkRemoveRespondent(r RemoveRespondentRequest) error {
@@ -70,14 +61,4 @@ func (s *CollectionState) checkRemoveRespondent(r RemoveRespondentRequest) error
 		return refuse(apperr.AlreadySubmitted, "%s has already replied", r.PersonID)
 	}
 	return nil
-}
-
-// checkAddDelegate takes a delegate only for a respondent the open
-// collection still waits on; the caller treats any refusal as nothing
-// left to do.
-func (s *CollectionState) checkAddDelegate(r AddDelegateRequest) error {
-	if err := s.checkOpen(); err != nil {
-		return err
-	}
-	return checkAddDelegate(s.RespondentIDs, func(id string) bool { return actedFor(s.OnBehalfOf, s.respondents(), id) }, apperr.NotARespondent, r)
 }

@@ -18,12 +18,14 @@ import (
 // AssentStatus search attribute, expiry, and emails sent without holding
 // up the request. A kind adds only its own Updates and rules.
 type request[S RequestState] struct {
-	// id and orgID name the request; persistActivity writes its
-	// transitions.
-	id, orgID, persistActivity string
-	state                      S
-	lock                       workflow.Mutex
-	seq                        int
+	// kind is the kind's workflow built on this core.
+	kind requestKind
+	// id and orgID name the request, requester who made it;
+	// persistActivity writes its transitions.
+	id, orgID, requester, persistActivity string
+	state                                 S
+	lock                                  workflow.Mutex
+	seq                                   int
 	// created is set once the "created" transition is written.
 	created bool
 	// local writes transitions with a local activity, as histories from
@@ -45,8 +47,8 @@ type request[S RequestState] struct {
 // and the read model show.
 type RequestState interface{ status() string }
 
-func newRequest[S RequestState](ctx workflow.Context, id, orgID, persistActivity string, state S) request[S] {
-	return request[S]{id: id, orgID: orgID, persistActivity: persistActivity, state: state,
+func newRequest[S RequestState](ctx workflow.Context, kind requestKind, id, orgID, requester, persistActivity string, state S) request[S] {
+	return request[S]{kind: kind, id: id, orgID: orgID, requester: requester, persistActivity: persistActivity, state: state,
 		lock: workflow.NewMutex(ctx), indexedStatus: state.status()}
 }
 

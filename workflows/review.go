@@ -7,6 +7,7 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/states"
 )
@@ -24,16 +25,15 @@ const DefaultReviewersAdded = "too few reviewers were left to give the approvals
 // RequiredApprovals. Verdicts are audited; only the settling one sends an
 // event.
 func Review(ctx workflow.Context, in ReviewInput) (ReviewState, error) {
-	r := &review{in: in, request: newRequest(ctx, in.ReviewID, in.OrganizationID, ActivityPersistReview, ReviewState{Status: states.Open,
+	r := &review{in: in}
+	r.request = newRequest(ctx, r, in.ReviewID, in.OrganizationID, in.Requester, ActivityPersistReview, ReviewState{Status: states.Open,
 		Verdicts: []Verdict{}, ReviewerIDs: slices.Clone(in.ReviewerIDs), RequiredApprovals: max(in.RequiredApprovals, 1),
-		OnBehalfOf: maps.Clone(in.OnBehalfOf)})}
+		OnBehalfOf: maps.Clone(in.OnBehalfOf)})
 	r.emails = true
-	if err := setUpdates(ctx, []update{
-		{UpdateVerdict, r.verdict, validator(r.in.ReviewID, r.state.checkVerdict)},
-		{UpdateCancel, r.cancel, validator(r.in.ReviewID, func(c CancelRequest) error { return checkCancelReview(&r.in, &r.state, c) })},
-		{UpdateRemoveReviewer, r.removeReviewer, validator(r.in.ReviewID, r.state.checkRemoveReviewer)},
-		{UpdateAddDelegate, r.addDelegate, validator(r.in.ReviewID, r.state.checkAddDelegate)},
-	}); err != nil {
+	if err := setUpdates(ctx, append(r.askingUpdates(),
+		update{UpdateVerdict, r.verdict, validator(r.in.ReviewID, r.state.checkVerdict)},
+		update{UpdateRemoveReviewer, r.removeReviewer, validator(r.in.ReviewID, r.state.checkRemoveReviewer)},
+	)); err != nil {
 		return r.state, err
 	}
 	return r.run(ctx)
@@ -51,7 +51,7 @@ func (r *review) run(ctx workflow.Context) (ReviewState, error) {
 		return r.state, err
 	}
 	r.startEmails(ctx)
-	r.email(ctx, ActivityEmailReviewers, EmailReviewersInput{OrganizationID: r.in.OrganizationID, ReviewID: r.in.ReviewID})
+	r.emailAsked(ctx)
 	r.created = true
 	if err := r.expire(ctx, r.in.ExpiresAt, r.open, func() ReviewTransition {
 		r.settle(ctx, states.Expired)
@@ -65,6 +65,16 @@ func (r *review) run(ctx workflow.Context) (ReviewState, error) {
 func (r *review) settle(ctx workflow.Context, status string) {
 	now := workflow.Now(ctx).UTC()
 	r.state.Status, r.state.SettledAt = status, &now
+}
+
+func (r *review) checkOpen() error { return r.state.checkOpen() }
+func (r *review) asking() (*[]string, *map[string]Delegator) {
+	return &r.state.ReviewerIDs, &r.state.OnBehalfOf
+}
+func (r *review) acted() []string  { return r.state.reviewers() }
+func (r *review) notAsked() string { return apperr.NotAReviewer }
+func (r *review) emailAsked(ctx workflow.Context) {
+	r.email(ctx, ActivityEmailReviewers, EmailReviewersInput{OrganizationID: r.in.OrganizationID, ReviewID: r.in.ReviewID})
 }
 
 func (r *review) verdict(ctx workflow.Context, req VerdictRequest) (ReviewState, error) {
@@ -95,17 +105,6 @@ func (r *review) verdict(ctx workflow.Context, req VerdictRequest) (ReviewState,
 	return r.state, err
 }
 
-func (r *review) cancel(ctx workflow.Context, req CancelRequest) (ReviewState, error) {
-	err := r.transition(ctx, func() (ReviewTransition, error) {
-		if err := checkCancelReview(&r.in, &r.state, req); err != nil {
-			return ReviewTransition{}, err
-		}
-		r.settle(ctx, states.Cancelled)
-		return cancelled[ReviewState](req, r.in.Requester), nil
-	})
-	return r.state, err
-}
-
 // removeReviewer takes a person removed from the organisation off an open
 // review; a verdict they returned stays. As with an approval's approvers,
 // when those left cannot give the approvals still needed, the defaults
@@ -132,26 +131,7 @@ func (r *review) removeReviewer(ctx workflow.Context, req RemoveReviewerRequest)
 		return t, nil
 	})
 	if err == nil && added {
-		r.email(ctx, ActivityEmailReviewers, EmailReviewersInput{OrganizationID: r.in.OrganizationID, ReviewID: r.in.ReviewID})
-	}
-	return r.state, err
-}
-
-// addDelegate asks the delegate of a reviewer whose delegation started
-// while the review waited on them, and emails them (the email skips
-// whoever was emailed already). The Update adds commands only to
-// histories that receive it.
-func (r *review) addDelegate(ctx workflow.Context, req AddDelegateRequest) (ReviewState, error) {
-	err := r.transition(ctx, func() (ReviewTransition, error) {
-		if err := r.state.checkAddDelegate(req); err != nil {
-			return ReviewTransition{}, err
-		}
-		var detail string
-		r.state.ReviewerIDs, r.state.OnBehalfOf, detail = addDelegate(r.state.ReviewerIDs, r.state.OnBehalfOf, req)
-		return delegated[ReviewState](req, detail), nil
-	})
-	if err == nil {
-		r.email(ctx, ActivityEmailReviewers, EmailReviewersInput{OrganizationID: r.in.OrganizationID, ReviewID: r.in.ReviewID})
+		r.emailAsked(ctx)
 	}
 	return r.state, err
 }

@@ -36,15 +36,6 @@ func (s *ReviewState) checkVerdict(r VerdictRequest) error {
 	return nil
 }
 
-// checkCancelReview lets the requester withdraw an open review, and owners
-// and administrators withdraw anyone's.
-func checkCancelReview(in *ReviewInput, s *ReviewState, r CancelRequest) error {
-	if err := s.checkOpen(); err != nil {
-		return err
-	}
-	return mayCancel(in.Requester, r)
-}
-
 // checkRemoveReviewer takes off an open review only someone asked who has
 // not returned a verdict; the caller treats any refusal as nothing left to
 // do.
@@ -59,13 +50,4 @@ func (s *ReviewState) checkRemoveReviewer(r RemoveReviewerRequest) error {
 		return refuse(apperr.AlreadyDecided, "%s has already returned a verdict", r.PersonID)
 	}
 	return nil
-}
-
-// checkAddDelegate takes a delegate only for a reviewer the open review
-// still waits on; the caller treats any refusal as nothing left to do.
-func (s *ReviewState) checkAddDelegate(r AddDelegateRequest) error {
-	if err := s.checkOpen(); err != nil {
-		return err
-	}
-	return checkAddDelegate(s.ReviewerIDs, func(id string) bool { return actedFor(s.OnBehalfOf, s.reviewers(), id) }, apperr.NotAReviewer, r)
 }

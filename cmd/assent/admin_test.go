@@ -53,9 +53,11 @@ func TestAdminGuestRemove(t *testing.T) {
 			require.NoError(t, err)
 			gus, _, err := store.CreateGuest(ctx, org.ID, "gus@partner.example", "")
 			require.NoError(t, err)
-			a := &models.Approval{OrganizationID: org.ID, Title: "Share", Risk: models.RiskMedium, ApproverIDs: []string{gus.ID},
-				ExpiresAt: time.Now().Add(time.Hour).UTC().Truncate(time.Second), RequiredApprovals: 1,
-				Requester: "key_test", RequestedBy: "agent"}
+			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Share",
+				ExpiresAt: time.Now().Add(time.Hour).UTC().Truncate(time.Second),
+				Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskMedium, ApproverIDs: []string{gus.ID},
+				RequiredApprovals: 1,
+			}
 			_, err = store.Approvals().Create(ctx, a, nil)
 			require.NoError(t, err)
 			require.NoError(t, app.Build(app.Deps{Store: store, Temporal: tc}).Approvals.Start(ctx, a))
@@ -244,8 +246,9 @@ func testAdminEditsTeamsAndGuests(t *testing.T, kind string) {
 	require.NoError(t, err)
 	gus, _, err := store.CreateGuest(ctx, org.ID, "gus@partner.example", "Gus")
 	require.NoError(t, err)
-	earlier := &models.Approval{OrganizationID: org.ID, Title: "Pay", Risk: models.RiskLow, ApproverIDs: []string{ada.ID, gus.ID},
-		ExpiresAt: time.Now().Add(time.Hour).UTC(), RequiredApprovals: 1, Requester: "key_test", RequestedBy: "agent"}
+	earlier := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
+		ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow, ApproverIDs: []string{ada.ID, gus.ID},
+		RequiredApprovals: 1}
 	_, err = store.Approvals().Create(ctx, earlier, nil)
 	require.NoError(t, err)
 
