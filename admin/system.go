@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/workflows"
 )
 
 // System is what an administrator's System page shows of requests
@@ -21,10 +22,12 @@ type System struct {
 }
 
 // Waiting is one long-waiting request; Stuck says it is overdue (its
-// workflow should have ended it).
+// workflow should have ended it). WorkflowID names its workflow, for
+// the operator's link to the Temporal UI.
 type Waiting struct {
 	models.OpenRequest
-	Stuck bool
+	Stuck      bool
+	WorkflowID string
 }
 
 // oldestShown is how many of the longest-waiting requests the page lists.
@@ -47,7 +50,8 @@ func (s *Service) System(ctx context.Context, orgID string) (*System, error) {
 	sys := &System{Open: open, OutboxLag: lag}
 	now := models.Now()
 	for _, r := range oldest {
-		sys.Oldest = append(sys.Oldest, Waiting{OpenRequest: r, Stuck: models.Overdue(r.ExpiresAt, now)})
+		sys.Oldest = append(sys.Oldest, Waiting{OpenRequest: r, Stuck: models.Overdue(r.ExpiresAt, now),
+			WorkflowID: workflows.RequestWorkflowID(r.Kind, r.ID)})
 	}
 	return sys, nil
 }

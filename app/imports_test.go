@@ -4,32 +4,64 @@ import (
 	"go/parser"
 	"go/token"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+const module = "github.com/assent-hq/assent/"
+
+// imports lists what each non-test file of the package in dir imports,
+// by file.
+func imports(t *testing.T, dir string) map[string][]string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", dir, "*.go"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files, dir)
+	out := map[string][]string{}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		parsed, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+		require.NoError(t, err)
+		for _, imp := range parsed.Imports {
+			path, err := strconv.Unquote(imp.Path.Value)
+			require.NoError(t, err)
+			out[f] = append(out[f], path)
+		}
+	}
+	return out
+}
 
 // TestAdaptersImportNoModels: the adapters call the services and name
 // records through the services' aliases; only their tests reach the store.
 func TestAdaptersImportNoModels(t *testing.T) {
-	const forbidden = "github.com/assent-hq/assent/models"
-	for _, dir := range []string{"api", "web", "slackapp", "reportsite"} {
-		files, err := filepath.Glob(filepath.Join("..", dir, "*.go"))
-		require.NoError(t, err)
-		require.NotEmpty(t, files, dir)
-		for _, f := range files {
-			if strings.HasSuffix(f, "_test.go") {
-				continue
-			}
-			parsed, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
-			require.NoError(t, err)
-			for _, imp := range parsed.Imports {
-				path, err := strconv.Unquote(imp.Path.Value)
-				require.NoError(t, err)
-				assert.NotEqual(t, forbidden, path, "%s imports models: call a service and name its records through the service", f)
+	for _, dir := range []string{"api", "web", "slackapp", "reportsite", "mcp"} {
+		for f, paths := range imports(t, dir) {
+			require.NotContains(t, paths, module+"models", "%s imports models: call a service and name its records through the service", f)
+		}
+	}
+}
+
+// TestAdaptersImportNoWorkflowsNorEachOther: an adapter reaches requests
+// through the services, never their workflows, and needs no other
+// adapter (what two share lives below both: the contract in sdk, the
+// report hosts' addresses behind web.ReportHosts).
+func TestAdaptersImportNoWorkflowsNorEachOther(t *testing.T) {
+	adapters := []string{"api", "web", "reportsite", "mcp"}
+	for _, dir := range adapters {
+		for f, paths := range imports(t, dir) {
+			for _, p := range paths {
+				name, ours := strings.CutPrefix(p, module)
+				if !ours {
+					continue
+				}
+				require.NotEqual(t, "workflows", name, "%s imports workflows: ask a service", f)
+				require.False(t, name != dir && slices.Contains(adapters, name), "%s imports the adapter %s", f, name)
 			}
 		}
 	}

@@ -175,34 +175,5 @@ func TestCollectionRules(t *testing.T) {
 			_, err = e.svc.Reply(ctx, o.Gus.Actor(), c.ID, "", draft)
 			testenv.Refused(t, err, apperr.InvalidState, "")
 		},
-
-		"list refuses an unknown status": func(t *testing.T, e *env, o *org) {
-			ctx := context.Background()
-			_, _, err := e.svc.List(ctx, o.Agent, models.CollectionFilter{Status: "pending"}, models.Page{Limit: 10})
-			testenv.Refused(t, err, apperr.InvalidRequest, "status")
-			c := e.started(t, o, budget())
-			list, _, err := e.svc.List(ctx, o.Agent, models.CollectionFilter{Status: states.Open}, models.Page{Limit: 10})
-			require.NoError(t, err)
-			require.Len(t, list, 1)
-			assert.Equal(t, c.ID, list[0].ID)
-		},
-
-		"waiting is a person's, not a key's": func(t *testing.T, e *env, o *org) {
-			ctx := context.Background()
-			_, err := e.svc.Waiting(ctx, o.ID, o.Agent, models.Attention, 10)
-			testenv.Refused(t, err, apperr.Forbidden, "")
-			c := e.started(t, o, budget())
-			for _, p := range []struct {
-				who  *models.Person
-				want int
-			}{{o.Bob, 1}, {o.Gus, 1}, {o.Cy, 0}} {
-				rows, err := e.svc.Waiting(ctx, o.ID, p.who.Actor(), models.Attention, 10)
-				require.NoError(t, err)
-				require.Len(t, rows, p.want, p.who.Email())
-				if p.want > 0 {
-					assert.Equal(t, c.ID, rows[0].ID)
-				}
-			}
-		},
 	})
 }

@@ -1,13 +1,10 @@
 package mcp_test
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -22,23 +19,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assent-hq/assent/internal/testenv/assentbin"
+	"github.com/assent-hq/assent/sdk/go/assenttest"
 	"github.com/assent-hq/assent/sdk/go/decisiontoken"
 
 	assent "github.com/assent-hq/assent/sdk/go"
 )
 
-// dev is the `assent dev` of sdk/harness/assent_dev.py, run from the
+// dev is the `assent dev` the tests share (assenttest), run from the
 // binary assentbin gives.
-type dev struct {
-	BaseURL        string `json:"baseUrl"`
-	OrganizationID string `json:"organizationId"`
-	AgentKey       string `json:"agentKey"`
-	AdminKey       string `json:"adminKey"`
-	Members        []struct {
-		Email, Role, Token string
-	} `json:"members"`
-	bin string
-}
+type dev struct{ *assenttest.Dev }
 
 var (
 	devOnce sync.Once
@@ -54,35 +43,20 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// startDev skips without python3 unless ASSENT_REQUIRE_E2E=1.
+// startDev starts it once per test binary; a failed start skips unless
+// ASSENT_REQUIRE_E2E=1.
 func startDev(t *testing.T) *dev {
 	t.Helper()
 	devOnce.Do(func() {
-		if _, err := exec.LookPath("python3"); err != nil {
-			devErr = errors.New("no python3 to run sdk/harness/assent_dev.py")
-			return
-		}
 		bin, err := assentbin.Path()
 		if devErr = err; err != nil {
 			return
 		}
-		cmd := exec.Command("python3", "../sdk/harness/assent_dev.py")
-		cmd.Env = append(os.Environ(), "ASSENT_BIN="+bin)
-		cmd.Stderr = os.Stderr
-		stdin, _ := cmd.StdinPipe()
-		stdout, _ := cmd.StdoutPipe()
-		if devErr = cmd.Start(); devErr != nil {
+		d, err := assenttest.Start(context.Background(), assenttest.Options{Binary: bin})
+		if devErr = err; err != nil {
 			return
 		}
-		devStop = func() { stdin.Close(); _ = cmd.Wait() }
-		line, err := bufio.NewReader(stdout).ReadBytes('\n')
-		if err != nil {
-			devErr = errors.New("the harness printed nothing: " + err.Error())
-			return
-		}
-		go func() { _, _ = io.Copy(io.Discard, stdout) }()
-		devInfo = &dev{bin: bin}
-		devErr = json.Unmarshal(line, devInfo)
+		devInfo, devStop = &dev{d}, func() { _ = d.Stop() }
 	})
 	if devErr != nil {
 		if os.Getenv("ASSENT_REQUIRE_E2E") == "1" {
@@ -93,24 +67,21 @@ func startDev(t *testing.T) *dev {
 	return devInfo
 }
 
-func (d *dev) person(t *testing.T, role string) *assent.Client {
-	for _, m := range d.Members {
-		if m.Role == role || m.Email == role {
-			return assent.New(d.BaseURL, m.Token)
-		}
+// person is a client acting as the demo member with the role or email.
+func (d *dev) person(t *testing.T, roleOrEmail string) *assent.Client {
+	m, ok := d.Member(roleOrEmail)
+	if !ok {
+		t.Fatalf("no demo member %s", roleOrEmail)
 	}
-	t.Fatalf("no demo member %s", role)
-	return nil
+	return assent.New(d.BaseURL, m.Token)
 }
 
 func (d *dev) email(t *testing.T, role string) string {
-	for _, m := range d.Members {
-		if m.Role == role {
-			return m.Email
-		}
+	m, ok := d.Member(role)
+	if !ok {
+		t.Fatalf("no demo member %s", role)
 	}
-	t.Fatalf("no demo member %s", role)
-	return ""
+	return m.Email
 }
 
 func tag(prefix string) string {
@@ -152,7 +123,7 @@ func connect(t *testing.T, d *dev, transport, key string) *session {
 	var tr sdkmcp.Transport
 	switch transport {
 	case "stdio":
-		cmd := exec.Command(d.bin, "mcp")
+		cmd := exec.Command(d.Binary, "mcp")
 		cmd.Env = append(os.Environ(), "ASSENT_BASE_URL="+d.BaseURL, "ASSENT_API_KEY="+key)
 		cmd.Stderr = os.Stderr
 		tr = &sdkmcp.CommandTransport{Command: cmd}
@@ -462,7 +433,7 @@ func TestHTTPAuthentication(t *testing.T) {
 func TestUnreachable(t *testing.T) {
 	t.Parallel()
 	d := startDev(t)
-	s := connect(t, &dev{BaseURL: "http://127.0.0.1:1", bin: d.bin}, "stdio", d.AgentKey)
+	s := connect(t, &dev{&assenttest.Dev{BaseURL: "http://127.0.0.1:1", Binary: d.Binary}}, "stdio", d.AgentKey)
 	res := s.call(t, "get_request", map[string]any{"requestId": "apr_x"}, nil)
 	require.True(t, res.IsError)
 	assert.Contains(t, text(res), "Assent could not be reached, so nothing was done")

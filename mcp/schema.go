@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/assent-hq/assent/api"
+	"github.com/assent-hq/assent/sdk"
 )
 
 // apiField names a tool argument that is an API request field: its
@@ -45,7 +45,7 @@ var apiFields = map[string][]apiField{
 // apiDoc is the API's OpenAPI document, parsed once.
 var apiDoc = sync.OnceValues(func() (map[string]any, error) {
 	var doc map[string]any
-	if err := json.Unmarshal(api.OpenAPIJSON(), &doc); err != nil {
+	if err := json.Unmarshal(sdk.OpenAPIJSON(), &doc); err != nil {
 		return nil, err
 	}
 	return doc, nil

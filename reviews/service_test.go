@@ -246,34 +246,5 @@ func TestReviewRules(t *testing.T) {
 			assert.Equal(t, o.q3v1.ID, r.VersionID)
 			assert.Equal(t, 1, r.Version)
 		},
-
-		"list refuses an unknown status": func(t *testing.T, e *env, o *org) {
-			ctx := context.Background()
-			_, _, err := e.svc.List(ctx, o.Agent, models.ReviewFilter{Status: "pending"}, models.Page{Limit: 10})
-			testenv.Refused(t, err, apperr.InvalidRequest, "status")
-			r := e.started(t, o, check())
-			list, _, err := e.svc.List(ctx, o.Agent, models.ReviewFilter{Status: states.Open}, models.Page{Limit: 10})
-			require.NoError(t, err)
-			require.Len(t, list, 1)
-			assert.Equal(t, r.ID, list[0].ID)
-		},
-
-		"waiting is a person's, not a key's": func(t *testing.T, e *env, o *org) {
-			ctx := context.Background()
-			_, err := e.svc.Waiting(ctx, o.ID, o.Agent, models.Attention, 10)
-			testenv.Refused(t, err, apperr.Forbidden, "")
-			r := e.started(t, o, check())
-			for _, p := range []struct {
-				who  *models.Person
-				want int
-			}{{o.Bob, 1}, {o.Gus, 1}, {o.Cy, 0}} {
-				rows, err := e.svc.Waiting(ctx, o.ID, p.who.Actor(), models.Attention, 10)
-				require.NoError(t, err)
-				require.Len(t, rows, p.want, p.who.Email())
-				if p.want > 0 {
-					assert.Equal(t, r.ID, rows[0].ID)
-				}
-			}
-		},
 	})
 }

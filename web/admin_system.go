@@ -10,7 +10,6 @@ import (
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/requests"
-	"github.com/assent-hq/assent/workflows"
 )
 
 // systemPage is the operator's view of what waits: requests by kind and
@@ -69,7 +68,7 @@ func (p *Pages) adminSystem(c *gin.Context) {
 	page := systemPage{adminBase: base(c, "system"), System: sys, Held: held, Now: time.Now()}
 	for _, r := range sys.Oldest {
 		page.Oldest = append(page.Oldest, oldestRequest{Waiting: r, Page: events.RequestPage(r.Kind, r.ID),
-			Workflow: p.codec.WorkflowLink(workflows.RequestWorkflowID(r.Kind, r.ID))})
+			Workflow: p.codec.WorkflowLink(r.WorkflowID)})
 	}
 	for i := range eps {
 		switch v := newEndpointView(&eps[i]); {

@@ -43,7 +43,6 @@ import (
 	"github.com/assent-hq/assent/internal/validate"
 	"github.com/assent-hq/assent/push"
 	"github.com/assent-hq/assent/reports"
-	"github.com/assent-hq/assent/reportsite"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/slackapp"
@@ -65,9 +64,10 @@ type Deps struct {
 	// Services are the domain services, shared with the API (app.Build);
 	// New panics when one is missing.
 	Services *app.Services
-	// Site serves reports on their own origins; nil when reports cannot be
-	// read (no reports domain).
-	Site *reportsite.Site
+	// Site is where reports are served, each on its own origin
+	// (reportsite.Site); nil when reports cannot be read (no reports
+	// domain).
+	Site ReportHosts
 	// OIDC, when set, offers single sign-on beside the emailed link.
 	OIDC *OIDCSettings
 	// Codec, when set, serves the Temporal UI's codec endpoint.
@@ -79,6 +79,18 @@ type Deps struct {
 	// Dev, set by `assent dev` only, points a newcomer at what dev has
 	// instead of real email and real people.
 	Dev *DevSettings
+}
+
+// ReportHosts are the addresses of the report hosts, which the pages frame
+// and send readers to.
+type ReportHosts interface {
+	// Origin is the origin of the report with key.
+	Origin(key string) string
+	// FrameSource is the CSP source that matches every report's origin.
+	FrameSource() string
+	// EnterURL is where a reader's browser trades ticket for the host's
+	// own cookie and then opens next.
+	EnterURL(key, ticket, next string) string
 }
 
 // DevSettings are what the pages show only in `assent dev`.
@@ -104,7 +116,7 @@ type Pages struct {
 	reviews     *reviews.Service
 	comments    *comments.Service
 	reports     *reports.Service
-	site        *reportsite.Site
+	site        ReportHosts
 	mailer      mail.Sender
 	baseURL     string
 	log         *slog.Logger

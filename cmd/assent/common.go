@@ -240,17 +240,19 @@ func (r *resources) services(log *slog.Logger, baseURL string, policy *netguard.
 // routes and dev what the pages show of them (both nil outside dev).
 func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string, svc *app.Services, mount func(*gin.Engine), dev *web.DevSettings) (http.Handler, *web.Pages, error) {
 	var site *reportsite.Site
+	var hosts web.ReportHosts // nil, not a nil *reportsite.Site, without a domain
 	if domain := cfg.ReportsDomainFor(baseURL); domain != "" {
 		var err error
 		if site, err = reportsite.New(reportsite.Deps{Reports: svc.Reports, Blobs: r.blobs, AppURL: baseURL, Domain: domain,
 			Logger: log, Metrics: r.metrics}); err != nil {
 			return nil, nil, err
 		}
+		hosts = site
 	} else {
 		log.Warn("ASSENT_REPORTS_DOMAIN is not set: published reports cannot be read; set it to a domain whose subdomains reach this server, such as reports.example.com")
 	}
 	pages := web.New(web.Deps{Mailer: r.mailer, BaseURL: baseURL, Logger: log, OIDC: oidcSettings(cfg),
-		Services: svc, Site: site, SigningKey: r.secrets.Derive("web-signing"),
+		Services: svc, Site: hosts, SigningKey: r.secrets.Derive("web-signing"),
 		Codec: &web.CodecSettings{Decode: converter.NewPayloadCodecHTTPHandler(payloadcodec.AcceptingPlain(r.secrets)),
 			UIOrigin: cfg.TemporalUIURL, Operators: cfg.Operators, Namespace: cfg.TemporalNamespace}, Dev: dev})
 	h := api.New(api.Deps{Logger: log, BaseURL: baseURL, TrustedProxies: cfg.TrustedProxies,

@@ -1,7 +1,6 @@
 package assent_test
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -11,68 +10,39 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	assent "github.com/assent-hq/assent/sdk/go"
+	"github.com/assent-hq/assent/sdk/go/assenttest"
 	"github.com/assent-hq/assent/sdk/go/decisiontoken"
 )
 
-// dev is the running `assent dev` of sdk/harness/assent_dev.py.
-type devServer struct {
-	BaseURL        string `json:"baseUrl"`
-	OrganizationID string `json:"organizationId"`
-	AgentKey       string `json:"agentKey"`
-	AdminKey       string `json:"adminKey"`
-	Members        []struct {
-		Email, Role, Token string
-	} `json:"members"`
-}
-
 var (
 	devOnce sync.Once
-	devInfo *devServer
+	devInfo *assenttest.Dev
 	devErr  error
-	devStop func()
+	devStop = func() {}
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if devStop != nil {
-		devStop()
-	}
+	devStop()
 	os.Exit(code)
 }
 
-// startDev runs the shared harness once per test binary, on the server in
-// ASSENT_BIN or one the harness builds from this checkout. Skipped without
-// python3 unless ASSENT_REQUIRE_E2E=1.
-func startDev(t *testing.T) *devServer {
+// startDev starts one `assent dev` per test binary (assenttest: ASSENT_BIN,
+// which CI builds, or assent on the PATH). Skipped without one unless
+// ASSENT_REQUIRE_E2E=1.
+func startDev(t *testing.T) *assenttest.Dev {
 	t.Helper()
 	devOnce.Do(func() {
-		if _, err := exec.LookPath("python3"); err != nil {
-			devErr = errors.New("no python3 to run sdk/harness/assent_dev.py")
-			return
+		d, err := assenttest.Start(context.Background(), assenttest.Options{})
+		if devErr = err; err == nil {
+			devInfo, devStop = d, func() { _ = d.Stop() }
 		}
-		cmd := exec.Command("python3", "../harness/assent_dev.py")
-		cmd.Stderr = os.Stderr
-		stdin, _ := cmd.StdinPipe()
-		stdout, _ := cmd.StdoutPipe()
-		if devErr = cmd.Start(); devErr != nil {
-			return
-		}
-		devStop = func() { stdin.Close(); _ = cmd.Wait() }
-		line, err := bufio.NewReader(stdout).ReadBytes('\n')
-		if err != nil {
-			devErr = errors.New("the harness printed nothing: " + err.Error())
-			return
-		}
-		go func() { _, _ = io.Copy(io.Discard, stdout) }()
-		devInfo = &devServer{}
-		devErr = json.Unmarshal(line, devInfo)
 	})
 	if devErr != nil {
 		if os.Getenv("ASSENT_REQUIRE_E2E") == "1" {
@@ -90,13 +60,11 @@ func agent(t *testing.T) *assent.Client {
 
 func person(t *testing.T, roleOrEmail string) *assent.Client {
 	d := startDev(t)
-	for _, m := range d.Members {
-		if m.Role == roleOrEmail || m.Email == roleOrEmail {
-			return assent.New(d.BaseURL, m.Token)
-		}
+	m, ok := d.Member(roleOrEmail)
+	if !ok {
+		t.Fatalf("no demo member %s", roleOrEmail)
 	}
-	t.Fatalf("no demo member %s", roleOrEmail)
-	return nil
+	return assent.New(d.BaseURL, m.Token)
 }
 
 func tag(prefix string) string {
