@@ -89,8 +89,10 @@ type report struct {
 	// TwinMismatches those whose two answers differ.
 	Twins          int `json:"sentTwiceAtOnce"`
 	TwinMismatches int `json:"twinMismatches"`
-	// RefusedButDone are approval creates answered 4xx, which says nothing
-	// was done, whose key made an approval all the same.
+	// RefusedButDone are approval creates, decisions and cancellations
+	// answered 4xx, which says nothing was done, that took effect all the
+	// same: a create's key made an approval, a decision decided it, a
+	// cancellation cancelled it.
 	RefusedButDone      int `json:"refusedButDone"`
 	Lost                int `json:"lost"`
 	Duplicates          int `json:"duplicates"`
@@ -343,6 +345,27 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 		if !ok {
 			r.problem(&r.ActionsNotReflected, "%s %s by %s on %s answered %d but the approval is %s", o.kind, o.decision, o.deciderID,
 				o.approvalID, o.status, a.Status)
+		}
+	}
+
+	// A decision or cancellation refused (4xx) changed nothing: an
+	// approval decided by someone, or cancelled, with none of the
+	// decisions (cancellations) on it that may have run answered 2xx or
+	// left unanswered, was changed by a refused one.
+	mayHaveRun := map[[3]string]bool{} // kind, approval, decider
+	for _, o := range l.ops {
+		if (o.kind == opDecide || o.kind == opCancel) && (o.acknowledged() || o.status == 0) {
+			mayHaveRun[[3]string{o.kind, o.approvalID, o.deciderID}] = true
+		}
+	}
+	for _, o := range l.ops {
+		if (o.kind != opDecide && o.kind != opCancel) || o.status < 400 || o.status >= 500 || mayHaveRun[[3]string{o.kind, o.approvalID, o.deciderID}] {
+			continue
+		}
+		a := byID[o.approvalID]
+		if (o.kind == opCancel && a.Status == "cancelled") || (o.kind == opDecide && a.DecidedByID != nil && *a.DecidedByID == o.deciderID) {
+			r.problem(&r.RefusedButDone, "%s by %q on %s was refused %d (%.200s) yet the approval is %s by it", o.kind, o.deciderID,
+				o.approvalID, o.status, o.respBody, a.Status)
 		}
 	}
 

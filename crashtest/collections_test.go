@@ -260,7 +260,19 @@ func (l *load) checkCollections(ctx context.Context, rcv *receiver, tc client.Cl
 
 	// Creates: one collection per key, the one the agent was given. Replies
 	// and cancellations answered 2xx took effect as sent; a reply refused
-	// as already submitted has a stored reply by that person.
+	// as already submitted has a stored reply by that person. Anything else
+	// refused (4xx) changed nothing: no collection for its key, no reply
+	// by that person with its answers, no cancellation, unless one of
+	// theirs that may have run (answered 2xx, or unanswered) did it.
+	mayHaveRun := map[[3]string]bool{} // kind, collection, person
+	for _, o := range l.ops {
+		if o.acknowledged() || o.status == 0 {
+			mayHaveRun[[3]string{o.kind, o.collectionID, o.deciderID}] = true
+		}
+	}
+	refused := func(o *op) bool {
+		return o.status >= 400 && o.status < 500 && !mayHaveRun[[3]string{o.kind, o.collectionID, o.deciderID}]
+	}
 	for _, o := range l.ops {
 		switch o.kind {
 		case opCreateCollection:
@@ -268,12 +280,17 @@ func (l *load) checkCollections(ctx context.Context, rcv *receiver, tc client.Cl
 			if len(made) > 1 {
 				r.problem(&r.Duplicates, "key %s made %d collections", o.key, len(made))
 			}
+			if o.status >= 400 && o.status < 500 && len(made) > 0 {
+				r.problem(&r.RefusedButDone, "collection key %s was refused %d (%.200s) yet made %s", o.key, o.status, o.respBody, made[0].ID)
+			}
 			if o.acknowledged() && (len(made) == 0 || byID[idOf(o.respBody)].ID == "") {
 				r.problem(&r.Lost, "key %s was answered %d with %s, which does not exist", o.key, o.status, idOf(o.respBody))
 			}
 		case opCancelCollection:
 			if c := byID[o.collectionID]; o.acknowledged() && c.Status != "cancelled" {
 				r.problem(&r.ActionsNotReflected, "cancel %s of %s answered %d but the collection is %s", o.key, o.collectionID, o.status, c.Status)
+			} else if refused(o) && c.Status == "cancelled" {
+				r.problem(&r.RefusedButDone, "cancel %s of %s was refused %d (%.200s) yet the collection is cancelled", o.key, o.collectionID, o.status, o.respBody)
 			}
 		case opReply:
 			c := byID[o.collectionID]
@@ -288,6 +305,9 @@ func (l *load) checkCollections(ctx context.Context, rcv *receiver, tc client.Cl
 					r.problem(&r.ActionsNotReflected, "reply %s by %s to %s was refused as already submitted but the collection holds %d of theirs",
 						o.key, o.deciderID, o.collectionID, c.repliesBy(o.deciderID))
 				}
+			case refused(o) && c.holds(o.deciderID, o.answers):
+				r.problem(&r.RefusedButDone, "reply %s by %s to %s was refused %d (%.200s) yet the collection holds it",
+					o.key, o.deciderID, o.collectionID, o.status, o.respBody)
 			}
 		}
 	}

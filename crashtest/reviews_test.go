@@ -330,11 +330,19 @@ func (l *load) checkReviews(ctx context.Context, rcv *receiver, tc client.Client
 	}
 
 	// Creates: one review per key, the one the agent was given; a refused
-	// create made none. Each verdict answered 2xx is stored once, as sent;
+	// create made none, and a refused cancel cancelled nothing. Each verdict answered 2xx is stored once, as sent;
 	// each refused one is not, for the reason it was given; and every
 	// stored verdict is one a reviewer was told was taken.
 	r.VerdictsRefused = map[string]int{}
 	told := map[string]*op{}
+	// A refused cancel changed nothing: a review is cancelled only by a
+	// cancel answered 2xx or left unanswered.
+	cancelMayHaveRun := map[string]bool{}
+	for _, o := range l.ops {
+		if o.kind == opCancelReview && (o.acknowledged() || o.status == 0) {
+			cancelMayHaveRun[o.reviewID] = true
+		}
+	}
 	for _, o := range l.ops {
 		switch o.kind {
 		case opCreateReview:
@@ -354,6 +362,8 @@ func (l *load) checkReviews(ctx context.Context, rcv *receiver, tc client.Client
 		case opCancelReview:
 			if v := byID[o.reviewID]; o.acknowledged() && v.Status != "cancelled" {
 				r.problem(&r.ActionsNotReflected, "cancel %s of %s answered %d but the review is %s", o.key, o.reviewID, o.status, v.Status)
+			} else if o.status >= 400 && o.status < 500 && v.Status == "cancelled" && !cancelMayHaveRun[o.reviewID] {
+				r.problem(&r.RefusedButDone, "cancel %s of %s was refused %d (%.200s) yet the review is cancelled", o.key, o.reviewID, o.status, o.respBody)
 			}
 		case opVerdict:
 			v := byID[o.reviewID]

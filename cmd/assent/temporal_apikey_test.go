@@ -26,6 +26,7 @@ import (
 	"go.temporal.io/server/temporaltest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
 
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/secretkey"
@@ -42,10 +43,15 @@ func TestDialTemporalSendsTheAPIKeyOverTLS(t *testing.T) {
 	type call struct{ method, auth string }
 	var seen []call // each call in the test's namespace, with its authorization header
 	var ns string
+	var through func(peerAddr string) bool
 	record := func(ctx context.Context, req any, info *grpc.UnaryServerInfo, next grpc.UnaryHandler) (any, error) {
-		// The test server's own worker polls the namespace too, without
-		// the key: only the calls a dial makes are ours.
-		if strings.Contains(info.FullMethod, "Poll") || strings.Contains(info.FullMethod, "Worker") {
+		// The test server's own client and worker call the namespace too,
+		// without the key: only the calls through the TLS front end are a
+		// dial's.
+		mu.Lock()
+		via := through
+		mu.Unlock()
+		if p, ok := peer.FromContext(ctx); !ok || via == nil || !via(p.Addr.String()) {
 			return next(ctx, req)
 		}
 		if r, ok := req.(interface{ GetNamespace() string }); ok && r.GetNamespace() == ns {
@@ -59,7 +65,10 @@ func TestDialTemporalSendsTheAPIKeyOverTLS(t *testing.T) {
 	ts := temporaltest.NewServer(temporaltest.WithT(t),
 		temporaltest.WithBaseServerOptions(temporal.WithChainedFrontendGrpcInterceptors(record)))
 	ns = ts.GetDefaultNamespace()
-	front, ca := tlsFront(t, ts.GetFrontendHostPort())
+	front, ca, via := tlsFront(t, ts.GetFrontendHostPort())
+	mu.Lock()
+	through = via
+	mu.Unlock()
 	keys, err := secretkey.Parse(secretkey.Generate())
 	require.NoError(t, err)
 
@@ -92,7 +101,7 @@ func TestDialTemporalSendsTheAPIKeyOverTLS(t *testing.T) {
 // tlsFront terminates TLS in front of backend, as a load balancer before
 // a Temporal frontend would, offering HTTP/2 as gRPC requires. caFile is
 // the PEM of its self-signed certificate for 127.0.0.1.
-func tlsFront(t *testing.T, backend string) (addr, caFile string) {
+func tlsFront(t *testing.T, backend string) (addr, caFile string, through func(peerAddr string) bool) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "temporal frontend"},
@@ -104,6 +113,7 @@ func tlsFront(t *testing.T, backend string) (addr, caFile string) {
 	caFile = filepath.Join(t.TempDir(), "ca.pem")
 	require.NoError(t, os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644))
 
+	var relayed sync.Map // the local addresses of its connections to backend
 	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{
 		Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}, NextProtos: []string{"h2"}})
 	require.NoError(t, err)
@@ -121,10 +131,11 @@ func tlsFront(t *testing.T, backend string) (addr, caFile string) {
 					return
 				}
 				defer out.Close()
+				relayed.Store(out.LocalAddr().String(), true)
 				go func() { io.Copy(out, in); out.Close() }()
 				io.Copy(in, out)
 			}()
 		}
 	}()
-	return ln.Addr().String(), caFile
+	return ln.Addr().String(), caFile, func(peerAddr string) bool { _, ok := relayed.Load(peerAddr); return ok }
 }
