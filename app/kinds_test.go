@@ -16,6 +16,7 @@ import (
 	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
+	"github.com/assent-hq/assent/delegations"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/blobstore"
 	"github.com/assent-hq/assent/internal/events"
@@ -309,4 +310,33 @@ func contract[T any](t *testing.T, store *models.Store, newOrg func(*testing.T) 
 			c(t, newOrg(t))
 		})
 	}
+}
+
+// A delegation that begins while a request is being made, after who it
+// asks was resolved and before it was written, hands it over too: the
+// delegation's own hand-over ran before the request existed.
+func TestADelegationBegunWhileARequestIsMadeHandsItOver(t *testing.T) {
+	t.Parallel()
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		store := models.NewStore(db, testenv.Keys())
+		svc := app.Build(app.Deps{Store: store, Temporal: temporalenv.Worker(t, store), Logger: slog.New(slog.DiscardHandler),
+			BaseURL: "http://assent.test"})
+		o := testenv.NewPeople(t, store, "agent")
+		ctx := context.Background()
+		rec, err := svc.Approvals.Lifecycle.Create(ctx, nil, func() (*models.Approval, error) {
+			// Bob goes away now, Cy standing in: his hand-over finds
+			// nothing waiting on him yet.
+			_, err := svc.Delegations.Set(ctx, o.Bob.Actor(), delegations.SetInput{To: "cy@example.com",
+				Until: time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
+			return &models.Approval{RequestBase: models.RequestBase{OrganizationID: o.ID, Title: "Pay supplier 7",
+				ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: o.Agent.ID, RequestedBy: "agent"},
+				Risk: models.RiskLow, RequiredApprovals: 1, Approvers: []string{"bob@example.com"}, ApproverIDs: []string{o.Bob.ID()}}, err
+		})
+		require.NoError(t, err)
+		assert.Equal(t, []string{o.Bob.ID(), o.Cy.ID()}, svc.Approvals.Head(rec).Asked)
+		waiting, err := svc.Approvals.Waiting(ctx, o.ID, o.Cy.Actor(), requests.Attention, 10)
+		require.NoError(t, err)
+		require.Len(t, waiting, 1)
+		assert.Equal(t, rec.ID, waiting[0].ID)
+	})
 }

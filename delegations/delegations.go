@@ -12,7 +12,6 @@ package delegations
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -245,7 +244,7 @@ func (s *Service) handOver(ctx context.Context, d *Delegation, away map[string]D
 	if len(people) < 2 {
 		return nil // either left the organisation meanwhile
 	}
-	id := fmt.Sprintf("delegation/%s/%s/%d", d.DelegatorID, to, d.From.UnixMicro())
+	id := requests.HandoverID(*d, to)
 	return errors.Join(
 		s.approvals.AddDelegate(ctx, d.OrganizationID, waiting.Approvals, id, d.DelegatorID, away),
 		s.collections.AddDelegate(ctx, d.OrganizationID, waiting.Collections, id, d.DelegatorID, away),

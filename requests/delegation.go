@@ -2,6 +2,7 @@ package requests
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/models"
@@ -32,6 +33,13 @@ func AskedVia(asked []models.PersonRef) map[string][]models.Via {
 		out[p.ID] = p.Via
 	}
 	return out
+}
+
+// HandoverID names the Update that hands requests waiting on d's
+// delegator to to, the end of their chain: the same for every request
+// and every time it is sent, so each request applies it once.
+func HandoverID(d models.Delegation, to string) string {
+	return fmt.Sprintf("delegation/%s/%s/%d", d.DelegatorID, to, d.From.UnixMicro())
 }
 
 // AddDelegate asks who stands in for delegatorID, whose delegation has

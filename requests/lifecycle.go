@@ -347,7 +347,37 @@ func (l *Lifecycle[T]) Create(ctx context.Context, claim *models.Claim, build fu
 	if err := l.startNew(ctx, rec); err != nil {
 		return nil, err
 	}
+	if err := l.handOverBegun(ctx, h); err != nil {
+		// The request stands; the delegate is asked when the next
+		// hand-over of that delegation reaches it, or not at all.
+		l.records.Log.Warn("hand a new "+l.records.Noun+" to who stands in", l.records.Noun, h.ID, "error", err)
+	}
 	return l.created(ctx, h.OrganizationID, h.ID)
+}
+
+// handOverBegun hands a record just written to who stands in for anyone
+// it asks who is away: a delegation that began while the record was being
+// made (after who it asks was resolved, StandIns) may have handed over
+// the requests waiting on its delegator before this one was written. The
+// Update is the delegation's own (HandoverID), so it is applied once.
+func (l *Lifecycle[T]) handOverBegun(ctx context.Context, h Head) error {
+	away, err := l.records.Store.ActiveDelegations(ctx, h.OrganizationID, models.Now())
+	if err != nil || len(away) == 0 {
+		return err
+	}
+	var errs []error
+	for _, id := range h.Asked {
+		d, ok := away[id]
+		if !ok {
+			continue
+		}
+		chain := Chain(away, id)
+		if len(chain) == 0 || slices.Contains(h.Asked, chain[len(chain)-1]) {
+			continue
+		}
+		errs = append(errs, l.AddDelegate(ctx, h.OrganizationID, []string{h.ID}, HandoverID(d, chain[len(chain)-1]), id, away))
+	}
+	return errors.Join(errs...)
 }
 
 // created is the stored row a create answers with, with its callback
