@@ -46,7 +46,7 @@ func New(d Deps) *Service {
 
 // Head is what the shared paths read of an approval (requests.Kind).
 func (s *Service) Head(a *models.Approval) requests.Head {
-	return requests.HeadOf(&a.RequestBase, a.ApproverIDs)
+	return requests.HeadOf(&a.RequestBase, a.ApproverIDs, a.ApproverVia.V)
 }
 
 // WorkflowID names the workflow of the approval id.

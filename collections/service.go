@@ -48,7 +48,7 @@ func New(d Deps) *Service {
 
 // Head is what the shared paths read of a request for information (requests.Kind).
 func (s *Service) Head(c *models.Collection) requests.Head {
-	return requests.HeadOf(&c.RequestBase, c.RespondentIDs)
+	return requests.HeadOf(&c.RequestBase, c.RespondentIDs, requests.AskedVia(c.Asked.V))
 }
 
 // WorkflowID names the workflow of the request for information id.

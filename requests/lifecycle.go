@@ -117,8 +117,10 @@ type Head struct {
 	// Requester is who made it: a member id, or an agent key's.
 	Requester string
 	// Asked are the people it asks to act (approvers, respondents,
-	// reviewers): the only records a guest may see.
+	// reviewers): the only records a guest may see. Via is how it
+	// reached each of them (named, or standing in for someone away).
 	Asked []string
+	Via   map[string][]models.Via
 }
 
 // Cancel withdraws an open record through its workflow's cancel Update,
@@ -235,9 +237,11 @@ type Kind[T any] interface {
 	Handover(ctx context.Context, rec *T) (Handover, error)
 }
 
-// HeadOf is the head of a request kind's record, asking asked.
-func HeadOf(b *models.RequestBase, asked []string) Head {
-	return Head{ID: b.ID, OrganizationID: b.OrganizationID, Status: b.Status, Started: b.Seq > 0, Requester: b.Requester, Asked: asked}
+// HeadOf is the head of a request kind's record, asking asked, each
+// reached as via says.
+func HeadOf(b *models.RequestBase, asked []string, via map[string][]models.Via) Head {
+	return Head{ID: b.ID, OrganizationID: b.OrganizationID, Status: b.Status, Started: b.Seq > 0, Requester: b.Requester,
+		Asked: asked, Via: via}
 }
 
 // HandoverOf is the handover of a kind with no rule of its own: a record
@@ -356,9 +360,11 @@ func (l *Lifecycle[T]) Create(ctx context.Context, claim *models.Claim, build fu
 }
 
 // handOverBegun hands a record just written to who stands in for anyone
-// it asks who is away: a delegation that began while the record was being
-// made (after who it asks was resolved, StandIns) may have handed over
-// the requests waiting on its delegator before this one was written. The
+// it names who is away: a delegation that began while the record was
+// being made (after who it asks was resolved, StandIns) may have handed
+// over the requests waiting on its delegator before this one was
+// written. Someone asked only as a stand-in is left as StandIns chose
+// (their own delegation is not followed past MaxDelegationHops). The
 // Update is the delegation's own (HandoverID), so it is applied once.
 func (l *Lifecycle[T]) handOverBegun(ctx context.Context, h Head) error {
 	away, err := l.records.Store.ActiveDelegations(ctx, h.OrganizationID, models.Now())
@@ -368,7 +374,7 @@ func (l *Lifecycle[T]) handOverBegun(ctx context.Context, h Head) error {
 	var errs []error
 	for _, id := range h.Asked {
 		d, ok := away[id]
-		if !ok {
+		if _, standsIn := models.StandsInFor(h.Via[id]); !ok || standsIn {
 			continue
 		}
 		chain := Chain(away, id)

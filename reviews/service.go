@@ -46,7 +46,7 @@ func New(d requests.Deps, reports *reports.Service) *Service {
 
 // Head is what the shared paths read of a review (requests.Kind).
 func (s *Service) Head(r *models.Review) requests.Head {
-	return requests.HeadOf(&r.RequestBase, r.ReviewerIDs)
+	return requests.HeadOf(&r.RequestBase, r.ReviewerIDs, requests.AskedVia(r.Asked.V))
 }
 
 // WorkflowID names the workflow of the review id.
