@@ -28,6 +28,11 @@ type approval struct {
 	CallbackURL   *string         `json:"callbackUrl"`
 	// Action names the registered action when the gate raised it.
 	Action *string `json:"action"`
+	// ResolvedApprovers are who may decide it now: those it named, and
+	// who stands in for those away.
+	ResolvedApprovers []struct {
+		ID string `json:"id"`
+	} `json:"resolvedApprovers"`
 }
 
 // report holds every figure of one run; the goal is zero for each
@@ -93,7 +98,12 @@ type report struct {
 	// answered 4xx, which says nothing was done, that took effect all the
 	// same: a create's key made an approval, a decision decided it, a
 	// cancellation cancelled it.
-	RefusedButDone      int `json:"refusedButDone"`
+	RefusedButDone int `json:"refusedButDone"`
+	// Away is how many members were away when the load stopped;
+	// NotHandedOver the pending approvals asking one of them but not who
+	// stands in for them.
+	Away                int `json:"awayAtEnd"`
+	NotHandedOver       int `json:"notHandedOver"`
 	Lost                int `json:"lost"`
 	Duplicates          int `json:"duplicates"`
 	Divergences         int `json:"divergences"`
@@ -235,6 +245,9 @@ func (l *load) settle(ctx context.Context, r *report) ([]approval, error) {
 		if a.Status == "pending" && time.Now().After(a.ExpiresAt.Add(2*time.Second)) {
 			r.problem(&r.PendingPastExpiry, "%s still pending %s after its expiry", a.ID, time.Since(a.ExpiresAt).Round(time.Second))
 		}
+	}
+	if err := l.checkHandedOver(ctx, r); err != nil {
+		return nil, err
 	}
 	for _, a := range all {
 		if a.Status == "pending" {
@@ -432,6 +445,9 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 	for _, o := range l.ops {
 		if !o.acknowledged() || o.kind == opGate || o.kind == opReceipt { // checkGate replays the gate's and receipts
 			continue
+		}
+		if o.method != "" {
+			continue // a delegation's PUT and DELETE: sent again, they would set or end it again
 		}
 		again := &op{kind: o.kind, path: o.path, token: o.token, key: o.key, body: o.body}
 		l.send(again)

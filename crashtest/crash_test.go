@@ -66,7 +66,8 @@ func crashSeed(t *testing.T) uint64 {
 // when not nil, adds to the report what only the target knows. The report
 // is logged, and written to ASSENT_CRASH_REPORT when set.
 func runUnderFaults(t *testing.T, svc target, rcv *receiver, seed uint64, faults func(*rand.Rand) map[string]int, note func(*report)) *report {
-	l := &load{svc: svc, receiver: rcv.srv.URL, client: &http.Client{Timeout: 30 * time.Second}, giveUp: 3 * time.Minute}
+	l := &load{svc: svc, receiver: rcv.srv.URL, client: &http.Client{Timeout: 30 * time.Second}, giveUp: 3 * time.Minute,
+		delegations: newDelegations()}
 	hook := &op{kind: "webhook", path: "/api/v1/admin/webhooks", token: svc.keys().AdminKey, key: "receiver",
 		body: `{"url":"` + rcv.srv.URL + `/webhook"}`}
 	l.send(hook)
@@ -119,13 +120,14 @@ func assertNothingLost(t *testing.T, r *report) {
 	assert.NotZero(t, r.MandateUses, "the mandate allowed nothing: the test proved nothing of mandates")
 	assert.NotZero(t, r.Ops[opReceipt], "the load reported no execution: the test proved nothing of receipts")
 	assert.NotZero(t, r.Twins, "the load sent no key twice at once: the test proved nothing of concurrent attempts")
+	assert.NotZero(t, r.Ops[opDelegate], "nobody went away: the test proved nothing of delegation")
 	for name, n := range map[string]int{"lost": r.Lost, "duplicates": r.Duplicates, "divergences": r.Divergences,
 		"unacknowledged": r.Unacknowledged, "actions not reflected": r.ActionsNotReflected, "pending past expiry": r.PendingPastExpiry,
 		"missing events": r.MissingEvents, "split deliveries": r.SplitDeliveries, "unexpected events": r.UnexpectedEvents,
 		"replay mismatches": r.ReplayMismatches, "completion mismatches": r.CompletionMismatches,
 		"outbox mismatches": r.OutboxMismatches, "audit gaps": r.AuditGaps, "reminders wrong": r.RemindersWrong,
 		"gate mismatches": r.GateMismatches, "receipt mismatches": r.ReceiptMismatches, "5xx other than 502 and 503": r.ServerErrors,
-		"twin mismatches": r.TwinMismatches, "refused but done": r.RefusedButDone} {
+		"twin mismatches": r.TwinMismatches, "refused but done": r.RefusedButDone, "not handed over": r.NotHandedOver} {
 		assert.Zero(t, n, name)
 	}
 }

@@ -33,11 +33,13 @@ const (
 // retries, as a careful client would, until it gets a definitive answer:
 // through connection errors, 5xx and 409 idempotency_in_progress.
 type op struct {
-	kind  string
-	path  string
-	token string
-	key   string
-	body  string
+	kind string
+	// method is POST when empty.
+	method string
+	path   string
+	token  string
+	key    string
+	body   string
 
 	// What the load asked for, to check against the final state.
 	approvalID string // for decide and cancel
@@ -83,6 +85,8 @@ type load struct {
 	receiver string
 	client   *http.Client
 	giveUp   time.Duration
+
+	delegations *delegations
 
 	mu        sync.Mutex
 	ops       []*op
@@ -131,6 +135,9 @@ func (l *load) people() []person {
 func (l *load) run(ctx context.Context, rng *rand.Rand) {
 	people := l.people()
 	for ctx.Err() == nil {
+		if rng.IntN(100) < delegationChance || l.delegations.due() {
+			l.delegate(rng, people)
+		}
 		switch p := rng.IntN(100); {
 		case p < 17:
 			l.create(rng, people)
@@ -233,6 +240,11 @@ func (l *load) decide(rng *rand.Rand, a *created, people []person) {
 			who = p
 		}
 	}
+	// Someone away may be stood in for, once the hand-over reached this
+	// approval (until then the stand-in is refused not_an_approver).
+	if in, ok := l.delegations.standIn(who.id); ok && rng.IntN(2) == 0 {
+		who = in
+	}
 	o := &op{kind: opDecide, path: "/api/v1/approvals/" + a.id + "/decision", token: who.token, key: l.newKey("decide"),
 		approvalID: a.id, deciderID: who.id, decision: "approve"}
 	body := map[string]any{"decision": "approve"}
@@ -309,7 +321,11 @@ func (l *load) answer(o *op) {
 }
 
 func (l *load) post(o *op) (int, []byte, bool, error) {
-	req, err := http.NewRequest(http.MethodPost, l.svc.url(o.path), bytes.NewReader([]byte(o.body)))
+	method := o.method
+	if method == "" {
+		method = http.MethodPost
+	}
+	req, err := http.NewRequest(method, l.svc.url(o.path), bytes.NewReader([]byte(o.body)))
 	if err != nil {
 		return 0, nil, false, err
 	}
@@ -332,9 +348,12 @@ func (l *load) record(o *op) {
 }
 
 // get reads path with the agent key into out.
-func (l *load) get(path string, out any) error {
+func (l *load) get(path string, out any) error { return l.getAs(l.svc.keys().AgentKey, path, out) }
+
+// getAs reads path with token into out.
+func (l *load) getAs(token, path string, out any) error {
 	req, _ := http.NewRequest(http.MethodGet, l.svc.url(path), nil)
-	req.Header.Set("Authorization", "Bearer "+l.svc.keys().AgentKey)
+	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := l.client.Do(req)
 	if err != nil {
 		return err
