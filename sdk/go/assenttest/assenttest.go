@@ -68,8 +68,10 @@ type Dev struct {
 	// DataDir is its data folder, removed by Stop.
 	DataDir string `json:"-"`
 
-	cmd  *exec.Cmd
-	done chan error
+	cmd *exec.Cmd
+	// exited is closed once the process has exited, with exitErr.
+	exited  chan struct{}
+	exitErr error
 }
 
 // banner is the line assent dev prints with its address.
@@ -111,7 +113,7 @@ func Start(ctx context.Context, o Options) (*Dev, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dev{Binary: bin, DataDir: dir, done: make(chan error, 1)}
+	d := &Dev{Binary: bin, DataDir: dir, exited: make(chan struct{})}
 	if err := d.start(ctx, o.Env); err != nil {
 		log := d.Log()
 		_ = d.Stop()
@@ -137,7 +139,7 @@ func (d *Dev) start(ctx context.Context, extra []string) error {
 	if err := d.cmd.Start(); err != nil {
 		return err
 	}
-	go func() { d.done <- d.cmd.Wait() }()
+	go func() { d.exitErr = d.cmd.Wait(); close(d.exited) }()
 	base := make(chan string, 1)
 	go func() {
 		lines := bufio.NewScanner(out)
@@ -151,9 +153,8 @@ func (d *Dev) start(ctx context.Context, extra []string) error {
 	}()
 	select {
 	case d.BaseURL = <-base:
-	case err := <-d.done:
-		d.done <- err
-		return fmt.Errorf("it exited before printing its address: %v", err)
+	case <-d.exited:
+		return fmt.Errorf("it exited before printing its address: %v", d.exitErr)
 	case <-ctx.Done():
 		return errors.New("it printed no address in time")
 	}
@@ -195,9 +196,8 @@ func (d *Dev) waitReady(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("%s never became ready", d.BaseURL)
-		case err := <-d.done:
-			d.done <- err
-			return fmt.Errorf("it exited before it was ready: %v", err)
+		case <-d.exited:
+			return fmt.Errorf("it exited before it was ready: %v", d.exitErr)
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
@@ -224,20 +224,14 @@ func (d *Dev) Log() string {
 // removes its data folder, unless ASSENT_SDK_KEEP_DATA=1.
 func (d *Dev) Stop() error {
 	if d.cmd != nil && d.cmd.Process != nil {
+		if d.cmd.Process.Signal(syscall.SIGTERM) != nil {
+			_ = d.cmd.Process.Kill() // exited already, or no signals here
+		}
 		select {
-		case err := <-d.done:
-			d.done <- err
-		default:
-			if d.cmd.Process.Signal(syscall.SIGTERM) != nil {
-				_ = d.cmd.Process.Kill()
-			}
-			select {
-			case err := <-d.done:
-				d.done <- err
-			case <-time.After(30 * time.Second):
-				_ = d.cmd.Process.Kill()
-				d.done <- <-d.done
-			}
+		case <-d.exited:
+		case <-time.After(30 * time.Second):
+			_ = d.cmd.Process.Kill()
+			<-d.exited
 		}
 	}
 	if os.Getenv("ASSENT_SDK_KEEP_DATA") == "1" {
