@@ -365,14 +365,9 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 	// approval decided by someone, or cancelled, with none of the
 	// decisions (cancellations) on it that may have run answered 2xx or
 	// left unanswered, was changed by a refused one.
-	mayHaveRun := map[[3]string]bool{} // kind, approval, decider
+	refused := l.refusedAlone()
 	for _, o := range l.ops {
-		if (o.kind == opDecide || o.kind == opCancel) && (o.acknowledged() || o.status == 0) {
-			mayHaveRun[[3]string{o.kind, o.approvalID, o.deciderID}] = true
-		}
-	}
-	for _, o := range l.ops {
-		if (o.kind != opDecide && o.kind != opCancel) || o.status < 400 || o.status >= 500 || mayHaveRun[[3]string{o.kind, o.approvalID, o.deciderID}] {
+		if (o.kind != opDecide && o.kind != opCancel) || !refused(o) {
 			continue
 		}
 		a := byID[o.approvalID]

@@ -264,15 +264,7 @@ func (l *load) checkCollections(ctx context.Context, rcv *receiver, tc client.Cl
 	// refused (4xx) changed nothing: no collection for its key, no reply
 	// by that person with its answers, no cancellation, unless one of
 	// theirs that may have run (answered 2xx, or unanswered) did it.
-	mayHaveRun := map[[3]string]bool{} // kind, collection, person
-	for _, o := range l.ops {
-		if o.acknowledged() || o.status == 0 {
-			mayHaveRun[[3]string{o.kind, o.collectionID, o.deciderID}] = true
-		}
-	}
-	refused := func(o *op) bool {
-		return o.status >= 400 && o.status < 500 && !mayHaveRun[[3]string{o.kind, o.collectionID, o.deciderID}]
-	}
+	refused := l.refusedAlone()
 	for _, o := range l.ops {
 		switch o.kind {
 		case opCreateCollection:

@@ -2,6 +2,7 @@ package crashtest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -68,6 +69,25 @@ type op struct {
 }
 
 func (o *op) acknowledged() bool { return o.status >= 200 && o.status < 300 }
+
+// request is the approval, collection or review o acts on, if any.
+func (o *op) request() string { return cmp.Or(o.approvalID, o.collectionID, o.reviewID) }
+
+// refusedAlone reports whether an op was refused (4xx) with no op of its
+// kind by the same person on the same request that may have run (answered
+// 2xx, or left unanswered): what the request shows of such an op, the
+// refused one did, though a 4xx says nothing was done.
+func (l *load) refusedAlone() func(o *op) bool {
+	ran := map[[3]string]bool{}
+	for _, o := range l.ops {
+		if o.acknowledged() || o.status == 0 {
+			ran[[3]string{o.kind, o.request(), o.deciderID}] = true
+		}
+	}
+	return func(o *op) bool {
+		return o.status >= 400 && o.status < 500 && !ran[[3]string{o.kind, o.request(), o.deciderID}]
+	}
+}
 
 // created is an approval a 2xx create returned.
 type created struct {

@@ -352,14 +352,7 @@ func (l *load) checkReviews(ctx context.Context, rcv *receiver, tc client.Client
 	// stored verdict is one a reviewer was told was taken.
 	r.VerdictsRefused = map[string]int{}
 	told := map[string]*op{}
-	// A refused cancel changed nothing: a review is cancelled only by a
-	// cancel answered 2xx or left unanswered.
-	cancelMayHaveRun := map[string]bool{}
-	for _, o := range l.ops {
-		if o.kind == opCancelReview && (o.acknowledged() || o.status == 0) {
-			cancelMayHaveRun[o.reviewID] = true
-		}
-	}
+	refused := l.refusedAlone()
 	for _, o := range l.ops {
 		switch o.kind {
 		case opCreateReview:
@@ -379,7 +372,7 @@ func (l *load) checkReviews(ctx context.Context, rcv *receiver, tc client.Client
 		case opCancelReview:
 			if v := byID[o.reviewID]; o.acknowledged() && v.Status != "cancelled" {
 				r.problem(&r.ActionsNotReflected, "cancel %s of %s answered %d but the review is %s", o.key, o.reviewID, o.status, v.Status)
-			} else if o.status >= 400 && o.status < 500 && v.Status == "cancelled" && !cancelMayHaveRun[o.reviewID] {
+			} else if refused(o) && v.Status == "cancelled" {
 				r.problem(&r.RefusedButDone, "cancel %s of %s was refused %d (%.200s) yet the review is cancelled", o.key, o.reviewID, o.status, o.respBody)
 			}
 		case opVerdict:
