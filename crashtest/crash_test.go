@@ -18,6 +18,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/assent-hq/assent/internal/testenv/assentbin"
 )
 
 // TestCrashSafety runs ASSENT_CRASH_KILLS kills (3 unless set) with the
@@ -32,7 +34,7 @@ func TestCrashSafety(t *testing.T) {
 	seed := crashSeed(t)
 	t.Logf("crash test: seed %d, %d kills (repeat with ASSENT_CRASH_SEED=%d ASSENT_CRASH_KILLS=%d)", seed, kills, seed, kills)
 
-	svc := newService(t, buildService(t))
+	svc := newService(t, assentbin.For(t))
 	svc.start()
 	// Retries come 0.2, 0.8, 3.2 s apart (ASSENT_DEV_RETRY_UNIT=200ms).
 	rcv := newReceiver(t, 10, 90*time.Second)

@@ -62,18 +62,8 @@ type bootstrap struct {
 	} `json:"members"`
 }
 
-// buildService is this checkout's assent.
-func buildService(t *testing.T) string {
-	bin, err := assentbin.Path()
-	require.NoError(t, err)
-	return bin
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	assentbin.Remove()
-	os.Exit(code)
-}
+// The service runs this checkout's binary, assentbin.For.
+func TestMain(m *testing.M) { assentbin.Main(m) }
 
 func newService(t *testing.T, bin string) *service {
 	dir := t.TempDir()

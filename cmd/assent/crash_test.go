@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/testenv/assentbin"
 	"github.com/assent-hq/assent/sdk/go/webhook"
 )
 
@@ -48,7 +49,7 @@ func TestDeliveryOutlivesAKilledProcess(t *testing.T) {
 		return append([]hit(nil), hits...)
 	}
 
-	bin := buildBinary(t)
+	bin := assentbin.For(t)
 	dataDir := t.TempDir()
 	env := []string{"ASSENT_DEV_RETRY_UNIT=2s", "ASSENT_DEV_ALLOW_LOOPBACK=1"}
 	args := []string{"dev", "--data-dir", dataDir, "--http-addr", "127.0.0.1:" + freePort(t),

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -47,17 +46,6 @@ func demoMember(t *testing.T, boot *bootstrap, role string) demoPerson {
 	return demoPerson{}
 }
 
-// buildBinary is this checkout's assent for the tests that run it as an
-// operator would (kill -9, SIGTERM, the upgrade).
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	bin, err := assentbin.Path()
-	require.NoError(t, err)
-	return bin
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	assentbin.Remove()
-	os.Exit(code)
-}
+// The tests that run assent as an operator would (kill -9, SIGTERM, the
+// upgrade) share this checkout's binary, assentbin.For.
+func TestMain(m *testing.M) { assentbin.Main(m) }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/internal/testenv/assentbin"
 	"github.com/assent-hq/assent/workflows"
 )
 
@@ -78,7 +79,7 @@ func TestProductionShape(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	pg := testenv.PostgresURL(t)
-	bin := buildBinary(t)
+	bin := assentbin.For(t)
 	temporalPort, httpPort := freePort(t), freePort(t)
 	env := []string{
 		"ASSENT_BASE_URL=http://127.0.0.1:" + httpPort,

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/internal/testenv/assentbin"
 	"github.com/assent-hq/assent/models"
 )
 
@@ -56,7 +57,7 @@ func TestReadmeProductionRuns(t *testing.T) {
 	raw, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)
 	block := productionBlock(t, string(raw))
-	bin := buildBinary(t)
+	bin := assentbin.For(t)
 
 	// What the test changes, and only that: the build, the ports, the
 	// database's name. Each must be in the block, so the README cannot

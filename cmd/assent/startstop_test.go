@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/internal/testenv/assentbin"
 )
 
 // noisy matches a log line at WARN or ERROR.
@@ -106,7 +107,7 @@ func TestDevStartsAndStopsQuietly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	bin := buildBinary(t)
+	bin := assentbin.For(t)
 	httpAddr, temporalPort := "127.0.0.1:"+freePort(t), freePort(t)
 	args := []string{"dev", "--data-dir", t.TempDir(), "--http-addr", httpAddr, "--temporal-port", temporalPort, "--temporal-ui-port", freePort(t)}
 	p := start(t, bin, []string{"ASSENT_DEV_ALLOW_LOOPBACK=1", "ASSENT_DEV_RETRY_UNIT=1s"}, args...)

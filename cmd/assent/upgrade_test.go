@@ -30,6 +30,7 @@ import (
 	"github.com/assent-hq/assent/internal/payloadcodec"
 	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/internal/testenv/assentbin"
 	assent "github.com/assent-hq/assent/sdk/go"
 	"github.com/assent-hq/assent/sdk/go/webhook"
 	"github.com/assent-hq/assent/worker"
@@ -52,7 +53,7 @@ func TestUpgradeFromThePreviousRelease(t *testing.T) {
 		t.Skip("builds the previous release and runs assent dev twice")
 	}
 	t.Parallel()
-	old, current := buildRelease(t), buildBinary(t)
+	old, current := buildRelease(t), assentbin.For(t)
 	for _, kind := range []string{"sqlite", "postgres"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()

@@ -1,8 +1,8 @@
 // Package assentbin gives the tests that run assent as a process (killed,
 // stopped, upgraded, or started by the SDKs' harness) this checkout's
 // binary: ASSENT_BIN when set (.ci/run builds it once for every suite),
-// else one built once per test binary. A package that uses it calls
-// Remove from its TestMain.
+// else one built once per test binary. A package that uses it removes it
+// after its tests: Main as its TestMain, or Remove from its own.
 package assentbin
 
 import (
@@ -12,13 +12,31 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"testing"
 )
 
 // Path is the binary, built on first use when ASSENT_BIN is unset.
 func Path() (string, error) { return built() }
 
+// For is the binary, failing t when it cannot be had.
+func For(t testing.TB) string {
+	t.Helper()
+	bin, err := Path()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
 // Remove deletes the binary Path built, if it built one.
 func Remove() { remove() }
+
+// Main runs a package's tests and then removes the binary: a TestMain.
+func Main(m *testing.M) {
+	code := m.Run()
+	Remove()
+	os.Exit(code)
+}
 
 var (
 	built = sync.OnceValues(func() (string, error) {
