@@ -133,6 +133,9 @@ type report struct {
 	// implies.
 	ReceiptMismatches int `json:"receiptMismatches"`
 
+	// Restore is what a restore drill measured (TestClusterRestore).
+	Restore *restoreFigures `json:"restore,omitempty"`
+
 	// Seconds each phase of the check took, to keep the run short.
 	Phases map[string]float64 `json:"checkSeconds"`
 
@@ -314,7 +317,7 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 		r.Tries += o.tries
 		if o.acknowledged() && o.kind != opGate && o.kind != opReceipt { // checkGate counts the gate's answers and receipts, 403 and 409 included
 			r.Ops[o.kind]++
-		} else if o.status == 0 {
+		} else if o.status == 0 && !o.uncertain {
 			r.problem(&r.Unacknowledged, "%s %s got no answer in %s", o.kind, o.key, l.giveUp)
 		}
 		if o.kind != opCreate {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +23,9 @@ import (
 // (two serve behind the proxy, two worker, Temporal's services apart, a
 // PostgreSQL of its own, mutual TLS to the frontend) while it SIGKILLs,
 // at seeded moments, one of serve, worker, history, matching or the
-// frontend and restarts it, and restarts PostgreSQL once. Receivers are
+// frontend and restarts it, and restarts PostgreSQL once. Then, the load
+// still running, it backs the cluster up and restores the backup into a
+// new cluster (restoreUnderLoad), and the check runs there. Receivers are
 // reached as a production instance reaches receivers on its own network
 // (ASSENT_RECEIVER_NETWORKS), with the production retry schedule, so the
 // check waits past its first retry. ASSENT_CLUSTER_KILLS sets the kills
@@ -34,63 +37,86 @@ func TestClusterCrashSafety(t *testing.T) {
 	}
 	kills := envInt("ASSENT_CLUSTER_KILLS", 4)
 	seed := crashSeed(t)
-	t.Logf("cluster crash test: seed %d, %d kills (repeat with ASSENT_CRASH_SEED=%d ASSENT_CLUSTER_KILLS=%d)", seed, kills, seed, kills)
+	t.Logf("cluster crash test: seed %d, %d kills and a restore (repeat with ASSENT_CRASH_SEED=%d ASSENT_CLUSTER_KILLS=%d)",
+		seed, kills, seed, kills)
 
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "assent-cluster-") // reachable by the postgres user when run as root
-	require.NoError(t, err)
-	require.NoError(t, os.Chmod(dir, 0o755))
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("the cluster's logs are kept in %s/logs", dir)
-			return
-		}
-		_ = os.RemoveAll(dir)
-	})
-	c, err := cluster.Start(ctx, cluster.Options{Dir: dir, TLS: true, Progress: logWriter{t},
-		AssentEnv: []string{"ASSENT_RECEIVER_NETWORKS=127.0.0.0/8"}})
+	root := clusterDir(t)
+	c, err := cluster.Start(ctx, cluster.Options{Dir: filepath.Join(root, "cluster"), TLS: true, Progress: logWriter{t},
+		AssentEnv: receiversOnLoopback})
 	require.NoError(t, err)
 	t.Cleanup(c.Stop)
 	svc := &clusterTarget{c: c, boot: bootstrapCluster(t, c)}
 
 	// The production schedule retries after 1 and then 4 minutes.
 	rcv := newReceiver(t, 10, 6*time.Minute)
+	l, stopLoad := startLoad(t, svc, rcv, seed, 8, time.Hour)
+	killed := map[string]int{}
 	victims := []string{cluster.Serve1, cluster.Serve2, cluster.Worker1, cluster.Worker2,
 		cluster.TemporalHistory, cluster.TemporalMatching, cluster.TemporalFrontend}
-	r := runUnderFaults(t, svc, rcv, seed, func(rng *rand.Rand) map[string]int {
-		killed := map[string]int{}
-		postgresAt := rng.IntN(kills)
-		for k := range kills {
-			time.Sleep(time.Duration(2000+rng.IntN(6000)) * time.Millisecond)
-			name := victims[rng.IntN(len(victims))]
-			t.Logf("kill %d of %d: %s", k+1, kills, name)
-			require.NoError(t, c.Kill(name))
-			killed[name]++
-			time.Sleep(time.Duration(rng.IntN(2000)) * time.Millisecond)
-			require.NoError(t, c.Restart(ctx, name), "restart %s: %s", name, c.LogTail(name))
-			if k == postgresAt {
-				t.Logf("restarting PostgreSQL")
-				require.NoError(t, c.RestartPostgres(ctx), c.LogTail(cluster.Postgres))
-				killed["postgres (restart)"]++
-			}
+	rng := rand.New(rand.NewPCG(seed, 1000))
+	postgresAt := rng.IntN(max(kills, 1))
+	for k := range kills {
+		time.Sleep(time.Duration(2000+rng.IntN(6000)) * time.Millisecond)
+		name := victims[rng.IntN(len(victims))]
+		t.Logf("kill %d of %d: %s", k+1, kills, name)
+		require.NoError(t, c.Kill(name))
+		killed[name]++
+		time.Sleep(time.Duration(rng.IntN(2000)) * time.Millisecond)
+		require.NoError(t, c.Restart(ctx, name), "restart %s: %s", name, c.LogTail(name))
+		if k == postgresAt {
+			t.Logf("restarting PostgreSQL")
+			require.NoError(t, c.RestartPostgres(ctx), c.LogTail(cluster.Postgres))
+			killed["postgres (restart)"]++
 		}
-		return killed
-	}, func(r *report) { r.ExitedOnTheirOwn = c.Exits() })
+	}
+	exited := c.Exits()
+	restored, restore := restoreUnderLoad(t, c, filepath.Join(root, "backup"), filepath.Join(root, "restored"), l, rcv, stopLoad)
+	killed["restore"]++
+	r := l.finish(t, rcv, seed, killed, func(r *report) {
+		for name, n := range restored.Exits() {
+			exited[name] += n
+		}
+		r.ExitedOnTheirOwn, r.Restore = exited, restore
+	})
 	if r.ServerErrors > 0 {
 		// What each 500 was, as the serve processes logged it.
-		for _, name := range []string{cluster.Serve1, cluster.Serve2} {
-			for _, line := range c.LogLines(name, "request failed") {
-				t.Logf("%s: %s", name, line)
+		for _, cl := range []*cluster.Cluster{c, restored} {
+			for _, name := range []string{cluster.Serve1, cluster.Serve2} {
+				for _, line := range cl.LogLines(name, "request failed") {
+					t.Logf("%s: %s", name, line)
+				}
 			}
 		}
 	}
 	assertNothingLost(t, r)
+	assert.NotEmpty(t, restore.Lost, "nothing was acknowledged after the backup: the run showed nothing of what a restore loses")
 	// Temporal's services may stop themselves when PostgreSQL restarts
 	// during their own start, and are started again as an orchestrator
 	// would; serve and worker ride out every fault.
 	for _, name := range []string{cluster.Serve1, cluster.Serve2, cluster.Worker1, cluster.Worker2} {
 		assert.Zero(t, r.ExitedOnTheirOwn[name], "%s exited on its own: %s", name, c.LogTail(name))
 	}
+}
+
+// receiversOnLoopback lets the cluster deliver to the test's receiver, as
+// a production instance reaches receivers on its own network.
+var receiversOnLoopback = []string{"ASSENT_RECEIVER_NETWORKS=127.0.0.0/8"}
+
+// clusterDir is a folder for clusters, reachable by the postgres user when
+// the test runs as root, kept when the test fails.
+func clusterDir(t *testing.T) string {
+	dir, err := os.MkdirTemp("", "assent-cluster-")
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(dir, 0o755))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the clusters' logs are kept in %s", dir)
+			return
+		}
+		_ = os.RemoveAll(dir)
+	})
+	return dir
 }
 
 // clusterTarget is the production cluster as the load sees it: the

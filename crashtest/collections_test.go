@@ -43,7 +43,7 @@ func (l *load) createCollection(rng *rand.Rand, people []person) {
 		ids = append(ids, people[i].id)
 	}
 	now := time.Now()
-	expires := now.Add(time.Hour)
+	expires := now.Add(l.patience)
 	if rng.IntN(100) < 25 {
 		expires = now.Add(time.Duration(3+rng.IntN(12)) * time.Second)
 	}

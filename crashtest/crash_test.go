@@ -62,14 +62,23 @@ func crashSeed(t *testing.T) uint64 {
 	return seed
 }
 
-// runUnderFaults subscribes the receiver, runs eight clients of mixed load
-// against svc while faults kills and restarts its processes (returning how
-// often each kind), lets the load drain and checks what it was told. note,
-// when not nil, adds to the report what only the target knows. The report
-// is logged, and written to ASSENT_CRASH_REPORT when set.
+// runUnderFaults runs eight clients of mixed load against svc while
+// faults kills and restarts its processes (returning how often each
+// kind), lets the load drain and checks what it was told (finish).
 func runUnderFaults(t *testing.T, svc target, rcv *receiver, seed uint64, faults func(*rand.Rand) map[string]int, note func(*report)) *report {
-	l := &load{svc: svc, receiver: rcv.srv.URL, client: &http.Client{Timeout: 30 * time.Second}, giveUp: 3 * time.Minute,
-		delegations: newDelegations()}
+	l, stop := startLoad(t, svc, rcv, seed, 8, time.Hour)
+	killed := faults(rand.New(rand.NewPCG(seed, 1000)))
+	time.Sleep(3 * time.Second)
+	stop()
+	return l.finish(t, rcv, seed, killed, note)
+}
+
+// startLoad subscribes the receiver and starts clients of mixed load
+// against svc, whose requests wait up to patience (a quarter expire
+// within seconds); stop ends them and waits for each.
+func startLoad(t *testing.T, svc target, rcv *receiver, seed uint64, clients int, patience time.Duration) (l *load, stop func()) {
+	l = &load{svc: svc, receiver: rcv.srv.URL, client: &http.Client{Timeout: 30 * time.Second}, giveUp: 3 * time.Minute,
+		delegations: newDelegations(), patience: patience}
 	hook := &op{kind: "webhook", path: "/api/v1/admin/webhooks", token: svc.keys().AdminKey, key: "receiver",
 		body: `{"url":"` + rcv.srv.URL + `/webhook"}`}
 	l.send(hook)
@@ -78,20 +87,22 @@ func runUnderFaults(t *testing.T, svc target, rcv *receiver, seed uint64, faults
 	l.ops = nil
 	require.NoError(t, l.publishReviewReports(2))
 
-	ctx, stop := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
-	for i := range 8 {
+	for i := range clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			l.run(ctx, rand.New(rand.NewPCG(seed, uint64(i))))
 		}()
 	}
-	killed := faults(rand.New(rand.NewPCG(seed, 1000)))
-	time.Sleep(3 * time.Second)
-	stop()
-	wg.Wait()
+	return l, func() { cancel(); wg.Wait() }
+}
 
+// finish checks what the stopped load was told against its target, with
+// note (when not nil) adding what only the target knows. The report is
+// logged, and written to ASSENT_CRASH_REPORT when set.
+func (l *load) finish(t *testing.T, rcv *receiver, seed uint64, killed map[string]int, note func(*report)) *report {
 	r := &report{Seed: seed, KillsOf: killed}
 	for _, n := range killed {
 		r.Kills += n

@@ -294,6 +294,18 @@ func (l *load) checkGate(ctx context.Context, rcv *receiver, approvals []approva
 		if len(made) > 1 {
 			r.problem(&r.Duplicates, "gate %s recorded %d checks", o.key, len(made))
 		}
+		// Every check recorded denied owes its gate.denied, answered or not.
+		for _, c := range made {
+			want := 0
+			if c.Decision == models.GateDenied {
+				want = 1
+				denied[c.ID] = true
+				owed = append(owed, owedEvents{id: c.ID, requestType: "gate_check", kinds: []string{events.GateDenied}})
+			}
+			if denials[c.ID] != want {
+				r.problem(&r.OutboxMismatches, "gate check %s (%s, key %s) wrote gate.denied %d times", c.ID, c.Decision, o.key, denials[c.ID])
+			}
+		}
 		a, ok := answers[o.key]
 		if !ok {
 			continue
@@ -342,17 +354,6 @@ func (l *load) checkGate(ctx context.Context, rcv *receiver, approvals []approva
 			}
 			if resource[o.key] != c.ID {
 				r.problem(&r.GateMismatches, "gate %s answered %s (check %s) but its key is bound to %q", o.key, d, c.ID, resource[o.key])
-			}
-		}
-		for _, c := range made {
-			want := 0
-			if c.Decision == models.GateDenied {
-				want = 1
-				denied[c.ID] = true
-				owed = append(owed, owedEvents{id: c.ID, requestType: "gate_check", kinds: []string{events.GateDenied}})
-			}
-			if denials[c.ID] != want {
-				r.problem(&r.OutboxMismatches, "gate check %s (%s, key %s) wrote gate.denied %d times", c.ID, c.Decision, o.key, denials[c.ID])
 			}
 		}
 	}

@@ -66,6 +66,12 @@ type op struct {
 	tries    int
 	// replayed is whether the definitive answer was a stored replay.
 	replayed bool
+	// sent is when the first attempt went, answered when the definitive
+	// answer came.
+	sent, answered time.Time
+	// uncertain marks an op a restore may or may not have kept (restoredTo):
+	// its status is cleared, so the check holds it to nothing.
+	uncertain bool
 }
 
 func (o *op) acknowledged() bool { return o.status >= 200 && o.status < 300 }
@@ -134,6 +140,11 @@ type load struct {
 	twins          atomic.Int64
 	twinMismatches []string
 	seq            atomic.Int64
+	// longPolls counts the long-polls that returned (the soak's).
+	longPolls atomic.Int64
+	// patience is how long the requests that do not expire within
+	// seconds wait for their people.
+	patience time.Duration
 }
 
 // person is a member the load decides as.
@@ -210,7 +221,7 @@ func (l *load) create(rng *rand.Rand, people []person) {
 		emails = append(emails, people[i].email)
 		ids = append(ids, people[i].id)
 	}
-	expires := time.Now().Add(time.Hour)
+	expires := time.Now().Add(l.patience)
 	if rng.IntN(100) < 25 {
 		expires = time.Now().Add(time.Duration(3+rng.IntN(12)) * time.Second)
 	}
@@ -317,7 +328,8 @@ func checkOf(body []byte) string {
 
 // answer posts o until a definitive answer or giveUp.
 func (l *load) answer(o *op) {
-	deadline := time.Now().Add(l.giveUp)
+	o.sent = time.Now()
+	deadline := o.sent.Add(l.giveUp)
 	for time.Now().Before(deadline) {
 		o.tries++
 		status, body, replayed, err := l.post(o)
@@ -334,6 +346,7 @@ func (l *load) answer(o *op) {
 		case status == http.StatusConflict && strings.Contains(string(body), "idempotency_in_progress"):
 		default:
 			o.status, o.respBody, o.replayed = status, body, replayed
+			o.answered = time.Now()
 			return
 		}
 		time.Sleep(250 * time.Millisecond)

@@ -106,3 +106,19 @@ func (r *receiver) deliveries() map[[3]string]map[string]bool {
 	}
 	return out
 }
+
+// forget drops the receipts of deliveries known reports false for (those a
+// restored database does not hold), and says how many it dropped.
+func (r *receiver) forget(known func(delivery string) bool) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	kept := r.receipts[:0]
+	for _, rc := range r.receipts {
+		if known(rc.delivery) {
+			kept = append(kept, rc)
+		}
+	}
+	dropped := len(r.receipts) - len(kept)
+	r.receipts = kept
+	return dropped
+}

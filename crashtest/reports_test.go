@@ -127,7 +127,7 @@ func (l *load) checkReports(ctx context.Context, rcv *receiver, tc client.Client
 			r.problem(&r.Duplicates, "publish %s made %d versions", o.key, len(made))
 		case o.acknowledged() && (len(made) == 0 || made[0].ID != told.Version.ID):
 			r.problem(&r.Lost, "publish %s was answered %d with %s, which is not the version it made (%v)", o.key, o.status, told.Version.ID, made)
-		case !o.acknowledged() && len(made) > 0:
+		case o.status != 0 && !o.acknowledged() && len(made) > 0:
 			r.problem(&r.Divergences, "publish %s was answered %d yet made %s", o.key, o.status, made[0].ID)
 		}
 	}
@@ -187,8 +187,8 @@ func (l *load) checkSends(ctx context.Context, tc client.Client, r *report) erro
 	wait, cancel := context.WithTimeout(ctx, 90*time.Second)
 	defer cancel()
 	for _, o := range l.ops {
-		if o.kind != opSendReport {
-			continue
+		if o.kind != opSendReport || o.status == 0 {
+			continue // unanswered: it may have granted or not
 		}
 		aud, ok := audiences[o.reportID]
 		if !ok {

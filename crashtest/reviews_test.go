@@ -54,7 +54,7 @@ func (l *load) createReview(rng *rand.Rand, people []person) {
 		emails = append(emails, people[i].email)
 		ids = append(ids, people[i].id)
 	}
-	expires := time.Now().Add(time.Hour)
+	expires := time.Now().Add(l.patience)
 	if rng.IntN(100) < 30 {
 		expires = time.Now().Add(time.Duration(3+rng.IntN(12)) * time.Second)
 	}
@@ -392,6 +392,7 @@ func (l *load) checkReviews(ctx context.Context, rcv *receiver, tc client.Client
 				continue
 			}
 			if o.status == 0 {
+				told[o.reviewID+" "+o.key] = o // unanswered: it may have been taken
 				continue
 			}
 			code := errorCode(o.respBody)
@@ -417,7 +418,7 @@ func (l *load) checkReviews(ctx context.Context, rcv *receiver, tc client.Client
 	for _, v := range all {
 		for _, x := range v.Verdicts {
 			if o := told[v.ID+" "+x.Note]; o == nil || o.deciderID != x.Reviewer.ID {
-				r.problem(&r.Divergences, "%s holds a %s verdict by %s (note %q) that no reviewer was told was taken", v.ID, x.Verdict,
+				r.problem(&r.Divergences, "%s holds a %s verdict by %s (note %q) that no reviewer was told was taken or left unanswered", v.ID, x.Verdict,
 					x.Reviewer.ID, x.Note)
 			}
 		}

@@ -102,6 +102,14 @@ func (s *DeliveryStore) DispatchEvents(ctx context.Context, limit int) ([]Delive
 	return out, err
 }
 
+// deliveryID is the id of ev's delivery to a target (and endpoint), the
+// same whenever it is made: a receiver de-duplicates on it (Assent-Delivery),
+// so an event dispatched again after a restore from a backup taken before
+// its dispatch reaches a receiver under the id it already had.
+func deliveryID(ev *Event, target, endpointID string) string {
+	return ids.Derived(ids.Delivery, ev.ID, target, endpointID)
+}
+
 // fanOut creates the deliveries of one event: one per subscribed endpoint
 // (kept as skipped while the endpoint is switched off, so recover can send
 // it later), the request's callback when table 6.3 lists the event, and
@@ -117,7 +125,7 @@ func fanOut(tx *gorm.DB, ev *Event, now time.Time) ([]Delivery, error) {
 		if !events.Subscribed(ep.Events, ev.Kind) {
 			continue
 		}
-		d := Delivery{ID: newID(ids.Delivery), OrganizationID: ev.OrganizationID, EventID: ev.ID, Target: TargetWebhook,
+		d := Delivery{ID: deliveryID(ev, TargetWebhook, ep.ID), OrganizationID: ev.OrganizationID, EventID: ev.ID, Target: TargetWebhook,
 			EndpointID: &ep.ID, Status: DeliveryPending, CreatedAt: now, UpdatedAt: now}
 		if ep.SwitchedOffAt != nil {
 			d.Status = DeliverySkipped
@@ -130,7 +138,7 @@ func fanOut(tx *gorm.DB, ev *Event, now time.Time) ([]Delivery, error) {
 			return nil, err
 		}
 		if cb.URL != nil {
-			out = append(out, Delivery{ID: newID(ids.Delivery), OrganizationID: ev.OrganizationID, EventID: ev.ID,
+			out = append(out, Delivery{ID: deliveryID(ev, TargetCallback, ""), OrganizationID: ev.OrganizationID, EventID: ev.ID,
 				Target: TargetCallback, Status: DeliveryPending, CreatedAt: now, UpdatedAt: now})
 		}
 	}
@@ -140,7 +148,7 @@ func fanOut(tx *gorm.DB, ev *Event, now time.Time) ([]Delivery, error) {
 			return nil, err
 		}
 		if posts {
-			out = append(out, Delivery{ID: newID(ids.Delivery), OrganizationID: ev.OrganizationID, EventID: ev.ID,
+			out = append(out, Delivery{ID: deliveryID(ev, TargetSlack, ""), OrganizationID: ev.OrganizationID, EventID: ev.ID,
 				Target: TargetSlack, Status: DeliveryPending, CreatedAt: now, UpdatedAt: now})
 		}
 	}
@@ -519,4 +527,41 @@ func (s *DeliveryStore) ListDeliveries(ctx context.Context, orgID string) ([]Del
 	var out []Delivery
 	err := s.db.WithContext(ctx).Where("organization_id = ?", orgID).Order("id").Find(&out).Error
 	return out, err
+}
+
+// DeliveryRetention is how long an event and its deliveries (their log,
+// resend and recover) are kept once each delivery has ended.
+const DeliveryRetention = 30 * 24 * time.Hour
+
+// PurgeDeliveries removes the events dispatched more than DeliveryRetention
+// ago whose deliveries have all ended (delivered, failed or skipped), with
+// those deliveries and their attempts, a thousand events per transaction.
+// A pending delivery keeps its event. It returns the events removed.
+func (s *DeliveryStore) PurgeDeliveries(ctx context.Context) (int64, error) {
+	var total int64
+	for {
+		var n int64
+		err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			var ids []string
+			if err := tx.Model(&Event{}).Where("dispatched_at < ?", Now().Add(-DeliveryRetention)).
+				Where("NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.id AND d.status = ?)", DeliveryPending).
+				Order("id").Limit(1000).Pluck("id", &ids).Error; err != nil || len(ids) == 0 {
+				return err
+			}
+			ended := tx.Model(&Delivery{}).Select("id").Where("event_id IN ?", ids)
+			if err := tx.Where("delivery_id IN (?)", ended).Delete(&DeliveryAttempt{}).Error; err != nil {
+				return err
+			}
+			if err := tx.Where("event_id IN ?", ids).Delete(&Delivery{}).Error; err != nil {
+				return err
+			}
+			res := tx.Where("id IN ?", ids).Delete(&Event{})
+			n = res.RowsAffected
+			return res.Error
+		})
+		total += n
+		if err != nil || n == 0 {
+			return total, err
+		}
+	}
 }

@@ -339,7 +339,8 @@ func oidcSettings(cfg *config.Config) *web.OIDCSettings {
 }
 
 // runBackground runs what every process that serves HTTP runs beside it:
-// the hourly purges of expired idempotency keys and sign-ins.
+// the hourly purges of what expires (uploads, idempotency keys, sign-ins,
+// reader tickets, and events whose deliveries ended past their retention).
 func runBackground(ctx context.Context, g *errgroup.Group, log *slog.Logger, store *models.Store, rep *reports.Service) {
 	g.Go(func() error { purgeHourly(ctx, log, "uploads", rep.PurgeUploads); return nil })
 	g.Go(func() error {
@@ -348,6 +349,10 @@ func runBackground(ctx context.Context, g *errgroup.Group, log *slog.Logger, sto
 	})
 	g.Go(func() error { purgeHourly(ctx, log, "sessions and links", store.PurgeSignIns); return nil })
 	g.Go(func() error { purgeHourly(ctx, log, "reader tickets and sessions", store.PurgeReaders); return nil })
+	g.Go(func() error {
+		purgeHourly(ctx, log, "events whose deliveries ended", store.PurgeDeliveries)
+		return nil
+	})
 }
 
 // mendEarlierVersions mends what an earlier version left behind and only

@@ -51,6 +51,14 @@ const usage = `usage: go run ./deploy/local <command> [flags]
          once, print them and its addresses (--dir, --tls, --base-port,
          --ports, --org, --owner-email)
   down   stop the cluster started from --dir
+  backup back up the cluster running from --dir into --to: a base backup
+         of its PostgreSQL (Assent's and Temporal's databases at one
+         instant), then its report files
+  restore
+         make --dir a new cluster from the backup in --from, with the
+         secret key and first keys of the backed-up cluster (--keys-from:
+         its folder, or a copy of its cluster.json and init.json kept apart
+         from backups); then up --dir starts it
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -107,6 +115,34 @@ Stop with          go run ./deploy/local down --dir %[17]s
 			return err
 		}
 		fmt.Fprintf(stdout, "stopped %d processes\n", len(stopped))
+		return nil
+	case "backup":
+		to := fs.String("to", "", "a new folder for the backup")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if *to == "" {
+			return errors.New("backup: --to is required")
+		}
+		if err := cluster.Backup(ctx, *dir, *to); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "backed up %s into %s (it holds no keys: keep %s and %s apart from it)\n", *dir, *to,
+			filepath.Join(*dir, "cluster.json"), filepath.Join(*dir, "init.json"))
+		return nil
+	case "restore":
+		from := fs.String("from", "", "the backup's folder")
+		keys := fs.String("keys-from", "", "the backed-up cluster's folder, or a copy of its cluster.json and init.json")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if *from == "" || *keys == "" {
+			return errors.New("restore: --from and --keys-from are required")
+		}
+		if err := cluster.Restore(ctx, *from, *dir, *keys); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "restored %s into %s; start it with: go run ./deploy/local up --dir %s\n", *from, *dir, *dir)
 		return nil
 	case "proxy":
 		listen := fs.String("listen", "127.0.0.1:0", "address to listen on")

@@ -102,3 +102,24 @@ func TestPortsFlag(t *testing.T) {
 	assert.ErrorContains(t, p.Set("proxy=99999"), "want name=port")
 	assert.ErrorContains(t, p.Set("api=8080"), "no process api")
 }
+
+// backup and restore say what they need before touching anything; the
+// drill itself runs in crashtest's TestClusterCrashSafety.
+func TestBackupAndRestoreCommandsNeedTheirFolders(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"backup", "--dir", dir}, "--to is required"},
+		{[]string{"backup", "--dir", dir, "--to", dir + "/b"}, "holds no cluster"},
+		{[]string{"restore", "--dir", dir + "/r", "--from", dir}, "--from and --keys-from are required"},
+		{[]string{"restore", "--dir", dir + "/r", "--from", dir, "--keys-from", dir}, "holds no secret key"},
+	} {
+		err := run(ctx, c.args, io.Discard, io.Discard)
+		assert.ErrorContains(t, err, c.want, "%v", c.args)
+	}
+	assert.NoDirExists(t, dir+"/b")
+	assert.NoDirExists(t, dir+"/r")
+}

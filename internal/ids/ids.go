@@ -2,7 +2,9 @@
 package ids
 
 import (
+	"crypto/sha256"
 	"strings"
+	"time"
 
 	"github.com/oklog/ulid/v2"
 )
@@ -51,6 +53,29 @@ const (
 // double as list cursors.
 func New(prefix string) string {
 	return prefix + "_" + strings.ToLower(ulid.Make().String())
+}
+
+// Derived returns the id of prefix's kind that what derives from source
+// (an id New made) and parts always gets: the source's time and entropy
+// hashed from both. A record made again from the same source (a database
+// restored to before it was made, say) keeps its id.
+func Derived(prefix, source string, parts ...string) string {
+	at := time.Now()
+	if _, rest, ok := strings.Cut(source, "_"); ok {
+		if u, err := ulid.ParseStrict(strings.ToUpper(rest)); err == nil {
+			at = ulid.Time(u.Time())
+		}
+	}
+	h := sha256.New()
+	h.Write([]byte(source))
+	for _, p := range parts {
+		h.Write([]byte{0})
+		h.Write([]byte(p))
+	}
+	var u ulid.ULID
+	_ = u.SetTime(ulid.Timestamp(at))
+	_ = u.SetEntropy(h.Sum(nil)[:10])
+	return prefix + "_" + strings.ToLower(u.String())
 }
 
 // HasPrefix reports whether id is of the kind named by prefix.

@@ -26,3 +26,17 @@ func TestMadeKnowsItsOwn(t *testing.T) {
 	assert.False(t, Made(id[:len(id)-1], Approval), "cut short")
 	assert.False(t, Made("apr_"+strings.Repeat("z", 26), Approval), "beyond a ULID's time")
 }
+
+func TestDerivedIsTheSameForTheSameSource(t *testing.T) {
+	event := New(Event)
+	a := Derived(Delivery, event, "webhook", "whk_1")
+	assert.Equal(t, a, Derived(Delivery, event, "webhook", "whk_1"), "made again from the same source")
+	assert.True(t, Made(a, Delivery))
+	assert.NotEqual(t, a, Derived(Delivery, event, "webhook", "whk_2"), "another endpoint")
+	assert.NotEqual(t, a, Derived(Delivery, event, "callback"), "another target")
+	assert.NotEqual(t, Derived(Delivery, event, "a", "bc"), Derived(Delivery, event, "ab", "c"), "parts are kept apart")
+	assert.NotEqual(t, a, Derived(Delivery, New(Event), "webhook", "whk_1"), "another event")
+	time.Sleep(2 * time.Millisecond)
+	later := New(Event)
+	assert.True(t, Newer(Derived(Delivery, later, "webhook"), a), "it sorts by its source's time")
+}

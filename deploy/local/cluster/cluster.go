@@ -157,6 +157,8 @@ type Addresses struct {
 	Assent string
 	// Serve are the serve processes themselves.
 	Serve []string
+	// Workers are the workers' probes and metrics (/readyz, /metrics).
+	Workers []string
 	// TemporalFrontend is host:port of Temporal's frontend.
 	TemporalFrontend string
 	// TemporalUI is the UI's address.
@@ -170,6 +172,7 @@ func (c *Cluster) Addresses() Addresses {
 	return Addresses{
 		Assent:           c.httpURL(Proxy),
 		Serve:            []string{c.httpURL(Serve1), c.httpURL(Serve2)},
+		Workers:          []string{c.httpURL(Worker1), c.httpURL(Worker2)},
 		TemporalFrontend: c.addr(TemporalFrontend),
 		TemporalUI:       c.httpURL(TemporalUI),
 		Postgres:         c.databaseURL("assent"),
