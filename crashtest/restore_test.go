@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"net/url"
-	"strconv"
 	"testing"
 	"time"
 
@@ -20,9 +18,8 @@ import (
 // cluster's PostgreSQL into backup (Assent's and Temporal's databases at
 // one instant), then copies the report files; the load goes on a few
 // seconds and stops (stopLoad), and the cluster is stopped. A new cluster
-// starts in dir from the backup with the same secret key and public
-// address, its other processes on ports of their own, and becomes l's
-// target, with l's ledger cut at the backup (restoredTo) and the receipts
+// starts in dir from the backup with the same secret key and addresses,
+// and becomes l's target, with l's ledger cut at the backup (restoredTo) and the receipts
 // of deliveries the restored database does not hold set aside. The
 // check then holds it to what any client was told before the backup
 // began, as after a kill; what was done after the backup is lost, and
@@ -40,16 +37,10 @@ func restoreUnderLoad(t *testing.T, from *cluster.Cluster, backup, dir string, l
 	restoring := time.Now()
 	require.NoError(t, cluster.Restore(ctx, backup, dir, from.Dir()))
 	copied := time.Now()
-	// The restored service answers at the old one's public address, as an
-	// operator's would: decision tokens name it as their issuer, and
-	// emails link to it.
-	public, err := url.Parse(from.Addresses().Assent)
-	require.NoError(t, err)
-	port, err := strconv.Atoi(public.Port())
-	require.NoError(t, err)
+	// Restore gives it the old one's addresses (cluster.Restore says why).
 	progress := &stepClock{w: logWriter{t}}
 	restored, err := cluster.Start(ctx, cluster.Options{Dir: dir, TLS: true, Progress: progress,
-		AssentEnv: receiversOnLoopback, Assent: from.AssentBinary(), Ports: map[string]int{cluster.Proxy: port}})
+		AssentEnv: receiversOnLoopback, Assent: from.AssentBinary()})
 	require.NoError(t, err)
 	t.Cleanup(restored.Stop)
 	fig := &restoreFigures{BackupSeconds: ended.Sub(began).Seconds(), CopySeconds: copied.Sub(restoring).Seconds()}

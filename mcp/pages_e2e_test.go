@@ -153,18 +153,23 @@ func (p *webPerson) post(path string, form url.Values, status int) (string, stri
 	return resp.Header.Get("Location"), string(b), err
 }
 
-// decide opens the approval's page and posts its decision form with the
-// corrected fields (field.<name>) and note. A 503 (the request is listed
-// before its workflow has started, a moment under load) is tried again,
-// as the page asks a person to.
-func (p *webPerson) decide(id, decision string, corrections map[string]string, note string) error {
+// untilAvailable runs act, a page's form read and posted, again while it
+// is answered 503 (the request is listed before its workflow has started,
+// a moment under load), as the page asks a person to, for up to 30 s.
+func untilAvailable(act func() error) error {
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(250 * time.Millisecond) {
-		err := p.decideOnce(id, decision, corrections, note)
+		err := act()
 		var busy *unavailable
 		if !errors.As(err, &busy) || time.Now().After(deadline) {
 			return err
 		}
 	}
+}
+
+// decide opens the approval's page and posts its decision form with the
+// corrected fields (field.<name>) and note.
+func (p *webPerson) decide(id, decision string, corrections map[string]string, note string) error {
+	return untilAvailable(func() error { return p.decideOnce(id, decision, corrections, note) })
 }
 
 // unavailable is a 503 from a page (post): try again shortly.
@@ -195,16 +200,18 @@ func (p *webPerson) decideOnce(id, decision string, corrections map[string]strin
 // reply opens the request for information's page and submits answers
 // (question id to the values its inputs post).
 func (p *webPerson) reply(id string, answers map[string][]string) error {
-	_, page, err := p.get("/collections/" + id)
-	if err != nil {
+	return untilAvailable(func() error {
+		_, page, err := p.get("/collections/" + id)
+		if err != nil {
+			return err
+		}
+		form := url.Values{"csrf": {field(csrfField, page)}, "submission": {field(submitField, page)}, "action": {"submit"}}
+		for k, v := range answers {
+			form["answer."+k] = v
+		}
+		_, _, err = p.post("/collections/"+id+"/replies", form, http.StatusSeeOther)
 		return err
-	}
-	form := url.Values{"csrf": {field(csrfField, page)}, "submission": {field(submitField, page)}, "action": {"submit"}}
-	for k, v := range answers {
-		form["answer."+k] = v
-	}
-	_, _, err = p.post("/collections/"+id+"/replies", form, http.StatusSeeOther)
-	return err
+	})
 }
 
 // eventually polls find until it returns an id, for up to 30 seconds.

@@ -58,7 +58,7 @@ const usage = `usage: go run ./deploy/local <command> [flags]
          make --dir a new cluster from the backup in --from, with the
          secret key and first keys of the backed-up cluster (--keys-from:
          its folder, or a copy of its cluster.json and init.json kept apart
-         from backups); then up --dir starts it
+         from backups); then up --dir starts it where the backed-up one ran
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -69,10 +69,12 @@ func Backup(ctx context.Context, dir, dest string) error {
 
 // Restore makes dir, which must not exist, a cluster resumed from a
 // backup: its PostgreSQL data and report files are the backup's, and its
-// secret key and first keys (init.json) are those of the backed-up
+// secret key, first keys (init.json) and ports are those of the backed-up
 // cluster, read from keys, that cluster's folder or a copy of its
 // cluster.json and init.json kept apart from backups. Start on dir then
-// brings it up on ports of its own.
+// brings it up where the backed-up one ran (stop that one first): at its
+// public address, which decision tokens name as their issuer, and with
+// Temporal's services where its restored membership table says they are.
 func Restore(ctx context.Context, backup, dir, keys string) error {
 	if _, err := os.Stat(dir); err == nil {
 		return fmt.Errorf("restore: %s already exists; restore into a new folder", dir)
@@ -101,7 +103,7 @@ func Restore(ctx context.Context, backup, dir, keys string) error {
 	if err := copyTree(ctx, filepath.Join(backup, backupBlobs), filepath.Join(dir, "blobs")); err != nil {
 		return err
 	}
-	c := &Cluster{opts: Options{Dir: dir}, state: State{Ports: map[string]int{}, PIDs: map[string]int{}, SecretKey: old.state.SecretKey}}
+	c := &Cluster{opts: Options{Dir: dir}, state: State{Ports: old.state.Ports, PIDs: map[string]int{}, SecretKey: old.state.SecretKey}}
 	if init != nil {
 		if err := os.WriteFile(c.InitPath(), init, 0o600); err != nil {
 			return err
