@@ -24,9 +24,9 @@ const gateDenyReason = "refunds of 70 or more go through the finance system"
 
 // registerGateAction registers gateAction through the admin key: up to 30
 // runs, 70 or more is refused, below 40 the members decide within 8
-// seconds (so some expire during the run), the rest within an hour. The
-// members are the approvers, so the load's decisions settle these
-// approvals like its own.
+// seconds (so some expire during the run), the rest within the load's
+// patience. The members are the approvers, so the load's decisions settle
+// these approvals like its own.
 func (l *load) registerGateAction() error {
 	var emails []string
 	for _, p := range l.people() {
@@ -41,7 +41,7 @@ func (l *load) registerGateAction() error {
 			{"name": "small", "condition": "input.amount <= 30", "outcome": "allow"},
 			{"name": "large", "condition": "input.amount >= 70", "outcome": "deny", "reason": gateDenyReason},
 			{"name": "quick", "condition": "input.amount < 40", "outcome": "approval", "risk": "low", "approvers": emails, "expiresIn": "8s"},
-			{"name": "people", "outcome": "approval", "risk": "high", "approvers": emails, "expiresIn": "1h"},
+			{"name": "people", "outcome": "approval", "risk": "high", "approvers": emails, "expiresIn": l.patience.String()},
 		},
 	})
 	o := &op{kind: "action", path: "/api/v1/admin/actions", token: l.svc.keys().AdminKey, key: "gate-action", body: string(body)}
