@@ -19,11 +19,11 @@ import (
 // one instant), then copies the report files; the load goes on a few
 // seconds and stops (stopLoad), and the cluster is stopped. A new cluster
 // starts in dir from the backup with the same secret key and addresses,
-// and becomes l's target, with l's ledger cut at the backup (restoredTo) and the receipts
-// of deliveries the restored database does not hold set aside. The
-// check then holds it to what any client was told before the backup
-// began, as after a kill; what was done after the backup is lost, and
-// counted in the figures.
+// and becomes l's target, with l's ledger cut at the backup (restoredTo)
+// and the receipts of deliveries the restored database does not hold set
+// aside. The check then holds it to what any client was told before the
+// backup began, as after a kill; what was done after the backup is lost,
+// and counted in the figures.
 func restoreUnderLoad(t *testing.T, from *cluster.Cluster, backup, dir string, l *load, rcv *receiver, stopLoad func()) (*cluster.Cluster, *restoreFigures) {
 	ctx := context.Background()
 	time.Sleep(3 * time.Second)

@@ -41,20 +41,11 @@ func Backup(ctx context.Context, dir, dest string) error {
 	if err := mkdirFor(dest); err != nil {
 		return err
 	}
-	// An empty data folder, the postgres user's when the harness is root,
-	// so that the copy is the server's to start from.
+	// The copy is the server's to start from.
 	data := filepath.Join(dest, backupPostgres)
-	if err := os.Mkdir(data, 0o700); err != nil {
-		return err
-	}
-	cred, err := postgresCredential()
+	cred, err := postgresDataDir(data)
 	if err != nil {
 		return err
-	}
-	if cred != nil {
-		if err := os.Chown(data, int(cred.Uid), int(cred.Gid)); err != nil {
-			return err
-		}
 	}
 	cmd := exec.CommandContext(ctx, filepath.Join(bin, "pg_basebackup"), "-h", "127.0.0.1", "-p", strconv.Itoa(c.port(Postgres)),
 		"-U", "postgres", "-D", data, "-Fp", "-X", "stream", "--checkpoint=fast", "--no-sync")

@@ -58,17 +58,9 @@ func (c *Cluster) initdb() error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(c.pgData(), 0o700); err != nil {
-		return err
-	}
-	cred, err := postgresCredential()
+	cred, err := postgresDataDir(c.pgData())
 	if err != nil {
 		return err
-	}
-	if cred != nil {
-		if err := os.Chown(c.pgData(), int(cred.Uid), int(cred.Gid)); err != nil {
-			return err
-		}
 	}
 	cmd := exec.Command(filepath.Join(bin, "initdb"), "-D", c.pgData(), "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--no-sync")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
@@ -113,6 +105,21 @@ func postgresBin() (string, error) {
 		return "", errors.New("PostgreSQL's server programs (initdb, postgres) were not found: install PostgreSQL (Debian: apt-get install postgresql)")
 	}
 	return filepath.Dir(matches[len(matches)-1]), nil
+}
+
+// postgresDataDir makes dir for PostgreSQL's programs to write a data
+// folder into: private, and the postgres user's when the harness is root.
+// It returns the credential to run those programs with (nil: as the
+// harness's user).
+func postgresDataDir(dir string) (*syscall.Credential, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	cred, err := postgresCredential()
+	if err != nil || cred == nil {
+		return nil, err
+	}
+	return cred, os.Chown(dir, int(cred.Uid), int(cred.Gid))
 }
 
 // postgresCredential is the postgres user's, when the harness is root;
