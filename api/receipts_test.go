@@ -351,3 +351,40 @@ func TestReceiptsOnlyFromWhoMayReport(t *testing.T) {
 		assert.Len(t, entries, 1)
 	})
 }
+
+// TestReceiptRetriedAfterItsTokenExpired: a report recorded as a mismatch
+// (409 input_mismatch, which is not kept as a response) and retried with
+// its Idempotency-Key after its token expired answers as it did, with the
+// receipt it recorded, rather than refusing the token; the same body
+// without the key is refused as expired, and nothing is recorded twice.
+func TestReceiptRetriedAfterItsTokenExpired(t *testing.T) {
+	t.Parallel()
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		require.Equal(t, 201, s.do(t, "POST", "/api/v1/admin/actions", s.adminKey,
+			`{"name":"deploy","inputSchema":{"type":"object"},"policy":[{"name":"all","outcome":"allow"}]}`, nil).status)
+		gate := s.do(t, "POST", "/api/v1/gate", s.agentKey, `{"action":"deploy","input":{"env":"staging"}}`, nil)
+		require.Equal(t, 200, gate.status, string(gate.body))
+		body := receiptBody(gate.decoded["decisionToken"].(string), `{"env":"prod"}`, "succeeded", "null")
+		key := map[string]string{"Idempotency-Key": "report-deploy"}
+
+		first := s.do(t, "POST", "/api/v1/receipts", s.agentKey, body, key)
+		require.Equal(t, 409, first.status, string(first.body))
+		require.Equal(t, "input_mismatch", errField(first, "code"))
+		id := first.decoded["receipt"].(map[string]any)["id"]
+
+		s.services.Receipts.SetClock(func() time.Time { return time.Now().Add(48 * time.Hour) })
+		again := s.do(t, "POST", "/api/v1/receipts", s.agentKey, body, key)
+		assert.Equal(t, 409, again.status, string(again.body))
+		assert.Equal(t, "input_mismatch", errField(again, "code"))
+		assert.Equal(t, "input", errField(again, "field"))
+		assert.Equal(t, first.decoded["receipt"], again.decoded["receipt"], "the receipt the first attempt recorded")
+
+		unkeyed := s.do(t, "POST", "/api/v1/receipts", s.agentKey, body, nil)
+		assert.Equal(t, 400, unkeyed.status, string(unkeyed.body))
+		assert.Contains(t, errField(unkeyed, "message"), "expired")
+		var n int64
+		require.NoError(t, db.Model(&models.Receipt{}).Where("organization_id = ?", s.org.ID).Count(&n).Error)
+		assert.EqualValues(t, 1, n, "recorded once: %v", id)
+	})
+}

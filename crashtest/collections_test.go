@@ -112,18 +112,22 @@ type collection struct {
 	ExpiresAt         time.Time  `json:"expiresAt"`
 	SettledAt         *time.Time `json:"settledAt"`
 	CallbackURL       *string    `json:"callbackUrl"`
-	Replies           []struct {
-		Respondent struct {
-			ID string `json:"id"`
-		} `json:"respondent"`
-		Answers map[string]json.RawMessage `json:"answers"`
-	} `json:"replies"`
+	Replies           []reply    `json:"replies"`
 
 	// reminderDue is when its workflow's reminder timer was set to fire,
 	// read from the workflow's history: the workflow measures it from its
 	// first task, which a kill may delay past the workflow's start, as
 	// the reconciler may delay the start past the record's creation.
 	reminderDue time.Time
+}
+
+// reply is one reply a collection holds.
+type reply struct {
+	Respondent struct {
+		ID string `json:"id"`
+	} `json:"respondent"`
+	Answers    map[string]json.RawMessage `json:"answers"`
+	OnBehalfOf *delegator                 `json:"onBehalfOf"`
 }
 
 // firstTimerDue is when the first timer of a workflow's history was set to
@@ -151,6 +155,11 @@ func (c *collection) repliesBy(personID string) int {
 		}
 	}
 	return n
+}
+
+// repliedAs reports whether a reply counts as one of voices.
+func (c *collection) repliedAs(voices []string) bool {
+	return slices.ContainsFunc(c.Replies, func(r reply) bool { return slices.Contains(voices, voiceOf(r.Respondent.ID, r.OnBehalfOf)) })
 }
 
 // listCollections reads every collection of the organisation.
@@ -293,8 +302,9 @@ func (l *load) checkCollections(ctx context.Context, rcv *receiver, tc client.Cl
 						o.key, o.deciderID, o.collectionID, o.status, c.Status)
 				}
 			case o.status == http.StatusConflict && strings.Contains(string(o.respBody), "already_submitted"):
-				if c.repliesBy(o.deciderID) != 1 {
-					r.problem(&r.ActionsNotReflected, "reply %s by %s to %s was refused as already submitted but the collection holds %d of theirs",
+				// By them, or by or for whom they act with.
+				if c.repliesBy(o.deciderID) > 1 || !c.repliedAs(l.delegations.voices(o.deciderID)) {
+					r.problem(&r.ActionsNotReflected, "reply %s by %s to %s was refused as already submitted but the collection holds %d of theirs and none for them",
 						o.key, o.deciderID, o.collectionID, c.repliesBy(o.deciderID))
 				}
 			case refused(o) && c.holds(o.deciderID, o.answers):

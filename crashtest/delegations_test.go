@@ -36,7 +36,10 @@ type delegations struct {
 	turn chan struct{} // one op at a time, across the clients
 	mu   sync.Mutex
 	away map[string]person
-	last time.Time // the last op's start
+	// stoodIn is, by delegate, everyone they were ever named to stand in
+	// for, answered or not: a refusal may rest on an act for either.
+	stoodIn map[string][]string
+	last    time.Time // the last op's start
 }
 
 // due reports whether a delegation op is due: none for delegationEvery.
@@ -47,7 +50,16 @@ func (d *delegations) due() bool {
 }
 
 func newDelegations() *delegations {
-	return &delegations{turn: make(chan struct{}, 1), away: map[string]person{}}
+	return &delegations{turn: make(chan struct{}, 1), away: map[string]person{}, stoodIn: map[string][]string{}}
+}
+
+// voices is whose act id's act may count as: their own, or that of anyone
+// they were named to stand in for. A person and their stand-in act once
+// between them, so either's act refuses the other's.
+func (d *delegations) voices(id string) []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string{id}, d.stoodIn[id]...)
 }
 
 // standIn is who stands in for id now, if anyone.
@@ -67,6 +79,21 @@ func (d *delegations) set(from string, to *person) {
 	} else {
 		d.away[from] = *to
 	}
+}
+
+// delegator is whom someone who replied or returned a verdict stood in
+// for, as the request holds it.
+type delegator struct {
+	ID string `json:"id"`
+}
+
+// voiceOf is whose act an act by by counts as: the person stood in for,
+// or by.
+func voiceOf(by string, onBehalfOf *delegator) string {
+	if onBehalfOf != nil {
+		return onBehalfOf.ID
+	}
+	return by
 }
 
 // delegate sends one person away, or brings one back: one op at a time,
@@ -110,6 +137,9 @@ func (l *load) delegate(rng *rand.Rand, people []person) {
 		"note": "away for the crash test"})
 	o := &op{kind: opDelegate, method: http.MethodPut, path: "/api/v1/me/delegation", token: from.token,
 		key: l.newKey("delegate"), deciderID: from.id, body: string(body)}
+	d.mu.Lock()
+	d.stoodIn[to.id] = append(d.stoodIn[to.id], from.id)
+	d.mu.Unlock()
 	l.send(o)
 	if o.acknowledged() {
 		d.set(from.id, &to)

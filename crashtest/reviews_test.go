@@ -171,8 +171,9 @@ type storedVerdict struct {
 	Reviewer struct {
 		ID string `json:"id"`
 	} `json:"reviewer"`
-	Verdict string `json:"verdict"`
-	Note    string `json:"note"`
+	Verdict    string     `json:"verdict"`
+	Note       string     `json:"note"`
+	OnBehalfOf *delegator `json:"onBehalfOf"`
 }
 
 // verdictsBy counts the verdicts of personID.
@@ -184,6 +185,11 @@ func (v *review) verdictsBy(personID string) int {
 		}
 	}
 	return n
+}
+
+// returnedAs reports whether a verdict counts as one of voices.
+func (v *review) returnedAs(voices []string) bool {
+	return slices.ContainsFunc(v.Verdicts, func(x storedVerdict) bool { return slices.Contains(voices, voiceOf(x.Reviewer.ID, x.OnBehalfOf)) })
 }
 
 // via is how a request reached someone it asks.
@@ -400,7 +406,8 @@ func (l *load) checkReviews(ctx context.Context, rcv *receiver, tc client.Client
 			consistent := len(stored) == 0
 			switch code {
 			case "already_decided":
-				consistent = consistent && v.verdictsBy(o.deciderID) == 1
+				// By them, or by or for whom they act with.
+				consistent = consistent && v.verdictsBy(o.deciderID) <= 1 && v.returnedAs(l.delegations.voices(o.deciderID))
 			case "invalid_state":
 				consistent = consistent && v.Status != "open"
 			case "not_a_reviewer":

@@ -183,6 +183,11 @@ func (s *ReceiptStore) disagree(ctx context.Context, r ReceiptRecord, first *Rec
 	return err
 }
 
+// Receipt is the organisation's receipt id.
+func (s *ReceiptStore) Receipt(ctx context.Context, orgID, id string) (*Receipt, error) {
+	return s.receiptWhere(ctx, orgID, "id = ?", id)
+}
+
 func (s *ReceiptStore) receiptWhere(ctx context.Context, orgID, where string, arg any) (*Receipt, error) {
 	var r Receipt
 	err := s.db.WithContext(ctx).Where("organization_id = ?", orgID).Where(where, arg).Take(&r).Error

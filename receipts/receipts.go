@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
 
@@ -37,6 +38,8 @@ type Service struct {
 	store *models.Store
 	// issuer is the instance's public address, as its tokens name it.
 	issuer string
+	// now is the clock tokens are checked by; nil is time.Now.
+	now func() time.Time
 }
 
 // New returns the service over store, accepting tokens issued by issuer.
@@ -47,6 +50,10 @@ func New(store *models.Store, issuer string) *Service {
 // SetIssuer names the instance as its tokens do: its configured public
 // address, when that is not the address it was built with (as the gate's).
 func (s *Service) SetIssuer(issuer string) { s.issuer = issuer }
+
+// SetClock checks tokens by now instead of the time, so a test can let
+// one expire.
+func (s *Service) SetClock(now func() time.Time) { s.now = now }
 
 // ReportInput is an execution receipt as an executor posts it.
 type ReportInput struct {
@@ -70,6 +77,20 @@ func (s *Service) Report(ctx context.Context, p models.Actor, in *ReportInput, c
 	if err != nil {
 		return nil, err
 	}
+	// A retry of a report that was recorded answers as it did, though its
+	// token has expired since: the same caller sent the same body, and
+	// the receipt is kept.
+	earlier, err := s.store.ClaimedResource(ctx, claim)
+	if err != nil {
+		return nil, err
+	}
+	if earlier != "" {
+		got, err := s.store.Receipt(ctx, p.OrgID(), earlier)
+		if err != nil {
+			return nil, err
+		}
+		return got, mismatch(got)
+	}
 	claims, err := s.verify(ctx, p.OrgID(), in.DecisionToken)
 	if err != nil {
 		return nil, err
@@ -88,12 +109,18 @@ func (s *Service) Report(ctx context.Context, p models.Actor, in *ReportInput, c
 	if err != nil {
 		return got, err
 	}
-	if got.Mismatch {
-		return got, apperr.Field(apperr.InputMismatch, "input",
-			"input is not the input the decision token approved (its sha256 %s, approved %s); the receipt is recorded as a mismatch",
-			got.InputSHA256, got.ApprovedSHA256)
+	return got, mismatch(got)
+}
+
+// mismatch is the refusal that comes with a receipt recorded as a
+// mismatch, nil for one that matched.
+func mismatch(r *models.Receipt) error {
+	if !r.Mismatch {
+		return nil
 	}
-	return got, nil
+	return apperr.Field(apperr.InputMismatch, "input",
+		"input is not the input the decision token approved (its sha256 %s, approved %s); the receipt is recorded as a mismatch",
+		r.InputSHA256, r.ApprovedSHA256)
 }
 
 // build holds in's fields to their rules, before the token is read.
@@ -156,7 +183,7 @@ func (s *Service) verify(ctx context.Context, orgID, token string) (*decisiontok
 	if err != nil {
 		return nil, err
 	}
-	v := &decisiontoken.Verifier{Issuer: s.issuer, Organization: orgID}
+	v := &decisiontoken.Verifier{Issuer: s.issuer, Organization: orgID, Now: s.now}
 	for _, k := range keys {
 		v.Keys.Keys = append(v.Keys.Keys, jose.JSONWebKey{Key: ed25519.PublicKey(k.PublicKey), KeyID: k.ID,
 			Algorithm: string(decisiontoken.Algorithm), Use: "sig"})
