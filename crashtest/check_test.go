@@ -133,7 +133,9 @@ type report struct {
 	// implies.
 	ReceiptMismatches int `json:"receiptMismatches"`
 
-	// Restore is what a restore drill measured (TestClusterRestore).
+	// Upgrade is what the rolling upgrade from the previous release
+	// measured, Restore what the restore drill did (TestClusterCrashSafety).
+	Upgrade *upgradeFigures `json:"upgrade,omitempty"`
 	Restore *restoreFigures `json:"restore,omitempty"`
 
 	// Seconds each phase of the check took, to keep the run short.

@@ -17,11 +17,14 @@ import (
 	"github.com/assent-hq/assent/deploy/local/cluster"
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/secretkey"
+	"github.com/assent-hq/assent/internal/testenv/assentbin"
 )
 
 // TestClusterCrashSafety runs the same load against the production shape
 // (two serve behind the proxy, two worker, Temporal's services apart, a
-// PostgreSQL of its own, mutual TLS to the frontend) while it SIGKILLs,
+// PostgreSQL of its own, mutual TLS to the frontend), started on the
+// previous release and rolled onto this version under the load
+// (upgradeUnderLoad). Then it SIGKILLs,
 // at seeded moments, one of serve, worker, history, matching or the
 // frontend and restarts it, and restarts PostgreSQL once. Then, the load
 // still running, it backs the cluster up and restores the backup into a
@@ -43,7 +46,7 @@ func TestClusterCrashSafety(t *testing.T) {
 	ctx := context.Background()
 	root := clusterDir(t)
 	c, err := cluster.Start(ctx, cluster.Options{Dir: filepath.Join(root, "cluster"), TLS: true, Progress: logWriter{t},
-		AssentEnv: receiversOnLoopback})
+		AssentEnv: receiversOnLoopback, Assent: assentbin.Release(t)})
 	require.NoError(t, err)
 	t.Cleanup(c.Stop)
 	svc := &clusterTarget{c: c, boot: bootstrapCluster(t, c)}
@@ -51,6 +54,7 @@ func TestClusterCrashSafety(t *testing.T) {
 	// The production schedule retries after 1 and then 4 minutes.
 	rcv := newReceiver(t, 10, 6*time.Minute)
 	l, stopLoad := startLoad(t, svc, rcv, seed, 8, time.Hour)
+	upgrade := upgradeUnderLoad(t, c, l)
 	killed := map[string]int{}
 	victims := []string{cluster.Serve1, cluster.Serve2, cluster.Worker1, cluster.Worker2,
 		cluster.TemporalHistory, cluster.TemporalMatching, cluster.TemporalFrontend}
@@ -77,7 +81,7 @@ func TestClusterCrashSafety(t *testing.T) {
 		for name, n := range restored.Exits() {
 			exited[name] += n
 		}
-		r.ExitedOnTheirOwn, r.Restore = exited, restore
+		r.ExitedOnTheirOwn, r.Upgrade, r.Restore = exited, upgrade, restore
 	})
 	if r.ServerErrors > 0 {
 		// What each 500 was, as the serve processes logged it.
@@ -90,6 +94,9 @@ func TestClusterCrashSafety(t *testing.T) {
 		}
 	}
 	assertNothingLost(t, r)
+	assert.Zero(t, upgrade.FiveXX, "the rolling upgrade answered 5xx")
+	assert.Zero(t, upgrade.ConnectionErrors, "the rolling upgrade dropped connections")
+	assert.NotZero(t, upgrade.OpsBefore, "the previous release took no load: the upgrade proved nothing")
 	assert.NotEmpty(t, restore.Lost, "nothing was acknowledged after the backup: the run showed nothing of what a restore loses")
 	// Temporal's services may stop themselves when PostgreSQL restarts
 	// during their own start, and are started again as an orchestrator

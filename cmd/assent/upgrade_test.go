@@ -37,10 +37,6 @@ import (
 	"github.com/assent-hq/assent/workflows"
 )
 
-// previousRelease is the release an installation upgrades from, built from
-// its commit in this repository's history (docs/releases.md).
-var previousRelease = struct{ Version, Commit string }{"v0.1.0", "db9cbefaed146f5e2c6e1aa3ede49ee1b95fc6fa"}
-
 // TestUpgradeFromThePreviousRelease: the previous release, run as `assent
 // dev` on each database, leaves requests of every kind waiting (and one
 // approval settled); this version starts on its data (database and
@@ -53,7 +49,7 @@ func TestUpgradeFromThePreviousRelease(t *testing.T) {
 		t.Skip("builds the previous release and runs assent dev twice")
 	}
 	t.Parallel()
-	old, current := buildRelease(t), assentbin.For(t)
+	old, current := assentbin.Release(t), assentbin.For(t)
 	for _, kind := range []string{"sqlite", "postgres"} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
@@ -80,7 +76,7 @@ func upgrade(t *testing.T, old, current string, database []string) {
 	hooks := newHookReceiver(t)
 
 	// The previous release makes them.
-	oldURL, stopOld := startRelease(t, previousRelease.Version, old, dataDir, database)
+	oldURL, stopOld := startRelease(t, assentbin.Previous.Version, old, dataDir, database)
 	boot, err := loadBootstrap(dataDir)
 	require.NoError(t, err)
 	p := leaveRequests(ctx, t, oldURL, boot, hooks)
@@ -262,42 +258,6 @@ func listsAll(runs []*workflowpb.WorkflowExecutionInfo, ids []string) bool {
 		}
 	}
 	return true
-}
-
-// buildRelease builds the previous release's binary from its commit, once
-// per machine (kept in the user's cache folder).
-func buildRelease(t *testing.T) string {
-	t.Helper()
-	dir, err := os.UserCacheDir()
-	require.NoError(t, err)
-	dir = filepath.Join(dir, "assent-releases", previousRelease.Commit)
-	bin := filepath.Join(dir, "assent")
-	if _, err := os.Stat(bin); err == nil {
-		return bin
-	}
-	root, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
-	require.NoError(t, err, "the upgrade test builds the previous release from this repository's history")
-	if err := exec.Command("git", "-C", strings.TrimSpace(string(root)), "cat-file", "-e", previousRelease.Commit+"^{commit}").Run(); err != nil {
-		t.Fatalf("this clone lacks %s's commit %s (a shallow clone?): fetch the history to run the upgrade test",
-			previousRelease.Version, previousRelease.Commit)
-	}
-	src := filepath.Join(t.TempDir(), "src")
-	require.NoError(t, os.MkdirAll(src, 0o755))
-	archive := exec.Command("sh", "-c", `git -C "$1" archive "$2" | tar -x -C "$3"`, "sh", strings.TrimSpace(string(root)), previousRelease.Commit, src)
-	out, err := archive.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	tmp := bin + ".partial"
-	require.NoError(t, os.MkdirAll(dir, 0o755))
-	build := exec.Command("go", "build", "-ldflags",
-		"-X github.com/assent-hq/assent/internal/buildinfo.version="+previousRelease.Version+
-			" -X github.com/assent-hq/assent/internal/buildinfo.commit="+previousRelease.Commit,
-		"-o", tmp, "./cmd/assent")
-	build.Dir = src
-	build.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false", "GOTOOLCHAIN=auto")
-	out, err = build.CombinedOutput()
-	require.NoError(t, err, "build %s: %s", previousRelease.Version, out)
-	require.NoError(t, os.Rename(tmp, bin))
-	return bin
 }
 
 // startRelease runs bin, the version named, as `assent dev` on dataDir

@@ -244,6 +244,32 @@ func (c *Cluster) Restart(ctx context.Context, name string) error {
 	return c.start(ctx, name)
 }
 
+// Roll restarts Assent's processes one at a time, as a deploy does
+// (docs/operations.md, "Upgrading with requests pending"): with a new
+// binary bin, `assent migrate` with it first; then each worker and then
+// each serve is stopped with SIGTERM and started again (on bin, when
+// given), ready before the next one stops. An empty bin is a rolling
+// restart on the same binary.
+func (c *Cluster) Roll(ctx context.Context, bin string) error {
+	if bin != "" {
+		c.bins.assent = bin
+		c.progress("migrating with %s", bin)
+		if err := c.migrate(ctx); err != nil {
+			return err
+		}
+	}
+	for _, name := range []string{Worker1, Worker2, Serve1, Serve2} {
+		c.progress("rolling %s", name)
+		if err := c.Terminate(name); err != nil {
+			return err
+		}
+		if err := c.Restart(ctx, name); err != nil {
+			return fmt.Errorf("restart %s: %w\n%s", name, err, c.LogTail(name))
+		}
+	}
+	return nil
+}
+
 // RestartPostgres stops PostgreSQL cleanly (a fast shutdown, as an
 // operator's restart does) and starts it again; every other process must
 // reconnect on its own.

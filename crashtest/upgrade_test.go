@@ -1,0 +1,78 @@
+package crashtest
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/assent-hq/assent/deploy/local/cluster"
+	"github.com/assent-hq/assent/internal/testenv/assentbin"
+)
+
+// upgradeUnderLoad rolls the cluster from the previous release it was
+// started on onto this checkout's assent, as docs/operations.md says an
+// operator upgrades (cluster.Roll: migrate, then each worker, then each
+// serve, SIGTERM and start, ready before the next), while the load l goes
+// on. A rolling upgrade refuses nothing: no client of the load may meet
+// a 5xx or a dropped connection from a moment before the roll began
+// until a moment after it ended. What the load did across the roll, and
+// every history either version wrote, is then held by the crash check
+// like the rest of the run.
+func upgradeUnderLoad(t *testing.T, c *cluster.Cluster, l *load) *upgradeFigures {
+	time.Sleep(5 * time.Second) // the previous release takes part of the load
+	require.Equal(t, []string{assentbin.Previous.Version}, runningVersions(t, c), "the cluster starts on the previous release")
+	fiveXX, netErrors := l.fiveXX.Load(), l.netErrors.Load()
+	began := time.Now()
+	require.NoError(t, c.Roll(context.Background(), assentbin.For(t)))
+	fig := &upgradeFigures{From: assentbin.Previous.Version, RollSeconds: time.Since(began).Seconds()}
+	require.NotContains(t, runningVersions(t, c), assentbin.Previous.Version, "every process rolled")
+	time.Sleep(3 * time.Second) // a retry the roll left waiting lands
+	fig.FiveXX, fig.ConnectionErrors = l.fiveXX.Load()-fiveXX, l.netErrors.Load()-netErrors
+	l.mu.Lock()
+	for _, o := range l.ops {
+		if o.sent.Before(began) {
+			fig.OpsBefore++
+		} else if o.status != 0 {
+			fig.OpsDuring++
+		}
+	}
+	l.mu.Unlock()
+	return fig
+}
+
+// upgradeFigures are what a rolling upgrade under load measured: the
+// release it started from, how long the roll took, the operations sent
+// before it and answered from its start to the kills, and the 5xx and
+// connection errors the load met across it (each must be 0).
+type upgradeFigures struct {
+	From             string  `json:"from"`
+	RollSeconds      float64 `json:"rollSeconds"`
+	OpsBefore        int     `json:"opsBefore"`
+	OpsDuring        int     `json:"opsDuring"`
+	FiveXX           int64   `json:"responses5xx"`
+	ConnectionErrors int64   `json:"connectionErrors"`
+}
+
+// runningVersions are the versions Assent's processes say they run, in
+// their /readyz answers, each once.
+func runningVersions(t *testing.T, c *cluster.Cluster) []string {
+	a := c.Addresses()
+	var out []string
+	for _, base := range append(a.Serve, a.Workers...) {
+		resp, err := http.Get(base + "/readyz")
+		require.NoError(t, err)
+		var ready struct{ Version string }
+		err = json.NewDecoder(resp.Body).Decode(&ready)
+		resp.Body.Close()
+		require.NoError(t, err, "%s/readyz", base)
+		if !slices.Contains(out, ready.Version) {
+			out = append(out, ready.Version)
+		}
+	}
+	return out
+}
