@@ -36,7 +36,8 @@ const soakMetricsToken = "soak-metrics"
 // long-polling beside it, and samples every process about sixty times:
 // resident memory and open files of each, goroutines of Assent's, the
 // database's connections and sizes, and the latency of reads. After a
-// fifth of the run (warm-up), Assent's processes must stay flat and reads
+// fifth of the run (warm-up; at least as long as a request waits),
+// Assent's processes must stay flat and reads
 // as fast at the end as at the start (holdFlat); then the crash test's
 // check holds the hour's load to what each client was told.
 // ASSENT_SOAK_REPORT and ASSENT_SOAK_PLOT, when set, are where the
@@ -63,9 +64,12 @@ func TestClusterSoak(t *testing.T) {
 	defer db.Close()
 
 	rcv := newReceiver(t, 10, 6*time.Minute)
-	// Requests wait at most four minutes, so after warm-up as many end
-	// as begin: the open ones (and the workers' cached workflows) level.
-	l, stopLoad := startLoad(t, svc, rcv, seed, clients, 4*time.Minute)
+	// Requests wait at most four minutes (a quarter of a shorter run), so
+	// after warm-up, which lasts at least that, as many end as begin: the
+	// open ones (and the workers' cached workflows) level.
+	patience := min(4*time.Minute, (length / 4).Truncate(time.Second))
+	warmUp := max(length/5, patience)
+	l, stopLoad := startLoad(t, svc, rcv, seed, clients, patience)
 	stopPolls := l.longPoll(4, seed)
 	s := &soak{c: c, db: db, l: l, start: time.Now()}
 	every := max(length/60, 5*time.Second)
@@ -83,7 +87,7 @@ func TestClusterSoak(t *testing.T) {
 	if path := os.Getenv("ASSENT_SOAK_PLOT"); path != "" {
 		require.NoError(t, os.WriteFile(path, plotSoak(s.samples), 0o644))
 	}
-	s.holdFlat(t, length/5)
+	s.holdFlat(t, warmUp)
 	r := l.finish(t, rcv, seed, nil, func(r *report) { r.ExitedOnTheirOwn = c.Exits() })
 	assertNothingLost(t, r)
 	assert.Empty(t, r.ExitedOnTheirOwn, "no process exits on its own in a soak")
