@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
 
 	"github.com/assent-hq/assent/deploy/local/cluster"
 	"github.com/assent-hq/assent/internal/testenv/assentbin"
@@ -31,6 +33,8 @@ func upgradeUnderLoad(t *testing.T, c *cluster.Cluster, l *load) *upgradeFigures
 	require.NoError(t, c.Roll(context.Background(), assentbin.For(t)))
 	fig := &upgradeFigures{From: assentbin.Previous.Version, RollSeconds: time.Since(began).Seconds()}
 	require.NotContains(t, runningVersions(t, c), assentbin.Previous.Version, "every process rolled")
+	fig.CurrentBuild = currentBuild(t, c)
+	require.NotEmpty(t, fig.CurrentBuild, "the new workers made their build the worker deployment's current version")
 	time.Sleep(3 * time.Second) // a retry the roll left waiting lands
 	fig.FiveXX, fig.ConnectionErrors = l.fiveXX.Load()-fiveXX, l.netErrors.Load()-netErrors
 	l.mu.Lock()
@@ -46,11 +50,14 @@ func upgradeUnderLoad(t *testing.T, c *cluster.Cluster, l *load) *upgradeFigures
 }
 
 // upgradeFigures are what a rolling upgrade under load measured: the
-// release it started from, how long the roll took, the operations sent
+// release it started from (its workers unversioned), the build its
+// workers made current, how long the roll took, the operations sent
 // before it and answered from its start to the kills, and the 5xx and
 // connection errors the load met across it (each must be 0).
 type upgradeFigures struct {
-	From             string  `json:"from"`
+	From string `json:"from"`
+	// CurrentBuild is the worker deployment's current version after it.
+	CurrentBuild     string  `json:"currentBuild"`
 	RollSeconds      float64 `json:"rollSeconds"`
 	OpsBefore        int     `json:"opsBefore"`
 	OpsDuring        int     `json:"opsDuring"`
@@ -75,4 +82,18 @@ func runningVersions(t *testing.T, c *cluster.Cluster) []string {
 		}
 	}
 	return out
+}
+
+// currentBuild is the build id of the cluster's worker deployment's
+// current version, "" when it has none.
+func currentBuild(t *testing.T, c *cluster.Cluster) string {
+	opts, err := c.TemporalClientOptions()
+	require.NoError(t, err)
+	tc, err := client.Dial(opts)
+	require.NoError(t, err)
+	defer tc.Close()
+	resp, err := tc.WorkflowService().DescribeWorkerDeployment(context.Background(),
+		&workflowservice.DescribeWorkerDeploymentRequest{Namespace: cluster.Namespace, DeploymentName: cluster.WorkerDeployment})
+	require.NoError(t, err)
+	return resp.GetWorkerDeploymentInfo().GetRoutingConfig().GetCurrentDeploymentVersion().GetBuildId()
 }

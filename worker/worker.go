@@ -46,6 +46,8 @@ type Deps struct {
 	// SlackAPIURL is Slack's Web API, where approval requests are posted to
 	// organisations' Slack channels; "" is Slack's own.
 	SlackAPIURL string
+	// Deployment is the worker deployment it joins; zero is unversioned.
+	Deployment Deployment
 }
 
 // Workflows is every workflow the worker runs, by the type name its
@@ -82,6 +84,7 @@ func New(c client.Client, d Deps) sdkworker.Worker {
 	w := sdkworker.New(c, workflows.TaskQueue, sdkworker.Options{
 		WorkflowTaskPollerBehavior: sdkworker.NewPollerBehaviorAutoscaling(sdkworker.PollerBehaviorAutoscalingOptions{}),
 		ActivityTaskPollerBehavior: sdkworker.NewPollerBehaviorAutoscaling(sdkworker.PollerBehaviorAutoscalingOptions{}),
+		DeploymentOptions:          d.Deployment.options(),
 	})
 	if d.NetPolicy == nil {
 		d.NetPolicy = netguard.Public

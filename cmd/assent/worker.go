@@ -20,6 +20,10 @@ import (
 // dispatchInterval is the outbox dispatcher's pause when it finds nothing.
 const dispatchInterval = 200 * time.Millisecond
 
+// makeCurrentWithin bounds how long a versioned worker waits to become its
+// deployment's current version before it gives up starting.
+const makeCurrentWithin = 2 * time.Minute
+
 // runWorker runs the Temporal worker until interrupted, with its probes
 // and metrics on ASSENT_WORKER_HTTP_ADDR.
 func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
@@ -33,6 +37,9 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	defer stopTracing()
 	if err := cfg.RequireBaseURL(); err != nil {
+		return err
+	}
+	if err := cfg.CheckWorkerDeployment(); err != nil {
 		return err
 	}
 	policy, err := cfg.NetPolicy()
@@ -73,12 +80,28 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	serveMetrics(gctx, g, ml, m, cfg.MetricsToken, log)
 
+	var deployment worker.Deployment
+	if cfg.WorkerDeployment != "" {
+		deployment = worker.Deployment{Name: cfg.WorkerDeployment, BuildID: buildinfo.BuildID()}
+	}
 	w := worker.New(r.temporal, worker.Deps{Store: r.store, BaseURL: cfg.PublicBaseURL(), Logger: log, NetPolicy: policy, Mailer: r.mailer,
-		PushSubject: pushSubject(cfg, cfg.PublicBaseURL()), SlackAPIURL: cfg.SlackAPIURL})
+		PushSubject: pushSubject(cfg, cfg.PublicBaseURL()), SlackAPIURL: cfg.SlackAPIURL, Deployment: deployment})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)
 	}
-	log.Info("worker started", "temporal", cfg.TemporalAddress, "namespace", cfg.TemporalNamespace, "version", buildinfo.Version())
+	if deployment.Name != "" {
+		// Started once Temporal routes the deployment's tasks to this
+		// build, so a rolling deploy stops the next worker only then.
+		current, cancel := context.WithTimeout(ctx, makeCurrentWithin)
+		err := worker.MakeCurrent(current, r.temporal, cfg.TemporalNamespace, deployment, log)
+		cancel()
+		if err != nil {
+			w.Stop()
+			return err
+		}
+	}
+	log.Info("worker started", "temporal", cfg.TemporalAddress, "namespace", cfg.TemporalNamespace, "version", buildinfo.Version(),
+		"deployment", deployment.Name, "buildId", deployment.BuildID)
 	mendEarlierVersions(gctx, log, r.store, svc.Reports)
 	dispatcher := &worker.Dispatcher{Client: r.temporal, Store: r.store, Log: log, Interval: dispatchInterval}
 	go dispatcher.Run(gctx)

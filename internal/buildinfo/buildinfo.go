@@ -13,7 +13,11 @@
 package buildinfo
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -93,4 +97,39 @@ func (i Info) String() string {
 	}
 	parts = append(parts, i.GoVersion)
 	return fmt.Sprintf("assent %s (%s)", i.Version, strings.Join(parts, ", "))
+}
+
+// BuildID names this build for Temporal's Worker Versioning, where two
+// builds may share an id only if they run the same code: the version and
+// commit of a build from a clean tree, else the version and a digest of
+// the executable itself.
+var BuildID = sync.OnceValue(func() string { return buildID(Get(), executableDigest) })
+
+func buildID(i Info, digest func() (string, error)) string {
+	if i.Commit != "" && !i.Modified {
+		return i.Version + "@" + i.Commit[:min(len(i.Commit), 12)]
+	}
+	if sum, err := digest(); err == nil {
+		return i.Version + "@" + sum
+	}
+	return i.Version
+}
+
+// executableDigest is the first 12 hex digits of the running executable's
+// SHA-256.
+func executableDigest() (string, error) {
+	path, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12], nil
 }

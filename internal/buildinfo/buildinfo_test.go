@@ -84,3 +84,18 @@ func TestLinkTimeVersion(t *testing.T) {
 	assert.Equal(t, Info{Version: "v9.8.7", Commit: "feedface", GoVersion: got.GoVersion}, got)
 	assert.NotEmpty(t, got.GoVersion)
 }
+
+// TestBuildID: a build that knows no clean commit (a test binary) is named
+// by its version and its executable's digest, the same each time.
+func TestBuildID(t *testing.T) {
+	id := BuildID()
+	assert.Regexp(t, `^`+regexp.QuoteMeta(Version())+`@[0-9a-f]{12}$`, id)
+	sum, err := executableDigest()
+	require.NoError(t, err)
+	assert.Equal(t, Version()+"@"+sum, id)
+
+	digest := func() (string, error) { return "0123456789ab", nil }
+	assert.Equal(t, "v0.2.0@abcdef123456", buildID(Info{Version: "v0.2.0", Commit: "abcdef1234567890"}, digest), "a clean commit")
+	assert.Equal(t, "v0.2.0@0123456789ab", buildID(Info{Version: "v0.2.0", Commit: "abcdef1234567890", Modified: true}, digest),
+		"uncommitted changes: the executable")
+}

@@ -27,6 +27,9 @@ type Config struct {
 	// WorkerHTTPAddr is where the worker serves its probes and metrics;
 	// Off serves none.
 	WorkerHTTPAddr string
+	// WorkerDeployment is the Temporal worker deployment the worker joins
+	// (Worker Versioning); empty runs it unversioned.
+	WorkerDeployment string
 	// MetricsAddr, when set, serves /metrics alone, and the API's or the
 	// worker's listener no longer does.
 	MetricsAddr string
@@ -157,6 +160,15 @@ func (c *Config) CheckDevSettings(dev bool) error {
 	}
 	if !dev && (c.DevRetryUnit != 0 || c.DevAllowLoopback) {
 		return errors.New("ASSENT_DEV_RETRY_UNIT and ASSENT_DEV_ALLOW_LOOPBACK are for `assent dev` and tests only; unset them")
+	}
+	return nil
+}
+
+// CheckWorkerDeployment refuses a worker deployment name Temporal would:
+// it names versions as deployment.build.
+func (c *Config) CheckWorkerDeployment() error {
+	if d := c.WorkerDeployment; strings.ContainsAny(d, ".:") || strings.HasPrefix(d, "__") {
+		return fmt.Errorf("ASSENT_WORKER_DEPLOYMENT: %q may not contain '.' or ':' or begin with '__'", d)
 	}
 	return nil
 }

@@ -325,3 +325,22 @@ func TestReceiverNetworks(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "ASSENT_RECEIVER_NETWORKS: 169.254.0.0/16 holds the cloud metadata address")
 }
+
+func TestWorkerDeployment(t *testing.T) {
+	t.Setenv("ASSENT_WORKER_DEPLOYMENT", "")
+	c, _ := parse(t)
+	require.NoError(t, c.CheckWorkerDeployment())
+	assert.Empty(t, c.WorkerDeployment, "unversioned unless told")
+
+	t.Setenv("ASSENT_WORKER_DEPLOYMENT", "assent-prod")
+	c, _ = parse(t)
+	require.NoError(t, c.CheckWorkerDeployment())
+	assert.Equal(t, "assent-prod", c.WorkerDeployment)
+
+	for _, bad := range []string{"assent.prod", "assent:1", "__assent"} {
+		c, _ = parse(t, "-worker-deployment", bad)
+		err := c.CheckWorkerDeployment()
+		require.Error(t, err, bad)
+		assert.Contains(t, err.Error(), "ASSENT_WORKER_DEPLOYMENT")
+	}
+}

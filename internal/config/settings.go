@@ -85,6 +85,11 @@ var Settings = []Setting{
 		Doc: "address the worker serves `/healthz`, `/readyz` (database and Temporal reachable) and `/metrics` on; `off` serves none, " +
 			"port 0 picks a free one. Keep it off the public network: `0.0.0.0:8090` lets probes and Prometheus on other hosts reach it",
 		field: func(c *Config) any { return &c.WorkerHTTPAddr }},
+	{Env: "ASSENT_WORKER_DEPLOYMENT", Flag: "worker-deployment", Shown: "unset: an unversioned worker", UsedBy: []string{"worker"},
+		Doc: "Temporal worker deployment the worker joins (Worker Versioning), such as `assent`: the worker is the version of it " +
+			"named by its build, every workflow type auto-upgrades, and the worker makes its build the current version as it starts " +
+			"(docs/operations.md, \"Upgrading with requests pending\")",
+		field: func(c *Config) any { return &c.WorkerDeployment }},
 	{Env: "ASSENT_METRICS_ADDR", Flag: "metrics-addr",
 		Shown:  "unset: `/metrics` on the API's listener (`dev`; `serve` only with `ASSENT_METRICS_TOKEN`), the worker's for `worker`",
 		UsedBy: []string{"dev", "serve", "worker"},

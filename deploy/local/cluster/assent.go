@@ -139,9 +139,10 @@ func (c *Cluster) spec(name string) (spec, error) {
 			ready: answers200(c.httpURL(name) + "/readyz"),
 		}, nil
 	case Worker1, Worker2:
-		// Each worker's probes and metrics on a port of its own.
-		return spec{argv: []string{c.bins.assent, "worker"}, env: append(c.assentEnv(), "ASSENT_WORKER_HTTP_ADDR="+c.addr(name)),
-			ready: c.logged(`"worker started"`)}, nil
+		// Each worker's probes and metrics on a port of its own; versioned
+		// (a release before 0.2 ignores the setting and runs unversioned).
+		return spec{argv: []string{c.bins.assent, "worker"}, env: append(c.assentEnv(), "ASSENT_WORKER_HTTP_ADDR="+c.addr(name),
+			"ASSENT_WORKER_DEPLOYMENT="+WorkerDeployment), ready: c.logged(`"worker started"`)}, nil
 	case Proxy:
 		return spec{
 			argv:  []string{c.bins.harness, "proxy", "--listen", c.addr(Proxy), "--backend", c.httpURL(Serve1), "--backend", c.httpURL(Serve2)},

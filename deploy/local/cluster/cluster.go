@@ -68,6 +68,9 @@ const (
 // Namespace is the Temporal namespace the cluster's Assent uses.
 const Namespace = "assent"
 
+// WorkerDeployment is the Temporal worker deployment its workers join.
+const WorkerDeployment = "assent"
+
 // State is what outlives one harness command, in Dir/cluster.json: the
 // ports, the secret key and the running processes, so `down` and a later
 // `up` find them.

@@ -36,6 +36,13 @@ var server = sync.OnceValue(func() string { return temporaltest.NewServer().GetF
 // may run at once.
 func Client(t testing.TB) client.Client {
 	t.Helper()
+	c, _ := ClientIn(t)
+	return c
+}
+
+// ClientIn is Client with the name of its namespace.
+func ClientIn(t testing.TB) (client.Client, string) {
+	t.Helper()
 	ctx := context.Background()
 	hostPort := server()
 	quiet := sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))
@@ -51,7 +58,7 @@ func Client(t testing.TB) client.Client {
 	require.NoError(t, err)
 	t.Cleanup(c.Close)
 	require.NoError(t, worker.RegisterSearchAttributes(ctx, c, ns))
-	return c
+	return c, ns
 }
 
 // Worker returns Client(t) with Assent's worker running over store until

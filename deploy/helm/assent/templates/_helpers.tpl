@@ -212,5 +212,9 @@ affinity:
 {{ include "assent.env.app" . }}
 - name: ASSENT_WORKER_HTTP_ADDR
   value: {{ printf "0.0.0.0:%v" .Values.worker.probePort | quote }}
+{{- with .Values.worker.deployment }}
+- name: ASSENT_WORKER_DEPLOYMENT
+  value: {{ . | quote }}
+{{- end }}
 {{- include "assent.env.extra" . }}
 {{- end -}}
