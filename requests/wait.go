@@ -21,7 +21,9 @@ const MaxWait = 60 * time.Second
 // a waiter holds no connection and no goroutine of its own. Changes made
 // through this process (the hub) wake waiters at once.
 type Watcher struct {
-	settled  func(ctx context.Context, ids []string) ([]string, error)
+	settled func(ctx context.Context, ids []string) ([]string, error)
+	// draining closes when the process stops: waits end at once.
+	draining <-chan struct{}
 	log      *slog.Logger
 	interval time.Duration
 
@@ -34,12 +36,13 @@ type Watcher struct {
 // every interval with settled, which returns those of ids that no longer
 // wait.
 func NewWatcher(hub *changes.Hub, settled func(ctx context.Context, ids []string) ([]string, error), log *slog.Logger, interval time.Duration) *Watcher {
-	w := &Watcher{settled: settled, log: log, interval: interval, waiters: map[string]map[chan struct{}]struct{}{}}
+	w := &Watcher{settled: settled, draining: hub.Draining(), log: log, interval: interval, waiters: map[string]map[chan struct{}]struct{}{}}
 	hub.Watch(w.Notify)
 	return w
 }
 
-// Wait returns when record id may have settled or ctx ends.
+// Wait returns when record id may have settled, ctx ends or the process
+// stops.
 func (w *Watcher) Wait(ctx context.Context, id string) {
 	ch := make(chan struct{})
 	w.mu.Lock()
@@ -55,15 +58,32 @@ func (w *Watcher) Wait(ctx context.Context, id string) {
 
 	select {
 	case <-ch:
+	case <-w.draining:
+		w.forget(id, ch)
 	case <-ctx.Done():
-		w.mu.Lock()
-		if _, waiting := w.waiters[id][ch]; waiting {
-			delete(w.waiters[id], ch)
-			if len(w.waiters[id]) == 0 {
-				delete(w.waiters, id)
-			}
+		w.forget(id, ch)
+	}
+}
+
+// forget takes ch off id's waiters, unless a Notify has already.
+func (w *Watcher) forget(id string, ch chan struct{}) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, waiting := w.waiters[id][ch]; waiting {
+		delete(w.waiters[id], ch)
+		if len(w.waiters[id]) == 0 {
+			delete(w.waiters, id)
 		}
-		w.mu.Unlock()
+	}
+}
+
+// stopping reports whether the process is stopping (Hub.Drain).
+func (w *Watcher) stopping() bool {
+	select {
+	case <-w.draining:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -113,7 +133,8 @@ func (w *Watcher) check(ids []string) {
 // Wait reads a record with load and, while open says it still waits,
 // waits for it to change, for at most timeout (0 to MaxWait). A wake-up
 // means "may have changed": a change that leaves it open (a question
-// asked) waits on until it settles or time is up. It serves the REST
+// asked) waits on until it settles or time is up. A process that is
+// stopping answers at once with what is. It serves the REST
 // long-poll and any other caller that blocks on an outcome.
 func Wait[T any](ctx context.Context, w *Watcher, id string, timeout time.Duration, load func(context.Context) (*T, error), open func(*T) bool) (*T, error) {
 	if timeout < 0 || timeout > MaxWait {
@@ -125,7 +146,7 @@ func Wait[T any](ctx context.Context, w *Watcher, id string, timeout time.Durati
 	}
 	wctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	for err == nil && open(rec) && wctx.Err() == nil {
+	for err == nil && open(rec) && wctx.Err() == nil && !w.stopping() {
 		w.Wait(wctx, id)
 		rec, err = load(ctx)
 	}

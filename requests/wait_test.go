@@ -64,6 +64,41 @@ func TestWatcherPollsForChangesElsewhere(t *testing.T) {
 	require.NoError(t, ctx.Err(), "the poll did not wake the waiter")
 }
 
+// A process that starts to stop (Hub.Drain) ends its long-polls at once
+// with what is, a record still open, and answers any begun afterwards
+// without waiting: they must not hold its shutdown for their whole wait.
+func TestWaitEndsWhenTheProcessStops(t *testing.T) {
+	hub := changes.New()
+	w := NewWatcher(hub, func(context.Context, []string) ([]string, error) { return nil, nil }, slog.Default(), time.Hour)
+	load := func(context.Context) (*int, error) { n := 1; return &n, nil }
+	open := func(*int) bool { return true }
+	answered := make(chan error, 1)
+	go func() { _, err := Wait(context.Background(), w, "apr_1", MaxWait, load, open); answered <- err }()
+	require.Eventually(t, func() bool {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return len(w.waiters["apr_1"]) == 1
+	}, 5*time.Second, time.Millisecond)
+
+	hub.Drain()
+	hub.Drain() // twice, as two listeners' shutdowns may
+	select {
+	case err := <-answered:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the long-poll held on after the process began to stop")
+	}
+	w.mu.Lock()
+	require.Empty(t, w.waiters, "the waiter was forgotten")
+	w.mu.Unlock()
+
+	began := time.Now()
+	rec, err := Wait(context.Background(), w, "apr_2", MaxWait, load, open)
+	require.NoError(t, err)
+	require.Equal(t, 1, *rec)
+	require.Less(t, time.Since(began), time.Second, "a long-poll begun while stopping answers at once")
+}
+
 // Wait refuses a timeout outside 0..MaxWait, naming the wait parameter.
 func TestWaitBounds(t *testing.T) {
 	w := NewWatcher(changes.New(), nil, slog.Default(), time.Hour)

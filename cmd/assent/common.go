@@ -422,9 +422,21 @@ func cannotListen(addr, setting string, err error) error {
 	return fmt.Errorf("cannot listen on %s (%v); choose another address with %s", addr, err, setting)
 }
 
-// serveHTTP serves h on l until ctx ends, then drains for up to 10 s.
-func serveHTTP(ctx context.Context, l net.Listener, h http.Handler, log *slog.Logger) error {
+// shutdownGrace is how long a stopping process lets the requests it is
+// answering finish before it closes the database and Temporal under them:
+// long enough for a decision whose workflow task waits for a worker that
+// was just replaced (its sticky queue times out after 5 s, more than once
+// in a hand-over), and within the 30 s an orchestrator gives by default.
+const shutdownGrace = 25 * time.Second
+
+// serveHTTP serves h on l until ctx ends, then stops taking requests,
+// calls onShutdown (which ends long-polls) and lets those in flight
+// finish for up to shutdownGrace.
+func serveHTTP(ctx context.Context, l net.Listener, h http.Handler, log *slog.Logger, onShutdown ...func()) error {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	for _, f := range onShutdown {
+		srv.RegisterOnShutdown(f)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
 	select {
@@ -433,7 +445,7 @@ func serveHTTP(ctx context.Context, l net.Listener, h http.Handler, log *slog.Lo
 	case <-ctx.Done():
 	}
 	log.Info("shutting down http server")
-	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	shutdown, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(shutdown); err != nil {
 		return err

@@ -110,7 +110,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		err := serveHTTP(gctx, l, handler, log)
+		err := serveHTTP(gctx, l, handler, log, r.store.Changes().Drain)
 		pages.Wait()
 		return err
 	})

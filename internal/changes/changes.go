@@ -11,6 +11,9 @@ import "sync"
 // Hub carries the signals. The zero value is not usable; call New.
 type Hub struct {
 	eventsWritten chan struct{}
+	// draining closes when the process starts to stop (Drain).
+	draining  chan struct{}
+	drainOnce sync.Once
 
 	mu       sync.Mutex
 	watchers []func(id string)
@@ -18,7 +21,15 @@ type Hub struct {
 }
 
 // New returns an empty hub.
-func New() *Hub { return &Hub{eventsWritten: make(chan struct{}, 1)} }
+func New() *Hub { return &Hub{eventsWritten: make(chan struct{}, 1), draining: make(chan struct{})} }
+
+// Drain says the process is stopping: those waiting for a change (the
+// long-polls) stop waiting and answer what is, rather than hold the
+// process's shutdown for up to their whole wait.
+func (h *Hub) Drain() { h.drainOnce.Do(func() { close(h.draining) }) }
+
+// Draining closes once Drain is called.
+func (h *Hub) Draining() <-chan struct{} { return h.draining }
 
 // EventsWritten receives after this process commits an outbox event.
 func (h *Hub) EventsWritten() <-chan struct{} { return h.eventsWritten }
