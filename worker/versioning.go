@@ -41,15 +41,24 @@ func (d Deployment) options() sdkworker.DeploymentOptions {
 // currentRetry is how often MakeCurrent looks again.
 const currentRetry = 250 * time.Millisecond
 
+// propagationWait bounds how long MakeCurrent waits for Temporal's task
+// queues to route by a version made current. Propagation has been seen to
+// stall for minutes under load; the build is current all the same, and a
+// task that reaches another build meanwhile runs there (every build
+// continues any history), so the worker starts rather than wait on it.
+const propagationWait = 30 * time.Second
+
 // MakeCurrent makes d's build the current version of its deployment in
-// namespace, and returns once Temporal's task queues route by it: new
-// requests and the next task of every pending one, unversioned or
-// auto-upgrading, then go to this build. So a worker of a new build takes
-// over as it starts, and one started again on an older build (a rollback)
-// takes back. Temporal knows a version only once one of its workers has
-// polled, so it tries again until it succeeds or ctx ends.
+// namespace, and waits (up to propagationWait) until Temporal's task
+// queues route by it: new requests and the next task of every pending
+// one, unversioned or auto-upgrading, then go to this build. So a worker
+// of a new build takes over as it starts, and one started again on an
+// older build (a rollback) takes back. Temporal knows a version only once
+// one of its workers has polled, so it tries again until the version is
+// current or ctx ends.
 func MakeCurrent(ctx context.Context, c client.Client, namespace string, d Deployment, log *slog.Logger) error {
 	h := c.WorkerDeploymentClient().GetHandle(d.Name)
+	var propagating time.Time // when this build was first seen current
 	for {
 		resp, err := c.WorkflowService().DescribeWorkerDeployment(ctx,
 			&workflowservice.DescribeWorkerDeploymentRequest{Namespace: namespace, DeploymentName: d.Name})
@@ -63,6 +72,12 @@ func MakeCurrent(ctx context.Context, c client.Client, namespace string, d Deplo
 					log.Info("made this build the deployment's current version", "deployment", d.Name, "buildId", d.BuildID)
 				}
 			case info.GetRoutingConfigUpdateState() != enumspb.ROUTING_CONFIG_UPDATE_STATE_IN_PROGRESS:
+				return nil
+			case propagating.IsZero():
+				propagating = time.Now()
+			case time.Since(propagating) > propagationWait:
+				log.Warn("this build is the deployment's current version, but Temporal is still routing its task queues by it; "+
+					"until it has, some tasks may run on other builds", "deployment", d.Name, "buildId", d.BuildID)
 				return nil
 			}
 		}
