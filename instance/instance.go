@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -26,7 +27,13 @@ type Service struct {
 	store    *models.SigningKeyStore
 	temporal client.Client
 	blobs    Checker
+	// stopping is set once the process begins to stop (Stop).
+	stopping atomic.Bool
 }
+
+// Stop marks the process as stopping: readiness fails from now on, so a
+// load balancer sends it nothing new while it finishes what it serves.
+func (s *Service) Stop() { s.stopping.Store(true) }
 
 // Checker is a dependency readiness asks: the report file store.
 type Checker interface{ Check(context.Context) error }
@@ -55,6 +62,9 @@ func (s *Service) Ready(ctx context.Context) Readiness {
 	down := func(what, why string) {
 		r.Checks[what] = "down: " + why
 		r.Ready = false
+	}
+	if s.stopping.Load() {
+		down("process", "stopping")
 	}
 	if err := models.Ping(ctx, s.store.DB()); err != nil {
 		down("database", err.Error())

@@ -79,6 +79,13 @@ func TestReady(t *testing.T) {
 		assert.Equal(t, "down: the namespace is marked for key 0badc0de, which ASSENT_SECRET_KEY lacks: another Assent instance uses it",
 			r.Checks["temporal"])
 
+		// A process that begins to stop is not ready, whatever else holds.
+		stopping := instance.New(store.SigningKeyStore, temporal{}, nil)
+		stopping.Stop()
+		r = stopping.Ready(ctx)
+		assert.False(t, r.Ready)
+		assert.Equal(t, map[string]string{"database": "ok", "temporal": "ok", "process": "down: stopping"}, r.Checks)
+
 		// The report file store is checked where the process has one.
 		dir := filepath.Join(t.TempDir(), "blobs")
 		blobs, err := blobstore.Open(ctx, "", dir)

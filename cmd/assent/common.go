@@ -422,12 +422,32 @@ func cannotListen(addr, setting string, err error) error {
 	return fmt.Errorf("cannot listen on %s (%v); choose another address with %s", addr, err, setting)
 }
 
-// shutdownGrace is how long a stopping process lets the requests it is
-// answering finish before it closes the database and Temporal under them:
-// long enough for a decision whose workflow task waits for a worker that
-// was just replaced (its sticky queue times out after 5 s, more than once
-// in a hand-over), and within the 30 s an orchestrator gives by default.
-const shutdownGrace = 25 * time.Second
+// A stopping serve first fails readiness and keeps serving for stopDelay,
+// so that load balancers, which check readiness every few seconds, stop
+// sending it requests before it closes its listener and kept-alive
+// connections (a request sent on one as it closes would fail); then it
+// lets the requests it is answering finish for up to shutdownGrace before
+// it closes the database and Temporal under them: long enough for a
+// decision whose workflow task waits for a worker that was just replaced
+// (its sticky queue times out after 5 s, more than once in a hand-over).
+// Both together stay within the 30 s an orchestrator gives by default.
+const (
+	stopDelay     = 5 * time.Second
+	shutdownGrace = 20 * time.Second
+)
+
+// lameDuck is a context that ends stopDelay after ctx does, having called
+// stopping when ctx ended.
+func lameDuck(ctx context.Context, stopping func()) context.Context {
+	out, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		<-ctx.Done()
+		stopping()
+		time.Sleep(stopDelay)
+		cancel()
+	}()
+	return out
+}
 
 // serveHTTP serves h on l until ctx ends, then stops taking requests,
 // calls onShutdown (which ends long-polls) and lets those in flight

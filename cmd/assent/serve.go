@@ -64,7 +64,7 @@ func runServe(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error {
-		err := serveHTTP(gctx, l, handler, log, r.store.Changes().Drain)
+		err := serveHTTP(lameDuck(gctx, svc.Instance.Stop), l, handler, log, r.store.Changes().Drain)
 		pages.Wait()
 		return err
 	})

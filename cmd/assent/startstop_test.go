@@ -151,3 +151,28 @@ func TestDevStartsAndStopsQuietly(t *testing.T) {
 	}
 	assert.Empty(t, lines, "a clean stop logs no warnings or errors")
 }
+
+// A stopping serve says so at once (its readiness fails) and keeps taking
+// requests for stopDelay, so a load balancer stops sending it any before
+// its listener closes.
+func TestLameDuckFailsReadinessThenStops(t *testing.T) {
+	t.Parallel()
+	ctx, stop := context.WithCancel(context.Background())
+	var stoppingAt time.Time
+	marked := make(chan struct{})
+	serving := lameDuck(ctx, func() { stoppingAt = time.Now(); close(marked) })
+	select {
+	case <-serving.Done():
+		t.Fatal("ended before the process began to stop")
+	case <-time.After(20 * time.Millisecond):
+	}
+	stop()
+	<-marked
+	select {
+	case <-serving.Done():
+		t.Fatal("stopped serving with readiness just failed")
+	case <-time.After(stopDelay / 2):
+	}
+	<-serving.Done()
+	assert.GreaterOrEqual(t, time.Since(stoppingAt), stopDelay)
+}
