@@ -49,8 +49,8 @@ const currentRetry = 250 * time.Millisecond
 const propagationWait = 30 * time.Second
 
 // MakeCurrent makes d's build the current version of its deployment in
-// namespace, and waits (up to propagationWait) until Temporal's task
-// queues route by it: new requests and the next task of every pending
+// namespace and, when this call made it so, waits (up to propagationWait)
+// until Temporal's task queues route by it: new requests and the next task of every pending
 // one, unversioned or auto-upgrading, then go to this build. So a worker
 // of a new build takes over as it starts, and one started again on an
 // older build (a rollback) takes back. Temporal knows a version only once
@@ -58,6 +58,7 @@ const propagationWait = 30 * time.Second
 // current or ctx ends.
 func MakeCurrent(ctx context.Context, c client.Client, namespace string, d Deployment, log *slog.Logger) error {
 	h := c.WorkerDeploymentClient().GetHandle(d.Name)
+	set := false              // whether this call made it current
 	var propagating time.Time // when this build was first seen current
 	for {
 		resp, err := c.WorkflowService().DescribeWorkerDeployment(ctx,
@@ -69,9 +70,12 @@ func MakeCurrent(ctx context.Context, c client.Client, namespace string, d Deplo
 				_, err = h.SetCurrentVersion(ctx, client.WorkerDeploymentSetCurrentVersionOptions{BuildID: d.BuildID,
 					ConflictToken: resp.GetConflictToken()})
 				if err == nil {
+					set = true
 					log.Info("made this build the deployment's current version", "deployment", d.Name, "buildId", d.BuildID)
 				}
-			case info.GetRoutingConfigUpdateState() != enumspb.ROUTING_CONFIG_UPDATE_STATE_IN_PROGRESS:
+			case !set || info.GetRoutingConfigUpdateState() != enumspb.ROUTING_CONFIG_UPDATE_STATE_IN_PROGRESS:
+				// Current already (another worker of this build made it
+				// so and waited), or routed by now.
 				return nil
 			case propagating.IsZero():
 				propagating = time.Now()
