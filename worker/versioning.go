@@ -50,16 +50,15 @@ const propagationWait = 30 * time.Second
 
 // MakeCurrent makes d's build the current version of its deployment in
 // namespace and, when this call made it so, waits (up to propagationWait)
-// until Temporal's task queues route by it: new requests and the next task of every pending
-// one, unversioned or auto-upgrading, then go to this build. So a worker
-// of a new build takes over as it starts, and one started again on an
-// older build (a rollback) takes back. Temporal knows a version only once
-// one of its workers has polled, so it tries again until the version is
-// current or ctx ends.
+// until Temporal's task queues route by it: new requests and the next
+// task of every pending one, unversioned or auto-upgrading, then go to
+// this build. So a worker of a new build takes over as it starts, and one
+// started again on an older build (a rollback) takes back. Temporal knows
+// a version only once one of its workers has polled, so it tries again
+// until the version is current or ctx ends.
 func MakeCurrent(ctx context.Context, c client.Client, namespace string, d Deployment, log *slog.Logger) error {
 	h := c.WorkerDeploymentClient().GetHandle(d.Name)
-	set := false              // whether this call made it current
-	var propagating time.Time // when this build was first seen current
+	var setAt time.Time // when this call made the build current
 	for {
 		resp, err := c.WorkflowService().DescribeWorkerDeployment(ctx,
 			&workflowservice.DescribeWorkerDeploymentRequest{Namespace: namespace, DeploymentName: d.Name})
@@ -70,16 +69,14 @@ func MakeCurrent(ctx context.Context, c client.Client, namespace string, d Deplo
 				_, err = h.SetCurrentVersion(ctx, client.WorkerDeploymentSetCurrentVersionOptions{BuildID: d.BuildID,
 					ConflictToken: resp.GetConflictToken()})
 				if err == nil {
-					set = true
+					setAt = time.Now()
 					log.Info("made this build the deployment's current version", "deployment", d.Name, "buildId", d.BuildID)
 				}
-			case !set || info.GetRoutingConfigUpdateState() != enumspb.ROUTING_CONFIG_UPDATE_STATE_IN_PROGRESS:
+			case setAt.IsZero() || info.GetRoutingConfigUpdateState() != enumspb.ROUTING_CONFIG_UPDATE_STATE_IN_PROGRESS:
 				// Current already (another worker of this build made it
 				// so and waited), or routed by now.
 				return nil
-			case propagating.IsZero():
-				propagating = time.Now()
-			case time.Since(propagating) > propagationWait:
+			case time.Since(setAt) > propagationWait:
 				log.Warn("this build is the deployment's current version, but Temporal is still routing its task queues by it; "+
 					"until it has, some tasks may run on other builds", "deployment", d.Name, "buildId", d.BuildID)
 				return nil

@@ -440,12 +440,10 @@ const (
 // stopping when ctx ended.
 func lameDuck(ctx context.Context, stopping func()) context.Context {
 	out, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	go func() {
-		<-ctx.Done()
+	context.AfterFunc(ctx, func() {
 		stopping()
-		time.Sleep(stopDelay)
-		cancel()
-	}()
+		time.AfterFunc(stopDelay, cancel)
+	})
 	return out
 }
 

@@ -21,7 +21,13 @@ func Path() (string, error) { return built() }
 // For is the binary, failing t when it cannot be had.
 func For(t testing.TB) string {
 	t.Helper()
-	bin, err := Path()
+	return must(t, Path)
+}
+
+// must is the binary path finds or builds, failing t when it cannot.
+func must(t testing.TB, path func() (string, error)) string {
+	t.Helper()
+	bin, err := path()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,11 +18,7 @@ var Previous = struct{ Version, Commit string }{"v0.1.0", "db9cbefaed146f5e2c6e1
 // user's cache folder: later runs, and other test packages, reuse it.
 func Release(t testing.TB) string {
 	t.Helper()
-	bin, err := release()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bin
+	return must(t, release)
 }
 
 func release() (string, error) {
