@@ -94,8 +94,8 @@ func TestClusterCrashSafety(t *testing.T) {
 		}
 	}
 	assertNothingLost(t, r)
-	assert.Zero(t, upgrade.FiveXX, "the rolling upgrade answered 5xx")
-	assert.Zero(t, upgrade.ConnectionErrors, "the rolling upgrade dropped connections")
+	assert.Zero(t, upgrade.FiveXX, "the rolling upgrade answered 5xx: %q", upgrade.Failures)
+	assert.Zero(t, upgrade.ConnectionErrors, "the rolling upgrade dropped connections: %q", upgrade.Failures)
 	assert.NotZero(t, upgrade.OpsBefore, "the previous release took no load: the upgrade proved nothing")
 	assert.NotEmpty(t, restore.Lost, "nothing was acknowledged after the backup: the run showed nothing of what a restore loses")
 	// Temporal's services may stop themselves when PostgreSQL restarts
@@ -186,9 +186,11 @@ func bootstrapCluster(t *testing.T, c *cluster.Cluster) bootstrap {
 	return b
 }
 
+// logWriter logs the cluster's progress, each line with its time (UTC),
+// to set beside the load's failures.
 type logWriter struct{ t *testing.T }
 
 func (w logWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(p)))
+	w.t.Log(time.Now().UTC().Format("15:04:05.000"), strings.TrimSpace(string(p)))
 	return len(p), nil
 }

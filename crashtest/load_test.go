@@ -135,6 +135,9 @@ type load struct {
 	// excuses: what each said.
 	serverErrorsMu sync.Mutex
 	serverErrors   []string
+	// failures are every 5xx and dropped connection, when and what each
+	// was, so a figure that must be 0 says what made it not.
+	failures []failure
 	// twins counts the requests sent twice at once (sendTwice), and
 	// twinMismatches says how each pair answered differently.
 	twins          atomic.Int64
@@ -326,6 +329,31 @@ func checkOf(body []byte) string {
 	return v.CheckID
 }
 
+// failure is a 5xx or a dropped connection the load met: when, and what.
+type failure struct {
+	at   time.Time
+	what string
+}
+
+func (l *load) failed(what string) {
+	l.serverErrorsMu.Lock()
+	defer l.serverErrorsMu.Unlock()
+	l.failures = append(l.failures, failure{time.Now(), what})
+}
+
+// failuresSince are what the load met since t, each with its time.
+func (l *load) failuresSince(t time.Time) []string {
+	l.serverErrorsMu.Lock()
+	defer l.serverErrorsMu.Unlock()
+	var out []string
+	for _, f := range l.failures {
+		if !f.at.Before(t) {
+			out = append(out, f.at.UTC().Format("15:04:05.000")+" "+f.what)
+		}
+	}
+	return out
+}
+
 // answer posts o until a definitive answer or giveUp.
 func (l *load) answer(o *op) {
 	o.sent = time.Now()
@@ -336,11 +364,14 @@ func (l *load) answer(o *op) {
 		switch {
 		case err != nil:
 			l.netErrors.Add(1)
+			l.failed(fmt.Sprintf("%s %s: %v", o.kind, o.key, err))
 		case status >= 500:
 			l.fiveXX.Add(1)
+			what := fmt.Sprintf("%s %s answered %d: %.300s", o.kind, o.key, status, body)
+			l.failed(what)
 			if status != http.StatusBadGateway && status != http.StatusServiceUnavailable {
 				l.serverErrorsMu.Lock()
-				l.serverErrors = append(l.serverErrors, fmt.Sprintf("%s %s answered %d: %.300s", o.kind, o.key, status, body))
+				l.serverErrors = append(l.serverErrors, what)
 				l.serverErrorsMu.Unlock()
 			}
 		case status == http.StatusConflict && strings.Contains(string(body), "idempotency_in_progress"):

@@ -37,6 +37,7 @@ func upgradeUnderLoad(t *testing.T, c *cluster.Cluster, l *load) *upgradeFigures
 	require.NotEmpty(t, fig.CurrentBuild, "the new workers made their build the worker deployment's current version")
 	time.Sleep(3 * time.Second) // a retry the roll left waiting lands
 	fig.FiveXX, fig.ConnectionErrors = l.fiveXX.Load()-fiveXX, l.netErrors.Load()-netErrors
+	fig.Failures = l.failuresSince(began)
 	l.mu.Lock()
 	for _, o := range l.ops {
 		if o.sent.Before(began) {
@@ -63,6 +64,8 @@ type upgradeFigures struct {
 	OpsDuring        int     `json:"opsDuring"`
 	FiveXX           int64   `json:"responses5xx"`
 	ConnectionErrors int64   `json:"connectionErrors"`
+	// Failures say what each was, with its time (UTC).
+	Failures []string `json:"failures,omitempty"`
 }
 
 // runningVersions are the versions Assent's processes say they run, in

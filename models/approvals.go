@@ -206,7 +206,8 @@ var approvalKind = &requestKind[Approval]{subject: events.RequestApproval, idPre
 		via := func(id string) []Via { return a.ApproverVia.V[id] }
 		return voice(via(personID), personID) == a.Requester || actedFor(via, a.ApprovedBy, personID)
 	},
-	risk: func(a *Approval) string { return a.Risk }}
+	risk:    func(a *Approval) string { return a.Risk },
+	settled: func(a *Approval) (*time.Time, *string) { return a.DecidedAt, a.DecidedBy }}
 
 // Approvals are the approvals on the paths every kind shares.
 func (s *RequestStore) Approvals() Requests[Approval, *Approval] {

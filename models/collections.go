@@ -125,6 +125,7 @@ var collectionKind = &requestKind[Collection]{subject: events.RequestCollection,
 		return actedFor(refsVia(c.Asked.V), replied, personID)
 	},
 	askedRefs: func(c *Collection) *JSON[[]PersonRef] { return &c.Asked },
+	settled:   func(c *Collection) (*time.Time, *string) { return c.SettledAt, nil },
 	prepare: func(c *Collection) {
 		if c.Replies.V == nil {
 			c.Replies.V = []Reply{}

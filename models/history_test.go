@@ -32,40 +32,49 @@ func TestSettledForPagesBothKindsBySettledTime(t *testing.T) {
 		base := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 		// Workflow times keep nanoseconds; the page must still join up.
 		at := func(minutes int) time.Time { return base.Add(time.Duration(minutes)*time.Minute + 123456789) }
-		approval := func(status string, settled time.Time, decided bool) string {
+		// Each settles by a transition; one without a time of its own (an
+		// approval expired or cancelled) settles at that write.
+		approval := func(status string, settled time.Time, decided bool) (string, time.Time) {
 			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "a",
 				ExpiresAt: base.Add(time.Hour), Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow, ApproverIDs: []string{ada.ID},
 				RequiredApprovals: 1}
 			_, err := s.Approvals().Create(ctx, a, nil)
 			require.NoError(t, err)
-			set := map[string]any{"status": status, "updated_at": settled}
-			if decided {
-				set["decided_at"], set["updated_at"] = settled, settled.Add(time.Hour)
+			testenv.Transition(t, s.Approvals(), org.ID, a.ID, 1, func(a *models.Approval) {
+				a.Status = status
+				if decided {
+					a.DecidedAt, a.DecidedBy = &settled, &ada.Email
+				}
+			})
+			if !decided {
+				got, err := s.Approvals().Get(ctx, org.ID, a.ID)
+				require.NoError(t, err)
+				settled = got.UpdatedAt
 			}
-			require.NoError(t, db.Model(&models.Approval{}).Where("id = ?", a.ID).Updates(set).Error)
-			return a.ID
+			return a.ID, settled
 		}
-		collection := func(status string, settled time.Time) string {
+		collection := func(status string, settled time.Time) (string, time.Time) {
 			c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "c",
 				ExpiresAt: base.Add(time.Hour), Requester: "key_test", RequestedBy: "agent"}, RespondentIDs: []string{ada.ID}, RequiredResponses: 1,
 			}
 			_, err := s.Collections().Create(ctx, c, nil)
 			require.NoError(t, err)
-			require.NoError(t, db.Model(&models.Collection{}).Where("id = ?", c.ID).
-				Updates(map[string]any{"status": status, "settled_at": settled, "updated_at": settled.Add(time.Hour)}).Error)
-			return c.ID
+			testenv.Transition(t, s.Collections(), org.ID, c.ID, 1, func(c *models.Collection) {
+				c.Status, c.SettledAt = status, &settled
+			})
+			return c.ID, settled
 		}
 		// Created in one order, settled in another; three at minute 5.
 		want := map[string]time.Time{}
 		add := func(id string, settled time.Time) { want[id] = settled.UTC() }
-		add(collection(states.Complete, at(9)), at(9))
-		add(approval(states.Approved, at(1), true), at(1))
-		add(approval(states.Expired, at(7), false), at(7))
-		add(collection(states.Expired, at(5)), at(5))
-		add(approval(states.Rejected, at(5), true), at(5))
-		add(collection(states.Cancelled, at(5)), at(5))
-		add(approval(states.Cancelled, at(3), false), at(3))
-		add(collection(states.Complete, at(2)), at(2))
+		add(collection(states.Complete, at(9)))
+		add(approval(states.Approved, at(1), true))
+		add(approval(states.Expired, at(7), false))
+		add(collection(states.Expired, at(5)))
+		add(approval(states.Rejected, at(5), true))
+		add(collection(states.Cancelled, at(5)))
+		add(approval(states.Cancelled, at(3), false))
+		add(collection(states.Complete, at(2)))
 
 		var got []models.Settled
 		cursor := ""
@@ -96,6 +105,14 @@ func TestSettledForPagesBothKindsBySettledTime(t *testing.T) {
 				kind = events.RequestCollection
 			}
 			assert.Equal(t, kind, g.Kind)
+			if kind == events.RequestApproval {
+				assert.Equal(t, models.RiskLow, g.Risk, "an approval's risk")
+				if g.Status == states.Approved || g.Status == states.Rejected {
+					assert.Equal(t, &ada.Email, g.DecidedBy)
+				}
+			} else {
+				assert.Empty(t, g.Risk)
+			}
 		}
 
 		only, _, err := s.SettledFor(ctx, org.ID, ada.ID, models.HistoryFilter{Status: states.Expired}, models.Page{Limit: 10})

@@ -302,9 +302,21 @@ func (r Requests[T, P]) Waiting(ctx context.Context, orgID, personID string, ord
 // it as it starts, so the last worker a rolling upgrade restarts mends
 // what the old ones did. It returns how many requests it mended.
 func (s *RequestStore) MendAsking(ctx context.Context) (int, error) {
+	return s.mendEachKind(ctx, kindMender.mendAsking)
+}
+
+// kindMender is one kind's requests as what mends every kind's sees them.
+type kindMender interface {
+	mendAsking(context.Context) (int, error)
+	mendRequests(context.Context) (int, error)
+}
+
+// mendEachKind runs mend over every kind's requests and adds up how many
+// it mended.
+func (s *RequestStore) mendEachKind(ctx context.Context, mend func(kindMender, context.Context) (int, error)) (int, error) {
 	total := 0
-	for _, mend := range []func(context.Context) (int, error){s.Approvals().mendAsking, s.Collections().mendAsking, s.Reviews().mendAsking} {
-		n, err := mend(ctx)
+	for _, k := range []kindMender{s.Approvals(), s.Collections(), s.Reviews()} {
+		n, err := mend(k, ctx)
 		total += n
 		if err != nil {
 			return total, err

@@ -1458,7 +1458,70 @@ var migrations = []*gormigrate.Migration{
 			return nil
 		},
 		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("request_people") },
+	}, {
+		// One table of requests of every kind (models.Request), filled from
+		// the three kinds' tables, which keep their columns for a release so
+		// that processes of the previous one run during a rolling upgrade;
+		// MendRequests gives what they write meanwhile its rows.
+		ID: "202612100001_requests",
+		Migrate: func(tx *gorm.DB) error {
+			type Request struct {
+				ID             string    `gorm:"primaryKey;size:40"`
+				Kind           string    `gorm:"size:20;not null"`
+				OrganizationID string    `gorm:"size:40;not null"`
+				Status         string    `gorm:"size:20;not null"`
+				Title          string    `gorm:"size:200;not null"`
+				ExpiresAt      time.Time `gorm:"not null"`
+				ExternalID     *string   `gorm:"size:255"`
+				FlowID         *string   `gorm:"size:40"`
+				Requester      string    `gorm:"size:60;not null"`
+				RequestedBy    string    `gorm:"size:320;not null"`
+				Seq            int       `gorm:"not null"`
+				Risk           string    `gorm:"size:20;not null;default:''"`
+				SettledAt      *time.Time
+				SettledBy      *string `gorm:"size:320"`
+				CreatedAt      time.Time
+				UpdatedAt      time.Time
+			}
+			// Each step may be taken again, as in 202612050001.
+			if !tx.Migrator().HasTable(&Request{}) {
+				if err := tx.Migrator().CreateTable(&Request{}); err != nil {
+					return err
+				}
+			}
+			for _, k := range requestsSources {
+				if err := tx.Exec("INSERT INTO requests (id, kind, organization_id, status, title, expires_at, external_id, flow_id, " +
+					"requester, requested_by, seq, risk, settled_at, settled_by, created_at, updated_at) " +
+					"SELECT r.id, '" + k.kind + "', r.organization_id, r.status, r.title, r.expires_at, r.external_id, r.flow_id, " +
+					"r.requester, r.requested_by, r.seq, " + k.risk + ", " +
+					"CASE WHEN r.status <> '" + k.open + "' THEN COALESCE(" + k.settledAt + ", r.updated_at) END, " +
+					"CASE WHEN r.status <> '" + k.open + "' THEN " + k.settledBy + " END, r.created_at, r.updated_at FROM " + k.table + " r " +
+					"WHERE NOT EXISTS (SELECT 1 FROM requests q WHERE q.id = r.id)").Error; err != nil {
+					return err
+				}
+			}
+			for name, cols := range map[string]string{
+				// A person's history: settled requests, the most recent first.
+				"idx_requests_settled":   "organization_id, settled_at, id",
+				"idx_requests_requester": "organization_id, requester, settled_at",
+			} {
+				if err := tx.Exec("CREATE INDEX IF NOT EXISTS " + name + " ON requests (" + cols + ")").Error; err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("requests") },
 	},
+}
+
+// requestsSources are the kinds' tables that migration
+// 202612100001_requests copies into requests: each kind, its open status,
+// and its risk, settled time and settler in SQL over its row (r).
+var requestsSources = []struct{ table, kind, open, risk, settledAt, settledBy string }{
+	{"approvals", "approval", "pending", "r.risk", "r.decided_at", "r.decided_by"},
+	{"collections", "collection", "open", "''", "r.settled_at", "NULL"},
+	{"reviews", "review", "open", "''", "r.settled_at", "NULL"},
 }
 
 // requestPeopleSources are the per-kind tables of the people asked that

@@ -46,7 +46,7 @@ type RequestBase struct {
 // the kind's own columns.
 func (b *RequestBase) head(asked *StringList) requestHead {
 	return requestHead{&b.ID, b.OrganizationID, b.FlowID, &b.Status, &b.Seq, &b.CreatedAt, &b.UpdatedAt,
-		&b.CallbackSecret, &b.SealedCallbackSecret, asked}
+		&b.CallbackSecret, &b.SealedCallbackSecret, asked, b}
 }
 
 // requestHead is what every kind of request's record holds for the shared
@@ -62,6 +62,7 @@ type requestHead struct {
 	// asked are the people the request asks to act (approvers,
 	// respondents, reviewers), whom its index table lists.
 	asked *StringList
+	base  *RequestBase
 }
 
 // requestRecord is the record of a kind of request (T), through its pointer.
@@ -101,6 +102,10 @@ type requestKind[T any] struct {
 	// risk is a record's risk level, for the metrics and the inbox's
 	// order; nil for a kind without one.
 	risk func(*T) string
+	// settled is when a settled record settled, when it keeps that time
+	// (nil: at its last write), and who settled it by their act, if one
+	// did.
+	settled func(*T) (at *time.Time, by *string)
 }
 
 // Requests are one kind's records on the paths every kind shares: the
@@ -127,6 +132,10 @@ func (r Requests[T, P]) Create(ctx context.Context, rec *T, claim *Claim) (earli
 	}
 	*h.sealedCallbackSecret = r.s.sealCallbackSecret(r.k.callback, *h.id, *h.callbackSecret)
 	return createRequest[T, P](r.s, ctx, rec, claim, func(tx *gorm.DB) error {
+		row := r.k.requestRow(h, rec)
+		if err := tx.Create(&row).Error; err != nil {
+			return err
+		}
 		return r.k.insertAsking(tx, *h.id, r.k.asking(h, rec))
 	})
 }
@@ -166,6 +175,9 @@ func (r Requests[T, P]) DeleteUnstarted(ctx context.Context, orgID, id string) e
 			return res.Error
 		}
 		if err := unbindClaims(tx, orgID, id); err != nil {
+			return err
+		}
+		if err := tx.Where("id = ?", id).Delete(&Request{}).Error; err != nil {
 			return err
 		}
 		return tx.Where("request_id = ?", id).Delete(&RequestPerson{}).Error
@@ -209,6 +221,9 @@ func (r Requests[T, P]) Apply(ctx context.Context, ch RequestChange[T]) (*T, err
 		},
 		func(tx *gorm.DB, rec *T) error {
 			h := P(rec).head()
+			if err := r.k.saveRequestRow(tx, h, rec); err != nil {
+				return err
+			}
 			if err := r.k.syncAsking(tx, h, rec); err != nil {
 				return err
 			}

@@ -61,6 +61,7 @@ var reviewKind = &requestKind[Review]{subject: events.RequestReview, idPrefix: i
 		}
 		return actedFor(refsVia(r.Asked.V), reviewed, personID)
 	},
+	settled: func(r *Review) (*time.Time, *string) { return r.SettledAt, nil },
 	prepare: func(r *Review) {
 		if r.Verdicts.V == nil {
 			r.Verdicts.V = []Verdict{}

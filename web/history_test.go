@@ -27,12 +27,9 @@ func TestHistoryListsSettledRequests(t *testing.T) {
 		ctx := context.Background()
 		bob, err := s.store.CreateMember(ctx, s.org.ID, "bob@example.com", "Bob", "")
 		require.NoError(t, err)
-		// Each settles a minute after the one before.
-		settledAt := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
+		// Each settles after the one before, at its transition.
 		settle := func(a *models.Approval, status string) {
-			settledAt = settledAt.Add(time.Minute)
-			require.NoError(t, db.Model(&models.Approval{}).Where("id = ?", a.ID).
-				Updates(map[string]any{"status": status, "seq": 1, "updated_at": settledAt}).Error)
+			testenv.Transition(t, s.store.Approvals(), s.org.ID, a.ID, 1, func(a *models.Approval) { a.Status = status })
 		}
 		in := time.Now().Add(time.Hour)
 		approved := s.approval(t, "Refund order 42", models.RiskLow, in, s.ada.ID)
@@ -43,8 +40,9 @@ func TestHistoryListsSettledRequests(t *testing.T) {
 		notMine := s.approval(t, "Bob's only", models.RiskLow, in, bob.ID)
 		settle(notMine, "rejected")
 		made := s.approval(t, "Ada asked this", models.RiskLow, in, bob.ID)
-		require.NoError(t, db.Model(&models.Approval{}).Where("id = ?", made.ID).Update("requester", s.ada.ID).Error)
-		settle(made, "cancelled")
+		testenv.Transition(t, s.store.Approvals(), s.org.ID, made.ID, 1, func(a *models.Approval) {
+			a.Status, a.Requester = "cancelled", s.ada.ID
+		})
 
 		b := s.browser(t)
 		b.signIn(s, "ada@example.com")
@@ -99,8 +97,9 @@ func TestHistoryListsSettledRequestsForInformation(t *testing.T) {
 			_, err := s.store.Collections().Create(ctx, c, nil)
 			require.NoError(t, err)
 			if status != states.Open {
-				require.NoError(t, db.Model(&models.Collection{}).Where("id = ?", c.ID).
-					Updates(map[string]any{"status": status, "seq": 2, "settled_at": settledAt}).Error)
+				testenv.Transition(t, s.store.Collections(), orgID, c.ID, 1, func(c *models.Collection) {
+					c.Status, c.SettledAt = status, &settledAt
+				})
 			}
 			return c
 		}
@@ -110,12 +109,17 @@ func TestHistoryListsSettledRequestsForInformation(t *testing.T) {
 		bobs := collection(s.org.ID, "Bob's questions", states.Cancelled, now.Add(-time.Minute), bob.ID)
 		guests := collection(s.org.ID, "Partner details", states.Complete, now.Add(-time.Minute), gus.ID)
 		elsewhere := collection(s.otherOrg(t).ID, "Another organisation's", states.Complete, now, s.ada.ID)
-		made := collection(s.org.ID, "Ada asked the team", states.Cancelled, now.Add(-4*time.Hour), bob.ID)
-		require.NoError(t, db.Model(&models.Collection{}).Where("id = ?", made.ID).Update("requester", s.ada.ID).Error)
+		made := collection(s.org.ID, "Ada asked the team", states.Open, time.Time{}, bob.ID)
+		madeAt := now.Add(-4 * time.Hour)
+		testenv.Transition(t, s.store.Collections(), s.org.ID, made.ID, 1, func(c *models.Collection) {
+			c.Status, c.SettledAt, c.Requester = states.Cancelled, &madeAt, s.ada.ID
+		})
 		// An approval settled between the two requests for information.
 		decided := s.approval(t, "Refund order 42", models.RiskLow, now.Add(time.Hour), s.ada.ID)
-		require.NoError(t, db.Model(&models.Approval{}).Where("id = ?", decided.ID).
-			Updates(map[string]any{"status": states.Approved, "seq": 2, "decided_by": "Ada Lovelace", "decided_at": now.Add(-2 * time.Hour)}).Error)
+		decidedAt, decidedBy := now.Add(-2*time.Hour), "Ada Lovelace"
+		testenv.Transition(t, s.store.Approvals(), s.org.ID, decided.ID, 1, func(a *models.Approval) {
+			a.Status, a.DecidedBy, a.DecidedAt = states.Approved, &decidedBy, &decidedAt
+		})
 
 		b := s.browser(t)
 		b.signIn(s, "ada@example.com")

@@ -1,0 +1,162 @@
+package models_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/states"
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/models"
+)
+
+// requestRows reads the rows of the requests table by id.
+func requestRows(t *testing.T, db *gorm.DB) map[string]models.Request {
+	t.Helper()
+	var rows []models.Request
+	require.NoError(t, db.Find(&rows).Error)
+	out := map[string]models.Request{}
+	for _, r := range rows {
+		out[r.ID] = r
+	}
+	return out
+}
+
+// TestTheRequestsMigrationCopiesEveryKind: the requests of every kind made
+// before the requests table are in it after the migration, each with its
+// kind, status, risk and when and by whom it settled, and a person's
+// history lists them; a migration that failed part way is taken again.
+func TestTheRequestsMigrationCopiesEveryKind(t *testing.T) {
+	t.Parallel()
+	for _, kind := range testenv.Databases {
+		t.Run(kind, func(t *testing.T) {
+			db := openBefore(t, kind, "202612100001_requests")
+			ctx := context.Background()
+			s := models.NewStore(db, testenv.Keys())
+			org := newOrg(t, s)
+			created := models.Now().Add(-time.Hour)
+			decided := created.Add(10 * time.Minute)
+			last := created.Add(20 * time.Minute)
+			ada, flow, ext := "ada@example.com", "flw_1", "job-7"
+			base := func(id, status string) models.RequestBase {
+				return models.RequestBase{ID: id, OrganizationID: org.ID, Status: status, Title: "t " + id, ExpiresAt: created.Add(2 * time.Hour),
+					Requester: "mem_a", RequestedBy: "agent", Seq: 2, CreatedAt: created, UpdatedAt: last}
+			}
+			for _, a := range []*models.Approval{
+				{RequestBase: base("apr_open", states.Pending), Risk: models.RiskHigh},
+				{RequestBase: base("apr_decided", states.Approved), Risk: models.RiskCritical, DecidedAt: &decided, DecidedBy: &ada},
+				{RequestBase: base("apr_expired", states.Expired), Risk: models.RiskLow},
+			} {
+				a.ApproverIDs, a.RequiredApprovals = models.StringList{"mem_b"}, 1
+				a.FlowID, a.ExternalID = &flow, &ext
+				require.NoError(t, db.Create(a).Error)
+			}
+			require.NoError(t, db.Create(&models.Collection{RequestBase: base("col_done", states.Complete),
+				RespondentIDs: models.StringList{"mem_b"}, RequiredResponses: 1, SettledAt: &decided}).Error)
+			require.NoError(t, db.Create(&models.Review{RequestBase: base("rev_open", states.Open),
+				ReportID: "rpt_1", ReviewerIDs: models.StringList{"mem_b"}, RequiredApprovals: 1}).Error)
+
+			require.NoError(t, models.Migrate(db))
+			require.NoError(t, db.Table("migrations").Where("id = ?", "202612100001_requests").Delete(nil).Error)
+			require.NoError(t, models.Migrate(db), "taken again")
+
+			rows := requestRows(t, db)
+			require.Len(t, rows, 5, "every kind's requests, once")
+			same := func(want time.Time, got *time.Time, msg string) {
+				t.Helper()
+				if assert.NotNil(t, got, msg) {
+					assert.True(t, want.Equal(*got), "%s: %s, not %s", msg, want, *got)
+				}
+			}
+			open := rows["apr_open"]
+			assert.Equal(t, events.RequestApproval, open.Kind)
+			assert.Equal(t, states.Pending, open.Status)
+			assert.Equal(t, models.RiskHigh, open.Risk)
+			assert.Equal(t, org.ID, open.OrganizationID)
+			assert.Equal(t, "t apr_open", open.Title)
+			assert.Equal(t, "mem_a", open.Requester)
+			assert.Equal(t, 2, open.Seq)
+			assert.Equal(t, &flow, open.FlowID)
+			assert.Equal(t, &ext, open.ExternalID)
+			assert.True(t, created.Equal(open.CreatedAt) && last.Equal(open.UpdatedAt), "the record's own times")
+			assert.Nil(t, open.SettledAt, "still open")
+			same(decided, rows["apr_decided"].SettledAt, "decided")
+			assert.Equal(t, &ada, rows["apr_decided"].SettledBy)
+			same(last, rows["apr_expired"].SettledAt, "expired: at its last write")
+			assert.Nil(t, rows["apr_expired"].SettledBy)
+			assert.Equal(t, events.RequestCollection, rows["col_done"].Kind)
+			assert.Empty(t, rows["col_done"].Risk)
+			same(decided, rows["col_done"].SettledAt, "completed")
+			assert.Equal(t, events.RequestReview, rows["rev_open"].Kind)
+			assert.Nil(t, rows["rev_open"].SettledAt)
+
+			made, _, err := s.SettledFor(ctx, org.ID, "mem_a", models.HistoryFilter{Role: models.RoleMade}, models.Page{Limit: 10})
+			require.NoError(t, err)
+			assert.Equal(t, []string{"apr_expired", "col_done", "apr_decided"}, idsOf(made, func(r models.Settled) string { return r.ID }),
+				"the most recently settled first, ties newest id first")
+		})
+	}
+}
+
+// TestRequestRowsAnEarlierVersionLeftOutAreMended: during a rolling upgrade
+// processes of the previous release write only the kinds' tables. A
+// transition gives a record it touches its row; MendRequests, which a
+// worker runs as it starts, mends the rows of records no transition will
+// come to: made without one, changed behind it, or taken back.
+func TestRequestRowsAnEarlierVersionLeftOutAreMended(t *testing.T) {
+	t.Parallel()
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db, testenv.Keys())
+		org := newOrg(t, s)
+		approval := func(title string) *models.Approval {
+			return &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: title, Requester: "key_1", RequestedBy: "agent",
+				ExpiresAt: time.Now().Add(time.Hour).UTC()}, Risk: models.RiskLow, ApproverIDs: models.StringList{"mem_ada"}, RequiredApprovals: 1}
+		}
+		// As the previous release writes them: the record alone.
+		old := func(id string) string {
+			a := approval(id)
+			a.ID, a.Status, a.CreatedAt, a.UpdatedAt = id, states.Pending, models.Now(), models.Now()
+			require.NoError(t, db.Create(a).Error)
+			return id
+		}
+		ours := func(title string) string {
+			a := approval(title)
+			_, err := s.Approvals().Create(ctx, a, nil)
+			require.NoError(t, err)
+			return a.ID
+		}
+
+		transitioned, untouched := old("apr_01transitioned"), old("apr_01untouched")
+		assert.NotContains(t, requestRows(t, db), transitioned)
+		testenv.Transition(t, s.Approvals(), org.ID, transitioned, 1, func(*models.Approval) {})
+		assert.Equal(t, 1, requestRows(t, db)[transitioned].Seq, "a transition gives it its row")
+
+		settledBehind := ours("settled by an old worker")
+		require.NoError(t, db.Model(&models.Approval{}).Where("id = ?", settledBehind).
+			Updates(map[string]any{"status": states.Expired, "seq": 2}).Error)
+		takenBack := ours("taken back by an old serve")
+		require.NoError(t, db.Where("id = ?", takenBack).Delete(&models.Approval{}).Error)
+		unstarted := ours("taken back by this version")
+		require.NoError(t, s.Approvals().DeleteUnstarted(ctx, org.ID, unstarted))
+		assert.NotContains(t, requestRows(t, db), unstarted, "taken back with its record")
+
+		n, err := s.MendRequests(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, 3, n, "the untouched record, the one settled behind its row and the one taken back")
+		rows := requestRows(t, db)
+		assert.Len(t, rows, 3)
+		assert.Equal(t, states.Pending, rows[untouched].Status)
+		assert.Equal(t, states.Expired, rows[settledBehind].Status)
+		assert.NotNil(t, rows[settledBehind].SettledAt)
+		assert.NotContains(t, rows, takenBack)
+		n, err = s.MendRequests(ctx)
+		require.NoError(t, err)
+		assert.Zero(t, n, "nothing left to mend")
+	})
+}
