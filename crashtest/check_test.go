@@ -125,6 +125,10 @@ type report struct {
 	// transition.
 	AuditGaps      int `json:"auditGaps"`
 	RemindersWrong int `json:"remindersWrong"`
+	// RequestRowsOutOfStep are requests whose row in the requests table
+	// is missing or not their record's kind, status and transition, and
+	// rows without a record.
+	RequestRowsOutOfStep int `json:"requestRowsOutOfStep"`
 	// GateMismatches are gate answers that do not follow the policy, or
 	// that the check recorded, its key's claim or the approval raised
 	// contradict.

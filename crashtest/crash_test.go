@@ -140,7 +140,8 @@ func assertNothingLost(t *testing.T, r *report) {
 		"replay mismatches": r.ReplayMismatches, "completion mismatches": r.CompletionMismatches,
 		"outbox mismatches": r.OutboxMismatches, "audit gaps": r.AuditGaps, "reminders wrong": r.RemindersWrong,
 		"gate mismatches": r.GateMismatches, "receipt mismatches": r.ReceiptMismatches, "5xx other than 502 and 503": r.ServerErrors,
-		"twin mismatches": r.TwinMismatches, "refused but done": r.RefusedButDone, "not handed over": r.NotHandedOver} {
+		"twin mismatches": r.TwinMismatches, "refused but done": r.RefusedButDone, "not handed over": r.NotHandedOver,
+		"request rows out of step": r.RequestRowsOutOfStep} {
 		assert.Zero(t, n, name)
 	}
 }

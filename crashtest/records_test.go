@@ -28,7 +28,8 @@ func (s *service) databaseURL() string {
 // event its final state implies exactly once and no other, a collection
 // was reminded at most once, never after settling, and not skipped when it
 // stayed open well past its reminder, a review's audit holds each of its
-// verdicts once, and every organisation's audit chain is whole.
+// verdicts once, every organisation's audit chain is whole, and the
+// requests table holds every request as its record stands.
 func (l *load) checkRecords(approvals []approval, collections []collection, reviews []review, r *report) error {
 	db, err := models.Open(l.svc.databaseURL())
 	if err != nil {
@@ -37,12 +38,31 @@ func (l *load) checkRecords(approvals []approval, collections []collection, revi
 	if sqlDB, err := db.DB(); err == nil {
 		defer sqlDB.Close()
 	}
-	var heads []struct {
-		ID  string
-		Seq int
+	type head struct {
+		ID, Kind, Status string
+		Seq              int
 	}
-	if err := db.Raw("SELECT id, seq FROM approvals UNION ALL SELECT id, seq FROM collections UNION ALL SELECT id, seq FROM reviews").Scan(&heads).Error; err != nil {
+	var heads, rows []head
+	if err := db.Raw("SELECT id, 'approval' AS kind, status, seq FROM approvals UNION ALL SELECT id, 'collection', status, seq FROM collections " +
+		"UNION ALL SELECT id, 'review', status, seq FROM reviews").Scan(&heads).Error; err != nil {
 		return fmt.Errorf("read request heads: %w", err)
+	}
+	// The requests table holds every request once, as its record stands.
+	if err := db.Raw("SELECT id, kind, status, seq FROM requests").Scan(&rows).Error; err != nil {
+		return fmt.Errorf("read the requests table: %w", err)
+	}
+	row := map[string]head{}
+	for _, h := range rows {
+		row[h.ID] = h
+	}
+	for _, h := range heads {
+		if got, ok := row[h.ID]; !ok || got != h {
+			r.problem(&r.RequestRowsOutOfStep, "%s is %s at transition %d, its row in requests %+v", h.ID, h.Status, h.Seq, got)
+		}
+		delete(row, h.ID)
+	}
+	for id := range row {
+		r.problem(&r.RequestRowsOutOfStep, "requests holds %s, which has no record", id)
 	}
 	var audit []struct {
 		SubjectID string
