@@ -10,6 +10,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -275,12 +276,37 @@ func runProxy(ctx context.Context, listen string, backends []string) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: resendable(proxy), ReadHeaderTimeout: 10 * time.Second}
 	go func() { <-ctx.Done(); _ = srv.Close() }()
 	if err := srv.Serve(l); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
+}
+
+// maxResent is the largest body resendable keeps to send again.
+const maxResent = 1 << 20
+
+// resendable keeps the body of a request that carries an Idempotency-Key,
+// which the API answers with its first outcome however often it comes, so
+// that the transport may send it again on a new connection when the
+// kept-alive one it picked was closed before the request went out (Go's
+// transport resends such a request, marked idempotent by the key): a
+// serve of 0.1.0, which has no lame duck, closes those connections the
+// moment it is stopped.
+func resendable(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Idempotency-Key") != "" && r.ContentLength > 0 && r.ContentLength <= maxResent {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(w, "proxy: reading the request: "+err.Error(), http.StatusBadRequest)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // retryElsewhere sends a bodiless GET or HEAD once more, to another

@@ -123,3 +123,60 @@ func TestBackupAndRestoreCommandsNeedTheirFolders(t *testing.T) {
 	assert.NoDirExists(t, dir+"/b")
 	assert.NoDirExists(t, dir+"/r")
 }
+
+// TestProxyResendsAKeyedRequestWhoseKeptAliveConnectionClosed: a serve of
+// 0.1.0, stopped for an upgrade, closes its listener and its kept-alive
+// connections at once; a POST the proxy had just written on one of them
+// gets no answer. One carrying an Idempotency-Key, which the API answers
+// with its first outcome however often it comes, is sent again, to the
+// other backend; one without a key is not, and answers 502.
+func TestProxyResendsAKeyedRequestWhoseKeptAliveConnectionClosed(t *testing.T) {
+	for _, keyed := range []bool{true, false} {
+		alive := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			_, _ = io.WriteString(w, r.Method+" "+string(body))
+		}))
+		defer alive.Close()
+		var stopping *httptest.Server
+		var posted atomic.Int32
+		stopping = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPost {
+				return // the health check, and the read that leaves a kept-alive connection
+			}
+			posted.Add(1)
+			// Stopped as the POST arrives: no new connections, and this
+			// one closed without an answer.
+			_ = stopping.Listener.Close()
+			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				conn.Close()
+			}
+		}))
+		defer stopping.Close()
+		listen := startProxy(t, stopping.URL, alive.URL)
+
+		// The rotation alternates from the second backend: the second of
+		// three reads reaches the stopping one and leaves its connection
+		// in the proxy's pool, which the POST, fourth, then takes.
+		for range 3 {
+			resp, err := http.Get("http://" + listen + "/api/v1/approvals/x")
+			require.NoError(t, err)
+			resp.Body.Close()
+		}
+		req, err := http.NewRequest(http.MethodPost, "http://"+listen+"/api/v1/approvals", strings.NewReader(`{"title":"t"}`))
+		require.NoError(t, err)
+		if keyed {
+			req.Header.Set("Idempotency-Key", "k-1")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.EqualValues(t, 1, posted.Load(), "the POST reached the stopping backend first")
+		if keyed {
+			assert.Equal(t, http.StatusOK, resp.StatusCode, "%s", b)
+			assert.Equal(t, `POST {"title":"t"}`, string(b), "the whole body, to the other backend")
+		} else {
+			assert.Equal(t, http.StatusBadGateway, resp.StatusCode, "without a key the proxy may not send it again: %s", b)
+		}
+	}
+}
