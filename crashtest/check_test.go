@@ -463,11 +463,9 @@ func (l *load) check(ctx context.Context, rcv *receiver, r *report) error {
 	}
 	r.phase("replays", &clock)
 	r.NetErrors, r.FiveXX = l.netErrors.Load(), l.fiveXX.Load()
-	l.serverErrorsMu.Lock()
-	for _, e := range l.serverErrors {
+	for _, e := range l.serverErrors() {
 		r.problem(&r.ServerErrors, "%s", e)
 	}
-	l.serverErrorsMu.Unlock()
 	r.Twins = int(l.twins.Load())
 	l.mu.Lock()
 	for _, e := range l.twinMismatches {

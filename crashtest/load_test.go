@@ -130,14 +130,10 @@ type load struct {
 	lastMandated time.Time
 	fiveXX       atomic.Int64
 	netErrors    atomic.Int64
-	// serverErrors are the 5xx answers other than 502 and 503 (a proxy
-	// with no process behind it, or Assent's "try again"), which no kill
-	// excuses: what each said.
-	serverErrorsMu sync.Mutex
-	serverErrors   []string
 	// failures are every 5xx and dropped connection, when and what each
 	// was, so a figure that must be 0 says what made it not.
-	failures []failure
+	failuresMu sync.Mutex
+	failures   []failure
 	// twins counts the requests sent twice at once (sendTwice), and
 	// twinMismatches says how each pair answered differently.
 	twins          atomic.Int64
@@ -329,22 +325,39 @@ func checkOf(body []byte) string {
 	return v.CheckID
 }
 
-// failure is a 5xx or a dropped connection the load met: when, and what.
+// failure is a 5xx or a dropped connection the load met: when, the
+// status (0 for a dropped connection), and what.
 type failure struct {
-	at   time.Time
-	what string
+	at     time.Time
+	status int
+	what   string
 }
 
-func (l *load) failed(what string) {
-	l.serverErrorsMu.Lock()
-	defer l.serverErrorsMu.Unlock()
-	l.failures = append(l.failures, failure{time.Now(), what})
+func (l *load) failed(status int, what string) {
+	l.failuresMu.Lock()
+	defer l.failuresMu.Unlock()
+	l.failures = append(l.failures, failure{time.Now(), status, what})
+}
+
+// serverErrors are the 5xx answers other than 502 and 503 (a proxy with
+// no process behind it, or Assent's "try again"), which no kill excuses:
+// what each said.
+func (l *load) serverErrors() []string {
+	l.failuresMu.Lock()
+	defer l.failuresMu.Unlock()
+	var out []string
+	for _, f := range l.failures {
+		if f.status != 0 && f.status != http.StatusBadGateway && f.status != http.StatusServiceUnavailable {
+			out = append(out, f.what)
+		}
+	}
+	return out
 }
 
 // failuresSince are what the load met since t, each with its time.
 func (l *load) failuresSince(t time.Time) []string {
-	l.serverErrorsMu.Lock()
-	defer l.serverErrorsMu.Unlock()
+	l.failuresMu.Lock()
+	defer l.failuresMu.Unlock()
 	var out []string
 	for _, f := range l.failures {
 		if !f.at.Before(t) {
@@ -364,16 +377,10 @@ func (l *load) answer(o *op) {
 		switch {
 		case err != nil:
 			l.netErrors.Add(1)
-			l.failed(fmt.Sprintf("%s %s: %v", o.kind, o.key, err))
+			l.failed(0, fmt.Sprintf("%s %s: %v", o.kind, o.key, err))
 		case status >= 500:
 			l.fiveXX.Add(1)
-			what := fmt.Sprintf("%s %s answered %d: %.300s", o.kind, o.key, status, body)
-			l.failed(what)
-			if status != http.StatusBadGateway && status != http.StatusServiceUnavailable {
-				l.serverErrorsMu.Lock()
-				l.serverErrors = append(l.serverErrors, what)
-				l.serverErrorsMu.Unlock()
-			}
+			l.failed(status, fmt.Sprintf("%s %s answered %d: %.300s", o.kind, o.key, status, body))
 		case status == http.StatusConflict && strings.Contains(string(body), "idempotency_in_progress"):
 		default:
 			o.status, o.respBody, o.replayed = status, body, replayed
