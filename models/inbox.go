@@ -3,6 +3,7 @@ package models
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -325,46 +326,58 @@ func (s *RequestStore) mendEachKind(ctx context.Context, mend func(kindMender, c
 	return total, nil
 }
 
-// mendBatch is how many requests MendAsking looks up at once.
+// mendBatch is how many requests a mend looks up at once.
 const mendBatch = 200
 
 func (r Requests[T, P]) mendAsking(ctx context.Context) (int, error) {
-	k, db := r.k, r.s.db.WithContext(ctx)
-	seen := map[string]bool{}
+	k := r.k
 	outOfStep := "request_people.organization_id = '' OR (request_people.waiting AND " + k.table + ".status <> ?)"
 	if k.risk == nil {
 		// Written by a version that ranked such kinds as critical.
 		outOfStep += fmt.Sprintf(" OR (request_people.waiting AND request_people.risk_rank <> %d)", unrisked)
 	}
-	for {
-		var stale []string
+	return r.mendStale(ctx, "asked rows", func(db *gorm.DB) (stale []string, err error) {
 		if err := db.Table("request_people").Distinct("request_people.request_id").
 			Joins("JOIN "+k.table+" ON "+k.table+".id = request_people.request_id").Where("request_people.kind = ?", k.subject).
-			Where(outOfStep, k.open).Limit(mendBatch).Pluck("request_people.request_id", &stale).Error; err != nil {
+			Where(outOfStep, k.open).Limit(mendBatch).Pluck("request_people.request_id", &stale).Error; err != nil || len(stale) > 0 {
+			return stale, err
+		}
+		// Open requests asking people, without a row.
+		err = db.Model(new(T)).Where("status = ? AND "+k.askedIDs+" <> '[]'", k.open).
+			Where("NOT EXISTS (SELECT 1 FROM request_people WHERE request_people.request_id = "+k.table+".id)").
+			Order("id").Limit(mendBatch).Pluck("id", &stale).Error
+		return stale, err
+	}, k.syncAsking)
+}
+
+// mendStale brings in step, each under its record's row lock, the
+// records stale lists (mendBatch at a time, until it lists none) by sync,
+// skipping one taken back since. It returns how many it mended, and fails
+// on a record whose what stays out of step.
+func (r Requests[T, P]) mendStale(ctx context.Context, what string, stale func(*gorm.DB) ([]string, error),
+	sync func(*gorm.DB, requestHead, *T) error) (int, error) {
+	db := r.s.db.WithContext(ctx)
+	seen := map[string]bool{}
+	for {
+		ids, err := stale(db)
+		if err != nil || len(ids) == 0 {
 			return len(seen), err
 		}
-		if len(stale) == 0 {
-			// Open requests asking people, without a row.
-			if err := db.Model(new(T)).Where("status = ? AND "+k.askedIDs+" <> '[]'", k.open).
-				Where("NOT EXISTS (SELECT 1 FROM request_people WHERE request_people.request_id = "+k.table+".id)").
-				Order("id").Limit(mendBatch).Pluck("id", &stale).Error; err != nil {
-				return len(seen), err
+		for _, id := range ids {
+			if seen[id] {
+				return len(seen), fmt.Errorf("the %s of %s did not come in step with it", what, id)
 			}
-		}
-		if len(stale) == 0 {
-			return len(seen), nil
-		}
-		for _, reqID := range stale {
-			if seen[reqID] {
-				return len(seen), fmt.Errorf("the asked rows of %s stay out of step with it", reqID)
-			}
-			seen[reqID] = true
+			seen[id] = true
 			if err := db.Transaction(func(tx *gorm.DB) error {
 				var rec T
-				if err := tx.Clauses(lockForUpdate(tx)...).Where("id = ?", reqID).Take(&rec).Error; err != nil {
+				err := tx.Clauses(lockForUpdate(tx)...).Where("id = ?", id).Take(&rec).Error
+				if errors.Is(err, gorm.ErrRecordNotFound) {
+					return nil // taken back since
+				}
+				if err != nil {
 					return err
 				}
-				return k.syncAsking(tx, P(&rec).head(), &rec)
+				return sync(tx, P(&rec).head(), &rec)
 			}); err != nil {
 				return len(seen), err
 			}

@@ -2,8 +2,6 @@ package models
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"gorm.io/gorm"
@@ -82,41 +80,17 @@ func (s *RequestStore) MendRequests(ctx context.Context) (int, error) {
 }
 
 func (r Requests[T, P]) mendRequests(ctx context.Context) (int, error) {
-	k, db := r.k, r.s.db.WithContext(ctx)
-	gone := db.Where("kind = ? AND NOT EXISTS (SELECT 1 FROM "+k.table+" WHERE "+k.table+".id = requests.id)", k.subject).Delete(&Request{})
+	k := r.k
+	gone := r.s.db.WithContext(ctx).Where("kind = ? AND NOT EXISTS (SELECT 1 FROM "+k.table+" WHERE "+k.table+".id = requests.id)", k.subject).
+		Delete(&Request{})
 	if gone.Error != nil {
 		return 0, gone.Error
 	}
-	seen := map[string]bool{}
-	mended := func() int { return int(gone.RowsAffected) + len(seen) }
-	for {
-		var stale []string
-		if err := db.Table(k.table).Joins("LEFT JOIN requests ON requests.id = "+k.table+".id").
+	n, err := r.mendStale(ctx, "requests row", func(db *gorm.DB) (stale []string, err error) {
+		err = db.Table(k.table).Joins("LEFT JOIN requests ON requests.id = "+k.table+".id").
 			Where("requests.id IS NULL OR requests.seq <> "+k.table+".seq OR requests.status <> "+k.table+".status").
-			Order(k.table+".id").Limit(mendBatch).Pluck(k.table+".id", &stale).Error; err != nil {
-			return mended(), err
-		}
-		if len(stale) == 0 {
-			return mended(), nil
-		}
-		for _, id := range stale {
-			if seen[id] {
-				return mended(), fmt.Errorf("the requests row of %s stays out of step with it", id)
-			}
-			seen[id] = true
-			if err := db.Transaction(func(tx *gorm.DB) error {
-				var rec T
-				err := tx.Clauses(lockForUpdate(tx)...).Where("id = ?", id).Take(&rec).Error
-				if errors.Is(err, gorm.ErrRecordNotFound) {
-					return nil // taken back since
-				}
-				if err != nil {
-					return err
-				}
-				return k.saveRequestRow(tx, P(&rec).head(), &rec)
-			}); err != nil {
-				return mended(), err
-			}
-		}
-	}
+			Order(k.table+".id").Limit(mendBatch).Pluck(k.table+".id", &stale).Error
+		return stale, err
+	}, k.saveRequestRow)
+	return int(gone.RowsAffected) + n, err
 }
