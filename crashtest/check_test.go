@@ -61,10 +61,13 @@ type report struct {
 	VerdictsStored  int            `json:"verdictsStored"`
 	ReviewOutcomes  map[string]int `json:"reviewOutcomes"`
 	VerdictsRefused map[string]int `json:"verdictsRefused"`
-	// Reports, their versions, and the versions held by the scan.
+	// Reports, their versions, the versions held by the scan and still
+	// waiting, and those an administrator released or declined.
 	Reports      int `json:"reports"`
 	Versions     int `json:"versions"`
 	Held         int `json:"heldVersions"`
+	HeldReleased int `json:"heldReleased"`
+	HeldDeclined int `json:"heldDeclined"`
 	Sends        int `json:"reportSends"`
 	Events       int `json:"eventsReceived"`
 	AuditEntries int `json:"auditEntries"`

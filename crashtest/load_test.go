@@ -51,7 +51,8 @@ type op struct {
 	collectionID string // for reply and collection cancel
 	answers      map[string]any
 
-	reportID string // for report publish
+	reportID  string // for report publish
+	versionID string // for a held version's release or decline, in decision
 
 	reviewID string // for verdict and review cancel; the verdict is in decision
 
@@ -119,6 +120,9 @@ type load struct {
 	approvals []*created
 	asked     []*asked
 	reports   []string
+	// held are the versions a publish was told the scan held that the
+	// load has not yet released or declined, oldest first.
+	held []string
 	// reviewReports are the reports reviews are asked on, shared with
 	// everyone so that every member may review them; reviewed the reviews
 	// a 2xx create returned.

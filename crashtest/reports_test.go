@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/assent-hq/assent/internal/events"
+	"go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 )
 
@@ -17,6 +18,7 @@ const (
 	opCreateReport   = "report create"
 	opPublishVersion = "report publish"
 	opSendReport     = "report send"
+	opDecideHeld     = "held decide"
 )
 
 // heldPage is a page the publish scan holds: a password form posting to
@@ -25,8 +27,12 @@ const heldPage = `<form action="https://collect.example.net/x"><input type="pass
 
 // publish creates a report or publishes a version of one; each publish
 // says its Idempotency-Key in changeSummary, so the check finds what each
-// key made. One in five is held by the scan.
+// key made. One in five is held by the scan. Or, as an owner does soon
+// after, an administrator releases or declines a held version.
 func (l *load) publish(rng *rand.Rand) {
+	if rng.IntN(100) < 30 && l.decideHeld(rng) {
+		return
+	}
 	key := l.newKey("publish")
 	body := map[string]any{"changeSummary": key, "content": "<h1>" + key + "</h1>"}
 	if rng.IntN(100) < 20 {
@@ -54,11 +60,50 @@ func (l *load) publish(rng *rand.Rand) {
 	b, _ := json.Marshal(body)
 	o.body = string(b)
 	l.send(o)
-	if o.kind == opCreateReport && o.acknowledged() {
-		l.mu.Lock()
-		l.reports = append(l.reports, idOf(o.respBody))
-		l.mu.Unlock()
+	if !o.acknowledged() {
+		return
 	}
+	var told publishAnswer
+	_ = json.Unmarshal(o.respBody, &told)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if o.kind == opCreateReport {
+		l.reports = append(l.reports, told.ID)
+	}
+	if told.Version.Status == "held" {
+		l.held = append(l.held, told.Version.ID)
+	}
+}
+
+// publishAnswer is what a publish, a release or a decline answers: the
+// report, with the version it made or decided.
+type publishAnswer struct {
+	ID          string `json:"id"`
+	LiveVersion *int   `json:"liveVersion"`
+	Version     struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+	} `json:"version"`
+}
+
+// decideHeld releases or declines, with the admin key, the oldest held
+// version the load has not decided, and reports whether there was one.
+func (l *load) decideHeld(rng *rand.Rand) bool {
+	l.mu.Lock()
+	if len(l.held) == 0 {
+		l.mu.Unlock()
+		return false
+	}
+	id := l.held[0]
+	l.held = l.held[1:]
+	l.mu.Unlock()
+	decision := "release"
+	if rng.IntN(2) == 0 {
+		decision = "decline"
+	}
+	l.send(&op{kind: opDecideHeld, path: "/api/v1/admin/held-versions/" + id + "/" + decision, token: l.svc.keys().AdminKey,
+		key: l.newKey("held"), versionID: id, decision: decision})
+	return true
 }
 
 // storedVersion is a version as the check finds it.
@@ -115,12 +160,7 @@ func (l *load) checkReports(ctx context.Context, rcv *receiver, tc client.Client
 			continue
 		}
 		made := byKey[o.key]
-		var told struct {
-			ID      string `json:"id"`
-			Version struct {
-				ID string `json:"id"`
-			} `json:"version"`
-		}
+		var told publishAnswer
 		_ = json.Unmarshal(o.respBody, &told)
 		switch {
 		case len(made) > 1:
@@ -131,25 +171,55 @@ func (l *load) checkReports(ctx context.Context, rcv *receiver, tc client.Client
 			r.problem(&r.Divergences, "publish %s was answered %d yet made %s", o.key, o.status, made[0].ID)
 		}
 	}
+	decided := l.checkHeldDecisions(all, r)
 
-	// The events each version's status implies, each once.
+	// The events each version implies, each once: publish.held for one
+	// the scan held, and report.published or report.updated for one that
+	// went live. Versions go live in the order of their numbers (a
+	// release goes live only above the live version), so the first to go
+	// live sent report.published; after a release that may or may not
+	// have gone live (its answer lost), either will do.
 	sort.Slice(all, func(i, j int) bool { return all[i].Version < all[j].Version })
 	want := func() (missing []string) {
 		got := rcv.deliveries()
-		first := map[string]bool{}
-		for _, v := range all {
-			kind := ""
-			switch v.Status {
-			case "held":
-				kind = events.PublishHeld
-			case "live", "previous":
-				kind = events.ReportUpdated
-				if !first[v.ReportID] {
-					kind, first[v.ReportID] = events.ReportPublished, true
+		first, unsure := map[string]bool{}, map[string]bool{}
+		has := func(v storedVersion, kinds ...string) bool {
+			for _, k := range kinds {
+				if len(got[[3]string{"webhook", v.ReportID + "/" + v.ID, k}]) > 0 {
+					return true
 				}
 			}
-			if kind != "" && len(got[[3]string{"webhook", v.ReportID + "/" + v.ID, kind}]) == 0 {
-				missing = append(missing, kind+" of "+v.ReportID+"/"+v.ID)
+			return false
+		}
+		for _, v := range all {
+			o, wasDecided := decided[v.ID]
+			if (v.Status == "held" || v.Status == "declined" || wasDecided) && !has(v, events.PublishHeld) {
+				missing = append(missing, events.PublishHeld+" of "+v.ReportID+"/"+v.ID)
+			}
+			if v.Status != "live" && v.Status != "previous" {
+				continue
+			}
+			wentLive := true
+			if wasDecided {
+				var told publishAnswer
+				if !o.acknowledged() || json.Unmarshal(o.respBody, &told) != nil || told.LiveVersion == nil {
+					unsure[v.ReportID] = true
+					continue
+				}
+				wentLive = *told.LiveVersion == v.Version
+			}
+			kinds := []string{events.ReportUpdated}
+			switch {
+			case !wentLive:
+				continue
+			case unsure[v.ReportID]:
+				kinds = append(kinds, events.ReportPublished)
+			case !first[v.ReportID]:
+				kinds = []string{events.ReportPublished}
+			}
+			first[v.ReportID] = true
+			if !has(v, kinds...) {
+				missing = append(missing, kinds[0]+" of "+v.ReportID+"/"+v.ID)
 			}
 		}
 		return missing
@@ -162,21 +232,62 @@ func (l *load) checkReports(ctx context.Context, rcv *receiver, tc client.Client
 	}
 
 	// Every held version is waiting in its workflow, started by the
-	// publish or, when a kill lost that start, by the reconciler.
+	// publish or, when a kill lost that start, by the reconciler; the
+	// workflow of every one decided has ended.
 	for _, v := range all {
-		if v.Status != "held" {
+		_, wasDecided := decided[v.ID]
+		if v.Status != "held" && !wasDecided {
 			continue
 		}
-		r.Held++
-		started := waitUntil(wait, func() bool {
-			_, err := tc.DescribeWorkflowExecution(ctx, "publish-hold/"+v.ID, "")
-			return err == nil
-		})
-		if !started {
-			r.problem(&r.Lost, "held version %s has no workflow", v.ID)
+		if v.Status == "held" {
+			r.Held++
+		}
+		if !waitUntil(wait, func() bool {
+			d, err := tc.DescribeWorkflowExecution(ctx, "publish-hold/"+v.ID, "")
+			if err != nil {
+				return false
+			}
+			running := d.WorkflowExecutionInfo.Status == enums.WORKFLOW_EXECUTION_STATUS_RUNNING
+			return running == (v.Status == "held")
+		}) {
+			r.problem(&r.Lost, "the workflow of version %s, %s, is missing or not in step", v.ID, v.Status)
 		}
 	}
 	return nil
+}
+
+// checkHeldDecisions: a release answered 2xx put its version live or
+// previous, a decline answered 2xx declined it, and a refused one left it
+// held. It returns the decision sent for each version, by version id.
+func (l *load) checkHeldDecisions(all []storedVersion, r *report) map[string]*op {
+	byID := map[string]storedVersion{}
+	for _, v := range all {
+		byID[v.ID] = v
+	}
+	decided := map[string]*op{}
+	for _, o := range l.ops {
+		if o.kind != opDecideHeld {
+			continue
+		}
+		decided[o.versionID] = o
+		v, ok := byID[o.versionID]
+		if !ok {
+			r.problem(&r.Lost, "held version %s, which a publish was told, is gone", o.versionID)
+			continue
+		}
+		released := v.Status == "live" || v.Status == "previous"
+		switch {
+		case o.acknowledged() && o.decision == "release" && !released, o.acknowledged() && o.decision == "decline" && v.Status != "declined":
+			r.problem(&r.ActionsNotReflected, "%s of %s was answered %d but the version is %s", o.decision, v.ID, o.status, v.Status)
+		case o.status != 0 && !o.acknowledged() && v.Status != "held":
+			r.problem(&r.RefusedButDone, "%s of %s was refused %d (%.200s) yet the version is %s", o.decision, v.ID, o.status, o.respBody, v.Status)
+		case o.acknowledged() && released:
+			r.HeldReleased++
+		case o.acknowledged():
+			r.HeldDeclined++
+		}
+	}
+	return decided
 }
 
 // checkSends: a send answered 2xx granted its address and has its

@@ -221,8 +221,10 @@ func (r Requests[T, P]) Apply(ctx context.Context, ch RequestChange[T]) (*T, err
 		},
 		func(tx *gorm.DB, rec *T) error {
 			h := P(rec).head()
-			if err := r.k.saveRequestRow(tx, h, rec); err != nil {
-				return err
+			if row := r.k.requestRow(h, rec); requestRowChanged(r.k.requestRow(P(&before).head(), &before), row) {
+				if err := saveRequestRow(tx, row); err != nil {
+					return err
+				}
 			}
 			if err := r.k.syncAsking(tx, h, rec); err != nil {
 				return err

@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"reflect"
 	"time"
 
 	"gorm.io/gorm"
@@ -30,7 +31,9 @@ type Request struct {
 	FlowID         *string   `gorm:"size:40"`
 	Requester      string    `gorm:"size:60;not null"`
 	RequestedBy    string    `gorm:"size:320;not null"`
-	Seq            int       `gorm:"not null"`
+	// Seq is the record's transition that last wrote the row: one that
+	// changes nothing else the row holds leaves it as it was.
+	Seq int `gorm:"not null"`
 	// Risk is an approval's risk; empty for a kind without one.
 	Risk string `gorm:"size:20;not null;default:''"`
 	// SettledAt is when the request left its open status (nil while
@@ -66,14 +69,30 @@ func (k *requestKind[T]) requestRow(h requestHead, rec *T) Request {
 // saveRequestRow writes rec's row of the requests table, inserting it
 // when a process of an earlier version made the record without one.
 func (k *requestKind[T]) saveRequestRow(tx *gorm.DB, h requestHead, rec *T) error {
-	row := k.requestRow(h, rec)
+	return saveRequestRow(tx, k.requestRow(h, rec))
+}
+
+func saveRequestRow(tx *gorm.DB, row Request) error {
 	return tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&row).Error
+}
+
+// requestRowChanged reports whether a transition changed what a request's
+// row holds besides its sequence and time. Most (the first, a reminder, a
+// delivery) change only those, and writing the row for them would cost
+// every create a statement. A request settles once, so a settled row's
+// time stays what it was when it settled.
+func requestRowChanged(was, now Request) bool {
+	was.Seq, was.UpdatedAt = now.Seq, now.UpdatedAt
+	if was.SettledAt != nil && now.SettledAt != nil {
+		was.SettledAt = now.SettledAt
+	}
+	return !reflect.DeepEqual(was, now)
 }
 
 // MendRequests brings the requests table in step with the kinds' tables
 // where processes of an earlier version, which write only those, left it
-// behind during a rolling upgrade: records without a row or whose row is
-// behind them, and rows whose record they took back. A worker runs it as
+// behind during a rolling upgrade: records without a row or whose row's
+// status is not theirs, and rows whose record they took back. A worker runs it as
 // it starts. It returns how many requests it mended.
 func (s *RequestStore) MendRequests(ctx context.Context) (int, error) {
 	return s.mendEachKind(ctx, kindMender.mendRequests)
@@ -88,7 +107,7 @@ func (r Requests[T, P]) mendRequests(ctx context.Context) (int, error) {
 	}
 	n, err := r.mendStale(ctx, "requests row", func(db *gorm.DB) (stale []string, err error) {
 		err = db.Table(k.table).Joins("LEFT JOIN requests ON requests.id = "+k.table+".id").
-			Where("requests.id IS NULL OR requests.seq <> "+k.table+".seq OR requests.status <> "+k.table+".status").
+			Where("requests.id IS NULL OR requests.status <> "+k.table+".status").
 			Order(k.table+".id").Limit(mendBatch).Pluck(k.table+".id", &stale).Error
 		return stale, err
 	}, k.saveRequestRow)

@@ -103,11 +103,43 @@ func TestTheRequestsMigrationCopiesEveryKind(t *testing.T) {
 	}
 }
 
+// TestATransitionWritesTheRowOnlyWhenItChangesWhatTheRowHolds: a create
+// writes the request's row; a transition that changes only its sequence
+// and time (the first, a reminder) leaves it; the one that settles it
+// writes it; one after that keeps the time it settled.
+func TestATransitionWritesTheRowOnlyWhenItChangesWhatTheRowHolds(t *testing.T) {
+	t.Parallel()
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db, testenv.Keys())
+		org := newOrg(t, s)
+		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay", Requester: "key_1", RequestedBy: "agent",
+			ExpiresAt: time.Now().Add(time.Hour).UTC()}, Risk: models.RiskHigh, ApproverIDs: models.StringList{"mem_ada"}, RequiredApprovals: 1}
+		_, err := s.Approvals().Create(ctx, a, nil)
+		require.NoError(t, err)
+		made := requestRows(t, db)[a.ID]
+		assert.Equal(t, states.Pending, made.Status)
+		assert.Equal(t, models.RiskHigh, made.Risk)
+
+		testenv.Transition(t, s.Approvals(), org.ID, a.ID, 1, func(*models.Approval) {})
+		assert.Equal(t, made, requestRows(t, db)[a.ID], "the first transition changed nothing the row holds")
+
+		testenv.Transition(t, s.Approvals(), org.ID, a.ID, 2, func(a *models.Approval) { a.Status = states.Expired })
+		settled := requestRows(t, db)[a.ID]
+		assert.Equal(t, states.Expired, settled.Status)
+		assert.Equal(t, 2, settled.Seq)
+		require.NotNil(t, settled.SettledAt)
+
+		testenv.Transition(t, s.Approvals(), org.ID, a.ID, 3, func(*models.Approval) {})
+		assert.Equal(t, settled, requestRows(t, db)[a.ID], "a transition after it settled keeps when it settled")
+	})
+}
+
 // TestRequestRowsAnEarlierVersionLeftOutAreMended: during a rolling upgrade
 // processes of the previous release write only the kinds' tables. A
-// transition gives a record it touches its row; MendRequests, which a
-// worker runs as it starts, mends the rows of records no transition will
-// come to: made without one, changed behind it, or taken back.
+// transition that settles a record gives it its row; MendRequests, which a
+// worker runs as it starts, mends the rows of the others: made without
+// one, changed behind it, or taken back.
 func TestRequestRowsAnEarlierVersionLeftOutAreMended(t *testing.T) {
 	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
@@ -132,10 +164,11 @@ func TestRequestRowsAnEarlierVersionLeftOutAreMended(t *testing.T) {
 			return a.ID
 		}
 
-		transitioned, untouched := old("apr_01transitioned"), old("apr_01untouched")
-		assert.NotContains(t, requestRows(t, db), transitioned)
-		testenv.Transition(t, s.Approvals(), org.ID, transitioned, 1, func(*models.Approval) {})
-		assert.Equal(t, 1, requestRows(t, db)[transitioned].Seq, "a transition gives it its row")
+		quiet, settles, untouched := old("apr_01quiet"), old("apr_01settles"), old("apr_01untouched")
+		testenv.Transition(t, s.Approvals(), org.ID, quiet, 1, func(*models.Approval) {})
+		assert.NotContains(t, requestRows(t, db), quiet, "a transition that changes nothing the row holds writes none")
+		testenv.Transition(t, s.Approvals(), org.ID, settles, 1, func(a *models.Approval) { a.Status = states.Expired })
+		assert.Equal(t, states.Expired, requestRows(t, db)[settles].Status, "the transition that settles it gives it its row")
 
 		settledBehind := ours("settled by an old worker")
 		require.NoError(t, db.Model(&models.Approval{}).Where("id = ?", settledBehind).
@@ -148,10 +181,12 @@ func TestRequestRowsAnEarlierVersionLeftOutAreMended(t *testing.T) {
 
 		n, err := s.MendRequests(ctx)
 		require.NoError(t, err)
-		assert.Equal(t, 3, n, "the untouched record, the one settled behind its row and the one taken back")
+		assert.Equal(t, 4, n, "the two records without a row, the one settled behind its row and the one taken back")
 		rows := requestRows(t, db)
-		assert.Len(t, rows, 3)
+		assert.Len(t, rows, 4)
 		assert.Equal(t, states.Pending, rows[untouched].Status)
+		assert.Equal(t, states.Pending, rows[quiet].Status)
+		assert.Equal(t, 1, rows[quiet].Seq)
 		assert.Equal(t, states.Expired, rows[settledBehind].Status)
 		assert.NotNil(t, rows[settledBehind].SettledAt)
 		assert.NotContains(t, rows, takenBack)
