@@ -25,7 +25,7 @@ import (
 )
 
 // Version is the SDK's version, sent in the User-Agent.
-const Version = "0.1.0"
+const Version = "0.2.0"
 
 // DefaultBaseURL is used when neither New nor ASSENT_BASE_URL names one.
 const DefaultBaseURL = "http://127.0.0.1:8080"
