@@ -12,7 +12,7 @@ import (
 // Previous is the release an installation upgrades from, built from its
 // commit in this repository's history (docs/releases.md says when to
 // move it).
-var Previous = struct{ Version, Commit string }{"v0.1.0", "db9cbefaed146f5e2c6e1aa3ede49ee1b95fc6fa"}
+var Previous = struct{ Version, Commit string }{"v0.2.0", "b6481068e88fce2a93741318cc2821b1a61f4dd9"}
 
 // Release is Previous's binary, built from its commit once into the
 // user's cache folder: later runs, and other test packages, reuse it.
