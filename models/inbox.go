@@ -166,13 +166,10 @@ func (k *requestKind[T]) asking(h requestHead, rec *T) []Asking {
 	return rows
 }
 
-// syncAsking brings the index rows of rec in step with it, rewriting them
-// only when they differ from the rows stored. Comparing with what is
-// stored, not with the record before the change, also mends rows that a
-// process of an earlier version wrote during a rolling upgrade (without
-// the inbox's columns, or left waiting after it changed the record).
+// syncAsking brings the index rows of rec in step with it, comparing
+// with the rows stored, so that it also mends rows a process of an
+// earlier version left out of step (MendAsking).
 func (k *requestKind[T]) syncAsking(tx *gorm.DB, h requestHead, rec *T) error {
-	want := k.asking(h, rec)
 	var have []Asking
 	if err := tx.Model(&RequestPerson{}).Where("request_id = ?", *h.id).Find(&have).Error; err != nil {
 		return err
@@ -180,16 +177,24 @@ func (k *requestKind[T]) syncAsking(tx *gorm.DB, h requestHead, rec *T) error {
 	for i := range have {
 		have[i].DueAt = have[i].DueAt.UTC()
 	}
+	return k.rewriteAsking(tx, *h.id, have, k.asking(h, rec))
+}
+
+// rewriteAsking replaces request id's index rows, was, by want, unless
+// they are the same. A transition passes the rows of the record as it was
+// rather than reading them: this release and the one before keep them in
+// step with every record they write, so those are the rows stored.
+func (k *requestKind[T]) rewriteAsking(tx *gorm.DB, id string, was, want []Asking) error {
 	byPerson := func(a, b Asking) int { return strings.Compare(a.PersonID, b.PersonID) }
 	slices.SortFunc(want, byPerson)
-	slices.SortFunc(have, byPerson)
-	if slices.Equal(want, have) {
+	slices.SortFunc(was, byPerson)
+	if slices.Equal(want, was) {
 		return nil
 	}
-	if err := tx.Where("request_id = ?", *h.id).Delete(&RequestPerson{}).Error; err != nil {
+	if err := tx.Where("request_id = ?", id).Delete(&RequestPerson{}).Error; err != nil {
 		return err
 	}
-	return k.insertAsking(tx, *h.id, want)
+	return k.insertAsking(tx, id, want)
 }
 
 // insertAsking writes the rows of request id.

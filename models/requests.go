@@ -213,20 +213,27 @@ func (r Requests[T, P]) Unowned(ctx context.Context, olderThan time.Time, limit 
 // with the record (who is asked, whom it still waits on, how urgently).
 func (r Requests[T, P]) Apply(ctx context.Context, ch RequestChange[T]) (*T, error) {
 	var before T
+	// The requests row and the index rows of the record as it was, taken
+	// before the change runs: a transition writes each only when it
+	// changed.
+	var wasRow Request
+	var wasAsking []Asking
 	applied := false
 	rec, err := applyRequestChange[T, P](r.s, ctx, r.k.subject, ch,
 		func(rec *T) {
 			before, applied = *rec, true
-			*P(&before).head().asked = slices.Clone(*P(rec).head().asked)
+			h := P(rec).head()
+			*P(&before).head().asked = slices.Clone(*h.asked)
+			wasRow, wasAsking = r.k.requestRow(h, rec), r.k.asking(h, rec)
 		},
 		func(tx *gorm.DB, rec *T) error {
 			h := P(rec).head()
-			if row := r.k.requestRow(h, rec); requestRowChanged(r.k.requestRow(P(&before).head(), &before), row) {
+			if row := r.k.requestRow(h, rec); requestRowChanged(wasRow, row) {
 				if err := saveRequestRow(tx, row); err != nil {
 					return err
 				}
 			}
-			if err := r.k.syncAsking(tx, h, rec); err != nil {
+			if err := r.k.rewriteAsking(tx, *h.id, wasAsking, r.k.asking(h, rec)); err != nil {
 				return err
 			}
 			if was := *P(&before).head().asked; r.k.askedRefs != nil && !slices.Equal(was, *h.asked) {
