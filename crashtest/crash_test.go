@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -110,6 +111,10 @@ func (l *load) finish(t *testing.T, rcv *receiver, seed uint64, killed map[strin
 	require.NoError(t, l.check(context.Background(), rcv, r))
 	if note != nil {
 		note(r)
+	}
+	// The problems first, ahead of the long report a truncated log cuts.
+	if len(r.Problems) > 0 {
+		t.Logf("crash test problems:\n%s", strings.Join(r.Problems, "\n"))
 	}
 	out, _ := json.MarshalIndent(r, "", "  ")
 	t.Logf("crash test report:\n%s", out)

@@ -178,7 +178,8 @@ func (l *load) checkReports(ctx context.Context, rcv *receiver, tc client.Client
 	// went live. Versions go live in the order of their numbers (a
 	// release goes live only above the live version), so the first to go
 	// live sent report.published; after a release that may or may not
-	// have gone live (its answer lost), either will do.
+	// have gone live (its answer lost, or showing a later version live),
+	// either will do.
 	sort.Slice(all, func(i, j int) bool { return all[i].Version < all[j].Version })
 	want := func() (missing []string) {
 		got := rcv.deliveries()
@@ -201,8 +202,12 @@ func (l *load) checkReports(ctx context.Context, rcv *receiver, tc client.Client
 			}
 			wentLive := true
 			if wasDecided {
+				// The answer shows the report as it was when answered:
+				// a version above this one live by then may have taken
+				// over from it (a publish at once, or before a retry).
 				var told publishAnswer
-				if !o.acknowledged() || json.Unmarshal(o.respBody, &told) != nil || told.LiveVersion == nil {
+				if !o.acknowledged() || json.Unmarshal(o.respBody, &told) != nil || told.LiveVersion == nil ||
+					*told.LiveVersion > v.Version {
 					unsure[v.ReportID] = true
 					continue
 				}
@@ -224,7 +229,10 @@ func (l *load) checkReports(ctx context.Context, rcv *receiver, tc client.Client
 		}
 		return missing
 	}
-	wait, cancel := context.WithTimeout(ctx, 90*time.Second)
+	// As long as awaitEvents waits: a delivery a kill or the restore cut
+	// off is retried on the production schedule, a minute later and then
+	// four.
+	wait, cancel := context.WithTimeout(ctx, rcv.wait)
 	defer cancel()
 	waitUntil(wait, func() bool { return len(want()) == 0 })
 	for _, m := range want() {

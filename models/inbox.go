@@ -3,8 +3,6 @@ package models
 import (
 	"cmp"
 	"context"
-	"errors"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -166,20 +164,6 @@ func (k *requestKind[T]) asking(h requestHead, rec *T) []Asking {
 	return rows
 }
 
-// syncAsking brings the index rows of rec in step with it, comparing
-// with the rows stored, so that it also mends rows a process of an
-// earlier version left out of step (MendAsking).
-func (k *requestKind[T]) syncAsking(tx *gorm.DB, h requestHead, rec *T) error {
-	var have []Asking
-	if err := tx.Model(&RequestPerson{}).Where("request_id = ?", *h.id).Find(&have).Error; err != nil {
-		return err
-	}
-	for i := range have {
-		have[i].DueAt = have[i].DueAt.UTC()
-	}
-	return k.rewriteAsking(tx, *h.id, have, k.asking(h, rec))
-}
-
 // rewriteAsking replaces request id's index rows, was, by want, unless
 // they are the same. A transition passes the rows of the record as it was
 // rather than reading them: this release and the one before keep them in
@@ -297,95 +281,4 @@ func (r Requests[T, P]) WaitingKeys(ctx context.Context, orgID, personID string,
 // open, and not yet acted on by them), in order, at most limit.
 func (r Requests[T, P]) Waiting(ctx context.Context, orgID, personID string, order InboxOrder, limit int) ([]T, error) {
 	return r.k.waiting(r.s.db.WithContext(ctx), orgID, personID, order, limit)
-}
-
-// MendAsking brings in step the rows of request_people that processes of
-// an earlier version left behind and no transition will come to mend:
-// rows without the organisation (written before the inbox's columns), rows
-// still waiting on a request no longer open, and the rows of open
-// requests that have none (made, during a rolling upgrade, by a process
-// that wrote who they ask to the earlier per-kind tables). A worker runs
-// it as it starts, so the last worker a rolling upgrade restarts mends
-// what the old ones did. It returns how many requests it mended.
-func (s *RequestStore) MendAsking(ctx context.Context) (int, error) {
-	return s.mendEachKind(ctx, kindMender.mendAsking)
-}
-
-// kindMender is one kind's requests as what mends every kind's sees them.
-type kindMender interface {
-	mendAsking(context.Context) (int, error)
-	mendRequests(context.Context) (int, error)
-}
-
-// mendEachKind runs mend over every kind's requests and adds up how many
-// it mended.
-func (s *RequestStore) mendEachKind(ctx context.Context, mend func(kindMender, context.Context) (int, error)) (int, error) {
-	total := 0
-	for _, k := range []kindMender{s.Approvals(), s.Collections(), s.Reviews()} {
-		n, err := mend(k, ctx)
-		total += n
-		if err != nil {
-			return total, err
-		}
-	}
-	return total, nil
-}
-
-// mendBatch is how many requests a mend looks up at once.
-const mendBatch = 200
-
-func (r Requests[T, P]) mendAsking(ctx context.Context) (int, error) {
-	k := r.k
-	outOfStep := "request_people.organization_id = '' OR (request_people.waiting AND " + k.table + ".status <> ?)"
-	if k.risk == nil {
-		// Written by a version that ranked such kinds as critical.
-		outOfStep += fmt.Sprintf(" OR (request_people.waiting AND request_people.risk_rank <> %d)", unrisked)
-	}
-	return r.mendStale(ctx, "asked rows", func(db *gorm.DB) (stale []string, err error) {
-		if err := db.Table("request_people").Distinct("request_people.request_id").
-			Joins("JOIN "+k.table+" ON "+k.table+".id = request_people.request_id").Where("request_people.kind = ?", k.subject).
-			Where(outOfStep, k.open).Limit(mendBatch).Pluck("request_people.request_id", &stale).Error; err != nil || len(stale) > 0 {
-			return stale, err
-		}
-		// Open requests asking people, without a row.
-		err = db.Model(new(T)).Where("status = ? AND "+k.askedIDs+" <> '[]'", k.open).
-			Where("NOT EXISTS (SELECT 1 FROM request_people WHERE request_people.request_id = "+k.table+".id)").
-			Order("id").Limit(mendBatch).Pluck("id", &stale).Error
-		return stale, err
-	}, k.syncAsking)
-}
-
-// mendStale brings in step, each under its record's row lock, the
-// records stale lists (mendBatch at a time, until it lists none) by sync,
-// skipping one taken back since. It returns how many it mended, and fails
-// on a record whose what stays out of step.
-func (r Requests[T, P]) mendStale(ctx context.Context, what string, stale func(*gorm.DB) ([]string, error),
-	sync func(*gorm.DB, requestHead, *T) error) (int, error) {
-	db := r.s.db.WithContext(ctx)
-	seen := map[string]bool{}
-	for {
-		ids, err := stale(db)
-		if err != nil || len(ids) == 0 {
-			return len(seen), err
-		}
-		for _, id := range ids {
-			if seen[id] {
-				return len(seen), fmt.Errorf("the %s of %s did not come in step with it", what, id)
-			}
-			seen[id] = true
-			if err := db.Transaction(func(tx *gorm.DB) error {
-				var rec T
-				err := tx.Clauses(lockForUpdate(tx)...).Where("id = ?", id).Take(&rec).Error
-				if errors.Is(err, gorm.ErrRecordNotFound) {
-					return nil // taken back since
-				}
-				if err != nil {
-					return err
-				}
-				return sync(tx, P(&rec).head(), &rec)
-			}); err != nil {
-				return len(seen), err
-			}
-		}
-	}
 }

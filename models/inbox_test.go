@@ -309,64 +309,8 @@ func TestWhoHasActedLeavesTheInbox(t *testing.T) {
 	})
 }
 
-// TestRowsAnEarlierVersionWroteAreMended: during a rolling upgrade the
-// processes of an earlier version write who a request asks to their own
-// per-kind table (here as 0.1.0's predecessors did, without the inbox's
-// columns), not to request_people, and settle requests without taking them
-// off the inbox. A transition leaves rows it does not change (this release
-// and 0.2.0 keep them in step with every record they write); MendAsking,
-// which a worker runs as it starts, mends them.
-func TestRowsAnEarlierVersionWroteAreMended(t *testing.T) {
-	t.Parallel()
-	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
-		ctx := context.Background()
-		s := models.NewStore(db, testenv.Keys())
-		org := newOrg(t, s)
-		old := func(id string) *models.Approval {
-			a := &models.Approval{RequestBase: models.RequestBase{ID: id, OrganizationID: org.ID, Status: states.Pending, Title: id,
-				Requester:   "key_1",
-				RequestedBy: "agent", ExpiresAt: time.Now().Add(time.Hour).UTC()}, Risk: models.RiskLow, ApproverIDs: models.StringList{"mem_ada"}, RequiredApprovals: 1,
-			}
-			require.NoError(t, db.Create(a).Error)
-			require.NoError(t, db.Table("approval_approvers").Create(map[string]any{"approval_id": a.ID, "person_id": "mem_ada"}).Error)
-			return a
-		}
-		titles := func() []string {
-			in, err := s.PendingFor(ctx, org.ID, "mem_ada", time.Now(), models.Attention, 10)
-			require.NoError(t, err)
-			return idsOf(in.Items, func(a models.Approval) string { return a.Title })
-		}
-		transitioned := old("apr_01transitioned")
-		untouched := old("apr_01untouched")
-		assert.Empty(t, titles(), "rows without the inbox's columns list nothing")
-		testenv.Transition(t, s.Approvals(), org.ID, transitioned.ID, 1, func(*models.Approval) {})
-		assert.Empty(t, titles(), "a transition that changes nothing the rows hold leaves them")
-
-		settled := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "settled by an old worker",
-			Requester: "key_1", RequestedBy: "agent",
-			ExpiresAt: time.Now().Add(time.Hour).UTC()}, Risk: models.RiskLow,
-			ApproverIDs: models.StringList{"mem_ada"}, RequiredApprovals: 1,
-		}
-		_, err := s.Approvals().Create(ctx, settled, nil)
-		require.NoError(t, err)
-		require.NoError(t, db.Model(settled).Updates(map[string]any{"status": states.Approved, "seq": 2}).Error)
-		assert.Len(t, titles(), 1, "still listed: its rows say it waits")
-
-		n, err := s.MendAsking(ctx)
-		require.NoError(t, err)
-		assert.Equal(t, 3, n, "the two requests without rows and the settled one")
-		in, err := s.PendingFor(ctx, org.ID, "mem_ada", time.Now(), models.Attention, 10)
-		require.NoError(t, err)
-		assert.ElementsMatch(t, []string{transitioned.ID, untouched.ID}, idsOf(in.Items, func(a models.Approval) string { return a.ID }))
-		n, err = s.MendAsking(ctx)
-		require.NoError(t, err)
-		assert.Zero(t, n, "nothing left to mend")
-	})
-}
-
 // TestKindsWithoutARiskRankAsMedium: a request for information ranks as
-// an approval without a risk does, between high and low; rows an earlier
-// version wrote as critical are mended.
+// an approval without a risk does, between high and low.
 func TestKindsWithoutARiskRankAsMedium(t *testing.T) {
 	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
@@ -388,10 +332,5 @@ func TestKindsWithoutARiskRankAsMedium(t *testing.T) {
 			return keys[0].RiskRank
 		}
 		assert.Equal(t, 2, rank(), "medium: critical 0, high 1, medium 2, low 3")
-		require.NoError(t, db.Table("request_people").Where("request_id = ?", c.ID).Update("risk_rank", 0).Error)
-		n, err := s.MendAsking(ctx)
-		require.NoError(t, err)
-		assert.Equal(t, 1, n)
-		assert.Equal(t, 2, rank(), "mended")
 	})
 }

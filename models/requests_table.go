@@ -1,7 +1,6 @@
 package models
 
 import (
-	"context"
 	"reflect"
 	"time"
 
@@ -14,12 +13,8 @@ import (
 // history) is one query. Each create and transition writes it with the
 // kind's record, in the same transaction (Requests.Create and Apply).
 //
-// This is the first half of one table of requests: the kinds' own tables
-// still hold these columns, and are what the paths of one kind read, so
-// that during a rolling upgrade the previous release's processes, which
-// know only those tables, run beside this one's. MendRequests, which a
-// worker runs as it starts, gives rows to what they wrote meanwhile
-// (docs/decisions.md, "One table of requests").
+// The kinds' own tables keep these columns too, and are what the paths of
+// one kind read (docs/decisions.md, "One table of requests").
 type Request struct {
 	ID             string    `gorm:"primaryKey;size:40"`
 	Kind           string    `gorm:"size:20;not null"`
@@ -66,12 +61,8 @@ func (k *requestKind[T]) requestRow(h requestHead, rec *T) Request {
 	return row
 }
 
-// saveRequestRow writes rec's row of the requests table, inserting it
-// when a process of an earlier version made the record without one.
-func (k *requestKind[T]) saveRequestRow(tx *gorm.DB, h requestHead, rec *T) error {
-	return saveRequestRow(tx, k.requestRow(h, rec))
-}
-
+// saveRequestRow writes a request's row of the requests table, inserting
+// it when an earlier version made the record without one.
 func saveRequestRow(tx *gorm.DB, row Request) error {
 	return tx.Clauses(clause.OnConflict{UpdateAll: true}).Create(&row).Error
 }
@@ -87,29 +78,4 @@ func requestRowChanged(was, now Request) bool {
 		was.SettledAt = now.SettledAt
 	}
 	return !reflect.DeepEqual(was, now)
-}
-
-// MendRequests brings the requests table in step with the kinds' tables
-// where processes of an earlier version, which write only those, left it
-// behind during a rolling upgrade: records without a row or whose row's
-// status is not theirs, and rows whose record they took back. A worker runs it as
-// it starts. It returns how many requests it mended.
-func (s *RequestStore) MendRequests(ctx context.Context) (int, error) {
-	return s.mendEachKind(ctx, kindMender.mendRequests)
-}
-
-func (r Requests[T, P]) mendRequests(ctx context.Context) (int, error) {
-	k := r.k
-	gone := r.s.db.WithContext(ctx).Where("kind = ? AND NOT EXISTS (SELECT 1 FROM "+k.table+" WHERE "+k.table+".id = requests.id)", k.subject).
-		Delete(&Request{})
-	if gone.Error != nil {
-		return 0, gone.Error
-	}
-	n, err := r.mendStale(ctx, "requests row", func(db *gorm.DB) (stale []string, err error) {
-		err = db.Table(k.table).Joins("LEFT JOIN requests ON requests.id = "+k.table+".id").
-			Where("requests.id IS NULL OR requests.status <> "+k.table+".status").
-			Order(k.table+".id").Limit(mendBatch).Pluck(k.table+".id", &stale).Error
-		return stale, err
-	}, k.saveRequestRow)
-	return int(gone.RowsAffected) + n, err
 }

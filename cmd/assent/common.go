@@ -356,23 +356,11 @@ func runBackground(ctx context.Context, g *errgroup.Group, log *slog.Logger, sto
 }
 
 // mendEarlierVersions mends what an earlier version left behind and only
-// a running worker can: a rolling upgrade restarts workers after the
-// migration, so the last one restarted mends what the old processes did.
-// The inboxes' index and the requests table where it wrote requests out
-// of step with them, and schedules saved before each form was held to once
-// a minute (their Temporal Schedules change too, which a migration cannot
-// do).
-func mendEarlierVersions(ctx context.Context, log *slog.Logger, store *models.Store, rep *reports.Service) {
-	if n, err := store.MendAsking(ctx); err != nil {
-		log.Error("mend the inboxes' index", "error", err)
-	} else if n > 0 {
-		log.Warn("mended the inboxes' index of requests an earlier version wrote", "count", n)
-	}
-	if n, err := store.MendRequests(ctx); err != nil {
-		log.Error("mend the requests table", "error", err)
-	} else if n > 0 {
-		log.Warn("mended the requests table's rows of requests an earlier version wrote", "count", n)
-	}
+// a running worker can: schedules saved before each form was held to once
+// a minute, whose Temporal Schedules change too, which a migration cannot
+// do. A rolling upgrade restarts workers after the migration, so the last
+// one restarted mends what the old processes did.
+func mendEarlierVersions(ctx context.Context, log *slog.Logger, rep *reports.Service) {
 	if _, err := rep.MendSchedules(ctx); err != nil {
 		log.Error("bring schedules to their minimum of once a minute", "error", err)
 	}

@@ -116,7 +116,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	})
 	serveMetrics(gctx, g, ml, m, cfg.MetricsToken, log)
 	runBackground(gctx, g, log, r.store, svc.Reports)
-	g.Go(func() error { mendEarlierVersions(gctx, log, r.store, svc.Reports); return nil })
+	g.Go(func() error { mendEarlierVersions(gctx, log, svc.Reports); return nil })
 	g.Go(func() error { requests.RunReconciler(gctx, log, svc.Owned()...); return nil })
 	dispatcher := &worker.Dispatcher{Client: r.temporal, Store: r.store, Log: log, RetryUnit: cfg.DevRetryUnit, Interval: dispatchInterval}
 	g.Go(func() error { dispatcher.Run(gctx); return nil })

@@ -102,7 +102,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	log.Info("worker started", "temporal", cfg.TemporalAddress, "namespace", cfg.TemporalNamespace, "version", buildinfo.Version(),
 		"deployment", deployment.Name, "buildId", deployment.BuildID)
-	mendEarlierVersions(gctx, log, r.store, svc.Reports)
+	mendEarlierVersions(gctx, log, svc.Reports)
 	dispatcher := &worker.Dispatcher{Client: r.temporal, Store: r.store, Log: log, Interval: dispatchInterval}
 	go dispatcher.Run(gctx)
 	requests.RunReconciler(gctx, log, svc.Owned()...)
