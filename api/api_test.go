@@ -93,7 +93,7 @@ func newFixtureWith(t *testing.T, db *gorm.DB, tc client.Client, policy ...*netg
 		f.built.NetPolicy = policy[0]
 	}
 	f.services = app.Build(f.built)
-	f.srv = httptest.NewServer(api.New(api.Deps{Logger: quiet, BaseURL: "http://assent.test", Services: f.services}))
+	f.srv = httptest.NewServer(api.New(api.Deps{Logger: quiet, BaseURL: "http://assent.test", Services: f.services.API()}))
 	t.Cleanup(f.srv.Close)
 	return f
 }
@@ -444,7 +444,7 @@ func TestReadyzChecksTemporal(t *testing.T) {
 	db := testenv.OpenDB(t, "sqlite")
 	store, tc := models.NewStore(db, testenv.Keys()), ts.GetDefaultClient()
 	srv := httptest.NewServer(api.New(api.Deps{Logger: quiet,
-		Services: app.Build(app.Deps{Store: store, Temporal: tc, Logger: quiet})}))
+		Services: app.Build(app.Deps{Store: store, Temporal: tc, Logger: quiet}).API()}))
 	defer srv.Close()
 	resp, err := http.Get(srv.URL + "/readyz")
 	require.NoError(t, err)

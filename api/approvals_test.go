@@ -700,7 +700,7 @@ func TestRetryAfterCrashResumes(t *testing.T) {
 		dying := s.built
 		dying.Temporal = crashingStart{s.tc}
 		crashed := httptest.NewServer(api.New(api.Deps{
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), BaseURL: "http://assent.test", Services: app.Build(dying)}))
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), BaseURL: "http://assent.test", Services: app.Build(dying).API()}))
 		defer crashed.Close()
 		body := `{"title":"Pay","approvers":["cy@example.com"]}`
 		key := map[string]string{"Idempotency-Key": "create-1"}

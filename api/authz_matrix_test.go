@@ -401,7 +401,7 @@ var routeParam = regexp.MustCompile(`:[A-Za-z]+`)
 func TestAuthzMatrixCoversEveryRoute(t *testing.T) {
 	t.Parallel()
 	store := models.NewStore(testenv.OpenDB(t, "sqlite"), testenv.Keys())
-	h := api.New(api.Deps{Logger: quiet, Services: app.Build(app.Deps{Store: store, Logger: quiet})})
+	h := api.New(api.Deps{Logger: quiet, Services: app.Build(app.Deps{Store: store, Logger: quiet}).API()})
 	engine, ok := h.(*gin.Engine)
 	require.True(t, ok, "api.New must return the *gin.Engine so its routes can be listed")
 

@@ -120,7 +120,7 @@ func newBenchStackWith(b *testing.B, kind string, policy *netguard.Policy) *benc
 func serveBench(b *testing.B, store *models.Store, tc client.Client, policy *netguard.Policy, longPolls *ratelimit.Slots) string {
 	b.Helper()
 	srv := httptest.NewServer(api.New(api.Deps{Logger: quiet, BaseURL: "http://assent.test", LongPolls: longPolls,
-		Services: app.Build(publishing(b, app.Deps{Store: store, Temporal: tc, Logger: quiet, NetPolicy: policy}))}))
+		Services: app.Build(publishing(b, app.Deps{Store: store, Temporal: tc, Logger: quiet, NetPolicy: policy})).API()}))
 	b.Cleanup(srv.Close)
 	return srv.URL
 }

@@ -27,7 +27,7 @@ func TestLongPollsAreCapped(t *testing.T) {
 	f := newFixture(t, testenv.OpenDB(t, "sqlite"))
 	slots := ratelimit.NewSlots(2, 3)
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	f.srv = httptest.NewServer(api.New(api.Deps{Logger: quiet, BaseURL: "http://assent.test", Services: f.services, LongPolls: slots}))
+	f.srv = httptest.NewServer(api.New(api.Deps{Logger: quiet, BaseURL: "http://assent.test", Services: f.services.API(), LongPolls: slots}))
 	t.Cleanup(f.srv.Close)
 	a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: f.org.ID, Title: "Pay",
 		ExpiresAt: models.Now().Add(time.Hour), Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow, ApproverIDs: []string{f.member.ID},

@@ -24,7 +24,7 @@ func TestMetricsRoute(t *testing.T) {
 	store := models.NewStore(testenv.OpenDB(t, "sqlite"), testenv.Keys())
 	svc := app.Build(app.Deps{Store: store, Logger: quiet})
 	m := metrics.New()
-	h := api.New(api.Deps{Logger: quiet, Services: svc, Metrics: m})
+	h := api.New(api.Deps{Logger: quiet, Services: svc.API(), Metrics: m})
 	get := func(h http.Handler, path, key string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest("GET", path, nil)
 		if key != "" {
@@ -48,7 +48,7 @@ func TestMetricsRoute(t *testing.T) {
 	assert.Contains(t, body, "assent_long_polls_open 0")
 	assert.Regexp(t, `(?m)^assent_build_info\{commit="",goversion="go1\.[^"]+",version="\(devel\)"\} 1$`, body)
 
-	apart := api.New(api.Deps{Logger: quiet, Services: svc, Metrics: metrics.New(), NoMetrics: true})
+	apart := api.New(api.Deps{Logger: quiet, Services: svc.API(), Metrics: metrics.New(), NoMetrics: true})
 	assert.Equal(t, 404, get(apart, "/metrics", "").Code)
 }
 

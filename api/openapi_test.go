@@ -177,7 +177,7 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 	c := openAPIContract(t)
 	db := testenv.OpenDB(t, "sqlite")
 	store := models.NewStore(db, testenv.Keys())
-	engine, ok := api.New(api.Deps{Logger: quiet, Services: app.Build(app.Deps{Store: store, Logger: quiet})}).(*gin.Engine)
+	engine, ok := api.New(api.Deps{Logger: quiet, Services: app.Build(app.Deps{Store: store, Logger: quiet}).API()}).(*gin.Engine)
 	require.True(t, ok, "api.New must return the gin engine")
 
 	served := map[string]bool{}

@@ -553,7 +553,7 @@ func TestUnencodedSlugLogsOnce(t *testing.T) {
 	_, key, err := s.CreateKey(ctx, org.ID, "agent", models.KeyAgent, []string{"reports:read", "reports:write"})
 	require.NoError(t, err)
 	srv := httptest.NewServer(api.New(api.Deps{Logger: log, BaseURL: "http://assent.test",
-		Services: app.Build(publishing(t, app.Deps{Store: s, Logger: log}))}))
+		Services: app.Build(publishing(t, app.Deps{Store: s, Logger: log})).API()}))
 	defer srv.Close()
 	f := &fixture{srv: srv}
 	require.Equal(t, 201, f.do(t, "POST", "/api/v1/reports", key, `{"title":"Nested","slug":"team/q3","content":"<h1>n</h1>"}`, nil).status)

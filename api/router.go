@@ -14,7 +14,6 @@ import (
 
 	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/admin"
-	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/comments"
@@ -31,6 +30,7 @@ import (
 	"github.com/assent-hq/assent/internal/ratelimit"
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/tracing"
+	"github.com/assent-hq/assent/internal/wiring"
 	"github.com/assent-hq/assent/receipts"
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/reviews"
@@ -45,9 +45,9 @@ type Deps struct {
 	BaseURL string
 	// Mount adds routes outside /api/v1, such as the dev mailbox.
 	Mount func(*gin.Engine)
-	// Services are the domain services, shared with the pages (app.Build);
-	// New panics when one is missing.
-	Services *app.Services
+	// Services are the domain services the API calls, shared with the
+	// pages (app.Build); New panics when one is missing.
+	Services Services
 	// TrustedProxies are the IPs or CIDR ranges whose X-Forwarded-For
 	// names the client (config.CheckTrustedProxies has read them); none
 	// means the connection's address is the client's.
@@ -64,6 +64,26 @@ type Deps struct {
 	NoMetrics bool
 	// MetricsToken, when set, is the bearer /metrics needs.
 	MetricsToken string
+}
+
+// Services are the domain services the API calls.
+type Services struct {
+	Approvals   *approvals.Service
+	Collections *collections.Service
+	Reports     *reports.Service
+	Reviews     *reviews.Service
+	Comments    *comments.Service
+	Evidence    *evidence.Service
+	Gate        *gate.Service
+	Receipts    *receipts.Service
+	Webhooks    *webhooks.Service
+	Flows       *flows.Service
+	Admin       *admin.Service
+	Slack       *slackapp.Service
+	Accounts    *accounts.Service
+	Idempotency *idempotency.Service
+	Instance    *instance.Service
+	Delegations *delegations.Service
 }
 
 type handlers struct {
@@ -92,7 +112,7 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 
 // New returns the HTTP handler for the API and health checks.
 func New(d Deps) http.Handler {
-	d.Services.Require("api")
+	wiring.Require("api", d.Services)
 	svc := d.Services
 	h := &handlers{log: d.Logger, baseURL: d.BaseURL,
 		approvals: svc.Approvals, collections: svc.Collections, reports: svc.Reports, reviews: svc.Reviews, comments: svc.Comments,

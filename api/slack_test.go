@@ -52,7 +52,7 @@ func newSlackStack(t *testing.T, db *gorm.DB) *slackStack {
 	built := s.built
 	built.SlackAPIURL = fake.APIURL()
 	srv := httptest.NewServer(api.New(api.Deps{Logger: quiet, BaseURL: "http://assent.test",
-		Services: app.Build(built)}))
+		Services: app.Build(built).API()}))
 	t.Cleanup(srv.Close)
 	s.srv = srv
 	ctx, cancel := context.WithCancel(context.Background())

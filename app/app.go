@@ -6,14 +6,13 @@
 package app
 
 import (
-	"fmt"
 	"log/slog"
-	"reflect"
 
 	"go.temporal.io/sdk/client"
 
 	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/admin"
+	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/comments"
@@ -33,6 +32,7 @@ import (
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/slackapp"
+	"github.com/assent-hq/assent/web"
 	"github.com/assent-hq/assent/webhooks"
 )
 
@@ -58,7 +58,8 @@ type Deps struct {
 }
 
 // Services are the domain services of one process. Every field is set by
-// Build; the adapters refuse a Services with one missing (Require).
+// Build; each adapter takes those it calls (API, Web) and refuses them
+// with one missing.
 type Services struct {
 	Approvals   *approvals.Service
 	Collections *collections.Service
@@ -123,19 +124,19 @@ func (s *Services) Owned() []requests.Owned {
 	return []requests.Owned{s.Approvals, s.Collections, s.Reviews, s.Reports, s.Reports.Schedules(), s.Reports.Sends(), s.Delegations}
 }
 
-// Require panics, naming what is missing, unless s has every service: an
-// adapter built without one is a programming error, caught at start
-// rather than at a request's nil dereference. who names the adapter.
-func (s *Services) Require(who string) {
-	if s == nil {
-		panic(who + ": no services; build them with app.Build")
-	}
-	v := reflect.ValueOf(s).Elem()
-	for i := range v.NumField() {
-		if f := v.Field(i); f.Kind() == reflect.Pointer && f.IsNil() {
-			panic(fmt.Sprintf("%s: the services lack %s; build them with app.Build", who, v.Type().Field(i).Name))
-		}
-	}
+// API is what the API calls of s.
+func (s *Services) API() api.Services {
+	return api.Services{Approvals: s.Approvals, Collections: s.Collections, Reports: s.Reports, Reviews: s.Reviews,
+		Comments: s.Comments, Evidence: s.Evidence, Gate: s.Gate, Receipts: s.Receipts, Webhooks: s.Webhooks, Flows: s.Flows,
+		Admin: s.Admin, Slack: s.Slack, Accounts: s.Accounts, Idempotency: s.Idempotency, Instance: s.Instance,
+		Delegations: s.Delegations}
+}
+
+// Web is what the pages call of s.
+func (s *Services) Web() web.Services {
+	return web.Services{Accounts: s.Accounts, Push: s.Push, History: s.History, Approvals: s.Approvals,
+		Collections: s.Collections, Reviews: s.Reviews, Comments: s.Comments, Reports: s.Reports, Webhooks: s.Webhooks,
+		Admin: s.Admin, Slack: s.Slack, Gate: s.Gate, Delegations: s.Delegations}
 }
 
 // blobChecker is blobs as readiness asks it; nil stays nil, so a process

@@ -7,19 +7,16 @@ import (
 
 	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/internal/wiring"
 	"github.com/assent-hq/assent/models"
 )
 
 // TestBuildSetsEveryService: Build leaves no service out, even without
-// Temporal or a blob store, and Require names the one a hand-made
-// Services lacks.
+// Temporal or a blob store, nor does what it hands each adapter.
 func TestBuildSetsEveryService(t *testing.T) {
 	store := models.NewStore(testenv.OpenDB(t, "sqlite"), testenv.Keys())
 	svc := app.Build(app.Deps{Store: store})
-	assert.NotPanics(t, func() { svc.Require("test") })
-
-	lacking := *svc
-	lacking.Reviews = nil
-	assert.PanicsWithValue(t, "test: the services lack Reviews; build them with app.Build", func() { lacking.Require("test") })
-	assert.PanicsWithValue(t, "test: no services; build them with app.Build", func() { (*app.Services)(nil).Require("test") })
+	assert.NotPanics(t, func() { wiring.Require("test", svc) })
+	assert.NotPanics(t, func() { wiring.Require("api", svc.API()) })
+	assert.NotPanics(t, func() { wiring.Require("web", svc.Web()) })
 }

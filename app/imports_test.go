@@ -48,7 +48,8 @@ func TestAdaptersImportNoModels(t *testing.T) {
 }
 
 // TestAdaptersImportNoWorkflowsNorEachOther: an adapter reaches requests
-// through the services, never their workflows, and needs no other
+// through the services, never their workflows, takes the services it
+// calls rather than the composition root's bag of all, and needs no other
 // adapter (what two share lives below both: the contract in sdk, the
 // report hosts' addresses behind web.ReportHosts).
 func TestAdaptersImportNoWorkflowsNorEachOther(t *testing.T) {
@@ -61,6 +62,7 @@ func TestAdaptersImportNoWorkflowsNorEachOther(t *testing.T) {
 					continue
 				}
 				require.NotEqual(t, "workflows", name, "%s imports workflows: ask a service", f)
+				require.NotEqual(t, "app", name, "%s imports app: take the services it calls in its Deps", f)
 				require.False(t, name != dir && slices.Contains(adapters, name), "%s imports the adapter %s", f, name)
 			}
 		}

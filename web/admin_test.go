@@ -373,7 +373,7 @@ func apiError(t *testing.T, store *models.Store, key, path, body string) (int, s
 	t.Helper()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	srv := httptest.NewServer(api.New(api.Deps{Logger: quiet, BaseURL: "http://assent.test",
-		Services: app.Build(app.Deps{Store: store, Logger: quiet, BaseURL: "http://assent.test"})}))
+		Services: app.Build(app.Deps{Store: store, Logger: quiet, BaseURL: "http://assent.test"}).API()}))
 	defer srv.Close()
 	req, err := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(body))
 	require.NoError(t, err)

@@ -318,7 +318,7 @@ func fullPagesDeps(d *web.Deps, oidc *web.OIDCSettings) {
 func TestPagesAuthzMatrixCoversEveryRoute(t *testing.T) {
 	t.Parallel()
 	store := models.NewStore(testenv.OpenDB(t, "sqlite"), testenv.Keys())
-	deps := web.Deps{BaseURL: "http://assent.test", Services: app.Build(app.Deps{Store: store, BaseURL: "http://assent.test"})}
+	deps := web.Deps{BaseURL: "http://assent.test", Services: app.Build(app.Deps{Store: store, BaseURL: "http://assent.test"}).Web()}
 	fullPagesDeps(&deps, &web.OIDCSettings{Issuer: "http://127.0.0.1:1", ClientID: "c", ClientSecret: "s"})
 	engine := gin.New()
 	web.New(deps).Mount(engine)
@@ -417,11 +417,11 @@ func newPagesEnv(t *testing.T, db *gorm.DB) *pagesEnv {
 	rs, err := reportsite.New(reportsite.Deps{Reports: svc.Reports, Blobs: blobs, AppURL: srv.URL, Domain: "localhost:" + port, Logger: quiet})
 	require.NoError(t, err)
 	s := &site{store: store, mailbox: mail.NewMailbox(0), db: db, url: srv.URL, services: svc}
-	deps := web.Deps{Mailer: s.mailbox, BaseURL: srv.URL, Logger: quiet, Services: svc, Site: rs}
+	deps := web.Deps{Mailer: s.mailbox, BaseURL: srv.URL, Logger: quiet, Services: svc.Web(), Site: rs}
 	fullPagesDeps(&deps, newIdentityProvider(t).settings("SSO"))
 	s.pages = web.New(deps)
 	handler = rs.Route(api.New(api.Deps{Logger: quiet, BaseURL: srv.URL, Mount: s.pages.Mount,
-		Services: svc}))
+		Services: svc.API()}))
 	s.transport = &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, network, srv.Listener.Addr().String())
 	}}

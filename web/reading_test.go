@@ -68,7 +68,7 @@ func newReadingSite(t *testing.T, db *gorm.DB, with ...func(*app.Deps)) *reading
 	rs, err := reportsite.New(reportsite.Deps{Reports: rep, Blobs: blobs, AppURL: srv.URL, Domain: domain, Logger: quiet})
 	require.NoError(t, err)
 	s := &site{store: store, mailbox: mail.NewMailbox(0), db: db, url: srv.URL, services: svc}
-	s.pages = web.New(web.Deps{Mailer: s.mailbox, BaseURL: srv.URL, Services: svc, Site: rs})
+	s.pages = web.New(web.Deps{Mailer: s.mailbox, BaseURL: srv.URL, Services: svc.Web(), Site: rs})
 	s.pages.Mount(engine)
 	handler = rs.Route(engine)
 	// Every host name reaches the test server, as *.localhost does in a

@@ -27,7 +27,6 @@ import (
 
 	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/admin"
-	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/comments"
@@ -41,6 +40,7 @@ import (
 	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/ratelimit"
 	"github.com/assent-hq/assent/internal/validate"
+	"github.com/assent-hq/assent/internal/wiring"
 	"github.com/assent-hq/assent/push"
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/requests"
@@ -61,9 +61,9 @@ type Deps struct {
 	// http:// address (dev) lets cookies go without the Secure flag.
 	BaseURL string
 	Logger  *slog.Logger
-	// Services are the domain services, shared with the API (app.Build);
-	// New panics when one is missing.
-	Services *app.Services
+	// Services are the domain services the pages call, shared with the
+	// API (app.Build); New panics when one is missing.
+	Services Services
 	// Site is where reports are served, each on its own origin
 	// (reportsite.Site); nil when reports cannot be read (no reports
 	// domain).
@@ -107,6 +107,23 @@ const signingKeySize = 32
 
 // Pages serves the web pages. Create it with New and add it to an engine
 // with Mount.
+// Services are the domain services the pages call.
+type Services struct {
+	Accounts    *accounts.Service
+	Push        *push.Service
+	History     *requests.History
+	Approvals   *approvals.Service
+	Collections *collections.Service
+	Reviews     *reviews.Service
+	Comments    *comments.Service
+	Reports     *reports.Service
+	Webhooks    *webhooks.Service
+	Admin       *admin.Service
+	Slack       *slackapp.Service
+	Gate        *gate.Service
+	Delegations *delegations.Service
+}
+
 type Pages struct {
 	accounts    *accounts.Service
 	push        *push.Service
@@ -188,7 +205,7 @@ func New(d Deps) *Pages {
 	if log == nil {
 		log = slog.Default()
 	}
-	d.Services.Require("web")
+	wiring.Require("web", d.Services)
 	svc := d.Services
 	p := &Pages{accounts: svc.Accounts, push: svc.Push, settled: svc.History, approvals: svc.Approvals, collections: svc.Collections, reviews: svc.Reviews, comments: svc.Comments,
 		reports: svc.Reports, site: d.Site, webhooks: svc.Webhooks, admin: svc.Admin, slack: svc.Slack, gate: svc.Gate, delegations: svc.Delegations,

@@ -76,7 +76,7 @@ func serveSite(t *testing.T, serve func(http.Handler) *httptest.Server, store *m
 	s.url, s.transport, s.engine = srv.URL, srv.Client().Transport, engine
 	svc.Store, svc.BaseURL = s.store, srv.URL
 	s.services = app.Build(svc)
-	deps.Mailer, deps.BaseURL, deps.Services = s.mailbox, srv.URL, s.services
+	deps.Mailer, deps.BaseURL, deps.Services = s.mailbox, srv.URL, s.services.Web()
 	s.pages = web.New(deps)
 	s.pages.Mount(engine)
 
@@ -455,7 +455,7 @@ func TestSecureCookiesOutsideDev(t *testing.T) {
 		store := models.NewStore(db, testenv.Keys())
 		engine := gin.New()
 		web.New(web.Deps{Mailer: mail.NewMailbox(0), BaseURL: "https://assent.example",
-			Services: app.Build(app.Deps{Store: store, BaseURL: "https://assent.example"})}).Mount(engine)
+			Services: app.Build(app.Deps{Store: store, BaseURL: "https://assent.example"}).Web()}).Mount(engine)
 		w := httptest.NewRecorder()
 		engine.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/signin", nil))
 		require.Equal(t, http.StatusOK, w.Code)
@@ -481,9 +481,9 @@ func apiSite(t *testing.T, db *gorm.DB, trusted []string) *site {
 	s.url = srv.URL
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	s.services = app.Build(app.Deps{Store: s.store, Logger: quiet, BaseURL: srv.URL})
-	s.pages = web.New(web.Deps{Mailer: s.mailbox, BaseURL: srv.URL, Services: s.services})
+	s.pages = web.New(web.Deps{Mailer: s.mailbox, BaseURL: srv.URL, Services: s.services.Web()})
 	handler = api.New(api.Deps{Logger: quiet, BaseURL: srv.URL,
-		TrustedProxies: trusted, Mount: s.pages.Mount, Services: s.services})
+		TrustedProxies: trusted, Mount: s.pages.Mount, Services: s.services.API()})
 	return s
 }
 

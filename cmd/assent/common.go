@@ -252,11 +252,11 @@ func (r *resources) handler(cfg *config.Config, log *slog.Logger, baseURL string
 		log.Warn("ASSENT_REPORTS_DOMAIN is not set: published reports cannot be read; set it to a domain whose subdomains reach this server, such as reports.example.com")
 	}
 	pages := web.New(web.Deps{Mailer: r.mailer, BaseURL: baseURL, Logger: log, OIDC: oidcSettings(cfg),
-		Services: svc, Site: hosts, SigningKey: r.secrets.Derive("web-signing"),
+		Services: svc.Web(), Site: hosts, SigningKey: r.secrets.Derive("web-signing"),
 		Codec: &web.CodecSettings{Decode: converter.NewPayloadCodecHTTPHandler(payloadcodec.AcceptingPlain(r.secrets)),
 			UIOrigin: cfg.TemporalUIURL, Operators: cfg.Operators, Namespace: cfg.TemporalNamespace}, Dev: dev})
 	h := api.New(api.Deps{Logger: log, BaseURL: baseURL, TrustedProxies: cfg.TrustedProxies,
-		LongPolls: ratelimit.NewSlots(cfg.LongPollsPerKey, cfg.LongPolls), Services: svc,
+		LongPolls: ratelimit.NewSlots(cfg.LongPollsPerKey, cfg.LongPolls), Services: svc.API(),
 		Metrics: r.metrics, NoMetrics: !metricsOnAPI(cfg, dev != nil), MetricsToken: cfg.MetricsToken,
 		Mount: func(e *gin.Engine) {
 			if mount != nil {

@@ -53,7 +53,7 @@ func TestEvidenceVerify(t *testing.T) {
 	// The instance's own API publishes its keys.
 	quiet := slog.New(slog.DiscardHandler)
 	instance := httptest.NewServer(api.New(api.Deps{Logger: quiet, BaseURL: "http://assent.test",
-		Services: app.Build(app.Deps{Store: store, Logger: quiet, BaseURL: "http://assent.test"})}))
+		Services: app.Build(app.Deps{Store: store, Logger: quiet, BaseURL: "http://assent.test"}).API()}))
 	defer instance.Close()
 
 	var out bytes.Buffer

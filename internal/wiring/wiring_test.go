@@ -1,0 +1,26 @@
+package wiring_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/assent-hq/assent/internal/wiring"
+)
+
+type service struct{}
+
+type services struct {
+	First, Second *service
+	Name          string
+}
+
+func TestRequireNamesTheServiceMissing(t *testing.T) {
+	full := services{First: &service{}, Second: &service{}}
+	assert.NotPanics(t, func() { wiring.Require("test", full) })
+	assert.NotPanics(t, func() { wiring.Require("test", &full) })
+	lacking := full
+	lacking.Second = nil
+	assert.PanicsWithValue(t, "test: the services lack Second; build them with app.Build", func() { wiring.Require("test", lacking) })
+	assert.PanicsWithValue(t, "test: no services; build them with app.Build", func() { wiring.Require("test", (*services)(nil)) })
+}
