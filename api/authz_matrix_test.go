@@ -261,7 +261,7 @@ const matrixMandate = `{"action":"` + matrixAsk + `","startsAt":"2098-06-01T00:0
 
 // adminKeyCancel: docs/decisions.md says admin keys may cancel a request or
 // a flow on the requester's or starter's behalf, and the workflow and
-// models.FinishFlow would let them (an admin key's Actor is an
+// the flows service would let them (an admin key's Actor is an
 // Administrator), but both routes require approvals:write or flows:write,
 // which an admin key never carries, so they answer 403 insufficient_scope.
 // The rows record what the routes do; which of the two is meant is open.

@@ -1,8 +1,8 @@
 // Package flows groups the requests of one job: start a flow, read it with
-// its members and timeline, and complete or cancel it. Who may finish a
-// flow and what is audited are the store's one transaction
-// (models.FlowStore.FinishFlow); this service gives it the title as kept and
-// flow.completed's data, so every adapter finishes a flow alike.
+// its members and timeline, and complete or cancel it. Each change is one
+// transaction of this service's: the flow, its audit entry and, for a
+// completion, flow.completed, under the flow's row lock; who may finish a
+// flow is decided here, so every adapter finishes a flow alike.
 package flows
 
 import (
@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/wire"
@@ -39,7 +41,13 @@ type CreateInput struct {
 
 // Create starts an open flow, started by p; its title is kept trimmed.
 func (s *Service) Create(ctx context.Context, p models.Actor, in *CreateInput) (*models.Flow, error) {
-	return s.store.CreateFlow(ctx, p.Organization.ID, strings.TrimSpace(in.Title), in.ExternalID, p)
+	f := models.NewFlow(p.Organization.ID, strings.TrimSpace(in.Title), in.ExternalID, p)
+	return f, s.store.Tx(ctx, func(ctx context.Context) error {
+		if err := s.store.InsertFlow(ctx, f); err != nil {
+			return err
+		}
+		return s.store.Audit(ctx, models.FlowAudit(f, 1, "created", p, f.CreatedAt))
+	})
 }
 
 // reportSubject is the subject type of a report's audit entries.
@@ -80,6 +88,55 @@ func (s *Service) Cancel(ctx context.Context, p models.Actor, id string) (*model
 }
 
 func (s *Service) finish(ctx context.Context, p models.Actor, id, to string) (*models.Flow, error) {
-	return s.store.FinishFlow(ctx, p.Organization.ID, id, to, p,
-		func(d *models.FlowDetail) ([]byte, error) { return json.Marshal(wire.NewFlow(d, s.baseURL)) })
+	var f *models.Flow
+	err := s.store.Tx(ctx, func(ctx context.Context) error {
+		var err error
+		if f, err = s.store.LockFlow(ctx, p.Organization.ID, id); err != nil {
+			return err
+		}
+		detail, err := mayFinish(f, p, to)
+		if err != nil {
+			return err
+		}
+		now := models.Now()
+		f.Finish(to, now)
+		if err := s.store.SaveFlow(ctx, f); err != nil {
+			return err
+		}
+		entry := models.FlowAudit(f, 2, to, p, now)
+		entry.Detail = detail
+		if err := s.store.Audit(ctx, entry); err != nil || to != models.FlowCompleted {
+			return err
+		}
+		d, err := s.store.DetailOf(ctx, f)
+		if err != nil {
+			return err
+		}
+		data, err := json.Marshal(wire.NewFlow(d, s.baseURL))
+		if err != nil {
+			return err
+		}
+		return s.store.Emit(ctx, &models.Event{OrganizationID: f.OrganizationID, Kind: events.FlowCompleted,
+			SubjectType: "flow", SubjectID: f.ID, Data: data, CreatedAt: now})
+	})
+	return f, err
+}
+
+// mayFinish refuses finishing f unless it is open and p may take it to
+// to: its starter, or for a cancellation an owner or administrator in
+// their stead (the audit detail it returns says so).
+func mayFinish(f *models.Flow, p models.Actor, to string) (detail string, err error) {
+	if f.Status != models.FlowOpen {
+		return "", apperr.New(apperr.InvalidState, "the flow is already %s", f.Status)
+	}
+	if p.ID == f.StartedBy {
+		return "", nil
+	}
+	if to == models.FlowCompleted {
+		return "", apperr.New(apperr.Forbidden, "only whoever started the flow may complete it")
+	}
+	if !p.Administrator {
+		return "", apperr.New(apperr.Forbidden, "only whoever started the flow, an owner or an administrator may cancel it")
+	}
+	return models.AsAdministrator, nil
 }

@@ -40,9 +40,9 @@ func TestAuditChainUnderConcurrentWriters(t *testing.T) {
 				if i%4 == 0 {
 					o = other
 				}
-				f, err := s.CreateFlow(ctx, o.ID, fmt.Sprintf("job %d", i), nil, by)
+				f, err := createFlow(ctx, s, o.ID, fmt.Sprintf("job %d", i), by)
 				if err == nil {
-					_, err = s.FinishFlow(ctx, o.ID, f.ID, models.FlowCompleted, by, flowData)
+					err = completeFlow(ctx, s, o.ID, f.ID, by)
 				}
 				errs <- err
 			}()
@@ -98,15 +98,45 @@ func TestAuditChainMigrationChainsEarlierEntries(t *testing.T) {
 			require.NoError(t, db.Model(&models.AuditEntry{}).Where("organization_id = ?", "org_a").Order("position").Pluck("id", &order).Error)
 			assert.Equal(t, []string{"aud_2", "aud_4", "aud_1"}, order, "by time, then id")
 
-			_, err := s.CreateFlow(ctx, "org_a", "after", nil, models.Actor{ID: "key_1", Name: "agent"})
+			_, err := createFlow(ctx, s, "org_a", "after", models.Actor{ID: "key_1", Name: "agent"})
 			require.NoError(t, err)
 			require.NoError(t, s.VerifyAuditChain(ctx, "org_a"), "a new entry follows the migrated ones")
 		})
 	}
 }
 
-// flowData is flow.completed's data where the test does not look at it.
-func flowData(*models.FlowDetail) ([]byte, error) { return []byte(`{}`), nil }
+// createFlow starts a flow and audits it in one transaction, as the flows
+// service does.
+func createFlow(ctx context.Context, s *models.Store, orgID, title string, by models.Actor) (*models.Flow, error) {
+	f := models.NewFlow(orgID, title, nil, by)
+	return f, s.Tx(ctx, func(ctx context.Context) error {
+		if err := s.InsertFlow(ctx, f); err != nil {
+			return err
+		}
+		return s.Audit(ctx, models.FlowAudit(f, 1, "created", by, f.CreatedAt))
+	})
+}
+
+// completeFlow completes a flow under its row lock, audited, with
+// flow.completed, as the flows service does.
+func completeFlow(ctx context.Context, s *models.Store, orgID, id string, by models.Actor) error {
+	return s.Tx(ctx, func(ctx context.Context) error {
+		f, err := s.LockFlow(ctx, orgID, id)
+		if err != nil {
+			return err
+		}
+		now := models.Now()
+		f.Finish(models.FlowCompleted, now)
+		if err := s.SaveFlow(ctx, f); err != nil {
+			return err
+		}
+		if err := s.Audit(ctx, models.FlowAudit(f, 2, models.FlowCompleted, by, now)); err != nil {
+			return err
+		}
+		return s.Emit(ctx, &models.Event{OrganizationID: orgID, Kind: "flow.completed", SubjectType: "flow", SubjectID: id,
+			Data: models.RawJSON(`{}`), CreatedAt: now})
+	})
+}
 
 // openBefore opens a fresh database of kind migrated up to the migration
 // with id, for a test of what that migration does to rows written before

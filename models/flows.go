@@ -7,7 +7,6 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/internal/apperr"
-	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/states"
 )
@@ -37,23 +36,36 @@ type Flow struct {
 	UpdatedAt     time.Time
 }
 
-// CreateFlow starts an open flow.
-func (s *FlowStore) CreateFlow(ctx context.Context, orgID, title string, externalID *string, by Actor) (*Flow, error) {
+// NewFlow is an open flow started by by.
+func NewFlow(orgID, title string, externalID *string, by Actor) *Flow {
 	now := Now()
-	f := &Flow{ID: newID(ids.Flow), OrganizationID: orgID, Title: title, ExternalID: externalID, Status: FlowOpen,
+	return &Flow{ID: newID(ids.Flow), OrganizationID: orgID, Title: title, ExternalID: externalID, Status: FlowOpen,
 		StartedBy: by.ID, StartedByName: by.Name, CreatedAt: now, UpdatedAt: now}
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Create(f).Error; err != nil {
-			return err
-		}
-		return writeAudit(tx, flowAudit(f, 1, "created", by, now))
-	})
-	return f, err
+}
+
+// InsertFlow writes a new flow, in ctx's transaction when it has one.
+func (s *FlowStore) InsertFlow(ctx context.Context, f *Flow) error {
+	return s.conn(ctx).Create(f).Error
+}
+
+// LockFlow returns one of the organisation's flows, locked for the rest of
+// ctx's transaction.
+func (s *FlowStore) LockFlow(ctx context.Context, orgID, id string) (*Flow, error) {
+	st, err := inTx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return take[Flow](st.tx.Clauses(lockForUpdate(st.tx)...), orgID, id, "flow "+id)
+}
+
+// SaveFlow writes f as it is, in ctx's transaction when it has one.
+func (s *FlowStore) SaveFlow(ctx context.Context, f *Flow) error {
+	return s.conn(ctx).Save(f).Error
 }
 
 // GetFlow returns one of the organisation's flows.
 func (s *FlowStore) GetFlow(ctx context.Context, orgID, id string) (*Flow, error) {
-	return take[Flow](s.db.WithContext(ctx), orgID, id, "flow "+id)
+	return take[Flow](s.conn(ctx), orgID, id, "flow "+id)
 }
 
 // FlowDetail is a flow with its members and timeline.
@@ -93,12 +105,13 @@ func (s *FlowStore) GetFlowDetail(ctx context.Context, orgID, id string) (*FlowD
 	if err != nil {
 		return nil, err
 	}
-	return flowDetail(s.db.WithContext(ctx), f)
+	return s.DetailOf(ctx, f)
 }
 
-// flowDetail reads what is attached to f, and its timeline, through db
-// (a transaction sees its own writes).
-func flowDetail(db *gorm.DB, f *Flow) (*FlowDetail, error) {
+// DetailOf reads what is attached to f, and its timeline, in ctx's
+// transaction when it has one (which sees its own writes).
+func (s *FlowStore) DetailOf(ctx context.Context, f *Flow) (*FlowDetail, error) {
+	db := s.conn(ctx)
 	d := &FlowDetail{Flow: f}
 	for _, dst := range []any{&d.Approvals, &d.Collections, &d.Reviews, &d.Reports} {
 		if err := db.Where("organization_id = ? AND flow_id = ?", f.OrganizationID, f.ID).Order("id").Find(dst).Error; err != nil {
@@ -109,72 +122,23 @@ func flowDetail(db *gorm.DB, f *Flow) (*FlowDetail, error) {
 	return d, err
 }
 
-// FlowEventData builds flow.completed's data from the flow as completed
-// (the wire serializer).
-type FlowEventData func(*FlowDetail) ([]byte, error)
-
-// FinishFlow completes or cancels an open flow. Only the starter
-// completes; a completion writes flow.completed with data's data in the
-// same transaction.
-func (s *FlowStore) FinishFlow(ctx context.Context, orgID, id, to string, by Actor, data FlowEventData) (*Flow, error) {
-	var f *Flow
-	wroteEvent := false
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var err error
-		if f, err = take[Flow](tx.Clauses(lockForUpdate(tx)...), orgID, id, "flow "+id); err != nil {
-			return err
-		}
-		if f.Status != FlowOpen {
-			return apperr.New(apperr.InvalidState, "the flow is already %s", f.Status)
-		}
-		detail := ""
-		if by.ID != f.StartedBy {
-			if to == FlowCompleted {
-				return apperr.New(apperr.Forbidden, "only whoever started the flow may complete it")
-			}
-			if !by.Administrator {
-				return apperr.New(apperr.Forbidden, "only whoever started the flow, an owner or an administrator may cancel it")
-			}
-			detail = AsAdministrator
-		}
-		now := Now()
-		f.Status, f.UpdatedAt = to, now
-		if to == FlowCompleted {
-			f.CompletedAt = &now
-		} else {
-			f.CancelledAt = &now
-		}
-		if err := tx.Save(f).Error; err != nil {
-			return err
-		}
-		entry := flowAudit(f, 2, to, by, now)
-		entry.Detail = detail
-		if err := writeAudit(tx, entry); err != nil || to != FlowCompleted {
-			return err
-		}
-		d, err := flowDetail(tx, f)
-		if err != nil {
-			return err
-		}
-		b, err := data(d)
-		if err != nil {
-			return err
-		}
-		wroteEvent = true
-		return tx.Create(&Event{ID: newID(ids.Event), OrganizationID: orgID, Kind: events.FlowCompleted, SubjectType: "flow",
-			SubjectID: f.ID, Data: b, CreatedAt: now}).Error
-	})
-	if wroteEvent {
-		s.changes.EventWritten()
+// Finish completes or cancels f (to) at at.
+func (f *Flow) Finish(to string, at time.Time) {
+	f.Status, f.UpdatedAt = to, at
+	if to == FlowCompleted {
+		f.CompletedAt = &at
+	} else {
+		f.CancelledAt = &at
 	}
-	return f, err
 }
 
 // AsAdministrator is the audit detail of an owner or administrator
 // withdrawing what someone else started.
 const AsAdministrator = "as an owner or administrator, for whoever started it"
 
-func flowAudit(f *Flow, seq int, action string, by Actor, at time.Time) *AuditEntry {
+// FlowAudit is the audit entry of f's step seq (1 for its start, 2 for
+// its end), taken by by at at.
+func FlowAudit(f *Flow, seq int, action string, by Actor, at time.Time) *AuditEntry {
 	return &AuditEntry{ID: newID(ids.Audit), OrganizationID: f.OrganizationID, FlowID: &f.ID, SubjectType: "flow",
 		SubjectID: f.ID, Seq: seq, Action: action, ActorID: by.ID, ActorName: by.Name, At: at}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/evidence"
+	"github.com/assent-hq/assent/flows"
 	"github.com/assent-hq/assent/internal/canonjson"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -38,10 +39,12 @@ func TestEvidenceVerify(t *testing.T) {
 	store := models.NewStore(db, testenv.Keys())
 	org, err := store.CreateOrganization(ctx, "Acme", "")
 	require.NoError(t, err)
-	by := models.Actor{ID: "key_1", Name: "agent"}
-	f, err := store.CreateFlow(ctx, org.ID, "Quarter close", nil, by)
+	quiet := slog.New(slog.DiscardHandler)
+	svc := app.Build(app.Deps{Store: store, Logger: quiet, BaseURL: "http://assent.test"})
+	by := models.Actor{ID: "key_1", Name: "agent", Organization: org}
+	f, err := svc.Flows.Create(ctx, by, &flows.CreateInput{Title: "Quarter close"})
 	require.NoError(t, err)
-	_, err = store.FinishFlow(ctx, org.ID, f.ID, models.FlowCompleted, by, func(*models.FlowDetail) ([]byte, error) { return []byte(`{}`), nil })
+	_, err = svc.Flows.Complete(ctx, by, f.ID)
 	require.NoError(t, err)
 	x, err := (&evidence.Service{Store: store, BaseURL: "http://assent.test"}).Flow(ctx, org.ID, f.ID)
 	require.NoError(t, err)
@@ -51,9 +54,7 @@ func TestEvidenceVerify(t *testing.T) {
 	file := filepath.Join(dir, "export.json")
 	require.NoError(t, os.WriteFile(file, raw, 0o600))
 	// The instance's own API publishes its keys.
-	quiet := slog.New(slog.DiscardHandler)
-	instance := httptest.NewServer(api.New(api.Deps{Logger: quiet, BaseURL: "http://assent.test",
-		Services: app.Build(app.Deps{Store: store, Logger: quiet, BaseURL: "http://assent.test"}).API()}))
+	instance := httptest.NewServer(api.New(api.Deps{Logger: quiet, BaseURL: "http://assent.test", Services: svc.API()}))
 	defer instance.Close()
 
 	var out bytes.Buffer

@@ -1,0 +1,91 @@
+package models
+
+import (
+	"context"
+
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/ids"
+)
+
+// A service owns its transactions: it runs its use case in Tx, and every
+// store method it calls with the context Tx gives reads and writes in that
+// transaction (docs/architecture.md, "Transactions"). The store's writes
+// that must share one (a record, its audit entry, its event) take that
+// context; the rules deciding what to write are the service's.
+
+// txKey carries a transaction in a context.
+type txKey struct{}
+
+// txState is a running transaction and what its commit must announce.
+type txState struct {
+	tx           *gorm.DB
+	eventWritten bool
+}
+
+// Tx runs fn in a transaction, carried in the context fn is given, and
+// commits when fn returns nil. Called with a context already in one, fn
+// joins it. Once it commits, the outbox's dispatcher hears of the events
+// it wrote.
+func (s *core) Tx(ctx context.Context, fn func(ctx context.Context) error) error {
+	if _, in := ctx.Value(txKey{}).(*txState); in {
+		return fn(ctx)
+	}
+	st := &txState{}
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		st.tx = tx
+		return fn(context.WithValue(ctx, txKey{}, st))
+	})
+	if err == nil && st.eventWritten {
+		s.changes.EventWritten()
+	}
+	return err
+}
+
+// conn is ctx's transaction, or else the database.
+func (s *core) conn(ctx context.Context) *gorm.DB {
+	if st, ok := ctx.Value(txKey{}).(*txState); ok {
+		return st.tx
+	}
+	return s.db.WithContext(ctx)
+}
+
+// inTx is ctx's transaction, for the writes and locks that mean nothing
+// outside one; a call outside Tx is a programming error.
+func inTx(ctx context.Context) (*txState, error) {
+	st, ok := ctx.Value(txKey{}).(*txState)
+	if !ok {
+		return nil, apperr.New(apperr.Internal, "a write that needs a transaction was called outside Tx")
+	}
+	return st, nil
+}
+
+// Audit appends e to its organisation's audit chain, in ctx's transaction.
+func (s *core) Audit(ctx context.Context, e *AuditEntry) error {
+	st, err := inTx(ctx)
+	if err != nil {
+		return err
+	}
+	if e.ID == "" {
+		e.ID = newID(ids.Audit)
+	}
+	return writeAudit(st.tx, e)
+}
+
+// Emit writes e to the outbox, in ctx's transaction; the dispatcher hears
+// of it once that commits.
+func (s *core) Emit(ctx context.Context, e *Event) error {
+	st, err := inTx(ctx)
+	if err != nil {
+		return err
+	}
+	if e.ID == "" {
+		e.ID = newID(ids.Event)
+	}
+	if err := st.tx.Create(e).Error; err != nil {
+		return err
+	}
+	st.eventWritten = true
+	return nil
+}
