@@ -19,6 +19,7 @@ import (
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/blobstore"
+	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/passages"
 	"github.com/assent-hq/assent/internal/validate"
 	"github.com/assent-hq/assent/models"
@@ -110,12 +111,62 @@ func (s *Service) Post(ctx context.Context, c models.Actor, idOrSlug string, in 
 	} else if thread, err = s.newThread(ctx, c, r, in); err != nil {
 		return nil, err
 	}
-	err = s.Store.AddComment(ctx, c.OrgID(), models.NewComment{ReportID: r.ID, Thread: thread, Comment: comment, By: c},
-		func(t *models.CommentThread, cm *models.Comment) ([]byte, error) { return s.eventData(r, t, cm) })
-	if err != nil {
+	if err := s.add(ctx, c, r.ID, thread, comment); err != nil {
 		return nil, err
 	}
 	return s.Store.Thread(ctx, c.OrgID(), thread.ID)
+}
+
+// add writes comment, and thread when it opens one (no id yet), with an
+// audit entry on the report and comment.created, in one transaction under
+// the report's row lock. A reply needs its thread open, checked under the
+// thread's lock. A reviewer's new thread counts in the review's
+// threadCount.
+func (s *Service) add(ctx context.Context, c models.Actor, reportID string, thread *models.CommentThread, comment *models.Comment) error {
+	return s.Store.Tx(ctx, func(ctx context.Context) error {
+		r, err := s.Store.LockReport(ctx, c.OrgID(), reportID)
+		if err != nil {
+			return err
+		}
+		now := models.Now()
+		action := "commented"
+		if thread.ID == "" {
+			if err := s.Store.InsertThread(ctx, r, thread, now); err != nil {
+				return err
+			}
+			if thread.ByReviewer {
+				if err := s.Store.CountReviewThread(ctx, *thread.ReviewID, 1); err != nil {
+					return err
+				}
+			}
+			action = "opened_thread"
+		} else {
+			locked, err := s.Store.LockThread(ctx, c.OrgID(), r.ID, thread.ID)
+			if err != nil {
+				return err
+			}
+			if locked.Status != models.ThreadOpen {
+				return apperr.New(apperr.InvalidState, "thread %s is resolved; open a new one", thread.ID)
+			}
+			*thread = *locked
+			if err := s.Store.TouchThread(ctx, thread, now); err != nil {
+				return err
+			}
+		}
+		if err := s.Store.InsertComment(ctx, thread, comment, now); err != nil {
+			return err
+		}
+		if err := s.Store.ReportStep(ctx, r, action, thread.ID+": "+shortText(comment.Body), c, now); err != nil {
+			return err
+		}
+		data, err := json.Marshal(wire.NewCommentEvent(r, thread, comment, s.BaseURL))
+		if err != nil {
+			return err
+		}
+		s.Store.Changed(ctx, r.ID)
+		return s.Store.Emit(ctx, &models.Event{OrganizationID: r.OrganizationID, Kind: events.CommentCreated,
+			SubjectType: "report", SubjectID: r.ID, Data: data, CreatedAt: now})
+	})
 }
 
 // newThread anchors a new thread: to the review's pinned version when it
@@ -262,27 +313,104 @@ func (s *Service) Resolve(ctx context.Context, c models.Actor, threadID string, 
 	if err := validate.Struct(in); err != nil {
 		return nil, err
 	}
-	return s.Store.ResolveThread(ctx, c.OrgID(), threadID, c, strings.TrimSpace(in.Note), func(t *models.CommentThread, r *models.Report) error {
-		if c.Person != nil {
-			if _, err := s.Reports.Readable(ctx, c, r.ID); err != nil {
-				return err
-			}
+	note := strings.TrimSpace(in.Note)
+	var t *models.CommentThread
+	err := s.Store.Tx(ctx, func(ctx context.Context) error {
+		found, err := s.Store.Thread(ctx, c.OrgID(), threadID)
+		if err != nil {
+			return err
 		}
-		if t.OpenedBy != c.ID && !reports.Manages(r, c) {
-			return apperr.New(apperr.Forbidden, "only who opened the thread, the report's owner or an administrator may resolve it")
+		r, err := s.Store.LockReport(ctx, c.OrgID(), found.ReportID)
+		if err != nil {
+			return err
 		}
-		return nil
+		if t, err = s.Store.LockThread(ctx, c.OrgID(), r.ID, threadID); err != nil {
+			return err
+		}
+		if err := s.mayResolve(ctx, c, t, r); err != nil {
+			return err
+		}
+		if t.Status != models.ThreadOpen {
+			return apperr.New(apperr.InvalidState, "thread %s is already resolved", threadID)
+		}
+		now := models.Now()
+		t.Resolve(c, note, now)
+		if err := s.Store.SaveResolution(ctx, t); err != nil {
+			return err
+		}
+		s.Store.Changed(ctx, r.ID)
+		return s.Store.ReportStep(ctx, r, "resolved_thread", threadID+": "+shortText(note), c, now)
 	})
+	if err != nil {
+		return nil, err
+	}
+	return s.Store.Thread(ctx, c.OrgID(), threadID)
+}
+
+// mayResolve refuses c resolving t on r unless c opened it or manages r
+// (reports.Manages); a person must still be able to read r.
+func (s *Service) mayResolve(ctx context.Context, c models.Actor, t *models.CommentThread, r *models.Report) error {
+	if c.Person != nil {
+		if _, err := s.Reports.Readable(ctx, c, r.ID); err != nil {
+			return err
+		}
+	}
+	if t.OpenedBy != c.ID && !reports.Manages(r, c) {
+		return apperr.New(apperr.Forbidden, "only who opened the thread, the report's owner or an administrator may resolve it")
+	}
+	return nil
 }
 
 // Retract deletes the caller's own last comment in a thread nobody has
 // resolved.
 func (s *Service) Retract(ctx context.Context, c models.Actor, idOrSlug, commentID string) error {
-	r, err := s.Reports.Readable(ctx, c, idOrSlug)
+	readable, err := s.Reports.Readable(ctx, c, idOrSlug)
 	if err != nil {
 		return err
 	}
-	return s.Store.RetractComment(ctx, c.OrgID(), r.ID, commentID, c)
+	return s.Store.Tx(ctx, func(ctx context.Context) error {
+		r, err := s.Store.LockReport(ctx, c.OrgID(), readable.ID)
+		if err != nil {
+			return err
+		}
+		cm, err := s.Store.GetComment(ctx, c.OrgID(), r.ID, commentID)
+		if err != nil {
+			return err
+		}
+		t, err := s.Store.LockThread(ctx, c.OrgID(), r.ID, cm.ThreadID)
+		if err != nil {
+			return err
+		}
+		if cm.AuthorID != c.ID {
+			return apperr.New(apperr.Forbidden, "only its author may retract a comment")
+		}
+		if t.Status != models.ThreadOpen {
+			return apperr.New(apperr.InvalidState, "thread %s is resolved; its comments stay", t.ID)
+		}
+		last, err := s.Store.LastComment(ctx, t.ID)
+		if err != nil {
+			return err
+		}
+		if last.ID != cm.ID {
+			return apperr.New(apperr.InvalidState, "only the last comment of a thread may be retracted; %s has replies after it", cm.ID)
+		}
+		left, err := s.Store.DeleteComment(ctx, cm)
+		if err != nil {
+			return err
+		}
+		if left == 0 {
+			if err := s.Store.DeleteThread(ctx, t); err != nil {
+				return err
+			}
+			if t.ByReviewer {
+				if err := s.Store.CountReviewThread(ctx, *t.ReviewID, -1); err != nil {
+					return err
+				}
+			}
+		}
+		s.Store.Changed(ctx, r.ID)
+		return s.Store.ReportStep(ctx, r, "retracted_comment", commentID+" in "+t.ID, c, models.Now())
+	})
 }
 
 // Image returns an image attached to one of the report's comments, for a
@@ -336,7 +464,10 @@ func (s *Service) reanchor(ctx context.Context, r *models.Report, threads []mode
 	return s.Store.SetAnchors(ctx, r.OrganizationID, anchors)
 }
 
-// eventData is comment.created's data: the comment with its thread.
-func (s *Service) eventData(r *models.Report, t *models.CommentThread, c *models.Comment) ([]byte, error) {
-	return json.Marshal(wire.NewCommentEvent(r, t, c, s.BaseURL))
+// shortText keeps an audit entry's detail to a line.
+func shortText(s string) string {
+	if r := []rune(s); len(r) > 200 {
+		return string(r[:200]) + "…"
+	}
+	return s
 }

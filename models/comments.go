@@ -6,8 +6,6 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/assent-hq/assent/internal/apperr"
-	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
 )
 
@@ -84,77 +82,108 @@ type CommentImage struct {
 	Size        int64  `gorm:"not null"`
 }
 
-// CommentEventData builds comment.created's data (the wire serializer).
-type CommentEventData func(*CommentThread, *Comment) ([]byte, error)
-
-// NewComment is a comment to add: to a new thread when Thread has no id,
-// else to that thread.
-type NewComment struct {
-	ReportID string
-	Thread   *CommentThread
-	Comment  *Comment
-	By       Actor
+// LockReport reads one of the organisation's reports under its row lock,
+// for the rest of ctx's transaction: a report's comments and steps are
+// written one at a time.
+func (s *CommentStore) LockReport(ctx context.Context, orgID, id string) (*Report, error) {
+	st, err := inTx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return take[Report](st.tx.Clauses(lockForUpdate(st.tx)...), orgID, id, "report "+id)
 }
 
-// AddComment writes a comment, and its new thread when it opens one, with
-// an audit entry on the report and comment.created, in one transaction.
-// A reply needs its thread open, checked under the thread's row lock. A
-// reviewer's new thread on a review counts in the review's threadCount.
-func (s *CommentStore) AddComment(ctx context.Context, orgID string, in NewComment, data CommentEventData) error {
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		r, err := take[Report](tx.Clauses(lockForUpdate(tx)...), orgID, in.ReportID, "report "+in.ReportID)
-		if err != nil {
-			return err
-		}
-		now := Now()
-		t, c := in.Thread, in.Comment
-		action := "commented"
-		if t.ID == "" {
-			t.ID, t.OrganizationID, t.ReportID, t.Status = newID(ids.Thread), orgID, r.ID, ThreadOpen
-			t.CreatedAt, t.UpdatedAt = now, now
-			if err := tx.Omit("Comments").Create(t).Error; err != nil {
-				return err
-			}
-			if t.ByReviewer {
-				if err := tx.Model(&Review{}).Where("id = ?", *t.ReviewID).UpdateColumn("thread_count", gorm.Expr("thread_count + 1")).Error; err != nil {
-					return err
-				}
-			}
-			action = "opened_thread"
-		} else {
-			locked, err := lockedThread(tx, orgID, r.ID, t.ID)
-			if err != nil {
-				return err
-			}
-			if locked.Status != ThreadOpen {
-				return apperr.New(apperr.InvalidState, "thread %s is resolved; open a new one", t.ID)
-			}
-			*t = *locked
-			t.UpdatedAt = now
-			if err := tx.Model(t).UpdateColumn("updated_at", now).Error; err != nil {
-				return err
-			}
-		}
-		c.ID, c.OrganizationID, c.ThreadID, c.ReportID, c.CreatedAt = newID(ids.Comment), orgID, t.ID, r.ID, now
-		if err := tx.Create(c).Error; err != nil {
-			return err
-		}
-		_, err = s.reportStep(tx, r, nil, action, t.ID+": "+shortText(c.Body), in.By, events.CommentCreated,
-			func(*Report, *ReportVersion) ([]byte, error) { return data(t, c) }, now)
+// ReportStep numbers r's next step, saves r and appends the step's audit
+// entry, in ctx's transaction.
+func (s *CommentStore) ReportStep(ctx context.Context, r *Report, action, detail string, by Actor, at time.Time) error {
+	st, err := inTx(ctx)
+	if err != nil {
 		return err
-	})
-	if err == nil {
-		s.reportChanged(in.ReportID, true)
 	}
+	_, err = s.reportStep(st.tx, r, nil, action, detail, by, "", nil, at)
 	return err
 }
 
-// shortText keeps an audit entry's detail to a line.
-func shortText(s string) string {
-	if r := []rune(s); len(r) > 200 {
-		return string(r[:200]) + "…"
+// InsertThread writes a new thread of report r, open, at at.
+func (s *CommentStore) InsertThread(ctx context.Context, r *Report, t *CommentThread, at time.Time) error {
+	t.ID, t.OrganizationID, t.ReportID, t.Status = newID(ids.Thread), r.OrganizationID, r.ID, ThreadOpen
+	t.CreatedAt, t.UpdatedAt = at, at
+	return s.conn(ctx).Omit("Comments").Create(t).Error
+}
+
+// CountReviewThread adds delta to a review's count of its reviewers'
+// threads.
+func (s *CommentStore) CountReviewThread(ctx context.Context, reviewID string, delta int) error {
+	return s.conn(ctx).Model(&Review{}).Where("id = ?", reviewID).
+		UpdateColumn("thread_count", gorm.Expr("thread_count + ?", delta)).Error
+}
+
+// LockThread reads report reportID's thread id under its row lock, for
+// the rest of ctx's transaction.
+func (s *CommentStore) LockThread(ctx context.Context, orgID, reportID, id string) (*CommentThread, error) {
+	st, err := inTx(ctx)
+	if err != nil {
+		return nil, err
 	}
-	return s
+	return lockedThread(st.tx, orgID, reportID, id)
+}
+
+// TouchThread marks t as changed at at.
+func (s *CommentStore) TouchThread(ctx context.Context, t *CommentThread, at time.Time) error {
+	t.UpdatedAt = at
+	return s.conn(ctx).Model(t).UpdateColumn("updated_at", at).Error
+}
+
+// Resolve closes t with note, by by at at.
+func (t *CommentThread) Resolve(by Actor, note string, at time.Time) {
+	t.Status, t.ResolvedBy, t.ResolvedByName, t.ResolutionNote = ThreadResolved, &by.ID, &by.Name, &note
+	t.ResolvedAt, t.UpdatedAt = &at, at
+}
+
+// SaveResolution writes t's resolution.
+func (s *CommentStore) SaveResolution(ctx context.Context, t *CommentThread) error {
+	return s.conn(ctx).Model(t).Updates(map[string]any{"status": t.Status, "resolved_by": t.ResolvedBy,
+		"resolved_by_name": t.ResolvedByName, "resolution_note": t.ResolutionNote, "resolved_at": t.ResolvedAt,
+		"updated_at": t.UpdatedAt}).Error
+}
+
+// DeleteThread removes an emptied thread.
+func (s *CommentStore) DeleteThread(ctx context.Context, t *CommentThread) error {
+	return s.conn(ctx).Delete(t).Error
+}
+
+// InsertComment writes c, with its images, in thread t at at.
+func (s *CommentStore) InsertComment(ctx context.Context, t *CommentThread, c *Comment, at time.Time) error {
+	c.ID, c.OrganizationID, c.ThreadID, c.ReportID, c.CreatedAt = newID(ids.Comment), t.OrganizationID, t.ID, t.ReportID, at
+	return s.conn(ctx).Create(c).Error
+}
+
+// GetComment returns one of report reportID's comments.
+func (s *CommentStore) GetComment(ctx context.Context, orgID, reportID, id string) (*Comment, error) {
+	var c Comment
+	err := s.conn(ctx).Where("organization_id = ? AND report_id = ? AND id = ?", orgID, reportID, id).Take(&c).Error
+	return &c, notFound(err, "comment "+id)
+}
+
+// LastComment returns thread threadID's newest comment.
+func (s *CommentStore) LastComment(ctx context.Context, threadID string) (*Comment, error) {
+	var c Comment
+	err := s.conn(ctx).Where("thread_id = ?", threadID).Order("created_at DESC, id DESC").Take(&c).Error
+	return &c, err
+}
+
+// DeleteComment removes c and its images; it reports how many comments
+// its thread has left.
+func (s *CommentStore) DeleteComment(ctx context.Context, c *Comment) (left int64, err error) {
+	db := s.conn(ctx)
+	if err := db.Where("comment_id = ?", c.ID).Delete(&CommentImage{}).Error; err != nil {
+		return 0, err
+	}
+	if err := db.Delete(c).Error; err != nil {
+		return 0, err
+	}
+	err = db.Model(&Comment{}).Where("thread_id = ?", c.ThreadID).Count(&left).Error
+	return left, err
 }
 
 // lockedThread reads report reportID's thread id under its row lock.
@@ -180,7 +209,7 @@ func (s *CommentStore) Threads(ctx context.Context, orgID, reportID string) ([]C
 
 // Thread returns one of the organisation's threads with its comments.
 func (s *CommentStore) Thread(ctx context.Context, orgID, id string) (*CommentThread, error) {
-	return take[CommentThread](withComments(s.db.WithContext(ctx)), orgID, id, "thread "+id)
+	return take[CommentThread](withComments(s.conn(ctx)), orgID, id, "thread "+id)
 }
 
 // OpenThreads pages through the organisation's open threads, newest first:
@@ -193,103 +222,6 @@ func (s *CommentStore) OpenThreads(ctx context.Context, orgID string, person *Pe
 		q = q.Where("report_id IN (?)", readableBy(db.Model(&Report{}).Select("id").Where("organization_id = ?", orgID), db, person))
 	}
 	return list(q, p, ids.Thread, func(t *CommentThread) string { return t.ID })
-}
-
-// ResolveThread closes an open thread with a note; may says whether by
-// may close this one, read under the lock.
-func (s *CommentStore) ResolveThread(ctx context.Context, orgID, id string, by Actor, note string, may func(*CommentThread, *Report) error) (*CommentThread, error) {
-	var reportID string
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var t CommentThread
-		if err := tx.Where("organization_id = ? AND id = ?", orgID, id).Take(&t).Error; err != nil {
-			return notFound(err, "thread "+id)
-		}
-		r, err := take[Report](tx.Clauses(lockForUpdate(tx)...), orgID, t.ReportID, "report "+t.ReportID)
-		if err != nil {
-			return err
-		}
-		locked, err := lockedThread(tx, orgID, r.ID, id)
-		if err != nil {
-			return err
-		}
-		if err := may(locked, r); err != nil {
-			return err
-		}
-		if locked.Status != ThreadOpen {
-			return apperr.New(apperr.InvalidState, "thread %s is already resolved", id)
-		}
-		now := Now()
-		reportID = r.ID
-		if err := tx.Model(locked).Updates(map[string]any{"status": ThreadResolved, "resolved_by": by.ID, "resolved_by_name": by.Name,
-			"resolution_note": note, "resolved_at": now, "updated_at": now}).Error; err != nil {
-			return err
-		}
-		_, err = s.reportStep(tx, r, nil, "resolved_thread", id+": "+shortText(note), by, "", nil, now)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.reportChanged(reportID, false)
-	return s.Thread(ctx, orgID, id)
-}
-
-// RetractComment deletes by's own last comment in an open thread, and the
-// thread with it when nothing else is left, checked under the lock.
-func (s *CommentStore) RetractComment(ctx context.Context, orgID, reportID, commentID string, by Actor) error {
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		r, err := take[Report](tx.Clauses(lockForUpdate(tx)...), orgID, reportID, "report "+reportID)
-		if err != nil {
-			return err
-		}
-		var c Comment
-		if err := tx.Where("organization_id = ? AND report_id = ? AND id = ?", orgID, r.ID, commentID).Take(&c).Error; err != nil {
-			return notFound(err, "comment "+commentID)
-		}
-		t, err := lockedThread(tx, orgID, r.ID, c.ThreadID)
-		if err != nil {
-			return err
-		}
-		if c.AuthorID != by.ID {
-			return apperr.New(apperr.Forbidden, "only its author may retract a comment")
-		}
-		if t.Status != ThreadOpen {
-			return apperr.New(apperr.InvalidState, "thread %s is resolved; its comments stay", t.ID)
-		}
-		var last Comment
-		if err := tx.Where("thread_id = ?", t.ID).Order("created_at DESC, id DESC").Take(&last).Error; err != nil {
-			return err
-		}
-		if last.ID != c.ID {
-			return apperr.New(apperr.InvalidState, "only the last comment of a thread may be retracted; %s has replies after it", c.ID)
-		}
-		if err := tx.Where("comment_id = ?", c.ID).Delete(&CommentImage{}).Error; err != nil {
-			return err
-		}
-		if err := tx.Delete(&c).Error; err != nil {
-			return err
-		}
-		var left int64
-		if err := tx.Model(&Comment{}).Where("thread_id = ?", t.ID).Count(&left).Error; err != nil {
-			return err
-		}
-		if left == 0 {
-			if err := tx.Delete(t).Error; err != nil {
-				return err
-			}
-			if t.ByReviewer {
-				if err := tx.Model(&Review{}).Where("id = ?", *t.ReviewID).UpdateColumn("thread_count", gorm.Expr("thread_count - 1")).Error; err != nil {
-					return err
-				}
-			}
-		}
-		_, err = s.reportStep(tx, r, nil, "retracted_comment", commentID+" in "+t.ID, by, "", nil, Now())
-		return err
-	})
-	if err == nil {
-		s.reportChanged(reportID, false)
-	}
-	return err
 }
 
 // Anchor is where a thread's quote now stands after a new live version

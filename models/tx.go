@@ -18,10 +18,12 @@ import (
 // txKey carries a transaction in a context.
 type txKey struct{}
 
-// txState is a running transaction and what its commit must announce.
+// txState is a running transaction and what its commit must announce:
+// that it wrote events, and which records it changed.
 type txState struct {
 	tx           *gorm.DB
 	eventWritten bool
+	changed      []string
 }
 
 // Tx runs fn in a transaction, carried in the context fn is given, and
@@ -37,10 +39,26 @@ func (s *core) Tx(ctx context.Context, fn func(ctx context.Context) error) error
 		st.tx = tx
 		return fn(context.WithValue(ctx, txKey{}, st))
 	})
-	if err == nil && st.eventWritten {
+	if err != nil {
+		return err
+	}
+	if st.eventWritten {
 		s.changes.EventWritten()
 	}
-	return err
+	for _, id := range st.changed {
+		s.changes.Changed(id)
+	}
+	return nil
+}
+
+// Changed tells the long-polls and watchers of record id that it changed,
+// once ctx's transaction commits (at once outside one).
+func (s *core) Changed(ctx context.Context, id string) {
+	if st, ok := ctx.Value(txKey{}).(*txState); ok {
+		st.changed = append(st.changed, id)
+		return
+	}
+	s.changes.Changed(id)
 }
 
 // conn is ctx's transaction, or else the database.
