@@ -164,8 +164,7 @@ func (s *Service) add(ctx context.Context, c models.Actor, reportID string, thre
 			return err
 		}
 		s.Store.Changed(ctx, r.ID)
-		return s.Store.Emit(ctx, &models.Event{OrganizationID: r.OrganizationID, Kind: events.CommentCreated,
-			SubjectType: "report", SubjectID: r.ID, Data: data, CreatedAt: now})
+		return s.Store.Emit(ctx, models.ReportEvent(r, events.CommentCreated, data, now))
 	})
 }
 
@@ -316,11 +315,11 @@ func (s *Service) Resolve(ctx context.Context, c models.Actor, threadID string, 
 	note := strings.TrimSpace(in.Note)
 	var t *models.CommentThread
 	err := s.Store.Tx(ctx, func(ctx context.Context) error {
-		found, err := s.Store.Thread(ctx, c.OrgID(), threadID)
+		reportID, err := s.Store.ReportOfThread(ctx, c.OrgID(), threadID)
 		if err != nil {
 			return err
 		}
-		r, err := s.Store.LockReport(ctx, c.OrgID(), found.ReportID)
+		r, err := s.Store.LockReport(ctx, c.OrgID(), reportID)
 		if err != nil {
 			return err
 		}

@@ -86,11 +86,7 @@ type CommentImage struct {
 // for the rest of ctx's transaction: a report's comments and steps are
 // written one at a time.
 func (s *CommentStore) LockReport(ctx context.Context, orgID, id string) (*Report, error) {
-	st, err := inTx(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return take[Report](st.tx.Clauses(lockForUpdate(st.tx)...), orgID, id, "report "+id)
+	return lockedIn[Report](ctx, orgID, id, "report "+id)
 }
 
 // ReportStep numbers r's next step, saves r and appends the step's audit
@@ -116,6 +112,16 @@ func (s *CommentStore) InsertThread(ctx context.Context, r *Report, t *CommentTh
 func (s *CommentStore) CountReviewThread(ctx context.Context, reviewID string, delta int) error {
 	return s.conn(ctx).Model(&Review{}).Where("id = ?", reviewID).
 		UpdateColumn("thread_count", gorm.Expr("thread_count + ?", delta)).Error
+}
+
+// ReportOfThread returns the report one of the organisation's threads is
+// on, reading the thread alone.
+func (s *CommentStore) ReportOfThread(ctx context.Context, orgID, id string) (string, error) {
+	t, err := take[CommentThread](s.conn(ctx).Select("id, report_id"), orgID, id, "thread "+id)
+	if err != nil {
+		return "", err
+	}
+	return t.ReportID, nil
 }
 
 // LockThread reads report reportID's thread id under its row lock, for

@@ -51,11 +51,7 @@ func (s *FlowStore) InsertFlow(ctx context.Context, f *Flow) error {
 // LockFlow returns one of the organisation's flows, locked for the rest of
 // ctx's transaction.
 func (s *FlowStore) LockFlow(ctx context.Context, orgID, id string) (*Flow, error) {
-	st, err := inTx(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return take[Flow](st.tx.Clauses(lockForUpdate(st.tx)...), orgID, id, "flow "+id)
+	return lockedIn[Flow](ctx, orgID, id, "flow "+id)
 }
 
 // SaveFlow writes f as it is, in ctx's transaction when it has one.

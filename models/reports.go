@@ -543,8 +543,13 @@ func (s *core) reportStep(tx *gorm.DB, r *Report, v *ReportVersion, action, deta
 
 // reportEvent writes an outbox event of kind about r with data b.
 func reportEvent(tx *gorm.DB, r *Report, kind string, b []byte, now time.Time) error {
-	return tx.Create(&Event{ID: newID(ids.Event), OrganizationID: r.OrganizationID, Kind: kind,
-		SubjectType: "report", SubjectID: r.ID, Data: b, CreatedAt: now}).Error
+	return tx.Create(ReportEvent(r, kind, b, now)).Error
+}
+
+// ReportEvent is an outbox event of kind about r with data b, at now.
+func ReportEvent(r *Report, kind string, b []byte, now time.Time) *Event {
+	return &Event{ID: newID(ids.Event), OrganizationID: r.OrganizationID, Kind: kind,
+		SubjectType: "report", SubjectID: r.ID, Data: b, CreatedAt: now}
 }
 
 func (s *core) reportChanged(id string, wroteEvent bool) {

@@ -79,6 +79,16 @@ func inTx(ctx context.Context) (*txState, error) {
 	return st, nil
 }
 
+// lockedIn reads one of the organisation's T (what names it in a not
+// found) under its row lock, for the rest of ctx's transaction.
+func lockedIn[T any](ctx context.Context, orgID, id, what string) (*T, error) {
+	st, err := inTx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return take[T](st.tx.Clauses(lockForUpdate(st.tx)...), orgID, id, what)
+}
+
 // Audit appends e to its organisation's audit chain, in ctx's transaction.
 func (s *core) Audit(ctx context.Context, e *AuditEntry) error {
 	st, err := inTx(ctx)
