@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -386,5 +387,57 @@ func TestReceiptRetriedAfterItsTokenExpired(t *testing.T) {
 		var n int64
 		require.NoError(t, db.Model(&models.Receipt{}).Where("organization_id = ?", s.org.ID).Count(&n).Error)
 		assert.EqualValues(t, 1, n, "recorded once: %v", id)
+	})
+}
+
+// TestReceiptsSentAtOnce: six reports of one token at once, half saying it
+// succeeded and half that it failed, take one receipt; the others are 409
+// receipt_exists, and the reports that disagree with the receipt are kept
+// once (one execution_mismatch entry), never a 5xx.
+func TestReceiptsSentAtOnce(t *testing.T) {
+	t.Parallel()
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		require.Equal(t, 201, s.do(t, "POST", "/api/v1/admin/actions", s.adminKey,
+			`{"name":"deploy","inputSchema":{"type":"object"},"policy":[{"name":"all","outcome":"allow"}]}`, nil).status)
+		gate := s.do(t, "POST", "/api/v1/gate", s.agentKey, `{"action":"deploy","input":{"env":"staging"}}`, nil)
+		require.Equal(t, 200, gate.status, string(gate.body))
+		token := gate.decoded["decisionToken"].(string)
+
+		results := make([]response, 6)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for i := range results {
+			outcome := []string{"succeeded", "failed"}[i%2]
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				results[i] = s.do(t, "POST", "/api/v1/receipts", s.agentKey, receiptBody(token, `{"env":"staging"}`, outcome, "null"), nil)
+			}()
+		}
+		close(start)
+		wg.Wait()
+		created := 0
+		for _, r := range results {
+			switch {
+			case r.status == 201:
+				created++
+			case r.status == 409 && errField(r, "code") == "receipt_exists":
+			default:
+				t.Errorf("unexpected response %d %s", r.status, r.body)
+			}
+		}
+		assert.Equal(t, 1, created, "one receipt")
+		count := func(action string) (n int64) {
+			require.NoError(t, db.Model(&models.AuditEntry{}).Where("organization_id = ? AND subject_type = ? AND action = ?",
+				s.org.ID, "receipt", action).Count(&n).Error)
+			return n
+		}
+		assert.EqualValues(t, 1, count("executed"))
+		assert.EqualValues(t, 1, count("execution_mismatch"), "the three that disagree are one report, kept once")
+		var n int64
+		require.NoError(t, db.Model(&models.Event{}).Where("organization_id = ? AND kind = ?", s.org.ID, "execution.mismatch").Count(&n).Error)
+		assert.EqualValues(t, 1, n)
 	})
 }

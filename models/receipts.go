@@ -7,9 +7,6 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/assent-hq/assent/internal/apperr"
-	"github.com/assent-hq/assent/internal/events"
-	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/states"
 )
 
@@ -64,123 +61,30 @@ func (r *Receipt) Subject() string {
 	return ""
 }
 
-// ReceiptRecord is a receipt to record with what it writes beside it.
-type ReceiptRecord struct {
-	Receipt *Receipt
-	// Actor is who reported it, for the audit entry.
-	Actor Actor
-	// MismatchData builds execution.mismatch's data, sent for a mismatch.
-	MismatchData func(*Receipt) ([]byte, error)
+// ReceiptAudit is an audit entry on rec's trail (its flow's timeline too).
+func ReceiptAudit(rec *Receipt, seq int, action, detail string, by Actor, at time.Time) *AuditEntry {
+	return &AuditEntry{OrganizationID: rec.OrganizationID, FlowID: rec.FlowID, SubjectType: "receipt", SubjectID: rec.ID,
+		Seq: seq, Action: action, ActorID: by.ID, ActorName: by.Name, Detail: detail, At: at}
 }
 
-// RecordReceipt writes a receipt, its audit entry (on its flow's timeline)
-// and, for a mismatch, execution.mismatch, in one transaction, and binds
-// claim (when not nil) to it. When an earlier attempt of the claimed
-// request recorded one, that receipt is returned. When the token already
-// has a receipt, the error is receipt_exists, with the first receipt
-// returned beside it; a report that disagrees with it is written as a
-// disagreement (see disagree), else nothing is.
-func (s *ReceiptStore) RecordReceipt(ctx context.Context, r ReceiptRecord, claim *Claim) (*Receipt, error) {
-	rec := r.Receipt
-	rec.ID, rec.CreatedAt = newID(ids.Receipt), Now()
-	var earlier string
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var err error
-		if earlier, err = BindClaim(tx, claim, rec.ID); err != nil || earlier != "" {
-			return err
-		}
-		if err := tx.Create(rec).Error; err != nil {
-			return err
-		}
-		action := "executed"
-		if rec.Mismatch {
-			action = "execution_mismatch"
-		}
-		detail := rec.Subject() + ": " + rec.Outcome
-		if rec.Mismatch {
-			detail += "; the input that ran (sha256 " + rec.InputSHA256 + ") is not the one approved (sha256 " + rec.ApprovedSHA256 + ")"
-		}
-		entry := &AuditEntry{ID: newID(ids.Audit), OrganizationID: rec.OrganizationID, FlowID: rec.FlowID, SubjectType: "receipt",
-			SubjectID: rec.ID, Seq: 1, Action: action, ActorID: r.Actor.ID, ActorName: r.Actor.Name, Detail: detail, At: rec.CreatedAt}
-		if err := writeAudit(tx, entry); err != nil || !rec.Mismatch {
-			return err
-		}
-		data, err := r.MismatchData(rec)
-		if err != nil {
-			return err
-		}
-		return tx.Create(&Event{ID: newID(ids.Event), OrganizationID: rec.OrganizationID, Kind: events.ExecutionMismatch,
-			SubjectType: "receipt", SubjectID: rec.ID, Data: data, CreatedAt: rec.CreatedAt}).Error
-	})
-	switch {
-	case errors.Is(err, gorm.ErrDuplicatedKey):
-		first, ferr := s.receiptWhere(ctx, rec.OrganizationID, "token_id = ?", rec.TokenID)
-		if ferr != nil {
-			return nil, ferr
-		}
-		if rec.InputSHA256 != first.InputSHA256 || rec.Outcome != first.Outcome {
-			if err := s.disagree(ctx, r, first); err != nil {
-				return nil, err
-			}
-		}
-		return first, apperr.Field(apperr.ReceiptExists, "decisionToken", "this decision token already has its receipt, %s, reported at %s",
-			first.ID, first.CreatedAt.Format(time.RFC3339))
-	case err != nil:
-		return nil, err
-	case earlier != "":
-		return s.receiptWhere(ctx, rec.OrganizationID, "id = ?", earlier)
+// InsertReceipt writes rec, in ctx's transaction. A token that already
+// has its receipt is ErrDuplicate, which ends the transaction.
+func (s *ReceiptStore) InsertReceipt(ctx context.Context, rec *Receipt) error {
+	st, err := inTx(ctx)
+	if err != nil {
+		return err
 	}
-	if rec.ApprovalID != nil {
-		s.changes.Changed(*rec.ApprovalID)
-	}
-	if rec.Mismatch {
-		s.changes.EventWritten()
-	}
-	return rec, nil
-}
-
-// disagree keeps r, a later report of first's token that says another
-// input ran or it ended otherwise: an audit entry execution_mismatch on
-// first's trail and execution.mismatch with the report as data, in one
-// transaction under first's row lock. The same report again (a retry)
-// writes nothing more. The token's receipt stays first.
-func (s *ReceiptStore) disagree(ctx context.Context, r ReceiptRecord, first *Receipt) error {
-	rec := r.Receipt
-	rec.DisagreesWith = &first.ID
-	detail := first.Subject() + ": a later report by " + r.Actor.Name + " (" + r.Actor.ID + ") says " + rec.Outcome +
-		" with the input of sha256 " + rec.InputSHA256 + "; the receipt says " + first.Outcome + " with sha256 " + first.InputSHA256
-	wrote := false
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var locked Receipt
-		if err := tx.Clauses(lockForUpdate(tx)...).Where("id = ?", first.ID).Take(&locked).Error; err != nil {
-			return err
-		}
-		var seen int64
-		if err := tx.Model(&AuditEntry{}).Where("organization_id = ? AND subject_id = ? AND action = ? AND detail = ?",
-			first.OrganizationID, first.ID, "execution_mismatch", detail).Count(&seen).Error; err != nil || seen > 0 {
-			return err
-		}
-		seq, err := nextSeq(tx, first.OrganizationID, first.ID)
-		if err != nil {
-			return err
-		}
-		entry := &AuditEntry{ID: newID(ids.Audit), OrganizationID: first.OrganizationID, FlowID: first.FlowID, SubjectType: "receipt",
-			SubjectID: first.ID, Seq: seq, Action: "execution_mismatch", ActorID: r.Actor.ID, ActorName: r.Actor.Name, Detail: detail, At: rec.CreatedAt}
-		if err := writeAudit(tx, entry); err != nil {
-			return err
-		}
-		data, err := r.MismatchData(rec)
-		if err != nil {
-			return err
-		}
-		wrote = true
-		return tx.Create(&Event{ID: newID(ids.Event), OrganizationID: first.OrganizationID, Kind: events.ExecutionMismatch,
-			SubjectType: "receipt", SubjectID: first.ID, Data: data, CreatedAt: rec.CreatedAt}).Error
-	})
-	if err == nil && wrote {
-		s.changes.EventWritten()
+	err = st.tx.Create(rec).Error
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		return ErrDuplicate
 	}
 	return err
+}
+
+// LockReceipt reads the organisation's receipt id under its row lock, for
+// the rest of ctx's transaction.
+func (s *ReceiptStore) LockReceipt(ctx context.Context, orgID, id string) (*Receipt, error) {
+	return lockedIn[Receipt](ctx, orgID, id, "receipt "+id)
 }
 
 // Receipt is the organisation's receipt id.
@@ -188,9 +92,15 @@ func (s *ReceiptStore) Receipt(ctx context.Context, orgID, id string) (*Receipt,
 	return s.receiptWhere(ctx, orgID, "id = ?", id)
 }
 
+// ReceiptOfToken is the receipt of the organisation's decision token
+// tokenID (its jti).
+func (s *ReceiptStore) ReceiptOfToken(ctx context.Context, orgID, tokenID string) (*Receipt, error) {
+	return s.receiptWhere(ctx, orgID, "token_id = ?", tokenID)
+}
+
 func (s *ReceiptStore) receiptWhere(ctx context.Context, orgID, where string, arg any) (*Receipt, error) {
 	var r Receipt
-	err := s.db.WithContext(ctx).Where("organization_id = ?", orgID).Where(where, arg).Take(&r).Error
+	err := s.conn(ctx).Where("organization_id = ?", orgID).Where(where, arg).Take(&r).Error
 	if err != nil {
 		return nil, notFound(err, "receipt")
 	}

@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"errors"
 
 	"gorm.io/gorm"
 
@@ -116,4 +117,40 @@ func (s *core) Emit(ctx context.Context, e *Event) error {
 	}
 	st.eventWritten = true
 	return nil
+}
+
+// ErrDuplicate is a write that a unique key refused. It ends the
+// transaction it happened in: the service decides what to do once it has
+// rolled back.
+var ErrDuplicate = errors.New("a record with this key exists")
+
+// BindClaim binds claim (when not nil) to the record id in ctx's
+// transaction; when an earlier attempt of the claimed request bound it
+// already, that record's id is returned and nothing should be written.
+func (s *core) BindClaim(ctx context.Context, claim *Claim, id string) (earlier string, err error) {
+	st, err := inTx(ctx)
+	if err != nil {
+		return "", err
+	}
+	return BindClaim(st.tx, claim, id)
+}
+
+// NextSeq is the number of subject's next audit entry, read in ctx's
+// transaction under a lock the caller holds on the subject, so two steps
+// never take one number.
+func (s *core) NextSeq(ctx context.Context, orgID, subjectID string) (int, error) {
+	st, err := inTx(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return nextSeq(st.tx, orgID, subjectID)
+}
+
+// Audited says whether e's subject already has an entry with e's action
+// and detail: a retried step that must be written once.
+func (s *core) Audited(ctx context.Context, e *AuditEntry) (bool, error) {
+	var n int64
+	err := s.conn(ctx).Model(&AuditEntry{}).Where("organization_id = ? AND subject_id = ? AND action = ? AND detail = ?",
+		e.OrganizationID, e.SubjectID, e.Action, e.Detail).Count(&n).Error
+	return n > 0, err
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/assent-hq/assent/decisions"
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
@@ -33,9 +34,29 @@ import (
 // itself.
 const MaxResult = 64 << 10
 
+// Store is what the service reads and writes through.
+type Store interface {
+	Tx(ctx context.Context, fn func(ctx context.Context) error) error
+	ClaimedResource(ctx context.Context, c *models.Claim) (string, error)
+	BindClaim(ctx context.Context, c *models.Claim, id string) (string, error)
+	InsertReceipt(ctx context.Context, rec *models.Receipt) error
+	LockReceipt(ctx context.Context, orgID, id string) (*models.Receipt, error)
+	Receipt(ctx context.Context, orgID, id string) (*models.Receipt, error)
+	ReceiptOfToken(ctx context.Context, orgID, tokenID string) (*models.Receipt, error)
+	NextSeq(ctx context.Context, orgID, subjectID string) (int, error)
+	Audited(ctx context.Context, e *models.AuditEntry) (bool, error)
+	Audit(ctx context.Context, e *models.AuditEntry) error
+	Emit(ctx context.Context, e *models.Event) error
+	Changed(ctx context.Context, id string)
+	SigningKeys(ctx context.Context, f models.KeyFamily) ([]models.SigningKey, error)
+	Approvals() models.Requests[models.Approval, *models.Approval]
+	GetGateCheck(ctx context.Context, orgID, id string) (*models.GateCheck, error)
+	ActionNamed(ctx context.Context, orgID, name string) (*models.Action, error)
+}
+
 // Service records receipts.
 type Service struct {
-	store *models.Store
+	store Store
 	// issuer is the instance's public address, as its tokens name it.
 	issuer string
 	// now is the clock tokens are checked by; nil is time.Now.
@@ -43,7 +64,7 @@ type Service struct {
 }
 
 // New returns the service over store, accepting tokens issued by issuer.
-func New(store *models.Store, issuer string) *Service {
+func New(store Store, issuer string) *Service {
 	return &Service{store: store, issuer: issuer}
 }
 
@@ -104,12 +125,105 @@ func (s *Service) Report(ctx context.Context, p models.Actor, in *ReportInput, c
 	if err := s.mayReport(ctx, p, rec, issuedTo); err != nil {
 		return nil, err
 	}
-	got, err := s.store.RecordReceipt(ctx, models.ReceiptRecord{Receipt: rec, Actor: p,
-		MismatchData: func(r *models.Receipt) ([]byte, error) { return json.Marshal(wire.NewReceipt(r)) }}, claim)
+	got, err := s.record(ctx, p, rec, claim)
 	if err != nil {
 		return got, err
 	}
 	return got, mismatch(got)
+}
+
+// record writes rec, its audit entry (on its flow's timeline) and, for a
+// mismatch, execution.mismatch, in one transaction, and binds claim (when
+// not nil) to it. When an earlier attempt of the claimed request recorded
+// one, that receipt is returned. When the token already has a receipt,
+// the error is receipt_exists, with the first receipt returned beside it;
+// a report that disagrees with it is kept as a disagreement (disagree),
+// else nothing is.
+func (s *Service) record(ctx context.Context, by models.Actor, rec *models.Receipt, claim *models.Claim) (*models.Receipt, error) {
+	rec.ID, rec.CreatedAt = ids.New(ids.Receipt), models.Now()
+	var earlier string
+	err := s.store.Tx(ctx, func(ctx context.Context) error {
+		var err error
+		if earlier, err = s.store.BindClaim(ctx, claim, rec.ID); err != nil || earlier != "" {
+			return err
+		}
+		if err := s.store.InsertReceipt(ctx, rec); err != nil {
+			return err
+		}
+		action, detail := "executed", rec.Subject()+": "+rec.Outcome
+		if rec.Mismatch {
+			action = "execution_mismatch"
+			detail += "; the input that ran (sha256 " + rec.InputSHA256 + ") is not the one approved (sha256 " + rec.ApprovedSHA256 + ")"
+		}
+		if err := s.store.Audit(ctx, models.ReceiptAudit(rec, 1, action, detail, by, rec.CreatedAt)); err != nil {
+			return err
+		}
+		if rec.ApprovalID != nil {
+			s.store.Changed(ctx, *rec.ApprovalID)
+		}
+		if !rec.Mismatch {
+			return nil
+		}
+		return s.emitMismatch(ctx, rec, rec.ID)
+	})
+	switch {
+	case errors.Is(err, models.ErrDuplicate):
+		first, ferr := s.store.ReceiptOfToken(ctx, rec.OrganizationID, rec.TokenID)
+		if ferr != nil {
+			return nil, ferr
+		}
+		if rec.InputSHA256 != first.InputSHA256 || rec.Outcome != first.Outcome {
+			if err := s.disagree(ctx, by, rec, first); err != nil {
+				return nil, err
+			}
+		}
+		return first, apperr.Field(apperr.ReceiptExists, "decisionToken", "this decision token already has its receipt, %s, reported at %s",
+			first.ID, first.CreatedAt.Format(time.RFC3339))
+	case err != nil:
+		return nil, err
+	case earlier != "":
+		return s.store.Receipt(ctx, rec.OrganizationID, earlier)
+	}
+	return rec, nil
+}
+
+// disagree keeps rec, a later report of first's token that says another
+// input ran or it ended otherwise: an audit entry execution_mismatch on
+// first's trail and execution.mismatch with the report as data, in one
+// transaction under first's row lock. The same report again (a retry)
+// writes nothing more. The token's receipt stays first.
+func (s *Service) disagree(ctx context.Context, by models.Actor, rec, first *models.Receipt) error {
+	rec.DisagreesWith = &first.ID
+	detail := first.Subject() + ": a later report by " + by.Name + " (" + by.ID + ") says " + rec.Outcome +
+		" with the input of sha256 " + rec.InputSHA256 + "; the receipt says " + first.Outcome + " with sha256 " + first.InputSHA256
+	return s.store.Tx(ctx, func(ctx context.Context) error {
+		if _, err := s.store.LockReceipt(ctx, first.OrganizationID, first.ID); err != nil {
+			return err
+		}
+		entry := models.ReceiptAudit(first, 0, "execution_mismatch", detail, by, rec.CreatedAt)
+		if seen, err := s.store.Audited(ctx, entry); err != nil || seen {
+			return err
+		}
+		var err error
+		if entry.Seq, err = s.store.NextSeq(ctx, first.OrganizationID, first.ID); err != nil {
+			return err
+		}
+		if err := s.store.Audit(ctx, entry); err != nil {
+			return err
+		}
+		return s.emitMismatch(ctx, rec, first.ID)
+	})
+}
+
+// emitMismatch writes execution.mismatch, with rec as its data, about the
+// receipt subjectID.
+func (s *Service) emitMismatch(ctx context.Context, rec *models.Receipt, subjectID string) error {
+	data, err := json.Marshal(wire.NewReceipt(rec))
+	if err != nil {
+		return err
+	}
+	return s.store.Emit(ctx, &models.Event{OrganizationID: rec.OrganizationID, Kind: events.ExecutionMismatch,
+		SubjectType: "receipt", SubjectID: subjectID, Data: data, CreatedAt: rec.CreatedAt})
 }
 
 // mismatch is the refusal that comes with a receipt recorded as a

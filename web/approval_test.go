@@ -16,6 +16,7 @@ import (
 	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/internal/testenv/temporalenv"
 	"github.com/assent-hq/assent/models"
@@ -297,11 +298,11 @@ func TestApprovalPageShowsItsExecution(t *testing.T) {
 			a := s.approval(t, title, models.RiskLow, time.Now().Add(time.Hour), s.ada.ID)
 			testenv.Transition(t, s.store.Approvals(), s.org.ID, a.ID, 1, func(a *models.Approval) { a.Status = "approved" })
 			started := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
-			_, err := s.store.RecordReceipt(ctx, models.ReceiptRecord{Receipt: &models.Receipt{OrganizationID: s.org.ID,
-				TokenID: "jti_" + a.ID, ApprovalID: &a.ID, Outcome: models.OutcomeFailed, InputSHA256: "a", ApprovedSHA256: "b",
-				Mismatch: mismatch, StartedAt: started, FinishedAt: started.Add(time.Second), ReportedByID: "key_1", ReportedBy: "<b>runner</b>"},
-				MismatchData: func(*models.Receipt) ([]byte, error) { return []byte(`{}`), nil }}, nil)
-			require.NoError(t, err)
+			require.NoError(t, s.store.Tx(ctx, func(ctx context.Context) error {
+				return s.store.InsertReceipt(ctx, &models.Receipt{ID: ids.New(ids.Receipt), OrganizationID: s.org.ID,
+					TokenID: "jti_" + a.ID, ApprovalID: &a.ID, Outcome: models.OutcomeFailed, InputSHA256: "a", ApprovedSHA256: "b",
+					Mismatch: mismatch, StartedAt: started, FinishedAt: started.Add(time.Second), ReportedByID: "key_1", ReportedBy: "<b>runner</b>"})
+			}))
 			return a.ID
 		}
 		ran, other := report("Refund", false), report("Deploy", true)
