@@ -19,17 +19,52 @@ import (
 	"github.com/assent-hq/assent/decisions"
 	"github.com/assent-hq/assent/internal/actionschema"
 	"github.com/assent-hq/assent/internal/apperr"
-	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/rules"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
-	"github.com/assent-hq/assent/wire"
 )
+
+// Store is what the gate reads and writes through.
+type Store interface {
+	Tx(ctx context.Context, fn func(ctx context.Context) error) error
+	ClaimedResource(ctx context.Context, c *models.Claim) (string, error)
+	BindClaim(ctx context.Context, c *models.Claim, id string) (string, error)
+	RequireOpenFlow(ctx context.Context, orgID, id string) error
+	NextSeq(ctx context.Context, orgID, subjectID string) (int, error)
+	Audit(ctx context.Context, e *models.AuditEntry) error
+	Emit(ctx context.Context, e *models.Event) error
+
+	CreateAction(ctx context.Context, a *models.Action) error
+	SaveAction(ctx context.Context, a *models.Action) error
+	GetAction(ctx context.Context, orgID, id string) (*models.Action, error)
+	ActionNamed(ctx context.Context, orgID, name string) (*models.Action, error)
+	ListActions(ctx context.Context, orgID string, p models.Page) ([]models.Action, string, error)
+	DeleteAction(ctx context.Context, orgID, id string) error
+
+	InsertGateCheck(ctx context.Context, c *models.GateCheck) (bool, error)
+	GetGateCheck(ctx context.Context, orgID, id string) (*models.GateCheck, error)
+	GateCheckOfApproval(ctx context.Context, orgID, approvalID string) (*models.GateCheck, error)
+
+	InsertMandate(ctx context.Context, m *models.Mandate) error
+	LockMandate(ctx context.Context, orgID, id string, t time.Time) (*models.Mandate, error)
+	SaveRevocation(ctx context.Context, m *models.Mandate) error
+	InsertMandateUse(ctx context.Context, u *models.MandateUse) error
+	GetMandate(ctx context.Context, orgID, id string) (*models.Mandate, error)
+	MandateOfApproval(ctx context.Context, orgID, approvalID string) (*models.Mandate, error)
+	ListMandates(ctx context.Context, orgID string, f models.MandateFilter, p models.Page) ([]models.Mandate, string, error)
+	LiveMandates(ctx context.Context, orgID, action string) ([]models.Mandate, error)
+
+	DecisionSigner(ctx context.Context) (*models.DecisionSigner, error)
+	GetMember(ctx context.Context, orgID, id string) (*models.Member, error)
+	ActiveAgentKeys(ctx context.Context, orgID string, ids []string) ([]models.APIKey, error)
+	EnabledRules(ctx context.Context, orgID string) ([]models.Rule, error)
+	requests.Directory
+}
 
 // Service keeps the organisation's actions and answers checks.
 type Service struct {
-	store     *models.Store
+	store     Store
 	approvals *approvals.Service
 	log       *slog.Logger
 	// issuer, the instance's public address, names it in decision tokens
@@ -39,7 +74,7 @@ type Service struct {
 
 // New returns the gate over store, raising approvals through approvals
 // and naming the instance as issuer in decision tokens.
-func New(store *models.Store, approvals *approvals.Service, log *slog.Logger, issuer string) *Service {
+func New(store Store, approvals *approvals.Service, log *slog.Logger, issuer string) *Service {
 	return &Service{store: store, approvals: approvals, log: log, issuer: issuer}
 }
 
@@ -117,11 +152,11 @@ func (s *Service) Check(ctx context.Context, p models.Actor, in *CheckInput, cla
 		return s.raised(ctx, p, action, approval, claim, rule, unevaluated)
 	}
 	check := checkOf(p, action, rule, input, in)
-	record := models.GateCheckRecord{Check: check, Actor: p}
+	record := checkRecord{check: check, by: p}
 	switch rule.Outcome {
 	case rules.GateAllow:
 		check.Decision = models.GateAllowed
-		if record.Token, err = s.tokens(ctx, action, p.Organization); err != nil {
+		if record.token, err = s.tokens(ctx, action, p.Organization); err != nil {
 			return nil, err
 		}
 	case rules.GateDeny:
@@ -129,10 +164,9 @@ func (s *Service) Check(ctx context.Context, p models.Actor, in *CheckInput, cla
 		if check.Reason == "" {
 			check.Reason = deniedBy(rule.Name, "")
 		}
-		record.Event = events.GateDenied
-		record.EventData = func(c *models.GateCheck) ([]byte, error) { return json.Marshal(wire.NewGateCheck(c)) }
+		record.denied = true
 	}
-	c, err := s.store.RecordGateCheck(ctx, record, claim)
+	c, err := s.record(ctx, record, claim)
 	if err != nil {
 		return nil, err
 	}
@@ -151,12 +185,12 @@ func (s *Service) byMandate(ctx context.Context, p models.Actor, action *models.
 	}
 	check := checkOf(p, action, rule, input, in)
 	check.Decision = models.GateAllowed
-	record := models.GateCheckRecord{Check: check, Actor: p, Mandates: spends, MandateData: s.mandateData}
-	if record.Token, err = s.tokens(ctx, action, p.Organization); err != nil {
+	record := checkRecord{check: check, by: p, spends: spends}
+	if record.token, err = s.tokens(ctx, action, p.Organization); err != nil {
 		return nil, err
 	}
-	c, err := s.store.RecordGateCheck(ctx, record, claim)
-	if errors.Is(err, models.ErrMandatesSpent) {
+	c, err := s.record(ctx, record, claim)
+	if errors.Is(err, errSpent) {
 		return nil, nil
 	}
 	if err != nil {
@@ -186,7 +220,7 @@ func (s *Service) raised(ctx context.Context, p models.Actor, action *models.Act
 	if action != nil {
 		check.ActionID = action.ID
 	}
-	c, err := s.store.RecordGateCheck(ctx, models.GateCheckRecord{Check: check, Actor: p}, nil)
+	c, err := s.record(ctx, checkRecord{check: check, by: p}, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -16,14 +16,13 @@ import (
 	"github.com/assent-hq/assent/internal/validate"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
-	"github.com/assent-hq/assent/wire"
 )
 
 // Standing mandates: a person's approval, given once, of the checks of one
 // action that a condition, the agent keys, a budget per window and its
 // times bound. The gate consults them after its policy's deny rules and
 // before asking a person (Check); the budget is spent in the check's own
-// transaction (models.GateStore.RecordGateCheck).
+// transaction (record).
 
 // MaxMandateLife is the longest a mandate may hold.
 const MaxMandateLife = 366 * 24 * time.Hour
@@ -67,7 +66,7 @@ func (s *Service) Grant(ctx context.Context, who models.Actor, in GrantInput) (*
 	if err := s.grantable(ctx, who.Organization, granter, action); err != nil {
 		return nil, err
 	}
-	return m, s.store.CreateMandate(ctx, models.MandateRecord{Mandate: m, Actor: who, EventData: s.mandateData})
+	return m, s.create(ctx, who, m)
 }
 
 // GrantFrom grants a mandate while who approves a, a pending approval
@@ -103,7 +102,7 @@ func (s *Service) GrantFrom(ctx context.Context, who models.Actor, a *models.App
 		}
 	}
 	m.ApprovalID = &a.ID
-	return m, s.store.CreateMandate(ctx, models.MandateRecord{Mandate: m, Actor: who, EventData: s.mandateData})
+	return m, s.create(ctx, who, m)
 }
 
 // GrantableFrom is why GrantFrom would refuse who a mandate with a,
@@ -397,7 +396,7 @@ func ruleName(r models.PolicyRule) string {
 // this use, and whose granter could decide alone the approval the check
 // would raise (approval). The budget is checked again under the
 // mandate's lock when spent.
-func (s *Service) covering(ctx context.Context, p models.Actor, action *models.Action, input []byte, approval *approvals.CreateInput) ([]models.MandateSpend, error) {
+func (s *Service) covering(ctx context.Context, p models.Actor, action *models.Action, input []byte, approval *approvals.CreateInput) ([]spend, error) {
 	if p.Key == nil || p.Key.Kind != models.KeyAgent {
 		return nil, nil
 	}
@@ -409,7 +408,7 @@ func (s *Service) covering(ctx context.Context, p models.Actor, action *models.A
 	_ = json.Unmarshal(input, &value) // held to the schema already
 	caller := callerOf(p)
 	var preview *models.Approval
-	var spends []models.MandateSpend
+	var spends []spend
 	for i := range live {
 		m := &live[i]
 		if len(m.Agents) > 0 && !slices.Contains(m.Agents, p.Key.ID) {
@@ -438,7 +437,7 @@ func (s *Service) covering(ctx context.Context, p models.Actor, action *models.A
 			s.log.Info("mandate does not cover this check", "organization", p.Organization.ID, "mandate", m.ID, "why", why)
 			continue
 		}
-		spends = append(spends, models.MandateSpend{MandateID: m.ID, Amount: amount})
+		spends = append(spends, spend{mandateID: m.ID, amount: amount})
 	}
 	return spends, nil
 }
@@ -464,11 +463,6 @@ func spendOf(m *models.Mandate, input any) (float64, bool) {
 	fields, _ := input.(map[string]any)
 	n, ok := fields[*m.BudgetSumField].(float64)
 	return n, ok && n >= 0
-}
-
-// mandateData is the data of a mandate's events.
-func (s *Service) mandateData(m *models.Mandate) ([]byte, error) {
-	return json.Marshal(wire.NewMandate(m, s.issuer))
 }
 
 // Mandates lists mandates for who: an administrator (or an admin key) sees
@@ -502,7 +496,7 @@ func (s *Service) Revoke(ctx context.Context, who models.Actor, id string) (*mod
 	if _, err := s.Mandate(ctx, who, id); err != nil {
 		return nil, err
 	}
-	return s.store.RevokeMandate(ctx, who.Organization.ID, id, models.MandateRecord{Actor: who, EventData: s.mandateData})
+	return s.revoke(ctx, who, who.Organization.ID, id)
 }
 
 // mayRead refuses agent keys and narrows a member who does not administer

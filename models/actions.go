@@ -2,10 +2,8 @@ package models
 
 import (
 	"context"
-	"fmt"
 	"time"
 
-	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
 	"github.com/assent-hq/assent/internal/ids"
@@ -122,125 +120,36 @@ func (s *GateStore) DeleteAction(ctx context.Context, orgID, id string) error {
 	return remove[Action](s.db.WithContext(ctx), orgID, id, "action "+id)
 }
 
-// GateCheckRecord is a check to record with what it writes beside it.
-type GateCheckRecord struct {
-	Check *GateCheck
-	// Actor is who asked, for the audit entry.
-	Actor Actor
-	// Event, when set, is the outbox event's kind; EventData its data.
-	Event     string
-	EventData func(*GateCheck) ([]byte, error)
-	// Token, when set, signs the check's decision token (an allow); it
-	// runs before the transaction, the check's id and time set, or within
-	// it once a mandate is spent.
-	Token func(*GateCheck) (string, error)
-	// Mandates, when set, are the mandates that may allow the check, in
-	// the order to try: the first with budget left is spent in the check's
-	// transaction (ErrMandatesSpent when none has). MandateData builds
-	// mandate.exhausted's data.
-	Mandates    []MandateSpend
-	MandateData func(*Mandate) ([]byte, error)
-}
-
-// RecordGateCheck writes a check, its audit entry and its event in one
-// transaction, and binds claim (when not nil) to it. When an earlier
-// attempt of the claimed request already recorded a check, or the check's
-// approval was recorded already, nothing is written and that check is
-// returned.
-func (s *GateStore) RecordGateCheck(ctx context.Context, r GateCheckRecord, claim *Claim) (*GateCheck, error) {
-	c := r.Check
-	c.ID, c.CreatedAt = newID(ids.GateCheck), Now()
-	sign := func() error {
-		if r.Token == nil {
-			return nil
-		}
-		token, err := r.Token(c)
-		if err != nil {
-			return fmt.Errorf("decision token of %s: %w", c.ID, err)
-		}
-		c.DecisionToken = &token
-		return nil
+// InsertGateCheck writes c, in ctx's transaction, and counts it once that
+// commits. An approval's check is written once: inserted is false when
+// that approval has its check already.
+func (s *GateStore) InsertGateCheck(ctx context.Context, c *GateCheck) (inserted bool, err error) {
+	st, err := inTx(ctx)
+	if err != nil {
+		return false, err
 	}
-	if len(r.Mandates) == 0 {
-		if err := sign(); err != nil {
-			return nil, err
-		}
-	}
-	var earlier string
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if c.FlowID != nil {
-			if err := requireOpenFlow(tx, c.OrganizationID, *c.FlowID); err != nil {
-				return err
-			}
-		}
-		var err error
-		if earlier, err = BindClaim(tx, claim, c.ID); err != nil || earlier != "" {
-			return err
-		}
-		if len(r.Mandates) > 0 {
-			if c.Mandate, err = spendMandate(tx, c, r.Mandates, r.Actor, r.MandateData); err != nil {
-				return err
-			}
-			if err := sign(); err != nil {
-				return err
-			}
-		}
-		if c.ApprovalID != nil {
-			res := tx.Clauses(clause.OnConflict{DoNothing: true}).Create(c)
-			if res.Error != nil || res.RowsAffected == 0 {
-				earlier = "approval"
-				return res.Error
-			}
-		} else if err := tx.Create(c).Error; err != nil {
-			return err
-		}
-		entry := &AuditEntry{ID: newID(ids.Audit), OrganizationID: c.OrganizationID, FlowID: c.FlowID,
-			SubjectType: "gate_check", SubjectID: c.ID, Seq: 1, Action: c.Decision,
-			ActorID: r.Actor.ID, ActorName: r.Actor.Name, Detail: gateDetail(c), At: c.CreatedAt}
-		if err := writeAudit(tx, entry); err != nil {
-			return err
-		}
-		if r.Event == "" {
-			return nil
-		}
-		data, err := r.EventData(c)
-		if err != nil {
-			return err
-		}
-		return tx.Create(&Event{ID: newID(ids.Event), OrganizationID: c.OrganizationID, Kind: r.Event,
-			SubjectType: "gate_check", SubjectID: c.ID, Data: data, CreatedAt: c.CreatedAt}).Error
-	})
-	switch {
-	case err != nil:
-		return nil, err
-	case earlier == "approval":
-		return s.gateCheckOf(ctx, c.OrganizationID, "approval_id = ?", *c.ApprovalID)
-	case earlier != "":
-		return s.gateCheckOf(ctx, c.OrganizationID, "id = ?", earlier)
-	}
-	if r.Event != "" || c.Mandate != nil {
-		s.changes.EventWritten()
-	}
-	s.metrics.GateChecked(c.Decision)
-	return c, nil
-}
-
-// gateDetail is a check's line in the audit trail.
-func gateDetail(c *GateCheck) string {
-	d := c.Action
-	if c.Rule != "" {
-		d += " (rule " + c.Rule + ")"
-	}
-	if c.Reason != "" {
-		d += ": " + c.Reason
-	}
-	if c.Mandate != nil {
-		d += "; mandate " + c.Mandate.ID + " granted by " + c.Mandate.GranterName
-	}
+	q := st.tx
 	if c.ApprovalID != nil {
-		d += "; approval " + *c.ApprovalID
+		q = q.Clauses(clause.OnConflict{DoNothing: true})
 	}
-	return d
+	res := q.Create(c)
+	if res.Error != nil || res.RowsAffected == 0 {
+		return false, res.Error
+	}
+	st.onCommit = append(st.onCommit, func() { s.metrics.GateChecked(c.Decision) })
+	return true, nil
+}
+
+// GateCheckOfApproval is the check that raised the organisation's
+// approval.
+func (s *GateStore) GateCheckOfApproval(ctx context.Context, orgID, approvalID string) (*GateCheck, error) {
+	return s.gateCheckOf(ctx, orgID, "approval_id = ?", approvalID)
+}
+
+// GateAudit is a check's audit entry (on its flow's timeline too).
+func GateAudit(c *GateCheck, detail string, by Actor) *AuditEntry {
+	return &AuditEntry{OrganizationID: c.OrganizationID, FlowID: c.FlowID, SubjectType: "gate_check", SubjectID: c.ID, Seq: 1,
+		Action: c.Decision, ActorID: by.ID, ActorName: by.Name, Detail: detail, At: c.CreatedAt}
 }
 
 // GetGateCheck returns one of the organisation's gate checks.
@@ -250,7 +159,7 @@ func (s *GateStore) GetGateCheck(ctx context.Context, orgID, id string) (*GateCh
 
 func (s *GateStore) gateCheckOf(ctx context.Context, orgID, where string, arg any) (*GateCheck, error) {
 	var c GateCheck
-	err := s.db.WithContext(ctx).Where("organization_id = ?", orgID).Where(where, arg).Take(&c).Error
+	err := s.conn(ctx).Where("organization_id = ?", orgID).Where(where, arg).Take(&c).Error
 	if err != nil {
 		return nil, notFound(err, "gate check")
 	}

@@ -8,8 +8,6 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/assent-hq/assent/internal/apperr"
-	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
 )
 
@@ -164,114 +162,67 @@ func (m *Mandate) LiveAt(t time.Time) bool {
 	return m.RevokedAt == nil && !t.Before(m.StartsAt) && t.Before(m.ExpiresAt)
 }
 
-// MandateRecord is a mandate to write with its event's data.
-type MandateRecord struct {
-	Mandate *Mandate
-	Actor   Actor
-	// EventData builds the data of the mandate's events.
-	EventData func(*Mandate) ([]byte, error)
-}
-
-// CreateMandate writes a mandate, its audit entry and mandate.granted in
-// one transaction. An approval grants one mandate: a second for it writes
-// nothing, and *r.Mandate becomes the first.
-func (s *GateStore) CreateMandate(ctx context.Context, r MandateRecord) error {
-	m := r.Mandate
-	m.ID, m.CreatedAt = newID(ids.Mandate), Now()
-	m.Usage = MandateUsage{At: m.CreatedAt}
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Create(m).Error; err != nil {
-			return err
-		}
-		return mandateStep(tx, r, events.MandateGranted, "granted", mandateDetail(m), m.CreatedAt)
-	})
-	if errors.Is(err, gorm.ErrDuplicatedKey) && m.ApprovalID != nil {
-		db := s.db.WithContext(ctx)
-		var first Mandate // a fresh record: Take would look for m's own id
-		if err = db.Where("organization_id = ? AND approval_id = ?", m.OrganizationID, *m.ApprovalID).Take(&first).Error; err == nil {
-			err = usageOf(db, Now(), &first)
-			*m = first
-		}
+// InsertMandate writes m, in ctx's transaction. A second mandate for one
+// approval is ErrDuplicate, which ends the transaction.
+func (s *GateStore) InsertMandate(ctx context.Context, m *Mandate) error {
+	st, err := inTx(ctx)
+	if err != nil {
 		return err
 	}
-	if err == nil {
-		s.changes.EventWritten()
+	err = st.tx.Create(m).Error
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		return ErrDuplicate
 	}
 	return err
 }
 
-// RevokeMandate ends a mandate at once, under its row lock, writing its
-// audit entry and mandate.revoked. A mandate already ended (revoked or
-// expired) stays as it was: revoking it is invalid_state and writes
-// nothing, so the trail never records the end of something already dead.
-func (s *GateStore) RevokeMandate(ctx context.Context, orgID, id string, r MandateRecord) (*Mandate, error) {
+// MandateOfApproval is the mandate granted with the organisation's
+// approval, with its usage.
+func (s *GateStore) MandateOfApproval(ctx context.Context, orgID, approvalID string) (*Mandate, error) {
+	db := s.conn(ctx)
 	var m Mandate
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Clauses(lockForUpdate(tx)...).Where("organization_id = ? AND id = ?", orgID, id).Take(&m).Error; err != nil {
-			return notFound(err, "mandate "+id)
-		}
-		now := Now()
-		if err := usageOf(tx, now, &m); err != nil {
-			return err
-		}
-		if m.Ended() {
-			return endedMandate(&m)
-		}
-		m.RevokedAt, m.RevokedByID, m.RevokedBy = &now, &r.Actor.ID, &r.Actor.Name
-		if err := tx.Model(&m).Updates(map[string]any{"revoked_at": now, "revoked_by_id": r.Actor.ID, "revoked_by": r.Actor.Name}).Error; err != nil {
-			return err
-		}
-		r.Mandate = &m
-		return mandateStep(tx, r, events.MandateRevoked, "revoked", "mandate "+m.ID+" for "+m.Action, now)
-	})
+	if err := db.Where("organization_id = ? AND approval_id = ?", orgID, approvalID).Take(&m).Error; err != nil {
+		return nil, notFound(err, "mandate of approval "+approvalID)
+	}
+	return &m, usageOf(db, Now(), &m)
+}
+
+// LockMandate reads the organisation's mandate id under its row lock, for
+// the rest of ctx's transaction, with its usage at t.
+func (s *GateStore) LockMandate(ctx context.Context, orgID, id string, t time.Time) (*Mandate, error) {
+	m, err := lockedIn[Mandate](ctx, orgID, id, "mandate "+id)
 	if err != nil {
 		return nil, err
 	}
-	s.changes.EventWritten()
-	return &m, nil
+	st, _ := inTx(ctx)
+	return m, usageOf(st.tx, t, m)
 }
 
-// endedMandate refuses to act on m, which has ended, saying when.
-func endedMandate(m *Mandate) error {
-	if m.RevokedAt != nil {
-		return apperr.New(apperr.InvalidState, "mandate %s was revoked at %s", m.ID, m.RevokedAt.Format(time.RFC3339))
-	}
-	return apperr.New(apperr.InvalidState, "mandate %s expired at %s", m.ID, m.ExpiresAt.Format(time.RFC3339))
-}
-
-// mandateStep writes a mandate's audit entry, numbered after its last
-// (its steps after the grant run under the mandate's row lock), and its
-// event.
-func mandateStep(tx *gorm.DB, r MandateRecord, kind, action, detail string, at time.Time) error {
-	m := r.Mandate
-	seq, err := nextSeq(tx, m.OrganizationID, m.ID)
+// SaveRevocation writes who revoked m and when, in ctx's transaction.
+func (s *GateStore) SaveRevocation(ctx context.Context, m *Mandate) error {
+	st, err := inTx(ctx)
 	if err != nil {
 		return err
 	}
-	entry := &AuditEntry{ID: newID(ids.Audit), OrganizationID: m.OrganizationID, SubjectType: "mandate", SubjectID: m.ID,
-		Seq: seq, Action: action, ActorID: r.Actor.ID, ActorName: r.Actor.Name, Detail: detail, At: at}
-	if err := writeAudit(tx, entry); err != nil {
-		return err
-	}
-	data, err := r.EventData(m)
+	return st.tx.Model(m).Updates(map[string]any{"revoked_at": m.RevokedAt, "revoked_by_id": m.RevokedByID, "revoked_by": m.RevokedBy}).Error
+}
+
+// InsertMandateUse writes one spend of a mandate, in ctx's transaction.
+func (s *GateStore) InsertMandateUse(ctx context.Context, u *MandateUse) error {
+	st, err := inTx(ctx)
 	if err != nil {
 		return err
 	}
-	return tx.Create(&Event{ID: newID(ids.Event), OrganizationID: m.OrganizationID, Kind: kind,
-		SubjectType: "mandate", SubjectID: m.ID, Data: data, CreatedAt: at}).Error
+	if u.ID == "" {
+		u.ID = newID(ids.MandateUse)
+	}
+	return st.tx.Create(u).Error
 }
 
-// mandateDetail is a grant's line in the audit trail.
-func mandateDetail(m *Mandate) string {
-	d := "mandate for " + m.Action
-	if m.Condition != "" {
-		d += " where " + m.Condition
-	}
-	d += " until " + m.ExpiresAt.Format(time.RFC3339)
-	if m.ApprovalID != nil {
-		d += ", granted with approval " + *m.ApprovalID
-	}
-	return d
+// MandateAudit is an audit entry on m's trail.
+func MandateAudit(m *Mandate, seq int, action, detail string, by Actor, at time.Time) *AuditEntry {
+	return &AuditEntry{OrganizationID: m.OrganizationID, SubjectType: "mandate", SubjectID: m.ID, Seq: seq, Action: action,
+		ActorID: by.ID, ActorName: by.Name, Detail: detail, At: at}
 }
 
 // GetMandate returns one of the organisation's mandates with its usage.
@@ -374,61 +325,6 @@ func usagesOf(db *gorm.DB, t time.Time, ms []Mandate) error {
 		m.Usage.Uses, m.Usage.WindowCount, m.Usage.WindowSum = uses, counts[w], sums[w]
 	}
 	return rows.Err()
-}
-
-// MandateSpend is a mandate a check may spend, with the amount it would.
-type MandateSpend struct {
-	MandateID string
-	Amount    float64
-}
-
-// ErrMandatesSpent is RecordGateCheck's answer when none of the check's
-// mandates has budget left: nothing was written.
-var ErrMandatesSpent = errors.New("no mandate covering the check has budget left")
-
-// spendMandate spends the first of spends whose mandate is still live and
-// has the budget, under the mandate's row lock, so concurrent checks never
-// overspend: it records the use of check c and names the mandate on it.
-// When the use leaves no budget in the window, the mandate's exhaustion is
-// audited and mandate.exhausted written. None with budget left is
-// ErrMandatesSpent.
-func spendMandate(tx *gorm.DB, c *GateCheck, spends []MandateSpend, actor Actor, data func(*Mandate) ([]byte, error)) (*Mandate, error) {
-	for _, sp := range spends {
-		var m Mandate
-		if err := tx.Clauses(lockForUpdate(tx)...).Where("organization_id = ? AND id = ?", c.OrganizationID, sp.MandateID).Take(&m).Error; err != nil {
-			return nil, err
-		}
-		if !m.LiveAt(c.CreatedAt) {
-			continue
-		}
-		if err := usageOf(tx, c.CreatedAt, &m); err != nil {
-			return nil, err
-		}
-		if !m.Covers(m.Usage, sp.Amount) {
-			continue
-		}
-		use := &MandateUse{ID: newID(ids.MandateUse), OrganizationID: c.OrganizationID, MandateID: m.ID, GateCheckID: c.ID,
-			FlowID: c.FlowID, Amount: sp.Amount, CreatedAt: c.CreatedAt}
-		if err := tx.Create(use).Error; err != nil {
-			return nil, err
-		}
-		m.Usage.Uses++
-		m.Usage.WindowCount++
-		m.Usage.WindowSum += sp.Amount
-		c.MandateID = &m.ID
-		if m.Status() == MandateExhausted {
-			r := MandateRecord{Mandate: &m, Actor: actor, EventData: data}
-			// The detail names no check: the entry is on the timeline of
-			// every flow that used the mandate, and the check may be
-			// another flow's.
-			if err := mandateStep(tx, r, events.MandateExhausted, "exhausted",
-				"mandate "+m.ID+" for "+m.Action+" has no budget left in its window", c.CreatedAt); err != nil {
-				return nil, err
-			}
-		}
-		return &m, nil
-	}
-	return nil, ErrMandatesSpent
 }
 
 // mandatesOf reads the organisation's mandates named.

@@ -25,6 +25,8 @@ type txState struct {
 	tx           *gorm.DB
 	eventWritten bool
 	changed      []string
+	// onCommit runs once the transaction commits (a metric counted).
+	onCommit []func()
 }
 
 // Tx runs fn in a transaction, carried in the context fn is given, and
@@ -48,6 +50,9 @@ func (s *core) Tx(ctx context.Context, fn func(ctx context.Context) error) error
 	}
 	for _, id := range st.changed {
 		s.changes.Changed(id)
+	}
+	for _, fn := range st.onCommit {
+		fn()
 	}
 	return nil
 }
@@ -153,4 +158,10 @@ func (s *core) Audited(ctx context.Context, e *AuditEntry) (bool, error) {
 	err := s.conn(ctx).Model(&AuditEntry{}).Where("organization_id = ? AND subject_id = ? AND action = ? AND detail = ?",
 		e.OrganizationID, e.SubjectID, e.Action, e.Detail).Count(&n).Error
 	return n > 0, err
+}
+
+// RequireOpenFlow refuses attaching a record to the organisation's flow id
+// unless it is open, read in ctx's transaction.
+func (s *core) RequireOpenFlow(ctx context.Context, orgID, id string) error {
+	return requireOpenFlow(s.conn(ctx), orgID, id)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agnivade/levenshtein"
 
@@ -56,10 +57,19 @@ const (
 	KindPublic   = Public
 )
 
+// Directory is what resolving people reads: the organisation's people,
+// teams and groups, and who stands in for whom.
+type Directory interface {
+	LookUp(ctx context.Context, orgID string, refs []string) (*models.Directory, error)
+	Entries(ctx context.Context, orgID string) ([]models.Entry, error)
+	ActiveMembers(ctx context.Context, orgID string) ([]models.PersonRef, error)
+	ActiveDelegations(ctx context.Context, orgID string, t time.Time) (map[string]models.Delegation, error)
+}
+
 // Resolve turns references into the ids of the people they name, each
 // once, in order (see ResolveEach). Teams are expanded now, once: later
 // changes to a team do not change who was asked.
-func Resolve(ctx context.Context, store *models.Store, orgID string, refs []string, role Role) ([]string, error) {
+func Resolve(ctx context.Context, store Directory, orgID string, refs []string, role Role) ([]string, error) {
 	ids, _, err := ResolveVia(ctx, store, orgID, refs, role, Handover{})
 	return ids, err
 }
@@ -68,7 +78,7 @@ func Resolve(ctx context.Context, store *models.Store, orgID string, refs []stri
 // that reached them (a team and the person by email, say), in order. A
 // person away is replaced by who stands in for them on the request h
 // describes (StandIns).
-func ResolveVia(ctx context.Context, store *models.Store, orgID string, refs []string, role Role, h Handover) ([]string, map[string][]models.Via, error) {
+func ResolveVia(ctx context.Context, store Directory, orgID string, refs []string, role Role, h Handover) ([]string, map[string][]models.Via, error) {
 	ids, via, err := ResolveNamed(ctx, store, orgID, refs, role)
 	if err != nil {
 		return nil, nil, err
@@ -79,7 +89,7 @@ func ResolveVia(ctx context.Context, store *models.Store, orgID string, refs []s
 // ResolveNamed is ResolveVia without the hand-over: the people as named,
 // for people asked later (an escalation), whose stand-ins are read when
 // they are asked.
-func ResolveNamed(ctx context.Context, store *models.Store, orgID string, refs []string, role Role) ([]string, map[string][]models.Via, error) {
+func ResolveNamed(ctx context.Context, store Directory, orgID string, refs []string, role Role) ([]string, map[string][]models.Via, error) {
 	matches, err := ResolveEach(ctx, store, orgID, refs, role)
 	if err != nil {
 		return nil, nil, err
@@ -107,7 +117,7 @@ const MaxDelegationHops = 3
 // who is reached through a Via of kind models.ViaDelegation naming the
 // person away. Like teams, this is resolved once, when the people are
 // asked; ids keep their order.
-func StandIns(ctx context.Context, store *models.Store, orgID string, ids []string, via map[string][]models.Via, field string, h Handover) ([]string, map[string][]models.Via, error) {
+func StandIns(ctx context.Context, store Directory, orgID string, ids []string, via map[string][]models.Via, field string, h Handover) ([]string, map[string][]models.Via, error) {
 	away, err := store.ActiveDelegations(ctx, orgID, models.Now())
 	if err != nil || len(away) == 0 {
 		return ids, via, err
@@ -215,7 +225,7 @@ func Chain(away map[string]models.Delegation, id string) []string {
 // refused in one error, with the closest names as candidates; one that
 // matches more than one person or team is refused with all of them.
 // Nothing is ever guessed.
-func ResolveEach(ctx context.Context, store *models.Store, orgID string, refs []string, role Role) ([]Match, error) {
+func ResolveEach(ctx context.Context, store Directory, orgID string, refs []string, role Role) ([]Match, error) {
 	d, err := store.LookUp(ctx, orgID, refs)
 	if err != nil {
 		return nil, err
