@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -568,5 +569,45 @@ func TestDelegationBeginningLaterStartsThroughTheReconciler(t *testing.T) {
 		d := s.do(t, "POST", "/api/v1/approvals/"+a["id"].(string)+"/decision", s.bobToken, `{"decision":"approve"}`, nil)
 		require.Equal(t, 200, d.status, string(d.body))
 		assert.Equal(t, s.cy.ID, d.decoded["decidedOnBehalfOfId"])
+	})
+}
+
+// TestDelegationsSetAtOnceMakeNoCycle: two members naming each other at
+// the same moment cannot both be away to the other: one delegation is
+// set, the other refused as a cycle, and the trail holds one step per
+// delegation set or ended, round after round.
+func TestDelegationsSetAtOnceMakeNoCycle(t *testing.T) {
+	t.Parallel()
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		_, erinToken := s.memberWithToken(t, "erin@example.com", "Erin")
+		_, fayToken := s.memberWithToken(t, "fay@example.com", "Fay")
+		const rounds = 4
+		for range rounds {
+			var erin, fay response
+			var wg sync.WaitGroup
+			wg.Go(func() {
+				erin = s.do(t, "PUT", "/api/v1/me/delegation", erinToken, `{"to":"fay@example.com","until":"`+inDays(1)+`"}`, nil)
+			})
+			wg.Go(func() {
+				fay = s.do(t, "PUT", "/api/v1/me/delegation", fayToken, `{"to":"erin@example.com","until":"`+inDays(1)+`"}`, nil)
+			})
+			wg.Wait()
+			statuses := []int{erin.status, fay.status}
+			assert.ElementsMatch(t, []int{200, 409}, statuses, "%s / %s", erin.body, fay.body)
+			for _, r := range []response{erin, fay} {
+				if r.status == 409 {
+					assert.Equal(t, "delegation_cycle", errField(r, "code"))
+				}
+			}
+			for _, token := range []string{erinToken, fayToken} {
+				require.Equal(t, 204, s.do(t, "DELETE", "/api/v1/me/delegation", token, "", nil).status)
+			}
+		}
+		var set, ended int64
+		require.NoError(t, db.Model(&models.AuditEntry{}).Where("organization_id = ? AND action = ?", s.org.ID, "delegation_set").Count(&set).Error)
+		require.NoError(t, db.Model(&models.AuditEntry{}).Where("organization_id = ? AND action = ?", s.org.ID, "delegation_ended").Count(&ended).Error)
+		assert.EqualValues(t, rounds, set)
+		assert.EqualValues(t, rounds, ended, "ending none writes nothing")
 	})
 }

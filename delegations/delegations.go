@@ -12,6 +12,7 @@ package delegations
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -43,17 +44,35 @@ type Asker interface {
 	AddDelegate(ctx context.Context, orgID string, ids []string, updateID, delegatorID string, away map[string]models.Delegation) error
 }
 
+// Store is what the service reads and writes through.
+type Store interface {
+	Tx(ctx context.Context, fn func(ctx context.Context) error) error
+	LockOrganization(ctx context.Context, orgID string) error
+	NextSeq(ctx context.Context, orgID, subjectID string) (int, error)
+	Audit(ctx context.Context, e *models.AuditEntry) error
+	OtherDelegations(ctx context.Context, orgID, delegatorID string) ([]models.Delegation, error)
+	ReplaceDelegation(ctx context.Context, d *models.Delegation) error
+	DeleteDelegation(ctx context.Context, orgID, delegatorID string) (bool, error)
+	Delegation(ctx context.Context, orgID, delegatorID string) (*models.Delegation, error)
+	DelegationsTo(ctx context.Context, orgID, delegateID string) ([]models.Delegation, error)
+	UnstartedDelegations(ctx context.Context, now time.Time, limit int) ([]models.Delegation, error)
+	MarkDelegationStarted(ctx context.Context, d *models.Delegation) error
+	People(ctx context.Context, orgID string, personIDs []string) ([]*models.Person, error)
+	WaitingOn(ctx context.Context, orgID, personID string) (*models.Waiting, error)
+	requests.Directory
+}
+
 // Service sets, reads and ends delegations, and starts them: hands the
 // requests already waiting on the delegator to the delegate.
 type Service struct {
-	store                           *models.Store
+	store                           Store
 	log                             *slog.Logger
 	approvals, collections, reviews Asker
 }
 
 // New returns the service; the askers hand each kind's waiting requests
 // over.
-func New(store *models.Store, log *slog.Logger, approvals, collections, reviews Asker) *Service {
+func New(store Store, log *slog.Logger, approvals, collections, reviews Asker) *Service {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -98,14 +117,7 @@ func (s *Service) Set(ctx context.Context, who models.Actor, in SetInput) (*Dele
 		return nil, err
 	}
 	d.DelegateID, d.Delegator, d.Delegate = to.ID, me, &models.Member{ID: to.ID, Name: to.Name}
-	err = s.store.SetDelegation(ctx, d, func(others []Delegation) error {
-		if path := cycle(others, d); path != nil {
-			return apperr.Field(apperr.DelegationCycle, "to",
-				"to leads back to you at overlapping times (%s): one of those delegations must end first", strings.Join(path, " → "))
-		}
-		return nil
-	})
-	if err != nil {
+	if err := s.set(ctx, me, d); err != nil {
 		return nil, err
 	}
 	if d.ActiveAt(models.Now()) {
@@ -197,7 +209,53 @@ func (s *Service) End(ctx context.Context, who models.Actor) error {
 	if err != nil {
 		return err
 	}
-	return s.store.EndDelegation(ctx, me.OrganizationID, me)
+	return s.store.Tx(ctx, func(ctx context.Context) error {
+		if err := s.store.LockOrganization(ctx, me.OrganizationID); err != nil {
+			return err
+		}
+		ended, err := s.store.DeleteDelegation(ctx, me.OrganizationID, me.ID)
+		if err != nil || !ended {
+			return err
+		}
+		return s.step(ctx, me, "delegation_ended", "", models.Now())
+	})
+}
+
+// set stores d in place of me's delegation, if any, unless it would close
+// a cycle with the organisation's other delegations not yet over. The
+// organisation's row is locked meanwhile, so two delegations set at once
+// cannot make a cycle neither saw.
+func (s *Service) set(ctx context.Context, me *models.Member, d *Delegation) error {
+	return s.store.Tx(ctx, func(ctx context.Context) error {
+		if err := s.store.LockOrganization(ctx, d.OrganizationID); err != nil {
+			return err
+		}
+		others, err := s.store.OtherDelegations(ctx, d.OrganizationID, d.DelegatorID)
+		if err != nil {
+			return err
+		}
+		if path := cycle(others, d); path != nil {
+			return apperr.Field(apperr.DelegationCycle, "to",
+				"to leads back to you at overlapping times (%s): one of those delegations must end first", strings.Join(path, " → "))
+		}
+		now := models.Now()
+		d.CreatedAt, d.UpdatedAt, d.StartedAt = now, now, nil
+		if err := s.store.ReplaceDelegation(ctx, d); err != nil {
+			return err
+		}
+		detail := fmt.Sprintf("%s stands in from %s until %s", d.DelegateName(), d.From.Format(time.RFC3339), d.Until.Format(time.RFC3339))
+		return s.step(ctx, me, "delegation_set", detail, now)
+	})
+}
+
+// step audits a step of me's delegation, numbered under the organisation's
+// row lock.
+func (s *Service) step(ctx context.Context, me *models.Member, action, detail string, at time.Time) error {
+	seq, err := s.store.NextSeq(ctx, me.OrganizationID, me.ID)
+	if err != nil {
+		return err
+	}
+	return s.store.Audit(ctx, models.DelegationAudit(me.OrganizationID, me, seq, action, detail, at))
 }
 
 // member is the member who acts: a delegation is a member's own.

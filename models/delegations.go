@@ -2,12 +2,9 @@ package models
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"gorm.io/gorm"
-
-	"github.com/assent-hq/assent/internal/ids"
 )
 
 // Delegation is a member's delegation while away: from From until Until,
@@ -52,48 +49,64 @@ func (d *Delegation) DelegateName() string {
 // ActiveAt reports whether the delegation holds at t.
 func (d *Delegation) ActiveAt(t time.Time) bool { return !t.Before(d.From) && t.Before(d.Until) }
 
-// SetDelegation stores d in place of the delegator's delegation, if any,
-// once check accepts it against the organisation's other delegations not
-// yet over (their members filled in). The organisation's row is locked
-// meanwhile, so two delegations set at once cannot make a cycle neither
-// saw.
-func (s *DirectoryStore) SetDelegation(ctx context.Context, d *Delegation, check func(others []Delegation) error) error {
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Clauses(lockForUpdate(tx)...).Where("id = ?", d.OrganizationID).Take(&Organization{}).Error; err != nil {
-			return notFound(err, "organization "+d.OrganizationID)
-		}
-		others, err := delegations(tx.Where("organization_id = ? AND delegator_id <> ? AND ends_at > ?", d.OrganizationID, d.DelegatorID, Now()))
-		if err != nil {
-			return err
-		}
-		if err := check(others); err != nil {
-			return err
-		}
-		now := Now()
-		d.CreatedAt, d.UpdatedAt, d.StartedAt = now, now, nil
-		if err := tx.Where("organization_id = ? AND delegator_id = ?", d.OrganizationID, d.DelegatorID).Delete(&Delegation{}).Error; err != nil {
-			return err
-		}
-		if err := tx.Create(d).Error; err != nil {
-			return err
-		}
-		if err := fillDelegations(tx, d.OrganizationID, []*Delegation{d}); err != nil {
-			return err
-		}
-		detail := fmt.Sprintf("%s stands in from %s until %s", d.DelegateName(), d.From.Format(time.RFC3339), d.Until.Format(time.RFC3339))
-		return delegationStep(tx, d.OrganizationID, d.DelegatorID, d.DelegatorName(), "delegation_set", detail, now)
-	})
+// LockOrganization holds the organisation's row for the rest of ctx's
+// transaction: the writes that must see every other of their kind across
+// it (delegations, which a cycle may join) queue on it.
+func (s *core) LockOrganization(ctx context.Context, orgID string) error {
+	_, err := lockedOrganization(ctx, orgID)
+	return err
 }
 
-// delegationStep audits a step of a member's delegation, under the
-// organisation's row lock, on the delegator's subject.
-func delegationStep(tx *gorm.DB, orgID, delegatorID, delegatorName, action, detail string, at time.Time) error {
-	seq, err := nextSeq(tx, orgID, delegatorID)
+func lockedOrganization(ctx context.Context, orgID string) (*Organization, error) {
+	st, err := inTx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var org Organization
+	if err := st.tx.Clauses(lockForUpdate(st.tx)...).Where("id = ?", orgID).Take(&org).Error; err != nil {
+		return nil, notFound(err, "organization "+orgID)
+	}
+	return &org, nil
+}
+
+// OtherDelegations are the organisation's delegations not yet over but
+// delegatorID's, their members filled in.
+func (s *DirectoryStore) OtherDelegations(ctx context.Context, orgID, delegatorID string) ([]Delegation, error) {
+	return delegations(s.conn(ctx).Where("organization_id = ? AND delegator_id <> ? AND ends_at > ?", orgID, delegatorID, Now()))
+}
+
+// ReplaceDelegation writes d in place of its delegator's delegation, if
+// any, in ctx's transaction, its members filled in.
+func (s *DirectoryStore) ReplaceDelegation(ctx context.Context, d *Delegation) error {
+	st, err := inTx(ctx)
 	if err != nil {
 		return err
 	}
-	return writeAudit(tx, &AuditEntry{ID: newID(ids.Audit), OrganizationID: orgID, SubjectType: "delegation", SubjectID: delegatorID,
-		Seq: seq, Action: action, ActorID: delegatorID, ActorName: delegatorName, Detail: detail, At: at})
+	if err := st.tx.Where("organization_id = ? AND delegator_id = ?", d.OrganizationID, d.DelegatorID).Delete(&Delegation{}).Error; err != nil {
+		return err
+	}
+	if err := st.tx.Create(d).Error; err != nil {
+		return err
+	}
+	return fillDelegations(st.tx, d.OrganizationID, []*Delegation{d})
+}
+
+// DeleteDelegation deletes the member's delegation in ctx's transaction;
+// deleted is false when there was none.
+func (s *DirectoryStore) DeleteDelegation(ctx context.Context, orgID, delegatorID string) (deleted bool, err error) {
+	st, err := inTx(ctx)
+	if err != nil {
+		return false, err
+	}
+	res := st.tx.Where("organization_id = ? AND delegator_id = ?", orgID, delegatorID).Delete(&Delegation{})
+	return res.RowsAffected > 0, res.Error
+}
+
+// DelegationAudit is a step of a member's delegation on the delegator's
+// trail, taken by the delegator.
+func DelegationAudit(orgID string, delegator *Member, seq int, action, detail string, at time.Time) *AuditEntry {
+	return &AuditEntry{OrganizationID: orgID, SubjectType: "delegation", SubjectID: delegator.ID, Seq: seq, Action: action,
+		ActorID: delegator.ID, ActorName: delegator.DisplayName(), Detail: detail, At: at}
 }
 
 // Delegation is the member's delegation not yet over, or nil.
@@ -109,21 +122,6 @@ func (s *DirectoryStore) Delegation(ctx context.Context, orgID, delegatorID stri
 // the soonest first.
 func (s *DirectoryStore) DelegationsTo(ctx context.Context, orgID, delegateID string) ([]Delegation, error) {
 	return delegations(s.db.WithContext(ctx).Where("organization_id = ? AND delegate_id = ? AND ends_at > ?", orgID, delegateID, Now()))
-}
-
-// EndDelegation deletes the member's delegation, auditing it; ending none
-// is no error and writes nothing.
-func (s *DirectoryStore) EndDelegation(ctx context.Context, orgID string, delegator *Member) error {
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Clauses(lockForUpdate(tx)...).Where("id = ?", orgID).Take(&Organization{}).Error; err != nil {
-			return notFound(err, "organization "+orgID)
-		}
-		res := tx.Where("organization_id = ? AND delegator_id = ?", orgID, delegator.ID).Delete(&Delegation{})
-		if res.Error != nil || res.RowsAffected == 0 {
-			return res.Error
-		}
-		return delegationStep(tx, orgID, delegator.ID, delegator.DisplayName(), "delegation_ended", "", Now())
-	})
 }
 
 // ActiveDelegations are the delegations holding at t whose delegate is an
