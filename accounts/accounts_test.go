@@ -56,8 +56,7 @@ func (e *env) member(t *testing.T, o *org, name string) *models.Person {
 
 func (e *env) deactivate(t *testing.T, o *org, p *models.Person) {
 	t.Helper()
-	_, err := e.store.UpdateMember(context.Background(), o.ID, p.ID(), nil, nil, new(false))
-	require.NoError(t, err)
+	testenv.ChangeMember(t, e.store, o.ID, p.ID(), func(m *models.Member) { m.Active = false })
 }
 
 func (e *env) set(t *testing.T, model any, id, column string, v time.Time) {

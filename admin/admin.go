@@ -2,15 +2,16 @@
 // teams, guests, keys and rules. It is the one code path behind the admin
 // API, the admin pages and `assent admin`, so all three refuse the same
 // input with the same messages: each operation checks its input's tags and
-// rules itself, then calls the store, which keeps the rules that need a
-// transaction (the last owner, a member's or guest's address, a team's
-// members). Reads, revocations and deletions go through the service too:
+// rules itself, deciding in its own transaction those that need one (the
+// last owner), then calls the store, which still keeps the others that
+// need a transaction (a member's or guest's address, a team's members). Reads, revocations and deletions go through the service too:
 // it is the one path for all of them.
 package admin
 
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/netguard"
@@ -212,21 +213,49 @@ func (s *Service) ListMembers(ctx context.Context, orgID string, p models.Page) 
 }
 
 // UpdateMember changes what in sets. by is as for CreateMember: a member
-// who is not an owner may neither make an owner nor change one.
+// who is not an owner may neither make an owner nor change one. The last
+// active owner can be neither demoted nor deactivated, so an organisation
+// never loses its owner: the organisation's row is locked meanwhile, so
+// two owners demoting each other at once leave one.
 func (s *Service) UpdateMember(ctx context.Context, orgID string, by models.Actor, id string, in MemberPatch) (*models.Member, error) {
 	if err := validate.Struct(&in); err != nil {
 		return nil, err
 	}
-	if !ownsOrganization(by) {
-		m, err := s.store.GetMember(ctx, orgID, id)
-		if err != nil {
-			return nil, err
+	var m *models.Member
+	err := s.store.Tx(ctx, func(ctx context.Context) error {
+		if err := s.store.LockOrganization(ctx, orgID); err != nil {
+			return err
 		}
-		if m.Role == models.RoleOwner || (in.Role != nil && *in.Role == models.RoleOwner) {
-			return nil, ownersOnly
+		var err error
+		if m, err = s.store.LockMember(ctx, orgID, id); err != nil {
+			return err
 		}
-	}
-	return s.store.UpdateMember(ctx, orgID, id, in.Name, in.Role, in.Active)
+		if !ownsOrganization(by) && (m.Role == models.RoleOwner || (in.Role != nil && *in.Role == models.RoleOwner)) {
+			return ownersOnly
+		}
+		losesOwner := m.Role == models.RoleOwner && m.Active &&
+			((in.Role != nil && *in.Role != models.RoleOwner) || (in.Active != nil && !*in.Active))
+		if losesOwner {
+			owners, err := s.store.ActiveOwners(ctx, orgID, id)
+			if err != nil {
+				return err
+			}
+			if owners == 0 {
+				return apperr.New(apperr.InvalidState, "%s is the last active owner; make another member owner first", m.Email)
+			}
+		}
+		if in.Name != nil {
+			m.Name = strings.TrimSpace(*in.Name)
+		}
+		if in.Role != nil {
+			m.Role = *in.Role
+		}
+		if in.Active != nil {
+			m.Active = *in.Active
+		}
+		return s.store.SaveMember(ctx, m)
+	})
+	return m, err
 }
 
 // CreateTeam makes a team, group or workspace of existing members.

@@ -3,6 +3,7 @@ package admin_test
 import (
 	"context"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -304,4 +305,57 @@ func TestRemoveGuestTakesThemOffOpenReviews(t *testing.T) {
 // memberActor is m acting on the pages.
 func memberActor(org *models.Organization, m *models.Member) models.Actor {
 	return (&models.Person{Organization: org, Member: m}).Actor()
+}
+
+// TestLastOwnerCannotBeRemoved: the last active owner can be neither
+// deactivated nor demoted, and two owners demoting each other at once
+// leave one owner; a member who is not an owner changes no owner.
+func TestLastOwnerCannotBeRemoved(t *testing.T) {
+	t.Parallel()
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		store := models.NewStore(db, testenv.Keys())
+		svc := admin.New(store, nil)
+		org, err := store.CreateOrganization(ctx, "Acme", "")
+		require.NoError(t, err)
+		owner, err := store.CreateMember(ctx, org.ID, "o@example.com", "", models.RoleOwner)
+		require.NoError(t, err)
+		_, err = svc.UpdateMember(ctx, org.ID, admin.Operator, owner.ID, admin.MemberPatch{Active: new(false)})
+		refused(t, err, apperr.InvalidState, "", "o@example.com is the last active owner; make another member owner first")
+
+		second, err := store.CreateMember(ctx, org.ID, "o2@example.com", "", models.RoleOwner)
+		require.NoError(t, err)
+		_, err = svc.UpdateMember(ctx, org.ID, admin.Operator, owner.ID, admin.MemberPatch{Active: new(false)})
+		require.NoError(t, err)
+		_, err = svc.UpdateMember(ctx, org.ID, admin.Operator, second.ID, admin.MemberPatch{Role: new(models.RoleMember)})
+		refused(t, err, apperr.InvalidState, "", "o2@example.com is the last active owner; make another member owner first")
+
+		plain, err := store.CreateMember(ctx, org.ID, "m@example.com", "", models.RoleAdmin)
+		require.NoError(t, err)
+		_, err = svc.UpdateMember(ctx, org.ID, memberActor(org, plain), second.ID, admin.MemberPatch{Name: new("Olga")})
+		assert.True(t, apperr.Is(err, apperr.Forbidden), "%v", err)
+
+		// Two owners, each demoting the other at once, four rounds.
+		_, err = svc.UpdateMember(ctx, org.ID, admin.Operator, owner.ID, admin.MemberPatch{Active: new(true)})
+		require.NoError(t, err)
+		for range 4 {
+			a, b := owner, second
+			results := make([]error, 2)
+			var wg sync.WaitGroup
+			wg.Go(func() {
+				_, results[0] = svc.UpdateMember(ctx, org.ID, memberActor(org, a), b.ID, admin.MemberPatch{Role: new(models.RoleMember)})
+			})
+			wg.Go(func() {
+				_, results[1] = svc.UpdateMember(ctx, org.ID, memberActor(org, b), a.ID, admin.MemberPatch{Role: new(models.RoleMember)})
+			})
+			wg.Wait()
+			var owners int64
+			require.NoError(t, db.Model(&models.Member{}).Where("organization_id = ? AND role = ? AND active", org.ID, models.RoleOwner).Count(&owners).Error)
+			assert.EqualValues(t, 1, owners, "%v", results)
+			for _, m := range []*models.Member{a, b} {
+				_, err := svc.UpdateMember(ctx, org.ID, admin.Operator, m.ID, admin.MemberPatch{Role: new(models.RoleOwner)})
+				require.NoError(t, err)
+			}
+		}
+	})
 }

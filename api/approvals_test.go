@@ -74,8 +74,7 @@ func newStackWorker(t *testing.T, db *gorm.DB, policy *netguard.Policy, extra wo
 	dee, err := st.CreateMember(ctx, f.org.ID, "dee@example.com", "Dee", "")
 	require.NoError(t, err)
 	inactive := false
-	_, err = st.UpdateMember(ctx, f.org.ID, dee.ID, nil, nil, &inactive)
-	require.NoError(t, err)
+	testenv.ChangeMember(t, st, f.org.ID, dee.ID, func(m *models.Member) { m.Active = inactive })
 	_, s.bobToken, err = st.CreateMemberToken(ctx, f.org.ID, s.bob.ID)
 	require.NoError(t, err)
 	_, s.cyToken, err = st.CreateMemberToken(ctx, f.org.ID, s.cy.ID)

@@ -511,8 +511,7 @@ func TestMandateGrantRefusals(t *testing.T) {
 		require.Equal(t, 201, s.do(t, "POST", "/api/v1/admin/actions", s.adminKey, payout, nil).status)
 		require.Equal(t, 201, grant("payout.create").status, "grantable while Eli is a member")
 		inactive := false
-		_, err = s.store.UpdateMember(ctx, s.org.ID, eli.ID, nil, nil, &inactive)
-		require.NoError(t, err)
+		testenv.ChangeMember(t, s.store, s.org.ID, eli.ID, func(m *models.Member) { m.Active = inactive })
 		refused(grant("payout.create"), 403, "forbidden", `rule "treasury" names approvers who cannot be resolved`)
 	})
 }

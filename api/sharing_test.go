@@ -183,8 +183,7 @@ func TestShareAndUnshare(t *testing.T) {
 		// A grant to someone since deactivated is removed by its name.
 		f.do(t, "POST", "/api/v1/reports/plan/share", f.agentKey, `{"audience":["bob@example.com"]}`, nil)
 		off := false
-		_, err = f.store.UpdateMember(context.Background(), f.org.ID, bob.ID, nil, nil, &off)
-		require.NoError(t, err)
+		testenv.ChangeMember(t, f.store, f.org.ID, bob.ID, func(m *models.Member) { m.Active = off })
 		gone := f.do(t, "DELETE", "/api/v1/reports/plan/share", f.agentKey, `{"audience":["bob@example.com"]}`, nil)
 		require.Equal(t, 200, gone.status, string(gone.body))
 		assert.Len(t, gone.decoded["removed"], 1)

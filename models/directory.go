@@ -108,46 +108,34 @@ func (s *DirectoryStore) ListMembers(ctx context.Context, orgID string, p Page) 
 	return list(q, p, ids.Member, func(m *Member) string { return m.ID })
 }
 
-// UpdateMember changes name, role or active state; nil ones stay. The last
-// active owner can be neither demoted nor deactivated, so an organisation
-// never loses its owner.
-func (s *DirectoryStore) UpdateMember(ctx context.Context, orgID, id string, name, role *string, active *bool) (*Member, error) {
-	var m *Member
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var err error
-		if m, err = take[Member](tx.Clauses(lockForUpdate(tx)...), orgID, id, "member"); err != nil {
+// LockMember reads the organisation's member id under its row lock, for
+// the rest of ctx's transaction.
+func (s *DirectoryStore) LockMember(ctx context.Context, orgID, id string) (*Member, error) {
+	return lockedIn[Member](ctx, orgID, id, "member")
+}
+
+// ActiveOwners counts the organisation's active owners but exceptID, in
+// ctx's transaction.
+func (s *DirectoryStore) ActiveOwners(ctx context.Context, orgID, exceptID string) (int64, error) {
+	var n int64
+	err := s.conn(ctx).Model(&Member{}).Where("organization_id = ? AND role = ? AND active = ? AND id <> ?",
+		orgID, RoleOwner, true, exceptID).Count(&n).Error
+	return n, err
+}
+
+// SaveMember writes m in ctx's transaction; a deactivated member's browser
+// push subscriptions go with it, so their browsers are told nothing more.
+func (s *DirectoryStore) SaveMember(ctx context.Context, m *Member) error {
+	st, err := inTx(ctx)
+	if err != nil {
+		return err
+	}
+	if !m.Active {
+		if err := st.tx.Where("organization_id = ? AND person_id = ?", m.OrganizationID, m.ID).Delete(&PushSubscription{}).Error; err != nil {
 			return err
 		}
-		losesOwner := m.Role == RoleOwner && m.Active &&
-			((role != nil && *role != RoleOwner) || (active != nil && !*active))
-		if losesOwner {
-			var owners int64
-			if err := tx.Model(&Member{}).Where("organization_id = ? AND role = ? AND active = ? AND id <> ?",
-				orgID, RoleOwner, true, id).Count(&owners).Error; err != nil {
-				return err
-			}
-			if owners == 0 {
-				return apperr.New(apperr.InvalidState, "%s is the last active owner; make another member owner first", m.Email)
-			}
-		}
-		if name != nil {
-			m.Name = strings.TrimSpace(*name)
-		}
-		if role != nil {
-			m.Role = *role
-		}
-		if active != nil {
-			m.Active = *active
-		}
-		if !m.Active {
-			// A deactivated member's browsers are told nothing more.
-			if err := tx.Where("organization_id = ? AND person_id = ?", orgID, m.ID).Delete(&PushSubscription{}).Error; err != nil {
-				return err
-			}
-		}
-		return tx.Save(m).Error
-	})
-	return m, err
+	}
+	return st.tx.Save(m).Error
 }
 
 // lockForUpdate locks selected rows on PostgreSQL; SQLite's IMMEDIATE

@@ -174,8 +174,7 @@ func TestSignOutEndsThePushSubscription(t *testing.T) {
 		assert.Equal(t, "https://push.example/own", subs[0].Endpoint)
 
 		inactive := false
-		_, err = s.UpdateMember(ctx, org.ID, m.ID, nil, nil, &inactive)
-		require.NoError(t, err)
+		testenv.ChangeMember(t, s, org.ID, m.ID, func(m *models.Member) { m.Active = inactive })
 		subs, err = s.PushSubscriptions(ctx, org.ID, m.ID)
 		require.NoError(t, err)
 		assert.Empty(t, subs, "a deactivated member's browsers are told nothing more")

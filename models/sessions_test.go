@@ -27,8 +27,7 @@ func TestSignInLinksOnePerPersonAcrossOrganisations(t *testing.T) {
 		// An inactive member of a third organisation gets no link.
 		off, err := s.CreateMember(ctx, c.ID, "ada@example.com", "", "")
 		require.NoError(t, err)
-		_, err = s.UpdateMember(ctx, c.ID, off.ID, nil, nil, new(false))
-		require.NoError(t, err)
+		testenv.ChangeMember(t, s, c.ID, off.ID, func(m *models.Member) { m.Active = false })
 
 		links, err := s.CreateSignInLinks(ctx, "  ADA@example.com ")
 		require.NoError(t, err)
@@ -121,14 +120,12 @@ func TestSignInLinkExpiresAndRefusesDeactivatedMembers(t *testing.T) {
 		links, err = s.CreateSignInLinks(ctx, "ada@example.com")
 		require.NoError(t, err)
 		fresh := links[0].Token
-		_, err = s.UpdateMember(ctx, org.ID, m.ID, nil, nil, new(false))
-		require.NoError(t, err)
+		testenv.ChangeMember(t, s, org.ID, m.ID, func(m *models.Member) { m.Active = false })
 		_, err = s.ConsumeSignInLink(ctx, fresh)
 		assert.ErrorIs(t, err, models.ErrPersonInactive)
 
 		// Reactivated, the unused link still works: the refusal used nothing up.
-		_, err = s.UpdateMember(ctx, org.ID, m.ID, nil, nil, new(true))
-		require.NoError(t, err)
+		testenv.ChangeMember(t, s, org.ID, m.ID, func(m *models.Member) { m.Active = true })
 		p, err := s.ConsumeSignInLink(ctx, fresh)
 		require.NoError(t, err)
 		assert.Equal(t, m.ID, p.ID())
@@ -216,14 +213,12 @@ func TestSessions(t *testing.T) {
 		// Deactivation takes a session's power; sign-out deletes it.
 		sess, token, err = s.CreateSession(ctx, org.ID, m.ID)
 		require.NoError(t, err)
-		_, err = s.UpdateMember(ctx, org.ID, m.ID, nil, nil, new(false))
-		require.NoError(t, err)
+		testenv.ChangeMember(t, s, org.ID, m.ID, func(m *models.Member) { m.Active = false })
 		_, _, err = s.LoadSession(ctx, token)
 		assert.ErrorIs(t, err, models.ErrSessionInvalid)
 		_, _, err = s.CreateSession(ctx, org.ID, m.ID)
 		assert.ErrorIs(t, err, models.ErrPersonInactive)
-		_, err = s.UpdateMember(ctx, org.ID, m.ID, nil, nil, new(true))
-		require.NoError(t, err)
+		testenv.ChangeMember(t, s, org.ID, m.ID, func(m *models.Member) { m.Active = true })
 		_, _, err = s.LoadSession(ctx, token)
 		require.NoError(t, err)
 		require.NoError(t, s.DeleteSession(ctx, org.ID, sess.ID))

@@ -56,8 +56,7 @@ func TestApproversAreEmailedOnceEachAcrossRetries(t *testing.T) {
 			m, err := store.CreateMember(ctx, org.ID, email, strings.Split(email, "@")[0], "")
 			require.NoError(t, err)
 			if !active {
-				_, err = store.UpdateMember(ctx, org.ID, m.ID, nil, nil, &active)
-				require.NoError(t, err)
+				testenv.ChangeMember(t, store, org.ID, m.ID, func(m *models.Member) { m.Active = active })
 			}
 			return m
 		}

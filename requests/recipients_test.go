@@ -29,8 +29,7 @@ func TestResolveForAnyRole(t *testing.T) {
 		bo, err := store.CreateMember(ctx, org.ID, "bo@example.com", "Bo", "")
 		require.NoError(t, err)
 		off := false
-		_, err = store.UpdateMember(ctx, org.ID, bo.ID, nil, nil, &off)
-		require.NoError(t, err)
+		testenv.ChangeMember(t, store, org.ID, bo.ID, func(m *models.Member) { m.Active = off })
 		cy, err := store.CreateMember(ctx, org.ID, "cy@example.com", "Cy", "")
 		require.NoError(t, err)
 		_, err = store.CreateTeam(ctx, org.ID, "Ops", models.TeamKindTeam, []string{ann.Email, cy.Email})

@@ -202,8 +202,7 @@ func TestReviewRules(t *testing.T) {
 			assert.True(t, ok, "what they reviewed stays readable once the review is settled")
 
 			// A member no longer an administrator reads it by a grant only.
-			ida.Member, err = e.store.UpdateMember(ctx, o.ID, ida.ID(), nil, new(models.RoleMember), nil)
-			require.NoError(t, err)
+			ida.Member = testenv.ChangeMember(t, e.store, o.ID, ida.ID(), func(m *models.Member) { m.Role = models.RoleMember })
 			ok, err = e.store.CanRead(ctx, o.q3, ida)
 			require.NoError(t, err)
 			assert.False(t, ok)

@@ -25,8 +25,7 @@ func TestAdminRemovesAGuest(t *testing.T) {
 		s := decidingSite(t, db)
 		ctx := context.Background()
 		owner := models.RoleOwner
-		_, err := s.store.UpdateMember(ctx, s.org.ID, s.ada.ID, nil, &owner, nil)
-		require.NoError(t, err)
+		testenv.ChangeMember(t, s.store, s.org.ID, s.ada.ID, func(m *models.Member) { m.Role = owner })
 		guest, _, err := s.store.CreateGuest(ctx, s.org.ID, "gus@partner.example", "Gus")
 		require.NoError(t, err)
 		foreign, _, err := s.store.CreateGuest(ctx, s.otherOrg(t).ID, "fay@partner.example", "")
@@ -81,8 +80,7 @@ func TestAdminRenamesAGuest(t *testing.T) {
 		s := decidingSite(t, db)
 		ctx := context.Background()
 		admin := models.RoleAdmin
-		_, err := s.store.UpdateMember(ctx, s.org.ID, s.ada.ID, nil, &admin, nil)
-		require.NoError(t, err)
+		testenv.ChangeMember(t, s.store, s.org.ID, s.ada.ID, func(m *models.Member) { m.Role = admin })
 		guest, _, err := s.store.CreateGuest(ctx, s.org.ID, "gus@partner.example", "Gus")
 		require.NoError(t, err)
 		foreign, _, err := s.store.CreateGuest(ctx, s.otherOrg(t).ID, "fay@partner.example", "Fay")

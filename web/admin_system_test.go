@@ -31,8 +31,7 @@ func TestAdminSystemShowsWhatIsStuck(t *testing.T) {
 		s := newSiteWith(t, models.NewStore(db, testenv.Keys()),
 			web.Deps{Codec: &web.CodecSettings{UIOrigin: "http://temporal-ui.test", Namespace: "assent"}}, app.Deps{})
 		owner := models.RoleOwner
-		_, err := s.store.UpdateMember(ctx, s.org.ID, s.ada.ID, nil, &owner, nil)
-		require.NoError(t, err)
+		testenv.ChangeMember(t, s.store, s.org.ID, s.ada.ID, func(m *models.Member) { m.Role = owner })
 		approval := func(orgID, title string, age, expiresIn time.Duration) *models.Approval {
 			created := models.Now().Add(-age)
 			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: orgID, Title: title, ExpiresAt: models.Now().Add(expiresIn),

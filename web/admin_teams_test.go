@@ -23,8 +23,7 @@ func TestAdminEditsAndRemovesTeams(t *testing.T) {
 		s := newSite(t, db)
 		ctx := context.Background()
 		owner := models.RoleOwner
-		_, err := s.store.UpdateMember(ctx, s.org.ID, s.ada.ID, nil, &owner, nil)
-		require.NoError(t, err)
+		testenv.ChangeMember(t, s.store, s.org.ID, s.ada.ID, func(m *models.Member) { m.Role = owner })
 		bob, err := s.store.CreateMember(ctx, s.org.ID, "bob@example.com", "Bob", "")
 		require.NoError(t, err)
 		team, err := s.store.CreateTeam(ctx, s.org.ID, "Finance", models.TeamKindTeam, []string{s.ada.ID})

@@ -42,10 +42,7 @@ func adminSite(t *testing.T, db *gorm.DB) *site { return adminSiteWith(t, db, ap
 func adminSiteWith(t *testing.T, db *gorm.DB, svc app.Deps) *site {
 	t.Helper()
 	s := newSiteWith(t, models.NewStore(db, testenv.Keys()), web.Deps{}, svc)
-	owner := models.RoleOwner
-	var err error
-	s.ada, err = s.store.UpdateMember(context.Background(), s.org.ID, s.ada.ID, nil, &owner, nil)
-	require.NoError(t, err)
+	s.ada = testenv.ChangeMember(t, s.store, s.org.ID, s.ada.ID, func(m *models.Member) { m.Role = models.RoleOwner })
 	return s
 }
 

@@ -176,8 +176,7 @@ func TestForgedExpiredAndMisplacedLinksDecideNothing(t *testing.T) {
 		cyToken, err := s.store.CreateDecisionLink(ctx, fresh, cy.ID)
 		require.NoError(t, err)
 		inactive := false
-		_, err = s.store.UpdateMember(ctx, s.org.ID, cy.ID, nil, nil, &inactive)
-		require.NoError(t, err)
+		testenv.ChangeMember(t, s.store, s.org.ID, cy.ID, func(m *models.Member) { m.Active = inactive })
 		assert.Equal(t, http.StatusForbidden, b.get("/approvals/"+fresh.ID+"/link/"+cyToken).status)
 
 		n, err := s.store.PurgeSignIns(ctx)

@@ -329,8 +329,7 @@ func TestOIDCRefusesADeactivatedMember(t *testing.T) {
 		idp := newIdentityProvider(t)
 		s := newOIDCSite(t, db, idp.settings(""))
 		off := false
-		_, err := s.store.UpdateMember(context.Background(), s.org.ID, s.ada.ID, nil, nil, &off)
-		require.NoError(t, err)
+		testenv.ChangeMember(t, s.store, s.org.ID, s.ada.ID, func(m *models.Member) { m.Active = off })
 		b := s.browser(t)
 		idp.person("ada@example.com", true)
 		r := b.sso("")
@@ -429,8 +428,7 @@ func TestOIDCChoosesAmongOrganisations(t *testing.T) {
 		gone, err := s.store.CreateMember(ctx, initech.ID, "ada@example.com", "", "")
 		require.NoError(t, err)
 		off := false
-		_, err = s.store.UpdateMember(ctx, initech.ID, gone.ID, nil, nil, &off)
-		require.NoError(t, err)
+		testenv.ChangeMember(t, s.store, initech.ID, gone.ID, func(m *models.Member) { m.Active = off })
 
 		b := s.browser(t)
 		idp.person("ada@example.com", true)

@@ -343,13 +343,10 @@ func TestSignInLinkOfDeactivatedMemberIsRefused(t *testing.T) {
 	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newSite(t, db)
-		ctx := context.Background()
 		b := s.browser(t)
 		b.signIn(s, "ada@example.com")
 		token := s.link(t, "ada@example.com")
-		off := false
-		_, err := s.store.UpdateMember(ctx, s.org.ID, s.ada.ID, nil, nil, &off)
-		require.NoError(t, err)
+		testenv.ChangeMember(t, s.store, s.org.ID, s.ada.ID, func(m *models.Member) { m.Active = false })
 
 		r := b.get("/inbox")
 		assert.Equal(t, http.StatusSeeOther, r.status, "a deactivated member's session has no power")

@@ -36,8 +36,7 @@ func NewPeople(t testing.TB, store *models.Store, agentName string) *People {
 	p.Bob = member("bob@example.com", "Bob", models.RoleMember)
 	p.Cy = member("cy@example.com", "Cy", models.RoleMember)
 	p.Dee = member("dee@example.com", "Dee", models.RoleMember)
-	p.Dee.Member, err = store.UpdateMember(ctx, o.ID, p.Dee.ID(), nil, nil, new(false))
-	require.NoError(t, err)
+	p.Dee.Member = ChangeMember(t, store, o.ID, p.Dee.ID(), func(m *models.Member) { m.Active = false })
 	g, _, err := store.CreateGuest(ctx, o.ID, "gus@partner.example", "Gus")
 	require.NoError(t, err)
 	p.Gus = &models.Person{Organization: o, Guest: g}
@@ -45,6 +44,23 @@ func NewPeople(t testing.TB, store *models.Store, agentName string) *People {
 	require.NoError(t, err)
 	p.Agent = models.KeyActor(o, key, nil)
 	return p
+}
+
+// ChangeMember changes a member to set a test's stage, as the store
+// writes it and without the administration's rules (admin.UpdateMember's:
+// who may, the last owner), and returns it.
+func ChangeMember(t testing.TB, store *models.Store, orgID, id string, change func(*models.Member)) *models.Member {
+	t.Helper()
+	var m *models.Member
+	require.NoError(t, store.Tx(context.Background(), func(ctx context.Context) error {
+		var err error
+		if m, err = store.LockMember(ctx, orgID, id); err != nil {
+			return err
+		}
+		change(m)
+		return store.SaveMember(ctx, m)
+	}))
+	return m
 }
 
 // Refused asserts that err is the API error code naming field, and
