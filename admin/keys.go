@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -41,7 +42,31 @@ func (s *Service) CreateKey(ctx context.Context, orgID string, by models.Actor, 
 			return nil, "", apperr.Field(apperr.InvalidRequest, "scopes", "admin keys manage the organisation and carry no scopes")
 		}
 	}
-	return s.store.CreateKeyBy(ctx, orgID, in.Name, in.Kind, keyScopes, &by)
+	k := &models.APIKey{OrganizationID: orgID, Kind: in.Kind, Name: in.Name, Scopes: append(models.StringList{}, keyScopes...)}
+	var secret string
+	err := s.store.Tx(ctx, func(ctx context.Context) error {
+		var err error
+		secret, err = s.issue(ctx, k, by, in.Kind+" key "+in.Name)
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return k, secret, nil
+}
+
+// issue writes k with a new secret and its audit entry naming who issued
+// it, what for and with which scopes, in ctx's transaction.
+func (s *Service) issue(ctx context.Context, k *models.APIKey, by models.Actor, what string) (string, error) {
+	secret, err := s.store.IssueKey(ctx, k)
+	if err != nil {
+		return "", err
+	}
+	scopeList := "no scopes"
+	if len(k.Scopes) > 0 {
+		scopeList = "scopes " + strings.Join(k.Scopes, ", ")
+	}
+	return secret, s.store.Audit(ctx, models.KeyAudit(k, 1, models.KeyIssued, what+", "+scopeList, by, k.CreatedAt))
 }
 
 // ListKeys pages through the organisation's keys and tokens, revoked ones
@@ -54,7 +79,39 @@ func (s *Service) ListKeys(ctx context.Context, orgID string, p models.Page) ([]
 // signs fails. The audit trail names by as who revoked it (key.revoked).
 // Revoking a revoked key changes nothing.
 func (s *Service) RevokeKey(ctx context.Context, orgID string, by models.Actor, id string) (*models.APIKey, error) {
-	return s.store.RevokeKeyBy(ctx, orgID, id, &by, nil)
+	return s.revoke(ctx, orgID, by, id, nil)
+}
+
+// revoke stops a key from authenticating, under its row lock, once allow
+// (nil for any) accepts it as locked, and audits key.revoked naming by,
+// numbered after the key's own entries. Revoking a revoked key changes
+// nothing and writes nothing.
+func (s *Service) revoke(ctx context.Context, orgID string, by models.Actor, id string, allow func(*models.APIKey) error) (*models.APIKey, error) {
+	var k *models.APIKey
+	err := s.store.Tx(ctx, func(ctx context.Context) error {
+		var err error
+		if k, err = s.store.LockKey(ctx, orgID, id); err != nil {
+			return err
+		}
+		if allow != nil {
+			if err := allow(k); err != nil {
+				return err
+			}
+		}
+		if k.RevokedAt != nil {
+			return nil
+		}
+		now := models.Now()
+		if won, err := s.store.MarkRevoked(ctx, k, now); err != nil || !won {
+			return err
+		}
+		seq, err := s.store.NextSeq(ctx, orgID, k.ID)
+		if err != nil {
+			return err
+		}
+		return s.store.Audit(ctx, models.KeyAudit(k, seq, models.KeyRevoked, models.DescribeKey(k), by, now))
+	})
+	return k, err
 }
 
 // A person's own tokens: the one rule of whose tokens a person sees and
@@ -99,7 +156,7 @@ func (s *Service) RevokeOwnToken(ctx context.Context, orgID string, by models.Ac
 	if err != nil {
 		return nil, err
 	}
-	return s.store.RevokeKeyBy(ctx, orgID, id, &by, func(k *models.APIKey) error {
+	return s.revoke(ctx, orgID, by, id, func(k *models.APIKey) error {
 		if k.Kind != models.KeyMember || k.MemberID == nil || *k.MemberID != m.ID {
 			return errNotYourToken
 		}
@@ -183,7 +240,7 @@ func (s *Service) MintMemberToken(ctx context.Context, orgID string, by models.A
 		if len(want) == 0 {
 			want = scopes.Read
 		}
-		return s.store.MintMemberToken(ctx, orgID, memberID, want, by, func(m *models.Member) error {
+		return s.mint(ctx, orgID, memberID, want, by, func(m *models.Member) error {
 			if m.Administers() {
 				return apperr.New(apperr.Forbidden, "%s is an organisation %s: only they mint their tokens, an admin key none", m.Email, m.Role)
 			}
@@ -197,5 +254,36 @@ func (s *Service) MintMemberToken(ctx context.Context, orgID string, by models.A
 			return nil
 		})
 	}
-	return s.store.MintMemberToken(ctx, orgID, memberID, want, by, nil)
+	return s.mint(ctx, orgID, memberID, want, by, nil)
+}
+
+// mint issues a token that acts as member memberID with tokenScopes,
+// audited as minted by by for whom with which scopes. allow (nil for
+// any) sees the member under lock, so a role changed meanwhile cannot
+// slip past it; an inactive member gets none.
+func (s *Service) mint(ctx context.Context, orgID, memberID string, tokenScopes []string, by models.Actor,
+	allow func(*models.Member) error) (*models.APIKey, string, error) {
+	var k *models.APIKey
+	var secret string
+	err := s.store.Tx(ctx, func(ctx context.Context) error {
+		m, err := s.store.LockMember(ctx, orgID, memberID)
+		if err != nil {
+			return err
+		}
+		if !m.Active {
+			return apperr.New(apperr.InvalidState, "member %s is inactive", m.Email)
+		}
+		if allow != nil {
+			if err := allow(m); err != nil {
+				return err
+			}
+		}
+		k = models.NewMemberToken(m, tokenScopes)
+		secret, err = s.issue(ctx, k, by, fmt.Sprintf("member token for %s (%s, %s)", m.DisplayName(), m.Email, m.ID))
+		return err
+	})
+	if err != nil {
+		return nil, "", err
+	}
+	return k, secret, nil
 }

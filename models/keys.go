@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -40,94 +41,60 @@ func newSecret(kind string) string {
 	return secretPrefix[kind] + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
 }
 
-// CreateKey issues an agent or admin key with keyScopes (package admin
-// checks they fit the kind) and returns its secret, which is never stored
-// and cannot be shown again. The service issues keys through CreateKeyBy,
-// which audits; this is for fixtures.
+// CreateKey issues an agent or admin key with keyScopes, unaudited, and
+// returns its secret: for fixtures (the admin service issues keys).
 func (s *DirectoryStore) CreateKey(ctx context.Context, orgID, name, kind string, keyScopes []string) (*APIKey, string, error) {
-	return s.CreateKeyBy(ctx, orgID, name, kind, keyScopes, nil)
-}
-
-// CreateKeyBy is CreateKey, writing to the audit trail who issued the key
-// (when by is set), in the same transaction.
-func (s *DirectoryStore) CreateKeyBy(ctx context.Context, orgID, name, kind string, keyScopes []string, by *Actor) (*APIKey, string, error) {
 	k := &APIKey{OrganizationID: orgID, Kind: kind, Name: name, Scopes: append(StringList{}, keyScopes...)}
 	var secret string
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.Tx(ctx, func(ctx context.Context) error {
 		var err error
-		secret, err = insertKey(tx, k, by, kind+" key "+name)
+		secret, err = s.IssueKey(ctx, k)
 		return err
 	})
-	if err != nil {
-		return nil, "", err
-	}
-	return k, secret, nil
+	return k, secret, err
 }
 
-// CreateMemberToken is the member minting their own token with every
-// scope, as a sign-in gives them: fixtures and tests use it.
+// CreateMemberToken issues a token with every scope that acts as the
+// member, unaudited: for fixtures (the admin service mints tokens).
 func (s *DirectoryStore) CreateMemberToken(ctx context.Context, orgID, memberID string) (*APIKey, string, error) {
 	m, err := s.GetMember(ctx, orgID, memberID)
 	if err != nil {
 		return nil, "", err
 	}
-	self := Actor{ID: m.ID, Name: m.DisplayName(), IsPerson: true, Administrator: m.Administers()}
-	return s.MintMemberToken(ctx, orgID, memberID, scopes.All, self, nil)
-}
-
-// MintMemberToken issues a token that acts as member memberID with
-// tokenScopes, and writes to the audit trail who minted it for whom with
-// which scopes. allow (package admin's rule of who may mint what) sees the
-// member under lock, so a role changed meanwhile cannot slip past it.
-func (s *DirectoryStore) MintMemberToken(ctx context.Context, orgID, memberID string, tokenScopes []string, by Actor,
-	allow func(*Member) error) (*APIKey, string, error) {
-	var k *APIKey
+	k := NewMemberToken(m, scopes.All)
 	var secret string
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		m, err := take[Member](tx.Clauses(lockForUpdate(tx)...), orgID, memberID, "member")
-		if err != nil {
-			return err
-		}
-		if !m.Active {
-			return apperr.New(apperr.InvalidState, "member %s is inactive", m.Email)
-		}
-		if allow != nil {
-			if err := allow(m); err != nil {
-				return err
-			}
-		}
-		k = &APIKey{OrganizationID: orgID, Kind: KeyMember, Name: "token for " + m.Email,
-			Scopes: append(StringList{}, tokenScopes...), MemberID: &m.ID}
-		secret, err = insertKey(tx, k, &by, fmt.Sprintf("member token for %s (%s, %s)", m.DisplayName(), m.Email, m.ID))
+	err = s.Tx(ctx, func(ctx context.Context) error {
+		secret, err = s.IssueKey(ctx, k)
 		return err
 	})
-	if err != nil {
-		return nil, "", err
-	}
-	return k, secret, nil
+	return k, secret, err
 }
 
-// insertKey saves k with a new secret and, when by is set, the audit
-// entry naming who issued it, what for and with which scopes.
-func insertKey(tx *gorm.DB, k *APIKey, by *Actor, what string) (string, error) {
+// NewMemberToken is a token to issue that acts as m with tokenScopes.
+func NewMemberToken(m *Member, tokenScopes []string) *APIKey {
+	return &APIKey{OrganizationID: m.OrganizationID, Kind: KeyMember, Name: "token for " + m.Email,
+		Scopes: append(StringList{}, tokenScopes...), MemberID: &m.ID}
+}
+
+// IssueKey writes k with a new secret, in ctx's transaction, and returns
+// the secret, which is never stored and cannot be shown again.
+func (s *DirectoryStore) IssueKey(ctx context.Context, k *APIKey) (string, error) {
+	st, err := inTx(ctx)
+	if err != nil {
+		return "", err
+	}
 	secret := newSecret(k.Kind)
 	k.ID = newID(ids.Key)
 	k.Hash = HashSecret(secret)
 	k.Prefix = secret[:len(secretPrefix[k.Kind])+4]
 	k.CreatedAt = Now()
-	if err := tx.Create(k).Error; err != nil {
-		return "", err
-	}
-	if by == nil {
-		return secret, nil
-	}
-	scopeList := "no scopes"
-	if len(k.Scopes) > 0 {
-		scopeList = "scopes " + strings.Join(k.Scopes, ", ")
-	}
-	return secret, writeAudit(tx, &AuditEntry{ID: newID(ids.Audit), OrganizationID: k.OrganizationID, SubjectType: "key",
-		SubjectID: k.ID, Seq: 1, Action: KeyIssued, ActorID: by.ID, ActorName: by.Name,
-		Detail: what + ", " + scopeList, At: k.CreatedAt})
+	return secret, st.tx.Create(k).Error
+}
+
+// KeyAudit is an entry on k's trail.
+func KeyAudit(k *APIKey, seq int, action, detail string, by Actor, at time.Time) *AuditEntry {
+	return &AuditEntry{OrganizationID: k.OrganizationID, SubjectType: "key", SubjectID: k.ID, Seq: seq, Action: action,
+		ActorID: by.ID, ActorName: by.Name, Detail: detail, At: at}
 }
 
 // KeyIssued is the audit action of a key or token issued.
@@ -147,64 +114,53 @@ func (s *DirectoryStore) ListMemberTokens(ctx context.Context, orgID, memberID s
 	return list(q, p, ids.Key, func(k *APIKey) string { return k.ID })
 }
 
-// RevokeKey stops a key from authenticating, unaudited. The service
-// revokes through RevokeKeyBy, which audits; this is for fixtures.
+// RevokeKey stops a key from authenticating, unaudited: for fixtures
+// (the admin service revokes keys).
 func (s *DirectoryStore) RevokeKey(ctx context.Context, orgID, id string) (*APIKey, error) {
-	return s.RevokeKeyBy(ctx, orgID, id, nil, nil)
-}
-
-// RevokeKeyBy stops a key from authenticating; the next request it signs
-// fails. allow (package admin's rule of whose key may be revoked, nil for
-// any) sees the key under lock and may refuse it. When by is set, the
-// audit trail gets a key.revoked entry naming by, in the same transaction,
-// numbered after the key's own entries. Revoking a revoked key changes
-// nothing and writes nothing.
-func (s *DirectoryStore) RevokeKeyBy(ctx context.Context, orgID, id string, by *Actor, allow func(*APIKey) error) (*APIKey, error) {
 	var k *APIKey
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.Tx(ctx, func(ctx context.Context) error {
 		var err error
-		if k, err = take[APIKey](tx.Clauses(lockForUpdate(tx)...), orgID, id, "key"); err != nil {
+		if k, err = s.LockKey(ctx, orgID, id); err != nil || k.RevokedAt != nil {
 			return err
 		}
-		if allow != nil {
-			if err := allow(k); err != nil {
-				return err
-			}
-		}
-		if k.RevokedAt != nil {
-			return nil
-		}
-		now := Now()
-		// Only the revocation that finds it live writes, so a second one
-		// racing it (where nothing locks the row) audits nothing.
-		res := tx.Model(&APIKey{}).Where("organization_id = ? AND id = ? AND revoked_at IS NULL", orgID, k.ID).Update("revoked_at", now)
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected == 0 {
-			return tx.Where("organization_id = ? AND id = ?", orgID, k.ID).Take(k).Error
-		}
-		k.RevokedAt = &now
-		if by == nil {
-			return nil
-		}
-		seq, err := nextSeq(tx, orgID, k.ID)
-		if err != nil {
-			return err
-		}
-		return writeAudit(tx, &AuditEntry{ID: newID(ids.Audit), OrganizationID: orgID, SubjectType: "key", SubjectID: k.ID,
-			Seq: seq, Action: KeyRevoked, ActorID: by.ID, ActorName: by.Name, Detail: describeKey(k), At: now})
+		_, err = s.MarkRevoked(ctx, k, Now())
+		return err
 	})
 	return k, err
+}
+
+// LockKey reads the organisation's key id under its row lock, for the
+// rest of ctx's transaction.
+func (s *DirectoryStore) LockKey(ctx context.Context, orgID, id string) (*APIKey, error) {
+	return lockedIn[APIKey](ctx, orgID, id, "key")
+}
+
+// MarkRevoked revokes k at now in ctx's transaction, only when it is
+// still live: a second revocation racing it (where nothing locks the row)
+// is told it lost (won false, k read again) and should write nothing.
+func (s *DirectoryStore) MarkRevoked(ctx context.Context, k *APIKey, now time.Time) (won bool, err error) {
+	st, err := inTx(ctx)
+	if err != nil {
+		return false, err
+	}
+	res := st.tx.Model(&APIKey{}).Where("organization_id = ? AND id = ? AND revoked_at IS NULL", k.OrganizationID, k.ID).Update("revoked_at", now)
+	if res.Error != nil {
+		return false, res.Error
+	}
+	if res.RowsAffected == 0 {
+		return false, st.tx.Where("organization_id = ? AND id = ?", k.OrganizationID, k.ID).Take(k).Error
+	}
+	k.RevokedAt = &now
+	return true, nil
 }
 
 // KeyRevoked is the audit action of a key or token revoked.
 const KeyRevoked = "key.revoked"
 
-// describeKey names k in an audit entry: its kind, its name (a member
+// DescribeKey names k in an audit entry: its kind, its name (a member
 // token's says for whom), the member a token acts for and the characters
 // its secret starts with, as the lists show them.
-func describeKey(k *APIKey) string {
+func DescribeKey(k *APIKey) string {
 	what := k.Kind + " key " + k.Name
 	if k.Kind == KeyMember {
 		what = "member " + k.Name
