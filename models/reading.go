@@ -8,7 +8,6 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
-	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
 )
 
@@ -147,9 +146,6 @@ func (s *ReportStore) PublicReportsBySlug(ctx context.Context, slug string, limi
 	return out, err
 }
 
-// ViewEventData builds report.viewed's data (the wire serializer).
-type ViewEventData func(r *Report, viewer *Person, v *ReportView) ([]byte, error)
-
 // ViewNotice is when report.viewed last fired for one viewer of one
 // report: the row both serialises racing views and remembers the time.
 type ViewNotice struct {
@@ -158,40 +154,29 @@ type ViewNotice struct {
 	NotifiedAt time.Time `gorm:"not null"`
 }
 
-// RecordView records that viewer (nil: a public reader not signed in)
-// opened version of r, and writes report.viewed unless that viewer was
-// notified of less than every ago (the reports service's rule). The notice row is claimed by
-// a conditional update, so of two racing views one notifies, and views
-// of different readers never wait on each other.
-func (s *ReportStore) RecordView(ctx context.Context, r *Report, version int, viewer *Person, every time.Duration, data ViewEventData) error {
-	viewerID := ""
-	if viewer != nil {
-		viewerID = viewer.ID()
+// ClaimViewNotice claims, in ctx's transaction, viewerID's notice of
+// reportID's views for now, unless claimed less than every ago: of two
+// racing views one claims it, and views of different readers never wait
+// on each other. "" is a public reader not signed in.
+func (s *ReportStore) ClaimViewNotice(ctx context.Context, reportID, viewerID string, every time.Duration, now time.Time) (bool, error) {
+	st, err := inTx(ctx)
+	if err != nil {
+		return false, err
 	}
-	wrote := false
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		now := Now()
-		notify, err := claimEvery(tx, &ViewNotice{ReportID: r.ID, ViewerID: viewerID},
-			map[string]any{"report_id": r.ID, "viewer_id": viewerID}, "notified_at", every, now)
-		if err != nil {
-			return err
-		}
-		v := &ReportView{ID: newID(ids.View), OrganizationID: r.OrganizationID, ReportID: r.ID, ViewerID: viewerID,
-			Version: version, Notified: notify, At: now}
-		if err := tx.Create(v).Error; err != nil || !v.Notified {
-			return err
-		}
-		b, err := data(r, viewer, v)
-		if err != nil {
-			return err
-		}
-		wrote = true
-		return reportEvent(tx, r, events.ReportViewed, b, now)
-	})
-	if wrote {
-		s.changes.EventWritten()
+	return claimEvery(st.tx, &ViewNotice{ReportID: reportID, ViewerID: viewerID},
+		map[string]any{"report_id": reportID, "viewer_id": viewerID}, "notified_at", every, now)
+}
+
+// InsertView writes a view, in ctx's transaction.
+func (s *ReportStore) InsertView(ctx context.Context, v *ReportView) error {
+	st, err := inTx(ctx)
+	if err != nil {
+		return err
 	}
-	return err
+	if v.ID == "" {
+		v.ID = newID(ids.View)
+	}
+	return st.tx.Create(v).Error
 }
 
 // Views lists a report's views, oldest first.
@@ -201,33 +186,16 @@ func (s *ReportStore) Views(ctx context.Context, reportID string) ([]ReportView,
 	return out, err
 }
 
-// AccessEventData builds access.requested's data (the wire serializer).
-type AccessEventData func(r *Report, person *Person) ([]byte, error)
-
-// RequestAccess records that person asks to read r and writes
-// access.requested, unless they asked less than every ago (the reports
-// service's rule);
-// it reports whether this request is new (so the owner is emailed).
-func (s *ReportStore) RequestAccess(ctx context.Context, r *Report, person *Person, every time.Duration, data AccessEventData) (bool, error) {
-	fresh := false
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		now := Now()
-		claimed, err := claimEvery(tx, &AccessRequest{ReportID: r.ID, PersonID: person.ID()},
-			map[string]any{"report_id": r.ID, "person_id": person.ID()}, "requested_at", every, now)
-		if err != nil || !claimed {
-			return err
-		}
-		b, err := data(r, person)
-		if err != nil {
-			return err
-		}
-		fresh = true
-		return reportEvent(tx, r, events.AccessRequested, b, now)
-	})
-	if fresh {
-		s.changes.EventWritten()
+// ClaimAccessRequest claims, in ctx's transaction, personID's request to
+// read reportID for now, unless claimed less than every ago: of two racing
+// requests one claims it.
+func (s *ReportStore) ClaimAccessRequest(ctx context.Context, reportID, personID string, every time.Duration, now time.Time) (bool, error) {
+	st, err := inTx(ctx)
+	if err != nil {
+		return false, err
 	}
-	return fresh, err
+	return claimEvery(st.tx, &AccessRequest{ReportID: reportID, PersonID: personID},
+		map[string]any{"report_id": reportID, "person_id": personID}, "requested_at", every, now)
 }
 
 // claimEvery claims row, a throttle found by key whose column holds when

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/models"
 )
 
@@ -104,5 +105,24 @@ func (s *Service) HostedDataset(ctx context.Context, r *models.Report, name stri
 // r, and tells webhooks (report.viewed) at most once per ViewEventEvery
 // for one reader.
 func (s *Service) RecordView(ctx context.Context, r *models.Report, version int, reader *models.Person) error {
-	return s.store.RecordView(ctx, r, version, reader, ViewEventEvery, s.ViewedData)
+	viewerID := ""
+	if reader != nil {
+		viewerID = reader.ID()
+	}
+	return s.store.Tx(ctx, func(ctx context.Context) error {
+		now := models.Now()
+		notify, err := s.store.ClaimViewNotice(ctx, r.ID, viewerID, ViewEventEvery, now)
+		if err != nil {
+			return err
+		}
+		v := &models.ReportView{OrganizationID: r.OrganizationID, ReportID: r.ID, ViewerID: viewerID, Version: version, Notified: notify, At: now}
+		if err := s.store.InsertView(ctx, v); err != nil || !notify {
+			return err
+		}
+		b, err := s.viewedData(r, reader, v)
+		if err != nil {
+			return err
+		}
+		return s.store.Emit(ctx, models.ReportEvent(r, events.ReportViewed, b, now))
+	})
 }

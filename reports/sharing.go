@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/rules"
 	"github.com/assent-hq/assent/internal/validate"
@@ -268,8 +269,8 @@ func (s *Service) sharedData(r *models.Report, added []models.ReportGrant) ([]by
 	return json.Marshal(wire.ReportShared{Report: wire.NewReport(r, nil, s.baseURL), Added: wire.NewGrants(added)})
 }
 
-// ViewedData is report.viewed's data.
-func (s *Service) ViewedData(r *models.Report, viewer *models.Person, v *models.ReportView) ([]byte, error) {
+// viewedData is report.viewed's data.
+func (s *Service) viewedData(r *models.Report, viewer *models.Person, v *models.ReportView) ([]byte, error) {
 	out := wire.ReportViewed{Report: wire.NewReport(r, nil, s.baseURL), Version: v.Version, ViewedAt: wiretime.New(v.At)}
 	if viewer != nil {
 		ref := viewer.Ref()
@@ -286,9 +287,21 @@ func (s *Service) RequestAccess(ctx context.Context, r *models.Report, who model
 	if err != nil {
 		return false, err
 	}
-	return s.store.RequestAccess(ctx, r, person, AccessRequestEvery, func(r *models.Report, p *models.Person) ([]byte, error) {
-		return json.Marshal(wire.AccessRequested{Report: wire.NewReport(r, nil, s.baseURL), Person: p.Ref()})
+	fresh := false
+	err = s.store.Tx(ctx, func(ctx context.Context) error {
+		now := models.Now()
+		claimed, err := s.store.ClaimAccessRequest(ctx, r.ID, person.ID(), AccessRequestEvery, now)
+		if err != nil || !claimed {
+			return err
+		}
+		b, err := json.Marshal(wire.AccessRequested{Report: wire.NewReport(r, nil, s.baseURL), Person: person.Ref()})
+		if err != nil {
+			return err
+		}
+		fresh = true
+		return s.store.Emit(ctx, models.ReportEvent(r, events.AccessRequested, b, now))
 	})
+	return fresh, err
 }
 
 // SettingsInput changes a report's sharing settings: its classification,
