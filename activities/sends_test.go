@@ -18,6 +18,7 @@ import (
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/notify"
+	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/workflows"
 )
 
@@ -50,10 +51,10 @@ func TestReportSendEmailsEachRecipientOnce(t *testing.T) {
 			models.Publication{State: models.VersionPublished, By: models.Actor{ID: ada.ID, Name: "Ada", IsPerson: true}}, nil,
 			func(*models.Report, *models.ReportVersion) ([]byte, error) { return []byte(`{}`), nil })
 		require.NoError(t, err)
-		send := &models.ReportSend{Note: "For Monday's review"}
-		send.Recipients.V = []models.SendRecipient{{Email: ada.Email, PersonID: ada.ID, Kind: models.ApproverMember}, {Email: "pat@new.example"}}
-		_, send, _, err = store.SendReport(ctx, org.ID, r.ID, send, "internal", models.Actor{ID: "key_1", Name: "report agent"}, nil,
-			func(*models.Report, []models.ReportGrant) ([]byte, error) { return []byte(`{}`), nil })
+		sent, err := reports.New(reports.Deps{Store: store}).Send(ctx, (&models.Person{Organization: org, Member: ada}).Actor(), r.ID,
+			&reports.SendInput{To: []string{ada.Email, "pat@new.example"}, Note: "For Monday's review"}, nil)
+		require.NoError(t, err)
+		send, err := store.GetSend(ctx, org.ID, sent.ID)
 		require.NoError(t, err)
 
 		box := mail.NewMailbox(0)
@@ -77,7 +78,7 @@ func TestReportSendEmailsEachRecipientOnce(t *testing.T) {
 		msgs := box.Messages()
 		require.Len(t, msgs, 2, "two failures were retried; each recipient once")
 		for _, m := range msgs {
-			assert.Equal(t, "report agent shared Q3 numbers with you", m.Subject)
+			assert.Equal(t, "Ada shared Q3 numbers with you", m.Subject)
 			assert.Contains(t, m.Text, "For Monday's review")
 			assert.Contains(t, m.Text, "https://assent.example/reports/finance/q3")
 		}

@@ -85,13 +85,13 @@ type CommentImage struct {
 // LockReport reads one of the organisation's reports under its row lock,
 // for the rest of ctx's transaction: a report's comments and steps are
 // written one at a time.
-func (s *CommentStore) LockReport(ctx context.Context, orgID, id string) (*Report, error) {
+func (s *core) LockReport(ctx context.Context, orgID, id string) (*Report, error) {
 	return lockedIn[Report](ctx, orgID, id, "report "+id)
 }
 
 // ReportStep numbers r's next step, saves r and appends the step's audit
 // entry, in ctx's transaction.
-func (s *CommentStore) ReportStep(ctx context.Context, r *Report, action, detail string, by Actor, at time.Time) error {
+func (s *core) ReportStep(ctx context.Context, r *Report, action, detail string, by Actor, at time.Time) error {
 	st, err := inTx(ctx)
 	if err != nil {
 		return err

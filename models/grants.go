@@ -7,7 +7,6 @@ import (
 
 	"gorm.io/gorm"
 
-	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
 )
@@ -43,10 +42,6 @@ type NewGrant struct {
 	Kind, SubjectID, Name string
 }
 
-// ShareEventData builds report.shared's data from the report and the
-// grants added (the wire serializer, which models cannot import).
-type ShareEventData func(r *Report, added []ReportGrant) ([]byte, error)
-
 // insertGrants adds the grants r does not have yet and returns them.
 func insertGrants(tx *gorm.DB, r *Report, grants []NewGrant, by Actor, now time.Time) ([]ReportGrant, error) {
 	have, err := grantsOf(tx, r.ID)
@@ -73,15 +68,6 @@ func insertGrants(tx *gorm.DB, r *Report, grants []NewGrant, by Actor, now time.
 	return added, syncAudience(tx, r)
 }
 
-// sharedEvent writes report.shared with the grants added.
-func sharedEvent(tx *gorm.DB, r *Report, added []ReportGrant, data ShareEventData, now time.Time) error {
-	b, err := data(r, added)
-	if err != nil {
-		return err
-	}
-	return reportEvent(tx, r, events.ReportShared, b, now)
-}
-
 // syncAudience makes the report's audience list name its grants, in the
 // order they were made.
 func syncAudience(tx *gorm.DB, r *Report) error {
@@ -93,124 +79,35 @@ func syncAudience(tx *gorm.DB, r *Report) error {
 	return nil
 }
 
-// Share adds grants to one of the organisation's reports, under its row
-// lock, and writes report.shared with those added (none when every grant
-// was already there). The grants were checked against the sharing rules
-// of the report classified checkedAs; a reclassification since refuses.
-func (s *ReportStore) Share(ctx context.Context, orgID, reportID string, grants []NewGrant, checkedAs string, by Actor, data ShareEventData) (*Report, []ReportGrant, error) {
-	var r *Report
-	var added []ReportGrant
-	wrote := false
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var err error
-		if r, err = getReport(tx.Clauses(lockForUpdate(tx)...), orgID, reportID); err != nil {
-			return err
-		}
-		if err := stillClassified(r, checkedAs); err != nil {
-			return err
-		}
-		now := Now()
-		if added, err = insertGrants(tx, r, grants, by, now); err != nil || len(added) == 0 {
-			return err
-		}
-		if _, err = s.reportStep(tx, r, nil, "shared", grantNames(added), by, "", nil, now); err != nil {
-			return err
-		}
-		wrote = true
-		return sharedEvent(tx, r, added, data, now)
-	})
+// AddGrants adds the grants r does not have yet, in ctx's transaction,
+// and returns them; r's audience names them after.
+func (s *ReportStore) AddGrants(ctx context.Context, r *Report, grants []NewGrant, by Actor, at time.Time) ([]ReportGrant, error) {
+	st, err := inTx(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	s.reportChanged(r.ID, wrote)
-	return r, added, nil
+	return insertGrants(st.tx, r, grants, by, at)
 }
 
-// Unshare removes the grants of one of the organisation's reports that
-// remove picks, under the report's row lock, and returns them.
-func (s *ReportStore) Unshare(ctx context.Context, orgID, reportID string, remove func([]ReportGrant) ([]ReportGrant, error), by Actor) (*Report, []ReportGrant, error) {
-	return s.removeGrants(ctx, orgID, reportID, ReportSettings{}, func(_ *Report, have []ReportGrant) ([]ReportGrant, error) { return remove(have) }, by)
-}
-
-// ReportSettings are a report's sharing settings to change; nil ones stay.
-type ReportSettings struct {
-	Classification *string
-	ShowViewers    *bool
-}
-
-// UpdateSettings changes a report's sharing settings and, when its
-// classification changes, removes in the same step the grants remove
-// picks as broken by the new level.
-func (s *ReportStore) UpdateSettings(ctx context.Context, orgID, reportID string, set ReportSettings, remove func(*Report, []ReportGrant) ([]ReportGrant, error), by Actor) (*Report, []ReportGrant, error) {
-	return s.removeGrants(ctx, orgID, reportID, set, remove, by)
-}
-
-// removeGrants applies set to the report, then removes the grants pick
-// chooses: always when set is empty (an unshare), otherwise only when the
-// classification changes.
-func (s *ReportStore) removeGrants(ctx context.Context, orgID, reportID string, set ReportSettings, pick func(*Report, []ReportGrant) ([]ReportGrant, error), by Actor) (*Report, []ReportGrant, error) {
-	var r *Report
-	var removed []ReportGrant
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var err error
-		if r, err = getReport(tx.Clauses(lockForUpdate(tx)...), orgID, reportID); err != nil {
-			return err
-		}
-		unshare := set.Classification == nil && set.ShowViewers == nil
-		reclassified := set.Classification != nil && *set.Classification != r.Classification
-		viewers := set.ShowViewers != nil && *set.ShowViewers != r.ShowViewers
-		if !unshare && !reclassified && !viewers {
-			return nil // nothing changes
-		}
-		action, details := "unshared", []string{}
-		if viewers {
-			r.ShowViewers = *set.ShowViewers
-			action = "viewers hidden"
-			if r.ShowViewers {
-				action = "viewers shown"
-			}
-		}
-		if reclassified {
-			details = append(details, r.Classification+" → "+*set.Classification)
-			if viewers {
-				details = append(details, action)
-			}
-			action = "reclassified"
-			r.Classification = *set.Classification
-		}
-		if unshare || reclassified {
-			have, err := grantsOf(tx, r.ID)
-			if err != nil {
-				return err
-			}
-			if removed, err = pick(r, have); err != nil || (len(removed) == 0 && unshare) {
-				return err
-			}
-		}
-		if len(removed) > 0 {
-			var gone []string
-			for _, g := range removed {
-				gone = append(gone, g.ID)
-			}
-			if err := tx.Where("id IN ?", gone).Delete(&ReportGrant{}).Error; err != nil {
-				return err
-			}
-			if err := syncAudience(tx, r); err != nil {
-				return err
-			}
-			details = append(details, "removed "+grantNames(removed))
-		}
-		_, err = s.reportStep(tx, r, nil, action, strings.Join(details, "; "), by, "", nil, Now())
+// DeleteGrants removes r's grants gone, in ctx's transaction; r's
+// audience no longer names them.
+func (s *ReportStore) DeleteGrants(ctx context.Context, r *Report, gone []ReportGrant) error {
+	st, err := inTx(ctx)
+	if err != nil {
 		return err
-	})
-	if err != nil {
-		return nil, nil, err
 	}
-	s.changes.Changed(r.ID)
-	return r, removed, nil
+	ids := make([]string, len(gone))
+	for i, g := range gone {
+		ids[i] = g.ID
+	}
+	if err := st.tx.Where("report_id = ? AND id IN ?", r.ID, ids).Delete(&ReportGrant{}).Error; err != nil {
+		return err
+	}
+	return syncAudience(st.tx, r)
 }
 
-func grantNames(gs []ReportGrant) string {
+// GrantNames lists grants by the phrases that name them, for audit details.
+func GrantNames(gs []ReportGrant) string {
 	names := make([]string, len(gs))
 	for i, g := range gs {
 		names[i] = g.Name
@@ -220,7 +117,7 @@ func grantNames(gs []ReportGrant) string {
 
 // Grants lists a report's grants in the order they were made.
 func (s *ReportStore) Grants(ctx context.Context, reportID string) ([]ReportGrant, error) {
-	return grantsOf(s.db.WithContext(ctx), reportID)
+	return grantsOf(s.conn(ctx), reportID)
 }
 
 func grantsOf(q *gorm.DB, reportID string) ([]ReportGrant, error) {
@@ -276,14 +173,4 @@ func (s *ReportStore) ReadableReports(ctx context.Context, person *Person, limit
 	err := readableBy(db.Model(&Report{}), db, person).Where("NOT reports.archived AND reports.live_version IS NOT NULL").
 		Order("reports.updated_at DESC, reports.id").Limit(limit).Find(&out).Error
 	return out, err
-}
-
-// stillClassified refuses grants checked against a classification the
-// report no longer has: a reclassification ran between the check and the
-// lock.
-func stillClassified(r *Report, checkedAs string) error {
-	if r.Classification != checkedAs {
-		return apperr.New(apperr.InvalidState, "report %s was reclassified %s while this was checked; send it again", r.Slug, r.Classification)
-	}
-	return nil
 }

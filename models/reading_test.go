@@ -64,4 +64,3 @@ func TestReadingUnderRaces(t *testing.T) {
 		assert.Equal(t, n-1, lost)
 	})
 }
-

@@ -3,13 +3,10 @@ package models
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"time"
 
 	"gorm.io/gorm"
 
-	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
 )
 
@@ -41,82 +38,34 @@ type ReportSend struct {
 	CreatedAt      time.Time
 }
 
-// SendReport makes send: in one transaction under the report's row lock
-// it admits the addresses the organisation has not seen as guests, grants
-// every recipient access (report.shared with those added), and records
-// the send, bound to claim. A retry of a claimed send returns the send the
-// first attempt made.
-func (s *ReportStore) SendReport(ctx context.Context, orgID, reportID string, send *ReportSend, checkedAs string, by Actor, claim *Claim, data ShareEventData) (*Report, *ReportSend, []ReportGrant, error) {
-	var r *Report
-	var added []ReportGrant
-	var earlier string
-	wrote := false
-	send.ID, send.OrganizationID, send.SentBy, send.SentByName = newID(ids.Send), orgID, by.ID, by.Name
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var err error
-		if r, err = getReport(tx.Clauses(lockForUpdate(tx)...), orgID, reportID); err != nil {
-			return err
-		}
-		if err := stillClassified(r, checkedAs); err != nil {
-			return err
-		}
-		if earlier, err = BindClaim(tx, claim, send.ID); err != nil || earlier != "" {
-			if earlier != "" {
-				return errRollback
-			}
-			return err
-		}
-		now := Now()
-		send.ReportID, send.CreatedAt = r.ID, now
-		var grants []NewGrant
-		var admitted []string
-		for i, rc := range send.Recipients.V {
-			if rc.PersonID == "" {
-				g := &Guest{ID: newID(ids.Guest), OrganizationID: orgID, Email: rc.Email}
-				if err := tx.Create(g).Error; err != nil {
-					if errors.Is(err, gorm.ErrDuplicatedKey) {
-						return apperr.New(apperr.Conflict, "%s joined the organisation meanwhile; send again", rc.Email)
-					}
-					return err
-				}
-				send.Recipients.V[i].PersonID, send.Recipients.V[i].Kind, send.Recipients.V[i].Admitted = g.ID, ApproverGuest, true
-				admitted = append(admitted, rc.Email)
-			}
-			rc = send.Recipients.V[i]
-			grants = append(grants, NewGrant{Kind: rc.Kind, SubjectID: rc.PersonID, Name: rc.Email})
-		}
-		if added, err = insertGrants(tx, r, grants, by, now); err != nil {
-			return err
-		}
-		if err := tx.Create(send).Error; err != nil {
-			return err
-		}
-		detail := fmt.Sprintf("sent to %d address(es)", len(send.Recipients.V))
-		if len(admitted) > 0 {
-			detail += "; admitted as guests by " + by.Name + ": " + strings.Join(admitted, ", ")
-		}
-		if _, err := s.reportStep(tx, r, nil, "sent", detail, by, "", nil, now); err != nil {
-			return err
-		}
-		if len(added) == 0 {
-			return nil
-		}
-		wrote = true
-		return sharedEvent(tx, r, added, data, now)
-	})
-	if earlier != "" {
-		prior, err := s.GetSend(ctx, orgID, earlier)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		r, err := s.GetReport(ctx, orgID, prior.ReportID)
-		return r, prior, nil, err
-	}
+// InsertSend writes send, in ctx's transaction.
+func (s *ReportStore) InsertSend(ctx context.Context, send *ReportSend) error {
+	st, err := inTx(ctx)
 	if err != nil {
-		return nil, nil, nil, err
+		return err
 	}
-	s.reportChanged(r.ID, wrote)
-	return r, send, added, nil
+	if send.ID == "" {
+		send.ID = newID(ids.Send)
+	}
+	return st.tx.Create(send).Error
+}
+
+// AdmitGuest writes g, a guest a send admits, in ctx's transaction; an
+// address that became a member or guest meanwhile is ErrDuplicate, which
+// ends the transaction.
+func (s *ReportStore) AdmitGuest(ctx context.Context, g *Guest) error {
+	st, err := inTx(ctx)
+	if err != nil {
+		return err
+	}
+	if g.ID == "" {
+		g.ID = newID(ids.Guest)
+	}
+	err = st.tx.Create(g).Error
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		return ErrDuplicate
+	}
+	return err
 }
 
 // GetSend returns one of the organisation's sends.

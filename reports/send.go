@@ -2,13 +2,17 @@ package reports
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
 
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/wire"
@@ -84,7 +88,7 @@ func (s *Service) Send(ctx context.Context, p models.Actor, idOrSlug string, in 
 		}
 		send.Recipients.V = append(send.Recipients.V, rc)
 	}
-	r, send, added, err := s.store.SendReport(ctx, orgID, r.ID, send, r.Classification, by, claim, s.sharedData)
+	r, send, added, err := s.record(ctx, orgID, r.ID, send, r.Classification, by, claim)
 	if err != nil {
 		return nil, err
 	}
@@ -98,6 +102,83 @@ func (s *Service) Send(ctx context.Context, p models.Actor, idOrSlug string, in 
 		return nil, err
 	}
 	return &Sent{ID: send.ID, ReportID: r.ID, Recipients: send.Recipients.V, Added: wire.NewGrants(added), Audience: wire.NewGrants(all)}, nil
+}
+
+// record makes send: in one transaction under the report's row lock it
+// admits the addresses the organisation has not seen as guests, grants
+// every recipient access (report.shared with those added), and records
+// the send, bound to claim. A retry of a claimed send returns the send the
+// first attempt made.
+func (s *Service) record(ctx context.Context, orgID, reportID string, send *models.ReportSend, checkedAs string, by models.Actor,
+	claim *models.Claim) (*models.Report, *models.ReportSend, []models.ReportGrant, error) {
+	var r *models.Report
+	var added []models.ReportGrant
+	var earlier, joined string
+	send.ID, send.OrganizationID, send.SentBy, send.SentByName = ids.New(ids.Send), orgID, by.ID, by.Name
+	err := s.store.Tx(ctx, func(ctx context.Context) error {
+		var err error
+		if r, err = s.store.LockReport(ctx, orgID, reportID); err != nil {
+			return err
+		}
+		if err := stillClassified(r, checkedAs); err != nil {
+			return err
+		}
+		if earlier, err = s.store.BindClaim(ctx, claim, send.ID); err != nil || earlier != "" {
+			return err
+		}
+		s.store.Changed(ctx, r.ID)
+		now := models.Now()
+		send.ReportID, send.CreatedAt = r.ID, now
+		var grants []models.NewGrant
+		var admitted []string
+		for i := range send.Recipients.V {
+			rc := &send.Recipients.V[i]
+			if rc.PersonID == "" {
+				g := &models.Guest{OrganizationID: orgID, Email: rc.Email}
+				if err := s.store.AdmitGuest(ctx, g); err != nil {
+					if errors.Is(err, models.ErrDuplicate) {
+						joined = rc.Email
+					}
+					return err
+				}
+				rc.PersonID, rc.Kind, rc.Admitted = g.ID, models.ApproverGuest, true
+				admitted = append(admitted, rc.Email)
+			}
+			grants = append(grants, models.NewGrant{Kind: rc.Kind, SubjectID: rc.PersonID, Name: rc.Email})
+		}
+		if added, err = s.store.AddGrants(ctx, r, grants, by, now); err != nil {
+			return err
+		}
+		if err := s.store.InsertSend(ctx, send); err != nil {
+			return err
+		}
+		detail := fmt.Sprintf("sent to %d address(es)", len(send.Recipients.V))
+		if len(admitted) > 0 {
+			detail += "; admitted as guests by " + by.Name + ": " + strings.Join(admitted, ", ")
+		}
+		if err := s.store.ReportStep(ctx, r, "sent", detail, by, now); err != nil || len(added) == 0 {
+			return err
+		}
+		b, err := s.sharedData(r, added)
+		if err != nil {
+			return err
+		}
+		return s.store.Emit(ctx, models.ReportEvent(r, events.ReportShared, b, now))
+	})
+	switch {
+	case joined != "":
+		return nil, nil, nil, apperr.New(apperr.Conflict, "%s joined the organisation meanwhile; send again", joined)
+	case err != nil:
+		return nil, nil, nil, err
+	case earlier != "":
+		prior, err := s.store.GetSend(ctx, orgID, earlier)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		r, err := s.store.GetReport(ctx, orgID, prior.ReportID)
+		return r, prior, nil, err
+	}
+	return r, send, added, nil
 }
 
 func (s *Service) startSend(ctx context.Context, send *models.ReportSend) error {

@@ -178,7 +178,7 @@ func (s *Service) Share(ctx context.Context, orgID string, by models.Actor, idOr
 	if err != nil {
 		return nil, err
 	}
-	r, added, err := s.store.Share(ctx, orgID, r.ID, grants, r.Classification, by, s.sharedData)
+	r, added, err := s.share(ctx, orgID, r.ID, grants, r.Classification, by)
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +224,7 @@ func (s *Service) Unshare(ctx context.Context, orgID string, by models.Actor, id
 				"%q is the report's owner, whose access cannot be removed", m.Phrase)
 		}
 	}
-	r, removed, err := s.store.Unshare(ctx, orgID, r.ID, func(have []models.ReportGrant) ([]models.ReportGrant, error) {
+	r, removed, err := s.removeGrants(ctx, orgID, r.ID, settings{}, func(_ *models.Report, have []models.ReportGrant) ([]models.ReportGrant, error) {
 		var out []models.ReportGrant
 		for _, g := range have {
 			hit := slices.ContainsFunc(in.Audience, func(p string) bool { return strings.EqualFold(g.Name, strings.TrimSpace(p)) })
@@ -267,6 +267,115 @@ func (s *Service) Audience(ctx context.Context, orgID, idOrSlug string) (*models
 
 func (s *Service) sharedData(r *models.Report, added []models.ReportGrant) ([]byte, error) {
 	return json.Marshal(wire.ReportShared{Report: wire.NewReport(r, nil, s.baseURL), Added: wire.NewGrants(added)})
+}
+
+// share adds grants to one of the organisation's reports, under its row
+// lock, and writes report.shared with those added (none when every grant
+// was already there). The grants were checked against the sharing rules
+// of the report classified checkedAs; a reclassification since refuses.
+func (s *Service) share(ctx context.Context, orgID, reportID string, grants []models.NewGrant, checkedAs string, by models.Actor) (*models.Report, []models.ReportGrant, error) {
+	var r *models.Report
+	var added []models.ReportGrant
+	err := s.store.Tx(ctx, func(ctx context.Context) error {
+		var err error
+		if r, err = s.store.LockReport(ctx, orgID, reportID); err != nil {
+			return err
+		}
+		s.store.Changed(ctx, r.ID)
+		if err := stillClassified(r, checkedAs); err != nil {
+			return err
+		}
+		now := models.Now()
+		if added, err = s.store.AddGrants(ctx, r, grants, by, now); err != nil || len(added) == 0 {
+			return err
+		}
+		if err := s.store.ReportStep(ctx, r, "shared", models.GrantNames(added), by, now); err != nil {
+			return err
+		}
+		b, err := s.sharedData(r, added)
+		if err != nil {
+			return err
+		}
+		return s.store.Emit(ctx, models.ReportEvent(r, events.ReportShared, b, now))
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, added, nil
+}
+
+// stillClassified refuses a change checked against r classified
+// checkedAs, when r has been reclassified since.
+func stillClassified(r *models.Report, checkedAs string) error {
+	if r.Classification != checkedAs {
+		return apperr.New(apperr.InvalidState, "report %s was reclassified %s while this was checked; send it again", r.Slug, r.Classification)
+	}
+	return nil
+}
+
+// settings are a report's sharing settings to change; nil ones stay.
+type settings struct {
+	classification *string
+	showViewers    *bool
+}
+
+// removeGrants applies set to the report, under its row lock, then
+// removes the grants pick chooses: always when set is empty (an unshare),
+// otherwise only when the classification changes. The step is audited
+// with what changed.
+func (s *Service) removeGrants(ctx context.Context, orgID, reportID string, set settings,
+	pick func(*models.Report, []models.ReportGrant) ([]models.ReportGrant, error), by models.Actor) (*models.Report, []models.ReportGrant, error) {
+	var r *models.Report
+	var removed []models.ReportGrant
+	err := s.store.Tx(ctx, func(ctx context.Context) error {
+		var err error
+		if r, err = s.store.LockReport(ctx, orgID, reportID); err != nil {
+			return err
+		}
+		s.store.Changed(ctx, r.ID)
+		unshare := set.classification == nil && set.showViewers == nil
+		reclassified := set.classification != nil && *set.classification != r.Classification
+		viewers := set.showViewers != nil && *set.showViewers != r.ShowViewers
+		if !unshare && !reclassified && !viewers {
+			return nil // nothing changes
+		}
+		action, details := "unshared", []string{}
+		if viewers {
+			r.ShowViewers = *set.showViewers
+			action = "viewers hidden"
+			if r.ShowViewers {
+				action = "viewers shown"
+			}
+		}
+		if reclassified {
+			details = append(details, r.Classification+" → "+*set.classification)
+			if viewers {
+				details = append(details, action)
+			}
+			action = "reclassified"
+			r.Classification = *set.classification
+		}
+		if unshare || reclassified {
+			have, err := s.store.Grants(ctx, r.ID)
+			if err != nil {
+				return err
+			}
+			if removed, err = pick(r, have); err != nil || (len(removed) == 0 && unshare) {
+				return err
+			}
+		}
+		if len(removed) > 0 {
+			if err := s.store.DeleteGrants(ctx, r, removed); err != nil {
+				return err
+			}
+			details = append(details, "removed "+models.GrantNames(removed))
+		}
+		return s.store.ReportStep(ctx, r, action, strings.Join(details, "; "), by, models.Now())
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, removed, nil
 }
 
 // viewedData is report.viewed's data.
@@ -338,8 +447,8 @@ func (s *Service) UpdateSettings(ctx context.Context, orgID string, by models.Ac
 	if err != nil {
 		return nil, nil, err
 	}
-	set := models.ReportSettings{Classification: in.Classification, ShowViewers: in.ShowViewers}
-	return s.store.UpdateSettings(ctx, orgID, r.ID, set, func(r *models.Report, have []models.ReportGrant) ([]models.ReportGrant, error) {
+	set := settings{classification: in.Classification, showViewers: in.ShowViewers}
+	return s.removeGrants(ctx, orgID, r.ID, set, func(r *models.Report, have []models.ReportGrant) ([]models.ReportGrant, error) {
 		var broken []models.ReportGrant
 		for _, g := range have {
 			granter := models.Actor{ID: g.GrantedBy, Name: g.GrantedByName, IsPerson: !ids.HasPrefix(g.GrantedBy, ids.Key)}
