@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/wire"
 	"github.com/assent-hq/assent/workflows"
 )
@@ -23,14 +24,9 @@ func (a *Activities) DecideHeld(ctx context.Context, o workflows.HoldOutcome) er
 	if o.Timeout {
 		by = systemActor
 	}
-	_, _, err := a.Store.DecideHeld(ctx, o.OrganizationID, o.VersionID, o.Decision == workflows.HoldRelease, by, a.reportEventData)
+	versions := reports.Versions{Store: a.Store, BaseURL: a.BaseURL}
+	_, _, err := versions.DecideHeld(ctx, o.OrganizationID, o.VersionID, o.Decision == workflows.HoldRelease, by)
 	return err
-}
-
-// reportEventData is a report event's data: the report with the version
-// concerned.
-func (a *Activities) reportEventData(r *models.Report, v *models.ReportVersion) ([]byte, error) {
-	return json.Marshal(wire.NewReport(r, v, a.BaseURL))
 }
 
 // ScheduleDue writes schedule.due for a schedule's run, once per moment.

@@ -47,9 +47,8 @@ func TestReportSendEmailsEachRecipientOnce(t *testing.T) {
 		require.NoError(t, err)
 		ada, err := store.CreateMember(ctx, org.ID, "ada@example.com", "Ada", "")
 		require.NoError(t, err)
-		r, _, err := store.CreateReport(ctx, models.NewReport{OrganizationID: org.ID, Title: "Q3 numbers", Slug: "finance/q3", Classification: "internal"},
-			models.Publication{State: models.VersionPublished, By: models.Actor{ID: ada.ID, Name: "Ada", IsPerson: true}}, nil,
-			func(*models.Report, *models.ReportVersion) ([]byte, error) { return []byte(`{}`), nil })
+		r, _, err := reports.Versions{Store: store}.Create(ctx, models.NewReport{OrganizationID: org.ID, Title: "Q3 numbers", Slug: "finance/q3", Classification: "internal"},
+			models.Publication{State: models.VersionPublished, By: models.Actor{ID: ada.ID, Name: "Ada", IsPerson: true}}, nil)
 		require.NoError(t, err)
 		sent, err := reports.New(reports.Deps{Store: store}).Send(ctx, (&models.Person{Organization: org, Member: ada}).Actor(), r.ID,
 			&reports.SendInput{To: []string{ada.Email, "pat@new.example"}, Note: "For Monday's review"}, nil)

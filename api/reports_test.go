@@ -25,6 +25,7 @@ import (
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/reports"
 )
 
 // Fake secrets, built from pieces so this file holds none a scanner
@@ -518,10 +519,9 @@ func TestLostHoldIsStartedByTheReconciler(t *testing.T) {
 		s := newStack(t, db)
 		ctx := context.Background()
 		page := "<base href=\"https://elsewhere.example/\">"
-		r, v, err := s.store.CreateReport(ctx, models.NewReport{OrganizationID: s.org.ID, Title: "Lost", Slug: "lost", Classification: "internal"},
+		r, v, err := reports.Versions{Store: s.store}.Create(ctx, models.NewReport{OrganizationID: s.org.ID, Title: "Lost", Slug: "lost", Classification: "internal"},
 			models.Publication{State: models.VersionHeld, By: models.Actor{ID: "key_x", Name: "agent"},
-				Findings: []models.Finding{{Rule: "base-off-origin", File: "index.html", Line: 1, Excerpt: page, Severity: "hold"}}}, nil,
-			func(*models.Report, *models.ReportVersion) ([]byte, error) { return []byte(`{}`), nil })
+				Findings: []models.Finding{{Rule: "base-off-origin", File: "index.html", Line: 1, Excerpt: page, Severity: "hold"}}}, nil)
 		require.NoError(t, err)
 		n, err := s.services.Reports.StartUnowned(ctx, time.Now().Add(time.Minute), 10)
 		require.NoError(t, err)

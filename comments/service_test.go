@@ -34,10 +34,9 @@ func TestCommentsAreOneTransactionEach(t *testing.T) {
 		agent := func(n int) models.Actor {
 			return models.Actor{ID: fmt.Sprintf("key_%d", n), Name: fmt.Sprintf("agent %d", n), Organization: org}
 		}
-		r, _, err := store.CreateReport(ctx, models.NewReport{OrganizationID: org.ID, Title: "Q3", Slug: "q3", SlugGiven: true,
+		r, _, err := reports.Versions{Store: store}.Create(ctx, models.NewReport{OrganizationID: org.ID, Title: "Q3", Slug: "q3", SlugGiven: true,
 			Classification: models.ClassInternal}, models.Publication{State: models.VersionPublished, By: agent(0),
-			Files: []models.ManifestFile{{Path: "index.html", SHA256: "ab", Size: 10}}}, nil,
-			func(r *models.Report, v *models.ReportVersion) ([]byte, error) { return []byte(`{}`), nil })
+			Files: []models.ManifestFile{{Path: "index.html", SHA256: "ab", Size: 10}}}, nil)
 		require.NoError(t, err)
 		svc := comments.New(comments.Deps{Store: store, Reports: reports.New(reports.Deps{Store: store}), BaseURL: "http://assent.test"})
 		steps := func() int {

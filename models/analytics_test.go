@@ -12,6 +12,7 @@ import (
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/reports"
 )
 
 // TestAnalyticsAddUpViews: totals, UTC days, recent readers and the
@@ -31,7 +32,7 @@ func TestAnalyticsAddUpViews(t *testing.T) {
 		r := newReport(t, s, org.ID, "read")
 		quiet := newReport(t, s, org.ID, "quiet")
 		archived := newReport(t, s, org.ID, "archived")
-		_, err = s.SetArchived(ctx, org.ID, archived.ID, true, models.Actor{ID: "key_x", Name: "agent"})
+		_, err = reports.Versions{Store: s}.SetArchived(ctx, org.ID, archived.ID, true, models.Actor{ID: "key_x", Name: "agent"})
 		require.NoError(t, err)
 		elsewhere := newReport(t, s, other.ID, "elsewhere")
 

@@ -96,8 +96,7 @@ func (s *core) ReportStep(ctx context.Context, r *Report, action, detail string,
 	if err != nil {
 		return err
 	}
-	_, err = s.reportStep(st.tx, r, nil, action, detail, by, "", nil, at)
-	return err
+	return reportStep(st.tx, r, action, detail, by, at)
 }
 
 // InsertThread writes a new thread of report r, open, at at.

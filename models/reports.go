@@ -12,7 +12,6 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/internal/apperr"
-	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/publishscan"
 )
@@ -278,10 +277,6 @@ type Publication struct {
 	UploadID string
 }
 
-// ReportEventData builds an event's data from the report and the version
-// it concerns (the wire serializer, which models cannot import).
-type ReportEventData func(*Report, *ReportVersion) ([]byte, error)
-
 // NewReport is a report to create with its first version.
 type NewReport struct {
 	OrganizationID string
@@ -299,103 +294,57 @@ type NewReport struct {
 	CopiedFrom *Report
 }
 
-// CreateReport creates a report with its first version, binding claim to
-// the report. When an earlier attempt of the claimed request already made
-// it, that report and its first version are returned.
-func (s *ReportStore) CreateReport(ctx context.Context, in NewReport, pub Publication, claim *Claim, data ReportEventData) (*Report, *ReportVersion, error) {
-	now := Now()
-	r := &Report{ID: newID(ids.Report), OrganizationID: in.OrganizationID, Key: strings.ToLower(RandomToken(20)),
-		Title: in.Title, Living: in.Living, Classification: in.Classification, Audience: StringList{},
-		OwnerID: pub.By.ID, OwnerName: pub.By.Name, OwnerPerson: pub.By.IsPerson, FlowID: in.FlowID, CreatedAt: now, UpdatedAt: now}
-	if in.CopiedFrom != nil {
-		r.CopiedFromID = &in.CopiedFrom.ID
-	}
-	var v *ReportVersion
-	var earlier string
-	wrote := false
-	for attempt := 1; ; attempt++ {
-		r.Slug = derivedSlug(in.Slug, attempt)
-		err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			if r.FlowID != nil {
-				if err := requireOpenFlow(tx, r.OrganizationID, *r.FlowID); err != nil {
-					return err
-				}
-			}
-			var err error
-			if earlier, err = BindClaim(tx, claim, r.ID); err != nil || earlier != "" {
-				if earlier != "" {
-					return errRollback
-				}
-				return err
-			}
-			var n int64
-			if err := tx.Model(&Report{}).Where("organization_id = ? AND slug = ?", r.OrganizationID, r.Slug).Count(&n).Error; err != nil {
-				return err
-			}
-			if n > 0 {
-				return errSlugTaken
-			}
-			if err := tx.Create(r).Error; err != nil {
-				if errors.Is(err, gorm.ErrDuplicatedKey) {
-					return errSlugTaken
-				}
-				return err
-			}
-			if _, err := insertGrants(tx, r, in.Grants, pub.By, now); err != nil {
-				return err
-			}
-			if v, wrote, err = s.addVersion(tx, r, newID(ids.Version), pub, data); err != nil || in.CopiedFrom == nil {
-				return err
-			}
-			return s.auditCopy(tx, in.CopiedFrom.ID, r, pub.By, now)
-		})
-		if earlier != "" {
-			return s.claimedReport(ctx, in.OrganizationID, earlier)
-		}
-		if errors.Is(err, errSlugTaken) {
-			if in.SlugGiven {
-				return nil, nil, apperr.Field(apperr.SlugTaken, "slug", "slug %q is already used by another report in this organisation", r.Slug)
-			}
-			if attempt < 20 {
-				continue
-			}
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		break
-	}
-	s.reportChanged(r.ID, wrote)
-	s.versionWritten(v)
-	return r, v, nil
+// SlugTaken says whether the organisation has a report at slug.
+func (s *ReportStore) SlugTaken(ctx context.Context, orgID, slug string) (bool, error) {
+	var n int64
+	err := s.conn(ctx).Model(&Report{}).Where("organization_id = ? AND slug = ?", orgID, slug).Count(&n).Error
+	return n > 0, err
 }
 
-var errSlugTaken = errors.New("slug taken")
-
-// auditCopy records on the source's trail that copy was made from it.
-func (s *ReportStore) auditCopy(tx *gorm.DB, sourceID string, copy *Report, by Actor, now time.Time) error {
-	src, err := getReport(tx.Clauses(lockForUpdate(tx)...), copy.OrganizationID, sourceID)
+// InsertReport writes r, in ctx's transaction; a slug taken meanwhile is
+// ErrDuplicate, which ends the transaction.
+func (s *ReportStore) InsertReport(ctx context.Context, r *Report) error {
+	st, err := inTx(ctx)
 	if err != nil {
 		return err
 	}
-	_, err = s.reportStep(tx, src, nil, "copied", fmt.Sprintf("copied as %s (%s)", copy.Slug, copy.ID), by, "", nil, now)
+	err = st.tx.Create(r).Error
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		return ErrDuplicate
+	}
 	return err
 }
 
-// derivedSlug is the slug to try on the nth attempt: slug itself, then
-// slug-2 to slug-9, then slug with a random suffix, within the slug limit.
-func derivedSlug(slug string, n int) string {
-	if n == 1 {
-		return slug
+// ConsumeUpload uses the organisation's upload id up, in ctx's
+// transaction; one used or expired is not found.
+func (s *ReportStore) ConsumeUpload(ctx context.Context, orgID, id string) error {
+	st, err := inTx(ctx)
+	if err != nil {
+		return err
 	}
-	suffix := fmt.Sprintf("-%d", n)
-	if n >= 10 {
-		suffix = "-" + RandomToken(4)[:6]
+	return consumeUpload(st.tx, orgID, id)
+}
+
+// InsertVersion writes v, in ctx's transaction, counted once it commits.
+func (s *ReportStore) InsertVersion(ctx context.Context, v *ReportVersion) error {
+	st, err := inTx(ctx)
+	if err != nil {
+		return err
 	}
-	if len(slug)+len(suffix) > MaxSlug {
-		slug = strings.TrimRight(slug[:MaxSlug-len(suffix)], "-/")
+	if err := st.tx.Create(v).Error; err != nil {
+		return err
 	}
-	return slug + suffix
+	st.onCommit = append(st.onCommit, func() { s.versionWritten(v) })
+	return nil
+}
+
+// SaveVersion writes v's changes, in ctx's transaction.
+func (s *ReportStore) SaveVersion(ctx context.Context, v *ReportVersion) error {
+	st, err := inTx(ctx)
+	if err != nil {
+		return err
+	}
+	return st.tx.Save(v).Error
 }
 
 // MaxSlug bounds a report's slug.
@@ -430,140 +379,21 @@ func (s *ReportStore) ClaimedVersion(ctx context.Context, claim *Claim) (*Report
 	return r, &v, err
 }
 
-// PublishVersion adds the next version to a report. expected, when set,
-// must be the report's latest version number (version_conflict
-// otherwise); the report's row is locked, so of two publishes expecting
-// the same number one wins.
-func (s *ReportStore) PublishVersion(ctx context.Context, orgID, reportID string, expected *int, pub Publication, claim *Claim, data ReportEventData) (*Report, *ReportVersion, error) {
-	var r *Report
-	var v *ReportVersion
-	var earlier string
-	wrote := false
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var err error
-		if r, err = take[Report](tx.Clauses(lockForUpdate(tx)...), orgID, reportID, "report "+reportID); err != nil {
-			return err
-		}
-		if expected != nil && *expected != r.LatestVersion {
-			return apperr.Field(apperr.VersionConflict, "expectedVersion",
-				"expectedVersion is %d but the report's latest version is %d: read the versions and publish again", *expected, r.LatestVersion)
-		}
-		id := newID(ids.Version)
-		if earlier, err = BindClaim(tx, claim, id); err != nil || earlier != "" {
-			if earlier != "" {
-				return errRollback
-			}
-			return err
-		}
-		v, wrote, err = s.addVersion(tx, r, id, pub, data)
-		return err
-	})
-	if earlier != "" {
-		return s.ClaimedVersion(ctx, claim)
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	s.reportChanged(r.ID, wrote)
-	s.versionWritten(v)
-	return r, v, nil
-}
-
-// addVersion writes r's next version, id, from pub in tx, with its audit
-// entry and event, and consumes its upload.
-func (s *ReportStore) addVersion(tx *gorm.DB, r *Report, id string, pub Publication, data ReportEventData) (*ReportVersion, bool, error) {
-	if pub.UploadID != "" {
-		if err := consumeUpload(tx, r.OrganizationID, pub.UploadID); err != nil {
-			return nil, false, err
-		}
-	}
-	now := Now()
-	var size int64
-	for _, f := range pub.Files {
-		size += f.Size
-	}
-	r.LatestVersion++
-	v := &ReportVersion{ID: id, OrganizationID: r.OrganizationID, ReportID: r.ID, Version: r.LatestVersion,
-		State: pub.State, ChangeSummary: pub.ChangeSummary, PublishedBy: pub.By.ID, PublishedByName: pub.By.Name,
-		Files: JSON[[]ManifestFile]{V: nonNil(pub.Files)}, Bytes: size, Findings: JSON[[]Finding]{V: nonNil(pub.Findings)}, CreatedAt: now}
-	if err := tx.Create(v).Error; err != nil {
-		return nil, false, err
-	}
-	action, event := "published", ""
-	switch pub.State {
-	case VersionPublished:
-		event = goLive(r, v)
-	case VersionHeld:
-		action, event = "held", events.PublishHeld
-	case VersionDeclined:
-		action = "declined"
-	}
-	detail := fmt.Sprintf("version %d", v.Version)
-	if n := len(pub.Findings); n > 0 {
-		detail += fmt.Sprintf(", %d finding(s) of the publish scan", n)
-	}
-	wrote, err := s.reportStep(tx, r, v, action, detail, pub.By, event, data, now)
-	return v, wrote, err
-}
-
-// goLive makes v the live version of r and names the event it causes: a
-// report's first live version is published, any later one updates it.
-func goLive(r *Report, v *ReportVersion) string {
-	first := r.LiveVersion == nil // once live, a report always has a live version
-	n := v.Version
-	r.LiveVersion = &n
-	if first {
-		return events.ReportPublished
-	}
-	return events.ReportUpdated
-}
-
-// reportStep saves r, writes an audit entry about it and, when event is
-// set, the outbox event with data about r and v.
-func (s *core) reportStep(tx *gorm.DB, r *Report, v *ReportVersion, action, detail string, by Actor, event string, data ReportEventData, now time.Time) (bool, error) {
+// reportStep saves r and writes an audit entry about it, its next step.
+func reportStep(tx *gorm.DB, r *Report, action, detail string, by Actor, now time.Time) error {
 	r.AuditSeq++
 	r.UpdatedAt = now
 	if err := tx.Save(r).Error; err != nil {
-		return false, err
+		return err
 	}
-	entry := &AuditEntry{ID: newID(ids.Audit), OrganizationID: r.OrganizationID, FlowID: r.FlowID, SubjectType: "report",
-		SubjectID: r.ID, Seq: r.AuditSeq, Action: action, ActorID: by.ID, ActorName: by.Name, Detail: detail, At: now}
-	if err := writeAudit(tx, entry); err != nil {
-		return false, err
-	}
-	if event == "" {
-		return false, nil
-	}
-	b, err := data(r, v)
-	if err != nil {
-		return false, err
-	}
-	return true, reportEvent(tx, r, event, b, now)
-}
-
-// reportEvent writes an outbox event of kind about r with data b.
-func reportEvent(tx *gorm.DB, r *Report, kind string, b []byte, now time.Time) error {
-	return tx.Create(ReportEvent(r, kind, b, now)).Error
+	return writeAudit(tx, &AuditEntry{ID: newID(ids.Audit), OrganizationID: r.OrganizationID, FlowID: r.FlowID, SubjectType: "report",
+		SubjectID: r.ID, Seq: r.AuditSeq, Action: action, ActorID: by.ID, ActorName: by.Name, Detail: detail, At: now})
 }
 
 // ReportEvent is an outbox event of kind about r with data b, at now.
 func ReportEvent(r *Report, kind string, b []byte, now time.Time) *Event {
 	return &Event{ID: newID(ids.Event), OrganizationID: r.OrganizationID, Kind: kind,
 		SubjectType: "report", SubjectID: r.ID, Data: b, CreatedAt: now}
-}
-
-func (s *core) reportChanged(id string, wroteEvent bool) {
-	if wroteEvent {
-		s.changes.EventWritten()
-	}
-	s.changes.Changed(id)
-}
-
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }
 
 // GetReport returns one of the organisation's reports by id or slug.
@@ -618,7 +448,7 @@ func (s *ReportStore) ListVersions(ctx context.Context, r *Report) ([]ReportVers
 // GetVersionNumber returns version n of r.
 func (s *ReportStore) GetVersionNumber(ctx context.Context, r *Report, n int) (*ReportVersion, error) {
 	var v ReportVersion
-	err := s.db.WithContext(ctx).Where("organization_id = ? AND report_id = ? AND version = ?", r.OrganizationID, r.ID, n).Take(&v).Error
+	err := s.conn(ctx).Where("organization_id = ? AND report_id = ? AND version = ?", r.OrganizationID, r.ID, n).Take(&v).Error
 	if err != nil {
 		return nil, notFound(err, fmt.Sprintf("version %d of report %s", n, r.ID))
 	}
@@ -627,7 +457,7 @@ func (s *ReportStore) GetVersionNumber(ctx context.Context, r *Report, n int) (*
 
 // GetVersion returns one of the organisation's versions by id.
 func (s *ReportStore) GetVersion(ctx context.Context, orgID, id string) (*ReportVersion, error) {
-	return take[ReportVersion](s.db.WithContext(ctx), orgID, id, "version "+id)
+	return take[ReportVersion](s.conn(ctx), orgID, id, "version "+id)
 }
 
 // LiveVersion returns r's live version, or an invalid_state error when
@@ -637,71 +467,6 @@ func (s *ReportStore) LiveVersion(ctx context.Context, r *Report) (*ReportVersio
 		return nil, apperr.New(apperr.InvalidState, "report %s has no live version yet", r.Slug)
 	}
 	return s.GetVersionNumber(ctx, r, *r.LiveVersion)
-}
-
-// Rollback makes an earlier version that went live the live one again.
-// Nothing is deleted; rolling forward is the same call with a later
-// number. Making the live version live again changes nothing.
-func (s *ReportStore) Rollback(ctx context.Context, orgID, idOrSlug string, version int, by Actor, data ReportEventData) (*Report, *ReportVersion, error) {
-	var r *Report
-	var v ReportVersion
-	wrote := false
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var err error
-		if r, err = getReport(tx.Clauses(lockForUpdate(tx)...), orgID, idOrSlug); err != nil {
-			return err
-		}
-		if err := tx.Where("report_id = ? AND version = ?", r.ID, version).Take(&v).Error; err != nil {
-			if errors.Is(err, gorm.ErrRecordNotFound) {
-				return apperr.Field(apperr.NotFound, "version", "report %s has no version %d", r.Slug, version)
-			}
-			return err
-		}
-		if v.State != VersionPublished {
-			return apperr.Field(apperr.InvalidState, "version", "version %d was %s by the publish scan and never went live", version, v.State)
-		}
-		if r.LiveVersion != nil && *r.LiveVersion == version {
-			return nil
-		}
-		from := "none"
-		if r.LiveVersion != nil {
-			from = fmt.Sprint(*r.LiveVersion)
-		}
-		event := goLive(r, &v)
-		wrote, err = s.reportStep(tx, r, &v, "rolled back", fmt.Sprintf("live version %s → %d", from, version), by, event, data, Now())
-		return err
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	s.reportChanged(r.ID, wrote)
-	return r, &v, nil
-}
-
-// SetArchived archives a report (its address stops serving) or restores
-// it with the same live version and audience.
-func (s *ReportStore) SetArchived(ctx context.Context, orgID, idOrSlug string, archived bool, by Actor) (*Report, error) {
-	var r *Report
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var err error
-		if r, err = getReport(tx.Clauses(lockForUpdate(tx)...), orgID, idOrSlug); err != nil {
-			return err
-		}
-		if r.Archived == archived {
-			return nil
-		}
-		r.Archived = archived
-		action := "archived"
-		if !archived {
-			action = "restored"
-		}
-		_, err = s.reportStep(tx, r, nil, action, "", by, "", nil, Now())
-		return err
-	})
-	if err == nil {
-		s.changes.Changed(r.ID)
-	}
-	return r, err
 }
 
 // HeldVersions lists the organisation's versions waiting for an owner or
@@ -725,57 +490,6 @@ func (s *ReportStore) UnstartedHolds(ctx context.Context, olderThan time.Time, l
 func (s *ReportStore) MarkHoldStarted(ctx context.Context, orgID, versionID string) error {
 	return s.db.WithContext(ctx).Model(&ReportVersion{}).Where("organization_id = ? AND id = ?", orgID, versionID).
 		Update("hold_started", true).Error
-}
-
-// DecideHeld releases or declines a held version. A released version goes
-// live as if published now, unless a newer version is live, when it
-// becomes previous. Deciding a version already decided the same way is a
-// no-op, so the hold workflow's activity may be retried.
-func (s *ReportStore) DecideHeld(ctx context.Context, orgID, versionID string, release bool, by Actor, data ReportEventData) (*Report, *ReportVersion, error) {
-	var r *Report
-	var v *ReportVersion
-	wrote := false
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var err error
-		if v, err = take[ReportVersion](tx, orgID, versionID, "version "+versionID); err != nil {
-			return err
-		}
-		// The report's lock orders deciders; the version is read again
-		// under it, so two decisions never both find it held.
-		if r, err = getReport(tx.Clauses(lockForUpdate(tx)...), orgID, v.ReportID); err != nil {
-			return err
-		}
-		if v, err = take[ReportVersion](tx, orgID, versionID, "version "+versionID); err != nil {
-			return err
-		}
-		if v.State != VersionHeld {
-			if release == (v.State == VersionPublished) {
-				return nil
-			}
-			return apperr.New(apperr.InvalidState, "version %d is already %s", v.Version, v.State)
-		}
-		now := Now()
-		v.DecidedBy, v.DecidedByName, v.DecidedAt = &by.ID, &by.Name, &now
-		action, event := "declined", ""
-		if release {
-			v.State, action = VersionPublished, "released"
-			if r.LiveVersion == nil || *r.LiveVersion < v.Version {
-				event = goLive(r, v)
-			}
-		} else {
-			v.State = VersionDeclined
-		}
-		if err := tx.Save(v).Error; err != nil {
-			return err
-		}
-		wrote, err = s.reportStep(tx, r, v, action, fmt.Sprintf("version %d", v.Version), by, event, data, now)
-		return err
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	s.reportChanged(r.ID, wrote)
-	return r, v, nil
 }
 
 // RandomToken is n random bytes in lower-case base32.

@@ -68,7 +68,7 @@ func (s *Service) Copy(ctx context.Context, p models.Actor, from string, in *Cop
 	if err := setSlug(&nr, in.Slug); err != nil {
 		return nil, nil, err
 	}
-	r, v, err := s.store.CreateReport(ctx, nr, pub, claim, s.eventData)
+	r, v, err := s.versions().Create(ctx, nr, pub, claim)
 	if err != nil {
 		return nil, nil, err
 	}

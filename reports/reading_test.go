@@ -29,9 +29,8 @@ func TestReadingUnderRaces(t *testing.T) {
 		store := models.NewStore(db, testenv.Keys())
 		svc := reports.New(reports.Deps{Store: store, BaseURL: "https://assent.example"})
 		people := testenv.NewPeople(t, store, "agent")
-		r, _, err := store.CreateReport(ctx, models.NewReport{OrganizationID: people.ID, Title: "Q3", Slug: "raced", SlugGiven: true,
-			Classification: models.ClassInternal}, models.Publication{State: models.VersionPublished, By: people.Agent}, nil,
-			func(*models.Report, *models.ReportVersion) ([]byte, error) { return []byte(`{}`), nil })
+		r, _, err := reports.Versions{Store: store}.Create(ctx, models.NewReport{OrganizationID: people.ID, Title: "Q3", Slug: "raced", SlugGiven: true,
+			Classification: models.ClassInternal}, models.Publication{State: models.VersionPublished, By: people.Agent}, nil)
 		require.NoError(t, err)
 		count := func(kind string) (n int) {
 			evs, err := store.ListEvents(ctx, people.ID, r.ID)

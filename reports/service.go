@@ -8,7 +8,6 @@ package reports
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"strings"
 
@@ -19,7 +18,6 @@ import (
 	"github.com/assent-hq/assent/internal/bundle"
 	"github.com/assent-hq/assent/internal/publishscan"
 	"github.com/assent-hq/assent/models"
-	"github.com/assent-hq/assent/wire"
 )
 
 // Deps are what the service needs.
@@ -134,7 +132,7 @@ func (s *Service) Create(ctx context.Context, p models.Actor, in *CreateInput, c
 	if err != nil {
 		return nil, nil, err
 	}
-	r, v, err := s.store.CreateReport(ctx, nr, pub, claim, s.eventData)
+	r, v, err := s.versions().Create(ctx, nr, pub, claim)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -164,7 +162,7 @@ func (s *Service) Publish(ctx context.Context, p models.Actor, idOrSlug string, 
 	if err != nil {
 		return nil, nil, err
 	}
-	r, v, err := s.store.PublishVersion(ctx, p.Organization.ID, r.ID, in.ExpectedVersion, pub, claim, s.eventData)
+	r, v, err := s.versions().Publish(ctx, p.Organization.ID, r.ID, in.ExpectedVersion, pub, claim)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -212,7 +210,7 @@ func (s *Service) Rollback(ctx context.Context, orgID string, by models.Actor, i
 	if err != nil {
 		return nil, nil, err
 	}
-	return s.store.Rollback(ctx, orgID, r.ID, *in.Version, by, s.eventData)
+	return s.versions().Rollback(ctx, orgID, r.ID, *in.Version, by)
 }
 
 // ArchiveInput archives a report, or restores it with archived false.
@@ -227,14 +225,11 @@ func (s *Service) Archive(ctx context.Context, p models.Actor, idOrSlug string, 
 		return nil, err
 	}
 	archived := in.Archived == nil || *in.Archived
-	return s.store.SetArchived(ctx, p.Organization.ID, r.ID, archived, p)
+	return s.versions().SetArchived(ctx, p.Organization.ID, r.ID, archived, p)
 }
 
-// eventData is a report event's data: the report with the version
-// concerned, as the API shows it.
-func (s *Service) eventData(r *models.Report, v *models.ReportVersion) ([]byte, error) {
-	return json.Marshal(wire.NewReport(r, v, s.baseURL))
-}
+// versions writes the reports' versions and their life.
+func (s *Service) versions() Versions { return Versions{Store: s.store, BaseURL: s.baseURL} }
 
 // Blobs is the blob store the service keeps report files in, which other
 // report-bound content (comment images) shares.

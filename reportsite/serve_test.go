@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -96,9 +95,8 @@ func newFixture(t *testing.T, files map[string][]byte) *fixture {
 		require.NoError(t, err)
 		pub.Files = append(pub.Files, models.ManifestFile{Path: name, SHA256: sum, Size: int64(len(data))})
 	}
-	rep, _, err := store.CreateReport(ctx, models.NewReport{OrganizationID: org.ID, Title: "Big", Slug: "big", SlugGiven: true,
-		Classification: models.ClassInternal, Grants: []models.NewGrant{{Kind: models.GrantPublic, Name: "public"}}}, pub, nil,
-		func(r *models.Report, v *models.ReportVersion) ([]byte, error) { return json.Marshal(r.ID) })
+	rep, _, err := reports.Versions{Store: store}.Create(ctx, models.NewReport{OrganizationID: org.ID, Title: "Big", Slug: "big", SlugGiven: true,
+		Classification: models.ClassInternal, Grants: []models.NewGrant{{Kind: models.GrantPublic, Name: "public"}}}, pub, nil)
 	require.NoError(t, err)
 	site, err := New(Deps{Reports: reports.New(reports.Deps{Store: store, Blobs: blobs, BaseURL: "https://app.example.com"}),
 		Blobs: blobs, AppURL: "https://app.example.com", Domain: "reports.example.com",
