@@ -2,11 +2,9 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
-	"github.com/assent-hq/assent/wire"
 	"github.com/assent-hq/assent/workflows"
 )
 
@@ -31,9 +29,7 @@ func (a *Activities) DecideHeld(ctx context.Context, o workflows.HoldOutcome) er
 
 // ScheduleDue writes schedule.due for a schedule's run, once per moment.
 func (a *Activities) ScheduleDue(ctx context.Context, e workflows.ScheduleDueEvent) error {
-	_, err := a.Store.ScheduleDue(ctx, e.OrganizationID, e.ScheduleID, e.DueAt, func(sc *models.Schedule, r *models.Report) ([]byte, error) {
-		return json.Marshal(wire.ScheduleDue{Schedule: wire.NewSchedule(sc), Report: wire.NewReport(r, nil, a.BaseURL)})
-	})
+	_, err := reports.Versions{Store: a.Store, BaseURL: a.BaseURL}.ScheduleDue(ctx, e.OrganizationID, e.ScheduleID, e.DueAt)
 	return err
 }
 

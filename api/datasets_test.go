@@ -3,6 +3,7 @@ package api_test
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -74,5 +75,14 @@ func TestDatasets(t *testing.T) {
 		require.Equal(t, 204, f.do(t, "DELETE", base+"d01", f.agentKey, "", nil).status)
 		assert.Equal(t, 404, f.do(t, "GET", base+"d01", f.agentKey, "", nil).status)
 		assert.Equal(t, 404, f.do(t, "DELETE", base+"d01", f.agentKey, "", nil).status)
+
+		// One place left, four new datasets at once: one takes it.
+		statuses := make([]int, 4)
+		var wg sync.WaitGroup
+		for i := range statuses {
+			wg.Go(func() { statuses[i] = f.do(t, "PUT", base+fmt.Sprintf("new%d", i), f.agentKey, `[]`, nil).status })
+		}
+		wg.Wait()
+		assert.ElementsMatch(t, []int{201, 409, 409, 409}, statuses, "the report's lock lets one new dataset take the last place")
 	})
 }

@@ -82,11 +82,15 @@ type CommentImage struct {
 	Size        int64  `gorm:"not null"`
 }
 
-// LockReport reads one of the organisation's reports under its row lock,
-// for the rest of ctx's transaction: a report's comments and steps are
-// written one at a time.
-func (s *core) LockReport(ctx context.Context, orgID, id string) (*Report, error) {
-	return lockedIn[Report](ctx, orgID, id, "report "+id)
+// LockReport reads one of the organisation's reports, by id or slug,
+// under its row lock, for the rest of ctx's transaction: a report's
+// versions, grants, comments and steps are written one at a time.
+func (s *core) LockReport(ctx context.Context, orgID, idOrSlug string) (*Report, error) {
+	st, err := inTx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return getReport(st.tx.Clauses(lockForUpdate(st.tx)...), orgID, idOrSlug)
 }
 
 // ReportStep numbers r's next step, saves r and appends the step's audit

@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"gorm.io/gorm"
-
 	"github.com/assent-hq/assent/internal/apperr"
 )
 
@@ -28,39 +26,37 @@ const (
 	MaxDatasetBytes = 5 << 20
 )
 
-// PutDataset stores data as the report's dataset name, replacing one of
-// that name, and reports whether it was new. A new one beyond
-// MaxDatasets is refused; the report's row is locked so two new ones
-// cannot both take the last place.
-func (s *ReportStore) PutDataset(ctx context.Context, orgID, idOrSlug, name string, data []byte) (*Dataset, bool, error) {
+// ReplaceDataset writes data over the report's dataset name, in ctx's
+// transaction, and returns it; nil when the report has none of that name.
+func (s *ReportStore) ReplaceDataset(ctx context.Context, r *Report, name string, data []byte) (*Dataset, error) {
+	st, err := inTx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res := st.tx.Model(&Dataset{}).Where("report_id = ? AND name = ?", r.ID, name).
+		Updates(map[string]any{"data": data, "bytes": len(data), "updated_at": Now()})
+	if res.Error != nil || res.RowsAffected == 0 {
+		return nil, res.Error
+	}
 	var d Dataset
-	created := false
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		r, err := getReport(tx.Clauses(lockForUpdate(tx)...), orgID, idOrSlug)
-		if err != nil {
-			return err
-		}
-		now := Now()
-		res := tx.Model(&Dataset{}).Where("report_id = ? AND name = ?", r.ID, name).
-			Updates(map[string]any{"data": data, "bytes": len(data), "updated_at": now})
-		if res.Error != nil || res.RowsAffected == 1 {
-			if res.Error == nil {
-				err = tx.Where("report_id = ? AND name = ?", r.ID, name).Take(&d).Error
-			}
-			return err
-		}
-		var n int64
-		if err := tx.Model(&Dataset{}).Where("report_id = ?", r.ID).Count(&n).Error; err != nil {
-			return err
-		}
-		if n >= MaxDatasets {
-			return apperr.Field(apperr.LimitReached, "name", "report %s already has %d datasets, the most it may have; delete one first", r.Slug, MaxDatasets)
-		}
-		d = Dataset{ReportID: r.ID, Name: name, OrganizationID: orgID, Data: data, Bytes: len(data), CreatedAt: now, UpdatedAt: now}
-		created = true
-		return tx.Create(&d).Error
-	})
-	return &d, created, err
+	return &d, st.tx.Where("report_id = ? AND name = ?", r.ID, name).Take(&d).Error
+}
+
+// CountDatasets counts the report's datasets, in ctx's transaction.
+func (s *ReportStore) CountDatasets(ctx context.Context, r *Report) (int64, error) {
+	var n int64
+	return n, s.conn(ctx).Model(&Dataset{}).Where("report_id = ?", r.ID).Count(&n).Error
+}
+
+// InsertDataset writes d, in ctx's transaction.
+func (s *ReportStore) InsertDataset(ctx context.Context, d *Dataset) error {
+	st, err := inTx(ctx)
+	if err != nil {
+		return err
+	}
+	now := Now()
+	d.CreatedAt, d.UpdatedAt = now, now
+	return st.tx.Create(d).Error
 }
 
 // GetDataset returns one dataset of the report.

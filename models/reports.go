@@ -398,7 +398,7 @@ func ReportEvent(r *Report, kind string, b []byte, now time.Time) *Event {
 
 // GetReport returns one of the organisation's reports by id or slug.
 func (s *ReportStore) GetReport(ctx context.Context, orgID, idOrSlug string) (*Report, error) {
-	return getReport(s.db.WithContext(ctx), orgID, idOrSlug)
+	return getReport(s.conn(ctx), orgID, idOrSlug)
 }
 
 func getReport(q *gorm.DB, orgID, idOrSlug string) (*Report, error) {

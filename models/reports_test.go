@@ -2,7 +2,6 @@ package models_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -108,39 +107,5 @@ func TestUploadClaims(t *testing.T) {
 		assert.EqualValues(t, 7, got.Size)
 		assert.Nil(t, got.ReceivingUntil)
 		assert.True(t, apperr.Is(s.ClaimUpload(ctx, "upl_nope", "put-6", later), apperr.UploadNotFound))
-	})
-}
-
-// TestScheduleDueOncePerMoment: schedule.due is written once per moment,
-// never for an earlier one, and not at all for a schedule that is gone.
-func TestScheduleDueOncePerMoment(t *testing.T) {
-	t.Parallel()
-	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
-		ctx := context.Background()
-		s := models.NewStore(db, testenv.Keys())
-		org := newOrg(t, s)
-		r := newReport(t, s, org.ID, "weekly")
-		sc := &models.Schedule{ID: models.NewScheduleID(), OrganizationID: org.ID, ReportID: r.ID, Timezone: "UTC", CreatedBy: "key_1", CreatedByName: "agent"}
-		_, err := s.CreateSchedule(ctx, sc, nil)
-		require.NoError(t, err)
-		data := func(sc *models.Schedule, r *models.Report) ([]byte, error) {
-			return json.Marshal(map[string]string{"s": sc.ID, "r": r.ID})
-		}
-		at := models.Now()
-		for i, c := range []struct {
-			at    time.Time
-			wrote bool
-		}{{at, true}, {at, false}, {at.Add(-time.Minute), false}, {at.Add(time.Hour), true}} {
-			wrote, err := s.ScheduleDue(ctx, org.ID, sc.ID, c.at, data)
-			require.NoError(t, err)
-			assert.Equal(t, c.wrote, wrote, "call %d", i)
-		}
-		evs, err := s.ListEvents(ctx, org.ID, sc.ID)
-		require.NoError(t, err)
-		assert.Len(t, evs, 2)
-		require.NoError(t, s.DeleteSchedule(ctx, org.ID, sc.ID))
-		wrote, err := s.ScheduleDue(ctx, org.ID, sc.ID, at.Add(2*time.Hour), data)
-		require.NoError(t, err)
-		assert.False(t, wrote)
 	})
 }

@@ -4,10 +4,6 @@ import (
 	"context"
 	"time"
 
-	"gorm.io/gorm"
-
-	"github.com/assent-hq/assent/internal/apperr"
-	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
 )
 
@@ -40,25 +36,32 @@ type Schedule struct {
 // created under it.
 func NewScheduleID() string { return newID(ids.Schedule) }
 
-// CreateSchedule writes a new schedule bound to claim, before its
-// Temporal Schedule is registered. When an earlier attempt of the claimed
-// request already wrote one, that one's id is returned instead.
-func (s *ReportStore) CreateSchedule(ctx context.Context, sc *Schedule, claim *Claim) (earlier string, err error) {
+// InsertSchedule writes sc, in ctx's transaction.
+func (s *ReportStore) InsertSchedule(ctx context.Context, sc *Schedule) error {
+	st, err := inTx(ctx)
+	if err != nil {
+		return err
+	}
 	now := Now()
 	sc.CreatedAt, sc.UpdatedAt = now, now
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if earlier, err = BindClaim(tx, claim, sc.ID); err != nil || earlier != "" {
-			if earlier != "" {
-				return errRollback
-			}
-			return err
-		}
-		return tx.Create(sc).Error
-	})
-	if earlier != "" {
-		return earlier, nil
+	return st.tx.Create(sc).Error
+}
+
+// LockSchedule reads the organisation's schedule id under its row lock,
+// for the rest of ctx's transaction.
+func (s *ReportStore) LockSchedule(ctx context.Context, orgID, id string) (*Schedule, error) {
+	return lockedIn[Schedule](ctx, orgID, id, "schedule "+id)
+}
+
+// MarkDue records that schedule.due fired for sc's moment dueAt, in ctx's
+// transaction.
+func (s *ReportStore) MarkDue(ctx context.Context, sc *Schedule, dueAt time.Time) error {
+	st, err := inTx(ctx)
+	if err != nil {
+		return err
 	}
-	return "", err
+	sc.LastDueAt = &dueAt
+	return st.tx.Model(sc).Update("last_due_at", dueAt).Error
 }
 
 // MarkScheduleRegistered records that a schedule's Temporal Schedule
@@ -119,46 +122,4 @@ func (s *ReportStore) SetSchedulePaused(ctx context.Context, orgID, id string, p
 // DeleteSchedule forgets a schedule.
 func (s *ReportStore) DeleteSchedule(ctx context.Context, orgID, id string) error {
 	return remove[Schedule](s.db.WithContext(ctx), orgID, id, "schedule "+id)
-}
-
-// ScheduleEventData builds schedule.due's data from the schedule and its
-// report.
-type ScheduleEventData func(*Schedule, *Report) ([]byte, error)
-
-// ScheduleDue writes schedule.due for the moment dueAt, once: a retry of
-// the same moment, or a moment before the last, writes nothing, and so
-// does a schedule or report that is gone. It reports whether it wrote.
-func (s *ReportStore) ScheduleDue(ctx context.Context, orgID, id string, dueAt time.Time, data ScheduleEventData) (bool, error) {
-	wrote := false
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		sc, err := take[Schedule](tx.Clauses(lockForUpdate(tx)...), orgID, id, "schedule "+id)
-		if err != nil {
-			return err
-		}
-		if sc.LastDueAt != nil && !dueAt.After(*sc.LastDueAt) {
-			return nil
-		}
-		r, err := getReport(tx, orgID, sc.ReportID)
-		if err != nil {
-			return err
-		}
-		sc.LastDueAt = &dueAt
-		if err := tx.Model(sc).Update("last_due_at", dueAt).Error; err != nil {
-			return err
-		}
-		b, err := data(sc, r)
-		if err != nil {
-			return err
-		}
-		wrote = true
-		return tx.Create(&Event{ID: newID(ids.Event), OrganizationID: orgID, Kind: events.ScheduleDue,
-			SubjectType: "schedule", SubjectID: sc.ID, Data: b, CreatedAt: Now()}).Error
-	})
-	if apperr.Is(err, apperr.NotFound) {
-		return false, nil
-	}
-	if wrote {
-		s.changes.EventWritten()
-	}
-	return wrote, err
 }

@@ -31,7 +31,36 @@ func (s *Service) PutDataset(ctx context.Context, orgID string, by models.Actor,
 	if err := decisions.DistinctKeys("", body); err != nil {
 		return nil, false, err
 	}
-	return s.store.PutDataset(ctx, orgID, idOrSlug, name, body)
+	return s.putDataset(ctx, orgID, idOrSlug, name, body)
+}
+
+// putDataset stores data as the report's dataset name, replacing one of
+// that name, and reports whether it was new. A new one beyond
+// models.MaxDatasets is refused; the report's row is locked so two new
+// ones cannot both take the last place.
+func (s *Service) putDataset(ctx context.Context, orgID, idOrSlug, name string, data []byte) (*models.Dataset, bool, error) {
+	var d *models.Dataset
+	created := false
+	err := s.store.Tx(ctx, func(ctx context.Context) error {
+		r, err := s.store.LockReport(ctx, orgID, idOrSlug)
+		if err != nil {
+			return err
+		}
+		if d, err = s.store.ReplaceDataset(ctx, r, name, data); err != nil || d != nil {
+			return err
+		}
+		n, err := s.store.CountDatasets(ctx, r)
+		if err != nil {
+			return err
+		}
+		if n >= models.MaxDatasets {
+			return apperr.Field(apperr.LimitReached, "name", "report %s already has %d datasets, the most it may have; delete one first", r.Slug, models.MaxDatasets)
+		}
+		d = &models.Dataset{ReportID: r.ID, Name: name, OrganizationID: orgID, Data: data, Bytes: len(data)}
+		created = true
+		return s.store.InsertDataset(ctx, d)
+	})
+	return d, created, err
 }
 
 // Dataset returns one of the report's datasets. A person (a member

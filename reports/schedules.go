@@ -54,7 +54,14 @@ func (s *Service) CreateSchedule(ctx context.Context, p models.Actor, in *Schedu
 	if err != nil {
 		return nil, err
 	}
-	earlier, err := s.store.CreateSchedule(ctx, sc, claim)
+	var earlier string
+	err = s.store.Tx(ctx, func(ctx context.Context) error {
+		var err error
+		if earlier, err = s.store.BindClaim(ctx, claim, sc.ID); err != nil || earlier != "" {
+			return err
+		}
+		return s.store.InsertSchedule(ctx, sc)
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,8 @@ import (
 )
 
 // Versions writes a report's life: its creation with its first version,
-// a publish, a rollback, archiving, and a held version's decision. Each
+// a publish, a rollback, archiving, a held version's decision, and a
+// schedule's moment due. Each
 // is one transaction under the report's row lock with its audit step and
 // its event, whose data is the report as the API shows it. The service
 // writes through it, and so does the hold workflow's activity, which has
@@ -327,4 +328,40 @@ func (w Versions) DecideHeld(ctx context.Context, orgID, versionID string, relea
 		return nil, nil, err
 	}
 	return r, v, nil
+}
+
+// ScheduleDue writes schedule.due for the moment dueAt of the
+// organisation's schedule id, once, under the schedule's row lock: a
+// retry of the same moment, or a moment before the last, writes nothing,
+// and so does a schedule or report that is gone. It reports whether it
+// wrote. The schedule's workflow's activity runs it.
+func (w Versions) ScheduleDue(ctx context.Context, orgID, id string, dueAt time.Time) (bool, error) {
+	wrote := false
+	err := w.Store.Tx(ctx, func(ctx context.Context) error {
+		sc, err := w.Store.LockSchedule(ctx, orgID, id)
+		if err != nil {
+			return err
+		}
+		if sc.LastDueAt != nil && !dueAt.After(*sc.LastDueAt) {
+			return nil
+		}
+		r, err := w.Store.GetReport(ctx, orgID, sc.ReportID)
+		if err != nil {
+			return err
+		}
+		if err := w.Store.MarkDue(ctx, sc, dueAt); err != nil {
+			return err
+		}
+		b, err := json.Marshal(wire.ScheduleDue{Schedule: wire.NewSchedule(sc), Report: wire.NewReport(r, nil, w.BaseURL)})
+		if err != nil {
+			return err
+		}
+		wrote = true
+		return w.Store.Emit(ctx, &models.Event{OrganizationID: orgID, Kind: events.ScheduleDue,
+			SubjectType: "schedule", SubjectID: sc.ID, Data: b, CreatedAt: models.Now()})
+	})
+	if apperr.Is(err, apperr.NotFound) {
+		return false, nil
+	}
+	return wrote, err
 }

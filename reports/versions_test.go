@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -221,5 +222,36 @@ func TestConcurrentPublishesExpectingTheSameVersion(t *testing.T) {
 		for i, v := range vs {
 			assert.Equal(t, 2+n-i, v.Version)
 		}
+	})
+}
+
+// TestScheduleDueOncePerMoment: schedule.due is written once per moment,
+// never for an earlier one, and not at all for a schedule that is gone.
+func TestScheduleDueOncePerMoment(t *testing.T) {
+	t.Parallel()
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db, testenv.Keys())
+		w := reports.Versions{Store: s, BaseURL: "https://assent.example"}
+		org := newOrg(t, s)
+		r := newReport(t, s, org.ID, "weekly")
+		sc := &models.Schedule{ID: models.NewScheduleID(), OrganizationID: org.ID, ReportID: r.ID, Timezone: "UTC", CreatedBy: "key_1", CreatedByName: "agent"}
+		require.NoError(t, s.Tx(ctx, func(ctx context.Context) error { return s.InsertSchedule(ctx, sc) }))
+		at := models.Now()
+		for i, c := range []struct {
+			at    time.Time
+			wrote bool
+		}{{at, true}, {at, false}, {at.Add(-time.Minute), false}, {at.Add(time.Hour), true}} {
+			wrote, err := w.ScheduleDue(ctx, org.ID, sc.ID, c.at)
+			require.NoError(t, err)
+			assert.Equal(t, c.wrote, wrote, "call %d", i)
+		}
+		evs, err := s.ListEvents(ctx, org.ID, sc.ID)
+		require.NoError(t, err)
+		assert.Len(t, evs, 2)
+		require.NoError(t, s.DeleteSchedule(ctx, org.ID, sc.ID))
+		wrote, err := w.ScheduleDue(ctx, org.ID, sc.ID, at.Add(2*time.Hour))
+		require.NoError(t, err)
+		assert.False(t, wrote)
 	})
 }
