@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"gorm.io/gorm"
-
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
 )
@@ -91,34 +89,20 @@ func (s *DeliveryStore) ListWebhookEndpoints(ctx context.Context, orgID string, 
 	return list(s.db.WithContext(ctx).Where("organization_id = ?", orgID), p, ids.Webhook, func(w *WebhookEndpoint) string { return w.ID })
 }
 
-// WebhookEndpointPatch changes what is set.
-type WebhookEndpointPatch struct {
-	URL     *string
-	Format  *string
-	Events  *[]string
-	Enabled *bool
+// LockWebhookEndpoint reads the organisation's endpoint id under its row
+// lock, for the rest of ctx's transaction.
+func (s *DeliveryStore) LockWebhookEndpoint(ctx context.Context, orgID, id string) (*WebhookEndpoint, error) {
+	return lockedIn[WebhookEndpoint](ctx, orgID, id, "webhook endpoint "+id)
 }
 
-// UpdateWebhookEndpoint applies p. Enabling a switched-off endpoint
-// switches it on again with a fresh failure count.
-func (s *DeliveryStore) UpdateWebhookEndpoint(ctx context.Context, orgID, id string, p WebhookEndpointPatch) (*WebhookEndpoint, error) {
-	return s.changeWebhookEndpoint(ctx, orgID, id, func(ep *WebhookEndpoint) {
-		if p.URL != nil {
-			ep.URL = *p.URL
-		}
-		if p.Format != nil {
-			ep.Format = *p.Format
-		}
-		if p.Events != nil {
-			ep.Events = append(StringList{}, (*p.Events)...)
-		}
-		if p.Enabled != nil {
-			ep.Enabled = *p.Enabled
-			if ep.Enabled {
-				ep.SwitchedOffAt, ep.ConsecutiveFailures = nil, 0
-			}
-		}
-	})
+// SaveWebhookEndpoint writes ep's changes, in ctx's transaction.
+func (s *DeliveryStore) SaveWebhookEndpoint(ctx context.Context, ep *WebhookEndpoint) error {
+	st, err := inTx(ctx)
+	if err != nil {
+		return err
+	}
+	ep.UpdatedAt = Now()
+	return st.tx.Save(ep).Error
 }
 
 // RotateWebhookSecret makes secret the signing secret; the old one keeps
@@ -137,14 +121,13 @@ func (s *DeliveryStore) RotateWebhookSecret(ctx context.Context, orgID, id, secr
 
 func (s *DeliveryStore) changeWebhookEndpoint(ctx context.Context, orgID, id string, change func(*WebhookEndpoint)) (*WebhookEndpoint, error) {
 	var ep *WebhookEndpoint
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.Tx(ctx, func(ctx context.Context) error {
 		var err error
-		if ep, err = take[WebhookEndpoint](tx.Clauses(lockForUpdate(tx)...), orgID, id, "webhook endpoint "+id); err != nil {
+		if ep, err = s.LockWebhookEndpoint(ctx, orgID, id); err != nil {
 			return err
 		}
 		change(ep)
-		ep.UpdatedAt = Now()
-		return tx.Save(ep).Error
+		return s.SaveWebhookEndpoint(ctx, ep)
 	})
 	return ep, err
 }

@@ -119,8 +119,30 @@ func (s *Service) Update(ctx context.Context, orgID, id string, in Settings) (*m
 	if err := s.check(ctx, in); err != nil {
 		return nil, err
 	}
-	return s.store.UpdateWebhookEndpoint(ctx, orgID, id,
-		models.WebhookEndpointPatch{URL: in.URL, Format: in.Format, Events: in.Events, Enabled: in.Enabled})
+	var ep *models.WebhookEndpoint
+	err := s.store.Tx(ctx, func(ctx context.Context) error {
+		var err error
+		if ep, err = s.store.LockWebhookEndpoint(ctx, orgID, id); err != nil {
+			return err
+		}
+		if in.URL != nil {
+			ep.URL = *in.URL
+		}
+		if in.Format != nil {
+			ep.Format = *in.Format
+		}
+		if in.Events != nil {
+			ep.Events = append(models.StringList{}, (*in.Events)...)
+		}
+		if in.Enabled != nil {
+			ep.Enabled = *in.Enabled
+			if ep.Enabled {
+				ep.SwitchedOffAt, ep.ConsecutiveFailures = nil, 0
+			}
+		}
+		return s.store.SaveWebhookEndpoint(ctx, ep)
+	})
+	return ep, err
 }
 
 // SetEnabled switches an endpoint on or off, as Update with only Enabled
