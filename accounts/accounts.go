@@ -17,13 +17,30 @@ import (
 	"github.com/assent-hq/assent/models"
 )
 
+// Store is what the service reads and writes through: keys, members
+// and organisations, sessions and sign-in links.
+type Store interface {
+	Authenticate(ctx context.Context, secret string) (models.Actor, error)
+	GetOrganization(ctx context.Context, id string) (*models.Organization, error)
+	ActiveMemberByEmail(ctx context.Context, orgID, email string) (*models.Member, error)
+	PeopleWithEmail(ctx context.Context, email string) ([]*models.Person, error)
+	CreateSession(ctx context.Context, orgID, personID string) (*models.Session, string, error)
+	LoadSession(ctx context.Context, token string) (*models.Session, *models.Person, error)
+	TouchSession(ctx context.Context, sess *models.Session) error
+	DeleteSession(ctx context.Context, orgID, id string) error
+	CreateSignInLinks(ctx context.Context, email string) ([]models.IssuedSignInLink, error)
+	IssueSignInLink(ctx context.Context, p *models.Person) (models.IssuedSignInLink, error)
+	PeekSignInLink(ctx context.Context, token string) (*models.Person, error)
+	ConsumeSignInLink(ctx context.Context, token string) (*models.Person, error)
+}
+
 // Service authenticates callers and signs people in.
 type Service struct {
-	store *models.Store
+	store Store
 }
 
 // New returns the service.
-func New(store *models.Store) *Service {
+func New(store Store) *Service {
 	return &Service{store: store}
 }
 
