@@ -30,7 +30,7 @@ type Store interface {
 	Tx(ctx context.Context, fn func(ctx context.Context) error) error
 	ClaimedResource(ctx context.Context, c *models.Claim) (string, error)
 	BindClaim(ctx context.Context, c *models.Claim, id string) (string, error)
-	RequireOpenFlow(ctx context.Context, orgID, id string) error
+	RequireOpenFlow(ctx context.Context, orgID string, flowID *string) error
 	NextSeq(ctx context.Context, orgID, subjectID string) (int, error)
 	Audit(ctx context.Context, e *models.AuditEntry) error
 	Emit(ctx context.Context, e *models.Event) error

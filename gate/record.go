@@ -66,10 +66,8 @@ func (s *Service) record(ctx context.Context, r checkRecord, claim *models.Claim
 	}
 	var earlier string
 	err := s.store.Tx(ctx, func(ctx context.Context) error {
-		if c.FlowID != nil {
-			if err := s.store.RequireOpenFlow(ctx, c.OrganizationID, *c.FlowID); err != nil {
-				return err
-			}
+		if err := s.store.RequireOpenFlow(ctx, c.OrganizationID, c.FlowID); err != nil {
+			return err
 		}
 		var err error
 		if earlier, err = s.store.BindClaim(ctx, claim, c.ID); err != nil || earlier != "" {

@@ -50,13 +50,9 @@ func (s *ReportStore) CountDatasets(ctx context.Context, r *Report) (int64, erro
 
 // InsertDataset writes d, in ctx's transaction.
 func (s *ReportStore) InsertDataset(ctx context.Context, d *Dataset) error {
-	st, err := inTx(ctx)
-	if err != nil {
-		return err
-	}
 	now := Now()
 	d.CreatedAt, d.UpdatedAt = now, now
-	return st.tx.Create(d).Error
+	return insertIn(ctx, d)
 }
 
 // GetDataset returns one dataset of the report.

@@ -53,20 +53,12 @@ func (d *Delegation) ActiveAt(t time.Time) bool { return !t.Before(d.From) && t.
 // transaction: the writes that must see every other of their kind across
 // it (delegations, which a cycle may join) queue on it.
 func (s *core) LockOrganization(ctx context.Context, orgID string) error {
-	_, err := lockedOrganization(ctx, orgID)
-	return err
-}
-
-func lockedOrganization(ctx context.Context, orgID string) (*Organization, error) {
 	st, err := inTx(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var org Organization
-	if err := st.tx.Clauses(lockForUpdate(st.tx)...).Where("id = ?", orgID).Take(&org).Error; err != nil {
-		return nil, notFound(err, "organization "+orgID)
-	}
-	return &org, nil
+	err = st.tx.Clauses(lockForUpdate(st.tx)...).Where("id = ?", orgID).Take(&Organization{}).Error
+	return notFound(err, "organization "+orgID)
 }
 
 // OtherDelegations are the organisation's delegations not yet over but

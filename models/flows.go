@@ -140,8 +140,13 @@ func FlowAudit(f *Flow, seq int, action string, by Actor, at time.Time) *AuditEn
 }
 
 // requireOpenFlow refuses attaching to a flow that is missing, of another
-// organisation, completed or cancelled.
-func requireOpenFlow(tx *gorm.DB, orgID, id string) error {
+// organisation, completed or cancelled; a record in no flow (nil) attaches
+// to none.
+func requireOpenFlow(tx *gorm.DB, orgID string, flowID *string) error {
+	if flowID == nil {
+		return nil
+	}
+	id := *flowID
 	f, err := take[Flow](tx, orgID, id, "flow "+id)
 	if apperr.Is(err, apperr.NotFound) {
 		return apperr.Field(apperr.InvalidRequest, "flowId", "flow %s not found", id)

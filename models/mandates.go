@@ -2,7 +2,6 @@ package models
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"time"
 
@@ -165,15 +164,7 @@ func (m *Mandate) LiveAt(t time.Time) bool {
 // InsertMandate writes m, in ctx's transaction. A second mandate for one
 // approval is ErrDuplicate, which ends the transaction.
 func (s *GateStore) InsertMandate(ctx context.Context, m *Mandate) error {
-	st, err := inTx(ctx)
-	if err != nil {
-		return err
-	}
-	err = st.tx.Create(m).Error
-	if errors.Is(err, gorm.ErrDuplicatedKey) {
-		return ErrDuplicate
-	}
-	return err
+	return insertIn(ctx, m)
 }
 
 // MandateOfApproval is the mandate granted with the organisation's
@@ -209,14 +200,10 @@ func (s *GateStore) SaveRevocation(ctx context.Context, m *Mandate) error {
 
 // InsertMandateUse writes one spend of a mandate, in ctx's transaction.
 func (s *GateStore) InsertMandateUse(ctx context.Context, u *MandateUse) error {
-	st, err := inTx(ctx)
-	if err != nil {
-		return err
-	}
 	if u.ID == "" {
 		u.ID = newID(ids.MandateUse)
 	}
-	return st.tx.Create(u).Error
+	return insertIn(ctx, u)
 }
 
 // MandateAudit is an audit entry on m's trail.

@@ -169,14 +169,10 @@ func (s *ReportStore) ClaimViewNotice(ctx context.Context, reportID, viewerID st
 
 // InsertView writes a view, in ctx's transaction.
 func (s *ReportStore) InsertView(ctx context.Context, v *ReportView) error {
-	st, err := inTx(ctx)
-	if err != nil {
-		return err
-	}
 	if v.ID == "" {
 		v.ID = newID(ids.View)
 	}
-	return st.tx.Create(v).Error
+	return insertIn(ctx, v)
 }
 
 // Views lists a report's views, oldest first.

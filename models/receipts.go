@@ -2,7 +2,6 @@ package models
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"gorm.io/gorm"
@@ -70,15 +69,7 @@ func ReceiptAudit(rec *Receipt, seq int, action, detail string, by Actor, at tim
 // InsertReceipt writes rec, in ctx's transaction. A token that already
 // has its receipt is ErrDuplicate, which ends the transaction.
 func (s *ReceiptStore) InsertReceipt(ctx context.Context, rec *Receipt) error {
-	st, err := inTx(ctx)
-	if err != nil {
-		return err
-	}
-	err = st.tx.Create(rec).Error
-	if errors.Is(err, gorm.ErrDuplicatedKey) {
-		return ErrDuplicate
-	}
-	return err
+	return insertIn(ctx, rec)
 }
 
 // LockReceipt reads the organisation's receipt id under its row lock, for

@@ -304,15 +304,7 @@ func (s *ReportStore) SlugTaken(ctx context.Context, orgID, slug string) (bool, 
 // InsertReport writes r, in ctx's transaction; a slug taken meanwhile is
 // ErrDuplicate, which ends the transaction.
 func (s *ReportStore) InsertReport(ctx context.Context, r *Report) error {
-	st, err := inTx(ctx)
-	if err != nil {
-		return err
-	}
-	err = st.tx.Create(r).Error
-	if errors.Is(err, gorm.ErrDuplicatedKey) {
-		return ErrDuplicate
-	}
-	return err
+	return insertIn(ctx, r)
 }
 
 // ConsumeUpload uses the organisation's upload id up, in ctx's
@@ -327,13 +319,10 @@ func (s *ReportStore) ConsumeUpload(ctx context.Context, orgID, id string) error
 
 // InsertVersion writes v, in ctx's transaction, counted once it commits.
 func (s *ReportStore) InsertVersion(ctx context.Context, v *ReportVersion) error {
-	st, err := inTx(ctx)
-	if err != nil {
+	if err := insertIn(ctx, v); err != nil {
 		return err
 	}
-	if err := st.tx.Create(v).Error; err != nil {
-		return err
-	}
+	st, _ := inTx(ctx)
 	st.onCommit = append(st.onCommit, func() { s.versionWritten(v) })
 	return nil
 }

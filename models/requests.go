@@ -340,10 +340,8 @@ func applyRequestChange[T any, P requestRecord[T]](s *core, ctx context.Context,
 func createRequest[T any, P requestRecord[T]](s *core, ctx context.Context, rec *T, claim *Claim, index func(*gorm.DB) error) (earlier string, err error) {
 	h := P(rec).head()
 	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if h.flowID != nil {
-			if err := requireOpenFlow(tx, h.organizationID, *h.flowID); err != nil {
-				return err
-			}
+		if err := requireOpenFlow(tx, h.organizationID, h.flowID); err != nil {
+			return err
 		}
 		if earlier, err = BindClaim(tx, claim, *h.id); err != nil {
 			return err

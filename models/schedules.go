@@ -38,13 +38,9 @@ func NewScheduleID() string { return newID(ids.Schedule) }
 
 // InsertSchedule writes sc, in ctx's transaction.
 func (s *ReportStore) InsertSchedule(ctx context.Context, sc *Schedule) error {
-	st, err := inTx(ctx)
-	if err != nil {
-		return err
-	}
 	now := Now()
 	sc.CreatedAt, sc.UpdatedAt = now, now
-	return st.tx.Create(sc).Error
+	return insertIn(ctx, sc)
 }
 
 // LockSchedule reads the organisation's schedule id under its row lock,

@@ -2,10 +2,7 @@ package models
 
 import (
 	"context"
-	"errors"
 	"time"
-
-	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/internal/ids"
 )
@@ -40,32 +37,20 @@ type ReportSend struct {
 
 // InsertSend writes send, in ctx's transaction.
 func (s *ReportStore) InsertSend(ctx context.Context, send *ReportSend) error {
-	st, err := inTx(ctx)
-	if err != nil {
-		return err
-	}
 	if send.ID == "" {
 		send.ID = newID(ids.Send)
 	}
-	return st.tx.Create(send).Error
+	return insertIn(ctx, send)
 }
 
 // AdmitGuest writes g, a guest a send admits, in ctx's transaction; an
 // address that became a member or guest meanwhile is ErrDuplicate, which
 // ends the transaction.
 func (s *ReportStore) AdmitGuest(ctx context.Context, g *Guest) error {
-	st, err := inTx(ctx)
-	if err != nil {
-		return err
-	}
 	if g.ID == "" {
 		g.ID = newID(ids.Guest)
 	}
-	err = st.tx.Create(g).Error
-	if errors.Is(err, gorm.ErrDuplicatedKey) {
-		return ErrDuplicate
-	}
-	return err
+	return insertIn(ctx, g)
 }
 
 // GetSend returns one of the organisation's sends.

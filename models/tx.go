@@ -129,6 +129,20 @@ func (s *core) Emit(ctx context.Context, e *Event) error {
 // rolled back.
 var ErrDuplicate = errors.New("a record with this key exists")
 
+// insertIn writes the new record v in ctx's transaction; a unique key's
+// refusal is ErrDuplicate.
+func insertIn(ctx context.Context, v any) error {
+	st, err := inTx(ctx)
+	if err != nil {
+		return err
+	}
+	err = st.tx.Create(v).Error
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		return ErrDuplicate
+	}
+	return err
+}
+
 // BindClaim binds claim (when not nil) to the record id in ctx's
 // transaction; when an earlier attempt of the claimed request bound it
 // already, that record's id is returned and nothing should be written.
@@ -160,8 +174,9 @@ func (s *core) Audited(ctx context.Context, e *AuditEntry) (bool, error) {
 	return n > 0, err
 }
 
-// RequireOpenFlow refuses attaching a record to the organisation's flow id
-// unless it is open, read in ctx's transaction.
-func (s *core) RequireOpenFlow(ctx context.Context, orgID, id string) error {
-	return requireOpenFlow(s.conn(ctx), orgID, id)
+// RequireOpenFlow refuses attaching a record to the organisation's flow
+// flowID unless it is open, read in ctx's transaction; a record in no
+// flow (nil) attaches to none.
+func (s *core) RequireOpenFlow(ctx context.Context, orgID string, flowID *string) error {
+	return requireOpenFlow(s.conn(ctx), orgID, flowID)
 }

@@ -62,10 +62,8 @@ func (w Versions) Create(ctx context.Context, in models.NewReport, pub models.Pu
 	for attempt := 1; ; attempt++ {
 		r.Slug = derivedSlug(in.Slug, attempt)
 		err := w.Store.Tx(ctx, func(ctx context.Context) error {
-			if r.FlowID != nil {
-				if err := w.Store.RequireOpenFlow(ctx, r.OrganizationID, *r.FlowID); err != nil {
-					return err
-				}
+			if err := w.Store.RequireOpenFlow(ctx, r.OrganizationID, r.FlowID); err != nil {
+				return err
 			}
 			var err error
 			if earlier, err = w.Store.BindClaim(ctx, claim, r.ID); err != nil || earlier != "" {
