@@ -22,14 +22,13 @@ func (a *Activities) DecideHeld(ctx context.Context, o workflows.HoldOutcome) er
 	if o.Timeout {
 		by = systemActor
 	}
-	versions := reports.Versions{Store: a.Store, BaseURL: a.BaseURL}
-	_, _, err := versions.DecideHeld(ctx, o.OrganizationID, o.VersionID, o.Decision == workflows.HoldRelease, by)
+	_, _, err := a.reports().DecideHeld(ctx, o.OrganizationID, o.VersionID, o.Decision == workflows.HoldRelease, by)
 	return err
 }
 
 // ScheduleDue writes schedule.due for a schedule's run, once per moment.
 func (a *Activities) ScheduleDue(ctx context.Context, e workflows.ScheduleDueEvent) error {
-	_, err := reports.Versions{Store: a.Store, BaseURL: a.BaseURL}.ScheduleDue(ctx, e.OrganizationID, e.ScheduleID, e.DueAt)
+	_, err := a.reports().ScheduleDue(ctx, e.OrganizationID, e.ScheduleID, e.DueAt)
 	return err
 }
 
@@ -42,4 +41,10 @@ func (a *Activities) StartSend(ctx context.Context, in workflows.ReportSendInput
 // EmailSend emails a report send's recipients, each once.
 func (a *Activities) EmailSend(ctx context.Context, in workflows.ReportSendInput) error {
 	return a.Notify.ReportSend(ctx, in.OrganizationID, in.SendID)
+}
+
+// reports writes reports' versions and schedules' moments as the reports
+// service does; the worker has no service.
+func (a *Activities) reports() reports.Versions {
+	return reports.Versions{Store: a.Store, BaseURL: a.BaseURL}
 }

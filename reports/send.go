@@ -11,7 +11,6 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/assent-hq/assent/internal/apperr"
-	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
@@ -159,11 +158,7 @@ func (s *Service) record(ctx context.Context, orgID, reportID string, send *mode
 		if err := s.store.ReportStep(ctx, r, "sent", detail, by, now); err != nil || len(added) == 0 {
 			return err
 		}
-		b, err := s.sharedData(r, added)
-		if err != nil {
-			return err
-		}
-		return s.store.Emit(ctx, models.ReportEvent(r, events.ReportShared, b, now))
+		return s.emitShared(ctx, r, added, now)
 	})
 	switch {
 	case joined != "":

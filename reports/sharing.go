@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
@@ -224,7 +225,7 @@ func (s *Service) Unshare(ctx context.Context, orgID string, by models.Actor, id
 				"%q is the report's owner, whose access cannot be removed", m.Phrase)
 		}
 	}
-	r, removed, err := s.removeGrants(ctx, orgID, r.ID, settings{}, func(_ *models.Report, have []models.ReportGrant) ([]models.ReportGrant, error) {
+	r, removed, err := s.removeGrants(ctx, orgID, r.ID, SettingsInput{}, func(_ *models.Report, have []models.ReportGrant) ([]models.ReportGrant, error) {
 		var out []models.ReportGrant
 		for _, g := range have {
 			hit := slices.ContainsFunc(in.Audience, func(p string) bool { return strings.EqualFold(g.Name, strings.TrimSpace(p)) })
@@ -265,8 +266,14 @@ func (s *Service) Audience(ctx context.Context, orgID, idOrSlug string) (*models
 	return r, gs, err
 }
 
-func (s *Service) sharedData(r *models.Report, added []models.ReportGrant) ([]byte, error) {
-	return json.Marshal(wire.ReportShared{Report: wire.NewReport(r, nil, s.baseURL), Added: wire.NewGrants(added)})
+// emitShared writes report.shared with the grants added to r, in ctx's
+// transaction.
+func (s *Service) emitShared(ctx context.Context, r *models.Report, added []models.ReportGrant, at time.Time) error {
+	b, err := json.Marshal(wire.ReportShared{Report: wire.NewReport(r, nil, s.baseURL), Added: wire.NewGrants(added)})
+	if err != nil {
+		return err
+	}
+	return s.store.Emit(ctx, models.ReportEvent(r, events.ReportShared, b, at))
 }
 
 // share adds grants to one of the organisation's reports, under its row
@@ -292,11 +299,7 @@ func (s *Service) share(ctx context.Context, orgID, reportID string, grants []mo
 		if err := s.store.ReportStep(ctx, r, "shared", models.GrantNames(added), by, now); err != nil {
 			return err
 		}
-		b, err := s.sharedData(r, added)
-		if err != nil {
-			return err
-		}
-		return s.store.Emit(ctx, models.ReportEvent(r, events.ReportShared, b, now))
+		return s.emitShared(ctx, r, added, now)
 	})
 	if err != nil {
 		return nil, nil, err
@@ -313,17 +316,11 @@ func stillClassified(r *models.Report, checkedAs string) error {
 	return nil
 }
 
-// settings are a report's sharing settings to change; nil ones stay.
-type settings struct {
-	classification *string
-	showViewers    *bool
-}
-
 // removeGrants applies set to the report, under its row lock, then
 // removes the grants pick chooses: always when set is empty (an unshare),
 // otherwise only when the classification changes. The step is audited
 // with what changed.
-func (s *Service) removeGrants(ctx context.Context, orgID, reportID string, set settings,
+func (s *Service) removeGrants(ctx context.Context, orgID, reportID string, set SettingsInput,
 	pick func(*models.Report, []models.ReportGrant) ([]models.ReportGrant, error), by models.Actor) (*models.Report, []models.ReportGrant, error) {
 	var r *models.Report
 	var removed []models.ReportGrant
@@ -333,27 +330,27 @@ func (s *Service) removeGrants(ctx context.Context, orgID, reportID string, set 
 			return err
 		}
 		s.store.Changed(ctx, r.ID)
-		unshare := set.classification == nil && set.showViewers == nil
-		reclassified := set.classification != nil && *set.classification != r.Classification
-		viewers := set.showViewers != nil && *set.showViewers != r.ShowViewers
+		unshare := set.Classification == nil && set.ShowViewers == nil
+		reclassified := set.Classification != nil && *set.Classification != r.Classification
+		viewers := set.ShowViewers != nil && *set.ShowViewers != r.ShowViewers
 		if !unshare && !reclassified && !viewers {
 			return nil // nothing changes
 		}
 		action, details := "unshared", []string{}
 		if viewers {
-			r.ShowViewers = *set.showViewers
+			r.ShowViewers = *set.ShowViewers
 			action = "viewers hidden"
 			if r.ShowViewers {
 				action = "viewers shown"
 			}
 		}
 		if reclassified {
-			details = append(details, r.Classification+" → "+*set.classification)
+			details = append(details, r.Classification+" → "+*set.Classification)
 			if viewers {
 				details = append(details, action)
 			}
 			action = "reclassified"
-			r.Classification = *set.classification
+			r.Classification = *set.Classification
 		}
 		if unshare || reclassified {
 			have, err := s.store.Grants(ctx, r.ID)
@@ -447,8 +444,7 @@ func (s *Service) UpdateSettings(ctx context.Context, orgID string, by models.Ac
 	if err != nil {
 		return nil, nil, err
 	}
-	set := settings{classification: in.Classification, showViewers: in.ShowViewers}
-	return s.removeGrants(ctx, orgID, r.ID, set, func(r *models.Report, have []models.ReportGrant) ([]models.ReportGrant, error) {
+	return s.removeGrants(ctx, orgID, r.ID, *in, func(r *models.Report, have []models.ReportGrant) ([]models.ReportGrant, error) {
 		var broken []models.ReportGrant
 		for _, g := range have {
 			granter := models.Actor{ID: g.GrantedBy, Name: g.GrantedByName, IsPerson: !ids.HasPrefix(g.GrantedBy, ids.Key)}
