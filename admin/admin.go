@@ -91,54 +91,34 @@ var ownersOnly = apperr.New(apperr.Forbidden, "only an owner can make someone an
 
 // Service runs the administration's reads and writes against the store.
 type Service struct {
-	store     *models.Store
-	approvers Approvers
-	// respondents and reviewers are nil where no workflow runs (see
-	// WithRespondents, WithReviewers).
-	respondents Respondents
-	reviewers   Reviewers
+	store *models.Store
+	// kinds are the request kinds' services, by kind; none where no
+	// workflow runs.
+	kinds map[string]Asked
 	// netPolicy holds the model screen's endpoint (WithNetPolicy).
 	netPolicy *netguard.Policy
 }
 
-// Approvers changes who may decide requests already made, through their
-// workflows; *approvals.Service is one.
-type Approvers interface {
-	// RemoveApprover takes personID off each pending approval named.
-	RemoveApprover(ctx context.Context, orgID string, by models.Actor, personID, personName string, approvalIDs []string) error
-}
-
-// Respondents takes a removed person off open requests for information.
-type Respondents interface {
-	// RemoveRespondent takes personID off each open collection named.
-	RemoveRespondent(ctx context.Context, orgID string, by models.Actor, personID, personName string, collectionIDs []string) error
-}
-
-// WithRespondents lets removing a guest take them off the open requests
-// for information they were asked, through respondents; it returns s.
-func (s *Service) WithRespondents(respondents Respondents) *Service {
-	s.respondents = respondents
-	return s
-}
-
-// Reviewers takes a removed person off open reviews; *reviews.Service is
+// Asked is a kind of request's service, as removing a person sees it:
+// *approvals.Service, *collections.Service and *reviews.Service are each
 // one.
-type Reviewers interface {
-	// RemoveReviewer takes personID off each open review named.
-	RemoveReviewer(ctx context.Context, orgID string, by models.Actor, personID, personName string, reviewIDs []string) error
+type Asked interface {
+	// Kind names the kind (events.RequestApproval, …).
+	Kind() string
+	// RemoveAsked takes personID off each of the kind's open requests
+	// named, through their workflows.
+	RemoveAsked(ctx context.Context, orgID string, by models.Actor, personID, personName string, ids []string) error
 }
 
-// WithReviewers lets removing a guest take them off the open reviews they
-// were asked for, through reviewers; it returns s.
-func (s *Service) WithReviewers(reviewers Reviewers) *Service {
-	s.reviewers = reviewers
+// New returns the service; kinds are the request kinds' services, which
+// removing a guest takes them off requests through. Without one (where no
+// workflow runs), removing a guest still asked by its kind fails.
+func New(store *models.Store, kinds ...Asked) *Service {
+	s := &Service{store: store, kinds: map[string]Asked{}}
+	for _, k := range kinds {
+		s.kinds[k.Kind()] = k
+	}
 	return s
-}
-
-// New returns the service. approvers may be nil where no workflow runs
-// (some tests); removing a guest who is still an approver then fails.
-func New(store *models.Store, approvers Approvers) *Service {
-	return &Service{store: store, approvers: approvers}
 }
 
 // Operator is the instance's operator acting through `assent admin`, as
@@ -326,23 +306,18 @@ func (s *Service) RemoveGuest(ctx context.Context, orgID, id string, by models.A
 	if !removed.Waits() {
 		return nil
 	}
-	if (len(removed.Pending) > 0 && s.approvers == nil) || (len(removed.Open) > 0 && s.respondents == nil) ||
-		(len(removed.Reviews) > 0 && s.reviewers == nil) {
-		return apperr.New(apperr.Unavailable, "the guest was removed, but the requests still waiting on them cannot be changed here; retry where workflows run")
+	for kind := range removed.Waiting {
+		if s.kinds[kind] == nil {
+			return apperr.New(apperr.Unavailable, "the guest was removed, but the requests still waiting on them cannot be changed here; retry where workflows run")
+		}
 	}
 	name := id
 	if removed.Guest != nil {
 		name = removed.Guest.Email
 	}
 	var errs []error
-	if len(removed.Pending) > 0 {
-		errs = append(errs, s.approvers.RemoveApprover(ctx, orgID, by, id, name, removed.Pending))
-	}
-	if len(removed.Open) > 0 {
-		errs = append(errs, s.respondents.RemoveRespondent(ctx, orgID, by, id, name, removed.Open))
-	}
-	if len(removed.Reviews) > 0 {
-		errs = append(errs, s.reviewers.RemoveReviewer(ctx, orgID, by, id, name, removed.Reviews))
+	for kind, ids := range removed.Waiting {
+		errs = append(errs, s.kinds[kind].RemoveAsked(ctx, orgID, by, id, name, ids))
 	}
 	return errors.Join(errs...)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 )
@@ -34,7 +35,7 @@ func TestServiceChecksInputAndCallsTheStore(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		store := models.NewStore(db, testenv.Keys())
-		svc := admin.New(store, nil)
+		svc := admin.New(store)
 
 		_, err := svc.CreateOrganization(ctx, admin.NewOrganization{Plan: "gold"})
 		refused(t, err, apperr.InvalidRequest, "name", "name is required")
@@ -114,7 +115,7 @@ func TestServiceIssuesKeysWithScopesThatFitTheKind(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		store := models.NewStore(db, testenv.Keys())
-		svc := admin.New(store, nil)
+		svc := admin.New(store)
 		org, err := svc.CreateOrganization(ctx, admin.NewOrganization{Name: "Acme"})
 		require.NoError(t, err)
 
@@ -154,7 +155,7 @@ func TestServiceSavesOnlyRulesThatPassCheck(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		store := models.NewStore(db, testenv.Keys())
-		svc := admin.New(store, nil)
+		svc := admin.New(store)
 		org, err := svc.CreateOrganization(ctx, admin.NewOrganization{Name: "Acme"})
 		require.NoError(t, err)
 
@@ -216,15 +217,18 @@ func TestNewRuleCheck(t *testing.T) {
 	}
 }
 
-// approversSpy records what RemoveGuest asks of the workflows.
-type approversSpy struct {
+// askedSpy records what RemoveGuest asks of one kind's workflows.
+type askedSpy struct {
+	kind  string
 	calls []string
 	by    models.Actor
 }
 
-func (a *approversSpy) RemoveApprover(_ context.Context, orgID string, by models.Actor, personID, personName string, approvalIDs []string) error {
+func (a *askedSpy) Kind() string { return a.kind }
+
+func (a *askedSpy) RemoveAsked(_ context.Context, orgID string, by models.Actor, personID, personName string, ids []string) error {
 	a.by = by
-	for _, id := range approvalIDs {
+	for _, id := range ids {
 		a.calls = append(a.calls, orgID+" "+personID+" "+personName+" "+id)
 	}
 	return nil
@@ -237,7 +241,7 @@ func TestRemoveGuestTakesThemOffPendingRequests(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		store := models.NewStore(db, testenv.Keys())
-		spy := &approversSpy{}
+		spy := &askedSpy{kind: events.RequestApproval}
 		svc := admin.New(store, spy)
 		org, err := svc.CreateOrganization(ctx, admin.NewOrganization{Name: "Acme"})
 		require.NoError(t, err)
@@ -259,20 +263,10 @@ func TestRemoveGuestTakesThemOffPendingRequests(t *testing.T) {
 		assert.Equal(t, admin.Operator, spy.by)
 
 		// Without workflows, a guest on no pending request is still removed.
-		bare := admin.New(store, nil)
+		bare := admin.New(store)
 		require.NoError(t, bare.RemoveGuest(ctx, org.ID, idle.ID, admin.Operator))
 		refused(t, bare.RemoveGuest(ctx, org.ID, idle.ID, admin.Operator), apperr.NotFound, "", "guest "+idle.ID+" not found")
 	})
-}
-
-// reviewersSpy records what RemoveGuest asks of the review workflows.
-type reviewersSpy struct{ calls []string }
-
-func (r *reviewersSpy) RemoveReviewer(_ context.Context, orgID string, by models.Actor, personID, personName string, reviewIDs []string) error {
-	for _, id := range reviewIDs {
-		r.calls = append(r.calls, orgID+" "+personID+" "+personName+" "+id+" "+by.ID)
-	}
-	return nil
 }
 
 // RemoveGuest takes a guest off the open reviews waiting on them, through
@@ -282,7 +276,7 @@ func TestRemoveGuestTakesThemOffOpenReviews(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		store := models.NewStore(db, testenv.Keys())
-		bare := admin.New(store, nil)
+		bare := admin.New(store)
 		org, err := bare.CreateOrganization(ctx, admin.NewOrganization{Name: "Acme"})
 		require.NoError(t, err)
 		g, _, err := bare.CreateGuest(ctx, org.ID, admin.NewGuest{Email: "gus@partner.example"})
@@ -295,10 +289,11 @@ func TestRemoveGuestTakesThemOffOpenReviews(t *testing.T) {
 		require.NoError(t, err)
 
 		refused(t, bare.RemoveGuest(ctx, org.ID, g.ID, admin.Operator), apperr.Unavailable, "", "the guest was removed, but the requests still waiting on them cannot be changed here; retry where workflows run")
-		spy := &reviewersSpy{}
-		require.NoError(t, admin.New(store, nil).WithReviewers(spy).RemoveGuest(ctx, org.ID, g.ID, admin.Operator))
-		assert.Equal(t, []string{org.ID + " " + g.ID + " " + g.ID + " " + r.ID + " operator"}, spy.calls,
+		spy := &askedSpy{kind: events.RequestReview}
+		require.NoError(t, admin.New(store, spy).RemoveGuest(ctx, org.ID, g.ID, admin.Operator))
+		assert.Equal(t, []string{org.ID + " " + g.ID + " " + g.ID + " " + r.ID}, spy.calls,
 			"the guest record is gone by then: the timeline names them by id")
+		assert.Equal(t, admin.Operator, spy.by)
 	})
 }
 
@@ -315,7 +310,7 @@ func TestLastOwnerCannotBeRemoved(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		store := models.NewStore(db, testenv.Keys())
-		svc := admin.New(store, nil)
+		svc := admin.New(store)
 		org, err := store.CreateOrganization(ctx, "Acme", "")
 		require.NoError(t, err)
 		owner, err := store.CreateMember(ctx, org.ID, "o@example.com", "", models.RoleOwner)

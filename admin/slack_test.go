@@ -22,7 +22,7 @@ func TestSlackAppSettings(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		store := models.NewStore(db, testenv.Keys())
-		svc := admin.New(store, nil)
+		svc := admin.New(store)
 		o := testenv.NewPeople(t, store, "agent")
 		by := o.Ada.Actor()
 

@@ -93,7 +93,7 @@ func Build(d Deps) *Services {
 	col := collections.New(collections.Deps{Store: d.Store, Temporal: d.Temporal, Logger: d.Logger, NetPolicy: d.NetPolicy})
 	rep := reports.New(reports.Deps{Store: d.Store, Temporal: d.Temporal, Blobs: d.Blobs, Scanner: d.Scanner, Logger: d.Logger, BaseURL: d.BaseURL})
 	rev := reviews.New(requests.Deps{Store: d.Store, Temporal: d.Temporal, Logger: d.Logger, NetPolicy: d.NetPolicy}, rep)
-	adm := admin.New(d.Store, a).WithRespondents(col).WithReviewers(rev).WithNetPolicy(d.NetPolicy)
+	adm := admin.New(d.Store, a, col, rev).WithNetPolicy(d.NetPolicy)
 	acc := accounts.New(d.Store)
 	return &Services{
 		Approvals:   a,

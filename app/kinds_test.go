@@ -120,7 +120,7 @@ func TestEveryKindKeepsTheRequestContract(t *testing.T) {
 					recs, _, err := svc.Approvals.List(ctx, o.Agent, models.ApprovalFilter{Status: status}, models.Page{Limit: 10})
 					return pointers(recs), err
 				},
-				remove: svc.Approvals.RemoveApprover,
+				remove: svc.Approvals.RemoveAsked,
 				open:   states.Pending, requested: events.ApprovalRequested, expired: events.ApprovalExpired})
 		})
 		t.Run("collection", func(t *testing.T) {
@@ -141,7 +141,7 @@ func TestEveryKindKeepsTheRequestContract(t *testing.T) {
 					recs, _, err := svc.Collections.List(ctx, o.Agent, models.CollectionFilter{Status: status}, models.Page{Limit: 10})
 					return pointers(recs), err
 				},
-				remove: svc.Collections.RemoveRespondent,
+				remove: svc.Collections.RemoveAsked,
 				open:   states.Open, requested: events.CollectionRequested, expired: events.CollectionExpired})
 		})
 		t.Run("review", func(t *testing.T) {
@@ -160,7 +160,7 @@ func TestEveryKindKeepsTheRequestContract(t *testing.T) {
 					recs, _, err := svc.Reviews.List(ctx, o.Agent, models.ReviewFilter{Status: status}, models.Page{Limit: 10})
 					return pointers(recs), err
 				},
-				remove: svc.Reviews.RemoveReviewer,
+				remove: svc.Reviews.RemoveAsked,
 				open:   states.Open, requested: events.ReviewRequested, expired: events.ReviewExpired})
 		})
 	})

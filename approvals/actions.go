@@ -152,13 +152,13 @@ func (s *Service) Answer(ctx context.Context, orgID, id, updateID string, who mo
 		&workflows.AnswerRequest{Requester: who.ID, QuestionID: in.QuestionID, Answer: in.Answer})
 }
 
-// RemoveApprover takes a person removed from the organisation off each of
+// RemoveAsked takes a person removed from the organisation off each of
 // the pending approvals named, through its workflow, which falls back to
 // the organisation's owners and administrators when nobody left could
 // settle one: read for each approval, those away replaced by who stands
 // in for them there, as for a request that names nobody. A request
 // already settled, or no longer naming the person, needs nothing.
-func (s *Service) RemoveApprover(ctx context.Context, orgID string, by models.Actor, personID, personName string, approvalIDs []string) error {
+func (s *Service) RemoveAsked(ctx context.Context, orgID string, by models.Actor, personID, personName string, approvalIDs []string) error {
 	return s.RemovePerson(ctx, orgID, approvalIDs, personID, workflows.UpdateRemoveApprover, "remove-approver",
 		func(a *models.Approval) (workflows.Argument, error) {
 			defaults, via, err := s.defaultApprovers(ctx, orgID, requests.Handover{Requester: a.Requester})

@@ -218,11 +218,11 @@ func (s *Service) Draft(ctx context.Context, who models.Actor, id string) (map[s
 	return out, json.Unmarshal(d.Answers, &out)
 }
 
-// RemoveRespondent takes a person removed from the organisation off each
+// RemoveAsked takes a person removed from the organisation off each
 // of the open collections named, through its workflow (see
 // workflows.Collection removeRespondent). A request already settled, or
 // where the person replied or is no longer asked, needs nothing.
-func (s *Service) RemoveRespondent(ctx context.Context, orgID string, by models.Actor, personID, personName string, collectionIDs []string) error {
+func (s *Service) RemoveAsked(ctx context.Context, orgID string, by models.Actor, personID, personName string, collectionIDs []string) error {
 	req := &workflows.RemoveRespondentRequest{PersonID: personID, PersonName: personName, ActorID: by.ID, ActorName: by.Name}
 	return s.RemovePerson(ctx, orgID, collectionIDs, personID, workflows.UpdateRemoveRespondent, "remove-respondent",
 		func(*models.Collection) (workflows.Argument, error) { return req, nil },

@@ -41,6 +41,8 @@ type SetInput struct {
 // record as it allows; the approvals, collections and reviews services
 // are each one (requests.Lifecycle.AddDelegate).
 type Asker interface {
+	// Kind names the kind (events.RequestApproval, …).
+	Kind() string
 	AddDelegate(ctx context.Context, orgID string, ids []string, updateID, delegatorID string, away map[string]models.Delegation) error
 }
 
@@ -58,25 +60,30 @@ type Store interface {
 	UnstartedDelegations(ctx context.Context, now time.Time, limit int) ([]models.Delegation, error)
 	MarkDelegationStarted(ctx context.Context, d *models.Delegation) error
 	People(ctx context.Context, orgID string, personIDs []string) ([]*models.Person, error)
-	WaitingOn(ctx context.Context, orgID, personID string) (*models.Waiting, error)
+	WaitingOn(ctx context.Context, orgID, personID string) (models.Waiting, error)
 	requests.Directory
 }
 
 // Service sets, reads and ends delegations, and starts them: hands the
 // requests already waiting on the delegator to the delegate.
 type Service struct {
-	store                           Store
-	log                             *slog.Logger
-	approvals, collections, reviews Asker
+	store Store
+	log   *slog.Logger
+	// kinds hand each kind's waiting requests over, by kind.
+	kinds map[string]Asker
 }
 
-// New returns the service; the askers hand each kind's waiting requests
-// over.
-func New(store Store, log *slog.Logger, approvals, collections, reviews Asker) *Service {
+// New returns the service; kinds are the request kinds' services, which
+// hand each kind's waiting requests over.
+func New(store Store, log *slog.Logger, kinds ...Asker) *Service {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Service{store: store, log: log, approvals: approvals, collections: collections, reviews: reviews}
+	s := &Service{store: store, log: log, kinds: map[string]Asker{}}
+	for _, k := range kinds {
+		s.kinds[k.Kind()] = k
+	}
+	return s
 }
 
 // toRole resolves the member named in "to": one active member, never a
@@ -303,10 +310,13 @@ func (s *Service) handOver(ctx context.Context, d *Delegation, away map[string]D
 		return nil // either left the organisation meanwhile
 	}
 	id := requests.HandoverID(*d, to)
-	return errors.Join(
-		s.approvals.AddDelegate(ctx, d.OrganizationID, waiting.Approvals, id, d.DelegatorID, away),
-		s.collections.AddDelegate(ctx, d.OrganizationID, waiting.Collections, id, d.DelegatorID, away),
-		s.reviews.AddDelegate(ctx, d.OrganizationID, waiting.Reviews, id, d.DelegatorID, away))
+	var errs []error
+	for kind, ids := range waiting {
+		if k := s.kinds[kind]; k != nil {
+			errs = append(errs, k.AddDelegate(ctx, d.OrganizationID, ids, id, d.DelegatorID, away))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Kind names delegations in the reconciler's logs.

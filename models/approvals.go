@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/states"
@@ -187,29 +189,38 @@ type Inbox struct {
 // hide what needs attention, and counts over the whole backlog.
 func (s *RequestStore) PendingFor(ctx context.Context, orgID, personID string, dueBefore time.Time, order InboxOrder, limit int) (*Inbox, error) {
 	db := s.db.WithContext(ctx)
-	items, err := approvalKind.waiting(db, orgID, personID, order, limit)
+	items, err := waiting[Approval](db, orgID, personID, order, limit)
 	if err != nil {
 		return nil, err
 	}
-	counts, err := approvalKind.counts(db, orgID, personID, dueBefore)
+	counts, err := counts[Approval](db, orgID, personID, dueBefore)
 	return &Inbox{Items: items, Counts: counts}, err
 }
 
 func (a *Approval) head() requestHead { return a.RequestBase.head(&a.ApproverIDs) }
 
-var approvalKind = &requestKind[Approval]{subject: events.RequestApproval, idPrefix: ids.Approval, open: states.Pending,
-	callback: colApprovalCallback, table: "approvals", askedIDs: "approver_ids", load: loadApprovals,
-	dueAt: func(a *Approval) time.Time { return a.ExpiresAt },
-	// Done: who approved (or the approver they stand in for), and the
-	// requester, who may not decide, also not standing in for them.
-	acted: func(a *Approval, personID string) bool {
-		via := func(id string) []Via { return a.ApproverVia.V[id] }
-		return voice(via(personID), personID) == a.Requester || actedFor(via, a.ApprovedBy, personID)
-	},
-	risk:    func(a *Approval) string { return a.Risk },
-	settled: func(a *Approval) (*time.Time, *string) { return a.DecidedAt, a.DecidedBy }}
+var approvalKind = registerKind(&requestKind{subject: events.RequestApproval, idPrefix: ids.Approval, open: states.Pending,
+	table: "approvals", askedIDs: "approver_ids"})
+
+func (*Approval) kind() *requestKind { return approvalKind }
+func (a *Approval) dueAt() time.Time { return a.ExpiresAt }
+func (a *Approval) risk() string     { return a.Risk }
+func (a *Approval) settled() (*time.Time, *string) {
+	return a.DecidedAt, a.DecidedBy
+}
+
+// acted: who approved (or the approver they stand in for), and the
+// requester, who may not decide, also not standing in for them.
+func (a *Approval) acted(personID string) bool {
+	via := func(id string) []Via { return a.ApproverVia.V[id] }
+	return voice(via(personID), personID) == a.Requester || actedFor(via, a.ApprovedBy, personID)
+}
+
+func (*Approval) loadAll(db *gorm.DB, orgID string, recs []*Approval) error {
+	return loadApprovals(db, orgID, recs)
+}
 
 // Approvals are the approvals on the paths every kind shares.
 func (s *RequestStore) Approvals() Requests[Approval, *Approval] {
-	return Requests[Approval, *Approval]{s.core, approvalKind}
+	return requestsOf[Approval](s.core)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -108,46 +109,39 @@ type Collection struct {
 
 func (c *Collection) head() requestHead { return c.RequestBase.head(&c.RespondentIDs) }
 
-var collectionKind = &requestKind[Collection]{subject: events.RequestCollection, idPrefix: ids.Collection, open: states.Open,
-	callback: colCollectionCallback, table: "collections", askedIDs: "respondent_ids",
-	// Due when the agent wants the replies, else when the request expires.
-	dueAt: func(c *Collection) time.Time {
-		if c.DueAt != nil {
-			return *c.DueAt
+var collectionKind = registerKind(&requestKind{subject: events.RequestCollection, idPrefix: ids.Collection, open: states.Open,
+	table: "collections", askedIDs: "respondent_ids"})
+
+func (*Collection) kind() *requestKind               { return collectionKind }
+func (c *Collection) askedRefs() *JSON[[]PersonRef]  { return &c.Asked }
+func (c *Collection) settled() (*time.Time, *string) { return c.SettledAt, nil }
+func (c *Collection) prepare()                       { prepareAsked(&c.Replies.V, &c.Asked.V) }
+func (c *Collection) acted(personID string) bool {
+	return actedFor(refsVia(c.Asked.V), c.replied(), personID)
+}
+
+// dueAt: when the agent wants the replies, else when the request expires.
+func (c *Collection) dueAt() time.Time {
+	if c.DueAt != nil {
+		return *c.DueAt
+	}
+	return c.ExpiresAt
+}
+
+// applied: a submitted reply's draft goes with it.
+func (c *Collection) applied(tx *gorm.DB, before *Collection) error {
+	for _, r := range c.Replies.V[min(len(before.Replies.V), len(c.Replies.V)):] {
+		if err := tx.Where("collection_id = ? AND person_id = ?", c.ID, r.RespondentID).Delete(&CollectionDraft{}).Error; err != nil {
+			return err
 		}
-		return c.ExpiresAt
-	},
-	acted: func(c *Collection, personID string) bool {
-		replied := make([]string, len(c.Replies.V))
-		for i, r := range c.Replies.V {
-			replied[i] = r.RespondentID
-		}
-		return actedFor(refsVia(c.Asked.V), replied, personID)
-	},
-	askedRefs: func(c *Collection) *JSON[[]PersonRef] { return &c.Asked },
-	settled:   func(c *Collection) (*time.Time, *string) { return c.SettledAt, nil },
-	prepare: func(c *Collection) {
-		if c.Replies.V == nil {
-			c.Replies.V = []Reply{}
-		}
-		if c.Asked.V == nil {
-			c.Asked.V = []PersonRef{}
-		}
-	},
-	// A submitted reply's draft goes with it.
-	applied: func(tx *gorm.DB, before, after *Collection) error {
-		for _, r := range after.Replies.V[min(len(before.Replies.V), len(after.Replies.V)):] {
-			if err := tx.Where("collection_id = ? AND person_id = ?", after.ID, r.RespondentID).Delete(&CollectionDraft{}).Error; err != nil {
-				return err
-			}
-		}
-		return nil
-	}}
+	}
+	return nil
+}
 
 // Collections are the requests for information on the paths every kind
 // shares.
 func (s *RequestStore) Collections() Requests[Collection, *Collection] {
-	return Requests[Collection, *Collection]{s.core, collectionKind}
+	return requestsOf[Collection](s.core)
 }
 
 // CollectionDraft is a respondent's unsubmitted answers, seen only by its
@@ -177,13 +171,15 @@ func (s *RequestStore) ListCollections(ctx context.Context, orgID string, f Coll
 }
 
 // Replied reports whether personID has submitted a reply.
-func (c *Collection) Replied(personID string) bool {
-	for _, r := range c.Replies.V {
-		if r.RespondentID == personID {
-			return true
-		}
+func (c *Collection) Replied(personID string) bool { return slices.Contains(c.replied(), personID) }
+
+// replied are who submitted a reply, in order.
+func (c *Collection) replied() []string {
+	out := make([]string, len(c.Replies.V))
+	for i, r := range c.Replies.V {
+		out[i] = r.RespondentID
 	}
-	return false
+	return out
 }
 
 // SaveDraft keeps personID's unsubmitted answers to an open collection.

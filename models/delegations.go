@@ -148,37 +148,28 @@ func (s *DirectoryStore) MarkDelegationStarted(ctx context.Context, d *Delegatio
 		Update("started_at", now).Error
 }
 
-// Waiting lists the open requests of each kind still waiting on a person:
-// asked, and not yet acted.
-type Waiting struct {
-	Approvals, Collections, Reviews []string
-}
+// Waiting lists the open requests still waiting on a person (asked, and
+// not yet acted), by kind (events.RequestApproval, …); a kind with none is
+// absent.
+type Waiting map[string][]string
 
 // WaitingOn lists the open requests of each kind waiting on personID.
-func (s *DirectoryStore) WaitingOn(ctx context.Context, orgID, personID string) (*Waiting, error) {
-	out, err := waitingOnPerson(s.db.WithContext(ctx), orgID, personID)
-	return &out, err
+func (s *DirectoryStore) WaitingOn(ctx context.Context, orgID, personID string) (Waiting, error) {
+	return waitingOnPerson(s.db.WithContext(ctx), orgID, personID)
 }
 
 // waitingOnPerson lists the open requests of every kind waiting on
 // personID, oldest first, with one query.
 func waitingOnPerson(tx *gorm.DB, orgID, personID string) (Waiting, error) {
 	var rows []struct{ Kind, RequestID string }
-	var out Waiting
+	out := Waiting{}
 	if err := tx.Model(&RequestPerson{}).Select("kind, request_id").
 		Where(personWaiting, orgID, personID).
 		Order("request_id").Find(&rows).Error; err != nil {
 		return out, err
 	}
 	for _, r := range rows {
-		switch r.Kind {
-		case approvalKind.subject:
-			out.Approvals = append(out.Approvals, r.RequestID)
-		case collectionKind.subject:
-			out.Collections = append(out.Collections, r.RequestID)
-		case reviewKind.subject:
-			out.Reviews = append(out.Reviews, r.RequestID)
-		}
+		out[r.Kind] = append(out[r.Kind], r.RequestID)
 	}
 	return out, nil
 }

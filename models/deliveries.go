@@ -253,20 +253,6 @@ func (s *DeliveryStore) LoadDeliveryWork(ctx context.Context, id string, now tim
 	return w, nil
 }
 
-// requestRecords are the records whose events may go to a callback, by the
-// events' subject type (a callback's requestType), with the sealed column
-// of their callback secrets. Each has the columns callback_url and
-// callback_secret; a new kind of request adds its record here, and its
-// events are routed like an approval's.
-var requestRecords = map[string]struct {
-	record any
-	secret sealedColumn
-}{
-	events.RequestApproval:   {&Approval{}, colApprovalCallback},
-	events.RequestCollection: {&Collection{}, colCollectionCallback},
-	events.RequestReview:     {&Review{}, colReviewCallback},
-}
-
 // callback is where a request's callbacks go and the secret that signs
 // them, sealed in column; both nil when it set no callbackUrl.
 type callback struct {
@@ -276,13 +262,15 @@ type callback struct {
 }
 
 // callbackOf reads the callback of the request an event is about.
+// Only a request's events may go to a callback; each kind's table has the
+// columns callback_url and callback_secret.
 func callbackOf(db *gorm.DB, subjectType, id string) (*callback, error) {
-	r, ok := requestRecords[subjectType]
-	if !ok {
+	k := kindOf(subjectType)
+	if k == nil {
 		return &callback{}, nil
 	}
-	cb := callback{column: r.secret}
-	err := db.Model(r.record).Select("callback_url, callback_secret").Where("id = ?", id).Take(&cb).Error
+	cb := callback{column: k.callback()}
+	err := db.Table(k.table).Select("callback_url, callback_secret").Where("id = ?", id).Take(&cb).Error
 	return &cb, notFound(err, subjectType+" "+id)
 }
 

@@ -318,22 +318,14 @@ func (s *DirectoryStore) GuestByEmail(ctx context.Context, orgID, email string) 
 type RemovedGuest struct {
 	// Guest is the removed guest; nil when an earlier call removed it.
 	Guest *Guest
-	// Pending are the pending approvals that still wait on the guest.
-	// Only their workflows change that (see Requests.Apply), so the
+	// Waiting are the open requests that still wait on the guest, by
+	// kind. Only their workflows change that (see Requests.Apply), so the
 	// caller takes the guest off each.
-	Pending []string
-	// Open are the open collections that still list the guest among
-	// their respondents without a reply from them.
-	Open []string
-	// Reviews are the open reviews that still list the guest among their
-	// reviewers without a verdict from them.
-	Reviews []string
+	Waiting Waiting
 }
 
 // Waits reports whether a request still lists the guest.
-func (r *RemovedGuest) Waits() bool {
-	return len(r.Pending) > 0 || len(r.Open) > 0 || len(r.Reviews) > 0
-}
+func (r *RemovedGuest) Waits() bool { return len(r.Waiting) > 0 }
 
 // RemoveGuest deletes a guest with, in the same transaction, their
 // sessions, sign-in links and decision links: from then on they can
@@ -350,11 +342,10 @@ func (s *DirectoryStore) RemoveGuest(ctx context.Context, orgID, id string) (*Re
 		if missing != nil && !apperr.Is(missing, apperr.NotFound) {
 			return missing
 		}
-		w, err := waitingOnPerson(tx, orgID, id)
-		if err != nil {
+		var err error
+		if out.Waiting, err = waitingOnPerson(tx, orgID, id); err != nil {
 			return err
 		}
-		out.Pending, out.Open, out.Reviews = w.Approvals, w.Collections, w.Reviews
 		if missing != nil {
 			if !out.Waits() {
 				return missing

@@ -10,6 +10,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -65,7 +66,7 @@ func TestRemoveGuestEndsTheirAccess(t *testing.T) {
 		require.NoError(t, err)
 		require.NotNil(t, removed.Guest)
 		assert.Equal(t, "gus@partner.example", removed.Guest.Email)
-		assert.Equal(t, []string{pending.ID}, removed.Pending, "settled requests and other people's are left alone")
+		assert.Equal(t, models.Waiting{events.RequestApproval: {pending.ID}}, removed.Waiting, "settled requests and other people's are left alone")
 
 		_, _, err = s.LoadSession(ctx, session)
 		assert.ErrorIs(t, err, models.ErrSessionInvalid)
@@ -93,7 +94,7 @@ func TestRemoveGuestEndsTheirAccess(t *testing.T) {
 		again, err := s.RemoveGuest(ctx, org.ID, g.ID)
 		require.NoError(t, err)
 		assert.Nil(t, again.Guest)
-		assert.Equal(t, []string{pending.ID}, again.Pending)
+		assert.Equal(t, models.Waiting{events.RequestApproval: {pending.ID}}, again.Waiting)
 
 		// The workflow's write takes the guest off the index with the record.
 		_, err = s.Approvals().Apply(ctx, models.RequestChange[models.Approval]{OrganizationID: org.ID, ID: pending.ID, Seq: 1,
@@ -193,11 +194,11 @@ func TestRemoveGuestReportsTheirOpenReviews(t *testing.T) {
 
 		removed, err := s.RemoveGuest(ctx, org.ID, g.ID)
 		require.NoError(t, err)
-		assert.Equal(t, []string{open.ID}, removed.Reviews, "a verdict returned stands; settled reviews are left alone")
+		assert.Equal(t, models.Waiting{events.RequestReview: {open.ID}}, removed.Waiting, "a verdict returned stands; settled reviews are left alone")
 		again, err := s.RemoveGuest(ctx, org.ID, g.ID)
 		require.NoError(t, err)
 		assert.Nil(t, again.Guest)
-		assert.Equal(t, []string{open.ID}, again.Reviews, "still something to finish")
+		assert.Equal(t, models.Waiting{events.RequestReview: {open.ID}}, again.Waiting, "still something to finish")
 
 		_, err = s.Reviews().Apply(ctx, models.RequestChange[models.Review]{OrganizationID: org.ID, ID: open.ID, Seq: 1,
 			Apply: func(r *models.Review) (models.AuditEntry, error) {

@@ -26,7 +26,7 @@ type HistoryFilter struct {
 
 // Settled is one settled request of any kind in a person's history.
 type Settled struct {
-	// Kind is events.RequestApproval or events.RequestCollection.
+	// Kind is the request's kind (events.RequestApproval, …).
 	Kind        string
 	ID          string
 	Title       string
@@ -102,7 +102,7 @@ func decodeHistoryCursor(s string) (historyCursor, error) {
 	}
 	at, id, ok := strings.Cut(string(b), " ")
 	t, err := time.Parse(time.RFC3339Nano, at)
-	if !ok || err != nil || !slices.ContainsFunc([]string{ids.Approval, ids.Collection, ids.Review}, func(prefix string) bool { return ids.Made(id, prefix) }) {
+	if !ok || err != nil || !slices.ContainsFunc(requestKinds, func(k *requestKind) bool { return ids.Made(id, k.idPrefix) }) {
 		return historyCursor{}, bad
 	}
 	return historyCursor{t.UTC(), id}, nil

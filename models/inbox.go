@@ -136,6 +136,17 @@ func actedFor(viaOf func(string) []Via, by []string, personID string) bool {
 	return slices.ContainsFunc(by, func(b string) bool { return voice(viaOf(b), b) == mine })
 }
 
+// prepareAsked starts a new record's acts (replies, verdicts) and people
+// asked as empty lists, never null.
+func prepareAsked[A any](acts *[]A, asked *[]PersonRef) {
+	if *acts == nil {
+		*acts = []A{}
+	}
+	if *asked == nil {
+		*asked = []PersonRef{}
+	}
+}
+
 // refsVia is viaOf for a request that keeps its people as refs.
 func refsVia(refs []PersonRef) func(string) []Via {
 	return func(id string) []Via {
@@ -150,15 +161,16 @@ func refsVia(refs []PersonRef) func(string) []Via {
 
 // asking returns the index rows of rec: one per person it asks, in the
 // order asked.
-func (k *requestKind[T]) asking(h requestHead, rec *T) []Asking {
-	due := k.dueAt(rec).UTC()
+func asking[T any, P requestRecord[T]](rec *T) []Asking {
+	h, k := P(rec).head(), P(rec).kind()
+	due := P(rec).dueAt().UTC()
 	rank := unrisked
-	if k.risk != nil {
-		rank = riskRank(k.risk(rec))
+	if risk, ok := riskOf(rec); ok {
+		rank = riskRank(risk)
 	}
 	rows := make([]Asking, len(*h.asked))
 	for i, p := range *h.asked {
-		waiting := *h.status == k.open && (k.acted == nil || !k.acted(rec, p))
+		waiting := *h.status == k.open && !P(rec).acted(p)
 		rows[i] = Asking{OrganizationID: h.organizationID, PersonID: p, Waiting: waiting, DueAt: due, RiskRank: rank}
 	}
 	return rows
@@ -168,7 +180,7 @@ func (k *requestKind[T]) asking(h requestHead, rec *T) []Asking {
 // they are the same. A transition passes the rows of the record as it was
 // rather than reading them: this release and the one before keep them in
 // step with every record they write, so those are the rows stored.
-func (k *requestKind[T]) rewriteAsking(tx *gorm.DB, id string, was, want []Asking) error {
+func (k *requestKind) rewriteAsking(tx *gorm.DB, id string, was, want []Asking) error {
 	byPerson := func(a, b Asking) int { return strings.Compare(a.PersonID, b.PersonID) }
 	slices.SortFunc(want, byPerson)
 	slices.SortFunc(was, byPerson)
@@ -182,7 +194,7 @@ func (k *requestKind[T]) rewriteAsking(tx *gorm.DB, id string, was, want []Askin
 }
 
 // insertAsking writes the rows of request id.
-func (k *requestKind[T]) insertAsking(tx *gorm.DB, id string, rows []Asking) error {
+func (k *requestKind) insertAsking(tx *gorm.DB, id string, rows []Asking) error {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -195,7 +207,7 @@ func (k *requestKind[T]) insertAsking(tx *gorm.DB, id string, rows []Asking) err
 
 // askingOf selects the rows of the organisation's requests of the kind
 // waiting on personID.
-func (k *requestKind[T]) askingOf(tx *gorm.DB, orgID, personID string) *gorm.DB {
+func (k *requestKind) askingOf(tx *gorm.DB, orgID, personID string) *gorm.DB {
 	return tx.Model(&RequestPerson{}).Where(waitingOn, orgID, personID, k.subject)
 }
 
@@ -211,7 +223,8 @@ const (
 
 // waiting lists the organisation's records waiting on personID in order,
 // at most limit of them, read through request_people.
-func (k *requestKind[T]) waiting(tx *gorm.DB, orgID, personID string, order InboxOrder, limit int) ([]T, error) {
+func waiting[T any, P requestRecord[T]](tx *gorm.DB, orgID, personID string, order InboxOrder, limit int) ([]T, error) {
+	k := P(nil).kind()
 	q := tx.Model(new(T)).Joins("JOIN request_people ON request_people.request_id = "+k.table+".id").
 		Where(waitingOn, orgID, personID, k.subject).Where(k.table+".organization_id = ?", orgID)
 	var out []T
@@ -222,10 +235,7 @@ func (k *requestKind[T]) waiting(tx *gorm.DB, orgID, personID string, order Inbo
 	for i := range out {
 		recs[i] = &out[i]
 	}
-	if k.load != nil {
-		return out, k.load(tx, orgID, recs)
-	}
-	return out, nil
+	return out, loadAll[T, P](tx, orgID, recs)
 }
 
 // Counts are how many requests wait on a person: in all, by risk (for a
@@ -238,7 +248,9 @@ type Counts struct {
 
 // counts counts the organisation's records waiting on personID from the
 // asked index alone.
-func (k *requestKind[T]) counts(tx *gorm.DB, orgID, personID string, dueBefore time.Time) (Counts, error) {
+func counts[T any, P requestRecord[T]](tx *gorm.DB, orgID, personID string, dueBefore time.Time) (Counts, error) {
+	k := P(nil).kind()
+	_, risky := any(P(nil)).(rated)
 	var rows []struct {
 		RiskRank int
 		Count    int
@@ -251,7 +263,7 @@ func (k *requestKind[T]) counts(tx *gorm.DB, orgID, personID string, dueBefore t
 		return out, err
 	}
 	for _, r := range rows {
-		if k.risk != nil {
+		if risky {
 			out.ByRisk[riskLevels[min(r.RiskRank, len(riskLevels)-1)]] += r.Count
 		}
 		out.Total += r.Count
@@ -263,7 +275,7 @@ func (k *requestKind[T]) counts(tx *gorm.DB, orgID, personID string, dueBefore t
 // Counts counts the organisation's records waiting on personID, and those
 // due before dueBefore.
 func (r Requests[T, P]) Counts(ctx context.Context, orgID, personID string, dueBefore time.Time) (Counts, error) {
-	return r.k.counts(r.s.db.WithContext(ctx), orgID, personID, dueBefore)
+	return counts[T, P](r.s.db.WithContext(ctx), orgID, personID, dueBefore)
 }
 
 // WaitingKeys lists where the organisation's records waiting on personID
@@ -280,5 +292,5 @@ func (r Requests[T, P]) WaitingKeys(ctx context.Context, orgID, personID string,
 // Waiting lists the organisation's records waiting on personID (asked,
 // open, and not yet acted on by them), in order, at most limit.
 func (r Requests[T, P]) Waiting(ctx context.Context, orgID, personID string, order InboxOrder, limit int) ([]T, error) {
-	return r.k.waiting(r.s.db.WithContext(ctx), orgID, personID, order, limit)
+	return waiting[T, P](r.s.db.WithContext(ctx), orgID, personID, order, limit)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/questions"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/testenv"
@@ -168,8 +169,8 @@ func TestTheInboxFollowsEveryTransition(t *testing.T) {
 
 		waiting, err := s.WaitingOn(ctx, org.ID, "mem_a")
 		require.NoError(t, err)
-		assert.Len(t, waiting.Collections, 98)
-		assert.True(t, slices.IsSorted(waiting.Collections), "oldest first")
+		assert.Len(t, waiting[events.RequestCollection], 98)
+		assert.True(t, slices.IsSorted(waiting[events.RequestCollection]), "oldest first")
 	})
 }
 

@@ -48,10 +48,7 @@ func (r Requests[T, P]) counted(before, after *T) {
 	if was != r.k.open || *h.status == r.k.open {
 		return
 	}
-	risk := ""
-	if r.k.risk != nil {
-		risk = r.k.risk(after)
-	}
+	risk, _ := riskOf(after)
 	decided := *h.status != states.Expired && *h.status != states.Cancelled
 	r.s.metrics.RequestSettled(r.k.subject, *h.status, risk, h.updatedAt.Sub(*h.createdAt), decided)
 }

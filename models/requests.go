@@ -65,47 +65,96 @@ type requestHead struct {
 	base  *RequestBase
 }
 
-// requestRecord is the record of a kind of request (T), through its pointer.
+// requestRecord is the record of a kind of request (T), through its
+// pointer. What the shared paths ask of a kind are its record's methods;
+// what only some kinds have are the hooks below, which a record implements
+// when it needs them.
 type requestRecord[T any] interface {
 	*T
 	head() requestHead
+	// kind is the kind's names and table, the same for every record of it
+	// (called on a nil record too).
+	kind() *requestKind
+	// dueAt is when the record wants its people to act by, the inbox's
+	// order.
+	dueAt() time.Time
+	// acted reports whether personID has done what the record asks of
+	// them (a reply, a verdict), which takes it out of their inbox before
+	// it settles.
+	acted(personID string) bool
+	// settled is when a settled record settled, when it keeps that time
+	// (nil: at its last write), and who settled it by their act, if one
+	// did.
+	settled() (at *time.Time, by *string)
 }
 
-// requestKind is what the shared paths know of one kind's table.
-type requestKind[T any] struct {
+// The hooks of the kinds that need them.
+type (
+	// rated is a kind with a risk level, for the metrics and the inbox's
+	// order.
+	rated interface{ risk() string }
+	// prepared fills in what a new record starts with.
+	prepared interface{ prepare() }
+	// namesAsked is a kind whose read shows the people asked (askedRefs):
+	// those a workflow added later (a delegate) are completed from the
+	// directory when who is asked changes.
+	namesAsked interface{ askedRefs() *JSON[[]PersonRef] }
+	// appliedBeside writes what a transition changes beside the record and
+	// its index (before is the record as it was).
+	appliedBeside[T any] interface {
+		applied(tx *gorm.DB, before *T) error
+	}
+	// loadedWith completes records read (called on a nil record: it is
+	// the kind's, for many records at once).
+	loadedWith[T any] interface {
+		loadAll(db *gorm.DB, orgID string, recs []*T) error
+	}
+)
+
+// requestKind names one kind of request and its table.
+type requestKind struct {
 	// subject names the kind in audit entries and events: "approval".
 	subject, idPrefix string
 	// open is the status of a record still waiting.
-	open     string
-	callback sealedColumn
+	open string
 	// table is the kind's table; who it asks is in request_people
 	// (RequestPerson), under the kind's subject, and in the record's
 	// column askedIDs.
 	table, askedIDs string
-	// dueAt is when a record wants its people to act by, the inbox's
-	// order; acted, when set, reports whether a person has done what the
-	// record asks of them (a reply, a verdict), which takes it out of
-	// their inbox before it settles.
-	dueAt func(*T) time.Time
-	acted func(rec *T, personID string) bool
-	// prepare fills in what a new record starts with, load completes
-	// records read (nil when nothing), and applied writes what a
-	// transition changes beside the record and its index (before is the
-	// record as it was).
-	prepare func(*T)
-	load    func(db *gorm.DB, orgID string, recs []*T) error
-	applied func(tx *gorm.DB, before, after *T) error
-	// askedRefs, when set, are the people asked as the read shows them:
-	// those a workflow added later (a delegate) are completed from the
-	// directory when who is asked changes.
-	askedRefs func(*T) *JSON[[]PersonRef]
-	// risk is a record's risk level, for the metrics and the inbox's
-	// order; nil for a kind without one.
-	risk func(*T) string
-	// settled is when a settled record settled, when it keeps that time
-	// (nil: at its last write), and who settled it by their act, if one
-	// did.
-	settled func(*T) (at *time.Time, by *string)
+}
+
+// requestKinds are every kind of request: each kind's record registers
+// itself here once. What spans the kinds (callbacks' routing, sealed
+// columns, the operator's counts) reads this list.
+var requestKinds []*requestKind
+
+func registerKind(k *requestKind) *requestKind {
+	requestKinds = append(requestKinds, k)
+	return k
+}
+
+// kindOf is the kind named subject, or nil.
+func kindOf(subject string) *requestKind {
+	for _, k := range requestKinds {
+		if k.subject == subject {
+			return k
+		}
+	}
+	return nil
+}
+
+// callback is the sealed column of the kind's callback secrets.
+func (k *requestKind) callback() sealedColumn {
+	return sealedColumn{k.table, []string{"id"}, "callback_secret", sealCallbackSecret, false}
+}
+
+// riskOf is rec's risk, and whether its kind has one.
+func riskOf(rec any) (string, bool) {
+	r, ok := rec.(rated)
+	if !ok {
+		return "", false
+	}
+	return r.risk(), true
 }
 
 // Requests are one kind's records on the paths every kind shares: the
@@ -114,7 +163,11 @@ type requestKind[T any] struct {
 // queries. Each kind's own queries (lists, inboxes) sit beside its record.
 type Requests[T any, P requestRecord[T]] struct {
 	s *core
-	k *requestKind[T]
+	k *requestKind
+}
+
+func requestsOf[T any, P requestRecord[T]](s *core) Requests[T, P] {
+	return Requests[T, P]{s, P(nil).kind()}
 }
 
 // Create inserts a new open record and the index of who it asks, and
@@ -127,16 +180,16 @@ func (r Requests[T, P]) Create(ctx context.Context, rec *T, claim *Claim) (earli
 	*h.status = r.k.open
 	*h.createdAt = Now()
 	*h.updatedAt = *h.createdAt
-	if r.k.prepare != nil {
-		r.k.prepare(rec)
+	if p, ok := any(rec).(prepared); ok {
+		p.prepare()
 	}
-	*h.sealedCallbackSecret = r.s.sealCallbackSecret(r.k.callback, *h.id, *h.callbackSecret)
+	*h.sealedCallbackSecret = r.s.sealCallbackSecret(r.k.callback(), *h.id, *h.callbackSecret)
 	return createRequest[T, P](r.s, ctx, rec, claim, func(tx *gorm.DB) error {
-		row := r.k.requestRow(h, rec)
+		row := requestRow[T, P](rec)
 		if err := tx.Create(&row).Error; err != nil {
 			return err
 		}
-		return r.k.insertAsking(tx, *h.id, r.k.asking(h, rec))
+		return r.k.insertAsking(tx, *h.id, asking[T, P](rec))
 	})
 }
 
@@ -144,7 +197,7 @@ func (r Requests[T, P]) Create(ctx context.Context, rec *T, claim *Claim) (earli
 // create's answer, which shows it once (also when a retry resumes it).
 func (r Requests[T, P]) Reveal(rec *T) (err error) {
 	h := P(rec).head()
-	*h.callbackSecret, err = r.s.openCallbackSecret(r.k.callback, *h.id, *h.sealedCallbackSecret)
+	*h.callbackSecret, err = r.s.openCallbackSecret(r.k.callback(), *h.id, *h.sealedCallbackSecret)
 	return err
 }
 
@@ -159,10 +212,15 @@ func (r Requests[T, P]) Get(ctx context.Context, orgID, id string) (*T, error) {
 }
 
 func (r Requests[T, P]) loaded(db *gorm.DB, orgID string, recs ...*T) error {
-	if r.k.load == nil {
-		return nil
+	return loadAll[T, P](db, orgID, recs)
+}
+
+// loadAll completes records read, for a kind that loads more.
+func loadAll[T any, P requestRecord[T]](db *gorm.DB, orgID string, recs []*T) error {
+	if l, ok := any(P(nil)).(loadedWith[T]); ok {
+		return l.loadAll(db, orgID, recs)
 	}
-	return r.k.load(db, orgID, recs)
+	return nil
 }
 
 // DeleteUnstarted removes a record whose workflow never started (Seq 0)
@@ -224,25 +282,25 @@ func (r Requests[T, P]) Apply(ctx context.Context, ch RequestChange[T]) (*T, err
 			before, applied = *rec, true
 			h := P(rec).head()
 			*P(&before).head().asked = slices.Clone(*h.asked)
-			wasRow, wasAsking = r.k.requestRow(h, rec), r.k.asking(h, rec)
+			wasRow, wasAsking = requestRow[T, P](rec), asking[T, P](rec)
 		},
 		func(tx *gorm.DB, rec *T) error {
 			h := P(rec).head()
-			if row := r.k.requestRow(h, rec); requestRowChanged(wasRow, row) {
+			if row := requestRow[T, P](rec); requestRowChanged(wasRow, row) {
 				if err := saveRequestRow(tx, row); err != nil {
 					return err
 				}
 			}
-			if err := r.k.rewriteAsking(tx, *h.id, wasAsking, r.k.asking(h, rec)); err != nil {
+			if err := r.k.rewriteAsking(tx, *h.id, wasAsking, asking[T, P](rec)); err != nil {
 				return err
 			}
-			if was := *P(&before).head().asked; r.k.askedRefs != nil && !slices.Equal(was, *h.asked) {
-				if err := completeAsked(tx, h.organizationID, rec, r.k.askedRefs(rec)); err != nil {
+			if named, ok := any(rec).(namesAsked); ok && !slices.Equal(*P(&before).head().asked, *h.asked) {
+				if err := completeAsked(tx, h.organizationID, rec, named.askedRefs()); err != nil {
 					return err
 				}
 			}
-			if r.k.applied != nil {
-				if err := r.k.applied(tx, &before, rec); err != nil {
+			if a, ok := any(rec).(appliedBeside[T]); ok {
+				if err := a.applied(tx, &before); err != nil {
 					return err
 				}
 			}

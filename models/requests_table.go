@@ -42,16 +42,15 @@ type Request struct {
 }
 
 // requestRow is rec's row of the requests table.
-func (k *requestKind[T]) requestRow(h requestHead, rec *T) Request {
+func requestRow[T any, P requestRecord[T]](rec *T) Request {
+	h, k := P(rec).head(), P(rec).kind()
 	b := h.base
 	row := Request{ID: b.ID, Kind: k.subject, OrganizationID: b.OrganizationID, Status: b.Status, Title: b.Title,
 		ExpiresAt: b.ExpiresAt, ExternalID: b.ExternalID, FlowID: b.FlowID, Requester: b.Requester,
 		RequestedBy: b.RequestedBy, Seq: b.Seq, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}
-	if k.risk != nil {
-		row.Risk = k.risk(rec)
-	}
+	row.Risk, _ = riskOf(rec)
 	if b.Status != k.open {
-		at, by := k.settled(rec)
+		at, by := P(rec).settled()
 		if at == nil {
 			at = &row.UpdatedAt
 		}

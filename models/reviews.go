@@ -51,35 +51,33 @@ type Review struct {
 
 func (r *Review) head() requestHead { return r.RequestBase.head(&r.ReviewerIDs) }
 
-var reviewKind = &requestKind[Review]{subject: events.RequestReview, idPrefix: ids.Review, open: states.Open,
-	callback: colReviewCallback, table: "reviews", askedIDs: "reviewer_ids",
-	dueAt: func(r *Review) time.Time { return r.ExpiresAt },
-	acted: func(r *Review, personID string) bool {
-		reviewed := make([]string, len(r.Verdicts.V))
-		for i, v := range r.Verdicts.V {
-			reviewed[i] = v.ReviewerID
-		}
-		return actedFor(refsVia(r.Asked.V), reviewed, personID)
-	},
-	settled: func(r *Review) (*time.Time, *string) { return r.SettledAt, nil },
-	prepare: func(r *Review) {
-		if r.Verdicts.V == nil {
-			r.Verdicts.V = []Verdict{}
-		}
-		if r.Asked.V == nil {
-			r.Asked.V = []PersonRef{}
-		}
-	},
-	askedRefs: func(r *Review) *JSON[[]PersonRef] { return &r.Asked }}
+var reviewKind = registerKind(&requestKind{subject: events.RequestReview, idPrefix: ids.Review, open: states.Open,
+	table: "reviews", askedIDs: "reviewer_ids"})
+
+func (*Review) kind() *requestKind               { return reviewKind }
+func (r *Review) dueAt() time.Time               { return r.ExpiresAt }
+func (r *Review) askedRefs() *JSON[[]PersonRef]  { return &r.Asked }
+func (r *Review) settled() (*time.Time, *string) { return r.SettledAt, nil }
+func (r *Review) prepare()                       { prepareAsked(&r.Verdicts.V, &r.Asked.V) }
+func (r *Review) acted(personID string) bool {
+	return actedFor(refsVia(r.Asked.V), r.reviewed(), personID)
+}
 
 // Reviews are the reviews on the paths every kind shares.
 func (s *RequestStore) Reviews() Requests[Review, *Review] {
-	return Requests[Review, *Review]{s.core, reviewKind}
+	return requestsOf[Review](s.core)
 }
 
 // Reviewed reports whether personID has returned a verdict.
-func (r *Review) Reviewed(personID string) bool {
-	return slices.ContainsFunc(r.Verdicts.V, func(v Verdict) bool { return v.ReviewerID == personID })
+func (r *Review) Reviewed(personID string) bool { return slices.Contains(r.reviewed(), personID) }
+
+// reviewed are who returned a verdict, in order.
+func (r *Review) reviewed() []string {
+	out := make([]string, len(r.Verdicts.V))
+	for i, v := range r.Verdicts.V {
+		out[i] = v.ReviewerID
+	}
+	return out
 }
 
 // ReviewFilter narrows a list of reviews.

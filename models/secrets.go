@@ -32,9 +32,6 @@ type sealedColumn struct {
 var (
 	colWebhookSecret         = sealedColumn{"webhook_endpoints", []string{"id"}, "secret", sealWebhookSecret, false}
 	colWebhookPreviousSecret = sealedColumn{"webhook_endpoints", []string{"id"}, "previous_secret", sealWebhookSecret, false}
-	colApprovalCallback      = sealedColumn{"approvals", []string{"id"}, "callback_secret", sealCallbackSecret, false}
-	colCollectionCallback    = sealedColumn{"collections", []string{"id"}, "callback_secret", sealCallbackSecret, false}
-	colReviewCallback        = sealedColumn{"reviews", []string{"id"}, "callback_secret", sealCallbackSecret, false}
 	colIdempotentResponse    = sealedColumn{"idempotency_keys", []string{"organization_id", "principal_id", "idempotency_key"}, "response_body", sealIdempotency, true}
 	colPushKey               = sealedColumn{"push_keys", []string{"id"}, "private_key", sealPushKey, false}
 	colSlackSigningSecret    = sealedColumn{"slack_integrations", []string{"organization_id"}, "signing_secret", sealSlackSigningSecret, false}
@@ -44,9 +41,15 @@ var (
 
 // sealedColumns are every sealed column; a new one joins here so that
 // re-sealing (after a rotation, or of values from before sealing) covers it.
-var sealedColumns = append([]sealedColumn{colWebhookSecret, colWebhookPreviousSecret,
-	colApprovalCallback, colCollectionCallback, colReviewCallback, colIdempotentResponse,
-	colPushKey, colSlackSigningSecret, colSlackBotToken, colModelScreenKey}, keyColumns()...)
+// Each kind of request's callback secrets are one.
+func sealedColumns() []sealedColumn {
+	out := []sealedColumn{colWebhookSecret, colWebhookPreviousSecret, colIdempotentResponse,
+		colPushKey, colSlackSigningSecret, colSlackBotToken, colModelScreenKey}
+	for _, k := range requestKinds {
+		out = append(out, k.callback())
+	}
+	return append(out, keyColumns()...)
+}
 
 // keyColumns are the signing keys' private halves, one column per family.
 func keyColumns() []sealedColumn {
@@ -90,7 +93,7 @@ func (s *core) open(c sealedColumn, value string, row ...string) (string, error)
 // beside a running service.
 func (s *Store) ResealSecrets(ctx context.Context) (int, error) {
 	n := 0
-	for _, col := range sealedColumns {
+	for _, col := range sealedColumns() {
 		done, err := s.reseal(ctx, col)
 		n += done
 		if err != nil {

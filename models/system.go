@@ -43,11 +43,9 @@ func Overdue(expiresAt, now time.Time) bool { return now.After(expiresAt.Add(Ove
 // listed, approvals first.
 func (s *SystemStore) OpenRequests(ctx context.Context, orgID string) ([]OpenCount, error) {
 	db, now := s.db.WithContext(ctx), Now()
-	out := make([]OpenCount, 0, 3)
-	for _, count := range []func(*gorm.DB, string, time.Time) (OpenCount, error){
-		openCount(approvalKind), openCount(collectionKind), openCount(reviewKind),
-	} {
-		c, err := count(db, orgID, now)
+	out := make([]OpenCount, 0, len(requestKinds))
+	for _, k := range requestKinds {
+		c, err := k.openCount(db, orgID, now)
 		if err != nil {
 			return nil, err
 		}
@@ -58,24 +56,22 @@ func (s *SystemStore) OpenRequests(ctx context.Context, orgID string) ([]OpenCou
 
 // openCount counts one kind's waiting requests, and those overdue, in one
 // query, and finds the oldest.
-func openCount[T any](k *requestKind[T]) func(*gorm.DB, string, time.Time) (OpenCount, error) {
-	return func(db *gorm.DB, orgID string, now time.Time) (OpenCount, error) {
-		open := func() *gorm.DB { return waitingIn(db, k, orgID) }
-		c := OpenCount{Kind: k.subject}
-		err := open().Select("COUNT(*), COALESCE(SUM(CASE WHEN expires_at < ? THEN 1 ELSE 0 END), 0)", now.Add(-OverdueGrace)).
-			Row().Scan(&c.Open, &c.Overdue)
-		if err != nil || c.Open == 0 {
-			return c, err
-		}
-		var oldest []time.Time
-		if err := open().Order("created_at").Limit(1).Pluck("created_at", &oldest).Error; err != nil {
-			return c, err
-		}
-		if len(oldest) > 0 {
-			c.Oldest = &oldest[0]
-		}
-		return c, nil
+func (k *requestKind) openCount(db *gorm.DB, orgID string, now time.Time) (OpenCount, error) {
+	open := func() *gorm.DB { return k.waitingIn(db, orgID) }
+	c := OpenCount{Kind: k.subject}
+	err := open().Select("COUNT(*), COALESCE(SUM(CASE WHEN expires_at < ? THEN 1 ELSE 0 END), 0)", now.Add(-OverdueGrace)).
+		Row().Scan(&c.Open, &c.Overdue)
+	if err != nil || c.Open == 0 {
+		return c, err
 	}
+	var oldest []time.Time
+	if err := open().Order("created_at").Limit(1).Pluck("created_at", &oldest).Error; err != nil {
+		return c, err
+	}
+	if len(oldest) > 0 {
+		c.Oldest = &oldest[0]
+	}
+	return c, nil
 }
 
 // OpenRequest is one waiting request, as the operator's view lists it.
@@ -86,8 +82,8 @@ type OpenRequest struct {
 
 // waitingIn selects one kind's waiting requests of organisation orgID, or
 // of every organisation.
-func waitingIn[T any](db *gorm.DB, k *requestKind[T], orgID string) *gorm.DB {
-	q := db.Model(new(T)).Where("status = ?", k.open)
+func (k *requestKind) waitingIn(db *gorm.DB, orgID string) *gorm.DB {
+	q := db.Table(k.table).Where("status = ?", k.open)
 	if orgID != AllOrganizations {
 		q = q.Where("organization_id = ?", orgID)
 	}
@@ -98,10 +94,8 @@ func waitingIn[T any](db *gorm.DB, k *requestKind[T], orgID string) *gorm.DB {
 func (s *SystemStore) OldestOpen(ctx context.Context, orgID string, n int) ([]OpenRequest, error) {
 	db := s.db.WithContext(ctx)
 	var all []OpenRequest
-	for _, oldest := range []func(*gorm.DB, string, int) ([]OpenRequest, error){
-		oldestOpen(approvalKind), oldestOpen(collectionKind), oldestOpen(reviewKind),
-	} {
-		rs, err := oldest(db, orgID, n)
+	for _, k := range requestKinds {
+		rs, err := k.oldestOpen(db, orgID, n)
 		if err != nil {
 			return nil, err
 		}
@@ -115,15 +109,13 @@ func (s *SystemStore) OldestOpen(ctx context.Context, orgID string, n int) ([]Op
 }
 
 // oldestOpen lists one kind's n longest-waiting requests.
-func oldestOpen[T any](k *requestKind[T]) func(*gorm.DB, string, int) ([]OpenRequest, error) {
-	return func(db *gorm.DB, orgID string, n int) ([]OpenRequest, error) {
-		var rows []OpenRequest
-		err := waitingIn(db, k, orgID).Select("id, title, created_at, expires_at").Order("created_at, id").Limit(n).Scan(&rows).Error
-		for i := range rows {
-			rows[i].Kind = k.subject
-		}
-		return rows, err
+func (k *requestKind) oldestOpen(db *gorm.DB, orgID string, n int) ([]OpenRequest, error) {
+	var rows []OpenRequest
+	err := k.waitingIn(db, orgID).Select("id, title, created_at, expires_at").Order("created_at, id").Limit(n).Scan(&rows).Error
+	for i := range rows {
+		rows[i].Kind = k.subject
 	}
+	return rows, err
 }
 
 func sortOldestFirst(rs []OpenRequest) {

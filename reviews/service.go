@@ -275,7 +275,7 @@ func (s *Service) Verdict(ctx context.Context, who models.Actor, id, updateID st
 			Verdict: in.Verdict, Note: strings.TrimSpace(in.Note)})
 }
 
-// RemoveReviewer takes a person removed from the organisation off each of
+// RemoveAsked takes a person removed from the organisation off each of
 // the open reviews named, through its workflow (see workflows.Review
 // removeReviewer). When those left could not give the approvals still
 // needed, the organisation's active owners and administrators who can read
@@ -284,7 +284,7 @@ func (s *Service) Verdict(ctx context.Context, who models.Actor, id, updateID st
 // replaced by who stands in for them, as at creation. A review already
 // settled, or where the person returned a verdict or is no longer asked,
 // needs nothing.
-func (s *Service) RemoveReviewer(ctx context.Context, orgID string, by models.Actor, personID, personName string, reviewIDs []string) error {
+func (s *Service) RemoveAsked(ctx context.Context, orgID string, by models.Actor, personID, personName string, reviewIDs []string) error {
 	if len(reviewIDs) == 0 {
 		return nil
 	}

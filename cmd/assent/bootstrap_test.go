@@ -19,7 +19,7 @@ func TestDemoOrganizationIsOnTheTeamPlan(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	store := models.NewStore(testenv.OpenDB(t, "sqlite"), testenv.Keys())
-	svc := admin.New(store, nil)
+	svc := admin.New(store)
 	b, created, err := ensureBootstrap(ctx, store, svc, t.TempDir(), "http://127.0.0.1:8080")
 	require.NoError(t, err)
 	require.True(t, created)
