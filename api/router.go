@@ -34,8 +34,8 @@ import (
 	"github.com/assent-hq/assent/receipts"
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/reviews"
-	"github.com/assent-hq/assent/slackapp"
 	"github.com/assent-hq/assent/webhooks"
+	"github.com/assent-hq/assent/wire"
 )
 
 // Deps are what the handlers need.
@@ -79,7 +79,7 @@ type Services struct {
 	Webhooks    *webhooks.Service
 	Flows       *flows.Service
 	Admin       *admin.Service
-	Slack       *slackapp.Service
+	Slack       SlackApp
 	Accounts    *accounts.Service
 	Idempotency *idempotency.Service
 	Instance    *instance.Service
@@ -100,7 +100,7 @@ type handlers struct {
 	webhooks    *webhooks.Service
 	flows       *flows.Service
 	admin       *admin.Service
-	slack       *slackapp.Service
+	slack       SlackApp
 	accounts    *accounts.Service
 	idempotency *idempotency.Service
 	instance    *instance.Service
@@ -165,7 +165,7 @@ func New(d Deps) http.Handler {
 	r.GET("/api/docs", serveDocs)
 	r.GET("/api/docs/:file", serveDocs)
 	// Slack's clicks carry Slack's signature, not Assent's credentials.
-	r.POST(slackapp.InteractionsPath, h.slackInteractions)
+	r.POST(wire.SlackInteractionsPath, h.slackInteractions)
 
 	v1 := r.Group("/api/v1", h.authenticate, plainParams, knownQuery, readBody(DefaultBodyLimit))
 	v1.GET("/me", h.me)

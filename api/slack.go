@@ -9,13 +9,26 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/bodyread"
+	"github.com/assent-hq/assent/wire"
 )
 
 // The organisation's Slack app: its settings (admin), its manifest, and
 // the endpoint Slack posts its interactions to.
+
+// SlackApp is the organisation's Slack app as the API serves it;
+// *slackapp.Service is one.
+type SlackApp interface {
+	Get(ctx context.Context, orgID string) (wire.SlackIntegration, error)
+	Save(ctx context.Context, orgID string, by accounts.Actor, in admin.SlackSettings) (wire.SlackIntegration, error)
+	Disconnect(ctx context.Context, orgID string) error
+	Manifest() wire.SlackManifest
+	// Interact answers one interaction Slack posted, which it verifies.
+	Interact(ctx context.Context, header http.Header, body []byte) wire.SlackReply
+}
 
 func (h *handlers) getSlack(c *gin.Context) {
 	out, err := h.slack.Get(c.Request.Context(), orgID(c))

@@ -24,7 +24,7 @@ import (
 	"github.com/assent-hq/assent/internal/slacktest"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
-	"github.com/assent-hq/assent/slackapp"
+	"github.com/assent-hq/assent/wire"
 	"github.com/assent-hq/assent/worker"
 )
 
@@ -96,7 +96,7 @@ func (s *slackStack) approval(t *testing.T, risk string) (string, slacktest.Post
 func (s *slackStack) interact(t *testing.T, payload any, at time.Time, secret string) (int, []byte) {
 	t.Helper()
 	body := slacktest.Form(payload)
-	req, err := http.NewRequest("POST", s.srv.URL+slackapp.InteractionsPath, bytes.NewReader(body))
+	req, err := http.NewRequest("POST", s.srv.URL+wire.SlackInteractionsPath, bytes.NewReader(body))
 	require.NoError(t, err)
 	req.Header = slacktest.Sign(secret, at, body)
 	resp, err := http.DefaultClient.Do(req)
@@ -293,7 +293,7 @@ func TestSlackRefusals(t *testing.T) {
 		status, _ = s.interact(t, slacktest.Click("U0BOB", events.SlackApprove, "org_unknown/"+id, "t", s.slack.ResponseURL("x")), time.Now(), slackSecret)
 		assert.Equal(t, 401, status, "an organisation without a Slack app has no secret to verify with")
 		body := slacktest.Form(click("U0BOB"))
-		req, _ := http.NewRequest("POST", s.srv.URL+slackapp.InteractionsPath, bytes.NewReader(body))
+		req, _ := http.NewRequest("POST", s.srv.URL+wire.SlackInteractionsPath, bytes.NewReader(body))
 		req.Header = slacktest.Sign(slackSecret, time.Now(), body)
 		req.Header.Del("X-Slack-Signature")
 		resp, err := http.DefaultClient.Do(req)
@@ -369,7 +369,7 @@ func TestSlackAdminAPI(t *testing.T) {
 
 	r = f.do(t, "GET", "/api/v1/admin/integrations/slack/manifest", f.adminKey, "", nil)
 	require.Equal(t, 200, r.status)
-	var m slackapp.Manifest
+	var m wire.SlackManifest
 	require.NoError(t, json.Unmarshal(r.body, &m))
 	assert.Equal(t, "http://assent.test/integrations/slack/interactions", m.Settings.Interactivity.RequestURL)
 	assert.True(t, m.Settings.Interactivity.IsEnabled)

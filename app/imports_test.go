@@ -53,7 +53,7 @@ func TestAdaptersImportNoModels(t *testing.T) {
 // adapter (what two share lives below both: the contract in sdk, the
 // report hosts' addresses behind web.ReportHosts).
 func TestAdaptersImportNoWorkflowsNorEachOther(t *testing.T) {
-	adapters := []string{"api", "web", "reportsite", "mcp"}
+	adapters := []string{"api", "web", "slackapp", "reportsite", "mcp"}
 	for _, dir := range adapters {
 		for f, paths := range imports(t, dir) {
 			for _, p := range paths {

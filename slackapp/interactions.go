@@ -32,10 +32,7 @@ import (
 
 // Reply is the endpoint's answer to Slack: a status and, when not nil, a
 // JSON body (a view_submission's response_action).
-type Reply struct {
-	Status int
-	Body   any
-}
+type Reply = wire.SlackReply
 
 // The Reject form: its callback id, and the block and action of its note.
 const (

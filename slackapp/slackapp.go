@@ -26,9 +26,8 @@ import (
 	"github.com/assent-hq/assent/wire"
 )
 
-// InteractionsPath is where Slack posts the app's interactions: the
-// interactivity request URL of its manifest.
-const InteractionsPath = "/integrations/slack/interactions"
+// InteractionsPath is where Slack posts the app's interactions.
+const InteractionsPath = wire.SlackInteractionsPath
 
 // Deps are what the service needs.
 type Deps struct {

@@ -1,11 +1,13 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/wire"
 )
@@ -19,6 +21,15 @@ type slackPage struct {
 	// Manifest is the app manifest, indented, to copy into Slack.
 	Manifest string
 	Form     slackForm
+}
+
+// SlackSettings are the organisation's Slack app's settings and manifest
+// as the admin page shows them; *slackapp.Service is one.
+type SlackSettings interface {
+	Get(ctx context.Context, orgID string) (wire.SlackIntegration, error)
+	Save(ctx context.Context, orgID string, by accounts.Actor, in admin.SlackSettings) (wire.SlackIntegration, error)
+	Disconnect(ctx context.Context, orgID string) error
+	Manifest() wire.SlackManifest
 }
 
 // slackForm is what was typed: the channel only, since secrets are never

@@ -45,7 +45,6 @@ import (
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/reviews"
-	"github.com/assent-hq/assent/slackapp"
 	"github.com/assent-hq/assent/webhooks"
 )
 
@@ -105,8 +104,6 @@ type DevSettings struct {
 // strength.
 const signingKeySize = 32
 
-// Pages serves the web pages. Create it with New and add it to an engine
-// with Mount.
 // Services are the domain services the pages call.
 type Services struct {
 	Accounts    *accounts.Service
@@ -119,11 +116,13 @@ type Services struct {
 	Reports     *reports.Service
 	Webhooks    *webhooks.Service
 	Admin       *admin.Service
-	Slack       *slackapp.Service
+	Slack       SlackSettings
 	Gate        *gate.Service
 	Delegations *delegations.Service
 }
 
+// Pages serves the web pages. Create it with New and add it to an engine
+// with Mount.
 type Pages struct {
 	accounts    *accounts.Service
 	push        *push.Service
@@ -151,7 +150,7 @@ type Pages struct {
 	signIns  *ratelimit.Keyed
 	webhooks *webhooks.Service
 	admin    *admin.Service
-	slack    *slackapp.Service
+	slack    SlackSettings
 	gate     *gate.Service
 	// delegations are members' delegations while away (settings.go).
 	delegations *delegations.Service

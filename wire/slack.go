@@ -5,6 +5,17 @@ import (
 	"github.com/assent-hq/assent/models"
 )
 
+// SlackInteractionsPath is where Slack posts an organisation's Slack app's
+// interactions: the interactivity request URL of its manifest.
+const SlackInteractionsPath = "/integrations/slack/interactions"
+
+// SlackReply is the answer to one Slack interaction: its status and, when
+// not nil, its JSON body.
+type SlackReply struct {
+	Status int
+	Body   any
+}
+
 // SlackIntegration is an organisation's Slack app as administrators see
 // it: whether each secret is set, never the secret.
 type SlackIntegration struct {

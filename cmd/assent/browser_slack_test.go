@@ -17,7 +17,7 @@ import (
 	"github.com/assent-hq/assent/internal/browsertest"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/slacktest"
-	"github.com/assent-hq/assent/slackapp"
+	"github.com/assent-hq/assent/wire"
 )
 
 // TestBrowserSlack is issue 22's chat "done when" on assent dev, with a
@@ -42,7 +42,7 @@ func TestBrowserSlack(t *testing.T) {
 	require.Equal(t, 200, sendJSON(t, "PUT", apiURL+"/api/v1/admin/integrations/slack", boot.AdminKey,
 		fmt.Sprintf(`{"signingSecret":%q,"botToken":%q,"channel":"C0APPROVALS"}`, secret, token), &app), "%v", app)
 	assert.Equal(t, true, app["interactive"])
-	var manifest slackapp.Manifest
+	var manifest wire.SlackManifest
 	require.Equal(t, 200, getJSON(t, apiURL+"/api/v1/admin/integrations/slack/manifest", boot.AdminKey, &manifest))
 	assert.Equal(t, apiURL+"/integrations/slack/interactions", manifest.Settings.Interactivity.RequestURL)
 	fake.AddUser("U0ADAM", admin.Email, false)
@@ -92,7 +92,7 @@ func TestBrowserSlack(t *testing.T) {
 	defer endPoll()
 	time.Sleep(200 * time.Millisecond) // the long-poll is waiting
 	body := slacktest.Form(slacktest.Click("U0ADAM", events.SlackApprove, value, "trigger-1", fake.ResponseURL("r1")))
-	req, err := http.NewRequest("POST", apiURL+slackapp.InteractionsPath, bytes.NewReader(body))
+	req, err := http.NewRequest("POST", apiURL+wire.SlackInteractionsPath, bytes.NewReader(body))
 	require.NoError(t, err)
 	req.Header = slacktest.Sign(secret, time.Now(), body)
 	resp, err := http.DefaultClient.Do(req)

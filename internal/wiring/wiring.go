@@ -20,7 +20,7 @@ func Require(who string, services any) {
 		v = v.Elem()
 	}
 	for i := range v.NumField() {
-		if f := v.Field(i); f.Kind() == reflect.Pointer && f.IsNil() {
+		if f := v.Field(i); (f.Kind() == reflect.Pointer || f.Kind() == reflect.Interface) && f.IsNil() {
 			panic(fmt.Sprintf("%s: the services lack %s; build them with app.Build", who, v.Type().Field(i).Name))
 		}
 	}
