@@ -6,12 +6,14 @@
 // Slack's match of a clicker to a member). It is the one code path behind
 // the API's authentication, the pages' sign-in and the Slack app, so each
 // refuses a revoked key, an ended session, a used link or a deactivated
-// member alike. The rules that need a transaction (a link used once
-// between racing clicks, the cap on live links) stay in the store's.
+// member alike, and decides the rules of links and sessions
+// (sessions.go): a link used once between racing clicks, the cap on live
+// links, the touch's minute.
 package accounts
 
 import (
 	"context"
+	"time"
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/models"
@@ -20,18 +22,21 @@ import (
 // Store is what the service reads and writes through: keys, members
 // and organisations, sessions and sign-in links.
 type Store interface {
+	Tx(ctx context.Context, fn func(ctx context.Context) error) error
 	Authenticate(ctx context.Context, secret string) (models.Actor, error)
 	GetOrganization(ctx context.Context, id string) (*models.Organization, error)
 	ActiveMemberByEmail(ctx context.Context, orgID, email string) (*models.Member, error)
 	PeopleWithEmail(ctx context.Context, email string) ([]*models.Person, error)
-	CreateSession(ctx context.Context, orgID, personID string) (*models.Session, string, error)
-	LoadSession(ctx context.Context, token string) (*models.Session, *models.Person, error)
-	TouchSession(ctx context.Context, sess *models.Session) error
+	ActivePerson(ctx context.Context, orgID, personID string) (*models.Person, error)
+	InsertSession(ctx context.Context, sess *models.Session) error
+	SessionByToken(ctx context.Context, hash string) (*models.Session, error)
+	SessionPerson(ctx context.Context, sess *models.Session) (*models.Person, error)
+	SaveSessionSeen(ctx context.Context, id string, at time.Time) error
 	DeleteSession(ctx context.Context, orgID, id string) error
-	CreateSignInLinks(ctx context.Context, email string) ([]models.IssuedSignInLink, error)
-	IssueSignInLink(ctx context.Context, p *models.Person) (models.IssuedSignInLink, error)
-	PeekSignInLink(ctx context.Context, token string) (*models.Person, error)
-	ConsumeSignInLink(ctx context.Context, token string) (*models.Person, error)
+	SignInLink(ctx context.Context, hash string) (*models.SignInLink, error)
+	LiveSignInLinks(ctx context.Context, personID string, now time.Time) (int64, error)
+	InsertSignInLink(ctx context.Context, l *models.SignInLink) error
+	MarkSignInLinkUsed(ctx context.Context, hash string, now time.Time) (bool, error)
 }
 
 // Service authenticates callers and signs people in.
@@ -49,63 +54,6 @@ func New(store Store) *Service {
 // deactivated, is apperr.Unauthorized.
 func (s *Service) Authenticate(ctx context.Context, secret string) (models.Actor, error) {
 	return s.store.Authenticate(ctx, secret)
-}
-
-// LoadSession finds the session for a cookie's token and whom it signs
-// in. One that has ended (models.SessionLifetime after sign-in, or
-// models.SessionIdleTimeout after last use), or whose person was removed
-// or deactivated, is models.ErrSessionInvalid.
-func (s *Service) LoadSession(ctx context.Context, token string) (*models.Session, *models.Person, error) {
-	return s.store.LoadSession(ctx, token)
-}
-
-// TouchSession records that sess was just used, pushing back its idle
-// end; it writes at most once a minute per session.
-func (s *Service) TouchSession(ctx context.Context, sess *models.Session) error {
-	return s.store.TouchSession(ctx, sess)
-}
-
-// CreateSession signs personID of orgID in and returns the session with
-// its token, which goes into the cookie only. A deactivated member is
-// refused.
-func (s *Service) CreateSession(ctx context.Context, orgID, personID string) (*models.Session, string, error) {
-	return s.store.CreateSession(ctx, orgID, personID)
-}
-
-// DeleteSession ends a session, and the browser's push subscription made
-// in it; one already gone is no error. The pages end a browser's session
-// this way before signing it in again, so a session planted before sign-in
-// never signs anyone in.
-func (s *Service) DeleteSession(ctx context.Context, orgID, id string) error {
-	return s.store.DeleteSession(ctx, orgID, id)
-}
-
-// CreateSignInLinks makes one link for each active member and each guest
-// with email, in every organisation, for the pages to email. An unknown
-// address gets none and no error, so the caller answers the same whatever
-// the address; a person holding too many unused links gets no new one.
-func (s *Service) CreateSignInLinks(ctx context.Context, email string) ([]models.IssuedSignInLink, error) {
-	return s.store.CreateSignInLinks(ctx, email)
-}
-
-// PeekSignInLink returns whom the link signs in without using it: mail
-// scanners open links, and opening must not use one up.
-func (s *Service) PeekSignInLink(ctx context.Context, token string) (*models.Person, error) {
-	return s.store.PeekSignInLink(ctx, token)
-}
-
-// ConsumeSignInLink uses the link up and returns whom it signs in. A link
-// works once (of two racing uses one wins), before it expires, and only
-// while its member is active.
-func (s *Service) ConsumeSignInLink(ctx context.Context, token string) (*models.Person, error) {
-	return s.store.ConsumeSignInLink(ctx, token)
-}
-
-// IssueSignInLink makes a sign-in link for p handed to the browser rather
-// than emailed (single sign-on's choice of organisation): the emailed
-// link's rules apply when it is used.
-func (s *Service) IssueSignInLink(ctx context.Context, p *models.Person) (models.IssuedSignInLink, error) {
-	return s.store.IssueSignInLink(ctx, p)
 }
 
 // ErrNoAccount is single sign-on's refusal of an address no organisation

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/ids"
@@ -553,9 +554,9 @@ func newAuthzEnv(t *testing.T, db *gorm.DB) *authzEnv {
 
 	guest, _, err := st.CreateGuest(ctx, e.org.ID, "gail@partner.example", "Gail")
 	require.NoError(t, err)
-	_, e.guestSession, err = st.CreateSession(ctx, e.org.ID, guest.ID)
+	_, e.guestSession, err = accounts.New(st).CreateSession(ctx, e.org.ID, guest.ID)
 	require.NoError(t, err)
-	_, e.memberSession, err = st.CreateSession(ctx, e.org.ID, e.member.ID)
+	_, e.memberSession, err = accounts.New(st).CreateSession(ctx, e.org.ID, e.member.ID)
 	require.NoError(t, err)
 	e.ours = append(e.ours, guest.ID)
 	e.create201(t, e.adminKey, "/api/v1/admin/actions", `{"name":"`+matrixAction+`","inputSchema":{"type":"object"},"policy":[{"name":"all","outcome":"allow"}],"executors":["`+e.exactID[rc]+`"]}`)

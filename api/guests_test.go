@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/workflows"
@@ -38,7 +39,7 @@ func TestRemovingAGuestEndsTheirAccessAndHandsOnTheirRequests(t *testing.T) {
 		})
 
 		// What the guest holds: a signed-in session and an emailed link.
-		_, session, err := s.store.CreateSession(ctx, s.org.ID, gus.ID)
+		_, session, err := accounts.New(s.store).CreateSession(ctx, s.org.ID, gus.ID)
 		require.NoError(t, err)
 		a, err := s.store.Approvals().Get(ctx, s.org.ID, id)
 		require.NoError(t, err)
@@ -49,14 +50,14 @@ func TestRemovingAGuestEndsTheirAccessAndHandsOnTheirRequests(t *testing.T) {
 		r := s.do(t, "DELETE", path, s.otherAdmin, "", nil)
 		assert.Equal(t, 404, r.status, "another organisation's admin key: %s", r.body)
 		assert.Equal(t, "not_found", errField(r, "code"))
-		_, _, err = s.store.LoadSession(ctx, session)
+		_, _, err = accounts.New(s.store).LoadSession(ctx, session)
 		require.NoError(t, err, "nothing was removed")
 
 		r = s.do(t, "DELETE", path, s.adminKey, "", nil)
 		require.Equal(t, 204, r.status, string(r.body))
 		assert.Empty(t, r.body)
 
-		_, _, err = s.store.LoadSession(ctx, session)
+		_, _, err = accounts.New(s.store).LoadSession(ctx, session)
 		assert.ErrorIs(t, err, models.ErrSessionInvalid)
 		_, err = s.store.OpenDecisionLink(ctx, id, link)
 		assert.ErrorIs(t, err, models.ErrDecisionLinkInvalid)

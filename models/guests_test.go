@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/states"
@@ -49,11 +50,11 @@ func TestRemoveGuestEndsTheirAccess(t *testing.T) {
 		approval(states.Approved, g.ID, ada.ID)
 		approval(states.Pending, ada.ID)
 
-		_, session, err := s.CreateSession(ctx, org.ID, g.ID)
+		_, session, err := accounts.New(s).CreateSession(ctx, org.ID, g.ID)
 		require.NoError(t, err)
-		_, otherSession, err := s.CreateSession(ctx, other.ID, elsewhere.ID)
+		_, otherSession, err := accounts.New(s).CreateSession(ctx, other.ID, elsewhere.ID)
 		require.NoError(t, err)
-		links, err := s.CreateSignInLinks(ctx, "gus@partner.example")
+		links, err := accounts.New(s).CreateSignInLinks(ctx, "gus@partner.example")
 		require.NoError(t, err)
 		require.Len(t, links, 2)
 		decision, err := s.CreateDecisionLink(ctx, pending, g.ID)
@@ -68,17 +69,17 @@ func TestRemoveGuestEndsTheirAccess(t *testing.T) {
 		assert.Equal(t, "gus@partner.example", removed.Guest.Email)
 		assert.Equal(t, models.Waiting{events.RequestApproval: {pending.ID}}, removed.Waiting, "settled requests and other people's are left alone")
 
-		_, _, err = s.LoadSession(ctx, session)
+		_, _, err = accounts.New(s).LoadSession(ctx, session)
 		assert.ErrorIs(t, err, models.ErrSessionInvalid)
 		for _, l := range links {
-			_, err = s.ConsumeSignInLink(ctx, l.Token)
+			_, err = accounts.New(s).ConsumeSignInLink(ctx, l.Token)
 			if l.Person.Organization.ID == org.ID {
 				assert.ErrorIs(t, err, models.ErrSignInLinkInvalid)
 			} else {
 				assert.NoError(t, err, "the other organisation's guest still signs in")
 			}
 		}
-		_, _, err = s.LoadSession(ctx, otherSession)
+		_, _, err = accounts.New(s).LoadSession(ctx, otherSession)
 		assert.NoError(t, err)
 		_, err = s.OpenDecisionLink(ctx, pending.ID, decision)
 		assert.ErrorIs(t, err, models.ErrDecisionLinkInvalid)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 )
@@ -158,9 +159,9 @@ func TestSignOutEndsThePushSubscription(t *testing.T) {
 		m, err := s.CreateMember(ctx, org.ID, "ada@example.com", "", "")
 		require.NoError(t, err)
 		ada := &models.Person{Organization: org, Member: m}
-		shared, _, err := s.CreateSession(ctx, org.ID, m.ID)
+		shared, _, err := accounts.New(s).CreateSession(ctx, org.ID, m.ID)
 		require.NoError(t, err)
-		own, _, err := s.CreateSession(ctx, org.ID, m.ID)
+		own, _, err := accounts.New(s).CreateSession(ctx, org.ID, m.ID)
 		require.NoError(t, err)
 		for session, endpoint := range map[string]string{shared.ID: "https://push.example/shared", own.ID: "https://push.example/own"} {
 			p256dh, auth := browserKeys(t)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 )
@@ -26,7 +27,7 @@ func TestReadingUnderRaces(t *testing.T) {
 		require.NoError(t, err)
 		m, err := s.CreateMember(ctx, org.ID, "bo@example.com", "Bo", "")
 		require.NoError(t, err)
-		sess, _, err := s.CreateSession(ctx, org.ID, m.ID)
+		sess, _, err := accounts.New(s).CreateSession(ctx, org.ID, m.ID)
 		require.NoError(t, err)
 		r := newReport(t, s, org.ID, "raced")
 

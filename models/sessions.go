@@ -21,18 +21,6 @@ const (
 	SessionIdleTimeout = 7 * 24 * time.Hour
 )
 
-const (
-	// sessionPrefix names session ids; a session id is safe to log, its
-	// token is not.
-	sessionPrefix = "ses"
-	// touchEvery spares a database write on every page view: last-seen
-	// only needs minute precision against a seven-day idle limit.
-	touchEvery = time.Minute
-	// maxLiveLinks bounds the unused links one person can hold, so the
-	// sign-in form cannot be used to flood someone's mailbox.
-	maxLiveLinks = 5
-)
-
 // Errors of sign-in links and sessions. They say what the person can do.
 var (
 	ErrSignInLinkInvalid = apperr.New(apperr.NotFound, "this sign-in link is not valid; request a new one")
@@ -128,117 +116,46 @@ type IssuedSignInLink struct {
 	ExpiresAt time.Time
 }
 
-// CreateSignInLinks makes one link for each active member and each guest
-// with this email, in every organisation: sign-in starts before anyone
-// knows the organisation, so this is the one lookup across tenants. An
-// unknown address gets no link and no error, so callers can answer the
-// same whatever the address. A person who already holds maxLiveLinks
-// unused links gets no new one.
-func (s *SessionStore) CreateSignInLinks(ctx context.Context, email string) ([]IssuedSignInLink, error) {
-	email = NormalizeEmail(email)
-	var out []IssuedSignInLink
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var members []Member
-		if err := tx.Where("email = ? AND active", email).Order("id").Find(&members).Error; err != nil {
-			return err
-		}
-		var guests []Guest
-		if err := tx.Where("email = ?", email).Order("id").Find(&guests).Error; err != nil {
-			return err
-		}
-		people := make([]*Person, 0, len(members)+len(guests))
-		for i := range members {
-			people = append(people, &Person{Member: &members[i]})
-		}
-		for i := range guests {
-			people = append(people, &Person{Guest: &guests[i]})
-		}
-		now := Now()
-		for _, p := range people {
-			orgID := p.orgID()
-			var live int64
-			if err := tx.Model(&SignInLink{}).Where("person_id = ? AND used_at IS NULL AND expires_at > ?", p.ID(), now).
-				Count(&live).Error; err != nil {
-				return err
-			}
-			if live >= maxLiveLinks {
-				continue
-			}
-			var err error
-			if p.Organization, err = organization(tx, orgID); err != nil {
-				return err
-			}
-			token := NewToken()
-			l := &SignInLink{TokenHash: HashSecret(token), OrganizationID: orgID, PersonID: p.ID(),
-				ExpiresAt: now.Add(SignInLinkLifetime), CreatedAt: now}
-			if err := tx.Create(l).Error; err != nil {
-				return err
-			}
-			out = append(out, IssuedSignInLink{Token: token, Person: p, ExpiresAt: l.ExpiresAt})
-		}
-		return nil
-	})
-	return out, err
-}
-
-// PeekSignInLink returns the link's person without using the link, for the
-// page that asks to confirm: mail scanners open links, and opening must not
-// use up a single-use link.
-func (s *SessionStore) PeekSignInLink(ctx context.Context, token string) (*Person, error) {
-	_, p, err := checkLink(s.db.WithContext(ctx), false, token, Now())
-	return p, err
-}
-
-// ConsumeSignInLink uses the link up and returns whom it signs in. A link
-// works once, before it expires, and only while its member is active.
-func (s *SessionStore) ConsumeSignInLink(ctx context.Context, token string) (*Person, error) {
-	var p *Person
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		now := Now()
-		l, person, err := checkLink(tx, true, token, now)
-		if err != nil {
-			return err
-		}
-		// The guard on used_at makes two racing uses produce one winner.
-		res := tx.Model(&SignInLink{}).Where("token_hash = ? AND used_at IS NULL", l.TokenHash).Update("used_at", now)
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected == 0 {
-			return ErrSignInLinkUsed
-		}
-		p = person
-		return nil
-	})
-	return p, err
-}
-
-// checkLink finds the link for token and refuses it when used, expired or
-// its person can no longer sign in; lock holds the link's row until the
-// transaction ends.
-func checkLink(db *gorm.DB, lock bool, token string, now time.Time) (*SignInLink, *Person, error) {
-	if token == "" {
-		return nil, nil, ErrSignInLinkInvalid
-	}
-	q := db
-	if lock {
-		q = db.Clauses(lockForUpdate(db)...)
+// SignInLink reads the link whose token hashes to hash, under its row
+// lock when ctx is in a transaction; no such link is
+// ErrSignInLinkInvalid.
+func (s *SessionStore) SignInLink(ctx context.Context, hash string) (*SignInLink, error) {
+	q := s.conn(ctx)
+	if _, err := inTx(ctx); err == nil {
+		q = q.Clauses(lockForUpdate(q)...)
 	}
 	var l SignInLink
-	if err := q.Where("token_hash = ?", HashSecret(token)).Take(&l).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil, nil, ErrSignInLinkInvalid
-		}
-		return nil, nil, err
+	err := q.Where("token_hash = ?", hash).Take(&l).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, ErrSignInLinkInvalid
 	}
-	switch {
-	case l.UsedAt != nil:
-		return nil, nil, ErrSignInLinkUsed
-	case !now.Before(l.ExpiresAt):
-		return nil, nil, ErrSignInLinkExpired
-	}
-	p, err := loadPerson(db, l.OrganizationID, l.PersonID)
-	return &l, p, err
+	return &l, err
+}
+
+// LiveSignInLinks counts personID's links neither used nor expired at now.
+func (s *SessionStore) LiveSignInLinks(ctx context.Context, personID string, now time.Time) (int64, error) {
+	var live int64
+	err := s.conn(ctx).Model(&SignInLink{}).Where("person_id = ? AND used_at IS NULL AND expires_at > ?", personID, now).
+		Count(&live).Error
+	return live, err
+}
+
+// InsertSignInLink writes a new link.
+func (s *SessionStore) InsertSignInLink(ctx context.Context, l *SignInLink) error {
+	return s.conn(ctx).Create(l).Error
+}
+
+// MarkSignInLinkUsed marks the link used at now, unless it already was:
+// the guard on used_at makes two racing uses produce one winner.
+func (s *SessionStore) MarkSignInLinkUsed(ctx context.Context, hash string, now time.Time) (bool, error) {
+	res := s.conn(ctx).Model(&SignInLink{}).Where("token_hash = ? AND used_at IS NULL", hash).Update("used_at", now)
+	return res.RowsAffected == 1, res.Error
+}
+
+// ActivePerson reads a member or guest with their organisation; a member
+// who was deactivated is ErrPersonInactive.
+func (s *SessionStore) ActivePerson(ctx context.Context, orgID, personID string) (*Person, error) {
+	return loadPerson(s.conn(ctx), orgID, personID)
 }
 
 // loadPerson reads a member or guest with their organisation; a member
@@ -277,53 +194,34 @@ func (p *Person) orgID() string {
 	return p.Guest.OrganizationID
 }
 
-// CreateSession signs a person in and returns the session with its token,
-// which goes into the cookie only and cannot be recovered later. The
-// person's ended sessions are removed on the way.
-func (s *SessionStore) CreateSession(ctx context.Context, orgID, personID string) (*Session, string, error) {
-	token := NewToken()
-	now := Now()
-	sess := &Session{ID: newID(sessionPrefix), TokenHash: HashSecret(token), OrganizationID: orgID, PersonID: personID,
-		CSRFSecret: NewToken(), CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(SessionLifetime)}
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if _, err := loadPerson(tx, orgID, personID); err != nil {
-			return err
-		}
-		if err := endedSessions(tx.Where("person_id = ?", personID), now).Delete(&Session{}).Error; err != nil {
-			return err
-		}
-		return tx.Create(sess).Error
-	})
-	if err != nil {
-		return nil, "", err
+// InsertSession writes a new session, and removes its person's ended
+// sessions on the way.
+func (s *SessionStore) InsertSession(ctx context.Context, sess *Session) error {
+	db := s.conn(ctx)
+	if err := endedSessions(db.Where("person_id = ?", sess.PersonID), sess.CreatedAt).Delete(&Session{}).Error; err != nil {
+		return err
 	}
-	return sess, token, nil
+	return db.Create(sess).Error
 }
 
-// LoadSession finds the session for a cookie's token and whom it signs in.
-// An ended session, or one whose member was deactivated, is
-// ErrSessionInvalid.
-func (s *SessionStore) LoadSession(ctx context.Context, token string) (*Session, *Person, error) {
-	if token == "" {
-		return nil, nil, ErrSessionInvalid
-	}
-	db := s.db.WithContext(ctx)
+// SessionByToken reads the session whose token hashes to hash; no such
+// session is ErrSessionInvalid.
+func (s *SessionStore) SessionByToken(ctx context.Context, hash string) (*Session, error) {
 	var sess Session
-	if err := db.Where("token_hash = ?", HashSecret(token)).Take(&sess).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil, nil, ErrSessionInvalid
-		}
-		return nil, nil, err
+	err := s.conn(ctx).Where("token_hash = ?", hash).Take(&sess).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, ErrSessionInvalid
 	}
-	p, err := sessionPerson(db, &sess)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &sess, p, nil
+	return &sess, err
 }
 
-// sessionPerson is whom sess signs in, or ErrSessionInvalid once it has
-// ended or its person was removed or deactivated.
+// SessionPerson is whom sess signs in, or ErrSessionInvalid once it has
+// ended or its person was removed or deactivated: the rule the report
+// hosts' reader sessions share.
+func (s *SessionStore) SessionPerson(ctx context.Context, sess *Session) (*Person, error) {
+	return sessionPerson(s.conn(ctx), sess)
+}
+
 func sessionPerson(db *gorm.DB, sess *Session) (*Person, error) {
 	if !Now().Before(sess.EndsAt()) {
 		return nil, ErrSessionInvalid
@@ -335,18 +233,9 @@ func sessionPerson(db *gorm.DB, sess *Session) (*Person, error) {
 	return p, err
 }
 
-// TouchSession records that the session was just used, which pushes back
-// its idle end. It writes at most once a minute per session.
-func (s *SessionStore) TouchSession(ctx context.Context, sess *Session) error {
-	now := Now()
-	if now.Sub(sess.LastSeenAt) < touchEvery {
-		return nil
-	}
-	err := s.db.WithContext(ctx).Model(&Session{}).Where("id = ?", sess.ID).Update("last_seen_at", now).Error
-	if err == nil {
-		sess.LastSeenAt = now
-	}
-	return err
+// SaveSessionSeen records when a session was last used.
+func (s *SessionStore) SaveSessionSeen(ctx context.Context, id string, at time.Time) error {
+	return s.conn(ctx).Model(&Session{}).Where("id = ?", id).Update("last_seen_at", at).Error
 }
 
 // DeleteSession signs a session out; deleting one already gone is no error.

@@ -46,20 +46,3 @@ func (s *SessionStore) PeopleWithEmail(ctx context.Context, email string) ([]*Pe
 	}
 	return people, nil
 }
-
-// IssueSignInLink makes a sign-in link for p (found by PeopleWithEmail)
-// that is handed to the browser instead of emailed: single sign-on uses it
-// to let a person who belongs to several organisations pick one. It is the
-// emailed link's kind (single use, SignInLinkLifetime, refused at use when
-// the member has been deactivated since) but is not held to the limit on
-// live links, which exists to protect mailboxes; no email is sent.
-func (s *SessionStore) IssueSignInLink(ctx context.Context, p *Person) (IssuedSignInLink, error) {
-	now := Now()
-	token := NewToken()
-	l := &SignInLink{TokenHash: HashSecret(token), OrganizationID: p.orgID(), PersonID: p.ID(),
-		ExpiresAt: now.Add(SignInLinkLifetime), CreatedAt: now}
-	if err := s.db.WithContext(ctx).Create(l).Error; err != nil {
-		return IssuedSignInLink{}, err
-	}
-	return IssuedSignInLink{Token: token, Person: p, ExpiresAt: l.ExpiresAt}, nil
-}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/netguard"
@@ -57,7 +58,7 @@ func browser(t *testing.T) models.NewPushSubscription {
 // session signs p in, as the subscription is made in a session.
 func (e *env) session(t *testing.T, p *models.Person) *models.Session {
 	t.Helper()
-	sess, _, err := e.store.CreateSession(context.Background(), p.Organization.ID, p.ID())
+	sess, _, err := accounts.New(e.store).CreateSession(context.Background(), p.Organization.ID, p.ID())
 	require.NoError(t, err)
 	return sess
 }

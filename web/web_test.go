@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/mail"
@@ -103,7 +104,7 @@ func (s *site) approval(t *testing.T, title, risk string, expiresAt time.Time, a
 // link asks the store for a fresh sign-in link token for email.
 func (s *site) link(t *testing.T, email string) string {
 	t.Helper()
-	links, err := s.store.CreateSignInLinks(context.Background(), email)
+	links, err := accounts.New(s.store).CreateSignInLinks(context.Background(), email)
 	require.NoError(t, err)
 	require.Len(t, links, 1)
 	return links[0].Token
@@ -312,7 +313,7 @@ func TestSignInFlowEndToEnd(t *testing.T) {
 		assert.Equal(t, http.StatusSeeOther, r.status)
 		assert.Equal(t, "/signin?signedout=1", r.header.Get("Location"))
 		assert.Nil(t, b.cookie(web.SessionCookie), "cookie cleared")
-		_, _, err = s.store.LoadSession(ctx, stolen)
+		_, _, err = accounts.New(s.store).LoadSession(ctx, stolen)
 		assert.ErrorIs(t, err, models.ErrSessionInvalid)
 		r = b.get("/inbox")
 		assert.Equal(t, http.StatusSeeOther, r.status)

@@ -23,6 +23,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/internal/testenv"
@@ -179,7 +180,7 @@ func operatorsDecode(t *testing.T, temporalAddr, apiURL, uiOrigin, dataDir, pg s
 	require.NoError(t, err)
 	store := models.NewStore(db, keys)
 	session := func(role string) string {
-		_, token, err := store.CreateSession(ctx, boot.OrganizationID, demoMember(t, boot, role).ID)
+		_, token, err := accounts.New(store).CreateSession(ctx, boot.OrganizationID, demoMember(t, boot, role).ID)
 		require.NoError(t, err)
 		return token
 	}

@@ -1,4 +1,4 @@
-package models_test
+package accounts_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 )
@@ -19,6 +20,7 @@ func TestSignInLinksOnePerPersonAcrossOrganisations(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
+		svc := accounts.New(s)
 		a, b, c := newOrg(t, s), newOrg(t, s), newOrg(t, s)
 		m, err := s.CreateMember(ctx, a.ID, "ada@example.com", "Ada", "")
 		require.NoError(t, err)
@@ -29,7 +31,7 @@ func TestSignInLinksOnePerPersonAcrossOrganisations(t *testing.T) {
 		require.NoError(t, err)
 		testenv.ChangeMember(t, s, c.ID, off.ID, func(m *models.Member) { m.Active = false })
 
-		links, err := s.CreateSignInLinks(ctx, "  ADA@example.com ")
+		links, err := svc.CreateSignInLinks(ctx, "  ADA@example.com ")
 		require.NoError(t, err)
 		require.Len(t, links, 2)
 		got := map[string]string{}
@@ -46,7 +48,7 @@ func TestSignInLinksOnePerPersonAcrossOrganisations(t *testing.T) {
 		require.NoError(t, db.Model(&models.SignInLink{}).Order("token_hash").Pluck("token_hash", &stored).Error)
 		assert.ElementsMatch(t, []string{models.HashSecret(links[0].Token), models.HashSecret(links[1].Token)}, stored)
 
-		none, err := s.CreateSignInLinks(ctx, "nobody@example.com")
+		none, err := svc.CreateSignInLinks(ctx, "nobody@example.com")
 		require.NoError(t, err, "an unknown address is no error")
 		assert.Empty(t, none)
 	})
@@ -57,16 +59,17 @@ func TestSignInLinkIsSingleUse(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
+		svc := accounts.New(s)
 		org := newOrg(t, s)
 		m, err := s.CreateMember(ctx, org.ID, "ada@example.com", "", "")
 		require.NoError(t, err)
-		links, err := s.CreateSignInLinks(ctx, "ada@example.com")
+		links, err := svc.CreateSignInLinks(ctx, "ada@example.com")
 		require.NoError(t, err)
 		require.Len(t, links, 1)
 		token := links[0].Token
 
 		// Looking does not use it up.
-		p, err := s.PeekSignInLink(ctx, token)
+		p, err := svc.PeekSignInLink(ctx, token)
 		require.NoError(t, err)
 		assert.Equal(t, m.ID, p.ID())
 		assert.Equal(t, org.Name, p.Organization.Name)
@@ -76,7 +79,7 @@ func TestSignInLinkIsSingleUse(t *testing.T) {
 		errs := make([]error, 2)
 		for i := range errs {
 			wg.Add(1)
-			go func() { defer wg.Done(); _, errs[i] = s.ConsumeSignInLink(ctx, token) }()
+			go func() { defer wg.Done(); _, errs[i] = svc.ConsumeSignInLink(ctx, token) }()
 		}
 		wg.Wait()
 		won := 0
@@ -89,13 +92,13 @@ func TestSignInLinkIsSingleUse(t *testing.T) {
 		}
 		assert.Equal(t, 1, won)
 
-		_, err = s.ConsumeSignInLink(ctx, token)
+		_, err = svc.ConsumeSignInLink(ctx, token)
 		assert.ErrorIs(t, err, models.ErrSignInLinkUsed)
-		_, err = s.PeekSignInLink(ctx, token)
+		_, err = svc.PeekSignInLink(ctx, token)
 		assert.ErrorIs(t, err, models.ErrSignInLinkUsed)
-		_, err = s.ConsumeSignInLink(ctx, "not-a-token")
+		_, err = svc.ConsumeSignInLink(ctx, "not-a-token")
 		assert.ErrorIs(t, err, models.ErrSignInLinkInvalid)
-		_, err = s.ConsumeSignInLink(ctx, "")
+		_, err = svc.ConsumeSignInLink(ctx, "")
 		assert.ErrorIs(t, err, models.ErrSignInLinkInvalid)
 	})
 }
@@ -105,28 +108,29 @@ func TestSignInLinkExpiresAndRefusesDeactivatedMembers(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
+		svc := accounts.New(s)
 		org := newOrg(t, s)
 		m, err := s.CreateMember(ctx, org.ID, "ada@example.com", "", "")
 		require.NoError(t, err)
-		links, err := s.CreateSignInLinks(ctx, "ada@example.com")
+		links, err := svc.CreateSignInLinks(ctx, "ada@example.com")
 		require.NoError(t, err)
 		old := links[0].Token
 
 		require.NoError(t, db.Model(&models.SignInLink{}).Where("token_hash = ?", models.HashSecret(old)).
 			Update("expires_at", models.Now().Add(-time.Second)).Error)
-		_, err = s.ConsumeSignInLink(ctx, old)
+		_, err = svc.ConsumeSignInLink(ctx, old)
 		assert.ErrorIs(t, err, models.ErrSignInLinkExpired)
 
-		links, err = s.CreateSignInLinks(ctx, "ada@example.com")
+		links, err = svc.CreateSignInLinks(ctx, "ada@example.com")
 		require.NoError(t, err)
 		fresh := links[0].Token
 		testenv.ChangeMember(t, s, org.ID, m.ID, func(m *models.Member) { m.Active = false })
-		_, err = s.ConsumeSignInLink(ctx, fresh)
+		_, err = svc.ConsumeSignInLink(ctx, fresh)
 		assert.ErrorIs(t, err, models.ErrPersonInactive)
 
 		// Reactivated, the unused link still works: the refusal used nothing up.
 		testenv.ChangeMember(t, s, org.ID, m.ID, func(m *models.Member) { m.Active = true })
-		p, err := s.ConsumeSignInLink(ctx, fresh)
+		p, err := svc.ConsumeSignInLink(ctx, fresh)
 		require.NoError(t, err)
 		assert.Equal(t, m.ID, p.ID())
 	})
@@ -137,12 +141,13 @@ func TestSignInLinksAreCappedPerPerson(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
+		svc := accounts.New(s)
 		org := newOrg(t, s)
 		_, err := s.CreateMember(ctx, org.ID, "ada@example.com", "", "")
 		require.NoError(t, err)
 		issued := 0
 		for range 8 {
-			links, err := s.CreateSignInLinks(ctx, "ada@example.com")
+			links, err := svc.CreateSignInLinks(ctx, "ada@example.com")
 			require.NoError(t, err)
 			issued += len(links)
 		}
@@ -150,40 +155,41 @@ func TestSignInLinksAreCappedPerPerson(t *testing.T) {
 	})
 }
 
-func TestSessions(t *testing.T) {
+func TestSessionsEnd(t *testing.T) {
 	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
+		svc := accounts.New(s)
 		org, other := newOrg(t, s), newOrg(t, s)
 		m, err := s.CreateMember(ctx, org.ID, "ada@example.com", "Ada", "")
 		require.NoError(t, err)
 		g, _, err := s.CreateGuest(ctx, org.ID, "gus@example.com", "")
 		require.NoError(t, err)
 
-		sess, token, err := s.CreateSession(ctx, org.ID, m.ID)
+		sess, token, err := svc.CreateSession(ctx, org.ID, m.ID)
 		require.NoError(t, err)
 		assert.NotEmpty(t, sess.CSRFSecret)
 		assert.NotEqual(t, token, sess.CSRFSecret)
 		assert.Equal(t, models.HashSecret(token), sess.TokenHash)
 		assert.WithinDuration(t, time.Now().Add(models.SessionLifetime), sess.ExpiresAt, 5*time.Second)
 
-		got, p, err := s.LoadSession(ctx, token)
+		got, p, err := svc.LoadSession(ctx, token)
 		require.NoError(t, err)
 		assert.Equal(t, sess.ID, got.ID)
 		assert.Equal(t, sess.CSRFSecret, got.CSRFSecret)
 		a := p.Actor()
 		assert.Equal(t, []any{m.ID, "Ada", true, p}, []any{a.ID, a.Name, a.IsPerson, a.Person})
 
-		_, _, err = s.LoadSession(ctx, "wrong")
+		_, _, err = svc.LoadSession(ctx, "wrong")
 		assert.ErrorIs(t, err, models.ErrSessionInvalid)
-		_, _, err = s.CreateSession(ctx, other.ID, m.ID)
+		_, _, err = svc.CreateSession(ctx, other.ID, m.ID)
 		assert.Error(t, err, "a person of another organisation")
 
 		// A guest signs in too.
-		_, gtoken, err := s.CreateSession(ctx, org.ID, g.ID)
+		_, gtoken, err := svc.CreateSession(ctx, org.ID, g.ID)
 		require.NoError(t, err)
-		_, gp, err := s.LoadSession(ctx, gtoken)
+		_, gp, err := svc.LoadSession(ctx, gtoken)
 		require.NoError(t, err)
 		ga := gp.Actor()
 		assert.Equal(t, []any{g.ID, "gus@example.com", true, gp}, []any{ga.ID, ga.Name, ga.IsPerson, ga.Person})
@@ -191,38 +197,38 @@ func TestSessions(t *testing.T) {
 
 		// Idle: unused for the idle timeout, it ends; a touch keeps it alive.
 		setSession(t, db, sess.ID, "last_seen_at", models.Now().Add(-models.SessionIdleTimeout+time.Hour))
-		got, _, err = s.LoadSession(ctx, token)
+		got, _, err = svc.LoadSession(ctx, token)
 		require.NoError(t, err, "idle for less than the timeout")
-		require.NoError(t, s.TouchSession(ctx, got))
-		got, _, err = s.LoadSession(ctx, token)
+		require.NoError(t, svc.TouchSession(ctx, got))
+		got, _, err = svc.LoadSession(ctx, token)
 		require.NoError(t, err)
 		assert.WithinDuration(t, time.Now().Add(models.SessionIdleTimeout), got.EndsAt(), 5*time.Second, "a touch pushes the idle end back")
 		setSession(t, db, sess.ID, "last_seen_at", models.Now().Add(-models.SessionIdleTimeout))
-		_, _, err = s.LoadSession(ctx, token)
+		_, _, err = svc.LoadSession(ctx, token)
 		assert.ErrorIs(t, err, models.ErrSessionInvalid)
 
 		// Absolute: past its lifetime it ends however recently used.
 		setSession(t, db, sess.ID, "last_seen_at", models.Now())
 		setSession(t, db, sess.ID, "expires_at", models.Now().Add(-time.Second))
-		_, _, err = s.LoadSession(ctx, token)
+		_, _, err = svc.LoadSession(ctx, token)
 		assert.ErrorIs(t, err, models.ErrSessionInvalid)
 		n, err := s.PurgeSignIns(ctx)
 		require.NoError(t, err)
 		assert.EqualValues(t, 1, n)
 
 		// Deactivation takes a session's power; sign-out deletes it.
-		sess, token, err = s.CreateSession(ctx, org.ID, m.ID)
+		sess, token, err = svc.CreateSession(ctx, org.ID, m.ID)
 		require.NoError(t, err)
 		testenv.ChangeMember(t, s, org.ID, m.ID, func(m *models.Member) { m.Active = false })
-		_, _, err = s.LoadSession(ctx, token)
+		_, _, err = svc.LoadSession(ctx, token)
 		assert.ErrorIs(t, err, models.ErrSessionInvalid)
-		_, _, err = s.CreateSession(ctx, org.ID, m.ID)
+		_, _, err = svc.CreateSession(ctx, org.ID, m.ID)
 		assert.ErrorIs(t, err, models.ErrPersonInactive)
 		testenv.ChangeMember(t, s, org.ID, m.ID, func(m *models.Member) { m.Active = true })
-		_, _, err = s.LoadSession(ctx, token)
+		_, _, err = svc.LoadSession(ctx, token)
 		require.NoError(t, err)
-		require.NoError(t, s.DeleteSession(ctx, org.ID, sess.ID))
-		_, _, err = s.LoadSession(ctx, token)
+		require.NoError(t, svc.DeleteSession(ctx, org.ID, sess.ID))
+		_, _, err = svc.LoadSession(ctx, token)
 		assert.ErrorIs(t, err, models.ErrSessionInvalid)
 	})
 }
@@ -232,19 +238,20 @@ func TestTouchSessionWritesAtMostOncePerMinute(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
+		svc := accounts.New(s)
 		org := newOrg(t, s)
 		m, err := s.CreateMember(ctx, org.ID, "ada@example.com", "", "")
 		require.NoError(t, err)
-		sess, _, err := s.CreateSession(ctx, org.ID, m.ID)
+		sess, _, err := svc.CreateSession(ctx, org.ID, m.ID)
 		require.NoError(t, err)
 		seen := sess.LastSeenAt
-		require.NoError(t, s.TouchSession(ctx, sess))
+		require.NoError(t, svc.TouchSession(ctx, sess))
 		assert.Equal(t, seen, sess.LastSeenAt, "touched within the minute: no write")
 
 		past := models.Now().Add(-2 * time.Minute)
 		setSession(t, db, sess.ID, "last_seen_at", past)
 		sess.LastSeenAt = past
-		require.NoError(t, s.TouchSession(ctx, sess))
+		require.NoError(t, svc.TouchSession(ctx, sess))
 		var row models.Session
 		require.NoError(t, db.Where("id = ?", sess.ID).Take(&row).Error)
 		assert.True(t, row.LastSeenAt.After(past))
@@ -254,4 +261,11 @@ func TestTouchSessionWritesAtMostOncePerMinute(t *testing.T) {
 func setSession(t *testing.T, db *gorm.DB, id, column string, v time.Time) {
 	t.Helper()
 	require.NoError(t, db.Model(&models.Session{}).Where("id = ?", id).Update(column, v).Error)
+}
+
+func newOrg(t *testing.T, s *models.Store) *models.Organization {
+	t.Helper()
+	org, err := s.CreateOrganization(context.Background(), "Acme", "")
+	require.NoError(t, err)
+	return org
 }
