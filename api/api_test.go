@@ -25,6 +25,7 @@ import (
 
 	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/app"
+	"github.com/assent-hq/assent/idempotency"
 	"github.com/assent-hq/assent/internal/blobstore"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/publishscan"
@@ -364,7 +365,7 @@ func TestIdempotencyKeepsKeysStoredBeforeCanonicalHashing(t *testing.T) {
 		body := `{"email": "old@example.com"}`
 		raw := sha256.Sum256([]byte("POST /api/v1/admin/guests\n" + body))
 		c := &models.Claim{OrganizationID: f.org.ID, PrincipalID: p.Key.ID, Key: "from-before", RequestHash: hex.EncodeToString(raw[:])}
-		prev, err := f.store.ClaimIdempotencyKey(ctx, c, false)
+		prev, err := idempotency.New(f.store).ClaimKey(ctx, c, false)
 		require.NoError(t, err)
 		require.Nil(t, prev)
 		stored := `{"id":"gst_stored","email":"old@example.com","name":"","createdAt":"2026-01-02T15:04:05.123456Z"}`

@@ -14,6 +14,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"time"
 	"unicode"
@@ -28,13 +29,34 @@ const Header = "Idempotency-Key"
 // maxKey bounds a key's length.
 const maxKey = 255
 
+// Lifetimes of an unfinished attempt's hold on its key.
+const (
+	// lease is how long an unfinished attempt holds its key without
+	// renewing it. A running attempt renews it every Renew, so only an
+	// attempt whose process died lets it lapse, and then, soon after, a
+	// retry takes the key up.
+	lease = 5 * time.Second
+	Renew = 2 * time.Second
+)
+
+// Store is what the service reads and writes its claims through.
+type Store interface {
+	InsertIdempotencyKey(ctx context.Context, c *models.Claim, lockedUntil time.Time) error
+	IdempotencyKeyOf(ctx context.Context, c *models.Claim) (*models.IdempotencyKey, error)
+	ForgetIdempotencyKey(ctx context.Context, c *models.Claim, prev *models.IdempotencyKey) error
+	TakeIdempotencyLease(ctx context.Context, c *models.Claim, was, until time.Time) (bool, error)
+	RenewIdempotencyKey(ctx context.Context, c *models.Claim, until time.Time) error
+	CompleteIdempotencyKey(ctx context.Context, c *models.Claim, status int, contentType, location string, body []byte) error
+	ReleaseIdempotencyKey(ctx context.Context, c *models.Claim) error
+}
+
 // Service claims and settles keys.
 type Service struct {
-	store *models.IdempotencyStore
+	store Store
 }
 
 // New returns the service.
-func New(store *models.IdempotencyStore) *Service {
+func New(store Store) *Service {
 	return &Service{store: store}
 }
 
@@ -64,7 +86,7 @@ func (s *Service) Claim(ctx context.Context, r Request, resumable bool) (*models
 	target := r.Method + " " + r.Path + "\n"
 	c := &models.Claim{OrganizationID: r.OrganizationID, PrincipalID: r.PrincipalID, Key: r.Key,
 		RequestHash: digest(target, canonicalJSON(r.Body)), RawHash: digest(target, r.Body)}
-	prev, err := s.store.ClaimIdempotencyKey(ctx, c, resumable)
+	prev, err := s.ClaimKey(ctx, c, resumable)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -72,6 +94,72 @@ func (s *Service) Claim(ctx context.Context, r Request, resumable bool) (*models
 		return nil, prev, nil
 	}
 	return c, nil, nil
+}
+
+// ClaimKey claims c's key for its request: nil when the caller should run
+// it, the stored response when the request already ran (a replay), or a
+// 409/422 error. The key's primary key makes the claim atomic across
+// processes.
+//
+// An attempt still running (its lease held) blocks the key with 409
+// idempotency_in_progress, so two attempts of one key never run at once.
+// Once an unfinished attempt's lease has lapsed (its process died), one
+// retry takes the key up: on a resumable route it runs the request again
+// with c.Resumed set, converging on the first attempt's outcome (a create
+// bound to its claim, models.BindClaim, or an Update under c.UpdateID); on
+// another route a key bound to nothing is forgotten and the request runs
+// afresh.
+func (s *Service) ClaimKey(ctx context.Context, c *models.Claim, resumable bool) (*models.IdempotencyKey, error) {
+	for range 3 {
+		now := models.Now()
+		err := s.store.InsertIdempotencyKey(ctx, c, now.Add(lease))
+		if err == nil {
+			return nil, nil
+		}
+		if !errors.Is(err, models.ErrDuplicate) {
+			return nil, err
+		}
+		prev, err := s.store.IdempotencyKeyOf(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		if prev == nil {
+			continue // released between our insert and read
+		}
+		if now.After(prev.ExpiresAt) || (!prev.Completed && !resumable && now.After(prev.LockedUntil) && prev.ResourceID == "") {
+			if err := s.store.ForgetIdempotencyKey(ctx, c, prev); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if prev.RequestHash != c.RequestHash {
+			if c.RawHash == "" || prev.RequestHash != c.RawHash {
+				return nil, apperr.New(apperr.IdempotencyReused, "Idempotency-Key %q was used with a different request", c.Key)
+			}
+			c.RequestHash = prev.RequestHash // so UpdateID is the first attempt's
+		}
+		if prev.Completed {
+			return prev, nil
+		}
+		if resumable && !now.Before(prev.LockedUntil) {
+			// One retry takes the lapsed lease: whoever moves it first.
+			took, err := s.store.TakeIdempotencyLease(ctx, c, prev.LockedUntil, now.Add(lease))
+			if err != nil {
+				return nil, err
+			}
+			if took {
+				c.Resumed = true
+				return nil, nil
+			}
+			continue
+		}
+		return nil, inFlight(c)
+	}
+	return nil, inFlight(c)
+}
+
+func inFlight(c *models.Claim) error {
+	return apperr.New(apperr.IdempotencyInFlight, "a request with Idempotency-Key %q is still running", c.Key)
 }
 
 // awaitPoll is how often Await looks again at a key another attempt holds.
@@ -104,7 +192,7 @@ func (s *Service) Hold(ctx context.Context, c *models.Claim) (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(models.IdempotencyRenew)
+		t := time.NewTicker(Renew)
 		defer t.Stop()
 		for {
 			select {
@@ -113,7 +201,7 @@ func (s *Service) Hold(ctx context.Context, c *models.Claim) (stop func()) {
 			case <-t.C:
 				// A renewal missed is retried at the next tick; the lease
 				// outlasts two of them.
-				_ = s.store.RenewIdempotencyKey(ctx, c)
+				_ = s.store.RenewIdempotencyKey(ctx, c, models.Now().Add(lease))
 			}
 		}
 	}()

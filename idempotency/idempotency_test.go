@@ -174,7 +174,7 @@ func TestClaims(t *testing.T) {
 			first := e.fresh(t, post(o, "k1", `{}`), true)
 			stop := e.svc.Hold(ctx, first)
 			go func() {
-				time.Sleep(3 * models.IdempotencyRenew) // past the lease, which Hold renews
+				time.Sleep(3 * idempotency.Renew) // past the lease, which Hold renews
 				stop()
 				assert.NoError(t, e.svc.Settle(ctx, first, created(`{"id":"apr_1"}`)))
 			}()

@@ -8,20 +8,10 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-
-	"github.com/assent-hq/assent/internal/apperr"
 )
 
-// Idempotency-Key lifetimes.
-const (
-	IdempotencyTTL = 24 * time.Hour
-	// idempotencyLease is how long an unfinished attempt holds its key
-	// without renewing it. A running attempt renews it every
-	// IdempotencyRenew, so only an attempt whose process died lets it
-	// lapse, and then, soon after, a retry takes the key up.
-	idempotencyLease = 5 * time.Second
-	IdempotencyRenew = 2 * time.Second
-)
+// IdempotencyTTL is how long a key is kept, after which it is swept.
+const IdempotencyTTL = 24 * time.Hour
 
 // Claim is one caller's Idempotency-Key: bound to the organisation, to the
 // key (API key or member token) that sent it and to the request it came
@@ -56,74 +46,52 @@ func (c *Claim) where(db *gorm.DB) *gorm.DB {
 	return db.Where("organization_id = ? AND principal_id = ? AND idempotency_key = ?", c.OrganizationID, c.PrincipalID, c.Key)
 }
 
-// ClaimIdempotencyKey reserves c's key. It returns the stored response when
-// the request already ran (a replay), nil when the caller should run it, or
-// a 409/422 error. The primary key makes the claim atomic across processes.
-//
-// An attempt still running (its lease held) blocks the key with 409
-// idempotency_in_progress, so two attempts of one key never run at once.
-// Once an unfinished attempt's lease has lapsed (its process died), one
-// retry takes the key up: on a resumable route it runs the request again
-// with c.Resumed set, converging on the first attempt's outcome (a create
-// bound to its claim, BindClaim, or an Update under c.UpdateID); on
-// another route a key bound to nothing is forgotten and the request runs
-// afresh.
-func (s *IdempotencyStore) ClaimIdempotencyKey(ctx context.Context, c *Claim, resumable bool) (*IdempotencyKey, error) {
-	db := s.db.WithContext(ctx)
-	for attempt := 0; attempt < 3; attempt++ {
-		now := Now()
-		row := IdempotencyKey{OrganizationID: c.OrganizationID, PrincipalID: c.PrincipalID, Key: c.Key,
-			RequestHash: c.RequestHash, LockedUntil: now.Add(idempotencyLease), ExpiresAt: now.Add(IdempotencyTTL)}
-		err := db.Create(&row).Error
-		if err == nil {
+// InsertIdempotencyKey writes a new claim of c's key, leased until
+// lockedUntil; a key already claimed is ErrDuplicate.
+func (s *IdempotencyStore) InsertIdempotencyKey(ctx context.Context, c *Claim, lockedUntil time.Time) error {
+	now := Now()
+	row := IdempotencyKey{OrganizationID: c.OrganizationID, PrincipalID: c.PrincipalID, Key: c.Key,
+		RequestHash: c.RequestHash, LockedUntil: lockedUntil, ExpiresAt: now.Add(IdempotencyTTL)}
+	err := s.conn(ctx).Create(&row).Error
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		return ErrDuplicate
+	}
+	return err
+}
+
+// IdempotencyKeyOf reads c's key as stored, its response opened; nil when
+// there is none.
+func (s *IdempotencyStore) IdempotencyKeyOf(ctx context.Context, c *Claim) (*IdempotencyKey, error) {
+	var prev IdempotencyKey
+	if err := c.where(s.conn(ctx)).Take(&prev).Error; err != nil {
+		if errors.Is(err, gorm.ErrRecordNotFound) {
 			return nil, nil
 		}
-		if !errors.Is(err, gorm.ErrDuplicatedKey) {
-			return nil, err
-		}
-		var prev IdempotencyKey
-		if err := c.where(db).Take(&prev).Error; err != nil {
-			if errors.Is(err, gorm.ErrRecordNotFound) {
-				continue // released between our insert and read
-			}
-			return nil, err
-		}
-		if now.After(prev.ExpiresAt) || (!prev.Completed && !resumable && now.After(prev.LockedUntil) && prev.ResourceID == "") {
-			if err := c.where(db).Where("created_at = ?", prev.CreatedAt).Delete(&IdempotencyKey{}).Error; err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if prev.RequestHash != c.RequestHash {
-			if c.RawHash == "" || prev.RequestHash != c.RawHash {
-				return nil, apperr.New(apperr.IdempotencyReused, "Idempotency-Key %q was used with a different request", c.Key)
-			}
-			c.RequestHash = prev.RequestHash // so UpdateID is the first attempt's
-		}
-		if prev.Completed {
-			body, err := s.open(colIdempotentResponse, string(prev.ResponseBody), prev.OrganizationID, prev.PrincipalID, prev.Key)
-			if err != nil {
-				return nil, err
-			}
-			prev.ResponseBody = []byte(body)
-			return &prev, nil
-		}
-		if resumable && !now.Before(prev.LockedUntil) {
-			// One retry takes the lapsed lease: whoever moves it first.
-			res := c.where(db.Model(&IdempotencyKey{})).Where("completed = ? AND locked_until = ?", false, prev.LockedUntil).
-				Update("locked_until", now.Add(idempotencyLease))
-			if res.Error != nil {
-				return nil, res.Error
-			}
-			if res.RowsAffected == 1 {
-				c.Resumed = true
-				return nil, nil
-			}
-			continue
-		}
-		return nil, apperr.New(apperr.IdempotencyInFlight, "a request with Idempotency-Key %q is still running", c.Key)
+		return nil, err
 	}
-	return nil, apperr.New(apperr.IdempotencyInFlight, "a request with Idempotency-Key %q is still running", c.Key)
+	if prev.Completed {
+		body, err := s.open(colIdempotentResponse, string(prev.ResponseBody), prev.OrganizationID, prev.PrincipalID, prev.Key)
+		if err != nil {
+			return nil, err
+		}
+		prev.ResponseBody = []byte(body)
+	}
+	return &prev, nil
+}
+
+// ForgetIdempotencyKey deletes prev, c's key as it was read, unless
+// another attempt has replaced it since.
+func (s *IdempotencyStore) ForgetIdempotencyKey(ctx context.Context, c *Claim, prev *IdempotencyKey) error {
+	return c.where(s.conn(ctx)).Where("created_at = ?", prev.CreatedAt).Delete(&IdempotencyKey{}).Error
+}
+
+// TakeIdempotencyLease moves the lease of c's unfinished key from was (as
+// read) to until, and reports whether this call moved it: of racing
+// retries, one does.
+func (s *IdempotencyStore) TakeIdempotencyLease(ctx context.Context, c *Claim, was, until time.Time) (bool, error) {
+	res := c.where(s.conn(ctx).Model(&IdempotencyKey{})).Where("completed = ? AND locked_until = ?", false, was).
+		Update("locked_until", until)
+	return res.RowsAffected == 1, res.Error
 }
 
 // BindClaim records, inside tx (the transaction that inserts the record),
@@ -192,10 +160,10 @@ func (s *IdempotencyStore) ReleaseIdempotencyKey(ctx context.Context, c *Claim) 
 	return c.where(db.Model(&IdempotencyKey{})).Where("completed = ?", false).Update("locked_until", Now()).Error
 }
 
-// RenewIdempotencyKey extends the lease of c's running attempt.
-func (s *IdempotencyStore) RenewIdempotencyKey(ctx context.Context, c *Claim) error {
+// RenewIdempotencyKey extends the lease of c's running attempt to until.
+func (s *IdempotencyStore) RenewIdempotencyKey(ctx context.Context, c *Claim, until time.Time) error {
 	return c.where(s.db.WithContext(ctx).Model(&IdempotencyKey{})).Where("completed = ?", false).
-		Update("locked_until", Now().Add(idempotencyLease)).Error
+		Update("locked_until", until).Error
 }
 
 // PurgeExpiredIdempotencyKeys deletes keys past their lifetime.

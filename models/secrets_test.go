@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/idempotency"
 	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -52,7 +53,7 @@ func TestRotateSecretKey(t *testing.T) {
 		require.NoError(t, err)
 
 		claim := &models.Claim{OrganizationID: org.ID, PrincipalID: "key_x", Key: "k1", RequestHash: "h1"}
-		_, err = before.ClaimIdempotencyKey(ctx, claim, false)
+		_, err = idempotency.New(before).ClaimKey(ctx, claim, false)
 		require.NoError(t, err)
 		require.NoError(t, before.CompleteIdempotencyKey(ctx, claim, 201, "application/json", "", []byte(`{"key":"asnt_admin_x"}`)))
 
@@ -91,7 +92,7 @@ func TestRotateSecretKey(t *testing.T) {
 		require.NoError(t, newOnly.Approvals().Reveal(stored))
 		assert.Equal(t, secret, *stored.CallbackSecret)
 
-		prev, err := newOnly.ClaimIdempotencyKey(ctx, claim, false)
+		prev, err := idempotency.New(newOnly).ClaimKey(ctx, claim, false)
 		require.NoError(t, err)
 		require.NotNil(t, prev)
 		assert.JSONEq(t, `{"key":"asnt_admin_x"}`, string(prev.ResponseBody))
@@ -131,7 +132,7 @@ func makeSealedWorld(t *testing.T, s *models.Store) *sealedWorld {
 	w.approvalA, w.approvB = approval(w.a.ID, "asnt_cbs_a"), approval(w.b.ID, "asnt_cbs_b")
 	claim := func(orgID, body string) *models.Claim {
 		c := &models.Claim{OrganizationID: orgID, PrincipalID: "key_x", Key: "k1", RequestHash: "h1"}
-		_, err := s.ClaimIdempotencyKey(ctx, c, false)
+		_, err := idempotency.New(s).ClaimKey(ctx, c, false)
 		require.NoError(t, err)
 		require.NoError(t, s.CompleteIdempotencyKey(ctx, c, 201, "application/json", "", []byte(body)))
 		return c
@@ -170,7 +171,7 @@ func (w *sealedWorld) reads(s *models.Store) map[string]func() error {
 			return s.Approvals().Reveal(a)
 		},
 		"stored response": func() error {
-			_, err := s.ClaimIdempotencyKey(ctx, w.claimB, false)
+			_, err := idempotency.New(s).ClaimKey(ctx, w.claimB, false)
 			return err
 		},
 		"slack app": func() error {
@@ -302,7 +303,7 @@ func TestUnboundValuesOpenUntilResealed(t *testing.T) {
 		slack, err := newOnly.SlackIntegration(ctx, b)
 		require.NoError(t, err)
 		assert.Equal(t, "xoxb-"+b, slack.BotToken)
-		prev, err := newOnly.ClaimIdempotencyKey(ctx, w.claimB, false)
+		prev, err := idempotency.New(newOnly).ClaimKey(ctx, w.claimB, false)
 		require.NoError(t, err)
 		assert.JSONEq(t, `{"key":"asnt_admin_b"}`, string(prev.ResponseBody))
 

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/idempotency"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -195,7 +196,7 @@ func TestIdempotencyClaimIsExclusive(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				prev, err := s.ClaimIdempotencyKey(ctx, claim("key_a", "k1", "h1"), false)
+				prev, err := idempotency.New(s).ClaimKey(ctx, claim("key_a", "k1", "h1"), false)
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
@@ -212,16 +213,16 @@ func TestIdempotencyClaimIsExclusive(t *testing.T) {
 		assert.Equal(t, 1, won)
 		assert.Equal(t, 19, inFlight)
 
-		_, err := s.ClaimIdempotencyKey(ctx, claim("key_a", "k1", "other"), false)
+		_, err := idempotency.New(s).ClaimKey(ctx, claim("key_a", "k1", "other"), false)
 		assert.True(t, apperr.Is(err, apperr.IdempotencyReused))
 
 		// The same key string from another caller is that caller's own.
-		prev, err := s.ClaimIdempotencyKey(ctx, claim("key_b", "k1", "h1"), false)
+		prev, err := idempotency.New(s).ClaimKey(ctx, claim("key_b", "k1", "h1"), false)
 		require.NoError(t, err)
 		assert.Nil(t, prev)
 
 		require.NoError(t, s.CompleteIdempotencyKey(ctx, claim("key_a", "k1", "h1"), 201, "application/json", "", []byte(`{"a":1}`)))
-		prev, err = s.ClaimIdempotencyKey(ctx, claim("key_a", "k1", "h1"), false)
+		prev, err = idempotency.New(s).ClaimKey(ctx, claim("key_a", "k1", "h1"), false)
 		require.NoError(t, err)
 		require.NotNil(t, prev)
 		assert.Equal(t, 201, prev.StatusCode)
@@ -229,10 +230,10 @@ func TestIdempotencyClaimIsExclusive(t *testing.T) {
 		assert.NotEqual(t, claim("key_a", "k1", "h1").UpdateID(), claim("key_b", "k1", "h1").UpdateID())
 
 		// A released claim lets the client retry.
-		_, err = s.ClaimIdempotencyKey(ctx, claim("key_a", "k2", "h"), false)
+		_, err = idempotency.New(s).ClaimKey(ctx, claim("key_a", "k2", "h"), false)
 		require.NoError(t, err)
 		require.NoError(t, s.ReleaseIdempotencyKey(ctx, claim("key_a", "k2", "h")))
-		prev, err = s.ClaimIdempotencyKey(ctx, claim("key_a", "k2", "h"), false)
+		prev, err = idempotency.New(s).ClaimKey(ctx, claim("key_a", "k2", "h"), false)
 		require.NoError(t, err)
 		assert.Nil(t, prev)
 
@@ -240,10 +241,10 @@ func TestIdempotencyClaimIsExclusive(t *testing.T) {
 		// lease runs, and lets a retry run once it has lapsed (its process
 		// died).
 		c := claim("key_a", "k2", "h")
-		_, err = s.ClaimIdempotencyKey(ctx, c, true)
+		_, err = idempotency.New(s).ClaimKey(ctx, c, true)
 		assert.True(t, apperr.Is(err, apperr.IdempotencyInFlight), "%v", err)
 		lapse(t, db, "k2")
-		prev, err = s.ClaimIdempotencyKey(ctx, c, true)
+		prev, err = idempotency.New(s).ClaimKey(ctx, c, true)
 		require.NoError(t, err)
 		assert.Nil(t, prev)
 		assert.True(t, c.Resumed)
@@ -273,7 +274,7 @@ func TestClaimAndRecordAreWrittenTogether(t *testing.T) {
 			}
 		}
 		c := &models.Claim{OrganizationID: org.ID, PrincipalID: "key_a", Key: "create-1", RequestHash: "h"}
-		_, err := s.ClaimIdempotencyKey(ctx, c, true)
+		_, err := idempotency.New(s).ClaimKey(ctx, c, true)
 		require.NoError(t, err)
 		first := newApproval()
 		earlier, err := s.Approvals().Create(ctx, first, c)
@@ -285,7 +286,7 @@ func TestClaimAndRecordAreWrittenTogether(t *testing.T) {
 		// writes nothing.
 		lapse(t, db, "create-1")
 		retry := &models.Claim{OrganizationID: org.ID, PrincipalID: "key_a", Key: "create-1", RequestHash: "h"}
-		_, err = s.ClaimIdempotencyKey(ctx, retry, true)
+		_, err = idempotency.New(s).ClaimKey(ctx, retry, true)
 		require.NoError(t, err)
 		require.True(t, retry.Resumed)
 		id, err := s.ClaimedResource(ctx, retry)
