@@ -60,55 +60,41 @@ type AccessRequest struct {
 	RequestedAt time.Time `gorm:"not null"`
 }
 
-// IssueReaderTicket makes a ticket for the app session sessionID to open
-// report reportID, and returns it; only its hash is kept.
-func (s *ReportStore) IssueReaderTicket(ctx context.Context, reportID, sessionID string) (string, error) {
-	token := NewToken()
-	t := &ReaderTicket{TicketHash: HashSecret(token), ReportID: reportID, SessionID: sessionID,
-		ExpiresAt: Now().Add(ReaderTicketLifetime)}
-	return token, s.db.WithContext(ctx).Create(t).Error
+// InsertReaderTicket writes a new reader ticket.
+func (s *ReportStore) InsertReaderTicket(ctx context.Context, t *ReaderTicket) error {
+	return s.conn(ctx).Create(t).Error
 }
 
-// RedeemReaderTicket uses a ticket for report reportID, once, and starts
-// a reader session in its place, returning the session's token.
-func (s *ReportStore) RedeemReaderTicket(ctx context.Context, ticket, reportID string) (string, error) {
-	token := NewToken()
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		now := Now()
-		var t ReaderTicket
-		if err := tx.Where("ticket_hash = ?", HashSecret(ticket)).Take(&t).Error; err != nil {
-			if errors.Is(err, gorm.ErrRecordNotFound) {
-				return ErrReaderTicketInvalid
-			}
-			return err
-		}
-		if t.ReportID != reportID || !now.Before(t.ExpiresAt) {
-			return ErrReaderTicketInvalid
-		}
-		// The update is the claim: of two redemptions racing, one changes
-		// the row.
-		res := tx.Model(&ReaderTicket{}).Where("ticket_hash = ? AND used_at IS NULL", t.TicketHash).Update("used_at", now)
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected == 0 {
-			return ErrReaderTicketInvalid
-		}
-		return tx.Create(&ReaderSession{TokenHash: HashSecret(token), ReportID: reportID, SessionID: t.SessionID, CreatedAt: now}).Error
-	})
-	return token, err
-}
-
-// LoadReader is whom a reader session's token signs in on report
-// reportID's host, or ErrSessionInvalid once the app session it came from
-// has ended (signed out, expired, or the person removed).
-func (s *ReportStore) LoadReader(ctx context.Context, token, reportID string) (*Person, error) {
-	if token == "" {
-		return nil, ErrSessionInvalid
+// ReaderTicketByHash reads the ticket whose token hashes to hash; no such
+// ticket is ErrReaderTicketInvalid.
+func (s *ReportStore) ReaderTicketByHash(ctx context.Context, hash string) (*ReaderTicket, error) {
+	var t ReaderTicket
+	err := s.conn(ctx).Where("ticket_hash = ?", hash).Take(&t).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, ErrReaderTicketInvalid
 	}
-	db := s.db.WithContext(ctx)
+	return &t, err
+}
+
+// MarkReaderTicketUsed marks the ticket used at now, unless it already
+// was: of two redemptions racing, one changes the row.
+func (s *ReportStore) MarkReaderTicketUsed(ctx context.Context, hash string, now time.Time) (bool, error) {
+	res := s.conn(ctx).Model(&ReaderTicket{}).Where("ticket_hash = ? AND used_at IS NULL", hash).Update("used_at", now)
+	return res.RowsAffected == 1, res.Error
+}
+
+// InsertReaderSession writes a new reader session.
+func (s *ReportStore) InsertReaderSession(ctx context.Context, rs *ReaderSession) error {
+	return s.conn(ctx).Create(rs).Error
+}
+
+// ReaderSessionOf reads report reportID's reader session whose token
+// hashes to hash, with the app session it came from; either missing is
+// ErrSessionInvalid.
+func (s *ReportStore) ReaderSessionOf(ctx context.Context, hash, reportID string) (*Session, error) {
+	db := s.conn(ctx)
 	var rs ReaderSession
-	if err := db.Where("token_hash = ? AND report_id = ?", HashSecret(token), reportID).Take(&rs).Error; err != nil {
+	if err := db.Where("token_hash = ? AND report_id = ?", hash, reportID).Take(&rs).Error; err != nil {
 		if errors.Is(err, gorm.ErrRecordNotFound) {
 			return nil, ErrSessionInvalid
 		}
@@ -121,7 +107,7 @@ func (s *ReportStore) LoadReader(ctx context.Context, token, reportID string) (*
 		}
 		return nil, err
 	}
-	return sessionPerson(db, &sess)
+	return &sess, nil
 }
 
 // ReportByKey finds a report by the key its host is named with.

@@ -76,12 +76,23 @@ func (s *Service) Served(ctx context.Context, r *models.Report, n int) (*models.
 
 // Reader is the person a reader session's token signs in on report
 // reportID's origin, or nil for none (absent, ended, or another report's).
+// A reader session lives only as long as the app session it came from, so
+// signing out of the app ends it too.
 func (s *Service) Reader(ctx context.Context, token, reportID string) (*models.Person, error) {
-	p, err := s.store.LoadReader(ctx, token, reportID)
+	if token == "" {
+		return nil, nil
+	}
+	sess, err := s.store.ReaderSessionOf(ctx, models.HashSecret(token), reportID)
+	if err == nil {
+		var p *models.Person
+		if p, err = s.store.SessionPerson(ctx, sess); err == nil {
+			return p, nil
+		}
+	}
 	if errors.Is(err, models.ErrSessionInvalid) {
 		return nil, nil
 	}
-	return p, err
+	return nil, err
 }
 
 // MayRead reports whether reader holds a grant to read r now; nil is
@@ -92,8 +103,30 @@ func (s *Service) MayRead(ctx context.Context, r *models.Report, reader *models.
 
 // RedeemTicket trades a reader ticket the app issued for a reader session
 // on report reportID's origin, once; it returns the session's token.
+// A ticket that is unknown, used, expired or another report's is
+// models.ErrReaderTicketInvalid.
 func (s *Service) RedeemTicket(ctx context.Context, ticket, reportID string) (string, error) {
-	return s.store.RedeemReaderTicket(ctx, ticket, reportID)
+	token := models.NewToken()
+	err := s.store.Tx(ctx, func(ctx context.Context) error {
+		now := models.Now()
+		t, err := s.store.ReaderTicketByHash(ctx, models.HashSecret(ticket))
+		if err != nil {
+			return err
+		}
+		if t.ReportID != reportID || !now.Before(t.ExpiresAt) {
+			return models.ErrReaderTicketInvalid
+		}
+		used, err := s.store.MarkReaderTicketUsed(ctx, t.TicketHash, now)
+		if err != nil {
+			return err
+		}
+		if !used {
+			return models.ErrReaderTicketInvalid
+		}
+		return s.store.InsertReaderSession(ctx, &models.ReaderSession{TokenHash: models.HashSecret(token), ReportID: reportID,
+			SessionID: t.SessionID, CreatedAt: now})
+	})
+	return token, err
 }
 
 // HostedDataset is r's dataset name, as stored.

@@ -42,7 +42,10 @@ func (s *Service) ByKey(ctx context.Context, who models.Actor, key string) (*mod
 // ReaderTicket is a single-use ticket that signs the holder of app session
 // sessionID in on r's origin alone.
 func (s *Service) ReaderTicket(ctx context.Context, r *models.Report, sessionID string) (string, error) {
-	return s.store.IssueReaderTicket(ctx, r.ID, sessionID)
+	token := models.NewToken()
+	t := &models.ReaderTicket{TicketHash: models.HashSecret(token), ReportID: r.ID, SessionID: sessionID,
+		ExpiresAt: models.Now().Add(models.ReaderTicketLifetime)}
+	return token, s.store.InsertReaderTicket(ctx, t)
 }
 
 // Sharers are the addresses of who can share r, told of a request for

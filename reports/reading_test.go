@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -84,5 +85,63 @@ func TestReadingUnderRaces(t *testing.T) {
 		}
 		require.NoError(t, svc.RecordView(ctx, r, 1, people.Bob))
 		assert.Equal(t, 3, count(events.ReportViewed))
+	})
+}
+
+// TestReaderTicketsUnderRaces: a ticket opens its own report only, and of
+// many redemptions of one ticket one wins; the reader session it starts
+// signs its person in until the app session it came from ends. On both
+// databases.
+func TestReaderTicketsUnderRaces(t *testing.T) {
+	t.Parallel()
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		store := models.NewStore(db, testenv.Keys())
+		svc := reports.New(reports.Deps{Store: store, BaseURL: "https://assent.example"})
+		people := testenv.NewPeople(t, store, "agent")
+		report := func(slug string) *models.Report {
+			r, _, err := reports.Versions{Store: store}.Create(ctx, models.NewReport{OrganizationID: people.ID, Title: slug, Slug: slug,
+				SlugGiven: true, Classification: models.ClassInternal}, models.Publication{State: models.VersionPublished, By: people.Agent}, nil)
+			require.NoError(t, err)
+			return r
+		}
+		r, other := report("raced"), report("other")
+		sess, _, err := accounts.New(store).CreateSession(ctx, people.ID, people.Bob.ID())
+		require.NoError(t, err)
+
+		ticket, err := svc.ReaderTicket(ctx, r, sess.ID)
+		require.NoError(t, err)
+		_, err = svc.RedeemTicket(ctx, ticket, other.ID)
+		assert.ErrorIs(t, err, models.ErrReaderTicketInvalid, "a ticket opens its own report only")
+
+		const n = 8
+		tokens, errs := make([]string, n), make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() { tokens[i], errs[i] = svc.RedeemTicket(ctx, ticket, r.ID) })
+		}
+		wg.Wait()
+		var won string
+		for i, err := range errs {
+			if err == nil {
+				require.Empty(t, won, "a ticket is used once")
+				won = tokens[i]
+				continue
+			}
+			assert.ErrorIs(t, err, models.ErrReaderTicketInvalid)
+		}
+		require.NotEmpty(t, won, "one redemption wins")
+
+		reader, err := svc.Reader(ctx, won, r.ID)
+		require.NoError(t, err)
+		require.NotNil(t, reader)
+		assert.Equal(t, people.Bob.ID(), reader.ID())
+		nobody, err := svc.Reader(ctx, won, other.ID)
+		require.NoError(t, err)
+		assert.Nil(t, nobody, "a reader session is its report's alone")
+		require.NoError(t, accounts.New(store).DeleteSession(ctx, people.ID, sess.ID))
+		nobody, err = svc.Reader(ctx, won, r.ID)
+		require.NoError(t, err)
+		assert.Nil(t, nobody, "signing out of the app ends the reader session")
 	})
 }
