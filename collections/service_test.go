@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"gorm.io/gorm"
+	"go.temporal.io/sdk/client"
 
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/apperr"
@@ -34,17 +34,9 @@ type org = testenv.People
 // and one worker per kind, the tests on it in parallel, each in an
 // organisation of its own.
 func eachDB(t *testing.T, tests map[string]func(t *testing.T, e *env, o *org)) {
-	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
-		store := models.NewStore(db, testenv.Keys())
-		e := &env{store: store, svc: collections.New(collections.Deps{Store: store, Temporal: temporalenv.Worker(t, store),
-			Logger: slog.New(slog.DiscardHandler)})}
-		for name, test := range tests {
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				test(t, e, e.newOrg(t))
-			})
-		}
-	})
+	temporalenv.EachDB(t, func(t *testing.T, store *models.Store, c client.Client) *env {
+		return &env{store: store, svc: collections.New(collections.Deps{Store: store, Temporal: c, Logger: slog.New(slog.DiscardHandler)})}
+	}, (*env).newOrg, tests)
 }
 
 func (e *env) newOrg(t *testing.T) *org {

@@ -158,22 +158,16 @@ type ApprovalFilter struct {
 
 // ListApprovals pages through the organisation's approvals, newest first.
 func (s *RequestStore) ListApprovals(ctx context.Context, orgID string, f ApprovalFilter, p Page) ([]Approval, string, error) {
-	q := byReference(matching(s.db.WithContext(ctx).Where("organization_id = ?", orgID), [2]string{"status", f.Status}), f.ExternalID, f.Requester)
-	if f.WaitingOn != "" {
-		q = q.Where("id IN (?)", approvalKind.askingOf(s.db, orgID, f.WaitingOn).Select("request_id"))
-	}
-	if f.Executed != nil {
-		q = executed(s.db, q, orgID, *f.Executed)
-	}
-	rows, next, err := list(q, p, ids.Approval, func(a *Approval) string { return a.ID })
-	if err != nil {
-		return nil, "", err
-	}
-	ptrs := make([]*Approval, len(rows))
-	for i := range rows {
-		ptrs[i] = &rows[i]
-	}
-	return rows, next, loadApprovals(s.db.WithContext(ctx), orgID, ptrs)
+	return s.Approvals().List(ctx, orgID, RequestFilter{Status: f.Status, ExternalID: f.ExternalID, Requester: f.Requester}, p,
+		func(q *gorm.DB) *gorm.DB {
+			if f.WaitingOn != "" {
+				q = q.Where("id IN (?)", approvalKind.askingOf(s.db, orgID, f.WaitingOn).Select("request_id"))
+			}
+			if f.Executed != nil {
+				q = executed(s.db, q, orgID, *f.Executed)
+			}
+			return q
+		})
 }
 
 // Inbox is what waits on one person: the first pending approvals in an

@@ -154,20 +154,12 @@ type CollectionDraft struct {
 }
 
 // CollectionFilter narrows a list of collections.
-type CollectionFilter struct {
-	Status string
-	// ExternalID finds the requests Requester made with it (byReference).
-	ExternalID string
-	Requester  string
-	FlowID     string
-}
+type CollectionFilter = RequestFilter
 
 // ListCollections pages through the organisation's collections, newest
 // first.
 func (s *RequestStore) ListCollections(ctx context.Context, orgID string, f CollectionFilter, p Page) ([]Collection, string, error) {
-	q := byReference(matching(s.db.WithContext(ctx).Where("organization_id = ?", orgID),
-		[2]string{"status", f.Status}, [2]string{"flow_id", f.FlowID}), f.ExternalID, f.Requester)
-	return list(q, p, ids.Collection, func(c *Collection) string { return c.ID })
+	return s.Collections().List(ctx, orgID, f, p)
 }
 
 // Replied reports whether personID has submitted a reply.

@@ -193,6 +193,36 @@ func (r Requests[T, P]) Create(ctx context.Context, rec *T, claim *Claim) (earli
 	})
 }
 
+// RequestFilter narrows a list of one kind's requests by what every kind
+// has.
+type RequestFilter struct {
+	Status string
+	// ExternalID finds the requests Requester made with it (byReference).
+	ExternalID string
+	Requester  string
+	FlowID     string
+}
+
+// List pages through the organisation's records, newest first, narrowed
+// by f and then by each of more.
+func (r Requests[T, P]) List(ctx context.Context, orgID string, f RequestFilter, p Page, more ...func(*gorm.DB) *gorm.DB) ([]T, string, error) {
+	db := r.s.db.WithContext(ctx)
+	q := byReference(matching(db.Where("organization_id = ?", orgID), [2]string{"status", f.Status}, [2]string{"flow_id", f.FlowID}),
+		f.ExternalID, f.Requester)
+	for _, narrow := range more {
+		q = narrow(q)
+	}
+	rows, next, err := list(q, p, r.k.idPrefix, func(rec *T) string { return *P(rec).head().id })
+	if err != nil {
+		return nil, "", err
+	}
+	recs := make([]*T, len(rows))
+	for i := range rows {
+		recs[i] = &rows[i]
+	}
+	return rows, next, r.loaded(db, orgID, recs...)
+}
+
 // Reveal sets the record's callback secret from its sealed column, for the
 // create's answer, which shows it once (also when a retry resumes it).
 func (r Requests[T, P]) Reveal(rec *T) (err error) {

@@ -92,9 +92,8 @@ type ReviewFilter struct {
 
 // ListReviews pages through the organisation's reviews, newest first.
 func (s *RequestStore) ListReviews(ctx context.Context, orgID string, f ReviewFilter, p Page) ([]Review, string, error) {
-	q := byReference(matching(s.db.WithContext(ctx).Where("organization_id = ?", orgID),
-		[2]string{"status", f.Status}, [2]string{"flow_id", f.FlowID}, [2]string{"report_id", f.ReportID}), f.ExternalID, f.Requester)
-	return list(q, p, ids.Review, func(r *Review) string { return r.ID })
+	return s.Reviews().List(ctx, orgID, RequestFilter{Status: f.Status, ExternalID: f.ExternalID, Requester: f.Requester, FlowID: f.FlowID}, p,
+		func(q *gorm.DB) *gorm.DB { return matching(q, [2]string{"report_id", f.ReportID}) })
 }
 
 // ReviewsOf lists every review of a report, by id.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"gorm.io/gorm"
+	"go.temporal.io/sdk/client"
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/blobstore"
@@ -47,9 +47,7 @@ type org struct {
 // and one worker per kind, the tests on it in parallel, each in an
 // organisation of its own.
 func eachDB(t *testing.T, tests map[string]func(t *testing.T, e *env, o *org)) {
-	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
-		store := models.NewStore(db, testenv.Keys())
-		tc := temporalenv.Worker(t, store)
+	temporalenv.EachDB(t, func(t *testing.T, store *models.Store, tc client.Client) *env {
 		blobs, err := blobstore.Open(context.Background(), "", t.TempDir())
 		require.NoError(t, err)
 		t.Cleanup(func() { blobs.Close() })
@@ -57,14 +55,8 @@ func eachDB(t *testing.T, tests map[string]func(t *testing.T, e *env, o *org)) {
 		require.NoError(t, err)
 		quiet := slog.New(slog.DiscardHandler)
 		rep := reports.New(reports.Deps{Store: store, Temporal: tc, Blobs: blobs, Scanner: sc, Logger: quiet, BaseURL: "http://assent.test"})
-		e := &env{store: store, reports: rep, svc: reviews.New(requests.Deps{Store: store, Temporal: tc, Logger: quiet}, rep)}
-		for name, test := range tests {
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				test(t, e, e.newOrg(t))
-			})
-		}
-	})
+		return &env{store: store, reports: rep, svc: reviews.New(requests.Deps{Store: store, Temporal: tc, Logger: quiet}, rep)}
+	}, (*env).newOrg, tests)
 }
 
 func (e *env) newOrg(t *testing.T) *org {

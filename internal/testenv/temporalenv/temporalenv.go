@@ -20,7 +20,9 @@ import (
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/server/temporaltest"
 	"google.golang.org/protobuf/types/known/durationpb"
+	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/internal/tracing/otelsetup"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/worker"
@@ -79,4 +81,21 @@ func Run(t testing.TB, c client.Client, d worker.Deps) {
 	w := worker.New(c, d)
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
+}
+
+// EachDB runs each of tests on SQLite and on PostgreSQL: per database one
+// store, one worker over it (Worker) and the services build makes, the
+// tests on them in parallel, each in an organisation of its own (newOrg).
+func EachDB[E, O any](t *testing.T, build func(t *testing.T, store *models.Store, c client.Client) E,
+	newOrg func(e E, t *testing.T) O, tests map[string]func(t *testing.T, e E, o O)) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		store := models.NewStore(db, testenv.Keys())
+		e := build(t, store, Worker(t, store))
+		for name, test := range tests {
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				test(t, e, newOrg(e, t))
+			})
+		}
+	})
 }
