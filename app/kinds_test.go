@@ -108,8 +108,7 @@ func TestEveryKindKeepsTheRequestContract(t *testing.T) {
 			t.Parallel()
 			contract(t, store, newOrg, kind[models.Approval]{life: svc.Approvals.Lifecycle, head: svc.Approvals.Head,
 				create: func(ctx context.Context, o *kindOrg, expires time.Duration) (*models.Approval, error) {
-					return svc.Approvals.Create(ctx, o.Agent, &approvals.CreateInput{Title: "Pay supplier 7",
-						Approvers: []string{"bob@example.com"}, ExpiresAt: expiring(expires)}, nil)
+					return svc.Approvals.Create(ctx, o.Agent, &approvals.CreateInput{Fields: requests.Fields{Title: "Pay supplier 7", ExpiresAt: expiring(expires)}, Approvers: []string{"bob@example.com"}}, nil)
 				},
 				act: func(ctx context.Context, o *kindOrg, id string) error {
 					_, err := svc.Approvals.Decide(ctx, o.ID, id, "", o.Bob.Actor(), approvals.Decision{Decision: "approve"})
@@ -127,8 +126,7 @@ func TestEveryKindKeepsTheRequestContract(t *testing.T) {
 			t.Parallel()
 			contract(t, store, newOrg, kind[models.Collection]{life: svc.Collections.Lifecycle, head: svc.Collections.Head,
 				create: func(ctx context.Context, o *kindOrg, expires time.Duration) (*models.Collection, error) {
-					return svc.Collections.Create(ctx, o.Agent, &collections.CreateInput{Title: "Q3 budget",
-						Respondents: []string{"bob@example.com"}, ExpiresAt: expiring(expires),
+					return svc.Collections.Create(ctx, o.Agent, &collections.CreateInput{Fields: requests.Fields{Title: "Q3 budget", ExpiresAt: expiring(expires)}, Respondents: []string{"bob@example.com"},
 						Questions: []questions.Input{{ID: "budget", Prompt: "Budget", Kind: questions.Number}}}, nil)
 				},
 				act: func(ctx context.Context, o *kindOrg, id string) error {
@@ -148,8 +146,8 @@ func TestEveryKindKeepsTheRequestContract(t *testing.T) {
 			t.Parallel()
 			contract(t, store, newOrg, kind[models.Review]{life: svc.Reviews.Lifecycle, head: svc.Reviews.Head,
 				create: func(ctx context.Context, o *kindOrg, expires time.Duration) (*models.Review, error) {
-					return svc.Reviews.Create(ctx, o.Agent, &reviews.CreateInput{Title: "Check Q3", ReportID: "q3",
-						Reviewers: []string{"bob@example.com"}, ExpiresAt: expiring(expires)}, nil)
+					return svc.Reviews.Create(ctx, o.Agent, &reviews.CreateInput{Fields: requests.Fields{Title: "Check Q3", ExpiresAt: expiring(expires)}, ReportID: "q3",
+						Reviewers: []string{"bob@example.com"}}, nil)
 				},
 				act: func(ctx context.Context, o *kindOrg, id string) error {
 					_, err := svc.Reviews.Verdict(ctx, o.Bob.Actor(), id, "", reviews.VerdictInput{Verdict: "approved"})

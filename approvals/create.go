@@ -35,20 +35,15 @@ type Link struct {
 // CreateInput is the create body with its limits. The tags are
 // checked where it is bound; Create checks what tags cannot.
 type CreateInput struct {
-	Title          string          `json:"title" validate:"required,notblank,max=200"`
+	requests.Fields
 	Description    string          `json:"description" validate:"max=20000"`
 	Risk           string          `json:"risk" validate:"omitempty,oneof=low medium high critical"`
 	Factors        []Factor        `json:"factors" validate:"max=20,dive"`
 	Links          []Link          `json:"links" validate:"max=10,dive"`
 	ReportID       *string         `json:"reportId" validate:"omitempty,max=40" nullable:"true"`
 	Approvers      []string        `json:"approvers" validate:"max=20,dive,required,max=320"`
-	ExpiresAt      *string         `json:"expiresAt" nullable:"true"`
-	ExternalID     *string         `json:"externalId" validate:"omitempty,max=255" nullable:"true"`
-	FlowID         *string         `json:"flowId" validate:"omitempty,max=40" nullable:"true"`
-	Metadata       json.RawMessage `json:"metadata" nullable:"true"`
 	Input          json.RawMessage `json:"input" nullable:"true"`
 	EditableFields []string        `json:"editableFields" validate:"max=100,dive,required,max=200"`
-	CallbackURL    *string         `json:"callbackUrl" validate:"omitempty,max=2048" nullable:"true"`
 	Escalation     *Escalation     `json:"escalation" nullable:"true"`
 	// Gate is set by the action gate on the approval it raises; no body
 	// can set it.
@@ -112,9 +107,11 @@ func (s *Service) Approvers(ctx context.Context, org *models.Organization, refs 
 // build checks what the validator tags cannot and builds the record.
 func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*models.Approval, error) {
 	now := models.Now()
-	rec := &models.Approval{RequestBase: models.RequestBase{OrganizationID: p.Organization.ID, Title: strings.TrimSpace(in.Title),
-		ExternalID: in.ExternalID, FlowID: in.FlowID,
-		Requester: p.ID, RequestedBy: p.Name}, Description: in.Description,
+	base, err := in.Base(ctx, p, now, s.netPolicy)
+	if err != nil {
+		return nil, err
+	}
+	rec := &models.Approval{RequestBase: base, Description: in.Description,
 		Risk: in.Risk, ReportID: in.ReportID, Approvers: in.Approvers,
 		EditableFields: in.EditableFields, RequiredApprovals: 1,
 		ApprovedBy: models.StringList{},
@@ -128,13 +125,6 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 	for _, l := range in.Links {
 		rec.Links.V = append(rec.Links.V, models.Link(l))
 	}
-	var err error
-	if rec.ExpiresAt, err = requests.Expiry(in.ExpiresAt, now, p.Organization.MaxApprovalExpiry()); err != nil {
-		return nil, err
-	}
-	if rec.Metadata, err = requests.JSONObject("metadata", in.Metadata); err != nil {
-		return nil, err
-	}
 	if rec.Input, err = requests.JSONObject("input", in.Input); err != nil {
 		return nil, err
 	}
@@ -147,9 +137,6 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 	if in.Gate != nil {
 		rec.Action, rec.InputSchema = &in.Gate.Action, models.RawJSON(in.Gate.InputSchema)
 		rec.DecisionTokenTTLSeconds = in.Gate.DecisionTokenTTLSeconds
-	}
-	if rec.CallbackURL, rec.CallbackSecret, err = requests.Callback(ctx, s.netPolicy, in.CallbackURL); err != nil {
-		return nil, err
 	}
 	if rec.ApproverIDs, rec.ApproverVia.V, err = s.approvers(ctx, p.Organization, in.Approvers, requests.Handover{Requester: rec.Requester}); err != nil {
 		return nil, err

@@ -18,6 +18,7 @@ import (
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/internal/testenv/temporalenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 )
 
 // env is one database with the service over it and a worker of its own
@@ -45,7 +46,7 @@ func (e *env) newOrg(t *testing.T) *org {
 
 // payment asks Bob to approve a payment whose amount he may correct.
 func payment() *approvals.CreateInput {
-	return &approvals.CreateInput{Title: "Pay invoice 7", Approvers: []string{"bob@example.com"},
+	return &approvals.CreateInput{Fields: requests.Fields{Title: "Pay invoice 7"}, Approvers: []string{"bob@example.com"},
 		Input: json.RawMessage(`{"amount":1200,"payee":"Globex"}`), EditableFields: []string{"amount"}}
 }
 
@@ -122,7 +123,7 @@ func TestApprovalRules(t *testing.T) {
 			// organisation without any has nobody to ask.
 			empty, err := e.store.CreateOrganization(ctx, "Empty", "")
 			require.NoError(t, err)
-			_, err = e.svc.Create(ctx, models.KeyActor(empty, o.Agent.Key, nil), &approvals.CreateInput{Title: "x"}, nil)
+			_, err = e.svc.Create(ctx, models.KeyActor(empty, o.Agent.Key, nil), &approvals.CreateInput{Fields: requests.Fields{Title: "x"}}, nil)
 			testenv.Refused(t, err, apperr.UnknownApprover, "approvers")
 
 			_, _, err = e.svc.List(ctx, o.Agent, models.ApprovalFilter{Status: "open"}, models.Page{Limit: 10})
@@ -160,7 +161,7 @@ func TestApprovalRules(t *testing.T) {
 		},
 
 		"nobody named asks the owners and administrators": func(t *testing.T, e *env, o *org) {
-			a := e.started(t, o, &approvals.CreateInput{Title: "Rotate the keys"})
+			a := e.started(t, o, &approvals.CreateInput{Fields: requests.Fields{Title: "Rotate the keys"}})
 			assert.Equal(t, models.StringList{o.Ada.ID()}, a.ApproverIDs)
 		},
 

@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
-	"strings"
 
 	"github.com/assent-hq/assent/decisions"
 	"github.com/assent-hq/assent/internal/apperr"
@@ -63,17 +62,12 @@ func (s *Service) Handover(_ context.Context, c *models.Collection) (requests.Ha
 // CreateInput is the create body with its limits; Create checks what the
 // tags cannot.
 type CreateInput struct {
-	Title             string            `json:"title" validate:"required,notblank,max=200"`
+	requests.Fields
 	Description       string            `json:"description" validate:"max=20000"`
 	Questions         []questions.Input `json:"questions"` // checked by questions.Define
 	Respondents       []string          `json:"respondents" validate:"required,min=1,max=50,dive,required,max=320"`
 	DueAt             *string           `json:"dueAt" nullable:"true"`
-	ExpiresAt         *string           `json:"expiresAt" nullable:"true"`
 	RequiredResponses *int              `json:"requiredResponses" nullable:"true"`
-	ExternalID        *string           `json:"externalId" validate:"omitempty,max=255" nullable:"true"`
-	FlowID            *string           `json:"flowId" validate:"omitempty,max=40" nullable:"true"`
-	Metadata          json.RawMessage   `json:"metadata" nullable:"true"`
-	CallbackURL       *string           `json:"callbackUrl" validate:"omitempty,max=2048" nullable:"true"`
 }
 
 // respondentRole is how respondents are resolved and refused: guests an
@@ -88,18 +82,16 @@ func (s *Service) Create(ctx context.Context, p models.Actor, in *CreateInput, c
 
 func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*models.Collection, error) {
 	now := models.Now()
-	rec := &models.Collection{RequestBase: models.RequestBase{OrganizationID: p.Organization.ID, Title: strings.TrimSpace(in.Title),
-		ExternalID: in.ExternalID, FlowID: in.FlowID,
-		Requester: p.ID, RequestedBy: p.Name}, Description: in.Description,
-		Respondents: in.Respondents,
-	}
-	var err error
-	if rec.Questions.V, err = questions.Define(in.Questions); err != nil {
+	qs, err := questions.Define(in.Questions)
+	if err != nil {
 		return nil, err
 	}
-	if rec.ExpiresAt, err = requests.Expiry(in.ExpiresAt, now, p.Organization.MaxApprovalExpiry()); err != nil {
+	base, err := in.Base(ctx, p, now, s.netPolicy)
+	if err != nil {
 		return nil, err
 	}
+	rec := &models.Collection{RequestBase: base, Description: in.Description, Respondents: in.Respondents}
+	rec.Questions.V = qs
 	if in.DueAt != nil {
 		due, err := requests.Timestamp("dueAt", *in.DueAt)
 		if err != nil {
@@ -110,12 +102,6 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 		}
 		rec.DueAt = &due
 	}
-	if rec.Metadata, err = requests.JSONObject("metadata", in.Metadata); err != nil {
-		return nil, err
-	}
-	if rec.CallbackURL, rec.CallbackSecret, err = requests.Callback(ctx, s.netPolicy, in.CallbackURL); err != nil {
-		return nil, err
-	}
 	var via map[string][]models.Via
 	if rec.RespondentIDs, via, err = requests.ResolveVia(ctx, s.store, p.Organization.ID, in.Respondents, respondentRole, requests.Handover{Requester: rec.Requester}); err != nil {
 		return nil, err
@@ -124,11 +110,7 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 	if err != nil {
 		return nil, err
 	}
-	for _, person := range people {
-		ref := person.Ref()
-		ref.Via = via[ref.ID]
-		rec.Asked.V = append(rec.Asked.V, ref)
-	}
+	rec.Asked.V = requests.Asked(people, via)
 	rec.RequiredResponses = len(rec.RespondentIDs)
 	if in.RequiredResponses != nil {
 		if n := *in.RequiredResponses; n < 1 || n > len(rec.RespondentIDs) {

@@ -18,6 +18,7 @@ import (
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/internal/testenv/temporalenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 )
 
 // env is one database with the service over it and a worker of its own
@@ -48,7 +49,7 @@ func budget(respondents ...string) *collections.CreateInput {
 	if respondents == nil {
 		respondents = []string{"bob@example.com", "gus@partner.example"}
 	}
-	return &collections.CreateInput{Title: "Q3 budgets", Respondents: respondents, Questions: []questions.Input{
+	return &collections.CreateInput{Fields: requests.Fields{Title: "Q3 budgets"}, Respondents: respondents, Questions: []questions.Input{
 		{ID: "budget", Prompt: "Budget", Kind: questions.Number},
 		{ID: "note", Prompt: "Anything else", Kind: questions.Text, Required: new(false)}}}
 }

@@ -349,8 +349,9 @@ func approvalFor(a *models.Action, rule models.PolicyRule, unevaluated string, i
 		title = title[:min(len(title), 200)]
 	}
 	out := &approvals.CreateInput{
-		Title: title, Description: a.Description, Risk: rule.Risk, Approvers: rule.Approvers,
-		Input: input, EditableFields: presentFlat(input, a.EditableFields), FlowID: in.FlowID, ExternalID: in.ExternalID,
+		Fields:      requests.Fields{Title: title, FlowID: in.FlowID, ExternalID: in.ExternalID},
+		Description: a.Description, Risk: rule.Risk, Approvers: rule.Approvers,
+		Input: input, EditableFields: presentFlat(input, a.EditableFields),
 		Factors: []approvals.Factor{{Label: "Action", Status: "info", Detail: a.Name}},
 		Gate: &approvals.GateOrigin{Action: a.Name, InputSchema: json.RawMessage(a.InputSchema),
 			DecisionTokenTTLSeconds: a.DecisionTokenTTLSeconds},

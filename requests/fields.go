@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -61,6 +62,47 @@ func Timestamp(field, raw string) (time.Time, error) {
 		return time.Time{}, apperr.Field(apperr.InvalidRequest, field, "%s must be an RFC 3339 timestamp such as 2026-01-02T15:04:05Z", field)
 	}
 	return t.UTC().Truncate(time.Microsecond), nil
+}
+
+// Fields are the create fields every kind takes alike; each kind's
+// CreateInput embeds them, and its create starts its record from Base.
+type Fields struct {
+	Title       string          `json:"title" validate:"required,notblank,max=200"`
+	ExpiresAt   *string         `json:"expiresAt" nullable:"true"`
+	ExternalID  *string         `json:"externalId" validate:"omitempty,max=255" nullable:"true"`
+	FlowID      *string         `json:"flowId" validate:"omitempty,max=40" nullable:"true"`
+	Metadata    json.RawMessage `json:"metadata" nullable:"true"`
+	CallbackURL *string         `json:"callbackUrl" validate:"omitempty,max=2048" nullable:"true"`
+}
+
+// Base is the record p's create starts with: its title, reference, flow,
+// requester, expiry (at most the organisation's maximum after now),
+// metadata, and callback, checked against policy, with the secret its
+// callbacks are signed with.
+func (f *Fields) Base(ctx context.Context, p models.Actor, now time.Time, policy *netguard.Policy) (models.RequestBase, error) {
+	b := models.RequestBase{OrganizationID: p.Organization.ID, Title: strings.TrimSpace(f.Title), ExternalID: f.ExternalID,
+		FlowID: f.FlowID, Requester: p.ID, RequestedBy: p.Name}
+	var err error
+	if b.ExpiresAt, err = Expiry(f.ExpiresAt, now, p.Organization.MaxApprovalExpiry()); err != nil {
+		return b, err
+	}
+	if b.Metadata, err = JSONObject("metadata", f.Metadata); err != nil {
+		return b, err
+	}
+	b.CallbackURL, b.CallbackSecret, err = Callback(ctx, policy, f.CallbackURL)
+	return b, err
+}
+
+// Asked are the people asked as the record keeps them, each with how the
+// request reached them.
+func Asked(people []*models.Person, via map[string][]models.Via) []models.PersonRef {
+	out := make([]models.PersonRef, 0, len(people))
+	for _, person := range people {
+		ref := person.Ref()
+		ref.Via = via[ref.ID]
+		out = append(out, ref)
+	}
+	return out
 }
 
 // Expiry is the requested expiry, which must lie in the future and within

@@ -7,7 +7,6 @@ package reviews
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
 	"strings"
 
@@ -55,17 +54,12 @@ func (s *Service) WorkflowID(id string) string { return workflows.ReviewWorkflow
 // CreateInput is the create body with its limits; Create checks what the
 // tags cannot.
 type CreateInput struct {
-	Title             string          `json:"title" validate:"required,notblank,max=200"`
-	ReportID          string          `json:"reportId" validate:"required,max=300"`
-	Instructions      string          `json:"instructions" validate:"max=20000"`
-	Reviewers         []string        `json:"reviewers" validate:"required,min=1,max=20,dive,required,max=320"`
-	RequiredApprovals *int            `json:"requiredApprovals" nullable:"true"`
-	VersionID         *string         `json:"versionId" validate:"omitempty,max=40" nullable:"true"`
-	ExpiresAt         *string         `json:"expiresAt" nullable:"true"`
-	ExternalID        *string         `json:"externalId" validate:"omitempty,max=255" nullable:"true"`
-	FlowID            *string         `json:"flowId" validate:"omitempty,max=40" nullable:"true"`
-	Metadata          json.RawMessage `json:"metadata" nullable:"true"`
-	CallbackURL       *string         `json:"callbackUrl" validate:"omitempty,max=2048" nullable:"true"`
+	requests.Fields
+	ReportID          string   `json:"reportId" validate:"required,max=300"`
+	Instructions      string   `json:"instructions" validate:"max=20000"`
+	Reviewers         []string `json:"reviewers" validate:"required,min=1,max=20,dive,required,max=320"`
+	RequiredApprovals *int     `json:"requiredApprovals" nullable:"true"`
+	VersionID         *string  `json:"versionId" validate:"omitempty,max=40" nullable:"true"`
 }
 
 // reviewerRole is how reviewers are resolved and refused: guests the
@@ -93,18 +87,12 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 	if err != nil {
 		return nil, err
 	}
-	rec := &models.Review{RequestBase: models.RequestBase{OrganizationID: p.Organization.ID, Title: strings.TrimSpace(in.Title),
-		ExternalID: in.ExternalID, FlowID: in.FlowID, Requester: p.ID, RequestedBy: p.Name}, Instructions: in.Instructions,
+	base, err := in.Base(ctx, p, models.Now(), s.netPolicy)
+	if err != nil {
+		return nil, err
+	}
+	rec := &models.Review{RequestBase: base, Instructions: in.Instructions,
 		ReportID: report.ID, VersionID: version.ID, Version: version.Version, Reviewers: in.Reviewers,
-	}
-	if rec.ExpiresAt, err = requests.Expiry(in.ExpiresAt, models.Now(), p.Organization.MaxApprovalExpiry()); err != nil {
-		return nil, err
-	}
-	if rec.Metadata, err = requests.JSONObject("metadata", in.Metadata); err != nil {
-		return nil, err
-	}
-	if rec.CallbackURL, rec.CallbackSecret, err = requests.Callback(ctx, s.netPolicy, in.CallbackURL); err != nil {
-		return nil, err
 	}
 	var via map[string][]models.Via
 	if rec.ReviewerIDs, via, err = requests.ResolveVia(ctx, s.store, p.Organization.ID, in.Reviewers, reviewerRole, s.handoverOf(rec.Requester, report)); err != nil {
@@ -123,10 +111,8 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 		if !ok {
 			unable = append(unable, person.Email())
 		}
-		ref := person.Ref()
-		ref.Via = via[ref.ID]
-		rec.Asked.V = append(rec.Asked.V, ref)
 	}
+	rec.Asked.V = requests.Asked(people, via)
 	if len(unable) > 0 {
 		e := apperr.Field(apperr.ReviewerCannotRead, "reviewers", "%s cannot open report %s: share it with them first, or ask an owner or administrator",
 			strings.Join(unable, ", "), report.Slug)

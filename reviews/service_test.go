@@ -79,7 +79,7 @@ func (e *env) publish(t *testing.T, o *org, slug string, audience ...string) (*m
 
 // check asks Bob and Gus to review q3.
 func check() *reviews.CreateInput {
-	return &reviews.CreateInput{Title: "Check Q3", ReportID: "q3", Reviewers: []string{"bob@example.com", "gus@partner.example"}}
+	return &reviews.CreateInput{Fields: requests.Fields{Title: "Check Q3"}, ReportID: "q3", Reviewers: []string{"bob@example.com", "gus@partner.example"}}
 }
 
 // started creates in and waits until its workflow has written its first
@@ -174,7 +174,7 @@ func TestReviewRules(t *testing.T) {
 				require.NoError(t, err)
 				require.False(t, ok, "q3 is not shared with %s", p.Email())
 			}
-			r := e.started(t, o, &reviews.CreateInput{Title: "Check Q3", ReportID: "q3", Reviewers: []string{"ada@example.com", "ida@example.com"}})
+			r := e.started(t, o, &reviews.CreateInput{Fields: requests.Fields{Title: "Check Q3"}, ReportID: "q3", Reviewers: []string{"ada@example.com", "ida@example.com"}})
 			assert.Equal(t, models.StringList{o.Ada.ID(), ida.ID()}, r.ReviewerIDs)
 			for _, p := range []*models.Person{o.Ada, ida} {
 				ok, err := e.store.CanRead(ctx, o.q3, p)
@@ -198,7 +198,7 @@ func TestReviewRules(t *testing.T) {
 			ok, err = e.store.CanRead(ctx, o.q3, ida)
 			require.NoError(t, err)
 			assert.False(t, ok)
-			_, err = e.svc.Create(ctx, o.Agent, &reviews.CreateInput{Title: "Again", ReportID: "q3", Reviewers: []string{"ida@example.com"}}, nil)
+			_, err = e.svc.Create(ctx, o.Agent, &reviews.CreateInput{Fields: requests.Fields{Title: "Again"}, ReportID: "q3", Reviewers: []string{"ida@example.com"}}, nil)
 			cannot := testenv.Refused(t, err, apperr.ReviewerCannotRead, "reviewers")
 			assert.NotContains(t, cannot.Candidates, requests.DescribePerson(ida), "never the person just refused")
 			assert.Equal(t, []string{requests.DescribePerson(o.Ada)}, cannot.Candidates)

@@ -17,6 +17,7 @@ import (
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 )
 
 // mailTo waits for the worker's email to address whose subject starts
@@ -300,7 +301,7 @@ func TestRulesThatCannotBeEvaluatedStillHideFieldsOnTheLinkPage(t *testing.T) {
 			require.NoError(t, s.store.CreateRule(ctx, r))
 		}
 		agent := models.KeyActor(s.org, &models.APIKey{ID: "key_test", Name: "billing agent"}, nil)
-		a, err := s.services.Approvals.Create(ctx, agent, &approvals.CreateInput{Title: "Pay Initech", Risk: models.RiskLow,
+		a, err := s.services.Approvals.Create(ctx, agent, &approvals.CreateInput{Fields: requests.Fields{Title: "Pay Initech"}, Risk: models.RiskLow,
 			Approvers: []string{"ada@example.com", "bob@example.com"},
 			Input:     []byte(`{"amount":"5000","iban":"DE89 3704 0044 0532 0130 00"}`)}, nil)
 		require.NoError(t, err)

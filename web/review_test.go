@@ -20,6 +20,7 @@ import (
 	"github.com/assent-hq/assent/internal/testenv/temporalenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/worker"
 )
@@ -57,7 +58,7 @@ func TestReviewPage(t *testing.T) {
 			[]bundle.InlineFile{{Path: "index.html", Content: "<!doctype html><title>Q3</title><h1>Version one</h1>"}})
 		agent := models.KeyActor(s.org, &models.APIKey{ID: "key_test", Name: "report agent"}, nil)
 		two := 2
-		rev, err := service.Create(ctx, agent, &reviews.CreateInput{Title: "Check <Q3>", ReportID: "q3", Instructions: "Totals first.",
+		rev, err := service.Create(ctx, agent, &reviews.CreateInput{Fields: requests.Fields{Title: "Check <Q3>"}, ReportID: "q3", Instructions: "Totals first.",
 			Reviewers: []string{"bob@example.com", "cy@example.com", "gus@partner.example"}, RequiredApprovals: &two}, nil)
 		require.NoError(t, err)
 		next := "<!doctype html><h1>Version two</h1>"
@@ -187,7 +188,7 @@ func TestCommentsOnPages(t *testing.T) {
 		r := s.publish(t, "q3", []string{"bob@example.com", "cy@example.com"},
 			[]bundle.InlineFile{{Path: "index.html", Content: "<!doctype html><h1>Q3</h1><p>Revenue rose 4% in EMEA. Costs fell.</p>"}})
 		agent := models.KeyActor(s.org, &models.APIKey{ID: "key_test", Name: "report agent"}, nil)
-		rev, err := service.Create(ctx, agent, &reviews.CreateInput{Title: "Check Q3", ReportID: "q3", Reviewers: []string{"bob@example.com"}}, nil)
+		rev, err := service.Create(ctx, agent, &reviews.CreateInput{Fields: requests.Fields{Title: "Check Q3"}, ReportID: "q3", Reviewers: []string{"bob@example.com"}}, nil)
 		require.NoError(t, err)
 		address := "/reviews/" + rev.ID
 

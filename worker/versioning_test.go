@@ -15,6 +15,7 @@ import (
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/internal/testenv/temporalenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/worker"
 	"github.com/assent-hq/assent/workflows"
 )
@@ -45,7 +46,7 @@ func TestVersionedWorkersTakeOverPendingRequests(t *testing.T) {
 	svc := approvals.New(approvals.Deps{Store: store, Temporal: c, Logger: quiet})
 	o := testenv.NewPeople(t, store, "agent")
 	create := func() *models.Approval {
-		a, err := svc.Create(ctx, o.Agent, &approvals.CreateInput{Title: "Refund", Approvers: []string{"bob@example.com"}}, nil)
+		a, err := svc.Create(ctx, o.Agent, &approvals.CreateInput{Fields: requests.Fields{Title: "Refund"}, Approvers: []string{"bob@example.com"}}, nil)
 		require.NoError(t, err)
 		require.Eventually(t, func() bool {
 			got, err := svc.Get(ctx, o.ID, a.ID)

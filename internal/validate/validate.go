@@ -25,6 +25,9 @@ func Engine() *validator.Validate {
 	once.Do(func() {
 		v = validator.New(validator.WithRequiredStructEnabled())
 		v.RegisterTagNameFunc(func(f reflect.StructField) string {
+			if f.Anonymous {
+				return embedded
+			}
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 			if name == "-" {
 				return ""
@@ -54,12 +57,17 @@ func Struct(s any) error {
 	return apperr.Field(apperr.InvalidRequest, field, "%s", message(field, fe))
 }
 
-// fieldPath drops the struct name that leads a validator namespace.
+// embedded names an embedded struct in a validator namespace: its fields
+// are the outer struct's on the wire, as encoding/json reads them.
+const embedded = "~"
+
+// fieldPath drops the struct name that leads a validator namespace, and
+// the embedded structs' names.
 func fieldPath(ns string) string {
 	if _, rest, ok := strings.Cut(ns, "."); ok {
-		return rest
+		ns = rest
 	}
-	return ns
+	return strings.ReplaceAll(ns, embedded+".", "")
 }
 
 func message(field string, fe validator.FieldError) string {

@@ -30,3 +30,32 @@ func TestEntriesInWords(t *testing.T) {
 		}
 	}
 }
+
+// Common is a struct other inputs embed.
+type Common struct {
+	Title string `json:"title" validate:"required"`
+	Inner struct {
+		Name string `json:"name" validate:"max=2"`
+	} `json:"inner"`
+}
+
+// TestEmbeddedFieldsAreTheOuterStructs: a field of an embedded struct is
+// named as encoding/json reads it, on the outer struct, with no Go type
+// name in its path.
+func TestEmbeddedFieldsAreTheOuterStructs(t *testing.T) {
+	type input struct {
+		Common
+		Note string `json:"note"`
+	}
+	e, ok := apperr.As(Struct(&input{}))
+	if assert.True(t, ok) {
+		assert.Equal(t, "title", e.Field)
+		assert.Equal(t, "title is required", e.Message)
+	}
+	in := input{Common: Common{Title: "t"}}
+	in.Inner.Name = "long"
+	e, ok = apperr.As(Struct(&in))
+	if assert.True(t, ok) {
+		assert.Equal(t, "inner.name", e.Field)
+	}
+}
