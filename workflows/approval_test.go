@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,24 +11,17 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/testsuite"
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/workflows"
 )
 
-var start = time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
-
 // harness runs the approval workflow in the test environment with a
 // recording persistence activity.
 type harness struct {
-	t           *testing.T
-	env         *testsuite.TestWorkflowEnvironment
-	mu          sync.Mutex
-	transitions []workflows.ApprovalTransition
-	results     map[string]result
-	emails      []email
+	*kindHarness[workflows.ApprovalState]
+	emails []email
 	// failEmails, when set, is every email attempt's error.
 	failEmails error
 	// standIns answers the StandIns activity: who stands in for each
@@ -37,27 +29,10 @@ type harness struct {
 	standIns map[string]workflows.AddDelegateRequest
 	// standInsAsked are the inputs the StandIns activity got.
 	standInsAsked []workflows.StandInsInput
-	// id is the approval run runs, which Updates are addressed to.
-	id string
-}
-
-type result struct {
-	state   workflows.ApprovalState
-	err     error
-	refused bool
 }
 
 func newHarness(t *testing.T) *harness {
-	var suite testsuite.WorkflowTestSuite
-	h := &harness{t: t, env: suite.NewTestWorkflowEnvironment(), results: map[string]result{}}
-	h.env.SetStartTime(start)
-	h.env.RegisterWorkflow(workflows.Approval)
-	h.env.RegisterActivityWithOptions(func(_ context.Context, tr workflows.ApprovalTransition) error {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		h.transitions = append(h.transitions, tr)
-		return nil
-	}, activity.RegisterOptions{Name: workflows.ActivityPersistApproval})
+	h := &harness{kindHarness: newKindHarness[workflows.ApprovalState](t, workflows.Approval, workflows.ActivityPersistApproval)}
 	h.env.RegisterActivityWithOptions(func(ctx context.Context, in workflows.EmailApproversInput) error {
 		return h.sent(ctx, in)
 	}, activity.RegisterOptions{Name: workflows.ActivityEmailApprovers})
@@ -107,56 +82,8 @@ func baseInput() workflows.ApprovalInput {
 	}
 }
 
-// update sends an update at offset after the start and records its result
-// under key.
-func (h *harness) update(offset time.Duration, key, name string, args ...any) {
-	h.env.RegisterDelayedCallback(func() {
-		h.env.UpdateWorkflow(name, key, &testsuite.TestUpdateCallback{
-			OnAccept: func() {},
-			OnReject: func(err error) { h.results[key] = result{err: err, refused: true} },
-			OnComplete: func(v any, err error) {
-				r := result{err: err}
-				if s, ok := v.(workflows.ApprovalState); ok {
-					r.state = s
-				}
-				h.results[key] = r
-			},
-		}, addressedAll(h.id, args)...)
-	}, offset)
-}
-
 func (h *harness) run(in workflows.ApprovalInput) workflows.ApprovalState {
-	h.id = in.ApprovalID
-	h.env.ExecuteWorkflow(workflows.Approval, in)
-	require.True(h.t, h.env.IsWorkflowCompleted())
-	require.NoError(h.t, h.env.GetWorkflowError())
-	var s workflows.ApprovalState
-	require.NoError(h.t, h.env.GetWorkflowResult(&s))
-	return s
-}
-
-func errType(err error) string {
-	var app *temporal.ApplicationError
-	if errors.As(err, &app) {
-		return app.Type()
-	}
-	return ""
-}
-
-func (h *harness) refusedWith(key, code string) {
-	h.t.Helper()
-	r, ok := h.results[key]
-	require.True(h.t, ok, "update %s never ran", key)
-	require.Error(h.t, r.err, "update %s should be refused", key)
-	assert.Equal(h.t, code, errType(r.err), "update %s: %v", key, r.err)
-}
-
-func (h *harness) actions() []string {
-	var out []string
-	for _, t := range h.transitions {
-		out = append(out, t.Action)
-	}
-	return out
+	return h.runAs(in.ApprovalID, in)
 }
 
 func TestApprovalExpiresAtTheExactInstant(t *testing.T) {

@@ -3,15 +3,12 @@ package workflows_test
 import (
 	"context"
 	"encoding/json"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/testsuite"
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/questions"
@@ -22,13 +19,8 @@ import (
 // collectionHarness runs the collection workflow in the test environment
 // with recording persistence and email activities.
 type collectionHarness struct {
-	t           *testing.T
-	env         *testsuite.TestWorkflowEnvironment
-	mu          sync.Mutex
-	transitions []workflows.CollectionTransition
-	emails      []sentEmail
-	results     map[string]collectionResult
-	id          string
+	*kindHarness[workflows.CollectionState]
+	emails []sentEmail
 }
 
 type sentEmail struct {
@@ -36,22 +28,8 @@ type sentEmail struct {
 	at time.Time
 }
 
-type collectionResult struct {
-	state workflows.CollectionState
-	err   error
-}
-
 func newCollectionHarness(t *testing.T) *collectionHarness {
-	var suite testsuite.WorkflowTestSuite
-	h := &collectionHarness{t: t, env: suite.NewTestWorkflowEnvironment(), results: map[string]collectionResult{}}
-	h.env.SetStartTime(start)
-	h.env.RegisterWorkflow(workflows.Collection)
-	h.env.RegisterActivityWithOptions(func(_ context.Context, tr workflows.CollectionTransition) error {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		h.transitions = append(h.transitions, tr)
-		return nil
-	}, activity.RegisterOptions{Name: workflows.ActivityPersistCollection})
+	h := &collectionHarness{kindHarness: newKindHarness[workflows.CollectionState](t, workflows.Collection, workflows.ActivityPersistCollection)}
 	h.env.RegisterActivityWithOptions(func(_ context.Context, in workflows.EmailRespondentsInput) error {
 		h.mu.Lock()
 		defer h.mu.Unlock()
@@ -83,48 +61,8 @@ func reply(id string, answers string) workflows.SubmitReplyRequest {
 	return workflows.SubmitReplyRequest{RespondentID: id, RespondentName: "Person " + id, Answers: m}
 }
 
-func (h *collectionHarness) update(offset time.Duration, key, name string, arg any) {
-	h.env.RegisterDelayedCallback(func() {
-		h.env.UpdateWorkflow(name, key, &testsuite.TestUpdateCallback{
-			OnAccept: func() {},
-			OnReject: func(err error) { h.results[key] = collectionResult{err: err} },
-			OnComplete: func(v any, err error) {
-				r := collectionResult{err: err}
-				if s, ok := v.(workflows.CollectionState); ok {
-					r.state = s
-				}
-				h.results[key] = r
-			},
-		}, addressed(h.id, arg))
-	}, offset)
-}
-
 func (h *collectionHarness) run(in workflows.CollectionInput) workflows.CollectionState {
-	h.id = in.CollectionID
-	h.env.ExecuteWorkflow(workflows.Collection, in)
-	require.True(h.t, h.env.IsWorkflowCompleted())
-	require.NoError(h.t, h.env.GetWorkflowError())
-	var s workflows.CollectionState
-	require.NoError(h.t, h.env.GetWorkflowResult(&s))
-	return s
-}
-
-func (h *collectionHarness) refusedWith(key, code string) *temporal.ApplicationError {
-	h.t.Helper()
-	r, ok := h.results[key]
-	require.True(h.t, ok, "update %s never ran", key)
-	require.Error(h.t, r.err, "update %s should be refused", key)
-	assert.Equal(h.t, code, errType(r.err), "update %s: %v", key, r.err)
-	app, _ := r.err.(*temporal.ApplicationError)
-	return app
-}
-
-func (h *collectionHarness) actions() []string {
-	var out []string
-	for _, t := range h.transitions {
-		out = append(out, t.Action)
-	}
-	return out
+	return h.runAs(in.CollectionID, in)
 }
 
 func (h *collectionHarness) reminders() []sentEmail {

@@ -131,7 +131,7 @@ func TestDelegateJoinsAWaitingReview(t *testing.T) {
 	s := h.run(reviewInput(2))
 
 	h.refusedWith("b-delegate", apperr.AlreadyDecided)
-	require.NoError(t, h.results["dee"])
+	require.NoError(t, h.results["dee"].err)
 	assert.Equal(t, states.Approved, s.Status)
 	assert.Equal(t, &workflows.Delegator{ID: "mem_a", Name: "Ann"}, s.Verdicts[1].OnBehalfOf)
 	assert.Equal(t, "2 of 2 approvals; on behalf of Ann; good", h.transitions[3].Detail)

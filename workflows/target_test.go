@@ -132,8 +132,8 @@ func TestReviewUpdatesForAnotherRequestAreRefused(t *testing.T) {
 			DelegatorID: "mem_a", DelegateID: "mem_d"})
 		h.env.RegisterDelayedCallback(func() {
 			for _, key := range keys("verdict", "cancel", "remove", "delegate") {
-				require.Error(t, h.results[key], key)
-				assert.Equal(t, apperr.Forbidden, errType(h.results[key]), "%s: %v", key, h.results[key])
+				require.Error(t, h.results[key].err, key)
+				assert.Equal(t, apperr.Forbidden, errType(h.results[key].err), "%s: %v", key, h.results[key].err)
 			}
 		}, at+3*time.Minute)
 	}
