@@ -132,6 +132,9 @@ func TestSessions(t *testing.T) {
 			seen := sess.LastSeenAt
 			require.NoError(t, e.svc.TouchSession(ctx, sess))
 			assert.Equal(t, seen, sess.LastSeenAt, "within the minute: no write")
+			var row models.Session
+			require.NoError(t, e.db.Where("id = ?", sess.ID).Take(&row).Error)
+			assert.True(t, row.LastSeenAt.Equal(seen), "nothing written")
 
 			past := models.Now().Add(-models.SessionIdleTimeout + time.Hour)
 			e.set(t, &models.Session{}, sess.ID, "last_seen_at", past)
@@ -196,6 +199,10 @@ func TestSignInLinks(t *testing.T) {
 			assert.Equal(t, 1, won, "of racing uses one wins")
 			_, err = e.svc.PeekSignInLink(ctx, token)
 			assert.ErrorIs(t, err, models.ErrSignInLinkUsed)
+			for _, bad := range []string{"not-a-token", ""} {
+				_, err = e.svc.ConsumeSignInLink(ctx, bad)
+				assert.ErrorIs(t, err, models.ErrSignInLinkInvalid)
+			}
 		},
 		"an unknown address gets no link and no error": func(t *testing.T, e *env, o *org) {
 			links, err := e.svc.CreateSignInLinks(context.Background(), address(o, "nobody"))
