@@ -177,7 +177,26 @@ func (s *Service) CreateMember(ctx context.Context, orgID string, by models.Acto
 	if in.Role == models.RoleOwner && !ownsOrganization(by) {
 		return nil, ownersOnly
 	}
-	return s.store.CreateMember(ctx, orgID, in.Email, in.Name, in.Role)
+	var m *models.Member
+	err := s.store.Tx(ctx, func(ctx context.Context) error {
+		// An address is a member's or a guest's, never both: the
+		// organisation's lock keeps a guest from being admitted meanwhile.
+		if err := s.store.LockOrganization(ctx, orgID); err != nil {
+			return err
+		}
+		if _, err := s.store.GuestByEmail(ctx, orgID, in.Email); err == nil {
+			return apperr.Field(apperr.Conflict, "email", "%s is already admitted as a guest", models.NormalizeEmail(in.Email))
+		} else if !apperr.Is(err, apperr.NotFound) {
+			return err
+		}
+		var err error
+		m, err = s.store.CreateMember(ctx, orgID, in.Email, in.Name, in.Role)
+		return err
+	})
+	if errors.Is(err, models.ErrDuplicate) {
+		return nil, apperr.Field(apperr.Conflict, "email", "a member with email %s already exists", models.NormalizeEmail(in.Email))
+	}
+	return m, err
 }
 
 // ownsOrganization reports whether by may touch ownership: an owner, an
@@ -243,7 +262,34 @@ func (s *Service) CreateTeam(ctx context.Context, orgID string, in NewTeam) (*mo
 	if err := validate.Struct(&in); err != nil {
 		return nil, err
 	}
-	return s.store.CreateTeam(ctx, orgID, in.Name, in.Kind, in.Members)
+	var t *models.Team
+	err := s.store.Tx(ctx, func(ctx context.Context) error {
+		members, err := s.members(ctx, orgID, in.Members)
+		if err != nil {
+			return err
+		}
+		t, err = s.store.CreateTeam(ctx, orgID, in.Name, in.Kind, members)
+		return err
+	})
+	return t, teamNamed(err, in.Name)
+}
+
+// members are the organisation's members refs name (ids or emails); the
+// references that name nobody are refused together.
+func (s *Service) members(ctx context.Context, orgID string, refs []string) ([]models.Member, error) {
+	found, unknown, err := s.store.FindMembers(ctx, orgID, refs)
+	if err == nil && len(unknown) > 0 {
+		err = apperr.Field(apperr.InvalidRequest, "members", "unknown members: %s", strings.Join(unknown, ", "))
+	}
+	return found, err
+}
+
+// teamNamed is err, a name already taken said as such.
+func teamNamed(err error, name string) error {
+	if errors.Is(err, models.ErrDuplicate) {
+		return apperr.Field(apperr.Conflict, "name", "a team named %q already exists", strings.TrimSpace(name))
+	}
+	return err
 }
 
 // ListTeams pages through the organisation's teams, groups and
@@ -258,7 +304,28 @@ func (s *Service) UpdateTeam(ctx context.Context, orgID, id string, in TeamPatch
 	if err := validate.Struct(&in); err != nil {
 		return nil, err
 	}
-	return s.store.UpdateTeam(ctx, orgID, id, in.Name, in.Members)
+	var t *models.Team
+	name := ""
+	err := s.store.Tx(ctx, func(ctx context.Context) error {
+		var err error
+		if t, err = s.store.LockTeam(ctx, orgID, id); err != nil {
+			return err
+		}
+		if in.Name != nil {
+			t.Name = strings.TrimSpace(*in.Name)
+		}
+		name = t.Name
+		var members *[]models.Member
+		if in.Members != nil {
+			found, err := s.members(ctx, orgID, *in.Members)
+			if err != nil {
+				return err
+			}
+			members = &found
+		}
+		return s.store.SaveTeam(ctx, t, members)
+	})
+	return t, teamNamed(err, name)
 }
 
 // DeleteTeam removes a team; requests already made are unchanged.
@@ -272,7 +339,23 @@ func (s *Service) CreateGuest(ctx context.Context, orgID string, in NewGuest) (g
 	if err := validate.Struct(&in); err != nil {
 		return nil, false, err
 	}
-	return s.store.CreateGuest(ctx, orgID, in.Email, in.Name)
+	err = s.store.Tx(ctx, func(ctx context.Context) error {
+		// An address is a member's or a guest's, never both (see
+		// CreateMember).
+		if err := s.store.LockOrganization(ctx, orgID); err != nil {
+			return err
+		}
+		member, err := s.store.IsMember(ctx, orgID, in.Email)
+		if err != nil {
+			return err
+		}
+		if member {
+			return apperr.Field(apperr.Conflict, "email", "%s is a member, not a guest", models.NormalizeEmail(in.Email))
+		}
+		g, created, err = s.store.CreateGuest(ctx, orgID, in.Email, in.Name)
+		return err
+	})
+	return g, created, err
 }
 
 // ListGuests pages through the organisation's admitted guests.

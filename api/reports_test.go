@@ -107,7 +107,7 @@ func TestReportVersionsRollbackArchive(t *testing.T) {
 	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
-		_, err := f.store.CreateTeam(context.Background(), f.org.ID, "Finance", models.TeamKindTeam, []string{f.member.Email})
+		_, err := testenv.CreateTeam(f.store, context.Background(), f.org.ID, "Finance", models.TeamKindTeam, []string{f.member.Email})
 		require.NoError(t, err)
 		rep := f.publish(t, `{"title":"Q3 Café Review!","content":`+jsonString(html("<h1>v1</h1>"))+`,"living":true,"audience":["Finance"],"changeSummary":"first"}`)
 		id := rep["id"].(string)

@@ -77,24 +77,23 @@ func set[T any](field *T, value *T) {
 func NormalizeEmail(e string) string { return strings.ToLower(strings.TrimSpace(e)) }
 
 // CreateMember adds an active person to the organisation, as a member
-// unless role says otherwise.
+// unless role says otherwise, in ctx's transaction when it has one; an
+// address already a member's is ErrDuplicate. Whether the address may
+// become a member is the admin service's to decide.
 func (s *DirectoryStore) CreateMember(ctx context.Context, orgID, email, name, role string) (*Member, error) {
 	m := &Member{ID: newID(ids.Member), OrganizationID: orgID, Email: NormalizeEmail(email),
 		Name: strings.TrimSpace(name), Role: role, Active: true}
 	if m.Role == "" {
 		m.Role = RoleMember
 	}
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var guests int64
-		if err := tx.Model(&Guest{}).Where("organization_id = ? AND email = ?", orgID, m.Email).Count(&guests).Error; err != nil {
-			return err
-		}
-		if guests > 0 {
-			return apperr.Field(apperr.Conflict, "email", "%s is already admitted as a guest", m.Email)
-		}
-		return duplicate(tx.Create(m).Error, "email", "a member with email %s already exists", m.Email)
-	})
-	return m, err
+	return m, duplicateOf(s.conn(ctx).Create(m).Error)
+}
+
+// IsMember reports whether the organisation has a member with email.
+func (s *DirectoryStore) IsMember(ctx context.Context, orgID, email string) (bool, error) {
+	var n int64
+	err := s.conn(ctx).Model(&Member{}).Where("organization_id = ? AND email = ?", orgID, NormalizeEmail(email)).Count(&n).Error
+	return n > 0, err
 }
 
 // GetMember reads one member of the organisation.
@@ -147,49 +146,36 @@ func lockForUpdate(tx *gorm.DB) []clause.Expression {
 	return nil
 }
 
-// CreateTeam makes a named set of existing members, each given by email or
-// member id.
-func (s *DirectoryStore) CreateTeam(ctx context.Context, orgID, name, kind string, refs []string) (*Team, error) {
-	t := &Team{ID: newID(ids.Team), OrganizationID: orgID, Name: strings.TrimSpace(name), Kind: kind}
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		members, err := resolveMembers(tx, orgID, refs)
-		if err != nil {
-			return err
-		}
-		t.Members = members
-		return duplicate(tx.Create(t).Error, "name", "a team named %q already exists", t.Name)
-	})
-	return t, err
+// CreateTeam makes a named set of members, in ctx's transaction when it
+// has one; a name already taken is ErrDuplicate.
+func (s *DirectoryStore) CreateTeam(ctx context.Context, orgID, name, kind string, members []Member) (*Team, error) {
+	t := &Team{ID: newID(ids.Team), OrganizationID: orgID, Name: strings.TrimSpace(name), Kind: kind, Members: members}
+	return t, duplicateOf(s.conn(ctx).Create(t).Error)
 }
 
-// UpdateTeam renames a team or replaces its members (nil leaves each as
-// it is). Requests already made are unchanged: they expanded the team once,
-// when they were created.
-func (s *DirectoryStore) UpdateTeam(ctx context.Context, orgID, id string, name *string, refs *[]string) (*Team, error) {
-	var t *Team
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var err error
-		if t, err = take[Team](tx.Clauses(lockForUpdate(tx)...), orgID, id, "team "+id); err != nil {
-			return err
-		}
-		if name != nil {
-			t.Name = strings.TrimSpace(*name)
-		}
-		t.UpdatedAt = Now()
-		if err := duplicate(tx.Omit("Members").Save(t).Error, "name", "a team named %q already exists", t.Name); err != nil {
-			return err
-		}
-		if refs == nil {
-			return tx.Model(t).Order("members.id").Association("Members").Find(&t.Members)
-		}
-		members, err := resolveMembers(tx, orgID, *refs)
-		if err != nil {
-			return err
-		}
-		t.Members = members
-		return tx.Model(t).Association("Members").Replace(members)
-	})
-	return t, err
+// LockTeam reads the organisation's team id under its row lock, for the
+// rest of ctx's transaction.
+func (s *DirectoryStore) LockTeam(ctx context.Context, orgID, id string) (*Team, error) {
+	return lockedIn[Team](ctx, orgID, id, "team "+id)
+}
+
+// SaveTeam writes t's name, and its members when members is not nil (else
+// it reads them into t), in ctx's transaction; a name already taken is
+// ErrDuplicate.
+func (s *DirectoryStore) SaveTeam(ctx context.Context, t *Team, members *[]Member) error {
+	st, err := inTx(ctx)
+	if err != nil {
+		return err
+	}
+	t.UpdatedAt = Now()
+	if err := duplicateOf(st.tx.Omit("Members").Save(t).Error); err != nil {
+		return err
+	}
+	if members == nil {
+		return st.tx.Model(t).Order("members.id").Association("Members").Find(&t.Members)
+	}
+	t.Members = *members
+	return st.tx.Model(t).Association("Members").Replace(*members)
 }
 
 // DeleteTeam removes a team and its membership list; requests that named
@@ -207,13 +193,13 @@ func (s *DirectoryStore) DeleteTeam(ctx context.Context, orgID, id string) error
 	})
 }
 
-// resolveMembers finds each reference (an id or an email) among the
-// organisation's members; unknown references are refused together.
-func resolveMembers(tx *gorm.DB, orgID string, refs []string) ([]Member, error) {
+// FindMembers finds each reference (a member id or an email) among the
+// organisation's members: those found, in the order referred to and each
+// once, and the references that name nobody.
+func (s *DirectoryStore) FindMembers(ctx context.Context, orgID string, refs []string) (found []Member, unknown []string, err error) {
 	if len(refs) == 0 {
-		return []Member{}, nil
+		return []Member{}, nil, nil
 	}
-	var found []Member
 	var idRefs, emailRefs []string
 	for _, r := range refs {
 		if ids.HasPrefix(r, ids.Member) {
@@ -222,29 +208,26 @@ func resolveMembers(tx *gorm.DB, orgID string, refs []string) ([]Member, error) 
 			emailRefs = append(emailRefs, NormalizeEmail(r))
 		}
 	}
+	var rows []Member
 	// The "" entries keep both IN lists non-empty, which SQL requires.
-	if err := tx.Where("organization_id = ? AND (id IN ? OR email IN ?)", orgID,
-		append(idRefs, ""), append(emailRefs, "")).Find(&found).Error; err != nil {
-		return nil, err
+	if err := s.conn(ctx).Where("organization_id = ? AND (id IN ? OR email IN ?)", orgID,
+		append(idRefs, ""), append(emailRefs, "")).Find(&rows).Error; err != nil {
+		return nil, nil, err
 	}
-	var unknown []string
-	var out []Member
+	found = []Member{}
 	seen := map[string]bool{}
 	for _, r := range refs {
-		i := slices.IndexFunc(found, func(m Member) bool { return m.ID == r || m.Email == NormalizeEmail(r) })
+		i := slices.IndexFunc(rows, func(m Member) bool { return m.ID == r || m.Email == NormalizeEmail(r) })
 		if i < 0 {
 			unknown = append(unknown, r)
 			continue
 		}
-		if !seen[found[i].ID] {
-			seen[found[i].ID] = true
-			out = append(out, found[i])
+		if !seen[rows[i].ID] {
+			seen[rows[i].ID] = true
+			found = append(found, rows[i])
 		}
 	}
-	if len(unknown) > 0 {
-		return nil, apperr.Field(apperr.InvalidRequest, "members", "unknown members: %s", strings.Join(unknown, ", "))
-	}
-	return out, nil
+	return found, unknown, nil
 }
 
 // ListTeams pages through teams, groups and workspaces with their members.
@@ -254,32 +237,22 @@ func (s *DirectoryStore) ListTeams(ctx context.Context, orgID string, p Page) ([
 	return list(q, p, ids.Team, func(t *Team) string { return t.ID })
 }
 
-// CreateGuest admits an address that is not a member. Admitting the same
-// address again returns the existing guest with created false, so scripts
-// can run twice.
+// CreateGuest admits an address, in ctx's transaction when it has one.
+// Admitting the same address again returns the existing guest with
+// created false. Whether the address may be a guest is the admin
+// service's to decide.
 func (s *DirectoryStore) CreateGuest(ctx context.Context, orgID, email, name string) (g *Guest, created bool, err error) {
 	g = &Guest{ID: newID(ids.Guest), OrganizationID: orgID, Email: NormalizeEmail(email), Name: strings.TrimSpace(name)}
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var members int64
-		if err := tx.Model(&Member{}).Where("organization_id = ? AND email = ?", orgID, g.Email).Count(&members).Error; err != nil {
-			return err
-		}
-		if members > 0 {
-			return apperr.Field(apperr.Conflict, "email", "%s is a member, not a guest", g.Email)
-		}
-		var existing Guest
-		err := tx.Where("organization_id = ? AND email = ?", orgID, g.Email).Take(&existing).Error
-		if err == nil {
-			*g = existing
-			return nil
-		}
-		if err != gorm.ErrRecordNotFound {
-			return err
-		}
-		created = true
-		return tx.Create(g).Error
-	})
-	return g, created, err
+	db := s.conn(ctx)
+	var existing Guest
+	err = db.Where("organization_id = ? AND email = ?", orgID, g.Email).Take(&existing).Error
+	if err == nil {
+		return &existing, false, nil
+	}
+	if err != gorm.ErrRecordNotFound {
+		return nil, false, err
+	}
+	return g, true, duplicateOf(db.Create(g).Error)
 }
 
 // ListGuests pages through admitted guests.
@@ -310,7 +283,7 @@ func (s *DirectoryStore) UpdateGuest(ctx context.Context, orgID, id string, name
 // GuestByEmail finds the organisation's guest admitted with email.
 func (s *DirectoryStore) GuestByEmail(ctx context.Context, orgID, email string) (*Guest, error) {
 	var g Guest
-	err := s.db.WithContext(ctx).Where("organization_id = ? AND email = ?", orgID, NormalizeEmail(email)).Take(&g).Error
+	err := s.conn(ctx).Where("organization_id = ? AND email = ?", orgID, NormalizeEmail(email)).Take(&g).Error
 	return &g, notFound(err, "guest "+NormalizeEmail(email))
 }
 

@@ -277,4 +277,12 @@ func duplicate(err error, field, format string, args ...any) error {
 	return err
 }
 
+// duplicateOf is ErrDuplicate for a write a unique key refused.
+func duplicateOf(err error) error {
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		return ErrDuplicate
+	}
+	return err
+}
+
 func newID(prefix string) string { return ids.New(prefix) }

@@ -26,11 +26,11 @@ func TestAdminEditsAndRemovesTeams(t *testing.T) {
 		testenv.ChangeMember(t, s.store, s.org.ID, s.ada.ID, func(m *models.Member) { m.Role = owner })
 		bob, err := s.store.CreateMember(ctx, s.org.ID, "bob@example.com", "Bob", "")
 		require.NoError(t, err)
-		team, err := s.store.CreateTeam(ctx, s.org.ID, "Finance", models.TeamKindTeam, []string{s.ada.ID})
+		team, err := testenv.CreateTeam(s.store, ctx, s.org.ID, "Finance", models.TeamKindTeam, []string{s.ada.ID})
 		require.NoError(t, err)
 		otherOrg, err := s.store.CreateOrganization(ctx, "Other", "")
 		require.NoError(t, err)
-		theirs, err := s.store.CreateTeam(ctx, otherOrg.ID, "Theirs", models.TeamKindTeam, nil)
+		theirs, err := testenv.CreateTeam(s.store, ctx, otherOrg.ID, "Theirs", models.TeamKindTeam, nil)
 		require.NoError(t, err)
 
 		b := s.browser(t)

@@ -60,7 +60,7 @@ func newMandateSite(t *testing.T, db *gorm.DB) *mandateSite {
 	var err error
 	s.bob, err = s.store.CreateMember(ctx, s.org.ID, "bob@example.com", "Bob", models.RoleAdmin)
 	require.NoError(t, err)
-	_, err = s.store.CreateTeam(ctx, s.org.ID, "Finance", models.TeamKindTeam, []string{s.ada.ID, s.bob.ID})
+	_, err = testenv.CreateTeam(s.store, ctx, s.org.ID, "Finance", models.TeamKindTeam, []string{s.ada.ID, s.bob.ID})
 	require.NoError(t, err)
 	var action gate.ActionInput
 	require.NoError(t, json.Unmarshal([]byte(refundPolicy), &action))

@@ -58,7 +58,7 @@ func TestBrowserAdminPagesLookAlike(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, s.store.CreateRule(ctx, &models.Rule{OrganizationID: s.org.ID, Name: "Hide bank details",
 		Kind: "restricted", Fields: models.StringList{"iban"}, Enabled: true}))
-	_, err = s.store.CreateTeam(ctx, s.org.ID, "Finance", models.TeamKindTeam, []string{s.ada.ID})
+	_, err = testenv.CreateTeam(s.store, ctx, s.org.ID, "Finance", models.TeamKindTeam, []string{s.ada.ID})
 	require.NoError(t, err)
 	ep, err := s.store.CreateWebhookEndpoint(ctx, s.org.ID, models.NewWebhookEndpoint{URL: "https://receiver.example/hook",
 		Format: models.FormatJSON, Events: events.WebhookKinds(), Enabled: true, Secret: "whsec_json"})

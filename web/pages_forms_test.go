@@ -120,7 +120,7 @@ func TestRefusedFormsKeepWhatWasTyped(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := adminSite(t, db)
 		ctx := context.Background()
-		team, err := s.store.CreateTeam(ctx, s.org.ID, "Finance", models.TeamKindTeam, nil)
+		team, err := testenv.CreateTeam(s.store, ctx, s.org.ID, "Finance", models.TeamKindTeam, nil)
 		require.NoError(t, err)
 		b := s.browser(t)
 		csrf := b.signIn(s, "ada@example.com")

@@ -106,7 +106,7 @@ func TestDestructiveAdminActionsAskForConfirmation(t *testing.T) {
 		ep, err := s.store.CreateWebhookEndpoint(ctx, s.org.ID, models.NewWebhookEndpoint{URL: "https://receiver.example/hook",
 			Format: models.FormatJSON, Enabled: true, Secret: "whsec_json"})
 		require.NoError(t, err)
-		team, err := s.store.CreateTeam(ctx, s.org.ID, "Finance", models.TeamKindTeam, nil)
+		team, err := testenv.CreateTeam(s.store, ctx, s.org.ID, "Finance", models.TeamKindTeam, nil)
 		require.NoError(t, err)
 		b := s.browser(t)
 		csrf := b.signIn(s, "ada@example.com")

@@ -149,7 +149,7 @@ func TestReadingAReportOnItsOwnOrigin(t *testing.T) {
 		require.NoError(t, err)
 		_, err = s.store.CreateMember(ctx, s.org.ID, "cy@example.com", "Cy Young", "")
 		require.NoError(t, err)
-		_, err = s.store.CreateTeam(ctx, s.org.ID, "Design", models.TeamKindTeam, []string{bob.Email})
+		_, err = testenv.CreateTeam(s.store, ctx, s.org.ID, "Design", models.TeamKindTeam, []string{bob.Email})
 		require.NoError(t, err)
 		r := s.publish(t, "dash", []string{"Design"}, []bundle.InlineFile{
 			{Path: "index.html", Content: "<!doctype html><title>Dash</title><h1>Dash</h1><script src=app.js></script>"},

@@ -242,7 +242,7 @@ func testAdminEditsTeamsAndGuests(t *testing.T, kind string) {
 	require.NoError(t, err)
 	bob, err := store.CreateMember(ctx, org.ID, "bob@example.com", "Bob", "")
 	require.NoError(t, err)
-	team, err := store.CreateTeam(ctx, org.ID, "Finance", models.TeamKindTeam, []string{ada.ID})
+	team, err := testenv.CreateTeam(store, ctx, org.ID, "Finance", models.TeamKindTeam, []string{ada.ID})
 	require.NoError(t, err)
 	gus, _, err := store.CreateGuest(ctx, org.ID, "gus@partner.example", "Gus")
 	require.NoError(t, err)

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -72,4 +73,17 @@ func Refused(t testing.TB, err error, code, field string) *apperr.Error {
 	assert.Equal(t, code, e.Code, e.Message)
 	assert.Equal(t, field, e.Field, e.Message)
 	return e
+}
+
+// CreateTeam is a test's team in store, its members named by id or email
+// as the admin service takes them; a reference to nobody is an error.
+func CreateTeam(store *models.Store, ctx context.Context, orgID, name, kind string, refs []string) (*models.Team, error) {
+	members, unknown, err := store.FindMembers(ctx, orgID, refs)
+	if err != nil {
+		return nil, err
+	}
+	if len(unknown) > 0 {
+		return nil, fmt.Errorf("no members %v", unknown)
+	}
+	return store.CreateTeam(ctx, orgID, name, kind, members)
 }
