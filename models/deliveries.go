@@ -340,61 +340,25 @@ func (s *DeliveryStore) SkipDelivery(ctx context.Context, id string) error {
 		Updates(map[string]any{"status": DeliverySkipped, "updated_at": Now()}).Error
 }
 
-// ResendDelivery queues one of the organisation's deliveries to be sent
-// again under its own id, whatever became of it, unless it is still being
-// attempted or its endpoint cannot take it.
-func (s *DeliveryStore) ResendDelivery(ctx context.Context, orgID, id string) (*DeliveryLog, error) {
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		d, err := take[Delivery](tx.Clauses(lockForUpdate(tx)...), orgID, id, "delivery "+id)
-		if err != nil {
-			return err
-		}
-		if d.Status == DeliveryPending {
-			return apperr.New(apperr.InvalidState, "delivery %s is still being attempted", id)
-		}
-		if d.EndpointID != nil {
-			ep, err := take[WebhookEndpoint](tx, orgID, *d.EndpointID, "webhook endpoint "+*d.EndpointID)
-			if apperr.Is(err, apperr.NotFound) {
-				return apperr.New(apperr.InvalidState, "the endpoint of delivery %s was deleted", id)
-			}
-			if err != nil {
-				return err
-			}
-			if err := ep.checkReceiving(); err != nil {
-				return err
-			}
-		}
-		_, err = requeue(tx.Where("id = ?", id))
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return s.GetDelivery(ctx, orgID, id)
+// LockDelivery reads one of the organisation's deliveries under its row
+// lock, for the rest of ctx's transaction.
+func (s *DeliveryStore) LockDelivery(ctx context.Context, orgID, id string) (*Delivery, error) {
+	return lockedIn[Delivery](ctx, orgID, id, "delivery "+id)
 }
 
-// RecoverDeliveries queues every failed or skipped delivery to an endpoint
-// created at or after since to be sent again, returning how many. A since
-// in the future is refused, naming the field.
-func (s *DeliveryStore) RecoverDeliveries(ctx context.Context, orgID, endpointID string, since time.Time) (int64, error) {
-	if since.After(Now()) {
-		return 0, apperr.Field(apperr.InvalidRequest, "since", "since must not be in the future")
-	}
-	var n int64
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		ep, err := take[WebhookEndpoint](tx, orgID, endpointID, "webhook endpoint "+endpointID)
-		if err != nil {
-			return err
-		}
-		if err := ep.checkReceiving(); err != nil {
-			return err
-		}
-		q := tx.Where("organization_id = ? AND endpoint_id = ? AND status IN ? AND created_at >= ?",
-			orgID, endpointID, []string{DeliveryFailed, DeliverySkipped}, since)
-		n, err = requeue(q)
-		return err
-	})
-	return n, err
+// RequeueDelivery makes delivery id pending again with a new send number;
+// the dispatcher starts its workflow.
+func (s *DeliveryStore) RequeueDelivery(ctx context.Context, id string) error {
+	_, err := requeue(s.conn(ctx).Where("id = ?", id))
+	return err
+}
+
+// RequeueFailed makes every failed or skipped delivery to the
+// organisation's endpoint created at or after since pending again,
+// returning how many.
+func (s *DeliveryStore) RequeueFailed(ctx context.Context, orgID, endpointID string, since time.Time) (int64, error) {
+	return requeue(s.conn(ctx).Where("organization_id = ? AND endpoint_id = ? AND status IN ? AND created_at >= ?",
+		orgID, endpointID, []string{DeliveryFailed, DeliverySkipped}, since))
 }
 
 // requeue makes the deliveries q selects pending again with a new send
@@ -403,18 +367,6 @@ func requeue(q *gorm.DB) (int64, error) {
 	res := q.Model(&Delivery{}).Updates(map[string]any{"status": DeliveryPending, "sends": gorm.Expr("sends + 1"),
 		"started_at": nil, "updated_at": Now()})
 	return res.RowsAffected, res.Error
-}
-
-// checkReceiving refuses to queue deliveries to an endpoint that would
-// only skip them.
-func (w *WebhookEndpoint) checkReceiving() error {
-	switch {
-	case !w.Enabled:
-		return apperr.New(apperr.InvalidState, "webhook endpoint %s is disabled; enable it first", w.ID)
-	case w.SwitchedOffAt != nil:
-		return apperr.New(apperr.InvalidState, "webhook endpoint %s was switched off after %d failures; enable it first", w.ID, SwitchOffAfter)
-	}
-	return nil
 }
 
 // DeliveryLog is a delivery with its event kind and every attempt, for

@@ -81,7 +81,7 @@ func (s *DeliveryStore) CreateWebhookEndpoint(ctx context.Context, orgID string,
 
 // GetWebhookEndpoint returns one of the organisation's endpoints.
 func (s *DeliveryStore) GetWebhookEndpoint(ctx context.Context, orgID, id string) (*WebhookEndpoint, error) {
-	return take[WebhookEndpoint](s.db.WithContext(ctx), orgID, id, "webhook endpoint "+id)
+	return take[WebhookEndpoint](s.conn(ctx), orgID, id, "webhook endpoint "+id)
 }
 
 // ListWebhookEndpoints pages through the organisation's endpoints.

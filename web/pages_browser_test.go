@@ -17,6 +17,7 @@ import (
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/webhooks"
 )
 
 // shotsDir is where these tests save screenshots: the repository's
@@ -64,7 +65,7 @@ func TestBrowserAdminPagesLookAlike(t *testing.T) {
 		Format: models.FormatJSON, Events: events.WebhookKinds(), Enabled: true, Secret: "whsec_json"})
 	require.NoError(t, err)
 	d := s.failedDelivery(t, s.org.ID, ep)
-	_, err = s.store.ResendDelivery(ctx, s.org.ID, d.ID)
+	_, err = webhooks.New(s.store.DeliveryStore, nil, "").Resend(ctx, s.org.ID, d.ID)
 	require.NoError(t, err)
 	dl, err := s.store.GetDelivery(ctx, s.org.ID, d.ID)
 	require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/models"
 )
 
@@ -23,7 +24,32 @@ func (s *Service) Delivery(ctx context.Context, orgID, id string) (*models.Deliv
 // schedule of attempts the dispatcher starts. One still being attempted,
 // or whose endpoint was deleted, disabled or switched off, is refused.
 func (s *Service) Resend(ctx context.Context, orgID, id string) (*models.DeliveryLog, error) {
-	return s.store.ResendDelivery(ctx, orgID, id)
+	err := s.store.Tx(ctx, func(ctx context.Context) error {
+		d, err := s.store.LockDelivery(ctx, orgID, id)
+		if err != nil {
+			return err
+		}
+		if d.Status == models.DeliveryPending {
+			return apperr.New(apperr.InvalidState, "delivery %s is still being attempted", id)
+		}
+		if d.EndpointID != nil {
+			ep, err := s.store.GetWebhookEndpoint(ctx, orgID, *d.EndpointID)
+			if apperr.Is(err, apperr.NotFound) {
+				return apperr.New(apperr.InvalidState, "the endpoint of delivery %s was deleted", id)
+			}
+			if err != nil {
+				return err
+			}
+			if err := receiving(ep); err != nil {
+				return err
+			}
+		}
+		return s.store.RequeueDelivery(ctx, id)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.store.GetDelivery(ctx, orgID, id)
 }
 
 // Recover queues again every failed or skipped delivery to an endpoint
@@ -31,5 +57,32 @@ func (s *Service) Resend(ctx context.Context, orgID, id string) (*models.Deliver
 // since in the future, or an endpoint that would only skip them, is
 // refused.
 func (s *Service) Recover(ctx context.Context, orgID, endpointID string, since time.Time) (int64, error) {
-	return s.store.RecoverDeliveries(ctx, orgID, endpointID, since)
+	if since.After(models.Now()) {
+		return 0, apperr.Field(apperr.InvalidRequest, "since", "since must not be in the future")
+	}
+	var n int64
+	err := s.store.Tx(ctx, func(ctx context.Context) error {
+		ep, err := s.store.GetWebhookEndpoint(ctx, orgID, endpointID)
+		if err != nil {
+			return err
+		}
+		if err := receiving(ep); err != nil {
+			return err
+		}
+		n, err = s.store.RequeueFailed(ctx, orgID, endpointID, since)
+		return err
+	})
+	return n, err
+}
+
+// receiving refuses to queue deliveries to an endpoint that would only
+// skip them.
+func receiving(ep *models.WebhookEndpoint) error {
+	switch {
+	case !ep.Enabled:
+		return apperr.New(apperr.InvalidState, "webhook endpoint %s is disabled; enable it first", ep.ID)
+	case ep.SwitchedOffAt != nil:
+		return apperr.New(apperr.InvalidState, "webhook endpoint %s was switched off after %d failures; enable it first", ep.ID, models.SwitchOffAfter)
+	}
+	return nil
 }
