@@ -16,7 +16,7 @@ func (s *SessionStore) PeopleWithEmail(ctx context.Context, email string) ([]*Pe
 	if email == "" {
 		return nil, nil
 	}
-	db := s.db.WithContext(ctx)
+	db := s.conn(ctx)
 	var members []Member
 	if err := db.Where("email = ?", email).Order("id").Find(&members).Error; err != nil {
 		return nil, err
