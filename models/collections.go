@@ -167,11 +167,7 @@ func (c *Collection) Replied(personID string) bool { return slices.Contains(c.re
 
 // replied are who submitted a reply, in order.
 func (c *Collection) replied() []string {
-	out := make([]string, len(c.Replies.V))
-	for i, r := range c.Replies.V {
-		out[i] = r.RespondentID
-	}
-	return out
+	return idsOf(c.Replies.V, func(r *Reply) string { return r.RespondentID })
 }
 
 // SaveDraft keeps personID's unsubmitted answers to an open collection.

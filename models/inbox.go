@@ -136,6 +136,15 @@ func actedFor(viaOf func(string) []Via, by []string, personID string) bool {
 	return slices.ContainsFunc(by, func(b string) bool { return voice(viaOf(b), b) == mine })
 }
 
+// idsOf are the people who did each of acts (replies, verdicts), in order.
+func idsOf[A any](acts []A, who func(*A) string) []string {
+	out := make([]string, len(acts))
+	for i := range acts {
+		out[i] = who(&acts[i])
+	}
+	return out
+}
+
 // prepareAsked starts a new record's acts (replies, verdicts) and people
 // asked as empty lists, never null.
 func prepareAsked[A any](acts *[]A, asked *[]PersonRef) {

@@ -68,12 +68,7 @@ func (s *ReportStore) InsertReaderTicket(ctx context.Context, t *ReaderTicket) e
 // ReaderTicketByHash reads the ticket whose token hashes to hash; no such
 // ticket is ErrReaderTicketInvalid.
 func (s *ReportStore) ReaderTicketByHash(ctx context.Context, hash string) (*ReaderTicket, error) {
-	var t ReaderTicket
-	err := s.conn(ctx).Where("ticket_hash = ?", hash).Take(&t).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, ErrReaderTicketInvalid
-	}
-	return &t, err
+	return byToken[ReaderTicket](s.conn(ctx), "ticket_hash", hash, ErrReaderTicketInvalid)
 }
 
 // MarkReaderTicketUsed marks the ticket used at now, unless it already

@@ -73,11 +73,7 @@ func (r *Review) Reviewed(personID string) bool { return slices.Contains(r.revie
 
 // reviewed are who returned a verdict, in order.
 func (r *Review) reviewed() []string {
-	out := make([]string, len(r.Verdicts.V))
-	for i, v := range r.Verdicts.V {
-		out[i] = v.ReviewerID
-	}
-	return out
+	return idsOf(r.Verdicts.V, func(v *Verdict) string { return v.ReviewerID })
 }
 
 // ReviewFilter narrows a list of reviews.

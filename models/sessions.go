@@ -124,12 +124,7 @@ func (s *SessionStore) SignInLink(ctx context.Context, hash string) (*SignInLink
 	if _, err := inTx(ctx); err == nil {
 		q = q.Clauses(lockForUpdate(q)...)
 	}
-	var l SignInLink
-	err := q.Where("token_hash = ?", hash).Take(&l).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, ErrSignInLinkInvalid
-	}
-	return &l, err
+	return byToken[SignInLink](q, "token_hash", hash, ErrSignInLinkInvalid)
 }
 
 // LiveSignInLinks counts personID's links neither used nor expired at now.
@@ -207,12 +202,18 @@ func (s *SessionStore) InsertSession(ctx context.Context, sess *Session) error {
 // SessionByToken reads the session whose token hashes to hash; no such
 // session is ErrSessionInvalid.
 func (s *SessionStore) SessionByToken(ctx context.Context, hash string) (*Session, error) {
-	var sess Session
-	err := s.conn(ctx).Where("token_hash = ?", hash).Take(&sess).Error
+	return byToken[Session](s.conn(ctx), "token_hash", hash, ErrSessionInvalid)
+}
+
+// byToken reads the T whose column holds hash, a token's hash; none is
+// missing.
+func byToken[T any](db *gorm.DB, column, hash string, missing error) (*T, error) {
+	var rec T
+	err := db.Where(column+" = ?", hash).Take(&rec).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, ErrSessionInvalid
+		return nil, missing
 	}
-	return &sess, err
+	return &rec, err
 }
 
 // SessionPerson is whom sess signs in, or ErrSessionInvalid once it has
