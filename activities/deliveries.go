@@ -18,6 +18,7 @@ import (
 	"github.com/assent-hq/assent/internal/outbound"
 	"github.com/assent-hq/assent/internal/slackapi"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/webhooks"
 	"github.com/assent-hq/assent/workflows"
 )
 
@@ -67,7 +68,7 @@ func (a *Activities) Deliver(ctx context.Context, deliveryID string, firstAttemp
 	if o.Err != nil {
 		result.Err = o.Err.Error()
 	}
-	if err := a.Store.RecordAttempt(ctx, &w.Delivery, result); err != nil {
+	if err := (webhooks.Attempts{Store: a.Store.DeliveryStore}).Record(ctx, &w.Delivery, result); err != nil {
 		return err
 	}
 	switch {

@@ -289,48 +289,38 @@ type AttemptResult struct {
 	EventAt time.Time
 }
 
-// RecordAttempt logs an attempt, moves the delivery on and keeps the
-// endpoint's consecutive-failure count, switching it off at
-// SwitchOffAfter. A success resets the count.
-func (s *DeliveryStore) RecordAttempt(ctx context.Context, d *Delivery, r AttemptResult) error {
-	switchedOff := false
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Create(&DeliveryAttempt{DeliveryID: d.ID, Attempt: r.Attempt, Send: d.Sends, At: r.At, StatusCode: r.StatusCode,
-			LatencyMS: r.Latency.Milliseconds(), Error: r.Err}).Error; err != nil {
-			return err
-		}
-		upd := map[string]any{"attempts": r.Attempt, "last_status_code": r.StatusCode, "last_error": r.Err, "updated_at": r.At}
-		switch {
-		case r.Err == "":
-			upd["status"], upd["delivered_at"] = DeliveryDelivered, r.At
-		case r.Final:
-			upd["status"] = DeliveryFailed
-		}
-		if err := tx.Model(&Delivery{}).Where("id = ?", d.ID).Updates(upd).Error; err != nil {
-			return err
-		}
-		if d.EndpointID == nil {
-			return nil
-		}
-		if r.Err == "" {
-			return tx.Model(&WebhookEndpoint{}).Where("id = ?", *d.EndpointID).
-				Updates(map[string]any{"consecutive_failures": 0, "updated_at": r.At}).Error
-		}
-		var ep WebhookEndpoint
-		if err := tx.Clauses(lockForUpdate(tx)...).Where("id = ?", *d.EndpointID).Take(&ep).Error; err != nil {
-			return err
-		}
-		ep.ConsecutiveFailures++
-		ep.LastError, ep.UpdatedAt = r.Err, r.At
-		if ep.ConsecutiveFailures >= SwitchOffAfter && ep.SwitchedOffAt == nil {
-			ep.SwitchedOffAt, switchedOff = &r.At, true
-		}
-		return tx.Save(&ep).Error
-	})
-	if err == nil {
-		s.attempted(d, r, switchedOff)
+// InsertAttempt logs an attempt of d and moves d on (delivered, failed
+// at its last attempt, or still pending), in ctx's transaction; the
+// attempt is counted once that commits. switchedOff says the attempt
+// switched d's endpoint off.
+func (s *DeliveryStore) InsertAttempt(ctx context.Context, d *Delivery, r AttemptResult, switchedOff bool) error {
+	st, err := inTx(ctx)
+	if err != nil {
+		return err
 	}
-	return err
+	if err := st.tx.Create(&DeliveryAttempt{DeliveryID: d.ID, Attempt: r.Attempt, Send: d.Sends, At: r.At, StatusCode: r.StatusCode,
+		LatencyMS: r.Latency.Milliseconds(), Error: r.Err}).Error; err != nil {
+		return err
+	}
+	upd := map[string]any{"attempts": r.Attempt, "last_status_code": r.StatusCode, "last_error": r.Err, "updated_at": r.At}
+	switch {
+	case r.Err == "":
+		upd["status"], upd["delivered_at"] = DeliveryDelivered, r.At
+	case r.Final:
+		upd["status"] = DeliveryFailed
+	}
+	if err := st.tx.Model(&Delivery{}).Where("id = ?", d.ID).Updates(upd).Error; err != nil {
+		return err
+	}
+	st.onCommit = append(st.onCommit, func() { s.attempted(d, r, switchedOff) })
+	return nil
+}
+
+// ResetFailures clears an endpoint's count of consecutive failures after
+// a success at at.
+func (s *DeliveryStore) ResetFailures(ctx context.Context, endpointID string, at time.Time) error {
+	return s.conn(ctx).Model(&WebhookEndpoint{}).Where("id = ?", endpointID).
+		Updates(map[string]any{"consecutive_failures": 0, "updated_at": at}).Error
 }
 
 // SkipDelivery marks a delivery skipped: its endpoint was switched off or

@@ -32,6 +32,7 @@ import (
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/sdk/go/webhook"
 	"github.com/assent-hq/assent/web"
+	"github.com/assent-hq/assent/webhooks"
 )
 
 // adminSite is a site whose first member, Ada, is the owner. CreateMember
@@ -477,9 +478,9 @@ func (s *site) failedDelivery(t *testing.T, orgID string, ep *models.WebhookEndp
 	d := &models.Delivery{ID: ids.New(ids.Delivery), OrganizationID: orgID, EventID: ev.ID, Target: models.TargetWebhook,
 		EndpointID: &ep.ID, Status: models.DeliveryPending, StartedAt: &now, CreatedAt: now, UpdatedAt: now}
 	require.NoError(t, s.db.Create(d).Error)
-	require.NoError(t, s.store.RecordAttempt(ctx, d, models.AttemptResult{Attempt: 1, At: now, StatusCode: 503,
+	require.NoError(t, webhooks.Attempts{Store: s.store.DeliveryStore}.Record(ctx, d, models.AttemptResult{Attempt: 1, At: now, StatusCode: 503,
 		Latency: 120 * time.Millisecond, Err: "the receiver answered 503"}))
-	require.NoError(t, s.store.RecordAttempt(ctx, d, models.AttemptResult{Attempt: 2, At: now.Add(time.Minute),
+	require.NoError(t, webhooks.Attempts{Store: s.store.DeliveryStore}.Record(ctx, d, models.AttemptResult{Attempt: 2, At: now.Add(time.Minute),
 		Latency: 10 * time.Second, Err: "the receiver did not answer within the time allowed", Final: true}))
 	return d
 }

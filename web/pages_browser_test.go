@@ -69,7 +69,7 @@ func TestBrowserAdminPagesLookAlike(t *testing.T) {
 	require.NoError(t, err)
 	dl, err := s.store.GetDelivery(ctx, s.org.ID, d.ID)
 	require.NoError(t, err)
-	require.NoError(t, s.store.RecordAttempt(ctx, &dl.Delivery, models.AttemptResult{Attempt: 3, At: models.Now().Add(time.Minute),
+	require.NoError(t, webhooks.Attempts{Store: s.store.DeliveryStore}.Record(ctx, &dl.Delivery, models.AttemptResult{Attempt: 3, At: models.Now().Add(time.Minute),
 		StatusCode: 200, Latency: 40 * time.Millisecond}))
 	shots := shotsDir(t)
 

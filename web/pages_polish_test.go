@@ -18,6 +18,7 @@ import (
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/web"
+	"github.com/assent-hq/assent/webhooks"
 )
 
 // TestPageMessagesStartWithACapital: a page shows an error as a sentence
@@ -188,7 +189,7 @@ func TestDeliveryLogShowsEachSend(t *testing.T) {
 		// shown under it, with its own outcome.
 		dl, err := s.store.GetDelivery(ctx, s.org.ID, d.ID)
 		require.NoError(t, err)
-		require.NoError(t, s.store.RecordAttempt(ctx, &dl.Delivery, models.AttemptResult{Attempt: 3, At: models.Now().Add(time.Hour),
+		require.NoError(t, webhooks.Attempts{Store: s.store.DeliveryStore}.Record(ctx, &dl.Delivery, models.AttemptResult{Attempt: 3, At: models.Now().Add(time.Hour),
 			StatusCode: 200, Latency: 40 * time.Millisecond}))
 		page = b.get("/admin/webhooks/" + ep.ID).body
 		assert.Contains(t, page, first)
