@@ -105,6 +105,8 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return fmt.Errorf("start worker: %w", err)
 	}
 	defer w.Stop()
+	// Runs first: the worker's stop cuts its long polls off.
+	defer temporal.Stopping()
 
 	printBanner(stdout, cfg, baseURL, temporal.UIAddress(), boot, created)
 

@@ -182,6 +182,11 @@ func (s *Server) FrontendAddress() string { return s.frontendAddr }
 // UIAddress is host:port of the Web UI, empty when disabled.
 func (s *Server) UIAddress() string { return s.uiAddr }
 
+// Stopping says the process embedding the server has begun to stop: its
+// worker's pollers, cut off from here on, are logged as a stop's are (see
+// ServerLogger.Stopping).
+func (s *Server) Stopping() { s.log.Stopping() }
+
 // Stop shuts the UI and the server down, quietly: see ServerLogger.Stopping.
 func (s *Server) Stop() {
 	s.log.Stopping()
