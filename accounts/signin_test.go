@@ -20,7 +20,7 @@ func TestSignInLinksOnePerPersonAcrossOrganisations(t *testing.T) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
 		svc := accounts.New(s)
-		a, b, c := newOrg(t, s), newOrg(t, s), newOrg(t, s)
+		a, b, c := testenv.NewOrg(t, s), testenv.NewOrg(t, s), testenv.NewOrg(t, s)
 		m, err := s.CreateMember(ctx, a.ID, "ada@example.com", "Ada", "")
 		require.NoError(t, err)
 		g, _, err := s.CreateGuest(ctx, b.ID, "ada@example.com", "")
@@ -59,7 +59,7 @@ func TestSignInLinkExpiresAndRefusesDeactivatedMembers(t *testing.T) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
 		svc := accounts.New(s)
-		org := newOrg(t, s)
+		org := testenv.NewOrg(t, s)
 		m, err := s.CreateMember(ctx, org.ID, "ada@example.com", "", "")
 		require.NoError(t, err)
 		links, err := svc.CreateSignInLinks(ctx, "ada@example.com")
@@ -92,7 +92,7 @@ func TestSignInLinksAreCappedPerPerson(t *testing.T) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
 		svc := accounts.New(s)
-		org := newOrg(t, s)
+		org := testenv.NewOrg(t, s)
 		_, err := s.CreateMember(ctx, org.ID, "ada@example.com", "", "")
 		require.NoError(t, err)
 		issued := 0
@@ -111,7 +111,7 @@ func TestSessionsEnd(t *testing.T) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
 		svc := accounts.New(s)
-		org, other := newOrg(t, s), newOrg(t, s)
+		org, other := testenv.NewOrg(t, s), testenv.NewOrg(t, s)
 		m, err := s.CreateMember(ctx, org.ID, "ada@example.com", "Ada", "")
 		require.NoError(t, err)
 		g, _, err := s.CreateGuest(ctx, org.ID, "gus@example.com", "")
@@ -186,11 +186,4 @@ func TestSessionsEnd(t *testing.T) {
 func setSession(t *testing.T, db *gorm.DB, id, column string, v time.Time) {
 	t.Helper()
 	require.NoError(t, db.Model(&models.Session{}).Where("id = ?", id).Update(column, v).Error)
-}
-
-func newOrg(t *testing.T, s *models.Store) *models.Organization {
-	t.Helper()
-	org, err := s.CreateOrganization(context.Background(), "Acme", "")
-	require.NoError(t, err)
-	return org
 }

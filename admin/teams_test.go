@@ -17,20 +17,13 @@ import (
 	"github.com/assent-hq/assent/models"
 )
 
-func newOrg(t *testing.T, s *models.Store) *models.Organization {
-	t.Helper()
-	org, err := s.CreateOrganization(context.Background(), "Acme", "")
-	require.NoError(t, err)
-	return org
-}
-
 func TestTeamsResolveMembersByEmailOrID(t *testing.T) {
 	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
 		svc := admin.New(s)
-		org, other := newOrg(t, s), newOrg(t, s)
+		org, other := testenv.NewOrg(t, s), testenv.NewOrg(t, s)
 		a, _ := s.CreateMember(ctx, org.ID, "a@example.com", "", "")
 		b, _ := s.CreateMember(ctx, org.ID, "b@example.com", "", "")
 		stranger, _ := s.CreateMember(ctx, other.ID, "s@example.com", "", "")
@@ -65,7 +58,7 @@ func TestTeamsAreEditedAndRemoved(t *testing.T) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
 		svc := admin.New(s)
-		org, other := newOrg(t, s), newOrg(t, s)
+		org, other := testenv.NewOrg(t, s), testenv.NewOrg(t, s)
 		a, _ := s.CreateMember(ctx, org.ID, "a@example.com", "", "")
 		b, _ := s.CreateMember(ctx, org.ID, "b@example.com", "", "")
 		team, err := svc.CreateTeam(ctx, org.ID, admin.NewTeam{Name: "Finance", Kind: "group", Members: []string{a.ID}})
@@ -119,7 +112,7 @@ func TestAnAddressIsAMembersOrAGuests(t *testing.T) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
 		svc := admin.New(s)
-		org := newOrg(t, s)
+		org := testenv.NewOrg(t, s)
 		for round := range 4 {
 			email := fmt.Sprintf("both-%d@example.com", round)
 			var wg sync.WaitGroup

@@ -24,7 +24,7 @@ func TestAnalyticsAddUpViews(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
-		org, other := newOrg(t, s), newOrg(t, s)
+		org, other := testenv.NewOrg(t, s), testenv.NewOrg(t, s)
 		bo, err := s.CreateMember(ctx, org.ID, "bo@example.com", "Bo", "")
 		require.NoError(t, err)
 		gus, _, err := s.CreateGuest(ctx, org.ID, "gus@partner.example", "")

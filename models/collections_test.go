@@ -26,7 +26,7 @@ func TestCollectionLifecycleInTheReadModel(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
-		org, other := newOrg(t, s), newOrg(t, s)
+		org, other := testenv.NewOrg(t, s), testenv.NewOrg(t, s)
 		qs, err := questions.Define([]questions.Input{{Prompt: "Budget", Kind: questions.Number}})
 		require.NoError(t, err)
 		due := models.Now().Add(48 * time.Hour)

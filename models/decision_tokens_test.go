@@ -39,7 +39,7 @@ func TestSignDecision(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
-		org := newOrg(t, s)
+		org := testenv.NewOrg(t, s)
 		ttl := int64(300)
 		org, err := s.UpdateOrganization(ctx, org.ID, models.OrganizationChange{DecisionTokenTTLSeconds: &ttl})
 		require.NoError(t, err)

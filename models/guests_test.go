@@ -26,7 +26,7 @@ func TestRemoveGuestEndsTheirAccess(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
-		org, other := newOrg(t, s), newOrg(t, s)
+		org, other := testenv.NewOrg(t, s), testenv.NewOrg(t, s)
 		ada, err := s.CreateMember(ctx, org.ID, "ada@example.com", "", models.RoleOwner)
 		require.NoError(t, err)
 		g, _, err := s.CreateGuest(ctx, org.ID, "gus@partner.example", "Gus")
@@ -126,7 +126,7 @@ func TestUpdateGuestRenames(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
-		org, other := newOrg(t, s), newOrg(t, s)
+		org, other := testenv.NewOrg(t, s), testenv.NewOrg(t, s)
 		g, _, err := s.CreateGuest(ctx, org.ID, "gus@partner.example", "Gus")
 		require.NoError(t, err)
 		earlier := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Share",
@@ -171,7 +171,7 @@ func TestRemoveGuestReportsTheirOpenReviews(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
-		org := newOrg(t, s)
+		org := testenv.NewOrg(t, s)
 		ada, err := s.CreateMember(ctx, org.ID, "ada@example.com", "", models.RoleOwner)
 		require.NoError(t, err)
 		g, _, err := s.CreateGuest(ctx, org.ID, "gus@partner.example", "Gus")

@@ -26,7 +26,7 @@ func TestSettledForPagesBothKindsBySettledTime(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
-		org := newOrg(t, s)
+		org := testenv.NewOrg(t, s)
 		ada, err := s.CreateMember(ctx, org.ID, "ada@example.com", "", "")
 		require.NoError(t, err)
 		base := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)

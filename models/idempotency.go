@@ -52,11 +52,7 @@ func (s *IdempotencyStore) InsertIdempotencyKey(ctx context.Context, c *Claim, l
 	now := Now()
 	row := IdempotencyKey{OrganizationID: c.OrganizationID, PrincipalID: c.PrincipalID, Key: c.Key,
 		RequestHash: c.RequestHash, LockedUntil: lockedUntil, ExpiresAt: now.Add(IdempotencyTTL)}
-	err := s.conn(ctx).Create(&row).Error
-	if errors.Is(err, gorm.ErrDuplicatedKey) {
-		return ErrDuplicate
-	}
-	return err
+	return duplicateOf(s.conn(ctx).Create(&row).Error)
 }
 
 // IdempotencyKeyOf reads c's key as stored, its response opened; nil when

@@ -24,7 +24,7 @@ func TestPendingForPutsWhatNeedsAttentionFirstWhateverTheBacklog(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
-		org := newOrg(t, s)
+		org := testenv.NewOrg(t, s)
 		ada, err := s.CreateMember(ctx, org.ID, "ada@example.com", "", "")
 		require.NoError(t, err)
 		bob, err := s.CreateMember(ctx, org.ID, "bob@example.com", "", "")
@@ -54,7 +54,7 @@ func TestPendingForPutsWhatNeedsAttentionFirstWhateverTheBacklog(t *testing.T) {
 		// Not Ada's to decide, not pending, or another organisation's.
 		create("bob's", models.RiskCritical, now.Add(time.Minute), states.Pending, org.ID, bob.ID)
 		create("decided", models.RiskCritical, now.Add(time.Minute), "approved", org.ID, ada.ID)
-		other := newOrg(t, s)
+		other := testenv.NewOrg(t, s)
 		create("elsewhere", models.RiskCritical, now.Add(time.Minute), states.Pending, other.ID, ada.ID)
 
 		in, err := s.PendingFor(ctx, org.ID, ada.ID, now.Add(24*time.Hour), models.Attention, 3)
@@ -94,7 +94,7 @@ func TestTheInboxFollowsEveryTransition(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
-		org, other := newOrg(t, s), newOrg(t, s)
+		org, other := testenv.NewOrg(t, s), testenv.NewOrg(t, s)
 		qs, err := questions.Define([]questions.Input{{Prompt: "Budget", Kind: questions.Number}})
 		require.NoError(t, err)
 		start := models.Now().Add(time.Hour)
@@ -184,7 +184,7 @@ func TestTheInboxMigrationFillsTheIndex(t *testing.T) {
 			db := openBefore(t, kind, "202612050001_inbox_order")
 			ctx := context.Background()
 			s := models.NewStore(db, testenv.Keys())
-			org := newOrg(t, s)
+			org := testenv.NewOrg(t, s)
 			at := models.Now().Add(time.Hour)
 			asked := func(table, column, id string, people ...string) {
 				for _, p := range people {
@@ -267,7 +267,7 @@ func TestWhoHasActedLeavesTheInbox(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
-		org := newOrg(t, s)
+		org := testenv.NewOrg(t, s)
 		asBobsDelegate := []models.Via{{Field: "approvers", Kind: models.ViaDelegation, ID: "mem_bob", Name: "Bob"}}
 		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
 			ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "mem_dan", RequestedBy: "Dan"}, Risk: models.RiskLow, RequiredApprovals: 2,
@@ -317,7 +317,7 @@ func TestKindsWithoutARiskRankAsMedium(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
-		org := newOrg(t, s)
+		org := testenv.NewOrg(t, s)
 		qs, err := questions.Define([]questions.Input{{Prompt: "Budget", Kind: questions.Number}})
 		require.NoError(t, err)
 		c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "c",

@@ -24,7 +24,7 @@ func TestReadings(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
-		org, other := newOrg(t, s), newOrg(t, s)
+		org, other := testenv.NewOrg(t, s), testenv.NewOrg(t, s)
 		r, err := s.Readings(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, map[string]int{"approval": 0, "collection": 0, "review": 0}, r.Open, "every kind, zero too")
@@ -76,7 +76,7 @@ func TestRequestsAreCountedOnce(t *testing.T) {
 		s := models.NewStore(db, testenv.Keys())
 		m := metrics.New()
 		s.SetMetrics(m)
-		org := newOrg(t, s)
+		org := testenv.NewOrg(t, s)
 		create := func() *models.Approval {
 			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay", ExpiresAt: time.Now().Add(time.Hour).UTC(),
 				Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskHigh,

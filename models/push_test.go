@@ -95,7 +95,7 @@ func TestPushSubscriptionsPerPerson(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
-		org := newOrg(t, s)
+		org := testenv.NewOrg(t, s)
 		member := func(email string) *models.Person {
 			m, err := s.CreateMember(ctx, org.ID, email, "", "")
 			require.NoError(t, err)
@@ -155,7 +155,7 @@ func TestSignOutEndsThePushSubscription(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
-		org := newOrg(t, s)
+		org := testenv.NewOrg(t, s)
 		m, err := s.CreateMember(ctx, org.ID, "ada@example.com", "", "")
 		require.NoError(t, err)
 		ada := &models.Person{Organization: org, Member: m}

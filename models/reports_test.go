@@ -38,7 +38,7 @@ func TestUploadTickets(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
-		org, other := newOrg(t, s), newOrg(t, s)
+		org, other := testenv.NewOrg(t, s), testenv.NewOrg(t, s)
 		u, ticket, err := s.CreateUpload(ctx, org.ID, agent)
 		require.NoError(t, err)
 		assert.Regexp(t, `^upl_`, u.ID)
@@ -79,7 +79,7 @@ func TestUploadClaims(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
-		org := newOrg(t, s)
+		org := testenv.NewOrg(t, s)
 		u, _, err := s.CreateUpload(ctx, org.ID, agent)
 		require.NoError(t, err)
 		later := models.Now().Add(time.Minute)

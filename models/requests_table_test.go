@@ -38,7 +38,7 @@ func TestTheRequestsMigrationCopiesEveryKind(t *testing.T) {
 			db := openBefore(t, kind, "202612100001_requests")
 			ctx := context.Background()
 			s := models.NewStore(db, testenv.Keys())
-			org := newOrg(t, s)
+			org := testenv.NewOrg(t, s)
 			created := models.Now().Add(-time.Hour)
 			decided := created.Add(10 * time.Minute)
 			last := created.Add(20 * time.Minute)
@@ -112,7 +112,7 @@ func TestATransitionWritesTheRowOnlyWhenItChangesWhatTheRowHolds(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
-		org := newOrg(t, s)
+		org := testenv.NewOrg(t, s)
 		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay", Requester: "key_1", RequestedBy: "agent",
 			ExpiresAt: time.Now().Add(time.Hour).UTC()}, Risk: models.RiskHigh, ApproverIDs: models.StringList{"mem_ada"}, RequiredApprovals: 1}
 		_, err := s.Approvals().Create(ctx, a, nil)
@@ -145,7 +145,7 @@ func TestARecordAnEarlierVersionMadeGetsItsRowWhenItSettles(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
-		org := newOrg(t, s)
+		org := testenv.NewOrg(t, s)
 		approval := func(title string) *models.Approval {
 			return &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: title, Requester: "key_1", RequestedBy: "agent",
 				ExpiresAt: time.Now().Add(time.Hour).UTC()}, Risk: models.RiskLow, ApproverIDs: models.StringList{"mem_ada"}, RequiredApprovals: 1}

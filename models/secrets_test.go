@@ -32,7 +32,7 @@ func TestRotateSecretKey(t *testing.T) {
 		ctx := context.Background()
 		oldKey, newKey := secretkey.Generate(), secretkey.Generate()
 		before := models.NewStore(db, ringOf(t, oldKey))
-		org := newOrg(t, before)
+		org := testenv.NewOrg(t, before)
 
 		ep, err := before.CreateWebhookEndpoint(ctx, org.ID, models.NewWebhookEndpoint{URL: "https://hooks.example/a",
 			Format: models.FormatJSON, Events: []string{"approval.approved"}, Enabled: true, Secret: "whsec_one"})
@@ -111,7 +111,7 @@ type sealedWorld struct {
 func makeSealedWorld(t *testing.T, s *models.Store) *sealedWorld {
 	t.Helper()
 	ctx := context.Background()
-	w := &sealedWorld{a: newOrg(t, s), b: newOrg(t, s)}
+	w := &sealedWorld{a: testenv.NewOrg(t, s), b: testenv.NewOrg(t, s)}
 	endpoint := func(orgID, secret string) *models.WebhookEndpoint {
 		ep, err := s.CreateWebhookEndpoint(ctx, orgID, models.NewWebhookEndpoint{URL: "https://hooks.example/" + orgID,
 			Format: models.FormatJSON, Events: []string{"approval.approved"}, Enabled: true, Secret: secret + "_old"})

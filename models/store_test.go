@@ -16,13 +16,6 @@ import (
 	"github.com/assent-hq/assent/models"
 )
 
-func newOrg(t *testing.T, s *models.Store) *models.Organization {
-	t.Helper()
-	org, err := s.CreateOrganization(context.Background(), "Acme", "")
-	require.NoError(t, err)
-	return org
-}
-
 func TestMigrateTwiceIsANoOp(t *testing.T) {
 	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
@@ -35,7 +28,7 @@ func TestMembersAreScopedAndUnique(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
-		a, b := newOrg(t, s), newOrg(t, s)
+		a, b := testenv.NewOrg(t, s), testenv.NewOrg(t, s)
 
 		m, err := s.CreateMember(ctx, a.ID, " Ada@Example.COM ", "Ada", "")
 		require.NoError(t, err)
@@ -60,7 +53,7 @@ func TestListPagesWithOpaqueCursor(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
-		org := newOrg(t, s)
+		org := testenv.NewOrg(t, s)
 		for _, e := range []string{"1@x.io", "2@x.io", "3@x.io", "4@x.io", "5@x.io"} {
 			_, err := s.CreateMember(ctx, org.ID, e, "", "")
 			require.NoError(t, err)
@@ -95,7 +88,7 @@ func TestKeysAuthenticateUntilRevoked(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
-		org := newOrg(t, s)
+		org := testenv.NewOrg(t, s)
 		k, secret, err := s.CreateKey(ctx, org.ID, "bot", models.KeyAgent, []string{"approvals:read"})
 		require.NoError(t, err)
 		assert.Equal(t, models.StringList{"approvals:read"}, k.Scopes)
@@ -120,7 +113,7 @@ func TestMemberTokensStopWhenMemberIsInactive(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
-		org := newOrg(t, s)
+		org := testenv.NewOrg(t, s)
 		m, _ := s.CreateMember(ctx, org.ID, "m@example.com", "", "")
 		_, secret, err := s.CreateMemberToken(ctx, org.ID, m.ID)
 		require.NoError(t, err)
@@ -134,7 +127,7 @@ func TestMemberTokensStopWhenMemberIsInactive(t *testing.T) {
 		assert.True(t, apperr.Is(err, apperr.Unauthorized))
 
 		// A token whose member is another organisation's acts as nobody.
-		other := newOrg(t, s)
+		other := testenv.NewOrg(t, s)
 		stranger, err := s.CreateMember(ctx, other.ID, "s@example.com", "", "")
 		require.NoError(t, err)
 		ann, err := s.CreateMember(ctx, org.ID, "ann@example.com", "", "")
@@ -152,7 +145,7 @@ func TestIdempotencyClaimIsExclusive(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
-		org := newOrg(t, s)
+		org := testenv.NewOrg(t, s)
 		claim := func(principal, key, hash string) *models.Claim {
 			return &models.Claim{OrganizationID: org.ID, PrincipalID: principal, Key: key, RequestHash: hash}
 		}
@@ -235,7 +228,7 @@ func TestClaimAndRecordAreWrittenTogether(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
-		org := newOrg(t, s)
+		org := testenv.NewOrg(t, s)
 		newApproval := func() *models.Approval {
 			return &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
 				Requester: "key_a", RequestedBy: "agent", ExpiresAt: models.Now().Add(time.Hour)}, Risk: models.RiskLow, RequiredApprovals: 1,

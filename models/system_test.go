@@ -22,7 +22,7 @@ func TestSystemFigures(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
-		org, other := newOrg(t, s), newOrg(t, s)
+		org, other := testenv.NewOrg(t, s), testenv.NewOrg(t, s)
 		approval := func(orgID, title, status string, created time.Time, expires time.Duration) *models.Approval {
 			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: orgID, Title: title,
 				ExpiresAt: created.Add(expires), Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow,

@@ -136,11 +136,7 @@ func insertIn(ctx context.Context, v any) error {
 	if err != nil {
 		return err
 	}
-	err = st.tx.Create(v).Error
-	if errors.Is(err, gorm.ErrDuplicatedKey) {
-		return ErrDuplicate
-	}
-	return err
+	return duplicateOf(st.tx.Create(v).Error)
 }
 
 // BindClaim binds claim (when not nil) to the record id in ctx's

@@ -23,7 +23,7 @@ func TestTxCarriesOneTransaction(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
-		org := newOrg(t, s)
+		org := testenv.NewOrg(t, s)
 		by := models.Actor{ID: "key_1", Name: "agent"}
 		count := func(table string) (n int64) {
 			require.NoError(t, db.Table(table).Where("organization_id = ?", org.ID).Count(&n).Error)

@@ -24,13 +24,6 @@ func publication(state string) models.Publication {
 		Files: []models.ManifestFile{{Path: "index.html", SHA256: "ab", Size: 10}}}
 }
 
-func newOrg(t *testing.T, s *models.Store) *models.Organization {
-	t.Helper()
-	org, err := s.CreateOrganization(context.Background(), "Acme", "")
-	require.NoError(t, err)
-	return org
-}
-
 func newReport(t *testing.T, s *models.Store, orgID, slug string) *models.Report {
 	t.Helper()
 	r, v, err := reports.Versions{Store: s}.Create(context.Background(), models.NewReport{OrganizationID: orgID, Title: "Q3", Slug: slug,
@@ -50,7 +43,7 @@ func TestReportVersionsInTheReadModel(t *testing.T) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
 		w := reports.Versions{Store: s}
-		org, other := newOrg(t, s), newOrg(t, s)
+		org, other := testenv.NewOrg(t, s), testenv.NewOrg(t, s)
 
 		// A first version the scan held: no live version yet.
 		r, v1, err := w.Create(ctx, models.NewReport{OrganizationID: org.ID, Title: "Weekly", Slug: "team/weekly", SlugGiven: true,
@@ -137,7 +130,7 @@ func TestReleasedHeldVersionGoesLive(t *testing.T) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
 		w := reports.Versions{Store: s}
-		org := newOrg(t, s)
+		org := testenv.NewOrg(t, s)
 		r := newReport(t, s, org.ID, "q3")
 		_, held, err := w.Publish(ctx, org.ID, r.ID, nil, publication(models.VersionHeld), nil)
 		require.NoError(t, err)
@@ -156,7 +149,7 @@ func TestSlugs(t *testing.T) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
 		w := reports.Versions{Store: s}
-		org, other := newOrg(t, s), newOrg(t, s)
+		org, other := testenv.NewOrg(t, s), testenv.NewOrg(t, s)
 		newReport(t, s, org.ID, "q3")
 		newReport(t, s, other.ID, "q3") // slugs are per organisation
 		_, _, err := w.Create(ctx, models.NewReport{OrganizationID: org.ID, Title: "Q3", Slug: "q3", SlugGiven: true,
@@ -178,7 +171,7 @@ func TestConcurrentPublishesExpectingTheSameVersion(t *testing.T) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
 		w := reports.Versions{Store: s}
-		org := newOrg(t, s)
+		org := testenv.NewOrg(t, s)
 		r := newReport(t, s, org.ID, "race")
 		const n = 8
 		var wg sync.WaitGroup
@@ -233,7 +226,7 @@ func TestScheduleDueOncePerMoment(t *testing.T) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
 		w := reports.Versions{Store: s, BaseURL: "https://assent.example"}
-		org := newOrg(t, s)
+		org := testenv.NewOrg(t, s)
 		r := newReport(t, s, org.ID, "weekly")
 		sc := &models.Schedule{ID: models.NewScheduleID(), OrganizationID: org.ID, ReportID: r.ID, Timezone: "UTC", CreatedBy: "key_1", CreatedByName: "agent"}
 		require.NoError(t, s.Tx(ctx, func(ctx context.Context) error { return s.InsertSchedule(ctx, sc) }))

@@ -18,12 +18,13 @@ type Attempts struct {
 func (a Attempts) Record(ctx context.Context, d *models.Delivery, r models.AttemptResult) error {
 	return a.Store.Tx(ctx, func(ctx context.Context) error {
 		switchedOff := false
-		if d.EndpointID != nil && r.Err == "" {
+		switch {
+		case d.EndpointID == nil: // a callback or Slack: no endpoint to keep
+		case r.Err == "":
 			if err := a.Store.ResetFailures(ctx, *d.EndpointID, r.At); err != nil {
 				return err
 			}
-		}
-		if d.EndpointID != nil && r.Err != "" {
+		default:
 			ep, err := a.Store.LockWebhookEndpoint(ctx, d.OrganizationID, *d.EndpointID)
 			if err != nil {
 				return err

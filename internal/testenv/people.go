@@ -20,6 +20,14 @@ type People struct {
 	Agent                  models.Actor
 }
 
+// NewOrg makes a fresh organisation, Acme, in store.
+func NewOrg(t testing.TB, store *models.Store) *models.Organization {
+	t.Helper()
+	org, err := store.CreateOrganization(context.Background(), "Acme", "")
+	require.NoError(t, err)
+	return org
+}
+
 // NewPeople makes a fresh organisation and its people in store; agentName
 // names the agent's key.
 func NewPeople(t testing.TB, store *models.Store, agentName string) *People {
