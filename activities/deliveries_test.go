@@ -23,6 +23,7 @@ import (
 	"github.com/assent-hq/assent/internal/outbound"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/webhooks"
 	"github.com/assent-hq/assent/workflows"
 )
 
@@ -72,7 +73,7 @@ func (r *switchOffRig) deliver() models.Delivery {
 	ev := models.Event{ID: "evt_" + time.Now().Format("150405.000000000"), OrganizationID: r.ep.OrganizationID,
 		Kind: events.ApprovalRequested, SubjectType: "approval", SubjectID: "apr_x", Data: models.RawJSON(`{}`), CreatedAt: time.Now()}
 	require.NoError(r.t, r.store.DB().Create(&ev).Error)
-	ds, err := r.store.DispatchEvents(ctx, 10)
+	ds, err := webhooks.Outbox{Store: r.store.DeliveryStore}.Dispatch(ctx, 10)
 	require.NoError(r.t, err)
 	var id string
 	if len(ds) == 1 {
@@ -167,7 +168,7 @@ func TestAttemptCutOffByACrashStillCounts(t *testing.T) {
 		ev := models.Event{ID: "evt_crash", OrganizationID: org.ID, Kind: events.ApprovalRequested, SubjectType: "approval",
 			SubjectID: "apr_x", Data: models.RawJSON(`{}`), CreatedAt: time.Now()}
 		require.NoError(t, store.DB().Create(&ev).Error)
-		ds, err := store.DispatchEvents(ctx, 10)
+		ds, err := webhooks.Outbox{Store: store.DeliveryStore}.Dispatch(ctx, 10)
 		require.NoError(t, err)
 		require.Len(t, ds, 1)
 

@@ -53,7 +53,7 @@ type Delivery struct {
 	DeliveredAt *time.Time
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
-	// Traceparent is its event's, set by DispatchEvents for the
+	// Traceparent is its event's, set by webhooks.Outbox for the
 	// dispatcher, which starts the delivery in that trace; not stored.
 	Traceparent string `gorm:"-"`
 }
@@ -72,100 +72,57 @@ type DeliveryAttempt struct {
 	Error      string    `gorm:"type:text;not null"`
 }
 
-// DispatchEvents turns up to limit undispatched outbox events into
-// deliveries, in the same transaction that marks them dispatched, so an
-// event is fanned out exactly once. It returns the deliveries to start.
-func (s *DeliveryStore) DispatchEvents(ctx context.Context, limit int) ([]Delivery, error) {
-	var out []Delivery
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var evs []Event
-		q := tx.Where("dispatched_at IS NULL").Order("id").Limit(limit)
-		if tx.Dialector.Name() == "postgres" {
-			q = q.Clauses(clause.Locking{Strength: "UPDATE", Options: "SKIP LOCKED"})
-		}
-		if err := q.Find(&evs).Error; err != nil || len(evs) == 0 {
-			return err
-		}
-		now := Now()
-		for _, ev := range evs {
-			ds, err := fanOut(tx, &ev, now)
-			if err != nil {
-				return err
-			}
-			out = append(out, ds...)
-			if err := tx.Model(&Event{}).Where("id = ?", ev.ID).Update("dispatched_at", now).Error; err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	return out, err
+// TakeUndispatchedEvents reads up to limit outbox events not yet fanned
+// out, oldest first, in ctx's transaction. On PostgreSQL each is locked
+// and skipped by other dispatchers' transactions (SKIP LOCKED), so one
+// event goes to one dispatcher; SQLite serialises them.
+func (s *DeliveryStore) TakeUndispatchedEvents(ctx context.Context, limit int) ([]Event, error) {
+	st, err := inTx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q := st.tx.Where("dispatched_at IS NULL").Order("id").Limit(limit)
+	if st.tx.Dialector.Name() == "postgres" {
+		q = q.Clauses(clause.Locking{Strength: "UPDATE", Options: "SKIP LOCKED"})
+	}
+	var evs []Event
+	return evs, q.Find(&evs).Error
 }
 
-// deliveryID is the id of ev's delivery to a target (and endpoint), the
-// same whenever it is made: a receiver de-duplicates on it (Assent-Delivery),
-// so an event dispatched again after a restore from a backup taken before
-// its dispatch reaches a receiver under the id it already had.
-func deliveryID(ev *Event, target, endpointID string) string {
-	return ids.Derived(ids.Delivery, ev.ID, target, endpointID)
+// MarkDispatched records, in ctx's transaction, that an event was fanned
+// out.
+func (s *DeliveryStore) MarkDispatched(ctx context.Context, eventID string, at time.Time) error {
+	st, err := inTx(ctx)
+	if err != nil {
+		return err
+	}
+	return st.tx.Model(&Event{}).Where("id = ?", eventID).Update("dispatched_at", at).Error
 }
 
-// fanOut creates the deliveries of one event: one per subscribed endpoint
-// (kept as skipped while the endpoint is switched off, so recover can send
-// it later), the request's callback when table 6.3 lists the event, and
-// the Slack app's channel for events.PostedToSlack when the organisation posts
-// there.
-func fanOut(tx *gorm.DB, ev *Event, now time.Time) ([]Delivery, error) {
+// InsertDeliveries writes new deliveries in ctx's transaction.
+func (s *DeliveryStore) InsertDeliveries(ctx context.Context, ds []Delivery) error {
+	return insertIn(ctx, &ds)
+}
+
+// EnabledEndpoints lists the organisation's enabled webhook endpoints,
+// those switched off after failing included.
+func (s *DeliveryStore) EnabledEndpoints(ctx context.Context, orgID string) ([]WebhookEndpoint, error) {
 	var eps []WebhookEndpoint
-	if err := tx.Where("organization_id = ? AND enabled", ev.OrganizationID).Order("id").Find(&eps).Error; err != nil {
-		return nil, err
-	}
-	var out []Delivery
-	for _, ep := range eps {
-		if !events.Subscribed(ep.Events, ev.Kind) {
-			continue
-		}
-		d := Delivery{ID: deliveryID(ev, TargetWebhook, ep.ID), OrganizationID: ev.OrganizationID, EventID: ev.ID, Target: TargetWebhook,
-			EndpointID: &ep.ID, Status: DeliveryPending, CreatedAt: now, UpdatedAt: now}
-		if ep.SwitchedOffAt != nil {
-			d.Status = DeliverySkipped
-		}
-		out = append(out, d)
-	}
-	if events.IsCallbackEvent(ev.SubjectType, ev.Kind) {
-		cb, err := callbackOf(tx, ev.SubjectType, ev.SubjectID)
-		if err != nil {
-			return nil, err
-		}
-		if cb.URL != nil {
-			out = append(out, Delivery{ID: deliveryID(ev, TargetCallback, ""), OrganizationID: ev.OrganizationID, EventID: ev.ID,
-				Target: TargetCallback, Status: DeliveryPending, CreatedAt: now, UpdatedAt: now})
-		}
-	}
-	if events.PostedToSlack(ev.Kind) {
-		posts, err := slackPosts(tx, ev.OrganizationID)
-		if err != nil {
-			return nil, err
-		}
-		if posts {
-			out = append(out, Delivery{ID: deliveryID(ev, TargetSlack, ""), OrganizationID: ev.OrganizationID, EventID: ev.ID,
-				Target: TargetSlack, Status: DeliveryPending, CreatedAt: now, UpdatedAt: now})
-		}
-	}
-	if len(out) == 0 {
-		return nil, nil
-	}
-	if err := tx.Create(&out).Error; err != nil {
-		return nil, err
-	}
-	pending := out[:0:0]
-	for _, d := range out {
-		if d.Status == DeliveryPending {
-			d.Traceparent = ev.Traceparent
-			pending = append(pending, d)
-		}
-	}
-	return pending, nil
+	err := s.conn(ctx).Where("organization_id = ? AND enabled", orgID).Order("id").Find(&eps).Error
+	return eps, err
+}
+
+// HasCallback reports whether the request an event is about has a
+// callbackUrl; a subject that is no request has none.
+func (s *DeliveryStore) HasCallback(ctx context.Context, subjectType, id string) (bool, error) {
+	cb, err := callbackOf(s.conn(ctx), subjectType, id)
+	return err == nil && cb.URL != nil, err
+}
+
+// PostsToSlack reports whether the organisation's Slack app posts to a
+// channel.
+func (s *DeliveryStore) PostsToSlack(ctx context.Context, orgID string) (bool, error) {
+	return slackPosts(s.conn(ctx), orgID)
 }
 
 // UnstartedDeliveries lists pending deliveries whose workflow has not

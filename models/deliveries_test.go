@@ -15,46 +15,6 @@ import (
 	"github.com/assent-hq/assent/models"
 )
 
-// A database restored from a backup taken after an event was recorded but
-// before it was dispatched dispatches it again; its deliveries get the ids
-// the first dispatch gave them (and receivers may already have acted on),
-// one per target.
-func TestAnEventDispatchedAgainKeepsItsDeliveryIDs(t *testing.T) {
-	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
-		ctx := context.Background()
-		s := models.NewStore(db, testenv.Keys())
-		org, err := s.CreateOrganization(ctx, "Acme", "")
-		require.NoError(t, err)
-		for _, url := range []string{"https://one.example/hook", "https://two.example/hook"} {
-			_, err = s.CreateWebhookEndpoint(ctx, org.ID, models.NewWebhookEndpoint{URL: url, Format: models.FormatJSON,
-				Enabled: true, Secret: "whsec_t"})
-			require.NoError(t, err)
-		}
-		ev := models.Event{ID: ids.New(ids.Event), OrganizationID: org.ID, Kind: events.ApprovalRequested, SubjectType: "approval",
-			SubjectID: "apr_x", Data: models.RawJSON(`{}`), CreatedAt: time.Now()}
-		require.NoError(t, db.Create(&ev).Error)
-
-		dispatch := func() []string {
-			ds, err := s.DispatchEvents(ctx, 10)
-			require.NoError(t, err)
-			var out []string
-			for _, d := range ds {
-				assert.True(t, ids.Made(d.ID, ids.Delivery), d.ID)
-				out = append(out, d.ID)
-			}
-			return out
-		}
-		first := dispatch()
-		require.Len(t, first, 2, "one delivery per endpoint")
-		assert.NotEqual(t, first[0], first[1])
-
-		// What the restored database holds: the event, undispatched.
-		require.NoError(t, db.Where("event_id = ?", ev.ID).Delete(&models.Delivery{}).Error)
-		require.NoError(t, db.Model(&models.Event{}).Where("id = ?", ev.ID).Update("dispatched_at", nil).Error)
-		assert.ElementsMatch(t, first, dispatch())
-	})
-}
-
 // Events whose deliveries ended more than DeliveryRetention ago go, with
 // their deliveries and attempts; a pending delivery, a recent event and
 // one not dispatched yet keep theirs.

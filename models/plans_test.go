@@ -57,8 +57,10 @@ func TestBackgroundQueriesUseTheirIndexes(t *testing.T) {
 			plans[name] = plan
 		}
 	}))
-	_, err = s.DispatchEvents(models.ExplainAs(ctx, "dispatcher"), 50)
-	require.NoError(t, err)
+	require.NoError(t, s.Tx(models.ExplainAs(ctx, "dispatcher"), func(ctx context.Context) error {
+		_, err := s.TakeUndispatchedEvents(ctx, 50)
+		return err
+	}))
 	_, err = s.Approvals().Unowned(models.ExplainAs(ctx, "reconciler"), models.Now(), 50)
 	require.NoError(t, err)
 	_, err = s.Readings(models.ExplainAs(ctx, "metrics"))

@@ -27,6 +27,7 @@ import (
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/notify"
 	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/webhooks"
 	"github.com/assent-hq/assent/workflows"
 )
 
@@ -170,7 +171,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 // The starts run startsAtOnce at a time: each is a round trip to Temporal,
 // and one after another they bounded a backlog's fan-out by its latency.
 func (d *Dispatcher) Round(ctx context.Context) (int, error) {
-	ds, err := d.Store.DispatchEvents(ctx, 100)
+	ds, err := webhooks.Outbox{Store: d.Store.DeliveryStore}.Dispatch(ctx, 100)
 	if err != nil {
 		return 0, err
 	}

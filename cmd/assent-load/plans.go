@@ -8,6 +8,7 @@ import (
 	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/webhooks"
 )
 
 // plans asks PostgreSQL how it runs the queries the backlog weighs on:
@@ -48,7 +49,10 @@ func (l *load) plans(ctx context.Context) (map[string]string, error) {
 		name string
 		run  func(context.Context) error
 	}{
-		{"dispatcher: undispatched events", func(c context.Context) error { _, err := s.DispatchEvents(c, 50); return err }},
+		{"dispatcher: undispatched events", func(c context.Context) error {
+			_, err := webhooks.Outbox{Store: s.DeliveryStore}.Dispatch(c, 50)
+			return err
+		}},
 		{"reconciler: approvals whose workflow never ran", func(c context.Context) error {
 			_, err := s.Approvals().Unowned(c, models.Now().Add(-time.Minute), 50)
 			return err
