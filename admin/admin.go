@@ -382,24 +382,42 @@ func (s *Service) UpdateGuest(ctx context.Context, orgID, id string, in GuestPat
 // same id finishes it; an id that is neither a guest nor still on a
 // request waiting on them is not found.
 func (s *Service) RemoveGuest(ctx context.Context, orgID, id string, by models.Actor) error {
-	removed, err := s.store.RemoveGuest(ctx, orgID, id)
-	if err != nil {
+	var removed *models.Guest
+	var waiting models.Waiting
+	err := s.store.Tx(ctx, func(ctx context.Context) error {
+		g, missing := s.store.LockGuest(ctx, orgID, id)
+		if missing != nil && !apperr.Is(missing, apperr.NotFound) {
+			return missing
+		}
+		var err error
+		if waiting, err = s.store.WaitingOn(ctx, orgID, id); err != nil {
+			return err
+		}
+		if missing != nil {
+			// Gone already: a call that stopped before taking them off
+			// what still waits on them is finished by this one.
+			if len(waiting) == 0 {
+				return missing
+			}
+			return nil
+		}
+		removed = g
+		return s.store.DeleteGuest(ctx, g)
+	})
+	if err != nil || len(waiting) == 0 {
 		return err
 	}
-	if !removed.Waits() {
-		return nil
-	}
-	for kind := range removed.Waiting {
+	for kind := range waiting {
 		if s.kinds[kind] == nil {
 			return apperr.New(apperr.Unavailable, "the guest was removed, but the requests still waiting on them cannot be changed here; retry where workflows run")
 		}
 	}
 	name := id
-	if removed.Guest != nil {
-		name = removed.Guest.Email
+	if removed != nil {
+		name = removed.Email
 	}
 	var errs []error
-	for kind, ids := range removed.Waiting {
+	for kind, ids := range waiting {
 		errs = append(errs, s.kinds[kind].RemoveAsked(ctx, orgID, by, id, name, ids))
 	}
 	return errors.Join(errs...)

@@ -155,7 +155,7 @@ type Waiting map[string][]string
 
 // WaitingOn lists the open requests of each kind waiting on personID.
 func (s *DirectoryStore) WaitingOn(ctx context.Context, orgID, personID string) (Waiting, error) {
-	return waitingOnPerson(s.db.WithContext(ctx), orgID, personID)
+	return waitingOnPerson(s.conn(ctx), orgID, personID)
 }
 
 // waitingOnPerson lists the open requests of every kind waiting on

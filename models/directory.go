@@ -8,7 +8,6 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
-	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
 )
 
@@ -287,55 +286,26 @@ func (s *DirectoryStore) GuestByEmail(ctx context.Context, orgID, email string) 
 	return &g, notFound(err, "guest "+NormalizeEmail(email))
 }
 
-// RemovedGuest is what RemoveGuest did and what is left to do.
-type RemovedGuest struct {
-	// Guest is the removed guest; nil when an earlier call removed it.
-	Guest *Guest
-	// Waiting are the open requests that still wait on the guest, by
-	// kind. Only their workflows change that (see Requests.Apply), so the
-	// caller takes the guest off each.
-	Waiting Waiting
+// LockGuest reads one of the organisation's guests under its row lock,
+// for the rest of ctx's transaction.
+func (s *DirectoryStore) LockGuest(ctx context.Context, orgID, id string) (*Guest, error) {
+	return lockedIn[Guest](ctx, orgID, id, "guest "+id)
 }
 
-// Waits reports whether a request still lists the guest.
-func (r *RemovedGuest) Waits() bool { return len(r.Waiting) > 0 }
-
-// RemoveGuest deletes a guest with, in the same transaction, their
-// sessions, sign-in links and decision links: from then on they can
-// neither sign in nor decide, and nothing new can name them. The address
-// may be admitted again later, as a new guest.
-//
-// A guest already removed whose id pending approvals still list is not
-// an error: the call that removed it may have stopped before taking it off
-// them, and a retry finishes that. Otherwise an unknown id is not found.
-func (s *DirectoryStore) RemoveGuest(ctx context.Context, orgID, id string) (*RemovedGuest, error) {
-	out := &RemovedGuest{}
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		g, missing := take[Guest](tx.Clauses(lockForUpdate(tx)...), orgID, id, "guest "+id)
-		if missing != nil && !apperr.Is(missing, apperr.NotFound) {
-			return missing
-		}
-		var err error
-		if out.Waiting, err = waitingOnPerson(tx, orgID, id); err != nil {
-			return err
-		}
-		if missing != nil {
-			if !out.Waits() {
-				return missing
-			}
-			return nil
-		}
-		out.Guest = g
-		if err := endSignIns(tx, orgID, id); err != nil {
-			return err
-		}
-		if err := deleteDecisionLinks(tx, orgID, id); err != nil {
-			return err
-		}
-		return tx.Delete(g).Error
-	})
+// DeleteGuest deletes a guest with, in ctx's transaction, their sessions,
+// push subscriptions, sign-in links and decision links: from then on they
+// can neither sign in nor decide, and nothing new can name them. The
+// address may be admitted again later, as a new guest.
+func (s *DirectoryStore) DeleteGuest(ctx context.Context, g *Guest) error {
+	st, err := inTx(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return out, nil
+	if err := endSignIns(st.tx, g.OrganizationID, g.ID); err != nil {
+		return err
+	}
+	if err := deleteDecisionLinks(st.tx, g.OrganizationID, g.ID); err != nil {
+		return err
+	}
+	return st.tx.Delete(g).Error
 }
