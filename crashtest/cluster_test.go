@@ -3,10 +3,16 @@ package crashtest
 import (
 	"context"
 	"encoding/json"
+	"encoding/pem"
+	"fmt"
 	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,14 +37,19 @@ import (
 // new cluster (restoreUnderLoad), and the check runs there. Receivers are
 // reached as a production instance reaches receivers on its own network
 // (ASSENT_RECEIVER_NETWORKS), with the production retry schedule, so the
-// check waits past its first retry. ASSENT_CLUSTER_KILLS sets the kills
-// (4 unless set); the seed is ASSENT_CRASH_SEED's, as in TestCrashSafety.
+// check waits past its first retry. The kills take every kind of process
+// in a seeded order, each once before any twice; ASSENT_CLUSTER_KILLS sets
+// how many (one of each kind unless set); the seed is ASSENT_CRASH_SEED's,
+// as in TestCrashSafety. After the check, the restored cluster (on this
+// version) shows what its set-up promises (clusterPromises).
 func TestClusterCrashSafety(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds Temporal's server and runs the whole cluster under load")
 	}
-	kills := envInt("ASSENT_CLUSTER_KILLS", 4)
+	victims := []string{cluster.Serve1, cluster.Serve2, cluster.Worker1, cluster.Worker2,
+		cluster.TemporalHistory, cluster.TemporalMatching, cluster.TemporalFrontend}
+	kills := envInt("ASSENT_CLUSTER_KILLS", len(victims))
 	seed := crashSeed(t)
 	t.Logf("cluster crash test: seed %d, %d kills and a restore (repeat with ASSENT_CRASH_SEED=%d ASSENT_CLUSTER_KILLS=%d)",
 		seed, kills, seed, kills)
@@ -56,13 +67,12 @@ func TestClusterCrashSafety(t *testing.T) {
 	l, stopLoad := startLoad(t, svc, rcv, seed, 8, time.Hour)
 	upgrade := upgradeUnderLoad(t, c, l)
 	killed := map[string]int{}
-	victims := []string{cluster.Serve1, cluster.Serve2, cluster.Worker1, cluster.Worker2,
-		cluster.TemporalHistory, cluster.TemporalMatching, cluster.TemporalFrontend}
 	rng := rand.New(rand.NewPCG(seed, 1000))
 	postgresAt := rng.IntN(max(kills, 1))
+	order := rng.Perm(len(victims))
 	for k := range kills {
-		time.Sleep(time.Duration(2000+rng.IntN(6000)) * time.Millisecond)
-		name := victims[rng.IntN(len(victims))]
+		time.Sleep(time.Duration(1500+rng.IntN(3500)) * time.Millisecond)
+		name := victims[order[k%len(victims)]]
 		t.Logf("kill %d of %d: %s", k+1, kills, name)
 		require.NoError(t, c.Kill(name))
 		killed[name]++
@@ -104,6 +114,56 @@ func TestClusterCrashSafety(t *testing.T) {
 	for _, name := range []string{cluster.Serve1, cluster.Serve2, cluster.Worker1, cluster.Worker2} {
 		assert.Zero(t, r.ExitedOnTheirOwn[name], "%s exited on its own: %s", name, c.LogTail(name))
 	}
+	clusterPromises(t, restored, svc.keys().AgentKey)
+}
+
+// clusterPromises holds a cluster to what its set-up promises beyond the
+// load: a worker given a CA that did not sign the frontend's certificate
+// stops at once saying so, and twenty creates at once with one
+// Idempotency-Key, ten to each serve, make one approval.
+func clusterPromises(t *testing.T, c *cluster.Cluster, agentKey string) {
+	wrongCA := filepath.Join(t.TempDir(), "ca.pem")
+	other := httptest.NewTLSServer(http.NotFoundHandler())
+	other.Close()
+	require.NoError(t, os.WriteFile(wrongCA, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: other.Certificate().Raw}), 0o644))
+	worker := exec.Command(c.AssentBinary(), "worker")
+	worker.Env = append(append(os.Environ(), c.AssentEnv()...), "ASSENT_TEMPORAL_TLS_CA="+wrongCA)
+	out, err := worker.CombinedOutput()
+	require.Error(t, err, "a worker with the wrong CA started: %s", out)
+	assert.Contains(t, string(out), "presented a certificate not signed by the CA in ASSENT_TEMPORAL_TLS_CA")
+
+	answers := map[string]int{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range 20 {
+		wg.Go(func() {
+			req, err := http.NewRequest("POST", c.Addresses().Serve[i%2]+"/api/v1/approvals", strings.NewReader(`{"title":"once"}`))
+			if !assert.NoError(t, err) {
+				return
+			}
+			req.Header.Set("Authorization", "Bearer "+agentKey)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Idempotency-Key", "one-create")
+			var answer struct{ ID, Code string }
+			status := 0
+			if resp, err := http.DefaultClient.Do(req); err == nil {
+				status = resp.StatusCode
+				_ = json.NewDecoder(resp.Body).Decode(&answer)
+				resp.Body.Close()
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case status == 201:
+				answers[answer.ID]++
+			case status == 409 && answer.Code == "idempotency_in_progress": // told to retry: not a second request
+			default:
+				answers[fmt.Sprintf("status %d: %s", status, answer.Code)]++
+			}
+		})
+	}
+	wg.Wait()
+	assert.Len(t, answers, 1, "twenty creates with one key: %v", answers)
 }
 
 // receiversOnLoopback lets the cluster deliver to the test's receiver, as
@@ -154,9 +214,10 @@ func (s *clusterTarget) temporal() (client.Options, *secretkey.Ring, error) {
 	return opts, keys, err
 }
 
-// bootstrapCluster makes, with `assent admin` as an operator would, what
-// assent dev's bootstrap holds: an organisation, its people with tokens,
-// an agent key with every scope and an admin key.
+// bootstrapCluster makes, with `up`'s first organisation and `assent
+// admin` as an operator would, what assent dev's bootstrap holds: an
+// organisation, its people with tokens, an agent key with every scope and
+// an admin key.
 func bootstrapCluster(t *testing.T, c *cluster.Cluster) bootstrap {
 	admin := func(args ...string) map[string]any {
 		t.Helper()
@@ -166,11 +227,26 @@ func bootstrapCluster(t *testing.T, c *cluster.Cluster) bootstrap {
 		require.NoError(t, json.Unmarshal(out, &v), "%s", out)
 		return v
 	}
-	admin("org", "create", "--name", "Cluster Co")
+	// `up` makes the first organisation and its owner once, keeping what
+	// it made for the operator alone; a second `up` finds the same.
+	ctx := context.Background()
+	made, err := c.Init(ctx, "Cluster Co", "owner@cluster.example")
+	require.NoError(t, err)
+	again, err := c.Init(ctx, "Another", "other@cluster.example")
+	require.NoError(t, err)
+	require.Equal(t, made, again)
+	info, err := os.Stat(c.InitPath())
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
 	var b bootstrap
+	b.Members = append(b.Members, struct {
+		ID    string `json:"id"`
+		Email string `json:"email"`
+		Role  string `json:"role"`
+		Token string `json:"token"`
+	}{made.Owner.ID, made.Owner.Email, "owner", made.OwnerToken})
 	for _, m := range []struct{ email, role string }{
-		{"owner@cluster.example", "owner"}, {"mia@cluster.example", "member"},
-		{"max@cluster.example", "member"}, {"maya@cluster.example", "member"},
+		{"mia@cluster.example", "member"}, {"max@cluster.example", "member"}, {"maya@cluster.example", "member"},
 	} {
 		added := admin("member", "add", "--email", m.email, "--role", m.role)
 		token := admin("token", "create", "--member", m.email)["token"].(string)

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,6 +30,9 @@ type receiver struct {
 	// failFirst is the percentage of deliveries whose first attempt it
 	// answers 503, chosen by delivery id, so retries are part of the load.
 	failFirst uint32
+	// failUntil, when set (Unix nanoseconds), is when it stops failing
+	// first attempts: the soak's last retries then end with its load.
+	failUntil atomic.Int64
 	// wait is how long the check waits for every owed event: past the
 	// first retry of the service's schedule.
 	wait     time.Duration
@@ -65,7 +69,7 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	rc := receipt{target: "webhook", kind: req.Header.Get(events.HeaderEvent), subject: body.Data.ID,
 		delivery: req.Header.Get(events.HeaderDelivery)}
 	rc.attempt, _ = strconv.Atoi(req.Header.Get(events.HeaderAttempt))
-	if rc.attempt == 1 && r.failFirst > 0 {
+	if until := r.failUntil.Load(); rc.attempt == 1 && r.failFirst > 0 && (until == 0 || time.Now().UnixNano() < until) {
 		h := fnv.New32a()
 		h.Write([]byte(rc.delivery))
 		if h.Sum32()%100 < r.failFirst {

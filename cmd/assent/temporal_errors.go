@@ -16,9 +16,9 @@ import (
 	"github.com/assent-hq/assent/internal/config"
 )
 
-// explainDial turns a failure to reach Temporal into what to change. gRPC
-// flattens TLS failures into text, so the handshake's own words are what
-// there is to go on.
+// explainDial turns a failure to reach Temporal into what to change,
+// marked as a wrong setting when it names one. gRPC flattens TLS failures
+// into text, so the handshake's own words are what there is to go on.
 func explainDial(cfg *config.Config, err error) error {
 	msg := err.Error()
 	at := "Temporal at " + cfg.TemporalAddress
@@ -28,22 +28,29 @@ func explainDial(cfg *config.Config, err error) error {
 	}
 	switch {
 	case strings.Contains(msg, "certificate signed by unknown authority"):
-		return fmt.Errorf("%s presented a certificate not signed by %s: %w", at, ca, err)
+		return wrongSetting{fmt.Errorf("%s presented a certificate not signed by %s: %w", at, ca, err)}
 	case strings.Contains(msg, "certificate has expired or is not yet valid"):
-		return fmt.Errorf("%s: a certificate in the TLS handshake has expired or is not yet valid (the server's, or this process's in ASSENT_TEMPORAL_TLS_CERT): %w", at, err)
+		return wrongSetting{fmt.Errorf("%s: a certificate in the TLS handshake has expired or is not yet valid (the server's, or this process's in ASSENT_TEMPORAL_TLS_CERT): %w", at, err)}
 	case strings.Contains(msg, "certificate is valid for"), strings.Contains(msg, "certificate is not valid for"):
-		return fmt.Errorf("%s presented a certificate for another name: set ASSENT_TEMPORAL_TLS_SERVER_NAME to the name it carries: %w", at, err)
+		return wrongSetting{fmt.Errorf("%s presented a certificate for another name: set ASSENT_TEMPORAL_TLS_SERVER_NAME to the name it carries: %w", at, err)}
 	case strings.Contains(msg, "bad certificate"), strings.Contains(msg, "certificate required"), strings.Contains(msg, "unknown certificate authority"):
-		return fmt.Errorf("%s refused this process's client certificate: it needs ASSENT_TEMPORAL_TLS_CERT and ASSENT_TEMPORAL_TLS_KEY signed by a CA it trusts: %w", at, err)
+		return wrongSetting{fmt.Errorf("%s refused this process's client certificate: it needs ASSENT_TEMPORAL_TLS_CERT and ASSENT_TEMPORAL_TLS_KEY signed by a CA it trusts: %w", at, err)}
 	case strings.Contains(msg, "first record does not look like a TLS handshake") && cfg.TemporalAPIKey != "":
-		return fmt.Errorf("%s does not speak TLS, which ASSENT_TEMPORAL_API_KEY needs (the key is never sent in clear): point ASSENT_TEMPORAL_ADDRESS at a TLS endpoint, such as Temporal Cloud's <region>.<cloud>.api.temporal.io:7233: %w", at, err)
+		return wrongSetting{fmt.Errorf("%s does not speak TLS, which ASSENT_TEMPORAL_API_KEY needs (the key is never sent in clear): point ASSENT_TEMPORAL_ADDRESS at a TLS endpoint, such as Temporal Cloud's <region>.<cloud>.api.temporal.io:7233: %w", at, err)}
 	case strings.Contains(msg, "first record does not look like a TLS handshake"):
-		return fmt.Errorf("%s does not speak TLS: unset the ASSENT_TEMPORAL_TLS_* settings, or point ASSENT_TEMPORAL_ADDRESS at its TLS port: %w", at, err)
+		return wrongSetting{fmt.Errorf("%s does not speak TLS: unset the ASSENT_TEMPORAL_TLS_* settings, or point ASSENT_TEMPORAL_ADDRESS at its TLS port: %w", at, err)}
 	case strings.Contains(msg, "error reading server preface"), strings.Contains(msg, "http2: frame too large"):
+		// Also what a server going down may answer: not surely a setting.
 		return fmt.Errorf("%s may require TLS (set ASSENT_TEMPORAL_TLS_CA, and the certificate and key for mutual TLS): %w", at, err)
 	}
 	return fmt.Errorf("connect to %s: %w", at, err)
 }
+
+// wrongSetting is a failure to reach Temporal that a setting causes:
+// waiting for Temporal to start cannot cure it.
+type wrongSetting struct{ error }
+
+func (w wrongSetting) Unwrap() error { return w.error }
 
 // checkNamespace fails when the namespace does not exist, rather than
 // leaving every workflow start to fail later.
@@ -86,6 +93,9 @@ func whileTemporalStarts(ctx context.Context, log *slog.Logger, step func(contex
 // temporalStarting reports whether err is Temporal not answering yet
 // (refused, unavailable, out of time), rather than a setting to change.
 func temporalStarting(err error) bool {
+	if _, wrong := errors.AsType[wrongSetting](err); wrong {
+		return false
+	}
 	if apperr.Transient(err) != nil || errors.Is(err, context.DeadlineExceeded) {
 		return true
 	}

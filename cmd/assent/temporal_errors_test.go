@@ -46,9 +46,15 @@ func TestDialTemporalExplainsTLSFailures(t *testing.T) {
 	addr := srv.Listener.Addr().String()
 
 	cfg := &config.Config{TemporalAddress: addr, TemporalNamespace: "default", TemporalTLSCA: wrongCA}
-	_, err = dialTemporal(context.Background(), cfg, slog.Default(), keys, nil)
+	dials := 0
+	err = whileTemporalStarts(context.Background(), slog.New(slog.NewTextHandler(io.Discard, nil)), func(ctx context.Context) error {
+		dials++
+		_, err := dialTemporal(ctx, cfg, slog.Default(), keys, nil)
+		return err
+	})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "presented a certificate not signed by the CA in ASSENT_TEMPORAL_TLS_CA ("+wrongCA+")")
+	assert.Equal(t, 1, dials, "a start fails at once on a setting to change, not after waiting for Temporal: %v", err)
 
 	cfg = &config.Config{TemporalAddress: addr, TemporalNamespace: "default"}
 	_, err = dialTemporal(context.Background(), cfg, slog.Default(), keys, nil)
@@ -102,7 +108,10 @@ func TestStartWaitsForTemporal(t *testing.T) {
 	calls = 0
 	err = whileTemporalStarts(context.Background(), log, func(context.Context) error {
 		calls++
-		return errors.New("Temporal at x presented a certificate not signed by the CA in ASSENT_TEMPORAL_TLS_CA")
+		// The SDK's dial gives up on its deadline, naming the handshake's
+		// failure in its text.
+		return explainDial(&config.Config{TemporalAddress: "x"}, errors.New(`context deadline exceeded: last connection error: `+
+			`connection error: desc = "transport: authentication handshake failed: tls: failed to verify certificate: x509: certificate signed by unknown authority"`))
 	})
 	require.Error(t, err)
 	assert.Equal(t, 1, calls, "a setting to change fails at once")

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,8 +21,9 @@ type binaries struct {
 
 // build compiles what Options did not name, from this module: Temporal's
 // server and SQL tool at the version go.mod requires (its tool lines),
-// assent and the harness itself. Go's build cache makes later builds
-// quick; the first one of Temporal's server takes minutes.
+// assent and the harness itself. Temporal's are built as go tool builds
+// them, into Go's cache, so a second cluster copies them rather than links
+// them again; the first build of Temporal's server takes minutes.
 func (c *Cluster) build(ctx context.Context) (binaries, error) {
 	bin := filepath.Join(c.opts.Dir, "bin")
 	b := binaries{
@@ -30,7 +32,7 @@ func (c *Cluster) build(ctx context.Context) (binaries, error) {
 		assent:   c.opts.Assent,
 		harness:  c.opts.Harness,
 	}
-	targets := [][2]string{{b.temporal, "go.temporal.io/server/cmd/server"}, {b.sqlTool, "go.temporal.io/server/cmd/tools/sql"}}
+	var targets [][2]string
 	if b.assent == "" {
 		b.assent = filepath.Join(bin, "assent")
 		targets = append(targets, [2]string{b.assent, "./cmd/assent"})
@@ -43,7 +45,22 @@ func (c *Cluster) build(ctx context.Context) (binaries, error) {
 	if err != nil {
 		return b, err
 	}
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return b, err
+	}
 	c.progress("building with go build (the first build of Temporal's server takes minutes; later ones use Go's cache)")
+	for _, t := range [][2]string{{b.temporal, "go.temporal.io/server/cmd/server"}, {b.sqlTool, "go.temporal.io/server/cmd/tools/sql"}} {
+		c.progress("building %s", filepath.Base(t[0]))
+		cmd := exec.CommandContext(ctx, "go", "tool", "-n", t[1])
+		cmd.Dir = root
+		out, err := cmd.Output()
+		if err != nil {
+			return b, fmt.Errorf("go tool -n %s: %w\n%s", t[1], err, stderrOf(err))
+		}
+		if err := copyFile(strings.TrimSpace(string(out)), t[0]); err != nil {
+			return b, err
+		}
+	}
 	for _, t := range targets {
 		c.progress("building %s", filepath.Base(t[0]))
 		cmd := exec.CommandContext(ctx, "go", "build", "-o", t[0], t[1])
@@ -53,6 +70,34 @@ func (c *Cluster) build(ctx context.Context) (binaries, error) {
 		}
 	}
 	return b, nil
+}
+
+// copyFile copies the executable from to to: the cluster runs its own
+// copy, which Go's cache trimming cannot take away.
+func copyFile(from, to string) error {
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return err
+	}
+	return dst.Close()
+}
+
+// stderrOf is what a failed command said on its standard error.
+func stderrOf(err error) []byte {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.Stderr
+	}
+	return nil
 }
 
 // moduleRoot is the folder of this repository's go.mod.
