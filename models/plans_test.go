@@ -2,12 +2,14 @@ package models_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -35,12 +37,10 @@ func TestBackgroundQueriesUseTheirIndexes(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, db.Exec(`INSERT INTO events (id, organization_id, kind, subject_type, subject_id, data, created_at, traceparent)
 		VALUES ('evt_0', ?, 'approval.requested', 'approval', ?, '{}', now(), '')`, org.ID, a.ID).Error)
-	copyRows := func(table, prefix, changed string) {
-		require.NoError(t, db.Exec(`INSERT INTO `+table+` SELECT (jsonb_populate_record(NULL::`+table+`, to_jsonb(r) ||
-			jsonb_build_object('id', '`+prefix+`_' || lpad(g::text, 8, '0'))`+changed+`)).* FROM `+table+` r, generate_series(1, 10000) g`).Error)
-	}
-	copyRows("approvals", "apr_b", `|| jsonb_build_object('seq', CASE WHEN g <= 5 THEN 0 ELSE 3 END, 'status', CASE WHEN g <= 5 THEN 'pending' ELSE 'approved' END)`)
-	copyRows("events", "evt_b", `|| jsonb_build_object('dispatched_at', CASE WHEN g <= 5 THEN NULL ELSE now() END)`)
+	copyRows(t, db, "approvals", "approvals", 10000, `'id', 'apr_b_' || lpad(g::text, 8, '0'),
+		'seq', CASE WHEN g <= 5 THEN 0 ELSE 3 END, 'status', CASE WHEN g <= 5 THEN 'pending' ELSE 'approved' END`)
+	copyRows(t, db, "events", "events", 10000, `'id', 'evt_b_' || lpad(g::text, 8, '0'),
+		'dispatched_at', CASE WHEN g <= 5 THEN NULL ELSE now() END`)
 	require.NoError(t, db.Exec("ANALYZE approvals").Error)
 	require.NoError(t, db.Exec("ANALYZE events").Error)
 
@@ -105,21 +105,18 @@ func TestInboxesReadThePersonsWaitingRows(t *testing.T) {
 	} {
 		// g % 3 = 0 settled; g % 5 = 0 asks the hot person, the rest one
 		// of 97 others.
-		require.NoError(t, db.Exec(`INSERT INTO `+k.table+` SELECT (jsonb_populate_record(NULL::`+k.table+`, to_jsonb(r) ||
-			jsonb_build_object('id', '`+k.prefix+`_' || lpad(g::text, 8, '0'), 'status', CASE WHEN g % 3 = 0 THEN '`+k.settled+`' ELSE '`+k.open+`' END))).*
-			FROM `+k.table+` r, generate_series(1, 20000) g`).Error)
-		require.NoError(t, db.Exec(`INSERT INTO request_people SELECT (jsonb_populate_record(NULL::request_people, to_jsonb(r) ||
-			jsonb_build_object('request_id', '`+k.prefix+`_' || lpad(g::text, 8, '0'), 'waiting', g % 3 <> 0,
-				'person_id', CASE WHEN g % 5 = 0 THEN 'mem_hot' ELSE 'mem_' || (g % 97) END,
-				'due_at', now() + g * interval '1 minute', 'risk_rank', g % 4))).*
-			FROM (SELECT * FROM request_people WHERE kind = '`+k.kind+`') r, generate_series(1, 20000) g`).Error)
+		copyRows(t, db, k.table, k.table, 20000, `'id', '`+k.prefix+`_' || lpad(g::text, 8, '0'),
+			'status', CASE WHEN g % 3 = 0 THEN '`+k.settled+`' ELSE '`+k.open+`' END`)
+		copyRows(t, db, "request_people", "SELECT * FROM request_people WHERE kind = '"+k.kind+"'", 20000,
+			`'request_id', '`+k.prefix+`_' || lpad(g::text, 8, '0'), 'waiting', g % 3 <> 0,
+			'person_id', CASE WHEN g % 5 = 0 THEN 'mem_hot' ELSE 'mem_' || (g % 97) END,
+			'due_at', now() + g * interval '1 minute', 'risk_rank', g % 4`)
 		// The hot person's long history: rows of requests settled long
 		// ago, which no query of what waits may read (their requests are
 		// gone, so only the asked index holds them). It is what makes
 		// the waiting rows' index the one to read, as in production.
-		require.NoError(t, db.Exec(`INSERT INTO request_people SELECT (jsonb_populate_record(NULL::request_people, to_jsonb(r) ||
-			jsonb_build_object('request_id', '`+k.prefix+`_h' || lpad(g::text, 8, '0'), 'waiting', false, 'person_id', 'mem_hot'))).*
-			FROM (SELECT * FROM request_people WHERE kind = '`+k.kind+`' LIMIT 1) r, generate_series(1, 20000) g`).Error)
+		copyRows(t, db, "request_people", "SELECT * FROM request_people WHERE kind = '"+k.kind+"' LIMIT 1", 20000,
+			`'request_id', '`+k.prefix+`_h' || lpad(g::text, 8, '0'), 'waiting', false, 'person_id', 'mem_hot'`)
 		require.NoError(t, db.Exec("ANALYZE "+k.table).Error)
 	}
 	require.NoError(t, db.Exec("VACUUM ANALYZE request_people").Error)
@@ -158,4 +155,17 @@ func TestInboxesReadThePersonsWaitingRows(t *testing.T) {
 			assert.NotContains(t, plan, "Seq Scan", "%s reads no whole table", name)
 		}
 	}
+}
+
+// copyRows inserts n copies of each row from (a table, or a query over
+// table) into table, each with changes (jsonb_build_object's arguments,
+// which read g, the copy's number) laid over it. The record is built in a
+// LATERAL call: (f(…)).* would call f once per column.
+func copyRows(t *testing.T, db *gorm.DB, table, from string, n int, changes string) {
+	t.Helper()
+	if !strings.HasPrefix(from, "SELECT") {
+		from = "SELECT * FROM " + from
+	}
+	require.NoError(t, db.Exec(fmt.Sprintf(`INSERT INTO %[1]s SELECT c.* FROM (%[2]s) r, generate_series(1, %[3]d) g,
+		LATERAL jsonb_populate_record(NULL::%[1]s, to_jsonb(r) || jsonb_build_object(%[4]s)) c`, table, from, n, changes)).Error)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assent-hq/assent/internal/freeport"
+	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/internal/testenv/assentbin"
 )
 
@@ -47,5 +48,10 @@ func demoMember(t *testing.T, boot *bootstrap, role string) demoPerson {
 }
 
 // The tests that run assent as an operator would (kill -9, SIGTERM, the
-// upgrade) share this checkout's binary, assentbin.For.
-func TestMain(m *testing.M) { assentbin.Main(m) }
+// upgrade) share this checkout's binary, assentbin.For. Four run at once:
+// they mostly wait on the processes and browsers they start, and at one
+// per core kept a third of one core busy.
+func TestMain(m *testing.M) {
+	testenv.DefaultParallel(4)
+	assentbin.Main(m)
+}
