@@ -54,7 +54,7 @@ func (a *Activities) PersistApproval(ctx context.Context, t workflows.ApprovalTr
 			return err
 		}
 	}
-	return persist(ctx, a.Store.Approvals().Apply, t, func(rec *models.Approval, t *workflows.ApprovalTransition) error {
+	return persist(ctx, a.Store, a.Store.Approvals(), t, func(rec *models.Approval, t *workflows.ApprovalTransition) error {
 		fillApproval(rec, t)
 		if sign != nil && rec.Status == states.Approved && rec.DecisionToken == nil {
 			return sign(rec)

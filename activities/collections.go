@@ -10,7 +10,7 @@ import (
 
 // PersistCollection writes one collection transition (see persist).
 func (a *Activities) PersistCollection(ctx context.Context, t workflows.CollectionTransition) error {
-	return persist(ctx, a.Store.Collections().Apply, t, fillCollection,
+	return persist(ctx, a.Store, a.Store.Collections(), t, fillCollection,
 		func(rec *models.Collection) any { return wire.NewCollection(rec, a.BaseURL) })
 }
 

@@ -9,17 +9,18 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/workflows"
 )
 
 // persist writes one transition of a request (its record T, its state S):
 // the record, its audit entry and its outbox event, in one transaction
-// (apply, the kind's models.Requests.Apply). A retry of a transition
-// already written changes nothing. fill copies the state onto the record;
-// data is the event's data, the kind's wire serializer.
-func persist[T any, S workflows.RequestState](ctx context.Context, apply func(context.Context, models.RequestChange[T]) (*T, error),
+// (requests.Persist). A retry of a transition already written changes
+// nothing. fill copies the state onto the record; data is the event's
+// data, the kind's wire serializer.
+func persist[T any, S workflows.RequestState](ctx context.Context, j requests.Journal, recs requests.Writable[T],
 	t workflows.Transition[S], fill func(*T, *workflows.Transition[S]) error, data func(*T) any) error {
-	_, err := apply(ctx, models.RequestChange[T]{
+	_, err := requests.Persist(ctx, j, recs, requests.Change[T]{
 		OrganizationID: t.OrganizationID,
 		ID:             t.RequestID,
 		Seq:            t.Seq,
@@ -52,7 +53,7 @@ func nameActor[S workflows.RequestState](t *workflows.Transition[S], requester, 
 
 // withDelegates is asked with each delegate a workflow added since (in ids,
 // standing in as onBehalfOf says, not yet among asked), reached through
-// field by a delegation; the store fills in their names (Requests.Apply).
+// field by a delegation; the store fills in their names (Requests.Save).
 func withDelegates(asked []models.PersonRef, ids []string, onBehalfOf map[string]workflows.Delegator, field string) []models.PersonRef {
 	for _, id := range ids {
 		d, ok := onBehalfOf[id]

@@ -10,7 +10,7 @@ import (
 
 // PersistReview writes one review transition (see persist).
 func (a *Activities) PersistReview(ctx context.Context, t workflows.ReviewTransition) error {
-	return persist(ctx, a.Store.Reviews().Apply, t, fillReview,
+	return persist(ctx, a.Store, a.Store.Reviews(), t, fillReview,
 		func(rec *models.Review) any { return wire.NewReview(rec, a.BaseURL) })
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 )
 
 // Removing a guest ends their sessions, sign-in links and decision links in
@@ -43,7 +44,7 @@ func TestRemoveGuestEndsTheirAccess(t *testing.T) {
 			_, err := s.Approvals().Create(ctx, a, nil)
 			require.NoError(t, err)
 			if status != states.Pending {
-				testenv.Transition(t, s.Approvals(), org.ID, a.ID, 1, func(a *models.Approval) { a.Status = status })
+				testenv.Transition(t, s, s.Approvals(), org.ID, a.ID, 1, func(a *models.Approval) { a.Status = status })
 			}
 			return a
 		}
@@ -99,7 +100,7 @@ func TestRemoveGuestEndsTheirAccess(t *testing.T) {
 			"the guest record is gone by then: the timeline names them by id")
 
 		// The workflow's write takes the guest off the index with the record.
-		_, err = s.Approvals().Apply(ctx, models.RequestChange[models.Approval]{OrganizationID: org.ID, ID: pending.ID, Seq: 1,
+		_, err = requests.Persist(ctx, s, s.Approvals(), requests.Change[models.Approval]{OrganizationID: org.ID, ID: pending.ID, Seq: 1,
 			Apply: func(a *models.Approval) (models.AuditEntry, error) {
 				a.ApproverIDs = models.StringList{ada.ID}
 				return models.AuditEntry{Action: "approver_removed", ActorID: "key_admin", ActorName: "admin", At: models.Now()}, nil
@@ -141,7 +142,7 @@ func TestRemoveGuestAsksOnlyTheReviewsWaitingOnThem(t *testing.T) {
 			_, err := s.Reviews().Create(ctx, r, nil)
 			require.NoError(t, err)
 			if status != states.Open {
-				testenv.Transition(t, s.Reviews(), org.ID, r.ID, 1, func(r *models.Review) { r.Status = status })
+				testenv.Transition(t, s, s.Reviews(), org.ID, r.ID, 1, func(r *models.Review) { r.Status = status })
 			}
 			return r
 		}
@@ -158,7 +159,7 @@ func TestRemoveGuestAsksOnlyTheReviewsWaitingOnThem(t *testing.T) {
 		require.NoError(t, svc.RemoveGuest(ctx, org.ID, g.ID, admin.Operator))
 		assert.Equal(t, []string{org.ID + " " + g.ID + " " + g.ID + " " + open.ID}, spy.calls, "still something to finish")
 
-		_, err = s.Reviews().Apply(ctx, models.RequestChange[models.Review]{OrganizationID: org.ID, ID: open.ID, Seq: 1,
+		_, err = requests.Persist(ctx, s, s.Reviews(), requests.Change[models.Review]{OrganizationID: org.ID, ID: open.ID, Seq: 1,
 			Apply: func(r *models.Review) (models.AuditEntry, error) {
 				r.ReviewerIDs = models.StringList{ada.ID}
 				return models.AuditEntry{Action: "reviewer_removed", ActorID: "key_admin", ActorName: "admin", At: models.Now()}, nil

@@ -15,6 +15,7 @@ import (
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 )
 
 // TestCollectionLifecycleInTheReadModel: a collection is written with its
@@ -62,8 +63,8 @@ func TestCollectionLifecycleInTheReadModel(t *testing.T) {
 		require.NoError(t, err)
 		assert.Nil(t, d, "drafts are per person")
 
-		reply := func(seq int) models.RequestChange[models.Collection] {
-			return models.RequestChange[models.Collection]{OrganizationID: org.ID, ID: c.ID, Seq: seq,
+		reply := func(seq int) requests.Change[models.Collection] {
+			return requests.Change[models.Collection]{OrganizationID: org.ID, ID: c.ID, Seq: seq,
 				Apply: func(rec *models.Collection) (models.AuditEntry, error) {
 					rec.Replies.V = append(rec.Replies.V, models.Reply{RespondentID: "mem_a", SubmittedAt: models.Now(),
 						Answers: map[string]json.RawMessage{"q1": json.RawMessage(`12345678901234567890`)}})
@@ -71,9 +72,9 @@ func TestCollectionLifecycleInTheReadModel(t *testing.T) {
 					return models.AuditEntry{Action: "replied", ActorID: "mem_a", At: models.Now()}, nil
 				}}
 		}
-		_, err = s.Collections().Apply(ctx, reply(1))
+		_, err = requests.Persist(ctx, s, s.Collections(), reply(1))
 		require.NoError(t, err)
-		_, err = s.Collections().Apply(ctx, reply(1))
+		_, err = requests.Persist(ctx, s, s.Collections(), reply(1))
 		require.NoError(t, err, "a retried transition changes nothing")
 		got, err = s.Collections().Get(ctx, org.ID, c.ID)
 		require.NoError(t, err)
@@ -86,7 +87,7 @@ func TestCollectionLifecycleInTheReadModel(t *testing.T) {
 		require.NoError(t, err)
 		assert.Empty(t, waiting, "who replied has nothing waiting")
 
-		_, err = s.Collections().Apply(ctx, models.RequestChange[models.Collection]{OrganizationID: org.ID, ID: c.ID, Seq: 2,
+		_, err = requests.Persist(ctx, s, s.Collections(), requests.Change[models.Collection]{OrganizationID: org.ID, ID: c.ID, Seq: 2,
 			Apply: func(rec *models.Collection) (models.AuditEntry, error) {
 				rec.Status = states.Complete
 				return models.AuditEntry{Action: "replied", At: models.Now()}, nil

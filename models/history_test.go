@@ -40,7 +40,7 @@ func TestSettledForPagesBothKindsBySettledTime(t *testing.T) {
 				RequiredApprovals: 1}
 			_, err := s.Approvals().Create(ctx, a, nil)
 			require.NoError(t, err)
-			testenv.Transition(t, s.Approvals(), org.ID, a.ID, 1, func(a *models.Approval) {
+			testenv.Transition(t, s, s.Approvals(), org.ID, a.ID, 1, func(a *models.Approval) {
 				a.Status = status
 				if decided {
 					a.DecidedAt, a.DecidedBy = &settled, &ada.Email
@@ -59,7 +59,7 @@ func TestSettledForPagesBothKindsBySettledTime(t *testing.T) {
 			}
 			_, err := s.Collections().Create(ctx, c, nil)
 			require.NoError(t, err)
-			testenv.Transition(t, s.Collections(), org.ID, c.ID, 1, func(c *models.Collection) {
+			testenv.Transition(t, s, s.Collections(), org.ID, c.ID, 1, func(c *models.Collection) {
 				c.Status, c.SettledAt = status, &settled
 			})
 			return c.ID, settled

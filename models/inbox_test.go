@@ -17,6 +17,7 @@ import (
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 )
 
 func TestPendingForPutsWhatNeedsAttentionFirstWhateverTheBacklog(t *testing.T) {
@@ -37,7 +38,7 @@ func TestPendingForPutsWhatNeedsAttentionFirstWhateverTheBacklog(t *testing.T) {
 			_, err := s.Approvals().Create(ctx, a, nil)
 			require.NoError(t, err)
 			if status != states.Pending {
-				testenv.Transition(t, s.Approvals(), orgID, a.ID, 1, func(a *models.Approval) { a.Status = status })
+				testenv.Transition(t, s, s.Approvals(), orgID, a.ID, 1, func(a *models.Approval) { a.Status = status })
 			}
 			return a
 		}
@@ -149,7 +150,7 @@ func TestTheInboxFollowsEveryTransition(t *testing.T) {
 		assert.Empty(t, none, "another organisation's inbox")
 
 		change := func(c *models.Collection, apply func(*models.Collection)) {
-			_, err := s.Collections().Apply(ctx, models.RequestChange[models.Collection]{OrganizationID: org.ID, ID: c.ID, Seq: c.Seq + 1,
+			_, err := requests.Persist(ctx, s, s.Collections(), requests.Change[models.Collection]{OrganizationID: org.ID, ID: c.ID, Seq: c.Seq + 1,
 				Apply: func(rec *models.Collection) (models.AuditEntry, error) {
 					apply(rec)
 					return models.AuditEntry{Action: "changed", ActorID: "mem_a", At: models.Now()}, nil
@@ -285,7 +286,7 @@ func TestWhoHasActedLeavesTheInbox(t *testing.T) {
 		assert.True(t, waiting("mem_bob"))
 		assert.False(t, waiting("mem_dan"), "the requester may not decide their own request")
 
-		testenv.Transition(t, s.Approvals(), org.ID, a.ID, 1, func(a *models.Approval) {
+		testenv.Transition(t, s, s.Approvals(), org.ID, a.ID, 1, func(a *models.Approval) {
 			a.ApprovedBy = models.StringList{"mem_cy"}
 			a.ApprovalsSoFar = 1
 		})
@@ -299,7 +300,7 @@ func TestWhoHasActedLeavesTheInbox(t *testing.T) {
 			RequiredResponses: 1}
 		_, err = s.Collections().Create(ctx, c, nil)
 		require.NoError(t, err)
-		testenv.Transition(t, s.Collections(), org.ID, c.ID, 1, func(c *models.Collection) {
+		testenv.Transition(t, s, s.Collections(), org.ID, c.ID, 1, func(c *models.Collection) {
 			c.Replies.V = []models.Reply{{RespondentID: "mem_bob", SubmittedAt: models.Now()}}
 		})
 		for _, p := range []string{"mem_bob", "mem_cy"} {

@@ -15,6 +15,7 @@ import (
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 )
 
 // The readings count every organisation's open requests by kind, those a
@@ -87,7 +88,7 @@ func TestRequestsAreCountedOnce(t *testing.T) {
 		}
 		a, b := create(), create()
 		apply := func(id string, seq int, status string) {
-			_, err := s.Approvals().Apply(ctx, models.RequestChange[models.Approval]{OrganizationID: org.ID, ID: id, Seq: seq,
+			_, err := requests.Persist(ctx, s, s.Approvals(), requests.Change[models.Approval]{OrganizationID: org.ID, ID: id, Seq: seq,
 				Apply: func(a *models.Approval) (models.AuditEntry, error) {
 					a.Status = status
 					return models.AuditEntry{Action: status, ActorID: "key_test", ActorName: "agent", At: models.Now()}, nil
@@ -104,7 +105,7 @@ func TestRequestsAreCountedOnce(t *testing.T) {
 		}
 		_, err := s.Collections().Create(ctx, c, nil)
 		require.NoError(t, err)
-		_, err = s.Collections().Apply(ctx, models.RequestChange[models.Collection]{OrganizationID: org.ID, ID: c.ID, Seq: 1,
+		_, err = requests.Persist(ctx, s, s.Collections(), requests.Change[models.Collection]{OrganizationID: org.ID, ID: c.ID, Seq: 1,
 			Apply: func(*models.Collection) (models.AuditEntry, error) {
 				return models.AuditEntry{Action: "created", ActorID: "key_test", ActorName: "agent", At: models.Now()}, nil
 			}})

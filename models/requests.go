@@ -10,7 +10,6 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/internal/apperr"
-	"github.com/assent-hq/assent/internal/ids"
 )
 
 // RequestBase is the record every kind of request (Approval, Collection,
@@ -296,130 +295,92 @@ func (r Requests[T, P]) Unowned(ctx context.Context, olderThan time.Time, limit 
 	return out, err
 }
 
-// Apply writes a transition, its audit entry and its event in one
-// transaction (see applyRequestChange), and brings the asked index in step
-// with the record (who is asked, whom it still waits on, how urgently).
-func (r Requests[T, P]) Apply(ctx context.Context, ch RequestChange[T]) (*T, error) {
-	var before T
-	// The requests row and the index rows of the record as it was, taken
-	// before the change runs: a transition writes each only when it
-	// changed.
-	var wasRow Request
-	var wasAsking []Asking
-	applied := false
-	rec, err := applyRequestChange[T, P](r.s, ctx, r.k.subject, ch,
-		func(rec *T) {
-			before, applied = *rec, true
-			h := P(rec).head()
-			*P(&before).head().asked = slices.Clone(*h.asked)
-			wasRow, wasAsking = requestRow[T, P](rec), asking[T, P](rec)
-		},
-		func(tx *gorm.DB, rec *T) error {
-			h := P(rec).head()
-			if row := requestRow[T, P](rec); requestRowChanged(wasRow, row) {
-				if err := saveRequestRow(tx, row); err != nil {
-					return err
-				}
-			}
-			if err := r.k.rewriteAsking(tx, *h.id, wasAsking, asking[T, P](rec)); err != nil {
-				return err
-			}
-			if named, ok := any(rec).(namesAsked); ok && !slices.Equal(*P(&before).head().asked, *h.asked) {
-				if err := completeAsked(tx, h.organizationID, rec, named.askedRefs()); err != nil {
-					return err
-				}
-			}
-			if a, ok := any(rec).(appliedBeside[T]); ok {
-				if err := a.applied(tx, &before); err != nil {
-					return err
-				}
-			}
-			// The event data reads the record as a later read does.
-			return r.loaded(tx, h.organizationID, rec)
-		})
-	if err == nil && applied {
-		r.counted(&before, rec)
+// Locked is a request's record read under its row lock for a transition
+// (Lock), with what Save compares it with, so that Save writes what
+// indexes the record only where it changed.
+type Locked[T any] struct {
+	Record *T
+	// Seq is the last transition written to the record.
+	Seq int
+	// OrganizationID, FlowID and Subject (the kind: "approval") name the
+	// record in its audit entries and events.
+	OrganizationID string
+	FlowID         *string
+	Subject        string
+	// before is the record as it was read; row and asking what it
+	// indexed then.
+	before T
+	row    Request
+	asking []Asking
+}
+
+// Lock reads one of the organisation's records under its row lock, for
+// the rest of ctx's transaction, to be changed by a transition (Save). A
+// record that is gone is ErrRequestMissing.
+func (r Requests[T, P]) Lock(ctx context.Context, orgID, id string) (*Locked[T], error) {
+	st, err := inTx(ctx)
+	if err != nil {
+		return nil, err
 	}
-	return rec, err
+	rec, err := take[T](st.tx.Clauses(lockForUpdate(st.tx)...), orgID, id, r.k.subject+" "+id)
+	if apperr.Is(err, apperr.NotFound) {
+		return nil, fmt.Errorf("%w: %w", ErrRequestMissing, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	h := P(rec).head()
+	l := &Locked[T]{Record: rec, Seq: *h.seq, OrganizationID: h.organizationID, FlowID: h.flowID, Subject: r.k.subject,
+		before: *rec, row: requestRow[T, P](rec), asking: asking[T, P](rec)}
+	*P(&l.before).head().asked = slices.Clone(*h.asked)
+	return l, nil
+}
+
+// Save writes a locked record as transition seq changed it, in ctx's
+// transaction, with what indexes it: its requests row and the rows of whom
+// it asks, each only where it changed since Lock, the names of the people
+// newly asked, and what the kind keeps beside the record. The record is
+// then read as a later read reads it, and the change counted once the
+// transaction commits.
+func (r Requests[T, P]) Save(ctx context.Context, l *Locked[T], seq int) error {
+	st, err := inTx(ctx)
+	if err != nil {
+		return err
+	}
+	tx, rec := st.tx, l.Record
+	h := P(rec).head()
+	*h.seq = seq
+	*h.updatedAt = Now()
+	if err := tx.Save(rec).Error; err != nil {
+		return err
+	}
+	if row := requestRow[T, P](rec); requestRowChanged(l.row, row) {
+		if err := saveRequestRow(tx, row); err != nil {
+			return err
+		}
+	}
+	if err := r.k.rewriteAsking(tx, *h.id, l.asking, asking[T, P](rec)); err != nil {
+		return err
+	}
+	if named, ok := any(rec).(namesAsked); ok && !slices.Equal(*P(&l.before).head().asked, *h.asked) {
+		if err := completeAsked(tx, h.organizationID, rec, named.askedRefs()); err != nil {
+			return err
+		}
+	}
+	if a, ok := any(rec).(appliedBeside[T]); ok {
+		if err := a.applied(tx, &l.before); err != nil {
+			return err
+		}
+	}
+	st.onCommit = append(st.onCommit, func() { r.counted(&l.before, rec) })
+	r.s.Changed(ctx, *h.id)
+	return r.loaded(tx, h.organizationID, rec)
 }
 
 // ErrRequestMissing is what a transition of a request without a record
 // fails with: the API took the record back after a workflow start it could
 // not confirm, and the start had gone through. Retrying cannot help.
 var ErrRequestMissing = errors.New("the request's record is gone")
-
-// RequestChange is one workflow transition to apply to the read model of a
-// request of type T.
-type RequestChange[T any] struct {
-	OrganizationID string
-	ID             string
-	Seq            int
-	// Apply copies the workflow's state onto the record and returns the
-	// audit entry's action, actor, detail and time.
-	Apply func(*T) (AuditEntry, error)
-	// Event, when set, is the outbox event's kind; EventData builds its
-	// data from the updated record.
-	Event     string
-	EventData func(*T) ([]byte, error)
-}
-
-// applyRequestChange writes a transition, its audit entry and its event in
-// one transaction. A change already applied (Seq not newer) is skipped, so
-// the activity may be retried freely. before sees the record as it was,
-// after writes what the kind indexes beside it.
-func applyRequestChange[T any, P requestRecord[T]](s *core, ctx context.Context, subjectType string, ch RequestChange[T],
-	before func(*T), after func(*gorm.DB, *T) error) (*T, error) {
-	var rec *T
-	wroteEvent := false
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var err error
-		if rec, err = take[T](tx.Clauses(lockForUpdate(tx)...), ch.OrganizationID, ch.ID, subjectType+" "+ch.ID); err != nil {
-			if apperr.Is(err, apperr.NotFound) {
-				return fmt.Errorf("%w: %w", ErrRequestMissing, err)
-			}
-			return err
-		}
-		h := P(rec).head()
-		if *h.seq >= ch.Seq {
-			return nil
-		}
-		before(rec)
-		entry, err := ch.Apply(rec)
-		if err != nil {
-			return err
-		}
-		*h.seq = ch.Seq
-		*h.updatedAt = Now()
-		if err := tx.Save(rec).Error; err != nil {
-			return err
-		}
-		if err := after(tx, rec); err != nil {
-			return err
-		}
-		entry.ID, entry.OrganizationID, entry.FlowID = newID(ids.Audit), h.organizationID, h.flowID
-		entry.SubjectType, entry.SubjectID, entry.Seq = subjectType, *h.id, ch.Seq
-		if err := writeAudit(tx, &entry); err != nil {
-			return err
-		}
-		if ch.Event == "" {
-			return nil
-		}
-		data, err := ch.EventData(rec)
-		if err != nil {
-			return err
-		}
-		wroteEvent = true
-		return tx.Create(&Event{ID: newID(ids.Event), OrganizationID: h.organizationID, Kind: ch.Event,
-			SubjectType: subjectType, SubjectID: *h.id, Data: data, CreatedAt: entry.At}).Error
-	})
-	if err == nil && wroteEvent {
-		s.changes.EventWritten()
-	}
-	if err == nil {
-		s.changes.Changed(ch.ID)
-	}
-	return rec, err
-}
 
 // createRequest inserts a new request's record and what indexes it, and
 // binds claim (when not nil) to it in the same transaction. The flow, when

@@ -121,16 +121,16 @@ func TestATransitionWritesTheRowOnlyWhenItChangesWhatTheRowHolds(t *testing.T) {
 		assert.Equal(t, states.Pending, made.Status)
 		assert.Equal(t, models.RiskHigh, made.Risk)
 
-		testenv.Transition(t, s.Approvals(), org.ID, a.ID, 1, func(*models.Approval) {})
+		testenv.Transition(t, s, s.Approvals(), org.ID, a.ID, 1, func(*models.Approval) {})
 		assert.Equal(t, made, requestRows(t, db)[a.ID], "the first transition changed nothing the row holds")
 
-		testenv.Transition(t, s.Approvals(), org.ID, a.ID, 2, func(a *models.Approval) { a.Status = states.Expired })
+		testenv.Transition(t, s, s.Approvals(), org.ID, a.ID, 2, func(a *models.Approval) { a.Status = states.Expired })
 		settled := requestRows(t, db)[a.ID]
 		assert.Equal(t, states.Expired, settled.Status)
 		assert.Equal(t, 2, settled.Seq)
 		require.NotNil(t, settled.SettledAt)
 
-		testenv.Transition(t, s.Approvals(), org.ID, a.ID, 3, func(*models.Approval) {})
+		testenv.Transition(t, s, s.Approvals(), org.ID, a.ID, 3, func(*models.Approval) {})
 		assert.Equal(t, settled, requestRows(t, db)[a.ID], "a transition after it settled keeps when it settled")
 	})
 }
@@ -158,9 +158,9 @@ func TestARecordAnEarlierVersionMadeGetsItsRowWhenItSettles(t *testing.T) {
 			return id
 		}
 		quiet, settles := old("apr_01quiet"), old("apr_01settles")
-		testenv.Transition(t, s.Approvals(), org.ID, quiet, 1, func(*models.Approval) {})
+		testenv.Transition(t, s, s.Approvals(), org.ID, quiet, 1, func(*models.Approval) {})
 		assert.NotContains(t, requestRows(t, db), quiet, "a transition that changes nothing the row holds writes none")
-		testenv.Transition(t, s.Approvals(), org.ID, settles, 1, func(a *models.Approval) { a.Status = states.Expired })
+		testenv.Transition(t, s, s.Approvals(), org.ID, settles, 1, func(a *models.Approval) { a.Status = states.Expired })
 		row := requestRows(t, db)[settles]
 		assert.Equal(t, states.Expired, row.Status, "the transition that settles it gives it its row")
 		assert.NotNil(t, row.SettledAt)

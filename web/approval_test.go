@@ -296,7 +296,7 @@ func TestApprovalPageShowsItsExecution(t *testing.T) {
 		ctx := context.Background()
 		report := func(title string, mismatch bool) string {
 			a := s.approval(t, title, models.RiskLow, time.Now().Add(time.Hour), s.ada.ID)
-			testenv.Transition(t, s.store.Approvals(), s.org.ID, a.ID, 1, func(a *models.Approval) { a.Status = "approved" })
+			testenv.Transition(t, s.store, s.store.Approvals(), s.org.ID, a.ID, 1, func(a *models.Approval) { a.Status = "approved" })
 			started := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
 			require.NoError(t, s.store.Tx(ctx, func(ctx context.Context) error {
 				return s.store.InsertReceipt(ctx, &models.Receipt{ID: ids.New(ids.Receipt), OrganizationID: s.org.ID,

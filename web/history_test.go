@@ -29,7 +29,7 @@ func TestHistoryListsSettledRequests(t *testing.T) {
 		require.NoError(t, err)
 		// Each settles after the one before, at its transition.
 		settle := func(a *models.Approval, status string) {
-			testenv.Transition(t, s.store.Approvals(), s.org.ID, a.ID, 1, func(a *models.Approval) { a.Status = status })
+			testenv.Transition(t, s.store, s.store.Approvals(), s.org.ID, a.ID, 1, func(a *models.Approval) { a.Status = status })
 		}
 		in := time.Now().Add(time.Hour)
 		approved := s.approval(t, "Refund order 42", models.RiskLow, in, s.ada.ID)
@@ -40,7 +40,7 @@ func TestHistoryListsSettledRequests(t *testing.T) {
 		notMine := s.approval(t, "Bob's only", models.RiskLow, in, bob.ID)
 		settle(notMine, "rejected")
 		made := s.approval(t, "Ada asked this", models.RiskLow, in, bob.ID)
-		testenv.Transition(t, s.store.Approvals(), s.org.ID, made.ID, 1, func(a *models.Approval) {
+		testenv.Transition(t, s.store, s.store.Approvals(), s.org.ID, made.ID, 1, func(a *models.Approval) {
 			a.Status, a.Requester = "cancelled", s.ada.ID
 		})
 
@@ -97,7 +97,7 @@ func TestHistoryListsSettledRequestsForInformation(t *testing.T) {
 			_, err := s.store.Collections().Create(ctx, c, nil)
 			require.NoError(t, err)
 			if status != states.Open {
-				testenv.Transition(t, s.store.Collections(), orgID, c.ID, 1, func(c *models.Collection) {
+				testenv.Transition(t, s.store, s.store.Collections(), orgID, c.ID, 1, func(c *models.Collection) {
 					c.Status, c.SettledAt = status, &settledAt
 				})
 			}
@@ -111,13 +111,13 @@ func TestHistoryListsSettledRequestsForInformation(t *testing.T) {
 		elsewhere := collection(s.otherOrg(t).ID, "Another organisation's", states.Complete, now, s.ada.ID)
 		made := collection(s.org.ID, "Ada asked the team", states.Open, time.Time{}, bob.ID)
 		madeAt := now.Add(-4 * time.Hour)
-		testenv.Transition(t, s.store.Collections(), s.org.ID, made.ID, 1, func(c *models.Collection) {
+		testenv.Transition(t, s.store, s.store.Collections(), s.org.ID, made.ID, 1, func(c *models.Collection) {
 			c.Status, c.SettledAt, c.Requester = states.Cancelled, &madeAt, s.ada.ID
 		})
 		// An approval settled between the two requests for information.
 		decided := s.approval(t, "Refund order 42", models.RiskLow, now.Add(time.Hour), s.ada.ID)
 		decidedAt, decidedBy := now.Add(-2*time.Hour), "Ada Lovelace"
-		testenv.Transition(t, s.store.Approvals(), s.org.ID, decided.ID, 1, func(a *models.Approval) {
+		testenv.Transition(t, s.store, s.store.Approvals(), s.org.ID, decided.ID, 1, func(a *models.Approval) {
 			a.Status, a.DecidedBy, a.DecidedAt = states.Approved, &decidedBy, &decidedAt
 		})
 

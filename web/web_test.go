@@ -223,7 +223,7 @@ func TestSignInFlowEndToEnd(t *testing.T) {
 		critical := s.approval(t, "Delete backups", models.RiskCritical, later, s.ada.ID, other.ID)
 		notMine := s.approval(t, "Not for Ada", models.RiskHigh, soon, other.ID)
 		decided := s.approval(t, "Already decided", models.RiskHigh, soon, s.ada.ID)
-		testenv.Transition(t, s.store.Approvals(), s.org.ID, decided.ID, 1, func(a *models.Approval) { a.Status = "approved" })
+		testenv.Transition(t, s.store, s.store.Approvals(), s.org.ID, decided.ID, 1, func(a *models.Approval) { a.Status = "approved" })
 
 		b := s.browser(t)
 		r := b.get("/inbox")

@@ -14,6 +14,7 @@ import (
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/wire"
 )
 
@@ -38,7 +39,7 @@ func TestEventPayloadAgreesWithLaterRead(t *testing.T) {
 
 		at := time.Date(2026, 1, 2, 3, 4, 5, 999999500, time.UTC)
 		var payload []byte
-		_, err = s.Approvals().Apply(ctx, models.RequestChange[models.Approval]{OrganizationID: org.ID, ID: a.ID, Seq: 1,
+		_, err = requests.Persist(ctx, s, s.Approvals(), requests.Change[models.Approval]{OrganizationID: org.ID, ID: a.ID, Seq: 1,
 			Apply: func(rec *models.Approval) (models.AuditEntry, error) {
 				rec.Status, rec.DecidedAt = states.Approved, &at
 				rec.Questions.V = []models.Question{{QuestionID: "q1", Question: "Why?", AskedBy: "Ada", AskedAt: at}}

@@ -1,0 +1,74 @@
+package requests_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"gorm.io/gorm"
+
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/states"
+	"github.com/assent-hq/assent/internal/testenv"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
+)
+
+// A transition is written once, with its audit entry and its event; a
+// retry of it changes nothing, and one of a record the API took back says
+// so.
+func TestPersistWritesATransitionOnce(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db, testenv.Keys())
+		org := testenv.NewOrg(t, s)
+		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
+			ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "agent"}, Risk: models.RiskLow, RequiredApprovals: 1}
+		_, err := s.Approvals().Create(ctx, a, nil)
+		require.NoError(t, err)
+
+		applied := 0
+		approve := requests.Change[models.Approval]{OrganizationID: org.ID, ID: a.ID, Seq: 1,
+			Apply: func(rec *models.Approval) (models.AuditEntry, error) {
+				applied++
+				rec.Status = states.Approved
+				return models.AuditEntry{Action: "approved", ActorID: "mem_a", ActorName: "Ada", At: models.Now()}, nil
+			},
+			Event:     events.ApprovalApproved,
+			EventData: func(rec *models.Approval) ([]byte, error) { return json.Marshal(map[string]string{"status": rec.Status}) },
+		}
+		rec, err := requests.Persist(ctx, s, s.Approvals(), approve)
+		require.NoError(t, err)
+		assert.Equal(t, states.Approved, rec.Status)
+		assert.Equal(t, 1, rec.Seq)
+		rec, err = requests.Persist(ctx, s, s.Approvals(), approve)
+		require.NoError(t, err)
+		assert.Equal(t, 1, applied, "a retried transition is not applied again")
+		assert.Equal(t, states.Approved, rec.Status, "and answers the record as it is")
+
+		var entries []models.AuditEntry
+		require.NoError(t, db.Where("subject_id = ?", a.ID).Find(&entries).Error)
+		require.Len(t, entries, 1)
+		assert.Equal(t, "approval", entries[0].SubjectType)
+		assert.Equal(t, 1, entries[0].Seq)
+		assert.Equal(t, "approved", entries[0].Action)
+		evs, err := s.ListEvents(ctx, org.ID, a.ID)
+		require.NoError(t, err)
+		require.Len(t, evs, 1)
+		assert.Equal(t, events.ApprovalApproved, evs[0].Kind)
+		assert.JSONEq(t, `{"status":"approved"}`, string(evs[0].Data), "the event reads the record as written")
+		got, err := s.Approvals().Get(ctx, org.ID, a.ID)
+		require.NoError(t, err)
+		assert.Equal(t, states.Approved, got.Status)
+
+		_, err = requests.Persist(ctx, s, s.Approvals(), requests.Change[models.Approval]{OrganizationID: org.ID, ID: "apr_gone", Seq: 1,
+			Apply: func(*models.Approval) (models.AuditEntry, error) { return models.AuditEntry{}, nil }})
+		assert.ErrorIs(t, err, models.ErrRequestMissing)
+		_, err = requests.Persist(ctx, s, s.Approvals(), requests.Change[models.Approval]{OrganizationID: "org_other", ID: a.ID, Seq: 2,
+			Apply: func(*models.Approval) (models.AuditEntry, error) { return models.AuditEntry{}, nil }})
+		assert.ErrorIs(t, err, models.ErrRequestMissing, "another organisation's request is not found")
+	})
+}
