@@ -37,8 +37,10 @@ func TestPersistWritesATransitionOnce(t *testing.T) {
 				rec.Status = states.Approved
 				return models.AuditEntry{Action: "approved", ActorID: "mem_a", ActorName: "Ada", At: models.Now()}, nil
 			},
-			Event:     events.ApprovalApproved,
-			EventData: func(rec *models.Approval) ([]byte, error) { return json.Marshal(map[string]string{"status": rec.Status}) },
+			Event: events.ApprovalApproved,
+			EventData: func(rec *models.Approval) ([]byte, error) {
+				return json.Marshal(map[string]string{"status": rec.Status})
+			},
 		}
 		rec, err := requests.Persist(ctx, s, s.Approvals(), approve)
 		require.NoError(t, err)
