@@ -291,7 +291,9 @@ func (c *Cluster) Exits() map[string]int {
 	return maps.Clone(c.exits)
 }
 
-// Stop ends every process, the last started first.
+// Stop ends every process: the proxy, then Assent's processes, then
+// Temporal's, then PostgreSQL, the processes of each step at once (a
+// serve's lame duck alone takes seconds).
 func (c *Cluster) Stop() {
 	c.mu.Lock()
 	procs := maps.Clone(c.procs)
@@ -299,8 +301,12 @@ func (c *Cluster) Stop() {
 		p.stopped = true
 	}
 	c.mu.Unlock()
-	for _, n := range stopOrder(procs) {
-		procs[n].terminate(20 * time.Second)
+	for _, step := range stopSteps(procs) {
+		var wg sync.WaitGroup
+		for _, n := range step {
+			wg.Go(func() { procs[n].terminate(20 * time.Second) })
+		}
+		wg.Wait()
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -330,6 +336,26 @@ func Down(dir string) ([]string, error) {
 		}
 	}
 	return stopped, nil
+}
+
+// stopSteps groups the processes m holds by what depends on them, those
+// that depend on the others first: the proxy, Assent's processes,
+// Temporal's, PostgreSQL. The processes of one step may stop at once.
+func stopSteps[V any](m map[string]V) [][]string {
+	var steps [][]string
+	for _, step := range [][]string{{Proxy}, {Serve1, Serve2, Worker1, Worker2},
+		{TemporalUI, TemporalWorker, TemporalFrontend, TemporalMatching, TemporalHistory}, {Postgres}} {
+		var in []string
+		for _, n := range step {
+			if _, ok := m[n]; ok {
+				in = append(in, n)
+			}
+		}
+		if len(in) > 0 {
+			steps = append(steps, in)
+		}
+	}
+	return steps
 }
 
 // stopOrder lists the processes m holds, the last started first.
