@@ -239,23 +239,20 @@ func bootstrapCluster(t *testing.T, c *cluster.Cluster) bootstrap {
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
 	var b bootstrap
-	b.Members = append(b.Members, struct {
-		ID    string `json:"id"`
-		Email string `json:"email"`
-		Role  string `json:"role"`
-		Token string `json:"token"`
-	}{made.Owner.ID, made.Owner.Email, "owner", made.OwnerToken})
-	for _, m := range []struct{ email, role string }{
-		{"mia@cluster.example", "member"}, {"max@cluster.example", "member"}, {"maya@cluster.example", "member"},
-	} {
-		added := admin("member", "add", "--email", m.email, "--role", m.role)
-		token := admin("token", "create", "--member", m.email)["token"].(string)
+	member := func(id, email, role, token string) {
 		b.Members = append(b.Members, struct {
 			ID    string `json:"id"`
 			Email string `json:"email"`
 			Role  string `json:"role"`
 			Token string `json:"token"`
-		}{added["id"].(string), m.email, m.role, token})
+		}{id, email, role, token})
+	}
+	member(made.Owner.ID, made.Owner.Email, "owner", made.OwnerToken)
+	for _, m := range []struct{ email, role string }{
+		{"mia@cluster.example", "member"}, {"max@cluster.example", "member"}, {"maya@cluster.example", "member"},
+	} {
+		added := admin("member", "add", "--email", m.email, "--role", m.role)
+		member(added["id"].(string), m.email, m.role, admin("token", "create", "--member", m.email)["token"].(string))
 	}
 	b.AgentKey = admin("key", "create", "--name", "agent", "--kind", "agent", "--scopes", strings.Join(scopes.Available(), ","))["key"].(string)
 	b.AdminKey = admin("key", "create", "--name", "admin", "--kind", "admin")["key"].(string)

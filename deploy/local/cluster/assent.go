@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,7 +56,9 @@ func (c *Cluster) build(ctx context.Context) (binaries, error) {
 		if err != nil {
 			return b, fmt.Errorf("go tool -n %s: %w\n%s", t[1], err, stderrOf(err))
 		}
-		if err := copyFile(strings.TrimSpace(string(out)), t[0]); err != nil {
+		// The cluster runs its own copy, which Go's cache trimming cannot
+		// take away.
+		if err := copyTree(ctx, strings.TrimSpace(string(out)), t[0]); err != nil {
 			return b, err
 		}
 	}
@@ -70,25 +71,6 @@ func (c *Cluster) build(ctx context.Context) (binaries, error) {
 		}
 	}
 	return b, nil
-}
-
-// copyFile copies the executable from to to: the cluster runs its own
-// copy, which Go's cache trimming cannot take away.
-func copyFile(from, to string) error {
-	src, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	dst, err := os.OpenFile(to, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o755)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		dst.Close()
-		return err
-	}
-	return dst.Close()
 }
 
 // stderrOf is what a failed command said on its standard error.

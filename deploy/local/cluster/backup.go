@@ -112,6 +112,7 @@ func mkdirFor(dir string) error {
 	return os.Chmod(dir, 0o755)
 }
 
+// copyTree copies the file or folder from to to, keeping modes and times.
 func copyTree(ctx context.Context, from, to string) error {
 	if out, err := exec.CommandContext(ctx, "cp", "-a", from, to).CombinedOutput(); err != nil {
 		return fmt.Errorf("copy %s to %s: %w: %s", from, to, err, out)

@@ -15,6 +15,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -324,7 +325,7 @@ func Down(dir string) ([]string, error) {
 		return nil, err
 	}
 	var stopped []string
-	for _, n := range stopOrder(c.state.PIDs) {
+	for _, n := range slices.Concat(stopSteps(c.state.PIDs)...) {
 		if stopGroup(c.state.PIDs[n], 20*time.Second) {
 			stopped = append(stopped, n)
 		}
@@ -356,18 +357,6 @@ func stopSteps[V any](m map[string]V) [][]string {
 		}
 	}
 	return steps
-}
-
-// stopOrder lists the processes m holds, the last started first.
-func stopOrder[V any](m map[string]V) []string {
-	names := Names()
-	var out []string
-	for i := len(names) - 1; i >= 0; i-- {
-		if _, ok := m[names[i]]; ok {
-			out = append(out, names[i])
-		}
-	}
-	return out
 }
 
 func (c *Cluster) progress(format string, args ...any) {
