@@ -15,6 +15,7 @@ import (
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/workflows"
 )
 
@@ -32,7 +33,7 @@ func TestPersistApprovalSignsTheDecision(t *testing.T) {
 			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
 				ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "agent"}, Risk: models.RiskLow, Input: models.RawJSON(`{"amount":100}`),
 				RequiredApprovals: 1}
-			_, err := store.Approvals().Create(ctx, a, nil)
+			_, err := requests.Insert(ctx, store, store.Approvals(), a, nil)
 			require.NoError(t, err)
 			at := time.Now().UTC()
 			transition := workflows.ApprovalTransition{RequestID: a.ID, OrganizationID: org.ID, Seq: 1, Action: workflows.ActionApproved,

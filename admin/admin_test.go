@@ -16,6 +16,7 @@ import (
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 )
 
 // refused asserts err is an apperr with code, naming field (if any) and
@@ -254,7 +255,7 @@ func TestRemoveGuestTakesThemOffPendingRequests(t *testing.T) {
 		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
 			ExpiresAt: models.Now().Add(time.Hour), Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow, ApproverIDs: []string{g.ID},
 			RequiredApprovals: 1}
-		_, err = store.Approvals().Create(ctx, a, nil)
+		_, err = requests.Insert(ctx, store, store.Approvals(), a, nil)
 		require.NoError(t, err)
 
 		refused(t, svc.RemoveGuest(ctx, other.ID, g.ID, admin.Operator), apperr.NotFound, "", "guest "+g.ID+" not found")
@@ -285,7 +286,7 @@ func TestRemoveGuestTakesThemOffOpenReviews(t *testing.T) {
 			ExpiresAt: models.Now().Add(time.Hour), Requester: "key_test", RequestedBy: "agent"}, ReportID: "rpt_1", VersionID: "ver_1", Version: 1,
 			Reviewers: []string{g.Email}, ReviewerIDs: []string{g.ID}, RequiredApprovals: 1,
 		}
-		_, err = store.Reviews().Create(ctx, r, nil)
+		_, err = requests.Insert(ctx, store, store.Reviews(), r, nil)
 		require.NoError(t, err)
 
 		refused(t, bare.RemoveGuest(ctx, org.ID, g.ID, admin.Operator), apperr.Unavailable, "", "the guest was removed, but the requests still waiting on them cannot be changed here; retry where workflows run")

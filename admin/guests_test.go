@@ -41,7 +41,7 @@ func TestRemoveGuestEndsTheirAccess(t *testing.T) {
 			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
 				ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow, ApproverIDs: approvers,
 				RequiredApprovals: 1}
-			_, err := s.Approvals().Create(ctx, a, nil)
+			_, err := requests.Insert(ctx, s, s.Approvals(), a, nil)
 			require.NoError(t, err)
 			if status != states.Pending {
 				testenv.Transition(t, s, s.Approvals(), org.ID, a.ID, 1, func(a *models.Approval) { a.Status = status })
@@ -139,7 +139,7 @@ func TestRemoveGuestAsksOnlyTheReviewsWaitingOnThem(t *testing.T) {
 				Reviewers: []string{g.Email, ada.Email}, ReviewerIDs: []string{g.ID, ada.ID}, RequiredApprovals: 2,
 			}
 			r.Verdicts.V = verdicts
-			_, err := s.Reviews().Create(ctx, r, nil)
+			_, err := requests.Insert(ctx, s, s.Reviews(), r, nil)
 			require.NoError(t, err)
 			if status != states.Open {
 				testenv.Transition(t, s, s.Reviews(), org.ID, r.ID, 1, func(r *models.Review) { r.Status = status })

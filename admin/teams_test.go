@@ -15,6 +15,7 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 )
 
 func TestTeamsResolveMembersByEmailOrID(t *testing.T) {
@@ -68,7 +69,7 @@ func TestTeamsAreEditedAndRemoved(t *testing.T) {
 		earlier := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
 			ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "agent"}, Risk: models.RiskLow, ApproverIDs: []string{a.ID},
 			RequiredApprovals: 1}
-		_, err = s.Approvals().Create(ctx, earlier, nil)
+		_, err = requests.Insert(ctx, s, s.Approvals(), earlier, nil)
 		require.NoError(t, err)
 
 		name := "Finance team"

@@ -545,7 +545,7 @@ func TestFailedStartLeavesNothingAndReconcilerStartsOrphans(t *testing.T) {
 		rec := &models.Approval{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: "orphan",
 			ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_x", RequestedBy: "agent"}, Risk: "low", ApproverIDs: models.StringList{s.cy.ID},
 			RequiredApprovals: 1}
-		_, err := s.store.Approvals().Create(ctx, rec, nil)
+		_, err := requests.Insert(ctx, s.store, s.store.Approvals(), rec, nil)
 		require.NoError(t, err)
 		n, err := requests.Reconcile(ctx, time.Now().Add(requests.ReconcileGrace), 10, approvals.New(approvals.Deps{Store: s.store, Temporal: s.tc}))
 		require.NoError(t, err)
@@ -587,7 +587,7 @@ func TestReconcilerLeavesABacklogToTheWorkers(t *testing.T) {
 			rec := &models.Approval{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: title,
 				ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_x", RequestedBy: "agent"}, Risk: "low", ApproverIDs: models.StringList{s.cy.ID},
 				RequiredApprovals: 1}
-			_, err := s.store.Approvals().Create(ctx, rec, nil)
+			_, err := requests.Insert(ctx, s.store, s.store.Approvals(), rec, nil)
 			require.NoError(t, err)
 			return rec
 		}

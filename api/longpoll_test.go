@@ -15,6 +15,7 @@ import (
 	"github.com/assent-hq/assent/internal/ratelimit"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 )
 
 // TestLongPollsAreCapped: a key holds at most its cap of long-polls open
@@ -32,7 +33,7 @@ func TestLongPollsAreCapped(t *testing.T) {
 	a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: f.org.ID, Title: "Pay",
 		ExpiresAt: models.Now().Add(time.Hour), Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow, ApproverIDs: []string{f.member.ID},
 		RequiredApprovals: 1}
-	_, err := f.store.Approvals().Create(context.Background(), a, nil)
+	_, err := requests.Insert(context.Background(), f.store, f.store.Approvals(), a, nil)
 	require.NoError(t, err)
 	path := "/api/v1/approvals/" + a.ID
 	require.Equal(t, 200, f.do(t, "GET", path, f.agentKey, "", nil).status) // loads the contract check, too

@@ -75,7 +75,7 @@ type CreateInput struct {
 var respondentRole = requests.Role{Field: "respondents", Unknown: apperr.UnknownRespondent, Ambiguous: apperr.AmbiguousRespondent, Guests: true}
 
 // Create makes an open collection for the caller and starts its workflow,
-// exactly once per claim (see requests.Records.Create).
+// exactly once per claim (see requests.Insert).
 func (s *Service) Create(ctx context.Context, p models.Actor, in *CreateInput, claim *models.Claim) (*models.Collection, error) {
 	return s.Lifecycle.Create(ctx, claim, func() (*models.Collection, error) { return s.build(ctx, p, in) })
 }

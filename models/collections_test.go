@@ -36,7 +36,7 @@ func TestCollectionLifecycleInTheReadModel(t *testing.T) {
 			ExpiresAt: models.Now().Add(72 * time.Hour), Requester: "key_1", RequestedBy: "agent", CallbackSecret: &secret}, Questions: models.JSON[[]questions.Question]{V: qs},
 			Respondents: []string{"everyone"}, RespondentIDs: []string{"mem_a", "mem_b"}, RequiredResponses: 2,
 			DueAt: &due}
-		_, err = s.Collections().Create(ctx, c, nil)
+		_, err = requests.Insert(ctx, s, s.Collections(), c, nil)
 		require.NoError(t, err)
 		assert.Regexp(t, `^col_`, c.ID)
 		assert.Equal(t, states.Open, c.Status)

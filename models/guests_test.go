@@ -12,6 +12,7 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 )
 
 // TestUpdateGuestRenames: a guest is renamed in place; the address stays,
@@ -28,7 +29,7 @@ func TestUpdateGuestRenames(t *testing.T) {
 		earlier := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Share",
 			ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow, ApproverIDs: []string{g.ID},
 			RequiredApprovals: 1}
-		_, err = s.Approvals().Create(ctx, earlier, nil)
+		_, err = requests.Insert(ctx, s, s.Approvals(), earlier, nil)
 		require.NoError(t, err)
 
 		name := "  Gus Grey "

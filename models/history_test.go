@@ -14,6 +14,7 @@ import (
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 )
 
 // TestSettledForPagesBothKindsBySettledTime: a person's history pages
@@ -38,7 +39,7 @@ func TestSettledForPagesBothKindsBySettledTime(t *testing.T) {
 			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "a",
 				ExpiresAt: base.Add(time.Hour), Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow, ApproverIDs: []string{ada.ID},
 				RequiredApprovals: 1}
-			_, err := s.Approvals().Create(ctx, a, nil)
+			_, err := requests.Insert(ctx, s, s.Approvals(), a, nil)
 			require.NoError(t, err)
 			testenv.Transition(t, s, s.Approvals(), org.ID, a.ID, 1, func(a *models.Approval) {
 				a.Status = status
@@ -57,7 +58,7 @@ func TestSettledForPagesBothKindsBySettledTime(t *testing.T) {
 			c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "c",
 				ExpiresAt: base.Add(time.Hour), Requester: "key_test", RequestedBy: "agent"}, RespondentIDs: []string{ada.ID}, RequiredResponses: 1,
 			}
-			_, err := s.Collections().Create(ctx, c, nil)
+			_, err := requests.Insert(ctx, s, s.Collections(), c, nil)
 			require.NoError(t, err)
 			testenv.Transition(t, s, s.Collections(), org.ID, c.ID, 1, func(c *models.Collection) {
 				c.Status, c.SettledAt = status, &settled

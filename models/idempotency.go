@@ -113,12 +113,14 @@ func BindClaim(tx *gorm.DB, c *Claim, id string) (earlier string, err error) {
 	return prev.ResourceID, nil
 }
 
-// errRollback ends a transaction that must write nothing.
-var errRollback = errors.New("rolled back")
-
-// unbindClaims frees the claims bound to a record being deleted.
-func unbindClaims(tx *gorm.DB, orgID, id string) error {
-	return tx.Model(&IdempotencyKey{}).Where("organization_id = ? AND resource_id = ?", orgID, id).
+// UnbindClaims frees, in ctx's transaction, the claims bound to a record
+// being taken back, so a retry with the same key creates afresh.
+func (s *IdempotencyStore) UnbindClaims(ctx context.Context, orgID, id string) error {
+	st, err := inTx(ctx)
+	if err != nil {
+		return err
+	}
+	return st.tx.Model(&IdempotencyKey{}).Where("organization_id = ? AND resource_id = ?", orgID, id).
 		Update("resource_id", "").Error
 }
 

@@ -35,7 +35,7 @@ func TestPendingForPutsWhatNeedsAttentionFirstWhateverTheBacklog(t *testing.T) {
 			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: orgID, Title: title,
 				ExpiresAt: expires, Requester: "key_test", RequestedBy: "agent"}, Risk: risk, ApproverIDs: approvers,
 				RequiredApprovals: 1}
-			_, err := s.Approvals().Create(ctx, a, nil)
+			_, err := requests.Insert(ctx, s, s.Approvals(), a, nil)
 			require.NoError(t, err)
 			if status != states.Pending {
 				testenv.Transition(t, s, s.Approvals(), orgID, a.ID, 1, func(a *models.Approval) { a.Status = status })
@@ -109,7 +109,7 @@ func TestTheInboxFollowsEveryTransition(t *testing.T) {
 			if i < 150 {
 				c.Replies.V = []models.Reply{{RespondentID: "mem_a", SubmittedAt: models.Now()}}
 			}
-			_, err := s.Collections().Create(ctx, c, nil)
+			_, err := requests.Insert(ctx, s, s.Collections(), c, nil)
 			require.NoError(t, err)
 			cols = append(cols, c)
 		}
@@ -275,7 +275,7 @@ func TestWhoHasActedLeavesTheInbox(t *testing.T) {
 			ApproverIDs: models.StringList{"mem_ada", "mem_bob", "mem_cy", "mem_dan"},
 			ApproverVia: models.JSON[map[string][]models.Via]{V: map[string][]models.Via{"mem_cy": asBobsDelegate}},
 		}
-		_, err := s.Approvals().Create(ctx, a, nil)
+		_, err := requests.Insert(ctx, s, s.Approvals(), a, nil)
 		require.NoError(t, err)
 		waiting := func(person string) bool {
 			in, err := s.PendingFor(ctx, org.ID, person, time.Now(), models.Attention, 10)
@@ -298,7 +298,7 @@ func TestWhoHasActedLeavesTheInbox(t *testing.T) {
 			ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_1", RequestedBy: "agent"}, RespondentIDs: models.StringList{"mem_bob", "mem_cy"},
 			Asked:             models.JSON[[]models.PersonRef]{V: []models.PersonRef{{ID: "mem_bob"}, {ID: "mem_cy", Via: asBobsDelegate}}},
 			RequiredResponses: 1}
-		_, err = s.Collections().Create(ctx, c, nil)
+		_, err = requests.Insert(ctx, s, s.Collections(), c, nil)
 		require.NoError(t, err)
 		testenv.Transition(t, s, s.Collections(), org.ID, c.ID, 1, func(c *models.Collection) {
 			c.Replies.V = []models.Reply{{RespondentID: "mem_bob", SubmittedAt: models.Now()}}
@@ -325,7 +325,7 @@ func TestKindsWithoutARiskRankAsMedium(t *testing.T) {
 			ExpiresAt: models.Now().Add(time.Hour), Requester: "key_1", RequestedBy: "agent"}, Questions: models.JSON[[]questions.Question]{V: qs},
 			Respondents: []string{"a"}, RespondentIDs: []string{"mem_a"}, RequiredResponses: 1,
 		}
-		_, err = s.Collections().Create(ctx, c, nil)
+		_, err = requests.Insert(ctx, s, s.Collections(), c, nil)
 		require.NoError(t, err)
 		rank := func() int {
 			keys, err := s.Collections().WaitingKeys(ctx, org.ID, "mem_a", models.Attention, 10)

@@ -35,7 +35,7 @@ func TestReadings(t *testing.T) {
 			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: orgID, Title: "Pay", ExpiresAt: expires.UTC(),
 				Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow,
 				RequiredApprovals: 1}
-			_, err := s.Approvals().Create(ctx, a, nil)
+			_, err := requests.Insert(ctx, s, s.Approvals(), a, nil)
 			require.NoError(t, err)
 			return a
 		}
@@ -47,7 +47,7 @@ func TestReadings(t *testing.T) {
 		c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "c", ExpiresAt: time.Now().Add(time.Hour).UTC(),
 			Requester: "key_test", RequestedBy: "agent"}, RequiredResponses: 1,
 		}
-		_, err = s.Collections().Create(ctx, c, nil)
+		_, err = requests.Insert(ctx, s, s.Collections(), c, nil)
 		require.NoError(t, err)
 		old := models.Now().Add(-90 * time.Second)
 		for i, at := range []time.Time{old, models.Now()} {
@@ -82,7 +82,7 @@ func TestRequestsAreCountedOnce(t *testing.T) {
 			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay", ExpiresAt: time.Now().Add(time.Hour).UTC(),
 				Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskHigh,
 				RequiredApprovals: 1}
-			_, err := s.Approvals().Create(ctx, a, nil)
+			_, err := requests.Insert(ctx, s, s.Approvals(), a, nil)
 			require.NoError(t, err)
 			return a
 		}
@@ -103,7 +103,7 @@ func TestRequestsAreCountedOnce(t *testing.T) {
 		c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "c", ExpiresAt: time.Now().Add(time.Hour).UTC(),
 			Requester: "key_test", RequestedBy: "agent"}, RequiredResponses: 1,
 		}
-		_, err := s.Collections().Create(ctx, c, nil)
+		_, err := requests.Insert(ctx, s, s.Collections(), c, nil)
 		require.NoError(t, err)
 		_, err = requests.Persist(ctx, s, s.Collections(), requests.Change[models.Collection]{OrganizationID: org.ID, ID: c.ID, Seq: 1,
 			Apply: func(*models.Collection) (models.AuditEntry, error) {
@@ -114,9 +114,9 @@ func TestRequestsAreCountedOnce(t *testing.T) {
 		gone := &models.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "gone", ExpiresAt: time.Now().Add(time.Hour).UTC(),
 			Requester: "key_test", RequestedBy: "agent"}, RequiredResponses: 1,
 		}
-		_, err = s.Collections().Create(ctx, gone, nil)
+		_, err = requests.Insert(ctx, s, s.Collections(), gone, nil)
 		require.NoError(t, err)
-		require.NoError(t, s.Collections().DeleteUnstarted(ctx, org.ID, gone.ID))
+		require.NoError(t, requests.TakeBack(ctx, s, s.Collections(), org.ID, gone.ID))
 
 		out, err := testutil.CollectAndFormat(m.Registry(), expfmt.TypeTextPlain, "assent_requests_created_total", "assent_requests_settled_total",
 			"assent_request_decision_seconds")

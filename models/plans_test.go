@@ -13,6 +13,7 @@ import (
 
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 )
 
 // TestBackgroundQueriesUseTheirIndexes: with a backlog of settled work and
@@ -33,7 +34,7 @@ func TestBackgroundQueriesUseTheirIndexes(t *testing.T) {
 		ExpiresAt: models.Now().Add(time.Hour)}, Risk: models.RiskMedium,
 		ApproverIDs: models.StringList{"mem_1"}, RequiredApprovals: 1,
 	}
-	_, err = s.Approvals().Create(ctx, a, nil)
+	_, err = requests.Insert(ctx, s, s.Approvals(), a, nil)
 	require.NoError(t, err)
 	require.NoError(t, db.Exec(`INSERT INTO events (id, organization_id, kind, subject_type, subject_id, data, created_at, traceparent)
 		VALUES ('evt_0', ?, 'approval.requested', 'approval', ?, '{}', now(), '')`, org.ID, a.ID).Error)
@@ -92,12 +93,12 @@ func TestInboxesReadThePersonsWaitingRows(t *testing.T) {
 		ExpiresAt: models.Now().Add(time.Hour)}, Risk: models.RiskMedium,
 		ApproverIDs: models.StringList{"mem_hot"}, RequiredApprovals: 1,
 	}
-	_, err = s.Approvals().Create(ctx, a, nil)
+	_, err = requests.Insert(ctx, s, s.Approvals(), a, nil)
 	require.NoError(t, err)
 	c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Budget",
 		Requester: "key_1", RequestedBy: "agent", ExpiresAt: models.Now().Add(time.Hour)}, RespondentIDs: models.StringList{"mem_hot"},
 		RequiredResponses: 1}
-	_, err = s.Collections().Create(ctx, c, nil)
+	_, err = requests.Insert(ctx, s, s.Collections(), c, nil)
 	require.NoError(t, err)
 	for _, k := range []struct{ table, kind, prefix, open, settled string }{
 		{"approvals", "approval", "apr_b", "pending", "approved"},

@@ -169,11 +169,13 @@ func requestsOf[T any, P requestRecord[T]](s *core) Requests[T, P] {
 	return Requests[T, P]{s, P(nil).kind()}
 }
 
-// Create inserts a new open record and the index of who it asks, and
-// binds claim (when not nil) to it in the same transaction. The flow, when
-// named, must be open. When an earlier attempt of the claimed request
-// already made a record, nothing is written and its id is returned.
-func (r Requests[T, P]) Create(ctx context.Context, rec *T, claim *Claim) (earlier string, err error) {
+// Base is the record's columns every kind shares.
+func (r Requests[T, P]) Base(rec *T) *RequestBase { return P(rec).head().base }
+
+// Name gives a new record its id, its open status and its times, and
+// seals its callback secret under that id, before a create binds its claim
+// to it and writes it (requests.Insert).
+func (r Requests[T, P]) Name(rec *T) {
 	h := P(rec).head()
 	*h.id = newID(r.k.idPrefix)
 	*h.status = r.k.open
@@ -183,13 +185,24 @@ func (r Requests[T, P]) Create(ctx context.Context, rec *T, claim *Claim) (earli
 		p.prepare()
 	}
 	*h.sealedCallbackSecret = r.s.sealCallbackSecret(r.k.callback(), *h.id, *h.callbackSecret)
-	return createRequest[T, P](r.s, ctx, rec, claim, func(tx *gorm.DB) error {
-		row := requestRow[T, P](rec)
-		if err := tx.Create(&row).Error; err != nil {
-			return err
-		}
-		return r.k.insertAsking(tx, *h.id, asking[T, P](rec))
-	})
+}
+
+// Insert writes a record Name named, and the index of who it asks, in
+// ctx's transaction.
+func (r Requests[T, P]) Insert(ctx context.Context, rec *T) error {
+	st, err := inTx(ctx)
+	if err != nil {
+		return err
+	}
+	h := P(rec).head()
+	if err := st.tx.Create(rec).Error; err != nil {
+		return err
+	}
+	row := requestRow[T, P](rec)
+	if err := st.tx.Create(&row).Error; err != nil {
+		return err
+	}
+	return r.k.insertAsking(st.tx, *h.id, asking[T, P](rec))
 }
 
 // RequestFilter narrows a list of one kind's requests by what every kind
@@ -252,23 +265,22 @@ func loadAll[T any, P requestRecord[T]](db *gorm.DB, orgID string, recs []*T) er
 	return nil
 }
 
-// DeleteUnstarted removes a record whose workflow never started (Seq 0)
-// and its index, and unbinds the claim that made it, so a failed creation
-// leaves nothing behind and a retry with the same key creates afresh.
-func (r Requests[T, P]) DeleteUnstarted(ctx context.Context, orgID, id string) error {
-	return r.s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		res := tx.Where("organization_id = ? AND id = ? AND seq = 0", orgID, id).Delete(new(T))
-		if res.Error != nil || res.RowsAffected == 0 {
-			return res.Error
-		}
-		if err := unbindClaims(tx, orgID, id); err != nil {
-			return err
-		}
-		if err := tx.Where("id = ?", id).Delete(&Request{}).Error; err != nil {
-			return err
-		}
-		return tx.Where("request_id = ?", id).Delete(&RequestPerson{}).Error
-	})
+// DeleteUnstarted removes, in ctx's transaction, a record whose workflow
+// never started (Seq 0) and what indexes it, and reports whether there was
+// one (requests.TakeBack).
+func (r Requests[T, P]) DeleteUnstarted(ctx context.Context, orgID, id string) (bool, error) {
+	st, err := inTx(ctx)
+	if err != nil {
+		return false, err
+	}
+	res := st.tx.Where("organization_id = ? AND id = ? AND seq = 0", orgID, id).Delete(new(T))
+	if res.Error != nil || res.RowsAffected == 0 {
+		return false, res.Error
+	}
+	if err := st.tx.Where("id = ?", id).Delete(&Request{}).Error; err != nil {
+		return false, err
+	}
+	return true, st.tx.Where("request_id = ?", id).Delete(&RequestPerson{}).Error
 }
 
 // Statuses returns the status of each record among ids, with one query,
@@ -381,33 +393,6 @@ func (r Requests[T, P]) Save(ctx context.Context, l *Locked[T], seq int) error {
 // fails with: the API took the record back after a workflow start it could
 // not confirm, and the start had gone through. Retrying cannot help.
 var ErrRequestMissing = errors.New("the request's record is gone")
-
-// createRequest inserts a new request's record and what indexes it, and
-// binds claim (when not nil) to it in the same transaction. The flow, when
-// named, must be open. When an earlier attempt of the claimed request
-// already made a record, nothing is written and its id is returned.
-func createRequest[T any, P requestRecord[T]](s *core, ctx context.Context, rec *T, claim *Claim, index func(*gorm.DB) error) (earlier string, err error) {
-	h := P(rec).head()
-	err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := requireOpenFlow(tx, h.organizationID, h.flowID); err != nil {
-			return err
-		}
-		if earlier, err = BindClaim(tx, claim, *h.id); err != nil {
-			return err
-		}
-		if earlier != "" {
-			return errRollback
-		}
-		if err := tx.Create(rec).Error; err != nil {
-			return err
-		}
-		return index(tx)
-	})
-	if earlier != "" {
-		return earlier, nil
-	}
-	return "", err
-}
 
 // sealCallbackSecret seals the callback secret of request id for c, its
 // record's column.

@@ -13,6 +13,7 @@ import (
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 )
 
 // requestRows reads the rows of the requests table by id.
@@ -115,7 +116,7 @@ func TestATransitionWritesTheRowOnlyWhenItChangesWhatTheRowHolds(t *testing.T) {
 		org := testenv.NewOrg(t, s)
 		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay", Requester: "key_1", RequestedBy: "agent",
 			ExpiresAt: time.Now().Add(time.Hour).UTC()}, Risk: models.RiskHigh, ApproverIDs: models.StringList{"mem_ada"}, RequiredApprovals: 1}
-		_, err := s.Approvals().Create(ctx, a, nil)
+		_, err := requests.Insert(ctx, s, s.Approvals(), a, nil)
 		require.NoError(t, err)
 		made := requestRows(t, db)[a.ID]
 		assert.Equal(t, states.Pending, made.Status)
@@ -166,10 +167,10 @@ func TestARecordAnEarlierVersionMadeGetsItsRowWhenItSettles(t *testing.T) {
 		assert.NotNil(t, row.SettledAt)
 
 		unstarted := approval("taken back")
-		_, err := s.Approvals().Create(ctx, unstarted, nil)
+		_, err := requests.Insert(ctx, s, s.Approvals(), unstarted, nil)
 		require.NoError(t, err)
 		assert.Contains(t, requestRows(t, db), unstarted.ID)
-		require.NoError(t, s.Approvals().DeleteUnstarted(ctx, org.ID, unstarted.ID))
+		require.NoError(t, requests.TakeBack(ctx, s, s.Approvals(), org.ID, unstarted.ID))
 		assert.NotContains(t, requestRows(t, db), unstarted.ID, "taken back with its record")
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 )
 
 func ringOf(t *testing.T, keys string) *secretkey.Ring {
@@ -49,7 +50,7 @@ func TestRotateSecretKey(t *testing.T) {
 		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay", CallbackSecret: &secret,
 			ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "agent"}, Risk: models.RiskLow,
 			RequiredApprovals: 1}
-		_, err = before.Approvals().Create(ctx, a, nil)
+		_, err = requests.Insert(ctx, before, before.Approvals(), a, nil)
 		require.NoError(t, err)
 
 		claim := &models.Claim{OrganizationID: org.ID, PrincipalID: "key_x", Key: "k1", RequestHash: "h1"}
@@ -125,7 +126,7 @@ func makeSealedWorld(t *testing.T, s *models.Store) *sealedWorld {
 		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: orgID, Title: "Pay", CallbackSecret: &secret,
 			ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "agent"}, Risk: models.RiskLow,
 			RequiredApprovals: 1}
-		_, err := s.Approvals().Create(ctx, a, nil)
+		_, err := requests.Insert(ctx, s, s.Approvals(), a, nil)
 		require.NoError(t, err)
 		return a
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 )
 
 // TestSystemFigures: open requests by kind, past expiry and oldest, per
@@ -27,7 +28,7 @@ func TestSystemFigures(t *testing.T) {
 			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: orgID, Title: title,
 				ExpiresAt: created.Add(expires), Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow,
 				RequiredApprovals: 1}
-			_, err := s.Approvals().Create(ctx, a, nil)
+			_, err := requests.Insert(ctx, s, s.Approvals(), a, nil)
 			require.NoError(t, err)
 			require.NoError(t, db.Model(a).Updates(map[string]any{"status": status, "created_at": created}).Error)
 			return a

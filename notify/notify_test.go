@@ -16,6 +16,7 @@ import (
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/notify"
+	"github.com/assent-hq/assent/requests"
 )
 
 // flaky refuses mail to one address the first time, then delivers to
@@ -69,7 +70,7 @@ func TestApproversAreEmailedOnceEachAcrossRetries(t *testing.T) {
 			RequiredApprovals: 1,
 			Input:             models.RawJSON(`{"payee":{"ssn":"999-00-1111"}}`),
 			RestrictedFields:  models.StringList{"ssn"}}
-		_, err = store.Approvals().Create(ctx, a, nil)
+		_, err = requests.Insert(ctx, store, store.Approvals(), a, nil)
 		require.NoError(t, err)
 
 		liveLinks := func(personID string) int64 {
@@ -124,7 +125,7 @@ func TestWithoutAMailerNothingIsRetried(t *testing.T) {
 		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "T",
 			ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_1", RequestedBy: "agent"}, Risk: models.RiskHigh, ApproverIDs: []string{m.ID},
 			RequiredApprovals: 1}
-		_, err = store.Approvals().Create(ctx, a, nil)
+		_, err = requests.Insert(ctx, store, store.Approvals(), a, nil)
 		require.NoError(t, err)
 		n := &notify.Notifier{Store: store, BaseURL: "https://assent.example"}
 		assert.NoError(t, n.Approvers(ctx, org.ID, a.ID))
@@ -153,7 +154,7 @@ func TestApproverReminderGoesOnceToWhoHasNotDecided(t *testing.T) {
 			ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_1", RequestedBy: "agent"}, Risk: models.RiskHigh, ApproverIDs: ids[:2],
 			RequiredApprovals: 2,
 			ApprovedBy:        models.StringList{ids[1]}}
-		_, err = store.Approvals().Create(ctx, a, nil)
+		_, err = requests.Insert(ctx, store, store.Approvals(), a, nil)
 		require.NoError(t, err)
 		box := mail.NewMailbox(0)
 		n := &notify.Notifier{Store: store, Mailer: box, BaseURL: "https://assent.example"}

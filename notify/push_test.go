@@ -20,6 +20,7 @@ import (
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/notify"
+	"github.com/assent-hq/assent/requests"
 )
 
 // opened decrypts a push with the browser's keys, checks its VAPID
@@ -73,7 +74,7 @@ func TestAskedPeopleArePushedOnceEach(t *testing.T) {
 			Description: "The customer's card ends 4242.", ApproverIDs: []string{ann.ID(), ben.ID()},
 			RequiredApprovals: 1,
 			Input:             models.RawJSON(`{"payee":{"ssn":"999-00-1111"}}`), RestrictedFields: models.StringList{"ssn"}}
-		_, err = store.Approvals().Create(ctx, a, nil)
+		_, err = requests.Insert(ctx, store, store.Approvals(), a, nil)
 		require.NoError(t, err)
 
 		box := mail.NewMailbox(0)
@@ -125,7 +126,7 @@ func TestAskedPeopleArePushedOnceEach(t *testing.T) {
 			ExpiresAt: time.Now().Add(time.Hour).UTC()}, Description: "secret detail",
 			RespondentIDs: []string{ann.ID()}, RequiredResponses: 1,
 			Questions: models.JSON[[]questions.Question]{V: qs}}
-		_, err = store.Collections().Create(ctx, c, nil)
+		_, err = requests.Insert(ctx, store, store.Collections(), c, nil)
 		require.NoError(t, err)
 		require.NoError(t, n.Respondents(ctx, org.ID, c.ID, false, nil))
 		pushes := svc.To(laptop)
@@ -138,7 +139,7 @@ func TestAskedPeopleArePushedOnceEach(t *testing.T) {
 			Requester: "key_1", RequestedBy: "agent", ExpiresAt: time.Now().Add(time.Hour).UTC()}, Instructions: "check the numbers",
 			ReportID: "rpt_x", VersionID: "ver_x", Version: 2, ReviewerIDs: []string{ann.ID()}, RequiredApprovals: 1,
 		}
-		_, err = store.Reviews().Create(ctx, r, nil)
+		_, err = requests.Insert(ctx, store, store.Reviews(), r, nil)
 		require.NoError(t, err)
 		require.NoError(t, n.Reviewers(ctx, org.ID, r.ID))
 		require.NoError(t, n.Reviewers(ctx, org.ID, r.ID))

@@ -211,13 +211,9 @@ var errNoTemporal = apperr.New(apperr.Unavailable, "requests cannot be changed h
 // Approvals(), Collections() and Reviews().
 type Table[T any] interface {
 	Rows[T]
-	// Create writes a new record bound to claim and returns the id of a
-	// record an earlier attempt of the claim made, if any.
-	Create(ctx context.Context, rec *T, claim *models.Claim) (earlier string, err error)
+	Creatable[T]
 	// Reveal sets the once-shown callback secret on a create's answer.
 	Reveal(*T) error
-	// DeleteUnstarted takes back a record whose workflow never started.
-	DeleteUnstarted(ctx context.Context, orgID, id string) error
 	// Statuses reads the status of each of ids that exists, for the
 	// long-poll.
 	Statuses(ctx context.Context, ids []string) (map[string]string, error)
@@ -341,7 +337,7 @@ func (l *Lifecycle[T]) Create(ctx context.Context, claim *models.Claim, build fu
 		// wrong with it; nothing is written that no workflow could own.
 		return nil, errNoTemporal
 	}
-	if earlier, err = l.table.Create(ctx, rec, claim); err != nil {
+	if earlier, err = Insert(ctx, l.records.Store, l.table, rec, claim); err != nil {
 		return nil, err
 	}
 	h := l.kind.Head(rec)
@@ -431,7 +427,7 @@ func (l *Lifecycle[T]) startNew(ctx context.Context, rec *T) error {
 		l.records.Log.Warn("the "+l.records.Noun+" workflow's start answered an error but had started", l.records.Noun, h.ID, "error", err)
 		return nil
 	}
-	if derr := l.table.DeleteUnstarted(context.WithoutCancel(ctx), h.OrganizationID, h.ID); derr != nil {
+	if derr := TakeBack(context.WithoutCancel(ctx), l.records.Store, l.table, h.OrganizationID, h.ID); derr != nil {
 		l.records.Log.Error("remove "+l.records.Noun+" after failed start", l.records.Noun, h.ID, "error", derr)
 	}
 	l.records.Log.Error("start "+l.records.Noun+" workflow", l.records.Noun, h.ID, "error", err)

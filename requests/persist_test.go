@@ -27,7 +27,7 @@ func TestPersistWritesATransitionOnce(t *testing.T) {
 		org := testenv.NewOrg(t, s)
 		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
 			ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "agent"}, Risk: models.RiskLow, RequiredApprovals: 1}
-		_, err := s.Approvals().Create(ctx, a, nil)
+		_, err := requests.Insert(ctx, s, s.Approvals(), a, nil)
 		require.NoError(t, err)
 
 		applied := 0

@@ -67,7 +67,7 @@ type CreateInput struct {
 var reviewerRole = requests.Role{Field: "reviewers", Unknown: apperr.UnknownReviewer, Ambiguous: apperr.AmbiguousReviewer, Guests: true}
 
 // Create makes an open review for the caller and starts its workflow,
-// exactly once per claim (see requests.Records.Create).
+// exactly once per claim (see requests.Insert).
 func (s *Service) Create(ctx context.Context, p models.Actor, in *CreateInput, claim *models.Claim) (*models.Review, error) {
 	return s.Lifecycle.Create(ctx, claim, func() (*models.Review, error) { return s.build(ctx, p, in) })
 }

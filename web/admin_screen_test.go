@@ -16,6 +16,7 @@ import (
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 )
 
 // TestAdminModelScreen: the settings page switches the model screen on
@@ -61,7 +62,7 @@ func TestAdminModelScreen(t *testing.T) {
 			RequiredApprovals: 1,
 			Concerns: models.JSON[[]models.Concern]{V: []models.Concern{{Principle: "privacy", Rule: "data", Concern: "From a rule."},
 				{Principle: "privacy", Rule: models.ScreenRule, Concern: "From the model."}}}}
-		_, err = s.store.Approvals().Create(ctx, a, nil)
+		_, err = requests.Insert(ctx, s.store, s.store.Approvals(), a, nil)
 		require.NoError(t, err)
 		page = b.get("/approvals/" + a.ID)
 		require.Equal(t, http.StatusOK, page.status, page.body)

@@ -16,6 +16,7 @@ import (
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/web"
 )
 
@@ -37,7 +38,7 @@ func TestAdminSystemShowsWhatIsStuck(t *testing.T) {
 			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: orgID, Title: title, ExpiresAt: models.Now().Add(expiresIn),
 				Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow,
 				RequiredApprovals: 1}
-			_, err := s.store.Approvals().Create(ctx, a, nil)
+			_, err := requests.Insert(ctx, s.store, s.store.Approvals(), a, nil)
 			require.NoError(t, err)
 			require.NoError(t, db.Model(a).Updates(map[string]any{"status": states.Pending, "created_at": created}).Error)
 			return a

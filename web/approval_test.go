@@ -20,6 +20,7 @@ import (
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/internal/testenv/temporalenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/web"
 	"github.com/assent-hq/assent/worker"
 )
@@ -45,7 +46,7 @@ func (s *site) started(t *testing.T, a *models.Approval) *models.Approval {
 	}
 	a.RequiredApprovals, a.ExpiresAt = 1, time.Now().Add(time.Hour).UTC().Truncate(time.Second)
 	ctx := context.Background()
-	_, err := s.store.Approvals().Create(ctx, a, nil)
+	_, err := requests.Insert(ctx, s.store, s.store.Approvals(), a, nil)
 	require.NoError(t, err)
 	require.NoError(t, s.services.Approvals.Start(ctx, a))
 	return a
@@ -164,7 +165,7 @@ func TestApprovalPageDecides(t *testing.T) {
 		foreign := &models.Approval{RequestBase: models.RequestBase{OrganizationID: other.ID, Title: "Theirs",
 			ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "x"}, Risk: models.RiskLow, RequiredApprovals: 1,
 		}
-		_, err = s.store.Approvals().Create(ctx, foreign, nil)
+		_, err = requests.Insert(ctx, s.store, s.store.Approvals(), foreign, nil)
 		require.NoError(t, err)
 		assert.Equal(t, http.StatusNotFound, b.get("/approvals/"+foreign.ID).status)
 	})

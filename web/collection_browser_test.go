@@ -14,6 +14,7 @@ import (
 	"github.com/assent-hq/assent/internal/questions"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 )
 
 // TestBrowserAnswersACollection: in a real browser, a respondent fills in
@@ -42,7 +43,7 @@ func TestBrowserAnswersACollection(t *testing.T) {
 		Questions: models.JSON[[]questions.Question]{V: qs}, Respondents: []string{"ada@example.com"}, RespondentIDs: []string{s.ada.ID},
 		RequiredResponses: 1, DueAt: &due,
 	}
-	_, err = s.store.Collections().Create(ctx, c, nil)
+	_, err = requests.Insert(ctx, s.store, s.store.Collections(), c, nil)
 	require.NoError(t, err)
 	require.NoError(t, service.Start(ctx, c))
 	shots := shotsDir(t)

@@ -17,6 +17,7 @@ import (
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/internal/testenv/temporalenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/web"
 	"github.com/assent-hq/assent/worker"
 )
@@ -58,7 +59,7 @@ func TestCollectionPageAnswers(t *testing.T) {
 			ExpiresAt: time.Now().Add(72 * time.Hour).UTC().Truncate(time.Second), Requester: "key_test", RequestedBy: "purchasing agent"}, Questions: models.JSON[[]questions.Question]{V: qs},
 			Respondents: []string{"ada@example.com"}, RespondentIDs: []string{s.ada.ID}, RequiredResponses: 1, DueAt: &due,
 		}
-		_, err = s.store.Collections().Create(ctx, c, nil)
+		_, err = requests.Insert(ctx, s.store, s.store.Collections(), c, nil)
 		require.NoError(t, err)
 		require.NoError(t, service.Start(ctx, c))
 

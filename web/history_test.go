@@ -14,6 +14,7 @@ import (
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 )
 
 // TestHistoryListsSettledRequests: the history page lists the settled
@@ -94,7 +95,7 @@ func TestHistoryListsSettledRequestsForInformation(t *testing.T) {
 			c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: orgID, Title: title,
 				ExpiresAt: now.Add(time.Hour), Requester: "key_test", RequestedBy: "purchasing agent"}, RespondentIDs: respondents, RequiredResponses: 1,
 			}
-			_, err := s.store.Collections().Create(ctx, c, nil)
+			_, err := requests.Insert(ctx, s.store, s.store.Collections(), c, nil)
 			require.NoError(t, err)
 			if status != states.Open {
 				testenv.Transition(t, s.store, s.store.Collections(), orgID, c.ID, 1, func(c *models.Collection) {

@@ -17,6 +17,7 @@ import (
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/webhooks"
 )
 
@@ -137,7 +138,7 @@ func TestBrowserApprovalPageLayout(t *testing.T) {
 		RequiredApprovals: 1,
 		Input:             models.RawJSON(`{"amount":120,"currency":"EUR"}`),
 	}
-	_, err := s.store.Approvals().Create(ctx, a, nil)
+	_, err := requests.Insert(ctx, s.store, s.store.Approvals(), a, nil)
 	require.NoError(t, err)
 	token, err := s.store.CreateDecisionLink(ctx, a, s.ada.ID)
 	require.NoError(t, err)

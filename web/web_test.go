@@ -25,6 +25,7 @@ import (
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/web"
 )
 
@@ -96,7 +97,7 @@ func (s *site) approval(t *testing.T, title, risk string, expiresAt time.Time, a
 	a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: title,
 		ExpiresAt: expiresAt.UTC().Truncate(time.Second), Requester: "key_test", RequestedBy: "billing agent"}, Risk: risk, ApproverIDs: approvers,
 		RequiredApprovals: 1}
-	_, err := s.store.Approvals().Create(context.Background(), a, nil)
+	_, err := requests.Insert(context.Background(), s.store, s.store.Approvals(), a, nil)
 	require.NoError(t, err)
 	return a
 }

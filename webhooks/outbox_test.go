@@ -13,6 +13,7 @@ import (
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/webhooks"
 )
 
@@ -75,7 +76,7 @@ func TestOutboxDecidesWhoReceivesAnEvent(t *testing.T) {
 		callback := "https://agent.example/callback"
 		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: e.org.ID, Title: "Pay", CallbackURL: &callback,
 			ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "agent"}, Risk: models.RiskLow, RequiredApprovals: 1}
-		_, err := e.store.Approvals().Create(ctx, a, nil)
+		_, err := requests.Insert(ctx, e.store, e.store.Approvals(), a, nil)
 		require.NoError(t, err)
 
 		requested := e.event(events.ApprovalRequested, "approval", a.ID)
@@ -93,7 +94,7 @@ func TestOutboxDecidesWhoReceivesAnEvent(t *testing.T) {
 		// A request without a callback.
 		b := &models.Approval{RequestBase: models.RequestBase{OrganizationID: e.org.ID, Title: "Ship",
 			ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "agent"}, Risk: models.RiskLow, RequiredApprovals: 1}
-		_, err = e.store.Approvals().Create(ctx, b, nil)
+		_, err = requests.Insert(ctx, e.store, e.store.Approvals(), b, nil)
 		require.NoError(t, err)
 		e.event(events.ApprovalApproved, "approval", b.ID)
 		assert.ElementsMatch(t, []string{"webhook " + all.ID, "webhook " + approved.ID}, keys(e.dispatch()))

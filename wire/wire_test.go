@@ -34,7 +34,7 @@ func TestEventPayloadAgreesWithLaterRead(t *testing.T) {
 		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
 			ExpiresAt: models.Now().Add(time.Hour), Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow, ApproverIDs: []string{ada.ID},
 			RequiredApprovals: 1}
-		_, err = s.Approvals().Create(ctx, a, nil)
+		_, err = requests.Insert(ctx, s, s.Approvals(), a, nil)
 		require.NoError(t, err)
 
 		at := time.Date(2026, 1, 2, 3, 4, 5, 999999500, time.UTC)

@@ -23,6 +23,7 @@ import (
 	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/worker"
 	"github.com/assent-hq/assent/workflows"
 )
@@ -58,7 +59,7 @@ func TestAdminGuestRemove(t *testing.T) {
 				Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskMedium, ApproverIDs: []string{gus.ID},
 				RequiredApprovals: 1,
 			}
-			_, err = store.Approvals().Create(ctx, a, nil)
+			_, err = requests.Insert(ctx, store, store.Approvals(), a, nil)
 			require.NoError(t, err)
 			require.NoError(t, app.Build(app.Deps{Store: store, Temporal: tc}).Approvals.Start(ctx, a))
 			require.Eventually(t, func() bool {
@@ -249,7 +250,7 @@ func testAdminEditsTeamsAndGuests(t *testing.T, kind string) {
 	earlier := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
 		ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow, ApproverIDs: []string{ada.ID, gus.ID},
 		RequiredApprovals: 1}
-	_, err = store.Approvals().Create(ctx, earlier, nil)
+	_, err = requests.Insert(ctx, store, store.Approvals(), earlier, nil)
 	require.NoError(t, err)
 
 	run := func(args ...string) (string, error) {
