@@ -99,6 +99,10 @@ ingress:
   annotations: {nginx.ingress.kubernetes.io/proxy-body-size: 110m}
   tls: {enabled: true, secretName: assent-tls, reportsSecretName: assent-reports-tls}
 podDisruptionBudget: {enabled: true, maxUnavailable: 1}
+networkPolicy:
+  enabled: true
+  ingressFrom: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: ingress-nginx}}}]
+  metricsFrom: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: monitoring}}, podSelector: {matchLabels: {app: prometheus}}}]
 serviceAccountName: assent
 podAnnotations: {example.com/team: platform}
 podLabels: {example.com/tier: app}
@@ -135,6 +139,7 @@ type objects struct {
 	ingresses   []*networkingv1.Ingress
 	pdbs        []*policyv1.PodDisruptionBudget
 	monitors    []*monitoringv1.ServiceMonitor
+	policies    []*networkingv1.NetworkPolicy
 }
 
 func loadChart(t *testing.T) *chart.Chart {
@@ -211,6 +216,8 @@ func render(t *testing.T, valuesYAML string) *objects {
 			o.pdbs = append(o.pdbs, decode[policyv1.PodDisruptionBudget](t, doc))
 		case "monitoring.coreos.com/v1 ServiceMonitor":
 			o.monitors = append(o.monitors, decode[monitoringv1.ServiceMonitor](t, doc))
+		case "networking.k8s.io/v1 NetworkPolicy":
+			o.policies = append(o.policies, decode[networkingv1.NetworkPolicy](t, doc))
 		default:
 			t.Errorf("the chart renders a %s %s, which this test does not check", head.APIVersion, head.Kind)
 		}
@@ -306,6 +313,7 @@ func TestChartRenders(t *testing.T) {
 			checkIngress(t, o)
 			checkPDBs(t, o)
 			checkServiceMonitor(t, o)
+			checkNetworkPolicies(t, o)
 			checkNoSecretValues(t, o)
 		})
 	}
@@ -667,6 +675,59 @@ func checkPDBs(t *testing.T, o *objects) {
 	}
 	for name := range o.deployments {
 		assert.Equal(t, 1, covered[name], "%s is covered by one PodDisruptionBudget", name)
+	}
+}
+
+// checkNetworkPolicies: with networkPolicy.enabled, every pod the chart
+// runs is selected by one policy, which admits connections on exactly the
+// ports its container names, from the peers the values give for each (any
+// when none); egress is not restricted.
+func checkNetworkPolicies(t *testing.T, o *objects) {
+	if str(o.values, "networkPolicy.enabled") != "true" {
+		assert.Empty(t, o.policies)
+		return
+	}
+	peers := func(key string) []networkingv1.NetworkPolicyPeer {
+		raw, err := o.values.PathValue("networkPolicy." + key)
+		require.NoError(t, err)
+		j, err := yaml.Marshal(raw)
+		require.NoError(t, err)
+		var out []networkingv1.NetworkPolicyPeer
+		require.NoError(t, yaml.UnmarshalStrict(j, &out))
+		if len(out) == 0 {
+			return nil
+		}
+		return out
+	}
+	from := map[string][]networkingv1.NetworkPolicyPeer{"http": peers("ingressFrom"), "metrics": peers("metricsFrom"),
+		"probes": peers("probesFrom")}
+	pods := commands(t, o)
+	require.Len(t, o.policies, len(pods))
+	for cmd, pod := range pods {
+		var selecting []*networkingv1.NetworkPolicy
+		for _, p := range o.policies {
+			sel, err := metav1Selector(&p.Spec.PodSelector)
+			require.NoError(t, err)
+			if sel.Matches(labels.Set(pod.Labels)) {
+				selecting = append(selecting, p)
+			}
+		}
+		require.Len(t, selecting, 1, "%s's pods are selected by one NetworkPolicy", cmd)
+		p := selecting[0]
+		assert.Equal(t, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}, p.Spec.PolicyTypes, "%s: egress stays open", cmd)
+		admitted := map[string][]networkingv1.NetworkPolicyPeer{}
+		for _, rule := range p.Spec.Ingress {
+			require.Len(t, rule.Ports, 1)
+			require.NotNil(t, rule.Ports[0].Port)
+			admitted[rule.Ports[0].Port.StrVal] = rule.From
+		}
+		var named []string
+		for _, port := range pod.Spec.Containers[0].Ports {
+			named = append(named, port.Name)
+			assert.Contains(t, admitted, port.Name, "%s's port %s is admitted", cmd, port.Name)
+			assert.Equal(t, from[port.Name], admitted[port.Name], "%s's port %s admits the peers the values give", cmd, port.Name)
+		}
+		assert.Len(t, admitted, len(named), "%s admits only the ports its container names: %v", cmd, named)
 	}
 }
 
