@@ -35,21 +35,12 @@ var collectionQuestions = []map[string]any{
 }
 
 func (l *load) createCollection(rng *rand.Rand, people []person) {
-	n := 1 + rng.IntN(len(people))
-	chosen := rng.Perm(len(people))[:n]
-	var emails, ids []string
-	for _, i := range chosen {
-		emails = append(emails, people[i].email)
-		ids = append(ids, people[i].id)
-	}
+	emails, ids := askSome(rng, people)
 	now := time.Now()
-	expires := now.Add(l.patience)
-	if rng.IntN(100) < 25 {
-		expires = now.Add(time.Duration(3+rng.IntN(12)) * time.Second)
-	}
+	expires := l.expiry(rng, 25)
 	key := l.newKey("collection")
 	body := map[string]any{"title": "Quarterly budget " + key, "questions": collectionQuestions, "respondents": emails,
-		"requiredResponses": 1 + rng.IntN(n), "externalId": key, "expiresAt": expires.UTC().Format(time.RFC3339)}
+		"requiredResponses": 1 + rng.IntN(len(ids)), "externalId": key, "expiresAt": expires.UTC().Format(time.RFC3339)}
 	// A due time a few seconds out puts the one reminder (halfway to it)
 	// inside the run, among the kills.
 	if due := now.Add(time.Duration(4+rng.IntN(12)) * time.Second); rng.IntN(100) < 40 && due.Before(expires) {
@@ -75,21 +66,12 @@ func (l *load) createCollection(rng *rand.Rand, people []person) {
 func (l *load) pickCollection(rng *rand.Rand) *asked {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.asked) == 0 {
-		return nil
-	}
-	recent := min(len(l.asked), 40)
-	return l.asked[len(l.asked)-1-rng.IntN(recent)]
+	return recentOf(rng, l.asked, 40)
 }
 
 // reply submits one respondent's typed answers.
 func (l *load) reply(rng *rand.Rand, c *asked, people []person) {
-	var who person
-	for _, p := range people {
-		if p.id == c.respondents[rng.IntN(len(c.respondents))] {
-			who = p
-		}
-	}
+	who := oneOf(rng, people, c.respondents)
 	answers := map[string]any{"budget": 1000 + rng.IntN(9000), "vendor": []string{"Acme", "Globex", "Initech"}[rng.IntN(3)],
 		"urgent": rng.IntN(2) == 0}
 	if rng.IntN(2) == 0 {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -216,18 +217,51 @@ func (l *load) run(ctx context.Context, rng *rand.Rand) {
 
 func (l *load) newKey(kind string) string { return fmt.Sprintf("%s-%d", kind, l.seq.Add(1)) }
 
-func (l *load) create(rng *rand.Rand, people []person) {
-	n := 1 + rng.IntN(len(people))
-	chosen := rng.Perm(len(people))[:n]
-	var emails, ids []string
-	for _, i := range chosen {
+// askSome chooses 1 to all of people to ask, in a random order: their
+// addresses for the create and their ids for the check.
+func askSome(rng *rand.Rand, people []person) (emails, ids []string) {
+	for _, i := range rng.Perm(len(people))[:1+rng.IntN(len(people))] {
 		emails = append(emails, people[i].email)
 		ids = append(ids, people[i].id)
 	}
-	expires := time.Now().Add(l.patience)
-	if rng.IntN(100) < 25 {
-		expires = time.Now().Add(time.Duration(3+rng.IntN(12)) * time.Second)
+	return emails, ids
+}
+
+// expiry is when a new request expires: after the load's patience, or,
+// for short percent of them, within seconds, among the kills.
+func (l *load) expiry(rng *rand.Rand, short int) time.Time {
+	if rng.IntN(100) < short {
+		return time.Now().Add(time.Duration(3+rng.IntN(12)) * time.Second)
 	}
+	return time.Now().Add(l.patience)
+}
+
+// personOf is the one of people whose id is id.
+func personOf(people []person, id string) person {
+	i := slices.IndexFunc(people, func(p person) bool { return p.id == id })
+	if i < 0 {
+		return person{}
+	}
+	return people[i]
+}
+
+// oneOf is one of ids' people, at random.
+func oneOf(rng *rand.Rand, people []person, ids []string) person {
+	return personOf(people, ids[rng.IntN(len(ids))])
+}
+
+// recentOf is one of the last n of made, at random, or nil when there is
+// none; the caller holds l.mu.
+func recentOf[T any](rng *rand.Rand, made []*T, n int) *T {
+	if len(made) == 0 {
+		return nil
+	}
+	return made[len(made)-1-rng.IntN(min(len(made), n))]
+}
+
+func (l *load) create(rng *rand.Rand, people []person) {
+	emails, ids := askSome(rng, people)
+	expires := l.expiry(rng, 25)
 	key := l.newKey("create")
 	body := map[string]any{"title": "Pay invoice " + key, "risk": "low", "approvers": emails, "externalId": key,
 		"expiresAt": expires.UTC().Format(time.RFC3339), "input": map[string]any{"amount": 100}, "editableFields": []string{"amount"}}
@@ -260,20 +294,11 @@ func (l *load) create(rng *rand.Rand, people []person) {
 func (l *load) pick(rng *rand.Rand) *created {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.approvals) == 0 {
-		return nil
-	}
-	recent := min(len(l.approvals), 40)
-	return l.approvals[len(l.approvals)-1-rng.IntN(recent)]
+	return recentOf(rng, l.approvals, 40)
 }
 
 func (l *load) decide(rng *rand.Rand, a *created, people []person) {
-	var who person
-	for _, p := range people {
-		if p.id == a.approvers[rng.IntN(len(a.approvers))] {
-			who = p
-		}
-	}
+	who := oneOf(rng, people, a.approvers)
 	// Someone away may be stood in for, once the hand-over reached this
 	// approval (until then the stand-in is refused not_an_approver).
 	if in, ok := l.delegations.standIn(who.id); ok && rng.IntN(2) == 0 {

@@ -47,20 +47,11 @@ func (l *load) publishReviewReports(n int) error {
 // createReview asks 1 to 3 members for a verdict on one of the review
 // reports' live version; some expire during the run.
 func (l *load) createReview(rng *rand.Rand, people []person) {
-	n := 1 + rng.IntN(len(people))
-	chosen := rng.Perm(len(people))[:n]
-	var emails, ids []string
-	for _, i := range chosen {
-		emails = append(emails, people[i].email)
-		ids = append(ids, people[i].id)
-	}
-	expires := time.Now().Add(l.patience)
-	if rng.IntN(100) < 30 {
-		expires = time.Now().Add(time.Duration(3+rng.IntN(12)) * time.Second)
-	}
+	emails, ids := askSome(rng, people)
+	expires := l.expiry(rng, 30)
 	key := l.newKey("review")
 	body := map[string]any{"title": "Check " + key, "reportId": l.reviewReports[rng.IntN(len(l.reviewReports))], "reviewers": emails,
-		"requiredApprovals": 1 + rng.IntN(n), "externalId": key, "expiresAt": expires.UTC().Format(time.RFC3339)}
+		"requiredApprovals": 1 + rng.IntN(len(ids)), "externalId": key, "expiresAt": expires.UTC().Format(time.RFC3339)}
 	if rng.IntN(100) < 40 {
 		body["callbackUrl"] = l.receiver + "/callback"
 	}
@@ -120,12 +111,7 @@ func (l *load) verdict(rng *rand.Rand, v *reviewed, people []person) {
 	if len(others) > 0 && rng.IntN(100) < 5 {
 		who = others[rng.IntN(len(others))]
 	} else {
-		id := v.reviewers[rng.IntN(len(v.reviewers))]
-		for _, p := range people {
-			if p.id == id {
-				who = p
-			}
-		}
+		who = oneOf(rng, people, v.reviewers)
 	}
 	key := l.newKey("verdict")
 	verdict := workflows.VerdictApproved

@@ -182,17 +182,14 @@ func (c *Cluster) writeTemporalConfig() error {
 // dynamicConfig is what the cluster changes from Temporal's defaults, as
 // deploy/temporal/dynamicconfig/assent.yaml does: a task a transition
 // makes is dispatched at once (docs/benchmarks.md, "Where a decision's
-// time went"), and the history service's workflow cache is bounded by
-// bytes, so its memory levels off (docs/reliability.md, "The soak")
-// instead of holding every workflow touched in the last hour.
+// time went"), and the history service caches at most 4,096 workflows,
+// so its memory levels off (docs/reliability.md, "The soak") instead of
+// holding every workflow touched in the last hour.
 const dynamicConfig = `history.transferProcessorMaxPollRPS:
   - value: 1000
     constraints: {}
-history.cacheSizeBasedLimit:
-  - value: true
-    constraints: {}
-history.hostLevelCacheMaxSizeBytes:
-  - value: 134217728
+history.hostLevelCacheMaxSize:
+  - value: 4096
     constraints: {}
 `
 

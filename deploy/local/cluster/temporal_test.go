@@ -19,5 +19,5 @@ func TestDynamicConfigIsTheComposeStacks(t *testing.T) {
 	require.NoError(t, yaml.Unmarshal(compose, &want))
 	require.NoError(t, yaml.Unmarshal([]byte(dynamicConfig), &got))
 	assert.Equal(t, want, got)
-	assert.Contains(t, got, "history.hostLevelCacheMaxSizeBytes", "the history cache is bounded by bytes")
+	assert.Contains(t, got, "history.hostLevelCacheMaxSize", "the history cache is bounded")
 }
