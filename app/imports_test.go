@@ -68,3 +68,19 @@ func TestAdaptersImportNoWorkflowsNorEachOther(t *testing.T) {
 		}
 	}
 }
+
+// TestSerializersImportNoServices: wire turns records into their JSON and
+// nothing more, so the services that build their events with it, and the
+// adapters, may all import it; what a value means (a token's lifetime, an
+// expiry's default) is read from the record, not decided here.
+func TestSerializersImportNoServices(t *testing.T) {
+	for f, paths := range imports(t, "wire") {
+		for _, p := range paths {
+			name, ours := strings.CutPrefix(p, module)
+			if ours {
+				require.True(t, name == "models" || strings.HasPrefix(name, "internal/"),
+					"%s imports %s: a serializer reads records only", f, name)
+			}
+		}
+	}
+}

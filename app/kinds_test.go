@@ -60,6 +60,12 @@ type kind[T any] struct {
 	open, requested, expired string
 }
 
+// Get and Head read the kind's requests as temporalenv.Started does.
+func (k kind[T]) Get(ctx context.Context, orgID, id string) (*T, error) {
+	return k.life.Get(ctx, orgID, id)
+}
+func (k kind[T]) Head(rec *T) requests.Head { return k.head(rec) }
+
 // pointers points at each of recs.
 func pointers[T any](recs []T) []*T {
 	out := make([]*T, len(recs))
@@ -173,13 +179,7 @@ func contract[T any](t *testing.T, store *models.Store, newOrg func(*testing.T) 
 	started := func(t *testing.T, o *kindOrg, expires time.Duration) requests.Head {
 		t.Helper()
 		rec, err := k.create(ctx, o, expires)
-		require.NoError(t, err)
-		h := k.head(rec)
-		require.Eventually(t, func() bool {
-			got, err := k.life.Get(ctx, o.ID, h.ID)
-			return err == nil && k.head(got).Started
-		}, 10*time.Second, 20*time.Millisecond, "the workflow writes the created step")
-		return h
+		return k.head(temporalenv.Started(t, k, rec, err))
 	}
 	statusOf := func(t *testing.T, o *kindOrg, id string) string {
 		t.Helper()

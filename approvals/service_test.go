@@ -3,13 +3,11 @@ package approvals_test
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/client"
 
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
@@ -22,26 +20,16 @@ import (
 )
 
 // env is one database with the service over it and a worker of its own
-// running its workflows.
-type env struct {
-	store *models.Store
-	svc   *approvals.Service
-}
+// running its workflows; org is one test's people (testenv.People).
+type (
+	env = temporalenv.KindEnv[*approvals.Service]
+	org = testenv.People
+)
 
-// org is one test's people (testenv.People).
-type org = testenv.People
-
-// eachDB runs each of tests on SQLite and on PostgreSQL: one database
-// and one worker per kind, the tests on it in parallel, each in an
+// eachDB runs each of tests on SQLite and on PostgreSQL, each in an
 // organisation of its own.
 func eachDB(t *testing.T, tests map[string]func(t *testing.T, e *env, o *org)) {
-	temporalenv.EachDB(t, func(t *testing.T, store *models.Store, c client.Client) *env {
-		return &env{store: store, svc: approvals.New(approvals.Deps{Store: store, Temporal: c, Logger: slog.New(slog.DiscardHandler)})}
-	}, (*env).newOrg, tests)
-}
-
-func (e *env) newOrg(t *testing.T) *org {
-	return testenv.NewPeople(t, e.store, "payments agent")
+	temporalenv.EachKindDB(t, approvals.New, "payments agent", tests)
 }
 
 // payment asks Bob to approve a payment whose amount he may correct.
@@ -52,16 +40,10 @@ func payment() *approvals.CreateInput {
 
 // started creates in and waits until its workflow has written its first
 // step.
-func (e *env) started(t *testing.T, o *org, in *approvals.CreateInput) *models.Approval {
+func started(t *testing.T, e *env, o *org, in *approvals.CreateInput) *models.Approval {
 	t.Helper()
-	ctx := context.Background()
-	a, err := e.svc.Create(ctx, o.Agent, in, nil)
-	require.NoError(t, err)
-	require.Eventually(t, func() bool {
-		got, err := e.svc.Get(ctx, o.ID, a.ID)
-		return err == nil && got.Seq > 0
-	}, 10*time.Second, 20*time.Millisecond, "the workflow persists the created step")
-	return a
+	a, err := e.Svc.Create(context.Background(), o.Agent, in, nil)
+	return temporalenv.Started(t, e.Svc, a, err)
 }
 
 func at(d time.Duration) *string { return new(time.Now().Add(d).UTC().Format(time.RFC3339)) }
@@ -70,7 +52,7 @@ func TestApprovalRules(t *testing.T) {
 	eachDB(t, map[string]func(*testing.T, *env, *org){
 		"create refuses what build checks": func(t *testing.T, e *env, o *org) {
 			ctx := context.Background()
-			require.NoError(t, e.store.CreateRule(ctx, &models.Rule{OrganizationID: o.ID, Name: "critical", Kind: rules.KindApproval,
+			require.NoError(t, e.Store.CreateRule(ctx, &models.Rule{OrganizationID: o.ID, Name: "critical", Kind: rules.KindApproval,
 				Condition: `request.risk == "critical"`, RequiredApprovals: 2, Enabled: true}))
 			with := func(change func(in *approvals.CreateInput)) *approvals.CreateInput {
 				in := payment()
@@ -114,64 +96,64 @@ func TestApprovalRules(t *testing.T) {
 			}
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
-					_, err := e.svc.Create(ctx, o.Agent, c.in, nil)
+					_, err := e.Svc.Create(ctx, o.Agent, c.in, nil)
 					testenv.Refused(t, err, c.code, c.field)
 				})
 			}
 
 			// Nobody named falls to the owners and administrators: an
 			// organisation without any has nobody to ask.
-			empty, err := e.store.CreateOrganization(ctx, "Empty", "")
+			empty, err := e.Store.CreateOrganization(ctx, "Empty", "")
 			require.NoError(t, err)
-			_, err = e.svc.Create(ctx, models.KeyActor(empty, o.Agent.Key, nil), &approvals.CreateInput{Fields: requests.Fields{Title: "x"}}, nil)
+			_, err = e.Svc.Create(ctx, models.KeyActor(empty, o.Agent.Key, nil), &approvals.CreateInput{Fields: requests.Fields{Title: "x"}}, nil)
 			testenv.Refused(t, err, apperr.UnknownApprover, "approvers")
 
-			_, _, err = e.svc.List(ctx, o.Agent, models.ApprovalFilter{Status: "open"}, models.Page{Limit: 10})
+			_, _, err = e.Svc.List(ctx, o.Agent, models.ApprovalFilter{Status: "open"}, models.Page{Limit: 10})
 			testenv.Refused(t, err, apperr.InvalidRequest, "status")
-			list, _, err := e.svc.List(ctx, o.Agent, models.ApprovalFilter{}, models.Page{Limit: 10})
+			list, _, err := e.Svc.List(ctx, o.Agent, models.ApprovalFilter{}, models.Page{Limit: 10})
 			require.NoError(t, err)
 			assert.Empty(t, list, "no refused create left a record")
 		},
 
 		"a created approval runs until it is decided": func(t *testing.T, e *env, o *org) {
 			ctx := context.Background()
-			a := e.started(t, o, payment())
+			a := started(t, e, o, payment())
 			assert.Equal(t, states.Pending, a.Status)
 			assert.Equal(t, models.StringList{o.Bob.ID()}, a.ApproverIDs)
 			assert.Equal(t, models.RiskMedium, a.Risk, "the default risk")
 
-			_, err := e.svc.Waiting(ctx, o.ID, o.Agent, models.Attention, 10)
+			_, err := e.Svc.Waiting(ctx, o.ID, o.Agent, models.Attention, 10)
 			testenv.Refused(t, err, apperr.Forbidden, "")
-			waiting, err := e.svc.Waiting(ctx, o.ID, o.Bob.Actor(), models.Attention, 10)
+			waiting, err := e.Svc.Waiting(ctx, o.ID, o.Bob.Actor(), models.Attention, 10)
 			require.NoError(t, err)
 			require.Len(t, waiting, 1)
 			assert.Equal(t, a.ID, waiting[0].ID)
 
 			approve := approvals.Decision{Decision: "approve", Corrections: map[string]json.RawMessage{"amount": json.RawMessage(`1100`)}}
-			_, err = e.svc.Decide(ctx, o.ID, a.ID, "", o.Agent, approve)
+			_, err = e.Svc.Decide(ctx, o.ID, a.ID, "", o.Agent, approve)
 			testenv.Refused(t, err, apperr.Forbidden, "")
-			_, err = e.svc.Decide(ctx, o.ID, a.ID, "cy-1", o.Cy.Actor(), approve)
+			_, err = e.Svc.Decide(ctx, o.ID, a.ID, "cy-1", o.Cy.Actor(), approve)
 			testenv.Refused(t, err, apperr.NotAnApprover, "")
-			_, err = e.svc.Decide(ctx, o.ID, a.ID, "bob-1", o.Bob.Actor(), approve)
+			_, err = e.Svc.Decide(ctx, o.ID, a.ID, "bob-1", o.Bob.Actor(), approve)
 			require.NoError(t, err)
-			done, err := e.svc.Wait(ctx, o.ID, a.ID, 10*time.Second)
+			done, err := e.Svc.Wait(ctx, o.ID, a.ID, 10*time.Second)
 			require.NoError(t, err)
 			assert.Equal(t, states.Approved, done.Status)
 			assert.JSONEq(t, `{"amount":1100,"payee":"Globex"}`, string(done.ApprovedInput), "the correction applies")
 		},
 
 		"nobody named asks the owners and administrators": func(t *testing.T, e *env, o *org) {
-			a := e.started(t, o, &approvals.CreateInput{Fields: requests.Fields{Title: "Rotate the keys"}})
+			a := started(t, e, o, &approvals.CreateInput{Fields: requests.Fields{Title: "Rotate the keys"}})
 			assert.Equal(t, models.StringList{o.Ada.ID()}, a.ApproverIDs)
 		},
 
 		"a rule's approvals are asked for when enough can give them": func(t *testing.T, e *env, o *org) {
 			ctx := context.Background()
-			require.NoError(t, e.store.CreateRule(ctx, &models.Rule{OrganizationID: o.ID, Name: "critical", Kind: rules.KindApproval,
+			require.NoError(t, e.Store.CreateRule(ctx, &models.Rule{OrganizationID: o.ID, Name: "critical", Kind: rules.KindApproval,
 				Condition: `request.risk == "critical"`, RequiredApprovals: 2, Enabled: true}))
 			in := payment()
 			in.Risk, in.Approvers = "critical", []string{"bob@example.com", "cy@example.com"}
-			a := e.started(t, o, in)
+			a := started(t, e, o, in)
 			assert.Equal(t, 2, a.RequiredApprovals)
 		},
 	})

@@ -3,13 +3,11 @@ package collections_test
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/client"
 
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/apperr"
@@ -22,26 +20,16 @@ import (
 )
 
 // env is one database with the service over it and a worker of its own
-// running its workflows.
-type env struct {
-	store *models.Store
-	svc   *collections.Service
-}
+// running its workflows; org is one test's people (testenv.People).
+type (
+	env = temporalenv.KindEnv[*collections.Service]
+	org = testenv.People
+)
 
-// org is one test's people (testenv.People).
-type org = testenv.People
-
-// eachDB runs each of tests on SQLite and on PostgreSQL: one database
-// and one worker per kind, the tests on it in parallel, each in an
+// eachDB runs each of tests on SQLite and on PostgreSQL, each in an
 // organisation of its own.
 func eachDB(t *testing.T, tests map[string]func(t *testing.T, e *env, o *org)) {
-	temporalenv.EachDB(t, func(t *testing.T, store *models.Store, c client.Client) *env {
-		return &env{store: store, svc: collections.New(collections.Deps{Store: store, Temporal: c, Logger: slog.New(slog.DiscardHandler)})}
-	}, (*env).newOrg, tests)
-}
-
-func (e *env) newOrg(t *testing.T) *org {
-	return testenv.NewPeople(t, e.store, "survey agent")
+	temporalenv.EachKindDB(t, collections.New, "survey agent", tests)
 }
 
 // budget asks Bob and Gus one required number and one optional text.
@@ -56,16 +44,10 @@ func budget(respondents ...string) *collections.CreateInput {
 
 // started creates in and waits until its workflow has written its first
 // step.
-func (e *env) started(t *testing.T, o *org, in *collections.CreateInput) *models.Collection {
+func started(t *testing.T, e *env, o *org, in *collections.CreateInput) *models.Collection {
 	t.Helper()
-	ctx := context.Background()
-	c, err := e.svc.Create(ctx, o.Agent, in, nil)
-	require.NoError(t, err)
-	require.Eventually(t, func() bool {
-		got, err := e.svc.Get(ctx, o.ID, c.ID)
-		return err == nil && got.Seq > 0
-	}, 10*time.Second, 20*time.Millisecond, "the workflow persists the created step")
-	return c
+	c, err := e.Svc.Create(context.Background(), o.Agent, in, nil)
+	return temporalenv.Started(t, e.Svc, c, err)
 }
 
 func at(d time.Duration) *string { return new(time.Now().Add(d).UTC().Format(time.RFC3339)) }
@@ -102,13 +84,13 @@ func TestCollectionRules(t *testing.T) {
 			}
 			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
-					_, err := e.svc.Create(ctx, o.Agent, c.in, nil)
+					_, err := e.Svc.Create(ctx, o.Agent, c.in, nil)
 					testenv.Refused(t, err, c.code, c.field)
 				})
 			}
-			_, err := e.svc.Create(ctx, o.Agent, with(func(in *collections.CreateInput) { in.RequiredResponses = new(3) }), nil)
+			_, err := e.Svc.Create(ctx, o.Agent, with(func(in *collections.CreateInput) { in.RequiredResponses = new(3) }), nil)
 			assert.Contains(t, err.Error(), "between 1 and the 2 people asked")
-			list, _, err := e.svc.List(ctx, o.Agent, models.CollectionFilter{}, models.Page{Limit: 10})
+			list, _, err := e.Svc.List(ctx, o.Agent, models.CollectionFilter{}, models.Page{Limit: 10})
 			require.NoError(t, err)
 			assert.Empty(t, list, "no refused create left a record")
 		},
@@ -117,19 +99,19 @@ func TestCollectionRules(t *testing.T) {
 			ctx := context.Background()
 			in := budget()
 			in.DueAt, in.ExpiresAt = at(24*time.Hour), at(48*time.Hour)
-			c := e.started(t, o, in)
+			c := started(t, e, o, in)
 			assert.Equal(t, states.Open, c.Status)
 			assert.Equal(t, 2, c.RequiredResponses, "everyone asked, by default")
 			assert.Equal(t, models.StringList{o.Bob.ID(), o.Gus.ID()}, c.RespondentIDs)
 			assert.Equal(t, o.Agent.Key.ID, c.Requester)
 
-			_, err := e.svc.Reply(ctx, o.Bob.Actor(), c.ID, "bob-1", collections.ReplyInput{Submit: true,
+			_, err := e.Svc.Reply(ctx, o.Bob.Actor(), c.ID, "bob-1", collections.ReplyInput{Submit: true,
 				Answers: map[string]json.RawMessage{"budget": json.RawMessage(`1200`)}})
 			require.NoError(t, err)
-			_, err = e.svc.Reply(ctx, o.Gus.Actor(), c.ID, "gus-1", collections.ReplyInput{Submit: true,
+			_, err = e.Svc.Reply(ctx, o.Gus.Actor(), c.ID, "gus-1", collections.ReplyInput{Submit: true,
 				Answers: map[string]json.RawMessage{"budget": json.RawMessage(`800`), "note": json.RawMessage(`"from the partner side"`)}})
 			require.NoError(t, err)
-			done, err := e.svc.Wait(ctx, o.ID, c.ID, 10*time.Second)
+			done, err := e.Svc.Wait(ctx, o.ID, c.ID, 10*time.Second)
 			require.NoError(t, err)
 			assert.Equal(t, states.Complete, done.Status)
 			assert.Equal(t, 2, done.ResponsesSoFar)
@@ -137,35 +119,35 @@ func TestCollectionRules(t *testing.T) {
 
 		"a draft is kept for its author while they may still reply": func(t *testing.T, e *env, o *org) {
 			ctx := context.Background()
-			c := e.started(t, o, budget())
+			c := started(t, e, o, budget())
 			draft := collections.ReplyInput{Answers: map[string]json.RawMessage{"budget": json.RawMessage(`1200`)}}
 
-			_, err := e.svc.Reply(ctx, o.Cy.Actor(), c.ID, "", draft)
+			_, err := e.Svc.Reply(ctx, o.Cy.Actor(), c.ID, "", draft)
 			testenv.Refused(t, err, apperr.NotARespondent, "")
-			_, err = e.svc.Reply(ctx, o.Bob.Actor(), c.ID, "", collections.ReplyInput{Answers: map[string]json.RawMessage{"budget": json.RawMessage(`"lots"`)}})
+			_, err = e.Svc.Reply(ctx, o.Bob.Actor(), c.ID, "", collections.ReplyInput{Answers: map[string]json.RawMessage{"budget": json.RawMessage(`"lots"`)}})
 			testenv.Refused(t, err, apperr.InvalidAnswer, "answers.budget")
-			_, err = e.svc.Reply(ctx, o.Bob.Actor(), c.ID, "", draft)
+			_, err = e.Svc.Reply(ctx, o.Bob.Actor(), c.ID, "", draft)
 			require.NoError(t, err)
-			got, err := e.svc.Draft(ctx, o.Bob.Actor(), c.ID)
+			got, err := e.Svc.Draft(ctx, o.Bob.Actor(), c.ID)
 			require.NoError(t, err)
 			assert.Equal(t, map[string]json.RawMessage{"budget": json.RawMessage(`1200`)}, got)
 			for _, other := range []*models.Person{o.Gus, o.Cy, o.Ada} {
-				d, err := e.svc.Draft(ctx, other.Actor(), c.ID)
+				d, err := e.Svc.Draft(ctx, other.Actor(), c.ID)
 				require.NoError(t, err)
 				assert.Nil(t, d, "%s sees no one else's draft", other.Email())
 			}
 
-			_, err = e.svc.Reply(ctx, o.Bob.Actor(), c.ID, "bob-1", collections.ReplyInput{Submit: true, Answers: draft.Answers})
+			_, err = e.Svc.Reply(ctx, o.Bob.Actor(), c.ID, "bob-1", collections.ReplyInput{Submit: true, Answers: draft.Answers})
 			require.NoError(t, err)
-			_, err = e.svc.Reply(ctx, o.Bob.Actor(), c.ID, "", draft)
+			_, err = e.Svc.Reply(ctx, o.Bob.Actor(), c.ID, "", draft)
 			testenv.Refused(t, err, apperr.AlreadySubmitted, "")
-			d, err := e.svc.Draft(ctx, o.Bob.Actor(), c.ID)
+			d, err := e.Svc.Draft(ctx, o.Bob.Actor(), c.ID)
 			require.NoError(t, err)
 			assert.Nil(t, d, "a submitted reply's draft goes")
 
-			_, err = e.svc.Cancel(ctx, o.ID, c.ID, "cancel-1", o.Agent)
+			_, err = e.Svc.Cancel(ctx, o.ID, c.ID, "cancel-1", o.Agent)
 			require.NoError(t, err)
-			_, err = e.svc.Reply(ctx, o.Gus.Actor(), c.ID, "", draft)
+			_, err = e.Svc.Reply(ctx, o.Gus.Actor(), c.ID, "", draft)
 			testenv.Refused(t, err, apperr.InvalidState, "")
 		},
 	})

@@ -19,27 +19,13 @@ import (
 	"github.com/assent-hq/assent/sdk/go/decisiontoken"
 )
 
-// DefaultLifetime is how long a decision token holds after the decision
-// when neither the approval (or its action) nor its organisation says
-// otherwise.
-const DefaultLifetime = time.Hour
-
-// OrganizationLifetime is how long the organisation's decision tokens
-// hold.
-func OrganizationLifetime(o *models.Organization) time.Duration {
-	if o.DecisionTokenTTLSeconds <= 0 {
-		return DefaultLifetime
-	}
-	return time.Duration(o.DecisionTokenTTLSeconds) * time.Second
-}
-
 // Lifetime is own seconds when set (an approval's or an action's), else
-// org's lifetime.
+// org's (Organization.DecisionTokenLifetime).
 func Lifetime(own *int, org *models.Organization) time.Duration {
 	if own != nil && *own > 0 {
 		return time.Duration(*own) * time.Second
 	}
-	return OrganizationLifetime(org)
+	return org.DecisionTokenLifetime()
 }
 
 // ForApproval are the claims of approved approval a's decision token,

@@ -20,7 +20,7 @@ func TestLifetime(t *testing.T) {
 	assert.Equal(t, time.Hour, decisions.Lifetime(nil, org))
 	org.DecisionTokenTTLSeconds = 600
 	assert.Equal(t, 10*time.Minute, decisions.Lifetime(nil, org))
-	assert.Equal(t, 10*time.Minute, decisions.OrganizationLifetime(org))
+	assert.Equal(t, 10*time.Minute, org.DecisionTokenLifetime())
 	own := 120
 	assert.Equal(t, 2*time.Minute, decisions.Lifetime(&own, org))
 	zero := 0

@@ -38,6 +38,11 @@ const (
 // sets no expiry and the organisation sets no other maximum.
 const DefaultMaxApprovalExpiry = 30 * 24 * time.Hour
 
+// DefaultDecisionTokenLifetime is how long a decision token holds after
+// the decision when neither the approval (or its action) nor its
+// organisation says otherwise.
+const DefaultDecisionTokenLifetime = time.Hour
+
 // Organization is a tenant; every other record belongs to one.
 type Organization struct {
 	ID                       string `gorm:"primaryKey;size:40"`
@@ -49,7 +54,7 @@ type Organization struct {
 	UpdatedAt                time.Time
 	// DecisionTokenTTLSeconds is how long an approval's decision token
 	// holds after the decision, unless the approval says otherwise; zero
-	// is decisions.DefaultLifetime.
+	// is DefaultDecisionTokenLifetime.
 	DecisionTokenTTLSeconds int64 `gorm:"column:decision_token_ttl_seconds;not null;default:0"`
 	// ReportOrigins are the other origins (https://host[:port]) the
 	// organisation's reports may load from and connect to, beside their
@@ -73,6 +78,16 @@ func (o *Organization) MaxApprovalExpiry() time.Duration {
 		return DefaultMaxApprovalExpiry
 	}
 	return time.Duration(o.MaxApprovalExpirySeconds) * time.Second
+}
+
+// DecisionTokenLifetime is how long the organisation's decision tokens
+// hold after the decision, unless an approval or its action says
+// otherwise (decisions.Lifetime).
+func (o *Organization) DecisionTokenLifetime() time.Duration {
+	if o.DecisionTokenTTLSeconds <= 0 {
+		return DefaultDecisionTokenLifetime
+	}
+	return time.Duration(o.DecisionTokenTTLSeconds) * time.Second
 }
 
 // Member is a person in an organisation.

@@ -86,14 +86,8 @@ func check() *reviews.CreateInput {
 // step.
 func (e *env) started(t *testing.T, o *org, in *reviews.CreateInput) *models.Review {
 	t.Helper()
-	ctx := context.Background()
-	r, err := e.svc.Create(ctx, o.Agent, in, nil)
-	require.NoError(t, err)
-	require.Eventually(t, func() bool {
-		got, err := e.svc.Get(ctx, o.ID, r.ID)
-		return err == nil && got.Seq > 0
-	}, 10*time.Second, 20*time.Millisecond, "the workflow persists the created step")
-	return r
+	r, err := e.svc.Create(context.Background(), o.Agent, in, nil)
+	return temporalenv.Started(t, e.svc, r, err)
 }
 
 func TestReviewRules(t *testing.T) {

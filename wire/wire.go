@@ -3,7 +3,6 @@
 package wire
 
 import (
-	"github.com/assent-hq/assent/decisions"
 	"github.com/assent-hq/assent/internal/wiretime"
 	"github.com/assent-hq/assent/models"
 )
@@ -52,7 +51,7 @@ type Organization struct {
 func NewOrganization(o *models.Organization) Organization {
 	return Organization{ID: o.ID, Name: o.Name, Plan: o.Plan, GuestsMayApprove: o.GuestsMayApprove,
 		MaxApprovalExpirySeconds: int64(o.MaxApprovalExpiry().Seconds()),
-		DecisionTokenTTLSeconds:  int64(decisions.OrganizationLifetime(o).Seconds()),
+		DecisionTokenTTLSeconds:  int64(o.DecisionTokenLifetime().Seconds()),
 		ReportOrigins:            nonNilStrings(o.ReportOrigins), MembersMayGrantMandates: o.MembersMayGrantMandates,
 		CreatedAt: wiretime.New(o.CreatedAt), UpdatedAt: wiretime.New(o.UpdatedAt)}
 }

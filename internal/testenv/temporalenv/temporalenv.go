@@ -25,6 +25,7 @@ import (
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/internal/tracing/otelsetup"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/worker"
 )
 
@@ -98,4 +99,41 @@ func EachDB[E, O any](t *testing.T, build func(t *testing.T, store *models.Store
 			})
 		}
 	})
+}
+
+// Service is a request kind's service (approvals, collections, reviews)
+// as Started reads it.
+type Service[T any] interface {
+	Get(ctx context.Context, orgID, id string) (*T, error)
+	Head(rec *T) requests.Head
+}
+
+// Started is rec, which a create just answered with err, once its
+// workflow has written its first step.
+func Started[T any](t testing.TB, svc Service[T], rec *T, err error) *T {
+	t.Helper()
+	require.NoError(t, err)
+	h := svc.Head(rec)
+	require.Eventually(t, func() bool {
+		got, err := svc.Get(context.Background(), h.OrganizationID, h.ID)
+		return err == nil && svc.Head(got).Started
+	}, 10*time.Second, 20*time.Millisecond, "the workflow writes the created step")
+	return rec
+}
+
+// KindEnv is one database with a request kind's service (S) over it, and
+// a worker of its own running the workflows, for the kind's own tests.
+type KindEnv[S any] struct {
+	Store *models.Store
+	Svc   S
+}
+
+// EachKindDB runs each of tests on SQLite and on PostgreSQL (EachDB)
+// with the service newSvc makes, each test in an organisation of its own
+// whose agent is named agent.
+func EachKindDB[S any](t *testing.T, newSvc func(requests.Deps) S, agent string,
+	tests map[string]func(t *testing.T, e *KindEnv[S], o *testenv.People)) {
+	EachDB(t, func(t *testing.T, store *models.Store, c client.Client) *KindEnv[S] {
+		return &KindEnv[S]{Store: store, Svc: newSvc(requests.Deps{Store: store, Temporal: c, Logger: slog.New(slog.DiscardHandler)})}
+	}, func(e *KindEnv[S], t *testing.T) *testenv.People { return testenv.NewPeople(t, e.Store, agent) }, tests)
 }
