@@ -101,7 +101,12 @@ func (s *stack) create(t *testing.T, key, body string) map[string]any {
 // what it returns waits for the answer.
 func (s *stack) longPoll(t *testing.T, path string) func() response {
 	answer := make(chan response, 1)
-	go func() { answer <- s.do(t, "GET", path+"?wait=30s", s.agentKey, "", nil) }()
+	go func() {
+		var r response
+		// Sent even when s.do fails the test and ends this goroutine.
+		defer func() { answer <- r }()
+		r = s.do(t, "GET", path+"?wait=30s", s.agentKey, "", nil)
+	}()
 	return func() response { return <-answer }
 }
 

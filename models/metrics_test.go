@@ -116,7 +116,8 @@ func TestRequestsAreCountedOnce(t *testing.T) {
 		}
 		_, err = requests.Insert(ctx, s, s.Collections(), gone, nil)
 		require.NoError(t, err)
-		require.NoError(t, requests.TakeBack(ctx, s, s.Collections(), org.ID, gone.ID))
+		_, err = requests.TakeBack(ctx, s, s.Collections(), org.ID, gone.ID)
+		require.NoError(t, err)
 
 		out, err := testutil.CollectAndFormat(m.Registry(), expfmt.TypeTextPlain, "assent_requests_created_total", "assent_requests_settled_total",
 			"assent_request_decision_seconds")

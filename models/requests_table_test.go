@@ -170,7 +170,8 @@ func TestARecordAnEarlierVersionMadeGetsItsRowWhenItSettles(t *testing.T) {
 		_, err := requests.Insert(ctx, s, s.Approvals(), unstarted, nil)
 		require.NoError(t, err)
 		assert.Contains(t, requestRows(t, db), unstarted.ID)
-		require.NoError(t, requests.TakeBack(ctx, s, s.Approvals(), org.ID, unstarted.ID))
+		_, err = requests.TakeBack(ctx, s, s.Approvals(), org.ID, unstarted.ID)
+		require.NoError(t, err)
 		assert.NotContains(t, requestRows(t, db), unstarted.ID, "taken back with its record")
 	})
 }

@@ -44,16 +44,17 @@ func Insert[T any](ctx context.Context, s Claims, recs Creatable[T], rec *T, cla
 	return earlier, err
 }
 
-// TakeBack removes a record whose workflow never started, and frees the
-// claim that made it, so that a failed create leaves nothing behind and a
-// retry with the same key creates afresh. A record whose workflow has
-// started since stays, and so does its claim.
-func TakeBack[T any](ctx context.Context, s Claims, recs Creatable[T], orgID, id string) error {
-	return s.Tx(ctx, func(ctx context.Context) error {
-		removed, err := recs.DeleteUnstarted(ctx, orgID, id)
-		if err != nil || !removed {
+// TakeBack removes a record whose workflow has written nothing yet, and
+// frees the claim that made it, so that a failed create leaves nothing
+// behind and a retry with the same key creates afresh. It reports whether
+// it removed the record: one whose workflow has written its first step
+// since stays, and so does its claim.
+func TakeBack[T any](ctx context.Context, s Claims, recs Creatable[T], orgID, id string) (removed bool, err error) {
+	err = s.Tx(ctx, func(ctx context.Context) error {
+		if removed, err = recs.DeleteUnstarted(ctx, orgID, id); err != nil || !removed {
 			return err
 		}
 		return s.UnbindClaims(ctx, orgID, id)
 	})
+	return removed && err == nil, err
 }

@@ -74,7 +74,9 @@ func TestInsertBindsTheRecordToItsClaim(t *testing.T) {
 		// ...until the record is taken back because its workflow never
 		// started: the record, its row and whom it asks go, the claim is
 		// free again.
-		require.NoError(t, requests.TakeBack(ctx, s, s.Approvals(), org.ID, first.ID))
+		removed, err := requests.TakeBack(ctx, s, s.Approvals(), org.ID, first.ID)
+		require.NoError(t, err)
+		assert.True(t, removed)
 		id, err = s.ClaimedResource(ctx, retry)
 		require.NoError(t, err)
 		assert.Empty(t, id)
@@ -89,7 +91,9 @@ func TestInsertBindsTheRecordToItsClaim(t *testing.T) {
 		_, err = requests.Insert(ctx, s, s.Approvals(), started, retry)
 		require.NoError(t, err)
 		testenv.Transition(t, s, s.Approvals(), org.ID, started.ID, 1, func(*models.Approval) {})
-		require.NoError(t, requests.TakeBack(ctx, s, s.Approvals(), org.ID, started.ID))
+		removed, err = requests.TakeBack(ctx, s, s.Approvals(), org.ID, started.ID)
+		require.NoError(t, err)
+		assert.False(t, removed, "a record whose workflow began stays")
 		id, err = s.ClaimedResource(ctx, retry)
 		require.NoError(t, err)
 		assert.Equal(t, started.ID, id)

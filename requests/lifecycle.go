@@ -427,10 +427,19 @@ func (l *Lifecycle[T]) startNew(ctx context.Context, rec *T) error {
 		l.records.Log.Warn("the "+l.records.Noun+" workflow's start answered an error but had started", l.records.Noun, h.ID, "error", err)
 		return nil
 	}
-	if derr := TakeBack(context.WithoutCancel(ctx), l.records.Store, l.table, h.OrganizationID, h.ID); derr != nil {
-		l.records.Log.Error("remove "+l.records.Noun+" after failed start", l.records.Noun, h.ID, "error", derr)
-	}
 	l.records.Log.Error("start "+l.records.Noun+" workflow", l.records.Noun, h.ID, "error", err)
+	removed, derr := TakeBack(context.WithoutCancel(ctx), l.records.Store, l.table, h.OrganizationID, h.ID)
+	switch {
+	case derr != nil:
+		// The record stays, and the reconciler starts it.
+		l.records.Log.Error("remove "+l.records.Noun+" after failed start", l.records.Noun, h.ID, "error", derr)
+		return apperr.New(apperr.Unavailable, "the %s could not be started yet; it starts within a minute, and a retry with the same Idempotency-Key answers with it", l.records.Noun)
+	case !removed:
+		// Its workflow started after all (after the look) and wrote its
+		// first step: the request stands.
+		l.records.Log.Warn("the "+l.records.Noun+" workflow's start answered an error but it has begun", l.records.Noun, h.ID)
+		return nil
+	}
 	return apperr.New(apperr.Unavailable, "the %s could not be started, so nothing was created; try again", l.records.Noun)
 }
 

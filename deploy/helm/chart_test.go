@@ -103,6 +103,7 @@ networkPolicy:
   enabled: true
   ingressFrom: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: ingress-nginx}}}]
   metricsFrom: [{namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: monitoring}}, podSelector: {matchLabels: {app: prometheus}}}]
+  probesFrom: [{ipBlock: {cidr: 10.0.0.0/16}}]
 serviceAccountName: assent
 podAnnotations: {example.com/team: platform}
 podLabels: {example.com/tier: app}
@@ -699,8 +700,13 @@ func checkNetworkPolicies(t *testing.T, o *objects) {
 		}
 		return out
 	}
-	from := map[string][]networkingv1.NetworkPolicyPeer{"http": peers("ingressFrom"), "metrics": peers("metricsFrom"),
-		"probes": peers("probesFrom")}
+	// serve's probes use its HTTP port: once that port is narrowed, the
+	// probes' peers are admitted beside the ingress's.
+	http := peers("ingressFrom")
+	if http != nil {
+		http = append(http, peers("probesFrom")...)
+	}
+	from := map[string][]networkingv1.NetworkPolicyPeer{"http": http, "metrics": peers("metricsFrom"), "probes": peers("probesFrom")}
 	pods := commands(t, o)
 	require.Len(t, o.policies, len(pods))
 	for cmd, pod := range pods {
@@ -715,11 +721,21 @@ func checkNetworkPolicies(t *testing.T, o *objects) {
 		require.Len(t, selecting, 1, "%s's pods are selected by one NetworkPolicy", cmd)
 		p := selecting[0]
 		assert.Equal(t, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}, p.Spec.PolicyTypes, "%s: egress stays open", cmd)
+		// The peers each port admits, across the rules naming it (nil:
+		// any peer, when one rule names no peers).
 		admitted := map[string][]networkingv1.NetworkPolicyPeer{}
+		anyPeer := map[string]bool{}
 		for _, rule := range p.Spec.Ingress {
 			require.Len(t, rule.Ports, 1)
 			require.NotNil(t, rule.Ports[0].Port)
-			admitted[rule.Ports[0].Port.StrVal] = rule.From
+			port := rule.Ports[0].Port.StrVal
+			anyPeer[port] = anyPeer[port] || len(rule.From) == 0
+			admitted[port] = append(admitted[port], rule.From...)
+		}
+		for port := range anyPeer {
+			if anyPeer[port] {
+				admitted[port] = nil
+			}
 		}
 		var named []string
 		for _, port := range pod.Spec.Containers[0].Ports {

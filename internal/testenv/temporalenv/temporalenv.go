@@ -108,15 +108,19 @@ type Service[T any] interface {
 	Head(rec *T) requests.Head
 }
 
-// Started is rec, which a create just answered with err, once its
-// workflow has written its first step.
+// Started is rec, which a create just answered with err, as it is read
+// once its workflow has written its first step.
 func Started[T any](t testing.TB, svc Service[T], rec *T, err error) *T {
 	t.Helper()
 	require.NoError(t, err)
 	h := svc.Head(rec)
 	require.Eventually(t, func() bool {
 		got, err := svc.Get(context.Background(), h.OrganizationID, h.ID)
-		return err == nil && svc.Head(got).Started
+		if err == nil && svc.Head(got).Started {
+			rec = got
+			return true
+		}
+		return false
 	}, 10*time.Second, 20*time.Millisecond, "the workflow writes the created step")
 	return rec
 }
