@@ -108,8 +108,7 @@ func (l *load) delegate(rng *rand.Rand, people []person) {
 	if len(d.away) > 0 && rng.IntN(2) == 0 {
 		froms := slices.Sorted(maps.Keys(d.away))
 		from := froms[rng.IntN(len(froms))]
-		i := slices.IndexFunc(people, func(p person) bool { return p.id == from })
-		o := &op{kind: opEndDelegation, method: http.MethodDelete, path: "/api/v1/me/delegation", token: people[i].token,
+		o := &op{kind: opEndDelegation, method: http.MethodDelete, path: "/api/v1/me/delegation", token: personOf(people, from).token,
 			key: l.newKey("undelegate"), deciderID: from}
 		l.send(o)
 		if o.acknowledged() {
