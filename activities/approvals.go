@@ -36,10 +36,7 @@ type Activities struct {
 	ScreenHTTP *http.Client
 }
 
-// systemActor names Assent itself in audit entries (expiry).
-var systemActor = models.Actor{ID: "system", Name: "Assent"}
-
-// PersistApproval writes one approval transition (see persist).
+// PersistApproval writes one approval transition (requests.PersistTransition).
 //
 // The transition to approved signs the approval's decision token and
 // keeps it on the record, so its read, its event and its callback carry the
@@ -54,7 +51,7 @@ func (a *Activities) PersistApproval(ctx context.Context, t workflows.ApprovalTr
 			return err
 		}
 	}
-	return persist(ctx, a.Store, a.Store.Approvals(), t, func(rec *models.Approval, t *workflows.ApprovalTransition) error {
+	return requests.PersistTransition(ctx, a.Store, a.Store.Approvals(), t, func(rec *models.Approval, t *workflows.ApprovalTransition) error {
 		fillApproval(rec, t)
 		if sign != nil && rec.Status == states.Approved && rec.DecisionToken == nil {
 			return sign(rec)
@@ -166,7 +163,7 @@ func fillApproval(rec *models.Approval, t *workflows.ApprovalTransition) {
 	if s.ScreenConcerns != nil {
 		screened(rec, s.ScreenConcerns)
 	}
-	nameActor(t, rec.Requester, rec.RequestedBy)
+	requests.NameActor(t, rec.Requester, rec.RequestedBy)
 	// The rules that applied because they could not be evaluated say so
 	// on the timeline, where the request begins.
 	if t.Action == workflows.ActionCreated && len(rec.UnevaluatedRules) > 0 {

@@ -20,7 +20,7 @@ func (a *Activities) StartHold(ctx context.Context, in workflows.PublishHoldInpu
 func (a *Activities) DecideHeld(ctx context.Context, o workflows.HoldOutcome) error {
 	by := models.Actor{ID: o.ActorID, Name: o.ActorName}
 	if o.Timeout {
-		by = systemActor
+		by = models.SystemActor
 	}
 	_, _, err := a.reports().DecideHeld(ctx, o.OrganizationID, o.VersionID, o.Decision == workflows.HoldRelease, by)
 	return err

@@ -13,7 +13,6 @@ import (
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/reviews"
-	"github.com/assent-hq/assent/workflows"
 )
 
 // reviewable publishes report "q3" shared with Finance (Bob, Cy) and the
@@ -344,9 +343,9 @@ func TestRemovingAGuestTakesThemOffOpenReviews(t *testing.T) {
 
 		timeline := s.do(t, "GET", "/api/v1/flows/"+flowID, s.agentKey, "", nil).decoded["timeline"].([]any)
 		last := timeline[len(timeline)-1].(map[string]any)
-		assert.Equal(t, workflows.ActionReviewerRemoved, last["action"])
+		assert.Equal(t, reviews.ActionReviewerRemoved, last["action"])
 		assert.Equal(t, "admin", last["actor"], "the admin key's name")
-		assert.Equal(t, "removed gus@partner.example from the reviewers; "+workflows.DefaultReviewersAdded, last["detail"])
+		assert.Equal(t, "removed gus@partner.example from the reviewers; "+reviews.DefaultReviewersAdded, last["detail"])
 
 		inbox := s.do(t, "GET", "/api/v1/inbox?kind=review", s.bobToken, "", nil)
 		require.Equal(t, 200, inbox.status, string(inbox.body))

@@ -3,6 +3,7 @@ package app_test
 import (
 	"go/parser"
 	"go/token"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -18,9 +19,15 @@ const module = "github.com/assent-hq/assent/"
 // by file.
 func imports(t *testing.T, dir string) map[string][]string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("..", dir, "*.go"))
+	return importsOf(t, filepath.Join("..", dir, "*.go"))
+}
+
+// importsOf lists what each non-test file matching pattern imports.
+func importsOf(t *testing.T, pattern string) map[string][]string {
+	t.Helper()
+	files, err := filepath.Glob(pattern)
 	require.NoError(t, err)
-	require.NotEmpty(t, files, dir)
+	require.NotEmpty(t, files, "nothing matches %s: the test would prove nothing", pattern)
 	out := map[string][]string{}
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {
@@ -81,6 +88,30 @@ func TestSerializersImportNoServices(t *testing.T) {
 				require.True(t, name == "models" || strings.HasPrefix(name, "internal/"),
 					"%s imports %s: a serializer reads records only", f, name)
 			}
+		}
+	}
+}
+
+// workflowImports are all that workflow code may import: values, the SDK's
+// workflow API and the names it shares with the services. Nothing here
+// reads the clock, the network, the disk or the database, so a workflow
+// stays deterministic wherever its folder puts it.
+var workflowImports = []string{
+	"cmp", "encoding/json", "errors", "fmt", "maps", "math/big", "slices", "strconv", "strings", "time",
+	"go.temporal.io/sdk/workflow", "go.temporal.io/sdk/temporal", "go.temporal.io/api/enums/v1",
+	module + "workflows", module + "internal/apperr", module + "internal/events", module + "internal/questions",
+	module + "internal/states",
+}
+
+// TestWorkflowCodeImportsOnlyWhatReplays: the workflow core (workflows/)
+// and each kind's workflow files (workflow*.go in its own folder) import
+// only workflowImports.
+func TestWorkflowCodeImportsOnlyWhatReplays(t *testing.T) {
+	files := imports(t, "workflows")
+	maps.Copy(files, importsOf(t, "../*/workflow*.go"))
+	for f, paths := range files {
+		for _, p := range paths {
+			require.Contains(t, workflowImports, p, "%s imports %s, which workflow code may not", f, p)
 		}
 	}
 }

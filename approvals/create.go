@@ -327,7 +327,7 @@ func (s *Service) Start(ctx context.Context, rec *models.Approval) error {
 	if in.Screen, err = s.store.ModelScreenOn(ctx, rec.OrganizationID); err != nil {
 		return err
 	}
-	return s.StartWorkflow(ctx, &rec.RequestBase, workflows.Approval, in, workflows.SearchRisk.ValueSet(rec.Risk))
+	return s.StartWorkflow(ctx, &rec.RequestBase, in, workflows.SearchRisk.ValueSet(rec.Risk))
 }
 
 // workflowInput is what the workflow of rec needs.

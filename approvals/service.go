@@ -40,7 +40,7 @@ func New(d Deps) *Service {
 	d = d.Filled()
 	s := &Service{store: d.Store, log: d.Logger, netPolicy: d.NetPolicy}
 	s.Lifecycle = requests.NewLifecycle[models.Approval](d,
-		requests.Names{Kind: Kind, Noun: "approval", Open: states.Pending, States: states.Approval}, d.Store.Approvals(), s)
+		requests.Names{Kind: Kind, Noun: "approval", Open: states.Pending, States: states.Approval, Workflow: workflows.WorkflowApproval}, d.Store.Approvals(), s)
 	return s
 }
 

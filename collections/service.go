@@ -2,7 +2,7 @@
 // asks people typed questions (internal/questions), each respondent
 // replies, and the agent reads typed answers. Creating, reading and
 // waiting follow approvals through the shared requests package; the
-// workflow (workflows.Collection) decides who may reply and when.
+// workflow (Workflow) decides who may reply and when.
 package collections
 
 import (
@@ -41,7 +41,7 @@ func New(d Deps) *Service {
 	d = d.Filled()
 	s := &Service{store: d.Store, netPolicy: d.NetPolicy}
 	s.Lifecycle = requests.NewLifecycle[models.Collection](d,
-		requests.Names{Kind: Kind, Noun: "request for information", Open: states.Open, States: states.Collection}, d.Store.Collections(), s)
+		requests.Names{Kind: Kind, Noun: "request for information", Open: states.Open, States: states.Collection, Workflow: workflows.WorkflowCollection}, d.Store.Collections(), s)
 	return s
 }
 
@@ -125,13 +125,13 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 // Start starts the workflow of rec, a record already stored: Create and
 // the reconciler start every collection this way.
 func (s *Service) Start(ctx context.Context, rec *models.Collection) error {
-	in := workflows.CollectionInput{CollectionID: rec.ID, OrganizationID: rec.OrganizationID, Questions: rec.Questions.V,
+	in := WorkflowInput{CollectionID: rec.ID, OrganizationID: rec.OrganizationID, Questions: rec.Questions.V,
 		RespondentIDs: rec.RespondentIDs, RequiredResponses: rec.RequiredResponses, Requester: rec.Requester,
 		DueAt: rec.DueAt, ExpiresAt: rec.ExpiresAt, OnBehalfOf: requests.OnBehalfOf(requests.AskedVia(rec.Asked.V))}
 	if rec.ExternalID != nil {
 		in.ExternalID = *rec.ExternalID
 	}
-	return s.StartWorkflow(ctx, &rec.RequestBase, workflows.Collection, in)
+	return s.StartWorkflow(ctx, &rec.RequestBase, in)
 }
 
 // List pages through the organisation's collections, newest first.
@@ -167,7 +167,7 @@ func (s *Service) Reply(ctx context.Context, who models.Actor, id, updateID stri
 	}
 	if in.Submit {
 		return s.Update(ctx, c.OrganizationID, id, updateID, workflows.UpdateSubmitReply,
-			&workflows.SubmitReplyRequest{RespondentID: person.ID(), RespondentName: person.DisplayName(),
+			&SubmitReplyRequest{RespondentID: person.ID(), RespondentName: person.DisplayName(),
 				RespondentEmail: person.Email(), Answers: in.Answers})
 	}
 	switch {
@@ -202,10 +202,10 @@ func (s *Service) Draft(ctx context.Context, who models.Actor, id string) (map[s
 
 // RemoveAsked takes a person removed from the organisation off each
 // of the open collections named, through its workflow (see
-// workflows.Collection removeRespondent). A request already settled, or
+// Workflow removeRespondent). A request already settled, or
 // where the person replied or is no longer asked, needs nothing.
 func (s *Service) RemoveAsked(ctx context.Context, orgID string, by models.Actor, personID, personName string, collectionIDs []string) error {
-	req := &workflows.RemoveRespondentRequest{PersonID: personID, PersonName: personName, ActorID: by.ID, ActorName: by.Name}
+	req := &RemoveRespondentRequest{PersonID: personID, PersonName: personName, ActorID: by.ID, ActorName: by.Name}
 	return s.RemovePerson(ctx, orgID, collectionIDs, personID, workflows.UpdateRemoveRespondent, "remove-respondent",
 		func(*models.Collection) (workflows.Argument, error) { return req, nil },
 		apperr.InvalidState, apperr.NotARespondent, apperr.AlreadySubmitted)

@@ -14,6 +14,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/workflows"
 )
@@ -301,7 +302,7 @@ func (l *load) checkCollections(ctx context.Context, rcv *receiver, tc client.Cl
 	defer cancelAll()
 	for i, c := range all {
 		all[i].reminderDue = firstTimerDue(wctx, tc, workflows.CollectionWorkflowID(c.ID))
-		var state workflows.CollectionState
+		var state collections.State
 		err := tc.GetWorkflow(wctx, workflows.CollectionWorkflowID(c.ID), "").Get(wctx, &state)
 		if err != nil || state.Status != c.Status || len(state.Replies) != len(c.Replies) {
 			r.problem(&r.Divergences, "%s reads %s with %d replies but its workflow says %q with %d (%v)", c.ID, c.Status,

@@ -8,8 +8,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/workflows"
 )
 
@@ -30,7 +32,7 @@ func (s *service) databaseURL() string {
 // stayed open well past its reminder, a review's audit holds each of its
 // verdicts once, every organisation's audit chain is whole, and the
 // requests table holds every request as its record stands.
-func (l *load) checkRecords(approvals []approval, collections []collection, reviews []review, r *report) error {
+func (l *load) checkRecords(approvals []approval, colls []collection, revs []review, r *report) error {
 	db, err := models.Open(l.svc.databaseURL())
 	if err != nil {
 		return err
@@ -87,7 +89,7 @@ func (l *load) checkRecords(approvals []approval, collections []collection, revi
 		switch a.Action {
 		case workflows.ActionReminded:
 			reminded[a.SubjectID] = append(reminded[a.SubjectID], a.Seq)
-		case workflows.VerdictApproved, workflows.VerdictChangesRequested:
+		case reviews.VerdictApproved, reviews.VerdictChangesRequested:
 			verdicts[a.SubjectID]++
 		}
 	}
@@ -134,7 +136,7 @@ func (l *load) checkRecords(approvals []approval, collections []collection, revi
 	for _, a := range approvals {
 		compare(a.ID, expected(a.Status))
 	}
-	for _, c := range collections {
+	for _, c := range colls {
 		compare(c.ID, expectedCollection(c.Status))
 		last := len(seqs[c.ID])
 		switch at := reminded[c.ID]; {
@@ -145,7 +147,7 @@ func (l *load) checkRecords(approvals []approval, collections []collection, revi
 		case len(at) == 0 && c.SettledAt != nil:
 			// Its reminder timer was due then; a kill may delay its firing
 			// by a restart.
-			if _, ok := workflows.CollectionReminderAt(c.CreatedAt, c.DueAt, c.ExpiresAt); ok && !c.reminderDue.IsZero() &&
+			if _, ok := collections.ReminderAt(c.CreatedAt, c.DueAt, c.ExpiresAt); ok && !c.reminderDue.IsZero() &&
 				c.SettledAt.After(c.reminderDue.Add(30*time.Second)) {
 				r.problem(&r.RemindersWrong, "%s stayed open until %s, past its reminder at %s, and was never reminded", c.ID,
 					c.SettledAt.Format(time.RFC3339), c.reminderDue.Format(time.RFC3339))
@@ -155,7 +157,7 @@ func (l *load) checkRecords(approvals []approval, collections []collection, revi
 			r.Reminders++
 		}
 	}
-	for _, v := range reviews {
+	for _, v := range revs {
 		compare(v.ID, expectedReview(v.Status))
 		if verdicts[v.ID] != len(v.Verdicts) {
 			r.problem(&r.AuditGaps, "%s holds %d verdicts but its audit %d", v.ID, len(v.Verdicts), verdicts[v.ID])

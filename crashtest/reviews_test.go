@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/workflows"
 )
 
@@ -114,9 +115,9 @@ func (l *load) verdict(rng *rand.Rand, v *reviewed, people []person) {
 		who = oneOf(rng, people, v.reviewers)
 	}
 	key := l.newKey("verdict")
-	verdict := workflows.VerdictApproved
+	verdict := reviews.VerdictApproved
 	if rng.IntN(100) < 25 {
-		verdict = workflows.VerdictChangesRequested
+		verdict = reviews.VerdictChangesRequested
 	}
 	b, _ := json.Marshal(map[string]any{"verdict": verdict, "note": key})
 	o := &op{kind: opVerdict, path: "/api/v1/reviews/" + v.id + "/verdict", token: who.token, key: key, body: string(b),
@@ -309,9 +310,9 @@ func (l *load) checkReviews(ctx context.Context, rcv *receiver, tc client.Client
 		approvals, changes := 0, 0
 		for i, x := range v.Verdicts {
 			switch x.Verdict {
-			case workflows.VerdictApproved:
+			case reviews.VerdictApproved:
 				approvals++
-			case workflows.VerdictChangesRequested:
+			case reviews.VerdictChangesRequested:
 				changes++
 				if i != len(v.Verdicts)-1 {
 					r.problem(&r.CompletionMismatches, "%s took a verdict after the changes_requested by %s", v.ID, x.Reviewer.ID)
@@ -421,7 +422,7 @@ func (l *load) checkReviews(ctx context.Context, rcv *receiver, tc client.Client
 	wctx, cancelAll := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancelAll()
 	for _, v := range all {
-		var state workflows.ReviewState
+		var state reviews.State
 		err := tc.GetWorkflow(wctx, workflows.ReviewWorkflowID(v.ID), "").Get(wctx, &state)
 		if err != nil || state.Status != v.Status || len(state.Verdicts) != len(v.Verdicts) || state.ApprovalsSoFar != v.ApprovalsSoFar {
 			r.problem(&r.Divergences, "%s reads %s with %d verdicts (%d approvals) but its workflow says %q with %d (%d) (%v)", v.ID, v.Status,

@@ -2,6 +2,10 @@ package models
 
 import "github.com/assent-hq/assent/internal/apperr"
 
+// SystemActor names Assent itself in audit entries: what its timers did
+// (expiry, reminders, escalation).
+var SystemActor = Actor{ID: "system", Name: "Assent"}
+
 // Actor is who acts, the one identity every service takes: an API key (an
 // agent's or an administrator's), a person (a member, with a member token
 // or on the pages, or a guest on the pages), or Assent itself. A record

@@ -253,6 +253,9 @@ type Names struct {
 	// statuses.
 	Open   string
 	States []string
+	// Workflow is the type its workflow is registered and started under
+	// (workflows.WorkflowReview, …).
+	Workflow string
 }
 
 // Lifecycle is what every request kind does alike, written once: create
@@ -443,14 +446,14 @@ func (l *Lifecycle[T]) startNew(ctx context.Context, rec *T) error {
 	return apperr.New(apperr.Unavailable, "the %s could not be started, so nothing was created; try again", l.records.Noun)
 }
 
-// StartWorkflow starts the workflow wf of the record b heads, with input
-// in, exactly once (StartOnce), under the search attributes every kind
-// has and extra.
-func (l *Lifecycle[T]) StartWorkflow(ctx context.Context, b *models.RequestBase, wf, in any, extra ...temporal.SearchAttributeUpdate) error {
+// StartWorkflow starts the kind's workflow for the record b heads, with
+// input in, exactly once (StartOnce), under the search attributes every
+// kind has and extra.
+func (l *Lifecycle[T]) StartWorkflow(ctx context.Context, b *models.RequestBase, in any, extra ...temporal.SearchAttributeUpdate) error {
 	return StartOnce(ctx, l.records.Temporal, client.StartWorkflowOptions{
 		ID:                    l.kind.WorkflowID(b.ID),
 		TypedSearchAttributes: Attributes(b.OrganizationID, l.names.Kind, b.Status, b.ExternalID, extra...),
-	}, wf, in)
+	}, l.names.Workflow, in)
 }
 
 // Kind names the kind for the reconciler (requests.Owned).

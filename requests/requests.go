@@ -26,7 +26,10 @@ import (
 // create or a reconciler racing the API starts nothing twice. Eager start
 // hands the first task straight to a worker in this process (assent dev),
 // saving a round trip. The outbox dispatcher starts deliveries the same way.
-func StartOnce(ctx context.Context, c client.Client, o client.StartWorkflowOptions, wf, arg any) error {
+// workflowType is the name the worker registers it under (workflows.
+// WorkflowReview, …): a function would be named by its own short name,
+// which two kinds' Workflow functions share.
+func StartOnce(ctx context.Context, c client.Client, o client.StartWorkflowOptions, workflowType string, arg any) error {
 	if c == nil {
 		return errNoTemporal
 	}
@@ -36,7 +39,7 @@ func StartOnce(ctx context.Context, c client.Client, o client.StartWorkflowOptio
 	o.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL
 	o.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
 	o.EnableEagerStart = true
-	_, err := c.ExecuteWorkflow(ctx, o, wf, arg)
+	_, err := c.ExecuteWorkflow(ctx, o, workflowType, arg)
 	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if err != nil && !errors.As(err, &started) {
 		return fmt.Errorf("start workflow %s: %w", o.ID, err)

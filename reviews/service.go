@@ -2,7 +2,7 @@
 // verdict on one version of a report, each reviewer approves or requests
 // changes, and the agent reads the outcome. Creating, reading and waiting
 // follow approvals through the shared requests package; the workflow
-// (workflows.Review) decides who may return a verdict and when.
+// (Workflow) decides who may return a verdict and when.
 package reviews
 
 import (
@@ -39,7 +39,7 @@ func New(d requests.Deps, reports *reports.Service) *Service {
 	d = d.Filled()
 	s := &Service{store: d.Store, netPolicy: d.NetPolicy, reports: reports}
 	s.Lifecycle = requests.NewLifecycle[models.Review](d,
-		requests.Names{Kind: Kind, Noun: "review", Open: states.Open, States: states.Review}, d.Store.Reviews(), s)
+		requests.Names{Kind: Kind, Noun: "review", Open: states.Open, States: states.Review, Workflow: workflows.WorkflowReview}, d.Store.Reviews(), s)
 	return s
 }
 
@@ -221,13 +221,13 @@ func (s *Service) pinned(ctx context.Context, r *models.Report, versionID *strin
 // Start starts the workflow of rec, a record already stored: Create and
 // the reconciler start every review this way.
 func (s *Service) Start(ctx context.Context, rec *models.Review) error {
-	in := workflows.ReviewInput{ReviewID: rec.ID, OrganizationID: rec.OrganizationID, ReviewerIDs: rec.ReviewerIDs,
+	in := WorkflowInput{ReviewID: rec.ID, OrganizationID: rec.OrganizationID, ReviewerIDs: rec.ReviewerIDs,
 		RequiredApprovals: rec.RequiredApprovals, Requester: rec.Requester, ExpiresAt: rec.ExpiresAt,
 		OnBehalfOf: requests.OnBehalfOf(requests.AskedVia(rec.Asked.V))}
 	if rec.ExternalID != nil {
 		in.ExternalID = *rec.ExternalID
 	}
-	return s.StartWorkflow(ctx, &rec.RequestBase, workflows.Review, in)
+	return s.StartWorkflow(ctx, &rec.RequestBase, in)
 }
 
 // List pages through the organisation's reviews, newest first.
@@ -257,12 +257,12 @@ func (s *Service) Verdict(ctx context.Context, who models.Actor, id, updateID st
 		return nil, err
 	}
 	return s.Update(ctx, r.OrganizationID, id, updateID, workflows.UpdateVerdict,
-		&workflows.VerdictRequest{ReviewerID: person.ID(), ReviewerName: person.DisplayName(), ReviewerEmail: person.Email(),
+		&VerdictRequest{ReviewerID: person.ID(), ReviewerName: person.DisplayName(), ReviewerEmail: person.Email(),
 			Verdict: in.Verdict, Note: strings.TrimSpace(in.Note)})
 }
 
 // RemoveAsked takes a person removed from the organisation off each of
-// the open reviews named, through its workflow (see workflows.Review
+// the open reviews named, through its workflow (see Workflow
 // removeReviewer). When those left could not give the approvals still
 // needed, the organisation's active owners and administrators who can read
 // the review's report, other than its requester, become reviewers: a
@@ -281,7 +281,7 @@ func (s *Service) RemoveAsked(ctx context.Context, orgID string, by models.Actor
 	return s.RemovePerson(ctx, orgID, reviewIDs, personID, workflows.UpdateRemoveReviewer, "remove-reviewer",
 		func(r *models.Review) (workflows.Argument, error) {
 			defaults, via, err := s.defaultReviewers(ctx, r, admins)
-			return &workflows.RemoveReviewerRequest{PersonID: personID, PersonName: personName, Defaults: defaults,
+			return &RemoveReviewerRequest{PersonID: personID, PersonName: personName, Defaults: defaults,
 				OnBehalfOf: requests.OnBehalfOf(via), ActorID: by.ID, ActorName: by.Name}, err
 		},
 		apperr.InvalidState, apperr.NotAReviewer, apperr.AlreadyDecided)

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/assent-hq/assent/activities"
+	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/outbound"
@@ -27,6 +28,7 @@ import (
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/notify"
 	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/webhooks"
 	"github.com/assent-hq/assent/workflows"
 )
@@ -59,8 +61,8 @@ var Workflows = []struct {
 	Func any
 }{
 	{workflows.WorkflowApproval, workflows.Approval},
-	{workflows.WorkflowCollection, workflows.Collection},
-	{workflows.WorkflowReview, workflows.Review},
+	{workflows.WorkflowCollection, collections.Workflow},
+	{workflows.WorkflowReview, reviews.Workflow},
 	{workflows.WorkflowDelivery, workflows.Delivery},
 	{workflows.WorkflowHold, workflows.PublishHold},
 	{workflows.WorkflowScheduleDue, workflows.ScheduleDue},
@@ -96,10 +98,13 @@ func New(c client.Client, d Deps) sdkworker.Worker {
 	// Deliveries and pushes reach others' servers through the one guarded
 	// client.
 	out := outbound.NewClient(d.NetPolicy)
+	n := &notify.Notifier{Store: d.Store, Mailer: d.Mailer, BaseURL: d.BaseURL, Logger: d.Logger,
+		Push: &notify.Push{HTTP: out, Subject: d.PushSubject}}
 	w.RegisterActivity(&activities.Activities{Store: d.Store, BaseURL: d.BaseURL, HTTP: out, SlackAPIURL: d.SlackAPIURL,
-		ScreenHTTP: outbound.NewClientWithin(d.NetPolicy, workflows.ScreenAttemptTimeout),
-		Notify: &notify.Notifier{Store: d.Store, Mailer: d.Mailer, BaseURL: d.BaseURL, Logger: d.Logger,
-			Push: &notify.Push{HTTP: out, Subject: d.PushSubject}}})
+		ScreenHTTP: outbound.NewClientWithin(d.NetPolicy, workflows.ScreenAttemptTimeout), Notify: n})
+	env := requests.ActivityEnv{Store: d.Store, BaseURL: d.BaseURL, Notify: n}
+	w.RegisterActivity(&collections.Activities{ActivityEnv: env})
+	w.RegisterActivity(&reviews.Activities{ActivityEnv: env})
 	return w
 }
 
@@ -211,5 +216,5 @@ const startsAtOnce = 8
 func (d *Dispatcher) start(ctx context.Context, dl *models.Delivery) error {
 	ctx = tracing.WithTraceparent(ctx, dl.Traceparent)
 	return requests.StartOnce(ctx, d.Client, client.StartWorkflowOptions{ID: workflows.DeliveryWorkflowID(dl.ID, dl.Sends)},
-		workflows.Delivery, workflows.DeliveryInput{DeliveryID: dl.ID, RetryUnit: d.RetryUnit, FirstAttempt: dl.Attempts + 1})
+		workflows.WorkflowDelivery, workflows.DeliveryInput{DeliveryID: dl.ID, RetryUnit: d.RetryUnit, FirstAttempt: dl.Attempts + 1})
 }

@@ -16,15 +16,13 @@ import (
 	"github.com/assent-hq/assent/internal/states"
 )
 
-// Audit actions and events an approval transition records.
+// Audit actions an approval transition records, beside the shared ones
+// (request.go).
 const (
-	ActionCreated   = "created"
-	ActionApproved  = "approved"
-	ActionRejected  = "rejected"
-	ActionAsked     = "asked"
-	ActionAnswered  = "answered"
-	ActionExpired   = "expired"
-	ActionCancelled = "cancelled"
+	ActionApproved = "approved"
+	ActionRejected = "rejected"
+	ActionAsked    = "asked"
+	ActionAnswered = "answered"
 	// ActionApproverRemoved is a person taken off the approvers.
 	ActionApproverRemoved = "approver_removed"
 	// ActionEscalated is the escalation's people made approvers.
@@ -118,29 +116,29 @@ var screenOptions = workflow.ActivityOptions{
 // questions, answers and cancellation (Updates) and for expiry (a timer).
 func Approval(ctx workflow.Context, in ApprovalInput) (ApprovalState, error) {
 	a := &approval{in: in}
-	a.request = newRequest(ctx, a, in.ApprovalID, in.OrganizationID, in.Requester, ActivityPersistApproval, ApprovalState{
+	a.Request = NewRequest(ctx, a, in.ApprovalID, in.OrganizationID, in.Requester, ActivityPersistApproval, ApprovalState{
 		Status: states.Pending, ApproverIDs: slices.Clone(in.ApproverIDs), ApprovedBy: []string{}, Questions: []Question{},
 		OnBehalfOf: maps.Clone(in.OnBehalfOf)})
 	if a.in.RequiredApprovals < 1 {
 		a.in.RequiredApprovals = 1
 	}
 	if err := a.setup(ctx); err != nil {
-		return a.state, err
+		return a.State, err
 	}
 	return a.run(ctx)
 }
 
 type approval struct {
-	request[ApprovalState]
+	Request[ApprovalState]
 	in ApprovalInput
 }
 
 func (a *approval) setup(ctx workflow.Context) error {
-	return setUpdates(ctx, append(a.askingUpdates(),
-		update{UpdateDecide, a.decide, validator(a.in.ApprovalID, func(r DecideRequest) error { return checkDecide(&a.in, &a.state, r) })},
-		update{UpdateAsk, a.ask, validator(a.in.ApprovalID, func(r AskRequest) error { return checkAsk(&a.in, &a.state, r) })},
-		update{UpdateAnswer, a.answer, validator(a.in.ApprovalID, func(r AnswerRequest) error { return checkAnswer(&a.in, &a.state, r) })},
-		update{UpdateRemoveApprover, a.removeApprover, validator(a.in.ApprovalID, a.state.checkRemoveApprover)},
+	return SetUpdates(ctx, append(a.AskingUpdates(),
+		Update{UpdateDecide, a.decide, Validator(a.in.ApprovalID, func(r DecideRequest) error { return checkDecide(&a.in, &a.State, r) })},
+		Update{UpdateAsk, a.ask, Validator(a.in.ApprovalID, func(r AskRequest) error { return checkAsk(&a.in, &a.State, r) })},
+		Update{UpdateAnswer, a.answer, Validator(a.in.ApprovalID, func(r AnswerRequest) error { return checkAnswer(&a.in, &a.State, r) })},
+		Update{UpdateRemoveApprover, a.removeApprover, Validator(a.in.ApprovalID, a.State.checkRemoveApprover)},
 	))
 }
 
@@ -148,25 +146,25 @@ func (a *approval) run(ctx workflow.Context) (ApprovalState, error) {
 	createdAt := workflow.Now(ctx)
 	a.local = workflow.GetVersion(ctx, persistChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion
 	screened := a.screen(ctx)
-	if err := a.persist(ctx, ApprovalTransition{Action: ActionCreated, Event: events.ApprovalRequested, Detail: screened}); err != nil {
-		return a.state, err
+	if err := a.Persist(ctx, ApprovalTransition{Action: ActionCreated, Event: events.ApprovalRequested, Detail: screened}); err != nil {
+		return a.State, err
 	}
 	a.emails = workflow.GetVersion(ctx, emailChange, workflow.DefaultVersion, 1) >= 1
-	a.startEmails(ctx)
-	a.emailAsked(ctx)
+	a.StartEmails(ctx)
+	a.EmailAsked(ctx)
 	a.created = true
 	if workflow.GetVersion(ctx, timersChange, workflow.DefaultVersion, 1) >= 1 {
-		if err := a.await(ctx, a.pending, a.timers(createdAt)); err != nil {
-			return a.state, err
+		if err := a.Await(ctx, a.pending, a.timers(createdAt)); err != nil {
+			return a.State, err
 		}
 	}
-	if err := a.expire(ctx, a.in.ExpiresAt, a.pending, func() ApprovalTransition {
-		a.settle(ctx, states.Expired)
+	if err := a.Expire(ctx, a.in.ExpiresAt, a.pending, func() ApprovalTransition {
+		a.Settle(ctx, states.Expired)
 		return ApprovalTransition{Action: ActionExpired, Event: events.ApprovalExpired}
 	}); err != nil {
-		return a.state, err
+		return a.State, err
 	}
-	return a.state, a.finish(ctx)
+	return a.State, a.Finish(ctx)
 }
 
 // screen asks the organisation's model screen about the approval, when it
@@ -191,7 +189,7 @@ func (a *approval) screen(ctx workflow.Context) string {
 	case len(res.Concerns) == 0:
 		return "the model screen raised no concern"
 	}
-	a.state.ScreenConcerns = res.Concerns
+	a.State.ScreenConcerns = res.Concerns
 	var under []string
 	for _, c := range res.Concerns {
 		if !slices.Contains(under, c.Principle) {
@@ -220,67 +218,67 @@ func screenFailure(err error) string {
 }
 
 func (a *approval) decide(ctx workflow.Context, req DecideRequest) (ApprovalState, error) {
-	err := a.transition(ctx, func() (ApprovalTransition, error) {
-		if err := checkDecide(&a.in, &a.state, req); err != nil {
+	err := a.Apply(ctx, func() (ApprovalTransition, error) {
+		if err := checkDecide(&a.in, &a.State, req); err != nil {
 			return ApprovalTransition{}, err
 		}
-		away := standsInFor(a.state.OnBehalfOf, req.ActorID)
-		t := ApprovalTransition{ActorID: req.ActorID, ActorName: req.ActorName, Detail: joinDetail(req.Via, onBehalf(away), req.Note)}
+		away := StandsInFor(a.State.OnBehalfOf, req.ActorID)
+		t := ApprovalTransition{ActorID: req.ActorID, ActorName: req.ActorName, Detail: JoinDetail(req.Via, OnBehalf(away), req.Note)}
 		if req.Decision == DecisionReject {
 			a.decided(ctx, states.Rejected, req)
 			t.Action, t.Event = ActionRejected, events.ApprovalRejected
 			return t, nil
 		}
-		a.state.ApprovedBy = append(a.state.ApprovedBy, req.ActorID)
-		a.state.ApprovalsSoFar = len(a.state.ApprovedBy)
+		a.State.ApprovedBy = append(a.State.ApprovedBy, req.ActorID)
+		a.State.ApprovalsSoFar = len(a.State.ApprovedBy)
 		t.Action = ActionApproved
-		if a.state.ApprovalsSoFar < a.in.RequiredApprovals {
+		if a.State.ApprovalsSoFar < a.in.RequiredApprovals {
 			return t, nil // recorded; more approvals needed
 		}
 		a.decided(ctx, states.Approved, req)
 		if a.in.RequiredApprovals == 1 {
-			a.state.ApprovedInput, a.state.Changes = applyCorrections(a.in.Input, req.Corrections)
+			a.State.ApprovedInput, a.State.Changes = applyCorrections(a.in.Input, req.Corrections)
 		} else {
 			// Several approvers agreed to the proposal as sent.
-			a.state.ApprovedInput, a.state.Changes = applyCorrections(a.in.Input, nil)
+			a.State.ApprovedInput, a.State.Changes = applyCorrections(a.in.Input, nil)
 		}
 		t.Event = events.ApprovalApproved
 		return t, nil
 	})
-	return a.state, err
+	return a.State, err
 }
 
 // decided settles the approval with a person's decision.
 func (a *approval) decided(ctx workflow.Context, status string, req DecideRequest) {
 	now := workflow.Now(ctx).UTC()
-	a.state.Status = status
-	a.state.DecidedByID, a.state.DecidedByName, a.state.DecidedAt = req.ActorID, req.ActorName, &now
-	a.state.DecidedOnBehalfOf = standsInFor(a.state.OnBehalfOf, req.ActorID)
-	a.state.Note, a.state.Reason = req.Note, req.Reason
+	a.State.Status = status
+	a.State.DecidedByID, a.State.DecidedByName, a.State.DecidedAt = req.ActorID, req.ActorName, &now
+	a.State.DecidedOnBehalfOf = StandsInFor(a.State.OnBehalfOf, req.ActorID)
+	a.State.Note, a.State.Reason = req.Note, req.Reason
 }
 
 func (a *approval) ask(ctx workflow.Context, req AskRequest) (ApprovalState, error) {
-	err := a.transition(ctx, func() (ApprovalTransition, error) {
-		if err := checkAsk(&a.in, &a.state, req); err != nil {
+	err := a.Apply(ctx, func() (ApprovalTransition, error) {
+		if err := checkAsk(&a.in, &a.State, req); err != nil {
 			return ApprovalTransition{}, err
 		}
-		a.state.Questions = append(a.state.Questions, Question{QuestionID: req.QuestionID, Question: req.Question,
+		a.State.Questions = append(a.State.Questions, Question{QuestionID: req.QuestionID, Question: req.Question,
 			AskedBy: req.ActorName, AskedByID: req.ActorID, AskedAt: workflow.Now(ctx).UTC()})
 		return ApprovalTransition{Action: ActionAsked, Event: events.ApprovalQuestion, ActorID: req.ActorID,
 			ActorName: req.ActorName, Detail: req.Question}, nil
 	})
-	return a.state, err
+	return a.State, err
 }
 
 func (a *approval) answer(ctx workflow.Context, req AnswerRequest) (ApprovalState, error) {
 	var asker string
-	err := a.transition(ctx, func() (ApprovalTransition, error) {
-		if err := checkAnswer(&a.in, &a.state, req); err != nil {
+	err := a.Apply(ctx, func() (ApprovalTransition, error) {
+		if err := checkAnswer(&a.in, &a.State, req); err != nil {
 			return ApprovalTransition{}, err
 		}
 		now := workflow.Now(ctx).UTC()
-		for i := range a.state.Questions {
-			if q := &a.state.Questions[i]; q.QuestionID == req.QuestionID {
+		for i := range a.State.Questions {
+			if q := &a.State.Questions[i]; q.QuestionID == req.QuestionID {
 				answer := req.Answer
 				q.Answer, q.AnsweredAt = &answer, &now
 				asker = q.AskedByID
@@ -289,10 +287,10 @@ func (a *approval) answer(ctx workflow.Context, req AnswerRequest) (ApprovalStat
 		return ApprovalTransition{Action: ActionAnswered, Event: events.ApprovalAnswered, ActorID: req.Requester, Detail: req.Answer}, nil
 	})
 	if err == nil && asker != "" {
-		a.email(ctx, ActivityEmailAnswer, EmailAnswerInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID,
+		a.Email(ctx, ActivityEmailAnswer, EmailAnswerInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID,
 			QuestionID: req.QuestionID, AskerID: asker})
 	}
-	return a.state, err
+	return a.State, err
 }
 
 // removeApprover takes a person off the approvers. When those left cannot
@@ -303,15 +301,15 @@ func (a *approval) answer(ctx workflow.Context, req AnswerRequest) (ApprovalStat
 // histories replay unchanged without a version marker.
 func (a *approval) removeApprover(ctx workflow.Context, req RemoveApproverRequest) (ApprovalState, error) {
 	added := false
-	err := a.transition(ctx, func() (ApprovalTransition, error) {
-		if err := a.state.checkRemoveApprover(req); err != nil {
+	err := a.Apply(ctx, func() (ApprovalTransition, error) {
+		if err := a.State.checkRemoveApprover(req); err != nil {
 			return ApprovalTransition{}, err
 		}
-		a.state.ApproverIDs = slices.DeleteFunc(slices.Clone(a.state.ApproverIDs), func(id string) bool { return id == req.PersonID })
+		a.State.ApproverIDs = slices.DeleteFunc(slices.Clone(a.State.ApproverIDs), func(id string) bool { return id == req.PersonID })
 		t := ApprovalTransition{Action: ActionApproverRemoved, ActorID: req.ActorID, ActorName: req.ActorName,
 			Detail: "removed " + req.PersonName + " from the approvers"}
 		if a.shortOfApprovers() {
-			a.state.ApproverIDs, a.state.OnBehalfOf, added = addDefaults(a.state.ApproverIDs, a.state.OnBehalfOf, req.Defaults, req.OnBehalfOf, req.PersonID)
+			a.State.ApproverIDs, a.State.OnBehalfOf, added = AddDefaults(a.State.ApproverIDs, a.State.OnBehalfOf, req.Defaults, req.OnBehalfOf, req.PersonID)
 		}
 		if added {
 			t.Detail += "; " + DefaultApproversAdded
@@ -319,9 +317,9 @@ func (a *approval) removeApprover(ctx workflow.Context, req RemoveApproverReques
 		return t, nil
 	})
 	if err == nil && added {
-		a.emailAsked(ctx)
+		a.EmailAsked(ctx)
 	}
-	return a.state, err
+	return a.State, err
 }
 
 // shortOfApprovers reports whether the approvers who may still approve
@@ -329,38 +327,38 @@ func (a *approval) removeApprover(ctx workflow.Context, req RemoveApproverReques
 // still needed.
 func (a *approval) shortOfApprovers() bool {
 	able := 0
-	for _, id := range a.state.ApproverIDs {
-		if id != a.in.RequesterMemberID && !slices.Contains(a.state.ApprovedBy, id) {
+	for _, id := range a.State.ApproverIDs {
+		if id != a.in.RequesterMemberID && !slices.Contains(a.State.ApprovedBy, id) {
 			able++
 		}
 	}
-	return able < a.in.RequiredApprovals-a.state.ApprovalsSoFar
+	return able < a.in.RequiredApprovals-a.State.ApprovalsSoFar
 }
 
-func (a *approval) pending() bool { return a.state.Status == states.Pending }
+func (a *approval) pending() bool { return a.State.Status == states.Pending }
 
-// settle ends the approval without a decision: cancelled or expired.
-func (a *approval) settle(_ workflow.Context, status string) { a.state.Status = status }
+// Settle ends the approval without a decision: cancelled or expired.
+func (a *approval) Settle(_ workflow.Context, status string) { a.State.Status = status }
 
-func (a *approval) checkOpen() error { return a.state.checkPending() }
-func (a *approval) asking() (*[]string, *map[string]Delegator) {
-	return &a.state.ApproverIDs, &a.state.OnBehalfOf
+func (a *approval) CheckOpen() error { return a.State.checkPending() }
+func (a *approval) Asking() (*[]string, *map[string]Delegator) {
+	return &a.State.ApproverIDs, &a.State.OnBehalfOf
 }
-func (a *approval) acted() []string  { return a.state.ApprovedBy }
-func (a *approval) notAsked() string { return apperr.NotAnApprover }
-func (a *approval) emailAsked(ctx workflow.Context) {
-	a.email(ctx, ActivityEmailApprovers, EmailApproversInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID})
+func (a *approval) Acted() []string  { return a.State.ApprovedBy }
+func (a *approval) NotAsked() string { return apperr.NotAnApprover }
+func (a *approval) EmailAsked(ctx workflow.Context) {
+	a.Email(ctx, ActivityEmailApprovers, EmailApproversInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID})
 }
 
 // timers are the approval's reminder and escalation, each only when due
 // before it expires.
-func (a *approval) timers(createdAt time.Time) []timer {
-	var ts []timer
+func (a *approval) timers(createdAt time.Time) []Timer {
+	var ts []Timer
 	if at, ok := ApprovalReminderAt(createdAt, a.in.ExpiresAt); ok {
-		ts = append(ts, timer{at, a.remind})
+		ts = append(ts, Timer{at, a.remind})
 	}
 	if e := a.in.Escalation; e != nil && e.At.Before(a.in.ExpiresAt) {
-		ts = append(ts, timer{e.At, a.escalate})
+		ts = append(ts, Timer{e.At, a.escalate})
 	}
 	return ts
 }
@@ -368,21 +366,21 @@ func (a *approval) timers(createdAt time.Time) []timer {
 // remind emails the approvers who have not decided, once.
 func (a *approval) remind(ctx workflow.Context) error {
 	var waiting []string
-	err := a.transition(ctx, func() (ApprovalTransition, error) {
+	err := a.Apply(ctx, func() (ApprovalTransition, error) {
 		if !a.pending() {
 			return ApprovalTransition{}, nil
 		}
-		for _, id := range a.state.ApproverIDs {
-			if id != a.in.RequesterMemberID && !slices.Contains(a.state.ApprovedBy, id) {
+		for _, id := range a.State.ApproverIDs {
+			if id != a.in.RequesterMemberID && !slices.Contains(a.State.ApprovedBy, id) {
 				waiting = append(waiting, id)
 			}
 		}
 		now := workflow.Now(ctx).UTC()
-		a.state.RemindedAt = &now
+		a.State.RemindedAt = &now
 		return ApprovalTransition{Action: ActionReminded, Detail: "reminded " + strconv.Itoa(len(waiting)) + " approvers who had not decided"}, nil
 	})
 	if err == nil && len(waiting) > 0 {
-		a.email(ctx, ActivityEmailApprovers, EmailApproversInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID,
+		a.Email(ctx, ActivityEmailApprovers, EmailApproversInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID,
 			Reminder: true, PersonIDs: waiting})
 	}
 	return err
@@ -398,11 +396,11 @@ func (a *approval) escalate(ctx workflow.Context) error {
 		return err
 	}
 	added := 0
-	err = a.transition(ctx, func() (ApprovalTransition, error) {
+	err = a.Apply(ctx, func() (ApprovalTransition, error) {
 		if !a.pending() {
 			return ApprovalTransition{}, nil
 		}
-		ids := slices.Clone(a.state.ApproverIDs)
+		ids := slices.Clone(a.State.ApproverIDs)
 		var delegated []string
 		for _, id := range a.in.Escalation.ApproverIDs {
 			if slices.Contains(ids, id) {
@@ -418,18 +416,18 @@ func (a *approval) escalate(ctx workflow.Context) error {
 				continue
 			default:
 				var detail string
-				ids, a.state.OnBehalfOf, detail = addDelegate(ids, a.state.OnBehalfOf, standIns[i])
+				ids, a.State.OnBehalfOf, detail = addDelegate(ids, a.State.OnBehalfOf, standIns[i])
 				delegated = append(delegated, detail)
 			}
 			added++
 		}
 		now := workflow.Now(ctx).UTC()
-		a.state.ApproverIDs, a.state.EscalatedAt = ids, &now
+		a.State.ApproverIDs, a.State.EscalatedAt = ids, &now
 		return ApprovalTransition{Action: ActionEscalated, Event: events.ApprovalEscalated,
-			Detail: joinDetail(append([]string{"still pending, so it was escalated: " + strconv.Itoa(added) + " more approvers asked"}, delegated...)...)}, nil
+			Detail: JoinDetail(append([]string{"still pending, so it was escalated: " + strconv.Itoa(added) + " more approvers asked"}, delegated...)...)}, nil
 	})
 	if err == nil && added > 0 {
-		a.emailAsked(ctx)
+		a.EmailAsked(ctx)
 	}
 	return err
 }

@@ -2,35 +2,19 @@ package workflows
 
 import (
 	"encoding/json"
-	"fmt"
 	"maps"
 	"math/big"
 	"slices"
 	"strconv"
 
-	"go.temporal.io/sdk/temporal"
-
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/states"
 )
 
-// refuse is how a workflow refuses an Update: a non-retryable application
-// error whose type is an apperr code, which the approvals service maps to
-// the API's error (refusals_test.go holds every code to a status other
-// than 500).
-func refuse(code, format string, args ...any) error {
-	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, args...), code, nil)
-}
-
-// refuseField names the request field at fault in the error details.
-func refuseField(field, format string, args ...any) error {
-	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, args...), apperr.InvalidRequest, nil, field)
-}
-
 // checkPending refuses any change to a settled approval.
 func (s *ApprovalState) checkPending() error {
 	if s.Status != states.Pending {
-		return refuse(apperr.InvalidState, "the approval is already %s", s.Status)
+		return Refuse(apperr.InvalidState, "the approval is already %s", s.Status)
 	}
 	return nil
 }
@@ -39,7 +23,7 @@ func (s *ApprovalState) checkPending() error {
 // administrators withdraw anyone's; every kind of request shares it.
 func mayCancel(requester string, r CancelRequest) error {
 	if r.ActorID != requester && !r.Administrator {
-		return refuse(apperr.Forbidden, "only the requester, an owner or an administrator may cancel this request")
+		return Refuse(apperr.Forbidden, "only the requester, an owner or an administrator may cancel this request")
 	}
 	return nil
 }
@@ -51,7 +35,7 @@ func (s *ApprovalState) checkRemoveApprover(r RemoveApproverRequest) error {
 		return err
 	}
 	if !slices.Contains(s.ApproverIDs, r.PersonID) {
-		return refuse(apperr.NotAnApprover, "%s is not among this request's approvers", r.PersonID)
+		return Refuse(apperr.NotAnApprover, "%s is not among this request's approvers", r.PersonID)
 	}
 	return nil
 }
@@ -76,29 +60,29 @@ func checkDecide(in *ApprovalInput, s *ApprovalState, req DecideRequest) error {
 		return err
 	}
 	if q := s.openQuestion(); q != nil {
-		return refuse(apperr.QuestionPending, "question %s is waiting for the requester's answer; nobody can decide until it is answered", q.QuestionID)
+		return Refuse(apperr.QuestionPending, "question %s is waiting for the requester's answer; nobody can decide until it is answered", q.QuestionID)
 	}
 	switch req.Decision {
 	case DecisionReject:
 		if len(req.Corrections) > 0 {
-			return refuseField("corrections", "corrections apply to approvals only")
+			return RefuseField("corrections", "corrections apply to approvals only")
 		}
 		return nil
 	case DecisionApprove:
 	default:
-		return refuseField("decision", "decision must be approve or reject")
+		return RefuseField("decision", "decision must be approve or reject")
 	}
 	if slices.Contains(s.ApprovedBy, req.ActorID) {
-		return refuse(apperr.InvalidState, "you have already approved this request")
+		return Refuse(apperr.InvalidState, "you have already approved this request")
 	}
-	if actedFor(s.OnBehalfOf, s.ApprovedBy, req.ActorID) {
-		return refuse(apperr.InvalidState, "this request was already approved by or on behalf of the person you act for")
+	if ActedFor(s.OnBehalfOf, s.ApprovedBy, req.ActorID) {
+		return Refuse(apperr.InvalidState, "this request was already approved by or on behalf of the person you act for")
 	}
 	if in.ReasonRequired && req.Reason == "" {
-		return refuseField("reason", "an ethics rule matched this request, so approving it needs a written reason")
+		return RefuseField("reason", "an ethics rule matched this request, so approving it needs a written reason")
 	}
 	if len(s.ScreenConcerns) > 0 && req.Reason == "" {
-		return refuseField("reason", "the model screen raised a concern about this request, so approving it needs a written reason")
+		return RefuseField("reason", "the model screen raised a concern about this request, so approving it needs a written reason")
 	}
 	return CheckCorrections(in.Input, in.EditableFields, req.Corrections)
 }
@@ -107,13 +91,13 @@ func checkDecide(in *ApprovalInput, s *ApprovalState, req DecideRequest) error {
 // delegation: standing in for the requester is deciding as them.
 func checkApprover(in *ApprovalInput, s *ApprovalState, actorID string) error {
 	if in.RequesterMemberID != "" && actorID == in.RequesterMemberID {
-		return refuse(apperr.NotAnApprover, "you created this request, so you cannot decide it")
+		return Refuse(apperr.NotAnApprover, "you created this request, so you cannot decide it")
 	}
-	if d := standsInFor(s.OnBehalfOf, actorID); d != nil && in.RequesterMemberID != "" && d.ID == in.RequesterMemberID {
-		return refuse(apperr.NotAnApprover, "you stand in for %s, who created this request, so you cannot decide it", d.Name)
+	if d := StandsInFor(s.OnBehalfOf, actorID); d != nil && in.RequesterMemberID != "" && d.ID == in.RequesterMemberID {
+		return Refuse(apperr.NotAnApprover, "you stand in for %s, who created this request, so you cannot decide it", d.Name)
 	}
 	if !slices.Contains(s.ApproverIDs, actorID) {
-		return refuse(apperr.NotAnApprover, "you are not among this request's approvers")
+		return Refuse(apperr.NotAnApprover, "you are not among this request's approvers")
 	}
 	return nil
 }
@@ -127,18 +111,18 @@ func CheckCorrections(input json.RawMessage, editable []string, corrections map[
 	for _, field := range sortedKeys(corrections) {
 		path := "corrections." + field
 		if !slices.Contains(editable, field) {
-			return refuseField(path, "%s is not an editable field", field)
+			return RefuseField(path, "%s is not an editable field", field)
 		}
 		want, got := flatKind(proposed[field]), flatKind(corrections[field])
 		if got == "" {
-			return refuseField(path, "%s must be a string, number or boolean", field)
+			return RefuseField(path, "%s must be a string, number or boolean", field)
 		}
 		if got != want {
-			return refuseField(path, "%s must stay a %s", field, want)
+			return RefuseField(path, "%s must stay a %s", field, want)
 		}
 		if got == "number" {
 			if _, err := strconv.ParseFloat(string(corrections[field]), 64); err != nil {
-				return refuseField(path, "%s is beyond the range of numbers", field)
+				return RefuseField(path, "%s is beyond the range of numbers", field)
 			}
 		}
 	}
@@ -232,38 +216,38 @@ func checkAsk(in *ApprovalInput, s *ApprovalState, req AskRequest) error {
 		return err
 	}
 	if req.Question == "" {
-		return refuseField("question", "question is required")
+		return RefuseField("question", "question is required")
 	}
 	if q := s.openQuestion(); q != nil {
-		return refuse(apperr.QuestionPending, "question %s is still waiting for an answer", q.QuestionID)
+		return Refuse(apperr.QuestionPending, "question %s is still waiting for an answer", q.QuestionID)
 	}
 	// Every other Update replayed onto its own request is refused by its
 	// state (already approved, answered, settled); an ask would add a
 	// question nobody could answer, as answers find the first by its id.
 	if slices.ContainsFunc(s.Questions, func(q Question) bool { return q.QuestionID == req.QuestionID }) {
-		return refuse(apperr.Conflict, "question %s was already asked", req.QuestionID)
+		return Refuse(apperr.Conflict, "question %s was already asked", req.QuestionID)
 	}
 	return nil
 }
 
 func checkAnswer(in *ApprovalInput, s *ApprovalState, req AnswerRequest) error {
 	if req.Requester != in.Requester {
-		return refuse(apperr.NotTheRequester, "only the requester may answer questions")
+		return Refuse(apperr.NotTheRequester, "only the requester may answer questions")
 	}
 	for _, q := range s.Questions {
 		if q.QuestionID != req.QuestionID {
 			continue
 		}
 		if q.Answer != nil {
-			return refuse(apperr.AlreadyAnswered, "question %s already has an answer", q.QuestionID)
+			return Refuse(apperr.AlreadyAnswered, "question %s already has an answer", q.QuestionID)
 		}
 		if err := s.checkPending(); err != nil {
 			return err
 		}
 		if req.Answer == "" {
-			return refuseField("answer", "answer is required")
+			return RefuseField("answer", "answer is required")
 		}
 		return nil
 	}
-	return refuse(apperr.QuestionNotFound, "question %s is not on this approval", req.QuestionID)
+	return Refuse(apperr.QuestionNotFound, "question %s is not on this approval", req.QuestionID)
 }

@@ -15,12 +15,13 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/workflows"
+	"github.com/assent-hq/assent/workflows/workflowtest"
 )
 
 // harness runs the approval workflow in the test environment with a
 // recording persistence activity.
 type harness struct {
-	*kindHarness[workflows.ApprovalState]
+	*workflowtest.Harness[workflows.ApprovalState]
 	emails []email
 	// failEmails, when set, is every email attempt's error.
 	failEmails error
@@ -32,16 +33,16 @@ type harness struct {
 }
 
 func newHarness(t *testing.T) *harness {
-	h := &harness{kindHarness: newKindHarness[workflows.ApprovalState](t, workflows.Approval, workflows.ActivityPersistApproval)}
-	h.env.RegisterActivityWithOptions(func(ctx context.Context, in workflows.EmailApproversInput) error {
+	h := &harness{Harness: workflowtest.New[workflows.ApprovalState](t, workflows.Approval, workflows.ActivityPersistApproval)}
+	h.Env.RegisterActivityWithOptions(func(ctx context.Context, in workflows.EmailApproversInput) error {
 		return h.sent(ctx, in)
 	}, activity.RegisterOptions{Name: workflows.ActivityEmailApprovers})
-	h.env.RegisterActivityWithOptions(func(ctx context.Context, in workflows.EmailAnswerInput) error {
+	h.Env.RegisterActivityWithOptions(func(ctx context.Context, in workflows.EmailAnswerInput) error {
 		return h.sent(ctx, in)
 	}, activity.RegisterOptions{Name: workflows.ActivityEmailAnswer})
-	h.env.RegisterActivityWithOptions(func(_ context.Context, in workflows.StandInsInput) (workflows.StandInsResult, error) {
-		h.mu.Lock()
-		defer h.mu.Unlock()
+	h.Env.RegisterActivityWithOptions(func(_ context.Context, in workflows.StandInsInput) (workflows.StandInsResult, error) {
+		h.Mu.Lock()
+		defer h.Mu.Unlock()
 		h.standInsAsked = append(h.standInsAsked, in)
 		var out workflows.StandInsResult
 		for _, id := range in.PersonIDs {
@@ -63,16 +64,16 @@ type email struct {
 
 // sent records an email attempt and answers with failEmails.
 func (h *harness) sent(ctx context.Context, in any) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.emails = append(h.emails, email{input: in, attempt: activity.GetInfo(ctx).Attempt, at: h.env.Now().UTC()})
+	h.Mu.Lock()
+	defer h.Mu.Unlock()
+	h.emails = append(h.emails, email{input: in, attempt: activity.GetInfo(ctx).Attempt, at: h.Env.Now().UTC()})
 	return h.failEmails
 }
 
 func baseInput() workflows.ApprovalInput {
 	return workflows.ApprovalInput{
 		ApprovalID: "apr_1", OrganizationID: "org_1", Risk: "medium",
-		ExpiresAt:         start.Add(24 * time.Hour),
+		ExpiresAt:         workflowtest.Start.Add(24 * time.Hour),
 		RequiredApprovals: 1,
 		ApproverIDs:       []string{"mem_a", "mem_b"},
 		RequesterMemberID: "mem_req",
@@ -83,46 +84,46 @@ func baseInput() workflows.ApprovalInput {
 }
 
 func (h *harness) run(in workflows.ApprovalInput) workflows.ApprovalState {
-	return h.runAs(in.ApprovalID, in)
+	return h.RunAs(in.ApprovalID, in)
 }
 
 func TestApprovalExpiresAtTheExactInstant(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
-	in.ExpiresAt = start.Add(90 * time.Minute)
+	in.ExpiresAt = workflowtest.Start.Add(90 * time.Minute)
 	s := h.run(in)
 	assert.Equal(t, states.Expired, s.Status)
-	require.Len(t, h.transitions, 2)
-	assert.Equal(t, "approval.requested", h.transitions[0].Event)
-	assert.Equal(t, "approval.expired", h.transitions[1].Event)
-	assert.Equal(t, in.ExpiresAt, h.transitions[1].At, "expired exactly at expiresAt")
+	require.Len(t, h.Transitions, 2)
+	assert.Equal(t, "approval.requested", h.Transitions[0].Event)
+	assert.Equal(t, "approval.expired", h.Transitions[1].Event)
+	assert.Equal(t, in.ExpiresAt, h.Transitions[1].At, "expired exactly at expiresAt")
 }
 
 func TestQuestionBlocksDecisionsUntilAnswered(t *testing.T) {
 	h := newHarness(t)
-	h.update(time.Minute, "ask", workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"})
-	h.update(2*time.Minute, "ask-again", workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_b", QuestionID: "qst_2", Question: "And?"})
-	h.update(3*time.Minute, "decide-blocked", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", Decision: "approve"})
-	h.update(4*time.Minute, "answer-unknown", workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_9", Answer: "?"})
-	h.update(4*time.Minute+30*time.Second, "answer-by-approver", workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_a", QuestionID: "qst_1", Answer: "Me"})
-	h.update(5*time.Minute, "answer", workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"})
-	h.update(6*time.Minute, "answer-twice", workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Other"})
-	h.update(7*time.Minute, "decide", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: "approve"})
+	h.Update(time.Minute, "ask", workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"})
+	h.Update(2*time.Minute, "ask-again", workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_b", QuestionID: "qst_2", Question: "And?"})
+	h.Update(3*time.Minute, "decide-blocked", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", Decision: "approve"})
+	h.Update(4*time.Minute, "answer-unknown", workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_9", Answer: "?"})
+	h.Update(4*time.Minute+30*time.Second, "answer-by-approver", workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_a", QuestionID: "qst_1", Answer: "Me"})
+	h.Update(5*time.Minute, "answer", workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"})
+	h.Update(6*time.Minute, "answer-twice", workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Other"})
+	h.Update(7*time.Minute, "decide", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: "approve"})
 	s := h.run(baseInput())
 
-	h.refusedWith("ask-again", apperr.QuestionPending)
-	h.refusedWith("decide-blocked", apperr.QuestionPending)
-	h.refusedWith("answer-unknown", apperr.QuestionNotFound)
-	h.refusedWith("answer-twice", apperr.AlreadyAnswered)
-	h.refusedWith("answer-by-approver", apperr.NotTheRequester)
+	h.RefusedWith("ask-again", apperr.QuestionPending)
+	h.RefusedWith("decide-blocked", apperr.QuestionPending)
+	h.RefusedWith("answer-unknown", apperr.QuestionNotFound)
+	h.RefusedWith("answer-twice", apperr.AlreadyAnswered)
+	h.RefusedWith("answer-by-approver", apperr.NotTheRequester)
 	assert.Equal(t, states.Approved, s.Status)
 	require.Len(t, s.Questions, 1)
 	require.NotNil(t, s.Questions[0].Answer)
 	assert.Equal(t, "Acme Ltd", *s.Questions[0].Answer, "the first answer stays readable")
-	assert.Equal(t, start.Add(5*time.Minute), *s.Questions[0].AnsweredAt)
-	assert.Equal(t, []string{"created", "asked", "answered", "approved"}, h.actions())
-	assert.Equal(t, "approval.question", h.transitions[1].Event)
-	for i, tr := range h.transitions {
+	assert.Equal(t, workflowtest.Start.Add(5*time.Minute), *s.Questions[0].AnsweredAt)
+	assert.Equal(t, []string{"created", "asked", "answered", "approved"}, h.Actions())
+	assert.Equal(t, "approval.question", h.Transitions[1].Event)
+	for i, tr := range h.Transitions {
 		assert.Equal(t, i+1, tr.Seq, "transitions are numbered in order")
 	}
 }
@@ -131,38 +132,38 @@ func TestSeveralApprovalsAreCountedPerPerson(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
 	in.RequiredApprovals = 2
-	h.update(time.Minute, "a", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve",
+	h.Update(time.Minute, "a", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve",
 		Corrections: raw(`{"amount":80}`)})
-	h.update(2*time.Minute, "a-again", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
-	h.update(3*time.Minute, "b", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: "approve",
+	h.Update(2*time.Minute, "a-again", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.Update(3*time.Minute, "b", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: "approve",
 		Corrections: raw(`{"amount":70}`)})
 	s := h.run(in)
 
-	assert.Equal(t, 1, h.results["a"].state.ApprovalsSoFar)
-	assert.Equal(t, states.Pending, h.results["a"].state.Status)
-	h.refusedWith("a-again", apperr.InvalidState)
+	assert.Equal(t, 1, h.Results["a"].State.ApprovalsSoFar)
+	assert.Equal(t, states.Pending, h.Results["a"].State.Status)
+	h.RefusedWith("a-again", apperr.InvalidState)
 	assert.Equal(t, states.Approved, s.Status)
 	assert.Equal(t, 2, s.ApprovalsSoFar)
 	assert.Equal(t, in.Input, s.ApprovedInput, "several approvers approve the proposal as sent")
 	assert.Empty(t, s.Changes)
 	assert.Equal(t, "mem_b", s.DecidedByID)
 	// The first approval is audited without an event; the settling one emits approval.approved.
-	require.Len(t, h.transitions, 3)
-	assert.Equal(t, "", h.transitions[1].Event)
-	assert.Equal(t, "approval.approved", h.transitions[2].Event)
+	require.Len(t, h.Transitions, 3)
+	assert.Equal(t, "", h.Transitions[1].Event)
+	assert.Equal(t, "approval.approved", h.Transitions[2].Event)
 }
 
 func TestOneRejectionSettlesRegardlessOfRequiredApprovals(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
 	in.RequiredApprovals = 2
-	h.update(time.Minute, "a", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
-	h.update(2*time.Minute, "b", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: "reject", Note: "too costly"})
+	h.Update(time.Minute, "a", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.Update(2*time.Minute, "b", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: "reject", Note: "too costly"})
 	s := h.run(in)
 	assert.Equal(t, states.Rejected, s.Status)
 	assert.Equal(t, "too costly", s.Note)
 	assert.Equal(t, "Ben", s.DecidedByName)
-	assert.Equal(t, start.Add(2*time.Minute), *s.DecidedAt)
+	assert.Equal(t, workflowtest.Start.Add(2*time.Minute), *s.DecidedAt)
 	// A settled workflow completes; the API answers later updates from the
 	// record with 409 invalid_state.
 }
@@ -183,12 +184,12 @@ func TestCorrectionsRules(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
-			h.update(time.Minute, "bad", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve", Corrections: raw(tc.corrections)})
-			h.update(2*time.Minute, "cancel", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "mem_req", ActorName: "Requester"})
+			h.Update(time.Minute, "bad", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve", Corrections: raw(tc.corrections)})
+			h.Update(2*time.Minute, "cancel", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "mem_req", ActorName: "Requester"})
 			s := h.run(baseInput())
-			h.refusedWith("bad", apperr.InvalidRequest)
+			h.RefusedWith("bad", apperr.InvalidRequest)
 			var app *temporal.ApplicationError
-			require.True(t, errors.As(h.results["bad"].err, &app))
+			require.True(t, errors.As(h.Results["bad"].Err, &app))
 			var field string
 			require.NoError(t, app.Details(&field))
 			assert.Equal(t, tc.field, field)
@@ -198,7 +199,7 @@ func TestCorrectionsRules(t *testing.T) {
 
 	t.Run("applied when one approval settles", func(t *testing.T) {
 		h := newHarness(t)
-		h.update(time.Minute, "ok", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", ActorName: "Ann", Decision: "approve",
+		h.Update(time.Minute, "ok", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", ActorName: "Ann", Decision: "approve",
 			Corrections: raw(`{"amount":80.50,"urgent":false,"memo":"\u0078"}`)})
 		s := h.run(baseInput())
 		assert.Equal(t, states.Approved, s.Status)
@@ -211,7 +212,7 @@ func TestCorrectionsRules(t *testing.T) {
 
 	t.Run("the same number written otherwise is no change", func(t *testing.T) {
 		h := newHarness(t)
-		h.update(time.Minute, "ok", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", ActorName: "Ann", Decision: "approve",
+		h.Update(time.Minute, "ok", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", ActorName: "Ann", Decision: "approve",
 			Corrections: raw(`{"amount":100.0}`)})
 		s := h.run(baseInput())
 		assert.Empty(t, s.Changes)
@@ -224,27 +225,27 @@ func TestWhoMayDecide(t *testing.T) {
 	in := baseInput()
 	in.ApproverIDs = append(in.ApproverIDs, "mem_req")
 	in.ReasonRequired = true
-	h.update(time.Minute, "stranger", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_x", Decision: "reject"})
-	h.update(2*time.Minute, "requester", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_req", Decision: "approve", Reason: "mine"})
-	h.update(3*time.Minute, "no-reason", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
-	h.update(4*time.Minute, "bad-decision", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "maybe"})
-	h.update(5*time.Minute, "with-reason", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve", Reason: "checked with legal"})
+	h.Update(time.Minute, "stranger", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_x", Decision: "reject"})
+	h.Update(2*time.Minute, "requester", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_req", Decision: "approve", Reason: "mine"})
+	h.Update(3*time.Minute, "no-reason", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.Update(4*time.Minute, "bad-decision", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "maybe"})
+	h.Update(5*time.Minute, "with-reason", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve", Reason: "checked with legal"})
 	s := h.run(in)
-	h.refusedWith("stranger", apperr.NotAnApprover)
-	h.refusedWith("requester", apperr.NotAnApprover)
-	h.refusedWith("no-reason", apperr.InvalidRequest)
-	h.refusedWith("bad-decision", apperr.InvalidRequest)
+	h.RefusedWith("stranger", apperr.NotAnApprover)
+	h.RefusedWith("requester", apperr.NotAnApprover)
+	h.RefusedWith("no-reason", apperr.InvalidRequest)
+	h.RefusedWith("bad-decision", apperr.InvalidRequest)
 	assert.Equal(t, states.Approved, s.Status)
 	assert.Equal(t, "checked with legal", s.Reason)
 }
 
 func TestCancelWithdrawsAPendingApproval(t *testing.T) {
 	h := newHarness(t)
-	h.update(time.Hour, "cancel", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "mem_req", ActorName: "Requester"})
+	h.Update(time.Hour, "cancel", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "mem_req", ActorName: "Requester"})
 	s := h.run(baseInput())
 	assert.Equal(t, states.Cancelled, s.Status)
-	assert.Equal(t, []string{"created", "cancelled"}, h.actions())
-	assert.Equal(t, start.Add(time.Hour), h.transitions[1].At)
+	assert.Equal(t, []string{"created", "cancelled"}, h.Actions())
+	assert.Equal(t, workflowtest.Start.Add(time.Hour), h.Transitions[1].At)
 }
 
 // TestOnlyTheRequesterOrAnAdministratorCancels: anyone else is refused with
@@ -252,28 +253,28 @@ func TestCancelWithdrawsAPendingApproval(t *testing.T) {
 // the timeline says for whom.
 func TestOnlyTheRequesterOrAnAdministratorCancels(t *testing.T) {
 	h := newHarness(t)
-	h.update(time.Minute, "other agent", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "key_other", ActorName: "other agent"})
-	h.update(2*time.Minute, "approver", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "mem_a", ActorName: "Ann"})
-	h.update(3*time.Minute, "owner", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "mem_owner", ActorName: "Olivia", Administrator: true})
+	h.Update(time.Minute, "other agent", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "key_other", ActorName: "other agent"})
+	h.Update(2*time.Minute, "approver", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "mem_a", ActorName: "Ann"})
+	h.Update(3*time.Minute, "owner", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "mem_owner", ActorName: "Olivia", Administrator: true})
 	s := h.run(baseInput())
-	h.refusedWith("other agent", apperr.Forbidden)
-	h.refusedWith("approver", apperr.Forbidden)
+	h.RefusedWith("other agent", apperr.Forbidden)
+	h.RefusedWith("approver", apperr.Forbidden)
 	assert.Equal(t, states.Cancelled, s.Status)
-	assert.Equal(t, []string{"created", "cancelled"}, h.actions())
-	assert.Equal(t, "mem_owner", h.transitions[1].ActorID)
-	assert.Equal(t, workflows.CancelledForRequester, h.transitions[1].Detail)
+	assert.Equal(t, []string{"created", "cancelled"}, h.Actions())
+	assert.Equal(t, "mem_owner", h.Transitions[1].ActorID)
+	assert.Equal(t, workflows.CancelledForRequester, h.Transitions[1].Detail)
 }
 
 // An Update can be delivered in the workflow's first task, before the main
 // function has written "created"; it must still be written after it.
 func TestUpdateAtStartIsWrittenAfterCreated(t *testing.T) {
 	h := newHarness(t)
-	h.update(0, "ask", workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Now?"})
-	h.update(time.Minute, "cancel", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "mem_req", ActorName: "Requester"})
+	h.Update(0, "ask", workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Now?"})
+	h.Update(time.Minute, "cancel", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "mem_req", ActorName: "Requester"})
 	s := h.run(baseInput())
 	assert.Equal(t, states.Cancelled, s.Status)
-	assert.Equal(t, []string{"created", "asked", "cancelled"}, h.actions())
-	for i, tr := range h.transitions {
+	assert.Equal(t, []string{"created", "asked", "cancelled"}, h.Actions())
+	for i, tr := range h.Transitions {
 		assert.Equal(t, i+1, tr.Seq)
 	}
 }
@@ -296,18 +297,18 @@ func TestRemovedApproverCannotDecide(t *testing.T) {
 	in.ApproverIDs = []string{"gst_g", "mem_a"}
 	remove := workflows.RemoveApproverRequest{PersonID: "gst_g", PersonName: "gus@partner.example",
 		Defaults: []string{"mem_owner"}, ActorID: "key_admin", ActorName: "admin key"}
-	h.update(time.Minute, "remove", workflows.UpdateRemoveApprover, remove)
-	h.update(2*time.Minute, "remove-again", workflows.UpdateRemoveApprover, remove)
-	h.update(3*time.Minute, "guest", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "gst_g", Decision: "approve"})
-	h.update(4*time.Minute, "ann", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", ActorName: "Ann", Decision: "approve"})
+	h.Update(time.Minute, "remove", workflows.UpdateRemoveApprover, remove)
+	h.Update(2*time.Minute, "remove-again", workflows.UpdateRemoveApprover, remove)
+	h.Update(3*time.Minute, "guest", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "gst_g", Decision: "approve"})
+	h.Update(4*time.Minute, "ann", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", ActorName: "Ann", Decision: "approve"})
 	s := h.run(in)
 
-	h.refusedWith("remove-again", apperr.NotAnApprover)
-	h.refusedWith("guest", apperr.NotAnApprover)
+	h.RefusedWith("remove-again", apperr.NotAnApprover)
+	h.RefusedWith("guest", apperr.NotAnApprover)
 	assert.Equal(t, states.Approved, s.Status)
 	assert.Equal(t, []string{"mem_a"}, s.ApproverIDs)
-	assert.Equal(t, []string{"created", workflows.ActionApproverRemoved, "approved"}, h.actions())
-	removed := h.transitions[1]
+	assert.Equal(t, []string{"created", workflows.ActionApproverRemoved, "approved"}, h.Actions())
+	removed := h.Transitions[1]
 	assert.Equal(t, "removed gus@partner.example from the approvers", removed.Detail)
 	assert.Equal(t, "key_admin", removed.ActorID)
 	assert.Empty(t, removed.Event, "no event kind for it: the timeline only")
@@ -322,15 +323,15 @@ func TestRemovingTheLastApproverFallsBackToTheDefaults(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
 	in.ApproverIDs = []string{"gst_g", "mem_req"} // the requester cannot decide their own request
-	h.update(time.Minute, "remove", workflows.UpdateRemoveApprover, workflows.RemoveApproverRequest{PersonID: "gst_g",
+	h.Update(time.Minute, "remove", workflows.UpdateRemoveApprover, workflows.RemoveApproverRequest{PersonID: "gst_g",
 		PersonName: "gus@partner.example", Defaults: []string{"mem_owner", "mem_req", "mem_admin"}, ActorID: "mem_owner", ActorName: "Olivia"})
-	h.update(2*time.Minute, "admin", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_admin", ActorName: "Al", Decision: "reject"})
+	h.Update(2*time.Minute, "admin", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_admin", ActorName: "Al", Decision: "reject"})
 	s := h.run(in)
 
-	require.NoError(t, h.results["remove"].err)
-	assert.Equal(t, []string{"mem_req", "mem_owner", "mem_admin"}, h.results["remove"].state.ApproverIDs)
+	require.NoError(t, h.Results["remove"].Err)
+	assert.Equal(t, []string{"mem_req", "mem_owner", "mem_admin"}, h.Results["remove"].State.ApproverIDs)
 	assert.Equal(t, states.Rejected, s.Status)
-	assert.Equal(t, "removed gus@partner.example from the approvers; "+workflows.DefaultApproversAdded, h.transitions[1].Detail)
+	assert.Equal(t, "removed gus@partner.example from the approvers; "+workflows.DefaultApproversAdded, h.Transitions[1].Detail)
 	require.Len(t, h.emails, 2, "the new approvers are emailed through the same activity as at creation")
 	assert.Equal(t, h.emails[0].input, h.emails[1].input)
 }
@@ -343,20 +344,20 @@ func TestDefaultsJoinWhenTooFewCanApprove(t *testing.T) {
 	in := baseInput()
 	in.RequiredApprovals = 3
 	in.ApproverIDs = []string{"mem_a", "mem_b", "gst_g"}
-	h.update(time.Minute, "a", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
-	h.update(2*time.Minute, "remove", workflows.UpdateRemoveApprover, workflows.RemoveApproverRequest{PersonID: "gst_g",
+	h.Update(time.Minute, "a", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.Update(2*time.Minute, "remove", workflows.UpdateRemoveApprover, workflows.RemoveApproverRequest{PersonID: "gst_g",
 		PersonName: "Gus", Defaults: []string{"mem_owner"}, ActorID: "key_admin", ActorName: "admin key"})
-	h.update(3*time.Minute, "cancel", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "mem_req", ActorName: "Requester"})
-	h.update(4*time.Minute, "remove-settled", workflows.UpdateRemoveApprover, workflows.RemoveApproverRequest{PersonID: "mem_b"})
+	h.Update(3*time.Minute, "cancel", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "mem_req", ActorName: "Requester"})
+	h.Update(4*time.Minute, "remove-settled", workflows.UpdateRemoveApprover, workflows.RemoveApproverRequest{PersonID: "mem_b"})
 	s := h.run(in)
 
 	assert.Equal(t, []string{"mem_a", "mem_b", "mem_owner"}, s.ApproverIDs)
-	assert.Contains(t, h.transitions[2].Detail, workflows.DefaultApproversAdded)
+	assert.Contains(t, h.Transitions[2].Detail, workflows.DefaultApproversAdded)
 	assert.Equal(t, states.Cancelled, s.Status)
 	// The workflow completed with the cancel; a later Update finds no
 	// running workflow, which the service reads as settled.
-	_, ran := h.results["remove-settled"]
-	assert.False(t, ran && h.results["remove-settled"].err == nil)
+	_, ran := h.Results["remove-settled"]
+	assert.False(t, ran && h.Results["remove-settled"].Err == nil)
 }
 
 // TestNoDefaultsToAddSaysNothingOfThem: an organisation without an owner
@@ -366,11 +367,11 @@ func TestNoDefaultsToAddSaysNothingOfThem(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
 	in.ApproverIDs = []string{"gst_g"}
-	h.update(time.Minute, "remove", workflows.UpdateRemoveApprover, workflows.RemoveApproverRequest{PersonID: "gst_g",
+	h.Update(time.Minute, "remove", workflows.UpdateRemoveApprover, workflows.RemoveApproverRequest{PersonID: "gst_g",
 		PersonName: "Gus", ActorID: "operator", ActorName: "the operator"})
 	s := h.run(in)
 	assert.Equal(t, states.Expired, s.Status)
 	assert.Empty(t, s.ApproverIDs)
-	assert.Equal(t, "removed Gus from the approvers", h.transitions[1].Detail)
+	assert.Equal(t, "removed Gus from the approvers", h.Transitions[1].Detail)
 	assert.Len(t, h.emails, 1)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/workflows"
+	"github.com/assent-hq/assent/workflows/workflowtest"
 )
 
 // reminders are the reminder emails the harness saw.
@@ -31,31 +32,31 @@ func TestApprovalReminderGoesOnceHalfwayToWhoHasNotDecided(t *testing.T) {
 	in := baseInput()
 	in.RequiredApprovals = 2
 	in.ApproverIDs = []string{"mem_a", "mem_b", "mem_req"}
-	h.update(time.Hour, "a", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.Update(time.Hour, "a", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
 	s := h.run(in)
 
 	assert.Equal(t, states.Expired, s.Status)
 	require.Len(t, h.reminders(), 1, "exactly one reminder")
 	r := h.reminders()[0]
-	assert.Equal(t, start.Add(12*time.Hour), r.at, "halfway between creation and expiresAt")
+	assert.Equal(t, workflowtest.Start.Add(12*time.Hour), r.at, "halfway between creation and expiresAt")
 	assert.Equal(t, workflows.EmailApproversInput{OrganizationID: "org_1", ApprovalID: "apr_1", Reminder: true,
 		PersonIDs: []string{"mem_b"}}, r.input)
-	assert.Equal(t, []string{"created", "approved", workflows.ActionReminded, "expired"}, h.actions())
-	assert.Equal(t, "reminded 1 approvers who had not decided", h.transitions[2].Detail)
-	assert.Empty(t, h.transitions[2].Event, "the timeline only")
-	assert.Equal(t, start.Add(12*time.Hour), *s.RemindedAt)
+	assert.Equal(t, []string{"created", "approved", workflows.ActionReminded, "expired"}, h.Actions())
+	assert.Equal(t, "reminded 1 approvers who had not decided", h.Transitions[2].Detail)
+	assert.Empty(t, h.Transitions[2].Event, "the timeline only")
+	assert.Equal(t, workflowtest.Start.Add(12*time.Hour), *s.RemindedAt)
 }
 
 // TestNoApprovalReminderAfterSettling: a request decided before halfway
 // gets no reminder.
 func TestNoApprovalReminderAfterSettling(t *testing.T) {
 	h := newHarness(t)
-	h.update(11*time.Hour, "a", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "reject"})
+	h.Update(11*time.Hour, "a", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "reject"})
 	s := h.run(baseInput())
 	assert.Equal(t, states.Rejected, s.Status)
 	assert.Empty(t, h.reminders())
 	assert.Nil(t, s.RemindedAt)
-	assert.Equal(t, []string{"created", "rejected"}, h.actions())
+	assert.Equal(t, []string{"created", "rejected"}, h.Actions())
 }
 
 // TestNoApprovalReminderWhenHalfwayIsUnderAnHour: an expiry under two
@@ -63,20 +64,20 @@ func TestNoApprovalReminderAfterSettling(t *testing.T) {
 func TestNoApprovalReminderWhenHalfwayIsUnderAnHour(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
-	in.ExpiresAt = start.Add(2*time.Hour - time.Second)
+	in.ExpiresAt = workflowtest.Start.Add(2*time.Hour - time.Second)
 	h.run(in)
 	assert.Empty(t, h.reminders())
-	assert.Equal(t, []string{"created", "expired"}, h.actions())
+	assert.Equal(t, []string{"created", "expired"}, h.Actions())
 
 	h = newHarness(t)
-	in.ExpiresAt = start.Add(2 * time.Hour)
+	in.ExpiresAt = workflowtest.Start.Add(2 * time.Hour)
 	h.run(in)
 	require.Len(t, h.reminders(), 1)
-	assert.Equal(t, start.Add(time.Hour), h.reminders()[0].at)
+	assert.Equal(t, workflowtest.Start.Add(time.Hour), h.reminders()[0].at)
 
-	at, ok := workflows.ApprovalReminderAt(start, start.Add(2*time.Hour-time.Second))
+	at, ok := workflows.ApprovalReminderAt(workflowtest.Start, workflowtest.Start.Add(2*time.Hour-time.Second))
 	assert.False(t, ok)
-	assert.Equal(t, start.Add(time.Hour-time.Second/2), at)
+	assert.Equal(t, workflowtest.Start.Add(time.Hour-time.Second/2), at)
 }
 
 // TestEscalationAddsApproversAtExactlyAfter: still pending after four
@@ -85,26 +86,26 @@ func TestNoApprovalReminderWhenHalfwayIsUnderAnHour(t *testing.T) {
 func TestEscalationAddsApproversAtExactlyAfter(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
-	in.Escalation = &workflows.Escalation{At: start.Add(4 * time.Hour), ApproverIDs: []string{"mem_boss", "mem_a"}}
-	h.update(4*time.Hour-time.Minute, "boss-early", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_boss", Decision: "approve"})
-	h.update(5*time.Hour, "boss", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_boss", ActorName: "Bo", Decision: "approve"})
+	in.Escalation = &workflows.Escalation{At: workflowtest.Start.Add(4 * time.Hour), ApproverIDs: []string{"mem_boss", "mem_a"}}
+	h.Update(4*time.Hour-time.Minute, "boss-early", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_boss", Decision: "approve"})
+	h.Update(5*time.Hour, "boss", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_boss", ActorName: "Bo", Decision: "approve"})
 	s := h.run(in)
 
-	h.refusedWith("boss-early", apperr.NotAnApprover)
+	h.RefusedWith("boss-early", apperr.NotAnApprover)
 	assert.Equal(t, states.Approved, s.Status)
 	assert.Equal(t, "mem_boss", s.DecidedByID)
 	assert.Equal(t, []string{"mem_a", "mem_b", "mem_boss"}, s.ApproverIDs)
-	assert.Equal(t, []string{"created", workflows.ActionEscalated, "approved"}, h.actions())
-	esc := h.transitions[1]
-	assert.Equal(t, start.Add(4*time.Hour), esc.At, "escalated exactly at after")
+	assert.Equal(t, []string{"created", workflows.ActionEscalated, "approved"}, h.Actions())
+	esc := h.Transitions[1]
+	assert.Equal(t, workflowtest.Start.Add(4*time.Hour), esc.At, "escalated exactly at after")
 	assert.Equal(t, "approval.escalated", esc.Event)
 	assert.Equal(t, []string{"mem_a", "mem_b", "mem_boss"}, esc.State.ApproverIDs, "the event's data names the new approvers")
-	assert.Equal(t, start.Add(4*time.Hour), *esc.State.EscalatedAt)
+	assert.Equal(t, workflowtest.Start.Add(4*time.Hour), *esc.State.EscalatedAt)
 	assert.Equal(t, "still pending, so it was escalated: 1 more approvers asked", esc.Detail)
 	require.Len(t, h.emails, 2)
 	assert.Equal(t, workflows.EmailApproversInput{OrganizationID: "org_1", ApprovalID: "apr_1"}, h.emails[1].input,
 		"the new approvers are emailed by the email at creation, which skips who was emailed")
-	assert.Equal(t, start.Add(4*time.Hour), h.emails[1].at)
+	assert.Equal(t, workflowtest.Start.Add(4*time.Hour), h.emails[1].at)
 }
 
 // TestNoEscalationOnceSettled: a request decided before `after` is not
@@ -112,12 +113,12 @@ func TestEscalationAddsApproversAtExactlyAfter(t *testing.T) {
 func TestNoEscalationOnceSettled(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
-	in.Escalation = &workflows.Escalation{At: start.Add(4 * time.Hour), ApproverIDs: []string{"mem_boss"}}
-	h.update(3*time.Hour, "a", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	in.Escalation = &workflows.Escalation{At: workflowtest.Start.Add(4 * time.Hour), ApproverIDs: []string{"mem_boss"}}
+	h.Update(3*time.Hour, "a", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
 	s := h.run(in)
 	assert.Equal(t, states.Approved, s.Status)
 	assert.Nil(t, s.EscalatedAt)
-	assert.Equal(t, []string{"created", "approved"}, h.actions())
+	assert.Equal(t, []string{"created", "approved"}, h.Actions())
 	assert.Len(t, h.emails, 1)
 }
 
@@ -127,10 +128,10 @@ func TestNoEscalationOnceSettled(t *testing.T) {
 func TestEscalationAndReminderInTimeOrder(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
-	in.Escalation = &workflows.Escalation{At: start.Add(20 * time.Hour), ApproverIDs: []string{"mem_boss"}}
+	in.Escalation = &workflows.Escalation{At: workflowtest.Start.Add(20 * time.Hour), ApproverIDs: []string{"mem_boss"}}
 	s := h.run(in)
 	assert.Equal(t, states.Expired, s.Status)
-	assert.Equal(t, []string{"created", workflows.ActionReminded, workflows.ActionEscalated, "expired"}, h.actions())
+	assert.Equal(t, []string{"created", workflows.ActionReminded, workflows.ActionEscalated, "expired"}, h.Actions())
 	assert.Equal(t, []string{"mem_a", "mem_b"}, h.reminders()[0].input.(workflows.EmailApproversInput).PersonIDs)
 	assert.Len(t, h.emails, 3, "at creation, the reminder, the escalation")
 }

@@ -211,7 +211,7 @@ type ScreenResult struct {
 	Skipped  string `json:",omitempty"`
 }
 
-func (s ApprovalState) status() string { return s.Status }
+func (s ApprovalState) CurrentStatus() string { return s.Status }
 
 // EmailApproversInput names the approval whose approvers are emailed:
 // every approver not emailed yet, or for the reminder those in PersonIDs

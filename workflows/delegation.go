@@ -43,11 +43,11 @@ type AddDelegateRequest struct {
 func checkAddDelegate(asked []string, acted func(string) bool, notAsked string, r AddDelegateRequest) error {
 	switch {
 	case !slices.Contains(asked, r.DelegatorID):
-		return refuse(notAsked, "%s is not asked by this request", r.DelegatorID)
+		return Refuse(notAsked, "%s is not asked by this request", r.DelegatorID)
 	case acted(r.DelegatorID):
-		return refuse(apperr.AlreadyDecided, "%s has already acted on this request", r.DelegatorID)
+		return Refuse(apperr.AlreadyDecided, "%s has already acted on this request", r.DelegatorID)
 	case r.DelegateID == "" || slices.Contains(asked, r.DelegateID):
-		return refuse(apperr.Conflict, "%s is already asked by this request", r.DelegateID)
+		return Refuse(apperr.Conflict, "%s is already asked by this request", r.DelegateID)
 	}
 	return nil
 }
@@ -74,12 +74,12 @@ func standsFor(onBehalfOf map[string]Delegator, id string, away Delegator) map[s
 	return out
 }
 
-// addDefaults returns asked with each of defaults not yet in it nor
+// AddDefaults returns asked with each of defaults not yet in it nor
 // removed (the person just taken off), and onBehalfOf saying whom those of
 // them who are delegates (standIns, by delegate: the caller replaced an
 // owner away by who stands in for them) stand in for; added reports
 // whether anyone joined.
-func addDefaults(asked []string, onBehalfOf map[string]Delegator, defaults []string, standIns map[string]Delegator, removed string) ([]string, map[string]Delegator, bool) {
+func AddDefaults(asked []string, onBehalfOf map[string]Delegator, defaults []string, standIns map[string]Delegator, removed string) ([]string, map[string]Delegator, bool) {
 	asked, added := slices.Clone(asked), false
 	for _, id := range defaults {
 		if id == removed || slices.Contains(asked, id) {
@@ -100,18 +100,18 @@ func delegated[S RequestState](r AddDelegateRequest, detail string) Transition[S
 	return Transition[S]{Action: ActionDelegated, ActorID: r.DelegatorID, ActorName: r.DelegatorName, Detail: detail}
 }
 
-// onBehalf says for the timeline whom someone acting stood in for, or
+// OnBehalf says for the timeline whom someone acting stood in for, or
 // nothing.
-func onBehalf(d *Delegator) string {
+func OnBehalf(d *Delegator) string {
 	if d == nil {
 		return ""
 	}
 	return "on behalf of " + d.Name
 }
 
-// standsInFor is whom id stands in for, or nil when they act in their own
+// StandsInFor is whom id stands in for, or nil when they act in their own
 // name.
-func standsInFor(onBehalfOf map[string]Delegator, id string) *Delegator {
+func StandsInFor(onBehalfOf map[string]Delegator, id string) *Delegator {
 	if d, ok := onBehalfOf[id]; ok {
 		return &d
 	}
@@ -127,14 +127,14 @@ func countsFor(onBehalfOf map[string]Delegator, id string) string {
 	return id
 }
 
-// actedFor reports whether one of those who acted (by) already acted for
+// ActedFor reports whether one of those who acted (by) already acted for
 // the person id acts for.
-func actedFor(onBehalfOf map[string]Delegator, by []string, id string) bool {
+func ActedFor(onBehalfOf map[string]Delegator, by []string, id string) bool {
 	return slices.ContainsFunc(by, func(b string) bool { return countsFor(onBehalfOf, b) == countsFor(onBehalfOf, id) })
 }
 
-// joinDetail joins a timeline entry's parts, leaving out empty ones.
-func joinDetail(parts ...string) string {
+// JoinDetail joins a timeline entry's parts, leaving out empty ones.
+func JoinDetail(parts ...string) string {
 	out := ""
 	for _, p := range parts {
 		if p == "" {

@@ -10,11 +10,8 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/workflows"
+	"github.com/assent-hq/assent/workflows/workflowtest"
 )
-
-// annAway is Ann's delegation to Dee starting while a request waits on
-// her.
-var annAway = workflows.AddDelegateRequest{DelegatorID: "mem_a", DelegatorName: "Ann", DelegateID: "mem_d", DelegateName: "Dee"}
 
 // TestDelegateJoinsAWaitingApproval: a delegation that starts while the
 // approval waits on Ann asks Dee too, who is emailed as escalated people
@@ -22,28 +19,28 @@ var annAway = workflows.AddDelegateRequest{DelegatorID: "mem_a", DelegatorName: 
 // repeat, a stranger's and one once Dee is asked change nothing.
 func TestDelegateJoinsAWaitingApproval(t *testing.T) {
 	h := newHarness(t)
-	h.update(time.Minute, "delegate", workflows.UpdateAddDelegate, annAway)
-	h.update(2*time.Minute, "again", workflows.UpdateAddDelegate, annAway)
-	h.update(3*time.Minute, "stranger", workflows.UpdateAddDelegate, workflows.AddDelegateRequest{DelegatorID: "mem_x", DelegateID: "mem_y"})
-	h.update(4*time.Minute, "dee", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_d", ActorName: "Dee",
+	h.Update(time.Minute, "delegate", workflows.UpdateAddDelegate, workflowtest.AnnAway)
+	h.Update(2*time.Minute, "again", workflows.UpdateAddDelegate, workflowtest.AnnAway)
+	h.Update(3*time.Minute, "stranger", workflows.UpdateAddDelegate, workflows.AddDelegateRequest{DelegatorID: "mem_x", DelegateID: "mem_y"})
+	h.Update(4*time.Minute, "dee", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_d", ActorName: "Dee",
 		Decision: workflows.DecisionApprove, Note: "fine"})
 	s := h.run(baseInput())
 
-	require.NoError(t, h.results["delegate"].err)
-	h.refusedWith("again", apperr.Conflict)
-	h.refusedWith("stranger", apperr.NotAnApprover)
-	assert.True(t, h.results["again"].refused && h.results["stranger"].refused, "refused by the validator: no trace in the history")
+	require.NoError(t, h.Results["delegate"].Err)
+	h.RefusedWith("again", apperr.Conflict)
+	h.RefusedWith("stranger", apperr.NotAnApprover)
+	assert.True(t, h.Results["again"].Refused && h.Results["stranger"].Refused, "refused by the validator: no trace in the history")
 	assert.Equal(t, states.Approved, s.Status)
 	assert.Equal(t, []string{"mem_a", "mem_b", "mem_d"}, s.ApproverIDs, "Ann stays asked beside Dee")
 	assert.Equal(t, map[string]workflows.Delegator{"mem_d": {ID: "mem_a", Name: "Ann"}}, s.OnBehalfOf)
 	assert.Equal(t, "mem_d", s.DecidedByID)
 	assert.Equal(t, &workflows.Delegator{ID: "mem_a", Name: "Ann"}, s.DecidedOnBehalfOf)
-	assert.Equal(t, []string{workflows.ActionCreated, workflows.ActionDelegated, workflows.ActionApproved}, h.actions())
-	delegated := h.transitions[1]
+	assert.Equal(t, []string{workflows.ActionCreated, workflows.ActionDelegated, workflows.ActionApproved}, h.Actions())
+	delegated := h.Transitions[1]
 	assert.Equal(t, "mem_a", delegated.ActorID, "who set the delegation")
 	assert.Equal(t, "Ann is away, so Dee was asked on behalf of Ann", delegated.Detail)
 	assert.Empty(t, delegated.Event, "the timeline only")
-	assert.Equal(t, "on behalf of Ann; fine", h.transitions[2].Detail)
+	assert.Equal(t, "on behalf of Ann; fine", h.Transitions[2].Detail)
 	require.Len(t, h.emails, 2, "Dee is emailed through the approvers' email, as after an escalation")
 	assert.Equal(t, h.emails[0].input, h.emails[1].input)
 }
@@ -58,26 +55,26 @@ func TestDelegationKeepsTheRequesterFromDeciding(t *testing.T) {
 	in.RequiredApprovals = 2
 	in.ApproverIDs = []string{"mem_req", "mem_a", "mem_b", "mem_c", "mem_e"}
 	in.OnBehalfOf = map[string]workflows.Delegator{"mem_e": {ID: "mem_req", Name: "Rita"}}
-	h.update(time.Minute, "delegate", workflows.UpdateAddDelegate, workflows.AddDelegateRequest{DelegatorID: "mem_req",
+	h.Update(time.Minute, "delegate", workflows.UpdateAddDelegate, workflows.AddDelegateRequest{DelegatorID: "mem_req",
 		DelegatorName: "Rita", DelegateID: "mem_d", DelegateName: "Dee"})
-	h.update(2*time.Minute, "dee", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_d", Decision: workflows.DecisionApprove})
-	h.update(3*time.Minute, "eve", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_e", Decision: workflows.DecisionApprove})
-	h.update(4*time.Minute, "ann-delegate", workflows.UpdateAddDelegate, workflows.AddDelegateRequest{DelegatorID: "mem_a",
+	h.Update(2*time.Minute, "dee", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_d", Decision: workflows.DecisionApprove})
+	h.Update(3*time.Minute, "eve", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_e", Decision: workflows.DecisionApprove})
+	h.Update(4*time.Minute, "ann-delegate", workflows.UpdateAddDelegate, workflows.AddDelegateRequest{DelegatorID: "mem_a",
 		DelegatorName: "Ann", DelegateID: "mem_f", DelegateName: "Fay"})
-	h.update(5*time.Minute, "fay", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_f", Decision: workflows.DecisionApprove})
-	h.update(6*time.Minute, "ann", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: workflows.DecisionApprove})
-	h.update(7*time.Minute, "after-ann", workflows.UpdateAddDelegate, workflows.AddDelegateRequest{DelegatorID: "mem_a",
+	h.Update(5*time.Minute, "fay", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_f", Decision: workflows.DecisionApprove})
+	h.Update(6*time.Minute, "ann", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: workflows.DecisionApprove})
+	h.Update(7*time.Minute, "after-ann", workflows.UpdateAddDelegate, workflows.AddDelegateRequest{DelegatorID: "mem_a",
 		DelegatorName: "Ann", DelegateID: "mem_g", DelegateName: "Gil"})
-	h.update(8*time.Minute, "bob", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", Decision: workflows.DecisionApprove})
+	h.Update(8*time.Minute, "bob", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", Decision: workflows.DecisionApprove})
 	s := h.run(in)
 
-	require.NoError(t, h.results["delegate"].err, "the requester's delegate is asked (and refused when deciding)")
-	h.refusedWith("dee", apperr.NotAnApprover)
-	assert.Contains(t, h.results["dee"].err.Error(), "you stand in for Rita, who created this request")
-	h.refusedWith("eve", apperr.NotAnApprover)
-	require.NoError(t, h.results["fay"].err)
-	h.refusedWith("ann", apperr.InvalidState)
-	h.refusedWith("after-ann", apperr.AlreadyDecided)
+	require.NoError(t, h.Results["delegate"].Err, "the requester's delegate is asked (and refused when deciding)")
+	h.RefusedWith("dee", apperr.NotAnApprover)
+	assert.Contains(t, h.Results["dee"].Err.Error(), "you stand in for Rita, who created this request")
+	h.RefusedWith("eve", apperr.NotAnApprover)
+	require.NoError(t, h.Results["fay"].Err)
+	h.RefusedWith("ann", apperr.InvalidState)
+	h.RefusedWith("after-ann", apperr.AlreadyDecided)
 	assert.Equal(t, states.Approved, s.Status)
 	assert.Equal(t, []string{"mem_f", "mem_b"}, s.ApprovedBy)
 	assert.Nil(t, s.DecidedOnBehalfOf, "Bob settled it in his own name")
@@ -88,54 +85,14 @@ func TestDelegationKeepsTheRequesterFromDeciding(t *testing.T) {
 // stands in for the person first asked.
 func TestDelegateOfADelegateStandsInForTheFirst(t *testing.T) {
 	h := newHarness(t)
-	h.update(time.Minute, "ann", workflows.UpdateAddDelegate, annAway)
-	h.update(2*time.Minute, "dee", workflows.UpdateAddDelegate, workflows.AddDelegateRequest{DelegatorID: "mem_d",
+	h.Update(time.Minute, "ann", workflows.UpdateAddDelegate, workflowtest.AnnAway)
+	h.Update(2*time.Minute, "dee", workflows.UpdateAddDelegate, workflows.AddDelegateRequest{DelegatorID: "mem_d",
 		DelegatorName: "Dee", DelegateID: "mem_h", DelegateName: "Hal"})
-	h.update(3*time.Minute, "hal", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_h", Decision: workflows.DecisionReject})
+	h.Update(3*time.Minute, "hal", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_h", Decision: workflows.DecisionReject})
 	s := h.run(baseInput())
 	assert.Equal(t, states.Rejected, s.Status)
 	assert.Equal(t, &workflows.Delegator{ID: "mem_a", Name: "Ann"}, s.DecidedOnBehalfOf)
-	assert.Equal(t, "Dee is away, so Hal was asked on behalf of Ann", h.transitions[2].Detail)
-}
-
-// TestDelegateJoinsAWaitingCollection: the delegate is asked and emailed;
-// their reply is on Ann's behalf, and Ann's own is then refused.
-func TestDelegateJoinsAWaitingCollection(t *testing.T) {
-	h := newCollectionHarness(t)
-	h.update(time.Minute, "delegate", workflows.UpdateAddDelegate, annAway)
-	h.update(2*time.Minute, "dee", workflows.UpdateSubmitReply, reply("mem_d", `{"budget":1,"vendor":"Acme"}`))
-	h.update(3*time.Minute, "ann", workflows.UpdateSubmitReply, reply("mem_a", `{"budget":2,"vendor":"Acme"}`))
-	h.update(4*time.Minute, "bob", workflows.UpdateSubmitReply, reply("mem_b", `{"budget":3,"vendor":"Globex"}`))
-	s := h.run(collectionInput(t))
-
-	require.NoError(t, h.results["delegate"].err)
-	h.refusedWith("ann", apperr.AlreadySubmitted)
-	assert.Equal(t, states.Complete, s.Status)
-	assert.Equal(t, []string{"mem_a", "mem_b", "mem_c", "mem_d"}, s.RespondentIDs)
-	require.Len(t, s.Replies, 2)
-	assert.Equal(t, &workflows.Delegator{ID: "mem_a", Name: "Ann"}, s.Replies[0].OnBehalfOf)
-	assert.Nil(t, s.Replies[1].OnBehalfOf)
-	assert.Equal(t, []string{workflows.ActionCreated, workflows.ActionDelegated, workflows.ActionReplied, workflows.ActionReplied}, h.actions())
-	assert.Equal(t, "on behalf of Ann", h.transitions[2].Detail)
-	assert.Len(t, h.emails, 2, "at creation, and the delegate")
-}
-
-// TestDelegateJoinsAWaitingReview: the delegate's verdict is on Ann's
-// behalf; a delegate for a reviewer who already returned hers is refused.
-func TestDelegateJoinsAWaitingReview(t *testing.T) {
-	h := newReviewHarness(t)
-	h.update(time.Minute, "b-verdict", workflows.UpdateVerdict, verdict("mem_b", workflows.VerdictApproved, ""))
-	h.update(2*time.Minute, "b-delegate", workflows.UpdateAddDelegate, workflows.AddDelegateRequest{DelegatorID: "mem_b", DelegateID: "mem_e"})
-	h.update(3*time.Minute, "delegate", workflows.UpdateAddDelegate, annAway)
-	h.update(4*time.Minute, "dee", workflows.UpdateVerdict, verdict("mem_d", workflows.VerdictApproved, "good"))
-	s := h.run(reviewInput(2))
-
-	h.refusedWith("b-delegate", apperr.AlreadyDecided)
-	require.NoError(t, h.results["dee"].err)
-	assert.Equal(t, states.Approved, s.Status)
-	assert.Equal(t, &workflows.Delegator{ID: "mem_a", Name: "Ann"}, s.Verdicts[1].OnBehalfOf)
-	assert.Equal(t, "2 of 2 approvals; on behalf of Ann; good", h.transitions[3].Detail)
-	assert.Equal(t, 2, h.emails)
+	assert.Equal(t, "Dee is away, so Hal was asked on behalf of Ann", h.Transitions[2].Detail)
 }
 
 // TestEscalationAsksWhoStandsInForThoseAway: when the escalation fires,
@@ -147,18 +104,18 @@ func TestEscalationAsksWhoStandsInForThoseAway(t *testing.T) {
 	h.standIns = map[string]workflows.AddDelegateRequest{
 		"mem_boss": {DelegatorID: "mem_boss", DelegatorName: "Bo", DelegateID: "mem_d", DelegateName: "Dee"}}
 	in := baseInput()
-	in.Escalation = &workflows.Escalation{At: start.Add(4 * time.Hour), ApproverIDs: []string{"mem_boss", "mem_c"}}
-	h.update(5*time.Hour, "boss", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_boss", Decision: workflows.DecisionApprove})
-	h.update(6*time.Hour, "dee", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_d", ActorName: "Dee", Decision: workflows.DecisionApprove})
+	in.Escalation = &workflows.Escalation{At: workflowtest.Start.Add(4 * time.Hour), ApproverIDs: []string{"mem_boss", "mem_c"}}
+	h.Update(5*time.Hour, "boss", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_boss", Decision: workflows.DecisionApprove})
+	h.Update(6*time.Hour, "dee", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_d", ActorName: "Dee", Decision: workflows.DecisionApprove})
 	s := h.run(in)
 
 	assert.Equal(t, []workflows.StandInsInput{{OrganizationID: "org_1", Requester: "mem_req", PersonIDs: []string{"mem_boss", "mem_c"}}},
 		h.standInsAsked, "read when the escalation fires, for the request's requester")
-	h.refusedWith("boss", apperr.NotAnApprover)
+	h.RefusedWith("boss", apperr.NotAnApprover)
 	assert.Equal(t, states.Approved, s.Status)
 	assert.Equal(t, []string{"mem_a", "mem_b", "mem_d", "mem_c"}, s.ApproverIDs)
 	assert.Equal(t, &workflows.Delegator{ID: "mem_boss", Name: "Bo"}, s.DecidedOnBehalfOf)
-	esc := h.transitions[1]
+	esc := h.Transitions[1]
 	assert.Equal(t, workflows.ActionEscalated, esc.Action)
 	assert.Equal(t, "still pending, so it was escalated: 2 more approvers asked; Bo is away, so Dee was asked on behalf of Bo", esc.Detail)
 	assert.Equal(t, map[string]workflows.Delegator{"mem_d": {ID: "mem_boss", Name: "Bo"}}, esc.State.OnBehalfOf)
@@ -173,42 +130,33 @@ func TestEscalationNamingTheDelegateToo(t *testing.T) {
 		h.standIns = map[string]workflows.AddDelegateRequest{
 			"mem_boss": {DelegatorID: "mem_boss", DelegatorName: "Bo", DelegateID: "mem_d", DelegateName: "Dee"}}
 		in := baseInput()
-		in.Escalation = &workflows.Escalation{At: start.Add(4 * time.Hour), ApproverIDs: named}
-		h.update(5*time.Hour, "dee", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_d", ActorName: "Dee", Decision: workflows.DecisionApprove})
+		in.Escalation = &workflows.Escalation{At: workflowtest.Start.Add(4 * time.Hour), ApproverIDs: named}
+		h.Update(5*time.Hour, "dee", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_d", ActorName: "Dee", Decision: workflows.DecisionApprove})
 		s := h.run(in)
 
 		assert.Equal(t, states.Approved, s.Status, "%v", named)
 		assert.Equal(t, []string{"mem_a", "mem_b", "mem_d"}, s.ApproverIDs, "%v", named)
 		assert.Nil(t, s.DecidedOnBehalfOf, "Dee decided in her own name: %v", named)
-		assert.Equal(t, "still pending, so it was escalated: 1 more approvers asked", h.transitions[1].Detail, "%v", named)
+		assert.Equal(t, "still pending, so it was escalated: 1 more approvers asked", h.Transitions[1].Detail, "%v", named)
 	}
 }
 
-// TestDefaultsStandInForThoseAway: defaults the caller replaced by who
-// stands in for an owner away join standing in for them, and decide on
-// their behalf.
+// TestDefaultsStandInForThoseAway: default approvers the caller replaced
+// by who stands in for an owner away join standing in for them, and decide
+// on their behalf.
 func TestDefaultsStandInForThoseAway(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
 	in.ApproverIDs = []string{"gst_g"}
-	h.update(time.Minute, "remove", workflows.UpdateRemoveApprover, workflows.RemoveApproverRequest{PersonID: "gst_g",
+	h.Update(time.Minute, "remove", workflows.UpdateRemoveApprover, workflows.RemoveApproverRequest{PersonID: "gst_g",
 		PersonName: "Gus", Defaults: []string{"mem_d", "mem_admin"}, OnBehalfOf: map[string]workflows.Delegator{"mem_d": {ID: "mem_owner", Name: "Olivia"}},
 		ActorID: "key_admin", ActorName: "admin key"})
-	h.update(2*time.Minute, "dee", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_d", Decision: workflows.DecisionReject})
+	h.Update(2*time.Minute, "dee", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_d", Decision: workflows.DecisionReject})
 	s := h.run(in)
 
-	require.NoError(t, h.results["remove"].err)
+	require.NoError(t, h.Results["remove"].Err)
 	assert.Equal(t, []string{"mem_d", "mem_admin"}, s.ApproverIDs)
 	assert.Equal(t, states.Rejected, s.Status)
 	assert.Equal(t, &workflows.Delegator{ID: "mem_owner", Name: "Olivia"}, s.DecidedOnBehalfOf)
 
-	r := newReviewHarness(t)
-	rin := reviewInput(1)
-	rin.ReviewerIDs = []string{"gst_g"}
-	r.update(time.Minute, "remove", workflows.UpdateRemoveReviewer, workflows.RemoveReviewerRequest{PersonID: "gst_g",
-		PersonName: "Gus", Defaults: []string{"mem_d"}, OnBehalfOf: map[string]workflows.Delegator{"mem_d": {ID: "mem_owner", Name: "Olivia"}}})
-	r.update(2*time.Minute, "dee", workflows.UpdateVerdict, verdict("mem_d", workflows.VerdictApproved, ""))
-	rs := r.run(rin)
-	assert.Equal(t, states.Approved, rs.Status)
-	assert.Equal(t, &workflows.Delegator{ID: "mem_owner", Name: "Olivia"}, rs.Verdicts[0].OnBehalfOf)
 }

@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/assent-hq/assent/workflows"
+	"github.com/assent-hq/assent/workflows/workflowtest"
 )
 
 // runDelivery runs a delivery whose attempts answer with results in turn
@@ -21,12 +22,12 @@ import (
 func runDelivery(t *testing.T, unit time.Duration, results ...error) ([]time.Duration, error) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
-	env.SetStartTime(start)
+	env.SetStartTime(workflowtest.Start)
 	var attempts []time.Duration
 	env.RegisterWorkflow(workflows.Delivery)
 	env.RegisterActivityWithOptions(func(_ context.Context, id string) error {
 		assert.Equal(t, "dlv_1", id)
-		attempts = append(attempts, env.Now().Sub(start))
+		attempts = append(attempts, env.Now().Sub(workflowtest.Start))
 		return results[min(len(attempts), len(results))-1]
 	}, activity.RegisterOptions{Name: workflows.ActivityDeliver})
 	env.ExecuteWorkflow(workflows.Delivery, workflows.DeliveryInput{DeliveryID: "dlv_1", RetryUnit: unit})

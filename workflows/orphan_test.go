@@ -8,6 +8,7 @@ import (
 
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/workflows"
+	"github.com/assent-hq/assent/workflows/workflowtest"
 )
 
 // TestOrphanPastItsExpiryExpiresAtOnce: a record whose workflow the
@@ -16,9 +17,9 @@ import (
 func TestOrphanPastItsExpiryExpiresAtOnce(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
-	in.ExpiresAt = start.Add(-time.Minute)
+	in.ExpiresAt = workflowtest.Start.Add(-time.Minute)
 	s := h.run(in)
 	assert.Equal(t, states.Expired, s.Status)
-	assert.Equal(t, []string{workflows.ActionCreated, workflows.ActionExpired}, h.actions())
-	assert.Equal(t, start, h.transitions[1].At, "expired at the start, not a moment later")
+	assert.Equal(t, []string{workflows.ActionCreated, workflows.ActionExpired}, h.Actions())
+	assert.Equal(t, workflowtest.Start, h.Transitions[1].At, "expired at the workflowtest.Start, not a moment later")
 }

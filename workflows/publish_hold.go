@@ -59,7 +59,7 @@ func PublishHold(ctx workflow.Context, in PublishHoldInput) (HoldOutcome, error)
 			}
 			return out, writeErr
 		},
-		workflow.UpdateHandlerOptions{Validator: validator(in.VersionID, func(d HoldDecision) error {
+		workflow.UpdateHandlerOptions{Validator: Validator(in.VersionID, func(d HoldDecision) error {
 			return checkHoldDecision(decided, out, d)
 		})})
 	if err != nil {
@@ -88,13 +88,13 @@ func PublishHold(ctx workflow.Context, in PublishHoldInput) (HoldOutcome, error)
 // decide is the caller's check (owners and administrators).
 func checkHoldDecision(decided bool, out HoldOutcome, d HoldDecision) error {
 	if d.Decision != HoldRelease && d.Decision != HoldDecline {
-		return refuse(apperr.InvalidRequest, "a held version is released or declined, not %q", d.Decision)
+		return Refuse(apperr.InvalidRequest, "a held version is released or declined, not %q", d.Decision)
 	}
 	if decided {
 		if out.Timeout {
-			return refuse(apperr.InvalidState, "this version was declined: nobody released it within 7 days")
+			return Refuse(apperr.InvalidState, "this version was declined: nobody released it within 7 days")
 		}
-		return refuse(apperr.InvalidState, "this version was already %sd by %s", out.Decision, out.ActorName)
+		return Refuse(apperr.InvalidState, "this version was already %sd by %s", out.Decision, out.ActorName)
 	}
 	return nil
 }

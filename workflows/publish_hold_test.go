@@ -13,49 +13,50 @@ import (
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/workflows"
+	"github.com/assent-hq/assent/workflows/workflowtest"
 )
 
 // holdHarness runs the hold workflow with recording activities.
 type holdHarness struct {
-	env       *testsuite.TestWorkflowEnvironment
+	Env       *testsuite.TestWorkflowEnvironment
 	started   []string
 	written   []workflows.HoldOutcome
 	writtenAt []time.Time
-	results   map[string]error
+	Results   map[string]error
 }
 
 func newHoldHarness() *holdHarness {
 	var suite testsuite.WorkflowTestSuite
-	h := &holdHarness{env: suite.NewTestWorkflowEnvironment(), results: map[string]error{}}
-	h.env.SetStartTime(start)
-	h.env.RegisterWorkflow(workflows.PublishHold)
-	h.env.RegisterActivityWithOptions(func(_ context.Context, in workflows.PublishHoldInput) error {
+	h := &holdHarness{Env: suite.NewTestWorkflowEnvironment(), Results: map[string]error{}}
+	h.Env.SetStartTime(workflowtest.Start)
+	h.Env.RegisterWorkflow(workflows.PublishHold)
+	h.Env.RegisterActivityWithOptions(func(_ context.Context, in workflows.PublishHoldInput) error {
 		h.started = append(h.started, in.VersionID)
 		return nil
 	}, activity.RegisterOptions{Name: workflows.ActivityStartHold})
-	h.env.RegisterActivityWithOptions(func(_ context.Context, o workflows.HoldOutcome) error {
+	h.Env.RegisterActivityWithOptions(func(_ context.Context, o workflows.HoldOutcome) error {
 		h.written = append(h.written, o)
-		h.writtenAt = append(h.writtenAt, h.env.Now().UTC())
+		h.writtenAt = append(h.writtenAt, h.Env.Now().UTC())
 		return nil
 	}, activity.RegisterOptions{Name: workflows.ActivityDecideHeld})
 	return h
 }
 
 func (h *holdHarness) decide(offset time.Duration, key string, d workflows.HoldDecision) {
-	h.env.RegisterDelayedCallback(func() {
-		h.env.UpdateWorkflow(workflows.UpdateDecideHold, key, &testsuite.TestUpdateCallback{
+	h.Env.RegisterDelayedCallback(func() {
+		h.Env.UpdateWorkflow(workflows.UpdateDecideHold, key, &testsuite.TestUpdateCallback{
 			OnAccept:   func() {},
-			OnReject:   func(err error) { h.results[key] = err },
-			OnComplete: func(_ any, err error) { h.results[key] = err },
-		}, addressed("ver_1", d))
+			OnReject:   func(err error) { h.Results[key] = err },
+			OnComplete: func(_ any, err error) { h.Results[key] = err },
+		}, workflowtest.Addressed("ver_1", d))
 	}, offset)
 }
 
 func (h *holdHarness) run(heldAt time.Time) workflows.HoldOutcome {
-	h.env.ExecuteWorkflow(workflows.PublishHold, workflows.PublishHoldInput{OrganizationID: "org_1", VersionID: "ver_1", HeldAt: heldAt})
+	h.Env.ExecuteWorkflow(workflows.PublishHold, workflows.PublishHoldInput{OrganizationID: "org_1", VersionID: "ver_1", HeldAt: heldAt})
 	var out workflows.HoldOutcome
-	if h.env.IsWorkflowCompleted() && h.env.GetWorkflowError() == nil {
-		_ = h.env.GetWorkflowResult(&out)
+	if h.Env.IsWorkflowCompleted() && h.Env.GetWorkflowError() == nil {
+		_ = h.Env.GetWorkflowResult(&out)
 	}
 	return out
 }
@@ -76,31 +77,31 @@ func TestHeldVersionReleased(t *testing.T) {
 	h.decide(time.Hour, "bad", workflows.HoldDecision{Decision: "publish", ActorID: "mem_a", ActorName: "Ada"})
 	h.decide(2*time.Hour, "release", workflows.HoldDecision{Decision: workflows.HoldRelease, ActorID: "mem_a", ActorName: "Ada"})
 	h.decide(2*time.Hour, "again", workflows.HoldDecision{Decision: workflows.HoldDecline, ActorID: "mem_b", ActorName: "Bo"})
-	out := h.run(start)
-	require.True(t, h.env.IsWorkflowCompleted())
-	require.NoError(t, h.env.GetWorkflowError())
+	out := h.run(workflowtest.Start)
+	require.True(t, h.Env.IsWorkflowCompleted())
+	require.NoError(t, h.Env.GetWorkflowError())
 
 	assert.Equal(t, []string{"ver_1"}, h.started)
 	require.Len(t, h.written, 1)
 	assert.Equal(t, workflows.HoldRelease, h.written[0].Decision)
 	assert.Equal(t, "mem_a", h.written[0].ActorID)
 	assert.False(t, h.written[0].Timeout)
-	assert.Equal(t, start.Add(2*time.Hour), h.writtenAt[0])
+	assert.Equal(t, workflowtest.Start.Add(2*time.Hour), h.writtenAt[0])
 	assert.Equal(t, h.written[0], out)
-	assert.NoError(t, h.results["release"])
-	assert.Equal(t, apperr.InvalidRequest, refusal(t, h.results["bad"]))
-	assert.Equal(t, apperr.InvalidState, refusal(t, h.results["again"]), "a second decision while the first is written")
+	assert.NoError(t, h.Results["release"])
+	assert.Equal(t, apperr.InvalidRequest, refusal(t, h.Results["bad"]))
+	assert.Equal(t, apperr.InvalidState, refusal(t, h.Results["again"]), "a second decision while the first is written")
 }
 
 // TestHeldVersionDeclinedAfterSevenDays: undecided, a held version is
 // declined by Assent at exactly seven days after it was held, counted
-// from when the scan held it, not from the workflow's start.
+// from when the scan held it, not from the workflow's workflowtest.Start.
 func TestHeldVersionDeclinedAfterSevenDays(t *testing.T) {
 	h := newHoldHarness()
-	heldAt := start.Add(-time.Hour) // the reconciler started it an hour late
+	heldAt := workflowtest.Start.Add(-time.Hour) // the reconciler started it an hour late
 	out := h.run(heldAt)
-	require.True(t, h.env.IsWorkflowCompleted())
-	require.NoError(t, h.env.GetWorkflowError())
+	require.True(t, h.Env.IsWorkflowCompleted())
+	require.NoError(t, h.Env.GetWorkflowError())
 	require.Len(t, h.written, 1)
 	assert.Equal(t, workflows.HoldDecline, out.Decision)
 	assert.True(t, out.Timeout)
@@ -112,12 +113,12 @@ func TestHeldVersionDeclinedAfterSevenDays(t *testing.T) {
 func TestHeldVersionDeclineJustBeforeTimeout(t *testing.T) {
 	h := newHoldHarness()
 	h.decide(workflows.HoldTimeout-time.Second, "decline", workflows.HoldDecision{Decision: workflows.HoldDecline, ActorID: "mem_a", ActorName: "Ada"})
-	out := h.run(start)
-	require.NoError(t, h.env.GetWorkflowError())
+	out := h.run(workflowtest.Start)
+	require.NoError(t, h.Env.GetWorkflowError())
 	require.Len(t, h.written, 1)
 	assert.False(t, out.Timeout)
 	assert.Equal(t, "mem_a", out.ActorID)
-	assert.NoError(t, h.results["decline"])
+	assert.NoError(t, h.Results["decline"])
 }
 
 // TestScheduleDueWritesItsMoment: a schedule's run writes schedule.due for
@@ -125,7 +126,7 @@ func TestHeldVersionDeclineJustBeforeTimeout(t *testing.T) {
 func TestScheduleDueWritesItsMoment(t *testing.T) {
 	var suite testsuite.WorkflowTestSuite
 	env := suite.NewTestWorkflowEnvironment()
-	env.SetStartTime(start)
+	env.SetStartTime(workflowtest.Start)
 	var got []workflows.ScheduleDueEvent
 	attempts := 0
 	env.RegisterActivityWithOptions(func(_ context.Context, e workflows.ScheduleDueEvent) error {
@@ -142,5 +143,5 @@ func TestScheduleDueWritesItsMoment(t *testing.T) {
 	require.Len(t, got, 2)
 	assert.Equal(t, got[0], got[1], "the retry carries the same moment")
 	assert.Equal(t, "sch_1", got[0].ScheduleID)
-	assert.True(t, got[0].DueAt.Equal(start), "%v", got[0].DueAt)
+	assert.True(t, got[0].DueAt.Equal(workflowtest.Start), "%v", got[0].DueAt)
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/workflows"
+	"github.com/assent-hq/assent/workflows/workflowtest"
 )
 
 // TestTransitionsAreWrittenOnlyOnceRecorded checks, at the moment each
@@ -77,7 +78,7 @@ func TestTransitionsAreWrittenOnlyOnceRecorded(t *testing.T) {
 		require.NoError(t, err)
 		for _, u := range updates {
 			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: wf.GetID(), UpdateName: u.update,
-				Args: []any{addressed(id, u.arg)}, WaitForStage: client.WorkflowUpdateStageCompleted})
+				Args: []any{workflowtest.Addressed(id, u.arg)}, WaitForStage: client.WorkflowUpdateStageCompleted})
 			require.NoError(t, err)
 			require.NoError(t, h.Get(ctx, nil))
 		}

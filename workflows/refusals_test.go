@@ -18,13 +18,17 @@ import (
 
 // Every code a workflow refuses an Update with reaches the caller as that
 // code's status: one that mapped to 500 would tell a person "the server
-// failed" when they were refused. The test reads the workflow sources, so a
-// new refusal is held to this without anyone listing it.
+// failed" when they were refused. The test reads the workflow sources (the
+// core's, and each kind's workflow*.go in its own folder), so a new refusal
+// is held to this without anyone listing it.
 func TestEveryRefusalMapsToAStatusOtherThan500(t *testing.T) {
 	codes := apperrCodes(t)
 	fset := token.NewFileSet()
 	files, err := filepath.Glob("*.go")
 	require.NoError(t, err)
+	kinds, err := filepath.Glob("../*/workflow*.go")
+	require.NoError(t, err)
+	files = append(files, kinds...)
 	found := map[string]bool{}
 	for _, file := range files {
 		if strings.HasSuffix(file, "_test.go") {
@@ -40,11 +44,14 @@ func TestEveryRefusalMapsToAStatusOtherThan500(t *testing.T) {
 			var code ast.Expr
 			switch fn := call.Fun.(type) {
 			case *ast.Ident:
-				if fn.Name == "refuse" && len(call.Args) > 0 {
+				if fn.Name == "Refuse" && len(call.Args) > 0 {
 					code = call.Args[0]
 				}
 			case *ast.SelectorExpr:
-				if fn.Sel.Name == "NewNonRetryableApplicationError" && len(call.Args) > 1 {
+				switch {
+				case fn.Sel.Name == "Refuse" && len(call.Args) > 0:
+					code = call.Args[0]
+				case fn.Sel.Name == "NewNonRetryableApplicationError" && len(call.Args) > 1:
 					code = call.Args[1]
 				}
 			}
@@ -57,7 +64,7 @@ func TestEveryRefusalMapsToAStatusOtherThan500(t *testing.T) {
 				ok = isIdent && x.Name == "apperr"
 			}
 			if !ok {
-				// Parameters passed through (refuse's own body) are checked
+				// Parameters passed through (Refuse's own body) are checked
 				// where refuse is called.
 				if _, param := code.(*ast.Ident); !param {
 					t.Errorf("%s: a workflow refuses with %s; use an apperr code", fset.Position(call.Pos()), types(code))

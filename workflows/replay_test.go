@@ -2,6 +2,7 @@ package workflows_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -25,10 +26,15 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"go.temporal.io/server/temporaltest"
 
+	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/payloadcodec"
+	"github.com/assent-hq/assent/internal/questions"
 	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/internal/states"
+	"github.com/assent-hq/assent/reviews"
+	assentworker "github.com/assent-hq/assent/worker"
 	"github.com/assent-hq/assent/workflows"
+	"github.com/assent-hq/assent/workflows/workflowtest"
 )
 
 const historiesDir = "testdata/histories"
@@ -84,14 +90,9 @@ func TestReplaysSavedHistories(t *testing.T) {
 			replayer, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{DataConverter: dc, FailureConverter: fc})
 			require.NoError(t, err)
 			// Every workflow the worker runs, under the names it registers
-			// (worker.Workflows; its test checks each has a history here).
-			for name, fn := range map[string]any{
-				workflows.WorkflowApproval: workflows.Approval, workflows.WorkflowCollection: workflows.Collection,
-				workflows.WorkflowReview: workflows.Review, workflows.WorkflowDelivery: workflows.Delivery,
-				workflows.WorkflowHold: workflows.PublishHold, workflows.WorkflowScheduleDue: workflows.ScheduleDue,
-				workflows.WorkflowReportSend: workflows.ReportSend,
-			} {
-				replayer.RegisterWorkflowWithOptions(fn, workflow.RegisterOptions{Name: name})
+			// (its test checks each has a history here).
+			for _, wf := range assentworker.Workflows {
+				replayer.RegisterWorkflowWithOptions(wf.Func, workflow.RegisterOptions{Name: wf.Name})
 			}
 			// Bound payloads open only in their workflow: the run's id. A
 			// Temporal Schedule's run has an id of its own (the action's id
@@ -161,13 +162,9 @@ func TestRecordHistories(t *testing.T) {
 	emailed := map[string][]string{}
 	sendRecipients := []string{"ann@example.com", "ben@example.com"}
 	ts.NewWorker(workflows.TaskQueue, func(r worker.Registry) {
-		r.RegisterWorkflow(workflows.Approval)
-		r.RegisterWorkflow(workflows.Collection)
-		r.RegisterWorkflow(workflows.Review)
-		r.RegisterWorkflow(workflows.Delivery)
-		r.RegisterWorkflow(workflows.PublishHold)
-		r.RegisterWorkflow(workflows.ScheduleDue)
-		r.RegisterWorkflow(workflows.ReportSend)
+		for _, wf := range assentworker.Workflows {
+			r.RegisterWorkflowWithOptions(wf.Func, workflow.RegisterOptions{Name: wf.Name})
+		}
 		// A delivery's receiver answers 503 to its first attempt (retried)
 		// and 422 to every attempt of dlv_rejected (not retried).
 		r.RegisterActivityWithOptions(func(ctx context.Context, id string, _ int) error {
@@ -204,11 +201,11 @@ func TestRecordHistories(t *testing.T) {
 			}
 			return nil
 		}, activity.RegisterOptions{Name: workflows.ActivityEmailSend})
-		r.RegisterActivityWithOptions(func(context.Context, workflows.ReviewTransition) error { return nil },
+		r.RegisterActivityWithOptions(func(context.Context, reviews.Transition) error { return nil },
 			activity.RegisterOptions{Name: workflows.ActivityPersistReview})
-		r.RegisterActivityWithOptions(func(context.Context, workflows.EmailReviewersInput) error { return nil },
+		r.RegisterActivityWithOptions(func(context.Context, reviews.EmailReviewersInput) error { return nil },
 			activity.RegisterOptions{Name: workflows.ActivityEmailReviewers})
-		r.RegisterActivityWithOptions(func(_ context.Context, tr workflows.CollectionTransition) error {
+		r.RegisterActivityWithOptions(func(_ context.Context, tr collections.Transition) error {
 			if tr.Action == workflows.ActionReminded {
 				select {
 				case reminded <- struct{}{}:
@@ -217,7 +214,7 @@ func TestRecordHistories(t *testing.T) {
 			}
 			return nil
 		}, activity.RegisterOptions{Name: workflows.ActivityPersistCollection})
-		r.RegisterActivityWithOptions(func(context.Context, workflows.EmailRespondentsInput) error { return nil },
+		r.RegisterActivityWithOptions(func(context.Context, collections.EmailRespondentsInput) error { return nil },
 			activity.RegisterOptions{Name: workflows.ActivityEmailRespondents})
 		// The history records the activity's result, so a no-op is enough;
 		// it only tells the scenarios when a timer acted.
@@ -253,7 +250,7 @@ func TestRecordHistories(t *testing.T) {
 		name      string
 		expiresIn time.Duration
 		// escalateIn, when set, escalates to mem_esc that long after the
-		// start, as a rule's escalation.after does.
+		// workflowtest.Start, as a rule's escalation.after does.
 		escalateIn time.Duration
 		steps      []recordStep
 		status     string
@@ -399,7 +396,7 @@ func TestRecordHistories(t *testing.T) {
 				}
 				h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
 					WorkflowID: run.GetID(), RunID: run.GetRunID(), UpdateID: fmt.Sprintf("%s-%d", step.update, i+1),
-					UpdateName: step.update, Args: []any{addressed(in.ApprovalID, step.arg)}, WaitForStage: client.WorkflowUpdateStageCompleted})
+					UpdateName: step.update, Args: []any{workflowtest.Addressed(in.ApprovalID, step.arg)}, WaitForStage: client.WorkflowUpdateStageCompleted})
 				require.NoError(t, err)
 				require.NoError(t, h.Get(ctx, nil), "update %s", step.update)
 			}
@@ -419,26 +416,26 @@ func TestRecordHistories(t *testing.T) {
 			t.Skipf("%s exists; delete it first to record it again", file)
 		}
 		ctx := bounded(t, 2*time.Minute)
-		in := collectionInput(t)
+		in := recordedCollection(t)
 		due := time.Now().Add(4 * time.Second)
 		in.CollectionID, in.DueAt, in.ExpiresAt = "col_reminded_complete", &due, time.Now().Add(time.Hour)
 		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID: workflows.CollectionWorkflowID(in.CollectionID), TaskQueue: workflows.TaskQueue}, workflows.Collection, in)
+			ID: workflows.CollectionWorkflowID(in.CollectionID), TaskQueue: workflows.TaskQueue}, workflows.WorkflowCollection, in)
 		require.NoError(t, err)
-		submit := func(id string, r workflows.SubmitReplyRequest) {
+		submit := func(id string, r collections.SubmitReplyRequest) {
 			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
-				UpdateID: id, UpdateName: workflows.UpdateSubmitReply, Args: []any{addressed(in.CollectionID, r)}, WaitForStage: client.WorkflowUpdateStageCompleted})
+				UpdateID: id, UpdateName: workflows.UpdateSubmitReply, Args: []any{workflowtest.Addressed(in.CollectionID, r)}, WaitForStage: client.WorkflowUpdateStageCompleted})
 			require.NoError(t, err)
 			require.NoError(t, h.Get(ctx, nil), "reply %s", id)
 		}
-		submit("reply-a", reply("mem_a", `{"budget":12345678901234567890,"vendor":"Acme","notes":"before the reminder"}`))
+		submit("reply-a", recordedReply("mem_a", `{"budget":12345678901234567890,"vendor":"Acme","notes":"before the reminder"}`))
 		select {
 		case <-reminded:
 		case <-ctx.Done():
 			t.Fatal("the reminder never fired")
 		}
-		submit("reply-b", reply("mem_b", `{"budget":3,"vendor":"Globex"}`))
-		var final workflows.CollectionState
+		submit("reply-b", recordedReply("mem_b", `{"budget":3,"vendor":"Globex"}`))
+		var final collections.State
 		require.NoError(t, run.Get(ctx, &final))
 		require.Equal(t, states.Complete, final.Status)
 		require.NotNil(t, final.RemindedAt)
@@ -454,22 +451,22 @@ func TestRecordHistories(t *testing.T) {
 			t.Skipf("%s exists; delete it first to record it again", file)
 		}
 		ctx := bounded(t, 2*time.Minute)
-		in := collectionInput(t)
+		in := recordedCollection(t)
 		in.CollectionID, in.RequiredResponses, in.ExpiresAt = "col_respondent_removed", 3, time.Now().Add(time.Hour)
 		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID: workflows.CollectionWorkflowID(in.CollectionID), TaskQueue: workflows.TaskQueue}, workflows.Collection, in)
+			ID: workflows.CollectionWorkflowID(in.CollectionID), TaskQueue: workflows.TaskQueue}, workflows.WorkflowCollection, in)
 		require.NoError(t, err)
 		send := func(id, name string, arg any) {
 			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
-				UpdateID: id, UpdateName: name, Args: []any{addressed(in.CollectionID, arg)}, WaitForStage: client.WorkflowUpdateStageCompleted})
+				UpdateID: id, UpdateName: name, Args: []any{workflowtest.Addressed(in.CollectionID, arg)}, WaitForStage: client.WorkflowUpdateStageCompleted})
 			require.NoError(t, err)
 			require.NoError(t, h.Get(ctx, nil), "update %s", id)
 		}
-		send("reply-a", workflows.UpdateSubmitReply, reply("mem_a", `{"budget":1,"vendor":"Acme"}`))
-		send("reply-b", workflows.UpdateSubmitReply, reply("mem_b", `{"budget":2,"vendor":"Globex"}`))
-		send("remove-c", workflows.UpdateRemoveRespondent, workflows.RemoveRespondentRequest{PersonID: "mem_c",
+		send("reply-a", workflows.UpdateSubmitReply, recordedReply("mem_a", `{"budget":1,"vendor":"Acme"}`))
+		send("reply-b", workflows.UpdateSubmitReply, recordedReply("mem_b", `{"budget":2,"vendor":"Globex"}`))
+		send("remove-c", workflows.UpdateRemoveRespondent, collections.RemoveRespondentRequest{PersonID: "mem_c",
 			PersonName: "Guest C", ActorID: "key_admin", ActorName: "admin key"})
-		var final workflows.CollectionState
+		var final collections.State
 		require.NoError(t, run.Get(ctx, &final))
 		require.Equal(t, states.Complete, final.Status)
 		require.Equal(t, 2, final.RequiredResponses)
@@ -482,14 +479,14 @@ func TestRecordHistories(t *testing.T) {
 	for _, sc := range []struct {
 		name, status string
 		expiresIn    time.Duration
-		verdicts     []workflows.VerdictRequest
+		verdicts     []reviews.VerdictRequest
 	}{
-		{"review_approved", states.Approved, time.Hour, []workflows.VerdictRequest{
-			{ReviewerID: "mem_a", ReviewerName: "Ann", Verdict: workflows.VerdictApproved, Note: "reads well"},
-			{ReviewerID: "mem_b", ReviewerName: "Ben", Verdict: workflows.VerdictApproved}}},
-		{"review_changes_requested", states.ChangesRequested, time.Hour, []workflows.VerdictRequest{
-			{ReviewerID: "mem_a", ReviewerName: "Ann", Verdict: workflows.VerdictApproved},
-			{ReviewerID: "mem_c", ReviewerName: "Cy", Verdict: workflows.VerdictChangesRequested, Note: "EMEA is off"}}},
+		{"review_approved", states.Approved, time.Hour, []reviews.VerdictRequest{
+			{ReviewerID: "mem_a", ReviewerName: "Ann", Verdict: reviews.VerdictApproved, Note: "reads well"},
+			{ReviewerID: "mem_b", ReviewerName: "Ben", Verdict: reviews.VerdictApproved}}},
+		{"review_changes_requested", states.ChangesRequested, time.Hour, []reviews.VerdictRequest{
+			{ReviewerID: "mem_a", ReviewerName: "Ann", Verdict: reviews.VerdictApproved},
+			{ReviewerID: "mem_c", ReviewerName: "Cy", Verdict: reviews.VerdictChangesRequested, Note: "EMEA is off"}}},
 		{"review_expired", states.Expired, 2 * time.Second, nil},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
@@ -498,14 +495,14 @@ func TestRecordHistories(t *testing.T) {
 				t.Skipf("%s exists; delete it first to record it again", file)
 			}
 			ctx := bounded(t, 2*time.Minute)
-			in := workflows.ReviewInput{ReviewID: "rev_" + sc.name, OrganizationID: "org_1", ReviewerIDs: []string{"mem_a", "mem_b", "mem_c"},
+			in := reviews.WorkflowInput{ReviewID: "rev_" + sc.name, OrganizationID: "org_1", ReviewerIDs: []string{"mem_a", "mem_b", "mem_c"},
 				RequiredApprovals: 2, Requester: "key_1", ExpiresAt: time.Now().Add(sc.expiresIn)}
 			run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-				ID: workflows.ReviewWorkflowID(in.ReviewID), TaskQueue: workflows.TaskQueue}, workflows.Review, in)
+				ID: workflows.ReviewWorkflowID(in.ReviewID), TaskQueue: workflows.TaskQueue}, workflows.WorkflowReview, in)
 			require.NoError(t, err)
 			for i, v := range sc.verdicts {
 				h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
-					UpdateID: fmt.Sprintf("verdict-%d", i+1), UpdateName: workflows.UpdateVerdict, Args: []any{addressed(in.ReviewID, v)},
+					UpdateID: fmt.Sprintf("verdict-%d", i+1), UpdateName: workflows.UpdateVerdict, Args: []any{workflowtest.Addressed(in.ReviewID, v)},
 					WaitForStage: client.WorkflowUpdateStageCompleted})
 				require.NoError(t, err)
 				require.NoError(t, h.Get(ctx, nil), "verdict %d", i+1)
@@ -513,13 +510,13 @@ func TestRecordHistories(t *testing.T) {
 					// A repeat from the same reviewer is refused by the
 					// validator and leaves no trace in the history.
 					again, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
-						UpdateID: "verdict-again", UpdateName: workflows.UpdateVerdict, Args: []any{addressed(in.ReviewID, v)},
+						UpdateID: "verdict-again", UpdateName: workflows.UpdateVerdict, Args: []any{workflowtest.Addressed(in.ReviewID, v)},
 						WaitForStage: client.WorkflowUpdateStageCompleted})
 					require.NoError(t, err)
 					require.Error(t, again.Get(ctx, nil))
 				}
 			}
-			var final workflows.ReviewState
+			var final reviews.State
 			require.NoError(t, run.Get(ctx, &final))
 			require.Equal(t, sc.status, final.Status)
 			saveHistory(ctx, t, c, run, file)
@@ -537,29 +534,29 @@ func TestRecordHistories(t *testing.T) {
 			t.Skipf("%s exists; delete it first to record it again", file)
 		}
 		ctx := bounded(t, 2*time.Minute)
-		in := workflows.ReviewInput{ReviewID: "rev_reviewer_removed", OrganizationID: "org_1", ReviewerIDs: []string{"mem_a", "mem_b", "mem_c"},
+		in := reviews.WorkflowInput{ReviewID: "rev_reviewer_removed", OrganizationID: "org_1", ReviewerIDs: []string{"mem_a", "mem_b", "mem_c"},
 			RequiredApprovals: 2, Requester: "key_1", ExpiresAt: time.Now().Add(time.Hour)}
 		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID: workflows.ReviewWorkflowID(in.ReviewID), TaskQueue: workflows.TaskQueue}, workflows.Review, in)
+			ID: workflows.ReviewWorkflowID(in.ReviewID), TaskQueue: workflows.TaskQueue}, workflows.WorkflowReview, in)
 		require.NoError(t, err)
 		send := func(id, name string, arg any) error {
 			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
-				UpdateID: id, UpdateName: name, Args: []any{addressed(in.ReviewID, arg)}, WaitForStage: client.WorkflowUpdateStageCompleted})
+				UpdateID: id, UpdateName: name, Args: []any{workflowtest.Addressed(in.ReviewID, arg)}, WaitForStage: client.WorkflowUpdateStageCompleted})
 			require.NoError(t, err)
 			return h.Get(ctx, nil)
 		}
-		remove := func(personID, name string) workflows.RemoveReviewerRequest {
-			return workflows.RemoveReviewerRequest{PersonID: personID, PersonName: name, Defaults: []string{"mem_owner"},
+		remove := func(personID, name string) reviews.RemoveReviewerRequest {
+			return reviews.RemoveReviewerRequest{PersonID: personID, PersonName: name, Defaults: []string{"mem_owner"},
 				ActorID: "key_admin", ActorName: "admin key"}
 		}
-		require.NoError(t, send("verdict-a", workflows.UpdateVerdict, workflows.VerdictRequest{ReviewerID: "mem_a", ReviewerName: "Ann",
-			Verdict: workflows.VerdictApproved}))
+		require.NoError(t, send("verdict-a", workflows.UpdateVerdict, reviews.VerdictRequest{ReviewerID: "mem_a", ReviewerName: "Ann",
+			Verdict: reviews.VerdictApproved}))
 		require.Error(t, send("remove-a", workflows.UpdateRemoveReviewer, remove("mem_a", "Ann")))
 		require.NoError(t, send("remove-b", workflows.UpdateRemoveReviewer, remove("mem_b", "Ben")))
 		require.NoError(t, send("remove-c", workflows.UpdateRemoveReviewer, remove("mem_c", "Cy")))
-		require.NoError(t, send("verdict-owner", workflows.UpdateVerdict, workflows.VerdictRequest{ReviewerID: "mem_owner",
-			ReviewerName: "Olivia", Verdict: workflows.VerdictApproved}))
-		var final workflows.ReviewState
+		require.NoError(t, send("verdict-owner", workflows.UpdateVerdict, reviews.VerdictRequest{ReviewerID: "mem_owner",
+			ReviewerName: "Olivia", Verdict: reviews.VerdictApproved}))
+		var final reviews.State
 		require.NoError(t, run.Get(ctx, &final))
 		require.Equal(t, states.Approved, final.Status)
 		require.Equal(t, []string{"mem_a", "mem_owner"}, final.ReviewerIDs)
@@ -575,24 +572,24 @@ func TestRecordHistories(t *testing.T) {
 			t.Skipf("%s exists; delete it first to record it again", file)
 		}
 		ctx := bounded(t, 2*time.Minute)
-		in := collectionInput(t)
+		in := recordedCollection(t)
 		in.CollectionID, in.RequiredResponses, in.ExpiresAt = "col_delegated", 1, time.Now().Add(time.Hour)
 		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID: workflows.CollectionWorkflowID(in.CollectionID), TaskQueue: workflows.TaskQueue}, workflows.Collection, in)
+			ID: workflows.CollectionWorkflowID(in.CollectionID), TaskQueue: workflows.TaskQueue}, workflows.WorkflowCollection, in)
 		require.NoError(t, err)
 		for _, step := range []struct {
 			id, name string
 			arg      any
 		}{
 			{"delegate", workflows.UpdateAddDelegate, workflows.AddDelegateRequest{DelegatorID: "mem_a", DelegatorName: "Ann", DelegateID: "mem_d", DelegateName: "Dee"}},
-			{"reply-d", workflows.UpdateSubmitReply, reply("mem_d", `{"budget":1,"vendor":"Acme"}`)},
+			{"reply-d", workflows.UpdateSubmitReply, recordedReply("mem_d", `{"budget":1,"vendor":"Acme"}`)},
 		} {
 			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
-				UpdateID: step.id, UpdateName: step.name, Args: []any{addressed(in.CollectionID, step.arg)}, WaitForStage: client.WorkflowUpdateStageCompleted})
+				UpdateID: step.id, UpdateName: step.name, Args: []any{workflowtest.Addressed(in.CollectionID, step.arg)}, WaitForStage: client.WorkflowUpdateStageCompleted})
 			require.NoError(t, err)
 			require.NoError(t, h.Get(ctx, nil), "update %s", step.id)
 		}
-		var final workflows.CollectionState
+		var final collections.State
 		require.NoError(t, run.Get(ctx, &final))
 		require.Equal(t, states.Complete, final.Status)
 		require.NotNil(t, final.Replies[0].OnBehalfOf)
@@ -604,24 +601,24 @@ func TestRecordHistories(t *testing.T) {
 			t.Skipf("%s exists; delete it first to record it again", file)
 		}
 		ctx := bounded(t, 2*time.Minute)
-		in := workflows.ReviewInput{ReviewID: "rev_delegated", OrganizationID: "org_1", ReviewerIDs: []string{"mem_a", "mem_b"},
+		in := reviews.WorkflowInput{ReviewID: "rev_delegated", OrganizationID: "org_1", ReviewerIDs: []string{"mem_a", "mem_b"},
 			RequiredApprovals: 1, Requester: "key_1", ExpiresAt: time.Now().Add(time.Hour)}
 		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID: workflows.ReviewWorkflowID(in.ReviewID), TaskQueue: workflows.TaskQueue}, workflows.Review, in)
+			ID: workflows.ReviewWorkflowID(in.ReviewID), TaskQueue: workflows.TaskQueue}, workflows.WorkflowReview, in)
 		require.NoError(t, err)
 		for _, step := range []struct {
 			id, name string
 			arg      any
 		}{
 			{"delegate", workflows.UpdateAddDelegate, workflows.AddDelegateRequest{DelegatorID: "mem_a", DelegatorName: "Ann", DelegateID: "mem_d", DelegateName: "Dee"}},
-			{"verdict-d", workflows.UpdateVerdict, workflows.VerdictRequest{ReviewerID: "mem_d", ReviewerName: "Dee", Verdict: workflows.VerdictApproved}},
+			{"verdict-d", workflows.UpdateVerdict, reviews.VerdictRequest{ReviewerID: "mem_d", ReviewerName: "Dee", Verdict: reviews.VerdictApproved}},
 		} {
 			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
-				UpdateID: step.id, UpdateName: step.name, Args: []any{addressed(in.ReviewID, step.arg)}, WaitForStage: client.WorkflowUpdateStageCompleted})
+				UpdateID: step.id, UpdateName: step.name, Args: []any{workflowtest.Addressed(in.ReviewID, step.arg)}, WaitForStage: client.WorkflowUpdateStageCompleted})
 			require.NoError(t, err)
 			require.NoError(t, h.Get(ctx, nil), "update %s", step.id)
 		}
-		var final workflows.ReviewState
+		var final reviews.State
 		require.NoError(t, run.Get(ctx, &final))
 		require.Equal(t, states.Approved, final.Status)
 		require.NotNil(t, final.Verdicts[0].OnBehalfOf)
@@ -684,7 +681,7 @@ func recordOtherWorkflows(t *testing.T, c client.Client, bounded func(*testing.T
 		require.NoError(t, err)
 		decide := func(id string, d workflows.HoldDecision) error {
 			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(), UpdateID: id,
-				UpdateName: workflows.UpdateDecideHold, Args: []any{addressed(in.VersionID, d)}, WaitForStage: client.WorkflowUpdateStageCompleted})
+				UpdateName: workflows.UpdateDecideHold, Args: []any{workflowtest.Addressed(in.VersionID, d)}, WaitForStage: client.WorkflowUpdateStageCompleted})
 			require.NoError(t, err)
 			return h.Get(ctx, nil)
 		}
@@ -771,4 +768,29 @@ func saveHistory(ctx context.Context, t *testing.T, c client.Client, run client.
 	require.NoError(t, err)
 	require.NoError(t, os.MkdirAll(historiesDir, 0o755))
 	require.NoError(t, os.WriteFile(file, append(b, '\n'), 0o644))
+}
+
+// recordedCollection is the input of the recorded collections: three
+// respondents, two replies required, three questions.
+func recordedCollection(t *testing.T) collections.WorkflowInput {
+	qs, err := questions.Define([]questions.Input{
+		{ID: "budget", Prompt: "Budget", Kind: questions.Number},
+		{ID: "vendor", Prompt: "Vendor", Kind: questions.Choice, Options: []string{"Acme", "Globex"}},
+		{ID: "notes", Prompt: "Notes", Kind: questions.LongText, Required: new(bool)},
+	})
+	require.NoError(t, err)
+	return collections.WorkflowInput{
+		CollectionID: "col_1", OrganizationID: "org_1", Questions: qs,
+		RespondentIDs: []string{"mem_a", "mem_b", "mem_c"}, RequiredResponses: 2,
+		Requester: "key_1", ExpiresAt: workflowtest.Start.Add(7 * 24 * time.Hour),
+	}
+}
+
+// recordedReply is respondent id's reply with answers, a JSON object.
+func recordedReply(id string, answers string) collections.SubmitReplyRequest {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(answers), &m); err != nil {
+		panic(err)
+	}
+	return collections.SubmitReplyRequest{RespondentID: id, RespondentName: "Person " + id, Answers: m}
 }

@@ -3,6 +3,7 @@ package workflows
 import (
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 
@@ -12,18 +13,18 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 )
 
-// request is what every request workflow (approval, collection, review)
+// Request is what every Request workflow (approval, collection, review)
 // is built on, over its kind's state S: transitions applied one at a time,
 // numbered and written through the kind's persist activity, the
 // AssentStatus search attribute, expiry, and emails sent without holding
-// up the request. A kind adds only its own Updates and rules.
-type request[S RequestState] struct {
+// up the Request. A kind adds only its own Updates and rules.
+type Request[S RequestState] struct {
 	// kind is the kind's workflow built on this core.
-	kind requestKind
+	kind RequestKind
 	// id and orgID name the request, requester who made it;
 	// persistActivity writes its transitions.
 	id, orgID, requester, persistActivity string
-	state                                 S
+	State                                 S
 	lock                                  workflow.Mutex
 	seq                                   int
 	// created is set once the "created" transition is written.
@@ -45,11 +46,15 @@ type request[S RequestState] struct {
 // RequestState is a request kind's state (ApprovalState,
 // CollectionState, ReviewState); its status is what the search attribute
 // and the read model show.
-type RequestState interface{ status() string }
+type RequestState interface{ CurrentStatus() string }
 
-func newRequest[S RequestState](ctx workflow.Context, kind requestKind, id, orgID, requester, persistActivity string, state S) request[S] {
-	return request[S]{kind: kind, id: id, orgID: orgID, requester: requester, persistActivity: persistActivity, state: state,
-		lock: workflow.NewMutex(ctx), indexedStatus: state.status()}
+// NewRequest is the core of a kind's workflow: kind is the workflow built
+// on it, id and orgID name the request, requester made it, and
+// persistActivity writes its transitions. It emails people unless the kind
+// turns emails off (an approval's history from before emailChange).
+func NewRequest[S RequestState](ctx workflow.Context, kind RequestKind, id, orgID, requester, persistActivity string, state S) Request[S] {
+	return Request[S]{kind: kind, emails: true, id: id, orgID: orgID, requester: requester, persistActivity: persistActivity, State: state,
+		lock: workflow.NewMutex(ctx), indexedStatus: state.CurrentStatus()}
 }
 
 // Transition is one change a request's workflow made, what its kind's
@@ -71,6 +76,15 @@ type Transition[S RequestState] struct {
 	At     time.Time
 	State  S
 }
+
+// Audit actions every kind's transitions record alike.
+const (
+	ActionCreated   = "created"
+	ActionExpired   = "expired"
+	ActionCancelled = "cancelled"
+	// ActionReminded is a request's one reminder sent to who has not acted.
+	ActionReminded = "reminded"
+)
 
 // ErrRequestMissing is the error type of a transition whose record is
 // gone (models.ErrRequestMissing): the workflow ends with it, as nothing it
@@ -94,27 +108,27 @@ func (t *Transition[S]) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// transition applies one change under the lock and persists it; apply
-// returns a transition without Action when nothing changed.
-func (r *request[S]) transition(ctx workflow.Context, apply func() (Transition[S], error)) error {
+// Apply applies one change under the lock and persists it; apply
+// returns a Apply without Action when nothing changed.
+func (r *Request[S]) Apply(ctx workflow.Context, apply func() (Transition[S], error)) error {
 	var t Transition[S]
 	return r.locked(ctx, func() (bool, error) {
 		var err error
 		t, err = apply()
 		return err == nil && t.Action != "", err
-	}, func() error { return r.persist(ctx, t) })
+	}, func() error { return r.Persist(ctx, t) })
 }
 
-// persist numbers t, completes it with the state and writes it: with a
+// Persist numbers t, completes it with the state and writes it: with a
 // regular activity, so that Temporal records its cause first (see
 // persistOptions).
-func (r *request[S]) persist(ctx workflow.Context, t Transition[S]) error {
+func (r *Request[S]) Persist(ctx workflow.Context, t Transition[S]) error {
 	t.RequestID, t.OrganizationID = r.id, r.orgID
 	var err error
-	if t.Seq, t.At, err = r.next(ctx, r.state.status()); err != nil {
+	if t.Seq, t.At, err = r.next(ctx, r.State.CurrentStatus()); err != nil {
 		return err
 	}
-	t.State = r.state
+	t.State = r.State
 	if r.local {
 		ctx = workflow.WithLocalActivityOptions(ctx, persistLocalOptions)
 		return workflow.ExecuteLocalActivity(ctx, r.persistActivity, t).Get(ctx, nil)
@@ -123,14 +137,14 @@ func (r *request[S]) persist(ctx workflow.Context, t Transition[S]) error {
 	return workflow.ExecuteActivity(ctx, r.persistActivity, t).Get(ctx, nil)
 }
 
-// expire waits until the request settles or expiresAt, and then, if it is
+// Expire waits until the request settles or expiresAt, and then, if it is
 // still open, applies expired.
-func (r *request[S]) expire(ctx workflow.Context, expiresAt time.Time, open func() bool, expired func() Transition[S]) error {
+func (r *Request[S]) Expire(ctx workflow.Context, expiresAt time.Time, open func() bool, expired func() Transition[S]) error {
 	settled, err := workflow.AwaitWithTimeout(ctx, expiresAt.Sub(workflow.Now(ctx)), func() bool { return !open() })
 	if err != nil || settled {
 		return err
 	}
-	return r.transition(ctx, func() (Transition[S], error) {
+	return r.Apply(ctx, func() (Transition[S], error) {
 		if !open() {
 			return Transition[S]{}, nil // settled while we waited for the lock
 		}
@@ -148,15 +162,28 @@ func cancelled[S RequestState](req CancelRequest, requester string) Transition[S
 	return t
 }
 
-// startEmails lets the request send emails from here on.
-func (r *request[S]) startEmails(ctx workflow.Context) {
+// StartEmails lets the request send emails from here on.
+func (r *Request[S]) StartEmails(ctx workflow.Context) {
 	r.emailCtx, r.cancelEmails = workflow.WithCancel(workflow.WithActivityOptions(ctx, emailOptions))
+}
+
+// Begin writes the request's first transition (created), lets it email
+// from then on, emails the people it asks and takes Updates, which wait
+// until then.
+func (r *Request[S]) Begin(ctx workflow.Context, created Transition[S]) error {
+	if err := r.Persist(ctx, created); err != nil {
+		return err
+	}
+	r.StartEmails(ctx)
+	r.kind.EmailAsked(ctx)
+	r.created = true
+	return nil
 }
 
 // locked applies one change under the lock; apply returns whether there is
 // a transition to write, and write writes it before the Update returns, so
 // the caller's next GET shows it.
-func (r *request[S]) locked(ctx workflow.Context, apply func() (bool, error), write func() error) error {
+func (r *Request[S]) locked(ctx workflow.Context, apply func() (bool, error), write func() error) error {
 	// An Update may be delivered before the main function has written
 	// "created"; it waits, so the record and its history read in order.
 	if err := workflow.Await(ctx, func() bool { return r.created }); err != nil {
@@ -176,7 +203,7 @@ func (r *request[S]) locked(ctx workflow.Context, apply func() (bool, error), wr
 // next numbers a transition and indexes the status it leaves the request
 // in. The start sets AssentStatus; upsert only a change, since each upsert
 // is one more history event and server write.
-func (r *request[S]) next(ctx workflow.Context, status string) (seq int, at time.Time, err error) {
+func (r *Request[S]) next(ctx workflow.Context, status string) (seq int, at time.Time, err error) {
 	r.seq++
 	at = workflow.Now(ctx).UTC()
 	if status != r.indexedStatus {
@@ -188,11 +215,11 @@ func (r *request[S]) next(ctx workflow.Context, status string) (seq int, at time
 	return r.seq, at, nil
 }
 
-// email starts an email activity without waiting for it: a slow or failing
+// Email starts an Email activity without waiting for it: a slow or failing
 // mail server must not hold up a decision. A send that fails for good is
 // logged and visible in the workflow's history; one still retrying when
 // the request settles is cancelled.
-func (r *request[S]) email(ctx workflow.Context, activity string, arg any) {
+func (r *Request[S]) Email(ctx workflow.Context, activity string, arg any) {
 	if !r.emails {
 		return
 	}
@@ -207,11 +234,11 @@ func (r *request[S]) email(ctx workflow.Context, activity string, arg any) {
 	})
 }
 
-// finish lets in-flight Updates end, then stops the emails still in flight
+// Finish lets in-flight Updates end, then stops the emails still in flight
 // and waits for the server to say so. The confirmation arrives in a later
 // task than the Update that settled the request: completing in the same
 // task as an email's result would fail that task, and with it the Update.
-func (r *request[S]) finish(ctx workflow.Context) error {
+func (r *Request[S]) Finish(ctx workflow.Context) error {
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 		return err
 	}
@@ -222,20 +249,20 @@ func (r *request[S]) finish(ctx workflow.Context) error {
 	return nil
 }
 
-// setUpdates registers Update handlers, each with its validator.
-func setUpdates(ctx workflow.Context, handlers []update) error {
+// SetUpdates registers Update handlers, each with its validator.
+func SetUpdates(ctx workflow.Context, handlers []Update) error {
 	for _, h := range handlers {
-		if err := workflow.SetUpdateHandlerWithOptions(ctx, h.name, h.handler, workflow.UpdateHandlerOptions{Validator: h.validator}); err != nil {
+		if err := workflow.SetUpdateHandlerWithOptions(ctx, h.Name, h.Handler, workflow.UpdateHandlerOptions{Validator: h.Validator}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-type update struct {
-	name      string
-	handler   any
-	validator any
+type Update struct {
+	Name      string
+	Handler   any
+	Validator any
 }
 
 // Target is embedded in every Update argument. A payload copied from one
@@ -267,80 +294,71 @@ func (t Target) requestID() string { return t.RequestID }
 // sent.
 type Argument interface{ For(id string) }
 
-// validator refuses an argument naming another request than id, or none,
+// Validator refuses an argument naming another request than id, or none,
 // before check. Only validators compare: they run for new Updates only,
 // while an Update already in a history, from a client that did not name
 // the request yet, replays through its handler unchanged.
-func validator[T interface{ requestID() string }](id string, check func(T) error) func(workflow.Context, T) error {
+func Validator[T interface{ requestID() string }](id string, check func(T) error) func(workflow.Context, T) error {
 	return func(_ workflow.Context, r T) error {
 		switch got := r.requestID(); {
 		case got == "":
-			return refuse(apperr.Forbidden, "this Update names no request; it was sent by a client older than this worker, or forged")
+			return Refuse(apperr.Forbidden, "this Update names no request; it was sent by a client older than this worker, or forged")
 		case got != id:
-			return refuse(apperr.Forbidden, "this Update is for request %s, not %s", got, id)
+			return Refuse(apperr.Forbidden, "this Update is for request %s, not %s", got, id)
 		}
 		return check(r)
 	}
 }
 
-// timer is a moment at which an open request acts: a reminder, an
+// Timer is a moment at which an open request acts: a reminder, an
 // escalation.
-type timer struct {
-	at   time.Time
-	fire func(ctx workflow.Context) error
+type Timer struct {
+	At   time.Time
+	Fire func(ctx workflow.Context) error
 }
 
-// await waits for each timer in turn, earliest first, and fires it if the
+// Await waits for each timer in turn, earliest first, and fires it if the
 // request is still open then. It returns once every timer fired or the
 // request settled; expiry is the caller's to wait for after it.
-func (r *request[S]) await(ctx workflow.Context, open func() bool, timers []timer) error {
-	slices.SortStableFunc(timers, func(a, b timer) int { return a.at.Compare(b.at) })
+func (r *Request[S]) Await(ctx workflow.Context, open func() bool, timers []Timer) error {
+	slices.SortStableFunc(timers, func(a, b Timer) int { return a.At.Compare(b.At) })
 	for _, t := range timers {
-		settled, err := workflow.AwaitWithTimeout(ctx, t.at.Sub(workflow.Now(ctx)), func() bool { return !open() })
+		settled, err := workflow.AwaitWithTimeout(ctx, t.At.Sub(workflow.Now(ctx)), func() bool { return !open() })
 		if err != nil || settled {
 			return err
 		}
-		if err := t.fire(ctx); err != nil {
+		if err := t.Fire(ctx); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// The one reminder of a request goes out halfway to its deadline, or
-// later for a collection with a distant dueAt.
-
-// reminderLead is how long before a collection's dueAt its reminder goes
-// out.
-const reminderLead = 24 * time.Hour
-
 // minReminderWait is the shortest wait after creation an approval's
 // reminder may have: sooner, the approvers' first email is still fresh.
 const minReminderWait = time.Hour
 
-// halfway is the moment between from and to.
-func halfway(from, to time.Time) time.Time { return from.Add(to.Sub(from) / 2) }
-
-// CollectionReminderAt is when a collection's one reminder goes out: 24
-// hours before dueAt, or halfway between creation and dueAt when dueAt is
-// less than 48 hours away (so a reminder never comes right after the
-// request). There is none without dueAt, or when it would come at or after
-// the expiry.
-func CollectionReminderAt(createdAt time.Time, dueAt *time.Time, expiresAt time.Time) (time.Time, bool) {
-	if dueAt == nil || !dueAt.After(createdAt) {
-		return time.Time{}, false
-	}
-	at := dueAt.Add(-reminderLead)
-	if half := halfway(createdAt, *dueAt); half.After(at) {
-		at = half
-	}
-	return at, at.Before(expiresAt)
-}
+// Halfway is the moment between from and to: when a request's one
+// reminder goes out, unless its kind says later.
+func Halfway(from, to time.Time) time.Time { return from.Add(to.Sub(from) / 2) }
 
 // ApprovalReminderAt is when an approval's one reminder goes out: halfway
 // between creation and expiresAt, when that is at least an hour after
 // creation.
 func ApprovalReminderAt(createdAt, expiresAt time.Time) (time.Time, bool) {
-	at := halfway(createdAt, expiresAt)
+	at := Halfway(createdAt, expiresAt)
 	return at, at.Sub(createdAt) >= minReminderWait
+}
+
+// Refuse is how a workflow refuses an Update: a non-retryable application
+// error whose type is an apperr code, which the approvals service maps to
+// the API's error (refusals_test.go holds every code to a status other
+// than 500).
+func Refuse(code, format string, args ...any) error {
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, args...), code, nil)
+}
+
+// RefuseField names the request field at fault in the error details.
+func RefuseField(field, format string, args ...any) error {
+	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, args...), apperr.InvalidRequest, nil, field)
 }

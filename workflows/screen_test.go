@@ -15,17 +15,18 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/workflows"
+	"github.com/assent-hq/assent/workflows/workflowtest"
 )
 
 // screened registers the model screen's activity: answer is called for
 // each attempt, whose number and moment are kept.
 func (h *harness) screened(answer func(ctx context.Context, attempt int32) (workflows.ScreenResult, error)) *[]time.Duration {
 	var attempts []time.Duration
-	h.env.RegisterActivityWithOptions(func(ctx context.Context, in workflows.ScreenInput) (workflows.ScreenResult, error) {
-		assert.Equal(h.t, workflows.ScreenInput{OrganizationID: "org_1", ApprovalID: "apr_1"}, in)
-		h.mu.Lock()
-		attempts = append(attempts, h.env.Now().Sub(start))
-		h.mu.Unlock()
+	h.Env.RegisterActivityWithOptions(func(ctx context.Context, in workflows.ScreenInput) (workflows.ScreenResult, error) {
+		assert.Equal(h.T, workflows.ScreenInput{OrganizationID: "org_1", ApprovalID: "apr_1"}, in)
+		h.Mu.Lock()
+		attempts = append(attempts, h.Env.Now().Sub(workflowtest.Start))
+		h.Mu.Unlock()
 		return answer(ctx, activity.GetInfo(ctx).Attempt)
 	}, activity.RegisterOptions{Name: workflows.ActivityScreenApproval})
 	return &attempts
@@ -46,27 +47,27 @@ func TestScreenIsRetriedAndItsConcernsAskForAReason(t *testing.T) {
 	})
 	in := baseInput()
 	in.Screen = true
-	h.update(time.Second, "early", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
-	h.update(time.Minute, "no-reason", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
-	h.update(2*time.Minute, "reason", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve", Reason: "Needed for the refund."})
+	h.Update(time.Second, "early", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.Update(time.Minute, "no-reason", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.Update(2*time.Minute, "reason", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve", Reason: "Needed for the refund."})
 	s := h.run(in)
 
 	require.Len(t, *attempts, 3)
 	last := (*attempts)[2]
 	assert.Equal(t, 2*time.Second, (*attempts)[1], "retried after the initial interval")
 	assert.GreaterOrEqual(t, last-(*attempts)[1], 2*time.Second)
-	require.NotEmpty(t, h.transitions)
-	created := h.transitions[0]
+	require.NotEmpty(t, h.Transitions)
+	created := h.Transitions[0]
 	assert.Equal(t, workflows.ActionCreated, created.Action)
-	assert.Equal(t, start.Add(last), created.At, "written once the screen answered")
+	assert.Equal(t, workflowtest.Start.Add(last), created.At, "written once the screen answered")
 	assert.Equal(t, "the model screen raised 1 concern (privacy), so approving needs a written reason", created.Detail)
 	assert.Equal(t, []workflows.ScreenConcern{{Principle: "privacy", Concern: "Personal data leaves the company."}}, created.State.ScreenConcerns)
 	require.NotEmpty(t, h.emails)
-	assert.False(t, h.emails[0].at.Before(start.Add(last)), "approvers are asked after the screen")
+	assert.False(t, h.emails[0].at.Before(workflowtest.Start.Add(last)), "approvers are asked after the screen")
 
-	h.refusedWith("early", apperr.InvalidRequest)
-	h.refusedWith("no-reason", apperr.InvalidRequest)
-	assert.Contains(t, h.results["no-reason"].err.Error(), "the model screen raised a concern")
+	h.RefusedWith("early", apperr.InvalidRequest)
+	h.RefusedWith("no-reason", apperr.InvalidRequest)
+	assert.Contains(t, h.Results["no-reason"].Err.Error(), "the model screen raised a concern")
 	assert.Equal(t, states.Approved, s.Status)
 	assert.Equal(t, "Needed for the refund.", s.Reason)
 }
@@ -84,14 +85,14 @@ func TestScreenThatNeverAnswersIsLeftOut(t *testing.T) {
 	})
 	in := baseInput()
 	in.Screen = true
-	h.update(10*time.Minute, "decide", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.Update(10*time.Minute, "decide", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
 	s := h.run(in)
 
 	assert.Len(t, *attempts, 3, "retried, three attempts at most")
-	created := h.transitions[0]
+	created := h.Transitions[0]
 	assert.Equal(t, "the model screen failed (the model did not answer in time), so the request proceeds without it", created.Detail)
 	assert.Empty(t, created.State.ScreenConcerns)
-	assert.False(t, created.At.After(start.Add(workflows.ScreenTimeout)), "within the screen's bound")
+	assert.False(t, created.At.After(workflowtest.Start.Add(workflows.ScreenTimeout)), "within the screen's bound")
 	assert.Equal(t, states.Approved, s.Status)
 }
 
@@ -104,17 +105,17 @@ func TestScreenRefusedIsNotRetried(t *testing.T) {
 	})
 	in := baseInput()
 	in.Screen = true
-	in.ExpiresAt = start.Add(time.Hour)
+	in.ExpiresAt = workflowtest.Start.Add(time.Hour)
 	h.run(in)
 	assert.Len(t, *attempts, 1)
-	assert.Equal(t, "the model screen failed (the endpoint answered 401), so the request proceeds without it", h.transitions[0].Detail)
+	assert.Equal(t, "the model screen failed (the endpoint answered 401), so the request proceeds without it", h.Transitions[0].Detail)
 
 	h = newHarness(t)
 	h.screened(func(context.Context, int32) (workflows.ScreenResult, error) {
 		return workflows.ScreenResult{Skipped: "it was switched off before it ran"}, nil
 	})
 	h.run(in)
-	assert.Equal(t, "the model screen did not run: it was switched off before it ran", h.transitions[0].Detail)
+	assert.Equal(t, "the model screen did not run: it was switched off before it ran", h.Transitions[0].Detail)
 
 	// Off, the workflow never asks.
 	h = newHarness(t)
@@ -122,5 +123,5 @@ func TestScreenRefusedIsNotRetried(t *testing.T) {
 	in.Screen = false
 	h.run(in)
 	assert.Empty(t, *asked)
-	assert.Empty(t, h.transitions[0].Detail)
+	assert.Empty(t, h.Transitions[0].Detail)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/workflows"
 )
 
@@ -27,6 +28,6 @@ func TestTransitionReadsTheIDOlderWorkersScheduled(t *testing.T) {
 				State: workflows.ApprovalState{Status: "approved"}}, tr)
 		})
 	}
-	var tr workflows.ReviewTransition
+	var tr reviews.Transition
 	assert.Error(t, json.Unmarshal([]byte(`{"Seq":"two"}`), &tr), "a malformed transition is an error, not a zero one")
 }

@@ -1,6 +1,10 @@
-package workflows
+package reviews
 
-import "time"
+import (
+	"time"
+
+	"github.com/assent-hq/assent/workflows"
+)
 
 // Verdicts a reviewer returns.
 const (
@@ -8,9 +12,9 @@ const (
 	VerdictChangesRequested = "changes_requested"
 )
 
-// ReviewInput is what the review workflow needs from the created record.
+// WorkflowInput is what the review workflow needs from the created record.
 // The reviewers are already resolved to person ids.
-type ReviewInput struct {
+type WorkflowInput struct {
 	ReviewID          string
 	OrganizationID    string
 	ExternalID        string
@@ -22,12 +26,12 @@ type ReviewInput struct {
 	ExpiresAt time.Time
 	// OnBehalfOf says, by delegate, whom each delegate asked at creation
 	// stands in for.
-	OnBehalfOf map[string]Delegator `json:",omitempty"`
+	OnBehalfOf map[string]workflows.Delegator `json:",omitempty"`
 }
 
 // VerdictRequest is one reviewer's verdict.
 type VerdictRequest struct {
-	Target
+	workflows.Target
 	ReviewerID    string
 	ReviewerName  string
 	ReviewerEmail string
@@ -44,12 +48,12 @@ type Verdict struct {
 	Note          string
 	At            time.Time
 	// OnBehalfOf is whom the reviewer stood in for, if anyone.
-	OnBehalfOf *Delegator `json:",omitempty"`
+	OnBehalfOf *workflows.Delegator `json:",omitempty"`
 }
 
-// ReviewState is the workflow's view of a review; every transition
+// State is the workflow's view of a review; every transition
 // persists a copy.
-type ReviewState struct {
+type State struct {
 	Status string
 	// ReviewerIDs are who may return a verdict: the input's, less the
 	// people removed since, plus the defaults who joined then.
@@ -60,13 +64,13 @@ type ReviewState struct {
 	SettledAt         *time.Time
 	// OnBehalfOf says, by delegate, whom each delegate asked stands in
 	// for: the input's, and those added since (addDelegate).
-	OnBehalfOf map[string]Delegator `json:",omitempty"`
+	OnBehalfOf map[string]workflows.Delegator `json:",omitempty"`
 }
 
-func (s ReviewState) status() string { return s.Status }
+func (s State) CurrentStatus() string { return s.Status }
 
-// ReviewTransition is what PersistReview writes.
-type ReviewTransition = Transition[ReviewState]
+// Transition is what PersistReview writes.
+type Transition = workflows.Transition[State]
 
 // EmailReviewersInput names the review whose reviewers are emailed.
 type EmailReviewersInput struct {
@@ -77,7 +81,7 @@ type EmailReviewersInput struct {
 // RemoveReviewerRequest takes a person off an open review: an
 // administrator removed them from the organisation.
 type RemoveReviewerRequest struct {
-	Target
+	workflows.Target
 	PersonID string
 	// PersonName names the person on the timeline.
 	PersonName string
@@ -90,7 +94,7 @@ type RemoveReviewerRequest struct {
 	// OnBehalfOf says, by delegate, whom those of Defaults who stand in
 	// for an owner or administrator away stand in for (requests.StandIns).
 	// Absent from Updates sent before defaults went through delegations.
-	OnBehalfOf map[string]Delegator `json:",omitempty"`
+	OnBehalfOf map[string]workflows.Delegator `json:",omitempty"`
 	// ActorID and ActorName are who removed the person.
 	ActorID   string
 	ActorName string

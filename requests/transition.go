@@ -1,4 +1,4 @@
-package activities
+package requests
 
 import (
 	"context"
@@ -9,18 +9,30 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/assent-hq/assent/models"
-	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/notify"
 	"github.com/assent-hq/assent/workflows"
 )
 
-// persist writes one transition of a request (its record T, its state S):
-// the record, its audit entry and its outbox event, in one transaction
-// (requests.Persist). A retry of a transition already written changes
-// nothing. fill copies the state onto the record; data is the event's
-// data, the kind's wire serializer.
-func persist[T any, S workflows.RequestState](ctx context.Context, j requests.Journal, recs requests.Writable[T],
+// This file holds what every kind's activities share: what they reach,
+// the write, who acted, and the delegates a workflow added.
+
+// ActivityEnv is what a kind's activities reach (each kind's Activities
+// embeds it).
+type ActivityEnv struct {
+	Store  *models.Store
+	Notify *notify.Notifier
+	// BaseURL makes page urls in event data.
+	BaseURL string
+}
+
+// PersistTransition is a kind's persist activity: it writes one transition
+// of a request (its record T, its state S): the record, its audit entry
+// and its outbox event, in one transaction (Persist). A retry of a
+// transition already written changes nothing. fill copies the state onto
+// the record; data is the event's data, the kind's wire serializer.
+func PersistTransition[T any, S workflows.RequestState](ctx context.Context, j Journal, recs Writable[T],
 	t workflows.Transition[S], fill func(*T, *workflows.Transition[S]) error, data func(*T) any) error {
-	_, err := requests.Persist(ctx, j, recs, requests.Change[T]{
+	_, err := Persist(ctx, j, recs, Change[T]{
 		OrganizationID: t.OrganizationID,
 		ID:             t.RequestID,
 		Seq:            t.Seq,
@@ -39,22 +51,22 @@ func persist[T any, S workflows.RequestState](ctx context.Context, j requests.Jo
 	return err
 }
 
-// nameActor completes who acted where the workflow could not know it:
+// NameActor completes who acted where the workflow could not know it:
 // Assent for what its timers did, the requester (requester, requestedBy)
 // for what names nobody or them.
-func nameActor[S workflows.RequestState](t *workflows.Transition[S], requester, requestedBy string) {
+func NameActor[S workflows.RequestState](t *workflows.Transition[S], requester, requestedBy string) {
 	switch {
 	case t.Action == workflows.ActionExpired || t.Action == workflows.ActionReminded || t.Action == workflows.ActionEscalated:
-		t.ActorID, t.ActorName = systemActor.ID, systemActor.Name
+		t.ActorID, t.ActorName = models.SystemActor.ID, models.SystemActor.Name
 	case t.ActorID == "" || t.ActorID == requester:
 		t.ActorID, t.ActorName = requester, requestedBy
 	}
 }
 
-// withDelegates is asked with each delegate a workflow added since (in ids,
+// WithDelegates is asked with each delegate a workflow added since (in ids,
 // standing in as onBehalfOf says, not yet among asked), reached through
 // field by a delegation; the store fills in their names (Requests.Save).
-func withDelegates(asked []models.PersonRef, ids []string, onBehalfOf map[string]workflows.Delegator, field string) []models.PersonRef {
+func WithDelegates(asked []models.PersonRef, ids []string, onBehalfOf map[string]workflows.Delegator, field string) []models.PersonRef {
 	for _, id := range ids {
 		d, ok := onBehalfOf[id]
 		if !ok || slices.ContainsFunc(asked, func(p models.PersonRef) bool { return p.ID == id }) {

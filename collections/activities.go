@@ -1,33 +1,38 @@
-package activities
+package collections
 
 import (
 	"context"
 
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/wire"
-	"github.com/assent-hq/assent/workflows"
 )
 
-// PersistCollection writes one collection transition (see persist).
-func (a *Activities) PersistCollection(ctx context.Context, t workflows.CollectionTransition) error {
-	return persist(ctx, a.Store, a.Store.Collections(), t, fillCollection,
+// Activities are a collection's activities, which the worker registers by
+// their method names (workflows.ActivityPersistCollection, …).
+type Activities struct{ requests.ActivityEnv }
+
+// PersistCollection writes one collection transition
+// (requests.PersistTransition).
+func (a *Activities) PersistCollection(ctx context.Context, t Transition) error {
+	return requests.PersistTransition(ctx, a.Store, a.Store.Collections(), t, fill,
 		func(rec *models.Collection) any { return wire.NewCollection(rec, a.BaseURL) })
 }
 
 // EmailRespondents emails the collection's respondents its page, or the
 // reminder to those who had not replied.
-func (a *Activities) EmailRespondents(ctx context.Context, in workflows.EmailRespondentsInput) error {
+func (a *Activities) EmailRespondents(ctx context.Context, in EmailRespondentsInput) error {
 	return a.Notify.Respondents(ctx, in.OrganizationID, in.CollectionID, in.Reminder, in.PersonIDs)
 }
 
-// fillCollection copies the workflow's state onto the record.
-func fillCollection(rec *models.Collection, t *workflows.CollectionTransition) error {
+// fill copies the workflow's state onto the record.
+func fill(rec *models.Collection, t *Transition) error {
 	s := &t.State
 	rec.Status = s.Status
 	// A transition scheduled by older code carries no respondents; keep them.
 	if s.RespondentIDs != nil {
 		rec.RespondentIDs, rec.RequiredResponses = s.RespondentIDs, s.RequiredResponses
-		rec.Asked.V = withDelegates(rec.Asked.V, s.RespondentIDs, s.OnBehalfOf, "respondents")
+		rec.Asked.V = requests.WithDelegates(rec.Asked.V, s.RespondentIDs, s.OnBehalfOf, "respondents")
 	}
 	rec.ResponsesSoFar = s.ResponsesSoFar
 	rec.SettledAt, rec.RemindedAt = s.SettledAt, s.RemindedAt
@@ -39,6 +44,6 @@ func fillCollection(rec *models.Collection, t *workflows.CollectionTransition) e
 			rec.Replies.V[i].OnBehalfOfID, rec.Replies.V[i].OnBehalfOfName = r.OnBehalfOf.ID, r.OnBehalfOf.Name
 		}
 	}
-	nameActor(t, rec.Requester, rec.RequestedBy)
+	requests.NameActor(t, rec.Requester, rec.RequestedBy)
 	return nil
 }

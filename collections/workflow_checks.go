@@ -1,4 +1,4 @@
-package workflows
+package collections
 
 import (
 	"encoding/json"
@@ -9,30 +9,31 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/questions"
 	"github.com/assent-hq/assent/internal/states"
+	"github.com/assent-hq/assent/workflows"
 )
 
 // checkOpen refuses any change to a settled collection.
-func (s *CollectionState) checkOpen() error {
+func (s *State) checkOpen() error {
 	if s.Status != states.Open {
-		return refuse(apperr.InvalidState, "the request for information is already %s", s.Status)
+		return workflows.Refuse(apperr.InvalidState, "the request for information is already %s", s.Status)
 	}
 	return nil
 }
 
 // checkReply says whether a respondent's reply may be stored now: the
 // validator calls it to refuse early, the handler again under the lock.
-func checkReply(in *CollectionInput, s *CollectionState, r SubmitReplyRequest) error {
+func checkReply(in *WorkflowInput, s *State, r SubmitReplyRequest) error {
 	if err := s.checkOpen(); err != nil {
 		return err
 	}
 	if !slices.Contains(s.RespondentIDs, r.RespondentID) {
-		return refuse(apperr.NotARespondent, "you were not asked to reply to this request for information")
+		return workflows.Refuse(apperr.NotARespondent, "you were not asked to reply to this request for information")
 	}
 	if s.submitted(r.RespondentID) {
-		return refuse(apperr.AlreadySubmitted, "you have already submitted your reply")
+		return workflows.Refuse(apperr.AlreadySubmitted, "you have already submitted your reply")
 	}
-	if actedFor(s.OnBehalfOf, s.respondents(), r.RespondentID) {
-		return refuse(apperr.AlreadySubmitted, "a reply was already submitted by or on behalf of the person you act for")
+	if workflows.ActedFor(s.OnBehalfOf, s.respondents(), r.RespondentID) {
+		return workflows.Refuse(apperr.AlreadySubmitted, "a reply was already submitted by or on behalf of the person you act for")
 	}
 	_, err := checkAnswers(in.Questions, r.Answers)
 	return err
@@ -50,15 +51,15 @@ func checkAnswers(qs []questions.Question, answers map[string]json.RawMessage) (
 
 // checkRemoveRespondent takes off an open request only someone asked who
 // has not replied; the caller treats any refusal as nothing left to do.
-func (s *CollectionState) checkRemoveRespondent(r RemoveRespondentRequest) error {
+func (s *State) checkRemoveRespondent(r RemoveRespondentRequest) error {
 	if err := s.checkOpen(); err != nil {
 		return err
 	}
 	if !slices.Contains(s.RespondentIDs, r.PersonID) {
-		return refuse(apperr.NotARespondent, "%s is not among this request's respondents", r.PersonID)
+		return workflows.Refuse(apperr.NotARespondent, "%s is not among this request's respondents", r.PersonID)
 	}
 	if s.submitted(r.PersonID) {
-		return refuse(apperr.AlreadySubmitted, "%s has already replied", r.PersonID)
+		return workflows.Refuse(apperr.AlreadySubmitted, "%s has already replied", r.PersonID)
 	}
 	return nil
 }

@@ -1,29 +1,33 @@
-package activities
+package reviews
 
 import (
 	"context"
 
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/wire"
-	"github.com/assent-hq/assent/workflows"
 )
 
-// PersistReview writes one review transition (see persist).
-func (a *Activities) PersistReview(ctx context.Context, t workflows.ReviewTransition) error {
-	return persist(ctx, a.Store, a.Store.Reviews(), t, fillReview,
+// Activities are a review's activities, which the worker registers by
+// their method names (workflows.ActivityPersistReview, …).
+type Activities struct{ requests.ActivityEnv }
+
+// PersistReview writes one review transition (requests.PersistTransition).
+func (a *Activities) PersistReview(ctx context.Context, t Transition) error {
+	return requests.PersistTransition(ctx, a.Store, a.Store.Reviews(), t, fill,
 		func(rec *models.Review) any { return wire.NewReview(rec, a.BaseURL) })
 }
 
 // EmailReviewers emails the review's reviewers its page.
-func (a *Activities) EmailReviewers(ctx context.Context, in workflows.EmailReviewersInput) error {
+func (a *Activities) EmailReviewers(ctx context.Context, in EmailReviewersInput) error {
 	return a.Notify.Reviewers(ctx, in.OrganizationID, in.ReviewID)
 }
 
-// fillReview copies the workflow's state onto the record.
-func fillReview(rec *models.Review, t *workflows.ReviewTransition) error {
+// fill copies the workflow's state onto the record.
+func fill(rec *models.Review, t *Transition) error {
 	s := &t.State
 	rec.Status, rec.ReviewerIDs, rec.RequiredApprovals = s.Status, s.ReviewerIDs, s.RequiredApprovals
-	rec.Asked.V = withDelegates(rec.Asked.V, s.ReviewerIDs, s.OnBehalfOf, "reviewers")
+	rec.Asked.V = requests.WithDelegates(rec.Asked.V, s.ReviewerIDs, s.OnBehalfOf, "reviewers")
 	rec.ApprovalsSoFar, rec.SettledAt = s.ApprovalsSoFar, s.SettledAt
 	rec.Verdicts.V = make([]models.Verdict, len(s.Verdicts))
 	for i, v := range s.Verdicts {
@@ -33,6 +37,6 @@ func fillReview(rec *models.Review, t *workflows.ReviewTransition) error {
 			rec.Verdicts.V[i].OnBehalfOfID, rec.Verdicts.V[i].OnBehalfOfName = v.OnBehalfOf.ID, v.OnBehalfOf.Name
 		}
 	}
-	nameActor(t, rec.Requester, rec.RequestedBy)
+	requests.NameActor(t, rec.Requester, rec.RequestedBy)
 	return nil
 }

@@ -1,15 +1,16 @@
-package workflows
+package collections
 
 import (
 	"encoding/json"
 	"time"
 
 	"github.com/assent-hq/assent/internal/questions"
+	"github.com/assent-hq/assent/workflows"
 )
 
-// CollectionInput is what the collection workflow needs from the created
+// WorkflowInput is what the collection workflow needs from the created
 // record. The respondents are already resolved to person ids.
-type CollectionInput struct {
+type WorkflowInput struct {
 	CollectionID      string
 	OrganizationID    string
 	ExternalID        string
@@ -25,13 +26,13 @@ type CollectionInput struct {
 	ExpiresAt time.Time
 	// OnBehalfOf says, by delegate, whom each delegate asked at creation
 	// stands in for.
-	OnBehalfOf map[string]Delegator `json:",omitempty"`
+	OnBehalfOf map[string]workflows.Delegator `json:",omitempty"`
 }
 
 // SubmitReplyRequest is one respondent's submitted answers, keyed by
 // question id, as raw JSON. Drafts never reach the workflow.
 type SubmitReplyRequest struct {
-	Target
+	workflows.Target
 	RespondentID    string
 	RespondentName  string
 	RespondentEmail string
@@ -47,12 +48,12 @@ type Reply struct {
 	// Answers are typed as their questions ask (questions.Check).
 	Answers map[string]json.RawMessage
 	// OnBehalfOf is whom the respondent stood in for, if anyone.
-	OnBehalfOf *Delegator `json:",omitempty"`
+	OnBehalfOf *workflows.Delegator `json:",omitempty"`
 }
 
-// CollectionState is the workflow's view of a collection; every transition
+// State is the workflow's view of a collection; every transition
 // persists a copy.
-type CollectionState struct {
+type State struct {
 	Status string
 	// RespondentIDs are who may reply: the input's, less the people
 	// removed since; RequiredResponses is lowered to match.
@@ -65,13 +66,13 @@ type CollectionState struct {
 	RemindedAt *time.Time
 	// OnBehalfOf says, by delegate, whom each delegate asked stands in
 	// for: the input's, and those added since (addDelegate).
-	OnBehalfOf map[string]Delegator `json:",omitempty"`
+	OnBehalfOf map[string]workflows.Delegator `json:",omitempty"`
 }
 
-func (s CollectionState) status() string { return s.Status }
+func (s State) CurrentStatus() string { return s.Status }
 
-// CollectionTransition is what PersistCollection writes.
-type CollectionTransition = Transition[CollectionState]
+// Transition is what PersistCollection writes.
+type Transition = workflows.Transition[State]
 
 // EmailRespondentsInput names the collection whose respondents are
 // emailed: at creation every respondent, for the reminder those in
@@ -86,7 +87,7 @@ type EmailRespondentsInput struct {
 // RemoveRespondentRequest takes a person off an open collection: an
 // administrator removed them from the organisation.
 type RemoveRespondentRequest struct {
-	Target
+	workflows.Target
 	PersonID   string
 	PersonName string
 	ActorID    string

@@ -1,0 +1,165 @@
+package reviews
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/states"
+	"github.com/assent-hq/assent/workflows"
+)
+
+// ActionReviewerRemoved is a person taken off a review's reviewers.
+const ActionReviewerRemoved = "reviewer_removed"
+
+// DefaultReviewersAdded ends the timeline entry of a removal that left too
+// few reviewers to give the approvals needed, so the defaults joined.
+const DefaultReviewersAdded = "too few reviewers were left to give the approvals needed, so the organisation's owners and administrators who can read the report were made its reviewers"
+
+// Workflow is the workflow of one review: it waits for verdicts and
+// cancellation (Updates) and for expiry (a timer). One changes_requested
+// settles it; approvals from distinct reviewers settle it once they reach
+// RequiredApprovals. Verdicts are audited; only the settling one sends an
+// event.
+func Workflow(ctx workflow.Context, in WorkflowInput) (State, error) {
+	r := &review{in: in}
+	r.Request = workflows.NewRequest(ctx, r, in.ReviewID, in.OrganizationID, in.Requester, workflows.ActivityPersistReview, State{Status: states.Open,
+		Verdicts: []Verdict{}, ReviewerIDs: slices.Clone(in.ReviewerIDs), RequiredApprovals: max(in.RequiredApprovals, 1),
+		OnBehalfOf: maps.Clone(in.OnBehalfOf)})
+	if err := workflows.SetUpdates(ctx, append(r.AskingUpdates(),
+		workflows.Update{Name: workflows.UpdateVerdict, Handler: r.verdict, Validator: workflows.Validator(r.in.ReviewID, r.State.checkVerdict)},
+		workflows.Update{Name: workflows.UpdateRemoveReviewer, Handler: r.removeReviewer, Validator: workflows.Validator(r.in.ReviewID, r.State.checkRemoveReviewer)},
+	)); err != nil {
+		return r.State, err
+	}
+	return r.run(ctx)
+}
+
+type review struct {
+	workflows.Request[State]
+	in WorkflowInput
+}
+
+func (r *review) open() bool { return r.State.Status == states.Open }
+
+func (r *review) run(ctx workflow.Context) (State, error) {
+	if err := r.Begin(ctx, Transition{Action: workflows.ActionCreated, Event: events.ReviewRequested}); err != nil {
+		return r.State, err
+	}
+	if err := r.Expire(ctx, r.in.ExpiresAt, r.open, func() Transition {
+		r.Settle(ctx, states.Expired)
+		return Transition{Action: workflows.ActionExpired, Event: events.ReviewExpired}
+	}); err != nil {
+		return r.State, err
+	}
+	return r.State, r.Finish(ctx)
+}
+
+func (r *review) Settle(ctx workflow.Context, status string) {
+	now := workflow.Now(ctx).UTC()
+	r.State.Status, r.State.SettledAt = status, &now
+}
+
+func (r *review) CheckOpen() error { return r.State.checkOpen() }
+func (r *review) Asking() (*[]string, *map[string]workflows.Delegator) {
+	return &r.State.ReviewerIDs, &r.State.OnBehalfOf
+}
+func (r *review) Acted() []string  { return r.State.reviewers() }
+func (r *review) NotAsked() string { return apperr.NotAReviewer }
+func (r *review) EmailAsked(ctx workflow.Context) {
+	r.Email(ctx, workflows.ActivityEmailReviewers, EmailReviewersInput{OrganizationID: r.in.OrganizationID, ReviewID: r.in.ReviewID})
+}
+
+func (r *review) verdict(ctx workflow.Context, req VerdictRequest) (State, error) {
+	err := r.Apply(ctx, func() (Transition, error) {
+		// Checked again under the lock: two verdicts from one person can
+		// both pass validation before either runs.
+		if err := r.State.checkVerdict(req); err != nil {
+			return Transition{}, err
+		}
+		away := workflows.StandsInFor(r.State.OnBehalfOf, req.ReviewerID)
+		r.State.Verdicts = append(r.State.Verdicts, Verdict{ReviewerID: req.ReviewerID, ReviewerName: req.ReviewerName,
+			ReviewerEmail: req.ReviewerEmail, Verdict: req.Verdict, Note: req.Note, At: workflow.Now(ctx).UTC(), OnBehalfOf: away})
+		t := Transition{Action: req.Verdict, ActorID: req.ReviewerID, ActorName: req.ReviewerName, Detail: workflows.JoinDetail(workflows.OnBehalf(away), req.Note)}
+		switch {
+		case req.Verdict == VerdictChangesRequested:
+			r.Settle(ctx, states.ChangesRequested)
+			t.Event = events.ReviewChangesRequested
+		default:
+			r.State.ApprovalsSoFar++
+			t.Detail = workflows.JoinDetail(r.State.approvalsDetail(), workflows.OnBehalf(away), req.Note)
+			if r.State.ApprovalsSoFar >= r.State.RequiredApprovals {
+				r.Settle(ctx, states.Approved)
+				t.Event = events.ReviewApproved
+			}
+		}
+		return t, nil
+	})
+	return r.State, err
+}
+
+// removeReviewer takes a person removed from the organisation off an open
+// review; a verdict they returned stays. As with an approval's approvers,
+// when those left cannot give the approvals still needed, the defaults
+// join and are emailed as the reviewers were at creation (the email skips
+// whoever was already emailed); requiredApprovals is never lowered, and
+// with no defaults the review waits for its expiry. The workflows.Update adds
+// commands only to histories that receive it, so older histories replay
+// unchanged without a version marker.
+func (r *review) removeReviewer(ctx workflow.Context, req RemoveReviewerRequest) (State, error) {
+	added := false
+	err := r.Apply(ctx, func() (Transition, error) {
+		if err := r.State.checkRemoveReviewer(req); err != nil {
+			return Transition{}, err
+		}
+		r.State.ReviewerIDs = slices.DeleteFunc(slices.Clone(r.State.ReviewerIDs), func(id string) bool { return id == req.PersonID })
+		t := Transition{Action: ActionReviewerRemoved, ActorID: req.ActorID, ActorName: req.ActorName,
+			Detail: "removed " + req.PersonName + " from the reviewers"}
+		if r.State.shortOfReviewers() {
+			r.State.ReviewerIDs, r.State.OnBehalfOf, added = workflows.AddDefaults(r.State.ReviewerIDs, r.State.OnBehalfOf, req.Defaults, req.OnBehalfOf, req.PersonID)
+		}
+		if added {
+			t.Detail += "; " + DefaultReviewersAdded
+		}
+		return t, nil
+	})
+	if err == nil && added {
+		r.EmailAsked(ctx)
+	}
+	return r.State, err
+}
+
+// reviewers are who returned a verdict, in order.
+func (s *State) reviewers() []string {
+	out := make([]string, len(s.Verdicts))
+	for i, v := range s.Verdicts {
+		out[i] = v.ReviewerID
+	}
+	return out
+}
+
+// shortOfReviewers reports whether the reviewers yet to return a verdict
+// are fewer than the approvals still needed.
+func (s *State) shortOfReviewers() bool {
+	able := 0
+	for _, id := range s.ReviewerIDs {
+		if !s.reviewed(id) {
+			able++
+		}
+	}
+	return able < s.RequiredApprovals-s.ApprovalsSoFar
+}
+
+// reviewed reports whether personID has returned a verdict.
+func (s *State) reviewed(personID string) bool {
+	return slices.ContainsFunc(s.Verdicts, func(v Verdict) bool { return v.ReviewerID == personID })
+}
+
+// approvalsDetail says how far the approvals have come, for the timeline.
+func (s *State) approvalsDetail() string {
+	return strconv.Itoa(s.ApprovalsSoFar) + " of " + strconv.Itoa(s.RequiredApprovals) + " approvals"
+}

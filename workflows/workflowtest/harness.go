@@ -1,0 +1,180 @@
+// Package workflowtest runs one request kind's workflow in Temporal's test
+// environment, for the workflow tests of the core and of each kind.
+package workflowtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/assent-hq/assent/workflows"
+)
+
+// Start is when every harness's workflow starts.
+var Start = time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
+
+// Harness runs one request kind's workflow (its state S), recording what
+// its persistence activity writes and what each Update answered. Each
+// kind's tests embed it and record their own emails.
+type Harness[S workflows.RequestState] struct {
+	T   *testing.T
+	Env *testsuite.TestWorkflowEnvironment
+	// Mu guards what activities record: the transitions, and what each
+	// kind's tests record (its emails).
+	Mu          sync.Mutex
+	Transitions []workflows.Transition[S]
+	// Results are what each Update answered, by key.
+	Results  map[string]Result[S]
+	workflow any
+	// id is the request RunAs runs, which Updates are addressed to.
+	id string
+}
+
+// Result is what one Update answered: refused by its validator, or run
+// with its error or the state it returned.
+type Result[S any] struct {
+	State   S
+	Err     error
+	Refused bool
+}
+
+// New registers workflow and a persistence activity named persist that
+// records each transition.
+func New[S workflows.RequestState](t *testing.T, workflow any, persist string) *Harness[S] {
+	var suite testsuite.WorkflowTestSuite
+	h := &Harness[S]{T: t, Env: suite.NewTestWorkflowEnvironment(), Results: map[string]Result[S]{}, workflow: workflow}
+	h.Env.SetStartTime(Start)
+	h.Env.RegisterWorkflow(workflow)
+	h.Env.RegisterActivityWithOptions(func(_ context.Context, tr workflows.Transition[S]) error {
+		h.Mu.Lock()
+		defer h.Mu.Unlock()
+		h.Transitions = append(h.Transitions, tr)
+		return nil
+	}, activity.RegisterOptions{Name: persist})
+	return h
+}
+
+// Update sends an update at offset after the start and records its result
+// under key.
+func (h *Harness[S]) Update(offset time.Duration, key, name string, args ...any) {
+	h.Env.RegisterDelayedCallback(func() {
+		h.Env.UpdateWorkflow(name, key, &testsuite.TestUpdateCallback{
+			OnAccept: func() {},
+			OnReject: func(err error) { h.Results[key] = Result[S]{Err: err, Refused: true} },
+			OnComplete: func(v any, err error) {
+				r := Result[S]{Err: err}
+				if s, ok := v.(S); ok {
+					r.State = s
+				}
+				h.Results[key] = r
+			},
+		}, AddressedAll(h.id, args)...)
+	}, offset)
+}
+
+// RunAs runs the workflow with in, for request id, to its end, and returns
+// its final state.
+func (h *Harness[S]) RunAs(id string, in any) S {
+	h.id = id
+	h.Env.ExecuteWorkflow(h.workflow, in)
+	require.True(h.T, h.Env.IsWorkflowCompleted())
+	require.NoError(h.T, h.Env.GetWorkflowError())
+	var s S
+	require.NoError(h.T, h.Env.GetWorkflowResult(&s))
+	return s
+}
+
+// RefusedWith requires the Update under key to have been refused with
+// code, and returns the refusal.
+func (h *Harness[S]) RefusedWith(key, code string) *temporal.ApplicationError {
+	h.T.Helper()
+	r, ok := h.Results[key]
+	require.True(h.T, ok, "update %s never ran", key)
+	require.Error(h.T, r.Err, "update %s should be refused", key)
+	assert.Equal(h.T, code, ErrType(r.Err), "update %s: %v", key, r.Err)
+	var app *temporal.ApplicationError
+	errors.As(r.Err, &app)
+	return app
+}
+
+// Actions are the transitions' actions, in order.
+func (h *Harness[S]) Actions() []string {
+	var out []string
+	for _, t := range h.Transitions {
+		out = append(out, t.Action)
+	}
+	return out
+}
+
+// ErrType is the application error type (an apperr code) err carries.
+func ErrType(err error) string {
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return app.Type()
+	}
+	return ""
+}
+
+// AnnAway is Ann's delegation to Dee starting while a request waits on
+// her.
+var AnnAway = workflows.AddDelegateRequest{DelegatorID: "mem_a", DelegatorName: "Ann", DelegateID: "mem_d", DelegateName: "Dee"}
+
+// OlderClient, as an argument's RequestID, has Addressed send it naming
+// no request, as a client from before arguments named theirs did.
+const OlderClient = "(an older client's: none)"
+
+// Other and None are the two ways an argument can be for another request
+// than the one it reaches: copied from another's Update, or from a client
+// older than request ids in arguments (whose Updates in flight are already
+// in histories, and replay without validators).
+var (
+	Other = workflows.Target{RequestID: "req_other"}
+	None  = workflows.Target{RequestID: OlderClient}
+)
+
+// Addressed returns arg, an Update's argument, addressed to request id as
+// requests.Records.Update sends it, unless it already names a request.
+func Addressed(id string, arg any) any {
+	v := reflect.New(reflect.TypeOf(arg))
+	v.Elem().Set(reflect.ValueOf(arg))
+	switch field := v.Elem().FieldByName("RequestID"); field.String() {
+	case "":
+		v.Interface().(workflows.Argument).For(id)
+	case OlderClient:
+		field.SetString("")
+	}
+	return v.Elem().Interface()
+}
+
+// AddressedAll addresses each of args to request id.
+func AddressedAll(id string, args []any) []any {
+	out := make([]any, len(args))
+	for i, a := range args {
+		out[i] = Addressed(id, a)
+	}
+	return out
+}
+
+// PerRound names a round's Updates apart from another's: Update ids are
+// unique in a workflow.
+func PerRound(i int) (key func(string) string, keys func(...string) []string) {
+	key = func(name string) string { return fmt.Sprintf("%s-%d", name, i) }
+	keys = func(names ...string) []string {
+		out := make([]string, len(names))
+		for j, n := range names {
+			out[j] = key(n)
+		}
+		return out
+	}
+	return key, keys
+}
