@@ -606,7 +606,7 @@ func TestReconcilerLeavesABacklogToTheWorkers(t *testing.T) {
 		}
 		// The queued one's workflow waits on a task queue no worker polls.
 		queued := record("queued")
-		_, err := s.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.ApprovalWorkflowID(queued.ID), TaskQueue: "nobody-polls"}, workflows.Approval, nil)
+		_, err := s.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.ApprovalWorkflowID(queued.ID), TaskQueue: "nobody-polls"}, workflows.WorkflowApproval, nil)
 		require.NoError(t, err)
 		orphan := record("orphan")
 

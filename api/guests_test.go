@@ -10,9 +10,9 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/accounts"
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
-	"github.com/assent-hq/assent/workflows"
 )
 
 // TestRemovingAGuestEndsTheirAccessAndHandsOnTheirRequests: a guest who is
@@ -73,9 +73,9 @@ func TestRemovingAGuestEndsTheirAccessAndHandsOnTheirRequests(t *testing.T) {
 
 		timeline := s.do(t, "GET", "/api/v1/flows/"+flowID, s.agentKey, "", nil).decoded["timeline"].([]any)
 		last := timeline[len(timeline)-1].(map[string]any)
-		assert.Equal(t, workflows.ActionApproverRemoved, last["action"])
+		assert.Equal(t, approvals.ActionApproverRemoved, last["action"])
 		assert.Equal(t, "admin", last["actor"], "the admin key's name")
-		assert.Equal(t, "removed gus@partner.example from the approvers; "+workflows.DefaultApproversAdded, last["detail"])
+		assert.Equal(t, "removed gus@partner.example from the approvers; "+approvals.DefaultApproversAdded, last["detail"])
 
 		decided := s.do(t, "POST", "/api/v1/approvals/"+id+"/decision", s.bobToken, `{"decision":"approve"}`, nil)
 		require.Equal(t, 200, decided.status, string(decided.body))

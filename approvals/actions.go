@@ -65,7 +65,7 @@ func (s *Service) DecideVia(ctx context.Context, orgID, id, updateID string, who
 	if err := s.holdToSchema(ctx, orgID, id, who, d); err != nil {
 		return nil, err
 	}
-	return s.Update(ctx, orgID, id, updateID, workflows.UpdateDecide, &workflows.DecideRequest{ActorID: who.ID,
+	return s.Update(ctx, orgID, id, updateID, workflows.UpdateDecide, &DecideRequest{ActorID: who.ID,
 		ActorName: who.Name, Decision: d.Decision, Note: d.Note, Reason: d.Reason, Corrections: d.Corrections, Via: via})
 }
 
@@ -77,7 +77,7 @@ func (s *Service) DecideVia(ctx context.Context, orgID, id, updateID string, who
 // rejection's, a settled approval's, a non-editable field's or a value of
 // another kind) are left to it, so its refusal is the one given.
 func (s *Service) holdToSchema(ctx context.Context, orgID, id string, who models.Actor, d Decision) error {
-	if d.Decision != workflows.DecisionApprove || len(d.Corrections) == 0 {
+	if d.Decision != DecisionApprove || len(d.Corrections) == 0 {
 		return nil
 	}
 	a, err := s.Get(ctx, orgID, id)
@@ -88,14 +88,14 @@ func (s *Service) holdToSchema(ctx context.Context, orgID, id string, who models
 	// Someone not asked learns nothing of the schema: the workflow
 	// refuses them first.
 	if len(a.InputSchema) == 0 || a.Status != states.Pending || !slices.Contains(a.ApproverIDs, who.ID) ||
-		workflows.CheckCorrections(input, a.EditableFields, d.Corrections) != nil {
+		CheckCorrections(input, a.EditableFields, d.Corrections) != nil {
 		return nil
 	}
 	schema, err := actionschema.Compile(a.InputSchema)
 	if err != nil { // checked when the action was saved
 		return apperr.New(apperr.InvalidState, "this approval's action schema cannot be read: %v", err)
 	}
-	v := schema.Validate(workflows.CorrectedInput(input, d.Corrections))
+	v := schema.Validate(CorrectedInput(input, d.Corrections))
 	if v == nil {
 		return nil
 	}
@@ -133,7 +133,7 @@ func (s *Service) Ask(ctx context.Context, orgID, id, updateID string, who model
 	if err := who.NeedPerson("asking the requester"); err != nil {
 		return nil, nil, err
 	}
-	req := &workflows.AskRequest{ActorID: who.ID, ActorName: who.Name, QuestionID: ids.New(ids.Question), Question: q.Question}
+	req := &AskRequest{ActorID: who.ID, ActorName: who.Name, QuestionID: ids.New(ids.Question), Question: q.Question}
 	a, err := s.Update(ctx, orgID, id, updateID, workflows.UpdateAsk, req)
 	if err != nil {
 		return nil, nil, err
@@ -149,7 +149,7 @@ func (s *Service) Ask(ctx context.Context, orgID, id, updateID string, who model
 // Answer answers a question; only the requester may.
 func (s *Service) Answer(ctx context.Context, orgID, id, updateID string, who models.Actor, in Answer) (*models.Approval, error) {
 	return s.Update(ctx, orgID, id, updateID, workflows.UpdateAnswer,
-		&workflows.AnswerRequest{Requester: who.ID, QuestionID: in.QuestionID, Answer: in.Answer})
+		&AnswerRequest{Requester: who.ID, QuestionID: in.QuestionID, Answer: in.Answer})
 }
 
 // RemoveAsked takes a person removed from the organisation off each of
@@ -165,7 +165,7 @@ func (s *Service) RemoveAsked(ctx context.Context, orgID string, by models.Actor
 			if err != nil {
 				return nil, err
 			}
-			return &workflows.RemoveApproverRequest{PersonID: personID, PersonName: personName, Defaults: defaults,
+			return &RemoveApproverRequest{PersonID: personID, PersonName: personName, Defaults: defaults,
 				OnBehalfOf: requests.OnBehalfOf(via), ActorID: by.ID, ActorName: by.Name}, nil
 		}, apperr.InvalidState, apperr.NotAnApprover)
 }

@@ -320,7 +320,7 @@ func checkEditableFields(input models.RawJSON, fields []string) error {
 // exists for rec counts as started: its id is the record's id.
 //
 // The organisation's model screen, if it is on now, screens the approval
-// before anyone is asked (workflows.ApprovalInput.Screen).
+// before anyone is asked (WorkflowInput.Screen).
 func (s *Service) Start(ctx context.Context, rec *models.Approval) error {
 	in := workflowInput(rec)
 	var err error
@@ -331,8 +331,8 @@ func (s *Service) Start(ctx context.Context, rec *models.Approval) error {
 }
 
 // workflowInput is what the workflow of rec needs.
-func workflowInput(rec *models.Approval) workflows.ApprovalInput {
-	in := workflows.ApprovalInput{
+func workflowInput(rec *models.Approval) WorkflowInput {
+	in := WorkflowInput{
 		ApprovalID:        rec.ID,
 		OrganizationID:    rec.OrganizationID,
 		Risk:              rec.Risk,
@@ -346,7 +346,7 @@ func workflowInput(rec *models.Approval) workflows.ApprovalInput {
 		OnBehalfOf:        requests.OnBehalfOf(rec.ApproverVia.V),
 	}
 	if rec.EscalationAfter != nil {
-		in.Escalation = &workflows.Escalation{At: rec.CreatedAt.Add(time.Duration(*rec.EscalationAfter) * time.Second),
+		in.Escalation = &ScheduledEscalation{At: rec.CreatedAt.Add(time.Duration(*rec.EscalationAfter) * time.Second),
 			ApproverIDs: rec.EscalationIDs}
 	}
 	if rec.ExternalID != nil {

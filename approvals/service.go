@@ -2,7 +2,7 @@
 // (rules, expiry, editable fields, approvers), reading and waiting for it,
 // and what people and agents do to it afterwards (decide, ask, answer,
 // cancel). The adapters (api, web) bind input, call a Service and write
-// output; the workflow (workflows.Approval) decides who may act and when.
+// output; the workflow (Workflow) decides who may act and when.
 package approvals
 
 import (

@@ -135,7 +135,7 @@ func (c *collection) submitReply(ctx workflow.Context, req SubmitReplyRequest) (
 // open collection. A reply they submitted stays. requiredResponses is
 // lowered to the people left, so the request can still complete: it does
 // at once when the replies already reach it, and with nobody left it is
-// cancelled. The workflows.Update adds commands only to histories that receive it.
+// cancelled. The Update adds commands only to histories that receive it.
 func (c *collection) removeRespondent(ctx workflow.Context, req RemoveRespondentRequest) (State, error) {
 	err := c.Apply(ctx, func() (Transition, error) {
 		if err := c.State.checkRemoveRespondent(req); err != nil {

@@ -14,10 +14,7 @@ import (
 
 // checkOpen refuses any change to a settled collection.
 func (s *State) checkOpen() error {
-	if s.Status != states.Open {
-		return workflows.Refuse(apperr.InvalidState, "the request for information is already %s", s.Status)
-	}
-	return nil
+	return workflows.RefuseSettled(s.Status, states.Open, "request for information")
 }
 
 // checkReply says whether a respondent's reply may be stored now: the

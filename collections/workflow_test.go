@@ -2,7 +2,6 @@ package collections_test
 
 import (
 	"context"
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -56,11 +55,7 @@ func collectionInput(t *testing.T) collections.WorkflowInput {
 }
 
 func reply(id string, answers string) collections.SubmitReplyRequest {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(answers), &m); err != nil {
-		panic(err)
-	}
-	return collections.SubmitReplyRequest{RespondentID: id, RespondentName: "Person " + id, Answers: m}
+	return collections.SubmitReplyRequest{RespondentID: id, RespondentName: "Person " + id, Answers: workflowtest.Raw(answers)}
 }
 
 func (h *collectionHarness) run(in collections.WorkflowInput) collections.State {

@@ -273,6 +273,11 @@ type Lifecycle[T any] struct {
 // NewLifecycle returns the kind's shared paths over its table, its
 // long-poll watching d's store.
 func NewLifecycle[T any](d Deps, names Names, table Table[T], kind Kind[T]) *Lifecycle[T] {
+	if names.Workflow == "" {
+		// A kind's workflow is started by its registered name; without
+		// one, every create would fail only when it starts.
+		panic("requests: the " + names.Kind + " kind names no workflow type")
+	}
 	d = d.Filled()
 	l := &Lifecycle[T]{names: names, table: table, kind: kind, records: &Records[T]{Noun: names.Noun, Open: names.Open,
 		Owner: kind, Rows: table, Log: d.Logger, Store: d.Store, Temporal: d.Temporal}}

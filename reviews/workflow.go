@@ -107,7 +107,7 @@ func (r *review) verdict(ctx workflow.Context, req VerdictRequest) (State, error
 // when those left cannot give the approvals still needed, the defaults
 // join and are emailed as the reviewers were at creation (the email skips
 // whoever was already emailed); requiredApprovals is never lowered, and
-// with no defaults the review waits for its expiry. The workflows.Update adds
+// with no defaults the review waits for its expiry. The Update adds
 // commands only to histories that receive it, so older histories replay
 // unchanged without a version marker.
 func (r *review) removeReviewer(ctx workflow.Context, req RemoveReviewerRequest) (State, error) {

@@ -10,10 +10,7 @@ import (
 
 // checkOpen refuses any change to a settled review.
 func (s *State) checkOpen() error {
-	if s.Status != states.Open {
-		return workflows.Refuse(apperr.InvalidState, "the review is already %s", s.Status)
-	}
-	return nil
+	return workflows.RefuseSettled(s.Status, states.Open, "review")
 }
 
 // checkVerdict says whether a reviewer's verdict may be taken now: the

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/assent-hq/assent/activities"
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/netguard"
@@ -60,7 +61,7 @@ var Workflows = []struct {
 	Name string
 	Func any
 }{
-	{workflows.WorkflowApproval, workflows.Approval},
+	{workflows.WorkflowApproval, approvals.Workflow},
 	{workflows.WorkflowCollection, collections.Workflow},
 	{workflows.WorkflowReview, reviews.Workflow},
 	{workflows.WorkflowDelivery, workflows.Delivery},
@@ -76,6 +77,26 @@ var Workflows = []struct {
 // (docs/benchmarks.md); each costs about 40 KB of heap.
 const WorkflowCacheSize = 2000
 
+// Activities are the structs whose methods are the worker's activities,
+// each known by its method's name (workflows.Activity…): those of no kind,
+// and each kind's. Deliveries and pushes reach others' servers through
+// the one guarded client.
+func Activities(d Deps) []any {
+	if d.NetPolicy == nil {
+		d.NetPolicy = netguard.Public
+	}
+	out := outbound.NewClient(d.NetPolicy)
+	n := &notify.Notifier{Store: d.Store, Mailer: d.Mailer, BaseURL: d.BaseURL, Logger: d.Logger,
+		Push: &notify.Push{HTTP: out, Subject: d.PushSubject}}
+	env := requests.ActivityEnv{Store: d.Store, BaseURL: d.BaseURL, Notify: n}
+	return []any{
+		&activities.Activities{Store: d.Store, BaseURL: d.BaseURL, HTTP: out, SlackAPIURL: d.SlackAPIURL, Notify: n},
+		&approvals.Activities{ActivityEnv: env, ScreenHTTP: outbound.NewClientWithin(d.NetPolicy, approvals.ScreenAttemptTimeout)},
+		&collections.Activities{ActivityEnv: env},
+		&reviews.Activities{ActivityEnv: env},
+	}
+}
+
 // New returns a worker on the assent task queue with everything registered.
 func New(c client.Client, d Deps) sdkworker.Worker {
 	sdkworker.SetStickyWorkflowCacheSize(WorkflowCacheSize)
@@ -89,22 +110,12 @@ func New(c client.Client, d Deps) sdkworker.Worker {
 		ActivityTaskPollerBehavior: sdkworker.NewPollerBehaviorAutoscaling(sdkworker.PollerBehaviorAutoscalingOptions{}),
 		DeploymentOptions:          d.Deployment.options(),
 	})
-	if d.NetPolicy == nil {
-		d.NetPolicy = netguard.Public
-	}
 	for _, wf := range Workflows {
 		w.RegisterWorkflowWithOptions(wf.Func, workflow.RegisterOptions{Name: wf.Name})
 	}
-	// Deliveries and pushes reach others' servers through the one guarded
-	// client.
-	out := outbound.NewClient(d.NetPolicy)
-	n := &notify.Notifier{Store: d.Store, Mailer: d.Mailer, BaseURL: d.BaseURL, Logger: d.Logger,
-		Push: &notify.Push{HTTP: out, Subject: d.PushSubject}}
-	w.RegisterActivity(&activities.Activities{Store: d.Store, BaseURL: d.BaseURL, HTTP: out, SlackAPIURL: d.SlackAPIURL,
-		ScreenHTTP: outbound.NewClientWithin(d.NetPolicy, workflows.ScreenAttemptTimeout), Notify: n})
-	env := requests.ActivityEnv{Store: d.Store, BaseURL: d.BaseURL, Notify: n}
-	w.RegisterActivity(&collections.Activities{ActivityEnv: env})
-	w.RegisterActivity(&reviews.Activities{ActivityEnv: env})
+	for _, a := range Activities(d) {
+		w.RegisterActivity(a)
+	}
 	return w
 }
 

@@ -2,9 +2,14 @@ package worker_test
 
 import (
 	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -69,4 +74,35 @@ func TestSearchAttributesRefusedNamesWhatToAdd(t *testing.T) {
 	refuse.Store(false)
 	require.NoError(t, worker.RegisterSearchAttributes(context.Background(), c, ns))
 	require.NoError(t, worker.RegisterSearchAttributes(context.Background(), c, ns), "a second run finds them all")
+}
+
+// TestEveryActivityIsRegisteredOnce: each activity name the workflows call
+// (workflows/names.go's Activity… constants) is the method of exactly one
+// struct the worker registers, and those structs have no other exported
+// method, which would become an activity nobody calls.
+func TestEveryActivityIsRegisteredOnce(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("..", "workflows", "names.go"), nil, 0)
+	require.NoError(t, err)
+	names := map[string]bool{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if v, ok := n.(*ast.ValueSpec); ok && strings.HasPrefix(v.Names[0].Name, "Activity") {
+			name, err := strconv.Unquote(v.Values[0].(*ast.BasicLit).Value)
+			require.NoError(t, err)
+			names[name] = true
+		}
+		return true
+	})
+	require.NotEmpty(t, names, "no activity names found: the test would prove nothing")
+	registered := map[string]int{}
+	for _, a := range worker.Activities(worker.Deps{}) {
+		typ := reflect.TypeOf(a)
+		for i := range typ.NumMethod() {
+			m := typ.Method(i).Name
+			registered[m]++
+			assert.True(t, names[m], "%s.%s would be registered as an activity no workflow calls", typ, m)
+		}
+	}
+	for name := range names {
+		assert.Equal(t, 1, registered[name], "activity %s is registered %d times", name, registered[name])
+	}
 }

@@ -3,6 +3,7 @@ package workflows
 import (
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/states"
 )
 
@@ -82,11 +83,34 @@ func (r *Request[S]) addDelegate(ctx workflow.Context, req AddDelegateRequest) (
 		}
 		asked, onBehalfOf := r.kind.Asking()
 		var detail string
-		*asked, *onBehalfOf, detail = addDelegate(*asked, *onBehalfOf, req)
+		*asked, *onBehalfOf, detail = AddDelegate(*asked, *onBehalfOf, req)
 		return delegated[S](req, detail), nil
 	})
 	if err == nil {
 		r.kind.EmailAsked(ctx)
 	}
 	return r.State, err
+}
+
+// CancelRequest withdraws an open request of any kind.
+type CancelRequest struct {
+	Target
+	ActorID   string
+	ActorName string
+	// Administrator is set for an owner, an administrator or an admin key,
+	// who may withdraw a request someone else made.
+	Administrator bool
+}
+
+// CancelledForRequester is the audit detail of an owner or administrator
+// withdrawing someone else's request.
+const CancelledForRequester = "as an owner or administrator, for the requester"
+
+// mayCancel lets the requester withdraw their request, and owners and
+// administrators withdraw anyone's; every kind of request shares it.
+func mayCancel(requester string, r CancelRequest) error {
+	if r.ActorID != requester && !r.Administrator {
+		return Refuse(apperr.Forbidden, "only the requester, an owner or an administrator may cancel this request")
+	}
+	return nil
 }

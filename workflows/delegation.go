@@ -52,10 +52,10 @@ func checkAddDelegate(asked []string, acted func(string) bool, notAsked string, 
 	return nil
 }
 
-// addDelegate returns asked with r's delegate, and onBehalfOf saying whom
+// AddDelegate returns asked with r's delegate, and onBehalfOf saying whom
 // they stand in for: the delegator, or whom the delegator stands in for
 // when they are a delegate themselves. detail is the timeline's entry.
-func addDelegate(asked []string, onBehalfOf map[string]Delegator, r AddDelegateRequest) ([]string, map[string]Delegator, string) {
+func AddDelegate(asked []string, onBehalfOf map[string]Delegator, r AddDelegateRequest) ([]string, map[string]Delegator, string) {
 	away := Delegator{ID: r.DelegatorID, Name: r.DelegatorName}
 	if d, ok := onBehalfOf[r.DelegatorID]; ok {
 		away = d

@@ -1,5 +1,8 @@
-// Package workflows holds the Temporal workflows. It never imports models,
-// gorm or net/http and never reads the wall clock.
+// Package workflows holds the core every request kind's workflow is built
+// on (each kind's own is in its folder) and the workflows of no kind:
+// deliveries, held versions, schedules and report sends. Workflow code
+// never imports models, gorm or net/http and never reads the wall clock
+// (TestWorkflowCodeImportsOnlyWhatReplays).
 package workflows
 
 import (
@@ -14,8 +17,10 @@ import (
 // TaskQueue is where every assent workflow and activity runs.
 const TaskQueue = "assent"
 
-// Workflow type names, as registered by the worker (each is its
-// function's name, which histories already carry).
+// Workflow type names, as registered by the worker and carried by
+// histories: the function's name here, the kind's for each kind's Workflow.
+// A workflow is started by this name (requests.StartOnce), never by its
+// function, whose short name two kinds share.
 const (
 	WorkflowApproval   = "Approval"
 	WorkflowCollection = "Collection"

@@ -95,7 +95,7 @@ func TestHeldVersionReleased(t *testing.T) {
 
 // TestHeldVersionDeclinedAfterSevenDays: undecided, a held version is
 // declined by Assent at exactly seven days after it was held, counted
-// from when the scan held it, not from the workflow's workflowtest.Start.
+// from when the scan held it, not from the workflow's start.
 func TestHeldVersionDeclinedAfterSevenDays(t *testing.T) {
 	h := newHoldHarness()
 	heldAt := workflowtest.Start.Add(-time.Hour) // the reconciler started it an hour late

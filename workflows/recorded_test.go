@@ -13,8 +13,10 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 	"go.temporal.io/server/temporaltest"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/workflows"
 	"github.com/assent-hq/assent/workflows/workflowtest"
@@ -39,8 +41,8 @@ func TestTransitionsAreWrittenOnlyOnceRecorded(t *testing.T) {
 	unrecorded := map[string][]string{} // approval id → actions written before recorded
 	written := map[string][]string{}
 	ts.NewWorker(workflows.TaskQueue, func(r worker.Registry) {
-		r.RegisterWorkflow(workflows.Approval)
-		r.RegisterActivityWithOptions(func(ctx context.Context, tr workflows.ApprovalTransition) error {
+		r.RegisterWorkflowWithOptions(approvals.Workflow, workflow.RegisterOptions{Name: workflows.WorkflowApproval})
+		r.RegisterActivityWithOptions(func(ctx context.Context, tr approvals.Transition) error {
 			accepted, fired := recorded(ctx, c, workflows.ApprovalWorkflowID(tr.RequestID))
 			mu.Lock()
 			defer mu.Unlock()
@@ -64,17 +66,17 @@ func TestTransitionsAreWrittenOnlyOnceRecorded(t *testing.T) {
 			written[tr.RequestID] = append(written[tr.RequestID], tr.Action)
 			return nil
 		}, activity.RegisterOptions{Name: workflows.ActivityPersistApproval})
-		r.RegisterActivityWithOptions(func(context.Context, workflows.EmailApproversInput) error { return nil },
+		r.RegisterActivityWithOptions(func(context.Context, approvals.EmailApproversInput) error { return nil },
 			activity.RegisterOptions{Name: workflows.ActivityEmailApprovers})
-		r.RegisterActivityWithOptions(func(context.Context, workflows.EmailAnswerInput) error { return nil },
+		r.RegisterActivityWithOptions(func(context.Context, approvals.EmailAnswerInput) error { return nil },
 			activity.RegisterOptions{Name: workflows.ActivityEmailAnswer})
 	})
 
 	run := func(id string, expiresIn time.Duration, updates ...recordStep) string {
-		in := baseInput()
+		in := recordedApproval()
 		in.ApprovalID, in.ExpiresAt = id, time.Now().Add(expiresIn)
 		wf, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.ApprovalWorkflowID(id), TaskQueue: workflows.TaskQueue},
-			workflows.Approval, in)
+			workflows.WorkflowApproval, in)
 		require.NoError(t, err)
 		for _, u := range updates {
 			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: wf.GetID(), UpdateName: u.update,
@@ -82,19 +84,19 @@ func TestTransitionsAreWrittenOnlyOnceRecorded(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, h.Get(ctx, nil))
 		}
-		var final workflows.ApprovalState
+		var final approvals.State
 		require.NoError(t, wf.Get(ctx, &final))
 		return final.Status
 	}
 	assert.Equal(t, states.Approved, run("apr_decided", time.Hour,
-		recordStep{update: workflows.UpdateAsk, arg: workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
-		recordStep{update: workflows.UpdateAnswer, arg: workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme"}},
-		recordStep{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove}}))
+		recordStep{update: workflows.UpdateAsk, arg: approvals.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
+		recordStep{update: workflows.UpdateAnswer, arg: approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme"}},
+		recordStep{update: workflows.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionApprove}}))
 	assert.Equal(t, states.Expired, run("apr_expired", 2*time.Second))
 
 	mu.Lock()
 	defer mu.Unlock()
-	assert.Equal(t, []string{workflows.ActionCreated, workflows.ActionAsked, workflows.ActionAnswered, workflows.ActionApproved},
+	assert.Equal(t, []string{workflows.ActionCreated, approvals.ActionAsked, approvals.ActionAnswered, approvals.ActionApproved},
 		written["apr_decided"])
 	assert.Equal(t, []string{workflows.ActionCreated, workflows.ActionExpired}, written["apr_expired"])
 	assert.Empty(t, unrecorded, "transitions written before Temporal recorded them")

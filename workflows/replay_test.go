@@ -26,6 +26,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"go.temporal.io/server/temporaltest"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/payloadcodec"
 	"github.com/assent-hq/assent/internal/questions"
@@ -218,26 +219,26 @@ func TestRecordHistories(t *testing.T) {
 			activity.RegisterOptions{Name: workflows.ActivityEmailRespondents})
 		// The history records the activity's result, so a no-op is enough;
 		// it only tells the scenarios when a timer acted.
-		r.RegisterActivityWithOptions(func(_ context.Context, tr workflows.ApprovalTransition) error {
+		r.RegisterActivityWithOptions(func(_ context.Context, tr approvals.Transition) error {
 			if tr.Action == workflows.ActionReminded || tr.Action == workflows.ActionEscalated {
 				timerActions <- persisted{tr.RequestID, tr.Action}
 			}
 			return nil
 		}, activity.RegisterOptions{Name: workflows.ActivityPersistApproval})
-		r.RegisterActivityWithOptions(func(context.Context, workflows.EmailApproversInput) error { return nil },
+		r.RegisterActivityWithOptions(func(context.Context, approvals.EmailApproversInput) error { return nil },
 			activity.RegisterOptions{Name: workflows.ActivityEmailApprovers})
 		// The model screen fails once (retried), then raises a concern.
-		r.RegisterActivityWithOptions(func(ctx context.Context, _ workflows.ScreenInput) (workflows.ScreenResult, error) {
+		r.RegisterActivityWithOptions(func(ctx context.Context, _ approvals.ScreenInput) (approvals.ScreenResult, error) {
 			if activity.GetInfo(ctx).Attempt == 1 {
-				return workflows.ScreenResult{}, errors.New("the endpoint answered 503")
+				return approvals.ScreenResult{}, errors.New("the endpoint answered 503")
 			}
-			return workflows.ScreenResult{Concerns: []workflows.ScreenConcern{{Principle: "Privacy", Concern: "names a customer"}}}, nil
+			return approvals.ScreenResult{Concerns: []approvals.ScreenConcern{{Principle: "Privacy", Concern: "names a customer"}}}, nil
 		}, activity.RegisterOptions{Name: workflows.ActivityScreenApproval})
-		r.RegisterActivityWithOptions(func(context.Context, workflows.EmailAnswerInput) error { return nil },
+		r.RegisterActivityWithOptions(func(context.Context, approvals.EmailAnswerInput) error { return nil },
 			activity.RegisterOptions{Name: workflows.ActivityEmailAnswer})
 		// The escalation's person, Esme, is away: Eli stands in for her.
-		r.RegisterActivityWithOptions(func(_ context.Context, in workflows.StandInsInput) (workflows.StandInsResult, error) {
-			var out workflows.StandInsResult
+		r.RegisterActivityWithOptions(func(_ context.Context, in approvals.StandInsInput) (approvals.StandInsResult, error) {
+			var out approvals.StandInsResult
 			if slices.Contains(in.PersonIDs, "mem_esc") {
 				out.StandIns = append(out.StandIns, workflows.AddDelegateRequest{DelegatorID: "mem_esc", DelegatorName: "Esme",
 					DelegateID: "mem_eli", DelegateName: "Eli"})
@@ -250,25 +251,25 @@ func TestRecordHistories(t *testing.T) {
 		name      string
 		expiresIn time.Duration
 		// escalateIn, when set, escalates to mem_esc that long after the
-		// workflowtest.Start, as a rule's escalation.after does.
+		// start, as a rule's escalation.after does.
 		escalateIn time.Duration
 		steps      []recordStep
 		status     string
 	}{
 		{"approval_question_correction", 24 * time.Hour, 0, []recordStep{
-			{update: workflows.UpdateAsk, arg: workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
-			{update: workflows.UpdateAnswer, arg: workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
-			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove,
-				Note: "capped", Corrections: raw(`{"amount":80}`)}},
+			{update: workflows.UpdateAsk, arg: approvals.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
+			{update: workflows.UpdateAnswer, arg: approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
+			{update: workflows.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionApprove,
+				Note: "capped", Corrections: workflowtest.Raw(`{"amount":80}`)}},
 		}, states.Approved},
 		{"approval_cancelled", 24 * time.Hour, 0, []recordStep{
 			{update: workflows.UpdateCancel, arg: workflows.CancelRequest{ActorID: "mem_req", ActorName: "Requester"}},
 		}, states.Cancelled},
 		// Recorded after approvers and askers were emailed (emailChange).
 		{"approval_emailed_question_answered", 24 * time.Hour, 0, []recordStep{
-			{update: workflows.UpdateAsk, arg: workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
-			{update: workflows.UpdateAnswer, arg: workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
-			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionReject, Note: "no"}},
+			{update: workflows.UpdateAsk, arg: approvals.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
+			{update: workflows.UpdateAnswer, arg: approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
+			{update: workflows.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionReject, Note: "no"}},
 		}, states.Rejected},
 		// Recorded after approvedInput was computed in the workflow from
 		// the raw input (exact numbers; no version marker: no command
@@ -276,12 +277,12 @@ func TestRecordHistories(t *testing.T) {
 		// Recorded after the model screen: screened before "created", its
 		// concern then asking the approver for a reason (screened below).
 		{"approval_screened", 24 * time.Hour, 0, []recordStep{
-			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove,
+			{update: workflows.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionApprove,
 				Reason: "the customer agreed"}},
 		}, states.Approved},
 		{"approval_raw_input_corrected", 24 * time.Hour, 0, []recordStep{
-			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove,
-				Corrections: raw(`{"amount":80.50}`)}},
+			{update: workflows.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionApprove,
+				Corrections: workflowtest.Raw(`{"amount":80.50}`)}},
 		}, states.Approved},
 		// No updates: the expiry timer fires and settles the approval.
 		{"approval_expired", 2 * time.Second, 0, nil, states.Expired},
@@ -289,35 +290,35 @@ func TestRecordHistories(t *testing.T) {
 		// (persistChange): ask, answer, approve with a correction; and
 		// an expiry.
 		{"approval_recorded_corrected", 24 * time.Hour, 0, []recordStep{
-			{update: workflows.UpdateAsk, arg: workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
-			{update: workflows.UpdateAnswer, arg: workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
-			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove,
-				Corrections: raw(`{"amount":80.50}`)}},
+			{update: workflows.UpdateAsk, arg: approvals.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
+			{update: workflows.UpdateAnswer, arg: approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
+			{update: workflows.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionApprove,
+				Corrections: workflowtest.Raw(`{"amount":80.50}`)}},
 		}, states.Approved},
 		{"approval_recorded_expired", 2 * time.Second, 0, nil, states.Expired},
 		// Recorded with every payload encrypted (the payload codec).
 		{"approval_encrypted_corrected", 24 * time.Hour, 0, []recordStep{
-			{update: workflows.UpdateAsk, arg: workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
-			{update: workflows.UpdateAnswer, arg: workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
-			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove,
-				Corrections: raw(`{"amount":80.50}`)}},
+			{update: workflows.UpdateAsk, arg: approvals.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
+			{update: workflows.UpdateAnswer, arg: approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
+			{update: workflows.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionApprove,
+				Corrections: workflowtest.Raw(`{"amount":80.50}`)}},
 		}, states.Approved},
 		// Recorded with every payload bound to its workflow, activity and
 		// message (finding 3 of issue 32), each Update naming its approval.
 		{"approval_bound_corrected", 24 * time.Hour, 0, []recordStep{
-			{update: workflows.UpdateAsk, arg: workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
-			{update: workflows.UpdateAnswer, arg: workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
-			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: workflows.DecisionApprove,
-				Corrections: raw(`{"amount":80.50}`)}},
+			{update: workflows.UpdateAsk, arg: approvals.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
+			{update: workflows.UpdateAnswer, arg: approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
+			{update: workflows.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionApprove,
+				Corrections: workflowtest.Raw(`{"amount":80.50}`)}},
 		}, states.Approved},
 		// Recorded after removeApprover: both approvers removed, so the
 		// defaults join and are emailed; one of them rejects.
 		{"approval_approver_removed", 24 * time.Hour, 0, []recordStep{
-			{update: workflows.UpdateRemoveApprover, arg: workflows.RemoveApproverRequest{PersonID: "mem_a", PersonName: "Ann",
+			{update: workflows.UpdateRemoveApprover, arg: approvals.RemoveApproverRequest{PersonID: "mem_a", PersonName: "Ann",
 				Defaults: []string{"mem_owner"}, ActorID: "key_admin", ActorName: "admin key"}},
-			{update: workflows.UpdateRemoveApprover, arg: workflows.RemoveApproverRequest{PersonID: "mem_b", PersonName: "Ben",
+			{update: workflows.UpdateRemoveApprover, arg: approvals.RemoveApproverRequest{PersonID: "mem_b", PersonName: "Ben",
 				Defaults: []string{"mem_owner"}, ActorID: "key_admin", ActorName: "admin key"}},
-			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_owner", ActorName: "Olivia", Decision: workflows.DecisionReject}},
+			{update: workflows.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_owner", ActorName: "Olivia", Decision: approvals.DecisionReject}},
 		}, states.Rejected},
 		// Recorded after approval-timers (timersChange): an escalation due
 		// in 3 seconds and no reminder (the expiry is under two hours
@@ -325,7 +326,7 @@ func TestRecordHistories(t *testing.T) {
 		// approves.
 		{"approval_escalated_approved", 10 * time.Minute, 3 * time.Second, []recordStep{
 			{after: workflows.ActionEscalated},
-			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_esc", ActorName: "Esme", Decision: workflows.DecisionApprove}},
+			{update: workflows.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_esc", ActorName: "Esme", Decision: approvals.DecisionApprove}},
 		}, states.Approved},
 		// After approval-timers, both timers fire: the reminder halfway to
 		// an expiry a little over two hours away (an approval's reminder
@@ -335,7 +336,7 @@ func TestRecordHistories(t *testing.T) {
 		{"approval_reminded_escalated_rejected", 2*time.Hour + 20*time.Second, time.Hour + 40*time.Second, []recordStep{
 			{after: workflows.ActionReminded},
 			{after: workflows.ActionEscalated},
-			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_esc", ActorName: "Esme", Decision: workflows.DecisionReject, Note: "too late"}},
+			{update: workflows.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_esc", ActorName: "Esme", Decision: approvals.DecisionReject, Note: "too late"}},
 		}, states.Rejected},
 		// After addDelegate: Ann's delegation to Dee starts while the
 		// approval waits on her; Dee joins, is emailed, and approves on
@@ -343,14 +344,14 @@ func TestRecordHistories(t *testing.T) {
 		{"approval_delegated_approved", 24 * time.Hour, 0, []recordStep{
 			{update: workflows.UpdateAddDelegate, arg: workflows.AddDelegateRequest{DelegatorID: "mem_a", DelegatorName: "Ann",
 				DelegateID: "mem_d", DelegateName: "Dee"}},
-			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_d", ActorName: "Dee", Decision: workflows.DecisionApprove}},
+			{update: workflows.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_d", ActorName: "Dee", Decision: approvals.DecisionApprove}},
 		}, states.Approved},
 		// After escalation-stand-ins: the escalation fires while its
 		// person, Esme, is away; Eli, who stands in for her (read then),
 		// joins instead, is emailed and approves on her behalf.
 		{"approval_escalated_delegated", 10 * time.Minute, 3 * time.Second, []recordStep{
 			{after: workflows.ActionEscalated},
-			{update: workflows.UpdateDecide, arg: workflows.DecideRequest{ActorID: "mem_eli", ActorName: "Eli", Decision: workflows.DecisionApprove}},
+			{update: workflows.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_eli", ActorName: "Eli", Decision: approvals.DecisionApprove}},
 		}, states.Approved},
 		// After approval-timers, settled before either timer: the
 		// reminder and the escalation never fire.
@@ -371,14 +372,14 @@ func TestRecordHistories(t *testing.T) {
 				bound += sc.escalateIn // the last timer waited for
 			}
 			ctx := bounded(t, bound)
-			in := baseInput()
+			in := recordedApproval()
 			in.ApprovalID, in.ExpiresAt = "apr_"+sc.name, time.Now().Add(sc.expiresIn)
 			if sc.escalateIn > 0 {
-				in.Escalation = &workflows.Escalation{At: time.Now().Add(sc.escalateIn), ApproverIDs: []string{"mem_esc"}}
+				in.Escalation = &approvals.ScheduledEscalation{At: time.Now().Add(sc.escalateIn), ApproverIDs: []string{"mem_esc"}}
 			}
 			in.Screen = sc.name == screened
 			run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-				ID: workflows.ApprovalWorkflowID(in.ApprovalID), TaskQueue: workflows.TaskQueue}, workflows.Approval, in)
+				ID: workflows.ApprovalWorkflowID(in.ApprovalID), TaskQueue: workflows.TaskQueue}, workflows.WorkflowApproval, in)
 			require.NoError(t, err)
 			for i, step := range sc.steps {
 				for step.after != "" {
@@ -400,7 +401,7 @@ func TestRecordHistories(t *testing.T) {
 				require.NoError(t, err)
 				require.NoError(t, h.Get(ctx, nil), "update %s", step.update)
 			}
-			var final workflows.ApprovalState
+			var final approvals.State
 			require.NoError(t, run.Get(ctx, &final))
 			require.Equal(t, sc.status, final.Status)
 			saveHistory(ctx, t, c, run, file)
@@ -770,6 +771,24 @@ func saveHistory(ctx context.Context, t *testing.T, c client.Client, run client.
 	require.NoError(t, os.WriteFile(file, append(b, '\n'), 0o644))
 }
 
+// recordedApproval is the input of the recorded approvals: two approvers,
+// one approval needed, three editable fields of an input with a number
+// beyond float64. It and the collections' below are copies of the kinds'
+// unit-test fixtures on purpose: the saved histories hold these inputs, so
+// a fixture may change without a history recorded again differing.
+func recordedApproval() approvals.WorkflowInput {
+	return approvals.WorkflowInput{
+		ApprovalID: "apr_1", OrganizationID: "org_1", Risk: "medium",
+		ExpiresAt:         workflowtest.Start.Add(24 * time.Hour),
+		RequiredApprovals: 1,
+		ApproverIDs:       []string{"mem_a", "mem_b"},
+		RequesterMemberID: "mem_req",
+		Requester:         "mem_req",
+		Input:             json.RawMessage(`{"amount":100,"currency":"EUR","urgent":false,"memo":"x","big":12345678901234567890}`),
+		EditableFields:    []string{"amount", "urgent", "memo"},
+	}
+}
+
 // recordedCollection is the input of the recorded collections: three
 // respondents, two replies required, three questions.
 func recordedCollection(t *testing.T) collections.WorkflowInput {
@@ -788,9 +807,5 @@ func recordedCollection(t *testing.T) collections.WorkflowInput {
 
 // recordedReply is respondent id's reply with answers, a JSON object.
 func recordedReply(id string, answers string) collections.SubmitReplyRequest {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(answers), &m); err != nil {
-		panic(err)
-	}
-	return collections.SubmitReplyRequest{RespondentID: id, RespondentName: "Person " + id, Answers: m}
+	return collections.SubmitReplyRequest{RespondentID: id, RespondentName: "Person " + id, Answers: workflowtest.Raw(answers)}
 }

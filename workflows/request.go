@@ -13,11 +13,11 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 )
 
-// Request is what every Request workflow (approval, collection, review)
-// is built on, over its kind's state S: transitions applied one at a time,
-// numbered and written through the kind's persist activity, the
+// Request is what every request kind's workflow (approval, collection,
+// review) is built on, over its kind's state S: transitions applied one at
+// a time, numbered and written through the kind's persist activity, the
 // AssentStatus search attribute, expiry, and emails sent without holding
-// up the Request. A kind adds only its own Updates and rules.
+// up the request. A kind adds only its own Updates and rules.
 type Request[S RequestState] struct {
 	// kind is the kind's workflow built on this core.
 	kind RequestKind
@@ -43,15 +43,14 @@ type Request[S RequestState] struct {
 	indexedStatus string
 }
 
-// RequestState is a request kind's state (ApprovalState,
-// CollectionState, ReviewState); its status is what the search attribute
-// and the read model show.
+// RequestState is a request kind's state (approvals.State, …); its
+// status is what the search attribute and the read model show.
 type RequestState interface{ CurrentStatus() string }
 
 // NewRequest is the core of a kind's workflow: kind is the workflow built
 // on it, id and orgID name the request, requester made it, and
 // persistActivity writes its transitions. It emails people unless the kind
-// turns emails off (an approval's history from before emailChange).
+// turns emails off (SendEmails).
 func NewRequest[S RequestState](ctx workflow.Context, kind RequestKind, id, orgID, requester, persistActivity string, state S) Request[S] {
 	return Request[S]{kind: kind, emails: true, id: id, orgID: orgID, requester: requester, persistActivity: persistActivity, State: state,
 		lock: workflow.NewMutex(ctx), indexedStatus: state.CurrentStatus()}
@@ -84,7 +83,44 @@ const (
 	ActionCancelled = "cancelled"
 	// ActionReminded is a request's one reminder sent to who has not acted.
 	ActionReminded = "reminded"
+	// ActionEscalated is an approval's escalation: its people made
+	// approvers. Like expiry and the reminder, Assent's own doing.
+	ActionEscalated = "escalated"
 )
+
+// PersistRetry retries until the database takes the write: a transition
+// the workflow made must reach the read model. Each call is a policy of its
+// own, so no caller changes another's.
+func PersistRetry() *temporal.RetryPolicy {
+	return &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute}
+}
+
+// persistOptions run the write as an activity. Temporal records the task
+// that schedules it (with the Update's acceptance or the expiry timer's
+// firing) before any worker may run it, so the database never holds a
+// transition that the workflow's history lacks. A write cut off by a crash
+// is retried after the timeout; Seq makes the retry change nothing.
+var persistOptions = workflow.ActivityOptions{
+	StartToCloseTimeout: 5 * time.Second,
+	RetryPolicy:         PersistRetry(),
+}
+
+// persistLocalOptions are for histories from before an approval wrote
+// transitions with a regular activity (PersistLocally).
+var persistLocalOptions = workflow.LocalActivityOptions{
+	StartToCloseTimeout: 10 * time.Second,
+	RetryPolicy:         PersistRetry(),
+}
+
+// emailOptions send an email on the delivery schedule: five attempts, 1,
+// 4, 16 and 64 minutes apart.
+// Cancelling one waits for the server to confirm, so the workflow never
+// completes in the task that answers an Update while an email is in flight.
+var emailOptions = workflow.ActivityOptions{
+	StartToCloseTimeout: time.Minute,
+	RetryPolicy:         DeliveryRetryPolicy(time.Minute),
+	WaitForCancellation: true,
+}
 
 // ErrRequestMissing is the error type of a transition whose record is
 // gone (models.ErrRequestMissing): the workflow ends with it, as nothing it
@@ -109,7 +145,7 @@ func (t *Transition[S]) UnmarshalJSON(b []byte) error {
 }
 
 // Apply applies one change under the lock and persists it; apply
-// returns a Apply without Action when nothing changed.
+// returns a transition without Action when nothing changed.
 func (r *Request[S]) Apply(ctx workflow.Context, apply func() (Transition[S], error)) error {
 	var t Transition[S]
 	return r.locked(ctx, func() (bool, error) {
@@ -162,8 +198,8 @@ func cancelled[S RequestState](req CancelRequest, requester string) Transition[S
 	return t
 }
 
-// StartEmails lets the request send emails from here on.
-func (r *Request[S]) StartEmails(ctx workflow.Context) {
+// startEmails lets the request send emails from here on.
+func (r *Request[S]) startEmails(ctx workflow.Context) {
 	r.emailCtx, r.cancelEmails = workflow.WithCancel(workflow.WithActivityOptions(ctx, emailOptions))
 }
 
@@ -174,11 +210,26 @@ func (r *Request[S]) Begin(ctx workflow.Context, created Transition[S]) error {
 	if err := r.Persist(ctx, created); err != nil {
 		return err
 	}
-	r.StartEmails(ctx)
-	r.kind.EmailAsked(ctx)
-	r.created = true
+	r.Started(ctx)
 	return nil
 }
+
+// Started follows the "created" step: the request emails from then on,
+// emails the people it asks, and takes Updates. Begin calls it; an
+// approval calls it itself, deciding first whether its history emails.
+func (r *Request[S]) Started(ctx workflow.Context) {
+	r.startEmails(ctx)
+	r.kind.EmailAsked(ctx)
+	r.created = true
+}
+
+// SendEmails sets whether this run emails people: an approval's history
+// from before it emailed replays without them.
+func (r *Request[S]) SendEmails(on bool) { r.emails = on }
+
+// PersistLocally writes transitions with a local activity, as an
+// approval's histories from before it wrote them with a regular one did.
+func (r *Request[S]) PersistLocally(on bool) { r.local = on }
 
 // locked applies one change under the lock; apply returns whether there is
 // a transition to write, and write writes it before the Update returns, so
@@ -215,7 +266,7 @@ func (r *Request[S]) next(ctx workflow.Context, status string) (seq int, at time
 	return r.seq, at, nil
 }
 
-// Email starts an Email activity without waiting for it: a slow or failing
+// Email starts an email activity without waiting for it: a slow or failing
 // mail server must not hold up a decision. A send that fails for good is
 // logged and visible in the workflow's history; one still retrying when
 // the request settles is cancelled.
@@ -334,21 +385,9 @@ func (r *Request[S]) Await(ctx workflow.Context, open func() bool, timers []Time
 	return nil
 }
 
-// minReminderWait is the shortest wait after creation an approval's
-// reminder may have: sooner, the approvers' first email is still fresh.
-const minReminderWait = time.Hour
-
 // Halfway is the moment between from and to: when a request's one
 // reminder goes out, unless its kind says later.
 func Halfway(from, to time.Time) time.Time { return from.Add(to.Sub(from) / 2) }
-
-// ApprovalReminderAt is when an approval's one reminder goes out: halfway
-// between creation and expiresAt, when that is at least an hour after
-// creation.
-func ApprovalReminderAt(createdAt, expiresAt time.Time) (time.Time, bool) {
-	at := Halfway(createdAt, expiresAt)
-	return at, at.Sub(createdAt) >= minReminderWait
-}
 
 // Refuse is how a workflow refuses an Update: a non-retryable application
 // error whose type is an apperr code, which the approvals service maps to
@@ -361,4 +400,13 @@ func Refuse(code, format string, args ...any) error {
 // RefuseField names the request field at fault in the error details.
 func RefuseField(field, format string, args ...any) error {
 	return temporal.NewNonRetryableApplicationError(fmt.Sprintf(format, args...), apperr.InvalidRequest, nil, field)
+}
+
+// RefuseSettled refuses any change to a request no longer in its kind's
+// open status, naming it by noun: "the review is already approved".
+func RefuseSettled(status, open, noun string) error {
+	if status != open {
+		return Refuse(apperr.InvalidState, "the %s is already %s", noun, status)
+	}
+	return nil
 }

@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/reviews"
-	"github.com/assent-hq/assent/workflows"
 )
 
 // A persist activity scheduled by a worker from before the kinds shared
@@ -22,10 +22,10 @@ func TestTransitionReadsTheIDOlderWorkersScheduled(t *testing.T) {
 		"today":      `{"RequestID":"apr_1","OrganizationID":"org_1","Action":"approved","Seq":2,"State":{"Status":"approved"}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			var tr workflows.ApprovalTransition
+			var tr approvals.Transition
 			require.NoError(t, json.Unmarshal([]byte(payload), &tr))
-			assert.Equal(t, workflows.ApprovalTransition{RequestID: "apr_1", OrganizationID: "org_1", Action: "approved", Seq: 2,
-				State: workflows.ApprovalState{Status: "approved"}}, tr)
+			assert.Equal(t, approvals.Transition{RequestID: "apr_1", OrganizationID: "org_1", Action: "approved", Seq: 2,
+				State: approvals.State{Status: "approved"}}, tr)
 		})
 	}
 	var tr reviews.Transition

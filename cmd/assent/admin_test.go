@@ -18,6 +18,7 @@ import (
 
 	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/app"
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/payloadcodec"
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/secretkey"
@@ -25,7 +26,6 @@ import (
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/worker"
-	"github.com/assent-hq/assent/workflows"
 )
 
 // TestAdminGuestRemove: `assent admin guest remove` removes a guest named
@@ -100,9 +100,9 @@ func TestAdminGuestRemove(t *testing.T) {
 			assert.Equal(t, models.StringList{ada.ID}, got.ApproverIDs)
 			var last models.AuditEntry
 			require.NoError(t, db.Where("subject_id = ?", a.ID).Order("seq DESC").Take(&last).Error)
-			assert.Equal(t, workflows.ActionApproverRemoved, last.Action)
+			assert.Equal(t, approvals.ActionApproverRemoved, last.Action)
 			assert.Equal(t, admin.Operator.Name, last.ActorName)
-			assert.Contains(t, last.Detail, workflows.DefaultApproversAdded)
+			assert.Contains(t, last.Detail, approvals.DefaultApproversAdded)
 
 			out, err = run("guest", "list", "--org", org.ID)
 			require.NoError(t, err)

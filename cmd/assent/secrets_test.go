@@ -24,6 +24,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/assent-hq/assent/accounts"
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/internal/testenv"
@@ -147,7 +148,7 @@ func temporalSeesCiphertext(t *testing.T, temporalAddr, apiURL string, boot *boo
 	// A forged decision, naming the organisation's administrator.
 	admin := demoMember(t, boot, "admin")
 	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: wid, UpdateName: workflows.UpdateDecide,
-		Args:         []any{workflows.DecideRequest{ActorID: admin.ID, ActorName: admin.Name, Decision: workflows.DecisionApprove, Note: "forged"}},
+		Args:         []any{approvals.DecideRequest{ActorID: admin.ID, ActorName: admin.Name, Decision: approvals.DecisionApprove, Note: "forged"}},
 		WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err == nil {
 		err = h.Get(ctx, nil)

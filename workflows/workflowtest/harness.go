@@ -4,6 +4,7 @@ package workflowtest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -177,4 +178,14 @@ func PerRound(i int) (key func(string) string, keys func(...string) []string) {
 		return out
 	}
 	return key, keys
+}
+
+// Raw decodes object, a JSON object written in a test, into its members
+// (corrections, answers).
+func Raw(object string) map[string]json.RawMessage {
+	var out map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(object), &out); err != nil {
+		panic(err)
+	}
+	return out
 }

@@ -1,4 +1,4 @@
-package activities_test
+package approvals_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"gorm.io/gorm"
 
-	"github.com/assent-hq/assent/activities"
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -29,16 +29,16 @@ func TestPersistApprovalSignsTheDecision(t *testing.T) {
 		store := models.NewStore(db, testenv.Keys())
 		org, err := store.CreateOrganization(ctx, "Acme", "")
 		require.NoError(t, err)
-		approve := func(acts *activities.Activities, approvedInput string) *models.Approval {
+		approve := func(acts *approvals.Activities, approvedInput string) *models.Approval {
 			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
 				ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "agent"}, Risk: models.RiskLow, Input: models.RawJSON(`{"amount":100}`),
 				RequiredApprovals: 1}
 			_, err := requests.Insert(ctx, store, store.Approvals(), a, nil)
 			require.NoError(t, err)
 			at := time.Now().UTC()
-			transition := workflows.ApprovalTransition{RequestID: a.ID, OrganizationID: org.ID, Seq: 1, Action: workflows.ActionApproved,
+			transition := approvals.Transition{RequestID: a.ID, OrganizationID: org.ID, Seq: 1, Action: approvals.ActionApproved,
 				Event: "approval.approved", ActorID: "mem_1", ActorName: "Ada", At: at,
-				State: workflows.ApprovalState{Status: states.Approved, ApproverIDs: []string{"mem_1"}, ApprovedBy: []string{"mem_1"},
+				State: approvals.State{Status: states.Approved, ApproverIDs: []string{"mem_1"}, ApprovedBy: []string{"mem_1"},
 					DecidedByID: "mem_1", DecidedByName: "Ada", DecidedAt: &at, ApprovedInput: json.RawMessage(approvedInput), ApprovalsSoFar: 1}}
 			require.NoError(t, acts.PersistApproval(ctx, transition))
 			require.NoError(t, acts.PersistApproval(ctx, transition), "a retry")
@@ -48,7 +48,7 @@ func TestPersistApprovalSignsTheDecision(t *testing.T) {
 			return got
 		}
 
-		got := approve(&activities.Activities{Store: store, BaseURL: "https://assent.example"}, `{"amount":80}`)
+		got := approve(&approvals.Activities{ActivityEnv: requests.ActivityEnv{Store: store, BaseURL: "https://assent.example"}}, `{"amount":80}`)
 		require.NotNil(t, got.DecisionToken)
 		events, err := store.ListEvents(ctx, org.ID, got.ID)
 		require.NoError(t, err)
@@ -57,13 +57,13 @@ func TestPersistApprovalSignsTheDecision(t *testing.T) {
 		require.NoError(t, json.Unmarshal(events[0].Data, &data))
 		assert.Equal(t, *got.DecisionToken, data["decisionToken"])
 
-		unnamed := approve(&activities.Activities{Store: store}, `{"amount":80}`)
+		unnamed := approve(&approvals.Activities{ActivityEnv: requests.ActivityEnv{Store: store}}, `{"amount":80}`)
 		assert.Nil(t, unnamed.DecisionToken, "no issuer, no token")
 
 		// An input with no canonical form (a key twice, kept from before
 		// inputs were held to one) is approved without a token, never
 		// held up by a failing persist.
-		doubled := approve(&activities.Activities{Store: store, BaseURL: "https://assent.example"}, `{"amount":80,"amount":5}`)
+		doubled := approve(&approvals.Activities{ActivityEnv: requests.ActivityEnv{Store: store, BaseURL: "https://assent.example"}}, `{"amount":80,"amount":5}`)
 		assert.Nil(t, doubled.DecisionToken)
 	})
 }
@@ -76,10 +76,10 @@ func TestPersistOfAMissingRecordIsNotRetried(t *testing.T) {
 		store := models.NewStore(db, testenv.Keys())
 		org, err := store.CreateOrganization(context.Background(), "Acme", "")
 		require.NoError(t, err)
-		acts := &activities.Activities{Store: store}
-		err = acts.PersistApproval(context.Background(), workflows.ApprovalTransition{RequestID: "apr_01m8cpw1kg3vd6698yahdjwkgq",
+		acts := &approvals.Activities{ActivityEnv: requests.ActivityEnv{Store: store}}
+		err = acts.PersistApproval(context.Background(), approvals.Transition{RequestID: "apr_01m8cpw1kg3vd6698yahdjwkgq",
 			OrganizationID: org.ID, Seq: 1, Action: workflows.ActionCreated, At: time.Now().UTC(),
-			State: workflows.ApprovalState{Status: states.Pending}})
+			State: approvals.State{Status: states.Pending}})
 		var app *temporal.ApplicationError
 		require.ErrorAs(t, err, &app)
 		assert.True(t, app.NonRetryable())

@@ -1,4 +1,4 @@
-package workflows_test
+package approvals_test
 
 import (
 	"testing"
@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/workflows"
@@ -17,7 +18,7 @@ import (
 func (h *harness) reminders() []email {
 	var out []email
 	for _, e := range h.emails {
-		if in, ok := e.input.(workflows.EmailApproversInput); ok && in.Reminder {
+		if in, ok := e.input.(approvals.EmailApproversInput); ok && in.Reminder {
 			out = append(out, e)
 		}
 	}
@@ -32,14 +33,14 @@ func TestApprovalReminderGoesOnceHalfwayToWhoHasNotDecided(t *testing.T) {
 	in := baseInput()
 	in.RequiredApprovals = 2
 	in.ApproverIDs = []string{"mem_a", "mem_b", "mem_req"}
-	h.Update(time.Hour, "a", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.Update(time.Hour, "a", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
 	s := h.run(in)
 
 	assert.Equal(t, states.Expired, s.Status)
 	require.Len(t, h.reminders(), 1, "exactly one reminder")
 	r := h.reminders()[0]
 	assert.Equal(t, workflowtest.Start.Add(12*time.Hour), r.at, "halfway between creation and expiresAt")
-	assert.Equal(t, workflows.EmailApproversInput{OrganizationID: "org_1", ApprovalID: "apr_1", Reminder: true,
+	assert.Equal(t, approvals.EmailApproversInput{OrganizationID: "org_1", ApprovalID: "apr_1", Reminder: true,
 		PersonIDs: []string{"mem_b"}}, r.input)
 	assert.Equal(t, []string{"created", "approved", workflows.ActionReminded, "expired"}, h.Actions())
 	assert.Equal(t, "reminded 1 approvers who had not decided", h.Transitions[2].Detail)
@@ -51,7 +52,7 @@ func TestApprovalReminderGoesOnceHalfwayToWhoHasNotDecided(t *testing.T) {
 // gets no reminder.
 func TestNoApprovalReminderAfterSettling(t *testing.T) {
 	h := newHarness(t)
-	h.Update(11*time.Hour, "a", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "reject"})
+	h.Update(11*time.Hour, "a", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "reject"})
 	s := h.run(baseInput())
 	assert.Equal(t, states.Rejected, s.Status)
 	assert.Empty(t, h.reminders())
@@ -75,7 +76,7 @@ func TestNoApprovalReminderWhenHalfwayIsUnderAnHour(t *testing.T) {
 	require.Len(t, h.reminders(), 1)
 	assert.Equal(t, workflowtest.Start.Add(time.Hour), h.reminders()[0].at)
 
-	at, ok := workflows.ApprovalReminderAt(workflowtest.Start, workflowtest.Start.Add(2*time.Hour-time.Second))
+	at, ok := approvals.ReminderAt(workflowtest.Start, workflowtest.Start.Add(2*time.Hour-time.Second))
 	assert.False(t, ok)
 	assert.Equal(t, workflowtest.Start.Add(time.Hour-time.Second/2), at)
 }
@@ -86,9 +87,9 @@ func TestNoApprovalReminderWhenHalfwayIsUnderAnHour(t *testing.T) {
 func TestEscalationAddsApproversAtExactlyAfter(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
-	in.Escalation = &workflows.Escalation{At: workflowtest.Start.Add(4 * time.Hour), ApproverIDs: []string{"mem_boss", "mem_a"}}
-	h.Update(4*time.Hour-time.Minute, "boss-early", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_boss", Decision: "approve"})
-	h.Update(5*time.Hour, "boss", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_boss", ActorName: "Bo", Decision: "approve"})
+	in.Escalation = &approvals.ScheduledEscalation{At: workflowtest.Start.Add(4 * time.Hour), ApproverIDs: []string{"mem_boss", "mem_a"}}
+	h.Update(4*time.Hour-time.Minute, "boss-early", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_boss", Decision: "approve"})
+	h.Update(5*time.Hour, "boss", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_boss", ActorName: "Bo", Decision: "approve"})
 	s := h.run(in)
 
 	h.RefusedWith("boss-early", apperr.NotAnApprover)
@@ -103,7 +104,7 @@ func TestEscalationAddsApproversAtExactlyAfter(t *testing.T) {
 	assert.Equal(t, workflowtest.Start.Add(4*time.Hour), *esc.State.EscalatedAt)
 	assert.Equal(t, "still pending, so it was escalated: 1 more approvers asked", esc.Detail)
 	require.Len(t, h.emails, 2)
-	assert.Equal(t, workflows.EmailApproversInput{OrganizationID: "org_1", ApprovalID: "apr_1"}, h.emails[1].input,
+	assert.Equal(t, approvals.EmailApproversInput{OrganizationID: "org_1", ApprovalID: "apr_1"}, h.emails[1].input,
 		"the new approvers are emailed by the email at creation, which skips who was emailed")
 	assert.Equal(t, workflowtest.Start.Add(4*time.Hour), h.emails[1].at)
 }
@@ -113,8 +114,8 @@ func TestEscalationAddsApproversAtExactlyAfter(t *testing.T) {
 func TestNoEscalationOnceSettled(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
-	in.Escalation = &workflows.Escalation{At: workflowtest.Start.Add(4 * time.Hour), ApproverIDs: []string{"mem_boss"}}
-	h.Update(3*time.Hour, "a", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	in.Escalation = &approvals.ScheduledEscalation{At: workflowtest.Start.Add(4 * time.Hour), ApproverIDs: []string{"mem_boss"}}
+	h.Update(3*time.Hour, "a", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
 	s := h.run(in)
 	assert.Equal(t, states.Approved, s.Status)
 	assert.Nil(t, s.EscalatedAt)
@@ -128,10 +129,10 @@ func TestNoEscalationOnceSettled(t *testing.T) {
 func TestEscalationAndReminderInTimeOrder(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
-	in.Escalation = &workflows.Escalation{At: workflowtest.Start.Add(20 * time.Hour), ApproverIDs: []string{"mem_boss"}}
+	in.Escalation = &approvals.ScheduledEscalation{At: workflowtest.Start.Add(20 * time.Hour), ApproverIDs: []string{"mem_boss"}}
 	s := h.run(in)
 	assert.Equal(t, states.Expired, s.Status)
 	assert.Equal(t, []string{"created", workflows.ActionReminded, workflows.ActionEscalated, "expired"}, h.Actions())
-	assert.Equal(t, []string{"mem_a", "mem_b"}, h.reminders()[0].input.(workflows.EmailApproversInput).PersonIDs)
+	assert.Equal(t, []string{"mem_a", "mem_b"}, h.reminders()[0].input.(approvals.EmailApproversInput).PersonIDs)
 	assert.Len(t, h.emails, 3, "at creation, the reminder, the escalation")
 }

@@ -1,4 +1,4 @@
-package workflows_test
+package approvals_test
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/workflows"
 	"github.com/assent-hq/assent/workflows/workflowtest"
@@ -15,16 +16,16 @@ import (
 
 func TestApproversAreEmailedAtCreationAndAskersWhenAnswered(t *testing.T) {
 	h := newHarness(t)
-	h.Update(time.Minute, "ask", workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"})
-	h.Update(5*time.Minute, "answer", workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"})
-	h.Update(7*time.Minute, "decide", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", Decision: "reject"})
+	h.Update(time.Minute, "ask", workflows.UpdateAsk, approvals.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"})
+	h.Update(5*time.Minute, "answer", workflows.UpdateAnswer, approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"})
+	h.Update(7*time.Minute, "decide", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_b", Decision: "reject"})
 	s := h.run(baseInput())
 
 	assert.Equal(t, states.Rejected, s.Status)
 	require.Len(t, h.emails, 2)
-	assert.Equal(t, workflows.EmailApproversInput{OrganizationID: "org_1", ApprovalID: "apr_1"}, h.emails[0].input)
+	assert.Equal(t, approvals.EmailApproversInput{OrganizationID: "org_1", ApprovalID: "apr_1"}, h.emails[0].input)
 	assert.Equal(t, workflowtest.Start, h.emails[0].at, "approvers are emailed when the request is created")
-	assert.Equal(t, workflows.EmailAnswerInput{OrganizationID: "org_1", ApprovalID: "apr_1", QuestionID: "qst_1", AskerID: "mem_a"},
+	assert.Equal(t, approvals.EmailAnswerInput{OrganizationID: "org_1", ApprovalID: "apr_1", QuestionID: "qst_1", AskerID: "mem_a"},
 		h.emails[1].input, "the answer goes to whoever asked")
 	assert.Equal(t, workflowtest.Start.Add(5*time.Minute), h.emails[1].at)
 }
@@ -48,7 +49,7 @@ func TestFailingEmailIsRetriedOnTheDeliveryScheduleAndBlocksNothing(t *testing.T
 
 	h = newHarness(t)
 	h.failEmails = errors.New("421 mail server busy")
-	h.Update(2*time.Minute, "decide", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.Update(2*time.Minute, "decide", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
 	s = h.run(baseInput())
 	assert.Equal(t, states.Approved, s.Status)
 	assert.Equal(t, workflowtest.Start.Add(2*time.Minute), *s.DecidedAt, "the decision did not wait for the email")

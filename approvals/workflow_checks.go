@@ -1,4 +1,4 @@
-package workflows
+package approvals
 
 import (
 	"encoding/json"
@@ -9,38 +9,27 @@ import (
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/states"
+	"github.com/assent-hq/assent/workflows"
 )
 
 // checkPending refuses any change to a settled approval.
-func (s *ApprovalState) checkPending() error {
-	if s.Status != states.Pending {
-		return Refuse(apperr.InvalidState, "the approval is already %s", s.Status)
-	}
-	return nil
-}
-
-// mayCancel lets the requester withdraw their request, and owners and
-// administrators withdraw anyone's; every kind of request shares it.
-func mayCancel(requester string, r CancelRequest) error {
-	if r.ActorID != requester && !r.Administrator {
-		return Refuse(apperr.Forbidden, "only the requester, an owner or an administrator may cancel this request")
-	}
-	return nil
+func (s *State) checkPending() error {
+	return workflows.RefuseSettled(s.Status, states.Pending, "approval")
 }
 
 // checkRemoveApprover takes off a pending request's approvers only someone
 // among them; the caller treats either refusal as nothing left to do.
-func (s *ApprovalState) checkRemoveApprover(r RemoveApproverRequest) error {
+func (s *State) checkRemoveApprover(r RemoveApproverRequest) error {
 	if err := s.checkPending(); err != nil {
 		return err
 	}
 	if !slices.Contains(s.ApproverIDs, r.PersonID) {
-		return Refuse(apperr.NotAnApprover, "%s is not among this request's approvers", r.PersonID)
+		return workflows.Refuse(apperr.NotAnApprover, "%s is not among this request's approvers", r.PersonID)
 	}
 	return nil
 }
 
-func (s *ApprovalState) openQuestion() *Question {
+func (s *State) openQuestion() *AskedQuestion {
 	for i := range s.Questions {
 		if s.Questions[i].Answer == nil {
 			return &s.Questions[i]
@@ -52,7 +41,7 @@ func (s *ApprovalState) openQuestion() *Question {
 // checkDecide says whether req may be applied now. The validator calls it
 // to refuse early; the handler calls it again under the lock, because two
 // updates can pass validation before either runs.
-func checkDecide(in *ApprovalInput, s *ApprovalState, req DecideRequest) error {
+func checkDecide(in *WorkflowInput, s *State, req DecideRequest) error {
 	if err := s.checkPending(); err != nil {
 		return err
 	}
@@ -60,44 +49,44 @@ func checkDecide(in *ApprovalInput, s *ApprovalState, req DecideRequest) error {
 		return err
 	}
 	if q := s.openQuestion(); q != nil {
-		return Refuse(apperr.QuestionPending, "question %s is waiting for the requester's answer; nobody can decide until it is answered", q.QuestionID)
+		return workflows.Refuse(apperr.QuestionPending, "question %s is waiting for the requester's answer; nobody can decide until it is answered", q.QuestionID)
 	}
 	switch req.Decision {
 	case DecisionReject:
 		if len(req.Corrections) > 0 {
-			return RefuseField("corrections", "corrections apply to approvals only")
+			return workflows.RefuseField("corrections", "corrections apply to approvals only")
 		}
 		return nil
 	case DecisionApprove:
 	default:
-		return RefuseField("decision", "decision must be approve or reject")
+		return workflows.RefuseField("decision", "decision must be approve or reject")
 	}
 	if slices.Contains(s.ApprovedBy, req.ActorID) {
-		return Refuse(apperr.InvalidState, "you have already approved this request")
+		return workflows.Refuse(apperr.InvalidState, "you have already approved this request")
 	}
-	if ActedFor(s.OnBehalfOf, s.ApprovedBy, req.ActorID) {
-		return Refuse(apperr.InvalidState, "this request was already approved by or on behalf of the person you act for")
+	if workflows.ActedFor(s.OnBehalfOf, s.ApprovedBy, req.ActorID) {
+		return workflows.Refuse(apperr.InvalidState, "this request was already approved by or on behalf of the person you act for")
 	}
 	if in.ReasonRequired && req.Reason == "" {
-		return RefuseField("reason", "an ethics rule matched this request, so approving it needs a written reason")
+		return workflows.RefuseField("reason", "an ethics rule matched this request, so approving it needs a written reason")
 	}
 	if len(s.ScreenConcerns) > 0 && req.Reason == "" {
-		return RefuseField("reason", "the model screen raised a concern about this request, so approving it needs a written reason")
+		return workflows.RefuseField("reason", "the model screen raised a concern about this request, so approving it needs a written reason")
 	}
 	return CheckCorrections(in.Input, in.EditableFields, req.Corrections)
 }
 
 // checkApprover holds the requester apart from deciding, also through a
 // delegation: standing in for the requester is deciding as them.
-func checkApprover(in *ApprovalInput, s *ApprovalState, actorID string) error {
+func checkApprover(in *WorkflowInput, s *State, actorID string) error {
 	if in.RequesterMemberID != "" && actorID == in.RequesterMemberID {
-		return Refuse(apperr.NotAnApprover, "you created this request, so you cannot decide it")
+		return workflows.Refuse(apperr.NotAnApprover, "you created this request, so you cannot decide it")
 	}
-	if d := StandsInFor(s.OnBehalfOf, actorID); d != nil && in.RequesterMemberID != "" && d.ID == in.RequesterMemberID {
-		return Refuse(apperr.NotAnApprover, "you stand in for %s, who created this request, so you cannot decide it", d.Name)
+	if d := workflows.StandsInFor(s.OnBehalfOf, actorID); d != nil && in.RequesterMemberID != "" && d.ID == in.RequesterMemberID {
+		return workflows.Refuse(apperr.NotAnApprover, "you stand in for %s, who created this request, so you cannot decide it", d.Name)
 	}
 	if !slices.Contains(s.ApproverIDs, actorID) {
-		return Refuse(apperr.NotAnApprover, "you are not among this request's approvers")
+		return workflows.Refuse(apperr.NotAnApprover, "you are not among this request's approvers")
 	}
 	return nil
 }
@@ -111,18 +100,18 @@ func CheckCorrections(input json.RawMessage, editable []string, corrections map[
 	for _, field := range sortedKeys(corrections) {
 		path := "corrections." + field
 		if !slices.Contains(editable, field) {
-			return RefuseField(path, "%s is not an editable field", field)
+			return workflows.RefuseField(path, "%s is not an editable field", field)
 		}
 		want, got := flatKind(proposed[field]), flatKind(corrections[field])
 		if got == "" {
-			return RefuseField(path, "%s must be a string, number or boolean", field)
+			return workflows.RefuseField(path, "%s must be a string, number or boolean", field)
 		}
 		if got != want {
-			return RefuseField(path, "%s must stay a %s", field, want)
+			return workflows.RefuseField(path, "%s must stay a %s", field, want)
 		}
 		if got == "number" {
 			if _, err := strconv.ParseFloat(string(corrections[field]), 64); err != nil {
-				return RefuseField(path, "%s is beyond the range of numbers", field)
+				return workflows.RefuseField(path, "%s is beyond the range of numbers", field)
 			}
 		}
 	}
@@ -169,14 +158,14 @@ func CorrectedInput(input json.RawMessage, corrections map[string]json.RawMessag
 // changes sorted by field; a correction equal to the proposal is no
 // change. It works on the raw JSON, so every value keeps its exact text.
 // This is the one place approvedInput is computed.
-func applyCorrections(input json.RawMessage, corrections map[string]json.RawMessage) (json.RawMessage, []Change) {
+func applyCorrections(input json.RawMessage, corrections map[string]json.RawMessage) (json.RawMessage, []AppliedChange) {
 	out := fields(input)
-	changes := []Change{}
+	changes := []AppliedChange{}
 	for _, field := range sortedKeys(corrections) {
 		if sameValue(out[field], corrections[field]) {
 			continue
 		}
-		changes = append(changes, Change{Field: field, From: out[field], To: corrections[field]})
+		changes = append(changes, AppliedChange{Field: field, From: out[field], To: corrections[field]})
 	}
 	if len(changes) == 0 {
 		if len(input) == 0 {
@@ -208,7 +197,7 @@ func sameValue(a, b json.RawMessage) bool {
 	return string(a) == string(b)
 }
 
-func checkAsk(in *ApprovalInput, s *ApprovalState, req AskRequest) error {
+func checkAsk(in *WorkflowInput, s *State, req AskRequest) error {
 	if err := s.checkPending(); err != nil {
 		return err
 	}
@@ -216,38 +205,38 @@ func checkAsk(in *ApprovalInput, s *ApprovalState, req AskRequest) error {
 		return err
 	}
 	if req.Question == "" {
-		return RefuseField("question", "question is required")
+		return workflows.RefuseField("question", "question is required")
 	}
 	if q := s.openQuestion(); q != nil {
-		return Refuse(apperr.QuestionPending, "question %s is still waiting for an answer", q.QuestionID)
+		return workflows.Refuse(apperr.QuestionPending, "question %s is still waiting for an answer", q.QuestionID)
 	}
 	// Every other Update replayed onto its own request is refused by its
 	// state (already approved, answered, settled); an ask would add a
 	// question nobody could answer, as answers find the first by its id.
-	if slices.ContainsFunc(s.Questions, func(q Question) bool { return q.QuestionID == req.QuestionID }) {
-		return Refuse(apperr.Conflict, "question %s was already asked", req.QuestionID)
+	if slices.ContainsFunc(s.Questions, func(q AskedQuestion) bool { return q.QuestionID == req.QuestionID }) {
+		return workflows.Refuse(apperr.Conflict, "question %s was already asked", req.QuestionID)
 	}
 	return nil
 }
 
-func checkAnswer(in *ApprovalInput, s *ApprovalState, req AnswerRequest) error {
+func checkAnswer(in *WorkflowInput, s *State, req AnswerRequest) error {
 	if req.Requester != in.Requester {
-		return Refuse(apperr.NotTheRequester, "only the requester may answer questions")
+		return workflows.Refuse(apperr.NotTheRequester, "only the requester may answer questions")
 	}
 	for _, q := range s.Questions {
 		if q.QuestionID != req.QuestionID {
 			continue
 		}
 		if q.Answer != nil {
-			return Refuse(apperr.AlreadyAnswered, "question %s already has an answer", q.QuestionID)
+			return workflows.Refuse(apperr.AlreadyAnswered, "question %s already has an answer", q.QuestionID)
 		}
 		if err := s.checkPending(); err != nil {
 			return err
 		}
 		if req.Answer == "" {
-			return RefuseField("answer", "answer is required")
+			return workflows.RefuseField("answer", "answer is required")
 		}
 		return nil
 	}
-	return Refuse(apperr.QuestionNotFound, "question %s is not on this approval", req.QuestionID)
+	return workflows.Refuse(apperr.QuestionNotFound, "question %s is not on this approval", req.QuestionID)
 }

@@ -1,4 +1,4 @@
-package workflows_test
+package approvals_test
 
 import (
 	"testing"
@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/workflows"
@@ -22,8 +23,8 @@ func TestDelegateJoinsAWaitingApproval(t *testing.T) {
 	h.Update(time.Minute, "delegate", workflows.UpdateAddDelegate, workflowtest.AnnAway)
 	h.Update(2*time.Minute, "again", workflows.UpdateAddDelegate, workflowtest.AnnAway)
 	h.Update(3*time.Minute, "stranger", workflows.UpdateAddDelegate, workflows.AddDelegateRequest{DelegatorID: "mem_x", DelegateID: "mem_y"})
-	h.Update(4*time.Minute, "dee", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_d", ActorName: "Dee",
-		Decision: workflows.DecisionApprove, Note: "fine"})
+	h.Update(4*time.Minute, "dee", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_d", ActorName: "Dee",
+		Decision: approvals.DecisionApprove, Note: "fine"})
 	s := h.run(baseInput())
 
 	require.NoError(t, h.Results["delegate"].Err)
@@ -35,7 +36,7 @@ func TestDelegateJoinsAWaitingApproval(t *testing.T) {
 	assert.Equal(t, map[string]workflows.Delegator{"mem_d": {ID: "mem_a", Name: "Ann"}}, s.OnBehalfOf)
 	assert.Equal(t, "mem_d", s.DecidedByID)
 	assert.Equal(t, &workflows.Delegator{ID: "mem_a", Name: "Ann"}, s.DecidedOnBehalfOf)
-	assert.Equal(t, []string{workflows.ActionCreated, workflows.ActionDelegated, workflows.ActionApproved}, h.Actions())
+	assert.Equal(t, []string{workflows.ActionCreated, workflows.ActionDelegated, approvals.ActionApproved}, h.Actions())
 	delegated := h.Transitions[1]
 	assert.Equal(t, "mem_a", delegated.ActorID, "who set the delegation")
 	assert.Equal(t, "Ann is away, so Dee was asked on behalf of Ann", delegated.Detail)
@@ -57,15 +58,15 @@ func TestDelegationKeepsTheRequesterFromDeciding(t *testing.T) {
 	in.OnBehalfOf = map[string]workflows.Delegator{"mem_e": {ID: "mem_req", Name: "Rita"}}
 	h.Update(time.Minute, "delegate", workflows.UpdateAddDelegate, workflows.AddDelegateRequest{DelegatorID: "mem_req",
 		DelegatorName: "Rita", DelegateID: "mem_d", DelegateName: "Dee"})
-	h.Update(2*time.Minute, "dee", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_d", Decision: workflows.DecisionApprove})
-	h.Update(3*time.Minute, "eve", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_e", Decision: workflows.DecisionApprove})
+	h.Update(2*time.Minute, "dee", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_d", Decision: approvals.DecisionApprove})
+	h.Update(3*time.Minute, "eve", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_e", Decision: approvals.DecisionApprove})
 	h.Update(4*time.Minute, "ann-delegate", workflows.UpdateAddDelegate, workflows.AddDelegateRequest{DelegatorID: "mem_a",
 		DelegatorName: "Ann", DelegateID: "mem_f", DelegateName: "Fay"})
-	h.Update(5*time.Minute, "fay", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_f", Decision: workflows.DecisionApprove})
-	h.Update(6*time.Minute, "ann", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: workflows.DecisionApprove})
+	h.Update(5*time.Minute, "fay", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_f", Decision: approvals.DecisionApprove})
+	h.Update(6*time.Minute, "ann", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: approvals.DecisionApprove})
 	h.Update(7*time.Minute, "after-ann", workflows.UpdateAddDelegate, workflows.AddDelegateRequest{DelegatorID: "mem_a",
 		DelegatorName: "Ann", DelegateID: "mem_g", DelegateName: "Gil"})
-	h.Update(8*time.Minute, "bob", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", Decision: workflows.DecisionApprove})
+	h.Update(8*time.Minute, "bob", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_b", Decision: approvals.DecisionApprove})
 	s := h.run(in)
 
 	require.NoError(t, h.Results["delegate"].Err, "the requester's delegate is asked (and refused when deciding)")
@@ -88,7 +89,7 @@ func TestDelegateOfADelegateStandsInForTheFirst(t *testing.T) {
 	h.Update(time.Minute, "ann", workflows.UpdateAddDelegate, workflowtest.AnnAway)
 	h.Update(2*time.Minute, "dee", workflows.UpdateAddDelegate, workflows.AddDelegateRequest{DelegatorID: "mem_d",
 		DelegatorName: "Dee", DelegateID: "mem_h", DelegateName: "Hal"})
-	h.Update(3*time.Minute, "hal", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_h", Decision: workflows.DecisionReject})
+	h.Update(3*time.Minute, "hal", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_h", Decision: approvals.DecisionReject})
 	s := h.run(baseInput())
 	assert.Equal(t, states.Rejected, s.Status)
 	assert.Equal(t, &workflows.Delegator{ID: "mem_a", Name: "Ann"}, s.DecidedOnBehalfOf)
@@ -104,12 +105,12 @@ func TestEscalationAsksWhoStandsInForThoseAway(t *testing.T) {
 	h.standIns = map[string]workflows.AddDelegateRequest{
 		"mem_boss": {DelegatorID: "mem_boss", DelegatorName: "Bo", DelegateID: "mem_d", DelegateName: "Dee"}}
 	in := baseInput()
-	in.Escalation = &workflows.Escalation{At: workflowtest.Start.Add(4 * time.Hour), ApproverIDs: []string{"mem_boss", "mem_c"}}
-	h.Update(5*time.Hour, "boss", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_boss", Decision: workflows.DecisionApprove})
-	h.Update(6*time.Hour, "dee", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_d", ActorName: "Dee", Decision: workflows.DecisionApprove})
+	in.Escalation = &approvals.ScheduledEscalation{At: workflowtest.Start.Add(4 * time.Hour), ApproverIDs: []string{"mem_boss", "mem_c"}}
+	h.Update(5*time.Hour, "boss", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_boss", Decision: approvals.DecisionApprove})
+	h.Update(6*time.Hour, "dee", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_d", ActorName: "Dee", Decision: approvals.DecisionApprove})
 	s := h.run(in)
 
-	assert.Equal(t, []workflows.StandInsInput{{OrganizationID: "org_1", Requester: "mem_req", PersonIDs: []string{"mem_boss", "mem_c"}}},
+	assert.Equal(t, []approvals.StandInsInput{{OrganizationID: "org_1", Requester: "mem_req", PersonIDs: []string{"mem_boss", "mem_c"}}},
 		h.standInsAsked, "read when the escalation fires, for the request's requester")
 	h.RefusedWith("boss", apperr.NotAnApprover)
 	assert.Equal(t, states.Approved, s.Status)
@@ -130,8 +131,8 @@ func TestEscalationNamingTheDelegateToo(t *testing.T) {
 		h.standIns = map[string]workflows.AddDelegateRequest{
 			"mem_boss": {DelegatorID: "mem_boss", DelegatorName: "Bo", DelegateID: "mem_d", DelegateName: "Dee"}}
 		in := baseInput()
-		in.Escalation = &workflows.Escalation{At: workflowtest.Start.Add(4 * time.Hour), ApproverIDs: named}
-		h.Update(5*time.Hour, "dee", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_d", ActorName: "Dee", Decision: workflows.DecisionApprove})
+		in.Escalation = &approvals.ScheduledEscalation{At: workflowtest.Start.Add(4 * time.Hour), ApproverIDs: named}
+		h.Update(5*time.Hour, "dee", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_d", ActorName: "Dee", Decision: approvals.DecisionApprove})
 		s := h.run(in)
 
 		assert.Equal(t, states.Approved, s.Status, "%v", named)
@@ -148,10 +149,10 @@ func TestDefaultsStandInForThoseAway(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
 	in.ApproverIDs = []string{"gst_g"}
-	h.Update(time.Minute, "remove", workflows.UpdateRemoveApprover, workflows.RemoveApproverRequest{PersonID: "gst_g",
+	h.Update(time.Minute, "remove", workflows.UpdateRemoveApprover, approvals.RemoveApproverRequest{PersonID: "gst_g",
 		PersonName: "Gus", Defaults: []string{"mem_d", "mem_admin"}, OnBehalfOf: map[string]workflows.Delegator{"mem_d": {ID: "mem_owner", Name: "Olivia"}},
 		ActorID: "key_admin", ActorName: "admin key"})
-	h.Update(2*time.Minute, "dee", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_d", Decision: workflows.DecisionReject})
+	h.Update(2*time.Minute, "dee", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_d", Decision: approvals.DecisionReject})
 	s := h.run(in)
 
 	require.NoError(t, h.Results["remove"].Err)

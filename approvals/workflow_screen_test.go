@@ -1,4 +1,4 @@
-package workflows_test
+package approvals_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/workflows"
@@ -20,10 +21,10 @@ import (
 
 // screened registers the model screen's activity: answer is called for
 // each attempt, whose number and moment are kept.
-func (h *harness) screened(answer func(ctx context.Context, attempt int32) (workflows.ScreenResult, error)) *[]time.Duration {
+func (h *harness) screened(answer func(ctx context.Context, attempt int32) (approvals.ScreenResult, error)) *[]time.Duration {
 	var attempts []time.Duration
-	h.Env.RegisterActivityWithOptions(func(ctx context.Context, in workflows.ScreenInput) (workflows.ScreenResult, error) {
-		assert.Equal(h.T, workflows.ScreenInput{OrganizationID: "org_1", ApprovalID: "apr_1"}, in)
+	h.Env.RegisterActivityWithOptions(func(ctx context.Context, in approvals.ScreenInput) (approvals.ScreenResult, error) {
+		assert.Equal(h.T, approvals.ScreenInput{OrganizationID: "org_1", ApprovalID: "apr_1"}, in)
 		h.Mu.Lock()
 		attempts = append(attempts, h.Env.Now().Sub(workflowtest.Start))
 		h.Mu.Unlock()
@@ -39,17 +40,17 @@ func (h *harness) screened(answer func(ctx context.Context, attempt int32) (work
 // is held to its concerns: approving then needs a reason.
 func TestScreenIsRetriedAndItsConcernsAskForAReason(t *testing.T) {
 	h := newHarness(t)
-	attempts := h.screened(func(_ context.Context, attempt int32) (workflows.ScreenResult, error) {
+	attempts := h.screened(func(_ context.Context, attempt int32) (approvals.ScreenResult, error) {
 		if attempt < 3 {
-			return workflows.ScreenResult{}, errors.New("the endpoint answered 503")
+			return approvals.ScreenResult{}, errors.New("the endpoint answered 503")
 		}
-		return workflows.ScreenResult{Concerns: []workflows.ScreenConcern{{Principle: "privacy", Concern: "Personal data leaves the company."}}}, nil
+		return approvals.ScreenResult{Concerns: []approvals.ScreenConcern{{Principle: "privacy", Concern: "Personal data leaves the company."}}}, nil
 	})
 	in := baseInput()
 	in.Screen = true
-	h.Update(time.Second, "early", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
-	h.Update(time.Minute, "no-reason", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
-	h.Update(2*time.Minute, "reason", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve", Reason: "Needed for the refund."})
+	h.Update(time.Second, "early", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.Update(time.Minute, "no-reason", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.Update(2*time.Minute, "reason", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve", Reason: "Needed for the refund."})
 	s := h.run(in)
 
 	require.Len(t, *attempts, 3)
@@ -61,7 +62,7 @@ func TestScreenIsRetriedAndItsConcernsAskForAReason(t *testing.T) {
 	assert.Equal(t, workflows.ActionCreated, created.Action)
 	assert.Equal(t, workflowtest.Start.Add(last), created.At, "written once the screen answered")
 	assert.Equal(t, "the model screen raised 1 concern (privacy), so approving needs a written reason", created.Detail)
-	assert.Equal(t, []workflows.ScreenConcern{{Principle: "privacy", Concern: "Personal data leaves the company."}}, created.State.ScreenConcerns)
+	assert.Equal(t, []approvals.ScreenConcern{{Principle: "privacy", Concern: "Personal data leaves the company."}}, created.State.ScreenConcerns)
 	require.NotEmpty(t, h.emails)
 	assert.False(t, h.emails[0].at.Before(workflowtest.Start.Add(last)), "approvers are asked after the screen")
 
@@ -80,19 +81,19 @@ func TestScreenIsRetriedAndItsConcernsAskForAReason(t *testing.T) {
 // it is approved without a reason.
 func TestScreenThatNeverAnswersIsLeftOut(t *testing.T) {
 	h := newHarness(t)
-	attempts := h.screened(func(context.Context, int32) (workflows.ScreenResult, error) {
-		return workflows.ScreenResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_START_TO_CLOSE, nil)
+	attempts := h.screened(func(context.Context, int32) (approvals.ScreenResult, error) {
+		return approvals.ScreenResult{}, temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_START_TO_CLOSE, nil)
 	})
 	in := baseInput()
 	in.Screen = true
-	h.Update(10*time.Minute, "decide", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.Update(10*time.Minute, "decide", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
 	s := h.run(in)
 
 	assert.Len(t, *attempts, 3, "retried, three attempts at most")
 	created := h.Transitions[0]
 	assert.Equal(t, "the model screen failed (the model did not answer in time), so the request proceeds without it", created.Detail)
 	assert.Empty(t, created.State.ScreenConcerns)
-	assert.False(t, created.At.After(workflowtest.Start.Add(workflows.ScreenTimeout)), "within the screen's bound")
+	assert.False(t, created.At.After(workflowtest.Start.Add(approvals.ScreenTimeout)), "within the screen's bound")
 	assert.Equal(t, states.Approved, s.Status)
 }
 
@@ -100,8 +101,8 @@ func TestScreenThatNeverAnswersIsLeftOut(t *testing.T) {
 // (non-retryable) is asked once; a screen that skipped says why.
 func TestScreenRefusedIsNotRetried(t *testing.T) {
 	h := newHarness(t)
-	attempts := h.screened(func(context.Context, int32) (workflows.ScreenResult, error) {
-		return workflows.ScreenResult{}, temporal.NewNonRetryableApplicationError("the endpoint answered 401", "ModelScreenRefused", nil)
+	attempts := h.screened(func(context.Context, int32) (approvals.ScreenResult, error) {
+		return approvals.ScreenResult{}, temporal.NewNonRetryableApplicationError("the endpoint answered 401", "ModelScreenRefused", nil)
 	})
 	in := baseInput()
 	in.Screen = true
@@ -111,15 +112,15 @@ func TestScreenRefusedIsNotRetried(t *testing.T) {
 	assert.Equal(t, "the model screen failed (the endpoint answered 401), so the request proceeds without it", h.Transitions[0].Detail)
 
 	h = newHarness(t)
-	h.screened(func(context.Context, int32) (workflows.ScreenResult, error) {
-		return workflows.ScreenResult{Skipped: "it was switched off before it ran"}, nil
+	h.screened(func(context.Context, int32) (approvals.ScreenResult, error) {
+		return approvals.ScreenResult{Skipped: "it was switched off before it ran"}, nil
 	})
 	h.run(in)
 	assert.Equal(t, "the model screen did not run: it was switched off before it ran", h.Transitions[0].Detail)
 
 	// Off, the workflow never asks.
 	h = newHarness(t)
-	asked := h.screened(func(context.Context, int32) (workflows.ScreenResult, error) { return workflows.ScreenResult{}, nil })
+	asked := h.screened(func(context.Context, int32) (approvals.ScreenResult, error) { return approvals.ScreenResult{}, nil })
 	in.Screen = false
 	h.run(in)
 	assert.Empty(t, *asked)

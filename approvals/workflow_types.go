@@ -1,8 +1,10 @@
-package workflows
+package approvals
 
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/assent-hq/assent/workflows"
 )
 
 // Decisions an approver gives.
@@ -11,9 +13,9 @@ const (
 	DecisionReject  = "reject"
 )
 
-// ApprovalInput is what the workflow needs from the created record. The
+// WorkflowInput is what the workflow needs from the created record. The
 // approvers are already resolved to person ids (teams expanded once).
-type ApprovalInput struct {
+type WorkflowInput struct {
 	ApprovalID        string
 	OrganizationID    string
 	Risk              string
@@ -43,17 +45,17 @@ type ApprovalInput struct {
 	Screen bool `json:",omitempty"`
 	// Escalation, when set, adds approvers if the approval is still
 	// pending at its At.
-	Escalation *Escalation
+	Escalation *ScheduledEscalation
 	// OnBehalfOf says, by delegate, whom each delegate asked at creation
 	// (approvers and escalation alike) stands in for.
-	OnBehalfOf map[string]Delegator `json:",omitempty"`
+	OnBehalfOf map[string]workflows.Delegator `json:",omitempty"`
 }
 
-// Escalation is who joins an approval's approvers, and when, if nobody
+// ScheduledEscalation is who joins an approval's approvers, and when, if nobody
 // has settled it by then. The people were resolved at creation; who
 // stands in for those of them away when it fires is read then
 // (StandInsInput).
-type Escalation struct {
+type ScheduledEscalation struct {
 	At          time.Time
 	ApproverIDs []string
 }
@@ -70,12 +72,12 @@ type StandInsInput struct {
 // asked, each as the addDelegate Update would ask them; those not away
 // are left out.
 type StandInsResult struct {
-	StandIns []AddDelegateRequest
+	StandIns []workflows.AddDelegateRequest
 }
 
 // DecideRequest is one approver's decision.
 type DecideRequest struct {
-	Target
+	workflows.Target
 	ActorID   string
 	ActorName string
 	Decision  string
@@ -91,7 +93,7 @@ type DecideRequest struct {
 // AskRequest is an approver's question to the requester. The caller makes
 // QuestionID so the workflow stays deterministic.
 type AskRequest struct {
-	Target
+	workflows.Target
 	ActorID    string
 	ActorName  string
 	QuestionID string
@@ -100,27 +102,17 @@ type AskRequest struct {
 
 // AnswerRequest is the requester's answer.
 type AnswerRequest struct {
-	Target
-	// Requester is whoever answers, identified as in ApprovalInput.
+	workflows.Target
+	// Requester is whoever answers, identified as in WorkflowInput.
 	Requester  string
 	QuestionID string
 	Answer     string
 }
 
-// CancelRequest withdraws a pending approval.
-type CancelRequest struct {
-	Target
-	ActorID   string
-	ActorName string
-	// Administrator is set for an owner, an administrator or an admin key,
-	// who may withdraw a request someone else made.
-	Administrator bool
-}
-
 // RemoveApproverRequest takes a person off the approvers: an administrator
 // removed them from the organisation.
 type RemoveApproverRequest struct {
-	Target
+	workflows.Target
 	PersonID string
 	// PersonName names the person on the timeline.
 	PersonName string
@@ -132,14 +124,14 @@ type RemoveApproverRequest struct {
 	// OnBehalfOf says, by delegate, whom those of Defaults who stand in
 	// for an owner or administrator away stand in for (requests.StandIns).
 	// Absent from Updates sent before defaults went through delegations.
-	OnBehalfOf map[string]Delegator `json:",omitempty"`
+	OnBehalfOf map[string]workflows.Delegator `json:",omitempty"`
 	// ActorID and ActorName are who removed the person.
 	ActorID   string
 	ActorName string
 }
 
-// Question is a question on an approval.
-type Question struct {
+// AskedQuestion is a question on an approval.
+type AskedQuestion struct {
 	QuestionID string
 	Question   string
 	AskedBy    string
@@ -150,22 +142,22 @@ type Question struct {
 	AnsweredAt *time.Time
 }
 
-// Change is one applied correction; From and To are raw JSON values.
-type Change struct {
+// AppliedChange is one applied correction; From and To are raw JSON values.
+type AppliedChange struct {
 	Field string          `json:"field"`
 	From  json.RawMessage `json:"from"`
 	To    json.RawMessage `json:"to"`
 }
 
-// ApprovalState is the workflow's view of an approval; every transition
+// State is the workflow's view of an approval; every transition
 // persists a copy.
-type ApprovalState struct {
+type State struct {
 	Status string
 	// ApproverIDs are who may decide: the input's, less the people removed
 	// since, plus the defaults added when nobody left could settle it.
 	ApproverIDs   []string
 	ApprovedBy    []string
-	Questions     []Question
+	Questions     []AskedQuestion
 	DecidedByID   string
 	DecidedByName string
 	DecidedAt     *time.Time
@@ -174,7 +166,7 @@ type ApprovalState struct {
 	// ApprovedInput is Input with the corrections applied (raw JSON); set
 	// when the approval is approved.
 	ApprovedInput  json.RawMessage
-	Changes        []Change
+	Changes        []AppliedChange
 	ApprovalsSoFar int
 	// RemindedAt and EscalatedAt are when the one reminder and the
 	// escalation happened.
@@ -185,9 +177,9 @@ type ApprovalState struct {
 	ScreenConcerns []ScreenConcern `json:",omitempty"`
 	// OnBehalfOf says, by delegate, whom each delegate asked stands in
 	// for: the input's, and those added since (addDelegate).
-	OnBehalfOf map[string]Delegator `json:",omitempty"`
+	OnBehalfOf map[string]workflows.Delegator `json:",omitempty"`
 	// DecidedOnBehalfOf is whom the decider stood in for, if anyone.
-	DecidedOnBehalfOf *Delegator `json:",omitempty"`
+	DecidedOnBehalfOf *workflows.Delegator `json:",omitempty"`
 }
 
 // ScreenInput names the approval the model screen reads.
@@ -211,7 +203,7 @@ type ScreenResult struct {
 	Skipped  string `json:",omitempty"`
 }
 
-func (s ApprovalState) CurrentStatus() string { return s.Status }
+func (s State) CurrentStatus() string { return s.Status }
 
 // EmailApproversInput names the approval whose approvers are emailed:
 // every approver not emailed yet, or for the reminder those in PersonIDs

@@ -1,4 +1,4 @@
-package workflows
+package approvals
 
 import (
 	"errors"
@@ -14,6 +14,7 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/states"
+	"github.com/assent-hq/assent/workflows"
 )
 
 // Audit actions an approval transition records, beside the shared ones
@@ -25,41 +26,14 @@ const (
 	ActionAnswered = "answered"
 	// ActionApproverRemoved is a person taken off the approvers.
 	ActionApproverRemoved = "approver_removed"
-	// ActionEscalated is the escalation's people made approvers.
-	ActionEscalated = "escalated"
 )
 
-// CancelledForRequester is the audit detail of an owner or administrator
-// withdrawing someone else's request.
-const CancelledForRequester = "as an owner or administrator, for the requester"
-
-// ApprovalTransition is what PersistApproval writes.
-type ApprovalTransition = Transition[ApprovalState]
+// Transition is what PersistApproval writes.
+type Transition = workflows.Transition[State]
 
 // DefaultApproversAdded ends the timeline entry of a removal that left
 // nobody able to settle the request, so the defaults became approvers.
 const DefaultApproversAdded = "nobody left could settle the request, so the organisation's owners and administrators were made its approvers"
-
-// persistRetry retries until the database takes the write: a transition
-// the workflow made must reach the read model.
-var persistRetry = &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute}
-
-// persistOptions run the write as an activity. Temporal records the task
-// that schedules it (with the Update's acceptance or the expiry timer's
-// firing) before any worker may run it, so the database never holds a
-// transition that the workflow's history lacks. A write cut off by a crash
-// is retried after the timeout; Seq makes the retry change nothing.
-var persistOptions = workflow.ActivityOptions{
-	StartToCloseTimeout: 5 * time.Second,
-	RetryPolicy:         persistRetry,
-}
-
-// persistLocalOptions are for histories from before persistChange, which
-// wrote transitions with a local activity.
-var persistLocalOptions = workflow.LocalActivityOptions{
-	StartToCloseTimeout: 10 * time.Second,
-	RetryPolicy:         persistRetry,
-}
 
 // persistChange marks where the workflow began writing transitions with a
 // regular activity. A local activity ran inside the workflow task, so a
@@ -83,17 +57,7 @@ const escalationStandInsChange = "escalation-stand-ins"
 // retried until the database answers, since the escalation waits for it.
 var standInsOptions = workflow.ActivityOptions{
 	StartToCloseTimeout: 5 * time.Second,
-	RetryPolicy:         persistRetry,
-}
-
-// emailOptions send an email on the delivery schedule: five attempts, 1,
-// 4, 16 and 64 minutes apart.
-// Cancelling one waits for the server to confirm, so the workflow never
-// completes in the task that answers an Update while an email is in flight.
-var emailOptions = workflow.ActivityOptions{
-	StartToCloseTimeout: time.Minute,
-	RetryPolicy:         DeliveryRetryPolicy(time.Minute),
-	WaitForCancellation: true,
+	RetryPolicy:         workflows.PersistRetry(),
 }
 
 // Bounds of the model screen, which every approver waits for: an attempt
@@ -112,12 +76,12 @@ var screenOptions = workflow.ActivityOptions{
 	RetryPolicy:            &temporal.RetryPolicy{InitialInterval: 2 * time.Second, BackoffCoefficient: 2, MaximumAttempts: 3},
 }
 
-// Approval is the workflow of one approval: it waits for decisions,
+// Workflow is the workflow of one approval: it waits for decisions,
 // questions, answers and cancellation (Updates) and for expiry (a timer).
-func Approval(ctx workflow.Context, in ApprovalInput) (ApprovalState, error) {
+func Workflow(ctx workflow.Context, in WorkflowInput) (State, error) {
 	a := &approval{in: in}
-	a.Request = NewRequest(ctx, a, in.ApprovalID, in.OrganizationID, in.Requester, ActivityPersistApproval, ApprovalState{
-		Status: states.Pending, ApproverIDs: slices.Clone(in.ApproverIDs), ApprovedBy: []string{}, Questions: []Question{},
+	a.Request = workflows.NewRequest(ctx, a, in.ApprovalID, in.OrganizationID, in.Requester, workflows.ActivityPersistApproval, State{
+		Status: states.Pending, ApproverIDs: slices.Clone(in.ApproverIDs), ApprovedBy: []string{}, Questions: []AskedQuestion{},
 		OnBehalfOf: maps.Clone(in.OnBehalfOf)})
 	if a.in.RequiredApprovals < 1 {
 		a.in.RequiredApprovals = 1
@@ -129,38 +93,36 @@ func Approval(ctx workflow.Context, in ApprovalInput) (ApprovalState, error) {
 }
 
 type approval struct {
-	Request[ApprovalState]
-	in ApprovalInput
+	workflows.Request[State]
+	in WorkflowInput
 }
 
 func (a *approval) setup(ctx workflow.Context) error {
-	return SetUpdates(ctx, append(a.AskingUpdates(),
-		Update{UpdateDecide, a.decide, Validator(a.in.ApprovalID, func(r DecideRequest) error { return checkDecide(&a.in, &a.State, r) })},
-		Update{UpdateAsk, a.ask, Validator(a.in.ApprovalID, func(r AskRequest) error { return checkAsk(&a.in, &a.State, r) })},
-		Update{UpdateAnswer, a.answer, Validator(a.in.ApprovalID, func(r AnswerRequest) error { return checkAnswer(&a.in, &a.State, r) })},
-		Update{UpdateRemoveApprover, a.removeApprover, Validator(a.in.ApprovalID, a.State.checkRemoveApprover)},
+	return workflows.SetUpdates(ctx, append(a.AskingUpdates(),
+		workflows.Update{Name: workflows.UpdateDecide, Handler: a.decide, Validator: workflows.Validator(a.in.ApprovalID, func(r DecideRequest) error { return checkDecide(&a.in, &a.State, r) })},
+		workflows.Update{Name: workflows.UpdateAsk, Handler: a.ask, Validator: workflows.Validator(a.in.ApprovalID, func(r AskRequest) error { return checkAsk(&a.in, &a.State, r) })},
+		workflows.Update{Name: workflows.UpdateAnswer, Handler: a.answer, Validator: workflows.Validator(a.in.ApprovalID, func(r AnswerRequest) error { return checkAnswer(&a.in, &a.State, r) })},
+		workflows.Update{Name: workflows.UpdateRemoveApprover, Handler: a.removeApprover, Validator: workflows.Validator(a.in.ApprovalID, a.State.checkRemoveApprover)},
 	))
 }
 
-func (a *approval) run(ctx workflow.Context) (ApprovalState, error) {
+func (a *approval) run(ctx workflow.Context) (State, error) {
 	createdAt := workflow.Now(ctx)
-	a.local = workflow.GetVersion(ctx, persistChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion
+	a.PersistLocally(workflow.GetVersion(ctx, persistChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion)
 	screened := a.screen(ctx)
-	if err := a.Persist(ctx, ApprovalTransition{Action: ActionCreated, Event: events.ApprovalRequested, Detail: screened}); err != nil {
+	if err := a.Persist(ctx, Transition{Action: workflows.ActionCreated, Event: events.ApprovalRequested, Detail: screened}); err != nil {
 		return a.State, err
 	}
-	a.emails = workflow.GetVersion(ctx, emailChange, workflow.DefaultVersion, 1) >= 1
-	a.StartEmails(ctx)
-	a.EmailAsked(ctx)
-	a.created = true
+	a.SendEmails(workflow.GetVersion(ctx, emailChange, workflow.DefaultVersion, 1) >= 1)
+	a.Started(ctx)
 	if workflow.GetVersion(ctx, timersChange, workflow.DefaultVersion, 1) >= 1 {
 		if err := a.Await(ctx, a.pending, a.timers(createdAt)); err != nil {
 			return a.State, err
 		}
 	}
-	if err := a.Expire(ctx, a.in.ExpiresAt, a.pending, func() ApprovalTransition {
+	if err := a.Expire(ctx, a.in.ExpiresAt, a.pending, func() Transition {
 		a.Settle(ctx, states.Expired)
-		return ApprovalTransition{Action: ActionExpired, Event: events.ApprovalExpired}
+		return Transition{Action: workflows.ActionExpired, Event: events.ApprovalExpired}
 	}); err != nil {
 		return a.State, err
 	}
@@ -179,7 +141,7 @@ func (a *approval) screen(ctx workflow.Context) string {
 		return ""
 	}
 	var res ScreenResult
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, screenOptions), ActivityScreenApproval,
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, screenOptions), workflows.ActivityScreenApproval,
 		ScreenInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID}).Get(ctx, &res)
 	switch {
 	case err != nil:
@@ -217,13 +179,13 @@ func screenFailure(err error) string {
 	return err.Error()
 }
 
-func (a *approval) decide(ctx workflow.Context, req DecideRequest) (ApprovalState, error) {
-	err := a.Apply(ctx, func() (ApprovalTransition, error) {
+func (a *approval) decide(ctx workflow.Context, req DecideRequest) (State, error) {
+	err := a.Apply(ctx, func() (Transition, error) {
 		if err := checkDecide(&a.in, &a.State, req); err != nil {
-			return ApprovalTransition{}, err
+			return Transition{}, err
 		}
-		away := StandsInFor(a.State.OnBehalfOf, req.ActorID)
-		t := ApprovalTransition{ActorID: req.ActorID, ActorName: req.ActorName, Detail: JoinDetail(req.Via, OnBehalf(away), req.Note)}
+		away := workflows.StandsInFor(a.State.OnBehalfOf, req.ActorID)
+		t := Transition{ActorID: req.ActorID, ActorName: req.ActorName, Detail: workflows.JoinDetail(req.Via, workflows.OnBehalf(away), req.Note)}
 		if req.Decision == DecisionReject {
 			a.decided(ctx, states.Rejected, req)
 			t.Action, t.Event = ActionRejected, events.ApprovalRejected
@@ -253,28 +215,28 @@ func (a *approval) decided(ctx workflow.Context, status string, req DecideReques
 	now := workflow.Now(ctx).UTC()
 	a.State.Status = status
 	a.State.DecidedByID, a.State.DecidedByName, a.State.DecidedAt = req.ActorID, req.ActorName, &now
-	a.State.DecidedOnBehalfOf = StandsInFor(a.State.OnBehalfOf, req.ActorID)
+	a.State.DecidedOnBehalfOf = workflows.StandsInFor(a.State.OnBehalfOf, req.ActorID)
 	a.State.Note, a.State.Reason = req.Note, req.Reason
 }
 
-func (a *approval) ask(ctx workflow.Context, req AskRequest) (ApprovalState, error) {
-	err := a.Apply(ctx, func() (ApprovalTransition, error) {
+func (a *approval) ask(ctx workflow.Context, req AskRequest) (State, error) {
+	err := a.Apply(ctx, func() (Transition, error) {
 		if err := checkAsk(&a.in, &a.State, req); err != nil {
-			return ApprovalTransition{}, err
+			return Transition{}, err
 		}
-		a.State.Questions = append(a.State.Questions, Question{QuestionID: req.QuestionID, Question: req.Question,
+		a.State.Questions = append(a.State.Questions, AskedQuestion{QuestionID: req.QuestionID, Question: req.Question,
 			AskedBy: req.ActorName, AskedByID: req.ActorID, AskedAt: workflow.Now(ctx).UTC()})
-		return ApprovalTransition{Action: ActionAsked, Event: events.ApprovalQuestion, ActorID: req.ActorID,
+		return Transition{Action: ActionAsked, Event: events.ApprovalQuestion, ActorID: req.ActorID,
 			ActorName: req.ActorName, Detail: req.Question}, nil
 	})
 	return a.State, err
 }
 
-func (a *approval) answer(ctx workflow.Context, req AnswerRequest) (ApprovalState, error) {
+func (a *approval) answer(ctx workflow.Context, req AnswerRequest) (State, error) {
 	var asker string
-	err := a.Apply(ctx, func() (ApprovalTransition, error) {
+	err := a.Apply(ctx, func() (Transition, error) {
 		if err := checkAnswer(&a.in, &a.State, req); err != nil {
-			return ApprovalTransition{}, err
+			return Transition{}, err
 		}
 		now := workflow.Now(ctx).UTC()
 		for i := range a.State.Questions {
@@ -284,10 +246,10 @@ func (a *approval) answer(ctx workflow.Context, req AnswerRequest) (ApprovalStat
 				asker = q.AskedByID
 			}
 		}
-		return ApprovalTransition{Action: ActionAnswered, Event: events.ApprovalAnswered, ActorID: req.Requester, Detail: req.Answer}, nil
+		return Transition{Action: ActionAnswered, Event: events.ApprovalAnswered, ActorID: req.Requester, Detail: req.Answer}, nil
 	})
 	if err == nil && asker != "" {
-		a.Email(ctx, ActivityEmailAnswer, EmailAnswerInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID,
+		a.Email(ctx, workflows.ActivityEmailAnswer, EmailAnswerInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID,
 			QuestionID: req.QuestionID, AskerID: asker})
 	}
 	return a.State, err
@@ -299,17 +261,17 @@ func (a *approval) answer(ctx workflow.Context, req AnswerRequest) (ApprovalStat
 // approvers at creation (the email skips whoever was already emailed).
 // The Update adds commands only to histories that receive it, so older
 // histories replay unchanged without a version marker.
-func (a *approval) removeApprover(ctx workflow.Context, req RemoveApproverRequest) (ApprovalState, error) {
+func (a *approval) removeApprover(ctx workflow.Context, req RemoveApproverRequest) (State, error) {
 	added := false
-	err := a.Apply(ctx, func() (ApprovalTransition, error) {
+	err := a.Apply(ctx, func() (Transition, error) {
 		if err := a.State.checkRemoveApprover(req); err != nil {
-			return ApprovalTransition{}, err
+			return Transition{}, err
 		}
 		a.State.ApproverIDs = slices.DeleteFunc(slices.Clone(a.State.ApproverIDs), func(id string) bool { return id == req.PersonID })
-		t := ApprovalTransition{Action: ActionApproverRemoved, ActorID: req.ActorID, ActorName: req.ActorName,
+		t := Transition{Action: ActionApproverRemoved, ActorID: req.ActorID, ActorName: req.ActorName,
 			Detail: "removed " + req.PersonName + " from the approvers"}
 		if a.shortOfApprovers() {
-			a.State.ApproverIDs, a.State.OnBehalfOf, added = AddDefaults(a.State.ApproverIDs, a.State.OnBehalfOf, req.Defaults, req.OnBehalfOf, req.PersonID)
+			a.State.ApproverIDs, a.State.OnBehalfOf, added = workflows.AddDefaults(a.State.ApproverIDs, a.State.OnBehalfOf, req.Defaults, req.OnBehalfOf, req.PersonID)
 		}
 		if added {
 			t.Detail += "; " + DefaultApproversAdded
@@ -341,24 +303,24 @@ func (a *approval) pending() bool { return a.State.Status == states.Pending }
 func (a *approval) Settle(_ workflow.Context, status string) { a.State.Status = status }
 
 func (a *approval) CheckOpen() error { return a.State.checkPending() }
-func (a *approval) Asking() (*[]string, *map[string]Delegator) {
+func (a *approval) Asking() (*[]string, *map[string]workflows.Delegator) {
 	return &a.State.ApproverIDs, &a.State.OnBehalfOf
 }
 func (a *approval) Acted() []string  { return a.State.ApprovedBy }
 func (a *approval) NotAsked() string { return apperr.NotAnApprover }
 func (a *approval) EmailAsked(ctx workflow.Context) {
-	a.Email(ctx, ActivityEmailApprovers, EmailApproversInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID})
+	a.Email(ctx, workflows.ActivityEmailApprovers, EmailApproversInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID})
 }
 
 // timers are the approval's reminder and escalation, each only when due
 // before it expires.
-func (a *approval) timers(createdAt time.Time) []Timer {
-	var ts []Timer
-	if at, ok := ApprovalReminderAt(createdAt, a.in.ExpiresAt); ok {
-		ts = append(ts, Timer{at, a.remind})
+func (a *approval) timers(createdAt time.Time) []workflows.Timer {
+	var ts []workflows.Timer
+	if at, ok := ReminderAt(createdAt, a.in.ExpiresAt); ok {
+		ts = append(ts, workflows.Timer{At: at, Fire: a.remind})
 	}
 	if e := a.in.Escalation; e != nil && e.At.Before(a.in.ExpiresAt) {
-		ts = append(ts, Timer{e.At, a.escalate})
+		ts = append(ts, workflows.Timer{At: e.At, Fire: a.escalate})
 	}
 	return ts
 }
@@ -366,9 +328,9 @@ func (a *approval) timers(createdAt time.Time) []Timer {
 // remind emails the approvers who have not decided, once.
 func (a *approval) remind(ctx workflow.Context) error {
 	var waiting []string
-	err := a.Apply(ctx, func() (ApprovalTransition, error) {
+	err := a.Apply(ctx, func() (Transition, error) {
 		if !a.pending() {
-			return ApprovalTransition{}, nil
+			return Transition{}, nil
 		}
 		for _, id := range a.State.ApproverIDs {
 			if id != a.in.RequesterMemberID && !slices.Contains(a.State.ApprovedBy, id) {
@@ -377,10 +339,10 @@ func (a *approval) remind(ctx workflow.Context) error {
 		}
 		now := workflow.Now(ctx).UTC()
 		a.State.RemindedAt = &now
-		return ApprovalTransition{Action: ActionReminded, Detail: "reminded " + strconv.Itoa(len(waiting)) + " approvers who had not decided"}, nil
+		return Transition{Action: workflows.ActionReminded, Detail: "reminded " + strconv.Itoa(len(waiting)) + " approvers who had not decided"}, nil
 	})
 	if err == nil && len(waiting) > 0 {
-		a.Email(ctx, ActivityEmailApprovers, EmailApproversInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID,
+		a.Email(ctx, workflows.ActivityEmailApprovers, EmailApproversInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID,
 			Reminder: true, PersonIDs: waiting})
 	}
 	return err
@@ -396,9 +358,9 @@ func (a *approval) escalate(ctx workflow.Context) error {
 		return err
 	}
 	added := 0
-	err = a.Apply(ctx, func() (ApprovalTransition, error) {
+	err = a.Apply(ctx, func() (Transition, error) {
 		if !a.pending() {
-			return ApprovalTransition{}, nil
+			return Transition{}, nil
 		}
 		ids := slices.Clone(a.State.ApproverIDs)
 		var delegated []string
@@ -406,7 +368,7 @@ func (a *approval) escalate(ctx workflow.Context) error {
 			if slices.Contains(ids, id) {
 				continue
 			}
-			i := slices.IndexFunc(standIns, func(r AddDelegateRequest) bool { return r.DelegatorID == id })
+			i := slices.IndexFunc(standIns, func(r workflows.AddDelegateRequest) bool { return r.DelegatorID == id })
 			switch {
 			case i < 0:
 				ids = append(ids, id)
@@ -416,15 +378,15 @@ func (a *approval) escalate(ctx workflow.Context) error {
 				continue
 			default:
 				var detail string
-				ids, a.State.OnBehalfOf, detail = addDelegate(ids, a.State.OnBehalfOf, standIns[i])
+				ids, a.State.OnBehalfOf, detail = workflows.AddDelegate(ids, a.State.OnBehalfOf, standIns[i])
 				delegated = append(delegated, detail)
 			}
 			added++
 		}
 		now := workflow.Now(ctx).UTC()
 		a.State.ApproverIDs, a.State.EscalatedAt = ids, &now
-		return ApprovalTransition{Action: ActionEscalated, Event: events.ApprovalEscalated,
-			Detail: JoinDetail(append([]string{"still pending, so it was escalated: " + strconv.Itoa(added) + " more approvers asked"}, delegated...)...)}, nil
+		return Transition{Action: workflows.ActionEscalated, Event: events.ApprovalEscalated,
+			Detail: workflows.JoinDetail(append([]string{"still pending, so it was escalated: " + strconv.Itoa(added) + " more approvers asked"}, delegated...)...)}, nil
 	})
 	if err == nil && added > 0 {
 		a.EmailAsked(ctx)
@@ -437,12 +399,24 @@ func (a *approval) escalate(ctx workflow.Context) error {
 // began since hands over only the requests already waiting on its
 // delegator, which an escalation not yet fired is not. Histories from
 // before escalationStandInsChange replay without the read.
-func (a *approval) standIns(ctx workflow.Context) ([]AddDelegateRequest, error) {
+func (a *approval) standIns(ctx workflow.Context) ([]workflows.AddDelegateRequest, error) {
 	if workflow.GetVersion(ctx, escalationStandInsChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
 		return nil, nil
 	}
 	var res StandInsResult
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, standInsOptions), ActivityStandIns,
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, standInsOptions), workflows.ActivityStandIns,
 		StandInsInput{OrganizationID: a.in.OrganizationID, Requester: a.in.Requester, PersonIDs: a.in.Escalation.ApproverIDs}).Get(ctx, &res)
 	return res.StandIns, err
+}
+
+// minReminderWait is the shortest wait after creation an approval's
+// reminder may have: sooner, the approvers' first email is still fresh.
+const minReminderWait = time.Hour
+
+// ReminderAt is when an approval's one reminder goes out: halfway
+// between creation and expiresAt, when that is at least an hour after
+// creation.
+func ReminderAt(createdAt, expiresAt time.Time) (time.Time, bool) {
+	at := workflows.Halfway(createdAt, expiresAt)
+	return at, at.Sub(createdAt) >= minReminderWait
 }

@@ -1,4 +1,4 @@
-package activities
+package approvals
 
 import (
 	"context"
@@ -11,7 +11,6 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/modelscreen"
 	"github.com/assent-hq/assent/internal/rules"
-	"github.com/assent-hq/assent/workflows"
 )
 
 // ErrScreenRefused is the failure type of a model screen whose endpoint
@@ -23,17 +22,17 @@ const ErrScreenRefused = "ModelScreenRefused"
 // restricted field removed (modelscreen.Messages), against the
 // organisation's ethics principles. A screen switched off since the
 // workflow started, or an organisation without ethics rules, is skipped.
-func (a *Activities) ScreenApproval(ctx context.Context, in workflows.ScreenInput) (workflows.ScreenResult, error) {
+func (a *Activities) ScreenApproval(ctx context.Context, in ScreenInput) (ScreenResult, error) {
 	screen, err := a.Store.ModelScreen(ctx, in.OrganizationID)
 	if apperr.Is(err, apperr.NotFound) {
-		return workflows.ScreenResult{Skipped: "it was switched off before it ran"}, nil
+		return ScreenResult{Skipped: "it was switched off before it ran"}, nil
 	}
 	if err != nil {
-		return workflows.ScreenResult{}, err
+		return ScreenResult{}, err
 	}
 	stored, err := a.Store.EnabledRules(ctx, in.OrganizationID)
 	if err != nil {
-		return workflows.ScreenResult{}, err
+		return ScreenResult{}, err
 	}
 	var principles []modelscreen.Principle
 	for _, r := range stored {
@@ -48,11 +47,11 @@ func (a *Activities) ScreenApproval(ctx context.Context, in workflows.ScreenInpu
 		principles[i].Concerns = append(principles[i].Concerns, r.Concern)
 	}
 	if len(principles) == 0 {
-		return workflows.ScreenResult{Skipped: "the organisation has no enabled ethics rule, so no principle to screen against"}, nil
+		return ScreenResult{Skipped: "the organisation has no enabled ethics rule, so no principle to screen against"}, nil
 	}
 	rec, err := a.Store.Approvals().Get(ctx, in.OrganizationID, in.ApprovalID)
 	if err != nil {
-		return workflows.ScreenResult{}, err
+		return ScreenResult{}, err
 	}
 	req := modelscreen.Request{Title: rec.Title, Description: rec.Description, Input: []byte(rec.Input),
 		Metadata: []byte(rec.Metadata), Restricted: rec.RestrictedFields}
@@ -63,14 +62,14 @@ func (a *Activities) ScreenApproval(ctx context.Context, in workflows.ScreenInpu
 		modelscreen.Endpoint{URL: screen.URL, Model: screen.Model, APIKey: screen.APIKey}, req, principles)
 	var refused *modelscreen.Permanent
 	if errors.As(err, &refused) {
-		return workflows.ScreenResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrScreenRefused, nil)
+		return ScreenResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrScreenRefused, nil)
 	}
 	if err != nil {
-		return workflows.ScreenResult{}, err
+		return ScreenResult{}, err
 	}
-	out := workflows.ScreenResult{Concerns: make([]workflows.ScreenConcern, len(concerns))}
+	out := ScreenResult{Concerns: make([]ScreenConcern, len(concerns))}
 	for i, c := range concerns {
-		out.Concerns[i] = workflows.ScreenConcern{Principle: c.Principle, Concern: c.Concern}
+		out.Concerns[i] = ScreenConcern{Principle: c.Principle, Concern: c.Concern}
 	}
 	return out, nil
 }

@@ -1,4 +1,4 @@
-package workflows_test
+package approvals_test
 
 import (
 	"testing"

@@ -1,4 +1,4 @@
-package activities
+package approvals
 
 import (
 	"context"
@@ -12,27 +12,17 @@ import (
 	"github.com/assent-hq/assent/decisions"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
-	"github.com/assent-hq/assent/notify"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/wire"
 	"github.com/assent-hq/assent/workflows"
 )
 
-// Activities are the worker's side effects. Register them with
-// RegisterActivity so each method is known by its name.
+// Activities are an approval's activities, which the worker registers by
+// their method names (workflows.ActivityPersistApproval, …).
 type Activities struct {
-	Store *models.Store
-	// BaseURL makes the page urls in event data.
-	BaseURL string
-	// HTTP sends deliveries: outbound.NewClient with the process's policy.
-	HTTP *http.Client
-	// Notify emails approvers and askers.
-	Notify *notify.Notifier
-	// SlackAPIURL is Slack's Web API, where approval requests are posted
-	// to an organisation's Slack channel; "" is Slack's own.
-	SlackAPIURL string
-	// ScreenHTTP asks organisations' model screens: the guarded client of
-	// HTTP, waiting as long as an attempt of the screen may take.
+	requests.ActivityEnv
+	// ScreenHTTP asks organisations' model screens: the guarded client,
+	// waiting as long as an attempt of the screen may take.
 	ScreenHTTP *http.Client
 }
 
@@ -41,7 +31,7 @@ type Activities struct {
 // The transition to approved signs the approval's decision token and
 // keeps it on the record, so its read, its event and its callback carry the
 // same token.
-func (a *Activities) PersistApproval(ctx context.Context, t workflows.ApprovalTransition) error {
+func (a *Activities) PersistApproval(ctx context.Context, t Transition) error {
 	var sign func(*models.Approval) error
 	// Without its public base URL the instance cannot name itself as the
 	// tokens' issuer: it issues none rather than hold the approval up.
@@ -51,8 +41,8 @@ func (a *Activities) PersistApproval(ctx context.Context, t workflows.ApprovalTr
 			return err
 		}
 	}
-	return requests.PersistTransition(ctx, a.Store, a.Store.Approvals(), t, func(rec *models.Approval, t *workflows.ApprovalTransition) error {
-		fillApproval(rec, t)
+	return requests.PersistTransition(ctx, a.Store, a.Store.Approvals(), t, func(rec *models.Approval, t *Transition) error {
+		fill(rec, t)
 		if sign != nil && rec.Status == states.Approved && rec.DecisionToken == nil {
 			return sign(rec)
 		}
@@ -92,7 +82,7 @@ func (a *Activities) decisionToken(ctx context.Context, orgID string) (func(*mod
 // EmailApprovers emails the approval's approvers the page url, and a
 // sign-in-free link where the risk allows one: each approver not emailed
 // yet, or the one reminder.
-func (a *Activities) EmailApprovers(ctx context.Context, in workflows.EmailApproversInput) error {
+func (a *Activities) EmailApprovers(ctx context.Context, in EmailApproversInput) error {
 	if in.Reminder {
 		return a.Notify.ApproverReminder(ctx, in.OrganizationID, in.ApprovalID, in.PersonIDs)
 	}
@@ -102,8 +92,8 @@ func (a *Activities) EmailApprovers(ctx context.Context, in workflows.EmailAppro
 // StandIns says who stands in now for each of the people named who is
 // away, as a request made now would ask them (requests.Handover): an
 // escalation asks them in their place when it fires.
-func (a *Activities) StandIns(ctx context.Context, in workflows.StandInsInput) (workflows.StandInsResult, error) {
-	var out workflows.StandInsResult
+func (a *Activities) StandIns(ctx context.Context, in StandInsInput) (StandInsResult, error) {
+	var out StandInsResult
 	away, err := a.Store.ActiveDelegations(ctx, in.OrganizationID, models.Now())
 	if err != nil || len(away) == 0 {
 		return out, err
@@ -122,13 +112,13 @@ func (a *Activities) StandIns(ctx context.Context, in workflows.StandInsInput) (
 }
 
 // EmailAnswer emails whoever asked a question its answer.
-func (a *Activities) EmailAnswer(ctx context.Context, in workflows.EmailAnswerInput) error {
+func (a *Activities) EmailAnswer(ctx context.Context, in EmailAnswerInput) error {
 	return a.Notify.Answer(ctx, in.OrganizationID, in.ApprovalID, in.QuestionID, in.AskerID)
 }
 
-// fillApproval copies the workflow's state onto the record and completes
+// fill copies the workflow's state onto the record and completes
 // the audit entry's actor and detail.
-func fillApproval(rec *models.Approval, t *workflows.ApprovalTransition) {
+func fill(rec *models.Approval, t *Transition) {
 	s := &t.State
 	rec.Status = s.Status
 	// A transition scheduled by older code carries no approvers; keep them.
@@ -169,7 +159,7 @@ func fillApproval(rec *models.Approval, t *workflows.ApprovalTransition) {
 	if t.Action == workflows.ActionCreated && len(rec.UnevaluatedRules) > 0 {
 		t.Detail = strings.TrimSpace(t.Detail + "\n" + strings.Join(rec.UnevaluatedRules, "\n"))
 	}
-	if t.Action == workflows.ActionApproved && len(s.Changes) > 0 {
+	if t.Action == ActionApproved && len(s.Changes) > 0 {
 		t.Detail = strings.TrimSpace(t.Detail + "\n" + describeChanges(rec.Changes.V))
 	}
 }
@@ -213,7 +203,7 @@ func fieldOf(via map[string][]models.Via, away string) string {
 // screened puts the model screen's concerns after the ethics rules' on
 // rec, each naming models.ScreenRule; written again, they replace those
 // written before.
-func screened(rec *models.Approval, concerns []workflows.ScreenConcern) {
+func screened(rec *models.Approval, concerns []ScreenConcern) {
 	kept := slices.DeleteFunc(slices.Clone(rec.Concerns.V), func(c models.Concern) bool { return c.Rule == models.ScreenRule })
 	for _, c := range concerns {
 		kept = append(kept, models.Concern{Principle: c.Principle, Rule: models.ScreenRule, Concern: c.Concern})

@@ -1,4 +1,4 @@
-package workflows_test
+package approvals_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/workflows"
@@ -21,7 +22,7 @@ import (
 // harness runs the approval workflow in the test environment with a
 // recording persistence activity.
 type harness struct {
-	*workflowtest.Harness[workflows.ApprovalState]
+	*workflowtest.Harness[approvals.State]
 	emails []email
 	// failEmails, when set, is every email attempt's error.
 	failEmails error
@@ -29,22 +30,22 @@ type harness struct {
 	// person away, by person away.
 	standIns map[string]workflows.AddDelegateRequest
 	// standInsAsked are the inputs the StandIns activity got.
-	standInsAsked []workflows.StandInsInput
+	standInsAsked []approvals.StandInsInput
 }
 
 func newHarness(t *testing.T) *harness {
-	h := &harness{Harness: workflowtest.New[workflows.ApprovalState](t, workflows.Approval, workflows.ActivityPersistApproval)}
-	h.Env.RegisterActivityWithOptions(func(ctx context.Context, in workflows.EmailApproversInput) error {
+	h := &harness{Harness: workflowtest.New[approvals.State](t, approvals.Workflow, workflows.ActivityPersistApproval)}
+	h.Env.RegisterActivityWithOptions(func(ctx context.Context, in approvals.EmailApproversInput) error {
 		return h.sent(ctx, in)
 	}, activity.RegisterOptions{Name: workflows.ActivityEmailApprovers})
-	h.Env.RegisterActivityWithOptions(func(ctx context.Context, in workflows.EmailAnswerInput) error {
+	h.Env.RegisterActivityWithOptions(func(ctx context.Context, in approvals.EmailAnswerInput) error {
 		return h.sent(ctx, in)
 	}, activity.RegisterOptions{Name: workflows.ActivityEmailAnswer})
-	h.Env.RegisterActivityWithOptions(func(_ context.Context, in workflows.StandInsInput) (workflows.StandInsResult, error) {
+	h.Env.RegisterActivityWithOptions(func(_ context.Context, in approvals.StandInsInput) (approvals.StandInsResult, error) {
 		h.Mu.Lock()
 		defer h.Mu.Unlock()
 		h.standInsAsked = append(h.standInsAsked, in)
-		var out workflows.StandInsResult
+		var out approvals.StandInsResult
 		for _, id := range in.PersonIDs {
 			if r, ok := h.standIns[id]; ok {
 				out.StandIns = append(out.StandIns, r)
@@ -70,8 +71,8 @@ func (h *harness) sent(ctx context.Context, in any) error {
 	return h.failEmails
 }
 
-func baseInput() workflows.ApprovalInput {
-	return workflows.ApprovalInput{
+func baseInput() approvals.WorkflowInput {
+	return approvals.WorkflowInput{
 		ApprovalID: "apr_1", OrganizationID: "org_1", Risk: "medium",
 		ExpiresAt:         workflowtest.Start.Add(24 * time.Hour),
 		RequiredApprovals: 1,
@@ -83,7 +84,7 @@ func baseInput() workflows.ApprovalInput {
 	}
 }
 
-func (h *harness) run(in workflows.ApprovalInput) workflows.ApprovalState {
+func (h *harness) run(in approvals.WorkflowInput) approvals.State {
 	return h.RunAs(in.ApprovalID, in)
 }
 
@@ -101,14 +102,14 @@ func TestApprovalExpiresAtTheExactInstant(t *testing.T) {
 
 func TestQuestionBlocksDecisionsUntilAnswered(t *testing.T) {
 	h := newHarness(t)
-	h.Update(time.Minute, "ask", workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"})
-	h.Update(2*time.Minute, "ask-again", workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_b", QuestionID: "qst_2", Question: "And?"})
-	h.Update(3*time.Minute, "decide-blocked", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", Decision: "approve"})
-	h.Update(4*time.Minute, "answer-unknown", workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_9", Answer: "?"})
-	h.Update(4*time.Minute+30*time.Second, "answer-by-approver", workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_a", QuestionID: "qst_1", Answer: "Me"})
-	h.Update(5*time.Minute, "answer", workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"})
-	h.Update(6*time.Minute, "answer-twice", workflows.UpdateAnswer, workflows.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Other"})
-	h.Update(7*time.Minute, "decide", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: "approve"})
+	h.Update(time.Minute, "ask", workflows.UpdateAsk, approvals.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"})
+	h.Update(2*time.Minute, "ask-again", workflows.UpdateAsk, approvals.AskRequest{ActorID: "mem_b", QuestionID: "qst_2", Question: "And?"})
+	h.Update(3*time.Minute, "decide-blocked", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_b", Decision: "approve"})
+	h.Update(4*time.Minute, "answer-unknown", workflows.UpdateAnswer, approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_9", Answer: "?"})
+	h.Update(4*time.Minute+30*time.Second, "answer-by-approver", workflows.UpdateAnswer, approvals.AnswerRequest{Requester: "mem_a", QuestionID: "qst_1", Answer: "Me"})
+	h.Update(5*time.Minute, "answer", workflows.UpdateAnswer, approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"})
+	h.Update(6*time.Minute, "answer-twice", workflows.UpdateAnswer, approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Other"})
+	h.Update(7*time.Minute, "decide", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: "approve"})
 	s := h.run(baseInput())
 
 	h.RefusedWith("ask-again", apperr.QuestionPending)
@@ -132,11 +133,11 @@ func TestSeveralApprovalsAreCountedPerPerson(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
 	in.RequiredApprovals = 2
-	h.Update(time.Minute, "a", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve",
-		Corrections: raw(`{"amount":80}`)})
-	h.Update(2*time.Minute, "a-again", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
-	h.Update(3*time.Minute, "b", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: "approve",
-		Corrections: raw(`{"amount":70}`)})
+	h.Update(time.Minute, "a", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve",
+		Corrections: workflowtest.Raw(`{"amount":80}`)})
+	h.Update(2*time.Minute, "a-again", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.Update(3*time.Minute, "b", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: "approve",
+		Corrections: workflowtest.Raw(`{"amount":70}`)})
 	s := h.run(in)
 
 	assert.Equal(t, 1, h.Results["a"].State.ApprovalsSoFar)
@@ -157,8 +158,8 @@ func TestOneRejectionSettlesRegardlessOfRequiredApprovals(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
 	in.RequiredApprovals = 2
-	h.Update(time.Minute, "a", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
-	h.Update(2*time.Minute, "b", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: "reject", Note: "too costly"})
+	h.Update(time.Minute, "a", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.Update(2*time.Minute, "b", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: "reject", Note: "too costly"})
 	s := h.run(in)
 	assert.Equal(t, states.Rejected, s.Status)
 	assert.Equal(t, "too costly", s.Note)
@@ -184,7 +185,7 @@ func TestCorrectionsRules(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
-			h.Update(time.Minute, "bad", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve", Corrections: raw(tc.corrections)})
+			h.Update(time.Minute, "bad", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve", Corrections: workflowtest.Raw(tc.corrections)})
 			h.Update(2*time.Minute, "cancel", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "mem_req", ActorName: "Requester"})
 			s := h.run(baseInput())
 			h.RefusedWith("bad", apperr.InvalidRequest)
@@ -199,21 +200,21 @@ func TestCorrectionsRules(t *testing.T) {
 
 	t.Run("applied when one approval settles", func(t *testing.T) {
 		h := newHarness(t)
-		h.Update(time.Minute, "ok", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", ActorName: "Ann", Decision: "approve",
-			Corrections: raw(`{"amount":80.50,"urgent":false,"memo":"\u0078"}`)})
+		h.Update(time.Minute, "ok", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", ActorName: "Ann", Decision: "approve",
+			Corrections: workflowtest.Raw(`{"amount":80.50,"urgent":false,"memo":"\u0078"}`)})
 		s := h.run(baseInput())
 		assert.Equal(t, states.Approved, s.Status)
 		assert.JSONEq(t, `{"amount":80.50,"currency":"EUR","urgent":false,"memo":"x","big":12345678901234567890}`, string(s.ApprovedInput))
 		assert.Contains(t, string(s.ApprovedInput), `"amount":80.50`, "a correction keeps the digits sent")
 		assert.Contains(t, string(s.ApprovedInput), "12345678901234567890", "untouched numbers stay exact")
-		assert.Equal(t, []workflows.Change{{Field: "amount", From: json.RawMessage("100"), To: json.RawMessage("80.50")}}, s.Changes,
+		assert.Equal(t, []approvals.AppliedChange{{Field: "amount", From: json.RawMessage("100"), To: json.RawMessage("80.50")}}, s.Changes,
 			"an unchanged value (the same boolean, the same string spelled otherwise) is no change")
 	})
 
 	t.Run("the same number written otherwise is no change", func(t *testing.T) {
 		h := newHarness(t)
-		h.Update(time.Minute, "ok", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", ActorName: "Ann", Decision: "approve",
-			Corrections: raw(`{"amount":100.0}`)})
+		h.Update(time.Minute, "ok", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", ActorName: "Ann", Decision: "approve",
+			Corrections: workflowtest.Raw(`{"amount":100.0}`)})
 		s := h.run(baseInput())
 		assert.Empty(t, s.Changes)
 		assert.Equal(t, baseInput().Input, s.ApprovedInput, "nothing changed: the input as sent")
@@ -225,11 +226,11 @@ func TestWhoMayDecide(t *testing.T) {
 	in := baseInput()
 	in.ApproverIDs = append(in.ApproverIDs, "mem_req")
 	in.ReasonRequired = true
-	h.Update(time.Minute, "stranger", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_x", Decision: "reject"})
-	h.Update(2*time.Minute, "requester", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_req", Decision: "approve", Reason: "mine"})
-	h.Update(3*time.Minute, "no-reason", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
-	h.Update(4*time.Minute, "bad-decision", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "maybe"})
-	h.Update(5*time.Minute, "with-reason", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve", Reason: "checked with legal"})
+	h.Update(time.Minute, "stranger", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_x", Decision: "reject"})
+	h.Update(2*time.Minute, "requester", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_req", Decision: "approve", Reason: "mine"})
+	h.Update(3*time.Minute, "no-reason", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.Update(4*time.Minute, "bad-decision", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "maybe"})
+	h.Update(5*time.Minute, "with-reason", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve", Reason: "checked with legal"})
 	s := h.run(in)
 	h.RefusedWith("stranger", apperr.NotAnApprover)
 	h.RefusedWith("requester", apperr.NotAnApprover)
@@ -269,7 +270,7 @@ func TestOnlyTheRequesterOrAnAdministratorCancels(t *testing.T) {
 // function has written "created"; it must still be written after it.
 func TestUpdateAtStartIsWrittenAfterCreated(t *testing.T) {
 	h := newHarness(t)
-	h.Update(0, "ask", workflows.UpdateAsk, workflows.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Now?"})
+	h.Update(0, "ask", workflows.UpdateAsk, approvals.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Now?"})
 	h.Update(time.Minute, "cancel", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "mem_req", ActorName: "Requester"})
 	s := h.run(baseInput())
 	assert.Equal(t, states.Cancelled, s.Status)
@@ -279,15 +280,6 @@ func TestUpdateAtStartIsWrittenAfterCreated(t *testing.T) {
 	}
 }
 
-// raw decodes corrections written as a JSON object.
-func raw(object string) map[string]json.RawMessage {
-	var out map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(object), &out); err != nil {
-		panic(err)
-	}
-	return out
-}
-
 // TestRemovedApproverCannotDecide: a removed guest is off the approvers at
 // once; the others remain, so no defaults are added and nobody is emailed
 // again.
@@ -295,19 +287,19 @@ func TestRemovedApproverCannotDecide(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
 	in.ApproverIDs = []string{"gst_g", "mem_a"}
-	remove := workflows.RemoveApproverRequest{PersonID: "gst_g", PersonName: "gus@partner.example",
+	remove := approvals.RemoveApproverRequest{PersonID: "gst_g", PersonName: "gus@partner.example",
 		Defaults: []string{"mem_owner"}, ActorID: "key_admin", ActorName: "admin key"}
 	h.Update(time.Minute, "remove", workflows.UpdateRemoveApprover, remove)
 	h.Update(2*time.Minute, "remove-again", workflows.UpdateRemoveApprover, remove)
-	h.Update(3*time.Minute, "guest", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "gst_g", Decision: "approve"})
-	h.Update(4*time.Minute, "ann", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", ActorName: "Ann", Decision: "approve"})
+	h.Update(3*time.Minute, "guest", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "gst_g", Decision: "approve"})
+	h.Update(4*time.Minute, "ann", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", ActorName: "Ann", Decision: "approve"})
 	s := h.run(in)
 
 	h.RefusedWith("remove-again", apperr.NotAnApprover)
 	h.RefusedWith("guest", apperr.NotAnApprover)
 	assert.Equal(t, states.Approved, s.Status)
 	assert.Equal(t, []string{"mem_a"}, s.ApproverIDs)
-	assert.Equal(t, []string{"created", workflows.ActionApproverRemoved, "approved"}, h.Actions())
+	assert.Equal(t, []string{"created", approvals.ActionApproverRemoved, "approved"}, h.Actions())
 	removed := h.Transitions[1]
 	assert.Equal(t, "removed gus@partner.example from the approvers", removed.Detail)
 	assert.Equal(t, "key_admin", removed.ActorID)
@@ -323,15 +315,15 @@ func TestRemovingTheLastApproverFallsBackToTheDefaults(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
 	in.ApproverIDs = []string{"gst_g", "mem_req"} // the requester cannot decide their own request
-	h.Update(time.Minute, "remove", workflows.UpdateRemoveApprover, workflows.RemoveApproverRequest{PersonID: "gst_g",
+	h.Update(time.Minute, "remove", workflows.UpdateRemoveApprover, approvals.RemoveApproverRequest{PersonID: "gst_g",
 		PersonName: "gus@partner.example", Defaults: []string{"mem_owner", "mem_req", "mem_admin"}, ActorID: "mem_owner", ActorName: "Olivia"})
-	h.Update(2*time.Minute, "admin", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_admin", ActorName: "Al", Decision: "reject"})
+	h.Update(2*time.Minute, "admin", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_admin", ActorName: "Al", Decision: "reject"})
 	s := h.run(in)
 
 	require.NoError(t, h.Results["remove"].Err)
 	assert.Equal(t, []string{"mem_req", "mem_owner", "mem_admin"}, h.Results["remove"].State.ApproverIDs)
 	assert.Equal(t, states.Rejected, s.Status)
-	assert.Equal(t, "removed gus@partner.example from the approvers; "+workflows.DefaultApproversAdded, h.Transitions[1].Detail)
+	assert.Equal(t, "removed gus@partner.example from the approvers; "+approvals.DefaultApproversAdded, h.Transitions[1].Detail)
 	require.Len(t, h.emails, 2, "the new approvers are emailed through the same activity as at creation")
 	assert.Equal(t, h.emails[0].input, h.emails[1].input)
 }
@@ -344,15 +336,15 @@ func TestDefaultsJoinWhenTooFewCanApprove(t *testing.T) {
 	in := baseInput()
 	in.RequiredApprovals = 3
 	in.ApproverIDs = []string{"mem_a", "mem_b", "gst_g"}
-	h.Update(time.Minute, "a", workflows.UpdateDecide, workflows.DecideRequest{ActorID: "mem_a", Decision: "approve"})
-	h.Update(2*time.Minute, "remove", workflows.UpdateRemoveApprover, workflows.RemoveApproverRequest{PersonID: "gst_g",
+	h.Update(time.Minute, "a", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.Update(2*time.Minute, "remove", workflows.UpdateRemoveApprover, approvals.RemoveApproverRequest{PersonID: "gst_g",
 		PersonName: "Gus", Defaults: []string{"mem_owner"}, ActorID: "key_admin", ActorName: "admin key"})
 	h.Update(3*time.Minute, "cancel", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "mem_req", ActorName: "Requester"})
-	h.Update(4*time.Minute, "remove-settled", workflows.UpdateRemoveApprover, workflows.RemoveApproverRequest{PersonID: "mem_b"})
+	h.Update(4*time.Minute, "remove-settled", workflows.UpdateRemoveApprover, approvals.RemoveApproverRequest{PersonID: "mem_b"})
 	s := h.run(in)
 
 	assert.Equal(t, []string{"mem_a", "mem_b", "mem_owner"}, s.ApproverIDs)
-	assert.Contains(t, h.Transitions[2].Detail, workflows.DefaultApproversAdded)
+	assert.Contains(t, h.Transitions[2].Detail, approvals.DefaultApproversAdded)
 	assert.Equal(t, states.Cancelled, s.Status)
 	// The workflow completed with the cancel; a later Update finds no
 	// running workflow, which the service reads as settled.
@@ -367,11 +359,54 @@ func TestNoDefaultsToAddSaysNothingOfThem(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
 	in.ApproverIDs = []string{"gst_g"}
-	h.Update(time.Minute, "remove", workflows.UpdateRemoveApprover, workflows.RemoveApproverRequest{PersonID: "gst_g",
+	h.Update(time.Minute, "remove", workflows.UpdateRemoveApprover, approvals.RemoveApproverRequest{PersonID: "gst_g",
 		PersonName: "Gus", ActorID: "operator", ActorName: "the operator"})
 	s := h.run(in)
 	assert.Equal(t, states.Expired, s.Status)
 	assert.Empty(t, s.ApproverIDs)
 	assert.Equal(t, "removed Gus from the approvers", h.Transitions[1].Detail)
 	assert.Len(t, h.emails, 1)
+}
+
+func TestApprovalUpdatesForAnotherRequestAreRefused(t *testing.T) {
+	h := newHarness(t)
+	in := baseInput()
+	in.ApproverIDs = []string{"mem_a", "gst_g"}
+	for i, target := range []workflows.Target{workflowtest.Other, workflowtest.None} {
+		at := time.Duration(i+1) * time.Hour
+		key, keys := workflowtest.PerRound(i)
+		h.Update(at, key("decide"), workflows.UpdateDecide, approvals.DecideRequest{Target: target, ActorID: "mem_a", Decision: "approve"})
+		h.Update(at+time.Minute, key("ask"), workflows.UpdateAsk, approvals.AskRequest{Target: target, ActorID: "mem_a", QuestionID: "qst_1", Question: "?"})
+		h.Update(at+2*time.Minute, key("answer"), workflows.UpdateAnswer, approvals.AnswerRequest{Target: target, Requester: "mem_req", QuestionID: "qst_1", Answer: "!"})
+		h.Update(at+3*time.Minute, key("cancel"), workflows.UpdateCancel, workflows.CancelRequest{Target: target, ActorID: "mem_x", Administrator: true})
+		h.Update(at+4*time.Minute, key("remove"), workflows.UpdateRemoveApprover, approvals.RemoveApproverRequest{Target: target, PersonID: "gst_g"})
+		h.Update(at+4*time.Minute+time.Second, key("delegate"), workflows.UpdateAddDelegate, workflows.AddDelegateRequest{Target: target,
+			DelegatorID: "mem_a", DelegateID: "mem_d"})
+		h.Env.RegisterDelayedCallback(func() {
+			for _, key := range keys("decide", "ask", "answer", "cancel", "remove", "delegate") {
+				h.RefusedWith(key, apperr.Forbidden)
+				assert.True(t, h.Results[key].Refused, "%s was refused by the validator, before it reached the history", key)
+			}
+		}, at+5*time.Minute)
+	}
+	s := h.run(in)
+	assert.Equal(t, states.Expired, s.Status)
+	assert.Equal(t, []string{"mem_a", "gst_g"}, s.ApproverIDs)
+	assert.Equal(t, []string{workflows.ActionCreated, workflows.ActionReminded, workflows.ActionExpired}, h.Actions())
+	assert.Empty(t, s.Questions)
+}
+
+// An ask sent again (its payload copied onto the same approval, where both
+// layers let it through) is refused: its question is already there.
+func TestAnAskSentAgainIsRefused(t *testing.T) {
+	h := newHarness(t)
+	ask := approvals.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}
+	h.Update(time.Minute, "ask", workflows.UpdateAsk, ask)
+	h.Update(2*time.Minute, "answer", workflows.UpdateAnswer, approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme"})
+	h.Update(3*time.Minute, "ask-again", workflows.UpdateAsk, ask)
+	h.Update(4*time.Minute, "decide", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_b", Decision: "approve"})
+	s := h.run(baseInput())
+	h.RefusedWith("ask-again", apperr.Conflict)
+	assert.Equal(t, states.Approved, s.Status, "no unanswerable question blocks the decision")
+	assert.Len(t, s.Questions, 1)
 }
