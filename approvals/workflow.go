@@ -115,18 +115,11 @@ func (a *approval) run(ctx workflow.Context) (State, error) {
 	}
 	a.SendEmails(workflow.GetVersion(ctx, emailChange, workflow.DefaultVersion, 1) >= 1)
 	a.Started(ctx)
+	var timers []workflows.Timer
 	if workflow.GetVersion(ctx, timersChange, workflow.DefaultVersion, 1) >= 1 {
-		if err := a.Await(ctx, a.pending, a.timers(createdAt)); err != nil {
-			return a.State, err
-		}
+		timers = a.timers(createdAt)
 	}
-	if err := a.Expire(ctx, a.in.ExpiresAt, a.pending, func() Transition {
-		a.Settle(ctx, states.Expired)
-		return Transition{Action: workflows.ActionExpired, Event: events.ApprovalExpired}
-	}); err != nil {
-		return a.State, err
-	}
-	return a.State, a.Finish(ctx)
+	return a.Wait(ctx, a.in.ExpiresAt, timers, Transition{Action: workflows.ActionExpired, Event: events.ApprovalExpired})
 }
 
 // screen asks the organisation's model screen about the approval, when it

@@ -54,18 +54,11 @@ func (c *collection) run(ctx workflow.Context) (State, error) {
 	if err := c.Begin(ctx, Transition{Action: workflows.ActionCreated, Event: events.CollectionRequested}); err != nil {
 		return c.State, err
 	}
+	var timers []workflows.Timer
 	if at, ok := ReminderAt(createdAt, c.in.DueAt, c.in.ExpiresAt); ok {
-		if err := c.Await(ctx, c.open, []workflows.Timer{{At: at, Fire: c.remind}}); err != nil {
-			return c.State, err
-		}
+		timers = append(timers, workflows.Timer{At: at, Fire: c.remind})
 	}
-	if err := c.Expire(ctx, c.in.ExpiresAt, c.open, func() Transition {
-		c.Settle(ctx, states.Expired)
-		return Transition{Action: workflows.ActionExpired, Event: events.CollectionExpired}
-	}); err != nil {
-		return c.State, err
-	}
-	return c.State, c.Finish(ctx)
+	return c.Wait(ctx, c.in.ExpiresAt, timers, Transition{Action: workflows.ActionExpired, Event: events.CollectionExpired})
 }
 
 // remind emails the respondents who have not submitted, once.

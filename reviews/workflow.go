@@ -44,19 +44,11 @@ type review struct {
 	in WorkflowInput
 }
 
-func (r *review) open() bool { return r.State.Status == states.Open }
-
 func (r *review) run(ctx workflow.Context) (State, error) {
 	if err := r.Begin(ctx, Transition{Action: workflows.ActionCreated, Event: events.ReviewRequested}); err != nil {
 		return r.State, err
 	}
-	if err := r.Expire(ctx, r.in.ExpiresAt, r.open, func() Transition {
-		r.Settle(ctx, states.Expired)
-		return Transition{Action: workflows.ActionExpired, Event: events.ReviewExpired}
-	}); err != nil {
-		return r.State, err
-	}
-	return r.State, r.Finish(ctx)
+	return r.Wait(ctx, r.in.ExpiresAt, nil, Transition{Action: workflows.ActionExpired, Event: events.ReviewExpired})
 }
 
 func (r *review) Settle(ctx workflow.Context, status string) {

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/states"
 )
 
 // Request is what every request kind's workflow (approval, collection,
@@ -173,9 +174,27 @@ func (r *Request[S]) Persist(ctx workflow.Context, t Transition[S]) error {
 	return workflow.ExecuteActivity(ctx, r.persistActivity, t).Get(ctx, nil)
 }
 
-// Expire waits until the request settles or expiresAt, and then, if it is
+// Wait is the rest of a request's life once it has begun: its timers
+// fired in time order while it is open (await), then, if it is still open
+// at expiresAt, Settle'd as expired with the expired transition written,
+// and Finish. It returns the final state.
+func (r *Request[S]) Wait(ctx workflow.Context, expiresAt time.Time, timers []Timer, expired Transition[S]) (S, error) {
+	open := func() bool { return r.kind.CheckOpen() == nil }
+	if err := r.await(ctx, open, timers); err != nil {
+		return r.State, err
+	}
+	if err := r.expire(ctx, expiresAt, open, func() Transition[S] {
+		r.kind.Settle(ctx, states.Expired)
+		return expired
+	}); err != nil {
+		return r.State, err
+	}
+	return r.State, r.Finish(ctx)
+}
+
+// expire waits until the request settles or expiresAt, and then, if it is
 // still open, applies expired.
-func (r *Request[S]) Expire(ctx workflow.Context, expiresAt time.Time, open func() bool, expired func() Transition[S]) error {
+func (r *Request[S]) expire(ctx workflow.Context, expiresAt time.Time, open func() bool, expired func() Transition[S]) error {
 	settled, err := workflow.AwaitWithTimeout(ctx, expiresAt.Sub(workflow.Now(ctx)), func() bool { return !open() })
 	if err != nil || settled {
 		return err
@@ -368,10 +387,10 @@ type Timer struct {
 	Fire func(ctx workflow.Context) error
 }
 
-// Await waits for each timer in turn, earliest first, and fires it if the
+// await waits for each timer in turn, earliest first, and fires it if the
 // request is still open then. It returns once every timer fired or the
 // request settled; expiry is the caller's to wait for after it.
-func (r *Request[S]) Await(ctx workflow.Context, open func() bool, timers []Timer) error {
+func (r *Request[S]) await(ctx workflow.Context, open func() bool, timers []Timer) error {
 	slices.SortStableFunc(timers, func(a, b Timer) int { return a.At.Compare(b.At) })
 	for _, t := range timers {
 		settled, err := workflow.AwaitWithTimeout(ctx, t.At.Sub(workflow.Now(ctx)), func() bool { return !open() })
