@@ -61,7 +61,7 @@ func (n *Notifier) push(ctx context.Context, orgID, notice, personID string, msg
 	if err != nil || len(subs) == 0 {
 		return err
 	}
-	msg.Title = shorten(oneLine(msg.Title), pushTitleLimit)
+	msg.Title = Shorten(oneLine(msg.Title), pushTitleLimit)
 	body, err := json.Marshal(msg)
 	if err != nil {
 		return err

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/approvals"
+	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/outbound"
@@ -21,6 +23,7 @@ import (
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/notify"
 	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/reviews"
 )
 
 // opened decrypts a push with the browser's keys, checks its VAPID
@@ -80,16 +83,18 @@ func TestAskedPeopleArePushedOnceEach(t *testing.T) {
 		box := mail.NewMailbox(0)
 		n := &notify.Notifier{Store: store, Mailer: box, BaseURL: "https://assent.example",
 			Push: &notify.Push{HTTP: outbound.NewClient(netguard.DevLoopback), Subject: "https://assent.example"}}
+		env := requests.ActivityEnv{Store: store, BaseURL: n.BaseURL, Notify: n}
+		apr := &approvals.Activities{ActivityEnv: env}
 		svc.Answer(phone, http.StatusServiceUnavailable)
 		svc.Answer(bens, http.StatusGone)
-		err = n.Approvers(ctx, org.ID, a.ID)
+		err = apr.EmailApprovers(ctx, approvals.EmailApproversInput{OrganizationID: org.ID, ApprovalID: a.ID})
 		require.Error(t, err, "the push service's 503 fails the attempt, for the activity's retry")
 		assert.Contains(t, err.Error(), "503")
 		assert.NotContains(t, err.Error(), phone.Endpoint, "the endpoint is a credential")
 		assert.Len(t, box.Messages(), 2, "the emails went all the same")
 
-		require.NoError(t, n.Approvers(ctx, org.ID, a.ID), "the retry")
-		require.NoError(t, n.Approvers(ctx, org.ID, a.ID), "and another pushes nothing more")
+		require.NoError(t, apr.EmailApprovers(ctx, approvals.EmailApproversInput{OrganizationID: org.ID, ApprovalID: a.ID}), "the retry")
+		require.NoError(t, apr.EmailApprovers(ctx, approvals.EmailApproversInput{OrganizationID: org.ID, ApprovalID: a.ID}), "and another pushes nothing more")
 		require.Len(t, svc.To(laptop), 1, "once")
 		require.Len(t, svc.To(phone), 2, "the 503, then the retry")
 		require.Len(t, svc.To(bens), 1, "the 410, not retried")
@@ -114,8 +119,8 @@ func TestAskedPeopleArePushedOnceEach(t *testing.T) {
 		assert.Len(t, subs, 2)
 
 		// The reminder is pushed too, once.
-		require.NoError(t, n.ApproverReminder(ctx, org.ID, a.ID, []string{ann.ID()}))
-		require.NoError(t, n.ApproverReminder(ctx, org.ID, a.ID, []string{ann.ID()}))
+		require.NoError(t, apr.EmailApprovers(ctx, approvals.EmailApproversInput{OrganizationID: org.ID, ApprovalID: a.ID, Reminder: true, PersonIDs: []string{ann.ID()}}))
+		require.NoError(t, apr.EmailApprovers(ctx, approvals.EmailApproversInput{OrganizationID: org.ID, ApprovalID: a.ID, Reminder: true, PersonIDs: []string{ann.ID()}}))
 		assert.Len(t, svc.To(laptop), 2)
 
 		// A request for information and a review push their page.
@@ -128,7 +133,7 @@ func TestAskedPeopleArePushedOnceEach(t *testing.T) {
 			Questions: models.JSON[[]questions.Question]{V: qs}}
 		_, err = requests.Insert(ctx, store, store.Collections(), c, nil)
 		require.NoError(t, err)
-		require.NoError(t, n.Respondents(ctx, org.ID, c.ID, false, nil))
+		require.NoError(t, (&collections.Activities{ActivityEnv: env}).EmailRespondents(ctx, collections.EmailRespondentsInput{OrganizationID: org.ID, CollectionID: c.ID}))
 		pushes := svc.To(laptop)
 		require.Len(t, pushes, 3)
 		assert.Equal(t, map[string]any{"title": "Q3 numbers", "kind": "collection", "url": "https://assent.example/collections/" + c.ID},
@@ -141,8 +146,8 @@ func TestAskedPeopleArePushedOnceEach(t *testing.T) {
 		}
 		_, err = requests.Insert(ctx, store, store.Reviews(), r, nil)
 		require.NoError(t, err)
-		require.NoError(t, n.Reviewers(ctx, org.ID, r.ID))
-		require.NoError(t, n.Reviewers(ctx, org.ID, r.ID))
+		require.NoError(t, (&reviews.Activities{ActivityEnv: env}).EmailReviewers(ctx, reviews.EmailReviewersInput{OrganizationID: org.ID, ReviewID: r.ID}))
+		require.NoError(t, (&reviews.Activities{ActivityEnv: env}).EmailReviewers(ctx, reviews.EmailReviewersInput{OrganizationID: org.ID, ReviewID: r.ID}))
 		pushes = svc.To(laptop)
 		require.Len(t, pushes, 4)
 		assert.Equal(t, map[string]any{"title": "Q3 report", "kind": "review", "url": "https://assent.example/reviews/" + r.ID},

@@ -31,9 +31,9 @@ func (n *Notifier) ReportSend(ctx context.Context, orgID, sendID string) error {
 	for _, rc := range send.Recipients.V {
 		data := sendMail{Organization: org.Name, SentBy: send.SentByName, Title: r.Title, Note: send.Note,
 			PageURL: n.BaseURL + paths.Report(r.Slug), Guest: rc.Kind == models.ApproverGuest}
-		err := n.once(ctx, orgID, "report-send/"+send.ID+"/"+rc.PersonID, func() (draft, error) {
-			msg, err := render("report_send", rc.Email, oneLine(send.SentByName+" shared "+r.Title+" with you"), data)
-			return draft{msg: msg}, err
+		err := n.Once(ctx, orgID, "report-send/"+send.ID+"/"+rc.PersonID, func() (Draft, error) {
+			msg, err := reportEmails.Render("report_send", rc.Email, send.SentByName+" shared "+r.Title+" with you", data)
+			return Draft{Msg: msg}, err
 		})
 		if err != nil {
 			return err

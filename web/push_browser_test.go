@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assent-hq/assent/app"
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/browsertest"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/outbound"
@@ -24,6 +25,7 @@ import (
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/notify"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/web"
 )
 
@@ -121,7 +123,8 @@ func TestBrowserInboxNotifiesMe(t *testing.T) {
 	// An approval for Ada is pushed; the service worker shows it.
 	a := s.approval(t, "Refund order 42", models.RiskHigh, time.Now().Add(time.Hour), s.ada.ID)
 	n := &notify.Notifier{Store: s.store, BaseURL: s.url, Push: &notify.Push{HTTP: outbound.NewClient(netguard.DevLoopback), Subject: "assent@example.com"}}
-	require.NoError(t, n.Approvers(ctx, s.org.ID, a.ID))
+	acts := &approvals.Activities{ActivityEnv: requests.ActivityEnv{Store: s.store, BaseURL: s.url, Notify: n}}
+	require.NoError(t, acts.EmailApprovers(ctx, approvals.EmailApproversInput{OrganizationID: s.org.ID, ApprovalID: a.ID}))
 	pushes := svc.To(phone)
 	require.Len(t, pushes, 1)
 	payload, err := phone.Decrypt(pushes[0].Body)

@@ -1,0 +1,148 @@
+package approvals
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/paths"
+	"github.com/assent-hq/assent/internal/states"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/notify"
+	"github.com/assent-hq/assent/wire"
+)
+
+// An approval's emails: to its approvers (at creation, when one is added,
+// the reminder) and, with the answer, to whoever asked a question.
+
+//go:embed emails
+var emailFiles embed.FS
+
+var emails = notify.MustTemplates(emailFiles, "emails")
+
+// approverMail is the data of the email to one approver.
+type approverMail struct {
+	Name         string
+	Organization string
+	Guest        bool
+	Reminder     bool
+	Title        string
+	Description  string
+	Risk         string
+	RequestedBy  string
+	Expires      string
+	Concerns     bool
+	PageURL      string
+	// LinkURL is the sign-in-free decision link; empty for high and
+	// critical risk.
+	LinkURL string
+	// OnBehalfOf names the person away whom the approver stands in for,
+	// when they were asked as a delegate.
+	OnBehalfOf string
+}
+
+// emailApprovers emails each approver of the approval who has not been
+// emailed about it yet or, for the reminder, personIDs (who had not
+// decided when it was due) less whoever approved since, each once.
+// Nothing is sent once the approval is no longer pending.
+func emailApprovers(ctx context.Context, n *notify.Notifier, orgID, approvalID string, reminder bool, personIDs []string) error {
+	a, err := n.Store.Approvals().Get(ctx, orgID, approvalID)
+	if err != nil || a.Status != states.Pending {
+		return err
+	}
+	ids, notice := a.ApproverIDs, "approval/"+a.ID+"/"
+	if reminder {
+		ids = slices.DeleteFunc(slices.Clone(personIDs), func(id string) bool { return !a.ApproverIDs.Contains(id) || a.ApprovedBy.Contains(id) })
+		notice += "reminder/"
+	}
+	people, err := n.Store.People(ctx, orgID, ids)
+	if err != nil {
+		return err
+	}
+	// One address the mail server refuses must not keep the rest from
+	// being emailed: every approver is tried, and the attempt fails (to be
+	// retried for those not reached) if any send failed.
+	var errs []error
+	for _, p := range people {
+		if p.ID() == a.Requester {
+			continue // the requester cannot approve their own request
+		}
+		errs = append(errs, n.Ask(ctx, orgID, notice+p.ID(), p.ID(), func() (notify.Draft, error) {
+			return approverMessage(ctx, n, a, p, reminder)
+		}, notify.PushMessage{Title: a.Title, Kind: events.RequestApproval, Risk: a.Risk,
+			URL: wire.ApprovalURL(n.BaseURL, a.ID)}, a.ExpiresAt))
+	}
+	return errors.Join(errs...)
+}
+
+// approverMessage is the email to approver p, with a sign-in-free
+// decision link when the risk allows one.
+func approverMessage(ctx context.Context, n *notify.Notifier, a *models.Approval, p *models.Person, reminder bool) (notify.Draft, error) {
+	data := approverMail{Name: p.DisplayName(), Organization: p.Organization.Name, Guest: p.Guest != nil, Reminder: reminder,
+		Title: a.Title, Description: notify.Shorten(a.Description, notify.DescriptionLimit), Risk: a.Risk, RequestedBy: a.RequestedBy,
+		Expires: notify.MailTime(a.ExpiresAt), Concerns: len(a.Concerns.V) > 0,
+		PageURL: wire.ApprovalURL(n.BaseURL, a.ID)}
+	if v, ok := a.StandsInFor(p.ID()); ok {
+		data.OnBehalfOf = v.Name
+	}
+	var d notify.Draft
+	if models.SignInFree(a.Risk) {
+		token, err := n.Store.CreateDecisionLink(ctx, a, p.ID())
+		if err != nil {
+			return notify.Draft{}, err
+		}
+		data.LinkURL = n.BaseURL + paths.DecisionLink(a.ID, token)
+		// A link in an email that was not sent must not stay live.
+		d.Discard = func(ctx context.Context) error { return n.Store.DiscardDecisionLink(ctx, token) }
+	}
+	var err error
+	subject := "Approval needed: "
+	if reminder {
+		subject = "Reminder, approval needed: "
+	}
+	d.Msg, err = emails.Render("approver", p.Email(), subject+a.Title, data)
+	if err != nil && d.Discard != nil {
+		err = errors.Join(err, d.Discard(ctx))
+	}
+	return d, err
+}
+
+// answerMail is the data of the email that brings an answer.
+type answerMail struct {
+	Name     string
+	Title    string
+	Question string
+	Answer   string
+	PageURL  string
+}
+
+// emailAnswer emails whoever asked questionID its answer. An asker who is
+// no longer a member, or an agent's key, gets nothing.
+func emailAnswer(ctx context.Context, n *notify.Notifier, orgID, approvalID, questionID, askerID string) error {
+	a, err := n.Store.Approvals().Get(ctx, orgID, approvalID)
+	if err != nil {
+		return err
+	}
+	var q *models.Question
+	for i := range a.Questions.V {
+		if a.Questions.V[i].QuestionID == questionID {
+			q = &a.Questions.V[i]
+		}
+	}
+	if q == nil || q.Answer == nil {
+		return fmt.Errorf("question %s of approval %s has no answer to send", questionID, approvalID)
+	}
+	people, err := n.Store.People(ctx, orgID, []string{askerID})
+	if err != nil || len(people) == 0 {
+		return err
+	}
+	p := people[0]
+	return n.Once(ctx, orgID, "answer/"+questionID, func() (notify.Draft, error) {
+		msg, err := emails.Render("answer", p.Email(), "Answered: "+a.Title, answerMail{Name: p.DisplayName(), Title: a.Title,
+			Question: q.Question, Answer: *q.Answer, PageURL: wire.ApprovalURL(n.BaseURL, a.ID)})
+		return notify.Draft{Msg: msg}, err
+	})
+}
