@@ -320,25 +320,17 @@ func (a *approval) timers(createdAt time.Time) []workflows.Timer {
 
 // remind emails the approvers who have not decided, once.
 func (a *approval) remind(ctx workflow.Context) error {
-	var waiting []string
-	err := a.Apply(ctx, func() (Transition, error) {
-		if !a.pending() {
-			return Transition{}, nil
-		}
+	return a.Remind(ctx, &a.State.RemindedAt, func() []string {
+		var waiting []string
 		for _, id := range a.State.ApproverIDs {
 			if id != a.in.RequesterMemberID && !slices.Contains(a.State.ApprovedBy, id) {
 				waiting = append(waiting, id)
 			}
 		}
-		now := workflow.Now(ctx).UTC()
-		a.State.RemindedAt = &now
-		return Transition{Action: workflows.ActionReminded, Detail: "reminded " + strconv.Itoa(len(waiting)) + " approvers who had not decided"}, nil
+		return waiting
+	}, "approvers who had not decided", workflows.ActivityEmailApprovers, func(ids []string) any {
+		return EmailApproversInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID, Reminder: true, PersonIDs: ids}
 	})
-	if err == nil && len(waiting) > 0 {
-		a.Email(ctx, workflows.ActivityEmailApprovers, EmailApproversInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID,
-			Reminder: true, PersonIDs: waiting})
-	}
-	return err
 }
 
 // escalate makes the escalation's people approvers of a request still

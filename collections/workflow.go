@@ -47,8 +47,6 @@ type collection struct {
 	in WorkflowInput
 }
 
-func (c *collection) open() bool { return c.State.Status == states.Open }
-
 func (c *collection) run(ctx workflow.Context) (State, error) {
 	createdAt := workflow.Now(ctx)
 	if err := c.Begin(ctx, Transition{Action: workflows.ActionCreated, Event: events.CollectionRequested}); err != nil {
@@ -63,25 +61,17 @@ func (c *collection) run(ctx workflow.Context) (State, error) {
 
 // remind emails the respondents who have not submitted, once.
 func (c *collection) remind(ctx workflow.Context) error {
-	var waiting []string
-	err := c.Apply(ctx, func() (Transition, error) {
-		if !c.open() {
-			return Transition{}, nil
-		}
+	return c.Remind(ctx, &c.State.RemindedAt, func() []string {
+		var waiting []string
 		for _, id := range c.State.RespondentIDs {
 			if !c.State.submitted(id) {
 				waiting = append(waiting, id)
 			}
 		}
-		now := workflow.Now(ctx).UTC()
-		c.State.RemindedAt = &now
-		return Transition{Action: workflows.ActionReminded, Detail: "reminded " + strconv.Itoa(len(waiting)) + " respondents who had not replied"}, nil
+		return waiting
+	}, "respondents who had not replied", workflows.ActivityEmailRespondents, func(ids []string) any {
+		return EmailRespondentsInput{OrganizationID: c.in.OrganizationID, CollectionID: c.in.CollectionID, Reminder: true, PersonIDs: ids}
 	})
-	if err == nil && len(waiting) > 0 {
-		c.Email(ctx, workflows.ActivityEmailRespondents, EmailRespondentsInput{OrganizationID: c.in.OrganizationID, CollectionID: c.in.CollectionID,
-			Reminder: true, PersonIDs: waiting})
-	}
-	return err
 }
 
 func (c *collection) Settle(ctx workflow.Context, status string) {

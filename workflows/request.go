@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -190,6 +191,28 @@ func (r *Request[S]) Wait(ctx workflow.Context, expiresAt time.Time, timers []Ti
 		return r.State, err
 	}
 	return r.State, r.Finish(ctx)
+}
+
+// Remind is a request's one reminder, a timer's Fire: while it is open,
+// under the lock, the people waiting returns are reminded, *at records
+// when, and the transition says how many of whom ("approvers who had not
+// decided"); the email activity then goes to them with the input email
+// makes of their ids.
+func (r *Request[S]) Remind(ctx workflow.Context, at **time.Time, waiting func() []string, whom, activity string, email func(ids []string) any) error {
+	var ids []string
+	err := r.Apply(ctx, func() (Transition[S], error) {
+		if r.kind.CheckOpen() != nil {
+			return Transition[S]{}, nil
+		}
+		ids = waiting()
+		now := workflow.Now(ctx).UTC()
+		*at = &now
+		return Transition[S]{Action: ActionReminded, Detail: "reminded " + strconv.Itoa(len(ids)) + " " + whom}, nil
+	})
+	if err == nil && len(ids) > 0 {
+		r.Email(ctx, activity, email(ids))
+	}
+	return err
 }
 
 // expire waits until the request settles or expiresAt, and then, if it is
