@@ -23,6 +23,7 @@ import (
 	"github.com/assent-hq/assent/internal/outbound"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/webhooks"
 	"github.com/assent-hq/assent/workflows"
 )
@@ -56,7 +57,7 @@ func newSwitchOffRig(t *testing.T, db *gorm.DB, answers ...int) *switchOffRig {
 	r.ep, err = r.store.CreateWebhookEndpoint(ctx, org.ID, models.NewWebhookEndpoint{URL: srv.URL, Format: models.FormatJSON,
 		Enabled: true, Secret: "whsec_t"})
 	require.NoError(t, err)
-	r.acts = &activities.Activities{Store: r.store, HTTP: outbound.NewClient(netguard.DevLoopback)}
+	r.acts = &activities.Activities{ActivityEnv: requests.ActivityEnv{Store: r.store}, HTTP: outbound.NewClient(netguard.DevLoopback)}
 	return r
 }
 
@@ -172,7 +173,7 @@ func TestAttemptCutOffByACrashStillCounts(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, ds, 1)
 
-		acts := &activities.Activities{Store: store, HTTP: outbound.NewClient(netguard.DevLoopback)}
+		acts := &activities.Activities{ActivityEnv: requests.ActivityEnv{Store: store}, HTTP: outbound.NewClient(netguard.DevLoopback)}
 		var s testsuite.WorkflowTestSuite
 		env := s.NewTestWorkflowEnvironment()
 		env.RegisterWorkflow(workflows.Delivery)

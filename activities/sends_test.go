@@ -19,6 +19,7 @@ import (
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/notify"
 	"github.com/assent-hq/assent/reports"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/workflows"
 )
 
@@ -59,7 +60,7 @@ func TestReportSendEmailsEachRecipientOnce(t *testing.T) {
 		box := mail.NewMailbox(0)
 		mailer := &flakyMailer{box: box}
 		mailer.fails.Store(2)
-		acts := &activities.Activities{Store: store, Notify: &notify.Notifier{Store: store, Mailer: mailer, BaseURL: "https://assent.example"}}
+		acts := &activities.Activities{ActivityEnv: requests.ActivityEnv{Store: store, Notify: &notify.Notifier{Store: store, Mailer: mailer, BaseURL: "https://assent.example"}}}
 		run := func() {
 			var s testsuite.WorkflowTestSuite
 			env := s.NewTestWorkflowEnvironment()

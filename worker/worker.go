@@ -90,7 +90,7 @@ func Activities(d Deps) []any {
 		Push: &notify.Push{HTTP: out, Subject: d.PushSubject}}
 	env := requests.ActivityEnv{Store: d.Store, BaseURL: d.BaseURL, Notify: n}
 	return []any{
-		&activities.Activities{Store: d.Store, BaseURL: d.BaseURL, HTTP: out, SlackAPIURL: d.SlackAPIURL, Notify: n},
+		&activities.Activities{ActivityEnv: env, HTTP: out, SlackAPIURL: d.SlackAPIURL},
 		&approvals.Activities{ActivityEnv: env, ScreenHTTP: outbound.NewClientWithin(d.NetPolicy, approvals.ScreenAttemptTimeout)},
 		&collections.Activities{ActivityEnv: env},
 		&reviews.Activities{ActivityEnv: env},
