@@ -178,7 +178,7 @@ func (r *Request[S]) Persist(ctx workflow.Context, t Transition[S]) error {
 // Wait is the rest of a request's life once it has begun: its timers
 // fired in time order while it is open (await), then, if it is still open
 // at expiresAt, Settle'd as expired with the expired transition written,
-// and Finish. It returns the final state.
+// and the end (finish). It returns the final state.
 func (r *Request[S]) Wait(ctx workflow.Context, expiresAt time.Time, timers []Timer, expired Transition[S]) (S, error) {
 	open := func() bool { return r.kind.CheckOpen() == nil }
 	if err := r.await(ctx, open, timers); err != nil {
@@ -190,7 +190,7 @@ func (r *Request[S]) Wait(ctx workflow.Context, expiresAt time.Time, timers []Ti
 	}); err != nil {
 		return r.State, err
 	}
-	return r.State, r.Finish(ctx)
+	return r.State, r.finish(ctx)
 }
 
 // Remind is a request's one reminder, a timer's Fire: while it is open,
@@ -327,11 +327,11 @@ func (r *Request[S]) Email(ctx workflow.Context, activity string, arg any) {
 	})
 }
 
-// Finish lets in-flight Updates end, then stops the emails still in flight
+// finish lets in-flight Updates end, then stops the emails still in flight
 // and waits for the server to say so. The confirmation arrives in a later
 // task than the Update that settled the request: completing in the same
 // task as an email's result would fail that task, and with it the Update.
-func (r *Request[S]) Finish(ctx workflow.Context) error {
+func (r *Request[S]) finish(ctx workflow.Context) error {
 	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
 		return err
 	}
