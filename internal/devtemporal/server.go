@@ -5,6 +5,7 @@
 package devtemporal
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	uiserver "github.com/temporalio/ui-server/v2/server"
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
 	uiserveroptions "github.com/temporalio/ui-server/v2/server/server_options"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/server/common/cluster"
 	"go.temporal.io/server/common/config"
 	"go.temporal.io/server/common/dynamicconfig"
@@ -27,6 +29,9 @@ import (
 	"go.temporal.io/server/common/primitives"
 	sqliteschema "go.temporal.io/server/schema/sqlite"
 	"go.temporal.io/server/temporal"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/assent-hq/assent/internal/freeport"
 	"github.com/assent-hq/assent/internal/logging"
@@ -123,6 +128,11 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{server: srv, log: log, frontendAddr: net.JoinHostPort(o.IP, strconv.Itoa(o.FrontendPort))}
+	if err := waitFrontend(ctx, s.frontendAddr); err != nil {
+		s.Stop()
+		return nil, fmt.Errorf("temporal frontend: %w", err)
+	}
+	log.Started()
 
 	if o.UIPort >= 0 {
 		s.uiAddr = net.JoinHostPort(o.IP, strconv.Itoa(o.UIPort))
@@ -320,6 +330,31 @@ func portOrFree(ip string, port int, which Port) (int, error) {
 	}
 	defer l.Close()
 	return port, nil
+}
+
+// waitFrontend returns once the frontend's workflow service reports it
+// serves: the server marks it so once its cluster membership is ready,
+// after Start has returned.
+func waitFrontend(ctx context.Context, addr string) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	health := healthpb.NewHealthClient(conn)
+	for {
+		resp, err := health.Check(ctx, &healthpb.HealthCheckRequest{Service: workflowservice.WorkflowService_ServiceDesc.ServiceName})
+		if err == nil && resp.GetStatus() == healthpb.HealthCheckResponse_SERVING {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("not serving after a minute: %w", cmp.Or(err, ctx.Err()))
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 func waitHTTP(ctx context.Context, url string) error {

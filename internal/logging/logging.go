@@ -46,6 +46,7 @@ func Server(l *slog.Logger, minLevel slog.Level) *ServerLogger {
 type ServerLogger struct {
 	log      *slog.Logger
 	min      slog.Level
+	started  atomic.Bool
 	stopping atomic.Bool
 }
 
@@ -57,6 +58,16 @@ var _ serverlog.Logger = (*ServerLogger)(nil)
 // Errors still show, but for a service found unavailable (a task queue
 // matching has closed, say): that is the stop itself.
 func (s *ServerLogger) Stopping() { s.stopping.Store(true) }
+
+// Started says the frontend answers. Until then the server's own services
+// call it and are told it is not healthy yet, and retry: each such record
+// (an Unavailable answer, a system client not made yet) is a debug record
+// while the server starts.
+func (s *ServerLogger) Started() { s.started.Store(true) }
+
+// systemClientRetry is the warning of the server's own services retrying
+// to reach a frontend that is starting.
+const systemClientRetry = "error creating sdk client"
 
 func (s *ServerLogger) Debug(msg string, tags ...tag.Tag) { s.emit(slog.LevelDebug, msg, tags) }
 func (s *ServerLogger) Info(msg string, tags ...tag.Tag)  { s.emit(slog.LevelInfo, msg, tags) }
@@ -74,7 +85,8 @@ func (s *ServerLogger) Panic(msg string, tags ...tag.Tag)  { s.emit(slog.LevelEr
 func (s *ServerLogger) Fatal(msg string, tags ...tag.Tag)  { s.emit(slog.LevelError, msg, tags) }
 
 func (s *ServerLogger) emit(level slog.Level, msg string, tags []tag.Tag) {
-	if s.stopping.Load() && (level < slog.LevelError || unavailable(tags) || msg == trailerOfACutCall) {
+	if s.stopping.Load() && (level < slog.LevelError || unavailable(tags) || msg == trailerOfACutCall) ||
+		!s.started.Load() && (unavailable(tags) || msg == systemClientRetry) {
 		level = slog.LevelDebug
 	}
 	if level < s.min || !s.log.Enabled(context.Background(), level) {

@@ -17,6 +17,7 @@ import (
 func TestServerLoggerQuietsWarningsWhileStopping(t *testing.T) {
 	var out bytes.Buffer
 	log := Server(New(&out, slog.LevelInfo), slog.LevelWarn)
+	log.Started()
 	log.Info("chatty")
 	log.Warn("before stop")
 	log.Stopping()
@@ -30,6 +31,28 @@ func TestServerLoggerQuietsWarningsWhileStopping(t *testing.T) {
 	assert.Contains(t, out.String(), "disk full")
 	assert.NotContains(t, out.String(), "service failures", "a service the stop made unavailable")
 	assert.NotContains(t, out.String(), "SendHeader", "a call the stop cut off")
+}
+
+// A starting server's own services find its frontend not healthy yet and
+// retry: those records are not shown; once it has started, they are.
+func TestServerLoggerQuietsTheFrontendStarting(t *testing.T) {
+	var out bytes.Buffer
+	log := Server(New(&out, slog.LevelInfo), slog.LevelWarn)
+	notHealthy := tag.NewStringTag("error", "failed reaching server: Frontend is not healthy yet")
+	log.Error("service failures", tag.NewStringTag("grpc_code", "Unavailable"))
+	log.Warn(systemClientRetry, notHealthy)
+	log.Warn("config ignored")
+	log.Error("disk full")
+	assert.NotContains(t, out.String(), "service failures")
+	assert.NotContains(t, out.String(), "not healthy yet")
+	assert.Contains(t, out.String(), "config ignored")
+	assert.Contains(t, out.String(), "disk full")
+
+	log.Started()
+	log.Error("service failures", tag.NewStringTag("grpc_code", "Unavailable"))
+	log.Warn(systemClientRetry, notHealthy)
+	assert.Contains(t, out.String(), "service failures")
+	assert.Contains(t, out.String(), "not healthy yet")
 }
 
 // A record logged with a context inside a span names the span; one
