@@ -24,7 +24,7 @@ func (h *handlers) createApproval(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	out := wire.NewApproval(rec, h.baseURL)
+	out := approvals.NewWire(rec, h.baseURL)
 	out.CallbackSecret = rec.CallbackSecret
 	c.Header("Location", "/api/v1/approvals/"+rec.ID)
 	c.JSON(http.StatusCreated, out)
@@ -50,7 +50,7 @@ func (h *handlers) respondApprovals(c *gin.Context, rows []approvals.Approval, n
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, wire.NewList(rows, next, func(a *approvals.Approval) wire.Approval { return wire.NewApproval(a, h.baseURL) }))
+	c.JSON(http.StatusOK, wire.NewList(rows, next, func(a *approvals.Approval) approvals.Wire { return approvals.NewWire(a, h.baseURL) }))
 }
 
 // getApproval returns the approval; with ?wait= it first waits for the
@@ -130,7 +130,7 @@ func (h *handlers) askQuestion(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusCreated, wire.NewQuestion(q))
+	c.JSON(http.StatusCreated, approvals.NewWireQuestion(q))
 }
 
 func (h *handlers) answerQuestion(c *gin.Context) {
@@ -153,5 +153,5 @@ func (h *handlers) respondApproval(c *gin.Context, a *approvals.Approval, err er
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, wire.NewApproval(a, h.baseURL))
+	c.JSON(http.StatusOK, approvals.NewWire(a, h.baseURL))
 }

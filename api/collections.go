@@ -20,7 +20,7 @@ func (h *handlers) createCollection(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	out := wire.NewCollection(rec, h.baseURL)
+	out := collections.NewWire(rec, h.baseURL)
 	out.CallbackSecret = rec.CallbackSecret
 	c.Header("Location", "/api/v1/collections/"+rec.ID)
 	c.JSON(http.StatusCreated, out)
@@ -38,7 +38,7 @@ func (h *handlers) listCollections(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, wire.NewList(rows, next, func(r *collections.Collection) wire.Collection { return wire.NewCollection(r, h.baseURL) }))
+	c.JSON(http.StatusOK, wire.NewList(rows, next, func(r *collections.Collection) collections.Wire { return collections.NewWire(r, h.baseURL) }))
 }
 
 // getCollection returns the collection; with ?wait= it first waits for it
@@ -76,5 +76,5 @@ func (h *handlers) respondCollection(c *gin.Context, rec *collections.Collection
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, wire.NewCollection(rec, h.baseURL))
+	c.JSON(http.StatusOK, collections.NewWire(rec, h.baseURL))
 }

@@ -27,7 +27,7 @@ func (h *handlers) checkGate(c *gin.Context) {
 		status = http.StatusAccepted
 		c.Header("Location", "/api/v1/approvals/"+res.Approval.ID)
 	}
-	c.JSON(status, wire.NewGateAnswer(res.Check, res.Approval, h.baseURL))
+	c.JSON(status, gate.NewAnswer(res, h.baseURL))
 }
 
 func (h *handlers) createAction(c *gin.Context) {

@@ -63,7 +63,7 @@ func (h *handlers) inbox(c *gin.Context) {
 			fail(c, err)
 			return
 		}
-		c.JSON(http.StatusOK, wire.NewList(rows, "", func(r *collections.Collection) wire.Collection { return wire.NewCollection(r, h.baseURL) }))
+		c.JSON(http.StatusOK, wire.NewList(rows, "", func(r *collections.Collection) collections.Wire { return collections.NewWire(r, h.baseURL) }))
 	case events.RequestReview:
 		rows, err := h.reviews.Waiting(ctx, org, who, order, p.Limit)
 		h.respondReviews(c, rows, "", err)
@@ -73,10 +73,10 @@ func (h *handlers) inbox(c *gin.Context) {
 // inboxItem is one request of the inbox without kind: its kind and the
 // request, under the field its kind names.
 type inboxItem struct {
-	Kind       string           `json:"kind"`
-	Approval   *wire.Approval   `json:"approval,omitempty"`
-	Collection *wire.Collection `json:"collection,omitempty"`
-	Review     *wire.Review     `json:"review,omitempty"`
+	Kind       string            `json:"kind"`
+	Approval   *approvals.Wire   `json:"approval,omitempty"`
+	Collection *collections.Wire `json:"collection,omitempty"`
+	Review     *reviews.Wire     `json:"review,omitempty"`
 	id         string
 }
 
@@ -107,15 +107,15 @@ func (h *handlers) allInbox(c *gin.Context, order requests.InboxOrder, limit int
 	ctx, org, who := c.Request.Context(), orgID(c), principal(c)
 	kinds := []inboxKind{
 		kindInbox(h.approvals.Lifecycle, func(a *approvals.Approval) inboxItem {
-			w := wire.NewApproval(a, h.baseURL)
+			w := approvals.NewWire(a, h.baseURL)
 			return inboxItem{Kind: events.RequestApproval, Approval: &w, id: a.ID}
 		}),
 		kindInbox(h.collections.Lifecycle, func(r *collections.Collection) inboxItem {
-			w := wire.NewCollection(r, h.baseURL)
+			w := collections.NewWire(r, h.baseURL)
 			return inboxItem{Kind: events.RequestCollection, Collection: &w, id: r.ID}
 		}),
 		kindInbox(h.reviews.Lifecycle, func(r *reviews.Review) inboxItem {
-			w := wire.NewReview(r, h.baseURL)
+			w := reviews.NewWire(r, h.baseURL)
 			return inboxItem{Kind: events.RequestReview, Review: &w, id: r.ID}
 		}),
 	}

@@ -20,7 +20,7 @@ func (h *handlers) createReview(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	out := wire.NewReview(rec, h.baseURL)
+	out := reviews.NewWire(rec, h.baseURL)
 	out.CallbackSecret = rec.CallbackSecret
 	c.Header("Location", "/api/v1/reviews/"+rec.ID)
 	c.JSON(http.StatusCreated, out)
@@ -42,7 +42,7 @@ func (h *handlers) respondReviews(c *gin.Context, rows []reviews.Review, next st
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, wire.NewList(rows, next, func(r *reviews.Review) wire.Review { return wire.NewReview(r, h.baseURL) }))
+	c.JSON(http.StatusOK, wire.NewList(rows, next, func(r *reviews.Review) reviews.Wire { return reviews.NewWire(r, h.baseURL) }))
 }
 
 // getReview returns the review; with ?wait= it first waits for it to
@@ -80,5 +80,5 @@ func (h *handlers) respondReview(c *gin.Context, rec *reviews.Review, err error)
 		fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, wire.NewReview(rec, h.baseURL))
+	c.JSON(http.StatusOK, reviews.NewWire(rec, h.baseURL))
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
-	"github.com/assent-hq/assent/wire"
 	"github.com/assent-hq/assent/workflows"
 )
 
@@ -47,7 +46,7 @@ func (a *Activities) PersistApproval(ctx context.Context, t Transition) error {
 			return sign(rec)
 		}
 		return nil
-	}, func(rec *models.Approval) any { return wire.NewApproval(rec, a.BaseURL) })
+	}, func(rec *models.Approval) any { return NewWire(rec, a.BaseURL) })
 }
 
 // decisionToken returns what sets an approved approval's decision token,

@@ -12,7 +12,6 @@ import (
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/notify"
-	"github.com/assent-hq/assent/wire"
 )
 
 // An approval's emails: to its approvers (at creation, when one is added,
@@ -25,17 +24,10 @@ var emails = notify.MustTemplates(emailFiles, "emails")
 
 // approverMail is the data of the email to one approver.
 type approverMail struct {
-	Name         string
-	Organization string
-	Guest        bool
-	Reminder     bool
-	Title        string
-	Description  string
-	Risk         string
-	RequestedBy  string
-	Expires      string
-	Concerns     bool
-	PageURL      string
+	notify.AskedMail
+	Description string
+	Risk        string
+	Concerns    bool
 	// LinkURL is the sign-in-free decision link; empty for high and
 	// critical risk.
 	LinkURL string
@@ -62,29 +54,19 @@ func emailApprovers(ctx context.Context, n *notify.Notifier, orgID, approvalID s
 	if err != nil {
 		return err
 	}
-	// One address the mail server refuses must not keep the rest from
-	// being emailed: every approver is tried, and the attempt fails (to be
-	// retried for those not reached) if any send failed.
-	var errs []error
-	for _, p := range people {
-		if p.ID() == a.Requester {
-			continue // the requester cannot approve their own request
-		}
-		errs = append(errs, n.Ask(ctx, orgID, notice+p.ID(), p.ID(), func() (notify.Draft, error) {
-			return approverMessage(ctx, n, a, p, reminder)
-		}, notify.PushMessage{Title: a.Title, Kind: events.RequestApproval, Risk: a.Risk,
-			URL: wire.ApprovalURL(n.BaseURL, a.ID)}, a.ExpiresAt))
-	}
-	return errors.Join(errs...)
+	// The requester cannot approve their own request.
+	people = slices.DeleteFunc(people, func(p *models.Person) bool { return p.ID() == a.Requester })
+	push := notify.PushMessage{Title: a.Title, Kind: events.RequestApproval, Risk: a.Risk, URL: PageURL(n.BaseURL, a.ID)}
+	return n.AskEach(ctx, orgID, people, notice, push, a.ExpiresAt, func(p *models.Person) (notify.Draft, error) {
+		return approverMessage(ctx, n, a, p, reminder)
+	})
 }
 
 // approverMessage is the email to approver p, with a sign-in-free
 // decision link when the risk allows one.
 func approverMessage(ctx context.Context, n *notify.Notifier, a *models.Approval, p *models.Person, reminder bool) (notify.Draft, error) {
-	data := approverMail{Name: p.DisplayName(), Organization: p.Organization.Name, Guest: p.Guest != nil, Reminder: reminder,
-		Title: a.Title, Description: notify.Shorten(a.Description, notify.DescriptionLimit), Risk: a.Risk, RequestedBy: a.RequestedBy,
-		Expires: notify.MailTime(a.ExpiresAt), Concerns: len(a.Concerns.V) > 0,
-		PageURL: wire.ApprovalURL(n.BaseURL, a.ID)}
+	data := approverMail{AskedMail: notify.NewAskedMail(p, &a.RequestBase, reminder, PageURL(n.BaseURL, a.ID)),
+		Description: notify.Shorten(a.Description, notify.DescriptionLimit), Risk: a.Risk, Concerns: len(a.Concerns.V) > 0}
 	if v, ok := a.StandsInFor(p.ID()); ok {
 		data.OnBehalfOf = v.Name
 	}
@@ -142,7 +124,7 @@ func emailAnswer(ctx context.Context, n *notify.Notifier, orgID, approvalID, que
 	p := people[0]
 	return n.Once(ctx, orgID, "answer/"+questionID, func() (notify.Draft, error) {
 		msg, err := emails.Render("answer", p.Email(), "Answered: "+a.Title, answerMail{Name: p.DisplayName(), Title: a.Title,
-			Question: q.Question, Answer: *q.Answer, PageURL: wire.ApprovalURL(n.BaseURL, a.ID)})
+			Question: q.Question, Answer: *q.Answer, PageURL: PageURL(n.BaseURL, a.ID)})
 		return notify.Draft{Msg: msg}, err
 	})
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
-	"github.com/assent-hq/assent/wire"
 )
 
 // Activities are a collection's activities, which the worker registers by
@@ -16,7 +15,7 @@ type Activities struct{ requests.ActivityEnv }
 // (requests.PersistTransition).
 func (a *Activities) PersistCollection(ctx context.Context, t Transition) error {
 	return requests.PersistTransition(ctx, a.Store, a.Store.Collections(), t, fill,
-		func(rec *models.Collection) any { return wire.NewCollection(rec, a.BaseURL) })
+		func(rec *models.Collection) any { return NewWire(rec, a.BaseURL) })
 }
 
 // EmailRespondents emails the collection's respondents its page, or the

@@ -3,13 +3,12 @@ package collections
 import (
 	"context"
 	"embed"
-	"errors"
 	"slices"
 
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/states"
+	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/notify"
-	"github.com/assent-hq/assent/wire"
 )
 
 //go:embed emails
@@ -21,17 +20,10 @@ var emails = notify.MustTemplates(emailFiles, "emails")
 
 // respondentMail is the data of the email to one respondent.
 type respondentMail struct {
-	Name         string
-	Organization string
-	Guest        bool
-	Reminder     bool
-	Title        string
-	Description  string
-	RequestedBy  string
-	Questions    int
-	Due          string
-	Expires      string
-	PageURL      string
+	notify.AskedMail
+	Description string
+	Questions   int
+	Due         string
 }
 
 // emailRespondents emails the collection's respondents its page: at
@@ -55,19 +47,15 @@ func emailRespondents(ctx context.Context, n *notify.Notifier, orgID, collection
 	if reminder {
 		notice, subject = "collection/"+c.ID+"/reminder/", "Reminder, answers needed: "
 	}
-	var errs []error
-	for _, p := range people {
-		data := respondentMail{Name: p.DisplayName(), Organization: p.Organization.Name, Guest: p.Guest != nil,
-			Reminder: reminder, Title: c.Title, Description: notify.Shorten(c.Description, notify.DescriptionLimit),
-			RequestedBy: c.RequestedBy, Questions: len(c.Questions.V), Expires: notify.MailTime(c.ExpiresAt),
-			PageURL: wire.CollectionURL(n.BaseURL, c.ID)}
+	page := PageURL(n.BaseURL, c.ID)
+	push := notify.PushMessage{Title: c.Title, Kind: events.RequestCollection, URL: page}
+	return n.AskEach(ctx, orgID, people, notice, push, c.ExpiresAt, func(p *models.Person) (notify.Draft, error) {
+		data := respondentMail{AskedMail: notify.NewAskedMail(p, &c.RequestBase, reminder, page),
+			Description: notify.Shorten(c.Description, notify.DescriptionLimit), Questions: len(c.Questions.V)}
 		if c.DueAt != nil {
 			data.Due = notify.MailTime(*c.DueAt)
 		}
-		errs = append(errs, n.Ask(ctx, orgID, notice+p.ID(), p.ID(), func() (notify.Draft, error) {
-			msg, err := emails.Render("respondent", p.Email(), subject+c.Title, data)
-			return notify.Draft{Msg: msg}, err
-		}, notify.PushMessage{Title: c.Title, Kind: events.RequestCollection, URL: data.PageURL}, c.ExpiresAt))
-	}
-	return errors.Join(errs...)
+		msg, err := emails.Render("respondent", p.Email(), subject+c.Title, data)
+		return notify.Draft{Msg: msg}, err
+	})
 }

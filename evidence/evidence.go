@@ -15,10 +15,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 
+	"github.com/assent-hq/assent/approvals"
+	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/canonjson"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/wiretime"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/wire"
 )
 
@@ -169,15 +172,15 @@ func (s *Service) build(subject Subject, e *models.Evidence) *Export {
 	x := &Export{Subject: subject, ExportedAt: wiretime.New(models.Now()), Requests: []Request{}, Timeline: []Entry{}, Deliveries: []Delivery{}}
 	for i := range e.Approvals {
 		a := &e.Approvals[i]
-		x.Requests = append(x.Requests, Request{Type: events.RequestApproval, ID: a.ID, Record: wire.NewApproval(a, s.BaseURL)})
+		x.Requests = append(x.Requests, Request{Type: events.RequestApproval, ID: a.ID, Record: approvals.NewWire(a, s.BaseURL)})
 	}
 	for i := range e.Collections {
 		c := &e.Collections[i]
-		x.Requests = append(x.Requests, Request{Type: events.RequestCollection, ID: c.ID, Record: wire.NewCollection(c, s.BaseURL)})
+		x.Requests = append(x.Requests, Request{Type: events.RequestCollection, ID: c.ID, Record: collections.NewWire(c, s.BaseURL)})
 	}
 	for i := range e.Reviews {
 		r := &e.Reviews[i]
-		x.Requests = append(x.Requests, Request{Type: events.RequestReview, ID: r.ID, Record: wire.NewReview(r, s.BaseURL)})
+		x.Requests = append(x.Requests, Request{Type: events.RequestReview, ID: r.ID, Record: reviews.NewWire(r, s.BaseURL)})
 	}
 	for i := range e.Reports {
 		r := &e.Reports[i]

@@ -5,7 +5,6 @@ import (
 
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
-	"github.com/assent-hq/assent/wire"
 )
 
 // Activities are a review's activities, which the worker registers by
@@ -15,7 +14,7 @@ type Activities struct{ requests.ActivityEnv }
 // PersistReview writes one review transition (requests.PersistTransition).
 func (a *Activities) PersistReview(ctx context.Context, t Transition) error {
 	return requests.PersistTransition(ctx, a.Store, a.Store.Reviews(), t, fill,
-		func(rec *models.Review) any { return wire.NewReview(rec, a.BaseURL) })
+		func(rec *models.Review) any { return NewWire(rec, a.BaseURL) })
 }
 
 // EmailReviewers emails the review's reviewers its page.

@@ -144,11 +144,11 @@ func (s *Service) click(ctx context.Context, app *admin.SlackIntegration, cb *sl
 	}
 	who, refused := s.member(ctx, app, cb.User.ID)
 	if refused != "" {
-		tell(refused + " Open the request to decide it: " + wire.ApprovalURL(s.baseURL, a.ID))
+		tell(refused + " Open the request to decide it: " + approvals.PageURL(s.baseURL, a.ID))
 		return
 	}
 	if ok, why := approvals.ChatSettle(a); !ok {
-		tell(why + " " + wire.ApprovalURL(s.baseURL, a.ID))
+		tell(why + " " + approvals.PageURL(s.baseURL, a.ID))
 		return
 	}
 	if action == events.SlackReject {
@@ -196,7 +196,7 @@ func (s *Service) openRejectForm(ctx context.Context, app *admin.SlackIntegratio
 		}}}
 	if _, err := slackapi.New(app.BotToken, s.http, s.apiURL).OpenViewContext(ctx, cb.TriggerID, view); err != nil {
 		s.log.Warn("slack: views.open", "org", app.OrganizationID, "approval", a.ID, "error", err)
-		s.ephemeral(ctx, cb.ResponseURL, "Slack did not open the form ("+err.Error()+"). Open the request to reject it: "+wire.ApprovalURL(s.baseURL, a.ID))
+		s.ephemeral(ctx, cb.ResponseURL, "Slack did not open the form ("+err.Error()+"). Open the request to reject it: "+approvals.PageURL(s.baseURL, a.ID))
 	}
 }
 
@@ -322,7 +322,7 @@ func (s *Service) update(ctx context.Context, app *admin.SlackIntegration, respo
 	case states.Rejected:
 		kind = events.ApprovalRejected
 	}
-	body, err := events.NewWebhookBody(kind, wire.NewApproval(a, s.baseURL), time.Now())
+	body, err := events.NewWebhookBody(kind, approvals.NewWire(a, s.baseURL), time.Now())
 	if err != nil {
 		s.log.Error("slack: message update", "error", err)
 		return

@@ -22,8 +22,8 @@ type Action struct {
 // NewAction serializes a.
 func NewAction(a *models.Action) Action {
 	return Action{ID: a.ID, Name: a.Name, Description: a.Description, InputSchema: a.InputSchema,
-		EditableFields: nonNil(a.EditableFields), Policy: nonNil(a.Policy.V), DecisionTokenTTLSeconds: a.DecisionTokenTTLSeconds,
-		Executors: nonNil(a.Executors), CreatedAt: wiretime.New(a.CreatedAt), UpdatedAt: wiretime.New(a.UpdatedAt)}
+		EditableFields: NonNil(a.EditableFields), Policy: NonNil(a.Policy.V), DecisionTokenTTLSeconds: a.DecisionTokenTTLSeconds,
+		Executors: NonNil(a.Executors), CreatedAt: wiretime.New(a.CreatedAt), UpdatedAt: wiretime.New(a.UpdatedAt)}
 }
 
 // Caller is who put a question to the gate.
@@ -50,36 +50,13 @@ type GateCheck struct {
 
 // NewGateCheck serializes c.
 func NewGateCheck(c *models.GateCheck) GateCheck {
-	return GateCheck{ID: c.ID, Action: c.Action, Decision: c.Decision, Rule: optional(c.Rule), Reason: optional(c.Reason),
+	return GateCheck{ID: c.ID, Action: c.Action, Decision: c.Decision, Rule: Optional(c.Rule), Reason: Optional(c.Reason),
 		Input: c.Input, ApprovalID: c.ApprovalID, FlowID: c.FlowID, ExternalID: c.ExternalID,
 		Caller: Caller{Kind: c.CallerKind, ID: c.CallerID, Name: c.CallerName}, CreatedAt: wiretime.New(c.CreatedAt)}
 }
 
-// GateAnswer is the gate's answer to an allowed check or one that needs
-// a person.
-type GateAnswer struct {
-	Decision      string  `json:"decision"`
-	CheckID       string  `json:"checkId"`
-	Action        string  `json:"action"`
-	Rule          *string `json:"rule"`
-	DecisionToken *string `json:"decisionToken,omitempty"`
-	// MandateID is the standing mandate that allowed the check, if one did.
-	MandateID *string   `json:"mandateId,omitempty"`
-	Approval  *Approval `json:"approval,omitempty"`
-}
-
-// NewGateAnswer serializes an answer; a is the approval raised, if any.
-func NewGateAnswer(c *models.GateCheck, a *models.Approval, baseURL string) GateAnswer {
-	out := GateAnswer{Decision: c.Decision, CheckID: c.ID, Action: c.Action, Rule: optional(c.Rule), DecisionToken: c.DecisionToken,
-		MandateID: c.MandateID}
-	if a != nil {
-		w := NewApproval(a, baseURL)
-		out.Approval = &w
-	}
-	return out
-}
-
-func optional(s string) *string {
+// Optional is s, or null on the wire when empty.
+func Optional(s string) *string {
 	if s == "" {
 		return nil
 	}

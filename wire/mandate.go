@@ -59,7 +59,7 @@ type MandateRemaining struct {
 
 // NewMandate serializes m; baseURL makes its page's address absolute.
 func NewMandate(m *models.Mandate, baseURL string) Mandate {
-	out := Mandate{ID: m.ID, Action: m.Action, Condition: optional(m.Condition), Agents: nonNilStrings(m.Agents),
+	out := Mandate{ID: m.ID, Action: m.Action, Condition: Optional(m.Condition), Agents: NonNil(m.Agents),
 		Budget:   MandateBudget{Count: m.BudgetCount, Window: m.BudgetWindow},
 		StartsAt: wiretime.New(m.StartsAt), ExpiresAt: wiretime.New(m.ExpiresAt), Note: m.Note,
 		GrantedBy: ActorRef{ID: m.GranterID, Name: m.GranterName}, ApprovalID: m.ApprovalID, Status: m.Status(),

@@ -65,7 +65,7 @@ func ReportURL(baseURL, slug string) string { return baseURL + paths.Report(slug
 // NewReport serializes r with v, the version concerned (nil for none).
 func NewReport(r *models.Report, v *models.ReportVersion, baseURL string) Report {
 	out := Report{ID: r.ID, Title: r.Title, Slug: r.Slug, URL: ReportURL(baseURL, r.Slug), LatestVersion: r.LatestVersion,
-		LiveVersion: r.LiveVersion, Living: r.Living, Classification: r.Classification, Audience: nonNilStrings(r.Audience),
+		LiveVersion: r.LiveVersion, Living: r.Living, Classification: r.Classification, Audience: NonNil(r.Audience),
 		Archived: r.Archived, ShowViewers: r.ShowViewers, Owner: owner(r.OwnerPerson, r.OwnerID, r.OwnerName), FlowID: r.FlowID,
 		CopiedFromID: r.CopiedFromID, CreatedAt: wiretime.New(r.CreatedAt), UpdatedAt: wiretime.New(r.UpdatedAt)}
 	if v != nil {
@@ -104,11 +104,4 @@ func owner(person bool, id, name string) Owner {
 		return Owner{Type: "member", ID: id, Name: name}
 	}
 	return Owner{Type: "key", ID: id, Name: name}
-}
-
-func nonNilStrings(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }

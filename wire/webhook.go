@@ -31,7 +31,7 @@ func NewWebhookEndpoint(w *models.WebhookEndpoint) WebhookEndpoint {
 	if w.Format != models.FormatJSON {
 		addr = RedactURL(addr)
 	}
-	return WebhookEndpoint{ID: w.ID, URL: addr, Format: w.Format, Events: nonNil(w.Events), Enabled: w.Enabled,
+	return WebhookEndpoint{ID: w.ID, URL: addr, Format: w.Format, Events: NonNil(w.Events), Enabled: w.Enabled,
 		PreviousSecretUntil: wiretime.Ptr(w.PreviousSecretUntil), SwitchedOffAt: wiretime.Ptr(w.SwitchedOffAt),
 		ConsecutiveFailures: w.ConsecutiveFailures, LastError: w.LastError,
 		CreatedAt: wiretime.New(w.CreatedAt), UpdatedAt: wiretime.New(w.UpdatedAt)}

@@ -52,7 +52,7 @@ func NewOrganization(o *models.Organization) Organization {
 	return Organization{ID: o.ID, Name: o.Name, Plan: o.Plan, GuestsMayApprove: o.GuestsMayApprove,
 		MaxApprovalExpirySeconds: int64(o.MaxApprovalExpiry().Seconds()),
 		DecisionTokenTTLSeconds:  int64(o.DecisionTokenLifetime().Seconds()),
-		ReportOrigins:            nonNilStrings(o.ReportOrigins), MembersMayGrantMandates: o.MembersMayGrantMandates,
+		ReportOrigins:            NonNil(o.ReportOrigins), MembersMayGrantMandates: o.MembersMayGrantMandates,
 		CreatedAt: wiretime.New(o.CreatedAt), UpdatedAt: wiretime.New(o.UpdatedAt)}
 }
 
@@ -164,7 +164,15 @@ func NewRule(r *models.Rule) Rule {
 		out.RequiredApprovals = &n
 	}
 	if r.EscalationAfter > 0 {
-		out.Escalation = &RuleEscalation{After: r.EscalationAfter, To: nonNil(r.EscalationTo)}
+		out.Escalation = &RuleEscalation{After: r.EscalationAfter, To: NonNil(r.EscalationTo)}
 	}
 	return out
+}
+
+// NonNil makes an absent list an empty one on the wire.
+func NonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }

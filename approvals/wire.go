@@ -1,15 +1,16 @@
-package wire
+package approvals
 
 import (
 	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/wiretime"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/wire"
 )
 
-// Approval is an approval on the wire: the REST read, and the data of its
+// Wire is an approval on the wire: the REST read, and the data of its
 // webhooks and callbacks.
-type Approval struct {
+type Wire struct {
 	ID          string          `json:"id"`
 	Status      string          `json:"status"`
 	URL         string          `json:"url"`
@@ -22,7 +23,7 @@ type Approval struct {
 	Approvers   []string        `json:"approvers"`
 	// ResolvedApprovers are the people who may decide it: those approvers
 	// named, or the owners and administrators when it named nobody.
-	ResolvedApprovers []Person       `json:"resolvedApprovers"`
+	ResolvedApprovers []wire.Person  `json:"resolvedApprovers"`
 	ExpiresAt         wiretime.Time  `json:"expiresAt"`
 	ExternalID        *string        `json:"externalId"`
 	FlowID            *string        `json:"flowId"`
@@ -43,9 +44,9 @@ type Approval struct {
 	Reason            *string          `json:"reason"`
 	ApprovedInput     models.RawJSON   `json:"approvedInput"`
 	Changes           []models.Change  `json:"changes"`
-	Questions         []Question       `json:"questions"`
+	Questions         []WireQuestion   `json:"questions"`
 	Concerns          []models.Concern `json:"concerns"`
-	Escalation        *Escalation      `json:"escalation"`
+	Escalation        *WireEscalation  `json:"escalation"`
 	RequestedBy       string           `json:"requestedBy"`
 	// RequestedByID is the key or member that asked, for a client to
 	// check a request it finds is its own.
@@ -59,7 +60,7 @@ type Approval struct {
 	DecisionToken *string `json:"decisionToken,omitempty"`
 	// Execution is what its executor reported of running it; null until
 	// reported.
-	Execution *Execution `json:"execution"`
+	Execution *wire.Execution `json:"execution"`
 
 	// DecidedOnBehalfOf and DecidedOnBehalfOfID name the person away whom
 	// the decider stood in for (a delegation), or are null.
@@ -67,16 +68,16 @@ type Approval struct {
 	DecidedOnBehalfOfID *string `json:"decidedOnBehalfOfId"`
 }
 
-// Escalation is an approval's escalation: after seconds, the people named
+// WireEscalation is an approval's escalation: after seconds, the people named
 // in to become approvers too, at escalatedAt.
-type Escalation struct {
+type WireEscalation struct {
 	After       int            `json:"after"`
 	To          []string       `json:"to"`
 	EscalatedAt *wiretime.Time `json:"escalatedAt"`
 }
 
-// Question is a question on an approval and its answer (null until given).
-type Question struct {
+// WireQuestion is a question on an approval and its answer (null until given).
+type WireQuestion struct {
 	QuestionID string         `json:"questionId"`
 	Question   string         `json:"question"`
 	AskedBy    string         `json:"askedBy"`
@@ -85,33 +86,33 @@ type Question struct {
 	AnsweredAt *wiretime.Time `json:"answeredAt"`
 }
 
-// NewQuestion serializes q.
-func NewQuestion(q *models.Question) Question {
-	return Question{QuestionID: q.QuestionID, Question: q.Question, AskedBy: q.AskedBy, AskedAt: wiretime.New(q.AskedAt),
+// NewWireQuestion serializes q.
+func NewWireQuestion(q *models.Question) WireQuestion {
+	return WireQuestion{QuestionID: q.QuestionID, Question: q.Question, AskedBy: q.AskedBy, AskedAt: wiretime.New(q.AskedAt),
 		Answer: q.Answer, AnsweredAt: wiretime.Ptr(q.AnsweredAt)}
 }
 
-// ApprovalURL is the page approvers use.
-func ApprovalURL(baseURL, id string) string { return baseURL + paths.Approval(id) }
+// PageURL is the page approvers use.
+func PageURL(baseURL, id string) string { return baseURL + paths.Approval(id) }
 
-// NewApproval serializes a; baseURL makes the page url.
-func NewApproval(a *models.Approval, baseURL string) Approval {
-	out := Approval{
-		ID: a.ID, Status: a.Status, URL: ApprovalURL(baseURL, a.ID), Title: a.Title, Description: a.Description,
-		Risk: a.Risk, Factors: nonNil(a.Factors.V), Links: nonNil(a.Links.V), ReportID: a.ReportID,
-		Approvers: nonNil(a.Approvers), ResolvedApprovers: make([]Person, len(a.ResolvedApprovers)), ExpiresAt: wiretime.New(a.ExpiresAt), ExternalID: a.ExternalID, FlowID: a.FlowID,
-		Metadata: a.Metadata, Input: a.Input, EditableFields: nonNil(a.EditableFields), CallbackURL: a.CallbackURL,
+// NewWire serializes a; baseURL makes the page url.
+func NewWire(a *Approval, baseURL string) Wire {
+	out := Wire{
+		ID: a.ID, Status: a.Status, URL: PageURL(baseURL, a.ID), Title: a.Title, Description: a.Description,
+		Risk: a.Risk, Factors: wire.NonNil(a.Factors.V), Links: wire.NonNil(a.Links.V), ReportID: a.ReportID,
+		Approvers: wire.NonNil(a.Approvers), ResolvedApprovers: make([]wire.Person, len(a.ResolvedApprovers)), ExpiresAt: wiretime.New(a.ExpiresAt), ExternalID: a.ExternalID, FlowID: a.FlowID,
+		Metadata: a.Metadata, Input: a.Input, EditableFields: wire.NonNil(a.EditableFields), CallbackURL: a.CallbackURL,
 		DecidedBy: a.DecidedBy, DecidedByID: a.DecidedByID, DecidedAt: wiretime.Ptr(a.DecidedAt), Note: a.Note,
 		DecidedOnBehalfOf: a.DecidedOnBehalfOf, DecidedOnBehalfOfID: a.DecidedOnBehalfOfID,
 		Reason: a.Reason, ApprovedInput: a.ApprovedInput, Changes: a.Changes.V,
-		Questions: All(a.Questions.V, NewQuestion), Concerns: nonNil(a.Concerns.V), RequestedBy: a.RequestedBy, RequestedByID: a.Requester, Action: a.Action,
-		CreatedAt: wiretime.New(a.CreatedAt), UpdatedAt: wiretime.New(a.UpdatedAt), Execution: NewExecution(a.Execution),
+		Questions: wire.All(a.Questions.V, NewWireQuestion), Concerns: wire.NonNil(a.Concerns.V), RequestedBy: a.RequestedBy, RequestedByID: a.Requester, Action: a.Action,
+		CreatedAt: wiretime.New(a.CreatedAt), UpdatedAt: wiretime.New(a.UpdatedAt), Execution: wire.NewExecution(a.Execution),
 	}
 	for i, p := range a.ResolvedApprovers {
-		out.ResolvedApprovers[i] = Person(p)
+		out.ResolvedApprovers[i] = wire.Person(p)
 	}
 	if a.EscalationAfter != nil {
-		out.Escalation = &Escalation{After: *a.EscalationAfter, To: nonNil(a.EscalationTo), EscalatedAt: wiretime.Ptr(a.EscalatedAt)}
+		out.Escalation = &WireEscalation{After: *a.EscalationAfter, To: wire.NonNil(a.EscalationTo), EscalatedAt: wiretime.Ptr(a.EscalatedAt)}
 	}
 	if a.Status == states.Approved {
 		out.DecisionToken = a.DecisionToken
@@ -121,12 +122,4 @@ func NewApproval(a *models.Approval, baseURL string) Approval {
 		out.RequiredApprovals, out.ApprovalsSoFar = &required, &so
 	}
 	return out
-}
-
-// nonNil makes an absent list an empty one on the wire.
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
 }

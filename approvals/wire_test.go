@@ -1,4 +1,4 @@
-package wire_test
+package approvals_test
 
 import (
 	"context"
@@ -10,12 +10,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
-	"github.com/assent-hq/assent/wire"
 )
 
 // TestEventPayloadAgreesWithLaterRead: the data of an event, built from the
@@ -47,14 +47,14 @@ func TestEventPayloadAgreesWithLaterRead(t *testing.T) {
 			},
 			Event: events.ApprovalApproved,
 			EventData: func(rec *models.Approval) ([]byte, error) {
-				payload, err = json.Marshal(wire.NewApproval(rec, "http://assent.test"))
+				payload, err = json.Marshal(approvals.NewWire(rec, "http://assent.test"))
 				return payload, err
 			}})
 		require.NoError(t, err)
 
 		rec, err := s.Approvals().Get(ctx, org.ID, a.ID)
 		require.NoError(t, err)
-		read, err := json.Marshal(wire.NewApproval(rec, "http://assent.test"))
+		read, err := json.Marshal(approvals.NewWire(rec, "http://assent.test"))
 		require.NoError(t, err)
 		assert.JSONEq(t, string(read), string(payload))
 		assert.Contains(t, string(payload), `"resolvedApprovers":[{"id":"`+ada.ID+`","name":"Ada","email":"ada@example.com","kind":"member"}]`)

@@ -1,0 +1,57 @@
+package reviews
+
+import (
+	"github.com/assent-hq/assent/internal/paths"
+	"github.com/assent-hq/assent/internal/wiretime"
+	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/wire"
+)
+
+// Wire is a review on the wire: the REST read, and the data of its
+// webhooks and callbacks.
+type Wire struct {
+	ID                string        `json:"id"`
+	Status            string        `json:"status"`
+	URL               string        `json:"url"`
+	Title             string        `json:"title"`
+	Instructions      string        `json:"instructions"`
+	ReportID          string        `json:"reportId"`
+	VersionID         string        `json:"versionId"`
+	Version           int           `json:"version"`
+	Reviewers         []string      `json:"reviewers"`
+	ResolvedReviewers []wire.Person `json:"resolvedReviewers"`
+	RequiredApprovals int           `json:"requiredApprovals"`
+	ApprovalsSoFar    int           `json:"approvalsSoFar"`
+	Verdicts          []WireVerdict `json:"verdicts"`
+	ThreadCount       int           `json:"threadCount"`
+	wire.RequestTail
+}
+
+// WireVerdict is one reviewer's verdict.
+type WireVerdict struct {
+	Reviewer wire.Person   `json:"reviewer"`
+	Verdict  string        `json:"verdict"`
+	Note     string        `json:"note"`
+	At       wiretime.Time `json:"at"`
+	// OnBehalfOf is the person away whom the reviewer stood in for;
+	// absent when they reviewed in their own name.
+	OnBehalfOf *wire.Delegator `json:"onBehalfOf,omitempty"`
+}
+
+// PageURL is the page reviewers review on.
+func PageURL(baseURL, id string) string { return baseURL + paths.Review(id) }
+
+// NewWire serializes r; baseURL makes the page url.
+func NewWire(r *Review, baseURL string) Wire {
+	return Wire{
+		ID: r.ID, Status: r.Status, URL: PageURL(baseURL, r.ID), Title: r.Title, Instructions: r.Instructions,
+		ReportID: r.ReportID, VersionID: r.VersionID, Version: r.Version,
+		Reviewers: wire.NonNil(r.Reviewers), ResolvedReviewers: wire.All(r.Asked.V, func(p *models.PersonRef) wire.Person { return wire.Person(*p) }),
+		RequiredApprovals: r.RequiredApprovals, ApprovalsSoFar: r.ApprovalsSoFar,
+		Verdicts: wire.All(r.Verdicts.V, func(v *models.Verdict) WireVerdict {
+			return WireVerdict{Reviewer: wire.Person{ID: v.ReviewerID, Name: v.ReviewerName, Email: v.ReviewerEmail},
+				Verdict: v.Verdict, Note: v.Note, At: wiretime.New(v.At), OnBehalfOf: wire.OnBehalfOf(v.OnBehalfOfID, v.OnBehalfOfName)}
+		}),
+		ThreadCount: r.ThreadCount, RequestTail: wire.NewRequestTail(&r.RequestBase, r.SettledAt),
+	}
+}
