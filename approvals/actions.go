@@ -165,7 +165,7 @@ func (s *Service) RemoveAsked(ctx context.Context, orgID string, by models.Actor
 			if err != nil {
 				return nil, err
 			}
-			return &RemoveApproverRequest{PersonID: personID, PersonName: personName, Defaults: defaults,
+			return &workflows.RemoveAskedRequest{PersonID: personID, PersonName: personName, Defaults: defaults,
 				OnBehalfOf: requests.OnBehalfOf(via), ActorID: by.ID, ActorName: by.Name}, nil
 		}, apperr.InvalidState, apperr.NotAnApprover)
 }

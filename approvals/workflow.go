@@ -102,7 +102,6 @@ func (a *approval) setup(ctx workflow.Context) error {
 		workflows.Update{Name: workflows.UpdateDecide, Handler: a.decide, Validator: workflows.Validator(a.in.ApprovalID, func(r DecideRequest) error { return checkDecide(&a.in, &a.State, r) })},
 		workflows.Update{Name: workflows.UpdateAsk, Handler: a.ask, Validator: workflows.Validator(a.in.ApprovalID, func(r AskRequest) error { return checkAsk(&a.in, &a.State, r) })},
 		workflows.Update{Name: workflows.UpdateAnswer, Handler: a.answer, Validator: workflows.Validator(a.in.ApprovalID, func(r AnswerRequest) error { return checkAnswer(&a.in, &a.State, r) })},
-		workflows.Update{Name: workflows.UpdateRemoveApprover, Handler: a.removeApprover, Validator: workflows.Validator(a.in.ApprovalID, a.State.checkRemoveApprover)},
 	))
 }
 
@@ -248,35 +247,6 @@ func (a *approval) answer(ctx workflow.Context, req AnswerRequest) (State, error
 	return a.State, err
 }
 
-// removeApprover takes a person off the approvers. When those left cannot
-// settle the request, the organisation's owners and administrators join
-// them, as for a request that names nobody, and are emailed like the
-// approvers at creation (the email skips whoever was already emailed).
-// The Update adds commands only to histories that receive it, so older
-// histories replay unchanged without a version marker.
-func (a *approval) removeApprover(ctx workflow.Context, req RemoveApproverRequest) (State, error) {
-	added := false
-	err := a.Apply(ctx, func() (Transition, error) {
-		if err := a.State.checkRemoveApprover(req); err != nil {
-			return Transition{}, err
-		}
-		a.State.ApproverIDs = slices.DeleteFunc(slices.Clone(a.State.ApproverIDs), func(id string) bool { return id == req.PersonID })
-		t := Transition{Action: ActionApproverRemoved, ActorID: req.ActorID, ActorName: req.ActorName,
-			Detail: "removed " + req.PersonName + " from the approvers"}
-		if a.shortOfApprovers() {
-			a.State.ApproverIDs, a.State.OnBehalfOf, added = workflows.AddDefaults(a.State.ApproverIDs, a.State.OnBehalfOf, req.Defaults, req.OnBehalfOf, req.PersonID)
-		}
-		if added {
-			t.Detail += "; " + DefaultApproversAdded
-		}
-		return t, nil
-	})
-	if err == nil && added {
-		a.EmailAsked(ctx)
-	}
-	return a.State, err
-}
-
 // shortOfApprovers reports whether the approvers who may still approve
 // (not the requester, not already approved) are fewer than the approvals
 // still needed.
@@ -301,6 +271,26 @@ func (a *approval) Asking() (*[]string, *map[string]workflows.Delegator) {
 }
 func (a *approval) Acted() []string  { return a.State.ApprovedBy }
 func (a *approval) NotAsked() string { return apperr.NotAnApprover }
+func (a *approval) Removal() workflows.Removal {
+	return workflows.Removal{Update: workflows.UpdateRemoveApprover, Action: ActionApproverRemoved, Asked: "approvers"}
+}
+
+// CheckRemove takes off an approver who approved too: their approval
+// stands.
+func (a *approval) CheckRemove(string) error { return nil }
+
+// Removed makes the organisation's owners and administrators approvers
+// when those left cannot settle the request, as for a request that names
+// nobody.
+func (a *approval) Removed(_ workflow.Context, req workflows.RemoveAskedRequest, t *Transition) (added bool) {
+	if a.shortOfApprovers() {
+		a.State.ApproverIDs, a.State.OnBehalfOf, added = workflows.AddDefaults(a.State.ApproverIDs, a.State.OnBehalfOf, req.Defaults, req.OnBehalfOf, req.PersonID)
+	}
+	if added {
+		t.Detail += "; " + DefaultApproversAdded
+	}
+	return added
+}
 func (a *approval) EmailAsked(ctx workflow.Context) {
 	a.Email(ctx, workflows.ActivityEmailApprovers, EmailApproversInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID})
 }

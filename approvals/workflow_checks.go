@@ -17,18 +17,6 @@ func (s *State) checkPending() error {
 	return workflows.RefuseSettled(s.Status, states.Pending, "approval")
 }
 
-// checkRemoveApprover takes off a pending request's approvers only someone
-// among them; the caller treats either refusal as nothing left to do.
-func (s *State) checkRemoveApprover(r RemoveApproverRequest) error {
-	if err := s.checkPending(); err != nil {
-		return err
-	}
-	if !slices.Contains(s.ApproverIDs, r.PersonID) {
-		return workflows.Refuse(apperr.NotAnApprover, "%s is not among this request's approvers", r.PersonID)
-	}
-	return nil
-}
-
 func (s *State) openQuestion() *AskedQuestion {
 	for i := range s.Questions {
 		if s.Questions[i].Answer == nil {

@@ -149,7 +149,7 @@ func TestDefaultsStandInForThoseAway(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
 	in.ApproverIDs = []string{"gst_g"}
-	h.Update(time.Minute, "remove", workflows.UpdateRemoveApprover, approvals.RemoveApproverRequest{PersonID: "gst_g",
+	h.Update(time.Minute, "remove", workflows.UpdateRemoveApprover, workflows.RemoveAskedRequest{PersonID: "gst_g",
 		PersonName: "Gus", Defaults: []string{"mem_d", "mem_admin"}, OnBehalfOf: map[string]workflows.Delegator{"mem_d": {ID: "mem_owner", Name: "Olivia"}},
 		ActorID: "key_admin", ActorName: "admin key"})
 	h.Update(2*time.Minute, "dee", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_d", Decision: approvals.DecisionReject})

@@ -287,7 +287,7 @@ func TestRemovedApproverCannotDecide(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
 	in.ApproverIDs = []string{"gst_g", "mem_a"}
-	remove := approvals.RemoveApproverRequest{PersonID: "gst_g", PersonName: "gus@partner.example",
+	remove := workflows.RemoveAskedRequest{PersonID: "gst_g", PersonName: "gus@partner.example",
 		Defaults: []string{"mem_owner"}, ActorID: "key_admin", ActorName: "admin key"}
 	h.Update(time.Minute, "remove", workflows.UpdateRemoveApprover, remove)
 	h.Update(2*time.Minute, "remove-again", workflows.UpdateRemoveApprover, remove)
@@ -315,7 +315,7 @@ func TestRemovingTheLastApproverFallsBackToTheDefaults(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
 	in.ApproverIDs = []string{"gst_g", "mem_req"} // the requester cannot decide their own request
-	h.Update(time.Minute, "remove", workflows.UpdateRemoveApprover, approvals.RemoveApproverRequest{PersonID: "gst_g",
+	h.Update(time.Minute, "remove", workflows.UpdateRemoveApprover, workflows.RemoveAskedRequest{PersonID: "gst_g",
 		PersonName: "gus@partner.example", Defaults: []string{"mem_owner", "mem_req", "mem_admin"}, ActorID: "mem_owner", ActorName: "Olivia"})
 	h.Update(2*time.Minute, "admin", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_admin", ActorName: "Al", Decision: "reject"})
 	s := h.run(in)
@@ -337,10 +337,10 @@ func TestDefaultsJoinWhenTooFewCanApprove(t *testing.T) {
 	in.RequiredApprovals = 3
 	in.ApproverIDs = []string{"mem_a", "mem_b", "gst_g"}
 	h.Update(time.Minute, "a", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
-	h.Update(2*time.Minute, "remove", workflows.UpdateRemoveApprover, approvals.RemoveApproverRequest{PersonID: "gst_g",
+	h.Update(2*time.Minute, "remove", workflows.UpdateRemoveApprover, workflows.RemoveAskedRequest{PersonID: "gst_g",
 		PersonName: "Gus", Defaults: []string{"mem_owner"}, ActorID: "key_admin", ActorName: "admin key"})
 	h.Update(3*time.Minute, "cancel", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "mem_req", ActorName: "Requester"})
-	h.Update(4*time.Minute, "remove-settled", workflows.UpdateRemoveApprover, approvals.RemoveApproverRequest{PersonID: "mem_b"})
+	h.Update(4*time.Minute, "remove-settled", workflows.UpdateRemoveApprover, workflows.RemoveAskedRequest{PersonID: "mem_b"})
 	s := h.run(in)
 
 	assert.Equal(t, []string{"mem_a", "mem_b", "mem_owner"}, s.ApproverIDs)
@@ -359,7 +359,7 @@ func TestNoDefaultsToAddSaysNothingOfThem(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
 	in.ApproverIDs = []string{"gst_g"}
-	h.Update(time.Minute, "remove", workflows.UpdateRemoveApprover, approvals.RemoveApproverRequest{PersonID: "gst_g",
+	h.Update(time.Minute, "remove", workflows.UpdateRemoveApprover, workflows.RemoveAskedRequest{PersonID: "gst_g",
 		PersonName: "Gus", ActorID: "operator", ActorName: "the operator"})
 	s := h.run(in)
 	assert.Equal(t, states.Expired, s.Status)
@@ -379,7 +379,7 @@ func TestApprovalUpdatesForAnotherRequestAreRefused(t *testing.T) {
 		h.Update(at+time.Minute, key("ask"), workflows.UpdateAsk, approvals.AskRequest{Target: target, ActorID: "mem_a", QuestionID: "qst_1", Question: "?"})
 		h.Update(at+2*time.Minute, key("answer"), workflows.UpdateAnswer, approvals.AnswerRequest{Target: target, Requester: "mem_req", QuestionID: "qst_1", Answer: "!"})
 		h.Update(at+3*time.Minute, key("cancel"), workflows.UpdateCancel, workflows.CancelRequest{Target: target, ActorID: "mem_x", Administrator: true})
-		h.Update(at+4*time.Minute, key("remove"), workflows.UpdateRemoveApprover, approvals.RemoveApproverRequest{Target: target, PersonID: "gst_g"})
+		h.Update(at+4*time.Minute, key("remove"), workflows.UpdateRemoveApprover, workflows.RemoveAskedRequest{Target: target, PersonID: "gst_g"})
 		h.Update(at+4*time.Minute+time.Second, key("delegate"), workflows.UpdateAddDelegate, workflows.AddDelegateRequest{Target: target,
 			DelegatorID: "mem_a", DelegateID: "mem_d"})
 		h.Env.RegisterDelayedCallback(func() {

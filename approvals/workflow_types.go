@@ -109,27 +109,6 @@ type AnswerRequest struct {
 	Answer     string
 }
 
-// RemoveApproverRequest takes a person off the approvers: an administrator
-// removed them from the organisation.
-type RemoveApproverRequest struct {
-	workflows.Target
-	PersonID string
-	// PersonName names the person on the timeline.
-	PersonName string
-	// Defaults are the organisation's owners and administrators when the
-	// person was removed, each away replaced by who stands in for them.
-	// The caller reads them, as the workflow cannot; they become
-	// approvers only if nobody left could settle the request.
-	Defaults []string
-	// OnBehalfOf says, by delegate, whom those of Defaults who stand in
-	// for an owner or administrator away stand in for (requests.StandIns).
-	// Absent from Updates sent before defaults went through delegations.
-	OnBehalfOf map[string]workflows.Delegator `json:",omitempty"`
-	// ActorID and ActorName are who removed the person.
-	ActorID   string
-	ActorName string
-}
-
 // AskedQuestion is a question on an approval.
 type AskedQuestion struct {
 	QuestionID string

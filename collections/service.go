@@ -205,7 +205,7 @@ func (s *Service) Draft(ctx context.Context, who models.Actor, id string) (map[s
 // Workflow removeRespondent). A request already settled, or
 // where the person replied or is no longer asked, needs nothing.
 func (s *Service) RemoveAsked(ctx context.Context, orgID string, by models.Actor, personID, personName string, collectionIDs []string) error {
-	req := &RemoveRespondentRequest{PersonID: personID, PersonName: personName, ActorID: by.ID, ActorName: by.Name}
+	req := &workflows.RemoveAskedRequest{PersonID: personID, PersonName: personName, ActorID: by.ID, ActorName: by.Name}
 	return s.RemovePerson(ctx, orgID, collectionIDs, personID, workflows.UpdateRemoveRespondent, "remove-respondent",
 		func(*models.Collection) (workflows.Argument, error) { return req, nil },
 		apperr.InvalidState, apperr.NotARespondent, apperr.AlreadySubmitted)

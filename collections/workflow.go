@@ -34,8 +34,7 @@ func Workflow(ctx workflow.Context, in WorkflowInput) (State, error) {
 		c.State.RequiredResponses = len(c.State.RespondentIDs)
 	}
 	if err := workflows.SetUpdates(ctx, append(c.AskingUpdates(),
-		workflows.Update{Name: workflows.UpdateSubmitReply, Handler: c.submitReply, Validator: workflows.Validator(c.in.CollectionID, func(r SubmitReplyRequest) error { return checkReply(&c.in, &c.State, r) })},
-		workflows.Update{Name: workflows.UpdateRemoveRespondent, Handler: c.removeRespondent, Validator: workflows.Validator(c.in.CollectionID, c.State.checkRemoveRespondent)},
+		workflows.Update{Name: workflows.UpdateSubmitReply, Handler: c.submitReply, Validator: workflows.Validator(c.in.CollectionID, c.checkReply)},
 	)); err != nil {
 		return c.State, err
 	}
@@ -85,6 +84,35 @@ func (c *collection) Asking() (*[]string, *map[string]workflows.Delegator) {
 }
 func (c *collection) Acted() []string  { return c.State.respondents() }
 func (c *collection) NotAsked() string { return apperr.NotARespondent }
+func (c *collection) Removal() workflows.Removal {
+	return workflows.Removal{Update: workflows.UpdateRemoveRespondent, Action: ActionRespondentRemoved, Asked: "respondents"}
+}
+
+// CheckRemove leaves on a request whoever replied: the reply stands, and
+// counts.
+func (c *collection) CheckRemove(personID string) error {
+	if c.State.submitted(personID) {
+		return workflows.Refuse(apperr.AlreadySubmitted, "%s has already replied", personID)
+	}
+	return nil
+}
+
+// Removed lowers requiredResponses to the people left, so the request can
+// still complete: it does at once when the replies already reach it, and
+// with nobody left it is cancelled.
+func (c *collection) Removed(ctx workflow.Context, _ workflows.RemoveAskedRequest, t *Transition) bool {
+	c.State.RequiredResponses = min(c.State.RequiredResponses, len(c.State.RespondentIDs))
+	switch {
+	case c.State.RequiredResponses == 0:
+		c.Settle(ctx, states.Cancelled)
+		t.Detail += "; nobody is left to reply, so the request was cancelled"
+	case c.State.ResponsesSoFar >= c.State.RequiredResponses:
+		c.Settle(ctx, states.Complete)
+		t.Event = events.CollectionCompleted
+		t.Detail += "; " + c.State.completeDetail()
+	}
+	return false
+}
 func (c *collection) EmailAsked(ctx workflow.Context) {
 	c.Email(ctx, workflows.ActivityEmailRespondents, EmailRespondentsInput{OrganizationID: c.in.OrganizationID, CollectionID: c.in.CollectionID})
 }
@@ -93,7 +121,7 @@ func (c *collection) submitReply(ctx workflow.Context, req SubmitReplyRequest) (
 	err := c.Apply(ctx, func() (Transition, error) {
 		// Checked again under the lock: two replies from one person can
 		// both pass validation before either runs.
-		if err := checkReply(&c.in, &c.State, req); err != nil {
+		if err := c.checkReply(req); err != nil {
 			return Transition{}, err
 		}
 		answers, _ := checkAnswers(c.in.Questions, req.Answers)
@@ -108,34 +136,6 @@ func (c *collection) submitReply(ctx workflow.Context, req SubmitReplyRequest) (
 			c.Settle(ctx, states.Complete)
 			t.Event = events.CollectionCompleted
 			t.Detail = workflows.JoinDetail(t.Detail, c.State.completeDetail())
-		}
-		return t, nil
-	})
-	return c.State, err
-}
-
-// removeRespondent takes a person removed from the organisation off an
-// open collection. A reply they submitted stays. requiredResponses is
-// lowered to the people left, so the request can still complete: it does
-// at once when the replies already reach it, and with nobody left it is
-// cancelled. The Update adds commands only to histories that receive it.
-func (c *collection) removeRespondent(ctx workflow.Context, req RemoveRespondentRequest) (State, error) {
-	err := c.Apply(ctx, func() (Transition, error) {
-		if err := c.State.checkRemoveRespondent(req); err != nil {
-			return Transition{}, err
-		}
-		c.State.RespondentIDs = slices.DeleteFunc(slices.Clone(c.State.RespondentIDs), func(id string) bool { return id == req.PersonID })
-		t := Transition{Action: ActionRespondentRemoved, ActorID: req.ActorID, ActorName: req.ActorName,
-			Detail: "removed " + req.PersonName + " from the respondents"}
-		c.State.RequiredResponses = min(c.State.RequiredResponses, len(c.State.RespondentIDs))
-		switch {
-		case c.State.RequiredResponses == 0:
-			c.Settle(ctx, states.Cancelled)
-			t.Detail += "; nobody is left to reply, so the request was cancelled"
-		case c.State.ResponsesSoFar >= c.State.RequiredResponses:
-			c.Settle(ctx, states.Complete)
-			t.Event = events.CollectionCompleted
-			t.Detail += "; " + c.State.completeDetail()
 		}
 		return t, nil
 	})

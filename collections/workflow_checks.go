@@ -2,7 +2,6 @@ package collections
 
 import (
 	"encoding/json"
-	"slices"
 
 	"go.temporal.io/sdk/temporal"
 
@@ -17,22 +16,18 @@ func (s *State) checkOpen() error {
 	return workflows.RefuseSettled(s.Status, states.Open, "request for information")
 }
 
+// replyRefusals are how a reply is refused for who sends it.
+var replyRefusals = workflows.ActRefusals{NotAsked: "you were not asked to reply to this request for information",
+	Acted: "you have already submitted your reply", ActedCode: apperr.AlreadySubmitted,
+	ActedFor: "a reply was already submitted by or on behalf of the person you act for"}
+
 // checkReply says whether a respondent's reply may be stored now: the
 // validator calls it to refuse early, the handler again under the lock.
-func checkReply(in *WorkflowInput, s *State, r SubmitReplyRequest) error {
-	if err := s.checkOpen(); err != nil {
+func (c *collection) checkReply(r SubmitReplyRequest) error {
+	if err := c.CheckAct(r.RespondentID, replyRefusals); err != nil {
 		return err
 	}
-	if !slices.Contains(s.RespondentIDs, r.RespondentID) {
-		return workflows.Refuse(apperr.NotARespondent, "you were not asked to reply to this request for information")
-	}
-	if s.submitted(r.RespondentID) {
-		return workflows.Refuse(apperr.AlreadySubmitted, "you have already submitted your reply")
-	}
-	if workflows.ActedFor(s.OnBehalfOf, s.respondents(), r.RespondentID) {
-		return workflows.Refuse(apperr.AlreadySubmitted, "a reply was already submitted by or on behalf of the person you act for")
-	}
-	_, err := checkAnswers(in.Questions, r.Answers)
+	_, err := checkAnswers(c.in.Questions, r.Answers)
 	return err
 }
 
@@ -44,19 +39,4 @@ func checkAnswers(qs []questions.Question, answers map[string]json.RawMessage) (
 		return nil, temporal.NewNonRetryableApplicationError(e.Message, apperr.InvalidAnswer, nil, e.Field)
 	}
 	return typed, err
-}
-
-// checkRemoveRespondent takes off an open request only someone asked who
-// has not replied; the caller treats any refusal as nothing left to do.
-func (s *State) checkRemoveRespondent(r RemoveRespondentRequest) error {
-	if err := s.checkOpen(); err != nil {
-		return err
-	}
-	if !slices.Contains(s.RespondentIDs, r.PersonID) {
-		return workflows.Refuse(apperr.NotARespondent, "%s is not among this request's respondents", r.PersonID)
-	}
-	if s.submitted(r.PersonID) {
-		return workflows.Refuse(apperr.AlreadySubmitted, "%s has already replied", r.PersonID)
-	}
-	return nil
 }

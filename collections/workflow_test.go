@@ -200,8 +200,8 @@ func TestRemovingARespondentLowersWhatCompletesIt(t *testing.T) {
 	h := newCollectionHarness(t)
 	in := collectionInput(t) // mem_a, mem_b, mem_c; two replies complete it
 	in.RequiredResponses = 3
-	remove := func(id string) collections.RemoveRespondentRequest {
-		return collections.RemoveRespondentRequest{PersonID: id, PersonName: "Guest " + id, ActorID: "key_admin", ActorName: "admin"}
+	remove := func(id string) workflows.RemoveAskedRequest {
+		return workflows.RemoveAskedRequest{PersonID: id, PersonName: "Guest " + id, ActorID: "key_admin", ActorName: "admin"}
 	}
 	h.Update(time.Minute, "a", workflows.UpdateSubmitReply, reply("mem_a", `{"budget":1,"vendor":"Acme"}`))
 	h.Update(2*time.Minute, "remove-replied", workflows.UpdateRemoveRespondent, remove("mem_a"))
@@ -226,7 +226,7 @@ func TestRemovingTheLastRespondentCancels(t *testing.T) {
 	in := collectionInput(t)
 	in.RespondentIDs, in.RequiredResponses = []string{"gst_1"}, 1
 	h.Update(time.Minute, "remove", workflows.UpdateRemoveRespondent,
-		collections.RemoveRespondentRequest{PersonID: "gst_1", PersonName: "Gus", ActorID: "key_admin", ActorName: "admin"})
+		workflows.RemoveAskedRequest{PersonID: "gst_1", PersonName: "Gus", ActorID: "key_admin", ActorName: "admin"})
 	h.Update(2*time.Minute, "reply-after", workflows.UpdateSubmitReply, reply("gst_1", `{"budget":1,"vendor":"Acme"}`))
 	s := h.run(in)
 	assert.Equal(t, states.Cancelled, s.Status)
@@ -266,7 +266,7 @@ func TestCollectionUpdatesForAnotherRequestAreRefused(t *testing.T) {
 		r.Target = target
 		h.Update(at, key("reply"), workflows.UpdateSubmitReply, r)
 		h.Update(at+time.Minute, key("cancel"), workflows.UpdateCancel, workflows.CancelRequest{Target: target, ActorID: "mem_x", Administrator: true})
-		h.Update(at+2*time.Minute, key("remove"), workflows.UpdateRemoveRespondent, collections.RemoveRespondentRequest{Target: target, PersonID: "mem_b"})
+		h.Update(at+2*time.Minute, key("remove"), workflows.UpdateRemoveRespondent, workflows.RemoveAskedRequest{Target: target, PersonID: "mem_b"})
 		h.Update(at+2*time.Minute+time.Second, key("delegate"), workflows.UpdateAddDelegate, workflows.AddDelegateRequest{Target: target,
 			DelegatorID: "mem_a", DelegateID: "mem_d"})
 		h.Env.RegisterDelayedCallback(func() {

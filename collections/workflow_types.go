@@ -84,12 +84,3 @@ type EmailRespondentsInput struct {
 	PersonIDs      []string
 }
 
-// RemoveRespondentRequest takes a person off an open collection: an
-// administrator removed them from the organisation.
-type RemoveRespondentRequest struct {
-	workflows.Target
-	PersonID   string
-	PersonName string
-	ActorID    string
-	ActorName  string
-}

@@ -281,7 +281,7 @@ func (s *Service) RemoveAsked(ctx context.Context, orgID string, by models.Actor
 	return s.RemovePerson(ctx, orgID, reviewIDs, personID, workflows.UpdateRemoveReviewer, "remove-reviewer",
 		func(r *models.Review) (workflows.Argument, error) {
 			defaults, via, err := s.defaultReviewers(ctx, r, admins)
-			return &RemoveReviewerRequest{PersonID: personID, PersonName: personName, Defaults: defaults,
+			return &workflows.RemoveAskedRequest{PersonID: personID, PersonName: personName, Defaults: defaults,
 				OnBehalfOf: requests.OnBehalfOf(via), ActorID: by.ID, ActorName: by.Name}, err
 		},
 		apperr.InvalidState, apperr.NotAReviewer, apperr.AlreadyDecided)

@@ -31,8 +31,7 @@ func Workflow(ctx workflow.Context, in WorkflowInput) (State, error) {
 		Verdicts: []Verdict{}, ReviewerIDs: slices.Clone(in.ReviewerIDs), RequiredApprovals: max(in.RequiredApprovals, 1),
 		OnBehalfOf: maps.Clone(in.OnBehalfOf)})
 	if err := workflows.SetUpdates(ctx, append(r.AskingUpdates(),
-		workflows.Update{Name: workflows.UpdateVerdict, Handler: r.verdict, Validator: workflows.Validator(r.in.ReviewID, r.State.checkVerdict)},
-		workflows.Update{Name: workflows.UpdateRemoveReviewer, Handler: r.removeReviewer, Validator: workflows.Validator(r.in.ReviewID, r.State.checkRemoveReviewer)},
+		workflows.Update{Name: workflows.UpdateVerdict, Handler: r.verdict, Validator: workflows.Validator(r.in.ReviewID, r.checkVerdict)},
 	)); err != nil {
 		return r.State, err
 	}
@@ -62,6 +61,31 @@ func (r *review) Asking() (*[]string, *map[string]workflows.Delegator) {
 }
 func (r *review) Acted() []string  { return r.State.reviewers() }
 func (r *review) NotAsked() string { return apperr.NotAReviewer }
+func (r *review) Removal() workflows.Removal {
+	return workflows.Removal{Update: workflows.UpdateRemoveReviewer, Action: ActionReviewerRemoved, Asked: "reviewers"}
+}
+
+// CheckRemove leaves on a review whoever returned a verdict: it stands.
+func (r *review) CheckRemove(personID string) error {
+	if r.State.reviewed(personID) {
+		return workflows.Refuse(apperr.AlreadyDecided, "%s has already returned a verdict", personID)
+	}
+	return nil
+}
+
+// Removed makes the defaults reviewers when those left cannot give the
+// approvals still needed, as an approval's owners and administrators join
+// it; requiredApprovals is never lowered, and with no defaults the review
+// waits for its expiry.
+func (r *review) Removed(_ workflow.Context, req workflows.RemoveAskedRequest, t *Transition) (added bool) {
+	if r.State.shortOfReviewers() {
+		r.State.ReviewerIDs, r.State.OnBehalfOf, added = workflows.AddDefaults(r.State.ReviewerIDs, r.State.OnBehalfOf, req.Defaults, req.OnBehalfOf, req.PersonID)
+	}
+	if added {
+		t.Detail += "; " + DefaultReviewersAdded
+	}
+	return added
+}
 func (r *review) EmailAsked(ctx workflow.Context) {
 	r.Email(ctx, workflows.ActivityEmailReviewers, EmailReviewersInput{OrganizationID: r.in.OrganizationID, ReviewID: r.in.ReviewID})
 }
@@ -70,7 +94,7 @@ func (r *review) verdict(ctx workflow.Context, req VerdictRequest) (State, error
 	err := r.Apply(ctx, func() (Transition, error) {
 		// Checked again under the lock: two verdicts from one person can
 		// both pass validation before either runs.
-		if err := r.State.checkVerdict(req); err != nil {
+		if err := r.checkVerdict(req); err != nil {
 			return Transition{}, err
 		}
 		away := workflows.StandsInFor(r.State.OnBehalfOf, req.ReviewerID)
@@ -91,37 +115,6 @@ func (r *review) verdict(ctx workflow.Context, req VerdictRequest) (State, error
 		}
 		return t, nil
 	})
-	return r.State, err
-}
-
-// removeReviewer takes a person removed from the organisation off an open
-// review; a verdict they returned stays. As with an approval's approvers,
-// when those left cannot give the approvals still needed, the defaults
-// join and are emailed as the reviewers were at creation (the email skips
-// whoever was already emailed); requiredApprovals is never lowered, and
-// with no defaults the review waits for its expiry. The Update adds
-// commands only to histories that receive it, so older histories replay
-// unchanged without a version marker.
-func (r *review) removeReviewer(ctx workflow.Context, req RemoveReviewerRequest) (State, error) {
-	added := false
-	err := r.Apply(ctx, func() (Transition, error) {
-		if err := r.State.checkRemoveReviewer(req); err != nil {
-			return Transition{}, err
-		}
-		r.State.ReviewerIDs = slices.DeleteFunc(slices.Clone(r.State.ReviewerIDs), func(id string) bool { return id == req.PersonID })
-		t := Transition{Action: ActionReviewerRemoved, ActorID: req.ActorID, ActorName: req.ActorName,
-			Detail: "removed " + req.PersonName + " from the reviewers"}
-		if r.State.shortOfReviewers() {
-			r.State.ReviewerIDs, r.State.OnBehalfOf, added = workflows.AddDefaults(r.State.ReviewerIDs, r.State.OnBehalfOf, req.Defaults, req.OnBehalfOf, req.PersonID)
-		}
-		if added {
-			t.Detail += "; " + DefaultReviewersAdded
-		}
-		return t, nil
-	})
-	if err == nil && added {
-		r.EmailAsked(ctx)
-	}
 	return r.State, err
 }
 

@@ -55,7 +55,7 @@ func TestRemovedReviewerCannotReturnAVerdict(t *testing.T) {
 	h := newReviewHarness(t)
 	in := reviewInput(1)
 	in.ReviewerIDs = []string{"gst_g", "mem_a"}
-	remove := reviews.RemoveReviewerRequest{PersonID: "gst_g", PersonName: "gus@partner.example",
+	remove := workflows.RemoveAskedRequest{PersonID: "gst_g", PersonName: "gus@partner.example",
 		Defaults: []string{"mem_owner"}, ActorID: "key_admin", ActorName: "admin key"}
 	h.Update(time.Minute, "remove", workflows.UpdateRemoveReviewer, remove)
 	h.Update(2*time.Minute, "remove-again", workflows.UpdateRemoveReviewer, remove)
@@ -88,8 +88,8 @@ func TestRemovingANeededReviewerBringsInTheDefaults(t *testing.T) {
 	in := reviewInput(2)
 	in.ReviewerIDs = []string{"mem_a", "gst_g"}
 	h.Update(time.Minute, "a", workflows.UpdateVerdict, verdict("mem_a", reviews.VerdictApproved, ""))
-	h.Update(2*time.Minute, "remove-a", workflows.UpdateRemoveReviewer, reviews.RemoveReviewerRequest{PersonID: "mem_a"})
-	h.Update(3*time.Minute, "remove", workflows.UpdateRemoveReviewer, reviews.RemoveReviewerRequest{PersonID: "gst_g",
+	h.Update(2*time.Minute, "remove-a", workflows.UpdateRemoveReviewer, workflows.RemoveAskedRequest{PersonID: "mem_a"})
+	h.Update(3*time.Minute, "remove", workflows.UpdateRemoveReviewer, workflows.RemoveAskedRequest{PersonID: "gst_g",
 		PersonName: "gus@partner.example", Defaults: []string{"mem_owner", "gst_g", "mem_a"}, ActorID: "mem_owner", ActorName: "Olivia"})
 	h.Update(4*time.Minute, "owner", workflows.UpdateVerdict, verdict("mem_owner", reviews.VerdictApproved, "fine"))
 	s := h.run(in)
@@ -111,7 +111,7 @@ func TestRemovingTheLastReviewerWithNoDefaults(t *testing.T) {
 	h := newReviewHarness(t)
 	in := reviewInput(1)
 	in.ReviewerIDs = []string{"gst_g"}
-	h.Update(time.Minute, "remove", workflows.UpdateRemoveReviewer, reviews.RemoveReviewerRequest{PersonID: "gst_g",
+	h.Update(time.Minute, "remove", workflows.UpdateRemoveReviewer, workflows.RemoveAskedRequest{PersonID: "gst_g",
 		PersonName: "Gus", ActorID: "operator", ActorName: "the operator"})
 	s := h.run(in)
 	require.NoError(t, h.Results["remove"].Err)
@@ -150,7 +150,7 @@ func TestReviewUpdatesForAnotherRequestAreRefused(t *testing.T) {
 		v.Target = target
 		h.Update(at, key("verdict"), workflows.UpdateVerdict, v)
 		h.Update(at+time.Minute, key("cancel"), workflows.UpdateCancel, workflows.CancelRequest{Target: target, ActorID: "mem_x", Administrator: true})
-		h.Update(at+2*time.Minute, key("remove"), workflows.UpdateRemoveReviewer, reviews.RemoveReviewerRequest{Target: target, PersonID: "mem_b"})
+		h.Update(at+2*time.Minute, key("remove"), workflows.UpdateRemoveReviewer, workflows.RemoveAskedRequest{Target: target, PersonID: "mem_b"})
 		h.Update(at+2*time.Minute+time.Second, key("delegate"), workflows.UpdateAddDelegate, workflows.AddDelegateRequest{Target: target,
 			DelegatorID: "mem_a", DelegateID: "mem_d"})
 		h.Env.RegisterDelayedCallback(func() {
@@ -173,7 +173,7 @@ func TestDefaultReviewersStandInForThoseAway(t *testing.T) {
 	r := newReviewHarness(t)
 	rin := reviewInput(1)
 	rin.ReviewerIDs = []string{"gst_g"}
-	r.Update(time.Minute, "remove", workflows.UpdateRemoveReviewer, reviews.RemoveReviewerRequest{PersonID: "gst_g",
+	r.Update(time.Minute, "remove", workflows.UpdateRemoveReviewer, workflows.RemoveAskedRequest{PersonID: "gst_g",
 		PersonName: "Gus", Defaults: []string{"mem_d"}, OnBehalfOf: map[string]workflows.Delegator{"mem_d": {ID: "mem_owner", Name: "Olivia"}}})
 	r.Update(2*time.Minute, "dee", workflows.UpdateVerdict, verdict("mem_d", reviews.VerdictApproved, ""))
 	rs := r.run(rin)

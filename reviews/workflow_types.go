@@ -78,24 +78,3 @@ type EmailReviewersInput struct {
 	ReviewID       string
 }
 
-// RemoveReviewerRequest takes a person off an open review: an
-// administrator removed them from the organisation.
-type RemoveReviewerRequest struct {
-	workflows.Target
-	PersonID string
-	// PersonName names the person on the timeline.
-	PersonName string
-	// Defaults are the organisation's owners and administrators who can
-	// read the review's report when the person was removed, less its
-	// requester, each away replaced by who stands in for them. The caller
-	// reads them, as the workflow cannot; they become reviewers only if
-	// those left could not give the approvals needed.
-	Defaults []string
-	// OnBehalfOf says, by delegate, whom those of Defaults who stand in
-	// for an owner or administrator away stand in for (requests.StandIns).
-	// Absent from Updates sent before defaults went through delegations.
-	OnBehalfOf map[string]workflows.Delegator `json:",omitempty"`
-	// ActorID and ActorName are who removed the person.
-	ActorID   string
-	ActorName string
-}

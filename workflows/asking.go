@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"slices"
+
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/assent-hq/assent/internal/apperr"
@@ -9,8 +11,9 @@ import (
 
 // RequestKind is what each kind's workflow (approval, collection, review)
 // tells the request core about itself, so that whom a request asks is
-// handed over, and a request cancelled, in one place for every kind.
-type RequestKind interface {
+// handed over and taken off, and a request cancelled, in one place for
+// every kind.
+type RequestKind[S RequestState] interface {
 	// CheckOpen refuses any change to a request that has settled.
 	CheckOpen() error
 	// Asking points into the state at whom the request asks to act and
@@ -26,15 +29,126 @@ type RequestKind interface {
 	// Settle ends the request in status: cancelled, expired, or the
 	// kind's own.
 	Settle(ctx workflow.Context, status string)
+	// Removal names taking a person off the request.
+	Removal() Removal
+	// CheckRemove refuses taking personID off for the kind's own reason,
+	// beyond a settled request or a person it does not ask: a kind
+	// whose acts are final refuses someone who has acted.
+	CheckRemove(personID string) error
+	// Removed finishes, within t, taking req's person off those asked:
+	// what the kind does when those left cannot settle the request. It
+	// reports whether people joined, who are then emailed.
+	Removed(ctx workflow.Context, req RemoveAskedRequest, t *Transition[S]) (joined bool)
+}
+
+// Removal is what a kind calls taking a person off its request: the
+// Update, the audit action, and what the people asked are ("approvers").
+type Removal struct {
+	Update, Action, Asked string
+}
+
+// RemoveAskedRequest takes a person off an open request: an administrator
+// removed them from the organisation. Each kind takes it as its own
+// Update (Removal), named as before the kinds shared it.
+type RemoveAskedRequest struct {
+	Target
+	PersonID string
+	// PersonName names the person on the timeline.
+	PersonName string
+	// Defaults are who joins when those left could not settle the
+	// request (an approval's owners and administrators, a review's who may
+	// read its report), each away replaced by who stands in for them. The
+	// caller reads them, as the workflow cannot. A request for information
+	// has none: it needs fewer replies instead.
+	Defaults []string `json:",omitempty"`
+	// OnBehalfOf says, by delegate, whom those of Defaults who stand in
+	// for someone away stand in for (requests.StandIns). Absent from
+	// Updates sent before defaults went through delegations.
+	OnBehalfOf map[string]Delegator `json:",omitempty"`
+	// ActorID and ActorName are who removed the person.
+	ActorID   string
+	ActorName string
 }
 
 // AskingUpdates are the Updates every kind takes alike, each with its
-// validator: cancel, and addDelegate.
+// validator: cancel, addDelegate, and the kind's Removal.
 func (r *Request[S]) AskingUpdates() []Update {
 	return []Update{
 		{UpdateCancel, r.cancel, Validator(r.id, r.checkCancel)},
 		{UpdateAddDelegate, r.addDelegate, Validator(r.id, r.checkAddDelegate)},
+		{r.kind.Removal().Update, r.removeAsked, Validator(r.id, r.checkRemoveAsked)},
 	}
+}
+
+// ActRefusals are a kind's words for refusing a person's act (a reply, a
+// verdict): not asked, acted already, and acted for by whom they stand in
+// for or who stands in for them; ActedCode is its code for the last two.
+type ActRefusals struct {
+	NotAsked, Acted, ActedFor, ActedCode string
+}
+
+// CheckAct says whether who may act on the request now: it is open, asks
+// them, and neither they nor anyone acting for the same person has acted.
+// A kind's validator calls it to refuse early, its handler again under the
+// lock.
+func (r *Request[S]) CheckAct(who string, words ActRefusals) error {
+	if err := r.kind.CheckOpen(); err != nil {
+		return err
+	}
+	asked, onBehalfOf := r.kind.Asking()
+	acted := r.kind.Acted()
+	// The codes are the kind's (its NotAsked, its ActRefusals' ActedCode),
+	// which the refusals test reads there.
+	notAsked, actedCode := r.kind.NotAsked(), words.ActedCode
+	switch {
+	case !slices.Contains(*asked, who):
+		return Refuse(notAsked, "%s", words.NotAsked)
+	case slices.Contains(acted, who):
+		return Refuse(actedCode, "%s", words.Acted)
+	case ActedFor(*onBehalfOf, acted, who):
+		return Refuse(actedCode, "%s", words.ActedFor)
+	}
+	return nil
+}
+
+// checkRemoveAsked takes off an open request only someone it asks, and
+// only as its kind allows; the caller treats any refusal as nothing left
+// to do.
+func (r *Request[S]) checkRemoveAsked(req RemoveAskedRequest) error {
+	if err := r.kind.CheckOpen(); err != nil {
+		return err
+	}
+	if asked, _ := r.kind.Asking(); !slices.Contains(*asked, req.PersonID) {
+		notAsked := r.kind.NotAsked()
+		return Refuse(notAsked, "%s is not among this request's %s", req.PersonID, r.kind.Removal().Asked)
+	}
+	return r.kind.CheckRemove(req.PersonID)
+}
+
+// removeAsked takes a person removed from the organisation off the
+// request; what they did before stays. Its kind then does what those left
+// need (Removed), and whoever joined is emailed (the email skips whoever
+// was emailed already). The Update adds commands only to histories that
+// receive it, so older histories replay unchanged without a version
+// marker.
+func (r *Request[S]) removeAsked(ctx workflow.Context, req RemoveAskedRequest) (S, error) {
+	joined := false
+	err := r.Apply(ctx, func() (Transition[S], error) {
+		if err := r.checkRemoveAsked(req); err != nil {
+			return Transition[S]{}, err
+		}
+		asked, _ := r.kind.Asking()
+		*asked = slices.DeleteFunc(slices.Clone(*asked), func(id string) bool { return id == req.PersonID })
+		removal := r.kind.Removal()
+		t := Transition[S]{Action: removal.Action, ActorID: req.ActorID, ActorName: req.ActorName,
+			Detail: "removed " + req.PersonName + " from the " + removal.Asked}
+		joined = r.kind.Removed(ctx, req, &t)
+		return t, nil
+	})
+	if err == nil && joined {
+		r.kind.EmailAsked(ctx)
+	}
+	return r.State, err
 }
 
 // checkCancel lets the requester withdraw an open request, and owners and

@@ -36,45 +36,52 @@ func TestEveryRefusalMapsToAStatusOtherThan500(t *testing.T) {
 		}
 		f, err := parser.ParseFile(fset, file, nil, 0)
 		require.NoError(t, err)
-		ast.Inspect(f, func(n ast.Node) bool {
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
-				return true
+		// hold holds code, refused with at at, to an apperr code whose
+		// status is not 500. A parameter passed through (Refuse's own body,
+		// the core refusing with its kind's code) is held where it is set.
+		hold := func(code ast.Expr, at token.Pos, param bool) {
+			if _, ok := code.(*ast.Ident); ok && param {
+				return
 			}
-			var code ast.Expr
-			switch fn := call.Fun.(type) {
-			case *ast.Ident:
-				if fn.Name == "Refuse" && len(call.Args) > 0 {
-					code = call.Args[0]
-				}
-			case *ast.SelectorExpr:
-				switch {
-				case fn.Sel.Name == "Refuse" && len(call.Args) > 0:
-					code = call.Args[0]
-				case fn.Sel.Name == "NewNonRetryableApplicationError" && len(call.Args) > 1:
-					code = call.Args[1]
-				}
+			if !isApperr(code) {
+				t.Errorf("%s: a workflow refuses with %s; use an apperr code", fset.Position(at), types(code))
+				return
 			}
-			if code == nil {
-				return true
-			}
-			sel, ok := code.(*ast.SelectorExpr)
-			if ok {
-				x, isIdent := sel.X.(*ast.Ident)
-				ok = isIdent && x.Name == "apperr"
-			}
-			if !ok {
-				// Parameters passed through (Refuse's own body) are checked
-				// where refuse is called.
-				if _, param := code.(*ast.Ident); !param {
-					t.Errorf("%s: a workflow refuses with %s; use an apperr code", fset.Position(call.Pos()), types(code))
-				}
-				return true
-			}
-			value, known := codes[sel.Sel.Name]
-			require.True(t, known, "apperr.%s is not a code", sel.Sel.Name)
+			name := code.(*ast.SelectorExpr).Sel.Name
+			value, known := codes[name]
+			require.True(t, known, "apperr.%s is not a code", name)
 			found[value] = true
-			assert.NotEqual(t, http.StatusInternalServerError, apperr.Status(value), "%s: %s maps to 500", fset.Position(call.Pos()), value)
+			assert.NotEqual(t, http.StatusInternalServerError, apperr.Status(value), "%s: %s maps to 500", fset.Position(at), value)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.FuncDecl:
+				// A kind's code for a person it does not ask.
+				if n.Name.Name == "NotAsked" && n.Body != nil && len(n.Body.List) == 1 {
+					if ret, ok := n.Body.List[0].(*ast.ReturnStmt); ok && len(ret.Results) == 1 {
+						hold(ret.Results[0], n.Pos(), false)
+					}
+				}
+			case *ast.KeyValueExpr:
+				// A kind's code for an act refused (workflows.ActRefusals).
+				if key, ok := n.Key.(*ast.Ident); ok && key.Name == "ActedCode" {
+					hold(n.Value, n.Pos(), false)
+				}
+			case *ast.CallExpr:
+				switch fn := n.Fun.(type) {
+				case *ast.Ident:
+					if fn.Name == "Refuse" && len(n.Args) > 0 {
+						hold(n.Args[0], n.Pos(), true)
+					}
+				case *ast.SelectorExpr:
+					switch {
+					case fn.Sel.Name == "Refuse" && len(n.Args) > 0:
+						hold(n.Args[0], n.Pos(), true)
+					case fn.Sel.Name == "NewNonRetryableApplicationError" && len(n.Args) > 1:
+						hold(n.Args[1], n.Pos(), true)
+					}
+				}
+			}
 			return true
 		})
 	}
@@ -83,6 +90,16 @@ func TestEveryRefusalMapsToAStatusOtherThan500(t *testing.T) {
 	for _, c := range []string{apperr.InvalidState, apperr.QuestionPending, apperr.NotAnApprover, apperr.InvalidRequest} {
 		assert.True(t, found[c], "no refusal with %s found", c)
 	}
+}
+
+// isApperr reports whether e names a constant of package apperr.
+func isApperr(e ast.Expr) bool {
+	sel, ok := e.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	x, ok := sel.X.(*ast.Ident)
+	return ok && x.Name == "apperr"
 }
 
 // apperrCodes reads the code constants of package apperr: name → value.

@@ -314,9 +314,9 @@ func TestRecordHistories(t *testing.T) {
 		// Recorded after removeApprover: both approvers removed, so the
 		// defaults join and are emailed; one of them rejects.
 		{"approval_approver_removed", 24 * time.Hour, 0, []recordStep{
-			{update: workflows.UpdateRemoveApprover, arg: approvals.RemoveApproverRequest{PersonID: "mem_a", PersonName: "Ann",
+			{update: workflows.UpdateRemoveApprover, arg: workflows.RemoveAskedRequest{PersonID: "mem_a", PersonName: "Ann",
 				Defaults: []string{"mem_owner"}, ActorID: "key_admin", ActorName: "admin key"}},
-			{update: workflows.UpdateRemoveApprover, arg: approvals.RemoveApproverRequest{PersonID: "mem_b", PersonName: "Ben",
+			{update: workflows.UpdateRemoveApprover, arg: workflows.RemoveAskedRequest{PersonID: "mem_b", PersonName: "Ben",
 				Defaults: []string{"mem_owner"}, ActorID: "key_admin", ActorName: "admin key"}},
 			{update: workflows.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_owner", ActorName: "Olivia", Decision: approvals.DecisionReject}},
 		}, states.Rejected},
@@ -465,7 +465,7 @@ func TestRecordHistories(t *testing.T) {
 		}
 		send("reply-a", workflows.UpdateSubmitReply, recordedReply("mem_a", `{"budget":1,"vendor":"Acme"}`))
 		send("reply-b", workflows.UpdateSubmitReply, recordedReply("mem_b", `{"budget":2,"vendor":"Globex"}`))
-		send("remove-c", workflows.UpdateRemoveRespondent, collections.RemoveRespondentRequest{PersonID: "mem_c",
+		send("remove-c", workflows.UpdateRemoveRespondent, workflows.RemoveAskedRequest{PersonID: "mem_c",
 			PersonName: "Guest C", ActorID: "key_admin", ActorName: "admin key"})
 		var final collections.State
 		require.NoError(t, run.Get(ctx, &final))
@@ -546,8 +546,8 @@ func TestRecordHistories(t *testing.T) {
 			require.NoError(t, err)
 			return h.Get(ctx, nil)
 		}
-		remove := func(personID, name string) reviews.RemoveReviewerRequest {
-			return reviews.RemoveReviewerRequest{PersonID: personID, PersonName: name, Defaults: []string{"mem_owner"},
+		remove := func(personID, name string) workflows.RemoveAskedRequest {
+			return workflows.RemoveAskedRequest{PersonID: personID, PersonName: name, Defaults: []string{"mem_owner"},
 				ActorID: "key_admin", ActorName: "admin key"}
 		}
 		require.NoError(t, send("verdict-a", workflows.UpdateVerdict, reviews.VerdictRequest{ReviewerID: "mem_a", ReviewerName: "Ann",

@@ -22,7 +22,7 @@ import (
 // up the request. A kind adds only its own Updates and rules.
 type Request[S RequestState] struct {
 	// kind is the kind's workflow built on this core.
-	kind RequestKind
+	kind RequestKind[S]
 	// id and orgID name the request, requester who made it;
 	// persistActivity writes its transitions.
 	id, orgID, requester, persistActivity string
@@ -53,7 +53,7 @@ type RequestState interface{ CurrentStatus() string }
 // on it, id and orgID name the request, requester made it, and
 // persistActivity writes its transitions. It emails people unless the kind
 // turns emails off (SendEmails).
-func NewRequest[S RequestState](ctx workflow.Context, kind RequestKind, id, orgID, requester, persistActivity string, state S) Request[S] {
+func NewRequest[S RequestState](ctx workflow.Context, kind RequestKind[S], id, orgID, requester, persistActivity string, state S) Request[S] {
 	return Request[S]{kind: kind, emails: true, id: id, orgID: orgID, requester: requester, persistActivity: persistActivity, State: state,
 		lock: workflow.NewMutex(ctx), indexedStatus: state.CurrentStatus()}
 }
