@@ -83,4 +83,3 @@ type EmailRespondentsInput struct {
 	Reminder       bool
 	PersonIDs      []string
 }
-

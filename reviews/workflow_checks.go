@@ -1,7 +1,6 @@
 package reviews
 
 import (
-
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/workflows"

@@ -77,4 +77,3 @@ type EmailReviewersInput struct {
 	OrganizationID string
 	ReviewID       string
 }
-
