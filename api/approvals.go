@@ -10,60 +10,25 @@ import (
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ratelimit"
-	"github.com/assent-hq/assent/wire"
+	"github.com/assent-hq/assent/internal/scopes"
+	"github.com/assent-hq/assent/requests"
 )
 
-func (h *handlers) createApproval(c *gin.Context) {
-	var in approvals.CreateInput
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
-		return
+// approvalRoutes are what approvals serve as every kind does
+// (requestRoutes).
+func (h *handlers) approvalRoutes() requestRoutes[approvals.Approval, approvals.CreateInput, approvals.Wire] {
+	return requestRoutes[approvals.Approval, approvals.CreateInput, approvals.Wire]{
+		h: h, path: "approvals", read: scopes.ApprovalsRead, write: scopes.ApprovalsWrite, service: h.approvals,
+		list: func(c *gin.Context, p requests.Page) ([]approvals.Approval, string, error) {
+			f := approvals.Filter{Status: c.Query("status"), ExternalID: c.Query("externalId")}
+			var err error
+			if f.Executed, err = boolParam(c, "executed"); err != nil {
+				return nil, "", err
+			}
+			return h.approvals.List(c.Request.Context(), principal(c), f, p)
+		},
+		serialize: approvals.NewWire, created: approvals.NewCreated,
 	}
-	rec, err := h.approvals.Create(c.Request.Context(), principal(c), &in, claim(c))
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	out := approvals.NewWire(rec, h.baseURL)
-	out.CallbackSecret = rec.CallbackSecret
-	c.Header("Location", "/api/v1/approvals/"+rec.ID)
-	c.JSON(http.StatusCreated, out)
-}
-
-func (h *handlers) listApprovals(c *gin.Context) {
-	p, err := page(c)
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	f := approvals.Filter{Status: c.Query("status"), ExternalID: c.Query("externalId")}
-	if f.Executed, err = boolParam(c, "executed"); err != nil {
-		fail(c, err)
-		return
-	}
-	rows, next, err := h.approvals.List(c.Request.Context(), principal(c), f, p)
-	h.respondApprovals(c, rows, next, err)
-}
-
-func (h *handlers) respondApprovals(c *gin.Context, rows []approvals.Approval, next string, err error) {
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, wire.NewList(rows, next, func(a *approvals.Approval) approvals.Wire { return approvals.NewWire(a, h.baseURL) }))
-}
-
-// getApproval returns the approval; with ?wait= it first waits for the
-// approval to leave pending.
-func (h *handlers) getApproval(c *gin.Context) {
-	wait, done, err := h.longPoll(c)
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	defer done()
-	a, err := h.approvals.Wait(c.Request.Context(), orgID(c), c.Param("id"), wait)
-	h.respondApproval(c, a, err)
 }
 
 // longPollRetry is the Retry-After of a long-poll refused for a cap:
@@ -116,7 +81,7 @@ func (h *handlers) decideApproval(c *gin.Context) {
 		return
 	}
 	a, err := h.approvals.Decide(c.Request.Context(), orgID(c), c.Param("id"), claim(c).UpdateID(), principal(c), in)
-	h.respondApproval(c, a, err)
+	h.approvalRoutes().respond(c, a, err)
 }
 
 func (h *handlers) askQuestion(c *gin.Context) {
@@ -140,18 +105,5 @@ func (h *handlers) answerQuestion(c *gin.Context) {
 		return
 	}
 	a, err := h.approvals.Answer(c.Request.Context(), orgID(c), c.Param("id"), claim(c).UpdateID(), principal(c), in)
-	h.respondApproval(c, a, err)
-}
-
-func (h *handlers) cancelApproval(c *gin.Context) {
-	a, err := h.approvals.Cancel(c.Request.Context(), orgID(c), c.Param("id"), claim(c).UpdateID(), principal(c))
-	h.respondApproval(c, a, err)
-}
-
-func (h *handlers) respondApproval(c *gin.Context, a *approvals.Approval, err error) {
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, approvals.NewWire(a, h.baseURL))
+	h.approvalRoutes().respond(c, a, err)
 }

@@ -185,39 +185,6 @@ func TestCollectionCancelAndNotAsked(t *testing.T) {
 	})
 }
 
-// TestCollectionJoinsItsFlow: a collection with flowId is a member of the
-// flow, its steps are on the flow's timeline, and an open one keeps
-// allSettled false until it settles.
-func TestCollectionJoinsItsFlow(t *testing.T) {
-	t.Parallel()
-	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
-		s := newStack(t, db)
-		f := s.do(t, "POST", "/api/v1/flows", s.agentKey, `{"title":"Onboarding"}`, nil)
-		require.Equal(t, 201, f.status, string(f.body))
-		flow := "/api/v1/flows/" + f.decoded["id"].(string)
-		r := s.do(t, "POST", "/api/v1/collections", s.agentKey, fmt.Sprintf(`{"title":"Details","flowId":%q,
-			"questions":[{"prompt":"Start date","kind":"date"}],"respondents":["cy@example.com"]}`, f.decoded["id"]), nil)
-		require.Equal(t, 201, r.status, string(r.body))
-		got := s.do(t, "GET", flow, s.agentKey, "", nil)
-		require.Equal(t, 200, got.status, string(got.body))
-		members := got.decoded["members"].([]any)
-		require.Len(t, members, 1)
-		assert.Equal(t, "collection", members[0].(map[string]any)["type"])
-		assert.Equal(t, false, got.decoded["allSettled"])
-
-		reply := s.do(t, "POST", "/api/v1/collections/"+r.decoded["id"].(string)+"/replies", s.cyToken, `{"answers":{"q1":"2027-02-01"},"submit":true}`, nil)
-		require.Equal(t, 200, reply.status, string(reply.body))
-		got = s.do(t, "GET", flow, s.agentKey, "", nil)
-		assert.Equal(t, true, got.decoded["allSettled"])
-		var actions []string
-		for _, step := range got.decoded["timeline"].([]any) {
-			st := step.(map[string]any)
-			actions = append(actions, st["subjectType"].(string)+":"+st["action"].(string))
-		}
-		assert.Equal(t, []string{"flow:created", "collection:created", "collection:replied"}, actions)
-	})
-}
-
 // TestRemovingAGuestTakesThemOffOpenCollections: a guest removed from the
 // organisation no longer holds up a request for information: they leave
 // its respondents, and it completes when the replies already reach what

@@ -44,7 +44,7 @@ func (h *handlers) inbox(c *gin.Context) {
 	ctx, org, who := c.Request.Context(), orgID(c), principal(c)
 	if kind == events.RequestApproval && order == requests.Newest {
 		rows, next, err := h.approvals.Pending(ctx, org, who, p)
-		h.respondApprovals(c, rows, next, err)
+		h.approvalRoutes().respondList(c, rows, next, err)
 		return
 	}
 	if p.Cursor != "" {
@@ -56,17 +56,13 @@ func (h *handlers) inbox(c *gin.Context) {
 		h.allInbox(c, order, p.Limit)
 	case events.RequestApproval:
 		rows, err := h.approvals.Waiting(ctx, org, who, order, p.Limit)
-		h.respondApprovals(c, rows, "", err)
+		h.approvalRoutes().respondList(c, rows, "", err)
 	case events.RequestCollection:
 		rows, err := h.collections.Waiting(ctx, org, who, order, p.Limit)
-		if err != nil {
-			fail(c, err)
-			return
-		}
-		c.JSON(http.StatusOK, wire.NewList(rows, "", func(r *collections.Collection) collections.Wire { return collections.NewWire(r, h.baseURL) }))
+		h.collectionRoutes().respondList(c, rows, "", err)
 	case events.RequestReview:
 		rows, err := h.reviews.Waiting(ctx, org, who, order, p.Limit)
-		h.respondReviews(c, rows, "", err)
+		h.reviewRoutes().respondList(c, rows, "", err)
 	}
 }
 

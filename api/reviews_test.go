@@ -217,39 +217,6 @@ func TestReviewApprovedCancelledAndPinned(t *testing.T) {
 	})
 }
 
-// TestReviewJoinsItsFlow: a review with flowId is a member of the flow, its
-// steps are on the flow's timeline, and an open one keeps allSettled false
-// until it settles.
-func TestReviewJoinsItsFlow(t *testing.T) {
-	t.Parallel()
-	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
-		s := newStack(t, db)
-		s.reviewable(t)
-		f := s.do(t, "POST", "/api/v1/flows", s.agentKey, `{"title":"Quarter close"}`, nil)
-		require.Equal(t, 201, f.status, string(f.body))
-		flow := "/api/v1/flows/" + f.decoded["id"].(string)
-		r := s.do(t, "POST", "/api/v1/reviews", s.agentKey, `{"title":"Check","reportId":"q3","reviewers":["cy@example.com"],"flowId":"`+f.decoded["id"].(string)+`"}`, nil)
-		require.Equal(t, 201, r.status, string(r.body))
-		got := s.do(t, "GET", flow, s.agentKey, "", nil)
-		require.Equal(t, 200, got.status, string(got.body))
-		members := got.decoded["members"].([]any)
-		require.Len(t, members, 1)
-		assert.Equal(t, "review", members[0].(map[string]any)["type"])
-		assert.Equal(t, false, got.decoded["allSettled"])
-
-		v := s.do(t, "POST", "/api/v1/reviews/"+r.decoded["id"].(string)+"/verdict", s.cyToken, `{"verdict":"approved","note":"Fine."}`, nil)
-		require.Equal(t, 200, v.status, string(v.body))
-		got = s.do(t, "GET", flow, s.agentKey, "", nil)
-		assert.Equal(t, true, got.decoded["allSettled"])
-		var actions []string
-		for _, step := range got.decoded["timeline"].([]any) {
-			st := step.(map[string]any)
-			actions = append(actions, st["subjectType"].(string)+":"+st["action"].(string))
-		}
-		assert.Equal(t, []string{"flow:created", "review:created", "review:approved"}, actions)
-	})
-}
-
 // TestFlowCompletedEvent: completing a flow writes flow.completed with the
 // flow as its read shows it, members and all; cancelling one writes none.
 func TestFlowCompletedEvent(t *testing.T) {

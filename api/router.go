@@ -176,26 +176,17 @@ func New(d Deps) http.Handler {
 	v1.PUT("/me/delegation", h.putDelegation)
 	v1.DELETE("/me/delegation", h.endDelegation)
 
-	h.postResumable(v1, "/approvals", requireScope(scopes.ApprovalsWrite), h.createApproval)
-	v1.GET("/approvals", requireScope(scopes.ApprovalsRead), h.listApprovals)
-	v1.GET("/approvals/:id", requireScope(scopes.ApprovalsRead), h.getApproval)
+	h.approvalRoutes().mount(v1)
 	h.postResumable(v1, "/approvals/:id/answers", requireScope(scopes.ApprovalsWrite), h.answerQuestion)
-	h.postResumable(v1, "/approvals/:id/cancel", requireScope(scopes.ApprovalsWrite), noFields, h.cancelApproval)
 	// A person's actions: member tokens only; the workflow decides who may.
 	h.postResumable(v1, "/approvals/:id/decision", personActs(scopes.ApprovalsWrite), h.decideApproval)
 	h.postResumable(v1, "/approvals/:id/questions", personActs(scopes.ApprovalsWrite), h.askQuestion)
 	v1.GET("/inbox", h.inbox)
 
-	h.postResumable(v1, "/collections", requireScope(scopes.CollectionsWrite), h.createCollection)
-	v1.GET("/collections", requireScope(scopes.CollectionsRead), h.listCollections)
-	v1.GET("/collections/:id", requireScope(scopes.CollectionsRead), h.getCollection)
-	h.postResumable(v1, "/collections/:id/cancel", requireScope(scopes.CollectionsWrite), noFields, h.cancelCollection)
+	h.collectionRoutes().mount(v1)
 	// A respondent's reply: member tokens only; the workflow decides who may.
 	h.postResumable(v1, "/collections/:id/replies", personActs(scopes.CollectionsWrite), h.replyToCollection)
-	h.postResumable(v1, "/reviews", requireScope(scopes.ReviewsWrite), h.createReview)
-	v1.GET("/reviews", requireScope(scopes.ReviewsRead), h.listReviews)
-	v1.GET("/reviews/:id", requireScope(scopes.ReviewsRead), h.getReview)
-	h.postResumable(v1, "/reviews/:id/cancel", requireScope(scopes.ReviewsWrite), noFields, h.cancelReview)
+	h.reviewRoutes().mount(v1)
 	// A verdict is a person's act, like a reply.
 	h.postResumable(v1, "/reviews/:id/verdict", personActs(scopes.ReviewsWrite), h.reviewVerdict)
 

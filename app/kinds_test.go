@@ -17,6 +17,7 @@ import (
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/delegations"
+	"github.com/assent-hq/assent/flows"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/blobstore"
 	"github.com/assent-hq/assent/internal/events"
@@ -29,6 +30,7 @@ import (
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/reviews"
+	"github.com/assent-hq/assent/wire"
 )
 
 // The contract every request kind keeps, whatever it asks of people: one
@@ -39,16 +41,17 @@ import (
 
 // kind is one request kind as the suite drives it, over its record T.
 type kind[T any] struct {
+	// name is the kind's, as events and flows name it.
+	name string
 	life *requests.Lifecycle[T]
 	head func(*T) requests.Head
-	// create asks Bob for something, expiring after expires (zero: the
-	// default).
-	create func(ctx context.Context, o *kindOrg, expires time.Duration) (*T, error)
+	// create asks Bob for something as m says.
+	create func(ctx context.Context, o *kindOrg, m made) (*T, error)
 	// act is what Bob does that settles it alone, as settled, with the
-	// event settledEvent.
-	act          func(ctx context.Context, o *kindOrg, id string) error
-	settled      string
-	settledEvent string
+	// event settledEvent and the audit action acted.
+	act                 func(ctx context.Context, o *kindOrg, id string) error
+	settled             string
+	settledEvent, acted string
 	// list lists the organisation's requests of the kind with status, as
 	// the agent that made them.
 	list func(ctx context.Context, o *kindOrg, status string) ([]*T, error)
@@ -58,6 +61,13 @@ type kind[T any] struct {
 	// open is the status of a request waiting; requested and expired are
 	// the kind's events on creation and expiry.
 	open, requested, expired string
+}
+
+// made is how the suite makes a request: expiring after expires (zero:
+// the default), in the flow flowID names (nil: none).
+type made struct {
+	expires time.Duration
+	flowID  *string
 }
 
 // Get and Head read the kind's requests as temporalenv.Started does.
@@ -112,15 +122,15 @@ func TestEveryKindKeepsTheRequestContract(t *testing.T) {
 
 		t.Run("approval", func(t *testing.T) {
 			t.Parallel()
-			contract(t, store, newOrg, kind[models.Approval]{life: svc.Approvals.Lifecycle, head: svc.Approvals.Head,
-				create: func(ctx context.Context, o *kindOrg, expires time.Duration) (*models.Approval, error) {
-					return svc.Approvals.Create(ctx, o.Agent, &approvals.CreateInput{Fields: requests.Fields{Title: "Pay supplier 7", ExpiresAt: expiring(expires)}, Approvers: []string{"bob@example.com"}}, nil)
+			contract(t, store, svc.Flows, newOrg, kind[models.Approval]{name: events.RequestApproval, life: svc.Approvals.Lifecycle, head: svc.Approvals.Head,
+				create: func(ctx context.Context, o *kindOrg, m made) (*models.Approval, error) {
+					return svc.Approvals.Create(ctx, o.Agent, &approvals.CreateInput{Fields: requests.Fields{Title: "Pay supplier 7", ExpiresAt: expiring(m.expires), FlowID: m.flowID}, Approvers: []string{"bob@example.com"}}, nil)
 				},
 				act: func(ctx context.Context, o *kindOrg, id string) error {
 					_, err := svc.Approvals.Decide(ctx, o.ID, id, "", o.Bob.Actor(), approvals.Decision{Decision: "approve"})
 					return err
 				},
-				settled: states.Approved, settledEvent: events.ApprovalApproved,
+				settled: states.Approved, settledEvent: events.ApprovalApproved, acted: approvals.ActionApproved,
 				list: func(ctx context.Context, o *kindOrg, status string) ([]*models.Approval, error) {
 					recs, _, err := svc.Approvals.List(ctx, o.Agent, models.ApprovalFilter{Status: status}, models.Page{Limit: 10})
 					return pointers(recs), err
@@ -130,9 +140,9 @@ func TestEveryKindKeepsTheRequestContract(t *testing.T) {
 		})
 		t.Run("collection", func(t *testing.T) {
 			t.Parallel()
-			contract(t, store, newOrg, kind[models.Collection]{life: svc.Collections.Lifecycle, head: svc.Collections.Head,
-				create: func(ctx context.Context, o *kindOrg, expires time.Duration) (*models.Collection, error) {
-					return svc.Collections.Create(ctx, o.Agent, &collections.CreateInput{Fields: requests.Fields{Title: "Q3 budget", ExpiresAt: expiring(expires)}, Respondents: []string{"bob@example.com"},
+			contract(t, store, svc.Flows, newOrg, kind[models.Collection]{name: events.RequestCollection, life: svc.Collections.Lifecycle, head: svc.Collections.Head,
+				create: func(ctx context.Context, o *kindOrg, m made) (*models.Collection, error) {
+					return svc.Collections.Create(ctx, o.Agent, &collections.CreateInput{Fields: requests.Fields{Title: "Q3 budget", ExpiresAt: expiring(m.expires), FlowID: m.flowID}, Respondents: []string{"bob@example.com"},
 						Questions: []questions.Input{{ID: "budget", Prompt: "Budget", Kind: questions.Number}}}, nil)
 				},
 				act: func(ctx context.Context, o *kindOrg, id string) error {
@@ -140,7 +150,7 @@ func TestEveryKindKeepsTheRequestContract(t *testing.T) {
 						Answers: map[string]json.RawMessage{"budget": json.RawMessage("1200")}})
 					return err
 				},
-				settled: states.Complete, settledEvent: events.CollectionCompleted,
+				settled: states.Complete, settledEvent: events.CollectionCompleted, acted: collections.ActionReplied,
 				list: func(ctx context.Context, o *kindOrg, status string) ([]*models.Collection, error) {
 					recs, _, err := svc.Collections.List(ctx, o.Agent, models.CollectionFilter{Status: status}, models.Page{Limit: 10})
 					return pointers(recs), err
@@ -150,16 +160,16 @@ func TestEveryKindKeepsTheRequestContract(t *testing.T) {
 		})
 		t.Run("review", func(t *testing.T) {
 			t.Parallel()
-			contract(t, store, newOrg, kind[models.Review]{life: svc.Reviews.Lifecycle, head: svc.Reviews.Head,
-				create: func(ctx context.Context, o *kindOrg, expires time.Duration) (*models.Review, error) {
-					return svc.Reviews.Create(ctx, o.Agent, &reviews.CreateInput{Fields: requests.Fields{Title: "Check Q3", ExpiresAt: expiring(expires)}, ReportID: "q3",
+			contract(t, store, svc.Flows, newOrg, kind[models.Review]{name: events.RequestReview, life: svc.Reviews.Lifecycle, head: svc.Reviews.Head,
+				create: func(ctx context.Context, o *kindOrg, m made) (*models.Review, error) {
+					return svc.Reviews.Create(ctx, o.Agent, &reviews.CreateInput{Fields: requests.Fields{Title: "Check Q3", ExpiresAt: expiring(m.expires), FlowID: m.flowID}, ReportID: "q3",
 						Reviewers: []string{"bob@example.com"}}, nil)
 				},
 				act: func(ctx context.Context, o *kindOrg, id string) error {
 					_, err := svc.Reviews.Verdict(ctx, o.Bob.Actor(), id, "", reviews.VerdictInput{Verdict: "approved"})
 					return err
 				},
-				settled: states.Approved, settledEvent: events.ReviewApproved,
+				settled: states.Approved, settledEvent: events.ReviewApproved, acted: reviews.VerdictApproved,
 				list: func(ctx context.Context, o *kindOrg, status string) ([]*models.Review, error) {
 					recs, _, err := svc.Reviews.List(ctx, o.Agent, models.ReviewFilter{Status: status}, models.Page{Limit: 10})
 					return pointers(recs), err
@@ -172,13 +182,13 @@ func TestEveryKindKeepsTheRequestContract(t *testing.T) {
 
 // contract runs the suite over one kind, each case in an organisation of
 // its own.
-func contract[T any](t *testing.T, store *models.Store, newOrg func(*testing.T) *kindOrg, k kind[T]) {
+func contract[T any](t *testing.T, store *models.Store, flowsSvc *flows.Service, newOrg func(*testing.T) *kindOrg, k kind[T]) {
 	ctx := context.Background()
 	// started creates a request and waits until its workflow has written
 	// its first step.
-	started := func(t *testing.T, o *kindOrg, expires time.Duration) requests.Head {
+	started := func(t *testing.T, o *kindOrg, m made) requests.Head {
 		t.Helper()
-		rec, err := k.create(ctx, o, expires)
+		rec, err := k.create(ctx, o, m)
 		return k.head(temporalenv.Started(t, k, rec, err))
 	}
 	statusOf := func(t *testing.T, o *kindOrg, id string) string {
@@ -210,7 +220,7 @@ func contract[T any](t *testing.T, store *models.Store, newOrg func(*testing.T) 
 
 	cases := map[string]func(t *testing.T, o *kindOrg){
 		"made, it waits on whom it asks and nobody else": func(t *testing.T, o *kindOrg) {
-			h := started(t, o, 0)
+			h := started(t, o, made{})
 			assert.Equal(t, []string{o.Bob.ID()}, h.Asked)
 			assert.Equal(t, []string{h.ID}, waitingOn(t, o, o.Bob))
 			assert.Empty(t, waitingOn(t, o, o.Cy))
@@ -236,7 +246,7 @@ func contract[T any](t *testing.T, store *models.Store, newOrg func(*testing.T) 
 			testenv.Refused(t, err, apperr.InvalidRequest, "status")
 		},
 		"a person settles it, and a long-poll hears at once": func(t *testing.T, o *kindOrg) {
-			h := started(t, o, 0)
+			h := started(t, o, made{})
 			waited := make(chan *T, 1)
 			go func() {
 				rec, err := k.life.Wait(ctx, o.ID, h.ID, 30*time.Second)
@@ -257,7 +267,7 @@ func contract[T any](t *testing.T, store *models.Store, newOrg func(*testing.T) 
 			testenv.Refused(t, err, apperr.InvalidState, "")
 		},
 		"its requester cancels it, once": func(t *testing.T, o *kindOrg) {
-			h := started(t, o, 0)
+			h := started(t, o, made{})
 			_, err := k.life.Cancel(ctx, o.ID, h.ID, "", o.Bob.Actor())
 			testenv.Refused(t, err, apperr.Forbidden, "")
 
@@ -273,7 +283,7 @@ func contract[T any](t *testing.T, store *models.Store, newOrg func(*testing.T) 
 			assert.Equal(t, []string{k.requested}, eventsOf(t, o, h.ID), "a cancel sends no event")
 		},
 		"someone away hands it to who stands in for them": func(t *testing.T, o *kindOrg) {
-			h := started(t, o, 0)
+			h := started(t, o, made{})
 			away := map[string]models.Delegation{o.Bob.ID(): {OrganizationID: o.ID, DelegatorID: o.Bob.ID(), DelegateID: o.Cy.ID(),
 				Delegator: o.Bob.Member, Delegate: o.Cy.Member}}
 			require.NoError(t, k.life.AddDelegate(ctx, o.ID, []string{h.ID}, "delegation-1", o.Bob.ID(), away))
@@ -284,7 +294,7 @@ func contract[T any](t *testing.T, store *models.Store, newOrg func(*testing.T) 
 			assert.Equal(t, []string{h.ID}, waitingOn(t, o, o.Cy))
 		},
 		"a person removed from the organisation is no longer asked": func(t *testing.T, o *kindOrg) {
-			h := started(t, o, 0)
+			h := started(t, o, made{})
 			require.NoError(t, k.remove(ctx, o.ID, o.Ada.Actor(), o.Bob.ID(), "Bob", []string{h.ID}))
 			require.NoError(t, k.remove(ctx, o.ID, o.Ada.Actor(), o.Bob.ID(), "Bob", []string{h.ID}), "a retry does nothing more")
 			rec, err := k.life.Get(ctx, o.ID, h.ID)
@@ -292,8 +302,30 @@ func contract[T any](t *testing.T, store *models.Store, newOrg func(*testing.T) 
 			assert.False(t, slices.Contains(k.head(rec).Asked, o.Bob.ID()), "%v", k.head(rec).Asked)
 			assert.Empty(t, waitingOn(t, o, o.Bob))
 		},
+		"it joins its flow, which has settled once it has": func(t *testing.T, o *kindOrg) {
+			f, err := flowsSvc.Create(ctx, o.Agent, &flows.CreateInput{Title: "Onboarding"})
+			require.NoError(t, err)
+			h := started(t, o, made{flowID: &f.ID})
+			d, err := flowsSvc.Detail(ctx, o.Agent, f.ID)
+			require.NoError(t, err)
+			members := wire.NewFlow(d, "http://assent.test").Members
+			require.Len(t, members, 1)
+			assert.Equal(t, k.name, members[0].Type)
+			assert.Equal(t, h.ID, members[0].ID)
+			assert.False(t, d.AllSettled())
+
+			require.NoError(t, k.act(ctx, o, h.ID))
+			d, err = flowsSvc.Detail(ctx, o.Agent, f.ID)
+			require.NoError(t, err)
+			assert.True(t, d.AllSettled())
+			var steps []string
+			for _, e := range d.Timeline {
+				steps = append(steps, e.SubjectType+":"+e.Action)
+			}
+			assert.Equal(t, []string{"flow:created", k.name + ":created", k.name + ":" + k.acted}, steps)
+		},
 		"it expires when its time comes": func(t *testing.T, o *kindOrg) {
-			h := started(t, o, 3*time.Second)
+			h := started(t, o, made{expires: 3 * time.Second})
 			rec, err := k.life.Wait(ctx, o.ID, h.ID, 30*time.Second)
 			require.NoError(t, err)
 			assert.Equal(t, states.Expired, k.head(rec).Status)

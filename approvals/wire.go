@@ -123,3 +123,11 @@ func NewWire(a *Approval, baseURL string) Wire {
 	}
 	return out
 }
+
+// NewCreated is a's create answer: its read, with the callback secret
+// shown this once.
+func NewCreated(a *Approval, baseURL string) Wire {
+	out := NewWire(a, baseURL)
+	out.CallbackSecret = a.CallbackSecret
+	return out
+}

@@ -55,3 +55,11 @@ func NewWire(c *Collection, baseURL string) Wire {
 		DueAt: wiretime.Ptr(c.DueAt), RequestTail: wire.NewRequestTail(&c.RequestBase, c.SettledAt),
 	}
 }
+
+// NewCreated is c's create answer: its read, with the callback secret
+// shown this once.
+func NewCreated(c *Collection, baseURL string) Wire {
+	out := NewWire(c, baseURL)
+	out.CallbackSecret = c.CallbackSecret
+	return out
+}

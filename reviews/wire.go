@@ -55,3 +55,11 @@ func NewWire(r *Review, baseURL string) Wire {
 		ThreadCount: r.ThreadCount, RequestTail: wire.NewRequestTail(&r.RequestBase, r.SettledAt),
 	}
 }
+
+// NewCreated is r's create answer: its read, with the callback secret
+// shown this once.
+func NewCreated(r *Review, baseURL string) Wire {
+	out := NewWire(r, baseURL)
+	out.CallbackSecret = r.CallbackSecret
+	return out
+}
