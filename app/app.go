@@ -15,6 +15,7 @@ import (
 	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
+	collectionpage "github.com/assent-hq/assent/collections/page"
 	"github.com/assent-hq/assent/comments"
 	"github.com/assent-hq/assent/delegations"
 	"github.com/assent-hq/assent/evidence"
@@ -136,7 +137,8 @@ func (s *Services) API() api.Services {
 func (s *Services) Web() web.Services {
 	return web.Services{Accounts: s.Accounts, Push: s.Push, History: s.History, Approvals: s.Approvals,
 		Collections: s.Collections, Reviews: s.Reviews, Comments: s.Comments, Reports: s.Reports, Webhooks: s.Webhooks,
-		Admin: s.Admin, Slack: s.Slack, Gate: s.Gate, Delegations: s.Delegations}
+		Admin: s.Admin, Slack: s.Slack, Gate: s.Gate, Delegations: s.Delegations,
+		Kinds: []web.KindPage{collectionpage.New(s.Collections)}}
 }
 
 // blobChecker is blobs as readiness asks it; nil stays nil, so a process

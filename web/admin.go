@@ -218,17 +218,17 @@ func done(c *gin.Context, path, notice string) {
 // organisation's id) is the error page's 404, and an error that is not
 // the person's to act on is a 500; ok is false for both and the response
 // is written.
-func (p *Pages) refusedBy(c *gin.Context, err error, l labels) (prob *formProblem, status int, ok bool) {
+func (p *Pages) refusedBy(c *gin.Context, err error, l Labels) (prob *formProblem, status int, ok bool) {
 	e, isApp := apperr.As(err)
 	if !isApp {
-		p.internalError(c, err)
+		p.InternalError(c, err)
 		return nil, 0, false
 	}
 	if e.Code == apperr.NotFound {
 		p.Fail(c, err)
 		return nil, 0, false
 	}
-	return &formProblem{Field: e.Field, Message: personMessage(e, l)}, e.Status(), true
+	return &formProblem{Field: e.Field, Message: PersonMessage(e, l)}, e.Status(), true
 }
 
 // confirmed refuses a change that cannot be undone unless its form's

@@ -120,7 +120,7 @@ func (f actionForm) input() (*gate.ActionInput, error) {
 }
 
 // actionLabels name the action form's fields as the page labels them.
-var actionLabels = labels{"name": "Name", "description": "Description", "inputSchema": "Input schema",
+var actionLabels = Labels{"name": "Name", "description": "Description", "inputSchema": "Input schema",
 	"editableFields": "Editable fields", "policy": "Policy", "decisionTokenTtlSeconds": "Decision token lifetime",
 	"executors": "Executors"}
 

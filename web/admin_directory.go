@@ -115,9 +115,9 @@ func formBool(c *gin.Context, name string) (bool, error) {
 
 // The directory forms' fields as their pages label them.
 var (
-	memberLabels = labels{"email": "Email address", "name": "Name", "role": "Role"}
-	teamLabels   = labels{"name": "Name", "kind": "Kind", "members": "Members"}
-	guestLabels  = labels{"email": "Email address", "name": "Name"}
+	memberLabels = Labels{"email": "Email address", "name": "Name", "role": "Role"}
+	teamLabels   = Labels{"name": "Name", "kind": "Kind", "members": "Members"}
+	guestLabels  = Labels{"email": "Email address", "name": "Name"}
 )
 
 type teamsPage struct {

@@ -94,7 +94,7 @@ func (f keyForm) Has(scope string) bool {
 }
 
 // keyLabels name the key form's fields as the page labels them.
-var keyLabels = labels{"name": "Name", "scopes": "Scopes"}
+var keyLabels = Labels{"name": "Name", "scopes": "Scopes"}
 
 type createdKey struct {
 	Key    *admin.APIKey

@@ -31,7 +31,7 @@ type ruleForm struct {
 }
 
 // ruleLabels name the rule form's fields as the page labels them.
-var ruleLabels = labels{"name": "Name", "kind": "Kind", "condition": "Condition", "requiredApprovals": "Approvals needed",
+var ruleLabels = Labels{"name": "Name", "kind": "Kind", "condition": "Condition", "requiredApprovals": "Approvals needed",
 	"escalation": "Escalation", "escalation.after": "Escalate after", "escalation.to": "Escalate to",
 	"principle": "Principle", "concern": "Concern", "fields": "Fields to hide"}
 

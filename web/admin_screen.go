@@ -42,7 +42,7 @@ func (p *Pages) showScreen(c *gin.Context, status int, prob *formProblem, form *
 	p.Render(c, status, "admin_screen", page)
 }
 
-var screenLabels = labels{"url": "Chat-completions endpoint", "model": "Model", "apiKey": "API key", "confirm": "Confirm"}
+var screenLabels = Labels{"url": "Chat-completions endpoint", "model": "Model", "apiKey": "API key", "confirm": "Confirm"}
 
 // saveScreen stores what the form sets through the same call and checks
 // as the API: a key left empty keeps the stored one.

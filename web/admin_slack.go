@@ -37,7 +37,7 @@ type SlackSettings interface {
 type slackForm struct{ Channel string }
 
 // slackLabels name the Slack form's fields as the page labels them.
-var slackLabels = labels{"signingSecret": "Signing secret", "botToken": "Bot token", "channel": "Channel for approval requests"}
+var slackLabels = Labels{"signingSecret": "Signing secret", "botToken": "Bot token", "channel": "Channel for approval requests"}
 
 func (p *Pages) adminSlack(c *gin.Context) {
 	p.showSlack(c, http.StatusOK, nil, nil)

@@ -102,7 +102,7 @@ func readWebhookForm(c *gin.Context) (webhookForm, webhooks.Settings) {
 }
 
 // webhookLabels name the endpoint forms' fields as the pages label them.
-var webhookLabels = labels{"url": "Address", "format": "Format", "events": "Events", "since": "Since"}
+var webhookLabels = Labels{"url": "Address", "format": "Format", "events": "Events", "since": "Since"}
 
 func (p *Pages) adminWebhooks(c *gin.Context) {
 	p.showWebhooks(c, http.StatusOK, nil, webhookForm{Format: webhooks.FormatJSON})

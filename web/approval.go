@@ -239,7 +239,7 @@ func decisionForm(c *gin.Context, a *approvals.Approval, hidden []string) (appro
 	}
 	for _, f := range visible {
 		if v, sent := c.GetPostForm("field." + f.Name); sent && f.Editable {
-			form.Fields[f.Name] = lf(v)
+			form.Fields[f.Name] = FormText(v)
 		}
 	}
 	if d.Decision == "approve" {
@@ -255,8 +255,8 @@ func correctionField(name string) string { return "corrections." + name }
 
 // decisionLabels name the decision form's fields as the approval page
 // labels them: an input field by its name, as shown.
-func decisionLabels(a *approvals.Approval, hidden []string) labels {
-	l := labels{"note": "Note", "reason": "Reason", "decision": "Decision"}
+func decisionLabels(a *approvals.Approval, hidden []string) Labels {
+	l := Labels{"note": "Note", "reason": "Reason", "decision": "Decision"}
 	visible, _ := fields(a.Input, a.EditableFields, hidden) // read once already by the page
 	for _, f := range visible {
 		l[correctionField(f.Name)] = f.Name
@@ -281,18 +281,18 @@ func (p *Pages) ask(c *gin.Context) {
 }
 
 // questionLabels name the question form's field.
-var questionLabels = labels{"question": "Your question for the requester"}
+var questionLabels = Labels{"question": "Your question for the requester"}
 
 // refused shows the page again with why the action was refused, in the
 // words of the form's labels, keeping what the person typed. Errors that
 // are not the person's are a 500.
-func (p *Pages) refused(c *gin.Context, err error, form typed, l labels, show shower) {
+func (p *Pages) refused(c *gin.Context, err error, form typed, l Labels, show shower) {
 	e, ok := apperr.As(err)
 	if !ok {
-		p.internalError(c, err)
+		p.InternalError(c, err)
 		return
 	}
-	show(c, e.Status(), formProblem{Field: e.Field, Message: personMessage(e, l)}, form)
+	show(c, e.Status(), formProblem{Field: e.Field, Message: PersonMessage(e, l)}, form)
 }
 
 // corrections reads the editable fields among current from the form and
@@ -304,8 +304,8 @@ func corrections(c *gin.Context, current []field) (map[string]json.RawMessage, e
 		raw, sent := c.GetPostForm("field." + f.Name)
 		// Browsers send a text area's line breaks as CRLF, whatever the
 		// original had.
-		raw = lf(raw)
-		if !f.Editable || !sent || raw == lf(f.Value) {
+		raw = FormText(raw)
+		if !f.Editable || !sent || raw == FormText(f.Value) {
 			continue
 		}
 		v, err := parseField(f, raw)
@@ -322,7 +322,6 @@ func corrections(c *gin.Context, current []field) (map[string]json.RawMessage, e
 	return out, nil
 }
 
-func lf(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }
 
 // parseField reads a corrected value as the kind of the original, as
 // JSON. A string is kept as typed; the rest are read without surrounding

@@ -43,7 +43,7 @@ type commentForm struct {
 }
 
 // commentLabels name the comment forms' fields.
-var commentLabels = labels{"body": "Comment", "quote": "Quoted passage", "images": "Images"}
+var commentLabels = Labels{"body": "Comment", "quote": "Quoted passage", "images": "Images"}
 
 // commentThreads reads the threads of r a person sees on a page: a
 // review's own, or all of the report's. It is nil where the person may not
@@ -77,7 +77,7 @@ func (p *Pages) commentThreads(c *gin.Context, r *reports.Report, reviewID strin
 // report's, through the same service call as the API, and returns to the
 // page the thread belongs to.
 func (p *Pages) postComment(c *gin.Context) {
-	in := comments.PostInput{Body: lf(c.PostForm("body"))}
+	in := comments.PostInput{Body: FormText(c.PostForm("body"))}
 	for field, dst := range map[string]**string{"quote": &in.Quote, "thread": &in.ThreadID, "review": &in.ReviewID} {
 		if v := c.PostForm(field); v != "" {
 			*dst = &v
@@ -98,7 +98,7 @@ func (p *Pages) postComment(c *gin.Context) {
 func (p *Pages) commentRefused(c *gin.Context, err error, in comments.PostInput) {
 	e, ok := apperr.As(err)
 	if !ok {
-		p.internalError(c, err)
+		p.InternalError(c, err)
 		return
 	}
 	// What the person may not reach is the error page, as elsewhere.
@@ -109,11 +109,11 @@ func (p *Pages) commentRefused(c *gin.Context, err error, in comments.PostInput)
 	form := commentForm{Body: in.Body, Quote: deref(in.Quote), Thread: deref(in.ThreadID)}
 	l := commentLabels
 	if form.Thread != "" {
-		l = labels{"body": "Reply"}
+		l = Labels{"body": "Reply"}
 	}
 	fill := func(t *threadsView) {
 		if t != nil {
-			t.Problem, t.Typed = personMessage(e, l), form
+			t.Problem, t.Typed = PersonMessage(e, l), form
 		}
 	}
 	review := deref(in.ReviewID)
@@ -140,7 +140,7 @@ func deref(s *string) string {
 
 // resolveThread resolves a thread with the note given.
 func (p *Pages) resolveThread(c *gin.Context) {
-	t, err := p.comments.Resolve(c.Request.Context(), CurrentPerson(c).Actor(), c.Param("id"), &comments.ResolveInput{Note: lf(c.PostForm("note"))})
+	t, err := p.comments.Resolve(c.Request.Context(), CurrentPerson(c).Actor(), c.Param("id"), &comments.ResolveInput{Note: FormText(c.PostForm("note"))})
 	if err != nil {
 		p.Fail(c, err)
 		return

@@ -75,11 +75,11 @@ func (p *Pages) openLink(c *gin.Context) (opened *approvals.OpenedLink, ended st
 		return nil, "", false
 	case err != nil:
 		if e, isApp := apperr.As(err); isApp {
-			p.Render(c, e.Status(), "error", problem{Title: "This link cannot be used", Message: personMessage(e, nil),
+			p.Render(c, e.Status(), "error", problem{Title: "This link cannot be used", Message: PersonMessage(e, nil),
 				Retry: "/signin", RetryLabel: "Sign in instead"})
 			return nil, "", false
 		}
-		p.internalError(c, err)
+		p.InternalError(c, err)
 		return nil, "", false
 	}
 	return opened, ended, true

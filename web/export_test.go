@@ -3,17 +3,12 @@ package web
 import (
 	"time"
 
-	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/models"
 )
 
 // SignCSRF makes a pre-session CSRF token signed by p that expires at
 // expires, for tests of expiry.
 func SignCSRF(p *Pages, expires time.Time) string { return p.signCSRF(models.NewToken(), expires) }
-
-// PersonMessage is how a page shows an error's message, the form's
-// fields labelled by labels.
-func PersonMessage(e *apperr.Error, labels map[string]string) string { return personMessage(e, labels) }
 
 // StylesheetPath is where the stylesheet is served (its name carries a
 // hash of its content).

@@ -60,7 +60,7 @@ func (o *mandateOffer) Invalid(name string) bool { return o.Field == "mandate."+
 
 // mandateLabels name the part's fields, keyed by the fields the gate's
 // refusals carry.
-var mandateLabels = labels{"expiresAt": "Until", "condition": "Condition", "budget": "Budget",
+var mandateLabels = Labels{"expiresAt": "Until", "condition": "Condition", "budget": "Budget",
 	"budget.count": "Requests allowed", "budget.window": "Budget window", "note": "Note for the standing approval", "agents": "Agents"}
 
 // offerMandate is the mandate part for the signed-in person on a, or nil
@@ -81,7 +81,7 @@ func offerMandate(c *gin.Context, a *approvals.Approval, typed mandateForm, fiel
 // readMandateForm reads the approve form's mandate part.
 func readMandateForm(c *gin.Context) mandateForm {
 	return mandateForm{On: c.PostForm("mandate") == "yes", Until: c.PostForm("mandate.until"),
-		Condition: lf(c.PostForm("mandate.condition")), Count: c.PostForm("mandate.count"),
+		Condition: FormText(c.PostForm("mandate.condition")), Count: c.PostForm("mandate.count"),
 		Window: c.PostForm("mandate.window"), Note: c.PostForm("mandate.note")}
 }
 
@@ -124,14 +124,14 @@ func (p *Pages) grantAndApprove(c *gin.Context, a *approvals.Approval, form type
 	default:
 		e, ok := apperr.As(err)
 		if !ok {
-			p.internalError(c, err)
+			p.InternalError(c, err)
 			return
 		}
 		field := "mandate"
 		if e.Field != "" {
 			field += "." + e.Field
 		}
-		p.showApproval(c, e.Status(), formProblem{Field: field, Message: personMessage(e, mandateLabels)}, form)
+		p.showApproval(c, e.Status(), formProblem{Field: field, Message: PersonMessage(e, mandateLabels)}, form)
 	}
 }
 

@@ -10,12 +10,12 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 )
 
-// labels name a form's fields as its page labels them, keyed by the field
+// Labels name a form's fields as its page labels them, keyed by the field
 // names the services' refusals carry ("note", "corrections.amount",
 // "answers.q1"), so a refusal can name the field as the person sees it.
-type labels map[string]string
+type Labels map[string]string
 
-// personMessage is the one place a refusal becomes the words a page
+// PersonMessage is the one place a refusal becomes the words a page
 // shows: the field named by its label on the form, what it must be in a
 // person's words, a capital letter and a full stop. The API keeps the
 // machine message (e.Message) as it is; the pages never show it raw.
@@ -25,7 +25,7 @@ type labels map[string]string
 // apperr.Error.Says (a schema's limit, "must be at most 1,000") is said
 // with it instead of the library's wording. A field the form does not
 // label keeps its name.
-func personMessage(e *apperr.Error, l labels) string {
+func PersonMessage(e *apperr.Error, l Labels) string {
 	label, labelled := l.of(e.Field)
 	if e.Says != "" && labelled {
 		return sentence(label + " " + e.Says)
@@ -64,7 +64,7 @@ func personMessage(e *apperr.Error, l labels) string {
 
 // of is the label of field: its own, or the list's it is an element of
 // ("fields[2]" is in "fields"); ok is false when the form has none.
-func (l labels) of(field string) (string, bool) {
+func (l Labels) of(field string) (string, bool) {
 	if field == "" {
 		return "", false
 	}

@@ -153,7 +153,7 @@ func (p *Pages) startOIDC(c *gin.Context) {
 	flow := oidcFlow{State: randtoken.New(), Nonce: randtoken.New(), Verifier: oauth2.GenerateVerifier(), Next: next}
 	raw, err := json.Marshal(flow)
 	if err != nil {
-		p.internalError(c, err)
+		p.InternalError(c, err)
 		return
 	}
 	p.setCookie(c, oidcCookie, base64.RawURLEncoding.EncodeToString(raw), time.Now().Add(oidcFlowLifetime))
@@ -235,7 +235,7 @@ func (p *Pages) finishOIDC(c *gin.Context) {
 		p.oidcFailed(c, http.StatusForbidden, "This account has been deactivated",
 			"The account for "+email+" has been deactivated. Ask an administrator of the organisation.", flow.Next)
 	case err != nil:
-		p.internalError(c, err)
+		p.InternalError(c, err)
 	case len(active) == 1:
 		p.startSession(c, active[0], flow.Next)
 	default:
@@ -331,7 +331,7 @@ func (p *Pages) chooseOrganization(c *gin.Context, email string, people []*accou
 	for _, person := range people {
 		l, err := p.accounts.IssueSignInLink(c.Request.Context(), person)
 		if err != nil {
-			p.internalError(c, err)
+			p.InternalError(c, err)
 			return
 		}
 		page.Choices = append(page.Choices, l)

@@ -224,7 +224,7 @@ func (p *Pages) manageReport(c *gin.Context, r *reports.Report, person *accounts
 		return 0, apperr.New(apperr.InvalidRequest, "unknown action")
 	}
 	if e, ok := apperr.As(err); ok && e.Status() < 500 {
-		page.Problem, page.ProblemField = personMessage(e, sharingLabels), e.Field
+		page.Problem, page.ProblemField = PersonMessage(e, sharingLabels), e.Field
 		if c.PostForm("action") == "share" || c.PostForm("action") == "unshare" {
 			page.Audience = c.PostForm("audience")
 		}
@@ -241,7 +241,7 @@ func (p *Pages) manageReport(c *gin.Context, r *reports.Report, person *accounts
 func (r reportPage) AudienceInvalid() bool { return strings.HasPrefix(r.ProblemField, "audience") }
 
 // sharingLabels name the report page's form fields.
-var sharingLabels = labels{"audience": "Share with", "version": "Version", "showViewers": "Name readers in these analytics"}
+var sharingLabels = Labels{"audience": "Share with", "version": "Version", "showViewers": "Name readers in these analytics"}
 
 // splitAudience reads the share form's field: phrases on lines or
 // separated by commas.

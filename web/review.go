@@ -130,13 +130,13 @@ func (p *Pages) frameVersion(c *gin.Context, page *reviewPage, person *accounts.
 }
 
 // verdictLabels name the verdict form's fields.
-var verdictLabels = labels{"note": "Note", "verdict": "Verdict"}
+var verdictLabels = Labels{"note": "Note", "verdict": "Verdict"}
 
 // verdict handles the verdict form through the same code as the REST
 // endpoint; each rendered form is its own Update (its submission id), as
 // on the approval page.
 func (p *Pages) verdict(c *gin.Context) {
-	in := reviews.VerdictInput{Verdict: c.PostForm("verdict"), Note: lf(c.PostForm("note"))}
+	in := reviews.VerdictInput{Verdict: c.PostForm("verdict"), Note: FormText(c.PostForm("note"))}
 	var rev *reviews.Review
 	err := validate.Struct(&in)
 	if err == nil {

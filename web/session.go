@@ -43,7 +43,7 @@ func (p *Pages) loadSession(c *gin.Context) {
 	case errors.Is(err, accounts.ErrSessionInvalid):
 		p.setCookie(c, SessionCookie, "", time.Time{})
 	case err != nil:
-		p.internalError(c, err)
+		p.InternalError(c, err)
 		return
 	default:
 		if err := p.accounts.TouchSession(ctx, sess); err != nil {

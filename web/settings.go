@@ -46,7 +46,7 @@ func (settingsPage) Summary(list []string) scopeSummary { return keysPage{}.Summ
 // the datetime-local fields send them, in UTC.
 type delegationForm struct{ To, From, Until, Note string }
 
-var delegationLabels = labels{"to": "Who stands in for you", "from": "From", "until": "Until", "note": "Note"}
+var delegationLabels = Labels{"to": "Who stands in for you", "from": "From", "until": "Until", "note": "Note"}
 
 // tokenForm is what was ticked in the mint form, kept when it is refused.
 type tokenForm struct{ Scopes []string }
@@ -55,7 +55,7 @@ type tokenForm struct{ Scopes []string }
 func (f tokenForm) Has(scope string) bool { return slices.Contains(f.Scopes, scope) }
 
 // tokenLabels name the mint form's fields as the page labels them.
-var tokenLabels = labels{"scopes": "Scopes"}
+var tokenLabels = Labels{"scopes": "Scopes"}
 
 func (p *Pages) settings(c *gin.Context) {
 	p.showSettings(c, http.StatusOK, nil, nil)

@@ -235,10 +235,10 @@ func (p *Pages) signIn(c *gin.Context) {
 func (p *Pages) linkFailed(c *gin.Context, err error) {
 	e, ok := apperr.As(err)
 	if !ok {
-		p.internalError(c, err)
+		p.InternalError(c, err)
 		return
 	}
-	p.Render(c, e.Status(), "error", problem{Title: "This sign-in link cannot be used", Message: personMessage(e, nil),
+	p.Render(c, e.Status(), "error", problem{Title: "This sign-in link cannot be used", Message: PersonMessage(e, nil),
 		Retry: "/signin", RetryLabel: "Email me a new link"})
 }
 

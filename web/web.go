@@ -119,6 +119,8 @@ type Services struct {
 	Slack       SlackSettings
 	Gate        *gate.Service
 	Delegations *delegations.Service
+	// Kinds are the request kinds' own pages, each in its kind's folder.
+	Kinds []KindPage
 }
 
 // Pages serves the web pages. Create it with New and add it to an engine
@@ -158,6 +160,8 @@ type Pages struct {
 	codec *CodecSettings
 	// dev is nil outside `assent dev`.
 	dev *DevSettings
+	// kinds are the request kinds' own pages.
+	kinds []KindPage
 }
 
 // View is what every page template sees: the layout reads Person and CSRF,
@@ -234,6 +238,20 @@ func New(d Deps) *Pages {
 		}
 		p.pages[name] = template.Must(template.Must(layout.Clone()).ParseFS(files, with...))
 	}
+	p.kinds = svc.Kinds
+	for _, k := range p.kinds {
+		names, err := fs.Glob(k.Templates(), "*.html")
+		if err != nil {
+			panic(err)
+		}
+		for _, file := range names {
+			name := strings.TrimSuffix(file, ".html")
+			if p.pages[name] != nil {
+				panic("web: two pages are named " + name)
+			}
+			p.pages[name] = template.Must(template.Must(layout.Clone()).ParseFS(k.Templates(), file))
+		}
+	}
 	return p
 }
 
@@ -282,8 +300,9 @@ func (p *Pages) Mount(r *gin.Engine) {
 	g.POST("/approvals/:id/decision", RequireSignIn, p.decide)
 	g.GET(paths.ApprovalDecidePage, RequireSignIn, p.confirmDecision)
 	g.POST("/approvals/:id/questions", RequireSignIn, p.ask)
-	g.GET(paths.CollectionPage, RequireSignIn, p.collection)
-	g.POST("/collections/:id/replies", RequireSignIn, p.reply)
+	for _, k := range p.kinds {
+		k.Mount(g, p)
+	}
 	g.GET(paths.ReviewPage, RequireSignIn, p.review)
 	g.POST(paths.ReviewPage+"/verdict", RequireSignIn, p.verdict)
 	g.POST("/comments", RequireSignIn, p.postComment)
@@ -399,14 +418,14 @@ func serveScript(name string) gin.HandlerFunc {
 func (p *Pages) Render(c *gin.Context, status int, name string, data any) {
 	t, ok := p.pages[name]
 	if !ok {
-		p.internalError(c, fmt.Errorf("no page template %q", name))
+		p.InternalError(c, fmt.Errorf("no page template %q", name))
 		return
 	}
 	var buf bytes.Buffer
 	v := View{Person: CurrentPerson(c), CSRF: p.csrfToken(c), Stylesheet: stylesheet.path, Icon: icon.path,
 		Version: buildinfo.Version(), Page: data}
 	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
-		p.internalError(c, fmt.Errorf("render %s: %w", name, err))
+		p.InternalError(c, fmt.Errorf("render %s: %w", name, err))
 		return
 	}
 	c.Data(status, "text/html; charset=utf-8", buf.Bytes())
@@ -427,10 +446,10 @@ type problem struct {
 func (p *Pages) Fail(c *gin.Context, err error) {
 	e, ok := apperr.As(err)
 	if !ok {
-		p.internalError(c, err)
+		p.InternalError(c, err)
 		return
 	}
-	page := problem{Title: http.StatusText(e.Status()), Message: personMessage(e, nil)}
+	page := problem{Title: http.StatusText(e.Status()), Message: PersonMessage(e, nil)}
 	if e.Code == apperr.NotFound {
 		page.Retry, page.RetryLabel = "/inbox", "Back to your inbox"
 	}
@@ -438,7 +457,9 @@ func (p *Pages) Fail(c *gin.Context, err error) {
 	c.Abort()
 }
 
-func (p *Pages) internalError(c *gin.Context, err error) {
+// InternalError logs err, which a page met and cannot show, and answers
+// a plain 500 that says so.
+func (p *Pages) InternalError(c *gin.Context, err error) {
 	p.log.ErrorContext(c.Request.Context(), "page failed", "method", c.Request.Method, "route", logging.Route(c), "error", err)
 	c.Data(http.StatusInternalServerError, "text/plain; charset=utf-8",
 		[]byte("Something went wrong on our side and it has been logged. Try again in a moment."))

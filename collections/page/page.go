@@ -1,7 +1,12 @@
-package web
+// Package page is a request for information's page: its questions with
+// what the person answered, the answer form (a draft or a submission),
+// and what others replied, rendered through the pages' kit (web.KindPage).
+package page
 
 import (
+	"embed"
 	"encoding/json"
+	"io/fs"
 	"net/http"
 	"slices"
 	"strings"
@@ -14,7 +19,30 @@ import (
 	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/questions"
 	"github.com/assent-hq/assent/internal/states"
+	"github.com/assent-hq/assent/web"
 )
+
+//go:embed collection.html
+var templates embed.FS
+
+// Page is the page of the requests for information of service.
+type Page struct {
+	service *collections.Service
+	pages   *web.Pages
+}
+
+// New is the page of service's requests for information.
+func New(service *collections.Service) *Page { return &Page{service: service} }
+
+// Templates holds the page's template.
+func (*Page) Templates() fs.FS { return templates }
+
+// Mount adds the page and its answer form to g.
+func (p *Page) Mount(g gin.IRouter, pages *web.Pages) {
+	p.pages = pages
+	g.GET(paths.CollectionPage, web.RequireSignIn, p.show)
+	g.POST("/collections/:id/replies", web.RequireSignIn, p.reply)
+}
 
 // collectionPage is the page of a request for information.
 type collectionPage struct {
@@ -58,18 +86,18 @@ func (q answeredQuestion) Value() string {
 // Field is the form field's name.
 func (q answeredQuestion) Field() string { return "answer." + q.ID }
 
-func (p *Pages) collection(c *gin.Context) {
+func (p *Page) show(c *gin.Context) {
 	p.showCollection(c, http.StatusOK, "", "", nil)
 }
 
 // showCollection renders the collection in the path for the signed-in
 // person, with problem (a refused reply) and what they typed.
-func (p *Pages) showCollection(c *gin.Context, status int, problem, problemField string, typed map[string][]string) {
-	person := CurrentPerson(c)
+func (p *Page) showCollection(c *gin.Context, status int, problem, problemField string, typed map[string][]string) {
+	person := web.CurrentPerson(c)
 	ctx := c.Request.Context()
-	col, err := p.collections.View(ctx, person.Actor(), c.Param("id"))
+	col, err := p.service.View(ctx, person.Actor(), c.Param("id"))
 	if err != nil {
-		p.Fail(c, err)
+		p.pages.Fail(c, err)
 		return
 	}
 	page := collectionPage{C: col, Respondent: slices.Contains(col.RespondentIDs, person.ID()), Replied: col.Replied(person.ID()),
@@ -82,8 +110,8 @@ func (p *Pages) showCollection(c *gin.Context, status int, problem, problemField
 		}
 	}
 	if !page.Replied && typed == nil {
-		if answers, err = p.collections.Draft(ctx, person.Actor(), col.ID); err != nil {
-			p.Fail(c, err)
+		if answers, err = p.service.Draft(ctx, person.Actor(), col.ID); err != nil {
+			p.pages.Fail(c, err)
 			return
 		}
 	}
@@ -96,18 +124,18 @@ func (p *Pages) showCollection(c *gin.Context, status int, problem, problemField
 		}
 		page.Questions = append(page.Questions, aq)
 	}
-	p.Render(c, status, "collection", page)
+	p.pages.Render(c, status, "collection", page)
 }
 
 // reply handles the answer form: "Save draft" keeps the answers for
 // later, "Submit" sends them, through the same code as the REST endpoint.
 // Each rendered form is its own Update (its submission id).
-func (p *Pages) reply(c *gin.Context) {
-	person := CurrentPerson(c)
+func (p *Page) reply(c *gin.Context) {
+	person := web.CurrentPerson(c)
 	ctx := c.Request.Context()
-	col, err := p.collections.View(ctx, person.Actor(), c.Param("id"))
+	col, err := p.service.View(ctx, person.Actor(), c.Param("id"))
 	if err != nil {
-		p.Fail(c, err)
+		p.pages.Fail(c, err)
 		return
 	}
 	typed := map[string][]string{}
@@ -115,23 +143,23 @@ func (p *Pages) reply(c *gin.Context) {
 	for _, q := range col.Questions.V {
 		values := c.PostFormArray("answer." + q.ID)
 		for i := range values {
-			values[i] = lf(values[i])
+			values[i] = web.FormText(values[i])
 		}
 		typed[q.ID] = values
 		in.Answers[q.ID] = answerJSON(q, values)
 	}
-	if _, err := p.collections.Reply(ctx, person.Actor(), col.ID, c.PostForm("submission"), in); err != nil {
+	if _, err := p.service.Reply(ctx, person.Actor(), col.ID, c.PostForm("submission"), in); err != nil {
 		e, ok := apperr.As(err)
 		if !ok {
-			p.internalError(c, err)
+			p.pages.InternalError(c, err)
 			return
 		}
 		// The page names a question by its prompt, not its id.
-		l := labels{}
+		l := web.Labels{}
 		for _, q := range col.Questions.V {
 			l["answers."+q.ID] = "The answer to “" + q.Prompt + "”"
 		}
-		p.showCollection(c, e.Status(), personMessage(e, l), strings.TrimPrefix(e.Field, "answers."), typed)
+		p.showCollection(c, e.Status(), web.PersonMessage(e, l), strings.TrimPrefix(e.Field, "answers."), typed)
 		return
 	}
 	target := paths.Collection(col.ID)
