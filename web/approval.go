@@ -322,7 +322,6 @@ func corrections(c *gin.Context, current []field) (map[string]json.RawMessage, e
 	return out, nil
 }
 
-
 // parseField reads a corrected value as the kind of the original, as
 // JSON. A string is kept as typed; the rest are read without surrounding
 // spaces, and a number keeps the digits typed.
