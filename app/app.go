@@ -32,6 +32,7 @@ import (
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/reviews"
+	reviewpage "github.com/assent-hq/assent/reviews/page"
 	"github.com/assent-hq/assent/slackapp"
 	"github.com/assent-hq/assent/web"
 	"github.com/assent-hq/assent/webhooks"
@@ -138,7 +139,7 @@ func (s *Services) Web() web.Services {
 	return web.Services{Accounts: s.Accounts, Push: s.Push, History: s.History, Approvals: s.Approvals,
 		Collections: s.Collections, Reviews: s.Reviews, Comments: s.Comments, Reports: s.Reports, Webhooks: s.Webhooks,
 		Admin: s.Admin, Slack: s.Slack, Gate: s.Gate, Delegations: s.Delegations,
-		Kinds: []web.KindPage{collectionpage.New(s.Collections)}}
+		Kinds: []web.KindPage{collectionpage.New(s.Collections), reviewpage.New(s.Reviews, s.Reports)}}
 }
 
 // blobChecker is blobs as readiness asks it; nil stays nil, so a process

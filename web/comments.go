@@ -15,12 +15,12 @@ import (
 // in threadPages.
 const threadParts = "templates/thread_parts.html"
 
-var threadPages = map[string]bool{"review": true, "report": true}
+var threadPages = map[string]bool{"report": true}
 
-// threadsView is what a page shows of a report's comment threads: the
+// ThreadsView is what a page shows of a report's comment threads: the
 // open ones, the resolved ones folded away, and the forms to comment,
 // reply and resolve.
-type threadsView struct {
+type ThreadsView struct {
 	Open, Resolved []comments.Thread
 	ReportID       string
 	// ReviewID, when set, keeps the view to one review's threads and opens
@@ -45,10 +45,10 @@ type commentForm struct {
 // commentLabels name the comment forms' fields.
 var commentLabels = Labels{"body": "Comment", "quote": "Quoted passage", "images": "Images"}
 
-// commentThreads reads the threads of r a person sees on a page: a
+// CommentThreads reads the threads of r a person sees on a page: a
 // review's own, or all of the report's. It is nil where the person may not
 // read the report.
-func (p *Pages) commentThreads(c *gin.Context, r *reports.Report, reviewID string, open bool) (*threadsView, error) {
+func (p *Pages) CommentThreads(c *gin.Context, r *reports.Report, reviewID string, open bool) (*ThreadsView, error) {
 	person := CurrentPerson(c)
 	_, all, err := p.comments.Threads(c.Request.Context(), person.Actor(), r.ID)
 	if apperr.Is(err, apperr.Forbidden) {
@@ -57,7 +57,7 @@ func (p *Pages) commentThreads(c *gin.Context, r *reports.Report, reviewID strin
 	if err != nil {
 		return nil, err
 	}
-	v := &threadsView{ReportID: r.ID, ReviewID: reviewID, Resolvable: map[string]bool{}, Comment: open && !r.Archived && r.LiveVersion != nil}
+	v := &ThreadsView{ReportID: r.ID, ReviewID: reviewID, Resolvable: map[string]bool{}, Comment: open && !r.Archived && r.LiveVersion != nil}
 	manages := reports.Manages(r, person.Actor())
 	for _, t := range all {
 		if reviewID != "" && (t.ReviewID == nil || *t.ReviewID != reviewID) {
@@ -111,7 +111,7 @@ func (p *Pages) commentRefused(c *gin.Context, err error, in comments.PostInput)
 	if form.Thread != "" {
 		l = Labels{"body": "Reply"}
 	}
-	fill := func(t *threadsView) {
+	fill := func(t *ThreadsView) {
 		if t != nil {
 			t.Problem, t.Typed = PersonMessage(e, l), form
 		}
@@ -120,8 +120,8 @@ func (p *Pages) commentRefused(c *gin.Context, err error, in comments.PostInput)
 	if review == "" {
 		review = c.PostForm("onReview")
 	}
-	if review != "" {
-		p.renderReview(c, review, e.Status(), func(page *reviewPage) { fill(page.Threads) })
+	if review != "" && p.threadsPage != nil {
+		p.threadsPage.ShowThreads(c, review, e.Status(), fill)
 		return
 	}
 	r, page, ok := p.reportPageOf(c, c.PostForm("report"))

@@ -22,6 +22,15 @@ type KindPage interface {
 	Mount(g gin.IRouter, p *Pages)
 }
 
+// A ThreadsPage is a kind's page that shows a report's comment threads
+// (a review's): a comment posted from it and refused is shown there again.
+type ThreadsPage interface {
+	KindPage
+	// ShowThreads renders the page of request id again with status, after
+	// fill adds to its threads the refusal and what was typed.
+	ShowThreads(c *gin.Context, id string, status int, fill func(*ThreadsView))
+}
+
 // FormText is a form field's text with its line ends as the API takes
 // them (a browser sends CRLF).
 func FormText(s string) string { return strings.ReplaceAll(s, "\r\n", "\n") }

@@ -66,7 +66,7 @@ type reportPage struct {
 	Chart     *viewsChart
 	// Threads are the report's comment threads, for its readers;
 	// ReportOrigin is the framed report's origin.
-	Threads      *threadsView
+	Threads      *ThreadsView
 	ReportOrigin string
 	Message      string
 	// Problem is why the last change was refused; Audience what was typed
@@ -158,7 +158,7 @@ func (p *Pages) showReport(c *gin.Context, status int, r *reports.Report, page *
 		page.ReportOrigin = p.site.Origin(r.Key)
 	}
 	if page.Readable {
-		if page.Threads, err = p.commentThreads(c, r, "", true); err != nil {
+		if page.Threads, err = p.CommentThreads(c, r, "", true); err != nil {
 			p.Fail(c, err)
 			return
 		}
@@ -180,6 +180,40 @@ func (p *Pages) enterReport(c *gin.Context, r *reports.Report, next string) (str
 		return "", err
 	}
 	return p.site.EnterURL(r.Key, ticket, next), nil
+}
+
+// ownScripts lets the review and report pages run their script, which
+// puts what the reader selects in the framed report into the comment
+// form's quote.
+const ownScripts = "script-src 'self'"
+
+// ReportFrame is how a page frames a version of a report from the
+// report's own origin: Frame opens it there (Origin), signed in with a
+// single-use ticket; NotShown says why it is not framed.
+type ReportFrame struct {
+	Frame, Origin, NotShown string
+}
+
+// FrameReport frames next (a version's path) of r for person, signed in
+// on r's origin as the report's page does, when they may read it; the
+// page may then run its own script, which quotes from the frame.
+func (p *Pages) FrameReport(c *gin.Context, r *reports.Report, next string, person *accounts.Person) (ReportFrame, error) {
+	if p.site == nil {
+		c.Header("Content-Security-Policy", pagePolicy(ownScripts))
+		return ReportFrame{NotShown: "Reports cannot be read on this server: it has no reports domain (ASSENT_REPORTS_DOMAIN)."}, nil
+	}
+	p.framesReports(c, ownScripts)
+	readable, err := p.reports.MayRead(c.Request.Context(), r, person)
+	switch {
+	case err != nil:
+		return ReportFrame{}, err
+	case r.Archived:
+		return ReportFrame{NotShown: "The report was archived, so it is no longer shown."}, nil
+	case !readable:
+		return ReportFrame{NotShown: "The report is not shared with you, so it is not shown here."}, nil
+	}
+	frame, err := p.enterReport(c, r, next)
+	return ReportFrame{Frame: frame, Origin: p.site.Origin(r.Key)}, err
 }
 
 // framesReports lets a page frame reports' origins, and only those, with

@@ -160,8 +160,10 @@ type Pages struct {
 	codec *CodecSettings
 	// dev is nil outside `assent dev`.
 	dev *DevSettings
-	// kinds are the request kinds' own pages.
-	kinds []KindPage
+	// kinds are the request kinds' own pages; threadsPage is the one among
+	// them that shows comment threads.
+	kinds       []KindPage
+	threadsPage ThreadsPage
 }
 
 // View is what every page template sees: the layout reads Person and CSRF,
@@ -240,6 +242,9 @@ func New(d Deps) *Pages {
 	}
 	p.kinds = svc.Kinds
 	for _, k := range p.kinds {
+		if t, ok := k.(ThreadsPage); ok {
+			p.threadsPage = t
+		}
 		names, err := fs.Glob(k.Templates(), "*.html")
 		if err != nil {
 			panic(err)
@@ -249,7 +254,9 @@ func New(d Deps) *Pages {
 			if p.pages[name] != nil {
 				panic("web: two pages are named " + name)
 			}
-			p.pages[name] = template.Must(template.Must(layout.Clone()).ParseFS(k.Templates(), file))
+			// A kind's page may show comment threads (the review's does).
+			withThreads := template.Must(template.Must(layout.Clone()).ParseFS(files, threadParts))
+			p.pages[name] = template.Must(withThreads.ParseFS(k.Templates(), file))
 		}
 	}
 	return p
@@ -303,8 +310,6 @@ func (p *Pages) Mount(r *gin.Engine) {
 	for _, k := range p.kinds {
 		k.Mount(g, p)
 	}
-	g.GET(paths.ReviewPage, RequireSignIn, p.review)
-	g.POST(paths.ReviewPage+"/verdict", RequireSignIn, p.verdict)
 	g.POST("/comments", RequireSignIn, p.postComment)
 	g.POST("/comments/:id/resolve", RequireSignIn, p.resolveThread)
 	g.GET("/comment-images/:report/:sha", RequireSignIn, p.commentImage)
