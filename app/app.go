@@ -14,6 +14,7 @@ import (
 	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/approvals"
+	approvalpage "github.com/assent-hq/assent/approvals/page"
 	"github.com/assent-hq/assent/collections"
 	collectionpage "github.com/assent-hq/assent/collections/page"
 	"github.com/assent-hq/assent/comments"
@@ -139,7 +140,7 @@ func (s *Services) Web() web.Services {
 	return web.Services{Accounts: s.Accounts, Push: s.Push, History: s.History, Approvals: s.Approvals,
 		Collections: s.Collections, Reviews: s.Reviews, Comments: s.Comments, Reports: s.Reports, Webhooks: s.Webhooks,
 		Admin: s.Admin, Slack: s.Slack, Gate: s.Gate, Delegations: s.Delegations,
-		Kinds: []web.KindPage{collectionpage.New(s.Collections), reviewpage.New(s.Reviews, s.Reports)}}
+		Kinds: []web.KindPage{approvalpage.New(s.Approvals, s.Gate), collectionpage.New(s.Collections), reviewpage.New(s.Reviews, s.Reports)}}
 }
 
 // blobChecker is blobs as readiness asks it; nil stays nil, so a process

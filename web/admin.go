@@ -198,9 +198,9 @@ func base(c *gin.Context, section string) adminBase {
 	return adminBase{Section: section, Notice: notices[c.Query("done")]}
 }
 
-// done redirects to path after an action, naming the notice to show; a
+// Done redirects to path after an action, naming the notice to show; a
 // fragment (a row's anchor) stays last.
-func done(c *gin.Context, path, notice string) {
+func Done(c *gin.Context, path, notice string) {
 	path, fragment, cut := strings.Cut(path, "#")
 	sep := "?"
 	if strings.Contains(path, "?") {

@@ -91,7 +91,7 @@ func (p *Pages) saveAction(c *gin.Context) {
 		}
 		return
 	}
-	done(c, "/admin/actions", "action-saved")
+	Done(c, "/admin/actions", "action-saved")
 }
 
 // input reads the form as the API's body; the policy is the API's JSON.
@@ -135,5 +135,5 @@ func (p *Pages) deleteAction(c *gin.Context) {
 		}
 		return
 	}
-	done(c, "/admin/actions", "action-deleted")
+	Done(c, "/admin/actions", "action-deleted")
 }

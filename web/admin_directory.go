@@ -66,7 +66,7 @@ func (p *Pages) addMember(c *gin.Context) {
 		p.membersRefused(c, err, in, roleChange{})
 		return
 	}
-	done(c, "/admin/members", "member-added")
+	Done(c, "/admin/members", "member-added")
 }
 
 func (p *Pages) changeRole(c *gin.Context) {
@@ -76,7 +76,7 @@ func (p *Pages) changeRole(c *gin.Context) {
 		p.membersRefused(c, err, admin.NewMember{Role: admin.RoleMember}, roleChange{Member: c.Param("id"), Role: role})
 		return
 	}
-	done(c, "/admin/members", "role-changed")
+	Done(c, "/admin/members", "role-changed")
 }
 
 func (p *Pages) setMemberActive(c *gin.Context) {
@@ -89,10 +89,10 @@ func (p *Pages) setMemberActive(c *gin.Context) {
 		return
 	}
 	if active {
-		done(c, "/admin/members", "member-reactivated")
+		Done(c, "/admin/members", "member-reactivated")
 		return
 	}
-	done(c, "/admin/members", "member-deactivated")
+	Done(c, "/admin/members", "member-deactivated")
 }
 
 // updateMember applies patch to the member in the path, as the signed-in
@@ -185,7 +185,7 @@ func (p *Pages) createTeam(c *gin.Context) {
 		}
 		return
 	}
-	done(c, "/admin/teams", "team-created")
+	Done(c, "/admin/teams", "team-created")
 }
 
 type guestsPage struct {
@@ -227,10 +227,10 @@ func (p *Pages) admitGuest(c *gin.Context) {
 		return
 	}
 	if !created {
-		done(c, "/admin/guests", "guest-existed")
+		Done(c, "/admin/guests", "guest-existed")
 		return
 	}
-	done(c, "/admin/guests", "guest-admitted")
+	Done(c, "/admin/guests", "guest-admitted")
 }
 
 // updateTeam saves a team's name and members as the row's form holds them.
@@ -243,7 +243,7 @@ func (p *Pages) updateTeam(c *gin.Context) {
 		}
 		return
 	}
-	done(c, "/admin/teams", "team-updated")
+	Done(c, "/admin/teams", "team-updated")
 }
 
 // removeTeam removes a team once Confirm is ticked.
@@ -258,7 +258,7 @@ func (p *Pages) removeTeam(c *gin.Context) {
 		}
 		return
 	}
-	done(c, "/admin/teams", "team-removed")
+	Done(c, "/admin/teams", "team-removed")
 }
 
 // updateGuest saves a guest's name as the row's form holds it.
@@ -270,7 +270,7 @@ func (p *Pages) updateGuest(c *gin.Context) {
 		}
 		return
 	}
-	done(c, "/admin/guests", "guest-updated")
+	Done(c, "/admin/guests", "guest-updated")
 }
 
 // removeGuest removes a guest once the row's box confirms it: there is no
@@ -287,5 +287,5 @@ func (p *Pages) removeGuest(c *gin.Context) {
 		}
 		return
 	}
-	done(c, "/admin/guests", "guest-removed")
+	Done(c, "/admin/guests", "guest-removed")
 }

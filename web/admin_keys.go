@@ -144,5 +144,5 @@ func (p *Pages) revokeKey(c *gin.Context) {
 		}
 		return
 	}
-	done(c, "/admin/keys", "key-revoked")
+	Done(c, "/admin/keys", "key-revoked")
 }

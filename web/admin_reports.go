@@ -56,5 +56,5 @@ func (p *Pages) decideHeld(c *gin.Context, release bool) {
 	if release {
 		notice = "version-released"
 	}
-	done(c, "/admin/held-versions", notice)
+	Done(c, "/admin/held-versions", notice)
 }

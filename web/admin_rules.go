@@ -81,7 +81,7 @@ func (p *Pages) createRule(c *gin.Context) {
 		p.rulesRefused(c, err, form)
 		return
 	}
-	done(c, "/admin/rules", "rule-created")
+	Done(c, "/admin/rules", "rule-created")
 }
 
 func (p *Pages) setRuleEnabled(c *gin.Context) {
@@ -94,10 +94,10 @@ func (p *Pages) setRuleEnabled(c *gin.Context) {
 		return
 	}
 	if enabled {
-		done(c, "/admin/rules", "rule-enabled")
+		Done(c, "/admin/rules", "rule-enabled")
 		return
 	}
-	done(c, "/admin/rules", "rule-disabled")
+	Done(c, "/admin/rules", "rule-disabled")
 }
 
 func (p *Pages) deleteRule(c *gin.Context) {
@@ -109,7 +109,7 @@ func (p *Pages) deleteRule(c *gin.Context) {
 		p.rulesRefused(c, err, ruleForm{Kind: rules.KindApproval})
 		return
 	}
-	done(c, "/admin/rules", "rule-deleted")
+	Done(c, "/admin/rules", "rule-deleted")
 }
 
 // durationField is a duration typed into a form as the API reads it: whole

@@ -58,7 +58,7 @@ func (p *Pages) saveScreen(c *gin.Context) {
 		}
 		return
 	}
-	done(c, "/admin/model-screen", "screen-saved")
+	Done(c, "/admin/model-screen", "screen-saved")
 }
 
 func (p *Pages) screenOff(c *gin.Context) {
@@ -72,5 +72,5 @@ func (p *Pages) screenOff(c *gin.Context) {
 		}
 		return
 	}
-	done(c, "/admin/model-screen", "screen-off")
+	Done(c, "/admin/model-screen", "screen-off")
 }

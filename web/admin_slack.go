@@ -78,7 +78,7 @@ func (p *Pages) saveSlack(c *gin.Context) {
 		}
 		return
 	}
-	done(c, "/admin/slack", "slack-saved")
+	Done(c, "/admin/slack", "slack-saved")
 }
 
 func (p *Pages) disconnectSlack(c *gin.Context) {
@@ -92,5 +92,5 @@ func (p *Pages) disconnectSlack(c *gin.Context) {
 		}
 		return
 	}
-	done(c, "/admin/slack", "slack-disconnected")
+	Done(c, "/admin/slack", "slack-disconnected")
 }

@@ -191,7 +191,7 @@ func (p *Pages) showWebhook(c *gin.Context, id string, status int, seed webhookP
 	page.Problem = seed.Problem
 	page.E, page.Statuses, page.SwitchOffAfter, page.webhookChoices = newEndpointView(ep), webhooks.DeliveryStatuses, webhooks.SwitchOffAfter, endpointChoices
 	if page.Since == "" {
-		page.Since = time.Now().UTC().Add(-24 * time.Hour).Format(formTimeLayout)
+		page.Since = time.Now().UTC().Add(-24 * time.Hour).Format(FormTimeLayout)
 	}
 	if page.Form.Format == "" {
 		page.Form = webhookForm{Format: ep.Format, Events: ep.Events}
@@ -286,7 +286,7 @@ func (p *Pages) updateWebhook(c *gin.Context) {
 		p.webhookRefused(c, id, err, webhookPage{Form: form})
 		return
 	}
-	done(c, "/admin/webhooks/"+id, "webhook-updated")
+	Done(c, "/admin/webhooks/"+id, "webhook-updated")
 }
 
 // rotateWebhookSecret makes a new signing secret and shows it once; the
@@ -326,10 +326,10 @@ func (p *Pages) setWebhookEnabled(c *gin.Context) {
 		return
 	}
 	if enabled {
-		done(c, "/admin/webhooks/"+id, "webhook-enabled")
+		Done(c, "/admin/webhooks/"+id, "webhook-enabled")
 		return
 	}
-	done(c, "/admin/webhooks/"+id, "webhook-disabled")
+	Done(c, "/admin/webhooks/"+id, "webhook-disabled")
 }
 
 // recoverDeliveries queues again every failed or skipped delivery to the
@@ -345,7 +345,7 @@ func (p *Pages) recoverDeliveries(c *gin.Context) {
 		p.webhookRefused(c, id, err, webhookPage{Since: typed})
 		return
 	}
-	done(c, "/admin/webhooks/"+id+"?n="+strconv.FormatInt(n, 10), "recovered")
+	Done(c, "/admin/webhooks/"+id+"?n="+strconv.FormatInt(n, 10), "recovered")
 }
 
 // parseSince reads the recover form's time, in UTC: the datetime-local
@@ -361,7 +361,7 @@ func (p *Pages) deleteWebhook(c *gin.Context) {
 		p.webhookRefused(c, c.Param("id"), err, webhookPage{})
 		return
 	}
-	done(c, "/admin/webhooks", "webhook-deleted")
+	Done(c, "/admin/webhooks", "webhook-deleted")
 }
 
 // resendDelivery sends a settled delivery again under its own id and goes
@@ -389,5 +389,5 @@ func (p *Pages) resendDelivery(c *gin.Context) {
 		p.Fail(c, err)
 		return
 	}
-	done(c, back, "delivery-resent")
+	Done(c, back, "delivery-resent")
 }

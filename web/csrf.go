@@ -119,7 +119,7 @@ func (p *Pages) CSRF(c *gin.Context) {
 	}
 	want, got := p.expectedCSRF(c), c.PostForm(CSRFField)
 	if want == "" || subtle.ConstantTimeCompare([]byte(want), []byte(got)) != 1 {
-		p.Render(c, http.StatusForbidden, "error", problem{Title: "This form has expired",
+		p.Render(c, http.StatusForbidden, "error", Problem{Title: "This form has expired",
 			Message:    "The form was sent without a valid security token: it may be from an older page, another site, or a session that has ended. Nothing was changed.",
 			Retry:      "/",
 			RetryLabel: "Start again"})

@@ -346,6 +346,6 @@ func (p *Pages) oidcFailed(c *gin.Context, status int, title, message, next stri
 	if next != "" && next != defaultNext {
 		retry += "?next=" + url.QueryEscape(next)
 	}
-	p.Render(c, status, "error", problem{Title: title, Message: message, Retry: retry, RetryLabel: "Back to sign-in"})
+	p.Render(c, status, "error", Problem{Title: title, Message: message, Retry: retry, RetryLabel: "Back to sign-in"})
 	c.Abort()
 }

@@ -316,7 +316,7 @@ func (p *Pages) openPublic(c *gin.Context, slug string) bool {
 func (p *Pages) mayOpen(c *gin.Context, r *reports.Report, readable bool) bool {
 	switch {
 	case r.Archived:
-		p.Render(c, http.StatusGone, "error", problem{Title: "This report was archived",
+		p.Render(c, http.StatusGone, "error", Problem{Title: "This report was archived",
 			Message: "Its owner archived " + r.Title + "; it is no longer served.", Retry: "/reports", RetryLabel: "Your reports"})
 	case !readable:
 		p.Render(c, http.StatusForbidden, "report_denied", r)
@@ -386,7 +386,7 @@ func (p *Pages) requestAccess(c *gin.Context) {
 	if fresh {
 		p.emailAccessRequest(ctx, r, person)
 	}
-	p.Render(c, http.StatusOK, "error", problem{Title: "Access requested",
+	p.Render(c, http.StatusOK, "error", Problem{Title: "Access requested",
 		Message: "The owner of " + r.Title + " has been told you asked to read it. You will be able to open it once they share it with you.",
 		Retry:   "/reports", RetryLabel: "Your reports"})
 }

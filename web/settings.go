@@ -82,8 +82,8 @@ func (p *Pages) showSettings(c *gin.Context, status int, prob *formProblem, edit
 		page.Pager = newPager(c, "/settings", next)
 	}
 	if m := page.Mine; m != nil && m.Delegate != nil {
-		page.Form = delegationForm{To: m.Delegate.Email, From: m.From.UTC().Format(formTimeLayout),
-			Until: m.Until.UTC().Format(formTimeLayout), Note: m.Note}
+		page.Form = delegationForm{To: m.Delegate.Email, From: m.From.UTC().Format(FormTimeLayout),
+			Until: m.Until.UTC().Format(FormTimeLayout), Note: m.Note}
 	}
 	if edit != nil {
 		edit(&page)
@@ -100,12 +100,12 @@ func (p *Pages) setDelegation(c *gin.Context) {
 	var err error
 	if strings.TrimSpace(form.From) != "" {
 		var from string
-		if from, err = formTime("from", form.From); err == nil {
+		if from, err = FormTime("from", form.From); err == nil {
 			in.From = &from
 		}
 	}
 	if err == nil {
-		in.Until, err = formTime("until", form.Until)
+		in.Until, err = FormTime("until", form.Until)
 	}
 	if err == nil {
 		_, err = p.delegations.Set(c.Request.Context(), CurrentPerson(c).Actor(), in)
@@ -116,7 +116,7 @@ func (p *Pages) setDelegation(c *gin.Context) {
 		}
 		return
 	}
-	done(c, "/settings", "delegation-set")
+	Done(c, "/settings", "delegation-set")
 }
 
 func (p *Pages) endDelegation(c *gin.Context) {
@@ -126,7 +126,7 @@ func (p *Pages) endDelegation(c *gin.Context) {
 		}
 		return
 	}
-	done(c, "/settings", "delegation-ended")
+	Done(c, "/settings", "delegation-ended")
 }
 
 // errGuestHasNoTokens refuses a guest the token forms.
@@ -186,15 +186,15 @@ func (p *Pages) revokeOwnToken(c *gin.Context) {
 		}
 		return
 	}
-	done(c, "/settings", "token-revoked")
+	Done(c, "/settings", "token-revoked")
 }
 
-// formTimeLayout is how a datetime-local field sends a time.
-const formTimeLayout = "2006-01-02T15:04"
+// FormTimeLayout is how a datetime-local field sends a time.
+const FormTimeLayout = "2006-01-02T15:04"
 
-// formTime reads a datetime-local field's time, in UTC (with or without
+// FormTime reads a datetime-local field's time, in UTC (with or without
 // seconds), or an RFC 3339 time, as RFC 3339 for the services.
-func formTime(field, s string) (string, error) {
+func FormTime(field, s string) (string, error) {
 	t, err := parseFormTime(field, s)
 	if err != nil {
 		return "", err
@@ -208,7 +208,7 @@ func parseFormTime(field, s string) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
 		return t, nil
 	}
-	for _, layout := range []string{formTimeLayout, formTimeLayout + ":05"} {
+	for _, layout := range []string{FormTimeLayout, FormTimeLayout + ":05"} {
 		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
 			return t, nil
 		}

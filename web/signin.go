@@ -238,7 +238,7 @@ func (p *Pages) linkFailed(c *gin.Context, err error) {
 		p.InternalError(c, err)
 		return
 	}
-	p.Render(c, e.Status(), "error", problem{Title: "This sign-in link cannot be used", Message: PersonMessage(e, nil),
+	p.Render(c, e.Status(), "error", Problem{Title: "This sign-in link cannot be used", Message: PersonMessage(e, nil),
 		Retry: "/signin", RetryLabel: "Email me a new link"})
 }
 

@@ -303,10 +303,6 @@ func (p *Pages) Mount(r *gin.Engine) {
 	g.POST("/push/subscriptions", RequireSignIn, p.subscribePush)
 	g.POST("/push/subscriptions/delete", RequireSignIn, p.unsubscribePush)
 	g.POST("/push/subscriptions/status", RequireSignIn, p.pushStatus)
-	g.GET(paths.ApprovalPage, RequireSignIn, p.approval)
-	g.POST("/approvals/:id/decision", RequireSignIn, p.decide)
-	g.GET(paths.ApprovalDecidePage, RequireSignIn, p.confirmDecision)
-	g.POST("/approvals/:id/questions", RequireSignIn, p.ask)
 	for _, k := range p.kinds {
 		k.Mount(g, p)
 	}
@@ -318,8 +314,6 @@ func (p *Pages) Mount(r *gin.Engine) {
 	g.POST(paths.ReportPage, RequireSignIn, p.reading, p.report)
 	g.GET(paths.ReaderPage, RequireSignIn, p.reading, p.openReport)
 	g.POST(paths.ReaderPage+"/access", RequireSignIn, p.reading, p.requestAccess)
-	g.GET(paths.DecisionLinkPage, p.linkApproval)
-	g.POST(paths.DecisionLinkPage, p.decideByLink)
 	p.mountAdmin(g)
 	p.mountOIDC(g)
 	p.mountCodec(r)
@@ -436,8 +430,8 @@ func (p *Pages) Render(c *gin.Context, status int, name string, data any) {
 	c.Data(status, "text/html; charset=utf-8", buf.Bytes())
 }
 
-// problem is the error page's data.
-type problem struct {
+// Problem is the error page's data.
+type Problem struct {
 	Title   string
 	Message string
 	// Retry, when set, is where the person can start over.
@@ -454,7 +448,7 @@ func (p *Pages) Fail(c *gin.Context, err error) {
 		p.InternalError(c, err)
 		return
 	}
-	page := problem{Title: http.StatusText(e.Status()), Message: PersonMessage(e, nil)}
+	page := Problem{Title: http.StatusText(e.Status()), Message: PersonMessage(e, nil)}
 	if e.Code == apperr.NotFound {
 		page.Retry, page.RetryLabel = "/inbox", "Back to your inbox"
 	}

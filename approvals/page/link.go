@@ -1,4 +1,4 @@
-package web
+package page
 
 import (
 	"errors"
@@ -13,18 +13,19 @@ import (
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/rules"
+	"github.com/assent-hq/assent/web"
 )
 
 // The pages an emailed decision link opens: a low- or medium-risk approval,
 // decided without signing in, as the person the link was sent to. Restricted
 // fields are hidden and cannot be corrected there; the link decides once.
 
-func (p *Pages) linkApproval(c *gin.Context) {
+func (p *Page) linkApproval(c *gin.Context) {
 	p.showLink(c, http.StatusOK, formProblem{}, typed{})
 }
 
 // showLink renders the approval the link in the path opens.
-func (p *Pages) showLink(c *gin.Context, status int, prob formProblem, form typed) {
+func (p *Page) showLink(c *gin.Context, status int, prob formProblem, form typed) {
 	opened, ended, ok := p.openLink(c)
 	if !ok {
 		return
@@ -40,7 +41,7 @@ func (p *Pages) showLink(c *gin.Context, status int, prob formProblem, form type
 // decideByLink decides as the link's person, correcting only fields that
 // are not restricted. Like the signed-in page, each rendered form is its
 // own Update.
-func (p *Pages) decideByLink(c *gin.Context) {
+func (p *Page) decideByLink(c *gin.Context) {
 	opened, ended, ok := p.openLink(c)
 	if !ok {
 		return
@@ -52,7 +53,7 @@ func (p *Pages) decideByLink(c *gin.Context) {
 	a := opened.Approval
 	d, form, err := decisionForm(c, a, a.RestrictedFields)
 	if err == nil {
-		err = p.approvals.DecideByLink(c.Request.Context(), opened, c.PostForm("submission"), d)
+		err = p.service.DecideByLink(c.Request.Context(), opened, c.PostForm("submission"), d)
 	}
 	if err != nil {
 		p.refused(c, err, form, decisionLabels(a, a.RestrictedFields), p.showLink)
@@ -65,21 +66,21 @@ func (p *Pages) decideByLink(c *gin.Context) {
 // expired with its request) still opens, read-only, with ended saying why.
 // A link for a request that needs sign-in leads there; an unknown link is
 // an error page. ok is false when a response was written.
-func (p *Pages) openLink(c *gin.Context) (opened *approvals.OpenedLink, ended string, ok bool) {
+func (p *Page) openLink(c *gin.Context) (opened *approvals.OpenedLink, ended string, ok bool) {
 	// The address holds the token; keep it out of any Referer.
 	c.Header("Referrer-Policy", "no-referrer")
-	opened, ended, err := p.approvals.OpenLink(c.Request.Context(), c.Param("id"), c.Param("token"))
+	opened, ended, err := p.service.OpenLink(c.Request.Context(), c.Param("id"), c.Param("token"))
 	switch {
 	case errors.Is(err, approvals.ErrSignInNeeded):
 		c.Redirect(http.StatusSeeOther, "/signin?next="+url.QueryEscape(paths.Approval(opened.Approval.ID)))
 		return nil, "", false
 	case err != nil:
 		if e, isApp := apperr.As(err); isApp {
-			p.Render(c, e.Status(), "error", problem{Title: "This link cannot be used", Message: PersonMessage(e, nil),
+			p.pages.Render(c, e.Status(), "error", web.Problem{Title: "This link cannot be used", Message: web.PersonMessage(e, nil),
 				Retry: "/signin", RetryLabel: "Sign in instead"})
 			return nil, "", false
 		}
-		p.InternalError(c, err)
+		p.pages.InternalError(c, err)
 		return nil, "", false
 	}
 	return opened, ended, true

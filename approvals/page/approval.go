@@ -1,10 +1,17 @@
-package web
+// Package page is an approval's page: the request with its input and
+// metadata, the decision form (corrections, and the part that grants a
+// standing mandate), questions for the requester, the confirm page a chat
+// card opens, and the page an emailed decision link opens without signing
+// in, rendered through the pages' kit (web.KindPage).
+package page
 
 import (
 	"bytes"
+	"embed"
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"slices"
 	"strings"
@@ -13,13 +20,52 @@ import (
 
 	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/approvals"
+	"github.com/assent-hq/assent/gate"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/rules"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/validate"
+	"github.com/assent-hq/assent/web"
 )
+
+//go:embed approval.html
+var templates embed.FS
+
+// Page is the page of the approvals of service; gate grants the standing
+// mandates its approve form offers.
+type Page struct {
+	service *approvals.Service
+	gate    *gate.Service
+	pages   *web.Pages
+}
+
+// New is the page of service's approvals.
+func New(service *approvals.Service, gate *gate.Service) *Page {
+	return &Page{service: service, gate: gate}
+}
+
+// Templates holds the page's template.
+func (*Page) Templates() fs.FS { return templates }
+
+// Mount adds the page, its forms, the chat card's confirm page and the
+// decision link's page to g.
+func (p *Page) Mount(g gin.IRouter, pages *web.Pages) {
+	p.pages = pages
+	g.GET(paths.ApprovalPage, web.RequireSignIn, p.approval)
+	g.POST("/approvals/:id/decision", web.RequireSignIn, p.decide)
+	g.GET(paths.ApprovalDecidePage, web.RequireSignIn, p.confirmDecision)
+	g.POST("/approvals/:id/questions", web.RequireSignIn, p.ask)
+	g.GET(paths.DecisionLinkPage, p.linkApproval)
+	g.POST(paths.DecisionLinkPage, p.decideByLink)
+}
+
+// formProblem is a refused form's problem: the field it is about and why,
+// in a person's words.
+type formProblem struct {
+	Field, Message string
+}
 
 // field is one input field as the page shows it.
 type field struct {
@@ -96,13 +142,13 @@ type typed struct {
 // shower renders a page again with a refusal and what was typed.
 type shower func(c *gin.Context, status int, prob formProblem, form typed)
 
-func (p *Pages) approval(c *gin.Context) {
+func (p *Page) approval(c *gin.Context) {
 	p.showApproval(c, http.StatusOK, formProblem{}, typed{})
 }
 
 // showApproval renders the approval in the path for the signed-in person,
 // with prob (a refused action) and what they typed.
-func (p *Pages) showApproval(c *gin.Context, status int, prob formProblem, form typed) {
+func (p *Page) showApproval(c *gin.Context, status int, prob formProblem, form typed) {
 	page, person, ok := p.signedInApproval(c)
 	if !ok {
 		return
@@ -115,11 +161,11 @@ func (p *Pages) showApproval(c *gin.Context, status int, prob formProblem, form 
 // signedInApproval reads the approval in the path as the signed-in person
 // sees it, its decision form posting to the page's own decide; false once
 // the failure is answered.
-func (p *Pages) signedInApproval(c *gin.Context) (*approvalPage, *accounts.Person, bool) {
-	person := CurrentPerson(c)
-	a, err := p.approvals.View(c.Request.Context(), person.Actor(), c.Param("id"))
+func (p *Page) signedInApproval(c *gin.Context) (*approvalPage, *accounts.Person, bool) {
+	person := web.CurrentPerson(c)
+	a, err := p.service.View(c.Request.Context(), person.Actor(), c.Param("id"))
 	if err != nil {
-		p.Fail(c, err)
+		p.pages.Fail(c, err)
 		return nil, nil, false
 	}
 	return &approvalPage{A: a, Approver: slices.Contains(a.ApproverIDs, person.ID()), Action: paths.Approval(a.ID) + "/decision",
@@ -131,10 +177,10 @@ func (p *Pages) signedInApproval(c *gin.Context) (*approvalPage, *accounts.Perso
 // to confirm it, as proposed, as the person signed in; the form posts to
 // the page's own decide. A request that cannot be settled from chat, or
 // that this person cannot decide, shows as its page does, saying why.
-func (p *Pages) confirmDecision(c *gin.Context) {
+func (p *Page) confirmDecision(c *gin.Context) {
 	decision := c.Param("decision")
 	if decision != "approve" && decision != "reject" {
-		p.Fail(c, apperr.New(apperr.NotFound, "no such page"))
+		p.pages.Fail(c, apperr.New(apperr.NotFound, "no such page"))
 		return
 	}
 	page, person, ok := p.signedInApproval(c)
@@ -153,7 +199,7 @@ func (p *Pages) confirmDecision(c *gin.Context) {
 
 // renderApproval fills in what every approval page shows, leaving out the
 // hidden fields, and renders it for personID.
-func (p *Pages) renderApproval(c *gin.Context, status int, page *approvalPage, personID string, hidden []string) {
+func (p *Page) renderApproval(c *gin.Context, status int, page *approvalPage, personID string, hidden []string) {
 	a := page.A
 	page.Pending = a.Status == states.Pending
 	page.AlreadyApproved = slices.Contains(a.ApprovedBy, personID)
@@ -167,7 +213,7 @@ func (p *Pages) renderApproval(c *gin.Context, status int, page *approvalPage, p
 	}
 	var err error
 	if page.Fields, err = fields(a.Input, a.EditableFields, hidden); err != nil {
-		p.Fail(c, err)
+		p.pages.Fail(c, err)
 		return
 	}
 	// A refused decision shows the corrections as typed.
@@ -181,15 +227,15 @@ func (p *Pages) renderApproval(c *gin.Context, status int, page *approvalPage, p
 	}
 	if a.Status == states.Approved {
 		if page.Approved, err = fields(a.ApprovedInput, nil, hidden); err != nil {
-			p.Fail(c, err)
+			p.pages.Fail(c, err)
 			return
 		}
 	}
 	if page.Metadata, err = fields(a.Metadata, nil, hidden); err != nil {
-		p.Fail(c, err)
+		p.pages.Fail(c, err)
 		return
 	}
-	p.Render(c, status, "approval", *page)
+	p.pages.Render(c, status, "approval", *page)
 }
 
 // decide handles the decision form: approve (with any corrected fields) or
@@ -199,18 +245,18 @@ func (p *Pages) renderApproval(c *gin.Context, status int, page *approvalPage, p
 // approval part ticked grants the mandate too (grantAndApprove); sent
 // again once approved (a second click, a retry), it completes the same
 // grant without deciding twice.
-func (p *Pages) decide(c *gin.Context) {
-	person := CurrentPerson(c)
+func (p *Page) decide(c *gin.Context) {
+	person := web.CurrentPerson(c)
 	ctx := c.Request.Context()
-	a, err := p.approvals.View(ctx, person.Actor(), c.Param("id"))
+	a, err := p.service.View(ctx, person.Actor(), c.Param("id"))
 	if err != nil {
-		p.Fail(c, err)
+		p.pages.Fail(c, err)
 		return
 	}
 	d, form, err := decisionForm(c, a, nil)
 	form.Mandate = readMandateForm(c)
 	decideIt := func() error {
-		_, err := p.approvals.Decide(ctx, a.OrganizationID, a.ID, c.PostForm("submission"), person.Actor(), d)
+		_, err := p.service.Decide(ctx, a.OrganizationID, a.ID, c.PostForm("submission"), person.Actor(), d)
 		return err
 	}
 	if err == nil && form.Mandate.On && d.Decision == "approve" {
@@ -239,7 +285,7 @@ func decisionForm(c *gin.Context, a *approvals.Approval, hidden []string) (appro
 	}
 	for _, f := range visible {
 		if v, sent := c.GetPostForm("field." + f.Name); sent && f.Editable {
-			form.Fields[f.Name] = FormText(v)
+			form.Fields[f.Name] = web.FormText(v)
 		}
 	}
 	if d.Decision == "approve" {
@@ -255,8 +301,8 @@ func correctionField(name string) string { return "corrections." + name }
 
 // decisionLabels name the decision form's fields as the approval page
 // labels them: an input field by its name, as shown.
-func decisionLabels(a *approvals.Approval, hidden []string) Labels {
-	l := Labels{"note": "Note", "reason": "Reason", "decision": "Decision"}
+func decisionLabels(a *approvals.Approval, hidden []string) web.Labels {
+	l := web.Labels{"note": "Note", "reason": "Reason", "decision": "Decision"}
 	visible, _ := fields(a.Input, a.EditableFields, hidden) // read once already by the page
 	for _, f := range visible {
 		l[correctionField(f.Name)] = f.Name
@@ -265,15 +311,15 @@ func decisionLabels(a *approvals.Approval, hidden []string) Labels {
 }
 
 // ask handles the question form.
-func (p *Pages) ask(c *gin.Context) {
-	person := CurrentPerson(c)
+func (p *Page) ask(c *gin.Context) {
+	person := web.CurrentPerson(c)
 	form := typed{Question: c.PostForm("question")}
 	q := approvals.Question{Question: form.Question}
 	if err := validate.Struct(&q); err != nil {
 		p.refused(c, err, form, questionLabels, p.showApproval)
 		return
 	}
-	if _, _, err := p.approvals.Ask(c.Request.Context(), person.Organization.ID, c.Param("id"), c.PostForm("submission"), person.Actor(), q); err != nil {
+	if _, _, err := p.service.Ask(c.Request.Context(), person.Organization.ID, c.Param("id"), c.PostForm("submission"), person.Actor(), q); err != nil {
 		p.refused(c, err, form, questionLabels, p.showApproval)
 		return
 	}
@@ -281,18 +327,18 @@ func (p *Pages) ask(c *gin.Context) {
 }
 
 // questionLabels name the question form's field.
-var questionLabels = Labels{"question": "Your question for the requester"}
+var questionLabels = web.Labels{"question": "Your question for the requester"}
 
 // refused shows the page again with why the action was refused, in the
 // words of the form's labels, keeping what the person typed. Errors that
 // are not the person's are a 500.
-func (p *Pages) refused(c *gin.Context, err error, form typed, l Labels, show shower) {
+func (p *Page) refused(c *gin.Context, err error, form typed, l web.Labels, show shower) {
 	e, ok := apperr.As(err)
 	if !ok {
-		p.InternalError(c, err)
+		p.pages.InternalError(c, err)
 		return
 	}
-	show(c, e.Status(), formProblem{Field: e.Field, Message: PersonMessage(e, l)}, form)
+	show(c, e.Status(), formProblem{Field: e.Field, Message: web.PersonMessage(e, l)}, form)
 }
 
 // corrections reads the editable fields among current from the form and
@@ -304,8 +350,8 @@ func corrections(c *gin.Context, current []field) (map[string]json.RawMessage, e
 		raw, sent := c.GetPostForm("field." + f.Name)
 		// Browsers send a text area's line breaks as CRLF, whatever the
 		// original had.
-		raw = FormText(raw)
-		if !f.Editable || !sent || raw == FormText(f.Value) {
+		raw = web.FormText(raw)
+		if !f.Editable || !sent || raw == web.FormText(f.Value) {
 			continue
 		}
 		v, err := parseField(f, raw)
