@@ -372,23 +372,13 @@ func TestApprovalUpdatesForAnotherRequestAreRefused(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
 	in.ApproverIDs = []string{"mem_a", "gst_g"}
-	for i, target := range []workflows.Target{workflowtest.Other, workflowtest.None} {
-		at := time.Duration(i+1) * time.Hour
-		key, keys := workflowtest.PerRound(i)
-		h.Update(at, key("decide"), workflows.UpdateDecide, approvals.DecideRequest{Target: target, ActorID: "mem_a", Decision: "approve"})
-		h.Update(at+time.Minute, key("ask"), workflows.UpdateAsk, approvals.AskRequest{Target: target, ActorID: "mem_a", QuestionID: "qst_1", Question: "?"})
-		h.Update(at+2*time.Minute, key("answer"), workflows.UpdateAnswer, approvals.AnswerRequest{Target: target, Requester: "mem_req", QuestionID: "qst_1", Answer: "!"})
-		h.Update(at+3*time.Minute, key("cancel"), workflows.UpdateCancel, workflows.CancelRequest{Target: target, ActorID: "mem_x", Administrator: true})
-		h.Update(at+4*time.Minute, key("remove"), workflows.UpdateRemoveApprover, workflows.RemoveAskedRequest{Target: target, PersonID: "gst_g"})
-		h.Update(at+4*time.Minute+time.Second, key("delegate"), workflows.UpdateAddDelegate, workflows.AddDelegateRequest{Target: target,
-			DelegatorID: "mem_a", DelegateID: "mem_d"})
-		h.Env.RegisterDelayedCallback(func() {
-			for _, key := range keys("decide", "ask", "answer", "cancel", "remove", "delegate") {
-				h.RefusedWith(key, apperr.Forbidden)
-				assert.True(t, h.Results[key].Refused, "%s was refused by the validator, before it reached the history", key)
-			}
-		}, at+5*time.Minute)
-	}
+	h.RefusesOtherRequests(workflows.UpdateRemoveApprover, func(target workflows.Target) map[string]workflowtest.Sent {
+		return map[string]workflowtest.Sent{
+			"decide": {Name: workflows.UpdateDecide, Arg: approvals.DecideRequest{Target: target, ActorID: "mem_a", Decision: "approve"}},
+			"ask":    {Name: workflows.UpdateAsk, Arg: approvals.AskRequest{Target: target, ActorID: "mem_a", QuestionID: "qst_1", Question: "?"}},
+			"answer": {Name: workflows.UpdateAnswer, Arg: approvals.AnswerRequest{Target: target, Requester: "mem_req", QuestionID: "qst_1", Answer: "!"}},
+		}
+	})
 	s := h.run(in)
 	assert.Equal(t, states.Expired, s.Status)
 	assert.Equal(t, []string{"mem_a", "gst_g"}, s.ApproverIDs)

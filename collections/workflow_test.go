@@ -259,23 +259,11 @@ func TestDelegateJoinsAWaitingCollection(t *testing.T) {
 
 func TestCollectionUpdatesForAnotherRequestAreRefused(t *testing.T) {
 	h := newCollectionHarness(t)
-	for i, target := range []workflows.Target{workflowtest.Other, workflowtest.None} {
-		at := time.Duration(i+1) * time.Hour
-		key, keys := workflowtest.PerRound(i)
+	h.RefusesOtherRequests(workflows.UpdateRemoveRespondent, func(target workflows.Target) map[string]workflowtest.Sent {
 		r := reply("mem_a", `{"budget":1,"vendor":"Acme"}`)
 		r.Target = target
-		h.Update(at, key("reply"), workflows.UpdateSubmitReply, r)
-		h.Update(at+time.Minute, key("cancel"), workflows.UpdateCancel, workflows.CancelRequest{Target: target, ActorID: "mem_x", Administrator: true})
-		h.Update(at+2*time.Minute, key("remove"), workflows.UpdateRemoveRespondent, workflows.RemoveAskedRequest{Target: target, PersonID: "mem_b"})
-		h.Update(at+2*time.Minute+time.Second, key("delegate"), workflows.UpdateAddDelegate, workflows.AddDelegateRequest{Target: target,
-			DelegatorID: "mem_a", DelegateID: "mem_d"})
-		h.Env.RegisterDelayedCallback(func() {
-			for _, key := range keys("reply", "cancel", "remove", "delegate") {
-				require.Error(t, h.Results[key].Err, key)
-				assert.Equal(t, apperr.Forbidden, workflowtest.ErrType(h.Results[key].Err), "%s: %v", key, h.Results[key].Err)
-			}
-		}, at+3*time.Minute)
-	}
+		return map[string]workflowtest.Sent{"reply": {Name: workflows.UpdateSubmitReply, Arg: r}}
+	})
 	s := h.run(collectionInput(t))
 	assert.Equal(t, states.Expired, s.Status)
 	assert.Empty(t, s.Replies)

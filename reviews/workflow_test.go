@@ -143,23 +143,11 @@ func TestDelegateJoinsAWaitingReview(t *testing.T) {
 
 func TestReviewUpdatesForAnotherRequestAreRefused(t *testing.T) {
 	h := newReviewHarness(t)
-	for i, target := range []workflows.Target{workflowtest.Other, workflowtest.None} {
-		at := time.Duration(i+1) * time.Hour
-		key, keys := workflowtest.PerRound(i)
+	h.RefusesOtherRequests(workflows.UpdateRemoveReviewer, func(target workflows.Target) map[string]workflowtest.Sent {
 		v := verdict("mem_a", reviews.VerdictApproved, "")
 		v.Target = target
-		h.Update(at, key("verdict"), workflows.UpdateVerdict, v)
-		h.Update(at+time.Minute, key("cancel"), workflows.UpdateCancel, workflows.CancelRequest{Target: target, ActorID: "mem_x", Administrator: true})
-		h.Update(at+2*time.Minute, key("remove"), workflows.UpdateRemoveReviewer, workflows.RemoveAskedRequest{Target: target, PersonID: "mem_b"})
-		h.Update(at+2*time.Minute+time.Second, key("delegate"), workflows.UpdateAddDelegate, workflows.AddDelegateRequest{Target: target,
-			DelegatorID: "mem_a", DelegateID: "mem_d"})
-		h.Env.RegisterDelayedCallback(func() {
-			for _, key := range keys("verdict", "cancel", "remove", "delegate") {
-				require.Error(t, h.Results[key].Err, key)
-				assert.Equal(t, apperr.Forbidden, workflowtest.ErrType(h.Results[key].Err), "%s: %v", key, h.Results[key].Err)
-			}
-		}, at+3*time.Minute)
-	}
+		return map[string]workflowtest.Sent{"verdict": {Name: workflows.UpdateVerdict, Arg: v}}
+	})
 	s := h.run(reviewInput(1))
 	assert.Equal(t, states.Expired, s.Status)
 	assert.Empty(t, s.Verdicts)

@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
+	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/workflows"
 )
 
@@ -108,6 +111,40 @@ func (h *Harness[S]) RefusedWith(key, code string) *temporal.ApplicationError {
 	return app
 }
 
+// Sent is an Update a test sends: its name and argument.
+type Sent struct {
+	Name string
+	Arg  any
+}
+
+// RefusesOtherRequests sends every Update the kind takes, addressed to
+// another request (Other) and then to none (None), an hour apart, and
+// requires each to be refused by its validator with Forbidden, so none
+// reaches the history: own(target) are the kind's own Updates by key,
+// removal is its removal's Update name, and the core's cancel, removal
+// and addDelegate join them.
+func (h *Harness[S]) RefusesOtherRequests(removal string, own func(target workflows.Target) map[string]Sent) {
+	for i, target := range []workflows.Target{Other, None} {
+		at := time.Duration(i+1) * time.Hour
+		// Update ids are unique in a workflow: each round's are its own.
+		key := func(name string) string { return fmt.Sprintf("%s-%d", name, i) }
+		sent := own(target)
+		sent["cancel"] = Sent{workflows.UpdateCancel, workflows.CancelRequest{Target: target, ActorID: "mem_x", Administrator: true}}
+		sent["remove"] = Sent{removal, workflows.RemoveAskedRequest{Target: target, PersonID: "mem_b"}}
+		sent["delegate"] = Sent{workflows.UpdateAddDelegate, workflows.AddDelegateRequest{Target: target, DelegatorID: "mem_a", DelegateID: "mem_d"}}
+		names := slices.Sorted(maps.Keys(sent))
+		for j, name := range names {
+			h.Update(at+time.Duration(j)*time.Minute, key(name), sent[name].Name, sent[name].Arg)
+		}
+		h.Env.RegisterDelayedCallback(func() {
+			for _, name := range names {
+				h.RefusedWith(key(name), apperr.Forbidden)
+				assert.True(h.T, h.Results[key(name)].Refused, "%s was refused by the validator, before it reached the history", key(name))
+			}
+		}, at+time.Duration(len(names))*time.Minute)
+	}
+}
+
 // Actions are the transitions' actions, in order.
 func (h *Harness[S]) Actions() []string {
 	var out []string
@@ -164,20 +201,6 @@ func AddressedAll(id string, args []any) []any {
 		out[i] = Addressed(id, a)
 	}
 	return out
-}
-
-// PerRound names a round's Updates apart from another's: Update ids are
-// unique in a workflow.
-func PerRound(i int) (key func(string) string, keys func(...string) []string) {
-	key = func(name string) string { return fmt.Sprintf("%s-%d", name, i) }
-	keys = func(names ...string) []string {
-		out := make([]string, len(names))
-		for j, n := range names {
-			out[j] = key(n)
-		}
-		return out
-	}
-	return key, keys
 }
 
 // Raw decodes object, a JSON object written in a test, into its members
