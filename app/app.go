@@ -82,6 +82,8 @@ type Services struct {
 	Instance    *instance.Service
 	History     *requests.History
 	Delegations *delegations.Service
+	// kinds are the request kinds' services, listed once.
+	kinds []kind
 }
 
 // Build builds every service from d.
@@ -96,7 +98,8 @@ func Build(d Deps) *Services {
 	col := collections.New(collections.Deps{Store: d.Store, Temporal: d.Temporal, Logger: d.Logger, NetPolicy: d.NetPolicy})
 	rep := reports.New(reports.Deps{Store: d.Store, Temporal: d.Temporal, Blobs: d.Blobs, Scanner: d.Scanner, Logger: d.Logger, BaseURL: d.BaseURL})
 	rev := reviews.New(requests.Deps{Store: d.Store, Temporal: d.Temporal, Logger: d.Logger, NetPolicy: d.NetPolicy}, rep)
-	adm := admin.New(d.Store, a, col, rev).WithNetPolicy(d.NetPolicy)
+	kinds := []kind{a, col, rev}
+	adm := admin.New(d.Store, each[admin.Asked](kinds)...).WithNetPolicy(d.NetPolicy)
 	acc := accounts.New(d.Store)
 	return &Services{
 		Approvals:   a,
@@ -117,14 +120,32 @@ func Build(d Deps) *Services {
 		Idempotency: idempotency.New(d.Store.IdempotencyStore),
 		Instance:    instance.New(d.Store.SigningKeyStore, d.Temporal, blobChecker(d.Blobs)),
 		History:     requests.NewHistory(d.Store),
-		Delegations: delegations.New(d.Store, d.Logger, a, col, rev),
+		Delegations: delegations.New(d.Store, d.Logger, each[delegations.Asker](kinds)...),
+		kinds:       kinds,
 	}
+}
+
+// kind is a request kind's service, as what spans the kinds reaches it:
+// removing a guest, handing a delegation over, starting lost workflows.
+type kind interface {
+	admin.Asked
+	delegations.Asker
+	requests.Owned
+}
+
+// each is kinds as what one of those sees of them.
+func each[T any](kinds []kind) []T {
+	out := make([]T, len(kinds))
+	for i, k := range kinds {
+		out[i] = k.(T)
+	}
+	return out
 }
 
 // Owned are the kinds of record whose workflows the reconciler starts,
 // and the delegations whose time has come.
 func (s *Services) Owned() []requests.Owned {
-	return []requests.Owned{s.Approvals, s.Collections, s.Reviews, s.Reports, s.Reports.Schedules(), s.Reports.Sends(), s.Delegations}
+	return append(each[requests.Owned](s.kinds), s.Reports, s.Reports.Schedules(), s.Reports.Sends(), s.Delegations)
 }
 
 // API is what the API calls of s.
