@@ -8,7 +8,6 @@ import (
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
-	"github.com/assent-hq/assent/internal/states"
 )
 
 // Flow states. They are not shown on the wire; they decide
@@ -66,28 +65,19 @@ func (s *FlowStore) GetFlow(ctx context.Context, orgID, id string) (*Flow, error
 
 // FlowDetail is a flow with its members and timeline.
 type FlowDetail struct {
-	Flow        *Flow
-	Approvals   []Approval
-	Collections []Collection
-	Reviews     []Review
-	Reports     []Report
-	Timeline    []AuditEntry
+	Flow *Flow
+	// Requests are its requests of every kind, as the table of requests
+	// keeps them.
+	Requests []Request
+	Reports  []Report
+	Timeline []AuditEntry
 }
 
-// AllSettled reports whether nothing in the flow is outstanding now.
+// AllSettled reports whether nothing in the flow is outstanding now: no
+// request of any kind is open.
 func (d *FlowDetail) AllSettled() bool {
-	for _, a := range d.Approvals {
-		if a.Status == states.Pending {
-			return false
-		}
-	}
-	for _, c := range d.Collections {
-		if c.Status == states.Open {
-			return false
-		}
-	}
-	for _, r := range d.Reviews {
-		if r.Status == states.Open {
+	for _, r := range d.Requests {
+		if r.SettledAt == nil {
 			return false
 		}
 	}
@@ -109,7 +99,7 @@ func (s *FlowStore) GetFlowDetail(ctx context.Context, orgID, id string) (*FlowD
 func (s *FlowStore) DetailOf(ctx context.Context, f *Flow) (*FlowDetail, error) {
 	db := s.conn(ctx)
 	d := &FlowDetail{Flow: f}
-	for _, dst := range []any{&d.Approvals, &d.Collections, &d.Reviews, &d.Reports} {
+	for _, dst := range []any{&d.Requests, &d.Reports} {
 		if err := db.Where("organization_id = ? AND flow_id = ?", f.OrganizationID, f.ID).Order("id").Find(dst).Error; err != nil {
 			return nil, err
 		}

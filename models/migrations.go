@@ -1512,6 +1512,13 @@ var migrations = []*gormigrate.Migration{
 			return nil
 		},
 		Rollback: func(tx *gorm.DB) error { return tx.Migrator().DropTable("requests") },
+	}, {
+		// A flow's requests of every kind are read from requests.
+		ID: "202612110001_requests_flow",
+		Migrate: func(tx *gorm.DB) error {
+			return tx.Exec("CREATE INDEX IF NOT EXISTS idx_requests_flow ON requests (organization_id, flow_id) WHERE flow_id IS NOT NULL").Error
+		},
+		Rollback: func(tx *gorm.DB) error { return tx.Exec("DROP INDEX IF EXISTS idx_requests_flow").Error },
 	},
 }
 

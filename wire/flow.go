@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/assent-hq/assent/internal/events"
-	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/wiretime"
 	"github.com/assent-hq/assent/models"
 )
@@ -62,14 +61,8 @@ func NewFlow(d *models.FlowDetail, baseURL string) Flow {
 		member FlowMember
 	}
 	var all []joined
-	for _, a := range d.Approvals {
-		all = append(all, joined{a.CreatedAt, FlowMember{Type: events.RequestApproval, ID: a.ID, Title: a.Title, Status: a.Status, URL: baseURL + paths.Approval(a.ID)}})
-	}
-	for _, c := range d.Collections {
-		all = append(all, joined{c.CreatedAt, FlowMember{Type: events.RequestCollection, ID: c.ID, Title: c.Title, Status: c.Status, URL: baseURL + paths.Collection(c.ID)}})
-	}
-	for _, r := range d.Reviews {
-		all = append(all, joined{r.CreatedAt, FlowMember{Type: events.RequestReview, ID: r.ID, Title: r.Title, Status: r.Status, URL: baseURL + paths.Review(r.ID)}})
+	for _, r := range d.Requests {
+		all = append(all, joined{r.CreatedAt, FlowMember{Type: r.Kind, ID: r.ID, Title: r.Title, Status: r.Status, URL: baseURL + events.RequestPage(r.Kind, r.ID)}})
 	}
 	for _, r := range d.Reports {
 		all = append(all, joined{r.CreatedAt, FlowMember{Type: "report", ID: r.ID, Title: r.Title, Status: ReportStatus(&r), URL: ReportURL(baseURL, r.Slug)}})
