@@ -2,119 +2,138 @@ package api
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/assent-hq/assent/accounts"
-	"github.com/assent-hq/assent/approvals"
-	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/apperr"
-	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/requests"
-	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/wire"
 )
 
+// inboxKind is one kind's part of the inbox.
+type inboxKind struct {
+	name string
+	// order is its own list's order when the caller names none.
+	order requests.InboxOrder
+	// keys are where its first waiting requests sort, from its asked
+	// index alone.
+	keys func(ctx context.Context, orgID string, who accounts.Actor, order requests.InboxOrder, limit int) ([]requests.WaitingKey, error)
+	// items are its first n waiting requests, serialized.
+	items func(ctx context.Context, orgID string, who accounts.Actor, order requests.InboxOrder, n int) ([]inboxItem, error)
+	// paged, when set, answers its list newest first a page at a time.
+	paged func(c *gin.Context, p requests.Page)
+}
+
+// inboxOf is k's part of the inbox, over its requests' lifecycle l.
+func inboxOf[T, In, W any](k requestRoutes[T, In, W], l *requests.Lifecycle[T], order requests.InboxOrder) inboxKind {
+	return inboxKind{name: l.Kind(), order: order, keys: l.WaitingKeys,
+		items: func(ctx context.Context, orgID string, who accounts.Actor, order requests.InboxOrder, n int) ([]inboxItem, error) {
+			rows, err := l.Waiting(ctx, orgID, who, order, n)
+			items := make([]inboxItem, len(rows))
+			for i := range rows {
+				items[i] = inboxItem{kind: l.Kind(), request: k.serialize(&rows[i], k.h.baseURL), id: k.service.Head(&rows[i]).ID}
+			}
+			return items, err
+		}}
+}
+
+// inboxKinds are the kinds the inbox lists, in the order the list of
+// every kind breaks ties: an approval's list is newest first and paged,
+// the others' what needs attention first.
+func (h *handlers) inboxKinds() []inboxKind {
+	approvals := inboxOf(h.approvalRoutes(), h.approvals.Lifecycle, requests.Newest)
+	approvals.paged = func(c *gin.Context, p requests.Page) {
+		rows, next, err := h.approvals.Pending(c.Request.Context(), orgID(c), principal(c), p)
+		h.approvalRoutes().respondList(c, rows, next, err)
+	}
+	return []inboxKind{approvals,
+		inboxOf(h.collectionRoutes(), h.collections.Lifecycle, requests.Attention),
+		inboxOf(h.reviewRoutes(), h.reviews.Lifecycle, requests.Attention)}
+}
+
 // inbox lists what waits on the calling person: without kind every
-// request waiting on them; kind=approval, collection or review narrows it
-// to one kind. order=attention lists the most severe risk first, then the
-// earliest due; order=newest the most recently created first. Only the
-// approvals newest first are paged.
+// request waiting on them, newest first unless order says; with kind that
+// kind's list. order=attention lists the most severe risk first, then the
+// earliest due; order=newest the most recently created first.
 func (h *handlers) inbox(c *gin.Context) {
 	p, err := page(c)
 	if err != nil {
 		fail(c, err)
 		return
 	}
-	kind := c.Query("kind")
-	if kind != "" && kind != events.RequestApproval && kind != events.RequestCollection && kind != events.RequestReview {
-		fail(c, apperr.Field(apperr.InvalidRequest, "kind", "kind must be approval, collection or review"))
+	kinds := h.inboxKinds()
+	name := c.Query("kind")
+	at := slices.IndexFunc(kinds, func(k inboxKind) bool { return k.name == name })
+	if name != "" && at < 0 {
+		names := make([]string, len(kinds))
+		for i, k := range kinds {
+			names[i] = k.name
+		}
+		last := len(names) - 1
+		fail(c, apperr.Field(apperr.InvalidRequest, "kind", "kind must be %s or %s", strings.Join(names[:last], ", "), names[last]))
 		return
 	}
 	order := requests.Newest
-	if kind == events.RequestCollection || kind == events.RequestReview {
-		order = requests.Attention
+	if at >= 0 {
+		order = kinds[at].order
 	}
 	if order, err = requests.InboxOrderOf(c.Query("order"), order); err != nil {
 		fail(c, err)
 		return
 	}
-	ctx, org, who := c.Request.Context(), orgID(c), principal(c)
-	if kind == events.RequestApproval && order == requests.Newest {
-		rows, next, err := h.approvals.Pending(ctx, org, who, p)
-		h.approvalRoutes().respondList(c, rows, next, err)
+	if at >= 0 && order == requests.Newest && kinds[at].paged != nil {
+		kinds[at].paged(c, p)
 		return
 	}
 	if p.Cursor != "" {
 		fail(c, apperr.Field(apperr.InvalidRequest, "cursor", "cursor pages only kind=approval, newest first: this list is one page"))
 		return
 	}
-	switch kind {
-	case "":
-		h.allInbox(c, order, p.Limit)
-	case events.RequestApproval:
-		rows, err := h.approvals.Waiting(ctx, org, who, order, p.Limit)
-		h.approvalRoutes().respondList(c, rows, "", err)
-	case events.RequestCollection:
-		rows, err := h.collections.Waiting(ctx, org, who, order, p.Limit)
-		h.collectionRoutes().respondList(c, rows, "", err)
-	case events.RequestReview:
-		rows, err := h.reviews.Waiting(ctx, org, who, order, p.Limit)
-		h.reviewRoutes().respondList(c, rows, "", err)
+	if at >= 0 {
+		items, err := kinds[at].items(c.Request.Context(), orgID(c), principal(c), order, p.Limit)
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		data := make([]any, len(items))
+		for i, item := range items {
+			data[i] = item.request
+		}
+		c.JSON(http.StatusOK, wire.List[any]{Data: data})
+		return
 	}
+	h.allInbox(c, kinds, order, p.Limit)
 }
 
-// inboxItem is one request of the inbox without kind: its kind and the
-// request, under the field its kind names.
+// inboxItem is one request of the inbox without kind: its kind, and the
+// request under the field its kind names.
 type inboxItem struct {
-	Kind       string            `json:"kind"`
-	Approval   *approvals.Wire   `json:"approval,omitempty"`
-	Collection *collections.Wire `json:"collection,omitempty"`
-	Review     *reviews.Wire     `json:"review,omitempty"`
-	id         string
+	kind    string
+	request any
+	id      string
 }
 
-// inboxKind is one kind's part of the inbox without kind: where its first
-// waiting requests sort, and its first n of them as items.
-type inboxKind struct {
-	keys  func(ctx context.Context, orgID string, who accounts.Actor, order requests.InboxOrder, limit int) ([]requests.WaitingKey, error)
-	items func(ctx context.Context, orgID string, who accounts.Actor, order requests.InboxOrder, n int) ([]inboxItem, error)
-}
-
-func kindInbox[T any](l *requests.Lifecycle[T], item func(*T) inboxItem) inboxKind {
-	return inboxKind{keys: l.WaitingKeys,
-		items: func(ctx context.Context, orgID string, who accounts.Actor, order requests.InboxOrder, n int) ([]inboxItem, error) {
-			rows, err := l.Waiting(ctx, orgID, who, order, n)
-			items := make([]inboxItem, len(rows))
-			for i := range rows {
-				items[i] = item(&rows[i])
-			}
-			return items, err
-		}}
+func (i inboxItem) MarshalJSON() ([]byte, error) {
+	kind, err := json.Marshal(i.kind)
+	if err != nil {
+		return nil, err
+	}
+	request, err := json.Marshal(i.request)
+	return fmt.Appendf(nil, `{"kind":%s,%s:%s}`, kind, kind, request), err
 }
 
 // allInbox lists the first limit requests waiting on the caller, of every
 // kind, in order. Where each kind's requests sort comes from its asked
 // index alone, so only the records shown are loaded, not a page of each
 // kind.
-func (h *handlers) allInbox(c *gin.Context, order requests.InboxOrder, limit int) {
+func (h *handlers) allInbox(c *gin.Context, kinds []inboxKind, order requests.InboxOrder, limit int) {
 	ctx, org, who := c.Request.Context(), orgID(c), principal(c)
-	kinds := []inboxKind{
-		kindInbox(h.approvals.Lifecycle, func(a *approvals.Approval) inboxItem {
-			w := approvals.NewWire(a, h.baseURL)
-			return inboxItem{Kind: events.RequestApproval, Approval: &w, id: a.ID}
-		}),
-		kindInbox(h.collections.Lifecycle, func(r *collections.Collection) inboxItem {
-			w := collections.NewWire(r, h.baseURL)
-			return inboxItem{Kind: events.RequestCollection, Collection: &w, id: r.ID}
-		}),
-		kindInbox(h.reviews.Lifecycle, func(r *reviews.Review) inboxItem {
-			w := reviews.NewWire(r, h.baseURL)
-			return inboxItem{Kind: events.RequestReview, Review: &w, id: r.ID}
-		}),
-	}
 	type waiting struct {
 		requests.WaitingKey
 		kind int
