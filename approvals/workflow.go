@@ -98,7 +98,7 @@ type approval struct {
 }
 
 func (a *approval) setup(ctx workflow.Context) error {
-	return workflows.SetUpdates(ctx, append(a.AskingUpdates(),
+	return workflows.SetUpdates(ctx, a.Updates(
 		workflows.Update{Name: workflows.UpdateDecide, Handler: a.decide, Validator: workflows.Validator(a.in.ApprovalID, func(r DecideRequest) error { return checkDecide(&a.in, &a.State, r) })},
 		workflows.Update{Name: workflows.UpdateAsk, Handler: a.ask, Validator: workflows.Validator(a.in.ApprovalID, func(r AskRequest) error { return checkAsk(&a.in, &a.State, r) })},
 		workflows.Update{Name: workflows.UpdateAnswer, Handler: a.answer, Validator: workflows.Validator(a.in.ApprovalID, func(r AnswerRequest) error { return checkAnswer(&a.in, &a.State, r) })},

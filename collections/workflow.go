@@ -33,7 +33,7 @@ func Workflow(ctx workflow.Context, in WorkflowInput) (State, error) {
 	if c.State.RequiredResponses < 1 {
 		c.State.RequiredResponses = len(c.State.RespondentIDs)
 	}
-	if err := workflows.SetUpdates(ctx, append(c.AskingUpdates(),
+	if err := workflows.SetUpdates(ctx, c.Updates(
 		workflows.Update{Name: workflows.UpdateSubmitReply, Handler: c.submitReply, Validator: workflows.Validator(c.in.CollectionID, c.checkReply)},
 	)); err != nil {
 		return c.State, err

@@ -10,7 +10,7 @@ import (
 
 // Request is one row of the requests table: a request of any kind, as
 // every kind shares it, so that what reads across kinds (a person's
-// history) is one query. Each create and transition writes it with the
+// history, a flow's requests) is one query. Each create and transition writes it with the
 // kind's record, in the same transaction (Requests.Insert and Save).
 //
 // The kinds' own tables keep these columns too, and are what the paths of

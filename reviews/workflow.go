@@ -30,7 +30,7 @@ func Workflow(ctx workflow.Context, in WorkflowInput) (State, error) {
 	r.Request = workflows.NewRequest(ctx, r, in.ReviewID, in.OrganizationID, in.Requester, workflows.ActivityPersistReview, State{Status: states.Open,
 		Verdicts: []Verdict{}, ReviewerIDs: slices.Clone(in.ReviewerIDs), RequiredApprovals: max(in.RequiredApprovals, 1),
 		OnBehalfOf: maps.Clone(in.OnBehalfOf)})
-	if err := workflows.SetUpdates(ctx, append(r.AskingUpdates(),
+	if err := workflows.SetUpdates(ctx, r.Updates(
 		workflows.Update{Name: workflows.UpdateVerdict, Handler: r.verdict, Validator: workflows.Validator(r.in.ReviewID, r.checkVerdict)},
 	)); err != nil {
 		return r.State, err

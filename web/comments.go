@@ -12,7 +12,7 @@ import (
 )
 
 // threadParts are the comment threads' templates, parsed with the pages
-// in threadPages.
+// in threadPages and with every kind's page (New).
 const threadParts = "templates/thread_parts.html"
 
 var threadPages = map[string]bool{"report": true}

@@ -70,14 +70,17 @@ type RemoveAskedRequest struct {
 	ActorName string
 }
 
-// AskingUpdates are the Updates every kind takes alike, each with its
-// validator: cancel, addDelegate, and the kind's Removal.
-func (r *Request[S]) AskingUpdates() []Update {
-	return []Update{
+// Updates are every Update the request takes, each with its validator:
+// cancel and addDelegate, the kind's own, then the kind's Removal. The
+// order is the order their handlers are registered in, which decides
+// which of the Updates waiting when the workflow starts runs first: it is
+// the order the kinds registered them in before the core took the removal
+// over, so that saved histories replay.
+func (r *Request[S]) Updates(own ...Update) []Update {
+	return append(append([]Update{
 		{UpdateCancel, r.cancel, Validator(r.id, r.checkCancel)},
 		{UpdateAddDelegate, r.addDelegate, Validator(r.id, r.checkAddDelegate)},
-		{r.kind.Removal().Update, r.removeAsked, Validator(r.id, r.checkRemoveAsked)},
-	}
+	}, own...), Update{r.kind.Removal().Update, r.removeAsked, Validator(r.id, r.checkRemoveAsked)})
 }
 
 // ActRefusals are a kind's words for refusing a person's act (a reply, a
