@@ -71,7 +71,7 @@ func approverMessage(ctx context.Context, n *notify.Notifier, a *models.Approval
 		data.OnBehalfOf = v.Name
 	}
 	var d notify.Draft
-	if models.SignInFree(a.Risk) {
+	if SignInFree(a.Risk) {
 		token, err := n.Store.CreateDecisionLink(ctx, a, p.ID())
 		if err != nil {
 			return notify.Draft{}, err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/mail"
+	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
@@ -137,9 +138,12 @@ func TestHighRiskEmailAsksForSignIn(t *testing.T) {
 		assert.Equal(t, http.StatusSeeOther, r.status)
 		assert.Equal(t, "/signin?next=%2Fapprovals%2F"+a.ID, r.header.Get("Location"))
 
-		// Nor can a link be made for it.
-		_, err := s.store.CreateDecisionLink(context.Background(), a, s.ada.ID)
-		assert.Error(t, err)
+		// A link made for it anyway decides nothing without signing in.
+		token, err := s.store.CreateDecisionLink(context.Background(), a, s.ada.ID)
+		require.NoError(t, err)
+		r = s.browser(t).get(paths.DecisionLink(a.ID, token))
+		assert.Equal(t, http.StatusSeeOther, r.status)
+		assert.Equal(t, "/signin?next=%2Fapprovals%2F"+a.ID, r.header.Get("Location"))
 	})
 }
 
