@@ -2,6 +2,8 @@ package webhooks
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/assent-hq/assent/internal/apperr"
@@ -12,6 +14,9 @@ import (
 // with its attempts; f.Status narrows them to one state, and an unknown
 // one is refused, naming the field.
 func (s *Service) Deliveries(ctx context.Context, orgID string, f models.DeliveryFilter, p models.Page) ([]models.DeliveryLog, string, error) {
+	if f.Status != "" && !slices.Contains(models.DeliveryStatuses, f.Status) {
+		return nil, "", apperr.Field(apperr.InvalidRequest, "status", "status must be one of: %s", strings.Join(models.DeliveryStatuses, ", "))
+	}
 	return s.store.ListDeliveryLog(ctx, orgID, f, p)
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/testenv"
@@ -136,4 +137,21 @@ func keys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// A delivery log narrowed to a state that is not one is refused, naming
+// the field; each state a delivery can be in is taken.
+func TestDeliveryLogTakesOnlyDeliveryStates(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		e := newOutboxEnv(t, db)
+		svc := webhooks.New(e.store.DeliveryStore, nil, "http://assent.test")
+		ep := e.endpoint("https://all.example/hook")
+		ctx := context.Background()
+		_, _, err := svc.Deliveries(ctx, e.org.ID, models.DeliveryFilter{EndpointID: ep.ID, Status: "lost"}, models.Page{Limit: 10})
+		testenv.Refused(t, err, apperr.InvalidRequest, "status")
+		for _, status := range append([]string{""}, models.DeliveryStatuses...) {
+			_, _, err := svc.Deliveries(ctx, e.org.ID, models.DeliveryFilter{EndpointID: ep.ID, Status: status}, models.Page{Limit: 10})
+			require.NoError(t, err, status)
+		}
+	})
 }
