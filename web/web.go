@@ -241,6 +241,9 @@ func New(d Deps) *Pages {
 		p.pages[name] = template.Must(template.Must(layout.Clone()).ParseFS(files, with...))
 	}
 	p.kinds = svc.Kinds
+	// A kind's page may show comment threads (the review's does): each is
+	// parsed over the layout with the threads' parts, parsed once.
+	withThreads := template.Must(template.Must(layout.Clone()).ParseFS(files, threadParts))
 	for _, k := range p.kinds {
 		if t, ok := k.(ThreadsPage); ok {
 			p.threadsPage = t
@@ -254,9 +257,7 @@ func New(d Deps) *Pages {
 			if p.pages[name] != nil {
 				panic("web: two pages are named " + name)
 			}
-			// A kind's page may show comment threads (the review's does).
-			withThreads := template.Must(template.Must(layout.Clone()).ParseFS(files, threadParts))
-			p.pages[name] = template.Must(withThreads.ParseFS(k.Templates(), file))
+			p.pages[name] = template.Must(template.Must(withThreads.Clone()).ParseFS(k.Templates(), file))
 		}
 	}
 	return p
