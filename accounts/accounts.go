@@ -23,14 +23,13 @@ import (
 // and organisations, sessions and sign-in links.
 type Store interface {
 	Tx(ctx context.Context, fn func(ctx context.Context) error) error
-	Authenticate(ctx context.Context, secret string) (models.Actor, error)
+	KeyBySecret(ctx context.Context, secret string) (*models.APIKey, error)
 	GetOrganization(ctx context.Context, id string) (*models.Organization, error)
 	ActiveMemberByEmail(ctx context.Context, orgID, email string) (*models.Member, error)
 	PeopleWithEmail(ctx context.Context, email string) ([]*models.Person, error)
-	ActivePerson(ctx context.Context, orgID, personID string) (*models.Person, error)
+	People
 	InsertSession(ctx context.Context, sess *models.Session) error
 	SessionByToken(ctx context.Context, hash string) (*models.Session, error)
-	SessionPerson(ctx context.Context, sess *models.Session) (*models.Person, error)
 	SaveSessionSeen(ctx context.Context, id string, at time.Time) error
 	DeleteSession(ctx context.Context, orgID, id string) error
 	SignInLink(ctx context.Context, hash string) (*models.SignInLink, error)
@@ -53,8 +52,26 @@ func New(store Store) *Service {
 // acts for; a missing, unknown or revoked one, or a token whose member is
 // deactivated, is apperr.Unauthorized.
 func (s *Service) Authenticate(ctx context.Context, secret string) (models.Actor, error) {
-	return s.store.Authenticate(ctx, secret)
+	if secret == "" {
+		return models.Actor{}, errUnauthorized
+	}
+	k, err := s.store.KeyBySecret(ctx, secret)
+	switch {
+	case apperr.Is(err, apperr.NotFound):
+		return models.Actor{}, errUnauthorized
+	case err != nil:
+		return models.Actor{}, err
+	case k.MemberID == nil:
+		return models.KeyActor(k.Organization, k, nil), nil
+	case k.Member == nil:
+		return models.Actor{}, apperr.New(apperr.Unauthorized, "the member this token belongs to is gone")
+	case !k.Member.Active:
+		return models.Actor{}, apperr.New(apperr.Unauthorized, "the member this token belongs to is inactive")
+	}
+	return models.KeyActor(k.Organization, k, k.Member), nil
 }
+
+var errUnauthorized = apperr.New(apperr.Unauthorized, "the API key is missing, unknown or revoked")
 
 // ErrNoAccount is single sign-on's refusal of an address no organisation
 // has a member or guest with.
@@ -64,7 +81,7 @@ var ErrNoAccount = apperr.New(apperr.Forbidden, "no organisation has a member or
 // provider has vouched for email: its active members and its guests, in
 // every organisation, members first, each with its organisation. None at
 // all is ErrNoAccount; only deactivated members is
-// models.ErrPersonInactive, so the page can say which.
+// ErrPersonInactive, so the page can say which.
 func (s *Service) SingleSignOn(ctx context.Context, email string) ([]*models.Person, error) {
 	people, err := s.store.PeopleWithEmail(ctx, email)
 	if err != nil {
@@ -80,7 +97,7 @@ func (s *Service) SingleSignOn(ctx context.Context, email string) ([]*models.Per
 	case len(people) == 0:
 		return nil, ErrNoAccount
 	case len(active) == 0:
-		return nil, models.ErrPersonInactive
+		return nil, ErrPersonInactive
 	}
 	return active, nil
 }

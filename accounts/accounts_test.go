@@ -99,6 +99,17 @@ func TestAuthenticate(t *testing.T) {
 			_, err = e.svc.Authenticate(ctx, token)
 			assert.True(t, apperr.Is(err, apperr.Unauthorized), "%v", err)
 		},
+		"a member token whose member is another organisation's acts as nobody": func(t *testing.T, e *env, o *org) {
+			ctx := context.Background()
+			k, token, err := e.store.CreateMemberToken(ctx, o.ID, o.Bob.ID())
+			require.NoError(t, err)
+			stranger, err := e.store.CreateMember(ctx, testenv.NewOrg(t, e.store).ID, "stranger@example.com", "", "")
+			require.NoError(t, err)
+			require.NoError(t, e.db.Model(k).Update("member_id", stranger.ID).Error)
+			_, err = e.svc.Authenticate(ctx, token)
+			assert.True(t, apperr.Is(err, apperr.Unauthorized), "%v", err)
+			assert.Contains(t, err.Error(), "is gone")
+		},
 	})
 }
 
@@ -115,7 +126,7 @@ func TestSessions(t *testing.T) {
 
 			e.set(t, &models.Session{}, sess.ID, "last_seen_at", models.Now().Add(-models.SessionIdleTimeout))
 			_, _, err = e.svc.LoadSession(ctx, token)
-			assert.ErrorIs(t, err, models.ErrSessionInvalid)
+			assert.ErrorIs(t, err, accounts.ErrSessionInvalid)
 		},
 		"a session ends at its lifetime however recently used": func(t *testing.T, e *env, o *org) {
 			ctx := context.Background()
@@ -123,7 +134,7 @@ func TestSessions(t *testing.T) {
 			require.NoError(t, err)
 			e.set(t, &models.Session{}, sess.ID, "expires_at", models.Now().Add(-time.Second))
 			_, _, err = e.svc.LoadSession(ctx, token)
-			assert.ErrorIs(t, err, models.ErrSessionInvalid)
+			assert.ErrorIs(t, err, accounts.ErrSessionInvalid)
 		},
 		"a touch writes at most once a minute and pushes the idle end back": func(t *testing.T, e *env, o *org) {
 			ctx := context.Background()
@@ -151,9 +162,9 @@ func TestSessions(t *testing.T) {
 			require.NoError(t, err)
 			e.deactivate(t, o, o.Cy)
 			_, _, err = e.svc.LoadSession(ctx, token)
-			assert.ErrorIs(t, err, models.ErrSessionInvalid)
+			assert.ErrorIs(t, err, accounts.ErrSessionInvalid)
 			_, _, err = e.svc.CreateSession(ctx, o.ID, o.Cy.ID())
-			assert.ErrorIs(t, err, models.ErrPersonInactive)
+			assert.ErrorIs(t, err, accounts.ErrPersonInactive)
 		},
 		"deleting a session signs it out, and again is no error": func(t *testing.T, e *env, o *org) {
 			ctx := context.Background()
@@ -161,7 +172,7 @@ func TestSessions(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, e.svc.DeleteSession(ctx, o.ID, sess.ID))
 			_, _, err = e.svc.LoadSession(ctx, token)
-			assert.ErrorIs(t, err, models.ErrSessionInvalid)
+			assert.ErrorIs(t, err, accounts.ErrSessionInvalid)
 			require.NoError(t, e.svc.DeleteSession(ctx, o.ID, sess.ID))
 		},
 	})
@@ -193,15 +204,15 @@ func TestSignInLinks(t *testing.T) {
 				if err == nil {
 					won++
 				} else {
-					assert.ErrorIs(t, err, models.ErrSignInLinkUsed)
+					assert.ErrorIs(t, err, accounts.ErrSignInLinkUsed)
 				}
 			}
 			assert.Equal(t, 1, won, "of racing uses one wins")
 			_, err = e.svc.PeekSignInLink(ctx, token)
-			assert.ErrorIs(t, err, models.ErrSignInLinkUsed)
+			assert.ErrorIs(t, err, accounts.ErrSignInLinkUsed)
 			for _, bad := range []string{"not-a-token", ""} {
 				_, err = e.svc.ConsumeSignInLink(ctx, bad)
-				assert.ErrorIs(t, err, models.ErrSignInLinkInvalid)
+				assert.ErrorIs(t, err, accounts.ErrSignInLinkInvalid)
 			}
 		},
 		"an unknown address gets no link and no error": func(t *testing.T, e *env, o *org) {
@@ -218,7 +229,7 @@ func TestSignInLinks(t *testing.T) {
 			require.NoError(t, e.db.Model(&models.SignInLink{}).Where("token_hash = ?", models.HashSecret(links[0].Token)).
 				Update("expires_at", models.Now().Add(-time.Second)).Error)
 			_, err = e.svc.ConsumeSignInLink(ctx, links[0].Token)
-			assert.ErrorIs(t, err, models.ErrSignInLinkExpired)
+			assert.ErrorIs(t, err, accounts.ErrSignInLinkExpired)
 		},
 		"a link stops working when its member is deactivated": func(t *testing.T, e *env, o *org) {
 			ctx := context.Background()
@@ -228,7 +239,7 @@ func TestSignInLinks(t *testing.T) {
 			require.Len(t, links, 1)
 			e.deactivate(t, o, ann)
 			_, err = e.svc.ConsumeSignInLink(ctx, links[0].Token)
-			assert.ErrorIs(t, err, models.ErrPersonInactive)
+			assert.ErrorIs(t, err, accounts.ErrPersonInactive)
 			links, err = e.svc.CreateSignInLinks(ctx, ann.Email())
 			require.NoError(t, err)
 			assert.Empty(t, links, "no new link for a deactivated member")
@@ -241,7 +252,7 @@ func TestSignInLinks(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, o.Gus.ID(), p.ID())
 			_, err = e.svc.ConsumeSignInLink(ctx, l.Token)
-			assert.ErrorIs(t, err, models.ErrSignInLinkUsed)
+			assert.ErrorIs(t, err, accounts.ErrSignInLinkUsed)
 		},
 	})
 }
@@ -274,7 +285,7 @@ func TestPeopleByEmail(t *testing.T) {
 			ann := e.member(t, o, "ann")
 			e.deactivate(t, o, ann)
 			_, err = e.svc.SingleSignOn(ctx, ann.Email())
-			assert.ErrorIs(t, err, models.ErrPersonInactive)
+			assert.ErrorIs(t, err, accounts.ErrPersonInactive)
 		},
 		"the member match takes active members of the organisation only": func(t *testing.T, e *env, o *org) {
 			ctx := context.Background()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/models"
 )
@@ -23,20 +24,52 @@ const (
 // LoadSession finds the session for a cookie's token and whom it signs
 // in. One that has ended (models.SessionLifetime after sign-in, or
 // models.SessionIdleTimeout after last use), or whose person was removed
-// or deactivated, is models.ErrSessionInvalid.
+// or deactivated, is ErrSessionInvalid.
 func (s *Service) LoadSession(ctx context.Context, token string) (*models.Session, *models.Person, error) {
 	if token == "" {
-		return nil, nil, models.ErrSessionInvalid
+		return nil, nil, ErrSessionInvalid
 	}
 	sess, err := s.store.SessionByToken(ctx, models.HashSecret(token))
+	if apperr.Is(err, apperr.NotFound) {
+		return nil, nil, ErrSessionInvalid
+	}
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := s.store.SessionPerson(ctx, sess)
+	p, err := SessionPerson(ctx, s.store, sess)
 	if err != nil {
 		return nil, nil, err
 	}
 	return sess, p, nil
+}
+
+// People reads a member or a guest by id (models.Store).
+type People interface {
+	PersonByID(ctx context.Context, orgID, personID string) (*models.Person, error)
+}
+
+// SessionPerson is whom sess signs in, or ErrSessionInvalid once it has
+// ended or its person was removed or deactivated: the rule the report
+// hosts' reader sessions share.
+func SessionPerson(ctx context.Context, people People, sess *models.Session) (*models.Person, error) {
+	if !models.Now().Before(sess.EndsAt()) {
+		return nil, ErrSessionInvalid
+	}
+	p, err := people.PersonByID(ctx, sess.OrganizationID, sess.PersonID)
+	if apperr.Is(err, apperr.NotFound) || (err == nil && p.Deactivated()) {
+		return nil, ErrSessionInvalid
+	}
+	return p, err
+}
+
+// activePerson reads a member or a guest who may sign in: a deactivated
+// member is ErrPersonInactive.
+func (s *Service) activePerson(ctx context.Context, orgID, personID string) (*models.Person, error) {
+	p, err := s.store.PersonByID(ctx, orgID, personID)
+	if err == nil && p.Deactivated() {
+		return nil, ErrPersonInactive
+	}
+	return p, err
 }
 
 // TouchSession records that sess was just used, pushing back its idle
@@ -63,7 +96,7 @@ func (s *Service) CreateSession(ctx context.Context, orgID, personID string) (*m
 	sess := &models.Session{ID: ids.New(sessionPrefix), TokenHash: models.HashSecret(token), OrganizationID: orgID, PersonID: personID,
 		CSRFSecret: models.NewToken(), CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(models.SessionLifetime)}
 	err := s.store.Tx(ctx, func(ctx context.Context) error {
-		if _, err := s.store.ActivePerson(ctx, orgID, personID); err != nil {
+		if _, err := s.activePerson(ctx, orgID, personID); err != nil {
 			return err
 		}
 		return s.store.InsertSession(ctx, sess)
@@ -159,7 +192,7 @@ func (s *Service) ConsumeSignInLink(ctx context.Context, token string) (*models.
 			return err
 		}
 		if !used {
-			return models.ErrSignInLinkUsed
+			return ErrSignInLinkUsed
 		}
 		p = person
 		return nil
@@ -172,18 +205,21 @@ func (s *Service) ConsumeSignInLink(ctx context.Context, token string) (*models.
 // longer sign in.
 func (s *Service) checkLink(ctx context.Context, token string, now time.Time) (*models.SignInLink, *models.Person, error) {
 	if token == "" {
-		return nil, nil, models.ErrSignInLinkInvalid
+		return nil, nil, ErrSignInLinkInvalid
 	}
 	l, err := s.store.SignInLink(ctx, models.HashSecret(token))
+	if apperr.Is(err, apperr.NotFound) {
+		return nil, nil, ErrSignInLinkInvalid
+	}
 	if err != nil {
 		return nil, nil, err
 	}
 	switch {
 	case l.UsedAt != nil:
-		return nil, nil, models.ErrSignInLinkUsed
+		return nil, nil, ErrSignInLinkUsed
 	case !now.Before(l.ExpiresAt):
-		return nil, nil, models.ErrSignInLinkExpired
+		return nil, nil, ErrSignInLinkExpired
 	}
-	p, err := s.store.ActivePerson(ctx, l.OrganizationID, l.PersonID)
+	p, err := s.activePerson(ctx, l.OrganizationID, l.PersonID)
 	return l, p, err
 }

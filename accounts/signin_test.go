@@ -69,14 +69,14 @@ func TestSignInLinkExpiresAndRefusesDeactivatedMembers(t *testing.T) {
 		require.NoError(t, db.Model(&models.SignInLink{}).Where("token_hash = ?", models.HashSecret(old)).
 			Update("expires_at", models.Now().Add(-time.Second)).Error)
 		_, err = svc.ConsumeSignInLink(ctx, old)
-		assert.ErrorIs(t, err, models.ErrSignInLinkExpired)
+		assert.ErrorIs(t, err, accounts.ErrSignInLinkExpired)
 
 		links, err = svc.CreateSignInLinks(ctx, "ada@example.com")
 		require.NoError(t, err)
 		fresh := links[0].Token
 		testenv.ChangeMember(t, s, org.ID, m.ID, func(m *models.Member) { m.Active = false })
 		_, err = svc.ConsumeSignInLink(ctx, fresh)
-		assert.ErrorIs(t, err, models.ErrPersonInactive)
+		assert.ErrorIs(t, err, accounts.ErrPersonInactive)
 
 		// Reactivated, the unused link still works: the refusal used nothing up.
 		testenv.ChangeMember(t, s, org.ID, m.ID, func(m *models.Member) { m.Active = true })
@@ -132,7 +132,7 @@ func TestSessionsEnd(t *testing.T) {
 		assert.Equal(t, []any{m.ID, "Ada", true, p}, []any{a.ID, a.Name, a.IsPerson, a.Person})
 
 		_, _, err = svc.LoadSession(ctx, "wrong")
-		assert.ErrorIs(t, err, models.ErrSessionInvalid)
+		assert.ErrorIs(t, err, accounts.ErrSessionInvalid)
 		_, _, err = svc.CreateSession(ctx, other.ID, m.ID)
 		assert.Error(t, err, "a person of another organisation")
 
@@ -155,13 +155,13 @@ func TestSessionsEnd(t *testing.T) {
 		assert.WithinDuration(t, time.Now().Add(models.SessionIdleTimeout), got.EndsAt(), 5*time.Second, "a touch pushes the idle end back")
 		setSession(t, db, sess.ID, "last_seen_at", models.Now().Add(-models.SessionIdleTimeout))
 		_, _, err = svc.LoadSession(ctx, token)
-		assert.ErrorIs(t, err, models.ErrSessionInvalid)
+		assert.ErrorIs(t, err, accounts.ErrSessionInvalid)
 
 		// Absolute: past its lifetime it ends however recently used.
 		setSession(t, db, sess.ID, "last_seen_at", models.Now())
 		setSession(t, db, sess.ID, "expires_at", models.Now().Add(-time.Second))
 		_, _, err = svc.LoadSession(ctx, token)
-		assert.ErrorIs(t, err, models.ErrSessionInvalid)
+		assert.ErrorIs(t, err, accounts.ErrSessionInvalid)
 		n, err := s.PurgeSignIns(ctx)
 		require.NoError(t, err)
 		assert.EqualValues(t, 1, n)
@@ -171,15 +171,15 @@ func TestSessionsEnd(t *testing.T) {
 		require.NoError(t, err)
 		testenv.ChangeMember(t, s, org.ID, m.ID, func(m *models.Member) { m.Active = false })
 		_, _, err = svc.LoadSession(ctx, token)
-		assert.ErrorIs(t, err, models.ErrSessionInvalid)
+		assert.ErrorIs(t, err, accounts.ErrSessionInvalid)
 		_, _, err = svc.CreateSession(ctx, org.ID, m.ID)
-		assert.ErrorIs(t, err, models.ErrPersonInactive)
+		assert.ErrorIs(t, err, accounts.ErrPersonInactive)
 		testenv.ChangeMember(t, s, org.ID, m.ID, func(m *models.Member) { m.Active = true })
 		_, _, err = svc.LoadSession(ctx, token)
 		require.NoError(t, err)
 		require.NoError(t, svc.DeleteSession(ctx, org.ID, sess.ID))
 		_, _, err = svc.LoadSession(ctx, token)
-		assert.ErrorIs(t, err, models.ErrSessionInvalid)
+		assert.ErrorIs(t, err, accounts.ErrSessionInvalid)
 	})
 }
 

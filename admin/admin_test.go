@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
@@ -136,7 +137,7 @@ func TestServiceIssuesKeysWithScopesThatFitTheKind(t *testing.T) {
 			Scopes: []string{"approvals:read", "approvals:write", "approvals:read"}})
 		require.NoError(t, err)
 		assert.Equal(t, models.StringList{"approvals:read", "approvals:write"}, k.Scopes)
-		p, err := store.Authenticate(ctx, secret)
+		p, err := accounts.New(store).Authenticate(ctx, secret)
 		require.NoError(t, err)
 		assert.Equal(t, k.ID, p.Key.ID)
 

@@ -23,6 +23,7 @@ import (
 	"go.temporal.io/server/temporaltest"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/idempotency"
@@ -360,7 +361,7 @@ func TestIdempotencyKeepsKeysStoredBeforeCanonicalHashing(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		f := newFixture(t, db)
 		ctx := context.Background()
-		p, err := f.store.Authenticate(ctx, f.adminKey)
+		p, err := accounts.New(f.store).Authenticate(ctx, f.adminKey)
 		require.NoError(t, err)
 		body := `{"email": "old@example.com"}`
 		raw := sha256.Sum256([]byte("POST /api/v1/admin/guests\n" + body))

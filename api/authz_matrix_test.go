@@ -539,7 +539,7 @@ func newAuthzEnv(t *testing.T, db *gorm.DB) *authzEnv {
 	e.noScopes = secret
 	e.ours = append(e.ours, k.ID)
 
-	other, err := st.Authenticate(ctx, e.otherAdmin)
+	other, err := accounts.New(st).Authenticate(ctx, e.otherAdmin)
 	require.NoError(t, err)
 	// On the team plan, so organisation-wide analytics answer rather
 	// than ask for a plan (TestOrganizationAnalytics checks the 402).

@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/browsertest"
@@ -149,7 +150,7 @@ func (f *fixture) authenticateForContract(ctx context.Context, in *openapi3filte
 	if f.store == nil {
 		return nil // a bare fixture around another server: the key's kind is all there is to check
 	}
-	p, err := f.store.Authenticate(ctx, secret)
+	p, err := accounts.New(f.store).Authenticate(ctx, secret)
 	if err != nil {
 		return err
 	}

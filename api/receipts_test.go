@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/evidence"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/scopes"
@@ -203,7 +204,7 @@ func TestReceiptRefusals(t *testing.T) {
 			require.NoError(t, err)
 			return tok
 		}
-		other, err := s.store.Authenticate(ctx, s.otherAgent)
+		other, err := accounts.New(s.store).Authenticate(ctx, s.otherAgent)
 		require.NoError(t, err)
 		parts := strings.Split(token, ".")
 		sig := []byte(parts[2])
@@ -303,7 +304,7 @@ func TestReceiptsOnlyFromWhoMayReport(t *testing.T) {
 			`{"name":"deploy","inputSchema":{"type":"object"},"policy":[{"name":"all","outcome":"allow"}],"executors":["`+executorID+`","key_nope"]}`, nil)
 		assert.Equal(t, 400, bad.status, string(bad.body))
 		assert.Equal(t, "executors[1]", errField(bad, "field"))
-		admin, err := s.store.Authenticate(ctx, s.adminKey)
+		admin, err := accounts.New(s.store).Authenticate(ctx, s.adminKey)
 		require.NoError(t, err)
 		bad = s.do(t, "POST", "/api/v1/admin/actions", s.adminKey,
 			`{"name":"deploy","inputSchema":{"type":"object"},"executors":["`+admin.Key.ID+`"]}`, nil)

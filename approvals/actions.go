@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/decisions"
 	"github.com/assent-hq/assent/internal/actionschema"
 	"github.com/assent-hq/assent/internal/apperr"
@@ -53,7 +54,7 @@ func (s *Service) Decide(ctx context.Context, orgID, id, updateID string, who mo
 // DecideVia is Decide for a decision made elsewhere than Assent's pages
 // and API (a chat app), which via names for the timeline.
 func (s *Service) DecideVia(ctx context.Context, orgID, id, updateID string, who models.Actor, d Decision, via string) (*models.Approval, error) {
-	if err := who.NeedPerson("deciding"); err != nil {
+	if err := accounts.NeedPerson(who, "deciding"); err != nil {
 		return nil, err
 	}
 	if err := s.guestsMayStillApprove(ctx, orgID, who); err != nil {
@@ -130,7 +131,7 @@ func (s *Service) guestsMayStillApprove(ctx context.Context, orgID string, who m
 // Ask puts a question to the requester and returns the approval with the
 // question asked.
 func (s *Service) Ask(ctx context.Context, orgID, id, updateID string, who models.Actor, q Question) (*models.Approval, *models.Question, error) {
-	if err := who.NeedPerson("asking the requester"); err != nil {
+	if err := accounts.NeedPerson(who, "asking the requester"); err != nil {
 		return nil, nil, err
 	}
 	req := &AskRequest{ActorID: who.ID, ActorName: who.Name, QuestionID: ids.New(ids.Question), Question: q.Question}

@@ -2,8 +2,8 @@ package approvals
 
 import (
 	"context"
-	"errors"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/models"
 )
@@ -12,6 +12,13 @@ import (
 // needs the person to sign in. Links are only made for low and medium
 // risk; this is the backstop.
 var ErrSignInNeeded = apperr.New(apperr.Forbidden, "this request needs you to sign in to decide it")
+
+// Errors of decision links, in words the person can act on.
+var (
+	ErrDecisionLinkInvalid = apperr.New(apperr.NotFound, "this link is not valid; open the request from your inbox instead")
+	ErrDecisionLinkUsed    = apperr.New(apperr.InvalidState, "this link has already been used to decide; sign in to see the request")
+	ErrDecisionLinkExpired = apperr.New(apperr.InvalidState, "this link has expired with its request")
+)
 
 // SignInFree says whether an approval of this risk may be decided from an
 // emailed link without signing in: low and medium only. An approval of
@@ -23,13 +30,21 @@ func SignInFree(risk string) bool { return risk == models.RiskLow || risk == mod
 // read-only, with ended saying why, so the page can show how the request
 // ended.
 func (s *Service) OpenLink(ctx context.Context, id, token string) (opened *models.OpenedDecisionLink, ended string, err error) {
+	if token == "" {
+		return nil, "", ErrDecisionLinkInvalid
+	}
 	opened, err = s.store.OpenDecisionLink(ctx, id, token)
 	switch {
-	case errors.Is(err, models.ErrDecisionLinkUsed), errors.Is(err, models.ErrDecisionLinkExpired):
-		e, _ := apperr.As(err)
-		ended = e.Message
+	case apperr.Is(err, apperr.NotFound):
+		return nil, "", ErrDecisionLinkInvalid
 	case err != nil:
 		return nil, "", err
+	case opened.Person.Deactivated():
+		return nil, "", accounts.ErrPersonInactive
+	case opened.Link.UsedAt != nil:
+		ended = ErrDecisionLinkUsed.Message
+	case !models.Now().Before(opened.Link.ExpiresAt):
+		ended = ErrDecisionLinkExpired.Message
 	}
 	if !SignInFree(opened.Approval.Risk) {
 		return opened, ended, ErrSignInNeeded

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/states"
@@ -70,7 +71,7 @@ func (s *Service) List(ctx context.Context, who models.Actor, f models.ApprovalF
 // Pending pages through the pending approvals who may decide, newest
 // first.
 func (s *Service) Pending(ctx context.Context, orgID string, who models.Actor, p models.Page) ([]models.Approval, string, error) {
-	if err := who.NeedPerson("an inbox"); err != nil {
+	if err := accounts.NeedPerson(who, "an inbox"); err != nil {
 		return nil, "", err
 	}
 	return s.store.ListApprovals(ctx, orgID, models.ApprovalFilter{Status: states.Pending, WaitingOn: who.ID}, p)

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/decisions"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
@@ -154,7 +155,7 @@ type ReplyInput struct {
 // for its types and kept here; a submission goes to the workflow, which
 // decides whether this person may reply now.
 func (s *Service) Reply(ctx context.Context, who models.Actor, id, updateID string, in ReplyInput) (*models.Collection, error) {
-	person, err := who.ActingPerson("replying")
+	person, err := accounts.ActingPerson(who, "replying")
 	if err != nil {
 		return nil, err
 	}

@@ -188,7 +188,7 @@ func (s *Service) newThread(ctx context.Context, c models.Actor, r *models.Repor
 		if err != nil {
 			return nil, err
 		}
-	} else if v, err = s.Store.LiveVersion(ctx, r); err != nil {
+	} else if v, err = s.Reports.LiveVersion(ctx, r); err != nil {
 		return nil, err
 	}
 	t.MadeOnVersion, t.CheckedVersion = v.Version, v.Version
@@ -445,7 +445,7 @@ func (s *Service) reanchor(ctx context.Context, r *models.Report, threads []mode
 		}
 		var err error
 		if live == nil {
-			if live, err = s.Store.LiveVersion(ctx, r); err != nil {
+			if live, err = s.Reports.LiveVersion(ctx, r); err != nil {
 				return err
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/validate"
 	"github.com/assent-hq/assent/models"
@@ -267,7 +268,7 @@ func (s *Service) step(ctx context.Context, me *models.Member, action, detail st
 
 // member is the member who acts: a delegation is a member's own.
 func member(who models.Actor) (*models.Member, error) {
-	p, err := who.ActingPerson("a delegation")
+	p, err := accounts.ActingPerson(who, "a delegation")
 	if err != nil {
 		return nil, err
 	}

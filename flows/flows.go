@@ -14,22 +14,55 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/models"
-	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/wire"
 )
 
 // Service starts, reads and finishes flows.
 type Service struct {
 	store   *models.FlowStore
-	reports *reports.Service
+	reports Readable
 	baseURL string
+}
+
+// Readable says which reports a reader may see (the reports service);
+// an interface, so the reports service, which checks that a report joins
+// an open flow (RequireOpen), may import this package.
+type Readable interface {
+	VisibleOf(ctx context.Context, who models.Actor, rs []models.Report) ([]models.Report, error)
 }
 
 // New returns the service; reports says which of a flow's reports a
 // reader may see, baseURL goes into the members' addresses in
 // flow.completed's data.
-func New(store *models.FlowStore, reports *reports.Service, baseURL string) *Service {
+func New(store *models.FlowStore, reports Readable, baseURL string) *Service {
 	return &Service{store: store, reports: reports, baseURL: baseURL}
+}
+
+// Getter reads a flow, in ctx's transaction when it carries one
+// (models.Store).
+type Getter interface {
+	GetFlow(ctx context.Context, orgID, id string) (*models.Flow, error)
+}
+
+// RequireOpen refuses attaching a record (a request, a report, a gate
+// check) to the organisation's flow flowID unless it is open, read in
+// ctx's transaction; a record in no flow (nil) attaches to none.
+func RequireOpen(ctx context.Context, s Getter, orgID string, flowID *string) error {
+	if flowID == nil {
+		return nil
+	}
+	id := *flowID
+	f, err := s.GetFlow(ctx, orgID, id)
+	if apperr.Is(err, apperr.NotFound) {
+		return apperr.Field(apperr.InvalidRequest, "flowId", "flow %s not found", id)
+	}
+	if err != nil {
+		return err
+	}
+	if f.Status != models.FlowOpen {
+		return apperr.Field(apperr.InvalidState, "flowId", "flow %s is %s; requests can attach to open flows only", id, f.Status)
+	}
+	return nil
 }
 
 // CreateInput is the create body with its limits, checked where it is

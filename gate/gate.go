@@ -17,6 +17,7 @@ import (
 
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/decisions"
+	"github.com/assent-hq/assent/flows"
 	"github.com/assent-hq/assent/internal/actionschema"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
@@ -30,7 +31,7 @@ type Store interface {
 	Tx(ctx context.Context, fn func(ctx context.Context) error) error
 	ClaimedResource(ctx context.Context, c *models.Claim) (string, error)
 	BindClaim(ctx context.Context, c *models.Claim, id string) (string, error)
-	RequireOpenFlow(ctx context.Context, orgID string, flowID *string) error
+	flows.Getter
 	NextSeq(ctx context.Context, orgID, subjectID string) (int, error)
 	Audit(ctx context.Context, e *models.AuditEntry) error
 	Emit(ctx context.Context, e *models.Event) error

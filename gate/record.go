@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/assent-hq/assent/flows"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
@@ -66,7 +67,7 @@ func (s *Service) record(ctx context.Context, r checkRecord, claim *models.Claim
 	}
 	var earlier string
 	err := s.store.Tx(ctx, func(ctx context.Context) error {
-		if err := s.store.RequireOpenFlow(ctx, c.OrganizationID, c.FlowID); err != nil {
+		if err := flows.RequireOpen(ctx, s.store, c.OrganizationID, c.FlowID); err != nil {
 			return err
 		}
 		var err error

@@ -1,7 +1,5 @@
 package models
 
-import "github.com/assent-hq/assent/internal/apperr"
-
 // SystemActor names Assent itself in audit entries: what its timers did
 // (expiry, reminders, escalation).
 var SystemActor = Actor{ID: "system", Name: "Assent"}
@@ -62,21 +60,3 @@ func (a Actor) Member() *Member {
 // HasScope reports whether the call's key allows scope; the pages carry
 // no key and check no scope.
 func (a Actor) HasScope(scope string) bool { return a.Key != nil && a.Key.Scopes.Contains(scope) }
-
-// NeedPerson refuses what only a person does (what: "deciding") when a
-// key acts.
-func (a Actor) NeedPerson(what string) error {
-	if !a.IsPerson {
-		return apperr.New(apperr.Forbidden, "%s belongs to a person: use a member token", what)
-	}
-	return nil
-}
-
-// ActingPerson is the person who acts, refusing what only a person does
-// when a key acts.
-func (a Actor) ActingPerson(what string) (*Person, error) {
-	if err := a.NeedPerson(what); err != nil {
-		return nil, err
-	}
-	return a.Person, nil
-}

@@ -2,20 +2,12 @@ package models
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
 	"github.com/assent-hq/assent/internal/apperr"
-)
-
-// Errors of decision links, in words the person can act on.
-var (
-	ErrDecisionLinkInvalid = apperr.New(apperr.NotFound, "this link is not valid; open the request from your inbox instead")
-	ErrDecisionLinkUsed    = apperr.New(apperr.InvalidState, "this link has already been used to decide; sign in to see the request")
-	ErrDecisionLinkExpired = apperr.New(apperr.InvalidState, "this link has expired with its request")
 )
 
 // DecisionLink is the sign-in-free way for one approver to decide one low- or
@@ -62,21 +54,15 @@ type OpenedDecisionLink struct {
 	Approval *Approval
 }
 
-// OpenDecisionLink finds the link for token and the approval it is for. A
-// used or expired link is returned with ErrDecisionLinkUsed or
-// ErrDecisionLinkExpired, so the page can still say how the request ended.
+// OpenDecisionLink finds the link for token and what it opens, used or
+// expired as well (the approvals service says what each means); a token
+// that names no link of the approval is NotFound.
 func (s *RequestStore) OpenDecisionLink(ctx context.Context, approvalID, token string) (*OpenedDecisionLink, error) {
-	if token == "" {
-		return nil, ErrDecisionLinkInvalid
-	}
 	db := s.db.WithContext(ctx)
 	var l DecisionLink
 	err := db.Where("token_hash = ? AND approval_id = ?", HashSecret(token), approvalID).Take(&l).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, ErrDecisionLinkInvalid
-	}
 	if err != nil {
-		return nil, err
+		return nil, notFound(err, "decision link")
 	}
 	p, err := loadPerson(db, l.OrganizationID, l.PersonID)
 	if err != nil {
@@ -86,14 +72,7 @@ func (s *RequestStore) OpenDecisionLink(ctx context.Context, approvalID, token s
 	if err != nil {
 		return nil, err
 	}
-	out := &OpenedDecisionLink{Link: &l, Person: p, Approval: a}
-	switch {
-	case l.UsedAt != nil:
-		return out, ErrDecisionLinkUsed
-	case !Now().Before(l.ExpiresAt):
-		return out, ErrDecisionLinkExpired
-	}
-	return out, nil
+	return &OpenedDecisionLink{Link: &l, Person: p, Approval: a}, nil
 }
 
 // UseDecisionLink records that the link decided its approval.
@@ -134,7 +113,7 @@ func (s *DirectoryStore) People(ctx context.Context, orgID string, personIDs []s
 	for _, id := range personIDs {
 		p, err := loadPerson(db, orgID, id)
 		switch {
-		case errors.Is(err, ErrPersonInactive) || apperr.Is(err, apperr.NotFound):
+		case apperr.Is(err, apperr.NotFound) || (err == nil && p.Deactivated()):
 			continue
 		case err != nil:
 			return nil, err

@@ -4,9 +4,6 @@ import (
 	"context"
 	"time"
 
-	"gorm.io/gorm"
-
-	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
 )
 
@@ -127,25 +124,4 @@ const AsAdministrator = "as an owner or administrator, for whoever started it"
 func FlowAudit(f *Flow, seq int, action string, by Actor, at time.Time) *AuditEntry {
 	return &AuditEntry{ID: newID(ids.Audit), OrganizationID: f.OrganizationID, FlowID: &f.ID, SubjectType: "flow",
 		SubjectID: f.ID, Seq: seq, Action: action, ActorID: by.ID, ActorName: by.Name, At: at}
-}
-
-// requireOpenFlow refuses attaching to a flow that is missing, of another
-// organisation, completed or cancelled; a record in no flow (nil) attaches
-// to none.
-func requireOpenFlow(tx *gorm.DB, orgID string, flowID *string) error {
-	if flowID == nil {
-		return nil
-	}
-	id := *flowID
-	f, err := take[Flow](tx, orgID, id, "flow "+id)
-	if apperr.Is(err, apperr.NotFound) {
-		return apperr.Field(apperr.InvalidRequest, "flowId", "flow %s not found", id)
-	}
-	if err != nil {
-		return err
-	}
-	if f.Status != FlowOpen {
-		return apperr.Field(apperr.InvalidState, "flowId", "flow %s is %s; requests can attach to open flows only", id, f.Status)
-	}
-	return nil
 }

@@ -6,14 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/base32"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
-	"gorm.io/gorm"
-
-	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/scopes"
 )
@@ -171,40 +167,24 @@ func DescribeKey(k *APIKey) string {
 	return what + ", starting " + k.Prefix
 }
 
-var errUnauthorized = apperr.New(apperr.Unauthorized, "the API key is missing, unknown or revoked")
-
-// Authenticate finds who a bearer secret acts for.
-func (s *DirectoryStore) Authenticate(ctx context.Context, secret string) (Actor, error) {
-	if secret == "" {
-		return Actor{}, errUnauthorized
-	}
-	db := s.db.WithContext(ctx)
+// KeyBySecret finds the unrevoked key whose secret is secret, with its
+// organisation and, for a member token, its member (nil once the member
+// is gone), in one statement (joins), looked up afresh on every call so
+// that a revocation or a deactivation holds at once; none is NotFound.
+func (s *DirectoryStore) KeyBySecret(ctx context.Context, secret string) (*APIKey, error) {
 	var k APIKey
-	// Every call authenticates: the key, its organisation and a member
-	// token's member in one statement (joins), looked up afresh each time
-	// so a revocation or a deactivation holds at once.
-	if err := db.Joins("Organization").Joins("Member").Where("api_keys.hash = ? AND api_keys.revoked_at IS NULL", HashSecret(secret)).
-		Take(&k).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return Actor{}, errUnauthorized
-		}
-		return Actor{}, err
+	err := s.db.WithContext(ctx).Joins("Organization").Joins("Member").
+		Where("api_keys.hash = ? AND api_keys.revoked_at IS NULL", HashSecret(secret)).Take(&k).Error
+	if err != nil {
+		return nil, notFound(err, "key")
 	}
-	org := k.Organization
-	if org == nil {
-		return Actor{}, fmt.Errorf("key %s: its organisation %s is missing", k.ID, k.OrganizationID)
+	if k.Organization == nil {
+		return nil, fmt.Errorf("key %s: its organisation %s is missing", k.ID, k.OrganizationID)
 	}
-	if k.MemberID == nil {
-		return KeyActor(org, &k, nil), nil
+	if k.Member != nil && k.Member.OrganizationID != k.OrganizationID {
+		k.Member = nil
 	}
-	m := k.Member
-	if m == nil || m.OrganizationID != k.OrganizationID {
-		return Actor{}, apperr.New(apperr.Unauthorized, "the member this token belongs to is gone")
-	}
-	if !m.Active {
-		return Actor{}, apperr.New(apperr.Unauthorized, "the member this token belongs to is inactive")
-	}
-	return KeyActor(org, &k, m), nil
+	return &k, nil
 }
 
 // ActiveAgentKeys are the organisation's unrevoked agent keys among ids.

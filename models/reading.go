@@ -2,7 +2,6 @@ package models
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"gorm.io/gorm"
@@ -18,10 +17,6 @@ import (
 const (
 	ReaderTicketLifetime = 60 * time.Second
 )
-
-// ErrReaderTicketInvalid is a ticket that is unknown, used, expired or
-// for another report: the reader starts again from the app.
-var ErrReaderTicketInvalid = errors.New("reader ticket invalid")
 
 // ReaderTicket lets one app session open one report's host once.
 type ReaderTicket struct {
@@ -66,9 +61,9 @@ func (s *ReportStore) InsertReaderTicket(ctx context.Context, t *ReaderTicket) e
 }
 
 // ReaderTicketByHash reads the ticket whose token hashes to hash; no such
-// ticket is ErrReaderTicketInvalid.
+// ticket is NotFound.
 func (s *ReportStore) ReaderTicketByHash(ctx context.Context, hash string) (*ReaderTicket, error) {
-	return byToken[ReaderTicket](s.conn(ctx), "ticket_hash", hash, ErrReaderTicketInvalid)
+	return byToken[ReaderTicket](s.conn(ctx), "ticket_hash", hash, "reader ticket")
 }
 
 // MarkReaderTicketUsed marks the ticket used at now, unless it already
@@ -85,22 +80,16 @@ func (s *ReportStore) InsertReaderSession(ctx context.Context, rs *ReaderSession
 
 // ReaderSessionOf reads report reportID's reader session whose token
 // hashes to hash, with the app session it came from; either missing is
-// ErrSessionInvalid.
+// NotFound.
 func (s *ReportStore) ReaderSessionOf(ctx context.Context, hash, reportID string) (*Session, error) {
 	db := s.conn(ctx)
 	var rs ReaderSession
 	if err := db.Where("token_hash = ? AND report_id = ?", hash, reportID).Take(&rs).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil, ErrSessionInvalid
-		}
-		return nil, err
+		return nil, notFound(err, "reader session")
 	}
 	var sess Session
 	if err := db.Where("id = ?", rs.SessionID).Take(&sess).Error; err != nil {
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil, ErrSessionInvalid
-		}
-		return nil, err
+		return nil, notFound(err, "session")
 	}
 	return &sess, nil
 }

@@ -4,14 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base32"
-	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"gorm.io/gorm"
 
-	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/publishscan"
 )
@@ -149,12 +147,6 @@ type Upload struct {
 // UploadLifetime is how long an upload ticket may be used.
 const UploadLifetime = time.Hour
 
-// uploadNotFound is the one answer for an upload that is unknown, of
-// another organisation, expired or consumed.
-func uploadNotFound(id string) error {
-	return apperr.Field(apperr.UploadNotFound, "uploadId", "upload %s does not exist, has expired or was already published", id)
-}
-
 // CreateUpload issues an upload ticket, returned once.
 func (s *ReportStore) CreateUpload(ctx context.Context, orgID string, by Actor) (*Upload, string, error) {
 	ticket := RandomToken(32)
@@ -164,42 +156,28 @@ func (s *ReportStore) CreateUpload(ctx context.Context, orgID string, by Actor) 
 	return u, ticket, s.db.WithContext(ctx).Create(u).Error
 }
 
-// UploadByTicket returns the upload a PUT's ticket names, if it may still
-// receive its bytes.
+// UploadByTicket returns the upload a PUT's ticket names, as it is (the
+// reports service says whether it may still receive its bytes).
 func (s *ReportStore) UploadByTicket(ctx context.Context, ticket string) (*Upload, error) {
 	var u Upload
 	err := s.db.WithContext(ctx).Where("ticket_hash = ?", HashSecret(ticket)).Take(&u).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && (u.ConsumedAt != nil || Now().After(u.ExpiresAt))) {
-		return nil, apperr.New(apperr.UploadNotFound, "this upload URL is unknown, has expired or was already published")
+	if err != nil {
+		return nil, notFound(err, "upload")
 	}
-	return &u, err
+	return &u, nil
 }
 
-// ClaimUpload lets one PUT send an upload's bytes, as blob, until until:
-// one conditional update, so of racing PUTs one wins and the others are
-// refused before they read a byte of their bodies.
-func (s *ReportStore) ClaimUpload(ctx context.Context, id, blob string, until time.Time) error {
-	now := Now()
-	db := s.db.WithContext(ctx)
-	res := db.Model(&Upload{}).
-		Where("id = ? AND uploaded_at IS NULL AND consumed_at IS NULL AND (receiving_until IS NULL OR receiving_until < ?)", id, now).
+// ClaimUpload lets one PUT send an upload's bytes, as blob, until until,
+// and says whether it did: one conditional update, so of racing PUTs one
+// wins and the others are refused before they read a byte of their
+// bodies. None claims an upload with content, consumed, or claimed by a
+// PUT whose claim has not lapsed.
+func (s *ReportStore) ClaimUpload(ctx context.Context, id, blob string, until time.Time) (bool, error) {
+	res := s.db.WithContext(ctx).Model(&Upload{}).
+		Where("id = ? AND uploaded_at IS NULL AND consumed_at IS NULL AND (receiving_until IS NULL OR receiving_until < ?)", id, Now()).
 		Updates(map[string]any{"blob": blob, "receiving_until": until})
-	if res.Error != nil || res.RowsAffected == 1 {
-		return res.Error
-	}
-	var u Upload
-	if err := db.Where("id = ?", id).Take(&u).Error; errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && u.ConsumedAt != nil) {
-		return apperr.New(apperr.UploadNotFound, "this upload URL is unknown, has expired or was already published")
-	} else if err != nil {
-		return err
-	}
-	if u.UploadedAt != nil {
-		return errUploaded
-	}
-	return apperr.New(apperr.InvalidState, "another PUT is sending this upload's content now; if it fails, send it again")
+	return res.RowsAffected == 1, res.Error
 }
-
-var errUploaded = apperr.New(apperr.InvalidState, "this upload already has its content; ask for a new upload URL to send other content")
 
 // ReleaseUpload gives up the claim of the PUT that sent blob, whose body
 // failed: the upload may be sent again.
@@ -209,43 +187,18 @@ func (s *ReportStore) ReleaseUpload(ctx context.Context, id, blob string) error 
 }
 
 // MarkUploaded records that the bytes of the PUT holding the claim, blob,
-// are stored. Its bytes are written once.
-func (s *ReportStore) MarkUploaded(ctx context.Context, id, blob, contentType string, size int64) error {
+// are stored, and says whether it held it still: its bytes are written
+// once.
+func (s *ReportStore) MarkUploaded(ctx context.Context, id, blob, contentType string, size int64) (bool, error) {
 	now := Now()
 	res := s.db.WithContext(ctx).Model(&Upload{}).Where("id = ? AND blob = ? AND uploaded_at IS NULL", id, blob).
 		Updates(map[string]any{"uploaded_at": now, "receiving_until": nil, "content_type": contentType, "size": size})
-	if res.Error == nil && res.RowsAffected == 0 {
-		return apperr.New(apperr.InvalidState, "this PUT's claim on the upload lapsed before its content was stored; send it again")
-	}
-	return res.Error
+	return res.RowsAffected == 1, res.Error
 }
 
-// GetUpload returns an upload a publish may read: the organisation's,
-// not expired, not consumed, with its content.
+// GetUpload returns one of the organisation's uploads, as it is.
 func (s *ReportStore) GetUpload(ctx context.Context, orgID, id string) (*Upload, error) {
-	var u Upload
-	err := s.db.WithContext(ctx).Where("organization_id = ? AND id = ?", orgID, id).Take(&u).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) || (err == nil && (u.ConsumedAt != nil || Now().After(u.ExpiresAt))) {
-		return nil, uploadNotFound(id)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if u.UploadedAt == nil {
-		return nil, apperr.Field(apperr.InvalidState, "uploadId", "upload %s has no content yet: PUT the file to its uploadUrl first", id)
-	}
-	return &u, nil
-}
-
-// consumeUpload marks an upload read by the publish in tx; a concurrent
-// publish that read it too loses here.
-func consumeUpload(tx *gorm.DB, orgID, id string) error {
-	res := tx.Model(&Upload{}).Where("organization_id = ? AND id = ? AND consumed_at IS NULL", orgID, id).
-		Update("consumed_at", Now())
-	if res.Error == nil && res.RowsAffected == 0 {
-		return uploadNotFound(id)
-	}
-	return res.Error
+	return take[Upload](s.conn(ctx), orgID, id, "upload "+id)
 }
 
 // ExpiredUploads lists uploads whose bytes may go: expired an hour ago or
@@ -308,13 +261,16 @@ func (s *ReportStore) InsertReport(ctx context.Context, r *Report) error {
 }
 
 // ConsumeUpload uses the organisation's upload id up, in ctx's
-// transaction; one used or expired is not found.
-func (s *ReportStore) ConsumeUpload(ctx context.Context, orgID, id string) error {
+// transaction, and says whether it did: a concurrent publish that read it
+// too finds it used.
+func (s *ReportStore) ConsumeUpload(ctx context.Context, orgID, id string) (bool, error) {
 	st, err := inTx(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
-	return consumeUpload(st.tx, orgID, id)
+	res := st.tx.Model(&Upload{}).Where("organization_id = ? AND id = ? AND consumed_at IS NULL", orgID, id).
+		Update("consumed_at", Now())
+	return res.RowsAffected == 1, res.Error
 }
 
 // InsertVersion writes v, in ctx's transaction, counted once it commits.
@@ -447,15 +403,6 @@ func (s *ReportStore) GetVersionNumber(ctx context.Context, r *Report, n int) (*
 // GetVersion returns one of the organisation's versions by id.
 func (s *ReportStore) GetVersion(ctx context.Context, orgID, id string) (*ReportVersion, error) {
 	return take[ReportVersion](s.conn(ctx), orgID, id, "version "+id)
-}
-
-// LiveVersion returns r's live version, or an invalid_state error when
-// none went live.
-func (s *ReportStore) LiveVersion(ctx context.Context, r *Report) (*ReportVersion, error) {
-	if r.LiveVersion == nil {
-		return nil, apperr.New(apperr.InvalidState, "report %s has no live version yet", r.Slug)
-	}
-	return s.GetVersionNumber(ctx, r, *r.LiveVersion)
 }
 
 // HeldVersions lists the organisation's versions waiting for an owner or

@@ -427,7 +427,7 @@ func completeAsked[T any](tx *gorm.DB, orgID string, rec *T, refs *JSON[[]Person
 			continue
 		}
 		p, err := loadPerson(tx, orgID, ref.ID)
-		if err != nil {
+		if err != nil || p.Deactivated() {
 			continue // gone since; the id stays
 		}
 		now := p.Ref()

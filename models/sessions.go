@@ -2,12 +2,10 @@ package models
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"gorm.io/gorm"
 
-	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/randtoken"
 )
@@ -19,16 +17,6 @@ const (
 	SignInLinkLifetime = 15 * time.Minute
 	SessionLifetime    = 30 * 24 * time.Hour
 	SessionIdleTimeout = 7 * 24 * time.Hour
-)
-
-// Errors of sign-in links and sessions. They say what the person can do.
-var (
-	ErrSignInLinkInvalid = apperr.New(apperr.NotFound, "this sign-in link is not valid; request a new one")
-	ErrSignInLinkUsed    = apperr.New(apperr.InvalidState, "this sign-in link has already been used; request a new one")
-	ErrSignInLinkExpired = apperr.New(apperr.InvalidState, "this sign-in link has expired (links work for %d minutes); request a new one",
-		int(SignInLinkLifetime/time.Minute))
-	ErrPersonInactive = apperr.New(apperr.Forbidden, "this account has been deactivated; ask an administrator of the organisation")
-	ErrSessionInvalid = apperr.New(apperr.Unauthorized, "the session has ended; sign in again")
 )
 
 // SignInLink is an emailed, single-use way in for one person (a member or a
@@ -117,14 +105,13 @@ type IssuedSignInLink struct {
 }
 
 // SignInLink reads the link whose token hashes to hash, under its row
-// lock when ctx is in a transaction; no such link is
-// ErrSignInLinkInvalid.
+// lock when ctx is in a transaction; no such link is NotFound.
 func (s *SessionStore) SignInLink(ctx context.Context, hash string) (*SignInLink, error) {
 	q := s.conn(ctx)
 	if _, err := inTx(ctx); err == nil {
 		q = q.Clauses(lockForUpdate(q)...)
 	}
-	return byToken[SignInLink](q, "token_hash", hash, ErrSignInLinkInvalid)
+	return byToken[SignInLink](q, "token_hash", hash, "sign-in link")
 }
 
 // LiveSignInLinks counts personID's links neither used nor expired at now.
@@ -147,14 +134,13 @@ func (s *SessionStore) MarkSignInLinkUsed(ctx context.Context, hash string, now 
 	return res.RowsAffected == 1, res.Error
 }
 
-// ActivePerson reads a member or guest with their organisation; a member
-// who was deactivated is ErrPersonInactive.
-func (s *SessionStore) ActivePerson(ctx context.Context, orgID, personID string) (*Person, error) {
+// PersonByID reads a member or guest with their organisation, whether or
+// not a member is deactivated (Person.Deactivated).
+func (s *SessionStore) PersonByID(ctx context.Context, orgID, personID string) (*Person, error) {
 	return loadPerson(s.conn(ctx), orgID, personID)
 }
 
-// loadPerson reads a member or guest with their organisation; a member
-// who was deactivated is refused.
+// loadPerson reads a member or guest with their organisation.
 func loadPerson(q *gorm.DB, orgID, personID string) (*Person, error) {
 	p := &Person{}
 	var err error
@@ -170,11 +156,11 @@ func loadPerson(q *gorm.DB, orgID, personID string) (*Person, error) {
 	if p.Member, err = take[Member](q, orgID, personID, "member"); err != nil {
 		return nil, err
 	}
-	if !p.Member.Active {
-		return nil, ErrPersonInactive
-	}
 	return p, nil
 }
+
+// Deactivated says whether p is a member an administrator deactivated.
+func (p *Person) Deactivated() bool { return p.Member != nil && !p.Member.Active }
 
 func organization(q *gorm.DB, id string) (*Organization, error) {
 	var org Organization
@@ -200,38 +186,19 @@ func (s *SessionStore) InsertSession(ctx context.Context, sess *Session) error {
 }
 
 // SessionByToken reads the session whose token hashes to hash; no such
-// session is ErrSessionInvalid.
+// session is NotFound.
 func (s *SessionStore) SessionByToken(ctx context.Context, hash string) (*Session, error) {
-	return byToken[Session](s.conn(ctx), "token_hash", hash, ErrSessionInvalid)
+	return byToken[Session](s.conn(ctx), "token_hash", hash, "session")
 }
 
 // byToken reads the T whose column holds hash, a token's hash; none is
-// missing.
-func byToken[T any](db *gorm.DB, column, hash string, missing error) (*T, error) {
+// NotFound, naming what.
+func byToken[T any](db *gorm.DB, column, hash, what string) (*T, error) {
 	var rec T
-	err := db.Where(column+" = ?", hash).Take(&rec).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return nil, missing
+	if err := db.Where(column+" = ?", hash).Take(&rec).Error; err != nil {
+		return nil, notFound(err, what)
 	}
-	return &rec, err
-}
-
-// SessionPerson is whom sess signs in, or ErrSessionInvalid once it has
-// ended or its person was removed or deactivated: the rule the report
-// hosts' reader sessions share.
-func (s *SessionStore) SessionPerson(ctx context.Context, sess *Session) (*Person, error) {
-	return sessionPerson(s.conn(ctx), sess)
-}
-
-func sessionPerson(db *gorm.DB, sess *Session) (*Person, error) {
-	if !Now().Before(sess.EndsAt()) {
-		return nil, ErrSessionInvalid
-	}
-	p, err := loadPerson(db, sess.OrganizationID, sess.PersonID)
-	if apperr.Is(err, apperr.NotFound) || errors.Is(err, ErrPersonInactive) {
-		return nil, ErrSessionInvalid
-	}
-	return p, err
+	return &rec, nil
 }
 
 // SaveSessionSeen records when a session was last used.

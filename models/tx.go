@@ -169,10 +169,3 @@ func (s *core) Audited(ctx context.Context, e *AuditEntry) (bool, error) {
 		e.OrganizationID, e.SubjectID, e.Action, e.Detail).Count(&n).Error
 	return n > 0, err
 }
-
-// RequireOpenFlow refuses attaching a record to the organisation's flow
-// flowID unless it is open, read in ctx's transaction; a record in no
-// flow (nil) attaches to none.
-func (s *core) RequireOpenFlow(ctx context.Context, orgID string, flowID *string) error {
-	return requireOpenFlow(s.conn(ctx), orgID, flowID)
-}

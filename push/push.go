@@ -8,6 +8,7 @@ package push
 import (
 	"context"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/models"
@@ -43,7 +44,7 @@ func (s *Service) PublicKey(ctx context.Context) (string, error) {
 // person: a browser someone else signed in to before is this person's
 // now.
 func (s *Service) Subscribe(ctx context.Context, who models.Actor, sessionID string, n Subscription) error {
-	person, err := who.ActingPerson("notifications")
+	person, err := accounts.ActingPerson(who, "notifications")
 	if err != nil {
 		return err
 	}
@@ -61,7 +62,7 @@ func (s *Service) Subscribe(ctx context.Context, who models.Actor, sessionID str
 // if any: they turned notifications off in that browser. Someone else's
 // stays.
 func (s *Service) Unsubscribe(ctx context.Context, who models.Actor, endpoint string) error {
-	person, err := who.ActingPerson("notifications")
+	person, err := accounts.ActingPerson(who, "notifications")
 	if err != nil {
 		return err
 	}
@@ -71,7 +72,7 @@ func (s *Service) Unsubscribe(ctx context.Context, who models.Actor, endpoint st
 // Subscribed says whether the browser at endpoint is subscribed for the
 // person who acts (it may be someone else's, who used it before).
 func (s *Service) Subscribed(ctx context.Context, who models.Actor, endpoint string) (bool, error) {
-	person, err := who.ActingPerson("notifications")
+	person, err := accounts.ActingPerson(who, "notifications")
 	if err != nil {
 		return false, err
 	}

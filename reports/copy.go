@@ -52,7 +52,7 @@ func (s *Service) Copy(ctx context.Context, p models.Actor, from string, in *Cop
 		if err != nil {
 			return nil, nil, err
 		}
-		live, err := s.store.LiveVersion(ctx, src)
+		live, err := s.LiveVersion(ctx, src)
 		if err != nil {
 			return nil, nil, err
 		}

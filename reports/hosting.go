@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/models"
@@ -25,7 +26,7 @@ const AccessRequestEvery = 24 * time.Hour
 
 // ErrReaderTicketInvalid is a ticket that is unknown, used, expired or
 // for another report: the reader starts again from the app.
-var ErrReaderTicketInvalid = models.ErrReaderTicketInvalid
+var ErrReaderTicketInvalid = errors.New("reader ticket invalid")
 
 // ManifestFile is one file of a published version.
 type ManifestFile = models.ManifestFile
@@ -61,11 +62,20 @@ func (s *Service) AllowedOrigins(ctx context.Context, r *models.Report) ([]strin
 	return org.ReportOrigins, nil
 }
 
+// LiveVersion is r's live version; a report none of whose versions went
+// live has none to read.
+func (s *Service) LiveVersion(ctx context.Context, r *models.Report) (*models.ReportVersion, error) {
+	if r.LiveVersion == nil {
+		return nil, apperr.New(apperr.InvalidState, "report %s has no live version yet", r.Slug)
+	}
+	return s.store.GetVersionNumber(ctx, r, *r.LiveVersion)
+}
+
 // Served is the version of r a request reads: the live one (n is 0), or
 // version n if it was published, never one held or declined.
 func (s *Service) Served(ctx context.Context, r *models.Report, n int) (*models.ReportVersion, error) {
 	if n == 0 {
-		return s.store.LiveVersion(ctx, r)
+		return s.LiveVersion(ctx, r)
 	}
 	v, err := s.store.GetVersionNumber(ctx, r, n)
 	if err == nil && v.State != models.VersionPublished {
@@ -85,11 +95,11 @@ func (s *Service) Reader(ctx context.Context, token, reportID string) (*models.P
 	sess, err := s.store.ReaderSessionOf(ctx, models.HashSecret(token), reportID)
 	if err == nil {
 		var p *models.Person
-		if p, err = s.store.SessionPerson(ctx, sess); err == nil {
+		if p, err = accounts.SessionPerson(ctx, s.store, sess); err == nil {
 			return p, nil
 		}
 	}
-	if errors.Is(err, models.ErrSessionInvalid) {
+	if apperr.Is(err, apperr.NotFound) || errors.Is(err, accounts.ErrSessionInvalid) {
 		return nil, nil
 	}
 	return nil, err
@@ -104,24 +114,27 @@ func (s *Service) MayRead(ctx context.Context, r *models.Report, reader *models.
 // RedeemTicket trades a reader ticket the app issued for a reader session
 // on report reportID's origin, once; it returns the session's token.
 // A ticket that is unknown, used, expired or another report's is
-// models.ErrReaderTicketInvalid.
+// ErrReaderTicketInvalid.
 func (s *Service) RedeemTicket(ctx context.Context, ticket, reportID string) (string, error) {
 	token := models.NewToken()
 	err := s.store.Tx(ctx, func(ctx context.Context) error {
 		now := models.Now()
 		t, err := s.store.ReaderTicketByHash(ctx, models.HashSecret(ticket))
+		if apperr.Is(err, apperr.NotFound) {
+			return ErrReaderTicketInvalid
+		}
 		if err != nil {
 			return err
 		}
 		if t.ReportID != reportID || !now.Before(t.ExpiresAt) {
-			return models.ErrReaderTicketInvalid
+			return ErrReaderTicketInvalid
 		}
 		used, err := s.store.MarkReaderTicketUsed(ctx, t.TicketHash, now)
 		if err != nil {
 			return err
 		}
 		if !used {
-			return models.ErrReaderTicketInvalid
+			return ErrReaderTicketInvalid
 		}
 		return s.store.InsertReaderSession(ctx, &models.ReaderSession{TokenHash: models.HashSecret(token), ReportID: reportID,
 			SessionID: t.SessionID, CreatedAt: now})

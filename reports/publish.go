@@ -37,7 +37,7 @@ func (s *Service) prepare(ctx context.Context, p models.Actor, src *Source, summ
 		files, err = bundle.Inline(*src.Files)
 	default:
 		var u *models.Upload
-		if u, err = s.store.GetUpload(ctx, p.Organization.ID, *src.UploadID); err != nil {
+		if u, err = s.published(ctx, p.Organization.ID, *src.UploadID); err != nil {
 			return pub, err
 		}
 		pub.UploadID = u.ID

@@ -3,6 +3,7 @@ package reports
 import (
 	"context"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/models"
 )
@@ -14,7 +15,7 @@ import (
 // ReadableList is the reports the person who acts may read, newest
 // first, at most limit.
 func (s *Service) ReadableList(ctx context.Context, who models.Actor, limit int) ([]models.Report, error) {
-	person, err := who.ActingPerson("reading the reports shared with you")
+	person, err := accounts.ActingPerson(who, "reading the reports shared with you")
 	if err != nil {
 		return nil, err
 	}

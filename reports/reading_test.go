@@ -112,7 +112,7 @@ func TestReaderTicketsUnderRaces(t *testing.T) {
 		ticket, err := svc.ReaderTicket(ctx, r, sess.ID)
 		require.NoError(t, err)
 		_, err = svc.RedeemTicket(ctx, ticket, other.ID)
-		assert.ErrorIs(t, err, models.ErrReaderTicketInvalid, "a ticket opens its own report only")
+		assert.ErrorIs(t, err, reports.ErrReaderTicketInvalid, "a ticket opens its own report only")
 
 		const n = 8
 		tokens, errs := make([]string, n), make([]error, n)
@@ -128,7 +128,7 @@ func TestReaderTicketsUnderRaces(t *testing.T) {
 				won = tokens[i]
 				continue
 			}
-			assert.ErrorIs(t, err, models.ErrReaderTicketInvalid)
+			assert.ErrorIs(t, err, reports.ErrReaderTicketInvalid)
 		}
 		require.NotEmpty(t, won, "one redemption wins")
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
@@ -389,7 +390,7 @@ func (s *Service) viewedData(r *models.Report, viewer *models.Person, v *models.
 // its owner's webhooks (access.requested); it reports whether the request
 // is new, not a repeat within a day.
 func (s *Service) RequestAccess(ctx context.Context, r *models.Report, who models.Actor) (bool, error) {
-	person, err := who.ActingPerson("asking for access")
+	person, err := accounts.ActingPerson(who, "asking for access")
 	if err != nil {
 		return false, err
 	}

@@ -35,10 +35,58 @@ func (s *Service) CreateUpload(ctx context.Context, p models.Actor) (*models.Upl
 // credential, so it is random and kept only hashed.
 func UploadPath(ticket string) string { return "/uploads/" + ticket }
 
+// errTicketGone answers a PUT whose ticket names no upload that may still
+// receive its bytes.
+var errTicketGone = apperr.New(apperr.UploadNotFound, "this upload URL is unknown, has expired or was already published")
+
+// uploadGone is the one answer for an upload a publish names that is
+// unknown, of another organisation, expired or consumed.
+func uploadGone(id string) error {
+	return apperr.Field(apperr.UploadNotFound, "uploadId", "upload %s does not exist, has expired or was already published", id)
+}
+
+// usable says whether u may still be used: neither used up by a publish
+// nor expired.
+func usable(u *models.Upload) bool { return u.ConsumedAt == nil && !models.Now().After(u.ExpiresAt) }
+
+// unclaimable says why the upload ticket names was not claimed: used up,
+// given its content already, or being sent by another PUT.
+func (s *Service) unclaimable(ctx context.Context, ticket string) error {
+	u, err := s.store.UploadByTicket(ctx, ticket)
+	switch {
+	case apperr.Is(err, apperr.NotFound) || (err == nil && u.ConsumedAt != nil):
+		return errTicketGone
+	case err != nil:
+		return err
+	case u.UploadedAt != nil:
+		return apperr.New(apperr.InvalidState, "this upload already has its content; ask for a new upload URL to send other content")
+	}
+	return apperr.New(apperr.InvalidState, "another PUT is sending this upload's content now; if it fails, send it again")
+}
+
+// published is the organisation's upload id as a publish reads it: not
+// used up, not expired, with its content.
+func (s *Service) published(ctx context.Context, orgID, id string) (*models.Upload, error) {
+	u, err := s.store.GetUpload(ctx, orgID, id)
+	if apperr.Is(err, apperr.NotFound) || (err == nil && !usable(u)) {
+		return nil, uploadGone(id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if u.UploadedAt == nil {
+		return nil, apperr.Field(apperr.InvalidState, "uploadId", "upload %s has no content yet: PUT the file to its uploadUrl first", id)
+	}
+	return u, nil
+}
+
 // Receive stores the bytes of the upload the ticket names: one HTML file
 // or one ZIP, at most MaxUpload bytes, streamed to the blob store.
 func (s *Service) Receive(ctx context.Context, ticket, contentType string, body io.Reader) (*models.Upload, error) {
 	u, err := s.store.UploadByTicket(ctx, ticket)
+	if apperr.Is(err, apperr.NotFound) || (err == nil && !usable(u)) {
+		return nil, errTicketGone
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -50,8 +98,12 @@ func (s *Service) Receive(ctx context.Context, ticket, contentType string, body 
 	// PUT, racing or late, is refused at once instead of streaming its
 	// 100 MB to lose.
 	blob := u.ID + "-" + models.RandomToken(10)
-	if err := s.store.ClaimUpload(ctx, u.ID, blob, models.Now().Add(UploadTimeout+time.Minute)); err != nil {
+	claimed, err := s.store.ClaimUpload(ctx, u.ID, blob, models.Now().Add(UploadTimeout+time.Minute))
+	if err != nil {
 		return nil, err
+	}
+	if !claimed {
+		return nil, s.unclaimable(ctx, ticket)
 	}
 	size, err := s.blobs.PutUpload(ctx, blob, body, MaxUpload)
 	if err == nil && size == 0 {
@@ -68,7 +120,11 @@ func (s *Service) Receive(ctx context.Context, ticket, contentType string, body 
 		}
 		return nil, err
 	}
-	if err := s.store.MarkUploaded(ctx, u.ID, blob, mt, size); err != nil {
+	stored, err := s.store.MarkUploaded(ctx, u.ID, blob, mt, size)
+	if err == nil && !stored {
+		err = apperr.New(apperr.InvalidState, "this PUT's claim on the upload lapsed before its content was stored; send it again")
+	}
+	if err != nil {
 		_ = s.blobs.DeleteUpload(context.WithoutCancel(ctx), blob) // the claim lapsed and another PUT took it
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/assent-hq/assent/flows"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
@@ -62,7 +63,7 @@ func (w Versions) Create(ctx context.Context, in models.NewReport, pub models.Pu
 	for attempt := 1; ; attempt++ {
 		r.Slug = derivedSlug(in.Slug, attempt)
 		err := w.Store.Tx(ctx, func(ctx context.Context) error {
-			if err := w.Store.RequireOpenFlow(ctx, r.OrganizationID, r.FlowID); err != nil {
+			if err := flows.RequireOpen(ctx, w.Store, r.OrganizationID, r.FlowID); err != nil {
 				return err
 			}
 			var err error
@@ -164,8 +165,12 @@ func (w Versions) Publish(ctx context.Context, orgID, reportID string, expected 
 // and event, and uses its upload up, in ctx's transaction.
 func (w Versions) addVersion(ctx context.Context, r *models.Report, id string, pub models.Publication) (*models.ReportVersion, error) {
 	if pub.UploadID != "" {
-		if err := w.Store.ConsumeUpload(ctx, r.OrganizationID, pub.UploadID); err != nil {
+		consumed, err := w.Store.ConsumeUpload(ctx, r.OrganizationID, pub.UploadID)
+		if err != nil {
 			return nil, err
+		}
+		if !consumed { // a concurrent publish read it too
+			return nil, uploadGone(pub.UploadID)
 		}
 	}
 	now := models.Now()

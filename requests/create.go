@@ -3,6 +3,7 @@ package requests
 import (
 	"context"
 
+	"github.com/assent-hq/assent/flows"
 	"github.com/assent-hq/assent/models"
 )
 
@@ -19,7 +20,7 @@ type Creatable[T any] interface {
 // record (models.Store).
 type Claims interface {
 	Tx(ctx context.Context, fn func(ctx context.Context) error) error
-	RequireOpenFlow(ctx context.Context, orgID string, flowID *string) error
+	flows.Getter
 	BindClaim(ctx context.Context, c *models.Claim, id string) (earlier string, err error)
 	UnbindClaims(ctx context.Context, orgID, id string) error
 }
@@ -33,7 +34,7 @@ func Insert[T any](ctx context.Context, s Claims, recs Creatable[T], rec *T, cla
 	recs.Name(rec)
 	b := recs.Base(rec)
 	err = s.Tx(ctx, func(ctx context.Context) error {
-		if err := s.RequireOpenFlow(ctx, b.OrganizationID, b.FlowID); err != nil {
+		if err := flows.RequireOpen(ctx, s, b.OrganizationID, b.FlowID); err != nil {
 			return err
 		}
 		if earlier, err = s.BindClaim(ctx, claim, b.ID); err != nil || earlier != "" {

@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/changes"
 	"github.com/assent-hq/assent/models"
@@ -472,7 +473,7 @@ func (l *Lifecycle[T]) Get(ctx context.Context, orgID, id string) (*T, error) {
 // Waiting lists the open records waiting on the person who acts (asked,
 // and not yet done what each asks of them), in order, at most limit.
 func (l *Lifecycle[T]) Waiting(ctx context.Context, orgID string, who models.Actor, order models.InboxOrder, limit int) ([]T, error) {
-	if err := who.NeedPerson("an inbox"); err != nil {
+	if err := accounts.NeedPerson(who, "an inbox"); err != nil {
 		return nil, err
 	}
 	return l.table.Waiting(ctx, orgID, who.ID, order, limit)
@@ -481,7 +482,7 @@ func (l *Lifecycle[T]) Waiting(ctx context.Context, orgID string, who models.Act
 // WaitingKeys lists where the open records waiting on the person who acts
 // sort, in order, at most limit; Waiting loads the records.
 func (l *Lifecycle[T]) WaitingKeys(ctx context.Context, orgID string, who models.Actor, order models.InboxOrder, limit int) ([]models.WaitingKey, error) {
-	if err := who.NeedPerson("an inbox"); err != nil {
+	if err := accounts.NeedPerson(who, "an inbox"); err != nil {
 		return nil, err
 	}
 	return l.table.WaitingKeys(ctx, orgID, who.ID, order, limit)
@@ -490,7 +491,7 @@ func (l *Lifecycle[T]) WaitingKeys(ctx context.Context, orgID string, who models
 // WaitingCounts counts the open records waiting on the person who acts,
 // and those due before dueBefore.
 func (l *Lifecycle[T]) WaitingCounts(ctx context.Context, orgID string, who models.Actor, dueBefore time.Time) (models.Counts, error) {
-	if err := who.NeedPerson("an inbox"); err != nil {
+	if err := accounts.NeedPerson(who, "an inbox"); err != nil {
 		return models.Counts{}, err
 	}
 	return l.table.Counts(ctx, orgID, who.ID, dueBefore)

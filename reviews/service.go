@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/netguard"
@@ -199,7 +200,7 @@ func (s *Service) askable(ctx context.Context, r *models.Report, requester strin
 // the report's and published, or else the live one.
 func (s *Service) pinned(ctx context.Context, r *models.Report, versionID *string) (*models.ReportVersion, error) {
 	if versionID == nil {
-		v, err := s.store.LiveVersion(ctx, r)
+		v, err := s.reports.LiveVersion(ctx, r)
 		if apperr.Is(err, apperr.InvalidState) {
 			return nil, apperr.Field(apperr.InvalidState, "versionId", "report %s has no live version to review", r.Slug)
 		}
@@ -248,7 +249,7 @@ type VerdictInput struct {
 // Verdict returns a person's verdict on a review, through the workflow,
 // which decides whether this person may give one now.
 func (s *Service) Verdict(ctx context.Context, who models.Actor, id, updateID string, in VerdictInput) (*models.Review, error) {
-	person, err := who.ActingPerson("a verdict")
+	person, err := accounts.ActingPerson(who, "a verdict")
 	if err != nil {
 		return nil, err
 	}

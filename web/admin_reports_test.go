@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/blobstore"
 	"github.com/assent-hq/assent/internal/publishscan"
@@ -39,7 +40,7 @@ func TestAdminReleasesAndDeclinesHeldVersions(t *testing.T) {
 
 		_, agentKey, err := store.CreateKey(ctx, s.org.ID, "agent", models.KeyAgent, []string{"reports:write"})
 		require.NoError(t, err)
-		agent, err := store.Authenticate(ctx, agentKey)
+		agent, err := accounts.New(store).Authenticate(ctx, agentKey)
 		require.NoError(t, err)
 		publish := func(title, page string) *models.ReportVersion {
 			_, v, err := rep.Create(ctx, agent, &reports.CreateInput{Title: title, Source: reports.Source{Content: &page}}, nil)

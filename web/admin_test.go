@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/apperr"
@@ -325,7 +326,7 @@ func TestAdminKeysShowTheSecretOnce(t *testing.T) {
 		assert.Contains(t, created.body, "This is the only time it is shown")
 		assert.Equal(t, "no-store", created.header.Get("Cache-Control"))
 
-		p, err := s.store.Authenticate(ctx, secret)
+		p, err := accounts.New(s.store).Authenticate(ctx, secret)
 		require.NoError(t, err, "the key works")
 		assert.Equal(t, s.org.ID, p.Organization.ID)
 		assert.Equal(t, models.KeyAgent, p.Key.Kind)
@@ -350,7 +351,7 @@ func TestAdminKeysShowTheSecretOnce(t *testing.T) {
 		r = b.post("/admin/keys/"+p.Key.ID+"/revoke", url.Values{"csrf": {csrf}, "confirm": {"yes"}})
 		require.Equal(t, http.StatusSeeOther, r.status, r.body)
 		assert.Contains(t, b.get(r.header.Get("Location")).body, "Revoked <time")
-		_, err = s.store.Authenticate(ctx, secret)
+		_, err = accounts.New(s.store).Authenticate(ctx, secret)
 		assert.True(t, apperr.Is(err, apperr.Unauthorized), "revoked: %v", err)
 
 		// Another organisation's key cannot be revoked from here.
@@ -359,7 +360,7 @@ func TestAdminKeysShowTheSecretOnce(t *testing.T) {
 		require.NoError(t, err)
 		r = b.post("/admin/keys/"+k.ID+"/revoke", url.Values{"csrf": {csrf}, "confirm": {"yes"}})
 		assert.Equal(t, http.StatusNotFound, r.status)
-		_, err = s.store.Authenticate(ctx, theirs)
+		_, err = accounts.New(s.store).Authenticate(ctx, theirs)
 		assert.NoError(t, err)
 		assert.NotContains(t, b.get("/admin/keys").body, "theirs")
 	})

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/browsertest"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -43,7 +44,7 @@ func TestBrowserSettingsMintsAToken(t *testing.T) {
 	assert.Contains(t, b.Text("main .secret"), "Copy it now: it will not be shown again.")
 	secret := eval[string](t, b, `document.querySelector("#minted-secret").value`)
 	require.True(t, strings.HasPrefix(secret, "asnt_member_"), "the token shows: %q", secret)
-	k, err := s.store.Authenticate(context.Background(), secret)
+	k, err := accounts.New(s.store).Authenticate(context.Background(), secret)
 	require.NoError(t, err, "it is a working token")
 	assert.Equal(t, models.StringList{"approvals:read", "approvals:write"}, k.Key.Scopes)
 	b.CheckAccessibility("the Settings page showing a minted token")
@@ -67,7 +68,7 @@ func TestBrowserSettingsMintsAToken(t *testing.T) {
 	assert.Contains(t, b.Text("main .notice"), "The token was revoked")
 	assert.Contains(t, eval[string](t, b, `document.evaluate('`+row+`', document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue.textContent`), "Revoked")
 	assert.Equal(t, 0, eval[int](t, b, `document.querySelectorAll('`+form+`').length`), "a revoked token has no form")
-	_, err = s.store.Authenticate(context.Background(), secret)
+	_, err = accounts.New(s.store).Authenticate(context.Background(), secret)
 	assert.Error(t, err, "the revoked token no longer authenticates")
 	b.CheckAccessibility("the Settings page listing a revoked token")
 	b.Screenshot(filepath.Join(shots, "settings-tokens.png"))

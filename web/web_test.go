@@ -315,7 +315,7 @@ func TestSignInFlowEndToEnd(t *testing.T) {
 		assert.Equal(t, "/signin?signedout=1", r.header.Get("Location"))
 		assert.Nil(t, b.cookie(web.SessionCookie), "cookie cleared")
 		_, _, err = accounts.New(s.store).LoadSession(ctx, stolen)
-		assert.ErrorIs(t, err, models.ErrSessionInvalid)
+		assert.ErrorIs(t, err, accounts.ErrSessionInvalid)
 		r = b.get("/inbox")
 		assert.Equal(t, http.StatusSeeOther, r.status)
 		assert.Contains(t, b.get("/signin?signedout=1").body, "You are signed out.")

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -55,12 +56,12 @@ func TestAdminInit(t *testing.T) {
 				assert.True(t, strings.HasPrefix(secret, prefix), "%q starts with %s", secret, prefix)
 			}
 			for secret, kind := range map[string]string{got.AgentKey: models.KeyAgent, got.AdminKey: models.KeyAdmin} {
-				actor, err := store.Authenticate(ctx, secret)
+				actor, err := accounts.New(store).Authenticate(ctx, secret)
 				require.NoError(t, err)
 				assert.Equal(t, got.Organization.ID, actor.Organization.ID)
 				assert.Equal(t, kind, actor.Key.Kind)
 			}
-			owner, err := store.Authenticate(ctx, got.OwnerToken)
+			owner, err := accounts.New(store).Authenticate(ctx, got.OwnerToken)
 			require.NoError(t, err)
 			assert.Equal(t, got.Owner.ID, owner.Member().ID, "the owner's token acts as the owner")
 

@@ -16,6 +16,7 @@ import (
 	"go.temporal.io/server/temporaltest"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/admin"
 	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/approvals"
@@ -413,7 +414,7 @@ func TestAdminTokenCreate(t *testing.T) {
 		require.NoError(t, runAdmin(ctx, args, &out, io.Discard))
 		var got struct{ ID, Token string }
 		require.NoError(t, json.Unmarshal(out.Bytes(), &got))
-		p, err := store.Authenticate(ctx, got.Token)
+		p, err := accounts.New(store).Authenticate(ctx, got.Token)
 		require.NoError(t, err)
 		assert.Equal(t, ada.ID, p.Member().ID)
 		assert.Equal(t, want, []string(p.Key.Scopes))
@@ -424,7 +425,7 @@ func TestAdminTokenCreate(t *testing.T) {
 
 		// Revoked from the shell, audited naming the operator.
 		require.NoError(t, runAdmin(ctx, []string{"key", "revoke", "--database-url", url, "--org", org.ID, "--id", got.ID}, io.Discard, io.Discard))
-		_, err = store.Authenticate(ctx, got.Token)
+		_, err = accounts.New(store).Authenticate(ctx, got.Token)
 		require.Error(t, err, "revoked")
 		var revoked models.AuditEntry
 		require.NoError(t, db.Where("subject_type = ? AND subject_id = ? AND action = ?", "key", got.ID, models.KeyRevoked).Take(&revoked).Error)
