@@ -14,21 +14,21 @@ import (
 // acts for all of it); every call takes the principal's organisation id.
 // Every call goes through the admin service.
 
-func orgID(c *gin.Context) string { return principal(c).Organization.ID }
+func OrgID(c *gin.Context) string { return Principal(c).Organization.ID }
 
 func (h *handlers) getOrganization(c *gin.Context) {
-	c.JSON(http.StatusOK, wire.NewOrganization(principal(c).Organization))
+	c.JSON(http.StatusOK, wire.NewOrganization(Principal(c).Organization))
 }
 
 func (h *handlers) updateOrganization(c *gin.Context) {
 	var in admin.OrganizationPatch
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	org, err := h.admin.UpdateOrganization(c.Request.Context(), orgID(c), admin.ByAdministrator, in)
+	org, err := h.admin.UpdateOrganization(c.Request.Context(), OrgID(c), admin.ByAdministrator, in)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewOrganization(org))
@@ -36,13 +36,13 @@ func (h *handlers) updateOrganization(c *gin.Context) {
 
 func (h *handlers) createMember(c *gin.Context) {
 	var in admin.NewMember
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	m, err := h.admin.CreateMember(c.Request.Context(), orgID(c), principal(c), in)
+	m, err := h.admin.CreateMember(c.Request.Context(), OrgID(c), Principal(c), in)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusCreated, wire.NewMember(m))
@@ -51,12 +51,12 @@ func (h *handlers) createMember(c *gin.Context) {
 func (h *handlers) listMembers(c *gin.Context) {
 	p, err := page(c)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
-	rows, next, err := h.admin.ListMembers(c.Request.Context(), orgID(c), p)
+	rows, next, err := h.admin.ListMembers(c.Request.Context(), OrgID(c), p)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewList(rows, next, wire.NewMember))
@@ -64,13 +64,13 @@ func (h *handlers) listMembers(c *gin.Context) {
 
 func (h *handlers) updateMember(c *gin.Context) {
 	var in admin.MemberPatch
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	m, err := h.admin.UpdateMember(c.Request.Context(), orgID(c), principal(c), c.Param("id"), in)
+	m, err := h.admin.UpdateMember(c.Request.Context(), OrgID(c), Principal(c), c.Param("id"), in)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewMember(m))
@@ -91,9 +91,9 @@ func (h *handlers) createMemberToken(c *gin.Context) {
 // createOwnToken mints a token for the caller's own person, with at most
 // the scopes of the member token calling.
 func (h *handlers) createOwnToken(c *gin.Context) {
-	p := principal(c)
+	p := Principal(c)
 	if p.Member() == nil {
-		fail(c, apperr.New(apperr.Forbidden, "a token for a person is minted by that person: use a member token"))
+		Fail(c, apperr.New(apperr.Forbidden, "a token for a person is minted by that person: use a member token"))
 		return
 	}
 	h.mintMemberToken(c, p.Key.Scopes, p.Member().ID)
@@ -104,12 +104,12 @@ func (h *handlers) createOwnToken(c *gin.Context) {
 func (h *handlers) listOwnTokens(c *gin.Context) {
 	p, err := page(c)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
-	rows, next, err := h.admin.OwnTokens(c.Request.Context(), orgID(c), principal(c), p)
+	rows, next, err := h.admin.OwnTokens(c.Request.Context(), OrgID(c), Principal(c), p)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewList(rows, next, wire.NewKey))
@@ -118,9 +118,9 @@ func (h *handlers) listOwnTokens(c *gin.Context) {
 // revokeOwnToken revokes one of the caller's own member tokens; any other
 // key is not found (admin.RevokeOwnToken).
 func (h *handlers) revokeOwnToken(c *gin.Context) {
-	k, err := h.admin.RevokeOwnToken(c.Request.Context(), orgID(c), principal(c), c.Param("id"))
+	k, err := h.admin.RevokeOwnToken(c.Request.Context(), OrgID(c), Principal(c), c.Param("id"))
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewKey(k))
@@ -128,13 +128,13 @@ func (h *handlers) revokeOwnToken(c *gin.Context) {
 
 func (h *handlers) mintMemberToken(c *gin.Context, ceiling []string, memberID string) {
 	var in admin.NewMemberToken
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	k, secret, err := h.admin.MintMemberToken(c.Request.Context(), orgID(c), principal(c), ceiling, memberID, in)
+	k, secret, err := h.admin.MintMemberToken(c.Request.Context(), OrgID(c), Principal(c), ceiling, memberID, in)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusCreated, tokenResponse{ID: k.ID, Token: secret, Scopes: k.Scopes})
@@ -142,13 +142,13 @@ func (h *handlers) mintMemberToken(c *gin.Context, ceiling []string, memberID st
 
 func (h *handlers) createTeam(c *gin.Context) {
 	var in admin.NewTeam
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	t, err := h.admin.CreateTeam(c.Request.Context(), orgID(c), in)
+	t, err := h.admin.CreateTeam(c.Request.Context(), OrgID(c), in)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusCreated, wire.NewTeam(t))
@@ -157,12 +157,12 @@ func (h *handlers) createTeam(c *gin.Context) {
 func (h *handlers) listTeams(c *gin.Context) {
 	p, err := page(c)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
-	rows, next, err := h.admin.ListTeams(c.Request.Context(), orgID(c), p)
+	rows, next, err := h.admin.ListTeams(c.Request.Context(), OrgID(c), p)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewList(rows, next, wire.NewTeam))
@@ -170,13 +170,13 @@ func (h *handlers) listTeams(c *gin.Context) {
 
 func (h *handlers) createGuest(c *gin.Context) {
 	var in admin.NewGuest
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	g, created, err := h.admin.CreateGuest(c.Request.Context(), orgID(c), in)
+	g, created, err := h.admin.CreateGuest(c.Request.Context(), OrgID(c), in)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	status := http.StatusOK
@@ -189,12 +189,12 @@ func (h *handlers) createGuest(c *gin.Context) {
 func (h *handlers) listGuests(c *gin.Context) {
 	p, err := page(c)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
-	rows, next, err := h.admin.ListGuests(c.Request.Context(), orgID(c), p)
+	rows, next, err := h.admin.ListGuests(c.Request.Context(), OrgID(c), p)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewList(rows, next, wire.NewGuest))
@@ -203,13 +203,13 @@ func (h *handlers) listGuests(c *gin.Context) {
 // updateGuest renames a guest; requests already made are unchanged.
 func (h *handlers) updateGuest(c *gin.Context) {
 	var in admin.GuestPatch
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	g, err := h.admin.UpdateGuest(c.Request.Context(), orgID(c), c.Param("id"), in)
+	g, err := h.admin.UpdateGuest(c.Request.Context(), OrgID(c), c.Param("id"), in)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewGuest(g))
@@ -217,21 +217,21 @@ func (h *handlers) updateGuest(c *gin.Context) {
 
 func (h *handlers) updateTeam(c *gin.Context) {
 	var in admin.TeamPatch
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	t, err := h.admin.UpdateTeam(c.Request.Context(), orgID(c), c.Param("id"), in)
+	t, err := h.admin.UpdateTeam(c.Request.Context(), OrgID(c), c.Param("id"), in)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewTeam(t))
 }
 
 func (h *handlers) deleteTeam(c *gin.Context) {
-	if err := h.admin.DeleteTeam(c.Request.Context(), orgID(c), c.Param("id")); err != nil {
-		fail(c, err)
+	if err := h.admin.DeleteTeam(c.Request.Context(), OrgID(c), c.Param("id")); err != nil {
+		Fail(c, err)
 		return
 	}
 	c.Status(http.StatusNoContent)
@@ -240,8 +240,8 @@ func (h *handlers) deleteTeam(c *gin.Context) {
 // removeGuest ends the guest's sessions and links and takes them off the
 // pending requests they could decide; 204 once done.
 func (h *handlers) removeGuest(c *gin.Context) {
-	if err := h.admin.RemoveGuest(c.Request.Context(), orgID(c), c.Param("id"), principal(c)); err != nil {
-		fail(c, err)
+	if err := h.admin.RemoveGuest(c.Request.Context(), OrgID(c), c.Param("id"), Principal(c)); err != nil {
+		Fail(c, err)
 		return
 	}
 	c.Status(http.StatusNoContent)
@@ -255,13 +255,13 @@ type createdKey struct {
 
 func (h *handlers) createKey(c *gin.Context) {
 	var in admin.NewKey
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	k, secret, err := h.admin.CreateKey(c.Request.Context(), orgID(c), principal(c), in)
+	k, secret, err := h.admin.CreateKey(c.Request.Context(), OrgID(c), Principal(c), in)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusCreated, createdKey{Key: wire.NewKey(k), Secret: secret})
@@ -270,21 +270,21 @@ func (h *handlers) createKey(c *gin.Context) {
 func (h *handlers) listKeys(c *gin.Context) {
 	p, err := page(c)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
-	rows, next, err := h.admin.ListKeys(c.Request.Context(), orgID(c), p)
+	rows, next, err := h.admin.ListKeys(c.Request.Context(), OrgID(c), p)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewList(rows, next, wire.NewKey))
 }
 
 func (h *handlers) revokeKey(c *gin.Context) {
-	k, err := h.admin.RevokeKey(c.Request.Context(), orgID(c), principal(c), c.Param("id"))
+	k, err := h.admin.RevokeKey(c.Request.Context(), OrgID(c), Principal(c), c.Param("id"))
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewKey(k))

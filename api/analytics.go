@@ -9,10 +9,10 @@ import (
 )
 
 func (h *handlers) reportAnalytics(c *gin.Context) {
-	p := principal(c)
+	p := Principal(c)
 	out, err := h.reports.Analytics(c.Request.Context(), p, reportParam(c))
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, out)
@@ -21,13 +21,13 @@ func (h *handlers) reportAnalytics(c *gin.Context) {
 func (h *handlers) organizationAnalytics(c *gin.Context) {
 	pg, err := page(c)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
-	p := principal(c)
+	p := Principal(c)
 	rows, next, err := h.reports.OrganizationAnalytics(c.Request.Context(), p, pg)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewList(rows, next, wire.NewReportReach))

@@ -31,21 +31,21 @@ func (h *handlers) authenticate(c *gin.Context) {
 			// the unread body, which a slow client never finishes.
 			c.Header("Connection", "close")
 		}
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.Set(principalKey, p)
 	c.Next()
 }
 
-func principal(c *gin.Context) accounts.Actor {
+func Principal(c *gin.Context) accounts.Actor {
 	return c.MustGet(principalKey).(accounts.Actor)
 }
 
-// requireScope refuses keys that lack scope, naming it.
-func requireScope(scope string) gin.HandlerFunc {
+// RequireScope refuses keys that lack scope, naming it.
+func RequireScope(scope string) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		p := principal(c)
+		p := Principal(c)
 		if p.HasScope(scope) {
 			c.Next()
 			return
@@ -53,21 +53,21 @@ func requireScope(scope string) gin.HandlerFunc {
 		if p.Key.Kind == admin.KeyAdmin {
 			// Admin keys carry no scopes: "lacks the scope" would send the
 			// caller looking for one to add.
-			fail(c, apperr.New(apperr.InsufficientScope, "an admin key manages the organisation and cannot use this endpoint; use an agent key with the scope %s (or a member token)", scope))
+			Fail(c, apperr.New(apperr.InsufficientScope, "an admin key manages the organisation and cannot use this endpoint; use an agent key with the scope %s (or a member token)", scope))
 			return
 		}
-		fail(c, apperr.New(apperr.InsufficientScope, "this key lacks the scope %s", scope))
+		Fail(c, apperr.New(apperr.InsufficientScope, "this key lacks the scope %s", scope))
 	}
 }
 
-// personActs admits a member token to act as its person (decide, ask,
+// PersonActs admits a member token to act as its person (decide, ask,
 // reply, give a verdict) only when it carries scope: a token minted to
 // read never acts. Keys pass on, and the handler or workflow refuses them
 // as no person.
-func personActs(scope string) gin.HandlerFunc {
+func PersonActs(scope string) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		if p := principal(c); p.Member() != nil && !p.HasScope(scope) {
-			fail(c, apperr.New(apperr.InsufficientScope, "this token lacks the scope %s, so it cannot act as its person here", scope))
+		if p := Principal(c); p.Member() != nil && !p.HasScope(scope) {
+			Fail(c, apperr.New(apperr.InsufficientScope, "this token lacks the scope %s, so it cannot act as its person here", scope))
 			return
 		}
 		c.Next()
@@ -76,8 +76,8 @@ func personActs(scope string) gin.HandlerFunc {
 
 // requireAdmin admits admin keys only.
 func requireAdmin(c *gin.Context) {
-	if principal(c).Key.Kind != admin.KeyAdmin {
-		fail(c, apperr.New(apperr.Forbidden, "this endpoint needs an admin key"))
+	if Principal(c).Key.Kind != admin.KeyAdmin {
+		Fail(c, apperr.New(apperr.Forbidden, "this endpoint needs an admin key"))
 		return
 	}
 	c.Next()

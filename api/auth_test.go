@@ -21,10 +21,10 @@ func TestRequireScopeNamesTheMissingScope(t *testing.T) {
 	r.Use(errorsMiddleware(slog.Default()))
 	r.GET("/x", func(c *gin.Context) {
 		c.Set(principalKey, models.Actor{Key: &models.APIKey{Scopes: models.StringList{"approvals:read"}}})
-	}, requireScope("approvals:write"), func(c *gin.Context) { c.Status(http.StatusNoContent) })
+	}, RequireScope("approvals:write"), func(c *gin.Context) { c.Status(http.StatusNoContent) })
 	r.GET("/y", func(c *gin.Context) {
 		c.Set(principalKey, models.Actor{Key: &models.APIKey{Scopes: models.StringList{"approvals:write"}}})
-	}, requireScope("approvals:write"), func(c *gin.Context) { c.Status(http.StatusNoContent) })
+	}, RequireScope("approvals:write"), func(c *gin.Context) { c.Status(http.StatusNoContent) })
 
 	w := httptest.NewRecorder()
 	r.ServeHTTP(w, httptest.NewRequest("GET", "/x", nil))

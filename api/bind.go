@@ -45,26 +45,26 @@ func readBody(limit int64) gin.HandlerFunc {
 		if err != nil {
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {
-				fail(c, apperr.New(apperr.PayloadTooLarge, "the request body is larger than %d bytes", limit))
+				Fail(c, apperr.New(apperr.PayloadTooLarge, "the request body is larger than %d bytes", limit))
 				return
 			}
-			fail(c, apperr.New(apperr.InvalidRequest, "the request body could not be read"))
+			Fail(c, apperr.New(apperr.InvalidRequest, "the request body could not be read"))
 			return
 		}
 		if len(body) > 0 {
 			mt, _, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
 			if err != nil || mt != "application/json" {
-				fail(c, apperr.New(apperr.UnsupportedMedia, "send the request body as application/json"))
+				Fail(c, apperr.New(apperr.UnsupportedMedia, "send the request body as application/json"))
 				return
 			}
 			if len(bytes.TrimSpace(body)) == 0 {
 				// Not JSON, and not the absent body an optional one may be.
-				fail(c, apperr.New(apperr.InvalidRequest, "the request body is blank: send a JSON object, or no body at all"))
+				Fail(c, apperr.New(apperr.InvalidRequest, "the request body is blank: send a JSON object, or no body at all"))
 				return
 			}
 		}
 		if err := checkJSON(body); err != nil {
-			fail(c, err)
+			Fail(c, err)
 			return
 		}
 		c.Set(bodyKey, body)
@@ -185,22 +185,22 @@ func joinPath(stack []jsonFrame) string {
 func plainParams(c *gin.Context) {
 	for _, p := range c.Params {
 		if err := validate.Text(p.Key, p.Value); err != nil {
-			fail(c, err)
+			Fail(c, err)
 			return
 		}
 	}
 	for k, vs := range c.Request.URL.Query() {
 		if validate.Text(k, k) != nil {
-			fail(c, apperr.New(apperr.InvalidRequest, "a query parameter's name must be UTF-8 text without a NUL character (\\u0000)"))
+			Fail(c, apperr.New(apperr.InvalidRequest, "a query parameter's name must be UTF-8 text without a NUL character (\\u0000)"))
 			return
 		}
 		for _, v := range vs {
 			if v == "" {
-				fail(c, apperr.Field(apperr.InvalidRequest, k, "the query parameter %s is empty: give it a value or leave it out", k))
+				Fail(c, apperr.Field(apperr.InvalidRequest, k, "the query parameter %s is empty: give it a value or leave it out", k))
 				return
 			}
 			if err := validate.Text(k, v); err != nil {
-				fail(c, err)
+				Fail(c, err)
 				return
 			}
 		}
@@ -215,10 +215,10 @@ func rawBody(c *gin.Context) []byte {
 	return nil
 }
 
-// bind decodes the body strictly into dst (unknown fields, wrong types and
+// Bind decodes the body strictly into dst (unknown fields, wrong types and
 // trailing data are refused, naming the field) and validates it. An empty
 // body is an empty object, so a missing field is reported by name.
-func bind(c *gin.Context, dst any) error {
+func Bind(c *gin.Context, dst any) error {
 	body := bytes.TrimSpace(rawBody(c))
 	if len(body) == 0 {
 		body = []byte("{}")
@@ -402,12 +402,12 @@ func fieldByJSONName(t reflect.Type, name string) (reflect.StructField, bool) {
 	return reflect.StructField{}, false
 }
 
-// noFields holds the body of a route that takes none (the document's
+// NoFields holds the body of a route that takes none (the document's
 // Empty) to what bind holds every body to: absent, or an object without
 // fields. Otherwise a field the caller thinks meaningful would be ignored.
-func noFields(c *gin.Context) {
-	if err := bind(c, &struct{}{}); err != nil {
-		fail(c, err)
+func NoFields(c *gin.Context) {
+	if err := Bind(c, &struct{}{}); err != nil {
+		Fail(c, err)
 		return
 	}
 	c.Next()
@@ -522,8 +522,8 @@ func page(c *gin.Context) (requests.Page, error) {
 	return p, nil
 }
 
-// boolParam reads an optional true|false query parameter: nil when absent.
-func boolParam(c *gin.Context, name string) (*bool, error) {
+// BoolParam reads an optional true|false query parameter: nil when absent.
+func BoolParam(c *gin.Context, name string) (*bool, error) {
 	switch v := c.Query(name); v {
 	case "":
 		return nil, nil

@@ -15,36 +15,36 @@ const CommentBodyLimit = 28 << 20
 
 func (h *handlers) postComment(c *gin.Context) {
 	var in comments.PostInput
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	t, err := h.comments.Post(c.Request.Context(), principal(c), c.Param("idOrSlug"), &in)
+	t, err := h.comments.Post(c.Request.Context(), Principal(c), c.Param("idOrSlug"), &in)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusCreated, wire.NewThread(t, h.baseURL))
 }
 
 func (h *handlers) reportComments(c *gin.Context) {
-	_, threads, err := h.comments.Threads(c.Request.Context(), principal(c), c.Param("idOrSlug"))
+	_, threads, err := h.comments.Threads(c.Request.Context(), Principal(c), c.Param("idOrSlug"))
 	h.respondThreads(c, threads, "", err)
 }
 
 func (h *handlers) openComments(c *gin.Context) {
 	p, err := page(c)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
-	threads, next, err := h.comments.Open(c.Request.Context(), principal(c), p)
+	threads, next, err := h.comments.Open(c.Request.Context(), Principal(c), p)
 	h.respondThreads(c, threads, next, err)
 }
 
 func (h *handlers) respondThreads(c *gin.Context, threads []comments.Thread, next string, err error) {
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewList(threads, next, func(t *comments.Thread) wire.Thread { return wire.NewThread(t, h.baseURL) }))
@@ -52,21 +52,21 @@ func (h *handlers) respondThreads(c *gin.Context, threads []comments.Thread, nex
 
 func (h *handlers) resolveThread(c *gin.Context) {
 	var in comments.ResolveInput
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	t, err := h.comments.Resolve(c.Request.Context(), principal(c), c.Param("threadId"), &in)
+	t, err := h.comments.Resolve(c.Request.Context(), Principal(c), c.Param("threadId"), &in)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewThread(t, h.baseURL))
 }
 
 func (h *handlers) retractComment(c *gin.Context) {
-	if err := h.comments.Retract(c.Request.Context(), principal(c), c.Param("idOrSlug"), c.Param("commentId")); err != nil {
-		fail(c, err)
+	if err := h.comments.Retract(c.Request.Context(), Principal(c), c.Param("idOrSlug"), c.Param("commentId")); err != nil {
+		Fail(c, err)
 		return
 	}
 	c.Status(http.StatusNoContent)
@@ -75,9 +75,9 @@ func (h *handlers) retractComment(c *gin.Context) {
 // commentImage serves an image attached to a report's comment, as an
 // attachment-safe image: its type was read from its bytes when stored.
 func (h *handlers) commentImage(c *gin.Context) {
-	img, b, err := h.comments.Image(c.Request.Context(), principal(c), c.Param("idOrSlug"), c.Param("sha256"))
+	img, b, err := h.comments.Image(c.Request.Context(), Principal(c), c.Param("idOrSlug"), c.Param("sha256"))
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.Header("X-Content-Type-Options", "nosniff")
@@ -89,13 +89,13 @@ func (h *handlers) commentImage(c *gin.Context) {
 
 func (h *handlers) revisionBrief(c *gin.Context) {
 	var in comments.BriefInput
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	b, err := h.comments.RevisionBrief(c.Request.Context(), principal(c), c.Param("idOrSlug"), &in)
+	b, err := h.comments.RevisionBrief(c.Request.Context(), Principal(c), c.Param("idOrSlug"), &in)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, b)

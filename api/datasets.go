@@ -23,9 +23,9 @@ func newDataset(d *reports.Dataset) dataset {
 
 // putDataset stores the body as it came, byte for byte.
 func (h *handlers) putDataset(c *gin.Context) {
-	d, created, err := h.reports.PutDataset(c.Request.Context(), orgID(c), principal(c), reportParam(c), c.Param("name"), rawBody(c))
+	d, created, err := h.reports.PutDataset(c.Request.Context(), OrgID(c), Principal(c), reportParam(c), c.Param("name"), rawBody(c))
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	status := http.StatusOK
@@ -36,18 +36,18 @@ func (h *handlers) putDataset(c *gin.Context) {
 }
 
 func (h *handlers) listDatasets(c *gin.Context) {
-	ds, err := h.reports.Datasets(c.Request.Context(), principal(c), reportParam(c))
+	ds, err := h.reports.Datasets(c.Request.Context(), Principal(c), reportParam(c))
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewList(ds, "", newDataset))
 }
 
 func (h *handlers) getDataset(c *gin.Context) {
-	d, err := h.reports.Dataset(c.Request.Context(), principal(c), reportParam(c), c.Param("name"))
+	d, err := h.reports.Dataset(c.Request.Context(), Principal(c), reportParam(c), c.Param("name"))
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.Header("Cache-Control", "no-store")
@@ -55,8 +55,8 @@ func (h *handlers) getDataset(c *gin.Context) {
 }
 
 func (h *handlers) deleteDataset(c *gin.Context) {
-	if err := h.reports.DeleteDataset(c.Request.Context(), orgID(c), principal(c), reportParam(c), c.Param("name")); err != nil {
-		fail(c, err)
+	if err := h.reports.DeleteDataset(c.Request.Context(), OrgID(c), Principal(c), reportParam(c), c.Param("name")); err != nil {
+		Fail(c, err)
 		return
 	}
 	c.Status(http.StatusNoContent)

@@ -14,20 +14,20 @@ import (
 
 func (h *handlers) putDelegation(c *gin.Context) {
 	var in delegations.SetInput
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	if _, err := h.delegations.Set(c.Request.Context(), principal(c), in); err != nil {
-		fail(c, err)
+	if _, err := h.delegations.Set(c.Request.Context(), Principal(c), in); err != nil {
+		Fail(c, err)
 		return
 	}
 	h.myDelegation(c)
 }
 
 func (h *handlers) endDelegation(c *gin.Context) {
-	if err := h.delegations.End(c.Request.Context(), principal(c)); err != nil {
-		fail(c, err)
+	if err := h.delegations.End(c.Request.Context(), Principal(c)); err != nil {
+		Fail(c, err)
 		return
 	}
 	c.Status(http.StatusNoContent)
@@ -36,9 +36,9 @@ func (h *handlers) endDelegation(c *gin.Context) {
 // myDelegation answers with the caller's delegation and those naming
 // them: GET, and the answer to a PUT.
 func (h *handlers) myDelegation(c *gin.Context) {
-	mine, toMe, err := h.delegations.Mine(c.Request.Context(), principal(c))
+	mine, toMe, err := h.delegations.Mine(c.Request.Context(), Principal(c))
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewMyDelegation(mine, toMe))

@@ -59,8 +59,8 @@ func flushError(c *gin.Context, log *slog.Logger) {
 	}
 }
 
-// fail records err for errorsMiddleware and stops the chain.
-func fail(c *gin.Context, err error) {
+// Fail records err for errorsMiddleware and stops the chain.
+func Fail(c *gin.Context, err error) {
 	_ = c.Error(err)
 	c.Abort()
 }

@@ -18,7 +18,7 @@ var evidenceScopes = []string{scopes.ReportsRead, scopes.ApprovalsRead, scopes.R
 // those missing) and, of people, owners and administrators: an export is
 // the organisation's audit record.
 func requireEvidence(c *gin.Context) {
-	p := principal(c)
+	p := Principal(c)
 	var missing []string
 	for _, s := range evidenceScopes {
 		if !p.HasScope(s) {
@@ -26,24 +26,24 @@ func requireEvidence(c *gin.Context) {
 		}
 	}
 	if len(missing) > 0 {
-		fail(c, apperr.New(apperr.InsufficientScope, "an evidence export needs the scopes %s; this key lacks %s",
+		Fail(c, apperr.New(apperr.InsufficientScope, "an evidence export needs the scopes %s; this key lacks %s",
 			strings.Join(evidenceScopes, ", "), strings.Join(missing, ", ")))
 		return
 	}
 	if p.IsPerson && !p.Administrator {
-		fail(c, apperr.New(apperr.Forbidden, "only the organisation's owners and administrators export evidence"))
+		Fail(c, apperr.New(apperr.Forbidden, "only the organisation's owners and administrators export evidence"))
 		return
 	}
 	c.Next()
 }
 
 func (h *handlers) flowEvidence(c *gin.Context) {
-	x, err := h.evidence.Flow(c.Request.Context(), orgID(c), c.Param("id"))
+	x, err := h.evidence.Flow(c.Request.Context(), OrgID(c), c.Param("id"))
 	h.respondEvidence(c, x, err)
 }
 
 func (h *handlers) reportEvidence(c *gin.Context) {
-	x, err := h.evidence.Report(c.Request.Context(), orgID(c), c.Param("idOrSlug"))
+	x, err := h.evidence.Report(c.Request.Context(), OrgID(c), c.Param("idOrSlug"))
 	h.respondEvidence(c, x, err)
 }
 
@@ -51,7 +51,7 @@ func (h *handlers) reportEvidence(c *gin.Context) {
 // timeline alone.
 func (h *handlers) respondEvidence(c *gin.Context, x *evidence.Export, err error) {
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.Header("Cache-Control", "no-store")
@@ -66,6 +66,6 @@ func (h *handlers) respondEvidence(c *gin.Context, x *evidence.Export, err error
 			_ = c.Error(err)
 		}
 	default:
-		fail(c, apperr.Field(apperr.InvalidRequest, "format", "format must be json or csv"))
+		Fail(c, apperr.Field(apperr.InvalidRequest, "format", "format must be json or csv"))
 	}
 }

@@ -11,13 +11,13 @@ import (
 
 func (h *handlers) createFlow(c *gin.Context) {
 	var in flows.CreateInput
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	f, err := h.flows.Create(c.Request.Context(), principal(c), &in)
+	f, err := h.flows.Create(c.Request.Context(), Principal(c), &in)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.Header("Location", "/api/v1/flows/"+f.ID)
@@ -27,27 +27,27 @@ func (h *handlers) createFlow(c *gin.Context) {
 func (h *handlers) getFlow(c *gin.Context) { h.respondFlow(c, http.StatusOK, c.Param("id")) }
 
 func (h *handlers) completeFlow(c *gin.Context) {
-	f, err := h.flows.Complete(c.Request.Context(), principal(c), c.Param("id"))
+	f, err := h.flows.Complete(c.Request.Context(), Principal(c), c.Param("id"))
 	h.respondFinished(c, f, err)
 }
 
 func (h *handlers) cancelFlow(c *gin.Context) {
-	f, err := h.flows.Cancel(c.Request.Context(), principal(c), c.Param("id"))
+	f, err := h.flows.Cancel(c.Request.Context(), Principal(c), c.Param("id"))
 	h.respondFinished(c, f, err)
 }
 
 func (h *handlers) respondFinished(c *gin.Context, f *flows.Flow, err error) {
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	h.respondFlow(c, http.StatusOK, f.ID)
 }
 
 func (h *handlers) respondFlow(c *gin.Context, status int, id string) {
-	d, err := h.flows.Detail(c.Request.Context(), principal(c), id)
+	d, err := h.flows.Detail(c.Request.Context(), Principal(c), id)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(status, wire.NewFlow(d, h.baseURL))

@@ -36,11 +36,11 @@ func (h *handlers) idempotent(resumable bool) gin.HandlerFunc {
 			return
 		}
 		ctx := c.Request.Context()
-		p := principal(c)
+		p := Principal(c)
 		claim, prev, err := h.idempotency.Await(ctx, idempotency.Request{OrganizationID: p.Organization.ID, PrincipalID: p.Key.ID,
 			Key: key, Method: c.Request.Method, Path: c.Request.URL.Path, Body: rawBody(c)}, resumable, awaitKey)
 		if err != nil {
-			fail(c, err)
+			Fail(c, err)
 			return
 		}
 		if prev != nil {
@@ -79,8 +79,8 @@ func (h *handlers) idempotent(resumable bool) gin.HandlerFunc {
 	}
 }
 
-// claim is the request's Idempotency-Key claim, nil without a key.
-func claim(c *gin.Context) *idempotency.Claim {
+// Claim is the request's Idempotency-Key claim, nil without a key.
+func Claim(c *gin.Context) *idempotency.Claim {
 	if v, ok := c.Get(claimKey); ok {
 		return v.(*idempotency.Claim)
 	}

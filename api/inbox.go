@@ -16,8 +16,8 @@ import (
 	"github.com/assent-hq/assent/wire"
 )
 
-// inboxKind is one kind's part of the inbox.
-type inboxKind struct {
+// InboxKind is one kind's part of the inbox (Kind.Inbox, InboxOf).
+type InboxKind struct {
 	name string
 	// order is its own list's order when the caller names none.
 	order requests.InboxOrder
@@ -30,31 +30,20 @@ type inboxKind struct {
 	paged func(c *gin.Context, p requests.Page)
 }
 
-// inboxOf is k's part of the inbox, over its requests' lifecycle l.
-func inboxOf[T, In, W any](k requestRoutes[T, In, W], l *requests.Lifecycle[T], order requests.InboxOrder) inboxKind {
-	return inboxKind{name: l.Kind(), order: order, keys: l.WaitingKeys,
+// InboxOf is k's part of the inbox, over its requests' lifecycle l, in
+// order when the caller names none; paged, when not nil, answers its own
+// list newest first a page at a time.
+func InboxOf[T, In, W any](k RequestRoutes[T, In, W], l *requests.Lifecycle[T], order requests.InboxOrder,
+	paged func(c *gin.Context, p requests.Page)) InboxKind {
+	return InboxKind{name: l.Kind(), order: order, keys: l.WaitingKeys, paged: paged,
 		items: func(ctx context.Context, orgID string, who accounts.Actor, order requests.InboxOrder, n int) ([]inboxItem, error) {
 			rows, err := l.Waiting(ctx, orgID, who, order, n)
 			items := make([]inboxItem, len(rows))
 			for i := range rows {
-				items[i] = inboxItem{kind: l.Kind(), request: k.serialize(&rows[i], k.h.baseURL), id: k.service.Head(&rows[i]).ID}
+				items[i] = inboxItem{kind: l.Kind(), request: k.Serialize(&rows[i], k.Kit.BaseURL()), id: k.Service.Head(&rows[i]).ID}
 			}
 			return items, err
 		}}
-}
-
-// inboxKinds are the kinds the inbox lists, in the order the list of
-// every kind breaks ties: an approval's list is newest first and paged,
-// the others' what needs attention first.
-func (h *handlers) inboxKinds() []inboxKind {
-	approvals := inboxOf(h.approvalRoutes(), h.approvals.Lifecycle, requests.Newest)
-	approvals.paged = func(c *gin.Context, p requests.Page) {
-		rows, next, err := h.approvals.Pending(c.Request.Context(), orgID(c), principal(c), p)
-		h.approvalRoutes().respondList(c, rows, next, err)
-	}
-	return []inboxKind{approvals,
-		inboxOf(h.collectionRoutes(), h.collections.Lifecycle, requests.Attention),
-		inboxOf(h.reviewRoutes(), h.reviews.Lifecycle, requests.Attention)}
 }
 
 // inbox lists what waits on the calling person: without kind every
@@ -64,19 +53,19 @@ func (h *handlers) inboxKinds() []inboxKind {
 func (h *handlers) inbox(c *gin.Context) {
 	p, err := page(c)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
-	kinds := h.inboxKinds()
+	kinds := h.inboxKinds
 	name := c.Query("kind")
-	at := slices.IndexFunc(kinds, func(k inboxKind) bool { return k.name == name })
+	at := slices.IndexFunc(kinds, func(k InboxKind) bool { return k.name == name })
 	if name != "" && at < 0 {
 		names := make([]string, len(kinds))
 		for i, k := range kinds {
 			names[i] = k.name
 		}
 		last := len(names) - 1
-		fail(c, apperr.Field(apperr.InvalidRequest, "kind", "kind must be %s or %s", strings.Join(names[:last], ", "), names[last]))
+		Fail(c, apperr.Field(apperr.InvalidRequest, "kind", "kind must be %s or %s", strings.Join(names[:last], ", "), names[last]))
 		return
 	}
 	order := requests.Newest
@@ -84,7 +73,7 @@ func (h *handlers) inbox(c *gin.Context) {
 		order = kinds[at].order
 	}
 	if order, err = requests.InboxOrderOf(c.Query("order"), order); err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	if at >= 0 && order == requests.Newest && kinds[at].paged != nil {
@@ -92,13 +81,13 @@ func (h *handlers) inbox(c *gin.Context) {
 		return
 	}
 	if p.Cursor != "" {
-		fail(c, apperr.Field(apperr.InvalidRequest, "cursor", "cursor pages only kind=approval, newest first: this list is one page"))
+		Fail(c, apperr.Field(apperr.InvalidRequest, "cursor", "cursor pages only kind=approval, newest first: this list is one page"))
 		return
 	}
 	if at >= 0 {
-		items, err := kinds[at].items(c.Request.Context(), orgID(c), principal(c), order, p.Limit)
+		items, err := kinds[at].items(c.Request.Context(), OrgID(c), Principal(c), order, p.Limit)
 		if err != nil {
-			fail(c, err)
+			Fail(c, err)
 			return
 		}
 		data := make([]any, len(items))
@@ -132,8 +121,8 @@ func (i inboxItem) MarshalJSON() ([]byte, error) {
 // kind, in order. Where each kind's requests sort comes from its asked
 // index alone, so only the records shown are loaded, not a page of each
 // kind.
-func (h *handlers) allInbox(c *gin.Context, kinds []inboxKind, order requests.InboxOrder, limit int) {
-	ctx, org, who := c.Request.Context(), orgID(c), principal(c)
+func (h *handlers) allInbox(c *gin.Context, kinds []InboxKind, order requests.InboxOrder, limit int) {
+	ctx, org, who := c.Request.Context(), OrgID(c), Principal(c)
 	type waiting struct {
 		requests.WaitingKey
 		kind int
@@ -142,7 +131,7 @@ func (h *handlers) allInbox(c *gin.Context, kinds []inboxKind, order requests.In
 	for k, kind := range kinds {
 		found, err := kind.keys(ctx, org, who, order, limit)
 		if err != nil {
-			fail(c, err)
+			Fail(c, err)
 			return
 		}
 		for _, key := range found {
@@ -165,7 +154,7 @@ func (h *handlers) allInbox(c *gin.Context, kinds []inboxKind, order requests.In
 		}
 		part, err := kind.items(ctx, org, who, order, shown[k])
 		if err != nil {
-			fail(c, err)
+			Fail(c, err)
 			return
 		}
 		items = append(items, part...)

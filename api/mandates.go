@@ -15,13 +15,13 @@ import (
 
 func (h *handlers) grantMandate(c *gin.Context) {
 	var in gate.GrantInput
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	m, err := h.gate.Grant(c.Request.Context(), principal(c), in)
+	m, err := h.gate.Grant(c.Request.Context(), Principal(c), in)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.Header("Location", "/api/v1/mandates/"+m.ID)
@@ -31,36 +31,36 @@ func (h *handlers) grantMandate(c *gin.Context) {
 func (h *handlers) listMandates(c *gin.Context) {
 	p, err := page(c)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
-	live, err := boolParam(c, "live")
+	live, err := BoolParam(c, "live")
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	f := gate.MandateFilter{Live: live != nil && *live}
-	rows, next, err := h.gate.Mandates(c.Request.Context(), principal(c), f, p)
+	rows, next, err := h.gate.Mandates(c.Request.Context(), Principal(c), f, p)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewList(rows, next, h.mandate))
 }
 
 func (h *handlers) getMandate(c *gin.Context) {
-	m, err := h.gate.Mandate(c.Request.Context(), principal(c), c.Param("id"))
+	m, err := h.gate.Mandate(c.Request.Context(), Principal(c), c.Param("id"))
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, h.mandate(m))
 }
 
 func (h *handlers) revokeMandate(c *gin.Context) {
-	m, err := h.gate.Revoke(c.Request.Context(), principal(c), c.Param("id"))
+	m, err := h.gate.Revoke(c.Request.Context(), Principal(c), c.Param("id"))
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, h.mandate(m))

@@ -18,7 +18,7 @@ type meResponse struct {
 
 // me says who the caller is.
 func (h *handlers) me(c *gin.Context) {
-	p := principal(c)
+	p := Principal(c)
 	k := wire.NewKey(p.Key)
 	out := meResponse{Kind: p.Key.Kind, KeyID: p.Key.ID, Organization: wire.NewOrganization(p.Organization), Scopes: k.Scopes}
 	if p.Member() != nil {

@@ -75,7 +75,7 @@ func serveDocs(c *gin.Context) {
 	}
 	body, err := docsFiles.ReadFile("docs/" + name)
 	if err != nil {
-		fail(c, apperr.New(apperr.NotFound, "no such endpoint: %s %s", c.Request.Method, c.Request.URL.Path))
+		Fail(c, apperr.New(apperr.NotFound, "no such endpoint: %s %s", c.Request.Method, c.Request.URL.Path))
 		return
 	}
 	h := c.Writer.Header()

@@ -88,7 +88,7 @@ func knownQuery(c *gin.Context) {
 		if len(allowed) > 0 {
 			takes = "only " + strings.Join(slices.Sorted(maps.Keys(allowed)), ", ")
 		}
-		fail(c, apperr.Field(apperr.InvalidRequest, name, "unknown query parameter %q: this operation takes %s", name, takes))
+		Fail(c, apperr.Field(apperr.InvalidRequest, name, "unknown query parameter %q: this operation takes %s", name, takes))
 		return
 	}
 	c.Next()

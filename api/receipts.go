@@ -22,11 +22,11 @@ type receiptConflict struct {
 // the receipt it concerns.
 func (h *handlers) reportReceipt(c *gin.Context) {
 	var in receipts.ReportInput
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	r, err := h.receipts.Report(c.Request.Context(), principal(c), &in, claim(c))
+	r, err := h.receipts.Report(c.Request.Context(), Principal(c), &in, Claim(c))
 	if e, ok := apperr.As(err); ok && r != nil {
 		var shown any = wire.NewReceipt(r)
 		if e.Code == apperr.ReceiptExists {
@@ -36,7 +36,7 @@ func (h *handlers) reportReceipt(c *gin.Context) {
 		return
 	}
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusCreated, wire.NewReceipt(r))

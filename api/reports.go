@@ -27,9 +27,9 @@ type upload struct {
 }
 
 func (h *handlers) createUpload(c *gin.Context) {
-	u, uploadURL, err := h.reports.CreateUpload(c.Request.Context(), principal(c))
+	u, uploadURL, err := h.reports.CreateUpload(c.Request.Context(), Principal(c))
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusCreated, upload{UploadID: u.ID, UploadURL: uploadURL, ExpiresAt: wiretime.New(u.ExpiresAt)})
@@ -41,7 +41,7 @@ func (h *handlers) receiveUpload(c *gin.Context) {
 	_ = http.NewResponseController(c.Writer).SetReadDeadline(time.Now().Add(reports.UploadTimeout))
 	u, err := h.reports.Receive(c.Request.Context(), c.Param("ticket"), c.GetHeader("Content-Type"), c.Request.Body)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"uploadId": u.ID, "contentType": u.ContentType, "bytes": u.Size})
@@ -49,13 +49,13 @@ func (h *handlers) receiveUpload(c *gin.Context) {
 
 func (h *handlers) createReport(c *gin.Context) {
 	var in reports.CreateInput
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	r, v, err := h.reports.Create(c.Request.Context(), principal(c), &in, claim(c))
+	r, v, err := h.reports.Create(c.Request.Context(), Principal(c), &in, Claim(c))
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.Header("Location", "/api/v1/reports/"+r.ID)
@@ -65,26 +65,26 @@ func (h *handlers) createReport(c *gin.Context) {
 func (h *handlers) listReports(c *gin.Context) {
 	p, err := page(c)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	f := reports.Filter{FlowID: c.Query("flowId")}
-	if f.Archived, err = boolParam(c, "archived"); err != nil {
-		fail(c, err)
+	if f.Archived, err = BoolParam(c, "archived"); err != nil {
+		Fail(c, err)
 		return
 	}
-	rows, next, err := h.reports.List(c.Request.Context(), principal(c), f, p)
+	rows, next, err := h.reports.List(c.Request.Context(), Principal(c), f, p)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewList(rows, next, func(r *reports.Report) wire.Report { return wire.NewReport(r, nil, h.baseURL) }))
 }
 
 func (h *handlers) getReport(c *gin.Context) {
-	r, err := h.reports.Visible(c.Request.Context(), principal(c), reportParam(c))
+	r, err := h.reports.Visible(c.Request.Context(), Principal(c), reportParam(c))
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewReport(r, nil, h.baseURL))
@@ -98,9 +98,9 @@ type versionList struct {
 }
 
 func (h *handlers) listVersions(c *gin.Context) {
-	r, vs, err := h.reports.Versions(c.Request.Context(), principal(c), reportParam(c))
+	r, vs, err := h.reports.Versions(c.Request.Context(), Principal(c), reportParam(c))
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, versionList{LatestVersion: r.LatestVersion, LiveVersion: r.LiveVersion,
@@ -109,13 +109,13 @@ func (h *handlers) listVersions(c *gin.Context) {
 
 func (h *handlers) publishVersion(c *gin.Context) {
 	var in reports.VersionInput
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	r, v, err := h.reports.Publish(c.Request.Context(), principal(c), reportParam(c), &in, claim(c))
+	r, v, err := h.reports.Publish(c.Request.Context(), Principal(c), reportParam(c), &in, Claim(c))
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusCreated, wire.NewReport(r, v, h.baseURL))
@@ -123,13 +123,13 @@ func (h *handlers) publishVersion(c *gin.Context) {
 
 func (h *handlers) rollbackReport(c *gin.Context) {
 	var in reports.RollbackInput
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	r, v, err := h.reports.Rollback(c.Request.Context(), orgID(c), principal(c), reportParam(c), &in)
+	r, v, err := h.reports.Rollback(c.Request.Context(), OrgID(c), Principal(c), reportParam(c), &in)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewReport(r, v, h.baseURL))
@@ -137,22 +137,22 @@ func (h *handlers) rollbackReport(c *gin.Context) {
 
 func (h *handlers) archiveReport(c *gin.Context) {
 	var in reports.ArchiveInput
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	r, err := h.reports.Archive(c.Request.Context(), principal(c), reportParam(c), &in)
+	r, err := h.reports.Archive(c.Request.Context(), Principal(c), reportParam(c), &in)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewReport(r, nil, h.baseURL))
 }
 
 func (h *handlers) listHeldVersions(c *gin.Context) {
-	held, err := h.reports.Held(c.Request.Context(), orgID(c))
+	held, err := h.reports.Held(c.Request.Context(), OrgID(c))
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewList(held, "", func(x *reports.HeldVersion) wire.Report { return wire.NewReport(x.Report, &x.Version, h.baseURL) }))
@@ -163,9 +163,9 @@ func (h *handlers) releaseHeld(c *gin.Context) { h.decideHeld(c, true) }
 func (h *handlers) declineHeld(c *gin.Context) { h.decideHeld(c, false) }
 
 func (h *handlers) decideHeld(c *gin.Context, release bool) {
-	r, v, err := h.reports.DecideHeld(c.Request.Context(), principal(c), orgID(c), c.Param("id"), release, claim(c).UpdateID())
+	r, v, err := h.reports.DecideHeld(c.Request.Context(), Principal(c), OrgID(c), c.Param("id"), release, Claim(c).UpdateID())
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewReport(r, v, h.baseURL))
@@ -209,13 +209,13 @@ func unencodedSlug(u *url.URL) bool {
 
 func (h *handlers) copyReport(c *gin.Context) {
 	var in reports.CopyInput
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	r, v, err := h.reports.Copy(c.Request.Context(), principal(c), reportParam(c), &in, claim(c))
+	r, v, err := h.reports.Copy(c.Request.Context(), Principal(c), reportParam(c), &in, Claim(c))
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.Header("Location", "/api/v1/reports/"+r.ID)
@@ -238,13 +238,13 @@ func (h *handlers) listTemplates(c *gin.Context) {
 // updateReport changes a report's sharing settings.
 func (h *handlers) updateReport(c *gin.Context) {
 	var in reports.SettingsInput
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	r, removed, err := h.reports.UpdateSettings(c.Request.Context(), orgID(c), principal(c), reportParam(c), &in)
+	r, removed, err := h.reports.UpdateSettings(c.Request.Context(), OrgID(c), Principal(c), reportParam(c), &in)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	out := wire.NewReport(r, nil, h.baseURL)

@@ -13,95 +13,139 @@ import (
 	"github.com/assent-hq/assent/wire"
 )
 
-// requestService is what every request kind's service offers alike, over
+// A Kind is a request kind's part of the API, which lives in the kind's
+// folder (approvals/rest) and serves through the API's kit: what every
+// kind serves alike (RequestRoutes, InboxOf), the body's binding (Bind),
+// who calls (Principal, OrgID), the Idempotency-Key's claim (Claim), an
+// error's answer (Fail) and the routes' middleware (RequireScope,
+// PersonActs, NoFields). The kinds are listed once, in the composition
+// root (app), and mounted in the order listed.
+type Kind interface {
+	// Mount adds its routes to v1, the authenticated /api/v1 group.
+	Mount(v1 *gin.RouterGroup, k *Kit)
+	// Inbox is its part of GET /inbox.
+	Inbox(k *Kit) InboxKind
+}
+
+// Kit is what a kind's routes serve through beside the package's
+// functions: the public address and the POST every act is.
+type Kit struct{ h *handlers }
+
+// BaseURL is the public address links and read models start with.
+func (k *Kit) BaseURL() string { return k.h.baseURL }
+
+// PostResumable adds a POST whose Idempotency-Key resumes an attempt that
+// failed halfway (a request's create and acts): the last of chain handles
+// it, after the claim.
+func (k *Kit) PostResumable(g *gin.RouterGroup, path string, chain ...gin.HandlerFunc) {
+	k.h.postResumable(g, path, chain...)
+}
+
+// RequestService is what every request kind's service offers alike, over
 // its record T and its create's input In.
-type requestService[T, In any] interface {
+type RequestService[T, In any] interface {
 	Create(ctx context.Context, p accounts.Actor, in *In, claim *idempotency.Claim) (*T, error)
 	Wait(ctx context.Context, orgID, id string, timeout time.Duration) (*T, error)
 	Cancel(ctx context.Context, orgID, id, updateID string, who accounts.Actor) (*T, error)
 	Head(rec *T) requests.Head
 }
 
-// requestRoutes are the routes every request kind serves alike under
-// /api/v1/<path>: create, list, read (with ?wait=) and cancel, with the
+// RequestRoutes are the routes every request kind serves alike under
+// /api/v1/<Path>: create, list, read (with ?wait=) and cancel, with the
 // kind's read and write scopes. A kind's own acts (a decision, a reply, a
-// verdict) are routes of its own beside them.
-type requestRoutes[T, In, W any] struct {
-	h                 *handlers
-	path, read, write string
-	service           requestService[T, In]
-	// list lists the caller's requests of the kind, narrowed by the query.
-	list func(c *gin.Context, p requests.Page) ([]T, string, error)
-	// serialize is the kind's read; created its create's answer, the one
+// verdict) are routes of its own beside them, answering with Respond.
+type RequestRoutes[T, In, W any] struct {
+	Kit               *Kit
+	Path, Read, Write string
+	Service           RequestService[T, In]
+	// List lists the caller's requests of the kind, narrowed by the query.
+	List func(c *gin.Context, p requests.Page) ([]T, string, error)
+	// Serialize is the kind's read; Created its create's answer, the one
 	// place its callback secret is shown.
-	serialize, created func(rec *T, baseURL string) W
+	Serialize, Created func(rec *T, baseURL string) W
 }
 
-func (k requestRoutes[T, In, W]) mount(v1 *gin.RouterGroup) {
-	base := "/" + k.path
-	k.h.postResumable(v1, base, requireScope(k.write), k.create)
-	v1.GET(base, requireScope(k.read), k.listed)
-	v1.GET(base+"/:id", requireScope(k.read), k.get)
-	k.h.postResumable(v1, base+"/:id/cancel", requireScope(k.write), noFields, k.cancel)
+// Mount adds the routes to v1.
+func (k RequestRoutes[T, In, W]) Mount(v1 *gin.RouterGroup) {
+	base := "/" + k.Path
+	k.Kit.PostResumable(v1, base, RequireScope(k.Write), k.create)
+	v1.GET(base, RequireScope(k.Read), k.listed)
+	v1.GET(base+"/:id", RequireScope(k.Read), k.get)
+	k.Kit.PostResumable(v1, base+"/:id/cancel", RequireScope(k.Write), NoFields, k.cancel)
 }
 
-func (k requestRoutes[T, In, W]) create(c *gin.Context) {
+func (k RequestRoutes[T, In, W]) create(c *gin.Context) {
 	in := new(In)
-	if err := bind(c, in); err != nil {
-		fail(c, err)
+	if err := Bind(c, in); err != nil {
+		Fail(c, err)
 		return
 	}
-	rec, err := k.service.Create(c.Request.Context(), principal(c), in, claim(c))
+	rec, err := k.Service.Create(c.Request.Context(), Principal(c), in, Claim(c))
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
-	c.Header("Location", "/api/v1/"+k.path+"/"+k.service.Head(rec).ID)
-	c.JSON(http.StatusCreated, k.created(rec, k.h.baseURL))
+	c.Header("Location", "/api/v1/"+k.Path+"/"+k.Service.Head(rec).ID)
+	c.JSON(http.StatusCreated, k.Created(rec, k.Kit.BaseURL()))
 }
 
-func (k requestRoutes[T, In, W]) listed(c *gin.Context) {
+func (k RequestRoutes[T, In, W]) listed(c *gin.Context) {
 	p, err := page(c)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
-	rows, next, err := k.list(c, p)
-	k.respondList(c, rows, next, err)
+	rows, next, err := k.List(c, p)
+	k.RespondList(c, rows, next, err)
 }
 
-// respondList writes rows, a page of the kind's requests, next the
+// RespondList writes rows, a page of the kind's requests, next the
 // cursor of the page after.
-func (k requestRoutes[T, In, W]) respondList(c *gin.Context, rows []T, next string, err error) {
+func (k RequestRoutes[T, In, W]) RespondList(c *gin.Context, rows []T, next string, err error) {
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, wire.NewList(rows, next, func(rec *T) W { return k.serialize(rec, k.h.baseURL) }))
+	c.JSON(http.StatusOK, wire.NewList(rows, next, func(rec *T) W { return k.Serialize(rec, k.Kit.BaseURL()) }))
 }
 
 // get returns the request; with ?wait= it first waits for it to settle.
-func (k requestRoutes[T, In, W]) get(c *gin.Context) {
-	wait, done, err := k.h.longPoll(c)
+func (k RequestRoutes[T, In, W]) get(c *gin.Context) {
+	wait, done, err := k.Kit.h.longPoll(c)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	defer done()
-	rec, err := k.service.Wait(c.Request.Context(), orgID(c), c.Param("id"), wait)
-	k.respond(c, rec, err)
+	rec, err := k.Service.Wait(c.Request.Context(), OrgID(c), c.Param("id"), wait)
+	k.Respond(c, rec, err)
 }
 
-func (k requestRoutes[T, In, W]) cancel(c *gin.Context) {
-	rec, err := k.service.Cancel(c.Request.Context(), orgID(c), c.Param("id"), claim(c).UpdateID(), principal(c))
-	k.respond(c, rec, err)
+func (k RequestRoutes[T, In, W]) cancel(c *gin.Context) {
+	rec, err := k.Service.Cancel(c.Request.Context(), OrgID(c), c.Param("id"), Claim(c).UpdateID(), Principal(c))
+	k.Respond(c, rec, err)
 }
 
-// respond writes rec, the request as an act or a read left it.
-func (k requestRoutes[T, In, W]) respond(c *gin.Context, rec *T, err error) {
+// Act is the handler of a kind's own act (a decision, a reply, a
+// verdict): it binds the body into an A, calls do and answers with the
+// request as the act left it.
+func Act[T, In, W, A any](k RequestRoutes[T, In, W], do func(c *gin.Context, in A) (*T, error)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		var in A
+		if err := Bind(c, &in); err != nil {
+			Fail(c, err)
+			return
+		}
+		rec, err := do(c, in)
+		k.Respond(c, rec, err)
+	}
+}
+
+// Respond writes rec, the request as an act or a read left it.
+func (k RequestRoutes[T, In, W]) Respond(c *gin.Context, rec *T, err error) {
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, k.serialize(rec, k.h.baseURL))
+	c.JSON(http.StatusOK, k.Serialize(rec, k.Kit.BaseURL()))
 }

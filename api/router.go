@@ -14,8 +14,6 @@ import (
 
 	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/admin"
-	"github.com/assent-hq/assent/approvals"
-	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/comments"
 	"github.com/assent-hq/assent/delegations"
 	"github.com/assent-hq/assent/evidence"
@@ -33,7 +31,6 @@ import (
 	"github.com/assent-hq/assent/internal/wiring"
 	"github.com/assent-hq/assent/receipts"
 	"github.com/assent-hq/assent/reports"
-	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/webhooks"
 	"github.com/assent-hq/assent/wire"
 )
@@ -68,10 +65,10 @@ type Deps struct {
 
 // Services are the domain services the API calls.
 type Services struct {
-	Approvals   *approvals.Service
-	Collections *collections.Service
+	// Kinds are the request kinds' routes (Kind), in the order the
+	// inbox of every kind breaks ties.
+	Kinds       []Kind
 	Reports     *reports.Service
-	Reviews     *reviews.Service
 	Comments    *comments.Service
 	Evidence    *evidence.Service
 	Gate        *gate.Service
@@ -89,10 +86,7 @@ type Services struct {
 type handlers struct {
 	log         *slog.Logger
 	baseURL     string
-	approvals   *approvals.Service
-	collections *collections.Service
 	reports     *reports.Service
-	reviews     *reviews.Service
 	comments    *comments.Service
 	evidence    *evidence.Service
 	gate        *gate.Service
@@ -106,6 +100,8 @@ type handlers struct {
 	instance    *instance.Service
 	delegations *delegations.Service
 	longPolls   *ratelimit.Slots
+	// inboxKinds are the kinds' parts of the inbox, as listed.
+	inboxKinds []InboxKind
 }
 
 func init() { gin.SetMode(gin.ReleaseMode) }
@@ -115,7 +111,7 @@ func New(d Deps) http.Handler {
 	wiring.Require("api", d.Services)
 	svc := d.Services
 	h := &handlers{log: d.Logger, baseURL: d.BaseURL,
-		approvals: svc.Approvals, collections: svc.Collections, reports: svc.Reports, reviews: svc.Reviews, comments: svc.Comments,
+		reports: svc.Reports, comments: svc.Comments,
 		evidence: svc.Evidence, gate: svc.Gate, receipts: svc.Receipts, webhooks: svc.Webhooks, flows: svc.Flows, admin: svc.Admin, slack: svc.Slack,
 		accounts: svc.Accounts, idempotency: svc.Idempotency, instance: svc.Instance, delegations: svc.Delegations}
 	if h.longPolls = d.LongPolls; h.longPolls == nil {
@@ -149,7 +145,7 @@ func New(d Deps) http.Handler {
 		noRoute(c)
 	})
 	r.NoMethod(func(c *gin.Context) {
-		fail(c, apperr.New(apperr.MethodNotAllowed, "%s is not allowed here", c.Request.Method))
+		Fail(c, apperr.New(apperr.MethodNotAllowed, "%s is not allowed here", c.Request.Method))
 	})
 
 	r.GET("/healthz", h.healthz)
@@ -176,76 +172,69 @@ func New(d Deps) http.Handler {
 	v1.PUT("/me/delegation", h.putDelegation)
 	v1.DELETE("/me/delegation", h.endDelegation)
 
-	h.approvalRoutes().mount(v1)
-	h.postResumable(v1, "/approvals/:id/answers", requireScope(scopes.ApprovalsWrite), h.answerQuestion)
-	// A person's actions: member tokens only; the workflow decides who may.
-	h.postResumable(v1, "/approvals/:id/decision", personActs(scopes.ApprovalsWrite), h.decideApproval)
-	h.postResumable(v1, "/approvals/:id/questions", personActs(scopes.ApprovalsWrite), h.askQuestion)
+	kit := &Kit{h}
+	for _, k := range svc.Kinds {
+		k.Mount(v1, kit)
+		h.inboxKinds = append(h.inboxKinds, k.Inbox(kit))
+	}
 	v1.GET("/inbox", h.inbox)
 
-	h.collectionRoutes().mount(v1)
-	// A respondent's reply: member tokens only; the workflow decides who may.
-	h.postResumable(v1, "/collections/:id/replies", personActs(scopes.CollectionsWrite), h.replyToCollection)
-	h.reviewRoutes().mount(v1)
-	// A verdict is a person's act, like a reply.
-	h.postResumable(v1, "/reviews/:id/verdict", personActs(scopes.ReviewsWrite), h.reviewVerdict)
-
-	h.post(v1, "/uploads", requireScope(scopes.ReportsWrite), noFields, h.createUpload)
+	h.post(v1, "/uploads", RequireScope(scopes.ReportsWrite), NoFields, h.createUpload)
 	r.PUT(reports.UploadPath(":ticket"), plainParams, h.receiveUpload)
 	// Publishes carry documents: their group reads larger bodies.
 	docs := r.Group("/api/v1", h.authenticate, plainParams, readBody(ReportBodyLimit))
-	h.postResumable(docs, "/reports", requireScope(scopes.ReportsWrite), h.createReport)
-	h.postResumable(docs, "/reports/:idOrSlug/versions", requireScope(scopes.ReportsWrite), h.publishVersion)
+	h.postResumable(docs, "/reports", RequireScope(scopes.ReportsWrite), h.createReport)
+	h.postResumable(docs, "/reports/:idOrSlug/versions", RequireScope(scopes.ReportsWrite), h.publishVersion)
 	// Datasets are stored as sent, up to their own limit.
 	data := r.Group("/api/v1", h.authenticate, plainParams, readBody(reports.MaxDatasetBytes))
-	data.PUT("/reports/:idOrSlug/data/:name", requireScope(scopes.ReportsWrite), h.putDataset)
-	v1.GET("/reports/:idOrSlug/data", requireScope(scopes.ReportsRead), h.listDatasets)
-	v1.GET("/reports/:idOrSlug/data/:name", requireScope(scopes.ReportsRead), h.getDataset)
-	v1.DELETE("/reports/:idOrSlug/data/:name", requireScope(scopes.ReportsWrite), h.deleteDataset)
-	v1.GET("/reports", requireScope(scopes.ReportsRead), h.listReports)
-	v1.GET("/reports/:idOrSlug", requireScope(scopes.ReportsRead), h.getReport)
-	v1.PATCH("/reports/:idOrSlug", requireScope(scopes.ReportsWrite), h.updateReport)
-	v1.GET("/reports/:idOrSlug/versions", requireScope(scopes.ReportsRead), h.listVersions)
-	v1.GET("/reports/:idOrSlug/analytics", requireScope(scopes.ReportsRead), h.reportAnalytics)
-	v1.GET("/analytics", requireScope(scopes.ReportsRead), h.organizationAnalytics)
-	h.post(v1, "/reports/:idOrSlug/rollback", requireScope(scopes.ReportsWrite), h.rollbackReport)
-	h.post(v1, "/reports/:idOrSlug/archive", requireScope(scopes.ReportsWrite), h.archiveReport)
-	h.postResumable(v1, "/reports/:idOrSlug/copy", requireScope(scopes.ReportsWrite), h.copyReport)
-	v1.GET("/templates", requireScope(scopes.ReportsRead), h.listTemplates)
-	h.post(v1, "/reports/:idOrSlug/share", requireScope(scopes.ReportsShare), h.shareReport)
-	v1.DELETE("/reports/:idOrSlug/share", requireScope(scopes.ReportsShare), h.unshareReport)
-	h.postResumable(v1, "/reports/:idOrSlug/send", requireScope(scopes.ReportsShare), h.sendReport)
+	data.PUT("/reports/:idOrSlug/data/:name", RequireScope(scopes.ReportsWrite), h.putDataset)
+	v1.GET("/reports/:idOrSlug/data", RequireScope(scopes.ReportsRead), h.listDatasets)
+	v1.GET("/reports/:idOrSlug/data/:name", RequireScope(scopes.ReportsRead), h.getDataset)
+	v1.DELETE("/reports/:idOrSlug/data/:name", RequireScope(scopes.ReportsWrite), h.deleteDataset)
+	v1.GET("/reports", RequireScope(scopes.ReportsRead), h.listReports)
+	v1.GET("/reports/:idOrSlug", RequireScope(scopes.ReportsRead), h.getReport)
+	v1.PATCH("/reports/:idOrSlug", RequireScope(scopes.ReportsWrite), h.updateReport)
+	v1.GET("/reports/:idOrSlug/versions", RequireScope(scopes.ReportsRead), h.listVersions)
+	v1.GET("/reports/:idOrSlug/analytics", RequireScope(scopes.ReportsRead), h.reportAnalytics)
+	v1.GET("/analytics", RequireScope(scopes.ReportsRead), h.organizationAnalytics)
+	h.post(v1, "/reports/:idOrSlug/rollback", RequireScope(scopes.ReportsWrite), h.rollbackReport)
+	h.post(v1, "/reports/:idOrSlug/archive", RequireScope(scopes.ReportsWrite), h.archiveReport)
+	h.postResumable(v1, "/reports/:idOrSlug/copy", RequireScope(scopes.ReportsWrite), h.copyReport)
+	v1.GET("/templates", RequireScope(scopes.ReportsRead), h.listTemplates)
+	h.post(v1, "/reports/:idOrSlug/share", RequireScope(scopes.ReportsShare), h.shareReport)
+	v1.DELETE("/reports/:idOrSlug/share", RequireScope(scopes.ReportsShare), h.unshareReport)
+	h.postResumable(v1, "/reports/:idOrSlug/send", RequireScope(scopes.ReportsShare), h.sendReport)
 	// Comments may carry images, so their posts read larger bodies.
 	commentPosts := r.Group("/api/v1", h.authenticate, plainParams, readBody(CommentBodyLimit))
-	h.post(commentPosts, "/reports/:idOrSlug/comments", requireScope(scopes.CommentsWrite), h.postComment)
-	v1.GET("/reports/:idOrSlug/comments", requireScope(scopes.ReportsRead), h.reportComments)
-	v1.GET("/reports/:idOrSlug/comments/images/:sha256", requireScope(scopes.ReportsRead), h.commentImage)
-	v1.DELETE("/reports/:idOrSlug/comments/:commentId", requireScope(scopes.CommentsWrite), h.retractComment)
-	v1.GET("/comments", requireScope(scopes.ReportsRead), h.openComments)
-	h.post(v1, "/comments/:threadId/resolve", requireScope(scopes.CommentsWrite), h.resolveThread)
-	h.post(v1, "/reports/:idOrSlug/revision-briefs", requireScope(scopes.ReportsRead), h.revisionBrief)
-	h.post(v1, "/audiences/resolve", requireScope(scopes.AudiencesRead), h.resolveAudience)
-	h.postResumable(v1, "/schedules", requireScope(scopes.SchedulesWrite), h.createSchedule)
-	v1.GET("/schedules", requireScope(scopes.SchedulesWrite), h.listSchedules)
-	v1.GET("/schedules/:id", requireScope(scopes.SchedulesWrite), h.getSchedule)
-	h.post(v1, "/schedules/:id/pause", requireScope(scopes.SchedulesWrite), noFields, h.pauseSchedule)
-	h.post(v1, "/schedules/:id/resume", requireScope(scopes.SchedulesWrite), noFields, h.resumeSchedule)
-	v1.DELETE("/schedules/:id", requireScope(scopes.SchedulesWrite), h.deleteSchedule)
+	h.post(commentPosts, "/reports/:idOrSlug/comments", RequireScope(scopes.CommentsWrite), h.postComment)
+	v1.GET("/reports/:idOrSlug/comments", RequireScope(scopes.ReportsRead), h.reportComments)
+	v1.GET("/reports/:idOrSlug/comments/images/:sha256", RequireScope(scopes.ReportsRead), h.commentImage)
+	v1.DELETE("/reports/:idOrSlug/comments/:commentId", RequireScope(scopes.CommentsWrite), h.retractComment)
+	v1.GET("/comments", RequireScope(scopes.ReportsRead), h.openComments)
+	h.post(v1, "/comments/:threadId/resolve", RequireScope(scopes.CommentsWrite), h.resolveThread)
+	h.post(v1, "/reports/:idOrSlug/revision-briefs", RequireScope(scopes.ReportsRead), h.revisionBrief)
+	h.post(v1, "/audiences/resolve", RequireScope(scopes.AudiencesRead), h.resolveAudience)
+	h.postResumable(v1, "/schedules", RequireScope(scopes.SchedulesWrite), h.createSchedule)
+	v1.GET("/schedules", RequireScope(scopes.SchedulesWrite), h.listSchedules)
+	v1.GET("/schedules/:id", RequireScope(scopes.SchedulesWrite), h.getSchedule)
+	h.post(v1, "/schedules/:id/pause", RequireScope(scopes.SchedulesWrite), NoFields, h.pauseSchedule)
+	h.post(v1, "/schedules/:id/resume", RequireScope(scopes.SchedulesWrite), NoFields, h.resumeSchedule)
+	v1.DELETE("/schedules/:id", RequireScope(scopes.SchedulesWrite), h.deleteSchedule)
 
-	h.post(v1, "/flows", requireScope(scopes.FlowsWrite), h.createFlow)
-	v1.GET("/flows/:id", requireScope(scopes.FlowsRead), h.getFlow)
-	h.post(v1, "/flows/:id/complete", requireScope(scopes.FlowsWrite), noFields, h.completeFlow)
-	h.post(v1, "/flows/:id/cancel", requireScope(scopes.FlowsWrite), noFields, h.cancelFlow)
+	h.post(v1, "/flows", RequireScope(scopes.FlowsWrite), h.createFlow)
+	v1.GET("/flows/:id", RequireScope(scopes.FlowsRead), h.getFlow)
+	h.post(v1, "/flows/:id/complete", RequireScope(scopes.FlowsWrite), NoFields, h.completeFlow)
+	h.post(v1, "/flows/:id/cancel", RequireScope(scopes.FlowsWrite), NoFields, h.cancelFlow)
 	v1.GET("/flows/:id/evidence", requireEvidence, h.flowEvidence)
 	v1.GET("/reports/:idOrSlug/evidence", requireEvidence, h.reportEvidence)
-	h.postResumable(v1, "/gate", requireScope(scopes.GateCheck), h.checkGate)
+	h.postResumable(v1, "/gate", RequireScope(scopes.GateCheck), h.checkGate)
 	// A receipt is bound to its claim as it is written.
-	h.postResumable(v1, "/receipts", requireScope(scopes.ReceiptsWrite), h.reportReceipt)
+	h.postResumable(v1, "/receipts", RequireScope(scopes.ReceiptsWrite), h.reportReceipt)
 	// Standing mandates are people's: the gate refuses agent keys.
-	h.post(v1, "/mandates", personActs(scopes.ApprovalsWrite), h.grantMandate)
-	v1.GET("/mandates", personActs(scopes.ApprovalsRead), h.listMandates)
-	v1.GET("/mandates/:id", personActs(scopes.ApprovalsRead), h.getMandate)
-	h.post(v1, "/mandates/:id/revoke", personActs(scopes.ApprovalsWrite), noFields, h.revokeMandate)
+	h.post(v1, "/mandates", PersonActs(scopes.ApprovalsWrite), h.grantMandate)
+	v1.GET("/mandates", PersonActs(scopes.ApprovalsRead), h.listMandates)
+	v1.GET("/mandates/:id", PersonActs(scopes.ApprovalsRead), h.getMandate)
+	h.post(v1, "/mandates/:id/revoke", PersonActs(scopes.ApprovalsWrite), NoFields, h.revokeMandate)
 
 	adm := v1.Group("/admin", requireAdmin)
 	adm.GET("/organization", h.getOrganization)
@@ -274,12 +263,12 @@ func New(d Deps) http.Handler {
 	adm.GET("/webhooks/:id", h.getWebhook)
 	adm.PATCH("/webhooks/:id", h.updateWebhook)
 	adm.DELETE("/webhooks/:id", h.deleteWebhook)
-	h.post(adm, "/webhooks/:id/rotate-secret", noFields, h.rotateWebhookSecret)
-	h.post(adm, "/webhooks/:id/test", noFields, h.testWebhook)
+	h.post(adm, "/webhooks/:id/rotate-secret", NoFields, h.rotateWebhookSecret)
+	h.post(adm, "/webhooks/:id/test", NoFields, h.testWebhook)
 	adm.GET("/webhooks/:id/deliveries", h.listDeliveries)
 	h.post(adm, "/webhooks/:id/recover", h.recoverDeliveries)
 	adm.GET("/deliveries/:id", h.getDelivery)
-	h.post(adm, "/deliveries/:id/resend", noFields, h.resendDelivery)
+	h.post(adm, "/deliveries/:id/resend", NoFields, h.resendDelivery)
 	h.post(adm, "/actions", h.createAction)
 	adm.GET("/actions", h.listActions)
 	adm.GET("/actions/:id", h.getAction)
@@ -293,8 +282,8 @@ func New(d Deps) http.Handler {
 	adm.PUT("/model-screen", h.putModelScreen)
 	adm.DELETE("/model-screen", h.deleteModelScreen)
 	adm.GET("/held-versions", h.listHeldVersions)
-	h.postResumable(adm, "/held-versions/:id/release", noFields, h.releaseHeld)
-	h.postResumable(adm, "/held-versions/:id/decline", noFields, h.declineHeld)
+	h.postResumable(adm, "/held-versions/:id/release", NoFields, h.releaseHeld)
+	h.postResumable(adm, "/held-versions/:id/decline", NoFields, h.declineHeld)
 
 	if d.Mount != nil {
 		d.Mount(r)
@@ -309,7 +298,7 @@ type reroutedKey struct{}
 // the same 404: a page path with a trailing slash is as unknown as any
 // other.
 func noRoute(c *gin.Context) {
-	fail(c, apperr.New(apperr.NotFound, "no such endpoint: %s %s", c.Request.Method, c.Request.URL.Path))
+	Fail(c, apperr.New(apperr.NotFound, "no such endpoint: %s %s", c.Request.Method, c.Request.URL.Path))
 }
 
 // post registers a POST whose last handler runs once per Idempotency-Key

@@ -11,13 +11,13 @@ import (
 
 func (h *handlers) createRule(c *gin.Context) {
 	var in admin.NewRule
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	r, err := h.admin.CreateRule(c.Request.Context(), orgID(c), in)
+	r, err := h.admin.CreateRule(c.Request.Context(), OrgID(c), in)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusCreated, wire.NewRule(r))
@@ -26,12 +26,12 @@ func (h *handlers) createRule(c *gin.Context) {
 func (h *handlers) listRules(c *gin.Context) {
 	p, err := page(c)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
-	rows, next, err := h.admin.ListRules(c.Request.Context(), orgID(c), p)
+	rows, next, err := h.admin.ListRules(c.Request.Context(), OrgID(c), p)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewList(rows, next, wire.NewRule))
@@ -43,21 +43,21 @@ type rulePatch struct {
 
 func (h *handlers) updateRule(c *gin.Context) {
 	var in rulePatch
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	r, err := h.admin.SetRuleEnabled(c.Request.Context(), orgID(c), c.Param("id"), *in.Enabled)
+	r, err := h.admin.SetRuleEnabled(c.Request.Context(), OrgID(c), c.Param("id"), *in.Enabled)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewRule(r))
 }
 
 func (h *handlers) deleteRule(c *gin.Context) {
-	if err := h.admin.DeleteRule(c.Request.Context(), orgID(c), c.Param("id")); err != nil {
-		fail(c, err)
+	if err := h.admin.DeleteRule(c.Request.Context(), OrgID(c), c.Param("id")); err != nil {
+		Fail(c, err)
 		return
 	}
 	c.Status(http.StatusNoContent)

@@ -11,13 +11,13 @@ import (
 
 func (h *handlers) createSchedule(c *gin.Context) {
 	var in reports.ScheduleInput
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	sc, err := h.reports.CreateSchedule(c.Request.Context(), principal(c), &in, claim(c))
+	sc, err := h.reports.CreateSchedule(c.Request.Context(), Principal(c), &in, Claim(c))
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.Header("Location", "/api/v1/schedules/"+sc.ID)
@@ -27,35 +27,35 @@ func (h *handlers) createSchedule(c *gin.Context) {
 func (h *handlers) listSchedules(c *gin.Context) {
 	p, err := page(c)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
-	rows, next, err := h.reports.ListSchedules(c.Request.Context(), orgID(c), c.Query("reportId"), p)
+	rows, next, err := h.reports.ListSchedules(c.Request.Context(), OrgID(c), c.Query("reportId"), p)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewList(rows, next, wire.NewSchedule))
 }
 
 func (h *handlers) getSchedule(c *gin.Context) {
-	sc, err := h.reports.GetSchedule(c.Request.Context(), orgID(c), c.Param("id"))
+	sc, err := h.reports.GetSchedule(c.Request.Context(), OrgID(c), c.Param("id"))
 	h.respondSchedule(c, sc, err)
 }
 
 func (h *handlers) pauseSchedule(c *gin.Context) {
-	sc, err := h.reports.PauseSchedule(c.Request.Context(), orgID(c), principal(c), c.Param("id"), true)
+	sc, err := h.reports.PauseSchedule(c.Request.Context(), OrgID(c), Principal(c), c.Param("id"), true)
 	h.respondSchedule(c, sc, err)
 }
 
 func (h *handlers) resumeSchedule(c *gin.Context) {
-	sc, err := h.reports.PauseSchedule(c.Request.Context(), orgID(c), principal(c), c.Param("id"), false)
+	sc, err := h.reports.PauseSchedule(c.Request.Context(), OrgID(c), Principal(c), c.Param("id"), false)
 	h.respondSchedule(c, sc, err)
 }
 
 func (h *handlers) deleteSchedule(c *gin.Context) {
-	if err := h.reports.DeleteSchedule(c.Request.Context(), orgID(c), principal(c), c.Param("id")); err != nil {
-		fail(c, err)
+	if err := h.reports.DeleteSchedule(c.Request.Context(), OrgID(c), Principal(c), c.Param("id")); err != nil {
+		Fail(c, err)
 		return
 	}
 	c.Status(http.StatusNoContent)
@@ -63,7 +63,7 @@ func (h *handlers) deleteSchedule(c *gin.Context) {
 
 func (h *handlers) respondSchedule(c *gin.Context, sc *reports.Schedule, err error) {
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewSchedule(sc))

@@ -13,9 +13,9 @@ import (
 // whether its key is set, never the key.
 
 func (h *handlers) getModelScreen(c *gin.Context) {
-	m, err := h.admin.ModelScreen(c.Request.Context(), orgID(c))
+	m, err := h.admin.ModelScreen(c.Request.Context(), OrgID(c))
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewModelScreen(m))
@@ -23,21 +23,21 @@ func (h *handlers) getModelScreen(c *gin.Context) {
 
 func (h *handlers) putModelScreen(c *gin.Context) {
 	var in admin.ModelScreenSettings
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	m, err := h.admin.SaveModelScreen(c.Request.Context(), orgID(c), principal(c), in)
+	m, err := h.admin.SaveModelScreen(c.Request.Context(), OrgID(c), Principal(c), in)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewModelScreen(m))
 }
 
 func (h *handlers) deleteModelScreen(c *gin.Context) {
-	if err := h.admin.DisableModelScreen(c.Request.Context(), orgID(c)); err != nil {
-		fail(c, err)
+	if err := h.admin.DisableModelScreen(c.Request.Context(), OrgID(c)); err != nil {
+		Fail(c, err)
 		return
 	}
 	c.Status(http.StatusNoContent)

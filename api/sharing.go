@@ -16,13 +16,13 @@ type resolvedAudience struct {
 
 func (h *handlers) resolveAudience(c *gin.Context) {
 	var in reports.AudienceInput
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	matches, err := h.reports.ResolveAudience(c.Request.Context(), orgID(c), &in)
+	matches, err := h.reports.ResolveAudience(c.Request.Context(), OrgID(c), &in)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, resolvedAudience{Audience: matches})
@@ -30,13 +30,13 @@ func (h *handlers) resolveAudience(c *gin.Context) {
 
 func (h *handlers) shareReport(c *gin.Context) {
 	var in reports.AudienceInput
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	out, err := h.reports.Share(c.Request.Context(), orgID(c), principal(c), reportParam(c), &in)
+	out, err := h.reports.Share(c.Request.Context(), OrgID(c), Principal(c), reportParam(c), &in)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, out)
@@ -44,13 +44,13 @@ func (h *handlers) shareReport(c *gin.Context) {
 
 func (h *handlers) unshareReport(c *gin.Context) {
 	var in reports.AudienceInput
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	out, err := h.reports.Unshare(c.Request.Context(), orgID(c), principal(c), reportParam(c), &in)
+	out, err := h.reports.Unshare(c.Request.Context(), OrgID(c), Principal(c), reportParam(c), &in)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, out)
@@ -58,13 +58,13 @@ func (h *handlers) unshareReport(c *gin.Context) {
 
 func (h *handlers) sendReport(c *gin.Context) {
 	var in reports.SendInput
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	out, err := h.reports.Send(c.Request.Context(), principal(c), reportParam(c), &in, claim(c))
+	out, err := h.reports.Send(c.Request.Context(), Principal(c), reportParam(c), &in, Claim(c))
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusAccepted, out)

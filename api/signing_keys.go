@@ -39,7 +39,7 @@ func (h *handlers) keySet(f instance.KeyFamily) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		keys, err := h.instance.KeySet(c.Request.Context(), f)
 		if err != nil {
-			fail(c, err)
+			Fail(c, err)
 			return
 		}
 		c.Header("Cache-Control", "public, max-age=300")

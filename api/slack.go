@@ -31,9 +31,9 @@ type SlackApp interface {
 }
 
 func (h *handlers) getSlack(c *gin.Context) {
-	out, err := h.slack.Get(c.Request.Context(), orgID(c))
+	out, err := h.slack.Get(c.Request.Context(), OrgID(c))
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, out)
@@ -41,21 +41,21 @@ func (h *handlers) getSlack(c *gin.Context) {
 
 func (h *handlers) putSlack(c *gin.Context) {
 	var in admin.SlackSettings
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	out, err := h.slack.Save(c.Request.Context(), orgID(c), principal(c), in)
+	out, err := h.slack.Save(c.Request.Context(), OrgID(c), Principal(c), in)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, out)
 }
 
 func (h *handlers) deleteSlack(c *gin.Context) {
-	if err := h.slack.Disconnect(c.Request.Context(), orgID(c)); err != nil {
-		fail(c, err)
+	if err := h.slack.Disconnect(c.Request.Context(), OrgID(c)); err != nil {
+		Fail(c, err)
 		return
 	}
 	c.Status(http.StatusNoContent)
@@ -83,10 +83,10 @@ func (h *handlers) slackInteractions(c *gin.Context) {
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
-			fail(c, apperr.New(apperr.PayloadTooLarge, "an interaction is at most 1 MB"))
+			Fail(c, apperr.New(apperr.PayloadTooLarge, "an interaction is at most 1 MB"))
 			return
 		}
-		fail(c, apperr.New(apperr.InvalidRequest, "the request body could not be read"))
+		Fail(c, apperr.New(apperr.InvalidRequest, "the request body could not be read"))
 		return
 	}
 	// Slack waits 3 seconds and then drops the connection; what the click

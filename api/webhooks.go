@@ -11,13 +11,13 @@ import (
 
 func (h *handlers) createWebhook(c *gin.Context) {
 	var in webhooks.Settings
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	ep, err := h.webhooks.Create(c.Request.Context(), orgID(c), in)
+	ep, err := h.webhooks.Create(c.Request.Context(), OrgID(c), in)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	out := wire.NewWebhookEndpoint(ep)
@@ -28,21 +28,21 @@ func (h *handlers) createWebhook(c *gin.Context) {
 func (h *handlers) listWebhooks(c *gin.Context) {
 	p, err := page(c)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
-	rows, next, err := h.webhooks.Endpoints(c.Request.Context(), orgID(c), p)
+	rows, next, err := h.webhooks.Endpoints(c.Request.Context(), OrgID(c), p)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewList(rows, next, wire.NewWebhookEndpoint))
 }
 
 func (h *handlers) getWebhook(c *gin.Context) {
-	ep, err := h.webhooks.Endpoint(c.Request.Context(), orgID(c), c.Param("id"))
+	ep, err := h.webhooks.Endpoint(c.Request.Context(), OrgID(c), c.Param("id"))
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewWebhookEndpoint(ep))
@@ -50,30 +50,30 @@ func (h *handlers) getWebhook(c *gin.Context) {
 
 func (h *handlers) updateWebhook(c *gin.Context) {
 	var in webhooks.Settings
-	if err := bind(c, &in); err != nil {
-		fail(c, err)
+	if err := Bind(c, &in); err != nil {
+		Fail(c, err)
 		return
 	}
-	ep, err := h.webhooks.Update(c.Request.Context(), orgID(c), c.Param("id"), in)
+	ep, err := h.webhooks.Update(c.Request.Context(), OrgID(c), c.Param("id"), in)
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, wire.NewWebhookEndpoint(ep))
 }
 
 func (h *handlers) deleteWebhook(c *gin.Context) {
-	if err := h.webhooks.Delete(c.Request.Context(), orgID(c), c.Param("id")); err != nil {
-		fail(c, err)
+	if err := h.webhooks.Delete(c.Request.Context(), OrgID(c), c.Param("id")); err != nil {
+		Fail(c, err)
 		return
 	}
 	c.Status(http.StatusNoContent)
 }
 
 func (h *handlers) rotateWebhookSecret(c *gin.Context) {
-	ep, err := h.webhooks.RotateSecret(c.Request.Context(), orgID(c), c.Param("id"))
+	ep, err := h.webhooks.RotateSecret(c.Request.Context(), OrgID(c), c.Param("id"))
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	out := wire.NewWebhookEndpoint(ep)
@@ -83,9 +83,9 @@ func (h *handlers) rotateWebhookSecret(c *gin.Context) {
 
 // testWebhook posts a test event at once (webhooks.Service.SendTest).
 func (h *handlers) testWebhook(c *gin.Context) {
-	out, err := h.webhooks.SendTest(c.Request.Context(), orgID(c), c.Param("id"))
+	out, err := h.webhooks.SendTest(c.Request.Context(), OrgID(c), c.Param("id"))
 	if err != nil {
-		fail(c, err)
+		Fail(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, out)

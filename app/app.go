@@ -15,8 +15,10 @@ import (
 	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/approvals"
 	approvalpage "github.com/assent-hq/assent/approvals/page"
+	approvalrest "github.com/assent-hq/assent/approvals/rest"
 	"github.com/assent-hq/assent/collections"
 	collectionpage "github.com/assent-hq/assent/collections/page"
+	collectionrest "github.com/assent-hq/assent/collections/rest"
 	"github.com/assent-hq/assent/comments"
 	"github.com/assent-hq/assent/delegations"
 	"github.com/assent-hq/assent/evidence"
@@ -34,6 +36,7 @@ import (
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/reviews"
 	reviewpage "github.com/assent-hq/assent/reviews/page"
+	reviewrest "github.com/assent-hq/assent/reviews/rest"
 	"github.com/assent-hq/assent/slackapp"
 	"github.com/assent-hq/assent/web"
 	"github.com/assent-hq/assent/webhooks"
@@ -98,7 +101,7 @@ func Build(d Deps) *Services {
 	col := collections.New(collections.Deps{Store: d.Store, Temporal: d.Temporal, Logger: d.Logger, NetPolicy: d.NetPolicy})
 	rep := reports.New(reports.Deps{Store: d.Store, Temporal: d.Temporal, Blobs: d.Blobs, Scanner: d.Scanner, Logger: d.Logger, BaseURL: d.BaseURL})
 	rev := reviews.New(requests.Deps{Store: d.Store, Temporal: d.Temporal, Logger: d.Logger, NetPolicy: d.NetPolicy}, rep)
-	kinds := []kind{a, col, rev}
+	kinds := kindServices(&Services{Approvals: a, Collections: col, Reviews: rev})
 	adm := admin.New(d.Store, each[admin.Asked](kinds)...).WithNetPolicy(d.NetPolicy)
 	acc := accounts.New(d.Store)
 	return &Services{
@@ -123,6 +126,34 @@ func Build(d Deps) *Services {
 		Delegations: delegations.New(d.Store, d.Logger, each[delegations.Asker](kinds)...),
 		kinds:       kinds,
 	}
+}
+
+// requestKinds are the request kinds, each registered once: its service
+// (as what spans the kinds reaches it), its page and its routes, in the
+// order the inboxes break ties.
+var requestKinds = []struct {
+	service func(*Services) kind
+	page    func(*Services) web.KindPage
+	routes  func(*Services) api.Kind
+}{
+	{func(s *Services) kind { return s.Approvals },
+		func(s *Services) web.KindPage { return approvalpage.New(s.Approvals, s.Gate) },
+		func(s *Services) api.Kind { return approvalrest.New(s.Approvals) }},
+	{func(s *Services) kind { return s.Collections },
+		func(s *Services) web.KindPage { return collectionpage.New(s.Collections) },
+		func(s *Services) api.Kind { return collectionrest.New(s.Collections) }},
+	{func(s *Services) kind { return s.Reviews },
+		func(s *Services) web.KindPage { return reviewpage.New(s.Reviews, s.Reports) },
+		func(s *Services) api.Kind { return reviewrest.New(s.Reviews) }},
+}
+
+// kindServices are the request kinds' services among s's, as listed.
+func kindServices(s *Services) []kind {
+	out := make([]kind, len(requestKinds))
+	for i, k := range requestKinds {
+		out[i] = k.service(s)
+	}
+	return out
 }
 
 // kind is a request kind's service, as what spans the kinds reaches it:
@@ -150,18 +181,24 @@ func (s *Services) Owned() []requests.Owned {
 
 // API is what the API calls of s.
 func (s *Services) API() api.Services {
-	return api.Services{Approvals: s.Approvals, Collections: s.Collections, Reports: s.Reports, Reviews: s.Reviews,
+	out := api.Services{Reports: s.Reports,
 		Comments: s.Comments, Evidence: s.Evidence, Gate: s.Gate, Receipts: s.Receipts, Webhooks: s.Webhooks, Flows: s.Flows,
 		Admin: s.Admin, Slack: s.Slack, Accounts: s.Accounts, Idempotency: s.Idempotency, Instance: s.Instance,
 		Delegations: s.Delegations}
+	for _, k := range requestKinds {
+		out.Kinds = append(out.Kinds, k.routes(s))
+	}
+	return out
 }
 
 // Web is what the pages call of s.
 func (s *Services) Web() web.Services {
-	return web.Services{Accounts: s.Accounts, Push: s.Push, History: s.History, Approvals: s.Approvals,
-		Collections: s.Collections, Reviews: s.Reviews, Comments: s.Comments, Reports: s.Reports, Webhooks: s.Webhooks,
-		Admin: s.Admin, Slack: s.Slack, Gate: s.Gate, Delegations: s.Delegations,
-		Kinds: []web.KindPage{approvalpage.New(s.Approvals, s.Gate), collectionpage.New(s.Collections), reviewpage.New(s.Reviews, s.Reports)}}
+	out := web.Services{Accounts: s.Accounts, Push: s.Push, History: s.History, Comments: s.Comments, Reports: s.Reports, Webhooks: s.Webhooks,
+		Admin: s.Admin, Slack: s.Slack, Gate: s.Gate, Delegations: s.Delegations}
+	for _, k := range requestKinds {
+		out.Kinds = append(out.Kinds, k.page(s))
+	}
+	return out
 }
 
 // blobChecker is blobs as readiness asks it; nil stays nil, so a process

@@ -45,23 +45,30 @@ func importsOf(t *testing.T, pattern string) map[string][]string {
 }
 
 // adapters are the adapters' folders, each kind's page (<kind>/page, a
-// part of web that lives in its kind's folder) among them.
+// part of web) and routes (<kind>/rest, a part of api), which live in
+// their kind's folder, among them.
 func adapters(t *testing.T) []string {
 	t.Helper()
-	pages, err := filepath.Glob(filepath.Join("..", "*", "page"))
-	require.NoError(t, err)
-	require.NotEmpty(t, pages, "no kind's page found: the tests would not hold them")
 	out := []string{"api", "web", "slackapp", "reportsite", "mcp"}
-	for _, p := range pages {
-		out = append(out, filepath.ToSlash(strings.TrimPrefix(p, ".."+string(filepath.Separator))))
+	for _, part := range []string{"page", "rest"} {
+		dirs, err := filepath.Glob(filepath.Join("..", "*", part))
+		require.NoError(t, err)
+		require.NotEmpty(t, dirs, "no kind's %s found: the tests would not hold them", part)
+		for _, d := range dirs {
+			out = append(out, filepath.ToSlash(strings.TrimPrefix(d, ".."+string(filepath.Separator))))
+		}
 	}
 	return out
 }
 
-// adapterOf is the adapter dir belongs to: a kind's page is web's.
+// adapterOf is the adapter dir belongs to: a kind's page is web's, its
+// routes api's.
 func adapterOf(dir string) string {
-	if strings.HasSuffix(dir, "/page") {
+	switch {
+	case strings.HasSuffix(dir, "/page"):
 		return "web"
+	case strings.HasSuffix(dir, "/rest"):
+		return "api"
 	}
 	return dir
 }

@@ -1,20 +1,15 @@
 package web
 
 import (
-	"context"
 	"net/http"
 	"net/url"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/assent-hq/assent/accounts"
-	"github.com/assent-hq/assent/approvals"
-	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/requests"
-	"github.com/assent-hq/assent/reviews"
 )
 
 // inboxLimit is how many requests the inbox lists; the counts cover all.
@@ -29,21 +24,14 @@ type riskCount struct {
 }
 
 type inboxPage struct {
-	Items []approvals.Approval
-	// Collections are the requests for information waiting on the
-	// person's reply, in the page's order.
-	Collections []collections.Collection
-	// Reviews are the open reviews waiting on the person's verdict, in
-	// the page's order.
-	Reviews []reviews.Review
+	// Sections are the kinds' parts, in the order the kinds are listed.
+	Sections []InboxSection
 	// Total counts every request waiting, listed or not.
 	Total int
 	// ByRisk counts them by risk, most severe first, risks with none
 	// left out.
 	ByRisk  []riskCount
 	DueSoon int
-	// More is set when approvals beyond those listed wait.
-	More bool
 	// Newest is set when the lists are newest first, else what needs
 	// attention comes first.
 	Newest bool
@@ -54,7 +42,8 @@ type inboxPage struct {
 
 // inbox lists the requests waiting on the signed-in person, what needs
 // attention first (the highest risk, then the earliest expiry), or with
-// ?order=newest the newest first.
+// ?order=newest the newest first: each kind's section, then the counts of
+// them all.
 func (p *Pages) inbox(c *gin.Context) {
 	person := CurrentPerson(c)
 	soon := time.Now().Add(dueSoon)
@@ -63,32 +52,23 @@ func (p *Pages) inbox(c *gin.Context) {
 		p.Fail(c, err)
 		return
 	}
-	in, err := p.approvals.Inbox(c.Request.Context(), person.Actor(), soon, order, inboxLimit)
-	if err != nil {
-		p.Fail(c, err)
-		return
-	}
-	page := inboxPage{Items: in.Items, Total: in.Total, DueSoon: in.DueBefore, More: len(in.Items) < in.Total, Newest: order == requests.Newest}
-	if page.Collections, err = p.collections.Waiting(c.Request.Context(), person.Organization.ID, person.Actor(), order, inboxLimit); err != nil {
-		p.Fail(c, err)
-		return
-	}
-	if page.Reviews, err = p.reviews.Waiting(c.Request.Context(), person.Organization.ID, person.Actor(), order, inboxLimit); err != nil {
-		p.Fail(c, err)
-		return
-	}
-	for _, count := range []func(context.Context, string, accounts.Actor, time.Time) (requests.Counts, error){
-		p.collections.WaitingCounts, p.reviews.WaitingCounts} {
-		n, err := count(c.Request.Context(), person.Organization.ID, person.Actor(), soon)
+	page := inboxPage{Newest: order == requests.Newest}
+	byRisk := map[string]int{}
+	for _, k := range p.kinds {
+		section, err := k.Inbox(c.Request.Context(), person.Actor(), order, soon, inboxLimit)
 		if err != nil {
 			p.Fail(c, err)
 			return
 		}
-		page.Total += n.Total
-		page.DueSoon += n.DueBefore
+		page.Sections = append(page.Sections, section)
+		page.Total += section.Total
+		page.DueSoon += section.DueBefore
+		for r, n := range section.ByRisk {
+			byRisk[r] += n
+		}
 	}
 	for _, r := range []string{requests.RiskCritical, requests.RiskHigh, requests.RiskMedium, requests.RiskLow} {
-		if n := in.ByRisk[r]; n > 0 {
+		if n := byRisk[r]; n > 0 {
 			page.ByRisk = append(page.ByRisk, riskCount{r, n})
 		}
 	}

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,8 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/internal/questions"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 )
 
 // TestInboxSaysItsOrder: the inbox lists what needs attention first (the
@@ -52,5 +55,50 @@ func TestInboxSaysItsOrder(t *testing.T) {
 		bad := b.get("/inbox?order=urgent")
 		assert.Equal(t, http.StatusBadRequest, bad.status)
 		assert.Contains(t, bad.body, "Order must be attention or newest.")
+	})
+}
+
+// TestInboxListsEachKindInItsSection: approvals first (with their risk,
+// an ethics flag and how many approved of those needed), then requests
+// for information under their heading (how many questions, when wanted,
+// when they close); the summary counts them all.
+func TestInboxListsEachKindInItsSection(t *testing.T) {
+	t.Parallel()
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newSite(t, db)
+		ctx := context.Background()
+		now := time.Now()
+		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: "Refund <big>",
+			ExpiresAt: now.Add(3 * time.Hour).UTC().Truncate(time.Second), Requester: "key_test", RequestedBy: "billing agent"},
+			Risk: models.RiskHigh, ApproverIDs: []string{s.ada.ID}, RequiredApprovals: 2,
+			Concerns: models.JSON[[]models.Concern]{V: []models.Concern{{Principle: "privacy", Rule: "no personal data", Concern: "a person's data"}}}}
+		_, err := requests.Insert(ctx, s.store, s.store.Approvals(), a, nil)
+		require.NoError(t, err)
+		qs, err := questions.Define([]questions.Input{{ID: "a", Prompt: "A", Kind: questions.Text}, {ID: "b", Prompt: "B", Kind: questions.Text}})
+		require.NoError(t, err)
+		due := now.Add(30 * time.Hour).UTC().Truncate(time.Second)
+		c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: "Vendor check",
+			ExpiresAt: now.Add(72 * time.Hour).UTC().Truncate(time.Second), Requester: "key_test", RequestedBy: "purchasing agent"},
+			Questions: models.JSON[[]questions.Question]{V: qs}, Respondents: []string{"ada@example.com"}, RespondentIDs: []string{s.ada.ID},
+			RequiredResponses: 1, DueAt: &due}
+		_, err = requests.Insert(ctx, s.store, s.store.Collections(), c, nil)
+		require.NoError(t, err)
+
+		b := s.browser(t)
+		b.signIn(s, "ada@example.com")
+		page := b.get("/inbox")
+		require.Equal(t, http.StatusOK, page.status, page.body)
+		assert.Contains(t, page.body, "2 waiting on you, 1 due within a day.")
+		assert.Contains(t, page.body, `<a class="title" href="/approvals/`+a.ID+`">Refund &lt;big&gt;</a>`)
+		assert.Contains(t, page.body, `<span class="risk risk-high">high risk</span>`)
+		assert.Contains(t, page.body, `<span class="flag">Ethics concern</span>`)
+		assert.Regexp(t, `Requested by billing agent · expires <time datetime="[^"]+" title="[^"]+">[^<]+</time> · 0 of 2 approvals</p>`, page.body)
+		heading := strings.Index(page.body, "<h2>Requests for information</h2>")
+		require.Positive(t, heading, page.body)
+		assert.Less(t, strings.Index(page.body, a.ID), heading, "approvals come first")
+		assert.Less(t, heading, strings.Index(page.body, `href="/collections/`+c.ID+`"`))
+		assert.Regexp(t, `Requested by purchasing agent · 2 questions · wanted <time datetime="[^"]+" title="[^"]+">[^<]+</time> · closes <time`, page.body)
+		assert.NotContains(t, page.body, "<h2>Reviews</h2>", "a kind with nothing waiting shows no section")
+		assert.NotContains(t, page.body, "Showing the first", "everything waiting is listed")
 	})
 }

@@ -27,8 +27,6 @@ import (
 
 	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/admin"
-	"github.com/assent-hq/assent/approvals"
-	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/comments"
 	"github.com/assent-hq/assent/delegations"
 	"github.com/assent-hq/assent/gate"
@@ -44,7 +42,6 @@ import (
 	"github.com/assent-hq/assent/push"
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/requests"
-	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/webhooks"
 )
 
@@ -109,9 +106,6 @@ type Services struct {
 	Accounts    *accounts.Service
 	Push        *push.Service
 	History     *requests.History
-	Approvals   *approvals.Service
-	Collections *collections.Service
-	Reviews     *reviews.Service
 	Comments    *comments.Service
 	Reports     *reports.Service
 	Webhooks    *webhooks.Service
@@ -126,18 +120,15 @@ type Services struct {
 // Pages serves the web pages. Create it with New and add it to an engine
 // with Mount.
 type Pages struct {
-	accounts    *accounts.Service
-	push        *push.Service
-	settled     *requests.History
-	approvals   *approvals.Service
-	collections *collections.Service
-	reviews     *reviews.Service
-	comments    *comments.Service
-	reports     *reports.Service
-	site        ReportHosts
-	mailer      mail.Sender
-	baseURL     string
-	log         *slog.Logger
+	accounts *accounts.Service
+	push     *push.Service
+	settled  *requests.History
+	comments *comments.Service
+	reports  *reports.Service
+	site     ReportHosts
+	mailer   mail.Sender
+	baseURL  string
+	log      *slog.Logger
 	// secure marks cookies Secure, and names them __Host-…; off only for
 	// an http:// base URL.
 	secure bool
@@ -212,7 +203,7 @@ func New(d Deps) *Pages {
 	}
 	wiring.Require("web", d.Services)
 	svc := d.Services
-	p := &Pages{accounts: svc.Accounts, push: svc.Push, settled: svc.History, approvals: svc.Approvals, collections: svc.Collections, reviews: svc.Reviews, comments: svc.Comments,
+	p := &Pages{accounts: svc.Accounts, push: svc.Push, settled: svc.History, comments: svc.Comments,
 		reports: svc.Reports, site: d.Site, webhooks: svc.Webhooks, admin: svc.Admin, slack: svc.Slack, gate: svc.Gate, delegations: svc.Delegations,
 		mailer: d.Mailer, baseURL: strings.TrimSuffix(d.BaseURL, "/"), log: log,
 		secure: !strings.HasPrefix(d.BaseURL, "http://"), pages: map[string]*template.Template{}}

@@ -7,6 +7,7 @@ package page
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -27,6 +29,7 @@ import (
 	"github.com/assent-hq/assent/internal/rules"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/validate"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/web"
 )
 
@@ -454,4 +457,27 @@ func describe(name string, v json.RawMessage, editable bool) field {
 		f.Kind = "number"
 	}
 	return f
+}
+
+// Inbox is the approvals' section of the inbox: each with its risk, an
+// ethics flag, when it expires and, when it needs several, how many
+// approved so far.
+func (p *Page) Inbox(ctx context.Context, who accounts.Actor, order requests.InboxOrder, soon time.Time, limit int) (web.InboxSection, error) {
+	in, err := p.service.Inbox(ctx, who, soon, order, limit)
+	if err != nil {
+		return web.InboxSection{}, err
+	}
+	s := web.InboxSection{Counts: in.Counts}
+	for _, a := range in.Items {
+		row := web.InboxRow{Path: paths.Approval(a.ID), Title: a.Title, Risk: a.Risk,
+			Facts: []web.InboxFact{{Text: "Requested by " + a.RequestedBy}, {Text: "expires", At: &a.ExpiresAt}}}
+		if len(a.Concerns.V) > 0 {
+			row.Flag = "Ethics concern"
+		}
+		if a.RequiredApprovals > 1 {
+			row.Facts = append(row.Facts, web.InboxFact{Text: fmt.Sprintf("%d of %d approvals", a.ApprovalsSoFar, a.RequiredApprovals)})
+		}
+		s.Rows = append(s.Rows, row)
+	}
+	return s, nil
 }

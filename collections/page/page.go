@@ -4,21 +4,26 @@
 package page
 
 import (
+	"context"
 	"embed"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/questions"
 	"github.com/assent-hq/assent/internal/states"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/web"
 )
 
@@ -228,4 +233,24 @@ func nonEmpty(values []string) []string {
 		}
 	}
 	return out
+}
+
+// Inbox is the requests for information's section of the inbox: each
+// with how many questions it asks, when it is wanted and when it closes.
+func (p *Page) Inbox(ctx context.Context, who accounts.Actor, order requests.InboxOrder, soon time.Time, limit int) (web.InboxSection, error) {
+	return web.InboxOf(ctx, p.service, who, order, soon, limit, "Requests for information", func(c *collections.Collection) web.InboxRow {
+		n := len(c.Questions.V)
+		facts := []web.InboxFact{{Text: "Requested by " + c.RequestedBy}, {Text: fmt.Sprintf("%d question%s", n, plural(n))}}
+		if c.DueAt != nil {
+			facts = append(facts, web.InboxFact{Text: "wanted", At: c.DueAt})
+		}
+		return web.InboxRow{Path: paths.Collection(c.ID), Title: c.Title, Facts: append(facts, web.InboxFact{Text: "closes", At: &c.ExpiresAt})}
+	})
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }

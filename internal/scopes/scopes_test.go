@@ -15,13 +15,17 @@ import (
 // TestNotYetAvailableMatchesTheRoutes keeps NotYetAvailable true: a scope is
 // available exactly when a route in api/router.go requires it.
 func TestNotYetAvailableMatchesTheRoutes(t *testing.T) {
-	// The constant names a route requires: inside requireScope(…) in the
-	// API's files, or as a request kind's read or write scope
-	// (requestRoutes), which its routes require.
+	// The constant names a route requires: inside RequireScope(…) or
+	// PersonActs(…) in the API's files and the kinds' routes (*/rest), or
+	// as a request kind's Read or Write scope (RequestRoutes), which its
+	// routes require.
 	required := map[string]bool{}
 	files, err := filepath.Glob(filepath.Join("..", "..", "api", "*.go"))
 	require.NoError(t, err)
-	for _, file := range files {
+	kinds, err := filepath.Glob(filepath.Join("..", "..", "*", "rest", "*.go"))
+	require.NoError(t, err)
+	require.NotEmpty(t, kinds, "no kind's routes found (*/rest)")
+	for _, file := range append(files, kinds...) {
 		if strings.HasSuffix(file, "_test.go") {
 			continue
 		}
@@ -30,7 +34,14 @@ func TestNotYetAvailableMatchesTheRoutes(t *testing.T) {
 		ast.Inspect(f, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.CallExpr:
-				if fn, ok := n.Fun.(*ast.Ident); ok && fn.Name == "requireScope" {
+				name := ""
+				switch fn := n.Fun.(type) {
+				case *ast.Ident:
+					name = fn.Name
+				case *ast.SelectorExpr:
+					name = fn.Sel.Name
+				}
+				if name == "RequireScope" || name == "PersonActs" {
 					for _, arg := range n.Args {
 						if sel, ok := arg.(*ast.SelectorExpr); ok {
 							required[sel.Sel.Name] = true
@@ -38,7 +49,7 @@ func TestNotYetAvailableMatchesTheRoutes(t *testing.T) {
 					}
 				}
 			case *ast.KeyValueExpr:
-				if key, ok := n.Key.(*ast.Ident); ok && (key.Name == "read" || key.Name == "write") {
+				if key, ok := n.Key.(*ast.Ident); ok && (key.Name == "Read" || key.Name == "Write") {
 					if sel, ok := n.Value.(*ast.SelectorExpr); ok {
 						required[sel.Sel.Name] = true
 					}
@@ -47,7 +58,7 @@ func TestNotYetAvailableMatchesTheRoutes(t *testing.T) {
 			return true
 		})
 	}
-	require.NotEmpty(t, required, "the API's files have no requireScope(scopes.…) calls to read")
+	require.NotEmpty(t, required, "the API's files have no RequireScope(scopes.…) calls to read")
 
 	byName := map[string]string{
 		"ApprovalsRead": ApprovalsRead, "ApprovalsWrite": ApprovalsWrite,

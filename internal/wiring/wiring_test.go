@@ -12,15 +12,19 @@ type service struct{}
 
 type services struct {
 	First, Second *service
+	Kinds         []*service
 	Name          string
 }
 
 func TestRequireNamesTheServiceMissing(t *testing.T) {
-	full := services{First: &service{}, Second: &service{}}
+	full := services{First: &service{}, Second: &service{}, Kinds: []*service{{}}}
 	assert.NotPanics(t, func() { wiring.Require("test", full) })
 	assert.NotPanics(t, func() { wiring.Require("test", &full) })
 	lacking := full
 	lacking.Second = nil
 	assert.PanicsWithValue(t, "test: the services lack Second; build them with app.Build", func() { wiring.Require("test", lacking) })
+	lacking = full
+	lacking.Kinds = nil
+	assert.PanicsWithValue(t, "test: the services lack Kinds; build them with app.Build", func() { wiring.Require("test", lacking) })
 	assert.PanicsWithValue(t, "test: no services; build them with app.Build", func() { wiring.Require("test", (*services)(nil)) })
 }

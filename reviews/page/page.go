@@ -5,20 +5,25 @@
 package page
 
 import (
+	"context"
 	"embed"
+	"fmt"
 	"io/fs"
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/validate"
 	"github.com/assent-hq/assent/reports"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/web"
 )
@@ -159,4 +164,17 @@ func (p *Page) verdict(c *gin.Context) {
 		return
 	}
 	c.Redirect(http.StatusSeeOther, paths.Review(rev.ID)+"?done="+in.Verdict)
+}
+
+// Inbox is the reviews' section of the inbox: each with the version under
+// review, how many approved so far when it needs several, and when it
+// closes.
+func (p *Page) Inbox(ctx context.Context, who accounts.Actor, order requests.InboxOrder, soon time.Time, limit int) (web.InboxSection, error) {
+	return web.InboxOf(ctx, p.service, who, order, soon, limit, "Reviews", func(r *reviews.Review) web.InboxRow {
+		facts := []web.InboxFact{{Text: "Requested by " + r.RequestedBy}, {Text: fmt.Sprintf("version %d", r.Version)}}
+		if r.RequiredApprovals > 1 {
+			facts = append(facts, web.InboxFact{Text: fmt.Sprintf("%d of %d approvals", r.ApprovalsSoFar, r.RequiredApprovals)})
+		}
+		return web.InboxRow{Path: paths.Review(r.ID), Title: r.Title, Facts: append(facts, web.InboxFact{Text: "closes", At: &r.ExpiresAt})}
+	})
 }
