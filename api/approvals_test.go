@@ -272,7 +272,7 @@ func TestCreateApprovalDefaultsAndResolution(t *testing.T) {
 
 		// The workflow runs with the search attributes an operator filters by.
 		waitFor(t, func() bool {
-			d, err := s.tc.DescribeWorkflowExecution(context.Background(), workflows.ApprovalWorkflowID(a["id"].(string)), "")
+			d, err := s.tc.DescribeWorkflowExecution(context.Background(), approvals.WorkflowID(a["id"].(string)), "")
 			if err != nil {
 				return false
 			}
@@ -606,7 +606,7 @@ func TestReconcilerLeavesABacklogToTheWorkers(t *testing.T) {
 		}
 		// The queued one's workflow waits on a task queue no worker polls.
 		queued := record("queued")
-		_, err := s.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.ApprovalWorkflowID(queued.ID), TaskQueue: "nobody-polls"}, workflows.WorkflowApproval, nil)
+		_, err := s.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: approvals.WorkflowID(queued.ID), TaskQueue: "nobody-polls"}, approvals.WorkflowType, nil)
 		require.NoError(t, err)
 		orphan := record("orphan")
 
@@ -617,7 +617,7 @@ func TestReconcilerLeavesABacklogToTheWorkers(t *testing.T) {
 		assert.Zero(t, n)
 		assert.Zero(t, counting.starts.Load(), "no start is tried behind a record the workers have yet to take up")
 
-		require.NoError(t, s.tc.TerminateWorkflow(ctx, workflows.ApprovalWorkflowID(queued.ID), "", "test"))
+		require.NoError(t, s.tc.TerminateWorkflow(ctx, approvals.WorkflowID(queued.ID), "", "test"))
 		require.NoError(t, db.Delete(&models.Approval{}, "id = ?", queued.ID).Error)
 		n, err = requests.Reconcile(ctx, time.Now().Add(requests.ReconcileGrace), 10, svc)
 		require.NoError(t, err)

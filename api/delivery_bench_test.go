@@ -21,6 +21,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/netguard"
@@ -142,7 +143,7 @@ func explainSlow(s *benchStack, d slowDecision) string {
 			}
 		}
 	}
-	history(workflows.ApprovalWorkflowID(d.id))
+	history(approvals.WorkflowID(d.id))
 	var rows []struct {
 		EventID, DeliveryID string
 		EventAt, DeliveryAt time.Time

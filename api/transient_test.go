@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/internal/testenv/temporalenv"
 	"github.com/assent-hq/assent/worker"
@@ -36,7 +37,7 @@ func TestAnUpdateWhileTheWorkflowTaskFailsIsUnavailable(t *testing.T) {
 		r := f.do(t, "POST", "/api/v1/approvals", f.agentKey, `{"title":"Ship it"}`, nil)
 		require.Equal(t, 201, r.status, string(r.body))
 		id := r.decoded["id"].(string)
-		wfID := workflows.ApprovalWorkflowID(id)
+		wfID := approvals.WorkflowID(id)
 		require.Eventually(t, func() bool {
 			g := f.do(t, "GET", "/api/v1/approvals/"+id, f.agentKey, "", nil)
 			return g.status == 200 && g.decoded["status"] == "pending"
@@ -46,7 +47,7 @@ func TestAnUpdateWhileTheWorkflowTaskFailsIsUnavailable(t *testing.T) {
 		// A broken deploy: every workflow task of the approval fails.
 		broken := sdkworker.New(tc, workflows.TaskQueue, sdkworker.Options{})
 		broken.RegisterWorkflowWithOptions(func(workflow.Context, any) error { panic("a bad deploy") },
-			workflow.RegisterOptions{Name: workflows.WorkflowApproval})
+			workflow.RegisterOptions{Name: approvals.WorkflowType})
 		require.NoError(t, broken.Start())
 		defer broken.Stop()
 		require.NoError(t, tc.SignalWorkflow(ctx, wfID, "", "nudge", nil))

@@ -66,7 +66,7 @@ func (s *Service) DecideVia(ctx context.Context, orgID, id, updateID string, who
 	if err := s.holdToSchema(ctx, orgID, id, who, d); err != nil {
 		return nil, err
 	}
-	return s.Update(ctx, orgID, id, updateID, workflows.UpdateDecide, &DecideRequest{ActorID: who.ID,
+	return s.Update(ctx, orgID, id, updateID, UpdateDecide, &DecideRequest{ActorID: who.ID,
 		ActorName: who.Name, Decision: d.Decision, Note: d.Note, Reason: d.Reason, Corrections: d.Corrections, Via: via})
 }
 
@@ -135,7 +135,7 @@ func (s *Service) Ask(ctx context.Context, orgID, id, updateID string, who model
 		return nil, nil, err
 	}
 	req := &AskRequest{ActorID: who.ID, ActorName: who.Name, QuestionID: ids.New(ids.Question), Question: q.Question}
-	a, err := s.Update(ctx, orgID, id, updateID, workflows.UpdateAsk, req)
+	a, err := s.Update(ctx, orgID, id, updateID, UpdateAsk, req)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -149,7 +149,7 @@ func (s *Service) Ask(ctx context.Context, orgID, id, updateID string, who model
 
 // Answer answers a question; only the requester may.
 func (s *Service) Answer(ctx context.Context, orgID, id, updateID string, who models.Actor, in Answer) (*models.Approval, error) {
-	return s.Update(ctx, orgID, id, updateID, workflows.UpdateAnswer,
+	return s.Update(ctx, orgID, id, updateID, UpdateAnswer,
 		&AnswerRequest{Requester: who.ID, QuestionID: in.QuestionID, Answer: in.Answer})
 }
 
@@ -160,7 +160,7 @@ func (s *Service) Answer(ctx context.Context, orgID, id, updateID string, who mo
 // in for them there, as for a request that names nobody. A request
 // already settled, or no longer naming the person, needs nothing.
 func (s *Service) RemoveAsked(ctx context.Context, orgID string, by models.Actor, personID, personName string, approvalIDs []string) error {
-	return s.RemovePerson(ctx, orgID, approvalIDs, personID, workflows.UpdateRemoveApprover, "remove-approver",
+	return s.RemovePerson(ctx, orgID, approvalIDs, personID, UpdateRemoveApprover, "remove-approver",
 		func(a *models.Approval) (workflows.Argument, error) {
 			defaults, via, err := s.defaultApprovers(ctx, orgID, requests.Handover{Requester: a.Requester})
 			if err != nil {

@@ -17,7 +17,7 @@ import (
 )
 
 // Activities are an approval's activities, which the worker registers by
-// their method names (workflows.ActivityPersistApproval, …).
+// their method names (ActivityPersist, …).
 type Activities struct {
 	requests.ActivityEnv
 	// ScreenHTTP asks organisations' model screens: the guarded client,

@@ -16,7 +16,6 @@ import (
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
-	"github.com/assent-hq/assent/workflows"
 )
 
 // Kind is the request kind's name in search attributes, audit entries and
@@ -41,7 +40,7 @@ func New(d Deps) *Service {
 	d = d.Filled()
 	s := &Service{store: d.Store, log: d.Logger, netPolicy: d.NetPolicy}
 	s.Lifecycle = requests.NewLifecycle[models.Approval](d,
-		requests.Names{Kind: Kind, Noun: "approval", Open: states.Pending, States: states.Approval, Workflow: workflows.WorkflowApproval}, d.Store.Approvals(), s)
+		requests.Names{Kind: Kind, Noun: "approval", Open: states.Pending, States: states.Approval, Workflow: WorkflowType}, d.Store.Approvals(), s)
 	return s
 }
 
@@ -51,7 +50,7 @@ func (s *Service) Head(a *models.Approval) requests.Head {
 }
 
 // WorkflowID names the workflow of the approval id.
-func (s *Service) WorkflowID(id string) string { return workflows.ApprovalWorkflowID(id) }
+func (s *Service) WorkflowID(id string) string { return WorkflowID(id) }
 
 // Handover is what an approval allows of handing it over: never to its
 // requester.

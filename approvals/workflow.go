@@ -80,7 +80,7 @@ var screenOptions = workflow.ActivityOptions{
 // questions, answers and cancellation (Updates) and for expiry (a timer).
 func Workflow(ctx workflow.Context, in WorkflowInput) (State, error) {
 	a := &approval{in: in}
-	a.Request = workflows.NewRequest(ctx, a, in.ApprovalID, in.OrganizationID, in.Requester, workflows.ActivityPersistApproval, State{
+	a.Request = workflows.NewRequest(ctx, a, in.ApprovalID, in.OrganizationID, in.Requester, ActivityPersist, State{
 		Status: states.Pending, ApproverIDs: slices.Clone(in.ApproverIDs), ApprovedBy: []string{}, Questions: []AskedQuestion{},
 		OnBehalfOf: maps.Clone(in.OnBehalfOf)})
 	if a.in.RequiredApprovals < 1 {
@@ -99,9 +99,9 @@ type approval struct {
 
 func (a *approval) setup(ctx workflow.Context) error {
 	return workflows.SetUpdates(ctx, a.Updates(
-		workflows.Update{Name: workflows.UpdateDecide, Handler: a.decide, Validator: workflows.Validator(a.in.ApprovalID, func(r DecideRequest) error { return checkDecide(&a.in, &a.State, r) })},
-		workflows.Update{Name: workflows.UpdateAsk, Handler: a.ask, Validator: workflows.Validator(a.in.ApprovalID, func(r AskRequest) error { return checkAsk(&a.in, &a.State, r) })},
-		workflows.Update{Name: workflows.UpdateAnswer, Handler: a.answer, Validator: workflows.Validator(a.in.ApprovalID, func(r AnswerRequest) error { return checkAnswer(&a.in, &a.State, r) })},
+		workflows.Update{Name: UpdateDecide, Handler: a.decide, Validator: workflows.Validator(a.in.ApprovalID, func(r DecideRequest) error { return checkDecide(&a.in, &a.State, r) })},
+		workflows.Update{Name: UpdateAsk, Handler: a.ask, Validator: workflows.Validator(a.in.ApprovalID, func(r AskRequest) error { return checkAsk(&a.in, &a.State, r) })},
+		workflows.Update{Name: UpdateAnswer, Handler: a.answer, Validator: workflows.Validator(a.in.ApprovalID, func(r AnswerRequest) error { return checkAnswer(&a.in, &a.State, r) })},
 	))
 }
 
@@ -133,7 +133,7 @@ func (a *approval) screen(ctx workflow.Context) string {
 		return ""
 	}
 	var res ScreenResult
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, screenOptions), workflows.ActivityScreenApproval,
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, screenOptions), ActivityScreen,
 		ScreenInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID}).Get(ctx, &res)
 	switch {
 	case err != nil:
@@ -241,7 +241,7 @@ func (a *approval) answer(ctx workflow.Context, req AnswerRequest) (State, error
 		return Transition{Action: ActionAnswered, Event: events.ApprovalAnswered, ActorID: req.Requester, Detail: req.Answer}, nil
 	})
 	if err == nil && asker != "" {
-		a.Email(ctx, workflows.ActivityEmailAnswer, EmailAnswerInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID,
+		a.Email(ctx, ActivityEmailAnswer, EmailAnswerInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID,
 			QuestionID: req.QuestionID, AskerID: asker})
 	}
 	return a.State, err
@@ -272,7 +272,7 @@ func (a *approval) Asking() (*[]string, *map[string]workflows.Delegator) {
 func (a *approval) Acted() []string  { return a.State.ApprovedBy }
 func (a *approval) NotAsked() string { return apperr.NotAnApprover }
 func (a *approval) Removal() workflows.Removal {
-	return workflows.Removal{Update: workflows.UpdateRemoveApprover, Action: ActionApproverRemoved, Asked: "approvers"}
+	return workflows.Removal{Update: UpdateRemoveApprover, Action: ActionApproverRemoved, Asked: "approvers"}
 }
 
 // CheckRemove takes off an approver who approved too: their approval
@@ -292,7 +292,7 @@ func (a *approval) Removed(_ workflow.Context, req workflows.RemoveAskedRequest,
 	return added
 }
 func (a *approval) EmailAsked(ctx workflow.Context) {
-	a.Email(ctx, workflows.ActivityEmailApprovers, EmailApproversInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID})
+	a.Email(ctx, ActivityEmailApprovers, EmailApproversInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID})
 }
 
 // timers are the approval's reminder and escalation, each only when due
@@ -318,7 +318,7 @@ func (a *approval) remind(ctx workflow.Context) error {
 			}
 		}
 		return waiting
-	}, "approvers who had not decided", workflows.ActivityEmailApprovers, func(ids []string) any {
+	}, "approvers who had not decided", ActivityEmailApprovers, func(ids []string) any {
 		return EmailApproversInput{OrganizationID: a.in.OrganizationID, ApprovalID: a.in.ApprovalID, Reminder: true, PersonIDs: ids}
 	})
 }

@@ -23,7 +23,7 @@ func TestDelegateJoinsAWaitingApproval(t *testing.T) {
 	h.Update(time.Minute, "delegate", workflows.UpdateAddDelegate, workflowtest.AnnAway)
 	h.Update(2*time.Minute, "again", workflows.UpdateAddDelegate, workflowtest.AnnAway)
 	h.Update(3*time.Minute, "stranger", workflows.UpdateAddDelegate, workflows.AddDelegateRequest{DelegatorID: "mem_x", DelegateID: "mem_y"})
-	h.Update(4*time.Minute, "dee", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_d", ActorName: "Dee",
+	h.Update(4*time.Minute, "dee", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_d", ActorName: "Dee",
 		Decision: approvals.DecisionApprove, Note: "fine"})
 	s := h.run(baseInput())
 
@@ -58,15 +58,15 @@ func TestDelegationKeepsTheRequesterFromDeciding(t *testing.T) {
 	in.OnBehalfOf = map[string]workflows.Delegator{"mem_e": {ID: "mem_req", Name: "Rita"}}
 	h.Update(time.Minute, "delegate", workflows.UpdateAddDelegate, workflows.AddDelegateRequest{DelegatorID: "mem_req",
 		DelegatorName: "Rita", DelegateID: "mem_d", DelegateName: "Dee"})
-	h.Update(2*time.Minute, "dee", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_d", Decision: approvals.DecisionApprove})
-	h.Update(3*time.Minute, "eve", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_e", Decision: approvals.DecisionApprove})
+	h.Update(2*time.Minute, "dee", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_d", Decision: approvals.DecisionApprove})
+	h.Update(3*time.Minute, "eve", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_e", Decision: approvals.DecisionApprove})
 	h.Update(4*time.Minute, "ann-delegate", workflows.UpdateAddDelegate, workflows.AddDelegateRequest{DelegatorID: "mem_a",
 		DelegatorName: "Ann", DelegateID: "mem_f", DelegateName: "Fay"})
-	h.Update(5*time.Minute, "fay", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_f", Decision: approvals.DecisionApprove})
-	h.Update(6*time.Minute, "ann", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: approvals.DecisionApprove})
+	h.Update(5*time.Minute, "fay", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_f", Decision: approvals.DecisionApprove})
+	h.Update(6*time.Minute, "ann", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: approvals.DecisionApprove})
 	h.Update(7*time.Minute, "after-ann", workflows.UpdateAddDelegate, workflows.AddDelegateRequest{DelegatorID: "mem_a",
 		DelegatorName: "Ann", DelegateID: "mem_g", DelegateName: "Gil"})
-	h.Update(8*time.Minute, "bob", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_b", Decision: approvals.DecisionApprove})
+	h.Update(8*time.Minute, "bob", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_b", Decision: approvals.DecisionApprove})
 	s := h.run(in)
 
 	require.NoError(t, h.Results["delegate"].Err, "the requester's delegate is asked (and refused when deciding)")
@@ -89,7 +89,7 @@ func TestDelegateOfADelegateStandsInForTheFirst(t *testing.T) {
 	h.Update(time.Minute, "ann", workflows.UpdateAddDelegate, workflowtest.AnnAway)
 	h.Update(2*time.Minute, "dee", workflows.UpdateAddDelegate, workflows.AddDelegateRequest{DelegatorID: "mem_d",
 		DelegatorName: "Dee", DelegateID: "mem_h", DelegateName: "Hal"})
-	h.Update(3*time.Minute, "hal", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_h", Decision: approvals.DecisionReject})
+	h.Update(3*time.Minute, "hal", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_h", Decision: approvals.DecisionReject})
 	s := h.run(baseInput())
 	assert.Equal(t, states.Rejected, s.Status)
 	assert.Equal(t, &workflows.Delegator{ID: "mem_a", Name: "Ann"}, s.DecidedOnBehalfOf)
@@ -106,8 +106,8 @@ func TestEscalationAsksWhoStandsInForThoseAway(t *testing.T) {
 		"mem_boss": {DelegatorID: "mem_boss", DelegatorName: "Bo", DelegateID: "mem_d", DelegateName: "Dee"}}
 	in := baseInput()
 	in.Escalation = &approvals.ScheduledEscalation{At: workflowtest.Start.Add(4 * time.Hour), ApproverIDs: []string{"mem_boss", "mem_c"}}
-	h.Update(5*time.Hour, "boss", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_boss", Decision: approvals.DecisionApprove})
-	h.Update(6*time.Hour, "dee", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_d", ActorName: "Dee", Decision: approvals.DecisionApprove})
+	h.Update(5*time.Hour, "boss", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_boss", Decision: approvals.DecisionApprove})
+	h.Update(6*time.Hour, "dee", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_d", ActorName: "Dee", Decision: approvals.DecisionApprove})
 	s := h.run(in)
 
 	assert.Equal(t, []approvals.StandInsInput{{OrganizationID: "org_1", Requester: "mem_req", PersonIDs: []string{"mem_boss", "mem_c"}}},
@@ -132,7 +132,7 @@ func TestEscalationNamingTheDelegateToo(t *testing.T) {
 			"mem_boss": {DelegatorID: "mem_boss", DelegatorName: "Bo", DelegateID: "mem_d", DelegateName: "Dee"}}
 		in := baseInput()
 		in.Escalation = &approvals.ScheduledEscalation{At: workflowtest.Start.Add(4 * time.Hour), ApproverIDs: named}
-		h.Update(5*time.Hour, "dee", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_d", ActorName: "Dee", Decision: approvals.DecisionApprove})
+		h.Update(5*time.Hour, "dee", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_d", ActorName: "Dee", Decision: approvals.DecisionApprove})
 		s := h.run(in)
 
 		assert.Equal(t, states.Approved, s.Status, "%v", named)
@@ -149,10 +149,10 @@ func TestDefaultsStandInForThoseAway(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
 	in.ApproverIDs = []string{"gst_g"}
-	h.Update(time.Minute, "remove", workflows.UpdateRemoveApprover, workflows.RemoveAskedRequest{PersonID: "gst_g",
+	h.Update(time.Minute, "remove", approvals.UpdateRemoveApprover, workflows.RemoveAskedRequest{PersonID: "gst_g",
 		PersonName: "Gus", Defaults: []string{"mem_d", "mem_admin"}, OnBehalfOf: map[string]workflows.Delegator{"mem_d": {ID: "mem_owner", Name: "Olivia"}},
 		ActorID: "key_admin", ActorName: "admin key"})
-	h.Update(2*time.Minute, "dee", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_d", Decision: approvals.DecisionReject})
+	h.Update(2*time.Minute, "dee", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_d", Decision: approvals.DecisionReject})
 	s := h.run(in)
 
 	require.NoError(t, h.Results["remove"].Err)

@@ -10,15 +10,14 @@ import (
 
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/states"
-	"github.com/assent-hq/assent/workflows"
 	"github.com/assent-hq/assent/workflows/workflowtest"
 )
 
 func TestApproversAreEmailedAtCreationAndAskersWhenAnswered(t *testing.T) {
 	h := newHarness(t)
-	h.Update(time.Minute, "ask", workflows.UpdateAsk, approvals.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"})
-	h.Update(5*time.Minute, "answer", workflows.UpdateAnswer, approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"})
-	h.Update(7*time.Minute, "decide", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_b", Decision: "reject"})
+	h.Update(time.Minute, "ask", approvals.UpdateAsk, approvals.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"})
+	h.Update(5*time.Minute, "answer", approvals.UpdateAnswer, approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"})
+	h.Update(7*time.Minute, "decide", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_b", Decision: "reject"})
 	s := h.run(baseInput())
 
 	assert.Equal(t, states.Rejected, s.Status)
@@ -49,7 +48,7 @@ func TestFailingEmailIsRetriedOnTheDeliveryScheduleAndBlocksNothing(t *testing.T
 
 	h = newHarness(t)
 	h.failEmails = errors.New("421 mail server busy")
-	h.Update(2*time.Minute, "decide", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.Update(2*time.Minute, "decide", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
 	s = h.run(baseInput())
 	assert.Equal(t, states.Approved, s.Status)
 	assert.Equal(t, workflowtest.Start.Add(2*time.Minute), *s.DecidedAt, "the decision did not wait for the email")

@@ -29,7 +29,7 @@ func (h *harness) screened(answer func(ctx context.Context, attempt int32) (appr
 		attempts = append(attempts, h.Env.Now().Sub(workflowtest.Start))
 		h.Mu.Unlock()
 		return answer(ctx, activity.GetInfo(ctx).Attempt)
-	}, activity.RegisterOptions{Name: workflows.ActivityScreenApproval})
+	}, activity.RegisterOptions{Name: approvals.ActivityScreen})
 	return &attempts
 }
 
@@ -48,9 +48,9 @@ func TestScreenIsRetriedAndItsConcernsAskForAReason(t *testing.T) {
 	})
 	in := baseInput()
 	in.Screen = true
-	h.Update(time.Second, "early", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
-	h.Update(time.Minute, "no-reason", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
-	h.Update(2*time.Minute, "reason", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve", Reason: "Needed for the refund."})
+	h.Update(time.Second, "early", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.Update(time.Minute, "no-reason", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.Update(2*time.Minute, "reason", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve", Reason: "Needed for the refund."})
 	s := h.run(in)
 
 	require.Len(t, *attempts, 3)
@@ -86,7 +86,7 @@ func TestScreenThatNeverAnswersIsLeftOut(t *testing.T) {
 	})
 	in := baseInput()
 	in.Screen = true
-	h.Update(10*time.Minute, "decide", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.Update(10*time.Minute, "decide", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
 	s := h.run(in)
 
 	assert.Len(t, *attempts, 3, "retried, three attempts at most")

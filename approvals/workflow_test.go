@@ -34,13 +34,13 @@ type harness struct {
 }
 
 func newHarness(t *testing.T) *harness {
-	h := &harness{Harness: workflowtest.New[approvals.State](t, approvals.Workflow, workflows.ActivityPersistApproval)}
+	h := &harness{Harness: workflowtest.New[approvals.State](t, approvals.Workflow, approvals.ActivityPersist)}
 	h.Env.RegisterActivityWithOptions(func(ctx context.Context, in approvals.EmailApproversInput) error {
 		return h.sent(ctx, in)
-	}, activity.RegisterOptions{Name: workflows.ActivityEmailApprovers})
+	}, activity.RegisterOptions{Name: approvals.ActivityEmailApprovers})
 	h.Env.RegisterActivityWithOptions(func(ctx context.Context, in approvals.EmailAnswerInput) error {
 		return h.sent(ctx, in)
-	}, activity.RegisterOptions{Name: workflows.ActivityEmailAnswer})
+	}, activity.RegisterOptions{Name: approvals.ActivityEmailAnswer})
 	h.Env.RegisterActivityWithOptions(func(_ context.Context, in approvals.StandInsInput) (approvals.StandInsResult, error) {
 		h.Mu.Lock()
 		defer h.Mu.Unlock()
@@ -102,14 +102,14 @@ func TestApprovalExpiresAtTheExactInstant(t *testing.T) {
 
 func TestQuestionBlocksDecisionsUntilAnswered(t *testing.T) {
 	h := newHarness(t)
-	h.Update(time.Minute, "ask", workflows.UpdateAsk, approvals.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"})
-	h.Update(2*time.Minute, "ask-again", workflows.UpdateAsk, approvals.AskRequest{ActorID: "mem_b", QuestionID: "qst_2", Question: "And?"})
-	h.Update(3*time.Minute, "decide-blocked", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_b", Decision: "approve"})
-	h.Update(4*time.Minute, "answer-unknown", workflows.UpdateAnswer, approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_9", Answer: "?"})
-	h.Update(4*time.Minute+30*time.Second, "answer-by-approver", workflows.UpdateAnswer, approvals.AnswerRequest{Requester: "mem_a", QuestionID: "qst_1", Answer: "Me"})
-	h.Update(5*time.Minute, "answer", workflows.UpdateAnswer, approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"})
-	h.Update(6*time.Minute, "answer-twice", workflows.UpdateAnswer, approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Other"})
-	h.Update(7*time.Minute, "decide", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: "approve"})
+	h.Update(time.Minute, "ask", approvals.UpdateAsk, approvals.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"})
+	h.Update(2*time.Minute, "ask-again", approvals.UpdateAsk, approvals.AskRequest{ActorID: "mem_b", QuestionID: "qst_2", Question: "And?"})
+	h.Update(3*time.Minute, "decide-blocked", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_b", Decision: "approve"})
+	h.Update(4*time.Minute, "answer-unknown", approvals.UpdateAnswer, approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_9", Answer: "?"})
+	h.Update(4*time.Minute+30*time.Second, "answer-by-approver", approvals.UpdateAnswer, approvals.AnswerRequest{Requester: "mem_a", QuestionID: "qst_1", Answer: "Me"})
+	h.Update(5*time.Minute, "answer", approvals.UpdateAnswer, approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"})
+	h.Update(6*time.Minute, "answer-twice", approvals.UpdateAnswer, approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Other"})
+	h.Update(7*time.Minute, "decide", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: "approve"})
 	s := h.run(baseInput())
 
 	h.RefusedWith("ask-again", apperr.QuestionPending)
@@ -133,10 +133,10 @@ func TestSeveralApprovalsAreCountedPerPerson(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
 	in.RequiredApprovals = 2
-	h.Update(time.Minute, "a", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve",
+	h.Update(time.Minute, "a", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve",
 		Corrections: workflowtest.Raw(`{"amount":80}`)})
-	h.Update(2*time.Minute, "a-again", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
-	h.Update(3*time.Minute, "b", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: "approve",
+	h.Update(2*time.Minute, "a-again", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.Update(3*time.Minute, "b", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: "approve",
 		Corrections: workflowtest.Raw(`{"amount":70}`)})
 	s := h.run(in)
 
@@ -158,8 +158,8 @@ func TestOneRejectionSettlesRegardlessOfRequiredApprovals(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
 	in.RequiredApprovals = 2
-	h.Update(time.Minute, "a", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
-	h.Update(2*time.Minute, "b", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: "reject", Note: "too costly"})
+	h.Update(time.Minute, "a", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.Update(2*time.Minute, "b", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: "reject", Note: "too costly"})
 	s := h.run(in)
 	assert.Equal(t, states.Rejected, s.Status)
 	assert.Equal(t, "too costly", s.Note)
@@ -185,7 +185,7 @@ func TestCorrectionsRules(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
-			h.Update(time.Minute, "bad", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve", Corrections: workflowtest.Raw(tc.corrections)})
+			h.Update(time.Minute, "bad", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve", Corrections: workflowtest.Raw(tc.corrections)})
 			h.Update(2*time.Minute, "cancel", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "mem_req", ActorName: "Requester"})
 			s := h.run(baseInput())
 			h.RefusedWith("bad", apperr.InvalidRequest)
@@ -200,7 +200,7 @@ func TestCorrectionsRules(t *testing.T) {
 
 	t.Run("applied when one approval settles", func(t *testing.T) {
 		h := newHarness(t)
-		h.Update(time.Minute, "ok", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", ActorName: "Ann", Decision: "approve",
+		h.Update(time.Minute, "ok", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", ActorName: "Ann", Decision: "approve",
 			Corrections: workflowtest.Raw(`{"amount":80.50,"urgent":false,"memo":"\u0078"}`)})
 		s := h.run(baseInput())
 		assert.Equal(t, states.Approved, s.Status)
@@ -213,7 +213,7 @@ func TestCorrectionsRules(t *testing.T) {
 
 	t.Run("the same number written otherwise is no change", func(t *testing.T) {
 		h := newHarness(t)
-		h.Update(time.Minute, "ok", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", ActorName: "Ann", Decision: "approve",
+		h.Update(time.Minute, "ok", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", ActorName: "Ann", Decision: "approve",
 			Corrections: workflowtest.Raw(`{"amount":100.0}`)})
 		s := h.run(baseInput())
 		assert.Empty(t, s.Changes)
@@ -226,11 +226,11 @@ func TestWhoMayDecide(t *testing.T) {
 	in := baseInput()
 	in.ApproverIDs = append(in.ApproverIDs, "mem_req")
 	in.ReasonRequired = true
-	h.Update(time.Minute, "stranger", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_x", Decision: "reject"})
-	h.Update(2*time.Minute, "requester", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_req", Decision: "approve", Reason: "mine"})
-	h.Update(3*time.Minute, "no-reason", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
-	h.Update(4*time.Minute, "bad-decision", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "maybe"})
-	h.Update(5*time.Minute, "with-reason", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve", Reason: "checked with legal"})
+	h.Update(time.Minute, "stranger", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_x", Decision: "reject"})
+	h.Update(2*time.Minute, "requester", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_req", Decision: "approve", Reason: "mine"})
+	h.Update(3*time.Minute, "no-reason", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.Update(4*time.Minute, "bad-decision", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "maybe"})
+	h.Update(5*time.Minute, "with-reason", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve", Reason: "checked with legal"})
 	s := h.run(in)
 	h.RefusedWith("stranger", apperr.NotAnApprover)
 	h.RefusedWith("requester", apperr.NotAnApprover)
@@ -270,7 +270,7 @@ func TestOnlyTheRequesterOrAnAdministratorCancels(t *testing.T) {
 // function has written "created"; it must still be written after it.
 func TestUpdateAtStartIsWrittenAfterCreated(t *testing.T) {
 	h := newHarness(t)
-	h.Update(0, "ask", workflows.UpdateAsk, approvals.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Now?"})
+	h.Update(0, "ask", approvals.UpdateAsk, approvals.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Now?"})
 	h.Update(time.Minute, "cancel", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "mem_req", ActorName: "Requester"})
 	s := h.run(baseInput())
 	assert.Equal(t, states.Cancelled, s.Status)
@@ -289,10 +289,10 @@ func TestRemovedApproverCannotDecide(t *testing.T) {
 	in.ApproverIDs = []string{"gst_g", "mem_a"}
 	remove := workflows.RemoveAskedRequest{PersonID: "gst_g", PersonName: "gus@partner.example",
 		Defaults: []string{"mem_owner"}, ActorID: "key_admin", ActorName: "admin key"}
-	h.Update(time.Minute, "remove", workflows.UpdateRemoveApprover, remove)
-	h.Update(2*time.Minute, "remove-again", workflows.UpdateRemoveApprover, remove)
-	h.Update(3*time.Minute, "guest", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "gst_g", Decision: "approve"})
-	h.Update(4*time.Minute, "ann", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", ActorName: "Ann", Decision: "approve"})
+	h.Update(time.Minute, "remove", approvals.UpdateRemoveApprover, remove)
+	h.Update(2*time.Minute, "remove-again", approvals.UpdateRemoveApprover, remove)
+	h.Update(3*time.Minute, "guest", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "gst_g", Decision: "approve"})
+	h.Update(4*time.Minute, "ann", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", ActorName: "Ann", Decision: "approve"})
 	s := h.run(in)
 
 	h.RefusedWith("remove-again", apperr.NotAnApprover)
@@ -315,9 +315,9 @@ func TestRemovingTheLastApproverFallsBackToTheDefaults(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
 	in.ApproverIDs = []string{"gst_g", "mem_req"} // the requester cannot decide their own request
-	h.Update(time.Minute, "remove", workflows.UpdateRemoveApprover, workflows.RemoveAskedRequest{PersonID: "gst_g",
+	h.Update(time.Minute, "remove", approvals.UpdateRemoveApprover, workflows.RemoveAskedRequest{PersonID: "gst_g",
 		PersonName: "gus@partner.example", Defaults: []string{"mem_owner", "mem_req", "mem_admin"}, ActorID: "mem_owner", ActorName: "Olivia"})
-	h.Update(2*time.Minute, "admin", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_admin", ActorName: "Al", Decision: "reject"})
+	h.Update(2*time.Minute, "admin", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_admin", ActorName: "Al", Decision: "reject"})
 	s := h.run(in)
 
 	require.NoError(t, h.Results["remove"].Err)
@@ -336,11 +336,11 @@ func TestDefaultsJoinWhenTooFewCanApprove(t *testing.T) {
 	in := baseInput()
 	in.RequiredApprovals = 3
 	in.ApproverIDs = []string{"mem_a", "mem_b", "gst_g"}
-	h.Update(time.Minute, "a", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
-	h.Update(2*time.Minute, "remove", workflows.UpdateRemoveApprover, workflows.RemoveAskedRequest{PersonID: "gst_g",
+	h.Update(time.Minute, "a", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.Update(2*time.Minute, "remove", approvals.UpdateRemoveApprover, workflows.RemoveAskedRequest{PersonID: "gst_g",
 		PersonName: "Gus", Defaults: []string{"mem_owner"}, ActorID: "key_admin", ActorName: "admin key"})
 	h.Update(3*time.Minute, "cancel", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "mem_req", ActorName: "Requester"})
-	h.Update(4*time.Minute, "remove-settled", workflows.UpdateRemoveApprover, workflows.RemoveAskedRequest{PersonID: "mem_b"})
+	h.Update(4*time.Minute, "remove-settled", approvals.UpdateRemoveApprover, workflows.RemoveAskedRequest{PersonID: "mem_b"})
 	s := h.run(in)
 
 	assert.Equal(t, []string{"mem_a", "mem_b", "mem_owner"}, s.ApproverIDs)
@@ -359,7 +359,7 @@ func TestNoDefaultsToAddSaysNothingOfThem(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
 	in.ApproverIDs = []string{"gst_g"}
-	h.Update(time.Minute, "remove", workflows.UpdateRemoveApprover, workflows.RemoveAskedRequest{PersonID: "gst_g",
+	h.Update(time.Minute, "remove", approvals.UpdateRemoveApprover, workflows.RemoveAskedRequest{PersonID: "gst_g",
 		PersonName: "Gus", ActorID: "operator", ActorName: "the operator"})
 	s := h.run(in)
 	assert.Equal(t, states.Expired, s.Status)
@@ -372,11 +372,11 @@ func TestApprovalUpdatesForAnotherRequestAreRefused(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
 	in.ApproverIDs = []string{"mem_a", "gst_g"}
-	h.RefusesOtherRequests(workflows.UpdateRemoveApprover, func(target workflows.Target) map[string]workflowtest.Sent {
+	h.RefusesOtherRequests(approvals.UpdateRemoveApprover, func(target workflows.Target) map[string]workflowtest.Sent {
 		return map[string]workflowtest.Sent{
-			"decide": {Name: workflows.UpdateDecide, Arg: approvals.DecideRequest{Target: target, ActorID: "mem_a", Decision: "approve"}},
-			"ask":    {Name: workflows.UpdateAsk, Arg: approvals.AskRequest{Target: target, ActorID: "mem_a", QuestionID: "qst_1", Question: "?"}},
-			"answer": {Name: workflows.UpdateAnswer, Arg: approvals.AnswerRequest{Target: target, Requester: "mem_req", QuestionID: "qst_1", Answer: "!"}},
+			"decide": {Name: approvals.UpdateDecide, Arg: approvals.DecideRequest{Target: target, ActorID: "mem_a", Decision: "approve"}},
+			"ask":    {Name: approvals.UpdateAsk, Arg: approvals.AskRequest{Target: target, ActorID: "mem_a", QuestionID: "qst_1", Question: "?"}},
+			"answer": {Name: approvals.UpdateAnswer, Arg: approvals.AnswerRequest{Target: target, Requester: "mem_req", QuestionID: "qst_1", Answer: "!"}},
 		}
 	})
 	s := h.run(in)
@@ -391,10 +391,10 @@ func TestApprovalUpdatesForAnotherRequestAreRefused(t *testing.T) {
 func TestAnAskSentAgainIsRefused(t *testing.T) {
 	h := newHarness(t)
 	ask := approvals.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}
-	h.Update(time.Minute, "ask", workflows.UpdateAsk, ask)
-	h.Update(2*time.Minute, "answer", workflows.UpdateAnswer, approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme"})
-	h.Update(3*time.Minute, "ask-again", workflows.UpdateAsk, ask)
-	h.Update(4*time.Minute, "decide", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_b", Decision: "approve"})
+	h.Update(time.Minute, "ask", approvals.UpdateAsk, ask)
+	h.Update(2*time.Minute, "answer", approvals.UpdateAnswer, approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme"})
+	h.Update(3*time.Minute, "ask-again", approvals.UpdateAsk, ask)
+	h.Update(4*time.Minute, "decide", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_b", Decision: "approve"})
 	s := h.run(baseInput())
 	h.RefusedWith("ask-again", apperr.Conflict)
 	assert.Equal(t, states.Approved, s.Status, "no unanswerable question blocks the decision")

@@ -33,7 +33,7 @@ func TestApprovalReminderGoesOnceHalfwayToWhoHasNotDecided(t *testing.T) {
 	in := baseInput()
 	in.RequiredApprovals = 2
 	in.ApproverIDs = []string{"mem_a", "mem_b", "mem_req"}
-	h.Update(time.Hour, "a", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.Update(time.Hour, "a", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
 	s := h.run(in)
 
 	assert.Equal(t, states.Expired, s.Status)
@@ -52,7 +52,7 @@ func TestApprovalReminderGoesOnceHalfwayToWhoHasNotDecided(t *testing.T) {
 // gets no reminder.
 func TestNoApprovalReminderAfterSettling(t *testing.T) {
 	h := newHarness(t)
-	h.Update(11*time.Hour, "a", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "reject"})
+	h.Update(11*time.Hour, "a", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "reject"})
 	s := h.run(baseInput())
 	assert.Equal(t, states.Rejected, s.Status)
 	assert.Empty(t, h.reminders())
@@ -88,8 +88,8 @@ func TestEscalationAddsApproversAtExactlyAfter(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
 	in.Escalation = &approvals.ScheduledEscalation{At: workflowtest.Start.Add(4 * time.Hour), ApproverIDs: []string{"mem_boss", "mem_a"}}
-	h.Update(4*time.Hour-time.Minute, "boss-early", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_boss", Decision: "approve"})
-	h.Update(5*time.Hour, "boss", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_boss", ActorName: "Bo", Decision: "approve"})
+	h.Update(4*time.Hour-time.Minute, "boss-early", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_boss", Decision: "approve"})
+	h.Update(5*time.Hour, "boss", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_boss", ActorName: "Bo", Decision: "approve"})
 	s := h.run(in)
 
 	h.RefusedWith("boss-early", apperr.NotAnApprover)
@@ -115,7 +115,7 @@ func TestNoEscalationOnceSettled(t *testing.T) {
 	h := newHarness(t)
 	in := baseInput()
 	in.Escalation = &approvals.ScheduledEscalation{At: workflowtest.Start.Add(4 * time.Hour), ApproverIDs: []string{"mem_boss"}}
-	h.Update(3*time.Hour, "a", workflows.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
+	h.Update(3*time.Hour, "a", approvals.UpdateDecide, approvals.DecideRequest{ActorID: "mem_a", Decision: "approve"})
 	s := h.run(in)
 	assert.Equal(t, states.Approved, s.Status)
 	assert.Nil(t, s.EscalatedAt)

@@ -8,7 +8,7 @@ import (
 )
 
 // Activities are a collection's activities, which the worker registers by
-// their method names (workflows.ActivityPersistCollection, …).
+// their method names (ActivityPersist, …).
 type Activities struct{ requests.ActivityEnv }
 
 // PersistCollection writes one collection transition

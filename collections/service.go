@@ -42,7 +42,7 @@ func New(d Deps) *Service {
 	d = d.Filled()
 	s := &Service{store: d.Store, netPolicy: d.NetPolicy}
 	s.Lifecycle = requests.NewLifecycle[models.Collection](d,
-		requests.Names{Kind: Kind, Noun: "request for information", Open: states.Open, States: states.Collection, Workflow: workflows.WorkflowCollection}, d.Store.Collections(), s)
+		requests.Names{Kind: Kind, Noun: "request for information", Open: states.Open, States: states.Collection, Workflow: WorkflowType}, d.Store.Collections(), s)
 	return s
 }
 
@@ -52,7 +52,7 @@ func (s *Service) Head(c *models.Collection) requests.Head {
 }
 
 // WorkflowID names the workflow of the request for information id.
-func (s *Service) WorkflowID(id string) string { return workflows.CollectionWorkflowID(id) }
+func (s *Service) WorkflowID(id string) string { return WorkflowID(id) }
 
 // Handover is what a request for information allows of handing it over: never to its
 // requester.
@@ -167,7 +167,7 @@ func (s *Service) Reply(ctx context.Context, who models.Actor, id, updateID stri
 		return nil, err
 	}
 	if in.Submit {
-		return s.Update(ctx, c.OrganizationID, id, updateID, workflows.UpdateSubmitReply,
+		return s.Update(ctx, c.OrganizationID, id, updateID, UpdateSubmitReply,
 			&SubmitReplyRequest{RespondentID: person.ID(), RespondentName: person.DisplayName(),
 				RespondentEmail: person.Email(), Answers: in.Answers})
 	}
@@ -207,7 +207,7 @@ func (s *Service) Draft(ctx context.Context, who models.Actor, id string) (map[s
 // where the person replied or is no longer asked, needs nothing.
 func (s *Service) RemoveAsked(ctx context.Context, orgID string, by models.Actor, personID, personName string, collectionIDs []string) error {
 	req := &workflows.RemoveAskedRequest{PersonID: personID, PersonName: personName, ActorID: by.ID, ActorName: by.Name}
-	return s.RemovePerson(ctx, orgID, collectionIDs, personID, workflows.UpdateRemoveRespondent, "remove-respondent",
+	return s.RemovePerson(ctx, orgID, collectionIDs, personID, UpdateRemoveRespondent, "remove-respondent",
 		func(*models.Collection) (workflows.Argument, error) { return req, nil },
 		apperr.InvalidState, apperr.NotARespondent, apperr.AlreadySubmitted)
 }

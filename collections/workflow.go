@@ -27,14 +27,14 @@ const (
 // (timers).
 func Workflow(ctx workflow.Context, in WorkflowInput) (State, error) {
 	c := &collection{in: in}
-	c.Request = workflows.NewRequest(ctx, c, in.CollectionID, in.OrganizationID, in.Requester, workflows.ActivityPersistCollection, State{
+	c.Request = workflows.NewRequest(ctx, c, in.CollectionID, in.OrganizationID, in.Requester, ActivityPersist, State{
 		Status: states.Open, Replies: []Reply{}, RespondentIDs: slices.Clone(in.RespondentIDs), RequiredResponses: in.RequiredResponses,
 		OnBehalfOf: maps.Clone(in.OnBehalfOf)})
 	if c.State.RequiredResponses < 1 {
 		c.State.RequiredResponses = len(c.State.RespondentIDs)
 	}
 	if err := workflows.SetUpdates(ctx, c.Updates(
-		workflows.Update{Name: workflows.UpdateSubmitReply, Handler: c.submitReply, Validator: workflows.Validator(c.in.CollectionID, c.checkReply)},
+		workflows.Update{Name: UpdateSubmitReply, Handler: c.submitReply, Validator: workflows.Validator(c.in.CollectionID, c.checkReply)},
 	)); err != nil {
 		return c.State, err
 	}
@@ -68,7 +68,7 @@ func (c *collection) remind(ctx workflow.Context) error {
 			}
 		}
 		return waiting
-	}, "respondents who had not replied", workflows.ActivityEmailRespondents, func(ids []string) any {
+	}, "respondents who had not replied", ActivityEmailRespondents, func(ids []string) any {
 		return EmailRespondentsInput{OrganizationID: c.in.OrganizationID, CollectionID: c.in.CollectionID, Reminder: true, PersonIDs: ids}
 	})
 }
@@ -85,7 +85,7 @@ func (c *collection) Asking() (*[]string, *map[string]workflows.Delegator) {
 func (c *collection) Acted() []string  { return c.State.respondents() }
 func (c *collection) NotAsked() string { return apperr.NotARespondent }
 func (c *collection) Removal() workflows.Removal {
-	return workflows.Removal{Update: workflows.UpdateRemoveRespondent, Action: ActionRespondentRemoved, Asked: "respondents"}
+	return workflows.Removal{Update: UpdateRemoveRespondent, Action: ActionRespondentRemoved, Asked: "respondents"}
 }
 
 // CheckRemove leaves on a request whoever replied: the reply stands, and
@@ -114,7 +114,7 @@ func (c *collection) Removed(ctx workflow.Context, _ workflows.RemoveAskedReques
 	return false
 }
 func (c *collection) EmailAsked(ctx workflow.Context) {
-	c.Email(ctx, workflows.ActivityEmailRespondents, EmailRespondentsInput{OrganizationID: c.in.OrganizationID, CollectionID: c.in.CollectionID})
+	c.Email(ctx, ActivityEmailRespondents, EmailRespondentsInput{OrganizationID: c.in.OrganizationID, CollectionID: c.in.CollectionID})
 }
 
 func (c *collection) submitReply(ctx workflow.Context, req SubmitReplyRequest) (State, error) {

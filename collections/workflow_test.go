@@ -30,13 +30,13 @@ type sentEmail struct {
 }
 
 func newCollectionHarness(t *testing.T) *collectionHarness {
-	h := &collectionHarness{Harness: workflowtest.New[collections.State](t, collections.Workflow, workflows.ActivityPersistCollection)}
+	h := &collectionHarness{Harness: workflowtest.New[collections.State](t, collections.Workflow, collections.ActivityPersist)}
 	h.Env.RegisterActivityWithOptions(func(_ context.Context, in collections.EmailRespondentsInput) error {
 		h.Mu.Lock()
 		defer h.Mu.Unlock()
 		h.emails = append(h.emails, sentEmail{in: in, at: h.Env.Now().UTC()})
 		return nil
-	}, activity.RegisterOptions{Name: workflows.ActivityEmailRespondents})
+	}, activity.RegisterOptions{Name: collections.ActivityEmailRespondents})
 	return h
 }
 
@@ -74,12 +74,12 @@ func (h *collectionHarness) reminders() []sentEmail {
 
 func TestCollectionCompletesAtExactlyRequiredResponses(t *testing.T) {
 	h := newCollectionHarness(t)
-	h.Update(time.Minute, "stranger", workflows.UpdateSubmitReply, reply("mem_x", `{"budget":1,"vendor":"Acme"}`))
-	h.Update(2*time.Minute, "wrong-kind", workflows.UpdateSubmitReply, reply("mem_a", `{"budget":"lots","vendor":"Acme"}`))
-	h.Update(3*time.Minute, "missing", workflows.UpdateSubmitReply, reply("mem_a", `{"budget":1}`))
-	h.Update(4*time.Minute, "a", workflows.UpdateSubmitReply, reply("mem_a", `{"budget":12345678901234567890,"vendor":"Acme","notes":null}`))
-	h.Update(5*time.Minute, "a-again", workflows.UpdateSubmitReply, reply("mem_a", `{"budget":2,"vendor":"Globex"}`))
-	h.Update(6*time.Minute, "b", workflows.UpdateSubmitReply, reply("mem_b", `{"budget":3,"vendor":"Globex","notes":"fine"}`))
+	h.Update(time.Minute, "stranger", collections.UpdateSubmitReply, reply("mem_x", `{"budget":1,"vendor":"Acme"}`))
+	h.Update(2*time.Minute, "wrong-kind", collections.UpdateSubmitReply, reply("mem_a", `{"budget":"lots","vendor":"Acme"}`))
+	h.Update(3*time.Minute, "missing", collections.UpdateSubmitReply, reply("mem_a", `{"budget":1}`))
+	h.Update(4*time.Minute, "a", collections.UpdateSubmitReply, reply("mem_a", `{"budget":12345678901234567890,"vendor":"Acme","notes":null}`))
+	h.Update(5*time.Minute, "a-again", collections.UpdateSubmitReply, reply("mem_a", `{"budget":2,"vendor":"Globex"}`))
+	h.Update(6*time.Minute, "b", collections.UpdateSubmitReply, reply("mem_b", `{"budget":3,"vendor":"Globex","notes":"fine"}`))
 	s := h.run(collectionInput(t))
 
 	h.RefusedWith("stranger", apperr.NotARespondent)
@@ -114,7 +114,7 @@ func TestCollectionExpiresAtTheExactInstant(t *testing.T) {
 	h := newCollectionHarness(t)
 	in := collectionInput(t)
 	in.ExpiresAt = workflowtest.Start.Add(90 * time.Minute)
-	h.Update(time.Minute, "a", workflows.UpdateSubmitReply, reply("mem_a", `{"budget":1,"vendor":"Acme"}`))
+	h.Update(time.Minute, "a", collections.UpdateSubmitReply, reply("mem_a", `{"budget":1,"vendor":"Acme"}`))
 	s := h.run(in)
 	assert.Equal(t, states.Expired, s.Status)
 	assert.Equal(t, []string{"created", "replied", "expired"}, h.Actions())
@@ -142,8 +142,8 @@ func TestCollectionRemindsOnceThoseWhoHaveNotReplied(t *testing.T) {
 	in.RequiredResponses = 3
 	due := workflowtest.Start.Add(72 * time.Hour)
 	in.DueAt = &due
-	h.Update(time.Hour, "a", workflows.UpdateSubmitReply, reply("mem_a", `{"budget":1,"vendor":"Acme"}`))
-	h.Update(60*time.Hour, "b", workflows.UpdateSubmitReply, reply("mem_b", `{"budget":1,"vendor":"Acme"}`))
+	h.Update(time.Hour, "a", collections.UpdateSubmitReply, reply("mem_a", `{"budget":1,"vendor":"Acme"}`))
+	h.Update(60*time.Hour, "b", collections.UpdateSubmitReply, reply("mem_b", `{"budget":1,"vendor":"Acme"}`))
 	s := h.run(in)
 
 	assert.Equal(t, states.Expired, s.Status)
@@ -160,8 +160,8 @@ func TestCollectionSendsNoReminderOnceSettled(t *testing.T) {
 	in := collectionInput(t)
 	due := workflowtest.Start.Add(72 * time.Hour)
 	in.DueAt = &due
-	h.Update(time.Hour, "a", workflows.UpdateSubmitReply, reply("mem_a", `{"budget":1,"vendor":"Acme"}`))
-	h.Update(2*time.Hour, "b", workflows.UpdateSubmitReply, reply("mem_b", `{"budget":1,"vendor":"Acme"}`))
+	h.Update(time.Hour, "a", collections.UpdateSubmitReply, reply("mem_a", `{"budget":1,"vendor":"Acme"}`))
+	h.Update(2*time.Hour, "b", collections.UpdateSubmitReply, reply("mem_b", `{"budget":1,"vendor":"Acme"}`))
 	s := h.run(in)
 	assert.Equal(t, states.Complete, s.Status)
 	assert.Empty(t, h.reminders())
@@ -203,11 +203,11 @@ func TestRemovingARespondentLowersWhatCompletesIt(t *testing.T) {
 	remove := func(id string) workflows.RemoveAskedRequest {
 		return workflows.RemoveAskedRequest{PersonID: id, PersonName: "Guest " + id, ActorID: "key_admin", ActorName: "admin"}
 	}
-	h.Update(time.Minute, "a", workflows.UpdateSubmitReply, reply("mem_a", `{"budget":1,"vendor":"Acme"}`))
-	h.Update(2*time.Minute, "remove-replied", workflows.UpdateRemoveRespondent, remove("mem_a"))
-	h.Update(3*time.Minute, "remove-stranger", workflows.UpdateRemoveRespondent, remove("mem_x"))
-	h.Update(4*time.Minute, "b", workflows.UpdateSubmitReply, reply("mem_b", `{"budget":2,"vendor":"Acme"}`))
-	h.Update(5*time.Minute, "remove-c", workflows.UpdateRemoveRespondent, remove("mem_c"))
+	h.Update(time.Minute, "a", collections.UpdateSubmitReply, reply("mem_a", `{"budget":1,"vendor":"Acme"}`))
+	h.Update(2*time.Minute, "remove-replied", collections.UpdateRemoveRespondent, remove("mem_a"))
+	h.Update(3*time.Minute, "remove-stranger", collections.UpdateRemoveRespondent, remove("mem_x"))
+	h.Update(4*time.Minute, "b", collections.UpdateSubmitReply, reply("mem_b", `{"budget":2,"vendor":"Acme"}`))
+	h.Update(5*time.Minute, "remove-c", collections.UpdateRemoveRespondent, remove("mem_c"))
 	s := h.run(in)
 
 	h.RefusedWith("remove-replied", apperr.AlreadySubmitted)
@@ -225,9 +225,9 @@ func TestRemovingTheLastRespondentCancels(t *testing.T) {
 	h := newCollectionHarness(t)
 	in := collectionInput(t)
 	in.RespondentIDs, in.RequiredResponses = []string{"gst_1"}, 1
-	h.Update(time.Minute, "remove", workflows.UpdateRemoveRespondent,
+	h.Update(time.Minute, "remove", collections.UpdateRemoveRespondent,
 		workflows.RemoveAskedRequest{PersonID: "gst_1", PersonName: "Gus", ActorID: "key_admin", ActorName: "admin"})
-	h.Update(2*time.Minute, "reply-after", workflows.UpdateSubmitReply, reply("gst_1", `{"budget":1,"vendor":"Acme"}`))
+	h.Update(2*time.Minute, "reply-after", collections.UpdateSubmitReply, reply("gst_1", `{"budget":1,"vendor":"Acme"}`))
 	s := h.run(in)
 	assert.Equal(t, states.Cancelled, s.Status)
 	assert.Contains(t, h.Transitions[1].Detail, "nobody is left to reply")
@@ -240,9 +240,9 @@ func TestRemovingTheLastRespondentCancels(t *testing.T) {
 func TestDelegateJoinsAWaitingCollection(t *testing.T) {
 	h := newCollectionHarness(t)
 	h.Update(time.Minute, "delegate", workflows.UpdateAddDelegate, workflowtest.AnnAway)
-	h.Update(2*time.Minute, "dee", workflows.UpdateSubmitReply, reply("mem_d", `{"budget":1,"vendor":"Acme"}`))
-	h.Update(3*time.Minute, "ann", workflows.UpdateSubmitReply, reply("mem_a", `{"budget":2,"vendor":"Acme"}`))
-	h.Update(4*time.Minute, "bob", workflows.UpdateSubmitReply, reply("mem_b", `{"budget":3,"vendor":"Globex"}`))
+	h.Update(2*time.Minute, "dee", collections.UpdateSubmitReply, reply("mem_d", `{"budget":1,"vendor":"Acme"}`))
+	h.Update(3*time.Minute, "ann", collections.UpdateSubmitReply, reply("mem_a", `{"budget":2,"vendor":"Acme"}`))
+	h.Update(4*time.Minute, "bob", collections.UpdateSubmitReply, reply("mem_b", `{"budget":3,"vendor":"Globex"}`))
 	s := h.run(collectionInput(t))
 
 	require.NoError(t, h.Results["delegate"].Err)
@@ -259,10 +259,10 @@ func TestDelegateJoinsAWaitingCollection(t *testing.T) {
 
 func TestCollectionUpdatesForAnotherRequestAreRefused(t *testing.T) {
 	h := newCollectionHarness(t)
-	h.RefusesOtherRequests(workflows.UpdateRemoveRespondent, func(target workflows.Target) map[string]workflowtest.Sent {
+	h.RefusesOtherRequests(collections.UpdateRemoveRespondent, func(target workflows.Target) map[string]workflowtest.Sent {
 		r := reply("mem_a", `{"budget":1,"vendor":"Acme"}`)
 		r.Target = target
-		return map[string]workflowtest.Sent{"reply": {Name: workflows.UpdateSubmitReply, Arg: r}}
+		return map[string]workflowtest.Sent{"reply": {Name: collections.UpdateSubmitReply, Arg: r}}
 	})
 	s := h.run(collectionInput(t))
 	assert.Equal(t, states.Expired, s.Status)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	enumspb "go.temporal.io/api/enums/v1"
 	"math/rand/v2"
 	"net/http"
 	"reflect"
@@ -12,11 +11,12 @@ import (
 	"strings"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+
 	"go.temporal.io/sdk/client"
 
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/events"
-	"github.com/assent-hq/assent/workflows"
 )
 
 // asked is a collection a 2xx create returned.
@@ -301,9 +301,9 @@ func (l *load) checkCollections(ctx context.Context, rcv *receiver, tc client.Cl
 	wctx, cancelAll := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancelAll()
 	for i, c := range all {
-		all[i].reminderDue = firstTimerDue(wctx, tc, workflows.CollectionWorkflowID(c.ID))
+		all[i].reminderDue = firstTimerDue(wctx, tc, collections.WorkflowID(c.ID))
 		var state collections.State
-		err := tc.GetWorkflow(wctx, workflows.CollectionWorkflowID(c.ID), "").Get(wctx, &state)
+		err := tc.GetWorkflow(wctx, collections.WorkflowID(c.ID), "").Get(wctx, &state)
 		if err != nil || state.Status != c.Status || len(state.Replies) != len(c.Replies) {
 			r.problem(&r.Divergences, "%s reads %s with %d replies but its workflow says %q with %d (%v)", c.ID, c.Status,
 				len(c.Replies), state.Status, len(state.Replies), err)

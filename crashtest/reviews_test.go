@@ -13,7 +13,6 @@ import (
 
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/reviews"
-	"github.com/assent-hq/assent/workflows"
 )
 
 // reviewed is a review a 2xx create returned.
@@ -423,7 +422,7 @@ func (l *load) checkReviews(ctx context.Context, rcv *receiver, tc client.Client
 	defer cancelAll()
 	for _, v := range all {
 		var state reviews.State
-		err := tc.GetWorkflow(wctx, workflows.ReviewWorkflowID(v.ID), "").Get(wctx, &state)
+		err := tc.GetWorkflow(wctx, reviews.WorkflowID(v.ID), "").Get(wctx, &state)
 		if err != nil || state.Status != v.Status || len(state.Verdicts) != len(v.Verdicts) || state.ApprovalsSoFar != v.ApprovalsSoFar {
 			r.problem(&r.Divergences, "%s reads %s with %d verdicts (%d approvals) but its workflow says %q with %d (%d) (%v)", v.ID, v.Status,
 				len(v.Verdicts), v.ApprovalsSoFar, state.Status, len(state.Verdicts), state.ApprovalsSoFar, err)

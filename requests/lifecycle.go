@@ -255,7 +255,7 @@ type Names struct {
 	Open   string
 	States []string
 	// Workflow is the type its workflow is registered and started under
-	// (workflows.WorkflowReview, …).
+	// (approvals.WorkflowType, …).
 	Workflow string
 }
 

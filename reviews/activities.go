@@ -8,7 +8,7 @@ import (
 )
 
 // Activities are a review's activities, which the worker registers by
-// their method names (workflows.ActivityPersistReview, …).
+// their method names (ActivityPersist, …).
 type Activities struct{ requests.ActivityEnv }
 
 // PersistReview writes one review transition (requests.PersistTransition).

@@ -40,7 +40,7 @@ func New(d requests.Deps, reports *reports.Service) *Service {
 	d = d.Filled()
 	s := &Service{store: d.Store, netPolicy: d.NetPolicy, reports: reports}
 	s.Lifecycle = requests.NewLifecycle[models.Review](d,
-		requests.Names{Kind: Kind, Noun: "review", Open: states.Open, States: states.Review, Workflow: workflows.WorkflowReview}, d.Store.Reviews(), s)
+		requests.Names{Kind: Kind, Noun: "review", Open: states.Open, States: states.Review, Workflow: WorkflowType}, d.Store.Reviews(), s)
 	return s
 }
 
@@ -50,7 +50,7 @@ func (s *Service) Head(r *models.Review) requests.Head {
 }
 
 // WorkflowID names the workflow of the review id.
-func (s *Service) WorkflowID(id string) string { return workflows.ReviewWorkflowID(id) }
+func (s *Service) WorkflowID(id string) string { return WorkflowID(id) }
 
 // CreateInput is the create body with its limits; Create checks what the
 // tags cannot.
@@ -257,7 +257,7 @@ func (s *Service) Verdict(ctx context.Context, who models.Actor, id, updateID st
 	if err != nil {
 		return nil, err
 	}
-	return s.Update(ctx, r.OrganizationID, id, updateID, workflows.UpdateVerdict,
+	return s.Update(ctx, r.OrganizationID, id, updateID, UpdateVerdict,
 		&VerdictRequest{ReviewerID: person.ID(), ReviewerName: person.DisplayName(), ReviewerEmail: person.Email(),
 			Verdict: in.Verdict, Note: strings.TrimSpace(in.Note)})
 }
@@ -279,7 +279,7 @@ func (s *Service) RemoveAsked(ctx context.Context, orgID string, by models.Actor
 	if err != nil {
 		return err
 	}
-	return s.RemovePerson(ctx, orgID, reviewIDs, personID, workflows.UpdateRemoveReviewer, "remove-reviewer",
+	return s.RemovePerson(ctx, orgID, reviewIDs, personID, UpdateRemoveReviewer, "remove-reviewer",
 		func(r *models.Review) (workflows.Argument, error) {
 			defaults, via, err := s.defaultReviewers(ctx, r, admins)
 			return &workflows.RemoveAskedRequest{PersonID: personID, PersonName: personName, Defaults: defaults,

@@ -27,11 +27,11 @@ const DefaultReviewersAdded = "too few reviewers were left to give the approvals
 // event.
 func Workflow(ctx workflow.Context, in WorkflowInput) (State, error) {
 	r := &review{in: in}
-	r.Request = workflows.NewRequest(ctx, r, in.ReviewID, in.OrganizationID, in.Requester, workflows.ActivityPersistReview, State{Status: states.Open,
+	r.Request = workflows.NewRequest(ctx, r, in.ReviewID, in.OrganizationID, in.Requester, ActivityPersist, State{Status: states.Open,
 		Verdicts: []Verdict{}, ReviewerIDs: slices.Clone(in.ReviewerIDs), RequiredApprovals: max(in.RequiredApprovals, 1),
 		OnBehalfOf: maps.Clone(in.OnBehalfOf)})
 	if err := workflows.SetUpdates(ctx, r.Updates(
-		workflows.Update{Name: workflows.UpdateVerdict, Handler: r.verdict, Validator: workflows.Validator(r.in.ReviewID, r.checkVerdict)},
+		workflows.Update{Name: UpdateVerdict, Handler: r.verdict, Validator: workflows.Validator(r.in.ReviewID, r.checkVerdict)},
 	)); err != nil {
 		return r.State, err
 	}
@@ -62,7 +62,7 @@ func (r *review) Asking() (*[]string, *map[string]workflows.Delegator) {
 func (r *review) Acted() []string  { return r.State.reviewers() }
 func (r *review) NotAsked() string { return apperr.NotAReviewer }
 func (r *review) Removal() workflows.Removal {
-	return workflows.Removal{Update: workflows.UpdateRemoveReviewer, Action: ActionReviewerRemoved, Asked: "reviewers"}
+	return workflows.Removal{Update: UpdateRemoveReviewer, Action: ActionReviewerRemoved, Asked: "reviewers"}
 }
 
 // CheckRemove leaves on a review whoever returned a verdict: it stands.
@@ -87,7 +87,7 @@ func (r *review) Removed(_ workflow.Context, req workflows.RemoveAskedRequest, t
 	return added
 }
 func (r *review) EmailAsked(ctx workflow.Context) {
-	r.Email(ctx, workflows.ActivityEmailReviewers, EmailReviewersInput{OrganizationID: r.in.OrganizationID, ReviewID: r.in.ReviewID})
+	r.Email(ctx, ActivityEmailReviewers, EmailReviewersInput{OrganizationID: r.in.OrganizationID, ReviewID: r.in.ReviewID})
 }
 
 func (r *review) verdict(ctx workflow.Context, req VerdictRequest) (State, error) {

@@ -24,13 +24,13 @@ type reviewHarness struct {
 }
 
 func newReviewHarness(t *testing.T) *reviewHarness {
-	h := &reviewHarness{Harness: workflowtest.New[reviews.State](t, reviews.Workflow, workflows.ActivityPersistReview)}
+	h := &reviewHarness{Harness: workflowtest.New[reviews.State](t, reviews.Workflow, reviews.ActivityPersist)}
 	h.Env.RegisterActivityWithOptions(func(context.Context, reviews.EmailReviewersInput) error {
 		h.Mu.Lock()
 		defer h.Mu.Unlock()
 		h.emails++
 		return nil
-	}, activity.RegisterOptions{Name: workflows.ActivityEmailReviewers})
+	}, activity.RegisterOptions{Name: reviews.ActivityEmailReviewers})
 	return h
 }
 
@@ -57,10 +57,10 @@ func TestRemovedReviewerCannotReturnAVerdict(t *testing.T) {
 	in.ReviewerIDs = []string{"gst_g", "mem_a"}
 	remove := workflows.RemoveAskedRequest{PersonID: "gst_g", PersonName: "gus@partner.example",
 		Defaults: []string{"mem_owner"}, ActorID: "key_admin", ActorName: "admin key"}
-	h.Update(time.Minute, "remove", workflows.UpdateRemoveReviewer, remove)
-	h.Update(2*time.Minute, "remove-again", workflows.UpdateRemoveReviewer, remove)
-	h.Update(3*time.Minute, "guest", workflows.UpdateVerdict, verdict("gst_g", reviews.VerdictApproved, ""))
-	h.Update(4*time.Minute, "ann", workflows.UpdateVerdict, verdict("mem_a", reviews.VerdictApproved, ""))
+	h.Update(time.Minute, "remove", reviews.UpdateRemoveReviewer, remove)
+	h.Update(2*time.Minute, "remove-again", reviews.UpdateRemoveReviewer, remove)
+	h.Update(3*time.Minute, "guest", reviews.UpdateVerdict, verdict("gst_g", reviews.VerdictApproved, ""))
+	h.Update(4*time.Minute, "ann", reviews.UpdateVerdict, verdict("mem_a", reviews.VerdictApproved, ""))
 	s := h.run(in)
 
 	require.NoError(t, h.Results["remove"].Err)
@@ -87,11 +87,11 @@ func TestRemovingANeededReviewerBringsInTheDefaults(t *testing.T) {
 	h := newReviewHarness(t)
 	in := reviewInput(2)
 	in.ReviewerIDs = []string{"mem_a", "gst_g"}
-	h.Update(time.Minute, "a", workflows.UpdateVerdict, verdict("mem_a", reviews.VerdictApproved, ""))
-	h.Update(2*time.Minute, "remove-a", workflows.UpdateRemoveReviewer, workflows.RemoveAskedRequest{PersonID: "mem_a"})
-	h.Update(3*time.Minute, "remove", workflows.UpdateRemoveReviewer, workflows.RemoveAskedRequest{PersonID: "gst_g",
+	h.Update(time.Minute, "a", reviews.UpdateVerdict, verdict("mem_a", reviews.VerdictApproved, ""))
+	h.Update(2*time.Minute, "remove-a", reviews.UpdateRemoveReviewer, workflows.RemoveAskedRequest{PersonID: "mem_a"})
+	h.Update(3*time.Minute, "remove", reviews.UpdateRemoveReviewer, workflows.RemoveAskedRequest{PersonID: "gst_g",
 		PersonName: "gus@partner.example", Defaults: []string{"mem_owner", "gst_g", "mem_a"}, ActorID: "mem_owner", ActorName: "Olivia"})
-	h.Update(4*time.Minute, "owner", workflows.UpdateVerdict, verdict("mem_owner", reviews.VerdictApproved, "fine"))
+	h.Update(4*time.Minute, "owner", reviews.UpdateVerdict, verdict("mem_owner", reviews.VerdictApproved, "fine"))
 	s := h.run(in)
 
 	h.RefusedWith("remove-a", apperr.AlreadyDecided)
@@ -111,7 +111,7 @@ func TestRemovingTheLastReviewerWithNoDefaults(t *testing.T) {
 	h := newReviewHarness(t)
 	in := reviewInput(1)
 	in.ReviewerIDs = []string{"gst_g"}
-	h.Update(time.Minute, "remove", workflows.UpdateRemoveReviewer, workflows.RemoveAskedRequest{PersonID: "gst_g",
+	h.Update(time.Minute, "remove", reviews.UpdateRemoveReviewer, workflows.RemoveAskedRequest{PersonID: "gst_g",
 		PersonName: "Gus", ActorID: "operator", ActorName: "the operator"})
 	s := h.run(in)
 	require.NoError(t, h.Results["remove"].Err)
@@ -127,10 +127,10 @@ func TestRemovingTheLastReviewerWithNoDefaults(t *testing.T) {
 // behalf; a delegate for a reviewer who already returned hers is refused.
 func TestDelegateJoinsAWaitingReview(t *testing.T) {
 	h := newReviewHarness(t)
-	h.Update(time.Minute, "b-verdict", workflows.UpdateVerdict, verdict("mem_b", reviews.VerdictApproved, ""))
+	h.Update(time.Minute, "b-verdict", reviews.UpdateVerdict, verdict("mem_b", reviews.VerdictApproved, ""))
 	h.Update(2*time.Minute, "b-delegate", workflows.UpdateAddDelegate, workflows.AddDelegateRequest{DelegatorID: "mem_b", DelegateID: "mem_e"})
 	h.Update(3*time.Minute, "delegate", workflows.UpdateAddDelegate, workflowtest.AnnAway)
-	h.Update(4*time.Minute, "dee", workflows.UpdateVerdict, verdict("mem_d", reviews.VerdictApproved, "good"))
+	h.Update(4*time.Minute, "dee", reviews.UpdateVerdict, verdict("mem_d", reviews.VerdictApproved, "good"))
 	s := h.run(reviewInput(2))
 
 	h.RefusedWith("b-delegate", apperr.AlreadyDecided)
@@ -143,10 +143,10 @@ func TestDelegateJoinsAWaitingReview(t *testing.T) {
 
 func TestReviewUpdatesForAnotherRequestAreRefused(t *testing.T) {
 	h := newReviewHarness(t)
-	h.RefusesOtherRequests(workflows.UpdateRemoveReviewer, func(target workflows.Target) map[string]workflowtest.Sent {
+	h.RefusesOtherRequests(reviews.UpdateRemoveReviewer, func(target workflows.Target) map[string]workflowtest.Sent {
 		v := verdict("mem_a", reviews.VerdictApproved, "")
 		v.Target = target
-		return map[string]workflowtest.Sent{"verdict": {Name: workflows.UpdateVerdict, Arg: v}}
+		return map[string]workflowtest.Sent{"verdict": {Name: reviews.UpdateVerdict, Arg: v}}
 	})
 	s := h.run(reviewInput(1))
 	assert.Equal(t, states.Expired, s.Status)
@@ -161,9 +161,9 @@ func TestDefaultReviewersStandInForThoseAway(t *testing.T) {
 	r := newReviewHarness(t)
 	rin := reviewInput(1)
 	rin.ReviewerIDs = []string{"gst_g"}
-	r.Update(time.Minute, "remove", workflows.UpdateRemoveReviewer, workflows.RemoveAskedRequest{PersonID: "gst_g",
+	r.Update(time.Minute, "remove", reviews.UpdateRemoveReviewer, workflows.RemoveAskedRequest{PersonID: "gst_g",
 		PersonName: "Gus", Defaults: []string{"mem_d"}, OnBehalfOf: map[string]workflows.Delegator{"mem_d": {ID: "mem_owner", Name: "Olivia"}}})
-	r.Update(2*time.Minute, "dee", workflows.UpdateVerdict, verdict("mem_d", reviews.VerdictApproved, ""))
+	r.Update(2*time.Minute, "dee", reviews.UpdateVerdict, verdict("mem_d", reviews.VerdictApproved, ""))
 	rs := r.run(rin)
 	assert.Equal(t, states.Approved, rs.Status)
 	assert.Equal(t, &workflows.Delegator{ID: "mem_owner", Name: "Olivia"}, rs.Verdicts[0].OnBehalfOf)

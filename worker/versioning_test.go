@@ -17,7 +17,6 @@ import (
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/worker"
-	"github.com/assent-hq/assent/workflows"
 )
 
 // TestVersionedWorkersTakeOverPendingRequests: an approval started by an
@@ -56,7 +55,7 @@ func TestVersionedWorkersTakeOverPendingRequests(t *testing.T) {
 	}
 	// The build and behaviour the approval's last task ran with.
 	ranOn := func(id string) (string, enumspb.VersioningBehavior) {
-		d, err := c.DescribeWorkflowExecution(ctx, workflows.ApprovalWorkflowID(id), "")
+		d, err := c.DescribeWorkflowExecution(ctx, approvals.WorkflowID(id), "")
 		require.NoError(t, err)
 		v := d.GetWorkflowExecutionInfo().GetVersioningInfo()
 		return v.GetDeploymentVersion().GetBuildId(), v.GetBehavior()

@@ -61,9 +61,9 @@ var Workflows = []struct {
 	Name string
 	Func any
 }{
-	{workflows.WorkflowApproval, approvals.Workflow},
-	{workflows.WorkflowCollection, collections.Workflow},
-	{workflows.WorkflowReview, reviews.Workflow},
+	{approvals.WorkflowType, approvals.Workflow},
+	{collections.WorkflowType, collections.Workflow},
+	{reviews.WorkflowType, reviews.Workflow},
 	{workflows.WorkflowDelivery, workflows.Delivery},
 	{workflows.WorkflowHold, workflows.PublishHold},
 	{workflows.WorkflowScheduleDue, workflows.ScheduleDue},

@@ -77,22 +77,30 @@ func TestSearchAttributesRefusedNamesWhatToAdd(t *testing.T) {
 }
 
 // TestEveryActivityIsRegisteredOnce: each activity name the workflows call
-// (workflows/names.go's Activity… constants) is the method of exactly one
-// struct the worker registers, and those structs have no other exported
-// method, which would become an activity nobody calls.
+// (the Activity… constants of workflows/names.go and of each kind's
+// names.go) is the method of exactly one struct the worker registers, and
+// those structs have no other exported method, which would become an
+// activity nobody calls.
 func TestEveryActivityIsRegisteredOnce(t *testing.T) {
-	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join("..", "workflows", "names.go"), nil, 0)
+	// The names of no kind (workflows/names.go) and each kind's (its
+	// folder's names.go).
+	files, err := filepath.Glob(filepath.Join("..", "*", "names.go"))
 	require.NoError(t, err)
+	require.Contains(t, files, filepath.Join("..", "workflows", "names.go"))
 	names := map[string]bool{}
-	ast.Inspect(f, func(n ast.Node) bool {
-		if v, ok := n.(*ast.ValueSpec); ok && strings.HasPrefix(v.Names[0].Name, "Activity") {
-			name, err := strconv.Unquote(v.Values[0].(*ast.BasicLit).Value)
-			require.NoError(t, err)
-			names[name] = true
-		}
-		return true
-	})
-	require.NotEmpty(t, names, "no activity names found: the test would prove nothing")
+	for _, file := range files {
+		f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+		require.NoError(t, err)
+		ast.Inspect(f, func(n ast.Node) bool {
+			if v, ok := n.(*ast.ValueSpec); ok && strings.HasPrefix(v.Names[0].Name, "Activity") {
+				name, err := strconv.Unquote(v.Values[0].(*ast.BasicLit).Value)
+				require.NoError(t, err)
+				names[name] = true
+			}
+			return true
+		})
+	}
+	require.Contains(t, names, "PersistApproval", "an approval's activity names were not found: the test would prove little")
 	registered := map[string]int{}
 	for _, a := range worker.Activities(worker.Deps{}) {
 		typ := reflect.TypeOf(a)

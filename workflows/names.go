@@ -7,8 +7,6 @@ package workflows
 
 import (
 	"strconv"
-
-	"github.com/assent-hq/assent/internal/events"
 )
 
 // This file holds every name the workflows are known by outside this
@@ -17,42 +15,22 @@ import (
 // TaskQueue is where every assent workflow and activity runs.
 const TaskQueue = "assent"
 
-// Workflow type names, as registered by the worker and carried by
-// histories: the function's name here, the kind's for each kind's Workflow.
-// A workflow is started by this name (requests.StartOnce), never by its
-// function, whose short name two kinds share.
+// Workflow type names of no kind, as registered by the worker and carried
+// by histories (each kind's is its WorkflowType, in its folder's
+// names.go).
 const (
-	WorkflowApproval   = "Approval"
-	WorkflowCollection = "Collection"
-	WorkflowReview     = "Review"
-	WorkflowDelivery   = "Delivery"
-	WorkflowHold       = "PublishHold"
+	WorkflowDelivery = "Delivery"
+	WorkflowHold     = "PublishHold"
 	// WorkflowScheduleDue is started by a report schedule's Temporal
 	// Schedule.
 	WorkflowScheduleDue = "ScheduleDue"
 	WorkflowReportSend  = "ReportSend"
 )
 
-// ApprovalWorkflowID is the workflow id of approval id.
-func ApprovalWorkflowID(id string) string { return "approval/" + id }
-
-// CollectionWorkflowID is the workflow id of collection id.
-func CollectionWorkflowID(id string) string { return "collection/" + id }
-
-// ReviewWorkflowID is the workflow id of review id.
-func ReviewWorkflowID(id string) string { return "review/" + id }
-
 // RequestWorkflowID is the workflow id of the request of requestType
-// (events.RequestApproval, …) id.
-func RequestWorkflowID(requestType, id string) string {
-	switch requestType {
-	case events.RequestCollection:
-		return CollectionWorkflowID(id)
-	case events.RequestReview:
-		return ReviewWorkflowID(id)
-	}
-	return ApprovalWorkflowID(id)
-}
+// (events.RequestApproval, …) id: approval/<id>, collection/<id>,
+// review/<id>.
+func RequestWorkflowID(requestType, id string) string { return requestType + "/" + id }
 
 // HoldWorkflowID is the workflow id of held version id.
 func HoldWorkflowID(versionID string) string { return "publish-hold/" + versionID }
@@ -79,22 +57,10 @@ func DeliveryWorkflowID(deliveryID string, send int) string {
 	return "delivery/" + deliveryID + "/send-" + strconv.Itoa(send)
 }
 
-// Update names the request workflows accept.
+// Update names every request workflow accepts, and those of no kind (each
+// kind's own are in its folder, names.go).
 const (
-	UpdateDecide = "decide"
-	UpdateAsk    = "ask"
-	UpdateAnswer = "answer"
 	UpdateCancel = "cancel"
-	// UpdateRemoveApprover takes a removed guest off a pending request.
-	UpdateRemoveApprover = "removeApprover"
-	// UpdateSubmitReply is a respondent's submitted reply.
-	UpdateSubmitReply = "submitReply"
-	// UpdateRemoveRespondent takes a removed guest off an open collection.
-	UpdateRemoveRespondent = "removeRespondent"
-	// UpdateVerdict is a reviewer's verdict; UpdateRemoveReviewer takes a
-	// removed guest off an open review.
-	UpdateVerdict        = "verdict"
-	UpdateRemoveReviewer = "removeReviewer"
 	// UpdateAddDelegate asks a request still waiting on someone whose
 	// delegation just started to ask their delegate too (every kind).
 	UpdateAddDelegate = "addDelegate"
@@ -103,30 +69,11 @@ const (
 	UpdateDecideHold = "decideHold"
 )
 
-// Activity names.
+// Activity names of no kind (each kind's own are in its folder, names.go).
 const (
-	// ActivityPersistApproval writes an approval transition, its audit
-	// entry and its event to the database in one transaction.
-	ActivityPersistApproval = "PersistApproval"
-	// ActivityEmailApprovers and ActivityEmailAnswer email people about
-	// an approval.
-	ActivityEmailApprovers = "EmailApprovers"
-	ActivityEmailAnswer    = "EmailAnswer"
-	// ActivityScreenApproval asks the organisation's model screen about a
-	// new approval.
-	ActivityScreenApproval = "ScreenApproval"
 	// ActivityStandIns reads who stands in now for people away, for an
 	// approval's escalation.
 	ActivityStandIns = "StandIns"
-	// ActivityPersistCollection writes a collection transition like
-	// ActivityPersistApproval; ActivityEmailRespondents emails its
-	// respondents (at creation, and the one reminder).
-	ActivityPersistCollection = "PersistCollection"
-	ActivityEmailRespondents  = "EmailRespondents"
-	// ActivityPersistReview writes a review transition like
-	// ActivityPersistApproval; ActivityEmailReviewers emails its reviewers.
-	ActivityPersistReview  = "PersistReview"
-	ActivityEmailReviewers = "EmailReviewers"
 	// ActivityDeliver makes one attempt to deliver one event to one
 	// receiver.
 	ActivityDeliver = "Deliver"

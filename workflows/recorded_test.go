@@ -41,9 +41,9 @@ func TestTransitionsAreWrittenOnlyOnceRecorded(t *testing.T) {
 	unrecorded := map[string][]string{} // approval id → actions written before recorded
 	written := map[string][]string{}
 	ts.NewWorker(workflows.TaskQueue, func(r worker.Registry) {
-		r.RegisterWorkflowWithOptions(approvals.Workflow, workflow.RegisterOptions{Name: workflows.WorkflowApproval})
+		r.RegisterWorkflowWithOptions(approvals.Workflow, workflow.RegisterOptions{Name: approvals.WorkflowType})
 		r.RegisterActivityWithOptions(func(ctx context.Context, tr approvals.Transition) error {
-			accepted, fired := recorded(ctx, c, workflows.ApprovalWorkflowID(tr.RequestID))
+			accepted, fired := recorded(ctx, c, approvals.WorkflowID(tr.RequestID))
 			mu.Lock()
 			defer mu.Unlock()
 			updates := 0
@@ -65,18 +65,18 @@ func TestTransitionsAreWrittenOnlyOnceRecorded(t *testing.T) {
 			}
 			written[tr.RequestID] = append(written[tr.RequestID], tr.Action)
 			return nil
-		}, activity.RegisterOptions{Name: workflows.ActivityPersistApproval})
+		}, activity.RegisterOptions{Name: approvals.ActivityPersist})
 		r.RegisterActivityWithOptions(func(context.Context, approvals.EmailApproversInput) error { return nil },
-			activity.RegisterOptions{Name: workflows.ActivityEmailApprovers})
+			activity.RegisterOptions{Name: approvals.ActivityEmailApprovers})
 		r.RegisterActivityWithOptions(func(context.Context, approvals.EmailAnswerInput) error { return nil },
-			activity.RegisterOptions{Name: workflows.ActivityEmailAnswer})
+			activity.RegisterOptions{Name: approvals.ActivityEmailAnswer})
 	})
 
 	run := func(id string, expiresIn time.Duration, updates ...recordStep) string {
 		in := recordedApproval()
 		in.ApprovalID, in.ExpiresAt = id, time.Now().Add(expiresIn)
-		wf, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.ApprovalWorkflowID(id), TaskQueue: workflows.TaskQueue},
-			workflows.WorkflowApproval, in)
+		wf, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: approvals.WorkflowID(id), TaskQueue: workflows.TaskQueue},
+			approvals.WorkflowType, in)
 		require.NoError(t, err)
 		for _, u := range updates {
 			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: wf.GetID(), UpdateName: u.update,
@@ -89,9 +89,9 @@ func TestTransitionsAreWrittenOnlyOnceRecorded(t *testing.T) {
 		return final.Status
 	}
 	assert.Equal(t, states.Approved, run("apr_decided", time.Hour,
-		recordStep{update: workflows.UpdateAsk, arg: approvals.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
-		recordStep{update: workflows.UpdateAnswer, arg: approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme"}},
-		recordStep{update: workflows.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionApprove}}))
+		recordStep{update: approvals.UpdateAsk, arg: approvals.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
+		recordStep{update: approvals.UpdateAnswer, arg: approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme"}},
+		recordStep{update: approvals.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionApprove}}))
 	assert.Equal(t, states.Expired, run("apr_expired", 2*time.Second))
 
 	mu.Lock()

@@ -203,9 +203,9 @@ func TestRecordHistories(t *testing.T) {
 			return nil
 		}, activity.RegisterOptions{Name: workflows.ActivityEmailSend})
 		r.RegisterActivityWithOptions(func(context.Context, reviews.Transition) error { return nil },
-			activity.RegisterOptions{Name: workflows.ActivityPersistReview})
+			activity.RegisterOptions{Name: reviews.ActivityPersist})
 		r.RegisterActivityWithOptions(func(context.Context, reviews.EmailReviewersInput) error { return nil },
-			activity.RegisterOptions{Name: workflows.ActivityEmailReviewers})
+			activity.RegisterOptions{Name: reviews.ActivityEmailReviewers})
 		r.RegisterActivityWithOptions(func(_ context.Context, tr collections.Transition) error {
 			if tr.Action == workflows.ActionReminded {
 				select {
@@ -214,9 +214,9 @@ func TestRecordHistories(t *testing.T) {
 				}
 			}
 			return nil
-		}, activity.RegisterOptions{Name: workflows.ActivityPersistCollection})
+		}, activity.RegisterOptions{Name: collections.ActivityPersist})
 		r.RegisterActivityWithOptions(func(context.Context, collections.EmailRespondentsInput) error { return nil },
-			activity.RegisterOptions{Name: workflows.ActivityEmailRespondents})
+			activity.RegisterOptions{Name: collections.ActivityEmailRespondents})
 		// The history records the activity's result, so a no-op is enough;
 		// it only tells the scenarios when a timer acted.
 		r.RegisterActivityWithOptions(func(_ context.Context, tr approvals.Transition) error {
@@ -224,18 +224,18 @@ func TestRecordHistories(t *testing.T) {
 				timerActions <- persisted{tr.RequestID, tr.Action}
 			}
 			return nil
-		}, activity.RegisterOptions{Name: workflows.ActivityPersistApproval})
+		}, activity.RegisterOptions{Name: approvals.ActivityPersist})
 		r.RegisterActivityWithOptions(func(context.Context, approvals.EmailApproversInput) error { return nil },
-			activity.RegisterOptions{Name: workflows.ActivityEmailApprovers})
+			activity.RegisterOptions{Name: approvals.ActivityEmailApprovers})
 		// The model screen fails once (retried), then raises a concern.
 		r.RegisterActivityWithOptions(func(ctx context.Context, _ approvals.ScreenInput) (approvals.ScreenResult, error) {
 			if activity.GetInfo(ctx).Attempt == 1 {
 				return approvals.ScreenResult{}, errors.New("the endpoint answered 503")
 			}
 			return approvals.ScreenResult{Concerns: []approvals.ScreenConcern{{Principle: "Privacy", Concern: "names a customer"}}}, nil
-		}, activity.RegisterOptions{Name: workflows.ActivityScreenApproval})
+		}, activity.RegisterOptions{Name: approvals.ActivityScreen})
 		r.RegisterActivityWithOptions(func(context.Context, approvals.EmailAnswerInput) error { return nil },
-			activity.RegisterOptions{Name: workflows.ActivityEmailAnswer})
+			activity.RegisterOptions{Name: approvals.ActivityEmailAnswer})
 		// The escalation's person, Esme, is away: Eli stands in for her.
 		r.RegisterActivityWithOptions(func(_ context.Context, in approvals.StandInsInput) (approvals.StandInsResult, error) {
 			var out approvals.StandInsResult
@@ -257,9 +257,9 @@ func TestRecordHistories(t *testing.T) {
 		status     string
 	}{
 		{"approval_question_correction", 24 * time.Hour, 0, []recordStep{
-			{update: workflows.UpdateAsk, arg: approvals.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
-			{update: workflows.UpdateAnswer, arg: approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
-			{update: workflows.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionApprove,
+			{update: approvals.UpdateAsk, arg: approvals.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
+			{update: approvals.UpdateAnswer, arg: approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
+			{update: approvals.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionApprove,
 				Note: "capped", Corrections: workflowtest.Raw(`{"amount":80}`)}},
 		}, states.Approved},
 		{"approval_cancelled", 24 * time.Hour, 0, []recordStep{
@@ -267,9 +267,9 @@ func TestRecordHistories(t *testing.T) {
 		}, states.Cancelled},
 		// Recorded after approvers and askers were emailed (emailChange).
 		{"approval_emailed_question_answered", 24 * time.Hour, 0, []recordStep{
-			{update: workflows.UpdateAsk, arg: approvals.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
-			{update: workflows.UpdateAnswer, arg: approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
-			{update: workflows.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionReject, Note: "no"}},
+			{update: approvals.UpdateAsk, arg: approvals.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
+			{update: approvals.UpdateAnswer, arg: approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
+			{update: approvals.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionReject, Note: "no"}},
 		}, states.Rejected},
 		// Recorded after approvedInput was computed in the workflow from
 		// the raw input (exact numbers; no version marker: no command
@@ -277,11 +277,11 @@ func TestRecordHistories(t *testing.T) {
 		// Recorded after the model screen: screened before "created", its
 		// concern then asking the approver for a reason (screened below).
 		{"approval_screened", 24 * time.Hour, 0, []recordStep{
-			{update: workflows.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionApprove,
+			{update: approvals.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionApprove,
 				Reason: "the customer agreed"}},
 		}, states.Approved},
 		{"approval_raw_input_corrected", 24 * time.Hour, 0, []recordStep{
-			{update: workflows.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionApprove,
+			{update: approvals.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionApprove,
 				Corrections: workflowtest.Raw(`{"amount":80.50}`)}},
 		}, states.Approved},
 		// No updates: the expiry timer fires and settles the approval.
@@ -290,35 +290,35 @@ func TestRecordHistories(t *testing.T) {
 		// (persistChange): ask, answer, approve with a correction; and
 		// an expiry.
 		{"approval_recorded_corrected", 24 * time.Hour, 0, []recordStep{
-			{update: workflows.UpdateAsk, arg: approvals.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
-			{update: workflows.UpdateAnswer, arg: approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
-			{update: workflows.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionApprove,
+			{update: approvals.UpdateAsk, arg: approvals.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
+			{update: approvals.UpdateAnswer, arg: approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
+			{update: approvals.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionApprove,
 				Corrections: workflowtest.Raw(`{"amount":80.50}`)}},
 		}, states.Approved},
 		{"approval_recorded_expired", 2 * time.Second, 0, nil, states.Expired},
 		// Recorded with every payload encrypted (the payload codec).
 		{"approval_encrypted_corrected", 24 * time.Hour, 0, []recordStep{
-			{update: workflows.UpdateAsk, arg: approvals.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
-			{update: workflows.UpdateAnswer, arg: approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
-			{update: workflows.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionApprove,
+			{update: approvals.UpdateAsk, arg: approvals.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
+			{update: approvals.UpdateAnswer, arg: approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
+			{update: approvals.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionApprove,
 				Corrections: workflowtest.Raw(`{"amount":80.50}`)}},
 		}, states.Approved},
 		// Recorded with every payload bound to its workflow, activity and
 		// message (finding 3 of issue 32), each Update naming its approval.
 		{"approval_bound_corrected", 24 * time.Hour, 0, []recordStep{
-			{update: workflows.UpdateAsk, arg: approvals.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
-			{update: workflows.UpdateAnswer, arg: approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
-			{update: workflows.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionApprove,
+			{update: approvals.UpdateAsk, arg: approvals.AskRequest{ActorID: "mem_a", ActorName: "Ann", QuestionID: "qst_1", Question: "Which vendor?"}},
+			{update: approvals.UpdateAnswer, arg: approvals.AnswerRequest{Requester: "mem_req", QuestionID: "qst_1", Answer: "Acme Ltd"}},
+			{update: approvals.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionApprove,
 				Corrections: workflowtest.Raw(`{"amount":80.50}`)}},
 		}, states.Approved},
 		// Recorded after removeApprover: both approvers removed, so the
 		// defaults join and are emailed; one of them rejects.
 		{"approval_approver_removed", 24 * time.Hour, 0, []recordStep{
-			{update: workflows.UpdateRemoveApprover, arg: workflows.RemoveAskedRequest{PersonID: "mem_a", PersonName: "Ann",
+			{update: approvals.UpdateRemoveApprover, arg: workflows.RemoveAskedRequest{PersonID: "mem_a", PersonName: "Ann",
 				Defaults: []string{"mem_owner"}, ActorID: "key_admin", ActorName: "admin key"}},
-			{update: workflows.UpdateRemoveApprover, arg: workflows.RemoveAskedRequest{PersonID: "mem_b", PersonName: "Ben",
+			{update: approvals.UpdateRemoveApprover, arg: workflows.RemoveAskedRequest{PersonID: "mem_b", PersonName: "Ben",
 				Defaults: []string{"mem_owner"}, ActorID: "key_admin", ActorName: "admin key"}},
-			{update: workflows.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_owner", ActorName: "Olivia", Decision: approvals.DecisionReject}},
+			{update: approvals.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_owner", ActorName: "Olivia", Decision: approvals.DecisionReject}},
 		}, states.Rejected},
 		// Recorded after approval-timers (timersChange): an escalation due
 		// in 3 seconds and no reminder (the expiry is under two hours
@@ -326,7 +326,7 @@ func TestRecordHistories(t *testing.T) {
 		// approves.
 		{"approval_escalated_approved", 10 * time.Minute, 3 * time.Second, []recordStep{
 			{after: workflows.ActionEscalated},
-			{update: workflows.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_esc", ActorName: "Esme", Decision: approvals.DecisionApprove}},
+			{update: approvals.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_esc", ActorName: "Esme", Decision: approvals.DecisionApprove}},
 		}, states.Approved},
 		// After approval-timers, both timers fire: the reminder halfway to
 		// an expiry a little over two hours away (an approval's reminder
@@ -336,7 +336,7 @@ func TestRecordHistories(t *testing.T) {
 		{"approval_reminded_escalated_rejected", 2*time.Hour + 20*time.Second, time.Hour + 40*time.Second, []recordStep{
 			{after: workflows.ActionReminded},
 			{after: workflows.ActionEscalated},
-			{update: workflows.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_esc", ActorName: "Esme", Decision: approvals.DecisionReject, Note: "too late"}},
+			{update: approvals.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_esc", ActorName: "Esme", Decision: approvals.DecisionReject, Note: "too late"}},
 		}, states.Rejected},
 		// After addDelegate: Ann's delegation to Dee starts while the
 		// approval waits on her; Dee joins, is emailed, and approves on
@@ -344,14 +344,14 @@ func TestRecordHistories(t *testing.T) {
 		{"approval_delegated_approved", 24 * time.Hour, 0, []recordStep{
 			{update: workflows.UpdateAddDelegate, arg: workflows.AddDelegateRequest{DelegatorID: "mem_a", DelegatorName: "Ann",
 				DelegateID: "mem_d", DelegateName: "Dee"}},
-			{update: workflows.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_d", ActorName: "Dee", Decision: approvals.DecisionApprove}},
+			{update: approvals.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_d", ActorName: "Dee", Decision: approvals.DecisionApprove}},
 		}, states.Approved},
 		// After escalation-stand-ins: the escalation fires while its
 		// person, Esme, is away; Eli, who stands in for her (read then),
 		// joins instead, is emailed and approves on her behalf.
 		{"approval_escalated_delegated", 10 * time.Minute, 3 * time.Second, []recordStep{
 			{after: workflows.ActionEscalated},
-			{update: workflows.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_eli", ActorName: "Eli", Decision: approvals.DecisionApprove}},
+			{update: approvals.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_eli", ActorName: "Eli", Decision: approvals.DecisionApprove}},
 		}, states.Approved},
 		// After approval-timers, settled before either timer: the
 		// reminder and the escalation never fire.
@@ -379,7 +379,7 @@ func TestRecordHistories(t *testing.T) {
 			}
 			in.Screen = sc.name == screened
 			run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-				ID: workflows.ApprovalWorkflowID(in.ApprovalID), TaskQueue: workflows.TaskQueue}, workflows.WorkflowApproval, in)
+				ID: approvals.WorkflowID(in.ApprovalID), TaskQueue: workflows.TaskQueue}, approvals.WorkflowType, in)
 			require.NoError(t, err)
 			for i, step := range sc.steps {
 				for step.after != "" {
@@ -421,11 +421,11 @@ func TestRecordHistories(t *testing.T) {
 		due := time.Now().Add(4 * time.Second)
 		in.CollectionID, in.DueAt, in.ExpiresAt = "col_reminded_complete", &due, time.Now().Add(time.Hour)
 		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID: workflows.CollectionWorkflowID(in.CollectionID), TaskQueue: workflows.TaskQueue}, workflows.WorkflowCollection, in)
+			ID: collections.WorkflowID(in.CollectionID), TaskQueue: workflows.TaskQueue}, collections.WorkflowType, in)
 		require.NoError(t, err)
 		submit := func(id string, r collections.SubmitReplyRequest) {
 			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
-				UpdateID: id, UpdateName: workflows.UpdateSubmitReply, Args: []any{workflowtest.Addressed(in.CollectionID, r)}, WaitForStage: client.WorkflowUpdateStageCompleted})
+				UpdateID: id, UpdateName: collections.UpdateSubmitReply, Args: []any{workflowtest.Addressed(in.CollectionID, r)}, WaitForStage: client.WorkflowUpdateStageCompleted})
 			require.NoError(t, err)
 			require.NoError(t, h.Get(ctx, nil), "reply %s", id)
 		}
@@ -455,7 +455,7 @@ func TestRecordHistories(t *testing.T) {
 		in := recordedCollection(t)
 		in.CollectionID, in.RequiredResponses, in.ExpiresAt = "col_respondent_removed", 3, time.Now().Add(time.Hour)
 		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID: workflows.CollectionWorkflowID(in.CollectionID), TaskQueue: workflows.TaskQueue}, workflows.WorkflowCollection, in)
+			ID: collections.WorkflowID(in.CollectionID), TaskQueue: workflows.TaskQueue}, collections.WorkflowType, in)
 		require.NoError(t, err)
 		send := func(id, name string, arg any) {
 			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
@@ -463,9 +463,9 @@ func TestRecordHistories(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, h.Get(ctx, nil), "update %s", id)
 		}
-		send("reply-a", workflows.UpdateSubmitReply, recordedReply("mem_a", `{"budget":1,"vendor":"Acme"}`))
-		send("reply-b", workflows.UpdateSubmitReply, recordedReply("mem_b", `{"budget":2,"vendor":"Globex"}`))
-		send("remove-c", workflows.UpdateRemoveRespondent, workflows.RemoveAskedRequest{PersonID: "mem_c",
+		send("reply-a", collections.UpdateSubmitReply, recordedReply("mem_a", `{"budget":1,"vendor":"Acme"}`))
+		send("reply-b", collections.UpdateSubmitReply, recordedReply("mem_b", `{"budget":2,"vendor":"Globex"}`))
+		send("remove-c", collections.UpdateRemoveRespondent, workflows.RemoveAskedRequest{PersonID: "mem_c",
 			PersonName: "Guest C", ActorID: "key_admin", ActorName: "admin key"})
 		var final collections.State
 		require.NoError(t, run.Get(ctx, &final))
@@ -499,11 +499,11 @@ func TestRecordHistories(t *testing.T) {
 			in := reviews.WorkflowInput{ReviewID: "rev_" + sc.name, OrganizationID: "org_1", ReviewerIDs: []string{"mem_a", "mem_b", "mem_c"},
 				RequiredApprovals: 2, Requester: "key_1", ExpiresAt: time.Now().Add(sc.expiresIn)}
 			run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-				ID: workflows.ReviewWorkflowID(in.ReviewID), TaskQueue: workflows.TaskQueue}, workflows.WorkflowReview, in)
+				ID: reviews.WorkflowID(in.ReviewID), TaskQueue: workflows.TaskQueue}, reviews.WorkflowType, in)
 			require.NoError(t, err)
 			for i, v := range sc.verdicts {
 				h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
-					UpdateID: fmt.Sprintf("verdict-%d", i+1), UpdateName: workflows.UpdateVerdict, Args: []any{workflowtest.Addressed(in.ReviewID, v)},
+					UpdateID: fmt.Sprintf("verdict-%d", i+1), UpdateName: reviews.UpdateVerdict, Args: []any{workflowtest.Addressed(in.ReviewID, v)},
 					WaitForStage: client.WorkflowUpdateStageCompleted})
 				require.NoError(t, err)
 				require.NoError(t, h.Get(ctx, nil), "verdict %d", i+1)
@@ -511,7 +511,7 @@ func TestRecordHistories(t *testing.T) {
 					// A repeat from the same reviewer is refused by the
 					// validator and leaves no trace in the history.
 					again, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
-						UpdateID: "verdict-again", UpdateName: workflows.UpdateVerdict, Args: []any{workflowtest.Addressed(in.ReviewID, v)},
+						UpdateID: "verdict-again", UpdateName: reviews.UpdateVerdict, Args: []any{workflowtest.Addressed(in.ReviewID, v)},
 						WaitForStage: client.WorkflowUpdateStageCompleted})
 					require.NoError(t, err)
 					require.Error(t, again.Get(ctx, nil))
@@ -538,7 +538,7 @@ func TestRecordHistories(t *testing.T) {
 		in := reviews.WorkflowInput{ReviewID: "rev_reviewer_removed", OrganizationID: "org_1", ReviewerIDs: []string{"mem_a", "mem_b", "mem_c"},
 			RequiredApprovals: 2, Requester: "key_1", ExpiresAt: time.Now().Add(time.Hour)}
 		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID: workflows.ReviewWorkflowID(in.ReviewID), TaskQueue: workflows.TaskQueue}, workflows.WorkflowReview, in)
+			ID: reviews.WorkflowID(in.ReviewID), TaskQueue: workflows.TaskQueue}, reviews.WorkflowType, in)
 		require.NoError(t, err)
 		send := func(id, name string, arg any) error {
 			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
@@ -550,12 +550,12 @@ func TestRecordHistories(t *testing.T) {
 			return workflows.RemoveAskedRequest{PersonID: personID, PersonName: name, Defaults: []string{"mem_owner"},
 				ActorID: "key_admin", ActorName: "admin key"}
 		}
-		require.NoError(t, send("verdict-a", workflows.UpdateVerdict, reviews.VerdictRequest{ReviewerID: "mem_a", ReviewerName: "Ann",
+		require.NoError(t, send("verdict-a", reviews.UpdateVerdict, reviews.VerdictRequest{ReviewerID: "mem_a", ReviewerName: "Ann",
 			Verdict: reviews.VerdictApproved}))
-		require.Error(t, send("remove-a", workflows.UpdateRemoveReviewer, remove("mem_a", "Ann")))
-		require.NoError(t, send("remove-b", workflows.UpdateRemoveReviewer, remove("mem_b", "Ben")))
-		require.NoError(t, send("remove-c", workflows.UpdateRemoveReviewer, remove("mem_c", "Cy")))
-		require.NoError(t, send("verdict-owner", workflows.UpdateVerdict, reviews.VerdictRequest{ReviewerID: "mem_owner",
+		require.Error(t, send("remove-a", reviews.UpdateRemoveReviewer, remove("mem_a", "Ann")))
+		require.NoError(t, send("remove-b", reviews.UpdateRemoveReviewer, remove("mem_b", "Ben")))
+		require.NoError(t, send("remove-c", reviews.UpdateRemoveReviewer, remove("mem_c", "Cy")))
+		require.NoError(t, send("verdict-owner", reviews.UpdateVerdict, reviews.VerdictRequest{ReviewerID: "mem_owner",
 			ReviewerName: "Olivia", Verdict: reviews.VerdictApproved}))
 		var final reviews.State
 		require.NoError(t, run.Get(ctx, &final))
@@ -576,14 +576,14 @@ func TestRecordHistories(t *testing.T) {
 		in := recordedCollection(t)
 		in.CollectionID, in.RequiredResponses, in.ExpiresAt = "col_delegated", 1, time.Now().Add(time.Hour)
 		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID: workflows.CollectionWorkflowID(in.CollectionID), TaskQueue: workflows.TaskQueue}, workflows.WorkflowCollection, in)
+			ID: collections.WorkflowID(in.CollectionID), TaskQueue: workflows.TaskQueue}, collections.WorkflowType, in)
 		require.NoError(t, err)
 		for _, step := range []struct {
 			id, name string
 			arg      any
 		}{
 			{"delegate", workflows.UpdateAddDelegate, workflows.AddDelegateRequest{DelegatorID: "mem_a", DelegatorName: "Ann", DelegateID: "mem_d", DelegateName: "Dee"}},
-			{"reply-d", workflows.UpdateSubmitReply, recordedReply("mem_d", `{"budget":1,"vendor":"Acme"}`)},
+			{"reply-d", collections.UpdateSubmitReply, recordedReply("mem_d", `{"budget":1,"vendor":"Acme"}`)},
 		} {
 			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
 				UpdateID: step.id, UpdateName: step.name, Args: []any{workflowtest.Addressed(in.CollectionID, step.arg)}, WaitForStage: client.WorkflowUpdateStageCompleted})
@@ -605,14 +605,14 @@ func TestRecordHistories(t *testing.T) {
 		in := reviews.WorkflowInput{ReviewID: "rev_delegated", OrganizationID: "org_1", ReviewerIDs: []string{"mem_a", "mem_b"},
 			RequiredApprovals: 1, Requester: "key_1", ExpiresAt: time.Now().Add(time.Hour)}
 		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID: workflows.ReviewWorkflowID(in.ReviewID), TaskQueue: workflows.TaskQueue}, workflows.WorkflowReview, in)
+			ID: reviews.WorkflowID(in.ReviewID), TaskQueue: workflows.TaskQueue}, reviews.WorkflowType, in)
 		require.NoError(t, err)
 		for _, step := range []struct {
 			id, name string
 			arg      any
 		}{
 			{"delegate", workflows.UpdateAddDelegate, workflows.AddDelegateRequest{DelegatorID: "mem_a", DelegatorName: "Ann", DelegateID: "mem_d", DelegateName: "Dee"}},
-			{"verdict-d", workflows.UpdateVerdict, reviews.VerdictRequest{ReviewerID: "mem_d", ReviewerName: "Dee", Verdict: reviews.VerdictApproved}},
+			{"verdict-d", reviews.UpdateVerdict, reviews.VerdictRequest{ReviewerID: "mem_d", ReviewerName: "Dee", Verdict: reviews.VerdictApproved}},
 		} {
 			h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: run.GetID(), RunID: run.GetRunID(),
 				UpdateID: step.id, UpdateName: step.name, Args: []any{workflowtest.Addressed(in.ReviewID, step.arg)}, WaitForStage: client.WorkflowUpdateStageCompleted})

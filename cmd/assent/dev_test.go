@@ -18,6 +18,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/workflows"
@@ -237,7 +238,7 @@ func TestDevApprovalEndToEnd(t *testing.T) {
 	query := "AssentStatus = 'approved' AND AssentExternalId = 'order-42' AND AssentOrganization = '" + boot.OrganizationID + "'"
 	require.Eventually(t, func() bool {
 		list, err := c.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Namespace: "default", Query: query})
-		return err == nil && len(list.GetExecutions()) == 1 && list.GetExecutions()[0].GetExecution().GetWorkflowId() == workflows.ApprovalWorkflowID(id)
+		return err == nil && len(list.GetExecutions()) == 1 && list.GetExecutions()[0].GetExecution().GetWorkflowId() == approvals.WorkflowID(id)
 	}, 15*time.Second, 200*time.Millisecond, "the Temporal UI finds the workflow by its search attributes")
 }
 

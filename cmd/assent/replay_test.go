@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/payloadcodec"
 	"github.com/assent-hq/assent/internal/secretkey"
@@ -78,18 +79,18 @@ func TestReplayedPayloadsAreRefused(t *testing.T) {
 	bare, err := client.Dial(client.Options{HostPort: "127.0.0.1:" + temporalPort, Namespace: "default"})
 	require.NoError(t, err)
 	defer bare.Close()
-	decided := acceptedArgs(ctx, t, bare, workflows.ApprovalWorkflowID(approvalA), workflows.UpdateDecide)
-	cancelled := acceptedArgs(ctx, t, bare, workflows.ApprovalWorkflowID(approvalC), workflows.UpdateCancel)
+	decided := acceptedArgs(ctx, t, bare, approvals.WorkflowID(approvalA), approvals.UpdateDecide)
+	cancelled := acceptedArgs(ctx, t, bare, approvals.WorkflowID(approvalC), workflows.UpdateCancel)
 
 	// What a refusal says is encrypted too; the test reads it with the key.
 	failures := payloadcodec.FailureConverter(payloadcodec.New(keys))
 	for _, replay := range []struct {
 		update string
 		args   *commonpb.Payloads
-	}{{workflows.UpdateDecide, decided}, {workflows.UpdateCancel, cancelled}} {
+	}{{approvals.UpdateDecide, decided}, {workflows.UpdateCancel, cancelled}} {
 		resp, err := bare.WorkflowService().UpdateWorkflowExecution(ctx, &workflowservice.UpdateWorkflowExecutionRequest{
 			Namespace:         "default",
-			WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: workflows.ApprovalWorkflowID(approvalB)},
+			WorkflowExecution: &commonpb.WorkflowExecution{WorkflowId: approvals.WorkflowID(approvalB)},
 			WaitPolicy:        &updatepb.WaitPolicy{LifecycleStage: enumspb.UPDATE_WORKFLOW_EXECUTION_LIFECYCLE_STAGE_COMPLETED},
 			Request: &updatepb.Request{
 				Meta:  &updatepb.Meta{UpdateId: "replayed-" + replay.update, Identity: "no key"},
@@ -105,7 +106,7 @@ func TestReplayedPayloadsAreRefused(t *testing.T) {
 		assert.ErrorContains(t, failures.FailureToError(f), payloadcodec.ErrMisplaced.Error(), replay.update)
 	}
 	assert.Equal(t, "pending", statusOf(approvalB), "the replayed decision and cancel changed nothing")
-	for _, e := range historyOf(ctx, t, bare, workflows.ApprovalWorkflowID(approvalB)) {
+	for _, e := range historyOf(ctx, t, bare, approvals.WorkflowID(approvalB)) {
 		assert.NotEqual(t, enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED, e.GetEventType(), "nothing replayed reached B's history")
 	}
 }

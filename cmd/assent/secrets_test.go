@@ -30,7 +30,6 @@ import (
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/web"
-	"github.com/assent-hq/assent/workflows"
 )
 
 // privateInput is request data that only the service and its operators may
@@ -137,7 +136,7 @@ func temporalSeesCiphertext(t *testing.T, temporalAddr, apiURL string, boot *boo
 	c, err := client.Dial(client.Options{HostPort: temporalAddr, Namespace: "default"})
 	require.NoError(t, err)
 	defer c.Close()
-	wid := workflows.ApprovalWorkflowID(approvalID)
+	wid := approvals.WorkflowID(approvalID)
 
 	start := historyOf(ctx, t, c, wid)[0].GetWorkflowExecutionStartedEventAttributes()
 	require.NotNil(t, start)
@@ -147,7 +146,7 @@ func temporalSeesCiphertext(t *testing.T, temporalAddr, apiURL string, boot *boo
 
 	// A forged decision, naming the organisation's administrator.
 	admin := demoMember(t, boot, "admin")
-	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: wid, UpdateName: workflows.UpdateDecide,
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: wid, UpdateName: approvals.UpdateDecide,
 		Args:         []any{approvals.DecideRequest{ActorID: admin.ID, ActorName: admin.Name, Decision: approvals.DecisionApprove, Note: "forged"}},
 		WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err == nil {
@@ -190,7 +189,7 @@ func operatorsDecode(t *testing.T, temporalAddr, apiURL, uiOrigin, dataDir, pg s
 	c, err := client.Dial(client.Options{HostPort: temporalAddr, Namespace: "default"})
 	require.NoError(t, err)
 	defer c.Close()
-	input := historyOf(ctx, t, c, workflows.ApprovalWorkflowID(approvalID))[0].GetWorkflowExecutionStartedEventAttributes().GetInput()
+	input := historyOf(ctx, t, c, approvals.WorkflowID(approvalID))[0].GetWorkflowExecutionStartedEventAttributes().GetInput()
 	body, err := protojson.Marshal(input)
 	require.NoError(t, err)
 

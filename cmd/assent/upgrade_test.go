@@ -26,15 +26,17 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/assent-hq/assent/approvals"
+	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/payloadcodec"
 	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/internal/testenv/assentbin"
+	"github.com/assent-hq/assent/reviews"
 	assent "github.com/assent-hq/assent/sdk/go"
 	"github.com/assent-hq/assent/sdk/go/webhook"
 	"github.com/assent-hq/assent/worker"
-	"github.com/assent-hq/assent/workflows"
 )
 
 // TestUpgradeFromThePreviousRelease: the previous release, run as `assent
@@ -142,8 +144,8 @@ func upgrade(t *testing.T, old, current string, database []string) {
 	callback := hooks.awaitCallback(t, "approval.approved", p.approval)
 	assert.NoError(t, webhook.Verify(callback.signature, callback.body, p.callbackSecret, time.Now(), 0))
 
-	replayEvery(ctx, t, "127.0.0.1:"+temporalPort, dataDir, workflows.ApprovalWorkflowID(p.approval), workflows.ApprovalWorkflowID(p.expiring),
-		workflows.ApprovalWorkflowID(p.decided), workflows.CollectionWorkflowID(p.collection), workflows.ReviewWorkflowID(p.review))
+	replayEvery(ctx, t, "127.0.0.1:"+temporalPort, dataDir, approvals.WorkflowID(p.approval), approvals.WorkflowID(p.expiring),
+		approvals.WorkflowID(p.decided), collections.WorkflowID(p.collection), reviews.WorkflowID(p.review))
 }
 
 // leaveRequests makes, through the previous release at baseURL, a webhook
