@@ -48,7 +48,7 @@ func TestEvidenceExport(t *testing.T) {
 		for _, req := range got.decoded["requests"].([]any) {
 			kinds = append(kinds, req.(map[string]any)["type"].(string))
 		}
-		assert.ElementsMatch(t, []string{"approval", "review", "report"}, kinds)
+		assert.Equal(t, []string{"approval", "review", "report"}, kinds, "the requests kind after kind, then the reports")
 		// Who was asked, and through which team or entry.
 		finance := map[string]any{"field": "approvers", "kind": "team", "id": s.team.ID, "name": "Finance"}
 		for _, req := range got.decoded["requests"].([]any) {

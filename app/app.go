@@ -101,8 +101,11 @@ func Build(d Deps) *Services {
 	col := collections.New(collections.Deps{Store: d.Store, Temporal: d.Temporal, Logger: d.Logger, NetPolicy: d.NetPolicy})
 	rep := reports.New(reports.Deps{Store: d.Store, Temporal: d.Temporal, Blobs: d.Blobs, Scanner: d.Scanner, Logger: d.Logger, BaseURL: d.BaseURL})
 	rev := reviews.New(requests.Deps{Store: d.Store, Temporal: d.Temporal, Logger: d.Logger, NetPolicy: d.NetPolicy}, rep)
-	kinds := kindServices(&Services{Approvals: a, Collections: col, Reviews: rev})
+	byKind := &Services{Approvals: a, Collections: col, Reviews: rev} // what requestKinds' rows read
+	kinds := parts(byKind, func(k requestKind) func(*Services) kind { return k.service })
 	adm := admin.New(d.Store, each[admin.Asked](kinds)...).WithNetPolicy(d.NetPolicy)
+	exports := &evidence.Service{Store: d.Store, BaseURL: d.BaseURL,
+		Kinds: parts(byKind, func(k requestKind) func(*Services) evidence.Kind { return k.evidence })}
 	acc := accounts.New(d.Store)
 	return &Services{
 		Approvals:   a,
@@ -110,7 +113,7 @@ func Build(d Deps) *Services {
 		Reports:     rep,
 		Reviews:     rev,
 		Comments:    comments.New(comments.Deps{Store: d.Store, Blobs: d.Blobs, Reports: rep, Logger: d.Logger, BaseURL: d.BaseURL}),
-		Evidence:    &evidence.Service{Store: d.Store, BaseURL: d.BaseURL},
+		Evidence:    exports,
 		Gate:        gate.New(d.Store, a, d.Logger, d.BaseURL),
 		Receipts:    receipts.New(d.Store, d.BaseURL),
 		Webhooks:    webhooks.New(d.Store.DeliveryStore, d.NetPolicy, d.BaseURL),
@@ -128,30 +131,38 @@ func Build(d Deps) *Services {
 	}
 }
 
-// requestKinds are the request kinds, each registered once: its service
-// (as what spans the kinds reaches it), its page and its routes, in the
-// order the inboxes break ties.
-var requestKinds = []struct {
-	service func(*Services) kind
-	page    func(*Services) web.KindPage
-	routes  func(*Services) api.Kind
-}{
+// A requestKind is a request kind as the process is built of it: its
+// service (as what spans the kinds reaches it), its requests in evidence
+// exports, its page and its routes, each made from the services.
+type requestKind struct {
+	service  func(*Services) kind
+	evidence func(*Services) evidence.Kind
+	page     func(*Services) web.KindPage
+	routes   func(*Services) api.Kind
+}
+
+// requestKinds are the request kinds, each registered once, in the order
+// the inboxes break ties and exports list them.
+var requestKinds = []requestKind{
 	{func(s *Services) kind { return s.Approvals },
+		func(s *Services) evidence.Kind { return evidence.KindOf(s.Approvals, approvals.NewWire) },
 		func(s *Services) web.KindPage { return approvalpage.New(s.Approvals, s.Gate) },
 		func(s *Services) api.Kind { return approvalrest.New(s.Approvals) }},
 	{func(s *Services) kind { return s.Collections },
+		func(s *Services) evidence.Kind { return evidence.KindOf(s.Collections, collections.NewWire) },
 		func(s *Services) web.KindPage { return collectionpage.New(s.Collections) },
 		func(s *Services) api.Kind { return collectionrest.New(s.Collections) }},
 	{func(s *Services) kind { return s.Reviews },
+		func(s *Services) evidence.Kind { return evidence.KindOf(s.Reviews, reviews.NewWire) },
 		func(s *Services) web.KindPage { return reviewpage.New(s.Reviews, s.Reports) },
 		func(s *Services) api.Kind { return reviewrest.New(s.Reviews) }},
 }
 
-// kindServices are the request kinds' services among s's, as listed.
-func kindServices(s *Services) []kind {
-	out := make([]kind, len(requestKinds))
+// parts are one part of every request kind, made from s.
+func parts[T any](s *Services, part func(requestKind) func(*Services) T) []T {
+	out := make([]T, len(requestKinds))
 	for i, k := range requestKinds {
-		out[i] = k.service(s)
+		out[i] = part(k)(s)
 	}
 	return out
 }
@@ -185,9 +196,7 @@ func (s *Services) API() api.Services {
 		Comments: s.Comments, Evidence: s.Evidence, Gate: s.Gate, Receipts: s.Receipts, Webhooks: s.Webhooks, Flows: s.Flows,
 		Admin: s.Admin, Slack: s.Slack, Accounts: s.Accounts, Idempotency: s.Idempotency, Instance: s.Instance,
 		Delegations: s.Delegations}
-	for _, k := range requestKinds {
-		out.Kinds = append(out.Kinds, k.routes(s))
-	}
+	out.Kinds = parts(s, func(k requestKind) func(*Services) api.Kind { return k.routes })
 	return out
 }
 
@@ -195,9 +204,7 @@ func (s *Services) API() api.Services {
 func (s *Services) Web() web.Services {
 	out := web.Services{Accounts: s.Accounts, Push: s.Push, History: s.History, Comments: s.Comments, Reports: s.Reports, Webhooks: s.Webhooks,
 		Admin: s.Admin, Slack: s.Slack, Gate: s.Gate, Delegations: s.Delegations}
-	for _, k := range requestKinds {
-		out.Kinds = append(out.Kinds, k.page(s))
-	}
+	out.Kinds = parts(s, func(k requestKind) func(*Services) web.KindPage { return k.page })
 	return out
 }
 

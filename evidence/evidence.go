@@ -15,13 +15,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 
-	"github.com/assent-hq/assent/approvals"
-	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/canonjson"
-	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/wiretime"
 	"github.com/assent-hq/assent/models"
-	"github.com/assent-hq/assent/reviews"
+	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/wire"
 )
 
@@ -124,32 +121,103 @@ type ChainHead struct {
 type Service struct {
 	Store   *models.Store
 	BaseURL string
+	// Kinds are the request kinds an export holds the requests of, in the
+	// order it lists them (KindOf).
+	Kinds []Kind
+}
+
+// A Kind is a request kind as an export holds it: its requests in a flow
+// or about a report, each as its serializer shows it.
+type Kind struct {
+	read func(ctx context.Context, orgID string, of attachment, id, baseURL string) ([]Request, error)
+}
+
+// attachment is how a request belongs to what an export is of.
+type attachment int
+
+const (
+	inFlow attachment = iota
+	aboutReport
+)
+
+// Attached reads a kind's requests attached to a flow or about a report
+// (the kind's service, through requests.Lifecycle).
+type Attached[T any] interface {
+	Kind() string
+	Head(rec *T) requests.Head
+	InFlow(ctx context.Context, orgID, flowID string) ([]T, error)
+	AboutReport(ctx context.Context, orgID, reportID string) ([]T, error)
+}
+
+// KindOf is the kind whose requests a reads, each serialized by
+// serialize: its wire form, as the API shows it.
+func KindOf[T, W any](a Attached[T], serialize func(rec *T, baseURL string) W) Kind {
+	return Kind{read: func(ctx context.Context, orgID string, of attachment, id, baseURL string) ([]Request, error) {
+		find := a.InFlow
+		if of == aboutReport {
+			find = a.AboutReport
+		}
+		recs, err := find(ctx, orgID, id)
+		out := make([]Request, len(recs))
+		for i := range recs {
+			out[i] = Request{Type: a.Kind(), ID: a.Head(&recs[i]).ID, Record: serialize(&recs[i], baseURL)}
+		}
+		return out, err
+	}}
 }
 
 // Flow exports flow id of the organisation.
 func (s *Service) Flow(ctx context.Context, orgID, id string) (*Export, error) {
-	f, e, err := s.Store.FlowEvidence(ctx, orgID, id)
+	f, err := s.Store.GetFlow(ctx, orgID, id)
 	if err != nil {
 		return nil, err
 	}
-	return s.sign(ctx, Subject{Type: "flow", ID: f.ID, Title: f.Title}, e)
+	return s.export(ctx, orgID, Subject{Type: "flow", ID: f.ID, Title: f.Title}, inFlow, func(ids []string) (*models.Evidence, error) {
+		return s.Store.FlowEvidence(ctx, orgID, f.ID, ids)
+	})
 }
 
 // Report exports a report of the organisation.
 func (s *Service) Report(ctx context.Context, orgID, idOrSlug string) (*Export, error) {
-	r, e, err := s.Store.ReportEvidence(ctx, orgID, idOrSlug)
+	r, err := s.Store.GetReport(ctx, orgID, idOrSlug)
 	if err != nil {
 		return nil, err
 	}
-	return s.sign(ctx, Subject{Type: "report", ID: r.ID, Title: r.Title}, e)
+	return s.export(ctx, orgID, Subject{Type: "report", ID: r.ID, Title: r.Title}, aboutReport, func(ids []string) (*models.Evidence, error) {
+		return s.Store.ReportEvidence(ctx, orgID, r, ids)
+	})
 }
 
-func (s *Service) sign(ctx context.Context, subject Subject, e *models.Evidence) (*Export, error) {
+// export is the signed export of subject: the requests of every kind
+// attached to it (of), kind after kind, and what gather reads beside them
+// and of them (their ids).
+func (s *Service) export(ctx context.Context, orgID string, subject Subject, of attachment,
+	gather func(requestIDs []string) (*models.Evidence, error)) (*Export, error) {
+	var reqs []Request
+	var ids []string
+	for _, k := range s.Kinds {
+		found, err := k.read(ctx, orgID, of, subject.ID, s.BaseURL)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range found {
+			ids = append(ids, r.ID)
+		}
+		reqs = append(reqs, found...)
+	}
+	e, err := gather(ids)
+	if err != nil {
+		return nil, err
+	}
+	return s.sign(ctx, subject, reqs, e)
+}
+
+func (s *Service) sign(ctx context.Context, subject Subject, reqs []Request, e *models.Evidence) (*Export, error) {
 	key, private, err := s.Store.SigningEvidenceKey(ctx)
 	if err != nil {
 		return nil, err
 	}
-	x := s.build(subject, e)
+	x := s.build(subject, reqs, e)
 	x.Digest = Digest{Algorithm: "Ed25519", KeyID: key.ID, PublicKey: base64.RawURLEncoding.EncodeToString(key.PublicKey),
 		EntriesHash: EntriesHash(x.Timeline), ChainHead: ChainHead{Position: e.Head.Position, Hash: e.Head.Hash}}
 	if x.Digest.Parts, err = partsOf(x); err != nil {
@@ -168,20 +236,10 @@ func (s *Service) sign(ctx context.Context, subject Subject, e *models.Evidence)
 	return x, nil
 }
 
-func (s *Service) build(subject Subject, e *models.Evidence) *Export {
-	x := &Export{Subject: subject, ExportedAt: wiretime.New(models.Now()), Requests: []Request{}, Timeline: []Entry{}, Deliveries: []Delivery{}}
-	for i := range e.Approvals {
-		a := &e.Approvals[i]
-		x.Requests = append(x.Requests, Request{Type: events.RequestApproval, ID: a.ID, Record: approvals.NewWire(a, s.BaseURL)})
-	}
-	for i := range e.Collections {
-		c := &e.Collections[i]
-		x.Requests = append(x.Requests, Request{Type: events.RequestCollection, ID: c.ID, Record: collections.NewWire(c, s.BaseURL)})
-	}
-	for i := range e.Reviews {
-		r := &e.Reviews[i]
-		x.Requests = append(x.Requests, Request{Type: events.RequestReview, ID: r.ID, Record: reviews.NewWire(r, s.BaseURL)})
-	}
+// build is the export of reqs, the requests of every kind, and of e.
+func (s *Service) build(subject Subject, reqs []Request, e *models.Evidence) *Export {
+	x := &Export{Subject: subject, ExportedAt: wiretime.New(models.Now()), Requests: append([]Request{}, reqs...),
+		Timeline: []Entry{}, Deliveries: []Delivery{}}
 	for i := range e.Reports {
 		r := &e.Reports[i]
 		req := Request{Type: "report", ID: r.ID, Record: wire.NewReport(r, nil, s.BaseURL), Versions: []Version{},

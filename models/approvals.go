@@ -194,7 +194,7 @@ func (s *RequestStore) PendingFor(ctx context.Context, orgID, personID string, d
 func (a *Approval) head() requestHead { return a.RequestBase.head(&a.ApproverIDs) }
 
 var approvalKind = registerKind(&requestKind{subject: events.RequestApproval, idPrefix: ids.Approval, open: states.Pending,
-	table: "approvals", askedIDs: "approver_ids"})
+	table: "approvals", askedIDs: "approver_ids", aboutReports: true})
 
 func (*Approval) kind() *requestKind { return approvalKind }
 func (a *Approval) dueAt() time.Time { return a.ExpiresAt }

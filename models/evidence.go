@@ -9,16 +9,14 @@ import (
 	"github.com/assent-hq/assent/internal/apperr"
 )
 
-// Evidence is everything an evidence export holds of a flow or a report,
-// read in one place: the records, their audit entries in chain order with
-// the hash before each, the deliveries of their events, and the chain's
-// head when read.
+// Evidence is what an evidence export holds of a flow or a report beside
+// its requests (which each kind's service reads): the other records,
+// their audit entries and the requests' in chain order with the hash
+// before each, the deliveries of their events, and the chain's head when
+// read.
 type Evidence struct {
-	Approvals   []Approval
-	Collections []Collection
-	Reviews     []Review
-	Reports     []Report
-	GateChecks  []GateCheck
+	Reports    []Report
+	GateChecks []GateCheck
 	// Receipts are the execution receipts of the approvals and checks.
 	Receipts []Receipt
 	// Mandates are the standing mandates that allowed the checks.
@@ -43,62 +41,33 @@ type EvidenceDelivery struct {
 	SubjectID   string
 }
 
-// FlowEvidence gathers a flow's evidence: every request, report and gate
-// check attached to it.
-func (s *EvidenceStore) FlowEvidence(ctx context.Context, orgID, id string) (*Flow, *Evidence, error) {
-	f, err := s.flows.GetFlow(ctx, orgID, id)
-	if err != nil {
-		return nil, nil, err
-	}
+// FlowEvidence gathers flow id's evidence beside its requests, requestIDs:
+// the reports and gate checks attached to it, and what hangs off them all.
+func (s *EvidenceStore) FlowEvidence(ctx context.Context, orgID, id string, requestIDs []string) (*Evidence, error) {
 	e := &Evidence{}
 	db := s.db.WithContext(ctx)
-	for _, dst := range []any{&e.Approvals, &e.Collections, &e.Reviews, &e.Reports, &e.GateChecks} {
+	for _, dst := range []any{&e.Reports, &e.GateChecks} {
 		if err := db.Where("organization_id = ? AND flow_id = ?", orgID, id).Order("id").Find(dst).Error; err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
-	return f, e, s.gatherEvidence(ctx, orgID, e, &id)
+	return e, s.gatherEvidence(ctx, orgID, e, requestIDs, &id)
 }
 
-// ReportEvidence gathers a report's evidence: the report, its reviews and
-// the approvals about it.
-func (s *EvidenceStore) ReportEvidence(ctx context.Context, orgID, idOrSlug string) (*Report, *Evidence, error) {
-	db := s.db.WithContext(ctx)
-	r, err := getReport(db, orgID, idOrSlug)
-	if err != nil {
-		return nil, nil, err
-	}
+// ReportEvidence gathers report r's evidence beside the requests about it,
+// requestIDs: the report, and what hangs off them all.
+func (s *EvidenceStore) ReportEvidence(ctx context.Context, orgID string, r *Report, requestIDs []string) (*Evidence, error) {
 	e := &Evidence{Reports: []Report{*r}}
-	if e.Reviews, err = reviewsOf(db, orgID, r.ID); err != nil {
-		return nil, nil, err
-	}
-	if err := db.Where("organization_id = ? AND report_id = ?", orgID, r.ID).Order("id").Find(&e.Approvals).Error; err != nil {
-		return nil, nil, err
-	}
-	return r, e, s.gatherEvidence(ctx, orgID, e, nil)
+	return e, s.gatherEvidence(ctx, orgID, e, requestIDs, nil)
 }
 
-// gatherEvidence reads what hangs off e's records: versions, threads,
-// audit entries (and those of flow, when given), deliveries, the head.
-func (s *EvidenceStore) gatherEvidence(ctx context.Context, orgID string, e *Evidence, flowID *string) error {
+// gatherEvidence reads what hangs off e's records and the requests
+// requestIDs: versions, threads, receipts (of approvals and checks),
+// mandates, audit entries (and those of flow, when given), deliveries, the
+// head.
+func (s *EvidenceStore) gatherEvidence(ctx context.Context, orgID string, e *Evidence, requestIDs []string, flowID *string) error {
 	db := s.db.WithContext(ctx)
-	var subjects []string
-	approvals := make([]*Approval, len(e.Approvals))
-	var approvalIDs []string
-	for i := range e.Approvals {
-		approvals[i] = &e.Approvals[i]
-		approvalIDs = append(approvalIDs, e.Approvals[i].ID)
-	}
-	subjects = append(subjects, approvalIDs...)
-	if err := loadApprovals(db, orgID, approvals); err != nil {
-		return err
-	}
-	for _, c := range e.Collections {
-		subjects = append(subjects, c.ID)
-	}
-	for _, r := range e.Reviews {
-		subjects = append(subjects, r.ID)
-	}
+	subjects := slices.Clone(requestIDs)
 	var checks, mandates []string
 	for _, c := range e.GateChecks {
 		subjects = append(subjects, c.ID)
@@ -114,7 +83,8 @@ func (s *EvidenceStore) gatherEvidence(ctx context.Context, orgID string, e *Evi
 	if e.Mandates, err = mandatesOf(db, orgID, mandates); err != nil {
 		return err
 	}
-	if e.Receipts, err = receiptsOf(db, orgID, approvalIDs, checks); err != nil {
+	// A receipt names the approval or the check it reports on.
+	if e.Receipts, err = receiptsOf(db, orgID, requestIDs, checks); err != nil {
 		return err
 	}
 	for _, r := range e.Receipts {

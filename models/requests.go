@@ -120,6 +120,8 @@ type requestKind struct {
 	// (RequestPerson), under the kind's subject, and in the record's
 	// column askedIDs.
 	table, askedIDs string
+	// aboutReports: its records may be about a report (report_id).
+	aboutReports bool
 }
 
 // requestKinds are every kind of request: each kind's record registers
@@ -233,6 +235,35 @@ func (r Requests[T, P]) List(ctx context.Context, orgID string, f RequestFilter,
 		recs[i] = &rows[i]
 	}
 	return rows, next, r.loaded(db, orgID, recs...)
+}
+
+// InFlow are the organisation's records of the kind in flow flowID,
+// oldest first, as an evidence export holds them.
+func (r Requests[T, P]) InFlow(ctx context.Context, orgID, flowID string) ([]T, error) {
+	return r.attached(ctx, orgID, "flow_id", flowID)
+}
+
+// AboutReport are the organisation's records of the kind about report
+// reportID, oldest first; a kind never about a report has none.
+func (r Requests[T, P]) AboutReport(ctx context.Context, orgID, reportID string) ([]T, error) {
+	if !r.k.aboutReports {
+		return nil, nil
+	}
+	return r.attached(ctx, orgID, "report_id", reportID)
+}
+
+// attached are the organisation's records whose column holds id.
+func (r Requests[T, P]) attached(ctx context.Context, orgID, column, id string) ([]T, error) {
+	db := r.s.db.WithContext(ctx)
+	var rows []T
+	if err := db.Where("organization_id = ? AND "+column+" = ?", orgID, id).Order("id").Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	recs := make([]*T, len(rows))
+	for i := range rows {
+		recs[i] = &rows[i]
+	}
+	return rows, r.loaded(db, orgID, recs...)
 }
 
 // Reveal sets the record's callback secret from its sealed column, for the

@@ -52,7 +52,7 @@ type Review struct {
 func (r *Review) head() requestHead { return r.RequestBase.head(&r.ReviewerIDs) }
 
 var reviewKind = registerKind(&requestKind{subject: events.RequestReview, idPrefix: ids.Review, open: states.Open,
-	table: "reviews", askedIDs: "reviewer_ids"})
+	table: "reviews", askedIDs: "reviewer_ids", aboutReports: true})
 
 func (*Review) kind() *requestKind               { return reviewKind }
 func (r *Review) dueAt() time.Time               { return r.ExpiresAt }

@@ -221,6 +221,8 @@ type Table[T any] interface {
 	Waiting(ctx context.Context, orgID, personID string, order models.InboxOrder, limit int) ([]T, error)
 	WaitingKeys(ctx context.Context, orgID, personID string, order models.InboxOrder, limit int) ([]models.WaitingKey, error)
 	Counts(ctx context.Context, orgID, personID string, dueBefore time.Time) (models.Counts, error)
+	InFlow(ctx context.Context, orgID, flowID string) ([]T, error)
+	AboutReport(ctx context.Context, orgID, reportID string) ([]T, error)
 }
 
 // Kind is what a kind of request tells the shared paths about itself,
@@ -464,6 +466,19 @@ func (l *Lifecycle[T]) StartWorkflow(ctx context.Context, b *models.RequestBase,
 
 // Kind names the kind for the reconciler (requests.Owned).
 func (l *Lifecycle[T]) Kind() string { return l.names.Kind }
+
+// InFlow are the organisation's records in flow flowID, oldest first, as
+// its evidence export holds them.
+func (l *Lifecycle[T]) InFlow(ctx context.Context, orgID, flowID string) ([]T, error) {
+	return l.table.InFlow(ctx, orgID, flowID)
+}
+
+// AboutReport are the organisation's records about report reportID,
+// oldest first, as its evidence export holds them; a kind never about a
+// report has none.
+func (l *Lifecycle[T]) AboutReport(ctx context.Context, orgID, reportID string) ([]T, error) {
+	return l.table.AboutReport(ctx, orgID, reportID)
+}
 
 // Get returns one of the organisation's records.
 func (l *Lifecycle[T]) Get(ctx context.Context, orgID, id string) (*T, error) {

@@ -46,7 +46,7 @@ func TestEvidenceVerify(t *testing.T) {
 	require.NoError(t, err)
 	_, err = svc.Flows.Complete(ctx, by, f.ID)
 	require.NoError(t, err)
-	x, err := (&evidence.Service{Store: store, BaseURL: "http://assent.test"}).Flow(ctx, org.ID, f.ID)
+	x, err := svc.Evidence.Flow(ctx, org.ID, f.ID)
 	require.NoError(t, err)
 	raw, err := json.Marshal(x)
 	require.NoError(t, err)
