@@ -103,7 +103,7 @@ func newBenchStackWith(b *testing.B, kind string, policy *netguard.Policy) *benc
 	}
 	_, bobToken, err := store.CreateMemberToken(ctx, org.ID, bob.ID)
 	require.NoError(b, err)
-	w := worker.New(tc, worker.Deps{Store: store, BaseURL: "http://assent.test", Logger: quiet, NetPolicy: policy})
+	w := worker.New(tc, worker.Deps{Kinds: app.Workers(), Store: store, BaseURL: "http://assent.test", Logger: quiet, NetPolicy: policy})
 	require.NoError(b, w.Start())
 	b.Cleanup(w.Stop)
 	longPolls := ratelimit.NewSlots(config.DefaultLongPollsPerKey, config.DefaultLongPolls)

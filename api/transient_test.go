@@ -13,6 +13,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/internal/testenv/temporalenv"
@@ -32,7 +33,7 @@ func TestAnUpdateWhileTheWorkflowTaskFailsIsUnavailable(t *testing.T) {
 		tc := temporalenv.Client(t)
 		f := newFixtureWith(t, db, tc)
 		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-		good := worker.New(tc, worker.Deps{Store: f.store, BaseURL: "http://assent.test", Logger: quiet})
+		good := worker.New(tc, worker.Deps{Kinds: app.Workers(), Store: f.store, BaseURL: "http://assent.test", Logger: quiet})
 		require.NoError(t, good.Start())
 		r := f.do(t, "POST", "/api/v1/approvals", f.agentKey, `{"title":"Ship it"}`, nil)
 		require.Equal(t, 201, r.status, string(r.body))

@@ -29,6 +29,7 @@ import (
 	"github.com/assent-hq/assent/internal/blobstore"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/publishscan"
+	"github.com/assent-hq/assent/internal/wiring"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/push"
 	"github.com/assent-hq/assent/receipts"
@@ -107,7 +108,7 @@ func Build(d Deps) *Services {
 	exports := &evidence.Service{Store: d.Store, BaseURL: d.BaseURL,
 		Kinds: parts(byKind, func(k requestKind) func(*Services) evidence.Kind { return k.evidence })}
 	acc := accounts.New(d.Store)
-	return &Services{
+	s := &Services{
 		Approvals:   a,
 		Collections: col,
 		Reports:     rep,
@@ -129,12 +130,18 @@ func Build(d Deps) *Services {
 		Delegations: delegations.New(d.Store, d.Logger, each[delegations.Asker](kinds)...),
 		kinds:       kinds,
 	}
+	// A request kind's row that reads a service byKind lacks would leave
+	// a nil in kinds: caught here, at start.
+	wiring.Require("app", s)
+	return s
 }
 
-// A requestKind is a request kind as the process is built of it: its
-// service (as what spans the kinds reaches it), its requests in evidence
-// exports, its page and its routes, each made from the services.
+// A requestKind is a request kind as the processes are built of it: what
+// the worker runs of it, and, each made from the services, its service
+// (as what spans the kinds reaches it), its requests in evidence exports,
+// its page and its routes.
 type requestKind struct {
+	worker   requests.Worker
 	service  func(*Services) kind
 	evidence func(*Services) evidence.Kind
 	page     func(*Services) web.KindPage
@@ -144,18 +151,27 @@ type requestKind struct {
 // requestKinds are the request kinds, each registered once, in the order
 // the inboxes break ties and exports list them.
 var requestKinds = []requestKind{
-	{func(s *Services) kind { return s.Approvals },
+	{approvals.Worker, func(s *Services) kind { return s.Approvals },
 		func(s *Services) evidence.Kind { return evidence.KindOf(s.Approvals, approvals.NewWire) },
 		func(s *Services) web.KindPage { return approvalpage.New(s.Approvals, s.Gate) },
 		func(s *Services) api.Kind { return approvalrest.New(s.Approvals) }},
-	{func(s *Services) kind { return s.Collections },
+	{collections.Worker, func(s *Services) kind { return s.Collections },
 		func(s *Services) evidence.Kind { return evidence.KindOf(s.Collections, collections.NewWire) },
 		func(s *Services) web.KindPage { return collectionpage.New(s.Collections) },
 		func(s *Services) api.Kind { return collectionrest.New(s.Collections) }},
-	{func(s *Services) kind { return s.Reviews },
+	{reviews.Worker, func(s *Services) kind { return s.Reviews },
 		func(s *Services) evidence.Kind { return evidence.KindOf(s.Reviews, reviews.NewWire) },
 		func(s *Services) web.KindPage { return reviewpage.New(s.Reviews, s.Reports) },
 		func(s *Services) api.Kind { return reviewrest.New(s.Reviews) }},
+}
+
+// Workers are what the worker runs of each request kind (worker.Deps).
+func Workers() []requests.Worker {
+	out := make([]requests.Worker, len(requestKinds))
+	for i, k := range requestKinds {
+		out[i] = k.worker
+	}
+	return out
 }
 
 // parts are one part of every request kind, made from s.

@@ -10,11 +10,19 @@ import (
 	"strings"
 
 	"github.com/assent-hq/assent/decisions"
+	"github.com/assent-hq/assent/internal/netguard"
+	"github.com/assent-hq/assent/internal/outbound"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/workflows"
 )
+
+// Worker is what the worker runs of approvals.
+var Worker = requests.Worker{WorkflowType: WorkflowType, Workflow: Workflow,
+	Activities: func(env requests.ActivityEnv, policy *netguard.Policy) any {
+		return &Activities{ActivityEnv: env, ScreenHTTP: outbound.NewClientWithin(policy, ScreenAttemptTimeout)}
+	}}
 
 // Activities are an approval's activities, which the worker registers by
 // their method names (ActivityPersist, …).

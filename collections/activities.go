@@ -3,6 +3,7 @@ package collections
 import (
 	"context"
 
+	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
 )
@@ -10,6 +11,10 @@ import (
 // Activities are a collection's activities, which the worker registers by
 // their method names (ActivityPersist, …).
 type Activities struct{ requests.ActivityEnv }
+
+// Worker is what the worker runs of requests for information.
+var Worker = requests.Worker{WorkflowType: WorkflowType, Workflow: Workflow,
+	Activities: func(env requests.ActivityEnv, _ *netguard.Policy) any { return &Activities{ActivityEnv: env} }}
 
 // PersistCollection writes one collection transition
 // (requests.PersistTransition).

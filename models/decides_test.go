@@ -20,6 +20,7 @@ import (
 // key's refusal (Conflict), a cursor this store never issued
 // (InvalidRequest) and a broken invariant (Internal).
 func TestModelsDecidesNothing(t *testing.T) {
+	t.Parallel()
 	codes := apperrCodes(t)
 	allowed := []string{"NotFound", "Conflict", "InvalidRequest", "Internal"}
 	files, err := filepath.Glob("*.go")

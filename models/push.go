@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -93,42 +92,11 @@ type PushSubscription struct {
 	CreatedAt time.Time
 }
 
-// maxPushEndpoint bounds a push endpoint URL; the browser vendors' are a
-// few hundred characters.
-const maxPushEndpoint = 2000
-
 // NewPushSubscription is what a browser sends when it subscribes.
 type NewPushSubscription struct {
 	Endpoint string
 	P256dh   string
 	Auth     string
-}
-
-// Check refuses keys that are not a P-256 point and a 16-byte secret, and
-// an endpoint that is not an absolute http(s) URL of a sane length; where
-// the endpoint may point is the caller's network policy's to say.
-func (n NewPushSubscription) Check() error {
-	if n.Endpoint == "" || len(n.Endpoint) > maxPushEndpoint ||
-		!(strings.HasPrefix(n.Endpoint, "https://") || strings.HasPrefix(n.Endpoint, "http://")) {
-		return errors.New("the subscription's endpoint is not a push service's URL")
-	}
-	p256dh, err := decodePushKey(n.P256dh)
-	if err != nil {
-		return errors.New("the subscription's p256dh key is not base64url")
-	}
-	if _, err := ecdh.P256().NewPublicKey(p256dh); err != nil || len(p256dh) != 65 {
-		return errors.New("the subscription's p256dh key is not an uncompressed P-256 point")
-	}
-	if auth, err := decodePushKey(n.Auth); err != nil || len(auth) != 16 {
-		return errors.New("the subscription's auth secret is not 16 bytes of base64url")
-	}
-	return nil
-}
-
-// decodePushKey reads base64url with or without padding, as browsers and
-// libraries write it.
-func decodePushKey(s string) ([]byte, error) {
-	return base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "="))
 }
 
 func endpointHash(endpoint string) string {

@@ -60,32 +60,6 @@ func TestVAPIDKeyIsMadeOnceAndSealed(t *testing.T) {
 	})
 }
 
-func TestPushSubscriptionCheck(t *testing.T) {
-	t.Parallel()
-	p256dh, auth := browserKeys(t)
-	ok := models.NewPushSubscription{Endpoint: "https://push.example/send/abc", P256dh: p256dh, Auth: auth}
-	require.NoError(t, ok.Check())
-	padded := ok
-	padded.Auth += "=="
-	assert.NoError(t, padded.Check(), "padding is accepted")
-	for name, bad := range map[string]func(*models.NewPushSubscription){
-		"no endpoint":  func(n *models.NewPushSubscription) { n.Endpoint = "" },
-		"not a URL":    func(n *models.NewPushSubscription) { n.Endpoint = "javascript:alert(1)" },
-		"short p256dh": func(n *models.NewPushSubscription) { n.P256dh = n.P256dh[:40] },
-		"p256dh off curve": func(n *models.NewPushSubscription) {
-			raw, _ := base64.RawURLEncoding.DecodeString(n.P256dh)
-			raw[40] ^= 1
-			n.P256dh = base64.RawURLEncoding.EncodeToString(raw)
-		},
-		"short auth":      func(n *models.NewPushSubscription) { n.Auth = n.Auth[:10] },
-		"auth not base64": func(n *models.NewPushSubscription) { n.Auth = "!!!!!!!!!!!!!!!!!!!!!!" },
-	} {
-		n := ok
-		bad(&n)
-		assert.Error(t, n.Check(), name)
-	}
-}
-
 // TestPushSubscriptionsPerPerson: several browsers each, unique by
 // endpoint (a browser subscribed again by someone else is theirs now),
 // turned off per browser only by its owner, and removed as gone only

@@ -32,8 +32,9 @@ func newReport(t *testing.T, s *models.Store, orgID, slug string) *models.Report
 }
 
 // TestUploadTickets: a ticket is found by its hash, an upload by its
-// organisation only, and a publish that reads it uses it up once (the
-// reports service's tests hold what each state refuses).
+// organisation only, and a publish that reads it uses it up once (what
+// each state answers is the reports service's: reports/uploads_test.go
+// and the API's upload tests).
 func TestUploadTickets(t *testing.T) {
 	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {

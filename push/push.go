@@ -7,6 +7,10 @@ package push
 
 import (
 	"context"
+	"crypto/ecdh"
+	"encoding/base64"
+	"errors"
+	"strings"
 
 	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/apperr"
@@ -48,7 +52,7 @@ func (s *Service) Subscribe(ctx context.Context, who models.Actor, sessionID str
 	if err != nil {
 		return err
 	}
-	if err := n.Check(); err != nil {
+	if err := checkSubscription(n); err != nil {
 		return apperr.New(apperr.InvalidRequest, "%s", err.Error())
 	}
 	if err := s.policy.CheckURL(ctx, n.Endpoint); err != nil {
@@ -77,4 +81,35 @@ func (s *Service) Subscribed(ctx context.Context, who models.Actor, endpoint str
 		return false, err
 	}
 	return s.store.PushSubscribed(ctx, person, endpoint)
+}
+
+// maxEndpoint bounds a push endpoint URL; the browser vendors' are a few
+// hundred characters.
+const maxEndpoint = 2000
+
+// checkSubscription refuses keys that are not a P-256 point and a 16-byte
+// secret, and an endpoint that is not an absolute http(s) URL of a sane
+// length; where the endpoint may point is the network policy's to say.
+func checkSubscription(n Subscription) error {
+	if n.Endpoint == "" || len(n.Endpoint) > maxEndpoint ||
+		!(strings.HasPrefix(n.Endpoint, "https://") || strings.HasPrefix(n.Endpoint, "http://")) {
+		return errors.New("the subscription's endpoint is not a push service's URL")
+	}
+	p256dh, err := decodeKey(n.P256dh)
+	if err != nil {
+		return errors.New("the subscription's p256dh key is not base64url")
+	}
+	if _, err := ecdh.P256().NewPublicKey(p256dh); err != nil || len(p256dh) != 65 {
+		return errors.New("the subscription's p256dh key is not an uncompressed P-256 point")
+	}
+	if auth, err := decodeKey(n.Auth); err != nil || len(auth) != 16 {
+		return errors.New("the subscription's auth secret is not 16 bytes of base64url")
+	}
+	return nil
+}
+
+// decodeKey reads base64url with or without padding, as browsers and
+// libraries write it.
+func decodeKey(s string) ([]byte, error) {
+	return base64.RawURLEncoding.DecodeString(strings.TrimRight(s, "="))
 }

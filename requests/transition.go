@@ -8,6 +8,7 @@ import (
 
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/notify"
 	"github.com/assent-hq/assent/workflows"
@@ -23,6 +24,16 @@ type ActivityEnv struct {
 	Notify *notify.Notifier
 	// BaseURL makes page urls in event data.
 	BaseURL string
+}
+
+// A Worker is what a request kind runs in the worker: its workflow, by
+// the type name its histories carry, and the struct whose methods are its
+// activities, made from what every kind's activities reach and where
+// outbound requests may go.
+type Worker struct {
+	WorkflowType string
+	Workflow     any
+	Activities   func(env ActivityEnv, policy *netguard.Policy) any
 }
 
 // PersistTransition is a kind's persist activity: it writes one transition

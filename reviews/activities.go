@@ -3,6 +3,7 @@ package reviews
 import (
 	"context"
 
+	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
 )
@@ -10,6 +11,10 @@ import (
 // Activities are a review's activities, which the worker registers by
 // their method names (ActivityPersist, …).
 type Activities struct{ requests.ActivityEnv }
+
+// Worker is what the worker runs of reviews.
+var Worker = requests.Worker{WorkflowType: WorkflowType, Workflow: Workflow,
+	Activities: func(env requests.ActivityEnv, _ *netguard.Policy) any { return &Activities{ActivityEnv: env} }}
 
 // PersistReview writes one review transition (requests.PersistTransition).
 func (a *Activities) PersistReview(ctx context.Context, t Transition) error {

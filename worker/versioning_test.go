@@ -11,6 +11,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/internal/testenv/temporalenv"
@@ -32,7 +33,7 @@ func TestVersionedWorkersTakeOverPendingRequests(t *testing.T) {
 	c, namespace := temporalenv.ClientIn(t)
 	quiet := slog.New(slog.DiscardHandler)
 	run := func(d worker.Deployment) (stop func()) {
-		w := worker.New(c, worker.Deps{Store: store, BaseURL: "http://assent.test", Logger: quiet, Deployment: d})
+		w := worker.New(c, worker.Deps{Kinds: app.Workers(), Store: store, BaseURL: "http://assent.test", Logger: quiet, Deployment: d})
 		require.NoError(t, w.Start())
 		t.Cleanup(w.Stop)
 		if d.Name != "" {

@@ -20,8 +20,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/assent-hq/assent/activities"
-	"github.com/assent-hq/assent/approvals"
-	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/outbound"
@@ -29,7 +27,6 @@ import (
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/notify"
 	"github.com/assent-hq/assent/requests"
-	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/webhooks"
 	"github.com/assent-hq/assent/workflows"
 )
@@ -52,22 +49,31 @@ type Deps struct {
 	SlackAPIURL string
 	// Deployment is the worker deployment it joins; zero is unversioned.
 	Deployment Deployment
+	// Kinds are the request kinds it runs (app.Workers); New panics
+	// without them.
+	Kinds []requests.Worker
 }
 
-// Workflows is every workflow the worker runs, by the type name its
-// histories carry. Each has a saved history that workflows' replay test
-// replays (TestEveryWorkflowHasASavedHistory checks it).
-var Workflows = []struct {
+// Workflow is a workflow the worker runs, by the type name its histories
+// carry.
+type Workflow struct {
 	Name string
 	Func any
-}{
-	{approvals.WorkflowType, approvals.Workflow},
-	{collections.WorkflowType, collections.Workflow},
-	{reviews.WorkflowType, reviews.Workflow},
-	{workflows.WorkflowDelivery, workflows.Delivery},
-	{workflows.WorkflowHold, workflows.PublishHold},
-	{workflows.WorkflowScheduleDue, workflows.ScheduleDue},
-	{workflows.WorkflowReportSend, workflows.ReportSend},
+}
+
+// Workflows is every workflow the worker runs: each of kinds', and those
+// of no kind. Each has a saved history that workflows' replay test
+// replays (TestEveryWorkflowHasASavedHistory checks it).
+func Workflows(kinds []requests.Worker) []Workflow {
+	var out []Workflow
+	for _, k := range kinds {
+		out = append(out, Workflow{k.WorkflowType, k.Workflow})
+	}
+	return append(out,
+		Workflow{workflows.WorkflowDelivery, workflows.Delivery},
+		Workflow{workflows.WorkflowHold, workflows.PublishHold},
+		Workflow{workflows.WorkflowScheduleDue, workflows.ScheduleDue},
+		Workflow{workflows.WorkflowReportSend, workflows.ReportSend})
 }
 
 // WorkflowCacheSize is how many workflows a process keeps in memory
@@ -89,16 +95,18 @@ func Activities(d Deps) []any {
 	n := &notify.Notifier{Store: d.Store, Mailer: d.Mailer, BaseURL: d.BaseURL, Logger: d.Logger,
 		Push: &notify.Push{HTTP: out, Subject: d.PushSubject}}
 	env := requests.ActivityEnv{Store: d.Store, BaseURL: d.BaseURL, Notify: n}
-	return []any{
-		&activities.Activities{ActivityEnv: env, HTTP: out, SlackAPIURL: d.SlackAPIURL},
-		&approvals.Activities{ActivityEnv: env, ScreenHTTP: outbound.NewClientWithin(d.NetPolicy, approvals.ScreenAttemptTimeout)},
-		&collections.Activities{ActivityEnv: env},
-		&reviews.Activities{ActivityEnv: env},
+	all := []any{&activities.Activities{ActivityEnv: env, HTTP: out, SlackAPIURL: d.SlackAPIURL}}
+	for _, k := range d.Kinds {
+		all = append(all, k.Activities(env, d.NetPolicy))
 	}
+	return all
 }
 
 // New returns a worker on the assent task queue with everything registered.
 func New(c client.Client, d Deps) sdkworker.Worker {
+	if len(d.Kinds) == 0 {
+		panic("worker: no request kinds to run; pass app.Workers()")
+	}
 	sdkworker.SetStickyWorkflowCacheSize(WorkflowCacheSize)
 	// Pollers scale with the server's hints and keep a poll open on every
 	// partition of the task queue. Two fixed pollers (the default), shared
@@ -110,7 +118,7 @@ func New(c client.Client, d Deps) sdkworker.Worker {
 		ActivityTaskPollerBehavior: sdkworker.NewPollerBehaviorAutoscaling(sdkworker.PollerBehaviorAutoscalingOptions{}),
 		DeploymentOptions:          d.Deployment.options(),
 	})
-	for _, wf := range Workflows {
+	for _, wf := range Workflows(d.Kinds) {
 		w.RegisterWorkflowWithOptions(wf.Func, workflow.RegisterOptions{Name: wf.Name})
 	}
 	for _, a := range Activities(d) {

@@ -22,6 +22,7 @@ import (
 	"go.temporal.io/server/temporaltest"
 	"google.golang.org/grpc"
 
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/worker"
 )
 
@@ -41,7 +42,7 @@ func TestEveryWorkflowHasASavedHistory(t *testing.T) {
 		require.NoError(t, err, file)
 		saved = append(saved, history.Events[0].GetWorkflowExecutionStartedEventAttributes().GetWorkflowType().GetName())
 	}
-	for _, wf := range worker.Workflows {
+	for _, wf := range worker.Workflows(app.Workers()) {
 		assert.True(t, slices.Contains(saved, wf.Name),
 			"workflow %s has no saved history in workflows/testdata/histories: record one (see its README)", wf.Name)
 	}
@@ -102,7 +103,7 @@ func TestEveryActivityIsRegisteredOnce(t *testing.T) {
 	}
 	require.Contains(t, names, "PersistApproval", "an approval's activity names were not found: the test would prove little")
 	registered := map[string]int{}
-	for _, a := range worker.Activities(worker.Deps{}) {
+	for _, a := range worker.Activities(worker.Deps{Kinds: app.Workers()}) {
 		typ := reflect.TypeOf(a)
 		for i := range typ.NumMethod() {
 			m := typ.Method(i).Name

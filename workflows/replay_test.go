@@ -26,6 +26,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"go.temporal.io/server/temporaltest"
 
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/payloadcodec"
@@ -92,7 +93,7 @@ func TestReplaysSavedHistories(t *testing.T) {
 			require.NoError(t, err)
 			// Every workflow the worker runs, under the names it registers
 			// (its test checks each has a history here).
-			for _, wf := range assentworker.Workflows {
+			for _, wf := range assentworker.Workflows(app.Workers()) {
 				replayer.RegisterWorkflowWithOptions(wf.Func, workflow.RegisterOptions{Name: wf.Name})
 			}
 			// Bound payloads open only in their workflow: the run's id. A
@@ -163,7 +164,7 @@ func TestRecordHistories(t *testing.T) {
 	emailed := map[string][]string{}
 	sendRecipients := []string{"ann@example.com", "ben@example.com"}
 	ts.NewWorker(workflows.TaskQueue, func(r worker.Registry) {
-		for _, wf := range assentworker.Workflows {
+		for _, wf := range assentworker.Workflows(app.Workers()) {
 			r.RegisterWorkflowWithOptions(wf.Func, workflow.RegisterOptions{Name: wf.Name})
 		}
 		// A delivery's receiver answers 503 to its first attempt (retried)

@@ -45,7 +45,7 @@ func TestAdminGuestRemove(t *testing.T) {
 				payloadcodec.ClientOptions(client.Options{}, payloadcodec.New(testenv.Keys()))))
 			tc := ts.GetDefaultClient()
 			require.NoError(t, worker.RegisterSearchAttributes(ctx, tc, ts.GetDefaultNamespace()))
-			w := worker.New(tc, worker.Deps{Store: store, BaseURL: "http://assent.test"})
+			w := worker.New(tc, worker.Deps{Kinds: app.Workers(), Store: store, BaseURL: "http://assent.test"})
 			require.NoError(t, w.Start())
 			t.Cleanup(w.Stop)
 

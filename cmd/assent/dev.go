@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/metrics"
@@ -99,7 +100,7 @@ func runDev(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 
-	w := worker.New(r.temporal, worker.Deps{Store: r.store, BaseURL: baseURL, Logger: log, NetPolicy: policy, Mailer: mailbox,
+	w := worker.New(r.temporal, worker.Deps{Kinds: app.Workers(), Store: r.store, BaseURL: baseURL, Logger: log, NetPolicy: policy, Mailer: mailbox,
 		PushSubject: pushSubject(cfg, baseURL), SlackAPIURL: cfg.SlackAPIURL})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)

@@ -26,6 +26,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/config"
@@ -206,7 +207,7 @@ func replayEvery(ctx context.Context, t *testing.T, address, dataDir string, set
 	replayer, err := sdkworker.NewWorkflowReplayerWithOptions(sdkworker.WorkflowReplayerOptions{
 		DataConverter: payloadcodec.DataConverter(codec), FailureConverter: payloadcodec.FailureConverter(codec)})
 	require.NoError(t, err)
-	for _, wf := range worker.Workflows {
+	for _, wf := range worker.Workflows(app.Workers()) {
 		replayer.RegisterWorkflowWithOptions(wf.Func, workflow.RegisterOptions{Name: wf.Name})
 	}
 	for _, id := range settled {

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/assent-hq/assent/api"
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/buildinfo"
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/metrics"
@@ -84,7 +85,7 @@ func runWorker(ctx context.Context, args []string, stderr io.Writer) error {
 	if cfg.WorkerDeployment != "" {
 		deployment = worker.Deployment{Name: cfg.WorkerDeployment, BuildID: buildinfo.BuildID()}
 	}
-	w := worker.New(r.temporal, worker.Deps{Store: r.store, BaseURL: cfg.PublicBaseURL(), Logger: log, NetPolicy: policy, Mailer: r.mailer,
+	w := worker.New(r.temporal, worker.Deps{Kinds: app.Workers(), Store: r.store, BaseURL: cfg.PublicBaseURL(), Logger: log, NetPolicy: policy, Mailer: r.mailer,
 		PushSubject: pushSubject(cfg, cfg.PublicBaseURL()), SlackAPIURL: cfg.SlackAPIURL, Deployment: deployment})
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("start worker: %w", err)

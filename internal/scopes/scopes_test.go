@@ -13,7 +13,8 @@ import (
 )
 
 // TestNotYetAvailableMatchesTheRoutes keeps NotYetAvailable true: a scope is
-// available exactly when a route in api/router.go requires it.
+// available exactly when a route of the API (api/router.go and each
+// kind's <kind>/rest) requires it.
 func TestNotYetAvailableMatchesTheRoutes(t *testing.T) {
 	// The constant names a route requires: inside RequireScope(…) or
 	// PersonActs(…) in the API's files and the kinds' routes (*/rest), or

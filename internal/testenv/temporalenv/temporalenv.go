@@ -22,6 +22,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/internal/tracing/otelsetup"
 	"github.com/assent-hq/assent/models"
@@ -78,6 +79,9 @@ func Run(t testing.TB, c client.Client, d worker.Deps) {
 	t.Helper()
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.Kinds == nil {
+		d.Kinds = app.Workers()
 	}
 	w := worker.New(c, d)
 	require.NoError(t, w.Start())
