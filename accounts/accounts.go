@@ -89,7 +89,7 @@ func (s *Service) SingleSignOn(ctx context.Context, email string) ([]*models.Per
 	}
 	var active []*models.Person
 	for _, p := range people {
-		if p.Member == nil || p.Member.Active {
+		if Active(p) == nil {
 			active = append(active, p)
 		}
 	}

@@ -2,6 +2,7 @@ package accounts
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/assent-hq/assent/internal/apperr"
@@ -55,21 +56,32 @@ func SessionPerson(ctx context.Context, people People, sess *models.Session) (*m
 	if !models.Now().Before(sess.EndsAt()) {
 		return nil, ErrSessionInvalid
 	}
-	p, err := people.PersonByID(ctx, sess.OrganizationID, sess.PersonID)
-	if apperr.Is(err, apperr.NotFound) || (err == nil && p.Deactivated()) {
+	p, err := activeIn(ctx, people, sess.OrganizationID, sess.PersonID)
+	if apperr.Is(err, apperr.NotFound) || errors.Is(err, ErrPersonInactive) {
 		return nil, ErrSessionInvalid
 	}
 	return p, err
 }
 
-// activePerson reads a member or a guest who may sign in: a deactivated
-// member is ErrPersonInactive.
-func (s *Service) activePerson(ctx context.Context, orgID, personID string) (*models.Person, error) {
-	p, err := s.store.PersonByID(ctx, orgID, personID)
-	if err == nil && p.Deactivated() {
-		return nil, ErrPersonInactive
+// Active refuses a person who may no longer sign in or act: a member an
+// administrator deactivated is ErrPersonInactive.
+func Active(p *models.Person) error {
+	if p.Deactivated() {
+		return ErrPersonInactive
 	}
-	return p, err
+	return nil
+}
+
+// activeIn reads a member or a guest who may sign in (Active).
+func activeIn(ctx context.Context, people People, orgID, personID string) (*models.Person, error) {
+	p, err := people.PersonByID(ctx, orgID, personID)
+	if err == nil {
+		err = Active(p)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // TouchSession records that sess was just used, pushing back its idle
@@ -96,7 +108,7 @@ func (s *Service) CreateSession(ctx context.Context, orgID, personID string) (*m
 	sess := &models.Session{ID: ids.New(sessionPrefix), TokenHash: models.HashSecret(token), OrganizationID: orgID, PersonID: personID,
 		CSRFSecret: models.NewToken(), CreatedAt: now, LastSeenAt: now, ExpiresAt: now.Add(models.SessionLifetime)}
 	err := s.store.Tx(ctx, func(ctx context.Context) error {
-		if _, err := s.activePerson(ctx, orgID, personID); err != nil {
+		if _, err := activeIn(ctx, s.store, orgID, personID); err != nil {
 			return err
 		}
 		return s.store.InsertSession(ctx, sess)
@@ -130,7 +142,7 @@ func (s *Service) CreateSignInLinks(ctx context.Context, email string) ([]models
 		}
 		now := models.Now()
 		for _, p := range people {
-			if p.Member != nil && !p.Member.Active {
+			if Active(p) != nil {
 				continue
 			}
 			live, err := s.store.LiveSignInLinks(ctx, p.ID(), now)
@@ -220,6 +232,6 @@ func (s *Service) checkLink(ctx context.Context, token string, now time.Time) (*
 	case !now.Before(l.ExpiresAt):
 		return nil, nil, ErrSignInLinkExpired
 	}
-	p, err := s.activePerson(ctx, l.OrganizationID, l.PersonID)
+	p, err := activeIn(ctx, s.store, l.OrganizationID, l.PersonID)
 	return l, p, err
 }

@@ -39,8 +39,11 @@ func (s *Service) OpenLink(ctx context.Context, id, token string) (opened *model
 		return nil, "", ErrDecisionLinkInvalid
 	case err != nil:
 		return nil, "", err
-	case opened.Person.Deactivated():
-		return nil, "", accounts.ErrPersonInactive
+	}
+	if err := accounts.Active(opened.Person); err != nil {
+		return nil, "", err
+	}
+	switch {
 	case opened.Link.UsedAt != nil:
 		ended = ErrDecisionLinkUsed.Message
 	case !models.Now().Before(opened.Link.ExpiresAt):

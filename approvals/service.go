@@ -8,7 +8,6 @@ package approvals
 import (
 	"context"
 	"log/slog"
-	"time"
 
 	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/events"
@@ -74,10 +73,4 @@ func (s *Service) Pending(ctx context.Context, orgID string, who models.Actor, p
 		return nil, "", err
 	}
 	return s.store.ListApprovals(ctx, orgID, models.ApprovalFilter{Status: states.Pending, WaitingOn: who.ID}, p)
-}
-
-// Inbox is what waits on the person who acts, in order, with counts over
-// the whole backlog; dueBefore sets what counts as due soon.
-func (s *Service) Inbox(ctx context.Context, who models.Actor, dueBefore time.Time, order models.InboxOrder, limit int) (*models.Inbox, error) {
-	return s.store.PendingFor(ctx, who.OrgID(), who.ID, dueBefore, order, limit)
 }

@@ -463,12 +463,7 @@ func describe(name string, v json.RawMessage, editable bool) field {
 // ethics flag, when it expires and, when it needs several, how many
 // approved so far.
 func (p *Page) Inbox(ctx context.Context, who accounts.Actor, order requests.InboxOrder, soon time.Time, limit int) (web.InboxSection, error) {
-	in, err := p.service.Inbox(ctx, who, soon, order, limit)
-	if err != nil {
-		return web.InboxSection{}, err
-	}
-	s := web.InboxSection{Counts: in.Counts}
-	for _, a := range in.Items {
+	return web.InboxOf(ctx, p.service, who, order, soon, limit, "", func(a *approvals.Approval) web.InboxRow {
 		row := web.InboxRow{Path: paths.Approval(a.ID), Title: a.Title, Risk: a.Risk,
 			Facts: []web.InboxFact{{Text: "Requested by " + a.RequestedBy}, {Text: "expires", At: &a.ExpiresAt}}}
 		if len(a.Concerns.V) > 0 {
@@ -477,7 +472,6 @@ func (p *Page) Inbox(ctx context.Context, who accounts.Actor, order requests.Inb
 		if a.RequiredApprovals > 1 {
 			row.Facts = append(row.Facts, web.InboxFact{Text: fmt.Sprintf("%d of %d approvals", a.ApprovalsSoFar, a.RequiredApprovals)})
 		}
-		s.Rows = append(s.Rows, row)
-	}
-	return s, nil
+		return row
+	})
 }
