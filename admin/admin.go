@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/netguard"
@@ -89,9 +90,28 @@ type GuestPatch struct {
 // ownership, so an administrator cannot take over the organisation.
 var ownersOnly = apperr.New(apperr.Forbidden, "only an owner can make someone an owner or change an owner's role or state")
 
+// Store is what the administration reads and writes: the organisation's
+// people, keys and rules (its own queries, Directory), its Slack app,
+// what the System page counts, and the audit chain beside them.
+type Store interface {
+	Directory() *models.DirectoryStore
+	Tx(ctx context.Context, fn func(ctx context.Context) error) error
+	LockOrganization(ctx context.Context, orgID string) error
+	NextSeq(ctx context.Context, orgID, subjectID string) (int, error)
+	Audit(ctx context.Context, e *models.AuditEntry) error
+
+	SlackIntegration(ctx context.Context, orgID string) (*models.SlackIntegration, error)
+	PutSlackIntegration(ctx context.Context, orgID, by string, ch models.SlackChange) (*models.SlackIntegration, error)
+	DeleteSlackIntegration(ctx context.Context, orgID string) error
+
+	OpenRequests(ctx context.Context, orgID string) ([]models.OpenCount, error)
+	OldestOpen(ctx context.Context, orgID string, n int) ([]models.OpenRequest, error)
+	OutboxLag(ctx context.Context) (time.Duration, error)
+}
+
 // Service runs the administration's reads and writes against the store.
 type Service struct {
-	store *models.Store
+	store Store
 	// kinds are the request kinds' services, by kind; none where no
 	// workflow runs.
 	kinds map[string]Asked
@@ -113,7 +133,7 @@ type Asked interface {
 // New returns the service; kinds are the request kinds' services, which
 // removing a guest takes them off requests through. Without one (where no
 // workflow runs), removing a guest still asked by its kind fails.
-func New(store *models.Store, kinds ...Asked) *Service {
+func New(store Store, kinds ...Asked) *Service {
 	s := &Service{store: store, kinds: map[string]Asked{}}
 	for _, k := range kinds {
 		s.kinds[k.Kind()] = k
@@ -131,7 +151,7 @@ func (s *Service) CreateOrganization(ctx context.Context, in NewOrganization) (*
 	if err := validate.Struct(&in); err != nil {
 		return nil, err
 	}
-	return s.store.CreateOrganization(ctx, in.Name, in.Plan)
+	return s.store.Directory().CreateOrganization(ctx, in.Name, in.Plan)
 }
 
 // Changer is who changes an organisation's settings.
@@ -164,7 +184,7 @@ func (s *Service) UpdateOrganization(ctx context.Context, orgID string, by Chang
 		}
 		ch.ReportOrigins = &origins
 	}
-	return s.store.UpdateOrganization(ctx, orgID, ch)
+	return s.store.Directory().UpdateOrganization(ctx, orgID, ch)
 }
 
 // CreateMember adds an active person. A member acting (on the pages) must
@@ -184,13 +204,13 @@ func (s *Service) CreateMember(ctx context.Context, orgID string, by models.Acto
 		if err := s.store.LockOrganization(ctx, orgID); err != nil {
 			return err
 		}
-		if _, err := s.store.GuestByEmail(ctx, orgID, in.Email); err == nil {
+		if _, err := s.store.Directory().GuestByEmail(ctx, orgID, in.Email); err == nil {
 			return apperr.Field(apperr.Conflict, "email", "%s is already admitted as a guest", models.NormalizeEmail(in.Email))
 		} else if !apperr.Is(err, apperr.NotFound) {
 			return err
 		}
 		var err error
-		m, err = s.store.CreateMember(ctx, orgID, in.Email, in.Name, in.Role)
+		m, err = s.store.Directory().CreateMember(ctx, orgID, in.Email, in.Name, in.Role)
 		return err
 	})
 	if errors.Is(err, models.ErrDuplicate) {
@@ -208,7 +228,7 @@ func ownsOrganization(by models.Actor) bool {
 
 // ListMembers pages through the organisation's members, newest first.
 func (s *Service) ListMembers(ctx context.Context, orgID string, p models.Page) ([]models.Member, string, error) {
-	return s.store.ListMembers(ctx, orgID, p)
+	return s.store.Directory().ListMembers(ctx, orgID, p)
 }
 
 // UpdateMember changes what in sets. by is as for CreateMember: a member
@@ -226,7 +246,7 @@ func (s *Service) UpdateMember(ctx context.Context, orgID string, by models.Acto
 			return err
 		}
 		var err error
-		if m, err = s.store.LockMember(ctx, orgID, id); err != nil {
+		if m, err = s.store.Directory().LockMember(ctx, orgID, id); err != nil {
 			return err
 		}
 		if !ownsOrganization(by) && (m.Role == models.RoleOwner || (in.Role != nil && *in.Role == models.RoleOwner)) {
@@ -235,7 +255,7 @@ func (s *Service) UpdateMember(ctx context.Context, orgID string, by models.Acto
 		losesOwner := m.Role == models.RoleOwner && m.Active &&
 			((in.Role != nil && *in.Role != models.RoleOwner) || (in.Active != nil && !*in.Active))
 		if losesOwner {
-			owners, err := s.store.ActiveOwners(ctx, orgID, id)
+			owners, err := s.store.Directory().ActiveOwners(ctx, orgID, id)
 			if err != nil {
 				return err
 			}
@@ -252,7 +272,7 @@ func (s *Service) UpdateMember(ctx context.Context, orgID string, by models.Acto
 		if in.Active != nil {
 			m.Active = *in.Active
 		}
-		return s.store.SaveMember(ctx, m)
+		return s.store.Directory().SaveMember(ctx, m)
 	})
 	return m, err
 }
@@ -268,7 +288,7 @@ func (s *Service) CreateTeam(ctx context.Context, orgID string, in NewTeam) (*mo
 		if err != nil {
 			return err
 		}
-		t, err = s.store.CreateTeam(ctx, orgID, in.Name, in.Kind, members)
+		t, err = s.store.Directory().CreateTeam(ctx, orgID, in.Name, in.Kind, members)
 		return err
 	})
 	return t, teamNamed(err, in.Name)
@@ -277,7 +297,7 @@ func (s *Service) CreateTeam(ctx context.Context, orgID string, in NewTeam) (*mo
 // members are the organisation's members refs name (ids or emails); the
 // references that name nobody are refused together.
 func (s *Service) members(ctx context.Context, orgID string, refs []string) ([]models.Member, error) {
-	found, unknown, err := s.store.FindMembers(ctx, orgID, refs)
+	found, unknown, err := s.store.Directory().FindMembers(ctx, orgID, refs)
 	if err == nil && len(unknown) > 0 {
 		err = apperr.Field(apperr.InvalidRequest, "members", "unknown members: %s", strings.Join(unknown, ", "))
 	}
@@ -295,7 +315,7 @@ func teamNamed(err error, name string) error {
 // ListTeams pages through the organisation's teams, groups and
 // workspaces with their members.
 func (s *Service) ListTeams(ctx context.Context, orgID string, p models.Page) ([]models.Team, string, error) {
-	return s.store.ListTeams(ctx, orgID, p)
+	return s.store.Directory().ListTeams(ctx, orgID, p)
 }
 
 // UpdateTeam renames a team or replaces its members; requests already made
@@ -308,7 +328,7 @@ func (s *Service) UpdateTeam(ctx context.Context, orgID, id string, in TeamPatch
 	name := ""
 	err := s.store.Tx(ctx, func(ctx context.Context) error {
 		var err error
-		if t, err = s.store.LockTeam(ctx, orgID, id); err != nil {
+		if t, err = s.store.Directory().LockTeam(ctx, orgID, id); err != nil {
 			return err
 		}
 		if in.Name != nil {
@@ -323,14 +343,14 @@ func (s *Service) UpdateTeam(ctx context.Context, orgID, id string, in TeamPatch
 			}
 			members = &found
 		}
-		return s.store.SaveTeam(ctx, t, members)
+		return s.store.Directory().SaveTeam(ctx, t, members)
 	})
 	return t, teamNamed(err, name)
 }
 
 // DeleteTeam removes a team; requests already made are unchanged.
 func (s *Service) DeleteTeam(ctx context.Context, orgID, id string) error {
-	return s.store.DeleteTeam(ctx, orgID, id)
+	return s.store.Directory().DeleteTeam(ctx, orgID, id)
 }
 
 // CreateGuest admits a guest; created is false when the address was
@@ -345,14 +365,14 @@ func (s *Service) CreateGuest(ctx context.Context, orgID string, in NewGuest) (g
 		if err := s.store.LockOrganization(ctx, orgID); err != nil {
 			return err
 		}
-		member, err := s.store.IsMember(ctx, orgID, in.Email)
+		member, err := s.store.Directory().IsMember(ctx, orgID, in.Email)
 		if err != nil {
 			return err
 		}
 		if member {
 			return apperr.Field(apperr.Conflict, "email", "%s is a member, not a guest", models.NormalizeEmail(in.Email))
 		}
-		g, created, err = s.store.CreateGuest(ctx, orgID, in.Email, in.Name)
+		g, created, err = s.store.Directory().CreateGuest(ctx, orgID, in.Email, in.Name)
 		return err
 	})
 	return g, created, err
@@ -360,7 +380,7 @@ func (s *Service) CreateGuest(ctx context.Context, orgID string, in NewGuest) (g
 
 // ListGuests pages through the organisation's admitted guests.
 func (s *Service) ListGuests(ctx context.Context, orgID string, p models.Page) ([]models.Guest, string, error) {
-	return s.store.ListGuests(ctx, orgID, p)
+	return s.store.Directory().ListGuests(ctx, orgID, p)
 }
 
 // UpdateGuest renames a guest; requests already made keep them as asked.
@@ -368,7 +388,7 @@ func (s *Service) UpdateGuest(ctx context.Context, orgID, id string, in GuestPat
 	if err := validate.Struct(&in); err != nil {
 		return nil, err
 	}
-	return s.store.UpdateGuest(ctx, orgID, id, in.Name)
+	return s.store.Directory().UpdateGuest(ctx, orgID, id, in.Name)
 }
 
 // RemoveGuest removes a guest: their sessions, sign-in links and decision
@@ -385,12 +405,12 @@ func (s *Service) RemoveGuest(ctx context.Context, orgID, id string, by models.A
 	var removed *models.Guest
 	var waiting models.Waiting
 	err := s.store.Tx(ctx, func(ctx context.Context) error {
-		g, missing := s.store.LockGuest(ctx, orgID, id)
+		g, missing := s.store.Directory().LockGuest(ctx, orgID, id)
 		if missing != nil && !apperr.Is(missing, apperr.NotFound) {
 			return missing
 		}
 		var err error
-		if waiting, err = s.store.WaitingOn(ctx, orgID, id); err != nil {
+		if waiting, err = s.store.Directory().WaitingOn(ctx, orgID, id); err != nil {
 			return err
 		}
 		if missing != nil {
@@ -402,7 +422,7 @@ func (s *Service) RemoveGuest(ctx context.Context, orgID, id string, by models.A
 			return nil
 		}
 		removed = g
-		return s.store.DeleteGuest(ctx, g)
+		return s.store.Directory().DeleteGuest(ctx, g)
 	})
 	if err != nil || len(waiting) == 0 {
 		return err

@@ -58,7 +58,7 @@ func (s *Service) CreateKey(ctx context.Context, orgID string, by models.Actor, 
 // issue writes k with a new secret and its audit entry naming who issued
 // it, what for and with which scopes, in ctx's transaction.
 func (s *Service) issue(ctx context.Context, k *models.APIKey, by models.Actor, what string) (string, error) {
-	secret, err := s.store.IssueKey(ctx, k)
+	secret, err := s.store.Directory().IssueKey(ctx, k)
 	if err != nil {
 		return "", err
 	}
@@ -72,7 +72,7 @@ func (s *Service) issue(ctx context.Context, k *models.APIKey, by models.Actor, 
 // ListKeys pages through the organisation's keys and tokens, revoked ones
 // included.
 func (s *Service) ListKeys(ctx context.Context, orgID string, p models.Page) ([]models.APIKey, string, error) {
-	return s.store.ListKeys(ctx, orgID, p)
+	return s.store.Directory().ListKeys(ctx, orgID, p)
 }
 
 // RevokeKey stops a key or token from authenticating; the next request it
@@ -90,7 +90,7 @@ func (s *Service) revoke(ctx context.Context, orgID string, by models.Actor, id 
 	var k *models.APIKey
 	err := s.store.Tx(ctx, func(ctx context.Context) error {
 		var err error
-		if k, err = s.store.LockKey(ctx, orgID, id); err != nil {
+		if k, err = s.store.Directory().LockKey(ctx, orgID, id); err != nil {
 			return err
 		}
 		if allow != nil {
@@ -102,7 +102,7 @@ func (s *Service) revoke(ctx context.Context, orgID string, by models.Actor, id 
 			return nil
 		}
 		now := models.Now()
-		if won, err := s.store.MarkRevoked(ctx, k, now); err != nil || !won {
+		if won, err := s.store.Directory().MarkRevoked(ctx, k, now); err != nil || !won {
 			return err
 		}
 		seq, err := s.store.NextSeq(ctx, orgID, k.ID)
@@ -139,7 +139,7 @@ func (s *Service) OwnTokens(ctx context.Context, orgID string, by models.Actor, 
 	if err != nil {
 		return nil, "", err
 	}
-	return s.store.ListMemberTokens(ctx, orgID, m.ID, p)
+	return s.store.Directory().ListMemberTokens(ctx, orgID, m.ID, p)
 }
 
 // errNotYourToken is how a key that is not by's own token is refused: as
@@ -266,7 +266,7 @@ func (s *Service) mint(ctx context.Context, orgID, memberID string, tokenScopes 
 	var k *models.APIKey
 	var secret string
 	err := s.store.Tx(ctx, func(ctx context.Context) error {
-		m, err := s.store.LockMember(ctx, orgID, memberID)
+		m, err := s.store.Directory().LockMember(ctx, orgID, memberID)
 		if err != nil {
 			return err
 		}

@@ -97,7 +97,7 @@ func (s *Service) CreateRule(ctx context.Context, orgID string, in NewRule) (*mo
 		after, _ := requests.Duration("escalation.after", in.Escalation.After) // checked above
 		r.EscalationAfter, r.EscalationTo = int(after/time.Second), in.Escalation.To
 	}
-	if err := s.store.CreateRule(ctx, r); err != nil {
+	if err := s.store.Directory().CreateRule(ctx, r); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -105,16 +105,16 @@ func (s *Service) CreateRule(ctx context.Context, orgID string, in NewRule) (*mo
 
 // ListRules pages through the organisation's rules.
 func (s *Service) ListRules(ctx context.Context, orgID string, p models.Page) ([]models.Rule, string, error) {
-	return s.store.ListRules(ctx, orgID, p)
+	return s.store.Directory().ListRules(ctx, orgID, p)
 }
 
 // SetRuleEnabled switches a rule on or off; requests already made keep
 // what the rules gave them.
 func (s *Service) SetRuleEnabled(ctx context.Context, orgID, id string, enabled bool) (*models.Rule, error) {
-	return s.store.SetRuleEnabled(ctx, orgID, id, enabled)
+	return s.store.Directory().SetRuleEnabled(ctx, orgID, id, enabled)
 }
 
 // DeleteRule removes a rule.
 func (s *Service) DeleteRule(ctx context.Context, orgID, id string) error {
-	return s.store.DeleteRule(ctx, orgID, id)
+	return s.store.Directory().DeleteRule(ctx, orgID, id)
 }

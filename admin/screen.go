@@ -37,7 +37,7 @@ func (s *Service) WithNetPolicy(p *netguard.Policy) *Service {
 // ModelScreen is the organisation's model screen, its key opened, or nil
 // when it is off.
 func (s *Service) ModelScreen(ctx context.Context, orgID string) (*models.ModelScreen, error) {
-	m, err := s.store.ModelScreen(ctx, orgID)
+	m, err := s.store.Directory().ModelScreen(ctx, orgID)
 	if apperr.Is(err, apperr.NotFound) {
 		return nil, nil
 	}
@@ -68,11 +68,11 @@ func (s *Service) SaveModelScreen(ctx context.Context, orgID string, by models.A
 			return nil, apperr.Field(apperr.InvalidRequest, "apiKey", "apiKey must be the key as the provider issued it, without spaces")
 		}
 	}
-	return s.store.PutModelScreen(ctx, orgID, by.ID, models.ModelScreenChange{URL: in.URL, Model: in.Model, APIKey: in.APIKey})
+	return s.store.Directory().PutModelScreen(ctx, orgID, by.ID, models.ModelScreenChange{URL: in.URL, Model: in.Model, APIKey: in.APIKey})
 }
 
 // DisableModelScreen switches the organisation's model screen off and
 // deletes its key. Approvals already screened keep their concerns.
 func (s *Service) DisableModelScreen(ctx context.Context, orgID string) error {
-	return s.store.DeleteModelScreen(ctx, orgID)
+	return s.store.Directory().DeleteModelScreen(ctx, orgID)
 }

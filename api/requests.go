@@ -48,6 +48,7 @@ type RequestService[T, In any] interface {
 	Wait(ctx context.Context, orgID, id string, timeout time.Duration) (*T, error)
 	Cancel(ctx context.Context, orgID, id, updateID string, who accounts.Actor) (*T, error)
 	Head(rec *T) requests.Head
+	List(ctx context.Context, who accounts.Actor, f requests.Filter, p requests.Page) ([]T, string, error)
 }
 
 // RequestRoutes are the routes every request kind serves alike under
@@ -58,8 +59,9 @@ type RequestRoutes[T, In, W any] struct {
 	Kit               *Kit
 	Path, Read, Write string
 	Service           RequestService[T, In]
-	// List lists the caller's requests of the kind, narrowed by the query.
-	List func(c *gin.Context, p requests.Page) ([]T, string, error)
+	// Filter narrows a list by what the kind adds to what every kind has
+	// (status, externalId, flowId); nil for nothing more.
+	Filter func(c *gin.Context, common requests.RequestFilter) (requests.Filter, error)
 	// Serialize is the kind's read; Created its create's answer, the one
 	// place its callback secret is shown.
 	Serialize, Created func(rec *T, baseURL string) W
@@ -95,7 +97,14 @@ func (k RequestRoutes[T, In, W]) listed(c *gin.Context) {
 		Fail(c, err)
 		return
 	}
-	rows, next, err := k.List(c, p)
+	var f requests.Filter = requests.RequestFilter{Status: c.Query("status"), ExternalID: c.Query("externalId"), FlowID: c.Query("flowId")}
+	if k.Filter != nil {
+		if f, err = k.Filter(c, f.Common()); err != nil {
+			Fail(c, err)
+			return
+		}
+	}
+	rows, next, err := k.Service.List(c.Request.Context(), Principal(c), f, p)
 	k.RespondList(c, rows, next, err)
 }
 

@@ -4,11 +4,14 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 	"gorm.io/gorm"
@@ -65,5 +68,44 @@ func TestAnUpdateWhileTheWorkflowTaskFailsIsUnavailable(t *testing.T) {
 		assert.Equal(t, 503, d.status, string(d.body))
 		assert.Equal(t, "service_unavailable", errField(d, "code"))
 		assert.Equal(t, "1", d.header.Get("Retry-After"))
+	})
+}
+
+// refusingUpdates is a workflow client that refuses its next refusals
+// Updates as Temporal refuses them while a workflow task that lost a race
+// (UnhandledCommand) is retried, which no test can time.
+type refusingUpdates struct {
+	client.Client
+	refusals atomic.Int32
+}
+
+func (c *refusingUpdates) UpdateWorkflow(ctx context.Context, o client.UpdateWorkflowOptions) (client.WorkflowUpdateHandle, error) {
+	if c.refusals.Add(-1) >= 0 {
+		return nil, serviceerror.NewWorkflowNotReady("Workflow Task in failed state.")
+	}
+	return c.Client.UpdateWorkflow(ctx, o)
+}
+
+// A decision that arrives while the workflow's task is retried for a
+// moment waits it out and is taken, rather than answering 503.
+func TestAnUpdateRidesOutAMomentaryFailedTask(t *testing.T) {
+	t.Parallel()
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		tc := &refusingUpdates{Client: temporalenv.Client(t)}
+		f := newFixtureWith(t, db, tc)
+		temporalenv.Run(t, tc.Client, worker.Deps{Store: f.store, BaseURL: "http://assent.test"})
+		r := f.do(t, "POST", "/api/v1/approvals", f.agentKey, `{"title":"Ship it"}`, nil)
+		require.Equal(t, 201, r.status, string(r.body))
+		id := r.decoded["id"].(string)
+		require.Eventually(t, func() bool {
+			g := f.do(t, "GET", "/api/v1/approvals/"+id, f.agentKey, "", nil)
+			return g.status == 200 && g.decoded["status"] == "pending"
+		}, 30*time.Second, 100*time.Millisecond)
+
+		tc.refusals.Store(3)
+		d := f.do(t, "POST", "/api/v1/approvals/"+id+"/decision", f.memberToken, `{"decision":"approve"}`, nil)
+		assert.Equal(t, 200, d.status, string(d.body))
+		assert.Equal(t, "approved", d.decoded["status"])
+		assert.Less(t, tc.refusals.Load(), int32(0), "the Update was refused three times, then taken")
 	})
 }

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/assent-hq/assent/internal/sourcetest"
 )
 
 const module = "github.com/assent-hq/assent/"
@@ -143,4 +145,19 @@ func TestWorkflowCodeImportsOnlyWhatReplays(t *testing.T) {
 			require.Contains(t, workflowImports, p, "%s imports %s, which workflow code may not", f, p)
 		}
 	}
+}
+
+// TestOnlyTheCompositionRootsHoldTheWholeStore: a service declares the
+// store it uses (an aggregate, or an interface of its own); only what
+// builds processes, and the one value every kind's service and every
+// activity are made from (requests.Deps, requests.ActivityEnv), name
+// *models.Store (docs/decisions.md, "Stores: composed once, narrowed by
+// each service").
+func TestOnlyTheCompositionRootsHoldTheWholeStore(t *testing.T) {
+	uses, err := sourcetest.Uses("..", module+"models", "app", "worker", "cmd", "internal/testenv", "models")
+	require.NoError(t, err)
+	require.NotEmpty(t, uses, "nothing names models: the test would prove nothing")
+	kindsBase := []string{"requests/fields.go", "requests/transition.go"}
+	holders := slices.DeleteFunc(uses["Store"], func(f string) bool { return slices.Contains(kindsBase, f) })
+	require.Empty(t, holders, "these name the whole *models.Store: declare the store the service uses instead")
 }

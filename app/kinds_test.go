@@ -36,8 +36,9 @@ import (
 // The contract every request kind keeps, whatever it asks of people: one
 // table of kinds, one suite run over each, on both databases, with the
 // services as app.Build makes them and a worker running their workflows.
-// A new kind joins the table; what the suite checks it need not test
-// again beside its service.
+// A new kind joins the table (the suite fails while a registered kind
+// has no row); what the suite checks it need not test again beside its
+// service.
 
 // kind is one request kind as the suite drives it, over its record T.
 type kind[T any] struct {
@@ -120,7 +121,16 @@ func TestEveryKindKeepsTheRequestContract(t *testing.T) {
 			return new(time.Now().Add(d).UTC().Format(time.RFC3339Nano))
 		}
 
+		// Every kind app.Build registers has its row below (each row adds
+		// its kind to covered before it pauses for the others).
+		var registered, covered []string
+		for _, o := range svc.Owned() {
+			if _, ok := models.KindNamed(o.Kind()); ok {
+				registered = append(registered, o.Kind())
+			}
+		}
 		t.Run("approval", func(t *testing.T) {
+			covered = append(covered, events.RequestApproval)
 			t.Parallel()
 			contract(t, store, svc.Flows, newOrg, kind[models.Approval]{name: events.RequestApproval, life: svc.Approvals.Lifecycle, head: svc.Approvals.Head,
 				create: func(ctx context.Context, o *kindOrg, m made) (*models.Approval, error) {
@@ -132,13 +142,14 @@ func TestEveryKindKeepsTheRequestContract(t *testing.T) {
 				},
 				settled: states.Approved, settledEvent: events.ApprovalApproved, acted: approvals.ActionApproved,
 				list: func(ctx context.Context, o *kindOrg, status string) ([]*models.Approval, error) {
-					recs, _, err := svc.Approvals.List(ctx, o.Agent, models.ApprovalFilter{Status: status}, models.Page{Limit: 10})
+					recs, _, err := svc.Approvals.List(ctx, o.Agent, models.RequestFilter{Status: status}, models.Page{Limit: 10})
 					return pointers(recs), err
 				},
 				remove: svc.Approvals.RemoveAsked,
 				open:   states.Pending, requested: events.ApprovalRequested, expired: events.ApprovalExpired})
 		})
 		t.Run("collection", func(t *testing.T) {
+			covered = append(covered, events.RequestCollection)
 			t.Parallel()
 			contract(t, store, svc.Flows, newOrg, kind[models.Collection]{name: events.RequestCollection, life: svc.Collections.Lifecycle, head: svc.Collections.Head,
 				create: func(ctx context.Context, o *kindOrg, m made) (*models.Collection, error) {
@@ -152,13 +163,14 @@ func TestEveryKindKeepsTheRequestContract(t *testing.T) {
 				},
 				settled: states.Complete, settledEvent: events.CollectionCompleted, acted: collections.ActionReplied,
 				list: func(ctx context.Context, o *kindOrg, status string) ([]*models.Collection, error) {
-					recs, _, err := svc.Collections.List(ctx, o.Agent, models.CollectionFilter{Status: status}, models.Page{Limit: 10})
+					recs, _, err := svc.Collections.List(ctx, o.Agent, models.RequestFilter{Status: status}, models.Page{Limit: 10})
 					return pointers(recs), err
 				},
 				remove: svc.Collections.RemoveAsked,
 				open:   states.Open, requested: events.CollectionRequested, expired: events.CollectionExpired})
 		})
 		t.Run("review", func(t *testing.T) {
+			covered = append(covered, events.RequestReview)
 			t.Parallel()
 			contract(t, store, svc.Flows, newOrg, kind[models.Review]{name: events.RequestReview, life: svc.Reviews.Lifecycle, head: svc.Reviews.Head,
 				create: func(ctx context.Context, o *kindOrg, m made) (*models.Review, error) {
@@ -171,12 +183,13 @@ func TestEveryKindKeepsTheRequestContract(t *testing.T) {
 				},
 				settled: states.Approved, settledEvent: events.ReviewApproved, acted: reviews.VerdictApproved,
 				list: func(ctx context.Context, o *kindOrg, status string) ([]*models.Review, error) {
-					recs, _, err := svc.Reviews.List(ctx, o.Agent, models.ReviewFilter{Status: status}, models.Page{Limit: 10})
+					recs, _, err := svc.Reviews.List(ctx, o.Agent, models.RequestFilter{Status: status}, models.Page{Limit: 10})
 					return pointers(recs), err
 				},
 				remove: svc.Reviews.RemoveAsked,
 				open:   states.Open, requested: events.ReviewRequested, expired: events.ReviewExpired})
 		})
+		assert.ElementsMatch(t, registered, covered, "a kind app.Build registers joins the contract suite's table")
 	})
 }
 

@@ -90,7 +90,7 @@ func (a *Activities) decisionToken(ctx context.Context, orgID string) (func(*mod
 // sign-in-free link where the risk allows one: each approver not emailed
 // yet, or the one reminder.
 func (a *Activities) EmailApprovers(ctx context.Context, in EmailApproversInput) error {
-	return emailApprovers(ctx, a.Notify, in.OrganizationID, in.ApprovalID, in.Reminder, in.PersonIDs)
+	return emailApprovers(ctx, a.ActivityEnv, in.OrganizationID, in.ApprovalID, in.Reminder, in.PersonIDs)
 }
 
 // StandIns says who stands in now for each of the people named who is
@@ -117,7 +117,7 @@ func (a *Activities) StandIns(ctx context.Context, in StandInsInput) (StandInsRe
 
 // EmailAnswer emails whoever asked a question its answer.
 func (a *Activities) EmailAnswer(ctx context.Context, in EmailAnswerInput) error {
-	return emailAnswer(ctx, a.Notify, in.OrganizationID, in.ApprovalID, in.QuestionID, in.AskerID)
+	return emailAnswer(ctx, a.ActivityEnv, in.OrganizationID, in.ApprovalID, in.QuestionID, in.AskerID)
 }
 
 // fill copies the workflow's state onto the record and completes

@@ -333,24 +333,18 @@ func (s *Service) Start(ctx context.Context, rec *models.Approval) error {
 // workflowInput is what the workflow of rec needs.
 func workflowInput(rec *models.Approval) WorkflowInput {
 	in := WorkflowInput{
+		RequestInput:      requests.InputOf(&rec.RequestBase, rec.ApproverVia.V),
 		ApprovalID:        rec.ID,
-		OrganizationID:    rec.OrganizationID,
 		Risk:              rec.Risk,
-		ExpiresAt:         rec.ExpiresAt,
 		RequiredApprovals: rec.RequiredApprovals,
 		ApproverIDs:       rec.ApproverIDs,
-		Requester:         rec.Requester,
 		EditableFields:    rec.EditableFields,
 		ReasonRequired:    len(rec.Concerns.V) > 0,
 		Input:             json.RawMessage(rec.Input),
-		OnBehalfOf:        requests.OnBehalfOf(rec.ApproverVia.V),
 	}
 	if rec.EscalationAfter != nil {
 		in.Escalation = &ScheduledEscalation{At: rec.CreatedAt.Add(time.Duration(*rec.EscalationAfter) * time.Second),
 			ApproverIDs: rec.EscalationIDs}
-	}
-	if rec.ExternalID != nil {
-		in.ExternalID = *rec.ExternalID
 	}
 	if ids.HasPrefix(rec.Requester, ids.Member) {
 		in.RequesterMemberID = rec.Requester

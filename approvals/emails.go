@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/notify"
+	"github.com/assent-hq/assent/requests"
 )
 
 // An approval's emails: to its approvers (at creation, when one is added,
@@ -40,49 +40,46 @@ type approverMail struct {
 // emailed about it yet or, for the reminder, personIDs (who had not
 // decided when it was due) less whoever approved since, each once.
 // Nothing is sent once the approval is no longer pending.
-func emailApprovers(ctx context.Context, n *notify.Notifier, orgID, approvalID string, reminder bool, personIDs []string) error {
-	a, err := n.Store.Approvals().Get(ctx, orgID, approvalID)
+func emailApprovers(ctx context.Context, env requests.ActivityEnv, orgID, approvalID string, reminder bool, personIDs []string) error {
+	n := env.Notify
+	a, err := env.Store.Approvals().Get(ctx, orgID, approvalID)
 	if err != nil || a.Status != states.Pending {
 		return err
 	}
-	ids, notice := a.ApproverIDs, "approval/"+a.ID+"/"
+	ids := a.ApproverIDs
 	if reminder {
 		ids = slices.DeleteFunc(slices.Clone(personIDs), func(id string) bool { return !a.ApproverIDs.Contains(id) || a.ApprovedBy.Contains(id) })
-		notice += "reminder/"
-	}
-	people, err := n.Store.People(ctx, orgID, ids)
-	if err != nil {
-		return err
 	}
 	// The requester cannot approve their own request.
-	people = slices.DeleteFunc(people, func(p *models.Person) bool { return p.ID() == a.Requester })
-	push := notify.PushMessage{Title: a.Title, Kind: events.RequestApproval, Risk: a.Risk, URL: PageURL(n.BaseURL, a.ID)}
-	return n.AskEach(ctx, orgID, people, notice, push, a.ExpiresAt, func(p *models.Person) (notify.Draft, error) {
-		return approverMessage(ctx, n, a, p, reminder)
-	})
+	ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return id == a.Requester })
+	return n.AskAbout(ctx, notify.Asking{Kind: Kind, Request: &a.RequestBase, Reminder: reminder, Risk: a.Risk}, ids,
+		func(p *models.Person, m notify.AskedMail) (notify.Draft, error) {
+			return approverMessage(ctx, env, a, p, m)
+		})
 }
 
 // approverMessage is the email to approver p, with a sign-in-free
 // decision link when the risk allows one.
-func approverMessage(ctx context.Context, n *notify.Notifier, a *models.Approval, p *models.Person, reminder bool) (notify.Draft, error) {
-	data := approverMail{AskedMail: notify.NewAskedMail(p, &a.RequestBase, reminder, PageURL(n.BaseURL, a.ID)),
+func approverMessage(ctx context.Context, env requests.ActivityEnv, a *models.Approval, p *models.Person, m notify.AskedMail) (notify.Draft, error) {
+	n := env.Notify
+	data := approverMail{AskedMail: m,
 		Description: notify.Shorten(a.Description, notify.DescriptionLimit), Risk: a.Risk, Concerns: len(a.Concerns.V) > 0}
 	if v, ok := a.StandsInFor(p.ID()); ok {
 		data.OnBehalfOf = v.Name
 	}
 	var d notify.Draft
 	if SignInFree(a.Risk) {
-		token, err := n.Store.CreateDecisionLink(ctx, a, p.ID())
+		token, err := env.Store.CreateDecisionLink(ctx, a, p.ID())
 		if err != nil {
 			return notify.Draft{}, err
 		}
 		data.LinkURL = n.BaseURL + paths.DecisionLink(a.ID, token)
 		// A link in an email that was not sent must not stay live.
-		d.Discard = func(ctx context.Context) error { return n.Store.DiscardDecisionLink(ctx, token) }
+		d.Discard = func(ctx context.Context) error { return env.Store.DiscardDecisionLink(ctx, token) }
 	}
 	var err error
 	subject := "Approval needed: "
-	if reminder {
+	if m.Reminder {
 		subject = "Reminder, approval needed: "
 	}
 	d.Msg, err = emails.Render("approver", p.Email(), subject+a.Title, data)
@@ -103,8 +100,9 @@ type answerMail struct {
 
 // emailAnswer emails whoever asked questionID its answer. An asker who is
 // no longer a member, or an agent's key, gets nothing.
-func emailAnswer(ctx context.Context, n *notify.Notifier, orgID, approvalID, questionID, askerID string) error {
-	a, err := n.Store.Approvals().Get(ctx, orgID, approvalID)
+func emailAnswer(ctx context.Context, env requests.ActivityEnv, orgID, approvalID, questionID, askerID string) error {
+	n := env.Notify
+	a, err := env.Store.Approvals().Get(ctx, orgID, approvalID)
 	if err != nil {
 		return err
 	}
@@ -117,7 +115,7 @@ func emailAnswer(ctx context.Context, n *notify.Notifier, orgID, approvalID, que
 	if q == nil || q.Answer == nil {
 		return fmt.Errorf("question %s of approval %s has no answer to send", questionID, approvalID)
 	}
-	people, err := n.Store.People(ctx, orgID, []string{askerID})
+	people, err := env.Store.People(ctx, orgID, []string{askerID})
 	if err != nil || len(people) == 0 {
 		return err
 	}

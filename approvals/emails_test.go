@@ -40,9 +40,9 @@ func (f *flaky) Send(ctx context.Context, m mail.Message) error {
 	return f.Mailbox.Send(ctx, m)
 }
 
-// emailer is an approval's activities sending through n.
-func emailer(n *notify.Notifier) *approvals.Activities {
-	return &approvals.Activities{ActivityEnv: requests.ActivityEnv{Store: n.Store, BaseURL: n.BaseURL, Notify: n}}
+// emailer is an approval's activities over store sending through n.
+func emailer(store *models.Store, n *notify.Notifier) *approvals.Activities {
+	return &approvals.Activities{ActivityEnv: requests.ActivityEnv{Store: store, BaseURL: n.BaseURL, Notify: n}}
 }
 
 func recipients(b *mail.Mailbox) []string {
@@ -86,15 +86,15 @@ func TestApproversAreEmailedOnceEachAcrossRetries(t *testing.T) {
 		}
 		box := &flaky{Mailbox: mail.NewMailbox(0), refuse: "ann@example.com"}
 		n := &notify.Notifier{Store: store, Mailer: box, BaseURL: "https://assent.example"}
-		err = emailer(n).EmailApprovers(ctx, approvals.EmailApproversInput{OrganizationID: org.ID, ApprovalID: a.ID})
+		err = emailer(store, n).EmailApprovers(ctx, approvals.EmailApproversInput{OrganizationID: org.ID, ApprovalID: a.ID})
 		require.Error(t, err, "the refused send fails the attempt, so Temporal retries it")
 		assert.Contains(t, err.Error(), "451 try again later")
 		assert.Equal(t, []string{"ben@example.com"}, recipients(box.Mailbox), "one refused address does not stop the rest")
 		assert.Zero(t, liveLinks(ann.ID), "the link in the email that was not sent is gone")
 		assert.EqualValues(t, 1, liveLinks(ben.ID))
 
-		require.NoError(t, emailer(n).EmailApprovers(ctx, approvals.EmailApproversInput{OrganizationID: org.ID, ApprovalID: a.ID}), "the retry")
-		require.NoError(t, emailer(n).EmailApprovers(ctx, approvals.EmailApproversInput{OrganizationID: org.ID, ApprovalID: a.ID}), "and another changes nothing")
+		require.NoError(t, emailer(store, n).EmailApprovers(ctx, approvals.EmailApproversInput{OrganizationID: org.ID, ApprovalID: a.ID}), "the retry")
+		require.NoError(t, emailer(store, n).EmailApprovers(ctx, approvals.EmailApproversInput{OrganizationID: org.ID, ApprovalID: a.ID}), "and another changes nothing")
 		assert.ElementsMatch(t, []string{"ann@example.com", "ben@example.com"}, recipients(box.Mailbox),
 			"each approver once; not the deactivated member, not the requester")
 
@@ -115,7 +115,7 @@ func TestApproversAreEmailedOnceEachAcrossRetries(t *testing.T) {
 		cy := member("cy@example.com", true)
 		require.NoError(t, db.Model(&models.Approval{}).Where("id = ?", a.ID).
 			Update("approver_ids", models.StringList{ann.ID, cy.ID}).Error)
-		require.NoError(t, emailer(n).EmailApprovers(ctx, approvals.EmailApproversInput{OrganizationID: org.ID, ApprovalID: a.ID}))
+		require.NoError(t, emailer(store, n).EmailApprovers(ctx, approvals.EmailApproversInput{OrganizationID: org.ID, ApprovalID: a.ID}))
 		assert.Len(t, box.Messages(), 2)
 	})
 }
@@ -134,7 +134,7 @@ func TestWithoutAMailerNothingIsRetried(t *testing.T) {
 		_, err = requests.Insert(ctx, store, store.Approvals(), a, nil)
 		require.NoError(t, err)
 		n := &notify.Notifier{Store: store, BaseURL: "https://assent.example"}
-		assert.NoError(t, emailer(n).EmailApprovers(ctx, approvals.EmailApproversInput{OrganizationID: org.ID, ApprovalID: a.ID}))
+		assert.NoError(t, emailer(store, n).EmailApprovers(ctx, approvals.EmailApproversInput{OrganizationID: org.ID, ApprovalID: a.ID}))
 		var links int64
 		require.NoError(t, db.Model(&models.DecisionLink{}).Count(&links).Error)
 		assert.Zero(t, links)
@@ -164,14 +164,14 @@ func TestApproverReminderGoesOnceToWhoHasNotDecided(t *testing.T) {
 		require.NoError(t, err)
 		box := mail.NewMailbox(0)
 		n := &notify.Notifier{Store: store, Mailer: box, BaseURL: "https://assent.example"}
-		require.NoError(t, emailer(n).EmailApprovers(ctx, approvals.EmailApproversInput{OrganizationID: org.ID, ApprovalID: a.ID, Reminder: true, PersonIDs: ids}))
-		require.NoError(t, emailer(n).EmailApprovers(ctx, approvals.EmailApproversInput{OrganizationID: org.ID, ApprovalID: a.ID, Reminder: true, PersonIDs: ids}), "a retry")
+		require.NoError(t, emailer(store, n).EmailApprovers(ctx, approvals.EmailApproversInput{OrganizationID: org.ID, ApprovalID: a.ID, Reminder: true, PersonIDs: ids}))
+		require.NoError(t, emailer(store, n).EmailApprovers(ctx, approvals.EmailApproversInput{OrganizationID: org.ID, ApprovalID: a.ID, Reminder: true, PersonIDs: ids}), "a retry")
 		assert.Equal(t, []string{"ann@example.com"}, recipients(box), "not Ben, who approved, nor Cy, who is not asked")
 		msg := box.Messages()[0]
 		assert.Equal(t, "Reminder, approval needed: Pay", msg.Subject)
 		assert.Contains(t, msg.Text, "A reminder: agent is still waiting for your approval")
 
-		require.NoError(t, emailer(n).EmailApprovers(ctx, approvals.EmailApproversInput{OrganizationID: org.ID, ApprovalID: a.ID}))
+		require.NoError(t, emailer(store, n).EmailApprovers(ctx, approvals.EmailApproversInput{OrganizationID: org.ID, ApprovalID: a.ID}))
 		assert.Len(t, box.Messages(), 3, "the reminder is not the email at creation: Ann and Ben still get that once")
 	})
 }

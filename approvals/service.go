@@ -10,16 +10,11 @@ import (
 	"log/slog"
 
 	"github.com/assent-hq/assent/accounts"
-	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
 )
-
-// Kind is the request kind's name in search attributes, audit entries and
-// callbacks.
-const Kind = events.RequestApproval
 
 // Deps are what the service needs.
 type Deps = requests.Deps
@@ -29,17 +24,30 @@ type Deps = requests.Deps
 // every kind does alike comes from its requests.Lifecycle.
 type Service struct {
 	*requests.Lifecycle[models.Approval]
-	store     *models.Store
+	store     Store
 	log       *slog.Logger
 	netPolicy *netguard.Policy
+}
+
+// Store is what an approval reads and writes beside what every kind
+// does: the people it asks and the organisation's rules and model screen
+// that shape it, and the sign-in-free decision links.
+type Store interface {
+	requests.Directory
+	Approvals() models.Requests[models.Approval, *models.Approval]
+	ActiveMemberIDs(ctx context.Context, orgID string, roles ...string) ([]string, error)
+	GetOrganization(ctx context.Context, id string) (*models.Organization, error)
+	EnabledRules(ctx context.Context, orgID string) ([]models.Rule, error)
+	ModelScreenOn(ctx context.Context, orgID string) (bool, error)
+	OpenDecisionLink(ctx context.Context, approvalID, token string) (*models.OpenedDecisionLink, error)
+	UseDecisionLink(ctx context.Context, l *models.DecisionLink) error
 }
 
 // New returns the service.
 func New(d Deps) *Service {
 	d = d.Filled()
 	s := &Service{store: d.Store, log: d.Logger, netPolicy: d.NetPolicy}
-	s.Lifecycle = requests.NewLifecycle[models.Approval](d,
-		requests.Names{Kind: Kind, Noun: "approval", Open: states.Pending, States: states.Approval, Workflow: WorkflowType}, d.Store.Approvals(), s)
+	s.Lifecycle = requests.NewLifecycle[models.Approval](d, Names, d.Store.Approvals(), s)
 	return s
 }
 
@@ -48,29 +56,11 @@ func (s *Service) Head(a *models.Approval) requests.Head {
 	return requests.HeadOf(&a.RequestBase, a.ApproverIDs, a.ApproverVia.V)
 }
 
-// WorkflowID names the workflow of the approval id.
-func (s *Service) WorkflowID(id string) string { return WorkflowID(id) }
-
-// Handover is what an approval allows of handing it over: never to its
-// requester.
-func (s *Service) Handover(_ context.Context, a *models.Approval) (requests.Handover, error) {
-	return requests.HandoverOf(s.Head(a))
-}
-
-// List pages through the organisation's approvals, newest first.
-func (s *Service) List(ctx context.Context, who models.Actor, f models.ApprovalFilter, p models.Page) ([]models.Approval, string, error) {
-	if err := s.CheckStatus(f.Status); err != nil {
-		return nil, "", err
-	}
-	f.Requester = who.ID // an externalId finds only the caller's own
-	return s.store.ListApprovals(ctx, who.OrgID(), f, p)
-}
-
 // Pending pages through the pending approvals who may decide, newest
 // first.
 func (s *Service) Pending(ctx context.Context, orgID string, who models.Actor, p models.Page) ([]models.Approval, string, error) {
 	if err := accounts.NeedPerson(who, "an inbox"); err != nil {
 		return nil, "", err
 	}
-	return s.store.ListApprovals(ctx, orgID, models.ApprovalFilter{Status: states.Pending, WaitingOn: who.ID}, p)
+	return s.store.Approvals().List(ctx, orgID, "", models.ApprovalFilter{RequestFilter: models.RequestFilter{Status: states.Pending}, WaitingOn: who.ID}, p)
 }

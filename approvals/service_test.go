@@ -108,9 +108,9 @@ func TestApprovalRules(t *testing.T) {
 			_, err = e.Svc.Create(ctx, models.KeyActor(empty, o.Agent.Key, nil), &approvals.CreateInput{Fields: requests.Fields{Title: "x"}}, nil)
 			testenv.Refused(t, err, apperr.UnknownApprover, "approvers")
 
-			_, _, err = e.Svc.List(ctx, o.Agent, models.ApprovalFilter{Status: "open"}, models.Page{Limit: 10})
+			_, _, err = e.Svc.List(ctx, o.Agent, models.RequestFilter{Status: "open"}, models.Page{Limit: 10})
 			testenv.Refused(t, err, apperr.InvalidRequest, "status")
-			list, _, err := e.Svc.List(ctx, o.Agent, models.ApprovalFilter{}, models.Page{Limit: 10})
+			list, _, err := e.Svc.List(ctx, o.Agent, models.RequestFilter{}, models.Page{Limit: 10})
 			require.NoError(t, err)
 			assert.Empty(t, list, "no refused create left a record")
 		},

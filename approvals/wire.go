@@ -1,7 +1,6 @@
 package approvals
 
 import (
-	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/wiretime"
 	"github.com/assent-hq/assent/models"
@@ -11,10 +10,7 @@ import (
 // Wire is an approval on the wire: the REST read, and the data of its
 // webhooks and callbacks.
 type Wire struct {
-	ID          string          `json:"id"`
-	Status      string          `json:"status"`
-	URL         string          `json:"url"`
-	Title       string          `json:"title"`
+	wire.RequestHead
 	Description string          `json:"description"`
 	Risk        string          `json:"risk"`
 	Factors     []models.Factor `json:"factors"`
@@ -93,12 +89,12 @@ func NewWireQuestion(q *models.Question) WireQuestion {
 }
 
 // PageURL is the page approvers use.
-func PageURL(baseURL, id string) string { return baseURL + paths.Approval(id) }
+func PageURL(baseURL, id string) string { return baseURL + models.RequestPage(Kind, id) }
 
 // NewWire serializes a; baseURL makes the page url.
 func NewWire(a *Approval, baseURL string) Wire {
 	out := Wire{
-		ID: a.ID, Status: a.Status, URL: PageURL(baseURL, a.ID), Title: a.Title, Description: a.Description,
+		RequestHead: wire.NewRequestHead(Kind, &a.RequestBase, baseURL), Description: a.Description,
 		Risk: a.Risk, Factors: wire.NonNil(a.Factors.V), Links: wire.NonNil(a.Links.V), ReportID: a.ReportID,
 		Approvers: wire.NonNil(a.Approvers), ResolvedApprovers: make([]wire.Person, len(a.ResolvedApprovers)), ExpiresAt: wiretime.New(a.ExpiresAt), ExternalID: a.ExternalID, FlowID: a.FlowID,
 		Metadata: a.Metadata, Input: a.Input, EditableFields: wire.NonNil(a.EditableFields), CallbackURL: a.CallbackURL,

@@ -73,12 +73,12 @@ func (h *harness) sent(ctx context.Context, in any) error {
 
 func baseInput() approvals.WorkflowInput {
 	return approvals.WorkflowInput{
-		ApprovalID: "apr_1", OrganizationID: "org_1", Risk: "medium",
-		ExpiresAt:         workflowtest.Start.Add(24 * time.Hour),
+		RequestInput:      workflows.RequestInput{OrganizationID: "org_1", ExpiresAt: workflowtest.Start.Add(24 * time.Hour), Requester: "mem_req"},
+		ApprovalID:        "apr_1",
+		Risk:              "medium",
 		RequiredApprovals: 1,
 		ApproverIDs:       []string{"mem_a", "mem_b"},
 		RequesterMemberID: "mem_req",
-		Requester:         "mem_req",
 		Input:             json.RawMessage(`{"amount":100,"currency":"EUR","urgent":false,"memo":"x","big":12345678901234567890}`),
 		EditableFields:    []string{"amount", "urgent", "memo"},
 	}

@@ -16,19 +16,14 @@ const (
 // WorkflowInput is what the workflow needs from the created record. The
 // approvers are already resolved to person ids (teams expanded once).
 type WorkflowInput struct {
+	workflows.RequestInput
 	ApprovalID        string
-	OrganizationID    string
 	Risk              string
-	ExternalID        string
-	ExpiresAt         time.Time
 	RequiredApprovals int
 	ApproverIDs       []string
 	// RequesterMemberID is set when a person created the request with a
 	// member token; that person may not approve it.
 	RequesterMemberID string
-	// Requester is who created the request (a member id, or the key id
-	// for an agent); only the requester answers questions.
-	Requester string
 	// Input is the input as the agent sent it: raw JSON, so numbers keep
 	// their exact text through to approvedInput.
 	Input          json.RawMessage
@@ -46,9 +41,6 @@ type WorkflowInput struct {
 	// Escalation, when set, adds approvers if the approval is still
 	// pending at its At.
 	Escalation *ScheduledEscalation
-	// OnBehalfOf says, by delegate, whom each delegate asked at creation
-	// (approvers and escalation alike) stands in for.
-	OnBehalfOf map[string]workflows.Delegator `json:",omitempty"`
 }
 
 // ScheduledEscalation is who joins an approval's approvers, and when, if nobody

@@ -26,7 +26,7 @@ func (a *Activities) PersistCollection(ctx context.Context, t Transition) error 
 // EmailRespondents emails the collection's respondents its page, or the
 // reminder to those who had not replied.
 func (a *Activities) EmailRespondents(ctx context.Context, in EmailRespondentsInput) error {
-	return emailRespondents(ctx, a.Notify, in.OrganizationID, in.CollectionID, in.Reminder, in.PersonIDs)
+	return emailRespondents(ctx, a.ActivityEnv, in.OrganizationID, in.CollectionID, in.Reminder, in.PersonIDs)
 }
 
 // fill copies the workflow's state onto the record.

@@ -5,10 +5,10 @@ import (
 	"embed"
 	"slices"
 
-	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/notify"
+	"github.com/assent-hq/assent/requests"
 )
 
 //go:embed emails
@@ -30,8 +30,9 @@ type respondentMail struct {
 // creation everyone asked, for the reminder only personIDs (who had not
 // replied when it was due). Each person gets each email once; nothing is
 // sent once the collection is no longer open.
-func emailRespondents(ctx context.Context, n *notify.Notifier, orgID, collectionID string, reminder bool, personIDs []string) error {
-	c, err := n.Store.Collections().Get(ctx, orgID, collectionID)
+func emailRespondents(ctx context.Context, env requests.ActivityEnv, orgID, collectionID string, reminder bool, personIDs []string) error {
+	n := env.Notify
+	c, err := env.Store.Collections().Get(ctx, orgID, collectionID)
 	if err != nil || c.Status != states.Open {
 		return err
 	}
@@ -39,19 +40,12 @@ func emailRespondents(ctx context.Context, n *notify.Notifier, orgID, collection
 	if reminder {
 		ids = slices.DeleteFunc(slices.Clone(personIDs), c.Replied)
 	}
-	people, err := n.Store.People(ctx, orgID, ids)
-	if err != nil {
-		return err
-	}
-	notice, subject := "collection/"+c.ID+"/", "Your answers are needed: "
+	subject := "Your answers are needed: "
 	if reminder {
-		notice, subject = "collection/"+c.ID+"/reminder/", "Reminder, answers needed: "
+		subject = "Reminder, answers needed: "
 	}
-	page := PageURL(n.BaseURL, c.ID)
-	push := notify.PushMessage{Title: c.Title, Kind: events.RequestCollection, URL: page}
-	return n.AskEach(ctx, orgID, people, notice, push, c.ExpiresAt, func(p *models.Person) (notify.Draft, error) {
-		data := respondentMail{AskedMail: notify.NewAskedMail(p, &c.RequestBase, reminder, page),
-			Description: notify.Shorten(c.Description, notify.DescriptionLimit), Questions: len(c.Questions.V)}
+	return n.AskAbout(ctx, notify.Asking{Kind: Kind, Request: &c.RequestBase, Reminder: reminder}, ids, func(p *models.Person, m notify.AskedMail) (notify.Draft, error) {
+		data := respondentMail{AskedMail: m, Description: notify.Shorten(c.Description, notify.DescriptionLimit), Questions: len(c.Questions.V)}
 		if c.DueAt != nil {
 			data.Due = notify.MailTime(*c.DueAt)
 		}

@@ -1,6 +1,21 @@
 package collections
 
-import "github.com/assent-hq/assent/workflows"
+import (
+	"github.com/assent-hq/assent/internal/events"
+	"github.com/assent-hq/assent/internal/states"
+	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/workflows"
+)
+
+// Kind is the request kind's name in search attributes, audit entries and
+// callbacks.
+const Kind = events.RequestCollection
+
+// Names are what the shared paths call it by: its states and its workflow.
+// A request for information is open until it settles as complete, expired
+// or cancelled.
+var Names = requests.Names{Kind: Kind, Workflow: WorkflowType,
+	States: []string{states.Open, states.Complete, states.Expired, states.Cancelled}}
 
 // The names a request for information's workflow is known by, as the
 // worker registers them and its histories carry them: renaming one breaks

@@ -13,7 +13,6 @@ import (
 	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/decisions"
 	"github.com/assent-hq/assent/internal/apperr"
-	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/questions"
 	"github.com/assent-hq/assent/internal/states"
@@ -22,10 +21,6 @@ import (
 	"github.com/assent-hq/assent/workflows"
 )
 
-// Kind is the request kind's name in search attributes, audit entries and
-// callbacks.
-const Kind = events.RequestCollection
-
 // Deps are what the service needs.
 type Deps = requests.Deps
 
@@ -33,31 +28,30 @@ type Deps = requests.Deps
 // What every kind does alike comes from its requests.Lifecycle.
 type Service struct {
 	*requests.Lifecycle[models.Collection]
-	store     *models.Store
+	store     Store
 	netPolicy *netguard.Policy
+}
+
+// Store is what a request for information reads beside what every kind
+// does: the people it asks, and each respondent's draft.
+type Store interface {
+	requests.Directory
+	People(ctx context.Context, orgID string, personIDs []string) ([]*models.Person, error)
+	Draft(ctx context.Context, collectionID, personID string) (*models.CollectionDraft, error)
+	SaveDraft(ctx context.Context, collectionID, personID string, answers json.RawMessage) error
 }
 
 // New returns the service.
 func New(d Deps) *Service {
 	d = d.Filled()
 	s := &Service{store: d.Store, netPolicy: d.NetPolicy}
-	s.Lifecycle = requests.NewLifecycle[models.Collection](d,
-		requests.Names{Kind: Kind, Noun: "request for information", Open: states.Open, States: states.Collection, Workflow: WorkflowType}, d.Store.Collections(), s)
+	s.Lifecycle = requests.NewLifecycle[models.Collection](d, Names, d.Store.Collections(), s)
 	return s
 }
 
 // Head is what the shared paths read of a request for information (requests.Kind).
 func (s *Service) Head(c *models.Collection) requests.Head {
 	return requests.HeadOf(&c.RequestBase, c.RespondentIDs, requests.AskedVia(c.Asked.V))
-}
-
-// WorkflowID names the workflow of the request for information id.
-func (s *Service) WorkflowID(id string) string { return WorkflowID(id) }
-
-// Handover is what a request for information allows of handing it over: never to its
-// requester.
-func (s *Service) Handover(_ context.Context, c *models.Collection) (requests.Handover, error) {
-	return requests.HandoverOf(s.Head(c))
 }
 
 // CreateInput is the create body with its limits; Create checks what the
@@ -126,22 +120,8 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 // Start starts the workflow of rec, a record already stored: Create and
 // the reconciler start every collection this way.
 func (s *Service) Start(ctx context.Context, rec *models.Collection) error {
-	in := WorkflowInput{CollectionID: rec.ID, OrganizationID: rec.OrganizationID, Questions: rec.Questions.V,
-		RespondentIDs: rec.RespondentIDs, RequiredResponses: rec.RequiredResponses, Requester: rec.Requester,
-		DueAt: rec.DueAt, ExpiresAt: rec.ExpiresAt, OnBehalfOf: requests.OnBehalfOf(requests.AskedVia(rec.Asked.V))}
-	if rec.ExternalID != nil {
-		in.ExternalID = *rec.ExternalID
-	}
-	return s.StartWorkflow(ctx, &rec.RequestBase, in)
-}
-
-// List pages through the organisation's collections, newest first.
-func (s *Service) List(ctx context.Context, who models.Actor, f models.CollectionFilter, p models.Page) ([]models.Collection, string, error) {
-	if err := s.CheckStatus(f.Status); err != nil {
-		return nil, "", err
-	}
-	f.Requester = who.ID // an externalId finds only the caller's own
-	return s.store.ListCollections(ctx, who.OrgID(), f, p)
+	return s.StartWorkflow(ctx, &rec.RequestBase, WorkflowInput{RequestInput: requests.InputOf(&rec.RequestBase, requests.AskedVia(rec.Asked.V)),
+		CollectionID: rec.ID, Questions: rec.Questions.V, RespondentIDs: rec.RespondentIDs, RequiredResponses: rec.RequiredResponses, DueAt: rec.DueAt})
 }
 
 // ReplyInput is a respondent's answers, keyed by question id; Submit

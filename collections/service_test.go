@@ -90,7 +90,7 @@ func TestCollectionRules(t *testing.T) {
 			}
 			_, err := e.Svc.Create(ctx, o.Agent, with(func(in *collections.CreateInput) { in.RequiredResponses = new(3) }), nil)
 			assert.Contains(t, err.Error(), "between 1 and the 2 people asked")
-			list, _, err := e.Svc.List(ctx, o.Agent, models.CollectionFilter{}, models.Page{Limit: 10})
+			list, _, err := e.Svc.List(ctx, o.Agent, models.RequestFilter{}, models.Page{Limit: 10})
 			require.NoError(t, err)
 			assert.Empty(t, list, "no refused create left a record")
 		},

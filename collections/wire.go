@@ -3,7 +3,6 @@ package collections
 import (
 	"encoding/json"
 
-	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/questions"
 	"github.com/assent-hq/assent/internal/wiretime"
 	"github.com/assent-hq/assent/models"
@@ -13,10 +12,7 @@ import (
 // Wire is a request for information on the wire: the REST read, and
 // the data of its webhooks and callbacks.
 type Wire struct {
-	ID                  string               `json:"id"`
-	Status              string               `json:"status"`
-	URL                 string               `json:"url"`
-	Title               string               `json:"title"`
+	wire.RequestHead
 	Description         string               `json:"description"`
 	Questions           []questions.Question `json:"questions"`
 	Respondents         []string             `json:"respondents"`
@@ -38,9 +34,6 @@ type WireReply struct {
 	OnBehalfOf *wire.Delegator `json:"onBehalfOf,omitempty"`
 }
 
-// PageURL is the page respondents answer on.
-func PageURL(baseURL, id string) string { return baseURL + paths.Collection(id) }
-
 // NewWire serializes c; baseURL makes the page url.
 func NewWire(c *Collection, baseURL string) Wire {
 	replies := make([]WireReply, len(c.Replies.V))
@@ -49,7 +42,7 @@ func NewWire(c *Collection, baseURL string) Wire {
 			SubmittedAt: wiretime.New(r.SubmittedAt), Answers: r.Answers, OnBehalfOf: wire.OnBehalfOf(r.OnBehalfOfID, r.OnBehalfOfName)}
 	}
 	return Wire{
-		ID: c.ID, Status: c.Status, URL: PageURL(baseURL, c.ID), Title: c.Title, Description: c.Description,
+		RequestHead: wire.NewRequestHead(Kind, &c.RequestBase, baseURL), Description: c.Description,
 		Questions: wire.NonNil(c.Questions.V), Respondents: wire.NonNil(c.Respondents), ResolvedRespondents: wire.All(c.Asked.V, func(p *models.PersonRef) wire.Person { return wire.Person(*p) }),
 		RequiredResponses: c.RequiredResponses, ResponsesSoFar: c.ResponsesSoFar, Replies: replies,
 		DueAt: wiretime.Ptr(c.DueAt), RequestTail: wire.NewRequestTail(&c.RequestBase, c.SettledAt),

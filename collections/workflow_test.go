@@ -48,9 +48,11 @@ func collectionInput(t *testing.T) collections.WorkflowInput {
 	})
 	require.NoError(t, err)
 	return collections.WorkflowInput{
-		CollectionID: "col_1", OrganizationID: "org_1", Questions: qs,
-		RespondentIDs: []string{"mem_a", "mem_b", "mem_c"}, RequiredResponses: 2,
-		Requester: "key_1", ExpiresAt: workflowtest.Start.Add(7 * 24 * time.Hour),
+		RequestInput:      workflows.RequestInput{OrganizationID: "org_1", Requester: "key_1", ExpiresAt: workflowtest.Start.Add(7 * 24 * time.Hour)},
+		CollectionID:      "col_1",
+		Questions:         qs,
+		RespondentIDs:     []string{"mem_a", "mem_b", "mem_c"},
+		RequiredResponses: 2,
 	}
 }
 

@@ -11,22 +11,14 @@ import (
 // WorkflowInput is what the collection workflow needs from the created
 // record. The respondents are already resolved to person ids.
 type WorkflowInput struct {
+	workflows.RequestInput
 	CollectionID      string
-	OrganizationID    string
-	ExternalID        string
 	Questions         []questions.Question
 	RespondentIDs     []string
 	RequiredResponses int
-	// Requester is who created the request (a member id, or the key id
-	// for an agent).
-	Requester string
 	// DueAt, when set, is when answers are wanted; the one reminder is
 	// measured against it.
-	DueAt     *time.Time
-	ExpiresAt time.Time
-	// OnBehalfOf says, by delegate, whom each delegate asked at creation
-	// stands in for.
-	OnBehalfOf map[string]workflows.Delegator `json:",omitempty"`
+	DueAt *time.Time
 }
 
 // SubmitReplyRequest is one respondent's submitted answers, keyed by

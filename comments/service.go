@@ -16,6 +16,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/blobstore"
@@ -27,9 +28,25 @@ import (
 	"github.com/assent-hq/assent/wire"
 )
 
+// Store is what the comment operations read and write: threads and
+// comments (their own queries, Comments), the report they are on (locked,
+// and its trail), the reviews of it, and the outbox.
+type Store interface {
+	Comments() *models.CommentStore
+	Tx(ctx context.Context, fn func(ctx context.Context) error) error
+	Changed(ctx context.Context, id string)
+	Emit(ctx context.Context, e *models.Event) error
+
+	LockReport(ctx context.Context, orgID, idOrSlug string) (*models.Report, error)
+	ReportStep(ctx context.Context, r *models.Report, action, detail string, by models.Actor, at time.Time) error
+	GetVersionNumber(ctx context.Context, r *models.Report, n int) (*models.ReportVersion, error)
+	Reviews() models.Requests[models.Review, *models.Review]
+	ReviewsOf(ctx context.Context, orgID, reportID string) ([]models.Review, error)
+}
+
 // Deps are what the service needs.
 type Deps struct {
-	Store   *models.Store
+	Store   Store
 	Blobs   *blobstore.Store
 	Reports *reports.Service
 	Logger  *slog.Logger
@@ -114,7 +131,7 @@ func (s *Service) Post(ctx context.Context, c models.Actor, idOrSlug string, in 
 	if err := s.add(ctx, c, r.ID, thread, comment); err != nil {
 		return nil, err
 	}
-	return s.Store.Thread(ctx, c.OrgID(), thread.ID)
+	return s.Store.Comments().Thread(ctx, c.OrgID(), thread.ID)
 }
 
 // add writes comment, and thread when it opens one (no id yet), with an
@@ -131,17 +148,17 @@ func (s *Service) add(ctx context.Context, c models.Actor, reportID string, thre
 		now := models.Now()
 		action := "commented"
 		if thread.ID == "" {
-			if err := s.Store.InsertThread(ctx, r, thread, now); err != nil {
+			if err := s.Store.Comments().InsertThread(ctx, r, thread, now); err != nil {
 				return err
 			}
 			if thread.ByReviewer {
-				if err := s.Store.CountReviewThread(ctx, *thread.ReviewID, 1); err != nil {
+				if err := s.Store.Comments().CountReviewThread(ctx, *thread.ReviewID, 1); err != nil {
 					return err
 				}
 			}
 			action = "opened_thread"
 		} else {
-			locked, err := s.Store.LockThread(ctx, c.OrgID(), r.ID, thread.ID)
+			locked, err := s.Store.Comments().LockThread(ctx, c.OrgID(), r.ID, thread.ID)
 			if err != nil {
 				return err
 			}
@@ -149,11 +166,11 @@ func (s *Service) add(ctx context.Context, c models.Actor, reportID string, thre
 				return apperr.New(apperr.InvalidState, "thread %s is resolved; open a new one", thread.ID)
 			}
 			*thread = *locked
-			if err := s.Store.TouchThread(ctx, thread, now); err != nil {
+			if err := s.Store.Comments().TouchThread(ctx, thread, now); err != nil {
 				return err
 			}
 		}
-		if err := s.Store.InsertComment(ctx, thread, comment, now); err != nil {
+		if err := s.Store.Comments().InsertComment(ctx, thread, comment, now); err != nil {
 			return err
 		}
 		if err := s.Store.ReportStep(ctx, r, action, thread.ID+": "+shortText(comment.Body), c, now); err != nil {
@@ -288,7 +305,7 @@ func (s *Service) Threads(ctx context.Context, c models.Actor, idOrSlug string) 
 	if err != nil {
 		return nil, nil, err
 	}
-	threads, err := s.Store.Threads(ctx, c.OrgID(), r.ID)
+	threads, err := s.Store.Comments().Threads(ctx, c.OrgID(), r.ID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -298,7 +315,7 @@ func (s *Service) Threads(ctx context.Context, c models.Actor, idOrSlug string) 
 // Open pages through the open threads across the organisation that the
 // caller may read.
 func (s *Service) Open(ctx context.Context, c models.Actor, p models.Page) ([]models.CommentThread, string, error) {
-	return s.Store.OpenThreads(ctx, c.OrgID(), c.Person, p)
+	return s.Store.Comments().OpenThreads(ctx, c.OrgID(), c.Person, p)
 }
 
 // ResolveInput closes a thread.
@@ -315,7 +332,7 @@ func (s *Service) Resolve(ctx context.Context, c models.Actor, threadID string, 
 	note := strings.TrimSpace(in.Note)
 	var t *models.CommentThread
 	err := s.Store.Tx(ctx, func(ctx context.Context) error {
-		reportID, err := s.Store.ReportOfThread(ctx, c.OrgID(), threadID)
+		reportID, err := s.Store.Comments().ReportOfThread(ctx, c.OrgID(), threadID)
 		if err != nil {
 			return err
 		}
@@ -323,7 +340,7 @@ func (s *Service) Resolve(ctx context.Context, c models.Actor, threadID string, 
 		if err != nil {
 			return err
 		}
-		if t, err = s.Store.LockThread(ctx, c.OrgID(), r.ID, threadID); err != nil {
+		if t, err = s.Store.Comments().LockThread(ctx, c.OrgID(), r.ID, threadID); err != nil {
 			return err
 		}
 		if err := s.mayResolve(ctx, c, t, r); err != nil {
@@ -334,7 +351,7 @@ func (s *Service) Resolve(ctx context.Context, c models.Actor, threadID string, 
 		}
 		now := models.Now()
 		t.Resolve(c, note, now)
-		if err := s.Store.SaveResolution(ctx, t); err != nil {
+		if err := s.Store.Comments().SaveResolution(ctx, t); err != nil {
 			return err
 		}
 		s.Store.Changed(ctx, r.ID)
@@ -343,7 +360,7 @@ func (s *Service) Resolve(ctx context.Context, c models.Actor, threadID string, 
 	if err != nil {
 		return nil, err
 	}
-	return s.Store.Thread(ctx, c.OrgID(), threadID)
+	return s.Store.Comments().Thread(ctx, c.OrgID(), threadID)
 }
 
 // mayResolve refuses c resolving t on r unless c opened it or manages r
@@ -372,11 +389,11 @@ func (s *Service) Retract(ctx context.Context, c models.Actor, idOrSlug, comment
 		if err != nil {
 			return err
 		}
-		cm, err := s.Store.GetComment(ctx, c.OrgID(), r.ID, commentID)
+		cm, err := s.Store.Comments().GetComment(ctx, c.OrgID(), r.ID, commentID)
 		if err != nil {
 			return err
 		}
-		t, err := s.Store.LockThread(ctx, c.OrgID(), r.ID, cm.ThreadID)
+		t, err := s.Store.Comments().LockThread(ctx, c.OrgID(), r.ID, cm.ThreadID)
 		if err != nil {
 			return err
 		}
@@ -386,23 +403,23 @@ func (s *Service) Retract(ctx context.Context, c models.Actor, idOrSlug, comment
 		if t.Status != models.ThreadOpen {
 			return apperr.New(apperr.InvalidState, "thread %s is resolved; its comments stay", t.ID)
 		}
-		last, err := s.Store.LastComment(ctx, t.ID)
+		last, err := s.Store.Comments().LastComment(ctx, t.ID)
 		if err != nil {
 			return err
 		}
 		if last.ID != cm.ID {
 			return apperr.New(apperr.InvalidState, "only the last comment of a thread may be retracted; %s has replies after it", cm.ID)
 		}
-		left, err := s.Store.DeleteComment(ctx, cm)
+		left, err := s.Store.Comments().DeleteComment(ctx, cm)
 		if err != nil {
 			return err
 		}
 		if left == 0 {
-			if err := s.Store.DeleteThread(ctx, t); err != nil {
+			if err := s.Store.Comments().DeleteThread(ctx, t); err != nil {
 				return err
 			}
 			if t.ByReviewer {
-				if err := s.Store.CountReviewThread(ctx, *t.ReviewID, -1); err != nil {
+				if err := s.Store.Comments().CountReviewThread(ctx, *t.ReviewID, -1); err != nil {
 					return err
 				}
 			}
@@ -419,7 +436,7 @@ func (s *Service) Image(ctx context.Context, c models.Actor, idOrSlug, sha strin
 	if err != nil {
 		return nil, nil, err
 	}
-	img, err := s.Store.CommentImageOf(ctx, r.ID, sha)
+	img, err := s.Store.Comments().CommentImageOf(ctx, r.ID, sha)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -460,7 +477,7 @@ func (s *Service) reanchor(ctx context.Context, r *models.Report, threads []mode
 		anchors = append(anchors, models.Anchor{ThreadID: t.ID, State: t.AnchorState, Version: t.AnchorVersion, Path: t.Path,
 			CheckedVersion: t.CheckedVersion})
 	}
-	return s.Store.SetAnchors(ctx, r.OrganizationID, anchors)
+	return s.Store.Comments().SetAnchors(ctx, r.OrganizationID, anchors)
 }
 
 // shortText keeps an audit entry's detail to a line.

@@ -205,6 +205,53 @@ func (r *report) problem(counter *int, format string, args ...any) {
 // list reads every approval of the organisation.
 func (l *load) list() ([]approval, error) { return listAll[approval](l, "/api/v1/approvals") }
 
+// requestHead is what the check reads of every kind of request but
+// approvals (whose record it reads whole).
+type requestHead struct {
+	ID          string     `json:"id"`
+	Status      string     `json:"status"`
+	ExternalID  string     `json:"externalId"`
+	ExpiresAt   time.Time  `json:"expiresAt"`
+	SettledAt   *time.Time `json:"settledAt"`
+	CallbackURL *string    `json:"callbackUrl"`
+}
+
+// settle waits for every request at path past its expiry to expire,
+// counts those that did not, cancels what is still open (cancel names
+// the operation for an id) and reads them all once more.
+func settle[T any](ctx context.Context, l *load, r *report, path string, head func(T) requestHead, cancel func(id string) *op) ([]T, error) {
+	var all []T
+	var err error
+	overdue := func(rec T) bool {
+		h := head(rec)
+		return h.Status == "open" && time.Now().After(h.ExpiresAt.Add(2*time.Second))
+	}
+	wait, stop := context.WithTimeout(ctx, 90*time.Second)
+	defer stop()
+	waitUntil(wait, func() bool {
+		if all, err = listAll[T](l, path); err != nil {
+			return false
+		}
+		return !slices.ContainsFunc(all, overdue)
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, rec := range all {
+		if h := head(rec); overdue(rec) {
+			r.problem(&r.PendingPastExpiry, "%s still open %s after its expiry", h.ID, time.Since(h.ExpiresAt).Round(time.Second))
+		}
+	}
+	for _, rec := range all {
+		if h := head(rec); h.Status == "open" {
+			o := cancel(h.ID)
+			o.path, o.token, o.key, o.body = path+"/"+h.ID+"/cancel", l.svc.keys().AgentKey, "drain-"+h.ID, "{}"
+			l.send(o)
+		}
+	}
+	return listAll[T](l, path)
+}
+
 // listAll reads every page of the organisation's records at path.
 func listAll[T any](l *load, path string) ([]T, error) {
 	var all []T

@@ -50,17 +50,9 @@ func (l *load) createCollection(rng *rand.Rand, people []person) {
 	if rng.IntN(100) < 30 {
 		body["callbackUrl"] = l.receiver + "/callback"
 	}
-	b, _ := json.Marshal(body)
-	o := &op{kind: opCreateCollection, path: "/api/v1/collections", token: l.svc.keys().AgentKey, key: key, body: string(b)}
-	l.send(o)
-	if !o.acknowledged() {
-		return
-	}
-	if id := idOf(o.respBody); id != "" {
-		l.mu.Lock()
+	l.createRequest(opCreateCollection, "/api/v1/collections", key, body, func(id string) {
 		l.asked = append(l.asked, &asked{id: id, respondents: ids})
-		l.mu.Unlock()
-	}
+	})
 }
 
 // pickCollection returns a recent collection, most likely still open.
@@ -85,16 +77,11 @@ func (l *load) reply(rng *rand.Rand, c *asked, people []person) {
 
 // collection is what the check reads of a collection.
 type collection struct {
-	ID                string     `json:"id"`
-	Status            string     `json:"status"`
-	ExternalID        string     `json:"externalId"`
+	requestHead
 	RequiredResponses int        `json:"requiredResponses"`
 	ResponsesSoFar    int        `json:"responsesSoFar"`
 	CreatedAt         time.Time  `json:"createdAt"`
 	DueAt             *time.Time `json:"dueAt"`
-	ExpiresAt         time.Time  `json:"expiresAt"`
-	SettledAt         *time.Time `json:"settledAt"`
-	CallbackURL       *string    `json:"callbackUrl"`
 	Replies           []reply    `json:"replies"`
 
 	// reminderDue is when its workflow's reminder timer was set to fire,
@@ -145,47 +132,6 @@ func (c *collection) repliedAs(voices []string) bool {
 	return slices.ContainsFunc(c.Replies, func(r reply) bool { return slices.Contains(voices, voiceOf(r.Respondent.ID, r.OnBehalfOf)) })
 }
 
-// listCollections reads every collection of the organisation.
-func (l *load) listCollections() ([]collection, error) {
-	return listAll[collection](l, "/api/v1/collections")
-}
-
-// settleCollections waits for every collection past its expiry to expire,
-// counts those that did not, and cancels what is still open.
-func (l *load) settleCollections(ctx context.Context, r *report) ([]collection, error) {
-	var all []collection
-	var err error
-	overdue := func(c collection) bool { return c.Status == "open" && time.Now().After(c.ExpiresAt.Add(2*time.Second)) }
-	wait, cancel := context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
-	waitUntil(wait, func() bool {
-		if all, err = l.listCollections(); err != nil {
-			return false
-		}
-		for _, c := range all {
-			if overdue(c) {
-				return false
-			}
-		}
-		return true
-	})
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range all {
-		if overdue(c) {
-			r.problem(&r.PendingPastExpiry, "%s still open %s after its expiry", c.ID, time.Since(c.ExpiresAt).Round(time.Second))
-		}
-	}
-	for _, c := range all {
-		if c.Status == "open" {
-			l.send(&op{kind: opCancelCollection, path: "/api/v1/collections/" + c.ID + "/cancel", token: l.svc.keys().AgentKey,
-				key: "drain-" + c.ID, collectionID: c.ID, body: "{}"})
-		}
-	}
-	return l.listCollections()
-}
-
 // expectedCollection is the event kinds the final status of a collection
 // implies (a cancellation emits none).
 func expectedCollection(status string) []string {
@@ -203,7 +149,8 @@ func expectedCollection(status string) []string {
 // final collections, their workflows and the receiver. It runs once
 // checkApprovals has settled the approvals and their events.
 func (l *load) checkCollections(ctx context.Context, rcv *receiver, tc client.Client, r *report) ([]collection, error) {
-	all, err := l.settleCollections(ctx, r)
+	all, err := settle(ctx, l, r, "/api/v1/collections", func(c collection) requestHead { return c.requestHead },
+		func(id string) *op { return &op{kind: opCancelCollection, collectionID: id} })
 	if err != nil {
 		return nil, err
 	}

@@ -217,6 +217,23 @@ func (l *load) run(ctx context.Context, rng *rand.Rand) {
 
 func (l *load) newKey(kind string) string { return fmt.Sprintf("%s-%d", kind, l.seq.Add(1)) }
 
+// createRequest sends the agent's create of a request of the kind kind at path
+// under Idempotency-Key key, and, once the answer is acknowledged, hands
+// keep (under the load's lock) the id of what it made.
+func (l *load) createRequest(kind, path, key string, body map[string]any, keep func(id string)) {
+	b, _ := json.Marshal(body)
+	o := &op{kind: kind, path: path, token: l.svc.keys().AgentKey, key: key, body: string(b)}
+	l.send(o)
+	if !o.acknowledged() {
+		return
+	}
+	if id := idOf(o.respBody); id != "" {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		keep(id)
+	}
+}
+
 // askSome chooses 1 to all of people to ask, in a random order: their
 // addresses for the create and their ids for the check.
 func askSome(rng *rand.Rand, people []person) (emails, ids []string) {

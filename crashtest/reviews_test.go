@@ -55,17 +55,9 @@ func (l *load) createReview(rng *rand.Rand, people []person) {
 	if rng.IntN(100) < 40 {
 		body["callbackUrl"] = l.receiver + "/callback"
 	}
-	b, _ := json.Marshal(body)
-	o := &op{kind: opCreateReview, path: "/api/v1/reviews", token: l.svc.keys().AgentKey, key: key, body: string(b)}
-	l.send(o)
-	if !o.acknowledged() {
-		return
-	}
-	if id := idOf(o.respBody); id != "" {
-		l.mu.Lock()
+	l.createRequest(opCreateReview, "/api/v1/reviews", key, body, func(id string) {
 		l.reviewed = append(l.reviewed, &reviewed{id: id, reviewers: ids})
-		l.mu.Unlock()
-	}
+	})
 }
 
 // pickReview returns a recent review, most likely one still open: one in
@@ -135,16 +127,11 @@ func (l *load) cancelReview(v *reviewed) {
 
 // review is what the check reads of a review.
 type review struct {
-	ID                string     `json:"id"`
-	Status            string     `json:"status"`
-	ExternalID        string     `json:"externalId"`
-	ReportID          string     `json:"reportId"`
-	VersionID         string     `json:"versionId"`
-	RequiredApprovals int        `json:"requiredApprovals"`
-	ApprovalsSoFar    int        `json:"approvalsSoFar"`
-	ExpiresAt         time.Time  `json:"expiresAt"`
-	SettledAt         *time.Time `json:"settledAt"`
-	CallbackURL       *string    `json:"callbackUrl"`
+	requestHead
+	ReportID          string `json:"reportId"`
+	VersionID         string `json:"versionId"`
+	RequiredApprovals int    `json:"requiredApprovals"`
+	ApprovalsSoFar    int    `json:"approvalsSoFar"`
 	ResolvedReviewers []struct {
 		ID  string `json:"id"`
 		Via []via  `json:"via"`
@@ -203,38 +190,6 @@ func (v *review) asked(personID string) bool {
 	return false
 }
 
-// settleReviews waits for every review past its expiry to expire, counts
-// those that did not, and cancels what is still open.
-func (l *load) settleReviews(ctx context.Context, r *report) ([]review, error) {
-	list := func() ([]review, error) { return listAll[review](l, "/api/v1/reviews") }
-	var all []review
-	var err error
-	overdue := func(v review) bool { return v.Status == "open" && time.Now().After(v.ExpiresAt.Add(2*time.Second)) }
-	wait, cancel := context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
-	waitUntil(wait, func() bool {
-		if all, err = list(); err != nil {
-			return false
-		}
-		return !slices.ContainsFunc(all, overdue)
-	})
-	if err != nil {
-		return nil, err
-	}
-	for _, v := range all {
-		if overdue(v) {
-			r.problem(&r.PendingPastExpiry, "%s still open %s after its expiry", v.ID, time.Since(v.ExpiresAt).Round(time.Second))
-		}
-	}
-	for _, v := range all {
-		if v.Status == "open" {
-			l.send(&op{kind: opCancelReview, path: "/api/v1/reviews/" + v.ID + "/cancel", token: l.svc.keys().AgentKey,
-				key: "drain-" + v.ID, reviewID: v.ID, body: "{}"})
-		}
-	}
-	return list()
-}
-
 // expectedReview is the event kinds the final status of a review implies:
 // review.requested, then the one settling event (a cancellation emits
 // none). Individual verdicts that do not settle it send nothing.
@@ -264,7 +219,8 @@ func errorCode(body []byte) string {
 // checkReviews compares what agents and reviewers were told with the final
 // reviews, their workflows and the receiver.
 func (l *load) checkReviews(ctx context.Context, rcv *receiver, tc client.Client, r *report) ([]review, error) {
-	all, err := l.settleReviews(ctx, r)
+	all, err := settle(ctx, l, r, "/api/v1/reviews", func(v review) requestHead { return v.requestHead },
+		func(id string) *op { return &op{kind: opCancelReview, reviewID: id} })
 	if err != nil {
 		return nil, err
 	}

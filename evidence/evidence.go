@@ -117,9 +117,19 @@ type ChainHead struct {
 	Hash     string `json:"hash"`
 }
 
+// Store is what an export reads: the flow or report it is of, what
+// they gathered, and the key that signs it.
+type Store interface {
+	GetFlow(ctx context.Context, orgID, id string) (*models.Flow, error)
+	GetReport(ctx context.Context, orgID, idOrSlug string) (*models.Report, error)
+	FlowEvidence(ctx context.Context, orgID, id string, requestIDs []string) (*models.Evidence, error)
+	ReportEvidence(ctx context.Context, orgID string, r *models.Report, requestIDs []string) (*models.Evidence, error)
+	SigningEvidenceKey(ctx context.Context) (*models.EvidenceKey, ed25519.PrivateKey, error)
+}
+
 // Service makes exports.
 type Service struct {
-	Store   *models.Store
+	Store   Store
 	BaseURL string
 	// Kinds are the request kinds an export holds the requests of, in the
 	// order it lists them (KindOf).

@@ -1,7 +1,6 @@
 package models
 
 import (
-	"context"
 	"encoding/json"
 	"time"
 
@@ -9,6 +8,7 @@ import (
 
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/states"
 )
 
@@ -91,7 +91,7 @@ type Approval struct {
 	ApproverIDs StringList     `gorm:"type:text;not null"`
 	// ResolvedApprovers are the people ApproverIDs name, and Execution
 	// the receipt of its decision token (nil until reported), filled in
-	// when the record is read (GetApproval, ListApprovals) or changed.
+	// when the record is read, listed or changed.
 	ResolvedApprovers []PersonRef      `gorm:"-"`
 	Execution         *Receipt         `gorm:"-"`
 	Input             RawJSON          `gorm:"type:text"`
@@ -144,10 +144,7 @@ type Approval struct {
 
 // ApprovalFilter narrows a list of approvals.
 type ApprovalFilter struct {
-	Status string
-	// ExternalID finds the requests Requester made with it (byReference).
-	ExternalID string
-	Requester  string
+	RequestFilter
 	// WaitingOn limits the list to requests waiting on this person
 	// (pending, and theirs to decide), read from the asked index.
 	WaitingOn string
@@ -156,44 +153,22 @@ type ApprovalFilter struct {
 	Executed *bool
 }
 
-// ListApprovals pages through the organisation's approvals, newest first.
-func (s *RequestStore) ListApprovals(ctx context.Context, orgID string, f ApprovalFilter, p Page) ([]Approval, string, error) {
-	return s.Approvals().List(ctx, orgID, RequestFilter{Status: f.Status, ExternalID: f.ExternalID, Requester: f.Requester}, p,
-		func(q *gorm.DB) *gorm.DB {
-			if f.WaitingOn != "" {
-				q = q.Where("id IN (?)", approvalKind.askingOf(s.db, orgID, f.WaitingOn).Select("request_id"))
-			}
-			if f.Executed != nil {
-				q = executed(s.db, q, orgID, *f.Executed)
-			}
-			return q
-		})
-}
-
-// Inbox is what waits on one person: the first pending approvals in an
-// order and counts over all of them.
-type Inbox struct {
-	// Items are at most the limit asked for, in the order asked for.
-	Items []Approval
-	Counts
-}
-
-// PendingFor returns the inbox of personID: its first limit items in
-// order, read in order from the asked index so that a long backlog cannot
-// hide what needs attention, and counts over the whole backlog.
-func (s *RequestStore) PendingFor(ctx context.Context, orgID, personID string, dueBefore time.Time, order InboxOrder, limit int) (*Inbox, error) {
-	db := s.db.WithContext(ctx)
-	items, err := waiting[Approval](db, orgID, personID, order, limit)
-	if err != nil {
+func (f ApprovalFilter) narrow(db, q *gorm.DB, orgID string, k *requestKind) (*gorm.DB, error) {
+	if err := filterOf(f, approvalKind, k); err != nil {
 		return nil, err
 	}
-	counts, err := counts[Approval](db, orgID, personID, dueBefore)
-	return &Inbox{Items: items, Counts: counts}, err
+	if f.WaitingOn != "" {
+		q = q.Where("id IN (?)", approvalKind.askingOf(db, orgID, f.WaitingOn).Select("request_id"))
+	}
+	if f.Executed != nil {
+		q = executed(db, q, orgID, *f.Executed)
+	}
+	return q, nil
 }
 
 func (a *Approval) head() requestHead { return a.RequestBase.head(&a.ApproverIDs) }
 
-var approvalKind = registerKind(&requestKind{subject: events.RequestApproval, idPrefix: ids.Approval, open: states.Pending,
+var approvalKind = registerKind(&requestKind{noun: "approval", page: paths.Approval, subject: events.RequestApproval, idPrefix: ids.Approval, open: states.Pending,
 	table: "approvals", askedIDs: "approver_ids", aboutReports: true})
 
 func (*Approval) kind() *requestKind { return approvalKind }

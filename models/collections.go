@@ -12,6 +12,7 @@ import (
 
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/questions"
 	"github.com/assent-hq/assent/internal/states"
 )
@@ -109,7 +110,7 @@ type Collection struct {
 
 func (c *Collection) head() requestHead { return c.RequestBase.head(&c.RespondentIDs) }
 
-var collectionKind = registerKind(&requestKind{subject: events.RequestCollection, idPrefix: ids.Collection, open: states.Open,
+var collectionKind = registerKind(&requestKind{noun: "request for information", page: paths.Collection, subject: events.RequestCollection, idPrefix: ids.Collection, open: states.Open,
 	table: "collections", askedIDs: "respondent_ids"})
 
 func (*Collection) kind() *requestKind               { return collectionKind }
@@ -151,15 +152,6 @@ type CollectionDraft struct {
 	PersonID     string  `gorm:"primaryKey;size:40"`
 	Answers      RawJSON `gorm:"type:text;not null"`
 	UpdatedAt    time.Time
-}
-
-// CollectionFilter narrows a list of collections.
-type CollectionFilter = RequestFilter
-
-// ListCollections pages through the organisation's collections, newest
-// first.
-func (s *RequestStore) ListCollections(ctx context.Context, orgID string, f CollectionFilter, p Page) ([]Collection, string, error) {
-	return s.Collections().List(ctx, orgID, f, p)
 }
 
 // Replied reports whether personID has submitted a reply.

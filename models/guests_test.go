@@ -53,7 +53,7 @@ func TestUpdateGuestRenames(t *testing.T) {
 		kept, err := s.Approvals().Get(ctx, org.ID, earlier.ID)
 		require.NoError(t, err)
 		assert.Equal(t, models.StringList{g.ID}, kept.ApproverIDs, "a request made earlier is unchanged")
-		inbox, err := s.PendingFor(ctx, org.ID, g.ID, time.Now(), models.Attention, 10)
+		inbox, err := pendingFor(ctx, s, org.ID, g.ID, time.Now(), models.Attention, 10)
 		require.NoError(t, err)
 		assert.Equal(t, 1, inbox.Total, "and still waits on the guest")
 	})

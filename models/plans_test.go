@@ -129,7 +129,7 @@ func TestInboxesReadThePersonsWaitingRows(t *testing.T) {
 			plans[name] = append(plans[name], plan)
 		}
 	}))
-	in, err := s.PendingFor(models.ExplainAs(ctx, "inbox page: the most urgent approvals and counts"), org.ID, "mem_hot", models.Now().Add(24*time.Hour), models.Attention, 50)
+	in, err := pendingFor(models.ExplainAs(ctx, "inbox page: the most urgent approvals and counts"), s, org.ID, "mem_hot", models.Now().Add(24*time.Hour), models.Attention, 50)
 	require.NoError(t, err)
 	assert.Equal(t, 2668, in.Total, "the hot person's open approvals")
 	_, err = s.Approvals().Waiting(models.ExplainAs(ctx, "inbox of every kind: the newest approvals"), org.ID, "mem_hot", models.Newest, 50)
@@ -143,8 +143,8 @@ func TestInboxesReadThePersonsWaitingRows(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.WaitingOn(models.ExplainAs(ctx, "delegation: every request waiting"), org.ID, "mem_hot")
 	require.NoError(t, err)
-	_, _, err = s.ListApprovals(models.ExplainAs(ctx, "inbox: a page of approvals"), org.ID,
-		models.ApprovalFilter{Status: "pending", WaitingOn: "mem_hot"}, models.Page{Limit: 50})
+	_, _, err = s.Approvals().List(models.ExplainAs(ctx, "inbox: a page of approvals"), org.ID, "",
+		models.ApprovalFilter{RequestFilter: models.RequestFilter{Status: "pending"}, WaitingOn: "mem_hot"}, models.Page{Limit: 50})
 	require.NoError(t, err)
 	for _, name := range []string{"inbox page: the most urgent approvals and counts", "inbox of every kind: the newest approvals",
 		"inbox of every kind: the newest approvals' ids",

@@ -112,10 +112,13 @@ type (
 
 // requestKind names one kind of request and its table.
 type requestKind struct {
-	// subject names the kind in audit entries and events: "approval".
-	subject, idPrefix string
+	// subject names the kind in audit entries and events: "approval";
+	// noun where people read it: "request for information".
+	subject, idPrefix, noun string
 	// open is the status of a record still waiting.
 	open string
+	// page is the path of the page where people act on a record.
+	page func(id string) string
 	// table is the kind's table; who it asks is in request_people
 	// (RequestPerson), under the kind's subject, and in the record's
 	// column askedIDs.
@@ -142,6 +145,35 @@ func kindOf(subject string) *requestKind {
 		}
 	}
 	return nil
+}
+
+// KindNames are how a kind of request is named where people read it.
+type KindNames struct {
+	// Noun names it in messages: "request for information"; Open is the
+	// status of one still waiting.
+	Noun, Open string
+	// Page is the path of the page where people act on request id.
+	Page func(id string) string
+}
+
+// KindNamed are the names of the kind called kind (its subject), and
+// whether a record registered it.
+func KindNamed(kind string) (KindNames, bool) {
+	k := kindOf(kind)
+	if k == nil {
+		return KindNames{}, false
+	}
+	return KindNames{Noun: k.noun, Open: k.open, Page: k.page}, true
+}
+
+// RequestPage is the path of the page where people act on request id of
+// kind, one of every kind's rows (settled, waiting, a flow's member): none
+// for a kind this release does not know (a row written by a later one).
+func RequestPage(kind, id string) string {
+	if k, ok := KindNamed(kind); ok {
+		return k.Page(id)
+	}
+	return ""
 }
 
 // callback is the sealed column of the kind's callback secrets.
@@ -208,23 +240,47 @@ func (r Requests[T, P]) Insert(ctx context.Context, rec *T) error {
 }
 
 // RequestFilter narrows a list of one kind's requests by what every kind
-// has.
+// has; a kind's own filter embeds it (ApprovalFilter, ReviewFilter).
 type RequestFilter struct {
 	Status string
-	// ExternalID finds the requests Requester made with it (byReference).
+	// ExternalID finds the caller's own requests made with it
+	// (byReference).
 	ExternalID string
-	Requester  string
 	FlowID     string
 }
 
+// A Filter narrows a list of one kind's requests: by what every kind has,
+// and then by what its kind adds.
+type Filter interface {
+	Common() RequestFilter
+	// narrow adds the kind's own conditions to q, a query of kind k's
+	// records; a filter of another kind is a program error.
+	narrow(db, q *gorm.DB, orgID string, k *requestKind) (*gorm.DB, error)
+}
+
+// Common is f itself: a filter of what every kind has.
+func (f RequestFilter) Common() RequestFilter { return f }
+
+func (RequestFilter) narrow(_, q *gorm.DB, _ string, _ *requestKind) (*gorm.DB, error) { return q, nil }
+
+// filterOf refuses a filter of kind want for a list of kind k.
+func filterOf(f Filter, want, k *requestKind) error {
+	if want != k {
+		return fmt.Errorf("models: a %T cannot list %s records", f, k.subject)
+	}
+	return nil
+}
+
 // List pages through the organisation's records, newest first, narrowed
-// by f and then by each of more.
-func (r Requests[T, P]) List(ctx context.Context, orgID string, f RequestFilter, p Page, more ...func(*gorm.DB) *gorm.DB) ([]T, string, error) {
+// by f; an externalId finds only requester's own.
+func (r Requests[T, P]) List(ctx context.Context, orgID, requester string, f Filter, p Page) ([]T, string, error) {
 	db := r.s.db.WithContext(ctx)
-	q := byReference(matching(db.Where("organization_id = ?", orgID), [2]string{"status", f.Status}, [2]string{"flow_id", f.FlowID}),
-		f.ExternalID, f.Requester)
-	for _, narrow := range more {
-		q = narrow(q)
+	c := f.Common()
+	q := byReference(matching(db.Where("organization_id = ?", orgID), [2]string{"status", c.Status}, [2]string{"flow_id", c.FlowID}),
+		c.ExternalID, requester)
+	q, err := f.narrow(r.s.db, q, orgID, r.k)
+	if err != nil {
+		return nil, "", err
 	}
 	rows, next, err := list(q, p, r.k.idPrefix, func(rec *T) string { return *P(rec).head().id })
 	if err != nil {

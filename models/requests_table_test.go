@@ -175,3 +175,28 @@ func TestARecordAnEarlierVersionMadeGetsItsRowWhenItSettles(t *testing.T) {
 		assert.NotContains(t, requestRows(t, db), unstarted.ID, "taken back with its record")
 	})
 }
+
+// TestAKindsListTakesOnlyItsOwnFilterAndAnUnknownKindHasNoPage: a filter
+// of one kind listing another's records is refused, not read as SQL of the
+// wrong table; a row of a kind this release does not know (written by a
+// later one) has no page and is named as it is, rather than failing.
+func TestAKindsListTakesOnlyItsOwnFilterAndAnUnknownKindHasNoPage(t *testing.T) {
+	t.Parallel()
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db, testenv.Keys())
+		org := testenv.NewOrg(t, s)
+		_, _, err := s.Collections().List(ctx, org.ID, "", models.ApprovalFilter{WaitingOn: "mem_ada"}, models.Page{Limit: 10})
+		require.Error(t, err)
+		_, _, err = s.Approvals().List(ctx, org.ID, "", models.ReviewFilter{ReportID: "rpt_1"}, models.Page{Limit: 10})
+		require.Error(t, err)
+		_, _, err = s.Reviews().List(ctx, org.ID, "", models.ReviewFilter{ReportID: "rpt_1"}, models.Page{Limit: 10})
+		require.NoError(t, err)
+		_, _, err = s.Collections().List(ctx, org.ID, "", models.RequestFilter{Status: states.Open}, models.Page{Limit: 10})
+		require.NoError(t, err, "what every kind has lists any kind")
+	})
+	assert.Equal(t, "/reviews/rev_1", models.RequestPage(events.RequestReview, "rev_1"))
+	assert.Empty(t, models.RequestPage("poll", "pol_1"))
+	assert.Equal(t, "request for information", requests.NounOf(events.RequestCollection))
+	assert.Equal(t, "poll", requests.NounOf("poll"))
+}

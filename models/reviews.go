@@ -9,6 +9,7 @@ import (
 
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
+	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/states"
 )
 
@@ -51,7 +52,7 @@ type Review struct {
 
 func (r *Review) head() requestHead { return r.RequestBase.head(&r.ReviewerIDs) }
 
-var reviewKind = registerKind(&requestKind{subject: events.RequestReview, idPrefix: ids.Review, open: states.Open,
+var reviewKind = registerKind(&requestKind{noun: "review", page: paths.Review, subject: events.RequestReview, idPrefix: ids.Review, open: states.Open,
 	table: "reviews", askedIDs: "reviewer_ids", aboutReports: true})
 
 func (*Review) kind() *requestKind               { return reviewKind }
@@ -78,18 +79,12 @@ func (r *Review) reviewed() []string {
 
 // ReviewFilter narrows a list of reviews.
 type ReviewFilter struct {
-	Status string
-	// ExternalID finds the requests Requester made with it (byReference).
-	ExternalID string
-	Requester  string
-	FlowID     string
-	ReportID   string
+	RequestFilter
+	ReportID string
 }
 
-// ListReviews pages through the organisation's reviews, newest first.
-func (s *RequestStore) ListReviews(ctx context.Context, orgID string, f ReviewFilter, p Page) ([]Review, string, error) {
-	return s.Reviews().List(ctx, orgID, RequestFilter{Status: f.Status, ExternalID: f.ExternalID, Requester: f.Requester, FlowID: f.FlowID}, p,
-		func(q *gorm.DB) *gorm.DB { return matching(q, [2]string{"report_id", f.ReportID}) })
+func (f ReviewFilter) narrow(_, q *gorm.DB, _ string, k *requestKind) (*gorm.DB, error) {
+	return matching(q, [2]string{"report_id", f.ReportID}), filterOf(f, reviewKind, k)
 }
 
 // ReviewsOf lists every review of a report, by id.

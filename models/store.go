@@ -172,6 +172,17 @@ func NewStore(db *gorm.DB, secrets *secretkey.Ring) *Store {
 	}
 }
 
+// Reports is the reports' queries, which the reports service owns.
+func (s *Store) Reports() *ReportStore { return s.ReportStore }
+
+// Directory is the organisation's people and rules, which the
+// administration service owns.
+func (s *Store) Directory() *DirectoryStore { return s.DirectoryStore }
+
+// Comments is the comment threads' queries, which the comments service
+// owns.
+func (s *Store) Comments() *CommentStore { return s.CommentStore }
+
 // Page selects one page of a list: at most Limit rows after Cursor.
 type Page struct {
 	Limit  int

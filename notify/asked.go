@@ -3,7 +3,6 @@ package notify
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/assent-hq/assent/models"
 )
@@ -23,22 +22,39 @@ type AskedMail struct {
 	PageURL      string
 }
 
-// NewAskedMail is the email to p about request b, whose page is pageURL.
-func NewAskedMail(p *models.Person, b *models.RequestBase, reminder bool, pageURL string) AskedMail {
-	return AskedMail{Name: p.DisplayName(), Organization: p.Organization.Name, Guest: p.Guest != nil, Reminder: reminder,
-		Title: b.Title, RequestedBy: b.RequestedBy, Expires: MailTime(b.ExpiresAt), PageURL: pageURL}
+// Asking is an email to people a request asks: the request, of kind
+// (events.RequestApproval, …), whether it is the reminder, and the risk
+// its push shows, if its kind has one.
+type Asking struct {
+	Kind     string
+	Request  *models.RequestBase
+	Reminder bool
+	Risk     string
 }
 
-// AskEach asks each of people (Ask), each once for the notice that is
-// notice followed by their id, with the email build makes for them. One
-// address the mail server refuses must not keep the rest from being
-// asked: every person is tried, and the errors are joined, so that the
-// activity's retry reaches those not reached.
-func (n *Notifier) AskEach(ctx context.Context, orgID string, people []*models.Person, notice string, msg PushMessage, expires time.Time,
-	build func(p *models.Person) (Draft, error)) error {
+// AskAbout asks each of ids about the request (Ask), each once for the
+// notice "<kind>/<id>/" ("…/reminder/" for the reminder) followed by
+// their id, its page pushed to their browsers and the email build makes
+// from what every such email shows (AskedMail). One address the mail
+// server refuses must not keep the rest from being asked: every person is
+// tried, and the errors are joined, so that the activity's retry reaches
+// those not reached.
+func (n *Notifier) AskAbout(ctx context.Context, a Asking, ids []string, build func(p *models.Person, m AskedMail) (Draft, error)) error {
+	b := a.Request
+	people, err := n.Store.People(ctx, b.OrganizationID, ids)
+	if err != nil {
+		return err
+	}
+	notice, page := a.Kind+"/"+b.ID+"/", n.BaseURL+models.RequestPage(a.Kind, b.ID)
+	if a.Reminder {
+		notice += "reminder/"
+	}
+	push := PushMessage{Title: b.Title, Kind: a.Kind, Risk: a.Risk, URL: page}
 	var errs []error
 	for _, p := range people {
-		errs = append(errs, n.Ask(ctx, orgID, notice+p.ID(), p.ID(), func() (Draft, error) { return build(p) }, msg, expires))
+		m := AskedMail{Name: p.DisplayName(), Organization: p.Organization.Name, Guest: p.Guest != nil, Reminder: a.Reminder,
+			Title: b.Title, RequestedBy: b.RequestedBy, Expires: MailTime(b.ExpiresAt), PageURL: page}
+		errs = append(errs, n.Ask(ctx, b.OrganizationID, notice+p.ID(), p.ID(), func() (Draft, error) { return build(p, m) }, push, b.ExpiresAt))
 	}
 	return errors.Join(errs...)
 }

@@ -27,9 +27,24 @@ import (
 //go:embed templates
 var files embed.FS
 
+// Store is what the emails and pushes read and record: the people asked
+// and their organisation, the report a send is of, the notices already
+// sent, and the browsers subscribed to push.
+type Store interface {
+	GetOrganization(ctx context.Context, id string) (*models.Organization, error)
+	People(ctx context.Context, orgID string, personIDs []string) ([]*models.Person, error)
+	GetReport(ctx context.Context, orgID, idOrSlug string) (*models.Report, error)
+	GetSend(ctx context.Context, orgID, id string) (*models.ReportSend, error)
+	NoticeSent(ctx context.Context, id string) (bool, error)
+	RecordNotice(ctx context.Context, orgID, id string) error
+	PushSubscriptions(ctx context.Context, orgID, personID string) ([]models.PushSubscription, error)
+	RemovePushSubscription(ctx context.Context, sub *models.PushSubscription) error
+	VAPIDKey(ctx context.Context) (public, private string, err error)
+}
+
 // Notifier sends the emails about requests.
 type Notifier struct {
-	Store *models.Store
+	Store Store
 	// Mailer sends the emails; nil means the process cannot send email,
 	// and each email is logged as not sent instead of retried forever.
 	Mailer mail.Sender

@@ -37,7 +37,7 @@ func mayManage(r *models.Report, by models.Actor) error {
 // managed returns the organisation's report idOrSlug when by may change
 // it.
 func (s *Service) managed(ctx context.Context, orgID string, by models.Actor, idOrSlug string) (*models.Report, error) {
-	r, err := s.store.GetReport(ctx, orgID, idOrSlug)
+	r, err := s.store.Reports().GetReport(ctx, orgID, idOrSlug)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +47,7 @@ func (s *Service) managed(ctx context.Context, orgID string, by models.Actor, id
 // Readable returns who's organisation's report when a person may read it
 // (403 otherwise); for an agent key any, by its scope.
 func (s *Service) Readable(ctx context.Context, who models.Actor, idOrSlug string) (*models.Report, error) {
-	r, err := s.store.GetReport(ctx, who.OrgID(), idOrSlug)
+	r, err := s.store.Reports().GetReport(ctx, who.OrgID(), idOrSlug)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func (s *Service) mayRead(ctx context.Context, r *models.Report, who models.Acto
 	if who.Person == nil {
 		return nil
 	}
-	ok, err := s.store.CanRead(ctx, r, who.Person)
+	ok, err := s.store.Reports().CanRead(ctx, r, who.Person)
 	if err == nil && !ok {
 		err = apperr.New(apperr.Forbidden, "report %s is not shared with you", r.Slug)
 	}
@@ -68,7 +68,7 @@ func (s *Service) mayRead(ctx context.Context, r *models.Report, who models.Acto
 // Visible returns who's organisation's report when a person reads or
 // manages it (403 otherwise); for an agent key any, by its scope.
 func (s *Service) Visible(ctx context.Context, who models.Actor, idOrSlug string) (*models.Report, error) {
-	r, err := s.store.GetReport(ctx, who.OrgID(), idOrSlug)
+	r, err := s.store.Reports().GetReport(ctx, who.OrgID(), idOrSlug)
 	if err != nil {
 		return nil, err
 	}

@@ -25,14 +25,14 @@ const (
 // read or manage the report.
 func (s *Service) Analytics(ctx context.Context, who models.Actor, idOrSlug string) (*wire.ReportAnalytics, error) {
 	org := who.Organization
-	r, err := s.store.GetReport(ctx, org.ID, idOrSlug)
+	r, err := s.store.Reports().GetReport(ctx, org.ID, idOrSlug)
 	if err != nil {
 		return nil, err
 	}
 	if err := s.mayView(ctx, r, who); err != nil {
 		return nil, err
 	}
-	totals, err := s.store.ViewTotals(ctx, r)
+	totals, err := s.store.Reports().ViewTotals(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -41,11 +41,11 @@ func (s *Service) Analytics(ctx context.Context, who models.Actor, idOrSlug stri
 		return out, nil
 	}
 	first := models.Now().Truncate(24*time.Hour).AddDate(0, 0, 1-SeriesDays)
-	days, err := s.store.DailyViews(ctx, r, first)
+	days, err := s.store.Reports().DailyViews(ctx, r, first)
 	if err != nil {
 		return nil, err
 	}
-	recent, err := s.store.RecentReaders(ctx, r, RecentReaderCount, r.ShowViewers)
+	recent, err := s.store.Reports().RecentReaders(ctx, r, RecentReaderCount, r.ShowViewers)
 	if err != nil {
 		return nil, err
 	}
@@ -84,5 +84,5 @@ func (s *Service) OrganizationAnalytics(ctx context.Context, who models.Actor, p
 	if who.Person != nil && !who.Administrator {
 		reader = who.Person // readable covers owned, the only reports a member manages
 	}
-	return s.store.ReportsReach(ctx, org.ID, reader, p)
+	return s.store.Reports().ReportsReach(ctx, org.ID, reader, p)
 }

@@ -28,7 +28,7 @@ type CopyInput struct {
 // passed the scan or was released); a template is scanned like any
 // publish.
 func (s *Service) Copy(ctx context.Context, p models.Actor, from string, in *CopyInput, claim *models.Claim) (*models.Report, *models.ReportVersion, error) {
-	if r, v, err := s.store.ClaimedVersion(ctx, claim); err != nil || r != nil {
+	if r, v, err := s.store.Reports().ClaimedVersion(ctx, claim); err != nil || r != nil {
 		return r, v, err
 	}
 	nr := models.NewReport{OrganizationID: p.Organization.ID, Classification: models.ClassInternal}

@@ -46,10 +46,10 @@ func (s *Service) putDataset(ctx context.Context, orgID, idOrSlug, name string, 
 		if err != nil {
 			return err
 		}
-		if d, err = s.store.ReplaceDataset(ctx, r, name, data); err != nil || d != nil {
+		if d, err = s.store.Reports().ReplaceDataset(ctx, r, name, data); err != nil || d != nil {
 			return err
 		}
-		n, err := s.store.CountDatasets(ctx, r)
+		n, err := s.store.Reports().CountDatasets(ctx, r)
 		if err != nil {
 			return err
 		}
@@ -58,7 +58,7 @@ func (s *Service) putDataset(ctx context.Context, orgID, idOrSlug, name string, 
 		}
 		d = &models.Dataset{ReportID: r.ID, Name: name, OrganizationID: orgID, Data: data, Bytes: len(data)}
 		created = true
-		return s.store.InsertDataset(ctx, d)
+		return s.store.Reports().InsertDataset(ctx, d)
 	})
 	return d, created, err
 }
@@ -69,7 +69,7 @@ func (s *Service) Dataset(ctx context.Context, p models.Actor, idOrSlug, name st
 	if _, err := s.Readable(ctx, p, idOrSlug); err != nil {
 		return nil, err
 	}
-	return s.store.GetDataset(ctx, p.Organization.ID, idOrSlug, name)
+	return s.store.Reports().GetDataset(ctx, p.Organization.ID, idOrSlug, name)
 }
 
 // Datasets lists the report's datasets without their data, to those who
@@ -78,7 +78,7 @@ func (s *Service) Datasets(ctx context.Context, p models.Actor, idOrSlug string)
 	if _, err := s.Readable(ctx, p, idOrSlug); err != nil {
 		return nil, err
 	}
-	return s.store.ListDatasets(ctx, p.Organization.ID, idOrSlug)
+	return s.store.Reports().ListDatasets(ctx, p.Organization.ID, idOrSlug)
 }
 
 // DeleteDataset removes one of the report's datasets.
@@ -86,5 +86,5 @@ func (s *Service) DeleteDataset(ctx context.Context, orgID string, by models.Act
 	if _, err := s.managed(ctx, orgID, by, idOrSlug); err != nil {
 		return err
 	}
-	return s.store.DeleteDataset(ctx, orgID, idOrSlug, name)
+	return s.store.Reports().DeleteDataset(ctx, orgID, idOrSlug, name)
 }

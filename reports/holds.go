@@ -37,11 +37,11 @@ func (h heldVersions) Start(ctx context.Context, v *models.ReportVersion) error 
 }
 
 func (h heldVersions) Get(ctx context.Context, orgID, id string) (*models.ReportVersion, error) {
-	return h.s.store.GetVersion(ctx, orgID, id)
+	return h.s.store.Reports().GetVersion(ctx, orgID, id)
 }
 
 func (h heldVersions) Unowned(ctx context.Context, olderThan time.Time, limit int) ([]models.ReportVersion, error) {
-	return h.s.store.UnstartedHolds(ctx, olderThan, limit)
+	return h.s.store.Reports().UnstartedHolds(ctx, olderThan, limit)
 }
 
 // hold starts the workflow of a version the scan held. A start that fails
@@ -82,13 +82,13 @@ type HeldVersion struct {
 
 // Held lists the organisation's held versions, oldest first.
 func (s *Service) Held(ctx context.Context, orgID string) ([]HeldVersion, error) {
-	vs, err := s.store.HeldVersions(ctx, orgID)
+	vs, err := s.store.Reports().HeldVersions(ctx, orgID)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]HeldVersion, 0, len(vs))
 	for _, v := range vs {
-		r, err := s.store.GetReport(ctx, orgID, v.ReportID)
+		r, err := s.store.Reports().GetReport(ctx, orgID, v.ReportID)
 		if err != nil {
 			return nil, err
 		}
@@ -112,6 +112,6 @@ func (s *Service) DecideHeld(ctx context.Context, by models.Actor, orgID, versio
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := s.store.GetReport(ctx, orgID, v.ReportID)
+	r, err := s.store.Reports().GetReport(ctx, orgID, v.ReportID)
 	return r, v, err
 }

@@ -34,7 +34,7 @@ type ManifestFile = models.ManifestFile
 // Hosted is the report whose origin key names, in any organisation: the
 // host name is all a report's origin knows.
 func (s *Service) Hosted(ctx context.Context, key string) (*models.Report, error) {
-	return s.store.ReportByKey(ctx, key)
+	return s.store.Reports().ReportByKey(ctx, key)
 }
 
 // PublicBySlug is the report a visitor not signed in means by the app's
@@ -43,7 +43,7 @@ func (s *Service) Hosted(ctx context.Context, key string) (*models.Report, error
 // so when another organisation's public report has the same slug, or
 // none is public, it is not found and the visitor signs in.
 func (s *Service) PublicBySlug(ctx context.Context, slug string) (*models.Report, error) {
-	found, err := s.store.PublicReportsBySlug(ctx, slug, 2)
+	found, err := s.store.Reports().PublicReportsBySlug(ctx, slug, 2)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func (s *Service) LiveVersion(ctx context.Context, r *models.Report) (*models.Re
 	if r.LiveVersion == nil {
 		return nil, apperr.New(apperr.InvalidState, "report %s has no live version yet", r.Slug)
 	}
-	return s.store.GetVersionNumber(ctx, r, *r.LiveVersion)
+	return s.store.Reports().GetVersionNumber(ctx, r, *r.LiveVersion)
 }
 
 // Served is the version of r a request reads: the live one (n is 0), or
@@ -77,7 +77,7 @@ func (s *Service) Served(ctx context.Context, r *models.Report, n int) (*models.
 	if n == 0 {
 		return s.LiveVersion(ctx, r)
 	}
-	v, err := s.store.GetVersionNumber(ctx, r, n)
+	v, err := s.store.Reports().GetVersionNumber(ctx, r, n)
 	if err == nil && v.State != models.VersionPublished {
 		return nil, apperr.New(apperr.NotFound, "version %d of report %s was not published", n, r.Slug)
 	}
@@ -92,7 +92,7 @@ func (s *Service) Reader(ctx context.Context, token, reportID string) (*models.P
 	if token == "" {
 		return nil, nil
 	}
-	sess, err := s.store.ReaderSessionOf(ctx, models.HashSecret(token), reportID)
+	sess, err := s.store.Reports().ReaderSessionOf(ctx, models.HashSecret(token), reportID)
 	if err == nil {
 		var p *models.Person
 		if p, err = accounts.SessionPerson(ctx, s.store, sess); err == nil {
@@ -108,7 +108,7 @@ func (s *Service) Reader(ctx context.Context, token, reportID string) (*models.P
 // MayRead reports whether reader holds a grant to read r now; nil is
 // nobody signed in, who reads only what is granted to the public.
 func (s *Service) MayRead(ctx context.Context, r *models.Report, reader *models.Person) (bool, error) {
-	return s.store.CanRead(ctx, r, reader)
+	return s.store.Reports().CanRead(ctx, r, reader)
 }
 
 // RedeemTicket trades a reader ticket the app issued for a reader session
@@ -119,7 +119,7 @@ func (s *Service) RedeemTicket(ctx context.Context, ticket, reportID string) (st
 	token := models.NewToken()
 	err := s.store.Tx(ctx, func(ctx context.Context) error {
 		now := models.Now()
-		t, err := s.store.ReaderTicketByHash(ctx, models.HashSecret(ticket))
+		t, err := s.store.Reports().ReaderTicketByHash(ctx, models.HashSecret(ticket))
 		if apperr.Is(err, apperr.NotFound) {
 			return ErrReaderTicketInvalid
 		}
@@ -129,14 +129,14 @@ func (s *Service) RedeemTicket(ctx context.Context, ticket, reportID string) (st
 		if t.ReportID != reportID || !now.Before(t.ExpiresAt) {
 			return ErrReaderTicketInvalid
 		}
-		used, err := s.store.MarkReaderTicketUsed(ctx, t.TicketHash, now)
+		used, err := s.store.Reports().MarkReaderTicketUsed(ctx, t.TicketHash, now)
 		if err != nil {
 			return err
 		}
 		if !used {
 			return ErrReaderTicketInvalid
 		}
-		return s.store.InsertReaderSession(ctx, &models.ReaderSession{TokenHash: models.HashSecret(token), ReportID: reportID,
+		return s.store.Reports().InsertReaderSession(ctx, &models.ReaderSession{TokenHash: models.HashSecret(token), ReportID: reportID,
 			SessionID: t.SessionID, CreatedAt: now})
 	})
 	return token, err
@@ -144,7 +144,7 @@ func (s *Service) RedeemTicket(ctx context.Context, ticket, reportID string) (st
 
 // HostedDataset is r's dataset name, as stored.
 func (s *Service) HostedDataset(ctx context.Context, r *models.Report, name string) (*models.Dataset, error) {
-	return s.store.GetDataset(ctx, r.OrganizationID, r.ID, name)
+	return s.store.Reports().GetDataset(ctx, r.OrganizationID, r.ID, name)
 }
 
 // RecordView records that reader (nil: a public reader) opened version of
@@ -157,12 +157,12 @@ func (s *Service) RecordView(ctx context.Context, r *models.Report, version int,
 	}
 	return s.store.Tx(ctx, func(ctx context.Context) error {
 		now := models.Now()
-		notify, err := s.store.ClaimViewNotice(ctx, r.ID, viewerID, ViewEventEvery, now)
+		notify, err := s.store.Reports().ClaimViewNotice(ctx, r.ID, viewerID, ViewEventEvery, now)
 		if err != nil {
 			return err
 		}
 		v := &models.ReportView{OrganizationID: r.OrganizationID, ReportID: r.ID, ViewerID: viewerID, Version: version, Notified: notify, At: now}
-		if err := s.store.InsertView(ctx, v); err != nil || !notify {
+		if err := s.store.Reports().InsertView(ctx, v); err != nil || !notify {
 			return err
 		}
 		b, err := s.viewedData(r, reader, v)

@@ -19,18 +19,18 @@ func (s *Service) ReadableList(ctx context.Context, who models.Actor, limit int)
 	if err != nil {
 		return nil, err
 	}
-	return s.store.ReadableReports(ctx, person, limit)
+	return s.store.Reports().ReadableReports(ctx, person, limit)
 }
 
 // Grants are who may read report id.
 func (s *Service) Grants(ctx context.Context, reportID string) ([]models.ReportGrant, error) {
-	return s.store.Grants(ctx, reportID)
+	return s.store.Reports().Grants(ctx, reportID)
 }
 
 // ByKey is the report of who's organisation whose origin is named by key;
 // another organisation's is not found.
 func (s *Service) ByKey(ctx context.Context, who models.Actor, key string) (*models.Report, error) {
-	r, err := s.store.ReportByKey(ctx, key)
+	r, err := s.store.Reports().ReportByKey(ctx, key)
 	if err == nil && r.OrganizationID != who.OrgID() {
 		err = apperr.New(apperr.NotFound, "report not found")
 	}
@@ -46,7 +46,7 @@ func (s *Service) ReaderTicket(ctx context.Context, r *models.Report, sessionID 
 	token := models.NewToken()
 	t := &models.ReaderTicket{TicketHash: models.HashSecret(token), ReportID: r.ID, SessionID: sessionID,
 		ExpiresAt: models.Now().Add(models.ReaderTicketLifetime)}
-	return token, s.store.InsertReaderTicket(ctx, t)
+	return token, s.store.Reports().InsertReaderTicket(ctx, t)
 }
 
 // Sharers are the addresses of who can share r, told of a request for

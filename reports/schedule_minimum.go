@@ -31,7 +31,7 @@ func (s *Service) MendSchedules(ctx context.Context) (int, error) {
 	now := time.Now()
 	n, after := 0, ""
 	for {
-		scs, err := s.store.SchedulesAfter(ctx, after, mendBatch)
+		scs, err := s.store.Reports().SchedulesAfter(ctx, after, mendBatch)
 		if err != nil || len(scs) == 0 {
 			return n, err
 		}
@@ -51,7 +51,7 @@ func (s *Service) MendSchedules(ctx context.Context) (int, error) {
 			if err := s.respec(ctx, sc, said); err != nil {
 				return n, err
 			}
-			if err := s.store.SetScheduleSpec(ctx, sc.ID, sc.Cron, sc.EverySeconds, strings.TrimSpace(sc.Note+"\n\n"+said)); err != nil {
+			if err := s.store.Reports().SetScheduleSpec(ctx, sc.ID, sc.Cron, sc.EverySeconds, strings.TrimSpace(sc.Note+"\n\n"+said)); err != nil {
 				return n, err
 			}
 			s.log.Warn("brought a schedule to its minimum of once a minute", "schedule", sc.ID, "was", was, "now", describeSpec(sc))

@@ -60,7 +60,7 @@ func (s *Service) CreateSchedule(ctx context.Context, p models.Actor, in *Schedu
 		if earlier, err = s.store.BindClaim(ctx, claim, sc.ID); err != nil || earlier != "" {
 			return err
 		}
-		return s.store.InsertSchedule(ctx, sc)
+		return s.store.Reports().InsertSchedule(ctx, sc)
 	})
 	if err != nil {
 		return nil, err
@@ -69,12 +69,12 @@ func (s *Service) CreateSchedule(ctx context.Context, p models.Actor, in *Schedu
 		return s.registered(ctx, p.Organization.ID, earlier)
 	}
 	if err := s.register(ctx, sc); err != nil {
-		if del := s.store.DeleteSchedule(context.WithoutCancel(ctx), sc.OrganizationID, sc.ID); del != nil {
+		if del := s.store.Reports().DeleteSchedule(context.WithoutCancel(ctx), sc.OrganizationID, sc.ID); del != nil {
 			s.log.Error("take back a schedule whose registration failed; the reconciler will register it", "schedule", sc.ID, "error", del)
 		}
 		return nil, err
 	}
-	return s.store.GetSchedule(ctx, sc.OrganizationID, sc.ID)
+	return s.store.Reports().GetSchedule(ctx, sc.OrganizationID, sc.ID)
 }
 
 // newSchedule checks in and makes the schedule it asks for.
@@ -187,7 +187,7 @@ func (s *Service) register(ctx context.Context, sc *models.Schedule) error {
 	case err != nil:
 		return err
 	}
-	return s.store.MarkScheduleRegistered(ctx, sc.ID)
+	return s.store.Reports().MarkScheduleRegistered(ctx, sc.ID)
 }
 
 // specOf is the Temporal Schedule's spec of sc.
@@ -204,30 +204,30 @@ func specOf(sc *models.Schedule) client.ScheduleSpec {
 // registered returns schedule id of the organisation, registering it
 // first when an earlier attempt did not get that far.
 func (s *Service) registered(ctx context.Context, orgID, id string) (*models.Schedule, error) {
-	sc, err := s.store.GetSchedule(ctx, orgID, id)
+	sc, err := s.store.Reports().GetSchedule(ctx, orgID, id)
 	if err != nil || sc.Registered {
 		return sc, err
 	}
 	if err := s.register(ctx, sc); err != nil {
 		return nil, err
 	}
-	return s.store.GetSchedule(ctx, orgID, id)
+	return s.store.Reports().GetSchedule(ctx, orgID, id)
 }
 
 // GetSchedule returns one of the organisation's schedules.
 func (s *Service) GetSchedule(ctx context.Context, orgID, id string) (*models.Schedule, error) {
-	return s.store.GetSchedule(ctx, orgID, id)
+	return s.store.Reports().GetSchedule(ctx, orgID, id)
 }
 
 // ListSchedules returns a page of the organisation's schedules.
 func (s *Service) ListSchedules(ctx context.Context, orgID, reportID string, p models.Page) ([]models.Schedule, string, error) {
-	return s.store.ListSchedules(ctx, orgID, reportID, p)
+	return s.store.Reports().ListSchedules(ctx, orgID, reportID, p)
 }
 
 // managedSchedule returns schedule id of the organisation when by may
 // change its report.
 func (s *Service) managedSchedule(ctx context.Context, orgID string, by models.Actor, id string) (*models.Schedule, error) {
-	sc, err := s.store.GetSchedule(ctx, orgID, id)
+	sc, err := s.store.Reports().GetSchedule(ctx, orgID, id)
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +258,7 @@ func (s *Service) PauseSchedule(ctx context.Context, orgID string, by models.Act
 	if err != nil {
 		return nil, err
 	}
-	return s.store.SetSchedulePaused(ctx, orgID, id, paused)
+	return s.store.Reports().SetSchedulePaused(ctx, orgID, id, paused)
 }
 
 // DeleteSchedule deletes a schedule and its Temporal Schedule.
@@ -275,7 +275,7 @@ func (s *Service) DeleteSchedule(ctx context.Context, orgID string, by models.Ac
 	if err != nil && !errors.As(err, &missing) {
 		return err
 	}
-	return s.store.DeleteSchedule(ctx, orgID, id)
+	return s.store.Reports().DeleteSchedule(ctx, orgID, id)
 }
 
 // Schedules are the report schedules the reconciler registers.
@@ -288,7 +288,7 @@ func (r scheduleRegistrar) Kind() string { return scheduleKind }
 // StartUnowned registers the Temporal Schedules of schedules a crash left
 // without one.
 func (r scheduleRegistrar) StartUnowned(ctx context.Context, olderThan time.Time, batch int) (int, error) {
-	scs, err := r.s.store.UnregisteredSchedules(ctx, olderThan, batch)
+	scs, err := r.s.store.Reports().UnregisteredSchedules(ctx, olderThan, batch)
 	if err != nil {
 		return 0, err
 	}

@@ -44,7 +44,7 @@ type Sent struct {
 // The emails go out from a workflow (workflows.ReportSend), each once.
 func (s *Service) Send(ctx context.Context, p models.Actor, idOrSlug string, in *SendInput, claim *models.Claim) (*Sent, error) {
 	orgID, by := p.Organization.ID, p
-	r, err := s.store.GetReport(ctx, orgID, idOrSlug)
+	r, err := s.store.Reports().GetReport(ctx, orgID, idOrSlug)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +96,7 @@ func (s *Service) Send(ctx context.Context, p models.Actor, idOrSlug string, in 
 			s.log.Warn("start the workflow of a report send; the reconciler will", "send", send.ID, "error", err)
 		}
 	}
-	all, err := s.store.Grants(ctx, r.ID)
+	all, err := s.store.Reports().Grants(ctx, r.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +134,7 @@ func (s *Service) record(ctx context.Context, orgID, reportID string, send *mode
 			rc := &send.Recipients.V[i]
 			if rc.PersonID == "" {
 				g := &models.Guest{OrganizationID: orgID, Email: rc.Email}
-				if err := s.store.AdmitGuest(ctx, g); err != nil {
+				if err := s.store.Reports().AdmitGuest(ctx, g); err != nil {
 					if errors.Is(err, models.ErrDuplicate) {
 						joined = rc.Email
 					}
@@ -145,10 +145,10 @@ func (s *Service) record(ctx context.Context, orgID, reportID string, send *mode
 			}
 			grants = append(grants, models.NewGrant{Kind: rc.Kind, SubjectID: rc.PersonID, Name: rc.Email})
 		}
-		if added, err = s.store.AddGrants(ctx, r, grants, by, now); err != nil {
+		if added, err = s.store.Reports().AddGrants(ctx, r, grants, by, now); err != nil {
 			return err
 		}
-		if err := s.store.InsertSend(ctx, send); err != nil {
+		if err := s.store.Reports().InsertSend(ctx, send); err != nil {
 			return err
 		}
 		detail := fmt.Sprintf("sent to %d address(es)", len(send.Recipients.V))
@@ -166,11 +166,11 @@ func (s *Service) record(ctx context.Context, orgID, reportID string, send *mode
 	case err != nil:
 		return nil, nil, nil, err
 	case earlier != "":
-		prior, err := s.store.GetSend(ctx, orgID, earlier)
+		prior, err := s.store.Reports().GetSend(ctx, orgID, earlier)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		r, err := s.store.GetReport(ctx, orgID, prior.ReportID)
+		r, err := s.store.Reports().GetReport(ctx, orgID, prior.ReportID)
 		return r, prior, nil, err
 	}
 	return r, send, added, nil
@@ -196,7 +196,7 @@ func (r sendRegistrar) Kind() string { return sendKind }
 
 // StartUnowned starts the workflows of sends left without one.
 func (r sendRegistrar) StartUnowned(ctx context.Context, olderThan time.Time, batch int) (int, error) {
-	sends, err := r.s.store.UnstartedSends(ctx, olderThan, batch)
+	sends, err := r.s.store.Reports().UnstartedSends(ctx, olderThan, batch)
 	if err != nil {
 		return 0, err
 	}

@@ -10,19 +10,44 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+	"time"
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/blobstore"
 	"github.com/assent-hq/assent/internal/bundle"
+	"github.com/assent-hq/assent/internal/metrics"
 	"github.com/assent-hq/assent/internal/publishscan"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/requests"
 )
+
+// Store is what publishing reads and writes: the reports' own queries,
+// what every held version shares with a request (its claim, flow and
+// long-poll; requests.Store), what a report's step writes beside them
+// (audit steps, events), and the people it shares a report with.
+type Store interface {
+	Reports() *models.ReportStore
+	requests.Store
+	requests.Directory
+	accounts.People
+	LockReport(ctx context.Context, orgID, idOrSlug string) (*models.Report, error)
+	ReportStep(ctx context.Context, r *models.Report, action, detail string, by models.Actor, at time.Time) error
+	Emit(ctx context.Context, e *models.Event) error
+	Changed(ctx context.Context, id string)
+	Metrics() *metrics.Metrics
+
+	GetOrganization(ctx context.Context, id string) (*models.Organization, error)
+	GetMember(ctx context.Context, orgID, id string) (*models.Member, error)
+	ActiveMemberIDs(ctx context.Context, orgID string, roles ...string) ([]string, error)
+	EnabledRules(ctx context.Context, orgID string) ([]models.Rule, error)
+}
 
 // Deps are what the service needs.
 type Deps struct {
-	Store    *models.Store
+	Store    Store
 	Temporal client.Client
 	Blobs    *blobstore.Store
 	Scanner  *publishscan.Scanner
@@ -35,7 +60,7 @@ type Deps struct {
 
 // Service runs the publishing operations; build one per process.
 type Service struct {
-	store    *models.Store
+	store    Store
 	temporal client.Client
 	blobs    *blobstore.Store
 	scanner  *publishscan.Scanner
@@ -105,7 +130,7 @@ type VersionInput struct {
 // Create publishes a new report with its first version, once per claim:
 // a retry of a create that made its report answers with that report.
 func (s *Service) Create(ctx context.Context, p models.Actor, in *CreateInput, claim *models.Claim) (*models.Report, *models.ReportVersion, error) {
-	if r, v, err := s.store.ClaimedVersion(ctx, claim); err != nil || r != nil {
+	if r, v, err := s.store.Reports().ClaimedVersion(ctx, claim); err != nil || r != nil {
 		return r, v, err
 	}
 	if err := in.Source.check(); err != nil {
@@ -142,7 +167,7 @@ func (s *Service) Create(ctx context.Context, p models.Actor, in *CreateInput, c
 
 // Publish adds the next version to a report, once per claim.
 func (s *Service) Publish(ctx context.Context, p models.Actor, idOrSlug string, in *VersionInput, claim *models.Claim) (*models.Report, *models.ReportVersion, error) {
-	if r, v, err := s.store.ClaimedVersion(ctx, claim); err != nil || r != nil {
+	if r, v, err := s.store.Reports().ClaimedVersion(ctx, claim); err != nil || r != nil {
 		return r, v, err
 	}
 	if err := in.Source.check(); err != nil {
@@ -174,7 +199,7 @@ func (s *Service) Publish(ctx context.Context, p models.Actor, idOrSlug string, 
 // asks: the caller decides what to show (a person's page offers a
 // request for access). Visible is the checked read.
 func (s *Service) Get(ctx context.Context, orgID, idOrSlug string) (*models.Report, error) {
-	return s.store.GetReport(ctx, orgID, idOrSlug)
+	return s.store.Reports().GetReport(ctx, orgID, idOrSlug)
 }
 
 // List returns a page of the organisation's reports visible to person
@@ -184,7 +209,7 @@ func (s *Service) List(ctx context.Context, who models.Actor, f models.ReportFil
 	if who.Person != nil && !who.Administrator {
 		f.ReadableBy = who.Person
 	}
-	return s.store.ListReports(ctx, who.OrgID(), f, p)
+	return s.store.Reports().ListReports(ctx, who.OrgID(), f, p)
 }
 
 // Versions returns a report visible to who and every version of it,
@@ -194,7 +219,7 @@ func (s *Service) Versions(ctx context.Context, who models.Actor, idOrSlug strin
 	if err != nil {
 		return nil, nil, err
 	}
-	vs, err := s.store.ListVersions(ctx, r)
+	vs, err := s.store.Reports().ListVersions(ctx, r)
 	return r, vs, err
 }
 

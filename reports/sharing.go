@@ -169,7 +169,7 @@ func (s *Service) Share(ctx context.Context, orgID string, by models.Actor, idOr
 	if err := validate.Struct(in); err != nil {
 		return nil, err
 	}
-	r, err := s.store.GetReport(ctx, orgID, idOrSlug)
+	r, err := s.store.Reports().GetReport(ctx, orgID, idOrSlug)
 	if err != nil {
 		return nil, err
 	}
@@ -199,7 +199,7 @@ func (s *Service) Unshare(ctx context.Context, orgID string, by models.Actor, id
 	if err := validate.Struct(in); err != nil {
 		return nil, err
 	}
-	r, err := s.store.GetReport(ctx, orgID, idOrSlug)
+	r, err := s.store.Reports().GetReport(ctx, orgID, idOrSlug)
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +250,7 @@ func (s *Service) Unshare(ctx context.Context, orgID string, by models.Actor, id
 
 // sharing is whom r is shared with now.
 func (s *Service) sharing(ctx context.Context, r *models.Report) (*wire.Sharing, error) {
-	all, err := s.store.Grants(ctx, r.ID)
+	all, err := s.store.Reports().Grants(ctx, r.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -259,11 +259,11 @@ func (s *Service) sharing(ctx context.Context, r *models.Report) (*wire.Sharing,
 
 // Audience lists whom a report is shared with.
 func (s *Service) Audience(ctx context.Context, orgID, idOrSlug string) (*models.Report, []models.ReportGrant, error) {
-	r, err := s.store.GetReport(ctx, orgID, idOrSlug)
+	r, err := s.store.Reports().GetReport(ctx, orgID, idOrSlug)
 	if err != nil {
 		return nil, nil, err
 	}
-	gs, err := s.store.Grants(ctx, r.ID)
+	gs, err := s.store.Reports().Grants(ctx, r.ID)
 	return r, gs, err
 }
 
@@ -294,7 +294,7 @@ func (s *Service) share(ctx context.Context, orgID, reportID string, grants []mo
 			return err
 		}
 		now := models.Now()
-		if added, err = s.store.AddGrants(ctx, r, grants, by, now); err != nil || len(added) == 0 {
+		if added, err = s.store.Reports().AddGrants(ctx, r, grants, by, now); err != nil || len(added) == 0 {
 			return err
 		}
 		if err := s.store.ReportStep(ctx, r, "shared", models.GrantNames(added), by, now); err != nil {
@@ -354,7 +354,7 @@ func (s *Service) removeGrants(ctx context.Context, orgID, reportID string, set 
 			r.Classification = *set.Classification
 		}
 		if unshare || reclassified {
-			have, err := s.store.Grants(ctx, r.ID)
+			have, err := s.store.Reports().Grants(ctx, r.ID)
 			if err != nil {
 				return err
 			}
@@ -363,7 +363,7 @@ func (s *Service) removeGrants(ctx context.Context, orgID, reportID string, set 
 			}
 		}
 		if len(removed) > 0 {
-			if err := s.store.DeleteGrants(ctx, r, removed); err != nil {
+			if err := s.store.Reports().DeleteGrants(ctx, r, removed); err != nil {
 				return err
 			}
 			details = append(details, "removed "+models.GrantNames(removed))
@@ -397,7 +397,7 @@ func (s *Service) RequestAccess(ctx context.Context, r *models.Report, who model
 	fresh := false
 	err = s.store.Tx(ctx, func(ctx context.Context) error {
 		now := models.Now()
-		claimed, err := s.store.ClaimAccessRequest(ctx, r.ID, person.ID(), AccessRequestEvery, now)
+		claimed, err := s.store.Reports().ClaimAccessRequest(ctx, r.ID, person.ID(), AccessRequestEvery, now)
 		if err != nil || !claimed {
 			return err
 		}
@@ -429,7 +429,7 @@ func (s *Service) UpdateSettings(ctx context.Context, orgID string, by models.Ac
 	if in.Classification == nil && in.ShowViewers == nil {
 		return nil, nil, apperr.Field(apperr.InvalidRequest, "classification, showViewers", "send classification, showViewers or both")
 	}
-	r, err := s.store.GetReport(ctx, orgID, idOrSlug)
+	r, err := s.store.Reports().GetReport(ctx, orgID, idOrSlug)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -468,7 +468,7 @@ func (s *Service) aboveSource(ctx context.Context, r *models.Report, class strin
 	if r.CopiedFromID == nil {
 		return nil
 	}
-	src, err := s.store.GetReport(ctx, r.OrganizationID, *r.CopiedFromID)
+	src, err := s.store.Reports().GetReport(ctx, r.OrganizationID, *r.CopiedFromID)
 	if apperr.Is(err, apperr.NotFound) {
 		return nil
 	}

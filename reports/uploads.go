@@ -24,7 +24,7 @@ const UploadTimeout = 15 * time.Minute
 // CreateUpload issues an upload ticket: its id names it in a publish, its
 // secret ticket (in the URL it returns) lets one PUT send the bytes.
 func (s *Service) CreateUpload(ctx context.Context, p models.Actor) (*models.Upload, string, error) {
-	u, ticket, err := s.store.CreateUpload(ctx, p.Organization.ID, p)
+	u, ticket, err := s.store.Reports().CreateUpload(ctx, p.Organization.ID, p)
 	if err != nil {
 		return nil, "", err
 	}
@@ -52,7 +52,7 @@ func usable(u *models.Upload) bool { return u.ConsumedAt == nil && !models.Now()
 // unclaimable says why the upload ticket names was not claimed: used up,
 // given its content already, or being sent by another PUT.
 func (s *Service) unclaimable(ctx context.Context, ticket string) error {
-	u, err := s.store.UploadByTicket(ctx, ticket)
+	u, err := s.store.Reports().UploadByTicket(ctx, ticket)
 	switch {
 	case apperr.Is(err, apperr.NotFound) || (err == nil && u.ConsumedAt != nil):
 		return errTicketGone
@@ -67,7 +67,7 @@ func (s *Service) unclaimable(ctx context.Context, ticket string) error {
 // published is the organisation's upload id as a publish reads it: not
 // used up, not expired, with its content.
 func (s *Service) published(ctx context.Context, orgID, id string) (*models.Upload, error) {
-	u, err := s.store.GetUpload(ctx, orgID, id)
+	u, err := s.store.Reports().GetUpload(ctx, orgID, id)
 	if apperr.Is(err, apperr.NotFound) || (err == nil && !usable(u)) {
 		return nil, uploadGone(id)
 	}
@@ -83,7 +83,7 @@ func (s *Service) published(ctx context.Context, orgID, id string) (*models.Uplo
 // Receive stores the bytes of the upload the ticket names: one HTML file
 // or one ZIP, at most MaxUpload bytes, streamed to the blob store.
 func (s *Service) Receive(ctx context.Context, ticket, contentType string, body io.Reader) (*models.Upload, error) {
-	u, err := s.store.UploadByTicket(ctx, ticket)
+	u, err := s.store.Reports().UploadByTicket(ctx, ticket)
 	if apperr.Is(err, apperr.NotFound) || (err == nil && !usable(u)) {
 		return nil, errTicketGone
 	}
@@ -98,7 +98,7 @@ func (s *Service) Receive(ctx context.Context, ticket, contentType string, body 
 	// PUT, racing or late, is refused at once instead of streaming its
 	// 100 MB to lose.
 	blob := u.ID + "-" + models.RandomToken(10)
-	claimed, err := s.store.ClaimUpload(ctx, u.ID, blob, models.Now().Add(UploadTimeout+time.Minute))
+	claimed, err := s.store.Reports().ClaimUpload(ctx, u.ID, blob, models.Now().Add(UploadTimeout+time.Minute))
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +112,7 @@ func (s *Service) Receive(ctx context.Context, ticket, contentType string, body 
 	}
 	if err != nil {
 		// Empty, too large or cut off: the uploader may send it again.
-		if rerr := s.store.ReleaseUpload(context.WithoutCancel(ctx), u.ID, blob); rerr != nil {
+		if rerr := s.store.Reports().ReleaseUpload(context.WithoutCancel(ctx), u.ID, blob); rerr != nil {
 			s.log.WarnContext(ctx, "upload claim not released; it lapses by itself", "upload", u.ID, "error", rerr)
 		}
 		if errors.Is(err, blobstore.ErrTooLarge) {
@@ -120,7 +120,7 @@ func (s *Service) Receive(ctx context.Context, ticket, contentType string, body 
 		}
 		return nil, err
 	}
-	stored, err := s.store.MarkUploaded(ctx, u.ID, blob, mt, size)
+	stored, err := s.store.Reports().MarkUploaded(ctx, u.ID, blob, mt, size)
 	if err == nil && !stored {
 		err = apperr.New(apperr.InvalidState, "this PUT's claim on the upload lapsed before its content was stored; send it again")
 	}
@@ -137,7 +137,7 @@ func (s *Service) Receive(ctx context.Context, ticket, contentType string, body 
 func (s *Service) PurgeUploads(ctx context.Context) (int64, error) {
 	var n int64
 	for {
-		old, err := s.store.ExpiredUploads(ctx, 100)
+		old, err := s.store.Reports().ExpiredUploads(ctx, 100)
 		if err != nil || len(old) == 0 {
 			return n, err
 		}
@@ -150,7 +150,7 @@ func (s *Service) PurgeUploads(ctx context.Context) (int64, error) {
 			}
 			ids = append(ids, u.ID)
 		}
-		if err := s.store.DeleteUploads(ctx, ids); err != nil {
+		if err := s.store.Reports().DeleteUploads(ctx, ids); err != nil {
 			return n, err
 		}
 		n += int64(len(ids))

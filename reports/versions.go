@@ -24,7 +24,7 @@ import (
 // writes through it, and so does the hold workflow's activity, which has
 // no service.
 type Versions struct {
-	Store *models.Store
+	Store Store
 	// BaseURL makes the addresses in event data.
 	BaseURL string
 }
@@ -70,14 +70,14 @@ func (w Versions) Create(ctx context.Context, in models.NewReport, pub models.Pu
 			if earlier, err = w.Store.BindClaim(ctx, claim, r.ID); err != nil || earlier != "" {
 				return err
 			}
-			taken, err := w.Store.SlugTaken(ctx, r.OrganizationID, r.Slug)
+			taken, err := w.Store.Reports().SlugTaken(ctx, r.OrganizationID, r.Slug)
 			if err != nil {
 				return err
 			}
 			if taken {
 				return errSlugTaken
 			}
-			err = w.Store.InsertReport(ctx, r)
+			err = w.Store.Reports().InsertReport(ctx, r)
 			if errors.Is(err, models.ErrDuplicate) {
 				return errSlugTaken
 			}
@@ -85,7 +85,7 @@ func (w Versions) Create(ctx context.Context, in models.NewReport, pub models.Pu
 				return err
 			}
 			w.Store.Changed(ctx, r.ID)
-			if _, err := w.Store.AddGrants(ctx, r, in.Grants, pub.By, now); err != nil {
+			if _, err := w.Store.Reports().AddGrants(ctx, r, in.Grants, pub.By, now); err != nil {
 				return err
 			}
 			if v, err = w.addVersion(ctx, r, ids.New(ids.Version), pub); err != nil || in.CopiedFrom == nil {
@@ -99,7 +99,7 @@ func (w Versions) Create(ctx context.Context, in models.NewReport, pub models.Pu
 		})
 		switch {
 		case earlier != "":
-			return w.Store.ClaimedVersion(ctx, claim)
+			return w.Store.Reports().ClaimedVersion(ctx, claim)
 		case errors.Is(err, errSlugTaken) && in.SlugGiven:
 			return nil, nil, apperr.Field(apperr.SlugTaken, "slug", "slug %q is already used by another report in this organisation", r.Slug)
 		case errors.Is(err, errSlugTaken) && attempt < 20:
@@ -156,7 +156,7 @@ func (w Versions) Publish(ctx context.Context, orgID, reportID string, expected 
 	case err != nil:
 		return nil, nil, err
 	case earlier != "":
-		return w.Store.ClaimedVersion(ctx, claim)
+		return w.Store.Reports().ClaimedVersion(ctx, claim)
 	}
 	return r, v, nil
 }
@@ -165,7 +165,7 @@ func (w Versions) Publish(ctx context.Context, orgID, reportID string, expected 
 // and event, and uses its upload up, in ctx's transaction.
 func (w Versions) addVersion(ctx context.Context, r *models.Report, id string, pub models.Publication) (*models.ReportVersion, error) {
 	if pub.UploadID != "" {
-		consumed, err := w.Store.ConsumeUpload(ctx, r.OrganizationID, pub.UploadID)
+		consumed, err := w.Store.Reports().ConsumeUpload(ctx, r.OrganizationID, pub.UploadID)
 		if err != nil {
 			return nil, err
 		}
@@ -183,7 +183,7 @@ func (w Versions) addVersion(ctx context.Context, r *models.Report, id string, p
 		State: pub.State, ChangeSummary: pub.ChangeSummary, PublishedBy: pub.By.ID, PublishedByName: pub.By.Name,
 		Files: models.JSON[[]models.ManifestFile]{V: nonNil(pub.Files)}, Bytes: size,
 		Findings: models.JSON[[]models.Finding]{V: nonNil(pub.Findings)}, CreatedAt: now}
-	if err := w.Store.InsertVersion(ctx, v); err != nil {
+	if err := w.Store.Reports().InsertVersion(ctx, v); err != nil {
 		return nil, err
 	}
 	action, event := "published", ""
@@ -234,7 +234,7 @@ func (w Versions) Rollback(ctx context.Context, orgID, reportID string, version 
 			return err
 		}
 		w.Store.Changed(ctx, r.ID)
-		v, err = w.Store.GetVersionNumber(ctx, r, version)
+		v, err = w.Store.Reports().GetVersionNumber(ctx, r, version)
 		if apperr.Is(err, apperr.NotFound) {
 			return apperr.Field(apperr.NotFound, "version", "report %s has no version %d", r.Slug, version)
 		}
@@ -293,7 +293,7 @@ func (w Versions) DecideHeld(ctx context.Context, orgID, versionID string, relea
 	var v *models.ReportVersion
 	err := w.Store.Tx(ctx, func(ctx context.Context) error {
 		var err error
-		if v, err = w.Store.GetVersion(ctx, orgID, versionID); err != nil {
+		if v, err = w.Store.Reports().GetVersion(ctx, orgID, versionID); err != nil {
 			return err
 		}
 		// The report's lock orders deciders; the version is read again
@@ -302,7 +302,7 @@ func (w Versions) DecideHeld(ctx context.Context, orgID, versionID string, relea
 			return err
 		}
 		w.Store.Changed(ctx, r.ID)
-		if v, err = w.Store.GetVersion(ctx, orgID, versionID); err != nil {
+		if v, err = w.Store.Reports().GetVersion(ctx, orgID, versionID); err != nil {
 			return err
 		}
 		if v.State != models.VersionHeld {
@@ -322,7 +322,7 @@ func (w Versions) DecideHeld(ctx context.Context, orgID, versionID string, relea
 		} else {
 			v.State = models.VersionDeclined
 		}
-		if err := w.Store.SaveVersion(ctx, v); err != nil {
+		if err := w.Store.Reports().SaveVersion(ctx, v); err != nil {
 			return err
 		}
 		return w.step(ctx, r, v, action, fmt.Sprintf("version %d", v.Version), by, event, now)
@@ -341,18 +341,18 @@ func (w Versions) DecideHeld(ctx context.Context, orgID, versionID string, relea
 func (w Versions) ScheduleDue(ctx context.Context, orgID, id string, dueAt time.Time) (bool, error) {
 	wrote := false
 	err := w.Store.Tx(ctx, func(ctx context.Context) error {
-		sc, err := w.Store.LockSchedule(ctx, orgID, id)
+		sc, err := w.Store.Reports().LockSchedule(ctx, orgID, id)
 		if err != nil {
 			return err
 		}
 		if sc.LastDueAt != nil && !dueAt.After(*sc.LastDueAt) {
 			return nil
 		}
-		r, err := w.Store.GetReport(ctx, orgID, sc.ReportID)
+		r, err := w.Store.Reports().GetReport(ctx, orgID, sc.ReportID)
 		if err != nil {
 			return err
 		}
-		if err := w.Store.MarkDue(ctx, sc, dueAt); err != nil {
+		if err := w.Store.Reports().MarkDue(ctx, sc, dueAt); err != nil {
 			return err
 		}
 		b, err := json.Marshal(wire.ScheduleDue{Schedule: wire.NewSchedule(sc), Report: wire.NewReport(r, nil, w.BaseURL)})

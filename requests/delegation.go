@@ -25,6 +25,16 @@ func OnBehalfOf(via map[string][]models.Via) map[string]workflows.Delegator {
 	return out
 }
 
+// InputOf is what every kind's workflow input starts with, for the record
+// whose base is b and who it asked through whom (via, by person id).
+func InputOf(b *models.RequestBase, via map[string][]models.Via) workflows.RequestInput {
+	in := workflows.RequestInput{OrganizationID: b.OrganizationID, Requester: b.Requester, ExpiresAt: b.ExpiresAt, OnBehalfOf: OnBehalfOf(via)}
+	if b.ExternalID != nil {
+		in.ExternalID = *b.ExternalID
+	}
+	return in
+}
+
 // AskedVia is how a collection or a review reached each person it asked
 // at creation, by id.
 func AskedVia(asked []models.PersonRef) map[string][]models.Via {
@@ -42,6 +52,15 @@ func HandoverID(d models.Delegation, to string) string {
 	return fmt.Sprintf("delegation/%s/%s/%d", d.DelegatorID, to, d.From.UnixMicro())
 }
 
+// handover is what rec allows of a hand-over: its kind's rule, if it has
+// one (HandsOver).
+func (l *Lifecycle[T]) handover(ctx context.Context, rec *T) (Handover, error) {
+	if k, ok := l.kind.(HandsOver[T]); ok {
+		return k.Handover(ctx, rec)
+	}
+	return handoverOf(l.kind.Head(rec))
+}
+
 // AddDelegate asks who stands in for delegatorID, whose delegation has
 // started, on the open records named that still wait on them, through
 // each workflow's addDelegate Update: on each record, the end of the
@@ -53,7 +72,7 @@ func HandoverID(d models.Delegation, to string) string {
 // the delegator stays asked.
 func (l *Lifecycle[T]) AddDelegate(ctx context.Context, orgID string, ids []string, updateID, delegatorID string, away map[string]models.Delegation) error {
 	return l.UpdateEach(ctx, orgID, ids, workflows.UpdateAddDelegate, updateID, func(rec *T) (workflows.Argument, error) {
-		h, err := l.kind.Handover(ctx, rec)
+		h, err := l.handover(ctx, rec)
 		if err != nil {
 			return nil, err
 		}

@@ -10,11 +10,16 @@ import (
 
 // History is the settled requests of every kind, for the history page.
 type History struct {
-	store *models.Store
+	store SettledReader
+}
+
+// SettledReader reads a person's settled requests of every kind.
+type SettledReader interface {
+	SettledFor(ctx context.Context, orgID, personID string, f models.HistoryFilter, p models.Page) ([]models.Settled, string, error)
 }
 
 // NewHistory returns the history over store.
-func NewHistory(store *models.Store) *History {
+func NewHistory(store SettledReader) *History {
 	return &History{store: store}
 }
 

@@ -17,8 +17,9 @@ import (
 // This file holds what every kind's activities share: what they reach,
 // the write, who acted, and the delegates a workflow added.
 
-// ActivityEnv is what a kind's activities reach (each kind's Activities
-// embeds it).
+// ActivityEnv is what the activities reach: each kind's Activities, and
+// the worker's own (package activities), embed it. It carries the whole
+// store, one value for them all.
 type ActivityEnv struct {
 	Store  *models.Store
 	Notify *notify.Notifier

@@ -24,7 +24,7 @@ func (a *Activities) PersistReview(ctx context.Context, t Transition) error {
 
 // EmailReviewers emails the review's reviewers its page.
 func (a *Activities) EmailReviewers(ctx context.Context, in EmailReviewersInput) error {
-	return emailReviewers(ctx, a.Notify, in.OrganizationID, in.ReviewID)
+	return emailReviewers(ctx, a.ActivityEnv, in.OrganizationID, in.ReviewID)
 }
 
 // fill copies the workflow's state onto the record.

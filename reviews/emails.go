@@ -4,10 +4,10 @@ import (
 	"context"
 	"embed"
 
-	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/notify"
+	"github.com/assent-hq/assent/requests"
 )
 
 //go:embed emails
@@ -25,20 +25,14 @@ type reviewerMail struct {
 
 // emailReviewers emails each reviewer the review's page, once. Nothing is
 // sent once the review is no longer open.
-func emailReviewers(ctx context.Context, n *notify.Notifier, orgID, reviewID string) error {
-	r, err := n.Store.Reviews().Get(ctx, orgID, reviewID)
+func emailReviewers(ctx context.Context, env requests.ActivityEnv, orgID, reviewID string) error {
+	n := env.Notify
+	r, err := env.Store.Reviews().Get(ctx, orgID, reviewID)
 	if err != nil || r.Status != states.Open {
 		return err
 	}
-	people, err := n.Store.People(ctx, orgID, r.ReviewerIDs)
-	if err != nil {
-		return err
-	}
-	page := PageURL(n.BaseURL, r.ID)
-	push := notify.PushMessage{Title: r.Title, Kind: events.RequestReview, URL: page}
-	return n.AskEach(ctx, orgID, people, "review/"+r.ID+"/", push, r.ExpiresAt, func(p *models.Person) (notify.Draft, error) {
-		data := reviewerMail{AskedMail: notify.NewAskedMail(p, &r.RequestBase, false, page),
-			Instructions: notify.Shorten(r.Instructions, notify.DescriptionLimit), Version: r.Version}
+	return n.AskAbout(ctx, notify.Asking{Kind: Kind, Request: &r.RequestBase}, r.ReviewerIDs, func(p *models.Person, m notify.AskedMail) (notify.Draft, error) {
+		data := reviewerMail{AskedMail: m, Instructions: notify.Shorten(r.Instructions, notify.DescriptionLimit), Version: r.Version}
 		msg, err := emails.Render("reviewer", p.Email(), "Your review is needed: "+r.Title, data)
 		return notify.Draft{Msg: msg}, err
 	})

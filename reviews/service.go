@@ -12,26 +12,31 @@ import (
 
 	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/internal/apperr"
-	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/netguard"
-	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/requests"
 	"github.com/assent-hq/assent/workflows"
 )
 
-// Kind is the request kind's name in search attributes, audit entries and
-// callbacks.
-const Kind = events.RequestReview
-
 // Service runs the review kind's operations; build one per process. What
 // every kind does alike comes from its requests.Lifecycle.
 type Service struct {
 	*requests.Lifecycle[models.Review]
-	store     *models.Store
+	store     Store
 	netPolicy *netguard.Policy
 	reports   *reports.Service
+}
+
+// Store is what a review reads beside what every kind does: the people
+// it asks and who may read the report it is of.
+type Store interface {
+	requests.Directory
+	People(ctx context.Context, orgID string, personIDs []string) ([]*models.Person, error)
+	ActiveMemberIDs(ctx context.Context, orgID string, roles ...string) ([]string, error)
+	GetReport(ctx context.Context, orgID, idOrSlug string) (*models.Report, error)
+	GetVersion(ctx context.Context, orgID, id string) (*models.ReportVersion, error)
+	CanRead(ctx context.Context, r *models.Report, person *models.Person) (bool, error)
 }
 
 // New returns the service; reports decides which reports a caller may
@@ -39,8 +44,7 @@ type Service struct {
 func New(d requests.Deps, reports *reports.Service) *Service {
 	d = d.Filled()
 	s := &Service{store: d.Store, netPolicy: d.NetPolicy, reports: reports}
-	s.Lifecycle = requests.NewLifecycle[models.Review](d,
-		requests.Names{Kind: Kind, Noun: "review", Open: states.Open, States: states.Review, Workflow: WorkflowType}, d.Store.Reviews(), s)
+	s.Lifecycle = requests.NewLifecycle[models.Review](d, Names, d.Store.Reviews(), s)
 	return s
 }
 
@@ -48,9 +52,6 @@ func New(d requests.Deps, reports *reports.Service) *Service {
 func (s *Service) Head(r *models.Review) requests.Head {
 	return requests.HeadOf(&r.RequestBase, r.ReviewerIDs, requests.AskedVia(r.Asked.V))
 }
-
-// WorkflowID names the workflow of the review id.
-func (s *Service) WorkflowID(id string) string { return WorkflowID(id) }
 
 // CreateInput is the create body with its limits; Create checks what the
 // tags cannot.
@@ -143,6 +144,8 @@ func (s *Service) mayReview(ctx context.Context, r *models.Report, person *model
 	return s.store.CanRead(ctx, r, person)
 }
 
+var _ requests.HandsOver[models.Review] = (*Service)(nil)
+
 // Handover is what review r allows of a hand-over to a delegate (see
 // handoverOf).
 func (s *Service) Handover(ctx context.Context, r *models.Review) (requests.Handover, error) {
@@ -222,22 +225,8 @@ func (s *Service) pinned(ctx context.Context, r *models.Report, versionID *strin
 // Start starts the workflow of rec, a record already stored: Create and
 // the reconciler start every review this way.
 func (s *Service) Start(ctx context.Context, rec *models.Review) error {
-	in := WorkflowInput{ReviewID: rec.ID, OrganizationID: rec.OrganizationID, ReviewerIDs: rec.ReviewerIDs,
-		RequiredApprovals: rec.RequiredApprovals, Requester: rec.Requester, ExpiresAt: rec.ExpiresAt,
-		OnBehalfOf: requests.OnBehalfOf(requests.AskedVia(rec.Asked.V))}
-	if rec.ExternalID != nil {
-		in.ExternalID = *rec.ExternalID
-	}
-	return s.StartWorkflow(ctx, &rec.RequestBase, in)
-}
-
-// List pages through the organisation's reviews, newest first.
-func (s *Service) List(ctx context.Context, who models.Actor, f models.ReviewFilter, p models.Page) ([]models.Review, string, error) {
-	if err := s.CheckStatus(f.Status); err != nil {
-		return nil, "", err
-	}
-	f.Requester = who.ID // an externalId finds only the caller's own
-	return s.store.ListReviews(ctx, who.OrgID(), f, p)
+	return s.StartWorkflow(ctx, &rec.RequestBase, WorkflowInput{RequestInput: requests.InputOf(&rec.RequestBase, requests.AskedVia(rec.Asked.V)),
+		ReviewID: rec.ID, ReviewerIDs: rec.ReviewerIDs, RequiredApprovals: rec.RequiredApprovals})
 }
 
 // VerdictInput is a reviewer's verdict.

@@ -152,7 +152,7 @@ func TestReviewRules(t *testing.T) {
 			_, err = e.svc.Create(ctx, cy, check(), nil)
 			testenv.Refused(t, err, apperr.Forbidden, "")
 
-			list, _, err := e.svc.List(ctx, o.Agent, models.ReviewFilter{}, models.Page{Limit: 10})
+			list, _, err := e.svc.List(ctx, o.Agent, models.RequestFilter{}, models.Page{Limit: 10})
 			require.NoError(t, err)
 			assert.Empty(t, list, "no refused create left a record")
 		},

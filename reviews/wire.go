@@ -1,7 +1,6 @@
 package reviews
 
 import (
-	"github.com/assent-hq/assent/internal/paths"
 	"github.com/assent-hq/assent/internal/wiretime"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/wire"
@@ -10,10 +9,7 @@ import (
 // Wire is a review on the wire: the REST read, and the data of its
 // webhooks and callbacks.
 type Wire struct {
-	ID                string        `json:"id"`
-	Status            string        `json:"status"`
-	URL               string        `json:"url"`
-	Title             string        `json:"title"`
+	wire.RequestHead
 	Instructions      string        `json:"instructions"`
 	ReportID          string        `json:"reportId"`
 	VersionID         string        `json:"versionId"`
@@ -38,13 +34,10 @@ type WireVerdict struct {
 	OnBehalfOf *wire.Delegator `json:"onBehalfOf,omitempty"`
 }
 
-// PageURL is the page reviewers review on.
-func PageURL(baseURL, id string) string { return baseURL + paths.Review(id) }
-
 // NewWire serializes r; baseURL makes the page url.
 func NewWire(r *Review, baseURL string) Wire {
 	return Wire{
-		ID: r.ID, Status: r.Status, URL: PageURL(baseURL, r.ID), Title: r.Title, Instructions: r.Instructions,
+		RequestHead: wire.NewRequestHead(Kind, &r.RequestBase, baseURL), Instructions: r.Instructions,
 		ReportID: r.ReportID, VersionID: r.VersionID, Version: r.Version,
 		Reviewers: wire.NonNil(r.Reviewers), ResolvedReviewers: wire.All(r.Asked.V, func(p *models.PersonRef) wire.Person { return wire.Person(*p) }),
 		RequiredApprovals: r.RequiredApprovals, ApprovalsSoFar: r.ApprovalsSoFar,

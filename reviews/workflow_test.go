@@ -35,8 +35,12 @@ func newReviewHarness(t *testing.T) *reviewHarness {
 }
 
 func reviewInput(required int) reviews.WorkflowInput {
-	return reviews.WorkflowInput{ReviewID: "rev_1", OrganizationID: "org_1", ReviewerIDs: []string{"mem_a", "mem_b", "mem_c"},
-		RequiredApprovals: required, Requester: "key_1", ExpiresAt: workflowtest.Start.Add(48 * time.Hour)}
+	return reviews.WorkflowInput{
+		RequestInput:      workflows.RequestInput{OrganizationID: "org_1", Requester: "key_1", ExpiresAt: workflowtest.Start.Add(48 * time.Hour)},
+		ReviewID:          "rev_1",
+		ReviewerIDs:       []string{"mem_a", "mem_b", "mem_c"},
+		RequiredApprovals: required,
+	}
 }
 
 func verdict(reviewer, v, note string) reviews.VerdictRequest {

@@ -15,18 +15,10 @@ const (
 // WorkflowInput is what the review workflow needs from the created record.
 // The reviewers are already resolved to person ids.
 type WorkflowInput struct {
+	workflows.RequestInput
 	ReviewID          string
-	OrganizationID    string
-	ExternalID        string
 	ReviewerIDs       []string
 	RequiredApprovals int
-	// Requester is who created the review (a member id, or the key id for
-	// an agent).
-	Requester string
-	ExpiresAt time.Time
-	// OnBehalfOf says, by delegate, whom each delegate asked at creation
-	// stands in for.
-	OnBehalfOf map[string]workflows.Delegator `json:",omitempty"`
 }
 
 // VerdictRequest is one reviewer's verdict.

@@ -7,7 +7,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/assent-hq/assent/admin"
-	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/reports"
 	"github.com/assent-hq/assent/requests"
 )
@@ -67,7 +66,7 @@ func (p *Pages) adminSystem(c *gin.Context) {
 	}
 	page := systemPage{adminBase: base(c, "system"), System: sys, Held: held, Now: time.Now()}
 	for _, r := range sys.Oldest {
-		page.Oldest = append(page.Oldest, oldestRequest{Waiting: r, Page: events.RequestPage(r.Kind, r.ID),
+		page.Oldest = append(page.Oldest, oldestRequest{Waiting: r, Page: requests.PageOf(r.Kind, r.ID),
 			Workflow: p.codec.WorkflowLink(r.WorkflowID)})
 	}
 	for i := range eps {

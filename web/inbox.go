@@ -3,11 +3,11 @@ package web
 import (
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/requests"
 )
@@ -115,13 +115,8 @@ func (p *Pages) history(c *gin.Context) {
 	}
 	page := historyPage{Statuses: states.Settled, Status: f.Status, Role: f.Role}
 	for _, s := range items {
-		item := historyItem{Settled: s, Path: events.RequestPage(s.Kind, s.ID), What: "Approval"}
-		switch s.Kind {
-		case events.RequestCollection:
-			item.What = "Request for information"
-		case events.RequestReview:
-			item.What = "Review"
-		}
+		noun := requests.NounOf(s.Kind)
+		item := historyItem{Settled: s, Path: requests.PageOf(s.Kind, s.ID), What: strings.ToUpper(noun[:1]) + noun[1:]}
 		page.Items = append(page.Items, item)
 	}
 	if next != "" {

@@ -4,7 +4,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/wiretime"
 	"github.com/assent-hq/assent/models"
 )
@@ -62,7 +61,7 @@ func NewFlow(d *models.FlowDetail, baseURL string) Flow {
 	}
 	var all []joined
 	for _, r := range d.Requests {
-		all = append(all, joined{r.CreatedAt, FlowMember{Type: r.Kind, ID: r.ID, Title: r.Title, Status: r.Status, URL: baseURL + events.RequestPage(r.Kind, r.ID)}})
+		all = append(all, joined{r.CreatedAt, FlowMember{Type: r.Kind, ID: r.ID, Title: r.Title, Status: r.Status, URL: baseURL + models.RequestPage(r.Kind, r.ID)}})
 	}
 	for _, r := range d.Reports {
 		all = append(all, joined{r.CreatedAt, FlowMember{Type: "report", ID: r.ID, Title: r.Title, Status: ReportStatus(&r), URL: ReportURL(baseURL, r.Slug)}})

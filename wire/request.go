@@ -7,6 +7,21 @@ import (
 	"github.com/assent-hq/assent/models"
 )
 
+// RequestHead is what every kind's request starts with on the wire: its
+// id, status, page and title; each kind's serializer embeds it first.
+type RequestHead struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	URL    string `json:"url"`
+	Title  string `json:"title"`
+}
+
+// NewRequestHead serializes the head of b, a request of kind, its page
+// under baseURL.
+func NewRequestHead(kind string, b *models.RequestBase, baseURL string) RequestHead {
+	return RequestHead{ID: b.ID, Status: b.Status, URL: baseURL + models.RequestPage(kind, b.ID), Title: b.Title}
+}
+
 // RequestTail is what a request for information and a review end with on
 // the wire, read from the record's RequestBase; each kind's serializer
 // (in the kind's folder) embeds it.

@@ -3,6 +3,7 @@ package workflows
 import (
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/assent-hq/assent/internal/apperr"
 )
@@ -16,6 +17,20 @@ import (
 
 // ActionDelegated is a delegate asked beside a person away.
 const ActionDelegated = "delegated"
+
+// RequestInput is what every kind's workflow input starts with (embedded,
+// so its fields stand in the input's JSON as before).
+type RequestInput struct {
+	OrganizationID string
+	ExternalID     string
+	// Requester is who created the request (a member id, or the key id
+	// for an agent); only the requester answers an approver's question.
+	Requester string
+	ExpiresAt time.Time
+	// OnBehalfOf says, by delegate, whom each delegate asked at creation
+	// stands in for.
+	OnBehalfOf map[string]Delegator `json:",omitempty"`
+}
 
 // Delegator is the person away whom a delegate stands in for.
 type Delegator struct {

@@ -497,8 +497,12 @@ func TestRecordHistories(t *testing.T) {
 				t.Skipf("%s exists; delete it first to record it again", file)
 			}
 			ctx := bounded(t, 2*time.Minute)
-			in := reviews.WorkflowInput{ReviewID: "rev_" + sc.name, OrganizationID: "org_1", ReviewerIDs: []string{"mem_a", "mem_b", "mem_c"},
-				RequiredApprovals: 2, Requester: "key_1", ExpiresAt: time.Now().Add(sc.expiresIn)}
+			in := reviews.WorkflowInput{
+				RequestInput:      workflows.RequestInput{OrganizationID: "org_1", Requester: "key_1", ExpiresAt: time.Now().Add(sc.expiresIn)},
+				ReviewID:          "rev_" + sc.name,
+				ReviewerIDs:       []string{"mem_a", "mem_b", "mem_c"},
+				RequiredApprovals: 2,
+			}
 			run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 				ID: reviews.WorkflowID(in.ReviewID), TaskQueue: workflows.TaskQueue}, reviews.WorkflowType, in)
 			require.NoError(t, err)
@@ -536,8 +540,12 @@ func TestRecordHistories(t *testing.T) {
 			t.Skipf("%s exists; delete it first to record it again", file)
 		}
 		ctx := bounded(t, 2*time.Minute)
-		in := reviews.WorkflowInput{ReviewID: "rev_reviewer_removed", OrganizationID: "org_1", ReviewerIDs: []string{"mem_a", "mem_b", "mem_c"},
-			RequiredApprovals: 2, Requester: "key_1", ExpiresAt: time.Now().Add(time.Hour)}
+		in := reviews.WorkflowInput{
+			RequestInput:      workflows.RequestInput{OrganizationID: "org_1", Requester: "key_1", ExpiresAt: time.Now().Add(time.Hour)},
+			ReviewID:          "rev_reviewer_removed",
+			ReviewerIDs:       []string{"mem_a", "mem_b", "mem_c"},
+			RequiredApprovals: 2,
+		}
 		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 			ID: reviews.WorkflowID(in.ReviewID), TaskQueue: workflows.TaskQueue}, reviews.WorkflowType, in)
 		require.NoError(t, err)
@@ -603,8 +611,12 @@ func TestRecordHistories(t *testing.T) {
 			t.Skipf("%s exists; delete it first to record it again", file)
 		}
 		ctx := bounded(t, 2*time.Minute)
-		in := reviews.WorkflowInput{ReviewID: "rev_delegated", OrganizationID: "org_1", ReviewerIDs: []string{"mem_a", "mem_b"},
-			RequiredApprovals: 1, Requester: "key_1", ExpiresAt: time.Now().Add(time.Hour)}
+		in := reviews.WorkflowInput{
+			RequestInput:      workflows.RequestInput{OrganizationID: "org_1", Requester: "key_1", ExpiresAt: time.Now().Add(time.Hour)},
+			ReviewID:          "rev_delegated",
+			ReviewerIDs:       []string{"mem_a", "mem_b"},
+			RequiredApprovals: 1,
+		}
 		run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 			ID: reviews.WorkflowID(in.ReviewID), TaskQueue: workflows.TaskQueue}, reviews.WorkflowType, in)
 		require.NoError(t, err)
@@ -779,12 +791,12 @@ func saveHistory(ctx context.Context, t *testing.T, c client.Client, run client.
 // a fixture may change without a history recorded again differing.
 func recordedApproval() approvals.WorkflowInput {
 	return approvals.WorkflowInput{
-		ApprovalID: "apr_1", OrganizationID: "org_1", Risk: "medium",
-		ExpiresAt:         workflowtest.Start.Add(24 * time.Hour),
+		RequestInput:      workflows.RequestInput{OrganizationID: "org_1", ExpiresAt: workflowtest.Start.Add(24 * time.Hour), Requester: "mem_req"},
+		ApprovalID:        "apr_1",
+		Risk:              "medium",
 		RequiredApprovals: 1,
 		ApproverIDs:       []string{"mem_a", "mem_b"},
 		RequesterMemberID: "mem_req",
-		Requester:         "mem_req",
 		Input:             json.RawMessage(`{"amount":100,"currency":"EUR","urgent":false,"memo":"x","big":12345678901234567890}`),
 		EditableFields:    []string{"amount", "urgent", "memo"},
 	}
@@ -800,9 +812,11 @@ func recordedCollection(t *testing.T) collections.WorkflowInput {
 	})
 	require.NoError(t, err)
 	return collections.WorkflowInput{
-		CollectionID: "col_1", OrganizationID: "org_1", Questions: qs,
-		RespondentIDs: []string{"mem_a", "mem_b", "mem_c"}, RequiredResponses: 2,
-		Requester: "key_1", ExpiresAt: workflowtest.Start.Add(7 * 24 * time.Hour),
+		RequestInput:      workflows.RequestInput{OrganizationID: "org_1", Requester: "key_1", ExpiresAt: workflowtest.Start.Add(7 * 24 * time.Hour)},
+		CollectionID:      "col_1",
+		Questions:         qs,
+		RespondentIDs:     []string{"mem_a", "mem_b", "mem_c"},
+		RequiredResponses: 2,
 	}
 }
 

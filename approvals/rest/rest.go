@@ -25,13 +25,9 @@ type approvalRoutes = api.RequestRoutes[approvals.Approval, approvals.CreateInpu
 func (r routes) common(k *api.Kit) approvalRoutes {
 	return approvalRoutes{
 		Kit: k, Path: "approvals", Read: scopes.ApprovalsRead, Write: scopes.ApprovalsWrite, Service: r.approvals,
-		List: func(c *gin.Context, p requests.Page) ([]approvals.Approval, string, error) {
-			f := approvals.Filter{Status: c.Query("status"), ExternalID: c.Query("externalId")}
-			var err error
-			if f.Executed, err = api.BoolParam(c, "executed"); err != nil {
-				return nil, "", err
-			}
-			return r.approvals.List(c.Request.Context(), api.Principal(c), f, p)
+		Filter: func(c *gin.Context, common requests.RequestFilter) (requests.Filter, error) {
+			executed, err := api.BoolParam(c, "executed")
+			return approvals.Filter{RequestFilter: common, Executed: executed}, err
 		},
 		Serialize: approvals.NewWire, Created: approvals.NewCreated,
 	}

@@ -63,7 +63,7 @@ func (l *load) plans(ctx context.Context) (map[string]string, error) {
 		}},
 		{"metrics: open and overdue requests", func(c context.Context) error { _, err := s.Readings(c); return err }},
 		{"inbox: the hot person's approvals, a page", func(c context.Context) error {
-			_, _, err := s.ListApprovals(c, l.st.Org, models.ApprovalFilter{Status: "pending", WaitingOn: hotID}, page)
+			_, _, err := s.Approvals().List(c, l.st.Org, "", models.ApprovalFilter{RequestFilter: models.RequestFilter{Status: "pending"}, WaitingOn: hotID}, page)
 			return err
 		}},
 		{"inbox: the hot person's collections", func(c context.Context) error {
@@ -79,15 +79,18 @@ func (l *load) plans(ctx context.Context) (map[string]string, error) {
 			return err
 		}},
 		{"inbox page: the hot person's approvals needing attention first, and counts", func(c context.Context) error {
-			_, err := s.PendingFor(c, l.st.Org, hotID, models.Now().Add(24*time.Hour), models.Attention, 50)
+			if _, err := s.Approvals().Waiting(c, l.st.Org, hotID, models.Attention, 50); err != nil {
+				return err
+			}
+			_, err := s.Approvals().Counts(c, l.st.Org, hotID, models.Now().Add(24*time.Hour))
 			return err
 		}},
 		{"list: pending approvals", func(c context.Context) error {
-			_, _, err := s.ListApprovals(c, l.st.Org, models.ApprovalFilter{Status: "pending"}, page)
+			_, _, err := s.Approvals().List(c, l.st.Org, "", models.RequestFilter{Status: "pending"}, page)
 			return err
 		}},
 		{"list: collections", func(c context.Context) error {
-			_, _, err := s.ListCollections(c, l.st.Org, models.CollectionFilter{}, page)
+			_, _, err := s.Collections().List(c, l.st.Org, "", models.RequestFilter{}, page)
 			return err
 		}},
 		{"admin list: a webhook's deliveries", func(c context.Context) error {

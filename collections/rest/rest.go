@@ -22,10 +22,6 @@ type collectionRoutes = api.RequestRoutes[collections.Collection, collections.Cr
 func (r routes) common(k *api.Kit) collectionRoutes {
 	return collectionRoutes{
 		Kit: k, Path: "collections", Read: scopes.CollectionsRead, Write: scopes.CollectionsWrite, Service: r.collections,
-		List: func(c *gin.Context, p requests.Page) ([]collections.Collection, string, error) {
-			f := collections.Filter{Status: c.Query("status"), ExternalID: c.Query("externalId"), FlowID: c.Query("flowId")}
-			return r.collections.List(c.Request.Context(), api.Principal(c), f, p)
-		},
 		Serialize: collections.NewWire, Created: collections.NewCreated,
 	}
 }

@@ -2,8 +2,6 @@ package events
 
 import (
 	"slices"
-
-	"github.com/assent-hq/assent/internal/paths"
 )
 
 // Event kinds. The names are part of the public interface: never rename one.
@@ -63,18 +61,6 @@ const (
 	RequestReview     = "review"
 	RequestCollection = "collection"
 )
-
-// RequestPage is the path of the page where people act on the request of
-// that type.
-func RequestPage(requestType, id string) string {
-	switch requestType {
-	case RequestCollection:
-		return paths.Collection(id)
-	case RequestReview:
-		return paths.Review(id)
-	}
-	return paths.Approval(id)
-}
 
 // webhookKinds is the organisation webhook catalogue in its documented
 // order (docs/webhooks.md); new

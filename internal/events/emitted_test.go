@@ -4,16 +4,16 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/assent-hq/assent/internal/sourcetest"
 )
 
 // TestNotYetEmittedMatchesTheCode keeps the not-yet-emitted list true: a
@@ -64,51 +64,13 @@ func constants(t *testing.T, file string) map[string]string {
 // that the repository's non-test Go files name, skipping the package's own
 // folder skip (relative to the repository root).
 func referencedOutside(t *testing.T, importPath, skip string) map[string]bool {
-	root, err := filepath.Abs(filepath.Join("..", ".."))
+	uses, err := sourcetest.Uses(filepath.Join("..", ".."), importPath, filepath.ToSlash(skip))
 	require.NoError(t, err)
+	require.NotEmpty(t, uses, "no file outside %s imports %s", skip, importPath)
 	named := map[string]bool{}
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, path)
-		if d.IsDir() {
-			if rel == skip || (rel != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "node_modules" || d.Name() == "testdata")) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
-		if err != nil {
-			return err
-		}
-		local := ""
-		for _, imp := range f.Imports {
-			if p, _ := strconv.Unquote(imp.Path.Value); p == importPath {
-				local = filepath.Base(importPath)
-				if imp.Name != nil {
-					local = imp.Name.Name
-				}
-			}
-		}
-		if local == "" {
-			return nil
-		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			if sel, ok := n.(*ast.SelectorExpr); ok {
-				if id, ok := sel.X.(*ast.Ident); ok && id.Name == local {
-					named[sel.Sel.Name] = true
-				}
-			}
-			return true
-		})
-		return nil
-	})
-	require.NoError(t, err)
-	require.NotEmpty(t, named, "no file outside %s imports %s", skip, importPath)
+	for name := range uses {
+		named[name] = true
+	}
 	return named
 }
 

@@ -24,14 +24,5 @@ const (
 // expired or cancelled.
 const ChangesRequested = "changes_requested"
 
-// Approval lists every state of an approval.
-var Approval = []string{Pending, Approved, Rejected, Expired, Cancelled}
-
-// Collection lists every state of a request for information.
-var Collection = []string{Open, Complete, Expired, Cancelled}
-
-// Review lists every state of a review.
-var Review = []string{Open, Approved, ChangesRequested, Expired, Cancelled}
-
 // Settled lists the states a request ends in.
 var Settled = []string{Approved, Rejected, ChangesRequested, Complete, Expired, Cancelled}

@@ -22,9 +22,8 @@ type reviewRoutes = api.RequestRoutes[reviews.Review, reviews.CreateInput, revie
 func (r routes) common(k *api.Kit) reviewRoutes {
 	return reviewRoutes{
 		Kit: k, Path: "reviews", Read: scopes.ReviewsRead, Write: scopes.ReviewsWrite, Service: r.reviews,
-		List: func(c *gin.Context, p requests.Page) ([]reviews.Review, string, error) {
-			f := reviews.Filter{Status: c.Query("status"), ExternalID: c.Query("externalId"), FlowID: c.Query("flowId"), ReportID: c.Query("reportId")}
-			return r.reviews.List(c.Request.Context(), api.Principal(c), f, p)
+		Filter: func(c *gin.Context, common requests.RequestFilter) (requests.Filter, error) {
+			return reviews.Filter{RequestFilter: common, ReportID: c.Query("reportId")}, nil
 		},
 		Serialize: reviews.NewWire, Created: reviews.NewCreated,
 	}
