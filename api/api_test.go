@@ -28,6 +28,7 @@ import (
 	"github.com/assent-hq/assent/app"
 	"github.com/assent-hq/assent/idempotency"
 	"github.com/assent-hq/assent/internal/blobstore"
+	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/publishscan"
 	"github.com/assent-hq/assent/internal/scopes"
@@ -152,6 +153,31 @@ func (f *fixture) do(t *testing.T, method, path, key, body string, headers map[s
 	_ = json.Unmarshal(out.body, &out.decoded)
 	f.checkContract(t, sent, out)
 	return out
+}
+
+// doAsClient sends a POST as a client told to retry does: with an
+// Idempotency-Key of its own, sent again while the answer is 503 or 409
+// idempotency_in_progress (see sendAsClient).
+func (f *fixture) doAsClient(t *testing.T, path, key, body string) response {
+	t.Helper()
+	return f.sendAsClient(t, path, key, body, ids.New("test"))
+}
+
+// sendAsClient sends a POST with the Idempotency-Key idem, and sends it
+// again, at most three more times, while the server says to: a 503 (the
+// in-process Temporal server can be slower than StartTimeout under load)
+// or a 409 idempotency_in_progress (the key's other attempt ran longer
+// than the server waits for it). Tests whose subject is neither send so.
+func (f *fixture) sendAsClient(t *testing.T, path, key, body, idem string) response {
+	t.Helper()
+	header := map[string]string{"Idempotency-Key": idem}
+	r := f.do(t, http.MethodPost, path, key, body, header)
+	for try := 0; try < 3 && (r.status == http.StatusServiceUnavailable ||
+		r.status == http.StatusConflict && errField(r, "code") == "idempotency_in_progress"); try++ {
+		t.Logf("%s answered %d, sent again: %s", path, r.status, r.body)
+		r = f.do(t, http.MethodPost, path, key, body, header)
+	}
+	return r
 }
 
 func errField(r response, name string) string {

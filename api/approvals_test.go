@@ -572,6 +572,17 @@ func TestFailedStartLeavesNothingAndReconcilerStartsOrphans(t *testing.T) {
 		n, err = requests.Reconcile(ctx, time.Now().Add(requests.ReconcileGrace), 10, approvals.New(approvals.Deps{Store: s.store, Temporal: s.tc}))
 		require.NoError(t, err)
 		assert.Zero(t, n, "an owned record is left alone")
+
+		// Decided before the reconciler comes, an orphan's workflow is
+		// started by the decision.
+		early := &models.Approval{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: "early orphan",
+			ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_x", RequestedBy: "agent"}, Risk: "low", ApproverIDs: models.StringList{s.cy.ID},
+			RequiredApprovals: 1}
+		_, err = requests.Insert(ctx, s.store, s.store.Approvals(), early, nil)
+		require.NoError(t, err)
+		r = s.do(t, "POST", "/api/v1/approvals/"+early.ID+"/decision", s.cyToken, `{"decision":"approve"}`, nil)
+		require.Equal(t, 200, r.status, string(r.body))
+		assert.Equal(t, "approved", r.decoded["status"])
 	})
 }
 

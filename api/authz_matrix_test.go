@@ -717,10 +717,11 @@ func (e *authzEnv) fresh(t *testing.T, row authzRow) target {
 	return target{id: id, body: body, params: params}
 }
 
-// create201 posts body as key and returns the new resource's id.
+// create201 posts body as key, as a client does (doAsClient), and returns
+// the new resource's id.
 func (e *authzEnv) create201(t *testing.T, key, path, body string) string {
 	t.Helper()
-	r := e.do(t, "POST", path, key, body, nil)
+	r := e.doAsClient(t, path, key, body)
 	require.Equal(t, 201, r.status, "%s: %s", path, r.body)
 	id := r.decoded["id"].(string)
 	e.ours = append(e.ours, id)

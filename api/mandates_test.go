@@ -38,7 +38,7 @@ func newMandateStack(t *testing.T, db *gorm.DB) *mandateStack {
 // check asks the gate about a refund of amount in currency.
 func (s *mandateStack) check(t *testing.T, key string, amount int, currency string) response {
 	t.Helper()
-	return s.do(t, "POST", "/api/v1/gate", key, fmt.Sprintf(`{"action":"refund.create","input":{"amount":%d,"currency":%q,"customer":"cus_1"}}`, amount, currency), nil)
+	return s.doAsClient(t, "/api/v1/gate", key, fmt.Sprintf(`{"action":"refund.create","input":{"amount":%d,"currency":%q,"customer":"cus_1"}}`, amount, currency))
 }
 
 // grant posts a mandate with the body's fields over a day's expiry.
@@ -235,7 +235,7 @@ func TestGateKeySentTwiceAtOnce(t *testing.T) {
 			body := fmt.Sprintf(`{"action":"refund.create","input":{"amount":%d,"currency":"EUR","customer":"cus_1"}}`, 200+i)
 			for j := range 2 {
 				wg.Go(func() {
-					answers[i][j] = s.do(t, "POST", "/api/v1/gate", s.gateKey, body, map[string]string{"Idempotency-Key": fmt.Sprintf("twice-%d", i)})
+					answers[i][j] = s.sendAsClient(t, "/api/v1/gate", s.gateKey, body, fmt.Sprintf("twice-%d", i))
 				})
 			}
 		}

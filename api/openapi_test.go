@@ -206,6 +206,32 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 	t.Logf("%d operations", documented)
 }
 
+// TestOpenAPIEveryKeyedPostMayBeBusy: every POST that takes an
+// Idempotency-Key may answer 409 idempotency_in_progress while the key's
+// first attempt runs (api/idempotency.go), so its 409 must allow that code.
+func TestOpenAPIEveryKeyedPostMayBeBusy(t *testing.T) {
+	t.Parallel()
+	c := openAPIContract(t)
+	busy := map[string]any{"error": map[string]any{"code": "idempotency_in_progress", "message": "a request with this Idempotency-Key is still running"}}
+	keyed := 0
+	for path, item := range c.doc.Paths.Map() {
+		op := item.Post
+		if op == nil || op.Parameters.GetByInAndName("header", "Idempotency-Key") == nil {
+			continue
+		}
+		keyed++
+		conflict := op.Responses.Status(http.StatusConflict)
+		if conflict == nil || conflict.Value.Content.Get("application/json") == nil {
+			t.Errorf("POST %s takes an Idempotency-Key but describes no JSON 409", path)
+			continue
+		}
+		if err := conflict.Value.Content.Get("application/json").Schema.Value.VisitJSON(busy, openapi3.EnableJSONSchema2020()); err != nil {
+			t.Errorf("POST %s: its 409 does not allow idempotency_in_progress: %v", path, err)
+		}
+	}
+	assert.Greater(t, keyed, 40, "the POSTs taking an Idempotency-Key were found")
+}
+
 // TestOpenAPIServed: /api/v1/openapi.json is the document as JSON, without
 // a key, with an ETag that answers 304.
 func TestOpenAPIServed(t *testing.T) {

@@ -505,18 +505,28 @@ func TestFlowsShowOnlyReportsTheReaderSees(t *testing.T) {
 }
 
 // TestLostHoldIsStartedByTheReconciler: a held version whose workflow
-// never started (its process died) is taken up by the reconciler and can
-// then be released.
+// never started (its process died, or Temporal was slow to answer) is
+// taken up by the reconciler and can then be released; released before
+// the reconciler comes, its workflow is started then.
 func TestLostHoldIsStartedByTheReconciler(t *testing.T) {
 	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		ctx := context.Background()
 		page := "<base href=\"https://elsewhere.example/\">"
-		r, v, err := reports.Versions{Store: s.store}.Create(ctx, models.NewReport{OrganizationID: s.org.ID, Title: "Lost", Slug: "lost", Classification: "internal"},
-			models.Publication{State: models.VersionHeld, By: models.Actor{ID: "key_x", Name: "agent"},
-				Findings: []models.Finding{{Rule: "base-off-origin", File: "index.html", Line: 1, Excerpt: page, Severity: "hold"}}}, nil)
-		require.NoError(t, err)
+		lostHold := func(slug string) (*models.Report, *models.ReportVersion) {
+			r, v, err := reports.Versions{Store: s.store}.Create(ctx, models.NewReport{OrganizationID: s.org.ID, Title: "Lost", Slug: slug, Classification: "internal"},
+				models.Publication{State: models.VersionHeld, By: models.Actor{ID: "key_x", Name: "agent"},
+					Findings: []models.Finding{{Rule: "base-off-origin", File: "index.html", Line: 1, Excerpt: page, Severity: "hold"}}}, nil)
+			require.NoError(t, err)
+			return r, v
+		}
+		early, earlyV := lostHold("early")
+		rel := s.do(t, "POST", "/api/v1/admin/held-versions/"+earlyV.ID+"/release", s.adminKey, "", nil)
+		require.Equal(t, 200, rel.status, "released before the reconciler: %s", rel.body)
+		assert.Equal(t, early.ID, rel.decoded["id"])
+
+		r, v := lostHold("lost")
 		n, err := s.services.Reports.StartUnowned(ctx, time.Now().Add(time.Minute), 10)
 		require.NoError(t, err)
 		assert.Equal(t, 1, n)
@@ -527,7 +537,7 @@ func TestLostHoldIsStartedByTheReconciler(t *testing.T) {
 		n, err = s.services.Reports.StartUnowned(ctx, time.Now().Add(time.Minute), 10)
 		require.NoError(t, err)
 		assert.Zero(t, n, "started once")
-		rel := s.do(t, "POST", "/api/v1/admin/held-versions/"+v.ID+"/release", s.adminKey, "", nil)
+		rel = s.do(t, "POST", "/api/v1/admin/held-versions/"+v.ID+"/release", s.adminKey, "", nil)
 		require.Equal(t, 200, rel.status, string(rel.body))
 		assert.Equal(t, r.ID, rel.decoded["id"])
 		assert.EqualValues(t, 1, rel.decoded["liveVersion"])

@@ -52,8 +52,21 @@ type Records[T any] struct {
 	Rows  Rows[T]
 	Log   *slog.Logger
 	// Store and Temporal are where records and workflows live.
-	Store    *models.Store
+	Store    Store
 	Temporal client.Client
+}
+
+// Store is what the shared paths read and write beside a kind's own
+// table: the create's claim and flow, the delegations its hand-over
+// follows, and the hub its long-polls hear changes on.
+type Store interface {
+	Claims
+	ClaimedResource(ctx context.Context, c *models.Claim) (string, error)
+	ActiveDelegations(ctx context.Context, orgID string, t time.Time) (map[string]models.Delegation, error)
+	Changes() *changes.Hub
+	// RelaysChanges says whether other processes' changes are heard too
+	// (PostgreSQL's NOTIFY), so long-polls need check only seldom.
+	RelaysChanges() bool
 }
 
 // CheckStatus refuses a status filter that names none of the kind's
@@ -154,15 +167,20 @@ func (r *Records[T]) send(ctx context.Context, rec *T, updateID, name string, ar
 	if r.Temporal == nil {
 		return errNoTemporal
 	}
-	handle, err := r.Temporal.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{
+	opts := client.UpdateWorkflowOptions{
 		WorkflowID:   r.Owner.WorkflowID(h.ID),
 		UpdateID:     updateID,
 		UpdateName:   name,
 		Args:         []any{arg},
 		WaitForStage: client.WorkflowUpdateStageCompleted,
-	})
-	if err == nil {
-		err = handle.Get(ctx, nil)
+	}
+	err := r.update(ctx, opts)
+	// A create whose start was lost (Temporal slow to answer) leaves its
+	// record to the reconciler; whoever acts on it first starts it instead
+	// of being told to come back.
+	var missing *serviceerror.NotFound
+	if errors.As(err, &missing) && r.startLost(ctx, h) {
+		err = r.update(ctx, opts)
 	}
 	if err != nil {
 		return r.workflowError(ctx, h, err)
@@ -172,6 +190,60 @@ func (r *Records[T]) send(ctx context.Context, rec *T, updateID, name string, ar
 	// for its relay (or on SQLite, which relays none, the poll).
 	r.Store.Changes().Heard(h.ID)
 	return nil
+}
+
+// update sends an Update and waits for its outcome. A workflow task
+// that failed for a race (its completion beside a new event,
+// UnhandledCommand) is retried at once, and Temporal refuses Updates
+// until then (WorkflowNotReady): that is waited out, a little, before
+// answering 503. The refused Update never ran.
+func (r *Records[T]) update(ctx context.Context, opts client.UpdateWorkflowOptions) error {
+	deadline := time.Now().Add(notReadyWait)
+	for pause := 50 * time.Millisecond; ; pause *= 2 {
+		handle, err := r.Temporal.UpdateWorkflow(ctx, opts)
+		if err == nil {
+			err = handle.Get(ctx, nil)
+		}
+		var notReady *serviceerror.WorkflowNotReady
+		left := time.Until(deadline)
+		if !errors.As(err, &notReady) || left <= 0 || sleep(ctx, min(pause, left)) != nil {
+			return err
+		}
+	}
+}
+
+// startLost starts the workflow of the record h heads if it is still
+// open and no workflow has taken it up, and says whether it did.
+func (r *Records[T]) startLost(ctx context.Context, h Head) bool {
+	fresh, err := r.Rows.Get(ctx, h.OrganizationID, h.ID)
+	if err != nil {
+		return false
+	}
+	if fh := r.Owner.Head(fresh); fh.Status != r.Open || fh.Started {
+		return false
+	}
+	if err := r.Owner.Start(ctx, fresh); err != nil {
+		r.Log.Warn("start a "+r.Noun+"'s lost workflow on an Update", "id", h.ID, "error", err)
+		return false
+	}
+	r.Log.Info("started a "+r.Noun+"'s lost workflow on an Update", "id", h.ID)
+	return true
+}
+
+// notReadyWait is how long an Update waits for a workflow whose task
+// is being retried to take it, before the API answers 503.
+const notReadyWait = 2 * time.Second
+
+// sleep pauses for d, or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // workflowError maps what an Update on a request's workflow returned to
@@ -218,6 +290,7 @@ type Table[T any] interface {
 	// Statuses reads the status of each of ids that exists, for the
 	// long-poll.
 	Statuses(ctx context.Context, ids []string) (map[string]string, error)
+	List(ctx context.Context, orgID, requester string, f models.Filter, p models.Page) ([]T, string, error)
 	Waiting(ctx context.Context, orgID, personID string, order models.InboxOrder, limit int) ([]T, error)
 	WaitingKeys(ctx context.Context, orgID, personID string, order models.InboxOrder, limit int) ([]models.WaitingKey, error)
 	Counts(ctx context.Context, orgID, personID string, dueBefore time.Time) (models.Counts, error)
@@ -227,14 +300,30 @@ type Table[T any] interface {
 
 // Kind is what a kind of request tells the shared paths about itself,
 // beside its names: each kind's service implements it and hands itself
-// to NewLifecycle.
+// to NewLifecycle. Its workflow id is its names' (RequestWorkflowID).
 type Kind[T any] interface {
-	Owner[T]
-	// Handover is what a record allows of handing it to who stands in for
-	// someone away (AddDelegate): HandoverOf, for a kind with no rule of
-	// its own, only that it never goes to its requester.
+	// Head reads what the shared paths need of a record.
+	Head(rec *T) Head
+	// Start starts a record's workflow exactly once (StartOnce).
+	Start(ctx context.Context, rec *T) error
+}
+
+// HandsOver is a Kind with a rule of its own for handing a record to who
+// stands in for someone away (AddDelegate), as a review goes only to who
+// may read its report; any other kind's record goes to anyone but its
+// requester (handoverOf).
+type HandsOver[T any] interface {
 	Handover(ctx context.Context, rec *T) (Handover, error)
 }
+
+// owner is a Kind as the shared Update and reconciler paths handle it,
+// its workflows named by its kind.
+type owner[T any] struct {
+	Kind[T]
+	kind string
+}
+
+func (o owner[T]) WorkflowID(id string) string { return workflows.RequestWorkflowID(o.kind, id) }
 
 // HeadOf is the head of a request kind's record, asking asked, each
 // reached as via says.
@@ -243,18 +332,17 @@ func HeadOf(b *models.RequestBase, asked []string, via map[string][]models.Via) 
 		Asked: asked, Via: via}
 }
 
-// HandoverOf is the handover of a kind with no rule of its own: a record
+// handoverOf is the handover of a kind with no rule of its own: a record
 // never goes to its requester.
-func HandoverOf(h Head) (Handover, error) { return Handover{Requester: h.Requester}, nil }
+func handoverOf(h Head) (Handover, error) { return Handover{Requester: h.Requester}, nil }
 
 // Names are how a kind of request is named, and its statuses.
 type Names struct {
 	// Kind names it in search attributes, events and the reconciler:
-	// "collection"; Noun in messages: "request for information".
-	Kind, Noun string
-	// Open is the status of a record still waiting; States are all of its
-	// statuses.
-	Open   string
+	// "collection", as its record registers it (models.KindNamed: its
+	// noun and open status).
+	Kind string
+	// States are all of its statuses.
 	States []string
 	// Workflow is the type its workflow is registered and started under
 	// (approvals.WorkflowType, …).
@@ -282,8 +370,15 @@ func NewLifecycle[T any](d Deps, names Names, table Table[T], kind Kind[T]) *Lif
 		panic("requests: the " + names.Kind + " kind names no workflow type")
 	}
 	d = d.Filled()
-	l := &Lifecycle[T]{names: names, table: table, kind: kind, records: &Records[T]{Noun: names.Noun, Open: names.Open,
-		Owner: kind, Rows: table, Log: d.Logger, Store: d.Store, Temporal: d.Temporal}}
+	named, ok := models.KindNamed(names.Kind)
+	if !ok {
+		panic("requests: no record registers the " + names.Kind + " kind")
+	}
+	if !slices.Contains(names.States, named.Open) {
+		panic("requests: the " + names.Kind + " kind's states leave out its open status " + named.Open)
+	}
+	l := &Lifecycle[T]{names: names, table: table, kind: kind, records: &Records[T]{Noun: named.Noun, Open: named.Open,
+		Owner: owner[T]{kind, names.Kind}, Rows: table, Log: d.Logger, Store: d.Store, Temporal: d.Temporal}}
 	l.watch(d.Store.Changes())
 	return l
 }
@@ -459,7 +554,7 @@ func (l *Lifecycle[T]) startNew(ctx context.Context, rec *T) error {
 // kind has and extra.
 func (l *Lifecycle[T]) StartWorkflow(ctx context.Context, b *models.RequestBase, in any, extra ...temporal.SearchAttributeUpdate) error {
 	return StartOnce(ctx, l.records.Temporal, client.StartWorkflowOptions{
-		ID:                    l.kind.WorkflowID(b.ID),
+		ID:                    l.records.Owner.WorkflowID(b.ID),
 		TypedSearchAttributes: Attributes(b.OrganizationID, l.names.Kind, b.Status, b.ExternalID, extra...),
 	}, l.names.Workflow, in)
 }
@@ -533,6 +628,15 @@ func (l *Lifecycle[T]) StartUnowned(ctx context.Context, olderThan time.Time, ba
 // CheckStatus refuses a list's status filter that names none of the kind's
 // states.
 func (l *Lifecycle[T]) CheckStatus(status string) error { return CheckStatus(status, l.names.States) }
+
+// List pages through the organisation's requests of the kind, newest
+// first, narrowed by f; an externalId finds only who's own.
+func (l *Lifecycle[T]) List(ctx context.Context, who models.Actor, f models.Filter, p models.Page) ([]T, string, error) {
+	if err := l.CheckStatus(f.Common().Status); err != nil {
+		return nil, "", err
+	}
+	return l.table.List(ctx, who.OrgID(), who.ID, f, p)
+}
 
 // RemovePerson takes a person removed from the organisation off each of
 // the open records named, with the Update name whose argument arg makes
