@@ -18,6 +18,7 @@ import (
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/reviews"
 )
 
 // refused asserts err is an apperr with code, naming field (if any) and
@@ -283,11 +284,11 @@ func TestRemoveGuestTakesThemOffOpenReviews(t *testing.T) {
 		require.NoError(t, err)
 		g, _, err := bare.CreateGuest(ctx, org.ID, admin.NewGuest{Email: "gus@partner.example"})
 		require.NoError(t, err)
-		r := &models.Review{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Check",
+		r := &reviews.Review{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Check",
 			ExpiresAt: models.Now().Add(time.Hour), Requester: "key_test", RequestedBy: "agent"}, ReportID: "rpt_1", VersionID: "ver_1", Version: 1,
 			Reviewers: []string{g.Email}, ReviewerIDs: []string{g.ID}, RequiredApprovals: 1,
 		}
-		_, err = requests.Insert(ctx, store, store.Reviews(), r, nil)
+		_, err = requests.Insert(ctx, store, reviews.Records(store), r, nil)
 		require.NoError(t, err)
 
 		refused(t, bare.RemoveGuest(ctx, org.ID, g.ID, admin.Operator), apperr.Unavailable, "", "the guest was removed, but the requests still waiting on them cannot be changed here; retry where workflows run")

@@ -17,6 +17,7 @@ import (
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/reviews"
 )
 
 // Removing a guest ends their sessions, sign-in links and decision links in
@@ -133,21 +134,21 @@ func TestRemoveGuestAsksOnlyTheReviewsWaitingOnThem(t *testing.T) {
 		require.NoError(t, err)
 		g, _, err := s.CreateGuest(ctx, org.ID, "gus@partner.example", "Gus")
 		require.NoError(t, err)
-		review := func(status string, verdicts ...models.Verdict) *models.Review {
-			r := &models.Review{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Check",
+		review := func(status string, verdicts ...reviews.StoredVerdict) *reviews.Review {
+			r := &reviews.Review{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Check",
 				ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_test", RequestedBy: "agent"}, ReportID: "rpt_1", VersionID: "ver_1", Version: 1,
 				Reviewers: []string{g.Email, ada.Email}, ReviewerIDs: []string{g.ID, ada.ID}, RequiredApprovals: 2,
 			}
 			r.Verdicts.V = verdicts
-			_, err := requests.Insert(ctx, s, s.Reviews(), r, nil)
+			_, err := requests.Insert(ctx, s, reviews.Records(s), r, nil)
 			require.NoError(t, err)
 			if status != states.Open {
-				testenv.Transition(t, s, s.Reviews(), org.ID, r.ID, 1, func(r *models.Review) { r.Status = status })
+				testenv.Transition(t, s, reviews.Records(s), org.ID, r.ID, 1, func(r *reviews.Review) { r.Status = status })
 			}
 			return r
 		}
 		open := review(states.Open)
-		review(states.Open, models.Verdict{ReviewerID: g.ID, Verdict: "approved"})
+		review(states.Open, reviews.StoredVerdict{ReviewerID: g.ID, Verdict: "approved"})
 		review(states.Approved)
 
 		spy := &askedSpy{kind: events.RequestReview}
@@ -159,15 +160,15 @@ func TestRemoveGuestAsksOnlyTheReviewsWaitingOnThem(t *testing.T) {
 		require.NoError(t, svc.RemoveGuest(ctx, org.ID, g.ID, admin.Operator))
 		assert.Equal(t, []string{org.ID + " " + g.ID + " " + g.ID + " " + open.ID}, spy.calls, "still something to finish")
 
-		_, err = requests.Persist(ctx, s, s.Reviews(), requests.Change[models.Review]{OrganizationID: org.ID, ID: open.ID, Seq: 1,
-			Apply: func(r *models.Review) (models.AuditEntry, error) {
+		_, err = requests.Persist(ctx, s, reviews.Records(s), requests.Change[reviews.Review]{OrganizationID: org.ID, ID: open.ID, Seq: 1,
+			Apply: func(r *reviews.Review) (models.AuditEntry, error) {
 				r.ReviewerIDs = models.StringList{ada.ID}
 				return models.AuditEntry{Action: "reviewer_removed", ActorID: "key_admin", ActorName: "admin", At: models.Now()}, nil
 			}})
 		require.NoError(t, err)
 		err = svc.RemoveGuest(ctx, org.ID, g.ID, admin.Operator)
 		assert.True(t, apperr.Is(err, apperr.NotFound), "nothing left to do: %v", err)
-		waiting, err := s.Reviews().Waiting(ctx, org.ID, ada.ID, models.Attention, 10)
+		waiting, err := reviews.Records(s).Waiting(ctx, org.ID, ada.ID, models.Attention, 10)
 		require.NoError(t, err)
 		assert.Len(t, waiting, 2, "Ada is still asked on both open reviews")
 	})

@@ -36,6 +36,7 @@ import (
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/worker"
 )
 
@@ -309,7 +310,7 @@ const benchCollectionBody = `{"title":"Quarterly budget","questions":[{"prompt":
 // report, as BenchmarkCreateCollection measures collections; run it with
 // BenchmarkBareStartWorkflow for its baseline.
 func BenchmarkCreateReview(b *testing.B) {
-	benchCreates(b, "/api/v1/reviews", &models.Review{}, func(b *testing.B, s *benchStack) string {
+	benchCreates(b, "/api/v1/reviews", &reviews.Review{}, func(b *testing.B, s *benchStack) string {
 		created, err := s.call("POST", "/api/v1/reports", `{"title":"Q3","content":"<h1>Q3</h1>","audience":["everyone"]}`, http.StatusCreated)
 		require.NoError(b, err)
 		var report struct{ ID string }

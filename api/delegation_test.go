@@ -16,6 +16,7 @@ import (
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/worker"
 )
 
@@ -464,7 +465,7 @@ func TestDefaultsAskWhoStandsIn(t *testing.T) {
 		require.Equal(t, 201, rv.status, string(rv.body))
 		waitFor(t, func() bool {
 			a, err := s.store.Approvals().Get(ctx, s.org.ID, a["id"].(string))
-			r, rerr := s.store.Reviews().Get(ctx, s.org.ID, rv.decoded["id"].(string))
+			r, rerr := reviews.Records(s.store).Get(ctx, s.org.ID, rv.decoded["id"].(string))
 			return err == nil && rerr == nil && a.Seq > 0 && r.Seq > 0 // the workflows have taken them up
 		})
 		s.delegate(t, s.memberToken, "cy@example.com")
@@ -482,7 +483,7 @@ func TestDefaultsAskWhoStandsIn(t *testing.T) {
 		require.Equal(t, 200, d.status, string(d.body))
 		assert.Equal(t, s.member.ID, d.decoded["decidedOnBehalfOfId"])
 
-		rev, err := s.store.Reviews().Get(ctx, s.org.ID, rv.decoded["id"].(string))
+		rev, err := reviews.Records(s.store).Get(ctx, s.org.ID, rv.decoded["id"].(string))
 		require.NoError(t, err)
 		assert.Equal(t, []string{s.cy.ID, s.bob.ID}, []string(rev.ReviewerIDs), "Cy, who reads the report, instead of Ada")
 		v := s.do(t, "POST", "/api/v1/reviews/"+rev.ID+"/verdict", s.cyToken, `{"verdict":"approved"}`, nil)
@@ -509,7 +510,7 @@ func TestReviewsGoOnlyToDelegatesWhoCanReadTheReport(t *testing.T) {
 		id := rv.decoded["id"].(string)
 		a := s.create(t, s.agentKey, `{"title":"Pay","approvers":["cy@example.com"]}`)
 		waitFor(t, func() bool {
-			r, err := s.store.Reviews().Get(ctx, s.org.ID, id)
+			r, err := reviews.Records(s.store).Get(ctx, s.org.ID, id)
 			return err == nil && r.Seq > 0
 		})
 

@@ -287,7 +287,7 @@ func TestRemovingAGuestTakesThemOffOpenReviews(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 1, approved.ApprovalsSoFar)
 		waitFor(t, func() bool {
-			rev, err := s.store.Reviews().Get(ctx, s.org.ID, id)
+			rev, err := reviews.Records(s.store).Get(ctx, s.org.ID, id)
 			return err == nil && rev.Seq > 0 // the workflow has taken it up
 		})
 
@@ -296,12 +296,12 @@ func TestRemovingAGuestTakesThemOffOpenReviews(t *testing.T) {
 
 		_, err = svc.Verdict(ctx, gusPerson.Actor(), id, "", reviews.VerdictInput{Verdict: "approved"})
 		assert.True(t, apperr.Is(err, apperr.NotFound), "the removed guest's verdict is refused: %v", err)
-		rev, err := s.store.Reviews().Get(ctx, s.org.ID, id)
+		rev, err := reviews.Records(s.store).Get(ctx, s.org.ID, id)
 		require.NoError(t, err)
 		assert.Equal(t, "open", rev.Status)
 		assert.Equal(t, []string{s.cy.ID, s.member.ID, s.bob.ID}, []string(rev.ReviewerIDs), "Gus is off; the owner and the administrator joined")
 		assert.EqualValues(t, 2, rev.RequiredApprovals, "the bar is not lowered")
-		waiting, err := s.store.Reviews().Waiting(ctx, s.org.ID, gus.ID, requests.Attention, 10)
+		waiting, err := reviews.Records(s.store).Waiting(ctx, s.org.ID, gus.ID, requests.Attention, 10)
 		require.NoError(t, err)
 		assert.Empty(t, waiting, "the reviewer index no longer lists Gus")
 		got := s.do(t, "GET", path, s.agentKey, "", nil)
@@ -323,7 +323,7 @@ func TestRemovingAGuestTakesThemOffOpenReviews(t *testing.T) {
 		}
 		assert.Equal(t, "approved", s.do(t, "GET", path, s.agentKey, "", nil).decoded["status"])
 
-		kept, err := s.store.Reviews().Get(ctx, s.org.ID, doneID)
+		kept, err := reviews.Records(s.store).Get(ctx, s.org.ID, doneID)
 		require.NoError(t, err)
 		assert.Equal(t, "open", kept.Status)
 		assert.Equal(t, 1, kept.ApprovalsSoFar, "the verdict Gus returned while a guest stands")

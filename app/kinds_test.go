@@ -172,8 +172,8 @@ func TestEveryKindKeepsTheRequestContract(t *testing.T) {
 		t.Run("review", func(t *testing.T) {
 			covered = append(covered, events.RequestReview)
 			t.Parallel()
-			contract(t, store, svc.Flows, newOrg, kind[models.Review]{name: events.RequestReview, life: svc.Reviews.Lifecycle, head: svc.Reviews.Head,
-				create: func(ctx context.Context, o *kindOrg, m made) (*models.Review, error) {
+			contract(t, store, svc.Flows, newOrg, kind[reviews.Review]{name: events.RequestReview, life: svc.Reviews.Lifecycle, head: svc.Reviews.Head,
+				create: func(ctx context.Context, o *kindOrg, m made) (*reviews.Review, error) {
 					return svc.Reviews.Create(ctx, o.Agent, &reviews.CreateInput{Fields: requests.Fields{Title: "Check Q3", ExpiresAt: expiring(m.expires), FlowID: m.flowID}, ReportID: "q3",
 						Reviewers: []string{"bob@example.com"}}, nil)
 				},
@@ -182,7 +182,7 @@ func TestEveryKindKeepsTheRequestContract(t *testing.T) {
 					return err
 				},
 				settled: states.Approved, settledEvent: events.ReviewApproved, acted: reviews.VerdictApproved,
-				list: func(ctx context.Context, o *kindOrg, status string) ([]*models.Review, error) {
+				list: func(ctx context.Context, o *kindOrg, status string) ([]*reviews.Review, error) {
 					recs, _, err := svc.Reviews.List(ctx, o.Agent, models.RequestFilter{Status: status}, models.Page{Limit: 10})
 					return pointers(recs), err
 				},

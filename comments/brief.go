@@ -10,6 +10,7 @@ import (
 	"github.com/assent-hq/assent/internal/validate"
 	"github.com/assent-hq/assent/internal/wiretime"
 	"github.com/assent-hq/assent/models"
+	"github.com/assent-hq/assent/reviews"
 )
 
 // BriefInput names the threads a brief composes; none means every open
@@ -45,7 +46,7 @@ func (s *Service) RevisionBrief(ctx context.Context, c models.Actor, idOrSlug st
 	if err != nil {
 		return nil, err
 	}
-	reviews, err := s.reviewsOf(ctx, r, chosen)
+	revs, err := s.reviewsOf(ctx, r, chosen)
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +54,7 @@ func (s *Service) RevisionBrief(ctx context.Context, c models.Actor, idOrSlug st
 	for _, t := range chosen {
 		b.Threads = append(b.Threads, t.ID)
 	}
-	b.Text = compose(r, chosen, reviews)
+	b.Text = compose(r, chosen, revs)
 	return b, nil
 }
 
@@ -73,12 +74,12 @@ func pick(threads []models.CommentThread, named []string) ([]models.CommentThrea
 
 // reviewsOf are the reviews whose verdict notes a brief carries: those the
 // threads belong to, and those of the live version, by id.
-func (s *Service) reviewsOf(ctx context.Context, r *models.Report, threads []models.CommentThread) ([]models.Review, error) {
-	all, err := s.Store.ReviewsOf(ctx, r.OrganizationID, r.ID)
+func (s *Service) reviewsOf(ctx context.Context, r *models.Report, threads []models.CommentThread) ([]reviews.Review, error) {
+	all, err := reviews.Records(s.Store).AboutReport(ctx, r.OrganizationID, r.ID)
 	if err != nil {
 		return nil, err
 	}
-	out := slices.DeleteFunc(all, func(rv models.Review) bool {
+	out := slices.DeleteFunc(all, func(rv reviews.Review) bool {
 		return rv.Version != *r.LiveVersion && !slices.ContainsFunc(threads, func(t models.CommentThread) bool {
 			return t.ReviewID != nil && *t.ReviewID == rv.ID
 		})
@@ -87,7 +88,7 @@ func (s *Service) reviewsOf(ctx context.Context, r *models.Report, threads []mod
 }
 
 // compose writes the brief's text.
-func compose(r *models.Report, threads []models.CommentThread, reviews []models.Review) string {
+func compose(r *models.Report, threads []models.CommentThread, revs []reviews.Review) string {
 	var b strings.Builder
 	live := *r.LiveVersion
 	fmt.Fprintf(&b, "Revision brief for %q (%s), based on version %d.\n", r.Title, r.Slug, live)
@@ -117,7 +118,7 @@ func compose(r *models.Report, threads []models.CommentThread, reviews []models.
 		}
 	}
 	var notes []string
-	for _, rv := range reviews {
+	for _, rv := range revs {
 		for _, v := range rv.Verdicts.V {
 			if v.Note != "" {
 				notes = append(notes, fmt.Sprintf("- Review %s of version %d (%q), %s by %s: %s", rv.ID, rv.Version, rv.Title,

@@ -25,6 +25,7 @@ import (
 	"github.com/assent-hq/assent/internal/validate"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/reports"
+	"github.com/assent-hq/assent/reviews"
 	"github.com/assent-hq/assent/wire"
 )
 
@@ -40,8 +41,8 @@ type Store interface {
 	LockReport(ctx context.Context, orgID, idOrSlug string) (*models.Report, error)
 	ReportStep(ctx context.Context, r *models.Report, action, detail string, by models.Actor, at time.Time) error
 	GetVersionNumber(ctx context.Context, r *models.Report, n int) (*models.ReportVersion, error)
-	Reviews() models.Requests[models.Review, *models.Review]
-	ReviewsOf(ctx context.Context, orgID, reportID string) ([]models.Review, error)
+	// The reviews a thread may belong to (reviews.Records).
+	models.RequestsHost
 }
 
 // Deps are what the service needs.
@@ -192,7 +193,7 @@ func (s *Service) newThread(ctx context.Context, c models.Actor, r *models.Repor
 	var v *models.ReportVersion
 	var err error
 	if in.ReviewID != nil {
-		review, err := s.Store.Reviews().Get(ctx, c.OrgID(), *in.ReviewID)
+		review, err := reviews.Records(s.Store).Get(ctx, c.OrgID(), *in.ReviewID)
 		if err == nil && review.ReportID != r.ID {
 			err = apperr.New(apperr.NotFound, "review %s is not about report %s", *in.ReviewID, r.Slug)
 		}

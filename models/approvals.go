@@ -153,8 +153,9 @@ type ApprovalFilter struct {
 	Executed *bool
 }
 
-func (f ApprovalFilter) narrow(db, q *gorm.DB, orgID string, k *requestKind) (*gorm.DB, error) {
-	if err := filterOf(f, approvalKind, k); err != nil {
+// Narrow adds the approvals' own conditions.
+func (f ApprovalFilter) Narrow(db, q *gorm.DB, orgID string, k *RequestKind) (*gorm.DB, error) {
+	if err := KindOnly(f, approvalKind, k); err != nil {
 		return nil, err
 	}
 	if f.WaitingOn != "" {
@@ -166,26 +167,26 @@ func (f ApprovalFilter) narrow(db, q *gorm.DB, orgID string, k *requestKind) (*g
 	return q, nil
 }
 
-func (a *Approval) head() requestHead { return a.RequestBase.head(&a.ApproverIDs) }
+func (a *Approval) RequestHead() RequestHead { return a.RequestBase.HeadAsking(&a.ApproverIDs) }
 
-var approvalKind = registerKind(&requestKind{noun: "approval", page: paths.Approval, subject: events.RequestApproval, idPrefix: ids.Approval, open: states.Pending,
-	table: "approvals", askedIDs: "approver_ids", aboutReports: true})
+var approvalKind = RegisterKind(&RequestKind{Noun: "approval", Page: paths.Approval, Subject: events.RequestApproval, IDPrefix: ids.Approval, Open: states.Pending,
+	Table: "approvals", AboutReports: true})
 
-func (*Approval) kind() *requestKind { return approvalKind }
-func (a *Approval) dueAt() time.Time { return a.ExpiresAt }
-func (a *Approval) risk() string     { return a.Risk }
-func (a *Approval) settled() (*time.Time, *string) {
+func (*Approval) RequestKind() *RequestKind { return approvalKind }
+func (a *Approval) RequestDue() time.Time   { return a.ExpiresAt }
+func (a *Approval) RiskLevel() string       { return a.Risk }
+func (a *Approval) SettledWhen() (*time.Time, *string) {
 	return a.DecidedAt, a.DecidedBy
 }
 
 // acted: who approved (or the approver they stand in for), and the
 // requester, who may not decide, also not standing in for them.
-func (a *Approval) acted(personID string) bool {
+func (a *Approval) ActedBy(personID string) bool {
 	via := func(id string) []Via { return a.ApproverVia.V[id] }
 	return voice(via(personID), personID) == a.Requester || actedFor(via, a.ApprovedBy, personID)
 }
 
-func (*Approval) loadAll(db *gorm.DB, orgID string, recs []*Approval) error {
+func (*Approval) LoadWith(db *gorm.DB, orgID string, recs []*Approval) error {
 	return loadApprovals(db, orgID, recs)
 }
 

@@ -108,21 +108,21 @@ type Collection struct {
 	RemindedAt        *time.Time
 }
 
-func (c *Collection) head() requestHead { return c.RequestBase.head(&c.RespondentIDs) }
+func (c *Collection) RequestHead() RequestHead { return c.RequestBase.HeadAsking(&c.RespondentIDs) }
 
-var collectionKind = registerKind(&requestKind{noun: "request for information", page: paths.Collection, subject: events.RequestCollection, idPrefix: ids.Collection, open: states.Open,
-	table: "collections", askedIDs: "respondent_ids"})
+var collectionKind = RegisterKind(&RequestKind{Noun: "request for information", Page: paths.Collection, Subject: events.RequestCollection, IDPrefix: ids.Collection, Open: states.Open,
+	Table: "collections"})
 
-func (*Collection) kind() *requestKind               { return collectionKind }
-func (c *Collection) askedRefs() *JSON[[]PersonRef]  { return &c.Asked }
-func (c *Collection) settled() (*time.Time, *string) { return c.SettledAt, nil }
-func (c *Collection) prepare()                       { prepareAsked(&c.Replies.V, &c.Asked.V) }
-func (c *Collection) acted(personID string) bool {
-	return actedFor(refsVia(c.Asked.V), c.replied(), personID)
+func (*Collection) RequestKind() *RequestKind            { return collectionKind }
+func (c *Collection) AskedPeople() *JSON[[]PersonRef]    { return &c.Asked }
+func (c *Collection) SettledWhen() (*time.Time, *string) { return c.SettledAt, nil }
+func (c *Collection) PrepareNew()                        { PrepareAsked(&c.Replies.V, &c.Asked.V) }
+func (c *Collection) ActedBy(personID string) bool {
+	return ActedAmong(c.Asked.V, c.replied(), personID)
 }
 
 // dueAt: when the agent wants the replies, else when the request expires.
-func (c *Collection) dueAt() time.Time {
+func (c *Collection) RequestDue() time.Time {
 	if c.DueAt != nil {
 		return *c.DueAt
 	}
@@ -130,7 +130,7 @@ func (c *Collection) dueAt() time.Time {
 }
 
 // applied: a submitted reply's draft goes with it.
-func (c *Collection) applied(tx *gorm.DB, before *Collection) error {
+func (c *Collection) ApplyBeside(tx *gorm.DB, before *Collection) error {
 	for _, r := range c.Replies.V[min(len(before.Replies.V), len(c.Replies.V)):] {
 		if err := tx.Where("collection_id = ? AND person_id = ?", c.ID, r.RespondentID).Delete(&CollectionDraft{}).Error; err != nil {
 			return err
@@ -159,7 +159,7 @@ func (c *Collection) Replied(personID string) bool { return slices.Contains(c.re
 
 // replied are who submitted a reply, in order.
 func (c *Collection) replied() []string {
-	return idsOf(c.Replies.V, func(r *Reply) string { return r.RespondentID })
+	return IDsOf(c.Replies.V, func(r *Reply) string { return r.RespondentID })
 }
 
 // SaveDraft keeps personID's unsubmitted answers to an open collection.

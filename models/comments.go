@@ -113,7 +113,7 @@ func (s *CommentStore) InsertThread(ctx context.Context, r *Report, t *CommentTh
 // CountReviewThread adds delta to a review's count of its reviewers'
 // threads.
 func (s *CommentStore) CountReviewThread(ctx context.Context, reviewID string, delta int) error {
-	return s.conn(ctx).Model(&Review{}).Where("id = ?", reviewID).
+	return s.conn(ctx).Table("reviews").Where("id = ?", reviewID).
 		UpdateColumn("thread_count", gorm.Expr("thread_count + ?", delta)).Error
 }
 

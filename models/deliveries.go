@@ -225,7 +225,7 @@ func callbackOf(db *gorm.DB, subjectType, id string) (*callback, error) {
 		return &callback{}, nil
 	}
 	cb := callback{column: k.callback()}
-	err := db.Table(k.table).Select("callback_url, callback_secret").Where("id = ?", id).Take(&cb).Error
+	err := db.Table(k.Table).Select("callback_url, callback_secret").Where("id = ?", id).Take(&cb).Error
 	return &cb, notFound(err, subjectType+" "+id)
 }
 

@@ -141,7 +141,7 @@ func readableBy(q *gorm.DB, db *gorm.DB, person *Person) *gorm.DB {
 	}
 	q = q.Where("reports.organization_id = ?", person.Organization.ID)
 	if person.Member != nil && person.Member.Administers() {
-		reviewed := db.Model(&Review{}).Select("report_id").Where("organization_id = ? AND id IN (?)", person.Organization.ID,
+		reviewed := db.Table("reviews").Select("report_id").Where("organization_id = ? AND id IN (?)", person.Organization.ID,
 			askedOf(db, events.RequestReview, person.ID()))
 		return q.Where("(reports.owner_person AND reports.owner_id = ?) OR reports.id IN (?) OR reports.id IN (?)", person.ID(), grants, reviewed)
 	}

@@ -102,7 +102,7 @@ func decodeHistoryCursor(s string) (historyCursor, error) {
 	}
 	at, id, ok := strings.Cut(string(b), " ")
 	t, err := time.Parse(time.RFC3339Nano, at)
-	if !ok || err != nil || !slices.ContainsFunc(requestKinds, func(k *requestKind) bool { return ids.Made(id, k.idPrefix) }) {
+	if !ok || err != nil || !slices.ContainsFunc(requestKinds, func(k *RequestKind) bool { return ids.Made(id, k.IDPrefix) }) {
 		return historyCursor{}, bad
 	}
 	return historyCursor{t.UTC(), id}, nil

@@ -136,8 +136,8 @@ func actedFor(viaOf func(string) []Via, by []string, personID string) bool {
 	return slices.ContainsFunc(by, func(b string) bool { return voice(viaOf(b), b) == mine })
 }
 
-// idsOf are the people who did each of acts (replies, verdicts), in order.
-func idsOf[A any](acts []A, who func(*A) string) []string {
+// IDsOf are the people who did each of acts (replies, verdicts), in order.
+func IDsOf[A any](acts []A, who func(*A) string) []string {
 	out := make([]string, len(acts))
 	for i := range acts {
 		out[i] = who(&acts[i])
@@ -145,15 +145,22 @@ func idsOf[A any](acts []A, who func(*A) string) []string {
 	return out
 }
 
-// prepareAsked starts a new record's acts (replies, verdicts) and people
+// PrepareAsked starts a new record's acts (replies, verdicts) and people
 // asked as empty lists, never null.
-func prepareAsked[A any](acts *[]A, asked *[]PersonRef) {
+func PrepareAsked[A any](acts *[]A, asked *[]PersonRef) {
 	if *acts == nil {
 		*acts = []A{}
 	}
 	if *asked == nil {
 		*asked = []PersonRef{}
 	}
+}
+
+// ActedAmong reports whether one of those who acted (by) acted for the
+// person personID, among the people asked (refs) as a request that keeps
+// them as refs has them.
+func ActedAmong(refs []PersonRef, by []string, personID string) bool {
+	return actedFor(refsVia(refs), by, personID)
 }
 
 // refsVia is viaOf for a request that keeps its people as refs.
@@ -170,16 +177,16 @@ func refsVia(refs []PersonRef) func(string) []Via {
 
 // asking returns the index rows of rec: one per person it asks, in the
 // order asked.
-func asking[T any, P requestRecord[T]](rec *T) []Asking {
-	h, k := P(rec).head(), P(rec).kind()
-	due := P(rec).dueAt().UTC()
+func asking[T any, P RequestRecord[T]](rec *T) []Asking {
+	h, k := P(rec).RequestHead(), P(rec).RequestKind()
+	due := P(rec).RequestDue().UTC()
 	rank := unrisked
 	if risk, ok := riskOf(rec); ok {
 		rank = riskRank(risk)
 	}
 	rows := make([]Asking, len(*h.asked))
 	for i, p := range *h.asked {
-		waiting := *h.status == k.open && !P(rec).acted(p)
+		waiting := *h.status == k.Open && !P(rec).ActedBy(p)
 		rows[i] = Asking{OrganizationID: h.organizationID, PersonID: p, Waiting: waiting, DueAt: due, RiskRank: rank}
 	}
 	return rows
@@ -189,7 +196,7 @@ func asking[T any, P requestRecord[T]](rec *T) []Asking {
 // they are the same. A transition passes the rows of the record as it was
 // rather than reading them: this release and the one before keep them in
 // step with every record they write, so those are the rows stored.
-func (k *requestKind) rewriteAsking(tx *gorm.DB, id string, was, want []Asking) error {
+func (k *RequestKind) rewriteAsking(tx *gorm.DB, id string, was, want []Asking) error {
 	byPerson := func(a, b Asking) int { return strings.Compare(a.PersonID, b.PersonID) }
 	slices.SortFunc(want, byPerson)
 	slices.SortFunc(was, byPerson)
@@ -203,21 +210,21 @@ func (k *requestKind) rewriteAsking(tx *gorm.DB, id string, was, want []Asking) 
 }
 
 // insertAsking writes the rows of request id.
-func (k *requestKind) insertAsking(tx *gorm.DB, id string, rows []Asking) error {
+func (k *RequestKind) insertAsking(tx *gorm.DB, id string, rows []Asking) error {
 	if len(rows) == 0 {
 		return nil
 	}
 	out := make([]RequestPerson, len(rows))
 	for i, r := range rows {
-		out[i] = RequestPerson{RequestID: id, Kind: k.subject, Asking: r}
+		out[i] = RequestPerson{RequestID: id, Kind: k.Subject, Asking: r}
 	}
 	return tx.Create(&out).Error
 }
 
 // askingOf selects the rows of the organisation's requests of the kind
 // waiting on personID.
-func (k *requestKind) askingOf(tx *gorm.DB, orgID, personID string) *gorm.DB {
-	return tx.Model(&RequestPerson{}).Where(waitingOn, orgID, personID, k.subject)
+func (k *RequestKind) askingOf(tx *gorm.DB, orgID, personID string) *gorm.DB {
+	return tx.Model(&RequestPerson{}).Where(waitingOn, orgID, personID, k.Subject)
 }
 
 // personWaiting is the condition on the rows waiting on a person of an
@@ -232,10 +239,10 @@ const (
 
 // waiting lists the organisation's records waiting on personID in order,
 // at most limit of them, read through request_people.
-func waiting[T any, P requestRecord[T]](tx *gorm.DB, orgID, personID string, order InboxOrder, limit int) ([]T, error) {
-	k := P(nil).kind()
-	q := tx.Model(new(T)).Joins("JOIN request_people ON request_people.request_id = "+k.table+".id").
-		Where(waitingOn, orgID, personID, k.subject).Where(k.table+".organization_id = ?", orgID)
+func waiting[T any, P RequestRecord[T]](tx *gorm.DB, orgID, personID string, order InboxOrder, limit int) ([]T, error) {
+	k := P(nil).RequestKind()
+	q := tx.Model(new(T)).Joins("JOIN request_people ON request_people.request_id = "+k.Table+".id").
+		Where(waitingOn, orgID, personID, k.Subject).Where(k.Table+".organization_id = ?", orgID)
 	var out []T
 	if err := q.Order(order.orderBy()).Limit(max(limit, 1)).Find(&out).Error; err != nil {
 		return nil, err
@@ -257,8 +264,8 @@ type Counts struct {
 
 // counts counts the organisation's records waiting on personID from the
 // asked index alone.
-func counts[T any, P requestRecord[T]](tx *gorm.DB, orgID, personID string, dueBefore time.Time) (Counts, error) {
-	k := P(nil).kind()
+func counts[T any, P RequestRecord[T]](tx *gorm.DB, orgID, personID string, dueBefore time.Time) (Counts, error) {
+	k := P(nil).RequestKind()
 	_, risky := any(P(nil)).(rated)
 	var rows []struct {
 		RiskRank int

@@ -18,6 +18,7 @@ import (
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/reviews"
 )
 
 func TestTheApprovalsInboxPutsWhatNeedsAttentionFirstWhateverTheBacklog(t *testing.T) {
@@ -215,9 +216,9 @@ func TestTheInboxMigrationFillsTheIndex(t *testing.T) {
 				require.NoError(t, db.Create(c).Error)
 				asked("collection_respondents", "collection_id", c.ID, "mem_a", "mem_b")
 			}
-			for _, r := range []*models.Review{
+			for _, r := range []*reviews.Review{
 				{RequestBase: models.RequestBase{ID: "rev_1", Status: states.Open}},
-				{RequestBase: models.RequestBase{ID: "rev_2", Status: states.Open}, Verdicts: models.JSON[[]models.Verdict]{V: []models.Verdict{{ReviewerID: "mem_a"}}}},
+				{RequestBase: models.RequestBase{ID: "rev_2", Status: states.Open}, Verdicts: models.JSON[[]reviews.StoredVerdict]{V: []reviews.StoredVerdict{{ReviewerID: "mem_a"}}}},
 			} {
 				r.OrganizationID, r.Title, r.ReportID, r.ReviewerIDs, r.ExpiresAt, r.Requester, r.RequestedBy, r.Seq = org.ID, r.ID, "rpt_1", models.StringList{"mem_a"}, at, "key_1", "agent", 1
 				require.NoError(t, db.Create(r).Error)
@@ -244,9 +245,9 @@ func TestTheInboxMigrationFillsTheIndex(t *testing.T) {
 			cols, err = s.Collections().Waiting(ctx, org.ID, "mem_b", models.Attention, 10)
 			require.NoError(t, err)
 			assert.Len(t, cols, 3, "another respondent still owes a reply")
-			revs, err := s.Reviews().Waiting(ctx, org.ID, "mem_a", models.Attention, 10)
+			revs, err := reviews.Records(s).Waiting(ctx, org.ID, "mem_a", models.Attention, 10)
 			require.NoError(t, err)
-			assert.Equal(t, []string{"rev_1"}, idsOf(revs, func(r models.Review) string { return r.ID }))
+			assert.Equal(t, []string{"rev_1"}, idsOf(revs, func(r reviews.Review) string { return r.ID }))
 		})
 	}
 }

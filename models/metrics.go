@@ -41,16 +41,16 @@ func (r Requests[T, P]) counted(before, after *T) {
 	if r.s.metrics == nil {
 		return
 	}
-	if *P(before).head().seq == 0 {
-		r.s.metrics.RequestCreated(r.k.subject)
+	if *P(before).RequestHead().seq == 0 {
+		r.s.metrics.RequestCreated(r.k.Subject)
 	}
-	was, h := *P(before).head().status, P(after).head()
-	if was != r.k.open || *h.status == r.k.open {
+	was, h := *P(before).RequestHead().status, P(after).RequestHead()
+	if was != r.k.Open || *h.status == r.k.Open {
 		return
 	}
 	risk, _ := riskOf(after)
 	decided := *h.status != states.Expired && *h.status != states.Cancelled
-	r.s.metrics.RequestSettled(r.k.subject, *h.status, risk, h.updatedAt.Sub(*h.createdAt), decided)
+	r.s.metrics.RequestSettled(r.k.Subject, *h.status, risk, h.updatedAt.Sub(*h.createdAt), decided)
 }
 
 // attempted counts a delivery attempt recorded; switchedOff says it

@@ -43,14 +43,14 @@ type RequestBase struct {
 
 // head is what the shared paths read of the record, whom it asks among
 // the kind's own columns.
-func (b *RequestBase) head(asked *StringList) requestHead {
-	return requestHead{&b.ID, b.OrganizationID, b.FlowID, &b.Status, &b.Seq, &b.CreatedAt, &b.UpdatedAt,
+func (b *RequestBase) HeadAsking(asked *StringList) RequestHead {
+	return RequestHead{&b.ID, b.OrganizationID, b.FlowID, &b.Status, &b.Seq, &b.CreatedAt, &b.UpdatedAt,
 		&b.CallbackSecret, &b.SealedCallbackSecret, asked, b}
 }
 
-// requestHead is what every kind of request's record holds for the shared
+// RequestHead is what every kind of request's record holds for the shared
 // paths, through pointers into the record.
-type requestHead struct {
+type RequestHead struct {
 	id                                   *string
 	organizationID                       string
 	flowID                               *string
@@ -64,83 +64,89 @@ type requestHead struct {
 	base  *RequestBase
 }
 
-// requestRecord is the record of a kind of request (T), through its
+// RequestRecord is the record of a kind of request (T), through its
 // pointer. What the shared paths ask of a kind are its record's methods;
 // what only some kinds have are the hooks below, which a record implements
 // when it needs them.
-type requestRecord[T any] interface {
+type RequestRecord[T any] interface {
 	*T
-	head() requestHead
+	RequestHead() RequestHead
 	// kind is the kind's names and table, the same for every record of it
 	// (called on a nil record too).
-	kind() *requestKind
+	RequestKind() *RequestKind
 	// dueAt is when the record wants its people to act by, the inbox's
 	// order.
-	dueAt() time.Time
+	RequestDue() time.Time
 	// acted reports whether personID has done what the record asks of
 	// them (a reply, a verdict), which takes it out of their inbox before
 	// it settles.
-	acted(personID string) bool
+	ActedBy(personID string) bool
 	// settled is when a settled record settled, when it keeps that time
 	// (nil: at its last write), and who settled it by their act, if one
 	// did.
-	settled() (at *time.Time, by *string)
+	SettledWhen() (at *time.Time, by *string)
 }
 
 // The hooks of the kinds that need them.
 type (
 	// rated is a kind with a risk level, for the metrics and the inbox's
 	// order.
-	rated interface{ risk() string }
+	rated interface{ RiskLevel() string }
 	// prepared fills in what a new record starts with.
-	prepared interface{ prepare() }
+	prepared interface{ PrepareNew() }
 	// namesAsked is a kind whose read shows the people asked (askedRefs):
 	// those a workflow added later (a delegate) are completed from the
 	// directory when who is asked changes.
-	namesAsked interface{ askedRefs() *JSON[[]PersonRef] }
+	namesAsked interface{ AskedPeople() *JSON[[]PersonRef] }
 	// appliedBeside writes what a transition changes beside the record and
 	// its index (before is the record as it was).
 	appliedBeside[T any] interface {
-		applied(tx *gorm.DB, before *T) error
+		ApplyBeside(tx *gorm.DB, before *T) error
 	}
 	// loadedWith completes records read (called on a nil record: it is
 	// the kind's, for many records at once).
 	loadedWith[T any] interface {
-		loadAll(db *gorm.DB, orgID string, recs []*T) error
+		LoadWith(db *gorm.DB, orgID string, recs []*T) error
 	}
 )
 
-// requestKind names one kind of request and its table.
-type requestKind struct {
-	// subject names the kind in audit entries and events: "approval";
-	// noun where people read it: "request for information".
-	subject, idPrefix, noun string
-	// open is the status of a record still waiting.
-	open string
-	// page is the path of the page where people act on a record.
-	page func(id string) string
-	// table is the kind's table; who it asks is in request_people
-	// (RequestPerson), under the kind's subject, and in the record's
-	// column askedIDs.
-	table, askedIDs string
-	// aboutReports: its records may be about a report (report_id).
-	aboutReports bool
+// RequestKind names one kind of request and its table; each kind's
+// record registers its own once (RegisterKind).
+type RequestKind struct {
+	// Subject names the kind in audit entries and events: "approval";
+	// Noun where people read it: "request for information".
+	Subject, IDPrefix, Noun string
+	// Open is the status of a record still waiting.
+	Open string
+	// Page is the path of the page where people act on a record.
+	Page func(id string) string
+	// Table is the kind's table; who it asks is in request_people
+	// (RequestPerson), under the kind's subject.
+	Table string
+	// AboutReports: its records may be about a report (report_id).
+	AboutReports bool
 }
 
 // requestKinds are every kind of request: each kind's record registers
 // itself here once. What spans the kinds (callbacks' routing, sealed
-// columns, the operator's counts) reads this list.
-var requestKinds []*requestKind
+// columns, the operator's counts) reads this list, so a process knows
+// the kinds whose packages it links (every assent process links all).
+var requestKinds []*RequestKind
 
-func registerKind(k *requestKind) *requestKind {
+// RegisterKind adds a kind of request, from its record's package, once:
+// a second kind of the same subject is a program error.
+func RegisterKind(k *RequestKind) *RequestKind {
+	if kindOf(k.Subject) != nil {
+		panic("models: the request kind " + k.Subject + " is registered twice")
+	}
 	requestKinds = append(requestKinds, k)
 	return k
 }
 
 // kindOf is the kind named subject, or nil.
-func kindOf(subject string) *requestKind {
+func kindOf(subject string) *RequestKind {
 	for _, k := range requestKinds {
-		if k.subject == subject {
+		if k.Subject == subject {
 			return k
 		}
 	}
@@ -163,7 +169,7 @@ func KindNamed(kind string) (KindNames, bool) {
 	if k == nil {
 		return KindNames{}, false
 	}
-	return KindNames{Noun: k.noun, Open: k.open, Page: k.page}, true
+	return KindNames{Noun: k.Noun, Open: k.Open, Page: k.Page}, true
 }
 
 // RequestPage is the path of the page where people act on request id of
@@ -177,8 +183,8 @@ func RequestPage(kind, id string) string {
 }
 
 // callback is the sealed column of the kind's callback secrets.
-func (k *requestKind) callback() sealedColumn {
-	return sealedColumn{k.table, []string{"id"}, "callback_secret", sealCallbackSecret, false}
+func (k *RequestKind) callback() sealedColumn {
+	return sealedColumn{k.Table, []string{"id"}, "callback_secret", sealCallbackSecret, false}
 }
 
 // riskOf is rec's risk, and whether its kind has one.
@@ -187,36 +193,47 @@ func riskOf(rec any) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return r.risk(), true
+	return r.RiskLevel(), true
 }
 
 // Requests are one kind's records on the paths every kind shares: the
 // create bound to its claim, the read, the transition write, the
 // long-poll's statuses, and the reconciler's and the failed start's
 // queries. Each kind's own queries (lists, inboxes) sit beside its record.
-type Requests[T any, P requestRecord[T]] struct {
+type Requests[T any, P RequestRecord[T]] struct {
 	s *core
-	k *requestKind
+	k *RequestKind
 }
 
-func requestsOf[T any, P requestRecord[T]](s *core) Requests[T, P] {
-	return Requests[T, P]{s, P(nil).kind()}
+func requestsOf[T any, P RequestRecord[T]](s *core) Requests[T, P] {
+	return Requests[T, P]{s, P(nil).RequestKind()}
+}
+
+// RequestsHost is a store that keeps requests: *Store and *RequestStore.
+type RequestsHost interface{ requestsCore() *core }
+
+func (s *RequestStore) requestsCore() *core { return s.core }
+
+// RecordsOf are the records of the kind whose record is T in s, for a kind
+// whose record lives in its own package.
+func RecordsOf[T any, P RequestRecord[T]](s RequestsHost) Requests[T, P] {
+	return requestsOf[T, P](s.requestsCore())
 }
 
 // Base is the record's columns every kind shares.
-func (r Requests[T, P]) Base(rec *T) *RequestBase { return P(rec).head().base }
+func (r Requests[T, P]) Base(rec *T) *RequestBase { return P(rec).RequestHead().base }
 
 // Name gives a new record its id, its open status and its times, and
 // seals its callback secret under that id, before a create binds its claim
 // to it and writes it (requests.Insert).
 func (r Requests[T, P]) Name(rec *T) {
-	h := P(rec).head()
-	*h.id = newID(r.k.idPrefix)
-	*h.status = r.k.open
+	h := P(rec).RequestHead()
+	*h.id = newID(r.k.IDPrefix)
+	*h.status = r.k.Open
 	*h.createdAt = Now()
 	*h.updatedAt = *h.createdAt
 	if p, ok := any(rec).(prepared); ok {
-		p.prepare()
+		p.PrepareNew()
 	}
 	*h.sealedCallbackSecret = r.s.sealCallbackSecret(r.k.callback(), *h.id, *h.callbackSecret)
 }
@@ -228,7 +245,7 @@ func (r Requests[T, P]) Insert(ctx context.Context, rec *T) error {
 	if err != nil {
 		return err
 	}
-	h := P(rec).head()
+	h := P(rec).RequestHead()
 	if err := st.tx.Create(rec).Error; err != nil {
 		return err
 	}
@@ -253,20 +270,21 @@ type RequestFilter struct {
 // and then by what its kind adds.
 type Filter interface {
 	Common() RequestFilter
-	// narrow adds the kind's own conditions to q, a query of kind k's
-	// records; a filter of another kind is a program error.
-	narrow(db, q *gorm.DB, orgID string, k *requestKind) (*gorm.DB, error)
+	// Narrow adds the kind's own conditions to q, a query of kind k's
+	// records; a filter of another kind is a program error (KindOnly).
+	Narrow(db, q *gorm.DB, orgID string, k *RequestKind) (*gorm.DB, error)
 }
 
 // Common is f itself: a filter of what every kind has.
 func (f RequestFilter) Common() RequestFilter { return f }
 
-func (RequestFilter) narrow(_, q *gorm.DB, _ string, _ *requestKind) (*gorm.DB, error) { return q, nil }
+// Narrow adds nothing: every kind has what it filters on.
+func (RequestFilter) Narrow(_, q *gorm.DB, _ string, _ *RequestKind) (*gorm.DB, error) { return q, nil }
 
-// filterOf refuses a filter of kind want for a list of kind k.
-func filterOf(f Filter, want, k *requestKind) error {
+// KindOnly refuses f, a filter of kind want, for a list of kind k.
+func KindOnly(f Filter, want, k *RequestKind) error {
 	if want != k {
-		return fmt.Errorf("models: a %T cannot list %s records", f, k.subject)
+		return fmt.Errorf("models: a %T cannot list %s records", f, k.Subject)
 	}
 	return nil
 }
@@ -278,11 +296,11 @@ func (r Requests[T, P]) List(ctx context.Context, orgID, requester string, f Fil
 	c := f.Common()
 	q := byReference(matching(db.Where("organization_id = ?", orgID), [2]string{"status", c.Status}, [2]string{"flow_id", c.FlowID}),
 		c.ExternalID, requester)
-	q, err := f.narrow(r.s.db, q, orgID, r.k)
+	q, err := f.Narrow(r.s.db, q, orgID, r.k)
 	if err != nil {
 		return nil, "", err
 	}
-	rows, next, err := list(q, p, r.k.idPrefix, func(rec *T) string { return *P(rec).head().id })
+	rows, next, err := list(q, p, r.k.IDPrefix, func(rec *T) string { return *P(rec).RequestHead().id })
 	if err != nil {
 		return nil, "", err
 	}
@@ -302,7 +320,7 @@ func (r Requests[T, P]) InFlow(ctx context.Context, orgID, flowID string) ([]T, 
 // AboutReport are the organisation's records of the kind about report
 // reportID, oldest first; a kind never about a report has none.
 func (r Requests[T, P]) AboutReport(ctx context.Context, orgID, reportID string) ([]T, error) {
-	if !r.k.aboutReports {
+	if !r.k.AboutReports {
 		return nil, nil
 	}
 	return r.attached(ctx, orgID, "report_id", reportID)
@@ -325,7 +343,7 @@ func (r Requests[T, P]) attached(ctx context.Context, orgID, column, id string) 
 // Reveal sets the record's callback secret from its sealed column, for the
 // create's answer, which shows it once (also when a retry resumes it).
 func (r Requests[T, P]) Reveal(rec *T) (err error) {
-	h := P(rec).head()
+	h := P(rec).RequestHead()
 	*h.callbackSecret, err = r.s.openCallbackSecret(r.k.callback(), *h.id, *h.sealedCallbackSecret)
 	return err
 }
@@ -333,7 +351,7 @@ func (r Requests[T, P]) Reveal(rec *T) (err error) {
 // Get returns one of the organisation's records.
 func (r Requests[T, P]) Get(ctx context.Context, orgID, id string) (*T, error) {
 	db := r.s.db.WithContext(ctx)
-	rec, err := take[T](db, orgID, id, r.k.subject+" "+id)
+	rec, err := take[T](db, orgID, id, r.k.Subject+" "+id)
 	if err != nil {
 		return nil, err
 	}
@@ -345,9 +363,9 @@ func (r Requests[T, P]) loaded(db *gorm.DB, orgID string, recs ...*T) error {
 }
 
 // loadAll completes records read, for a kind that loads more.
-func loadAll[T any, P requestRecord[T]](db *gorm.DB, orgID string, recs []*T) error {
+func loadAll[T any, P RequestRecord[T]](db *gorm.DB, orgID string, recs []*T) error {
 	if l, ok := any(P(nil)).(loadedWith[T]); ok {
-		return l.loadAll(db, orgID, recs)
+		return l.LoadWith(db, orgID, recs)
 	}
 	return nil
 }
@@ -389,7 +407,7 @@ func (r Requests[T, P]) Statuses(ctx context.Context, ids []string) (map[string]
 // them.
 func (r Requests[T, P]) Unowned(ctx context.Context, olderThan time.Time, limit int) ([]T, error) {
 	var out []T
-	err := r.s.db.WithContext(ctx).Where("seq = 0 AND status = ? AND created_at < ?", r.k.open, olderThan).
+	err := r.s.db.WithContext(ctx).Where("seq = 0 AND status = ? AND created_at < ?", r.k.Open, olderThan).
 		Order("id").Limit(limit).Find(&out).Error
 	return out, err
 }
@@ -421,17 +439,17 @@ func (r Requests[T, P]) Lock(ctx context.Context, orgID, id string) (*Locked[T],
 	if err != nil {
 		return nil, err
 	}
-	rec, err := take[T](st.tx.Clauses(lockForUpdate(st.tx)...), orgID, id, r.k.subject+" "+id)
+	rec, err := take[T](st.tx.Clauses(lockForUpdate(st.tx)...), orgID, id, r.k.Subject+" "+id)
 	if apperr.Is(err, apperr.NotFound) {
 		return nil, fmt.Errorf("%w: %w", ErrRequestMissing, err)
 	}
 	if err != nil {
 		return nil, err
 	}
-	h := P(rec).head()
-	l := &Locked[T]{Record: rec, Seq: *h.seq, OrganizationID: h.organizationID, FlowID: h.flowID, Subject: r.k.subject,
+	h := P(rec).RequestHead()
+	l := &Locked[T]{Record: rec, Seq: *h.seq, OrganizationID: h.organizationID, FlowID: h.flowID, Subject: r.k.Subject,
 		before: *rec, row: requestRow[T, P](rec), asking: asking[T, P](rec)}
-	*P(&l.before).head().asked = slices.Clone(*h.asked)
+	*P(&l.before).RequestHead().asked = slices.Clone(*h.asked)
 	return l, nil
 }
 
@@ -447,7 +465,7 @@ func (r Requests[T, P]) Save(ctx context.Context, l *Locked[T], seq int) error {
 		return err
 	}
 	tx, rec := st.tx, l.Record
-	h := P(rec).head()
+	h := P(rec).RequestHead()
 	*h.seq = seq
 	*h.updatedAt = Now()
 	if err := tx.Save(rec).Error; err != nil {
@@ -461,13 +479,13 @@ func (r Requests[T, P]) Save(ctx context.Context, l *Locked[T], seq int) error {
 	if err := r.k.rewriteAsking(tx, *h.id, l.asking, asking[T, P](rec)); err != nil {
 		return err
 	}
-	if named, ok := any(rec).(namesAsked); ok && !slices.Equal(*P(&l.before).head().asked, *h.asked) {
-		if err := completeAsked(tx, h.organizationID, rec, named.askedRefs()); err != nil {
+	if named, ok := any(rec).(namesAsked); ok && !slices.Equal(*P(&l.before).RequestHead().asked, *h.asked) {
+		if err := completeAsked(tx, h.organizationID, rec, named.AskedPeople()); err != nil {
 			return err
 		}
 	}
 	if a, ok := any(rec).(appliedBeside[T]); ok {
-		if err := a.applied(tx, &l.before); err != nil {
+		if err := a.ApplyBeside(tx, &l.before); err != nil {
 			return err
 		}
 	}

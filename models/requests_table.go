@@ -42,15 +42,15 @@ type Request struct {
 }
 
 // requestRow is rec's row of the requests table.
-func requestRow[T any, P requestRecord[T]](rec *T) Request {
-	h, k := P(rec).head(), P(rec).kind()
+func requestRow[T any, P RequestRecord[T]](rec *T) Request {
+	h, k := P(rec).RequestHead(), P(rec).RequestKind()
 	b := h.base
-	row := Request{ID: b.ID, Kind: k.subject, OrganizationID: b.OrganizationID, Status: b.Status, Title: b.Title,
+	row := Request{ID: b.ID, Kind: k.Subject, OrganizationID: b.OrganizationID, Status: b.Status, Title: b.Title,
 		ExpiresAt: b.ExpiresAt, ExternalID: b.ExternalID, FlowID: b.FlowID, Requester: b.Requester,
 		RequestedBy: b.RequestedBy, Seq: b.Seq, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}
 	row.Risk, _ = riskOf(rec)
-	if b.Status != k.open {
-		at, by := P(rec).settled()
+	if b.Status != k.Open {
+		at, by := P(rec).SettledWhen()
 		if at == nil {
 			at = &row.UpdatedAt
 		}

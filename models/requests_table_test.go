@@ -14,6 +14,7 @@ import (
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/reviews"
 )
 
 // requestRows reads the rows of the requests table by id.
@@ -59,7 +60,7 @@ func TestTheRequestsMigrationCopiesEveryKind(t *testing.T) {
 			}
 			require.NoError(t, db.Create(&models.Collection{RequestBase: base("col_done", states.Complete),
 				RespondentIDs: models.StringList{"mem_b"}, RequiredResponses: 1, SettledAt: &decided}).Error)
-			require.NoError(t, db.Create(&models.Review{RequestBase: base("rev_open", states.Open),
+			require.NoError(t, db.Create(&reviews.Review{RequestBase: base("rev_open", states.Open),
 				ReportID: "rpt_1", ReviewerIDs: models.StringList{"mem_b"}, RequiredApprovals: 1}).Error)
 
 			require.NoError(t, models.Migrate(db))
@@ -188,9 +189,9 @@ func TestAKindsListTakesOnlyItsOwnFilterAndAnUnknownKindHasNoPage(t *testing.T) 
 		org := testenv.NewOrg(t, s)
 		_, _, err := s.Collections().List(ctx, org.ID, "", models.ApprovalFilter{WaitingOn: "mem_ada"}, models.Page{Limit: 10})
 		require.Error(t, err)
-		_, _, err = s.Approvals().List(ctx, org.ID, "", models.ReviewFilter{ReportID: "rpt_1"}, models.Page{Limit: 10})
+		_, _, err = s.Approvals().List(ctx, org.ID, "", reviews.Filter{ReportID: "rpt_1"}, models.Page{Limit: 10})
 		require.Error(t, err)
-		_, _, err = s.Reviews().List(ctx, org.ID, "", models.ReviewFilter{ReportID: "rpt_1"}, models.Page{Limit: 10})
+		_, _, err = reviews.Records(s).List(ctx, org.ID, "", reviews.Filter{ReportID: "rpt_1"}, models.Page{Limit: 10})
 		require.NoError(t, err)
 		_, _, err = s.Collections().List(ctx, org.ID, "", models.RequestFilter{Status: states.Open}, models.Page{Limit: 10})
 		require.NoError(t, err, "what every kind has lists any kind")

@@ -56,9 +56,9 @@ func (s *SystemStore) OpenRequests(ctx context.Context, orgID string) ([]OpenCou
 
 // openCount counts one kind's waiting requests, and those overdue, in one
 // query, and finds the oldest.
-func (k *requestKind) openCount(db *gorm.DB, orgID string, now time.Time) (OpenCount, error) {
+func (k *RequestKind) openCount(db *gorm.DB, orgID string, now time.Time) (OpenCount, error) {
 	open := func() *gorm.DB { return k.waitingIn(db, orgID) }
-	c := OpenCount{Kind: k.subject}
+	c := OpenCount{Kind: k.Subject}
 	err := open().Select("COUNT(*), COALESCE(SUM(CASE WHEN expires_at < ? THEN 1 ELSE 0 END), 0)", now.Add(-OverdueGrace)).
 		Row().Scan(&c.Open, &c.Overdue)
 	if err != nil || c.Open == 0 {
@@ -82,8 +82,8 @@ type OpenRequest struct {
 
 // waitingIn selects one kind's waiting requests of organisation orgID, or
 // of every organisation.
-func (k *requestKind) waitingIn(db *gorm.DB, orgID string) *gorm.DB {
-	q := db.Table(k.table).Where("status = ?", k.open)
+func (k *RequestKind) waitingIn(db *gorm.DB, orgID string) *gorm.DB {
+	q := db.Table(k.Table).Where("status = ?", k.Open)
 	if orgID != AllOrganizations {
 		q = q.Where("organization_id = ?", orgID)
 	}
@@ -109,11 +109,11 @@ func (s *SystemStore) OldestOpen(ctx context.Context, orgID string, n int) ([]Op
 }
 
 // oldestOpen lists one kind's n longest-waiting requests.
-func (k *requestKind) oldestOpen(db *gorm.DB, orgID string, n int) ([]OpenRequest, error) {
+func (k *RequestKind) oldestOpen(db *gorm.DB, orgID string, n int) ([]OpenRequest, error) {
 	var rows []OpenRequest
 	err := k.waitingIn(db, orgID).Select("id, title, created_at, expires_at").Order("created_at, id").Limit(n).Scan(&rows).Error
 	for i := range rows {
-		rows[i].Kind = k.subject
+		rows[i].Kind = k.Subject
 	}
 	return rows, err
 }

@@ -140,11 +140,11 @@ func TestAskedPeopleArePushedOnceEach(t *testing.T) {
 			opened(t, svc, laptop, pushes[2], vapid))
 		assert.False(t, strings.Contains(string(pushes[2].Body), "secret"))
 
-		r := &models.Review{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Q3 report",
+		r := &reviews.Review{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Q3 report",
 			Requester: "key_1", RequestedBy: "agent", ExpiresAt: time.Now().Add(time.Hour).UTC()}, Instructions: "check the numbers",
 			ReportID: "rpt_x", VersionID: "ver_x", Version: 2, ReviewerIDs: []string{ann.ID()}, RequiredApprovals: 1,
 		}
-		_, err = requests.Insert(ctx, store, store.Reviews(), r, nil)
+		_, err = requests.Insert(ctx, store, reviews.Records(store), r, nil)
 		require.NoError(t, err)
 		require.NoError(t, (&reviews.Activities{ActivityEnv: env}).EmailReviewers(ctx, reviews.EmailReviewersInput{OrganizationID: org.ID, ReviewID: r.ID}))
 		require.NoError(t, (&reviews.Activities{ActivityEnv: env}).EmailReviewers(ctx, reviews.EmailReviewersInput{OrganizationID: org.ID, ReviewID: r.ID}))

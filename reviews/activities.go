@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/assent-hq/assent/internal/netguard"
-	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
 )
 
@@ -18,8 +17,8 @@ var Worker = requests.Worker{WorkflowType: WorkflowType, Workflow: Workflow,
 
 // PersistReview writes one review transition (requests.PersistTransition).
 func (a *Activities) PersistReview(ctx context.Context, t Transition) error {
-	return requests.PersistTransition(ctx, a.Store, a.Store.Reviews(), t, fill,
-		func(rec *models.Review) any { return NewWire(rec, a.BaseURL) })
+	return requests.PersistTransition(ctx, a.Store, Records(a.Store), t, fill,
+		func(rec *Review) any { return NewWire(rec, a.BaseURL) })
 }
 
 // EmailReviewers emails the review's reviewers its page.
@@ -28,14 +27,14 @@ func (a *Activities) EmailReviewers(ctx context.Context, in EmailReviewersInput)
 }
 
 // fill copies the workflow's state onto the record.
-func fill(rec *models.Review, t *Transition) error {
+func fill(rec *Review, t *Transition) error {
 	s := &t.State
 	rec.Status, rec.ReviewerIDs, rec.RequiredApprovals = s.Status, s.ReviewerIDs, s.RequiredApprovals
 	rec.Asked.V = requests.WithDelegates(rec.Asked.V, s.ReviewerIDs, s.OnBehalfOf, "reviewers")
 	rec.ApprovalsSoFar, rec.SettledAt = s.ApprovalsSoFar, s.SettledAt
-	rec.Verdicts.V = make([]models.Verdict, len(s.Verdicts))
+	rec.Verdicts.V = make([]StoredVerdict, len(s.Verdicts))
 	for i, v := range s.Verdicts {
-		rec.Verdicts.V[i] = models.Verdict{ReviewerID: v.ReviewerID, ReviewerName: v.ReviewerName, ReviewerEmail: v.ReviewerEmail,
+		rec.Verdicts.V[i] = StoredVerdict{ReviewerID: v.ReviewerID, ReviewerName: v.ReviewerName, ReviewerEmail: v.ReviewerEmail,
 			Verdict: v.Verdict, Note: v.Note, At: v.At}
 		if v.OnBehalfOf != nil {
 			rec.Verdicts.V[i].OnBehalfOfID, rec.Verdicts.V[i].OnBehalfOfName = v.OnBehalfOf.ID, v.OnBehalfOf.Name

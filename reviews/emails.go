@@ -27,7 +27,7 @@ type reviewerMail struct {
 // sent once the review is no longer open.
 func emailReviewers(ctx context.Context, env requests.ActivityEnv, orgID, reviewID string) error {
 	n := env.Notify
-	r, err := env.Store.Reviews().Get(ctx, orgID, reviewID)
+	r, err := Records(env.Store).Get(ctx, orgID, reviewID)
 	if err != nil || r.Status != states.Open {
 		return err
 	}

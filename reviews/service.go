@@ -22,7 +22,7 @@ import (
 // Service runs the review kind's operations; build one per process. What
 // every kind does alike comes from its requests.Lifecycle.
 type Service struct {
-	*requests.Lifecycle[models.Review]
+	*requests.Lifecycle[Review]
 	store     Store
 	netPolicy *netguard.Policy
 	reports   *reports.Service
@@ -44,12 +44,12 @@ type Store interface {
 func New(d requests.Deps, reports *reports.Service) *Service {
 	d = d.Filled()
 	s := &Service{store: d.Store, netPolicy: d.NetPolicy, reports: reports}
-	s.Lifecycle = requests.NewLifecycle[models.Review](d, Names, d.Store.Reviews(), s)
+	s.Lifecycle = requests.NewLifecycle[Review](d, Names, Records(d.Store), s)
 	return s
 }
 
 // Head is what the shared paths read of a review (requests.Kind).
-func (s *Service) Head(r *models.Review) requests.Head {
+func (s *Service) Head(r *Review) requests.Head {
 	return requests.HeadOf(&r.RequestBase, r.ReviewerIDs, requests.AskedVia(r.Asked.V))
 }
 
@@ -70,11 +70,11 @@ var reviewerRole = requests.Role{Field: "reviewers", Unknown: apperr.UnknownRevi
 
 // Create makes an open review for the caller and starts its workflow,
 // exactly once per claim (see requests.Insert).
-func (s *Service) Create(ctx context.Context, p models.Actor, in *CreateInput, claim *models.Claim) (*models.Review, error) {
-	return s.Lifecycle.Create(ctx, claim, func() (*models.Review, error) { return s.build(ctx, p, in) })
+func (s *Service) Create(ctx context.Context, p models.Actor, in *CreateInput, claim *models.Claim) (*Review, error) {
+	return s.Lifecycle.Create(ctx, claim, func() (*Review, error) { return s.build(ctx, p, in) })
 }
 
-func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*models.Review, error) {
+func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*Review, error) {
 	report, err := s.reports.Readable(ctx, p, in.ReportID)
 	if apperr.Is(err, apperr.NotFound) {
 		return nil, apperr.Field(apperr.NotFound, "reportId", "report %s not found", in.ReportID)
@@ -93,7 +93,7 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 	if err != nil {
 		return nil, err
 	}
-	rec := &models.Review{RequestBase: base, Instructions: in.Instructions,
+	rec := &Review{RequestBase: base, Instructions: in.Instructions,
 		ReportID: report.ID, VersionID: version.ID, Version: version.Version, Reviewers: in.Reviewers,
 	}
 	var via map[string][]models.Via
@@ -144,11 +144,11 @@ func (s *Service) mayReview(ctx context.Context, r *models.Report, person *model
 	return s.store.CanRead(ctx, r, person)
 }
 
-var _ requests.HandsOver[models.Review] = (*Service)(nil)
+var _ requests.HandsOver[Review] = (*Service)(nil)
 
 // Handover is what review r allows of a hand-over to a delegate (see
 // handoverOf).
-func (s *Service) Handover(ctx context.Context, r *models.Review) (requests.Handover, error) {
+func (s *Service) Handover(ctx context.Context, r *Review) (requests.Handover, error) {
 	report, err := s.store.GetReport(ctx, r.OrganizationID, r.ReportID)
 	if err != nil {
 		return requests.Handover{}, err
@@ -224,7 +224,7 @@ func (s *Service) pinned(ctx context.Context, r *models.Report, versionID *strin
 
 // Start starts the workflow of rec, a record already stored: Create and
 // the reconciler start every review this way.
-func (s *Service) Start(ctx context.Context, rec *models.Review) error {
+func (s *Service) Start(ctx context.Context, rec *Review) error {
 	return s.StartWorkflow(ctx, &rec.RequestBase, WorkflowInput{RequestInput: requests.InputOf(&rec.RequestBase, requests.AskedVia(rec.Asked.V)),
 		ReviewID: rec.ID, ReviewerIDs: rec.ReviewerIDs, RequiredApprovals: rec.RequiredApprovals})
 }
@@ -237,7 +237,7 @@ type VerdictInput struct {
 
 // Verdict returns a person's verdict on a review, through the workflow,
 // which decides whether this person may give one now.
-func (s *Service) Verdict(ctx context.Context, who models.Actor, id, updateID string, in VerdictInput) (*models.Review, error) {
+func (s *Service) Verdict(ctx context.Context, who models.Actor, id, updateID string, in VerdictInput) (*Review, error) {
 	person, err := accounts.ActingPerson(who, "a verdict")
 	if err != nil {
 		return nil, err
@@ -269,7 +269,7 @@ func (s *Service) RemoveAsked(ctx context.Context, orgID string, by models.Actor
 		return err
 	}
 	return s.RemovePerson(ctx, orgID, reviewIDs, personID, UpdateRemoveReviewer, "remove-reviewer",
-		func(r *models.Review) (workflows.Argument, error) {
+		func(r *Review) (workflows.Argument, error) {
 			defaults, via, err := s.defaultReviewers(ctx, r, admins)
 			return &workflows.RemoveAskedRequest{PersonID: personID, PersonName: personName, Defaults: defaults,
 				OnBehalfOf: requests.OnBehalfOf(via), ActorID: by.ID, ActorName: by.Name}, err
@@ -280,7 +280,7 @@ func (s *Service) RemoveAsked(ctx context.Context, orgID string, by models.Actor
 // defaultReviewers are the admins who may review review r's report (all
 // of them: see mayReview), less its requester, each away replaced by who
 // stands in for them there (handoverOf), with how each was reached.
-func (s *Service) defaultReviewers(ctx context.Context, r *models.Review, admins []string) ([]string, map[string][]models.Via, error) {
+func (s *Service) defaultReviewers(ctx context.Context, r *Review, admins []string) ([]string, map[string][]models.Via, error) {
 	orgID := r.OrganizationID
 	report, err := s.store.GetReport(ctx, orgID, r.ReportID)
 	if err != nil {

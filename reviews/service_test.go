@@ -84,7 +84,7 @@ func check() *reviews.CreateInput {
 
 // started creates in and waits until its workflow has written its first
 // step.
-func (e *env) started(t *testing.T, o *org, in *reviews.CreateInput) *models.Review {
+func (e *env) started(t *testing.T, o *org, in *reviews.CreateInput) *reviews.Review {
 	t.Helper()
 	r, err := e.svc.Create(context.Background(), o.Agent, in, nil)
 	return temporalenv.Started(t, e.svc, r, err)

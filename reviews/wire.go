@@ -41,7 +41,7 @@ func NewWire(r *Review, baseURL string) Wire {
 		ReportID: r.ReportID, VersionID: r.VersionID, Version: r.Version,
 		Reviewers: wire.NonNil(r.Reviewers), ResolvedReviewers: wire.All(r.Asked.V, func(p *models.PersonRef) wire.Person { return wire.Person(*p) }),
 		RequiredApprovals: r.RequiredApprovals, ApprovalsSoFar: r.ApprovalsSoFar,
-		Verdicts: wire.All(r.Verdicts.V, func(v *models.Verdict) WireVerdict {
+		Verdicts: wire.All(r.Verdicts.V, func(v *StoredVerdict) WireVerdict {
 			return WireVerdict{Reviewer: wire.Person{ID: v.ReviewerID, Name: v.ReviewerName, Email: v.ReviewerEmail},
 				Verdict: v.Verdict, Note: v.Note, At: wiretime.New(v.At), OnBehalfOf: wire.OnBehalfOf(v.OnBehalfOfID, v.OnBehalfOfName)}
 		}),
