@@ -28,6 +28,7 @@ import (
 
 	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/app"
+	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/devtemporal"
 	"github.com/assent-hq/assent/internal/logging"
@@ -325,5 +326,5 @@ func BenchmarkCreateReview(b *testing.B) {
 // worker's first write. Run it with BenchmarkBareStartWorkflow for its
 // baseline.
 func BenchmarkCreateCollection(b *testing.B) {
-	benchCreates(b, "/api/v1/collections", &models.Collection{}, func(*testing.B, *benchStack) string { return benchCollectionBody })
+	benchCreates(b, "/api/v1/collections", &collections.Collection{}, func(*testing.B, *benchStack) string { return benchCollectionBody })
 }

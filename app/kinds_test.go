@@ -151,8 +151,8 @@ func TestEveryKindKeepsTheRequestContract(t *testing.T) {
 		t.Run("collection", func(t *testing.T) {
 			covered = append(covered, events.RequestCollection)
 			t.Parallel()
-			contract(t, store, svc.Flows, newOrg, kind[models.Collection]{name: events.RequestCollection, life: svc.Collections.Lifecycle, head: svc.Collections.Head,
-				create: func(ctx context.Context, o *kindOrg, m made) (*models.Collection, error) {
+			contract(t, store, svc.Flows, newOrg, kind[collections.Collection]{name: events.RequestCollection, life: svc.Collections.Lifecycle, head: svc.Collections.Head,
+				create: func(ctx context.Context, o *kindOrg, m made) (*collections.Collection, error) {
 					return svc.Collections.Create(ctx, o.Agent, &collections.CreateInput{Fields: requests.Fields{Title: "Q3 budget", ExpiresAt: expiring(m.expires), FlowID: m.flowID}, Respondents: []string{"bob@example.com"},
 						Questions: []questions.Input{{ID: "budget", Prompt: "Budget", Kind: questions.Number}}}, nil)
 				},
@@ -162,7 +162,7 @@ func TestEveryKindKeepsTheRequestContract(t *testing.T) {
 					return err
 				},
 				settled: states.Complete, settledEvent: events.CollectionCompleted, acted: collections.ActionReplied,
-				list: func(ctx context.Context, o *kindOrg, status string) ([]*models.Collection, error) {
+				list: func(ctx context.Context, o *kindOrg, status string) ([]*collections.Collection, error) {
 					recs, _, err := svc.Collections.List(ctx, o.Agent, models.RequestFilter{Status: status}, models.Page{Limit: 10})
 					return pointers(recs), err
 				},

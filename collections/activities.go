@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/assent-hq/assent/internal/netguard"
-	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
 )
 
@@ -19,8 +18,8 @@ var Worker = requests.Worker{WorkflowType: WorkflowType, Workflow: Workflow,
 // PersistCollection writes one collection transition
 // (requests.PersistTransition).
 func (a *Activities) PersistCollection(ctx context.Context, t Transition) error {
-	return requests.PersistTransition(ctx, a.Store, a.Store.Collections(), t, fill,
-		func(rec *models.Collection) any { return NewWire(rec, a.BaseURL) })
+	return requests.PersistTransition(ctx, a.Store, Records(a.Store), t, fill,
+		func(rec *Collection) any { return NewWire(rec, a.BaseURL) })
 }
 
 // EmailRespondents emails the collection's respondents its page, or the
@@ -30,7 +29,7 @@ func (a *Activities) EmailRespondents(ctx context.Context, in EmailRespondentsIn
 }
 
 // fill copies the workflow's state onto the record.
-func fill(rec *models.Collection, t *Transition) error {
+func fill(rec *Collection, t *Transition) error {
 	s := &t.State
 	rec.Status = s.Status
 	// A transition scheduled by older code carries no respondents; keep them.
@@ -40,9 +39,9 @@ func fill(rec *models.Collection, t *Transition) error {
 	}
 	rec.ResponsesSoFar = s.ResponsesSoFar
 	rec.SettledAt, rec.RemindedAt = s.SettledAt, s.RemindedAt
-	rec.Replies.V = make([]models.Reply, len(s.Replies))
+	rec.Replies.V = make([]StoredReply, len(s.Replies))
 	for i, r := range s.Replies {
-		rec.Replies.V[i] = models.Reply{RespondentID: r.RespondentID, RespondentName: r.RespondentName,
+		rec.Replies.V[i] = StoredReply{RespondentID: r.RespondentID, RespondentName: r.RespondentName,
 			RespondentEmail: r.RespondentEmail, SubmittedAt: r.SubmittedAt, Answers: r.Answers}
 		if r.OnBehalfOf != nil {
 			rec.Replies.V[i].OnBehalfOfID, rec.Replies.V[i].OnBehalfOfName = r.OnBehalfOf.ID, r.OnBehalfOf.Name

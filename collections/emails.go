@@ -32,7 +32,7 @@ type respondentMail struct {
 // sent once the collection is no longer open.
 func emailRespondents(ctx context.Context, env requests.ActivityEnv, orgID, collectionID string, reminder bool, personIDs []string) error {
 	n := env.Notify
-	c, err := env.Store.Collections().Get(ctx, orgID, collectionID)
+	c, err := Records(env.Store).Get(ctx, orgID, collectionID)
 	if err != nil || c.Status != states.Open {
 		return err
 	}

@@ -27,7 +27,7 @@ type Deps = requests.Deps
 // Service runs the collection kind's operations; build one per process.
 // What every kind does alike comes from its requests.Lifecycle.
 type Service struct {
-	*requests.Lifecycle[models.Collection]
+	*requests.Lifecycle[Collection]
 	store     Store
 	netPolicy *netguard.Policy
 }
@@ -45,12 +45,12 @@ type Store interface {
 func New(d Deps) *Service {
 	d = d.Filled()
 	s := &Service{store: d.Store, netPolicy: d.NetPolicy}
-	s.Lifecycle = requests.NewLifecycle[models.Collection](d, Names, d.Store.Collections(), s)
+	s.Lifecycle = requests.NewLifecycle[Collection](d, Names, Records(d.Store), s)
 	return s
 }
 
 // Head is what the shared paths read of a request for information (requests.Kind).
-func (s *Service) Head(c *models.Collection) requests.Head {
+func (s *Service) Head(c *Collection) requests.Head {
 	return requests.HeadOf(&c.RequestBase, c.RespondentIDs, requests.AskedVia(c.Asked.V))
 }
 
@@ -71,11 +71,11 @@ var respondentRole = requests.Role{Field: "respondents", Unknown: apperr.Unknown
 
 // Create makes an open collection for the caller and starts its workflow,
 // exactly once per claim (see requests.Insert).
-func (s *Service) Create(ctx context.Context, p models.Actor, in *CreateInput, claim *models.Claim) (*models.Collection, error) {
-	return s.Lifecycle.Create(ctx, claim, func() (*models.Collection, error) { return s.build(ctx, p, in) })
+func (s *Service) Create(ctx context.Context, p models.Actor, in *CreateInput, claim *models.Claim) (*Collection, error) {
+	return s.Lifecycle.Create(ctx, claim, func() (*Collection, error) { return s.build(ctx, p, in) })
 }
 
-func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*models.Collection, error) {
+func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*Collection, error) {
 	now := models.Now()
 	qs, err := questions.Define(in.Questions)
 	if err != nil {
@@ -85,7 +85,7 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 	if err != nil {
 		return nil, err
 	}
-	rec := &models.Collection{RequestBase: base, Description: in.Description, Respondents: in.Respondents}
+	rec := &Collection{RequestBase: base, Description: in.Description, Respondents: in.Respondents}
 	rec.Questions.V = qs
 	if in.DueAt != nil {
 		due, err := requests.Timestamp("dueAt", *in.DueAt)
@@ -119,7 +119,7 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 
 // Start starts the workflow of rec, a record already stored: Create and
 // the reconciler start every collection this way.
-func (s *Service) Start(ctx context.Context, rec *models.Collection) error {
+func (s *Service) Start(ctx context.Context, rec *Collection) error {
 	return s.StartWorkflow(ctx, &rec.RequestBase, WorkflowInput{RequestInput: requests.InputOf(&rec.RequestBase, requests.AskedVia(rec.Asked.V)),
 		CollectionID: rec.ID, Questions: rec.Questions.V, RespondentIDs: rec.RespondentIDs, RequiredResponses: rec.RequiredResponses, DueAt: rec.DueAt})
 }
@@ -134,7 +134,7 @@ type ReplyInput struct {
 // Reply saves a person's draft or submits their reply. A draft is checked
 // for its types and kept here; a submission goes to the workflow, which
 // decides whether this person may reply now.
-func (s *Service) Reply(ctx context.Context, who models.Actor, id, updateID string, in ReplyInput) (*models.Collection, error) {
+func (s *Service) Reply(ctx context.Context, who models.Actor, id, updateID string, in ReplyInput) (*Collection, error) {
 	person, err := accounts.ActingPerson(who, "replying")
 	if err != nil {
 		return nil, err
@@ -188,7 +188,7 @@ func (s *Service) Draft(ctx context.Context, who models.Actor, id string) (map[s
 func (s *Service) RemoveAsked(ctx context.Context, orgID string, by models.Actor, personID, personName string, collectionIDs []string) error {
 	req := &workflows.RemoveAskedRequest{PersonID: personID, PersonName: personName, ActorID: by.ID, ActorName: by.Name}
 	return s.RemovePerson(ctx, orgID, collectionIDs, personID, UpdateRemoveRespondent, "remove-respondent",
-		func(*models.Collection) (workflows.Argument, error) { return req, nil },
+		func(*Collection) (workflows.Argument, error) { return req, nil },
 		apperr.InvalidState, apperr.NotARespondent, apperr.AlreadySubmitted)
 }
 

@@ -44,7 +44,7 @@ func budget(respondents ...string) *collections.CreateInput {
 
 // started creates in and waits until its workflow has written its first
 // step.
-func started(t *testing.T, e *env, o *org, in *collections.CreateInput) *models.Collection {
+func started(t *testing.T, e *env, o *org, in *collections.CreateInput) *collections.Collection {
 	t.Helper()
 	c, err := e.Svc.Create(context.Background(), o.Agent, in, nil)
 	return temporalenv.Started(t, e.Svc, c, err)

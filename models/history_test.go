@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/states"
@@ -55,12 +56,12 @@ func TestSettledForPagesBothKindsBySettledTime(t *testing.T) {
 			return a.ID, settled
 		}
 		collection := func(status string, settled time.Time) (string, time.Time) {
-			c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "c",
+			c := &collections.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "c",
 				ExpiresAt: base.Add(time.Hour), Requester: "key_test", RequestedBy: "agent"}, RespondentIDs: []string{ada.ID}, RequiredResponses: 1,
 			}
-			_, err := requests.Insert(ctx, s, s.Collections(), c, nil)
+			_, err := requests.Insert(ctx, s, collections.Records(s), c, nil)
 			require.NoError(t, err)
-			testenv.Transition(t, s, s.Collections(), org.ID, c.ID, 1, func(c *models.Collection) {
+			testenv.Transition(t, s, collections.Records(s), org.ID, c.ID, 1, func(c *collections.Collection) {
 				c.Status, c.SettledAt = status, &settled
 			})
 			return c.ID, settled

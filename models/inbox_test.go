@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/questions"
 	"github.com/assent-hq/assent/internal/states"
@@ -100,22 +101,22 @@ func TestTheInboxFollowsEveryTransition(t *testing.T) {
 		qs, err := questions.Define([]questions.Input{{Prompt: "Budget", Kind: questions.Number}})
 		require.NoError(t, err)
 		start := models.Now().Add(time.Hour)
-		var cols []*models.Collection
+		var cols []*collections.Collection
 		for i := range 250 {
 			due := start.Add(time.Duration(i) * time.Minute)
-			c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: fmt.Sprintf("c%03d", i),
+			c := &collections.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: fmt.Sprintf("c%03d", i),
 				ExpiresAt: start.Add(72 * time.Hour), Requester: "key_1", RequestedBy: "agent"}, Questions: models.JSON[[]questions.Question]{V: qs},
 				Respondents: []string{"a"}, RespondentIDs: []string{"mem_a"}, RequiredResponses: 1,
 				DueAt: &due}
 			if i < 150 {
-				c.Replies.V = []models.Reply{{RespondentID: "mem_a", SubmittedAt: models.Now()}}
+				c.Replies.V = []collections.StoredReply{{RespondentID: "mem_a", SubmittedAt: models.Now()}}
 			}
-			_, err := requests.Insert(ctx, s, s.Collections(), c, nil)
+			_, err := requests.Insert(ctx, s, collections.Records(s), c, nil)
 			require.NoError(t, err)
 			cols = append(cols, c)
 		}
 		titles := func(order models.InboxOrder, limit int, personID string) []string {
-			rows, err := s.Collections().Waiting(ctx, org.ID, personID, order, limit)
+			rows, err := collections.Records(s).Waiting(ctx, org.ID, personID, order, limit)
 			require.NoError(t, err)
 			out := make([]string, len(rows))
 			for i, c := range rows {
@@ -133,38 +134,38 @@ func TestTheInboxFollowsEveryTransition(t *testing.T) {
 		assert.Equal(t, title(150, 170), titles(models.Attention, 20, "mem_a"), "the earliest due of those not answered")
 		assert.Equal(t, title(249, 229), titles(models.Newest, 20, "mem_a"), "the newest")
 		assert.Len(t, titles(models.Attention, 200, "mem_a"), 100, "all there are, when fewer than the limit")
-		newest, err := s.Collections().WaitingKeys(ctx, org.ID, "mem_a", models.Newest, 20)
+		newest, err := collections.Records(s).WaitingKeys(ctx, org.ID, "mem_a", models.Newest, 20)
 		require.NoError(t, err)
 		require.Len(t, newest, 20)
 		assert.Equal(t, cols[249].ID, newest[0].ID, "the newest waiting ids, newest first")
 		assert.Equal(t, cols[230].ID, newest[19].ID)
-		first, err := s.Collections().WaitingKeys(ctx, org.ID, "mem_a", models.Attention, 20)
+		first, err := collections.Records(s).WaitingKeys(ctx, org.ID, "mem_a", models.Attention, 20)
 		require.NoError(t, err)
 		require.Len(t, first, 20)
 		assert.Equal(t, cols[150].ID, first[0].ID, "the earliest due first")
 		assert.True(t, first[0].DueAt.Equal(*cols[150].DueAt), "with its due time: %v", first[0].DueAt)
-		newest, err = s.Collections().WaitingKeys(ctx, other.ID, "mem_a", models.Newest, 20)
+		newest, err = collections.Records(s).WaitingKeys(ctx, other.ID, "mem_a", models.Newest, 20)
 		require.NoError(t, err)
 		assert.Empty(t, newest, "another organisation's ids")
-		none, err := s.Collections().Waiting(ctx, other.ID, "mem_a", models.Attention, 10)
+		none, err := collections.Records(s).Waiting(ctx, other.ID, "mem_a", models.Attention, 10)
 		require.NoError(t, err)
 		assert.Empty(t, none, "another organisation's inbox")
 
-		change := func(c *models.Collection, apply func(*models.Collection)) {
-			_, err := requests.Persist(ctx, s, s.Collections(), requests.Change[models.Collection]{OrganizationID: org.ID, ID: c.ID, Seq: c.Seq + 1,
-				Apply: func(rec *models.Collection) (models.AuditEntry, error) {
+		change := func(c *collections.Collection, apply func(*collections.Collection)) {
+			_, err := requests.Persist(ctx, s, collections.Records(s), requests.Change[collections.Collection]{OrganizationID: org.ID, ID: c.ID, Seq: c.Seq + 1,
+				Apply: func(rec *collections.Collection) (models.AuditEntry, error) {
 					apply(rec)
 					return models.AuditEntry{Action: "changed", ActorID: "mem_a", At: models.Now()}, nil
 				}})
 			require.NoError(t, err)
 			c.Seq++
 		}
-		change(cols[150], func(c *models.Collection) {
-			c.Replies.V = append(c.Replies.V, models.Reply{RespondentID: "mem_a", SubmittedAt: models.Now()})
+		change(cols[150], func(c *collections.Collection) {
+			c.Replies.V = append(c.Replies.V, collections.StoredReply{RespondentID: "mem_a", SubmittedAt: models.Now()})
 		})
-		change(cols[151], func(c *models.Collection) { c.Status = states.Cancelled })
-		change(cols[249], func(c *models.Collection) { c.DueAt = &start })
-		change(cols[160], func(c *models.Collection) { c.RespondentIDs = append(c.RespondentIDs, "mem_b") })
+		change(cols[151], func(c *collections.Collection) { c.Status = states.Cancelled })
+		change(cols[249], func(c *collections.Collection) { c.DueAt = &start })
+		change(cols[160], func(c *collections.Collection) { c.RespondentIDs = append(c.RespondentIDs, "mem_b") })
 		assert.Equal(t, append([]string{cols[249].Title}, title(152, 156)...), titles(models.Attention, 5, "mem_a"),
 			"a reply and a settled request leave; a request due sooner moves up")
 		assert.Equal(t, []string{cols[160].Title}, titles(models.Attention, 5, "mem_b"), "a person added is asked")
@@ -206,10 +207,10 @@ func TestTheInboxMigrationFillsTheIndex(t *testing.T) {
 			approval("apr_3", states.Pending, models.RiskHigh, 0)
 			approval("apr_4", states.Approved, models.RiskHigh, 0)
 			due := at.Add(-30 * time.Minute)
-			for _, c := range []*models.Collection{
+			for _, c := range []*collections.Collection{
 				{RequestBase: models.RequestBase{ID: "col_1", Status: states.Open, ExpiresAt: at}},
 				{RequestBase: models.RequestBase{ID: "col_2", Status: states.Open, ExpiresAt: at.Add(time.Hour)}, DueAt: &due},
-				{RequestBase: models.RequestBase{ID: "col_3", Status: states.Open, ExpiresAt: at}, Replies: models.JSON[[]models.Reply]{V: []models.Reply{{RespondentID: "mem_a"}}}},
+				{RequestBase: models.RequestBase{ID: "col_3", Status: states.Open, ExpiresAt: at}, Replies: models.JSON[[]collections.StoredReply]{V: []collections.StoredReply{{RespondentID: "mem_a"}}}},
 				{RequestBase: models.RequestBase{ID: "col_4", Status: states.Complete, ExpiresAt: at}},
 			} {
 				c.OrganizationID, c.Title, c.RespondentIDs, c.Requester, c.RequestedBy, c.Seq = org.ID, c.ID, models.StringList{"mem_a", "mem_b"}, "key_1", "agent", 1
@@ -238,11 +239,11 @@ func TestTheInboxMigrationFillsTheIndex(t *testing.T) {
 				"the most severe risk, then the earliest expiry")
 			assert.Equal(t, 3, in.Total)
 			assert.Equal(t, 1, in.DueBefore)
-			cols, err := s.Collections().Waiting(ctx, org.ID, "mem_a", models.Attention, 10)
+			cols, err := collections.Records(s).Waiting(ctx, org.ID, "mem_a", models.Attention, 10)
 			require.NoError(t, err)
-			assert.Equal(t, []string{"col_2", "col_1"}, idsOf(cols, func(c models.Collection) string { return c.ID }),
+			assert.Equal(t, []string{"col_2", "col_1"}, idsOf(cols, func(c collections.Collection) string { return c.ID }),
 				"due, else expiring; not the one replied to or the complete one")
-			cols, err = s.Collections().Waiting(ctx, org.ID, "mem_b", models.Attention, 10)
+			cols, err = collections.Records(s).Waiting(ctx, org.ID, "mem_b", models.Attention, 10)
 			require.NoError(t, err)
 			assert.Len(t, cols, 3, "another respondent still owes a reply")
 			revs, err := reviews.Records(s).Waiting(ctx, org.ID, "mem_a", models.Attention, 10)
@@ -295,17 +296,17 @@ func TestWhoHasActedLeavesTheInbox(t *testing.T) {
 		assert.False(t, waiting("mem_cy"), "Cy approved")
 		assert.False(t, waiting("mem_bob"), "Cy stood in for Bob")
 
-		c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Budgets",
+		c := &collections.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Budgets",
 			ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_1", RequestedBy: "agent"}, RespondentIDs: models.StringList{"mem_bob", "mem_cy"},
 			Asked:             models.JSON[[]models.PersonRef]{V: []models.PersonRef{{ID: "mem_bob"}, {ID: "mem_cy", Via: asBobsDelegate}}},
 			RequiredResponses: 1}
-		_, err = requests.Insert(ctx, s, s.Collections(), c, nil)
+		_, err = requests.Insert(ctx, s, collections.Records(s), c, nil)
 		require.NoError(t, err)
-		testenv.Transition(t, s, s.Collections(), org.ID, c.ID, 1, func(c *models.Collection) {
-			c.Replies.V = []models.Reply{{RespondentID: "mem_bob", SubmittedAt: models.Now()}}
+		testenv.Transition(t, s, collections.Records(s), org.ID, c.ID, 1, func(c *collections.Collection) {
+			c.Replies.V = []collections.StoredReply{{RespondentID: "mem_bob", SubmittedAt: models.Now()}}
 		})
 		for _, p := range []string{"mem_bob", "mem_cy"} {
-			rows, err := s.Collections().Waiting(ctx, org.ID, p, models.Attention, 10)
+			rows, err := collections.Records(s).Waiting(ctx, org.ID, p, models.Attention, 10)
 			require.NoError(t, err)
 			assert.Empty(t, rows, "%s: Bob replied, in his own name, for the delegate too", p)
 		}
@@ -322,14 +323,14 @@ func TestKindsWithoutARiskRankAsMedium(t *testing.T) {
 		org := testenv.NewOrg(t, s)
 		qs, err := questions.Define([]questions.Input{{Prompt: "Budget", Kind: questions.Number}})
 		require.NoError(t, err)
-		c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "c",
+		c := &collections.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "c",
 			ExpiresAt: models.Now().Add(time.Hour), Requester: "key_1", RequestedBy: "agent"}, Questions: models.JSON[[]questions.Question]{V: qs},
 			Respondents: []string{"a"}, RespondentIDs: []string{"mem_a"}, RequiredResponses: 1,
 		}
-		_, err = requests.Insert(ctx, s, s.Collections(), c, nil)
+		_, err = requests.Insert(ctx, s, collections.Records(s), c, nil)
 		require.NoError(t, err)
 		rank := func() int {
-			keys, err := s.Collections().WaitingKeys(ctx, org.ID, "mem_a", models.Attention, 10)
+			keys, err := collections.Records(s).WaitingKeys(ctx, org.ID, "mem_a", models.Attention, 10)
 			require.NoError(t, err)
 			require.Len(t, keys, 1)
 			return keys[0].RiskRank

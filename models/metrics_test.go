@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/metrics"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/testenv"
@@ -44,10 +45,10 @@ func TestReadings(t *testing.T) {
 		approval(org.ID, time.Now().Add(-10*time.Second)) // within the grace
 		settled := approval(org.ID, time.Now().Add(-time.Hour))
 		require.NoError(t, db.Model(settled).Update("status", states.Expired).Error)
-		c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "c", ExpiresAt: time.Now().Add(time.Hour).UTC(),
+		c := &collections.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "c", ExpiresAt: time.Now().Add(time.Hour).UTC(),
 			Requester: "key_test", RequestedBy: "agent"}, RequiredResponses: 1,
 		}
-		_, err = requests.Insert(ctx, s, s.Collections(), c, nil)
+		_, err = requests.Insert(ctx, s, collections.Records(s), c, nil)
 		require.NoError(t, err)
 		old := models.Now().Add(-90 * time.Second)
 		for i, at := range []time.Time{old, models.Now()} {
@@ -100,23 +101,23 @@ func TestRequestsAreCountedOnce(t *testing.T) {
 		apply(a.ID, 2, states.Approved) // a retry: skipped
 		apply(b.ID, 1, states.Expired)
 
-		c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "c", ExpiresAt: time.Now().Add(time.Hour).UTC(),
+		c := &collections.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "c", ExpiresAt: time.Now().Add(time.Hour).UTC(),
 			Requester: "key_test", RequestedBy: "agent"}, RequiredResponses: 1,
 		}
-		_, err := requests.Insert(ctx, s, s.Collections(), c, nil)
+		_, err := requests.Insert(ctx, s, collections.Records(s), c, nil)
 		require.NoError(t, err)
-		_, err = requests.Persist(ctx, s, s.Collections(), requests.Change[models.Collection]{OrganizationID: org.ID, ID: c.ID, Seq: 1,
-			Apply: func(*models.Collection) (models.AuditEntry, error) {
+		_, err = requests.Persist(ctx, s, collections.Records(s), requests.Change[collections.Collection]{OrganizationID: org.ID, ID: c.ID, Seq: 1,
+			Apply: func(*collections.Collection) (models.AuditEntry, error) {
 				return models.AuditEntry{Action: "created", ActorID: "key_test", ActorName: "agent", At: models.Now()}, nil
 			}})
 		require.NoError(t, err)
 		// Written, then taken back: its workflow never started.
-		gone := &models.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "gone", ExpiresAt: time.Now().Add(time.Hour).UTC(),
+		gone := &collections.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "gone", ExpiresAt: time.Now().Add(time.Hour).UTC(),
 			Requester: "key_test", RequestedBy: "agent"}, RequiredResponses: 1,
 		}
-		_, err = requests.Insert(ctx, s, s.Collections(), gone, nil)
+		_, err = requests.Insert(ctx, s, collections.Records(s), gone, nil)
 		require.NoError(t, err)
-		_, err = requests.TakeBack(ctx, s, s.Collections(), org.ID, gone.ID)
+		_, err = requests.TakeBack(ctx, s, collections.Records(s), org.ID, gone.ID)
 		require.NoError(t, err)
 
 		out, err := testutil.CollectAndFormat(m.Registry(), expfmt.TypeTextPlain, "assent_requests_created_total", "assent_requests_settled_total",

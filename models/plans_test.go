@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/requests"
@@ -95,10 +96,10 @@ func TestInboxesReadThePersonsWaitingRows(t *testing.T) {
 	}
 	_, err = requests.Insert(ctx, s, s.Approvals(), a, nil)
 	require.NoError(t, err)
-	c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Budget",
+	c := &collections.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Budget",
 		Requester: "key_1", RequestedBy: "agent", ExpiresAt: models.Now().Add(time.Hour)}, RespondentIDs: models.StringList{"mem_hot"},
 		RequiredResponses: 1}
-	_, err = requests.Insert(ctx, s, s.Collections(), c, nil)
+	_, err = requests.Insert(ctx, s, collections.Records(s), c, nil)
 	require.NoError(t, err)
 	for _, k := range []struct{ table, kind, prefix, open, settled string }{
 		{"approvals", "approval", "apr_b", "pending", "approved"},
@@ -137,7 +138,7 @@ func TestInboxesReadThePersonsWaitingRows(t *testing.T) {
 	newest, err := s.Approvals().WaitingKeys(models.ExplainAs(ctx, "inbox of every kind: the newest approvals' ids"), org.ID, "mem_hot", models.Newest, 50)
 	require.NoError(t, err)
 	assert.Len(t, newest, 50)
-	_, err = s.Collections().Waiting(models.ExplainAs(ctx, "inbox: the most urgent collections"), org.ID, "mem_hot", models.Attention, 50)
+	_, err = collections.Records(s).Waiting(models.ExplainAs(ctx, "inbox: the most urgent collections"), org.ID, "mem_hot", models.Attention, 50)
 	require.NoError(t, err)
 	_, err = s.Approvals().WaitingKeys(models.ExplainAs(ctx, "inbox of every kind: where the approvals needing attention sort"), org.ID, "mem_hot", models.Attention, 50)
 	require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/testenv"
@@ -58,7 +59,7 @@ func TestTheRequestsMigrationCopiesEveryKind(t *testing.T) {
 				a.FlowID, a.ExternalID = &flow, &ext
 				require.NoError(t, db.Create(a).Error)
 			}
-			require.NoError(t, db.Create(&models.Collection{RequestBase: base("col_done", states.Complete),
+			require.NoError(t, db.Create(&collections.Collection{RequestBase: base("col_done", states.Complete),
 				RespondentIDs: models.StringList{"mem_b"}, RequiredResponses: 1, SettledAt: &decided}).Error)
 			require.NoError(t, db.Create(&reviews.Review{RequestBase: base("rev_open", states.Open),
 				ReportID: "rpt_1", ReviewerIDs: models.StringList{"mem_b"}, RequiredApprovals: 1}).Error)
@@ -187,13 +188,13 @@ func TestAKindsListTakesOnlyItsOwnFilterAndAnUnknownKindHasNoPage(t *testing.T) 
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
 		org := testenv.NewOrg(t, s)
-		_, _, err := s.Collections().List(ctx, org.ID, "", models.ApprovalFilter{WaitingOn: "mem_ada"}, models.Page{Limit: 10})
+		_, _, err := collections.Records(s).List(ctx, org.ID, "", models.ApprovalFilter{WaitingOn: "mem_ada"}, models.Page{Limit: 10})
 		require.Error(t, err)
 		_, _, err = s.Approvals().List(ctx, org.ID, "", reviews.Filter{ReportID: "rpt_1"}, models.Page{Limit: 10})
 		require.Error(t, err)
 		_, _, err = reviews.Records(s).List(ctx, org.ID, "", reviews.Filter{ReportID: "rpt_1"}, models.Page{Limit: 10})
 		require.NoError(t, err)
-		_, _, err = s.Collections().List(ctx, org.ID, "", models.RequestFilter{Status: states.Open}, models.Page{Limit: 10})
+		_, _, err = collections.Records(s).List(ctx, org.ID, "", models.RequestFilter{Status: states.Open}, models.Page{Limit: 10})
 		require.NoError(t, err, "what every kind has lists any kind")
 	})
 	assert.Equal(t, "/reviews/rev_1", models.RequestPage(events.RequestReview, "rev_1"))

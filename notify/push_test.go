@@ -126,12 +126,12 @@ func TestAskedPeopleArePushedOnceEach(t *testing.T) {
 		// A request for information and a review push their page.
 		qs, err := questions.Define([]questions.Input{{ID: "q1", Prompt: "Revenue?", Kind: questions.Text}})
 		require.NoError(t, err)
-		c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Q3 numbers",
+		c := &collections.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Q3 numbers",
 			Requester: "key_1", RequestedBy: "agent",
 			ExpiresAt: time.Now().Add(time.Hour).UTC()}, Description: "secret detail",
 			RespondentIDs: []string{ann.ID()}, RequiredResponses: 1,
 			Questions: models.JSON[[]questions.Question]{V: qs}}
-		_, err = requests.Insert(ctx, store, store.Collections(), c, nil)
+		_, err = requests.Insert(ctx, store, collections.Records(store), c, nil)
 		require.NoError(t, err)
 		require.NoError(t, (&collections.Activities{ActivityEnv: env}).EmailRespondents(ctx, collections.EmailRespondentsInput{OrganizationID: org.ID, CollectionID: c.ID}))
 		pushes := svc.To(laptop)

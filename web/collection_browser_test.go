@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/browsertest"
 	"github.com/assent-hq/assent/internal/questions"
 	"github.com/assent-hq/assent/internal/testenv"
@@ -37,13 +38,13 @@ func TestBrowserAnswersACollection(t *testing.T) {
 	})
 	require.NoError(t, err)
 	due := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second)
-	c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: "Vendor details for PO 77",
+	c := &collections.Collection{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: "Vendor details for PO 77",
 		ExpiresAt: time.Now().Add(72 * time.Hour).UTC().Truncate(time.Second),
 		Requester: "key_test", RequestedBy: "purchasing agent"}, Description: "For the purchase order.",
 		Questions: models.JSON[[]questions.Question]{V: qs}, Respondents: []string{"ada@example.com"}, RespondentIDs: []string{s.ada.ID},
 		RequiredResponses: 1, DueAt: &due,
 	}
-	_, err = requests.Insert(ctx, s.store, s.store.Collections(), c, nil)
+	_, err = requests.Insert(ctx, s.store, collections.Records(s.store), c, nil)
 	require.NoError(t, err)
 	require.NoError(t, service.Start(ctx, c))
 	shots := shotsDir(t)
@@ -73,7 +74,7 @@ func TestBrowserAnswersACollection(t *testing.T) {
 	b.CheckAccessibility("the submitted reply")
 	b.Screenshot(filepath.Join(shots, "collection-replied.png"))
 
-	got, err := s.store.Collections().Get(ctx, s.org.ID, c.ID)
+	got, err := collections.Records(s.store).Get(ctx, s.org.ID, c.ID)
 	require.NoError(t, err)
 	assert.Equal(t, "complete", got.Status)
 	require.Len(t, got.Replies.V, 1)

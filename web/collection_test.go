@@ -55,11 +55,11 @@ func TestCollectionPageAnswers(t *testing.T) {
 		})
 		require.NoError(t, err)
 		due := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second)
-		c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: "Vendor check",
+		c := &collections.Collection{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: "Vendor check",
 			ExpiresAt: time.Now().Add(72 * time.Hour).UTC().Truncate(time.Second), Requester: "key_test", RequestedBy: "purchasing agent"}, Questions: models.JSON[[]questions.Question]{V: qs},
 			Respondents: []string{"ada@example.com"}, RespondentIDs: []string{s.ada.ID}, RequiredResponses: 1, DueAt: &due,
 		}
-		_, err = requests.Insert(ctx, s.store, s.store.Collections(), c, nil)
+		_, err = requests.Insert(ctx, s.store, collections.Records(s.store), c, nil)
 		require.NoError(t, err)
 		require.NoError(t, service.Start(ctx, c))
 
@@ -104,7 +104,7 @@ func TestCollectionPageAnswers(t *testing.T) {
 		assert.Contains(t, done.body, "Your reply")
 		assert.Contains(t, done.body, "12345678901234567890")
 		assert.NotContains(t, done.body, `name="action"`, "no form once replied")
-		got, err := s.store.Collections().Get(ctx, s.org.ID, c.ID)
+		got, err := collections.Records(s.store).Get(ctx, s.org.ID, c.ID)
 		require.NoError(t, err)
 		assert.Equal(t, "complete", got.Status)
 		require.Len(t, got.Replies.V, 1)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -91,14 +92,14 @@ func TestHistoryListsSettledRequestsForInformation(t *testing.T) {
 		gus, _, err := s.store.CreateGuest(ctx, s.org.ID, "gus@partner.example", "Gus")
 		require.NoError(t, err)
 		now := time.Now().UTC().Truncate(time.Second)
-		collection := func(orgID, title, status string, settledAt time.Time, respondents ...string) *models.Collection {
-			c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: orgID, Title: title,
+		collection := func(orgID, title, status string, settledAt time.Time, respondents ...string) *collections.Collection {
+			c := &collections.Collection{RequestBase: models.RequestBase{OrganizationID: orgID, Title: title,
 				ExpiresAt: now.Add(time.Hour), Requester: "key_test", RequestedBy: "purchasing agent"}, RespondentIDs: respondents, RequiredResponses: 1,
 			}
-			_, err := requests.Insert(ctx, s.store, s.store.Collections(), c, nil)
+			_, err := requests.Insert(ctx, s.store, collections.Records(s.store), c, nil)
 			require.NoError(t, err)
 			if status != states.Open {
-				testenv.Transition(t, s.store, s.store.Collections(), orgID, c.ID, 1, func(c *models.Collection) {
+				testenv.Transition(t, s.store, collections.Records(s.store), orgID, c.ID, 1, func(c *collections.Collection) {
 					c.Status, c.SettledAt = status, &settledAt
 				})
 			}
@@ -112,7 +113,7 @@ func TestHistoryListsSettledRequestsForInformation(t *testing.T) {
 		elsewhere := collection(s.otherOrg(t).ID, "Another organisation's", states.Complete, now, s.ada.ID)
 		made := collection(s.org.ID, "Ada asked the team", states.Open, time.Time{}, bob.ID)
 		madeAt := now.Add(-4 * time.Hour)
-		testenv.Transition(t, s.store, s.store.Collections(), s.org.ID, made.ID, 1, func(c *models.Collection) {
+		testenv.Transition(t, s.store, collections.Records(s.store), s.org.ID, made.ID, 1, func(c *collections.Collection) {
 			c.Status, c.SettledAt, c.Requester = states.Cancelled, &madeAt, s.ada.ID
 		})
 		// An approval settled between the two requests for information.
@@ -130,7 +131,7 @@ func TestHistoryListsSettledRequestsForInformation(t *testing.T) {
 		assert.Contains(t, all.body, `href="/collections/`+expired.ID+`"`)
 		assert.Contains(t, all.body, `href="/collections/`+made.ID+`"`, "one Ada made")
 		assert.Contains(t, all.body, `href="/approvals/`+decided.ID+`"`)
-		for _, c := range []*models.Collection{open, bobs, guests, elsewhere} {
+		for _, c := range []*collections.Collection{open, bobs, guests, elsewhere} {
 			assert.NotContains(t, all.body, c.ID, c.Title)
 		}
 		order := []string{complete.ID, decided.ID, expired.ID, made.ID}

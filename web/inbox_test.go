@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/questions"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -77,11 +78,11 @@ func TestInboxListsEachKindInItsSection(t *testing.T) {
 		qs, err := questions.Define([]questions.Input{{ID: "a", Prompt: "A", Kind: questions.Text}, {ID: "b", Prompt: "B", Kind: questions.Text}})
 		require.NoError(t, err)
 		due := now.Add(30 * time.Hour).UTC().Truncate(time.Second)
-		c := &models.Collection{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: "Vendor check",
+		c := &collections.Collection{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: "Vendor check",
 			ExpiresAt: now.Add(72 * time.Hour).UTC().Truncate(time.Second), Requester: "key_test", RequestedBy: "purchasing agent"},
 			Questions: models.JSON[[]questions.Question]{V: qs}, Respondents: []string{"ada@example.com"}, RespondentIDs: []string{s.ada.ID},
 			RequiredResponses: 1, DueAt: &due}
-		_, err = requests.Insert(ctx, s.store, s.store.Collections(), c, nil)
+		_, err = requests.Insert(ctx, s.store, collections.Records(s.store), c, nil)
 		require.NoError(t, err)
 
 		b := s.browser(t)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
@@ -58,7 +59,7 @@ func (l *load) plans(ctx context.Context) (map[string]string, error) {
 			return err
 		}},
 		{"reconciler: collections whose workflow never ran", func(c context.Context) error {
-			_, err := s.Collections().Unowned(c, models.Now().Add(-time.Minute), 50)
+			_, err := collections.Records(s).Unowned(c, models.Now().Add(-time.Minute), 50)
 			return err
 		}},
 		{"metrics: open and overdue requests", func(c context.Context) error { _, err := s.Readings(c); return err }},
@@ -67,7 +68,7 @@ func (l *load) plans(ctx context.Context) (map[string]string, error) {
 			return err
 		}},
 		{"inbox: the hot person's collections", func(c context.Context) error {
-			_, err := s.Collections().Waiting(c, l.st.Org, hotID, models.Attention, 50)
+			_, err := collections.Records(s).Waiting(c, l.st.Org, hotID, models.Attention, 50)
 			return err
 		}},
 		{"inbox of every kind: the hot person's newest waiting approval ids", func(c context.Context) error {
@@ -75,7 +76,7 @@ func (l *load) plans(ctx context.Context) (map[string]string, error) {
 			return err
 		}},
 		{"inbox: the hot person's newest collections (the inbox of every kind)", func(c context.Context) error {
-			_, err := s.Collections().Waiting(c, l.st.Org, hotID, models.Newest, 50)
+			_, err := collections.Records(s).Waiting(c, l.st.Org, hotID, models.Newest, 50)
 			return err
 		}},
 		{"inbox page: the hot person's approvals needing attention first, and counts", func(c context.Context) error {
@@ -90,7 +91,7 @@ func (l *load) plans(ctx context.Context) (map[string]string, error) {
 			return err
 		}},
 		{"list: collections", func(c context.Context) error {
-			_, _, err := s.Collections().List(c, l.st.Org, "", models.RequestFilter{}, page)
+			_, _, err := collections.Records(s).List(c, l.st.Org, "", models.RequestFilter{}, page)
 			return err
 		}},
 		{"admin list: a webhook's deliveries", func(c context.Context) error {
