@@ -13,6 +13,7 @@ import (
 
 	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/admin"
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/testenv"
@@ -254,10 +255,10 @@ func TestRemoveGuestTakesThemOffPendingRequests(t *testing.T) {
 		require.NoError(t, err)
 		idle, _, err := svc.CreateGuest(ctx, org.ID, admin.NewGuest{Email: "ida@partner.example"})
 		require.NoError(t, err)
-		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
+		a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
 			ExpiresAt: models.Now().Add(time.Hour), Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow, ApproverIDs: []string{g.ID},
 			RequiredApprovals: 1}
-		_, err = requests.Insert(ctx, store, store.Approvals(), a, nil)
+		_, err = requests.Insert(ctx, store, approvals.Records(store), a, nil)
 		require.NoError(t, err)
 
 		refused(t, svc.RemoveGuest(ctx, other.ID, g.ID, admin.Operator), apperr.NotFound, "", "guest "+g.ID+" not found")

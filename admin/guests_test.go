@@ -11,6 +11,7 @@ import (
 
 	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/admin"
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/states"
@@ -38,14 +39,14 @@ func TestRemoveGuestEndsTheirAccess(t *testing.T) {
 		elsewhere, _, err := s.CreateGuest(ctx, other.ID, "gus@partner.example", "")
 		require.NoError(t, err)
 
-		approval := func(status string, approvers ...string) *models.Approval {
-			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
+		approval := func(status string, approvers ...string) *approvals.Approval {
+			a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
 				ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow, ApproverIDs: approvers,
 				RequiredApprovals: 1}
-			_, err := requests.Insert(ctx, s, s.Approvals(), a, nil)
+			_, err := requests.Insert(ctx, s, approvals.Records(s), a, nil)
 			require.NoError(t, err)
 			if status != states.Pending {
-				testenv.Transition(t, s, s.Approvals(), org.ID, a.ID, 1, func(a *models.Approval) { a.Status = status })
+				testenv.Transition(t, s, approvals.Records(s), org.ID, a.ID, 1, func(a *approvals.Approval) { a.Status = status })
 			}
 			return a
 		}
@@ -60,7 +61,7 @@ func TestRemoveGuestEndsTheirAccess(t *testing.T) {
 		links, err := accounts.New(s).CreateSignInLinks(ctx, "gus@partner.example")
 		require.NoError(t, err)
 		require.Len(t, links, 2)
-		decision, err := s.CreateDecisionLink(ctx, pending, g.ID)
+		decision, err := s.CreateDecisionLink(ctx, pending.OrganizationID, pending.ID, pending.ExpiresAt, g.ID)
 		require.NoError(t, err)
 
 		spy := &askedSpy{kind: events.RequestApproval}
@@ -101,13 +102,13 @@ func TestRemoveGuestEndsTheirAccess(t *testing.T) {
 			"the guest record is gone by then: the timeline names them by id")
 
 		// The workflow's write takes the guest off the index with the record.
-		_, err = requests.Persist(ctx, s, s.Approvals(), requests.Change[models.Approval]{OrganizationID: org.ID, ID: pending.ID, Seq: 1,
-			Apply: func(a *models.Approval) (models.AuditEntry, error) {
+		_, err = requests.Persist(ctx, s, approvals.Records(s), requests.Change[approvals.Approval]{OrganizationID: org.ID, ID: pending.ID, Seq: 1,
+			Apply: func(a *approvals.Approval) (models.AuditEntry, error) {
 				a.ApproverIDs = models.StringList{ada.ID}
 				return models.AuditEntry{Action: "approver_removed", ActorID: "key_admin", ActorName: "admin", At: models.Now()}, nil
 			}})
 		require.NoError(t, err)
-		counts, err := s.Approvals().Counts(ctx, org.ID, ada.ID, time.Now())
+		counts, err := approvals.Records(s).Counts(ctx, org.ID, ada.ID, time.Now())
 		require.NoError(t, err)
 		assert.Equal(t, 2, counts.Total, "the owner now has it")
 		err = svc.RemoveGuest(ctx, org.ID, g.ID, admin.Operator)

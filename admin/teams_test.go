@@ -12,6 +12,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/admin"
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -66,10 +67,10 @@ func TestTeamsAreEditedAndRemoved(t *testing.T) {
 		require.NoError(t, err)
 		_, err = svc.CreateTeam(ctx, org.ID, admin.NewTeam{Name: "Ops", Kind: "team", Members: nil})
 		require.NoError(t, err)
-		earlier := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
+		earlier := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
 			ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "agent"}, Risk: models.RiskLow, ApproverIDs: []string{a.ID},
 			RequiredApprovals: 1}
-		_, err = requests.Insert(ctx, s, s.Approvals(), earlier, nil)
+		_, err = requests.Insert(ctx, s, approvals.Records(s), earlier, nil)
 		require.NoError(t, err)
 
 		name := "Finance team"
@@ -99,7 +100,7 @@ func TestTeamsAreEditedAndRemoved(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, teams, 1)
 
-		kept, err := s.Approvals().Get(ctx, org.ID, earlier.ID)
+		kept, err := approvals.Records(s).Get(ctx, org.ID, earlier.ID)
 		require.NoError(t, err)
 		assert.Equal(t, models.StringList{a.ID}, kept.ApproverIDs, "a request made earlier is unchanged")
 	})

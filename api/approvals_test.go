@@ -239,12 +239,12 @@ func TestCreateApprovalDefaultsAndResolution(t *testing.T) {
 
 		// Default approvers are the owners and administrators; a team is
 		// expanded once, at creation.
-		rec, err := s.store.Approvals().Get(context.Background(), s.org.ID, a["id"].(string))
+		rec, err := approvals.Records(s.store).Get(context.Background(), s.org.ID, a["id"].(string))
 		require.NoError(t, err)
 		assert.ElementsMatch(t, []string{s.member.ID, s.bob.ID}, []string(rec.ApproverIDs))
 
 		team := s.create(t, s.agentKey, `{"title":"t","approvers":["Finance","bob@example.com"]}`)
-		rec, err = s.store.Approvals().Get(context.Background(), s.org.ID, team["id"].(string))
+		rec, err = approvals.Records(s.store).Get(context.Background(), s.org.ID, team["id"].(string))
 		require.NoError(t, err)
 		assert.Equal(t, []string{s.bob.ID, s.cy.ID}, []string(rec.ApproverIDs))
 		finance := models.Via{Field: "approvers", Kind: models.TeamKindTeam, ID: s.team.ID, Name: "Finance"}
@@ -252,12 +252,12 @@ func TestCreateApprovalDefaultsAndResolution(t *testing.T) {
 			"Bob was named twice: through Finance and by email")
 		assert.Equal(t, []models.Via{finance}, rec.ResolvedApprovers[1].Via)
 		require.NoError(t, s.store.DB().Model(s.team).Association("Members").Clear())
-		rec, err = s.store.Approvals().Get(context.Background(), s.org.ID, team["id"].(string))
+		rec, err = approvals.Records(s.store).Get(context.Background(), s.org.ID, team["id"].(string))
 		require.NoError(t, err)
 		assert.Equal(t, []string{s.bob.ID, s.cy.ID}, []string(rec.ApproverIDs), "later membership changes do not move it")
 
 		everyone := s.create(t, s.agentKey, `{"title":"e","approvers":["everyone"]}`)
-		rec, err = s.store.Approvals().Get(context.Background(), s.org.ID, everyone["id"].(string))
+		rec, err = approvals.Records(s.store).Get(context.Background(), s.org.ID, everyone["id"].(string))
 		require.NoError(t, err)
 		assert.Len(t, rec.ApproverIDs, 4, "every active member: Ada, Bob, Cy, ops")
 
@@ -522,7 +522,7 @@ func TestAStartWhoseAnswerWasLost(t *testing.T) {
 		require.Equal(t, 201, r.status, string(r.body))
 		id := r.decoded["id"].(string)
 		waitFor(t, func() bool {
-			got, err := s.store.Approvals().Get(ctx, late.org.ID, id)
+			got, err := approvals.Records(s.store).Get(ctx, late.org.ID, id)
 			return err == nil && got.Seq >= 1
 		})
 
@@ -555,16 +555,16 @@ func TestFailedStartLeavesNothingAndReconcilerStartsOrphans(t *testing.T) {
 		// A process that died between the insert and the start leaves a
 		// record with no workflow; the reconciler starts it.
 		ctx := context.Background()
-		rec := &models.Approval{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: "orphan",
+		rec := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: "orphan",
 			ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_x", RequestedBy: "agent"}, Risk: "low", ApproverIDs: models.StringList{s.cy.ID},
 			RequiredApprovals: 1}
-		_, err := requests.Insert(ctx, s.store, s.store.Approvals(), rec, nil)
+		_, err := requests.Insert(ctx, s.store, approvals.Records(s.store), rec, nil)
 		require.NoError(t, err)
 		n, err := requests.Reconcile(ctx, time.Now().Add(requests.ReconcileGrace), 10, approvals.New(approvals.Deps{Store: s.store, Temporal: s.tc}))
 		require.NoError(t, err)
 		assert.Equal(t, 1, n)
 		waitFor(t, func() bool {
-			got, err := s.store.Approvals().Get(ctx, s.org.ID, rec.ID)
+			got, err := approvals.Records(s.store).Get(ctx, s.org.ID, rec.ID)
 			return err == nil && got.Seq == 1
 		})
 		r = s.do(t, "POST", "/api/v1/approvals/"+rec.ID+"/decision", s.cyToken, `{"decision":"approve"}`, nil)
@@ -575,10 +575,10 @@ func TestFailedStartLeavesNothingAndReconcilerStartsOrphans(t *testing.T) {
 
 		// Decided before the reconciler comes, an orphan's workflow is
 		// started by the decision.
-		early := &models.Approval{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: "early orphan",
+		early := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: "early orphan",
 			ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_x", RequestedBy: "agent"}, Risk: "low", ApproverIDs: models.StringList{s.cy.ID},
 			RequiredApprovals: 1}
-		_, err = requests.Insert(ctx, s.store, s.store.Approvals(), early, nil)
+		_, err = requests.Insert(ctx, s.store, approvals.Records(s.store), early, nil)
 		require.NoError(t, err)
 		r = s.do(t, "POST", "/api/v1/approvals/"+early.ID+"/decision", s.cyToken, `{"decision":"approve"}`, nil)
 		require.Equal(t, 200, r.status, string(r.body))
@@ -607,11 +607,11 @@ func TestReconcilerLeavesABacklogToTheWorkers(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := newStack(t, db)
 		ctx := context.Background()
-		record := func(title string) *models.Approval {
-			rec := &models.Approval{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: title,
+		record := func(title string) *approvals.Approval {
+			rec := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: title,
 				ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_x", RequestedBy: "agent"}, Risk: "low", ApproverIDs: models.StringList{s.cy.ID},
 				RequiredApprovals: 1}
-			_, err := requests.Insert(ctx, s.store, s.store.Approvals(), rec, nil)
+			_, err := requests.Insert(ctx, s.store, approvals.Records(s.store), rec, nil)
 			require.NoError(t, err)
 			return rec
 		}
@@ -629,12 +629,12 @@ func TestReconcilerLeavesABacklogToTheWorkers(t *testing.T) {
 		assert.Zero(t, counting.starts.Load(), "no start is tried behind a record the workers have yet to take up")
 
 		require.NoError(t, s.tc.TerminateWorkflow(ctx, approvals.WorkflowID(queued.ID), "", "test"))
-		require.NoError(t, db.Delete(&models.Approval{}, "id = ?", queued.ID).Error)
+		require.NoError(t, db.Delete(&approvals.Approval{}, "id = ?", queued.ID).Error)
 		n, err = requests.Reconcile(ctx, time.Now().Add(requests.ReconcileGrace), 10, svc)
 		require.NoError(t, err)
 		assert.Equal(t, 1, n)
 		waitFor(t, func() bool {
-			got, err := s.store.Approvals().Get(ctx, s.org.ID, orphan.ID)
+			got, err := approvals.Records(s.store).Get(ctx, s.org.ID, orphan.ID)
 			return err == nil && got.Seq == 1
 		})
 	})
@@ -736,7 +736,7 @@ func TestRetryAfterCrashResumes(t *testing.T) {
 		list := s.do(t, "GET", "/api/v1/approvals", s.agentKey, "", nil)
 		require.Len(t, list.decoded["data"], 1, "the retry made no second approval")
 		waitFor(t, func() bool {
-			got, err := s.store.Approvals().Get(context.Background(), s.org.ID, id)
+			got, err := approvals.Records(s.store).Get(context.Background(), s.org.ID, id)
 			return err == nil && got.Seq == 1
 		})
 		replay := s.do(t, "POST", "/api/v1/approvals", s.agentKey, body, key)

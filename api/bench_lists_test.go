@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -36,7 +37,7 @@ func BenchmarkLists(b *testing.B) {
 				_, err := s.call("POST", "/api/v1/collections", benchCollectionBody, http.StatusCreated)
 				require.NoError(b, err)
 			}
-			s.settle(b, &models.Approval{}, &collections.Collection{})
+			s.settle(b, &approvals.Approval{}, &collections.Collection{})
 			// A database in service has statistics and a visibility map
 			// (autovacuum), which index-only scans rely on; tables filled
 			// a moment ago have neither, and the plans would show it.
@@ -73,7 +74,7 @@ func BenchmarkListsBacklog(b *testing.B) {
 	one := createdID(b, body)
 	_, err = s.call("POST", "/api/v1/collections", benchCollectionBody, http.StatusCreated)
 	require.NoError(b, err)
-	s.settle(b, &models.Approval{}, &collections.Collection{})
+	s.settle(b, &approvals.Approval{}, &collections.Collection{})
 	db := s.uncounted()
 	var bob string
 	require.NoError(b, db.Raw("SELECT id FROM members WHERE email = 'bob@example.com'").Scan(&bob).Error)

@@ -28,6 +28,7 @@ import (
 
 	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/app"
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/devtemporal"
@@ -155,7 +156,7 @@ func (s *benchStack) callAs(key, method, path, body string, want int) ([]byte, e
 }
 
 // settle waits until the worker has persisted the first transition of every
-// request of the kinds given (&models.Approval{}, …) created, so a worker
+// request of the kinds given (&approvals.Approval{}, …) created, so a worker
 // that falls behind counts against the rate.
 func (s *benchStack) settle(b *testing.B, kinds ...any) {
 	b.Helper()
@@ -253,7 +254,7 @@ func BenchmarkBareStartWorkflow(b *testing.B) {
 // BenchmarkCreateApproval measures POST /api/v1/approvals: validation, the
 // insert, the workflow start and, by settling, the worker's first write.
 func BenchmarkCreateApproval(b *testing.B) {
-	benchCreates(b, "/api/v1/approvals", &models.Approval{}, func(*testing.B, *benchStack) string { return benchBody })
+	benchCreates(b, "/api/v1/approvals", &approvals.Approval{}, func(*testing.B, *benchStack) string { return benchBody })
 }
 
 // benchCreates measures creates of one kind on each database, at each
@@ -290,7 +291,7 @@ func BenchmarkGetApproval(b *testing.B) {
 				require.NoError(b, err)
 				ids[i] = createdID(b, body)
 			}
-			s.settle(b, &models.Approval{})
+			s.settle(b, &approvals.Approval{})
 			for _, clients := range benchClients {
 				b.Run(fmt.Sprintf("clients=%d", clients), func(b *testing.B) {
 					before := s.counts.snapshot()

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 	"github.com/assent-hq/assent/sdk/go/decisiontoken"
@@ -116,7 +117,7 @@ func TestDecisionTokens(t *testing.T) {
 		assert.NoError(t, err, "signed by %s, retired", before.ID)
 
 		b := s.create(t, s.agentKey, `{"title":"Pay","approvers":["cy@example.com"],"input":{"amount":5}}`)
-		require.NoError(t, db.Model(&models.Approval{}).Where("id = ?", b["id"]).Update("decision_token_ttl_seconds", 120).Error)
+		require.NoError(t, db.Model(&approvals.Approval{}).Where("id = ?", b["id"]).Update("decision_token_ttl_seconds", 120).Error)
 		r = s.do(t, "POST", "/api/v1/approvals/"+b["id"].(string)+"/decision", s.cyToken, `{"decision":"approve"}`, nil)
 		require.Equal(t, 200, r.status, string(r.body))
 		got = s.do(t, "GET", "/api/v1/approvals/"+b["id"].(string), s.agentKey, "", nil)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/testenv"
@@ -464,7 +465,7 @@ func TestDefaultsAskWhoStandsIn(t *testing.T) {
 		rv := s.do(t, "POST", "/api/v1/reviews", s.agentKey, `{"title":"Check Q3","reportId":"q3","reviewers":["gus@partner.example"]}`, nil)
 		require.Equal(t, 201, rv.status, string(rv.body))
 		waitFor(t, func() bool {
-			a, err := s.store.Approvals().Get(ctx, s.org.ID, a["id"].(string))
+			a, err := approvals.Records(s.store).Get(ctx, s.org.ID, a["id"].(string))
 			r, rerr := reviews.Records(s.store).Get(ctx, s.org.ID, rv.decoded["id"].(string))
 			return err == nil && rerr == nil && a.Seq > 0 && r.Seq > 0 // the workflows have taken them up
 		})

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 )
@@ -122,7 +123,7 @@ func TestRuleEscalation(t *testing.T) {
 		small := s.create(t, s.agentKey, `{"title":"small","input":{"amount":5}}`)
 		assert.Nil(t, small["escalation"])
 
-		rec, err := s.store.Approvals().Get(context.Background(), s.org.ID, big["id"].(string))
+		rec, err := approvals.Records(s.store).Get(context.Background(), s.org.ID, big["id"].(string))
 		require.NoError(t, err)
 		assert.Equal(t, []string{s.bob.ID, s.cy.ID}, []string(rec.EscalationIDs), "the team resolved at creation")
 		assert.True(t, strings.HasPrefix(rec.ID, "apr_"))

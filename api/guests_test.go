@@ -35,16 +35,16 @@ func TestRemovingAGuestEndsTheirAccessAndHandsOnTheirRequests(t *testing.T) {
 		created := s.create(t, s.agentKey, fmt.Sprintf(`{"title":"Share the report","risk":"low","approvers":["gus@partner.example"],"flowId":%q}`, flowID))
 		id := created["id"].(string)
 		waitFor(t, func() bool {
-			a, err := s.store.Approvals().Get(ctx, s.org.ID, id)
+			a, err := approvals.Records(s.store).Get(ctx, s.org.ID, id)
 			return err == nil && a.Seq > 0 // the workflow has taken it up
 		})
 
 		// What the guest holds: a signed-in session and an emailed link.
 		_, session, err := accounts.New(s.store).CreateSession(ctx, s.org.ID, gus.ID)
 		require.NoError(t, err)
-		a, err := s.store.Approvals().Get(ctx, s.org.ID, id)
+		a, err := approvals.Records(s.store).Get(ctx, s.org.ID, id)
 		require.NoError(t, err)
-		link, err := s.store.CreateDecisionLink(ctx, a, gus.ID)
+		link, err := s.store.CreateDecisionLink(ctx, a.OrganizationID, a.ID, a.ExpiresAt, gus.ID)
 		require.NoError(t, err)
 
 		path := "/api/v1/admin/guests/" + gus.ID
@@ -64,7 +64,7 @@ func TestRemovingAGuestEndsTheirAccessAndHandsOnTheirRequests(t *testing.T) {
 		assert.True(t, apperr.Is(err, apperr.NotFound), "the link went with the guest: %v", err)
 
 		// Ada is the owner, Bob an administrator: they decide it now.
-		a, err = s.store.Approvals().Get(ctx, s.org.ID, id)
+		a, err = approvals.Records(s.store).Get(ctx, s.org.ID, id)
 		require.NoError(t, err)
 		assert.Equal(t, "pending", a.Status)
 		assert.ElementsMatch(t, []string{s.member.ID, s.bob.ID}, []string(a.ApproverIDs))
@@ -121,7 +121,7 @@ func TestRenamingAGuestLeavesTheirRequestsAsAsked(t *testing.T) {
 		got := s.do(t, "GET", "/api/v1/approvals/"+id, s.agentKey, "", nil)
 		require.Equal(t, 200, got.status, string(got.body))
 		assert.Equal(t, []any{"gus@partner.example"}, got.decoded["approvers"])
-		a, err := s.store.Approvals().Get(ctx, s.org.ID, id)
+		a, err := approvals.Records(s.store).Get(ctx, s.org.ID, id)
 		require.NoError(t, err)
 		assert.Equal(t, models.StringList{gus.ID}, a.ApproverIDs, "the guest still decides it")
 	})

@@ -24,6 +24,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/procstatus"
@@ -109,7 +110,7 @@ func holdAndWake(b *testing.B, waitOn, decide *benchStack, keys []string) {
 		return err
 	})
 	phase("created")
-	waitOn.settle(b, &models.Approval{})
+	waitOn.settle(b, &approvals.Approval{})
 	phase("settled")
 	before := memNow()
 

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/assent-hq/assent/api"
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/ratelimit"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -30,10 +31,10 @@ func TestLongPollsAreCapped(t *testing.T) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	f.srv = httptest.NewServer(api.New(api.Deps{Logger: quiet, BaseURL: "http://assent.test", Services: f.services.API(), LongPolls: slots}))
 	t.Cleanup(f.srv.Close)
-	a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: f.org.ID, Title: "Pay",
+	a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: f.org.ID, Title: "Pay",
 		ExpiresAt: models.Now().Add(time.Hour), Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow, ApproverIDs: []string{f.member.ID},
 		RequiredApprovals: 1}
-	_, err := requests.Insert(context.Background(), f.store, f.store.Approvals(), a, nil)
+	_, err := requests.Insert(context.Background(), f.store, approvals.Records(f.store), a, nil)
 	require.NoError(t, err)
 	path := "/api/v1/approvals/" + a.ID
 	require.Equal(t, 200, f.do(t, "GET", path, f.agentKey, "", nil).status) // loads the contract check, too

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/evidence"
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/testenv"
@@ -248,11 +249,11 @@ func TestGateKeySentTwiceAtOnce(t *testing.T) {
 			counted[pair[0].status]++
 		}
 		assert.Equal(t, map[int]int{200: 5, 202: 5}, counted, "each key spent the budget or raised an approval once")
-		var uses, approvals int64
+		var uses, raised int64
 		require.NoError(t, db.Model(&models.MandateUse{}).Count(&uses).Error)
-		require.NoError(t, db.Model(&models.Approval{}).Count(&approvals).Error)
+		require.NoError(t, db.Model(&approvals.Approval{}).Count(&raised).Error)
 		assert.EqualValues(t, 5, uses)
-		assert.EqualValues(t, 5, approvals)
+		assert.EqualValues(t, 5, raised)
 	})
 }
 

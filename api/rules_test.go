@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/testenv"
 )
 
@@ -50,7 +51,7 @@ func TestOrganisationRules(t *testing.T) {
 		assert.Equal(t, 2.0, a["requiredApprovals"])
 		assert.Equal(t, 0.0, a["approvalsSoFar"])
 		assert.Equal(t, []any{map[string]any{"principle": "privacy", "rule": "personal data", "concern": "The payment names a private person."}}, a["concerns"])
-		rec, err := s.store.Approvals().Get(context.Background(), s.org.ID, a["id"].(string))
+		rec, err := approvals.Records(s.store).Get(context.Background(), s.org.ID, a["id"].(string))
 		require.NoError(t, err)
 		assert.Equal(t, []string{"iban"}, []string(rec.RestrictedFields))
 
@@ -117,7 +118,7 @@ func TestRulesFailClosedOnAnUnexpectedType(t *testing.T) {
 			a := s.create(t, s.agentKey, `{"title":"Pay","approvers":["Finance"],"flowId":"`+flowID+`","input":{`+amount+`,"iban":"DE00"}}`)
 			assert.Equal(t, 2.0, a["requiredApprovals"], amount)
 			assert.Equal(t, []any{map[string]any{"principle": "prudence", "rule": "large sums", "concern": "A large sum leaves the company."}}, a["concerns"], amount)
-			rec, err := s.store.Approvals().Get(ctx, s.org.ID, a["id"].(string))
+			rec, err := approvals.Records(s.store).Get(ctx, s.org.ID, a["id"].(string))
 			require.NoError(t, err)
 			assert.Equal(t, []string{"iban"}, []string(rec.RestrictedFields), amount)
 			assert.Len(t, a["factors"], 3, "the approvers see each rule that could not be evaluated")

@@ -132,8 +132,8 @@ func TestEveryKindKeepsTheRequestContract(t *testing.T) {
 		t.Run("approval", func(t *testing.T) {
 			covered = append(covered, events.RequestApproval)
 			t.Parallel()
-			contract(t, store, svc.Flows, newOrg, kind[models.Approval]{name: events.RequestApproval, life: svc.Approvals.Lifecycle, head: svc.Approvals.Head,
-				create: func(ctx context.Context, o *kindOrg, m made) (*models.Approval, error) {
+			contract(t, store, svc.Flows, newOrg, kind[approvals.Approval]{name: events.RequestApproval, life: svc.Approvals.Lifecycle, head: svc.Approvals.Head,
+				create: func(ctx context.Context, o *kindOrg, m made) (*approvals.Approval, error) {
 					return svc.Approvals.Create(ctx, o.Agent, &approvals.CreateInput{Fields: requests.Fields{Title: "Pay supplier 7", ExpiresAt: expiring(m.expires), FlowID: m.flowID}, Approvers: []string{"bob@example.com"}}, nil)
 				},
 				act: func(ctx context.Context, o *kindOrg, id string) error {
@@ -141,7 +141,7 @@ func TestEveryKindKeepsTheRequestContract(t *testing.T) {
 					return err
 				},
 				settled: states.Approved, settledEvent: events.ApprovalApproved, acted: approvals.ActionApproved,
-				list: func(ctx context.Context, o *kindOrg, status string) ([]*models.Approval, error) {
+				list: func(ctx context.Context, o *kindOrg, status string) ([]*approvals.Approval, error) {
 					recs, _, err := svc.Approvals.List(ctx, o.Agent, models.RequestFilter{Status: status}, models.Page{Limit: 10})
 					return pointers(recs), err
 				},
@@ -366,12 +366,12 @@ func TestADelegationBegunWhileARequestIsMadeHandsItOver(t *testing.T) {
 			BaseURL: "http://assent.test"})
 		o := testenv.NewPeople(t, store, "agent")
 		ctx := context.Background()
-		rec, err := svc.Approvals.Lifecycle.Create(ctx, nil, func() (*models.Approval, error) {
+		rec, err := svc.Approvals.Lifecycle.Create(ctx, nil, func() (*approvals.Approval, error) {
 			// Bob goes away now, Cy standing in: his hand-over finds
 			// nothing waiting on him yet.
 			_, err := svc.Delegations.Set(ctx, o.Bob.Actor(), delegations.SetInput{To: "cy@example.com",
 				Until: time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
-			return &models.Approval{RequestBase: models.RequestBase{OrganizationID: o.ID, Title: "Pay supplier 7",
+			return &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: o.ID, Title: "Pay supplier 7",
 				ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: o.Agent.ID, RequestedBy: "agent"},
 				Risk: models.RiskLow, RequiredApprovals: 1, Approvers: []string{"bob@example.com"}, ApproverIDs: []string{o.Bob.ID()}}, err
 		})

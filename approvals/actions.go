@@ -47,13 +47,13 @@ type Answer struct {
 
 // Decide records who decides what; the workflow refuses a person who may
 // not, or a decision the request's state forbids.
-func (s *Service) Decide(ctx context.Context, orgID, id, updateID string, who models.Actor, d Decision) (*models.Approval, error) {
+func (s *Service) Decide(ctx context.Context, orgID, id, updateID string, who models.Actor, d Decision) (*Approval, error) {
 	return s.DecideVia(ctx, orgID, id, updateID, who, d, "")
 }
 
 // DecideVia is Decide for a decision made elsewhere than Assent's pages
 // and API (a chat app), which via names for the timeline.
-func (s *Service) DecideVia(ctx context.Context, orgID, id, updateID string, who models.Actor, d Decision, via string) (*models.Approval, error) {
+func (s *Service) DecideVia(ctx context.Context, orgID, id, updateID string, who models.Actor, d Decision, via string) (*Approval, error) {
 	if err := accounts.NeedPerson(who, "deciding"); err != nil {
 		return nil, err
 	}
@@ -130,7 +130,7 @@ func (s *Service) guestsMayStillApprove(ctx context.Context, orgID string, who m
 
 // Ask puts a question to the requester and returns the approval with the
 // question asked.
-func (s *Service) Ask(ctx context.Context, orgID, id, updateID string, who models.Actor, q Question) (*models.Approval, *models.Question, error) {
+func (s *Service) Ask(ctx context.Context, orgID, id, updateID string, who models.Actor, q Question) (*Approval, *models.Question, error) {
 	if err := accounts.NeedPerson(who, "asking the requester"); err != nil {
 		return nil, nil, err
 	}
@@ -148,7 +148,7 @@ func (s *Service) Ask(ctx context.Context, orgID, id, updateID string, who model
 }
 
 // Answer answers a question; only the requester may.
-func (s *Service) Answer(ctx context.Context, orgID, id, updateID string, who models.Actor, in Answer) (*models.Approval, error) {
+func (s *Service) Answer(ctx context.Context, orgID, id, updateID string, who models.Actor, in Answer) (*Approval, error) {
 	return s.Update(ctx, orgID, id, updateID, UpdateAnswer,
 		&AnswerRequest{Requester: who.ID, QuestionID: in.QuestionID, Answer: in.Answer})
 }
@@ -161,7 +161,7 @@ func (s *Service) Answer(ctx context.Context, orgID, id, updateID string, who mo
 // already settled, or no longer naming the person, needs nothing.
 func (s *Service) RemoveAsked(ctx context.Context, orgID string, by models.Actor, personID, personName string, approvalIDs []string) error {
 	return s.RemovePerson(ctx, orgID, approvalIDs, personID, UpdateRemoveApprover, "remove-approver",
-		func(a *models.Approval) (workflows.Argument, error) {
+		func(a *Approval) (workflows.Argument, error) {
 			defaults, via, err := s.defaultApprovers(ctx, orgID, requests.Handover{Requester: a.Requester})
 			if err != nil {
 				return nil, err

@@ -39,7 +39,7 @@ type Activities struct {
 // keeps it on the record, so its read, its event and its callback carry the
 // same token.
 func (a *Activities) PersistApproval(ctx context.Context, t Transition) error {
-	var sign func(*models.Approval) error
+	var sign func(*Approval) error
 	// Without its public base URL the instance cannot name itself as the
 	// tokens' issuer: it issues none rather than hold the approval up.
 	if t.State.Status == states.Approved && a.BaseURL != "" {
@@ -48,19 +48,19 @@ func (a *Activities) PersistApproval(ctx context.Context, t Transition) error {
 			return err
 		}
 	}
-	return requests.PersistTransition(ctx, a.Store, a.Store.Approvals(), t, func(rec *models.Approval, t *Transition) error {
+	return requests.PersistTransition(ctx, a.Store, Records(a.Store), t, func(rec *Approval, t *Transition) error {
 		fill(rec, t)
 		if sign != nil && rec.Status == states.Approved && rec.DecisionToken == nil {
 			return sign(rec)
 		}
 		return nil
-	}, func(rec *models.Approval) any { return NewWire(rec, a.BaseURL) })
+	}, func(rec *Approval) any { return NewWire(rec, a.BaseURL) })
 }
 
 // decisionToken returns what sets an approved approval's decision token,
 // with the active decision key and the organisation's setting read before
 // the transition's transaction.
-func (a *Activities) decisionToken(ctx context.Context, orgID string) (func(*models.Approval) error, error) {
+func (a *Activities) decisionToken(ctx context.Context, orgID string) (func(*Approval) error, error) {
 	signer, err := a.Store.DecisionSigner(ctx)
 	if err != nil {
 		return nil, err
@@ -69,8 +69,8 @@ func (a *Activities) decisionToken(ctx context.Context, orgID string) (func(*mod
 	if err != nil {
 		return nil, err
 	}
-	return func(rec *models.Approval) error {
-		claims, err := decisions.ForApproval(rec, org, a.BaseURL)
+	return func(rec *Approval) error {
+		claims, err := decisions.ForApproval(rec.Approved(), org, a.BaseURL)
 		if err != nil {
 			// An input with no canonical form (from before inputs were
 			// held to one) gets no token; the decision is still written.
@@ -122,7 +122,7 @@ func (a *Activities) EmailAnswer(ctx context.Context, in EmailAnswerInput) error
 
 // fill copies the workflow's state onto the record and completes
 // the audit entry's actor and detail.
-func fill(rec *models.Approval, t *Transition) {
+func fill(rec *Approval, t *Transition) {
 	s := &t.State
 	rec.Status = s.Status
 	// A transition scheduled by older code carries no approvers; keep them.
@@ -207,7 +207,7 @@ func fieldOf(via map[string][]models.Via, away string) string {
 // screened puts the model screen's concerns after the ethics rules' on
 // rec, each naming models.ScreenRule; written again, they replace those
 // written before.
-func screened(rec *models.Approval, concerns []ScreenConcern) {
+func screened(rec *Approval, concerns []ScreenConcern) {
 	kept := slices.DeleteFunc(slices.Clone(rec.Concerns.V), func(c models.Concern) bool { return c.Rule == models.ScreenRule })
 	for _, c := range concerns {
 		kept = append(kept, models.Concern{Principle: c.Principle, Rule: models.ScreenRule, Concern: c.Concern})

@@ -29,11 +29,11 @@ func TestPersistApprovalSignsTheDecision(t *testing.T) {
 		store := models.NewStore(db, testenv.Keys())
 		org, err := store.CreateOrganization(ctx, "Acme", "")
 		require.NoError(t, err)
-		approve := func(acts *approvals.Activities, approvedInput string) *models.Approval {
-			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
+		approve := func(acts *approvals.Activities, approvedInput string) *approvals.Approval {
+			a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
 				ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "agent"}, Risk: models.RiskLow, Input: models.RawJSON(`{"amount":100}`),
 				RequiredApprovals: 1}
-			_, err := requests.Insert(ctx, store, store.Approvals(), a, nil)
+			_, err := requests.Insert(ctx, store, approvals.Records(store), a, nil)
 			require.NoError(t, err)
 			at := time.Now().UTC()
 			transition := approvals.Transition{RequestID: a.ID, OrganizationID: org.ID, Seq: 1, Action: approvals.ActionApproved,
@@ -42,7 +42,7 @@ func TestPersistApprovalSignsTheDecision(t *testing.T) {
 					DecidedByID: "mem_1", DecidedByName: "Ada", DecidedAt: &at, ApprovedInput: json.RawMessage(approvedInput), ApprovalsSoFar: 1}}
 			require.NoError(t, acts.PersistApproval(ctx, transition))
 			require.NoError(t, acts.PersistApproval(ctx, transition), "a retry")
-			got, err := store.Approvals().Get(ctx, org.ID, a.ID)
+			got, err := approvals.Records(store).Get(ctx, org.ID, a.ID)
 			require.NoError(t, err)
 			assert.Equal(t, states.Approved, got.Status)
 			return got

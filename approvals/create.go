@@ -86,14 +86,14 @@ func ApproverRole(org *models.Organization) requests.Role {
 // claim (an Idempotency-Key), the record is bound to it as it is written,
 // so a retry after a crash at any point resumes the same approval instead
 // of making another.
-func (s *Service) Create(ctx context.Context, p models.Actor, in *CreateInput, claim *models.Claim) (*models.Approval, error) {
-	return s.Lifecycle.Create(ctx, claim, func() (*models.Approval, error) { return s.build(ctx, p, in) })
+func (s *Service) Create(ctx context.Context, p models.Actor, in *CreateInput, claim *models.Claim) (*Approval, error) {
+	return s.Lifecycle.Create(ctx, claim, func() (*Approval, error) { return s.build(ctx, p, in) })
 }
 
 // Preview is the approval Create would make of in for p, without making
 // it: whom it would ask, how many approvals it would need, its concerns.
 // The gate weighs a mandate's authority against it.
-func (s *Service) Preview(ctx context.Context, p models.Actor, in *CreateInput) (*models.Approval, error) {
+func (s *Service) Preview(ctx context.Context, p models.Actor, in *CreateInput) (*Approval, error) {
 	return s.build(ctx, p, in)
 }
 
@@ -105,13 +105,13 @@ func (s *Service) Approvers(ctx context.Context, org *models.Organization, refs 
 }
 
 // build checks what the validator tags cannot and builds the record.
-func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*models.Approval, error) {
+func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*Approval, error) {
 	now := models.Now()
 	base, err := in.Base(ctx, p, now, s.netPolicy)
 	if err != nil {
 		return nil, err
 	}
-	rec := &models.Approval{RequestBase: base, Description: in.Description,
+	rec := &Approval{RequestBase: base, Description: in.Description,
 		Risk: in.Risk, ReportID: in.ReportID, Approvers: in.Approvers,
 		EditableFields: in.EditableFields, RequiredApprovals: 1,
 		ApprovedBy: models.StringList{},
@@ -166,7 +166,7 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 
 // setEscalation records an escalation on rec, and how it names its
 // people (shown once they are approvers).
-func setEscalation(rec *models.Approval, after time.Duration, to, ids []string, via map[string][]models.Via) {
+func setEscalation(rec *Approval, after time.Duration, to, ids []string, via map[string][]models.Via) {
 	seconds := int(after / time.Second)
 	rec.EscalationAfter, rec.EscalationTo, rec.EscalationIDs = &seconds, to, ids
 	if rec.ApproverVia.V == nil {
@@ -208,7 +208,7 @@ func (s *Service) defaultApprovers(ctx context.Context, orgID string, h requests
 
 // applyRules evaluates the organisation's rules over the request as sent
 // and records what they ask: more approvals, concerns, hidden fields.
-func (s *Service) applyRules(ctx context.Context, org *models.Organization, rec *models.Approval, in *CreateInput) error {
+func (s *Service) applyRules(ctx context.Context, org *models.Organization, rec *Approval, in *CreateInput) error {
 	stored, err := s.store.EnabledRules(ctx, rec.OrganizationID)
 	if err != nil || len(stored) == 0 {
 		return err
@@ -253,7 +253,7 @@ func (s *Service) applyRules(ctx context.Context, org *models.Organization, rec 
 // request's own and before the expiry. Its people are resolved now; a rule
 // naming nobody who can approve any more is logged and skipped, since the
 // agent cannot fix the organisation's rule.
-func (s *Service) ruleEscalation(ctx context.Context, org *models.Organization, rec *models.Approval, e *rules.Escalation) error {
+func (s *Service) ruleEscalation(ctx context.Context, org *models.Organization, rec *Approval, e *rules.Escalation) error {
 	if e == nil {
 		return nil
 	}
@@ -321,7 +321,7 @@ func checkEditableFields(input models.RawJSON, fields []string) error {
 //
 // The organisation's model screen, if it is on now, screens the approval
 // before anyone is asked (WorkflowInput.Screen).
-func (s *Service) Start(ctx context.Context, rec *models.Approval) error {
+func (s *Service) Start(ctx context.Context, rec *Approval) error {
 	in := workflowInput(rec)
 	var err error
 	if in.Screen, err = s.store.ModelScreenOn(ctx, rec.OrganizationID); err != nil {
@@ -331,7 +331,7 @@ func (s *Service) Start(ctx context.Context, rec *models.Approval) error {
 }
 
 // workflowInput is what the workflow of rec needs.
-func workflowInput(rec *models.Approval) WorkflowInput {
+func workflowInput(rec *Approval) WorkflowInput {
 	in := WorkflowInput{
 		RequestInput:      requests.InputOf(&rec.RequestBase, rec.ApproverVia.V),
 		ApprovalID:        rec.ID,

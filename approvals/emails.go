@@ -42,7 +42,7 @@ type approverMail struct {
 // Nothing is sent once the approval is no longer pending.
 func emailApprovers(ctx context.Context, env requests.ActivityEnv, orgID, approvalID string, reminder bool, personIDs []string) error {
 	n := env.Notify
-	a, err := env.Store.Approvals().Get(ctx, orgID, approvalID)
+	a, err := Records(env.Store).Get(ctx, orgID, approvalID)
 	if err != nil || a.Status != states.Pending {
 		return err
 	}
@@ -60,7 +60,7 @@ func emailApprovers(ctx context.Context, env requests.ActivityEnv, orgID, approv
 
 // approverMessage is the email to approver p, with a sign-in-free
 // decision link when the risk allows one.
-func approverMessage(ctx context.Context, env requests.ActivityEnv, a *models.Approval, p *models.Person, m notify.AskedMail) (notify.Draft, error) {
+func approverMessage(ctx context.Context, env requests.ActivityEnv, a *Approval, p *models.Person, m notify.AskedMail) (notify.Draft, error) {
 	n := env.Notify
 	data := approverMail{AskedMail: m,
 		Description: notify.Shorten(a.Description, notify.DescriptionLimit), Risk: a.Risk, Concerns: len(a.Concerns.V) > 0}
@@ -69,7 +69,7 @@ func approverMessage(ctx context.Context, env requests.ActivityEnv, a *models.Ap
 	}
 	var d notify.Draft
 	if SignInFree(a.Risk) {
-		token, err := env.Store.CreateDecisionLink(ctx, a, p.ID())
+		token, err := env.Store.CreateDecisionLink(ctx, a.OrganizationID, a.ID, a.ExpiresAt, p.ID())
 		if err != nil {
 			return notify.Draft{}, err
 		}
@@ -102,7 +102,7 @@ type answerMail struct {
 // no longer a member, or an agent's key, gets nothing.
 func emailAnswer(ctx context.Context, env requests.ActivityEnv, orgID, approvalID, questionID, askerID string) error {
 	n := env.Notify
-	a, err := env.Store.Approvals().Get(ctx, orgID, approvalID)
+	a, err := Records(env.Store).Get(ctx, orgID, approvalID)
 	if err != nil {
 		return err
 	}

@@ -69,14 +69,14 @@ func TestApproversAreEmailedOnceEachAcrossRetries(t *testing.T) {
 		}
 		ann, ben, gone, req := member("ann@example.com", true), member("ben@example.com", true),
 			member("gone@example.com", false), member("req@example.com", true)
-		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay\r\nBcc: evil@example.com",
+		a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay\r\nBcc: evil@example.com",
 			ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: req.ID, RequestedBy: "req",
 			Metadata: models.RawJSON(`{"customer":{"ssn":"123-45-6789"}}`)}, Risk: models.RiskMedium,
 			Description: strings.Repeat("word ", 1000), ApproverIDs: []string{ann.ID, ben.ID, gone.ID, req.ID},
 			RequiredApprovals: 1,
 			Input:             models.RawJSON(`{"payee":{"ssn":"999-00-1111"}}`),
 			RestrictedFields:  models.StringList{"ssn"}}
-		_, err = requests.Insert(ctx, store, store.Approvals(), a, nil)
+		_, err = requests.Insert(ctx, store, approvals.Records(store), a, nil)
 		require.NoError(t, err)
 
 		liveLinks := func(personID string) int64 {
@@ -111,9 +111,9 @@ func TestApproversAreEmailedOnceEachAcrossRetries(t *testing.T) {
 		}
 
 		// A settled request emails nobody new.
-		require.NoError(t, db.Model(&models.Approval{}).Where("id = ?", a.ID).Update("status", "approved").Error)
+		require.NoError(t, db.Model(&approvals.Approval{}).Where("id = ?", a.ID).Update("status", "approved").Error)
 		cy := member("cy@example.com", true)
-		require.NoError(t, db.Model(&models.Approval{}).Where("id = ?", a.ID).
+		require.NoError(t, db.Model(&approvals.Approval{}).Where("id = ?", a.ID).
 			Update("approver_ids", models.StringList{ann.ID, cy.ID}).Error)
 		require.NoError(t, emailer(store, n).EmailApprovers(ctx, approvals.EmailApproversInput{OrganizationID: org.ID, ApprovalID: a.ID}))
 		assert.Len(t, box.Messages(), 2)
@@ -128,10 +128,10 @@ func TestWithoutAMailerNothingIsRetried(t *testing.T) {
 		require.NoError(t, err)
 		m, err := store.CreateMember(ctx, org.ID, "ann@example.com", "", "")
 		require.NoError(t, err)
-		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "T",
+		a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "T",
 			ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_1", RequestedBy: "agent"}, Risk: models.RiskHigh, ApproverIDs: []string{m.ID},
 			RequiredApprovals: 1}
-		_, err = requests.Insert(ctx, store, store.Approvals(), a, nil)
+		_, err = requests.Insert(ctx, store, approvals.Records(store), a, nil)
 		require.NoError(t, err)
 		n := &notify.Notifier{Store: store, BaseURL: "https://assent.example"}
 		assert.NoError(t, emailer(store, n).EmailApprovers(ctx, approvals.EmailApproversInput{OrganizationID: org.ID, ApprovalID: a.ID}))
@@ -156,11 +156,11 @@ func TestApproverReminderGoesOnceToWhoHasNotDecided(t *testing.T) {
 			require.NoError(t, err)
 			ids = append(ids, m.ID)
 		}
-		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
+		a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
 			ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_1", RequestedBy: "agent"}, Risk: models.RiskHigh, ApproverIDs: ids[:2],
 			RequiredApprovals: 2,
 			ApprovedBy:        models.StringList{ids[1]}}
-		_, err = requests.Insert(ctx, store, store.Approvals(), a, nil)
+		_, err = requests.Insert(ctx, store, approvals.Records(store), a, nil)
 		require.NoError(t, err)
 		box := mail.NewMailbox(0)
 		n := &notify.Notifier{Store: store, Mailer: box, BaseURL: "https://assent.example"}

@@ -25,21 +25,33 @@ var (
 // another risk gets no link, and a link to one opens only after signing in.
 func SignInFree(risk string) bool { return risk == models.RiskLow || risk == models.RiskMedium }
 
+// OpenedLink is a decision link with what it opens: the approval it
+// decides and the person it acts for.
+type OpenedLink struct {
+	*models.OpenedDecisionLink
+	Approval *Approval
+}
+
 // OpenLink opens the sign-in-free decision link token of approval id. A
 // link that has ended (used, or expired with its request) still opens,
 // read-only, with ended saying why, so the page can show how the request
 // ended.
-func (s *Service) OpenLink(ctx context.Context, id, token string) (opened *models.OpenedDecisionLink, ended string, err error) {
+func (s *Service) OpenLink(ctx context.Context, id, token string) (opened *OpenedLink, ended string, err error) {
 	if token == "" {
 		return nil, "", ErrDecisionLinkInvalid
 	}
-	opened, err = s.store.OpenDecisionLink(ctx, id, token)
+	link, err := s.store.OpenDecisionLink(ctx, id, token)
 	switch {
 	case apperr.Is(err, apperr.NotFound):
 		return nil, "", ErrDecisionLinkInvalid
 	case err != nil:
 		return nil, "", err
 	}
+	a, err := Records(s.store).Get(ctx, link.Link.OrganizationID, link.Link.ApprovalID)
+	if err != nil {
+		return nil, "", err
+	}
+	opened = &OpenedLink{OpenedDecisionLink: link, Approval: a}
 	if err := accounts.Active(opened.Person); err != nil {
 		return nil, "", err
 	}
@@ -58,7 +70,7 @@ func (s *Service) OpenLink(ctx context.Context, id, token string) (opened *model
 // DecideByLink decides as the person a link was sent to, then marks the
 // link used: it decides once. The workflow takes at most one decision from
 // a person, so two tabs racing decide once.
-func (s *Service) DecideByLink(ctx context.Context, opened *models.OpenedDecisionLink, updateID string, d Decision) error {
+func (s *Service) DecideByLink(ctx context.Context, opened *OpenedLink, updateID string, d Decision) error {
 	a := opened.Approval
 	if _, err := s.Decide(ctx, a.OrganizationID, a.ID, updateID, opened.Person.Actor(), d); err != nil {
 		return err

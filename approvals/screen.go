@@ -49,7 +49,7 @@ func (a *Activities) ScreenApproval(ctx context.Context, in ScreenInput) (Screen
 	if len(principles) == 0 {
 		return ScreenResult{Skipped: "the organisation has no enabled ethics rule, so no principle to screen against"}, nil
 	}
-	rec, err := a.Store.Approvals().Get(ctx, in.OrganizationID, in.ApprovalID)
+	rec, err := Records(a.Store).Get(ctx, in.OrganizationID, in.ApprovalID)
 	if err != nil {
 		return ScreenResult{}, err
 	}

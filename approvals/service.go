@@ -23,7 +23,7 @@ type Deps = requests.Deps
 // share it between the adapters, so long-polls hear of every change. What
 // every kind does alike comes from its requests.Lifecycle.
 type Service struct {
-	*requests.Lifecycle[models.Approval]
+	*requests.Lifecycle[Approval]
 	store     Store
 	log       *slog.Logger
 	netPolicy *netguard.Policy
@@ -34,7 +34,8 @@ type Service struct {
 // that shape it, and the sign-in-free decision links.
 type Store interface {
 	requests.Directory
-	Approvals() models.Requests[models.Approval, *models.Approval]
+	// Its records (Records).
+	models.RequestsHost
 	ActiveMemberIDs(ctx context.Context, orgID string, roles ...string) ([]string, error)
 	GetOrganization(ctx context.Context, id string) (*models.Organization, error)
 	EnabledRules(ctx context.Context, orgID string) ([]models.Rule, error)
@@ -47,20 +48,20 @@ type Store interface {
 func New(d Deps) *Service {
 	d = d.Filled()
 	s := &Service{store: d.Store, log: d.Logger, netPolicy: d.NetPolicy}
-	s.Lifecycle = requests.NewLifecycle[models.Approval](d, Names, d.Store.Approvals(), s)
+	s.Lifecycle = requests.NewLifecycle[Approval](d, Names, Records(d.Store), s)
 	return s
 }
 
 // Head is what the shared paths read of an approval (requests.Kind).
-func (s *Service) Head(a *models.Approval) requests.Head {
+func (s *Service) Head(a *Approval) requests.Head {
 	return requests.HeadOf(&a.RequestBase, a.ApproverIDs, a.ApproverVia.V)
 }
 
 // Pending pages through the pending approvals who may decide, newest
 // first.
-func (s *Service) Pending(ctx context.Context, orgID string, who models.Actor, p models.Page) ([]models.Approval, string, error) {
+func (s *Service) Pending(ctx context.Context, orgID string, who models.Actor, p models.Page) ([]Approval, string, error) {
 	if err := accounts.NeedPerson(who, "an inbox"); err != nil {
 		return nil, "", err
 	}
-	return s.store.Approvals().List(ctx, orgID, "", models.ApprovalFilter{RequestFilter: models.RequestFilter{Status: states.Pending}, WaitingOn: who.ID}, p)
+	return Records(s.store).List(ctx, orgID, "", Filter{RequestFilter: models.RequestFilter{Status: states.Pending}, WaitingOn: who.ID}, p)
 }

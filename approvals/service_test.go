@@ -40,7 +40,7 @@ func payment() *approvals.CreateInput {
 
 // started creates in and waits until its workflow has written its first
 // step.
-func started(t *testing.T, e *env, o *org, in *approvals.CreateInput) *models.Approval {
+func started(t *testing.T, e *env, o *org, in *approvals.CreateInput) *approvals.Approval {
 	t.Helper()
 	a, err := e.Svc.Create(context.Background(), o.Agent, in, nil)
 	return temporalenv.Started(t, e.Svc, a, err)

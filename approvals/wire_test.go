@@ -31,28 +31,28 @@ func TestEventPayloadAgreesWithLaterRead(t *testing.T) {
 		require.NoError(t, err)
 		ada, err := s.CreateMember(ctx, org.ID, "ada@example.com", "Ada", models.RoleOwner)
 		require.NoError(t, err)
-		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
+		a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
 			ExpiresAt: models.Now().Add(time.Hour), Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow, ApproverIDs: []string{ada.ID},
 			RequiredApprovals: 1}
-		_, err = requests.Insert(ctx, s, s.Approvals(), a, nil)
+		_, err = requests.Insert(ctx, s, approvals.Records(s), a, nil)
 		require.NoError(t, err)
 
 		at := time.Date(2026, 1, 2, 3, 4, 5, 999999500, time.UTC)
 		var payload []byte
-		_, err = requests.Persist(ctx, s, s.Approvals(), requests.Change[models.Approval]{OrganizationID: org.ID, ID: a.ID, Seq: 1,
-			Apply: func(rec *models.Approval) (models.AuditEntry, error) {
+		_, err = requests.Persist(ctx, s, approvals.Records(s), requests.Change[approvals.Approval]{OrganizationID: org.ID, ID: a.ID, Seq: 1,
+			Apply: func(rec *approvals.Approval) (models.AuditEntry, error) {
 				rec.Status, rec.DecidedAt = states.Approved, &at
 				rec.Questions.V = []models.Question{{QuestionID: "q1", Question: "Why?", AskedBy: "Ada", AskedAt: at}}
 				return models.AuditEntry{Action: "approved", ActorID: ada.ID, ActorName: "Ada", At: at}, nil
 			},
 			Event: events.ApprovalApproved,
-			EventData: func(rec *models.Approval) ([]byte, error) {
+			EventData: func(rec *approvals.Approval) ([]byte, error) {
 				payload, err = json.Marshal(approvals.NewWire(rec, "http://assent.test"))
 				return payload, err
 			}})
 		require.NoError(t, err)
 
-		rec, err := s.Approvals().Get(ctx, org.ID, a.ID)
+		rec, err := approvals.Records(s).Get(ctx, org.ID, a.ID)
 		require.NoError(t, err)
 		read, err := json.Marshal(approvals.NewWire(rec, "http://assent.test"))
 		require.NoError(t, err)

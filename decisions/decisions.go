@@ -28,25 +28,34 @@ func Lifetime(own *int, org *models.Organization) time.Duration {
 	return org.DecisionTokenLifetime()
 }
 
+// Approved is what an approved approval's token claims of it.
+type Approved struct {
+	ID, OrganizationID string
+	// Input is the input approved; Deciders who approved it.
+	Input    []byte
+	Deciders []string
+	// DecidedAt is when it was decided; TTLSeconds its own token lifetime,
+	// if set; Action the gate's action that raised it, if one did.
+	DecidedAt  time.Time
+	TTLSeconds *int
+	Action     *string
+}
+
 // ForApproval are the claims of approved approval a's decision token,
 // issued by the instance at issuer (its public base URL): its approved
 // input's hash, who approved it, and its decision time, the token holding
 // for its lifetime after it.
-func ForApproval(a *models.Approval, org *models.Organization, issuer string) (decisiontoken.Claims, error) {
-	sum, err := decisiontoken.InputSHA256(a.ApprovedInput)
+func ForApproval(a Approved, org *models.Organization, issuer string) (decisiontoken.Claims, error) {
+	sum, err := decisiontoken.InputSHA256(a.Input)
 	if err != nil {
 		return decisiontoken.Claims{}, err
 	}
-	decided := a.UpdatedAt
-	if a.DecidedAt != nil {
-		decided = *a.DecidedAt
-	}
-	deciders := slices.Clone([]string(a.ApprovedBy))
+	deciders := slices.Clone(a.Deciders)
 	if deciders == nil {
 		deciders = []string{}
 	}
 	c := decisiontoken.Claims{Issuer: issuer, Subject: a.ID, Organization: a.OrganizationID, InputSHA256: sum,
-		Deciders: deciders, IssuedAt: decided, Expiry: decided.Add(Lifetime(a.DecisionTokenTTLSeconds, org)), ID: newID()}
+		Deciders: deciders, IssuedAt: a.DecidedAt, Expiry: a.DecidedAt.Add(Lifetime(a.TTLSeconds, org)), ID: newID()}
 	if a.Action != nil {
 		c.Action = *a.Action
 	}

@@ -32,8 +32,8 @@ func TestLifetime(t *testing.T) {
 func TestForApproval(t *testing.T) {
 	decided := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
 	action := "pay"
-	a := &models.Approval{RequestBase: models.RequestBase{ID: "apr_1", OrganizationID: "org_1"}, ApprovedInput: models.RawJSON(`{"b":[1,2],"a":"x"}`),
-		ApprovedBy: models.StringList{"mem_1"}, DecidedAt: &decided, Action: &action}
+	a := decisions.Approved{ID: "apr_1", OrganizationID: "org_1", Input: []byte(`{"b":[1,2],"a":"x"}`),
+		Deciders: []string{"mem_1"}, DecidedAt: decided, Action: &action}
 	c, err := decisions.ForApproval(a, &models.Organization{DecisionTokenTTLSeconds: 300}, "https://assent.example")
 	require.NoError(t, err)
 	sum, err := decisiontoken.InputSHA256([]byte(`{"a":"x","b":[1,2]}`))
@@ -44,7 +44,7 @@ func TestForApproval(t *testing.T) {
 	assert.Equal(t, decisiontoken.Claims{Issuer: "https://assent.example", Subject: "apr_1", Organization: "org_1",
 		Action: "pay", InputSHA256: sum, Deciders: []string{"mem_1"}, IssuedAt: decided, Expiry: decided.Add(5 * time.Minute)}, c)
 
-	a.ApprovedBy, a.Action = nil, nil
+	a.Deciders, a.Action = nil, nil
 	c, err = decisions.ForApproval(a, &models.Organization{}, "https://assent.example")
 	require.NoError(t, err)
 	assert.NotEqual(t, first, c.ID, "every token its own jti")

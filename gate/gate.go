@@ -97,7 +97,7 @@ type CheckInput struct {
 // rule's reason; its check is recorded all the same.
 type Result struct {
 	Check    *models.GateCheck
-	Approval *models.Approval
+	Approval *approvals.Approval
 }
 
 // Check answers whether the caller may run an action with an input. The

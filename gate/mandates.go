@@ -74,7 +74,7 @@ func (s *Service) Grant(ctx context.Context, who models.Actor, in GrantInput) (*
 // others, its condition holding for a's input, and who able to decide a
 // alone. The mandate is checked, then approve runs (the decision), then
 // the mandate is stored, so a refused mandate decides nothing.
-func (s *Service) GrantFrom(ctx context.Context, who models.Actor, a *models.Approval, in GrantInput, approve func() error) (*models.Mandate, error) {
+func (s *Service) GrantFrom(ctx context.Context, who models.Actor, a *approvals.Approval, in GrantInput, approve func() error) (*models.Mandate, error) {
 	if err := fromAgent(a); err != nil {
 		return nil, err
 	}
@@ -109,7 +109,7 @@ func (s *Service) GrantFrom(ctx context.Context, who models.Actor, a *models.App
 // whatever its terms, or nil: a is a pending approval the gate raised for
 // an agent, and who a member allowed to grant who could decide it alone.
 // The approval page offers a mandate only when it is nil.
-func GrantableFrom(who models.Actor, a *models.Approval) error {
+func GrantableFrom(who models.Actor, a *approvals.Approval) error {
 	if err := fromAgent(a); err != nil {
 		return err
 	}
@@ -121,7 +121,7 @@ func GrantableFrom(who models.Actor, a *models.Approval) error {
 }
 
 // fromAgent refuses an approval the gate did not raise for an agent key.
-func fromAgent(a *models.Approval) error {
+func fromAgent(a *approvals.Approval) error {
 	if a.Action == nil || !ids.HasPrefix(a.Requester, ids.Key) {
 		return apperr.New(apperr.InvalidRequest, "only an approval the gate raised for an agent can grant a mandate")
 	}
@@ -144,7 +144,7 @@ func granterOf(who models.Actor) (*models.Member, error) {
 // decidableAlone refuses a mandate granted with a unless a is pending (or
 // already approved by granter: the same grant sent again) and granter
 // could decide it alone (authority).
-func decidableAlone(org *models.Organization, granter *models.Member, a *models.Approval) error {
+func decidableAlone(org *models.Organization, granter *models.Member, a *approvals.Approval) error {
 	if a.Status != states.Pending && !approvedBy(a, granter) {
 		return apperr.New(apperr.Conflict, "approval %s is %s", a.ID, a.Status)
 	}
@@ -314,7 +314,7 @@ func riskCeiling(m *models.Member) string {
 // approval), one approval needed, no ethics concern asking for a written
 // reason, and its risk within their ceiling. The one rule, at grant
 // (API and page) and at every use.
-func authority(org *models.Organization, granter *models.Member, a *models.Approval) string {
+func authority(org *models.Organization, granter *models.Member, a *approvals.Approval) string {
 	away, standsIn := a.StandsInFor(granter.ID)
 	switch {
 	case !mayGrant(org, granter):
@@ -369,7 +369,7 @@ func (s *Service) grantable(ctx context.Context, org *models.Organization, grant
 		if risk == "" {
 			risk = models.RiskMedium
 		}
-		a := &models.Approval{ApproverIDs: approvers, ApproverVia: models.JSON[map[string][]models.Via]{V: via}, Risk: risk, RequiredApprovals: 1}
+		a := &approvals.Approval{ApproverIDs: approvers, ApproverVia: models.JSON[map[string][]models.Via]{V: via}, Risk: risk, RequiredApprovals: 1}
 		reason := authority(org, granter, a)
 		if reason == "" {
 			return nil
@@ -407,7 +407,7 @@ func (s *Service) covering(ctx context.Context, p models.Actor, action *models.A
 	var value any
 	_ = json.Unmarshal(input, &value) // held to the schema already
 	caller := callerOf(p)
-	var preview *models.Approval
+	var preview *approvals.Approval
 	var spends []spend
 	for i := range live {
 		m := &live[i]
@@ -513,6 +513,6 @@ func mayRead(who models.Actor, f *MandateFilter) error {
 }
 
 // approvedBy reports whether granter approved a, settling it.
-func approvedBy(a *models.Approval, granter *models.Member) bool {
+func approvedBy(a *approvals.Approval, granter *models.Member) bool {
 	return a.Status == states.Approved && slices.Contains(a.ApprovedBy, granter.ID)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/models"
@@ -21,8 +22,8 @@ func TestGrantableFrom(t *testing.T) {
 	as := func(o *models.Organization, m *models.Member) models.Actor {
 		return (&models.Person{Organization: o, Member: m}).Actor()
 	}
-	raised := func(edit func(*models.Approval)) *models.Approval {
-		a := &models.Approval{RequestBase: models.RequestBase{ID: "apr_1", Requester: "key_1", Status: states.Pending}, Action: new("refund.create"),
+	raised := func(edit func(*approvals.Approval)) *approvals.Approval {
+		a := &approvals.Approval{RequestBase: models.RequestBase{ID: "apr_1", Requester: "key_1", Status: states.Pending}, Action: new("refund.create"),
 			ApproverIDs: []string{bob.ID, cy.ID}, RequiredApprovals: 1, Risk: models.RiskHigh}
 		if edit != nil {
 			edit(a)
@@ -31,22 +32,22 @@ func TestGrantableFrom(t *testing.T) {
 	}
 	assert.NoError(t, GrantableFrom(as(org, bob), raised(nil)))
 	lenient := &models.Organization{ID: "org_1", MembersMayGrantMandates: true}
-	assert.NoError(t, GrantableFrom(as(lenient, cy), raised(func(a *models.Approval) { a.Risk = models.RiskMedium })))
+	assert.NoError(t, GrantableFrom(as(lenient, cy), raised(func(a *approvals.Approval) { a.Risk = models.RiskMedium })))
 	refusals := []struct {
 		name string
 		who  models.Actor
-		a    *models.Approval
+		a    *approvals.Approval
 		says string
 	}{
-		{"not the gate's", as(org, bob), raised(func(a *models.Approval) { a.Action = nil }), "only an approval the gate raised"},
-		{"a person's request", as(org, bob), raised(func(a *models.Approval) { a.Requester = cy.ID }), "only an approval the gate raised"},
+		{"not the gate's", as(org, bob), raised(func(a *approvals.Approval) { a.Action = nil }), "only an approval the gate raised"},
+		{"a person's request", as(org, bob), raised(func(a *approvals.Approval) { a.Requester = cy.ID }), "only an approval the gate raised"},
 		{"a guest", (&models.Person{Organization: org, Guest: &models.Guest{ID: "gst_1"}}).Actor(), raised(nil), "a person's standing approval"},
 		{"a member, where only administrators grant", as(org, cy), raised(nil), "membersMayGrantMandates is off"},
 		{"a member, above their ceiling", as(lenient, cy), raised(nil), "its risk is high, above the medium"},
-		{"settled", as(org, bob), raised(func(a *models.Approval) { a.Status = states.Approved }), "is approved"},
-		{"not asked", as(org, bob), raised(func(a *models.Approval) { a.ApproverIDs = []string{cy.ID} }), "Bob is not among its approvers"},
-		{"two approvals", as(org, bob), raised(func(a *models.Approval) { a.RequiredApprovals = 2 }), "needs 2 approvals"},
-		{"critical", as(org, bob), raised(func(a *models.Approval) { a.Risk = models.RiskCritical }), "its risk is critical"},
+		{"settled", as(org, bob), raised(func(a *approvals.Approval) { a.Status = states.Approved }), "is approved"},
+		{"not asked", as(org, bob), raised(func(a *approvals.Approval) { a.ApproverIDs = []string{cy.ID} }), "Bob is not among its approvers"},
+		{"two approvals", as(org, bob), raised(func(a *approvals.Approval) { a.RequiredApprovals = 2 }), "needs 2 approvals"},
+		{"critical", as(org, bob), raised(func(a *approvals.Approval) { a.Risk = models.RiskCritical }), "its risk is critical"},
 	}
 	for _, c := range refusals {
 		err := GrantableFrom(c.who, c.a)

@@ -24,13 +24,14 @@ type DecisionLink struct {
 	CreatedAt      time.Time `gorm:"not null"`
 }
 
-// CreateDecisionLink makes a link for personID to decide a, returning the
-// token, which goes into the email only. Which approvals may have one is
-// the approvals service's rule (approvals.SignInFree).
-func (s *RequestStore) CreateDecisionLink(ctx context.Context, a *Approval, personID string) (string, error) {
+// CreateDecisionLink makes a link for personID to decide the
+// organisation's approval approvalID until expires, returning the token,
+// which goes into the email only. Which approvals may have one is the
+// approvals service's rule (approvals.SignInFree).
+func (s *RequestStore) CreateDecisionLink(ctx context.Context, orgID, approvalID string, expires time.Time, personID string) (string, error) {
 	token := NewToken()
-	l := &DecisionLink{TokenHash: HashSecret(token), OrganizationID: a.OrganizationID, ApprovalID: a.ID,
-		PersonID: personID, ExpiresAt: a.ExpiresAt, CreatedAt: Now()}
+	l := &DecisionLink{TokenHash: HashSecret(token), OrganizationID: orgID, ApprovalID: approvalID,
+		PersonID: personID, ExpiresAt: expires, CreatedAt: Now()}
 	return token, s.db.WithContext(ctx).Create(l).Error
 }
 
@@ -46,17 +47,16 @@ func deleteDecisionLinks(tx *gorm.DB, orgID, personID string) error {
 	return tx.Where("organization_id = ? AND person_id = ?", orgID, personID).Delete(&DecisionLink{}).Error
 }
 
-// OpenedDecisionLink is a link with what it opens: the approval it decides
-// and the person it acts for.
+// OpenedDecisionLink is a link with the person it acts for.
 type OpenedDecisionLink struct {
-	Link     *DecisionLink
-	Person   *Person
-	Approval *Approval
+	Link   *DecisionLink
+	Person *Person
 }
 
-// OpenDecisionLink finds the link for token and what it opens, used or
-// expired as well (the approvals service says what each means); a token
-// that names no link of the approval is NotFound.
+// OpenDecisionLink finds the link for token and the person it acts for,
+// used or expired as well (the approvals service reads the approval and
+// says what each means); a token that names no link of the approval is
+// NotFound.
 func (s *RequestStore) OpenDecisionLink(ctx context.Context, approvalID, token string) (*OpenedDecisionLink, error) {
 	db := s.db.WithContext(ctx)
 	var l DecisionLink
@@ -68,11 +68,7 @@ func (s *RequestStore) OpenDecisionLink(ctx context.Context, approvalID, token s
 	if err != nil {
 		return nil, err
 	}
-	a, err := s.Approvals().Get(ctx, l.OrganizationID, l.ApprovalID)
-	if err != nil {
-		return nil, err
-	}
-	return &OpenedDecisionLink{Link: &l, Person: p, Approval: a}, nil
+	return &OpenedDecisionLink{Link: &l, Person: p}, nil
 }
 
 // UseDecisionLink records that the link decided its approval.

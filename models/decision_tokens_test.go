@@ -45,8 +45,8 @@ func TestSignDecision(t *testing.T) {
 		require.NoError(t, err)
 
 		decided := time.Now().UTC().Truncate(time.Second)
-		a := &models.Approval{RequestBase: models.RequestBase{ID: "apr_1", OrganizationID: org.ID}, ApprovedInput: models.RawJSON(`{"b":[1,2],"a":"x"}`),
-			ApprovedBy: models.StringList{"mem_1", "mem_2"}, DecidedAt: &decided}
+		a := decisions.Approved{ID: "apr_1", OrganizationID: org.ID, Input: []byte(`{"b":[1,2],"a":"x"}`),
+			Deciders: []string{"mem_1", "mem_2"}, DecidedAt: decided}
 		claims, err := decisions.ForApproval(a, org, "https://assent.example")
 		require.NoError(t, err)
 		assert.Equal(t, decided.Add(5*time.Minute), claims.Expiry, "the organisation's lifetime")

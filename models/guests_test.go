@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -26,10 +27,10 @@ func TestUpdateGuestRenames(t *testing.T) {
 		org, other := testenv.NewOrg(t, s), testenv.NewOrg(t, s)
 		g, _, err := s.CreateGuest(ctx, org.ID, "gus@partner.example", "Gus")
 		require.NoError(t, err)
-		earlier := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Share",
+		earlier := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Share",
 			ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow, ApproverIDs: []string{g.ID},
 			RequiredApprovals: 1}
-		_, err = requests.Insert(ctx, s, s.Approvals(), earlier, nil)
+		_, err = requests.Insert(ctx, s, approvals.Records(s), earlier, nil)
 		require.NoError(t, err)
 
 		name := "  Gus Grey "
@@ -50,7 +51,7 @@ func TestUpdateGuestRenames(t *testing.T) {
 		_, err = s.UpdateGuest(ctx, org.ID, "gst_nobody", &name)
 		assert.True(t, apperr.Is(err, apperr.NotFound), "%v", err)
 
-		kept, err := s.Approvals().Get(ctx, org.ID, earlier.ID)
+		kept, err := approvals.Records(s).Get(ctx, org.ID, earlier.ID)
 		require.NoError(t, err)
 		assert.Equal(t, models.StringList{g.ID}, kept.ApproverIDs, "a request made earlier is unchanged")
 		inbox, err := pendingFor(ctx, s, org.ID, g.ID, time.Now(), models.Attention, 10)

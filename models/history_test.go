@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
@@ -37,19 +38,19 @@ func TestSettledForPagesBothKindsBySettledTime(t *testing.T) {
 		// Each settles by a transition; one without a time of its own (an
 		// approval expired or cancelled) settles at that write.
 		approval := func(status string, settled time.Time, decided bool) (string, time.Time) {
-			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "a",
+			a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "a",
 				ExpiresAt: base.Add(time.Hour), Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow, ApproverIDs: []string{ada.ID},
 				RequiredApprovals: 1}
-			_, err := requests.Insert(ctx, s, s.Approvals(), a, nil)
+			_, err := requests.Insert(ctx, s, approvals.Records(s), a, nil)
 			require.NoError(t, err)
-			testenv.Transition(t, s, s.Approvals(), org.ID, a.ID, 1, func(a *models.Approval) {
+			testenv.Transition(t, s, approvals.Records(s), org.ID, a.ID, 1, func(a *approvals.Approval) {
 				a.Status = status
 				if decided {
 					a.DecidedAt, a.DecidedBy = &settled, &ada.Email
 				}
 			})
 			if !decided {
-				got, err := s.Approvals().Get(ctx, org.ID, a.ID)
+				got, err := approvals.Records(s).Get(ctx, org.ID, a.ID)
 				require.NoError(t, err)
 				settled = got.UpdatedAt
 			}

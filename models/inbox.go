@@ -118,22 +118,22 @@ func riskRank(risk string) int {
 	return len(riskLevels) - 1
 }
 
-// voice is the person whose act personID's is: whom they stand in for
+// Voice is the person whose act personID's is: whom they stand in for
 // when the request asked them only as a delegate (via), else themselves.
 // A person and whoever stands in for them act once between them, as the
 // workflows count.
-func voice(via []Via, personID string) string {
+func Voice(via []Via, personID string) string {
 	if v, ok := StandsInFor(via); ok {
 		return v.ID
 	}
 	return personID
 }
 
-// actedFor reports whether one of those who acted (by) acted for the
+// ActedFor reports whether one of those who acted (by) acted for the
 // person personID acts for; viaOf is how the request named each person.
-func actedFor(viaOf func(string) []Via, by []string, personID string) bool {
-	mine := voice(viaOf(personID), personID)
-	return slices.ContainsFunc(by, func(b string) bool { return voice(viaOf(b), b) == mine })
+func ActedFor(viaOf func(string) []Via, by []string, personID string) bool {
+	mine := Voice(viaOf(personID), personID)
+	return slices.ContainsFunc(by, func(b string) bool { return Voice(viaOf(b), b) == mine })
 }
 
 // IDsOf are the people who did each of acts (replies, verdicts), in order.
@@ -160,7 +160,7 @@ func PrepareAsked[A any](acts *[]A, asked *[]PersonRef) {
 // person personID, among the people asked (refs) as a request that keeps
 // them as refs has them.
 func ActedAmong(refs []PersonRef, by []string, personID string) bool {
-	return actedFor(refsVia(refs), by, personID)
+	return ActedFor(refsVia(refs), by, personID)
 }
 
 // refsVia is viaOf for a request that keeps its people as refs.
@@ -221,9 +221,9 @@ func (k *RequestKind) insertAsking(tx *gorm.DB, id string, rows []Asking) error 
 	return tx.Create(&out).Error
 }
 
-// askingOf selects the rows of the organisation's requests of the kind
+// AskingOf selects the rows of the organisation's requests of the kind
 // waiting on personID.
-func (k *RequestKind) askingOf(tx *gorm.DB, orgID, personID string) *gorm.DB {
+func (k *RequestKind) AskingOf(tx *gorm.DB, orgID, personID string) *gorm.DB {
 	return tx.Model(&RequestPerson{}).Where(waitingOn, orgID, personID, k.Subject)
 }
 
@@ -273,7 +273,7 @@ func counts[T any, P RequestRecord[T]](tx *gorm.DB, orgID, personID string, dueB
 		DueSoon  int
 	}
 	out := Counts{ByRisk: map[string]int{}}
-	if err := k.askingOf(tx, orgID, personID).
+	if err := k.AskingOf(tx, orgID, personID).
 		Select("risk_rank, COUNT(*) AS count, SUM(CASE WHEN due_at < ? THEN 1 ELSE 0 END) AS due_soon", dueBefore.UTC()).
 		Group("risk_rank").Find(&rows).Error; err != nil {
 		return out, err
@@ -299,7 +299,7 @@ func (r Requests[T, P]) Counts(ctx context.Context, orgID, personID string, dueB
 // of every kind loads only the records it shows.
 func (r Requests[T, P]) WaitingKeys(ctx context.Context, orgID, personID string, order InboxOrder, limit int) ([]WaitingKey, error) {
 	var out []WaitingKey
-	err := r.k.askingOf(r.s.db.WithContext(ctx), orgID, personID).
+	err := r.k.AskingOf(r.s.db.WithContext(ctx), orgID, personID).
 		Select("request_id AS id, due_at, risk_rank").Order(order.orderBy()).
 		Limit(max(limit, 1)).Find(&out).Error
 	return out, err

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/questions"
@@ -33,14 +34,14 @@ func TestTheApprovalsInboxPutsWhatNeedsAttentionFirstWhateverTheBacklog(t *testi
 		bob, err := s.CreateMember(ctx, org.ID, "bob@example.com", "", "")
 		require.NoError(t, err)
 		now := time.Now().UTC().Truncate(time.Second)
-		create := func(title, risk string, expires time.Time, status string, orgID string, approvers ...string) *models.Approval {
-			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: orgID, Title: title,
+		create := func(title, risk string, expires time.Time, status string, orgID string, approvers ...string) *approvals.Approval {
+			a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: orgID, Title: title,
 				ExpiresAt: expires, Requester: "key_test", RequestedBy: "agent"}, Risk: risk, ApproverIDs: approvers,
 				RequiredApprovals: 1}
-			_, err := requests.Insert(ctx, s, s.Approvals(), a, nil)
+			_, err := requests.Insert(ctx, s, approvals.Records(s), a, nil)
 			require.NoError(t, err)
 			if status != states.Pending {
-				testenv.Transition(t, s, s.Approvals(), orgID, a.ID, 1, func(a *models.Approval) { a.Status = status })
+				testenv.Transition(t, s, approvals.Records(s), orgID, a.ID, 1, func(a *approvals.Approval) { a.Status = status })
 			}
 			return a
 		}
@@ -49,7 +50,7 @@ func TestTheApprovalsInboxPutsWhatNeedsAttentionFirstWhateverTheBacklog(t *testi
 		// newest first and cut short would miss it.
 		create("urgent low", models.RiskLow, now.Add(time.Hour), states.Pending, org.ID, ada.ID)
 		urgentCritical := create("urgent critical", models.RiskCritical, now.Add(time.Hour), states.Pending, org.ID, ada.ID, bob.ID)
-		var later []*models.Approval
+		var later []*approvals.Approval
 		for i := range 5 {
 			later = append(later, create("later", models.RiskMedium, now.Add(time.Duration(48+i)*time.Hour), states.Pending, org.ID, ada.ID))
 		}
@@ -195,7 +196,7 @@ func TestTheInboxMigrationFillsTheIndex(t *testing.T) {
 				}
 			}
 			approval := func(id, status, risk string, expires time.Duration) {
-				require.NoError(t, db.Create(&models.Approval{RequestBase: models.RequestBase{ID: id, OrganizationID: org.ID, Status: status, Title: id,
+				require.NoError(t, db.Create(&approvals.Approval{RequestBase: models.RequestBase{ID: id, OrganizationID: org.ID, Status: status, Title: id,
 					Requester: "key_1", RequestedBy: "agent",
 					ExpiresAt: at.Add(expires), Seq: 1}, Risk: risk,
 					ApproverIDs: models.StringList{"mem_a"}, RequiredApprovals: 1,
@@ -235,7 +236,7 @@ func TestTheInboxMigrationFillsTheIndex(t *testing.T) {
 
 			in, err := pendingFor(ctx, s, org.ID, "mem_a", at.Add(30*time.Minute), models.Attention, 10)
 			require.NoError(t, err)
-			assert.Equal(t, []string{"apr_2", "apr_3", "apr_1"}, idsOf(in.Items, func(a models.Approval) string { return a.ID }),
+			assert.Equal(t, []string{"apr_2", "apr_3", "apr_1"}, idsOf(in.Items, func(a approvals.Approval) string { return a.ID }),
 				"the most severe risk, then the earliest expiry")
 			assert.Equal(t, 3, in.Total)
 			assert.Equal(t, 1, in.DueBefore)
@@ -272,12 +273,12 @@ func TestWhoHasActedLeavesTheInbox(t *testing.T) {
 		s := models.NewStore(db, testenv.Keys())
 		org := testenv.NewOrg(t, s)
 		asBobsDelegate := []models.Via{{Field: "approvers", Kind: models.ViaDelegation, ID: "mem_bob", Name: "Bob"}}
-		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
+		a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
 			ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "mem_dan", RequestedBy: "Dan"}, Risk: models.RiskLow, RequiredApprovals: 2,
 			ApproverIDs: models.StringList{"mem_ada", "mem_bob", "mem_cy", "mem_dan"},
 			ApproverVia: models.JSON[map[string][]models.Via]{V: map[string][]models.Via{"mem_cy": asBobsDelegate}},
 		}
-		_, err := requests.Insert(ctx, s, s.Approvals(), a, nil)
+		_, err := requests.Insert(ctx, s, approvals.Records(s), a, nil)
 		require.NoError(t, err)
 		waiting := func(person string) bool {
 			in, err := pendingFor(ctx, s, org.ID, person, time.Now(), models.Attention, 10)
@@ -288,7 +289,7 @@ func TestWhoHasActedLeavesTheInbox(t *testing.T) {
 		assert.True(t, waiting("mem_bob"))
 		assert.False(t, waiting("mem_dan"), "the requester may not decide their own request")
 
-		testenv.Transition(t, s, s.Approvals(), org.ID, a.ID, 1, func(a *models.Approval) {
+		testenv.Transition(t, s, approvals.Records(s), org.ID, a.ID, 1, func(a *approvals.Approval) {
 			a.ApprovedBy = models.StringList{"mem_cy"}
 			a.ApprovalsSoFar = 1
 		})
@@ -342,15 +343,15 @@ func TestKindsWithoutARiskRankAsMedium(t *testing.T) {
 // pendingFor is the approvals' part of personID's inbox, as the inbox
 // reads it: its first limit approvals in order, and counts over them all.
 func pendingFor(ctx context.Context, s *models.Store, orgID, personID string, dueBefore time.Time, order models.InboxOrder, limit int) (inbox, error) {
-	items, err := s.Approvals().Waiting(ctx, orgID, personID, order, limit)
+	items, err := approvals.Records(s).Waiting(ctx, orgID, personID, order, limit)
 	if err != nil {
 		return inbox{}, err
 	}
-	counts, err := s.Approvals().Counts(ctx, orgID, personID, dueBefore)
+	counts, err := approvals.Records(s).Counts(ctx, orgID, personID, dueBefore)
 	return inbox{Items: items, Counts: counts}, err
 }
 
 type inbox struct {
-	Items []models.Approval
+	Items []approvals.Approval
 	models.Counts
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/metrics"
 	"github.com/assent-hq/assent/internal/states"
@@ -32,11 +33,11 @@ func TestReadings(t *testing.T) {
 		assert.Equal(t, map[string]int{"approval": 0, "collection": 0, "review": 0}, r.Open, "every kind, zero too")
 		assert.Zero(t, r.OutboxLag)
 
-		approval := func(orgID string, expires time.Time) *models.Approval {
-			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: orgID, Title: "Pay", ExpiresAt: expires.UTC(),
+		approval := func(orgID string, expires time.Time) *approvals.Approval {
+			a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: orgID, Title: "Pay", ExpiresAt: expires.UTC(),
 				Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow,
 				RequiredApprovals: 1}
-			_, err := requests.Insert(ctx, s, s.Approvals(), a, nil)
+			_, err := requests.Insert(ctx, s, approvals.Records(s), a, nil)
 			require.NoError(t, err)
 			return a
 		}
@@ -79,18 +80,18 @@ func TestRequestsAreCountedOnce(t *testing.T) {
 		m := metrics.New()
 		s.SetMetrics(m)
 		org := testenv.NewOrg(t, s)
-		create := func() *models.Approval {
-			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay", ExpiresAt: time.Now().Add(time.Hour).UTC(),
+		create := func() *approvals.Approval {
+			a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay", ExpiresAt: time.Now().Add(time.Hour).UTC(),
 				Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskHigh,
 				RequiredApprovals: 1}
-			_, err := requests.Insert(ctx, s, s.Approvals(), a, nil)
+			_, err := requests.Insert(ctx, s, approvals.Records(s), a, nil)
 			require.NoError(t, err)
 			return a
 		}
 		a, b := create(), create()
 		apply := func(id string, seq int, status string) {
-			_, err := requests.Persist(ctx, s, s.Approvals(), requests.Change[models.Approval]{OrganizationID: org.ID, ID: id, Seq: seq,
-				Apply: func(a *models.Approval) (models.AuditEntry, error) {
+			_, err := requests.Persist(ctx, s, approvals.Records(s), requests.Change[approvals.Approval]{OrganizationID: org.ID, ID: id, Seq: seq,
+				Apply: func(a *approvals.Approval) (models.AuditEntry, error) {
 					a.Status = status
 					return models.AuditEntry{Action: status, ActorID: "key_test", ActorName: "agent", At: models.Now()}, nil
 				}})

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -30,12 +31,12 @@ func TestBackgroundQueriesUseTheirIndexes(t *testing.T) {
 	require.NoError(t, err)
 	// One approval and one event written as the service writes them, then
 	// copied into a backlog of 10,000 settled ones, five left due.
-	a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Status: "pending", Title: "Pay",
+	a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Status: "pending", Title: "Pay",
 		Requester: "key_1", RequestedBy: "agent",
 		ExpiresAt: models.Now().Add(time.Hour)}, Risk: models.RiskMedium,
 		ApproverIDs: models.StringList{"mem_1"}, RequiredApprovals: 1,
 	}
-	_, err = requests.Insert(ctx, s, s.Approvals(), a, nil)
+	_, err = requests.Insert(ctx, s, approvals.Records(s), a, nil)
 	require.NoError(t, err)
 	require.NoError(t, db.Exec(`INSERT INTO events (id, organization_id, kind, subject_type, subject_id, data, created_at, traceparent)
 		VALUES ('evt_0', ?, 'approval.requested', 'approval', ?, '{}', now(), '')`, org.ID, a.ID).Error)
@@ -63,7 +64,7 @@ func TestBackgroundQueriesUseTheirIndexes(t *testing.T) {
 		_, err := s.TakeUndispatchedEvents(ctx, 50)
 		return err
 	}))
-	_, err = s.Approvals().Unowned(models.ExplainAs(ctx, "reconciler"), models.Now(), 50)
+	_, err = approvals.Records(s).Unowned(models.ExplainAs(ctx, "reconciler"), models.Now(), 50)
 	require.NoError(t, err)
 	_, err = s.Readings(models.ExplainAs(ctx, "metrics"))
 	require.NoError(t, err)
@@ -89,12 +90,12 @@ func TestInboxesReadThePersonsWaitingRows(t *testing.T) {
 	s := models.NewStore(db, testenv.Keys())
 	org, err := s.CreateOrganization(ctx, "Acme", "")
 	require.NoError(t, err)
-	a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
+	a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
 		Requester: "key_1", RequestedBy: "agent",
 		ExpiresAt: models.Now().Add(time.Hour)}, Risk: models.RiskMedium,
 		ApproverIDs: models.StringList{"mem_hot"}, RequiredApprovals: 1,
 	}
-	_, err = requests.Insert(ctx, s, s.Approvals(), a, nil)
+	_, err = requests.Insert(ctx, s, approvals.Records(s), a, nil)
 	require.NoError(t, err)
 	c := &collections.Collection{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Budget",
 		Requester: "key_1", RequestedBy: "agent", ExpiresAt: models.Now().Add(time.Hour)}, RespondentIDs: models.StringList{"mem_hot"},
@@ -133,19 +134,19 @@ func TestInboxesReadThePersonsWaitingRows(t *testing.T) {
 	in, err := pendingFor(models.ExplainAs(ctx, "inbox page: the most urgent approvals and counts"), s, org.ID, "mem_hot", models.Now().Add(24*time.Hour), models.Attention, 50)
 	require.NoError(t, err)
 	assert.Equal(t, 2668, in.Total, "the hot person's open approvals")
-	_, err = s.Approvals().Waiting(models.ExplainAs(ctx, "inbox of every kind: the newest approvals"), org.ID, "mem_hot", models.Newest, 50)
+	_, err = approvals.Records(s).Waiting(models.ExplainAs(ctx, "inbox of every kind: the newest approvals"), org.ID, "mem_hot", models.Newest, 50)
 	require.NoError(t, err)
-	newest, err := s.Approvals().WaitingKeys(models.ExplainAs(ctx, "inbox of every kind: the newest approvals' ids"), org.ID, "mem_hot", models.Newest, 50)
+	newest, err := approvals.Records(s).WaitingKeys(models.ExplainAs(ctx, "inbox of every kind: the newest approvals' ids"), org.ID, "mem_hot", models.Newest, 50)
 	require.NoError(t, err)
 	assert.Len(t, newest, 50)
 	_, err = collections.Records(s).Waiting(models.ExplainAs(ctx, "inbox: the most urgent collections"), org.ID, "mem_hot", models.Attention, 50)
 	require.NoError(t, err)
-	_, err = s.Approvals().WaitingKeys(models.ExplainAs(ctx, "inbox of every kind: where the approvals needing attention sort"), org.ID, "mem_hot", models.Attention, 50)
+	_, err = approvals.Records(s).WaitingKeys(models.ExplainAs(ctx, "inbox of every kind: where the approvals needing attention sort"), org.ID, "mem_hot", models.Attention, 50)
 	require.NoError(t, err)
 	_, err = s.WaitingOn(models.ExplainAs(ctx, "delegation: every request waiting"), org.ID, "mem_hot")
 	require.NoError(t, err)
-	_, _, err = s.Approvals().List(models.ExplainAs(ctx, "inbox: a page of approvals"), org.ID, "",
-		models.ApprovalFilter{RequestFilter: models.RequestFilter{Status: "pending"}, WaitingOn: "mem_hot"}, models.Page{Limit: 50})
+	_, _, err = approvals.Records(s).List(models.ExplainAs(ctx, "inbox: a page of approvals"), org.ID, "",
+		approvals.Filter{RequestFilter: models.RequestFilter{Status: "pending"}, WaitingOn: "mem_hot"}, models.Page{Limit: 50})
 	require.NoError(t, err)
 	for _, name := range []string{"inbox page: the most urgent approvals and counts", "inbox of every kind: the newest approvals",
 		"inbox of every kind: the newest approvals' ids",

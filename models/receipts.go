@@ -111,35 +111,26 @@ func receiptsOf(db *gorm.DB, orgID string, approvalIDs, checkIDs []string) ([]Re
 	return out, err
 }
 
-// loadExecutions fills the Execution of rows that were approved and
-// reported as run.
-func loadExecutions(db *gorm.DB, orgID string, rows []*Approval) error {
-	var approved []string
-	for _, a := range rows {
-		if a.Status == states.Approved {
-			approved = append(approved, a.ID)
-		}
+// ExecutionsOf are the receipts of the organisation's approvals named,
+// by approval: what each approved one reported when it ran.
+func ExecutionsOf(db *gorm.DB, orgID string, approvalIDs []string) (map[string]*Receipt, error) {
+	out := map[string]*Receipt{}
+	if len(approvalIDs) == 0 {
+		return out, nil
 	}
-	if len(approved) == 0 {
-		return nil
-	}
-	receipts, err := receiptsOf(db, orgID, approved, nil)
+	receipts, err := receiptsOf(db, orgID, approvalIDs, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	byApproval := make(map[string]*Receipt, len(receipts))
 	for i := range receipts {
-		byApproval[*receipts[i].ApprovalID] = &receipts[i]
+		out[*receipts[i].ApprovalID] = &receipts[i]
 	}
-	for _, a := range rows {
-		a.Execution = byApproval[a.ID]
-	}
-	return nil
+	return out, nil
 }
 
-// executed narrows q, a query of approvals, to those approved and reported
+// Executed narrows q, a query of approvals, to those approved and reported
 // as run (true) or approved and not reported (false).
-func executed(db, q *gorm.DB, orgID string, ran bool) *gorm.DB {
+func Executed(db, q *gorm.DB, orgID string, ran bool) *gorm.DB {
 	reported := db.Model(&Receipt{}).Select("approval_id").Where("organization_id = ? AND approval_id IS NOT NULL", orgID)
 	if ran {
 		return q.Where("id IN (?)", reported)

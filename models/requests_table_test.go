@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/states"
@@ -50,7 +51,7 @@ func TestTheRequestsMigrationCopiesEveryKind(t *testing.T) {
 				return models.RequestBase{ID: id, OrganizationID: org.ID, Status: status, Title: "t " + id, ExpiresAt: created.Add(2 * time.Hour),
 					Requester: "mem_a", RequestedBy: "agent", Seq: 2, CreatedAt: created, UpdatedAt: last}
 			}
-			for _, a := range []*models.Approval{
+			for _, a := range []*approvals.Approval{
 				{RequestBase: base("apr_open", states.Pending), Risk: models.RiskHigh},
 				{RequestBase: base("apr_decided", states.Approved), Risk: models.RiskCritical, DecidedAt: &decided, DecidedBy: &ada},
 				{RequestBase: base("apr_expired", states.Expired), Risk: models.RiskLow},
@@ -116,24 +117,24 @@ func TestATransitionWritesTheRowOnlyWhenItChangesWhatTheRowHolds(t *testing.T) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
 		org := testenv.NewOrg(t, s)
-		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay", Requester: "key_1", RequestedBy: "agent",
+		a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay", Requester: "key_1", RequestedBy: "agent",
 			ExpiresAt: time.Now().Add(time.Hour).UTC()}, Risk: models.RiskHigh, ApproverIDs: models.StringList{"mem_ada"}, RequiredApprovals: 1}
-		_, err := requests.Insert(ctx, s, s.Approvals(), a, nil)
+		_, err := requests.Insert(ctx, s, approvals.Records(s), a, nil)
 		require.NoError(t, err)
 		made := requestRows(t, db)[a.ID]
 		assert.Equal(t, states.Pending, made.Status)
 		assert.Equal(t, models.RiskHigh, made.Risk)
 
-		testenv.Transition(t, s, s.Approvals(), org.ID, a.ID, 1, func(*models.Approval) {})
+		testenv.Transition(t, s, approvals.Records(s), org.ID, a.ID, 1, func(*approvals.Approval) {})
 		assert.Equal(t, made, requestRows(t, db)[a.ID], "the first transition changed nothing the row holds")
 
-		testenv.Transition(t, s, s.Approvals(), org.ID, a.ID, 2, func(a *models.Approval) { a.Status = states.Expired })
+		testenv.Transition(t, s, approvals.Records(s), org.ID, a.ID, 2, func(a *approvals.Approval) { a.Status = states.Expired })
 		settled := requestRows(t, db)[a.ID]
 		assert.Equal(t, states.Expired, settled.Status)
 		assert.Equal(t, 2, settled.Seq)
 		require.NotNil(t, settled.SettledAt)
 
-		testenv.Transition(t, s, s.Approvals(), org.ID, a.ID, 3, func(*models.Approval) {})
+		testenv.Transition(t, s, approvals.Records(s), org.ID, a.ID, 3, func(*approvals.Approval) {})
 		assert.Equal(t, settled, requestRows(t, db)[a.ID], "a transition after it settled keeps when it settled")
 	})
 }
@@ -149,8 +150,8 @@ func TestARecordAnEarlierVersionMadeGetsItsRowWhenItSettles(t *testing.T) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
 		org := testenv.NewOrg(t, s)
-		approval := func(title string) *models.Approval {
-			return &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: title, Requester: "key_1", RequestedBy: "agent",
+		approval := func(title string) *approvals.Approval {
+			return &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: title, Requester: "key_1", RequestedBy: "agent",
 				ExpiresAt: time.Now().Add(time.Hour).UTC()}, Risk: models.RiskLow, ApproverIDs: models.StringList{"mem_ada"}, RequiredApprovals: 1}
 		}
 		// As 0.1.x wrote them: the record alone.
@@ -161,18 +162,18 @@ func TestARecordAnEarlierVersionMadeGetsItsRowWhenItSettles(t *testing.T) {
 			return id
 		}
 		quiet, settles := old("apr_01quiet"), old("apr_01settles")
-		testenv.Transition(t, s, s.Approvals(), org.ID, quiet, 1, func(*models.Approval) {})
+		testenv.Transition(t, s, approvals.Records(s), org.ID, quiet, 1, func(*approvals.Approval) {})
 		assert.NotContains(t, requestRows(t, db), quiet, "a transition that changes nothing the row holds writes none")
-		testenv.Transition(t, s, s.Approvals(), org.ID, settles, 1, func(a *models.Approval) { a.Status = states.Expired })
+		testenv.Transition(t, s, approvals.Records(s), org.ID, settles, 1, func(a *approvals.Approval) { a.Status = states.Expired })
 		row := requestRows(t, db)[settles]
 		assert.Equal(t, states.Expired, row.Status, "the transition that settles it gives it its row")
 		assert.NotNil(t, row.SettledAt)
 
 		unstarted := approval("taken back")
-		_, err := requests.Insert(ctx, s, s.Approvals(), unstarted, nil)
+		_, err := requests.Insert(ctx, s, approvals.Records(s), unstarted, nil)
 		require.NoError(t, err)
 		assert.Contains(t, requestRows(t, db), unstarted.ID)
-		_, err = requests.TakeBack(ctx, s, s.Approvals(), org.ID, unstarted.ID)
+		_, err = requests.TakeBack(ctx, s, approvals.Records(s), org.ID, unstarted.ID)
 		require.NoError(t, err)
 		assert.NotContains(t, requestRows(t, db), unstarted.ID, "taken back with its record")
 	})
@@ -188,9 +189,9 @@ func TestAKindsListTakesOnlyItsOwnFilterAndAnUnknownKindHasNoPage(t *testing.T) 
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
 		org := testenv.NewOrg(t, s)
-		_, _, err := collections.Records(s).List(ctx, org.ID, "", models.ApprovalFilter{WaitingOn: "mem_ada"}, models.Page{Limit: 10})
+		_, _, err := collections.Records(s).List(ctx, org.ID, "", approvals.Filter{WaitingOn: "mem_ada"}, models.Page{Limit: 10})
 		require.Error(t, err)
-		_, _, err = s.Approvals().List(ctx, org.ID, "", reviews.Filter{ReportID: "rpt_1"}, models.Page{Limit: 10})
+		_, _, err = approvals.Records(s).List(ctx, org.ID, "", reviews.Filter{ReportID: "rpt_1"}, models.Page{Limit: 10})
 		require.Error(t, err)
 		_, _, err = reviews.Records(s).List(ctx, org.ID, "", reviews.Filter{ReportID: "rpt_1"}, models.Page{Limit: 10})
 		require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/idempotency"
 	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/internal/testenv"
@@ -47,10 +48,10 @@ func TestRotateSecretKey(t *testing.T) {
 		require.NoError(t, db.Exec("UPDATE webhook_endpoints SET secret = ? WHERE id = ?", "whsec_clear", legacy.ID).Error)
 
 		secret := "asnt_cbs_callback"
-		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay", CallbackSecret: &secret,
+		a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay", CallbackSecret: &secret,
 			ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "agent"}, Risk: models.RiskLow,
 			RequiredApprovals: 1}
-		_, err = requests.Insert(ctx, before, before.Approvals(), a, nil)
+		_, err = requests.Insert(ctx, before, approvals.Records(before), a, nil)
 		require.NoError(t, err)
 
 		claim := &models.Claim{OrganizationID: org.ID, PrincipalID: "key_x", Key: "k1", RequestHash: "h1"}
@@ -88,9 +89,9 @@ func TestRotateSecretKey(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, []string{"whsec_clear"}, secrets)
 
-		stored, err := newOnly.Approvals().Get(ctx, org.ID, a.ID)
+		stored, err := approvals.Records(newOnly).Get(ctx, org.ID, a.ID)
 		require.NoError(t, err)
-		require.NoError(t, newOnly.Approvals().Reveal(stored))
+		require.NoError(t, approvals.Records(newOnly).Reveal(stored))
 		assert.Equal(t, secret, *stored.CallbackSecret)
 
 		prev, err := idempotency.New(newOnly).ClaimKey(ctx, claim, false)
@@ -105,7 +106,7 @@ func TestRotateSecretKey(t *testing.T) {
 type sealedWorld struct {
 	a, b               *models.Organization
 	epA, epB           *models.WebhookEndpoint
-	approvalA, approvB *models.Approval
+	approvalA, approvB *approvals.Approval
 	claimA, claimB     *models.Claim
 }
 
@@ -122,11 +123,11 @@ func makeSealedWorld(t *testing.T, s *models.Store) *sealedWorld {
 		return ep
 	}
 	w.epA, w.epB = endpoint(w.a.ID, "whsec_a"), endpoint(w.b.ID, "whsec_b")
-	approval := func(orgID, secret string) *models.Approval {
-		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: orgID, Title: "Pay", CallbackSecret: &secret,
+	approval := func(orgID, secret string) *approvals.Approval {
+		a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: orgID, Title: "Pay", CallbackSecret: &secret,
 			ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "agent"}, Risk: models.RiskLow,
 			RequiredApprovals: 1}
-		_, err := requests.Insert(ctx, s, s.Approvals(), a, nil)
+		_, err := requests.Insert(ctx, s, approvals.Records(s), a, nil)
 		require.NoError(t, err)
 		return a
 	}
@@ -165,11 +166,11 @@ func (w *sealedWorld) reads(s *models.Store) map[string]func() error {
 			return err
 		},
 		"callback secret": func() error {
-			a, err := s.Approvals().Get(ctx, w.b.ID, w.approvB.ID)
+			a, err := approvals.Records(s).Get(ctx, w.b.ID, w.approvB.ID)
 			if err != nil {
 				return err
 			}
-			return s.Approvals().Reveal(a)
+			return approvals.Records(s).Reveal(a)
 		},
 		"stored response": func() error {
 			_, err := idempotency.New(s).ClaimKey(ctx, w.claimB, false)

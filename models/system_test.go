@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -24,11 +25,11 @@ func TestSystemFigures(t *testing.T) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
 		org, other := testenv.NewOrg(t, s), testenv.NewOrg(t, s)
-		approval := func(orgID, title, status string, created time.Time, expires time.Duration) *models.Approval {
-			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: orgID, Title: title,
+		approval := func(orgID, title, status string, created time.Time, expires time.Duration) *approvals.Approval {
+			a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: orgID, Title: title,
 				ExpiresAt: created.Add(expires), Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow,
 				RequiredApprovals: 1}
-			_, err := requests.Insert(ctx, s, s.Approvals(), a, nil)
+			_, err := requests.Insert(ctx, s, approvals.Records(s), a, nil)
 			require.NoError(t, err)
 			require.NoError(t, db.Model(a).Updates(map[string]any{"status": status, "created_at": created}).Error)
 			return a

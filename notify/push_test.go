@@ -72,12 +72,12 @@ func TestAskedPeopleArePushedOnceEach(t *testing.T) {
 		vapid, _, err := store.VAPIDKey(ctx)
 		require.NoError(t, err)
 
-		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Refund order 42",
+		a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Refund order 42",
 			ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_1", RequestedBy: "agent"}, Risk: models.RiskHigh,
 			Description: "The customer's card ends 4242.", ApproverIDs: []string{ann.ID(), ben.ID()},
 			RequiredApprovals: 1,
 			Input:             models.RawJSON(`{"payee":{"ssn":"999-00-1111"}}`), RestrictedFields: models.StringList{"ssn"}}
-		_, err = requests.Insert(ctx, store, store.Approvals(), a, nil)
+		_, err = requests.Insert(ctx, store, approvals.Records(store), a, nil)
 		require.NoError(t, err)
 
 		box := mail.NewMailbox(0)

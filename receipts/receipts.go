@@ -19,6 +19,7 @@ import (
 
 	jose "github.com/go-jose/go-jose/v4"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/decisions"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
@@ -49,7 +50,8 @@ type Store interface {
 	Emit(ctx context.Context, e *models.Event) error
 	Changed(ctx context.Context, id string)
 	SigningKeys(ctx context.Context, f models.KeyFamily) ([]models.SigningKey, error)
-	Approvals() models.Requests[models.Approval, *models.Approval]
+	// The approvals a token may be of (approvals.Records).
+	models.RequestsHost
 	GetGateCheck(ctx context.Context, orgID, id string) (*models.GateCheck, error)
 	ActionNamed(ctx context.Context, orgID, name string) (*models.Action, error)
 }
@@ -340,7 +342,7 @@ func (s *Service) decided(ctx context.Context, rec *models.Receipt, subject stri
 	missing := apperr.Field(apperr.InvalidRequest, "decisionToken", "decisionToken names %s, which this organisation does not have", subject)
 	switch {
 	case ids.HasPrefix(subject, ids.Approval):
-		a, err := s.store.Approvals().Get(ctx, rec.OrganizationID, subject)
+		a, err := approvals.Records(s.store).Get(ctx, rec.OrganizationID, subject)
 		if apperr.Is(err, apperr.NotFound) {
 			return "", missing
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/idempotency"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/states"
@@ -27,14 +28,14 @@ func TestInsertBindsTheRecordToItsClaim(t *testing.T) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
 		org := testenv.NewOrg(t, s)
-		newApproval := func() *models.Approval {
-			return &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
+		newApproval := func() *approvals.Approval {
+			return &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
 				Requester: "key_a", RequestedBy: "agent", ExpiresAt: models.Now().Add(time.Hour)}, Risk: models.RiskLow, RequiredApprovals: 1,
 			}
 		}
-		approvals := func() int64 {
+		stored := func() int64 {
 			var n int64
-			require.NoError(t, db.Model(&models.Approval{}).Where("organization_id = ?", org.ID).Count(&n).Error)
+			require.NoError(t, db.Model(&approvals.Approval{}).Where("organization_id = ?", org.ID).Count(&n).Error)
 			return n
 		}
 		claim := func() *models.Claim {
@@ -44,7 +45,7 @@ func TestInsertBindsTheRecordToItsClaim(t *testing.T) {
 		_, err := idempotency.New(s).ClaimKey(ctx, c, true)
 		require.NoError(t, err)
 		first := newApproval()
-		earlier, err := requests.Insert(ctx, s, s.Approvals(), first, c)
+		earlier, err := requests.Insert(ctx, s, approvals.Records(s), first, c)
 		require.NoError(t, err)
 		assert.Empty(t, earlier)
 		assert.Equal(t, states.Pending, first.Status)
@@ -61,10 +62,10 @@ func TestInsertBindsTheRecordToItsClaim(t *testing.T) {
 		id, err := s.ClaimedResource(ctx, retry)
 		require.NoError(t, err)
 		assert.Equal(t, first.ID, id)
-		earlier, err = requests.Insert(ctx, s, s.Approvals(), newApproval(), retry)
+		earlier, err = requests.Insert(ctx, s, approvals.Records(s), newApproval(), retry)
 		require.NoError(t, err)
 		assert.Equal(t, first.ID, earlier)
-		assert.Equal(t, int64(1), approvals())
+		assert.Equal(t, int64(1), stored())
 
 		// A failed request does not free a claim that made a record...
 		require.NoError(t, s.ReleaseIdempotencyKey(ctx, retry))
@@ -74,13 +75,13 @@ func TestInsertBindsTheRecordToItsClaim(t *testing.T) {
 		// ...until the record is taken back because its workflow never
 		// started: the record, its row and whom it asks go, the claim is
 		// free again.
-		removed, err := requests.TakeBack(ctx, s, s.Approvals(), org.ID, first.ID)
+		removed, err := requests.TakeBack(ctx, s, approvals.Records(s), org.ID, first.ID)
 		require.NoError(t, err)
 		assert.True(t, removed)
 		id, err = s.ClaimedResource(ctx, retry)
 		require.NoError(t, err)
 		assert.Empty(t, id)
-		assert.Equal(t, int64(0), approvals())
+		assert.Equal(t, int64(0), stored())
 		var rows int64
 		require.NoError(t, db.Model(&models.Request{}).Where("id = ?", first.ID).Count(&rows).Error)
 		assert.Zero(t, rows)
@@ -88,16 +89,16 @@ func TestInsertBindsTheRecordToItsClaim(t *testing.T) {
 		// A record whose workflow started is not taken back, nor its claim
 		// freed.
 		started := newApproval()
-		_, err = requests.Insert(ctx, s, s.Approvals(), started, retry)
+		_, err = requests.Insert(ctx, s, approvals.Records(s), started, retry)
 		require.NoError(t, err)
-		testenv.Transition(t, s, s.Approvals(), org.ID, started.ID, 1, func(*models.Approval) {})
-		removed, err = requests.TakeBack(ctx, s, s.Approvals(), org.ID, started.ID)
+		testenv.Transition(t, s, approvals.Records(s), org.ID, started.ID, 1, func(*approvals.Approval) {})
+		removed, err = requests.TakeBack(ctx, s, approvals.Records(s), org.ID, started.ID)
 		require.NoError(t, err)
 		assert.False(t, removed, "a record whose workflow began stays")
 		id, err = s.ClaimedResource(ctx, retry)
 		require.NoError(t, err)
 		assert.Equal(t, started.ID, id)
-		assert.Equal(t, int64(1), approvals())
+		assert.Equal(t, int64(1), stored())
 
 		// A request names an open flow of its own organisation, or none;
 		// refused, it writes nothing and binds no claim.
@@ -116,7 +117,7 @@ func TestInsertBindsTheRecordToItsClaim(t *testing.T) {
 			require.NoError(t, err)
 			a := newApproval()
 			a.FlowID = &tc.flow
-			_, err = requests.Insert(ctx, s, s.Approvals(), a, fresh)
+			_, err = requests.Insert(ctx, s, approvals.Records(s), a, fresh)
 			e, ok := apperr.As(err)
 			require.True(t, ok, "flow %s: %v", tc.flow, err)
 			assert.Equal(t, tc.code, e.Code, "flow %s", tc.flow)
@@ -125,6 +126,6 @@ func TestInsertBindsTheRecordToItsClaim(t *testing.T) {
 			require.NoError(t, err)
 			assert.Empty(t, id, "flow %s", tc.flow)
 		}
-		assert.Equal(t, int64(1), approvals())
+		assert.Equal(t, int64(1), stored())
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/testenv"
@@ -25,28 +26,28 @@ func TestPersistWritesATransitionOnce(t *testing.T) {
 		ctx := context.Background()
 		s := models.NewStore(db, testenv.Keys())
 		org := testenv.NewOrg(t, s)
-		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
+		a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
 			ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "agent"}, Risk: models.RiskLow, RequiredApprovals: 1}
-		_, err := requests.Insert(ctx, s, s.Approvals(), a, nil)
+		_, err := requests.Insert(ctx, s, approvals.Records(s), a, nil)
 		require.NoError(t, err)
 
 		applied := 0
-		approve := requests.Change[models.Approval]{OrganizationID: org.ID, ID: a.ID, Seq: 1,
-			Apply: func(rec *models.Approval) (models.AuditEntry, error) {
+		approve := requests.Change[approvals.Approval]{OrganizationID: org.ID, ID: a.ID, Seq: 1,
+			Apply: func(rec *approvals.Approval) (models.AuditEntry, error) {
 				applied++
 				rec.Status = states.Approved
 				return models.AuditEntry{Action: "approved", ActorID: "mem_a", ActorName: "Ada", At: models.Now()}, nil
 			},
 			Event: events.ApprovalApproved,
-			EventData: func(rec *models.Approval) ([]byte, error) {
+			EventData: func(rec *approvals.Approval) ([]byte, error) {
 				return json.Marshal(map[string]string{"status": rec.Status})
 			},
 		}
-		rec, err := requests.Persist(ctx, s, s.Approvals(), approve)
+		rec, err := requests.Persist(ctx, s, approvals.Records(s), approve)
 		require.NoError(t, err)
 		assert.Equal(t, states.Approved, rec.Status)
 		assert.Equal(t, 1, rec.Seq)
-		rec, err = requests.Persist(ctx, s, s.Approvals(), approve)
+		rec, err = requests.Persist(ctx, s, approvals.Records(s), approve)
 		require.NoError(t, err)
 		assert.Equal(t, 1, applied, "a retried transition is not applied again")
 		assert.Equal(t, states.Approved, rec.Status, "and answers the record as it is")
@@ -62,15 +63,15 @@ func TestPersistWritesATransitionOnce(t *testing.T) {
 		require.Len(t, evs, 1)
 		assert.Equal(t, events.ApprovalApproved, evs[0].Kind)
 		assert.JSONEq(t, `{"status":"approved"}`, string(evs[0].Data), "the event reads the record as written")
-		got, err := s.Approvals().Get(ctx, org.ID, a.ID)
+		got, err := approvals.Records(s).Get(ctx, org.ID, a.ID)
 		require.NoError(t, err)
 		assert.Equal(t, states.Approved, got.Status)
 
-		_, err = requests.Persist(ctx, s, s.Approvals(), requests.Change[models.Approval]{OrganizationID: org.ID, ID: "apr_gone", Seq: 1,
-			Apply: func(*models.Approval) (models.AuditEntry, error) { return models.AuditEntry{}, nil }})
+		_, err = requests.Persist(ctx, s, approvals.Records(s), requests.Change[approvals.Approval]{OrganizationID: org.ID, ID: "apr_gone", Seq: 1,
+			Apply: func(*approvals.Approval) (models.AuditEntry, error) { return models.AuditEntry{}, nil }})
 		assert.ErrorIs(t, err, models.ErrRequestMissing)
-		_, err = requests.Persist(ctx, s, s.Approvals(), requests.Change[models.Approval]{OrganizationID: "org_other", ID: a.ID, Seq: 2,
-			Apply: func(*models.Approval) (models.AuditEntry, error) { return models.AuditEntry{}, nil }})
+		_, err = requests.Persist(ctx, s, approvals.Records(s), requests.Change[approvals.Approval]{OrganizationID: "org_other", ID: a.ID, Seq: 2,
+			Apply: func(*approvals.Approval) (models.AuditEntry, error) { return models.AuditEntry{}, nil }})
 		assert.ErrorIs(t, err, models.ErrRequestMissing, "another organisation's request is not found")
 	})
 }

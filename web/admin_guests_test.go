@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
 )
@@ -30,7 +31,7 @@ func TestAdminRemovesAGuest(t *testing.T) {
 		require.NoError(t, err)
 		foreign, _, err := s.store.CreateGuest(ctx, s.otherOrg(t).ID, "fay@partner.example", "")
 		require.NoError(t, err)
-		a := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Share the report"}, Risk: models.RiskLow, ApproverIDs: []string{guest.ID}})
+		a := s.started(t, &approvals.Approval{RequestBase: models.RequestBase{Title: "Share the report"}, Risk: models.RiskLow, ApproverIDs: []string{guest.ID}})
 		link := decisionLink.FindString(s.mailTo(t, "gus@partner.example", "Approval needed: Share the report").Text)
 		require.NotEmpty(t, link)
 
@@ -63,7 +64,7 @@ func TestAdminRemovesAGuest(t *testing.T) {
 		assert.Equal(t, http.StatusSeeOther, r.status, "signed out")
 		assert.Equal(t, http.StatusNotFound, g.get(s.path(t, link)).status, "the emailed link no longer opens")
 
-		got, err := s.store.Approvals().Get(ctx, s.org.ID, a.ID)
+		got, err := approvals.Records(s.store).Get(ctx, s.org.ID, a.ID)
 		require.NoError(t, err)
 		assert.Equal(t, models.StringList{s.ada.ID}, got.ApproverIDs)
 		s.mailTo(t, "ada@example.com", "Approval needed: Share the report")
@@ -85,7 +86,7 @@ func TestAdminRenamesAGuest(t *testing.T) {
 		require.NoError(t, err)
 		foreign, _, err := s.store.CreateGuest(ctx, s.otherOrg(t).ID, "fay@partner.example", "Fay")
 		require.NoError(t, err)
-		a := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Share the report"}, Risk: models.RiskLow, ApproverIDs: []string{guest.ID}})
+		a := s.started(t, &approvals.Approval{RequestBase: models.RequestBase{Title: "Share the report"}, Risk: models.RiskLow, ApproverIDs: []string{guest.ID}})
 
 		b := s.browser(t)
 		csrf := b.signIn(s, "ada@example.com")
@@ -110,7 +111,7 @@ func TestAdminRenamesAGuest(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "Gus Grey", got.Name)
 
-		kept, err := s.store.Approvals().Get(ctx, s.org.ID, a.ID)
+		kept, err := approvals.Records(s.store).Get(ctx, s.org.ID, a.ID)
 		require.NoError(t, err)
 		assert.Equal(t, models.StringList{guest.ID}, kept.ApproverIDs, "the request made earlier is unchanged")
 		g := s.browser(t)

@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/app"
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -57,12 +58,12 @@ func TestAdminModelScreen(t *testing.T) {
 		require.NoError(t, err)
 		assert.False(t, on)
 
-		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: "Refund",
+		a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: "Refund",
 			Requester: "key_test", RequestedBy: "agent", ExpiresAt: time.Now().Add(time.Hour).UTC()}, Risk: models.RiskMedium, ApproverIDs: []string{s.ada.ID},
 			RequiredApprovals: 1,
 			Concerns: models.JSON[[]models.Concern]{V: []models.Concern{{Principle: "privacy", Rule: "data", Concern: "From a rule."},
 				{Principle: "privacy", Rule: models.ScreenRule, Concern: "From the model."}}}}
-		_, err = requests.Insert(ctx, s.store, s.store.Approvals(), a, nil)
+		_, err = requests.Insert(ctx, s.store, approvals.Records(s.store), a, nil)
 		require.NoError(t, err)
 		page = b.get("/approvals/" + a.ID)
 		require.Equal(t, http.StatusOK, page.status, page.body)

@@ -12,6 +12,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/app"
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/testenv"
@@ -33,12 +34,12 @@ func TestAdminSystemShowsWhatIsStuck(t *testing.T) {
 			web.Deps{Codec: &web.CodecSettings{UIOrigin: "http://temporal-ui.test", Namespace: "assent"}}, app.Deps{})
 		owner := models.RoleOwner
 		testenv.ChangeMember(t, s.store, s.org.ID, s.ada.ID, func(m *models.Member) { m.Role = owner })
-		approval := func(orgID, title string, age, expiresIn time.Duration) *models.Approval {
+		approval := func(orgID, title string, age, expiresIn time.Duration) *approvals.Approval {
 			created := models.Now().Add(-age)
-			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: orgID, Title: title, ExpiresAt: models.Now().Add(expiresIn),
+			a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: orgID, Title: title, ExpiresAt: models.Now().Add(expiresIn),
 				Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow,
 				RequiredApprovals: 1}
-			_, err := requests.Insert(ctx, s.store, s.store.Approvals(), a, nil)
+			_, err := requests.Insert(ctx, s.store, approvals.Records(s.store), a, nil)
 			require.NoError(t, err)
 			require.NoError(t, db.Model(a).Updates(map[string]any{"status": states.Pending, "created_at": created}).Error)
 			return a

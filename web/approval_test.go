@@ -38,7 +38,7 @@ func decidingSite(t *testing.T, db *gorm.DB) *site {
 }
 
 // started stores a as a new request and starts its workflow, as the API does.
-func (s *site) started(t *testing.T, a *models.Approval) *models.Approval {
+func (s *site) started(t *testing.T, a *approvals.Approval) *approvals.Approval {
 	t.Helper()
 	a.OrganizationID, a.Requester, a.RequestedBy = s.org.ID, "key_test", "billing agent"
 	if a.Risk == "" {
@@ -46,7 +46,7 @@ func (s *site) started(t *testing.T, a *models.Approval) *models.Approval {
 	}
 	a.RequiredApprovals, a.ExpiresAt = 1, time.Now().Add(time.Hour).UTC().Truncate(time.Second)
 	ctx := context.Background()
-	_, err := requests.Insert(ctx, s.store, s.store.Approvals(), a, nil)
+	_, err := requests.Insert(ctx, s.store, approvals.Records(s.store), a, nil)
 	require.NoError(t, err)
 	require.NoError(t, s.services.Approvals.Start(ctx, a))
 	return a
@@ -59,7 +59,7 @@ func TestApprovalPageDecides(t *testing.T) {
 		ctx := context.Background()
 		bob, err := s.store.CreateMember(ctx, s.org.ID, "bob@example.com", "Bob", "")
 		require.NoError(t, err)
-		a := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: `Pay <script>alert(1)</script>`,
+		a := s.started(t, &approvals.Approval{RequestBase: models.RequestBase{Title: `Pay <script>alert(1)</script>`,
 			Metadata: models.RawJSON(`{"ticket":"T-9"}`)}, Description: "Invoice 7 from Initech.",
 			ApproverIDs: []string{s.ada.ID}, Input: models.RawJSON(`{"amount":120,"currency":"EUR","rush":false,"big":12345678901234567890}`),
 			EditableFields: []string{"amount", "rush"},
@@ -114,7 +114,7 @@ func TestApprovalPageDecides(t *testing.T) {
 		assert.Contains(t, approved, "<dt>currency</dt><dd>EUR</dd>")
 		assert.Contains(t, done.body, `<h2 id="input-h">Proposed input</h2>`)
 		assert.NotContains(t, done.body, `value="approve"`, "no actions once settled")
-		got, err := s.store.Approvals().Get(ctx, s.org.ID, a.ID)
+		got, err := approvals.Records(s.store).Get(ctx, s.org.ID, a.ID)
 		require.NoError(t, err)
 		assert.Equal(t, "approved", got.Status)
 		assert.JSONEq(t, `{"amount":100,"currency":"EUR","rush":false,"big":12345678901234567890}`, string(got.ApprovedInput))
@@ -122,7 +122,7 @@ func TestApprovalPageDecides(t *testing.T) {
 		assert.Equal(t, "checked", *got.Note)
 
 		// Concerns come first, and approving then needs a written reason.
-		c := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Scrape profiles"}, ApproverIDs: []string{s.ada.ID},
+		c := s.started(t, &approvals.Approval{RequestBase: models.RequestBase{Title: "Scrape profiles"}, ApproverIDs: []string{s.ada.ID},
 			Concerns: models.JSON[[]models.Concern]{V: []models.Concern{{Principle: "privacy", Concern: "Personal data without consent"}}}})
 		page = b.get("/approvals/" + c.ID)
 		assert.Less(t, strings.Index(page.body, "Ethics concerns"), strings.Index(page.body, "<h1>"))
@@ -136,14 +136,14 @@ func TestApprovalPageDecides(t *testing.T) {
 		assert.Contains(t, b.get("/approvals/"+c.ID).body, "Reason: Consent is on file.")
 
 		// A rejection with a note.
-		rj := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Refund twice"}, ApproverIDs: []string{s.ada.ID}})
+		rj := s.started(t, &approvals.Approval{RequestBase: models.RequestBase{Title: "Refund twice"}, ApproverIDs: []string{s.ada.ID}})
 		page = b.get("/approvals/" + rj.ID)
 		r = b.post("/approvals/"+rj.ID+"/decision", url.Values{"csrf": {page.csrf(t)}, "decision": {"reject"}, "note": {"Duplicate."}, "submission": {"s7"}})
 		require.Equal(t, http.StatusSeeOther, r.status, r.body)
 		assert.Contains(t, b.get("/approvals/"+rj.ID).body, "Note: Duplicate.")
 
 		// A question to the requester.
-		q := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Ask first"}, ApproverIDs: []string{s.ada.ID}})
+		q := s.started(t, &approvals.Approval{RequestBase: models.RequestBase{Title: "Ask first"}, ApproverIDs: []string{s.ada.ID}})
 		page = b.get("/approvals/" + q.ID)
 		r = b.post("/approvals/"+q.ID+"/questions", url.Values{"csrf": {page.csrf(t)}, "question": {"Which <b>invoice</b>?"}, "submission": {"s5"}})
 		require.Equal(t, http.StatusSeeOther, r.status, r.body)
@@ -162,10 +162,10 @@ func TestApprovalPageDecides(t *testing.T) {
 		// Another organisation's request does not exist here.
 		other, err := s.store.CreateOrganization(ctx, "Other", "")
 		require.NoError(t, err)
-		foreign := &models.Approval{RequestBase: models.RequestBase{OrganizationID: other.ID, Title: "Theirs",
+		foreign := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: other.ID, Title: "Theirs",
 			ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "x"}, Risk: models.RiskLow, RequiredApprovals: 1,
 		}
-		_, err = requests.Insert(ctx, s.store, s.store.Approvals(), foreign, nil)
+		_, err = requests.Insert(ctx, s.store, approvals.Records(s.store), foreign, nil)
 		require.NoError(t, err)
 		assert.Equal(t, http.StatusNotFound, b.get("/approvals/"+foreign.ID).status)
 	})
@@ -181,7 +181,7 @@ func TestMultilineTextSurvivesThePage(t *testing.T) {
 		ctx := context.Background()
 		b := s.browser(t)
 		b.signIn(s, "ada@example.com")
-		approve := func(a *models.Approval, message string) *models.Approval {
+		approve := func(a *approvals.Approval, message string) *approvals.Approval {
 			t.Helper()
 			page := b.get("/approvals/" + a.ID)
 			require.Equal(t, http.StatusOK, page.status, page.body)
@@ -191,19 +191,19 @@ func TestMultilineTextSurvivesThePage(t *testing.T) {
 			r := b.post("/approvals/"+a.ID+"/decision", url.Values{"csrf": {page.csrf(t)}, "decision": {"approve"},
 				"field.message": {message}, "submission": {page.submission(t)}})
 			require.Equal(t, http.StatusSeeOther, r.status, r.body)
-			got, err := s.store.Approvals().Get(ctx, s.org.ID, a.ID)
+			got, err := approvals.Records(s.store).Get(ctx, s.org.ID, a.ID)
 			require.NoError(t, err)
 			return got
 		}
 		input := models.RawJSON(`{"message":"\nHi,\nDone."}`)
 
-		a := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Send the note"}, ApproverIDs: []string{s.ada.ID}, Input: input, EditableFields: []string{"message"}})
+		a := s.started(t, &approvals.Approval{RequestBase: models.RequestBase{Title: "Send the note"}, ApproverIDs: []string{s.ada.ID}, Input: input, EditableFields: []string{"message"}})
 		got := approve(a, "\r\nHi,\r\nDone.")
 		assert.Equal(t, "approved", got.Status)
 		assert.JSONEq(t, string(input), string(got.ApprovedInput))
 		assert.Empty(t, got.Changes.V, "untouched is unchanged")
 
-		a = s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Send the note again"}, ApproverIDs: []string{s.ada.ID}, Input: input, EditableFields: []string{"message"}})
+		a = s.started(t, &approvals.Approval{RequestBase: models.RequestBase{Title: "Send the note again"}, ApproverIDs: []string{s.ada.ID}, Input: input, EditableFields: []string{"message"}})
 		got = approve(a, "  Hi,\r\n  Done, thanks.  ")
 		assert.JSONEq(t, `{"message":"  Hi,\n  Done, thanks.  "}`, string(got.ApprovedInput), "kept as typed")
 	})
@@ -249,7 +249,7 @@ func TestGatedApprovalPageHoldsCorrectionsToTheSchema(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := decidingSite(t, db)
 		action := "refund.create"
-		a := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Refund a customer"}, ApproverIDs: []string{s.ada.ID}, Action: &action,
+		a := s.started(t, &approvals.Approval{RequestBase: models.RequestBase{Title: "Refund a customer"}, ApproverIDs: []string{s.ada.ID}, Action: &action,
 			Input: models.RawJSON(`{"amount":800,"currency":"EUR"}`), EditableFields: []string{"amount"},
 			InputSchema: models.RawJSON(`{"type":"object","properties":{"amount":{"type":"number","maximum":1000}}}`)})
 		b := s.browser(t)
@@ -280,7 +280,7 @@ func TestGatedApprovalPageHoldsCorrectionsToTheSchema(t *testing.T) {
 		form.Set("submission", "g2")
 		r = b.post("/approvals/"+a.ID+"/decision", form)
 		require.Equal(t, http.StatusSeeOther, r.status, r.body)
-		got, err := s.store.Approvals().Get(context.Background(), s.org.ID, a.ID)
+		got, err := approvals.Records(s.store).Get(context.Background(), s.org.ID, a.ID)
 		require.NoError(t, err)
 		assert.Equal(t, "approved", got.Status)
 		assert.JSONEq(t, `{"amount":600,"currency":"EUR"}`, string(got.ApprovedInput))
@@ -297,7 +297,7 @@ func TestApprovalPageShowsItsExecution(t *testing.T) {
 		ctx := context.Background()
 		report := func(title string, mismatch bool) string {
 			a := s.approval(t, title, models.RiskLow, time.Now().Add(time.Hour), s.ada.ID)
-			testenv.Transition(t, s.store, s.store.Approvals(), s.org.ID, a.ID, 1, func(a *models.Approval) { a.Status = "approved" })
+			testenv.Transition(t, s.store, approvals.Records(s.store), s.org.ID, a.ID, 1, func(a *approvals.Approval) { a.Status = "approved" })
 			started := time.Date(2026, 1, 2, 15, 4, 5, 0, time.UTC)
 			require.NoError(t, s.store.Tx(ctx, func(ctx context.Context) error {
 				return s.store.InsertReceipt(ctx, &models.Receipt{ID: ids.New(ids.Receipt), OrganizationID: s.org.ID,

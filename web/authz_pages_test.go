@@ -23,6 +23,7 @@ import (
 
 	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/app"
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/blobstore"
 	"github.com/assent-hq/assent/internal/ids"
 	"github.com/assent-hq/assent/internal/mail"
@@ -562,9 +563,9 @@ func (e *pagesEnv) make(t *testing.T, res pageResource) pageTarget {
 		tg.params[":decision"] = "approve"
 		tg.params[":token"] = "forged-" + models.NewToken()
 		if res == approvalLink {
-			a, err := e.store.Approvals().Get(e.ctx, e.org.ID, tg.params[":id"])
+			a, err := approvals.Records(e.store).Get(e.ctx, e.org.ID, tg.params[":id"])
 			require.NoError(t, err)
-			tg.params[":token"], err = e.store.CreateDecisionLink(e.ctx, a, e.cy.ID)
+			tg.params[":token"], err = e.store.CreateDecisionLink(e.ctx, a.OrganizationID, a.ID, a.ExpiresAt, e.cy.ID)
 			require.NoError(t, err)
 		}
 	case openCollection:

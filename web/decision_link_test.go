@@ -54,7 +54,7 @@ func TestEmailedLinkDecidesALowRiskApprovalWithoutSignIn(t *testing.T) {
 		ctx := context.Background()
 		bob, err := s.store.CreateMember(ctx, s.org.ID, "bob@example.com", "Bob", "")
 		require.NoError(t, err)
-		a := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Pay <b>Initech</b>",
+		a := s.started(t, &approvals.Approval{RequestBase: models.RequestBase{Title: "Pay <b>Initech</b>",
 			Metadata: models.RawJSON(`{"ticket":"T-9","salary":"98000","customer":{"name":"Cy","ssn":"123-45-6789"}}`)}, Risk: models.RiskLow, Description: "Invoice 7.",
 			ApproverIDs:    []string{s.ada.ID, bob.ID},
 			Input:          models.RawJSON(`{"amount":120,"iban":"DE89 3704 0044 0532 0130 00","payee":{"name":"Initech","ssn":"999-00-1111"}}`),
@@ -101,7 +101,7 @@ func TestEmailedLinkDecidesALowRiskApprovalWithoutSignIn(t *testing.T) {
 		r = anon.post(s.path(t, link), form)
 		require.Equal(t, http.StatusSeeOther, r.status, r.body)
 		assert.Equal(t, s.path(t, link), r.header.Get("Location"))
-		got, err := s.store.Approvals().Get(ctx, s.org.ID, a.ID)
+		got, err := approvals.Records(s.store).Get(ctx, s.org.ID, a.ID)
 		require.NoError(t, err)
 		assert.Equal(t, "approved", got.Status)
 		assert.Equal(t, bob.ID, *got.DecidedByID)
@@ -128,7 +128,7 @@ func TestHighRiskEmailAsksForSignIn(t *testing.T) {
 	t.Parallel()
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		s := decidingSite(t, db)
-		a := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Drop the table"}, Risk: models.RiskHigh, ApproverIDs: []string{s.ada.ID}})
+		a := s.started(t, &approvals.Approval{RequestBase: models.RequestBase{Title: "Drop the table"}, Risk: models.RiskHigh, ApproverIDs: []string{s.ada.ID}})
 		msg := s.mailTo(t, "ada@example.com", "Approval needed: Drop the table")
 		assert.NotRegexp(t, decisionLink, msg.Text+msg.HTML, "no sign-in-free link for high risk")
 		assert.Contains(t, msg.Text, "can only be decided after signing in")
@@ -139,7 +139,7 @@ func TestHighRiskEmailAsksForSignIn(t *testing.T) {
 		assert.Equal(t, "/signin?next=%2Fapprovals%2F"+a.ID, r.header.Get("Location"))
 
 		// A link made for it anyway decides nothing without signing in.
-		token, err := s.store.CreateDecisionLink(context.Background(), a, s.ada.ID)
+		token, err := s.store.CreateDecisionLink(context.Background(), a.OrganizationID, a.ID, a.ExpiresAt, s.ada.ID)
 		require.NoError(t, err)
 		r = s.browser(t).get(paths.DecisionLink(a.ID, token))
 		assert.Equal(t, http.StatusSeeOther, r.status)
@@ -159,7 +159,7 @@ func TestForgedExpiredAndMisplacedLinksDecideNothing(t *testing.T) {
 		assert.Equal(t, http.StatusNotFound, r.status)
 		assert.Contains(t, r.body, "not valid")
 
-		token, err := s.store.CreateDecisionLink(ctx, a, s.ada.ID)
+		token, err := s.store.CreateDecisionLink(ctx, a.OrganizationID, a.ID, a.ExpiresAt, s.ada.ID)
 		require.NoError(t, err)
 		other := s.approval(t, "Other", models.RiskLow, time.Now().Add(time.Hour), s.ada.ID)
 		assert.Equal(t, http.StatusNotFound, b.get("/approvals/"+other.ID+"/link/"+token).status, "a link opens only its own request")
@@ -178,7 +178,7 @@ func TestForgedExpiredAndMisplacedLinksDecideNothing(t *testing.T) {
 		cy, err := s.store.CreateMember(ctx, s.org.ID, "cy@example.com", "", "")
 		require.NoError(t, err)
 		fresh := s.approval(t, "Fresh", models.RiskLow, time.Now().Add(time.Hour), cy.ID)
-		cyToken, err := s.store.CreateDecisionLink(ctx, fresh, cy.ID)
+		cyToken, err := s.store.CreateDecisionLink(ctx, fresh.OrganizationID, fresh.ID, fresh.ExpiresAt, cy.ID)
 		require.NoError(t, err)
 		inactive := false
 		testenv.ChangeMember(t, s.store, s.org.ID, cy.ID, func(m *models.Member) { m.Active = inactive })
@@ -201,7 +201,7 @@ func TestAGuestDecidesFromThePageAndTheAskerGetsTheAnswer(t *testing.T) {
 		require.NoError(t, err)
 		guest, _, err := s.store.CreateGuest(ctx, s.org.ID, "gail@partner.example", "Gail")
 		require.NoError(t, err)
-		a := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Share the report"}, ApproverIDs: []string{s.ada.ID, guest.ID}})
+		a := s.started(t, &approvals.Approval{RequestBase: models.RequestBase{Title: "Share the report"}, ApproverIDs: []string{s.ada.ID, guest.ID}})
 		s.mailTo(t, "gail@partner.example", "Approval needed: Share the report")
 
 		// Ada asks; the requester answers through the API's code path; Ada
@@ -211,7 +211,7 @@ func TestAGuestDecidesFromThePageAndTheAskerGetsTheAnswer(t *testing.T) {
 		page := ada.get("/approvals/" + a.ID)
 		r := ada.post("/approvals/"+a.ID+"/questions", url.Values{"csrf": {page.csrf(t)}, "question": {"Which report?"}, "submission": {"q1"}})
 		require.Equal(t, http.StatusSeeOther, r.status, r.body)
-		got, err := s.store.Approvals().Get(ctx, s.org.ID, a.ID)
+		got, err := approvals.Records(s.store).Get(ctx, s.org.ID, a.ID)
 		require.NoError(t, err)
 		require.Len(t, got.Questions.V, 1)
 		_, err = s.services.Approvals.Answer(ctx, s.org.ID, a.ID, "", models.Actor{ID: "key_test"},
@@ -229,14 +229,14 @@ func TestAGuestDecidesFromThePageAndTheAskerGetsTheAnswer(t *testing.T) {
 		require.Equal(t, http.StatusOK, page.status, page.body)
 		r = g.post("/approvals/"+a.ID+"/decision", url.Values{"csrf": {page.csrf(t)}, "decision": {"reject"}, "note": {"Not yet."}, "submission": {"g1"}})
 		require.Equal(t, http.StatusSeeOther, r.status, r.body)
-		got, err = s.store.Approvals().Get(ctx, s.org.ID, a.ID)
+		got, err = approvals.Records(s.store).Get(ctx, s.org.ID, a.ID)
 		require.NoError(t, err)
 		assert.Equal(t, "rejected", got.Status)
 		assert.Equal(t, "Gail", *got.DecidedBy)
 
 		// Once the organisation stops letting guests approve, the guest
 		// can no longer decide a request that already names them.
-		b := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Share the next report"}, ApproverIDs: []string{s.ada.ID, guest.ID}})
+		b := s.started(t, &approvals.Approval{RequestBase: models.RequestBase{Title: "Share the next report"}, ApproverIDs: []string{s.ada.ID, guest.ID}})
 		guestsMay = false
 		_, err = s.store.UpdateOrganization(ctx, s.org.ID, models.OrganizationChange{GuestsMayApprove: &guestsMay})
 		require.NoError(t, err)
@@ -244,7 +244,7 @@ func TestAGuestDecidesFromThePageAndTheAskerGetsTheAnswer(t *testing.T) {
 		r = g.post("/approvals/"+b.ID+"/decision", url.Values{"csrf": {page.csrf(t)}, "decision": {"approve"}, "submission": {"g2"}})
 		assert.Equal(t, http.StatusForbidden, r.status, r.body)
 		assert.Contains(t, r.body, "no longer lets guests approve")
-		got, err = s.store.Approvals().Get(ctx, s.org.ID, b.ID)
+		got, err = approvals.Records(s.store).Get(ctx, s.org.ID, b.ID)
 		require.NoError(t, err)
 		assert.Equal(t, "pending", got.Status)
 	})
@@ -260,7 +260,7 @@ func TestTheLinkPageHidesARestrictedFieldsCorrection(t *testing.T) {
 		ctx := context.Background()
 		bob, err := s.store.CreateMember(ctx, s.org.ID, "bob@example.com", "Bob", "")
 		require.NoError(t, err)
-		a := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Pay supplier"}, Risk: models.RiskLow,
+		a := s.started(t, &approvals.Approval{RequestBase: models.RequestBase{Title: "Pay supplier"}, Risk: models.RiskLow,
 			ApproverIDs: []string{s.ada.ID, bob.ID}, Input: models.RawJSON(`{"amount":120,"iban":"DE-OLD-IBAN"}`),
 			EditableFields: []string{"amount", "iban"}, RestrictedFields: []string{"iban"}})
 		link := decisionLink.FindString(s.mailTo(t, "bob@example.com", "Approval needed").Text)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/states"
 	"github.com/assent-hq/assent/internal/testenv"
@@ -30,8 +31,8 @@ func TestHistoryListsSettledRequests(t *testing.T) {
 		bob, err := s.store.CreateMember(ctx, s.org.ID, "bob@example.com", "Bob", "")
 		require.NoError(t, err)
 		// Each settles after the one before, at its transition.
-		settle := func(a *models.Approval, status string) {
-			testenv.Transition(t, s.store, s.store.Approvals(), s.org.ID, a.ID, 1, func(a *models.Approval) { a.Status = status })
+		settle := func(a *approvals.Approval, status string) {
+			testenv.Transition(t, s.store, approvals.Records(s.store), s.org.ID, a.ID, 1, func(a *approvals.Approval) { a.Status = status })
 		}
 		in := time.Now().Add(time.Hour)
 		approved := s.approval(t, "Refund order 42", models.RiskLow, in, s.ada.ID)
@@ -42,7 +43,7 @@ func TestHistoryListsSettledRequests(t *testing.T) {
 		notMine := s.approval(t, "Bob's only", models.RiskLow, in, bob.ID)
 		settle(notMine, "rejected")
 		made := s.approval(t, "Ada asked this", models.RiskLow, in, bob.ID)
-		testenv.Transition(t, s.store, s.store.Approvals(), s.org.ID, made.ID, 1, func(a *models.Approval) {
+		testenv.Transition(t, s.store, approvals.Records(s.store), s.org.ID, made.ID, 1, func(a *approvals.Approval) {
 			a.Status, a.Requester = "cancelled", s.ada.ID
 		})
 
@@ -50,7 +51,7 @@ func TestHistoryListsSettledRequests(t *testing.T) {
 		b.signIn(s, "ada@example.com")
 		all := b.get("/history")
 		require.Equal(t, http.StatusOK, all.status, all.body)
-		for _, a := range []*models.Approval{approved, expired, made} {
+		for _, a := range []*approvals.Approval{approved, expired, made} {
 			assert.Contains(t, all.body, `href="/approvals/`+a.ID+`"`)
 		}
 		assert.NotContains(t, all.body, "Still waiting", "pending requests are in the inbox")
@@ -119,7 +120,7 @@ func TestHistoryListsSettledRequestsForInformation(t *testing.T) {
 		// An approval settled between the two requests for information.
 		decided := s.approval(t, "Refund order 42", models.RiskLow, now.Add(time.Hour), s.ada.ID)
 		decidedAt, decidedBy := now.Add(-2*time.Hour), "Ada Lovelace"
-		testenv.Transition(t, s.store, s.store.Approvals(), s.org.ID, decided.ID, 1, func(a *models.Approval) {
+		testenv.Transition(t, s.store, approvals.Records(s.store), s.org.ID, decided.ID, 1, func(a *approvals.Approval) {
 			a.Status, a.DecidedBy, a.DecidedAt = states.Approved, &decidedBy, &decidedAt
 		})
 

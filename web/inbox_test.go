@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/questions"
 	"github.com/assent-hq/assent/internal/testenv"
@@ -31,7 +32,7 @@ func TestInboxSaysItsOrder(t *testing.T) {
 		high := s.approval(t, "High, newest", models.RiskHigh, now.Add(5*time.Hour), s.ada.ID)
 		b := s.browser(t)
 		b.signIn(s, "ada@example.com")
-		order := func(body string, as ...*models.Approval) []int {
+		order := func(body string, as ...*approvals.Approval) []int {
 			out := make([]int, len(as))
 			for i, a := range as {
 				out[i] = strings.Index(body, `href="/approvals/`+a.ID+`"`)
@@ -69,11 +70,11 @@ func TestInboxListsEachKindInItsSection(t *testing.T) {
 		s := newSite(t, db)
 		ctx := context.Background()
 		now := time.Now()
-		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: "Refund <big>",
+		a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: "Refund <big>",
 			ExpiresAt: now.Add(3 * time.Hour).UTC().Truncate(time.Second), Requester: "key_test", RequestedBy: "billing agent"},
 			Risk: models.RiskHigh, ApproverIDs: []string{s.ada.ID}, RequiredApprovals: 2,
 			Concerns: models.JSON[[]models.Concern]{V: []models.Concern{{Principle: "privacy", Rule: "no personal data", Concern: "a person's data"}}}}
-		_, err := requests.Insert(ctx, s.store, s.store.Approvals(), a, nil)
+		_, err := requests.Insert(ctx, s.store, approvals.Records(s.store), a, nil)
 		require.NoError(t, err)
 		qs, err := questions.Define([]questions.Input{{ID: "a", Prompt: "A", Kind: questions.Text}, {ID: "b", Prompt: "B", Kind: questions.Text}})
 		require.NoError(t, err)

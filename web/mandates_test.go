@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/delegations"
 	"github.com/assent-hq/assent/gate"
 	"github.com/assent-hq/assent/internal/scopes"
@@ -81,7 +82,7 @@ func (s *mandateSite) check(t *testing.T, input string) *gate.Result {
 }
 
 // raise is the approval a check of input raises.
-func (s *mandateSite) raise(t *testing.T, input string) *models.Approval {
+func (s *mandateSite) raise(t *testing.T, input string) *approvals.Approval {
 	t.Helper()
 	r := s.check(t, input)
 	require.NotNil(t, r.Approval, "the check asks a person")
@@ -153,7 +154,7 @@ func TestApprovalPageGrantsAMandate(t *testing.T) {
 			assert.Regexp(t, regexp.QuoteMeta(c.marked)+`[^>]*aria-invalid="true"`, r.body, "%v: the field is marked", c.fields)
 			assert.Contains(t, r.body, `id="mandate" name="mandate" value="yes" checked`, "still ticked")
 		}
-		got, err := s.store.Approvals().Get(ctx, s.org.ID, a.ID)
+		got, err := approvals.Records(s.store).Get(ctx, s.org.ID, a.ID)
 		require.NoError(t, err)
 		assert.Equal(t, "pending", got.Status, "a refused mandate decides nothing")
 		none, _, err := s.services.Gate.Mandates(ctx, (&models.Person{Organization: s.org, Member: s.bob}).Actor(), gate.MandateFilter{}, models.Page{Limit: 10})
@@ -177,7 +178,7 @@ func TestApprovalPageGrantsAMandate(t *testing.T) {
 		m := mandateAnchor.FindStringSubmatch(r.header.Get("Location"))
 		require.NotNil(t, m, r.header.Get("Location"))
 		id := m[1]
-		got, err = s.store.Approvals().Get(ctx, s.org.ID, a.ID)
+		got, err = approvals.Records(s.store).Get(ctx, s.org.ID, a.ID)
 		require.NoError(t, err)
 		assert.Equal(t, "approved", got.Status)
 		mandate, err := s.store.GetMandate(ctx, s.org.ID, id)
@@ -265,7 +266,7 @@ func TestApprovalPageGrantsAMandate(t *testing.T) {
 		r = ada.post("/approvals/"+high.ID+"/decision", grantForm(t, hp, nil))
 		assert.Equal(t, http.StatusForbidden, r.status)
 		assert.Equal(t, "A mandate cannot stand for this approval: its risk is high, above the medium a mandate of Ada Lovelace may cover.", problemOf(t, r))
-		got, err = s.store.Approvals().Get(ctx, s.org.ID, high.ID)
+		got, err = approvals.Records(s.store).Get(ctx, s.org.ID, high.ID)
 		require.NoError(t, err)
 		assert.Equal(t, "pending", got.Status)
 	})
@@ -286,7 +287,7 @@ func TestMandatesPageIsForMembers(t *testing.T) {
 		assert.Equal(t, http.StatusForbidden, r.status)
 		assert.Contains(t, r.body, "Mandates are for the organisation&#39;s members")
 
-		a := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Pay"}, ApproverIDs: []string{s.ada.ID}, Input: models.RawJSON(`{"amount":5}`)})
+		a := s.started(t, &approvals.Approval{RequestBase: models.RequestBase{Title: "Pay"}, ApproverIDs: []string{s.ada.ID}, Input: models.RawJSON(`{"amount":5}`)})
 		ada := s.browser(t)
 		ada.signIn(s, "ada@example.com")
 		p := ada.get("/approvals/" + a.ID)
@@ -361,7 +362,7 @@ func TestDelegateGrantsNoMandateFromThePage(t *testing.T) {
 		_, err = s.services.Delegations.Set(ctx, bobActor, delegations.SetInput{To: "ada@example.com",
 			Until: time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339)})
 		require.NoError(t, err)
-		raise := func() *models.Approval {
+		raise := func() *approvals.Approval {
 			r, err := s.services.Gate.Check(ctx, s.agent, &gate.CheckInput{Action: "ops.restart", Input: json.RawMessage(`{"service":"api"}`)}, nil)
 			require.NoError(t, err)
 			require.NotNil(t, r.Approval, "the check asks a person")
@@ -380,14 +381,14 @@ func TestDelegateGrantsNoMandateFromThePage(t *testing.T) {
 		r := ada.post("/approvals/"+a.ID+"/decision", grantForm(t, p, fields))
 		assert.Equal(t, http.StatusForbidden, r.status, r.body)
 		assert.Contains(t, problemOf(t, r), "Ada Lovelace is asked only in place of Bob, who is away")
-		got, err := s.store.Approvals().Get(ctx, s.org.ID, a.ID)
+		got, err := approvals.Records(s.store).Get(ctx, s.org.ID, a.ID)
 		require.NoError(t, err)
 		assert.Equal(t, "pending", got.Status, "a refused mandate decides nothing")
 
 		form := url.Values{"csrf": {p.csrf(t)}, "submission": {p.submission(t)}, "decision": {"approve"}}
 		r = ada.post("/approvals/"+a.ID+"/decision", form)
 		require.Equal(t, http.StatusSeeOther, r.status, r.body)
-		got, err = s.store.Approvals().Get(ctx, s.org.ID, a.ID)
+		got, err = approvals.Records(s.store).Get(ctx, s.org.ID, a.ID)
 		require.NoError(t, err)
 		assert.Equal(t, "approved", got.Status, "Ada decides it on Bob's behalf")
 		var granted int64

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/browsertest"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/paths"
@@ -130,7 +131,7 @@ func TestBrowserApprovalPageLayout(t *testing.T) {
 	db := testenv.OpenDB(t, "sqlite")
 	s := newSite(t, db)
 	ctx := context.Background()
-	a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: "Pay supplier 7",
+	a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: "Pay supplier 7",
 		ExpiresAt: time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second),
 		Requester: "key_test", RequestedBy: "billing agent",
 		Metadata: models.RawJSON(`{"ticket":"T-9","invoice":"INV-7"}`)}, Description: "Invoice 7 from Initech, due Friday.",
@@ -138,9 +139,9 @@ func TestBrowserApprovalPageLayout(t *testing.T) {
 		RequiredApprovals: 1,
 		Input:             models.RawJSON(`{"amount":120,"currency":"EUR"}`),
 	}
-	_, err := requests.Insert(ctx, s.store, s.store.Approvals(), a, nil)
+	_, err := requests.Insert(ctx, s.store, approvals.Records(s.store), a, nil)
 	require.NoError(t, err)
-	token, err := s.store.CreateDecisionLink(ctx, a, s.ada.ID)
+	token, err := s.store.CreateDecisionLink(ctx, a.OrganizationID, a.ID, a.ExpiresAt, s.ada.ID)
 	require.NoError(t, err)
 	shots := shotsDir(t)
 

@@ -15,6 +15,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/admin"
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/delegations"
 	"github.com/assent-hq/assent/internal/scopes"
 	"github.com/assent-hq/assent/internal/testenv"
@@ -94,7 +95,7 @@ func TestApprovalPageSaysOnWhoseBehalf(t *testing.T) {
 		ctx := context.Background()
 		_, err := s.store.CreateMember(ctx, s.org.ID, "bob@example.com", "Bob", "")
 		require.NoError(t, err)
-		a := s.started(t, &models.Approval{RequestBase: models.RequestBase{Title: "Pay"}, ApproverIDs: []string{s.ada.ID}})
+		a := s.started(t, &approvals.Approval{RequestBase: models.RequestBase{Title: "Pay"}, ApproverIDs: []string{s.ada.ID}})
 		ada := s.browser(t)
 		csrf := ada.signIn(s, "ada@example.com")
 		r := ada.post("/settings/delegation", url.Values{"csrf": {csrf}, "to": {"bob@example.com"}, "until": {"2099-01-01T00:00"}})

@@ -22,6 +22,7 @@ import (
 	"github.com/assent-hq/assent/accounts"
 	"github.com/assent-hq/assent/api"
 	"github.com/assent-hq/assent/app"
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/testenv"
 	"github.com/assent-hq/assent/models"
@@ -92,12 +93,12 @@ func serveSite(t *testing.T, serve func(http.Handler) *httptest.Server, store *m
 
 // approval stores a pending request; the inbox reads rows, so no workflow
 // is needed.
-func (s *site) approval(t *testing.T, title, risk string, expiresAt time.Time, approvers ...string) *models.Approval {
+func (s *site) approval(t *testing.T, title, risk string, expiresAt time.Time, approvers ...string) *approvals.Approval {
 	t.Helper()
-	a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: title,
+	a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: s.org.ID, Title: title,
 		ExpiresAt: expiresAt.UTC().Truncate(time.Second), Requester: "key_test", RequestedBy: "billing agent"}, Risk: risk, ApproverIDs: approvers,
 		RequiredApprovals: 1}
-	_, err := requests.Insert(context.Background(), s.store, s.store.Approvals(), a, nil)
+	_, err := requests.Insert(context.Background(), s.store, approvals.Records(s.store), a, nil)
 	require.NoError(t, err)
 	return a
 }
@@ -224,7 +225,7 @@ func TestSignInFlowEndToEnd(t *testing.T) {
 		critical := s.approval(t, "Delete backups", models.RiskCritical, later, s.ada.ID, other.ID)
 		notMine := s.approval(t, "Not for Ada", models.RiskHigh, soon, other.ID)
 		decided := s.approval(t, "Already decided", models.RiskHigh, soon, s.ada.ID)
-		testenv.Transition(t, s.store, s.store.Approvals(), s.org.ID, decided.ID, 1, func(a *models.Approval) { a.Status = "approved" })
+		testenv.Transition(t, s.store, approvals.Records(s.store), s.org.ID, decided.ID, 1, func(a *approvals.Approval) { a.Status = "approved" })
 
 		b := s.browser(t)
 		r := b.get("/inbox")

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/internal/apperr"
 	"github.com/assent-hq/assent/internal/events"
 	"github.com/assent-hq/assent/internal/ids"
@@ -75,9 +76,9 @@ func TestOutboxDecidesWhoReceivesAnEvent(t *testing.T) {
 		off := e.endpoint("https://off.example/hook")
 		require.NoError(t, db.Model(&models.WebhookEndpoint{}).Where("id = ?", off.ID).Update("switched_off_at", time.Now()).Error)
 		callback := "https://agent.example/callback"
-		a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: e.org.ID, Title: "Pay", CallbackURL: &callback,
+		a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: e.org.ID, Title: "Pay", CallbackURL: &callback,
 			ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "agent"}, Risk: models.RiskLow, RequiredApprovals: 1}
-		_, err := requests.Insert(ctx, e.store, e.store.Approvals(), a, nil)
+		_, err := requests.Insert(ctx, e.store, approvals.Records(e.store), a, nil)
 		require.NoError(t, err)
 
 		requested := e.event(events.ApprovalRequested, "approval", a.ID)
@@ -93,9 +94,9 @@ func TestOutboxDecidesWhoReceivesAnEvent(t *testing.T) {
 		assert.ElementsMatch(t, []string{"webhook " + all.ID, "webhook " + approved.ID, "callback"}, keys(e.dispatch()))
 
 		// A request without a callback.
-		b := &models.Approval{RequestBase: models.RequestBase{OrganizationID: e.org.ID, Title: "Ship",
+		b := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: e.org.ID, Title: "Ship",
 			ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "agent"}, Risk: models.RiskLow, RequiredApprovals: 1}
-		_, err = requests.Insert(ctx, e.store, e.store.Approvals(), b, nil)
+		_, err = requests.Insert(ctx, e.store, approvals.Records(e.store), b, nil)
 		require.NoError(t, err)
 		e.event(events.ApprovalApproved, "approval", b.ID)
 		assert.ElementsMatch(t, []string{"webhook " + all.ID, "webhook " + approved.ID}, keys(e.dispatch()))

@@ -45,7 +45,7 @@ func TestVersionedWorkersTakeOverPendingRequests(t *testing.T) {
 	}
 	svc := approvals.New(approvals.Deps{Store: store, Temporal: c, Logger: quiet})
 	o := testenv.NewPeople(t, store, "agent")
-	create := func() *models.Approval {
+	create := func() *approvals.Approval {
 		a, err := svc.Create(ctx, o.Agent, &approvals.CreateInput{Fields: requests.Fields{Title: "Refund"}, Approvers: []string{"bob@example.com"}}, nil)
 		require.NoError(t, err)
 		require.Eventually(t, func() bool {

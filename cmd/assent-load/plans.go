@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/assent-hq/assent/approvals"
 	"github.com/assent-hq/assent/collections"
 	"github.com/assent-hq/assent/internal/secretkey"
 	"github.com/assent-hq/assent/internal/states"
@@ -55,7 +56,7 @@ func (l *load) plans(ctx context.Context) (map[string]string, error) {
 			return err
 		}},
 		{"reconciler: approvals whose workflow never ran", func(c context.Context) error {
-			_, err := s.Approvals().Unowned(c, models.Now().Add(-time.Minute), 50)
+			_, err := approvals.Records(s).Unowned(c, models.Now().Add(-time.Minute), 50)
 			return err
 		}},
 		{"reconciler: collections whose workflow never ran", func(c context.Context) error {
@@ -64,7 +65,7 @@ func (l *load) plans(ctx context.Context) (map[string]string, error) {
 		}},
 		{"metrics: open and overdue requests", func(c context.Context) error { _, err := s.Readings(c); return err }},
 		{"inbox: the hot person's approvals, a page", func(c context.Context) error {
-			_, _, err := s.Approvals().List(c, l.st.Org, "", models.ApprovalFilter{RequestFilter: models.RequestFilter{Status: "pending"}, WaitingOn: hotID}, page)
+			_, _, err := approvals.Records(s).List(c, l.st.Org, "", approvals.Filter{RequestFilter: models.RequestFilter{Status: "pending"}, WaitingOn: hotID}, page)
 			return err
 		}},
 		{"inbox: the hot person's collections", func(c context.Context) error {
@@ -72,7 +73,7 @@ func (l *load) plans(ctx context.Context) (map[string]string, error) {
 			return err
 		}},
 		{"inbox of every kind: the hot person's newest waiting approval ids", func(c context.Context) error {
-			_, err := s.Approvals().WaitingKeys(c, l.st.Org, hotID, models.Newest, 50)
+			_, err := approvals.Records(s).WaitingKeys(c, l.st.Org, hotID, models.Newest, 50)
 			return err
 		}},
 		{"inbox: the hot person's newest collections (the inbox of every kind)", func(c context.Context) error {
@@ -80,14 +81,14 @@ func (l *load) plans(ctx context.Context) (map[string]string, error) {
 			return err
 		}},
 		{"inbox page: the hot person's approvals needing attention first, and counts", func(c context.Context) error {
-			if _, err := s.Approvals().Waiting(c, l.st.Org, hotID, models.Attention, 50); err != nil {
+			if _, err := approvals.Records(s).Waiting(c, l.st.Org, hotID, models.Attention, 50); err != nil {
 				return err
 			}
-			_, err := s.Approvals().Counts(c, l.st.Org, hotID, models.Now().Add(24*time.Hour))
+			_, err := approvals.Records(s).Counts(c, l.st.Org, hotID, models.Now().Add(24*time.Hour))
 			return err
 		}},
 		{"list: pending approvals", func(c context.Context) error {
-			_, _, err := s.Approvals().List(c, l.st.Org, "", models.RequestFilter{Status: "pending"}, page)
+			_, _, err := approvals.Records(s).List(c, l.st.Org, "", models.RequestFilter{Status: "pending"}, page)
 			return err
 		}},
 		{"list: collections", func(c context.Context) error {

@@ -55,16 +55,16 @@ func TestAdminGuestRemove(t *testing.T) {
 			require.NoError(t, err)
 			gus, _, err := store.CreateGuest(ctx, org.ID, "gus@partner.example", "")
 			require.NoError(t, err)
-			a := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Share",
+			a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Share",
 				ExpiresAt: time.Now().Add(time.Hour).UTC().Truncate(time.Second),
 				Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskMedium, ApproverIDs: []string{gus.ID},
 				RequiredApprovals: 1,
 			}
-			_, err = requests.Insert(ctx, store, store.Approvals(), a, nil)
+			_, err = requests.Insert(ctx, store, approvals.Records(store), a, nil)
 			require.NoError(t, err)
 			require.NoError(t, app.Build(app.Deps{Store: store, Temporal: tc}).Approvals.Start(ctx, a))
 			require.Eventually(t, func() bool {
-				got, err := store.Approvals().Get(ctx, org.ID, a.ID)
+				got, err := approvals.Records(store).Get(ctx, org.ID, a.ID)
 				return err == nil && got.Seq > 0
 			}, 15*time.Second, 20*time.Millisecond)
 
@@ -96,7 +96,7 @@ func TestAdminGuestRemove(t *testing.T) {
 			assert.Equal(t, gus.ID, removed.ID)
 			assert.True(t, removed.Removed)
 
-			got, err := store.Approvals().Get(ctx, org.ID, a.ID)
+			got, err := approvals.Records(store).Get(ctx, org.ID, a.ID)
 			require.NoError(t, err)
 			assert.Equal(t, models.StringList{ada.ID}, got.ApproverIDs)
 			var last models.AuditEntry
@@ -248,10 +248,10 @@ func testAdminEditsTeamsAndGuests(t *testing.T, kind string) {
 	require.NoError(t, err)
 	gus, _, err := store.CreateGuest(ctx, org.ID, "gus@partner.example", "Gus")
 	require.NoError(t, err)
-	earlier := &models.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
+	earlier := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
 		ExpiresAt: time.Now().Add(time.Hour).UTC(), Requester: "key_test", RequestedBy: "agent"}, Risk: models.RiskLow, ApproverIDs: []string{ada.ID, gus.ID},
 		RequiredApprovals: 1}
-	_, err = requests.Insert(ctx, store, store.Approvals(), earlier, nil)
+	_, err = requests.Insert(ctx, store, approvals.Records(store), earlier, nil)
 	require.NoError(t, err)
 
 	run := func(args ...string) (string, error) {
@@ -318,7 +318,7 @@ func testAdminEditsTeamsAndGuests(t *testing.T, kind string) {
 	require.NoError(t, err)
 	assert.Empty(t, teams)
 
-	kept, err := store.Approvals().Get(ctx, org.ID, earlier.ID)
+	kept, err := approvals.Records(store).Get(ctx, org.ID, earlier.ID)
 	require.NoError(t, err)
 	assert.Equal(t, models.StringList{ada.ID, gus.ID}, kept.ApproverIDs, "a request made earlier is unchanged")
 }
