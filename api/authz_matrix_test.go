@@ -757,7 +757,15 @@ func (e *authzEnv) call(t *testing.T, row authzRow, p string, tg target, idem st
 		path = strings.ReplaceAll(path, k, v)
 	}
 	path = routeParam.ReplaceAllLiteralString(path, tg.id)
-	return e.do(t, row.method, path, key, tg.body, headers)
+	r := e.do(t, row.method, path, key, tg.body, headers)
+	// A 503 is the server's "nothing was done, try again" (the in-process
+	// Temporal server can be slower than StartTimeout under load), never
+	// a cell's answer: sent again, as a client does.
+	for try := 0; try < 3 && r.status == http.StatusServiceUnavailable; try++ {
+		t.Logf("%s %s answered 503, sent again: %s", row.method, path, r.body)
+		r = e.do(t, row.method, path, key, tg.body, headers)
+	}
+	return r
 }
 
 func mergeHeaders(a, b map[string]string) map[string]string {

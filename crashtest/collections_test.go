@@ -50,7 +50,7 @@ func (l *load) createCollection(rng *rand.Rand, people []person) {
 	if rng.IntN(100) < 30 {
 		body["callbackUrl"] = l.receiver + "/callback"
 	}
-	l.createRequest(opCreateCollection, "/api/v1/collections", key, body, func(id string) {
+	l.createRequest(opCreateCollection, "/api/v1/collections", key, body, func(id string, _ []byte) {
 		l.asked = append(l.asked, &asked{id: id, respondents: ids})
 	})
 }

@@ -219,8 +219,8 @@ func (l *load) newKey(kind string) string { return fmt.Sprintf("%s-%d", kind, l.
 
 // createRequest sends the agent's create of a request of the kind kind at path
 // under Idempotency-Key key, and, once the answer is acknowledged, hands
-// keep (under the load's lock) the id of what it made.
-func (l *load) createRequest(kind, path, key string, body map[string]any, keep func(id string)) {
+// keep (under the load's lock) the id of what it made and the answer.
+func (l *load) createRequest(kind, path, key string, body map[string]any, keep func(id string, answer []byte)) {
 	b, _ := json.Marshal(body)
 	o := &op{kind: kind, path: path, token: l.svc.keys().AgentKey, key: key, body: string(b)}
 	l.send(o)
@@ -230,7 +230,7 @@ func (l *load) createRequest(kind, path, key string, body map[string]any, keep f
 	if id := idOf(o.respBody); id != "" {
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		keep(id)
+		keep(id, o.respBody)
 	}
 }
 

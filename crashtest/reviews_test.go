@@ -55,9 +55,30 @@ func (l *load) createReview(rng *rand.Rand, people []person) {
 	if rng.IntN(100) < 40 {
 		body["callbackUrl"] = l.receiver + "/callback"
 	}
-	l.createRequest(opCreateReview, "/api/v1/reviews", key, body, func(id string) {
-		l.reviewed = append(l.reviewed, &reviewed{id: id, reviewers: ids})
+	l.createRequest(opCreateReview, "/api/v1/reviews", key, body, func(id string, answer []byte) {
+		l.reviewed = append(l.reviewed, &reviewed{id: id, reviewers: askedOf(answer, people, ids)})
 	})
+}
+
+// askedOf are the load's people a review's answer says it asks, where it
+// says: someone away is replaced by who stands in for them, and a verdict
+// by the one replaced would only be refused. Else named, the ids asked for.
+func askedOf(answer []byte, people []person, named []string) []string {
+	var got struct {
+		ResolvedReviewers []struct{ ID string } `json:"resolvedReviewers"`
+	}
+	var out []string
+	if json.Unmarshal(answer, &got) == nil {
+		for _, p := range got.ResolvedReviewers {
+			if personOf(people, p.ID).id != "" {
+				out = append(out, p.ID)
+			}
+		}
+	}
+	if len(out) == 0 {
+		return named
+	}
+	return out
 }
 
 // pickReview returns a recent review, most likely one still open: one in
