@@ -41,14 +41,14 @@ func (s *Service) OpenLink(ctx context.Context, id, token string) (opened *Opene
 		return nil, "", ErrDecisionLinkInvalid
 	}
 	link, err := s.store.OpenDecisionLink(ctx, id, token)
+	var a *Approval
+	if err == nil {
+		a, err = Records(s.store).Get(ctx, link.Link.OrganizationID, link.Link.ApprovalID)
+	}
 	switch {
 	case apperr.Is(err, apperr.NotFound):
 		return nil, "", ErrDecisionLinkInvalid
 	case err != nil:
-		return nil, "", err
-	}
-	a, err := Records(s.store).Get(ctx, link.Link.OrganizationID, link.Link.ApprovalID)
-	if err != nil {
 		return nil, "", err
 	}
 	opened = &OpenedLink{OpenedDecisionLink: link, Approval: a}
