@@ -8703,7 +8703,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelope"];
                 };
             };
-            409: components["responses"]["Conflict"];
+            409: components["responses"]["ConflictOnCreate"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
@@ -9426,14 +9426,16 @@ export interface operations {
              * @description The token already has its receipt (`receipt_exists`, naming
              *     `decisionToken`; `receipt` is the first's id and times only), or
              *     the input is not the one approved (`input_mismatch`, naming
-             *     `input`; `receipt` is this one, recorded as a mismatch).
+             *     `input`; `receipt` is this one, recorded as a mismatch), or the
+             *     Idempotency-Key's first attempt still runs
+             *     (`idempotency_in_progress`, no `receipt`).
              */
             409: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["ReceiptExists"] | components["schemas"]["ReceiptConflict"];
+                    "application/json": components["schemas"]["ReceiptExists"] | components["schemas"]["ReceiptConflict"] | components["schemas"]["ErrorEnvelope"];
                 };
             };
             /** @description The body is larger than 1 MiB (`payload_too_large`), or `result` is larger than 64 KB (`content_too_large`, naming `result`). */
