@@ -172,12 +172,18 @@ func (f *fixture) sendAsClient(t *testing.T, path, key, body, idem string) respo
 	t.Helper()
 	header := map[string]string{"Idempotency-Key": idem}
 	r := f.do(t, http.MethodPost, path, key, body, header)
-	for try := 0; try < 3 && (r.status == http.StatusServiceUnavailable ||
-		r.status == http.StatusConflict && errField(r, "code") == "idempotency_in_progress"); try++ {
+	for try := 0; try < 3 && toldToRetry(r); try++ {
 		t.Logf("%s answered %d, sent again: %s", path, r.status, r.body)
 		r = f.do(t, http.MethodPost, path, key, body, header)
 	}
 	return r
+}
+
+// toldToRetry says whether r asks its client to send the request again:
+// a 503, or a 409 idempotency_in_progress.
+func toldToRetry(r response) bool {
+	return r.status == http.StatusServiceUnavailable ||
+		r.status == http.StatusConflict && errField(r, "code") == "idempotency_in_progress"
 }
 
 func errField(r response, name string) string {

@@ -759,10 +759,11 @@ func (e *authzEnv) call(t *testing.T, row authzRow, p string, tg target, idem st
 	path = routeParam.ReplaceAllLiteralString(path, tg.id)
 	r := e.do(t, row.method, path, key, tg.body, headers)
 	// A 503 is the server's "nothing was done, try again" (the in-process
-	// Temporal server can be slower than StartTimeout under load), never
-	// a cell's answer: sent again, as a client does.
-	for try := 0; try < 3 && r.status == http.StatusServiceUnavailable; try++ {
-		t.Logf("%s %s answered 503, sent again: %s", row.method, path, r.body)
+	// Temporal server can be slower than StartTimeout under load), and a
+	// 409 idempotency_in_progress "the key's other attempt still runs":
+	// never a cell's answer, each is sent again, as a client does.
+	for try := 0; try < 3 && toldToRetry(r); try++ {
+		t.Logf("%s %s answered %d, sent again: %s", row.method, path, r.status, r.body)
 		r = e.do(t, row.method, path, key, tg.body, headers)
 	}
 	return r
@@ -869,7 +870,8 @@ func (e *authzEnv) checkIdempotency(t *testing.T, row authzRow, want map[string]
 	}
 
 	// Sent twice at once, a key runs once: the second attempt waits for
-	// the first's outcome and is answered with it.
+	// the first's outcome and is answered with it (or, when the first runs
+	// longer than it waits, is told to try again, and then is).
 	tg := e.fresh(t, row)
 	key := "twice-at-once-" + e.unique()
 	var twice [2]response
