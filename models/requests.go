@@ -70,18 +70,19 @@ type RequestHead struct {
 // when it needs them.
 type RequestRecord[T any] interface {
 	*T
+	// RequestHead points into the record at what every kind holds.
 	RequestHead() RequestHead
-	// kind is the kind's names and table, the same for every record of it
+	// RequestKind is the kind's names and table, the same for every record of it
 	// (called on a nil record too).
 	RequestKind() *RequestKind
-	// dueAt is when the record wants its people to act by, the inbox's
+	// RequestDue is when the record wants its people to act by, the inbox's
 	// order.
 	RequestDue() time.Time
-	// acted reports whether personID has done what the record asks of
+	// ActedBy reports whether personID has done what the record asks of
 	// them (a reply, a verdict), which takes it out of their inbox before
 	// it settles.
 	ActedBy(personID string) bool
-	// settled is when a settled record settled, when it keeps that time
+	// SettledWhen is when a settled record settled, when it keeps that time
 	// (nil: at its last write), and who settled it by their act, if one
 	// did.
 	SettledWhen() (at *time.Time, by *string)
@@ -94,7 +95,7 @@ type (
 	rated interface{ RiskLevel() string }
 	// prepared fills in what a new record starts with.
 	prepared interface{ PrepareNew() }
-	// namesAsked is a kind whose read shows the people asked (askedRefs):
+	// namesAsked is a kind whose read shows the people asked (AskedPeople):
 	// those a workflow added later (a delegate) are completed from the
 	// directory when who is asked changes.
 	namesAsked interface{ AskedPeople() *JSON[[]PersonRef] }
@@ -205,19 +206,15 @@ type Requests[T any, P RequestRecord[T]] struct {
 	k *RequestKind
 }
 
-func requestsOf[T any, P RequestRecord[T]](s *core) Requests[T, P] {
-	return Requests[T, P]{s, P(nil).RequestKind()}
-}
-
 // RequestsHost is a store that keeps requests: *Store and *RequestStore.
 type RequestsHost interface{ requestsCore() *core }
 
 func (s *RequestStore) requestsCore() *core { return s.core }
 
-// RecordsOf are the records of the kind whose record is T in s, for a kind
-// whose record lives in its own package.
+// RecordsOf are the records in s of the kind whose record is T (each
+// kind's Records).
 func RecordsOf[T any, P RequestRecord[T]](s RequestsHost) Requests[T, P] {
-	return requestsOf[T, P](s.requestsCore())
+	return Requests[T, P]{s.requestsCore(), P(nil).RequestKind()}
 }
 
 // Base is the record's columns every kind shares.
@@ -257,7 +254,7 @@ func (r Requests[T, P]) Insert(ctx context.Context, rec *T) error {
 }
 
 // RequestFilter narrows a list of one kind's requests by what every kind
-// has; a kind's own filter embeds it (ApprovalFilter, ReviewFilter).
+// has; a kind's own filter embeds it (approvals.Filter, reviews.Filter).
 type RequestFilter struct {
 	Status string
 	// ExternalID finds the caller's own requests made with it

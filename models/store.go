@@ -115,10 +115,9 @@ type DirectoryStore struct{ *core }
 type SessionStore struct{ *core }
 
 // RequestStore keeps the requests of every kind: each kind's shared paths
-// as Requests (requests.go), reached through Approvals, Collections and
-// Reviews, and each kind's own lists and inboxes (approvals.go,
-// collections.go with the drafts, reviews.go), decision links and notices
-// (decision_links.go), and a person's history across the kinds
+// as Requests (requests.go), reached through each kind's Records
+// (RecordsOf), a respondent's drafts (drafts.go), decision links and
+// notices (decision_links.go), and a person's history across the kinds
 // (history.go).
 type RequestStore struct{ *core }
 

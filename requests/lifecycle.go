@@ -280,8 +280,8 @@ func (r *Records[T]) workflowError(ctx context.Context, h Head, err error) error
 // workflow service.
 var errNoTemporal = apperr.New(apperr.Unavailable, "requests cannot be changed here: no workflow service is configured")
 
-// Table is one kind's records on the shared paths: models.Store's
-// Approvals(), Collections() and Reviews().
+// Table is one kind's records on the shared paths: its Records
+// (models.Requests).
 type Table[T any] interface {
 	Rows[T]
 	Creatable[T]
