@@ -225,6 +225,14 @@ func TestCreateApprovalDefaultsAndResolution(t *testing.T) {
 		got := s.do(t, "GET", "/api/v1/approvals/"+a["id"].(string), s.agentKey, "", nil)
 		require.Equal(t, 200, got.status)
 		assert.NotContains(t, got.decoded, "callbackSecret", "the secret is shown once")
+		// The create answers with the record it wrote, as a read shows it
+		// (but for the secret, and the time the first step was written).
+		for field, v := range got.decoded {
+			if field != "updatedAt" {
+				assert.Equal(t, v, a[field], "the create's %s is the read's", field)
+			}
+		}
+		assert.Len(t, a, len(got.decoded)+1, "the create adds only the callback secret")
 		assert.Contains(t, string(got.body), `"metadata":{"b":2,"a":[1,2]}`, "metadata returned unchanged")
 		assert.Contains(t, string(got.body), `"input":{"amount":9007199254740992.00}`, "input returned unchanged: 2^53 is taken, spelt as sent")
 

@@ -38,14 +38,14 @@ type Activities struct {
 // The transition to approved signs the approval's decision token and
 // keeps it on the record, so its read, its event and its callback carry the
 // same token.
-func (a *Activities) PersistApproval(ctx context.Context, t Transition) error {
+func (a *Activities) PersistApproval(ctx context.Context, t Transition) (workflows.Persisted, error) {
 	var sign func(*Approval) error
 	// Without its public base URL the instance cannot name itself as the
 	// tokens' issuer: it issues none rather than hold the approval up.
 	if t.State.Status == states.Approved && a.BaseURL != "" {
 		var err error
 		if sign, err = a.decisionToken(ctx, t.OrganizationID); err != nil {
-			return err
+			return workflows.Persisted{}, err
 		}
 	}
 	return requests.PersistTransition(ctx, a.Store, Records(a.Store), t, func(rec *Approval, t *Transition) error {
@@ -54,7 +54,10 @@ func (a *Activities) PersistApproval(ctx context.Context, t Transition) error {
 			return sign(rec)
 		}
 		return nil
-	}, func(rec *Approval) any { return NewWire(rec, a.BaseURL) })
+	}, func(rec *Approval) any { return NewWire(rec, a.BaseURL) },
+		func(ctx context.Context, rec *Approval) error {
+			return askApprovers(ctx, a.ActivityEnv, rec, false, nil)
+		})
 }
 
 // decisionToken returns what sets an approved approval's decision token,
@@ -147,7 +150,9 @@ func fill(rec *Approval, t *Transition) {
 		}
 	}
 	rec.ApproverVia.V = delegatesVia(rec.ApproverVia.V, s.OnBehalfOf)
-	if s.ApprovedInput != nil {
+	// Set only once approved: a state that came through Temporal carries a
+	// nil ApprovedInput as the JSON text null.
+	if s.ApprovedInput != nil && string(s.ApprovedInput) != "null" {
 		rec.ApprovedInput = models.RawJSON(s.ApprovedInput)
 		rec.Changes.V = make([]models.Change, len(s.Changes))
 		for i, c := range s.Changes {

@@ -40,8 +40,10 @@ func TestPersistApprovalSignsTheDecision(t *testing.T) {
 				Event: "approval.approved", ActorID: "mem_1", ActorName: "Ada", At: at,
 				State: approvals.State{Status: states.Approved, ApproverIDs: []string{"mem_1"}, ApprovedBy: []string{"mem_1"},
 					DecidedByID: "mem_1", DecidedByName: "Ada", DecidedAt: &at, ApprovedInput: json.RawMessage(approvedInput), ApprovalsSoFar: 1}}
-			require.NoError(t, acts.PersistApproval(ctx, transition))
-			require.NoError(t, acts.PersistApproval(ctx, transition), "a retry")
+			_, err = acts.PersistApproval(ctx, transition)
+			require.NoError(t, err)
+			_, err = acts.PersistApproval(ctx, transition)
+			require.NoError(t, err, "a retry")
 			got, err := approvals.Records(store).Get(ctx, org.ID, a.ID)
 			require.NoError(t, err)
 			assert.Equal(t, states.Approved, got.Status)
@@ -77,7 +79,7 @@ func TestPersistOfAMissingRecordIsNotRetried(t *testing.T) {
 		org, err := store.CreateOrganization(context.Background(), "Acme", "")
 		require.NoError(t, err)
 		acts := &approvals.Activities{ActivityEnv: requests.ActivityEnv{Store: store}}
-		err = acts.PersistApproval(context.Background(), approvals.Transition{RequestID: "apr_01m8cpw1kg3vd6698yahdjwkgq",
+		_, err = acts.PersistApproval(context.Background(), approvals.Transition{RequestID: "apr_01m8cpw1kg3vd6698yahdjwkgq",
 			OrganizationID: org.ID, Seq: 1, Action: workflows.ActionCreated, At: time.Now().UTC(),
 			State: approvals.State{Status: states.Pending}})
 		var app *temporal.ApplicationError

@@ -41,10 +41,18 @@ type approverMail struct {
 // decided when it was due) less whoever approved since, each once.
 // Nothing is sent once the approval is no longer pending.
 func emailApprovers(ctx context.Context, env requests.ActivityEnv, orgID, approvalID string, reminder bool, personIDs []string) error {
-	n := env.Notify
 	a, err := Records(env.Store).Get(ctx, orgID, approvalID)
-	if err != nil || a.Status != states.Pending {
+	if err != nil {
 		return err
+	}
+	return askApprovers(ctx, env, a, reminder, personIDs)
+}
+
+// askApprovers is emailApprovers of a as read.
+func askApprovers(ctx context.Context, env requests.ActivityEnv, a *Approval, reminder bool, personIDs []string) error {
+	n := env.Notify
+	if a.Status != states.Pending {
+		return nil
 	}
 	ids := a.ApproverIDs
 	if reminder {

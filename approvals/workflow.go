@@ -109,11 +109,12 @@ func (a *approval) run(ctx workflow.Context) (State, error) {
 	createdAt := workflow.Now(ctx)
 	a.PersistLocally(workflow.GetVersion(ctx, persistChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion)
 	screened := a.screen(ctx)
-	if err := a.Persist(ctx, Transition{Action: workflows.ActionCreated, Event: events.ApprovalRequested, Detail: screened}); err != nil {
+	emailed, err := a.PersistCreated(ctx, Transition{Action: workflows.ActionCreated, Event: events.ApprovalRequested, Detail: screened})
+	if err != nil {
 		return a.State, err
 	}
 	a.SendEmails(workflow.GetVersion(ctx, emailChange, workflow.DefaultVersion, 1) >= 1)
-	a.Started(ctx)
+	a.Started(ctx, emailed)
 	var timers []workflows.Timer
 	if workflow.GetVersion(ctx, timersChange, workflow.DefaultVersion, 1) >= 1 {
 		timers = a.timers(createdAt)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/workflows"
 )
 
 // Activities are a collection's activities, which the worker registers by
@@ -17,9 +18,12 @@ var Worker = requests.Worker{WorkflowType: WorkflowType, Workflow: Workflow,
 
 // PersistCollection writes one collection transition
 // (requests.PersistTransition).
-func (a *Activities) PersistCollection(ctx context.Context, t Transition) error {
+func (a *Activities) PersistCollection(ctx context.Context, t Transition) (workflows.Persisted, error) {
 	return requests.PersistTransition(ctx, a.Store, Records(a.Store), t, fill,
-		func(rec *Collection) any { return NewWire(rec, a.BaseURL) })
+		func(rec *Collection) any { return NewWire(rec, a.BaseURL) },
+		func(ctx context.Context, rec *Collection) error {
+			return askRespondents(ctx, a.ActivityEnv, rec, false, nil)
+		})
 }
 
 // EmailRespondents emails the collection's respondents its page, or the

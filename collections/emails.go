@@ -31,10 +31,18 @@ type respondentMail struct {
 // replied when it was due). Each person gets each email once; nothing is
 // sent once the collection is no longer open.
 func emailRespondents(ctx context.Context, env requests.ActivityEnv, orgID, collectionID string, reminder bool, personIDs []string) error {
-	n := env.Notify
 	c, err := Records(env.Store).Get(ctx, orgID, collectionID)
-	if err != nil || c.Status != states.Open {
+	if err != nil {
 		return err
+	}
+	return askRespondents(ctx, env, c, reminder, personIDs)
+}
+
+// askRespondents is emailRespondents of c as read.
+func askRespondents(ctx context.Context, env requests.ActivityEnv, c *Collection, reminder bool, personIDs []string) error {
+	n := env.Notify
+	if c.Status != states.Open {
+		return nil
 	}
 	ids := c.RespondentIDs
 	if reminder {

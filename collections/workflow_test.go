@@ -2,6 +2,7 @@ package collections_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -270,4 +271,26 @@ func TestCollectionUpdatesForAnotherRequestAreRefused(t *testing.T) {
 	assert.Equal(t, states.Expired, s.Status)
 	assert.Empty(t, s.Replies)
 	assert.Len(t, s.RespondentIDs, 3)
+}
+
+func TestCreatedWriteEmailsTheRespondents(t *testing.T) {
+	for _, reached := range []bool{true, false} {
+		t.Run(fmt.Sprintf("reached everyone=%v", reached), func(t *testing.T) {
+			h := newCollectionHarness(t)
+			h.EmailedOnPersist = reached
+			h.Update(time.Minute, "cancel", workflows.UpdateCancel, workflows.CancelRequest{ActorID: "key_1"})
+			h.run(collectionInput(t))
+
+			require.NotEmpty(t, h.Transitions)
+			assert.True(t, h.Transitions[0].AskByEmail, "the created write emails the respondents")
+			for _, tr := range h.Transitions[1:] {
+				assert.False(t, tr.AskByEmail, "only the created write emails")
+			}
+			if reached {
+				assert.Empty(t, h.emails, "no email activity once the write reached everyone")
+			} else {
+				assert.Len(t, h.emails, 1, "the email activity sends what the write did not")
+			}
+		})
+	}
 }

@@ -355,6 +355,11 @@ func (r Requests[T, P]) Get(ctx context.Context, orgID, id string) (*T, error) {
 	return rec, r.loaded(db, orgID, rec)
 }
 
+// Load completes rec, a record in hand, as Get does.
+func (r Requests[T, P]) Load(ctx context.Context, rec *T) error {
+	return r.loaded(r.s.db.WithContext(ctx), P(rec).RequestHead().organizationID, rec)
+}
+
 func (r Requests[T, P]) loaded(db *gorm.DB, orgID string, recs ...*T) error {
 	return loadAll[T, P](db, orgID, recs)
 }

@@ -97,7 +97,9 @@ func (n *Notifier) Once(ctx context.Context, orgID, id string, build func() (Dra
 		}
 		return err
 	}
-	return n.Store.RecordNotice(ctx, orgID, id)
+	// Sent: recorded even when the attempt's time has run out, so that
+	// no retry sends it again.
+	return n.Store.RecordNotice(context.WithoutCancel(ctx), orgID, id)
 }
 
 func (n *Notifier) logger() *slog.Logger {

@@ -3,6 +3,7 @@ package requests_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
@@ -18,18 +19,25 @@ import (
 	"github.com/assent-hq/assent/requests"
 )
 
+// pendingApproval is an organisation's approval, inserted as a create
+// writes it, in a store over db.
+func pendingApproval(t *testing.T, db *gorm.DB) (context.Context, *models.Store, *models.Organization, *approvals.Approval) {
+	ctx := context.Background()
+	s := models.NewStore(db, testenv.Keys())
+	org := testenv.NewOrg(t, s)
+	a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
+		ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "agent"}, Risk: models.RiskLow, RequiredApprovals: 1}
+	_, err := requests.Insert(ctx, s, approvals.Records(s), a, nil)
+	require.NoError(t, err)
+	return ctx, s, org, a
+}
+
 // A transition is written once, with its audit entry and its event; a
 // retry of it changes nothing, and one of a record the API took back says
 // so.
 func TestPersistWritesATransitionOnce(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
-		ctx := context.Background()
-		s := models.NewStore(db, testenv.Keys())
-		org := testenv.NewOrg(t, s)
-		a := &approvals.Approval{RequestBase: models.RequestBase{OrganizationID: org.ID, Title: "Pay",
-			ExpiresAt: time.Now().Add(time.Hour), Requester: "key_x", RequestedBy: "agent"}, Risk: models.RiskLow, RequiredApprovals: 1}
-		_, err := requests.Insert(ctx, s, approvals.Records(s), a, nil)
-		require.NoError(t, err)
+		ctx, s, org, a := pendingApproval(t, db)
 
 		applied := 0
 		approve := requests.Change[approvals.Approval]{OrganizationID: org.ID, ID: a.ID, Seq: 1,
@@ -73,5 +81,43 @@ func TestPersistWritesATransitionOnce(t *testing.T) {
 		_, err = requests.Persist(ctx, s, approvals.Records(s), requests.Change[approvals.Approval]{OrganizationID: "org_other", ID: a.ID, Seq: 2,
 			Apply: func(*approvals.Approval) (models.AuditEntry, error) { return models.AuditEntry{}, nil }})
 		assert.ErrorIs(t, err, models.ErrRequestMissing, "another organisation's request is not found")
+	})
+}
+
+// A transition that asks by email is written first, then emails, once per
+// attempt, with the record as written; the answer says whether everyone
+// was reached, and a failed email never fails the write.
+func TestPersistTransitionEmailsAfterTheWrite(t *testing.T) {
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx, s, org, a := pendingApproval(t, db)
+		fill := func(rec *approvals.Approval, t *approvals.Transition) error { rec.Status = t.State.Status; return nil }
+		data := func(rec *approvals.Approval) any { return map[string]string{"status": rec.Status} }
+		var asked []int
+		ask := func(failing error) func(context.Context, *approvals.Approval) error {
+			return func(ctx context.Context, rec *approvals.Approval) error {
+				got, err := approvals.Records(s).Get(ctx, org.ID, rec.ID)
+				require.NoError(t, err)
+				assert.Equal(t, got.Seq, rec.Seq, "asked once the write committed")
+				asked = append(asked, rec.Seq)
+				return failing
+			}
+		}
+		created := approvals.Transition{RequestID: a.ID, OrganizationID: org.ID, Seq: 1, Action: "created", At: time.Now(),
+			State: approvals.State{Status: states.Pending}, AskByEmail: true}
+
+		res, err := requests.PersistTransition(ctx, s, approvals.Records(s), created, fill, data, ask(errors.New("smtp: 451 try again later")))
+		require.NoError(t, err, "a failed email does not fail the write")
+		assert.False(t, res.Emailed, "the email activity follows")
+		res, err = requests.PersistTransition(ctx, s, approvals.Records(s), created, fill, data, ask(nil))
+		require.NoError(t, err)
+		assert.True(t, res.Emailed, "a retry of the write emails again (each email once, notify.Once)")
+		assert.Equal(t, []int{1, 1}, asked)
+
+		later := created
+		later.Seq, later.Action, later.AskByEmail = 2, "reminded", false
+		res, err = requests.PersistTransition(ctx, s, approvals.Records(s), later, fill, data, ask(nil))
+		require.NoError(t, err)
+		assert.False(t, res.Emailed)
+		assert.Equal(t, []int{1, 1}, asked, "a transition that does not ask by email emails nobody")
 	})
 }

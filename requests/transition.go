@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/assent-hq/assent/internal/netguard"
@@ -41,10 +43,13 @@ type Worker struct {
 // of a request (its record T, its state S): the record, its audit entry
 // and its outbox event, in one transaction (Persist). A retry of a
 // transition already written changes nothing. fill copies the state onto
-// the record; data is the event's data, the kind's wire serializer.
+// the record; data is the event's data, the kind's wire serializer. For a
+// transition that asks by email (AskByEmail), ask then emails the people
+// the record as written asks (askByEmail).
 func PersistTransition[T any, S workflows.RequestState](ctx context.Context, j Journal, recs Writable[T],
-	t workflows.Transition[S], fill func(*T, *workflows.Transition[S]) error, data func(*T) any) error {
-	_, err := Persist(ctx, j, recs, Change[T]{
+	t workflows.Transition[S], fill func(*T, *workflows.Transition[S]) error, data func(*T) any,
+	ask func(ctx context.Context, rec *T) error) (workflows.Persisted, error) {
+	rec, err := Persist(ctx, j, recs, Change[T]{
 		OrganizationID: t.OrganizationID,
 		ID:             t.RequestID,
 		Seq:            t.Seq,
@@ -58,9 +63,33 @@ func PersistTransition[T any, S workflows.RequestState](ctx context.Context, j J
 		EventData: func(rec *T) ([]byte, error) { return json.Marshal(data(rec)) },
 	})
 	if errors.Is(err, models.ErrRequestMissing) {
-		return temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrRequestMissing, err)
+		return workflows.Persisted{}, temporal.NewNonRetryableApplicationError(err.Error(), workflows.ErrRequestMissing, err)
 	}
-	return err
+	if err != nil || !t.AskByEmail {
+		return workflows.Persisted{}, err
+	}
+	return workflows.Persisted{Emailed: askByEmail(ctx, func(ctx context.Context) error { return ask(ctx, rec) })}, nil
+}
+
+// AskByEmailTimeout bounds the emails a persist activity sends, well
+// inside the activity's own timeout: a slow mail server leaves them to the
+// email activity, with its retries, rather than hold the write up.
+const AskByEmailTimeout = 2 * time.Second
+
+// askByEmail sends the emails of a transition just written, once, and
+// reports whether everyone was reached. Each email is sent once whoever
+// sends it (notify.Once), so the email activity that follows a failure
+// sends only what did not go.
+func askByEmail(ctx context.Context, ask func(ctx context.Context) error) bool {
+	ctx, cancel := context.WithTimeout(ctx, AskByEmailTimeout)
+	defer cancel()
+	if err := ask(ctx); err != nil {
+		if activity.IsActivity(ctx) {
+			activity.GetLogger(ctx).Info("emails left to the email activity", "error", err)
+		}
+		return false
+	}
+	return true
 }
 
 // NameActor completes who acted where the workflow could not know it:

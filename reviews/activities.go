@@ -5,6 +5,7 @@ import (
 
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/requests"
+	"github.com/assent-hq/assent/workflows"
 )
 
 // Activities are a review's activities, which the worker registers by
@@ -16,9 +17,10 @@ var Worker = requests.Worker{WorkflowType: WorkflowType, Workflow: Workflow,
 	Activities: func(env requests.ActivityEnv, _ *netguard.Policy) any { return &Activities{ActivityEnv: env} }}
 
 // PersistReview writes one review transition (requests.PersistTransition).
-func (a *Activities) PersistReview(ctx context.Context, t Transition) error {
+func (a *Activities) PersistReview(ctx context.Context, t Transition) (workflows.Persisted, error) {
 	return requests.PersistTransition(ctx, a.Store, Records(a.Store), t, fill,
-		func(rec *Review) any { return NewWire(rec, a.BaseURL) })
+		func(rec *Review) any { return NewWire(rec, a.BaseURL) },
+		func(ctx context.Context, rec *Review) error { return askReviewers(ctx, a.ActivityEnv, rec) })
 }
 
 // EmailReviewers emails the review's reviewers its page.

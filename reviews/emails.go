@@ -26,10 +26,18 @@ type reviewerMail struct {
 // emailReviewers emails each reviewer the review's page, once. Nothing is
 // sent once the review is no longer open.
 func emailReviewers(ctx context.Context, env requests.ActivityEnv, orgID, reviewID string) error {
-	n := env.Notify
 	r, err := Records(env.Store).Get(ctx, orgID, reviewID)
-	if err != nil || r.Status != states.Open {
+	if err != nil {
 		return err
+	}
+	return askReviewers(ctx, env, r)
+}
+
+// askReviewers is emailReviewers of r as read.
+func askReviewers(ctx context.Context, env requests.ActivityEnv, r *Review) error {
+	n := env.Notify
+	if r.Status != states.Open {
+		return nil
 	}
 	return n.AskAbout(ctx, notify.Asking{Kind: Kind, Request: &r.RequestBase}, r.ReviewerIDs, func(p *models.Person, m notify.AskedMail) (notify.Draft, error) {
 		data := reviewerMail{AskedMail: m, Instructions: notify.Shorten(r.Instructions, notify.DescriptionLimit), Version: r.Version}

@@ -203,28 +203,32 @@ func TestRecordHistories(t *testing.T) {
 			}
 			return nil
 		}, activity.RegisterOptions{Name: workflows.ActivityEmailSend})
-		r.RegisterActivityWithOptions(func(context.Context, reviews.Transition) error { return nil },
-			activity.RegisterOptions{Name: reviews.ActivityPersist})
+		// Each kind's persist activity says it reached everyone a
+		// transition asks by email, as the real one does when the mail
+		// server answers.
+		r.RegisterActivityWithOptions(func(_ context.Context, tr reviews.Transition) (workflows.Persisted, error) {
+			return workflows.Persisted{Emailed: tr.AskByEmail}, nil
+		}, activity.RegisterOptions{Name: reviews.ActivityPersist})
 		r.RegisterActivityWithOptions(func(context.Context, reviews.EmailReviewersInput) error { return nil },
 			activity.RegisterOptions{Name: reviews.ActivityEmailReviewers})
-		r.RegisterActivityWithOptions(func(_ context.Context, tr collections.Transition) error {
+		r.RegisterActivityWithOptions(func(_ context.Context, tr collections.Transition) (workflows.Persisted, error) {
 			if tr.Action == workflows.ActionReminded {
 				select {
 				case reminded <- struct{}{}:
 				default:
 				}
 			}
-			return nil
+			return workflows.Persisted{Emailed: tr.AskByEmail}, nil
 		}, activity.RegisterOptions{Name: collections.ActivityPersist})
 		r.RegisterActivityWithOptions(func(context.Context, collections.EmailRespondentsInput) error { return nil },
 			activity.RegisterOptions{Name: collections.ActivityEmailRespondents})
 		// The history records the activity's result, so a no-op is enough;
 		// it only tells the scenarios when a timer acted.
-		r.RegisterActivityWithOptions(func(_ context.Context, tr approvals.Transition) error {
+		r.RegisterActivityWithOptions(func(_ context.Context, tr approvals.Transition) (workflows.Persisted, error) {
 			if tr.Action == workflows.ActionReminded || tr.Action == workflows.ActionEscalated {
 				timerActions <- persisted{tr.RequestID, tr.Action}
 			}
-			return nil
+			return workflows.Persisted{Emailed: tr.AskByEmail}, nil
 		}, activity.RegisterOptions{Name: approvals.ActivityPersist})
 		r.RegisterActivityWithOptions(func(context.Context, approvals.EmailApproversInput) error { return nil },
 			activity.RegisterOptions{Name: approvals.ActivityEmailApprovers})
@@ -359,6 +363,12 @@ func TestRecordHistories(t *testing.T) {
 		{"approval_timers_cancelled", 24 * time.Hour, 12 * time.Hour, []recordStep{
 			{update: workflows.UpdateCancel, arg: workflows.CancelRequest{ActorID: "mem_req", ActorName: "Requester"}},
 		}, states.Cancelled},
+		// After email-with-created: the "created" write emails the
+		// approvers and says it reached them all, so no email activity
+		// follows; an approval.
+		{"approval_emailed_with_created", 24 * time.Hour, 0, []recordStep{
+			{update: approvals.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionApprove}},
+		}, states.Approved},
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {

@@ -76,7 +76,23 @@ type Transition[S RequestState] struct {
 	Detail string
 	At     time.Time
 	State  S
+	// AskByEmail has the persist activity, once the transition is written,
+	// email the people the request asks: one attempt, its answer saying
+	// whether it reached them all (Persisted). Only "created" sets it.
+	AskByEmail bool `json:",omitempty"`
 }
+
+// Persisted is what a persist activity answers: whether it reached
+// everyone it emailed (Transition.AskByEmail); the email activity follows
+// for those it did not.
+type Persisted struct {
+	Emailed bool
+}
+
+// emailWithCreatedChange marks where a request's "created" write began
+// emailing the people asked in the same activity, one round trip fewer
+// than an email activity of its own.
+const emailWithCreatedChange = "email-with-created"
 
 // Audit actions every kind's transitions record alike.
 const (
@@ -161,6 +177,11 @@ func (r *Request[S]) Apply(ctx workflow.Context, apply func() (Transition[S], er
 // regular activity, so that Temporal records its cause first (see
 // persistOptions).
 func (r *Request[S]) Persist(ctx workflow.Context, t Transition[S]) error {
+	return r.persist(ctx, t, nil)
+}
+
+// persist is Persist with the activity's answer read into res, when set.
+func (r *Request[S]) persist(ctx workflow.Context, t Transition[S], res *Persisted) error {
 	t.RequestID, t.OrganizationID = r.id, r.orgID
 	var err error
 	if t.Seq, t.At, err = r.next(ctx, r.State.CurrentStatus()); err != nil {
@@ -172,7 +193,11 @@ func (r *Request[S]) Persist(ctx workflow.Context, t Transition[S]) error {
 		return workflow.ExecuteLocalActivity(ctx, r.persistActivity, t).Get(ctx, nil)
 	}
 	ctx = workflow.WithActivityOptions(ctx, persistOptions)
-	return workflow.ExecuteActivity(ctx, r.persistActivity, t).Get(ctx, nil)
+	f := workflow.ExecuteActivity(ctx, r.persistActivity, t)
+	if res == nil {
+		return f.Get(ctx, nil)
+	}
+	return f.Get(ctx, res)
 }
 
 // Wait is the rest of a request's life once it has begun: its timers
@@ -249,19 +274,36 @@ func (r *Request[S]) startEmails(ctx workflow.Context) {
 // from then on, emails the people it asks and takes Updates, which wait
 // until then.
 func (r *Request[S]) Begin(ctx workflow.Context, created Transition[S]) error {
-	if err := r.Persist(ctx, created); err != nil {
+	emailed, err := r.PersistCreated(ctx, created)
+	if err != nil {
 		return err
 	}
-	r.Started(ctx)
+	r.Started(ctx, emailed)
 	return nil
 }
 
+// PersistCreated writes the "created" transition and, on workflows begun
+// since emailWithCreatedChange, has the same activity email the people
+// asked; it reports whether that reached them all.
+func (r *Request[S]) PersistCreated(ctx workflow.Context, created Transition[S]) (emailed bool, err error) {
+	if r.local || workflow.GetVersion(ctx, emailWithCreatedChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		return false, r.Persist(ctx, created)
+	}
+	created.AskByEmail = true
+	var res Persisted
+	err = r.persist(ctx, created, &res)
+	return res.Emailed, err
+}
+
 // Started follows the "created" step: the request emails from then on,
-// emails the people it asks, and takes Updates. Begin calls it; an
-// approval calls it itself, deciding first whether its history emails.
-func (r *Request[S]) Started(ctx workflow.Context) {
+// emails the people it asks unless the write already did (emailed), and
+// takes Updates. Begin calls it; an approval calls it itself, deciding
+// first whether its history emails.
+func (r *Request[S]) Started(ctx workflow.Context, emailed bool) {
 	r.startEmails(ctx)
-	r.kind.EmailAsked(ctx)
+	if !emailed {
+		r.kind.EmailAsked(ctx)
+	}
 	r.created = true
 }
 

@@ -38,8 +38,13 @@ type Harness[S workflows.RequestState] struct {
 	Mu          sync.Mutex
 	Transitions []workflows.Transition[S]
 	// Results are what each Update answered, by key.
-	Results  map[string]Result[S]
-	workflow any
+	Results map[string]Result[S]
+	// EmailedOnPersist has the persistence activity say it reached
+	// everyone a transition asks by email (workflows.Persisted), as the
+	// real one does when the mail server answers; unset, the email
+	// activity follows as after a failure.
+	EmailedOnPersist bool
+	workflow         any
 	// id is the request RunAs runs, which Updates are addressed to.
 	id string
 }
@@ -59,11 +64,11 @@ func New[S workflows.RequestState](t *testing.T, workflow any, persist string) *
 	h := &Harness[S]{T: t, Env: suite.NewTestWorkflowEnvironment(), Results: map[string]Result[S]{}, workflow: workflow}
 	h.Env.SetStartTime(Start)
 	h.Env.RegisterWorkflow(workflow)
-	h.Env.RegisterActivityWithOptions(func(_ context.Context, tr workflows.Transition[S]) error {
+	h.Env.RegisterActivityWithOptions(func(_ context.Context, tr workflows.Transition[S]) (workflows.Persisted, error) {
 		h.Mu.Lock()
 		defer h.Mu.Unlock()
 		h.Transitions = append(h.Transitions, tr)
-		return nil
+		return workflows.Persisted{Emailed: tr.AskByEmail && h.EmailedOnPersist}, nil
 	}, activity.RegisterOptions{Name: persist})
 	return h
 }
