@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -90,7 +91,9 @@ func newFixtureWith(t *testing.T, db *gorm.DB, tc client.Client, policy ...*netg
 	f.otherMember, err = s.CreateMember(ctx, other.ID, "eve@example.com", "", "")
 	require.NoError(t, err)
 
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	// Errors only, to the test binary's stderr, which go test shows for a
+	// package that failed: what a 500 logged is read beside it.
+	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
 	f.built = publishing(t, app.Deps{Store: s, Temporal: tc, Logger: quiet})
 	if len(policy) > 0 {
 		f.built.NetPolicy = policy[0]

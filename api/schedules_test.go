@@ -3,11 +3,13 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"gorm.io/gorm"
 
@@ -198,5 +200,67 @@ func TestSchedulesBelowTheMinimumAreMended(t *testing.T) {
 		n, err = s.services.Reports.MendSchedules(ctx)
 		require.NoError(t, err)
 		assert.Zero(t, n, "nothing left to mend")
+	})
+}
+
+// flakySchedules fails the next busy registrations of a Temporal Schedule
+// as a busy server does, and refuses the next refused as invalid.
+type flakySchedules struct {
+	client.Client
+	busy, refused *atomic.Int32
+}
+
+func (c flakySchedules) ScheduleClient() client.ScheduleClient {
+	return flakyScheduleClient{c.Client.ScheduleClient(), c}
+}
+
+type flakyScheduleClient struct {
+	client.ScheduleClient
+	c flakySchedules
+}
+
+func (c flakyScheduleClient) Create(ctx context.Context, o client.ScheduleOptions) (client.ScheduleHandle, error) {
+	switch {
+	case c.c.busy.Add(-1) >= 0:
+		return nil, serviceerror.NewUnavailable("the history service is busy")
+	case c.c.refused.Add(-1) >= 0:
+		return nil, serviceerror.NewInvalidArgument("invalid cron string")
+	}
+	return c.ScheduleClient.Create(ctx, o)
+}
+
+// TestScheduleRetriedWithItsKey: a schedule whose registration failed
+// stays bound to its Idempotency-Key, and the key's retry registers it;
+// one Temporal refused is taken back with its claim, so the key may send
+// a corrected schedule.
+func TestScheduleRetriedWithItsKey(t *testing.T) {
+	t.Parallel()
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		s := newStack(t, db)
+		busy, refused := &atomic.Int32{}, &atomic.Int32{}
+		f := newFixtureWith(t, db, flakySchedules{s.tc, busy, refused})
+		f.publish(t, `{"title":"Weekly","slug":"team/weekly","living":true,"content":`+jsonString(html("w"))+`}`)
+		post := func(key, body string) response {
+			return f.do(t, "POST", "/api/v1/schedules", f.agentKey, body, map[string]string{"Idempotency-Key": key})
+		}
+
+		busy.Store(1)
+		r := post("weekly-1", `{"reportId":"team/weekly","every":"24h"}`)
+		require.Equal(t, 503, r.status, string(r.body))
+		r = post("weekly-1", `{"reportId":"team/weekly","every":"24h"}`)
+		require.Equal(t, 201, r.status, "the key's retry registers the schedule its first attempt made: %s", r.body)
+		id := r.decoded["id"].(string)
+		_, err := s.tc.ScheduleClient().GetHandle(context.Background(), workflows.ReportScheduleID(id)).Describe(context.Background())
+		require.NoError(t, err, "registered with Temporal")
+		list := f.do(t, "GET", "/api/v1/schedules", f.agentKey, "", nil)
+		require.Len(t, list.decoded["data"], 1, "one schedule for the key")
+
+		refused.Store(1)
+		r = post("weekly-2", `{"reportId":"team/weekly","cron":"0 9 * * MON"}`)
+		require.Equal(t, 400, r.status, string(r.body))
+		assert.Equal(t, "cron", errField(r, "field"))
+		r = post("weekly-2", `{"reportId":"team/weekly","cron":"0 9 * * MON"}`)
+		require.Equal(t, 201, r.status, "a refused schedule frees its key: %s", r.body)
+		assert.Len(t, f.do(t, "GET", "/api/v1/schedules", f.agentKey, "", nil).decoded["data"], 2, "the refused one was taken back")
 	})
 }

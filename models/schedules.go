@@ -117,5 +117,5 @@ func (s *ReportStore) SetSchedulePaused(ctx context.Context, orgID, id string, p
 
 // DeleteSchedule forgets a schedule.
 func (s *ReportStore) DeleteSchedule(ctx context.Context, orgID, id string) error {
-	return remove[Schedule](s.db.WithContext(ctx), orgID, id, "schedule "+id)
+	return remove[Schedule](s.conn(ctx), orgID, id, "schedule "+id)
 }

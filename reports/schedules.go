@@ -69,12 +69,29 @@ func (s *Service) CreateSchedule(ctx context.Context, p models.Actor, in *Schedu
 		return s.registered(ctx, p.Organization.ID, earlier)
 	}
 	if err := s.register(ctx, sc); err != nil {
-		if del := s.store.Reports().DeleteSchedule(context.WithoutCancel(ctx), sc.OrganizationID, sc.ID); del != nil {
-			s.log.Error("take back a schedule whose registration failed; the reconciler will register it", "schedule", sc.ID, "error", del)
+		// A schedule Temporal refused is taken back with its claim, so the
+		// same key may send a corrected one. Any other failure leaves it
+		// bound to its claim: a retry with the key, or else the
+		// reconciler, registers it.
+		if apperr.Is(err, apperr.InvalidRequest) {
+			if del := s.takeBack(context.WithoutCancel(ctx), sc); del != nil {
+				s.log.Error("take back a schedule Temporal refused", "schedule", sc.ID, "error", del)
+			}
 		}
 		return nil, err
 	}
 	return s.store.Reports().GetSchedule(ctx, sc.OrganizationID, sc.ID)
+}
+
+// takeBack removes a schedule never registered and frees the claim that
+// made it, in one transaction.
+func (s *Service) takeBack(ctx context.Context, sc *models.Schedule) error {
+	return s.store.Tx(ctx, func(ctx context.Context) error {
+		if err := s.store.Reports().DeleteSchedule(ctx, sc.OrganizationID, sc.ID); err != nil {
+			return err
+		}
+		return s.store.UnbindClaims(ctx, sc.OrganizationID, sc.ID)
+	})
 }
 
 // newSchedule checks in and makes the schedule it asks for.

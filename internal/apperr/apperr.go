@@ -203,7 +203,18 @@ func databaseTransient(err error) bool {
 	var retry interface{ SafeToRetry() bool }
 	var netErr *net.OpError
 	return (errors.As(err, &retry) && retry.SafeToRetry()) || errors.As(err, &netErr) ||
-		errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF)
+		errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF) || sqliteBusy(err)
+}
+
+// sqliteBusy reports SQLite's SQLITE_BUSY or SQLITE_LOCKED: another writer
+// held the file past the busy timeout, which a retry outlasts. The driver
+// gives no code to read through an interface, only its message.
+func sqliteBusy(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "database is locked") || strings.Contains(msg, "database table is locked")
 }
 
 // temporalTransient is Transient for the workflow service.

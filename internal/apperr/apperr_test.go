@@ -2,18 +2,22 @@ package apperr
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/mattn/go-sqlite3"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/serviceerror"
 )
 
@@ -66,7 +70,8 @@ func TestTransientDatabaseConditionsAreUnavailable(t *testing.T) {
 	l.Close()
 	_, refused := pgx.Connect(ctx, "postgres://postgres@"+addr+"/test?connect_timeout=2")
 	for _, err := range []error{
-		refused, // nothing listens: the server is down
+		refused,         // nothing listens: the server is down
+		sqliteLocked(t), // another writer held the file past the busy timeout
 		&pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"},
 		&pgconn.PgError{Code: "57P03", Message: "the database system is starting up"},
 		fmt.Errorf("save: %w", &pgconn.PgError{Code: "08006"}),
@@ -85,4 +90,26 @@ func TestTransientDatabaseConditionsAreUnavailable(t *testing.T) {
 		_, ok := As(err)
 		assert.False(t, ok, "%v", err)
 	}
+}
+
+// sqliteLocked is the error of a write to a SQLite file whose lock another
+// connection holds past the busy timeout.
+func sqliteLocked(t *testing.T) error {
+	file := filepath.Join(t.TempDir(), "busy.db")
+	holder, err := sql.Open("sqlite3", "file:"+file+"?_txlock=immediate")
+	require.NoError(t, err)
+	defer holder.Close()
+	_, err = holder.Exec("CREATE TABLE t (v int)")
+	require.NoError(t, err)
+	tx, err := holder.Begin()
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback() }()
+	_, err = tx.Exec("INSERT INTO t VALUES (1)")
+	require.NoError(t, err)
+	waiter, err := sql.Open("sqlite3", "file:"+file+"?_busy_timeout=1")
+	require.NoError(t, err)
+	defer waiter.Close()
+	_, err = waiter.Exec("INSERT INTO t VALUES (2)")
+	require.Error(t, err)
+	return fmt.Errorf("insert: %w", err)
 }
