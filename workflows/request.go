@@ -177,27 +177,25 @@ func (r *Request[S]) Apply(ctx workflow.Context, apply func() (Transition[S], er
 // regular activity, so that Temporal records its cause first (see
 // persistOptions).
 func (r *Request[S]) Persist(ctx workflow.Context, t Transition[S]) error {
-	return r.persist(ctx, t, nil)
+	_, err := r.persist(ctx, t)
+	return err
 }
 
-// persist is Persist with the activity's answer read into res, when set.
-func (r *Request[S]) persist(ctx workflow.Context, t Transition[S], res *Persisted) error {
+// persist is Persist with the activity's answer (none from activities
+// that answered before there was one).
+func (r *Request[S]) persist(ctx workflow.Context, t Transition[S]) (res Persisted, err error) {
 	t.RequestID, t.OrganizationID = r.id, r.orgID
-	var err error
 	if t.Seq, t.At, err = r.next(ctx, r.State.CurrentStatus()); err != nil {
-		return err
+		return res, err
 	}
 	t.State = r.State
 	if r.local {
 		ctx = workflow.WithLocalActivityOptions(ctx, persistLocalOptions)
-		return workflow.ExecuteLocalActivity(ctx, r.persistActivity, t).Get(ctx, nil)
+		return res, workflow.ExecuteLocalActivity(ctx, r.persistActivity, t).Get(ctx, nil)
 	}
 	ctx = workflow.WithActivityOptions(ctx, persistOptions)
-	f := workflow.ExecuteActivity(ctx, r.persistActivity, t)
-	if res == nil {
-		return f.Get(ctx, nil)
-	}
-	return f.Get(ctx, res)
+	err = workflow.ExecuteActivity(ctx, r.persistActivity, t).Get(ctx, &res)
+	return res, err
 }
 
 // Wait is the rest of a request's life once it has begun: its timers
@@ -290,8 +288,7 @@ func (r *Request[S]) PersistCreated(ctx workflow.Context, created Transition[S])
 		return false, r.Persist(ctx, created)
 	}
 	created.AskByEmail = true
-	var res Persisted
-	err = r.persist(ctx, created, &res)
+	res, err := r.persist(ctx, created)
 	return res.Emailed, err
 }
 
