@@ -42,7 +42,7 @@ func (c *counts) snapshot() snapshot {
 
 // countSQL counts every statement db runs and every transaction it
 // begins.
-func (c *counts) countSQL(b *testing.B, db *gorm.DB) {
+func (c *counts) countSQL(b testing.TB, db *gorm.DB) {
 	logSQL := os.Getenv("ASSENT_BENCH_SQL_LOG") != ""
 	count := func(db *gorm.DB) {
 		if ctx := db.Statement.Context; ctx != nil && ctx.Value(uncountedKey{}) != nil {

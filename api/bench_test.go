@@ -33,6 +33,7 @@ import (
 	"github.com/assent-hq/assent/internal/config"
 	"github.com/assent-hq/assent/internal/devtemporal"
 	"github.com/assent-hq/assent/internal/logging"
+	"github.com/assent-hq/assent/internal/mail"
 	"github.com/assent-hq/assent/internal/netguard"
 	"github.com/assent-hq/assent/internal/ratelimit"
 	"github.com/assent-hq/assent/internal/scopes"
@@ -51,7 +52,7 @@ var quiet = slog.New(slog.DiscardHandler)
 
 // benchTemporal starts the embedded Temporal server exactly as `assent dev`
 // does (devtemporal, SQLite file, one history shard) and dials it.
-func benchTemporal(b *testing.B, c *counts) client.Client {
+func benchTemporal(b testing.TB, c *counts) client.Client {
 	b.Helper()
 	srv, err := devtemporal.Start(context.Background(), devtemporal.Options{
 		UIPort: -1, DatabaseFile: filepath.Join(b.TempDir(), "temporal.db"), Namespace: "default", Logger: quiet})
@@ -81,12 +82,12 @@ type benchStack struct {
 	longPolls *ratelimit.Slots
 }
 
-func newBenchStack(b *testing.B, kind string) *benchStack {
+func newBenchStack(b testing.TB, kind string) *benchStack {
 	return newBenchStackWith(b, kind, netguard.Public)
 }
 
 // newBenchStackWith admits receiver addresses by policy.
-func newBenchStackWith(b *testing.B, kind string, policy *netguard.Policy) *benchStack {
+func newBenchStackWith(b testing.TB, kind string, policy *netguard.Policy) *benchStack {
 	b.Helper()
 	ctx := context.Background()
 	db := testenv.OpenDB(b, kind)
@@ -106,7 +107,9 @@ func newBenchStackWith(b *testing.B, kind string, policy *netguard.Policy) *benc
 	}
 	_, bobToken, err := store.CreateMemberToken(ctx, org.ID, bob.ID)
 	require.NoError(b, err)
-	w := worker.New(tc, worker.Deps{Kinds: app.Workers(), Store: store, BaseURL: "http://assent.test", Logger: quiet, NetPolicy: policy})
+	// The people asked are emailed, into the mailbox assent dev keeps.
+	w := worker.New(tc, worker.Deps{Kinds: app.Workers(), Store: store, BaseURL: "http://assent.test", Logger: quiet, NetPolicy: policy,
+		Mailer: mail.NewMailbox(mail.DefaultMailboxSize)})
 	require.NoError(b, w.Start())
 	b.Cleanup(w.Stop)
 	longPolls := ratelimit.NewSlots(config.DefaultLongPollsPerKey, config.DefaultLongPolls)
@@ -120,7 +123,7 @@ func newBenchStackWith(b *testing.B, kind string, policy *netguard.Policy) *benc
 
 // serveBench starts an API over store, with the process's default caps
 // on long-polls unless longPolls says otherwise, and returns its URL.
-func serveBench(b *testing.B, store *models.Store, tc client.Client, policy *netguard.Policy, longPolls *ratelimit.Slots) string {
+func serveBench(b testing.TB, store *models.Store, tc client.Client, policy *netguard.Policy, longPolls *ratelimit.Slots) string {
 	b.Helper()
 	srv := httptest.NewServer(api.New(api.Deps{Logger: quiet, BaseURL: "http://assent.test", LongPolls: longPolls,
 		Services: app.Build(publishing(b, app.Deps{Store: store, Temporal: tc, Logger: quiet, NetPolicy: policy})).API()}))
@@ -158,7 +161,7 @@ func (s *benchStack) callAs(key, method, path, body string, want int) ([]byte, e
 // settle waits until the worker has persisted the first transition of every
 // request of the kinds given (&approvals.Approval{}, …) created, so a worker
 // that falls behind counts against the rate.
-func (s *benchStack) settle(b *testing.B, kinds ...any) {
+func (s *benchStack) settle(b testing.TB, kinds ...any) {
 	b.Helper()
 	for _, kind := range kinds {
 		catchUp(b, func() bool {
@@ -171,7 +174,7 @@ func (s *benchStack) settle(b *testing.B, kinds ...any) {
 
 // catchUp polls done, failing rather than hanging should the worker never
 // catch up (a workflow failing on every retry, say).
-func catchUp(b *testing.B, done func() bool) {
+func catchUp(b testing.TB, done func() bool) {
 	b.Helper()
 	for deadline := time.Now().Add(time.Minute); !done(); time.Sleep(2 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -312,13 +315,16 @@ const benchCollectionBody = `{"title":"Quarterly budget","questions":[{"prompt":
 // report, as BenchmarkCreateCollection measures collections; run it with
 // BenchmarkBareStartWorkflow for its baseline.
 func BenchmarkCreateReview(b *testing.B) {
-	benchCreates(b, "/api/v1/reviews", &reviews.Review{}, func(b *testing.B, s *benchStack) string {
-		created, err := s.call("POST", "/api/v1/reports", `{"title":"Q3","content":"<h1>Q3</h1>","audience":["everyone"]}`, http.StatusCreated)
-		require.NoError(b, err)
-		var report struct{ ID string }
-		require.NoError(b, json.Unmarshal(created, &report))
-		return `{"title":"Check the quarter","reportId":"` + report.ID + `","reviewers":["bob@example.com"]}`
-	})
+	benchCreates(b, "/api/v1/reviews", &reviews.Review{}, func(b *testing.B, s *benchStack) string { return benchReviewBody(b, s) })
+}
+
+// benchReviewBody publishes a report and asks for its review.
+func benchReviewBody(t testing.TB, s *benchStack) string {
+	created, err := s.call("POST", "/api/v1/reports", `{"title":"Q3","content":"<h1>Q3</h1>","audience":["everyone"]}`, http.StatusCreated)
+	require.NoError(t, err)
+	var report struct{ ID string }
+	require.NoError(t, json.Unmarshal(created, &report))
+	return `{"title":"Check the quarter","reportId":"` + report.ID + `","reviewers":["bob@example.com"]}`
 }
 
 // BenchmarkCreateCollection measures POST /api/v1/collections as

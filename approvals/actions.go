@@ -162,11 +162,11 @@ func (s *Service) Answer(ctx context.Context, orgID, id, updateID string, who mo
 func (s *Service) RemoveAsked(ctx context.Context, orgID string, by models.Actor, personID, personName string, approvalIDs []string) error {
 	return s.RemovePerson(ctx, orgID, approvalIDs, personID, UpdateRemoveApprover, "remove-approver",
 		func(a *Approval) (workflows.Argument, error) {
-			defaults, via, err := s.defaultApprovers(ctx, orgID, requests.Handover{Requester: a.Requester})
+			defaults, err := s.defaultApprovers(ctx, orgID, requests.Handover{Requester: a.Requester})
 			if err != nil {
 				return nil, err
 			}
-			return &workflows.RemoveAskedRequest{PersonID: personID, PersonName: personName, Defaults: defaults,
-				OnBehalfOf: requests.OnBehalfOf(via), ActorID: by.ID, ActorName: by.Name}, nil
+			return &workflows.RemoveAskedRequest{PersonID: personID, PersonName: personName, Defaults: requests.IDsOf(defaults),
+				OnBehalfOf: requests.OnBehalfOf(requests.AskedVia(defaults)), ActorID: by.ID, ActorName: by.Name}, nil
 		}, apperr.InvalidState, apperr.NotAnApprover)
 }

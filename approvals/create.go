@@ -101,7 +101,8 @@ func (s *Service) Preview(ctx context.Context, p models.Actor, in *CreateInput) 
 // owners and administrators when refs is empty), with how each was
 // reached (one standing in for someone away by a delegation).
 func (s *Service) Approvers(ctx context.Context, org *models.Organization, refs []string) ([]string, map[string][]models.Via, error) {
-	return s.approvers(ctx, org, refs, requests.Handover{})
+	people, err := s.approvers(ctx, org, refs, requests.Handover{})
+	return requests.IDsOf(people), requests.AskedVia(people), err
 }
 
 // build checks what the validator tags cannot and builds the record.
@@ -138,9 +139,10 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 		rec.Action, rec.InputSchema = &in.Gate.Action, models.RawJSON(in.Gate.InputSchema)
 		rec.DecisionTokenTTLSeconds = in.Gate.DecisionTokenTTLSeconds
 	}
-	if rec.ApproverIDs, rec.ApproverVia.V, err = s.approvers(ctx, p.Organization, in.Approvers, requests.Handover{Requester: rec.Requester}); err != nil {
+	if rec.ResolvedApprovers, err = s.approvers(ctx, p.Organization, in.Approvers, requests.Handover{Requester: rec.Requester}); err != nil {
 		return nil, err
 	}
+	rec.ApproverIDs, rec.ApproverVia.V = requests.IDsOf(rec.ResolvedApprovers), requests.AskedVia(rec.ResolvedApprovers)
 	if in.Escalation != nil {
 		after, err := requests.Duration("escalation.after", in.Escalation.After)
 		if err != nil {
@@ -177,33 +179,32 @@ func setEscalation(rec *Approval, after time.Duration, to, ids []string, via map
 	}
 }
 
-// approvers resolves the approvers named, with how each was named; none
-// named means the organisation's owners and administrators.
-func (s *Service) approvers(ctx context.Context, org *models.Organization, refs []string, h requests.Handover) ([]string, map[string][]models.Via, error) {
+// approvers resolves the approvers named, each with how they were named;
+// none named means the organisation's owners and administrators.
+func (s *Service) approvers(ctx context.Context, org *models.Organization, refs []string, h requests.Handover) ([]models.PersonRef, error) {
 	if len(refs) > 0 {
 		return requests.ResolveVia(ctx, s.store, org.ID, refs, ApproverRole(org), h)
 	}
-	owners, via, err := s.defaultApprovers(ctx, org.ID, h)
+	owners, err := s.defaultApprovers(ctx, org.ID, h)
 	if err == nil && len(owners) == 0 {
 		err = apperr.Field(apperr.UnknownApprover, "approvers", "nobody could approve this request: the organisation has no active owner or administrator")
 	}
-	return owners, via, err
+	return owners, err
 }
 
 // defaultApprovers are the organisation's active owners and
 // administrators, each away replaced by who stands in for them on the
 // request h describes, with how each was reached: who decides a request
 // that names nobody, or one left without anyone able to settle it.
-func (s *Service) defaultApprovers(ctx context.Context, orgID string, h requests.Handover) ([]string, map[string][]models.Via, error) {
-	owners, err := s.store.ActiveMemberIDs(ctx, orgID, models.RoleOwner, models.RoleAdmin)
+func (s *Service) defaultApprovers(ctx context.Context, orgID string, h requests.Handover) ([]models.PersonRef, error) {
+	owners, err := s.store.ActiveMembers(ctx, orgID, models.RoleOwner, models.RoleAdmin)
 	if err != nil || len(owners) == 0 {
-		return nil, nil, err
+		return nil, err
 	}
-	via := map[string][]models.Via{}
-	for _, id := range owners {
-		via[id] = []models.Via{models.ViaDefault("approvers")}
+	for i := range owners {
+		owners[i].Via = []models.Via{models.ViaDefault("approvers")}
 	}
-	return requests.StandIns(ctx, s.store, orgID, owners, via, "approvers", h)
+	return requests.WithStandIns(ctx, s.store, orgID, owners, "approvers", h)
 }
 
 // applyRules evaluates the organisation's rules over the request as sent

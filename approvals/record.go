@@ -1,6 +1,7 @@
 package approvals
 
 import (
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -124,11 +125,14 @@ func (a *Approval) ActedBy(personID string) bool {
 
 // LoadWith fills what an approval's read shows beside its row: the people
 // it asks, in ApproverIDs order, as the directory has them now, and the
-// receipt of an approved one that ran.
+// receipt of an approved one that ran. A record holding its people as
+// they were just read (a create's, from resolving them) keeps them.
 func (*Approval) LoadWith(db *gorm.DB, orgID string, recs []*Approval) error {
 	var asked, approved []string
 	for _, a := range recs {
-		asked = append(asked, a.ApproverIDs...)
+		if !a.approversInHand() {
+			asked = append(asked, a.ApproverIDs...)
+		}
 		if a.Status == states.Approved {
 			approved = append(approved, a.ID)
 		}
@@ -142,15 +146,24 @@ func (*Approval) LoadWith(db *gorm.DB, orgID string, recs []*Approval) error {
 		return err
 	}
 	for _, a := range recs {
-		a.ResolvedApprovers = make([]models.PersonRef, len(a.ApproverIDs))
+		if !a.approversInHand() {
+			a.ResolvedApprovers = make([]models.PersonRef, len(a.ApproverIDs))
+			for i, id := range a.ApproverIDs {
+				a.ResolvedApprovers[i] = refs[id]
+			}
+		}
 		for i, id := range a.ApproverIDs {
-			p := refs[id]
-			p.Via = a.ApproverVia.V[id]
-			a.ResolvedApprovers[i] = p
+			a.ResolvedApprovers[i].Via = a.ApproverVia.V[id]
 		}
 		a.Execution = ran[a.ID]
 	}
 	return nil
+}
+
+// approversInHand says whether ResolvedApprovers are the people
+// ApproverIDs name, in order.
+func (a *Approval) approversInHand() bool {
+	return slices.EqualFunc(a.ResolvedApprovers, a.ApproverIDs, func(p models.PersonRef, id string) bool { return p.ID == id })
 }
 
 // Records are the approvals in s on the paths every kind shares.

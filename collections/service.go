@@ -97,15 +97,11 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 		}
 		rec.DueAt = &due
 	}
-	var via map[string][]models.Via
-	if rec.RespondentIDs, via, err = requests.ResolveVia(ctx, s.store, p.Organization.ID, in.Respondents, respondentRole, requests.Handover{Requester: rec.Requester}); err != nil {
-		return nil, err
-	}
-	people, err := s.store.People(ctx, p.Organization.ID, rec.RespondentIDs)
+	asked, err := requests.ResolveVia(ctx, s.store, p.Organization.ID, in.Respondents, respondentRole, requests.Handover{Requester: rec.Requester})
 	if err != nil {
 		return nil, err
 	}
-	rec.Asked.V = requests.Asked(people, via)
+	rec.RespondentIDs, rec.Asked.V = requests.IDsOf(asked), requests.Shown(asked)
 	rec.RequiredResponses = len(rec.RespondentIDs)
 	if in.RequiredResponses != nil {
 		if n := *in.RequiredResponses; n < 1 || n > len(rec.RespondentIDs) {

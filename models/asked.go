@@ -48,10 +48,22 @@ func StandsInFor(via []Via) (Via, bool) {
 }
 
 // Ref names p as asked now.
-func (p *Person) Ref() PersonRef {
-	kind := ApproverMember
+func (p *Person) Ref() PersonRef { return p.DirectoryRef().Shown() }
+
+// DirectoryRef is p as the directory has them: their name as set, "" when
+// none is.
+func (p *Person) DirectoryRef() PersonRef {
 	if p.Guest != nil {
-		kind = ApproverGuest
+		return PersonRef{ID: p.Guest.ID, Name: p.Guest.Name, Email: p.Guest.Email, Kind: ApproverGuest}
 	}
-	return PersonRef{ID: p.ID(), Name: p.DisplayName(), Email: p.Email(), Kind: kind}
+	return PersonRef{ID: p.Member.ID, Name: p.Member.Name, Email: p.Member.Email, Kind: ApproverMember}
+}
+
+// Shown is r named as a person's DisplayName names them: by their email
+// when they have no name.
+func (r PersonRef) Shown() PersonRef {
+	if r.Name == "" {
+		r.Name = r.Email
+	}
+	return r
 }

@@ -22,7 +22,9 @@ import (
 // (the first entry's previous hash is empty), so changing or removing any
 // past entry breaks the hash of every later one. The chain's end is kept
 // in AuditHead, locked by each writer, so concurrent writers queue and
-// the chain never forks; (organization, position) is unique besides.
+// the chain never forks; (organization, position) is unique besides. Each
+// entry inserted becomes the head in its own statement, by a trigger
+// (migration 202612120001_audit_head_follows_entries).
 
 // AuditHead is the end of an organisation's audit chain.
 type AuditHead struct {
@@ -32,6 +34,7 @@ type AuditHead struct {
 }
 
 // writeAudit appends e to its organisation's chain and inserts it, in tx.
+// The insert moves the head to it (the audit_head_follows trigger).
 func writeAudit(tx *gorm.DB, e *AuditEntry) error {
 	head, err := lockedHead(tx, e.OrganizationID)
 	if err != nil {
@@ -40,10 +43,7 @@ func writeAudit(tx *gorm.DB, e *AuditEntry) error {
 	e.At = e.At.UTC().Truncate(time.Microsecond)
 	e.Position = head.Position + 1
 	e.EntryHash = ChainHash(head.Hash, e)
-	if err := tx.Create(e).Error; err != nil {
-		return err
-	}
-	return tx.Model(head).Updates(map[string]any{"position": e.Position, "hash": e.EntryHash}).Error
+	return tx.Create(e).Error
 }
 
 // lockedHead reads the end of an organisation's chain under its row lock,

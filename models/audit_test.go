@@ -60,6 +60,10 @@ func TestAuditChainUnderConcurrentWriters(t *testing.T) {
 		require.Len(t, entries, 48, "24 flows, created and completed")
 		assert.EqualValues(t, 48, entries[47].Position)
 		require.NoError(t, models.VerifyChain(entries, 1, ""))
+		var head models.AuditHead
+		require.NoError(t, db.Where("organization_id = ?", org.ID).Take(&head).Error)
+		assert.Equal(t, models.AuditHead{OrganizationID: org.ID, Position: 48, Hash: entries[47].EntryHash}, head,
+			"each entry inserted is the chain's head")
 
 		// One byte of one past entry changed: the chain names it.
 		require.NoError(t, db.Model(&models.AuditEntry{}).Where("id = ?", entries[10].ID).Update("detail", "x").Error)

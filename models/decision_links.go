@@ -7,7 +7,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
-	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/ids"
 )
 
 // DecisionLink is the sign-in-free way for one approver to decide one low- or
@@ -32,7 +32,7 @@ func (s *RequestStore) CreateDecisionLink(ctx context.Context, orgID, approvalID
 	token := NewToken()
 	l := &DecisionLink{TokenHash: HashSecret(token), OrganizationID: orgID, ApprovalID: approvalID,
 		PersonID: personID, ExpiresAt: expires, CreatedAt: Now()}
-	return token, s.db.WithContext(ctx).Create(l).Error
+	return token, oneStatement(s.db.WithContext(ctx)).Create(l).Error
 }
 
 // DiscardDecisionLink deletes the unused link for token, made for an email
@@ -96,25 +96,66 @@ func (s *RequestStore) NoticeSent(ctx context.Context, id string) (bool, error) 
 // RecordNotice records that the email id names was sent; recording it
 // again changes nothing.
 func (s *RequestStore) RecordNotice(ctx context.Context, orgID, id string) error {
-	return s.db.WithContext(ctx).Clauses(clause.OnConflict{DoNothing: true}).
+	return oneStatement(s.db.WithContext(ctx)).Clauses(clause.OnConflict{DoNothing: true}).
 		Create(&Notice{ID: id, OrganizationID: orgID, SentAt: Now()}).Error
 }
 
 // People returns the members and guests with these ids in orgID, in the
 // order given, leaving out deactivated members and ids no longer found:
-// they are not to be emailed.
+// they are not to be emailed. Each table is read once, with the
+// organisation joined, and only for the ids of its kind: every email
+// about a request starts here.
 func (s *DirectoryStore) People(ctx context.Context, orgID string, personIDs []string) ([]*Person, error) {
 	db := s.db.WithContext(ctx)
-	var out []*Person
+	var memberIDs, guestIDs []string
 	for _, id := range personIDs {
-		p, err := loadPerson(db, orgID, id)
-		switch {
-		case apperr.Is(err, apperr.NotFound) || (err == nil && p.Deactivated()):
-			continue
-		case err != nil:
+		if ids.HasPrefix(id, ids.Guest) {
+			guestIDs = append(guestIDs, id)
+		} else {
+			memberIDs = append(memberIDs, id)
+		}
+	}
+	found := make(map[string]*Person, len(personIDs))
+	if len(memberIDs) > 0 {
+		var rows []memberOfOrganization
+		if err := db.Joins("Organization").Where("members.organization_id = ? AND members.id IN ? AND members.active", orgID, memberIDs).
+			Find(&rows).Error; err != nil {
 			return nil, err
 		}
-		out = append(out, p)
+		for i := range rows {
+			found[rows[i].ID] = &Person{Organization: rows[i].Organization, Member: &rows[i].Member}
+		}
+	}
+	if len(guestIDs) > 0 {
+		var rows []guestOfOrganization
+		if err := db.Joins("Organization").Where("guests.organization_id = ? AND guests.id IN ?", orgID, guestIDs).
+			Find(&rows).Error; err != nil {
+			return nil, err
+		}
+		for i := range rows {
+			found[rows[i].ID] = &Person{Organization: rows[i].Organization, Guest: &rows[i].Guest}
+		}
+	}
+	var out []*Person
+	for _, id := range personIDs {
+		if p, ok := found[id]; ok && p.Organization != nil {
+			out = append(out, p)
+		}
 	}
 	return out, nil
 }
+
+// memberOfOrganization and guestOfOrganization are a member's and a
+// guest's rows read with their organisation's (People).
+type memberOfOrganization struct {
+	Member
+	Organization *Organization `gorm:"foreignKey:OrganizationID"`
+}
+
+type guestOfOrganization struct {
+	Guest
+	Organization *Organization `gorm:"foreignKey:OrganizationID"`
+}
+
+func (memberOfOrganization) TableName() string { return "members" }
+func (guestOfOrganization) TableName() string  { return "guests" }

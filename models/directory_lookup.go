@@ -19,8 +19,10 @@ type Directory struct {
 	teams   []Team
 }
 
-// LookUp loads the organisation's members, guests and teams (with their
-// members) that any of refs might name, in three queries.
+// LookUp loads the organisation's members, guests and teams that any of
+// refs might name in one query, and the members of the teams found in a
+// second, only when it found any: resolving who a request asks is on
+// every create's path.
 func (s *DirectoryStore) LookUp(ctx context.Context, orgID string, refs []string) (*Directory, error) {
 	db := s.db.WithContext(ctx)
 	idList := []string{""} // keeps the IN lists non-empty
@@ -29,18 +31,57 @@ func (s *DirectoryStore) LookUp(ctx context.Context, orgID string, refs []string
 		idList = append(idList, strings.TrimSpace(r))
 		lower = append(lower, foldName(r))
 	}
+	named := "organization_id = ? AND (id IN ? OR email IN ? OR LOWER(name) IN ?)"
+	rows, err := db.Raw("SELECT 'member' AS source, id, email, name, role, active, '' AS kind FROM members WHERE "+named+
+		" UNION ALL SELECT 'guest', id, email, name, '', TRUE, '' FROM guests WHERE "+named+
+		" UNION ALL SELECT 'team', id, '', name, '', TRUE, kind FROM teams WHERE organization_id = ? AND (id IN ? OR LOWER(name) IN ?)"+
+		" ORDER BY source, id",
+		orgID, idList, lower, lower, orgID, idList, lower, lower, orgID, idList, lower).Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
 	d := &Directory{}
-	if err := db.Where("organization_id = ? AND (id IN ? OR email IN ? OR LOWER(name) IN ?)", orgID, idList, lower, lower).
-		Order("id").Find(&d.members).Error; err != nil {
-		return nil, err
+	for rows.Next() {
+		var source, id, email, name, role, kind string
+		var active bool
+		if err := rows.Scan(&source, &id, &email, &name, &role, &active, &kind); err != nil {
+			return nil, err
+		}
+		switch source {
+		case "member":
+			d.members = append(d.members, Member{ID: id, OrganizationID: orgID, Email: email, Name: name, Role: role, Active: active})
+		case "guest":
+			d.guests = append(d.guests, Guest{ID: id, OrganizationID: orgID, Email: email, Name: name})
+		default:
+			d.teams = append(d.teams, Team{ID: id, OrganizationID: orgID, Name: name, Kind: kind})
+		}
 	}
-	if err := db.Where("organization_id = ? AND (id IN ? OR email IN ? OR LOWER(name) IN ?)", orgID, idList, lower, lower).
-		Order("id").Find(&d.guests).Error; err != nil {
-		return nil, err
+	if err := rows.Err(); err != nil || len(d.teams) == 0 {
+		return d, err
 	}
-	err := db.Preload("Members", func(db *gorm.DB) *gorm.DB { return db.Order("members.id") }).
-		Where("organization_id = ? AND (id IN ? OR LOWER(name) IN ?)", orgID, idList, lower).Order("id").Find(&d.teams).Error
-	return d, err
+	return d, teamMembers(db, d.teams)
+}
+
+// teamMembers fills in the members of teams, in id order.
+func teamMembers(db *gorm.DB, teams []Team) error {
+	byID := make(map[string]*Team, len(teams))
+	teamIDs := make([]string, len(teams))
+	for i := range teams {
+		byID[teams[i].ID], teamIDs[i] = &teams[i], teams[i].ID
+	}
+	var rows []struct {
+		TeamID string
+		Member Member `gorm:"embedded"`
+	}
+	err := db.Table("team_members").Select("team_members.team_id, members.*").
+		Joins("JOIN members ON members.id = team_members.member_id").
+		Where("team_members.team_id IN ?", teamIDs).Order("members.id").Find(&rows).Error
+	for _, r := range rows {
+		t := byID[r.TeamID]
+		t.Members = append(t.Members, r.Member)
+	}
+	return err
 }
 
 // foldName is a reference as names are compared: trimmed, one space
@@ -134,10 +175,15 @@ func (s *DirectoryStore) ActiveMemberIDs(ctx context.Context, orgID string, role
 	return out, err
 }
 
-// ActiveMembers lists the organisation's active members in id order.
-func (s *DirectoryStore) ActiveMembers(ctx context.Context, orgID string) ([]PersonRef, error) {
+// ActiveMembers lists the organisation's active members in id order;
+// roles, when given, keeps only those roles.
+func (s *DirectoryStore) ActiveMembers(ctx context.Context, orgID string, roles ...string) ([]PersonRef, error) {
+	q := s.db.WithContext(ctx).Where("organization_id = ? AND active", orgID)
+	if len(roles) > 0 {
+		q = q.Where("role IN ?", roles)
+	}
 	var members []Member
-	if err := s.db.WithContext(ctx).Where("organization_id = ? AND active", orgID).Order("id").Find(&members).Error; err != nil {
+	if err := q.Order("id").Find(&members).Error; err != nil {
 		return nil, err
 	}
 	out := make([]PersonRef, len(members))

@@ -1519,7 +1519,49 @@ var migrations = []*gormigrate.Migration{
 			return tx.Exec("CREATE INDEX IF NOT EXISTS idx_requests_flow ON requests (organization_id, flow_id) WHERE flow_id IS NOT NULL").Error
 		},
 		Rollback: func(tx *gorm.DB) error { return tx.Exec("DROP INDEX IF EXISTS idx_requests_flow").Error },
+	}, {
+		// An audit entry moves its organisation's chain head in the
+		// statement that inserts it: every transition writes an entry, and
+		// a separate update of the head cost each a round trip.
+		ID: "202612120001_audit_head_follows_entries",
+		Migrate: func(tx *gorm.DB) error {
+			return execAll(tx, auditHeadTrigger[tx.Dialector.Name()])
+		},
+		Rollback: func(tx *gorm.DB) error {
+			if tx.Dialector.Name() == "postgres" {
+				return execAll(tx, []string{"DROP TRIGGER IF EXISTS audit_head_follows ON audit_entries",
+					"DROP FUNCTION IF EXISTS audit_head_follows()"})
+			}
+			return tx.Exec("DROP TRIGGER IF EXISTS audit_head_follows").Error
+		},
 	},
+}
+
+// auditHeadTrigger makes each audit entry inserted the end of its
+// organisation's chain (AuditHead), by dialect. writeAudit has locked the
+// head and computed the entry's hash from it in the same transaction.
+var auditHeadTrigger = map[string][]string{
+	"sqlite": {`CREATE TRIGGER IF NOT EXISTS audit_head_follows AFTER INSERT ON audit_entries
+BEGIN
+	UPDATE audit_heads SET position = NEW.position, hash = NEW.entry_hash WHERE organization_id = NEW.organization_id;
+END`},
+	"postgres": {`CREATE OR REPLACE FUNCTION audit_head_follows() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	UPDATE audit_heads SET position = NEW.position, hash = NEW.entry_hash WHERE organization_id = NEW.organization_id;
+	RETURN NULL;
+END $$`,
+		"DROP TRIGGER IF EXISTS audit_head_follows ON audit_entries",
+		"CREATE TRIGGER audit_head_follows AFTER INSERT ON audit_entries FOR EACH ROW EXECUTE FUNCTION audit_head_follows()"},
+}
+
+// execAll runs statements in order, stopping at the first that fails.
+func execAll(tx *gorm.DB, statements []string) error {
+	for _, q := range statements {
+		if err := tx.Exec(q).Error; err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // requestsSources are the kinds' tables that migration

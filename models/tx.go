@@ -75,6 +75,14 @@ func (s *core) conn(ctx context.Context) *gorm.DB {
 	return s.db.WithContext(ctx)
 }
 
+// oneStatement is db for a write of one row that names nothing else (no
+// associations, no hooks): it is atomic alone, and GORM's own transaction
+// around it would cost two round trips more. Every email about a request
+// writes two such rows.
+func oneStatement(db *gorm.DB) *gorm.DB {
+	return db.Session(&gorm.Session{SkipDefaultTransaction: true})
+}
+
 // inTx is ctx's transaction, for the writes and locks that mean nothing
 // outside one; a call outside Tx is a programming error.
 func inTx(ctx context.Context) (*txState, error) {

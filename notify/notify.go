@@ -74,13 +74,13 @@ const sendTimeout = 30 * time.Second
 // sent, and records it after: a crash in between sends it again rather
 // than never. An email that fails to send is discarded.
 func (n *Notifier) Once(ctx context.Context, orgID, id string, build func() (Draft, error)) error {
-	sent, err := n.Store.NoticeSent(ctx, id)
-	if err != nil || sent {
-		return err
-	}
 	if n.Mailer == nil {
 		n.logger().WarnContext(ctx, "email not sent: set ASSENT_SMTP_HOST so people are emailed", "notice", id)
 		return nil
+	}
+	sent, err := n.Store.NoticeSent(ctx, id)
+	if err != nil || sent {
+		return err
 	}
 	d, err := build()
 	if err != nil {

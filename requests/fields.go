@@ -105,6 +105,16 @@ func Asked(people []*models.Person, via map[string][]models.Via) []models.Person
 	return out
 }
 
+// Shown are people named as the pages and emails name them
+// (models.PersonRef.Shown), as a kind that keeps who it asks stores them.
+func Shown(people []models.PersonRef) []models.PersonRef {
+	out := make([]models.PersonRef, len(people))
+	for i, p := range people {
+		out[i] = p.Shown()
+	}
+	return out
+}
+
 // Expiry is the requested expiry, which must lie in the future and within
 // the organisation's maximum; absent, it is the maximum, so nothing waits
 // forever.

@@ -62,49 +62,113 @@ const (
 type Directory interface {
 	LookUp(ctx context.Context, orgID string, refs []string) (*models.Directory, error)
 	Entries(ctx context.Context, orgID string) ([]models.Entry, error)
-	ActiveMembers(ctx context.Context, orgID string) ([]models.PersonRef, error)
+	ActiveMembers(ctx context.Context, orgID string, roles ...string) ([]models.PersonRef, error)
 	ActiveDelegations(ctx context.Context, orgID string, t time.Time) (map[string]models.Delegation, error)
+	People(ctx context.Context, orgID string, personIDs []string) ([]*models.Person, error)
 }
 
 // Resolve turns references into the ids of the people they name, each
 // once, in order (see ResolveEach). Teams are expanded now, once: later
 // changes to a team do not change who was asked.
 func Resolve(ctx context.Context, store Directory, orgID string, refs []string, role Role) ([]string, error) {
-	ids, _, err := ResolveVia(ctx, store, orgID, refs, role, Handover{})
-	return ids, err
+	people, err := resolveNamed(ctx, store, orgID, refs, role)
+	return IDsOf(people), err
 }
 
-// ResolveVia is Resolve with how each person was named: every reference
-// that reached them (a team and the person by email, say), in order. A
-// person away is replaced by who stands in for them on the request h
-// describes (StandIns).
-func ResolveVia(ctx context.Context, store Directory, orgID string, refs []string, role Role, h Handover) ([]string, map[string][]models.Via, error) {
-	ids, via, err := ResolveNamed(ctx, store, orgID, refs, role)
+// ResolveVia is Resolve with who each person is, as the directory has
+// them, and how they were named: every reference that reached them (a
+// team and the person by email, say), in order. A person away is
+// replaced by who stands in for them on the request h describes
+// (StandIns). The people named are read once, with the references; only
+// who stands in for someone is read again.
+func ResolveVia(ctx context.Context, store Directory, orgID string, refs []string, role Role, h Handover) ([]models.PersonRef, error) {
+	named, err := resolveNamed(ctx, store, orgID, refs, role)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return StandIns(ctx, store, orgID, ids, via, role.Field, h)
+	return WithStandIns(ctx, store, orgID, named, role.Field, h)
+}
+
+// WithStandIns is named with each person away replaced by who stands in
+// for them on the request h describes (StandIns); only those are read
+// from the directory.
+func WithStandIns(ctx context.Context, store Directory, orgID string, named []models.PersonRef, field string, h Handover) ([]models.PersonRef, error) {
+	ids, via, err := StandIns(ctx, store, orgID, IDsOf(named), AskedVia(named), field, h)
+	if err != nil {
+		return nil, err
+	}
+	known := make(map[string]models.PersonRef, len(named))
+	for _, p := range named {
+		known[p.ID] = p
+	}
+	var standIns []string
+	for _, id := range ids {
+		if _, ok := known[id]; !ok {
+			standIns = append(standIns, id)
+		}
+	}
+	if len(standIns) > 0 {
+		people, err := store.People(ctx, orgID, standIns)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range people {
+			known[p.ID()] = p.DirectoryRef()
+		}
+	}
+	out := make([]models.PersonRef, len(ids))
+	for i, id := range ids {
+		p, ok := known[id]
+		if !ok {
+			p = models.PersonRef{ID: id, Kind: models.ApproverMember} // gone since; the id stays
+		}
+		p.Via = via[id]
+		out[i] = p
+	}
+	return out, nil
 }
 
 // ResolveNamed is ResolveVia without the hand-over: the people as named,
 // for people asked later (an escalation), whose stand-ins are read when
 // they are asked.
 func ResolveNamed(ctx context.Context, store Directory, orgID string, refs []string, role Role) ([]string, map[string][]models.Via, error) {
-	matches, err := ResolveEach(ctx, store, orgID, refs, role)
+	people, err := resolveNamed(ctx, store, orgID, refs, role)
 	if err != nil {
 		return nil, nil, err
 	}
-	var out []string
-	via := map[string][]models.Via{}
+	return IDsOf(people), AskedVia(people), nil
+}
+
+// resolveNamed is each person refs name once, in order, as the directory
+// has them, with every reference that reached them.
+func resolveNamed(ctx context.Context, store Directory, orgID string, refs []string, role Role) ([]models.PersonRef, error) {
+	matches, err := ResolveEach(ctx, store, orgID, refs, role)
+	if err != nil {
+		return nil, err
+	}
+	var out []models.PersonRef
+	at := map[string]int{}
 	for _, m := range matches {
 		for _, p := range m.Members {
-			if !slices.Contains(out, p.ID) {
-				out = append(out, p.ID)
+			i, ok := at[p.ID]
+			if !ok {
+				i, p.Via = len(out), nil
+				at[p.ID] = i
+				out = append(out, p)
 			}
-			via[p.ID] = append(via[p.ID], models.Via{Field: role.Field, Kind: m.Kind, ID: m.ID, Name: m.Name})
+			out[i].Via = append(out[i].Via, models.Via{Field: role.Field, Kind: m.Kind, ID: m.ID, Name: m.Name})
 		}
 	}
-	return out, via, nil
+	return out, nil
+}
+
+// IDsOf are the ids of people, in order.
+func IDsOf(people []models.PersonRef) []string {
+	out := make([]string, len(people))
+	for i, p := range people {
+		out[i] = p.ID
+	}
+	return out
 }
 
 // MaxDelegationHops is how far a chain of delegations is followed: A away

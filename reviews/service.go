@@ -96,10 +96,13 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 	rec := &Review{RequestBase: base, Instructions: in.Instructions,
 		ReportID: report.ID, VersionID: version.ID, Version: version.Version, Reviewers: in.Reviewers,
 	}
-	var via map[string][]models.Via
-	if rec.ReviewerIDs, via, err = requests.ResolveVia(ctx, s.store, p.Organization.ID, in.Reviewers, reviewerRole, s.handoverOf(rec.Requester, report)); err != nil {
+	asked, err := requests.ResolveVia(ctx, s.store, p.Organization.ID, in.Reviewers, reviewerRole, s.handoverOf(rec.Requester, report))
+	if err != nil {
 		return nil, err
 	}
+	rec.ReviewerIDs = requests.IDsOf(asked)
+	// Who may read the report depends on more than the directory's
+	// entry (a member's role, a guest's shares).
 	people, err := s.store.People(ctx, p.Organization.ID, rec.ReviewerIDs)
 	if err != nil {
 		return nil, err
@@ -114,7 +117,7 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 			unable = append(unable, person.Email())
 		}
 	}
-	rec.Asked.V = requests.Asked(people, via)
+	rec.Asked.V = requests.Asked(people, requests.AskedVia(asked))
 	if len(unable) > 0 {
 		e := apperr.Field(apperr.ReviewerCannotRead, "reviewers", "%s cannot open report %s: share it with them first, or ask an owner or administrator",
 			strings.Join(unable, ", "), report.Slug)
