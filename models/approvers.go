@@ -17,16 +17,7 @@ const (
 // (a guest removed since) keeps their id and kind, without a name or
 // address.
 func RefsOf(tx *gorm.DB, orgID string, personIDs []string) (map[string]PersonRef, error) {
-	// Each table is read only for the ids of its kind: most requests ask
-	// members alone, and a read is a round trip.
-	var memberIDs, guestIDs []string
-	for _, id := range personIDs {
-		if ids.HasPrefix(id, ids.Guest) {
-			guestIDs = append(guestIDs, id)
-		} else {
-			memberIDs = append(memberIDs, id)
-		}
-	}
+	memberIDs, guestIDs := byKind(personIDs)
 	var members []Member
 	if len(memberIDs) > 0 {
 		if err := tx.Where("organization_id = ? AND id IN ?", orgID, memberIDs).Find(&members).Error; err != nil {
@@ -54,4 +45,18 @@ func RefsOf(tx *gorm.DB, orgID string, personIDs []string) (map[string]PersonRef
 		known[g.ID] = PersonRef{ID: g.ID, Name: g.Name, Email: g.Email, Kind: ApproverGuest}
 	}
 	return known, nil
+}
+
+// byKind splits people's ids into members' and guests', so that each
+// table is read only for the ids of its kind: most requests ask members
+// alone, and a read is a round trip.
+func byKind(personIDs []string) (memberIDs, guestIDs []string) {
+	for _, id := range personIDs {
+		if ids.HasPrefix(id, ids.Guest) {
+			guestIDs = append(guestIDs, id)
+		} else {
+			memberIDs = append(memberIDs, id)
+		}
+	}
+	return memberIDs, guestIDs
 }

@@ -6,8 +6,6 @@ import (
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
-
-	"github.com/assent-hq/assent/internal/ids"
 )
 
 // DecisionLink is the sign-in-free way for one approver to decide one low- or
@@ -102,19 +100,11 @@ func (s *RequestStore) RecordNotice(ctx context.Context, orgID, id string) error
 
 // People returns the members and guests with these ids in orgID, in the
 // order given, leaving out deactivated members and ids no longer found:
-// they are not to be emailed. Each table is read once, with the
-// organisation joined, and only for the ids of its kind: every email
-// about a request starts here.
+// they are not to be emailed. Each table is read once (byKind), with the
+// organisation joined: every email about a request starts here.
 func (s *DirectoryStore) People(ctx context.Context, orgID string, personIDs []string) ([]*Person, error) {
 	db := s.db.WithContext(ctx)
-	var memberIDs, guestIDs []string
-	for _, id := range personIDs {
-		if ids.HasPrefix(id, ids.Guest) {
-			guestIDs = append(guestIDs, id)
-		} else {
-			memberIDs = append(memberIDs, id)
-		}
-	}
+	memberIDs, guestIDs := byKind(personIDs)
 	found := make(map[string]*Person, len(personIDs))
 	if len(memberIDs) > 0 {
 		var rows []memberOfOrganization
