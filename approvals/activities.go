@@ -131,6 +131,7 @@ func fill(rec *Approval, t *Transition) {
 	// A transition scheduled by older code carries no approvers; keep them.
 	if s.ApproverIDs != nil {
 		rec.ApproverIDs = s.ApproverIDs
+		rec.Asked.V = models.AskedAs(rec.ApproverIDs, rec.Asked.V)
 	}
 	rec.ApprovalsSoFar = s.ApprovalsSoFar
 	if s.EscalatedAt != nil {

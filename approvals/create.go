@@ -139,10 +139,12 @@ func (s *Service) build(ctx context.Context, p models.Actor, in *CreateInput) (*
 		rec.Action, rec.InputSchema = &in.Gate.Action, models.RawJSON(in.Gate.InputSchema)
 		rec.DecisionTokenTTLSeconds = in.Gate.DecisionTokenTTLSeconds
 	}
-	if rec.ResolvedApprovers, err = s.approvers(ctx, p.Organization, in.Approvers, requests.Handover{Requester: rec.Requester}); err != nil {
+	asked, err := s.approvers(ctx, p.Organization, in.Approvers, requests.Handover{Requester: rec.Requester})
+	if err != nil {
 		return nil, err
 	}
-	rec.ApproverIDs, rec.ApproverVia.V = requests.IDsOf(rec.ResolvedApprovers), requests.AskedVia(rec.ResolvedApprovers)
+	rec.ApproverIDs, rec.ApproverVia.V = requests.IDsOf(asked), requests.AskedVia(asked)
+	rec.Asked.V = models.AskedAs(rec.ApproverIDs, requests.Shown(asked))
 	if in.Escalation != nil {
 		after, err := requests.Duration("escalation.after", in.Escalation.After)
 		if err != nil {

@@ -1,7 +1,6 @@
 package approvals
 
 import (
-	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -24,7 +23,11 @@ type Approval struct {
 	ReportID    *string                      `gorm:"size:40"`
 	Approvers   models.StringList            `gorm:"type:text;not null"`
 	ApproverIDs models.StringList            `gorm:"type:text;not null"`
-	// ResolvedApprovers are the people ApproverIDs name, and Execution
+	// Asked are the people ApproverIDs name, in order, named and addressed
+	// as they were when asked (how each was reached is in ApproverVia).
+	// Records written by a release before it was kept have none.
+	Asked models.JSON[[]models.PersonRef] `gorm:"type:text"`
+	// ResolvedApprovers are Asked with how each was reached, and Execution
 	// the receipt of its decision token (nil until reported), filled in
 	// when the record is read, listed or changed.
 	ResolvedApprovers []models.PersonRef             `gorm:"-"`
@@ -123,21 +126,25 @@ func (a *Approval) ActedBy(personID string) bool {
 	return models.Voice(via(personID), personID) == a.Requester || models.ActedFor(via, a.ApprovedBy, personID)
 }
 
+// AskedPeople are the people the approval asks, as asked: those a
+// workflow adds later are named when it does (models.RequestRecord).
+func (a *Approval) AskedPeople() *models.JSON[[]models.PersonRef] { return &a.Asked }
+
 // LoadWith fills what an approval's read shows beside its row: the people
-// it asks, in ApproverIDs order, as the directory has them now, and the
-// receipt of an approved one that ran. A record holding its people as
-// they were just read (a create's, from resolving them) keeps them.
+// it asks, in ApproverIDs order, and the receipt of an approved one that
+// ran. Only people a record does not name (one written by an earlier
+// release, or someone gone from the directory) are read from the
+// directory.
 func (*Approval) LoadWith(db *gorm.DB, orgID string, recs []*Approval) error {
-	var asked, approved []string
+	var unnamed, approved []string
 	for _, a := range recs {
-		if !a.approversInHand() {
-			asked = append(asked, a.ApproverIDs...)
-		}
+		a.Asked.V = models.AskedAs(a.ApproverIDs, a.Asked.V)
+		unnamed = append(unnamed, models.Unnamed(a.Asked.V)...)
 		if a.Status == states.Approved {
 			approved = append(approved, a.ID)
 		}
 	}
-	refs, err := models.RefsOf(db, orgID, asked)
+	refs, err := models.RefsOf(db, orgID, unnamed)
 	if err != nil {
 		return err
 	}
@@ -146,24 +153,17 @@ func (*Approval) LoadWith(db *gorm.DB, orgID string, recs []*Approval) error {
 		return err
 	}
 	for _, a := range recs {
-		if !a.approversInHand() {
-			a.ResolvedApprovers = make([]models.PersonRef, len(a.ApproverIDs))
-			for i, id := range a.ApproverIDs {
-				a.ResolvedApprovers[i] = refs[id]
+		a.ResolvedApprovers = make([]models.PersonRef, len(a.Asked.V))
+		for i, p := range a.Asked.V {
+			if known, ok := refs[p.ID]; ok {
+				p = known.Shown()
 			}
-		}
-		for i, id := range a.ApproverIDs {
-			a.ResolvedApprovers[i].Via = a.ApproverVia.V[id]
+			p.Via = a.ApproverVia.V[p.ID]
+			a.ResolvedApprovers[i] = p
 		}
 		a.Execution = ran[a.ID]
 	}
 	return nil
-}
-
-// approversInHand says whether ResolvedApprovers are the people
-// ApproverIDs name, in order.
-func (a *Approval) approversInHand() bool {
-	return slices.EqualFunc(a.ResolvedApprovers, a.ApproverIDs, func(p models.PersonRef, id string) bool { return p.ID == id })
 }
 
 // Records are the approvals in s on the paths every kind shares.

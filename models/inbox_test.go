@@ -196,7 +196,7 @@ func TestTheInboxMigrationFillsTheIndex(t *testing.T) {
 				}
 			}
 			approval := func(id, status, risk string, expires time.Duration) {
-				require.NoError(t, db.Create(&approvals.Approval{RequestBase: models.RequestBase{ID: id, OrganizationID: org.ID, Status: status, Title: id,
+				require.NoError(t, db.Omit("asked").Create(&approvals.Approval{RequestBase: models.RequestBase{ID: id, OrganizationID: org.ID, Status: status, Title: id,
 					Requester: "key_1", RequestedBy: "agent",
 					ExpiresAt: at.Add(expires), Seq: 1}, Risk: risk,
 					ApproverIDs: models.StringList{"mem_a"}, RequiredApprovals: 1,

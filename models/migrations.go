@@ -1534,7 +1534,68 @@ var migrations = []*gormigrate.Migration{
 			}
 			return tx.Exec("DROP TRIGGER IF EXISTS audit_head_follows").Error
 		},
+	}, {
+		// An approval keeps the people it asks as they were asked, as the
+		// other kinds do, so that reading one reads no directory.
+		ID: "202612130001_approval_asked",
+		Migrate: func(tx *gorm.DB) error {
+			type Approval struct {
+				Asked string `gorm:"type:text"`
+			}
+			if !tx.Migrator().HasColumn(&Approval{}, "Asked") {
+				if err := tx.Migrator().AddColumn(&Approval{}, "Asked"); err != nil {
+					return err
+				}
+			}
+			return approvalsAskedBackfill(tx)
+		},
+		Rollback: func(tx *gorm.DB) error {
+			type Approval struct{ Asked string }
+			return tx.Migrator().DropColumn(&Approval{}, "Asked")
+		},
 	},
+}
+
+// approvalsAskedBackfill names the people each approval asks, as the
+// directory has them, on approvals without them, a batch at a time: one
+// read of the batch's people per organisation, one write per approval.
+func approvalsAskedBackfill(tx *gorm.DB) error {
+	type approval struct {
+		ID             string
+		OrganizationID string
+		ApproverIDs    StringList
+	}
+	for {
+		var batch []approval
+		if err := tx.Table("approvals").Select("id, organization_id, approver_ids").Where("asked IS NULL").
+			Order("id").Limit(500).Find(&batch).Error; err != nil {
+			return err
+		}
+		if len(batch) == 0 {
+			return nil
+		}
+		people := map[string][]string{}
+		for _, a := range batch {
+			people[a.OrganizationID] = append(people[a.OrganizationID], a.ApproverIDs...)
+		}
+		named := map[string]map[string]PersonRef{}
+		for orgID, ids := range people {
+			refs, err := RefsOf(tx, orgID, ids)
+			if err != nil {
+				return err
+			}
+			named[orgID] = refs
+		}
+		for _, a := range batch {
+			asked := JSON[[]PersonRef]{V: make([]PersonRef, len(a.ApproverIDs))}
+			for i, id := range a.ApproverIDs {
+				asked.V[i] = named[a.OrganizationID][id].Shown()
+			}
+			if err := tx.Table("approvals").Where("id = ?", a.ID).Update("asked", asked).Error; err != nil {
+				return err
+			}
+		}
+	}
 }
 
 // auditHeadTrigger makes each audit entry inserted the end of its

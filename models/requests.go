@@ -530,7 +530,7 @@ func (s *core) openCallbackSecret(c sealedColumn, id string, sealed *string) (*s
 func completeAsked[T any](tx *gorm.DB, orgID string, rec *T, refs *JSON[[]PersonRef]) error {
 	changed := false
 	for i, ref := range refs.V {
-		if ref.Name != "" || ref.Email != "" {
+		if ref.named() {
 			continue
 		}
 		p, err := loadPerson(tx, orgID, ref.ID)

@@ -58,7 +58,7 @@ func TestTheRequestsMigrationCopiesEveryKind(t *testing.T) {
 			} {
 				a.ApproverIDs, a.RequiredApprovals = models.StringList{"mem_b"}, 1
 				a.FlowID, a.ExternalID = &flow, &ext
-				require.NoError(t, db.Create(a).Error)
+				require.NoError(t, db.Omit("asked").Create(a).Error) // a column added later
 			}
 			require.NoError(t, db.Create(&collections.Collection{RequestBase: base("col_done", states.Complete),
 				RespondentIDs: models.StringList{"mem_b"}, RequiredResponses: 1, SettledAt: &decided}).Error)
@@ -202,4 +202,43 @@ func TestAKindsListTakesOnlyItsOwnFilterAndAnUnknownKindHasNoPage(t *testing.T) 
 	assert.Empty(t, models.RequestPage("poll", "pol_1"))
 	assert.Equal(t, "request for information", requests.NounOf(events.RequestCollection))
 	assert.Equal(t, "poll", requests.NounOf("poll"))
+}
+
+// TestTheApprovalAskedMigrationNamesThePeople: approvals made before an
+// approval kept the people it asks are named after the migration as the
+// directory had them then, and a renamed approver later keeps the name
+// they were asked by; an approval a process of the previous release
+// writes during a rolling upgrade, without them, is read with them.
+func TestTheApprovalAskedMigrationNamesThePeople(t *testing.T) {
+	t.Parallel()
+	for _, kind := range testenv.Databases {
+		t.Run(kind, func(t *testing.T) {
+			db := openBefore(t, kind, "202612130001_approval_asked")
+			ctx := context.Background()
+			s := models.NewStore(db, testenv.Keys())
+			p := testenv.NewPeople(t, s, "agent")
+			write := func(id string) {
+				require.NoError(t, db.Omit("asked").Create(&approvals.Approval{RequestBase: models.RequestBase{ID: id, OrganizationID: p.ID,
+					Status: states.Pending, Title: id, ExpiresAt: models.Now().Add(time.Hour), Requester: "key_1", RequestedBy: "agent", Seq: 1},
+					Risk: models.RiskLow, RequiredApprovals: 1, ApproverIDs: models.StringList{p.Bob.ID(), p.Gus.ID(), "gst_gone"}}).Error)
+			}
+			write("apr_before")
+			require.NoError(t, models.Migrate(db))
+			write("apr_during") // by a process of the previous release
+
+			testenv.ChangeMember(t, s, p.ID, p.Bob.ID(), func(m *models.Member) { m.Name = "Robert" })
+			want := []models.PersonRef{
+				{ID: p.Bob.ID(), Name: "Bob", Email: "bob@example.com", Kind: models.ApproverMember},
+				{ID: p.Gus.ID(), Name: "Gus", Email: "gus@partner.example", Kind: models.ApproverGuest},
+				{ID: "gst_gone", Kind: models.ApproverGuest},
+			}
+			before, err := approvals.Records(s).Get(ctx, p.ID, "apr_before")
+			require.NoError(t, err)
+			assert.Equal(t, want, before.ResolvedApprovers, "as the directory had them at the migration; one gone by id")
+			during, err := approvals.Records(s).Get(ctx, p.ID, "apr_during")
+			require.NoError(t, err)
+			want[0].Name = "Robert"
+			assert.Equal(t, want, during.ResolvedApprovers, "one written without them is named when read")
+		})
+	}
 }
