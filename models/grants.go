@@ -151,7 +151,9 @@ func readableBy(q *gorm.DB, db *gorm.DB, person *Person) *gorm.DB {
 // CanRead reports whether person may read r now; a nil person (nobody
 // signed in) may read only a report granted to the public.
 func (s *ReportStore) CanRead(ctx context.Context, r *Report, person *Person) (bool, error) {
-	db := s.db.WithContext(ctx)
+	// A resolve asks inside its transaction; on SQLite a read beside it
+	// waits for a connection its queued writers hold.
+	db := s.conn(ctx)
 	if person == nil {
 		var n int64
 		err := db.Model(&ReportGrant{}).Where("report_id = ? AND kind = ?", r.ID, GrantPublic).Count(&n).Error
