@@ -1565,15 +1565,18 @@ func approvalsAskedBackfill(tx *gorm.DB) error {
 		OrganizationID string
 		ApproverIDs    StringList
 	}
-	for {
+	// Each batch starts after the last one's id, along the primary key,
+	// rather than scanning the table again for what is still unnamed.
+	for after := ""; ; {
 		var batch []approval
-		if err := tx.Table("approvals").Select("id, organization_id, approver_ids").Where("asked IS NULL").
+		if err := tx.Table("approvals").Select("id, organization_id, approver_ids").Where("id > ? AND asked IS NULL", after).
 			Order("id").Limit(500).Find(&batch).Error; err != nil {
 			return err
 		}
 		if len(batch) == 0 {
 			return nil
 		}
+		after = batch[len(batch)-1].ID
 		people := map[string][]string{}
 		for _, a := range batch {
 			people[a.OrganizationID] = append(people[a.OrganizationID], a.ApproverIDs...)
