@@ -30,14 +30,23 @@ func upgradeUnderLoad(t *testing.T, c *cluster.Cluster, l *load) *upgradeFigures
 	require.Equal(t, []string{assentbin.Previous.Version}, runningVersions(t, c), "the cluster starts on the previous release")
 	fiveXX, netErrors := l.fiveXX.Load(), l.netErrors.Load()
 	began := time.Now()
-	require.NoError(t, c.Roll(context.Background(), assentbin.For(t)))
+	require.NoError(t, c.Migrate(context.Background(), assentbin.For(t)))
+	migrated := time.Now()
+	require.NoError(t, c.Roll(context.Background(), ""))
 	fig := &upgradeFigures{From: assentbin.Previous.Version, RollSeconds: time.Since(began).Seconds()}
 	require.NotContains(t, runningVersions(t, c), assentbin.Previous.Version, "every process rolled")
 	fig.CurrentBuild = currentBuild(t, c)
 	require.NotEmpty(t, fig.CurrentBuild, "the new workers made their build the worker deployment's current version")
 	time.Sleep(3 * time.Second) // a retry the roll left waiting lands
 	fig.FiveXX, fig.ConnectionErrors = l.fiveXX.Load()-fiveXX, l.netErrors.Load()-netErrors
-	fig.Failures = l.failuresSince(began)
+	if assentbin.Previous.SelectsStar {
+		// The migration ends the previous release's database sessions
+		// (models.endSessionsOfEarlierReleases): what they were answering
+		// then answers 503, which clients retry; nothing else may.
+		fig.SessionsEnded = l.failuresBetween(began, migrated.Add(time.Second), http.StatusServiceUnavailable)
+		fig.FiveXX -= int64(len(fig.SessionsEnded))
+	}
+	fig.Failures = l.failuresSince(began, fig.SessionsEnded...)
 	l.mu.Lock()
 	for _, o := range l.ops {
 		if o.sent.Before(began) {
@@ -66,6 +75,9 @@ type upgradeFigures struct {
 	ConnectionErrors int64   `json:"connectionErrors"`
 	// Failures say what each was, with its time (UTC).
 	Failures []string `json:"failures,omitempty"`
+	// SessionsEnded are the 503s of requests in flight on the previous
+	// release when the migration ended its sessions, not in FiveXX.
+	SessionsEnded []string `json:"sessionsEnded,omitempty"`
 }
 
 // runningVersions are the versions Assent's processes say they run, in

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,11 +29,20 @@ func Open(url string) (*gorm.DB, error) {
 		NowFunc:        Now,
 		TranslateError: true,
 		Logger:         logger.Discard,
+		// Name the columns a query reads rather than SELECT *: PostgreSQL
+		// refuses a statement prepared before a column was added whose
+		// result would change, so the previous release's SELECT * fails
+		// after a migration adds one (docs/releases.md, "The database").
+		QueryFields: true,
 	}
 	var dialector gorm.Dialector
 	switch {
 	case strings.HasPrefix(url, "postgres://"), strings.HasPrefix(url, "postgresql://"):
-		dialector = postgres.Open(url)
+		named, err := withApplicationName(url)
+		if err != nil {
+			return nil, err
+		}
+		dialector = postgres.Open(named)
 	default:
 		path := strings.TrimPrefix(url, "sqlite:")
 		if path == "" {
@@ -55,6 +65,9 @@ func Open(url string) (*gorm.DB, error) {
 	if err := db.Use(tracing.GORM()); err != nil {
 		return nil, err
 	}
+	if err := registerBeforeEach(db, "assent:in_tx", refuseBesideTx); err != nil {
+		return nil, err
+	}
 	sqlDB, err := db.DB()
 	if err != nil {
 		return nil, err
@@ -71,6 +84,44 @@ func Open(url string) (*gorm.DB, error) {
 		sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 	}
 	return db, nil
+}
+
+// registerBeforeEach runs fn before every statement: ahead of the
+// transaction GORM opens around a write, and of every read.
+func registerBeforeEach(db *gorm.DB, name string, fn func(*gorm.DB)) error {
+	cb := db.Callback()
+	for _, err := range []error{
+		cb.Create().Before("gorm:begin_transaction").Register(name, fn),
+		cb.Update().Before("gorm:begin_transaction").Register(name, fn),
+		cb.Delete().Before("gorm:begin_transaction").Register(name, fn),
+		cb.Query().Before("gorm:query").Register(name, fn),
+		cb.Row().Before("gorm:row").Register(name, fn),
+		cb.Raw().Before("gorm:raw").Register(name, fn),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applicationName names Assent's sessions in pg_stat_activity, and tells
+// them from those of releases that set none (endSessionsOfEarlierReleases).
+const applicationName = "assent"
+
+// withApplicationName is a PostgreSQL url with application_name set,
+// unless it names one.
+func withApplicationName(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", errors.New("database url is not a valid postgres:// url")
+	}
+	q := u.Query()
+	if q.Get("application_name") == "" {
+		q.Set("application_name", applicationName)
+		u.RawQuery = q.Encode()
+	}
+	return u.String(), nil
 }
 
 // Ping checks that the database answers.

@@ -74,7 +74,11 @@ func teamMembers(db *gorm.DB, teams []Team) error {
 		TeamID string
 		Member Member `gorm:"embedded"`
 	}
-	err := db.Table("team_members").Select("team_members.team_id, members.*").
+	members, err := qualified(db, &Member{}, "members")
+	if err != nil {
+		return err
+	}
+	err = db.Table("team_members").Select("team_members.team_id, "+members).
 		Joins("JOIN members ON members.id = team_members.member_id").
 		Where("team_members.team_id IN ?", teamIDs).Order("members.id").Find(&rows).Error
 	for _, r := range rows {
@@ -82,6 +86,20 @@ func teamMembers(db *gorm.DB, teams []Team) error {
 		t.Members = append(t.Members, r.Member)
 	}
 	return err
+}
+
+// qualified is model's columns, each named with table (QueryFields in
+// Open, for a select that joins).
+func qualified(db *gorm.DB, model any, table string) (string, error) {
+	stmt := &gorm.Statement{DB: db}
+	if err := stmt.Parse(model); err != nil {
+		return "", err
+	}
+	cols := make([]string, len(stmt.Schema.DBNames))
+	for i, c := range stmt.Schema.DBNames {
+		cols[i] = table + "." + c
+	}
+	return strings.Join(cols, ", "), nil
 }
 
 // foldName is a reference as names are compared: trimmed, one space

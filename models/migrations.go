@@ -1543,7 +1543,13 @@ var migrations = []*gormigrate.Migration{
 				Asked string `gorm:"type:text"`
 			}
 			if !tx.Migrator().HasColumn(&Approval{}, "Asked") {
-				if err := tx.Migrator().AddColumn(&Approval{}, "Asked"); err != nil {
+				err := tx.Transaction(func(tx *gorm.DB) error {
+					if err := tx.Migrator().AddColumn(&Approval{}, "Asked"); err != nil {
+						return err
+					}
+					return endSessionsOfEarlierReleases(tx)
+				})
+				if err != nil {
 					return err
 				}
 			}
@@ -1594,7 +1600,8 @@ func approvalsAskedBackfill(tx *gorm.DB) error {
 			for i, id := range a.ApproverIDs {
 				asked.V[i] = named[a.OrganizationID][id].Shown()
 			}
-			if err := tx.Table("approvals").Where("id = ?", a.ID).Update("asked", asked).Error; err != nil {
+			// One a process of this release wrote meanwhile stays as it is.
+			if err := tx.Table("approvals").Where("id = ? AND asked IS NULL", a.ID).Update("asked", asked).Error; err != nil {
 				return err
 			}
 		}
@@ -1616,6 +1623,23 @@ BEGIN
 END $$`,
 		"DROP TRIGGER IF EXISTS audit_head_follows ON audit_entries",
 		"CREATE TRIGGER audit_head_follows AFTER INSERT ON audit_entries FOR EACH ROW EXECUTE FUNCTION audit_head_follows()"},
+}
+
+// endSessionsOfEarlierReleases ends, on PostgreSQL, the sessions on this
+// database of releases 0.2.0 and earlier, told apart by the
+// application_name they do not set (Open sets it). They read tables with
+// SELECT *, so a statement they prepared before a column was added is
+// refused (0A000) and they answer 500; ended, they connect again and
+// prepare anew, and a request caught mid-statement answers 503. Run in the
+// transaction that adds the column: its lock holds their reads of that
+// table until it commits.
+func endSessionsOfEarlierReleases(tx *gorm.DB) error {
+	if tx.Dialector.Name() != "postgres" {
+		return nil
+	}
+	return tx.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+		WHERE datname = current_database() AND usename = current_user AND pid <> pg_backend_pid()
+		AND backend_type = 'client backend' AND application_name = ''`).Error
 }
 
 // execAll runs statements in order, stopping at the first that fails.

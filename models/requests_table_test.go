@@ -2,9 +2,12 @@ package models_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gorm.io/gorm"
@@ -241,4 +244,58 @@ func TestTheApprovalAskedMigrationNamesThePeople(t *testing.T) {
 			assert.Equal(t, want, during.ResolvedApprovers, "one written without them is named when read")
 		})
 	}
+}
+
+// TestAColumnAddedBreaksNoSessionsRead: a session of a release that reads
+// approvals with SELECT * and sets no application_name (0.2.0) holds a
+// statement PostgreSQL refuses (0A000, which that release answers with a
+// 500) once a column is added; the migration adding approvals.asked ends
+// that session instead, so its next read fails as a dropped connection
+// does. This release's sessions name the columns they read: they are kept,
+// and read on through that migration and through a column a later release
+// adds.
+func TestAColumnAddedBreaksNoSessionsRead(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := testenv.PostgresURL(t)
+	db, err := models.Open(url)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = models.Close(db) })
+	sqlDB, err := db.DB()
+	require.NoError(t, err)
+	sqlDB.SetMaxOpenConns(1) // one session, to see it kept
+	require.NoError(t, models.MigrateBefore(db, "202612130001_approval_asked"))
+
+	earlier, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = earlier.Close(ctx) })
+	readAll := func() error {
+		rows, err := earlier.Query(ctx, "SELECT * FROM approvals")
+		if err != nil {
+			return err
+		}
+		rows.Close()
+		return rows.Err()
+	}
+	require.NoError(t, readAll())
+	session := func() (pid int) {
+		require.NoError(t, db.Raw("SELECT pg_backend_pid()").Scan(&pid).Error)
+		return pid
+	}
+	before := session()
+
+	require.NoError(t, models.Migrate(db))
+	err = readAll()
+	require.Error(t, err, "the earlier release's session was ended")
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		assert.NotEqual(t, "0A000", pgErr.Code, "%v", err)
+	}
+	assert.Equal(t, before, session(), "this release's session is kept")
+
+	var recs []approvals.Approval
+	require.NoError(t, db.Find(&recs).Error)
+	require.NoError(t, db.Exec("ALTER TABLE approvals ADD COLUMN of_a_later_release text").Error)
+	assert.NoError(t, db.Find(&recs).Error, "a read prepared before a column was added")
+	assert.Equal(t, before, session())
 }

@@ -67,6 +67,17 @@ func (s *core) Changed(ctx context.Context, id string) {
 	s.changes.Changed(id)
 }
 
+// refuseBesideTx refuses a statement run on the pool while its context
+// carries a transaction: it would read outside what the transaction holds,
+// and on SQLite wait for a connection the queued writers hold behind it.
+// Registered in Open before every statement's callbacks.
+func refuseBesideTx(db *gorm.DB) {
+	st, ok := db.Statement.Context.Value(txKey{}).(*txState)
+	if ok && st.tx != nil && db.Statement.ConnPool != st.tx.Statement.ConnPool {
+		_ = db.AddError(apperr.New(apperr.Internal, "a statement ran beside its context's transaction, not in it"))
+	}
+}
+
 // conn is ctx's transaction, or else the database.
 func (s *core) conn(ctx context.Context) *gorm.DB {
 	if st, ok := ctx.Value(txKey{}).(*txState); ok {

@@ -193,12 +193,18 @@ func Transient(err error) *Error {
 // databaseTransient reports a connection the database refused, dropped or
 // is not yet taking: SQLSTATE class 08 or 57P01–57P03 (PostgreSQL's
 // shutting down and starting up), an error its driver marks safe to
-// retry, a network error, or a connection cut mid-answer.
+// retry, a network error, or a connection cut mid-answer; and a statement
+// the connection prepared before a migration changed what it reads
+// (0A000, which the driver answers by preparing it again next time).
 func databaseTransient(err error) bool {
-	var state interface{ SQLState() string }
+	var state interface {
+		SQLState() string
+		Error() string
+	}
 	if errors.As(err, &state) {
 		s := state.SQLState()
-		return strings.HasPrefix(s, "08") || s == "57P01" || s == "57P02" || s == "57P03"
+		return strings.HasPrefix(s, "08") || s == "57P01" || s == "57P02" || s == "57P03" ||
+			(s == "0A000" && strings.Contains(state.Error(), "cached plan must not change result type"))
 	}
 	var retry interface{ SafeToRetry() bool }
 	var netErr *net.OpError

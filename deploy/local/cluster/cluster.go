@@ -256,9 +256,7 @@ func (c *Cluster) Restart(ctx context.Context, name string) error {
 // restart on the same binary.
 func (c *Cluster) Roll(ctx context.Context, bin string) error {
 	if bin != "" {
-		c.bins.assent = bin
-		c.progress("migrating with %s", bin)
-		if err := c.migrate(ctx); err != nil {
+		if err := c.Migrate(ctx, bin); err != nil {
 			return err
 		}
 	}
@@ -272,6 +270,14 @@ func (c *Cluster) Roll(ctx context.Context, bin string) error {
 		}
 	}
 	return nil
+}
+
+// Migrate runs `assent migrate` with bin, the binary Assent's processes
+// start on from then on: Roll's first step, which Roll(ctx, "") follows.
+func (c *Cluster) Migrate(ctx context.Context, bin string) error {
+	c.bins.assent = bin
+	c.progress("migrating with %s", bin)
+	return c.migrate(ctx)
 }
 
 // RestartPostgres stops PostgreSQL cleanly (a fast shutdown, as an
