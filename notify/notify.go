@@ -78,8 +78,7 @@ func (n *Notifier) Once(ctx context.Context, orgID, id string, build func() (Dra
 		n.logger().WarnContext(ctx, "email not sent: set ASSENT_SMTP_HOST so people are emailed", "notice", id)
 		return nil
 	}
-	sent, err := n.Store.NoticeSent(ctx, id)
-	if err != nil || sent {
+	if sent, err := n.sent(ctx, id); err != nil || sent {
 		return err
 	}
 	d, err := build()
@@ -100,6 +99,25 @@ func (n *Notifier) Once(ctx context.Context, orgID, id string, build func() (Dra
 	// Sent: recorded even when the attempt's time has run out, so that
 	// no retry sends it again.
 	return n.Store.RecordNotice(context.WithoutCancel(ctx), orgID, id)
+}
+
+// noneSentKey marks a context whose notices none was recorded yet.
+type noneSentKey struct{}
+
+// NoneSent marks ctx as sending about a transition its caller has just
+// written, the first time: nothing about it was sent before, so Once and
+// the pushes send without looking their notices up (each is still
+// recorded, for a retry).
+func NoneSent(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noneSentKey{}, true)
+}
+
+// sent says whether notice id records as sent what is about to go.
+func (n *Notifier) sent(ctx context.Context, id string) (bool, error) {
+	if none, _ := ctx.Value(noneSentKey{}).(bool); none {
+		return false, nil
+	}
+	return n.Store.NoticeSent(ctx, id)
 }
 
 func (n *Notifier) logger() *slog.Logger {

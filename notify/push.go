@@ -81,7 +81,7 @@ func (n *Notifier) push(ctx context.Context, orgID, notice, personID string, msg
 	for i := range subs {
 		sub := &subs[i]
 		id := notice + "/push/" + sub.ID
-		sent, err := n.Store.NoticeSent(ctx, id)
+		sent, err := n.sent(ctx, id)
 		if err != nil || sent {
 			errs = append(errs, err)
 			continue

@@ -49,11 +49,13 @@ type Worker struct {
 func PersistTransition[T any, S workflows.RequestState](ctx context.Context, j Journal, recs Writable[T],
 	t workflows.Transition[S], fill func(*T, *workflows.Transition[S]) error, data func(*T) any,
 	ask func(ctx context.Context, rec *T) error) (workflows.Persisted, error) {
+	wrote := false
 	rec, err := Persist(ctx, j, recs, Change[T]{
 		OrganizationID: t.OrganizationID,
 		ID:             t.RequestID,
 		Seq:            t.Seq,
 		Apply: func(rec *T) (models.AuditEntry, error) {
+			wrote = true
 			if err := fill(rec, &t); err != nil {
 				return models.AuditEntry{}, err
 			}
@@ -67,6 +69,10 @@ func PersistTransition[T any, S workflows.RequestState](ctx context.Context, j J
 	}
 	if err != nil || !t.AskByEmail {
 		return workflows.Persisted{}, err
+	}
+	if wrote {
+		// Its emails follow its write, which this attempt made: none went.
+		ctx = notify.NoneSent(ctx)
 	}
 	return workflows.Persisted{Emailed: askByEmail(ctx, func(ctx context.Context) error { return ask(ctx, rec) })}, nil
 }
