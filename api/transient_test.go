@@ -10,10 +10,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	commonpb "go.temporal.io/api/common/v1"
+	enumspb "go.temporal.io/api/enums/v1"
+	failurepb "go.temporal.io/api/failure/v1"
 	"go.temporal.io/api/serviceerror"
+	taskqueuepb "go.temporal.io/api/taskqueue/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
-	sdkworker "go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 	"gorm.io/gorm"
 
 	"github.com/assent-hq/assent/app"
@@ -33,7 +36,7 @@ func TestAnUpdateWhileTheWorkflowTaskFailsIsUnavailable(t *testing.T) {
 	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
 		ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 		defer cancel()
-		tc := temporalenv.Client(t)
+		tc, ns := temporalenv.ClientIn(t)
 		f := newFixtureWith(t, db, tc)
 		quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 		good := worker.New(tc, worker.Deps{Kinds: app.Workers(), Store: f.store, BaseURL: "http://assent.test", Logger: quiet})
@@ -47,21 +50,22 @@ func TestAnUpdateWhileTheWorkflowTaskFailsIsUnavailable(t *testing.T) {
 			return g.status == 200 && g.decoded["status"] == "pending"
 		}, 30*time.Second, 100*time.Millisecond)
 		good.Stop()
+		_, err := tc.WorkflowService().ResetStickyTaskQueue(ctx, &workflowservice.ResetStickyTaskQueueRequest{
+			Namespace: ns, Execution: &commonpb.WorkflowExecution{WorkflowId: wfID}})
+		require.NoError(t, err)
 
-		// A broken deploy: every workflow task of the approval fails.
-		broken := sdkworker.New(tc, workflows.TaskQueue, sdkworker.Options{})
-		broken.RegisterWorkflowWithOptions(func(workflow.Context, any) error { panic("a bad deploy") },
-			workflow.RegisterOptions{Name: approvals.WorkflowType})
-		require.NoError(t, broken.Start())
-		defer broken.Stop()
+		// A broken deploy: every workflow task of the approval fails, each
+		// failure reported (the SDK reports only a task's first and lets
+		// the later attempts time out, which under load took minutes).
+		broken, stop := context.WithCancel(ctx)
+		defer stop()
+		go failWorkflowTasks(broken, tc, ns, workflows.TaskQueue)
 		require.NoError(t, tc.SignalWorkflow(ctx, wfID, "", "nudge", nil))
 		require.Eventually(t, func() bool {
 			d, err := tc.DescribeWorkflowExecution(ctx, wfID, "")
 			require.NoError(t, err)
+			// From the third attempt Temporal refuses Updates.
 			return d.GetPendingWorkflowTask().GetAttempt() >= 3
-			// Alone this takes seconds; beside the whole suite on two
-			// cores, the retries' backoff and the sticky queue's timeout
-			// have taken over a minute.
 		}, 3*time.Minute, 100*time.Millisecond, "the workflow task fails and is retried")
 
 		d := f.do(t, "POST", "/api/v1/approvals/"+id+"/decision", f.memberToken, `{"decision":"approve"}`, nil)
@@ -69,6 +73,22 @@ func TestAnUpdateWhileTheWorkflowTaskFailsIsUnavailable(t *testing.T) {
 		assert.Equal(t, "service_unavailable", errField(d, "code"))
 		assert.Equal(t, "1", d.header.Get("Retry-After"))
 	})
+}
+
+// failWorkflowTasks takes every workflow task of queue in namespace ns and
+// reports it failed, as a worker whose code panics would, until ctx ends.
+func failWorkflowTasks(ctx context.Context, c client.Client, ns, queue string) {
+	svc := c.WorkflowService()
+	for ctx.Err() == nil {
+		task, err := svc.PollWorkflowTaskQueue(ctx, &workflowservice.PollWorkflowTaskQueueRequest{Namespace: ns,
+			TaskQueue: &taskqueuepb.TaskQueue{Name: queue, Kind: enumspb.TASK_QUEUE_KIND_NORMAL}, Identity: "a bad deploy"})
+		if err != nil || len(task.GetTaskToken()) == 0 {
+			continue
+		}
+		_, _ = svc.RespondWorkflowTaskFailed(ctx, &workflowservice.RespondWorkflowTaskFailedRequest{Namespace: ns,
+			TaskToken: task.GetTaskToken(), Cause: enumspb.WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_WORKER_UNHANDLED_FAILURE,
+			Failure: &failurepb.Failure{Message: "a bad deploy"}, Identity: "a bad deploy"})
+	}
 }
 
 // refusingUpdates is a workflow client that refuses its next refusals
