@@ -26,6 +26,11 @@ func MigrationIDs() []string {
 	return ids
 }
 
+// migrations only grow the schema (docs/releases.md, "The database"). One
+// that adds a column to a table 0.2.0 reads calls
+// endSessionsOfEarlierReleases in the transaction that adds it, while
+// assentbin.Previous.SelectsStar says the release upgraded from reads
+// with SELECT *.
 var migrations = []*gormigrate.Migration{
 	{
 		ID: "202611220001_platform",
