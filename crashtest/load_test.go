@@ -400,25 +400,14 @@ func (l *load) serverErrors() []string {
 	return out
 }
 
-// failuresSince are what the load met since t, each with its time, but
-// for those named in except.
-func (l *load) failuresSince(t time.Time, except ...string) []string {
-	return l.failuresWhere(func(f failure) bool { return !f.at.Before(t) }, except)
-}
-
-// failuresBetween are the failures with status from from to to, each with
-// its time, as failuresSince says them.
-func (l *load) failuresBetween(from, to time.Time, status int) []string {
-	return l.failuresWhere(func(f failure) bool { return f.status == status && !f.at.Before(from) && !f.at.After(to) }, nil)
-}
-
-func (l *load) failuresWhere(match func(failure) bool, except []string) []string {
+// failuresWhere are the failures match holds, each with its time.
+func (l *load) failuresWhere(match func(failure) bool) []string {
 	l.failuresMu.Lock()
 	defer l.failuresMu.Unlock()
 	var out []string
 	for _, f := range l.failures {
-		if said := f.at.UTC().Format("15:04:05.000") + " " + f.what; match(f) && !slices.Contains(except, said) {
-			out = append(out, said)
+		if match(f) {
+			out = append(out, f.at.UTC().Format("15:04:05.000")+" "+f.what)
 		}
 	}
 	return out

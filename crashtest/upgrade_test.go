@@ -39,14 +39,17 @@ func upgradeUnderLoad(t *testing.T, c *cluster.Cluster, l *load) *upgradeFigures
 	require.NotEmpty(t, fig.CurrentBuild, "the new workers made their build the worker deployment's current version")
 	time.Sleep(3 * time.Second) // a retry the roll left waiting lands
 	fig.FiveXX, fig.ConnectionErrors = l.fiveXX.Load()-fiveXX, l.netErrors.Load()-netErrors
-	if assentbin.Previous.SelectsStar {
-		// The migration ends the previous release's database sessions
-		// (models.endSessionsOfEarlierReleases): what they were answering
-		// then answers 503, which clients retry; nothing else may.
-		fig.SessionsEnded = l.failuresBetween(began, migrated.Add(time.Second), http.StatusServiceUnavailable)
-		fig.FiveXX -= int64(len(fig.SessionsEnded))
+	since := func(f failure) bool { return !f.at.Before(began) }
+	// The migration ends the previous release's database sessions
+	// (models.endSessionsOfEarlierReleases): what they were answering then
+	// answers 503, which clients retry; nothing else may.
+	ended := func(f failure) bool {
+		return assentbin.Previous.SelectsStar && f.status == http.StatusServiceUnavailable && since(f) &&
+			!f.at.After(migrated.Add(time.Second))
 	}
-	fig.Failures = l.failuresSince(began, fig.SessionsEnded...)
+	fig.SessionsEnded = l.failuresWhere(ended)
+	fig.FiveXX -= int64(len(fig.SessionsEnded))
+	fig.Failures = l.failuresWhere(func(f failure) bool { return since(f) && !ended(f) })
 	l.mu.Lock()
 	for _, o := range l.ops {
 		if o.sent.Before(began) {
