@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/assent-hq/assent/internal/apperr"
+	"github.com/assent-hq/assent/internal/keycheck"
 	"github.com/assent-hq/assent/models"
 )
 
@@ -50,8 +51,13 @@ func New(store Store) *Service {
 
 // Authenticate finds whom a bearer secret (an API key or a member token)
 // acts for; a missing, unknown or revoked one, or a token whose member is
-// deactivated, is apperr.Unauthorized.
+// deactivated, is apperr.Unauthorized. Under keycheck.Once a key is read
+// once.
 func (s *Service) Authenticate(ctx context.Context, secret string) (models.Actor, error) {
+	return keycheck.Do(ctx, secret, func() (models.Actor, error) { return s.authenticate(ctx, secret) })
+}
+
+func (s *Service) authenticate(ctx context.Context, secret string) (models.Actor, error) {
 	if secret == "" {
 		return models.Actor{}, errUnauthorized
 	}

@@ -13,6 +13,8 @@ import (
 
 	sdkmcp "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/assent-hq/assent/internal/keycheck"
+
 	assent "github.com/assent-hq/assent/sdk/go"
 )
 
@@ -64,12 +66,15 @@ func Handler(o HTTPOptions) http.Handler {
 		challenge += `, resource_metadata="` + o.ResourceMetadataURL + `"`
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The key checked here is the one the tools' API calls present:
+		// the API reads it once for the whole request.
+		r = r.WithContext(keycheck.Once(inProcessFrom(r)))
 		key := bearer(r.Header)
 		var refused *assent.Error
 		if key == "" {
 			refused = &assent.Error{Status: http.StatusUnauthorized, Code: assent.CodeUnauthorized,
 				Message: `send the API key as "Authorization: Bearer <key>"`}
-		} else if _, err := clientFor(key, assent.WithRetries(0)).Me.Get(inProcessFrom(r)); err != nil {
+		} else if _, err := clientFor(key, assent.WithRetries(0)).Me.Get(r.Context()); err != nil {
 			if !errors.As(err, &refused) || refused.Status == 0 {
 				refused = &assent.Error{Status: http.StatusServiceUnavailable, Code: assent.CodeServiceUnavailable,
 					Message: "the key could not be checked; try again"}
@@ -85,7 +90,7 @@ func Handler(o HTTPOptions) http.Handler {
 			writeError(w, refused)
 			return
 		}
-		streamable.ServeHTTP(w, r.WithContext(inProcessFrom(r)))
+		streamable.ServeHTTP(w, r)
 	})
 }
 

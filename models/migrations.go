@@ -1564,6 +1564,20 @@ var migrations = []*gormigrate.Migration{
 			type Approval struct{ Asked string }
 			return tx.Migrator().DropColumn(&Approval{}, "Asked")
 		},
+	}, {
+		// A create names people by display name in any case
+		// (DirectoryStore.LookUp): without these, a large organisation's
+		// every member and guest is read to find them.
+		ID: "202612140001_people_by_name",
+		Migrate: func(tx *gorm.DB) error {
+			return execAll(tx, []string{
+				"CREATE INDEX IF NOT EXISTS idx_members_org_name ON members (organization_id, LOWER(name))",
+				"CREATE INDEX IF NOT EXISTS idx_guests_org_name ON guests (organization_id, LOWER(name))",
+			})
+		},
+		Rollback: func(tx *gorm.DB) error {
+			return execAll(tx, []string{"DROP INDEX IF EXISTS idx_members_org_name", "DROP INDEX IF EXISTS idx_guests_org_name"})
+		},
 	},
 }
 

@@ -126,3 +126,31 @@ func TestUploadClaims(t *testing.T) {
 		assert.False(t, ok, "an unknown upload")
 	})
 }
+
+// TestHostedReport: a report's host reads the report and its own
+// organisation's origins in one statement, never another's.
+func TestHostedReport(t *testing.T) {
+	t.Parallel()
+	testenv.EachDB(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := models.NewStore(db, testenv.Keys())
+		org, other := testenv.NewOrg(t, s), testenv.NewOrg(t, s)
+		mine, theirs := models.StringList{"https://cdn.example.com"}, models.StringList{"https://elsewhere.example"}
+		_, err := s.UpdateOrganization(ctx, org.ID, models.OrganizationChange{ReportOrigins: &mine})
+		require.NoError(t, err)
+		_, err = s.UpdateOrganization(ctx, other.ID, models.OrganizationChange{ReportOrigins: &theirs})
+		require.NoError(t, err)
+		r := newReport(t, s, org.ID, "hosted")
+		newReport(t, s, other.ID, "hosted")
+
+		got, origins, err := s.Reports().HostedReport(ctx, r.Key)
+		require.NoError(t, err)
+		assert.Equal(t, r.ID, got.ID)
+		assert.Equal(t, r.Title, got.Title)
+		assert.Equal(t, org.ID, got.OrganizationID)
+		assert.Equal(t, mine, origins)
+
+		_, _, err = s.Reports().HostedReport(ctx, "nope")
+		assert.True(t, apperr.Is(err, apperr.NotFound), "%v", err)
+	})
+}

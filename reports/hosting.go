@@ -31,10 +31,11 @@ var ErrReaderTicketInvalid = errors.New("reader ticket invalid")
 // ManifestFile is one file of a published version.
 type ManifestFile = models.ManifestFile
 
-// Hosted is the report whose origin key names, in any organisation: the
-// host name is all a report's origin knows.
-func (s *Service) Hosted(ctx context.Context, key string) (*models.Report, error) {
-	return s.store.Reports().ReportByKey(ctx, key)
+// Hosted is the report whose origin key names, in any organisation (the
+// host name is all a report's origin knows), and the other origins its
+// organisation lets its reports reach.
+func (s *Service) Hosted(ctx context.Context, key string) (*models.Report, []string, error) {
+	return s.store.Reports().HostedReport(ctx, key)
 }
 
 // PublicBySlug is the report a visitor not signed in means by the app's
@@ -51,15 +52,6 @@ func (s *Service) PublicBySlug(ctx context.Context, slug string) (*models.Report
 		return nil, apperr.New(apperr.NotFound, "no one public report at %s", slug)
 	}
 	return &found[0], nil
-}
-
-// AllowedOrigins are the origins r's organisation lets its reports reach.
-func (s *Service) AllowedOrigins(ctx context.Context, r *models.Report) ([]string, error) {
-	org, err := s.store.GetOrganization(ctx, r.OrganizationID)
-	if err != nil {
-		return nil, err
-	}
-	return org.ReportOrigins, nil
 }
 
 // LiveVersion is r's live version; a report none of whose versions went
