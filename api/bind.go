@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"mime"
 	"net/http"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -31,8 +29,9 @@ const bodyKey = "assent.body"
 
 // readBody reads the whole request body once, within limit and
 // bodyread.Timeout, and checks its content type. Handlers and the
-// idempotency check share the bytes. It runs after authenticate, so a
-// caller without a key is answered from the headers alone.
+// idempotency check share the bytes; Bind (or jsonBody) checks them as
+// JSON. It runs after authenticate, so a caller without a key is answered
+// from the headers alone.
 func readBody(limit int64) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if c.Request.Body == nil || c.Request.Method == http.MethodGet || c.Request.Method == http.MethodHead {
@@ -63,10 +62,6 @@ func readBody(limit int64) gin.HandlerFunc {
 				return
 			}
 		}
-		if err := checkJSON(body); err != nil {
-			Fail(c, err)
-			return
-		}
 		c.Set(bodyKey, body)
 		c.Request.Body = io.NopCloser(bytes.NewReader(body))
 		c.Next()
@@ -76,13 +71,18 @@ func readBody(limit int64) gin.HandlerFunc {
 // MaxJSONDepth is how deeply a request body's objects and arrays may nest.
 const MaxJSONDepth = 64
 
-// checkJSON holds every JSON body, in one pass over its tokens, to what
-// the stores and handlers can take, naming the field: no NUL character or
+// checkJSON holds a JSON body, in one pass over its tokens, to what the
+// stores and handlers can take, naming the field: no NUL character or
 // byte that is not UTF-8 in a string or key (PostgreSQL refuses them),
 // nesting at most MaxJSONDepth deep, numbers within a double, and no key
-// twice in one object (decoding would keep one silently). A body that is
-// not JSON passes: bind names its syntax error.
-func checkJSON(body []byte) error {
+// twice in one object (decoding would keep one silently), nothing after
+// the value. Given the Go
+// type the body decodes into (into, nil for a free-form body), it also
+// refuses what that type does not know and what decoding and the
+// validator would read as "left out" (leftOut), so that decoding is the
+// only other pass. A body that is not JSON passes: Bind names its syntax
+// error.
+func checkJSON(body []byte, into reflect.Type) error {
 	var stack []jsonFrame
 	done := func() { // a value ended: the parent moves on
 		if n := len(stack); n > 0 {
@@ -92,11 +92,14 @@ func checkJSON(body []byte) error {
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
-	for {
+	for began := false; ; began = true {
 		start := dec.InputOffset()
 		tok, err := dec.Token()
 		if err != nil {
 			return nil // the end, or a syntax error bind names
+		}
+		if began && len(stack) == 0 {
+			return apperr.New(apperr.InvalidRequest, "the request body has data after its JSON value")
 		}
 		raw := body[start:dec.InputOffset()]
 		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
@@ -105,28 +108,21 @@ func checkJSON(body []byte) error {
 			continue
 		}
 		if n := len(stack); n > 0 && stack[n-1].wantKey {
-			f := &stack[n-1]
-			key := tok.(string)
-			f.key, f.wantKey = key, false
-			if strings.IndexByte(key, 0) >= 0 || !utf8.Valid(raw) {
-				f.key = strings.Trim(strconv.QuoteToASCII(key), `"`)
-				return apperr.Field(apperr.InvalidRequest, jsonPath(stack), "the key %s must be UTF-8 text without a NUL character (\\u0000)", jsonPath(stack))
+			if err := stack[n-1].takeKey(stack, tok.(string), raw); err != nil {
+				return err
 			}
-			if _, twice := f.keys[key]; twice {
-				return apperr.Field(apperr.InvalidRequest, jsonPath(stack), "%s is given twice: a key may appear once in an object", jsonPath(stack))
-			}
-			if f.keys == nil {
-				f.keys = map[string]struct{}{}
-			}
-			f.keys[key] = struct{}{}
 			continue
+		}
+		want := valueType(stack, into)
+		if err := leftOut(stack, tok); err != nil {
+			return err
 		}
 		switch v := tok.(type) {
 		case json.Delim:
 			if len(stack) == MaxJSONDepth {
 				return apperr.Field(apperr.InvalidRequest, jsonPath(stack), "%s nests objects and arrays more than %d levels deep", jsonPath(stack), MaxJSONDepth)
 			}
-			stack = append(stack, jsonFrame{array: v == '[', wantKey: v == '{'})
+			stack = append(stack, jsonFrame{array: v == '[', wantKey: v == '{', typ: container(want, v)})
 			continue
 		case string:
 			if err := validate.Text(jsonPath(stack), v); err != nil {
@@ -151,6 +147,100 @@ type jsonFrame struct {
 	key     string
 	wantKey bool
 	keys    map[string]struct{} // an object's keys so far
+	// typ is the struct, slice or array type the object or array decodes
+	// into; nil where the body is free-form (maps, any, json.RawMessage)
+	// or decoding will name a wrong type.
+	typ reflect.Type
+	// field is what the key just read decodes into, in an object of typ.
+	field reflect.StructField
+}
+
+// takeKey reads key as the next key of f, the last frame of stack.
+func (f *jsonFrame) takeKey(stack []jsonFrame, key string, raw []byte) error {
+	f.key, f.wantKey = key, false
+	if strings.IndexByte(key, 0) >= 0 || !utf8.Valid(raw) {
+		f.key = strings.Trim(strconv.QuoteToASCII(key), `"`)
+		return apperr.Field(apperr.InvalidRequest, jsonPath(stack), "the key %s must be UTF-8 text without a NUL character (\\u0000)", jsonPath(stack))
+	}
+	if _, twice := f.keys[key]; twice {
+		return apperr.Field(apperr.InvalidRequest, jsonPath(stack), "%s is given twice: a key may appear once in an object", jsonPath(stack))
+	}
+	if f.keys == nil {
+		f.keys = map[string]struct{}{}
+	}
+	f.keys[key] = struct{}{}
+	if f.typ == nil {
+		return nil
+	}
+	field, known := fieldByJSONName(f.typ, key)
+	switch {
+	case known:
+		f.field = field
+		return nil
+	case key == "expiresIn" && len(stack) == 1 && hasField(f.typ, "expiresAt"):
+		return apperr.Field(apperr.InvalidRequest, "expiresIn", "unknown field \"expiresIn\": the REST API takes expiresAt, an RFC 3339 time; expiresIn (seconds, default one day) is the SDKs' convenience, which they send as expiresAt")
+	}
+	if at := jsonPath(stack); len(stack) > 1 {
+		return apperr.Field(apperr.InvalidRequest, at, "unknown field %q at %s", key, at)
+	}
+	return apperr.Field(apperr.InvalidRequest, key, "unknown field %q", key)
+}
+
+// valueType is the Go type the value the walk is at decodes into, nil if
+// it is free-form or unknown.
+func valueType(stack []jsonFrame, into reflect.Type) reflect.Type {
+	n := len(stack)
+	switch {
+	case n == 0:
+		return into
+	case stack[n-1].typ == nil:
+		return nil
+	case stack[n-1].array:
+		return stack[n-1].typ.Elem()
+	}
+	return stack[n-1].field.Type
+}
+
+// container is the type an object or array opened by d is walked as:
+// want's struct for an object, its slice or array for an array, else nil
+// (and nil for a type that decodes itself).
+func container(want reflect.Type, d json.Delim) reflect.Type {
+	for want != nil && want.Kind() == reflect.Pointer {
+		want = want.Elem()
+	}
+	switch {
+	case want == nil || reflect.PointerTo(want).Implements(unmarshalerType):
+		return nil
+	case d == '{' && want.Kind() == reflect.Struct, d == '[' && (want.Kind() == reflect.Slice || want.Kind() == reflect.Array):
+		return want
+	}
+	return nil
+}
+
+// leftOut refuses what decoding and the validator would read as "left
+// out": a null where the document's type does not include it (the Go
+// field says it does with the tag nullable:"true"), or in a list of
+// values, and "" for a field of listed values (its validate tag's oneof),
+// which omitempty passes as absent. Free-form values (input, metadata,
+// answers) are not looked into.
+func leftOut(stack []jsonFrame, tok json.Token) error {
+	n := len(stack)
+	if n == 0 || stack[n-1].typ == nil || (tok != nil && tok != "") {
+		return nil
+	}
+	f, at := &stack[n-1], joinPath(stack)
+	switch {
+	case f.array && tok == nil && f.typ.Elem().Kind() != reflect.Interface:
+		return apperr.Field(apperr.InvalidRequest, at, "%s is null: a list holds values", at)
+	case f.array:
+	case tok == nil && f.field.Tag.Get("nullable") != "true":
+		return apperr.Field(apperr.InvalidRequest, at, "%s is null: give it a value or leave it out", at)
+	case tok == "":
+		if values, ok := oneOf(f.field); ok {
+			return apperr.Field(apperr.InvalidRequest, at, "%s is empty: give one of %s, or leave it out", at, strings.Join(values, ", "))
+		}
+	}
+	return nil
 }
 
 // jsonPath names the value the walk is at ("input.items[2].name"); the
@@ -215,6 +305,13 @@ func rawBody(c *gin.Context) []byte {
 	return nil
 }
 
+// jsonBody is the body of a route that stores it as it came, checked as
+// JSON (checkJSON).
+func jsonBody(c *gin.Context) ([]byte, error) {
+	body := rawBody(c)
+	return body, checkJSON(body, nil)
+}
+
 // Bind decodes the body strictly into dst (unknown fields, wrong types and
 // trailing data are refused, naming the field) and validates it. An empty
 // body is an empty object, so a missing field is reported by name.
@@ -226,140 +323,17 @@ func Bind(c *gin.Context, dst any) error {
 	if body[0] != '{' {
 		return apperr.New(apperr.InvalidRequest, "the request body must be a JSON object")
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(dst); err != nil {
-		e, ok := apperr.As(decodeError(err, body))
-		if ok && e.Field == "expiresIn" && hasJSONField(dst, "expiresAt") {
-			return apperr.Field(apperr.InvalidRequest, "expiresIn", "unknown field \"expiresIn\": the REST API takes expiresAt, an RFC 3339 time; expiresIn (seconds, default one day) is the SDKs' convenience, which they send as expiresAt")
-		}
-		if name, unknown := strings.CutPrefix(err.Error(), "json: unknown field "); unknown && ok {
-			var tree any
-			if json.Unmarshal(body, &tree) == nil {
-				if at, found := unknownAt(tree, reflect.TypeOf(dst), e.Field, ""); found && at != e.Field {
-					return apperr.Field(apperr.InvalidRequest, at, "unknown field %s at %s", name, at)
-				}
-			}
-		}
-		return e
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return apperr.New(apperr.InvalidRequest, "the request body has data after the JSON object")
-	}
-	var tree any
-	if err := json.Unmarshal(body, &tree); err != nil {
-		return decodeError(err, body)
-	}
-	if err := refuseLeftOut(tree, reflect.TypeOf(dst), ""); err != nil {
+	if err := checkJSON(body, reflect.TypeOf(dst)); err != nil {
 		return err
+	}
+	// checkJSON refused unknown fields and data after the object.
+	if err := json.Unmarshal(body, dst); err != nil {
+		return decodeError(err, body)
 	}
 	return validate.Struct(dst)
 }
 
-// unknownAt names where the unknown key name sits in tree, read as t
-// decodes it: encoding/json names only the key, and "title" reads as the
-// top-level field when it is a link's ("links[0].title"). Keys are tried
-// in order, so that of several the same one is named each time.
-func unknownAt(tree any, t reflect.Type, name, path string) (string, bool) {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch v := tree.(type) {
-	case map[string]any:
-		if t.Kind() != reflect.Struct || t == rawMessageType {
-			return "", false // free-form: maps and any take every key
-		}
-		keys := slices.Sorted(maps.Keys(v))
-		for _, k := range keys {
-			at := k
-			if path != "" {
-				at = path + "." + k
-			}
-			f, known := fieldByJSONName(t, k)
-			if !known && k == name {
-				return at, true
-			}
-			if known {
-				if got, ok := unknownAt(v[k], f.Type, name, at); ok {
-					return got, true
-				}
-			}
-		}
-	case []any:
-		if t.Kind() != reflect.Slice && t.Kind() != reflect.Array {
-			return "", false
-		}
-		for i, e := range v {
-			if got, ok := unknownAt(e, t.Elem(), name, fmt.Sprintf("%s[%d]", path, i)); ok {
-				return got, true
-			}
-		}
-	}
-	return "", false
-}
-
-// refuseLeftOut refuses what decoding and the validator would read as
-// "left out": a null (or "" in a list), where the document's type does not
-// include it (the Go field says it does with the tag nullable:"true"), and
-// "" for a field of listed values (its validate tag's oneof), which
-// omitempty passes as absent. Free-form values (input, metadata, answers)
-// are not looked into.
-func refuseLeftOut(v any, t reflect.Type, path string) error {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t == rawMessageType {
-		return nil
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return nil // decoding named the wrong type
-		}
-		for key, val := range obj {
-			f, ok := fieldByJSONName(t, key)
-			if !ok {
-				continue
-			}
-			at := key
-			if path != "" {
-				at = path + "." + key
-			}
-			if val == nil {
-				if f.Tag.Get("nullable") == "true" {
-					continue
-				}
-				return apperr.Field(apperr.InvalidRequest, at, "%s is null: give it a value or leave it out", at)
-			}
-			if val == "" {
-				if values, ok := oneOf(f); ok {
-					return apperr.Field(apperr.InvalidRequest, at, "%s is empty: give one of %s, or leave it out", at, strings.Join(values, ", "))
-				}
-			}
-			if err := refuseLeftOut(val, f.Type, at); err != nil {
-				return err
-			}
-		}
-	case reflect.Slice, reflect.Array:
-		list, ok := v.([]any)
-		if !ok {
-			return nil
-		}
-		for i, val := range list {
-			at := fmt.Sprintf("%s[%d]", path, i)
-			if val == nil && t.Elem().Kind() != reflect.Interface {
-				return apperr.Field(apperr.InvalidRequest, at, "%s is null: a list holds values", at)
-			}
-			if err := refuseLeftOut(val, t.Elem(), at); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-var rawMessageType = reflect.TypeOf(json.RawMessage(nil))
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
 // oneOf is the values f's validate tag lists with oneof, if it does.
 func oneOf(f reflect.StructField) ([]string, bool) {
@@ -413,16 +387,8 @@ func NoFields(c *gin.Context) {
 	c.Next()
 }
 
-// hasJSONField reports whether the struct dst points to has a field named
-// name in JSON.
-func hasJSONField(dst any, name string) bool {
-	t := reflect.TypeOf(dst)
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() != reflect.Struct {
-		return false
-	}
+// hasField reports whether struct t has a field named name in JSON.
+func hasField(t reflect.Type, name string) bool {
 	_, ok := fieldByJSONName(t, name)
 	return ok
 }

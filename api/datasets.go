@@ -23,7 +23,12 @@ func newDataset(d *reports.Dataset) dataset {
 
 // putDataset stores the body as it came, byte for byte.
 func (h *handlers) putDataset(c *gin.Context) {
-	d, created, err := h.reports.PutDataset(c.Request.Context(), OrgID(c), Principal(c), reportParam(c), c.Param("name"), rawBody(c))
+	body, err := jsonBody(c)
+	if err != nil {
+		Fail(c, err)
+		return
+	}
+	d, created, err := h.reports.PutDataset(c.Request.Context(), OrgID(c), Principal(c), reportParam(c), c.Param("name"), body)
 	if err != nil {
 		Fail(c, err)
 		return
