@@ -57,6 +57,15 @@ func (s *Service) Authenticate(ctx context.Context, secret string) (models.Actor
 	return keycheck.Do(ctx, secret, func() (models.Actor, error) { return s.authenticate(ctx, secret) })
 }
 
+// ForCreate is the context of a create by a: its organisation's settings
+// need be no more recent than the row a's key's read brought
+// (models.SeenSettings), so it reads them from the process's copy while it
+// is current. Not for a request that writes them: it would not read its
+// own write.
+func ForCreate(ctx context.Context, a models.Actor) context.Context {
+	return models.SeenSettings(ctx, a.Organization)
+}
+
 func (s *Service) authenticate(ctx context.Context, secret string) (models.Actor, error) {
 	if secret == "" {
 		return models.Actor{}, errUnauthorized

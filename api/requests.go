@@ -82,7 +82,10 @@ func (k RequestRoutes[T, In, W]) create(c *gin.Context) {
 		Fail(c, err)
 		return
 	}
-	rec, err := k.Service.Create(c.Request.Context(), Principal(c), in, Claim(c))
+	// A create writes none of its organisation's settings, so it may read
+	// them from the process's copy.
+	ctx := accounts.ForCreate(c.Request.Context(), Principal(c))
+	rec, err := k.Service.Create(ctx, Principal(c), in, Claim(c))
 	if err != nil {
 		Fail(c, err)
 		return

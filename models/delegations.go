@@ -117,16 +117,20 @@ func (s *DirectoryStore) DelegationsTo(ctx context.Context, orgID, delegateID st
 }
 
 // ActiveDelegations are the delegations holding at t whose delegate is an
-// active member, by delegator, their members filled in.
+// active member, by delegator, their members filled in (from the
+// process's copy under SeenSettings).
 func (s *DirectoryStore) ActiveDelegations(ctx context.Context, orgID string, t time.Time) (map[string]Delegation, error) {
-	db := s.db.WithContext(ctx)
-	list, err := delegations(db.Where("organization_id = ? AND starts_at <= ? AND ends_at > ?", orgID, t, t).
-		Where("delegate_id IN (?)", db.Model(&Member{}).Select("id").Where("organization_id = ? AND active", orgID)))
-	out := make(map[string]Delegation, len(list))
-	for _, d := range list {
-		out[d.DelegatorID] = d
-	}
-	return out, err
+	list, err := s.settings.delegations.get(ctx, orgID, func() ([]Delegation, error) {
+		// Those not over now, so the copy serves any t until one is.
+		now := Now()
+		if t.Before(now) {
+			now = t
+		}
+		db := s.db.WithContext(ctx)
+		return delegations(db.Where("organization_id = ? AND ends_at > ?", orgID, now).
+			Where("delegate_id IN (?)", db.Model(&Member{}).Select("id").Where("organization_id = ? AND active", orgID)))
+	})
+	return holding(list, t), err
 }
 
 // UnstartedDelegations lists delegations holding at now whose waiting

@@ -3,6 +3,9 @@ package models
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/go-gormigrate/gormigrate/v2"
@@ -1578,7 +1581,98 @@ var migrations = []*gormigrate.Migration{
 		Rollback: func(tx *gorm.DB) error {
 			return execAll(tx, []string{"DROP INDEX IF EXISTS idx_members_org_name", "DROP INDEX IF EXISTS idx_guests_org_name"})
 		},
+	}, {
+		// An organisation's settings_version counts the writes to what a
+		// create reads of its settings, so a process can keep them
+		// (settingsCache) and know from the organisation's row, which the
+		// API key's read brings, when its copy is out of date.
+		ID: "202612150001_settings_version",
+		Migrate: func(tx *gorm.DB) error {
+			type Organization struct {
+				SettingsVersion int64 `gorm:"not null;default:0"`
+			}
+			return tx.Transaction(func(tx *gorm.DB) error {
+				if !tx.Migrator().HasColumn(&Organization{}, "SettingsVersion") {
+					if err := tx.Migrator().AddColumn(&Organization{}, "SettingsVersion"); err != nil {
+						return err
+					}
+					if err := endSessionsOfEarlierReleases(tx); err != nil {
+						return err
+					}
+				}
+				return execAll(tx, settingsVersionTriggers(tx.Dialector.Name()))
+			})
+		},
+		Rollback: func(tx *gorm.DB) error {
+			var drop []string
+			for _, t := range settingsTables {
+				for op := range t.ops {
+					if tx.Dialector.Name() == "postgres" {
+						drop = append(drop, fmt.Sprintf("DROP TRIGGER IF EXISTS %s_settings_%s ON %s", t.table, op, t.table))
+					} else {
+						drop = append(drop, fmt.Sprintf("DROP TRIGGER IF EXISTS %s_settings_%s", t.table, op))
+					}
+				}
+			}
+			if tx.Dialector.Name() == "postgres" {
+				drop = append(drop, "DROP FUNCTION IF EXISTS settings_changed()")
+			}
+			type Organization struct{ SettingsVersion int64 }
+			if err := execAll(tx, drop); err != nil {
+				return err
+			}
+			return tx.Migrator().DropColumn(&Organization{}, "SettingsVersion")
+		},
 	},
+}
+
+// settingsTables are the tables whose writes change what a create reads of
+// its organisation's settings, and which writes: a member's matter only as
+// a delegation's delegator or delegate (active or not, named, gone).
+var settingsTables = []struct {
+	table string
+	ops   map[string]string // trigger's name suffix: its event
+}{
+	{"rules", map[string]string{"insert": "INSERT", "update": "UPDATE", "delete": "DELETE"}},
+	{"model_screens", map[string]string{"insert": "INSERT", "update": "UPDATE", "delete": "DELETE"}},
+	{"delegations", map[string]string{"insert": "INSERT", "update": "UPDATE", "delete": "DELETE"}},
+	{"members", map[string]string{"update": "UPDATE OF active, name, email", "delete": "DELETE"}},
+}
+
+// settingsVersionTriggers bump organizations.settings_version on each
+// write settingsTables names.
+func settingsVersionTriggers(dialect string) []string {
+	var out []string
+	if dialect == "postgres" {
+		out = append(out, `CREATE OR REPLACE FUNCTION settings_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	IF TG_OP = 'DELETE' THEN
+		UPDATE organizations SET settings_version = settings_version + 1 WHERE id = OLD.organization_id;
+	ELSE
+		UPDATE organizations SET settings_version = settings_version + 1 WHERE id = NEW.organization_id;
+	END IF;
+	RETURN NULL;
+END $$`)
+	}
+	for _, t := range settingsTables {
+		for _, suffix := range slices.Sorted(maps.Keys(t.ops)) {
+			name, event := t.table+"_settings_"+suffix, t.ops[suffix]
+			if dialect == "postgres" {
+				out = append(out, fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s", name, t.table),
+					fmt.Sprintf("CREATE TRIGGER %s AFTER %s ON %s FOR EACH ROW EXECUTE FUNCTION settings_changed()", name, event, t.table))
+				continue
+			}
+			row := "NEW"
+			if suffix == "delete" {
+				row = "OLD"
+			}
+			out = append(out, fmt.Sprintf(`CREATE TRIGGER IF NOT EXISTS %s AFTER %s ON %s
+BEGIN
+	UPDATE organizations SET settings_version = settings_version + 1 WHERE id = %s.organization_id;
+END`, name, event, t.table, row))
+		}
+	}
+	return out
 }
 
 // approvalsAskedBackfill names the people each approval asks, as the

@@ -63,6 +63,10 @@ type Organization struct {
 	// MembersMayGrantMandates lets every member grant standing mandates
 	// within their own authority, not only owners and administrators.
 	MembersMayGrantMandates bool `gorm:"not null;default:false"`
+	// SettingsVersion counts the writes to the organisation's rules, model
+	// screen, delegations and members' standing (triggers keep it; GORM
+	// only reads it): a process's copy of them is current while it matches.
+	SettingsVersion int64 `gorm:"->;not null;default:0"`
 }
 
 // ReadershipAnalytics reports whether the organisation's plan includes

@@ -22,11 +22,15 @@ func (s *DirectoryStore) ListRules(ctx context.Context, orgID string, p Page) ([
 	return list(s.db.WithContext(ctx).Where("organization_id = ?", orgID), p, ids.Rule, func(r *Rule) string { return r.ID })
 }
 
-// EnabledRules returns the rules that apply to new requests, oldest first.
+// EnabledRules returns the rules that apply to new requests, oldest first
+// (from the process's copy under SeenSettings; the caller must not change
+// them).
 func (s *DirectoryStore) EnabledRules(ctx context.Context, orgID string) ([]Rule, error) {
-	var out []Rule
-	err := s.db.WithContext(ctx).Where("organization_id = ? AND enabled", orgID).Order("id").Find(&out).Error
-	return out, err
+	return s.settings.rules.get(ctx, orgID, func() ([]Rule, error) {
+		var out []Rule
+		err := s.db.WithContext(ctx).Where("organization_id = ? AND enabled", orgID).Order("id").Find(&out).Error
+		return out, err
+	})
 }
 
 // SetRuleEnabled switches a rule on or off; requests already created keep

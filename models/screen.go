@@ -63,9 +63,11 @@ func (s *DirectoryStore) modelScreen(db *gorm.DB, orgID string) (*ModelScreen, e
 
 // ModelScreenOn says whether the organisation screens its new approvals.
 func (s *DirectoryStore) ModelScreenOn(ctx context.Context, orgID string) (bool, error) {
-	var n int64
-	err := s.db.WithContext(ctx).Model(&ModelScreen{}).Where("organization_id = ?", orgID).Count(&n).Error
-	return n > 0, err
+	return s.settings.screenOn.get(ctx, orgID, func() (bool, error) {
+		var n int64
+		err := s.db.WithContext(ctx).Model(&ModelScreen{}).Where("organization_id = ?", orgID).Count(&n).Error
+		return n > 0, err
+	})
 }
 
 // PutModelScreen switches the organisation's model screen on or changes

@@ -28,6 +28,9 @@ type core struct {
 	// metrics counts what this process commits (metrics.go); nil counts
 	// nothing.
 	metrics *metrics.Metrics
+	// settings is the process's copy of what creates read of each
+	// organisation's settings (settings_cache.go).
+	settings *settingsCache
 }
 
 // Changes is the hub that hears of each record this store changes and
@@ -144,7 +147,7 @@ type EvidenceStore struct {
 
 // NewStore wraps db; secrets seals the secret columns.
 func NewStore(db *gorm.DB, secrets *secretkey.Ring) *Store {
-	c := &core{db: db, secrets: secrets, changes: changes.New()}
+	c := &core{db: db, secrets: secrets, changes: changes.New(), settings: &settingsCache{}}
 	c.relayChanges()
 	slack := &SlackStore{c}
 	claims := &IdempotencyStore{c}

@@ -479,7 +479,7 @@ func (l *Lifecycle[T]) Create(ctx context.Context, claim *models.Claim, build fu
 // Update is the delegation's own (HandoverID), so it is applied once.
 // It reports whether it handed the record to anyone.
 func (l *Lifecycle[T]) handOverBegun(ctx context.Context, h Head) (handed bool, err error) {
-	away, err := l.records.Store.ActiveDelegations(ctx, h.OrganizationID, models.Now())
+	away, err := l.records.Store.ActiveDelegations(models.FreshSettings(ctx), h.OrganizationID, models.Now())
 	if err != nil || len(away) == 0 {
 		return false, err
 	}
