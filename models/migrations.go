@@ -1,6 +1,7 @@
 package models
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,8 +17,20 @@ import (
 // tables as they were at that version, so later model changes never rewrite
 // history.
 func Migrate(db *gorm.DB) error {
-	return gormigrate.New(db, gormigrate.DefaultOptions, migrations).Migrate()
+	ctx := db.Statement.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if !db.Migrator().HasTable(gormigrate.DefaultOptions.TableName) {
+		// No release ran on it: none has sessions to end.
+		ctx = context.WithValue(ctx, freshDatabase{}, true)
+	}
+	return gormigrate.New(db.WithContext(ctx), gormigrate.DefaultOptions, migrations).Migrate()
 }
+
+// freshDatabase marks, in a migration's context, a database Migrate found
+// without a schema.
+type freshDatabase struct{}
 
 // MigrationIDs lists every migration's id in the order Migrate applies
 // them; the tests name their migrated template database after it.
@@ -1745,9 +1758,9 @@ END $$`,
 // refused (0A000) and they answer 500; ended, they connect again and
 // prepare anew, and a request caught mid-statement answers 503. Run in the
 // transaction that adds the column: its lock holds their reads of that
-// table until it commits.
+// table until it commits. A database being made from nothing has none.
 func endSessionsOfEarlierReleases(tx *gorm.DB) error {
-	if tx.Dialector.Name() != "postgres" {
+	if fresh, _ := tx.Statement.Context.Value(freshDatabase{}).(bool); fresh || tx.Dialector.Name() != "postgres" {
 		return nil
 	}
 	return tx.Exec(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity

@@ -257,7 +257,8 @@ func TestTheApprovalAskedMigrationNamesThePeople(t *testing.T) {
 func TestAColumnAddedBreaksNoSessionsRead(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	url := testenv.PostgresURL(t)
+	// A database of its own: the migration ends sessions in all of it.
+	url := testenv.PostgresDatabaseURL(t)
 	db, err := models.Open(url)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = models.Close(db) })
@@ -298,4 +299,21 @@ func TestAColumnAddedBreaksNoSessionsRead(t *testing.T) {
 	require.NoError(t, db.Exec("ALTER TABLE approvals ADD COLUMN of_a_later_release text").Error)
 	assert.NoError(t, db.Find(&recs).Error, "a read prepared before a column was added")
 	assert.Equal(t, before, session())
+}
+
+// TestAFreshDatabaseEndsNoSessions: migrating a database made from nothing
+// ends no one's sessions, not even those that set no application_name: no
+// earlier release can have run on it.
+func TestAFreshDatabaseEndsNoSessions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := testenv.PostgresDatabaseURL(t)
+	other, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = other.Close(ctx) })
+	db, err := models.Open(url)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = models.Close(db) })
+	require.NoError(t, models.Migrate(db))
+	assert.NoError(t, other.Ping(ctx), "a session without an application_name, kept")
 }

@@ -58,7 +58,9 @@ func TestUpgradeFromThePreviousRelease(t *testing.T) {
 			t.Parallel()
 			var database []string
 			if kind == "postgres" {
-				database = []string{"--database-url", testenv.PostgresURL(t)}
+				// A database of its own: another test's migration ends the
+				// previous release's sessions in its database.
+				database = []string{"--database-url", testenv.PostgresDatabaseURL(t)}
 			}
 			upgrade(t, old, current, database)
 		})

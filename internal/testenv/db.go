@@ -77,6 +77,19 @@ func PostgresURL(t testing.TB) string {
 	return u.String()
 }
 
+// PostgresDatabaseURL creates an empty database of its own, dropped when
+// the test ends, and returns its URL: for a test that runs a release which
+// a migration ends the sessions of (models' endSessionsOfEarlierReleases
+// ends those in its own database, which every PostgresURL schema shares).
+func PostgresDatabaseURL(t testing.TB) string {
+	t.Helper()
+	s := pgServerFor(t)
+	name := fmt.Sprintf("assent_t_%d_%d", time.Now().UnixNano(), rand.IntN(1e6))
+	require.NoError(t, s.admin.Exec("CREATE DATABASE "+name).Error)
+	t.Cleanup(func() { s.admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)") })
+	return s.urlFor(name)
+}
+
 // SecretKey is the secret key tests seal with; a fixed one, so a test that
 // runs a second process (or reads a store back) opens what the first sealed.
 const SecretKey = "dGVzdCBrZXkgZm9yIGFzc2VudCdzIHRlc3RzIG9ubHk="
