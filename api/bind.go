@@ -75,13 +75,12 @@ const MaxJSONDepth = 64
 // stores and handlers can take, naming the field: no NUL character or
 // byte that is not UTF-8 in a string or key (PostgreSQL refuses them),
 // nesting at most MaxJSONDepth deep, numbers within a double, and no key
-// twice in one object (decoding would keep one silently), nothing after
-// the value. Given the Go
-// type the body decodes into (into, nil for a free-form body), it also
-// refuses what that type does not know and what decoding and the
-// validator would read as "left out" (leftOut), so that decoding is the
-// only other pass. A body that is not JSON passes: Bind names its syntax
-// error.
+// twice in one object (decoding would keep one silently), and nothing
+// after the value. Given the Go type the body decodes into (into, nil for
+// a free-form body), it also refuses what that type does not know and
+// what decoding and the validator would read as "left out" (leftOut), so
+// that decoding is the only other pass. A body that is not JSON passes:
+// Bind names its syntax error.
 func checkJSON(body []byte, into reflect.Type) error {
 	var stack []jsonFrame
 	done := func() { // a value ended: the parent moves on
@@ -410,9 +409,6 @@ func decodeError(err error, body []byte) error {
 		return apperr.Field(apperr.InvalidRequest, field, "%s must be %s, not %s", field, jsonType(typ.Type.Kind().String()), typ.Value)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return apperr.New(apperr.InvalidRequest, "malformed JSON: the body ends early")
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		field, _ := strconv.Unquote(strings.TrimPrefix(err.Error(), "json: unknown field "))
-		return apperr.Field(apperr.InvalidRequest, field, "unknown field %q", field)
 	}
 	return apperr.New(apperr.InvalidRequest, "invalid JSON: %v", err)
 }

@@ -1621,9 +1621,9 @@ var migrations = []*gormigrate.Migration{
 			for _, t := range settingsTables {
 				for op := range t.ops {
 					if tx.Dialector.Name() == "postgres" {
-						drop = append(drop, fmt.Sprintf("DROP TRIGGER IF EXISTS %s_settings_%s ON %s", t.table, op, t.table))
+						drop = append(drop, fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s", settingsTrigger(t.table, op), t.table))
 					} else {
-						drop = append(drop, fmt.Sprintf("DROP TRIGGER IF EXISTS %s_settings_%s", t.table, op))
+						drop = append(drop, "DROP TRIGGER IF EXISTS "+settingsTrigger(t.table, op))
 					}
 				}
 			}
@@ -1652,6 +1652,10 @@ var settingsTables = []struct {
 	{"members", map[string]string{"update": "UPDATE OF active, name, email", "delete": "DELETE"}},
 }
 
+// settingsTrigger names the trigger of table's writes of kind op (a key of
+// settingsTables' ops).
+func settingsTrigger(table, op string) string { return table + "_settings_" + op }
+
 // settingsVersionTriggers bump organizations.settings_version on each
 // write settingsTables names.
 func settingsVersionTriggers(dialect string) []string {
@@ -1669,7 +1673,7 @@ END $$`)
 	}
 	for _, t := range settingsTables {
 		for _, suffix := range slices.Sorted(maps.Keys(t.ops)) {
-			name, event := t.table+"_settings_"+suffix, t.ops[suffix]
+			name, event := settingsTrigger(t.table, suffix), t.ops[suffix]
 			if dialect == "postgres" {
 				out = append(out, fmt.Sprintf("DROP TRIGGER IF EXISTS %s ON %s", name, t.table),
 					fmt.Sprintf("CREATE TRIGGER %s AFTER %s ON %s FOR EACH ROW EXECUTE FUNCTION settings_changed()", name, event, t.table))

@@ -84,9 +84,9 @@ func PostgresURL(t testing.TB) string {
 func PostgresDatabaseURL(t testing.TB) string {
 	t.Helper()
 	s := pgServerFor(t)
-	name := fmt.Sprintf("assent_t_%d_%d", time.Now().UnixNano(), rand.IntN(1e6))
+	name := newDatabaseName()
 	require.NoError(t, s.admin.Exec("CREATE DATABASE "+name).Error)
-	t.Cleanup(func() { s.admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)") })
+	s.dropWhenDone(t, name)
 	return s.urlFor(name)
 }
 

@@ -276,7 +276,7 @@ func pgCode(err error) string {
 func (s *pgServer) clone(t testing.TB) string {
 	t.Helper()
 	require.NoError(t, s.ready(), "preparing the PostgreSQL template")
-	name := fmt.Sprintf("assent_t_%d_%d", time.Now().UnixNano(), rand.IntN(1e6))
+	name := newDatabaseName()
 	// The server's default strategy: on PostgreSQL 15 WAL_LOG, 2–4 times
 	// as fast here as FILE_COPY, whose two forced checkpoints wait on every
 	// other test's writes (docs/benchmarks.md).
@@ -291,6 +291,17 @@ func (s *pgServer) clone(t testing.TB) string {
 		}
 	}
 	require.NoError(t, err)
-	t.Cleanup(func() { s.admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)") })
+	s.dropWhenDone(t, name)
 	return s.urlFor(name)
+}
+
+// newDatabaseName names a test's database with the time it was made,
+// which prepare reads to drop those of killed runs.
+func newDatabaseName() string {
+	return fmt.Sprintf("assent_t_%d_%d", time.Now().UnixNano(), rand.IntN(1e6))
+}
+
+// dropWhenDone drops the test's database name when t ends.
+func (s *pgServer) dropWhenDone(t testing.TB, name string) {
+	t.Cleanup(func() { s.admin.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)") })
 }
