@@ -369,6 +369,12 @@ func TestRecordHistories(t *testing.T) {
 		{"approval_emailed_with_created", 24 * time.Hour, 0, []recordStep{
 			{update: approvals.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionApprove}},
 		}, states.Approved},
+		// After email-with-created's second version: "created" is
+		// written, and the approvers emailed, inside the first workflow
+		// task (a local activity); approved.
+		{"approval_created_in_task", 24 * time.Hour, 0, []recordStep{
+			{update: approvals.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionApprove}},
+		}, states.Approved},
 	}
 	for _, sc := range scenarios {
 		t.Run(sc.name, func(t *testing.T) {

@@ -43,6 +43,8 @@ type Request[S RequestState] struct {
 	emailing     int
 	// indexedStatus is the AssentStatus search attribute's value.
 	indexedStatus string
+	// Changes answers the run's patches; a kind may set a baseline.
+	Changes Changes
 }
 
 // RequestState is a request kind's state (approvals.State, …); its
@@ -89,10 +91,22 @@ type Persisted struct {
 	Emailed bool
 }
 
-// emailWithCreatedChange marks where a request's "created" write began
-// emailing the people asked in the same activity, one round trip fewer
-// than an email activity of its own.
-const emailWithCreatedChange = "email-with-created"
+// EmailWithCreatedChange marks how a request's "created" write runs.
+// Version 1: a regular activity that also emails the people asked, one
+// round trip fewer than an email activity of its own. Version 2
+// (createdInTask): the same write as a local activity inside the task
+// that runs it, which costs no activity task and no second workflow task.
+const EmailWithCreatedChange = "email-with-created"
+
+// createdInTask is EmailWithCreatedChange's version from which "created"
+// is written in the workflow task. That is safe for this transition only:
+// what it writes follows from the start (or, after the model screen, from
+// an activity's result), which Temporal recorded before the task began, so
+// a crash before the task completes leaves nothing the history lacks, and
+// the task's retry finds Seq 1 written. A transition an Update or a timer
+// causes waits for a regular activity (persistOptions): its cause is
+// recorded only with the task that schedules the write.
+const createdInTask = 2
 
 // Audit actions every kind's transitions record alike.
 const (
@@ -123,8 +137,9 @@ var persistOptions = workflow.ActivityOptions{
 	RetryPolicy:         PersistRetry(),
 }
 
-// persistLocalOptions are for histories from before an approval wrote
-// transitions with a regular activity (PersistLocally).
+// persistLocalOptions write "created" in the workflow task
+// (createdInTask), and every transition of the histories from before an
+// approval wrote them with a regular activity (PersistLocally).
 var persistLocalOptions = workflow.LocalActivityOptions{
 	StartToCloseTimeout: 10 * time.Second,
 	RetryPolicy:         PersistRetry(),
@@ -184,17 +199,28 @@ func (r *Request[S]) Persist(ctx workflow.Context, t Transition[S]) error {
 // persist is Persist with the activity's answer (none from activities
 // that answered before there was one).
 func (r *Request[S]) persist(ctx workflow.Context, t Transition[S]) (res Persisted, err error) {
+	return r.write(ctx, t, r.local)
+}
+
+// write is persist with the choice of a local activity (inTask), whose
+// answer only histories from before PersistLocally lack.
+func (r *Request[S]) write(ctx workflow.Context, t Transition[S], inTask bool) (res Persisted, err error) {
 	t.RequestID, t.OrganizationID = r.id, r.orgID
 	if t.Seq, t.At, err = r.next(ctx, r.State.CurrentStatus()); err != nil {
 		return res, err
 	}
 	t.State = r.State
-	if r.local {
+	switch {
+	case r.local:
 		ctx = workflow.WithLocalActivityOptions(ctx, persistLocalOptions)
 		return res, workflow.ExecuteLocalActivity(ctx, r.persistActivity, t).Get(ctx, nil)
+	case inTask:
+		ctx = workflow.WithLocalActivityOptions(ctx, persistLocalOptions)
+		err = workflow.ExecuteLocalActivity(ctx, r.persistActivity, t).Get(ctx, &res)
+	default:
+		ctx = workflow.WithActivityOptions(ctx, persistOptions)
+		err = workflow.ExecuteActivity(ctx, r.persistActivity, t).Get(ctx, &res)
 	}
-	ctx = workflow.WithActivityOptions(ctx, persistOptions)
-	err = workflow.ExecuteActivity(ctx, r.persistActivity, t).Get(ctx, &res)
 	return res, err
 }
 
@@ -281,14 +307,19 @@ func (r *Request[S]) Begin(ctx workflow.Context, created Transition[S]) error {
 }
 
 // PersistCreated writes the "created" transition and, on workflows begun
-// since emailWithCreatedChange, has the same activity email the people
-// asked; it reports whether that reached them all.
+// since EmailWithCreatedChange, has the same write email the people
+// asked; it reports whether that reached them all. Since createdInTask
+// the write runs inside the workflow task.
 func (r *Request[S]) PersistCreated(ctx workflow.Context, created Transition[S]) (emailed bool, err error) {
-	if r.local || workflow.GetVersion(ctx, emailWithCreatedChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+	if r.local {
+		return false, r.Persist(ctx, created)
+	}
+	v := r.Changes.Version(ctx, EmailWithCreatedChange, createdInTask)
+	if v == workflow.DefaultVersion {
 		return false, r.Persist(ctx, created)
 	}
 	created.AskByEmail = true
-	res, err := r.persist(ctx, created)
+	res, err := r.write(ctx, created, v >= createdInTask)
 	return res.Emailed, err
 }
 
