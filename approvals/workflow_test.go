@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
@@ -399,4 +401,33 @@ func TestAnAskSentAgainIsRefused(t *testing.T) {
 	h.RefusedWith("ask-again", apperr.Conflict)
 	assert.Equal(t, states.Approved, s.Status, "no unanswerable question blocks the decision")
 	assert.Len(t, s.Questions, 1)
+}
+
+// The "created" write runs inside the first workflow task (a local
+// activity) and is retried until the database takes it, past its first
+// attempt's deadline; a decision sent meanwhile waits for it, and the
+// request is created once.
+func TestTheCreatedWriteIsRetriedInItsTask(t *testing.T) {
+	h := newHarness(t)
+	var inTask []bool // each attempt at "created": whether inside the task
+	h.Env.OnActivity(approvals.ActivityPersist, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, tr approvals.Transition) (workflows.Persisted, error) {
+			if tr.Action == workflows.ActionCreated {
+				inTask = append(inTask, activity.GetInfo(ctx).IsLocalActivity)
+				if len(inTask) <= 8 { // about two minutes of retries
+					return workflows.Persisted{}, errors.New("the database is down")
+				}
+			}
+			h.Mu.Lock()
+			defer h.Mu.Unlock()
+			h.Transitions = append(h.Transitions, tr)
+			return workflows.Persisted{Emailed: tr.AskByEmail}, nil
+		})
+	h.Update(time.Millisecond, "decide", approvals.UpdateDecide,
+		approvals.DecideRequest{ActorID: "mem_a", ActorName: "Ann", Decision: approvals.DecisionApprove})
+	s := h.RunAs("apr_1", baseInput())
+	assert.Equal(t, slices.Repeat([]bool{true}, 9), inTask, "created is written in the task, and tried again there")
+	assert.Equal(t, states.Approved, s.Status)
+	assert.Equal(t, []string{"created", "approved"}, h.Actions())
+	assert.Empty(t, h.emails, "the created write emailed everyone")
 }

@@ -137,12 +137,22 @@ var persistOptions = workflow.ActivityOptions{
 	RetryPolicy:         PersistRetry(),
 }
 
-// persistLocalOptions write "created" in the workflow task
-// (createdInTask), and every transition of the histories from before an
-// approval wrote them with a regular activity (PersistLocally).
+// persistLocalOptions are for histories from before an approval wrote
+// transitions with a regular activity (PersistLocally).
 var persistLocalOptions = workflow.LocalActivityOptions{
 	StartToCloseTimeout: 10 * time.Second,
 	RetryPolicy:         PersistRetry(),
+}
+
+// persistInTaskOptions write "created" in the workflow task
+// (createdInTask): each attempt bounded as a regular write's, and retried
+// until the database takes it, as persistOptions retry. A local
+// activity's retries otherwise end at its first attempt's deadline, and
+// the request's workflow with them.
+var persistInTaskOptions = workflow.LocalActivityOptions{
+	StartToCloseTimeout:    persistOptions.StartToCloseTimeout,
+	ScheduleToCloseTimeout: 10 * 365 * 24 * time.Hour,
+	RetryPolicy:            PersistRetry(),
 }
 
 // emailOptions send an email on the delivery schedule: five attempts, 1,
@@ -215,7 +225,7 @@ func (r *Request[S]) write(ctx workflow.Context, t Transition[S], inTask bool) (
 		ctx = workflow.WithLocalActivityOptions(ctx, persistLocalOptions)
 		return res, workflow.ExecuteLocalActivity(ctx, r.persistActivity, t).Get(ctx, nil)
 	case inTask:
-		ctx = workflow.WithLocalActivityOptions(ctx, persistLocalOptions)
+		ctx = workflow.WithLocalActivityOptions(ctx, persistInTaskOptions)
 		err = workflow.ExecuteLocalActivity(ctx, r.persistActivity, t).Get(ctx, &res)
 	default:
 		ctx = workflow.WithActivityOptions(ctx, persistOptions)
