@@ -53,13 +53,14 @@ const timersChange = "approval-timers"
 // stands in for its people away when it fires (approval.standIns).
 const escalationStandInsChange = "escalation-stand-ins"
 
-// baselineChange marks the runs begun with every change above in place,
-// at the versions baseline lists: one marker instead of five
+// baselineVersion of persistChange, the change every run asks first,
+// marks the runs begun with every change here in place, at the versions
+// baseline lists: one marker at creation instead of four
 // (workflows.Changes).
-const baselineChange = "approval-baseline-1"
+const baselineVersion = 2
 
-// baseline is what baselineChange stands for; never edit it.
-var baseline = map[string]workflow.Version{persistChange: 1, emailChange: 1, timersChange: 1,
+// baseline is what baselineVersion stands for; never edit it.
+var baseline = map[string]workflow.Version{emailChange: 1, timersChange: 1,
 	escalationStandInsChange: 1, workflows.EmailWithCreatedChange: 2}
 
 // standInsOptions read who stands in as a transition is written:
@@ -115,9 +116,10 @@ func (a *approval) setup(ctx workflow.Context) error {
 }
 
 func (a *approval) run(ctx workflow.Context) (State, error) {
-	a.Changes = workflows.Baseline(ctx, baselineChange, baseline)
 	createdAt := workflow.Now(ctx)
-	a.PersistLocally(a.Changes.Version(ctx, persistChange, 1) == workflow.DefaultVersion)
+	persist, changes := workflows.Baseline(ctx, persistChange, baselineVersion, baseline)
+	a.Changes = changes
+	a.PersistLocally(persist == workflow.DefaultVersion)
 	screened := a.screen(ctx)
 	emailed, err := a.PersistCreated(ctx, Transition{Action: workflows.ActionCreated, Event: events.ApprovalRequested, Detail: screened})
 	if err != nil {

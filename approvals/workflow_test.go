@@ -403,11 +403,11 @@ func TestAnAskSentAgainIsRefused(t *testing.T) {
 	assert.Len(t, s.Questions, 1)
 }
 
-// The "created" write runs inside the first workflow task (a local
-// activity) and is retried until the database takes it, past its first
-// attempt's deadline; a decision sent meanwhile waits for it, and the
-// request is created once.
-func TestTheCreatedWriteIsRetriedInItsTask(t *testing.T) {
+// The "created" write runs as a local activity in the workflow task and
+// is retried until the database takes it, past its first attempt's
+// deadline (in later tasks, from a timer, once the waits grow); a decision
+// sent meanwhile waits for it, and the request is created once.
+func TestTheCreatedWriteIsRetriedUntilWritten(t *testing.T) {
 	h := newHarness(t)
 	var inTask []bool // each attempt at "created": whether inside the task
 	h.Env.OnActivity(approvals.ActivityPersist, mock.Anything, mock.Anything).Return(
@@ -426,7 +426,7 @@ func TestTheCreatedWriteIsRetriedInItsTask(t *testing.T) {
 	h.Update(time.Millisecond, "decide", approvals.UpdateDecide,
 		approvals.DecideRequest{ActorID: "mem_a", ActorName: "Ann", Decision: approvals.DecisionApprove})
 	s := h.RunAs("apr_1", baseInput())
-	assert.Equal(t, slices.Repeat([]bool{true}, 9), inTask, "created is written in the task, and tried again there")
+	assert.Equal(t, slices.Repeat([]bool{true}, 9), inTask, "every attempt at created is a local activity")
 	assert.Equal(t, states.Approved, s.Status)
 	assert.Equal(t, []string{"created", "approved"}, h.Actions())
 	assert.Empty(t, h.emails, "the created write emailed everyone")

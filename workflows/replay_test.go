@@ -122,6 +122,9 @@ type recordStep struct {
 // screened is the scenario whose organisation's model screen is on.
 const screened = "approval_screened"
 
+// screenedAtBaseline is the same at the approval's baseline version.
+const screenedAtBaseline = "approval_screened_created_in_task"
+
 // persisted is one approval transition the recording's worker wrote.
 type persisted struct{ approvalID, action string }
 
@@ -285,6 +288,12 @@ func TestRecordHistories(t *testing.T) {
 			{update: approvals.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionApprove,
 				Reason: "the customer agreed"}},
 		}, states.Approved},
+		// At the baseline, the model screen on: "created" written in the
+		// task after the screen's, which raised a concern.
+		{screenedAtBaseline, 24 * time.Hour, 0, []recordStep{
+			{update: approvals.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionApprove,
+				Reason: "the customer agreed"}},
+		}, states.Approved},
 		{"approval_raw_input_corrected", 24 * time.Hour, 0, []recordStep{
 			{update: approvals.UpdateDecide, arg: approvals.DecideRequest{ActorID: "mem_b", ActorName: "Ben", Decision: approvals.DecisionApprove,
 				Corrections: workflowtest.Raw(`{"amount":80.50}`)}},
@@ -394,7 +403,7 @@ func TestRecordHistories(t *testing.T) {
 			if sc.escalateIn > 0 {
 				in.Escalation = &approvals.ScheduledEscalation{At: time.Now().Add(sc.escalateIn), ApproverIDs: []string{"mem_esc"}}
 			}
-			in.Screen = sc.name == screened
+			in.Screen = sc.name == screened || sc.name == screenedAtBaseline
 			run, err := c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
 				ID: approvals.WorkflowID(in.ApprovalID), TaskQueue: workflows.TaskQueue}, approvals.WorkflowType, in)
 			require.NoError(t, err)
@@ -506,6 +515,11 @@ func TestRecordHistories(t *testing.T) {
 			{ReviewerID: "mem_a", ReviewerName: "Ann", Verdict: reviews.VerdictApproved},
 			{ReviewerID: "mem_c", ReviewerName: "Cy", Verdict: reviews.VerdictChangesRequested, Note: "EMEA is off"}}},
 		{"review_expired", states.Expired, 2 * time.Second, nil},
+		// After email-with-created's version 2: "created" written in the
+		// first workflow task; two approvals settle it.
+		{"review_created_in_task", states.Approved, time.Hour, []reviews.VerdictRequest{
+			{ReviewerID: "mem_a", ReviewerName: "Ann", Verdict: reviews.VerdictApproved},
+			{ReviewerID: "mem_b", ReviewerName: "Ben", Verdict: reviews.VerdictApproved}}},
 	} {
 		t.Run(sc.name, func(t *testing.T) {
 			file := filepath.Join(historiesDir, sc.name+".json")
@@ -839,4 +853,27 @@ func recordedCollection(t *testing.T) collections.WorkflowInput {
 // recordedReply is respondent id's reply with answers, a JSON object.
 func recordedReply(id string, answers string) collections.SubmitReplyRequest {
 	return collections.SubmitReplyRequest{RespondentID: id, RespondentName: "Person " + id, Answers: workflowtest.Raw(answers)}
+}
+
+// TestAnOlderBuildRefusesARunAtTheBaseline: an approval begun at its
+// baseline (version 2 of persist-after-record) fails an older build's
+// workflow task at once, whose first question is that change with 1 at
+// most, rather than letting it take the run down paths it lacks.
+func TestAnOlderBuildRefusesARunAtTheBaseline(t *testing.T) {
+	f, err := os.Open(filepath.Join(historiesDir, "approval_created_in_task.json"))
+	require.NoError(t, err)
+	defer f.Close()
+	history, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+	require.NoError(t, err)
+	dc, fc := historiesCodec(t, true)
+	replayer, err := worker.NewWorkflowReplayerWithOptions(worker.WorkflowReplayerOptions{DataConverter: dc, FailureConverter: fc})
+	require.NoError(t, err)
+	older := func(ctx workflow.Context, _ approvals.WorkflowInput) (approvals.State, error) {
+		workflow.GetVersion(ctx, "persist-after-record", workflow.DefaultVersion, 1)
+		return approvals.State{}, workflow.Await(ctx, func() bool { return false })
+	}
+	replayer.RegisterWorkflowWithOptions(older, workflow.RegisterOptions{Name: approvals.WorkflowType})
+	id := history.Events[0].GetWorkflowExecutionStartedEventAttributes().GetWorkflowId()
+	err = replayer.ReplayWorkflowHistoryWithOptions(nil, history, worker.ReplayWorkflowHistoryOptions{OriginalExecution: workflow.Execution{ID: id}})
+	require.ErrorContains(t, err, "too old to support version 2")
 }

@@ -137,20 +137,15 @@ var persistOptions = workflow.ActivityOptions{
 	RetryPolicy:         PersistRetry(),
 }
 
-// persistLocalOptions are for histories from before an approval wrote
-// transitions with a regular activity (PersistLocally).
-var persistLocalOptions = workflow.LocalActivityOptions{
-	StartToCloseTimeout: 10 * time.Second,
-	RetryPolicy:         PersistRetry(),
-}
-
-// persistInTaskOptions write "created" in the workflow task
-// (createdInTask): each attempt bounded as a regular write's, and retried
-// until the database takes it, as persistOptions retry. A local
+// persistLocalOptions write with a local activity: "created" since
+// createdInTask, and every transition of the histories from before an
+// approval wrote them with a regular activity (PersistLocally). Retried
+// until the database takes the write, as persistOptions are: a local
 // activity's retries otherwise end at its first attempt's deadline, and
-// the request's workflow with them.
-var persistInTaskOptions = workflow.LocalActivityOptions{
-	StartToCloseTimeout:    persistOptions.StartToCloseTimeout,
+// the request's workflow with them. The SDK retries inside the task while
+// the wait is under the task's timeout, then from a timer in later tasks.
+var persistLocalOptions = workflow.LocalActivityOptions{
+	StartToCloseTimeout:    10 * time.Second,
 	ScheduleToCloseTimeout: 10 * 365 * 24 * time.Hour,
 	RetryPolicy:            PersistRetry(),
 }
@@ -225,7 +220,10 @@ func (r *Request[S]) write(ctx workflow.Context, t Transition[S], inTask bool) (
 		ctx = workflow.WithLocalActivityOptions(ctx, persistLocalOptions)
 		return res, workflow.ExecuteLocalActivity(ctx, r.persistActivity, t).Get(ctx, nil)
 	case inTask:
-		ctx = workflow.WithLocalActivityOptions(ctx, persistInTaskOptions)
+		// The local activity gets t as it is, sharing State's slices and
+		// maps: nothing changes them meanwhile, as every Update waits in
+		// locked until "created" is written.
+		ctx = workflow.WithLocalActivityOptions(ctx, persistLocalOptions)
 		err = workflow.ExecuteLocalActivity(ctx, r.persistActivity, t).Get(ctx, &res)
 	default:
 		ctx = workflow.WithActivityOptions(ctx, persistOptions)
