@@ -215,20 +215,20 @@ func (r *Request[S]) write(ctx workflow.Context, t Transition[S], inTask bool) (
 		return res, err
 	}
 	t.State = r.State
-	switch {
-	case r.local:
-		ctx = workflow.WithLocalActivityOptions(ctx, persistLocalOptions)
-		return res, workflow.ExecuteLocalActivity(ctx, r.persistActivity, t).Get(ctx, nil)
-	case inTask:
-		// The local activity gets t as it is, sharing State's slices and
-		// maps: nothing changes them meanwhile, as every Update waits in
-		// locked until "created" is written.
-		ctx = workflow.WithLocalActivityOptions(ctx, persistLocalOptions)
-		err = workflow.ExecuteLocalActivity(ctx, r.persistActivity, t).Get(ctx, &res)
-	default:
+	if !inTask {
 		ctx = workflow.WithActivityOptions(ctx, persistOptions)
 		err = workflow.ExecuteActivity(ctx, r.persistActivity, t).Get(ctx, &res)
+		return res, err
 	}
+	// The local activity gets t as it is, sharing State's slices and maps:
+	// nothing changes them meanwhile, as every Update waits in locked until
+	// "created" is written.
+	ctx = workflow.WithLocalActivityOptions(ctx, persistLocalOptions)
+	f := workflow.ExecuteLocalActivity(ctx, r.persistActivity, t)
+	if r.local {
+		return res, f.Get(ctx, nil) // its writes answered nothing then
+	}
+	err = f.Get(ctx, &res)
 	return res, err
 }
 
