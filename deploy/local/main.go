@@ -289,11 +289,9 @@ const maxResent = 1 << 20
 
 // resendable keeps the body of a request that carries an Idempotency-Key,
 // which the API answers with its first outcome however often it comes, so
-// that the transport may send it again on a new connection when the
-// kept-alive one it picked was closed before the request went out (Go's
-// transport resends such a request, marked idempotent by the key): a
-// serve of 0.1.0, which has no lame duck, closes those connections the
-// moment it is stopped.
+// that it may be sent again when the kept-alive connection it went out on
+// was closed before an answer (retryElsewhere): a serve of 0.1.0, which
+// has no lame duck, closes those connections the moment it is stopped.
 func resendable(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Idempotency-Key") != "" && r.ContentLength > 0 && r.ContentLength <= maxResent {
@@ -309,10 +307,13 @@ func resendable(next http.Handler) http.Handler {
 	})
 }
 
-// retryElsewhere sends a bodiless GET or HEAD once more, to another
-// backend, when its connection broke before an answer: a serve stopping
-// for a deploy closes its kept-alive connections, and one the proxy had
-// just picked answers EOF. A load balancer retries these the same way.
+// retryElsewhere sends a request once more, to another backend, when its
+// connection broke before an answer: a serve stopping for a deploy closes
+// its kept-alive connections, and one the proxy had just picked answers
+// EOF, or fails while the body is still being written. Only a request that
+// may come twice is sent again: a bodiless GET or HEAD, or one carrying an
+// Idempotency-Key whose body resendable kept. A load balancer retries these
+// the same way.
 type retryElsewhere struct {
 	next    http.RoundTripper
 	targets []*url.URL
@@ -321,7 +322,7 @@ type retryElsewhere struct {
 
 func (t retryElsewhere) RoundTrip(r *http.Request) (*http.Response, error) {
 	resp, err := t.next.RoundTrip(r)
-	if err == nil || (r.Method != http.MethodGet && r.Method != http.MethodHead) || (r.Body != nil && r.Body != http.NoBody) {
+	if err == nil || !mayComeTwice(r) {
 		return resp, err
 	}
 	for i, u := range t.targets {
@@ -331,11 +332,28 @@ func (t retryElsewhere) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 		again := r.Clone(r.Context())
 		again.URL.Host = u.Host
+		if r.GetBody != nil {
+			body, bodyErr := r.GetBody()
+			if bodyErr != nil {
+				return resp, err
+			}
+			again.Body = body
+		}
 		if resp, retryErr := t.next.RoundTrip(again); retryErr == nil {
 			return resp, nil
 		}
 	}
 	return resp, err
+}
+
+// mayComeTwice says whether a request may be sent again after its
+// connection broke, whatever of it the backend had read.
+func mayComeTwice(r *http.Request) bool {
+	bodiless := r.Body == nil || r.Body == http.NoBody
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return bodiless
+	}
+	return r.Header.Get("Idempotency-Key") != "" && (bodiless || r.GetBody != nil)
 }
 
 // runUI serves the Temporal UI for the cluster's frontend.
